@@ -1,0 +1,187 @@
+/**
+ * Model configuration: the fields, the presets, and validation whose errors say what to
+ * change. Every size a model allocates follows from these fields, so parameter counts and
+ * memory estimates can be computed before anything is allocated (`models/plan.ts`).
+ */
+
+import { EngineError } from './errors';
+
+/** Which architecture. */
+export type ModelKind = 'encoder-decoder' | 'decoder-only';
+
+/** A transformer's hyper-parameters. Field names are what `--set key=value` accepts. */
+export interface ModelConfig {
+  readonly kind: ModelKind;
+  /** Source vocabulary (encoder-decoder only; 0 for decoder-only). */
+  readonly srcVocabSize: number;
+  /** Target / decoder vocabulary: the size of the output softmax. */
+  readonly vocabSize: number;
+  readonly dModel: number;
+  readonly nHeads: number;
+  readonly dFF: number;
+  /** Encoder layers (encoder-decoder only; 0 for decoder-only). */
+  readonly nEncoderLayers: number;
+  readonly nDecoderLayers: number;
+  /** Longest sequence (positions) the model accepts: the context. */
+  readonly maxLen: number;
+  /** Residual, embedding and attention-probability dropout. */
+  readonly dropout: number;
+  /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
+  readonly norm: 'post' | 'pre';
+  readonly positional: 'sinusoidal' | 'learned';
+  readonly activation: 'relu' | 'gelu';
+  /** Output projection shares the (target) embedding matrix. */
+  readonly tieEmbeddings: boolean;
+  /** Biases in linear layers and LayerNorms. */
+  readonly bias: boolean;
+  readonly layerNormEps: number;
+  /** Multiply embeddings by √d_model (the paper, §3.4). */
+  readonly embedScale: boolean;
+  /** Label smoothing ε of the training loss (the paper uses 0.1). */
+  readonly labelSmoothing: number;
+}
+
+/** Names of the presets for each kind. */
+export const PRESETS = {
+  'encoder-decoder': ['tiny', 'small', 'base'],
+  'decoder-only': ['tiny', 'small', 'gpt'],
+} as const;
+
+export type PresetName = (typeof PRESETS)[ModelKind][number];
+
+const PAPER: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'> = {
+  kind: 'encoder-decoder',
+  dropout: 0.1,
+  norm: 'post',
+  positional: 'sinusoidal',
+  activation: 'relu',
+  tieEmbeddings: false,
+  bias: true,
+  layerNormEps: 1e-5,
+  embedScale: true,
+  labelSmoothing: 0.1,
+};
+
+const NANOGPT: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'> = {
+  kind: 'decoder-only',
+  dropout: 0.0,
+  norm: 'pre',
+  positional: 'learned',
+  activation: 'gelu',
+  tieEmbeddings: true,
+  bias: true,
+  layerNormEps: 1e-5,
+  embedScale: false,
+  labelSmoothing: 0,
+};
+
+/**
+ * A preset config. Vocabulary sizes come from the tokenizer, so they are arguments.
+ * encoder-decoder `base` is the paper's base model (N 6, d 512, h 8, d_ff 2048);
+ * decoder-only `gpt` is nanoGPT's GPT-2 small shape and `small` its shakespeare_char CPU
+ * config; every decoder-only preset is nanoGPT's architecture.
+ */
+export function presetConfig(kind: ModelKind, preset: string, vocabSize: number, srcVocabSize = vocabSize): ModelConfig {
+  if (kind === 'encoder-decoder') {
+    const sizes: Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>> = {
+      tiny: { dModel: 64, nHeads: 4, dFF: 256, nEncoderLayers: 2, nDecoderLayers: 2, maxLen: 64 },
+      small: { dModel: 128, nHeads: 4, dFF: 512, nEncoderLayers: 3, nDecoderLayers: 3, maxLen: 128 },
+      base: { dModel: 512, nHeads: 8, dFF: 2048, nEncoderLayers: 6, nDecoderLayers: 6, maxLen: 256 },
+    };
+    const s = sizes[preset];
+    if (!s) throw unknownPreset(kind, preset);
+    return validateConfig({ ...PAPER, ...s, kind, vocabSize, srcVocabSize });
+  }
+  const sizes: Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'>> = {
+    tiny: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
+    small: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
+    gpt: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 },
+  };
+  const s = sizes[preset];
+  if (!s) throw unknownPreset(kind, preset);
+  return validateConfig({ ...NANOGPT, ...s, kind, vocabSize, srcVocabSize: 0, nEncoderLayers: 0 });
+}
+
+function unknownPreset(kind: ModelKind, preset: string): EngineError {
+  return new EngineError(
+    'config/invalid',
+    `Unknown preset "${preset}" for ${kind}; choose one of ${PRESETS[kind].join(', ')}.`,
+  );
+}
+
+const FIELD_KINDS: Record<keyof ModelConfig, 'int' | 'number' | 'bool' | readonly string[]> = {
+  kind: ['encoder-decoder', 'decoder-only'],
+  srcVocabSize: 'int',
+  vocabSize: 'int',
+  dModel: 'int',
+  nHeads: 'int',
+  dFF: 'int',
+  nEncoderLayers: 'int',
+  nDecoderLayers: 'int',
+  maxLen: 'int',
+  dropout: 'number',
+  norm: ['post', 'pre'],
+  positional: ['sinusoidal', 'learned'],
+  activation: ['relu', 'gelu'],
+  tieEmbeddings: 'bool',
+  bias: 'bool',
+  layerNormEps: 'number',
+  embedScale: 'bool',
+  labelSmoothing: 'number',
+};
+
+/** The names of every config field, for `--set` and settings validation. */
+export const CONFIG_FIELDS = Object.keys(FIELD_KINDS) as (keyof ModelConfig)[];
+
+/** Smallest vocabulary: PAD, BOS, EOS, UNK and at least one real token. */
+export const MIN_VOCAB = 5;
+
+/**
+ * Checks every field and every relation between fields; throws EngineError
+ * ('config/invalid') naming the field, the value and the fix. Returns the config.
+ */
+export function validateConfig(c: ModelConfig): ModelConfig {
+  const bad = (msg: string): never => {
+    throw new EngineError('config/invalid', msg);
+  };
+  for (const key of CONFIG_FIELDS) {
+    const kind = FIELD_KINDS[key];
+    const v = (c as unknown as Record<string, unknown>)[key];
+    if (kind === 'int') {
+      if (typeof v !== 'number' || !Number.isInteger(v)) bad(`${key} must be an integer, got ${String(v)}.`);
+    } else if (kind === 'number') {
+      if (typeof v !== 'number' || !Number.isFinite(v)) bad(`${key} must be a finite number, got ${String(v)}.`);
+    } else if (kind === 'bool') {
+      if (typeof v !== 'boolean') bad(`${key} must be true or false, got ${String(v)}.`);
+    } else if (typeof v !== 'string' || !kind.includes(v)) {
+      bad(`${key} must be one of ${kind.join(', ')}, got ${String(v)}.`);
+    }
+  }
+  const positive: (keyof ModelConfig)[] = ['vocabSize', 'dModel', 'nHeads', 'dFF', 'nDecoderLayers', 'maxLen'];
+  for (const key of positive) {
+    const v = c[key] as number;
+    if (v <= 0) bad(`${key} must be greater than 0, got ${v}; set a positive size.`);
+  }
+  if (c.dModel % c.nHeads !== 0) {
+    const near = divisorsNear(c.dModel, c.nHeads);
+    bad(`dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads channels. Use nHeads ${near} or a dModel that is a multiple of ${c.nHeads}.`);
+  }
+  if (c.vocabSize < MIN_VOCAB) bad(`vocabSize ${c.vocabSize} is too small: the four special tokens (PAD, BOS, EOS, UNK) need at least ${MIN_VOCAB}; train the tokenizer on more text or raise the vocabulary size.`);
+  if (c.kind === 'encoder-decoder') {
+    if (c.srcVocabSize < MIN_VOCAB) bad(`srcVocabSize ${c.srcVocabSize} is too small: need at least ${MIN_VOCAB} (special tokens plus text).`);
+    if (c.nEncoderLayers <= 0) bad(`nEncoderLayers must be greater than 0 for an encoder-decoder, got ${c.nEncoderLayers}.`);
+  } else if (c.nEncoderLayers !== 0 || c.srcVocabSize !== 0) {
+    bad(`A decoder-only model has no encoder: set nEncoderLayers and srcVocabSize to 0 (got ${c.nEncoderLayers} and ${c.srcVocabSize}).`);
+  }
+  if (c.dropout < 0 || c.dropout >= 1) bad(`dropout must be in [0, 1), got ${c.dropout}.`);
+  if (c.labelSmoothing < 0 || c.labelSmoothing >= 1) bad(`labelSmoothing must be in [0, 1), got ${c.labelSmoothing}.`);
+  if (c.layerNormEps <= 0) bad(`layerNormEps must be greater than 0, got ${c.layerNormEps}.`);
+  if (c.positional === 'sinusoidal' && c.dModel % 2 !== 0) bad(`Sinusoidal positions pair sin/cos channels, so dModel must be even; got ${c.dModel}.`);
+  return c;
+}
+
+function divisorsNear(d: number, h: number): number {
+  let best = 1;
+  for (let k = 1; k <= d; k++) if (d % k === 0 && Math.abs(k - h) < Math.abs(best - h)) best = k;
+  return best;
+}

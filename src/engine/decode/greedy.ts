@@ -1,0 +1,23 @@
+/**
+ * Greedy decoding: at every step take the most probable token (the lowest id wins a tie).
+ * The transformer paper decodes with beam search (beam.ts); greedy is beam search of width 1
+ * and the fastest way to see what a model has learned.
+ *
+ * Leaves out: everything shared with sampling (singleRow.ts: the loop, stopping, attention).
+ */
+
+import { argmaxRow } from './logits';
+import { decodeSingleRow } from './singleRow';
+import type { DecodeResult, DecodeStepper, GreedyOptions } from './stepper';
+import { validateCommon } from './validate';
+
+/**
+ * Feeds `prompt`, then appends the argmax token until EOS (included in the result),
+ * `maxTokens` tokens, or the stepper's context is full. `stepper` must be fresh (empty
+ * cache, rows = 1). Throws EngineError('input/invalid') for a bad prompt or option.
+ */
+export function greedyDecode(stepper: DecodeStepper, prompt: Int32Array, opts: GreedyOptions): DecodeResult {
+  const budget = validateCommon(stepper, prompt, opts);
+  const V = stepper.vocabSize;
+  return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
+}

@@ -1,0 +1,45 @@
+/**
+ * The one error type the engine throws. Every message says what was expected, what was
+ * found, and what to change; `code` lets callers (worker, CLI, extension) react without
+ * parsing text. Engine errors cross thread boundaries as plain data (`toData`).
+ */
+
+/** Machine-readable category of an engine error. */
+export type EngineErrorCode =
+  | 'config/invalid'
+  | 'shape/mismatch'
+  | 'input/invalid'
+  | 'tokenizer/invalid'
+  | 'checkpoint/invalid'
+  | 'train/nonFinite';
+
+/** Plain-data form of an {@link EngineError}, safe to post between threads. */
+export interface EngineErrorData {
+  readonly code: EngineErrorCode;
+  readonly message: string;
+}
+
+/** An error whose message tells the user what to change. */
+export class EngineError extends Error {
+  readonly code: EngineErrorCode;
+
+  constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'EngineError';
+    this.code = code;
+  }
+
+  /** True when `e` is an EngineError (optionally of one code), also across realms. */
+  static is(e: unknown, code?: EngineErrorCode): e is EngineError {
+    return (
+      e instanceof Error &&
+      e.name === 'EngineError' &&
+      typeof (e as EngineError).code === 'string' &&
+      (code === undefined || (e as EngineError).code === code)
+    );
+  }
+
+  toData(): EngineErrorData {
+    return { code: this.code, message: this.message };
+  }
+}

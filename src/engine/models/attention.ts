@@ -1,0 +1,127 @@
+/**
+ * Multi-head attention as a layer (Vaswani et al. 2017, §3.2.2): full d_model × d_model
+ * projections W_q, W_k, W_v (the per-head W_i stacked, not one d_k matrix shared by all
+ * heads — a tutorial bug, see DESIGN.md), the fused scaled-dot-product kernel, and W_o.
+ * Self-attention passes the same input as queries and keys/values; cross-attention passes
+ * the encoder output as keys/values.
+ *
+ * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H.
+ */
+
+import type { AttentionDims, Backend, FloatArray, MaskView } from '../backend';
+import { drawKeepMask } from '../backend';
+import type { Rng } from '../rng';
+import { Linear } from './layers';
+import type { Arena, ByteSlot, ParamInit, ParamStore, Slot } from './plan';
+
+/** Parameter names of one attention layer's four projections. */
+export interface AttentionNames {
+  readonly q: string;
+  readonly k: string;
+  readonly v: string;
+  readonly o: string;
+}
+
+/** Shapes of one call, remembered by forward for backward. */
+interface CallShape {
+  B: number;
+  T: number;
+  S: number;
+}
+
+export class MultiHeadAttention {
+  readonly q: Linear;
+  readonly k: Linear;
+  readonly v: Linear;
+  readonly o: Linear;
+  readonly D: number;
+  private readonly qb: Slot; // [B, T, C]
+  private readonly kb: Slot; // [B, S, C]
+  private readonly vb: Slot; // [B, S, C]
+  private readonly att: Slot; // [B, T, C] heads concatenated
+  /** [B, H, T, S] post-softmax probabilities of the last forward. */
+  readonly probs: Slot;
+  private readonly keep: ByteSlot; // [B, H, T, S] dropout keep-mask
+  private readonly datt: Slot;
+  private readonly dq: Slot;
+  private readonly dk: Slot;
+  private readonly dv: Slot;
+  private readonly shape: CallShape = { B: 0, T: 0, S: 0 };
+  private dropActive = false;
+
+  constructor(
+    store: ParamStore,
+    arena: Arena,
+    names: AttentionNames,
+    readonly C: number,
+    readonly H: number,
+    readonly dropP: number,
+    bias: boolean,
+    init: { qkv: ParamInit; o: ParamInit },
+    max: { B: number; T: number; S: number },
+  ) {
+    this.D = C / H;
+    this.q = new Linear(store, names.q, C, C, bias, init.qkv);
+    this.k = new Linear(store, names.k, C, C, bias, init.qkv);
+    this.v = new Linear(store, names.v, C, C, bias, init.qkv);
+    this.o = new Linear(store, names.o, C, C, bias, init.o);
+    const nq = max.B * max.T * C;
+    const nkv = max.B * max.S * C;
+    const np = max.B * H * max.T * max.S;
+    this.qb = arena.buffer(nq);
+    this.kb = arena.buffer(nkv);
+    this.vb = arena.buffer(nkv);
+    this.att = arena.buffer(nq);
+    this.probs = arena.buffer(np);
+    this.keep = arena.bytes(dropP > 0 ? np : 0);
+    this.datt = arena.scratch('attn.datt', nq);
+    this.dq = arena.scratch('attn.dq', nq);
+    this.dk = arena.scratch('attn.dk', nkv);
+    this.dv = arena.scratch('attn.dv', nkv);
+  }
+
+  private dims(B: number, T: number, S: number): AttentionDims {
+    return { B, T, S, H: this.H, D: this.D, qBatchStride: T * this.C, kvBatchStride: S * this.C, scale: 1 / Math.sqrt(this.D) };
+  }
+
+  /** out[B,T,C] = MultiHead(xq, xkv, xkv) under `mask` (null = attend everywhere). */
+  forward(
+    k: Backend, out: FloatArray, xq: FloatArray, xkv: FloatArray,
+    B: number, T: number, S: number, mask: MaskView | null, train: boolean, rng: Rng | null,
+  ): void {
+    this.shape.B = B;
+    this.shape.T = T;
+    this.shape.S = S;
+    this.q.forward(k, this.qb.data, xq, B * T);
+    this.k.forward(k, this.kb.data, xkv, B * S);
+    this.v.forward(k, this.vb.data, xkv, B * S);
+    this.dropActive = train && this.dropP > 0;
+    if (this.dropActive) {
+      if (!rng) throw new Error('attention dropout in training mode needs an rng');
+      drawKeepMask(this.keep.data, B * this.H * T * S, this.dropP, rng);
+    }
+    const keep = this.dropActive ? this.keep.data : null;
+    k.attentionForward(this.att.data, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S), mask, keep, this.dropActive ? this.dropP : 0);
+    this.o.forward(k, out, this.att.data, B * T);
+  }
+
+  /**
+   * Backward of forward(): accumulates dxq (queries' input) and dxkv (keys/values' input;
+   * the same buffer as dxq for self-attention) and every parameter gradient.
+   */
+  backward(k: Backend, dxq: FloatArray, dxkv: FloatArray, dout: FloatArray, xq: FloatArray, xkv: FloatArray): void {
+    const { B, T, S } = this.shape;
+    const C = this.C;
+    const datt = this.datt.data;
+    k.fill(datt, B * T * C, 0);
+    this.o.backward(k, datt, dout, this.att.data, B * T);
+    k.fill(this.dq.data, B * T * C, 0);
+    k.fill(this.dk.data, B * S * C, 0);
+    k.fill(this.dv.data, B * S * C, 0);
+    const keep = this.dropActive ? this.keep.data : null;
+    k.attentionBackward(this.dq.data, this.dk.data, this.dv.data, datt, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S), keep, this.dropActive ? this.dropP : 0);
+    this.q.backward(k, dxq, this.dq.data, xq, B * T);
+    this.k.backward(k, dxkv, this.dk.data, xkv, B * S);
+    this.v.backward(k, dxkv, this.dv.data, xkv, B * S);
+  }
+}

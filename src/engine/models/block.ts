@@ -1,0 +1,204 @@
+/**
+ * One transformer layer: self-attention, optional cross-attention, and the feed-forward
+ * network, each wrapped in a residual connection with LayerNorm either after the sum
+ * ('post', the paper §3.1: x = LN(x + Dropout(Sublayer(x)))) or before the sublayer
+ * ('pre', GPT-2: x = x + Dropout(Sublayer(LN(x)))). An encoder layer has self + ffn, a
+ * decoder layer self (causal) + cross + ffn, a GPT block self (causal) + ffn.
+ *
+ * Shape legend: B batch, T positions of this stack, S encoder positions, C d_model.
+ */
+
+import type { Backend, FloatArray, MaskView } from '../backend';
+import type { ModelConfig } from '../config';
+import type { Rng } from '../rng';
+import type { AttentionNames } from './attention';
+import { MultiHeadAttention } from './attention';
+import { Dropout, FeedForward, LayerNorm } from './layers';
+import type { Arena, ParamInit, ParamStore, Slot } from './plan';
+
+/** Parameter names of one block, so each model keeps its PyTorch counterpart's names. */
+export interface BlockNames {
+  readonly selfAttn: AttentionNames;
+  readonly crossAttn: AttentionNames | null;
+  /** One LayerNorm per sublayer, in order (self, [cross,] ffn). */
+  readonly norms: readonly string[];
+  readonly fc1: string;
+  readonly fc2: string;
+}
+
+/** Initialization of a block's matrices. */
+export interface BlockInit {
+  readonly qkv: ParamInit;
+  /** Projections that write into the residual stream (W_o, fc2). */
+  readonly out: ParamInit;
+  readonly fc1: ParamInit;
+}
+
+/** What a block's forward needs besides its input. */
+export interface BlockInputs {
+  readonly B: number;
+  readonly T: number;
+  readonly S: number;
+  readonly selfMask: MaskView | null;
+  readonly crossMask: MaskView | null;
+  /** Encoder output [B, S, C] for cross-attention. */
+  readonly memory: FloatArray | null;
+  /** Gradient of the encoder output, accumulated by cross-attention backward. */
+  readonly dMemory: FloatArray | null;
+  readonly train: boolean;
+  readonly rng: Rng | null;
+}
+
+type SublayerKind = 'self' | 'cross' | 'ffn';
+
+interface Sublayer {
+  readonly kind: SublayerKind;
+  readonly norm: LayerNorm;
+  readonly drop: Dropout;
+  readonly y: Slot; // sublayer output before dropout
+  readonly mid: Slot; // post: residual sum before LN; pre: LN output
+  readonly out: Slot; // stream after this sublayer
+}
+
+export class Block {
+  readonly selfAttn: MultiHeadAttention;
+  readonly crossAttn: MultiHeadAttention | null;
+  readonly ffn: FeedForward;
+  private readonly subs: Sublayer[] = [];
+  private readonly gA: Slot;
+  private readonly gB: Slot;
+  private readonly dmid: Slot;
+  private readonly dyScratch: Slot;
+  private readonly pre: boolean;
+  private input: FloatArray | null = null;
+  private inputs: BlockInputs | null = null;
+
+  constructor(
+    store: ParamStore, arena: Arena, cfg: ModelConfig, names: BlockNames, init: BlockInit,
+    max: { B: number; T: number; S: number },
+  ) {
+    this.pre = cfg.norm === 'pre';
+    const C = cfg.dModel;
+    const maxN = max.B * max.T;
+    const n = maxN * C;
+    const attnInit = { qkv: init.qkv, o: init.out };
+    this.selfAttn = new MultiHeadAttention(store, arena, names.selfAttn, C, cfg.nHeads, cfg.dropout, cfg.bias, attnInit, { B: max.B, T: max.T, S: max.T });
+    const kinds: SublayerKind[] = ['self'];
+    this.crossAttn = null;
+    if (names.crossAttn) {
+      this.crossAttn = new MultiHeadAttention(store, arena, names.crossAttn, C, cfg.nHeads, cfg.dropout, cfg.bias, attnInit, max);
+      kinds.push('cross');
+    }
+    kinds.push('ffn');
+    this.ffn = new FeedForward(store, arena, { fc1: names.fc1, fc2: names.fc2 }, C, cfg.dFF, cfg.activation, cfg.bias, { fc1: init.fc1, fc2: init.out }, maxN);
+    kinds.forEach((kind, i) => {
+      const normName = names.norms[i];
+      if (normName === undefined) throw new Error(`block needs ${kinds.length} norm names`);
+      this.subs.push({
+        kind,
+        norm: new LayerNorm(store, arena, normName, C, cfg.bias, cfg.layerNormEps, maxN),
+        drop: new Dropout(arena, cfg.dropout, n),
+        y: arena.buffer(n),
+        mid: arena.buffer(n),
+        out: arena.buffer(n),
+      });
+    });
+    this.gA = arena.scratch('block.gA', n);
+    this.gB = arena.scratch('block.gB', n);
+    this.dmid = arena.scratch('block.dmid', n);
+    this.dyScratch = arena.scratch('block.dy', n);
+  }
+
+  /** The sublayers' LayerNorms in order (self, [cross,] ffn). */
+  get norms(): readonly LayerNorm[] {
+    return this.subs.map((s) => s.norm);
+  }
+
+  /** 'pre' or 'post' LayerNorm placement. */
+  get normPlacement(): 'pre' | 'post' {
+    return this.pre ? 'pre' : 'post';
+  }
+
+  /** The block's output stream [B, T, C] (valid after forward). */
+  get output(): FloatArray {
+    const last = this.subs[this.subs.length - 1];
+    if (!last) throw new Error('empty block');
+    return last.out.data;
+  }
+
+  private runSublayer(k: Backend, s: Sublayer, y: FloatArray, x: FloatArray, io: BlockInputs): void {
+    const { B, T, S } = io;
+    if (s.kind === 'self') this.selfAttn.forward(k, y, x, x, B, T, T, io.selfMask, io.train, io.rng);
+    else if (s.kind === 'cross') {
+      if (!this.crossAttn || !io.memory) throw new Error('cross-attention needs the encoder output');
+      this.crossAttn.forward(k, y, x, io.memory, B, T, S, io.crossMask, io.train, io.rng);
+    } else this.ffn.forward(k, y, x, B * T);
+  }
+
+  private backSublayer(k: Backend, s: Sublayer, dx: FloatArray, dy: FloatArray, x: FloatArray, io: BlockInputs): void {
+    if (s.kind === 'self') this.selfAttn.backward(k, dx, dx, dy, x, x);
+    else if (s.kind === 'cross') {
+      if (!this.crossAttn || !io.memory || !io.dMemory) throw new Error('cross-attention backward needs the encoder output');
+      this.crossAttn.backward(k, dx, io.dMemory, dy, x, io.memory);
+    } else this.ffn.backward(k, dx, dy, x, io.B * io.T);
+  }
+
+  /** Runs the block on x [B, T, C]; the result is in {@link output}. */
+  forward(k: Backend, x: FloatArray, io: BlockInputs): void {
+    this.input = x;
+    this.inputs = io;
+    const n = io.B * io.T * this.selfAttn.C;
+    const N = io.B * io.T;
+    let cur = x;
+    for (const s of this.subs) {
+      if (this.pre) {
+        // x' = x + Dropout(f(LN(x)))
+        s.norm.forward(k, s.mid.data, cur, N);
+        this.runSublayer(k, s, s.y.data, s.mid.data, io);
+        const yd = s.drop.forward(k, s.y.data, n, io.train, io.rng);
+        k.add(s.out.data, cur, yd, n);
+      } else {
+        // x' = LN(x + Dropout(f(x)))
+        this.runSublayer(k, s, s.y.data, cur, io);
+        const yd = s.drop.forward(k, s.y.data, n, io.train, io.rng);
+        k.add(s.mid.data, cur, yd, n);
+        s.norm.forward(k, s.out.data, s.mid.data, N);
+      }
+      cur = s.out.data;
+    }
+  }
+
+  /** Accumulates dIn (gradient of the block input) from dOut; dIn must not alias dOut. */
+  backward(k: Backend, dIn: FloatArray, dOut: FloatArray): void {
+    const io = this.inputs;
+    const input = this.input;
+    if (!io || !input) throw new Error('Block.backward called before forward');
+    const n = io.B * io.T * this.selfAttn.C;
+    const N = io.B * io.T;
+    let dCur = dOut;
+    for (let i = this.subs.length - 1; i >= 0; i--) {
+      const s = this.subs[i] as Sublayer;
+      const x = i === 0 ? input : (this.subs[i - 1] as Sublayer).out.data;
+      const dx = i === 0 ? dIn : (this.subs.length - 1 - i) % 2 === 0 ? this.gA.data : this.gB.data;
+      if (i !== 0) k.fill(dx, n, 0);
+      if (this.pre) {
+        // x' = x + Dropout(f(LN(x))): dx += dx'; dLN = f'(Dropout'(dx')); dx += LN'(dLN)
+        k.add(dx, dx, dCur, n);
+        const dy = s.drop.backward(k, dCur, n, this.dyScratch.data);
+        const dmid = this.dmid.data;
+        k.fill(dmid, n, 0);
+        this.backSublayer(k, s, dmid, dy, s.mid.data, io);
+        s.norm.backward(k, dx, dmid, x, N);
+      } else {
+        // x' = LN(r), r = x + Dropout(f(x)): dr = LN'(dx'); dx += dr; dx += f'(Dropout'(dr))
+        const dr = this.dmid.data;
+        k.fill(dr, n, 0);
+        s.norm.backward(k, dr, dCur, s.mid.data, N);
+        k.add(dx, dx, dr, n);
+        const dy = s.drop.backward(k, dr, n, this.dyScratch.data);
+        this.backSublayer(k, s, dx, dy, x, io);
+      }
+      dCur = dx;
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Input embedding of one stack: token embedding (optionally × √d_model, the paper §3.4),
+ * plus positional encoding (the paper's fixed sinusoids, §3.5, or a learned table as in
+ * GPT), then dropout. The token table doubles as the output projection when embeddings
+ * are tied. The padding token's row receives no gradient.
+ *
+ * Shape legend: B batch, T positions, C d_model, V vocabulary.
+ */
+
+import type { Backend, FloatArray } from '../backend';
+import type { ModelConfig } from '../config';
+import { sinusoidalTable } from '../ops/embedding';
+import type { Rng } from '../rng';
+import { PAD } from '../tokenizers/special';
+import { Dropout } from './layers';
+import type { Arena, Param, ParamInit, ParamStore, Slot } from './plan';
+
+export class Embedder {
+  readonly table: Param;
+  readonly positions: Param | null;
+  /** Fixed sinusoidal table [maxLen, C] (null when positions are learned). */
+  private readonly pe: Slot | null;
+  readonly scale: number;
+  private readonly sum: Slot; // [B, T, C] embedding + position
+  private readonly drop: Dropout;
+  private readonly dsum: Slot;
+  private ids: Int32Array = new Int32Array(0);
+  private B = 0;
+  private T = 0;
+  private start = 0;
+
+  constructor(
+    store: ParamStore, arena: Arena, cfg: ModelConfig,
+    names: { table: string; positions: string }, vocab: number,
+    init: { table: ParamInit; positions: ParamInit }, maxN: number,
+  ) {
+    const C = cfg.dModel;
+    this.table = store.add(names.table, [vocab, C], init.table);
+    this.positions = cfg.positional === 'learned' ? store.add(names.positions, [cfg.maxLen, C], init.positions) : null;
+    this.pe = cfg.positional === 'sinusoidal' ? arena.buffer(cfg.maxLen * C) : null;
+    this.scale = cfg.embedScale ? Math.sqrt(C) : 1;
+    this.sum = arena.buffer(maxN * C);
+    this.drop = new Dropout(arena, cfg.dropout, maxN * C);
+    this.dsum = arena.scratch('embed.dsum', maxN * C);
+  }
+
+  /** Fills the fixed sinusoidal table; call once after the arena is bound. */
+  bind(): void {
+    if (this.pe) this.pe.data.set(sinusoidalTable(this.pe.size / this.table.shape[1]!, this.table.shape[1]!));
+  }
+
+  get C(): number {
+    return this.table.shape[1] as number;
+  }
+
+  /** The positional table the kernels add (fixed or learned). */
+  get positionTable(): FloatArray {
+    if (this.positions) return this.positions.data;
+    if (this.pe) return this.pe.data;
+    throw new Error('no positional table');
+  }
+
+  /** x[b,t] = E[ids[b,t]]·scale + P[start + t], then dropout. Returns [B, T, C]. */
+  forward(k: Backend, ids: Int32Array, B: number, T: number, start: number, train: boolean, rng: Rng | null): FloatArray {
+    this.ids = ids;
+    this.B = B;
+    this.T = T;
+    this.start = start;
+    const C = this.C;
+    k.embeddingForward(this.sum.data, ids, this.table.data, B * T, C, this.scale);
+    k.positionalForward(this.sum.data, this.positionTable, B, T, C, start);
+    return this.drop.forward(k, this.sum.data, B * T * C, train, rng);
+  }
+
+  /** Backward of forward(): accumulates into the table (not the PAD row) and learned positions. */
+  backward(k: Backend, dx: FloatArray): void {
+    const { B, T } = this;
+    const C = this.C;
+    const ds = this.drop.backward(k, dx, B * T * C, this.dsum.data);
+    k.embeddingBackward(this.table.grad, ds, this.ids, B * T, C, this.scale, PAD);
+    if (this.positions) k.positionalBackward(this.positions.grad, ds, B, T, C, this.start);
+  }
+}

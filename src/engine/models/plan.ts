@@ -1,0 +1,145 @@
+/**
+ * Up-front memory planning (as llm.c does): layers request every parameter and activation
+ * buffer they will ever use while the model is constructed, for the largest batch and
+ * sequence; the model then allocates one flat parameter buffer, one flat gradient buffer
+ * and one activation arena. A training step therefore allocates nothing, and the same
+ * construction code, run without allocating, gives exact parameter counts and memory
+ * estimates before a single float exists.
+ */
+
+import type { Backend, FloatArray } from '../backend';
+import type { ParamSegment } from '../optim/optimizer';
+
+const EMPTY = new Float32Array(0);
+
+/** A named parameter: a view into the flat parameter and gradient buffers. */
+export interface Param {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly offset: number;
+  readonly size: number;
+  /** Weight decay applies (≥ 2-D, nanoGPT's rule). */
+  readonly decay: boolean;
+  /** How to initialize: normal(0, std), a constant, or uniform(−a, a). */
+  readonly init: ParamInit;
+  data: FloatArray;
+  grad: FloatArray;
+}
+
+/** Initialization rule of one parameter. */
+export type ParamInit =
+  | { readonly kind: 'normal'; readonly std: number }
+  | { readonly kind: 'uniform'; readonly bound: number }
+  | { readonly kind: 'const'; readonly value: number };
+
+/** Registers parameters during construction, then binds them to flat buffers. */
+export class ParamStore {
+  readonly params: Param[] = [];
+  private total = 0;
+
+  add(name: string, shape: readonly number[], init: ParamInit): Param {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const p: Param = { name, shape, offset: this.total, size, decay: shape.length >= 2, init, data: EMPTY, grad: EMPTY };
+    this.total += size;
+    this.params.push(p);
+    return p;
+  }
+
+  get count(): number {
+    return this.total;
+  }
+
+  /** Allocates the flat buffers and points every parameter at its slice. */
+  bind(backend: Backend): { params: FloatArray; grads: FloatArray } {
+    const params = backend.alloc(this.total);
+    const grads = backend.alloc(this.total);
+    for (const p of this.params) {
+      p.data = params.subarray(p.offset, p.offset + p.size);
+      p.grad = grads.subarray(p.offset, p.offset + p.size);
+    }
+    return { params, grads };
+  }
+
+  segments(): ParamSegment[] {
+    return this.params.map((p) => ({ name: p.name, offset: p.offset, size: p.size, shape: p.shape, decay: p.decay }));
+  }
+}
+
+/** A float buffer requested at construction and filled in by {@link Arena.bind}. */
+export interface Slot {
+  readonly size: number;
+  data: FloatArray;
+}
+
+/** A byte buffer (ids, masks, dropout keeps) requested at construction, bound later. */
+export interface ByteSlot {
+  readonly size: number;
+  data: Uint8Array;
+}
+
+/**
+ * Activation memory. `buffer` slots are private to one layer (kept for backward);
+ * `shared` slots with the same key are one buffer sized for the largest request: layers
+ * use them only for values that do not outlive their own backward (gradient scratch).
+ */
+export class Arena {
+  private readonly slots: Slot[] = [];
+  private readonly shared = new Map<string, { size: number; users: Slot[] }>();
+  private readonly byteSlots: ByteSlot[] = [];
+
+  buffer(size: number): Slot {
+    const s: Slot = { size, data: EMPTY };
+    this.slots.push(s);
+    return s;
+  }
+
+  scratch(key: string, size: number): Slot {
+    const s: Slot = { size, data: EMPTY };
+    const entry = this.shared.get(key);
+    if (entry) {
+      entry.size = Math.max(entry.size, size);
+      entry.users.push(s);
+    } else {
+      this.shared.set(key, { size, users: [s] });
+    }
+    return s;
+  }
+
+  /** A byte buffer (masks, dropout keep-masks). */
+  bytes(size: number): ByteSlot {
+    const s: ByteSlot = { size, data: new Uint8Array(0) };
+    this.byteSlots.push(s);
+    return s;
+  }
+
+  /** Floats this arena will hold. */
+  get floats(): number {
+    let n = 0;
+    for (const s of this.slots) n += s.size;
+    for (const e of this.shared.values()) n += e.size;
+    return n;
+  }
+
+  /** Bytes of the byte buffers. */
+  get otherBytes(): number {
+    let n = 0;
+    for (const s of this.byteSlots) n += s.size;
+    return n;
+  }
+
+  /** Allocates one buffer and hands each slot its view. */
+  bind(backend: Backend): void {
+    const all = backend.alloc(this.floats);
+    let off = 0;
+    for (const s of this.slots) {
+      s.data = all.subarray(off, off + s.size);
+      off += s.size;
+    }
+    for (const e of this.shared.values()) {
+      const view = all.subarray(off, off + e.size);
+      for (const u of e.users) u.data = view;
+      off += e.size;
+    }
+    for (const b of this.byteSlots) b.data = new Uint8Array(b.size);
+  }
+}

@@ -1,0 +1,218 @@
+/**
+ * The optimizer: one Adam / AdamW update over the model's flat parameter buffer per step,
+ * with the learning-rate schedule, global gradient-norm clipping and a stop on non-finite
+ * gradients that leaves the parameters untouched.
+ *
+ * Models keep ALL parameters in one flat FloatArray and all gradients in another of the
+ * same length, cut into named `ParamSegment`s. That lets a step be three kernel calls over
+ * the whole buffer (sumSquares, scale, adamStep), with the moments m, v and the weight-decay
+ * mask allocated once here, so `step()` allocates no buffers (only its small result record).
+ *
+ * Math: Adam (Kingma & Ba 2015, Alg. 1) with bias correction; AdamW's decoupled weight decay
+ * (Loshchilov & Hutter 2019) on segments marked `decay`; clipping by global L2 norm
+ * (Pascanu et al. 2013; PyTorch `clip_grad_norm_`): g ← g · min(1, clip / (‖g‖ + 1e-6)).
+ * Leaves out: the kernel loops (the backend's `adamStep`), the schedules (`schedule.ts`),
+ * config presets and validation (`optimizerConfig.ts`), and writing state to disk (`src/lab`).
+ */
+
+import type { Backend, FloatArray } from '../backend';
+import { EngineError } from '../errors';
+import { validateOptimizerConfig } from './optimizerConfig';
+import type { OptimizerConfig } from './optimizerConfig';
+import { learningRate } from './schedule';
+
+/** One named tensor inside the flat parameter (and gradient) buffer. */
+export interface ParamSegment {
+  readonly name: string;
+  /** First element of this tensor in the flat buffer. */
+  readonly offset: number;
+  /** Number of elements; equals the product of `shape`. */
+  readonly size: number;
+  readonly shape: readonly number[];
+  /** weight decay applies (matrices; not biases/norms/1-D) */
+  readonly decay: boolean;
+}
+
+/** What one optimizer step did, for logging and the dashboard. */
+export interface StepInfo {
+  /** The 1-based step just taken. */
+  readonly step: number;
+  /** Learning rate used by this step. */
+  readonly lr: number;
+  /** Global L2 norm of the gradients BEFORE clipping (as PyTorch's clip_grad_norm_ returns). */
+  readonly gradNorm: number;
+  /** True when the gradients were scaled down to `clipGradNorm`. */
+  readonly clipped: boolean;
+}
+
+/** Everything needed to continue training exactly where it stopped. */
+export interface OptimizerState {
+  /** Steps taken so far (0 before the first). */
+  readonly step: number;
+  /** First moments, one per parameter. */
+  readonly m: FloatArray;
+  /** Second moments, one per parameter. */
+  readonly v: FloatArray;
+}
+
+/** The moments and step count as read back from a checkpoint (any numeric array). */
+export interface OptimizerStateInput {
+  readonly step: number;
+  readonly m: ArrayLike<number>;
+  readonly v: ArrayLike<number>;
+}
+
+/** Adam(W) over one flat parameter buffer. */
+export class Optimizer {
+  readonly config: OptimizerConfig;
+  private readonly backend: Backend;
+  private readonly params: FloatArray;
+  private readonly grads: FloatArray;
+  private readonly segments: readonly ParamSegment[];
+  private readonly n: number;
+  private readonly m: FloatArray;
+  private readonly v: FloatArray;
+  /** 1 where decoupled decay applies; null for plain Adam (decay nowhere). */
+  private readonly decayMask: Uint8Array | null;
+  /** Reused for every adamStep call so a step allocates nothing. */
+  private readonly adam: { lr: number; beta1: number; beta2: number; eps: number; weightDecay: number; step: number };
+  private t = 0;
+
+  /**
+   * Validates the config and the segments (in range, size = product(shape), no overlap) and
+   * allocates m, v and the decay mask once. Throws EngineError ('config/invalid' or
+   * 'shape/mismatch').
+   */
+  constructor(backend: Backend, params: FloatArray, grads: FloatArray, segments: readonly ParamSegment[], cfg: OptimizerConfig) {
+    this.config = validateOptimizerConfig(cfg);
+    if (params.length !== grads.length) {
+      throw new EngineError('shape/mismatch', `Optimizer needs one gradient per parameter: params has ${params.length} elements but grads has ${grads.length}; allocate both from the same parameter plan.`);
+    }
+    checkSegments(segments, params.length);
+    this.backend = backend;
+    this.params = params;
+    this.grads = grads;
+    this.segments = segments;
+    this.n = params.length;
+    this.m = backend.alloc(this.n);
+    this.v = backend.alloc(this.n);
+    this.decayMask = cfg.type === 'adamw' ? new Uint8Array(this.n) : null;
+    if (this.decayMask) for (const s of segments) if (s.decay) this.decayMask.fill(1, s.offset, s.offset + s.size);
+    this.adam = { lr: 0, beta1: cfg.beta1, beta2: cfg.beta2, eps: cfg.eps, weightDecay: cfg.type === 'adamw' ? cfg.weightDecay : 0, step: 0 };
+  }
+
+  /** Steps taken so far (0 before the first). */
+  get stepCount(): number {
+    return this.t;
+  }
+
+  /**
+   * One update from the gradients currently in `grads`. Computes the global gradient norm;
+   * if it is not finite, throws EngineError('train/nonFinite') naming the step and the first
+   * segment with a bad gradient, leaving params, moments and the step count unchanged.
+   * Otherwise clips `grads` IN PLACE when the norm exceeds `clipGradNorm`, then applies one
+   * `adamStep` over the whole buffer. Gradients are not zeroed here (the model does that).
+   */
+  step(): StepInfo {
+    const step = this.t + 1;
+    const lr = learningRate(this.config, step);
+    const gradNorm = Math.sqrt(this.backend.sumSquares(this.grads, this.n));
+    if (!Number.isFinite(gradNorm)) throw this.nonFiniteGradient(step, gradNorm);
+    // As PyTorch's clip_grad_norm_: g ← g · min(1, clip / (‖g‖ + 1e-6)).
+    const clip = this.config.clipGradNorm;
+    const coef = clip / (gradNorm + 1e-6);
+    const clipped = clip > 0 && coef < 1;
+    if (clipped) this.backend.scale(this.grads, this.n, coef);
+    this.adam.lr = lr;
+    this.adam.step = step;
+    this.backend.adamStep(this.params, this.grads, this.m, this.v, this.n, this.adam, this.decayMask);
+    this.t = step;
+    return { step, lr, gradNorm, clipped };
+  }
+
+  /** Throws EngineError('train/nonFinite') when the loss of `step` is NaN or infinite. */
+  checkLoss(loss: number, step: number): void {
+    if (Number.isFinite(loss)) return;
+    throw new EngineError(
+      'train/nonFinite',
+      `The loss became ${String(loss)} at step ${step}, so training stopped before updating the parameters. ${LIKELY_CAUSES}`,
+    );
+  }
+
+  /** A copy of the step count and moments, for `optimizer.safetensors`. */
+  state(): OptimizerState {
+    return { step: this.t, m: this.m.slice(), v: this.v.slice() };
+  }
+
+  /**
+   * Restores a state saved by `state()` so the following steps are identical to an
+   * uninterrupted run. Throws EngineError('checkpoint/invalid') if it does not fit this model.
+   */
+  loadState(s: OptimizerStateInput): void {
+    const bad = (msg: string): never => {
+      throw new EngineError('checkpoint/invalid', `${msg} Resume with the config the run was saved with, or start a fresh run.`);
+    };
+    if (!Number.isInteger(s.step) || s.step < 0) bad(`The optimizer state's step must be a whole number ≥ 0, got ${String(s.step)}.`);
+    for (const [name, arr] of [['m', s.m], ['v', s.v]] as const) {
+      if (arr.length !== this.n) {
+        bad(`The optimizer state's ${name} has ${arr.length} values but this model has ${this.n} parameters; it was saved for a different model config.`);
+      }
+      for (let i = 0; i < this.n; i++) {
+        const x = arr[i] as number;
+        if (!Number.isFinite(x) || (name === 'v' && x < 0)) {
+          bad(`The optimizer state's ${name}[${i}] (${this.describeIndex(i)}) is ${x}, which no Adam step produces; the file is corrupt.`);
+        }
+      }
+    }
+    this.m.set(s.m);
+    this.v.set(s.v);
+    this.t = s.step;
+  }
+
+  private nonFiniteGradient(step: number, norm: number): EngineError {
+    let bad = -1;
+    for (let i = 0; i < this.n; i++) {
+      if (!Number.isFinite(this.grads[i] as number)) {
+        bad = i;
+        break;
+      }
+    }
+    const where = bad >= 0
+      ? `the gradient of ${this.describeIndex(bad)} is ${String(this.grads[bad])}`
+      : `every gradient is finite but the sum of their squares overflowed (norm ${String(norm)})`;
+    return new EngineError(
+      'train/nonFinite',
+      `Gradient is not finite at step ${step}: ${where}. The parameters were left unchanged. ${LIKELY_CAUSES}`,
+    );
+  }
+
+  /** "segment name[index]" for a flat index, or the raw offset outside every segment. */
+  private describeIndex(i: number): string {
+    for (const s of this.segments) if (i >= s.offset && i < s.offset + s.size) return `"${s.name}"[${i - s.offset}]`;
+    return `flat element ${i} (in no named segment)`;
+  }
+}
+
+const LIKELY_CAUSES =
+  'Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), ' +
+  'or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config.';
+
+/** Each segment lies inside [0, n), its size is its shape's product, and none overlap. */
+function checkSegments(segments: readonly ParamSegment[], n: number): void {
+  const bad = (msg: string): never => {
+    throw new EngineError('shape/mismatch', `${msg} The model's parameter plan is inconsistent; this is a bug in the model code.`);
+  };
+  for (const s of segments) {
+    if (!Number.isInteger(s.offset) || !Number.isInteger(s.size) || s.offset < 0 || s.size < 0 || s.offset + s.size > n) {
+      bad(`Parameter segment "${s.name}" spans [${s.offset}, ${s.offset + s.size}), outside the ${n}-element buffer.`);
+    }
+    const product = s.shape.reduce((a, d) => a * d, 1);
+    if (product !== s.size) bad(`Parameter segment "${s.name}" has shape [${s.shape.join(', ')}] (${product} elements) but size ${s.size}.`);
+  }
+  const sorted = [...segments].sort((a, b) => a.offset - b.offset);
+  for (let i = 1; i < sorted.length; i++) {
+    const prev = sorted[i - 1] as ParamSegment;
+    const cur = sorted[i] as ParamSegment;
+    if (cur.offset < prev.offset + prev.size) bad(`Parameter segments "${prev.name}" and "${cur.name}" overlap at element ${cur.offset}.`);
+  }
+}

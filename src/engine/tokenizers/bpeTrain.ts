@@ -1,0 +1,135 @@
+/**
+ * Learning byte-level BPE merges (Sennrich et al. 2016, "Neural Machine Translation of Rare
+ * Words with Subword Units", Algorithm 1; on bytes as in GPT-2, Radford et al. 2019 §2.2).
+ *
+ * The corpus is pre-tokenized into chunks (pretokenize.ts) whose frequencies are counted, so
+ * each distinct chunk is one "word" with a weight. Each step merges the most frequent adjacent
+ * pair everywhere it occurs, left to right; ties go to the lexicographically smallest pair
+ * (a, then b). Training stops at the target size or when no pair occurs twice.
+ *
+ * Efficiency: pair counts are kept up to date incrementally. An index pair → words tells
+ * which words to rewrite, and only the pair counts of those words change (by the difference
+ * between their old and new pairs). The most frequent pair comes from a heap with lazy
+ * deletion (a popped entry whose count no longer matches is stale and dropped). Each step
+ * therefore costs time in proportion to the words that contain the merged pair, not the corpus.
+ *
+ * Leaves out: encoding with the merges (bpeTokenizer.ts); merges across chunk boundaries
+ * (never happen, by design).
+ */
+
+import { BASE_VOCAB, MAX_VOCAB, byteId } from './special';
+import { PairHeap } from './pairHeap';
+import { forEachChunk } from './pretokenize';
+import { encodeWtf8 } from './wtf8';
+
+/** Key of the ordered pair (a, b) of ids; ordering keys orders pairs lexicographically. */
+export function pairKey(a: number, b: number): number {
+  return a * MAX_VOCAB + b;
+}
+
+/** Distinct chunks of the corpus as byte-id sequences, with how often each occurs. */
+interface Words {
+  readonly symbols: number[][];
+  readonly freqs: number[];
+}
+
+function countWords(corpus: Iterable<string>): Words {
+  const freq = new Map<string, number>();
+  for (const doc of corpus) forEachChunk(doc, (c) => freq.set(c, (freq.get(c) ?? 0) + 1));
+  const symbols: number[][] = [];
+  const freqs: number[] = [];
+  // Map order is first-occurrence order, so the word list is deterministic.
+  for (const [chunk, f] of freq) {
+    const bytes = encodeWtf8(chunk);
+    if (bytes.length < 2) continue; // no pair to merge
+    symbols.push(Array.from(bytes, byteId));
+    freqs.push(f);
+  }
+  return { symbols, freqs };
+}
+
+/** Adds `delta` to the count of every adjacent pair of `word` in `into`. */
+function addPairs(word: readonly number[], delta: number, into: Map<number, number>): void {
+  for (let i = 0; i + 1 < word.length; i++) {
+    const k = pairKey(word[i] as number, word[i + 1] as number);
+    into.set(k, (into.get(k) ?? 0) + delta);
+  }
+}
+
+/** `word` with every non-overlapping (a, b), scanned left to right, replaced by `id`; null if none. */
+function mergeWord(word: readonly number[], a: number, b: number, id: number): number[] | null {
+  let out: number[] | null = null;
+  for (let i = 0; i < word.length; ) {
+    if (i + 1 < word.length && word[i] === a && word[i + 1] === b) {
+      out ??= word.slice(0, i);
+      out.push(id);
+      i += 2;
+    } else {
+      out?.push(word[i] as number);
+      i++;
+    }
+  }
+  return out;
+}
+
+/**
+ * Learns up to `vocabSize − 260` merges from `corpus` (each item a document). Merge i joins
+ * ids [a, b] into id 260 + i. `vocabSize` must already be validated (an integer ≥ 260).
+ */
+export function trainBpeMerges(corpus: Iterable<string>, vocabSize: number): [number, number][] {
+  const { symbols, freqs } = countWords(corpus);
+  const counts = new Map<number, number>();
+  const where = new Map<number, Set<number>>(); // pair → words that contain (or once contained) it
+  const index = (w: number): void => {
+    const word = symbols[w] as number[];
+    for (let i = 0; i + 1 < word.length; i++) {
+      const k = pairKey(word[i] as number, word[i + 1] as number);
+      let set = where.get(k);
+      if (set === undefined) where.set(k, (set = new Set()));
+      set.add(w);
+    }
+  };
+  for (let w = 0; w < symbols.length; w++) {
+    addPairs(symbols[w] as number[], freqs[w] as number, counts);
+    index(w);
+  }
+  const heap = new PairHeap(true);
+  for (const [k, c] of counts) heap.push(c, k);
+
+  const merges: [number, number][] = [];
+  while (BASE_VOCAB + merges.length < vocabSize && heap.size > 0) {
+    const c = heap.peekPrimary() as number;
+    const k = heap.peekSecondary() as number;
+    heap.pop();
+    if (counts.get(k) !== c) continue; // stale entry
+    if (c < 2) break; // every remaining pair occurs once: merging would only memorize
+    const a = Math.floor(k / MAX_VOCAB);
+    const b = k - a * MAX_VOCAB;
+    const id = BASE_VOCAB + merges.length;
+    merges.push([a, b]);
+
+    const delta = new Map<number, number>();
+    const ws = where.get(k) ?? new Set<number>();
+    where.delete(k);
+    for (const w of ws) {
+      const merged = mergeWord(symbols[w] as number[], a, b, id);
+      if (merged === null) continue; // the index is a superset: this word lost the pair earlier
+      const f = freqs[w] as number;
+      addPairs(symbols[w] as number[], -f, delta);
+      addPairs(merged, f, delta);
+      symbols[w] = merged;
+      index(w);
+    }
+    for (const [pk, d] of delta) {
+      if (d === 0) continue;
+      const nc = (counts.get(pk) ?? 0) + d;
+      if (nc > 0) {
+        counts.set(pk, nc);
+        heap.push(nc, pk);
+      } else {
+        counts.delete(pk);
+      }
+    }
+  }
+  return merges;
+}

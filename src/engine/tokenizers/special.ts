@@ -1,0 +1,133 @@
+/**
+ * What every tokenizer shares: the fixed special ids, the 256 byte tokens that follow them,
+ * the `Tokenizer` interface and the versioned JSON shapes.
+ *
+ * Id layout, the same for both kinds (so a model never confuses them):
+ *   0 PAD, 1 BOS, 2 EOS, 3 UNK, then 4..259 the bytes 0x00..0xFF, then learned tokens
+ *   (characters for `char`, merges for `bpe`) from 260 on.
+ * Byte tokens make every string encodable (SentencePiece's `byte_fallback`, GPT-2's byte-level
+ * BPE), so UNK is never produced for text; it stays reserved for callers that need it.
+ *
+ * Leaves out: the tokenizers themselves (charTokenizer.ts, bpeTokenizer.ts) and loading
+ * (tokenizerJson.ts).
+ */
+
+import { EngineError } from '../errors';
+
+/** Padding id: fills batches to a common length; masked out of attention and loss. */
+export const PAD = 0;
+/** Beginning-of-sequence id. */
+export const BOS = 1;
+/** End-of-sequence id. */
+export const EOS = 2;
+/** Unknown-token id: reserved; encode never produces it (byte fallback covers every string). */
+export const UNK = 3;
+
+/** Display text of the special tokens, indexed by id. */
+export const SPECIAL_TOKENS: readonly string[] = ['<pad>', '<bos>', '<eos>', '<unk>'];
+
+/** Number of special ids (0..3). */
+export const NUM_SPECIAL = 4;
+/** Id of byte 0x00; byte b has id `BYTE_OFFSET + b`. */
+export const BYTE_OFFSET = NUM_SPECIAL;
+/** Smallest vocabulary of either kind: the specials plus the 256 byte tokens. */
+export const BASE_VOCAB = NUM_SPECIAL + 256;
+/** Largest vocabulary accepted (training and loading), far above anything useful here. */
+export const MAX_VOCAB = 1 << 20;
+
+/** The `format` field of every tokenizer file. */
+export const TOKENIZER_FORMAT = 'attention-lab-tokenizer';
+/** The file version this build writes and reads. */
+export const TOKENIZER_VERSION = 1;
+
+/** Options of {@link Tokenizer.encode}. */
+export interface EncodeOptions {
+  /** Prepend BOS. */
+  readonly bos?: boolean;
+  /** Append EOS. */
+  readonly eos?: boolean;
+}
+
+/** Options of {@link Tokenizer.decode}. */
+export interface DecodeOptions {
+  /** Drop special ids instead of writing their text (`<pad>`, `<bos>`, …). Default false. */
+  readonly skipSpecial?: boolean;
+}
+
+/** Saved form of a character tokenizer: the learned characters, ids 260, 261, … in order. */
+export interface CharTokenizerJSON {
+  readonly format: typeof TOKENIZER_FORMAT;
+  readonly version: typeof TOKENIZER_VERSION;
+  readonly type: 'char';
+  /** Total ids: 260 + chars.length (a check against truncated files). */
+  readonly vocabSize: number;
+  /** One code point per entry (never a surrogate), most frequent first. */
+  readonly chars: readonly string[];
+}
+
+/** Saved form of a byte-level BPE tokenizer: the merges in rank order. */
+export interface BpeTokenizerJSON {
+  readonly format: typeof TOKENIZER_FORMAT;
+  readonly version: typeof TOKENIZER_VERSION;
+  readonly type: 'bpe';
+  /** Total ids: 260 + merges.length. */
+  readonly vocabSize: number;
+  /** The pre-tokenizer that splits text into chunks before merging (pretokenize.ts). */
+  readonly pretokenizer: 'gpt2';
+  /** Merge i joins ids [a, b] into id 260 + i; a and b are byte or earlier merge ids. */
+  readonly merges: readonly (readonly [number, number])[];
+}
+
+/** Either saved form, discriminated on `type`. */
+export type TokenizerJSON = CharTokenizerJSON | BpeTokenizerJSON;
+
+/** A trained tokenizer: text ⇄ ids, exact for every JavaScript string. */
+export interface Tokenizer {
+  readonly type: 'char' | 'bpe';
+  /** Number of ids; every id produced is in [0, vocabSize). */
+  readonly vocabSize: number;
+  /** Ids of `text`; `decode(encode(text)) === text` for every string, lone surrogates included. */
+  encode(text: string, opts?: EncodeOptions): Int32Array;
+  /**
+   * Text of `ids`. Throws EngineError('tokenizer/invalid') for an id outside the vocabulary;
+   * bytes that do not form valid WTF-8 decode as U+FFFD (never throws for in-range ids).
+   */
+  decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
+  /** Display string of one token, for heatmap axes ("▁the", "<0xE2>", "<pad>"). */
+  tokenText(id: number): string;
+  /** The versioned, JSON-serializable form; `tokenizerFromJSON` reads it back. */
+  toJSON(): TokenizerJSON;
+}
+
+/** Id of byte `b` (0..255). */
+export function byteId(b: number): number {
+  return BYTE_OFFSET + b;
+}
+
+/**
+ * Checks that `id` is an integer in [0, vocabSize); otherwise throws
+ * EngineError('tokenizer/invalid') naming the id and the valid range.
+ */
+export function checkId(id: number, vocabSize: number): void {
+  if (!Number.isInteger(id) || id < 0 || id >= vocabSize) {
+    throw new EngineError(
+      'tokenizer/invalid',
+      `Token id ${String(id)} is outside this tokenizer's vocabulary (expected an integer in 0..${vocabSize - 1}); ` +
+        'decode ids with the tokenizer that produced them (the run folder’s tokenizer.json).',
+    );
+  }
+}
+
+/**
+ * Ids to put around encoded text: BOS first and EOS last when asked. Shared so both
+ * tokenizers treat the options the same way.
+ */
+export function wrapSpecials(body: readonly number[], opts: EncodeOptions | undefined): Int32Array {
+  const bos = opts?.bos === true ? 1 : 0;
+  const eos = opts?.eos === true ? 1 : 0;
+  const out = new Int32Array(body.length + bos + eos);
+  if (bos) out[0] = BOS;
+  for (let i = 0; i < body.length; i++) out[i + bos] = body[i] as number;
+  if (eos) out[out.length - 1] = EOS;
+  return out;
+}

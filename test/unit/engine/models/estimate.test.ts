@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { createReferenceBackend } from '../../../../src/engine/backends/reference';
+import { presetConfig } from '../../../../src/engine/config';
+import { estimateModel } from '../../../../src/engine/models/estimate';
+import { Transformer } from '../../../../src/engine/models/transformer';
+import { tinyConfig } from './fixtures';
+
+/** Parameters of the paper's encoder-decoder, counted by hand from §3 (untied, with biases). */
+function paperParams(Vs: number, Vt: number, C: number, F: number, N: number): number {
+  const attn = 4 * (C * C + C);
+  const ffn = C * F + F + F * C + C;
+  const ln = 2 * C;
+  const enc = N * (attn + ffn + 2 * ln);
+  const dec = N * (2 * attn + ffn + 3 * ln);
+  return Vs * C + Vt * C + enc + dec + (C * Vt + Vt);
+}
+
+describe('estimateModel', () => {
+  it('counts the paper base model exactly as the architecture implies', () => {
+    const cfg = presetConfig('encoder-decoder', 'base', 37000, 37000);
+    expect(estimateModel(cfg, { maxBatch: 1 }).params).toBe(paperParams(37000, 37000, 512, 2048, 6));
+  });
+
+  it("matches GPT-2 small's well-known 124,439,808 parameters for nanoGPT's gpt preset", () => {
+    const cfg = presetConfig('decoder-only', 'gpt', 50257);
+    expect(estimateModel(cfg, { maxBatch: 1 }).params).toBe(124_439_808);
+  });
+
+  it('reports exactly the floats that bind() then allocates, without allocating', () => {
+    const cfg = tinyConfig('encoder-decoder', { dropout: 0.1 });
+    const est = estimateModel(cfg, { maxBatch: 2 });
+    const m = new Transformer(cfg, { maxBatch: 2 });
+    let allocated = 0;
+    const ref = createReferenceBackend();
+    m.bind({ ...ref, alloc: (n: number) => ((allocated += n), ref.alloc(n)) });
+    expect(allocated * 4).toBe(est.paramBytes + est.gradBytes + est.activationBytes - m.arena.otherBytes);
+    expect(est.totalBytes).toBe(est.paramBytes * 4 + est.activationBytes);
+    const sum = Object.values(est.paramsByModule).reduce((a, b) => a + b, 0);
+    expect(sum).toBe(est.params);
+    expect(Object.keys(est.paramsByModule)).toEqual(expect.arrayContaining(['embeddings', 'encoder.0', 'decoder.1', 'output']));
+  });
+
+  it('grows activation memory with the batch but not the parameter count', () => {
+    const cfg = presetConfig('decoder-only', 'small', 65);
+    const a = estimateModel(cfg, { maxBatch: 4 });
+    const b = estimateModel(cfg, { maxBatch: 8 });
+    expect(b.params).toBe(a.params);
+    expect(b.activationBytes).toBeGreaterThan(1.9 * a.activationBytes);
+    expect(a.trainFlopsPerToken).toBeGreaterThan(6 * a.params * 0.5);
+  });
+});

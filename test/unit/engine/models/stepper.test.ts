@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { createReferenceBackend } from '../../../../src/engine/backends/reference';
+import type { ModelConfig } from '../../../../src/engine/config';
+import { createStepper } from '../../../../src/engine/models/stepper';
+import { Transformer } from '../../../../src/engine/models/transformer';
+import { Rng } from '../../../../src/engine/rng';
+import { tinyConfig } from './fixtures';
+
+const VARIANTS: [string, ModelConfig][] = [
+  ['encoder-decoder post-LN', tinyConfig('encoder-decoder')],
+  ['encoder-decoder pre-LN tied', tinyConfig('encoder-decoder', { norm: 'pre', tieEmbeddings: true, positional: 'learned', activation: 'gelu' })],
+  ['decoder-only pre-LN', tinyConfig('decoder-only')],
+  ['decoder-only post-LN sinusoidal', tinyConfig('decoder-only', { norm: 'post', positional: 'sinusoidal' })],
+];
+
+describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
+  const backend = createReferenceBackend();
+  const model = new Transformer(cfg, { maxBatch: 3 }).bind(backend);
+  model.initialize(new Rng(11));
+  const T = 6;
+  const seq = Int32Array.from([1, 5, 7, 4, 9, 6]);
+  const src = Int32Array.from([5, 6, 7, 8, 0]); // one PAD at the end
+
+  function fullLogits(input: Int32Array, rows = 1): Float32Array {
+    const batch = { B: rows, T, input, targets: new Int32Array(rows * T), ...(cfg.kind === 'encoder-decoder' ? { S: src.length, src: Int32Array.from({ length: rows * src.length }, (_, i) => src[i % src.length] as number) } : {}) };
+    model.forward(batch, { train: false });
+    return Float32Array.from(model.logits());
+  }
+
+  it('gives the same logits position by position as the full forward pass', () => {
+    const full = fullLogits(seq);
+    const stepper = createStepper(model, backend, { maxRows: 1, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
+    const V = cfg.vocabSize;
+    for (let t = 0; t < T; t++) {
+      const { logits } = stepper.step(Int32Array.of(seq[t] as number), false);
+      for (let v = 0; v < V; v++) expect(logits[v]).toBeCloseTo(full[t * V + v] as number, 4);
+    }
+  });
+
+  it('keeps rows aligned after reorder (beam search duplicates and permutes rows)', () => {
+    const other = Int32Array.from([1, 8, 8, 4, 5, 5]);
+    const stepper = createStepper(model, backend, { maxRows: 3, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
+    stepper.step(Int32Array.of(1), false);
+    stepper.reorder(Int32Array.of(0, 0));
+    stepper.step(Int32Array.of(seq[1] as number, other[1] as number), false);
+    stepper.reorder(Int32Array.of(1, 0, 1)); // rows: other, seq, other
+    let out = new Float32Array(0);
+    for (let t = 2; t < T; t++) {
+      out = Float32Array.from(stepper.step(Int32Array.of(other[t] as number, seq[t] as number, other[t] as number), true).logits);
+    }
+    const V = cfg.vocabSize;
+    const fs = fullLogits(seq).subarray((T - 1) * V, T * V);
+    const fo = fullLogits(other).subarray((T - 1) * V, T * V);
+    for (let v = 0; v < V; v++) {
+      expect(out[v]).toBeCloseTo(fo[v] as number, 4);
+      expect(out[V + v]).toBeCloseTo(fs[v] as number, 4);
+      expect(out[2 * V + v]).toBeCloseTo(fo[v] as number, 4);
+    }
+  });
+
+  it('returns attention of the newest token that matches the full forward pass', () => {
+    fullLogits(seq);
+    const cap = model.captureAttention(0);
+    const stepper = createStepper(model, backend, { maxRows: 1, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
+    let att = null;
+    for (let t = 0; t < T; t++) att = stepper.step(Int32Array.of(seq[t] as number), true).attention;
+    expect(att).not.toBeNull();
+    const H = cfg.nHeads;
+    const selfMaps = cap.maps.filter((m) => m.stack === 'decoder' && m.kind === 'self');
+    att?.self.forEach((a, l) => {
+      const map = selfMaps[l];
+      for (let h = 0; h < H; h++) for (let s = 0; s < T; s++) expect(a[h * T + s]).toBeCloseTo(map?.data[(h * T + (T - 1)) * T + s] as number, 5);
+    });
+    expect(att?.cross.length).toBe(cfg.kind === 'encoder-decoder' ? cfg.nDecoderLayers : 0);
+    if (cfg.kind === 'encoder-decoder') expect(att?.cross[0]?.[src.length - 1]).toBe(0); // PAD column
+  });
+
+  it('refuses to step past the context', () => {
+    const stepper = createStepper(model, backend, { maxRows: 1, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
+    for (let t = 0; t < cfg.maxLen; t++) stepper.step(Int32Array.of(5), false);
+    expect(() => stepper.step(Int32Array.of(5), false)).toThrow(/context of 8 positions is full/);
+  });
+});

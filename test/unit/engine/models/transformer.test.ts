@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { createReferenceBackend } from '../../../../src/engine/backends/reference';
+import type { ModelConfig } from '../../../../src/engine/config';
+import { EngineError } from '../../../../src/engine/errors';
+import type { Batch } from '../../../../src/engine/models/transformer';
+import { Transformer } from '../../../../src/engine/models/transformer';
+import { Rng } from '../../../../src/engine/rng';
+import { tinyBatch, tinyConfig } from './fixtures';
+
+function build(cfg: ModelConfig, dtype: 'f32' | 'f64' = 'f32', seed = 7): Transformer {
+  const m = new Transformer(cfg, { maxBatch: 2 }).bind(createReferenceBackend({ dtype }));
+  m.initialize(new Rng(seed));
+  return m;
+}
+
+/** Loss with dropout drawn from a fresh stream each call, so finite differences see one function. */
+function lossOf(m: Transformer, batch: Batch, train: boolean): number {
+  return m.forward(batch, { train, rng: new Rng(99) }).loss;
+}
+
+const VARIANTS: [string, ModelConfig][] = [
+  ['encoder-decoder, paper (post-LN, sinusoidal, ReLU, untied)', tinyConfig('encoder-decoder')],
+  ['encoder-decoder, pre-LN, learned, GELU, tied, no bias, dropout', tinyConfig('encoder-decoder', { norm: 'pre', positional: 'learned', activation: 'gelu', tieEmbeddings: true, bias: false, dropout: 0.2 })],
+  ['decoder-only, nanoGPT (pre-LN, learned, GELU, tied)', tinyConfig('decoder-only')],
+  ['decoder-only, post-LN, sinusoidal, ReLU, untied, no bias, dropout', tinyConfig('decoder-only', { norm: 'post', positional: 'sinusoidal', activation: 'relu', tieEmbeddings: false, bias: false, dropout: 0.2 })],
+];
+
+describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
+  it('backward matches finite differences for every parameter (float64)', () => {
+    const m = build(cfg, 'f64');
+    const batch = tinyBatch(cfg);
+    const train = cfg.dropout > 0;
+    lossOf(m, batch, train);
+    m.backward();
+    const analytic = Float64Array.from(m.grads);
+    const p = m.params;
+    const eps = 1e-5;
+    let worst = 0;
+    let worstAt = '';
+    let nonzero = 0;
+    for (const seg of m.paramList) {
+      for (let i = 0; i < seg.size; i++) {
+        const j = seg.offset + i;
+        const old = p[j] as number;
+        p[j] = old + eps;
+        const up = lossOf(m, batch, train);
+        p[j] = old - eps;
+        const down = lossOf(m, batch, train);
+        p[j] = old;
+        const num = (up - down) / (2 * eps);
+        const a = analytic[j] as number;
+        if (Math.abs(a) > 1e-9) nonzero++;
+        const err = Math.abs(a - num) / Math.max(1e-4, Math.abs(a) + Math.abs(num));
+        if (err > worst) {
+          worst = err;
+          worstAt = `${seg.name}[${i}] analytic ${a} numeric ${num}`;
+        }
+      }
+    }
+    expect(worst, worstAt).toBeLessThan(1e-5);
+    expect(nonzero).toBeGreaterThan(m.params.length * 0.5);
+  });
+
+  it('is deterministic: same seed, same losses bit for bit', () => {
+    const run = (): number[] => {
+      const m = build(cfg);
+      const batch = tinyBatch(cfg);
+      return [0, 1, 2].map(() => m.forward(batch, { train: true, rng: new Rng(5) }).loss);
+    };
+    expect(run()).toEqual(run());
+  });
+
+  it('never lets a later token change an earlier output (causal leak test)', () => {
+    const m = build(cfg);
+    const batch = tinyBatch(cfg, 3, false);
+    m.forward(batch, { train: false });
+    const before = Float32Array.from(m.logits());
+    const V = cfg.vocabSize;
+    const j = 3;
+    const input = Int32Array.from(batch.input);
+    input[j] = ((input[j] as number) - 4 + 1) % (V - 4) + 4;
+    m.forward({ ...batch, input }, { train: false });
+    const after = m.logits();
+    for (let t = 0; t < batch.T; t++) {
+      const same = before.subarray(t * V, (t + 1) * V).every((v, i) => v === after[t * V + i]);
+      expect(same, `position ${t}`).toBe(t < j);
+    }
+  });
+
+  it('gives the same outputs for a sequence however much padding follows it, and ignores other batch items', () => {
+    const m = build(cfg);
+    const batch = tinyBatch(cfg, 4, true);
+    m.forward(batch, { train: false });
+    const V = cfg.vocabSize;
+    const T = batch.T;
+    const row1 = Float32Array.from(m.logits().subarray(T * V, 2 * T * V));
+    // Row 1 alone, without the trailing padding.
+    const len = 3;
+    const alone: Batch = {
+      B: 1,
+      T: len,
+      input: batch.input.slice(T, T + len),
+      targets: batch.targets.slice(T, T + len),
+      ...(batch.src ? { S: 4, src: batch.src.slice(batch.S as number, (batch.S as number) + 4) } : {}),
+    };
+    m.forward(alone, { train: false });
+    const single = m.logits();
+    for (let i = 0; i < len * V; i++) expect(single[i]).toBeCloseTo(row1[i] as number, 5);
+  });
+
+  it('captures attention rows that sum to 1 with exact zeros where masked, and the masks with their shapes', () => {
+    const m = build(cfg);
+    const batch = tinyBatch(cfg, 5, true);
+    m.forward(batch, { train: false });
+    const cap = m.captureAttention(1);
+    const layers = cfg.nEncoderLayers + cfg.nDecoderLayers * (cfg.kind === 'encoder-decoder' ? 2 : 1);
+    expect(cap.maps.length).toBe(layers);
+    for (const map of cap.maps) {
+      const [H, Tq, Sk] = map.shape;
+      expect(H).toBe(cfg.nHeads);
+      for (let r = 0; r < H * Tq; r++) {
+        const t = r % Tq;
+        let sum = 0;
+        for (let s = 0; s < Sk; s++) {
+          const v = map.data[r * Sk + s] as number;
+          sum += v;
+          const causalMasked = map.kind === 'self' && map.stack === 'decoder' && s > t;
+          const padded = map.stack === 'decoder' && map.kind === 'self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
+          if (causalMasked || padded) expect(v).toBe(0);
+        }
+        expect(sum).toBeCloseTo(1, 5);
+      }
+    }
+    const names = cap.masks.map((mk) => `${mk.name} [${mk.shape.join(',')}]`);
+    const T = batch.T;
+    expect(names).toContain(`decoder.causal [1,1,${T},${T}]`);
+    expect(names).toContain(`target.padding [2,1,1,${T}]`);
+    expect(names).toContain(`decoder.self [2,1,${T},${T}]`);
+    if (cfg.kind === 'encoder-decoder') expect(names).toContain(`source.padding [2,1,1,${batch.S}]`);
+  });
+});
+
+describe('Transformer: validation', () => {
+  it('rejects a sequence longer than the context with a message that says what to do', () => {
+    const cfg = tinyConfig('decoder-only');
+    const m = build(cfg);
+    const T = cfg.maxLen + 1;
+    const batch: Batch = { B: 1, T, input: new Int32Array(T).fill(5), targets: new Int32Array(T).fill(5) };
+    expect(() => m.forward(batch, { train: false })).toThrow(/exceeds the context of 8; shorten/);
+  });
+
+  it('rejects token ids outside the vocabulary', () => {
+    const cfg = tinyConfig('decoder-only');
+    const m = build(cfg);
+    const batch: Batch = { B: 1, T: 2, input: Int32Array.from([5, 99]), targets: Int32Array.from([5, 5]) };
+    expect(() => m.forward(batch, { train: false })).toThrow(EngineError);
+  });
+
+  it('rejects a planned batch of zero', () => {
+    expect(() => new Transformer(tinyConfig('decoder-only'), { maxBatch: 0 })).toThrow(/positive integer/);
+  });
+});

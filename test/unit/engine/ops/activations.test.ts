@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { erf, normalCdf } from '../../../../src/engine/ops/activations';
+import { Rng } from '../../../../src/engine/rng';
+import { gradCheck } from '../gradcheck';
+import { backendCases, expectClose, expectGradOk, oracle, randn, toBackend, weightedSum } from './opTestUtils';
+
+/**
+ * erf by its Maclaurin series 2/√π Σ (−1)ⁿ x^(2n+1) / (n! (2n+1)), summed until the terms
+ * vanish: slow but obviously correct; for |x| ≤ 3 cancellation costs < 1e-13.
+ */
+function seriesErf(x: number): number {
+  let term = x; // x^(2n+1) (−1)ⁿ / n!
+  let sum = x;
+  for (let n = 1; n < 200; n++) {
+    term *= (-x * x) / n;
+    const add = term / (2 * n + 1);
+    sum += add;
+    if (Math.abs(add) < 1e-18) break;
+  }
+  return (2 / Math.sqrt(Math.PI)) * sum;
+}
+
+describe('erf and Φ (Cody 1969 rational approximations)', () => {
+  it('match the Maclaurin series to 1e-12 on a dense grid over [−3, 3]', () => {
+    let worst = 0;
+    for (let x = -3; x <= 3; x += 0.0137) worst = Math.max(worst, Math.abs(erf(x) - seriesErf(x)));
+    expect(worst).toBeLessThan(1e-12);
+  });
+
+  it('match tabulated values, including the tails', () => {
+    expect(erf(0)).toBe(0);
+    expect(erf(0.5)).toBeCloseTo(0.5204998778130465, 14);
+    expect(erf(1)).toBeCloseTo(0.8427007929497149, 14);
+    expect(erf(2)).toBeCloseTo(0.9953222650189527, 14);
+    expect(erf(-2)).toBeCloseTo(-0.9953222650189527, 14);
+    expect(erf(3.5)).toBeCloseTo(0.9999992569016276, 14);
+    expect(erf(5)).toBeCloseTo(0.9999999999984626, 14);
+    expect(erf(30)).toBe(1);
+    expect(erf(-30)).toBe(-1);
+  });
+
+  it('Φ keeps relative accuracy deep in the left tail (computed from erfc, not 1 − erf)', () => {
+    const table: ReadonlyArray<readonly [number, number]> = [
+      [0, 0.5],
+      [1, 0.8413447460685429],
+      [-1, 0.15865525393145707],
+      [-3, 0.0013498980316301035],
+      [-5, 2.866515718791939e-7],
+      [-10, 7.619853024160527e-24],
+    ];
+    for (const [x, phi] of table) expect(Math.abs(normalCdf(x) / phi - 1), `Φ(${x})`).toBeLessThan(1e-12);
+  });
+});
+
+describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) => {
+  it('relu forward clamps negatives; backward passes dy where x > 0 (0 at x = 0) and accumulates', () => {
+    const x = toBackend(backend, [-2, -0.5, 0, 0.5, 3]);
+    const y = backend.alloc(5);
+    backend.reluForward(y, x, 5);
+    expect(Array.from(y)).toEqual([0, 0, 0, 0.5, 3]);
+    const dx = toBackend(backend, [1, 1, 1, 1, 1]);
+    backend.reluBackward(dx, toBackend(backend, [10, 20, 30, 40, 50]), x, 5);
+    expect(Array.from(dx)).toEqual([1, 1, 1, 41, 51]);
+  });
+
+  it('gelu is the exact erf form, not the tanh approximation', () => {
+    const y = backend.alloc(3);
+    backend.geluForward(y, toBackend(backend, [1, -1, 0]), 3);
+    // GELU(1) = Φ(1) = 0.84134474…; the tanh form gives 0.84119199…, 1.5e-4 away.
+    expect(Math.abs((y[0] as number) - 0.8413447460685429)).toBeLessThan(1e-6);
+    expect(Math.abs((y[1] as number) + 0.15865525393145707)).toBeLessThan(1e-6);
+    expect(y[2]).toBe(0);
+  });
+
+  it('gelu forward matches ½x(1 + erf(x/√2)) with the series erf, and stays finite for large |x|', () => {
+    const rng = new Rng(61);
+    const x = randn(rng, 200, 1.5).map((v) => Math.max(-4, Math.min(4, v)));
+    const y = backend.alloc(200);
+    backend.geluForward(y, toBackend(backend, x), 200);
+    expectClose(y, x.map((v) => 0.5 * v * (1 + seriesErf(v / Math.SQRT2))), tol);
+
+    const big = toBackend(backend, [1e4, -1e4, 40, -40]);
+    const yb = backend.alloc(4);
+    backend.geluForward(yb, big, 4);
+    expectClose(yb, [1e4, 0, 40, 0], tol);
+  });
+
+  it.each(['relu', 'gelu'] as const)('%s backward matches finite differences and accumulates (twice doubles)', (act) => {
+    const rng = new Rng(62);
+    const n = 50;
+    // Keep x away from relu's kink at 0, where the finite difference is meaningless.
+    const x = randn(rng, n, 2).map((v) => (Math.abs(v) < 0.01 ? 0.5 : v));
+    const r = randn(rng, n);
+    const dx = backend.alloc(n);
+    const back = (): void => {
+      if (act === 'relu') backend.reluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+      else backend.geluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+    };
+    back();
+    const ref = oracle();
+    const y = new Float64Array(n);
+    const f = (): number => {
+      if (act === 'relu') ref.reluForward(y, x, n);
+      else ref.geluForward(y, x, n);
+      return weightedSum(y, r);
+    };
+    expectGradOk(gradCheck(f, x, dx, grad));
+    const once = Array.from(dx);
+    back();
+    expectClose(dx, once.map((v) => 2 * v), tol);
+  });
+});
