@@ -185,3 +185,27 @@ function divisorsNear(d: number, h: number): number {
   for (let k = 1; k <= d; k++) if (d % k === 0 && Math.abs(k - h) < Math.abs(best - h)) best = k;
   return best;
 }
+
+/**
+ * Applies `--set key=value` style overrides: strings are parsed by the field's type
+ * ("true"/"false", numbers, enum names). Unknown fields and unparsable values throw
+ * EngineError('config/invalid') naming the valid choices. Validates the result.
+ */
+export function applyOverrides(c: ModelConfig, overrides: Readonly<Record<string, string | number | boolean>>): ModelConfig {
+  const out: Record<string, unknown> = { ...c };
+  for (const [key, raw] of Object.entries(overrides)) {
+    const kind = (FIELD_KINDS as Record<string, (typeof FIELD_KINDS)[keyof ModelConfig] | undefined>)[key];
+    if (!kind) throw new EngineError('config/invalid', `Unknown config field "${key}"; valid fields are ${CONFIG_FIELDS.join(', ')}.`);
+    let v: unknown = raw;
+    if (typeof raw === 'string') {
+      if (kind === 'int' || kind === 'number') v = raw.trim() === '' ? NaN : Number(raw);
+      else if (kind === 'bool') v = raw === 'true' ? true : raw === 'false' ? false : raw;
+    }
+    if ((kind === 'int' || kind === 'number') && (typeof v !== 'number' || Number.isNaN(v))) {
+      throw new EngineError('config/invalid', `${key} must be a number, got "${String(raw)}".`);
+    }
+    if (kind === 'bool' && typeof v !== 'boolean') throw new EngineError('config/invalid', `${key} must be true or false, got "${String(raw)}".`);
+    out[key] = v;
+  }
+  return validateConfig(out as unknown as ModelConfig);
+}

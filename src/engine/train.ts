@@ -28,16 +28,16 @@ export class Trainer {
   constructor(
     readonly model: Transformer,
     readonly optimizer: Optimizer,
-    /** Dropout stream; its state is part of a checkpoint for exact resume. */
+    /** Default dropout stream (a caller may pass a step-derived one to `step`). */
     readonly rng: Rng,
   ) {}
 
   /**
-   * forward (dropout on) → stop on a non-finite loss (EngineError 'train/nonFinite',
+   * forward (dropout drawn from `rng`) → stop on a non-finite loss (EngineError 'train/nonFinite',
    * parameters untouched) → backward → optimizer update.
    */
-  step(batch: Batch): TrainStepResult {
-    const { loss, tokens } = this.model.forward(batch, { train: true, rng: this.rng });
+  step(batch: Batch, rng: Rng = this.rng): TrainStepResult {
+    const { loss, tokens } = this.model.forward(batch, { train: true, rng });
     this.optimizer.checkLoss(loss, this.optimizer.stepCount + 1);
     this.model.backward();
     const info = this.optimizer.step();

@@ -10,13 +10,13 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
+import { geluBackward, geluForward, reluBackward, reluForward } from '../ops/activations';
 import { adamStep } from '../ops/adam';
 import { createAttentionKernels } from '../ops/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../ops/crossEntropy';
 import { dropoutBackward, dropoutForward } from '../ops/dropout';
 import { add, fill, scale, sumSquares } from '../ops/elementwise';
 import { embeddingBackward, embeddingForward, positionalBackward, positionalForward } from '../ops/embedding';
-import { geluBackward, geluForward, reluBackward, reluForward } from '../ops/activations';
 import { layernormBackward, layernormForward } from '../ops/layernorm';
 import { addBias, biasBackward, matmul } from '../ops/matmul';
 import { softmaxBackward, softmaxForward } from '../ops/softmax';

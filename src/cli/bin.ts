@@ -1,0 +1,28 @@
+/**
+ * Process entry of the bundled `attention-lab` binary (dist/cli.js).
+ */
+
+import * as path from 'node:path';
+import { main } from './main';
+
+const ctx = {
+  cwd: process.cwd(),
+  out: (line: string): void => void process.stdout.write(`${line}\n`),
+  err: (line: string): void => void process.stderr.write(`${line}\n`),
+  stderr: process.stderr,
+  workerScript: path.join(__dirname, 'worker.js'),
+  help(text: string): number {
+    process.stdout.write(`${text}\n`);
+    return 0;
+  },
+};
+
+main(process.argv.slice(2), ctx).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`attention-lab: internal error: ${String((e as Error)?.stack ?? e)}\n`);
+    process.exitCode = 1;
+  },
+);

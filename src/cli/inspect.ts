@@ -1,0 +1,185 @@
+/**
+ * The commands that use a trained run: `eval` (validation loss, perplexity, exact match,
+ * BLEU), `decode` (greedy, beam, sampling), `score` (per-token log-probabilities: which
+ * tokens surprised the model) and `tokenize`.
+ */
+
+import * as path from 'node:path';
+import { createBackend } from '../engine/backends/select';
+import { beamSearch } from '../engine/decode/beam';
+import { greedyDecode } from '../engine/decode/greedy';
+import { sampleDecode } from '../engine/decode/sample';
+import type { DecodeResult } from '../engine/decode/stepper';
+import { EngineError } from '../engine/errors';
+import { createStepper } from '../engine/models/stepper';
+import type { Batch } from '../engine/models/transformer';
+import { Rng } from '../engine/rng';
+import { BOS, EOS } from '../engine/tokenizers/special';
+import { evaluate } from '../lab/evaluate';
+import type { OpenRun } from '../lab/openRun';
+import { openRun } from '../lab/openRun';
+import { buildDataset, loadRunText, readTokenizer } from '../lab/prepare';
+import { readRunJson } from '../lab/runFolder';
+import { UsageError, parseFlags } from './args';
+import type { Flags } from './args';
+import type { CommandContext } from './context';
+
+function runDirOf(f: Flags, ctx: CommandContext, command: string): string {
+  const run = f.str('run');
+  if (!run) throw new UsageError(`\`${command}\` needs --run DIR (a folder that \`attention-lab train\` created).`);
+  return path.resolve(ctx.cwd, run);
+}
+
+const BACKEND = { backend: { type: 'string' } } as const;
+
+export const EVAL_HELP = `attention-lab eval --run DIR [--max-pairs N] [--json]
+  Validation loss and perplexity; for source→target runs also exact match and corpus BLEU
+  (greedy decoding, detokenized, 13a tokenization as sacreBLEU).`;
+
+/** `eval`. */
+export async function evalCommand(argv: string[], ctx: CommandContext): Promise<number> {
+  const f = parseFlags('eval', argv, { run: { type: 'string' }, 'max-pairs': { type: 'string' }, ...BACKEND });
+  if (f.bool('help')) return ctx.help(EVAL_HELP);
+  const runDir = runDirOf(f, ctx, 'eval');
+  const run = readRunJson(runDir);
+  const tok = readTokenizer(runDir);
+  const text = await loadRunText(run.spec);
+  const { dataset } = buildDataset(run.spec, text, tok, run.config.maxLen);
+  const opened = openRun(runDir, createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), dataset.maxBatch);
+  const r = evaluate(opened.model, dataset, tok, { maxPairs: f.int('max-pairs', 1000) });
+  if (f.bool('json')) {
+    ctx.out(JSON.stringify({ loss: r.loss, ppl: r.ppl, ...(r.exactMatch !== null ? { exact_match: r.exactMatch, bleu: r.bleu } : {}) }));
+  } else {
+    ctx.out(`step ${opened.step}  validation loss ${r.loss.toFixed(4)}  perplexity ${r.ppl.toFixed(3)}`);
+    if (r.exactMatch !== null) ctx.out(`exact match ${(100 * r.exactMatch).toFixed(2)}%  BLEU ${(r.bleu ?? 0).toFixed(2)}`);
+  }
+  return 0;
+}
+
+export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --src TEXT) [options]
+  --strategy greedy|beam|sample (default greedy)   --beam N (4)   --length-penalty A (0.6)
+  --temperature T (1)   --top-k K (0 = off)   --top-p P (1 = off)   --max-tokens N (100)   --seed N
+  --json   one object: {"text", "tokens", "logprobs", "score", ...}`;
+
+/** `decode`. */
+export function decodeCommand(argv: string[], ctx: CommandContext): number {
+  const f = parseFlags('decode', argv, {
+    run: { type: 'string' }, prompt: { type: 'string' }, src: { type: 'string' }, strategy: { type: 'string' }, beam: { type: 'string' },
+    'length-penalty': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' }, 'top-p': { type: 'string' },
+    'max-tokens': { type: 'string' }, seed: { type: 'string' }, ...BACKEND,
+  });
+  if (f.bool('help')) return ctx.help(DECODE_HELP);
+  const r = openRun(runDirOf(f, ctx, 'decode'), createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), 1);
+  const strategy = f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy');
+  const beam = f.int('beam', 4, 1, 64);
+  const encdec = r.model.config.kind === 'encoder-decoder';
+  const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
+  if (input === undefined) throw new UsageError(encdec ? 'This run is an encoder-decoder: pass the source with --src TEXT.' : 'This run is a decoder-only model: pass --prompt TEXT.');
+  if (!encdec && f.has('src')) throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
+  let prompt: Int32Array;
+  let src: Int32Array | undefined;
+  if (encdec) {
+    src = r.tok.encode(input, { eos: true });
+    if (src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it or retrain with a longer context (--seq).`);
+    prompt = Int32Array.of(BOS);
+  } else prompt = r.tok.encode(input, { bos: true });
+  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: strategy === 'beam' ? beam : 1, ...(src ? { src } : {}) });
+  const maxTokens = f.int('max-tokens', 100);
+  let results: DecodeResult[];
+  if (strategy === 'greedy') results = [greedyDecode(stepper, prompt, { maxTokens, eos: EOS })];
+  else if (strategy === 'beam') results = beamSearch(stepper, prompt, { maxTokens, eos: EOS, beamSize: beam, lengthPenalty: f.num('length-penalty', 0.6, 0) });
+  else {
+    results = [sampleDecode(stepper, prompt, {
+      maxTokens, eos: EOS, temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1),
+      rng: new Rng(f.int('seed', 1, -2147483648, 2147483647)),
+    })];
+  }
+  const textOf = (d: DecodeResult): string => r.tok.decode(d.tokens[d.tokens.length - 1] === EOS ? d.tokens.slice(0, -1) : d.tokens, { skipSpecial: true });
+  const best = results[0] as DecodeResult;
+  if (f.bool('json')) {
+    ctx.out(JSON.stringify({
+      text: textOf(best), tokens: best.tokens, token_text: best.tokens.map((t) => r.tok.tokenText(t)), logprobs: best.logprobs, score: best.score,
+      stop_reason: best.stopReason, strategy, ...(strategy === 'beam' ? { beams: results.map((d) => ({ text: textOf(d), score: d.score })) } : {}),
+    }));
+  } else ctx.out(encdec ? textOf(best) : input + textOf(best));
+  return 0;
+}
+
+export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TEXT --tgt TEXT) [--json]
+  Per-token log-probabilities. Decoder-only: ids = BOS + tokens of TEXT, logprobs[i] = log p(ids[i+1] | ids[0..i]).
+  Encoder-decoder: tgt_ids = BOS + tokens of TGT + EOS, logprobs[i] = log p(tgt_ids[i+1] | src, tgt_ids[0..i]).`;
+
+function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, id: number): number {
+  let max = -Infinity;
+  for (let v = 0; v < V; v++) max = Math.max(max, logits[row * V + v] as number);
+  let sum = 0;
+  for (let v = 0; v < V; v++) sum += Math.exp((logits[row * V + v] as number) - max);
+  return (logits[row * V + id] as number) - max - Math.log(sum);
+}
+
+/** Log-probabilities of each next token of `ids` under the run's model (one forward pass). */
+export function scoreIds(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] {
+  const T = ids.length - 1;
+  const limit = r.model.maxLen;
+  if (T > limit) throw new EngineError('input/invalid', `Text of ${ids.length} tokens exceeds the context of ${limit + 1}; shorten it.`);
+  if (src && src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it.`);
+  if (T < 1) return [];
+  const batch: Batch = { B: 1, T, input: ids.slice(0, T), targets: ids.slice(1), ...(src ? { S: src.length, src } : {}) };
+  r.model.forward(batch, { train: false });
+  const logits = r.model.logits();
+  const V = r.model.config.vocabSize;
+  return Array.from({ length: T }, (_, t) => logSoftmaxAt(logits, t, V, ids[t + 1] as number));
+}
+
+/** `score`. */
+export function scoreCommand(argv: string[], ctx: CommandContext): number {
+  const f = parseFlags('score', argv, { run: { type: 'string' }, text: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, ...BACKEND });
+  if (f.bool('help')) return ctx.help(SCORE_HELP);
+  const r = openRun(runDirOf(f, ctx, 'score'), createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), 1);
+  let out: Record<string, unknown>;
+  let ids: Int32Array;
+  let logprobs: number[];
+  if (r.model.config.kind === 'encoder-decoder') {
+    const s = f.str('src');
+    const t = f.str('tgt');
+    if (s === undefined || t === undefined) throw new UsageError('This run is an encoder-decoder: pass --src TEXT and --tgt TEXT.');
+    const src = r.tok.encode(s, { eos: true });
+    ids = r.tok.encode(t, { bos: true, eos: true });
+    logprobs = scoreIds(r, ids, src);
+    out = { src_ids: Array.from(src), tgt_ids: Array.from(ids), logprobs };
+  } else {
+    const text = f.str('text');
+    if (text === undefined) throw new UsageError('This run is a decoder-only model: pass --text TEXT.');
+    ids = r.tok.encode(text, { bos: true });
+    logprobs = scoreIds(r, ids);
+    out = { ids: Array.from(ids), logprobs };
+  }
+  if (f.bool('json')) ctx.out(JSON.stringify(out));
+  else {
+    ctx.out('token            log p     surprise');
+    logprobs.forEach((lp, i) => ctx.out(`${JSON.stringify(r.tok.tokenText(ids[i + 1] as number)).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`));
+    const total = logprobs.reduce((a, b) => a + b, 0);
+    ctx.out(`total ${total.toFixed(3)} nats · perplexity ${Math.exp(-total / Math.max(1, logprobs.length)).toFixed(3)}`);
+  }
+  return 0;
+}
+
+export const TOKENIZE_HELP = `attention-lab tokenize --run DIR --text TEXT [--json]
+  The token ids and token strings of TEXT under the run's tokenizer.`;
+
+/** `tokenize`. */
+export function tokenizeCommand(argv: string[], ctx: CommandContext): number {
+  const f = parseFlags('tokenize', argv, { run: { type: 'string' }, text: { type: 'string' } });
+  if (f.bool('help')) return ctx.help(TOKENIZE_HELP);
+  const tok = readTokenizer(runDirOf(f, ctx, 'tokenize'));
+  const text = f.str('text');
+  if (text === undefined) throw new UsageError('`tokenize` needs --text TEXT.');
+  const ids = tok.encode(text);
+  const tokens = Array.from(ids, (id) => tok.tokenText(id));
+  if (f.bool('json')) ctx.out(JSON.stringify({ ids: Array.from(ids), tokens, vocab_size: tok.vocabSize, type: tok.type }));
+  else {
+    ctx.out(`${ids.length} tokens (${tok.type} tokenizer, vocabulary ${tok.vocabSize})`);
+    ctx.out(tokens.map((t, i) => `${t}:${ids[i]}`).join(' '));
+  }
+  return 0;
+}

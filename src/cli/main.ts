@@ -1,0 +1,83 @@
+/**
+ * The `attention-lab` command: dispatches to a subcommand and turns errors into exit
+ * codes — 2 with one line for anything the user can fix (bad flags, bad data, a damaged or
+ * foreign file), 1 with details for anything else. Never a stack trace for a user error.
+ */
+
+import * as path from 'node:path';
+import { EngineError } from '../engine/errors';
+import { createBackend } from '../engine/backends/select';
+import { exportPytorch } from '../lab/exportPytorch';
+import { openRun } from '../lab/openRun';
+import { UsageError, parseFlags } from './args';
+import type { CommandContext } from './context';
+import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalCommand, scoreCommand, tokenizeCommand } from './inspect';
+import { TRAIN_HELP, trainCommand } from './train';
+
+declare const VERSION: string | undefined;
+
+const EXPORT_HELP = `attention-lab export --run DIR --format pytorch --out DIR
+  model.safetensors with nanoGPT's GPT (decoder-only) or the notebook Transformer's
+  (encoder-decoder) state_dict names, fp32, Linear weights [out, in], and config.json.`;
+
+function exportCommand(argv: string[], ctx: CommandContext): number {
+  const f = parseFlags('export', argv, { run: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } });
+  if (f.bool('help')) return ctx.help(EXPORT_HELP);
+  f.choice('format', ['pytorch'] as const, 'pytorch');
+  const run = f.str('run');
+  const out = f.str('out');
+  if (!run || !out) throw new UsageError('`export` needs --run DIR and --out DIR.');
+  const r = openRun(path.resolve(ctx.cwd, run), createBackend('reference'));
+  const res = exportPytorch(r.model, path.resolve(ctx.cwd, out));
+  if (f.bool('json')) ctx.out(JSON.stringify({ files: res.files, tensors: res.tensors, warnings: res.warnings }));
+  else {
+    ctx.out(`Wrote ${res.tensors} tensors: ${res.files.join(', ')}`);
+    for (const w of res.warnings) ctx.err(`note: differs from nanoGPT: ${w}`);
+  }
+  return 0;
+}
+
+const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => number | Promise<number>; summary: string; help: string }> = {
+  train: { run: trainCommand, summary: 'train a model (default: the reverse task) in a run folder', help: TRAIN_HELP },
+  eval: { run: evalCommand, summary: 'validation loss, perplexity, exact match and BLEU of a run', help: EVAL_HELP },
+  decode: { run: decodeCommand, summary: 'generate text: greedy, beam search or sampling', help: DECODE_HELP },
+  score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
+  tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
+  export: { run: exportCommand, summary: 'write the model for PyTorch (nanoGPT / notebook names)', help: EXPORT_HELP },
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((c) => c.length));
+  return [
+    'attention-lab — train the transformer of "Attention Is All You Need" on your own files',
+    '',
+    'Usage: attention-lab <command> [options]   (attention-lab <command> --help for its options)',
+    '',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+  ].join('\n');
+}
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main(argv: string[], ctx: CommandContext): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    ctx.out(usage());
+    return command === undefined ? 2 : 0;
+  }
+  if (command === '--version' || command === '-v') {
+    ctx.out(typeof VERSION === 'string' ? VERSION : 'dev');
+    return 0;
+  }
+  const cmd = COMMANDS[command];
+  try {
+    if (!cmd) throw new UsageError(`unknown command "${command}"; commands are ${Object.keys(COMMANDS).join(', ')}.`);
+    return await cmd.run(rest, ctx);
+  } catch (e) {
+    if (e instanceof UsageError || EngineError.is(e)) {
+      ctx.err(`attention-lab: ${(e as Error).message}`);
+      return 2;
+    }
+    ctx.err(`attention-lab: internal error: ${(e as Error)?.stack ?? String(e)}`);
+    return 1;
+  }
+}

@@ -1,0 +1,197 @@
+/**
+ * `attention-lab train`: builds a TrainSpec from flags (defaults: the reverse task, which a
+ * tiny encoder-decoder learns in a few minutes), runs it in a worker thread with a live
+ * progress line, stops gracefully on Ctrl-C (checkpoint saved), then prints a few decoded
+ * samples and where the run folder is.
+ */
+
+import * as path from 'node:path';
+import { createBackend } from '../engine/backends/select';
+import { CONFIG_FIELDS } from '../engine/config';
+import type { TaskName, TrainSpec, WorkerToHost } from '../protocol';
+import { TASK_NAMES } from '../protocol';
+import { collectDocuments } from '../lab/corpus';
+import type { RunOutcome } from '../lab/host';
+import { TrainingWorker } from '../lab/host';
+import { openRun } from '../lab/openRun';
+import { resolveConfig } from '../lab/prepare';
+import { newRunDir, readRunJson } from '../lab/runFolder';
+import { sampleRun } from './samples';
+import type { Flags } from './args';
+import { UsageError, parseFlags } from './args';
+import type { CommandContext } from './context';
+import { ProgressLine } from './progress';
+
+export const TRAIN_HELP = `attention-lab train [data] [options]
+
+Data (one of; default: --task reverse):
+  --task NAME            generated task: ${TASK_NAMES.join(', ')}
+  --data GLOB…           documents (text files) → a decoder-only language model
+  --pairs SRC TGT        parallel line files → an encoder-decoder
+  --pairs FILE           a .tsv (src<TAB>tgt) or .jsonl ({"src","tgt"}) file
+  --resume DIR           continue a run folder where its last checkpoint left off
+Model:
+  --model KIND           encoder-decoder | decoder-only (default: from the data)
+  --preset NAME          tiny | small | base (encoder-decoder); tiny | small | gpt (decoder-only)
+  --set KEY=VALUE        any config field (${CONFIG_FIELDS.join(', ')})
+  --tokenizer char|bpe   (default char)      --vocab N   BPE vocabulary size (default 1000)
+Training:
+  --steps N  --batch N  --seq N  --eval-every N  --checkpoint-every N  --snapshot-every N
+  --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend auto|wasm|reference
+  --out DIR              run folder (default: runs/run-<time>)
+  --until N              stop after step N with a checkpoint (continue later with --resume)
+  --json                 print one JSON object when done (no progress line)`;
+
+const TRAIN_FLAGS = {
+  task: { type: 'string' }, data: { type: 'string', multiple: true }, pairs: { type: 'string' }, resume: { type: 'string' },
+  model: { type: 'string' }, preset: { type: 'string' }, set: { type: 'string', multiple: true }, tokenizer: { type: 'string' },
+  vocab: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, seq: { type: 'string' },
+  'eval-every': { type: 'string' }, 'checkpoint-every': { type: 'string' }, 'snapshot-every': { type: 'string' },
+  seed: { type: 'string' }, optimizer: { type: 'string' }, lr: { type: 'string' }, warmup: { type: 'string' },
+  backend: { type: 'string' }, out: { type: 'string' }, until: { type: 'string' },
+} as const;
+
+/** Parses `--set key=value` flags. */
+export function parseSets(sets: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const s of sets) {
+    const eq = s.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--set needs KEY=VALUE, got "${s}" (e.g. --set dModel=128).`);
+    out[s.slice(0, eq).trim()] = s.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** The TrainSpec the flags describe. Paths are made absolute against `cwd`. */
+export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
+  const sources = ['task', 'data', 'pairs'].filter((k) => f.has(k));
+  if (sources.length > 1) throw new UsageError(`Use one data source, not ${sources.map((s) => `--${s}`).join(' and ')}.`);
+  let data: TrainSpec['data'];
+  let kind: TrainSpec['model']['kind'] = 'encoder-decoder';
+  if (f.has('data')) {
+    const patterns = [...f.list('data'), ...f.positionals];
+    const corpus = await collectDocuments(patterns, { cwd });
+    data = { kind: 'documents', files: corpus.documents.map((d) => path.resolve(corpus.root, d.path)), root: corpus.root };
+    kind = 'decoder-only';
+  } else if (f.has('pairs')) {
+    if (f.positionals.length > 1) throw new UsageError(`--pairs takes SRC TGT or one FILE; got extra "${f.positionals[1]}".`);
+    const src = path.resolve(cwd, f.str('pairs') as string);
+    data = { kind: 'pairs', source: src, target: f.positionals[0] ? path.resolve(cwd, f.positionals[0]) : null };
+  } else {
+    if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents with --data GLOB or pairs with --pairs SRC TGT.`);
+    data = { kind: 'task', task: f.choice<TaskName>('task', TASK_NAMES, 'reverse') };
+  }
+  kind = f.choice('model', ['encoder-decoder', 'decoder-only'] as const, kind);
+  if (kind === 'decoder-only' && data.kind !== 'documents') throw new UsageError('A decoder-only model trains on documents (--data); use --model encoder-decoder for tasks and pairs.');
+  if (kind === 'encoder-decoder' && data.kind === 'documents') throw new UsageError('An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.');
+  const isTask = data.kind === 'task';
+  const steps = f.int('steps', isTask ? 1500 : 2000);
+  const spec: TrainSpec = {
+    model: { kind, preset: f.str('preset') ?? 'tiny', overrides: parseSets(f.list('set')) },
+    tokenizer: { type: f.choice('tokenizer', ['char', 'bpe'] as const, 'char'), vocabSize: f.int('vocab', 1000, 261) },
+    data,
+    training: {
+      steps,
+      batchSize: f.int('batch', 32),
+      seqLen: f.int('seq', isTask ? 24 : 64, 2),
+      evalEvery: f.int('eval-every', Math.max(1, Math.round(steps / 10)), 0),
+      checkpointEvery: f.int('checkpoint-every', Math.max(1, Math.round(steps / 5)), 0),
+      snapshotEvery: f.int('snapshot-every', Math.max(1, Math.round(steps / 20)), 0),
+      seed: f.int('seed', 1, -2147483648, 2147483647),
+      optimizer: f.choice('optimizer', ['adamw', 'paper'] as const, 'adamw'),
+      lr: f.num('lr', isTask ? 3e-3 : 0, 0, 10),
+      warmup: f.int('warmup', 0, 0),
+    },
+    backend: f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto'),
+  };
+  // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
+  resolveConfig(spec, 1000);
+  return spec;
+}
+
+/** Runs `train`. Returns the exit code. */
+export async function trainCommand(argv: string[], ctx: CommandContext): Promise<number> {
+  const f = parseFlags('train', argv, TRAIN_FLAGS, 64);
+  if (f.bool('help')) return ctx.help(TRAIN_HELP);
+  const json = f.bool('json');
+  const resumeDir = f.str('resume');
+  let runDir: string;
+  let spec: TrainSpec;
+  if (resumeDir) {
+    const given = Object.keys(TRAIN_FLAGS).filter((k) => k !== 'resume' && k !== 'until' && f.has(k));
+    if (given.length) throw new UsageError(`--resume continues a run as it was configured; drop ${given.map((g) => `--${g}`).join(', ')}.`);
+    runDir = path.resolve(ctx.cwd, resumeDir);
+    spec = readRunJson(runDir).spec;
+  } else {
+    spec = await specFromFlags(f, ctx.cwd);
+    runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : newRunDir(path.resolve(ctx.cwd, 'runs'));
+  }
+
+  const worker = new TrainingWorker(ctx.workerScript);
+  let progress: ProgressLine | null = null;
+  let lastLoss = NaN;
+  let lastEval: Extract<WorkerToHost, { type: 'train/didEval' }> | null = null;
+  worker.onMessage((m) => {
+    if (json) {
+      if (m.type === 'train/didEval') lastEval = m;
+      if (m.type === 'train/didStep') lastLoss = m.loss;
+      return;
+    }
+    switch (m.type) {
+      case 'train/didStart':
+        ctx.err(`Training ${m.model.config.kind as string} · ${(m.model.params / 1e6).toFixed(2)}M parameters · ${m.model.backend} backend · ${m.data.description}`);
+        ctx.err(`Run folder: ${runDir}`);
+        progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
+        break;
+      case 'train/didStep':
+        lastLoss = m.loss;
+        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `val ${lastEval.loss.toFixed(3)}${lastEval.exactMatch !== null ? ` · exact ${(100 * lastEval.exactMatch).toFixed(0)}%` : ''}` : '');
+        break;
+      case 'train/didEval':
+        lastEval = m;
+        break;
+      case 'train/didLog':
+        progress ? progress.note(m.message) : ctx.err(m.message);
+        break;
+      default:
+        break;
+    }
+  });
+  let interrupts = 0;
+  const onSigint = (): void => {
+    interrupts++;
+    if (interrupts === 1) {
+      if (!json) ctx.err('\nStopping after this step and saving a checkpoint… (Ctrl-C again to quit at once)');
+      void worker.stop();
+    } else process.exit(130);
+  };
+  process.on('SIGINT', onSigint);
+  let outcome: RunOutcome;
+  try {
+    await worker.start(runDir, spec, !!resumeDir, f.has('until') ? f.int('until', 1) : null);
+    outcome = await worker.outcome;
+  } finally {
+    process.off('SIGINT', onSigint);
+    await worker.dispose();
+    (progress as ProgressLine | null)?.end();
+  }
+  if (outcome.kind === 'failed') {
+    const user = /^(input|config|checkpoint|tokenizer)\//.test(outcome.error.code);
+    ctx.err(`attention-lab: ${outcome.error.message}`);
+    if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', step: outcome.step, error: outcome.error }));
+    return user ? 2 : 1;
+  }
+  const opened = openRun(runDir, createBackend(spec.backend));
+  const samples = await sampleRun(opened, 3);
+  const ev = lastEval as Extract<WorkerToHost, { type: 'train/didEval' }> | null;
+  if (json) {
+    ctx.out(JSON.stringify({ runDir, status: outcome.reason, step: outcome.step, loss: lastLoss, eval: ev ? { loss: ev.loss, ppl: ev.ppl, exact_match: ev.exactMatch, bleu: ev.bleu } : null, samples }));
+    return 0;
+  }
+  ctx.err(`${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${ev.loss.toFixed(4)} (perplexity ${ev.ppl.toFixed(2)})${ev.exactMatch !== null ? ` · exact match ${(100 * ev.exactMatch).toFixed(1)}%` : ''}${ev.bleu !== null ? ` · BLEU ${ev.bleu.toFixed(1)}` : ''}` : ''}`);
+  ctx.out('\nSamples:');
+  for (const s of samples) ctx.out(s.kind === 'pair' ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}` : `  ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}`);
+  ctx.out(`\nRun folder: ${runDir}`);
+  ctx.out(`Next: attention-lab decode --run ${path.relative(ctx.cwd, runDir) || '.'} ${spec.model.kind === 'encoder-decoder' ? '--src "…"' : '--prompt "…"'}`);
+  return 0;
+}

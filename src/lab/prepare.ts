@@ -1,0 +1,177 @@
+/**
+ * Turns a TrainSpec into everything a run needs — text, tokenizer, dataset, model config —
+ * for a new run (tokenizer trained and saved) or a resumed one (tokenizer and config read
+ * back from the run folder, data rebuilt from the saved spec). Also the shared pieces the
+ * CLI's eval/decode/score commands use to reopen a finished run.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Backend } from '../engine/backend';
+import { createBackend } from '../engine/backends/select';
+import type { ModelConfig } from '../engine/config';
+import { applyOverrides, presetConfig } from '../engine/config';
+import { EngineError } from '../engine/errors';
+import { Transformer } from '../engine/models/transformer';
+import { Optimizer } from '../engine/optim/optimizer';
+import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
+import { trainBpeTokenizer } from '../engine/tokenizers/bpeTokenizer';
+import { trainCharTokenizer } from '../engine/tokenizers/charTokenizer';
+import type { Tokenizer } from '../engine/tokenizers/special';
+import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
+import type { DataSummary, SkippedFile, TrainSpec } from '../protocol';
+import { writeFileAtomic } from './atomicFile';
+import { collectFromPaths, splitDocuments } from './corpus';
+import type { Dataset } from './dataset';
+import { documentDataset, pairDataset, tokenStream, tokenizePairs } from './dataset';
+import { readPairs } from './pairs';
+import { RUN_FILES } from './runFolder';
+import { splitTaskData, taskInfo } from './tasks';
+
+/** Raw text of a run, before tokenization. */
+export interface RunText {
+  readonly kind: 'pairs' | 'documents';
+  readonly trainPairs: readonly { src: string; tgt: string }[];
+  readonly valPairs: readonly { src: string; tgt: string }[];
+  readonly trainDocs: readonly string[];
+  readonly valDocs: readonly string[];
+  readonly description: string;
+  readonly documents: number;
+  readonly bytes: number;
+  readonly skipped: readonly SkippedFile[];
+}
+
+const VAL_FRACTION = 0.1;
+
+/** Reads or generates the text a spec describes. */
+export async function loadRunText(spec: TrainSpec): Promise<RunText> {
+  const d = spec.data;
+  const seed = spec.training.seed;
+  if (d.kind === 'task') {
+    const info = taskInfo(d.task);
+    const { train, val } = splitTaskData(d.task, info.trainPairs, info.valPairs, seed);
+    return { kind: 'pairs', trainPairs: train, valPairs: val, trainDocs: [], valDocs: [], description: `task ${d.task}: ${info.description}`, documents: train.length + val.length, bytes: 0, skipped: [] };
+  }
+  if (d.kind === 'pairs') {
+    const pairs = await readPairs(d.source, d.target);
+    const bytes = pairs.reduce((n, p) => n + Buffer.byteLength(p.src) + Buffer.byteLength(p.tgt), 0);
+    const { train, val } = splitPairs(pairs, seed);
+    const what = d.target ? `${path.basename(d.source)} → ${path.basename(d.target)}` : path.basename(d.source);
+    return { kind: 'pairs', trainPairs: train, valPairs: val, trainDocs: [], valDocs: [], description: `pairs ${what} (${pairs.length} pairs)`, documents: pairs.length, bytes, skipped: [] };
+  }
+  const corpus = await collectFromPaths(d.files, d.root, {});
+  const { train, val } = splitDocuments(corpus.documents, VAL_FRACTION, seed);
+  return {
+    kind: 'documents',
+    trainPairs: [],
+    valPairs: [],
+    trainDocs: train.map((x) => x.text),
+    valDocs: val.map((x) => x.text),
+    description: `${corpus.documents.length} documents under ${d.root}`,
+    documents: corpus.documents.length,
+    bytes: corpus.bytes,
+    skipped: corpus.skipped,
+  };
+}
+
+/** A deterministic 90/10 split of pairs (at least one of each when there are two or more). */
+function splitPairs<T>(pairs: readonly T[], seed: number): { train: T[]; val: T[] } {
+  const order = pairs.map((_, i) => i);
+  // Fisher–Yates with a seed-derived stream, so the split depends only on the seed.
+  let h = (seed ^ 0x5bd1e995) >>> 0;
+  for (let i = order.length - 1; i > 0; i--) {
+    h = (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + 0x6a09e667) >>> 0;
+    const j = h % (i + 1);
+    [order[i], order[j]] = [order[j] as number, order[i] as number];
+  }
+  const nVal = pairs.length >= 2 ? Math.max(1, Math.min(1000, Math.round(pairs.length * VAL_FRACTION))) : 0;
+  return { train: order.slice(nVal).map((i) => pairs[i] as T), val: order.slice(0, nVal).map((i) => pairs[i] as T) };
+}
+
+/** Trains the tokenizer the spec asks for on the training text. */
+export function trainTokenizer(spec: TrainSpec, text: RunText): Tokenizer {
+  const corpus = text.kind === 'pairs' ? text.trainPairs.flatMap((p) => [p.src, p.tgt]) : text.trainDocs;
+  if (corpus.every((s) => s.length === 0)) throw new EngineError('input/invalid', 'The training data has no text; check the files or pairs you passed.');
+  return spec.tokenizer.type === 'bpe' ? trainBpeTokenizer(corpus, { vocabSize: spec.tokenizer.vocabSize }) : trainCharTokenizer(corpus, {});
+}
+
+/** Reads a run's tokenizer.json. */
+export function readTokenizer(runDir: string): Tokenizer {
+  const file = path.join(runDir, RUN_FILES.tokenizer);
+  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
+  try {
+    return parseTokenizerJSON(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    if (EngineError.is(e)) throw new EngineError('checkpoint/invalid', `${file}: ${e.message}`, { cause: e });
+    throw e;
+  }
+}
+
+/** Saves a tokenizer into the run folder. */
+export function writeTokenizer(runDir: string, tok: Tokenizer): void {
+  writeFileAtomic(path.join(runDir, RUN_FILES.tokenizer), `${JSON.stringify(tok.toJSON())}\n`);
+}
+
+/** The model config of a spec for a tokenizer of `vocab` ids: preset, then context, then overrides. */
+export function resolveConfig(spec: TrainSpec, vocab: number): ModelConfig {
+  const kind = spec.model.kind;
+  const preset = presetConfig(kind, spec.model.preset, vocab, kind === 'encoder-decoder' ? vocab : 0);
+  return applyOverrides({ ...preset, maxLen: spec.training.seqLen }, spec.model.overrides);
+}
+
+/** Tokenized, batched data for a spec. */
+export function buildDataset(spec: TrainSpec, text: RunText, tok: Tokenizer, maxLen: number): { dataset: Dataset; dropped: number } {
+  const rows = spec.training.batchSize;
+  const seed = spec.training.seed;
+  if (text.kind === 'pairs') {
+    const tr = tokenizePairs(text.trainPairs, tok, maxLen);
+    const va = tokenizePairs(text.valPairs, tok, maxLen);
+    if (tr.examples.length === 0) {
+      throw new EngineError('input/invalid', `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`);
+    }
+    return { dataset: pairDataset(tr.examples, va.examples, seed, rows), dropped: tr.dropped + va.dropped };
+  }
+  const train = tokenStream(text.trainDocs, tok);
+  const val = tokenStream(text.valDocs, tok);
+  if (train.length < 3) throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
+  return { dataset: documentDataset(train, val, seed, rows, maxLen), dropped: 0 };
+}
+
+/** The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' = nanoGPT's AdamW + cosine. */
+export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig): OptimizerConfig {
+  const t = spec.training;
+  const warmup = t.warmup > 0 ? t.warmup : Math.max(1, Math.min(4000, Math.round(t.steps / 10)));
+  if (t.optimizer === 'paper') {
+    return { type: 'adam', lr: 0, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: { type: 'noam', warmup, dModel: cfg.dModel, factor: t.lr > 0 ? t.lr : 1 } };
+  }
+  const lr = t.lr > 0 ? t.lr : 1e-3;
+  return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule: { type: 'cosine', warmup, maxSteps: t.steps, minLr: lr / 10 } };
+}
+
+/** A bound model (and optimizer) for a config and dataset shape. */
+export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' | 'maxLen' | 'maxSrcLen'>, backend: Backend): Transformer {
+  const shape = { maxBatch: dataset.maxBatch, maxLen: Math.min(dataset.maxLen, cfg.maxLen), ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}) };
+  return new Transformer(cfg, shape).bind(backend);
+}
+
+/** The backend the spec names. */
+export function backendFor(kind: TrainSpec['backend']): Backend {
+  return createBackend(kind);
+}
+
+/** Optimizer over a bound model. */
+export function buildOptimizer(model: Transformer, cfg: OptimizerConfig): Optimizer {
+  return new Optimizer(model.backendOrThrow(), model.params, model.grads, model.segments(), cfg);
+}
+
+/** The summary people see of a run's data. */
+export function dataSummary(text: RunText, dataset: Dataset): DataSummary {
+  return {
+    description: text.description,
+    documents: text.documents,
+    bytes: text.bytes,
+    trainTokens: dataset.trainTokens,
+    valTokens: dataset.valTokens,
+    skipped: text.skipped.slice(0, 200),
+  };
+}

@@ -1,0 +1,71 @@
+/**
+ * Attention snapshots of the probe sample, taken during training so the dashboard's
+ * timeline can show a head learning: every layer's attention maps and the masks the
+ * engine used, with the tokens on both axes. Each snapshot is saved as
+ * snapshots/step-NNNNNN.safetensors (maps as F32, masks as U8, tokens in the metadata).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { decodeSafetensors, encodeSafetensors } from '../engine/io/safetensors';
+import type { Transformer } from '../engine/models/transformer';
+import type { Tokenizer } from '../engine/tokenizers/special';
+import type { AttentionMapData, AttentionSnapshot, MaskData } from '../protocol';
+import { validateSnapshot } from '../protocol';
+import { writeFileAtomic } from './atomicFile';
+import type { Dataset } from './dataset';
+import { RUN_FILES } from './runFolder';
+
+/** Runs the probe sample and copies out its attention and masks. */
+export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenizer, step: number): AttentionSnapshot {
+  const probe = dataset.probe();
+  model.forward(probe, { train: false, labelSmoothing: 0 });
+  const cap = model.captureAttention(0);
+  const text = (ids: Int32Array | undefined, n: number): string[] => (ids ? Array.from(ids.subarray(0, n), (id) => tok.tokenText(id)) : []);
+  return {
+    step,
+    srcTokens: text(probe.src, probe.S ?? 0),
+    tgtTokens: text(probe.input, probe.T),
+    maps: cap.maps.map((m) => ({ stack: m.stack, kind: m.kind, layer: m.layer, shape: m.shape, data: m.data })),
+    masks: cap.masks.map((m) => ({ name: m.name, shape: m.shape, data: m.data })),
+  };
+}
+
+function fileOf(runDir: string, step: number): string {
+  return path.join(runDir, RUN_FILES.snapshots, `step-${String(step).padStart(7, '0')}.safetensors`);
+}
+
+/** Writes one snapshot file (atomically). */
+export function saveSnapshot(runDir: string, s: AttentionSnapshot): void {
+  fs.mkdirSync(path.join(runDir, RUN_FILES.snapshots), { recursive: true });
+  const tensors = [
+    ...s.maps.map((m) => ({ name: `map.${m.stack}.${m.kind}.${m.layer}`, dtype: 'F32' as const, shape: m.shape, data: m.data })),
+    ...s.masks.map((m) => ({ name: `mask.${m.name}`, dtype: 'U8' as const, shape: m.shape, data: m.data })),
+  ];
+  const meta = { format: 'attention-lab-snapshot', version: '1', step: String(s.step), srcTokens: JSON.stringify(s.srcTokens), tgtTokens: JSON.stringify(s.tgtTokens) };
+  writeFileAtomic(fileOf(runDir, s.step), encodeSafetensors(tensors, meta));
+}
+
+/** Every readable snapshot of a run, by step (damaged files are skipped). */
+export function readSnapshots(runDir: string): AttentionSnapshot[] {
+  const dir = path.join(runDir, RUN_FILES.snapshots);
+  if (!fs.existsSync(dir)) return [];
+  const out: AttentionSnapshot[] = [];
+  for (const name of fs.readdirSync(dir).filter((n) => /^step-\d+\.safetensors$/.test(n)).sort()) {
+    try {
+      const f = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(dir, name))), name);
+      const maps: AttentionMapData[] = [];
+      const masks: MaskData[] = [];
+      for (const [tname, t] of f.tensors) {
+        const m = /^map\.(encoder|decoder)\.(self|cross)\.(\d+)$/.exec(tname);
+        if (m && t.data instanceof Float32Array) {
+          maps.push({ stack: m[1] as 'encoder' | 'decoder', kind: m[2] as 'self' | 'cross', layer: Number(m[3]), shape: t.shape as unknown as [number, number, number], data: t.data });
+        } else if (tname.startsWith('mask.') && t.data instanceof Uint8Array) masks.push({ name: tname.slice(5), shape: t.shape, data: t.data });
+      }
+      out.push(validateSnapshot({ step: Number(f.metadata.step), srcTokens: JSON.parse(f.metadata.srcTokens ?? '[]'), tgtTokens: JSON.parse(f.metadata.tgtTokens ?? '[]'), maps, masks }));
+    } catch {
+      // A snapshot cut short by a crash is not worth failing a report over.
+    }
+  }
+  return out;
+}

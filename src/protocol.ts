@@ -1,0 +1,343 @@
+/**
+ * The one message vocabulary between the training worker, its host (the CLI or the
+ * extension host) and the dashboard webview, with runtime validation at every boundary.
+ * Each message is a discriminated union member on `type` with a path-like name; the
+ * validators check every field, so a malformed or stale message is rejected with a
+ * `ProtocolError` that says which field is wrong, never half-processed.
+ *
+ * Kinds (STYLE.md §2): commands (host → worker), notifications (past tense, worker → host,
+ * droppable ones carry snapshots, not deltas), requests (`id`, answered with
+ * `{ ok, result | error }`). Tensors travel as Float32Array / Uint8Array plus shape.
+ *
+ * Imports nothing: engine types that cross (model config, errors) travel as plain JSON and
+ * are validated again by the engine where they are used.
+ */
+
+/* ------------------------------------------------------------------ shared data */
+
+/** A JSON value (what crosses as configuration). */
+export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+
+/** An engine error as data (code + message that says what to do). */
+export interface ErrorData {
+  readonly code: string;
+  readonly message: string;
+}
+
+/** Where training data comes from. */
+export type DataSpec =
+  | { readonly kind: 'task'; readonly task: TaskName }
+  | { readonly kind: 'documents'; readonly files: readonly string[]; readonly root: string }
+  | { readonly kind: 'pairs'; readonly source: string; readonly target: string | null };
+
+/** The built-in generated tasks. */
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'addition' | 'dates';
+export const TASK_NAMES: readonly TaskName[] = ['copy', 'reverse', 'sort', 'addition', 'dates'];
+
+/** Everything that defines a run; saved in run.json. */
+export interface TrainSpec {
+  readonly model: {
+    readonly kind: 'encoder-decoder' | 'decoder-only';
+    readonly preset: string;
+    /** Config fields to override (`--set key=value`). */
+    readonly overrides: { readonly [key: string]: string | number | boolean };
+  };
+  readonly tokenizer: { readonly type: 'char' | 'bpe'; readonly vocabSize: number };
+  readonly data: DataSpec;
+  readonly training: {
+    readonly steps: number;
+    /** Sequences per batch (decoder-only) or the target-token budget per batch (pairs). */
+    readonly batchSize: number;
+    /** Context length for documents; longest sequence kept for pairs. */
+    readonly seqLen: number;
+    readonly evalEvery: number;
+    readonly checkpointEvery: number;
+    /** Attention snapshot of the probe sample every N steps (0 = off). */
+    readonly snapshotEvery: number;
+    readonly seed: number;
+    readonly optimizer: 'paper' | 'adamw';
+    /** Peak learning rate (adamw) or factor of the paper's schedule (paper); 0 = default. */
+    readonly lr: number;
+    readonly warmup: number;
+  };
+  readonly backend: 'auto' | 'wasm' | 'reference';
+}
+
+/** One file left out of a corpus, and why. */
+export interface SkippedFile {
+  readonly path: string;
+  readonly reason: 'binary' | 'not-utf8' | 'too-large' | 'empty' | 'unreadable' | 'ignored';
+}
+
+/** What a run is training on, for people. */
+export interface DataSummary {
+  readonly description: string;
+  readonly documents: number;
+  readonly bytes: number;
+  readonly trainTokens: number;
+  readonly valTokens: number;
+  readonly skipped: readonly SkippedFile[];
+}
+
+/** Attention probabilities of one layer for the probe sample: [heads, rows, cols]. */
+export interface AttentionMapData {
+  readonly stack: 'encoder' | 'decoder';
+  readonly kind: 'self' | 'cross';
+  readonly layer: number;
+  readonly shape: readonly [number, number, number];
+  readonly data: Float32Array;
+}
+
+/** A mask as the engine used it, with its broadcast shape ([B,1,1,S], [1,1,T,T] …). */
+export interface MaskData {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly data: Uint8Array;
+}
+
+/** Snapshot of the probe sample's attention at one step. */
+export interface AttentionSnapshot {
+  readonly step: number;
+  /** Token strings of the source (encoder-decoder) and of the decoder input. */
+  readonly srcTokens: readonly string[];
+  readonly tgtTokens: readonly string[];
+  readonly maps: readonly AttentionMapData[];
+  readonly masks: readonly MaskData[];
+}
+
+/** Metrics of one optimizer step (one line of metrics.jsonl). */
+export interface StepMetrics {
+  readonly step: number;
+  readonly loss: number;
+  readonly lr: number;
+  readonly gradNorm: number;
+  readonly tokens: number;
+  readonly tokensPerSec: number;
+  readonly elapsedMs: number;
+}
+
+/** Validation results at one step. */
+export interface EvalMetrics {
+  readonly step: number;
+  readonly loss: number;
+  readonly ppl: number;
+  readonly exactMatch: number | null;
+  readonly bleu: number | null;
+}
+
+/** Sizes of the model being trained. */
+export interface ModelInfo {
+  readonly config: { readonly [key: string]: Json };
+  readonly params: number;
+  readonly paramsByModule: { readonly [module: string]: number };
+  readonly memoryBytes: number;
+  readonly flopsPerToken: number;
+  readonly backend: string;
+}
+
+/* ------------------------------------------------------------------ worker ⇄ host */
+
+/** Commands from the host to the training worker. */
+export type HostToWorker =
+  | {
+      readonly type: 'train/start';
+      readonly runDir: string;
+      readonly spec: TrainSpec;
+      readonly resume: boolean;
+      /** Stop (with a checkpoint) after this step, to continue later with resume; null = run to spec.training.steps. */
+      readonly stopAt: number | null;
+    }
+  | { readonly type: 'train/pause' }
+  | { readonly type: 'train/resume' }
+  | { readonly type: 'train/stop' };
+
+/** Notifications from the training worker. */
+export type WorkerToHost =
+  | { readonly type: 'worker/ready' }
+  | { readonly type: 'train/didLog'; readonly level: 'info' | 'warn'; readonly message: string }
+  | { readonly type: 'train/didStart'; readonly runDir: string; readonly startStep: number; readonly totalSteps: number; readonly model: ModelInfo; readonly data: DataSummary }
+  | ({ readonly type: 'train/didStep' } & StepMetrics)
+  | ({ readonly type: 'train/didEval' } & EvalMetrics)
+  | ({ readonly type: 'train/didSnapshot' } & AttentionSnapshot)
+  | { readonly type: 'train/didSaveCheckpoint'; readonly step: number; readonly path: string }
+  | { readonly type: 'train/didPause'; readonly step: number }
+  | { readonly type: 'train/didResume'; readonly step: number }
+  | { readonly type: 'train/didFinish'; readonly step: number; readonly reason: 'completed' | 'stopped' }
+  | { readonly type: 'train/didFail'; readonly step: number; readonly error: ErrorData };
+
+/* ------------------------------------------------------------------ validation */
+
+/** A message that does not match the protocol. */
+export class ProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProtocolError';
+  }
+}
+
+type Check = (v: unknown, path: string) => void;
+
+function fail(path: string, want: string, v: unknown): never {
+  const got = v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
+  throw new ProtocolError(`${path}: expected ${want}, got ${got === 'string' ? JSON.stringify(String(v).slice(0, 40)) : got}`);
+}
+
+const num: Check = (v, p) => {
+  if (typeof v !== 'number' || Number.isNaN(v)) fail(p, 'a number', v);
+};
+const finiteOrNaN: Check = (v, p) => {
+  if (typeof v !== 'number') fail(p, 'a number', v);
+};
+const int: Check = (v, p) => {
+  if (typeof v !== 'number' || !Number.isInteger(v)) fail(p, 'an integer', v);
+};
+const nonNegInt: Check = (v, p) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(p, 'an integer ≥ 0', v);
+};
+const posInt: Check = (v, p) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) fail(p, 'an integer ≥ 1', v);
+};
+const str: Check = (v, p) => {
+  if (typeof v !== 'string') fail(p, 'a string', v);
+};
+const bool: Check = (v, p) => {
+  if (typeof v !== 'boolean') fail(p, 'true or false', v);
+};
+const nullable = (c: Check): Check => (v, p) => {
+  if (v !== null) c(v, p);
+};
+const oneOf = (...values: readonly string[]): Check => (v, p) => {
+  if (typeof v !== 'string' || !values.includes(v)) fail(p, `one of ${values.join(', ')}`, v);
+};
+const arrayOf = (c: Check): Check => (v, p) => {
+  if (!Array.isArray(v)) fail(p, 'an array', v);
+  (v as unknown[]).forEach((x, i) => c(x, `${p}[${i}]`));
+};
+const record = (c: Check): Check => (v, p) => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(p, 'an object', v);
+  for (const [k, x] of Object.entries(v as object)) c(x, `${p}.${k}`);
+};
+const json: Check = (v, p) => {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string') return;
+  if (typeof v === 'number') return;
+  if (Array.isArray(v)) return v.forEach((x, i) => json(x, `${p}[${i}]`));
+  if (typeof v === 'object') return record(json)(v, p);
+  fail(p, 'JSON', v);
+};
+const f32: Check = (v, p) => {
+  if (!(v instanceof Float32Array)) fail(p, 'a Float32Array', v);
+};
+const u8: Check = (v, p) => {
+  if (!(v instanceof Uint8Array)) fail(p, 'a Uint8Array', v);
+};
+const obj = (fields: Record<string, Check>): Check => (v, p) => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(p, 'an object', v);
+  const o = v as Record<string, unknown>;
+  for (const [k, c] of Object.entries(fields)) c(o[k], `${p}.${k}`);
+};
+
+const errorData = obj({ code: str, message: str });
+const primitive: Check = (v, p) => {
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') fail(p, 'a string, number or boolean', v);
+};
+const dataSpec: Check = (v, p) => {
+  obj({ kind: oneOf('task', 'documents', 'pairs') })(v, p);
+  const kind = (v as { kind: string }).kind;
+  if (kind === 'task') obj({ task: oneOf(...TASK_NAMES) })(v, p);
+  else if (kind === 'documents') obj({ files: arrayOf(str), root: str })(v, p);
+  else obj({ source: str, target: nullable(str) })(v, p);
+};
+const trainSpec = obj({
+  model: obj({ kind: oneOf('encoder-decoder', 'decoder-only'), preset: str, overrides: record(primitive) }),
+  tokenizer: obj({ type: oneOf('char', 'bpe'), vocabSize: posInt }),
+  data: dataSpec,
+  training: obj({
+    steps: posInt, batchSize: posInt, seqLen: posInt, evalEvery: nonNegInt, checkpointEvery: nonNegInt,
+    snapshotEvery: nonNegInt, seed: int, optimizer: oneOf('paper', 'adamw'), lr: num, warmup: nonNegInt,
+  }),
+  backend: oneOf('auto', 'wasm', 'reference'),
+});
+const stepMetrics = { step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num };
+const evalMetrics = { step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num) };
+const attentionMap: Check = (v, p) => {
+  obj({ stack: oneOf('encoder', 'decoder'), kind: oneOf('self', 'cross'), layer: nonNegInt, shape: arrayOf(nonNegInt), data: f32 })(v, p);
+  const m = v as AttentionMapData;
+  if (m.shape.length !== 3) fail(`${p}.shape`, '[heads, rows, cols]', m.shape);
+  if (m.data.length !== m.shape[0] * m.shape[1] * m.shape[2]) throw new ProtocolError(`${p}.data: ${m.data.length} values do not fill shape [${m.shape.join(', ')}]`);
+};
+const maskData: Check = (v, p) => {
+  obj({ name: str, shape: arrayOf(nonNegInt), data: u8 })(v, p);
+  const m = v as MaskData;
+  if (m.data.length !== m.shape.reduce((a, b) => a * b, 1)) throw new ProtocolError(`${p}.data: ${m.data.length} values do not fill shape [${m.shape.join(', ')}]`);
+};
+const snapshot = { step: nonNegInt, srcTokens: arrayOf(str), tgtTokens: arrayOf(str), maps: arrayOf(attentionMap), masks: arrayOf(maskData) };
+const modelInfo = obj({ config: record(json), params: nonNegInt, paramsByModule: record(nonNegInt), memoryBytes: nonNegInt, flopsPerToken: num, backend: str });
+const dataSummary = obj({
+  description: str, documents: nonNegInt, bytes: nonNegInt, trainTokens: nonNegInt, valTokens: nonNegInt,
+  skipped: arrayOf(obj({ path: str, reason: oneOf('binary', 'not-utf8', 'too-large', 'empty', 'unreadable', 'ignored') })),
+});
+
+const HOST_TO_WORKER: { readonly [K in HostToWorker['type']]: Record<string, Check> } = {
+  'train/start': { runDir: str, spec: trainSpec, resume: bool, stopAt: nullable(posInt) },
+  'train/pause': {},
+  'train/resume': {},
+  'train/stop': {},
+};
+
+const WORKER_TO_HOST: { readonly [K in WorkerToHost['type']]: Record<string, Check> } = {
+  'worker/ready': {},
+  'train/didLog': { level: oneOf('info', 'warn'), message: str },
+  'train/didStart': { runDir: str, startStep: nonNegInt, totalSteps: posInt, model: modelInfo, data: dataSummary },
+  'train/didStep': stepMetrics,
+  'train/didEval': evalMetrics,
+  'train/didSnapshot': snapshot,
+  'train/didSaveCheckpoint': { step: nonNegInt, path: str },
+  'train/didPause': { step: nonNegInt },
+  'train/didResume': { step: nonNegInt },
+  'train/didFinish': { step: nonNegInt, reason: oneOf('completed', 'stopped') },
+  'train/didFail': { step: nonNegInt, error: errorData },
+};
+
+function validateWith<T extends { type: string }>(table: { readonly [type: string]: Record<string, Check> }, msg: unknown, where: string): T {
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) fail(where, 'a message object', msg);
+  const type = (msg as { type?: unknown }).type;
+  if (typeof type !== 'string') fail(`${where}.type`, 'a message type', type);
+  const fields = Object.prototype.hasOwnProperty.call(table, type) ? table[type] : undefined;
+  if (!fields) throw new ProtocolError(`${where}.type: unknown message type ${JSON.stringify(type)}; known: ${Object.keys(table).join(', ')}`);
+  obj(fields)(msg, `${where}(${type})`);
+  return msg as T;
+}
+
+/** Validates a command arriving at the worker; throws ProtocolError. */
+export function validateHostToWorker(msg: unknown): HostToWorker {
+  return validateWith<HostToWorker>(HOST_TO_WORKER, msg, 'message');
+}
+
+/** Validates a notification arriving from the worker; throws ProtocolError. */
+export function validateWorkerToHost(msg: unknown): WorkerToHost {
+  return validateWith<WorkerToHost>(WORKER_TO_HOST, msg, 'message');
+}
+
+/** Validates a TrainSpec (e.g. read back from run.json); throws ProtocolError. */
+export function validateTrainSpec(spec: unknown, where = 'spec'): TrainSpec {
+  trainSpec(spec, where);
+  return spec as TrainSpec;
+}
+
+/** Validates a line of metrics.jsonl. */
+export function validateStepMetrics(v: unknown, where = 'metrics'): StepMetrics {
+  obj(stepMetrics)(v, where);
+  return v as StepMetrics;
+}
+
+/** Validates an attention snapshot (e.g. read back from snapshots). */
+export function validateSnapshot(v: unknown, where = 'snapshot'): AttentionSnapshot {
+  obj(snapshot)(v, where);
+  return v as AttentionSnapshot;
+}
+
+/** Validates model info. */
+export function validateModelInfo(v: unknown, where = 'model'): ModelInfo {
+  modelInfo(v, where);
+  return v as ModelInfo;
+}

@@ -1,0 +1,47 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { FAST, cli, metricLines, tempDir } from './cliHarness';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+describe('attention-lab train', () => {
+  it('trains a task into a run folder and reports one JSON object with --json', () => {
+    const out = path.join(tmp.dir, 'run-a');
+    const r = cli(['train', '--task', 'copy', '--steps', '12', '--eval-every', '6', '--out', out, '--json', ...FAST], tmp.dir);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const j = JSON.parse(r.stdout) as { runDir: string; status: string; step: number; eval: { loss: number; exact_match: number }; samples: unknown[] };
+    expect(j.runDir).toBe(out);
+    expect(j.status).toBe('completed');
+    expect(j.step).toBe(12);
+    expect(j.eval.loss).toBeGreaterThan(0);
+    expect(j.samples.length).toBe(3);
+    for (const f of ['run.json', 'metrics.jsonl', 'tokenizer.json', 'model.safetensors', 'optimizer.safetensors']) expect(fs.existsSync(path.join(out, f)), f).toBe(true);
+    const steps = metricLines(out, 'step');
+    expect(steps.map((s) => s.step)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    for (const s of steps) for (const k of ['loss', 'lr', 'gradNorm', 'tokensPerSec', 'elapsedMs']) expect(Number.isFinite(s[k]), k).toBe(true);
+    expect(metricLines(out, 'eval').map((e) => e.step)).toEqual([6, 12]);
+    const run = JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as { status: string; step: number; version: number };
+    expect([run.status, run.step, run.version]).toEqual(['completed', 12, 1]);
+    expect(fs.readdirSync(path.join(out, 'snapshots')).length).toBeGreaterThan(0);
+  });
+
+  it('resumes exactly: N steps then --resume for N more gives the same losses as 2N steps', () => {
+    const a = path.join(tmp.dir, 'straight');
+    const b = path.join(tmp.dir, 'resumed');
+    const common = ['--task', 'reverse', '--steps', '16', '--seed', '7', '--set', 'dropout=0.1', '--json', ...FAST];
+    expect(cli(['train', ...common, '--out', a], tmp.dir).code).toBe(0);
+    const first = cli(['train', ...common, '--out', b, '--until', '8'], tmp.dir);
+    expect(first.code).toBe(0);
+    expect((JSON.parse(first.stdout) as { status: string }).status).toBe('stopped');
+    const second = cli(['train', '--resume', b, '--json'], tmp.dir);
+    expect(second.stderr).toBe('');
+    expect(second.code).toBe(0);
+    const la = metricLines(a, 'step').map((s) => s.loss);
+    const lb = metricLines(b, 'step').map((s) => s.loss);
+    expect(la.length).toBe(16);
+    expect(lb).toEqual(la);
+  });
+});
