@@ -165,6 +165,82 @@ export type WorkerToHost =
   | { readonly type: 'train/didFinish'; readonly step: number; readonly reason: 'completed' | 'stopped' }
   | { readonly type: 'train/didFail'; readonly step: number; readonly error: ErrorData };
 
+/* ------------------------------------------------------------------ host ⇄ webview */
+
+/** A run as the dashboard lists it. */
+export interface RunSummary {
+  readonly id: string;
+  readonly name: string;
+  readonly runDir: string;
+  readonly status: 'created' | 'training' | 'paused' | 'completed' | 'stopped' | 'failed';
+  readonly kind: 'encoder-decoder' | 'decoder-only';
+  readonly step: number;
+  readonly totalSteps: number;
+  readonly bestValLoss: number | null;
+  readonly model: ModelInfo | null;
+  readonly data: DataSummary | null;
+}
+
+/** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
+export interface RunState {
+  readonly run: RunSummary;
+  readonly steps: readonly StepMetrics[];
+  readonly evals: readonly EvalMetrics[];
+  readonly snapshots: readonly AttentionSnapshot[];
+}
+
+/** Options of one playground decode. */
+export interface DecodeParams {
+  readonly input: string;
+  readonly strategy: 'greedy' | 'beam' | 'sample';
+  readonly beam: number;
+  readonly lengthPenalty: number;
+  readonly temperature: number;
+  readonly topK: number;
+  readonly topP: number;
+  readonly maxTokens: number;
+  readonly seed: number;
+}
+
+/** Attention of a decode's generated tokens, per decoder layer ([H, T, K] self, [H, T, S] cross). */
+export interface DecodeAttentionData {
+  readonly queryStart: number;
+  readonly queries: number;
+  readonly selfKeys: number;
+  readonly sourceLength: number;
+  readonly nHeads: number;
+  readonly self: readonly Float32Array[];
+  readonly cross: readonly Float32Array[];
+}
+
+/** A finished decode. */
+export interface DecodeOutput {
+  readonly text: string;
+  readonly promptTokens: readonly string[];
+  readonly tokens: readonly string[];
+  readonly ids: readonly number[];
+  readonly logprobs: readonly number[];
+  readonly score: number;
+  readonly attention: DecodeAttentionData | null;
+  /** Beam search: the n-best texts and scores. */
+  readonly beams: readonly { readonly text: string; readonly score: number }[];
+}
+
+/** Messages from the extension host (or the report page's loader) to the dashboard. */
+export type HostToWebview =
+  | { readonly type: 'dashboard/didLoadRuns'; readonly runs: readonly RunState[]; readonly selectedId: string | null }
+  | { readonly type: 'run/didUpdate'; readonly runId: string; readonly event: WorkerToHost }
+  | { readonly type: 'decode/didToken'; readonly id: number; readonly token: string; readonly logprob: number }
+  | { readonly type: 'decode/didFinish'; readonly id: number; readonly output: DecodeOutput }
+  | { readonly type: 'decode/didFail'; readonly id: number; readonly error: ErrorData };
+
+/** Messages from the dashboard to its host. */
+export type WebviewToHost =
+  | { readonly type: 'webview/ready' }
+  | { readonly type: 'webview/didError'; readonly message: string }
+  | { readonly type: 'decode/request'; readonly id: number; readonly runId: string; readonly params: DecodeParams }
+  | { readonly type: 'train/control'; readonly runId: string; readonly action: 'pause' | 'resume' | 'stop' };
+
 /* ------------------------------------------------------------------ validation */
 
 /** A message that does not match the protocol. */
@@ -340,4 +416,50 @@ export function validateSnapshot(v: unknown, where = 'snapshot'): AttentionSnaps
 export function validateModelInfo(v: unknown, where = 'model'): ModelInfo {
   modelInfo(v, where);
   return v as ModelInfo;
+}
+
+/* ------------------------------------------------------------------ webview validation */
+
+const runStatus = oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed');
+const runSummary = obj({
+  id: str, name: str, runDir: str, status: runStatus, kind: oneOf('encoder-decoder', 'decoder-only'), step: nonNegInt,
+  totalSteps: nonNegInt, bestValLoss: nullable(num), model: nullable(modelInfo), data: nullable(dataSummary),
+});
+const runState = obj({ run: runSummary, steps: arrayOf(obj(stepMetrics)), evals: arrayOf(obj(evalMetrics)), snapshots: arrayOf(obj(snapshot)) });
+const workerEvent: Check = (v, p) => {
+  validateWith<WorkerToHost>(WORKER_TO_HOST, v, p);
+};
+const decodeParams = obj({
+  input: str, strategy: oneOf('greedy', 'beam', 'sample'), beam: posInt, lengthPenalty: num, temperature: num, topK: nonNegInt,
+  topP: num, maxTokens: posInt, seed: int,
+});
+const decodeAttention = obj({ queryStart: nonNegInt, queries: nonNegInt, selfKeys: nonNegInt, sourceLength: nonNegInt, nHeads: posInt, self: arrayOf(f32), cross: arrayOf(f32) });
+const decodeOutput = obj({
+  text: str, promptTokens: arrayOf(str), tokens: arrayOf(str), ids: arrayOf(int), logprobs: arrayOf(num), score: num,
+  attention: nullable(decodeAttention), beams: arrayOf(obj({ text: str, score: num })),
+});
+
+const HOST_TO_WEBVIEW: { readonly [K in HostToWebview['type']]: Record<string, Check> } = {
+  'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
+  'run/didUpdate': { runId: str, event: workerEvent },
+  'decode/didToken': { id: nonNegInt, token: str, logprob: num },
+  'decode/didFinish': { id: nonNegInt, output: decodeOutput },
+  'decode/didFail': { id: nonNegInt, error: errorData },
+};
+
+const WEBVIEW_TO_HOST: { readonly [K in WebviewToHost['type']]: Record<string, Check> } = {
+  'webview/ready': {},
+  'webview/didError': { message: str },
+  'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
+  'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
+};
+
+/** Validates a message arriving in the dashboard; throws ProtocolError. */
+export function validateHostToWebview(msg: unknown): HostToWebview {
+  return validateWith<HostToWebview>(HOST_TO_WEBVIEW, msg, 'message');
+}
+
+/** Validates a message arriving from the dashboard; throws ProtocolError. */
+export function validateWebviewToHost(msg: unknown): WebviewToHost {
+  return validateWith<WebviewToHost>(WEBVIEW_TO_HOST, msg, 'message');
 }

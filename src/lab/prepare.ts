@@ -142,7 +142,10 @@ export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig): OptimizerCon
   const t = spec.training;
   const warmup = t.warmup > 0 ? t.warmup : Math.max(1, Math.min(4000, Math.round(t.steps / 10)));
   if (t.optimizer === 'paper') {
-    return { type: 'adam', lr: 0, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: { type: 'noam', warmup, dModel: cfg.dModel, factor: t.lr > 0 ? t.lr : 1 } };
+    const factor = t.lr > 0 ? t.lr : 1;
+    // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
+    const peak = factor * Math.pow(cfg.dModel, -0.5) * Math.pow(warmup, -0.5);
+    return { type: 'adam', lr: peak, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: { type: 'noam', warmup, dModel: cfg.dModel, factor } };
   }
   const lr = t.lr > 0 ? t.lr : 1e-3;
   return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule: { type: 'cosine', warmup, maxSteps: t.steps, minLr: lr / 10 } };

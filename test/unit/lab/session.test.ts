@@ -1,0 +1,107 @@
+/**
+ * The training session in-process: pause, resume and stop between steps; a non-finite
+ * loss stops the run naming the step, and leaves the last good checkpoint loadable.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createReferenceBackend } from '../../../src/engine/backends/reference';
+import type { TrainSpec, WorkerToHost } from '../../../src/protocol';
+import { validateWorkerToHost } from '../../../src/protocol';
+import { openRun } from '../../../src/lab/openRun';
+import { loadRunState } from '../../../src/lab/runState';
+import { readRunJson } from '../../../src/lab/runFolder';
+import { SessionControl, runSession } from '../../../src/lab/session';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-session-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
+  return {
+    model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 16, nHeads: 2, dFF: 32, nEncoderLayers: 1, nDecoderLayers: 1 } },
+    tokenizer: { type: 'char', vocabSize: 1000 },
+    data: { kind: 'task', task: 'copy' },
+    training: { steps: 40, batchSize: 4, seqLen: 16, evalEvery: 0, checkpointEvery: 5, snapshotEvery: 10, seed: 3, optimizer: 'adamw', lr: 0, warmup: 0, ...over },
+    backend: 'reference',
+  };
+}
+
+describe('training session', () => {
+  it('pauses, resumes and stops between steps, saving a checkpoint on stop', async () => {
+    const dir = path.join(root, 'controlled');
+    const control = new SessionControl();
+    const events: WorkerToHost[] = [];
+    const done = runSession(dir, spec(), false, control, (m) => {
+      events.push(validateWorkerToHost(m));
+      if (m.type === 'train/didStep' && m.step === 3) control.pause();
+      if (m.type === 'train/didPause') setTimeout(() => control.resume(), 20);
+      if (m.type === 'train/didStep' && m.step === 6) control.stop();
+    });
+    await done;
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe('train/didStart');
+    expect(types).toContain('train/didPause');
+    expect(types).toContain('train/didResume');
+    expect(types.indexOf('train/didPause')).toBeLessThan(types.indexOf('train/didResume'));
+    const fin = events.find((e) => e.type === 'train/didFinish');
+    expect(fin).toEqual({ type: 'train/didFinish', step: 6, reason: 'stopped' });
+    expect(readRunJson(dir).status).toBe('stopped');
+    expect(openRun(dir, createReferenceBackend()).step).toBe(6);
+    const state = loadRunState(dir);
+    expect(state.steps.map((s) => s.step)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(state.snapshots.map((s) => s.step)).toEqual([0]);
+    expect(state.run.status).toBe('stopped');
+    expect(state.snapshots[0]?.maps.length).toBe(3); // encoder self, decoder self, cross
+    expect(state.snapshots[0]?.masks.map((m) => m.name)).toEqual(['source.padding', 'target.padding', 'decoder.causal', 'decoder.self']);
+  });
+
+  it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {
+    const dir = path.join(root, 'diverged');
+    const events: WorkerToHost[] = [];
+    await runSession(dir, spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 }), false, new SessionControl(), (m) => events.push(m));
+    const fail = events.find((e) => e.type === 'train/didFail');
+    expect(fail, 'the run should diverge').toBeDefined();
+    if (fail?.type !== 'train/didFail') return;
+    expect(fail.error.code).toBe('train/nonFinite');
+    expect(fail.error.message).toMatch(new RegExp(`step ${fail.step + 1}|step ${fail.step}`));
+    expect(fail.error.message).toMatch(/learning rate/i);
+    expect(fail.error.message).toMatch(/last good checkpoint \(step \d+\) is kept/);
+    const run = readRunJson(dir);
+    expect(run.status).toBe('failed');
+    const opened = openRun(dir, createReferenceBackend());
+    expect(opened.step).toBe(run.step);
+    expect(Array.from(opened.model.params).every(Number.isFinite)).toBe(true);
+  });
+
+  it('refuses to start a new run in a folder that holds one, without touching it', async () => {
+    const dir = path.join(root, 'controlled');
+    const before = fs.readFileSync(path.join(dir, 'run.json'), 'utf8');
+    const events: WorkerToHost[] = [];
+    await runSession(dir, spec(), false, new SessionControl(), (m) => events.push(m));
+    const fail = events.find((e) => e.type === 'train/didFail');
+    expect(fail?.type === 'train/didFail' && fail.error.message).toMatch(/already holds a run; pass --resume/);
+    expect(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+  });
+});
+
+describe('playground decode on a trained run', () => {
+  it('returns text, tokens, log-probabilities and per-layer attention; streams greedy tokens', async () => {
+    const { playgroundDecode } = await import('../../../src/lab/playground');
+    const r = openRun(path.join(root, 'controlled'), createReferenceBackend());
+    const streamed: string[] = [];
+    const params = { input: 'abc', strategy: 'greedy' as const, beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 5, seed: 1 };
+    const out = playgroundDecode(r, params, (t) => streamed.push(t));
+    expect(out.tokens).toEqual(streamed);
+    expect(out.tokens.length).toBe(out.logprobs.length);
+    expect(out.promptTokens).toEqual(['a', 'b', 'c', '<eos>']);
+    expect(out.attention?.self.length).toBe(1);
+    expect(out.attention?.cross[0]?.length).toBe((out.attention?.nHeads ?? 0) * (out.attention?.queries ?? 0) * 4);
+    const beam = playgroundDecode(r, { ...params, strategy: 'beam', beam: 3 });
+    expect(beam.beams.length).toBeGreaterThan(0);
+    expect(beam.beams[0]?.text).toBe(beam.text);
+    const s1 = playgroundDecode(r, { ...params, strategy: 'sample', temperature: 2, seed: 9 });
+    const s2 = playgroundDecode(r, { ...params, strategy: 'sample', temperature: 2, seed: 9 });
+    expect(s1.ids).toEqual(s2.ids);
+  });
+});
