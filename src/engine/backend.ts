@@ -138,8 +138,10 @@ export interface Kernels {
   /**
    * Row-wise softmax over `cols`, with an optional mask applied before it (masked entries
    * get probability exactly 0; a fully masked row is all zeros, never NaN). Numerically
-   * stable (max subtracted). Mask element for (row r, col c) is
-   * mask.data[floor(r / rowsPerBatch) * batchStride + (r % rowsPerBatch) * rowStride + c].
+   * stable (max subtracted). Rows are grouped [batch, rowsPerBatch]; the mask element for
+   * (row r, col c) is mask.data[floor(r / rowsPerBatch) * batchStride + (r % rowsPerBatch) * rowStride + c].
+   * (Rows laid out [B, H, T] would mix the head into the mask row: apply a [B,1,T,S] mask
+   * per head, or use the fused attentionForward, which broadcasts over heads itself.)
    */
   softmaxForward(
     y: FloatArray, x: FloatArray, rows: number, cols: number,
@@ -212,7 +214,7 @@ export interface Backend extends Kernels {
   alloc(n: number): FloatArray;
 }
 
-/** Draw a dropout keep-mask: keep[i] = 1 with probability 1 − p. Not a kernel: uses rng. */
+/** Draws a dropout keep-mask: keep[i] = 1 with probability 1 − p. Not a kernel: it uses the rng. */
 export function drawKeepMask(keep: Uint8Array, n: number, p: number, rng: Rng): void {
   for (let i = 0; i < n; i++) keep[i] = rng.next() >= p ? 1 : 0;
 }

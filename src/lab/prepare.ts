@@ -50,7 +50,7 @@ export async function loadRunText(spec: TrainSpec): Promise<RunText> {
   if (d.kind === 'task') {
     const info = taskInfo(d.task);
     const { train, val } = splitTaskData(d.task, info.trainPairs, info.valPairs, seed);
-    return { kind: 'pairs', trainPairs: train, valPairs: val, trainDocs: [], valDocs: [], description: `task ${d.task}: ${info.description}`, documents: train.length + val.length, bytes: 0, skipped: [] };
+    return { kind: 'pairs', trainPairs: train, valPairs: val, trainDocs: [], valDocs: [], description: `task ${info.description}`, documents: train.length + val.length, bytes: 0, skipped: [] };
   }
   if (d.kind === 'pairs') {
     const pairs = await readPairs(d.source, d.target);
