@@ -19,3 +19,5 @@ await Promise.all([
   build({ ...common, entryPoints: ['src/lab/worker.ts'], outfile: 'dist/worker.js' }),
 ]);
 chmodSync('dist/cli.js', 0o755);
+// The dashboard bundle (dist/webview/), for the extension's webview and `attention-lab report`.
+await (await import('./buildWebview.mjs')).buildWebview();

@@ -165,6 +165,51 @@ export type WorkerToHost =
   | { readonly type: 'train/didFinish'; readonly step: number; readonly reason: 'completed' | 'stopped' }
   | { readonly type: 'train/didFail'; readonly step: number; readonly error: ErrorData };
 
+/* ------------------------------------------------------------------ host ⇄ model worker */
+
+/** Per-token surprise of a text under a run's model (`model/score`). */
+export interface ScoreOutput {
+  /** Display strings of the scored tokens (BOS excluded). */
+  readonly tokens: readonly string[];
+  /** log p(token | everything before it), one per token. */
+  readonly logprobs: readonly number[];
+  /** UTF-16 offsets [start, end) of each token in the scored text (a token inside a split character gets that character's range). */
+  readonly starts: readonly number[];
+  readonly ends: readonly number[];
+  /** Tokens past the model's context, left unscored. */
+  readonly truncated: number;
+}
+
+/** What `model/export` wrote. */
+export interface ExportOutput {
+  readonly files: readonly string[];
+  readonly tensors: number;
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Requests from the extension host to its model worker (decode, score, attention, export,
+ * speed calibration), each answered by exactly one `model/did*` response with the same id,
+ * or `model/didFail`.
+ */
+export type HostToModelWorker =
+  | { readonly type: 'model/decode'; readonly id: number; readonly runDir: string; readonly params: DecodeParams }
+  | { readonly type: 'model/score'; readonly id: number; readonly runDir: string; readonly source: string | null; readonly text: string }
+  | { readonly type: 'model/attend'; readonly id: number; readonly runDir: string; readonly text: string }
+  | { readonly type: 'model/export'; readonly id: number; readonly runDir: string; readonly outDir: string }
+  | { readonly type: 'model/calibrate'; readonly id: number; readonly spec: TrainSpec; readonly vocabSize: number };
+
+/** Responses (and streamed tokens) from the model worker. */
+export type ModelWorkerToHost =
+  | { readonly type: 'worker/ready' }
+  | { readonly type: 'model/didToken'; readonly id: number; readonly token: string; readonly logprob: number }
+  | { readonly type: 'model/didDecode'; readonly id: number; readonly output: DecodeOutput }
+  | { readonly type: 'model/didScore'; readonly id: number; readonly output: ScoreOutput }
+  | { readonly type: 'model/didAttend'; readonly id: number; readonly snapshot: AttentionSnapshot }
+  | { readonly type: 'model/didExport'; readonly id: number; readonly output: ExportOutput }
+  | { readonly type: 'model/didCalibrate'; readonly id: number; readonly secondsPerStep: number; readonly flopsPerSec: number; readonly backend: string }
+  | { readonly type: 'model/didFail'; readonly id: number; readonly error: ErrorData };
+
 /* ------------------------------------------------------------------ host ⇄ webview */
 
 /** A run as the dashboard lists it. */
@@ -232,7 +277,14 @@ export type HostToWebview =
   | { readonly type: 'run/didUpdate'; readonly runId: string; readonly event: WorkerToHost }
   | { readonly type: 'decode/didToken'; readonly id: number; readonly token: string; readonly logprob: number }
   | { readonly type: 'decode/didFinish'; readonly id: number; readonly output: DecodeOutput }
-  | { readonly type: 'decode/didFail'; readonly id: number; readonly error: ErrorData };
+  | { readonly type: 'decode/didFail'; readonly id: number; readonly error: ErrorData }
+  /** A decode the host ran itself (the Decode command): show it in the playground. */
+  | { readonly type: 'playground/didDecode'; readonly runId: string; readonly params: DecodeParams; readonly output: DecodeOutput }
+  /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
+  | { readonly type: 'dashboard/show'; readonly runId: string | null; readonly tab: DashboardTab };
+
+/** The dashboard's tabs. */
+export type DashboardTab = 'curves' | 'attention' | 'masks' | 'model' | 'playground';
 
 /** Messages from the dashboard to its host. */
 export type WebviewToHost =
@@ -445,6 +497,8 @@ const HOST_TO_WEBVIEW: { readonly [K in HostToWebview['type']]: Record<string, C
   'decode/didToken': { id: nonNegInt, token: str, logprob: num },
   'decode/didFinish': { id: nonNegInt, output: decodeOutput },
   'decode/didFail': { id: nonNegInt, error: errorData },
+  'playground/didDecode': { runId: str, params: decodeParams, output: decodeOutput },
+  'dashboard/show': { runId: nullable(str), tab: oneOf('curves', 'attention', 'masks', 'model', 'playground') },
 };
 
 const WEBVIEW_TO_HOST: { readonly [K in WebviewToHost['type']]: Record<string, Check> } = {
@@ -462,4 +516,37 @@ export function validateHostToWebview(msg: unknown): HostToWebview {
 /** Validates a message arriving from the dashboard; throws ProtocolError. */
 export function validateWebviewToHost(msg: unknown): WebviewToHost {
   return validateWith<WebviewToHost>(WEBVIEW_TO_HOST, msg, 'message');
+}
+
+/* ------------------------------------------------------------------ model worker validation */
+
+const scoreOutput = obj({ tokens: arrayOf(str), logprobs: arrayOf(finiteOrNaN), starts: arrayOf(nonNegInt), ends: arrayOf(nonNegInt), truncated: nonNegInt });
+
+const HOST_TO_MODEL_WORKER: { readonly [K in HostToModelWorker['type']]: Record<string, Check> } = {
+  'model/decode': { id: nonNegInt, runDir: str, params: decodeParams },
+  'model/score': { id: nonNegInt, runDir: str, source: nullable(str), text: str },
+  'model/attend': { id: nonNegInt, runDir: str, text: str },
+  'model/export': { id: nonNegInt, runDir: str, outDir: str },
+  'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
+};
+
+const MODEL_WORKER_TO_HOST: { readonly [K in ModelWorkerToHost['type']]: Record<string, Check> } = {
+  'worker/ready': {},
+  'model/didToken': { id: nonNegInt, token: str, logprob: num },
+  'model/didDecode': { id: nonNegInt, output: decodeOutput },
+  'model/didScore': { id: nonNegInt, output: scoreOutput },
+  'model/didAttend': { id: nonNegInt, snapshot: obj(snapshot) },
+  'model/didExport': { id: nonNegInt, output: obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) }) },
+  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
+  'model/didFail': { id: nonNegInt, error: errorData },
+};
+
+/** Validates a request arriving at the model worker; throws ProtocolError. */
+export function validateHostToModelWorker(msg: unknown): HostToModelWorker {
+  return validateWith<HostToModelWorker>(HOST_TO_MODEL_WORKER, msg, 'message');
+}
+
+/** Validates a response arriving from the model worker; throws ProtocolError. */
+export function validateModelWorkerToHost(msg: unknown): ModelWorkerToHost {
+  return validateWith<ModelWorkerToHost>(MODEL_WORKER_TO_HOST, msg, 'message');
 }

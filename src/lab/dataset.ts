@@ -46,7 +46,7 @@ export interface Dataset {
   readonly valTokens: number;
   trainBatch(step: number): Batch;
   valBatches(): readonly Batch[];
-  /** One example (B = 1) for attention snapshots. */
+  /** The probe batch for attention snapshots (item 0 is the one whose maps are drawn). */
   probe(): Batch;
   /** Validation pairs (encoder-decoder only) for exact match and BLEU. */
   readonly valPairs: readonly PairExample[];
@@ -90,6 +90,20 @@ function len(e: PairExample): number {
   return Math.max(e.src.length, e.tgt.length + 1);
 }
 
+/**
+ * The probe batch of attention snapshots: up to three examples of different lengths,
+ * longest first, so item 0 (whose maps are drawn) is unpadded and the masks show padding.
+ */
+function probeExamples(val: readonly PairExample[]): PairExample[] {
+  const picked: PairExample[] = [];
+  for (const e of val.slice(0, 50)) {
+    if (picked.length === 3) break;
+    if (!picked.some((p) => len(p) === len(e) || p.src.length === e.src.length)) picked.push(e);
+  }
+  if (picked.length === 0 && val[0]) picked.push(val[0]);
+  return picked.sort((a, b) => b.src.length - a.src.length || len(b) - len(a));
+}
+
 /** Encoder-decoder data with token-budget batching. */
 export function pairDataset(train: PairExample[], val: PairExample[], seed: number, rows: number): Dataset {
   if (train.length === 0) throw new Error('no training pairs');
@@ -128,7 +142,7 @@ export function pairDataset(train: PairExample[], val: PairExample[], seed: numb
       return pairBatch(sorted.slice(lo, hi));
     },
     valBatches: () => valBatches,
-    probe: () => pairBatch([valSet[0] as PairExample]),
+    probe: () => pairBatch(probeExamples(valSet)),
     valPairs: val,
   };
 }

@@ -140,7 +140,8 @@ export function buildDataset(spec: TrainSpec, text: RunText, tok: Tokenizer, max
 /** The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' = nanoGPT's AdamW + cosine. */
 export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig): OptimizerConfig {
   const t = spec.training;
-  const warmup = t.warmup > 0 ? t.warmup : Math.max(1, Math.min(4000, Math.round(t.steps / 10)));
+  const auto = Math.max(1, Math.min(4000, Math.round(t.steps / 10)));
+  const warmup = t.warmup > 0 ? t.warmup : auto;
   if (t.optimizer === 'paper') {
     const factor = t.lr > 0 ? t.lr : 1;
     // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
@@ -148,7 +149,10 @@ export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig): OptimizerCon
     return { type: 'adam', lr: peak, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: { type: 'noam', warmup, dModel: cfg.dModel, factor } };
   }
   const lr = t.lr > 0 ? t.lr : 1e-3;
-  return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule: { type: 'cosine', warmup, maxSteps: t.steps, minLr: lr / 10 } };
+  // Cosine decay needs at least one step after the warm-up; shorter runs hold the rate.
+  const schedule: OptimizerConfig['schedule'] =
+    t.steps > warmup ? { type: 'cosine', warmup, maxSteps: t.steps, minLr: lr / 10 } : { type: 'constant', warmup: Math.min(warmup, t.steps - 1) };
+  return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule };
 }
 
 /** A bound model (and optimizer) for a config and dataset shape. */

@@ -46,6 +46,12 @@ export interface TaskInfo {
   readonly trainPairs: number;
   /** Suggested number of held-out pairs. */
   readonly valPairs: number;
+  /**
+   * Training steps after which the tiny encoder-decoder (no dropout or label smoothing,
+   * batch 32, AdamW 3e-3 with cosine decay) gets 100% of the held-out pairs exactly right
+   * (measured: copy, reverse, sort and dates at 1500, addition at 4000).
+   */
+  readonly steps: number;
 }
 
 /** Letters used by copy, reverse and sort. */
@@ -200,21 +206,21 @@ export function taskInfo(task: TaskName): TaskInfo {
   const seq = { min: SEQ_MIN, max: SEQ_MAX };
   switch (task) {
     case 'copy':
-      return { task, description: "copy: 'abcde' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
+      return { task, description: "copy: 'abcde' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500, steps: 1500 };
     case 'reverse':
-      return { task, description: "reverse: 'abcde' → 'edcba'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
+      return { task, description: "reverse: 'abcde' → 'edcba'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500, steps: 1500 };
     case 'sort':
-      return { task, description: "sort: 'dbeca' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
+      return { task, description: "sort: 'dbeca' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500, steps: 1500 };
     case 'addition':
       return {
         task, description: "addition: '123+58' → '181'", srcLength: { min: 3, max: 2 * ADD_DIGITS + 1 },
-        maxTgtLength: ADD_DIGITS + 1, trainPairs: 40000, valPairs: 500,
+        maxTgtLength: ADD_DIGITS + 1, trainPairs: 40000, valPairs: 500, steps: 4000,
       };
     case 'dates':
       // Shortest: "1.1.1950" (8); longest: "Wednesday, September 30, 2020" (29).
       return {
         task, description: "dates: 'Wednesday, March 3, 2021' → '2021-03-03'", srcLength: { min: 8, max: 29 },
-        maxTgtLength: 10, trainPairs: 40000, valPairs: 500,
+        maxTgtLength: 10, trainPairs: 40000, valPairs: 500, steps: 1500,
       };
     default:
       return task satisfies never;

@@ -44,4 +44,10 @@ describe('attention-lab train', () => {
     expect(la.length).toBe(16);
     expect(lb).toEqual(la);
   });
+
+  it.each(['adamw', 'paper'])('trains a single step with the %s optimizer', (opt) => {
+    const r = cli(['train', '--task', 'sort', '--steps', '1', '--optimizer', opt, '--out', path.join(tmp.dir, `one-${opt}`), '--json', ...FAST], tmp.dir);
+    expect(r.stderr).toBe('');
+    expect((JSON.parse(r.stdout) as { step: number }).step).toBe(1);
+  });
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../../../../src/engine/backend';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
+import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { validateConfig } from '../../../../src/engine/config';
 import type { SafetensorsFile } from '../../../../src/engine/io/safetensors';
@@ -20,7 +21,11 @@ import { Optimizer } from '../../../../src/engine/optim/optimizer';
 import type { OptimizerConfig } from '../../../../src/engine/optim/optimizerConfig';
 
 const GOLDEN = join(__dirname, '../../../golden');
-const BACKENDS: [string, () => Backend][] = [['reference', () => createReferenceBackend()]];
+const BACKENDS: [string, () => Backend][] = [
+  ['reference', () => createReferenceBackend()],
+  // WebAssembly SIMD (float32, fused kernels), where the runtime has it.
+  ...(createWasmBackend() ? [['wasm', () => createWasmBackend() as Backend] as [string, () => Backend]] : []),
+];
 const FILES = ['encdec-paper', 'encdec-pre', 'gpt', 'gpt-post'];
 
 function tensor(f: SafetensorsFile, name: string): { shape: number[]; data: Float32Array | Int32Array } {

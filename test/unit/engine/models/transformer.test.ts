@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Backend } from '../../../../src/engine/backend';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
+import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { EngineError } from '../../../../src/engine/errors';
 import type { Batch } from '../../../../src/engine/models/transformer';
@@ -7,8 +9,14 @@ import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { tinyBatch, tinyConfig } from './fixtures';
 
-function build(cfg: ModelConfig, dtype: 'f32' | 'f64' = 'f32', seed = 7): Transformer {
-  const m = new Transformer(cfg, { maxBatch: 2 }).bind(createReferenceBackend({ dtype }));
+/** float32 backends the behavioural tests run on: the reference and (where available) WebAssembly SIMD. */
+const BACKENDS: [string, () => Backend][] = [
+  ['reference', () => createReferenceBackend()],
+  ...(createWasmBackend() ? [['wasm', () => createWasmBackend() as Backend] as [string, () => Backend]] : []),
+];
+
+function build(cfg: ModelConfig, dtype: 'f32' | 'f64' = 'f32', seed = 7, backend?: Backend): Transformer {
+  const m = new Transformer(cfg, { maxBatch: 2 }).bind(backend ?? createReferenceBackend({ dtype }));
   m.initialize(new Rng(seed));
   return m;
 }
@@ -61,82 +69,107 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
     expect(nonzero).toBeGreaterThan(m.params.length * 0.5);
   });
 
-  it('is deterministic: same seed, same losses bit for bit', () => {
-    const run = (): number[] => {
-      const m = build(cfg);
-      const batch = tinyBatch(cfg);
-      return [0, 1, 2].map(() => m.forward(batch, { train: true, rng: new Rng(5) }).loss);
-    };
-    expect(run()).toEqual(run());
-  });
-
-  it('never lets a later token change an earlier output (causal leak test)', () => {
-    const m = build(cfg);
-    const batch = tinyBatch(cfg, 3, false);
-    m.forward(batch, { train: false });
-    const before = Float32Array.from(m.logits());
-    const V = cfg.vocabSize;
-    const j = 3;
-    const input = Int32Array.from(batch.input);
-    input[j] = ((input[j] as number) - 4 + 1) % (V - 4) + 4;
-    m.forward({ ...batch, input }, { train: false });
-    const after = m.logits();
-    for (let t = 0; t < batch.T; t++) {
-      const same = before.subarray(t * V, (t + 1) * V).every((v, i) => v === after[t * V + i]);
-      expect(same, `position ${t}`).toBe(t < j);
-    }
-  });
-
-  it('gives the same outputs for a sequence however much padding follows it, and ignores other batch items', () => {
-    const m = build(cfg);
-    const batch = tinyBatch(cfg, 4, true);
-    m.forward(batch, { train: false });
-    const V = cfg.vocabSize;
-    const T = batch.T;
-    const row1 = Float32Array.from(m.logits().subarray(T * V, 2 * T * V));
-    // Row 1 alone, without the trailing padding.
-    const len = 3;
-    const alone: Batch = {
-      B: 1,
-      T: len,
-      input: batch.input.slice(T, T + len),
-      targets: batch.targets.slice(T, T + len),
-      ...(batch.src ? { S: 4, src: batch.src.slice(batch.S as number, (batch.S as number) + 4) } : {}),
-    };
-    m.forward(alone, { train: false });
-    const single = m.logits();
-    for (let i = 0; i < len * V; i++) expect(single[i]).toBeCloseTo(row1[i] as number, 5);
-  });
-
-  it('captures attention rows that sum to 1 with exact zeros where masked, and the masks with their shapes', () => {
-    const m = build(cfg);
-    const batch = tinyBatch(cfg, 5, true);
-    m.forward(batch, { train: false });
-    const cap = m.captureAttention(1);
-    const layers = cfg.nEncoderLayers + cfg.nDecoderLayers * (cfg.kind === 'encoder-decoder' ? 2 : 1);
-    expect(cap.maps.length).toBe(layers);
-    for (const map of cap.maps) {
-      const [H, Tq, Sk] = map.shape;
-      expect(H).toBe(cfg.nHeads);
-      for (let r = 0; r < H * Tq; r++) {
-        const t = r % Tq;
-        let sum = 0;
-        for (let s = 0; s < Sk; s++) {
-          const v = map.data[r * Sk + s] as number;
-          sum += v;
-          const causalMasked = map.kind === 'self' && map.stack === 'decoder' && s > t;
-          const padded = map.stack === 'decoder' && map.kind === 'self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
-          if (causalMasked || padded) expect(v).toBe(0);
-        }
-        expect(sum).toBeCloseTo(1, 5);
+  it.runIf(BACKENDS.length > 1)('wasm backend: loss and every gradient match the float64 reference on the same weights and dropout', () => {
+    const ref = build(cfg, 'f64');
+    const wasm = build(cfg, 'f32', 7, createWasmBackend() as Backend);
+    wasm.params.set(Float32Array.from(ref.params));
+    const batch = tinyBatch(cfg);
+    const train = cfg.dropout > 0;
+    const lossRef = lossOf(ref, batch, train);
+    const lossWasm = lossOf(wasm, batch, train);
+    expect(Math.abs(lossWasm - lossRef)).toBeLessThan(1e-5 * Math.max(1, Math.abs(lossRef)));
+    ref.backward();
+    wasm.backward();
+    let scale = 0;
+    for (let i = 0; i < ref.grads.length; i++) scale = Math.max(scale, Math.abs(ref.grads[i] as number));
+    for (const seg of ref.paramList) {
+      for (let i = 0; i < seg.size; i++) {
+        const j = seg.offset + i;
+        const a = wasm.grads[j] as number;
+        const b = ref.grads[j] as number;
+        if (Math.abs(a - b) > 1e-3 * Math.abs(b) + 2e-6 * scale) expect.fail(`${seg.name}[${i}]: wasm ${a}, float64 reference ${b}`);
       }
     }
-    const names = cap.masks.map((mk) => `${mk.name} [${mk.shape.join(',')}]`);
-    const T = batch.T;
-    expect(names).toContain(`decoder.causal [1,1,${T},${T}]`);
-    expect(names).toContain(`target.padding [2,1,1,${T}]`);
-    expect(names).toContain(`decoder.self [2,1,${T},${T}]`);
-    if (cfg.kind === 'encoder-decoder') expect(names).toContain(`source.padding [2,1,1,${batch.S}]`);
+  });
+
+  describe.each(BACKENDS)('on the %s backend', (_b, makeBackend) => {
+    it('is deterministic: same seed, same losses bit for bit', () => {
+      const run = (): number[] => {
+        const m = build(cfg, 'f32', 7, makeBackend());
+        const batch = tinyBatch(cfg);
+        return [0, 1, 2].map(() => m.forward(batch, { train: true, rng: new Rng(5) }).loss);
+      };
+      expect(run()).toEqual(run());
+    });
+
+    it('never lets a later token change an earlier output (causal leak test)', () => {
+      const m = build(cfg, 'f32', 7, makeBackend());
+      const batch = tinyBatch(cfg, 3, false);
+      m.forward(batch, { train: false });
+      const before = Float32Array.from(m.logits());
+      const V = cfg.vocabSize;
+      const j = 3;
+      const input = Int32Array.from(batch.input);
+      input[j] = ((input[j] as number) - 4 + 1) % (V - 4) + 4;
+      m.forward({ ...batch, input }, { train: false });
+      const after = m.logits();
+      for (let t = 0; t < batch.T; t++) {
+        const same = before.subarray(t * V, (t + 1) * V).every((v, i) => v === after[t * V + i]);
+        expect(same, `position ${t}`).toBe(t < j);
+      }
+    });
+
+    it('gives the same outputs for a sequence however much padding follows it, and ignores other batch items', () => {
+      const m = build(cfg, 'f32', 7, makeBackend());
+      const batch = tinyBatch(cfg, 4, true);
+      m.forward(batch, { train: false });
+      const V = cfg.vocabSize;
+      const T = batch.T;
+      const row1 = Float32Array.from(m.logits().subarray(T * V, 2 * T * V));
+      // Row 1 alone, without the trailing padding.
+      const len = 3;
+      const alone: Batch = {
+        B: 1,
+        T: len,
+        input: batch.input.slice(T, T + len),
+        targets: batch.targets.slice(T, T + len),
+        ...(batch.src ? { S: 4, src: batch.src.slice(batch.S as number, (batch.S as number) + 4) } : {}),
+      };
+      m.forward(alone, { train: false });
+      const single = m.logits();
+      for (let i = 0; i < len * V; i++) expect(single[i]).toBeCloseTo(row1[i] as number, 5);
+    });
+
+    it('captures attention rows that sum to 1 with exact zeros where masked, and the masks with their shapes', () => {
+      const m = build(cfg, 'f32', 7, makeBackend());
+      const batch = tinyBatch(cfg, 5, true);
+      m.forward(batch, { train: false });
+      const cap = m.captureAttention(1);
+      const layers = cfg.nEncoderLayers + cfg.nDecoderLayers * (cfg.kind === 'encoder-decoder' ? 2 : 1);
+      expect(cap.maps.length).toBe(layers);
+      for (const map of cap.maps) {
+        const [H, Tq, Sk] = map.shape;
+        expect(H).toBe(cfg.nHeads);
+        for (let r = 0; r < H * Tq; r++) {
+          const t = r % Tq;
+          let sum = 0;
+          for (let s = 0; s < Sk; s++) {
+            const v = map.data[r * Sk + s] as number;
+            sum += v;
+            const causalMasked = map.kind === 'self' && map.stack === 'decoder' && s > t;
+            const padded = map.stack === 'decoder' && map.kind === 'self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
+            if (causalMasked || padded) expect(v).toBe(0);
+          }
+          expect(sum).toBeCloseTo(1, 5);
+        }
+      }
+      const names = cap.masks.map((mk) => `${mk.name} [${mk.shape.join(',')}]`);
+      const T = batch.T;
+      expect(names).toContain(`decoder.causal [1,1,${T},${T}]`);
+      expect(names).toContain(`target.padding [2,1,1,${T}]`);
+      expect(names).toContain(`decoder.self [2,1,${T},${T}]`);
+      if (cfg.kind === 'encoder-decoder') expect(names).toContain(`source.padding [2,1,1,${batch.S}]`);
+    });
   });
 });
 

@@ -1,0 +1,47 @@
+// Bundles the VS Code extension with esbuild into dist/ (CommonJS, Node 20, `vscode` external):
+//   dist/extension.js     activation and VS Code glue only; must not contain the engine
+//   dist/extensionLab.js  the engine and lab pieces the host needs, required on first use
+//   dist/modelWorker.js   the worker that decodes, scores, draws attention, exports
+// (dist/worker.js, the training worker, comes from scripts/build.mjs.) Fails if the
+// activation bundle pulls in src/engine, so activation stays fast. Run directly or import.
+import { build } from 'esbuild';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  sourcemap: true,
+  logLevel: 'warning',
+  external: ['vscode'],
+  define: { VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__importMetaUrl' },
+};
+const metaUrl = "const __importMetaUrl = require('url').pathToFileURL(__filename).href;";
+
+/** Builds the three extension bundles; returns the activation bundle's inputs. */
+export async function buildExtension() {
+  const [main] = await Promise.all([
+    build({
+      ...common,
+      entryPoints: ['src/extension/extension.ts'],
+      outfile: 'dist/extension.js',
+      metafile: true,
+      // Less to read and parse while VS Code activates it (the sourcemap keeps it debuggable).
+      minify: true,
+      // When evaluation of the bundle started and ended (extension.ts reports the difference).
+      banner: { js: `const __attentionLabBundleStart = performance.now();\nvar __attentionLabBundleEnd;\n${metaUrl}` },
+      footer: { js: '__attentionLabBundleEnd = performance.now();' },
+    }),
+    build({ ...common, entryPoints: ['src/extension/lab/hostLab.ts'], outfile: 'dist/extensionLab.js', banner: { js: metaUrl }, minify: true }),
+    build({ ...common, entryPoints: ['src/extension/worker/modelWorker.ts'], outfile: 'dist/modelWorker.js', banner: { js: metaUrl }, minify: true }),
+  ]);
+  const inputs = Object.keys(main.metafile.inputs);
+  const heavy = inputs.filter((f) => f.startsWith('src/engine/') || (f.startsWith('src/lab/') && f !== 'src/lab/host.ts'));
+  if (heavy.length) throw new Error(`dist/extension.js must not bundle the engine or the lab (load them through dist/extensionLab.js); it includes ${heavy.join(', ')}`);
+  return inputs;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildExtension();

@@ -1,0 +1,161 @@
+/**
+ * Register-blocked micro-kernels: the inner loops every matrix product here runs
+ * (GotoBLAS / BLIS structure: Goto & van de Geijn, "Anatomy of High-Performance Matrix
+ * Multiplication", ACM TOMS 2008).
+ *
+ * mk4x8 keeps a 4 × 8 block of C in eight f32x4 accumulators; each step over k loads two
+ * vectors of B and broadcasts one element of each of the four A rows (4 mul + 4 add per
+ * broadcast), so every loaded value is used 4 or 8 times. Four rows × two vectors fits in
+ * the 16 SIMD registers V8 has on x64 with room for the operands; a 6 × 8 block measured
+ * slower (spills). WebAssembly SIMD has no fused multiply-add (relaxed-simd is behind a
+ * flag in Node 20), so each step is a mul and an add.
+ *
+ * Operands are addressed by byte strides so one kernel serves every layout:
+ *   A element (row r, step k) at a + r·rs + k·ks   (rows of A, or columns of a transposed A)
+ *   B vector  (step k, cols j..j+3) at b + k·bs + 16·(j/4)  (a packed panel, or rows of B)
+ *   C element (row r, col j) at c + r·ldc + 4·j
+ * `add` = true accumulates into C, false overwrites it. Within one element the sum runs
+ * over k in order, so the result does not depend on how rows and columns were split
+ * between threads or blocks.
+ *
+ * Leaves out: edges narrower than the block (callers use the 1-row kernels, or compute
+ * into a scratch block and copy the valid part), and packing.
+ */
+
+/** C[0..4, 0..8) (+)= Σ_k A[r,k]·B[k,0..8). */
+@inline export function mk4x8(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool): void {
+  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
+  let c30 = f32x4.splat(0), c31 = f32x4.splat(0);
+  let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
+  for (let k = 0; k < K; k++) {
+    const b0 = v128.load(b), b1 = v128.load(b, 16);
+    let x = v128.load32_splat(a0);
+    c00 = f32x4.add(c00, f32x4.mul(x, b0));
+    c01 = f32x4.add(c01, f32x4.mul(x, b1));
+    x = v128.load32_splat(a1);
+    c10 = f32x4.add(c10, f32x4.mul(x, b0));
+    c11 = f32x4.add(c11, f32x4.mul(x, b1));
+    x = v128.load32_splat(a2);
+    c20 = f32x4.add(c20, f32x4.mul(x, b0));
+    c21 = f32x4.add(c21, f32x4.mul(x, b1));
+    x = v128.load32_splat(a3);
+    c30 = f32x4.add(c30, f32x4.mul(x, b0));
+    c31 = f32x4.add(c31, f32x4.mul(x, b1));
+    b += bs;
+    a0 += ks;
+    a1 += ks;
+    a2 += ks;
+    a3 += ks;
+  }
+  if (add) {
+    c00 = f32x4.add(c00, v128.load(c));
+    c01 = f32x4.add(c01, v128.load(c, 16));
+    c10 = f32x4.add(c10, v128.load(c + ldc));
+    c11 = f32x4.add(c11, v128.load(c + ldc, 16));
+    c20 = f32x4.add(c20, v128.load(c + 2 * ldc));
+    c21 = f32x4.add(c21, v128.load(c + 2 * ldc, 16));
+    c30 = f32x4.add(c30, v128.load(c + 3 * ldc));
+    c31 = f32x4.add(c31, v128.load(c + 3 * ldc, 16));
+  }
+  v128.store(c, c00);
+  v128.store(c, c01, 16);
+  v128.store(c + ldc, c10);
+  v128.store(c + ldc, c11, 16);
+  v128.store(c + 2 * ldc, c20);
+  v128.store(c + 2 * ldc, c21, 16);
+  v128.store(c + 3 * ldc, c30);
+  v128.store(c + 3 * ldc, c31, 16);
+}
+
+/** One row: C[0, 0..8) (+)= Σ_k A[k]·B[k,0..8) (edge rows only: two accumulators leave it add-latency bound). */
+@inline export function mk1x8(a: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, add: bool): void {
+  let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
+  for (let k = 0; k < K; k++) {
+    const x = v128.load32_splat(a);
+    c0 = f32x4.add(c0, f32x4.mul(x, v128.load(b)));
+    c1 = f32x4.add(c1, f32x4.mul(x, v128.load(b, 16)));
+    b += bs;
+    a += ks;
+  }
+  if (add) {
+    c0 = f32x4.add(c0, v128.load(c));
+    c1 = f32x4.add(c1, v128.load(c, 16));
+  }
+  v128.store(c, c0);
+  v128.store(c, c1, 16);
+}
+
+/** C[0..4, 0..4) (+)= Σ_k A[r,k]·B[k,0..4). */
+@inline export function mk4x4(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool): void {
+  let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0);
+  let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
+  for (let k = 0; k < K; k++) {
+    const b0 = v128.load(b);
+    c0 = f32x4.add(c0, f32x4.mul(v128.load32_splat(a0), b0));
+    c1 = f32x4.add(c1, f32x4.mul(v128.load32_splat(a1), b0));
+    c2 = f32x4.add(c2, f32x4.mul(v128.load32_splat(a2), b0));
+    c3 = f32x4.add(c3, f32x4.mul(v128.load32_splat(a3), b0));
+    b += bs;
+    a0 += ks;
+    a1 += ks;
+    a2 += ks;
+    a3 += ks;
+  }
+  if (add) {
+    c0 = f32x4.add(c0, v128.load(c));
+    c1 = f32x4.add(c1, v128.load(c + ldc));
+    c2 = f32x4.add(c2, v128.load(c + 2 * ldc));
+    c3 = f32x4.add(c3, v128.load(c + 3 * ldc));
+  }
+  v128.store(c, c0);
+  v128.store(c + ldc, c1);
+  v128.store(c + 2 * ldc, c2);
+  v128.store(c + 3 * ldc, c3);
+}
+
+/** One row, four columns: C[0, 0..4) (+)= Σ_k A[k]·B[k,0..4). */
+@inline export function mk1x4(a: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, add: bool): void {
+  let c0 = f32x4.splat(0);
+  for (let k = 0; k < K; k++) {
+    c0 = f32x4.add(c0, f32x4.mul(v128.load32_splat(a), v128.load(b)));
+    b += bs;
+    a += ks;
+  }
+  if (add) c0 = f32x4.add(c0, v128.load(c));
+  v128.store(c, c0);
+}
+
+/**
+ * C rows (+)= A · B for `rows` rows (any count) and `cols` columns (a multiple of 4), B
+ * addressed directly (bs bytes per k): blocks of 4 × 8, then 4-wide and 1-row edges. Used
+ * where B is already laid out row by row (attention's values, keys and queries).
+ */
+export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, rows: i32, cols: i32, add: bool): void {
+  let r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const ar = a + <usize>r * rs;
+    const cr = c + <usize>r * ldc;
+    let j = 0;
+    if (add) {
+      for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
+      if (j < cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
+    } else {
+      for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
+      if (j < cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
+    }
+  }
+  for (; r < rows; r++) {
+    const ar = a + <usize>r * rs;
+    const cr = c + <usize>r * ldc;
+    let j = 0;
+    if (add) {
+      for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
+      if (j < cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
+    } else {
+      for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
+      if (j < cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
+    }
+  }
+}

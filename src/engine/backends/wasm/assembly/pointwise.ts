@@ -1,0 +1,241 @@
+/**
+ * Element-wise and row-wise bookkeeping kernels: fill, scale, add, ReLU and exact GELU
+ * (Hendrycks & Gimpel 2016; Φ from vmath.ts), inverted dropout (Srivastava et al. 2014),
+ * bias add and its backward, token embedding gather/scatter and positional encodings
+ * (Vaswani et al. §3.4–3.5). Same contracts as the reference kernels in src/engine/ops/.
+ *
+ * Chunks (run by any thread, see threads.ts): element ranges aligned to 16, or whole rows;
+ * a backward that sums over rows (bias, embedding, positions) splits columns or output rows
+ * instead, so no two chunks write one element and the order of every sum is fixed (results
+ * do not depend on the thread count).
+ *
+ * Leaves out: validation (token ids are checked on the TypeScript side before the call).
+ */
+
+import { halfGauss, keepLanes, phiv, rangeLo } from './vmath';
+import { partStart } from './threads';
+
+const INV_SQRT_2PI: f32 = 0.3989422804014327;
+
+@inline function off(i: i32): usize {
+  return <usize>i << 2;
+}
+
+/** x[i] = value over this chunk's part of [0, n); zeros via memory.fill (a memset). */
+export function fillPart(part: i32, parts: i32, x: usize, n: i32, value: f32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  if (value == 0 && reinterpret<i32>(value) == 0) {
+    memory.fill(x + off(i), 0, off(hi - i));
+    return;
+  }
+  const v = f32x4.splat(value);
+  for (; i + 4 <= hi; i += 4) v128.store(x + off(i), v);
+  for (; i < hi; i++) store<f32>(x + off(i), value);
+}
+
+/** x[i] *= s. */
+export function scalePart(part: i32, parts: i32, x: usize, n: i32, s: f32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const v = f32x4.splat(s);
+  for (; i + 4 <= hi; i += 4) v128.store(x + off(i), f32x4.mul(v128.load(x + off(i)), v));
+  for (; i < hi; i++) store<f32>(x + off(i), load<f32>(x + off(i)) * s);
+}
+
+/** out[i] = a[i] + b[i] (out may alias a or b: same index read, then written). */
+export function addPart(part: i32, parts: i32, out: usize, a: usize, b: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  for (; i + 4 <= hi; i += 4) v128.store(out + off(i), f32x4.add(v128.load(a + off(i)), v128.load(b + off(i))));
+  for (; i < hi; i++) store<f32>(out + off(i), load<f32>(a + off(i)) + load<f32>(b + off(i)));
+}
+
+/** y = x > 0 ? x : 0 (NaN and −0 give +0, as the reference's comparison does). */
+export function reluForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const zero = f32x4.splat(0);
+  for (; i + 4 <= hi; i += 4) {
+    const v = v128.load(x + off(i));
+    v128.store(y + off(i), v128.bitselect(v, zero, f32x4.gt(v, zero)));
+  }
+  for (; i < hi; i++) {
+    const v = load<f32>(x + off(i));
+    store<f32>(y + off(i), v > 0 ? v : 0);
+  }
+}
+
+/** dx += x > 0 ? dy : 0. */
+export function reluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const zero = f32x4.splat(0);
+  for (; i + 4 <= hi; i += 4) {
+    const pass = f32x4.gt(v128.load(x + off(i)), zero);
+    v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), v128.and(v128.load(dy + off(i)), pass)));
+  }
+  for (; i < hi; i++) if (load<f32>(x + off(i)) > 0) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)));
+}
+
+/** y = x · Φ(x), the exact (erf) GELU. */
+export function geluForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  for (; i + 4 <= hi; i += 4) {
+    const v = v128.load(x + off(i));
+    v128.store(y + off(i), f32x4.mul(v, phiv(v, halfGauss(v))));
+  }
+  for (; i < hi; i++) {
+    const v = f32x4.splat(load<f32>(x + off(i)));
+    store<f32>(y + off(i), f32x4.extract_lane(f32x4.mul(v, phiv(v, halfGauss(v))), 0));
+  }
+}
+
+/** dx += dy · (Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π). */
+export function geluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const c = f32x4.splat(INV_SQRT_2PI);
+  for (; i + 4 <= hi; i += 4) {
+    const v = v128.load(x + off(i));
+    const e = halfGauss(v);
+    const g = f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, c)));
+    v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), f32x4.mul(v128.load(dy + off(i)), g)));
+  }
+  for (; i < hi; i++) {
+    const v = f32x4.splat(load<f32>(x + off(i)));
+    const e = halfGauss(v);
+    const g = f32x4.extract_lane(f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, c))), 0);
+    store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * g);
+  }
+}
+
+/** y = keep ? x·s : 0 with s = 1/(1−p); p = 0 copies x (keep is not read). */
+export function dropoutForwardPart(part: i32, parts: i32, y: usize, x: usize, keep: usize, n: i32, s: f32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  if (keep == 0) {
+    for (; i + 4 <= hi; i += 4) v128.store(y + off(i), v128.load(x + off(i)));
+    for (; i < hi; i++) store<f32>(y + off(i), load<f32>(x + off(i)));
+    return;
+  }
+  const sv = f32x4.splat(s);
+  for (; i + 4 <= hi; i += 4) {
+    v128.store(y + off(i), v128.and(f32x4.mul(v128.load(x + off(i)), sv), keepLanes(keep + <usize>i)));
+  }
+  for (; i < hi; i++) store<f32>(y + off(i), load<u8>(keep + <usize>i) == 1 ? load<f32>(x + off(i)) * s : 0);
+}
+
+/** dx += keep ? dy·s : 0; p = 0 (keep = 0 pointer): dx += dy. */
+export function dropoutBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, keep: usize, n: i32, s: f32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  if (keep == 0) {
+    for (; i + 4 <= hi; i += 4) v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), v128.load(dy + off(i))));
+    for (; i < hi; i++) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)));
+    return;
+  }
+  const sv = f32x4.splat(s);
+  for (; i + 4 <= hi; i += 4) {
+    const d = v128.and(f32x4.mul(v128.load(dy + off(i)), sv), keepLanes(keep + <usize>i));
+    v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), d));
+  }
+  for (; i < hi; i++) if (load<u8>(keep + <usize>i) == 1) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * s);
+}
+
+/** dst[0..n) += src[0..n) · s (a row). */
+@inline function axpyRow(dst: usize, src: usize, n: i32, s: f32): void {
+  const sv = f32x4.splat(s);
+  let c = 0;
+  for (; c + 4 <= n; c += 4) v128.store(dst + off(c), f32x4.add(v128.load(dst + off(c)), f32x4.mul(v128.load(src + off(c)), sv)));
+  for (; c < n; c++) store<f32>(dst + off(c), load<f32>(dst + off(c)) + load<f32>(src + off(c)) * s);
+}
+
+/** dst[0..n) += src[0..n). */
+@inline function addRow(dst: usize, src: usize, n: i32): void {
+  let c = 0;
+  for (; c + 4 <= n; c += 4) v128.store(dst + off(c), f32x4.add(v128.load(dst + off(c)), v128.load(src + off(c))));
+  for (; c < n; c++) store<f32>(dst + off(c), load<f32>(dst + off(c)) + load<f32>(src + off(c)));
+}
+
+/** y[r, :] += bias for this chunk's rows. */
+export function addBiasPart(part: i32, parts: i32, y: usize, bias: usize, rows: i32, cols: i32): void {
+  const r1 = partStart(rows, part + 1, parts);
+  for (let r = partStart(rows, part, parts); r < r1; r++) addRow(y + off(r * cols), bias, cols);
+}
+
+/** dbias[c] += Σ_r dy[r, c] for this chunk's columns (multiples of 16), rows in order. */
+export function biasBackwardPart(part: i32, parts: i32, dbias: usize, dy: usize, rows: i32, cols: i32): void {
+  let c = rangeLo(cols, part, parts);
+  const c1 = rangeLo(cols, part + 1, parts);
+  const ld = off(cols);
+  for (; c + 16 <= c1; c += 16) {
+    let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+    let p = dy + off(c);
+    for (let r = 0; r < rows; r++) {
+      s0 = f32x4.add(s0, v128.load(p));
+      s1 = f32x4.add(s1, v128.load(p, 16));
+      s2 = f32x4.add(s2, v128.load(p, 32));
+      s3 = f32x4.add(s3, v128.load(p, 48));
+      p += ld;
+    }
+    const d = dbias + off(c);
+    v128.store(d, f32x4.add(v128.load(d), s0));
+    v128.store(d, f32x4.add(v128.load(d, 16), s1), 16);
+    v128.store(d, f32x4.add(v128.load(d, 32), s2), 32);
+    v128.store(d, f32x4.add(v128.load(d, 48), s3), 48);
+  }
+  for (; c < c1; c++) {
+    let s: f32 = 0;
+    let p = dy + off(c);
+    for (let r = 0; r < rows; r++) {
+      s += load<f32>(p);
+      p += ld;
+    }
+    store<f32>(dbias + off(c), load<f32>(dbias + off(c)) + s);
+  }
+}
+
+/** out[n, :] = table[ids[n], :] · scale for this chunk's rows (ids already validated). */
+export function embeddingForwardPart(part: i32, parts: i32, out: usize, ids: usize, table: usize, N: i32, C: i32, scale: f32): void {
+  const n1 = partStart(N, part + 1, parts);
+  const sv = f32x4.splat(scale);
+  for (let n = partStart(N, part, parts); n < n1; n++) {
+    const src = table + off(load<i32>(ids + off(n)) * C);
+    const dst = out + off(n * C);
+    let c = 0;
+    for (; c + 4 <= C; c += 4) v128.store(dst + off(c), f32x4.mul(v128.load(src + off(c)), sv));
+    for (; c < C; c++) store<f32>(dst + off(c), load<f32>(src + off(c)) * scale);
+  }
+}
+
+/**
+ * dtable[ids[n], :] += dout[n, :] · scale, skipping rows whose id is paddingIdx. Repeated ids
+ * add into one row, so chunks split the columns (multiples of 16), never the rows.
+ */
+export function embeddingBackwardPart(part: i32, parts: i32, dtable: usize, dout: usize, ids: usize, N: i32, C: i32, scale: f32, paddingIdx: i32): void {
+  const c0 = rangeLo(C, part, parts);
+  const c1 = rangeLo(C, part + 1, parts);
+  if (c0 >= c1) return;
+  for (let n = 0; n < N; n++) {
+    const id = load<i32>(ids + off(n));
+    if (id == paddingIdx) continue;
+    axpyRow(dtable + off(id * C + c0), dout + off(n * C + c0), c1 - c0, scale);
+  }
+}
+
+/** x[b, t, :] += pe[start + t, :] for this chunk's (b, t) rows. */
+export function positionalForwardPart(part: i32, parts: i32, x: usize, pe: usize, B: i32, T: i32, C: i32, start: i32): void {
+  const rows = B * T;
+  const r1 = partStart(rows, part + 1, parts);
+  for (let r = partStart(rows, part, parts); r < r1; r++) addRow(x + off(r * C), pe + off((start + r % T) * C), C);
+}
+
+/** dpe[start + t, :] += Σ_b dx[b, t, :]: chunks split t, each sums b in order. */
+export function positionalBackwardPart(part: i32, parts: i32, dpe: usize, dx: usize, B: i32, T: i32, C: i32, start: i32): void {
+  const t1 = partStart(T, part + 1, parts);
+  for (let t = partStart(T, part, parts); t < t1; t++) {
+    for (let b = 0; b < B; b++) addRow(dpe + off((start + t) * C), dx + off((b * T + t) * C), C);
+  }
+}

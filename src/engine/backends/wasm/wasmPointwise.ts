@@ -1,0 +1,179 @@
+/**
+ * TypeScript wrappers of the row-wise and element-wise kernels of the WebAssembly backend:
+ * embeddings and positions, layer norm, ReLU/GELU, dropout, softmax. Same pattern as
+ * wasmDense.ts: arrays outside the heap run the reference kernel; byte and int arrays
+ * (keep masks, attention masks, token ids — plain arrays in the models) are copied into
+ * staging regions of the heap per call.
+ *
+ * Validation that throws EngineError (token ids outside the table) is delegated to the
+ * reference kernel: when an id is bad, the call goes to the reference, which throws its
+ * message, so both backends fail the same way.
+ *
+ * Leaves out: attention, cross-entropy and Adam (wasmAttention.ts, wasmLoss.ts).
+ */
+
+import type { FloatArray, Kernels, MaskView } from '../../backend';
+import { keepScale } from '../../ops/dropout';
+import type { WasmRuntime } from './wasmRuntime';
+
+/** The kernels wrapped here. */
+export type PointwiseKernels = Pick<Kernels,
+  | 'embeddingForward' | 'embeddingBackward' | 'positionalForward' | 'positionalBackward'
+  | 'layernormForward' | 'layernormBackward' | 'reluForward' | 'reluBackward' | 'geluForward' | 'geluBackward'
+  | 'dropoutForward' | 'dropoutBackward' | 'softmaxForward' | 'softmaxBackward'>;
+
+/** True when every id (except skipId) indexes a row of a table of `rows` rows. */
+function idsValid(ids: Int32Array, n: number, rows: number, skipId: number): boolean {
+  if (ids.length < n) return false;
+  for (let i = 0; i < n; i++) {
+    const id = ids[i] as number;
+    if (id === skipId) continue;
+    if (!(id >= 0 && id < rows)) return false;
+  }
+  return true;
+}
+
+/** Elements of `mask.data` a softmax over rows × cols reads, or −1 if the view is unusable here. */
+export function maskExtent(mask: MaskView, rows: number, rowsPerBatch: number, cols: number): number {
+  if (!(rowsPerBatch >= 1) || !Number.isInteger(rowsPerBatch)) return -1;
+  const lastBatch = Math.floor((rows - 1) / rowsPerBatch);
+  const lastRow = Math.min(rowsPerBatch, rows) - 1;
+  const need = lastBatch * mask.batchStride + lastRow * mask.rowStride + cols;
+  return mask.batchStride < 0 || mask.rowStride < 0 || need > mask.data.length ? -1 : need;
+}
+
+/** Creates the row- and element-wise kernels over `rt` (the wrappers allocate nothing per call). */
+export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
+  const { args, c, ref } = rt;
+  /** Writes x's address into argument slot `slot`; false if x is outside the heap. No allocation. */
+  const at = (x: FloatArray, slot: number): boolean => {
+    const p = rt.ptr(x);
+    args[slot] = p;
+    return p >= 0;
+  };
+  return {
+    embeddingForward(out, ids, table, N, C, scale): void {
+      const po = rt.ptr(out), pt = rt.ptr(table);
+      if (po < 0 || pt < 0 || !idsValid(ids, N, Math.floor(table.length / C), NaN)) {
+        return ref.embeddingForward(out, ids, table, N, C, scale);
+      }
+      if (N <= 0) return;
+      args[0] = po;
+      args[1] = rt.intsA.stageInts(ids, N);
+      args[2] = pt;
+      args[3] = N;
+      args[4] = C;
+      args[5] = scale;
+      rt.exec(c.K_EMBEDDING_FORWARD, (N * C) >> 1);
+    },
+    embeddingBackward(dtable, dout, ids, N, C, scale, paddingIdx): void {
+      if (!(at(dtable, 0) && at(dout, 1)) || !idsValid(ids, N, Math.floor(dtable.length / C), paddingIdx)) {
+        return ref.embeddingBackward(dtable, dout, ids, N, C, scale, paddingIdx);
+      }
+      if (N <= 0) return;
+      args[2] = rt.intsA.stageInts(ids, N);
+      args[3] = N;
+      args[4] = C;
+      args[5] = scale;
+      args[6] = paddingIdx;
+      rt.exec(c.K_EMBEDDING_BACKWARD, (N * C) >> 1);
+    },
+    positionalForward(x, pe, B, T, C, start): void {
+      if (!(at(x, 0) && at(pe, 1))) return ref.positionalForward(x, pe, B, T, C, start);
+      if (B <= 0 || T <= 0) return;
+      args[2] = B;
+      args[3] = T;
+      args[4] = C;
+      args[5] = start;
+      rt.exec(c.K_POSITIONAL_FORWARD, (B * T * C) >> 1);
+    },
+    positionalBackward(dpe, dx, B, T, C, start): void {
+      if (!(at(dpe, 0) && at(dx, 1))) return ref.positionalBackward(dpe, dx, B, T, C, start);
+      if (B <= 0 || T <= 0) return;
+      args[2] = B;
+      args[3] = T;
+      args[4] = C;
+      args[5] = start;
+      rt.exec(c.K_POSITIONAL_BACKWARD, (B * T * C) >> 1);
+    },
+    layernormForward(y, mean, rstd, x, w, b, N, C, eps): void {
+      const ok = at(y, 0) && at(mean, 1) && at(rstd, 2) && at(x, 3) && at(w, 4) && (b === null || rt.ptr(b) >= 0);
+      if (!ok) return ref.layernormForward(y, mean, rstd, x, w, b, N, C, eps);
+      if (N <= 0) return;
+      args[5] = b === null ? 0 : rt.ptr(b);
+      args[6] = N;
+      args[7] = C;
+      args[8] = eps;
+      rt.exec(c.K_LAYERNORM_FORWARD, N * C);
+    },
+    layernormBackward(dx, dw, db, dy, x, mean, rstd, w, N, C): void {
+      const ok = at(dx, 0) && at(dw, 1) && at(dy, 3) && at(x, 4) && at(mean, 5) && at(rstd, 6) && at(w, 7) && (db === null || rt.ptr(db) >= 0);
+      if (!ok) return ref.layernormBackward(dx, dw, db, dy, x, mean, rstd, w, N, C);
+      if (N <= 0) return;
+      args[2] = db === null ? 0 : rt.ptr(db);
+      args[8] = N;
+      args[9] = C;
+      rt.exec(c.K_LAYERNORM_BACKWARD_DX, N * C);
+      rt.exec(c.K_LAYERNORM_BACKWARD_DW, N * C);
+    },
+    reluForward(y, x, n): void {
+      if (!(at(y, 0) && at(x, 1))) return ref.reluForward(y, x, n);
+      if (n <= 0) return;
+      args[2] = n;
+      rt.exec(c.K_RELU_FORWARD, n >> 1);
+    },
+    reluBackward(dx, dy, x, n): void {
+      if (!(at(dx, 0) && at(dy, 1) && at(x, 2))) return ref.reluBackward(dx, dy, x, n);
+      if (n <= 0) return;
+      args[3] = n;
+      rt.exec(c.K_RELU_BACKWARD, n >> 1);
+    },
+    geluForward(y, x, n): void {
+      if (!(at(y, 0) && at(x, 1))) return ref.geluForward(y, x, n);
+      if (n <= 0) return;
+      args[2] = n;
+      rt.exec(c.K_GELU_FORWARD, n * 4);
+    },
+    geluBackward(dx, dy, x, n): void {
+      if (!(at(dx, 0) && at(dy, 1) && at(x, 2))) return ref.geluBackward(dx, dy, x, n);
+      if (n <= 0) return;
+      args[3] = n;
+      rt.exec(c.K_GELU_BACKWARD, n * 4);
+    },
+    dropoutForward(y, x, keep, n, p): void {
+      if (!(at(y, 0) && at(x, 1)) || (p !== 0 && keep.length < n)) return ref.dropoutForward(y, x, keep, n, p);
+      if (n <= 0) return;
+      args[2] = p === 0 ? 0 : rt.bytesB.stageBytes(keep, n);
+      args[3] = n;
+      args[4] = keepScale(p);
+      rt.exec(c.K_DROPOUT_FORWARD, n >> 1);
+    },
+    dropoutBackward(dx, dy, keep, n, p): void {
+      if (!(at(dx, 0) && at(dy, 1)) || (p !== 0 && keep.length < n)) return ref.dropoutBackward(dx, dy, keep, n, p);
+      if (n <= 0) return;
+      args[2] = p === 0 ? 0 : rt.bytesB.stageBytes(keep, n);
+      args[3] = n;
+      args[4] = keepScale(p);
+      rt.exec(c.K_DROPOUT_BACKWARD, n >> 1);
+    },
+    softmaxForward(y, x, rows, cols, mask, rowsPerBatch): void {
+      const extent = mask === null ? 0 : maskExtent(mask, rows, rowsPerBatch, cols);
+      if (!(at(y, 0) && at(x, 1)) || extent < 0) return ref.softmaxForward(y, x, rows, cols, mask, rowsPerBatch);
+      if (rows <= 0 || cols <= 0) return;
+      args[2] = rows;
+      args[3] = cols;
+      args[4] = mask === null ? 0 : rt.bytesA.stageBytes(mask.data, extent);
+      args[5] = mask === null ? 0 : mask.batchStride;
+      args[6] = mask === null ? 0 : mask.rowStride;
+      args[7] = rowsPerBatch;
+      rt.exec(c.K_SOFTMAX_FORWARD, rows * cols * 2);
+    },
+    softmaxBackward(dx, dy, y, rows, cols): void {
+      if (!(at(dx, 0) && at(dy, 1) && at(y, 2))) return ref.softmaxBackward(dx, dy, y, rows, cols);
+      if (rows <= 0 || cols <= 0) return;
+      args[3] = rows;
+      args[4] = cols;
+      rt.exec(c.K_SOFTMAX_BACKWARD, rows * cols);
+    },
+  };
+}

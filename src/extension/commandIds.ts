@@ -1,0 +1,32 @@
+/**
+ * The ids of every command package.json contributes, in one list: `commands.ts` must
+ * register a handler for each (a mapped type), and a unit test checks the list against
+ * the manifest, so the two cannot drift.
+ *
+ * Leaves out: titles and menus (package.json).
+ */
+
+/** Every contributed command. */
+export const COMMAND_IDS = [
+  'attentionLab.configure',
+  'attentionLab.train',
+  'attentionLab.stop',
+  'attentionLab.togglePause',
+  'attentionLab.decode',
+  'attentionLab.openDashboard',
+  'attentionLab.openRun',
+  'attentionLab.export',
+  'attentionLab.scoreSelection',
+  'attentionLab.showAttention',
+  'attentionLab.clearScores',
+  'attentionLab.refreshRuns',
+  'attentionLab.run.openDashboard',
+  'attentionLab.run.resume',
+  'attentionLab.run.decode',
+  'attentionLab.run.export',
+  'attentionLab.run.reveal',
+  'attentionLab.run.delete',
+] as const;
+
+/** A contributed command id. */
+export type CommandId = (typeof COMMAND_IDS)[number];

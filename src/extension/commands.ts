@@ -1,0 +1,85 @@
+/**
+ * The handler of every contributed command (one table, typed over the command ids so a
+ * command without a handler does not compile). Handlers resolve to a value the extension
+ * tests can check (a run folder, decoded text…); user errors are shown, not thrown.
+ *
+ * Leaves out: the commands' logic (one module per command family).
+ */
+
+import * as vscode from 'vscode';
+import type { CommandId } from './commandIds';
+import { COMMAND_IDS } from './commandIds';
+import { configureModel } from './configure';
+import { decodeCommand } from './decodeCommand';
+import type { DisposableLike } from './disposables';
+import { messageOf, showError } from './errors';
+import { pickRun, runDirOf } from './pickRun';
+import { deleteRunCommand, exportRunCommand, openRunCommand, revealRunCommand, showAttentionCommand } from './runActions';
+import type { ScoreDecorations } from './scoreDecorations';
+import type { Services } from './services';
+import { resumeCommand, trainCommand } from './trainCommand';
+
+type Handler = (...args: unknown[]) => unknown;
+
+function stopTraining(s: Services): boolean {
+  if (s.controller.stop()) {
+    s.log.info('Stopping after the current step (a checkpoint is saved)…');
+    return true;
+  }
+  void vscode.window.showInformationMessage('Nothing is training.');
+  return false;
+}
+
+function togglePause(s: Services): boolean | null {
+  const paused = s.controller.togglePause();
+  if (paused === null) void vscode.window.showInformationMessage('Nothing is training.');
+  else s.log.info(paused ? 'Pausing after the current step…' : 'Resuming…');
+  return paused;
+}
+
+/** The handlers, by command id. */
+export function commandTable(s: Services, scores: ScoreDecorations): { readonly [K in CommandId]: Handler } {
+  return {
+    'attentionLab.configure': () => configureModel(s),
+    'attentionLab.train': () => trainCommand(s),
+    'attentionLab.stop': () => stopTraining(s),
+    'attentionLab.togglePause': () => togglePause(s),
+    'attentionLab.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
+    'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(arg) ?? s.controller.state?.runId ?? s.registry.selected()),
+    'attentionLab.openRun': (arg) => openRunCommand(s, arg),
+    'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
+    'attentionLab.scoreSelection': (arg) => scores.score(arg),
+    'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
+    'attentionLab.clearScores': () => scores.clear(),
+    'attentionLab.refreshRuns': () => s.runs.refresh().length,
+    'attentionLab.run.openDashboard': async (arg) => {
+      const run = await pickRun(s, arg, { trained: false, purpose: 'open' });
+      if (!run) return;
+      await s.registry.select(run.runDir);
+      s.dashboard.open(run.runDir);
+    },
+    'attentionLab.run.resume': async (arg) => {
+      const run = await pickRun(s, arg, { trained: true, purpose: 'resume' });
+      if (run) await resumeCommand(s, run.runDir);
+    },
+    'attentionLab.run.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
+    'attentionLab.run.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
+    'attentionLab.run.reveal': (arg) => revealRunCommand(s, arg),
+    'attentionLab.run.delete': (arg) => deleteRunCommand(s, arg),
+  };
+}
+
+/** Registers every command; a handler that throws is reported with "Open Log". */
+export function registerCommands(s: Services, scores: ScoreDecorations): DisposableLike[] {
+  const table = commandTable(s, scores);
+  return COMMAND_IDS.map((id) =>
+    vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        return await table[id](...args);
+      } catch (e) {
+        await showError(s.log, `Attention Lab: ${id.replace('attentionLab.', '')} failed: ${messageOf(e)}`, e);
+        return undefined;
+      }
+    }),
+  );
+}

@@ -1,0 +1,123 @@
+/**
+ * The choices of "Configure Model…" as plain data: the draft the steps edit, the settings
+ * it writes, the validators of typed-in values and the texts of the choices. Pure, so the
+ * flow's rules are unit-tested; configure.ts shows the steps.
+ *
+ * Leaves out: the quick-input UI and the size estimates (the lab module computes them).
+ */
+
+import type { TaskName, TrainSpec } from '../protocol';
+import type { Settings } from './settings';
+import { kindForSource, specFromSettings } from './settings';
+
+/** What the configure steps edit. */
+export interface Draft {
+  readonly kind: Settings['model']['kind'];
+  readonly preset: Settings['model']['preset'];
+  readonly source: Settings['data']['source'];
+  readonly include: string;
+  readonly pairsSource: string;
+  readonly pairsTarget: string;
+  readonly task: TaskName;
+  readonly tokenizer: Settings['tokenizer']['type'];
+  readonly vocabSize: number;
+  readonly steps: number;
+}
+
+/** The draft the current settings describe. */
+export function draftFromSettings(s: Settings): Draft {
+  return {
+    kind: s.model.kind,
+    preset: s.model.preset,
+    source: s.data.source,
+    include: s.data.include,
+    pairsSource: s.data.pairsSource,
+    pairsTarget: s.data.pairsTarget,
+    task: s.data.task,
+    tokenizer: s.tokenizer.type,
+    vocabSize: s.tokenizer.vocabSize,
+    steps: s.training.steps,
+  };
+}
+
+/** The settings a draft writes, as [key, value] pairs. */
+export function draftUpdates(d: Draft): [string, unknown][] {
+  const out: [string, unknown][] = [
+    ['attentionLab.model.kind', d.kind],
+    ['attentionLab.model.preset', d.preset],
+    ['attentionLab.data.source', d.source],
+    ['attentionLab.tokenizer.type', d.tokenizer],
+    ['attentionLab.training.steps', d.steps],
+  ];
+  if (d.tokenizer === 'bpe') out.push(['attentionLab.tokenizer.vocabSize', d.vocabSize]);
+  if (d.source === 'documents') out.push(['attentionLab.data.include', d.include]);
+  if (d.source === 'pairs') out.push(['attentionLab.data.pairsSource', d.pairsSource], ['attentionLab.data.pairsTarget', d.pairsTarget]);
+  if (d.source === 'task') out.push(['attentionLab.data.task', d.task]);
+  return out;
+}
+
+/** The settings with the draft applied (for estimates before saving). */
+export function applyDraft(s: Settings, d: Draft): Settings {
+  return {
+    ...s,
+    model: { ...s.model, kind: d.kind, preset: d.preset },
+    data: { ...s.data, source: d.source, include: d.include, pairsSource: d.pairsSource, pairsTarget: d.pairsTarget, task: d.task },
+    tokenizer: { type: d.tokenizer, vocabSize: d.vocabSize },
+    training: { ...s.training, steps: d.steps },
+  };
+}
+
+/** A spec for estimating a draft's model (the data only decides the model kind here). */
+export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
+  const data: TrainSpec['data'] = d.kind === 'decoder-only' ? { kind: 'documents', files: [], root: '' } : { kind: 'task', task: d.task };
+  return specFromSettings(applyDraft(s, d), data);
+}
+
+/** Presets of a kind, with what they are. */
+export function presetChoices(kind: Draft['kind']): { preset: Draft['preset']; label: string }[] {
+  const base = kind === 'encoder-decoder' ? { preset: 'base' as const, label: "the paper's base model: d_model 512, 6+6 layers, 8 heads" } : { preset: 'gpt' as const, label: "GPT-2 small's shape: d_model 768, 12 layers, 12 heads (slow on a CPU)" };
+  return [
+    { preset: 'tiny', label: 'd_model 64, 2 layers, 4 heads: quick to train' },
+    { preset: 'small', label: kind === 'encoder-decoder' ? 'd_model 128, 3+3 layers, 4 heads' : 'd_model 128, 4 layers, 4 heads' },
+    base,
+  ];
+}
+
+/** A preset that does not exist for the kind becomes `tiny`. */
+export function fitPreset(kind: Draft['kind'], preset: Draft['preset']): Draft['preset'] {
+  return presetChoices(kind).some((c) => c.preset === preset) ? preset : 'tiny';
+}
+
+/** The draft after choosing a kind: a data source that trains that kind, a preset that exists for it. */
+export function withKind(d: Draft, kind: Draft['kind']): Draft {
+  const source = kindForSource(d.source) === kind ? d.source : kind === 'decoder-only' ? 'documents' : 'task';
+  return { ...d, kind, source, preset: fitPreset(kind, d.preset) };
+}
+
+function intError(v: string, min: number, max: number, what: string): string | null {
+  const t = v.trim();
+  if (!/^\d+$/.test(t)) return `${what} must be a whole number from ${min} to ${max}.`;
+  const n = Number(t);
+  return n < min || n > max ? `${what} must be from ${min} to ${max}; got ${n}.` : null;
+}
+
+/** Error of a typed-in step count, or null. */
+export function validateSteps(v: string): string | null {
+  return intError(v, 1, 1_000_000, 'Steps');
+}
+
+/** Error of a typed-in BPE vocabulary size, or null. */
+export function validateVocab(v: string): string | null {
+  return intError(v, 261, 65536, 'The vocabulary size (260 special and byte tokens plus merges)');
+}
+
+/** Error of a typed-in glob, or null. */
+export function validateGlob(v: string): string | null {
+  if (v.trim() === '') return 'Give a glob such as **/*.md or notes/**/*.txt.';
+  let depth = 0;
+  for (const ch of v) {
+    if (ch === '{') depth++;
+    if (ch === '}' && --depth < 0) return 'Unbalanced braces: every } needs a { before it.';
+  }
+  return depth === 0 ? null : 'Unbalanced braces: close every { with a }.';
+}

@@ -1,0 +1,149 @@
+/**
+ * The dashboard panel (one at a time): opens or reveals it, restores it after a window
+ * reload through a `WebviewPanelSerializer` (the page keeps its own UI state with
+ * `getState` / `setState`; the host resends the data), and limits what the page may load
+ * to the dashboard bundle and the extension's media. Closing the panel only ends its
+ * messaging: training, the status bar and the runs go on.
+ *
+ * Leaves out: the messages (dashboardSession.ts) and the page itself (webview/).
+ */
+
+import * as vscode from 'vscode';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams, RunState } from '../../protocol';
+import type { DisposableLike } from '../disposables';
+import { DisposableStore } from '../disposables';
+import { messageOf } from '../errors';
+import { dashboardHtml, makeNonce } from './dashboardHtml';
+import type { SessionDeps } from './dashboardSession';
+import { DashboardSession } from './dashboardSession';
+
+/** The panel's view type (package.json's `onWebviewPanel:` activation event names it). */
+export const DASHBOARD_VIEW_TYPE = 'attentionLab.dashboard';
+
+/** Opens, restores and tracks the dashboard panel. */
+export class DashboardManager implements DisposableLike {
+  private readonly store = new DisposableStore();
+  private panel: vscode.WebviewPanel | null = null;
+  private session: DashboardSession | null = null;
+  private readonly extras: RunState[] = [];
+  private readonly deps: SessionDeps;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    deps: Omit<SessionDeps, 'extras'>,
+  ) {
+    this.deps = { ...deps, extras: () => this.extras };
+    this.store.add(
+      vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
+        deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
+          const runId = typeof (state as { runId?: unknown } | undefined)?.runId === 'string' ? (state as { runId: string }).runId : null;
+          this.deps.log.info('Restoring the dashboard after a reload.');
+          this.attach(panel, runId);
+        },
+      }),
+    );
+  }
+
+  /** True while a dashboard panel exists. */
+  get isOpen(): boolean {
+    return this.panel !== null;
+  }
+
+  /** Opens the dashboard (or reveals it) showing `runId` (the live or newest run when null). */
+  open(runId: string | null = null, preserveFocus = false): void {
+    if (this.panel && this.session) {
+      this.panel.reveal(undefined, preserveFocus);
+      if (runId) this.session.select(runId);
+      return;
+    }
+    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Attention Lab', { viewColumn: vscode.ViewColumn.Active, preserveFocus }, this.options());
+    this.attach(panel, runId);
+  }
+
+  /**
+   * Shows the attention of a selection: an extra dashboard entry named after the run and
+   * the text, holding one snapshot (the dashboard's Attention and Masks tabs draw it).
+   */
+  showAttention(runDir: string, text: string, snapshot: AttentionSnapshot): string {
+    const base = this.deps.lab.get().loadRunState(runDir).run;
+    const snippet = text.length > 24 ? `${text.slice(0, 24)}…` : text;
+    const id = `${base.id}#selection-${this.extras.length + 1}`;
+    const entry: RunState = {
+      run: { ...base, id, name: `${base.name} · selection "${snippet.replace(/\s+/g, ' ')}"`, status: 'completed', step: snapshot.step, totalSteps: snapshot.step, bestValLoss: null, data: null },
+      steps: [],
+      evals: [],
+      snapshots: [snapshot],
+    };
+    this.extras.push(entry);
+    if (this.extras.length > 5) this.extras.shift();
+    this.open(id);
+    this.session?.afterLoad([{ type: 'dashboard/show', runId: id, tab: 'attention' }]);
+    return id;
+  }
+
+  /**
+   * Shows a decode made outside the dashboard (the Decode command) in its playground: the
+   * input, the streamed tokens with their probabilities, and their attention.
+   */
+  showDecode(runDir: string, params: DecodeParams, output: DecodeOutput): void {
+    this.deps.log.info(`Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`);
+    this.open(runDir, true);
+    this.session?.afterLoad([
+      { type: 'playground/didDecode', runId: runDir, params, output },
+      { type: 'dashboard/show', runId: runDir, tab: 'playground' },
+    ]);
+  }
+
+  /** Resends every run to an open dashboard. */
+  reload(): void {
+    this.session?.reload();
+  }
+
+  private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return {
+      enableScripts: true,
+      enableFindWidget: true,
+      retainContextWhenHidden: false,
+      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.extensionUri, 'media')],
+    };
+  }
+
+  private attach(panel: vscode.WebviewPanel, runId: string | null): void {
+    this.session?.dispose();
+    this.panel = panel;
+    panel.webview.options = this.options();
+    panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.png');
+    const session = new DashboardSession(panel, this.deps, runId);
+    this.session = session;
+    const webviewDir = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
+    try {
+      panel.webview.html = dashboardHtml({
+        cspSource: panel.webview.cspSource,
+        nonce: makeNonce(),
+        scriptUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(webviewDir, 'dashboard.js')).toString(),
+        styleUri: panel.webview.asWebviewUri(vscode.Uri.joinPath(webviewDir, 'dashboard.css')).toString(),
+        title: 'Attention Lab',
+      });
+    } catch (e) {
+      this.deps.log.error(`Could not build the dashboard page: ${messageOf(e)}`);
+    }
+    const sub = panel.onDidDispose(() => {
+      sub.dispose();
+      session.dispose();
+      if (this.panel === panel) {
+        this.panel = null;
+        this.session = null;
+      }
+    });
+  }
+
+  /** Closes the panel (if open) and unregisters the serializer (idempotent). */
+  dispose(): void {
+    this.session?.dispose();
+    this.session = null;
+    const p = this.panel;
+    this.panel = null;
+    p?.dispose();
+    this.store.dispose();
+  }
+}

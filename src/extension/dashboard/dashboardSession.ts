@@ -1,0 +1,185 @@
+/**
+ * One open dashboard panel: waits for the page's `webview/ready` before posting anything,
+ * then sends every known run (`dashboard/didLoadRuns`) and forwards the live run's worker
+ * notifications (`run/didUpdate`), dropping the ones already contained in what was read
+ * from disk so the page never sees a step twice. Answers the page's decode requests
+ * through the model worker and its pause / resume / stop buttons through the controller.
+ * Every message from the page is validated first. Resent whole whenever the page reloads
+ * (hidden panels are not kept alive: `retainContextWhenHidden` stays off).
+ *
+ * Leaves out: creating and restoring panels (dashboardManager.ts), the page (webview/).
+ */
+
+import type * as vscode from 'vscode';
+import type { HostToWebview, RunState, WebviewToHost } from '../../protocol';
+import { ProtocolError, validateWebviewToHost } from '../../protocol';
+import type { DisposableLike } from '../disposables';
+import { DisposableStore } from '../disposables';
+import { messageOf } from '../errors';
+import type { LabLoader } from '../labLoader';
+import type { ModelClient } from '../modelClient';
+import type { RunsModel } from '../runsModel';
+import type { RunEvent, TrainingController } from '../trainingController';
+
+/** Runs whose attention snapshots are sent (besides the selected and the live one). */
+const SNAPSHOT_RUNS = 5;
+
+/** What a session needs. */
+export interface SessionDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly lab: LabLoader;
+  readonly controller: TrainingController;
+  readonly models: ModelClient;
+  readonly runs: RunsModel;
+  /** Entries that are not run folders (e.g. the attention of a selection), sent after the runs. */
+  readonly extras: () => readonly RunState[];
+}
+
+interface Watermark {
+  step: number;
+  evalStep: number;
+  snapshotStep: number;
+}
+
+/** The messaging of one dashboard panel. */
+export class DashboardSession implements DisposableLike {
+  private readonly store = new DisposableStore();
+  private ready = false;
+  private readonly sent = new Map<string, Watermark>();
+  /** Messages waiting for the page's first run list. */
+  private readonly pending: HostToWebview[] = [];
+
+  constructor(
+    private readonly panel: vscode.WebviewPanel,
+    private readonly deps: SessionDeps,
+    private selectedId: string | null,
+  ) {
+    this.store.add(panel.webview.onDidReceiveMessage((raw: unknown) => this.onMessage(raw)));
+    this.store.add(deps.controller.onEvent((e) => this.forward(e)));
+  }
+
+  /** Shows `runId` (now if the page is ready, else when it is). */
+  select(runId: string | null): void {
+    this.selectedId = runId;
+    if (this.ready) this.sendRuns();
+  }
+
+  /** Resends every run (e.g. after one was deleted). */
+  reload(): void {
+    if (this.ready) this.sendRuns();
+  }
+
+  /** Posts `msgs` once the page has its runs (at once when it already has). */
+  afterLoad(msgs: readonly HostToWebview[]): void {
+    if (this.ready) for (const m of msgs) this.post(m);
+    else this.pending.push(...msgs);
+  }
+
+  private post(msg: HostToWebview): void {
+    void this.panel.webview.postMessage(msg).then(undefined, (e: unknown) => this.deps.log.warn(`Could not post ${msg.type} to the dashboard: ${messageOf(e)}`));
+  }
+
+  private onMessage(raw: unknown): void {
+    let msg: WebviewToHost;
+    try {
+      msg = validateWebviewToHost(raw);
+    } catch (e) {
+      this.deps.log.warn(`Ignored an invalid message from the dashboard: ${e instanceof ProtocolError ? e.message : messageOf(e)}`);
+      return;
+    }
+    switch (msg.type) {
+      case 'webview/ready':
+        this.ready = true;
+        this.sendRuns();
+        for (const m of this.pending.splice(0)) this.post(m);
+        return;
+      case 'webview/didError':
+        this.deps.log.warn(`Dashboard: ${msg.message}`);
+        return;
+      case 'decode/request':
+        void this.decode(msg.id, msg.runId, msg);
+        return;
+      case 'train/control':
+        this.control(msg.runId, msg.action);
+        return;
+      default:
+        msg satisfies never;
+    }
+  }
+
+  private async decode(id: number, runId: string, msg: Extract<WebviewToHost, { type: 'decode/request' }>): Promise<void> {
+    try {
+      const output = await this.deps.models.decode(runId, msg.params, (token, logprob) => this.post({ type: 'decode/didToken', id, token, logprob }));
+      this.post({ type: 'decode/didFinish', id, output });
+    } catch (e) {
+      const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
+      this.post({ type: 'decode/didFail', id, error: { code, message: messageOf(e) } });
+    }
+  }
+
+  private control(runId: string, action: 'pause' | 'resume' | 'stop'): void {
+    const live = this.deps.controller.state;
+    if (!live || live.runId !== runId) {
+      this.deps.log.warn(`The dashboard asked to ${action} ${runId}, which is not training.`);
+      return;
+    }
+    if (action === 'stop') this.deps.controller.stop();
+    else this.deps.controller.setPaused(action === 'pause');
+  }
+
+  /** Forwards a live notification unless what was read from disk already held it. */
+  private forward({ runId, event }: RunEvent): void {
+    if (!this.ready || event.type === 'worker/ready') return;
+    const w = this.sent.get(runId);
+    if (event.type === 'train/didStart') this.sent.set(runId, { step: event.startStep, evalStep: event.startStep, snapshotStep: event.startStep - 1 });
+    else if (w && event.type === 'train/didStep') {
+      if (event.step <= w.step) return;
+      w.step = event.step;
+    } else if (w && event.type === 'train/didEval') {
+      if (event.step <= w.evalStep) return;
+      w.evalStep = event.step;
+    } else if (w && event.type === 'train/didSnapshot') {
+      if (event.step <= w.snapshotStep) return;
+      w.snapshotStep = event.step;
+    } else if (!w) return; // the page learns of a run from didStart or didLoadRuns first
+    this.post({ type: 'run/didUpdate', runId, event });
+  }
+
+  private sendRuns(): void {
+    const live = this.deps.controller.state;
+    const items = this.deps.runs.items().filter((r) => r.error === null);
+    const withSnapshots = new Set([...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir), this.selectedId, live?.runId]);
+    const runs: RunState[] = [];
+    this.sent.clear();
+    for (const item of items) {
+      let state: RunState;
+      try {
+        state = this.deps.lab.get().loadRunState(item.runDir);
+      } catch (e) {
+        this.deps.log.warn(`Left ${item.name} out of the dashboard: ${messageOf(e)}`);
+        continue;
+      }
+      const isLive = live?.runId === item.runDir;
+      const status = isLive ? (live.paused ? 'paused' : 'training') : state.run.status === 'training' || state.run.status === 'paused' ? 'stopped' : state.run.status;
+      const snapshots = withSnapshots.has(item.runDir) ? state.snapshots : [];
+      runs.push({ ...state, run: { ...state.run, status }, snapshots });
+      this.sent.set(item.runDir, {
+        step: state.steps.at(-1)?.step ?? 0,
+        evalStep: state.evals.at(-1)?.step ?? -1,
+        snapshotStep: state.snapshots.at(-1)?.step ?? -1,
+      });
+    }
+    runs.push(...this.deps.extras());
+    // null lets the page keep the run its saved UI state had selected (webview/README.md).
+    const selected = this.selectedId && runs.some((r) => r.run.id === this.selectedId) ? this.selectedId : null;
+    this.post({ type: 'dashboard/didLoadRuns', runs, selectedId: selected });
+    // A selection is asked for once: when the page reloads later (it is not kept alive while
+    // hidden), it keeps whatever run the user picked since.
+    this.selectedId = null;
+  }
+
+  dispose(): void {
+    this.ready = false;
+    this.store.dispose();
+  }
+}

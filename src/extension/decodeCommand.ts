@@ -1,0 +1,57 @@
+/**
+ * "Attention Lab: Decode…": continues a prompt (decoder-only) or translates a source
+ * (encoder-decoder) with a trained run, taking the editor's selection or asking for the
+ * text, decoding in the model worker with the `attentionLab.decode.*` settings, and
+ * showing the result in an editor and in the dashboard's playground (tokens, probabilities
+ * and attention).
+ *
+ * Leaves out: the decoding algorithms (engine/decode).
+ */
+
+import * as vscode from 'vscode';
+import type { DecodeParams } from '../protocol';
+import { messageOf, showError } from './errors';
+import { formatDuration } from './format';
+import { pickRun } from './pickRun';
+import type { Services } from './services';
+
+/** The editor's selected text (trimmed of a trailing newline), or ''. */
+export function selectedText(): string {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.selection.isEmpty) return '';
+  return ed.document.getText(ed.selection);
+}
+
+/** Decodes with a run; `arg` may name the run. Resolves to the decoded text (undefined when cancelled). */
+export async function decodeCommand(s: Services, arg: unknown, textArg?: string): Promise<string | undefined> {
+  const run = await pickRun(s, arg, { trained: true, purpose: 'decode' });
+  if (!run) return undefined;
+  const encdec = run.kind === 'encoder-decoder';
+  let input = typeof textArg === 'string' ? textArg : selectedText();
+  if (!input) {
+    const typed = await vscode.window.showInputBox({
+      title: `Attention Lab: decode with ${run.name}`,
+      prompt: encdec ? 'Source text to translate (the model was trained on source → target pairs)' : 'Prompt for the model to continue',
+      placeHolder: encdec ? 'e.g. abcdef' : 'e.g. The',
+      ignoreFocusOut: true,
+    });
+    if (typed === undefined) return undefined;
+    input = typed;
+  }
+  const d = s.settings().decode;
+  const params: DecodeParams = { input, strategy: d.strategy, beam: d.beamSize, lengthPenalty: d.lengthPenalty, temperature: d.temperature, topK: d.topK, topP: d.topP, maxTokens: d.maxTokens, seed: 1 };
+  const t0 = Date.now();
+  let output;
+  try {
+    output = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: decoding with ${run.name}`, cancellable: false }, () => s.models.decode(run.runDir, params));
+  } catch (e) {
+    await showError(s.log, `Decoding with ${run.name} failed: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  s.log.info(`Decoded ${output.tokens.length} tokens with ${run.name} (${d.strategy}) in ${formatDuration((Date.now() - t0) / 1000)}.`);
+  const text = encdec ? output.text : input + output.text;
+  const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+  s.dashboard.showDecode(run.runDir, params, output);
+  return output.text;
+}

@@ -1,0 +1,116 @@
+/**
+ * The extension's entry point (bundled into dist/extension.js, `vscode` external).
+ * `activate` only wires things up — log channel, context keys, training controller,
+ * status bar, views, dashboard serializer, commands — and stays well under 100 ms: the
+ * engine and lab load from a separate bundle on first use (labLoader.ts), the training
+ * and model workers start when first needed, and the first read of the runs happens
+ * after activation returns. Returns a small API the extension-host tests read.
+ *
+ * Leaves out: everything the commands do (their modules).
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { registerCommands } from './commands';
+import { ConfigView } from './configView';
+import { ContextKeys } from './contextKeys';
+import { DashboardManager } from './dashboard/dashboardManager';
+import { DisposableStore } from './disposables';
+import { LabLoader } from './labLoader';
+import { ModelClient } from './modelClient';
+import { RunRegistry, resolveRunsRoot } from './runStore';
+import type { RunItem } from './runsModel';
+import { RunsModel } from './runsModel';
+import { RunsTree } from './runsTree';
+import { ScoreDecorations } from './scoreDecorations';
+import type { Services } from './services';
+import type { Settings } from './settings';
+import { readSettings } from './settings';
+import { TrainingStatusBar } from './statusBar';
+import type { TrainingState } from './trainingController';
+import { TrainingController } from './trainingController';
+
+/** Set by the bundle's first and last lines (scripts/buildExtension.mjs): when its evaluation started and ended. */
+declare const __attentionLabBundleStart: number | undefined;
+declare const __attentionLabBundleEnd: number | undefined;
+
+/** What `activate` returns (read by the extension-host tests). */
+export interface AttentionLabApi {
+  /** Milliseconds: evaluating this bundle, and running `activate`. */
+  readonly activation: { readonly moduleMs: number; readonly activateMs: number };
+  /** Whether the engine bundle was loaded when `activate` returned (it must not be). */
+  readonly engineLoadedAtActivation: boolean;
+  /** Whether the engine bundle has been loaded yet. */
+  readonly engineLoaded: () => boolean;
+  readonly runsRoot: () => string;
+  readonly runs: () => readonly RunItem[];
+  readonly training: () => TrainingState | null;
+}
+
+function workspaceDir(): string | null {
+  const f = vscode.workspace.workspaceFolders?.find((w) => w.uri.scheme === 'file');
+  return f ? f.uri.fsPath : null;
+}
+
+/** Activates the extension. */
+export function activate(context: vscode.ExtensionContext): AttentionLabApi {
+  const t0 = performance.now();
+  const store = new DisposableStore();
+  context.subscriptions.push(store);
+  const log = store.add(vscode.window.createOutputChannel('Attention Lab', { log: true }));
+  const dist = path.join(context.extensionPath, 'dist');
+  const keys = new ContextKeys();
+  const lab = new LabLoader(dist);
+  const warned = new Set<string>();
+  const settings = (): Settings => {
+    const r = readSettings((key) => vscode.workspace.getConfiguration().get(key));
+    for (const p of r.problems) if (!warned.has(p.message) && warned.add(p.message)) log.warn(p.message);
+    return r.settings;
+  };
+  const storageDir = (context.storageUri ?? context.globalStorageUri).fsPath;
+  const runsRoot = (): ReturnType<typeof resolveRunsRoot> => resolveRunsRoot({ settings: settings().runs, trusted: vscode.workspace.isTrusted, storageDir, workspaceDir: workspaceDir() });
+  const registry = new RunRegistry(context.workspaceState);
+  const controller = store.add(new TrainingController(path.join(dist, 'worker.js'), log));
+  const models = store.add(new ModelClient(path.join(dist, 'modelWorker.js'), (m) => log.warn(m)));
+  const runs = store.add(new RunsModel(lab, controller, () => ({ root: runsRoot().root, opened: registry.opened() }), (m) => log.warn(m)));
+  const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, controller, models, runs }));
+  const s: Services = { context, log, lab, controller, runs, registry, models, dashboard, keys, settings, runsRoot, workspaceDir };
+
+  store.add(new TrainingStatusBar(controller, 'attentionLab.openDashboard'));
+  store.add(controller.onDidChange((st) => {
+    keys.set('attentionLab.isTraining', st !== null);
+    keys.set('attentionLab.isPaused', st?.paused ?? false);
+  }));
+  store.add(runs.onDidChange((items) => {
+    keys.set('attentionLab.hasRuns', items.length > 0);
+    keys.set('attentionLab.hasTrainedRun', items.some((r) => r.hasModel && r.error === null));
+  }));
+  const tree = store.add(new RunsTree(runs));
+  store.add(vscode.window.createTreeView('attentionLab.runs', { treeDataProvider: tree, showCollapseAll: false }));
+  store.add(vscode.window.registerTreeDataProvider('attentionLab.config', store.add(new ConfigView(s))));
+  const scores = store.add(new ScoreDecorations(s));
+  for (const d of registerCommands(s, scores)) store.add(d);
+  store.add(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('attentionLab.runs') && runs.refresh()));
+  store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => runs.refresh()));
+
+  // The first read of the runs (it loads the engine bundle) happens after activation.
+  const first = setTimeout(() => runs.isLoaded || runs.refresh(), 0);
+  store.add({ dispose: () => clearTimeout(first) });
+
+  const activateMs = performance.now() - t0;
+  const moduleMs = typeof __attentionLabBundleStart === 'number' && typeof __attentionLabBundleEnd === 'number' ? __attentionLabBundleEnd - __attentionLabBundleStart : 0;
+  log.info(`Activated in ${activateMs.toFixed(1)} ms (bundle evaluated in ${moduleMs.toFixed(1)} ms); runs are kept in ${runsRoot().root}.`);
+  return {
+    activation: { moduleMs, activateMs },
+    engineLoadedAtActivation: lab.isLoaded,
+    engineLoaded: () => lab.isLoaded,
+    runsRoot: () => runsRoot().root,
+    runs: () => runs.items(),
+    training: () => controller.state,
+  };
+}
+
+/** Nothing to do: everything is owned by `context.subscriptions`. */
+export function deactivate(): void {
+  // Disposing the subscriptions stops training (the run resumes from its last checkpoint).
+}

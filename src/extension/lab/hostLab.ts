@@ -1,0 +1,105 @@
+/**
+ * Everything the extension host needs from the engine and the lab, behind one module that
+ * is bundled separately (dist/extensionLab.js) and loaded on first use, so activation
+ * never pays for the engine: listing and reading run folders, size estimates before a run
+ * exists, finding pairs files, naming new run folders. All of it is file reading or
+ * planning (no float is allocated); compute runs in the workers.
+ *
+ * Leaves out: anything that imports `vscode` (this module must load in plain Node too).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { PRESETS } from '../../engine/config';
+import { EngineError } from '../../engine/errors';
+import { estimateModel } from '../../engine/models/estimate';
+import { BASE_VOCAB } from '../../engine/tokenizers/special';
+import { detectPairsFiles } from '../../lab/pairs';
+import type { PairsCandidate } from '../../lab/pairs';
+import { resolveConfig } from '../../lab/prepare';
+import { RUN_FILES, newRunDir, readRunJson } from '../../lab/runFolder';
+import { loadRunState, runSummary } from '../../lab/runState';
+import type { RunState, RunSummary, TrainSpec } from '../../protocol';
+
+/** One folder under the runs root: a readable run, or why it is not one. */
+export type RunListing = { readonly ok: true; readonly summary: RunSummary; readonly hasModel: boolean; readonly updatedAt: string } | { readonly ok: false; readonly runDir: string; readonly error: string };
+
+/** Sizes of a configuration before anything exists. */
+export interface SpecEstimate {
+  readonly params: number;
+  readonly memoryBytes: number;
+  readonly flopsPerToken: number;
+  readonly vocabSize: number;
+  readonly config: Readonly<Record<string, unknown>>;
+}
+
+/** Every run folder directly under `root`, newest first (folders without run.json are not runs and are skipped). */
+export function listRuns(root: string): RunListing[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  } catch {
+    return [];
+  }
+  const out: RunListing[] = [];
+  for (const name of names) {
+    const runDir = path.join(root, name);
+    if (!fs.existsSync(path.join(runDir, RUN_FILES.run))) continue;
+    out.push(readListing(runDir));
+  }
+  const key = (r: RunListing): string => (r.ok ? r.updatedAt : '');
+  return out.sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0));
+}
+
+/** One run folder as a listing. */
+export function readListing(runDir: string): RunListing {
+  try {
+    const run = readRunJson(runDir);
+    return { ok: true, summary: runSummary(runDir, run), hasModel: fs.existsSync(path.join(runDir, RUN_FILES.model)), updatedAt: run.updatedAt };
+  } catch (e) {
+    return { ok: false, runDir: path.resolve(runDir), error: (e as Error).message };
+  }
+}
+
+/** True when `dir` holds a run.json. */
+export function isRunFolder(dir: string): boolean {
+  return fs.existsSync(path.join(dir, RUN_FILES.run));
+}
+
+/** The TrainSpec saved in a run folder. */
+export function readSpec(runDir: string): TrainSpec {
+  return readRunJson(runDir).spec;
+}
+
+/** Guess of a tokenizer's size before it is trained: BPE is what was asked; characters add ~100 to the 260 base ids. */
+export function expectedVocab(spec: TrainSpec): number {
+  return spec.tokenizer.type === 'bpe' ? spec.tokenizer.vocabSize : BASE_VOCAB + 100;
+}
+
+/** Parameters, memory and FLOPs of `spec`'s model (throws EngineError('config/invalid') with the fix). */
+export function estimateSpec(spec: TrainSpec): SpecEstimate {
+  const vocabSize = expectedVocab(spec);
+  const config = resolveConfig(spec, vocabSize);
+  const len = Math.min(spec.training.seqLen, config.maxLen);
+  const est = estimateModel(config, { maxBatch: spec.training.batchSize, maxLen: len, ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}) });
+  return { params: est.params, memoryBytes: est.totalBytes, flopsPerToken: est.trainFlopsPerToken, vocabSize, config: { ...config } };
+}
+
+/** Presets of each model kind. */
+export function presetsOf(kind: TrainSpec['model']['kind']): readonly string[] {
+  return PRESETS[kind];
+}
+
+/** Likely pairs files directly inside each folder. */
+export async function detectPairs(dirs: readonly string[]): Promise<PairsCandidate[]> {
+  const all = await Promise.all([...new Set(dirs)].map((d) => detectPairsFiles(d)));
+  return all.flat();
+}
+
+/** Message of an error, keeping EngineError's advice. */
+export function errorMessage(e: unknown): string {
+  return EngineError.is(e) || e instanceof Error ? e.message : String(e);
+}
+
+export { loadRunState, newRunDir };
+export type { PairsCandidate, RunState };

@@ -1,0 +1,165 @@
+/**
+ * The extension host's side of the model worker (dist/modelWorker.js): starts it on the
+ * first request, waits for `worker/ready` before posting, validates every message it
+ * sends back, routes streamed tokens to the request that asked, and fails every pending
+ * request with a clear error if the worker dies (the next request starts a fresh one).
+ *
+ * Leaves out: the compute (worker/modelWorker.ts) and any VS Code UI.
+ */
+
+import { Worker } from 'node:worker_threads';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput, TrainSpec } from '../protocol';
+import { ProtocolError, validateModelWorkerToHost } from '../protocol';
+import type { DisposableLike } from './disposables';
+import { PendingRequests, RequestError } from './pendingRequests';
+
+/** Request timeouts (ms): decoding a long text on a big model is the slowest thing asked. */
+const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, export: 300_000, calibrate: 60_000 } as const;
+
+/** What `calibrate` measured. */
+export interface CalibrationResult {
+  readonly secondsPerStep: number;
+  readonly flopsPerSec: number;
+  readonly backend: string;
+}
+
+type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
+
+/** A lazily started model worker. */
+export class ModelClient implements DisposableLike {
+  private worker: Worker | null = null;
+  private ready: Promise<void> | null = null;
+  private notReady: ((e: RequestError) => void) | null = null;
+  private readonly pending = new PendingRequests({ set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) }, (what) => this.restart(what));
+  private readonly tokenListeners = new Map<number, (token: string, logprob: number) => void>();
+  private disposed = false;
+
+  constructor(
+    private readonly script: string,
+    private readonly log: (message: string) => void,
+  ) {}
+
+  /** Decodes with a run's model; `onToken` sees greedy and sampled tokens as they come. */
+  decode(runDir: string, params: DecodeParams, onToken?: (token: string, logprob: number) => void): Promise<DecodeOutput> {
+    return this.request<DecodeOutput>('Decoding', TIMEOUT_MS.decode, { type: 'model/decode', runDir, params }, onToken);
+  }
+
+  /** Per-token log-probabilities of `text` (given `source` for an encoder-decoder). */
+  score(runDir: string, source: string | null, text: string): Promise<ScoreOutput> {
+    return this.request<ScoreOutput>('Scoring', TIMEOUT_MS.score, { type: 'model/score', runDir, source, text });
+  }
+
+  /** The model's attention on `text`. */
+  attend(runDir: string, text: string): Promise<AttentionSnapshot> {
+    return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attend', runDir, text });
+  }
+
+  /** Writes the run's model for PyTorch into `outDir`. */
+  exportPytorch(runDir: string, outDir: string): Promise<ExportOutput> {
+    return this.request<ExportOutput>('Exporting', TIMEOUT_MS.export, { type: 'model/export', runDir, outDir });
+  }
+
+  /** Measures seconds per training step of `spec` on this machine. */
+  calibrate(spec: TrainSpec, vocabSize: number): Promise<CalibrationResult> {
+    return this.request<CalibrationResult>('Measuring speed', TIMEOUT_MS.calibrate, { type: 'model/calibrate', spec, vocabSize });
+  }
+
+  private async request<T>(what: string, timeoutMs: number, req: Request, onToken?: (token: string, logprob: number) => void): Promise<T> {
+    if (this.disposed) throw new RequestError('disposed', `${what} was cancelled: Attention Lab is shutting down.`);
+    const worker = this.start();
+    await this.ready;
+    if (this.disposed || this.worker !== worker) throw new RequestError('disposed', `${what} was cancelled: the model worker stopped.`);
+    return this.pending.start<T>(what, timeoutMs, (id) => {
+      if (onToken) this.tokenListeners.set(id, onToken);
+      worker.postMessage({ ...req, id } as HostToModelWorker);
+    });
+  }
+
+  /** A timed-out request may still be computing: drop that worker so the next request gets a fresh one. */
+  private restart(what: string): void {
+    const w = this.worker;
+    if (!w) return;
+    this.log(`${what} timed out; restarting the model worker.`);
+    this.lost(w, `The model worker was restarted after ${what.toLowerCase()} timed out.`);
+    void w.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.script);
+    this.worker = worker;
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.notReady = reject;
+      worker.on('message', (raw: unknown) => {
+        let msg: ModelWorkerToHost;
+        try {
+          msg = validateModelWorkerToHost(raw);
+        } catch (e) {
+          this.log(`Ignored an invalid message from the model worker: ${e instanceof ProtocolError ? e.message : String(e)}`);
+          return;
+        }
+        if (msg.type === 'worker/ready') resolve();
+        else this.route(msg);
+      });
+    });
+    this.ready.catch(() => undefined); // a worker lost before anyone waits on it is not an unhandled rejection
+    worker.on('error', (e) => this.lost(worker, `The model worker crashed: ${e.message}`));
+    worker.on('exit', (code) => this.lost(worker, `The model worker exited (code ${code}).`));
+    return worker;
+  }
+
+  private route(msg: Exclude<ModelWorkerToHost, { type: 'worker/ready' }>): void {
+    switch (msg.type) {
+      case 'model/didToken':
+        this.tokenListeners.get(msg.id)?.(msg.token, msg.logprob);
+        return;
+      case 'model/didDecode':
+        this.finish(msg.id, msg.output);
+        return;
+      case 'model/didScore':
+        this.finish(msg.id, msg.output);
+        return;
+      case 'model/didAttend':
+        this.finish(msg.id, msg.snapshot);
+        return;
+      case 'model/didExport':
+        this.finish(msg.id, msg.output);
+        return;
+      case 'model/didCalibrate':
+        this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend });
+        return;
+      case 'model/didFail':
+        this.tokenListeners.delete(msg.id);
+        this.pending.reject(msg.id, msg.error.code, msg.error.message);
+        return;
+      default:
+        msg satisfies never;
+    }
+  }
+
+  private finish(id: number, value: unknown): void {
+    this.tokenListeners.delete(id);
+    if (!this.pending.resolve(id, value)) this.log(`The model worker answered request ${id}, which was no longer waiting (timed out?).`);
+  }
+
+  private lost(worker: Worker, message: string): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.ready = null;
+    this.notReady?.(new RequestError(this.disposed ? 'disposed' : 'internal', this.disposed ? 'Cancelled: Attention Lab is shutting down.' : message));
+    this.notReady = null;
+    this.tokenListeners.clear();
+    if (!this.disposed) this.log(message);
+    this.pending.rejectAll('internal', this.disposed ? 'Cancelled: Attention Lab is shutting down.' : message);
+  }
+
+  /** Terminates the worker and fails what is in flight (idempotent). */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const w = this.worker;
+    if (w) this.lost(w, 'Cancelled: Attention Lab is shutting down.');
+    this.pending.rejectAll('disposed', 'Cancelled: Attention Lab is shutting down.');
+    if (w) void w.terminate();
+  }
+}

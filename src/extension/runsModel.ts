@@ -1,0 +1,128 @@
+/**
+ * The runs the extension knows — every run folder under the runs root plus the ones
+ * opened from elsewhere — read through the lazily loaded lab module, with the live state
+ * of the run that is training laid over its folder's (last checkpointed) state. A run
+ * whose run.json says "training" while nothing trains it was interrupted (e.g. by a
+ * window reload) and can resume from its last checkpoint. No VS Code import.
+ *
+ * Leaves out: drawing (runsTree.ts) and the context keys (extension.ts sets them from
+ * `onDidChange`).
+ */
+
+import * as path from 'node:path';
+import type { DataSummary, RunSummary } from '../protocol';
+import type { DisposableLike } from './disposables';
+import { DisposableStore } from './disposables';
+import { Emitter } from './emitter';
+import type { Event } from './emitter';
+import type { LabLoader } from './labLoader';
+import type { TrainingController } from './trainingController';
+
+/** A run's status as the UI shows it. */
+export type RunStatus = RunSummary['status'] | 'interrupted';
+
+/** One run as the tree and the commands see it. */
+export interface RunItem {
+  readonly runDir: string;
+  readonly name: string;
+  readonly status: RunStatus;
+  readonly kind: RunSummary['kind'] | null;
+  readonly step: number;
+  readonly totalSteps: number;
+  readonly bestValLoss: number | null;
+  /** model.safetensors exists: decode, score, export work. */
+  readonly hasModel: boolean;
+  /** This run is training right now. */
+  readonly active: boolean;
+  readonly params: number | null;
+  readonly data: DataSummary | null;
+  /** Why the folder could not be read (the other fields are placeholders then). */
+  readonly error: string | null;
+}
+
+/** True when a run can continue training from its last checkpoint. */
+export function isResumable(r: RunItem): boolean {
+  return !r.active && r.error === null && r.hasModel && r.step < r.totalSteps && r.status !== 'completed';
+}
+
+/** The tree item's `contextValue`: `run.<status>[.trained][.resumable][.active]` (package.json matches on it). */
+export function contextValueOf(r: RunItem): string {
+  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${r.active ? '.active' : ''}`;
+}
+
+/** Known runs, refreshed from disk on demand and overlaid with the live run. */
+export class RunsModel implements DisposableLike {
+  private readonly store = new DisposableStore();
+  private readonly changes = new Emitter<readonly RunItem[]>();
+  private disk: RunItem[] = [];
+  private loaded = false;
+
+  /** The list after any change. */
+  readonly onDidChange: Event<readonly RunItem[]> = this.changes.event;
+
+  constructor(
+    private readonly lab: LabLoader,
+    private readonly controller: TrainingController,
+    private readonly roots: () => { root: string; opened: readonly string[] },
+    private readonly onError: (message: string) => void,
+  ) {
+    this.store.add(this.changes);
+    this.store.add(controller.onDidChange(() => this.changes.fire(this.items())));
+    this.store.add(
+      controller.onEvent(({ event }) => {
+        if (event.type === 'train/didStart' || event.type === 'train/didSaveCheckpoint') this.refresh();
+      }),
+    );
+    this.store.add(controller.onDidEnd(() => this.refresh()));
+  }
+
+  /** True once the folders were read at least once. */
+  get isLoaded(): boolean {
+    return this.loaded;
+  }
+
+  /** Rereads every run folder. */
+  refresh(): readonly RunItem[] {
+    const { root, opened } = this.roots();
+    try {
+      const lab = this.lab.get();
+      const listings = [...lab.listRuns(root), ...opened.filter((d) => path.dirname(path.resolve(d)) !== path.resolve(root)).map((d) => lab.readListing(d))];
+      this.disk = listings.map((l): RunItem => {
+        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, error: l.error };
+        const s = l.summary;
+        return { runDir: s.runDir, name: s.name, status: s.status, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, error: null };
+      });
+    } catch (e) {
+      this.onError(`Could not read the runs in ${root}: ${(e as Error).message}`);
+    }
+    this.loaded = true;
+    const items = this.items();
+    this.changes.fire(items);
+    return items;
+  }
+
+  /** Every run, the live one overlaid; newest first. */
+  items(): RunItem[] {
+    const live = this.controller.state;
+    const out = this.disk.map((r): RunItem => {
+      if (live && live.runId === r.runDir) {
+        return { ...r, status: live.paused ? 'paused' : 'training', active: true, step: Math.max(r.step, live.step), totalSteps: live.totalSteps, bestValLoss: live.bestValLoss ?? r.bestValLoss };
+      }
+      return r.status === 'training' || r.status === 'paused' ? { ...r, status: 'interrupted' } : r;
+    });
+    if (live && !out.some((r) => r.runDir === live.runId)) {
+      out.unshift({ runDir: live.runId, name: live.name, status: live.paused ? 'paused' : 'training', kind: null, step: live.step, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, error: null });
+    }
+    return out;
+  }
+
+  /** The run in `runDir`, if known. */
+  find(runDir: string): RunItem | undefined {
+    const id = path.resolve(runDir);
+    return this.items().find((r) => r.runDir === id);
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * What every command and view shares, created once in `activate` and passed explicitly
+ * (no module-level singletons, STYLE.md §10): the log channel, the lazily loaded lab
+ * module, the training controller, the runs, the model worker client, the dashboard, the
+ * context keys, and the settings as read right now.
+ *
+ * Leaves out: creating them (extension.ts) and any command logic.
+ */
+
+import type * as vscode from 'vscode';
+import type { ContextKeys } from './contextKeys';
+import type { DashboardManager } from './dashboard/dashboardManager';
+import type { LabLoader } from './labLoader';
+import type { ModelClient } from './modelClient';
+import type { RunRegistry, RunsRoot } from './runStore';
+import type { RunsModel } from './runsModel';
+import type { Settings } from './settings';
+import type { TrainingController } from './trainingController';
+
+/** The extension's shared objects. */
+export interface Services {
+  readonly context: vscode.ExtensionContext;
+  readonly log: vscode.LogOutputChannel;
+  readonly lab: LabLoader;
+  readonly controller: TrainingController;
+  readonly runs: RunsModel;
+  readonly registry: RunRegistry;
+  readonly models: ModelClient;
+  readonly dashboard: DashboardManager;
+  readonly keys: ContextKeys;
+  /** The settings now (problems are logged as warnings). */
+  settings(): Settings;
+  /** Where new runs go now. */
+  runsRoot(): RunsRoot;
+  /** The first workspace folder on disk, or null. */
+  workspaceDir(): string | null;
+}

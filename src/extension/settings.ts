@@ -1,0 +1,185 @@
+/**
+ * The `attentionLab.*` settings as one typed, validated object, and the TrainSpec they
+ * describe. Pure (no VS Code import): the caller passes a `get(key)` that reads the
+ * configuration, so the rules are unit-tested and the defaults are checked against
+ * package.json's `contributes.configuration`.
+ *
+ * Leaves out: reading or writing VS Code's configuration (extension.ts and configure.ts
+ * do) and collecting the files a `documents` source names (trainCommand.ts does).
+ */
+
+import type { DataSpec, TaskName, TrainSpec } from '../protocol';
+import { TASK_NAMES } from '../protocol';
+
+/** Every setting, with its type. */
+export interface Settings {
+  readonly model: {
+    readonly kind: 'decoder-only' | 'encoder-decoder';
+    readonly preset: 'tiny' | 'small' | 'base' | 'gpt';
+    readonly overrides: Readonly<Record<string, string | number | boolean>>;
+  };
+  readonly data: {
+    readonly source: 'documents' | 'pairs' | 'task';
+    readonly include: string;
+    readonly exclude: string;
+    readonly pairsSource: string;
+    readonly pairsTarget: string;
+    readonly task: TaskName;
+  };
+  readonly tokenizer: { readonly type: 'char' | 'bpe'; readonly vocabSize: number };
+  readonly training: {
+    readonly steps: number;
+    readonly batchSize: number;
+    readonly seqLen: number;
+    readonly evalEvery: number;
+    readonly snapshotEvery: number;
+    readonly checkpointEvery: number;
+    readonly optimizer: 'adamw' | 'paper';
+    readonly learningRate: number;
+    readonly seed: number;
+    readonly backend: 'auto' | 'wasm' | 'reference';
+  };
+  readonly runs: { readonly location: 'extensionStorage' | 'workspace'; readonly folder: string };
+  readonly decode: {
+    readonly strategy: 'greedy' | 'beam' | 'sample';
+    readonly maxTokens: number;
+    readonly temperature: number;
+    readonly topK: number;
+    readonly topP: number;
+    readonly beamSize: number;
+    readonly lengthPenalty: number;
+  };
+}
+
+/** The defaults; package.json declares the same ones (a unit test compares them). */
+export const DEFAULT_SETTINGS: Settings = {
+  model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
+  data: { source: 'documents', include: '**/*.{md,txt}', exclude: '', pairsSource: '', pairsTarget: '', task: 'reverse' },
+  tokenizer: { type: 'char', vocabSize: 1000 },
+  training: { steps: 2000, batchSize: 32, seqLen: 64, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto' },
+  runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
+  decode: { strategy: 'greedy', maxTokens: 100, temperature: 1, topK: 0, topP: 1, beamSize: 4, lengthPenalty: 0.6 },
+};
+
+/** Reads one setting by its full key (e.g. `attentionLab.training.steps`). */
+export type SettingsReader = (key: string) => unknown;
+
+type Section = keyof Settings;
+
+/** A setting's value that was present but unusable, and what was used instead. */
+export interface SettingProblem {
+  readonly key: string;
+  readonly message: string;
+}
+
+function pick<T>(get: SettingsReader, problems: SettingProblem[], section: Section, name: string, fallback: T, ok: (v: unknown) => boolean, want: string): T {
+  const key = `attentionLab.${section}.${name}`;
+  const v = get(key);
+  if (v === undefined || v === null) return fallback;
+  if (ok(v)) return v as T;
+  problems.push({ key, message: `${key} must be ${want}; got ${JSON.stringify(v)}. Using ${JSON.stringify(fallback)}.` });
+  return fallback;
+}
+
+const oneOf = (values: readonly string[]) => (v: unknown): boolean => typeof v === 'string' && values.includes(v);
+const intIn = (min: number, max: number) => (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const numIn = (min: number, max: number) => (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const isString = (v: unknown): boolean => typeof v === 'string';
+const isOverrides = (v: unknown): boolean =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
+
+/** Reads every setting; values of the wrong type or range fall back to the default and are reported. */
+export function readSettings(get: SettingsReader): { settings: Settings; problems: SettingProblem[] } {
+  const p: SettingProblem[] = [];
+  const d = DEFAULT_SETTINGS;
+  const settings: Settings = {
+    model: {
+      kind: pick(get, p, 'model', 'kind', d.model.kind, oneOf(['decoder-only', 'encoder-decoder']), 'decoder-only or encoder-decoder'),
+      preset: pick(get, p, 'model', 'preset', d.model.preset, oneOf(['tiny', 'small', 'base', 'gpt']), 'tiny, small, base or gpt'),
+      overrides: pick(get, p, 'model', 'overrides', d.model.overrides, isOverrides, 'an object of config fields'),
+    },
+    data: {
+      source: pick(get, p, 'data', 'source', d.data.source, oneOf(['documents', 'pairs', 'task']), 'documents, pairs or task'),
+      include: pick(get, p, 'data', 'include', d.data.include, isString, 'a glob'),
+      exclude: pick(get, p, 'data', 'exclude', d.data.exclude, isString, 'a glob'),
+      pairsSource: pick(get, p, 'data', 'pairsSource', d.data.pairsSource, isString, 'a path'),
+      pairsTarget: pick(get, p, 'data', 'pairsTarget', d.data.pairsTarget, isString, 'a path'),
+      task: pick(get, p, 'data', 'task', d.data.task, oneOf(TASK_NAMES), TASK_NAMES.join(', ')),
+    },
+    tokenizer: {
+      type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(['char', 'bpe']), 'char or bpe'),
+      vocabSize: pick(get, p, 'tokenizer', 'vocabSize', d.tokenizer.vocabSize, intIn(261, 65536), 'an integer in 261..65536'),
+    },
+    training: {
+      steps: pick(get, p, 'training', 'steps', d.training.steps, intIn(1, 1e6), 'an integer in 1..1000000'),
+      batchSize: pick(get, p, 'training', 'batchSize', d.training.batchSize, intIn(1, 4096), 'an integer in 1..4096'),
+      seqLen: pick(get, p, 'training', 'seqLen', d.training.seqLen, intIn(2, 4096), 'an integer in 2..4096'),
+      evalEvery: pick(get, p, 'training', 'evalEvery', d.training.evalEvery, intIn(0, 1e6), 'an integer ≥ 0'),
+      snapshotEvery: pick(get, p, 'training', 'snapshotEvery', d.training.snapshotEvery, intIn(0, 1e6), 'an integer ≥ 0'),
+      checkpointEvery: pick(get, p, 'training', 'checkpointEvery', d.training.checkpointEvery, intIn(0, 1e6), 'an integer ≥ 0'),
+      optimizer: pick(get, p, 'training', 'optimizer', d.training.optimizer, oneOf(['adamw', 'paper']), 'adamw or paper'),
+      learningRate: pick(get, p, 'training', 'learningRate', d.training.learningRate, numIn(0, 10), 'a number in 0..10'),
+      seed: pick(get, p, 'training', 'seed', d.training.seed, intIn(-2147483648, 2147483647), 'a 32-bit integer'),
+      backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(['auto', 'wasm', 'reference']), 'auto, wasm or reference'),
+    },
+    runs: {
+      location: pick(get, p, 'runs', 'location', d.runs.location, oneOf(['extensionStorage', 'workspace']), 'extensionStorage or workspace'),
+      folder: pick(get, p, 'runs', 'folder', d.runs.folder, (v) => typeof v === 'string' && v.trim() !== '', 'a folder path'),
+    },
+    decode: {
+      strategy: pick(get, p, 'decode', 'strategy', d.decode.strategy, oneOf(['greedy', 'beam', 'sample']), 'greedy, beam or sample'),
+      maxTokens: pick(get, p, 'decode', 'maxTokens', d.decode.maxTokens, intIn(1, 4096), 'an integer in 1..4096'),
+      temperature: pick(get, p, 'decode', 'temperature', d.decode.temperature, numIn(0, 10), 'a number in 0..10'),
+      topK: pick(get, p, 'decode', 'topK', d.decode.topK, intIn(0, 65536), 'an integer ≥ 0'),
+      topP: pick(get, p, 'decode', 'topP', d.decode.topP, numIn(0, 1), 'a number in 0..1'),
+      beamSize: pick(get, p, 'decode', 'beamSize', d.decode.beamSize, intIn(1, 64), 'an integer in 1..64'),
+      lengthPenalty: pick(get, p, 'decode', 'lengthPenalty', d.decode.lengthPenalty, numIn(0, 5), 'a number in 0..5'),
+    },
+  };
+  return { settings, problems: p };
+}
+
+/** The model kind a data source trains: documents → decoder-only, pairs and tasks → encoder-decoder. */
+export function kindForSource(source: Settings['data']['source']): Settings['model']['kind'] {
+  return source === 'documents' ? 'decoder-only' : 'encoder-decoder';
+}
+
+/** Why this model kind cannot train on this data, or null when they fit. */
+export function mismatch(s: Settings): string | null {
+  const want = kindForSource(s.data.source);
+  if (s.model.kind !== want) {
+    return s.data.source === 'documents'
+      ? 'Documents train a decoder-only model, but attentionLab.model.kind is encoder-decoder. Run "Attention Lab: Configure Model…" or set the kind to decoder-only.'
+      : `A ${s.data.source === 'task' ? 'built-in task' : 'pairs file'} trains an encoder-decoder, but attentionLab.model.kind is decoder-only. Run "Attention Lab: Configure Model…" or set the kind to encoder-decoder.`;
+  }
+  if (s.model.kind === 'decoder-only' && s.model.preset === 'base') return 'Preset "base" is the paper\'s encoder-decoder; for a decoder-only model choose tiny, small or gpt.';
+  if (s.model.kind === 'encoder-decoder' && s.model.preset === 'gpt') return 'Preset "gpt" is a decoder-only shape; for an encoder-decoder choose tiny, small or base.';
+  return null;
+}
+
+/**
+ * The TrainSpec of the settings for `data`. Automatic intervals (0) become a tenth, a
+ * twentieth and a fifth of the run, as the command line does.
+ */
+export function specFromSettings(s: Settings, data: DataSpec): TrainSpec {
+  const t = s.training;
+  const auto = (v: number, fraction: number): number => (v > 0 ? v : Math.max(1, Math.round(t.steps * fraction)));
+  return {
+    model: { kind: s.model.kind, preset: s.model.preset, overrides: { ...s.model.overrides } },
+    tokenizer: { type: s.tokenizer.type, vocabSize: s.tokenizer.vocabSize },
+    data,
+    training: {
+      steps: t.steps,
+      batchSize: t.batchSize,
+      seqLen: t.seqLen,
+      evalEvery: auto(t.evalEvery, 1 / 10),
+      checkpointEvery: auto(t.checkpointEvery, 1 / 5),
+      snapshotEvery: auto(t.snapshotEvery, 1 / 20),
+      seed: t.seed,
+      optimizer: t.optimizer,
+      lr: t.learningRate,
+      warmup: 0,
+    },
+    backend: t.backend,
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Training curves and message handling in headless Chromium, hosted as a VS Code webview
+ * (test/browser/harness.ts): every logged step is drawn and the last point's value is on the
+ * chart, live steps are appended, out-of-order and malformed messages show a visible error
+ * banner (and webview/didError) while the page keeps drawing.
+ */
+
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunState } from '../../src/protocol';
+import { attr, clean, dec, enc, load } from './data';
+import { HAS_CHROMIUM, SKIP_REASON, launchBrowser, openDashboard, screenshot, send, until, frames } from './harness';
+
+if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
+
+describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('draws every logged step, follows live steps, and bans out-of-order ones', async () => {
+    const { page, log } = await openDashboard(browser);
+    await send(page, load);
+    const chart = '.panel.curves .chart-main';
+    expect(Number(await attr(page, chart, 'data-points'))).toBe(enc.steps.length);
+    const evalsOnSteps = enc.evals.filter((e) => enc.steps.some((s) => s.step >= e.step)).length;
+    expect(Number(await attr(page, chart, 'data-val-points'))).toBe(evalsOnSteps);
+    // Hover the right edge: the legend shows the last step's raw loss.
+    const over = page.locator(`${chart} .u-over`);
+    const box = await over.boundingBox();
+    if (!box) throw new Error('no plot area');
+    await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
+    await frames(page);
+    const last = enc.steps[enc.steps.length - 1] as RunState['steps'][number];
+    const legend = await page.locator(`${chart} .u-legend .u-series`).nth(1).locator('.u-value').textContent();
+    expect(Number(legend)).toBeCloseTo(last.loss, 3);
+    // A live step is appended…
+    const next = { step: last.step + 1, loss: 0.5, lr: last.lr, gradNorm: 1, tokens: 100, tokensPerSec: 1000, elapsedMs: last.elapsedMs + 100 };
+    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didStep', ...next } });
+    await until(page, `document.querySelector(${JSON.stringify(chart)}).dataset.points === '${enc.steps.length + 1}'`);
+    // …an out-of-order one is refused with a visible error, and the chart keeps its points.
+    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didStep', ...next, step: 5 } });
+    await expect.poll(() => page.locator('.banner').isVisible()).toBe(true);
+    expect(await page.locator('.banner').textContent()).toContain('Out-of-order train/didStep: step 5');
+    expect(Number(await attr(page, chart, 'data-points'))).toBe(enc.steps.length + 1);
+    // Switching the x-axis to tokens keeps every point.
+    await page.selectOption('#curves-x', 'tokens');
+    await frames(page);
+    expect(Number(await attr(page, chart, 'data-points'))).toBe(enc.steps.length + 1);
+    expect(await page.locator(`${chart} .u-legend .u-series`).first().locator('.u-label').textContent()).toBe('tokens seen');
+    // Overlaying a second run adds its series to the legend.
+    await page.check('#curves-compare-0');
+    await frames(page);
+    expect(await page.locator(`${chart} .u-legend`).textContent()).toContain(`${dec.run.name} train (smoothed)`);
+    expect(log.posted.filter((m) => m.type === 'webview/didError')).toHaveLength(1);
+    clean(log);
+    await page.close();
+  });
+
+  it('adds a run that starts training and sends its Pause / Stop to the host', async () => {
+    const { page, log } = await openDashboard(browser);
+    await send(page, load);
+    const model = enc.run.model;
+    const data = { description: 'task reverse', documents: 1, bytes: 0, trainTokens: 100, valTokens: 10, skipped: [] };
+    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStart', runDir: '/runs/live', startStep: 0, totalSteps: 50, model, data } });
+    await page.selectOption('#run-picker', '/runs/live');
+    await frames(page);
+    expect(await page.locator('.run-status').textContent()).toContain('training · step 0 of 50');
+    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStep', step: 1, loss: 3, lr: 1e-3, gradNorm: 1, tokens: 10, tokensPerSec: 100, elapsedMs: 5 } });
+    await until(page, `document.querySelector('.panel.curves .chart-main').dataset.points === '1'`);
+    await page.click('.run-controls button:has-text("Pause")');
+    await until(page, `window.__posted.some((m) => m.type === 'train/control')`);
+    expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([{ type: 'train/control', runId: '/runs/live', action: 'pause' }]);
+    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didPause', step: 1 } });
+    expect(await page.locator('.run-controls button').allTextContents()).toEqual(['Resume', 'Stop']);
+    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'The loss became NaN at step 2.' } } });
+    expect(await page.locator('.run-status').textContent()).toContain('failed: The loss became NaN at step 2.');
+    expect(await page.locator('.run-controls button').count()).toBe(0);
+    clean(log);
+    await page.close();
+  });
+
+  it('shows a visible error for malformed messages and keeps drawing', async () => {
+    const { page, log } = await openDashboard(browser);
+    await send(page, load);
+    await send(page, { type: 'run/didUpdate', runId: 42, event: { type: 'worker/ready' } });
+    await send(page, { type: 'dashboard/nonsense' });
+    await send(page, { type: 'run/didUpdate', runId: 'nobody', event: { type: 'train/didStep', step: 1, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 } });
+    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didSnapshot', step: 99999, srcTokens: [], tgtTokens: [], maps: [{ stack: 'encoder', kind: 'self', layer: 0, shape: [1, 2, 2], data: { $f32: 'AAAAAA==' } }], masks: [] } });
+    const text = (await page.locator('.banner').textContent()) ?? '';
+    expect(await page.locator('.banner').isVisible()).toBe(true);
+    expect(text).toContain('message(run/didUpdate).runId: expected a string');
+    expect(text).toContain('unknown message type "dashboard/nonsense"');
+    expect(text).toContain('which the dashboard has not been told about');
+    expect(text).toContain('do not fill shape [1, 2, 2]');
+    expect(log.posted.filter((m) => m.type === 'webview/didError')).toHaveLength(4);
+    expect(Number(await attr(page, '.panel.curves .chart-main', 'data-points'))).toBe(enc.steps.length);
+    await screenshot(page, 'error-banner-light');
+    await page.click('.banner-dismiss');
+    expect(await page.locator('.banner').isVisible()).toBe(false);
+    clean(log);
+    await page.close();
+  });
+});

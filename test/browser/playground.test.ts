@@ -1,0 +1,158 @@
+/**
+ * The playground in headless Chromium against a fake host that answers decode/request with
+ * recorded decodes (test/browser/fixtures/decode-*.json, from real runs): the request carries
+ * the form's settings, streamed tokens appear with their probabilities, the prompt's
+ * tokenization is shown, clicking a token draws its self- and cross-attention (future keys
+ * masked), failures and answers to unknown requests are visible. Screenshots light and dark.
+ */
+
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DecodeOutput, DecodeParams, RunState } from '../../src/protocol';
+import { showToken } from '../../webview/format';
+import { decodeArrays } from '../../webview/wireCodec';
+import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
+
+if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
+
+interface Recorded {
+  readonly params: DecodeParams;
+  readonly streamed: readonly { readonly token: string; readonly logprob: number }[];
+  readonly output: DecodeOutput;
+}
+
+const enc = decodeArrays(fixture('encdec.json')) as RunState;
+const dec = decodeArrays(fixture('decoder.json')) as RunState;
+const decodeEnc = decodeArrays(fixture('decode-encdec.json')) as Recorded;
+const decodeDec = decodeArrays(fixture('decode-decoder.json')) as Recorded;
+
+/** A host that answers every decode/request with `rec` (or fails it). */
+function fakeHost(rec: Recorded, fail = false): { requests: { id: number; runId: string; params: DecodeParams }[]; onPost: (msg: { type: string }, page: Page) => Promise<void> } {
+  const requests: { id: number; runId: string; params: DecodeParams }[] = [];
+  return {
+    requests,
+    onPost: async (msg, page) => {
+      if (msg.type !== 'decode/request') return;
+      const req = msg as unknown as { id: number; runId: string; params: DecodeParams };
+      requests.push(req);
+      if (fail) return send(page, { type: 'decode/didFail', id: req.id, error: { code: 'input/invalid', message: 'Source of 99 tokens exceeds the context of 24; shorten it.' } });
+      for (const t of rec.streamed) await send(page, { type: 'decode/didToken', id: req.id, token: t.token, logprob: t.logprob });
+      await send(page, { type: 'decode/didFinish', id: req.id, output: rec.output });
+    },
+  };
+}
+
+async function decode(page: Page, runId: string, input: string): Promise<void> {
+  await page.selectOption('#run-picker', runId);
+  await page.click('#tab-playground');
+  await frames(page);
+  await page.fill('#pg-input', input);
+  await page.click('.pg-form button[type="submit"]');
+}
+
+describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('sends the settings, streams tokens with probabilities, and shows attention on click', async () => {
+    const host = fakeHost(decodeEnc);
+    const { page, log } = await openDashboard(browser, { onPost: host.onPost });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: enc.run.id });
+    await decode(page, enc.run.id, decodeEnc.params.input);
+    await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
+    expect(host.requests).toHaveLength(1);
+    expect(host.requests[0]?.runId).toBe(enc.run.id);
+    expect(host.requests[0]?.params).toMatchObject({ input: decodeEnc.params.input, strategy: 'greedy' });
+    const out = decodeEnc.output;
+    expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(out.tokens.map(showToken));
+    const probs = await page.locator('.pg-output .chip .prob').allTextContents();
+    probs.forEach((text, i) => expect(Number(text.replace('%', ''))).toBeCloseTo(100 * Math.exp(out.logprobs[i] as number), 1));
+    expect(await page.locator('.pg-prompt .chip').allTextContents()).toEqual(out.promptTokens.map(showToken));
+    // Attention of the second generated token.
+    const i = 1;
+    await page.click(`.pg-output button[data-index="${i}"]`);
+    await frames(page);
+    const a = out.attention;
+    if (!a) throw new Error('fixture decode has no attention');
+    const self = '.pg-map[data-kind="self"] canvas';
+    const cross = '.pg-map[data-kind="cross"] canvas';
+    expect(Number(await page.getAttribute(self, 'data-rows'))).toBe(a.self.length * a.nHeads);
+    expect(Number(await page.getAttribute(self, 'data-cols'))).toBe(a.selfKeys);
+    expect(Number(await page.getAttribute(cross, 'data-cols'))).toBe(a.sourceLength);
+    // Keys after the query's own position are in its future: masked.
+    const q = a.queryStart + i;
+    const future = await cellPixel(page, self, 0, q + 1);
+    const past = await cellPixel(page, self, 0, 0);
+    expect(colorDistance(future, past)).toBeGreaterThan(20);
+    const swatchTheme = await cellPixel(page, self, a.nHeads - 1, a.selfKeys - 1);
+    expect(colorDistance(future, swatchTheme)).toBeLessThanOrEqual(2);
+    // Cross-attention cell = ramp colour of its value (layer 1, head 1, row i).
+    const S = a.sourceLength;
+    const row = Array.from((a.cross[0] as Float32Array).subarray(i * S, (i + 1) * S));
+    const s = row.indexOf(Math.max(...row));
+    const rampW = 240;
+    await page.click('#tab-attention');
+    await frames(page);
+    const legend = await pixel(page, '.panel.attention .legend-ramp', Math.round((row[s] as number) * (rampW - 1)), 5);
+    await page.click('#tab-playground');
+    await frames(page);
+    expect(colorDistance(await cellPixel(page, cross, 0, s), legend)).toBeLessThanOrEqual(8);
+    expect(log.blocked).toEqual([]);
+    expect(log.errors).toEqual([]);
+    await screenshot(page, 'light-playground-decoded');
+    await page.close();
+  });
+
+  it('shows the prompt tokenization of a decoder-only decode (dark screenshot)', async () => {
+    const host = fakeHost(decodeDec);
+    const { page, log } = await openDashboard(browser, { onPost: host.onPost, theme: 'dark' });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
+    await decode(page, dec.run.id, decodeDec.params.input);
+    await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
+    expect(await page.locator('.pg-prompt .chip').allTextContents()).toEqual(decodeDec.output.promptTokens.map(showToken));
+    expect(await page.locator('.pg-output .chip').count()).toBe(decodeDec.output.tokens.length);
+    await page.click('.pg-output button[data-index="3"]');
+    await frames(page);
+    expect(await page.locator('.pg-map[data-kind="cross"]').count()).toBe(0);
+    expect(log.errors).toEqual([]);
+    await screenshot(page, 'dark-playground-decoded');
+    await page.close();
+  });
+
+  it('shows a decode the host ran itself (the Decode command) and switches to it with dashboard/show', async () => {
+    const { page, log } = await openDashboard(browser);
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
+    await send(page, { type: 'playground/didDecode', runId: enc.run.id, params: decodeEnc.params, output: decodeEnc.output });
+    await send(page, { type: 'dashboard/show', runId: enc.run.id, tab: 'playground' });
+    await frames(page);
+    expect(await page.getAttribute('#tab-playground', 'aria-selected')).toBe('true');
+    expect(await page.inputValue('#run-picker')).toBe(enc.run.id);
+    expect(await page.inputValue('#pg-input')).toBe(decodeEnc.params.input);
+    expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(decodeEnc.output.tokens.map(showToken));
+    await send(page, { type: 'dashboard/show', runId: null, tab: 'attention' });
+    await frames(page);
+    expect(await page.getAttribute('#tab-attention', 'aria-selected')).toBe('true');
+    await send(page, { type: 'dashboard/show', runId: 'no-such-run', tab: 'masks' });
+    expect(await page.locator('.banner').textContent()).toContain('dashboard/show for run "no-such-run"');
+    expect(log.errors).toEqual([]);
+    await page.close();
+  });
+
+  it('shows a failed decode and refuses answers to requests it never made', async () => {
+    const host = fakeHost(decodeEnc, true);
+    const { page, log } = await openDashboard(browser, { onPost: host.onPost });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: enc.run.id });
+    await decode(page, enc.run.id, 'x'.repeat(99));
+    await until(page, `document.querySelector('.pg-status').textContent.startsWith('Decode failed')`);
+    expect(await page.locator('.pg-status').textContent()).toContain('exceeds the context of 24');
+    await send(page, { type: 'decode/didToken', id: 777, token: 'a', logprob: -1 });
+    expect(await page.locator('.banner').textContent()).toContain('decode/didToken for decode 777, which this page never requested');
+    expect(log.posted.some((m) => m.type === 'webview/didError')).toBe(true);
+    await page.close();
+  });
+});

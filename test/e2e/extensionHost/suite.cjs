@@ -1,0 +1,197 @@
+// Tests that run INSIDE the real VS Code extension host (VS Code loads this file as
+// `extensionTestsPath` and awaits `run()`; a rejection makes the host exit with code 1).
+// They drive the installed .vsix through its commands and check files, editors and tabs.
+// CommonJS and plain Node: no mocha, no build step.
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const vscode = require('vscode');
+
+const EXT_ID = 'attention-lab.attention-lab';
+const tests = [];
+const test = (name, fn) => tests.push({ name, fn });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const config = () => vscode.workspace.getConfiguration('attentionLab');
+const workspace = () => vscode.workspace.workspaceFolders[0].uri.fsPath;
+
+async function until(what, fn, timeoutMs = 30_000) {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+let api;
+let runDir;
+
+test('activates lazily, quickly, without loading the engine', async () => {
+  const ext = vscode.extensions.getExtension(EXT_ID);
+  assert.ok(ext, `${EXT_ID} is not installed`);
+  assert.ok(!ext.packageJSON.activationEvents.includes('*'), 'activation must not be "*"');
+  assert.equal(ext.isActive, false, 'nothing should have activated the extension yet');
+  const t0 = performance.now();
+  api = await ext.activate(); // loads dist/extension.js and runs activate()
+  const wall = performance.now() - t0;
+  const { moduleMs, activateMs } = api.activation;
+  console.log(`    activation: ${wall.toFixed(1)} ms wall (bundle evaluation ${moduleMs.toFixed(1)} ms, activate() ${activateMs.toFixed(1)} ms)`);
+  // The budget is 100 ms; what our code spends (evaluating the bundle, running activate) is
+  // held to half of it. The wall time also counts VS Code's own work and the machine's load
+  // (2 shared cores in CI), so it gets a looser bound that still catches an eager engine load.
+  assert.ok(moduleMs + activateMs < 50, `bundle + activate took ${(moduleMs + activateMs).toFixed(1)} ms`);
+  assert.ok(wall < 200, `activation took ${wall.toFixed(1)} ms`);
+  assert.equal(api.engineLoadedAtActivation, false, 'the engine bundle was loaded during activation');
+});
+
+test('registers every contributed command', async () => {
+  const all = new Set(await vscode.commands.getCommands(true));
+  const contributed = vscode.extensions.getExtension(EXT_ID).packageJSON.contributes.commands.map((c) => c.command);
+  assert.ok(contributed.length >= 10);
+  for (const c of contributed) assert.ok(all.has(c), `${c} is not registered`);
+});
+
+test('trains on the workspace documents, honoring .gitignore, in extension storage', async () => {
+  await config().update('training.steps', 40, vscode.ConfigurationTarget.Global);
+  await vscode.commands.executeCommand('attentionLab.train');
+  const runs = api.runs();
+  assert.equal(runs.length, 1, `runs: ${JSON.stringify(runs.map((r) => r.name))}`);
+  const r = runs[0];
+  runDir = r.runDir;
+  assert.equal(r.status, 'completed');
+  assert.equal(r.step, 40);
+  assert.equal(r.hasModel, true);
+  assert.equal(r.kind, 'decoder-only');
+  assert.equal(path.relative(workspace(), runDir).startsWith('..'), true, 'runs must not be written into the workspace by default');
+  assert.equal(r.data.documents, 4, JSON.stringify(r.data));
+  const skipped = Object.fromEntries(r.data.skipped.map((s) => [s.path, s.reason]));
+  assert.equal(skipped['notes/blob.bin.txt'], 'binary');
+  assert.equal(skipped['build/generated.txt'], 'ignored');
+  const steps = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"step"'));
+  assert.equal(steps.length, 40);
+  const losses = steps.map((l) => JSON.parse(l).loss);
+  assert.ok(losses.slice(-5).reduce((a, b) => a + b) < losses.slice(0, 5).reduce((a, b) => a + b), `loss did not go down: ${losses.join(' ')}`);
+  assert.ok(fs.readdirSync(path.join(runDir, 'snapshots')).length >= 4);
+});
+
+test('decodes a prompt into an editor', async () => {
+  const text = await vscode.commands.executeCommand('attentionLab.decode', runDir, 'The model ');
+  assert.equal(typeof text, 'string');
+  assert.ok(text.length > 0, 'empty decode');
+  const doc = await until('the output editor', () => vscode.window.visibleTextEditors.map((e) => e.document).find((d) => d.isUntitled && d.getText().startsWith('The model ')));
+  assert.equal(doc.getText(), `The model ${text}`);
+});
+
+test('scores the selection token by token', async () => {
+  const doc = await vscode.workspace.openTextDocument(path.join(workspace(), 'notes/attention.txt'));
+  const editor = await vscode.window.showTextDocument(doc);
+  const line = doc.lineAt(0);
+  editor.selection = new vscode.Selection(line.range.start, line.range.end);
+  const tokens = await vscode.commands.executeCommand('attentionLab.scoreSelection', runDir);
+  // One token per character (char tokenizer, ASCII text), the line being longer than the
+  // 32-token context: the sliding window scores all of it.
+  assert.ok(line.text.length > 32);
+  assert.equal(tokens.length, line.text.length);
+  let at = 0;
+  for (const t of tokens) {
+    assert.equal(t.start, at);
+    assert.equal(t.end, at + 1);
+    assert.ok(Number.isFinite(t.surprise) && t.surprise >= 0);
+    assert.ok(t.bucket >= 0 && t.bucket <= 4);
+    at = t.end;
+  }
+  await vscode.commands.executeCommand('attentionLab.clearScores');
+});
+
+test('shows the attention of a selection in the dashboard', async () => {
+  const ok = await vscode.commands.executeCommand('attentionLab.showAttention', runDir, 'attention heads');
+  assert.equal(ok, true);
+  await until('the dashboard tab', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')));
+});
+
+test('exports the model for PyTorch (nanoGPT names)', async () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-export-'));
+  const files = await vscode.commands.executeCommand('attentionLab.export', runDir, out);
+  assert.deepEqual(files.map((f) => path.basename(f)).sort(), ['config.json', 'model.safetensors']);
+  const cfg = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8'));
+  assert.equal(cfg.n_layer, 2);
+  assert.equal(cfg.n_embd, 64);
+  const bytes = fs.readFileSync(path.join(out, 'model.safetensors'));
+  const header = JSON.parse(bytes.subarray(8, 8 + Number(bytes.readBigUInt64LE(0))).toString('utf8'));
+  assert.ok(header['transformer.wte.weight'], 'no transformer.wte.weight');
+  assert.deepEqual(header['transformer.wte.weight'].shape, [cfg.vocab_size, 64]);
+});
+
+test('pauses, resumes and stops a long run; resumes it from its checkpoint', async () => {
+  await config().update('training.steps', 100000, vscode.ConfigurationTarget.Global);
+  await config().update('training.checkpointEvery', 25, vscode.ConfigurationTarget.Global);
+  const done = vscode.commands.executeCommand('attentionLab.train');
+  await until('30 steps', () => (api.training()?.step ?? 0) >= 30);
+  assert.equal(await vscode.commands.executeCommand('attentionLab.togglePause'), true);
+  const paused = await until('paused', () => api.training()?.paused && api.training());
+  await sleep(600);
+  assert.equal(api.training().step, paused.step, 'steps went on while paused');
+  assert.equal(await vscode.commands.executeCommand('attentionLab.togglePause'), false);
+  await until('more steps after resuming', () => (api.training()?.step ?? 0) > paused.step + 5);
+  assert.equal(await vscode.commands.executeCommand('attentionLab.stop'), true);
+  await done;
+  const stopped = api.runs().find((r) => r.status === 'stopped');
+  assert.ok(stopped, JSON.stringify(api.runs().map((r) => [r.name, r.status])));
+  assert.ok(stopped.step > paused.step && stopped.step < 100000);
+  const resumed = vscode.commands.executeCommand('attentionLab.run.resume', stopped.runDir);
+  const first = await until('the resumed run', () => api.training());
+  assert.equal(first.runDir, stopped.runDir);
+  await until('steps past the checkpoint', () => (api.training()?.step ?? 0) > stopped.step + 3);
+  await vscode.commands.executeCommand('attentionLab.stop');
+  await resumed;
+  const again = api.runs().find((r) => r.runDir === stopped.runDir);
+  assert.equal(again.status, 'stopped');
+  assert.ok(again.step > stopped.step);
+  const lines = fs.readFileSync(path.join(stopped.runDir, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"step"')).map((l) => JSON.parse(l).step);
+  assert.deepEqual(lines, Array.from({ length: lines.length }, (_, i) => i + 1), 'metrics steps must be 1..n with no gap or repeat across the resume');
+});
+
+test('opens a run folder the command line trained, and decodes with it', async () => {
+  const cli = path.resolve(__dirname, '../../../dist/cli.js');
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-cli-')), 'copy-run');
+  const r = require('node:child_process').spawnSync(process.execPath, [cli, 'train', '--task', 'copy', '--steps', '6', '--batch', '4', '--out', out, '--json'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  const opened = await vscode.commands.executeCommand('attentionLab.openRun', out);
+  assert.equal(opened, out);
+  const run = api.runs().find((x) => x.runDir === out);
+  assert.ok(run, 'the opened run is not listed');
+  assert.equal(run.kind, 'encoder-decoder');
+  assert.equal(run.status, 'completed');
+  const text = await vscode.commands.executeCommand('attentionLab.decode', out, 'abc');
+  assert.equal(typeof text, 'string');
+  const notARun = fs.mkdtempSync(path.join(os.tmpdir(), 'al-not-a-run-'));
+  assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', notARun), undefined);
+});
+
+test('refuses a model kind that does not fit the data, without training', async () => {
+  await config().update('model.kind', 'encoder-decoder', vscode.ConfigurationTarget.Global);
+  const before = api.runs().length;
+  await vscode.commands.executeCommand('attentionLab.train');
+  assert.equal(api.training(), null);
+  assert.equal(api.runs().length, before);
+  await config().update('model.kind', undefined, vscode.ConfigurationTarget.Global);
+});
+
+exports.run = async function run() {
+  let failed = 0;
+  for (const t of tests) {
+    const t0 = Date.now();
+    try {
+      await t.fn();
+      console.log(`  ok    ${t.name} (${Date.now() - t0} ms)`);
+    } catch (e) {
+      failed++;
+      console.error(`  FAIL  ${t.name}: ${(e && e.stack) || e}`);
+    }
+  }
+  for (const key of ['training.steps', 'training.checkpointEvery', 'model.kind']) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+  console.log(`${tests.length - failed}/${tests.length} extension-host tests passed`);
+  if (failed) throw new Error(`${failed} extension-host test(s) failed`);
+};

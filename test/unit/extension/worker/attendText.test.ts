@@ -1,0 +1,52 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { OpenRun } from '../../../../src/lab/openRun';
+import { attendText } from '../../../../src/extension/worker/attendText';
+import type { AttentionMapData } from '../../../../src/protocol';
+import { tinyDocuments, tinySpec, trainTiny } from './tinyRuns';
+
+function rowSums(m: AttentionMapData): number[] {
+  const [H, T, S] = m.shape;
+  const sums: number[] = [];
+  for (let h = 0; h < H; h++) for (let t = 0; t < T; t++) sums.push(m.data.subarray((h * T + t) * S, (h * T + t + 1) * S).reduce((a, b) => a + b, 0));
+  return sums;
+}
+
+let lm: OpenRun;
+let mt: OpenRun;
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(tinyDocuments()));
+  mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
+});
+
+describe('attendText', () => {
+  it('decoder-only: causal self-attention of BOS + the text, every layer, rows summing to 1', () => {
+    const s = attendText(lm, 'the hand');
+    expect(s.tgtTokens).toEqual(['<bos>', 't', 'h', 'e', '▁', 'h', 'a', 'n', 'd']);
+    expect(s.srcTokens).toEqual([]);
+    expect(s.step).toBe(3);
+    expect(s.maps.map((m) => `${m.stack}.${m.kind}.${m.layer}`)).toEqual(['decoder.self.0', 'decoder.self.1']);
+    for (const m of s.maps) {
+      expect(m.shape).toEqual([4, 9, 9]);
+      for (const x of rowSums(m)) expect(x).toBeCloseTo(1, 5);
+      for (let h = 0; h < 4; h++) for (let t = 0; t < 9; t++) for (let k = t + 1; k < 9; k++) expect(m.data[(h * 9 + t) * 9 + k]).toBe(0); // no attention to the future
+    }
+    expect(s.masks.length).toBeGreaterThan(0);
+  });
+
+  it('cuts a text longer than the context to fit', () => {
+    const s = attendText(lm, 'x'.repeat(100));
+    expect(s.tgtTokens).toHaveLength(lm.model.maxLen);
+  });
+
+  it('encoder-decoder: the text as source, the greedy output as target, with cross-attention', () => {
+    const s = attendText(mt, 'abcd');
+    expect(s.srcTokens).toEqual(['a', 'b', 'c', 'd', '<eos>']);
+    expect(s.tgtTokens[0]).toBe('<bos>');
+    const kinds = s.maps.map((m) => `${m.stack}.${m.kind}`);
+    expect(kinds.filter((k) => k === 'encoder.self')).toHaveLength(2);
+    expect(kinds.filter((k) => k === 'decoder.cross')).toHaveLength(2);
+    const cross = s.maps.find((m) => m.kind === 'cross') as AttentionMapData;
+    expect(cross.shape).toEqual([4, s.tgtTokens.length, 5]);
+    for (const x of rowSums(cross)) expect(x).toBeCloseTo(1, 5);
+  });
+});

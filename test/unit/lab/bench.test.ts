@@ -1,0 +1,118 @@
+/**
+ * The benchmark's plumbing (no timings are asserted — numbers depend on the machine):
+ * configs as the issue states them, statistics, the PyTorch output parser, the JSON shape
+ * and the tables, and one tiny real run end to end.
+ */
+import { describe, expect, it } from 'vitest';
+import type { BenchResult } from '../../../src/lab/bench';
+import { runBench } from '../../../src/lab/bench';
+import { BENCH_CONFIG_NAMES, benchConfig, randomBatch } from '../../../src/lab/benchConfigs';
+import { benchJson, formatBench } from '../../../src/lab/benchReport';
+import type { Stats } from '../../../src/lab/benchRun';
+import { summarize } from '../../../src/lab/benchRun';
+import { parseTorchResult } from '../../../src/lab/benchTorch';
+import { Rng } from '../../../src/engine/rng';
+
+const st = (median: number): Stats => ({ median, min: median * 0.9, max: median * 1.1, n: 5 });
+
+describe('bench configs', () => {
+  it('are the four configs of issue 4', () => {
+    const dims = BENCH_CONFIG_NAMES.map((n) => {
+      const c = benchConfig(n);
+      const m = c.model;
+      return [n, m.dModel, m.nHeads, m.nEncoderLayers, m.nDecoderLayers, m.dFF, c.seq, c.batch, m.vocabSize];
+    });
+    expect(dims).toEqual([
+      ['tiny-decoder', 64, 4, 0, 2, 256, 64, 32, 256],
+      ['small-decoder', 128, 4, 0, 4, 512, 64, 12, 65],
+      ['tiny-encdec', 64, 4, 2, 2, 256, 64, 32, 256],
+      ['base-encdec', 512, 8, 6, 6, 2048, 100, 8, 5000],
+    ]);
+    expect(benchConfig('tiny-encdec').model.dropout).toBe(0.1);
+    expect(benchConfig('tiny-decoder').model.dropout).toBe(0);
+  });
+
+  it('draw batches of real tokens (no PAD/BOS/EOS/UNK) of the right size', () => {
+    const b = randomBatch(benchConfig('tiny-encdec'), new Rng(1));
+    expect(b.B * b.T).toBe(32 * 64);
+    expect(b.src?.length).toBe(32 * 64);
+    expect(Math.min(...b.input, ...b.targets, ...(b.src ?? []))).toBeGreaterThanOrEqual(4);
+  });
+});
+
+describe('bench statistics and parsing', () => {
+  it('summarizes median, min and max', () => {
+    expect(summarize([3, 1, 2])).toEqual({ median: 2, min: 1, max: 3, n: 3 });
+    expect(summarize([4, 1, 2, 3]).median).toBe(2.5);
+  });
+
+  it('parses the PyTorch script output and rejects malformed output', () => {
+    const text = JSON.stringify({
+      torch_version: '1.13', blas: '/usr/lib/libblas.so.3',
+      configs: { 'tiny-decoder': { train_tokens_per_s: { 1: st(100) }, decode_ms_per_token: { 1: st(2) } } },
+      matmul_gflops: { 1: { 64: st(50) } },
+    });
+    const r = parseTorchResult(text);
+    expect(r.configs['tiny-decoder']?.train['1']?.median).toBe(100);
+    expect(r.matmul['1']?.['64']?.median).toBe(50);
+    expect(r.blas).toBe('/usr/lib/libblas.so.3');
+    expect(() => parseTorchResult('{"configs": {}}')).toThrow(/torch_version/);
+    expect(() => parseTorchResult(text.replace('"median":100', '"median":"fast"'))).toThrow(/median/);
+  });
+});
+
+function fakeResult(): BenchResult {
+  return {
+    machine: { cpu: 'Test CPU', cores: 2, node: '20', v8: '11', loadAverage: [0.1, 2.5] },
+    backend: 'wasm',
+    threads: [1, 2],
+    configs: { 'tiny-decoder': { train: { 1: st(30000), 2: st(60000) }, decode: { 1: st(0.1), 2: st(0.08) } } },
+    matmul: { 1: { 64: st(30) }, 2: { 64: st(55) } },
+    eventLoop: { config: 'tiny-decoder', threads: 2, p99Ms: 12.5, maxMs: 20, meanMs: 10.1, trainTokensPerS: 50000 },
+    pytorch: {
+      torchVersion: '1.13', blas: null,
+      configs: { 'tiny-decoder': { train: { 1: st(50000), 2: st(40000) }, decode: { 1: st(0.6), 2: st(0.5) } } },
+      matmul: { 1: { 64: st(100) }, 2: { 64: st(110) } },
+    },
+    tfjs: { skipped: 'not installed' },
+  };
+}
+
+describe('bench report', () => {
+  it('prints the JSON shape of the issue, at the most threads measured', () => {
+    const j = benchJson(fakeResult());
+    expect(j.configs).toEqual({ 'tiny-decoder': { train_tokens_per_s: 60000, decode_ms_per_token: 0.08 } });
+    expect(j.matmul_gflops).toEqual({ 64: 55 });
+    expect(j.event_loop_delay_p99_ms).toBe(12.5);
+    expect((j.pytorch as { configs: Record<string, { train_tokens_per_s: number }> }).configs['tiny-decoder']?.train_tokens_per_s).toBe(40000);
+    expect(JSON.parse(JSON.stringify(j)).threads).toBe(2);
+  });
+
+  it('prints tables with ours/PyTorch ratios and says what was not compared', () => {
+    const text = formatBench(fakeResult());
+    expect(text).toContain('60,000 [54,000–66,000]');
+    expect(text).toContain('1.50×'); // 60000 / 40000 at 2 threads
+    expect(text).toContain('0.60×'); // 30000 / 50000 at 1 thread
+    expect(text).toContain('6.25×'); // decode: PyTorch 0.5 ms / ours 0.08 ms
+    expect(text).toContain('p99 12.5 ms');
+    expect(text).toContain('TensorFlow.js: not compared — not installed');
+    expect(text).toContain('2.50 after — other processes were using the cores');
+  });
+});
+
+describe('runBench', () => {
+  it('measures a tiny real run end to end (one config, one thread, no PyTorch)', async () => {
+    const lines: string[] = [];
+    const r = await runBench({ configs: ['tiny-decoder'], threads: [1], matmulSizes: [64], quick: true, pytorch: false, onProgress: (l) => lines.push(l) });
+    expect(r.backend).toBe('wasm');
+    const c = r.configs['tiny-decoder']!;
+    expect(c.train['1']!.median).toBeGreaterThan(0);
+    expect(c.train['1']!.n).toBe(3);
+    expect(c.decode['1']!.median).toBeGreaterThan(0);
+    expect(r.matmul['1']!['64']!.min).toBeGreaterThan(0);
+    expect(r.eventLoop).toEqual({ skipped: expect.stringContaining('no worker script') });
+    expect(r.pytorch).toEqual({ skipped: 'disabled' });
+    expect(lines.some((l) => l.startsWith('ours tiny-decoder 1 thread'))).toBe(true);
+    expect(formatBench(r)).toContain('PyTorch: not compared — disabled');
+  });
+});

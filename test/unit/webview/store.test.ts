@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import type { HostToWebview, ModelInfo, RunState, StepMetrics, WorkerToHost } from '../../../src/protocol';
+import { DashboardStore } from '../../../webview/store';
+
+const step = (s: number, loss = 1): StepMetrics => ({ step: s, loss, lr: 0.1, gradNorm: 1, tokens: 10, tokensPerSec: 100, elapsedMs: s * 10 });
+const model: ModelInfo = { config: { kind: 'decoder-only' }, params: 10, paramsByModule: {}, memoryBytes: 1, flopsPerToken: 1, backend: 'reference' };
+
+function state(id: string, n: number): RunState {
+  return {
+    run: { id, name: id, runDir: `/r/${id}`, status: 'training', kind: 'decoder-only', step: n, totalSteps: 100, bestValLoss: null, model, data: null },
+    steps: Array.from({ length: n }, (_, i) => step(i + 1)),
+    evals: [],
+    snapshots: [{ step: 5, srcTokens: [], tgtTokens: ['a'], maps: [], masks: [] }],
+  };
+}
+
+const update = (runId: string, event: WorkerToHost): HostToWebview => ({ type: 'run/didUpdate', runId, event });
+
+describe('DashboardStore', () => {
+  it('loads runs and appends live steps in order', () => {
+    const s = new DashboardStore();
+    const r = s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 3), state('b', 1)], selectedId: 'b' });
+    expect(r.problems).toEqual([]);
+    expect(s.runs.map((x) => x.id)).toEqual(['a', 'b']);
+    expect(s.preferredRunId).toBe('b');
+    const e = s.apply(update('a', { type: 'train/didStep', ...step(4, 0.5) }));
+    expect(e.events).toEqual([{ kind: 'run', runId: 'a', parts: ['steps'] }]);
+    expect(s.run('a')?.steps.length).toBe(4);
+    expect(s.run('a')?.steps.column('loss')[3]).toBe(0.5);
+  });
+
+  it('refuses out-of-order steps, evals and snapshots with a problem, keeping the data', () => {
+    const s = new DashboardStore();
+    s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 3)], selectedId: null });
+    const r = s.apply(update('a', { type: 'train/didStep', ...step(2) }));
+    expect(r.events).toEqual([]);
+    expect(r.problems[0]).toMatch(/Out-of-order train\/didStep: step 2 arrived after step 3/);
+    expect(s.run('a')?.steps.length).toBe(3);
+    expect(s.apply(update('a', { type: 'train/didSnapshot', step: 4, srcTokens: [], tgtTokens: [], maps: [], masks: [] })).problems[0]).toMatch(/didSnapshot: step 4 arrived after step 5/);
+    // The same step again replaces the snapshot (a restart retakes it).
+    expect(s.apply(update('a', { type: 'train/didSnapshot', step: 5, srcTokens: ['z'], tgtTokens: [], maps: [], masks: [] })).problems).toEqual([]);
+    expect(s.run('a')?.snapshots.map((x) => x.srcTokens)).toEqual([['z']]);
+    s.apply(update('a', { type: 'train/didEval', step: 3, loss: 2, ppl: 7, exactMatch: null, bleu: null }));
+    expect(s.apply(update('a', { type: 'train/didEval', step: 2, loss: 2, ppl: 7, exactMatch: null, bleu: null })).problems).toHaveLength(1);
+    expect(s.run('a')?.summary.bestValLoss).toBe(2);
+  });
+
+  it('creates a run on train/didStart and refuses other events for unknown runs', () => {
+    const s = new DashboardStore();
+    expect(s.apply(update('x', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(/has not been told about/);
+    const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
+    const r = s.apply(update('x', { type: 'train/didStart', runDir: '/runs/new-run', startStep: 0, totalSteps: 50, model, data }));
+    expect(r.events).toEqual([{ kind: 'runs' }]);
+    expect(s.run('x')?.summary).toMatchObject({ name: 'new-run', status: 'training', totalSteps: 50, kind: 'decoder-only' });
+  });
+
+  it('a resume (didStart at an earlier step) drops what was logged after its checkpoint', () => {
+    const s = new DashboardStore();
+    s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 10)], selectedId: null });
+    const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
+    s.apply(update('a', { type: 'train/didStart', runDir: '/r/a', startStep: 4, totalSteps: 100, model, data }));
+    expect(s.run('a')?.steps.lastStep).toBe(4);
+    expect(s.run('a')?.snapshots).toHaveLength(0);
+    expect(s.apply(update('a', { type: 'train/didStep', ...step(5) })).problems).toEqual([]);
+  });
+
+  it('tracks status and failures', () => {
+    const s = new DashboardStore();
+    s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1)], selectedId: null });
+    s.apply(update('a', { type: 'train/didPause', step: 1 }));
+    expect(s.run('a')?.summary.status).toBe('paused');
+    s.apply(update('a', { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'loss is NaN' } }));
+    expect(s.run('a')?.summary.status).toBe('failed');
+    expect(s.run('a')?.failure?.message).toBe('loss is NaN');
+  });
+
+  it('streams decodes it requested and refuses answers to others or after the end', () => {
+    const s = new DashboardStore();
+    const d = s.beginDecode('a', { input: 'x', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 5, seed: 1 });
+    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'q', logprob: -0.1 }).problems).toEqual([]);
+    expect(s.decode(d.id)?.tokens).toEqual([{ token: 'q', logprob: -0.1 }]);
+    expect(s.apply({ type: 'decode/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(/never requested/);
+    s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'too long' } });
+    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(/after it finished/);
+    expect(s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0]).toMatch(/already finished/);
+  });
+
+  it('leaves out loaded steps that go backwards, and says so', () => {
+    const s = new DashboardStore();
+    const st = state('a', 3);
+    const r = s.apply({ type: 'dashboard/didLoadRuns', runs: [{ ...st, steps: [...st.steps, step(2)] }], selectedId: null });
+    expect(r.problems[0]).toMatch(/1 logged step\(s\) were not in increasing order/);
+    expect(s.run('a')?.steps.length).toBe(3);
+  });
+
+  it('reports duplicate runs in one load', () => {
+    const s = new DashboardStore();
+    expect(s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1), state('a', 2)], selectedId: null }).problems[0]).toMatch(/twice/);
+    expect(s.runs).toHaveLength(1);
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { defaultUiState, sanitizeUiState } from '../../../webview/uiState';
+
+describe('uiState', () => {
+  it('defaults anything that is not a version-1 state', () => {
+    expect(sanitizeUiState(undefined)).toEqual(defaultUiState());
+    expect(sanitizeUiState({ version: 2, tab: 'masks' })).toEqual(defaultUiState());
+  });
+
+  it('keeps valid fields and replaces invalid ones', () => {
+    const s = sanitizeUiState({
+      version: 1,
+      tab: 'masks',
+      runId: 'r1',
+      curves: { x: 'time', log: 'yes', smoothing: 2, compare: ['a', 3, 'b'] },
+      attention: { family: 'cross', layer: 2, head: -1, snapshot: 4, scale: 'sqrt' },
+      playground: { input: 'hi', strategy: 'beam', beam: 500, topP: 0.9, maxTokens: 0 },
+    });
+    expect(s.tab).toBe('masks');
+    expect(s.runId).toBe('r1');
+    expect(s.curves).toEqual({ x: 'time', log: true, smoothing: 0.6, compare: ['a', 'b'] });
+    expect(s.attention).toEqual({ family: 'cross', layer: 2, head: 0, snapshot: 4, scale: 'sqrt' });
+    expect(s.playground).toMatchObject({ input: 'hi', strategy: 'beam', beam: 4, topP: 0.9, maxTokens: 40 });
+  });
+
+  it('survives a JSON round trip unchanged', () => {
+    const s = { ...defaultUiState(), tab: 'playground' as const };
+    s.playground = { ...s.playground, input: 'abc' };
+    expect(sanitizeUiState(JSON.parse(JSON.stringify(s)))).toEqual(s);
+  });
+});

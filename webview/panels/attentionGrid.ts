@@ -1,0 +1,144 @@
+/**
+ * The layer × head grid of small attention heatmaps. Each grid cell holds a button with the
+ * head's map and its mean entropy; one roving tab stop, arrow
+ * keys move the selection, Home/End jump along a layer. The cells are kept between renders
+ * when the grid's shape does not change, so scrubbing the timeline only repaints canvases, and
+ * painting is spread over animation frames. `data-pending` on the grid counts cells not yet
+ * repainted (0 when the grid is up to date).
+ *
+ * Leaves out: the large view and the timeline (attention.ts).
+ */
+
+import type { AttentionMapData } from '../../src/protocol';
+import type { RampScale } from '../colorRamp';
+import { h, replaceChildren } from '../dom';
+import { fmt } from '../format';
+import { HeatmapCanvas } from '../heatmap';
+import type { Theme } from '../theme';
+
+/** One map of the grid with what the cell shows. */
+export interface GridMap {
+  readonly map: AttentionMapData;
+  readonly mask: Uint8Array | null;
+  /** Mean entropy per head; computed on first use (cached by the caller), so slices stay short. */
+  entropies(): readonly number[];
+}
+
+interface Cell {
+  /** The grid cell (carries aria-selected); the button inside takes focus and clicks. */
+  readonly gridcell: HTMLElement;
+  readonly button: HTMLButtonElement;
+  readonly heat: HeatmapCanvas;
+  readonly caption: HTMLElement;
+}
+
+/** The grid. */
+export class AttentionGrid {
+  readonly el = h('div', { className: 'attn-grid', attrs: { role: 'grid', 'aria-label': 'Attention heads by layer' } });
+  private cells: Cell[][] = [];
+  private shapeKey = '';
+  private layers = 0;
+  private heads = 0;
+  private generation = 0;
+  /** Called when the user selects a cell. */
+  onSelect: (layer: number, head: number) => void = () => undefined;
+
+  /**
+   * Draws `maps` (one per layer); `selected` is highlighted and is the tab stop. The selected
+   * layer is painted at once; the others in slices of about 8 ms per animation frame, so a
+   * large grid (6 × 8 maps of 128 × 128) never blocks input for long. A newer render cancels
+   * the rest of an older one.
+   */
+  render(maps: readonly GridMap[], theme: Theme, scale: RampScale, selected: { layer: number; head: number }, thumb: number, familyLabel: string): void {
+    const heads = maps[0]?.map.shape[0] ?? 0;
+    const key = `${maps.length}x${heads}|${familyLabel}`;
+    if (key !== this.shapeKey) this.build(maps.length, heads, familyLabel);
+    const generation = ++this.generation;
+    const jobs: [number, number][] = [];
+    const order = [selected.layer, ...maps.map((_, l) => l).filter((l) => l !== selected.layer)];
+    for (const layer of order) for (let head = 0; head < (maps[layer]?.map.shape[0] ?? 0); head++) jobs.push([layer, head]);
+    const paint = (layer: number, head: number): void => {
+      const g = maps[layer];
+      const cell = this.cells[layer]?.[head];
+      if (!g || !cell) return;
+      const [, R, C] = g.map.shape;
+      const aspect = C / Math.max(1, R);
+      const w = aspect >= 1 ? thumb : Math.max(8, Math.round(thumb * aspect));
+      const hgt = aspect >= 1 ? Math.max(8, Math.round(thumb / aspect)) : thumb;
+      cell.heat.draw({ rows: R, cols: C, values: g.map.data, offset: head * R * C, mask: g.mask, mode: 'prob', scale }, theme, w, hgt);
+      const ent = g.entropies()[head] ?? 0;
+      cell.caption.textContent = `${ent.toFixed(2)} nats`;
+      const isSel = layer === selected.layer && head === selected.head;
+      cell.gridcell.setAttribute('aria-selected', String(isSel));
+      cell.button.classList.toggle('selected', isSel);
+      cell.button.tabIndex = isSel ? 0 : -1;
+      cell.button.setAttribute('aria-label', `${familyLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${fmt(ent, 3)} nats${isSel ? ' (selected)' : ''}`);
+    };
+    const firstLayer = jobs.filter(([l]) => l === selected.layer);
+    for (const [l, hd] of firstLayer) paint(l, hd);
+    let next = firstLayer.length;
+    this.el.dataset.pending = String(jobs.length - next);
+    const slice = (): void => {
+      if (generation !== this.generation) return;
+      const t0 = performance.now();
+      while (next < jobs.length && performance.now() - t0 < 8) {
+        const [l, hd] = jobs[next++] as [number, number];
+        paint(l, hd);
+      }
+      this.el.dataset.pending = String(jobs.length - next);
+      if (next < jobs.length) requestAnimationFrame(slice);
+    };
+    if (next < jobs.length) requestAnimationFrame(slice);
+  }
+
+  /** Moves keyboard focus to the selected cell. */
+  focusSelected(layer: number, head: number): void {
+    this.cells[layer]?.[head]?.button.focus();
+  }
+
+  private build(layers: number, heads: number, familyLabel: string): void {
+    this.layers = layers;
+    this.heads = heads;
+    this.shapeKey = `${layers}x${heads}|${familyLabel}`;
+    this.cells = [];
+    const header = h('div', { className: 'attn-grid-row', attrs: { role: 'row' } }, h('span', { className: 'attn-grid-corner', attrs: { role: 'columnheader' } }, ''));
+    for (let j = 0; j < heads; j++) header.appendChild(h('span', { className: 'attn-grid-colhead', attrs: { role: 'columnheader' } }, `head ${j + 1}`));
+    const rows: HTMLElement[] = [header];
+    for (let layer = 0; layer < layers; layer++) {
+      const row = h('div', { className: 'attn-grid-row', attrs: { role: 'row' } }, h('span', { className: 'attn-grid-rowhead', attrs: { role: 'rowheader' } }, `layer ${layer + 1}`));
+      const cells: Cell[] = [];
+      for (let head = 0; head < heads; head++) {
+        const heat = new HeatmapCanvas(`layer ${layer + 1} head ${head + 1}`);
+        heat.canvas.setAttribute('aria-hidden', 'true');
+        const caption = h('span', { className: 'attn-cell-caption' });
+        const button = h('button', { className: 'attn-cell', attrs: { type: 'button', 'data-layer': layer, 'data-head': head } }, heat.canvas, caption);
+        const gridcell = h('div', { className: 'attn-gridcell', attrs: { role: 'gridcell', 'aria-selected': 'false' } }, button);
+        button.addEventListener('click', () => this.onSelect(layer, head));
+        button.addEventListener('keydown', (e) => this.key(e, layer, head));
+        row.appendChild(gridcell);
+        cells.push({ gridcell, button, heat, caption });
+      }
+      this.cells.push(cells);
+      rows.push(row);
+    }
+    replaceChildren(this.el, ...rows);
+  }
+
+  private key(e: KeyboardEvent, layer: number, head: number): void {
+    const moves: Record<string, [number, number]> = {
+      ArrowUp: [layer - 1, head],
+      ArrowDown: [layer + 1, head],
+      ArrowLeft: [layer, head - 1],
+      ArrowRight: [layer, head + 1],
+      Home: [layer, 0],
+      End: [layer, this.heads - 1],
+    };
+    const m = moves[e.key];
+    if (!m) return;
+    e.preventDefault();
+    const l = Math.min(this.layers - 1, Math.max(0, m[0]));
+    const hd = Math.min(this.heads - 1, Math.max(0, m[1]));
+    this.onSelect(l, hd);
+    this.focusSelected(l, hd);
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * Training curves with uPlot: train loss (raw and smoothed) and validation loss against step,
+ * tokens seen or wall time, on a linear or log scale, plus learning rate, gradient norm and
+ * tokens/s; other runs can be overlaid (their x values joined with uPlot.join). Charts are
+ * rebuilt only when their structure changes (theme, runs, toggles); a live step only calls
+ * setData. Long runs are decimated to about three points per pixel (min/max per bucket, so
+ * spikes stay visible), and when one redraw still costs more than a few milliseconds the next
+ * live redraw waits proportionally longer, so streaming never starves input. The loss chart's
+ * data-points attribute counts the logged steps it represents; data-drawn-rows what it drew.
+ *
+ * Leaves out: the columns and smoothing math (series.ts, stepColumns.ts).
+ */
+
+import uPlot from 'uplot';
+import { h, replaceChildren } from '../dom';
+import { fmt } from '../format';
+import type { RunEntry, StoreEvent } from '../store';
+import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName, xLabel } from '../series';
+import type { XMode } from '../series';
+import type { Panel, PanelContext } from './panel';
+import { curvesToolbar } from './curvesToolbar';
+
+type Table = uPlot.AlignedData;
+
+interface ChartSpec {
+  readonly key: string;
+  readonly title: string;
+  readonly height: number;
+  readonly log: boolean;
+  readonly series: uPlot.Series[];
+  readonly data: Table;
+}
+
+/** One uPlot chart in a box; rebuilt when its structure key changes. */
+class Chart {
+  readonly box: HTMLElement;
+  private plot: uPlot | null = null;
+  private key = '';
+
+  constructor(label: string, className: string) {
+    this.box = h('figure', { className: `chart ${className}`, attrs: { 'aria-label': label } });
+  }
+
+  update(spec: ChartSpec, ctx: PanelContext, width: number, mode: XMode): void {
+    const t = ctx.theme;
+    const structure = `${spec.key}|${width}|${t.text}|${t.grid}|${t.series.join()}`;
+    if (this.plot && this.key === structure) {
+      this.plot.setData(spec.data, true);
+      return;
+    }
+    this.plot?.destroy();
+    this.key = structure;
+    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}` });
+    const opts: uPlot.Options = {
+      title: spec.title,
+      width,
+      height: spec.height,
+      scales: { x: { time: false }, y: spec.log ? { distr: 3, log: 10 } : { distr: 1 } },
+      series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? '–' : fmt(v, 2)) }, ...spec.series],
+      axes: [axis(xLabel(mode)), axis('')],
+      cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },
+      legend: { show: true, live: true },
+    };
+    this.plot = new uPlot(opts, spec.data, this.box);
+  }
+
+  destroy(): void {
+    this.plot?.destroy();
+    this.plot = null;
+    this.key = '';
+  }
+}
+
+function line(label: string, stroke: string, width: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
+  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? '–' : fmt(v, 4)), ...extra };
+}
+
+function withAlpha(color: string, alpha: number): string {
+  const m = /^rgba\((\d+), (\d+), (\d+), [\d.]+\)$/.exec(color);
+  return m ? `rgba(${m[1]}, ${m[2]}, ${m[3]}, ${alpha})` : color;
+}
+
+/** The training-curves tab. */
+export class CurvesPanel implements Panel {
+  readonly id = 'curves' as const;
+  readonly label = 'Training curves';
+  readonly el: HTMLElement;
+  private readonly toolbar: HTMLElement;
+  private readonly summary = h('p', { className: 'curves-summary', attrs: { 'aria-live': 'polite' } });
+  private readonly note = h('p', { className: 'note', attrs: { hidden: true } });
+  private readonly loss = new Chart('Loss against training progress', 'chart-main');
+  private readonly small = { lr: new Chart('Learning rate', 'chart-small'), grad: new Chart('Gradient norm', 'chart-small'), tps: new Chart('Tokens per second', 'chart-small') };
+  private smoothBuf = new Float64Array(0);
+  private lastCost = 0;
+  private lastDraw = 0;
+  private pending = false;
+
+  constructor(private readonly ctx: PanelContext) {
+    this.toolbar = h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Chart options' } });
+    this.el = h(
+      'section',
+      { className: 'panel curves' },
+      this.toolbar,
+      this.note,
+      this.loss.box,
+      h('div', { className: 'chart-row' }, this.small.lr.box, this.small.grad.box, this.small.tps.box),
+      this.summary,
+    );
+  }
+
+  wants(ev: StoreEvent): boolean {
+    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('steps') || ev.parts.includes('evals') || ev.parts.includes('status')));
+  }
+
+  render(full: boolean): void {
+    const run = this.ctx.run();
+    if (full) replaceChildren(this.toolbar, ...curvesToolbar(this.ctx, () => this.render(true)));
+    if (!run) {
+      this.summary.textContent = 'No run selected.';
+      return;
+    }
+    // Adaptive throttle for live updates: after a redraw that cost c ms (script plus the
+    // browser's layout and paint of that frame), wait 3c before the next, so live charts take
+    // at most about a quarter of the main thread and input is never starved.
+    const now = performance.now();
+    const wait = 3 * this.lastCost - (now - this.lastDraw);
+    if (!full && wait > 0) {
+      if (!this.pending) {
+        this.pending = true;
+        setTimeout(() => {
+          this.pending = false;
+          this.ctx.invalidate('curves');
+        }, wait);
+      }
+      return;
+    }
+    const t0 = performance.now();
+    this.draw(run);
+    this.lastDraw = performance.now();
+    this.lastCost = this.lastDraw - t0;
+    // A task queued now runs after this frame's rendering: its start measures script + render.
+    setTimeout(() => {
+      this.lastCost = Math.max(this.lastCost, performance.now() - t0);
+    }, 0);
+  }
+
+  /** One run's loss table [x, raw?, smoothed, validation], decimated to about `buckets` columns. */
+  private lossTable(r: RunEntry, buckets: number, withRaw: boolean): { table: Table; drawn: number } {
+    const ui = this.ctx.ui.curves;
+    const n = r.steps.length;
+    if (this.smoothBuf.length < n) this.smoothBuf = new Float64Array(Math.max(n, this.smoothBuf.length * 2, 1024));
+    const raw = r.steps.column('loss');
+    const smooth = smoothEma(raw, ui.smoothing, this.smoothBuf).subarray(0, n);
+    const val = evalRows(r.steps, r.evals);
+    const rows = decimateRows(raw, buckets, [...val.keys()]);
+    const x = r.steps.column(xColumnName(ui.x));
+    const cols: Table[number][] = rows.length === n ? [x, ...(withRaw ? [raw] : []), smooth] : [gather(x, rows), ...(withRaw ? [gather(raw, rows)] : []), gather(smooth, rows)];
+    // Copy the smoothed view: smoothBuf is reused by the next run's table.
+    if (rows.length === n) cols[cols.length - 1] = Float64Array.from(smooth);
+    cols.push(gatherSparse(val, rows));
+    return { table: cols as Table, drawn: rows.length };
+  }
+
+  private draw(run: RunEntry): void {
+    const ui = this.ctx.ui.curves;
+    const theme = this.ctx.theme;
+    const others = ui.compare.map((id) => this.ctx.store.run(id)).filter((r): r is RunEntry => r !== undefined && r.id !== run.id);
+    const xName = xColumnName(ui.x);
+    const colors = theme.series;
+    const c0 = colors[0] ?? theme.text;
+    const c1 = colors[1] ?? theme.text;
+    const width = Math.max(320, Math.floor(this.el.clientWidth || 800) - 8);
+    // About one bucket per horizontal pixel: ≤ 3 drawn points per pixel whatever the run length.
+    const buckets = Math.max(100, width - 60);
+    let lossSeries: uPlot.Series[] = [
+      line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1),
+      line(`${run.summary.name} train (smoothed)`, c0, 2, { show: ui.smoothing > 0 }),
+      line(`${run.summary.name} validation`, c1, 2, { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
+    ];
+    const main = this.lossTable(run, buckets, true);
+    const tables: Table[] = [main.table];
+    others.forEach((o, i) => {
+      const c = colors[(i + 2) % colors.length] ?? theme.text;
+      tables.push(this.lossTable(o, buckets, false).table);
+      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2), line(`${o.summary.name} validation`, c, 1.5, { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
+    });
+    const lossData = tables.length === 1 ? (tables[0] as Table) : uPlot.join(tables);
+    const raw = run.steps.column('loss');
+    const canLog = ui.log && (finiteRange(raw)?.min ?? 1) > 0;
+    this.note.hidden = canLog || !ui.log;
+    this.note.textContent = 'Log scale is off: some losses are not positive.';
+    const key = `${ui.x}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
+    this.loss.update({ key, title: 'Loss', height: 300, log: canLog, series: lossSeries, data: lossData }, this.ctx, width, ui.x);
+    this.loss.box.dataset.points = String(countFinite(raw));
+    this.loss.box.dataset.valPoints = String(evalRows(run.steps, run.evals).size);
+    this.loss.box.dataset.drawnRows = String(main.drawn);
+    const smallWidth = Math.max(240, Math.floor((width - 16) / 3));
+    const metric = (chart: Chart, col: 'lr' | 'gradNorm' | 'tokensPerSec', title: string, log: boolean): void => {
+      const runs = [run, ...others];
+      const small = runs.map((r): Table => {
+        const y = r.steps.column(col);
+        const rows = decimateRows(y, Math.max(50, smallWidth - 50));
+        return rows.length === y.length ? [r.steps.column(xName), y] : [gather(r.steps.column(xName), rows), gather(y, rows)];
+      });
+      const data = small.length === 1 ? (small[0] as Table) : uPlot.join(small);
+      const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5));
+      const positive = (finiteRange(run.steps.column(col))?.min ?? 1) > 0;
+      chart.update({ key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data }, this.ctx, smallWidth, ui.x);
+    };
+    metric(this.small.lr, 'lr', 'Learning rate', false);
+    metric(this.small.grad, 'gradNorm', 'Gradient norm', ui.log);
+    metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
+    this.summarize(run);
+  }
+
+  private summarize(run: RunEntry): void {
+    const n = run.steps.length;
+    const last = run.evals[run.evals.length - 1];
+    const parts = [`${n} steps logged`];
+    if (n > 0) parts.push(`step ${run.steps.lastStep}: loss ${fmt(run.steps.at('loss', n - 1), 4)}, lr ${fmt(run.steps.at('lr', n - 1))}, ${fmt(run.steps.at('tokensPerSec', n - 1), 0)} tokens/s`);
+    if (last) {
+      parts.push(`validation at step ${last.step}: loss ${fmt(last.loss, 4)}, perplexity ${fmt(last.ppl)}`);
+      if (last.exactMatch !== null) parts.push(`exact match ${fmt(100 * last.exactMatch, 1)}%`);
+      if (last.bleu !== null) parts.push(`BLEU ${fmt(last.bleu, 2)}`);
+    }
+    this.summary.textContent = parts.join(' · ');
+  }
+
+  hide(): void {
+    // uPlot keeps listeners on window; charts are cheap to rebuild when the tab returns.
+    this.loss.destroy();
+    for (const c of Object.values(this.small)) c.destroy();
+  }
+}

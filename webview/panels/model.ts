@@ -1,0 +1,126 @@
+/**
+ * The model tab: the architecture drawn as the paper's stacks (Vaswani et al. 2017, Figure 1:
+ * N× encoder layers of self-attention + feed-forward, N× decoder layers of masked
+ * self-attention + cross-attention + feed-forward, each sublayer with residual and LayerNorm),
+ * with this run's sizes, parameters per module, the memory estimate, training FLOPs per token
+ * and what the run is trained on.
+ *
+ * Leaves out: computing the numbers (the engine's estimate, sent in ModelInfo).
+ */
+
+import type { Json, ModelInfo } from '../../src/protocol';
+import { h, replaceChildren } from '../dom';
+import { fmt, fmtBytes, fmtCount } from '../format';
+import type { StoreEvent } from '../store';
+import type { Panel, PanelContext } from './panel';
+
+function field(cfg: { readonly [k: string]: Json }, key: string): string {
+  const v = cfg[key];
+  return v === undefined || v === null ? '?' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+function box(title: string, ...lines: string[]): HTMLElement {
+  return h('div', { className: 'arch-box' }, h('strong', {}, title), ...lines.map((l) => h('span', { className: 'arch-line' }, l)));
+}
+
+function stack(label: string, n: string, boxes: HTMLElement[]): HTMLElement {
+  return h('div', { className: 'arch-stack', attrs: { role: 'group', 'aria-label': `${label}, ${n} layers` } }, h('div', { className: 'arch-stack-head' }, `${label} × ${n}`), ...boxes);
+}
+
+function architecture(info: ModelInfo): HTMLElement {
+  const c = info.config;
+  const d = field(c, 'dModel');
+  const heads = field(c, 'nHeads');
+  const dk = Number(c.dModel) / Number(c.nHeads);
+  const norm = field(c, 'norm') === 'pre' ? 'pre-LN' : 'post-LN (Add & Norm)';
+  const attn = (kind: string): HTMLElement => box(kind, `${heads} heads × d_k = ${Number.isFinite(dk) ? dk : '?'}`, `W_Q, W_K, W_V, W_O: ${d}×${d}`);
+  const ffn = box('Feed-forward', `${d} → ${field(c, 'dFF')} → ${d}`, `activation ${field(c, 'activation')}`);
+  const embed = (which: string, vocab: string): HTMLElement => box(`${which} embedding`, `${vocab} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`, `${field(c, 'positional')} positions (max ${field(c, 'maxLen')})`);
+  const parts: HTMLElement[] = [];
+  if (c.kind === 'encoder-decoder') {
+    parts.push(h('div', { className: 'arch-col' }, embed('Source', field(c, 'srcVocabSize')), stack('Encoder', field(c, 'nEncoderLayers'), [attn('Self-attention'), ffn])));
+  }
+  const dec = [attn(c.kind === 'encoder-decoder' ? 'Masked self-attention' : 'Causal self-attention')];
+  if (c.kind === 'encoder-decoder') dec.push(attn('Cross-attention (queries: decoder, keys/values: encoder)'));
+  dec.push(box('Feed-forward', `${d} → ${field(c, 'dFF')} → ${d}`, `activation ${field(c, 'activation')}`));
+  parts.push(
+    h(
+      'div',
+      { className: 'arch-col' },
+      embed(c.kind === 'encoder-decoder' ? 'Target' : 'Token', field(c, 'vocabSize')),
+      stack('Decoder', field(c, 'nDecoderLayers'), dec),
+      box('Output', `linear ${d} → ${field(c, 'vocabSize')}${c.tieEmbeddings === true ? ' (tied to the embedding)' : ''}`, 'softmax over the vocabulary'),
+    ),
+  );
+  return h(
+    'div',
+    { className: 'arch' },
+    h('p', { className: 'note' }, `${field(c, 'kind')} · ${norm} · dropout ${field(c, 'dropout')} · label smoothing ${field(c, 'labelSmoothing')} · LayerNorm ε ${field(c, 'layerNormEps')}`),
+    h('div', { className: 'arch-cols' }, ...parts),
+  );
+}
+
+function paramsTable(info: ModelInfo): HTMLElement {
+  const entries = Object.entries(info.paramsByModule);
+  const max = Math.max(1, ...entries.map(([, n]) => n));
+  return h(
+    'table',
+    { className: 'params', attrs: { 'aria-label': 'Parameters per module' } },
+    h('thead', {}, h('tr', {}, h('th', { attrs: { scope: 'col' } }, 'module'), h('th', { attrs: { scope: 'col' } }, 'parameters'), h('th', { attrs: { scope: 'col' } }, 'share'))),
+    h(
+      'tbody',
+      {},
+      ...entries.map(([name, n]) => {
+        const bar = h('span', { className: 'bar' });
+        bar.style.width = `${((100 * n) / max).toFixed(1)}%`;
+        return h('tr', {}, h('td', {}, name), h('td', { className: 'num' }, n.toLocaleString('en-US')), h('td', { className: 'bar-cell', attrs: { 'aria-label': `${fmt((100 * n) / Math.max(1, info.params), 1)}%` } }, bar));
+      }),
+      h('tr', { className: 'total' }, h('td', {}, 'total'), h('td', { className: 'num' }, info.params.toLocaleString('en-US')), h('td', {})),
+    ),
+  );
+}
+
+/** The model tab. */
+export class ModelPanel implements Panel {
+  readonly id = 'model' as const;
+  readonly label = 'Model';
+  readonly el = h('section', { className: 'panel model' });
+
+  constructor(private readonly ctx: PanelContext) {}
+
+  wants(ev: StoreEvent): boolean {
+    return ev.kind === 'runs' || (ev.kind === 'run' && ev.parts.includes('status'));
+  }
+
+  render(): void {
+    const run = this.ctx.run();
+    const info = run?.summary.model;
+    if (!run || !info) {
+      replaceChildren(this.el, h('p', { className: 'empty' }, run ? 'This run has no model information yet.' : 'No run selected.'));
+      return;
+    }
+    const data = run.summary.data;
+    replaceChildren(
+      this.el,
+      h('h3', {}, 'Architecture'),
+      architecture(info),
+      h(
+        'dl',
+        { className: 'facts' },
+        h('dt', {}, 'parameters'),
+        h('dd', {}, `${fmtCount(info.params)} (${info.params.toLocaleString('en-US')})`),
+        h('dt', {}, 'memory (training, estimate)'),
+        h('dd', {}, `${fmtBytes(info.memoryBytes)} — weights, gradients, Adam moments and activations`),
+        h('dt', {}, 'FLOPs per token (training)'),
+        h('dd', {}, `${fmtCount(info.flopsPerToken)}FLOP — forward + backward ≈ 6 × parameters + attention`),
+        h('dt', {}, 'backend'),
+        h('dd', {}, info.backend),
+        ...(data
+          ? [h('dt', {}, 'data'), h('dd', {}, `${data.description} — ${fmtCount(data.trainTokens)} training / ${fmtCount(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`)]
+          : []),
+      ),
+      h('h3', {}, 'Parameters per module'),
+      paramsTable(info),
+    );
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The playground tab: decode with the selected run's model through the host (decode/request,
+ * answered by decode/didToken while tokens stream and decode/didFinish or decode/didFail),
+ * showing each generated token with its probability, the prompt's tokenization, the n-best
+ * list of beam search, and — on click or Enter on a generated token — the attention of that
+ * token over its context (self-attention, every layer and head) and over the source
+ * (cross-attention). A request with no answer for 60 s fails with a visible error
+ * (STYLE.md §2: requests time out).
+ *
+ * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
+ */
+
+import type { DecodeOutput, WebviewToHost } from '../../src/protocol';
+import { validateWebviewToHost } from '../../src/protocol';
+import { h, replaceChildren } from '../dom';
+import { fmt, isPadToken, showToken } from '../format';
+import { HeatmapView } from '../heatmapView';
+import type { DecodeSession, StoreEvent } from '../store';
+import type { Panel, PanelContext } from './panel';
+import { playgroundForm } from './playgroundForm';
+
+const TIMEOUT_MS = 60_000;
+
+/** The playground tab. */
+export class PlaygroundPanel implements Panel {
+  readonly id = 'playground' as const;
+  readonly label = 'Playground';
+  readonly el = h('section', { className: 'panel playground' });
+  private readonly status = h('p', { className: 'pg-status', attrs: { 'aria-live': 'polite' } });
+  private readonly prompt = h('div', { className: 'pg-prompt' });
+  private readonly output = h('div', { className: 'pg-output', attrs: { role: 'toolbar', 'aria-label': 'Generated tokens' } });
+  private readonly beams = h('div', { className: 'pg-beams' });
+  private readonly attention = h('div', { className: 'pg-attention' });
+  private session: DecodeSession | null = null;
+  private picked = -1;
+  private pendingFull = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(private readonly ctx: PanelContext) {}
+
+  wants(ev: StoreEvent): boolean {
+    if (ev.kind === 'decode' && ev.fromHost) {
+      // A decode the host ran (the Decode command): show it, with its input in the form.
+      const s = this.ctx.store.decode(ev.id);
+      if (s) {
+        this.session = s;
+        this.picked = -1;
+        this.pendingFull = true;
+        Object.assign(this.ctx.ui.playground, s.params);
+      }
+      return true;
+    }
+    return ev.kind === 'runs' || (ev.kind === 'decode' && ev.id === this.session?.id);
+  }
+
+  render(full: boolean): void {
+    full ||= this.pendingFull;
+    this.pendingFull = false;
+    const run = this.ctx.run();
+    if (full) {
+      const host = this.ctx.host;
+      const encdec = run?.summary.kind === 'encoder-decoder';
+      const form = playgroundForm(this.ctx.ui.playground, { encdec, enabled: host.interactive && run !== undefined, onChange: () => this.ctx.saveUi(), submit: () => this.decode() });
+      replaceChildren(
+        this.el,
+        host.offlineReason ? h('p', { className: 'note offline', attrs: { role: 'note' } }, host.offlineReason) : null,
+        form.el,
+        this.status,
+        h('h3', {}, encdec ? 'Source tokens' : 'Prompt tokens'),
+        this.prompt,
+        h('h3', {}, 'Generated tokens ', h('span', { className: 'hint' }, '(probability under the model; click one to see its attention)')),
+        this.output,
+        this.beams,
+        this.attention,
+      );
+    }
+    this.showSession();
+  }
+
+  private decode(): void {
+    const run = this.ctx.run();
+    if (!run || !this.ctx.host.interactive) return;
+    const params = { ...this.ctx.ui.playground };
+    const s = this.ctx.store.beginDecode(run.id, params);
+    const msg: WebviewToHost = { type: 'decode/request', id: s.id, runId: run.id, params };
+    try {
+      validateWebviewToHost(msg);
+    } catch (e) {
+      this.ctx.problem(`The decode settings are invalid: ${(e as Error).message}`);
+      return;
+    }
+    this.session = s;
+    this.picked = -1;
+    this.armTimeout();
+    this.ctx.host.post(msg);
+    this.showSession();
+  }
+
+  private armTimeout(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    const s = this.session;
+    this.timer = setTimeout(() => {
+      if (s && !s.output && !s.error) {
+        s.error = { code: 'decode/timeout', message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.` };
+        this.showSession();
+      }
+    }, TIMEOUT_MS);
+  }
+
+  private showSession(): void {
+    const s = this.session;
+    if (!s) {
+      this.status.textContent = this.ctx.host.interactive ? 'Enter a prompt and press Decode (Ctrl+Enter).' : '';
+      return;
+    }
+    if (!s.output && !s.error) this.armTimeout();
+    const out = s.output;
+    if (s.error) this.status.textContent = `Decode failed: ${s.error.message}`;
+    else if (!out) this.status.textContent = `Decoding… ${s.tokens.length} token(s)`;
+    else this.status.textContent = `Done: ${out.tokens.length} token(s), score ${fmt(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.`;
+    this.status.classList.toggle('error', s.error !== null);
+    const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
+    replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}` } }, showToken(t))) : []));
+    const chips = tokens.map((t, i) => {
+      const p = Math.exp(t.logprob);
+      const b = h('button', { className: 'chip token', attrs: { type: 'button', 'data-index': i, 'aria-pressed': String(i === this.picked), 'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${fmt(100 * p, 1)}%`, tabindex: i === Math.max(0, this.picked) ? 0 : -1 } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, `${fmt(100 * p, 1)}%`));
+      b.style.setProperty('--p', p.toFixed(3));
+      b.addEventListener('click', () => this.pick(i));
+      b.addEventListener('keydown', (e) => {
+        const d = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+        if (d === 0) return;
+        e.preventDefault();
+        const next = this.output.querySelector<HTMLButtonElement>(`button[data-index="${Math.min(tokens.length - 1, Math.max(0, i + d))}"]`);
+        next?.focus();
+      });
+      return b;
+    });
+    replaceChildren(this.output, ...chips);
+    replaceChildren(this.beams, ...(out && out.beams.length > 1 ? [h('h3', {}, 'Beams (n-best)'), h('ol', {}, ...out.beams.map((b) => h('li', {}, h('code', {}, b.text), ` score ${fmt(b.score, 3)}`)))] : []));
+    if (out && this.picked >= 0) this.showAttention(out, this.picked);
+    else replaceChildren(this.attention);
+  }
+
+  private pick(i: number): void {
+    this.picked = i;
+    this.showSession();
+    this.output.querySelector<HTMLButtonElement>(`button[data-index="${i}"]`)?.focus();
+  }
+
+  private showAttention(out: DecodeOutput, i: number): void {
+    const a = out.attention;
+    if (!a || i >= a.queries) {
+      replaceChildren(this.attention, h('p', { className: 'note' }, a ? 'No attention recorded for this token.' : 'The host returned no attention for this decode.'));
+      return;
+    }
+    const run = this.ctx.store.run(this.session?.runId);
+    const encdec = run?.summary.kind === 'encoder-decoder' || a.sourceLength > 0;
+    const context = [...(encdec ? ['<bos>'] : out.promptTokens), ...out.tokens];
+    const K = a.selfKeys;
+    const H = a.nHeads;
+    const T = a.queries;
+    const q = a.queryStart + i;
+    const rowLabels = a.self.flatMap((_, l) => Array.from({ length: H }, (__, hd) => `L${l + 1}·H${hd + 1}`));
+    const views: HTMLElement[] = [];
+    const build = (maps: readonly Float32Array[], cols: number, colLabels: string[], label: string, causal: boolean): void => {
+      const rows = maps.length * H;
+      const values = new Float32Array(rows * cols);
+      maps.forEach((m, l) => {
+        for (let hd = 0; hd < H; hd++) values.set(m.subarray((hd * T + i) * cols, (hd * T + i + 1) * cols), (l * H + hd) * cols);
+      });
+      const mask = causal ? Uint8Array.from({ length: rows * cols }, (_, k) => ((k % cols) <= q ? 1 : 0)) : null;
+      const v = new HeatmapView(label, 520);
+      v.set(
+        {
+          data: { rows, cols, values, offset: 0, mask, mode: 'prob', scale: 'linear' },
+          rowLabels,
+          colLabels,
+          rowTitle: 'layer · head',
+          colTitle: `keys (${cols})`,
+          describe: (t, s) => `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ${fmt(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
+        },
+        this.ctx.theme,
+      );
+      views.push(h('figure', { className: 'pg-map', attrs: { 'data-kind': causal ? 'self' : 'cross' } }, h('figcaption', {}, label), v.el));
+    };
+    // Row i is the query at position q, whose output chose token i: its keys are positions ≤ q.
+    const chosen = showToken(out.tokens[i] ?? '');
+    const query = showToken(context[q] ?? '');
+    build(a.self, K, Array.from({ length: K }, (_, s) => context[s] ?? `#${s}`), `Self-attention while choosing “${chosen}” (query: position ${q}, “${query}”)`, true);
+    if (a.cross.length > 0 && a.sourceLength > 0) build(a.cross, a.sourceLength, Array.from({ length: a.sourceLength }, (_, s) => out.promptTokens[s] ?? `#${s}`), `Cross-attention over the source while choosing “${chosen}”`, false);
+    replaceChildren(this.attention, ...views);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The dashboard header: which run is shown (a picker when there are several), its status —
+ * step, progress, best validation loss, the error a failed run stopped with, the worker's last
+ * warning — training controls (pause / resume / stop, only where the host can act on them),
+ * and on the standalone page a theme picker (VS Code themes the webview itself).
+ *
+ * Leaves out: the panels and message handling (app.ts).
+ */
+
+import type { WebviewToHost } from '../src/protocol';
+import { h, replaceChildren } from './dom';
+import { fmt } from './format';
+import type { PanelContext } from './panels/panel';
+
+const THEMES = [
+  { id: 'auto', label: 'Theme: system', cls: '' },
+  { id: 'light', label: 'Theme: light', cls: 'vscode-light' },
+  { id: 'dark', label: 'Theme: dark', cls: 'vscode-dark' },
+  { id: 'hc', label: 'Theme: high contrast', cls: 'vscode-high-contrast' },
+] as const;
+
+/** The header. */
+export class RunHeader {
+  readonly el: HTMLElement;
+  private readonly picker = h('select', { attrs: { id: 'run-picker', 'aria-label': 'Run' } });
+  private readonly status = h('span', { className: 'run-status', attrs: { 'aria-live': 'polite' } });
+  private readonly controls = h('span', { className: 'run-controls' });
+
+  constructor(private readonly ctx: PanelContext, selected: () => void) {
+    this.picker.addEventListener('change', () => {
+      ctx.ui.runId = this.picker.value;
+      selected();
+    });
+    const theme = ctx.host.kind === 'vscode' ? null : this.themePicker();
+    this.el = h('header', { className: 'header' }, h('h1', {}, 'Attention Lab'), h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'), this.picker, this.status, this.controls, theme);
+  }
+
+  private themePicker(): HTMLElement {
+    const sel = h('select', { attrs: { id: 'theme-picker', 'aria-label': 'Colour theme' } }, ...THEMES.map((t) => h('option', { attrs: { value: t.id } }, t.label)));
+    sel.addEventListener('change', () => {
+      const body = document.body.classList;
+      for (const t of THEMES) if (t.cls) body.remove(t.cls);
+      const cls = THEMES.find((t) => t.id === sel.value)?.cls;
+      if (cls) body.add(cls);
+    });
+    return sel;
+  }
+
+  /** Redraws the picker and the status of the selected run. */
+  render(): void {
+    const runs = this.ctx.store.runs;
+    const run = this.ctx.run();
+    replaceChildren(this.picker, ...runs.map((r) => h('option', { attrs: { value: r.id, selected: r.id === run?.id } }, `${r.summary.name} (${r.summary.kind})`)));
+    this.picker.disabled = runs.length < 2;
+    if (!run) {
+      this.status.textContent = this.ctx.store.loaded ? 'No runs yet: train one with attention-lab train or the Train command.' : 'Waiting for data…';
+      replaceChildren(this.controls);
+      return;
+    }
+    const s = run.summary;
+    const step = Math.max(s.step, run.steps.lastStep);
+    const parts = [`${s.status}`, `step ${step} of ${s.totalSteps}`];
+    if (s.bestValLoss !== null) parts.push(`best validation loss ${fmt(s.bestValLoss, 4)}`);
+    if (run.failure) parts.push(`failed: ${run.failure.message}`);
+    else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
+    this.status.textContent = parts.join(' · ');
+    this.status.classList.toggle('error', run.failure !== null);
+    const buttons: HTMLElement[] = [];
+    if (this.ctx.host.interactive && (s.status === 'training' || s.status === 'paused')) {
+      const act = (action: 'pause' | 'resume' | 'stop', label: string): HTMLElement =>
+        h('button', { attrs: { type: 'button' }, on: { click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action } satisfies WebviewToHost) } }, label);
+      buttons.push(s.status === 'training' ? act('pause', 'Pause') : act('resume', 'Resume'), act('stop', 'Stop'));
+    }
+    replaceChildren(this.controls, ...buttons);
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * The dashboard's data: every run it knows (summary, step columns, evaluations, attention
+ * snapshots) and the playground's decode sessions, updated only by validated HostToWebview
+ * messages. `apply` returns what changed (so panels redraw only that) and the problems a
+ * message had — out-of-order steps, updates for unknown runs, answers to decodes never
+ * requested — which the page shows in its error banner instead of drawing nonsense.
+ *
+ * Leaves out: validation of the message shape (src/protocol.ts, before `apply`), the DOM and
+ * anything about how the data is drawn.
+ */
+
+import type { AttentionSnapshot, DashboardTab, DecodeOutput, DecodeParams, ErrorData, EvalMetrics, HostToWebview, RunState, RunSummary, WorkerToHost } from '../src/protocol';
+import { StepColumns } from './stepColumns';
+
+/** One run as the dashboard holds it. */
+export interface RunEntry {
+  readonly id: string;
+  summary: RunSummary;
+  readonly steps: StepColumns;
+  evals: EvalMetrics[];
+  snapshots: AttentionSnapshot[];
+  /** The error a failed run stopped with. */
+  failure: ErrorData | null;
+  /** The worker's last log line. */
+  lastLog: { readonly level: 'info' | 'warn'; readonly message: string } | null;
+  /** Bumped on every change, so views can skip redraws. */
+  revision: number;
+}
+
+/** Which parts of a run changed. */
+export type RunPart = 'steps' | 'evals' | 'snapshots' | 'status';
+
+/** A playground decode as it streams in. */
+export interface DecodeSession {
+  readonly id: number;
+  readonly runId: string;
+  readonly params: DecodeParams;
+  readonly tokens: { readonly token: string; readonly logprob: number }[];
+  output: DecodeOutput | null;
+  error: ErrorData | null;
+}
+
+/** What one message changed. */
+export type StoreEvent =
+  | { readonly kind: 'runs' }
+  | { readonly kind: 'run'; readonly runId: string; readonly parts: readonly RunPart[] }
+  | { readonly kind: 'decode'; readonly id: number; readonly fromHost?: boolean }
+  | { readonly kind: 'show'; readonly runId: string | null; readonly tab: DashboardTab };
+
+/** Result of applying one message. */
+export interface ApplyResult {
+  readonly events: readonly StoreEvent[];
+  /** Human-readable problems (the message was ignored, fully or in part). */
+  readonly problems: readonly string[];
+}
+
+/** A store entry for a run; `skipped` counts steps that were not after their predecessor. */
+function entryOf(state: RunState): { entry: RunEntry; skipped: number } {
+  const steps = new StepColumns(state.steps.length + 64);
+  let skipped = 0;
+  for (const m of state.steps) {
+    if (steps.length === 0 || m.step > steps.lastStep) steps.push(m);
+    else skipped++;
+  }
+  const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => a.step - b.step);
+  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), snapshots: sortByStep(state.snapshots), failure: null, lastLog: null, revision: 0 };
+  return { entry, skipped };
+}
+
+function baseName(dir: string): string {
+  const parts = dir.split(/[\\/]/).filter((p) => p.length > 0);
+  return parts[parts.length - 1] ?? dir;
+}
+
+/** All runs and decode sessions. */
+export class DashboardStore {
+  private readonly runMap = new Map<string, RunEntry>();
+  private readonly decodes = new Map<number, DecodeSession>();
+  private nextDecodeId = 1;
+  /** The run the host asked to select (null: the first). */
+  preferredRunId: string | null = null;
+  /** Whether a dashboard/didLoadRuns arrived. */
+  loaded = false;
+
+  /** Runs in the order they arrived. */
+  get runs(): readonly RunEntry[] {
+    return [...this.runMap.values()];
+  }
+
+  /** One run, if known. */
+  run(id: string | null | undefined): RunEntry | undefined {
+    return id == null ? undefined : this.runMap.get(id);
+  }
+
+  /** A decode session, if known. */
+  decode(id: number): DecodeSession | undefined {
+    return this.decodes.get(id);
+  }
+
+  /** Starts a decode session; returns it (its id goes in the decode/request). */
+  beginDecode(runId: string, params: DecodeParams): DecodeSession {
+    const s: DecodeSession = { id: this.nextDecodeId++, runId, params, tokens: [], output: null, error: null };
+    this.decodes.set(s.id, s);
+    return s;
+  }
+
+  /** Applies one validated message. */
+  apply(msg: HostToWebview): ApplyResult {
+    switch (msg.type) {
+      case 'dashboard/didLoadRuns': {
+        this.runMap.clear();
+        const problems: string[] = [];
+        for (const r of msg.runs) {
+          if (this.runMap.has(r.run.id)) problems.push(`dashboard/didLoadRuns lists run ${JSON.stringify(r.run.id)} twice; the second copy was ignored.`);
+          else {
+            const { entry, skipped } = entryOf(r);
+            this.runMap.set(r.run.id, entry);
+            if (skipped > 0) problems.push(`Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in increasing order and were left out.`);
+          }
+        }
+        this.preferredRunId = msg.selectedId;
+        this.loaded = true;
+        return { events: [{ kind: 'runs' }], problems };
+      }
+      case 'run/didUpdate':
+        return this.applyWorkerEvent(msg.runId, msg.event);
+      case 'decode/didToken': {
+        const s = this.decodes.get(msg.id);
+        if (!s) return { events: [], problems: [`decode/didToken for decode ${msg.id}, which this page never requested; ignored.`] };
+        if (s.output || s.error) return { events: [], problems: [`decode/didToken for decode ${msg.id} after it finished; ignored.`] };
+        s.tokens.push({ token: msg.token, logprob: msg.logprob });
+        return { events: [{ kind: 'decode', id: s.id }], problems: [] };
+      }
+      case 'decode/didFinish':
+      case 'decode/didFail': {
+        const s = this.decodes.get(msg.id);
+        if (!s) return { events: [], problems: [`${msg.type} for decode ${msg.id}, which this page never requested; ignored.`] };
+        if (s.output || s.error) return { events: [], problems: [`${msg.type} for decode ${msg.id}, which had already finished; ignored.`] };
+        if (msg.type === 'decode/didFinish') s.output = msg.output;
+        else s.error = msg.error;
+        return { events: [{ kind: 'decode', id: s.id }], problems: [] };
+      }
+      case 'playground/didDecode': {
+        if (!this.runMap.has(msg.runId)) return { events: [], problems: [`playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
+        const s = this.beginDecode(msg.runId, msg.params);
+        s.output = msg.output;
+        for (const [i, token] of msg.output.tokens.entries()) s.tokens.push({ token, logprob: msg.output.logprobs[i] ?? 0 });
+        return { events: [{ kind: 'decode', id: s.id, fromHost: true }], problems: [] };
+      }
+      case 'dashboard/show':
+        if (msg.runId !== null && !this.runMap.has(msg.runId)) return { events: [], problems: [`dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
+        return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
+      default:
+        return msg satisfies never;
+    }
+  }
+
+  private applyWorkerEvent(runId: string, ev: WorkerToHost): ApplyResult {
+    let r = this.runMap.get(runId);
+    if (!r) {
+      if (ev.type !== 'train/didStart') {
+        return { events: [], problems: [`${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told about (no dashboard/didLoadRuns or train/didStart for it); ignored.`] };
+      }
+      const kind = ev.model.config.kind === 'decoder-only' ? 'decoder-only' : 'encoder-decoder';
+      const summary: RunSummary = { id: runId, name: baseName(ev.runDir), runDir: ev.runDir, status: 'training', kind, step: ev.startStep, totalSteps: ev.totalSteps, bestValLoss: null, model: ev.model, data: ev.data };
+      r = entryOf({ run: summary, steps: [], evals: [], snapshots: [] }).entry;
+      this.runMap.set(runId, r);
+      return { events: [{ kind: 'runs' }], problems: [] };
+    }
+    const done = (parts: RunPart[], problems: string[] = []): ApplyResult => {
+      if (parts.length) r.revision++;
+      return { events: parts.length ? [{ kind: 'run', runId, parts }] : [], problems };
+    };
+    const setStatus = (status: RunSummary['status'], step = r.summary.step): void => {
+      r.summary = { ...r.summary, status, step };
+    };
+    switch (ev.type) {
+      case 'worker/ready':
+      case 'train/didSaveCheckpoint':
+        return done([]);
+      case 'train/didLog':
+        r.lastLog = { level: ev.level, message: ev.message };
+        return done(['status']);
+      case 'train/didStart': {
+        // A resume restarts at its checkpoint: what was logged after it is gone.
+        r.steps.truncateAfter(ev.startStep);
+        r.evals = r.evals.filter((e) => e.step <= ev.startStep);
+        r.snapshots = r.snapshots.filter((s) => s.step <= ev.startStep);
+        r.failure = null;
+        r.summary = { ...r.summary, status: 'training', step: ev.startStep, totalSteps: ev.totalSteps, model: ev.model, data: ev.data };
+        return done(['steps', 'evals', 'snapshots', 'status']);
+      }
+      case 'train/didStep': {
+        if (r.steps.length > 0 && ev.step <= r.steps.lastStep) {
+          return done([], [`Out-of-order train/didStep: step ${ev.step} arrived after step ${r.steps.lastStep} of run ${JSON.stringify(r.summary.name)}; ignored.`]);
+        }
+        r.steps.push(ev);
+        return done(['steps']);
+      }
+      case 'train/didEval': {
+        const last = r.evals[r.evals.length - 1];
+        if (last && ev.step < last.step) return done([], [`Out-of-order train/didEval: step ${ev.step} arrived after step ${last.step}; ignored.`]);
+        const { type: _type, ...e } = ev;
+        // The same step again (a run restarted from that checkpoint) replaces it.
+        if (last && ev.step === last.step) r.evals.pop();
+        r.evals.push(e);
+        if (r.summary.bestValLoss === null || e.loss < r.summary.bestValLoss) r.summary = { ...r.summary, bestValLoss: e.loss };
+        return done(['evals']);
+      }
+      case 'train/didSnapshot': {
+        const last = r.snapshots[r.snapshots.length - 1];
+        if (last && ev.step < last.step) return done([], [`Out-of-order train/didSnapshot: step ${ev.step} arrived after step ${last.step}; ignored.`]);
+        const { type: _type, ...s } = ev;
+        // The same step again (a restart from step 0 retakes the step-0 snapshot) replaces it.
+        if (last && ev.step === last.step) r.snapshots.pop();
+        r.snapshots.push(s);
+        return done(['snapshots']);
+      }
+      case 'train/didPause':
+        setStatus('paused', ev.step);
+        return done(['status']);
+      case 'train/didResume':
+        setStatus('training', ev.step);
+        return done(['status']);
+      case 'train/didFinish':
+        setStatus(ev.reason, ev.step);
+        return done(['status']);
+      case 'train/didFail':
+        setStatus('failed', ev.step);
+        r.failure = ev.error;
+        return done(['status']);
+      default:
+        return ev satisfies never;
+    }
+  }
+}

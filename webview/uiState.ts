@@ -1,0 +1,102 @@
+/**
+ * The dashboard's UI state — which tab, run, layer and head are selected, where the timeline
+ * slider is, the chart toggles and the playground's settings — and nothing else: it is what
+ * the webview saves through `vscode.setState` (STYLE.md §9: persist only UI state), so it
+ * must survive being read back from an older or damaged save. `sanitizeUiState` keeps every
+ * valid field and replaces the rest with defaults.
+ *
+ * Leaves out: run data (the host resends it on restore) and the DOM.
+ */
+
+import type { DashboardTab } from '../src/protocol';
+
+import type { DecodeParams } from '../src/protocol';
+import type { MapFamily } from './attentionMath';
+import type { RampScale } from './colorRamp';
+import type { XMode } from './series';
+
+/** The dashboard's tabs. */
+export type TabId = DashboardTab;
+/** The tabs, in display order. */
+export const TAB_IDS: readonly TabId[] = ['curves', 'attention', 'masks', 'model', 'playground'];
+
+/** Everything the page persists. */
+export interface UiState {
+  version: 1;
+  tab: TabId;
+  runId: string | null;
+  curves: { x: XMode; log: boolean; smoothing: number; compare: string[] };
+  /** snapshot: index into the run's snapshots, or -1 to follow the latest. */
+  attention: { family: MapFamily; layer: number; head: number; snapshot: number; scale: RampScale };
+  masks: { batch: number };
+  playground: DecodeParams;
+}
+
+/** A fresh state. */
+export function defaultUiState(): UiState {
+  return {
+    version: 1,
+    tab: 'curves',
+    runId: null,
+    curves: { x: 'step', log: true, smoothing: 0.6, compare: [] },
+    attention: { family: 'decoder-self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
+    masks: { batch: 0 },
+    playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
+  };
+}
+
+type Obj = Record<string, unknown>;
+
+function objOf(v: unknown): Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : {};
+}
+
+function pick<T>(v: unknown, ok: (x: unknown) => boolean, fallback: T): T {
+  return ok(v) ? (v as T) : fallback;
+}
+
+const isOneOf = (values: readonly unknown[]) => (x: unknown): boolean => values.includes(x);
+const isInt = (min: number, max = Number.MAX_SAFE_INTEGER) => (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
+const isNum = (min: number, max: number) => (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= min && x <= max;
+
+/** Reads a saved state, keeping valid fields and defaulting the rest. */
+export function sanitizeUiState(raw: unknown): UiState {
+  const d = defaultUiState();
+  const o = objOf(raw);
+  if (o.version !== 1) return d;
+  const c = objOf(o.curves);
+  const a = objOf(o.attention);
+  const m = objOf(o.masks);
+  const p = objOf(o.playground);
+  const dp = d.playground;
+  return {
+    version: 1,
+    tab: pick(o.tab, isOneOf(TAB_IDS), d.tab),
+    runId: pick(o.runId, (x) => typeof x === 'string' || x === null, d.runId),
+    curves: {
+      x: pick(c.x, isOneOf(['step', 'tokens', 'time']), d.curves.x),
+      log: pick(c.log, (x) => typeof x === 'boolean', d.curves.log),
+      smoothing: pick(c.smoothing, isNum(0, 0.999), d.curves.smoothing),
+      compare: Array.isArray(c.compare) ? c.compare.filter((x): x is string => typeof x === 'string') : [],
+    },
+    attention: {
+      family: pick(a.family, isOneOf(['encoder-self', 'decoder-self', 'cross']), d.attention.family),
+      layer: pick(a.layer, isInt(0), 0),
+      head: pick(a.head, isInt(0), 0),
+      snapshot: pick(a.snapshot, isInt(-1), -1),
+      scale: pick(a.scale, isOneOf(['linear', 'sqrt']), d.attention.scale),
+    },
+    masks: { batch: pick(m.batch, isInt(0), 0) },
+    playground: {
+      input: pick(p.input, (x) => typeof x === 'string', dp.input),
+      strategy: pick(p.strategy, isOneOf(['greedy', 'beam', 'sample']), dp.strategy),
+      beam: pick(p.beam, isInt(1, 64), dp.beam),
+      lengthPenalty: pick(p.lengthPenalty, isNum(0, 10), dp.lengthPenalty),
+      temperature: pick(p.temperature, isNum(0, 100), dp.temperature),
+      topK: pick(p.topK, isInt(0), dp.topK),
+      topP: pick(p.topP, isNum(0, 1), dp.topP),
+      maxTokens: pick(p.maxTokens, isInt(1, 10000), dp.maxTokens),
+      seed: pick(p.seed, isInt(Number.MIN_SAFE_INTEGER), dp.seed),
+    },
+  };
+}
