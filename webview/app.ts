@@ -137,7 +137,7 @@ export class App {
     this.ui.attention.snapshot = -1;
     this.header.render();
     for (const p of this.panels) this.invalidate(p.id, true);
-    this.saveUi();
+    this.saveUiNow();
   }
 
   private invalidate(panel: TabId, full = false): void {
@@ -158,12 +158,17 @@ export class App {
     }
   }
 
+  /** Saves UI state soon (slider drags and toggles come in bursts). */
   private saveUi(): void {
     if (this.saveTimer !== null) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = null;
-      this.host.setState(this.ui);
-    }, 200);
+    this.saveTimer = setTimeout(() => this.saveUiNow(), 200);
+  }
+
+  /** Saves UI state at once: a reload right after a tab or run change must restore it. */
+  private saveUiNow(): void {
+    if (this.saveTimer !== null) clearTimeout(this.saveTimer);
+    this.saveTimer = null;
+    this.host.setState(this.ui);
   }
 
   private layout(): void {
@@ -205,6 +210,6 @@ export class App {
       if (!on && p.id === prev && prev !== id) p.hide?.();
     });
     this.invalidate(id, true);
-    this.saveUi();
+    this.saveUiNow();
   }
 }
