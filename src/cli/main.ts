@@ -12,6 +12,7 @@ import { openRun } from '../lab/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalCommand, scoreCommand, tokenizeCommand } from './inspect';
+import { BENCH_HELP, benchCommand } from './bench';
 import { REPORT_HELP, reportCommand } from './report';
 import { TRAIN_HELP, trainCommand } from './train';
 
@@ -45,6 +46,7 @@ const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => n
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
   export: { run: exportCommand, summary: 'write the model for PyTorch (nanoGPT / notebook names)', help: EXPORT_HELP },
+  bench: { run: benchCommand, summary: 'measure speed against PyTorch (and TF.js) in the same run', help: BENCH_HELP },
   report: { run: reportCommand, summary: 'write the dashboard of a run as one self-contained HTML file', help: REPORT_HELP },
 };
 

@@ -21,6 +21,7 @@ import type { Tokenizer } from '../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
 import type { DataSummary, SkippedFile, TrainSpec } from '../protocol';
 import { writeFileAtomic } from './atomicFile';
+import { createWasmThreads } from './wasmThreads';
 import { collectFromPaths, splitDocuments } from './corpus';
 import type { Dataset } from './dataset';
 import { documentDataset, pairDataset, tokenStream, tokenizePairs } from './dataset';
@@ -161,9 +162,12 @@ export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' |
   return new Transformer(cfg, shape).bind(backend);
 }
 
-/** The backend the spec names. */
+/**
+ * The backend the spec names. Training uses every core: the wasm backend gets helper
+ * threads (they never keep the process alive, and results are bit-identical to one thread).
+ */
 export function backendFor(kind: TrainSpec['backend']): Backend {
-  return createBackend(kind);
+  return kind === 'reference' ? createBackend(kind) : createBackend(kind, { runner: createWasmThreads() });
 }
 
 /** Optimizer over a bound model. */

@@ -69,15 +69,15 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
   const usable = (d: AttentionDims): boolean => d.D % 4 === 0 && d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0;
   return {
     attentionForward(out, probs, q, k, v, dims, mask, keep, dropP): void {
-      if (!usable(dims) || !(at(out, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4) && at(null, 5) && at(null, 6) && at(null, 7)) || !putShape(dims, mask, keep, dropP)) {
-        return ref.attentionForward(out, probs, q, k, v, dims, mask, keep, dropP);
-      }
+      const ok = usable(dims) && at(out, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4)
+        && at(null, 5) && at(null, 6) && at(null, 7) && putShape(dims, mask, keep, dropP);
+      if (!ok) return ref.attentionForward(out, probs, q, k, v, dims, mask, keep, dropP);
       rt.exec(c.K_ATTENTION_FORWARD, dims.B * dims.H * dims.T * dims.S * dims.D);
     },
     attentionBackward(dq, dk, dv, dout, probs, q, k, v, dims, keep, dropP): void {
-      if (!usable(dims) || !(at(dq, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4) && at(dk, 5) && at(dv, 6) && at(dout, 7)) || !putShape(dims, null, keep, dropP)) {
-        return ref.attentionBackward(dq, dk, dv, dout, probs, q, k, v, dims, keep, dropP);
-      }
+      const ok = usable(dims) && at(dq, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4)
+        && at(dk, 5) && at(dv, 6) && at(dout, 7) && putShape(dims, null, keep, dropP);
+      if (!ok) return ref.attentionBackward(dq, dk, dv, dout, probs, q, k, v, dims, keep, dropP);
       const C = dims.H * dims.D;
       const disjoint = dims.B === 1 || (dims.kvBatchStride >= dims.S * C && dims.qBatchStride >= dims.T * C);
       rt.exec(c.K_ATTENTION_BACKWARD, disjoint ? 2 * dims.B * dims.H * dims.T * dims.S * dims.D : 0);

@@ -20,6 +20,7 @@
  */
 
 import type { FloatArray } from '../../backend';
+import { EngineError } from '../../errors';
 import type { WasmMemory } from './webAssemblyApi';
 
 const PAGE = 65536;
@@ -57,7 +58,16 @@ export class WasmHeap {
       try {
         this.memory.grow(grow);
       } catch {
-        this.memory.grow(need);
+        try {
+          this.memory.grow(need);
+        } catch (e) {
+          throw new EngineError(
+            'config/invalid',
+            `The WebAssembly backend cannot allocate ${mib(bytes)} more (${mib(this.top)} in use; WebAssembly memory ends at 4 GiB). ` +
+              'Use a smaller batch, context or model, or the reference backend (backend "reference"), which has no such limit.',
+            { cause: e },
+          );
+        }
       }
       this.refresh();
     }
@@ -138,6 +148,10 @@ export class Region {
     this.heap.ints().set(n === src.length ? src : src.subarray(0, n), at >> 2);
     return at;
   }
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(0)} MiB`;
 }
 
 function alignUp(n: number, a: number): number {

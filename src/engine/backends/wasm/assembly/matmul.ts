@@ -4,10 +4,11 @@
  *
  * Structure (Goto & van de Geijn 2008): op(B) is packed, KC steps × NC columns at a time,
  * into 8-column panels laid out [k][8] — contiguous for the micro-kernel, whatever the
- * transpose — except B stored [K, N] with short rows, read in place. A stored [M, K] is read
- * in place through byte strides (four sequential rows); Aᵀ's 4-row strips are copied to
- * [k][4] first. The 4 × 8 micro-kernel (microKernels.ts) then sweeps each 4-row strip of A
- * (4·KC floats, in L1) across the B block (in L2).
+ * transpose (Bᵀ is transposed 4 × 4 blocks at a time in registers) — except B stored
+ * [K, N] with short rows, read in place. A stored [M, K] is read in place through byte
+ * strides (four sequential rows); Aᵀ's 4-row strips are copied to [k][4] first. The 4 × 8
+ * micro-kernel (microKernels.ts) then sweeps each 4-row strip of A (4·KC floats, in L1)
+ * across the B block (in L2).
  *
  * Chunks split C into contiguous row blocks (multiples of 4) or column panels (multiples
  * of 8), whichever has more pieces; each packs what it reads into its thread's scratch.
@@ -63,6 +64,20 @@ function packB(bp: usize, b: usize, transB: bool, N: i32, K: i32, pc: i32, kc: i
           dst += 32;
         }
       }
+    } else if (nr == 8) {
+      // Bᵀ: column j of op(B) is row j of b. Transpose 4 × 4 blocks in registers.
+      const ld = <usize>K << 2;
+      const src = b + ((<usize>col0 * <usize>K + <usize>pc) << 2);
+      let kk = 0;
+      for (; kk + 4 <= kc; kk += 4) {
+        const s = src + (<usize>kk << 2);
+        const d = dst + (<usize>kk << 5);
+        transpose4(v128.load(s), v128.load(s + ld), v128.load(s + 2 * ld), v128.load(s + 3 * ld), d);
+        transpose4(v128.load(s + 4 * ld), v128.load(s + 5 * ld), v128.load(s + 6 * ld), v128.load(s + 7 * ld), d + 16);
+      }
+      for (; kk < kc; kk++) {
+        for (let j = 0; j < 8; j++) store<f32>(dst + (<usize>(kk * 8 + j) << 2), load<f32>(src + <usize>j * ld + (<usize>kk << 2)));
+      }
     } else {
       for (let j = 0; j < 8; j++) {
         let d = dst + (<usize>j << 2);
@@ -82,6 +97,21 @@ function packB(bp: usize, b: usize, transB: bool, N: i32, K: i32, pc: i32, kc: i
       }
     }
   }
+}
+
+/**
+ * Writes the transpose of the 4 × 4 block whose rows are r0..r3 (4 consecutive k of four
+ * columns) as 4 rows of a [k][8] panel starting at d (row stride 32 bytes).
+ */
+@inline function transpose4(r0: v128, r1: v128, r2: v128, r3: v128, d: usize): void {
+  const a0 = i32x4.shuffle(r0, r1, 0, 4, 1, 5);
+  const a1 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
+  const a2 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
+  const a3 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
+  v128.store(d, i32x4.shuffle(a0, a2, 0, 1, 4, 5));
+  v128.store(d, i32x4.shuffle(a0, a2, 2, 3, 6, 7), 32);
+  v128.store(d, i32x4.shuffle(a1, a3, 0, 1, 4, 5), 64);
+  v128.store(d, i32x4.shuffle(a1, a3, 2, 3, 6, 7), 96);
 }
 
 /** Copies mr ≤ 4 adjacent columns of A (stored [K, M]) over kc steps of `ks` bytes into [kc][4], zero-padded. */

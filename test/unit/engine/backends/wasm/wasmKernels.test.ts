@@ -155,6 +155,13 @@ describe('wasm backend memory', () => {
     expectClose(x64, g, { rtol: 1e-12, atol: 1e-13 }, 'float64 arrays take the exact reference path');
   });
 
+  it('says what to do when a model does not fit in 4 GiB of WebAssembly memory', () => {
+    const be = createWasmBackend({ initialMemoryMiB: 1 })!;
+    expect(() => be.alloc(1200 * 1048576)).toThrow(EngineError);
+    expect(() => be.alloc(1200 * 1048576)).toThrow(/4 GiB.*smaller batch, context or model, or the reference backend/);
+    expect(be.alloc(10)[9]).toBe(0); // still usable
+  });
+
   it('allocates zeroed buffers and names itself', () => {
     expect(wasm.name).toBe('wasm');
     const x = wasm.alloc(4097);

@@ -1,0 +1,46 @@
+/**
+ * `attention-lab bench`: training tokens/s, decode ms/token and matmul GFLOP/s of the
+ * engine on the issue's configs, with PyTorch (and TF.js) measured in the same run where
+ * they are installed, and ratios against them. The measurements live in src/lab/bench.ts.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runBench } from '../lab/bench';
+import type { BenchConfigName } from '../lab/benchConfigs';
+import { BENCH_CONFIG_NAMES, isBenchConfigName } from '../lab/benchConfigs';
+import { benchJson, formatBench } from '../lab/benchReport';
+import { UsageError, parseFlags } from './args';
+import type { CommandContext } from './context';
+
+export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--json]
+  Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
+  matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
+  Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same
+  invocation (scripts/pytorch/bench.py) and the table shows ours/PyTorch ratios.`;
+
+/** `bench`. */
+export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
+  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' } });
+  if (f.bool('help')) return ctx.help(BENCH_HELP);
+  const configs: BenchConfigName[] = [];
+  for (const c of (f.str('configs') ?? '').split(',').filter(Boolean)) {
+    if (!isBenchConfigName(c)) throw new UsageError(`--configs: unknown config "${c}"; choose from ${BENCH_CONFIG_NAMES.join(', ')}.`);
+    configs.push(c);
+  }
+  const threads = f.str('threads')?.split(',').map(Number);
+  if (threads?.some((t) => !Number.isInteger(t) || t < 1)) throw new UsageError('--threads takes positive whole numbers, e.g. 1,2.');
+  const dist = path.dirname(ctx.workerScript);
+  const sibling = (name: string): string | null => (fs.existsSync(path.join(dist, name)) ? path.join(dist, name) : null);
+  const result = await runBench({
+    quick: f.bool('quick'),
+    pytorch: !f.bool('no-pytorch'),
+    workerScript: sibling('benchWorker.js'),
+    tfjsScript: sibling('benchTfjs.js'),
+    ...(configs.length ? { configs } : {}),
+    ...(threads ? { threads } : {}),
+    onProgress: (line) => ctx.err(line),
+  });
+  ctx.out(f.bool('json') ? JSON.stringify(benchJson(result)) : formatBench(result));
+  return 0;
+}
