@@ -69,6 +69,23 @@ export interface SkippedFile {
   readonly reason: 'binary' | 'not-utf8' | 'too-large' | 'empty' | 'unreadable' | 'ignored';
 }
 
+/** Each skip reason, for people. */
+export const SKIP_REASON_TEXT: { readonly [R in SkippedFile['reason']]: string } = {
+  binary: 'binary',
+  'not-utf8': 'not UTF-8',
+  'too-large': 'too large',
+  empty: 'empty',
+  unreadable: 'unreadable',
+  ignored: 'ignored by .gitignore',
+};
+
+/** "2 binary, 1 ignored by .gitignore": skipped files counted by reason. */
+export function summarizeSkipped(skipped: readonly SkippedFile[]): string {
+  const counts = new Map<SkippedFile['reason'], number>();
+  for (const f of skipped) counts.set(f.reason, (counts.get(f.reason) ?? 0) + 1);
+  return [...counts].map(([reason, n]) => `${n} ${SKIP_REASON_TEXT[reason]}`).join(', ');
+}
+
 /** What a run is training on, for people. */
 export interface DataSummary {
   readonly description: string;

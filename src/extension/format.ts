@@ -7,6 +7,7 @@
  */
 
 import type { DataSummary, SkippedFile } from '../protocol';
+import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol';
 
 /** 1234 → "1.2k", 12_345_678 → "12.3M". */
 export function formatCount(n: number): string {
@@ -45,25 +46,12 @@ export function formatLoss(loss: number | null): string {
   return loss === null || !Number.isFinite(loss) ? '–' : loss.toFixed(3);
 }
 
-const REASONS: { readonly [R in SkippedFile['reason']]: string } = {
-  binary: 'binary',
-  'not-utf8': 'not UTF-8',
-  'too-large': 'too large',
-  empty: 'empty',
-  unreadable: 'unreadable',
-  ignored: 'ignored by .gitignore',
-};
-
 /** "2 binary, 1 ignored by .gitignore". */
-export function skippedReasons(skipped: readonly SkippedFile[]): string {
-  const counts = new Map<SkippedFile['reason'], number>();
-  for (const s of skipped) counts.set(s.reason, (counts.get(s.reason) ?? 0) + 1);
-  return [...counts].map(([r, n]) => `${n} ${REASONS[r]}`).join(', ');
-}
+export const skippedReasons = summarizeSkipped;
 
 /** The reason of one skipped file, for people. */
 export function skippedReason(reason: SkippedFile['reason']): string {
-  return REASONS[reason];
+  return SKIP_REASON_TEXT[reason];
 }
 
 /** "12 files (34.0 KB) · skipped 3: 2 binary, 1 ignored by .gitignore". */

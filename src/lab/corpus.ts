@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { escapePath, glob, isDynamicPattern } from 'tinyglobby';
 import { EngineError } from '../engine/errors';
 import type { SkippedFile } from '../protocol';
+import { summarizeSkipped } from '../protocol';
 import { GitignoreFilter } from './gitignore';
 import { readTextFile } from './textFile';
 
@@ -57,14 +58,6 @@ export const DEFAULT_MAX_FILE_BYTES = 1 << 20;
 /** Default corpus limit: 50 MiB. */
 export const DEFAULT_MAX_TOTAL_BYTES = 50 << 20;
 
-const REASON_TEXT: { readonly [R in SkippedFile['reason']]: string } = {
-  binary: 'binary',
-  'not-utf8': 'not UTF-8',
-  'too-large': 'too large',
-  empty: 'empty',
-  unreadable: 'unreadable',
-  ignored: 'ignored by .gitignore',
-};
 
 function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: number } {
   const maxFile = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
@@ -133,11 +126,6 @@ async function expandPatterns(patterns: readonly string[], root: string): Promis
   return [...found];
 }
 
-function skippedSummary(skipped: readonly SkippedFile[]): string {
-  const counts = new Map<SkippedFile['reason'], number>();
-  for (const s of skipped) counts.set(s.reason, (counts.get(s.reason) ?? 0) + 1);
-  return [...counts].map(([reason, n]) => `${n} ${REASON_TEXT[reason]}`).join(', ');
-}
 
 /** Reads the files in path order, applying filters and limits. */
 async function readAll(files: readonly string[], root: string, limits: CorpusLimits, what: string): Promise<Corpus> {
@@ -163,7 +151,7 @@ async function readAll(files: readonly string[], root: string, limits: CorpusLim
   if (documents.length === 0) {
     throw new EngineError(
       'input/invalid',
-      `All ${skipped.length} ${skipped.length === 1 ? 'file' : 'files'} ${what} were skipped (${skippedSummary(skipped)}); ` +
+      `All ${skipped.length} ${skipped.length === 1 ? 'file' : 'files'} ${what} were skipped (${summarizeSkipped(skipped)}); ` +
         `files must be UTF-8 text of at most ${maxFile} bytes each (${maxTotal} in all), not empty and not ignored by .gitignore. ` +
         'Point the data at text files.',
     );

@@ -14,6 +14,7 @@ import type { Tokenizer } from '../engine/tokenizers/special';
 import { Trainer } from '../engine/train';
 import { estimateModel } from '../engine/models/estimate';
 import type { ModelInfo, TrainSpec, WorkerToHost } from '../protocol';
+import { summarizeSkipped } from '../protocol';
 import { removeStaleTemps } from './atomicFile';
 import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from './checkpoint';
 import type { Dataset } from './dataset';
@@ -142,11 +143,6 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, emit: E
   return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
 }
 
-function summarizeSkipped(skipped: readonly { reason: string }[]): string {
-  const counts = new Map<string, number>();
-  for (const s of skipped) counts.set(s.reason, (counts.get(s.reason) ?? 0) + 1);
-  return [...counts].map(([r, n]) => `${n} ${r}`).join(', ');
-}
 
 /**
  * Runs (or resumes) the run in `runDir` to `spec.training.steps` (or `stopAt`, whichever
