@@ -82,16 +82,14 @@ export class DashboardManager implements DisposableLike {
   }
 
   /**
-   * Shows a decode made outside the dashboard (the Decode command) in its playground: the
-   * input, the streamed tokens with their probabilities, and their attention.
+   * Puts a decode made outside the dashboard (the Decode command) into its playground: the
+   * input, the tokens with their probabilities, and their attention. The tab the user is on
+   * stays (the text itself is in the editor the command opened).
    */
   showDecode(runDir: string, params: DecodeParams, output: DecodeOutput): void {
     this.deps.log.info(`Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`);
     this.open(runDir, true);
-    this.session?.afterLoad([
-      { type: 'playground/didDecode', runId: runDir, params, output },
-      { type: 'dashboard/show', runId: runDir, tab: 'playground' },
-    ]);
+    this.session?.afterLoad([{ type: 'playground/didDecode', runId: runDir, params, output }]);
   }
 
   /** Resends every run to an open dashboard. */
