@@ -12,7 +12,6 @@ import { sampleDecode } from '../engine/decode/sample';
 import type { DecodeResult } from '../engine/decode/stepper';
 import { EngineError } from '../engine/errors';
 import { createStepper } from '../engine/models/stepper';
-import type { Batch } from '../engine/models/transformer';
 import { Rng } from '../engine/rng';
 import { BOS, EOS } from '../engine/tokenizers/special';
 import { evaluate } from '../lab/evaluate';
@@ -20,6 +19,7 @@ import type { OpenRun } from '../lab/openRun';
 import { openRun } from '../lab/openRun';
 import { buildDataset, loadRunText, readTokenizer } from '../lab/prepare';
 import { readRunJson } from '../lab/runFolder';
+import { windowLogprobs } from '../lab/score';
 import { UsageError, parseFlags } from './args';
 import type { Flags } from './args';
 import type { CommandContext } from './context';
@@ -109,26 +109,13 @@ export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TE
   Per-token log-probabilities. Decoder-only: ids = BOS + tokens of TEXT, logprobs[i] = log p(ids[i+1] | ids[0..i]).
   Encoder-decoder: tgt_ids = BOS + tokens of TGT + EOS, logprobs[i] = log p(tgt_ids[i+1] | src, tgt_ids[0..i]).`;
 
-function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, id: number): number {
-  let max = -Infinity;
-  for (let v = 0; v < V; v++) max = Math.max(max, logits[row * V + v] as number);
-  let sum = 0;
-  for (let v = 0; v < V; v++) sum += Math.exp((logits[row * V + v] as number) - max);
-  return (logits[row * V + id] as number) - max - Math.log(sum);
-}
-
 /** Log-probabilities of each next token of `ids` under the run's model (one forward pass). */
 export function scoreIds(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] {
   const T = ids.length - 1;
   const limit = r.model.maxLen;
   if (T > limit) throw new EngineError('input/invalid', `Text of ${ids.length} tokens exceeds the context of ${limit + 1}; shorten it.`);
   if (src && src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it.`);
-  if (T < 1) return [];
-  const batch: Batch = { B: 1, T, input: ids.slice(0, T), targets: ids.slice(1), ...(src ? { S: src.length, src } : {}) };
-  r.model.forward(batch, { train: false });
-  const logits = r.model.logits();
-  const V = r.model.config.vocabSize;
-  return Array.from({ length: T }, (_, t) => logSoftmaxAt(logits, t, V, ids[t + 1] as number));
+  return windowLogprobs(r, ids, 0, T, src);
 }
 
 /** `score`. */

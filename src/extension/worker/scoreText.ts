@@ -10,20 +10,11 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { BOS } from '../../engine/tokenizers/special';
 import type { OpenRun } from '../../lab/openRun';
+import { windowLogprobs } from '../../lab/score';
 import type { ScoreOutput } from '../../protocol';
-
-/** log softmax(logits[row])[id], computed stably (subtract the row max before exp). */
-export function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, id: number): number {
-  let max = -Infinity;
-  for (let v = 0; v < V; v++) max = Math.max(max, logits[row * V + v] as number);
-  let sum = 0;
-  for (let v = 0; v < V; v++) sum += Math.exp((logits[row * V + v] as number) - max);
-  return (logits[row * V + id] as number) - max - Math.log(sum);
-}
 
 /**
  * UTF-16 ranges [start, end) of each token of `body` (the ids of `text`, no specials) in
@@ -56,16 +47,6 @@ export function tokenOffsets(tok: Tokenizer, body: ArrayLike<number>, text: stri
 
 /** Most tokens one request scores (longer texts are cut, and the rest reported as truncated). */
 export const MAX_SCORED_TOKENS = 20_000;
-
-/** log p of each target of one window: input ids[s..e), targets ids[s+1..e+1). */
-function windowLogprobs(r: OpenRun, ids: Int32Array, s: number, e: number, src?: Int32Array): number[] {
-  const T = e - s;
-  const batch: Batch = { B: 1, T, input: ids.slice(s, e), targets: ids.slice(s + 1, e + 1), ...(src ? { S: src.length, src } : {}) };
-  r.model.forward(batch, { train: false, labelSmoothing: 0 });
-  const logits = r.model.logits();
-  const V = r.model.config.vocabSize;
-  return Array.from({ length: T }, (_, t) => logSoftmaxAt(logits, t, V, ids[s + t + 1] as number));
-}
 
 /**
  * Scores `text`: decoder-only models score it as a continuation of BOS, past the context

@@ -2,7 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import { BOS } from '../../../../src/engine/tokenizers/special';
 import type { OpenRun } from '../../../../src/lab/openRun';
-import { logSoftmaxAt, scoreText, tokenOffsets } from '../../../../src/extension/worker/scoreText';
+import { logSoftmaxAt } from '../../../../src/lab/score';
+import { scoreText, tokenOffsets } from '../../../../src/extension/worker/scoreText';
 import { tinyDocuments, tinySpec, trainTiny } from './tinyRuns';
 
 /** log p(ids[t+1] | ids[0..t]) for every t, from one forward pass, with a plain (unshifted) log-softmax in float64. */
