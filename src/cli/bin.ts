@@ -4,6 +4,10 @@
 
 import * as path from 'node:path';
 import { main } from './main';
+import { enableWasmRelaxedSimd } from '../lab/wasmFlags';
+
+// Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
+enableWasmRelaxedSimd();
 
 const ctx = {
   cwd: process.cwd(),

@@ -12,6 +12,10 @@ import { runBench } from './bench';
 import type { BenchConfigName } from './benchConfigs';
 import { BENCH_CONFIG_NAMES, isBenchConfigName } from './benchConfigs';
 import { benchJson, formatBench } from './benchReport';
+import { enableWasmRelaxedSimd } from './wasmFlags';
+
+// Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
+enableWasmRelaxedSimd();
 
 function parse(argv: readonly string[]): BenchOptions & { json: boolean } {
   const value = (flag: string): string | undefined => {

@@ -18,6 +18,10 @@ import type { BenchConfigName } from './benchConfigs';
 import { benchConfig, randomBatch } from './benchConfigs';
 import { benchTrainer } from './benchRun';
 import { createWasmThreads } from './wasmThreads';
+import { enableWasmRelaxedSimd } from './wasmFlags';
+
+// Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
+enableWasmRelaxedSimd();
 
 /** What the benchmark passes to this worker. */
 export interface BenchWorkerData {

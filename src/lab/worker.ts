@@ -8,6 +8,10 @@ import { parentPort } from 'node:worker_threads';
 import type { WorkerToHost } from '../protocol';
 import { ProtocolError, validateHostToWorker } from '../protocol';
 import { SessionControl, runSession } from './session';
+import { enableWasmRelaxedSimd } from './wasmFlags';
+
+// Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
+enableWasmRelaxedSimd();
 
 const port = parentPort;
 if (!port) throw new Error('worker.ts must run in a worker thread');

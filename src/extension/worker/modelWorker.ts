@@ -24,6 +24,10 @@ import { ProtocolError, validateHostToModelWorker } from '../../protocol';
 import { attendText } from './attendText';
 import { calibrate } from './calibrate';
 import { scoreText } from './scoreText';
+import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
+
+// Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
+enableWasmRelaxedSimd();
 
 /** Open runs by folder, with the checkpoint's mtime they were opened at. */
 type RunCache = Map<string, { mtimeMs: number; run: OpenRun }>;

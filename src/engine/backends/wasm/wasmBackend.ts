@@ -21,11 +21,12 @@
  * decode stepper's cache adds to the heap until the backend is dropped, and V8 reserves
  * 4 GiB of address space per backend (a model that needs more gets an EngineError). Without
  * fused multiply-add, 128-bit SIMD tops out near 40 GFLOP/s per core, a third of what
- * native BLAS reaches with AVX-512. When other processes keep the cores busy, a helper can
+ * native BLAS reaches with AVX-512 (with relaxed SIMD's fused multiply-add, about twice that
+ * where the runtime has it). When other processes keep the cores busy, a helper can
  * be descheduled holding a chunk, and two threads may then be no faster than one.
  *
- * Leaves out: starting threads (the host injects a ParallelRunner), and relaxed-SIMD fused
- * multiply-add (behind a flag in Node 20).
+ * Leaves out: starting threads (the host injects a ParallelRunner), and turning on relaxed
+ * SIMD where the runtime hides it behind a flag (Node 20: the host's job, src/lab/wasmFlags.ts).
  */
 
 import type { Backend, FloatArray } from '../../backend';
@@ -33,7 +34,7 @@ import type { ParallelRunner } from './parallel';
 import { createAttentionLossKernels } from './wasmAttention';
 import { createDenseKernels } from './wasmDense';
 import { WasmHeap } from './wasmHeap';
-import { compileKernels, instantiateKernels, wasmSimdThreadsAvailable } from './wasmModule';
+import { compileKernels, instantiateKernels, wasmFmaAvailable, wasmSimdThreadsAvailable } from './wasmModule';
 import { createPointwiseKernels } from './wasmPointwise';
 import { WasmRuntime } from './wasmRuntime';
 import { webAssembly } from './webAssemblyApi';
@@ -44,12 +45,19 @@ export interface WasmBackendOptions {
   readonly runner?: ParallelRunner | null;
   /** Initial memory in MiB (default 16); it grows on demand up to the 4 GiB wasm32 limit. */
   readonly initialMemoryMiB?: number;
+  /**
+   * Use the relaxed-SIMD build with fused multiply-add (default: where the runtime accepts
+   * it). False forces the plain SIMD build (tests cover both).
+   */
+  readonly fma?: boolean;
 }
 
 /** The WebAssembly backend: a Backend plus what only it has. */
 export interface WasmBackend extends Backend {
   /** Threads a large kernel runs on (1 + helpers). */
   readonly threads: number;
+  /** True when the kernels are the relaxed-SIMD build (fused multiply-add). */
+  readonly fma: boolean;
   /** True once helper threads (if any) are running and used. */
   threadsReady(): boolean;
   /** Bytes of wasm memory handed out so far. */
@@ -68,7 +76,9 @@ const MAX_PAGES = 65536; // 4 GiB, the wasm32 limit
  */
 export function createWasmBackend(opts: WasmBackendOptions = {}): WasmBackend | null {
   if (!wasmSimdThreadsAvailable()) return null;
-  const module = compileKernels();
+  const fma = opts.fma ?? wasmFmaAvailable();
+  if (fma && !wasmFmaAvailable()) return null;
+  const module = compileKernels(fma);
   const initialPages = Math.max(2, Math.ceil(((opts.initialMemoryMiB ?? 16) * 1048576) / 65536));
   const wa = webAssembly();
   if (wa === null) return null;
@@ -79,6 +89,7 @@ export function createWasmBackend(opts: WasmBackendOptions = {}): WasmBackend | 
   return {
     name: 'wasm',
     threads: rt.threadCount,
+    fma,
     alloc: (n: number): FloatArray => heap.alloc(n),
     threadsReady: (): boolean => rt.parallelReady(),
     heapBytes: (): number => heap.used,

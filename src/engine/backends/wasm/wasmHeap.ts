@@ -8,7 +8,11 @@
  * ArrayBuffer and with it every view handed out so far; growing a shared memory does not
  * (each grow yields a new, longer SharedArrayBuffer, and the old ones keep aliasing the
  * same bytes). So views stay valid for the backend's life, and helper threads can run
- * kernels on the same bytes. V8 reserves the maximum (4 GiB, the wasm32 limit) as address
+ * kernels on the same bytes. Which SharedArrayBuffer objects are "ours" is recorded when a
+ * view is made, not only when we grow: V8 (11.3) hands out a new buffer object for a
+ * shared memory whenever *any* shared memory in the isolate grows, so with two backends in
+ * one process (the benchmark's 1- and 2-thread runs, a worker with two runs open) a view
+ * would otherwise look foreign and silently take the reference kernels. V8 reserves the maximum (4 GiB, the wasm32 limit) as address
  * space up front; only what is allocated is committed.
  *
  * Nothing is ever freed: models allocate their parameters, gradients and activations once
@@ -29,8 +33,10 @@ const PAGE = 65536;
 export class WasmHeap {
   readonly memory: WasmMemory;
   private top: number;
-  /** Every SharedArrayBuffer this memory has exposed (one per size it has had). */
-  private readonly buffers: ArrayBufferLike[] = [];
+  /** Every SharedArrayBuffer object of this memory that a view was made on. */
+  private readonly buffers = new WeakSet<ArrayBufferLike>();
+  /** The last of them (the common case of `owns`, checked without hashing). */
+  private lastBuffer: ArrayBufferLike | null = null;
   private u8: Uint8Array<ArrayBufferLike> = new Uint8Array(0);
   private i32: Int32Array<ArrayBufferLike> = new Int32Array(0);
 
@@ -41,10 +47,19 @@ export class WasmHeap {
   }
 
   private refresh(): void {
-    const buf = this.memory.buffer;
-    if (!this.buffers.includes(buf)) this.buffers.push(buf);
+    const buf = this.current();
     this.u8 = new Uint8Array(buf);
     this.i32 = new Int32Array(buf);
+  }
+
+  /** The memory's buffer object now, recorded as ours. */
+  private current(): ArrayBufferLike {
+    const buf = this.memory.buffer;
+    if (buf !== this.lastBuffer) {
+      this.buffers.add(buf);
+      this.lastBuffer = buf;
+    }
+    return buf;
   }
 
   /** Reserves `bytes` (64-byte aligned, zero unless reused scratch) and returns its address. */
@@ -78,12 +93,12 @@ export class WasmHeap {
   /** A zeroed Float32Array of n elements inside the memory. */
   alloc(n: number): Float32Array<ArrayBufferLike> {
     const at = this.allocBytes(n * 4);
-    return new Float32Array(this.memory.buffer, at, n);
+    return new Float32Array(this.current(), at, n);
   }
 
   /** True when `buf` is (a view of) this memory. */
   owns(buf: ArrayBufferLike): boolean {
-    return this.buffers.includes(buf);
+    return buf === this.lastBuffer || this.buffers.has(buf);
   }
 
   /** Byte address of a Float32Array inside this memory, or −1 (another array, or float64). */

@@ -6,10 +6,15 @@
  * does) rather than trusting version strings; a runtime without SIMD or without
  * SharedArrayBuffer gets `null` and the caller falls back to the reference backend.
  *
+ * The kernels come in two builds of the same sources: plain SIMD, and relaxed SIMD, whose
+ * fused multiply-add halves the instructions of every matrix product. The relaxed build is
+ * used where the runtime validates it (Chromium/Electron since V8 11.4; Node 20 only with
+ * V8's --experimental-wasm-relaxed-simd, which the Node hosts turn on: src/lab/wasmFlags.ts).
+ *
  * Leaves out: the memory allocator (wasmHeap.ts) and the kernels' TypeScript wrappers.
  */
 
-import { KERNELS_WASM_BASE64 } from './kernelsWasm.generated';
+import { KERNELS_FMA_WASM_BASE64, KERNELS_WASM_BASE64 } from './kernelsWasm.generated';
 import type { WasmMemory, WasmModule } from './webAssemblyApi';
 import { webAssembly } from './webAssemblyApi';
 
@@ -85,9 +90,30 @@ export function decodeBase64(text: string): Uint8Array {
   return out;
 }
 
-/** Compiles the kernel module (synchronously: it is small, and Node allows it). */
-export function compileKernels(): WasmModule {
-  return new (requireWasm().Module)(decodeBase64(KERNELS_WASM_BASE64));
+let fmaBytes: Uint8Array | null = null;
+let fmaValid = false;
+
+/**
+ * True when this runtime accepts the relaxed-SIMD build, checked by validating it (a yes is
+ * remembered; a no is checked again, since a host may turn the feature on later).
+ */
+export function wasmFmaAvailable(): boolean {
+  if (!fmaValid) {
+    const wa = webAssembly();
+    fmaBytes ??= decodeBase64(KERNELS_FMA_WASM_BASE64);
+    try {
+      fmaValid = wa !== null && wa.validate(fmaBytes);
+    } catch {
+      fmaValid = false;
+    }
+  }
+  return fmaValid;
+}
+
+/** Compiles the kernel module, the fused multiply-add build if `fma` (synchronously: it is small, and Node allows it). */
+export function compileKernels(fma: boolean): WasmModule {
+  const bytes = fma ? (fmaBytes ??= decodeBase64(KERNELS_FMA_WASM_BASE64)) : decodeBase64(KERNELS_WASM_BASE64);
+  return new (requireWasm().Module)(bytes);
 }
 
 function requireWasm(): NonNullable<ReturnType<typeof webAssembly>> {

@@ -24,7 +24,8 @@ const GOLDEN = join(__dirname, '../../../golden');
 const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
   // WebAssembly SIMD (float32, fused kernels), where the runtime has it.
-  ...(createWasmBackend() ? [['wasm', () => createWasmBackend() as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: false }) ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: true }) ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]] : []),
 ];
 const FILES = ['encdec-paper', 'encdec-pre', 'gpt', 'gpt-post'];
 

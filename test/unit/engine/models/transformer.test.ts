@@ -12,7 +12,8 @@ import { tinyBatch, tinyConfig } from './fixtures';
 /** float32 backends the behavioural tests run on: the reference and (where available) WebAssembly SIMD. */
 const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
-  ...(createWasmBackend() ? [['wasm', () => createWasmBackend() as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: false }) ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: true }) ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]] : []),
 ];
 
 function build(cfg: ModelConfig, dtype: 'f32' | 'f64' = 'f32', seed = 7, backend?: Backend): Transformer {

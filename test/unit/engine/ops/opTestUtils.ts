@@ -37,10 +37,11 @@ export interface BackendCase {
  * the runtime lacks WebAssembly SIMD.
  */
 export function backendCases(): BackendCase[] {
-  const wasm = createWasmBackend();
-  const wasmCase: BackendCase[] = wasm === null
-    ? []
-    : [{ label: 'wasm simd', backend: wasm, tol: { rtol: 2e-5, atol: 2e-6 }, grad: { rtol: 1e-3, atol: 1e-5 } }];
+  const wasmCase: BackendCase[] = [];
+  for (const [label, fma] of [['wasm simd', false], ['wasm simd+fma', true]] as const) {
+    const wasm = createWasmBackend({ fma });
+    if (wasm !== null) wasmCase.push({ label, backend: wasm, tol: { rtol: 2e-5, atol: 2e-6 }, grad: { rtol: 1e-3, atol: 1e-5 } });
+  }
   return [
     {
       label: 'reference f32',

@@ -7,7 +7,7 @@
  * keys no row may attend (never read: packed as zeros); keys are packed into 8-key panels
  * and values into rows. Then, 4 query rows at a time, the 4 × 8 micro-kernel computes the
  * scores only up to the block's last allowed key (a causal mask skips the upper triangle),
- * the softmax writes probs and p̃, and p̃·V lands in the head's slice of out.
+ * the softmax writes probs (and p̃ under dropout), and p̃·V lands in the head's slice of out.
  *
  * Chunks split the B·H tiles; each tile writes only its own slice of out and probs.
  *
@@ -59,19 +59,14 @@ function scanMask(b: i32): void {
   }
 }
 
-/** p̃ row: probs·keep·kappa (or probs) for s < lim, zeros on [lim, end). */
+/** p̃ row with dropout: probs·keep·kappa for s < lim, zeros on [lim, end). */
 function weightRow(probs: usize, keep: usize, pt: usize, lim: i32, end: i32): void {
   let s = 0;
-  if (keep == 0) {
-    for (; s + 4 <= lim; s += 4) v128.store(pt + off(s), v128.load(probs + off(s)));
-    for (; s < lim; s++) store<f32>(pt + off(s), load<f32>(probs + off(s)));
-  } else {
-    const kv = f32x4.splat(gKappa);
-    for (; s + 4 <= lim; s += 4) {
-      v128.store(pt + off(s), v128.and(f32x4.mul(v128.load(probs + off(s)), kv), keepLanes(keep + <usize>s)));
-    }
-    for (; s < lim; s++) store<f32>(pt + off(s), load<u8>(keep + <usize>s) == 1 ? load<f32>(probs + off(s)) * gKappa : 0);
+  const kv = f32x4.splat(gKappa);
+  for (; s + 4 <= lim; s += 4) {
+    v128.store(pt + off(s), v128.and(f32x4.mul(v128.load(probs + off(s)), kv), keepLanes(keep + <usize>s)));
   }
+  for (; s < lim; s++) store<f32>(pt + off(s), load<u8>(keep + <usize>s) == 1 ? load<f32>(probs + off(s)) * gKappa : 0);
   for (; s < end; s++) store<f32>(pt + off(s), 0);
 }
 
@@ -111,10 +106,12 @@ function forwardTile(b: i32, h: i32): void {
       const lim = load<i32>(sLim + off(t));
       const prow = pBase + off(t * S);
       maskedSoftmaxRow(sSc + <usize>r * scStride, prow, S, lim, maskRow(b, t), gScale);
-      weightRow(prow, keepBase == 0 ? <usize>0 : keepBase + <usize>(t * S), sPt + <usize>r * scStride, lim, np * 8);
+      if (keepBase != 0) weightRow(prow, keepBase + <usize>(t * S), sPt + <usize>r * scStride, lim, np * 8);
     }
-    // out rows = p̃ · V over the keys the block may attend.
-    gemmRows(sPt, scStride, 4, sRows, off(D), sl, oRow, rowBytes, mr, D, false);
+    // out rows = p̃ · V over the keys the block may attend. Without dropout p̃ is probs
+    // itself (zero past each row's limit), read in place.
+    if (keepBase != 0) gemmRows(sPt, scStride, 4, sRows, off(D), sl, oRow, rowBytes, mr, D, false);
+    else gemmRows(pBase + off(t0 * S), off(S), 4, sRows, off(D), sl, oRow, rowBytes, mr, D, false);
   }
 }
 

@@ -11,6 +11,8 @@
  * Leaves out: four rows or more (matmul.ts).
  */
 
+import { fmadd } from './vmath';
+
 import { partStart } from './threads';
 
 /** c[j0..j1) (+)= Σ_k x[k] · B[k, j] with B [K, N] row-major: 32, then 4, then 1 column at a time. */
@@ -23,14 +25,14 @@ function rowTimesB(x: usize, b: usize, N: i32, K: i32, j0: i32, j1: i32, c: usiz
     let src = b + (<usize>j << 2);
     for (let k = 0; k < K; k++) {
       const v = v128.load32_splat(x + (<usize>k << 2));
-      s0 = f32x4.add(s0, f32x4.mul(v, v128.load(src)));
-      s1 = f32x4.add(s1, f32x4.mul(v, v128.load(src, 16)));
-      s2 = f32x4.add(s2, f32x4.mul(v, v128.load(src, 32)));
-      s3 = f32x4.add(s3, f32x4.mul(v, v128.load(src, 48)));
-      s4 = f32x4.add(s4, f32x4.mul(v, v128.load(src, 64)));
-      s5 = f32x4.add(s5, f32x4.mul(v, v128.load(src, 80)));
-      s6 = f32x4.add(s6, f32x4.mul(v, v128.load(src, 96)));
-      s7 = f32x4.add(s7, f32x4.mul(v, v128.load(src, 112)));
+      s0 = fmadd(v, v128.load(src), s0);
+      s1 = fmadd(v, v128.load(src, 16), s1);
+      s2 = fmadd(v, v128.load(src, 32), s2);
+      s3 = fmadd(v, v128.load(src, 48), s3);
+      s4 = fmadd(v, v128.load(src, 64), s4);
+      s5 = fmadd(v, v128.load(src, 80), s5);
+      s6 = fmadd(v, v128.load(src, 96), s6);
+      s7 = fmadd(v, v128.load(src, 112), s7);
       src += ld;
     }
     const cj = c + (<usize>j << 2);
@@ -57,7 +59,7 @@ function rowTimesB(x: usize, b: usize, N: i32, K: i32, j0: i32, j1: i32, c: usiz
     let s = f32x4.splat(0);
     let src = b + (<usize>j << 2);
     for (let k = 0; k < K; k++) {
-      s = f32x4.add(s, f32x4.mul(v128.load32_splat(x + (<usize>k << 2)), v128.load(src)));
+      s = fmadd(v128.load32_splat(x + (<usize>k << 2)), v128.load(src), s);
       src += ld;
     }
     const cj = c + (<usize>j << 2);
@@ -80,7 +82,7 @@ function rowTimesB(x: usize, b: usize, N: i32, K: i32, j0: i32, j1: i32, c: usiz
 @inline function dotRow(x: usize, y: usize, K: i32): f32 {
   let s = f32x4.splat(0);
   let k = 0;
-  for (; k + 4 <= K; k += 4) s = f32x4.add(s, f32x4.mul(v128.load(x + (<usize>k << 2)), v128.load(y + (<usize>k << 2))));
+  for (; k + 4 <= K; k += 4) s = fmadd(v128.load(x + (<usize>k << 2)), v128.load(y + (<usize>k << 2)), s);
   let r = f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1) + f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3);
   for (; k < K; k++) r += load<f32>(x + (<usize>k << 2)) * load<f32>(y + (<usize>k << 2));
   return r;
@@ -98,10 +100,10 @@ function rowDotB(x: usize, b: usize, K: i32, j0: i32, j1: i32, c: usize, add: bo
     for (; k + 4 <= K; k += 4) {
       const o = <usize>k << 2;
       const v = v128.load(x + o);
-      s0 = f32x4.add(s0, f32x4.mul(v, v128.load(r0 + o)));
-      s1 = f32x4.add(s1, f32x4.mul(v, v128.load(r1 + o)));
-      s2 = f32x4.add(s2, f32x4.mul(v, v128.load(r2 + o)));
-      s3 = f32x4.add(s3, f32x4.mul(v, v128.load(r3 + o)));
+      s0 = fmadd(v, v128.load(r0 + o), s0);
+      s1 = fmadd(v, v128.load(r1 + o), s1);
+      s2 = fmadd(v, v128.load(r2 + o), s2);
+      s3 = fmadd(v, v128.load(r3 + o), s3);
     }
     let d0 = f32x4.extract_lane(s0, 0) + f32x4.extract_lane(s0, 1) + f32x4.extract_lane(s0, 2) + f32x4.extract_lane(s0, 3);
     let d1 = f32x4.extract_lane(s1, 0) + f32x4.extract_lane(s1, 1) + f32x4.extract_lane(s1, 2) + f32x4.extract_lane(s1, 3);

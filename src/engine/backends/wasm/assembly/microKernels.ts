@@ -22,6 +22,8 @@
  * into a scratch block and copy the valid part), and packing.
  */
 
+import { fmadd } from './vmath';
+
 /** C[0..4, 0..8) (+)= Σ_k A[r,k]·B[k,0..8). */
 @inline export function mk4x8(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool): void {
   let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
@@ -32,17 +34,17 @@
   for (let k = 0; k < K; k++) {
     const b0 = v128.load(b), b1 = v128.load(b, 16);
     let x = v128.load32_splat(a0);
-    c00 = f32x4.add(c00, f32x4.mul(x, b0));
-    c01 = f32x4.add(c01, f32x4.mul(x, b1));
+    c00 = fmadd(x, b0, c00);
+    c01 = fmadd(x, b1, c01);
     x = v128.load32_splat(a1);
-    c10 = f32x4.add(c10, f32x4.mul(x, b0));
-    c11 = f32x4.add(c11, f32x4.mul(x, b1));
+    c10 = fmadd(x, b0, c10);
+    c11 = fmadd(x, b1, c11);
     x = v128.load32_splat(a2);
-    c20 = f32x4.add(c20, f32x4.mul(x, b0));
-    c21 = f32x4.add(c21, f32x4.mul(x, b1));
+    c20 = fmadd(x, b0, c20);
+    c21 = fmadd(x, b1, c21);
     x = v128.load32_splat(a3);
-    c30 = f32x4.add(c30, f32x4.mul(x, b0));
-    c31 = f32x4.add(c31, f32x4.mul(x, b1));
+    c30 = fmadd(x, b0, c30);
+    c31 = fmadd(x, b1, c31);
     b += bs;
     a0 += ks;
     a1 += ks;
@@ -74,8 +76,8 @@
   let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
   for (let k = 0; k < K; k++) {
     const x = v128.load32_splat(a);
-    c0 = f32x4.add(c0, f32x4.mul(x, v128.load(b)));
-    c1 = f32x4.add(c1, f32x4.mul(x, v128.load(b, 16)));
+    c0 = fmadd(x, v128.load(b), c0);
+    c1 = fmadd(x, v128.load(b, 16), c1);
     b += bs;
     a += ks;
   }
@@ -93,10 +95,10 @@
   let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
   for (let k = 0; k < K; k++) {
     const b0 = v128.load(b);
-    c0 = f32x4.add(c0, f32x4.mul(v128.load32_splat(a0), b0));
-    c1 = f32x4.add(c1, f32x4.mul(v128.load32_splat(a1), b0));
-    c2 = f32x4.add(c2, f32x4.mul(v128.load32_splat(a2), b0));
-    c3 = f32x4.add(c3, f32x4.mul(v128.load32_splat(a3), b0));
+    c0 = fmadd(v128.load32_splat(a0), b0, c0);
+    c1 = fmadd(v128.load32_splat(a1), b0, c1);
+    c2 = fmadd(v128.load32_splat(a2), b0, c2);
+    c3 = fmadd(v128.load32_splat(a3), b0, c3);
     b += bs;
     a0 += ks;
     a1 += ks;
@@ -119,7 +121,7 @@
 @inline export function mk1x4(a: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, add: bool): void {
   let c0 = f32x4.splat(0);
   for (let k = 0; k < K; k++) {
-    c0 = f32x4.add(c0, f32x4.mul(v128.load32_splat(a), v128.load(b)));
+    c0 = fmadd(v128.load32_splat(a), v128.load(b), c0);
     b += bs;
     a += ks;
   }

@@ -12,10 +12,9 @@
  * Leaves out: validation (token ids are checked on the TypeScript side before the call).
  */
 
-import { halfGauss, keepLanes, phiv, rangeLo } from './vmath';
+import { halfGauss, K_INV_SQRT_2PI, kc, keepLanes, phiv, rangeLo } from './vmath';
 import { partStart } from './threads';
 
-const INV_SQRT_2PI: f32 = 0.3989422804014327;
 
 @inline function off(i: i32): usize {
   return <usize>i << 2;
@@ -96,8 +95,8 @@ export function geluForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i3
 export function geluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x: usize, n: i32): void {
   let i = rangeLo(n, part, parts);
   const hi = rangeLo(n, part + 1, parts);
-  const c = f32x4.splat(INV_SQRT_2PI);
   for (; i + 4 <= hi; i += 4) {
+    const c = kc(K_INV_SQRT_2PI);
     const v = v128.load(x + off(i));
     const e = halfGauss(v);
     const g = f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, c)));
@@ -106,7 +105,7 @@ export function geluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x:
   for (; i < hi; i++) {
     const v = f32x4.splat(load<f32>(x + off(i)));
     const e = halfGauss(v);
-    const g = f32x4.extract_lane(f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, c))), 0);
+    const g = f32x4.extract_lane(f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, kc(K_INV_SQRT_2PI)))), 0);
     store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * g);
   }
 }

@@ -9,7 +9,7 @@
  */
 
 import { partStart } from './threads';
-import { byteLanes, expv, exps, hmax, hsum } from './vmath';
+import { byteLanes, expv, exps, hmax, hsum, K_NEG_INF, kc } from './vmath';
 
 @inline function off(i: i32): usize {
   return <usize>i << 2;
@@ -21,7 +21,7 @@ import { byteLanes, expv, exps, hmax, hsum } from './vmath';
  * y may be x. Returns false (and writes zeros) when no entry is allowed.
  */
 export function maskedSoftmaxRow(x: usize, y: usize, n: i32, lim: i32, m: usize, scale: f32): bool {
-  const ninf = f32x4.splat(-Infinity);
+  const ninf = kc(K_NEG_INF);
   const sv = f32x4.splat(scale);
   let mx = ninf;
   let s = 0;

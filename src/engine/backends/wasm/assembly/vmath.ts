@@ -17,41 +17,23 @@
  * Leaves out: log (called once per row, in f64, from the standard library).
  */
 
+/**
+ * a·b + c per lane: one fused multiply-add (relaxed SIMD's f32x4.relaxed_madd) in the
+ * build compiled with relaxed SIMD, a multiply then an add in the plain SIMD build.
+ * relaxed_madd may round once (fused) or twice depending on the hardware; on one machine it
+ * is always the same, so results stay repeatable and identical across threads.
+ */
+@inline export function fmadd(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
+  return f32x4.add(f32x4.mul(a, b), c);
+}
+
 const LOG2E: f32 = 1.4426950408889634;
 const LN2_HI: f32 = 0.693359375;
 const LN2_LO: f32 = -2.12194440e-4;
 const EXP_LO: f32 = -87.33654; // ln(2^-126): below it e^x would be denormal; flushed to 0
 const EXP_HI: f32 = 88.0;
 const ROUND_MAGIC: f32 = 12582912.0; // 1.5 · 2^23
-
-/** e^x per lane (see file header). */
-@inline export function expv(x: v128): v128 {
-  const xc = f32x4.pmin(f32x4.pmax(x, f32x4.splat(EXP_LO)), f32x4.splat(EXP_HI));
-  // Round x·log2e to an integer n by adding 1.5·2^23: the sum's low mantissa bits then hold
-  // n (offset by 0x4B400000), so n needs no float-to-int conversion.
-  const t = f32x4.add(f32x4.mul(xc, f32x4.splat(LOG2E)), f32x4.splat(ROUND_MAGIC));
-  const n = f32x4.sub(t, f32x4.splat(ROUND_MAGIC));
-  let r = f32x4.sub(xc, f32x4.mul(n, f32x4.splat(LN2_HI)));
-  r = f32x4.sub(r, f32x4.mul(n, f32x4.splat(LN2_LO)));
-  let p = f32x4.splat(1.0 / 5040.0);
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.0 / 720.0));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.0 / 120.0));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.0 / 24.0));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.0 / 6.0));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(0.5));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.0));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.0));
-  // 2^n: (n + 127) << 23, with n = bits(t) − 0x4B400000.
-  const two = i32x4.shl(i32x4.add(t, i32x4.splat(127 - 0x4b400000)), 23);
-  const y = f32x4.mul(p, two);
-  return v128.andnot(y, f32x4.lt(x, f32x4.splat(EXP_LO))); // below LO: 0; NaN stays NaN
-}
-
-/** e^x for one value, through lane 0 of expv (so scalar tails round exactly like vector lanes). */
-@inline export function exps(x: f32): f32 {
-  return f32x4.extract_lane(expv(f32x4.splat(x)), 0);
-}
-
 const AS_P: f32 = 0.3275911 * 0.7071067811865476; // p / √2: t = 1 / (1 + p·|x|/√2)
 const AS_A1: f32 = 0.254829592;
 const AS_A2: f32 = -0.284496736;
@@ -60,28 +42,98 @@ const AS_A4: f32 = -1.453152027;
 const AS_A5: f32 = 1.061405429;
 
 /**
+ * The constants of the hot loops, in memory, read with one broadcast load each (`kc`).
+ * Written as f32x4.splat(constant), each costs three instructions per use in the loop
+ * (V8 11 builds the vector from an immediate every time and does not hoist it; binaryen
+ * folds hoisted constant locals back into their uses), which made exp-heavy loops nearly
+ * twice as slow. A load from memory is opaque to both, and costs one load-port µop.
+ */
+const KT: usize = memory.data<f32>([
+  EXP_LO, EXP_HI, LOG2E, ROUND_MAGIC, -LN2_HI, -LN2_LO,
+  1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0,
+  AS_P, AS_A5, AS_A4, AS_A3, AS_A2, AS_A1, -0.5, 0.3989422804014327, -Infinity,
+]);
+export const K_EXP_LO = 0;
+const K_EXP_HI = 1;
+const K_LOG2E = 2;
+const K_MAGIC = 3;
+const K_NLN2_HI = 4;
+const K_NLN2_LO = 5;
+const K_C7 = 6;
+const K_C6 = 7;
+const K_C5 = 8;
+const K_C4 = 9;
+const K_C3 = 10;
+export const K_HALF = 11;
+export const K_ONE = 12;
+const K_AS_P = 13;
+const K_AS_A5 = 14;
+const K_AS_A4 = 15;
+const K_AS_A3 = 16;
+const K_AS_A2 = 17;
+const K_AS_A1 = 18;
+export const K_MINUS_HALF = 19;
+/** 1/√(2π), the normal density at 0. */
+export const K_INV_SQRT_2PI = 20;
+export const K_NEG_INF = 21;
+
+/** Constant `i` of the table above in all four lanes (one broadcast load). */
+@inline export function kc(i: i32): v128 {
+  return v128.load32_splat(KT + (<usize>i << 2));
+}
+
+/** e^x per lane (see file header). */
+@inline export function expv(x: v128): v128 {
+  const xc = f32x4.pmin(f32x4.pmax(x, kc(K_EXP_LO)), kc(K_EXP_HI));
+  // Round x·log2e to an integer n by adding 1.5·2^23: the sum's low mantissa bits then hold
+  // n (offset by 0x4B400000), so n needs no float-to-int conversion.
+  const t = fmadd(xc, kc(K_LOG2E), kc(K_MAGIC));
+  const n = f32x4.sub(t, kc(K_MAGIC));
+  let r = fmadd(n, kc(K_NLN2_HI), xc);
+  r = fmadd(n, kc(K_NLN2_LO), r);
+  let p = kc(K_C7);
+  p = fmadd(p, r, kc(K_C6));
+  p = fmadd(p, r, kc(K_C5));
+  p = fmadd(p, r, kc(K_C4));
+  p = fmadd(p, r, kc(K_C3));
+  p = fmadd(p, r, kc(K_HALF));
+  p = fmadd(p, r, kc(K_ONE));
+  p = fmadd(p, r, kc(K_ONE));
+  // 2^n: (n + 127) << 23, with n = bits(t) − 0x4B400000.
+  const two = i32x4.shl(i32x4.add(t, i32x4.splat(127 - 0x4b400000)), 23);
+  const y = f32x4.mul(p, two);
+  return v128.andnot(y, f32x4.lt(x, kc(K_EXP_LO))); // below LO: 0; NaN stays NaN
+}
+
+/** e^x for one value, through lane 0 of expv (so scalar tails round exactly like vector lanes). */
+@inline export function exps(x: f32): f32 {
+  return f32x4.extract_lane(expv(f32x4.splat(x)), 0);
+}
+
+/**
  * Q = ½ · erfc(|x|/√2) from A&S 7.1.26, given e = exp(−x²/2): the normal tail beyond |x|.
  * Then Φ(x) = 1 − Q for x ≥ 0 and Q for x < 0.
  */
 @inline export function phiTail(x: v128, e: v128): v128 {
-  const t = f32x4.div(f32x4.splat(1), f32x4.add(f32x4.splat(1), f32x4.mul(f32x4.splat(AS_P), f32x4.abs(x))));
-  let poly = f32x4.splat(AS_A5);
-  poly = f32x4.add(f32x4.mul(poly, t), f32x4.splat(AS_A4));
-  poly = f32x4.add(f32x4.mul(poly, t), f32x4.splat(AS_A3));
-  poly = f32x4.add(f32x4.mul(poly, t), f32x4.splat(AS_A2));
-  poly = f32x4.add(f32x4.mul(poly, t), f32x4.splat(AS_A1));
-  return f32x4.mul(f32x4.mul(f32x4.splat(0.5), f32x4.mul(poly, t)), e);
+  const one = kc(K_ONE);
+  const t = f32x4.div(one, fmadd(kc(K_AS_P), f32x4.abs(x), one));
+  let poly = kc(K_AS_A5);
+  poly = fmadd(poly, t, kc(K_AS_A4));
+  poly = fmadd(poly, t, kc(K_AS_A3));
+  poly = fmadd(poly, t, kc(K_AS_A2));
+  poly = fmadd(poly, t, kc(K_AS_A1));
+  return f32x4.mul(f32x4.mul(kc(K_HALF), f32x4.mul(poly, t)), e);
 }
 
 /** Φ(x) per lane, given e = exp(−x²/2). */
 @inline export function phiv(x: v128, e: v128): v128 {
   const q = phiTail(x, e);
-  return v128.bitselect(f32x4.sub(f32x4.splat(1), q), q, f32x4.ge(x, f32x4.splat(0)));
+  return v128.bitselect(f32x4.sub(kc(K_ONE), q), q, f32x4.ge(x, f32x4.splat(0)));
 }
 
 /** exp(−x²/2) per lane. */
 @inline export function halfGauss(x: v128): v128 {
-  return expv(f32x4.mul(f32x4.splat(-0.5), f32x4.mul(x, x)));
+  return expv(f32x4.mul(kc(K_MINUS_HALF), f32x4.mul(x, x)));
 }
 
 /** All-ones lanes where the 4 bytes at m are non-zero (a mask or keep row). */

@@ -5,16 +5,17 @@
  * gradients, every mask shape, dropout, strided key/value caches, odd T and S, and the
  * no-leak guarantees (NaN at padded keys, future positions, fully masked rows).
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { drawKeepMask } from '../../../../../src/engine/backend';
 import type { AttentionDims, MaskView } from '../../../../../src/engine/backend';
 import { createReferenceBackend } from '../../../../../src/engine/backends/reference';
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
+import { WASM_BUILDS } from './wasmBuilds';
 import { Rng } from '../../../../../src/engine/rng';
 import { causalMask, combinedMask, compactDims, paddingMask, runAttention } from '../../ops/attentionFixtures';
 import { expectClose, randn } from '../../ops/opTestUtils';
 
-const wasm = createWasmBackend()!;
+let wasm = createWasmBackend()!;
 const ref = createReferenceBackend({ dtype: 'f64' });
 const TOL = { rtol: 1e-4, atol: 1e-5 };
 
@@ -34,93 +35,99 @@ function compare(dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | 
   expectClose(got.dv, want.dv, TOL, 'dv');
 }
 
-describe('wasm fused attention (SIMD path, D % 4 = 0)', () => {
-  const cases: [string, number, number, number, number, number][] = [
-    // name, B, T, S, H, D
-    ['tiny', 1, 1, 1, 1, 4],
-    ['odd T and S', 2, 5, 7, 2, 8],
-    ['D = 12 (an 8 + 4 column split)', 2, 6, 6, 3, 12],
-    ['GPT head size 16, T = 33', 2, 33, 33, 4, 16],
-    ['cross shape S > T', 3, 9, 23, 2, 20],
-    ['head size 64', 1, 10, 10, 2, 64],
-  ];
-  it.each(cases)('%s: matches the reference without a mask', (_n, B, T, S, H, D) => {
-    compare(compactDims(B, T, S, H, D), null, null, 0, 11 + T);
-  });
-  it.each(cases.filter((c) => c[2] === c[3]))('%s: matches the reference with causal and combined masks', (_n, B, T, S, H, D) => {
-    compare(compactDims(B, T, S, H, D), causalMask(T), null, 0, 21 + T);
-    const lens = Array.from({ length: B }, (_, b) => (b === 1 ? 0 : Math.max(1, T - b - 1)));
-    compare(compactDims(B, T, S, H, D), combinedMask(lens, T), null, 0, 31 + T);
-  });
-  it.each(cases)('%s: matches the reference with a padding mask and dropout', (_n, B, T, S, H, D) => {
-    const lens = Array.from({ length: B }, (_, b) => Math.max(1, S - 2 * b));
-    const keep = new Uint8Array(B * H * T * S);
-    drawKeepMask(keep, keep.length, 0.25, new Rng(7));
-    compare(compactDims(B, T, S, H, D), paddingMask(lens, S), keep, 0.25, 41 + S);
-  });
+for (const [label, fma] of WASM_BUILDS) {
+  describe(`wasm fused attention (SIMD path, D % 4 = 0) — ${label}`, () => {
+    beforeAll(() => {
+      wasm = createWasmBackend({ fma })!;
+    });
 
-  it('reads a key/value cache through a batch stride larger than S·C, and shared k/v (stride 0)', () => {
-    const [B, T, S, H, D, maxS] = [2, 3, 5, 2, 8, 9];
-    const C = H * D;
-    compare({ ...compactDims(B, T, S, H, D), kvBatchStride: maxS * C, qBatchStride: 4 * C }, paddingMask([5, 3], S), null, 0, 51, B * 4 * C, B * maxS * C);
-    compare({ ...compactDims(B, T, S, H, D), kvBatchStride: 0 }, null, null, 0, 52, undefined, S * C);
-  });
+    const cases: [string, number, number, number, number, number][] = [
+      // name, B, T, S, H, D
+      ['tiny', 1, 1, 1, 1, 4],
+      ['odd T and S', 2, 5, 7, 2, 8],
+      ['D = 12 (an 8 + 4 column split)', 2, 6, 6, 3, 12],
+      ['GPT head size 16, T = 33', 2, 33, 33, 4, 16],
+      ['cross shape S > T', 3, 9, 23, 2, 20],
+      ['head size 64', 1, 10, 10, 2, 64],
+    ];
+    it.each(cases)('%s: matches the reference without a mask', (_n, B, T, S, H, D) => {
+      compare(compactDims(B, T, S, H, D), null, null, 0, 11 + T);
+    });
+    it.each(cases.filter((c) => c[2] === c[3]))('%s: matches the reference with causal and combined masks', (_n, B, T, S, H, D) => {
+      compare(compactDims(B, T, S, H, D), causalMask(T), null, 0, 21 + T);
+      const lens = Array.from({ length: B }, (_, b) => (b === 1 ? 0 : Math.max(1, T - b - 1)));
+      compare(compactDims(B, T, S, H, D), combinedMask(lens, T), null, 0, 31 + T);
+    });
+    it.each(cases)('%s: matches the reference with a padding mask and dropout', (_n, B, T, S, H, D) => {
+      const lens = Array.from({ length: B }, (_, b) => Math.max(1, S - 2 * b));
+      const keep = new Uint8Array(B * H * T * S);
+      drawKeepMask(keep, keep.length, 0.25, new Rng(7));
+      compare(compactDims(B, T, S, H, D), paddingMask(lens, S), keep, 0.25, 41 + S);
+    });
 
-  it('never reads padded keys: NaN there changes nothing, and they get no gradient', () => {
-    const [B, T, H, D] = [2, 6, 2, 8];
-    const C = H * D;
-    const dims = compactDims(B, T, T, H, D);
-    const mask = paddingMask([6, 3], T);
-    const rng = new Rng(61);
-    const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C), dout = randn(rng, B * T * C);
-    const base = runAttention(wasm, q, k, v, dims, mask, null, 0, dout);
-    const k2 = Float64Array.from(k), v2 = Float64Array.from(v);
-    for (let s = 3; s < T; s++) for (let c = 0; c < C; c++) k2[(T + s) * C + c] = v2[(T + s) * C + c] = NaN;
-    const changed = runAttention(wasm, q, k2, v2, dims, mask, null, 0, dout);
-    expect(Array.from(changed.out)).toEqual(Array.from(base.out));
-    expect(Array.from(changed.probs)).toEqual(Array.from(base.probs));
-    expect(Array.from(changed.dq)).toEqual(Array.from(base.dq));
-    for (let s = 3; s < T; s++) {
-      for (let c = 0; c < C; c++) {
-        expect(changed.dk[(T + s) * C + c]).toBe(0);
-        expect(changed.dv[(T + s) * C + c]).toBe(0);
-      }
-    }
-  });
+    it('reads a key/value cache through a batch stride larger than S·C, and shared k/v (stride 0)', () => {
+      const [B, T, S, H, D, maxS] = [2, 3, 5, 2, 8, 9];
+      const C = H * D;
+      compare({ ...compactDims(B, T, S, H, D), kvBatchStride: maxS * C, qBatchStride: 4 * C }, paddingMask([5, 3], S), null, 0, 51, B * 4 * C, B * maxS * C);
+      compare({ ...compactDims(B, T, S, H, D), kvBatchStride: 0 }, null, null, 0, 52, undefined, S * C);
+    });
 
-  it('is causal exactly: changing a future position never changes an earlier output', () => {
-    const [B, T, H, D] = [2, 9, 2, 8];
-    const C = H * D;
-    const dims = compactDims(B, T, T, H, D);
-    const rng = new Rng(71);
-    const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C);
-    const base = runAttention(wasm, q, k, v, dims, causalMask(T), null, 0, null);
-    for (const future of [1, 4, 8]) {
-      const [q2, k2, v2] = [q, k, v].map((x) => Float64Array.from(x)) as [Float64Array, Float64Array, Float64Array];
-      for (let b = 0; b < B; b++) {
+    it('never reads padded keys: NaN there changes nothing, and they get no gradient', () => {
+      const [B, T, H, D] = [2, 6, 2, 8];
+      const C = H * D;
+      const dims = compactDims(B, T, T, H, D);
+      const mask = paddingMask([6, 3], T);
+      const rng = new Rng(61);
+      const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C), dout = randn(rng, B * T * C);
+      const base = runAttention(wasm, q, k, v, dims, mask, null, 0, dout);
+      const k2 = Float64Array.from(k), v2 = Float64Array.from(v);
+      for (let s = 3; s < T; s++) for (let c = 0; c < C; c++) k2[(T + s) * C + c] = v2[(T + s) * C + c] = NaN;
+      const changed = runAttention(wasm, q, k2, v2, dims, mask, null, 0, dout);
+      expect(Array.from(changed.out)).toEqual(Array.from(base.out));
+      expect(Array.from(changed.probs)).toEqual(Array.from(base.probs));
+      expect(Array.from(changed.dq)).toEqual(Array.from(base.dq));
+      for (let s = 3; s < T; s++) {
         for (let c = 0; c < C; c++) {
-          const i = (b * T + future) * C + c;
-          q2[i] = 5;
-          k2[i] = -7;
-          v2[i] = 1e6;
+          expect(changed.dk[(T + s) * C + c]).toBe(0);
+          expect(changed.dv[(T + s) * C + c]).toBe(0);
         }
       }
-      const changed = runAttention(wasm, q2, k2, v2, dims, causalMask(T), null, 0, null);
-      for (let b = 0; b < B; b++) for (let i = 0; i < future * C; i++) expect(changed.out[b * T * C + i]).toBe(base.out[b * T * C + i]);
-    }
-  });
+    });
 
-  it('gives fully masked rows zero probabilities, zero output and zero dq, and stays finite for huge scores', () => {
-    const [B, T, H, D] = [2, 5, 1, 4];
-    const C = H * D;
-    const dims = compactDims(B, T, T, H, D);
-    const rng = new Rng(81);
-    const run = runAttention(wasm, randn(rng, B * T * C, 300), randn(rng, B * T * C, 30), randn(rng, B * T * C), dims, combinedMask([5, 0], T), null, 0, randn(rng, B * T * C));
-    for (let i = T * C; i < 2 * T * C; i++) {
-      expect(run.out[i]).toBe(0);
-      expect(run.dq[i]).toBe(0);
-    }
-    for (let i = T * T; i < 2 * T * T; i++) expect(run.probs[i]).toBe(0);
-    for (const x of [run.out, run.probs, run.dq, run.dk, run.dv]) expect(Array.from(x).every(Number.isFinite)).toBe(true);
+    it('is causal exactly: changing a future position never changes an earlier output', () => {
+      const [B, T, H, D] = [2, 9, 2, 8];
+      const C = H * D;
+      const dims = compactDims(B, T, T, H, D);
+      const rng = new Rng(71);
+      const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C);
+      const base = runAttention(wasm, q, k, v, dims, causalMask(T), null, 0, null);
+      for (const future of [1, 4, 8]) {
+        const [q2, k2, v2] = [q, k, v].map((x) => Float64Array.from(x)) as [Float64Array, Float64Array, Float64Array];
+        for (let b = 0; b < B; b++) {
+          for (let c = 0; c < C; c++) {
+            const i = (b * T + future) * C + c;
+            q2[i] = 5;
+            k2[i] = -7;
+            v2[i] = 1e6;
+          }
+        }
+        const changed = runAttention(wasm, q2, k2, v2, dims, causalMask(T), null, 0, null);
+        for (let b = 0; b < B; b++) for (let i = 0; i < future * C; i++) expect(changed.out[b * T * C + i]).toBe(base.out[b * T * C + i]);
+      }
+    });
+
+    it('gives fully masked rows zero probabilities, zero output and zero dq, and stays finite for huge scores', () => {
+      const [B, T, H, D] = [2, 5, 1, 4];
+      const C = H * D;
+      const dims = compactDims(B, T, T, H, D);
+      const rng = new Rng(81);
+      const run = runAttention(wasm, randn(rng, B * T * C, 300), randn(rng, B * T * C, 30), randn(rng, B * T * C), dims, combinedMask([5, 0], T), null, 0, randn(rng, B * T * C));
+      for (let i = T * C; i < 2 * T * C; i++) {
+        expect(run.out[i]).toBe(0);
+        expect(run.dq[i]).toBe(0);
+      }
+      for (let i = T * T; i < 2 * T * T; i++) expect(run.probs[i]).toBe(0);
+      for (const x of [run.out, run.probs, run.dq, run.dk, run.dv]) expect(Array.from(x).every(Number.isFinite)).toBe(true);
+    });
   });
-});
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileKernels, CONSTANT_NAMES, decodeBase64, instantiateKernels, wasmSimdThreadsAvailable } from '../../../../../src/engine/backends/wasm/wasmModule';
+import { compileKernels, CONSTANT_NAMES, decodeBase64, instantiateKernels, wasmFmaAvailable, wasmSimdThreadsAvailable } from '../../../../../src/engine/backends/wasm/wasmModule';
 import { webAssembly } from '../../../../../src/engine/backends/wasm/webAssemblyApi';
 import { Rng } from '../../../../../src/engine/rng';
 
@@ -17,12 +17,21 @@ describe('wasm kernel module', () => {
     expect(wasmSimdThreadsAvailable()).toBe(true);
     const wa = webAssembly()!;
     const memory = new wa.Memory({ initial: 2, maximum: 16, shared: true });
-    const { fns, consts } = instantiateKernels(compileKernels(), memory);
+    const { fns, consts } = instantiateKernels(compileKernels(false), memory);
     for (const name of CONSTANT_NAMES) expect(Number.isInteger(consts[name]), name).toBe(true);
     const ids = CONSTANT_NAMES.filter((n) => n.startsWith('K_')).map((n) => consts[n]);
     expect(new Set(ids).size).toBe(ids.length);
     expect(fns.heapBase()).toBeGreaterThan(0);
     expect(fns.heapBase()).toBeLessThan(65536);
     expect(fns.matmulScratchBytes(64)).toBeGreaterThan(4 * 256 * 512);
+  });
+
+  it('has the relaxed-SIMD build where relaxed SIMD is on (test/setupWasm.ts turns it on, as the hosts do), with the same exports', () => {
+    expect(wasmFmaAvailable()).toBe(true);
+    const api = (globalThis as unknown as { WebAssembly: { Module: { exports(m: unknown): { name: string }[] } } }).WebAssembly;
+    const names = (fma: boolean): string[] => api.Module.exports(compileKernels(fma)).map((e) => e.name).sort();
+    const plain = names(false);
+    const fma = names(true);
+    expect(fma).toEqual(plain);
   });
 });
