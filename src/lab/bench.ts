@@ -113,6 +113,13 @@ async function backendWith(threads: number): Promise<Backend> {
   return wasm;
 }
 
+/** The backend's name, and for wasm whether its kernels use fused multiply-add (relaxed SIMD). */
+function describeBackend(backend: Backend): string {
+  const fma = (backend as Partial<WasmBackend>).fma;
+  if (fma === undefined) return backend.name;
+  return fma ? `${backend.name} (SIMD with fused multiply-add)` : `${backend.name} (SIMD without fused multiply-add: relaxed SIMD unavailable)`;
+}
+
 function release(backend: Backend): void {
   (backend as Partial<WasmBackend>).dispose?.();
 }
@@ -132,7 +139,7 @@ async function measureConfig(name: BenchConfigName, threads: readonly number[], 
   let backendName = 'reference';
   for (const t of threads) {
     const backend = await backendWith(t);
-    backendName = backend.name;
+    backendName = describeBackend(backend);
     try {
       const trainer = benchTrainer(cfg, backend);
       train[t] = measureTraining(trainer, cfg, s.warmup, s.timed, now, quick ? 300 : 1500);

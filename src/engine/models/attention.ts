@@ -113,8 +113,7 @@ export class MultiHeadAttention {
     const { B, T, S } = this.shape;
     const C = this.C;
     const datt = this.datt.data;
-    k.fill(datt, B * T * C, 0);
-    this.o.backward(k, datt, dout, this.att.data, B * T);
+    this.o.backward(k, datt, dout, this.att.data, B * T, true);
     k.fill(this.dq.data, B * T * C, 0);
     k.fill(this.dk.data, B * S * C, 0);
     k.fill(this.dv.data, B * S * C, 0);

@@ -19,11 +19,14 @@ export function linearForward(k: Backend, w: FloatArray, b: FloatArray | null, y
   if (b) k.addBias(y, b, N, O);
 }
 
-/** Backward of y = x Wᵀ + b: dx += dy W (unless dx is null), dW += dyᵀ x, db += Σ_rows dy. */
+/**
+ * Backward of y = x Wᵀ + b: dx += dy W (unless dx is null; dx = dy W when `setDx`, which
+ * spares the caller zeroing a fresh buffer first), dW += dyᵀ x, db += Σ_rows dy.
+ */
 export function linearBackward(
-  k: Backend, w: Param, b: Param | null, dx: FloatArray | null, dy: FloatArray, x: FloatArray, N: number, I: number, O: number,
+  k: Backend, w: Param, b: Param | null, dx: FloatArray | null, dy: FloatArray, x: FloatArray, N: number, I: number, O: number, setDx = false,
 ): void {
-  if (dx) k.matmul(dx, dy, w.data, N, I, O, false, false, true);
+  if (dx) k.matmul(dx, dy, w.data, N, I, O, false, false, !setDx);
   k.matmul(w.grad, dy, x, O, I, N, true, false, true);
   if (b) k.biasBackward(b.grad, dy, N, O);
 }
@@ -49,8 +52,9 @@ export class Linear {
     linearForward(k, this.w.data, this.b ? this.b.data : null, y, x, N, this.inF, this.outF);
   }
 
-  backward(k: Backend, dx: FloatArray | null, dy: FloatArray, x: FloatArray, N: number): void {
-    linearBackward(k, this.w, this.b, dx, dy, x, N, this.inF, this.outF);
+  /** See linearBackward: accumulates into dx, or overwrites it when `setDx`. */
+  backward(k: Backend, dx: FloatArray | null, dy: FloatArray, x: FloatArray, N: number, setDx = false): void {
+    linearBackward(k, this.w, this.b, dx, dy, x, N, this.inF, this.outF, setDx);
   }
 }
 
@@ -150,8 +154,7 @@ export class FeedForward {
     const n = N * this.F;
     const da = this.da.data;
     const dh = this.dh.data;
-    k.fill(da, n, 0);
-    this.fc2.backward(k, da, dy, this.a.data, N);
+    this.fc2.backward(k, da, dy, this.a.data, N, true);
     k.fill(dh, n, 0);
     if (this.activation === 'relu') k.reluBackward(dh, da, this.h.data, n);
     else k.geluBackward(dh, da, this.h.data, n);

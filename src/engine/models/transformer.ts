@@ -385,8 +385,7 @@ export class Transformer {
     if (l.count > 0) k.crossEntropyBackward(dlogits, this.logitsSlot.data, this.lse.data, l.targets, N, V, PAD, l.smoothing, 1 / l.count);
     // logits = y Wᵀ + b
     let dTop = this.gA.data;
-    k.fill(dTop, N * C, 0);
-    linearBackward(k, this.headW, this.headB, dTop, dlogits, l.headInput, N, C, V);
+    linearBackward(k, this.headW, this.headB, dTop, dlogits, l.headInput, N, C, V, true);
     if (this.decNorm) {
       const d = this.gB.data;
       k.fill(d, N * C, 0);
