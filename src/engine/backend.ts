@@ -19,6 +19,7 @@
  * - Masks: 1 = may attend, 0 = masked (DESIGN.md). A fully masked row gives zeros.
  */
 
+import { dropoutMask } from './ops/dropout';
 import type { Rng } from './rng';
 
 /** A float buffer. The reference backend may run in float64 for exact gradient checks. */
@@ -131,7 +132,14 @@ export interface Kernels {
   geluForward(y: FloatArray, x: FloatArray, n: number): void;
   geluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
 
-  /** y = x · keep / (1 - p), keep[i] ∈ {0, 1} drawn by the caller (see `ops/dropout.ts`). */
+  /**
+   * keep[i] = 1 with probability 1 − p, else 0, for i < n (overwrites keep[0..n)): the
+   * counter-based mask of ops/dropout.ts, keep[i] = hash(key0, key1, i) ≥ ⌈p · 2³²⌉, a pure
+   * function of its arguments (the same bytes on every backend and thread count). The key
+   * words (taken mod 2³²) come from the caller's Rng: see {@link drawKeepMask}.
+   */
+  dropoutMask(keep: Uint8Array, n: number, p: number, key0: number, key1: number): void;
+  /** y = x · keep / (1 - p), keep[i] ∈ {0, 1} from `dropoutMask` (see `ops/dropout.ts`). */
   dropoutForward(y: FloatArray, x: FloatArray, keep: Uint8Array, n: number, p: number): void;
   dropoutBackward(dx: FloatArray, dy: FloatArray, keep: Uint8Array, n: number, p: number): void;
 
@@ -212,9 +220,25 @@ export interface Backend extends Kernels {
   readonly name: string;
   /** Allocates a zeroed float buffer of n elements that this backend's kernels accept. */
   alloc(n: number): FloatArray;
+  /**
+   * Allocates a zeroed byte buffer of n elements (masks, dropout keep-masks) that this
+   * backend's kernels read and write in place. Optional: without it, callers use a plain
+   * Uint8Array, which every kernel accepts (a backend with its own memory copies it in).
+   */
+  allocBytes?(n: number): Uint8Array;
 }
 
-/** Draws a dropout keep-mask: keep[i] = 1 with probability 1 − p. Not a kernel: it uses the rng. */
-export function drawKeepMask(keep: Uint8Array, n: number, p: number, rng: Rng): void {
-  for (let i = 0; i < n; i++) keep[i] = rng.next() >= p ? 1 : 0;
+const REFERENCE_MASK: Pick<Kernels, 'dropoutMask'> = { dropoutMask };
+
+/**
+ * Draws a dropout keep-mask from `rng`: a fresh key, the next two words of the stream
+ * (key0 first), then `kernels.dropoutMask` (the models pass their backend; the default is
+ * the reference kernel). Each mask advances the rng by exactly two words, whatever n is.
+ */
+export function drawKeepMask(
+  keep: Uint8Array, n: number, p: number, rng: Rng, kernels: Pick<Kernels, 'dropoutMask'> = REFERENCE_MASK,
+): void {
+  const key0 = rng.nextU32();
+  const key1 = rng.nextU32();
+  kernels.dropoutMask(keep, n, p, key0, key1);
 }

@@ -14,7 +14,7 @@ import { geluBackward, geluForward, reluBackward, reluForward } from '../ops/act
 import { adamStep } from '../ops/adam';
 import { createAttentionKernels } from '../ops/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../ops/crossEntropy';
-import { dropoutBackward, dropoutForward } from '../ops/dropout';
+import { dropoutBackward, dropoutForward, dropoutMask } from '../ops/dropout';
 import { add, fill, scale, sumSquares } from '../ops/elementwise';
 import { embeddingBackward, embeddingForward, positionalBackward, positionalForward } from '../ops/embedding';
 import { layernormBackward, layernormForward } from '../ops/layernorm';
@@ -37,6 +37,7 @@ export function createReferenceBackend(opts: ReferenceBackendOptions = {}): Back
   return {
     name: f64 ? 'reference-f64' : 'reference',
     alloc: (n: number): FloatArray => (f64 ? new Float64Array(n) : new Float32Array(n)),
+    allocBytes: (n: number): Uint8Array => new Uint8Array(n),
     fill,
     scale,
     add,
@@ -54,6 +55,7 @@ export function createReferenceBackend(opts: ReferenceBackendOptions = {}): Back
     reluBackward,
     geluForward,
     geluBackward,
+    dropoutMask,
     dropoutForward,
     dropoutBackward,
     softmaxForward,

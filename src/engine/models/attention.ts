@@ -98,7 +98,7 @@ export class MultiHeadAttention {
     this.dropActive = train && this.dropP > 0;
     if (this.dropActive) {
       if (!rng) throw new Error('attention dropout in training mode needs an rng');
-      drawKeepMask(this.keep.data, B * this.H * T * S, this.dropP, rng);
+      drawKeepMask(this.keep.data, B * this.H * T * S, this.dropP, rng, k);
     }
     const keep = this.dropActive ? this.keep.data : null;
     k.attentionForward(this.att.data, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S), mask, keep, this.dropActive ? this.dropP : 0);

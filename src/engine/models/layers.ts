@@ -83,8 +83,9 @@ export class LayerNorm {
 }
 
 /**
- * Inverted dropout with a seeded keep-mask. When inactive (eval, or p = 0) forward hands
- * back its input and backward its upstream gradient: no copies.
+ * Inverted dropout with a seeded keep-mask (the backend's counter-based mask kernel under
+ * a key of two words from `rng` per forward). When inactive (eval, or p = 0) forward
+ * hands back its input and backward its upstream gradient: no copies.
  */
 export class Dropout {
   private readonly out: Slot;
@@ -100,7 +101,7 @@ export class Dropout {
     this.active = train && this.p > 0;
     if (!this.active) return x;
     if (!rng) throw new Error('Dropout in training mode needs an rng');
-    drawKeepMask(this.keep.data, n, this.p, rng);
+    drawKeepMask(this.keep.data, n, this.p, rng, k);
     k.dropoutForward(this.out.data, x, this.keep.data, n, this.p);
     return this.out.data;
   }

@@ -12,6 +12,11 @@ import type { ParamSegment } from '../optim/optimizer';
 
 const EMPTY = new Float32Array(0);
 
+/** n rounded up to a multiple of 64 (a cache line). */
+function alignBytes(n: number): number {
+  return Math.ceil(n / 64) * 64;
+}
+
 /** A named parameter: a view into the flat parameter and gradient buffers. */
 export interface Param {
   readonly name: string;
@@ -120,7 +125,7 @@ export class Arena {
     return n;
   }
 
-  /** Bytes of the byte buffers. */
+  /** Bytes of the byte buffers (before each is aligned to 64 bytes). */
   get otherBytes(): number {
     let n = 0;
     for (const s of this.byteSlots) n += s.size;
@@ -140,6 +145,15 @@ export class Arena {
       for (const u of e.users) u.data = view;
       off += e.size;
     }
-    for (const b of this.byteSlots) b.data = new Uint8Array(b.size);
+    // Byte slots live in the backend's memory where it has its own (allocBytes), so its
+    // kernels read and write masks in place; each starts on a 64-byte boundary.
+    let bytes = 0;
+    for (const b of this.byteSlots) bytes += alignBytes(b.size);
+    const flat = backend.allocBytes ? backend.allocBytes(bytes) : new Uint8Array(bytes);
+    let at = 0;
+    for (const b of this.byteSlots) {
+      b.data = flat.subarray(at, at + b.size);
+      at += alignBytes(b.size);
+    }
   }
 }

@@ -1,10 +1,22 @@
 /**
  * Inverted dropout (Srivastava et al., 2014, as used by Vaswani et al. §5.4): kept units
- * are scaled by 1 / (1 − p) at training time so inference needs no rescaling.
+ * are scaled by 1 / (1 − p) at training time so inference needs no rescaling; and the
+ * keep-mask generator the models draw masks with.
  *
- * Leaves out: drawing the keep mask. The caller draws it with `drawKeepMask`
- * (backend.ts) from its own seeded `Rng` and passes the same mask to forward and
- * backward, so the kernels stay deterministic and free of randomness.
+ * The keep-mask is counter-based (the idea of Salmon et al., "Parallel random numbers: as
+ * easy as 1, 2, 3", SC 2011): keep[i] = 1 iff hash(key, i) ≥ threshold(p), a pure function
+ * of a 64-bit key and the index, so any element can be computed alone — by SIMD lanes and
+ * by threads in any split — and both backends give the same bytes. The caller draws the
+ * key (two words) from its seeded `Rng` per mask (`drawKeepMask`, backend.ts), so all
+ * randomness still comes from the Rng's state and a resumed run draws the same masks.
+ * The hash is two rounds of Wellons's lowbias32 mixer ("Prospecting for Hash Functions",
+ * nullprogram.com, 2018; a MurmurHash3-fmix32-style xorshift-multiply bijection with
+ * better avalanche), with one key word injected before each round:
+ *   h = lowbias32(lowbias32(i ⊕ key0) ⊕ key1).
+ * The threshold is ⌈p · 2³²⌉, so P(keep) = 1 − p to 2⁻³², as `u32 / 2³² ≥ p` gave.
+ *
+ * Leaves out: drawing the key (the caller's Rng) and the SIMD version of the mask
+ * (backends/wasm/assembly/pointwise.ts, which must stay bit-identical to this one).
  */
 
 import type { FloatArray } from '../backend';
@@ -15,6 +27,48 @@ import type { FloatArray } from '../backend';
  */
 export function keepScale(p: number): number {
   return p >= 1 ? 0 : 1 / (1 - p);
+}
+
+/** 2³²: hash values are below it, so a threshold equal to it keeps nothing. */
+const TWO_32 = 4294967296;
+
+/**
+ * The keep threshold for drop probability p: ⌈p · 2³²⌉, clamped to [0, 2³²]. p ≤ 0 (or
+ * NaN) gives 0, which keeps everything; p ≥ 1 gives 2³², which keeps nothing.
+ */
+export function keepThreshold(p: number): number {
+  if (!(p > 0)) return 0;
+  return Math.min(Math.ceil(p * TWO_32), TWO_32);
+}
+
+/**
+ * lowbias32 (Wellons 2018): x ⊕= x ≫ 16; x ·= 0x7feb352d; x ⊕= x ≫ 15; x ·= 0x846ca68b;
+ * x ⊕= x ≫ 16, all mod 2³². A bijection of 32-bit words; returns it unsigned.
+ */
+function lowbias32(x: number): number {
+  x ^= x >>> 16;
+  x = Math.imul(x, 0x7feb352d);
+  x ^= x >>> 15;
+  x = Math.imul(x, 0x846ca68b);
+  x ^= x >>> 16;
+  return x >>> 0;
+}
+
+/**
+ * The mask's hash of element i under key (key0, key1): lowbias32(lowbias32(i ⊕ key0) ⊕ key1),
+ * an unsigned 32-bit value. Keys are taken mod 2³² (as JavaScript's ⊕ does).
+ */
+export function dropoutHash(i: number, key0: number, key1: number): number {
+  return lowbias32(lowbias32(i ^ key0) ^ key1);
+}
+
+/**
+ * keep[i] = 1 if dropoutHash(i, key0, key1) ≥ keepThreshold(p), else 0, for i < n
+ * (overwrites keep[0..n)): each element is kept with probability 1 − p.
+ */
+export function dropoutMask(keep: Uint8Array, n: number, p: number, key0: number, key1: number): void {
+  const threshold = keepThreshold(p);
+  for (let i = 0; i < n; i++) keep[i] = dropoutHash(i, key0, key1) >= threshold ? 1 : 0;
 }
 
 /**

@@ -96,7 +96,8 @@ export class Optimizer {
     this.n = params.length;
     this.m = backend.alloc(this.n);
     this.v = backend.alloc(this.n);
-    this.decayMask = cfg.type === 'adamw' ? new Uint8Array(this.n) : null;
+    // In the backend's memory where it has its own, so adamStep reads it in place.
+    this.decayMask = cfg.type === 'adamw' ? (backend.allocBytes ? backend.allocBytes(this.n) : new Uint8Array(this.n)) : null;
     if (this.decayMask) for (const s of segments) if (s.decay) this.decayMask.fill(1, s.offset, s.offset + s.size);
     this.adam = { lr: 0, beta1: cfg.beta1, beta2: cfg.beta2, eps: cfg.eps, weightDecay: cfg.type === 'adamw' ? cfg.weightDecay : 0, step: 0 };
   }

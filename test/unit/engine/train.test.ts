@@ -11,7 +11,7 @@ describe('Trainer', () => {
   it.each(['encoder-decoder', 'decoder-only'] as const)('allocates no backend buffer inside a training step (%s, dropout on)', (kind) => {
     const ref = createReferenceBackend();
     let allocs = 0;
-    const counting: Backend = { ...ref, alloc: (n: number) => (allocs++, ref.alloc(n)) };
+    const counting: Backend = { ...ref, alloc: (n: number) => (allocs++, ref.alloc(n)), allocBytes: (n: number) => (allocs++, new Uint8Array(n)) };
     const cfg = tinyConfig(kind, { dropout: 0.1 });
     const model = new Transformer(cfg, { maxBatch: 2 }).bind(counting);
     model.initialize(new Rng(1));

@@ -5,9 +5,11 @@
  * reference backend (backends/reference.ts), which is its test oracle and its fallback.
  *
  * - Tensors live in the module's shared memory: `alloc(n)` returns a Float32Array view
- *   into it (wasmHeap.ts explains why views survive memory growth). A kernel called with
- *   an array that is not such a view (tests pass plain arrays; float64 buffers) runs the
- *   reference kernel on it instead, so results are right either way, only slower.
+ *   into it, `allocBytes(n)` a Uint8Array view (masks, dropout keep-masks; wasmHeap.ts
+ *   explains why views survive memory growth). A kernel called with a float array that is
+ *   not such a view (tests pass plain arrays; float64 buffers) runs the reference kernel on
+ *   it instead, so results are right either way, only slower; a plain byte or int array is
+ *   copied into a staging region per call.
  * - A training step allocates nothing: scratch and staging regions grow to the largest
  *   size seen, then are reused.
  * - Results are identical for any number of threads (every output element is computed by
@@ -92,6 +94,7 @@ export function createWasmBackend(opts: WasmBackendOptions = {}): WasmBackend | 
     threads: rt.threadCount,
     fma,
     alloc: (n: number): FloatArray => heap.alloc(n),
+    allocBytes: (n: number): Uint8Array => heap.allocU8(n),
     threadsReady: (): boolean => rt.parallelReady(),
     heapBytes: (): number => heap.used,
     jobStats: (): { parallel: number; single: number } => ({ ...rt.jobs }),

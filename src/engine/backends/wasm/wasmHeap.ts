@@ -3,8 +3,8 @@
  * (and every helper thread's instance of it) works on, a bump allocator over it, and the
  * test "is this array inside it?" that decides between the fast kernels and the reference.
  *
- * Why shared memory: `alloc(n)` hands out Float32Array views into wasm memory so kernels
- * read and write tensors without copies. Growing an ordinary memory detaches its
+ * Why shared memory: `alloc(n)` hands out Float32Array views into wasm memory (and
+ * `allocU8(n)` byte views, for masks) so kernels read and write tensors without copies. Growing an ordinary memory detaches its
  * ArrayBuffer and with it every view handed out so far; growing a shared memory does not
  * (each grow yields a new, longer SharedArrayBuffer, and the old ones keep aliasing the
  * same bytes). So views stay valid for the backend's life, and helper threads can run
@@ -94,6 +94,15 @@ export class WasmHeap {
   alloc(n: number): Float32Array<ArrayBufferLike> {
     const at = this.allocBytes(n * 4);
     return new Float32Array(this.current(), at, n);
+  }
+
+  /**
+   * A zeroed Uint8Array of n bytes inside the memory (masks, dropout keep-masks), made on
+   * the same recorded buffer as `alloc`'s views, so kernels find it with `rawPtr`.
+   */
+  allocU8(n: number): Uint8Array<ArrayBufferLike> {
+    const at = this.allocBytes(n);
+    return new Uint8Array(this.current(), at, n);
   }
 
   /** True when `buf` is (a view of) this memory. */

@@ -1,9 +1,9 @@
 /**
  * TypeScript wrappers of the row-wise and element-wise kernels of the WebAssembly backend:
- * embeddings and positions, layer norm, ReLU/GELU, dropout, softmax. Same pattern as
- * wasmDense.ts: arrays outside the heap run the reference kernel; byte and int arrays
- * (keep masks, attention masks, token ids — plain arrays in the models) are copied into
- * staging regions of the heap per call.
+ * embeddings and positions, layer norm, ReLU/GELU, dropout and its keep-mask, softmax. Same
+ * pattern as wasmDense.ts: float arrays outside the heap run the reference kernel; byte and
+ * int arrays outside it (token ids; masks from a caller that did not use `allocBytes`) are
+ * copied into staging regions of the heap per call, and those inside are used in place.
  *
  * Validation that throws EngineError (token ids outside the table) is delegated to the
  * reference kernel: when an id is bad, the call goes to the reference, which throws its
@@ -13,14 +13,17 @@
  */
 
 import type { FloatArray, Kernels, MaskView } from '../../backend';
-import { keepScale } from '../../ops/dropout';
+import { keepScale, keepThreshold } from '../../ops/dropout';
 import type { WasmRuntime } from './wasmRuntime';
 
 /** The kernels wrapped here. */
 export type PointwiseKernels = Pick<Kernels,
   | 'embeddingForward' | 'embeddingBackward' | 'positionalForward' | 'positionalBackward'
   | 'layernormForward' | 'layernormBackward' | 'reluForward' | 'reluBackward' | 'geluForward' | 'geluBackward'
-  | 'dropoutForward' | 'dropoutBackward' | 'softmaxForward' | 'softmaxBackward'>;
+  | 'dropoutMask' | 'dropoutForward' | 'dropoutBackward' | 'softmaxForward' | 'softmaxBackward'>;
+
+/** 2³²: a threshold this large keeps nothing (it does not fit the kernel's u32). */
+const TWO_32 = 4294967296;
 
 /** True when every id (except skipId) indexes a row of a table of `rows` rows. */
 function idsValid(ids: Int32Array, n: number, rows: number, skipId: number): boolean {
@@ -139,6 +142,25 @@ export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
       if (n <= 0) return;
       args[3] = n;
       rt.exec(c.K_GELU_BACKWARD, n * 4);
+    },
+    dropoutMask(keep, n, p, key0, key1): void {
+      if (keep.length < n) return ref.dropoutMask(keep, n, p, key0, key1);
+      if (n <= 0) return;
+      const threshold = keepThreshold(p);
+      if (threshold >= TWO_32) {
+        keep.fill(0, 0, n);
+        return;
+      }
+      // A keep array outside the heap gets the kernel's bytes in a staging region, copied out.
+      const own = rt.heap.rawPtr(keep);
+      const at = own >= 0 ? own : rt.bytesB.ensure(n);
+      args[0] = at;
+      args[1] = n;
+      args[2] = threshold;
+      args[3] = key0 >>> 0; // mod 2³², as the reference's ⊕ takes it
+      args[4] = key1 >>> 0;
+      rt.exec(c.K_DROPOUT_MASK, n * 4);
+      if (own < 0) keep.set(rt.heap.bytes().subarray(at, at + n));
     },
     dropoutForward(y, x, keep, n, p): void {
       if (!(at(y, 0) && at(x, 1)) || (p !== 0 && keep.length < n)) return ref.dropoutForward(y, x, keep, n, p);

@@ -1,8 +1,9 @@
 /**
  * The state one WebAssembly backend instance shares between its kernel wrappers: the heap,
  * the module instance, the control block (kernel arguments, per-thread scratch), staging
- * regions for the byte and int arrays kernels read (masks, dropout keeps, token ids —
- * allocated by models as plain arrays, copied in per call), and the helper threads.
+ * regions for the byte and int arrays kernels read when they live outside the heap (token
+ * ids; masks and dropout keeps from callers that did not use the backend's `allocBytes`),
+ * copied in per call, and the helper threads.
  *
  * `exec` is the one place that decides how a kernel runs: cut into chunks that every thread
  * claims (assembly/threads.ts) when the helpers are ready and the call's work is large
@@ -34,7 +35,7 @@ export class WasmRuntime {
   readonly ref: Kernels = createReferenceBackend();
   /** Staging for masks / first byte array of a call. */
   readonly bytesA: Region;
-  /** Staging for dropout keep masks and AdamW's decay mask. */
+  /** Staging for dropout keep masks (in, or out of dropoutMask) and AdamW's decay mask. */
   readonly bytesB: Region;
   /** Staging for token ids and targets. */
   readonly intsA: Region;

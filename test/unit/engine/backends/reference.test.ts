@@ -11,7 +11,7 @@ const KERNELS = {
   embeddingForward: true, embeddingBackward: true, positionalForward: true, positionalBackward: true,
   layernormForward: true, layernormBackward: true,
   reluForward: true, reluBackward: true, geluForward: true, geluBackward: true,
-  dropoutForward: true, dropoutBackward: true,
+  dropoutMask: true, dropoutForward: true, dropoutBackward: true,
   softmaxForward: true, softmaxBackward: true,
   attentionForward: true, attentionBackward: true,
   crossEntropyForward: true, crossEntropyBackward: true,

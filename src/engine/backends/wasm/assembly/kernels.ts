@@ -18,7 +18,7 @@ import { crossEntropyBackwardPart, crossEntropyForwardPart } from './loss';
 import { matmulPart } from './matmul';
 import { layernormBackwardDwPart, layernormBackwardDxPart, layernormForwardPart } from './norm';
 import {
-  addBiasPart, addPart, biasBackwardPart, dropoutBackwardPart, dropoutForwardPart, embeddingBackwardPart,
+  addBiasPart, addPart, biasBackwardPart, dropoutBackwardPart, dropoutForwardPart, dropoutMaskPart, embeddingBackwardPart,
   embeddingForwardPart, fillPart, geluBackwardPart, geluForwardPart, positionalBackwardPart, positionalForwardPart,
   reluBackwardPart, reluForwardPart, scalePart,
 } from './pointwise';
@@ -58,6 +58,7 @@ export const K_ATTENTION_BACKWARD: i32 = 23;
 export const K_CROSS_ENTROPY_FORWARD: i32 = 24;
 export const K_CROSS_ENTROPY_BACKWARD: i32 = 25;
 export const K_ADAM: i32 = 26;
+export const K_DROPOUT_MASK: i32 = 27;
 
 /** Runs chunk `chunk` of `nChunks` of `kernel`, reading its arguments from the control block. */
 function dispatch(kernel: i32, part: i32, parts: i32): void {
@@ -121,6 +122,10 @@ function dispatch(kernel: i32, part: i32, parts: i32): void {
       break;
     case K_DROPOUT_BACKWARD:
       dropoutBackwardPart(part, parts, argP(0), argP(1), argP(2), argI(3), <f32>argF(4));
+      break;
+    case K_DROPOUT_MASK:
+      // threshold and key words are u32 (< 2^32) in f64 slots: argP's unsigned conversion.
+      dropoutMaskPart(part, parts, argP(0), argI(1), <u32>argP(2), <u32>argP(3), <u32>argP(4));
       break;
     case K_SOFTMAX_FORWARD:
       softmaxForwardPart(part, parts, argP(0), argP(1), argI(2), argI(3), argP(4), argI(5), argI(6), argI(7));

@@ -1,6 +1,7 @@
 /**
  * Element-wise and row-wise bookkeeping kernels: fill, scale, add, ReLU and exact GELU
- * (Hendrycks & Gimpel 2016; Φ from vmath.ts), inverted dropout (Srivastava et al. 2014),
+ * (Hendrycks & Gimpel 2016; Φ from vmath.ts), inverted dropout (Srivastava et al. 2014)
+ * and its counter-based keep-mask (the hash is explained in src/engine/ops/dropout.ts),
  * bias add and its backward, token embedding gather/scatter and positional encodings
  * (Vaswani et al. §3.4–3.5). Same contracts as the reference kernels in src/engine/ops/.
  *
@@ -108,6 +109,68 @@ export function geluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x:
     const g = f32x4.extract_lane(f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, kc(K_INV_SQRT_2PI)))), 0);
     store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * g);
   }
+}
+
+/**
+ * The mask's integer constants, loaded once per chunk (a load is opaque to binaryen and V8,
+ * so the loop keeps them in registers instead of rebuilding each splat per use; see vmath.ts
+ * kc): lane offsets 0..3, the lane step 4, and lowbias32's two multipliers.
+ */
+const MASK_K: usize = memory.data<u32>([0, 1, 2, 3, 4, 0x7feb352d, 0x846ca68b]);
+
+/** lowbias32 (Wellons 2018) of one word; the reference's lowbias32 in ops/dropout.ts. */
+@inline function lowbias32(x: u32): u32 {
+  x ^= x >> 16;
+  x *= 0x7feb352d;
+  x ^= x >> 15;
+  x *= 0x846ca68b;
+  x ^= x >> 16;
+  return x;
+}
+
+/** lowbias32 per u32 lane, with its multipliers m1, m2 passed in (hoisted). */
+@inline function lowbias32x4(x: v128, m1: v128, m2: v128): v128 {
+  x = v128.xor(x, i32x4.shr_u(x, 16));
+  x = i32x4.mul(x, m1);
+  x = v128.xor(x, i32x4.shr_u(x, 15));
+  x = i32x4.mul(x, m2);
+  return v128.xor(x, i32x4.shr_u(x, 16));
+}
+
+/** All-ones lanes where hash(key, idx) ≥ threshold (unsigned), for 4 indices. */
+@inline function keepCompare(idx: v128, k0: v128, k1: v128, m1: v128, m2: v128, thr: v128): v128 {
+  const h = lowbias32x4(v128.xor(lowbias32x4(v128.xor(idx, k0), m1, m2), k1), m1, m2);
+  return i32x4.ge_u(h, thr);
+}
+
+/**
+ * keep[i] = lowbias32(lowbias32(i ⊕ key0) ⊕ key1) ≥ threshold ? 1 : 0 over this chunk of
+ * [0, n) (chunks are multiples of 16). Sixteen bytes per step: four i32x4 hashes, compared
+ * (all-ones/zero lanes), narrowed with signed saturation to 16 bytes of −1/0, negated to 1/0.
+ */
+export function dropoutMaskPart(part: i32, parts: i32, keep: usize, n: i32, threshold: u32, key0: u32, key1: u32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const four = v128.load32_splat(MASK_K + 16);
+  const m1 = v128.load32_splat(MASK_K + 20);
+  const m2 = v128.load32_splat(MASK_K + 24);
+  const k0 = i32x4.splat(key0);
+  const k1 = i32x4.splat(key1);
+  const thr = i32x4.splat(threshold);
+  let idx = i32x4.add(v128.load(MASK_K), i32x4.splat(i)); // i, i+1, i+2, i+3
+  for (; i + 16 <= hi; i += 16) {
+    const c0 = keepCompare(idx, k0, k1, m1, m2, thr);
+    idx = i32x4.add(idx, four);
+    const c1 = keepCompare(idx, k0, k1, m1, m2, thr);
+    idx = i32x4.add(idx, four);
+    const c2 = keepCompare(idx, k0, k1, m1, m2, thr);
+    idx = i32x4.add(idx, four);
+    const c3 = keepCompare(idx, k0, k1, m1, m2, thr);
+    idx = i32x4.add(idx, four);
+    const bytes = i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(c0, c1), i16x8.narrow_i32x4_s(c2, c3));
+    v128.store(keep + <usize>i, i8x16.neg(bytes));
+  }
+  for (; i < hi; i++) store<u8>(keep + <usize>i, lowbias32(lowbias32(<u32>i ^ key0) ^ key1) >= threshold ? 1 : 0);
 }
 
 /** y = keep ? x·s : 0 with s = 1/(1−p); p = 0 copies x (keep is not read). */

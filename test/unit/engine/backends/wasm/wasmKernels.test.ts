@@ -63,6 +63,26 @@ for (const [label, fma] of WASM_BUILDS) {
       both([z, x], (be, [out, a]) => be.dropoutForward(out!, a!, keep, n, 0), 'dropout p = 0');
     });
 
+    it.each([1, 3, 15, 16, 17, 33, 1001, 70001, 131075])('dropout keep-mask: the reference\'s bytes exactly (n = %i)', (n) => {
+      for (const p of [0, 0.1, 0.5, 0.9, 1]) {
+        for (const [k0, k1] of [[0, 0], [0x12345678, 0x9abcdef0], [0xffffffff, 1], [-1, 2 ** 32 + 5]] as const) {
+          const want = new Uint8Array(n + 3).fill(9);
+          ref.dropoutMask(want, n, p, k0, k1);
+          const inHeap = wasm.allocBytes!(n + 3).fill(9);
+          const plain = new Uint8Array(n + 3).fill(9);
+          const unaligned = wasm.allocBytes!(n + 8).fill(9).subarray(5);
+          wasm.dropoutMask(inHeap, n, p, k0, k1);
+          wasm.dropoutMask(plain, n, p, k0, k1);
+          wasm.dropoutMask(unaligned, n, p, k0, k1);
+          for (const [what, got] of [['in wasm memory', inHeap], ['plain array', plain], ['unaligned view', unaligned]] as const) {
+            let firstDiff = -1;
+            for (let i = 0; i < n + 3 && firstDiff < 0; i++) if (got[i] !== want[i]) firstDiff = i;
+            expect(firstDiff, `${what}, p ${p}, key ${k0}, ${k1}: first differing byte at ${firstDiff}`).toBe(-1);
+          }
+        }
+      }
+    });
+
     it.each([[3, 5], [37, 67], [300, 130], [2048, 64]])('layer norm, bias and softmax rows (%i × %i)', (N, C) => {
       const x = randn(rng, N * C, 3), dy = randn(rng, N * C), w = randn(rng, C), b = randn(rng, C);
       both([new Float64Array(N * C), new Float64Array(N), new Float64Array(N), x, w, b], (be, [y, mean, rstd, xx, ww, bb]) => {
@@ -168,6 +188,27 @@ for (const [label, fma] of WASM_BUILDS) {
       expect(c[0]).toBe(2 * n);
     });
 
+    it('reads and writes byte buffers from allocBytes in place (no staging copy), also after another memory grew', () => {
+      const be = createWasmBackend({ fma, initialMemoryMiB: 1 })!;
+      const other = createWasmBackend({ fma, initialMemoryMiB: 1 })!;
+      const n = 5000;
+      const early = be.allocBytes!(n);
+      other.alloc(4 << 20); // grows the other memory: V8 hands this one a new buffer object
+      const late = be.allocBytes!(n);
+      const x = be.alloc(n), y = be.alloc(n), dx = be.alloc(n);
+      x.fill(1);
+      const before = be.heapBytes();
+      for (const keep of [early, late]) {
+        be.dropoutMask(keep, n, 0.5, 3, 4);
+        be.dropoutForward(y, x, keep, n, 0.5);
+        be.dropoutBackward(dx, y, keep, n, 0.5);
+      }
+      expect(be.heapBytes()).toBe(before); // a staging region would have been allocated
+      expect(y[0]).toBe(late[0] === 1 ? 2 : 0);
+      be.dropoutForward(y, x, new Uint8Array(n), n, 0.5); // a plain array is staged
+      expect(be.heapBytes()).toBeGreaterThan(before);
+    });
+
     it('gives correct results (through the reference kernels) for plain arrays outside its memory', () => {
       const rng = new Rng(9);
       const a = randn(rng, 6 * 5), b = randn(rng, 5 * 4);
@@ -195,6 +236,9 @@ for (const [label, fma] of WASM_BUILDS) {
       const x = wasm.alloc(4097);
       expect(x.every((v) => v === 0)).toBe(true);
       expect(x).toBeInstanceOf(Float32Array);
+      const bytes = wasm.allocBytes!(4097);
+      expect(bytes.every((v) => v === 0)).toBe(true);
+      expect(bytes).toBeInstanceOf(Uint8Array);
     });
   });
 }
