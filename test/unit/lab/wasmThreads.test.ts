@@ -15,7 +15,7 @@ import type { WasmBackend } from '../../../src/engine/backends/wasm/wasmBackend'
 import { createWasmBackend } from '../../../src/engine/backends/wasm/wasmBackend';
 import { Rng } from '../../../src/engine/rng';
 import { createWasmThreads } from '../../../src/lab/wasmThreads';
-import { causalMask } from '../engine/ops/attentionFixtures';
+import { causalMask, paddingMask } from '../engine/ops/attentionFixtures';
 
 function filled(be: Backend, n: number, rng: Rng, std = 1): FloatArray {
   const x = be.alloc(n);
@@ -49,6 +49,12 @@ function workload(be: Backend): number[] {
   be.attentionForward(att, probs, q, k, v, dims, causalMask(T), drop, 0.1);
   const dq = be.alloc(B * T * C), dk = be.alloc(B * T * C), dv = be.alloc(B * T * C);
   be.attentionBackward(dq, dk, dv, filled(be, B * T * C, rng), probs, q, k, v, dims, drop, 0.1);
+  [att, probs, dq, dk, dv].forEach(keep);
+  // Again without dropout (probs read in place), under a padding mask whose tiles attend
+  // different numbers of keys (scratch left by one tile is cleared for the next).
+  const pad = paddingMask([T, 7, T - 1, 2], T);
+  be.attentionForward(att, probs, q, k, v, dims, pad, null, 0);
+  be.attentionBackward(dq, dk, dv, filled(be, B * T * C, rng), probs, q, k, v, dims, null, 0);
   [att, probs, dq, dk, dv].forEach(keep);
   const n = 70001;
   for (const p of [0.1, 0.5]) {

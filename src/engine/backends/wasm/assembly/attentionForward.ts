@@ -3,11 +3,16 @@
  * for each (batch, head) tile, scores = scale·Q Kᵀ, masked stable softmax → probs (saved),
  * p̃ = p·keep/(1 − p_drop), out = p̃ V. Same contract as src/engine/ops/attention.ts.
  *
- * Per tile: the mask is scanned once for each query row's last allowed key (lim) and for
- * keys no row may attend (never read: packed as zeros); keys are packed into 8-key panels
- * and values into rows. Then, 4 query rows at a time, the 4 × 8 micro-kernel computes the
- * scores only up to the block's last allowed key (a causal mask skips the upper triangle),
- * the softmax writes probs (and p̃ under dropout), and p̃·V lands in the head's slice of out.
+ * Per tile: the mask is summarized (once per distinct mask: a causal mask shared by the
+ * whole batch is scanned once per call) into each query row's last allowed key (lim),
+ * whether every key below lim is allowed (a dense row: causal and padding rows are), and
+ * the keys no row may attend (never read: packed as zeros). Keys, times the scale, are
+ * packed into 8-key panels (4 × 4 register transposes); values are read in place unless an
+ * unused key lies below the largest lim, when they are copied with zeros there. Then, 4
+ * query rows at a time, the 4 × 8 micro-kernel computes the scores only up to the block's
+ * last allowed key (a causal mask skips the upper triangle), the softmax writes probs (the
+ * four rows at once when they are dense; and p̃ under dropout), and p̃·V lands in the
+ * head's slice of out, reading probs in place when there is no dropout.
  *
  * Chunks split the B·H tiles; each tile writes only its own slice of out and probs.
  *
@@ -15,11 +20,12 @@
  */
 
 import {
-  gB, gC, gD, gH, gK, gKappa, gKeep, gMask, gMbs, gMrs, gOut, gProbs, gQ, gQbs, gS, gScale, gSp, gT, gKvbs, gV,
-  layoutScratch, loadShapeArgs, packHead, sLim, sPanel, sPt, sRows, sSc, sUsed,
+  findHoles, gB, gC, gD, gH, gK, gKappa, gKeep, gMask, gMaxLim, gMbs, gMrs, gOut, gProbs, gQ, gQbs, gRows, gRowStride,
+  gS, gScale, gSp, gT, gKvbs, gV, layoutScratch, loadShapeArgs, packPanel, placeRows, sLim, sPanel, sPt, sRmask, sSc,
+  sUsed, zeroFloats,
 } from './attentionShared';
-import { gemmRows, mk1x8, mk4x8 } from './microKernels';
-import { maskedSoftmaxRow } from './softmax';
+import { panelScores, rowsGemm } from './attentionKernels';
+import { denseSoftmax4, denseSoftmaxRow, maskedSoftmaxRow } from './softmax';
 import { myScratch, partStart } from './threads';
 import { keepLanes } from './vmath';
 
@@ -34,29 +40,58 @@ export { attentionScratchBytes } from './attentionShared';
   return gMask == 0 ? 0 : gMask + <usize>(b * gMbs + t * gMrs);
 }
 
-/** Batch item whose mask scanMask last summarized (heads of one item share it); −1: none. */
-let scannedB: i32 = -1;
+/** Mask data of the batch item scanMask last summarized (items sharing it share the summary). */
+let scannedAt: usize = 0;
+let scanned: bool = false;
 
-/** lim[t] for every row and used[s] for every key of batch b. */
+/** 1 + the last non-zero byte of m[0..n), 0 if none (16 bytes at a time from the end). */
+function lastAllowed(m: usize, n: i32): i32 {
+  let l = n;
+  for (; (l & 15) != 0; l--) if (load<u8>(m + <usize>(l - 1)) != 0) return l;
+  while (l > 0 && !v128.any_true(v128.load(m + <usize>(l - 16)))) l -= 16;
+  while (l > 0 && load<u8>(m + <usize>(l - 1)) == 0) l--;
+  return l;
+}
+
+/** True when every byte of m[0..n) is non-zero. */
+function allAllowed(m: usize, n: i32): bool {
+  let s = 0;
+  for (; s + 16 <= n; s += 16) if (!i8x16.all_true(v128.load(m + <usize>s))) return false;
+  for (; s < n; s++) if (load<u8>(m + <usize>s) == 0) return false;
+  return true;
+}
+
+/** lim[t] and rmask[t] for every row, used[s] for every key, gMaxLim and gHoles, for batch b. */
 function scanMask(b: i32): void {
-  if (b == scannedB) return;
-  scannedB = b;
+  const at = maskRow(b, 0);
+  if (scanned && at == scannedAt) return;
+  scanned = true;
+  scannedAt = at;
   const S = gS;
   if (gMask == 0) {
-    for (let t = 0; t < gT; t++) store<i32>(sLim + off(t), S);
+    for (let t = 0; t < gT; t++) {
+      store<i32>(sLim + off(t), S);
+      store<i32>(sRmask + off(t), 0);
+    }
     for (let s = 0; s < gSp; s++) store<u8>(sUsed + <usize>s, s < S ? 1 : 0);
+    gMaxLim = S;
+    findHoles();
     return;
   }
   for (let s = 0; s < gSp; s++) store<u8>(sUsed + <usize>s, 0);
+  let maxLim = 0;
   for (let t = 0; t < gT; t++) {
     const m = maskRow(b, t);
-    let l = S;
-    while (l > 0 && load<u8>(m + <usize>(l - 1)) == 0) l--;
+    const l = lastAllowed(m, S);
     store<i32>(sLim + off(t), l);
+    store<i32>(sRmask + off(t), allAllowed(m, l) ? 0 : <i32>m);
+    maxLim = max(maxLim, l);
     let s = 0;
     for (; s + 16 <= l; s += 16) v128.store(sUsed + <usize>s, v128.or(v128.load(sUsed + <usize>s), v128.load(m + <usize>s)));
     for (; s < l; s++) store<u8>(sUsed + <usize>s, load<u8>(sUsed + <usize>s) | load<u8>(m + <usize>s));
   }
+  gMaxLim = maxLim;
+  findHoles();
 }
 
 /** p̃ row with dropout: probs·keep·kappa for s < lim, zeros on [lim, end). */
@@ -67,7 +102,14 @@ function weightRow(probs: usize, keep: usize, pt: usize, lim: i32, end: i32): vo
     v128.store(pt + off(s), v128.and(f32x4.mul(v128.load(probs + off(s)), kv), keepLanes(keep + <usize>s)));
   }
   for (; s < lim; s++) store<f32>(pt + off(s), load<u8>(keep + <usize>s) == 1 ? load<f32>(probs + off(s)) * gKappa : 0);
-  for (; s < end; s++) store<f32>(pt + off(s), 0);
+  zeroFloats(pt, s, end);
+}
+
+/** True when the 4 rows from t0 are dense (no mask byte to read below lim) and each allows some key. */
+@inline function denseBlock(t0: i32): bool {
+  const m = sRmask + off(t0), l = sLim + off(t0);
+  const masked = load<i32>(m) | load<i32>(m, 4) | load<i32>(m, 8) | load<i32>(m, 12);
+  return masked == 0 && load<i32>(l) > 0 && load<i32>(l, 4) > 0 && load<i32>(l, 8) > 0 && load<i32>(l, 12) > 0;
 }
 
 function forwardTile(b: i32, h: i32): void {
@@ -75,7 +117,8 @@ function forwardTile(b: i32, h: i32): void {
   const rowBytes = off(C);
   scanMask(b);
   const kvBase = off(b * gKvbs + h * D);
-  packHead(gK + kvBase, sPanel, gV + kvBase, sRows);
+  packPanel(gK + kvBase, gScale); // scores come out scaled
+  placeRows(gV + kvBase);
   const qBase = gQ + off(b * gQbs + h * D);
   const oBase = gOut + off(b * gQbs + h * D);
   const pBase = gProbs + off((b * gH + h) * T * S);
@@ -88,30 +131,38 @@ function forwardTile(b: i32, h: i32): void {
     const qRow = qBase + <usize>t0 * rowBytes;
     const oRow = oBase + <usize>t0 * rowBytes;
     if (sl == 0) {
-      for (let r = 0; r < mr; r++) {
-        for (let s = 0; s < S; s++) store<f32>(pBase + off((t0 + r) * S + s), 0);
-        for (let d = 0; d < D; d++) store<f32>(oRow + <usize>r * rowBytes + off(d), 0);
-      }
+      zeroFloats(pBase + off(t0 * S), 0, mr * S);
+      for (let r = 0; r < mr; r++) zeroFloats(oRow + <usize>r * rowBytes, 0, D);
       continue;
     }
     const np = (sl + 7) >> 3;
-    // Scores (unscaled) of the block's rows against key panels 0..np.
-    for (let p = 0; p < np; p++) {
-      const panel = sPanel + off(p * D * 8);
-      if (mr == 4) mk4x8(qRow, rowBytes, 4, panel, 32, D, sSc + off(p * 8), scStride, false);
-      else for (let r = 0; r < mr; r++) mk1x8(qRow + <usize>r * rowBytes, 4, panel, 32, D, sSc + <usize>r * scStride + off(p * 8), false);
+    panelScores(qRow, rowBytes, mr, sPanel, D, sl, sSc, scStride);
+    let r = 0;
+    if (mr == 4 && denseBlock(t0)) {
+      const pRow = pBase + off(t0 * S);
+      const l = sLim + off(t0);
+      if (denseSoftmax4(sSc, scStride, pRow, off(S), S, load<i32>(l), load<i32>(l, 4), load<i32>(l, 8), load<i32>(l, 12))) r = 4;
     }
-    for (let r = 0; r < mr; r++) {
+    for (; r < mr; r++) {
       const t = t0 + r;
       const lim = load<i32>(sLim + off(t));
       const prow = pBase + off(t * S);
-      maskedSoftmaxRow(sSc + <usize>r * scStride, prow, S, lim, maskRow(b, t), gScale);
-      if (keepBase != 0) weightRow(prow, keepBase + <usize>(t * S), sPt + <usize>r * scStride, lim, np * 8);
+      const m = <usize>load<i32>(sRmask + off(t));
+      const sc = sSc + <usize>r * scStride;
+      if (lim == 0) zeroFloats(prow, 0, S);
+      else if (m == 0) denseSoftmaxRow(sc, prow, S, lim);
+      else maskedSoftmaxRow(sc, prow, S, lim, m, 1);
+    }
+    if (keepBase != 0) {
+      for (r = 0; r < mr; r++) {
+        const t = t0 + r;
+        weightRow(pBase + off(t * S), keepBase + <usize>(t * S), sPt + <usize>r * scStride, load<i32>(sLim + off(t)), np * 8);
+      }
     }
     // out rows = p̃ · V over the keys the block may attend. Without dropout p̃ is probs
     // itself (zero past each row's limit), read in place.
-    if (keepBase != 0) gemmRows(sPt, scStride, 4, sRows, off(D), sl, oRow, rowBytes, mr, D, false);
-    else gemmRows(pBase + off(t0 * S), off(S), 4, sRows, off(D), sl, oRow, rowBytes, mr, D, false);
+    if (keepBase != 0) rowsGemm(sPt, scStride, gRows, gRowStride, sl, oRow, rowBytes, mr, D, false);
+    else rowsGemm(pBase + off(t0 * S), off(S), gRows, gRowStride, sl, oRow, rowBytes, mr, D, false);
   }
 }
 
@@ -119,7 +170,7 @@ function forwardTile(b: i32, h: i32): void {
 export function attentionForwardPart(part: i32, parts: i32): void {
   loadShapeArgs();
   layoutScratch(myScratch());
-  scannedB = -1;
+  scanned = false;
   const tiles = gB * gH;
   const i1 = partStart(tiles, part + 1, parts);
   for (let i = partStart(tiles, part, parts); i < i1; i++) forwardTile(i / gH, i % gH);

@@ -1,7 +1,7 @@
 /**
  * What fused attention's forward and backward share: the arguments of the current call,
- * the per-thread scratch layout of one (batch, head) tile, and the packing of keys and
- * values into the layouts the micro-kernels read.
+ * the per-thread scratch layout of one (batch, head) tile, the packing of keys and values
+ * into the layouts the micro-kernels read, and small vector helpers.
  *
  * Arguments live in module globals, loaded from the control block at the start of each
  * chunk: every thread runs its own instance of this module, so globals are per thread,
@@ -9,13 +9,29 @@
  *
  * Scratch of one tile (Sp = S rounded up to 8, Tp = T rounded up to 4), all 16-byte aligned:
  *   lim   i32[Tp]     per query row: 1 + the last key it may attend (0: none)
- *   first i32[Sp]     per key: the first query row that attends it (T: none) — backward
- *   used  u8[Sp]      per key: attended by any row (unused keys are never read)
- *   panel f32[Sp·D]   keys (forward) or values (backward) as 8-key panels [Sp/8][D][8]
- *   rows  f32[Sp·D]   values (forward) or keys (backward) as rows [Sp][D], zero if unused
+ *   rmask i32[Tp]     per query row: its mask bytes when some key below lim is masked, else 0
+ *                     (forward: such rows take the masked softmax, the rest the dense one);
+ *                     backward: how far row t of dz (and p̃) may hold non-zeros from an
+ *                     earlier tile of this call (Sp at the start of a call)
+ *   first i32[Sp]     per key: the first query row whose lim passes it (T: none) — backward
+ *   bits  i32[Sp]     per key: the OR of the probs' bits over the rows — backward
+ *   used  u8[Sp]      per key: attended by any row (unused keys are read as zeros); in backward,
+ *                     every key below the largest lim until the dz passes have told which
+ *   zero  f32[D]      zeros: the row an unused key is packed from
+ *   rd    f32[4]      per-row constants of a block, read back with broadcast loads (kept in
+ *                     memory so that V8 cannot recompute them inside the loop that uses them)
+ *   panel f32[Sp·D]   keys (forward) or values (backward), times the scale, as 8-key panels
+ *                     [Sp/8][D][8]
+ *   rows  f32[Sp·D]   values (forward) or keys (backward) as rows [Sp][D], zero if unused —
+ *                     only when some key below the tile's largest lim is unused; otherwise
+ *                     the micro-kernels read those rows in place (gRows, gRowStride)
  *   sc    f32[4·Sp]   one block of 4 rows of scores / dP
- *   pt    f32[Tp·Sp]  p̃ = p·keep/(1−p_drop), the weights applied to the values
+ *   pt    f32[Tp·Sp]  p̃ = p·keep/(1−p_drop), the weights applied to the values (dropout only:
+ *                     without it p̃ is the saved probs, read in place)
  *   dz    f32[Tp·Sp]  gradient of the scores (backward)
+ *
+ * Leaves out: the loops over tiles and row blocks (attentionForward.ts, attentionBackward.ts)
+ * and the micro-kernels (attentionKernels.ts).
  */
 
 import { argF, argI, argP } from './threads';
@@ -71,8 +87,12 @@ export function loadShapeArgs(): void {
 
 // Scratch offsets of the current call (set by layoutScratch).
 export let sLim: usize = 0;
+export let sRmask: usize = 0;
 export let sFirst: usize = 0;
+export let sBits: usize = 0;
 export let sUsed: usize = 0;
+export let sZero: usize = 0;
+export let sRd: usize = 0;
 export let sPanel: usize = 0;
 export let sRows: usize = 0;
 export let sSc: usize = 0;
@@ -81,8 +101,19 @@ export let sDz: usize = 0;
 export let gSp: i32 = 0;
 export let gTp: i32 = 0;
 
+/** Largest lim of the tile's rows (set by the scans), and whether a key below it is unused. */
+export let gMaxLim: i32 = 0;
+export let gHoles: bool = false;
+/** Where the row operand of the tile (values forward, keys backward) is read: base and row stride in bytes. */
+export let gRows: usize = 0;
+export let gRowStride: usize = 0;
+
 @inline function align16(n: usize): usize {
   return (n + 15) & ~(<usize>15);
+}
+
+@inline function off(i: i32): usize {
+  return <usize>i << 2;
 }
 
 /** Bytes of one thread's attention scratch for these sizes. */
@@ -90,44 +121,108 @@ export function attentionScratchBytes(T: i32, S: i32, D: i32): usize {
   const Sp = <usize>((S + 7) & ~7);
   const Tp = <usize>((T + 3) & ~3);
   const d = <usize>D;
-  return 4 * Tp + 4 * Sp + align16(Sp) + 8 * Sp * d + 16 * Sp + 8 * Tp * Sp;
+  return 8 * Tp + 8 * Sp + align16(Sp) + align16(4 * d) + 16 + 8 * Sp * d + 16 * Sp + 8 * Tp * Sp;
 }
 
-/** Sets the scratch offsets for the current sizes, starting at `base`. */
+/** Sets the scratch offsets for the current sizes, starting at `base`, and clears the zero row. */
 export function layoutScratch(base: usize): void {
   gSp = (gS + 7) & ~7;
   gTp = (gT + 3) & ~3;
   const Sp = <usize>gSp;
   const Tp = <usize>gTp;
   sLim = base;
-  sFirst = sLim + 4 * Tp;
-  sUsed = sFirst + 4 * Sp;
-  sPanel = sUsed + align16(Sp);
+  sRmask = sLim + 4 * Tp;
+  sFirst = sRmask + 4 * Tp;
+  sBits = sFirst + 4 * Sp;
+  sUsed = sBits + 4 * Sp;
+  sZero = sUsed + align16(Sp);
+  sRd = sZero + align16(4 * <usize>gD);
+  sPanel = sRd + 16;
   sRows = sPanel + 4 * Sp * <usize>gD;
   sSc = sRows + 4 * Sp * <usize>gD;
   sPt = sSc + 16 * Sp;
   sDz = sPt + 4 * Tp * Sp;
+  zeroFloats(sZero, 0, gD);
+}
+
+/** f32 zeros on [from, to) of the row at p (vector stores, then a scalar tail). */
+@inline export function zeroFloats(p: usize, from: i32, to: i32): void {
+  let s = from;
+  const z = f32x4.splat(0);
+  for (; s + 4 <= to; s += 4) v128.store(p + off(s), z);
+  for (; s < to; s++) store<f32>(p + off(s), 0);
+}
+
+/** gHoles = some key below gMaxLim is unused (then rows must be packed, with zeros there). */
+export function findHoles(): void {
+  const n = gMaxLim;
+  let s = 0;
+  let all = true;
+  for (; s + 16 <= n; s += 16) if (!i8x16.all_true(v128.load(sUsed + <usize>s))) all = false;
+  for (; s < n; s++) if (load<u8>(sUsed + <usize>s) == 0) all = false;
+  gHoles = !all;
 }
 
 /**
- * Packs the D-wide head slices of rows s < S of `src` (row s at src + 4·s·C) into the
- * panel layout [Sp/8][D][8] and the row layout [Sp][D]; keys that are unused, and the
- * padding up to Sp, become zeros, so nothing at a masked position is ever read.
+ * Writes the transpose of the 4 × 4 block whose rows are r0..r3 (4 keys, 4 consecutive
+ * head dimensions each) as 4 rows of an 8-key panel starting at d (row stride 32 bytes).
  */
-export function packHead(src: usize, panelDst: usize, rowSrc: usize, rowDst: usize): void {
+@inline function transpose4(r0: v128, r1: v128, r2: v128, r3: v128, d: usize): void {
+  const a0 = i32x4.shuffle(r0, r1, 0, 4, 1, 5);
+  const a1 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
+  const a2 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
+  const a3 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
+  v128.store(d, i32x4.shuffle(a0, a2, 0, 1, 4, 5));
+  v128.store(d, i32x4.shuffle(a0, a2, 2, 3, 6, 7), 32);
+  v128.store(d, i32x4.shuffle(a1, a3, 0, 1, 4, 5), 64);
+  v128.store(d, i32x4.shuffle(a1, a3, 2, 3, 6, 7), 96);
+}
+
+/** Row of key s in `src` (row s at src + s·rowBytes), or the zero row when s is unused or padding. */
+@inline function keyRow(src: usize, s: i32, rowBytes: usize): usize {
+  return s < gS && load<u8>(sUsed + <usize>s) != 0 ? src + <usize>s * rowBytes : sZero;
+}
+
+/**
+ * Packs the D-wide head slices of keys s < ⌈gMaxLim⌉₈ of `src`, times `scale`, into the
+ * panel layout [Sp/8][D][8], four keys × four dimensions at a time (transposed in
+ * registers). Keys marked unused, and the padding, come from the zero row: nothing there is
+ * read. Panels past gMaxLim are never read.
+ */
+export function packPanel(src: usize, scale: f32): void {
   const D = gD;
-  const rowBytes = <usize>gC << 2;
-  for (let s = 0; s < gSp; s++) {
-    const pd = panelDst + (<usize>((s >> 3) * D * 8 + (s & 7)) << 2);
-    const rd = rowDst + (<usize>(s * D) << 2);
-    if (s < gS && load<u8>(sUsed + <usize>s) != 0) {
-      const ps = src + <usize>s * rowBytes;
-      for (let d = 0; d < D; d++) store<f32>(pd + (<usize>d << 5), load<f32>(ps + (<usize>d << 2)));
-      const rs = rowSrc + <usize>s * rowBytes;
-      for (let d = 0; d < D; d += 4) v128.store(rd + (<usize>d << 2), v128.load(rs + (<usize>d << 2)));
-    } else {
-      for (let d = 0; d < D; d++) store<f32>(pd + (<usize>d << 5), 0);
-      for (let d = 0; d < D; d += 4) v128.store(rd + (<usize>d << 2), f32x4.splat(0));
+  const rowBytes = off(gC);
+  const sv = f32x4.splat(scale);
+  const end = min(gSp, (gMaxLim + 7) & ~7);
+  for (let s0 = 0; s0 < end; s0 += 4) {
+    const k0 = keyRow(src, s0, rowBytes), k1 = keyRow(src, s0 + 1, rowBytes);
+    const k2 = keyRow(src, s0 + 2, rowBytes), k3 = keyRow(src, s0 + 3, rowBytes);
+    const dst = sPanel + off((s0 >> 3) * D * 8 + (s0 & 4));
+    for (let d = 0; d < D; d += 4) {
+      const x0 = f32x4.mul(v128.load(k0 + off(d)), sv), x1 = f32x4.mul(v128.load(k1 + off(d)), sv);
+      const x2 = f32x4.mul(v128.load(k2 + off(d)), sv), x3 = f32x4.mul(v128.load(k3 + off(d)), sv);
+      transpose4(x0, x1, x2, x3, dst + off(d * 8));
     }
   }
+}
+
+/**
+ * Sets gRows/gRowStride to the head slice of `src` read in place when no key below gMaxLim
+ * is unused; otherwise packs keys s < gMaxLim into rows [Sp][D] (unused ones as zeros).
+ */
+export function placeRows(src: usize): void {
+  const rowBytes = off(gC);
+  if (!gHoles) {
+    gRows = src;
+    gRowStride = rowBytes;
+    return;
+  }
+  const D = gD;
+  for (let s = 0; s < gMaxLim; s++) {
+    const rs = keyRow(src, s, rowBytes);
+    const rd = sRows + off(s * D);
+    for (let d = 0; d < D; d += 4) v128.store(rd + off(d), v128.load(rs + off(d)));
+  }
+  gRows = sRows;
+  gRowStride = off(D);
 }

@@ -72,6 +72,89 @@ for (const [label, fma] of WASM_BUILDS) {
       compare({ ...compactDims(B, T, S, H, D), kvBatchStride: 0 }, null, null, 0, 52, undefined, S * C);
     });
 
+    // The paths the kernels pick by mask shape (assembly/attention*.ts): a row whose keys
+    // below its last allowed one are all allowed takes the dense softmax, any other the
+    // masked one; a key no row attends below one that some row does (a "hole", e.g. left
+    // padding) makes both directions copy k and v with zeros there, and backward redo dz.
+    /** Left padding (keys < pad[b] never attended) ∧ causal, and key 7 masked in even rows. */
+    function holeyMask(pad: readonly number[], T: number): MaskView {
+      const data = new Uint8Array(pad.length * T * T);
+      pad.forEach((p, b) => {
+        for (let t = 0; t < T; t++) for (let s = p; s <= t; s++) data[(b * T + t) * T + s] = s === 7 && t % 2 === 0 ? 0 : 1;
+      });
+      return { data, batchStride: T * T, rowStride: T };
+    }
+
+    it('matches the reference with masked keys inside rows and keys no row attends below attended ones', () => {
+      const [B, T, H, D] = [3, 10, 2, 8];
+      const keep = new Uint8Array(B * H * T * T);
+      drawKeepMask(keep, keep.length, 0.2, new Rng(8));
+      compare(compactDims(B, T, T, H, D), holeyMask([2, 0, 5], T), null, 0, 91);
+      compare(compactDims(B, T, T, H, D), holeyMask([2, 0, 5], T), keep, 0.2, 92);
+    });
+
+    it('matches the reference when consecutive tiles attend different numbers of keys', () => {
+      // Scratch rows one tile filled further than the next one does must not leak into it.
+      const [B, T, H, D] = [4, 12, 2, 16];
+      const lens = [12, 3, 12, 1];
+      const keep = new Uint8Array(B * H * T * T);
+      drawKeepMask(keep, keep.length, 0.3, new Rng(9));
+      compare(compactDims(B, T, T, H, D), paddingMask(lens, T), null, 0, 93);
+      compare(compactDims(B, T, T, H, D), combinedMask(lens, T), null, 0, 94);
+      compare(compactDims(B, T, T, H, D), paddingMask(lens, T), keep, 0.3, 95);
+    });
+
+    it('matches the reference with whole 4-row blocks over S not a multiple of 4', () => {
+      const [B, T, S, H, D] = [2, 8, 10, 2, 16];
+      const keep = new Uint8Array(B * H * T * S);
+      drawKeepMask(keep, keep.length, 0.25, new Rng(10));
+      compare(compactDims(B, T, S, H, D), null, null, 0, 96);
+      compare(compactDims(B, T, S, H, D), paddingMask([10, 6], S), keep, 0.25, 97);
+    });
+
+    it('gives a row whose every allowed score is −∞ zero probabilities and output, as the reference does', () => {
+      const [B, T, H, D] = [1, 8, 1, 4];
+      const rng = new Rng(98);
+      const q = randn(rng, B * T * D), k = randn(rng, B * T * D).map((x) => Math.abs(x) + 0.5), v = randn(rng, B * T * D);
+      q.fill(0, 5 * D, 6 * D);
+      q[5 * D] = -Infinity; // row 5 (inside a full 4-row block): −∞ against every key
+      const dims = compactDims(B, T, T, H, D);
+      const got = runAttention(wasm, q, k, v, dims, causalMask(T), null, 0, null);
+      const want = runAttention(ref, q, k, v, dims, causalMask(T), null, 0, null);
+      for (let s = 0; s < T; s++) expect(got.probs[5 * T + s]).toBe(0);
+      expectClose(got.probs, want.probs, TOL, 'probs');
+      expectClose(got.out, want.out, TOL, 'out');
+    });
+
+    it('never reads keys no row attends below attended ones: NaN there changes nothing, and they get no gradient', () => {
+      const [B, T, H, D] = [3, 10, 2, 8];
+      const pad = [2, 0, 5];
+      const C = H * D;
+      const dims = compactDims(B, T, T, H, D);
+      const mask = holeyMask(pad, T);
+      const rng = new Rng(99);
+      const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C), dout = randn(rng, B * T * C);
+      const base = runAttention(wasm, q, k, v, dims, mask, null, 0, dout);
+      const k2 = Float64Array.from(k), v2 = Float64Array.from(v);
+      pad.forEach((p, b) => {
+        for (let s = 0; s < p; s++) for (let c = 0; c < C; c++) k2[(b * T + s) * C + c] = v2[(b * T + s) * C + c] = NaN;
+      });
+      const changed = runAttention(wasm, q, k2, v2, dims, mask, null, 0, dout);
+      expect(Array.from(changed.out)).toEqual(Array.from(base.out));
+      expect(Array.from(changed.probs)).toEqual(Array.from(base.probs));
+      expect(Array.from(changed.dq)).toEqual(Array.from(base.dq));
+      expect(Array.from(changed.dk)).toEqual(Array.from(base.dk));
+      expect(Array.from(changed.dv)).toEqual(Array.from(base.dv));
+      pad.forEach((p, b) => {
+        for (let s = 0; s < p; s++) {
+          for (let c = 0; c < C; c++) {
+            expect(changed.dk[(b * T + s) * C + c]).toBe(0);
+            expect(changed.dv[(b * T + s) * C + c]).toBe(0);
+          }
+        }
+      });
+    });
+
     it('never reads padded keys: NaN there changes nothing, and they get no gradient', () => {
       const [B, T, H, D] = [2, 6, 2, 8];
       const C = H * D;
