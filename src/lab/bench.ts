@@ -152,19 +152,21 @@ async function measureConfig(name: BenchConfigName, threads: readonly number[], 
   return { result: { train, decode }, backend: backendName };
 }
 
-/** Our matmul GFLOP/s at each size and thread count. */
+/** Our matmul GFLOP/s at each size and thread count, the thread counts taking turns (see measureMatmul). */
 async function measureOurMatmul(threads: readonly number[], sizes: readonly number[], quick: boolean, log: (s: string) => void): Promise<Record<string, Record<string, Stats>>> {
   const matmul: Record<string, Record<string, Stats>> = {};
-  for (const t of threads) {
-    const backend = await backendWith(t);
-    try {
-      matmul[t] = {};
-      for (const n of sizes) matmul[t]![n] = measureMatmul(backend, n, quick ? 0.15 : 0.6, now);
-    } finally {
-      release(backend);
+  const backends: Backend[] = [];
+  try {
+    for (const t of threads) backends.push(await backendWith(t));
+    for (const t of threads) matmul[t] = {};
+    for (const n of sizes) {
+      const stats = measureMatmul(backends, n, quick ? 0.15 : 0.6, now);
+      threads.forEach((t, i) => (matmul[t]![n] = stats[i] as Stats));
     }
-    log(`ours matmul ${t} thread(s): ${sizes.map((n) => `${n}: ${matmul[t]![n]!.median.toFixed(1)}`).join(', ')} GFLOP/s`);
+  } finally {
+    backends.forEach(release);
   }
+  for (const t of threads) log(`ours matmul ${t} thread(s): ${sizes.map((n) => `${n}: ${matmul[t]![n]!.median.toFixed(1)}`).join(', ')} GFLOP/s`);
   return matmul;
 }
 

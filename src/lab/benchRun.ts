@@ -78,27 +78,39 @@ export function measureDecode(trainer: Trainer, cfg: BenchConfig, backend: Backe
   return summarize(perToken);
 }
 
-/** GFLOP/s of C = A·B (n × n, float32) per timed batch of calls over about `seconds`. */
-export function measureMatmul(backend: Backend, n: number, seconds: number, now: () => number): Stats {
-  const a = backend.alloc(n * n);
-  const b = backend.alloc(n * n);
-  const c = backend.alloc(n * n);
+/**
+ * GFLOP/s of C = A·B (n × n, float32) on each backend (e.g. 1 and 2 threads), per timed
+ * batch of calls over about `seconds` in all. The backends take turns batch by batch, so a
+ * drift in the machine's speed (shared hosts drift by 2× over minutes) hits them alike and
+ * their ratio — the thread scaling — is measured side by side.
+ */
+export function measureMatmul(backends: readonly Backend[], n: number, seconds: number, now: () => number): Stats[] {
   const rng = new Rng(5);
-  for (let i = 0; i < n * n; i++) {
-    a[i] = rng.next() - 0.5;
-    b[i] = rng.next() - 0.5;
-  }
+  const operands = backends.map((backend) => {
+    const a = backend.alloc(n * n);
+    const b = backend.alloc(n * n);
+    const c = backend.alloc(n * n);
+    for (let i = 0; i < n * n; i++) {
+      a[i] = rng.next() - 0.5;
+      b[i] = rng.next() - 0.5;
+    }
+    return { backend, a, b, c };
+  });
   const flop = 2 * n * n * n;
   const reps = Math.max(1, Math.round(5e7 / flop));
   // Warm up for a while, not a count: every thread's instance must reach optimized code.
-  const warm = now() + Math.min(300, seconds * 500);
-  for (let w = 0; w < 3 || now() < warm; w++) backend.matmul(c, a, b, n, n, n, false, false, false);
-  const rates: number[] = [];
-  const deadline = now() + seconds * 1000;
-  while (rates.length < 5 || (now() < deadline && rates.length < 200)) {
-    const t0 = now();
-    for (let r = 0; r < reps; r++) backend.matmul(c, a, b, n, n, n, false, false, false);
-    rates.push((flop * reps) / ((now() - t0) / 1000) / 1e9);
+  for (const { backend, a, b, c } of operands) {
+    const warm = now() + Math.min(300, seconds * 500);
+    for (let w = 0; w < 3 || now() < warm; w++) backend.matmul(c, a, b, n, n, n, false, false, false);
   }
-  return summarize(rates);
+  const rates: number[][] = operands.map(() => []);
+  const deadline = now() + seconds * 1000 * operands.length;
+  while ((rates[0] as number[]).length < 5 || (now() < deadline && (rates[0] as number[]).length < 200)) {
+    operands.forEach(({ backend, a, b, c }, i) => {
+      const t0 = now();
+      for (let r = 0; r < reps; r++) backend.matmul(c, a, b, n, n, n, false, false, false);
+      (rates[i] as number[]).push((flop * reps) / ((now() - t0) / 1000) / 1e9);
+    });
+  }
+  return rates.map(summarize);
 }

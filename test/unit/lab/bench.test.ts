@@ -94,6 +94,8 @@ describe('bench report', () => {
     expect(text).toContain('1.50×'); // 60000 / 40000 at 2 threads
     expect(text).toContain('0.60×'); // 30000 / 50000 at 1 thread
     expect(text).toContain('6.25×'); // decode: PyTorch 0.5 ms / ours 0.08 ms
+    expect(text).toContain('ours 2t/1t');
+    expect(text).toMatch(/64 .*1\.83×\s*$/m); // matmul thread scaling: 55 / 30
     expect(text).toContain('p99 12.5 ms');
     expect(text).toContain('TensorFlow.js: not compared — not installed');
     expect(text).toContain('2.50 after — other processes were using the cores');
