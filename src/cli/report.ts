@@ -11,6 +11,7 @@
  * instead: the page has no model) and serving (there is nothing to serve).
  */
 
+import { encodeArraysForJson } from '../wireEncode';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -38,19 +39,6 @@ export function spread<T>(items: readonly T[], n: number): T[] {
   if (items.length <= n) return [...items];
   if (n <= 1) return items.slice(-1);
   return Array.from({ length: n }, (_, i) => items[Math.round((i * (items.length - 1)) / (n - 1))] as T);
-}
-
-/** JSON with every Float32Array / Uint8Array as {"$f32"|"$u8": base64 of its bytes} (little-endian). */
-export function encodeArraysForJson(value: unknown): unknown {
-  if (value instanceof Float32Array || value instanceof Uint8Array) {
-    const b64 = Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
-    return value instanceof Float32Array ? { $f32: b64 } : { $u8: b64 };
-  }
-  if (Array.isArray(value)) return value.map(encodeArraysForJson);
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, encodeArraysForJson(v)]));
-  }
-  return value;
 }
 
 /** JSON safe inside a <script> element: `<` escaped, so no `</script>` or `<!--` can appear. */

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, encodeArraysForJson, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
+import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
+import { encodeArraysForJson } from '../../../src/wireEncode';
 import type { RunState } from '../../../src/protocol';
 import { validateHostToWebview } from '../../../src/protocol';
 import { decodeArrays } from '../../../webview/wireCodec';
