@@ -5,24 +5,17 @@
 // The wasm kernels are built first by the prebench script.
 
 import { build } from 'esbuild';
+import { hasTfjs, metaUrlBanner, nodeBundle } from './esbuildCommon.mjs';
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = join(root, '.tmp/bench');
-const require = createRequire(join(root, 'package.json'));
-let tfjs = true;
-try {
-  require.resolve('@tensorflow/tfjs-core');
-  require.resolve('@tensorflow/tfjs-backend-wasm');
-} catch {
-  tfjs = false;
-}
+const tfjs = hasTfjs();
 const entryPoints = { bench: join(root, 'src/lab/benchMain.ts'), benchWorker: join(root, 'src/lab/benchWorker.ts') };
 if (tfjs) entryPoints.benchTfjs = join(root, 'src/lab/benchTfjsMain.ts');
-await build({ entryPoints, outdir, bundle: true, platform: 'node', target: 'node20', format: 'cjs', logLevel: 'warning' });
+await build({ ...nodeBundle, sourcemap: false, banner: { js: metaUrlBanner }, entryPoints, outdir });
 
 const args = [join(outdir, 'bench.js'), '--worker', join(outdir, 'benchWorker.js')];
 if (tfjs) args.push('--tfjs', join(outdir, 'benchTfjs.js'));

@@ -5,21 +5,10 @@
 // (dist/worker.js, the training worker, comes from scripts/build.mjs.) Fails if the
 // activation bundle pulls in src/engine, so activation stays fast. Run directly or import.
 import { build } from 'esbuild';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { metaUrlBanner as metaUrl, nodeBundle } from './esbuildCommon.mjs';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
-const common = {
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'cjs',
-  sourcemap: true,
-  logLevel: 'warning',
-  external: ['vscode'],
-  define: { VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__importMetaUrl' },
-};
-const metaUrl = "const __importMetaUrl = require('url').pathToFileURL(__filename).href;";
+const common = { ...nodeBundle, external: ['vscode'] };
 
 /** Builds the three extension bundles; returns the activation bundle's inputs. */
 export async function buildExtension() {

@@ -19,7 +19,7 @@
  * Leaves out: blocks narrower than the kernels (gemmRows and the 1-row kernels take them).
  */
 
-import { gemmRows, mk1x4, mk1x8, mk4x4 } from './microKernels';
+import { gemmRows, mk1x4, mk1x8, mk4x4, store4x8 } from './microKernels';
 import { fmadd } from './vmath';
 
 /** C[0..4, 0..8) = Σ_k A[r,k]·P[k,0..8) for a panel P ([K][8], 32-byte rows). */
@@ -128,30 +128,6 @@ import { fmadd } from './vmath';
     b += bs;
   }
   store4x8(c, ldc, true, c00, c01, c10, c11, c20, c21, c30, c31);
-}
-
-/** Writes (or, with add, adds to C) the 4 × 8 accumulators. */
-@inline function store4x8(
-  c: usize, ldc: usize, add: bool, c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128,
-): void {
-  if (add) {
-    c00 = f32x4.add(c00, v128.load(c));
-    c01 = f32x4.add(c01, v128.load(c, 16));
-    c10 = f32x4.add(c10, v128.load(c + ldc));
-    c11 = f32x4.add(c11, v128.load(c + ldc, 16));
-    c20 = f32x4.add(c20, v128.load(c + 2 * ldc));
-    c21 = f32x4.add(c21, v128.load(c + 2 * ldc, 16));
-    c30 = f32x4.add(c30, v128.load(c + 3 * ldc));
-    c31 = f32x4.add(c31, v128.load(c + 3 * ldc, 16));
-  }
-  v128.store(c, c00);
-  v128.store(c, c01, 16);
-  v128.store(c + ldc, c10);
-  v128.store(c + ldc, c11, 16);
-  v128.store(c + 2 * ldc, c20);
-  v128.store(c + 2 * ldc, c21, 16);
-  v128.store(c + 3 * ldc, c30);
-  v128.store(c + 3 * ldc, c31, 16);
 }
 
 /**

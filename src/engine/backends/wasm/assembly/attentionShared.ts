@@ -34,6 +34,7 @@
  * and the micro-kernels (attentionKernels.ts).
  */
 
+import { transpose4 } from './microKernels';
 import { argF, argI, argP } from './threads';
 
 export let gOut: usize = 0; // out (forward) or dq (backward)
@@ -161,21 +162,6 @@ export function findHoles(): void {
   for (; s + 16 <= n; s += 16) if (!i8x16.all_true(v128.load(sUsed + <usize>s))) all = false;
   for (; s < n; s++) if (load<u8>(sUsed + <usize>s) == 0) all = false;
   gHoles = !all;
-}
-
-/**
- * Writes the transpose of the 4 × 4 block whose rows are r0..r3 (4 keys, 4 consecutive
- * head dimensions each) as 4 rows of an 8-key panel starting at d (row stride 32 bytes).
- */
-@inline function transpose4(r0: v128, r1: v128, r2: v128, r3: v128, d: usize): void {
-  const a0 = i32x4.shuffle(r0, r1, 0, 4, 1, 5);
-  const a1 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
-  const a2 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
-  const a3 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
-  v128.store(d, i32x4.shuffle(a0, a2, 0, 1, 4, 5));
-  v128.store(d, i32x4.shuffle(a0, a2, 2, 3, 6, 7), 32);
-  v128.store(d, i32x4.shuffle(a1, a3, 0, 1, 4, 5), 64);
-  v128.store(d, i32x4.shuffle(a1, a3, 2, 3, 6, 7), 96);
 }
 
 /** Row of key s in `src` (row s at src + s·rowBytes), or the zero row when s is unused or padding. */

@@ -21,7 +21,7 @@
  * as in the reference).
  */
 
-import { mk1x8, mk4x8 } from './microKernels';
+import { mk1x8, mk4x8, transpose4 } from './microKernels';
 import { smallM } from './matmulSmall';
 import { myScratch, partStart } from './threads';
 
@@ -97,21 +97,6 @@ function packB(bp: usize, b: usize, transB: bool, N: i32, K: i32, pc: i32, kc: i
       }
     }
   }
-}
-
-/**
- * Writes the transpose of the 4 × 4 block whose rows are r0..r3 (4 consecutive k of four
- * columns) as 4 rows of a [k][8] panel starting at d (row stride 32 bytes).
- */
-@inline function transpose4(r0: v128, r1: v128, r2: v128, r3: v128, d: usize): void {
-  const a0 = i32x4.shuffle(r0, r1, 0, 4, 1, 5);
-  const a1 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
-  const a2 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
-  const a3 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
-  v128.store(d, i32x4.shuffle(a0, a2, 0, 1, 4, 5));
-  v128.store(d, i32x4.shuffle(a0, a2, 2, 3, 6, 7), 32);
-  v128.store(d, i32x4.shuffle(a1, a3, 0, 1, 4, 5), 64);
-  v128.store(d, i32x4.shuffle(a1, a3, 2, 3, 6, 7), 96);
 }
 
 /** Copies mr ≤ 4 adjacent columns of A (stored [K, M]) over kc steps of `ks` bytes into [kc][4], zero-padded. */

@@ -18,8 +18,11 @@
  * over k in order, so the result does not depend on how rows and columns were split
  * between threads or blocks.
  *
+ * Also here, shared by the kernels that pack operands for these: the 4 × 8 block's store
+ * (store4x8) and the 4 × 4 register transpose (transpose4).
+ *
  * Leaves out: edges narrower than the block (callers use the 1-row kernels, or compute
- * into a scratch block and copy the valid part), and packing.
+ * into a scratch block and copy the valid part), and the packing loops themselves.
  */
 
 import { fmadd } from './vmath';
@@ -51,6 +54,13 @@ import { fmadd } from './vmath';
     a2 += ks;
     a3 += ks;
   }
+  store4x8(c, ldc, add, c00, c01, c10, c11, c20, c21, c30, c31);
+}
+
+/** Writes (or, with add, adds to C) the 4 × 8 accumulators. */
+@inline export function store4x8(
+  c: usize, ldc: usize, add: bool, c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128,
+): void {
   if (add) {
     c00 = f32x4.add(c00, v128.load(c));
     c01 = f32x4.add(c01, v128.load(c, 16));
@@ -160,4 +170,21 @@ export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K:
       if (j < cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
     }
   }
+}
+
+/**
+ * Writes the transpose of the 4 × 4 block whose rows are r0..r3 as 4 rows of an 8-wide
+ * panel starting at d (row stride 32 bytes): matmul.ts packs Bᵀ with it (rows: 4
+ * consecutive k of four columns), attention packs keys and values (rows: 4 head dimensions
+ * of four keys).
+ */
+@inline export function transpose4(r0: v128, r1: v128, r2: v128, r3: v128, d: usize): void {
+  const a0 = i32x4.shuffle(r0, r1, 0, 4, 1, 5);
+  const a1 = i32x4.shuffle(r0, r1, 2, 6, 3, 7);
+  const a2 = i32x4.shuffle(r2, r3, 0, 4, 1, 5);
+  const a3 = i32x4.shuffle(r2, r3, 2, 6, 3, 7);
+  v128.store(d, i32x4.shuffle(a0, a2, 0, 1, 4, 5));
+  v128.store(d, i32x4.shuffle(a0, a2, 2, 3, 6, 7), 32);
+  v128.store(d, i32x4.shuffle(a1, a3, 0, 1, 4, 5), 64);
+  v128.store(d, i32x4.shuffle(a1, a3, 2, 3, 6, 7), 96);
 }

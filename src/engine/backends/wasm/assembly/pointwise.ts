@@ -13,7 +13,7 @@
  * Leaves out: validation (token ids are checked on the TypeScript side before the call).
  */
 
-import { halfGauss, K_INV_SQRT_2PI, kc, keepLanes, phiv, rangeLo } from './vmath';
+import { halfGauss, iota, K_INV_SQRT_2PI, kc, kci, keepLanes, KI_FOUR, KI_LOWBIAS_M1, KI_LOWBIAS_M2, phiv, rangeLo } from './vmath';
 import { partStart } from './threads';
 
 
@@ -111,13 +111,6 @@ export function geluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x:
   }
 }
 
-/**
- * The mask's integer constants, loaded once per chunk (a load is opaque to binaryen and V8,
- * so the loop keeps them in registers instead of rebuilding each splat per use; see vmath.ts
- * kc): lane offsets 0..3, the lane step 4, and lowbias32's two multipliers.
- */
-const MASK_K: usize = memory.data<u32>([0, 1, 2, 3, 4, 0x7feb352d, 0x846ca68b]);
-
 /** lowbias32 (Wellons 2018) of one word; the reference's lowbias32 in ops/dropout.ts. */
 @inline function lowbias32(x: u32): u32 {
   x ^= x >> 16;
@@ -151,13 +144,14 @@ const MASK_K: usize = memory.data<u32>([0, 1, 2, 3, 4, 0x7feb352d, 0x846ca68b]);
 export function dropoutMaskPart(part: i32, parts: i32, keep: usize, n: i32, threshold: u32, key0: u32, key1: u32): void {
   let i = rangeLo(n, part, parts);
   const hi = rangeLo(n, part + 1, parts);
-  const four = v128.load32_splat(MASK_K + 16);
-  const m1 = v128.load32_splat(MASK_K + 20);
-  const m2 = v128.load32_splat(MASK_K + 24);
+  // Loaded once per chunk, kept in registers (see vmath.ts KI).
+  const four = kci(KI_FOUR);
+  const m1 = kci(KI_LOWBIAS_M1);
+  const m2 = kci(KI_LOWBIAS_M2);
   const k0 = i32x4.splat(key0);
   const k1 = i32x4.splat(key1);
   const thr = i32x4.splat(threshold);
-  let idx = i32x4.add(v128.load(MASK_K), i32x4.splat(i)); // i, i+1, i+2, i+3
+  let idx = i32x4.add(iota(), i32x4.splat(i)); // i, i+1, i+2, i+3
   for (; i + 16 <= hi; i += 16) {
     const c0 = keepCompare(idx, k0, k1, m1, m2, thr);
     idx = i32x4.add(idx, four);

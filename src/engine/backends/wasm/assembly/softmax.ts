@@ -13,7 +13,7 @@
  */
 
 import { partStart } from './threads';
-import { byteLanes, expv, exps, hmax, hsum, K_NEG_INF, kc } from './vmath';
+import { byteLanes, exps, expv, hmax, hsum, iota, K_NEG_INF, kc } from './vmath';
 
 @inline function off(i: i32): usize {
   return <usize>i << 2;
@@ -79,9 +79,6 @@ export function maskedSoftmaxRow(x: usize, y: usize, n: i32, lim: i32, m: usize,
   for (; s < to; s++) store<f32>(y + off(s), 0);
 }
 
-/** Lanes 0, 1, 2, 3 as i32, for lane masks of a partial vector. */
-const IOTA: usize = memory.data<i32>([0, 1, 2, 3]);
-
 /**
  * y[0..n) = softmax of x[0..lim) (already scaled), zeros from lim on, for a row whose
  * entries below lim are all allowed (0 < lim ≤ n). x is scratch readable up to lim rounded
@@ -146,7 +143,7 @@ export function denseSoftmax4(x: usize, xs: usize, y: usize, ys: usize, n: i32, 
 
 /** i32 lanes s, s + 1, s + 2, s + 3. */
 @inline function laneIndex(s: i32): v128 {
-  return i32x4.add(v128.load(IOTA), i32x4.splat(s));
+  return i32x4.add(iota(), i32x4.splat(s));
 }
 
 /** mx lane-wise raised by x, except at lanes whose index (si) is at or past lim. */

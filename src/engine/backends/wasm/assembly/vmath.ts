@@ -82,6 +82,25 @@ export const K_NEG_INF = 21;
   return v128.load32_splat(KT + (<usize>i << 2));
 }
 
+/**
+ * Integer constants of the hot loops, in memory for the same reason as KT: lanes 0..3
+ * (`iota`), the lane step 4, and lowbias32's two multipliers (the dropout-mask hash).
+ */
+const KI: usize = memory.data<u32>([0, 1, 2, 3, 4, 0x7feb352d, 0x846ca68b]);
+export const KI_FOUR = 4;
+export const KI_LOWBIAS_M1 = 5;
+export const KI_LOWBIAS_M2 = 6;
+
+/** Integer constant `i` of KI in all four lanes (one broadcast load). */
+@inline export function kci(i: i32): v128 {
+  return v128.load32_splat(KI + (<usize>i << 2));
+}
+
+/** Lanes 0, 1, 2, 3 as i32 (one load). */
+@inline export function iota(): v128 {
+  return v128.load(KI);
+}
+
 /** e^x per lane (see file header). */
 @inline export function expv(x: v128): v128 {
   const xc = f32x4.pmin(f32x4.pmax(x, kc(K_EXP_LO)), kc(K_EXP_HI));
