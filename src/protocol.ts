@@ -27,7 +27,17 @@ export interface ErrorData {
 /** Where training data comes from. */
 export type DataSpec =
   | { readonly kind: 'task'; readonly task: TaskName }
-  | { readonly kind: 'documents'; readonly files: readonly string[]; readonly root: string }
+  | {
+      readonly kind: 'documents';
+      readonly files: readonly string[];
+      readonly root: string;
+      /** Largest file read, in bytes (absent in runs made before limits were settings: the defaults then). */
+      readonly maxFileBytes?: number;
+      /** Largest total read, in bytes. */
+      readonly maxTotalBytes?: number;
+      /** Skip lockfiles, vendored folders, minified and generated files (default true). */
+      readonly skipGenerated?: boolean;
+    }
   | { readonly kind: 'pairs'; readonly source: string; readonly target: string | null };
 
 /** The built-in generated tasks. */
@@ -66,17 +76,34 @@ export interface TrainSpec {
 /** One file left out of a corpus, and why. */
 export interface SkippedFile {
   readonly path: string;
-  readonly reason: 'binary' | 'not-utf8' | 'too-large' | 'empty' | 'unreadable' | 'ignored';
+  readonly reason: SkipReason;
+  /** The file's size in bytes, where it matters (too large, past the total). */
+  readonly bytes?: number;
 }
+
+/** Why a file was left out of a corpus. */
+export type SkipReason =
+  | 'binary' | 'not-utf8' | 'too-large' | 'over-total' | 'empty' | 'unreadable' | 'ignored'
+  | 'lockfile' | 'vendored' | 'minified' | 'generated';
+
+/** Every skip reason, in the order people read them. */
+export const SKIP_REASONS: readonly SkipReason[] = [
+  'binary', 'not-utf8', 'too-large', 'over-total', 'empty', 'unreadable', 'ignored', 'lockfile', 'vendored', 'minified', 'generated',
+];
 
 /** Each skip reason, for people. */
 export const SKIP_REASON_TEXT: { readonly [R in SkippedFile['reason']]: string } = {
   binary: 'binary',
   'not-utf8': 'not UTF-8',
   'too-large': 'too large',
+  'over-total': 'past the total size limit',
   empty: 'empty',
   unreadable: 'unreadable',
   ignored: 'ignored by .gitignore',
+  lockfile: 'lockfile',
+  vendored: 'in a vendored or build folder',
+  minified: 'minified',
+  generated: 'generated',
 };
 
 /** "2 binary, 1 ignored by .gitignore": skipped files counted by reason. */
@@ -86,6 +113,13 @@ export function summarizeSkipped(skipped: readonly SkippedFile[]): string {
   return [...counts].map(([reason, n]) => `${n} ${SKIP_REASON_TEXT[reason]}`).join(', ');
 }
 
+/**
+ * How validation was held out: whole documents, the last 10% of each document's text (few
+ * documents), a seeded share of pairs, generated pairs of a task — or nothing, when the data
+ * is too small to hold any out (the "validation" curve is then the training loss, and says so).
+ */
+export type ValidationKind = 'documents' | 'tail' | 'pairs' | 'task' | 'none';
+
 /** What a run is training on, for people. */
 export interface DataSummary {
   readonly description: string;
@@ -94,6 +128,20 @@ export interface DataSummary {
   readonly trainTokens: number;
   readonly valTokens: number;
   readonly skipped: readonly SkippedFile[];
+  /** How validation was held out, and a line saying so (absent in runs made before it was recorded). */
+  readonly validation?: { readonly kind: ValidationKind; readonly text: string };
+  /** Up to three short beginnings of held-out text, for samples and prompts. */
+  readonly prompts?: readonly string[];
+}
+
+/** Progress of the work before the first step (reading, tokenizer training, encoding). */
+export interface PrepareProgress {
+  readonly phase: 'read' | 'tokenizer' | 'encode';
+  /** Bytes of text done and in all (0 in all while unknown). */
+  readonly done: number;
+  readonly total: number;
+  /** For people: "Encoding input.txt (char)". */
+  readonly message: string;
 }
 
 /** Attention probabilities of one layer for the probe sample: [heads, rows, cols]. */
@@ -172,6 +220,7 @@ export type HostToWorker =
 export type WorkerToHost =
   | { readonly type: 'worker/ready' }
   | { readonly type: 'train/didLog'; readonly level: 'info' | 'warn'; readonly message: string }
+  | ({ readonly type: 'train/didProgress' } & PrepareProgress)
   | { readonly type: 'train/didStart'; readonly runDir: string; readonly startStep: number; readonly totalSteps: number; readonly model: ModelInfo; readonly data: DataSummary }
   | ({ readonly type: 'train/didStep' } & StepMetrics)
   | ({ readonly type: 'train/didEval' } & EvalMetrics)
@@ -351,6 +400,9 @@ const bool: Check = (v, p) => {
 const nullable = (c: Check): Check => (v, p) => {
   if (v !== null) c(v, p);
 };
+const optional = (c: Check): Check => (v, p) => {
+  if (v !== undefined) c(v, p);
+};
 const oneOf = (...values: readonly string[]): Check => (v, p) => {
   if (typeof v !== 'string' || !values.includes(v)) fail(p, `one of ${values.join(', ')}`, v);
 };
@@ -389,7 +441,7 @@ const dataSpec: Check = (v, p) => {
   obj({ kind: oneOf('task', 'documents', 'pairs') })(v, p);
   const kind = (v as { kind: string }).kind;
   if (kind === 'task') obj({ task: oneOf(...TASK_NAMES) })(v, p);
-  else if (kind === 'documents') obj({ files: arrayOf(str), root: str })(v, p);
+  else if (kind === 'documents') obj({ files: arrayOf(str), root: str, maxFileBytes: optional(posInt), maxTotalBytes: optional(posInt), skipGenerated: optional(bool) })(v, p);
   else obj({ source: str, target: nullable(str) })(v, p);
 };
 const trainSpec = obj({
@@ -419,7 +471,9 @@ const snapshot = { step: nonNegInt, srcTokens: arrayOf(str), tgtTokens: arrayOf(
 const modelInfo = obj({ config: record(json), params: nonNegInt, paramsByModule: record(nonNegInt), memoryBytes: nonNegInt, flopsPerToken: num, backend: str });
 const dataSummary = obj({
   description: str, documents: nonNegInt, bytes: nonNegInt, trainTokens: nonNegInt, valTokens: nonNegInt,
-  skipped: arrayOf(obj({ path: str, reason: oneOf('binary', 'not-utf8', 'too-large', 'empty', 'unreadable', 'ignored') })),
+  skipped: arrayOf(obj({ path: str, reason: oneOf(...SKIP_REASONS), bytes: optional(nonNegInt) })),
+  validation: optional(obj({ kind: oneOf('documents', 'tail', 'pairs', 'task', 'none'), text: str })),
+  prompts: optional(arrayOf(str)),
 });
 
 const HOST_TO_WORKER: { readonly [K in HostToWorker['type']]: Record<string, Check> } = {
@@ -432,6 +486,7 @@ const HOST_TO_WORKER: { readonly [K in HostToWorker['type']]: Record<string, Che
 const WORKER_TO_HOST: { readonly [K in WorkerToHost['type']]: Record<string, Check> } = {
   'worker/ready': {},
   'train/didLog': { level: oneOf('info', 'warn'), message: str },
+  'train/didProgress': { phase: oneOf('read', 'tokenizer', 'encode'), done: nonNegInt, total: nonNegInt, message: str },
   'train/didStart': { runDir: str, startStep: nonNegInt, totalSteps: posInt, model: modelInfo, data: dataSummary },
   'train/didStep': stepMetrics,
   'train/didEval': evalMetrics,

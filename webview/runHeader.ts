@@ -61,6 +61,10 @@ export class RunHeader {
     const step = Math.max(s.step, run.steps.lastStep);
     const parts = [`${s.status}`, `step ${step} of ${s.totalSteps}`];
     if (s.bestValLoss !== null) parts.push(`best validation loss ${fmt(s.bestValLoss, 4)}`);
+    if (run.preparing && run.failure === null && s.status !== 'completed') {
+      const p = run.preparing;
+      parts.push(p.total > 0 ? `${p.message} · ${Math.floor((100 * p.done) / p.total)}%` : p.message);
+    }
     if (run.failure) parts.push(`failed: ${run.failure.message}`);
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
     this.status.textContent = parts.join(' · ');

@@ -9,7 +9,7 @@
  * anything about how the data is drawn.
  */
 
-import type { AttentionSnapshot, DashboardTab, DecodeOutput, DecodeParams, ErrorData, EvalMetrics, HostToWebview, RunState, RunSummary, WorkerToHost } from '../src/protocol';
+import type { AttentionSnapshot, DashboardTab, DecodeOutput, DecodeParams, ErrorData, EvalMetrics, HostToWebview, PrepareProgress, RunState, RunSummary, WorkerToHost } from '../src/protocol';
 import { StepColumns } from './stepColumns';
 
 /** One run as the dashboard holds it. */
@@ -23,6 +23,8 @@ export interface RunEntry {
   failure: ErrorData | null;
   /** The worker's last log line. */
   lastLog: { readonly level: 'info' | 'warn'; readonly message: string } | null;
+  /** What the worker is doing before the first step (reading, tokenizer, encoding); null once training. */
+  preparing: PrepareProgress | null;
   /** Bumped on every change, so views can skip redraws. */
   revision: number;
 }
@@ -63,7 +65,7 @@ function entryOf(state: RunState): { entry: RunEntry; skipped: number } {
     else skipped++;
   }
   const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => a.step - b.step);
-  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), snapshots: sortByStep(state.snapshots), failure: null, lastLog: null, revision: 0 };
+  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), snapshots: sortByStep(state.snapshots), failure: null, lastLog: null, preparing: null, revision: 0 };
   return { entry, skipped };
 }
 
@@ -181,12 +183,18 @@ export class DashboardStore {
       case 'train/didLog':
         r.lastLog = { level: ev.level, message: ev.message };
         return done(['status']);
+      case 'train/didProgress': {
+        const { type: _type, ...p } = ev;
+        r.preparing = p;
+        return done(['status']);
+      }
       case 'train/didStart': {
         // A resume restarts at its checkpoint: what was logged after it is gone.
         r.steps.truncateAfter(ev.startStep);
         r.evals = r.evals.filter((e) => e.step <= ev.startStep);
         r.snapshots = r.snapshots.filter((s) => s.step <= ev.startStep);
         r.failure = null;
+        r.preparing = null;
         r.summary = { ...r.summary, status: 'training', step: ev.startStep, totalSteps: ev.totalSteps, model: ev.model, data: ev.data };
         return done(['steps', 'evals', 'snapshots', 'status']);
       }

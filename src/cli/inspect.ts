@@ -17,7 +17,7 @@ import { BOS, EOS } from '../engine/tokenizers/special';
 import { evaluate } from '../lab/evaluate';
 import type { OpenRun } from '../lab/openRun';
 import { openRun } from '../lab/openRun';
-import { buildDataset, loadRunText, readTokenizer } from '../lab/prepare';
+import { buildDataset, loadRunData, readTokenizer } from '../lab/prepare';
 import { readRunJson } from '../lab/runFolder';
 import { windowLogprobs } from '../lab/score';
 import { UsageError, parseFlags } from './args';
@@ -43,8 +43,8 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   const runDir = runDirOf(f, ctx, 'eval');
   const run = readRunJson(runDir);
   const tok = readTokenizer(runDir);
-  const text = await loadRunText(run.spec);
-  const { dataset } = buildDataset(run.spec, text, tok, run.config.maxLen);
+  const data = await loadRunData(run.spec, tok, { need: 'validation' });
+  const { dataset } = buildDataset(run.spec, data, run.config.maxLen);
   const opened = openRun(runDir, createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), dataset.maxBatch);
   const r = evaluate(opened.model, dataset, tok, { maxPairs: f.int('max-pairs', 1000) });
   if (f.bool('json')) {

@@ -63,3 +63,33 @@ export class ProgressLine {
     this.drawn = false;
   }
 }
+
+/** Draws the work before the first step (reading, tokenizer, encoding): redrawn on a terminal, a line per phase and quarter otherwise. */
+export class PrepareLine {
+  private drawn = false;
+  private lastKey = '';
+
+  constructor(private readonly out: NodeJS.WriteStream) {}
+
+  update(p: { readonly phase: string; readonly done: number; readonly total: number; readonly message: string }): void {
+    const mb = (b: number): string => (b / 2 ** 20).toFixed(1);
+    const pct = p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0;
+    const text = p.total > 0 ? `${p.message}  ${mb(p.done)}/${mb(p.total)} MB  ${pct}%` : p.message;
+    if (this.out.isTTY) {
+      this.out.write(`\r\x1b[2K${text}`);
+      this.drawn = true;
+      return;
+    }
+    const key = `${p.phase}:${Math.floor(pct / 25)}`;
+    if (key !== this.lastKey) {
+      this.lastKey = key;
+      this.out.write(`${text}\n`);
+    }
+  }
+
+  /** Clears the line (before training's own progress takes over). */
+  end(): void {
+    if (this.drawn && this.out.isTTY) this.out.write('\r\x1b[2K');
+    this.drawn = false;
+  }
+}

@@ -1,7 +1,7 @@
 /**
  * A few decoded samples of a trained run, shown when training ends: for pairs, held-out
  * sources with the model's greedy output and whether it matches; for documents, a
- * continuation of the start of a held-out document.
+ * continuation of the beginning of held-out text (recorded in run.json when the run began).
  */
 
 import { greedyDecode } from '../engine/decode/greedy';
@@ -9,7 +9,7 @@ import { createStepper } from '../engine/models/stepper';
 import { EOS } from '../engine/tokenizers/special';
 import { translate } from '../lab/evaluate';
 import type { OpenRun } from '../lab/openRun';
-import { loadRunText } from '../lab/prepare';
+import { loadPairsText, loadRunData } from '../lab/prepare';
 
 /** One sample line. */
 export type Sample =
@@ -18,16 +18,22 @@ export type Sample =
 
 /** Up to `n` samples from the run's validation data. */
 export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
-  const text = await loadRunText(r.run.spec);
-  if (text.kind === 'pairs') {
+  const spec = r.run.spec;
+  if (spec.data.kind !== 'documents') {
+    const text = await loadPairsText(spec);
     return text.valPairs.slice(0, n).map((p) => {
       const output = translate(r.model, r.tok, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen));
       return { kind: 'pair', input: p.src, output, expected: p.tgt, ok: output === p.tgt };
     });
   }
-  const docs = (text.valDocs.length ? text.valDocs : text.trainDocs).slice(0, n);
-  return docs.map((d) => {
-    const input = Array.from(d).slice(0, 24).join('');
+  // Runs record a few beginnings of held-out text; older ones have them read again.
+  let prompts = r.run.data.prompts;
+  if (!prompts) {
+    const data = await loadRunData(spec, r.tok, { need: 'validation' });
+    prompts = data.kind === 'documents' ? data.docs.prompts : [];
+  }
+  return prompts.slice(0, n).map((p) => {
+    const input = Array.from(p).slice(0, 24).join('');
     const prompt = r.tok.encode(input, { bos: true }).slice(0, Math.max(1, r.model.config.maxLen - 1));
     const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: 1 });
     const out = greedyDecode(stepper, prompt, { maxTokens: Math.max(1, Math.min(80, r.model.config.maxLen - prompt.length)), eos: EOS });

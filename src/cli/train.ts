@@ -10,7 +10,7 @@ import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
 import type { TaskName, TrainSpec, WorkerToHost } from '../protocol';
 import { TASK_NAMES } from '../protocol';
-import { collectDocuments } from '../lab/corpus';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
 import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';
 import { openRun } from '../lab/openRun';
@@ -21,13 +21,18 @@ import { sampleRun } from './samples';
 import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
-import { ProgressLine } from './progress';
+import { PrepareLine, ProgressLine } from './progress';
 
 export const TRAIN_HELP = `attention-lab train [data] [options]
 
 Data (one of; default: --task reverse):
   --task NAME            generated task: ${TASK_NAMES.join(', ')} (no dropout or label smoothing unless --set)
-  --data GLOB…           documents (text files) → a decoder-only language model
+  --data GLOB…           documents (text files) → a decoder-only language model; validation is the
+                         last 10% of each file's text (few files) or whole held-out files (10 or more)
+  --max-file-mb N        largest file read, in MB (default ${DEFAULT_MAX_FILE_BYTES / 2 ** 20})
+  --max-total-mb N       largest total read, in MB (default ${DEFAULT_MAX_TOTAL_BYTES / 2 ** 20})
+  --all-files            also read lockfiles, minified/generated files and vendored folders
+                         (dist/, build/, vendor/, .venv/ …), which are skipped by default
   --pairs SRC TGT        parallel line files → an encoder-decoder
   --pairs FILE           a .tsv (src<TAB>tgt) or .jsonl ({"src","tgt"}) file
   --resume DIR           continue a run folder where its last checkpoint left off
@@ -50,6 +55,7 @@ const TRAIN_FLAGS = {
   'eval-every': { type: 'string' }, 'checkpoint-every': { type: 'string' }, 'snapshot-every': { type: 'string' },
   seed: { type: 'string' }, optimizer: { type: 'string' }, lr: { type: 'string' }, warmup: { type: 'string' },
   backend: { type: 'string' }, out: { type: 'string' }, until: { type: 'string' },
+  'max-file-mb': { type: 'string' }, 'max-total-mb': { type: 'string' }, 'all-files': { type: 'boolean' },
 } as const;
 
 /** Parses `--set key=value` flags. */
@@ -69,10 +75,17 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   if (sources.length > 1) throw new UsageError(`Use one data source, not ${sources.map((s) => `--${s}`).join(' and ')}.`);
   let data: TrainSpec['data'];
   let kind: TrainSpec['model']['kind'] = 'encoder-decoder';
+  const dataOnly = ['max-file-mb', 'max-total-mb', 'all-files'].filter((k) => f.has(k));
+  if (dataOnly.length && !f.has('data')) throw new UsageError(`${dataOnly.map((k) => `--${k}`).join(' and ')} go with --data (documents).`);
   if (f.has('data')) {
     const patterns = [...f.list('data'), ...f.positionals];
-    const corpus = await collectDocuments(patterns, { cwd });
-    data = { kind: 'documents', files: corpus.documents.map((d) => path.resolve(corpus.root, d.path)), root: corpus.root };
+    // Only the file list here: the worker reads, checks and tokenizes them with progress.
+    const listed = await listDocumentFiles(patterns, cwd);
+    const mb = (name: string, fallback: number): number => Math.round(f.num(name, fallback / 2 ** 20, 0.001, 2 ** 20) * 2 ** 20);
+    data = {
+      kind: 'documents', files: listed.files, root: listed.root,
+      maxFileBytes: mb('max-file-mb', DEFAULT_MAX_FILE_BYTES), maxTotalBytes: mb('max-total-mb', DEFAULT_MAX_TOTAL_BYTES), skipGenerated: !f.bool('all-files'),
+    };
     kind = 'decoder-only';
   } else if (f.has('pairs')) {
     if (f.positionals.length > 1) throw new UsageError(`--pairs takes SRC TGT or one FILE; got extra "${f.positionals[1]}".`);
@@ -131,6 +144,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
 
   const worker = new TrainingWorker(ctx.workerScript);
   let progress: ProgressLine | null = null;
+  const preparing = json ? null : new PrepareLine(ctx.stderr);
+  let valLabel = 'val';
   let lastLoss = NaN;
   let lastEval: Extract<WorkerToHost, { type: 'train/didEval' }> | null = null;
   worker.onMessage((m) => {
@@ -140,19 +155,26 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
       return;
     }
     switch (m.type) {
+      case 'train/didProgress':
+        preparing?.update(m);
+        break;
       case 'train/didStart':
+        preparing?.end();
+        // With no held-out text the evaluation runs on training windows, and is called so.
+        valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
         ctx.err(`Training ${m.model.config.kind as string} · ${(m.model.params / 1e6).toFixed(2)}M parameters · ${m.model.backend} backend · ${m.data.description}`);
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;
       case 'train/didStep':
         lastLoss = m.loss;
-        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `val ${lastEval.loss.toFixed(3)}${lastEval.exactMatch !== null ? ` · exact ${(100 * lastEval.exactMatch).toFixed(0)}%` : ''}` : '');
+        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `${valLabel} ${lastEval.loss.toFixed(3)}${lastEval.exactMatch !== null ? ` · exact ${(100 * lastEval.exactMatch).toFixed(0)}%` : ''}` : '');
         break;
       case 'train/didEval':
         lastEval = m;
         break;
       case 'train/didLog':
+        preparing?.end();
         progress ? progress.note(m.message) : ctx.err(m.message);
         break;
       default:
@@ -177,7 +199,14 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     await worker.dispose();
     (progress as ProgressLine | null)?.end();
   }
+  if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') {
+    preparing?.end();
+    ctx.err(`attention-lab: ${outcome.error.message}`);
+    if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', step: outcome.step }));
+    return 130;
+  }
   if (outcome.kind === 'failed') {
+    preparing?.end();
     const user = /^(input|config|checkpoint|tokenizer)\//.test(outcome.error.code);
     ctx.err(`attention-lab: ${outcome.error.message}`);
     if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', step: outcome.step, error: outcome.error }));

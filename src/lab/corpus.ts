@@ -2,22 +2,25 @@
  * Corpus collection for decoder-only training: turns glob patterns (the CLI's `--data`) or
  * a list of files (the VS Code extension finds its own with `workspace.findFiles`) into
  * UTF-8 documents, skipping and reporting what is not usable text, honoring `.gitignore`,
- * and never reading `.git/` or `node_modules/`. The result is sorted by path, and size
- * limits are applied in that order, so the same files always give the same corpus. Also
- * a deterministic train/validation split of the documents.
+ * skipping repository clutter (codeFiles.ts), and never reading `.git/` or `node_modules/`.
+ * Files are taken in path order and size limits applied in that order, so the same files
+ * always give the same corpus. Training streams the files one at a time (`planCorpus` then
+ * `readPlannedFile`, see documentData.ts); `collectDocuments` reads them all for callers that
+ * want the texts. Also a deterministic split of whole documents by path.
  *
- * Leaves out: tokenization and windowing of the text (the training loop does that),
+ * Leaves out: tokenization and windowing of the text (documentData.ts, dataset.ts),
  * encodings other than UTF-8, and following symbolic links while globbing.
  */
 
-import { statSync } from 'node:fs';
+import { promises as fsp, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { escapePath, glob, isDynamicPattern } from 'tinyglobby';
 import { EngineError } from '../engine/errors';
 import type { SkippedFile } from '../protocol';
 import { summarizeSkipped } from '../protocol';
+import { skipByContent, skipByPath } from './codeFiles';
 import { GitignoreFilter } from './gitignore';
-import { readTextFile } from './textFile';
+import { BINARY_EXTENSIONS, extensionOf, readTextFile } from './textFile';
 
 /** One text file of a corpus. */
 export interface CorpusDocument {
@@ -39,12 +42,14 @@ export interface Corpus {
   readonly skipped: readonly SkippedFile[];
 }
 
-/** Size limits of a corpus. */
+/** Size limits of a corpus, and whether repository clutter is skipped. */
 export interface CorpusLimits {
-  /** Largest file kept, in bytes (default 1 MiB). */
+  /** Largest file kept, in bytes (default {@link DEFAULT_MAX_FILE_BYTES}). */
   readonly maxFileBytes?: number;
-  /** Largest total kept, in bytes (default 50 MiB); files past it are skipped as too large. */
+  /** Largest total kept, in bytes (default {@link DEFAULT_MAX_TOTAL_BYTES}); files past it are skipped. */
   readonly maxTotalBytes?: number;
+  /** Skip lockfiles, vendored and build folders, minified and generated files (codeFiles.ts); default true. */
+  readonly skipGenerated?: boolean;
 }
 
 /** Options of {@link collectDocuments}. */
@@ -53,13 +58,19 @@ export interface CollectOptions extends CorpusLimits {
   readonly cwd: string;
 }
 
-/** Default per-file limit: 1 MiB. */
-export const DEFAULT_MAX_FILE_BYTES = 1 << 20;
-/** Default corpus limit: 50 MiB. */
-export const DEFAULT_MAX_TOTAL_BYTES = 50 << 20;
+/** Default per-file limit: 64 MiB (a book collection or a large dump; raise it for more). */
+export const DEFAULT_MAX_FILE_BYTES = 64 << 20;
+/** Default corpus limit: 256 MiB. */
+export const DEFAULT_MAX_TOTAL_BYTES = 256 << 20;
 
+/** How people lift each limit, in the CLI and in VS Code. */
+export const LIMIT_HINTS = {
+  file: 'raise it with --max-file-mb N (CLI) or the attentionLab.data.maxFileSizeMB setting',
+  total: 'raise it with --max-total-mb N (CLI) or the attentionLab.data.maxTotalSizeMB setting',
+} as const;
 
-function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: number } {
+/** The limits with their defaults, checked. */
+export function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: number; skipGenerated: boolean } {
   const maxFile = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
   for (const [name, v] of [['maxFileBytes', maxFile], ['maxTotalBytes', maxTotal]] as const) {
@@ -67,7 +78,13 @@ function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: number } {
       throw new EngineError('input/invalid', `${name} must be a whole number of bytes ≥ 1; got ${v}. Give a positive size.`);
     }
   }
-  return { maxFile, maxTotal };
+  return { maxFile, maxTotal, skipGenerated: opts.skipGenerated ?? true };
+}
+
+/** "1.1 MB" (MiB, one decimal): how sizes appear in messages about limits. */
+export function megabytes(bytes: number): string {
+  const mb = bytes / 2 ** 20;
+  return `${mb >= 10 ? mb.toFixed(0) : mb.toFixed(1)} MB`;
 }
 
 function toPosix(rel: string): string {
@@ -126,49 +143,129 @@ async function expandPatterns(patterns: readonly string[], root: string): Promis
   return [...found];
 }
 
+/** A file that passed the checks made without reading it, in path order. */
+export interface PlannedFile {
+  readonly abs: string;
+  /** Relative to the corpus root, with `/` separators. */
+  readonly path: string;
+  readonly bytes: number;
+}
 
-/** Reads the files in path order, applying filters and limits. */
-async function readAll(files: readonly string[], root: string, limits: CorpusLimits, what: string): Promise<Corpus> {
-  const { maxFile, maxTotal } = limitsOf(limits);
-  const filter = new GitignoreFilter(root);
-  const entries = files.map((abs) => ({ abs, path: toPosix(path.relative(root, abs)) })).sort(byPath);
-  const documents: CorpusDocument[] = [];
-  const skipped: SkippedFile[] = [];
-  let bytes = 0;
-  for (const { abs, path: rel } of entries) {
-    if (filter.isIgnored(abs)) {
-      skipped.push({ path: rel, reason: 'ignored' });
-      continue;
-    }
-    const r = await readTextFile(abs, Math.min(maxFile, maxTotal - bytes));
-    if (!r.ok) {
-      skipped.push({ path: rel, reason: r.reason });
-      continue;
-    }
-    documents.push({ path: rel, text: r.text.replace(/\r\n/g, '\n') });
-    bytes += r.bytes;
-  }
-  if (documents.length === 0) {
-    throw new EngineError(
-      'input/invalid',
-      `All ${skipped.length} ${skipped.length === 1 ? 'file' : 'files'} ${what} were skipped (${summarizeSkipped(skipped)}); ` +
-        `files must be UTF-8 text of at most ${maxFile} bytes each (${maxTotal} in all), not empty and not ignored by .gitignore. ` +
-        'Point the data at text files.',
-    );
-  }
-  return { root, documents, bytes, skipped };
+/** The files a corpus will read, and what was left out before reading. */
+export interface CorpusPlan {
+  readonly root: string;
+  readonly files: readonly PlannedFile[];
+  readonly skipped: readonly SkippedFile[];
+  /** Bytes of the planned files. */
+  readonly bytes: number;
 }
 
 /**
- * Collects the text files matching `patterns` (globs, or plain file and folder paths,
- * relative to `opts.cwd` or absolute). Honors `.gitignore` (root and nested) and
- * `.git/info/exclude`; `.git/` and `node_modules/` are never read. Skips and reports
- * binary, non-UTF-8, too large, empty, unreadable and ignored files. Throws
- * `EngineError('input/invalid')` when nothing matches or every match was skipped.
+ * Orders the files by path and applies every check that needs no reading: `.gitignore`,
+ * lockfiles and vendored folders (unless `skipGenerated` is false), known binary
+ * extensions, unreadable entries, and the per-file and total size limits (a file past the
+ * total is skipped, and the files after it may still fit).
  */
-export async function collectDocuments(patterns: readonly string[], opts: CollectOptions): Promise<Corpus> {
-  const root = path.resolve(opts.cwd);
-  limitsOf(opts);
+export async function planCorpus(files: readonly string[], root: string, limits: CorpusLimits): Promise<CorpusPlan> {
+  const { maxFile, maxTotal, skipGenerated } = limitsOf(limits);
+  const filter = new GitignoreFilter(root);
+  const entries = files.map((abs) => ({ abs, path: toPosix(path.relative(root, abs)) })).sort(byPath);
+  const planned: PlannedFile[] = [];
+  const skipped: SkippedFile[] = [];
+  let bytes = 0;
+  for (const { abs, path: rel } of entries) {
+    const byPathReason = filter.isIgnored(abs) ? 'ignored' : skipGenerated ? skipByPath(rel) : null;
+    if (byPathReason) {
+      skipped.push({ path: rel, reason: byPathReason });
+      continue;
+    }
+    let size: number;
+    try {
+      const st = await fsp.stat(abs);
+      if (!st.isFile()) throw new Error('not a file');
+      size = st.size;
+    } catch {
+      skipped.push({ path: rel, reason: 'unreadable' });
+      continue;
+    }
+    if (BINARY_EXTENSIONS.has(extensionOf(abs))) skipped.push({ path: rel, reason: 'binary' });
+    else if (size > maxFile) skipped.push({ path: rel, reason: 'too-large', bytes: size });
+    else if (bytes + size > maxTotal) skipped.push({ path: rel, reason: 'over-total', bytes: size });
+    else {
+      planned.push({ abs, path: rel, bytes: size });
+      bytes += size;
+    }
+  }
+  return { root, files: planned, skipped, bytes };
+}
+
+/**
+ * Reads one planned file as a document, or says why it is left out once read: binary,
+ * not UTF-8, empty, minified or generated (the last two unless `skipGenerated` is false).
+ * CRLF becomes LF and a BOM is dropped.
+ */
+export async function readPlannedFile(file: PlannedFile, skipGenerated = true): Promise<{ ok: true; text: string } | { ok: false; reason: SkippedFile['reason'] }> {
+  const r = await readTextFile(file.abs, Number.MAX_SAFE_INTEGER);
+  if (!r.ok) return r;
+  const text = r.text.includes('\r') ? r.text.replace(/\r\n/g, '\n') : r.text;
+  const reason = skipGenerated ? skipByContent(file.path, text) : null;
+  return reason ? { ok: false, reason } : { ok: true, text };
+}
+
+/**
+ * A note on skipped files for the log: counts by reason, and for files over a size limit
+ * the largest one's name and size with how to lift the limit.
+ */
+export function skippedNote(skipped: readonly SkippedFile[], limits: CorpusLimits): string {
+  const { maxFile, maxTotal } = limitsOf(limits);
+  const parts = [summarizeSkipped(skipped)];
+  const largest = (reason: SkippedFile['reason']): SkippedFile | undefined =>
+    skipped.filter((f) => f.reason === reason).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0))[0];
+  const big = largest('too-large');
+  if (big) parts.push(`${big.path} is ${megabytes(big.bytes ?? 0)}, over the ${megabytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`);
+  const over = largest('over-total');
+  if (over) parts.push(`${over.path} (${megabytes(over.bytes ?? 0)}) would take the corpus past its ${megabytes(maxTotal)} total: ${LIMIT_HINTS.total}`);
+  return parts.join('; ');
+}
+
+/** The error when no document is left: what was skipped, and what to change. */
+export function noDocumentsError(skipped: readonly SkippedFile[], what: string, limits: CorpusLimits): EngineError {
+  const n = skipped.length;
+  const sized = skipped.some((f) => f.reason === 'too-large' || f.reason === 'over-total');
+  return new EngineError(
+    'input/invalid',
+    `All ${n} ${n === 1 ? 'file' : 'files'} ${what} were skipped (${skippedNote(skipped, limits)})` +
+      (sized ? '.' : '; point the data at UTF-8 text files that are not empty, generated or ignored by .gitignore.'),
+  );
+}
+
+/** Reads every planned file (for callers that want the texts; training streams instead). */
+async function readAll(files: readonly string[], root: string, limits: CorpusLimits, what: string): Promise<Corpus> {
+  const plan = await planCorpus(files, root, limits);
+  const { skipGenerated } = limitsOf(limits);
+  const documents: CorpusDocument[] = [];
+  const skipped: SkippedFile[] = [...plan.skipped];
+  let bytes = 0;
+  for (const file of plan.files) {
+    const r = await readPlannedFile(file, skipGenerated);
+    if (!r.ok) {
+      skipped.push({ path: file.path, reason: r.reason });
+      continue;
+    }
+    documents.push({ path: file.path, text: r.text });
+    bytes += file.bytes;
+  }
+  if (documents.length === 0) throw noDocumentsError(skipped, what, limits);
+  return { root, documents, bytes, skipped: skipped.sort(byPath) };
+}
+
+/**
+ * The files `patterns` name (globs, or plain file and folder paths, relative to `cwd` or
+ * absolute), without reading them; `.git/` and `node_modules/` are never listed. Throws
+ * `EngineError('input/invalid')` when nothing matches.
+ */
+export async function listDocumentFiles(patterns: readonly string[], cwd: string): Promise<{ root: string; files: string[] }> {
+  const root = path.resolve(cwd);
   const quoted = patterns.map((p) => JSON.stringify(p)).join(', ');
   if (patterns.length === 0) {
     throw new EngineError('input/invalid', 'No data patterns given; name files, folders or globs such as "docs/**/*.md".');
@@ -181,7 +278,20 @@ export async function collectDocuments(patterns: readonly string[], opts: Collec
         '(.git/ and node_modules/ are always left out.)',
     );
   }
-  return readAll(files, root, opts, `matching ${quoted}`);
+  return { root, files: files.sort() };
+}
+
+/**
+ * Collects the text files matching `patterns` (see {@link listDocumentFiles}) with their
+ * texts. Honors `.gitignore` (root and nested) and `.git/info/exclude`; skips and reports
+ * binary, non-UTF-8, too large, empty, unreadable and ignored files, and (by default)
+ * lockfiles, vendored folders, minified and generated files. Throws
+ * `EngineError('input/invalid')` when nothing matches or every match was skipped.
+ */
+export async function collectDocuments(patterns: readonly string[], opts: CollectOptions): Promise<Corpus> {
+  limitsOf(opts);
+  const { root, files } = await listDocumentFiles(patterns, opts.cwd);
+  return readAll(files, root, opts, `matching ${patterns.map((p) => JSON.stringify(p)).join(', ')}`);
 }
 
 /**

@@ -6,7 +6,7 @@
  *   neighbours from a random start until the token budget (rows × longest) is full, so
  *   batches are padded little and the padding masks do the rest (token-budget batching);
  * - documents (decoder-only): every document is BOS + text + EOS in one token stream per
- *   split; each step takes random windows of seqLen + 1 tokens.
+ *   split (documentData.ts); each step takes random windows of seqLen + 1 tokens.
  * Validation batches are fixed, and a probe sample (the first validation example) is what
  * the attention snapshots show.
  */
@@ -15,6 +15,7 @@ import type { Batch } from '../engine/models/transformer';
 import { Rng } from '../engine/rng';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { BOS, EOS, PAD } from '../engine/tokenizers/special';
+import type { TokenIds } from './tokenBuffer';
 
 /** Step-derived random stream: the same (seed, stream, step) always gives the same numbers. */
 export function stepRng(seed: number, stream: number, step: number): Rng {
@@ -159,7 +160,7 @@ export function tokenStream(docs: readonly string[], tok: Tokenizer): Int32Array
   return out;
 }
 
-function windowBatch(stream: Int32Array, starts: readonly number[], T: number): Batch {
+function windowBatch(stream: TokenIds, starts: readonly number[], T: number): Batch {
   const B = starts.length;
   const input = new Int32Array(B * T);
   const targets = new Int32Array(B * T);
@@ -170,15 +171,30 @@ function windowBatch(stream: Int32Array, starts: readonly number[], T: number): 
   return { B, T, input, targets };
 }
 
-/** Decoder-only data: random windows of the training stream; fixed windows of validation. */
-export function documentDataset(train: Int32Array, val: Int32Array, seed: number, rows: number, seqLen: number, maxEvalBatches = 8): Dataset {
+/**
+ * Starts of `n` validation windows of T + 1 tokens: every window when fewer fit, else `n`
+ * spread evenly over the whole stream (not only its beginning, which in a tail split is one
+ * stretch of one document).
+ */
+export function validationStarts(length: number, T: number, n: number): number[] {
+  const fit = Math.floor((length - 1) / T);
+  if (fit <= n) return Array.from({ length: Math.max(0, fit) }, (_, i) => i * T);
+  const last = length - T - 1;
+  return Array.from({ length: n }, (_, i) => Math.floor((i * last) / (n - 1)));
+}
+
+/**
+ * Decoder-only data: random windows of the training stream; fixed windows of validation.
+ * With no held-out text (`val` shorter than 2 tokens: the run's data summary says so and
+ * labels the curve) the fixed windows come from the training stream.
+ */
+export function documentDataset(train: TokenIds, val: TokenIds, seed: number, rows: number, seqLen: number, maxEvalBatches = 8): Dataset {
   const T = Math.max(1, Math.min(seqLen, train.length - 1));
   if (train.length < 2) throw new Error('training stream too short');
   const valStream = val.length >= 2 ? val : train;
   const Tv = Math.max(1, Math.min(T, valStream.length - 1));
   const valBatches: Batch[] = [];
-  const starts: number[] = [];
-  for (let s = 0; s + Tv < valStream.length && starts.length < rows * maxEvalBatches; s += Tv) starts.push(s);
+  const starts = validationStarts(valStream.length, Tv, rows * maxEvalBatches);
   for (let i = 0; i < starts.length; i += rows) valBatches.push(windowBatch(valStream, starts.slice(i, i + rows), Tv));
   const probeT = Math.min(Tv, 64);
   return {

@@ -1,8 +1,9 @@
 /**
- * Turns a TrainSpec into everything a run needs — text, tokenizer, dataset, model config —
+ * Turns a TrainSpec into everything a run needs — data, tokenizer, dataset, model config —
  * for a new run (tokenizer trained and saved) or a resumed one (tokenizer and config read
  * back from the run folder, data rebuilt from the saved spec). Also the shared pieces the
- * CLI's eval/decode/score commands use to reopen a finished run.
+ * CLI's eval/decode/score commands use to reopen a finished run. Documents stream through
+ * documentData.ts; pairs and tasks are small enough to hold as text.
  */
 
 import * as fs from 'node:fs';
@@ -19,60 +20,73 @@ import { trainBpeTokenizer } from '../engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../engine/tokenizers/charTokenizer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
-import type { DataSummary, SkippedFile, TrainSpec } from '../protocol';
+import type { DataSummary, TrainSpec } from '../protocol';
 import { writeFileAtomic } from './atomicFile';
 import { createWasmThreads } from './wasmThreads';
-import { collectFromPaths, splitDocuments } from './corpus';
 import type { Dataset } from './dataset';
-import { documentDataset, pairDataset, tokenStream, tokenizePairs } from './dataset';
+import { documentDataset, pairDataset, tokenizePairs } from './dataset';
+import type { DocumentData, WorkHooks } from './documentData';
+import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
 import { RUN_FILES } from './runFolder';
 import { splitTaskData, taskInfo } from './tasks';
 
-/** Raw text of a run, before tokenization. */
-export interface RunText {
-  readonly kind: 'pairs' | 'documents';
+/** Source→target text of a run (pairs files or a generated task), before tokenization. */
+export interface PairsText {
   readonly trainPairs: readonly { src: string; tgt: string }[];
   readonly valPairs: readonly { src: string; tgt: string }[];
-  readonly trainDocs: readonly string[];
-  readonly valDocs: readonly string[];
   readonly description: string;
   readonly documents: number;
   readonly bytes: number;
-  readonly skipped: readonly SkippedFile[];
+  readonly validation: { readonly kind: 'pairs' | 'task'; readonly text: string };
 }
 
-const VAL_FRACTION = 0.1;
+/** A run's data, tokenized or ready to be: pairs as text, documents as token streams. */
+export type RunData =
+  | { readonly kind: 'pairs'; readonly tok: Tokenizer; readonly text: PairsText }
+  | { readonly kind: 'documents'; readonly tok: Tokenizer; readonly docs: DocumentData };
 
-/** Reads or generates the text a spec describes. */
-export async function loadRunText(spec: TrainSpec): Promise<RunText> {
+const VAL_FRACTION = 0.1;
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** Reads or generates the pairs of a task or pairs spec. */
+export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
   const d = spec.data;
   const seed = spec.training.seed;
   if (d.kind === 'task') {
     const info = taskInfo(d.task);
     const { train, val } = splitTaskData(d.task, info.trainPairs, info.valPairs, seed);
-    return { kind: 'pairs', trainPairs: train, valPairs: val, trainDocs: [], valDocs: [], description: `task ${info.description}`, documents: train.length + val.length, bytes: 0, skipped: [] };
+    return { trainPairs: train, valPairs: val, description: `task ${info.description}`, documents: train.length + val.length, bytes: 0, validation: { kind: 'task', text: `${count(val.length)} generated pairs the training never sees` } };
   }
-  if (d.kind === 'pairs') {
-    const pairs = await readPairs(d.source, d.target);
-    const bytes = pairs.reduce((n, p) => n + Buffer.byteLength(p.src) + Buffer.byteLength(p.tgt), 0);
-    const { train, val } = splitPairs(pairs, seed);
-    const what = d.target ? `${path.basename(d.source)} → ${path.basename(d.target)}` : path.basename(d.source);
-    return { kind: 'pairs', trainPairs: train, valPairs: val, trainDocs: [], valDocs: [], description: `pairs ${what} (${pairs.length} pairs)`, documents: pairs.length, bytes, skipped: [] };
-  }
-  const corpus = await collectFromPaths(d.files, d.root, {});
-  const { train, val } = splitDocuments(corpus.documents, VAL_FRACTION, seed);
+  if (d.kind !== 'pairs') throw new Error('loadPairsText needs a task or pairs spec');
+  const pairs = await readPairs(d.source, d.target);
+  const bytes = pairs.reduce((n, p) => n + Buffer.byteLength(p.src) + Buffer.byteLength(p.tgt), 0);
+  const { train, val } = splitPairs(pairs, seed);
+  const what = d.target ? `${path.basename(d.source)} → ${path.basename(d.target)}` : path.basename(d.source);
+  const n = pairs.length;
   return {
-    kind: 'documents',
-    trainPairs: [],
-    valPairs: [],
-    trainDocs: train.map((x) => x.text),
-    valDocs: val.map((x) => x.text),
-    description: `${corpus.documents.length} documents under ${d.root}`,
-    documents: corpus.documents.length,
-    bytes: corpus.bytes,
-    skipped: corpus.skipped,
+    trainPairs: train,
+    valPairs: val,
+    description: `pairs ${what} (${count(n)} ${n === 1 ? 'pair' : 'pairs'}) in ${path.dirname(d.source)}`,
+    documents: n,
+    bytes,
+    validation: { kind: 'pairs', text: `${count(val.length)} of ${count(n)} pairs held out (seeded)` },
   };
+}
+
+/**
+ * Reads a run's data and tokenizes it with `tok`, or trains the tokenizer the spec asks for
+ * on the training part when `tok` is null. Documents stream with progress and cancellation
+ * (documentData.ts); `need: 'validation'` skips encoding what only training uses.
+ */
+export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks: WorkHooks & { need?: 'all' | 'validation' } = {}): Promise<RunData> {
+  if (spec.data.kind === 'documents') {
+    const docs = await loadDocumentData(spec.data, tok ?? { train: spec.tokenizer.type, vocabSize: spec.tokenizer.vocabSize }, { ...hooks, seed: spec.training.seed });
+    return { kind: 'documents', tok: docs.tok, docs };
+  }
+  const text = await loadPairsText(spec);
+  hooks.onProgress?.({ phase: 'tokenizer', done: 0, total: 0, message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer` });
+  return { kind: 'pairs', tok: tok ?? trainTokenizer(spec, text), text };
 }
 
 /** A deterministic 90/10 split of pairs (at least one of each when there are two or more). */
@@ -89,9 +103,9 @@ function splitPairs<T>(pairs: readonly T[], seed: number): { train: T[]; val: T[
   return { train: order.slice(nVal).map((i) => pairs[i] as T), val: order.slice(0, nVal).map((i) => pairs[i] as T) };
 }
 
-/** Trains the tokenizer the spec asks for on the training text. */
-export function trainTokenizer(spec: TrainSpec, text: RunText): Tokenizer {
-  const corpus = text.kind === 'pairs' ? text.trainPairs.flatMap((p) => [p.src, p.tgt]) : text.trainDocs;
+/** Trains the tokenizer the spec asks for on the training pairs. */
+export function trainTokenizer(spec: TrainSpec, text: PairsText): Tokenizer {
+  const corpus = text.trainPairs.flatMap((p) => [p.src, p.tgt]);
   if (corpus.every((s) => s.length === 0)) throw new EngineError('input/invalid', 'The training data has no text; check the files or pairs you passed.');
   return spec.tokenizer.type === 'bpe' ? trainBpeTokenizer(corpus, { vocabSize: spec.tokenizer.vocabSize }) : trainCharTokenizer(corpus, {});
 }
@@ -121,21 +135,21 @@ export function resolveConfig(spec: TrainSpec, vocab: number): ModelConfig {
 }
 
 /** Tokenized, batched data for a spec. */
-export function buildDataset(spec: TrainSpec, text: RunText, tok: Tokenizer, maxLen: number): { dataset: Dataset; dropped: number } {
+export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { dataset: Dataset; dropped: number } {
   const rows = spec.training.batchSize;
   const seed = spec.training.seed;
-  if (text.kind === 'pairs') {
-    const tr = tokenizePairs(text.trainPairs, tok, maxLen);
-    const va = tokenizePairs(text.valPairs, tok, maxLen);
+  if (data.kind === 'pairs') {
+    const tr = tokenizePairs(data.text.trainPairs, data.tok, maxLen);
+    const va = tokenizePairs(data.text.valPairs, data.tok, maxLen);
     if (tr.examples.length === 0) {
       throw new EngineError('input/invalid', `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`);
     }
     return { dataset: pairDataset(tr.examples, va.examples, seed, rows), dropped: tr.dropped + va.dropped };
   }
-  const train = tokenStream(text.trainDocs, tok);
-  const val = tokenStream(text.valDocs, tok);
-  if (train.length < 3) throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
-  return { dataset: documentDataset(train, val, seed, rows, maxLen), dropped: 0 };
+  const { train, val } = data.docs;
+  if (train.length < 3 && val.length < 3) throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
+  // Loaded for validation only (eval): the held-out stream also gives the windows' shape.
+  return { dataset: documentDataset(train.length >= 3 ? train : val, val, seed, rows, maxLen), dropped: 0 };
 }
 
 /** The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' = nanoGPT's AdamW + cosine. */
@@ -176,13 +190,16 @@ export function buildOptimizer(model: Transformer, cfg: OptimizerConfig): Optimi
 }
 
 /** The summary people see of a run's data. */
-export function dataSummary(text: RunText, dataset: Dataset): DataSummary {
+export function dataSummary(data: RunData, dataset: Dataset): DataSummary {
+  const d = data.kind === 'pairs' ? { ...data.text, skipped: [], prompts: data.text.valPairs.slice(0, 3).map((p) => p.src) } : data.docs;
   return {
-    description: text.description,
-    documents: text.documents,
-    bytes: text.bytes,
+    description: d.description,
+    documents: d.documents,
+    bytes: d.bytes,
     trainTokens: dataset.trainTokens,
     valTokens: dataset.valTokens,
-    skipped: text.skipped.slice(0, 200),
+    skipped: d.skipped.slice(0, 200),
+    validation: d.validation,
+    prompts: d.prompts.slice(0, 3),
   };
 }

@@ -14,15 +14,17 @@ import type { Tokenizer } from '../engine/tokenizers/special';
 import { Trainer } from '../engine/train';
 import { estimateModel } from '../engine/models/estimate';
 import type { ModelInfo, TrainSpec, WorkerToHost } from '../protocol';
-import { summarizeSkipped } from '../protocol';
 import { removeStaleTemps } from './atomicFile';
 import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from './checkpoint';
 import type { Dataset } from './dataset';
 import { STREAMS, stepRng } from './dataset';
 import { evaluate } from './evaluate';
+import { skippedNote } from './corpus';
+import type { WorkHooks } from './documentData';
+import { CancelledError } from './documentData';
 import {
-  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunText, optimizerConfig, readTokenizer,
-  resolveConfig, trainTokenizer, writeTokenizer,
+  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunData, optimizerConfig, readTokenizer,
+  resolveConfig, writeTokenizer,
 } from './prepare';
 import type { RunJson } from './runFolder';
 import { RUN_FILES, RUN_FORMAT, RUN_VERSION, appendMetrics, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from './runFolder';
@@ -89,7 +91,7 @@ interface Ownership {
   owned: boolean;
 }
 
-async function prepare(runDir: string, spec: TrainSpec, resume: boolean, emit: Emit, own: Ownership): Promise<Prepared> {
+async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership): Promise<Prepared> {
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   if (resume) {
     const saved = readRunJson(runDir);
@@ -106,11 +108,21 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, emit: E
     own.created = !fs.existsSync(runDir);
     fs.mkdirSync(runDir, { recursive: true });
   }
-  const text = await loadRunText(spec);
-  if (text.skipped.length) log(`Skipped ${text.skipped.length} file(s): ${summarizeSkipped(text.skipped)}`, 'warn');
-  const tok = resume ? readTokenizer(runDir) : trainTokenizer(spec, text);
+  const hooks: WorkHooks = {
+    onProgress: (p) => emit({ type: 'train/didProgress', ...p }),
+    isCancelled: () => control.isStopped,
+    yieldNow: yieldToEvents,
+  };
+  const data = await loadRunData(spec, resume ? readTokenizer(runDir) : null, hooks);
+  const tok = data.tok;
+  if (data.kind === 'documents') {
+    const limits = spec.data.kind === 'documents' ? spec.data : {};
+    if (data.docs.skipped.length) log(`Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ${skippedNote(data.docs.skipped, limits)}`, 'warn');
+    for (const note of data.docs.notes) log(note);
+    log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
+  }
   const cfg = resume ? readRunJson(runDir).config : resolveConfig(spec, tok.vocabSize);
-  const { dataset, dropped } = buildDataset(spec, text, tok, cfg.maxLen);
+  const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend);
   const model = buildModel(cfg, dataset, backend);
@@ -127,7 +139,7 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, emit: E
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     writeTokenizer(runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, step: 0, bestValLoss: null, data: dataSummary(text, dataset), error: null };
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null };
     writeRunJson(runDir, run);
     own.owned = true;
   }
@@ -154,7 +166,7 @@ export async function runSession(runDir: string, spec: TrainSpec, resume: boolea
   let prepared: Prepared | null = null;
   const own: Ownership = { created: false, owned: false };
   try {
-    prepared = await prepare(runDir, spec, resume, emit, own);
+    prepared = await prepare(runDir, spec, resume, control, emit, own);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -221,10 +233,15 @@ export async function runSession(runDir: string, spec: TrainSpec, resume: boolea
     updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal });
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
-    const error = EngineError.is(e) ? e.toData() : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+    const error = EngineError.is(e)
+      ? e.toData()
+      : e instanceof CancelledError
+        ? { code: 'cancelled', message: e.message }
+        : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
     const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir)}) is kept.` : error.message;
     try {
-      if (own.owned) updateRunJson(runDir, { status: 'failed', error: { code: error.code, message } });
+      // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
+      if (own.owned && error.code !== 'cancelled') updateRunJson(runDir, { status: 'failed', error: { code: error.code, message } });
       else if (own.created) fs.rmSync(runDir, { recursive: true, force: true }); // nothing worth keeping yet
     } catch {
       // The run folder itself is unreadable; the error below still reaches the user.

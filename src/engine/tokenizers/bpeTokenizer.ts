@@ -17,6 +17,7 @@
  */
 
 import { EngineError } from '../errors';
+import type { ChunkCounts } from './bpeTrain';
 import { pairKey, trainBpeMerges } from './bpeTrain';
 import { PairHeap } from './pairHeap';
 import { PRETOKENIZER_NAME, forEachChunk } from './pretokenize';
@@ -175,11 +176,12 @@ export class BpeTokenizer implements Tokenizer {
 }
 
 /**
- * Trains a byte-level BPE tokenizer on `corpus` (each item a document) to `vocabSize` ids, or
+ * Trains a byte-level BPE tokenizer on `corpus` (each item a document, or chunk counts fed
+ * piece by piece) to `vocabSize` ids, or
  * fewer when no pair occurs twice any more. Deterministic: same corpus and options, same
  * merges. Throws EngineError('config/invalid') when `vocabSize` is not an integer in 260..2^20.
  */
-export function trainBpeTokenizer(corpus: Iterable<string>, opts: BpeTrainOptions): BpeTokenizer {
+export function trainBpeTokenizer(corpus: Iterable<string> | ChunkCounts, opts: BpeTrainOptions): BpeTokenizer {
   const { vocabSize } = opts;
   if (!Number.isInteger(vocabSize) || vocabSize < BASE_VOCAB || vocabSize > MAX_VOCAB) {
     throw new EngineError(

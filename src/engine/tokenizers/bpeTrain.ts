@@ -33,13 +33,26 @@ interface Words {
   readonly freqs: number[];
 }
 
-function countWords(corpus: Iterable<string>): Words {
-  const freq = new Map<string, number>();
-  for (const doc of corpus) forEachChunk(doc, (c) => freq.set(c, (freq.get(c) ?? 0) + 1));
+/**
+ * Pre-tokenized chunk frequencies, fed piece by piece (a large corpus, or a sample of one, is
+ * never held whole). Pieces must be cut where the pre-tokenizer cuts anyway (textPieces.ts),
+ * so that feeding a text in pieces counts the same chunks as feeding it whole.
+ */
+export class ChunkCounts {
+  /** Chunk → occurrences; Map order is first-occurrence order, so training is deterministic. */
+  readonly freq = new Map<string, number>();
+
+  /** Counts the chunks of `text`. */
+  add(text: string): void {
+    const freq = this.freq;
+    forEachChunk(text, (c) => freq.set(c, (freq.get(c) ?? 0) + 1));
+  }
+}
+
+function countWords(counts: ChunkCounts): Words {
   const symbols: number[][] = [];
   const freqs: number[] = [];
-  // Map order is first-occurrence order, so the word list is deterministic.
-  for (const [chunk, f] of freq) {
+  for (const [chunk, f] of counts.freq) {
     const bytes = encodeWtf8(chunk);
     if (bytes.length < 2) continue; // no pair to merge
     symbols.push(Array.from(bytes, byteId));
@@ -73,11 +86,18 @@ function mergeWord(word: readonly number[], a: number, b: number, id: number): n
 }
 
 /**
- * Learns up to `vocabSize − 260` merges from `corpus` (each item a document). Merge i joins
+ * Learns up to `vocabSize − 260` merges from `corpus` (each item a document, or chunk counts
+ * fed piece by piece). Merge i joins
  * ids [a, b] into id 260 + i. `vocabSize` must already be validated (an integer ≥ 260).
  */
-export function trainBpeMerges(corpus: Iterable<string>, vocabSize: number): [number, number][] {
-  const { symbols, freqs } = countWords(corpus);
+export function trainBpeMerges(corpus: Iterable<string> | ChunkCounts, vocabSize: number): [number, number][] {
+  let counts0: ChunkCounts;
+  if (corpus instanceof ChunkCounts) counts0 = corpus;
+  else {
+    counts0 = new ChunkCounts();
+    for (const doc of corpus) counts0.add(doc);
+  }
+  const { symbols, freqs } = countWords(counts0);
   const counts = new Map<number, number>();
   const where = new Map<number, Set<number>>(); // pair → words that contain (or once contained) it
   const index = (w: number): void => {

@@ -131,16 +131,34 @@ export function trainCharTokenizer(corpus: Iterable<string>, opts: CharTrainOpti
         `(e.g. ${BASE_VOCAB + 100}), or leave it out for no cap.`,
     );
   }
-  const counts = new Map<number, number>();
-  for (const doc of corpus) {
-    for (let i = 0; i < doc.length; ) {
-      const cp = codePointAt(doc, i);
+  const counts = new CharCounts();
+  for (const doc of corpus) counts.add(doc);
+  return counts.tokenizer(maxVocab);
+}
+
+/**
+ * Code point frequencies, fed piece by piece (a large corpus is never held whole), from
+ * which {@link trainCharTokenizer} builds its vocabulary. Feeding a text in any number of
+ * pieces gives the same counts, provided no piece boundary splits a surrogate pair.
+ */
+export class CharCounts {
+  private readonly counts = new Map<number, number>();
+
+  /** Counts the code points of `text` (lone surrogates are skipped: they always take the byte path). */
+  add(text: string): void {
+    const counts = this.counts;
+    for (let i = 0; i < text.length; ) {
+      const cp = codePointAt(text, i);
       i += cp > 0xffff ? 2 : 1;
-      if (cp >= 0xd800 && cp <= 0xdfff) continue; // lone surrogate: always byte fallback
+      if (cp >= 0xd800 && cp <= 0xdfff) continue;
       counts.set(cp, (counts.get(cp) ?? 0) + 1);
     }
   }
-  const ranked = [...counts.entries()].sort((x, y) => y[1] - x[1] || x[0] - y[0]);
-  const kept = ranked.slice(0, maxVocab - BASE_VOCAB);
-  return new CharTokenizer(kept.map(([cp]) => String.fromCodePoint(cp)));
+
+  /** The vocabulary: most frequent first, ties by smaller code point, within `maxVocab` ids in all. */
+  tokenizer(maxVocab: number = MAX_VOCAB): CharTokenizer {
+    const ranked = [...this.counts.entries()].sort((x, y) => y[1] - x[1] || x[0] - y[0]);
+    const kept = ranked.slice(0, maxVocab - BASE_VOCAB);
+    return new CharTokenizer(kept.map(([cp]) => String.fromCodePoint(cp)));
+  }
 }

@@ -56,7 +56,7 @@ describe('collectDocuments', () => {
     expect(c.root).toBe(path.resolve(dir));
     expect(c.documents.map((d) => d.path)).toEqual(['a.md', 'bom.txt', 'crlf.txt', 'docs/deep/more.md', 'docs/guide.md', 'nested/keep.md']);
     expect(c.skipped).toEqual([
-      { path: 'big.txt', reason: 'too-large' },
+      { path: 'big.txt', reason: 'too-large', bytes: 5000 },
       { path: 'blank.txt', reason: 'empty' },
       { path: 'build/out.txt', reason: 'ignored' },
       { path: 'empty.txt', reason: 'empty' },
@@ -88,7 +88,7 @@ describe('collectDocuments', () => {
     // a.md 14, bom.txt 5, crlf.txt 10: the budget 20 keeps a.md and bom.txt, then crlf.txt would pass it.
     const c = await collectDocuments(['a.md', 'bom.txt', 'crlf.txt'], { cwd: dir, maxTotalBytes: 20 });
     expect(c.documents.map((d) => d.path)).toEqual(['a.md', 'bom.txt']);
-    expect(c.skipped).toEqual([{ path: 'crlf.txt', reason: 'too-large' }]);
+    expect(c.skipped).toEqual([{ path: 'crlf.txt', reason: 'over-total', bytes: 10 }]);
     expect(c.bytes).toBe(19);
   });
 
