@@ -25,6 +25,8 @@ export class RunHeader {
   private readonly picker = h('select', { attrs: { id: 'run-picker', 'aria-label': 'Run' } });
   private readonly status = h('span', { className: 'run-status', attrs: { 'aria-live': 'polite' } });
   private readonly controls = h('span', { className: 'run-controls' });
+  /** What the run trains on and how validation was held out. */
+  private readonly data = h('p', { className: 'run-data', attrs: { id: 'run-data' } });
 
   constructor(private readonly ctx: PanelContext, selected: () => void) {
     this.picker.addEventListener('change', () => {
@@ -32,7 +34,7 @@ export class RunHeader {
       selected();
     });
     const theme = ctx.host.kind === 'vscode' ? null : this.themePicker();
-    this.el = h('header', { className: 'header' }, h('h1', {}, 'Attention Lab'), h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'), this.picker, this.status, this.controls, theme);
+    this.el = h('header', { className: 'header' }, h('h1', {}, 'Attention Lab'), h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'), this.picker, this.status, this.controls, theme, this.data);
   }
 
   private themePicker(): HTMLElement {
@@ -52,6 +54,9 @@ export class RunHeader {
     const run = this.ctx.run();
     replaceChildren(this.picker, ...runs.map((r) => h('option', { attrs: { value: r.id, selected: r.id === run?.id } }, `${r.summary.name} (${r.summary.kind})`)));
     this.picker.disabled = runs.length < 2;
+    const d = run?.summary.data;
+    this.data.textContent = d ? `${d.description}${d.validation ? ` · validation: ${d.validation.text}` : ''}` : '';
+    this.data.hidden = !d;
     if (!run) {
       this.status.textContent = this.ctx.store.loaded ? 'No runs yet: train one with attention-lab train or the Train command.' : 'Waiting for data…';
       replaceChildren(this.controls);

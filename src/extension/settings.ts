@@ -25,6 +25,12 @@ export interface Settings {
     readonly pairsSource: string;
     readonly pairsTarget: string;
     readonly task: TaskName;
+    /** Largest file read, in MB. */
+    readonly maxFileSizeMB: number;
+    /** Largest total read, in MB. */
+    readonly maxTotalSizeMB: number;
+    /** Skip lockfiles, vendored folders, minified and generated files. */
+    readonly skipGenerated: boolean;
   };
   readonly tokenizer: { readonly type: 'char' | 'bpe'; readonly vocabSize: number };
   readonly training: {
@@ -54,7 +60,7 @@ export interface Settings {
 /** The defaults; package.json declares the same ones (a unit test compares them). */
 export const DEFAULT_SETTINGS: Settings = {
   model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
-  data: { source: 'documents', include: '**/*.{md,txt}', exclude: '', pairsSource: '', pairsTarget: '', task: 'reverse' },
+  data: { source: 'documents', include: '**/*.{md,txt}', exclude: '', pairsSource: '', pairsTarget: '', task: 'reverse', maxFileSizeMB: 64, maxTotalSizeMB: 256, skipGenerated: true },
   tokenizer: { type: 'char', vocabSize: 1000 },
   training: { steps: 2000, batchSize: 32, seqLen: 64, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto' },
   runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
@@ -105,6 +111,9 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       pairsSource: pick(get, p, 'data', 'pairsSource', d.data.pairsSource, isString, 'a path'),
       pairsTarget: pick(get, p, 'data', 'pairsTarget', d.data.pairsTarget, isString, 'a path'),
       task: pick(get, p, 'data', 'task', d.data.task, oneOf(TASK_NAMES), TASK_NAMES.join(', ')),
+      maxFileSizeMB: pick(get, p, 'data', 'maxFileSizeMB', d.data.maxFileSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
+      maxTotalSizeMB: pick(get, p, 'data', 'maxTotalSizeMB', d.data.maxTotalSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
+      skipGenerated: pick(get, p, 'data', 'skipGenerated', d.data.skipGenerated, (v) => typeof v === 'boolean', 'true or false'),
     },
     tokenizer: {
       type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(['char', 'bpe']), 'char or bpe'),
@@ -161,8 +170,13 @@ export function mismatch(s: Settings): string | null {
  * The TrainSpec of the settings for `data`. Automatic intervals (0) become a tenth, a
  * twentieth and a fifth of the run, as the command line does.
  */
-export function specFromSettings(s: Settings, data: DataSpec): TrainSpec {
+export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
   const t = s.training;
+  const mb = (v: number): number => Math.max(1, Math.round(v * 2 ** 20));
+  const data: DataSpec =
+    found.kind === 'documents'
+      ? { ...found, maxFileBytes: mb(s.data.maxFileSizeMB), maxTotalBytes: mb(s.data.maxTotalSizeMB), skipGenerated: s.data.skipGenerated }
+      : found;
   const auto = (v: number, fraction: number): number => (v > 0 ? v : Math.max(1, Math.round(t.steps * fraction)));
   return {
     model: { kind: s.model.kind, preset: s.model.preset, overrides: { ...s.model.overrides } },

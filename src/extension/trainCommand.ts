@@ -14,7 +14,7 @@ import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol';
 import type { ErrorAction } from './errors';
 import { CONFIGURE_ACTION, messageOf, showError } from './errors';
-import { dataLine, formatLoss, skippedReason } from './format';
+import { dataLine, formatBytes, formatLoss, skippedReason } from './format';
 import type { Services } from './services';
 import { mismatch, specFromSettings } from './settings';
 import { DataError, findTrainingData } from './trainData';
@@ -80,8 +80,11 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   const sub = s.controller.onEvent(({ runId: id, event }) => {
     if (id !== runId || event.type !== 'train/didStart') return;
     s.log.info(`${name}: ${event.data.description} — ${dataLine(event.data)}.`);
-    for (const f of event.data.skipped) s.log.info(`  skipped ${f.path}: ${skippedReason(f.reason)}`);
-    if (event.data.skipped.length > 0) s.log.info('  (.gitignore and files.exclude are honored; binary, non-UTF-8, empty and files over 1 MB are left out)');
+    if (event.data.validation) s.log.info(`  validation: ${event.data.validation.text}`);
+    for (const f of event.data.skipped) s.log.info(`  skipped ${f.path}: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`);
+    if (event.data.skipped.length > 0) {
+      s.log.info('  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, minified and generated files are skipped unless attentionLab.data.skipGenerated is off; files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)');
+    }
     s.dashboard.open(runId, true);
   });
   let outcome: RunOutcome;
@@ -91,6 +94,12 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
       (progress, token) => {
         token.onCancellationRequested(() => s.controller.stop());
         let reported = 0;
+        // Before the first step: what the worker is reading, training or encoding, and how far.
+        const preparing = s.controller.onEvent(({ runId: id, event }) => {
+          if (id !== runId || event.type !== 'train/didProgress') return;
+          const pct = event.total > 0 ? ` · ${Math.floor((100 * event.done) / event.total)}%` : '';
+          progress.report({ message: `${event.message}${pct}` });
+        });
         const steps = s.controller.onDidChange((st) => {
           if (!st || st.runId !== runId) return;
           const pct = (100 * st.step) / Math.max(1, st.totalSteps);
@@ -98,7 +107,10 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
           progress.report({ increment: pct - reported, message: `step ${st.step}/${st.totalSteps} · loss ${formatLoss(st.loss)}${st.paused ? ' · paused' : ''}` });
           reported = pct;
         });
-        return s.controller.start(runId, spec, resume).finally(() => steps.dispose());
+        return s.controller.start(runId, spec, resume).finally(() => {
+          steps.dispose();
+          preparing.dispose();
+        });
       },
     );
   } catch (e) {
@@ -113,6 +125,10 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
 /** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
 function announce(s: Services, runId: string, outcome: RunOutcome): void {
   const name = path.basename(runId);
+  if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') {
+    void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
+    return;
+  }
   if (outcome.kind === 'failed') {
     const fixable = /^(input|config|tokenizer)\//.test(outcome.error.code);
     void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(fixable ? [CONFIGURE_ACTION] : []));

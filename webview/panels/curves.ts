@@ -71,6 +71,15 @@ class Chart {
   }
 }
 
+/**
+ * What the evaluated curve is: held-out validation, or — when the data was too small to hold
+ * any out (the run's data summary says so) — the loss on training windows, never passed off
+ * as validation.
+ */
+export function evalLabel(run: RunEntry): string {
+  return run.summary.data?.validation?.kind === 'none' ? 'training loss (nothing held out)' : 'validation';
+}
+
 function line(label: string, stroke: string, width: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
   return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? '–' : fmt(v, 4)), ...extra };
 }
@@ -175,14 +184,14 @@ export class CurvesPanel implements Panel {
     let lossSeries: uPlot.Series[] = [
       line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1),
       line(`${run.summary.name} train (smoothed)`, c0, 2, { show: ui.smoothing > 0 }),
-      line(`${run.summary.name} validation`, c1, 2, { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
+      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
     ];
     const main = this.lossTable(run, buckets, true);
     const tables: Table[] = [main.table];
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
       tables.push(this.lossTable(o, buckets, false).table);
-      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2), line(`${o.summary.name} validation`, c, 1.5, { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
+      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
     });
     const lossData = tables.length === 1 ? (tables[0] as Table) : uPlot.join(tables);
     const raw = run.steps.column('loss');
@@ -219,7 +228,7 @@ export class CurvesPanel implements Panel {
     const parts = [`${n} steps logged`];
     if (n > 0) parts.push(`step ${run.steps.lastStep}: loss ${fmt(run.steps.at('loss', n - 1), 4)}, lr ${fmt(run.steps.at('lr', n - 1))}, ${fmt(run.steps.at('tokensPerSec', n - 1), 0)} tokens/s`);
     if (last) {
-      parts.push(`validation at step ${last.step}: loss ${fmt(last.loss, 4)}, perplexity ${fmt(last.ppl)}`);
+      parts.push(`${evalLabel(run)} at step ${last.step}: loss ${fmt(last.loss, 4)}, perplexity ${fmt(last.ppl)}`);
       if (last.exactMatch !== null) parts.push(`exact match ${fmt(100 * last.exactMatch, 1)}%`);
       if (last.bleu !== null) parts.push(`BLEU ${fmt(last.bleu, 2)}`);
     }

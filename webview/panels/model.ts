@@ -116,7 +116,7 @@ export class ModelPanel implements Panel {
         h('dt', {}, 'backend'),
         h('dd', {}, info.backend),
         ...(data
-          ? [h('dt', {}, 'data'), h('dd', {}, `${data.description} — ${fmtCount(data.trainTokens)} training / ${fmtCount(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`)]
+          ? [h('dt', {}, 'data'), h('dd', {}, `${data.description} — ${fmtCount(data.trainTokens)} training / ${fmtCount(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`), ...(data.validation ? [h('dt', {}, 'validation'), h('dd', {}, data.validation.text)] : [])]
           : []),
       ),
       h('h3', {}, 'Parameters per module'),

@@ -31,7 +31,7 @@ describe('TrainingController', () => {
     const outcome = await c.start(runDir, tinySpec({ kind: 'task', task: 'copy' }, 12, 24), false);
     expect(outcome).toEqual({ kind: 'finished', step: 12, reason: 'completed' });
     expect(events.filter((e) => e.type === 'train/didStep').map((e) => (e as { step: number }).step)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-    expect(events.find((e) => e.type !== 'worker/ready')?.type).toBe('train/didStart');
+    expect(events.find((e) => e.type !== 'worker/ready' && e.type !== 'train/didProgress' && e.type !== 'train/didLog')?.type).toBe('train/didStart');
     expect(events.at(-1)?.type).toBe('train/didFinish');
     const live = states.filter((s): s is TrainingState => s !== null);
     expect(live.at(-1)).toMatchObject({ runId: runDir, step: 12, totalSteps: 12, paused: false });
