@@ -66,7 +66,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, load);
     const model = enc.run.model;
     const data = { description: 'task reverse', documents: 1, bytes: 0, trainTokens: 100, valTokens: 10, skipped: [] };
-    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStart', runDir: '/runs/live', startStep: 0, totalSteps: 50, model, data } });
+    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStart', runDir: '/runs/live', startStep: 0, totalSteps: 50, segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }], model, data } });
     await page.selectOption('#run-picker', '/runs/live');
     await frames(page);
     expect(await page.locator('.run-status').textContent()).toContain('training · step 0 of 50');
