@@ -146,6 +146,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     const run = readRunJson(runDir);
     const given = Object.keys(TRAIN_FLAGS).filter((k) => !RESUME_FLAGS.includes(k) && f.has(k));
     if (given.length) throw new UsageError(resumeFlagsProblem(given, path.basename(runDir), run.config.maxLen));
+    if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; --resume continues the run folder it names and takes no data.`);
     extendTo = f.has('steps') ? f.int('steps', 1) : null;
     // Checked here too (the worker checks again) so a mistake costs no worker start.
     spec = planResume(run, path.basename(runDir), extendTo, stopAt).spec;
