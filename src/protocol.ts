@@ -73,6 +73,26 @@ export interface TrainSpec {
   readonly backend: 'auto' | 'wasm' | 'reference';
 }
 
+/**
+ * How the learning rate runs over one segment of a run (the formulas are in
+ * src/engine/optim/schedule.ts): `cosine` (AdamW: warm-up, then cosine decay to lr/10),
+ * `constant` (AdamW on runs too short to decay), `noam` (the paper's schedule), `restart`
+ * (a warm restart: warm up from lr/10 back to lr, then cosine down to lr/10 again).
+ */
+export type SegmentSchedule = 'cosine' | 'constant' | 'noam' | 'restart';
+export const SEGMENT_SCHEDULES: readonly SegmentSchedule[] = ['cosine', 'constant', 'noam', 'restart'];
+
+/**
+ * Steps fromStep+1 … toStep of a run and the schedule they follow. A run's segments are
+ * contiguous from step 0: the first is its original plan, each later one an extension with
+ * more steps (`train --resume DIR --steps N`, "Continue Training…").
+ */
+export interface RunSegment {
+  readonly fromStep: number;
+  readonly toStep: number;
+  readonly schedule: SegmentSchedule;
+}
+
 /** One file left out of a corpus, and why. */
 export interface SkippedFile {
   readonly path: string;
@@ -209,8 +229,10 @@ export type HostToWorker =
       readonly runDir: string;
       readonly spec: TrainSpec;
       readonly resume: boolean;
-      /** Stop (with a checkpoint) after this step, to continue later with resume; null = run to spec.training.steps. */
+      /** Stop (with a checkpoint) after this step, to continue later with resume; null = run to the planned total. */
       readonly stopAt: number | null;
+      /** With resume: train a finished or stopped run on to this total step (a new segment); null = the planned total. */
+      readonly extendTo: number | null;
     }
   | { readonly type: 'train/pause' }
   | { readonly type: 'train/resume' }
@@ -221,7 +243,16 @@ export type WorkerToHost =
   | { readonly type: 'worker/ready' }
   | { readonly type: 'train/didLog'; readonly level: 'info' | 'warn'; readonly message: string }
   | ({ readonly type: 'train/didProgress' } & PrepareProgress)
-  | { readonly type: 'train/didStart'; readonly runDir: string; readonly startStep: number; readonly totalSteps: number; readonly model: ModelInfo; readonly data: DataSummary }
+  | {
+      readonly type: 'train/didStart';
+      readonly runDir: string;
+      readonly startStep: number;
+      readonly totalSteps: number;
+      /** The run's schedule segments (one unless it was extended); the last ends at totalSteps. */
+      readonly segments: readonly RunSegment[];
+      readonly model: ModelInfo;
+      readonly data: DataSummary;
+    }
   | ({ readonly type: 'train/didStep' } & StepMetrics)
   | ({ readonly type: 'train/didEval' } & EvalMetrics)
   | ({ readonly type: 'train/didSnapshot' } & AttentionSnapshot)
@@ -287,6 +318,8 @@ export interface RunSummary {
   readonly kind: 'encoder-decoder' | 'decoder-only';
   readonly step: number;
   readonly totalSteps: number;
+  /** The schedule segments (one unless the run was extended); the last ends at totalSteps. */
+  readonly segments: readonly RunSegment[];
   readonly bestValLoss: number | null;
   readonly model: ModelInfo | null;
   readonly data: DataSummary | null;
@@ -454,6 +487,17 @@ const trainSpec = obj({
   }),
   backend: oneOf('auto', 'wasm', 'reference'),
 });
+const runSegments: Check = (v, p) => {
+  arrayOf(obj({ fromStep: nonNegInt, toStep: posInt, schedule: oneOf(...SEGMENT_SCHEDULES) }))(v, p);
+  const segments = v as RunSegment[];
+  if (segments.length === 0) fail(p, 'at least one segment', v);
+  let from = 0;
+  segments.forEach((s, i) => {
+    if (s.fromStep !== from) throw new ProtocolError(`${p}[${i}].fromStep: expected ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before ends'}), got ${s.fromStep}`);
+    if (s.toStep <= s.fromStep) throw new ProtocolError(`${p}[${i}].toStep: expected more than fromStep ${s.fromStep}, got ${s.toStep}`);
+    from = s.toStep;
+  });
+};
 const stepMetrics = { step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num };
 const evalMetrics = { step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num) };
 const attentionMap: Check = (v, p) => {
@@ -477,7 +521,7 @@ const dataSummary = obj({
 });
 
 const HOST_TO_WORKER: { readonly [K in HostToWorker['type']]: Record<string, Check> } = {
-  'train/start': { runDir: str, spec: trainSpec, resume: bool, stopAt: nullable(posInt) },
+  'train/start': { runDir: str, spec: trainSpec, resume: bool, stopAt: nullable(posInt), extendTo: nullable(posInt) },
   'train/pause': {},
   'train/resume': {},
   'train/stop': {},
@@ -487,7 +531,7 @@ const WORKER_TO_HOST: { readonly [K in WorkerToHost['type']]: Record<string, Che
   'worker/ready': {},
   'train/didLog': { level: oneOf('info', 'warn'), message: str },
   'train/didProgress': { phase: oneOf('read', 'tokenizer', 'encode'), done: nonNegInt, total: nonNegInt, message: str },
-  'train/didStart': { runDir: str, startStep: nonNegInt, totalSteps: posInt, model: modelInfo, data: dataSummary },
+  'train/didStart': { runDir: str, startStep: nonNegInt, totalSteps: posInt, segments: runSegments, model: modelInfo, data: dataSummary },
   'train/didStep': stepMetrics,
   'train/didEval': evalMetrics,
   'train/didSnapshot': snapshot,
@@ -524,6 +568,12 @@ export function validateTrainSpec(spec: unknown, where = 'spec'): TrainSpec {
   return spec as TrainSpec;
 }
 
+/** Validates a run's schedule segments (e.g. read back from run.json); throws ProtocolError. */
+export function validateRunSegments(v: unknown, where = 'segments'): readonly RunSegment[] {
+  runSegments(v, where);
+  return v as readonly RunSegment[];
+}
+
 /** Validates a line of metrics.jsonl. */
 export function validateStepMetrics(v: unknown, where = 'metrics'): StepMetrics {
   obj(stepMetrics)(v, where);
@@ -547,7 +597,7 @@ export function validateModelInfo(v: unknown, where = 'model'): ModelInfo {
 const runStatus = oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed');
 const runSummary = obj({
   id: str, name: str, runDir: str, status: runStatus, kind: oneOf('encoder-decoder', 'decoder-only'), step: nonNegInt,
-  totalSteps: nonNegInt, bestValLoss: nullable(num), model: nullable(modelInfo), data: nullable(dataSummary),
+  totalSteps: nonNegInt, segments: runSegments, bestValLoss: nullable(num), model: nullable(modelInfo), data: nullable(dataSummary),
 });
 const runState = obj({ run: runSummary, steps: arrayOf(obj(stepMetrics)), evals: arrayOf(obj(evalMetrics)), snapshots: arrayOf(obj(snapshot)) });
 const workerEvent: Check = (v, p) => {

@@ -1,8 +1,9 @@
 /**
  * `attention-lab train`: builds a TrainSpec from flags (defaults: the reverse task, which a
- * tiny encoder-decoder learns in a few minutes), runs it in a worker thread with a live
- * progress line, stops gracefully on Ctrl-C (checkpoint saved), then prints a few decoded
- * samples and where the run folder is.
+ * tiny encoder-decoder learns in a few minutes), or resumes a run folder (to its plan, or with
+ * --steps on to a new total as a new schedule segment), runs it in a worker thread with a
+ * live progress line, stops gracefully on Ctrl-C (checkpoint saved), then prints a few
+ * decoded samples and where the run folder is.
  */
 
 import * as path from 'node:path';
@@ -17,6 +18,7 @@ import { openRun } from '../lab/openRun';
 import { resolveConfig } from '../lab/prepare';
 import { taskInfo } from '../lab/tasks';
 import { newRunDir, readRunJson } from '../lab/runFolder';
+import { planResume } from '../lab/segments';
 import { sampleRun } from './samples';
 import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
@@ -35,7 +37,8 @@ Data (one of; default: --task reverse):
                          (dist/, build/, vendor/, .venv/ …), which are skipped by default
   --pairs SRC TGT        parallel line files → an encoder-decoder
   --pairs FILE           a .tsv (src<TAB>tgt) or .jsonl ({"src","tgt"}) file
-  --resume DIR           continue a run folder where its last checkpoint left off
+  --resume DIR           continue a run folder where its last checkpoint left off; with
+                         --steps N, train a finished or stopped run on to step N (below)
 Model:
   --model KIND           encoder-decoder | decoder-only (default: from the data)
   --preset NAME          tiny | small | base (encoder-decoder); tiny | small | gpt (decoder-only)
@@ -46,7 +49,14 @@ Training:
   --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend auto|wasm|reference
   --out DIR              run folder (default: runs/run-<time>)
   --until N              stop after step N with a checkpoint (continue later with --resume)
-  --json                 print one JSON object when done (no progress line)`;
+  --json                 print one JSON object when done (no progress line)
+Training longer (--resume DIR --steps N, N beyond the run's planned steps):
+  the new steps are a schedule segment of their own, kept in run.json and marked on the
+  dashboard's curves. AdamW + cosine restarts warm (SGDR, Loshchilov & Hutter 2017): the
+  rate climbs from lr/10 back to lr over min(the run's warm-up, 10% of the new steps) steps,
+  then decays (cosine) to lr/10 at step N. The paper's schedule and a constant rate simply
+  continue. The model, data and context (--seq) stay as the run was created; --until still
+  stops early, and --resume DIR then continues bit-exactly.`;
 
 const TRAIN_FLAGS = {
   task: { type: 'string' }, data: { type: 'string', multiple: true }, pairs: { type: 'string' }, resume: { type: 'string' },
@@ -57,6 +67,16 @@ const TRAIN_FLAGS = {
   backend: { type: 'string' }, out: { type: 'string' }, until: { type: 'string' },
   'max-file-mb': { type: 'string' }, 'max-total-mb': { type: 'string' }, 'all-files': { type: 'boolean' },
 } as const;
+
+/** The flags `--resume` takes: the rest would change the model, the data or how the run trains. */
+const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until'];
+
+/** One line on why flags other than --steps and --until cannot come with --resume. */
+function resumeFlagsProblem(given: readonly string[], name: string, context: number): string {
+  const flags = given.map((g) => `--${g}`).join(', ');
+  const seq = given.includes('seq') ? `the context length is fixed by the model (built for ${context} tokens), so ` : '';
+  return `--resume continues ${name} as it was configured: ${seq}drop ${flags}. Only --steps N (train on to step N) and --until N go with --resume; start a new run to change the model or data.`;
+}
 
 /** Parses `--set key=value` flags. */
 export function parseSets(sets: readonly string[]): Record<string, string> {
@@ -130,13 +150,19 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   if (f.bool('help')) return ctx.help(TRAIN_HELP);
   const json = f.bool('json');
   const resumeDir = f.str('resume');
+  const stopAt = f.has('until') ? f.int('until', 1) : null;
   let runDir: string;
   let spec: TrainSpec;
+  let extendTo: number | null = null;
   if (resumeDir) {
-    const given = Object.keys(TRAIN_FLAGS).filter((k) => k !== 'resume' && k !== 'until' && f.has(k));
-    if (given.length) throw new UsageError(`--resume continues a run as it was configured; drop ${given.map((g) => `--${g}`).join(', ')}.`);
     runDir = path.resolve(ctx.cwd, resumeDir);
-    spec = readRunJson(runDir).spec;
+    const run = readRunJson(runDir);
+    const given = Object.keys(TRAIN_FLAGS).filter((k) => !RESUME_FLAGS.includes(k) && f.has(k));
+    if (given.length) throw new UsageError(resumeFlagsProblem(given, path.basename(runDir), run.config.maxLen));
+    if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; --resume continues the run folder it names and takes no data.`);
+    extendTo = f.has('steps') ? f.int('steps', 1) : null;
+    // Checked here too (the worker checks again) so a mistake costs no worker start.
+    spec = planResume(run, path.basename(runDir), extendTo, stopAt).spec;
   } else {
     spec = await specFromFlags(f, ctx.cwd);
     runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : newRunDir(path.resolve(ctx.cwd, 'runs'));
@@ -192,7 +218,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   process.on('SIGINT', onSigint);
   let outcome: RunOutcome;
   try {
-    await worker.start(runDir, spec, !!resumeDir, f.has('until') ? f.int('until', 1) : null);
+    await worker.start(runDir, spec, !!resumeDir, stopAt, extendTo);
     outcome = await worker.outcome;
   } finally {
     process.off('SIGINT', onSigint);

@@ -20,6 +20,7 @@ export const COMMAND_IDS = [
   'attentionLab.showAttention',
   'attentionLab.clearScores',
   'attentionLab.refreshRuns',
+  'attentionLab.continueTraining',
   'attentionLab.run.openDashboard',
   'attentionLab.run.resume',
   'attentionLab.run.decode',

@@ -17,7 +17,7 @@ import { pickRun, runDirOf } from './pickRun';
 import { deleteRunCommand, exportRunCommand, openRunCommand, revealRunCommand, showAttentionCommand } from './runActions';
 import type { ScoreDecorations } from './scoreDecorations';
 import type { Services } from './services';
-import { resumeCommand, trainCommand } from './trainCommand';
+import { continueCommand, resumeCommand, trainCommand } from './trainCommand';
 
 type Handler = (...args: unknown[]) => unknown;
 
@@ -52,6 +52,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.clearScores': () => scores.clear(),
     'attentionLab.refreshRuns': () => s.runs.refresh().length,
+    'attentionLab.continueTraining': (arg, more) => continueCommand(s, arg, typeof more === 'number' ? more : undefined),
     'attentionLab.run.openDashboard': async (arg) => {
       const run = await pickRun(s, arg, { trained: false, purpose: 'open' });
       if (!run) return;

@@ -45,9 +45,14 @@ export function isResumable(r: RunItem): boolean {
   return !r.active && r.error === null && r.hasModel && r.step < r.totalSteps && r.status !== 'completed';
 }
 
-/** The tree item's `contextValue`: `run.<status>[.trained][.resumable][.active]` (package.json matches on it). */
+/** True when a run can be trained for more steps than it planned ("Continue Training…"): a finished, stopped or interrupted run with a checkpoint. */
+export function isExtendable(r: RunItem): boolean {
+  return !r.active && r.error === null && r.hasModel && (r.status === 'completed' || r.status === 'stopped' || r.status === 'interrupted');
+}
+
+/** The tree item's `contextValue`: `run.<status>[.trained][.resumable][.extendable][.active]` (package.json matches on it). */
 export function contextValueOf(r: RunItem): string {
-  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${r.active ? '.active' : ''}`;
+  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}${r.active ? '.active' : ''}`;
 }
 
 /** Known runs, refreshed from disk on demand and overlaid with the live run. */

@@ -1,6 +1,7 @@
 /**
- * "Attention Lab: Train" and resuming a run: checks the settings, finds the data, names a
- * new run folder, and hosts the run through the training controller (a worker thread)
+ * "Attention Lab: Train", resuming a run, and "Continue Training…" (a finished or stopped run
+ * trained on for more steps, as a new schedule segment): checks the settings, finds the data,
+ * names a new run folder, and hosts the run through the training controller (a worker thread)
  * with a cancellable progress notification, the dashboard opened on the run, the data
  * summary (files, bytes, what was skipped and why) in the log, and an end notification
  * that offers the next step.
@@ -15,6 +16,8 @@ import type { TrainSpec } from '../protocol';
 import type { ErrorAction } from './errors';
 import { CONFIGURE_ACTION, messageOf, showError } from './errors';
 import { dataLine, formatBytes, formatLoss, skippedReason } from './format';
+import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
+import { pickRun } from './pickRun';
 import type { Services } from './services';
 import { mismatch, specFromSettings } from './settings';
 import { DataError, findTrainingData } from './trainData';
@@ -58,8 +61,8 @@ export async function trainCommand(s: Services): Promise<void> {
   await runWithUi(s, runDir, spec, false);
 }
 
-/** Continues a run from its last checkpoint. */
-export async function resumeCommand(s: Services, runDir: string): Promise<void> {
+/** Continues a run from its last checkpoint: to its planned total, or on to `extendTo` (a new segment). */
+export async function resumeCommand(s: Services, runDir: string, extendTo: number | null = null): Promise<void> {
   if (busy(s)) return;
   let spec: TrainSpec;
   try {
@@ -70,10 +73,35 @@ export async function resumeCommand(s: Services, runDir: string): Promise<void> 
   if (spec.data.kind !== 'task' && !vscode.workspace.isTrusted) {
     return showError(s.log, `${path.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
   }
-  await runWithUi(s, runDir, spec, true);
+  await runWithUi(s, runDir, spec, true, extendTo);
 }
 
-async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean): Promise<void> {
+/**
+ * "Continue Training…": asks how many more steps (unless `more` is given), then trains the
+ * run on to its planned total plus that many, through the same path as Resume.
+ */
+export async function continueCommand(s: Services, arg: unknown, more?: number): Promise<void> {
+  if (busy(s)) return;
+  const run = await pickRun(s, arg, { trained: true, purpose: 'continue training', only: EXTENDABLE });
+  if (!run) return;
+  let steps = more;
+  if (steps === undefined) {
+    const typed = await vscode.window.showInputBox({
+      title: `Attention Lab: Continue Training ${run.name}`,
+      prompt: moreStepsPrompt(run),
+      value: String(run.totalSteps),
+      validateInput: moreStepsProblem,
+      ignoreFocusOut: true,
+    });
+    if (typed === undefined) return;
+    steps = Number(typed.trim());
+  }
+  const problem = moreStepsProblem(String(steps));
+  if (problem) return showError(s.log, problem);
+  await resumeCommand(s, run.runDir, extendedTotal(run, steps));
+}
+
+async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
   const runId = path.resolve(runDir);
   const name = path.basename(runId);
   await s.registry.select(runId);
@@ -90,7 +118,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   let outcome: RunOutcome;
   try {
     outcome = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${resume ? 'resuming' : 'training'} ${name}`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : `${resume ? 'resuming' : 'training'} ${name}`}`, cancellable: true },
       (progress, token) => {
         token.onCancellationRequested(() => s.controller.stop());
         let reported = 0;
@@ -107,7 +135,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
           progress.report({ increment: pct - reported, message: `step ${st.step}/${st.totalSteps} · loss ${formatLoss(st.loss)}${st.paused ? ' · paused' : ''}` });
           reported = pct;
         });
-        return s.controller.start(runId, spec, resume).finally(() => {
+        return s.controller.start(runId, spec, resume, extendTo).finally(() => {
           steps.dispose();
           preparing.dispose();
         });

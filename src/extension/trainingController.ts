@@ -78,22 +78,23 @@ export class TrainingController implements DisposableLike {
   }
 
   /**
-   * Starts (or resumes) the run in `runDir`; resolves when it ends, however it ends. Throws
-   * when a run is already training.
+   * Starts (or resumes) the run in `runDir`; resolves when it ends, however it ends. With
+   * `resume`, `extendTo` trains a finished or stopped run on to that total (a new schedule
+   * segment). Throws when a run is already training.
    */
-  async start(runDir: string, spec: TrainSpec, resume: boolean): Promise<RunOutcome> {
+  async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<RunOutcome> {
     if (this.disposed) throw new Error('Attention Lab is shutting down; training was not started.');
     if (this.current) throw new Error(`${this.current.name} is still training; stop it before starting another run.`);
     const runId = path.resolve(runDir);
     const worker = new TrainingWorker(this.workerScript);
     this.worker = worker;
-    this.current = { runId, runDir: runId, name: path.basename(runId), step: 0, startStep: 0, totalSteps: spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false };
+    this.current = { runId, runDir: runId, name: path.basename(runId), step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false };
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
-    this.log.info(`${resume ? 'Resuming' : 'Starting'} ${this.current.name} in ${runId}`);
+    this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
     let outcome: RunOutcome = { kind: 'failed', step: 0, error: { code: 'internal', message: 'The training worker did not start.' } };
     try {
-      await worker.start(runId, spec, resume);
+      await worker.start(runId, spec, resume, null, extendTo);
       outcome = await worker.outcome;
     } finally {
       await worker.dispose();

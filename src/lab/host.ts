@@ -61,8 +61,9 @@ export class TrainingWorker {
     if (!this.disposed) this.worker.postMessage(msg);
   }
 
-  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null): Promise<void> {
-    return this.send({ type: 'train/start', runDir, spec, resume, stopAt });
+  /** Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new segment). */
+  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null): Promise<void> {
+    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo });
   }
 
   pause(): Promise<void> {

@@ -16,11 +16,12 @@ import { EngineError } from '../engine/errors';
 import { Transformer } from '../engine/models/transformer';
 import { Optimizer } from '../engine/optim/optimizer';
 import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
+import type { SegmentSchedule } from '../engine/optim/schedule';
 import { trainBpeTokenizer } from '../engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../engine/tokenizers/charTokenizer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
-import type { DataSummary, TrainSpec } from '../protocol';
+import type { DataSummary, RunSegment, TrainSpec } from '../protocol';
 import { writeFileAtomic } from './atomicFile';
 import { createWasmThreads } from './wasmThreads';
 import type { Dataset } from './dataset';
@@ -29,6 +30,7 @@ import type { DocumentData, WorkHooks } from './documentData';
 import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
 import { RUN_FILES } from './runFolder';
+import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
 import { splitTaskData, taskInfo } from './tasks';
 
 /** Source→target text of a run (pairs files or a generated task), before tokenization. */
@@ -152,22 +154,40 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
   return { dataset: documentDataset(train.length >= 3 ? train : val, val, seed, rows, maxLen), dropped: 0 };
 }
 
-/** The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' = nanoGPT's AdamW + cosine. */
-export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig): OptimizerConfig {
+/**
+ * The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' =
+ * nanoGPT's AdamW + cosine. A run extended with more steps passes its `segments`: the first
+ * keeps the schedule it was planned with, each later one continues it (segments.ts).
+ */
+export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig, segments: readonly RunSegment[] = planSegments(spec)): OptimizerConfig {
   const t = spec.training;
-  const auto = Math.max(1, Math.min(4000, Math.round(t.steps / 10)));
-  const warmup = t.warmup > 0 ? t.warmup : auto;
+  // Planned from the first segment, so extending a run never changes the rates it trained with.
+  const planned = (segments[0] as RunSegment).toStep;
+  const warmup = plannedWarmup(spec, planned);
   if (t.optimizer === 'paper') {
     const factor = t.lr > 0 ? t.lr : 1;
     // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
     const peak = factor * Math.pow(cfg.dModel, -0.5) * Math.pow(warmup, -0.5);
-    return { type: 'adam', lr: peak, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: { type: 'noam', warmup, dModel: cfg.dModel, factor } };
+    const noam = { type: 'noam', warmup, dModel: cfg.dModel, factor } as const;
+    return { type: 'adam', lr: peak, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: segmentedSchedule(segments, () => noam) };
   }
   const lr = t.lr > 0 ? t.lr : 1e-3;
-  // Cosine decay needs at least one step after the warm-up; shorter runs hold the rate.
-  const schedule: OptimizerConfig['schedule'] =
-    t.steps > warmup ? { type: 'cosine', warmup, maxSteps: t.steps, minLr: lr / 10 } : { type: 'constant', warmup: Math.min(warmup, t.steps - 1) };
-  return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule };
+  const minLr = lr / 10;
+  const scheduleOf = (s: RunSegment): SegmentSchedule => {
+    switch (s.schedule) {
+      case 'cosine':
+        return { type: 'cosine', warmup, maxSteps: s.toStep, minLr };
+      case 'constant':
+        return { type: 'constant', warmup: Math.min(warmup, planned - 1) };
+      case 'restart':
+        return { type: 'restart', start: s.fromStep, warmup: restartWarmup(warmup, s), maxSteps: s.toStep, minLr };
+      case 'noam':
+        throw new EngineError('config/invalid', 'A noam schedule segment needs the paper optimizer; this run uses adamw.');
+      default:
+        return s.schedule satisfies never;
+    }
+  };
+  return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule: segmentedSchedule(segments, scheduleOf) };
 }
 
 /** A bound model (and optimizer) for a config and dataset shape. */

@@ -11,9 +11,10 @@ import * as path from 'node:path';
 import type { ModelConfig } from '../engine/config';
 import { validateConfig } from '../engine/config';
 import { EngineError } from '../engine/errors';
-import type { DataSummary, ErrorData, EvalMetrics, StepMetrics, TrainSpec } from '../protocol';
-import { ProtocolError, validateStepMetrics, validateTrainSpec } from '../protocol';
+import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../protocol';
+import { ProtocolError, validateRunSegments, validateStepMetrics, validateTrainSpec } from '../protocol';
 import { writeFileAtomic } from './atomicFile';
+import { planSegments, segmentsProblem } from './segments';
 
 export const RUN_FORMAT = 'attention-lab-run';
 export const RUN_VERSION = 1;
@@ -37,8 +38,14 @@ export interface RunJson {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly status: RunStatus;
+  /** What the run is; `spec.training.steps` is the planned total, which extending raises. */
   readonly spec: TrainSpec;
   readonly config: ModelConfig;
+  /**
+   * The learning-rate schedule's segments: the original plan, then one per extension
+   * (segments.ts). A run.json from before segments existed has none and reads as one.
+   */
+  readonly segments: readonly RunSegment[];
   /** Step of the last checkpoint (0 before the first). */
   readonly step: number;
   readonly bestValLoss: number | null;
@@ -80,6 +87,16 @@ export function readRunJson(runDir: string): RunJson {
   const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
   if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
+  const spec = r.spec as TrainSpec;
+  if (r.segments === undefined) return { ...(raw as RunJson), segments: planSegments(spec) };
+  try {
+    validateRunSegments(r.segments, 'segments');
+  } catch (e) {
+    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
+    throw e;
+  }
+  const problem = segmentsProblem(r.segments as RunSegment[], spec);
+  if (problem) throw invalid(file, `has inconsistent segments: ${problem}; the file is damaged — restore it or start a new run.`);
   return raw as RunJson;
 }
 
@@ -89,7 +106,7 @@ export function writeRunJson(runDir: string, run: RunJson): void {
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error'>>): RunJson {
+export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments'>>): RunJson {
   const run = { ...readRunJson(runDir), ...patch, updatedAt: new Date().toISOString() };
   writeRunJson(runDir, run);
   return run;

@@ -22,6 +22,7 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
     kind: run.config.kind,
     step: run.step,
     totalSteps: run.spec.training.steps,
+    segments: run.segments,
     bestValLoss: run.bestValLoss,
     model: {
       config: { ...run.config },

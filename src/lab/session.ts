@@ -13,7 +13,7 @@ import type { Transformer } from '../engine/models/transformer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { Trainer } from '../engine/train';
 import { estimateModel } from '../engine/models/estimate';
-import type { ModelInfo, TrainSpec, WorkerToHost } from '../protocol';
+import type { ModelInfo, RunSegment, TrainSpec, WorkerToHost } from '../protocol';
 import { removeStaleTemps } from './atomicFile';
 import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from './checkpoint';
 import type { Dataset } from './dataset';
@@ -28,6 +28,8 @@ import {
 } from './prepare';
 import type { RunJson } from './runFolder';
 import { RUN_FILES, RUN_FORMAT, RUN_VERSION, appendMetrics, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from './runFolder';
+import type { ResumePlan } from './segments';
+import { describeSegment, planResume, planSegments, plannedWarmup } from './segments';
 import { saveSnapshot, takeSnapshot } from './snapshots';
 
 /** Commands that reach a running session between steps. */
@@ -91,14 +93,17 @@ interface Ownership {
   owned: boolean;
 }
 
-async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership): Promise<Prepared> {
+async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<Prepared> {
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
+  let plan: ResumePlan | null = null;
   if (resume) {
-    const saved = readRunJson(runDir);
-    spec = saved.spec;
+    // Checked before taking the folder over, so a refused resume leaves the run as it was.
+    plan = planResume(readRunJson(runDir), path.basename(runDir), extendTo, stopAt);
+    spec = plan.spec;
     own.owned = true;
     removeStaleTemps(runDir);
   } else {
+    if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
     if (fs.existsSync(path.join(runDir, RUN_FILES.run))) {
       throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
     }
@@ -126,20 +131,22 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend);
   const model = buildModel(cfg, dataset, backend);
-  const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg));
+  const segments = plan ? plan.segments : planSegments(spec);
+  const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;
   let run: RunJson;
   if (resume) {
     startStep = loadModelCheckpoint(runDir, model);
     loadOptimizerCheckpoint(runDir, optimizer, startStep);
     truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null });
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
+    if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     writeTokenizer(runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null };
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null };
     writeRunJson(runDir, run);
     own.owned = true;
   }
@@ -158,20 +165,27 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
 
 /**
  * Runs (or resumes) the run in `runDir` to `spec.training.steps` (or `stopAt`, whichever
- * comes first; a run stopped early resumes exactly where it stopped). Never throws: failures
- * are reported as `train/didFail` (the last checkpoint stays loadable).
+ * comes first; a run stopped early resumes exactly where it stopped). With `resume`,
+ * `extendTo` trains a finished or stopped run on to that total as a new schedule segment
+ * (segments.ts). Never throws: failures are reported as `train/didFail` (the last checkpoint
+ * stays loadable; a refused resume leaves the run folder as it was).
  */
-export async function runSession(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null): Promise<void> {
+export async function runSession(
+  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
+): Promise<void> {
   let step = 0;
   let prepared: Prepared | null = null;
   const own: Ownership = { created: false, owned: false };
   try {
-    prepared = await prepare(runDir, spec, resume, control, emit, own);
+    prepared = await prepare(runDir, spec, resume, control, emit, own, stopAt, extendTo);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
     step = prepared.startStep;
-    emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: t.steps, model: info, data: prepared.run.data });
+    const segments = prepared.run.segments;
+    emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: t.steps, segments, model: info, data: prepared.run.data });
+    // Each segment's last step evaluates (the run's last step among them).
+    const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
     const snapshot = (): void => {
       const snap = takeSnapshot(model, dataset, tok, step);
@@ -219,7 +233,7 @@ export async function runSession(runDir: string, spec: TrainSpec, resume: boolea
         since = now;
         tokensSince = 0;
       }
-      if ((t.evalEvery > 0 && step % t.evalEvery === 0) || step === t.steps) {
+      if ((t.evalEvery > 0 && step % t.evalEvery === 0) || segmentEnds.has(step)) {
         const ev = evaluate(model, dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };

@@ -39,7 +39,7 @@ port.on('message', (raw: unknown) => {
         return;
       }
       started = true;
-      void runSession(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt);
+      void runSession(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo);
       return;
     case 'train/pause':
       control.pause();

@@ -2,13 +2,15 @@
  * Training curves and message handling in headless Chromium, hosted as a VS Code webview
  * (test/browser/harness.ts): every logged step is drawn and the last point's value is on the
  * chart, live steps are appended, out-of-order and malformed messages show a visible error
- * banner (and webview/didError) while the page keeps drawing.
+ * banner (and webview/didError) while the page keeps drawing; a run extended with more
+ * steps has a labelled marker where its new schedule segment begins.
  */
 
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunState } from '../../src/protocol';
 import { attr, clean, dec, enc, load } from './data';
+import { paddedRun } from './synthetic';
 import { HAS_CHROMIUM, SKIP_REASON, launchBrowser, openDashboard, screenshot, send, until, frames } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
@@ -66,7 +68,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, load);
     const model = enc.run.model;
     const data = { description: 'task reverse', documents: 1, bytes: 0, trainTokens: 100, valTokens: 10, skipped: [] };
-    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStart', runDir: '/runs/live', startStep: 0, totalSteps: 50, model, data } });
+    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStart', runDir: '/runs/live', startStep: 0, totalSteps: 50, segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }], model, data } });
     await page.selectOption('#run-picker', '/runs/live');
     await frames(page);
     expect(await page.locator('.run-status').textContent()).toContain('training · step 0 of 50');
@@ -80,6 +82,43 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'The loss became NaN at step 2.' } } });
     expect(await page.locator('.run-status').textContent()).toContain('failed: The loss became NaN at step 2.');
     expect(await page.locator('.run-controls button').count()).toBe(0);
+    clean(log);
+    await page.close();
+  });
+
+  it('marks where an extended run begins a new schedule segment, on the loss and learning-rate charts', async () => {
+    const { page, log } = await openDashboard(browser);
+    const base = paddedRun('extended', 20); // steps 1…20, 50 tokens each
+    const run = { ...base, run: { ...base.run, segments: [{ fromStep: 0, toStep: 12, schedule: 'cosine' }, { fromStep: 12, toStep: 20, schedule: 'restart' }] } };
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'extended' });
+    await frames(page);
+    const marker = '.panel.curves .chart-main .segment-marker';
+    expect(await page.locator(marker).count()).toBe(1);
+    expect(await attr(page, marker, 'data-step')).toBe('12');
+    expect(await page.locator(`${marker} .segment-label`).textContent()).toBe('segment 2: +8 steps, warm restart');
+    // At x = step 12 on an axis from step 1 to step 20.
+    const at = async (chart: string): Promise<number> => {
+      const over = await page.locator(`${chart} .u-over`).boundingBox();
+      const m = await page.locator(`${chart} .segment-marker`).boundingBox();
+      if (!over || !m) throw new Error(`no plot or marker in ${chart}`);
+      return (m.x - over.x) / over.width;
+    };
+    expect(await at('.panel.curves .chart-main')).toBeCloseTo((12 - 1) / (20 - 1), 2);
+    // The learning-rate chart marks it too, without the label.
+    const lr = '.panel.curves .chart-small[aria-label="Learning rate"]';
+    expect(await page.locator(`${lr} .segment-marker`).count()).toBe(1);
+    expect(await page.locator(`${lr} .segment-label`).count()).toBe(0);
+    expect(await at(lr)).toBeCloseTo((12 - 1) / (20 - 1), 2);
+    await screenshot(page, 'curves-segments-light');
+    // Against tokens seen, it moves to the tokens seen by step 12.
+    await page.selectOption('#curves-x', 'tokens');
+    await frames(page);
+    expect(await at('.panel.curves .chart-main')).toBeCloseTo((600 - 50) / (1000 - 50), 2);
+    // A run never extended has no marker.
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [base], selectedId: 'extended' });
+    await frames(page);
+    expect(await page.locator(marker).count()).toBe(0);
+    expect(log.posted.filter((m) => m.type === 'webview/didError')).toHaveLength(0);
     clean(log);
     await page.close();
   });

@@ -81,7 +81,7 @@ export function paddedRun(id = 'padded', n = 20): RunState {
   const steps: StepMetrics[] = Array.from({ length: n }, (_, i) => ({ step: i + 1, loss: 4 / (i + 1) + 0.5, lr: 1e-3, gradNorm: 1, tokens: 50, tokensPerSec: 1000, elapsedMs: 10 * (i + 1) }));
   return {
     run: {
-      id, name: id, runDir: `/runs/${id}`, status: 'completed', kind: 'encoder-decoder', step: n, totalSteps: n, bestValLoss: 0.9, data: null,
+      id, name: id, runDir: `/runs/${id}`, status: 'completed', kind: 'encoder-decoder', step: n, totalSteps: n, segments: [{ fromStep: 0, toStep: n, schedule: 'cosine' }], bestValLoss: 0.9, data: null,
       model: { config: { kind: 'encoder-decoder', dModel: 8, nHeads: 2, dFF: 16, nEncoderLayers: 1, nDecoderLayers: 1, vocabSize: 270, srcVocabSize: 270, maxLen: 8 }, params: 1000, paramsByModule: { embeddings: 600, 'encoder.0': 200, 'decoder.0': 200 }, memoryBytes: 65536, flopsPerToken: 6000, backend: 'reference' },
     },
     steps,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TrainSpec } from '../../src/protocol';
-import { ProtocolError, validateHostToWebview, validateHostToWorker, validateWebviewToHost, validateWorkerToHost } from '../../src/protocol';
+import { ProtocolError, validateHostToWebview, validateHostToWorker, validateRunSegments, validateWebviewToHost, validateWorkerToHost } from '../../src/protocol';
 
 const spec: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32 } },
@@ -23,7 +23,7 @@ function rejects(f: () => unknown, pattern: RegExp): void {
 
 describe('protocol validation', () => {
   it('accepts well-formed commands and notifications', () => {
-    expect(validateHostToWorker({ type: 'train/start', runDir: '/r', spec, resume: false, stopAt: null }).type).toBe('train/start');
+    expect(validateHostToWorker({ type: 'train/start', runDir: '/r', spec, resume: false, stopAt: null, extendTo: null }).type).toBe('train/start');
     expect(validateHostToWorker({ type: 'train/stop' }).type).toBe('train/stop');
     const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.7, tokens: 40, tokensPerSec: 900, elapsedMs: 12 };
     expect(validateWorkerToHost(step)).toBe(step);
@@ -41,10 +41,10 @@ describe('protocol validation', () => {
     ['not an object', 42, /expected a message object/],
     ['no type', {}, /type: expected a message type/],
     ['unknown type', { type: 'train/explode' }, /unknown message type "train\/explode"; known: train\/start/],
-    ['missing field', { type: 'train/start', runDir: '/r', resume: false, stopAt: null }, /spec: expected an object/],
-    ['wrong field type', { type: 'train/start', runDir: 1, spec, resume: false, stopAt: null }, /runDir: expected a string/],
-    ['bad enum', { type: 'train/start', runDir: '/r', spec: { ...spec, backend: 'gpu' }, resume: false, stopAt: null }, /backend: expected one of auto, wasm, reference/],
-    ['negative steps', { type: 'train/start', runDir: '/r', spec: { ...spec, training: { ...spec.training, steps: -1 } }, resume: false, stopAt: null }, /steps: expected an integer ≥ 1/],
+    ['missing field', { type: 'train/start', runDir: '/r', resume: false, stopAt: null, extendTo: null }, /spec: expected an object/],
+    ['wrong field type', { type: 'train/start', runDir: 1, spec, resume: false, stopAt: null, extendTo: null }, /runDir: expected a string/],
+    ['bad enum', { type: 'train/start', runDir: '/r', spec: { ...spec, backend: 'gpu' }, resume: false, stopAt: null, extendTo: null }, /backend: expected one of auto, wasm, reference/],
+    ['negative steps', { type: 'train/start', runDir: '/r', spec: { ...spec, training: { ...spec.training, steps: -1 } }, resume: false, stopAt: null, extendTo: null }, /steps: expected an integer ≥ 1/],
     ['prototype key', { type: 'constructor' }, /unknown message type/],
   ])('rejects a command that is %s', (_n, msg, pattern) => rejects(() => validateHostToWorker(msg), pattern));
 
@@ -63,5 +63,36 @@ describe('protocol validation', () => {
     const base = { type: 'train/didStep', step: 1, loss: Number.NaN, lr: 1e-3, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 };
     expect(validateWorkerToHost(base).type).toBe('train/didStep');
     rejects(() => validateWorkerToHost({ ...base, lr: Number.NaN }), /lr: expected a number/);
+  });
+
+  it('accepts a resume that extends a run to a new total, and rejects a bad total', () => {
+    const start = { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 30, extendTo: 40 };
+    expect(validateHostToWorker(start)).toBe(start);
+    rejects(() => validateHostToWorker({ ...start, extendTo: 0 }), /extendTo: expected an integer ≥ 1/);
+    rejects(() => validateHostToWorker({ ...start, extendTo: 12.5 }), /extendTo: expected an integer ≥ 1/);
+    rejects(() => validateHostToWorker({ ...start, extendTo: undefined }), /extendTo: expected an integer ≥ 1, got undefined/);
+  });
+
+  const model = { config: { kind: 'decoder-only' }, params: 1, paramsByModule: {}, memoryBytes: 1, flopsPerToken: 1, backend: 'reference' };
+  const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
+  const extended = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 25, schedule: 'restart' }];
+
+  it('carries the segments of an extended run in train/didStart and in run summaries', () => {
+    const didStart = { type: 'train/didStart', runDir: '/r', startStep: 10, totalSteps: 25, segments: extended, model, data };
+    expect(validateWorkerToHost(didStart)).toBe(didStart);
+    const run = { id: 'r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 25, totalSteps: 25, segments: extended, bestValLoss: null, model: null, data: null };
+    expect(validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [{ run, steps: [], evals: [], snapshots: [] }], selectedId: null }).type).toBe('dashboard/didLoadRuns');
+    rejects(() => validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [{ run: { ...run, segments: undefined }, steps: [], evals: [], snapshots: [] }], selectedId: null }), /run\.segments: expected an array/);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['empty', [], /segments: expected at least one segment/],
+    ['not from step 0', [{ fromStep: 5, toStep: 10, schedule: 'cosine' }], /segments\[0\]\.fromStep: expected 0/],
+    ['with a gap', [extended[0], { fromStep: 11, toStep: 25, schedule: 'restart' }], /segments\[1\]\.fromStep: expected 10 \(where the segment before ends\), got 11/],
+    ['empty segment', [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 10, schedule: 'restart' }], /segments\[1\]\.toStep: expected more than fromStep 10/],
+    ['of an unknown schedule', [{ fromStep: 0, toStep: 10, schedule: 'linear' }], /schedule: expected one of cosine, constant, noam, restart/],
+  ])('rejects segments that are %s', (_n, segments, pattern) => {
+    rejects(() => validateRunSegments(segments), pattern);
+    rejects(() => validateWorkerToHost({ type: 'train/didStart', runDir: '/r', startStep: 0, totalSteps: 25, segments, model, data }), pattern);
   });
 });

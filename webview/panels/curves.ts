@@ -7,8 +7,12 @@
  * spikes stay visible), and when one redraw still costs more than a few milliseconds the next
  * live redraw waits proportionally longer, so streaming never starves input. The loss chart's
  * data-points attribute counts the logged steps it represents; data-drawn-rows what it drew.
+ * A run extended with more steps gets a dashed vertical marker where each new schedule segment
+ * begins, labelled on the loss chart ("segment 2: +500 steps, warm restart") and drawn on the
+ * learning-rate chart; markers are elements over the plot, placed after every redraw.
  *
- * Leaves out: the columns and smoothing math (series.ts, stepColumns.ts).
+ * Leaves out: the columns and smoothing math (series.ts, stepColumns.ts), where markers go
+ * (segments.ts).
  */
 
 import uPlot from 'uplot';
@@ -19,6 +23,8 @@ import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse,
 import type { XMode } from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
+import { segmentMarkers } from '../segments';
+import type { SegmentMarker } from '../segments';
 
 type Table = uPlot.AlignedData;
 
@@ -29,6 +35,9 @@ interface ChartSpec {
   readonly log: boolean;
   readonly series: uPlot.Series[];
   readonly data: Table;
+  /** Segment starts to mark, and whether to write their labels. */
+  readonly markers?: readonly SegmentMarker[];
+  readonly markerLabels?: boolean;
 }
 
 /** One uPlot chart in a box; rebuilt when its structure key changes. */
@@ -36,6 +45,9 @@ class Chart {
   readonly box: HTMLElement;
   private plot: uPlot | null = null;
   private key = '';
+  private markers: readonly SegmentMarker[] = [];
+  private markerLabels = false;
+  private readonly markerLayer = h('div', { className: 'segment-markers' });
 
   constructor(label: string, className: string) {
     this.box = h('figure', { className: `chart ${className}`, attrs: { 'aria-label': label } });
@@ -44,6 +56,8 @@ class Chart {
   update(spec: ChartSpec, ctx: PanelContext, width: number, mode: XMode): void {
     const t = ctx.theme;
     const structure = `${spec.key}|${width}|${t.text}|${t.grid}|${t.series.join()}`;
+    this.markers = spec.markers ?? [];
+    this.markerLabels = spec.markerLabels ?? false;
     if (this.plot && this.key === structure) {
       this.plot.setData(spec.data, true);
       return;
@@ -60,8 +74,28 @@ class Chart {
       axes: [axis(xLabel(mode)), axis('')],
       cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },
       legend: { show: true, live: true },
+      hooks: { draw: [(u) => this.placeMarkers(u)] },
     };
     this.plot = new uPlot(opts, spec.data, this.box);
+  }
+
+  /** Puts a marker over the plot at each segment start inside the x range (after every redraw, so zoom moves them). */
+  private placeMarkers(u: uPlot): void {
+    if (this.markerLayer.parentNode !== u.over) u.over.appendChild(this.markerLayer);
+    const { min, max } = u.scales.x;
+    const inRange = this.markers.filter((m) => min !== undefined && max !== undefined && m.x >= min && m.x <= max);
+    replaceChildren(
+      this.markerLayer,
+      ...inRange.map((m) => {
+        const left = u.valToPos(m.x, 'x');
+        // A label near the right edge reads leftwards, so it stays inside the plot.
+        const end = left > 0.6 * u.over.clientWidth;
+        const el = h('div', { className: `segment-marker${end ? ' segment-marker-end' : ''}`, attrs: { 'data-step': m.step, title: m.label } }, this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null);
+        // CSSOM, not a style attribute: the page's CSP allows no inline style attributes.
+        el.style.left = `${left}px`;
+        return el;
+      }),
+    );
   }
 
   destroy(): void {
@@ -187,6 +221,7 @@ export class CurvesPanel implements Panel {
       line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
     ];
     const main = this.lossTable(run, buckets, true);
+    const markers = segmentMarkers(run.summary.segments, run.steps, ui.x);
     const tables: Table[] = [main.table];
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
@@ -199,12 +234,12 @@ export class CurvesPanel implements Panel {
     this.note.hidden = canLog || !ui.log;
     this.note.textContent = 'Log scale is off: some losses are not positive.';
     const key = `${ui.x}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
-    this.loss.update({ key, title: 'Loss', height: 300, log: canLog, series: lossSeries, data: lossData }, this.ctx, width, ui.x);
+    this.loss.update({ key, title: 'Loss', height: 300, log: canLog, series: lossSeries, data: lossData, markers, markerLabels: true }, this.ctx, width, ui.x);
     this.loss.box.dataset.points = String(countFinite(raw));
     this.loss.box.dataset.valPoints = String(evalRows(run.steps, run.evals).size);
     this.loss.box.dataset.drawnRows = String(main.drawn);
     const smallWidth = Math.max(240, Math.floor((width - 16) / 3));
-    const metric = (chart: Chart, col: 'lr' | 'gradNorm' | 'tokensPerSec', title: string, log: boolean): void => {
+    const metric = (chart: Chart, col: 'lr' | 'gradNorm' | 'tokensPerSec', title: string, log: boolean, marked: readonly SegmentMarker[] = []): void => {
       const runs = [run, ...others];
       const small = runs.map((r): Table => {
         const y = r.steps.column(col);
@@ -214,9 +249,9 @@ export class CurvesPanel implements Panel {
       const data = small.length === 1 ? (small[0] as Table) : uPlot.join(small);
       const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5));
       const positive = (finiteRange(run.steps.column(col))?.min ?? 1) > 0;
-      chart.update({ key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data }, this.ctx, smallWidth, ui.x);
+      chart.update({ key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data, markers: marked }, this.ctx, smallWidth, ui.x);
     };
-    metric(this.small.lr, 'lr', 'Learning rate', false);
+    metric(this.small.lr, 'lr', 'Learning rate', false, markers);
     metric(this.small.grad, 'gradNorm', 'Gradient norm', ui.log);
     metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
     this.summarize(run);

@@ -10,19 +10,39 @@
  *   flat at `minLr` (Loshchilov & Hutter, SGDR 2017; nanoGPT's `get_lr`, shifted to 1-based
  *   steps so that step = warmup is the peak and step = maxSteps is exactly `minLr`).
  * - `constant`: linear warm-up to `lr`, then `lr`.
+ * - `restart`: a warm restart at step `start` (SGDR, Loshchilov & Hutter 2017): linear from
+ *   `minLr` back up to `lr` over `warmup` steps, then half a cosine down to `minLr` at
+ *   `maxSteps`. It starts from the rate a cosine ends at, so the rate is continuous at the
+ *   restart; this is how a cosine run extended with more steps continues.
+ * - `segments`: a run trained in segments (a finished run extended with more steps): steps
+ *   fromStep+1 … toStep of each segment follow that segment's schedule, written in the run's
+ *   global steps, so the rate is a function of the step alone and resuming anywhere inside a
+ *   segment is exact. Steps past the last segment follow the last one.
  *
- * Every warm-up is linear: lr · step / warmup for step ≤ warmup (warmup 0 = none).
- * Leaves out: step-decay and plateau schedules, and validation of the optimizer fields
- * other than the schedule's own (`optimizer.ts` does that).
+ * Every warm-up from zero is linear: lr · step / warmup for step ≤ warmup (warmup 0 = none).
+ * Leaves out: step-decay and plateau schedules, choosing a segment's schedule (the lab does:
+ * `src/lab/segments.ts`), and validation of the optimizer fields other than the schedule's
+ * own (`optimizer.ts` does that).
  */
 
 import { EngineError } from '../errors';
 
-/** How the learning rate changes over training. */
-export type ScheduleConfig =
+/** How the learning rate changes over one stretch of training (the whole run, or one segment). */
+export type SegmentSchedule =
   | { readonly type: 'noam'; readonly warmup: number; readonly dModel: number; readonly factor: number }
   | { readonly type: 'cosine'; readonly warmup: number; readonly maxSteps: number; readonly minLr: number }
-  | { readonly type: 'constant'; readonly warmup: number };
+  | { readonly type: 'constant'; readonly warmup: number }
+  | { readonly type: 'restart'; readonly start: number; readonly warmup: number; readonly maxSteps: number; readonly minLr: number };
+
+/** Steps fromStep+1 … toStep of a run, and the schedule they follow. */
+export interface ScheduleSegment {
+  readonly fromStep: number;
+  readonly toStep: number;
+  readonly schedule: SegmentSchedule;
+}
+
+/** How the learning rate changes over training: one schedule, or one per segment. */
+export type ScheduleConfig = SegmentSchedule | { readonly type: 'segments'; readonly segments: readonly ScheduleSegment[] };
 
 /** The two fields a schedule reads: the base rate and the schedule itself. */
 export interface RateConfig {
@@ -43,30 +63,50 @@ export function learningRate(cfg: RateConfig, step: number): number {
     );
   }
   const s = cfg.schedule;
+  if (s.type !== 'segments') return segmentRate(cfg.lr, s, step);
+  const last = s.segments[s.segments.length - 1] as ScheduleSegment;
+  for (const seg of s.segments) if (step <= seg.toStep) return segmentRate(cfg.lr, seg.schedule, step);
+  return segmentRate(cfg.lr, last.schedule, step);
+}
+
+/** The rate of one schedule at a 1-based step (checked by the caller). */
+function segmentRate(lr: number, s: SegmentSchedule, step: number): number {
   switch (s.type) {
     case 'noam':
       // Vaswani et al. §5.3. With warmup 0, warmup^−1.5 = ∞ and min() picks step^−0.5.
       return s.factor * Math.pow(s.dModel, -0.5) * Math.min(Math.pow(step, -0.5), step * Math.pow(s.warmup, -1.5));
-    case 'cosine': {
-      if (step <= s.warmup) return (cfg.lr * step) / s.warmup;
-      if (step >= s.maxSteps) return s.minLr;
-      const ratio = (step - s.warmup) / (s.maxSteps - s.warmup); // in (0, 1)
-      const coeff = 0.5 * (1 + Math.cos(Math.PI * ratio)); // 1 → 0
-      return s.minLr + coeff * (cfg.lr - s.minLr);
-    }
+    case 'cosine':
+      if (step <= s.warmup) return (lr * step) / s.warmup;
+      return cosineDecay(lr, s.minLr, step - s.warmup, s.maxSteps - s.warmup);
     case 'constant':
-      return step <= s.warmup ? (cfg.lr * step) / s.warmup : cfg.lr;
+      return step <= s.warmup ? (lr * step) / s.warmup : lr;
+    case 'restart': {
+      const k = step - s.start; // steps since the restart
+      if (k <= 0) return s.minLr;
+      if (k <= s.warmup) return s.minLr + ((lr - s.minLr) * k) / s.warmup;
+      return cosineDecay(lr, s.minLr, k - s.warmup, s.maxSteps - s.start - s.warmup);
+    }
     default:
       return s satisfies never;
   }
 }
 
+/** Half a cosine from `lr` down to `minLr` over `span` steps, `k` steps in; `minLr` from k = span on. */
+function cosineDecay(lr: number, minLr: number, k: number, span: number): number {
+  if (k >= span) return minLr;
+  const ratio = k / span; // in (0, 1)
+  const coeff = 0.5 * (1 + Math.cos(Math.PI * ratio)); // 1 → 0
+  return minLr + coeff * (lr - minLr);
+}
+
 /**
- * The largest rate the schedule reaches: `lr` for cosine and constant, and for noam its
- * value at step = warmup (step 1 when there is no warm-up).
+ * The largest rate the schedule reaches: `lr` for cosine, constant and restart, for noam its
+ * value at step = warmup (step 1 when there is no warm-up), and for segments the largest of
+ * theirs.
  */
 export function peakLearningRate(cfg: RateConfig): number {
   const s = cfg.schedule;
+  if (s.type === 'segments') return Math.max(...s.segments.map((seg) => peakLearningRate({ lr: cfg.lr, schedule: seg.schedule })));
   return s.type === 'noam' ? learningRate(cfg, Math.max(1, s.warmup)) : cfg.lr;
 }
 
@@ -75,37 +115,64 @@ export function peakLearningRate(cfg: RateConfig): number {
  * naming the field, the value and the fix. Returns the schedule.
  */
 export function validateSchedule(schedule: ScheduleConfig, lr: number): ScheduleConfig {
-  const bad = (msg: string): never => {
-    throw new EngineError('config/invalid', msg);
-  };
   const s = schedule as unknown as Record<string, unknown>;
   if (typeof s !== 'object' || s === null) return bad(`schedule must be an object, got ${String(s)}.`);
+  if (s['type'] !== 'segments') return validateSegmentSchedule(s, lr, 'schedule');
+  const segments = s['segments'];
+  if (!Array.isArray(segments) || segments.length === 0) return bad(`schedule.segments must be a non-empty list of segments, got ${String(segments)}.`);
+  let from = 0;
+  segments.forEach((seg: unknown, i) => {
+    const where = `schedule.segments[${i}]`;
+    if (typeof seg !== 'object' || seg === null) return bad(`${where} must be an object, got ${String(seg)}.`);
+    const g = seg as Record<string, unknown>;
+    if (g['fromStep'] !== from) bad(`${where}.fromStep must be ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}), got ${String(g['fromStep'])}.`);
+    const to = g['toStep'];
+    if (typeof to !== 'number' || !Number.isInteger(to) || to <= from) bad(`${where}.toStep must be an integer greater than fromStep (${from}), got ${String(to)}.`);
+    const inner = g['schedule'] as Record<string, unknown> | null;
+    if (typeof inner === 'object' && inner !== null && inner['type'] === 'segments') bad(`${where}.schedule cannot itself be segments; give each segment one schedule.`);
+    validateSegmentSchedule(inner, lr, `${where}.schedule`);
+    from = to as number;
+  });
+  return schedule;
+}
+
+function bad(msg: string): never {
+  throw new EngineError('config/invalid', msg);
+}
+
+function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, where: string): ScheduleConfig {
+  if (typeof s !== 'object' || s === null) return bad(`${where} must be an object, got ${String(s)}.`);
   const type = s['type'];
-  if (type !== 'noam' && type !== 'cosine' && type !== 'constant') {
-    return bad(`schedule.type must be one of noam, cosine, constant; got ${String(type)}.`);
+  if (type !== 'noam' && type !== 'cosine' && type !== 'constant' && type !== 'restart') {
+    return bad(`${where}.type must be one of noam, cosine, constant, restart, segments; got ${String(type)}.`);
   }
   const warmup = s['warmup'];
   if (typeof warmup !== 'number' || !Number.isInteger(warmup) || warmup < 0) {
-    bad(`schedule.warmup must be a whole number of steps ≥ 0, got ${String(warmup)}; use 0 for no warm-up.`);
+    bad(`${where}.warmup must be a whole number of steps ≥ 0, got ${String(warmup)}; use 0 for no warm-up.`);
   }
   if (type === 'noam') {
     const d = s['dModel'];
     if (typeof d !== 'number' || !Number.isInteger(d) || d <= 0) {
-      bad(`schedule.dModel must be the model's d_model (a positive integer), got ${String(d)}.`);
+      bad(`${where}.dModel must be the model's d_model (a positive integer), got ${String(d)}.`);
     }
     const f = s['factor'];
     if (typeof f !== 'number' || !Number.isFinite(f) || f <= 0) {
-      bad(`schedule.factor must be a positive number, got ${String(f)}; the paper uses 1.`);
+      bad(`${where}.factor must be a positive number, got ${String(f)}; the paper uses 1.`);
     }
-  } else if (type === 'cosine') {
+  } else if (type === 'cosine' || type === 'restart') {
+    const start = type === 'restart' ? s['start'] : 0;
+    if (typeof start !== 'number' || !Number.isInteger(start) || start < 0) {
+      bad(`${where}.start must be the step of the restart (a whole number ≥ 0), got ${String(start)}.`);
+    }
     const maxSteps = s['maxSteps'];
-    if (typeof maxSteps !== 'number' || !Number.isInteger(maxSteps) || maxSteps <= (warmup as number)) {
-      bad(`schedule.maxSteps must be an integer greater than warmup (${String(warmup)}), got ${String(maxSteps)}; set it to the number of training steps.`);
+    const least = (start as number) + (warmup as number);
+    if (typeof maxSteps !== 'number' || !Number.isInteger(maxSteps) || maxSteps <= least) {
+      bad(`${where}.maxSteps must be an integer greater than ${type === 'restart' ? 'start + warmup' : 'warmup'} (${least}), got ${String(maxSteps)}; set it to the step where the decay ends.`);
     }
     const minLr = s['minLr'];
     if (typeof minLr !== 'number' || !Number.isFinite(minLr) || minLr < 0 || minLr > lr) {
-      bad(`schedule.minLr must be between 0 and lr (${lr}), got ${String(minLr)}; nanoGPT uses lr / 10.`);
+      bad(`${where}.minLr must be between 0 and lr (${lr}), got ${String(minLr)}; nanoGPT uses lr / 10.`);
     }
   }
-  return schedule;
+  return s as unknown as ScheduleConfig;
 }

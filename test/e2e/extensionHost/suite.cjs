@@ -169,6 +169,23 @@ test('opens a run folder the command line trained, and decodes with it', async (
   assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', notARun), undefined);
 });
 
+test('continues a finished run for more steps, as a new schedule segment', async () => {
+  const cli = path.resolve(__dirname, '../../../dist/cli.js');
+  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-cli-')), 'continued-run');
+  const r = require('node:child_process').spawnSync(process.execPath, [cli, 'train', '--task', 'copy', '--steps', '6', '--batch', '4', '--out', out, '--json'], { encoding: 'utf8', timeout: 120_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', out), out);
+  // The Runs view's "Continue Training…" asks how many more steps; a test passes them.
+  await vscode.commands.executeCommand('attentionLab.continueTraining', out, 4);
+  const run = api.runs().find((x) => x.runDir === out);
+  assert.ok(run, 'the continued run is not listed');
+  assert.deepEqual([run.status, run.step, run.totalSteps], ['completed', 10, 10]);
+  const json = JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8'));
+  assert.deepEqual(json.segments.map((s) => [s.fromStep, s.toStep, s.schedule]), [[0, 6, 'cosine'], [6, 10, 'restart']]);
+  const steps = fs.readFileSync(path.join(out, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"step"')).map((l) => JSON.parse(l).step);
+  assert.deepEqual(steps, Array.from({ length: 10 }, (_, i) => i + 1), 'metrics steps must be 1..n with no gap across the extension');
+});
+
 test('refuses a model kind that does not fit the data, without training', async () => {
   await config().update('model.kind', 'encoder-decoder', vscode.ConfigurationTarget.Global);
   const before = api.runs().length;

@@ -80,6 +80,15 @@ describe('attention-lab: bad input', () => {
     expectUserError(['eval', '--run', dir], pattern);
   });
 
+  it.each<[string, string[], RegExp]>([
+    ['--steps not beyond the step', ['--steps', '3'], /good-run is already at step 4; pass --steps greater than 4 to train it longer\.$/],
+    ['a complete run without --steps', [], /good-run is complete \(step 4 of 4\); pass --steps N with N greater than 4 to train it longer\.$/],
+    ['--until already passed', ['--steps', '8', '--until', '4'], /already at step 4; pass --until greater than 4/],
+    ['--seq', ['--steps', '8', '--seq', '32'], /the context length is fixed by the model \(built for 16 tokens\), so drop --seq\. Only --steps N/],
+    ['flags that change the run', ['--lr', '0.1', '--task', 'sort'], /--resume continues good-run as it was configured: drop --task, --lr\./],
+    ['data arguments', ['notes.md'], /unexpected argument "notes\.md"; --resume continues the run folder it names and takes no data\./],
+  ])('resume refuses %s with one line', (_name, args, pattern) => expectUserError(['train', '--resume', run, ...args], pattern));
+
   it('never changed the good run folder', () => {
     expectUserError(['train', '--out', run, '--task', 'copy', '--steps', '2', ...FAST], /already holds a run/);
     expect(snapshotTree(run)).toEqual(before);

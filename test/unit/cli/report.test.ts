@@ -38,7 +38,7 @@ describe('report', () => {
 
   it('builds a page whose only script and style carry the CSP nonce', () => {
     const state: RunState = {
-      run: { id: 'r', name: 'r', runDir: 'r', status: 'completed', kind: 'decoder-only', step: 1, totalSteps: 1, bestValLoss: null, model: null, data: null },
+      run: { id: 'r', name: 'r', runDir: 'r', status: 'completed', kind: 'decoder-only', step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null },
       steps: [], evals: [], snapshots: [],
     };
     const html = buildReportHtml({ states: [state], script: 'var x = "</script>";', css: 'a{}', nonce: 'N0nce', title: 'T <x>', generatedAt: '2026-01-01T00:00:00Z' });
@@ -55,7 +55,7 @@ describe('report', () => {
 
   it('reduces run paths to folder names and thins snapshots', () => {
     const snaps = Array.from({ length: 10 }, (_, i) => ({ step: i, srcTokens: [], tgtTokens: [], maps: [], masks: [] }));
-    const s = reportRunState({ run: { id: '/home/me/runs/r7', name: 'r7', runDir: '/home/me/runs/r7', status: 'completed', kind: 'decoder-only', step: 1, totalSteps: 1, bestValLoss: null, model: null, data: null }, steps: [], evals: [], snapshots: snaps }, 4);
+    const s = reportRunState({ run: { id: '/home/me/runs/r7', name: 'r7', runDir: '/home/me/runs/r7', status: 'completed', kind: 'decoder-only', step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null }, steps: [], evals: [], snapshots: snaps }, 4);
     expect(s.run.id).toBe('r7');
     expect(s.run.runDir).toBe('r7');
     expect(s.snapshots.map((x) => x.step)).toEqual([0, 3, 6, 9]);
@@ -64,7 +64,7 @@ describe('report', () => {
   it('by default keeps only as many snapshots as fit the byte budget', () => {
     const big = new Float32Array(DEFAULT_SNAPSHOT_BUDGET / 4 / 5); // a fifth of the budget each
     const snaps = Array.from({ length: 12 }, (_, i) => ({ step: i, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder' as const, kind: 'self' as const, layer: 0, shape: [1, 1, big.length] as const, data: big }], masks: [] }));
-    const run = { id: 'r', name: 'r', runDir: 'r', status: 'completed' as const, kind: 'decoder-only' as const, step: 1, totalSteps: 1, bestValLoss: null, model: null, data: null };
+    const run = { id: 'r', name: 'r', runDir: 'r', status: 'completed' as const, kind: 'decoder-only' as const, step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null };
     expect(snapshotBytes(snaps[0] as RunState['snapshots'][number])).toBe(big.byteLength);
     expect(reportRunState({ run, steps: [], evals: [], snapshots: snaps }, null).snapshots.map((x) => x.step)).toEqual([0, 3, 6, 8, 11]);
     expect(reportRunState({ run, steps: [], evals: [], snapshots: snaps }, 12).snapshots).toHaveLength(12);

@@ -45,6 +45,31 @@ describe('attention-lab train', () => {
     expect(lb).toEqual(la);
   });
 
+  it('extends a finished run: --steps beyond its plan, stopped with --until and resumed, equals an uninterrupted extension', () => {
+    const a = path.join(tmp.dir, 'extend-straight');
+    const b = path.join(tmp.dir, 'extend-until');
+    const common = ['--task', 'reverse', '--steps', '10', '--seed', '7', '--set', 'dropout=0.1', '--json', ...FAST];
+    for (const dir of [a, b]) expect(cli(['train', ...common, '--out', dir], tmp.dir).code).toBe(0);
+    const straight = cli(['train', '--resume', a, '--steps', '24', '--json'], tmp.dir);
+    expect(straight.stderr).toBe('');
+    expect(straight.code).toBe(0);
+    expect(JSON.parse(straight.stdout)).toMatchObject({ status: 'completed', step: 24 });
+    const stopped = cli(['train', '--resume', b, '--steps', '24', '--until', '17', '--json'], tmp.dir);
+    expect(stopped.code, stopped.stderr).toBe(0);
+    expect(JSON.parse(stopped.stdout)).toMatchObject({ status: 'stopped', step: 17 });
+    const resumed = cli(['train', '--resume', b, '--json'], tmp.dir);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const sa = metricLines(a, 'step');
+    const sb = metricLines(b, 'step');
+    expect(sa.map((s) => s.step)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    expect(sb.map((s) => s.loss)).toEqual(sa.map((s) => s.loss));
+    expect(sb.map((s) => s.lr)).toEqual(sa.map((s) => s.lr));
+    expect(metricLines(b, 'eval').map((e) => e.loss)).toEqual(metricLines(a, 'eval').map((e) => e.loss));
+    const run = JSON.parse(fs.readFileSync(path.join(b, 'run.json'), 'utf8')) as { status: string; step: number; spec: { training: { steps: number } }; segments: unknown };
+    expect([run.status, run.step, run.spec.training.steps]).toEqual(['completed', 24, 24]);
+    expect(run.segments).toEqual([{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 24, schedule: 'restart' }]);
+  });
+
   it.each(['adamw', 'paper'])('trains a single step with the %s optimizer', (opt) => {
     const r = cli(['train', '--task', 'sort', '--steps', '1', '--optimizer', opt, '--out', path.join(tmp.dir, `one-${opt}`), '--json', ...FAST], tmp.dir);
     expect(r.stderr).toBe('');

@@ -46,9 +46,17 @@ describe('the manifest (package.json) and the code agree', () => {
 
   it('hides the commands that need a run or a trained model behind when clauses', () => {
     const palette = new Map(c.menus.commandPalette?.map((m) => [m.command, m.when]) ?? []);
-    for (const id of ['attentionLab.decode', 'attentionLab.export', 'attentionLab.scoreSelection', 'attentionLab.showAttention']) expect(palette.get(id), id).toMatch(/attentionLab\.hasTrainedRun/);
+    for (const id of ['attentionLab.decode', 'attentionLab.export', 'attentionLab.scoreSelection', 'attentionLab.showAttention', 'attentionLab.continueTraining']) expect(palette.get(id), id).toMatch(/attentionLab\.hasTrainedRun/);
     for (const id of ['attentionLab.stop', 'attentionLab.togglePause']) expect(palette.get(id), id).toMatch(/attentionLab\.isTraining/);
     for (const id of COMMAND_IDS.filter((x) => x.startsWith('attentionLab.run.'))) expect(palette.get(id), id).toBe('false');
+  });
+
+  it('offers Continue Training… on the runs that can train longer, never while one trains', () => {
+    const item = c.menus['view/item/context']?.find((m) => m.command === 'attentionLab.continueTraining');
+    expect(item?.when).toBe('view == attentionLab.runs && viewItem =~ /^run\\..*\\.extendable/');
+    const cmd = c.commands.find((x) => x.command === 'attentionLab.continueTraining') as { title: string; enablement?: string } | undefined;
+    expect(cmd?.title).toBe('Continue Training…');
+    expect(cmd?.enablement).toBe('!attentionLab.isTraining');
   });
 
   it('activates lazily and declares the views, trust and virtual-workspace support', () => {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LabLoader } from '../../../src/extension/labLoader';
 import type { RunItem } from '../../../src/extension/runsModel';
-import { RunsModel, contextValueOf, isResumable } from '../../../src/extension/runsModel';
+import { RunsModel, contextValueOf, isExtendable, isResumable } from '../../../src/extension/runsModel';
 import { TrainingController } from '../../../src/extension/trainingController';
 import { tinySpec, trainTiny } from './worker/tinyRuns';
 
@@ -13,13 +13,17 @@ const item = (over: Partial<RunItem>): RunItem => ({
 });
 
 describe('run context values', () => {
-  it('encode status, trained, resumable and active for the menus', () => {
-    expect(contextValueOf(item({}))).toBe('run.stopped.trained.resumable');
-    expect(contextValueOf(item({ status: 'completed', step: 100 }))).toBe('run.completed.trained');
+  it('encode status, trained, resumable, extendable and active for the menus', () => {
+    expect(contextValueOf(item({}))).toBe('run.stopped.trained.resumable.extendable');
+    expect(contextValueOf(item({ status: 'completed', step: 100 }))).toBe('run.completed.trained.extendable');
+    expect(contextValueOf(item({ status: 'failed' }))).toBe('run.failed.trained.resumable');
     expect(contextValueOf(item({ status: 'training', active: true }))).toBe('run.training.trained.active');
     expect(contextValueOf(item({ status: 'created', hasModel: false, step: 0 }))).toBe('run.created');
     expect(isResumable(item({ status: 'interrupted' }))).toBe(true);
     expect(isResumable(item({ error: 'damaged' }))).toBe(false);
+    expect(isExtendable(item({ status: 'interrupted' }))).toBe(true);
+    expect(isExtendable(item({ status: 'completed', hasModel: false }))).toBe(false);
+    expect(isExtendable(item({ status: 'training', active: true }))).toBe(false);
   });
 });
 

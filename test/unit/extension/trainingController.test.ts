@@ -45,6 +45,27 @@ describe('TrainingController', () => {
     c.dispose();
   });
 
+  it('trains a finished run on to a new total through the worker, and reports a refused one as a failure', async () => {
+    const log = quietLog();
+    const c = new TrainingController(WORKER, log);
+    const runDir = newRunDir();
+    const spec = tinySpec({ kind: 'task', task: 'copy' }, 6, 24);
+    expect(await c.start(runDir, spec, false)).toEqual({ kind: 'finished', step: 6, reason: 'completed' });
+    const totals: number[] = [];
+    const sub = c.onDidChange((st) => st && totals.push(st.totalSteps));
+    expect(await c.start(runDir, spec, true, 10)).toEqual({ kind: 'finished', step: 10, reason: 'completed' });
+    sub.dispose();
+    expect(new Set(totals)).toEqual(new Set([10]));
+    expect(log.lines.some((l) => /Extending run to 10 steps/.test(l))).toBe(true);
+    const json = JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { status: string; step: number; segments: unknown };
+    expect(json).toMatchObject({ status: 'completed', step: 10, segments: [{ fromStep: 0, toStep: 6, schedule: 'cosine' }, { fromStep: 6, toStep: 10, schedule: 'restart' }] });
+    const before = fs.readFileSync(path.join(runDir, 'run.json'), 'utf8');
+    const refused = await c.start(runDir, spec, true, 8);
+    expect(refused).toMatchObject({ kind: 'failed', error: { code: 'input/invalid', message: 'run is already at step 10; pass --steps greater than 10 to train it longer.' } });
+    expect(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')).toBe(before);
+    c.dispose();
+  });
+
   it('refuses a second run while one trains; pauses, resumes and stops between steps', async () => {
     const c = new TrainingController(WORKER, quietLog());
     expect(c.togglePause()).toBeNull();

@@ -85,6 +85,54 @@ describe('training session', () => {
   });
 });
 
+describe('extending a run with more steps', () => {
+  it('continues the metrics from the last step, records both segments and restarts the schedule warm', async () => {
+    const dir = path.join(root, 'extended');
+    const first: WorkerToHost[] = [];
+    await runSession(dir, spec({ steps: 20, checkpointEvery: 0 }), false, new SessionControl(), (m) => first.push(validateWorkerToHost(m)));
+    expect(first.at(-1)).toEqual({ type: 'train/didFinish', step: 20, reason: 'completed' });
+    // As a run.json from before segments existed: it reads as one segment and extends the same.
+    const file = path.join(dir, 'run.json');
+    const { segments: _segments, ...old } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(file, JSON.stringify(old));
+    const events: WorkerToHost[] = [];
+    await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(validateWorkerToHost(m)), null, 40);
+    const start = events.find((e) => e.type === 'train/didStart');
+    const segments = [{ fromStep: 0, toStep: 20, schedule: 'cosine' }, { fromStep: 20, toStep: 40, schedule: 'restart' }];
+    expect(start).toMatchObject({ startStep: 20, totalSteps: 40, segments });
+    expect(events.some((e) => e.type === 'train/didLog' && /Extended to 40 steps\. Segment 2: steps 21–40 \(\+20\), a warm restart/.test(e.message))).toBe(true);
+    expect(events.at(-1)).toEqual({ type: 'train/didFinish', step: 40, reason: 'completed' });
+    const run = readRunJson(dir);
+    expect([run.status, run.step, run.spec.training.steps]).toEqual(['completed', 40, 40]);
+    expect(run.segments).toEqual(segments);
+    const state = loadRunState(dir);
+    expect(state.run).toMatchObject({ totalSteps: 40, segments });
+    expect(state.steps.map((x) => x.step)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+    const losses = state.steps.map((x) => x.loss);
+    expect(losses.every(Number.isFinite)).toBe(true);
+    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+    expect(mean(losses.slice(-5))).toBeLessThan(mean(losses.slice(0, 5)));
+    // Every segment's last step is evaluated (evalEvery is 0 here).
+    expect(state.evals.map((e) => e.step)).toEqual([20, 40]);
+    const lr = state.steps.map((x) => x.lr);
+    const peak = Math.max(...lr);
+    expect(lr[19]).toBeCloseTo(peak / 10, 12); // the plan ended at minLr…
+    expect(lr[20]).toBeGreaterThan(lr[19] as number); // …and the restart warms up again
+    expect(lr[21]).toBeCloseTo(peak, 12); // to the peak after min(2, 10% of 20) = 2 steps
+    expect(lr[39]).toBeCloseTo(peak / 10, 12);
+  });
+
+  it('refuses a total that would not extend the run, leaving it as it was', async () => {
+    const dir = path.join(root, 'extended');
+    const before = fs.readFileSync(path.join(dir, 'run.json'), 'utf8');
+    const events: WorkerToHost[] = [];
+    await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(m), null, 30);
+    const fail = events.find((e) => e.type === 'train/didFail');
+    expect(fail?.type === 'train/didFail' && fail.error).toEqual({ code: 'input/invalid', message: 'extended is already at step 40; pass --steps greater than 40 to train it longer.' });
+    expect(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+  });
+});
+
 describe('playground decode on a trained run', () => {
   it('returns text, tokens, log-probabilities and per-layer attention; streams greedy tokens', async () => {
     const { playgroundDecode } = await import('../../../src/lab/playground');

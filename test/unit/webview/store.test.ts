@@ -7,7 +7,7 @@ const model: ModelInfo = { config: { kind: 'decoder-only' }, params: 10, paramsB
 
 function state(id: string, n: number): RunState {
   return {
-    run: { id, name: id, runDir: `/r/${id}`, status: 'training', kind: 'decoder-only', step: n, totalSteps: 100, bestValLoss: null, model, data: null },
+    run: { id, name: id, runDir: `/r/${id}`, status: 'training', kind: 'decoder-only', step: n, totalSteps: 100, segments: [{ fromStep: 0, toStep: 100, schedule: 'cosine' }], bestValLoss: null, model, data: null },
     steps: Array.from({ length: n }, (_, i) => step(i + 1)),
     evals: [],
     snapshots: [{ step: 5, srcTokens: [], tgtTokens: ['a'], maps: [], masks: [] }],
@@ -49,7 +49,7 @@ describe('DashboardStore', () => {
     const s = new DashboardStore();
     expect(s.apply(update('x', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(/has not been told about/);
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
-    const r = s.apply(update('x', { type: 'train/didStart', runDir: '/runs/new-run', startStep: 0, totalSteps: 50, model, data }));
+    const r = s.apply(update('x', { type: 'train/didStart', runDir: '/runs/new-run', startStep: 0, totalSteps: 50, segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }], model, data }));
     expect(r.events).toEqual([{ kind: 'runs' }]);
     expect(s.run('x')?.summary).toMatchObject({ name: 'new-run', status: 'training', totalSteps: 50, kind: 'decoder-only' });
   });
@@ -58,7 +58,7 @@ describe('DashboardStore', () => {
     const s = new DashboardStore();
     s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 10)], selectedId: null });
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
-    s.apply(update('a', { type: 'train/didStart', runDir: '/r/a', startStep: 4, totalSteps: 100, model, data }));
+    s.apply(update('a', { type: 'train/didStart', runDir: '/r/a', startStep: 4, totalSteps: 100, segments: [{ fromStep: 0, toStep: 100, schedule: 'cosine' }], model, data }));
     expect(s.run('a')?.steps.lastStep).toBe(4);
     expect(s.run('a')?.snapshots).toHaveLength(0);
     expect(s.apply(update('a', { type: 'train/didStep', ...step(5) })).problems).toEqual([]);

@@ -81,6 +81,87 @@ describe('constant schedule', () => {
   });
 });
 
+describe('restart schedule (SGDR warm restart)', () => {
+  const lr = 1e-3;
+  const minLr = 1e-4;
+  // A run planned for 100 steps, extended to 200: warm up again over 10 steps, then decay.
+  const first: RateConfig = { lr, schedule: { type: 'cosine', warmup: 10, maxSteps: 100, minLr } };
+  const restart: RateConfig = { lr, schedule: { type: 'restart', start: 100, warmup: 10, maxSteps: 200, minLr } };
+
+  it('starts from minLr, where the cosine before it ended, and warms up linearly to lr', () => {
+    expect(learningRate(first, 100)).toBe(minLr);
+    expect(learningRate(restart, 100)).toBe(minLr);
+    expect(learningRate(restart, 101)).toBeCloseTo(minLr + (lr - minLr) / 10, 15);
+    expect(learningRate(restart, 105)).toBeCloseTo((lr + minLr) / 2, 15);
+    expect(learningRate(restart, 110)).toBe(lr);
+  });
+
+  it('decays as a cosine to exactly minLr at maxSteps and stays there', () => {
+    expect(learningRate(restart, 155)).toBeCloseTo((lr + minLr) / 2, 15);
+    for (let s = 111; s <= 200; s++) expect(learningRate(restart, s)).toBeLessThan(learningRate(restart, s - 1));
+    expect(learningRate(restart, 200)).toBe(minLr);
+    expect(learningRate(restart, 5000)).toBe(minLr);
+  });
+
+  it('has the cosine shape of a fresh run of the same length, shifted by start', () => {
+    const fresh: RateConfig = { lr, schedule: { type: 'cosine', warmup: 10, maxSteps: 100, minLr } };
+    for (let k = 11; k <= 100; k++) expect(learningRate(restart, 100 + k)).toBe(learningRate(fresh, k));
+  });
+
+  it('without warm-up starts the decay at once', () => {
+    const c: RateConfig = { lr: 2, schedule: { type: 'restart', start: 4, warmup: 0, maxSteps: 6, minLr: 0 } };
+    expect(learningRate(c, 5)).toBeCloseTo(1, 15);
+    expect(learningRate(c, 6)).toBe(0);
+  });
+});
+
+describe('segments schedule', () => {
+  const lr = 1e-3;
+  const minLr = 1e-4;
+  const cosine = { type: 'cosine', warmup: 10, maxSteps: 100, minLr } as const;
+  const segmented: RateConfig = {
+    lr,
+    schedule: {
+      type: 'segments',
+      segments: [
+        { fromStep: 0, toStep: 100, schedule: cosine },
+        { fromStep: 100, toStep: 150, schedule: { type: 'restart', start: 100, warmup: 5, maxSteps: 150, minLr } },
+        { fromStep: 150, toStep: 160, schedule: { type: 'restart', start: 150, warmup: 1, maxSteps: 160, minLr } },
+      ],
+    },
+  };
+
+  it('follows each segment in its own steps: the first exactly as the plan it was', () => {
+    for (let s = 1; s <= 100; s++) expect(learningRate(segmented, s)).toBe(learningRate({ lr, schedule: cosine }, s));
+    expect(learningRate(segmented, 101)).toBeCloseTo(minLr + (lr - minLr) / 5, 15);
+    expect(learningRate(segmented, 105)).toBe(lr);
+    expect(learningRate(segmented, 150)).toBe(minLr);
+    expect(learningRate(segmented, 151)).toBe(lr);
+    expect(learningRate(segmented, 160)).toBe(minLr);
+    expect(learningRate(segmented, 161)).toBe(minLr); // past the last segment: the last one, flat
+    expect(peakLearningRate(segmented)).toBe(lr);
+  });
+
+  it('continues noam and constant schedules unchanged across segments', () => {
+    const noamS = { type: 'noam', warmup: 10, dModel: 16, factor: 1 } as const;
+    const seg: RateConfig = { lr, schedule: { type: 'segments', segments: [{ fromStep: 0, toStep: 20, schedule: noamS }, { fromStep: 20, toStep: 40, schedule: noamS }] } };
+    for (let s = 1; s <= 45; s++) expect(learningRate(seg, s)).toBe(learningRate({ lr, schedule: noamS }, s));
+    const c: RateConfig = { lr, schedule: { type: 'segments', segments: [{ fromStep: 0, toStep: 3, schedule: { type: 'constant', warmup: 2 } }, { fromStep: 3, toStep: 9, schedule: { type: 'constant', warmup: 2 } }] } };
+    expect([1, 2, 3, 4, 9].map((s) => learningRate(c, s))).toEqual([lr / 2, lr, lr, lr, lr]);
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['empty', [], /non-empty/],
+    ['not starting at 0', [{ fromStep: 1, toStep: 5, schedule: { type: 'constant', warmup: 0 } }], /segments\[0\]\.fromStep must be 0/],
+    ['with a gap', [{ fromStep: 0, toStep: 5, schedule: { type: 'constant', warmup: 0 } }, { fromStep: 6, toStep: 9, schedule: { type: 'constant', warmup: 0 } }], /segments\[1\]\.fromStep must be 5/],
+    ['empty segment', [{ fromStep: 0, toStep: 0, schedule: { type: 'constant', warmup: 0 } }], /toStep must be an integer greater than fromStep/],
+    ['nested', [{ fromStep: 0, toStep: 5, schedule: { type: 'segments', segments: [] } }], /cannot itself be segments/],
+    ['a bad restart', [{ fromStep: 0, toStep: 5, schedule: { type: 'restart', start: 0, warmup: 5, maxSteps: 5, minLr: 0 } }], /segments\[0\]\.schedule\.maxSteps/],
+  ])('rejects segments that are %s', (_name, segments, pattern) => {
+    expect(() => validateSchedule({ type: 'segments', segments } as unknown as ScheduleConfig, lr)).toThrow(pattern);
+  });
+});
+
 describe('learningRate step argument', () => {
   it('rejects step 0, negative and fractional steps', () => {
     for (const s of [0, -1, 1.5, Number.NaN]) {
@@ -100,6 +181,9 @@ describe('validateSchedule', () => {
     [{ type: 'cosine', warmup: 10, maxSteps: 100, minLr: 0.2 }, /minLr/],
     [{ type: 'cosine', warmup: 10, maxSteps: 100, minLr: -1 }, /minLr/],
     [{ type: 'linear', warmup: 10 } as unknown as ScheduleConfig, /schedule.type/],
+    [{ type: 'restart', start: -1, warmup: 0, maxSteps: 10, minLr: 0 }, /start/],
+    [{ type: 'restart', start: 10, warmup: 5, maxSteps: 15, minLr: 0 }, /maxSteps must be an integer greater than start \+ warmup \(15\)/],
+    [{ type: 'restart', start: 10, warmup: 5, maxSteps: 20, minLr: 1 }, /minLr/],
   ];
   it.each(bad)('rejects %j', (schedule, field) => {
     let err: unknown;
