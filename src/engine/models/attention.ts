@@ -9,7 +9,7 @@
  */
 
 import type { AttentionDims, Backend, FloatArray, MaskView } from '../backend';
-import { drawKeepMask } from '../backend';
+import { drawKeepMask } from '../ops/dropout';
 import type { Rng } from '../rng';
 import { Linear } from './layers';
 import type { Arena, ByteSlot, ParamInit, ParamStore, Slot } from './plan';

@@ -9,7 +9,7 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
-import { drawKeepMask } from '../backend';
+import { drawKeepMask } from '../ops/dropout';
 import type { Rng } from '../rng';
 import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
 

@@ -6,7 +6,7 @@
  * no-leak guarantees (NaN at padded keys, future positions, fully masked rows).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { drawKeepMask } from '../../../../../src/engine/backend';
+import { drawKeepMask } from '../../../../../src/engine/ops/dropout';
 import type { AttentionDims, MaskView } from '../../../../../src/engine/backend';
 import { createReferenceBackend } from '../../../../../src/engine/backends/reference';
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
