@@ -1,23 +1,16 @@
-// `npm run bench`: bundles the benchmark (src/lab/benchMain.ts), its training worker
-// (benchWorker.ts) and, when @tensorflow/tfjs-core is installed, the TF.js comparison
-// (benchTfjsMain.ts) into .tmp/bench/, then runs it with this script's arguments
-// (e.g. --json, --quick, --configs tiny-decoder, --threads 1,2, --no-pytorch).
-// The wasm kernels are built first by the prebench script.
+// `npm run bench`: builds the CLI (dist/cli.js with dist/benchWorker.js and, when the dev-only
+// @tensorflow packages are installed, dist/benchTfjs.js) and runs `attention-lab bench` with
+// this script's arguments (e.g. --json, --quick, --configs tiny-decoder, --threads 1,2,
+// --no-pytorch; `-- --help` lists them). The wasm kernels are built first by the prebench
+// script. Progress goes to stderr, the tables (or the JSON object) to stdout.
 
-import { build } from 'esbuild';
-import { hasTfjs, metaUrlBanner, nodeBundle } from './esbuildCommon.mjs';
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildCli } from './build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = join(root, '.tmp/bench');
-const tfjs = hasTfjs();
-const entryPoints = { bench: join(root, 'src/lab/benchMain.ts'), benchWorker: join(root, 'src/lab/benchWorker.ts') };
-if (tfjs) entryPoints.benchTfjs = join(root, 'src/lab/benchTfjsMain.ts');
-await build({ ...nodeBundle, sourcemap: false, banner: { js: metaUrlBanner }, entryPoints, outdir });
-
-const args = [join(outdir, 'bench.js'), '--worker', join(outdir, 'benchWorker.js')];
-if (tfjs) args.push('--tfjs', join(outdir, 'benchTfjs.js'));
-const r = spawnSync(process.execPath, [...args, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+process.chdir(root);
+await buildCli();
+const r = spawnSync(process.execPath, [join(root, 'dist/cli.js'), 'bench', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -1,18 +1,29 @@
-// Bundles the CLI and the training worker with esbuild into dist/ (CommonJS, Node 20).
+// Bundles the CLI and the training worker with esbuild into dist/ (CommonJS, Node 20), then
+// the dashboard. `npm run bench` imports buildCli to run `dist/cli.js bench`.
 import { build } from 'esbuild';
 import { chmodSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { hasTfjs, metaUrlBanner, nodeBundle } from './esbuildCommon.mjs';
 
-const common = { ...nodeBundle, banner: { js: metaUrlBanner } };
-// `attention-lab bench` measures the event loop next to a training worker (benchWorker) and,
-// where the dev-only TF.js packages are installed, TF.js's wasm backend (benchTfjs).
-const tfjs = hasTfjs();
-await Promise.all([
-  build({ ...common, entryPoints: ['src/cli/bin.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${common.banner.js}` } }),
-  build({ ...common, entryPoints: ['src/lab/worker.ts'], outfile: 'dist/worker.js' }),
-  build({ ...common, entryPoints: ['src/lab/benchWorker.ts'], outfile: 'dist/benchWorker.js' }),
-  ...(tfjs ? [build({ ...common, entryPoints: ['src/lab/benchTfjsMain.ts'], outfile: 'dist/benchTfjs.js' })] : []),
-]);
-chmodSync('dist/cli.js', 0o755);
-// The dashboard bundle (dist/webview/), for the extension's webview and `attention-lab report`.
-await (await import('./buildWebview.mjs')).buildWebview();
+/**
+ * dist/cli.js, dist/worker.js, and the benchmark's two extra entries (src/bench/):
+ * `attention-lab bench` measures the event loop next to a training worker (benchWorker) and,
+ * where the dev-only TF.js packages are installed, TF.js's wasm backend (benchTfjs).
+ */
+export async function buildCli() {
+  const common = { ...nodeBundle, banner: { js: metaUrlBanner } };
+  const tfjs = hasTfjs();
+  await Promise.all([
+    build({ ...common, entryPoints: ['src/cli/bin.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${common.banner.js}` } }),
+    build({ ...common, entryPoints: ['src/lab/worker.ts'], outfile: 'dist/worker.js' }),
+    build({ ...common, entryPoints: ['src/bench/benchWorker.ts'], outfile: 'dist/benchWorker.js' }),
+    ...(tfjs ? [build({ ...common, entryPoints: ['src/bench/benchTfjsMain.ts'], outfile: 'dist/benchTfjs.js' })] : []),
+  ]);
+  chmodSync('dist/cli.js', 0o755);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildCli();
+  // The dashboard bundle (dist/webview/), for the extension's webview and `attention-lab report`.
+  await (await import('./buildWebview.mjs')).buildWebview();
+}

@@ -1,4 +1,4 @@
-// What the esbuild scripts share (build.mjs, buildExtension.mjs, bench.mjs): the options of a
+// What the esbuild scripts share (build.mjs, buildExtension.mjs): the options of a
 // CommonJS bundle for Node 20, and whether the dev-only TF.js packages (the benchmark's
 // comparison) are installed.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-"""PyTorch side of `attention-lab bench` (src/lab/bench.ts runs it in the same invocation).
+"""PyTorch side of `attention-lab bench` (src/bench/bench.ts runs it in the same invocation).
 
 The same four configs as our benchmark, built from reference.py (the PyTorch version of our
 two models), trained the way the tutorials and nanoGPT do on CPU: the paper's Adam for the

@@ -1,15 +1,15 @@
 /**
  * `attention-lab bench`: training tokens/s, decode ms/token and matmul GFLOP/s of the
  * engine on the issue's configs, with PyTorch (and TF.js) measured in the same run where
- * they are installed, and ratios against them. The measurements live in src/lab/bench.ts.
+ * they are installed, and ratios against them. The measurements live in src/bench/.
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { runBench } from '../lab/bench';
-import type { BenchConfigName } from '../lab/benchConfigs';
-import { BENCH_CONFIG_NAMES, isBenchConfigName } from '../lab/benchConfigs';
-import { benchJson, formatBench } from '../lab/benchReport';
+import { runBench } from '../bench/bench';
+import type { BenchConfigName } from '../bench/benchConfigs';
+import { BENCH_CONFIG_NAMES, isBenchConfigName } from '../bench/benchConfigs';
+import { benchJson, formatBench } from '../bench/benchReport';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 

@@ -9,7 +9,7 @@ import { createBackend } from '../engine/backends/select';
 import { beamSearch } from '../engine/decode/beam';
 import { greedyDecode } from '../engine/decode/greedy';
 import { sampleDecode } from '../engine/decode/sample';
-import type { DecodeResult } from '../engine/decode/stepper';
+import type { DecodeResult } from '../engine/decode/stepperContract';
 import { EngineError } from '../engine/errors';
 import { createStepper } from '../engine/models/stepper';
 import { Rng } from '../engine/rng';

@@ -19,9 +19,6 @@
  * - Masks: 1 = may attend, 0 = masked (DESIGN.md). A fully masked row gives zeros.
  */
 
-import { dropoutMask } from './ops/dropout';
-import type { Rng } from './rng';
-
 /** A float buffer. The reference backend may run in float64 for exact gradient checks. */
 export type FloatArray = Float32Array | Float64Array;
 
@@ -136,7 +133,7 @@ export interface Kernels {
    * keep[i] = 1 with probability 1 − p, else 0, for i < n (overwrites keep[0..n)): the
    * counter-based mask of ops/dropout.ts, keep[i] = hash(key0, key1, i) ≥ ⌈p · 2³²⌉, a pure
    * function of its arguments (the same bytes on every backend and thread count). The key
-   * words (taken mod 2³²) come from the caller's Rng: see {@link drawKeepMask}.
+   * words (taken mod 2³²) come from the caller's Rng: see `drawKeepMask` (ops/dropout.ts).
    */
   dropoutMask(keep: Uint8Array, n: number, p: number, key0: number, key1: number): void;
   /** y = x · keep / (1 - p), keep[i] ∈ {0, 1} from `dropoutMask` (see `ops/dropout.ts`). */
@@ -226,19 +223,4 @@ export interface Backend extends Kernels {
    * Uint8Array, which every kernel accepts (a backend with its own memory copies it in).
    */
   allocBytes?(n: number): Uint8Array;
-}
-
-const REFERENCE_MASK: Pick<Kernels, 'dropoutMask'> = { dropoutMask };
-
-/**
- * Draws a dropout keep-mask from `rng`: a fresh key, the next two words of the stream
- * (key0 first), then `kernels.dropoutMask` (the models pass their backend; the default is
- * the reference kernel). Each mask advances the rng by exactly two words, whatever n is.
- */
-export function drawKeepMask(
-  keep: Uint8Array, n: number, p: number, rng: Rng, kernels: Pick<Kernels, 'dropoutMask'> = REFERENCE_MASK,
-): void {
-  const key0 = rng.nextU32();
-  const key1 = rng.nextU32();
-  kernels.dropoutMask(keep, n, p, key0, key1);
 }

@@ -8,7 +8,7 @@
 import { beamSearch } from '../engine/decode/beam';
 import { greedyDecode } from '../engine/decode/greedy';
 import { sampleDecode } from '../engine/decode/sample';
-import type { DecodeResult } from '../engine/decode/stepper';
+import type { DecodeResult } from '../engine/decode/stepperContract';
 import { EngineError } from '../engine/errors';
 import { createStepper } from '../engine/models/stepper';
 import { Rng } from '../engine/rng';

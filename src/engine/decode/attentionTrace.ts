@@ -12,7 +12,7 @@
  */
 
 import { EngineError } from '../errors';
-import type { DecodeAttention, StepAttention } from './stepper';
+import type { DecodeAttention, StepAttention } from './stepperContract';
 
 interface RecordedStep {
   readonly self: Float32Array[]; // per layer [rows, H, P]

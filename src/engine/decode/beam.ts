@@ -34,7 +34,7 @@ import { EngineError } from '../errors';
 import type { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
 import { feedPrompt, makeTrace } from './singleRow';
-import type { DecodeOptions, DecodeResult, DecodeStepper, StopReason } from './stepper';
+import type { DecodeOptions, DecodeResult, DecodeStepper, StopReason } from './stepperContract';
 import { TopK } from './topK';
 import { checkNumber, validateCommon } from './validate';
 import type { GenerationBudget } from './validate';

@@ -8,7 +8,7 @@
 
 import { argmaxRow } from './logits';
 import { decodeSingleRow } from './singleRow';
-import type { DecodeResult, DecodeStepper, GreedyOptions } from './stepper';
+import type { DecodeResult, DecodeStepper, GreedyOptions } from './stepperContract';
 import { validateCommon } from './validate';
 
 /**

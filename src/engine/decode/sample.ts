@@ -18,7 +18,7 @@
 import type { Rng } from '../rng';
 import { argmaxRow } from './logits';
 import { decodeSingleRow } from './singleRow';
-import type { DecodeResult, DecodeStepper, StreamingOptions } from './stepper';
+import type { DecodeResult, DecodeStepper, StreamingOptions } from './stepperContract';
 import { TopK } from './topK';
 import { checkInt, checkNumber, validateCommon } from './validate';
 

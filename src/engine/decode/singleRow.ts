@@ -9,7 +9,7 @@
 
 import { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
-import type { DecodeOptions, DecodeResult, DecodeStepper, StepOutput, StopReason, StreamingOptions } from './stepper';
+import type { DecodeOptions, DecodeResult, DecodeStepper, StepOutput, StopReason, StreamingOptions } from './stepperContract';
 import type { GenerationBudget } from './validate';
 
 /** The trace for a decode, or null when attention is not captured. */

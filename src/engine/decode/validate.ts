@@ -7,7 +7,7 @@
  */
 
 import { EngineError } from '../errors';
-import type { DecodeOptions, DecodeStepper, StopReason } from './stepper';
+import type { DecodeOptions, DecodeStepper, StopReason } from './stepperContract';
 
 function invalid(message: string): never {
   throw new EngineError('input/invalid', message);

@@ -14,6 +14,7 @@
 import { EngineError } from '../errors';
 import { DTYPE_SIZE, parseSafetensorsHeader } from './safetensorsHeader';
 import type { SafetensorsDtype } from './safetensorsHeader';
+import { encodeUtf8 } from './utf8';
 
 export type { SafetensorsDtype } from './safetensorsHeader';
 
@@ -69,7 +70,7 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: 
     parts.push(`${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`);
     offset = end;
   }
-  const json = new TextEncoder().encode(`{${parts.join(',')}}`);
+  const json = encodeUtf8(`{${parts.join(',')}}`);
   const headerLength = Math.ceil(json.length / 8) * 8;
   const out = new Uint8Array(8 + headerLength + offset);
   const view = new DataView(out.buffer);

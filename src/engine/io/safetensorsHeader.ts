@@ -14,6 +14,7 @@
  */
 
 import { EngineError } from '../errors';
+import { decodeUtf8Strict } from './utf8';
 
 /** The element types this project reads and writes. */
 export type SafetensorsDtype = 'F32' | 'F64' | 'I32' | 'I64' | 'U8';
@@ -65,7 +66,7 @@ export function parseSafetensorsHeader(bytes: Uint8Array, source: string): Parse
   }
   let text = '';
   try {
-    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes.subarray(8, 8 + n));
+    text = decodeUtf8Strict(bytes.subarray(8, 8 + n));
   } catch (e) {
     bad(`the header is not valid UTF-8; ${CORRUPT}.`, e);
   }

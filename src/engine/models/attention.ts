@@ -3,13 +3,16 @@
  * projections W_q, W_k, W_v (the per-head W_i stacked, not one d_k matrix shared by all
  * heads — a tutorial bug, see DESIGN.md), the fused scaled-dot-product kernel, and W_o.
  * Self-attention passes the same input as queries and keys/values; cross-attention passes
- * the encoder output as keys/values.
+ * the encoder output as keys/values. Decoding feeds one position per row at a time through
+ * `stepSelf` / `stepCross`, which share forward's projections and attention call but read
+ * earlier positions' keys and values from a cache (`KVCache`) instead of recomputing them.
  *
- * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H.
+ * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H,
+ * R rows of a decoding step (beams), P positions fed so far.
  */
 
 import type { AttentionDims, Backend, FloatArray, MaskView } from '../backend';
-import { drawKeepMask } from '../backend';
+import { drawKeepMask } from '../ops/dropout';
 import type { Rng } from '../rng';
 import { Linear } from './layers';
 import type { Arena, ByteSlot, ParamInit, ParamStore, Slot } from './plan';
@@ -20,6 +23,30 @@ export interface AttentionNames {
   readonly k: string;
   readonly v: string;
   readonly o: string;
+}
+
+/**
+ * One attention layer's keys and values while decoding. Self-attention: [maxRows,
+ * positions, C], one position appended per step; cross-attention: the encoder's [S, C],
+ * computed once and shared by every row (rowStride 0).
+ */
+export interface KVCache {
+  readonly k: FloatArray;
+  readonly v: FloatArray;
+  /** [R, H, keys] post-softmax probabilities of the last step. */
+  readonly probs: FloatArray;
+  /** Key positions it holds at most (self) or holds (cross: S). */
+  readonly positions: number;
+  /** Elements between rows in k and v: positions · C, or 0 when every row shares them. */
+  readonly rowStride: number;
+}
+
+/** Buffers of one decoding step (the caller's, shared by every layer): [R, C] each. */
+export interface AttentionScratch {
+  readonly qNew: FloatArray;
+  readonly kNew: FloatArray;
+  readonly vNew: FloatArray;
+  readonly att: FloatArray;
 }
 
 /** Shapes of one call, remembered by forward for backward. */
@@ -80,8 +107,23 @@ export class MultiHeadAttention {
     this.dv = arena.scratch('attn.dv', nkv);
   }
 
-  private dims(B: number, T: number, S: number): AttentionDims {
-    return { B, T, S, H: this.H, D: this.D, qBatchStride: T * this.C, kvBatchStride: S * this.C, scale: 1 / Math.sqrt(this.D) };
+  private dims(B: number, T: number, S: number, kvBatchStride: number): AttentionDims {
+    return { B, T, S, H: this.H, D: this.D, qBatchStride: T * this.C, kvBatchStride, scale: 1 / Math.sqrt(this.D) };
+  }
+
+  /** kOut[N,C] = W_k x, vOut[N,C] = W_v x. */
+  private projectKV(k: Backend, kOut: FloatArray, vOut: FloatArray, x: FloatArray, N: number): void {
+    this.k.forward(k, kOut, x, N);
+    this.v.forward(k, vOut, x, N);
+  }
+
+  /** out[rows, C] = W_o · Attention(q, kb, vb) with the probabilities in probs. */
+  private attend(
+    k: Backend, out: FloatArray, att: FloatArray, probs: FloatArray, q: FloatArray, kb: FloatArray, vb: FloatArray,
+    dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number,
+  ): void {
+    k.attentionForward(att, probs, q, kb, vb, dims, mask, keep, dropP);
+    this.o.forward(k, out, att, dims.B * dims.T);
   }
 
   /** out[B,T,C] = MultiHead(xq, xkv, xkv) under `mask` (null = attend everywhere). */
@@ -93,16 +135,50 @@ export class MultiHeadAttention {
     this.shape.T = T;
     this.shape.S = S;
     this.q.forward(k, this.qb.data, xq, B * T);
-    this.k.forward(k, this.kb.data, xkv, B * S);
-    this.v.forward(k, this.vb.data, xkv, B * S);
+    this.projectKV(k, this.kb.data, this.vb.data, xkv, B * S);
     this.dropActive = train && this.dropP > 0;
     if (this.dropActive) {
       if (!rng) throw new Error('attention dropout in training mode needs an rng');
       drawKeepMask(this.keep.data, B * this.H * T * S, this.dropP, rng, k);
     }
     const keep = this.dropActive ? this.keep.data : null;
-    k.attentionForward(this.att.data, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S), mask, keep, this.dropActive ? this.dropP : 0);
-    this.o.forward(k, out, this.att.data, B * T);
+    this.attend(k, out, this.att.data, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S, S * this.C), mask, keep, this.dropActive ? this.dropP : 0);
+  }
+
+  /** An empty self-attention cache for up to maxRows rows × `positions` positions. */
+  createCache(k: Backend, maxRows: number, positions: number): KVCache {
+    const rowStride = positions * this.C;
+    return { k: k.alloc(maxRows * rowStride), v: k.alloc(maxRows * rowStride), probs: k.alloc(maxRows * this.H * positions), positions, rowStride };
+  }
+
+  /** A cross-attention cache: the keys and values of the encoder output memory [S, C], once. */
+  createMemoryCache(k: Backend, maxRows: number, memory: FloatArray, S: number): KVCache {
+    const cache = { k: k.alloc(S * this.C), v: k.alloc(S * this.C), probs: k.alloc(maxRows * this.H * S), positions: S, rowStride: 0 };
+    this.projectKV(k, cache.k, cache.v, memory, S);
+    return cache;
+  }
+
+  /**
+   * Self-attention for the newest position P − 1 of each of R rows: forward() with T = 1,
+   * whose key and value are appended to the cache, attending to the rows' positions
+   * 0..P − 1 (causal by construction, so no mask). out [R, C].
+   */
+  stepSelf(k: Backend, out: FloatArray, x: FloatArray, R: number, P: number, cache: KVCache, s: AttentionScratch): void {
+    const C = this.C;
+    this.q.forward(k, s.qNew, x, R);
+    this.projectKV(k, s.kNew, s.vNew, x, R);
+    for (let r = 0; r < R; r++) {
+      const at = r * cache.rowStride + (P - 1) * C;
+      cache.k.set(s.kNew.subarray(r * C, (r + 1) * C), at);
+      cache.v.set(s.vNew.subarray(r * C, (r + 1) * C), at);
+    }
+    this.attend(k, out, s.att, cache.probs, s.qNew, cache.k, cache.v, this.dims(R, 1, P, cache.rowStride), null, null, 0);
+  }
+
+  /** Cross-attention of R new queries x [R, C] over the cached encoder positions, under `mask`. out [R, C]. */
+  stepCross(k: Backend, out: FloatArray, x: FloatArray, R: number, cache: KVCache, mask: MaskView | null, s: AttentionScratch): void {
+    this.q.forward(k, s.qNew, x, R);
+    this.attend(k, out, s.att, cache.probs, s.qNew, cache.k, cache.v, this.dims(R, 1, cache.positions, cache.rowStride), mask, null, 0);
   }
 
   /**
@@ -118,7 +194,7 @@ export class MultiHeadAttention {
     k.fill(this.dk.data, B * S * C, 0);
     k.fill(this.dv.data, B * S * C, 0);
     const keep = this.dropActive ? this.keep.data : null;
-    k.attentionBackward(this.dq.data, this.dk.data, this.dv.data, datt, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S), keep, this.dropActive ? this.dropP : 0);
+    k.attentionBackward(this.dq.data, this.dk.data, this.dv.data, datt, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S, S * C), keep, this.dropActive ? this.dropP : 0);
     this.q.backward(k, dxq, this.dq.data, xq, B * T);
     this.k.backward(k, dxkv, this.dk.data, xkv, B * S);
     this.v.backward(k, dxkv, this.dv.data, xkv, B * S);

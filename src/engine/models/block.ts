@@ -5,14 +5,20 @@
  * ('pre', GPT-2: x = x + Dropout(Sublayer(LN(x)))). An encoder layer has self + ffn, a
  * decoder layer self (causal) + cross + ffn, a GPT block self (causal) + ffn.
  *
- * Shape legend: B batch, T positions of this stack, S encoder positions, C d_model.
+ * `forward` runs a whole batch and keeps what `backward` needs; `step` runs one new
+ * position per row for key/value-cache decoding (models/stepper.ts) through the same
+ * residual wiring and sublayer dispatch (`sublayer`, `apply`), with each sublayer's own step.
+ *
+ * Shape legend: B batch, T positions of this stack, S encoder positions, C d_model,
+ * F d_ff, R rows of a decoding step (beams), P positions fed so far.
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
 import type { ModelConfig } from '../config';
 import type { Rng } from '../rng';
-import type { AttentionNames } from './attention';
+import type { AttentionNames, AttentionScratch, KVCache } from './attention';
 import { MultiHeadAttention } from './attention';
+import type { FfnScratch, NormScratch } from './layers';
 import { Dropout, FeedForward, LayerNorm } from './layers';
 import type { Arena, ParamInit, ParamStore, Slot } from './plan';
 
@@ -49,6 +55,45 @@ export interface BlockInputs {
   readonly rng: Rng | null;
 }
 
+/** One decoder layer's caches while decoding. */
+export interface BlockCache {
+  readonly self: KVCache;
+  /** Keys and values of the encoder output (encoder-decoder), computed once. */
+  readonly cross: KVCache | null;
+}
+
+/** Buffers of one decoding step, shared by every layer: [R, C] except h, a [R, F] and mean, rstd [R]. */
+export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch {
+  /** LN(x) (pre) or x + sublayer(x) before its LN (post). */
+  readonly mid: FloatArray;
+  /** A sublayer's output. */
+  readonly y: FloatArray;
+}
+
+/** Allocates the scratch of decoding steps of up to R rows. */
+export function allocBlockScratch(k: Backend, R: number, C: number, F: number): BlockScratch {
+  const rc = (): FloatArray => k.alloc(R * C);
+  return { mid: rc(), y: rc(), qNew: rc(), kNew: rc(), vNew: rc(), att: rc(), h: k.alloc(R * F), a: k.alloc(R * F), mean: k.alloc(R), rstd: k.alloc(R) };
+}
+
+/** What a decoding step of a block needs besides its input. */
+export interface BlockStep {
+  readonly R: number;
+  /** Positions fed so far, this one included. */
+  readonly P: number;
+  readonly cache: BlockCache;
+  /** Padding mask of the source for cross-attention, shared by every row. */
+  readonly crossMask: MaskView | null;
+  readonly scratch: BlockScratch;
+}
+
+/** A forward of a whole batch, or one decoding step. */
+type Pass = BlockInputs | BlockStep;
+
+function isStep(p: Pass): p is BlockStep {
+  return 'cache' in p;
+}
+
 type SublayerKind = 'self' | 'cross' | 'ffn';
 
 interface Sublayer {
@@ -63,7 +108,7 @@ interface Sublayer {
 export class Block {
   readonly selfAttn: MultiHeadAttention;
   readonly crossAttn: MultiHeadAttention | null;
-  readonly ffn: FeedForward;
+  private readonly ffn: FeedForward;
   private readonly subs: Sublayer[] = [];
   private readonly gA: Slot;
   private readonly gB: Slot;
@@ -109,16 +154,6 @@ export class Block {
     this.dyScratch = arena.scratch('block.dy', n);
   }
 
-  /** The sublayers' LayerNorms in order (self, [cross,] ffn). */
-  get norms(): readonly LayerNorm[] {
-    return this.subs.map((s) => s.norm);
-  }
-
-  /** 'pre' or 'post' LayerNorm placement. */
-  get normPlacement(): 'pre' | 'post' {
-    return this.pre ? 'pre' : 'post';
-  }
-
   /** The block's output stream [B, T, C] (valid after forward). */
   get output(): FloatArray {
     const last = this.subs[this.subs.length - 1];
@@ -126,13 +161,56 @@ export class Block {
     return last.out.data;
   }
 
-  private runSublayer(k: Backend, s: Sublayer, y: FloatArray, x: FloatArray, io: BlockInputs): void {
-    const { B, T, S } = io;
-    if (s.kind === 'self') this.selfAttn.forward(k, y, x, x, B, T, T, io.selfMask, io.train, io.rng);
+  /** An empty cache for decoding up to maxRows rows × `positions` positions; with `memory` [S, C], cross-attention's keys and values. */
+  createCache(k: Backend, maxRows: number, positions: number, memory: { readonly data: FloatArray; readonly S: number } | null): BlockCache {
+    const self = this.selfAttn.createCache(k, maxRows, positions);
+    if (!this.crossAttn) return { self, cross: null };
+    if (!memory) throw new Error('a decoder layer with cross-attention needs the encoder output to decode');
+    return { self, cross: this.crossAttn.createMemoryCache(k, maxRows, memory.data, memory.S) };
+  }
+
+  /** y = sublayer s of x: its forward on a batch, or its step on a decoding step's rows. */
+  private apply(k: Backend, s: Sublayer, y: FloatArray, x: FloatArray, p: Pass): void {
+    if (isStep(p)) {
+      if (s.kind === 'self') this.selfAttn.stepSelf(k, y, x, p.R, p.P, p.cache.self, p.scratch);
+      else if (s.kind === 'cross') {
+        if (!this.crossAttn || !p.cache.cross) throw new Error('cross-attention needs the encoder output');
+        this.crossAttn.stepCross(k, y, x, p.R, p.cache.cross, p.crossMask, p.scratch);
+      } else this.ffn.step(k, y, x, p.R, p.scratch);
+      return;
+    }
+    const { B, T, S } = p;
+    if (s.kind === 'self') this.selfAttn.forward(k, y, x, x, B, T, T, p.selfMask, p.train, p.rng);
     else if (s.kind === 'cross') {
-      if (!this.crossAttn || !io.memory) throw new Error('cross-attention needs the encoder output');
-      this.crossAttn.forward(k, y, x, io.memory, B, T, S, io.crossMask, io.train, io.rng);
+      if (!this.crossAttn || !p.memory) throw new Error('cross-attention needs the encoder output');
+      this.crossAttn.forward(k, y, x, p.memory, B, T, S, p.crossMask, p.train, p.rng);
     } else this.ffn.forward(k, y, x, B * T);
+  }
+
+  /**
+   * out = sublayer s of x with its residual connection and LayerNorm — the one place the
+   * norm placement is written:
+   *   pre:  out = x + Dropout(f(LN(x)))   (GPT-2; mid = LN(x))
+   *   post: out = LN(x + Dropout(f(x)))   (the paper §3.1; mid = x + Dropout(f(x)))
+   * over N rows, y receiving f's output. A decoding step has no dropout, keeps its norm
+   * statistics in its scratch, and may pass out = x.
+   */
+  private sublayer(k: Backend, s: Sublayer, out: FloatArray, x: FloatArray, mid: FloatArray, y: FloatArray, N: number, p: Pass): void {
+    const n = N * this.selfAttn.C;
+    if (this.pre) {
+      this.norm(k, s, mid, x, N, p);
+      this.apply(k, s, y, mid, p);
+      k.add(out, x, isStep(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
+    } else {
+      this.apply(k, s, y, x, p);
+      k.add(mid, x, isStep(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
+      this.norm(k, s, out, mid, N, p);
+    }
+  }
+
+  private norm(k: Backend, s: Sublayer, y: FloatArray, x: FloatArray, N: number, p: Pass): void {
+    if (isStep(p)) s.norm.step(k, y, x, N, p.scratch);
+    else s.norm.forward(k, y, x, N);
   }
 
   private backSublayer(k: Backend, s: Sublayer, dx: FloatArray, dy: FloatArray, x: FloatArray, io: BlockInputs): void {
@@ -147,25 +225,20 @@ export class Block {
   forward(k: Backend, x: FloatArray, io: BlockInputs): void {
     this.input = x;
     this.inputs = io;
-    const n = io.B * io.T * this.selfAttn.C;
     const N = io.B * io.T;
     let cur = x;
     for (const s of this.subs) {
-      if (this.pre) {
-        // x' = x + Dropout(f(LN(x)))
-        s.norm.forward(k, s.mid.data, cur, N);
-        this.runSublayer(k, s, s.y.data, s.mid.data, io);
-        const yd = s.drop.forward(k, s.y.data, n, io.train, io.rng);
-        k.add(s.out.data, cur, yd, n);
-      } else {
-        // x' = LN(x + Dropout(f(x)))
-        this.runSublayer(k, s, s.y.data, cur, io);
-        const yd = s.drop.forward(k, s.y.data, n, io.train, io.rng);
-        k.add(s.mid.data, cur, yd, n);
-        s.norm.forward(k, s.out.data, s.mid.data, N);
-      }
+      this.sublayer(k, s, s.out.data, cur, s.mid.data, s.y.data, N, io);
       cur = s.out.data;
     }
+  }
+
+  /**
+   * One decoding step: x [R, C], the newest position of each row, becomes this block's
+   * output in place. Reads and extends `st.cache`; leaves forward's activations alone.
+   */
+  step(k: Backend, x: FloatArray, st: BlockStep): void {
+    for (const s of this.subs) this.sublayer(k, s, x, x, st.scratch.mid, st.scratch.y, st.R, st);
   }
 
   /** Accumulates dIn (gradient of the block input) from dOut; dIn must not alias dOut. */

@@ -2,7 +2,8 @@
  * Input embedding of one stack: token embedding (optionally × √d_model, the paper §3.4),
  * plus positional encoding (the paper's fixed sinusoids, §3.5, or a learned table as in
  * GPT), then dropout. The token table doubles as the output projection when embeddings
- * are tied. The padding token's row receives no gradient.
+ * are tied. The padding token's row receives no gradient. `step` embeds the one new token
+ * per row of a decoding step with the same math, without dropout.
  *
  * Shape legend: B batch, T positions, C d_model, V vocabulary.
  */
@@ -66,10 +67,18 @@ export class Embedder {
     this.B = B;
     this.T = T;
     this.start = start;
-    const C = this.C;
-    k.embeddingForward(this.sum.data, ids, this.table.data, B * T, C, this.scale);
-    k.positionalForward(this.sum.data, this.positionTable, B, T, C, start);
-    return this.drop.forward(k, this.sum.data, B * T * C, train, rng);
+    this.embed(k, this.sum.data, ids, B, T, start);
+    return this.drop.forward(k, this.sum.data, B * T * this.C, train, rng);
+  }
+
+  /** x[r] = E[ids[r]]·scale + P[position] for the R rows of a decoding step (no dropout). */
+  step(k: Backend, x: FloatArray, ids: Int32Array, R: number, position: number): void {
+    this.embed(k, x, ids, R, 1, position);
+  }
+
+  private embed(k: Backend, out: FloatArray, ids: Int32Array, B: number, T: number, start: number): void {
+    k.embeddingForward(out, ids, this.table.data, B * T, this.C, this.scale);
+    k.positionalForward(out, this.positionTable, B, T, this.C, start);
   }
 
   /** Backward of forward(): accumulates into the table (not the PAD row) and learned positions. */

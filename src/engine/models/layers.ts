@@ -3,13 +3,15 @@
  * the position-wise feed-forward network — each with its forward beside its backward.
  * Layers own their parameters (in the flat store) and the activations backward needs (in
  * the arena); they never allocate after construction. Backward accumulates into input
- * gradients, as the kernels do (see backend.ts).
+ * gradients, as the kernels do (see backend.ts). LayerNorm and the feed-forward network
+ * also have a `step`: forward's math on the rows of one decoding step, in the caller's
+ * scratch, so the activations a pending backward needs are never overwritten.
  *
  * Shape legend: N rows (B·T), I in-features, O out-features, C d_model, F d_ff.
  */
 
 import type { Backend, FloatArray } from '../backend';
-import { drawKeepMask } from '../backend';
+import { drawKeepMask } from '../ops/dropout';
 import type { Rng } from '../rng';
 import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
 
@@ -58,6 +60,18 @@ export class Linear {
   }
 }
 
+/** Row statistics LayerNorm's forward writes: mean and rstd [N]. */
+export interface NormScratch {
+  readonly mean: FloatArray;
+  readonly rstd: FloatArray;
+}
+
+/** Activations of the feed-forward network: pre- and post-activation [N, F]. */
+export interface FfnScratch {
+  readonly h: FloatArray;
+  readonly a: FloatArray;
+}
+
 /** LayerNorm over the last dimension (Ba et al. 2016), bias optional. */
 export class LayerNorm {
   readonly w: Param;
@@ -73,7 +87,16 @@ export class LayerNorm {
   }
 
   forward(k: Backend, y: FloatArray, x: FloatArray, N: number): void {
-    k.layernormForward(y, this.mean.data, this.rstd.data, x, this.w.data, this.b ? this.b.data : null, N, this.C, this.eps);
+    this.apply(k, y, x, N, this.mean.data, this.rstd.data);
+  }
+
+  /** forward() on R rows of a decoding step, its statistics in `s` (backward's are kept). */
+  step(k: Backend, y: FloatArray, x: FloatArray, R: number, s: NormScratch): void {
+    this.apply(k, y, x, R, s.mean, s.rstd);
+  }
+
+  private apply(k: Backend, y: FloatArray, x: FloatArray, N: number, mean: FloatArray, rstd: FloatArray): void {
+    k.layernormForward(y, mean, rstd, x, this.w.data, this.b ? this.b.data : null, N, this.C, this.eps);
   }
 
   /** Backward of y = LN(x); accumulates dx, dw, db. */
@@ -144,10 +167,20 @@ export class FeedForward {
   }
 
   forward(k: Backend, y: FloatArray, x: FloatArray, N: number): void {
-    this.fc1.forward(k, this.h.data, x, N);
-    if (this.activation === 'relu') k.reluForward(this.a.data, this.h.data, N * this.F);
-    else k.geluForward(this.a.data, this.h.data, N * this.F);
-    this.fc2.forward(k, y, this.a.data, N);
+    this.apply(k, y, x, N, this.h.data, this.a.data);
+  }
+
+  /** forward() on R rows of a decoding step, its activations in `s` (backward's are kept). */
+  step(k: Backend, y: FloatArray, x: FloatArray, R: number, s: FfnScratch): void {
+    this.apply(k, y, x, R, s.h, s.a);
+  }
+
+  /** y = fc2(act(fc1(x))) with h = fc1(x) and a = act(h). */
+  private apply(k: Backend, y: FloatArray, x: FloatArray, N: number, h: FloatArray, a: FloatArray): void {
+    this.fc1.forward(k, h, x, N);
+    if (this.activation === 'relu') k.reluForward(a, h, N * this.F);
+    else k.geluForward(a, h, N * this.F);
+    this.fc2.forward(k, y, a, N);
   }
 
   /** Backward of y = fc2(act(fc1(x))); accumulates dx and parameter gradients. */

@@ -6,7 +6,7 @@
  *
  * Training is forward(batch) → loss, then backward() → gradients in the flat `grads`
  * buffer; everything is planned at construction, so neither allocates. Decoding uses a
- * separate key/value-cache stepper (`stepper.ts`).
+ * separate key/value-cache stepper (`stepper.ts`), which runs each layer's `step`.
  *
  * Shape legend: B batch, S source positions, T target positions, C d_model, V vocabulary.
  */
@@ -362,11 +362,16 @@ export class Transformer {
     }
     const N = B * T;
     const V = cfg.vocabSize;
-    linearForward(k, this.headW.data, this.headB ? this.headB.data : null, this.logitsSlot.data, y, N, cfg.dModel, V);
+    this.head(k, this.logitsSlot.data, y, N);
     const smoothing = opts.labelSmoothing ?? (train ? cfg.labelSmoothing : 0);
     const { sum, count } = k.crossEntropyForward(this.lse.data, this.logitsSlot.data, batch.targets, N, V, PAD, smoothing);
     this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask };
     return { loss: count > 0 ? sum / count : 0, tokens: count };
+  }
+
+  /** logits [N, V] = y [N, C] · W_headᵀ + b: the output projection (the embedding table when tied). */
+  head(k: Backend, logits: FloatArray, y: FloatArray, N: number): void {
+    linearForward(k, this.headW.data, this.headB ? this.headB.data : null, logits, y, N, this.config.dModel, this.config.vocabSize);
   }
 
   /** Gradients of the last forward's mean loss, written (not accumulated) into {@link grads}. */

@@ -7,7 +7,7 @@
  * easy as 1, 2, 3", SC 2011): keep[i] = 1 iff hash(key, i) ≥ threshold(p), a pure function
  * of a 64-bit key and the index, so any element can be computed alone — by SIMD lanes and
  * by threads in any split — and both backends give the same bytes. The caller draws the
- * key (two words) from its seeded `Rng` per mask (`drawKeepMask`, backend.ts), so all
+ * key (two words) from its seeded `Rng` per mask (`drawKeepMask`, below), so all
  * randomness still comes from the Rng's state and a resumed run draws the same masks.
  * The hash is two rounds of Wellons's lowbias32 mixer ("Prospecting for Hash Functions",
  * nullprogram.com, 2018; a MurmurHash3-fmix32-style xorshift-multiply bijection with
@@ -15,11 +15,12 @@
  *   h = lowbias32(lowbias32(i ⊕ key0) ⊕ key1).
  * The threshold is ⌈p · 2³²⌉, so P(keep) = 1 − p to 2⁻³², as `u32 / 2³² ≥ p` gave.
  *
- * Leaves out: drawing the key (the caller's Rng) and the SIMD version of the mask
+ * Leaves out: the Rng that supplies the key (the caller's) and the SIMD version of the mask
  * (backends/wasm/assembly/pointwise.ts, which must stay bit-identical to this one).
  */
 
-import type { FloatArray } from '../backend';
+import type { FloatArray, Kernels } from '../backend';
+import type { Rng } from '../rng';
 
 /**
  * Scale applied to kept units, 1 / (1 − p). p ≥ 1 drops everything, so the scale is 0
@@ -97,4 +98,19 @@ export function dropoutBackward(dx: FloatArray, dy: FloatArray, keep: Uint8Array
   for (let i = 0; i < n; i++) {
     if (keep[i] === 1) dx[i] = (dx[i] as number) + (dy[i] as number) * s;
   }
+}
+
+const REFERENCE_MASK: Pick<Kernels, 'dropoutMask'> = { dropoutMask };
+
+/**
+ * Draws a dropout keep-mask from `rng`: a fresh key, the next two words of the stream
+ * (key0 first), then `kernels.dropoutMask` (the models pass their backend; the default is
+ * the reference kernel). Each mask advances the rng by exactly two words, whatever n is.
+ */
+export function drawKeepMask(
+  keep: Uint8Array, n: number, p: number, rng: Rng, kernels: Pick<Kernels, 'dropoutMask'> = REFERENCE_MASK,
+): void {
+  const key0 = rng.nextU32();
+  const key1 = rng.nextU32();
+  kernels.dropoutMask(keep, n, p, key0, key1);
 }

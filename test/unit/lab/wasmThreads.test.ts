@@ -10,7 +10,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AttentionDims, Backend, FloatArray } from '../../../src/engine/backend';
-import { drawKeepMask } from '../../../src/engine/backend';
+import { drawKeepMask } from '../../../src/engine/ops/dropout';
 import type { WasmBackend } from '../../../src/engine/backends/wasm/wasmBackend';
 import { createWasmBackend } from '../../../src/engine/backends/wasm/wasmBackend';
 import { Rng } from '../../../src/engine/rng';

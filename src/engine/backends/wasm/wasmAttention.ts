@@ -1,8 +1,8 @@
 /**
  * TypeScript wrappers of fused attention (forward and backward), cross-entropy and Adam
  * for the WebAssembly backend. Same pattern as wasmDense.ts; in addition:
- * - attention needs the head size D to be a multiple of 4 (the SIMD lanes; every preset's
- *   is 16–64) — other sizes run the reference kernel;
+ * - attention takes any head size D (the last D mod 4 dimensions take partial-vector
+ *   paths; every preset's D is 16–64);
  * - attention backward splits (batch, head) tiles over threads only when no two batch
  *   items share key/value rows (a batch stride of 0 is used by decoding, forward only);
  * - cross-entropy targets are validated here; a bad one sends the call to the reference
@@ -66,7 +66,7 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
     rt.ensureScratch(rt.fns.attentionScratchBytes(T, S, D));
     return true;
   };
-  const usable = (d: AttentionDims): boolean => d.D % 4 === 0 && d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0;
+  const usable = (d: AttentionDims): boolean => d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0;
   return {
     attentionForward(out, probs, q, k, v, dims, mask, keep, dropP): void {
       const ok = usable(dims) && at(out, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4)

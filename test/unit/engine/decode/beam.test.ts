@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { beamSearch, lengthPenalty } from '../../../../src/engine/decode/beam';
 import { greedyDecode } from '../../../../src/engine/decode/greedy';
-import type { DecodeResult } from '../../../../src/engine/decode/stepper';
+import type { DecodeResult } from '../../../../src/engine/decode/stepperContract';
 import { FixedStepper, HistoryStepper, MarkovStepper, expectedAttention, mockLogits, refLogSoftmax, spec } from './mockStepper';
 import type { MockSpec } from './mockStepper';
 

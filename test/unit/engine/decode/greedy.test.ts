@@ -1,7 +1,7 @@
 import { describe, it, expect } from 'vitest';
 import { greedyDecode } from '../../../../src/engine/decode/greedy';
 import { EngineError } from '../../../../src/engine/errors';
-import type { DecodeStepper, StepOutput } from '../../../../src/engine/decode/stepper';
+import type { DecodeStepper, StepOutput } from '../../../../src/engine/decode/stepperContract';
 import { FixedStepper, HistoryStepper, expectedAttention, mockLogits, refLogSoftmax, spec } from './mockStepper';
 import type { MockSpec } from './mockStepper';
 

@@ -12,7 +12,7 @@
  */
 
 import { Rng } from '../../../../src/engine/rng';
-import type { DecodeStepper, StepAttention, StepOutput } from '../../../../src/engine/decode/stepper';
+import type { DecodeStepper, StepAttention, StepOutput } from '../../../../src/engine/decode/stepperContract';
 
 /** Parameters of a HistoryStepper. */
 export interface MockSpec {

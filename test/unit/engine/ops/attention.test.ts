@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { drawKeepMask } from '../../../../src/engine/backend';
+import { drawKeepMask } from '../../../../src/engine/ops/dropout';
 import type { AttentionDims, MaskView } from '../../../../src/engine/backend';
 import { Rng } from '../../../../src/engine/rng';
 import { gradCheck } from '../gradcheck';

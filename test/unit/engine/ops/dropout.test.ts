@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { drawKeepMask } from '../../../../src/engine/backend';
-import { dropoutMask, keepThreshold } from '../../../../src/engine/ops/dropout';
+import { drawKeepMask, dropoutMask, keepThreshold } from '../../../../src/engine/ops/dropout';
 import { Rng } from '../../../../src/engine/rng';
 import { gradCheck } from '../gradcheck';
 import { backendCases, expectClose, expectGradOk, oracle, randn, toBackend, weightedSum } from './opTestUtils';

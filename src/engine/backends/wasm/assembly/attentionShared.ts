@@ -172,7 +172,8 @@ export function findHoles(): void {
 /**
  * Packs the D-wide head slices of keys s < ⌈gMaxLim⌉₈ of `src`, times `scale`, into the
  * panel layout [Sp/8][D][8], four keys × four dimensions at a time (transposed in
- * registers). Keys marked unused, and the padding, come from the zero row: nothing there is
+ * registers), the last D mod 4 dimensions one by one (nothing past the head slice is
+ * read). Keys marked unused, and the padding, come from the zero row: nothing there is
  * read. Panels past gMaxLim are never read.
  */
 export function packPanel(src: usize, scale: f32): void {
@@ -184,10 +185,18 @@ export function packPanel(src: usize, scale: f32): void {
     const k0 = keyRow(src, s0, rowBytes), k1 = keyRow(src, s0 + 1, rowBytes);
     const k2 = keyRow(src, s0 + 2, rowBytes), k3 = keyRow(src, s0 + 3, rowBytes);
     const dst = sPanel + off((s0 >> 3) * D * 8 + (s0 & 4));
-    for (let d = 0; d < D; d += 4) {
+    let d = 0;
+    for (; d + 4 <= D; d += 4) {
       const x0 = f32x4.mul(v128.load(k0 + off(d)), sv), x1 = f32x4.mul(v128.load(k1 + off(d)), sv);
       const x2 = f32x4.mul(v128.load(k2 + off(d)), sv), x3 = f32x4.mul(v128.load(k3 + off(d)), sv);
       transpose4(x0, x1, x2, x3, dst + off(d * 8));
+    }
+    for (; d < D; d++) {
+      const row = dst + off(d * 8);
+      store<f32>(row, load<f32>(k0 + off(d)) * scale);
+      store<f32>(row, load<f32>(k1 + off(d)) * scale, 4);
+      store<f32>(row, load<f32>(k2 + off(d)) * scale, 8);
+      store<f32>(row, load<f32>(k3 + off(d)) * scale, 12);
     }
   }
 }
@@ -207,7 +216,9 @@ export function placeRows(src: usize): void {
   for (let s = 0; s < gMaxLim; s++) {
     const rs = keyRow(src, s, rowBytes);
     const rd = sRows + off(s * D);
-    for (let d = 0; d < D; d += 4) v128.store(rd + off(d), v128.load(rs + off(d)));
+    let d = 0;
+    for (; d + 4 <= D; d += 4) v128.store(rd + off(d), v128.load(rs + off(d)));
+    for (; d < D; d++) store<f32>(rd + off(d), load<f32>(rs + off(d)));
   }
   gRows = sRows;
   gRowStride = off(D);

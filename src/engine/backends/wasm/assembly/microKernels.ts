@@ -19,10 +19,13 @@
  * between threads or blocks.
  *
  * Also here, shared by the kernels that pack operands for these: the 4 × 8 block's store
- * (store4x8) and the 4 × 4 register transpose (transpose4).
+ * (store4x8) and the 4 × 4 register transpose (transpose4). gemmRows takes any column
+ * count: the last 1–3 columns go through mk4xPart / mk1xPart, which load and store only
+ * those lanes (so nothing past the last column is read or written: attention's head
+ * slices sit side by side) and give each element the same operations as the full kernels.
  *
- * Leaves out: edges narrower than the block (callers use the 1-row kernels, or compute
- * into a scratch block and copy the valid part), and the packing loops themselves.
+ * Leaves out: edges narrower than the block in the packed kernels (callers use the 1-row
+ * kernels, or compute into a scratch block and copy the valid part), and the packing loops.
  */
 
 import { fmadd } from './vmath';
@@ -139,10 +142,68 @@ import { fmadd } from './vmath';
   v128.store(c, c0);
 }
 
+/** The first w (1–3) floats at p in the low lanes, zeros above: nothing past them is read. */
+@inline function loadPart(p: usize, w: i32): v128 {
+  if (w == 1) return v128.load32_zero(p);
+  const lo = v128.load64_zero(p);
+  return w == 2 ? lo : v128.load32_lane(p, lo, 2, 8);
+}
+
+/** Stores the low w (1–3) lanes of x at p: nothing past them is written. */
+@inline function storePart(p: usize, x: v128, w: i32): void {
+  if (w == 1) {
+    v128.store32_lane(p, x, 0);
+    return;
+  }
+  v128.store64_lane(p, x, 0);
+  if (w == 3) v128.store32_lane(p, x, 2, 8);
+}
+
+/** mk4x4 on the last w < 4 columns: C[0..4, 0..w) (+)= Σ_k A[r,k]·B[k,0..w), touching no column past w. */
+@inline function mk4xPart(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool, w: i32): void {
+  let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0);
+  let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
+  for (let k = 0; k < K; k++) {
+    const b0 = loadPart(b, w);
+    c0 = fmadd(v128.load32_splat(a0), b0, c0);
+    c1 = fmadd(v128.load32_splat(a1), b0, c1);
+    c2 = fmadd(v128.load32_splat(a2), b0, c2);
+    c3 = fmadd(v128.load32_splat(a3), b0, c3);
+    b += bs;
+    a0 += ks;
+    a1 += ks;
+    a2 += ks;
+    a3 += ks;
+  }
+  if (add) {
+    c0 = f32x4.add(c0, loadPart(c, w));
+    c1 = f32x4.add(c1, loadPart(c + ldc, w));
+    c2 = f32x4.add(c2, loadPart(c + 2 * ldc, w));
+    c3 = f32x4.add(c3, loadPart(c + 3 * ldc, w));
+  }
+  storePart(c, c0, w);
+  storePart(c + ldc, c1, w);
+  storePart(c + 2 * ldc, c2, w);
+  storePart(c + 3 * ldc, c3, w);
+}
+
+/** mk1x4 on the last w < 4 columns: C[0, 0..w) (+)= Σ_k A[k]·B[k,0..w), touching no column past w. */
+@inline function mk1xPart(a: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, add: bool, w: i32): void {
+  let c0 = f32x4.splat(0);
+  for (let k = 0; k < K; k++) {
+    c0 = fmadd(v128.load32_splat(a), loadPart(b, w), c0);
+    b += bs;
+    a += ks;
+  }
+  if (add) c0 = f32x4.add(c0, loadPart(c, w));
+  storePart(c, c0, w);
+}
+
 /**
- * C rows (+)= A · B for `rows` rows (any count) and `cols` columns (a multiple of 4), B
- * addressed directly (bs bytes per k): blocks of 4 × 8, then 4-wide and 1-row edges. Used
- * where B is already laid out row by row (attention's values, keys and queries).
+ * C rows (+)= A · B for `rows` rows and `cols` columns (any counts), B addressed directly
+ * (bs bytes per k): blocks of 4 × 8, then 4-wide, 1–3-wide (mk4xPart) and 1-row edges.
+ * Used where B is already laid out row by row (attention's values, keys and queries, whose
+ * head size need not be a multiple of 4).
  */
 export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, rows: i32, cols: i32, add: bool): void {
   let r = 0;
@@ -152,10 +213,15 @@ export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K:
     let j = 0;
     if (add) {
       for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
-      if (j < cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
+      if (j + 4 <= cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
     } else {
       for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
-      if (j < cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
+      if (j + 4 <= cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
+    }
+    j = cols & ~3;
+    if (j < cols) {
+      if (add) mk4xPart(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true, cols - j);
+      else mk4xPart(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false, cols - j);
     }
   }
   for (; r < rows; r++) {
@@ -164,10 +230,15 @@ export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K:
     let j = 0;
     if (add) {
       for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
-      if (j < cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
+      if (j + 4 <= cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
     } else {
       for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
-      if (j < cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
+      if (j + 4 <= cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
+    }
+    j = cols & ~3;
+    if (j < cols) {
+      if (add) mk1xPart(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true, cols - j);
+      else mk1xPart(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false, cols - j);
     }
   }
 }

@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Backend, FloatArray } from '../../../../../src/engine/backend';
-import { drawKeepMask } from '../../../../../src/engine/backend';
+import { drawKeepMask } from '../../../../../src/engine/ops/dropout';
 import { createReferenceBackend } from '../../../../../src/engine/backends/reference';
 import type { WasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';

@@ -4,13 +4,13 @@
  * and the tables, and one tiny real run end to end.
  */
 import { describe, expect, it } from 'vitest';
-import type { BenchResult } from '../../../src/lab/bench';
-import { runBench } from '../../../src/lab/bench';
-import { BENCH_CONFIG_NAMES, benchConfig, randomBatch } from '../../../src/lab/benchConfigs';
-import { benchJson, formatBench } from '../../../src/lab/benchReport';
-import type { Stats } from '../../../src/lab/benchRun';
-import { summarize } from '../../../src/lab/benchRun';
-import { parseTorchResult } from '../../../src/lab/benchTorch';
+import type { BenchResult } from '../../../src/bench/bench';
+import { runBench } from '../../../src/bench/bench';
+import { BENCH_CONFIG_NAMES, benchConfig, randomBatch } from '../../../src/bench/benchConfigs';
+import { benchJson, formatBench } from '../../../src/bench/benchReport';
+import type { Stats } from '../../../src/bench/benchRun';
+import { summarize } from '../../../src/bench/benchRun';
+import { parseTorchResult } from '../../../src/bench/benchTorch';
 import { Rng } from '../../../src/engine/rng';
 
 const st = (median: number): Stats => ({ median, min: median * 0.9, max: median * 1.1, n: 5 });

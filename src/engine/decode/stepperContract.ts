@@ -4,7 +4,7 @@
  * key/value cache, and can rearrange its rows when beams are reordered. Also the option and
  * result types every decoder shares, and the layout of the attention maps a decode returns.
  *
- * Leaves out: the models' implementation of the stepper (models/), and any batching of
+ * Leaves out: the models' implementation of the stepper (models/stepper.ts), and any batching of
  * several independent prompts (a row is a beam of one prompt, never a second prompt).
  *
  * Legend: rows = live hypotheses fed together (1, or up to the beam width), H heads,

@@ -10,7 +10,7 @@
  * machine shared with other work both sides see the same load. Each (config, thread count)
  * gets a fresh backend, disposed afterwards.
  *
- * Leaves out: formatting (benchReport.ts) and argument parsing (the CLI, scripts/bench.mjs).
+ * Leaves out: formatting (benchReport.ts) and argument parsing (src/cli/bench.ts; `npm run bench` runs that command).
  */
 
 import { execFile } from 'node:child_process';
@@ -30,7 +30,7 @@ import { benchTrainer, measureDecode, measureMatmul, measureTraining } from './b
 import type { TorchResult } from './benchTorch';
 import { runTorchBench, torchUnavailableReason } from './benchTorch';
 import type { BenchWorkerData, BenchWorkerMessage } from './benchWorker';
-import { createWasmThreads } from './wasmThreads';
+import { createWasmThreads } from '../lab/wasmThreads';
 
 /** Options of {@link runBench}. */
 export interface BenchOptions {

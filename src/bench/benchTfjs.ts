@@ -10,7 +10,7 @@
  * gradient needs), Adam instead of AdamW (tfjs has no decoupled decay), and no gradient
  * clipping.
  *
- * It runs in its own process (benchTfjsMain.ts, bundled separately by scripts/bench.mjs),
+ * It runs in its own process (benchTfjsMain.ts, bundled separately as dist/benchTfjs.js by scripts/build.mjs),
  * so tfjs and its global engine never load into the CLI or the extension.
  *
  * Leaves out: decoding and the other configs (the issue asks for one training config).

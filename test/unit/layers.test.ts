@@ -1,0 +1,177 @@
+/**
+ * The layers of DESIGN.md, enforced: every import of every .ts file under src/ and webview/
+ * (static, type-only, re-exports, dynamic `import()` and `require`) must point down or stay
+ * inside its own layer, and no two source files may import each other in a cycle. A
+ * violation is reported as `file: imports X (layer A may not import layer B)`.
+ *
+ * Layers, top to bottom, and what each may import besides itself:
+ *   extension  lab, engine, protocol, vscode, Node built-ins (not cli or bench: sibling front doors)
+ *   cli        bench, lab, engine, protocol, Node built-ins
+ *   bench      lab, engine, protocol, Node built-ins, the dev-only TF.js packages
+ *   lab        engine, protocol, Node built-ins, its runtime packages (ignore, tinyglobby)
+ *   protocol   nothing (src/protocol.ts and src/wireEncode.ts, the wire helpers beside it)
+ *   engine     nothing outside src/engine: no vscode, no node: modules, no packages
+ *   webview    protocol, and uplot (the charts)
+ * Node globals (`Buffer`, `process`) are the engine tsconfig's job (src/engine/tsconfig.json,
+ * which has no Node types), not this test's.
+ *
+ * Leaves out: the files' contents beyond their import specifiers (a regex over statements
+ * that start a line, not a parser: the TypeScript of this repo has no compiler API).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { builtinModules } from 'node:module';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+type Layer = 'extension' | 'cli' | 'bench' | 'lab' | 'protocol' | 'engine' | 'webview';
+
+/** Project layers each layer may import (itself included). */
+const MAY_IMPORT: Readonly<Record<Layer, readonly Layer[]>> = {
+  extension: ['extension', 'lab', 'engine', 'protocol'],
+  cli: ['cli', 'bench', 'lab', 'engine', 'protocol'],
+  bench: ['bench', 'lab', 'engine', 'protocol'],
+  lab: ['lab', 'engine', 'protocol'],
+  protocol: ['protocol'],
+  engine: ['engine'],
+  webview: ['webview', 'protocol'],
+};
+
+/** Outside modules each layer may import: 'node' stands for every Node built-in. */
+const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
+  extension: ['node', 'vscode'],
+  cli: ['node'],
+  bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm'],
+  lab: ['node', 'ignore', 'tinyglobby'],
+  protocol: [],
+  engine: [],
+  webview: ['uplot'],
+};
+
+/** The layer of a repository-relative path, or null for a file outside every layer. */
+function layerOf(rel: string): Layer | null {
+  if (rel.startsWith('webview/')) return 'webview';
+  if (rel === 'src/protocol.ts' || rel === 'src/wireEncode.ts') return 'protocol';
+  const m = /^src\/(extension|cli|bench|lab|engine)\//.exec(rel);
+  return m ? (m[1] as Layer) : null;
+}
+
+/** Import specifiers of a source text: import/export … from, side-effect imports, import(), require(). */
+function importSpecifiers(text: string): string[] {
+  const patterns = [
+    /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm,
+    /^\s*import\s*['"]([^'"]+)['"]/gm,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g,
+  ];
+  const found: string[] = [];
+  for (const re of patterns) for (const m of text.matchAll(re)) found.push(m[1] as string);
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) {
+      if (e.name !== 'node_modules' && e.name !== 'assembly') out.push(...sourceFiles(rel));
+    } else if (e.name.endsWith('.ts')) out.push(rel);
+  }
+  return out;
+}
+
+/** The repository-relative .ts file a relative specifier names (or the bare path when it is not .ts). */
+function resolveRelative(from: string, spec: string): string {
+  const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
+  for (const c of [`${base}.ts`, `${base}/index.ts`]) if (fs.existsSync(path.join(ROOT, c))) return c;
+  return base;
+}
+
+const NODE_BUILTINS = new Set(builtinModules);
+
+function packageName(spec: string): string {
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string);
+}
+
+/** Every layering violation among `files`, one line each. */
+function layerViolations(files: readonly string[], read: (rel: string) => string): string[] {
+  const problems: string[] = [];
+  for (const file of files) {
+    const from = layerOf(file);
+    if (!from) {
+      problems.push(`${file}: belongs to no layer (put it under src/{engine,lab,bench,cli,extension}/ or webview/)`);
+      continue;
+    }
+    for (const spec of importSpecifiers(read(file))) {
+      if (spec.startsWith('.')) {
+        const target = resolveRelative(file, spec);
+        const to = layerOf(target);
+        if (to === null) problems.push(`${file}: imports ${spec} (layer ${from} may not import ${target}, which is in no layer)`);
+        else if (!MAY_IMPORT[from].includes(to)) problems.push(`${file}: imports ${spec} (layer ${from} may not import layer ${to})`);
+        continue;
+      }
+      const isNode = spec.startsWith('node:') || NODE_BUILTINS.has(packageName(spec));
+      const allowed = isNode ? MAY_USE[from].includes('node') : MAY_USE[from].includes(packageName(spec));
+      if (!allowed) problems.push(`${file}: imports ${spec} (layer ${from} may not import ${isNode ? 'Node built-ins' : `the package ${packageName(spec)}`})`);
+    }
+  }
+  return problems;
+}
+
+/** Import cycles among `files` (relative imports only), each as `a → b → … → a`. */
+function importCycles(files: readonly string[], read: (rel: string) => string): string[] {
+  const known = new Set(files);
+  const edges = new Map<string, string[]>();
+  for (const f of files) {
+    const targets = importSpecifiers(read(f)).filter((s) => s.startsWith('.')).map((s) => resolveRelative(f, s)).filter((t) => known.has(t));
+    edges.set(f, [...new Set(targets)]);
+  }
+  const cycles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (f: string): void => {
+    state.set(f, 'open');
+    stack.push(f);
+    for (const t of edges.get(f) ?? []) {
+      if (state.get(t) === 'open') cycles.push([...stack.slice(stack.indexOf(t)), t].join(' → '));
+      else if (!state.has(t)) visit(t);
+    }
+    stack.pop();
+    state.set(f, 'done');
+  };
+  for (const f of files) if (!state.has(f)) visit(f);
+  return cycles;
+}
+
+describe('layers (DESIGN.md: imports point down only)', () => {
+  const files = [...sourceFiles('src'), ...sourceFiles('webview')];
+  const read = (rel: string): string => fs.readFileSync(path.join(ROOT, rel), 'utf8');
+
+  it('finds the files and their imports', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(importSpecifiers("import type { A } from '../a';\nexport { b } from './b';\nimport './c.css';\nconst d = require('node:fs');\ntype E = typeof import('./e');")).toEqual(['../a', './b', './c.css', './e', 'node:fs']);
+  });
+
+  it('has no import that goes up or sideways', () => {
+    expect(layerViolations(files, read)).toEqual([]);
+  });
+
+  it('has no import cycle', () => {
+    expect(importCycles(files, read)).toEqual([]);
+  });
+
+  it('reports an engine file that reaches into lab or Node, and a webview file that reaches into the engine', () => {
+    const fake: Record<string, string> = {
+      'src/engine/models/x.ts': "import { openRun } from '../../lab/openRun';\nimport * as fs from 'node:fs';",
+      'webview/y.ts': "import type { Backend } from '../src/engine/backend';",
+    };
+    expect(layerViolations(Object.keys(fake), (f) => fake[f] as string)).toEqual([
+      'src/engine/models/x.ts: imports ../../lab/openRun (layer engine may not import layer lab)',
+      'src/engine/models/x.ts: imports node:fs (layer engine may not import Node built-ins)',
+      'webview/y.ts: imports ../src/engine/backend (layer webview may not import layer engine)',
+    ]);
+  });
+});
