@@ -205,6 +205,59 @@ export interface ExportOutput {
 }
 
 /**
+ * Test files a run never saw (`eval --data/--pairs`, "Evaluate on Files…"): documents for a
+ * decoder-only run, source→target pairs for an encoder-decoder.
+ */
+export type EvalFilesData =
+  | {
+      readonly kind: 'documents';
+      /** Globs, files or folders (relative to `cwd` or absolute) when `glob`; else exact file paths. */
+      readonly paths: readonly string[];
+      /** Folder the paths are relative to; document paths are reported relative to it. */
+      readonly cwd: string;
+      readonly glob: boolean;
+    }
+  /** Two parallel line files, or one `.tsv` / `.jsonl` file when `target` is null. */
+  | { readonly kind: 'pairs'; readonly source: string; readonly target: string | null };
+
+/** What evaluating a run on test files measured (`model/evaluateFiles`, `eval --data/--pairs`). */
+export interface EvalFilesOutput {
+  readonly kind: 'documents' | 'pairs';
+  /** The test data, for people: "2 documents under /w/test", "/w/test.de → /w/test.en (40 pairs)". */
+  readonly source: string;
+  /** Checkpoint step of the model evaluated. */
+  readonly step: number;
+  /** The model's context: window length (documents), longest source or target + 1 (pairs). */
+  readonly context: number;
+  /** Token-weighted mean negative log-likelihood in nats (no dropout, no label smoothing). */
+  readonly loss: number;
+  /** exp(loss). */
+  readonly ppl: number;
+  /** Target tokens scored. */
+  readonly tokens: number;
+  /** Documents scored (0 for pairs). */
+  readonly documents: number;
+  /** Pairs scored for loss (0 for documents). */
+  readonly pairs: number;
+  /** Pairs left out because the source or the target does not fit the context. */
+  readonly pairsTooLong: number;
+  /** Pairs greedily decoded for exact match and BLEU: the first `maxPairs` scored ones. */
+  readonly decoded: number;
+  /** Exact-match rate of the decoded pairs (null for documents). */
+  readonly exactMatch: number | null;
+  /** Corpus BLEU (0–100, sacreBLEU's defaults) of the decoded pairs (null for documents). */
+  readonly bleu: number | null;
+  /** Files that matched but were left out (documents), and why. */
+  readonly skipped: readonly SkippedFile[];
+  /** Characters (code points) of the test text. */
+  readonly characters: number;
+  /** Of those, characters outside a char tokenizer's vocabulary; null for BPE (its bytes cover any text). */
+  readonly unseenChars: number | null;
+  /** A few of the unseen characters, most frequent first. */
+  readonly unseenExamples: readonly string[];
+}
+
+/**
  * Requests from the extension host to its model worker (decode, score, attention, export,
  * speed calibration), each answered by exactly one `model/did*` response with the same id,
  * or `model/didFail`.
