@@ -259,15 +259,28 @@ export interface EvalFilesOutput {
 
 /**
  * Requests from the extension host to its model worker (decode, score, attention, export,
- * speed calibration), each answered by exactly one `model/did*` response with the same id,
- * or `model/didFail`.
+ * speed calibration, evaluation on files), each answered by exactly one `model/did*`
+ * response with the same id, or `model/didFail`.
  */
 export type HostToModelWorker =
   | { readonly type: 'model/decode'; readonly id: number; readonly runDir: string; readonly params: DecodeParams }
   | { readonly type: 'model/score'; readonly id: number; readonly runDir: string; readonly source: string | null; readonly text: string }
   | { readonly type: 'model/attend'; readonly id: number; readonly runDir: string; readonly text: string }
   | { readonly type: 'model/export'; readonly id: number; readonly runDir: string; readonly outDir: string }
-  | { readonly type: 'model/calibrate'; readonly id: number; readonly spec: TrainSpec; readonly vocabSize: number };
+  | { readonly type: 'model/calibrate'; readonly id: number; readonly spec: TrainSpec; readonly vocabSize: number }
+  | {
+      readonly type: 'model/evaluateFiles';
+      readonly id: number;
+      readonly runDir: string;
+      readonly data: EvalFilesData;
+      /** Most pairs to decode for exact match and BLEU (the loss covers every pair). */
+      readonly maxPairs: number;
+      /**
+       * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
+       * computing, reads it between batches (a cancel message would wait behind the work).
+       */
+      readonly cancel: Int32Array;
+    };
 
 /** Responses (and streamed tokens) from the model worker. */
 export type ModelWorkerToHost =
@@ -278,6 +291,9 @@ export type ModelWorkerToHost =
   | { readonly type: 'model/didAttend'; readonly id: number; readonly snapshot: AttentionSnapshot }
   | { readonly type: 'model/didExport'; readonly id: number; readonly output: ExportOutput }
   | { readonly type: 'model/didCalibrate'; readonly id: number; readonly secondsPerStep: number; readonly flopsPerSec: number; readonly backend: string }
+  /** Progress of a long request (`model/evaluateFiles`): `done` of `total` batches and decodes. */
+  | { readonly type: 'model/didProgress'; readonly id: number; readonly done: number; readonly total: number }
+  | { readonly type: 'model/didEvaluateFiles'; readonly id: number; readonly output: EvalFilesOutput }
   | { readonly type: 'model/didFail'; readonly id: number; readonly error: ErrorData };
 
 /* ------------------------------------------------------------------ host ⇄ webview */
@@ -470,9 +486,10 @@ const maskData: Check = (v, p) => {
 };
 const snapshot = { step: nonNegInt, srcTokens: arrayOf(str), tgtTokens: arrayOf(str), maps: arrayOf(attentionMap), masks: arrayOf(maskData) };
 const modelInfo = obj({ config: record(json), params: nonNegInt, paramsByModule: record(nonNegInt), memoryBytes: nonNegInt, flopsPerToken: num, backend: str });
+const skippedFile = obj({ path: str, reason: oneOf(...(Object.keys(SKIP_REASON_TEXT) as SkippedFile['reason'][])) });
 const dataSummary = obj({
   description: str, documents: nonNegInt, bytes: nonNegInt, trainTokens: nonNegInt, valTokens: nonNegInt,
-  skipped: arrayOf(obj({ path: str, reason: oneOf('binary', 'not-utf8', 'too-large', 'empty', 'unreadable', 'ignored') })),
+  skipped: arrayOf(skippedFile),
 });
 
 const HOST_TO_WORKER: { readonly [K in HostToWorker['type']]: Record<string, Check> } = {
@@ -590,6 +607,19 @@ export function validateWebviewToHost(msg: unknown): WebviewToHost {
 
 /* ------------------------------------------------------------------ model worker validation */
 
+const sharedFlag: Check = (v, p) => {
+  if (!(v instanceof Int32Array) || v.length < 1 || !(v.buffer instanceof SharedArrayBuffer)) fail(p, 'an Int32Array on a SharedArrayBuffer', v);
+};
+const evalFilesData: Check = (v, p) => {
+  obj({ kind: oneOf('documents', 'pairs') })(v, p);
+  if ((v as { kind: string }).kind === 'documents') obj({ paths: arrayOf(str), cwd: str, glob: bool })(v, p);
+  else obj({ source: str, target: nullable(str) })(v, p);
+};
+const evalFilesOutput = obj({
+  kind: oneOf('documents', 'pairs'), source: str, step: nonNegInt, context: posInt, loss: finiteOrNaN, ppl: finiteOrNaN, tokens: nonNegInt,
+  documents: nonNegInt, pairs: nonNegInt, pairsTooLong: nonNegInt, decoded: nonNegInt, exactMatch: nullable(num), bleu: nullable(num),
+  skipped: arrayOf(skippedFile), characters: nonNegInt, unseenChars: nullable(nonNegInt), unseenExamples: arrayOf(str),
+});
 const scoreOutput = obj({ tokens: arrayOf(str), logprobs: arrayOf(finiteOrNaN), starts: arrayOf(nonNegInt), ends: arrayOf(nonNegInt), truncated: nonNegInt });
 
 const HOST_TO_MODEL_WORKER: { readonly [K in HostToModelWorker['type']]: Record<string, Check> } = {
@@ -598,6 +628,7 @@ const HOST_TO_MODEL_WORKER: { readonly [K in HostToModelWorker['type']]: Record<
   'model/attend': { id: nonNegInt, runDir: str, text: str },
   'model/export': { id: nonNegInt, runDir: str, outDir: str },
   'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
+  'model/evaluateFiles': { id: nonNegInt, runDir: str, data: evalFilesData, maxPairs: posInt, cancel: sharedFlag },
 };
 
 const MODEL_WORKER_TO_HOST: { readonly [K in ModelWorkerToHost['type']]: Record<string, Check> } = {
@@ -608,6 +639,8 @@ const MODEL_WORKER_TO_HOST: { readonly [K in ModelWorkerToHost['type']]: Record<
   'model/didAttend': { id: nonNegInt, snapshot: obj(snapshot) },
   'model/didExport': { id: nonNegInt, output: obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) }) },
   'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
+  'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
+  'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
   'model/didFail': { id: nonNegInt, error: errorData },
 };
 
