@@ -285,16 +285,85 @@ export interface ExportOutput {
 }
 
 /**
+ * Test files a run never saw (`eval --data/--pairs`, "Evaluate on Files…"): documents for a
+ * decoder-only run, source→target pairs for an encoder-decoder.
+ */
+export type EvalFilesData =
+  | {
+      readonly kind: 'documents';
+      /** Globs, files or folders (relative to `cwd` or absolute) when `glob`; else exact file paths. */
+      readonly paths: readonly string[];
+      /** Folder the paths are relative to; document paths are reported relative to it. */
+      readonly cwd: string;
+      readonly glob: boolean;
+      /** Size limits in bytes (the training defaults when absent). */
+      readonly maxFileBytes?: number;
+      readonly maxTotalBytes?: number;
+    }
+  /** Two parallel line files, or one `.tsv` / `.jsonl` file when `target` is null. */
+  | { readonly kind: 'pairs'; readonly source: string; readonly target: string | null };
+
+/** What evaluating a run on test files measured (`model/evaluateFiles`, `eval --data/--pairs`). */
+export interface EvalFilesOutput {
+  readonly kind: 'documents' | 'pairs';
+  /** The test data, for people: "2 documents under /w/test", "/w/test.de → /w/test.en (40 pairs)". */
+  readonly source: string;
+  /** Checkpoint step of the model evaluated. */
+  readonly step: number;
+  /** The model's context: window length (documents), longest source or target + 1 (pairs). */
+  readonly context: number;
+  /** Token-weighted mean negative log-likelihood in nats (no dropout, no label smoothing). */
+  readonly loss: number;
+  /** exp(loss). */
+  readonly ppl: number;
+  /** Target tokens scored. */
+  readonly tokens: number;
+  /** Documents scored (0 for pairs). */
+  readonly documents: number;
+  /** Pairs scored for loss (0 for documents). */
+  readonly pairs: number;
+  /** Pairs left out because the source or the target does not fit the context. */
+  readonly pairsTooLong: number;
+  /** Pairs greedily decoded for exact match and BLEU: the first `maxPairs` scored ones. */
+  readonly decoded: number;
+  /** Exact-match rate of the decoded pairs (null for documents). */
+  readonly exactMatch: number | null;
+  /** Corpus BLEU (0–100, sacreBLEU's defaults) of the decoded pairs (null for documents). */
+  readonly bleu: number | null;
+  /** Files that matched but were left out (documents), and why. */
+  readonly skipped: readonly SkippedFile[];
+  /** Characters (code points) of the test text. */
+  readonly characters: number;
+  /** Of those, characters outside a char tokenizer's vocabulary; null for BPE (its bytes cover any text). */
+  readonly unseenChars: number | null;
+  /** A few of the unseen characters, most frequent first. */
+  readonly unseenExamples: readonly string[];
+}
+
+/**
  * Requests from the extension host to its model worker (decode, score, attention, export,
- * speed calibration), each answered by exactly one `model/did*` response with the same id,
- * or `model/didFail`.
+ * speed calibration, evaluation on files), each answered by exactly one `model/did*`
+ * response with the same id, or `model/didFail`.
  */
 export type HostToModelWorker =
   | { readonly type: 'model/decode'; readonly id: number; readonly runDir: string; readonly params: DecodeParams }
   | { readonly type: 'model/score'; readonly id: number; readonly runDir: string; readonly source: string | null; readonly text: string }
   | { readonly type: 'model/attend'; readonly id: number; readonly runDir: string; readonly text: string }
   | { readonly type: 'model/export'; readonly id: number; readonly runDir: string; readonly outDir: string }
-  | { readonly type: 'model/calibrate'; readonly id: number; readonly spec: TrainSpec; readonly vocabSize: number };
+  | { readonly type: 'model/calibrate'; readonly id: number; readonly spec: TrainSpec; readonly vocabSize: number }
+  | {
+      readonly type: 'model/evaluateFiles';
+      readonly id: number;
+      readonly runDir: string;
+      readonly data: EvalFilesData;
+      /** Most pairs to decode for exact match and BLEU (the loss covers every pair). */
+      readonly maxPairs: number;
+      /**
+       * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
+       * computing, reads it between batches (a cancel message would wait behind the work).
+       */
+      readonly cancel: Int32Array;
+    };
 
 /** Responses (and streamed tokens) from the model worker. */
 export type ModelWorkerToHost =
@@ -305,6 +374,9 @@ export type ModelWorkerToHost =
   | { readonly type: 'model/didAttend'; readonly id: number; readonly snapshot: AttentionSnapshot }
   | { readonly type: 'model/didExport'; readonly id: number; readonly output: ExportOutput }
   | { readonly type: 'model/didCalibrate'; readonly id: number; readonly secondsPerStep: number; readonly flopsPerSec: number; readonly backend: string }
+  /** Progress of a long request (`model/evaluateFiles`): `done` of `total` batches and decodes. */
+  | { readonly type: 'model/didProgress'; readonly id: number; readonly done: number; readonly total: number }
+  | { readonly type: 'model/didEvaluateFiles'; readonly id: number; readonly output: EvalFilesOutput }
   | { readonly type: 'model/didFail'; readonly id: number; readonly error: ErrorData };
 
 /* ------------------------------------------------------------------ host ⇄ webview */
@@ -513,9 +585,10 @@ const maskData: Check = (v, p) => {
 };
 const snapshot = { step: nonNegInt, srcTokens: arrayOf(str), tgtTokens: arrayOf(str), maps: arrayOf(attentionMap), masks: arrayOf(maskData) };
 const modelInfo = obj({ config: record(json), params: nonNegInt, paramsByModule: record(nonNegInt), memoryBytes: nonNegInt, flopsPerToken: num, backend: str });
+const skippedFile = obj({ path: str, reason: oneOf(...SKIP_REASONS), bytes: optional(nonNegInt) });
 const dataSummary = obj({
   description: str, documents: nonNegInt, bytes: nonNegInt, trainTokens: nonNegInt, valTokens: nonNegInt,
-  skipped: arrayOf(obj({ path: str, reason: oneOf(...SKIP_REASONS), bytes: optional(nonNegInt) })),
+  skipped: arrayOf(skippedFile),
   validation: optional(obj({ kind: oneOf('documents', 'tail', 'pairs', 'task', 'none'), text: str })),
   prompts: optional(arrayOf(str)),
 });
@@ -642,6 +715,19 @@ export function validateWebviewToHost(msg: unknown): WebviewToHost {
 
 /* ------------------------------------------------------------------ model worker validation */
 
+const sharedFlag: Check = (v, p) => {
+  if (!(v instanceof Int32Array) || v.length < 1 || !(v.buffer instanceof SharedArrayBuffer)) fail(p, 'an Int32Array on a SharedArrayBuffer', v);
+};
+const evalFilesData: Check = (v, p) => {
+  obj({ kind: oneOf('documents', 'pairs') })(v, p);
+  if ((v as { kind: string }).kind === 'documents') obj({ paths: arrayOf(str), cwd: str, glob: bool, maxFileBytes: optional(posInt), maxTotalBytes: optional(posInt) })(v, p);
+  else obj({ source: str, target: nullable(str) })(v, p);
+};
+const evalFilesOutput = obj({
+  kind: oneOf('documents', 'pairs'), source: str, step: nonNegInt, context: posInt, loss: finiteOrNaN, ppl: finiteOrNaN, tokens: nonNegInt,
+  documents: nonNegInt, pairs: nonNegInt, pairsTooLong: nonNegInt, decoded: nonNegInt, exactMatch: nullable(num), bleu: nullable(num),
+  skipped: arrayOf(skippedFile), characters: nonNegInt, unseenChars: nullable(nonNegInt), unseenExamples: arrayOf(str),
+});
 const scoreOutput = obj({ tokens: arrayOf(str), logprobs: arrayOf(finiteOrNaN), starts: arrayOf(nonNegInt), ends: arrayOf(nonNegInt), truncated: nonNegInt });
 
 const HOST_TO_MODEL_WORKER: { readonly [K in HostToModelWorker['type']]: Record<string, Check> } = {
@@ -650,6 +736,7 @@ const HOST_TO_MODEL_WORKER: { readonly [K in HostToModelWorker['type']]: Record<
   'model/attend': { id: nonNegInt, runDir: str, text: str },
   'model/export': { id: nonNegInt, runDir: str, outDir: str },
   'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
+  'model/evaluateFiles': { id: nonNegInt, runDir: str, data: evalFilesData, maxPairs: posInt, cancel: sharedFlag },
 };
 
 const MODEL_WORKER_TO_HOST: { readonly [K in ModelWorkerToHost['type']]: Record<string, Check> } = {
@@ -660,6 +747,8 @@ const MODEL_WORKER_TO_HOST: { readonly [K in ModelWorkerToHost['type']]: Record<
   'model/didAttend': { id: nonNegInt, snapshot: obj(snapshot) },
   'model/didExport': { id: nonNegInt, output: obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) }) },
   'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
+  'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
+  'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
   'model/didFail': { id: nonNegInt, error: errorData },
 };
 

@@ -1,7 +1,7 @@
 /**
  * The commands that use a trained run: `eval` (validation loss, perplexity, exact match,
- * BLEU), `decode` (greedy, beam, sampling), `score` (per-token log-probabilities: which
- * tokens surprised the model) and `tokenize`.
+ * BLEU; on test files through evalFiles.ts), `decode` (greedy, beam, sampling), `score`
+ * (per-token log-probabilities: which tokens surprised the model) and `tokenize`.
  */
 
 import * as path from 'node:path';
@@ -23,6 +23,7 @@ import { windowLogprobs } from '../lab/score';
 import { UsageError, parseFlags } from './args';
 import type { Flags } from './args';
 import type { CommandContext } from './context';
+import { evalFilesCommand } from './evalFiles';
 
 function runDirOf(f: Flags, ctx: CommandContext, command: string): string {
   const run = f.str('run');
@@ -32,15 +33,30 @@ function runDirOf(f: Flags, ctx: CommandContext, command: string): string {
 
 const BACKEND = { backend: { type: 'string' } } as const;
 
-export const EVAL_HELP = `attention-lab eval --run DIR [--max-pairs N] [--json]
-  Validation loss and perplexity; for source→target runs also exact match and corpus BLEU
-  (greedy decoding, detokenized, 13a tokenization as sacreBLEU).`;
+export const EVAL_HELP = `attention-lab eval --run DIR [test data] [--max-pairs N] [--json]
+  Loss (mean negative log-likelihood in nats, no label smoothing) and perplexity; for
+  source→target runs also exact match and corpus BLEU of greedy decodes (detokenized, 13a
+  tokenization as sacreBLEU) of at most --max-pairs pairs (default 1000).
+Test data (default: the run's own validation set):
+  --data GLOB…           documents the run never saw (decoder-only runs). Each document is
+                         BOS + text + EOS in one stream, cut into non-overlapping windows of
+                         the model's context from the first token, as the validation loss
+                         is: every token is scored once, so the loss compares with the run's.
+  --max-file-mb N  --max-total-mb N   size limits of the test documents (as train's)
+  --pairs SRC TGT        parallel line files (encoder-decoder runs), or
+  --pairs FILE           a .tsv (src<TAB>tgt) or .jsonl ({"src","tgt"}) file. Pairs longer
+                         than the context are left out and counted.
+  Test text whose characters are more than 5% unknown to a char tokenizer is refused.
+  --json                 one object: loss, ppl, tokens, source, documents | pairs,
+                         exact_match, bleu, skipped, unseen_chars, …`;
 
 /** `eval`. */
 export async function evalCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('eval', argv, { run: { type: 'string' }, 'max-pairs': { type: 'string' }, ...BACKEND });
+  const f = parseFlags('eval', argv, { run: { type: 'string' }, 'max-pairs': { type: 'string' }, data: { type: 'string', multiple: true }, pairs: { type: 'string' }, 'max-file-mb': { type: 'string' }, 'max-total-mb': { type: 'string' }, ...BACKEND }, 64);
   if (f.bool('help')) return ctx.help(EVAL_HELP);
   const runDir = runDirOf(f, ctx, 'eval');
+  if (f.has('data') || f.has('pairs')) return evalFilesCommand(f, ctx, runDir);
+  if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`);
   const run = readRunJson(runDir);
   const tok = readTokenizer(runDir);
   const data = await loadRunData(run.spec, tok, { need: 'validation' });

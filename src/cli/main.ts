@@ -41,7 +41,7 @@ function exportCommand(argv: string[], ctx: CommandContext): number {
 
 const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => number | Promise<number>; summary: string; help: string }> = {
   train: { run: trainCommand, summary: 'train a model (default: the reverse task) in a run folder', help: TRAIN_HELP },
-  eval: { run: evalCommand, summary: 'validation loss, perplexity, exact match and BLEU of a run', help: EVAL_HELP },
+  eval: { run: evalCommand, summary: 'loss, perplexity, exact match and BLEU of a run, on its validation set or on test files', help: EVAL_HELP },
   decode: { run: decodeCommand, summary: 'generate text: greedy, beam search or sampling', help: DECODE_HELP },
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },

@@ -16,6 +16,7 @@ export const COMMAND_IDS = [
   'attentionLab.openDashboard',
   'attentionLab.openRun',
   'attentionLab.export',
+  'attentionLab.evaluateFiles',
   'attentionLab.scoreSelection',
   'attentionLab.showAttention',
   'attentionLab.clearScores',

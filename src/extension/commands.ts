@@ -13,6 +13,7 @@ import { configureModel } from './configure';
 import { decodeCommand } from './decodeCommand';
 import type { DisposableLike } from './disposables';
 import { messageOf, showError } from './errors';
+import { evaluateFilesCommand } from './evaluateCommand';
 import { pickRun, runDirOf } from './pickRun';
 import { deleteRunCommand, exportRunCommand, openRunCommand, revealRunCommand, showAttentionCommand } from './runActions';
 import type { ScoreDecorations } from './scoreDecorations';
@@ -48,6 +49,8 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(arg) ?? s.controller.state?.runId ?? s.registry.selected()),
     'attentionLab.openRun': (arg) => openRunCommand(s, arg),
     'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
+    // From the Runs view the second argument is the tree's selection, not a list of files.
+    'attentionLab.evaluateFiles': (arg, files) => evaluateFilesCommand(s, arg, Array.isArray(files) && files.length > 0 && files.every((f) => typeof f === 'string') ? (files as string[]) : undefined),
     'attentionLab.scoreSelection': (arg) => scores.score(arg),
     'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.clearScores': () => scores.clear(),

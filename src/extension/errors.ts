@@ -33,3 +33,6 @@ export function showError(log: vscode.LogOutputChannel, message: string, cause?:
 
 /** The "Configure Model…" action. */
 export const CONFIGURE_ACTION: ErrorAction = { title: 'Configure Model…', run: () => vscode.commands.executeCommand('attentionLab.configure') };
+
+/** The "Manage Workspace Trust" action (Restricted Mode reads no workspace files). */
+export const TRUST_ACTION: ErrorAction = { title: 'Manage Workspace Trust', run: () => vscode.commands.executeCommand('workbench.trust.manage') };

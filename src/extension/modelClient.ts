@@ -1,20 +1,24 @@
 /**
  * The extension host's side of the model worker (dist/modelWorker.js): starts it on the
  * first request, waits for `worker/ready` before posting, validates every message it
- * sends back, routes streamed tokens to the request that asked, and fails every pending
- * request with a clear error if the worker dies (the next request starts a fresh one).
+ * sends back, routes streamed tokens and progress to the request that asked, cancels an
+ * evaluation through its shared flag, and fails every pending request with a clear error
+ * if the worker dies (the next request starts a fresh one).
  *
  * Leaves out: the compute (worker/modelWorker.ts) and any VS Code UI.
  */
 
 import { Worker } from 'node:worker_threads';
-import type { AttentionSnapshot, DecodeOutput, DecodeParams, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput, TrainSpec } from '../protocol';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams, EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput, TrainSpec } from '../protocol';
 import { ProtocolError, validateModelWorkerToHost } from '../protocol';
 import type { DisposableLike } from './disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
 
-/** Request timeouts (ms): decoding a long text on a big model is the slowest thing asked. */
-const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, export: 300_000, calibrate: 60_000 } as const;
+/**
+ * Request timeouts (ms): decoding a long text on a big model is the slowest short request;
+ * an evaluation on files shows its progress and can be cancelled, so it gets an hour.
+ */
+const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, export: 300_000, calibrate: 60_000, evaluate: 3_600_000 } as const;
 
 /** What `calibrate` measured. */
 export interface CalibrationResult {
@@ -25,6 +29,23 @@ export interface CalibrationResult {
 
 type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
 
+/** What a request may stream back, and how to stop it. */
+interface RequestHooks {
+  readonly onToken?: (token: string, logprob: number) => void;
+  readonly onProgress?: (done: number, total: number) => void;
+  /** Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker. */
+  readonly signal?: AbortSignal;
+  readonly cancelFlag?: Int32Array;
+}
+
+/** Options of {@link ModelClient.evaluateFiles}. */
+export interface EvaluateFilesHooks {
+  /** `done` of `total` batches and decodes (at most ten calls a second). */
+  readonly onProgress?: (done: number, total: number) => void;
+  /** Abort to cancel: the request fails with code 'cancelled' and the worker stops at its next batch. */
+  readonly signal?: AbortSignal;
+}
+
 /** A lazily started model worker. */
 export class ModelClient implements DisposableLike {
   private worker: Worker | null = null;
@@ -32,6 +53,7 @@ export class ModelClient implements DisposableLike {
   private notReady: ((e: RequestError) => void) | null = null;
   private readonly pending = new PendingRequests({ set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) }, (what) => this.restart(what));
   private readonly tokenListeners = new Map<number, (token: string, logprob: number) => void>();
+  private readonly progressListeners = new Map<number, (done: number, total: number) => void>();
   private disposed = false;
 
   constructor(
@@ -41,7 +63,7 @@ export class ModelClient implements DisposableLike {
 
   /** Decodes with a run's model; `onToken` sees greedy and sampled tokens as they come. */
   decode(runDir: string, params: DecodeParams, onToken?: (token: string, logprob: number) => void): Promise<DecodeOutput> {
-    return this.request<DecodeOutput>('Decoding', TIMEOUT_MS.decode, { type: 'model/decode', runDir, params }, onToken);
+    return this.request<DecodeOutput>('Decoding', TIMEOUT_MS.decode, { type: 'model/decode', runDir, params }, onToken ? { onToken } : {});
   }
 
   /** Per-token log-probabilities of `text` (given `source` for an encoder-decoder). */
@@ -64,15 +86,47 @@ export class ModelClient implements DisposableLike {
     return this.request<CalibrationResult>('Measuring speed', TIMEOUT_MS.calibrate, { type: 'model/calibrate', spec, vocabSize });
   }
 
-  private async request<T>(what: string, timeoutMs: number, req: Request, onToken?: (token: string, logprob: number) => void): Promise<T> {
+  /**
+   * Evaluates a run on test files it never saw (documents or pairs), with `maxPairs` pairs
+   * decoded for exact match and BLEU.
+   */
+  evaluateFiles(runDir: string, data: EvalFilesData, maxPairs: number, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, { type: 'model/evaluateFiles', runDir, data, maxPairs, cancel }, { ...hooks, cancelFlag: cancel });
+  }
+
+  private async request<T>(what: string, timeoutMs: number, req: Request, hooks: RequestHooks = {}): Promise<T> {
     if (this.disposed) throw new RequestError('disposed', `${what} was cancelled: Attention Lab is shutting down.`);
+    const cancelled = (): RequestError => new RequestError('cancelled', `${what} was cancelled.`);
+    if (hooks.signal?.aborted) throw cancelled();
     const worker = this.start();
     await this.ready;
     if (this.disposed || this.worker !== worker) throw new RequestError('disposed', `${what} was cancelled: the model worker stopped.`);
-    return this.pending.start<T>(what, timeoutMs, (id) => {
-      if (onToken) this.tokenListeners.set(id, onToken);
-      worker.postMessage({ ...req, id } as HostToModelWorker);
-    });
+    if (hooks.signal?.aborted) throw cancelled();
+    let sent: number | null = null;
+    const onAbort = (): void => {
+      if (hooks.cancelFlag) Atomics.store(hooks.cancelFlag, 0, 1); // the worker stops at its next check
+      if (sent === null) return;
+      this.forget(sent);
+      this.pending.reject(sent, 'cancelled', `${what} was cancelled.`);
+    };
+    hooks.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await this.pending.start<T>(what, timeoutMs, (id) => {
+        if (hooks.onToken) this.tokenListeners.set(id, hooks.onToken);
+        if (hooks.onProgress) this.progressListeners.set(id, hooks.onProgress);
+        sent = id;
+        worker.postMessage({ ...req, id } as HostToModelWorker);
+      });
+    } finally {
+      hooks.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** Drops what streams back to request `id`. */
+  private forget(id: number): void {
+    this.tokenListeners.delete(id);
+    this.progressListeners.delete(id);
   }
 
   /** A timed-out request may still be computing: drop that worker so the next request gets a fresh one. */
@@ -128,8 +182,14 @@ export class ModelClient implements DisposableLike {
       case 'model/didCalibrate':
         this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend });
         return;
+      case 'model/didProgress':
+        this.progressListeners.get(msg.id)?.(msg.done, msg.total);
+        return;
+      case 'model/didEvaluateFiles':
+        this.finish(msg.id, msg.output);
+        return;
       case 'model/didFail':
-        this.tokenListeners.delete(msg.id);
+        this.forget(msg.id);
         this.pending.reject(msg.id, msg.error.code, msg.error.message);
         return;
       default:
@@ -138,8 +198,8 @@ export class ModelClient implements DisposableLike {
   }
 
   private finish(id: number, value: unknown): void {
-    this.tokenListeners.delete(id);
-    if (!this.pending.resolve(id, value)) this.log(`The model worker answered request ${id}, which was no longer waiting (timed out?).`);
+    this.forget(id);
+    if (!this.pending.resolve(id, value)) this.log(`The model worker answered request ${id}, which was no longer waiting (timed out or cancelled).`);
   }
 
   private lost(worker: Worker, message: string): void {
@@ -149,6 +209,7 @@ export class ModelClient implements DisposableLike {
     this.notReady?.(new RequestError(this.disposed ? 'disposed' : 'internal', this.disposed ? 'Cancelled: Attention Lab is shutting down.' : message));
     this.notReady = null;
     this.tokenListeners.clear();
+    this.progressListeners.clear();
     if (!this.disposed) this.log(message);
     this.pending.rejectAll('internal', this.disposed ? 'Cancelled: Attention Lab is shutting down.' : message);
   }

@@ -13,16 +13,13 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol';
-import type { ErrorAction } from './errors';
-import { CONFIGURE_ACTION, messageOf, showError } from './errors';
+import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
 import { dataLine, formatBytes, formatLoss, skippedReason } from './format';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from './pickRun';
 import type { Services } from './services';
 import { mismatch, specFromSettings } from './settings';
 import { DataError, findTrainingData } from './trainData';
-
-const TRUST_ACTION: ErrorAction = { title: 'Manage Workspace Trust', run: () => vscode.commands.executeCommand('workbench.trust.manage') };
 
 function busy(s: Services): boolean {
   const live = s.controller.state;

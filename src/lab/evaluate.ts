@@ -28,9 +28,13 @@ export function translate(model: Transformer, tok: Tokenizer, src: Int32Array): 
   return tok.decode(ids, { skipSpecial: true });
 }
 
-/** Exact match and BLEU of greedy decodes of `pairs`. */
-export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly PairExample[]): { exactMatch: number; bleu: number } {
-  const hyps = pairs.map((p) => translate(model, tok, p.src));
+/** Exact match and BLEU of greedy decodes of `pairs`; `onPair` runs after each decode (it may throw to stop). */
+export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly PairExample[], onPair?: () => void): { exactMatch: number; bleu: number } {
+  const hyps = pairs.map((p) => {
+    const h = translate(model, tok, p.src);
+    onPair?.();
+    return h;
+  });
   const refs = pairs.map((p) => p.tgtText);
   const exact = hyps.filter((h, i) => h === refs[i]).length;
   return { exactMatch: pairs.length ? exact / pairs.length : 0, bleu: pairs.length ? corpusBleu(hyps, refs).score : 0 };

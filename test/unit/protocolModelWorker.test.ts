@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DecodeParams, HostToModelWorker, ModelWorkerToHost, TrainSpec } from '../../src/protocol';
+import type { DecodeParams, EvalFilesOutput, HostToModelWorker, ModelWorkerToHost, TrainSpec } from '../../src/protocol';
 import { ProtocolError, validateHostToModelWorker, validateModelWorkerToHost } from '../../src/protocol';
 
 const params: DecodeParams = { input: 'ab', strategy: 'beam', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 10, seed: 1 };
@@ -46,5 +46,48 @@ describe('model worker messages (src/protocol.ts)', () => {
     for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);
     expect(() => validateModelWorkerToHost({ ...snapshot, type: 'model/didAttend', id: 4, snapshot: { ...snapshot, maps: [{ ...snapshot.maps[0], data: new Float32Array(3) }] } })).toThrow(/3 values do not fill shape \[1, 2, 2\]/);
     expect(() => validateModelWorkerToHost({ type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [-1], ends: [1], truncated: 0 } })).toThrow(/starts\[0\]: expected an integer ≥ 0/);
+  });
+
+  describe('evaluation on files', () => {
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    const output: EvalFilesOutput = {
+      kind: 'pairs', source: '/w/test.tsv (3 pairs)', step: 40, context: 24, loss: 1.5, ppl: Math.exp(1.5), tokens: 30, documents: 0, pairs: 3,
+      pairsTooLong: 1, decoded: 3, exactMatch: 1 / 3, bleu: 51.02, skipped: [], characters: 60, unseenChars: 0, unseenExamples: [],
+    };
+
+    it('accepts the request with either kind of test data and the responses', () => {
+      const requests: HostToModelWorker[] = [
+        { type: 'model/evaluateFiles', id: 8, runDir: '/r', data: { kind: 'documents', paths: ['/w/a.md', 'docs/**/*.md'], cwd: '/w', glob: true }, maxPairs: 1000, cancel },
+        { type: 'model/evaluateFiles', id: 9, runDir: '/r', data: { kind: 'pairs', source: '/w/t.de', target: '/w/t.en' }, maxPairs: 1, cancel },
+        { type: 'model/evaluateFiles', id: 10, runDir: '/r', data: { kind: 'pairs', source: '/w/t.tsv', target: null }, maxPairs: 5, cancel },
+      ];
+      for (const r of requests) expect(validateHostToModelWorker(r)).toBe(r);
+      const responses: ModelWorkerToHost[] = [
+        { type: 'model/didProgress', id: 8, done: 3, total: 10 },
+        { type: 'model/didEvaluateFiles', id: 8, output },
+        { type: 'model/didEvaluateFiles', id: 9, output: { ...output, kind: 'documents', exactMatch: null, bleu: null, unseenChars: null, skipped: [{ path: 'x.bin', reason: 'binary' }] } },
+        { type: 'model/didFail', id: 10, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
+      ];
+      for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);
+    });
+
+    it('rejects a cancel flag that is not shared, and malformed test data, naming the field', () => {
+      const base = { type: 'model/evaluateFiles', id: 1, runDir: '/r', data: { kind: 'pairs', source: 's', target: null }, maxPairs: 10 };
+      expect(() => validateHostToModelWorker({ ...base, cancel: new Int32Array(1) })).toThrow(/message\(model\/evaluateFiles\)\.cancel: expected an Int32Array on a SharedArrayBuffer/);
+      expect(() => validateHostToModelWorker({ ...base, cancel: new Int32Array(new SharedArrayBuffer(0)) })).toThrow(/\.cancel: expected an Int32Array on a SharedArrayBuffer/);
+      expect(() => validateHostToModelWorker({ ...base, cancel: [0] })).toThrow(/\.cancel: expected an Int32Array/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, maxPairs: 0 })).toThrow(/\.maxPairs: expected an integer ≥ 1/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'task', task: 'copy' } })).toThrow(/\.data\.kind: expected one of documents, pairs/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'documents', paths: ['a'], cwd: '/w' } })).toThrow(/\.data\.glob: expected true or false/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'pairs', source: 's' } })).toThrow(/\.data\.target: expected a string, got undefined/);
+    });
+
+    it('rejects broken results and progress', () => {
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, unseenChars: -1 } })).toThrow(/output\.unseenChars: expected an integer ≥ 0/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, skipped: [{ path: 'a', reason: 'huge' }] } })).toThrow(/skipped\[0\]\.reason: expected one of binary, not-utf8, too-large, empty, unreadable, ignored/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, context: 0 } })).toThrow(/output\.context: expected an integer ≥ 1/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, bleu: undefined } })).toThrow(/output\.bleu: expected a number/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didProgress', id: 1, done: 1.5, total: 2 })).toThrow(/\.done: expected an integer ≥ 0/);
+    });
   });
 });

@@ -1,9 +1,11 @@
 /**
  * The extension's model worker (a `worker_threads` worker, bundled as dist/modelWorker.js):
- * answers decode, score, attention, export and speed-calibration requests so none of that
- * compute runs on the extension host's thread. Requests are validated on arrival and
- * answered one at a time, each with exactly one `model/did*` or `model/didFail` carrying
- * its id. Opened runs are cached and reopened when their checkpoint file changes.
+ * answers decode, score, attention, export, speed-calibration and evaluate-on-files requests
+ * so none of that compute runs on the extension host's thread. Requests are validated on
+ * arrival and answered one at a time, in order (an evaluation reads its files before it
+ * computes, and the next request waits for it), each with exactly one `model/did*` or
+ * `model/didFail` carrying its id. Opened runs are cached and reopened when their checkpoint
+ * file changes. An evaluation polls its request's shared cancel flag between batches.
  *
  * Leaves out: training (dist/worker.js does that) and any VS Code API.
  */
@@ -13,13 +15,14 @@ import * as path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
+import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { exportPytorch } from '../../lab/exportPytorch';
 import type { OpenRun } from '../../lab/openRun';
 import { openRun } from '../../lab/openRun';
 import { playgroundDecode } from '../../lab/playground';
 import { backendFor } from '../../lab/prepare';
 import { RUN_FILES, readRunJson } from '../../lab/runFolder';
-import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol';
+import type { ErrorData, HostToModelWorker, ModelWorkerToHost } from '../../protocol';
 import { ProtocolError, validateHostToModelWorker } from '../../protocol';
 import { attendText } from './attendText';
 import { calibrate } from './calibrate';
@@ -48,7 +51,7 @@ function open(opened: RunCache, runDir: string): OpenRun {
   return run;
 }
 
-function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void): void {
+async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void): Promise<void> {
   const id = msg.id;
   switch (msg.type) {
     case 'model/decode': {
@@ -70,14 +73,38 @@ function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: ModelWorke
     case 'model/calibrate':
       post({ type: 'model/didCalibrate', id, ...calibrate(msg.spec, msg.vocabSize, () => performance.now()) });
       return;
+    case 'model/evaluateFiles': {
+      const cancel = msg.cancel;
+      let posted = -Infinity;
+      const output = await evaluateFiles(open(opened, msg.runDir), msg.data, {
+        maxPairs: msg.maxPairs,
+        onProgress: (done, total) => {
+          // At most ten a second: a large test set is thousands of batches.
+          if (done < total && performance.now() - posted < 100) return;
+          posted = performance.now();
+          post({ type: 'model/didProgress', id, done, total });
+        },
+        cancelled: () => Atomics.load(cancel, 0) !== 0,
+      });
+      post({ type: 'model/didEvaluateFiles', id, output });
+      return;
+    }
     default:
       msg satisfies never;
   }
 }
 
+/** The error a failed request is answered with. */
+function errorOf(e: unknown): ErrorData {
+  if (EngineError.is(e)) return e.toData();
+  if (e instanceof EvaluationCancelled) return { code: 'cancelled', message: e.message };
+  return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
+}
+
 /** Answers requests arriving on `port` until the worker is terminated. */
 function serve(port: MessagePort): void {
   const opened: RunCache = new Map();
+  let queue: Promise<void> = Promise.resolve(); // requests run one after another
   const post = (msg: ModelWorkerToHost, transfer: ArrayBuffer[] = []): void => port.postMessage(msg, transfer);
   port.on('message', (raw: unknown) => {
     let msg: HostToModelWorker;
@@ -88,12 +115,15 @@ function serve(port: MessagePort): void {
       post({ type: 'model/didFail', id, error: { code: 'protocol', message: `The model worker got an invalid request (${e instanceof ProtocolError ? e.message : String(e)}).` } });
       return;
     }
-    try {
-      handle(msg, opened, post);
-    } catch (e) {
-      const error = EngineError.is(e) ? e.toData() : { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
-      post({ type: 'model/didFail', id: msg.id, error });
-    }
+    queue = queue
+      .then(async () => {
+        try {
+          await handle(msg, opened, post);
+        } catch (e) {
+          post({ type: 'model/didFail', id: msg.id, error: errorOf(e) });
+        }
+      })
+      .catch(() => undefined); // only posting the failure itself lands here: nothing can carry it, so keep serving
   });
   post({ type: 'worker/ready' });
 }

@@ -30,7 +30,7 @@ describe('the manifest (package.json) and the code agree', () => {
   it('puts every command in the "Attention Lab" category, with the titles the issue names', () => {
     for (const cmd of c.commands) expect(cmd.category, cmd.command).toBe('Attention Lab');
     const titles = c.commands.map((x) => x.title);
-    for (const t of ['Configure Model…', 'Train', 'Stop Training', 'Pause / Resume Training', 'Decode…', 'Open Dashboard', 'Open Run…', 'Export for PyTorch…', 'Score Selection', 'Show Attention for Selection']) {
+    for (const t of ['Configure Model…', 'Train', 'Stop Training', 'Pause / Resume Training', 'Decode…', 'Open Dashboard', 'Open Run…', 'Export for PyTorch…', 'Evaluate on Files…', 'Score Selection', 'Show Attention for Selection']) {
       expect(titles).toContain(t);
     }
   });
@@ -46,7 +46,7 @@ describe('the manifest (package.json) and the code agree', () => {
 
   it('hides the commands that need a run or a trained model behind when clauses', () => {
     const palette = new Map(c.menus.commandPalette?.map((m) => [m.command, m.when]) ?? []);
-    for (const id of ['attentionLab.decode', 'attentionLab.export', 'attentionLab.scoreSelection', 'attentionLab.showAttention', 'attentionLab.continueTraining']) expect(palette.get(id), id).toMatch(/attentionLab\.hasTrainedRun/);
+    for (const id of ['attentionLab.decode', 'attentionLab.export', 'attentionLab.evaluateFiles', 'attentionLab.scoreSelection', 'attentionLab.showAttention', 'attentionLab.continueTraining']) expect(palette.get(id), id).toMatch(/attentionLab\.hasTrainedRun/);
     for (const id of ['attentionLab.stop', 'attentionLab.togglePause']) expect(palette.get(id), id).toMatch(/attentionLab\.isTraining/);
     for (const id of COMMAND_IDS.filter((x) => x.startsWith('attentionLab.run.'))) expect(palette.get(id), id).toBe('false');
   });
@@ -57,6 +57,11 @@ describe('the manifest (package.json) and the code agree', () => {
     const cmd = c.commands.find((x) => x.command === 'attentionLab.continueTraining') as { title: string; enablement?: string } | undefined;
     expect(cmd?.title).toBe('Continue Training…');
     expect(cmd?.enablement).toBe('!attentionLab.isTraining');
+  });
+
+  it('offers "Evaluate on Files…" on trained runs in the Runs view', () => {
+    const item = c.menus['view/item/context']?.find((m) => m.command === 'attentionLab.evaluateFiles');
+    expect(item?.when).toBe('view == attentionLab.runs && viewItem =~ /^run\\..*\\.trained/');
   });
 
   it('activates lazily and declares the views, trust and virtual-workspace support', () => {

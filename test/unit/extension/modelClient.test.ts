@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../../src/extension/modelClient';
 import type { OpenRun } from '../../../src/lab/openRun';
-import type { DecodeParams } from '../../../src/protocol';
+import type { DecodeParams, EvalFilesData } from '../../../src/protocol';
 import { validateModelWorkerToHost } from '../../../src/protocol';
 import { tinyDocuments, tinySpec, trainTiny } from './worker/tinyRuns';
 
@@ -71,5 +71,56 @@ describe('ModelClient with the model worker', () => {
     await w.terminate();
     expect(replies[0]).toEqual({ type: 'worker/ready' });
     expect(replies[1]).toMatchObject({ type: 'model/didFail', id: 7, error: { code: 'protocol', message: expect.stringMatching(/text: expected a string/) } });
+  });
+
+  describe('evaluation on files', () => {
+    // Characters of both training documents, whichever one validation held out.
+    const text = 'the hand sat on the sand. that hat. '.repeat(4);
+    let data: EvalFilesData;
+    beforeAll(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-evalfiles-'));
+      fs.writeFileSync(path.join(dir, 'test.txt'), text);
+      data = { kind: 'documents', paths: [path.join(dir, 'test.txt')], cwd: dir, glob: false };
+    });
+
+    it('runs in the worker and reports its progress', async () => {
+      const client = new ModelClient(WORKER, () => undefined);
+      const seen: [number, number][] = [];
+      const out = await client.evaluateFiles(lm.runDir, data, 10, { onProgress: (done, total) => seen.push([done, total]) });
+      expect(out).toMatchObject({ kind: 'documents', documents: 1, tokens: text.length + 1, unseenChars: 0, skipped: [] });
+      expect(Number.isFinite(out.loss)).toBe(true);
+      const total = seen[0]?.[1] as number;
+      expect(total).toBeGreaterThan(1);
+      expect(seen.at(-1)).toEqual([total, total]);
+      await expect(client.evaluateFiles(lm.runDir, { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false }, 10)).rejects.toMatchObject({ code: 'input/invalid' });
+      client.dispose();
+    });
+
+    it('cancels before sending and mid-flight, then keeps serving', async () => {
+      const client = new ModelClient(WORKER, () => undefined);
+      const before = new AbortController();
+      before.abort();
+      await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: before.signal })).rejects.toMatchObject({ code: 'cancelled' });
+      const during = new AbortController();
+      await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+      client.dispose();
+    });
+
+    it('the worker stops an evaluation whose shared flag is set, answering model/didFail "cancelled"', async () => {
+      const w = new Worker(WORKER);
+      const cancel = new Int32Array(new SharedArrayBuffer(4));
+      Atomics.store(cancel, 0, 1);
+      const replies: unknown[] = [];
+      await new Promise<void>((resolve) => {
+        w.on('message', (m: unknown) => {
+          replies.push(validateModelWorkerToHost(m));
+          if (replies.length === 2) resolve();
+        });
+        w.postMessage({ type: 'model/evaluateFiles', id: 3, runDir: lm.runDir, data, maxPairs: 10, cancel });
+      });
+      await w.terminate();
+      expect(replies[1]).toEqual({ type: 'model/didFail', id: 3, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } });
+    });
   });
 });

@@ -1,0 +1,135 @@
+/**
+ * `attention-lab eval --data / --pairs` on test files, through the built CLI: the JSON
+ * object, the table, BLEU against a hand computation, and every bad input exiting 2 with
+ * exactly one line on stderr.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReferenceBackend } from '../../../src/engine/backends/reference';
+import { saveCheckpoint } from '../../../src/lab/checkpoint';
+import { openRun } from '../../../src/lab/openRun';
+import { FAST, FAST_DEC, cli, tempDir } from './cliHarness';
+
+const tmp = tempDir();
+const pairsRun = path.join(tmp.dir, 'pairs-run');
+const bangRun = path.join(tmp.dir, 'bang-run');
+const docsRun = path.join(tmp.dir, 'docs-run');
+const TEXT = 'the cat sat on the mat. the dog sat on the log. ';
+
+function put(name: string, body: string | Buffer): void {
+  const p = path.join(tmp.dir, name);
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, body);
+}
+
+beforeAll(() => {
+  put('train.tsv', Array.from({ length: 30 }, (_, i) => `${i % 2 ? 'a b' : 'b a'} !\t! ${i % 3 ? 'a' : 'b'}`).join('\n'));
+  put('notes/a.md', TEXT.repeat(10));
+  put('notes/b.md', TEXT.repeat(8));
+  for (const [args, out] of [[['--pairs', 'train.tsv', ...FAST, '--seq', '12'], pairsRun], [['--data', 'notes', ...FAST_DEC], docsRun]] as const) {
+    const r = cli(['train', ...args, '--steps', '2', '--out', out, '--json'], tmp.dir);
+    if (r.code !== 0) throw new Error(`setup failed: ${r.stderr}`);
+  }
+  // A copy whose weights are all zero but the output bias of "!": every layer then outputs
+  // zero (LayerNorm gains are 0), the logits are that bias, and greedy decoding writes "!"
+  // until the context (12) is full: 11 of them.
+  fs.cpSync(pairsRun, bangRun, { recursive: true });
+  const r = openRun(bangRun, createReferenceBackend());
+  for (const p of r.model.paramList) p.data.fill(0);
+  (r.model.param('fc.bias').data as Float32Array)[r.tok.encode('!')[0] as number] = 1;
+  saveCheckpoint(bangRun, r.model, null, r.step);
+  put('test/bang.tsv', ['a b\t!!!!!!!!!!!', 'b a\ta ! ! b', 'a a\t! ! ! ! ! !', 'b b\t!!!!!!!!!!!!'].join('\n'));
+  put('test/bang.src', 'a b\nb a\na a\nb b\n');
+  put('test/bang.tgt', '!!!!!!!!!!!\na ! ! b\n! ! ! ! ! !\n!!!!!!!!!!!!\n');
+  put('test/docs/a.txt', 'the dog sat on the mat. ');
+  put('test/docs/b.txt', 'the cat sat on the log. ');
+  put('test/docs/c.bin', Buffer.from([0, 1, 2, 0]));
+});
+afterAll(tmp.cleanup);
+
+function json(args: string[]): Record<string, unknown> {
+  const r = cli(args, tmp.dir);
+  if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Record<string, unknown>;
+}
+
+describe('eval on test files', () => {
+  it('--pairs FILE.tsv and --pairs SRC TGT give hand-computed loss, exact match and BLEU', () => {
+    const tsv = json(['eval', '--run', bangRun, '--pairs', 'test/bang.tsv', '--json']);
+    expect(Object.keys(tsv).sort()).toEqual(['bleu', 'characters', 'context', 'decoded', 'exact_match', 'loss', 'pairs', 'pairs_too_long', 'ppl', 'source', 'step', 'tokens', 'unseen_chars', 'unseen_examples']);
+    // Hypothesis 11 × "!" for every source. 13a n-gram matches / hypothesis n-grams:
+    //   "!!!!!!!!!!!" (11 × "!")  11/11 10/10 9/9 8/8   (also the one exact match)
+    //   "a ! ! b"                   2/11  1/10 0/9 0/8
+    //   "! ! ! ! ! !"               6/11  5/10 4/9 3/8
+    //   the 12 × "!" pair does not fit the context and is left out.
+    //   Corpus: 19/33, 16/30, 13/27, 11/24; lengths 33 ≥ 21, so no brevity penalty:
+    //   BLEU = 100 · (19/33 · 16/30 · 13/27 · 11/24)^(1/4) ≈ 51.02.
+    expect(tsv.bleu as number).toBeCloseTo(51.02, 2);
+    expect(tsv.exact_match as number).toBeCloseTo(1 / 3, 10);
+    expect(tsv).toMatchObject({ pairs: 3, pairs_too_long: 1, decoded: 3, tokens: 32, context: 12, unseen_chars: 0 });
+    // Each target costs ln(V − 1 + e), minus 1 for "!": 19 of the 32 targets.
+    const V = JSON.parse(fs.readFileSync(path.join(bangRun, 'tokenizer.json'), 'utf8')).vocabSize as number;
+    expect(tsv.loss as number).toBeCloseTo(Math.log(V - 1 + Math.E) - 19 / 32, 5);
+    const lines = json(['eval', '--run', bangRun, '--pairs', 'test/bang.src', 'test/bang.tgt', '--json']);
+    expect({ ...lines, source: '' }).toEqual({ ...tsv, source: '' });
+    expect(lines.source).toMatch(/bang\.src → .*bang\.tgt \(4 pairs\)$/);
+  });
+
+  it('--max-pairs caps the decodes and says so; the table names every number', () => {
+    const r = cli(['eval', '--run', bangRun, '--pairs', 'test/bang.tsv', '--max-pairs', '2'], tmp.dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^test data +.*bang\.tsv \(4 pairs\)$/m);
+    expect(r.stdout).toMatch(/^exact match +50\.00% of 2 decoded$/m);
+    expect(r.stdout).toMatch(/^pairs +3 \(1 longer than the context, left out\)$/m);
+    expect(r.stderr).toMatch(/exact match and BLEU cover the first 2 of 3 pairs \(--max-pairs 2\)/);
+    expect(r.stderr).toMatch(/left out 1 pair longer than the context of 12 tokens/);
+  });
+
+  it('--data GLOB…: loss over every token of the documents, skipped files listed', () => {
+    const d = json(['eval', '--run', docsRun, '--data', 'test/docs', '--json']);
+    expect(Object.keys(d).sort()).toEqual(['characters', 'context', 'documents', 'loss', 'ppl', 'skipped', 'source', 'step', 'tokens', 'unseen_chars', 'unseen_examples']);
+    expect(d).toMatchObject({ documents: 2, tokens: 2 * 26 - 1, context: 16, unseen_chars: 0, skipped: [{ path: 'test/docs/c.bin', reason: 'binary' }] });
+    expect(d.ppl as number).toBeCloseTo(Math.exp(d.loss as number), 6);
+    const glob = json(['eval', '--run', docsRun, '--data', 'test/docs/*.txt', '--json']);
+    expect(glob.loss).toBe(d.loss);
+    const table = cli(['eval', '--run', docsRun, '--data', 'test/docs/a.txt', 'test/docs/b.txt'], tmp.dir);
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^perplexity +\d+\.\d{3}$/m);
+    expect(table.stdout).toMatch(/^documents +2$/m);
+  });
+
+  it('warns about a few unseen characters but evaluates', () => {
+    put('test/accent/a.txt', `${TEXT.repeat(2)}é`);
+    const r = cli(['eval', '--run', docsRun, '--data', 'test/accent', '--json'], tmp.dir);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ unseen_chars: 1, unseen_examples: ['é'] });
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^warning: 1 of 97 characters \(1\.03%\) never occur in the run's training data \(e\.g\. "é"\)/)]);
+  });
+});
+
+describe('eval on test files: bad input', () => {
+  function expectOneLine(args: string[], pattern: RegExp): void {
+    const r = cli(args, tmp.dir);
+    expect(r.code, r.stderr).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^attention-lab: /);
+    expect(lines[0]).toMatch(pattern);
+    expect(r.stdout).toBe('');
+  }
+
+  it.each<[string, () => string[], RegExp]>([
+    ['unequal pair files', () => (put('u.src', 'a\nb\na\n'), put('u.tgt', 'a\nb\n'), ['--run', pairsRun, '--pairs', 'u.src', 'u.tgt']), /different line counts: .*u\.src has 3, .*u\.tgt has 2/],
+    ['pairs for a decoder-only run', () => ['--run', docsRun, '--pairs', 'test/bang.tsv'], /decoder-only language model: evaluate it on text files with --data GLOB…, not --pairs/],
+    ['documents for an encoder-decoder run', () => ['--run', pairsRun, '--data', 'test/docs'], /encoder-decoder: evaluate it on test pairs with --pairs SRC TGT or --pairs FILE\.tsv\|\.jsonl, not --data/],
+    ['both kinds of test data', () => ['--run', docsRun, '--data', 'test/docs', '--pairs', 'x.tsv'], /Use one kind of test data/],
+    ['no matching files', () => ['--run', docsRun, '--data', 'nowhere/**/*.md'], /No files match "nowhere\/\*\*\/\*\.md"/],
+    ['files over the size limit', () => (put('big/a.txt', TEXT.repeat(25_000)), ['--run', docsRun, '--data', 'big', '--max-file-mb', '0.5']), /All 1 file .* were skipped \(1 too large; big\/a\.txt is \d\.\d MB, over the 0\.5 MB limit per file: raise it with --max-file-mb/],
+    ['unseen vocabulary', () => (put('greek/a.txt', 'η γάτα κάθεται'), ['--run', docsRun, '--data', 'greek']), /^attention-lab: 85\.7% of the test text's characters \(12 of 14, e\.g\. .*\) never occur in the run's training data.*retrain with these files in the data\.$/],
+    ['all pairs too long', () => (put('long.tsv', `a\t${'a '.repeat(8)}\n${'b '.repeat(8)}\tb`), ['--run', pairsRun, '--pairs', 'long.tsv']), /All 2 test pairs are too long for the model's context of 12 tokens/],
+    ['a pairs file that is neither .tsv nor .jsonl', () => ['--run', pairsRun, '--pairs', 'test/bang.src'], /must end in \.tsv .* or \.jsonl/],
+    ['three pairs files', () => ['--run', pairsRun, '--pairs', 'a', 'b', 'c'], /--pairs takes SRC TGT or one FILE; got extra "c"/],
+    ['a stray argument without test data', () => ['--run', pairsRun, 'test/bang.tsv'], /unexpected argument "test\/bang\.tsv"; pass test documents with --data/],
+  ])('%s', (_name, args, pattern) => expectOneLine(['eval', ...args()], pattern));
+});
