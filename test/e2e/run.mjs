@@ -5,10 +5,12 @@
 //   2. drives the UI with Chromium (ui.mjs): Train from the palette, status bar, dashboard,
 //      Stop, the Runs view, Decode, Score Selection, Show Attention, a reload that restores
 //      everything, Delete;
-//   3. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
+//   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
+//      split and the curves report a validation loss that is not the training loss;
+//   4. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|bigfile|restricted] [--no-package] [--keep] [--readme-screenshots]
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -18,6 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CodeServerSession, E2E_HOME, checkToolchain, sleep } from './lib/codeServer.mjs';
 import { FAST_TRAINING, prepareWorkspace } from './lib/fixtures.mjs';
+import { runBigFile, writeBigFile } from './bigFile.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
 
@@ -34,7 +37,9 @@ const README_SHOTS = [['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-
 
 function newSession(name, settings, options = {}) {
   const dir = fs.mkdtempSync(path.join(E2E_HOME, `run-${name}-`));
-  return { dir, session: new CodeServerSession(dir, settings, options), workspace: prepareWorkspace(path.join(dir, 'workspace')) };
+  const workspace = prepareWorkspace(path.join(dir, 'workspace'));
+  options.prepare?.(workspace);
+  return { dir, session: new CodeServerSession(dir, settings, options), workspace };
 }
 
 async function hostTests(vsix) {
@@ -117,6 +122,10 @@ log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
 const results = [];
 if (!only || only === 'host') results.push(await hostTests(vsix));
 if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
+if (!only || only === 'bigfile') {
+  const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
+  results.push(await browserTests('bigfile', vsix, runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }));
+}
 if (!only || only === 'restricted') {
   const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
   results.push(await browserTests('restricted', vsix, runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }));

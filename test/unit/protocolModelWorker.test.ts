@@ -84,7 +84,7 @@ describe('model worker messages (src/protocol.ts)', () => {
 
     it('rejects broken results and progress', () => {
       expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, unseenChars: -1 } })).toThrow(/output\.unseenChars: expected an integer ≥ 0/);
-      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, skipped: [{ path: 'a', reason: 'huge' }] } })).toThrow(/skipped\[0\]\.reason: expected one of binary, not-utf8, too-large, empty, unreadable, ignored/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, skipped: [{ path: 'a', reason: 'huge' }] } })).toThrow(/skipped\[0\]\.reason: expected one of binary, not-utf8, too-large, over-total, empty, unreadable, ignored, lockfile, vendored, minified, generated,/);
       expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, context: 0 } })).toThrow(/output\.context: expected an integer ≥ 1/);
       expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, bleu: undefined } })).toThrow(/output\.bleu: expected a number/);
       expect(() => validateModelWorkerToHost({ type: 'model/didProgress', id: 1, done: 1.5, total: 2 })).toThrow(/\.done: expected an integer ≥ 0/);
