@@ -8,7 +8,8 @@ The run must be a decoder-only run on one text file with the char tokenizer and 
     the training part and EOS = 2 after the held-out part; the cut is the first whitespace at
     or after 90% of the text (src/lab/documentData.ts tailCut). The token counts are checked
     against the run's run.json, so the two sides cannot train on different data unnoticed;
-  - model: reference.py's GPT with the run's config (nanoGPT's architecture);
+  - model: reference.py's GPT with the run's config (nanoGPT's architecture), initialized as
+    nanoGPT and our engine do (GPT-2's N(0, 0.02), residual projections scaled);
   - optimizer: nanoGPT's AdamW (β 0.9 / 0.99, ε 1e-8, weight decay 0.1 on tensors of dim ≥ 2),
     gradient clipping at 1, linear warm-up over steps/10 then cosine decay to lr/10 — what
     src/lab/prepare.ts optimizerConfig gives for `--optimizer adamw`;
@@ -60,6 +61,19 @@ def lr_at(step, lr, warmup, total):
     return min_lr + 0.5 * (lr - min_lr) * (1 + math.cos(math.pi * progress))
 
 
+def init_like_nanogpt(model, n_layer):
+    """GPT-2's initialization, as nanoGPT's _init_weights and our engine use it: every Linear and
+    Embedding N(0, 0.02), biases zero, the residual projections (c_proj) N(0, 0.02/√(2·layers)).
+    PyTorch's defaults (N(0, 1) embeddings, tied to the head) train markedly worse."""
+    for name, p in model.named_parameters():
+        if name.endswith("c_proj.weight"):
+            torch.nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * n_layer))
+        elif name.endswith(".bias"):
+            torch.nn.init.zeros_(p)
+        elif p.dim() >= 2:
+            torch.nn.init.normal_(p, 0.0, 0.02)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--run", required=True)
@@ -87,6 +101,7 @@ def main():
     warmup = t["warmup"] if t["warmup"] > 0 else max(1, min(4000, round(steps / 10)))
     torch.manual_seed(t["seed"])
     model = build_model(cfg)
+    init_like_nanogpt(model, cfg["nDecoderLayers"])
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
