@@ -211,7 +211,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   const onSigint = (): void => {
     interrupts++;
     if (interrupts === 1) {
-      if (!json) ctx.err('\nStopping after this step and saving a checkpoint… (Ctrl-C again to quit at once)');
+      // Before the first step there is nothing to save yet: preparation just stops.
+      if (!json) ctx.err(progress ? '\nStopping after this step and saving a checkpoint… (Ctrl-C again to quit at once)' : '\nCancelling… (Ctrl-C again to quit at once)');
       void worker.stop();
     } else process.exit(130);
   };
