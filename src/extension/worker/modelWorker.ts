@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
+import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { exportPytorch } from '../../lab/exportPytorch';
 import type { OpenRun } from '../../lab/openRun';
@@ -25,7 +26,6 @@ import { RUN_FILES, readRunJson } from '../../lab/runFolder';
 import type { ErrorData, HostToModelWorker, ModelWorkerToHost } from '../../protocol';
 import { ProtocolError, validateHostToModelWorker } from '../../protocol';
 import { attendText } from './attendText';
-import { calibrate } from './calibrate';
 import { scoreText } from './scoreText';
 import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
 

@@ -19,7 +19,7 @@ import { openRun } from '../../../src/lab/openRun';
 import { windowLogprobs } from '../../../src/lab/score';
 import { countUnseenChars, refuseUnseenChars } from '../../../src/lab/unseenChars';
 import type { EvalFilesData } from '../../../src/protocol';
-import { tinySpec, trainTiny } from '../extension/worker/tinyRuns';
+import { tinySpec, trainTiny } from './tinyRuns';
 
 let lm: OpenRun; // decoder-only, char tokenizer, context 16, batches of 2
 let mt: OpenRun; // encoder-decoder on pairs of a, b, '!' and spaces, context 12

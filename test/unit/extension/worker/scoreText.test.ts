@@ -4,7 +4,7 @@ import { BOS } from '../../../../src/engine/tokenizers/special';
 import type { OpenRun } from '../../../../src/lab/openRun';
 import { logSoftmaxAt } from '../../../../src/lab/score';
 import { scoreText, tokenOffsets } from '../../../../src/extension/worker/scoreText';
-import { tinyDocuments, tinySpec, trainTiny } from './tinyRuns';
+import { tinyDocuments, tinySpec, trainTiny } from '../../lab/tinyRuns';
 
 /** log p(ids[t+1] | ids[0..t]) for every t, from one forward pass, with a plain (unshifted) log-softmax in float64. */
 function naiveLogprobs(r: OpenRun, ids: Int32Array): number[] {
