@@ -6,20 +6,15 @@
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { beamSearch } from '../engine/decode/beam';
-import { greedyDecode } from '../engine/decode/greedy';
-import { sampleDecode } from '../engine/decode/sample';
-import type { DecodeResult } from '../engine/decode/stepperContract';
 import { EngineError } from '../engine/errors';
-import { createStepper } from '../engine/models/stepper';
-import { Rng } from '../engine/rng';
-import { BOS, EOS } from '../engine/tokenizers/special';
 import { evaluate } from '../lab/evaluate';
+import { decodeText } from '../lab/inference/decode';
 import type { OpenRun } from '../lab/openRun';
 import { openRun } from '../lab/openRun';
 import { buildDataset, loadRunData, readTokenizer } from '../lab/prepare';
 import { readRunJson } from '../lab/runFolder';
 import { windowLogprobs } from '../lab/score';
+import type { DecodeParams } from '../protocol';
 import { UsageError, parseFlags } from './args';
 import type { Flags } from './args';
 import type { CommandContext } from './context';
@@ -77,7 +72,7 @@ export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --sr
   --temperature T (1)   --top-k K (0 = off)   --top-p P (1 = off)   --max-tokens N (100)   --seed N
   --json   one object: {"text", "tokens", "logprobs", "score", ...}`;
 
-/** `decode`. */
+/** `decode`: flags → the lab's decode (as the playground runs it) → text or JSON. */
 export function decodeCommand(argv: string[], ctx: CommandContext): number {
   const f = parseFlags('decode', argv, {
     run: { type: 'string' }, prompt: { type: 'string' }, src: { type: 'string' }, strategy: { type: 'string' }, beam: { type: 'string' },
@@ -86,38 +81,22 @@ export function decodeCommand(argv: string[], ctx: CommandContext): number {
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
   const r = openRun(runDirOf(f, ctx, 'decode'), createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), 1);
-  const strategy = f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy');
-  const beam = f.int('beam', 4, 1, 64);
   const encdec = r.model.config.kind === 'encoder-decoder';
   const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
   if (input === undefined) throw new UsageError(encdec ? 'This run is an encoder-decoder: pass the source with --src TEXT.' : 'This run is a decoder-only model: pass --prompt TEXT.');
   if (!encdec && f.has('src')) throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
-  let prompt: Int32Array;
-  let src: Int32Array | undefined;
-  if (encdec) {
-    src = r.tok.encode(input, { eos: true });
-    if (src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it or retrain with a longer context (--seq).`);
-    prompt = Int32Array.of(BOS);
-  } else prompt = r.tok.encode(input, { bos: true });
-  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: strategy === 'beam' ? beam : 1, ...(src ? { src } : {}) });
-  const maxTokens = f.int('max-tokens', 100);
-  let results: DecodeResult[];
-  if (strategy === 'greedy') results = [greedyDecode(stepper, prompt, { maxTokens, eos: EOS })];
-  else if (strategy === 'beam') results = beamSearch(stepper, prompt, { maxTokens, eos: EOS, beamSize: beam, lengthPenalty: f.num('length-penalty', 0.6, 0) });
-  else {
-    results = [sampleDecode(stepper, prompt, {
-      maxTokens, eos: EOS, temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1),
-      rng: new Rng(f.int('seed', 1, -2147483648, 2147483647)),
-    })];
-  }
-  const textOf = (d: DecodeResult): string => r.tok.decode(d.tokens[d.tokens.length - 1] === EOS ? d.tokens.slice(0, -1) : d.tokens, { skipSpecial: true });
-  const best = results[0] as DecodeResult;
+  const params: DecodeParams = {
+    input, strategy: f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy'), beam: f.int('beam', 4, 1, 64), lengthPenalty: f.num('length-penalty', 0.6, 0),
+    temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens: f.int('max-tokens', 100),
+    seed: f.int('seed', 1, -2147483648, 2147483647),
+  };
+  const { output: d, stopReason } = decodeText(r, params);
   if (f.bool('json')) {
     ctx.out(JSON.stringify({
-      text: textOf(best), tokens: best.tokens, token_text: best.tokens.map((t) => r.tok.tokenText(t)), logprobs: best.logprobs, score: best.score,
-      stop_reason: best.stopReason, strategy, ...(strategy === 'beam' ? { beams: results.map((d) => ({ text: textOf(d), score: d.score })) } : {}),
+      text: d.text, tokens: d.ids, token_text: d.tokens, logprobs: d.logprobs, score: d.score,
+      stop_reason: stopReason, strategy: params.strategy, ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
     }));
-  } else ctx.out(encdec ? textOf(best) : input + textOf(best));
+  } else ctx.out(encdec ? d.text : input + d.text);
   return 0;
 }
 

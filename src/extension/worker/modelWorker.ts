@@ -18,9 +18,9 @@ import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { exportPytorch } from '../../lab/exportPytorch';
+import { decodeText } from '../../lab/inference/decode';
 import type { OpenRun } from '../../lab/openRun';
 import { openRun } from '../../lab/openRun';
-import { playgroundDecode } from '../../lab/playground';
 import { backendFor } from '../../lab/prepare';
 import { RUN_FILES, readRunJson } from '../../lab/runFolder';
 import type { ErrorData, HostToModelWorker, ModelWorkerToHost } from '../../protocol';
@@ -55,7 +55,8 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
   const id = msg.id;
   switch (msg.type) {
     case 'model/decode': {
-      const output = playgroundDecode(open(opened, msg.runDir), msg.params, (token, logprob) => post({ type: 'model/didToken', id, token, logprob }));
+      const onToken = (token: string, logprob: number): void => post({ type: 'model/didToken', id, token, logprob });
+      const { output } = decodeText(open(opened, msg.runDir), msg.params, { attention: true, onToken });
       post({ type: 'model/didDecode', id, output });
       return;
     }
