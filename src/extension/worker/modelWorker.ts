@@ -18,6 +18,7 @@ import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { exportPytorch } from '../../lab/exportPytorch';
+import { attendText } from '../../lab/inference/attend';
 import { decodeText } from '../../lab/inference/decode';
 import type { OpenRun } from '../../lab/openRun';
 import { openRun } from '../../lab/openRun';
@@ -25,7 +26,6 @@ import { backendFor } from '../../lab/prepare';
 import { RUN_FILES, readRunJson } from '../../lab/runFolder';
 import type { ErrorData, HostToModelWorker, ModelWorkerToHost } from '../../protocol';
 import { ProtocolError, validateHostToModelWorker } from '../../protocol';
-import { attendText } from './attendText';
 import { scoreText } from './scoreText';
 import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
 
