@@ -16,7 +16,7 @@ import { evaluate } from '../../../src/lab/evaluate';
 import { EvaluationCancelled, evaluateFiles, scoringWindows } from '../../../src/lab/evaluateFiles';
 import type { OpenRun } from '../../../src/lab/openRun';
 import { openRun } from '../../../src/lab/openRun';
-import { windowLogprobs } from '../../../src/lab/score';
+import { windowLogprobs } from '../../../src/lab/inference/score';
 import { countUnseenChars, refuseUnseenChars } from '../../../src/lab/unseenChars';
 import type { EvalFilesData } from '../../../src/protocol';
 import { tinySpec, trainTiny } from './tinyRuns';
