@@ -34,7 +34,7 @@ await build({
     contents: [
       "export { loadRunState } from './src/lab/runState';",
       "export { openRun } from './src/lab/openRun';",
-      "export { playgroundDecode } from './src/lab/playground';",
+      "export { decodeText } from './src/lab/inference/decode';",
       "export { createBackend } from './src/engine/backends/select';",
       "export { encodeArrays } from './webview/wireCodec';",
     ].join('\n'),
@@ -97,7 +97,8 @@ function write(name, value) {
 
 function recordDecode(runDir, params) {
   const streamed = [];
-  const output = lab.playgroundDecode(lab.openRun(runDir, lab.createBackend('reference')), params, (token, logprob) => streamed.push({ token, logprob }));
+  const onToken = (token, logprob) => streamed.push({ token, logprob });
+  const { output } = lab.decodeText(lab.openRun(runDir, lab.createBackend('reference')), params, { attention: true, onToken });
   return { params, streamed, output };
 }
 

@@ -266,14 +266,14 @@ export type WorkerToHost =
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
 export interface ScoreOutput {
-  /** Display strings of the scored tokens (BOS excluded). */
+  /** Display strings of the scored tokens (BOS excluded; an encoder-decoder target ends with its EOS). */
   readonly tokens: readonly string[];
-  /** log p(token | everything before it), one per token. */
+  /** log p(token | what precedes it, up to a context: lab/inference/score.ts states the rule), one per token. */
   readonly logprobs: readonly number[];
   /** UTF-16 offsets [start, end) of each token in the scored text (a token inside a split character gets that character's range). */
   readonly starts: readonly number[];
   readonly ends: readonly number[];
-  /** Tokens past the model's context, left unscored. */
+  /** Tokens past the most one text is scored on (MAX_SCORED_TOKENS), left unscored. */
   readonly truncated: number;
 }
 

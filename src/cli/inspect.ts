@@ -1,25 +1,22 @@
 /**
  * The commands that use a trained run: `eval` (validation loss, perplexity, exact match,
  * BLEU; on test files through evalFiles.ts), `decode` (greedy, beam, sampling), `score`
- * (per-token log-probabilities: which tokens surprised the model) and `tokenize`.
+ * (per-token log-probabilities: which tokens surprised the model) and `tokenize`. Each is
+ * an adapter: it parses flags, calls the lab's one implementation of the job
+ * (lab/evaluate.ts, lab/inference/: decode and score are the ones the extension's model
+ * worker calls too) and prints the result.
  */
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { beamSearch } from '../engine/decode/beam';
-import { greedyDecode } from '../engine/decode/greedy';
-import { sampleDecode } from '../engine/decode/sample';
-import type { DecodeResult } from '../engine/decode/stepperContract';
-import { EngineError } from '../engine/errors';
-import { createStepper } from '../engine/models/stepper';
-import { Rng } from '../engine/rng';
-import { BOS, EOS } from '../engine/tokenizers/special';
 import { evaluate } from '../lab/evaluate';
-import type { OpenRun } from '../lab/openRun';
+import { decodeText } from '../lab/inference/decode';
+import type { ScoredText } from '../lab/inference/score';
+import { MAX_SCORED_TOKENS, scoreText } from '../lab/inference/score';
 import { openRun } from '../lab/openRun';
 import { buildDataset, loadRunData, readTokenizer } from '../lab/prepare';
 import { readRunJson } from '../lab/runFolder';
-import { windowLogprobs } from '../lab/score';
+import type { DecodeParams } from '../protocol';
 import { UsageError, parseFlags } from './args';
 import type { Flags } from './args';
 import type { CommandContext } from './context';
@@ -77,7 +74,7 @@ export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --sr
   --temperature T (1)   --top-k K (0 = off)   --top-p P (1 = off)   --max-tokens N (100)   --seed N
   --json   one object: {"text", "tokens", "logprobs", "score", ...}`;
 
-/** `decode`. */
+/** `decode`: flags → the lab's decode (as the playground runs it) → text or JSON. */
 export function decodeCommand(argv: string[], ctx: CommandContext): number {
   const f = parseFlags('decode', argv, {
     run: { type: 'string' }, prompt: { type: 'string' }, src: { type: 'string' }, strategy: { type: 'string' }, beam: { type: 'string' },
@@ -86,81 +83,62 @@ export function decodeCommand(argv: string[], ctx: CommandContext): number {
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
   const r = openRun(runDirOf(f, ctx, 'decode'), createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), 1);
-  const strategy = f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy');
-  const beam = f.int('beam', 4, 1, 64);
   const encdec = r.model.config.kind === 'encoder-decoder';
   const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
   if (input === undefined) throw new UsageError(encdec ? 'This run is an encoder-decoder: pass the source with --src TEXT.' : 'This run is a decoder-only model: pass --prompt TEXT.');
   if (!encdec && f.has('src')) throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
-  let prompt: Int32Array;
-  let src: Int32Array | undefined;
-  if (encdec) {
-    src = r.tok.encode(input, { eos: true });
-    if (src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it or retrain with a longer context (--seq).`);
-    prompt = Int32Array.of(BOS);
-  } else prompt = r.tok.encode(input, { bos: true });
-  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: strategy === 'beam' ? beam : 1, ...(src ? { src } : {}) });
-  const maxTokens = f.int('max-tokens', 100);
-  let results: DecodeResult[];
-  if (strategy === 'greedy') results = [greedyDecode(stepper, prompt, { maxTokens, eos: EOS })];
-  else if (strategy === 'beam') results = beamSearch(stepper, prompt, { maxTokens, eos: EOS, beamSize: beam, lengthPenalty: f.num('length-penalty', 0.6, 0) });
-  else {
-    results = [sampleDecode(stepper, prompt, {
-      maxTokens, eos: EOS, temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1),
-      rng: new Rng(f.int('seed', 1, -2147483648, 2147483647)),
-    })];
-  }
-  const textOf = (d: DecodeResult): string => r.tok.decode(d.tokens[d.tokens.length - 1] === EOS ? d.tokens.slice(0, -1) : d.tokens, { skipSpecial: true });
-  const best = results[0] as DecodeResult;
+  const params: DecodeParams = {
+    input, strategy: f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy'), beam: f.int('beam', 4, 1, 64), lengthPenalty: f.num('length-penalty', 0.6, 0),
+    temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens: f.int('max-tokens', 100),
+    seed: f.int('seed', 1, -2147483648, 2147483647),
+  };
+  const { output: d, stopReason } = decodeText(r, params);
   if (f.bool('json')) {
     ctx.out(JSON.stringify({
-      text: textOf(best), tokens: best.tokens, token_text: best.tokens.map((t) => r.tok.tokenText(t)), logprobs: best.logprobs, score: best.score,
-      stop_reason: best.stopReason, strategy, ...(strategy === 'beam' ? { beams: results.map((d) => ({ text: textOf(d), score: d.score })) } : {}),
+      text: d.text, tokens: d.ids, token_text: d.tokens, logprobs: d.logprobs, score: d.score,
+      stop_reason: stopReason, strategy: params.strategy, ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
     }));
-  } else ctx.out(encdec ? textOf(best) : input + textOf(best));
+  } else ctx.out(encdec ? d.text : input + d.text);
   return 0;
 }
 
 export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TEXT --tgt TEXT) [--json]
-  Per-token log-probabilities. Decoder-only: ids = BOS + tokens of TEXT, logprobs[i] = log p(ids[i+1] | ids[0..i]).
-  Encoder-decoder: tgt_ids = BOS + tokens of TGT + EOS, logprobs[i] = log p(tgt_ids[i+1] | src, tgt_ids[0..i]).`;
+  Per-token log-probabilities, by the rule the editor's Score Selection uses too:
+  Decoder-only: ids = BOS + tokens of TEXT (no EOS: the text is scored as it stands, not as
+  a whole document), logprobs[i] = log p(ids[i+1] | ids[0..i]).
+  Encoder-decoder: tgt_ids = BOS + tokens of TGT + EOS (the end is scored, as training
+  scores it), logprobs[i] = log p(tgt_ids[i+1] | src, tgt_ids[0..i]); SRC must fit the context.
+  Longer than the context: sliding windows of the context, each ending half a context after
+  the one before and scoring only its new tokens, so every token is scored once with at
+  least half a context before it (the first window's with all there is). Never refused for
+  its length; past ${MAX_SCORED_TOKENS} tokens the rest is left out (--json: "truncated").
+  --json   one object: {"ids", "logprobs"} or {"src_ids", "tgt_ids", "logprobs"}`;
 
-/** Log-probabilities of each next token of `ids` under the run's model (one forward pass). */
-export function scoreIds(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] {
-  const T = ids.length - 1;
-  const limit = r.model.maxLen;
-  if (T > limit) throw new EngineError('input/invalid', `Text of ${ids.length} tokens exceeds the context of ${limit + 1}; shorten it.`);
-  if (src && src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it.`);
-  return windowLogprobs(r, ids, 0, T, src);
-}
-
-/** `score`. */
+/** `score`: flags → the lab's scoring (as Score Selection runs it) → a table or JSON. */
 export function scoreCommand(argv: string[], ctx: CommandContext): number {
   const f = parseFlags('score', argv, { run: { type: 'string' }, text: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, ...BACKEND });
   if (f.bool('help')) return ctx.help(SCORE_HELP);
   const r = openRun(runDirOf(f, ctx, 'score'), createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), 1);
-  let out: Record<string, unknown>;
-  let ids: Int32Array;
-  let logprobs: number[];
+  let scored: ScoredText;
   if (r.model.config.kind === 'encoder-decoder') {
     const s = f.str('src');
     const t = f.str('tgt');
     if (s === undefined || t === undefined) throw new UsageError('This run is an encoder-decoder: pass --src TEXT and --tgt TEXT.');
-    const src = r.tok.encode(s, { eos: true });
-    ids = r.tok.encode(t, { bos: true, eos: true });
-    logprobs = scoreIds(r, ids, src);
-    out = { src_ids: Array.from(src), tgt_ids: Array.from(ids), logprobs };
+    scored = scoreText(r, s, t);
   } else {
     const text = f.str('text');
     if (text === undefined) throw new UsageError('This run is a decoder-only model: pass --text TEXT.');
-    ids = r.tok.encode(text, { bos: true });
-    logprobs = scoreIds(r, ids);
-    out = { ids: Array.from(ids), logprobs };
+    scored = scoreText(r, null, text);
   }
-  if (f.bool('json')) ctx.out(JSON.stringify(out));
-  else {
+  const { output, ids, src } = scored;
+  const { logprobs, truncated } = output;
+  if (truncated > 0) ctx.err(`Scored the first ${MAX_SCORED_TOKENS} tokens; the ${truncated} after them were left out.`);
+  if (f.bool('json')) {
+    const cut = truncated > 0 ? { truncated } : {};
+    ctx.out(JSON.stringify(src ? { src_ids: Array.from(src), tgt_ids: Array.from(ids), logprobs, ...cut } : { ids: Array.from(ids), logprobs, ...cut }));
+  } else {
     ctx.out('token            log p     surprise');
-    logprobs.forEach((lp, i) => ctx.out(`${JSON.stringify(r.tok.tokenText(ids[i + 1] as number)).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`));
+    logprobs.forEach((lp, i) => ctx.out(`${JSON.stringify(output.tokens[i]).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`));
     const total = logprobs.reduce((a, b) => a + b, 0);
     ctx.out(`total ${total.toFixed(3)} nats · perplexity ${Math.exp(-total / Math.max(1, logprobs.length)).toFixed(3)}`);
   }

@@ -4,7 +4,8 @@
  * token, its probability and log-probability. The shading stays until the document is
  * edited, another selection is scored, or "Clear Scores" runs.
  *
- * Leaves out: the scoring (worker/scoreText.ts) and the bucketing rules (surprise.ts).
+ * Leaves out: the scoring (lab/inference/score.ts, in the model worker) and the bucketing
+ * rules (surprise.ts).
  */
 
 import * as vscode from 'vscode';

@@ -51,7 +51,7 @@ export function scoreSummary(tokens: readonly ScoredToken[], truncated: number):
   if (tokens.length === 0) return 'Nothing was scored.';
   const mean = tokens.reduce((a, t) => a + t.surprise, 0) / tokens.length;
   const worst = tokens.reduce((a, t) => (t.surprise > a.surprise ? t : a));
-  const cut = truncated > 0 ? ` · ${truncated} tokens past the model's context were not scored` : '';
+  const cut = truncated > 0 ? ` · ${truncated} tokens past the scoring limit were not scored` : '';
   return `${tokens.length} tokens · mean surprise ${mean.toFixed(2)} nats · perplexity ${Math.exp(mean).toFixed(2)} · most surprising ${JSON.stringify(worst.token)} (${worst.surprise.toFixed(2)})${cut}`;
 }
 

@@ -4,13 +4,11 @@
  * text against the reference, as sacreBLEU scores it).
  */
 
-import { greedyDecode } from '../engine/decode/greedy';
-import { createStepper } from '../engine/models/stepper';
 import type { Transformer } from '../engine/models/transformer';
 import type { Tokenizer } from '../engine/tokenizers/special';
-import { BOS, EOS } from '../engine/tokenizers/special';
 import { corpusBleu } from './bleu';
 import type { Dataset, PairExample } from './dataset';
+import { greedyTarget } from './inference/decode';
 
 /** Validation results (no step). */
 export interface EvalResult {
@@ -22,10 +20,7 @@ export interface EvalResult {
 
 /** Greedy translation of one source (tokens + EOS) to text. */
 export function translate(model: Transformer, tok: Tokenizer, src: Int32Array): string {
-  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src });
-  const out = greedyDecode(stepper, Int32Array.of(BOS), { maxTokens: model.config.maxLen - 1, eos: EOS });
-  const ids = out.tokens[out.tokens.length - 1] === EOS ? out.tokens.slice(0, -1) : out.tokens;
-  return tok.decode(ids, { skipSpecial: true });
+  return tok.decode(greedyTarget(model, src), { skipSpecial: true });
 }
 
 /** Exact match and BLEU of greedy decodes of `pairs`; `onPair` runs after each decode (it may throw to stop). */

@@ -3,12 +3,13 @@
  * timeline can show a head learning: every layer's attention maps and the masks the
  * engine used, with the tokens on both axes. Each snapshot is saved as
  * snapshots/step-NNNNNN.safetensors (maps as F32, masks as U8, tokens in the metadata).
+ * The same capture gives the attention of a text the user picks (inference/attend.ts).
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { decodeSafetensors, encodeSafetensors } from '../engine/io/safetensors';
-import type { Transformer } from '../engine/models/transformer';
+import type { Batch, Transformer } from '../engine/models/transformer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import type { AttentionMapData, AttentionSnapshot, MaskData } from '../protocol';
 import { validateSnapshot } from '../protocol';
@@ -18,14 +19,22 @@ import { RUN_FILES } from './runFolder';
 
 /** Runs the probe sample and copies out its attention and masks. */
 export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenizer, step: number): AttentionSnapshot {
-  const probe = dataset.probe();
-  model.forward(probe, { train: false, labelSmoothing: 0 });
+  return snapshotOf(model, dataset.probe(), tok, step);
+}
+
+/**
+ * One forward pass of `batch` without dropout, and the attention and masks of its first
+ * sequence, with the tokens on both axes: a training snapshot, or the attention of a text
+ * the user picked (inference/attend.ts).
+ */
+export function snapshotOf(model: Transformer, batch: Batch, tok: Tokenizer, step: number): AttentionSnapshot {
+  model.forward(batch, { train: false, labelSmoothing: 0 });
   const cap = model.captureAttention(0);
   const text = (ids: Int32Array | undefined, n: number): string[] => (ids ? Array.from(ids.subarray(0, n), (id) => tok.tokenText(id)) : []);
   return {
     step,
-    srcTokens: text(probe.src, probe.S ?? 0),
-    tgtTokens: text(probe.input, probe.T),
+    srcTokens: text(batch.src, batch.S ?? 0),
+    tgtTokens: text(batch.input, batch.T),
     maps: cap.maps.map((m) => ({ stack: m.stack, kind: m.kind, layer: m.layer, shape: m.shape, data: m.data })),
     masks: cap.masks.map((m) => ({ name: m.name, shape: m.shape, data: m.data })),
   };

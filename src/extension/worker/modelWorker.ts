@@ -1,11 +1,14 @@
 /**
  * The extension's model worker (a `worker_threads` worker, bundled as dist/modelWorker.js):
  * answers decode, score, attention, export, speed-calibration and evaluate-on-files requests
- * so none of that compute runs on the extension host's thread. Requests are validated on
- * arrival and answered one at a time, in order (an evaluation reads its files before it
- * computes, and the next request waits for it), each with exactly one `model/did*` or
- * `model/didFail` carrying its id. Opened runs are cached and reopened when their checkpoint
- * file changes. An evaluation polls its request's shared cancel flag between batches.
+ * so none of that compute runs on the extension host's thread. Each job is written once in
+ * the lab (lab/inference/ for decode, score and attention; lab/evaluateFiles.ts,
+ * lab/exportPytorch.ts, lab/calibrate.ts), where the CLI's commands call it too: this file
+ * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in order
+ * (an evaluation reads its files before it computes, and the next request waits for it),
+ * each with exactly one `model/did*` or `model/didFail` carrying its id. Opened runs are
+ * cached and reopened when their checkpoint file changes. An evaluation polls its request's
+ * shared cancel flag between batches.
  *
  * Leaves out: training (dist/worker.js does that) and any VS Code API.
  */
@@ -15,19 +18,19 @@ import * as path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
+import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { exportPytorch } from '../../lab/exportPytorch';
+import { attendText } from '../../lab/inference/attend';
+import { decodeText } from '../../lab/inference/decode';
+import { scoreText } from '../../lab/inference/score';
 import type { OpenRun } from '../../lab/openRun';
 import { openRun } from '../../lab/openRun';
-import { playgroundDecode } from '../../lab/playground';
 import { backendFor } from '../../lab/prepare';
 import { RUN_FILES, readRunJson } from '../../lab/runFolder';
+import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
 import type { ErrorData, HostToModelWorker, ModelWorkerToHost } from '../../protocol';
 import { ProtocolError, validateHostToModelWorker } from '../../protocol';
-import { attendText } from './attendText';
-import { calibrate } from './calibrate';
-import { scoreText } from './scoreText';
-import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
 
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();
@@ -55,12 +58,13 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
   const id = msg.id;
   switch (msg.type) {
     case 'model/decode': {
-      const output = playgroundDecode(open(opened, msg.runDir), msg.params, (token, logprob) => post({ type: 'model/didToken', id, token, logprob }));
+      const onToken = (token: string, logprob: number): void => post({ type: 'model/didToken', id, token, logprob });
+      const { output } = decodeText(open(opened, msg.runDir), msg.params, { attention: true, onToken });
       post({ type: 'model/didDecode', id, output });
       return;
     }
     case 'model/score':
-      post({ type: 'model/didScore', id, output: scoreText(open(opened, msg.runDir), msg.source, msg.text) });
+      post({ type: 'model/didScore', id, output: scoreText(open(opened, msg.runDir), msg.source, msg.text).output });
       return;
     case 'model/attend': {
       const snapshot = attendText(open(opened, msg.runDir), msg.text);

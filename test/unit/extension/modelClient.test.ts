@@ -7,7 +7,7 @@ import { ModelClient } from '../../../src/extension/modelClient';
 import type { OpenRun } from '../../../src/lab/openRun';
 import type { DecodeParams, EvalFilesData } from '../../../src/protocol';
 import { validateModelWorkerToHost } from '../../../src/protocol';
-import { tinyDocuments, tinySpec, trainTiny } from './worker/tinyRuns';
+import { tinyDocuments, tinySpec, trainTiny } from '../lab/tinyRuns';
 
 // The real model worker bundle (npm test builds dist/ first).
 const WORKER = path.resolve(__dirname, '../../../dist/modelWorker.js');

@@ -5,7 +5,7 @@ import { LabLoader } from '../../../src/extension/labLoader';
 import type { RunItem } from '../../../src/extension/runsModel';
 import { RunsModel, contextValueOf, isExtendable, isResumable } from '../../../src/extension/runsModel';
 import { TrainingController } from '../../../src/extension/trainingController';
-import { tinySpec, trainTiny } from './worker/tinyRuns';
+import { tinySpec, trainTiny } from '../lab/tinyRuns';
 
 const DIST = path.resolve(__dirname, '../../../dist');
 const item = (over: Partial<RunItem>): RunItem => ({

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunEnd, TrainingState } from '../../../src/extension/trainingController';
 import { TrainingController } from '../../../src/extension/trainingController';
 import type { WorkerToHost } from '../../../src/protocol';
-import { tinySpec } from './worker/tinyRuns';
+import { tinySpec } from '../lab/tinyRuns';
 
 // The real training worker bundle (npm test builds dist/ first).
 const WORKER = path.resolve(__dirname, '../../../dist/worker.js');

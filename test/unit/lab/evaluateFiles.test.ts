@@ -16,10 +16,10 @@ import { evaluate } from '../../../src/lab/evaluate';
 import { EvaluationCancelled, evaluateFiles, scoringWindows } from '../../../src/lab/evaluateFiles';
 import type { OpenRun } from '../../../src/lab/openRun';
 import { openRun } from '../../../src/lab/openRun';
-import { windowLogprobs } from '../../../src/lab/score';
+import { windowLogprobs } from '../../../src/lab/inference/score';
 import { countUnseenChars, refuseUnseenChars } from '../../../src/lab/unseenChars';
 import type { EvalFilesData } from '../../../src/protocol';
-import { tinySpec, trainTiny } from '../extension/worker/tinyRuns';
+import { tinySpec, trainTiny } from './tinyRuns';
 
 let lm: OpenRun; // decoder-only, char tokenizer, context 16, batches of 2
 let mt: OpenRun; // encoder-decoder on pairs of a, b, '!' and spaces, context 12

@@ -132,24 +132,3 @@ describe('extending a run with more steps', () => {
     expect(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
   });
 });
-
-describe('playground decode on a trained run', () => {
-  it('returns text, tokens, log-probabilities and per-layer attention; streams greedy tokens', async () => {
-    const { playgroundDecode } = await import('../../../src/lab/playground');
-    const r = openRun(path.join(root, 'controlled'), createReferenceBackend());
-    const streamed: string[] = [];
-    const params = { input: 'abc', strategy: 'greedy' as const, beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 5, seed: 1 };
-    const out = playgroundDecode(r, params, (t) => streamed.push(t));
-    expect(out.tokens).toEqual(streamed);
-    expect(out.tokens.length).toBe(out.logprobs.length);
-    expect(out.promptTokens).toEqual(['a', 'b', 'c', '<eos>']);
-    expect(out.attention?.self.length).toBe(1);
-    expect(out.attention?.cross[0]?.length).toBe((out.attention?.nHeads ?? 0) * (out.attention?.queries ?? 0) * 4);
-    const beam = playgroundDecode(r, { ...params, strategy: 'beam', beam: 3 });
-    expect(beam.beams.length).toBeGreaterThan(0);
-    expect(beam.beams[0]?.text).toBe(beam.text);
-    const s1 = playgroundDecode(r, { ...params, strategy: 'sample', temperature: 2, seed: 9 });
-    const s2 = playgroundDecode(r, { ...params, strategy: 'sample', temperature: 2, seed: 9 });
-    expect(s1.ids).toEqual(s2.ids);
-  });
-});

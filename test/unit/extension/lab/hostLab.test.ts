@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
 import { detectPairs, errorMessage, estimateSpec, expectedVocab, isRunFolder, listRuns, presetsOf } from '../../../../src/extension/lab/hostLab';
 import { resolveConfig } from '../../../../src/lab/prepare';
-import { tinySpec, trainTiny } from '../worker/tinyRuns';
+import { tinySpec, trainTiny } from '../../lab/tinyRuns';
 
 describe('hostLab', () => {
   it('estimates a spec exactly as the model plans itself, with a guessed vocabulary', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { estimateModel } from '../../../../src/engine/models/estimate';
-import { resolveConfig } from '../../../../src/lab/prepare';
-import { calibrate } from '../../../../src/extension/worker/calibrate';
-import type { TrainSpec } from '../../../../src/protocol';
+import { estimateModel } from '../../../src/engine/models/estimate';
+import { calibrate } from '../../../src/lab/calibrate';
+import { resolveConfig } from '../../../src/lab/prepare';
+import type { TrainSpec } from '../../../src/protocol';
 import { tinySpec } from './tinyRuns';
 
 /** A clock that advances `dt` ms each time it is read. */

@@ -9,14 +9,14 @@
  * Leaves out: warm-up effects past the first step, and memory pressure of the real size.
  */
 
-import type { ModelConfig } from '../../engine/config';
-import { estimateModel } from '../../engine/models/estimate';
-import type { Batch } from '../../engine/models/transformer';
-import { Transformer } from '../../engine/models/transformer';
-import { Rng } from '../../engine/rng';
-import { Trainer } from '../../engine/train';
-import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from '../../lab/prepare';
-import type { TrainSpec } from '../../protocol';
+import type { ModelConfig } from '../engine/config';
+import { estimateModel } from '../engine/models/estimate';
+import type { Batch } from '../engine/models/transformer';
+import { Transformer } from '../engine/models/transformer';
+import { Rng } from '../engine/rng';
+import { Trainer } from '../engine/train';
+import type { TrainSpec } from '../protocol';
+import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from './prepare';
 
 /** Largest model measured at its own size. */
 const MAX_MEASURED_PARAMS = 4_000_000;

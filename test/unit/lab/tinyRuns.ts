@@ -1,5 +1,5 @@
 /**
- * Tiny trained runs for the extension's worker tests: a decoder-only model on two short
+ * Tiny trained runs for the tests of the lab's inference jobs and of the model worker: a decoder-only model on two short
  * documents and an encoder-decoder on the reverse task, each trained for a few steps
  * in-process (the lab's own session), then reopened as the model worker reopens them.
  */
@@ -7,11 +7,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createReferenceBackend } from '../../../../src/engine/backends/reference';
-import type { OpenRun } from '../../../../src/lab/openRun';
-import { openRun } from '../../../../src/lab/openRun';
-import { SessionControl, runSession } from '../../../../src/lab/session';
-import type { TrainSpec, WorkerToHost } from '../../../../src/protocol';
+import { createReferenceBackend } from '../../../src/engine/backends/reference';
+import type { OpenRun } from '../../../src/lab/openRun';
+import { openRun } from '../../../src/lab/openRun';
+import { SessionControl, runSession } from '../../../src/lab/session';
+import type { TrainSpec, WorkerToHost } from '../../../src/protocol';
 
 /** A spec of a tiny model trained for `steps` steps. */
 export function tinySpec(data: TrainSpec['data'], steps = 3, seqLen = 16): TrainSpec {

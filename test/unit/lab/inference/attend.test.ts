@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { OpenRun } from '../../../../src/lab/openRun';
-import { attendText } from '../../../../src/extension/worker/attendText';
+import { attendText } from '../../../../src/lab/inference/attend';
 import type { AttentionMapData } from '../../../../src/protocol';
-import { tinyDocuments, tinySpec, trainTiny } from './tinyRuns';
+import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 function rowSums(m: AttentionMapData): number[] {
   const [H, T, S] = m.shape;

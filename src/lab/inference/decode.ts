@@ -1,0 +1,116 @@
+/**
+ * Decoding with a run's model: the one pipeline behind `attention-lab decode`, the
+ * dashboard's playground and the editor's "Decode…" (both through the model worker).
+ * The input becomes ids (decoder-only: BOS + prompt; encoder-decoder: source + EOS, and
+ * the target starts at BOS), is checked against the context, is decoded greedily, by beam
+ * search (the paper's §6.1: beam 4, length penalty 0.6) or by seeded sampling with the
+ * key/value cache, and comes back as a `DecodeOutput`. EOS, when the model chose it, stays
+ * in `ids`/`tokens` (it is what the model did) and is left out of `text` (it is not text).
+ *
+ * Leaves out: flag parsing and printing (cli/inspect.ts), posting (the model worker), and
+ * the algorithms themselves (engine/decode/).
+ */
+
+import { beamSearch } from '../../engine/decode/beam';
+import { greedyDecode } from '../../engine/decode/greedy';
+import { sampleDecode } from '../../engine/decode/sample';
+import type { DecodeResult, StopReason } from '../../engine/decode/stepperContract';
+import { EngineError } from '../../engine/errors';
+import { createStepper } from '../../engine/models/stepper';
+import type { Transformer } from '../../engine/models/transformer';
+import { Rng } from '../../engine/rng';
+import { BOS, EOS } from '../../engine/tokenizers/special';
+import type { DecodeOutput, DecodeParams } from '../../protocol';
+import type { OpenRun } from '../openRun';
+
+/** How a decode reports back, beyond its result. */
+export interface DecodeTextOptions {
+  /** Return the attention maps of the best hypothesis in `output.attention` (else null). */
+  readonly attention?: boolean;
+  /** Streams each greedy or sampled token as it is chosen (beam search chooses at the end). */
+  readonly onToken?: (token: string, logprob: number) => void;
+}
+
+/** A finished decode: the protocol's output, and why the best hypothesis stopped. */
+export interface Decoded {
+  readonly output: DecodeOutput;
+  readonly stopReason: StopReason;
+}
+
+/** Decoder input of a decode: the prompt the decoder starts from, and the source for an encoder-decoder. */
+export interface DecodeInput {
+  readonly prompt: Int32Array;
+  readonly src: Int32Array | null;
+}
+
+/**
+ * The ids `input` is decoded from, checked against the model's context: an encoder-decoder
+ * reads `input` as its source (tokens + EOS) and starts the target at BOS; a decoder-only
+ * model continues BOS + the tokens of `input`.
+ */
+export function decodeInput(r: OpenRun, input: string): DecodeInput {
+  const { model, tok } = r;
+  if (model.config.kind === 'encoder-decoder') {
+    const src = tok.encode(input, { eos: true });
+    if (src.length > model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`);
+    return { prompt: Int32Array.of(BOS), src };
+  }
+  const prompt = tok.encode(input, { bos: true });
+  if (prompt.length > model.config.maxLen) throw new EngineError('input/invalid', `Prompt of ${prompt.length} tokens exceeds the context of ${model.config.maxLen}; shorten it or retrain with a longer context.`);
+  return { prompt, src: null };
+}
+
+/** `tokens` without the EOS the decoders leave at the end of a hypothesis that chose it. */
+export function withoutEos(tokens: readonly number[]): number[] {
+  return tokens[tokens.length - 1] === EOS ? tokens.slice(0, -1) : tokens.slice();
+}
+
+/** Decodes `params.input` with the run's model (see the file comment). */
+export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOptions = {}): Decoded {
+  const { prompt, src } = decodeInput(r, params.input);
+  const results = runStrategy(r, prompt, src, params, opts);
+  const textOf = (d: DecodeResult): string => r.tok.decode(withoutEos(d.tokens), { skipSpecial: true });
+  const best = results[0] as DecodeResult;
+  const a = best.attention;
+  const output: DecodeOutput = {
+    text: textOf(best),
+    promptTokens: Array.from(src ?? prompt, (id) => r.tok.tokenText(id)),
+    tokens: best.tokens.map((t) => r.tok.tokenText(t)),
+    ids: best.tokens,
+    logprobs: best.logprobs,
+    score: best.score,
+    attention: a ? { queryStart: a.queryStart, queries: a.queries, selfKeys: a.selfKeys, sourceLength: a.sourceLength, nHeads: a.nHeads, self: a.self, cross: a.cross } : null,
+    beams: params.strategy === 'beam' ? results.map((d) => ({ text: textOf(d), score: d.score })) : [],
+  };
+  return { output, stopReason: best.stopReason };
+}
+
+/** Hypotheses of one decode, best first (one for greedy and sampling). */
+function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, params: DecodeParams, opts: DecodeTextOptions): DecodeResult[] {
+  const rows = params.strategy === 'beam' ? params.beam : 1;
+  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, ...(src ? { src } : {}) });
+  const common = { maxTokens: params.maxTokens, eos: EOS, captureAttention: opts.attention === true };
+  const onToken = opts.onToken;
+  const stream = onToken ? { onToken: (id: number, lp: number): void => onToken(r.tok.tokenText(id), lp) } : {};
+  switch (params.strategy) {
+    case 'greedy':
+      return [greedyDecode(stepper, prompt, { ...common, ...stream })];
+    case 'beam':
+      return beamSearch(stepper, prompt, { ...common, beamSize: params.beam, lengthPenalty: params.lengthPenalty });
+    case 'sample':
+      return [sampleDecode(stepper, prompt, { ...common, ...stream, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
+    default:
+      return params.strategy satisfies never;
+  }
+}
+
+/**
+ * An encoder-decoder's greedy target for `src` (source ids ending in EOS), without its EOS:
+ * at most one context of tokens after BOS. What validation's exact match and BLEU, and the
+ * attention of a source, are computed on.
+ */
+export function greedyTarget(model: Transformer, src: Int32Array): number[] {
+  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src });
+  const out = greedyDecode(stepper, Int32Array.of(BOS), { maxTokens: Math.max(1, model.config.maxLen - 1), eos: EOS });
+  return withoutEos(out.tokens);
+}

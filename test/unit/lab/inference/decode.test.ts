@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../../../../src/engine/errors';
+import { EOS } from '../../../../src/engine/tokenizers/special';
+import { decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
+import type { OpenRun } from '../../../../src/lab/openRun';
+import type { DecodeOutput, DecodeParams } from '../../../../src/protocol';
+import { cli } from '../../cli/cliHarness';
+import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+import type { WorkerDoor } from './frontDoors';
+import { cliJson, startModelWorker } from './frontDoors';
+
+let lm: OpenRun;
+let mt: OpenRun;
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(tinyDocuments()));
+  mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
+});
+
+const params: DecodeParams = { input: 'abc', strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 5, seed: 1 };
+
+describe('decodeText', () => {
+  it('returns text, tokens, log-probabilities and per-layer attention; streams greedy tokens', () => {
+    const streamed: string[] = [];
+    const { output: out } = decodeText(mt, params, { attention: true, onToken: (t) => streamed.push(t) });
+    expect(out.tokens).toEqual(streamed);
+    expect(out.tokens.length).toBe(out.logprobs.length);
+    expect(out.promptTokens).toEqual(['a', 'b', 'c', '<eos>']);
+    expect(out.attention?.self.length).toBe(mt.model.config.nDecoderLayers);
+    expect(out.attention?.cross[0]?.length).toBe((out.attention?.nHeads ?? 0) * (out.attention?.queries ?? 0) * 4);
+    const { output: beam } = decodeText(mt, { ...params, strategy: 'beam', beam: 3 });
+    expect(beam.beams.length).toBeGreaterThan(0);
+    expect(beam.beams[0]?.text).toBe(beam.text);
+    expect(beam.attention).toBeNull(); // only when asked
+    const s1 = decodeText(mt, { ...params, strategy: 'sample', temperature: 2, seed: 9 }).output;
+    const s2 = decodeText(mt, { ...params, strategy: 'sample', temperature: 2, seed: 9 }).output;
+    expect(s1.ids).toEqual(s2.ids);
+  });
+
+  it('says why it stopped, and keeps a chosen EOS in the ids but not in the text', () => {
+    const d = decodeText(lm, { ...params, input: 'the ', maxTokens: 3 });
+    expect(['eos', 'maxTokens']).toContain(d.stopReason);
+    if (d.stopReason === 'maxTokens') expect(d.output.ids).toHaveLength(3);
+    const full = decodeText(lm, { ...params, input: 'the ', maxTokens: 1000 });
+    expect(['eos', 'context']).toContain(full.stopReason);
+    expect(full.output.text).not.toContain('<eos>');
+    expect(withoutEos([5, 6, EOS])).toEqual([5, 6]);
+    expect(withoutEos([5, 6])).toEqual([5, 6]);
+  });
+
+  it('checks the prompt and the source against the context, saying what to do', () => {
+    const L = lm.model.config.maxLen; // 16
+    expect(decodeInput(lm, 'x'.repeat(L - 1)).prompt).toHaveLength(L);
+    expect(() => decodeText(lm, { ...params, input: 'x'.repeat(L) })).toThrow(EngineError);
+    expect(() => decodeText(lm, { ...params, input: 'x'.repeat(L) })).toThrow(`Prompt of ${L + 1} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
+    expect(() => decodeText(mt, { ...params, input: 'x'.repeat(24) })).toThrow('Source of 25 tokens exceeds the context of 24; shorten it or retrain with a longer context.');
+    const r = cli(['decode', '--run', lm.runDir, '--prompt', 'x'.repeat(L), '--backend', 'reference'], lm.runDir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`Prompt of ${L + 1} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
+  });
+});
+
+describe('one decode at both front doors', () => {
+  let worker: WorkerDoor;
+  beforeAll(async () => {
+    worker = await startModelWorker();
+  });
+  afterAll(() => worker?.close());
+
+  type CliDecode = { text: string; tokens: number[]; token_text: string[]; logprobs: number[]; score: number; stop_reason: string; beams?: { text: string; score: number }[] };
+
+  const cases: [string, () => OpenRun, DecodeParams, string[]][] = [
+    ['greedy', () => lm, { ...params, input: 'the ', maxTokens: 8 }, ['--prompt', 'the ', '--max-tokens', '8']],
+    ['beam', () => mt, { ...params, strategy: 'beam', beam: 3, maxTokens: 10 }, ['--src', 'abc', '--strategy', 'beam', '--beam', '3', '--max-tokens', '10']],
+    ['sample', () => lm, { ...params, input: 'the', strategy: 'sample', temperature: 1.5, topK: 5, seed: 3, maxTokens: 10 }, ['--prompt', 'the', '--strategy', 'sample', '--temperature', '1.5', '--top-k', '5', '--seed', '3', '--max-tokens', '10']],
+  ];
+
+  it.each(cases)('%s: `attention-lab decode` and the playground give the same tokens, numbers and text', async (_, run, p, flags) => {
+    const r = run();
+    const fromCli = cliJson<CliDecode>(['decode', '--run', r.runDir, '--backend', 'reference', ...flags]);
+    const replies = await worker.request({ type: 'model/decode', runDir: r.runDir, params: p });
+    const last = replies.at(-1);
+    if (last?.type !== 'model/didDecode') throw new Error(JSON.stringify(last));
+    const out: DecodeOutput = last.output;
+    expect(fromCli.tokens).toEqual(out.ids);
+    expect(fromCli.token_text).toEqual(out.tokens);
+    expect(fromCli.logprobs).toEqual(out.logprobs);
+    expect(fromCli.score).toEqual(out.score);
+    expect(fromCli.text).toBe(out.text);
+    expect(fromCli.beams ?? []).toEqual(out.beams);
+  });
+});
