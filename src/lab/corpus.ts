@@ -20,6 +20,7 @@ import type { SkippedFile } from '../protocol';
 import { summarizeSkipped } from '../protocol';
 import { skipByContent, skipByPath } from './codeFiles';
 import { GitignoreFilter } from './gitignore';
+import { hashString, unitInterval } from './seededHash';
 import { BINARY_EXTENSIONS, extensionOf, readTextFile } from './textFile';
 
 /** One text file of a corpus. */
@@ -309,16 +310,6 @@ export async function collectFromPaths(paths: readonly string[], root: string, o
   return readAll(files, absRoot, opts, `given under ${absRoot}`);
 }
 
-/** FNV-1a over the UTF-8 bytes of `s`, then seeded and finalized with murmur3's fmix32. */
-function pathHash(s: string, seed: number): number {
-  let h = 0x811c9dc5;
-  for (const b of new TextEncoder().encode(s)) h = Math.imul(h ^ b, 0x01000193);
-  h ^= Math.imul(seed | 0, 0x9e3779b1);
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
 /**
  * Splits documents into training and validation sets by a stable hash of each path with
  * the seed: a document is held out when its hash falls below `valFraction`, so adding or
@@ -334,7 +325,7 @@ export function splitDocuments<T extends { readonly path: string }>(
   if (!(valFraction >= 0 && valFraction < 1)) {
     throw new EngineError('input/invalid', `The validation fraction must be in [0, 1); got ${valFraction}. Use e.g. 0.1.`);
   }
-  const scored = docs.map((doc) => ({ doc, u: pathHash(doc.path, seed) / 4294967296 }));
+  const scored = docs.map((doc) => ({ doc, u: unitInterval(hashString(doc.path, seed)) }));
   const isVal = scored.map((s) => s.u < valFraction);
   const nVal = isVal.filter(Boolean).length;
   const extreme = (pick: (a: number, b: number) => boolean, want: boolean): number => {

@@ -34,7 +34,7 @@ import { safeCut, textPieces } from '../engine/tokenizers/textPieces';
 import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../protocol';
 import type { CorpusLimits, PlannedFile } from './corpus';
 import { limitsOf, megabytes, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
-import { hashSeed } from './seededHash';
+import { hashSeed, unitInterval } from './seededHash';
 import { TokenBuffer } from './tokenBuffer';
 import type { TokenIds } from './tokenBuffer';
 
@@ -146,7 +146,7 @@ async function learnTokenizer(src: { train: 'char' | 'bpe'; vocabSize: number },
       const scale = file.bytes / Math.max(1, r.text.length);
       let pieceIndex = 0;
       for (const { piece, start } of textPieces(text, opts.pieceChars ?? PIECE_CHARS)) {
-        const take = sampleRate >= 1 || hashSeed(opts.seed, fileIndex, pieceIndex++) / 4294967296 < sampleRate;
+        const take = sampleRate >= 1 || unitInterval(hashSeed(opts.seed, fileIndex, pieceIndex++)) < sampleRate;
         if (src.train === 'char') chars.add(piece);
         else if (take) {
           chunks.add(piece);

@@ -30,6 +30,7 @@ import type { DocumentData, WorkHooks } from './documentData';
 import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
 import { RUN_FILES } from './runFolder';
+import { seededPermutation } from './seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
 import { splitTaskData, taskInfo } from './tasks';
 
@@ -93,14 +94,7 @@ export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks:
 
 /** A deterministic 90/10 split of pairs (at least one of each when there are two or more). */
 function splitPairs<T>(pairs: readonly T[], seed: number): { train: T[]; val: T[] } {
-  const order = pairs.map((_, i) => i);
-  // Fisher–Yates with a seed-derived stream, so the split depends only on the seed.
-  let h = (seed ^ 0x5bd1e995) >>> 0;
-  for (let i = order.length - 1; i > 0; i--) {
-    h = (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + 0x6a09e667) >>> 0;
-    const j = h % (i + 1);
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
+  const order = seededPermutation(pairs.length, seed);
   const nVal = pairs.length >= 2 ? Math.max(1, Math.min(1000, Math.round(pairs.length * VAL_FRACTION))) : 0;
   return { train: order.slice(nVal).map((i) => pairs[i] as T), val: order.slice(0, nVal).map((i) => pairs[i] as T) };
 }

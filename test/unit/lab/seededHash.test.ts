@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitDocuments } from '../../../src/lab/corpus';
 import { STREAMS, stepRng } from '../../../src/lab/dataset';
 import { loadPairsText } from '../../../src/lab/prepare';
-import { hashSeed } from '../../../src/lab/seededHash';
+import { hashSeed, hashString, seededPermutation, stepSeed, unitInterval } from '../../../src/lab/seededHash';
 import type { TrainSpec } from '../../../src/protocol';
 
 let dir = '';
@@ -75,5 +75,30 @@ describe('seeded choices of existing run folders (bit-identical across versions)
 
   it('samples the same BPE pieces', () => {
     expect([hashSeed(1, 0, 0), hashSeed(7, 3, 12), hashSeed(-1, 2 ** 31, 5)]).toEqual([2317889555, 792061187, 1799727141]);
+  });
+});
+
+describe('seededHash', () => {
+  it('permutes 0 … n − 1, the same way for the same seed', () => {
+    expect(seededPermutation(8, 1)).toEqual([3, 6, 0, 1, 7, 5, 4, 2]);
+    expect(seededPermutation(0, 1)).toEqual([]);
+    expect(seededPermutation(1, 1)).toEqual([0]);
+    const p = seededPermutation(100, 9);
+    expect([...p].sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(seededPermutation(100, 10)).not.toEqual(p);
+  });
+
+  it('hashes strings by their UTF-8 bytes and the seed', () => {
+    expect(hashString('', 0)).toBe(2872998923);
+    expect(hashString('README.md', 1)).toBe(1693858);
+    expect(hashString('README.md', 2)).not.toBe(hashString('README.md', 1));
+    expect(hashString('é', 1)).not.toBe(hashString('\u00e9'.normalize('NFD'), 1));
+  });
+
+  it('seeds stepRng with stepSeed, and maps hashes into [0, 1)', () => {
+    expect(stepSeed(1, STREAMS.data, 0)).toBe(1782464574);
+    expect(unitInterval(0)).toBe(0);
+    expect(unitInterval(0xffffffff)).toBeLessThan(1);
+    expect(unitInterval(-1)).toBe(unitInterval(0xffffffff));
   });
 });
