@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodeOutput, DecodeParams, RunState } from '../../src/protocol';
 import { showToken } from '../../webview/format';
-import { decodeArrays } from '../../webview/wireCodec';
+import { decodeArrays } from '../../src/wireCodec';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
