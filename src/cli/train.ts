@@ -9,6 +9,7 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
+import { errorKind } from '../lab/errorCodes';
 import type { TaskName, TrainSpec, WorkerToHost } from '../protocol';
 import { TASK_NAMES } from '../protocol';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
@@ -225,18 +226,16 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     await worker.dispose();
     (progress as ProgressLine | null)?.end();
   }
-  if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') {
-    preparing?.end();
-    ctx.err(`attention-lab: ${outcome.error.message}`);
-    if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', step: outcome.step }));
-    return 130;
-  }
   if (outcome.kind === 'failed') {
     preparing?.end();
-    const user = /^(input|config|checkpoint|tokenizer)\//.test(outcome.error.code);
+    const kind = errorKind(outcome.error.code);
     ctx.err(`attention-lab: ${outcome.error.message}`);
+    if (kind === 'cancelled') {
+      if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', step: outcome.step }));
+      return 130;
+    }
     if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', step: outcome.step, error: outcome.error }));
-    return user ? 2 : 1;
+    return kind === 'fixable' ? 2 : 1;
   }
   const opened = openRun(runDir, createBackend(spec.backend));
   const samples = await sampleRun(opened, 3);

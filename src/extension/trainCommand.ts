@@ -11,6 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { errorKind } from '../lab/errorCodes';
 import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
@@ -150,13 +151,10 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
 /** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
 function announce(s: Services, runId: string, outcome: RunOutcome): void {
   const name = path.basename(runId);
-  if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') {
-    void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
-    return;
-  }
   if (outcome.kind === 'failed') {
-    const fixable = /^(input|config|tokenizer)\//.test(outcome.error.code);
-    void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(fixable ? [CONFIGURE_ACTION] : []));
+    const kind = errorKind(outcome.error.code);
+    if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
+    else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' ? [CONFIGURE_ACTION] : []));
     return;
   }
   const best = s.runs.find(runId)?.bestValLoss ?? null;
