@@ -14,14 +14,14 @@ import { createBackend } from '../engine/backends/select';
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluateFiles';
 import { openRun } from '../lab/openRun';
 import { readRunJson } from '../lab/runFolder';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
-import { summarizeSkipped } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
+import { BACKEND_KINDS, summarizeSkipped } from '../protocol';
 import type { Flags } from './args';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
 
 /** The test data the flags name, checked against the run's kind. */
-function testData(f: Flags, ctx: CommandContext, kind: 'encoder-decoder' | 'decoder-only'): EvalFilesData {
+function testData(f: Flags, ctx: CommandContext, kind: ModelKind): EvalFilesData {
   if (f.has('data') && f.has('pairs')) {
     throw new UsageError('Use one kind of test data: --data GLOB… (documents) or --pairs SRC TGT / --pairs FILE (pairs), not both.');
   }
@@ -80,7 +80,7 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const json = f.bool('json');
   // Batches as wide as training's, within reason: the model's buffers are planned for them.
   const rows = Math.max(1, Math.min(run.spec.training.batchSize, 32));
-  const opened = openRun(runDir, createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), rows);
+  const opened = openRun(runDir, createBackend(f.choice('backend', BACKEND_KINDS, 'auto')), rows);
   const live = !json && ctx.stderr.isTTY;
   let r: EvalFilesOutput;
   try {

@@ -10,8 +10,8 @@ import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
 import { errorKind } from '../lab/errorCodes';
-import type { TaskName, TrainSpec, WorkerToHost } from '../protocol';
-import { TASK_NAMES } from '../protocol';
+import type { ModelKind, PresetName, TaskName, TrainSpec, WorkerToHost } from '../protocol';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_NAMES } from '../protocol';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
 import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';
@@ -41,13 +41,13 @@ Data (one of; default: --task reverse):
   --resume DIR           continue a run folder where its last checkpoint left off; with
                          --steps N, train a finished or stopped run on to step N (below)
 Model:
-  --model KIND           encoder-decoder | decoder-only (default: from the data)
-  --preset NAME          tiny | small | base (encoder-decoder); tiny | small | gpt (decoder-only)
+  --model KIND           ${MODEL_KINDS.join(' | ')} (default: from the data)
+  --preset NAME          ${MODEL_KINDS.map((k) => `${MODEL_PRESETS[k].join(' | ')} (${k})`).join('; ')}
   --set KEY=VALUE        any config field (${CONFIG_FIELDS.join(', ')})
   --tokenizer char|bpe   (default char)      --vocab N   BPE vocabulary size (default 1000)
 Training:
   --steps N  --batch N  --seq N  --eval-every N  --checkpoint-every N  --snapshot-every N
-  --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend auto|wasm|reference
+  --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend ${BACKEND_KINDS.join('|')}
   --out DIR              run folder (default: runs/run-<time>)
   --until N              stop after step N with a checkpoint (continue later with --resume)
   --json                 print one JSON object when done (no progress line)
@@ -90,12 +90,20 @@ export function parseSets(sets: readonly string[]): Record<string, string> {
   return out;
 }
 
+/** `--preset`, one of the presets of `kind` (default tiny). */
+function presetFlag(f: Flags, kind: ModelKind): PresetName {
+  const presets: readonly PresetName[] = MODEL_PRESETS[kind];
+  const p = f.str('preset') ?? 'tiny';
+  if (!(presets as readonly string[]).includes(p)) throw new UsageError(`--preset must be one of ${presets.join(', ')} for ${kind} models, got "${p}".`);
+  return p as PresetName;
+}
+
 /** The TrainSpec the flags describe. Paths are made absolute against `cwd`. */
 export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   const sources = ['task', 'data', 'pairs'].filter((k) => f.has(k));
   if (sources.length > 1) throw new UsageError(`Use one data source, not ${sources.map((s) => `--${s}`).join(' and ')}.`);
   let data: TrainSpec['data'];
-  let kind: TrainSpec['model']['kind'] = 'encoder-decoder';
+  let kind: ModelKind = 'encoder-decoder';
   const dataOnly = ['max-file-mb', 'max-total-mb', 'all-files'].filter((k) => f.has(k));
   if (dataOnly.length && !f.has('data')) throw new UsageError(`${dataOnly.map((k) => `--${k}`).join(' and ')} go with --data (documents).`);
   if (f.has('data')) {
@@ -116,14 +124,14 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents with --data GLOB or pairs with --pairs SRC TGT.`);
     data = { kind: 'task', task: f.choice<TaskName>('task', TASK_NAMES, 'reverse') };
   }
-  kind = f.choice('model', ['encoder-decoder', 'decoder-only'] as const, kind);
+  kind = f.choice('model', MODEL_KINDS, kind);
   if (kind === 'decoder-only' && data.kind !== 'documents') throw new UsageError('A decoder-only model trains on documents (--data); use --model encoder-decoder for tasks and pairs.');
   if (kind === 'encoder-decoder' && data.kind === 'documents') throw new UsageError('An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.');
   const isTask = data.kind === 'task';
   const steps = f.int('steps', data.kind === 'task' ? taskInfo(data.task).steps : 2000);
   const spec: TrainSpec = {
     // Generated tasks are noise-free, so the paper's regularization only slows them down.
-    model: { kind, preset: f.str('preset') ?? 'tiny', overrides: { ...(isTask ? { dropout: 0, labelSmoothing: 0 } : {}), ...parseSets(f.list('set')) } },
+    model: { kind, preset: presetFlag(f, kind), overrides: { ...(isTask ? { dropout: 0, labelSmoothing: 0 } : {}), ...parseSets(f.list('set')) } },
     tokenizer: { type: f.choice('tokenizer', ['char', 'bpe'] as const, 'char'), vocabSize: f.int('vocab', 1000, 261) },
     data,
     training: {
@@ -138,7 +146,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
       lr: f.num('lr', isTask ? 3e-3 : 0, 0, 10),
       warmup: f.int('warmup', 0, 0),
     },
-    backend: f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto'),
+    backend: f.choice('backend', BACKEND_KINDS, 'auto'),
   };
   // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
   resolveConfig(spec, 1000);

@@ -8,7 +8,7 @@
  */
 
 import * as path from 'node:path';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
 import { summarizeSkipped } from '../protocol';
 
 /** Pairs decoded for exact match and BLEU (as `eval`'s default --max-pairs). */
@@ -25,7 +25,7 @@ export function isPairsFile(file: string): boolean {
  * one .tsv / .jsonl file, or a source and a target line file, for an encoder-decoder.
  * Returns a message saying what to choose instead when the files do not fit.
  */
-export function testDataOf(kind: 'encoder-decoder' | 'decoder-only', files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
+export function testDataOf(kind: ModelKind, files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
   if (files.length === 0) return { error: 'Choose at least one test file.' };
   if (kind === 'decoder-only') {
     return { kind: 'documents', paths: files, cwd: root ?? path.dirname(files[0] as string), glob: false };
