@@ -57,7 +57,7 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
  * them — the typed-array codec of the wire, and the one way numbers are printed (so the
  * dashboard, the extension and the CLI show the same value the same way).
  */
-const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/protocol.ts', 'src/wireCodec.ts']);
+const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/protocol.ts', 'src/wireCodec.ts', 'src/format.ts']);
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {
