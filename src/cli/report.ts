@@ -11,6 +11,7 @@
  * instead: the page has no model) and serving (there is nothing to serve).
  */
 
+import { formatBytes } from '../format';
 import { encodeArrays } from '../wireCodec';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -141,6 +142,6 @@ export function reportCommand(argv: string[], ctx: CommandContext): number {
   const snapshots = states.reduce((n, s) => n + s.snapshots.length, 0);
   const steps = states.reduce((n, s) => n + s.steps.length, 0);
   if (f.bool('json')) ctx.out(JSON.stringify({ out, bytes: Buffer.byteLength(html), runs: states.length, steps, snapshots }));
-  else ctx.out(`Wrote ${out} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`);
+  else ctx.out(`Wrote ${out} (${formatBytes(Buffer.byteLength(html))}: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`);
   return 0;
 }

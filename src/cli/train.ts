@@ -9,6 +9,7 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
+import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../format';
 import { errorKind } from '../lab/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec, WorkerToHost } from '../protocol';
 import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_NAMES } from '../protocol';
@@ -197,13 +198,13 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         preparing?.end();
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
-        ctx.err(`Training ${m.model.config.kind as string} · ${(m.model.params / 1e6).toFixed(2)}M parameters · ${m.model.backend} backend · ${m.data.description}`);
+        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${m.model.backend} backend · ${m.data.description}`);
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;
       case 'train/didStep':
         lastLoss = m.loss;
-        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `${valLabel} ${lastEval.loss.toFixed(3)}${lastEval.exactMatch !== null ? ` · exact ${(100 * lastEval.exactMatch).toFixed(0)}%` : ''}` : '');
+        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `${valLabel} ${formatLoss(lastEval.loss)}${lastEval.exactMatch !== null ? ` · exact ${formatPercent(lastEval.exactMatch)}` : ''}` : '');
         break;
       case 'train/didEval':
         lastEval = m;
@@ -254,7 +255,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   }
   // BLEU needs 4-grams of words: on a generated task's single-token strings it says nothing.
   const showBleu = ev?.bleu !== null && spec.data.kind === 'pairs';
-  ctx.err(`${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${ev.loss.toFixed(4)} (perplexity ${ev.ppl.toFixed(2)})${ev.exactMatch !== null ? ` · exact match ${(100 * ev.exactMatch).toFixed(1)}%` : ''}${showBleu ? ` · BLEU ${(ev.bleu as number).toFixed(1)}` : ''}` : ''}`);
+  ctx.err(`${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${formatLoss(ev.loss)} (perplexity ${formatPerplexity(ev.ppl)})${ev.exactMatch !== null ? ` · exact match ${formatPercent(ev.exactMatch)}` : ''}${showBleu ? ` · BLEU ${formatBleu(ev.bleu)}` : ''}` : ''}`);
   ctx.out('\nSamples:');
   for (const s of samples) ctx.out(s.kind === 'pair' ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}` : `  ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}`);
   ctx.out(`\nRun folder: ${runDir}`);

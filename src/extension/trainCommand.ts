@@ -15,7 +15,8 @@ import { errorKind } from '../lab/errorCodes';
 import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
-import { dataLine, formatBytes, formatLoss, skippedReason } from './format';
+import { formatBytes, formatCount, formatLoss } from '../format';
+import { dataLine, skippedReason } from './summaryLines';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from './pickRun';
 import type { Services } from './services';
@@ -51,7 +52,7 @@ export async function trainCommand(s: Services): Promise<void> {
   const lab = s.lab.get();
   try {
     const est = lab.estimateSpec(spec);
-    s.log.info(`Model: ${spec.model.kind} ${spec.model.preset}, about ${est.params.toLocaleString('en-US')} parameters; data: ${found.found}.`);
+    s.log.info(`Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; data: ${found.found}.`);
   } catch (e) {
     return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
   }

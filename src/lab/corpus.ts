@@ -16,6 +16,7 @@ import { promises as fsp, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { escapePath, glob, isDynamicPattern } from 'tinyglobby';
 import { EngineError } from '../engine/errors';
+import { formatBytes } from '../format';
 import type { SkippedFile } from '../protocol';
 import { summarizeSkipped } from '../protocol';
 import { skipByContent, skipByPath } from './codeFiles';
@@ -80,12 +81,6 @@ export function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: numbe
     }
   }
   return { maxFile, maxTotal, skipGenerated: opts.skipGenerated ?? true };
-}
-
-/** "1.1 MB" (MiB, one decimal): how sizes appear in messages about limits. */
-export function megabytes(bytes: number): string {
-  const mb = bytes / 2 ** 20;
-  return `${mb >= 10 ? mb.toFixed(0) : mb.toFixed(1)} MB`;
 }
 
 function toPosix(rel: string): string {
@@ -223,9 +218,9 @@ export function skippedNote(skipped: readonly SkippedFile[], limits: CorpusLimit
   const largest = (reason: SkippedFile['reason']): SkippedFile | undefined =>
     skipped.filter((f) => f.reason === reason).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0))[0];
   const big = largest('too-large');
-  if (big) parts.push(`${big.path} is ${megabytes(big.bytes ?? 0)}, over the ${megabytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`);
+  if (big) parts.push(`${big.path} is ${formatBytes(big.bytes ?? 0)}, over the ${formatBytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`);
   const over = largest('over-total');
-  if (over) parts.push(`${over.path} (${megabytes(over.bytes ?? 0)}) would take the corpus past its ${megabytes(maxTotal)} total: ${LIMIT_HINTS.total}`);
+  if (over) parts.push(`${over.path} (${formatBytes(over.bytes ?? 0)}) would take the corpus past its ${formatBytes(maxTotal)} total: ${LIMIT_HINTS.total}`);
   return parts.join('; ');
 }
 

@@ -13,6 +13,7 @@ import { createBackend } from '../engine/backends/select';
 import type { ModelConfig } from '../engine/config';
 import { applyOverrides, presetConfig } from '../engine/config';
 import { EngineError } from '../engine/errors';
+import { formatCount } from '../format';
 import { Transformer } from '../engine/models/transformer';
 import { Optimizer } from '../engine/optim/optimizer';
 import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
@@ -50,7 +51,7 @@ export type RunData =
   | { readonly kind: 'documents'; readonly tok: Tokenizer; readonly docs: DocumentData };
 
 const VAL_FRACTION = 0.1;
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = formatCount;
 
 /** Reads or generates the pairs of a task or pairs spec. */
 export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
