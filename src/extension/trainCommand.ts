@@ -15,7 +15,7 @@ import { errorKind } from '../lab/errorCodes';
 import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
-import { formatBytes, formatCount, formatLoss } from '../format';
+import { formatBytes, formatCount, formatLoss, formatPercent } from '../format';
 import { dataLine, skippedReason } from './summaryLines';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from './pickRun';
@@ -124,7 +124,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
         // Before the first step: what the worker is reading, training or encoding, and how far.
         const preparing = s.controller.onEvent(({ runId: id, event }) => {
           if (id !== runId || event.type !== 'train/didProgress') return;
-          const pct = event.total > 0 ? ` · ${Math.floor((100 * event.done) / event.total)}%` : '';
+          const pct = event.total > 0 ? ` · ${formatPercent(event.done / event.total)}` : '';
           progress.report({ message: `${event.message}${pct}` });
         });
         const steps = s.controller.onDidChange((st) => {
