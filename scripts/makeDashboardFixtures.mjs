@@ -6,7 +6,7 @@
 //   decode-encdec.json   a greedy playground decode (streamed tokens + DecodeOutput)
 //   decode-decoder.json  the same for the decoder-only run
 //   run-reverse/         a run folder (run.json, metrics.jsonl, tokenizer.json, 3 snapshots) for `report`
-// Typed arrays are stored in the tagged base64 form of webview/wireCodec.ts.
+// Typed arrays are stored in the tagged base64 form of src/wireCodec.ts.
 //
 // Usage (after `npm run build`):
 //   node dist/cli.js train --task reverse --steps 800 --set dModel=32 --set dFF=64 --out /tmp/enc
@@ -36,7 +36,7 @@ await build({
       "export { openRun } from './src/lab/openRun';",
       "export { decodeText } from './src/lab/inference/decode';",
       "export { createBackend } from './src/engine/backends/select';",
-      "export { encodeArrays } from './webview/wireCodec';",
+      "export { encodeArrays } from './src/wireCodec';",
     ].join('\n'),
     resolveDir: root,
     loader: 'ts',

@@ -44,11 +44,45 @@ export type DataSpec =
 export type TaskName = 'copy' | 'reverse' | 'sort' | 'addition' | 'dates';
 export const TASK_NAMES: readonly TaskName[] = ['copy', 'reverse', 'sort', 'addition', 'dates'];
 
+/*
+ * The names people choose among, declared once here (STYLE.md §12): the CLI's flags and help,
+ * the settings' validation and the validators below derive from these lists, package.json's
+ * enums are compared with them (test/unit/extension/settings.test.ts), and the engine's
+ * implementations with them (test/unit/declaredNames.test.ts). They live in the protocol
+ * because every layer may import it; the engine, which imports nothing, keeps its own types.
+ */
+
+/**
+ * The model presets of each model kind (their sizes: src/engine/config.ts `presetConfig`).
+ * The keys are the model kinds: decoder-only (GPT-style, on documents) and encoder-decoder
+ * (the paper's, on source→target pairs).
+ */
+export const MODEL_PRESETS = {
+  'decoder-only': ['tiny', 'small', 'gpt'],
+  'encoder-decoder': ['tiny', 'small', 'base'],
+} as const;
+
+/** A model kind. */
+export type ModelKind = keyof typeof MODEL_PRESETS;
+/** The model kinds, in the order people are offered them. */
+export const MODEL_KINDS = Object.keys(MODEL_PRESETS) as readonly ModelKind[];
+
+/** A preset of some model kind. */
+export type PresetName = (typeof MODEL_PRESETS)[ModelKind][number];
+/** Every preset name, each once, in the order of {@link MODEL_PRESETS}. */
+export const PRESET_NAMES: readonly PresetName[] = [...new Set(MODEL_KINDS.flatMap((k) => MODEL_PRESETS[k]))];
+
+/** The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else reference. */
+export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
+/** A kernel backend a run can ask for. */
+export type BackendKind = (typeof BACKEND_KINDS)[number];
+
 /** Everything that defines a run; saved in run.json. */
 export interface TrainSpec {
   readonly model: {
-    readonly kind: 'encoder-decoder' | 'decoder-only';
-    readonly preset: string;
+    readonly kind: ModelKind;
+    /** One of MODEL_PRESETS[kind] (the engine checks the pair when it builds the config). */
+    readonly preset: PresetName;
     /** Config fields to override (`--set key=value`). */
     readonly overrides: { readonly [key: string]: string | number | boolean };
   };
@@ -70,7 +104,7 @@ export interface TrainSpec {
     readonly lr: number;
     readonly warmup: number;
   };
-  readonly backend: 'auto' | 'wasm' | 'reference';
+  readonly backend: BackendKind;
 }
 
 /**
@@ -387,7 +421,7 @@ export interface RunSummary {
   readonly name: string;
   readonly runDir: string;
   readonly status: 'created' | 'training' | 'paused' | 'completed' | 'stopped' | 'failed';
-  readonly kind: 'encoder-decoder' | 'decoder-only';
+  readonly kind: ModelKind;
   readonly step: number;
   readonly totalSteps: number;
   /** The schedule segments (one unless the run was extended); the last ends at totalSteps. */
@@ -550,14 +584,14 @@ const dataSpec: Check = (v, p) => {
   else obj({ source: str, target: nullable(str) })(v, p);
 };
 const trainSpec = obj({
-  model: obj({ kind: oneOf('encoder-decoder', 'decoder-only'), preset: str, overrides: record(primitive) }),
+  model: obj({ kind: oneOf(...MODEL_KINDS), preset: oneOf(...PRESET_NAMES), overrides: record(primitive) }),
   tokenizer: obj({ type: oneOf('char', 'bpe'), vocabSize: posInt }),
   data: dataSpec,
   training: obj({
     steps: posInt, batchSize: posInt, seqLen: posInt, evalEvery: nonNegInt, checkpointEvery: nonNegInt,
     snapshotEvery: nonNegInt, seed: int, optimizer: oneOf('paper', 'adamw'), lr: num, warmup: nonNegInt,
   }),
-  backend: oneOf('auto', 'wasm', 'reference'),
+  backend: oneOf(...BACKEND_KINDS),
 });
 const runSegments: Check = (v, p) => {
   arrayOf(obj({ fromStep: nonNegInt, toStep: posInt, schedule: oneOf(...SEGMENT_SCHEDULES) }))(v, p);
@@ -669,7 +703,7 @@ export function validateModelInfo(v: unknown, where = 'model'): ModelInfo {
 
 const runStatus = oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed');
 const runSummary = obj({
-  id: str, name: str, runDir: str, status: runStatus, kind: oneOf('encoder-decoder', 'decoder-only'), step: nonNegInt,
+  id: str, name: str, runDir: str, status: runStatus, kind: oneOf(...MODEL_KINDS), step: nonNegInt,
   totalSteps: nonNegInt, segments: runSegments, bestValLoss: nullable(num), model: nullable(modelInfo), data: nullable(dataSummary),
 });
 const runState = obj({ run: runSummary, steps: arrayOf(obj(stepMetrics)), evals: arrayOf(obj(evalMetrics)), snapshots: arrayOf(obj(snapshot)) });

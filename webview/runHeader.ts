@@ -9,7 +9,7 @@
 
 import type { WebviewToHost } from '../src/protocol';
 import { h, replaceChildren } from './dom';
-import { fmt } from './format';
+import { formatLoss, formatPercent } from '../src/format';
 import type { PanelContext } from './panels/panel';
 
 const THEMES = [
@@ -65,10 +65,10 @@ export class RunHeader {
     const s = run.summary;
     const step = Math.max(s.step, run.steps.lastStep);
     const parts = [`${s.status}`, `step ${step} of ${s.totalSteps}`];
-    if (s.bestValLoss !== null) parts.push(`best validation loss ${fmt(s.bestValLoss, 4)}`);
+    if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {
       const p = run.preparing;
-      parts.push(p.total > 0 ? `${p.message} · ${Math.floor((100 * p.done) / p.total)}%` : p.message);
+      parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
     }
     if (run.failure) parts.push(`failed: ${run.failure.message}`);
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);

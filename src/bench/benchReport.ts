@@ -9,6 +9,7 @@
  * Leaves out: measuring (bench.ts).
  */
 
+import { formatCount } from '../format';
 import type { BenchResult, Skipped } from './bench';
 import type { BenchConfigName } from './benchConfigs';
 import type { Stats } from './benchRun';
@@ -19,7 +20,7 @@ function isSkipped(x: unknown): x is Skipped {
 }
 
 function num(x: number, digits: number): string {
-  return x >= 1000 ? Math.round(x).toLocaleString('en-US') : x.toFixed(digits);
+  return x >= 1000 ? formatCount(x) : x.toFixed(digits);
 }
 
 function cell(s: Stats | undefined, digits: number): string {
@@ -108,7 +109,7 @@ export function formatBench(r: BenchResult): string {
   if (isSkipped(r.eventLoop)) out.push(`Event-loop delay: not measured — ${r.eventLoop.skipped}`);
   else {
     const e = r.eventLoop;
-    out.push(`Event-loop delay of the main thread while ${e.config} trains in a worker (${e.threads} threads, ${Math.round(e.trainTokensPerS).toLocaleString('en-US')} tokens/s meanwhile): p99 ${e.p99Ms.toFixed(1)} ms, mean ${e.meanMs.toFixed(1)} ms, max ${e.maxMs.toFixed(1)} ms`);
+    out.push(`Event-loop delay of the main thread while ${e.config} trains in a worker (${e.threads} threads, ${formatCount(e.trainTokensPerS)} tokens/s meanwhile): p99 ${e.p99Ms.toFixed(1)} ms, mean ${e.meanMs.toFixed(1)} ms, max ${e.maxMs.toFixed(1)} ms`);
   }
   if (isSkipped(r.tfjs)) out.push(`TensorFlow.js: not compared — ${r.tfjs.skipped}`);
   else {

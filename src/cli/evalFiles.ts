@@ -11,17 +11,18 @@
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
+import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../format';
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluateFiles';
 import { openRun } from '../lab/openRun';
 import { readRunJson } from '../lab/runFolder';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
-import { summarizeSkipped } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
+import { BACKEND_KINDS, summarizeSkipped } from '../protocol';
 import type { Flags } from './args';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
 
 /** The test data the flags name, checked against the run's kind. */
-function testData(f: Flags, ctx: CommandContext, kind: 'encoder-decoder' | 'decoder-only'): EvalFilesData {
+function testData(f: Flags, ctx: CommandContext, kind: ModelKind): EvalFilesData {
   if (f.has('data') && f.has('pairs')) {
     throw new UsageError('Use one kind of test data: --data GLOB… (documents) or --pairs SRC TGT / --pairs FILE (pairs), not both.');
   }
@@ -48,15 +49,15 @@ function printTable(r: EvalFilesOutput, ctx: CommandContext): void {
   const rows: [string, string][] = [
     ['test data', r.source],
     ['step', `${r.step} (context ${r.context} tokens)`],
-    ['loss', `${r.loss.toFixed(4)} nats/token`],
-    ['perplexity', r.ppl.toFixed(3)],
-    ['tokens', String(r.tokens)],
+    ['loss', `${formatLoss(r.loss)} nats/token`],
+    ['perplexity', formatPerplexity(r.ppl)],
+    ['tokens', formatCount(r.tokens)],
   ];
   if (r.kind === 'documents') rows.push(['documents', `${r.documents}${r.skipped.length ? ` (${r.skipped.length} skipped: ${summarizeSkipped(r.skipped)})` : ''}`]);
   else {
     rows.push(['pairs', `${r.pairs}${r.pairsTooLong ? ` (${r.pairsTooLong} longer than the context, left out)` : ''}`]);
-    rows.push(['exact match', `${(100 * (r.exactMatch ?? 0)).toFixed(2)}% of ${r.decoded} decoded`]);
-    rows.push(['BLEU', (r.bleu ?? 0).toFixed(2)]);
+    rows.push(['exact match', `${formatPercent(r.exactMatch)} of ${formatCount(r.decoded)} decoded`]);
+    rows.push(['BLEU', formatBleu(r.bleu)]);
   }
   for (const [k, v] of rows) ctx.out(`${k.padEnd(12)} ${v}`);
 }
@@ -64,8 +65,8 @@ function printTable(r: EvalFilesOutput, ctx: CommandContext): void {
 /** Notes on stderr about what was left out or is doubtful. */
 function printNotes(r: EvalFilesOutput, ctx: CommandContext, maxPairs: number): void {
   if (r.unseenChars) {
-    const pct = ((100 * r.unseenChars) / Math.max(1, r.characters)).toFixed(2);
-    ctx.err(`warning: ${r.unseenChars} of ${r.characters} characters (${pct}%) never occur in the run's training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')}); the model never trained on their tokens.`);
+    const pct = formatPercent(r.unseenChars / Math.max(1, r.characters));
+    ctx.err(`warning: ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters (${pct}) never occur in the run's training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')}); the model never trained on their tokens.`);
   }
   if (r.skipped.length) ctx.err(`note: skipped ${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} (${summarizeSkipped(r.skipped)}): ${r.skipped.slice(0, 5).map((s) => s.path).join(', ')}${r.skipped.length > 5 ? ', …' : ''}`);
   if (r.pairsTooLong) ctx.err(`note: left out ${r.pairsTooLong} ${r.pairsTooLong === 1 ? 'pair' : 'pairs'} longer than the context of ${r.context} tokens.`);
@@ -80,7 +81,7 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const json = f.bool('json');
   // Batches as wide as training's, within reason: the model's buffers are planned for them.
   const rows = Math.max(1, Math.min(run.spec.training.batchSize, 32));
-  const opened = openRun(runDir, createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), rows);
+  const opened = openRun(runDir, createBackend(f.choice('backend', BACKEND_KINDS, 'auto')), rows);
   const live = !json && ctx.stderr.isTTY;
   let r: EvalFilesOutput;
   try {

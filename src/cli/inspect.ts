@@ -9,6 +9,7 @@
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
+import { formatBleu, formatLoss, formatPercent, formatPerplexity } from '../format';
 import { evaluate } from '../lab/evaluate';
 import { decodeText } from '../lab/inference/decode';
 import type { ScoredText } from '../lab/inference/score';
@@ -63,8 +64,8 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   if (f.bool('json')) {
     ctx.out(JSON.stringify({ loss: r.loss, ppl: r.ppl, ...(r.exactMatch !== null ? { exact_match: r.exactMatch, bleu: r.bleu } : {}) }));
   } else {
-    ctx.out(`step ${opened.step}  validation loss ${r.loss.toFixed(4)}  perplexity ${r.ppl.toFixed(3)}`);
-    if (r.exactMatch !== null) ctx.out(`exact match ${(100 * r.exactMatch).toFixed(2)}%  BLEU ${(r.bleu ?? 0).toFixed(2)}`);
+    ctx.out(`step ${opened.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}`);
+    if (r.exactMatch !== null) ctx.out(`exact match ${formatPercent(r.exactMatch)}  BLEU ${formatBleu(r.bleu)}`);
   }
   return 0;
 }
@@ -140,7 +141,7 @@ export function scoreCommand(argv: string[], ctx: CommandContext): number {
     ctx.out('token            log p     surprise');
     logprobs.forEach((lp, i) => ctx.out(`${JSON.stringify(output.tokens[i]).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`));
     const total = logprobs.reduce((a, b) => a + b, 0);
-    ctx.out(`total ${total.toFixed(3)} nats · perplexity ${Math.exp(-total / Math.max(1, logprobs.length)).toFixed(3)}`);
+    ctx.out(`total ${total.toFixed(3)} nats · perplexity ${formatPerplexity(Math.exp(-total / Math.max(1, logprobs.length)))}`);
   }
   return 0;
 }

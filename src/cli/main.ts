@@ -1,12 +1,14 @@
 /**
  * The `attention-lab` command: dispatches to a subcommand and turns errors into exit
  * codes — 2 with one line for anything the user can fix (bad flags, bad data, a damaged or
- * foreign file), 1 with details for anything else. Never a stack trace for a user error.
+ * foreign file: lab/errorCodes.ts `isUserFixable`), 1 for anything else (one line for an engine
+ * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  */
 
 import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import { createBackend } from '../engine/backends/select';
+import { isUserFixable } from '../lab/errorCodes';
 import { exportPytorch } from '../lab/exportPytorch';
 import { openRun } from '../lab/openRun';
 import { UsageError, parseFlags } from './args';
@@ -78,8 +80,10 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
     return await cmd.run(rest, ctx);
   } catch (e) {
     if (e instanceof UsageError || EngineError.is(e)) {
-      ctx.err(`attention-lab: ${(e as Error).message}`);
-      return 2;
+      // An EngineError's message is written for people: one line either way, but only what
+      // the user can fix exits 2 (the same classification as a failed training run).
+      ctx.err(`attention-lab: ${e.message}`);
+      return e instanceof UsageError || isUserFixable(e.code) ? 2 : 1;
     }
     ctx.err(`attention-lab: internal error: ${(e as Error)?.stack ?? String(e)}`);
     return 1;

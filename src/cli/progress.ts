@@ -2,22 +2,11 @@
  * The live progress line of `attention-lab train`: step, loss, tokens/s and ETA on one
  * redrawn line when stderr is a terminal, or a plain line every tenth of the run when it
  * is not (logs, CI).
+ *
+ * Leaves out: how the numbers are written (src/format.ts, as in the extension and dashboard).
  */
 
-/** Formats seconds as 1h02m, 3m05s or 12s. */
-export function formatDuration(s: number): string {
-  if (!Number.isFinite(s) || s < 0) return '—';
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = Math.floor(s % 60);
-  if (h) return `${h}h${String(m).padStart(2, '0')}m`;
-  if (m) return `${m}m${String(sec).padStart(2, '0')}s`;
-  return `${sec}s`;
-}
-
-function compact(n: number): string {
-  return n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e3 ? `${(n / 1e3).toFixed(1)}k` : n.toFixed(0);
-}
+import { formatBytes, formatCompact, formatDuration, formatLoss, formatPercent } from '../format';
 
 /** Draws training progress on a stream. */
 export class ProgressLine {
@@ -37,7 +26,7 @@ export class ProgressLine {
     const elapsed = (Date.now() - this.startedAt) / 1000;
     const eta = done > 0 ? (elapsed / done) * left : NaN;
     const frac = step / this.total;
-    const text = `step ${step}/${this.total}  loss ${loss.toFixed(4)}  ${compact(tokensPerSec)} tok/s  ETA ${formatDuration(eta)}${extra ? `  ${extra}` : ''}`;
+    const text = `step ${step}/${this.total}  loss ${formatLoss(loss)}  ${formatCompact(tokensPerSec)} tok/s  ETA ${formatDuration(eta)}${extra ? `  ${extra}` : ''}`;
     if (this.out.isTTY) {
       const width = 24;
       const fill = Math.round(frac * width);
@@ -72,9 +61,8 @@ export class PrepareLine {
   constructor(private readonly out: NodeJS.WriteStream) {}
 
   update(p: { readonly phase: string; readonly done: number; readonly total: number; readonly message: string }): void {
-    const mb = (b: number): string => (b / 2 ** 20).toFixed(1);
     const pct = p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0;
-    const text = p.total > 0 ? `${p.message}  ${mb(p.done)}/${mb(p.total)} MB  ${pct}%` : p.message;
+    const text = p.total > 0 ? `${p.message}  ${formatBytes(p.done)} of ${formatBytes(p.total)}  ${formatPercent(p.done / p.total)}` : p.message;
     if (this.out.isTTY) {
       this.out.write(`\r\x1b[2K${text}`);
       this.drawn = true;

@@ -2,7 +2,7 @@
  * `attention-lab report`: the dashboard as ONE self-contained HTML file that any browser opens
  * from disk — the bundle (dist/webview/dashboard.js + .css) inlined, the runs' metrics,
  * evaluations and attention snapshots embedded as JSON (typed arrays as base64, the tagged
- * form of webview/wireCodec.ts) in `<script type="application/json" id="attention-lab-data">`,
+ * form of src/wireCodec.ts) in `<script type="application/json" id="attention-lab-data">`,
  * and a strict Content-Security-Policy: nothing loads from anywhere, only the nonce'd inline
  * script and style run. Run paths are reduced to folder names so a shared report does not
  * leak the author's directories.
@@ -11,7 +11,8 @@
  * instead: the page has no model) and serving (there is nothing to serve).
  */
 
-import { encodeArraysForJson } from '../wireEncode';
+import { formatBytes } from '../format';
+import { encodeArrays } from '../wireCodec';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -77,7 +78,7 @@ export function reportRunState(state: RunState, maxSnapshots: number | null): Ru
 export function buildReportHtml(opts: { states: readonly RunState[]; script: string; css: string; nonce: string; title: string; generatedAt: string }): string {
   const { nonce } = opts;
   const messages: HostToWebview[] = [{ type: 'dashboard/didLoadRuns', runs: opts.states, selectedId: opts.states[0]?.run.id ?? null }];
-  const data = scriptSafeJson(encodeArraysForJson({ format: REPORT_FORMAT, version: REPORT_VERSION, generatedAt: opts.generatedAt, messages }));
+  const data = scriptSafeJson(encodeArrays({ format: REPORT_FORMAT, version: REPORT_VERSION, generatedAt: opts.generatedAt, messages }));
   const csp = [`default-src 'none'`, `script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, `img-src data: blob:`, `base-uri 'none'`, `form-action 'none'`].join('; ');
   // An inline script or style ends at the first `</script` / `</style`; escape any inside.
   const script = opts.script.replace(/<\/(script)/gi, '<\\/$1');
@@ -141,6 +142,6 @@ export function reportCommand(argv: string[], ctx: CommandContext): number {
   const snapshots = states.reduce((n, s) => n + s.snapshots.length, 0);
   const steps = states.reduce((n, s) => n + s.steps.length, 0);
   if (f.bool('json')) ctx.out(JSON.stringify({ out, bytes: Buffer.byteLength(html), runs: states.length, steps, snapshots }));
-  else ctx.out(`Wrote ${out} (${(Buffer.byteLength(html) / 1024).toFixed(0)} KiB: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`);
+  else ctx.out(`Wrote ${out} (${formatBytes(Buffer.byteLength(html))}: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`);
   return 0;
 }

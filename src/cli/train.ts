@@ -9,8 +9,10 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
-import type { TaskName, TrainSpec, WorkerToHost } from '../protocol';
-import { TASK_NAMES } from '../protocol';
+import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../format';
+import { errorKind } from '../lab/errorCodes';
+import type { ModelKind, PresetName, TaskName, TrainSpec, WorkerToHost } from '../protocol';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_NAMES } from '../protocol';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
 import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';
@@ -40,13 +42,13 @@ Data (one of; default: --task reverse):
   --resume DIR           continue a run folder where its last checkpoint left off; with
                          --steps N, train a finished or stopped run on to step N (below)
 Model:
-  --model KIND           encoder-decoder | decoder-only (default: from the data)
-  --preset NAME          tiny | small | base (encoder-decoder); tiny | small | gpt (decoder-only)
+  --model KIND           ${MODEL_KINDS.join(' | ')} (default: from the data)
+  --preset NAME          ${MODEL_KINDS.map((k) => `${MODEL_PRESETS[k].join(' | ')} (${k})`).join('; ')}
   --set KEY=VALUE        any config field (${CONFIG_FIELDS.join(', ')})
   --tokenizer char|bpe   (default char)      --vocab N   BPE vocabulary size (default 1000)
 Training:
   --steps N  --batch N  --seq N  --eval-every N  --checkpoint-every N  --snapshot-every N
-  --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend auto|wasm|reference
+  --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend ${BACKEND_KINDS.join('|')}
   --out DIR              run folder (default: runs/run-<time>)
   --until N              stop after step N with a checkpoint (continue later with --resume)
   --json                 print one JSON object when done (no progress line)
@@ -89,12 +91,20 @@ export function parseSets(sets: readonly string[]): Record<string, string> {
   return out;
 }
 
+/** `--preset`, one of the presets of `kind` (default tiny). */
+function presetFlag(f: Flags, kind: ModelKind): PresetName {
+  const presets: readonly PresetName[] = MODEL_PRESETS[kind];
+  const p = f.str('preset') ?? 'tiny';
+  if (!(presets as readonly string[]).includes(p)) throw new UsageError(`--preset must be one of ${presets.join(', ')} for ${kind} models, got "${p}".`);
+  return p as PresetName;
+}
+
 /** The TrainSpec the flags describe. Paths are made absolute against `cwd`. */
 export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   const sources = ['task', 'data', 'pairs'].filter((k) => f.has(k));
   if (sources.length > 1) throw new UsageError(`Use one data source, not ${sources.map((s) => `--${s}`).join(' and ')}.`);
   let data: TrainSpec['data'];
-  let kind: TrainSpec['model']['kind'] = 'encoder-decoder';
+  let kind: ModelKind = 'encoder-decoder';
   const dataOnly = ['max-file-mb', 'max-total-mb', 'all-files'].filter((k) => f.has(k));
   if (dataOnly.length && !f.has('data')) throw new UsageError(`${dataOnly.map((k) => `--${k}`).join(' and ')} go with --data (documents).`);
   if (f.has('data')) {
@@ -115,14 +125,14 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents with --data GLOB or pairs with --pairs SRC TGT.`);
     data = { kind: 'task', task: f.choice<TaskName>('task', TASK_NAMES, 'reverse') };
   }
-  kind = f.choice('model', ['encoder-decoder', 'decoder-only'] as const, kind);
+  kind = f.choice('model', MODEL_KINDS, kind);
   if (kind === 'decoder-only' && data.kind !== 'documents') throw new UsageError('A decoder-only model trains on documents (--data); use --model encoder-decoder for tasks and pairs.');
   if (kind === 'encoder-decoder' && data.kind === 'documents') throw new UsageError('An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.');
   const isTask = data.kind === 'task';
   const steps = f.int('steps', data.kind === 'task' ? taskInfo(data.task).steps : 2000);
   const spec: TrainSpec = {
     // Generated tasks are noise-free, so the paper's regularization only slows them down.
-    model: { kind, preset: f.str('preset') ?? 'tiny', overrides: { ...(isTask ? { dropout: 0, labelSmoothing: 0 } : {}), ...parseSets(f.list('set')) } },
+    model: { kind, preset: presetFlag(f, kind), overrides: { ...(isTask ? { dropout: 0, labelSmoothing: 0 } : {}), ...parseSets(f.list('set')) } },
     tokenizer: { type: f.choice('tokenizer', ['char', 'bpe'] as const, 'char'), vocabSize: f.int('vocab', 1000, 261) },
     data,
     training: {
@@ -137,7 +147,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
       lr: f.num('lr', isTask ? 3e-3 : 0, 0, 10),
       warmup: f.int('warmup', 0, 0),
     },
-    backend: f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto'),
+    backend: f.choice('backend', BACKEND_KINDS, 'auto'),
   };
   // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
   resolveConfig(spec, 1000);
@@ -188,13 +198,13 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         preparing?.end();
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
-        ctx.err(`Training ${m.model.config.kind as string} · ${(m.model.params / 1e6).toFixed(2)}M parameters · ${m.model.backend} backend · ${m.data.description}`);
+        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${m.model.backend} backend · ${m.data.description}`);
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;
       case 'train/didStep':
         lastLoss = m.loss;
-        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `${valLabel} ${lastEval.loss.toFixed(3)}${lastEval.exactMatch !== null ? ` · exact ${(100 * lastEval.exactMatch).toFixed(0)}%` : ''}` : '');
+        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `${valLabel} ${formatLoss(lastEval.loss)}${lastEval.exactMatch !== null ? ` · exact ${formatPercent(lastEval.exactMatch)}` : ''}` : '');
         break;
       case 'train/didEval':
         lastEval = m;
@@ -226,18 +236,16 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     await worker.dispose();
     (progress as ProgressLine | null)?.end();
   }
-  if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') {
-    preparing?.end();
-    ctx.err(`attention-lab: ${outcome.error.message}`);
-    if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', step: outcome.step }));
-    return 130;
-  }
   if (outcome.kind === 'failed') {
     preparing?.end();
-    const user = /^(input|config|checkpoint|tokenizer)\//.test(outcome.error.code);
+    const kind = errorKind(outcome.error.code);
     ctx.err(`attention-lab: ${outcome.error.message}`);
+    if (kind === 'cancelled') {
+      if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', step: outcome.step }));
+      return 130;
+    }
     if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', step: outcome.step, error: outcome.error }));
-    return user ? 2 : 1;
+    return kind === 'fixable' ? 2 : 1;
   }
   const opened = openRun(runDir, createBackend(spec.backend));
   const samples = await sampleRun(opened, 3);
@@ -248,7 +256,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   }
   // BLEU needs 4-grams of words: on a generated task's single-token strings it says nothing.
   const showBleu = ev?.bleu !== null && spec.data.kind === 'pairs';
-  ctx.err(`${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${ev.loss.toFixed(4)} (perplexity ${ev.ppl.toFixed(2)})${ev.exactMatch !== null ? ` · exact match ${(100 * ev.exactMatch).toFixed(1)}%` : ''}${showBleu ? ` · BLEU ${(ev.bleu as number).toFixed(1)}` : ''}` : ''}`);
+  ctx.err(`${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${formatLoss(ev.loss)} (perplexity ${formatPerplexity(ev.ppl)})${ev.exactMatch !== null ? ` · exact match ${formatPercent(ev.exactMatch)}` : ''}${showBleu ? ` · BLEU ${formatBleu(ev.bleu)}` : ''}` : ''}`);
   ctx.out('\nSamples:');
   for (const s of samples) ctx.out(s.kind === 'pair' ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}` : `  ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}`);
   ctx.out(`\nRun folder: ${runDir}`);

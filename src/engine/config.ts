@@ -41,14 +41,6 @@ export interface ModelConfig {
   readonly labelSmoothing: number;
 }
 
-/** Names of the presets for each kind. */
-export const PRESETS = {
-  'encoder-decoder': ['tiny', 'small', 'base'],
-  'decoder-only': ['tiny', 'small', 'gpt'],
-} as const;
-
-export type PresetName = (typeof PRESETS)[ModelKind][number];
-
 const PAPER: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'> = {
   kind: 'encoder-decoder',
   dropout: 0.1,
@@ -75,29 +67,40 @@ const NANOGPT: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHea
   labelSmoothing: 0,
 };
 
+/** Sizes of the encoder-decoder presets; `base` is the paper's base model (N 6, d 512, h 8, d_ff 2048). */
+const ENCODER_DECODER_SIZES: Readonly<Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>>> = {
+  tiny: { dModel: 64, nHeads: 4, dFF: 256, nEncoderLayers: 2, nDecoderLayers: 2, maxLen: 64 },
+  small: { dModel: 128, nHeads: 4, dFF: 512, nEncoderLayers: 3, nDecoderLayers: 3, maxLen: 128 },
+  base: { dModel: 512, nHeads: 8, dFF: 2048, nEncoderLayers: 6, nDecoderLayers: 6, maxLen: 256 },
+};
+
+/** Sizes of the decoder-only presets: `gpt` is nanoGPT's GPT-2 small shape, `small` its shakespeare_char CPU config. */
+const DECODER_ONLY_SIZES: Readonly<Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'>>> = {
+  tiny: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
+  small: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
+  gpt: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 },
+};
+
 /**
- * A preset config. Vocabulary sizes come from the tokenizer, so they are arguments.
- * encoder-decoder `base` is the paper's base model (N 6, d 512, h 8, d_ff 2048);
- * decoder-only `gpt` is nanoGPT's GPT-2 small shape and `small` its shakespeare_char CPU
- * config; every decoder-only preset is nanoGPT's architecture.
+ * The presets the engine can build for a kind, in order. The names people choose among are
+ * declared in src/protocol.ts `MODEL_PRESETS` (the engine imports nothing); a unit test
+ * keeps the two equal.
+ */
+export function presetNames(kind: ModelKind): readonly string[] {
+  return Object.keys(kind === 'encoder-decoder' ? ENCODER_DECODER_SIZES : DECODER_ONLY_SIZES);
+}
+
+/**
+ * A preset config. Vocabulary sizes come from the tokenizer, so they are arguments. Every
+ * decoder-only preset is nanoGPT's architecture; every encoder-decoder preset the paper's.
  */
 export function presetConfig(kind: ModelKind, preset: string, vocabSize: number, srcVocabSize = vocabSize): ModelConfig {
   if (kind === 'encoder-decoder') {
-    const sizes: Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>> = {
-      tiny: { dModel: 64, nHeads: 4, dFF: 256, nEncoderLayers: 2, nDecoderLayers: 2, maxLen: 64 },
-      small: { dModel: 128, nHeads: 4, dFF: 512, nEncoderLayers: 3, nDecoderLayers: 3, maxLen: 128 },
-      base: { dModel: 512, nHeads: 8, dFF: 2048, nEncoderLayers: 6, nDecoderLayers: 6, maxLen: 256 },
-    };
-    const s = sizes[preset];
+    const s = Object.hasOwn(ENCODER_DECODER_SIZES, preset) ? ENCODER_DECODER_SIZES[preset] : undefined;
     if (!s) throw unknownPreset(kind, preset);
     return validateConfig({ ...PAPER, ...s, kind, vocabSize, srcVocabSize });
   }
-  const sizes: Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'>> = {
-    tiny: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
-    small: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
-    gpt: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 },
-  };
-  const s = sizes[preset];
+  const s = Object.hasOwn(DECODER_ONLY_SIZES, preset) ? DECODER_ONLY_SIZES[preset] : undefined;
   if (!s) throw unknownPreset(kind, preset);
   return validateConfig({ ...NANOGPT, ...s, kind, vocabSize, srcVocabSize: 0, nEncoderLayers: 0 });
 }
@@ -105,7 +108,7 @@ export function presetConfig(kind: ModelKind, preset: string, vocabSize: number,
 function unknownPreset(kind: ModelKind, preset: string): EngineError {
   return new EngineError(
     'config/invalid',
-    `Unknown preset "${preset}" for ${kind}; choose one of ${PRESETS[kind].join(', ')}.`,
+    `Unknown preset "${preset}" for ${kind}; choose one of ${presetNames(kind).join(', ')}.`,
   );
 }
 

@@ -4,7 +4,11 @@
  * parsing text. Engine errors cross thread boundaries as plain data (`toData`).
  */
 
-/** Machine-readable category of an engine error. */
+/**
+ * Machine-readable category of an engine error. What each means for the user (fix it, or a
+ * failure) is decided once, in lab/errorCodes.ts, which does not compile until a new code is
+ * classified.
+ */
 export type EngineErrorCode =
   | 'config/invalid'
   | 'shape/mismatch'

@@ -13,7 +13,7 @@ import * as vscode from 'vscode';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
 import { messageOf } from './errors';
-import { estimateLine } from './format';
+import { estimateLine } from './summaryLines';
 import type { Services } from './services';
 import type { Settings } from './settings';
 import { mismatch, specFromSettings } from './settings';

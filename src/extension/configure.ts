@@ -15,7 +15,8 @@ import { TASK_NAMES } from '../protocol';
 import type { Draft } from './configureDraft';
 import { draftFromSettings, draftUpdates, estimateSpecOf, presetChoices, validateGlob, validateSteps, validateVocab, withKind } from './configureDraft';
 import { messageOf } from './errors';
-import { estimateLine, formatDuration } from './format';
+import { formatCompact, formatDuration } from '../format';
+import { estimateLine } from './summaryLines';
 import type { Back, StepOptions, ValueItem } from './quickInput';
 import { BACK, inputStep, pickStep } from './quickInput';
 import type { Services } from './services';
@@ -167,7 +168,7 @@ async function reviewStep(s: Services, d: Draft): Promise<'save' | 'train' | und
   const timed = error
     ? undefined
     : s.models.calibrate(spec, vocab).then(
-        (c) => items(`≈ ${formatDuration(c.secondsPerStep)} per step (${(c.flopsPerSec / 1e9).toFixed(1)} GFLOP/s measured, ${c.backend} backend) · ${d.steps} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`),
+        (c) => items(`≈ ${formatDuration(c.secondsPerStep)} per step (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${d.steps} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`),
         (err) => items(`Time per step unknown: ${messageOf(err)}`),
       );
   const r = await pickStep({ ...opts(6, true), placeholder: describe, items: items('Measuring time per step on this machine…'), ...(timed ? { busy: timed } : {}) });

@@ -6,7 +6,8 @@
  * Leaves out: the quick-input UI and the size estimates (the lab module computes them).
  */
 
-import type { TaskName, TrainSpec } from '../protocol';
+import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol';
+import { MODEL_PRESETS } from '../protocol';
 import type { Settings } from './settings';
 import { kindForSource, specFromSettings } from './settings';
 
@@ -73,14 +74,17 @@ export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
   return specFromSettings(applyDraft(s, d), data);
 }
 
+/** What each preset is, for the quick pick (sizes as in src/engine/config.ts `presetConfig`). */
+const PRESET_LABELS: Readonly<Record<PresetName, (kind: ModelKind) => string>> = {
+  tiny: () => 'd_model 64, 2 layers, 4 heads: quick to train',
+  small: (kind) => (kind === 'encoder-decoder' ? 'd_model 128, 3+3 layers, 4 heads' : 'd_model 128, 4 layers, 4 heads'),
+  base: () => "the paper's base model: d_model 512, 6+6 layers, 8 heads",
+  gpt: () => "GPT-2 small's shape: d_model 768, 12 layers, 12 heads (slow on a CPU)",
+};
+
 /** Presets of a kind, with what they are. */
 export function presetChoices(kind: Draft['kind']): { preset: Draft['preset']; label: string }[] {
-  const base = kind === 'encoder-decoder' ? { preset: 'base' as const, label: "the paper's base model: d_model 512, 6+6 layers, 8 heads" } : { preset: 'gpt' as const, label: "GPT-2 small's shape: d_model 768, 12 layers, 12 heads (slow on a CPU)" };
-  return [
-    { preset: 'tiny', label: 'd_model 64, 2 layers, 4 heads: quick to train' },
-    { preset: 'small', label: kind === 'encoder-decoder' ? 'd_model 128, 3+3 layers, 4 heads' : 'd_model 128, 4 layers, 4 heads' },
-    base,
-  ];
+  return MODEL_PRESETS[kind].map((preset) => ({ preset, label: PRESET_LABELS[preset](kind) }));
 }
 
 /** A preset that does not exist for the kind becomes `tiny`. */

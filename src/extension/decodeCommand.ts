@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import type { DecodeParams } from '../protocol';
 import { messageOf, showError } from './errors';
-import { formatDuration } from './format';
+import { formatDuration } from '../format';
 import { pickRun } from './pickRun';
 import type { Services } from './services';
 

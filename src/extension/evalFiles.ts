@@ -8,7 +8,8 @@
  */
 
 import * as path from 'node:path';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
+import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../format';
+import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
 import { summarizeSkipped } from '../protocol';
 
 /** Pairs decoded for exact match and BLEU (as `eval`'s default --max-pairs). */
@@ -25,7 +26,7 @@ export function isPairsFile(file: string): boolean {
  * one .tsv / .jsonl file, or a source and a target line file, for an encoder-decoder.
  * Returns a message saying what to choose instead when the files do not fit.
  */
-export function testDataOf(kind: 'encoder-decoder' | 'decoder-only', files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
+export function testDataOf(kind: ModelKind, files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
   if (files.length === 0) return { error: 'Choose at least one test file.' };
   if (kind === 'decoder-only') {
     return { kind: 'documents', paths: files, cwd: root ?? path.dirname(files[0] as string), glob: false };
@@ -39,15 +40,11 @@ export function testDataOf(kind: 'encoder-decoder' | 'decoder-only', files: read
   return { error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.` };
 }
 
-function pct(x: number | null): string {
-  return `${(100 * (x ?? 0)).toFixed(1)}%`;
-}
-
-/** One line for the notification: "loss 1.234 · perplexity 3.43 · exact match 12.0% · BLEU 23.4 · 1,234 tokens". */
+/** One line for the notification: "loss 1.2346 · perplexity 3.44 · exact match 12.5% · BLEU 23.46 · 1,234 tokens". */
 export function evalSummary(r: EvalFilesOutput): string {
-  const parts = [`loss ${r.loss.toFixed(3)}`, `perplexity ${r.ppl.toFixed(2)}`];
-  if (r.kind === 'pairs') parts.push(`exact match ${pct(r.exactMatch)}`, `BLEU ${(r.bleu ?? 0).toFixed(1)}`);
-  parts.push(`${r.tokens.toLocaleString('en-US')} tokens`);
+  const parts = [`loss ${formatLoss(r.loss)}`, `perplexity ${formatPerplexity(r.ppl)}`];
+  if (r.kind === 'pairs') parts.push(`exact match ${formatPercent(r.exactMatch)}`, `BLEU ${formatBleu(r.bleu)}`);
+  parts.push(`${formatCount(r.tokens)} tokens`);
   if (r.skipped.length) parts.push(`${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} skipped`);
   if (r.pairsTooLong) parts.push(`${r.pairsTooLong} too long`);
   if (r.unseenChars) parts.push(`${r.unseenChars} unseen characters`);
@@ -58,17 +55,17 @@ export function evalSummary(r: EvalFilesOutput): string {
 export function evalLogLines(r: EvalFilesOutput): string[] {
   const lines = [
     `Evaluated step ${r.step} on ${r.source} (context ${r.context} tokens)`,
-    `  loss ${r.loss.toFixed(4)} nats/token · perplexity ${r.ppl.toFixed(3)} · ${r.tokens} tokens`,
+    `  loss ${formatLoss(r.loss)} nats/token · perplexity ${formatPerplexity(r.ppl)} · ${formatCount(r.tokens)} tokens`,
   ];
   if (r.kind === 'documents') lines.push(`  ${r.documents} ${r.documents === 1 ? 'document' : 'documents'} scored`);
   else {
     lines.push(`  ${r.pairs} pairs scored${r.pairsTooLong ? `, ${r.pairsTooLong} longer than the context left out` : ''}`);
-    lines.push(`  exact match ${pct(r.exactMatch)} · BLEU ${(r.bleu ?? 0).toFixed(2)} (greedy decodes of ${r.decoded === r.pairs ? 'every pair' : `the first ${r.decoded} of ${r.pairs} pairs`})`);
+    lines.push(`  exact match ${formatPercent(r.exactMatch)} · BLEU ${formatBleu(r.bleu)} (greedy decodes of ${r.decoded === r.pairs ? 'every pair' : `the first ${r.decoded} of ${r.pairs} pairs`})`);
   }
   if (r.skipped.length) {
     const named = r.skipped.slice(0, 20).map((s) => s.path).join(', ');
     lines.push(`  skipped ${r.skipped.length} (${summarizeSkipped(r.skipped)}): ${named}${r.skipped.length > 20 ? ', …' : ''}`);
   }
-  if (r.unseenChars) lines.push(`  ${r.unseenChars} of ${r.characters} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`);
+  if (r.unseenChars) lines.push(`  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`);
   return lines;
 }

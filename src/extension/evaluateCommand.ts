@@ -11,7 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
 import { TRUST_ACTION, messageOf, showError } from './errors';
 import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, testDataOf } from './evalFiles';
 import { RequestError } from './pendingRequests';
@@ -35,7 +35,7 @@ function localPaths(uris: readonly vscode.Uri[] | undefined): string[] | undefin
 }
 
 /** Asks for the test files of `run`; undefined when the user cancelled. */
-async function pickTestFiles(s: Services, run: RunItem, kind: 'encoder-decoder' | 'decoder-only'): Promise<string[] | undefined> {
+async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promise<string[] | undefined> {
   if (kind === 'decoder-only') {
     const picked = await vscode.window.showOpenDialog({
       title: `Attention Lab: text files to evaluate ${run.name} on (files it never trained on)`,

@@ -11,6 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { formatDuration } from '../format';
 import { registerCommands } from './commands';
 import { ConfigView } from './configView';
 import { ContextKeys } from './contextKeys';
@@ -99,7 +100,7 @@ export function activate(context: vscode.ExtensionContext): AttentionLabApi {
 
   const activateMs = performance.now() - t0;
   const moduleMs = typeof __attentionLabBundleStart === 'number' && typeof __attentionLabBundleEnd === 'number' ? __attentionLabBundleEnd - __attentionLabBundleStart : 0;
-  log.info(`Activated in ${activateMs.toFixed(1)} ms (bundle evaluated in ${moduleMs.toFixed(1)} ms); runs are kept in ${runsRoot().root}.`);
+  log.info(`Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ${formatDuration(moduleMs / 1000)}); runs are kept in ${runsRoot().root}.`);
   return {
     activation: { moduleMs, activateMs },
     engineLoadedAtActivation: lab.isLoaded,

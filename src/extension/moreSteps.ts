@@ -7,6 +7,7 @@
  * the new steps (src/lab/segments.ts).
  */
 
+import { formatCount } from '../format';
 import type { RunFilter } from './pickRun';
 import type { RunItem } from './runsModel';
 import { isExtendable } from './runsModel';
@@ -31,7 +32,7 @@ export function moreStepsPrompt(r: Pick<RunItem, 'name' | 'step' | 'totalSteps'>
 export function moreStepsProblem(text: string): string | undefined {
   const t = text.trim();
   if (/^[1-9]\d*$/.test(t) && Number(t) <= MAX_MORE_STEPS) return undefined;
-  return `Enter how many more steps as a whole number from 1 to ${MAX_MORE_STEPS.toLocaleString('en-US')}${t ? ` (not "${t.slice(0, 20)}")` : ''}.`;
+  return `Enter how many more steps as a whole number from 1 to ${formatCount(MAX_MORE_STEPS)}${t ? ` (not "${t.slice(0, 20)}")` : ''}.`;
 }
 
 /** The total a run trains to when `more` steps are added to its plan. */

@@ -9,7 +9,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { formatLoss } from './format';
+import { formatLoss } from '../format';
 import type { RunItem } from './runsModel';
 import type { Services } from './services';
 

@@ -10,7 +10,8 @@
 import * as vscode from 'vscode';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
-import { dataLine, formatCount, formatLoss } from './format';
+import { formatCompact, formatLoss } from '../format';
+import { dataLine } from './summaryLines';
 import type { RunItem, RunStatus, RunsModel } from './runsModel';
 import { contextValueOf } from './runsModel';
 
@@ -71,7 +72,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunItem>, DisposableLik
     md.appendMarkdown(`**${r.name}** — ${r.status}\n\n`);
     if (r.error) md.appendText(r.error);
     else {
-      md.appendMarkdown(`${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCount(r.params)} parameters` : ''}\n\n`);
+      md.appendMarkdown(`${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}\n\n`);
       md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);
       if (r.data) md.appendText(`${r.data.description} — ${dataLine(r.data)}\n\n`);
       if (r.status === 'interrupted') md.appendMarkdown('Interrupted (the window reloaded while it trained): resume it from its last checkpoint.\n\n');

@@ -8,14 +8,14 @@
  * do) and collecting the files a `documents` source names (trainCommand.ts does).
  */
 
-import type { DataSpec, TaskName, TrainSpec } from '../protocol';
-import { TASK_NAMES } from '../protocol';
+import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../protocol';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_NAMES } from '../protocol';
 
 /** Every setting, with its type. */
 export interface Settings {
   readonly model: {
-    readonly kind: 'decoder-only' | 'encoder-decoder';
-    readonly preset: 'tiny' | 'small' | 'base' | 'gpt';
+    readonly kind: ModelKind;
+    readonly preset: PresetName;
     readonly overrides: Readonly<Record<string, string | number | boolean>>;
   };
   readonly data: {
@@ -43,7 +43,7 @@ export interface Settings {
     readonly optimizer: 'adamw' | 'paper';
     readonly learningRate: number;
     readonly seed: number;
-    readonly backend: 'auto' | 'wasm' | 'reference';
+    readonly backend: BackendKind;
   };
   readonly runs: { readonly location: 'extensionStorage' | 'workspace'; readonly folder: string };
   readonly decode: {
@@ -88,6 +88,8 @@ function pick<T>(get: SettingsReader, problems: SettingProblem[], section: Secti
 }
 
 const oneOf = (values: readonly string[]) => (v: unknown): boolean => typeof v === 'string' && values.includes(v);
+/** "a, b or c". */
+const orList = (values: readonly string[]): string => (values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values.join(''));
 const intIn = (min: number, max: number) => (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 const numIn = (min: number, max: number) => (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
 const isString = (v: unknown): boolean => typeof v === 'string';
@@ -100,8 +102,8 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
   const d = DEFAULT_SETTINGS;
   const settings: Settings = {
     model: {
-      kind: pick(get, p, 'model', 'kind', d.model.kind, oneOf(['decoder-only', 'encoder-decoder']), 'decoder-only or encoder-decoder'),
-      preset: pick(get, p, 'model', 'preset', d.model.preset, oneOf(['tiny', 'small', 'base', 'gpt']), 'tiny, small, base or gpt'),
+      kind: pick(get, p, 'model', 'kind', d.model.kind, oneOf(MODEL_KINDS), orList(MODEL_KINDS)),
+      preset: pick(get, p, 'model', 'preset', d.model.preset, oneOf(PRESET_NAMES), orList(PRESET_NAMES)),
       overrides: pick(get, p, 'model', 'overrides', d.model.overrides, isOverrides, 'an object of config fields'),
     },
     data: {
@@ -129,7 +131,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       optimizer: pick(get, p, 'training', 'optimizer', d.training.optimizer, oneOf(['adamw', 'paper']), 'adamw or paper'),
       learningRate: pick(get, p, 'training', 'learningRate', d.training.learningRate, numIn(0, 10), 'a number in 0..10'),
       seed: pick(get, p, 'training', 'seed', d.training.seed, intIn(-2147483648, 2147483647), 'a 32-bit integer'),
-      backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(['auto', 'wasm', 'reference']), 'auto, wasm or reference'),
+      backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(BACKEND_KINDS), orList(BACKEND_KINDS)),
     },
     runs: {
       location: pick(get, p, 'runs', 'location', d.runs.location, oneOf(['extensionStorage', 'workspace']), 'extensionStorage or workspace'),
@@ -149,7 +151,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
 }
 
 /** The model kind a data source trains: documents → decoder-only, pairs and tasks → encoder-decoder. */
-export function kindForSource(source: Settings['data']['source']): Settings['model']['kind'] {
+export function kindForSource(source: Settings['data']['source']): ModelKind {
   return source === 'documents' ? 'decoder-only' : 'encoder-decoder';
 }
 
@@ -161,8 +163,11 @@ export function mismatch(s: Settings): string | null {
       ? 'Documents train a decoder-only model, but attentionLab.model.kind is encoder-decoder. Run "Attention Lab: Configure Model…" or set the kind to decoder-only.'
       : `A ${s.data.source === 'task' ? 'built-in task' : 'pairs file'} trains an encoder-decoder, but attentionLab.model.kind is decoder-only. Run "Attention Lab: Configure Model…" or set the kind to encoder-decoder.`;
   }
-  if (s.model.kind === 'decoder-only' && s.model.preset === 'base') return 'Preset "base" is the paper\'s encoder-decoder; for a decoder-only model choose tiny, small or gpt.';
-  if (s.model.kind === 'encoder-decoder' && s.model.preset === 'gpt') return 'Preset "gpt" is a decoder-only shape; for an encoder-decoder choose tiny, small or base.';
+  const presets: readonly string[] = MODEL_PRESETS[s.model.kind];
+  if (!presets.includes(s.model.preset)) {
+    const of = MODEL_KINDS.filter((k) => (MODEL_PRESETS[k] as readonly string[]).includes(s.model.preset)).join(' and ');
+    return `Preset "${s.model.preset}" is for ${of} models; for ${s.model.kind} models choose ${orList(presets)}.`;
+  }
   return null;
 }
 

@@ -10,7 +10,7 @@
 import * as vscode from 'vscode';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
-import { formatCount, formatLoss } from './format';
+import { formatCompact, formatLoss } from '../format';
 import type { RunEnd, TrainingController, TrainingState } from './trainingController';
 
 const MIN_INTERVAL_MS = 200;
@@ -18,7 +18,7 @@ const MIN_INTERVAL_MS = 200;
 /** The text of the item for a state. */
 export function statusText(s: TrainingState): string {
   const icon = s.paused ? '$(debug-pause)' : s.stopping ? '$(loading~spin)' : '$(sync~spin)';
-  const rate = s.tokensPerSec > 0 && !s.paused ? ` · ${formatCount(s.tokensPerSec)} tok/s` : '';
+  const rate = s.tokensPerSec > 0 && !s.paused ? ` · ${formatCompact(s.tokensPerSec)} tok/s` : '';
   return `${icon} Attention Lab: step ${s.step}/${s.totalSteps} · loss ${formatLoss(s.loss)}${rate}`;
 }
 

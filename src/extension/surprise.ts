@@ -8,6 +8,7 @@
  * Leaves out: the decorations themselves (scoreDecorations.ts).
  */
 
+import { formatPercent, formatPerplexity } from '../format';
 import type { ScoreOutput } from '../protocol';
 
 /** Upper bounds (nats) of the first four buckets; the fifth is everything above. */
@@ -42,7 +43,8 @@ export function scoredTokens(out: ScoreOutput): ScoredToken[] {
 /** Hover text of one token. */
 export function hoverText(t: ScoredToken): string {
   const p = Math.exp(t.logprob);
-  const pct = p >= 0.001 ? `${(100 * p).toFixed(p >= 0.1 ? 0 : 1)}%` : p.toExponential(1);
+  // Below 0.1% a percentage says little; the exponent says how unlikely.
+  const pct = p >= 0.001 ? formatPercent(p) : p.toExponential(1);
   return `Token \`${JSON.stringify(t.token)}\` — surprise ${t.surprise.toFixed(2)} nats (p = ${pct}, log p = ${t.logprob.toFixed(3)})`;
 }
 
@@ -52,7 +54,7 @@ export function scoreSummary(tokens: readonly ScoredToken[], truncated: number):
   const mean = tokens.reduce((a, t) => a + t.surprise, 0) / tokens.length;
   const worst = tokens.reduce((a, t) => (t.surprise > a.surprise ? t : a));
   const cut = truncated > 0 ? ` · ${truncated} tokens past the scoring limit were not scored` : '';
-  return `${tokens.length} tokens · mean surprise ${mean.toFixed(2)} nats · perplexity ${Math.exp(mean).toFixed(2)} · most surprising ${JSON.stringify(worst.token)} (${worst.surprise.toFixed(2)})${cut}`;
+  return `${tokens.length} tokens · mean surprise ${mean.toFixed(2)} nats · perplexity ${formatPerplexity(Math.exp(mean))} · most surprising ${JSON.stringify(worst.token)} (${worst.surprise.toFixed(2)})${cut}`;
 }
 
 /** Source and target of a selected pair line, and where the target starts in it; null when there is no separator. */

@@ -11,10 +11,12 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { errorKind } from '../lab/errorCodes';
 import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
-import { dataLine, formatBytes, formatLoss, skippedReason } from './format';
+import { formatBytes, formatCount, formatLoss, formatPercent } from '../format';
+import { dataLine, skippedReason } from './summaryLines';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from './pickRun';
 import type { Services } from './services';
@@ -50,7 +52,7 @@ export async function trainCommand(s: Services): Promise<void> {
   const lab = s.lab.get();
   try {
     const est = lab.estimateSpec(spec);
-    s.log.info(`Model: ${spec.model.kind} ${spec.model.preset}, about ${est.params.toLocaleString('en-US')} parameters; data: ${found.found}.`);
+    s.log.info(`Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; data: ${found.found}.`);
   } catch (e) {
     return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
   }
@@ -122,7 +124,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
         // Before the first step: what the worker is reading, training or encoding, and how far.
         const preparing = s.controller.onEvent(({ runId: id, event }) => {
           if (id !== runId || event.type !== 'train/didProgress') return;
-          const pct = event.total > 0 ? ` · ${Math.floor((100 * event.done) / event.total)}%` : '';
+          const pct = event.total > 0 ? ` · ${formatPercent(event.done / event.total)}` : '';
           progress.report({ message: `${event.message}${pct}` });
         });
         const steps = s.controller.onDidChange((st) => {
@@ -150,13 +152,10 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
 /** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
 function announce(s: Services, runId: string, outcome: RunOutcome): void {
   const name = path.basename(runId);
-  if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') {
-    void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
-    return;
-  }
   if (outcome.kind === 'failed') {
-    const fixable = /^(input|config|tokenizer)\//.test(outcome.error.code);
-    void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(fixable ? [CONFIGURE_ACTION] : []));
+    const kind = errorKind(outcome.error.code);
+    if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
+    else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' ? [CONFIGURE_ACTION] : []));
     return;
   }
   const best = s.runs.find(runId)?.bestValLoss ?? null;

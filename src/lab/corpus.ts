@@ -16,10 +16,12 @@ import { promises as fsp, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { escapePath, glob, isDynamicPattern } from 'tinyglobby';
 import { EngineError } from '../engine/errors';
+import { formatBytes } from '../format';
 import type { SkippedFile } from '../protocol';
 import { summarizeSkipped } from '../protocol';
 import { skipByContent, skipByPath } from './codeFiles';
 import { GitignoreFilter } from './gitignore';
+import { hashString, unitInterval } from './seededHash';
 import { BINARY_EXTENSIONS, extensionOf, readTextFile } from './textFile';
 
 /** One text file of a corpus. */
@@ -79,12 +81,6 @@ export function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: numbe
     }
   }
   return { maxFile, maxTotal, skipGenerated: opts.skipGenerated ?? true };
-}
-
-/** "1.1 MB" (MiB, one decimal): how sizes appear in messages about limits. */
-export function megabytes(bytes: number): string {
-  const mb = bytes / 2 ** 20;
-  return `${mb >= 10 ? mb.toFixed(0) : mb.toFixed(1)} MB`;
 }
 
 function toPosix(rel: string): string {
@@ -222,9 +218,9 @@ export function skippedNote(skipped: readonly SkippedFile[], limits: CorpusLimit
   const largest = (reason: SkippedFile['reason']): SkippedFile | undefined =>
     skipped.filter((f) => f.reason === reason).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0))[0];
   const big = largest('too-large');
-  if (big) parts.push(`${big.path} is ${megabytes(big.bytes ?? 0)}, over the ${megabytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`);
+  if (big) parts.push(`${big.path} is ${formatBytes(big.bytes ?? 0)}, over the ${formatBytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`);
   const over = largest('over-total');
-  if (over) parts.push(`${over.path} (${megabytes(over.bytes ?? 0)}) would take the corpus past its ${megabytes(maxTotal)} total: ${LIMIT_HINTS.total}`);
+  if (over) parts.push(`${over.path} (${formatBytes(over.bytes ?? 0)}) would take the corpus past its ${formatBytes(maxTotal)} total: ${LIMIT_HINTS.total}`);
   return parts.join('; ');
 }
 
@@ -309,16 +305,6 @@ export async function collectFromPaths(paths: readonly string[], root: string, o
   return readAll(files, absRoot, opts, `given under ${absRoot}`);
 }
 
-/** FNV-1a over the UTF-8 bytes of `s`, then seeded and finalized with murmur3's fmix32. */
-function pathHash(s: string, seed: number): number {
-  let h = 0x811c9dc5;
-  for (const b of new TextEncoder().encode(s)) h = Math.imul(h ^ b, 0x01000193);
-  h ^= Math.imul(seed | 0, 0x9e3779b1);
-  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
 /**
  * Splits documents into training and validation sets by a stable hash of each path with
  * the seed: a document is held out when its hash falls below `valFraction`, so adding or
@@ -334,7 +320,7 @@ export function splitDocuments<T extends { readonly path: string }>(
   if (!(valFraction >= 0 && valFraction < 1)) {
     throw new EngineError('input/invalid', `The validation fraction must be in [0, 1); got ${valFraction}. Use e.g. 0.1.`);
   }
-  const scored = docs.map((doc) => ({ doc, u: pathHash(doc.path, seed) / 4294967296 }));
+  const scored = docs.map((doc) => ({ doc, u: unitInterval(hashString(doc.path, seed)) }));
   const isVal = scored.map((s) => s.u < valFraction);
   const nVal = isVal.filter(Boolean).length;
   const extreme = (pick: (a: number, b: number) => boolean, want: boolean): number => {

@@ -15,14 +15,12 @@ import type { Batch } from '../engine/models/transformer';
 import { Rng } from '../engine/rng';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { BOS, EOS, PAD } from '../engine/tokenizers/special';
+import { stepSeed } from './seededHash';
 import type { TokenIds } from './tokenBuffer';
 
 /** Step-derived random stream: the same (seed, stream, step) always gives the same numbers. */
 export function stepRng(seed: number, stream: number, step: number): Rng {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b);
-  h ^= Math.imul(stream + 0x632be5ab, 0xc2b2ae35);
-  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) ^ Math.imul(step ^ 0x7f4a7c15, 0x297a2d39);
-  return new Rng(h ^ (h >>> 13));
+  return new Rng(stepSeed(seed, stream, step));
 }
 
 /** Random streams of a run. */

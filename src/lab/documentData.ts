@@ -31,10 +31,11 @@ import { CharCounts } from '../engine/tokenizers/charTokenizer';
 import { BOS, EOS } from '../engine/tokenizers/special';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { safeCut, textPieces } from '../engine/tokenizers/textPieces';
+import { formatBytes, formatCount } from '../format';
 import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../protocol';
 import type { CorpusLimits, PlannedFile } from './corpus';
-import { limitsOf, megabytes, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
-import { hashSeed } from './seededHash';
+import { limitsOf, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
+import { hashSeed, unitInterval } from './seededHash';
 import { TokenBuffer } from './tokenBuffer';
 import type { TokenIds } from './tokenBuffer';
 
@@ -146,7 +147,7 @@ async function learnTokenizer(src: { train: 'char' | 'bpe'; vocabSize: number },
       const scale = file.bytes / Math.max(1, r.text.length);
       let pieceIndex = 0;
       for (const { piece, start } of textPieces(text, opts.pieceChars ?? PIECE_CHARS)) {
-        const take = sampleRate >= 1 || hashSeed(opts.seed, fileIndex, pieceIndex++) / 4294967296 < sampleRate;
+        const take = sampleRate >= 1 || unitInterval(hashSeed(opts.seed, fileIndex, pieceIndex++)) < sampleRate;
         if (src.train === 'char') chars.add(piece);
         else if (take) {
           chunks.add(piece);
@@ -158,7 +159,7 @@ async function learnTokenizer(src: { train: 'char' | 'bpe'; vocabSize: number },
     done += file.bytes;
   }
   if (src.train === 'char') return chars.tokenizer();
-  if (sampleRate < 1) notes.push(`BPE learned its merges from a seeded sample of ${megabytes(sampled)} of the ${megabytes(trainBytes)} of training text.`);
+  if (sampleRate < 1) notes.push(`BPE learned its merges from a seeded sample of ${formatBytes(sampled)} of the ${formatBytes(trainBytes)} of training text.`);
   await pacer.tick('tokenizer', done, `Learning ${src.vocabSize} BPE tokens`, 'training the tokenizer');
   return trainBpeTokenizer(chunks, { vocabSize: src.vocabSize });
 }
@@ -265,7 +266,7 @@ function commonFolder(folders: readonly string[]): string {
   return common;
 }
 
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = formatCount;
 const docs = (n: number): string => `${count(n)} ${n === 1 ? 'document' : 'documents'}`;
 
 /** What validation is, in a line. */
@@ -303,7 +304,7 @@ export async function loadDocumentData(spec: DocumentsSpec, source: TokenizerSou
   const skipped = [...plan.skipped, ...e.skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const folder = commonFolder(e.folders);
   const only = e.documents === 1 ? plan.files.find((f) => !skipped.some((s) => s.path === f.path)) : undefined;
-  const description = only ? `1 document (${path.basename(only.abs)}, ${megabytes(only.bytes)}) in ${folder}` : `${docs(e.documents)} (${megabytes(e.bytes)}) in ${folder}`;
+  const description = only ? `1 document (${path.basename(only.abs)}, ${formatBytes(only.bytes)}) in ${folder}` : `${docs(e.documents)} (${formatBytes(e.bytes)}) in ${folder}`;
   const train = e.train.ids();
   return {
     tok,

@@ -6,13 +6,13 @@
  */
 
 import { Worker } from 'node:worker_threads';
-import type { HostToWorker, TrainSpec, WorkerToHost } from '../protocol';
+import type { ErrorData, HostToWorker, TrainSpec, WorkerToHost } from '../protocol';
 import { ProtocolError, validateWorkerToHost } from '../protocol';
 
 /** How a run ended. */
 export type RunOutcome =
   | { readonly kind: 'finished'; readonly step: number; readonly reason: 'completed' | 'stopped' }
-  | { readonly kind: 'failed'; readonly step: number; readonly error: { readonly code: string; readonly message: string } };
+  | { readonly kind: 'failed'; readonly step: number; readonly error: ErrorData };
 
 /** A training run in its own worker thread. */
 export class TrainingWorker {

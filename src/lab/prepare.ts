@@ -13,6 +13,7 @@ import { createBackend } from '../engine/backends/select';
 import type { ModelConfig } from '../engine/config';
 import { applyOverrides, presetConfig } from '../engine/config';
 import { EngineError } from '../engine/errors';
+import { formatCount } from '../format';
 import { Transformer } from '../engine/models/transformer';
 import { Optimizer } from '../engine/optim/optimizer';
 import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
@@ -30,6 +31,7 @@ import type { DocumentData, WorkHooks } from './documentData';
 import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
 import { RUN_FILES } from './runFolder';
+import { seededPermutation } from './seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
 import { splitTaskData, taskInfo } from './tasks';
 
@@ -49,7 +51,7 @@ export type RunData =
   | { readonly kind: 'documents'; readonly tok: Tokenizer; readonly docs: DocumentData };
 
 const VAL_FRACTION = 0.1;
-const count = (n: number): string => n.toLocaleString('en-US');
+const count = formatCount;
 
 /** Reads or generates the pairs of a task or pairs spec. */
 export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
@@ -93,14 +95,7 @@ export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks:
 
 /** A deterministic 90/10 split of pairs (at least one of each when there are two or more). */
 function splitPairs<T>(pairs: readonly T[], seed: number): { train: T[]; val: T[] } {
-  const order = pairs.map((_, i) => i);
-  // Fisher–Yates with a seed-derived stream, so the split depends only on the seed.
-  let h = (seed ^ 0x5bd1e995) >>> 0;
-  for (let i = order.length - 1; i > 0; i--) {
-    h = (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) + 0x6a09e667) >>> 0;
-    const j = h % (i + 1);
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
+  const order = seededPermutation(pairs.length, seed);
   const nVal = pairs.length >= 2 ? Math.max(1, Math.min(1000, Math.round(pairs.length * VAL_FRACTION))) : 0;
   return { train: order.slice(nVal).map((i) => pairs[i] as T), val: order.slice(0, nVal).map((i) => pairs[i] as T) };
 }

@@ -20,6 +20,7 @@ import type { Dataset } from './dataset';
 import { STREAMS, stepRng } from './dataset';
 import { evaluate } from './evaluate';
 import { skippedNote } from './corpus';
+import type { ErrorCode } from './errorCodes';
 import type { WorkHooks } from './documentData';
 import { CancelledError } from './documentData';
 import {
@@ -247,7 +248,7 @@ export async function runSession(
     updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal });
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
-    const error = EngineError.is(e)
+    const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
       ? e.toData()
       : e instanceof CancelledError
         ? { code: 'cancelled', message: e.message }

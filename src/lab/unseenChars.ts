@@ -12,6 +12,7 @@
 import { EngineError } from '../engine/errors';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { BASE_VOCAB } from '../engine/tokenizers/special';
+import { formatCount, formatPercent } from '../format';
 
 /** Refuse test text when more than this fraction of its characters are unseen (5%). */
 export const MAX_UNSEEN_FRACTION = 0.05;
@@ -65,12 +66,11 @@ export function countUnseenChars(texts: Iterable<string>, tok: Tokenizer): Unsee
  */
 export function refuseUnseenChars(u: UnseenCharacters): void {
   if (u.unseen === null || u.characters === 0 || u.unseen / u.characters <= MAX_UNSEEN_FRACTION) return;
-  const pct = ((100 * u.unseen) / u.characters).toFixed(1);
   const named = u.examples.map((c) => JSON.stringify(c)).join(', ');
   throw new EngineError(
     'input/invalid',
-    `${pct}% of the test text's characters (${u.unseen} of ${u.characters}, e.g. ${named}) never occur in the run's training data, ` +
-      `so the model has no trained tokens for them (more than ${100 * MAX_UNSEEN_FRACTION}% makes the loss meaningless); ` +
+    `${formatPercent(u.unseen / u.characters)} of the test text's characters (${formatCount(u.unseen)} of ${formatCount(u.characters)}, e.g. ${named}) never occur in the run's training data, ` +
+      `so the model has no trained tokens for them (more than ${formatPercent(MAX_UNSEEN_FRACTION)} makes the loss meaningless); ` +
       'evaluate on text in the training data’s alphabet, or retrain with these files in the data.',
   );
 }

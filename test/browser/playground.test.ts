@@ -10,7 +10,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodeOutput, DecodeParams, RunState } from '../../src/protocol';
 import { showToken } from '../../webview/format';
-import { decodeArrays } from '../../webview/wireCodec';
+import { formatPercent } from '../../src/format';
+import { decodeArrays } from '../../src/wireCodec';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
@@ -71,7 +72,7 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     const out = decodeEnc.output;
     expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(out.tokens.map(showToken));
     const probs = await page.locator('.pg-output .chip .prob').allTextContents();
-    probs.forEach((text, i) => expect(Number(text.replace('%', ''))).toBeCloseTo(100 * Math.exp(out.logprobs[i] as number), 1));
+    expect(probs).toEqual(out.logprobs.map((lp) => formatPercent(Math.exp(lp))));
     expect(await page.locator('.pg-prompt .chip').allTextContents()).toEqual(out.promptTokens.map(showToken));
     // Attention of the second generated token.
     const i = 1;

@@ -1,6 +1,14 @@
-import { describe, expect, it } from 'vitest';
-import type { TrainSpec } from '../../src/protocol';
-import { ProtocolError, validateHostToWebview, validateHostToWorker, validateRunSegments, validateWebviewToHost, validateWorkerToHost } from '../../src/protocol';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { BackendKind as EngineBackendKind } from '../../src/engine/backends/select';
+import { createBackend } from '../../src/engine/backends/select';
+import type { ModelKind as EngineModelKind } from '../../src/engine/config';
+import { presetConfig, presetNames } from '../../src/engine/config';
+import { TRAIN_HELP } from '../../src/cli/train';
+import type { BackendKind, ModelKind, TrainSpec } from '../../src/protocol';
+import {
+  BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, ProtocolError, validateHostToWebview, validateHostToWorker, validateRunSegments,
+  validateWebviewToHost, validateWorkerToHost,
+} from '../../src/protocol';
 
 const spec: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32 } },
@@ -94,5 +102,38 @@ describe('protocol validation', () => {
   ])('rejects segments that are %s', (_n, segments, pattern) => {
     rejects(() => validateRunSegments(segments), pattern);
     rejects(() => validateWorkerToHost({ type: 'train/didStart', runDir: '/r', startStep: 0, totalSteps: 25, segments, model, data }), pattern);
+  });
+});
+
+describe('declared names (STYLE.md §12)', () => {
+  it('lists each preset once, and the kinds as the keys of the presets', () => {
+    expect(MODEL_KINDS).toEqual(['decoder-only', 'encoder-decoder']);
+    expect(PRESET_NAMES).toEqual(['tiny', 'small', 'gpt', 'base']);
+    expect(BACKEND_KINDS).toEqual(['auto', 'wasm', 'reference']);
+  });
+
+  it('names exactly the presets the engine builds, for each kind', () => {
+    for (const kind of MODEL_KINDS) {
+      expect(presetNames(kind), kind).toEqual(MODEL_PRESETS[kind]);
+      for (const preset of MODEL_PRESETS[kind]) expect(presetConfig(kind, preset, 50).kind).toBe(kind);
+    }
+    expect(() => presetConfig('decoder-only', 'toString', 50)).toThrow(/Unknown preset "toString" for decoder-only; choose one of tiny, small, gpt/);
+  });
+
+  it("names exactly the engine's model kinds and backends", () => {
+    expectTypeOf<ModelKind>().toEqualTypeOf<EngineModelKind>();
+    expectTypeOf<BackendKind>().toEqualTypeOf<EngineBackendKind>();
+    for (const kind of BACKEND_KINDS) expect(createBackend(kind).name, kind).toMatch(kind === 'reference' ? /^reference/ : /./);
+  });
+
+  it('validates run specs against the lists', () => {
+    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, preset: 'huge' } }, resume: false, stopAt: null, extendTo: null }), /preset: expected one of tiny, small, gpt, base/);
+    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, kind: 'rnn' } }, resume: false, stopAt: null, extendTo: null }), /kind: expected one of decoder-only, encoder-decoder/);
+  });
+
+  it("puts every name in the CLI's train help", () => {
+    expect(TRAIN_HELP).toContain(`--backend ${BACKEND_KINDS.join('|')}`);
+    expect(TRAIN_HELP).toContain('tiny | small | gpt (decoder-only); tiny | small | base (encoder-decoder)');
+    expect(TRAIN_HELP).toContain('--model KIND           decoder-only | encoder-decoder');
   });
 });

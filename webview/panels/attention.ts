@@ -14,7 +14,8 @@ import type { MapFamily } from '../attentionMath';
 import { axisTokens, headEntropies, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
-import { fmt, showToken } from '../format';
+import { formatNumber } from '../../src/format';
+import { showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
 import { drawLegend } from '../legend';
 import type { StoreEvent } from '../store';
@@ -162,7 +163,7 @@ export class AttentionPanel implements Panel {
     const { rows, cols } = axisTokens(snap, m);
     const ent = g.entropies()[head] ?? 0;
     const names = maskNamesFor(m, snap);
-    this.caption.textContent = `${famLabel} · layer ${m.layer + 1} · head ${head + 1} · step ${snap.step} · mean entropy ${fmt(ent, 3)} nats (uniform over ${C} keys: ${fmt(Math.log(C), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
+    this.caption.textContent = `${famLabel} · layer ${m.layer + 1} · head ${head + 1} · step ${snap.step} · mean entropy ${formatNumber(ent, 3)} nats (uniform over ${C} keys: ${formatNumber(Math.log(C), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
     const offset = head * R * C;
     const rowName = m.stack === 'encoder' ? 'S' : 'T';
     const colName = m.stack === 'encoder' || m.kind === 'cross' ? 'S' : 'T';
@@ -176,7 +177,7 @@ export class AttentionPanel implements Panel {
         describe: (t, s) => {
           const p = m.data[offset + t * C + s] as number;
           const masked = g.mask !== null && g.mask[t * C + s] === 0;
-          return `query ${t} “${showToken(rows[t] ?? '')}” → key ${s} “${showToken(cols[s] ?? '')}”: p = ${fmt(p, 4)}${masked ? ' — masked' : ''}`;
+          return `query ${t} “${showToken(rows[t] ?? '')}” → key ${s} “${showToken(cols[s] ?? '')}”: p = ${formatNumber(p, 4)}${masked ? ' — masked' : ''}`;
         },
       },
       this.ctx.theme,

@@ -12,7 +12,7 @@
 import type { AttentionMapData } from '../../src/protocol';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
-import { fmt } from '../format';
+import { formatNumber } from '../../src/format';
 import { HeatmapCanvas } from '../heatmap';
 import type { Theme } from '../theme';
 
@@ -72,7 +72,7 @@ export class AttentionGrid {
       cell.gridcell.setAttribute('aria-selected', String(isSel));
       cell.button.classList.toggle('selected', isSel);
       cell.button.tabIndex = isSel ? 0 : -1;
-      cell.button.setAttribute('aria-label', `${familyLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${fmt(ent, 3)} nats${isSel ? ' (selected)' : ''}`);
+      cell.button.setAttribute('aria-label', `${familyLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} nats${isSel ? ' (selected)' : ''}`);
     };
     const firstLayer = jobs.filter(([l]) => l === selected.layer);
     for (const [l, hd] of firstLayer) paint(l, hd);

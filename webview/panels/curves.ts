@@ -17,7 +17,7 @@
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
-import { fmt } from '../format';
+import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/format';
 import type { RunEntry, StoreEvent } from '../store';
 import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName, xLabel } from '../series';
 import type { XMode } from '../series';
@@ -70,7 +70,7 @@ class Chart {
       width,
       height: spec.height,
       scales: { x: { time: false }, y: spec.log ? { distr: 3, log: 10 } : { distr: 1 } },
-      series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? '–' : fmt(v, 2)) }, ...spec.series],
+      series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? MISSING : formatNumber(v, 2)) }, ...spec.series],
       axes: [axis(xLabel(mode)), axis('')],
       cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },
       legend: { show: true, live: true },
@@ -115,7 +115,7 @@ export function evalLabel(run: RunEntry): string {
 }
 
 function line(label: string, stroke: string, width: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
-  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? '–' : fmt(v, 4)), ...extra };
+  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : formatNumber(v, 4)), ...extra };
 }
 
 function withAlpha(color: string, alpha: number): string {
@@ -261,11 +261,11 @@ export class CurvesPanel implements Panel {
     const n = run.steps.length;
     const last = run.evals[run.evals.length - 1];
     const parts = [`${n} steps logged`];
-    if (n > 0) parts.push(`step ${run.steps.lastStep}: loss ${fmt(run.steps.at('loss', n - 1), 4)}, lr ${fmt(run.steps.at('lr', n - 1))}, ${fmt(run.steps.at('tokensPerSec', n - 1), 0)} tokens/s`);
+    if (n > 0) parts.push(`step ${run.steps.lastStep}: loss ${formatLoss(run.steps.at('loss', n - 1))}, lr ${formatNumber(run.steps.at('lr', n - 1))}, ${formatCompact(run.steps.at('tokensPerSec', n - 1))} tokens/s`);
     if (last) {
-      parts.push(`${evalLabel(run)} at step ${last.step}: loss ${fmt(last.loss, 4)}, perplexity ${fmt(last.ppl)}`);
-      if (last.exactMatch !== null) parts.push(`exact match ${fmt(100 * last.exactMatch, 1)}%`);
-      if (last.bleu !== null) parts.push(`BLEU ${fmt(last.bleu, 2)}`);
+      parts.push(`${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}, perplexity ${formatPerplexity(last.ppl)}`);
+      if (last.exactMatch !== null) parts.push(`exact match ${formatPercent(last.exactMatch)}`);
+      if (last.bleu !== null) parts.push(`BLEU ${formatBleu(last.bleu)}`);
     }
     this.summary.textContent = parts.join(' · ');
   }

@@ -10,7 +10,7 @@
 
 import type { Json, ModelInfo } from '../../src/protocol';
 import { h, replaceChildren } from '../dom';
-import { fmt, fmtBytes, fmtCount } from '../format';
+import { formatBytes, formatCompact, formatCount, formatPercent } from '../../src/format';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 
@@ -73,9 +73,9 @@ function paramsTable(info: ModelInfo): HTMLElement {
       ...entries.map(([name, n]) => {
         const bar = h('span', { className: 'bar' });
         bar.style.width = `${((100 * n) / max).toFixed(1)}%`;
-        return h('tr', {}, h('td', {}, name), h('td', { className: 'num' }, n.toLocaleString('en-US')), h('td', { className: 'bar-cell', attrs: { 'aria-label': `${fmt((100 * n) / Math.max(1, info.params), 1)}%` } }, bar));
+        return h('tr', {}, h('td', {}, name), h('td', { className: 'num' }, formatCount(n)), h('td', { className: 'bar-cell', attrs: { 'aria-label': formatPercent(n / Math.max(1, info.params)) } }, bar));
       }),
-      h('tr', { className: 'total' }, h('td', {}, 'total'), h('td', { className: 'num' }, info.params.toLocaleString('en-US')), h('td', {})),
+      h('tr', { className: 'total' }, h('td', {}, 'total'), h('td', { className: 'num' }, formatCount(info.params)), h('td', {})),
     ),
   );
 }
@@ -108,15 +108,15 @@ export class ModelPanel implements Panel {
         'dl',
         { className: 'facts' },
         h('dt', {}, 'parameters'),
-        h('dd', {}, `${fmtCount(info.params)} (${info.params.toLocaleString('en-US')})`),
+        h('dd', {}, `${formatCompact(info.params)} (${formatCount(info.params)})`),
         h('dt', {}, 'memory (training, estimate)'),
-        h('dd', {}, `${fmtBytes(info.memoryBytes)} — weights, gradients, Adam moments and activations`),
+        h('dd', {}, `${formatBytes(info.memoryBytes)} — weights, gradients, Adam moments and activations`),
         h('dt', {}, 'FLOPs per token (training)'),
-        h('dd', {}, `${fmtCount(info.flopsPerToken)}FLOP — forward + backward ≈ 6 × parameters + attention`),
+        h('dd', {}, `${formatCompact(info.flopsPerToken, 'FLOP')} — forward + backward ≈ 6 × parameters + attention`),
         h('dt', {}, 'backend'),
         h('dd', {}, info.backend),
         ...(data
-          ? [h('dt', {}, 'data'), h('dd', {}, `${data.description} — ${fmtCount(data.trainTokens)} training / ${fmtCount(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`), ...(data.validation ? [h('dt', {}, 'validation'), h('dd', {}, data.validation.text)] : [])]
+          ? [h('dt', {}, 'data'), h('dd', {}, `${data.description} — ${formatCompact(data.trainTokens)} training / ${formatCompact(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`), ...(data.validation ? [h('dt', {}, 'validation'), h('dd', {}, data.validation.text)] : [])]
           : []),
       ),
       h('h3', {}, 'Parameters per module'),

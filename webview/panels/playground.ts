@@ -13,7 +13,8 @@
 import type { DecodeOutput, WebviewToHost } from '../../src/protocol';
 import { validateWebviewToHost } from '../../src/protocol';
 import { h, replaceChildren } from '../dom';
-import { fmt, isPadToken, showToken } from '../format';
+import { formatNumber, formatPercent } from '../../src/format';
+import { isPadToken, showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
 import type { DecodeSession, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
@@ -117,13 +118,13 @@ export class PlaygroundPanel implements Panel {
     const out = s.output;
     if (s.error) this.status.textContent = `Decode failed: ${s.error.message}`;
     else if (!out) this.status.textContent = `Decoding… ${s.tokens.length} token(s)`;
-    else this.status.textContent = `Done: ${out.tokens.length} token(s), score ${fmt(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.`;
+    else this.status.textContent = `Done: ${out.tokens.length} token(s), score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.`;
     this.status.classList.toggle('error', s.error !== null);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
     replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}` } }, showToken(t))) : []));
     const chips = tokens.map((t, i) => {
       const p = Math.exp(t.logprob);
-      const b = h('button', { className: 'chip token', attrs: { type: 'button', 'data-index': i, 'aria-pressed': String(i === this.picked), 'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${fmt(100 * p, 1)}%`, tabindex: i === Math.max(0, this.picked) ? 0 : -1 } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, `${fmt(100 * p, 1)}%`));
+      const b = h('button', { className: 'chip token', attrs: { type: 'button', 'data-index': i, 'aria-pressed': String(i === this.picked), 'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${formatPercent(p)}`, tabindex: i === Math.max(0, this.picked) ? 0 : -1 } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, formatPercent(p)));
       b.style.setProperty('--p', p.toFixed(3));
       b.addEventListener('click', () => this.pick(i));
       b.addEventListener('keydown', (e) => {
@@ -136,7 +137,7 @@ export class PlaygroundPanel implements Panel {
       return b;
     });
     replaceChildren(this.output, ...chips);
-    replaceChildren(this.beams, ...(out && out.beams.length > 1 ? [h('h3', {}, 'Beams (n-best)'), h('ol', {}, ...out.beams.map((b) => h('li', {}, h('code', {}, b.text), ` score ${fmt(b.score, 3)}`)))] : []));
+    replaceChildren(this.beams, ...(out && out.beams.length > 1 ? [h('h3', {}, 'Beams (n-best)'), h('ol', {}, ...out.beams.map((b) => h('li', {}, h('code', {}, b.text), ` score ${formatNumber(b.score, 3)}`)))] : []));
     if (out && this.picked >= 0) this.showAttention(out, this.picked);
     else replaceChildren(this.attention);
   }
@@ -177,7 +178,7 @@ export class PlaygroundPanel implements Panel {
           colLabels,
           rowTitle: 'layer · head',
           colTitle: `keys (${cols})`,
-          describe: (t, s) => `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ${fmt(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
+          describe: (t, s) => `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ${formatNumber(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
         },
         this.ctx.theme,
       );

@@ -15,7 +15,7 @@ import type { HostToWebview, RunState, WebviewToHost } from '../../protocol';
 import { ProtocolError, validateWebviewToHost } from '../../protocol';
 import type { DisposableLike } from '../disposables';
 import { DisposableStore } from '../disposables';
-import { encodeArraysForJson } from '../../wireEncode';
+import { encodeArrays } from '../../wireCodec';
 import { messageOf } from '../errors';
 import type { LabLoader } from '../labLoader';
 import type { ModelClient } from '../modelClient';
@@ -78,8 +78,8 @@ export class DashboardSession implements DisposableLike {
 
   private post(msg: HostToWebview): void {
     // Typed arrays go as base64 strings: VS Code transfers ArrayBuffers to the page, and a
-    // message it delivers twice then arrives with empty arrays (see src/wireEncode.ts).
-    void this.panel.webview.postMessage(encodeArraysForJson(msg)).then(undefined, (e: unknown) => this.deps.log.warn(`Could not post ${msg.type} to the dashboard: ${messageOf(e)}`));
+    // message it delivers twice then arrives with empty arrays (see src/wireCodec.ts).
+    void this.panel.webview.postMessage(encodeArrays(msg)).then(undefined, (e: unknown) => this.deps.log.warn(`Could not post ${msg.type} to the dashboard: ${messageOf(e)}`));
   }
 
   private onMessage(raw: unknown): void {

@@ -10,7 +10,6 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { PRESETS } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { estimateModel } from '../../engine/models/estimate';
 import { BASE_VOCAB } from '../../engine/tokenizers/special';
@@ -83,11 +82,6 @@ export function estimateSpec(spec: TrainSpec): SpecEstimate {
   const len = Math.min(spec.training.seqLen, config.maxLen);
   const est = estimateModel(config, { maxBatch: spec.training.batchSize, maxLen: len, ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}) });
   return { params: est.params, memoryBytes: est.totalBytes, flopsPerToken: est.trainFlopsPerToken, vocabSize, config: { ...config } };
-}
-
-/** Presets of each model kind. */
-export function presetsOf(kind: TrainSpec['model']['kind']): readonly string[] {
-  return PRESETS[kind];
 }
 
 /** Likely pairs files directly inside each folder. */

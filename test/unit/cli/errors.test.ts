@@ -44,6 +44,8 @@ describe('attention-lab: bad input', () => {
     ['invalid number', ['train', '--steps', 'many'], /--steps must be a whole number/],
     ['invalid choice', ['train', '--task', 'juggle'], /--task must be one of copy, reverse, sort, addition, dates/],
     ['two data sources', ['train', '--task', 'copy', '--pairs', 'x.tsv'], /Use one data source/],
+    ['preset of the other kind', ['train', '--task', 'copy', '--preset', 'gpt'], /--preset must be one of tiny, small, base for encoder-decoder models, got "gpt"/],
+    ['unknown backend', ['train', '--backend', 'gpu'], /--backend must be one of auto, wasm, reference/],
     ['bad --set', ['train', '--set', 'dModel'], /--set needs KEY=VALUE/],
     ['unknown config field', ['train', '--steps', '2', '--set', 'dmodel=64', ...FAST.slice(0, 2)], /Unknown config field "dmodel"; valid fields are/],
     ['heads do not divide', ['train', '--steps', '2', '--backend', 'reference', '--set', 'dModel=30', '--set', 'nHeads=4'], /dModel 30 is not divisible by nHeads 4/],

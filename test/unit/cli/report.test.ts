@@ -2,10 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
-import { encodeArraysForJson } from '../../../src/wireEncode';
 import type { RunState } from '../../../src/protocol';
 import { validateHostToWebview } from '../../../src/protocol';
-import { decodeArrays } from '../../../webview/wireCodec';
+import { decodeArrays, encodeArrays } from '../../../src/wireCodec';
 import { cli, tempDir } from './cliHarness';
 
 const RUN = path.resolve(__dirname, '../../browser/fixtures/run-reverse');
@@ -25,7 +24,7 @@ describe('report', () => {
 
   it('typed arrays survive JSON through the webview decoder', () => {
     const v = { a: Float32Array.of(1.5, -2), b: [Uint8Array.of(0, 255)] };
-    const back = decodeArrays(JSON.parse(JSON.stringify(encodeArraysForJson(v)))) as typeof v;
+    const back = decodeArrays(JSON.parse(JSON.stringify(encodeArrays(v)))) as typeof v;
     expect(Array.from(back.a)).toEqual([1.5, -2]);
     expect(Array.from(back.b[0] ?? [])).toEqual([0, 255]);
   });

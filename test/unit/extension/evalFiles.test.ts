@@ -29,14 +29,14 @@ describe('testDataOf', () => {
 
 describe('the result, for people', () => {
   it('one line for the notification', () => {
-    expect(evalSummary(pairs)).toBe('loss 1.235 · perplexity 3.44 · exact match 12.5% · BLEU 23.5 · 1,234 tokens · 1 too long');
-    expect(evalSummary(docs)).toBe('loss 1.235 · perplexity 3.44 · 1,234 tokens · 1 file skipped · 3 unseen characters');
+    expect(evalSummary(pairs)).toBe('loss 1.2346 · perplexity 3.44 · exact match 12.5% · BLEU 23.46 · 1,234 tokens · 1 too long');
+    expect(evalSummary(docs)).toBe('loss 1.2346 · perplexity 3.44 · 1,234 tokens · 1 file skipped · 3 unseen characters');
   });
 
   it('lines for the log', () => {
     expect(evalLogLines(pairs)).toEqual([
       'Evaluated step 400 on /w/test.tsv (41 pairs) (context 24 tokens)',
-      '  loss 1.2346 nats/token · perplexity 3.437 · 1234 tokens',
+      '  loss 1.2346 nats/token · perplexity 3.44 · 1,234 tokens',
       '  40 pairs scored, 1 longer than the context left out',
       '  exact match 12.5% · BLEU 23.46 (greedy decodes of every pair)',
     ]);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, kindForSource, mismatch, readSettings, specFromSettings } from '../../../src/extension/settings';
 import type { Settings } from '../../../src/extension/settings';
+import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES } from '../../../src/protocol';
 
 interface ManifestProperty {
   readonly type: string | string[];
@@ -41,6 +42,13 @@ describe('settings against package.json', () => {
     }
   });
 
+  it('offers exactly the declared names (package.json keeps its enums literal)', () => {
+    expect(props['attentionLab.model.kind']?.enum).toEqual(MODEL_KINDS);
+    expect(props['attentionLab.model.preset']?.enum).toEqual(PRESET_NAMES);
+    expect(props['attentionLab.training.backend']?.enum).toEqual(BACKEND_KINDS);
+    expect(props['attentionLab.data.task']?.enum).toEqual(TASK_NAMES);
+  });
+
   it('rejects, with a message naming the key, values outside the declared minimum and maximum', () => {
     for (const [key, p] of Object.entries(props)) {
       if (p.maximum === undefined) continue;
@@ -74,7 +82,7 @@ describe('readSettings', () => {
     expect(settings.model.overrides).toEqual({ dModel: 96, bias: false, norm: 'post' });
     expect(settings.data.task).toBe('dates');
     expect(problems.map((p) => p.key).sort()).toEqual(['attentionLab.model.preset', 'attentionLab.training.batchSize']);
-    expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(/tiny, small, base or gpt.*"huge"/);
+    expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(/tiny, small, gpt or base.*"huge"/);
   });
 
   it('rejects overrides that are not a flat object of primitives', () => {

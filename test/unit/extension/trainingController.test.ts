@@ -97,9 +97,9 @@ describe('TrainingController', () => {
 
   it('reports a run that fails to start as a failed outcome', async () => {
     const c = new TrainingController(WORKER, quietLog());
-    const outcome = await c.start(newRunDir(), { ...tinySpec({ kind: 'task', task: 'copy' }), model: { kind: 'encoder-decoder', preset: 'nope', overrides: {} } }, false);
+    const outcome = await c.start(newRunDir(), { ...tinySpec({ kind: 'task', task: 'copy' }), model: { kind: 'encoder-decoder', preset: 'gpt', overrides: {} } }, false);
     expect(outcome.kind).toBe('failed');
-    expect(outcome.kind === 'failed' && outcome.error.message).toMatch(/Unknown preset "nope"/);
+    expect(outcome.kind === 'failed' && outcome.error.message).toMatch(/Unknown preset "gpt" for encoder-decoder/);
     c.dispose();
   });
 });

@@ -52,7 +52,7 @@ describe('the held-out split', () => {
     expect(Array.from(d.train)).toEqual([BOS, ...d.tok.encode(text.slice(0, cut))]);
     expect(Array.from(d.val)).toEqual([...d.tok.encode(text.slice(cut)), EOS]);
     expect(d.train).toBeInstanceOf(Uint16Array);
-    expect(d.description).toBe(`1 document (input.txt, 0.0 MB) in ${path.join(dir, 'one')}`);
+    expect(d.description).toBe(`1 document (input.txt, 16 KB) in ${path.join(dir, 'one')}`);
     expect(d.prompts.length).toBeGreaterThan(0);
     expect(text.slice(cut)).toContain(d.prompts[0]);
     // The tokenizer learned from the training part only.
@@ -67,7 +67,7 @@ describe('the held-out split', () => {
     expect(d.documents).toBe(3);
     expect(d.val.length / (d.val.length + d.train.length)).toBeGreaterThan(0.09);
     expect(d.val.length / (d.val.length + d.train.length)).toBeLessThan(0.11);
-    expect(d.description).toMatch(/^3 documents \(0\.0 MB\) in /);
+    expect(d.description).toMatch(/^3 documents \(\d\.\d KB\) in /);
   });
 
   it('many files: whole documents held out, none of them in the training stream', async () => {
@@ -118,7 +118,7 @@ describe('limits and clutter', () => {
     }
     expect(EngineError.is(err, 'input/invalid')).toBe(true);
     const msg = (err as Error).message;
-    expect(msg).toContain('limits/big.txt is 0.2 MB, over the 0.0 MB limit per file');
+    expect(msg).toContain('limits/big.txt is 164 KB, over the 9.8 KB limit per file');
     expect(msg).toContain('--max-file-mb');
     expect(msg).toContain('attentionLab.data.maxFileSizeMB');
     expect(msg.split('\n')).toHaveLength(1);
@@ -163,7 +163,7 @@ describe('streaming', () => {
     const opts = { seed: 3, bpeSampleBytes: 20_000, pieceChars: 2000 };
     const a = await loadDocumentData(spec(files), { train: 'bpe', vocabSize: 300 }, opts);
     const b = await loadDocumentData(spec(files), { train: 'bpe', vocabSize: 300 }, opts);
-    expect(a.notes.join(' ')).toMatch(/BPE learned its merges from a seeded sample of 0\.0 MB of the 0\.\d MB of training text\./);
+    expect(a.notes.join(' ')).toMatch(/BPE learned its merges from a seeded sample of \d+ KB of the \d+ KB of training text\./);
     expect(a.tok.toJSON()).toEqual(b.tok.toJSON());
     expect(a.tok.vocabSize).toBe(300);
     expect(Array.from(a.train)).toEqual(Array.from(b.train));

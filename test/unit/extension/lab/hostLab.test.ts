@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
-import { detectPairs, errorMessage, estimateSpec, expectedVocab, isRunFolder, listRuns, presetsOf } from '../../../../src/extension/lab/hostLab';
+import { detectPairs, errorMessage, estimateSpec, expectedVocab, isRunFolder, listRuns } from '../../../../src/extension/lab/hostLab';
 import { resolveConfig } from '../../../../src/lab/prepare';
 import { tinySpec, trainTiny } from '../../lab/tinyRuns';
 
@@ -17,7 +17,6 @@ describe('hostLab', () => {
     expect(e.memoryBytes).toBe(plan.totalBytes);
     expect(expectedVocab(tinySpec({ kind: 'task', task: 'copy' }))).toBe(360);
     expect(() => estimateSpec({ ...spec, model: { ...spec.model, overrides: { nHeads: 5 } } })).toThrow(/not divisible by nHeads 5/);
-    expect(presetsOf('encoder-decoder')).toEqual(['tiny', 'small', 'base']);
   });
 
   it('lists runs newest first and knows a run folder', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WireCodecError, base64ToBytes, bytesToBase64, decodeArrays, encodeArrays } from '../../../webview/wireCodec';
+import { WireCodecError, base64ToBytes, bytesToBase64, bytesToBase64Btoa, decodeArrays, encodeArrays } from '../../src/wireCodec';
 
 describe('wireCodec', () => {
   it('round-trips Float32Array and Uint8Array anywhere in a message', () => {
@@ -26,6 +26,8 @@ describe('wireCodec', () => {
   it('base64 matches Node for large inputs (chunked conversion)', () => {
     const bytes = new Uint8Array(100_000).map((_, i) => (i * 7919) & 0xff);
     expect(bytesToBase64(bytes)).toBe(Buffer.from(bytes).toString('base64'));
+    expect(bytesToBase64Btoa(bytes)).toBe(Buffer.from(bytes).toString('base64')); // the webview's path
+    expect(bytesToBase64(bytes.subarray(3, 10))).toBe(bytesToBase64Btoa(bytes.subarray(3, 10)));
   });
 
   it('passes typed arrays through and rejects broken tags with the path', () => {
@@ -50,5 +52,27 @@ describe('wireCodec', () => {
   it('leaves objects that merely contain a $f32 key among others alone', () => {
     const v = decodeArrays({ $f32: 'AAAAAA==', other: 1 }) as Record<string, unknown>;
     expect(v.$f32).toBe('AAAAAA==');
+  });
+});
+
+describe('encodeArrays (host → dashboard posts)', () => {
+  it('leaves nothing a second delivery could find detached: the arrays survive their buffers being transferred away', () => {
+    const map = Float32Array.from([0.25, 0.5, 0.125, 0.125]);
+    const mask = Uint8Array.from([1, 0, 1, 1]);
+    const view = new Float32Array(new Float32Array([9, 1, 2, 3]).buffer, 4, 3); // a view with an offset
+    const msg = { type: 'dashboard/didLoadRuns', runs: [{ snapshots: [{ maps: [{ data: map }, { data: view }], masks: [{ data: mask }] }] }] };
+    const encoded = encodeArrays(msg);
+    // What VS Code does to a webview message's ArrayBuffers: moves them to the page.
+    structuredClone(null, { transfer: [map.buffer, mask.buffer, view.buffer] });
+    expect(map.length).toBe(0); // the originals are now detached...
+    const first = decodeArrays(structuredClone(encoded)) as typeof msg;
+    const again = decodeArrays(structuredClone(encoded)) as typeof msg; // ...but every delivery of the encoded one is whole
+    for (const got of [first, again]) {
+      const s = got.runs[0]!.snapshots[0]!;
+      expect(Array.from(s.maps[0]!.data)).toEqual([0.25, 0.5, 0.125, 0.125]);
+      expect(Array.from(s.maps[1]!.data)).toEqual([1, 2, 3]);
+      expect(Array.from(s.masks[0]!.data)).toEqual([1, 0, 1, 1]);
+    }
+    expect(JSON.stringify(encoded)).not.toContain('"0":'); // no typed array left to serialize index by index
   });
 });

@@ -1,0 +1,131 @@
+/**
+ * How every front door prints a number — the dashboard, the extension and the CLI — one
+ * function per kind of value, so the same value reads the same everywhere:
+ *
+ *   formatCount       1,234,567          counts people may want exactly (tokens, pairs, parameters)
+ *   formatCompact     12.3k · 1.23M      counts and rates at a glance (tok/s, parameters); with a unit, 12.3 GFLOP/s
+ *   formatBytes       512 B · 1.5 KB · 64 MB   sizes, in powers of 1024 as the MB settings and flags count
+ *   formatDuration    120ms · 1.4s · 12s · 3m05s · 1h02m
+ *   formatLoss        2.3456             cross-entropy in nats (null before the first step)
+ *   formatPerplexity  10.52
+ *   formatBleu        27.34              corpus BLEU, 0–100 (as sacreBLEU prints it)
+ *   formatPercent     87.5% · <0.1%      a fraction in [0, 1] as a percentage
+ *   formatNumber      0.003 · 1.2e-5     any other number (learning rates, norms, probabilities)
+ *
+ * A value that is missing or cannot be what it claims (a negative duration, NaN bytes) prints
+ * as {@link MISSING}. Pure and free of Node and DOM: part of the protocol layer
+ * (test/unit/layers.test.ts), which every layer, the webview included, may import.
+ *
+ * Leaves out: localisation (English; "." decimals and "," thousands whatever the locale, so
+ * logs and tests read the same on every machine) and the wording around numbers.
+ */
+
+/** What a missing or impossible value prints as. */
+export const MISSING = '—';
+
+/** Drops a trailing ".0" ("2.0" → "2"), keeping other decimals. */
+function trimZero(s: string): string {
+  return s.endsWith('.0') ? s.slice(0, -2) : s;
+}
+
+/** A whole number with "," between thousands: 1234567 → "1,234,567" (rounded to the nearest integer). */
+export function formatCount(n: number): string {
+  if (!Number.isFinite(n)) return MISSING;
+  const r = Math.round(n);
+  const digits = String(Math.abs(r)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return r < 0 ? `-${digits}` : digits;
+}
+
+const SI = ['', 'k', 'M', 'G', 'T', 'P'];
+
+/**
+ * A count or rate in three significant digits with an SI prefix: 999 → "999", 1234 → "1.23k",
+ * 12345 → "12.3k", 999_999 → "1M". With `unit`, a space and the prefixed unit:
+ * (1.23e10, 'FLOP/s') → "12.3 GFLOP/s".
+ */
+export function formatCompact(n: number, unit = ''): string {
+  if (!Number.isFinite(n)) return MISSING;
+  const a = Math.abs(n);
+  // Round first, then pick the prefix, so 999.6 reads "1k" and 999_500 "1M", never "1000k".
+  const r = Math.round(a) < 1000 ? Math.round(a) : Number(a.toPrecision(3));
+  let i = 0;
+  while (i < SI.length - 1 && r >= 1000 ** (i + 1)) i++;
+  const value = r === 0 ? '0' : `${n < 0 ? '-' : ''}${r / 1000 ** i}`;
+  return unit ? `${value} ${SI[i]}${unit}` : `${value}${SI[i]}`;
+}
+
+const BYTE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB'];
+
+/**
+ * A size in bytes, in powers of 1024 (as the `maxFileSizeMB` setting and `--max-file-mb` count
+ * them): "512 B", "1.5 KB", "9.9 MB", "64 MB" — one decimal below 10, none above.
+ */
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return MISSING;
+  let v = n;
+  let i = 0;
+  const shown = (x: number, unit: number): number => (unit === 0 || x >= 9.95 ? Math.round(x) : Math.round(x * 10) / 10);
+  while (i < BYTE_UNITS.length - 1 && shown(v, i) >= 1024) {
+    v /= 1024;
+    i++;
+  }
+  const x = shown(v, i);
+  return `${i === 0 || x >= 10 ? String(x) : trimZero(x.toFixed(1))} ${BYTE_UNITS[i]}`;
+}
+
+/**
+ * A duration in seconds: "0s", "120ms" (below a second), "1.4s" (below 10 s), "12s", "3m05s",
+ * "1h02m". Rounds to whole seconds before splitting from 10 s on, so 59.6 s is "1m00s".
+ */
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return MISSING;
+  if (seconds === 0) return '0s';
+  const ms = Math.round(seconds * 1000);
+  if (ms < 1000) return ms === 0 ? '<1ms' : `${ms}ms`;
+  if (ms < 9950) return `${(ms / 1000).toFixed(1)}s`;
+  const total = Math.round(seconds);
+  const pad = (x: number): string => String(x).padStart(2, '0');
+  if (total < 60) return `${total}s`;
+  if (total < 3600) return `${Math.floor(total / 60)}m${pad(total % 60)}s`;
+  return `${Math.floor(total / 3600)}h${pad(Math.floor((total % 3600) / 60))}m`;
+}
+
+/** A loss in nats with four decimals; {@link MISSING} before there is one; "NaN" or "Infinity" as they are. */
+export function formatLoss(loss: number | null): string {
+  if (loss === null) return MISSING;
+  return Number.isFinite(loss) ? loss.toFixed(4) : String(loss);
+}
+
+/** A perplexity (e^loss) with two decimals. */
+export function formatPerplexity(ppl: number | null): string {
+  if (ppl === null) return MISSING;
+  return Number.isFinite(ppl) ? ppl.toFixed(2) : String(ppl);
+}
+
+/** A corpus BLEU score (0–100) with two decimals. */
+export function formatBleu(bleu: number | null): string {
+  return bleu === null || !Number.isFinite(bleu) ? MISSING : bleu.toFixed(2);
+}
+
+/**
+ * A fraction as a percentage with one decimal: 0.875 → "87.5%", 0.5 → "50%", 1 → "100%".
+ * A fraction that is not 0 or 1 never prints as either: 0.0004 → "<0.1%", 0.9996 → ">99.9%".
+ */
+export function formatPercent(fraction: number | null): string {
+  if (fraction === null || !Number.isFinite(fraction)) return MISSING;
+  const pct = 100 * fraction;
+  if (pct > 0 && pct < 0.05) return '<0.1%';
+  if (pct > 99.95 && pct < 100) return '>99.9%';
+  return `${trimZero(pct.toFixed(1))}%`;
+}
+
+/**
+ * Any other number: up to `digits` decimals (trailing zeros dropped) for moderate values,
+ * exponent notation for tiny or huge ones: 0.125 → "0.125", 3e-5 → "3.00e-5".
+ */
+export function formatNumber(x: number, digits = 3): string {
+  if (!Number.isFinite(x)) return String(x);
+  const a = Math.abs(x);
+  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return x.toExponential(2);
+  return Number(x.toFixed(digits)).toString();
+}
