@@ -7,7 +7,7 @@
  * Leaves out: the panels and message handling (app.ts).
  */
 
-import type { WebviewToHost } from '../src/protocol';
+import type { WebviewToHost } from '../src/protocol/webview';
 import { h, replaceChildren } from './dom';
 import { fmt } from './format';
 import type { PanelContext } from './panels/panel';

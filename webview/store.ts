@@ -5,11 +5,14 @@
  * message had — out-of-order steps, updates for unknown runs, answers to decodes never
  * requested — which the page shows in its error banner instead of drawing nonsense.
  *
- * Leaves out: validation of the message shape (src/protocol.ts, before `apply`), the DOM and
+ * Leaves out: validation of the message shape (src/protocol/webview.ts, before `apply`), the DOM and
  * anything about how the data is drawn.
  */
 
-import type { AttentionSnapshot, DashboardTab, DecodeOutput, DecodeParams, ErrorData, EvalMetrics, HostToWebview, PrepareProgress, RunState, RunSummary, WorkerToHost } from '../src/protocol';
+import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../src/protocol/model';
+import type { WorkerToHost } from '../src/protocol/trainingWorker';
+import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
 import { StepColumns } from './stepColumns';
 
 /** One run as the dashboard holds it. */

@@ -12,7 +12,7 @@
  * both ends, as on every platform VS Code and Chromium run on.
  *
  * Leaves out: other typed arrays (the protocol has none) and validation of the decoded
- * message (src/protocol.ts does that).
+ * message (src/protocol/ does that).
  */
 
 /** Tagged form of a Float32Array. */

@@ -9,8 +9,9 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
-import type { TaskName, TrainSpec, WorkerToHost } from '../protocol';
-import { TASK_NAMES } from '../protocol';
+import type { TaskName, TrainSpec } from '../protocol/data';
+import type { WorkerToHost } from '../protocol/trainingWorker';
+import { TASK_NAMES } from '../protocol/data';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
 import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';

@@ -6,7 +6,7 @@
  * Leaves out: the quick-input UI and the size estimates (the lab module computes them).
  */
 
-import type { TaskName, TrainSpec } from '../protocol';
+import type { TaskName, TrainSpec } from '../protocol/data';
 import type { Settings } from './settings';
 import { kindForSource, specFromSettings } from './settings';
 

@@ -8,8 +8,8 @@
  */
 
 import * as path from 'node:path';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
-import { summarizeSkipped } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
+import { summarizeSkipped } from '../protocol/data';
 
 /** Pairs decoded for exact match and BLEU (as `eval`'s default --max-pairs). */
 export const EVAL_MAX_PAIRS = 1000;

@@ -11,7 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from './errors';
 import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, testDataOf } from './evalFiles';
 import { RequestError } from './pendingRequests';

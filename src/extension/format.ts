@@ -6,8 +6,8 @@
  * Leaves out: localization (English, with SI prefixes and a dot as decimal separator).
  */
 
-import type { DataSummary, SkippedFile } from '../protocol';
-import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol';
+import type { DataSummary, SkippedFile } from '../protocol/data';
+import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol/data';
 
 /** 1234 → "1.2k", 12_345_678 → "12.3M". */
 export function formatCount(n: number): string {

@@ -8,8 +8,8 @@
  * do) and collecting the files a `documents` source names (trainCommand.ts does).
  */
 
-import type { DataSpec, TaskName, TrainSpec } from '../protocol';
-import { TASK_NAMES } from '../protocol';
+import type { DataSpec, TaskName, TrainSpec } from '../protocol/data';
+import { TASK_NAMES } from '../protocol/data';
 
 /** Every setting, with its type. */
 export interface Settings {

@@ -8,7 +8,7 @@
  * Leaves out: the decorations themselves (scoreDecorations.ts).
  */
 
-import type { ScoreOutput } from '../protocol';
+import type { ScoreOutput } from '../protocol/modelWorker';
 
 /** Upper bounds (nats) of the first four buckets; the fifth is everything above. */
 export const SURPRISE_BUCKETS: readonly number[] = [0.5, 1.5, 3, 5];

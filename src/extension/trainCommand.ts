@@ -12,7 +12,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { RunOutcome } from '../lab/host';
-import type { TrainSpec } from '../protocol';
+import type { TrainSpec } from '../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
 import { dataLine, formatBytes, formatLoss, skippedReason } from './format';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';

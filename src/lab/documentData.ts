@@ -31,7 +31,7 @@ import { CharCounts } from '../engine/tokenizers/charTokenizer';
 import { BOS, EOS } from '../engine/tokenizers/special';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { safeCut, textPieces } from '../engine/tokenizers/textPieces';
-import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../protocol';
+import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../protocol/data';
 import type { CorpusLimits, PlannedFile } from './corpus';
 import { limitsOf, megabytes, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
 import { hashSeed } from './seededHash';

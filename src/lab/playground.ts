@@ -13,7 +13,7 @@ import { EngineError } from '../engine/errors';
 import { createStepper } from '../engine/models/stepper';
 import { Rng } from '../engine/rng';
 import { BOS, EOS } from '../engine/tokenizers/special';
-import type { DecodeOutput, DecodeParams } from '../protocol';
+import type { DecodeOutput, DecodeParams } from '../protocol/model';
 import type { OpenRun } from './openRun';
 
 /** Decodes `params.input` with the run's model; `onToken` streams greedy/sampled tokens. */

@@ -9,7 +9,7 @@
  *   cli        bench, lab, engine, protocol, Node built-ins
  *   bench      lab, engine, protocol, Node built-ins, the dev-only TF.js packages
  *   lab        engine, protocol, Node built-ins, its runtime packages (ignore, tinyglobby)
- *   protocol   nothing (src/protocol.ts and src/wireEncode.ts, the wire helpers beside it)
+ *   protocol   nothing (src/protocol/, and src/wireEncode.ts, the Node-side wire helper beside it)
  *   engine     nothing outside src/engine: no vscode, no node: modules, no packages
  *   webview    protocol, and uplot (the charts)
  * Node globals (`Buffer`, `process`) are the engine tsconfig's job (src/engine/tsconfig.json,
@@ -53,7 +53,7 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {
   if (rel.startsWith('webview/')) return 'webview';
-  if (rel === 'src/protocol.ts' || rel === 'src/wireEncode.ts') return 'protocol';
+  if (rel.startsWith('src/protocol/') || rel === 'src/wireEncode.ts') return 'protocol';
   const m = /^src\/(extension|cli|bench|lab|engine)\//.exec(rel);
   return m ? (m[1] as Layer) : null;
 }

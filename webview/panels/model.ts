@@ -8,7 +8,8 @@
  * Leaves out: computing the numbers (the engine's estimate, sent in ModelInfo).
  */
 
-import type { Json, ModelInfo } from '../../src/protocol';
+import type { Json } from '../../src/protocol/data';
+import type { ModelInfo } from '../../src/protocol/model';
 import { h, replaceChildren } from '../dom';
 import { fmt, fmtBytes, fmtCount } from '../format';
 import type { StoreEvent } from '../store';

@@ -15,7 +15,7 @@ import { createStepper } from '../../engine/models/stepper';
 import type { Batch } from '../../engine/models/transformer';
 import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
 import type { OpenRun } from '../../lab/openRun';
-import type { AttentionSnapshot } from '../../protocol';
+import type { AttentionSnapshot } from '../../protocol/model';
 
 /** The attention snapshot of `text` (see the file comment for what each model kind shows). */
 export function attendText(r: OpenRun, text: string): AttentionSnapshot {

@@ -16,7 +16,7 @@ import { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { Trainer } from '../../engine/train';
 import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from '../../lab/prepare';
-import type { TrainSpec } from '../../protocol';
+import type { TrainSpec } from '../../protocol/data';
 
 /** Largest model measured at its own size. */
 const MAX_MEASURED_PARAMS = 4_000_000;

@@ -14,7 +14,7 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { BOS } from '../../engine/tokenizers/special';
 import type { OpenRun } from '../../lab/openRun';
 import { windowLogprobs } from '../../lab/score';
-import type { ScoreOutput } from '../../protocol';
+import type { ScoreOutput } from '../../protocol/modelWorker';
 
 /**
  * UTF-16 ranges [start, end) of each token of `body` (the ids of `text`, no specials) in

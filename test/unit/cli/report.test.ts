@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
 import { encodeArraysForJson } from '../../../src/wireEncode';
-import type { RunState } from '../../../src/protocol';
-import { validateHostToWebview } from '../../../src/protocol';
+import type { RunState } from '../../../src/protocol/webview';
+import { validateHostToWebview } from '../../../src/protocol/webview';
 import { decodeArrays } from '../../../webview/wireCodec';
 import { cli, tempDir } from './cliHarness';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
 import { resolveConfig } from '../../../../src/lab/prepare';
 import { calibrate } from '../../../../src/extension/worker/calibrate';
-import type { TrainSpec } from '../../../../src/protocol';
+import type { TrainSpec } from '../../../../src/protocol/data';
 import { tinySpec } from './tinyRuns';
 
 /** A clock that advances `dt` ms each time it is read. */
