@@ -166,8 +166,7 @@ export class DashboardStore {
       if (ev.type !== 'train/didStart') {
         return { events: [], problems: [`${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told about (no dashboard/didLoadRuns or train/didStart for it); ignored.`] };
       }
-      const kind = ev.model.config.kind === 'decoder-only' ? 'decoder-only' : 'encoder-decoder';
-      const summary: RunSummary = { id: runId, name: baseName(ev.runDir), runDir: ev.runDir, status: 'training', kind, step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, bestValLoss: null, model: ev.model, data: ev.data };
+      const summary: RunSummary = { id: runId, name: baseName(ev.runDir), runDir: ev.runDir, status: 'training', kind: ev.model.config.kind, step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, bestValLoss: null, model: ev.model, data: ev.data };
       r = entryOf({ run: summary, steps: [], evals: [], snapshots: [] }).entry;
       this.runMap.set(runId, r);
       return { events: [{ kind: 'runs' }], problems: [] };

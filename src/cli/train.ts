@@ -189,7 +189,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         preparing?.end();
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
-        ctx.err(`Training ${m.model.config.kind as string} · ${(m.model.params / 1e6).toFixed(2)}M parameters · ${m.model.backend} backend · ${m.data.description}`);
+        ctx.err(`Training ${m.model.config.kind} · ${(m.model.params / 1e6).toFixed(2)}M parameters · ${m.model.backend} backend · ${m.data.description}`);
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;

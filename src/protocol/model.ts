@@ -1,25 +1,56 @@
 /**
- * The model as the other side of a channel sees it: its config (as JSON), its sizes,
- * attention snapshots with their masks, and decode options and results. Tensors travel as Float32Array / Uint8Array plus shape.
+ * The model as the other side of a channel sees it: its config (the engine's ModelConfig
+ * fields, declared again here because the protocol imports nothing — src/lab/modelConfigShape.ts
+ * fails to compile if the two differ), its sizes, attention snapshots with their masks, and
+ * decode options and results. Tensors travel as Float32Array / Uint8Array plus shape.
  *
  * Leaves out: computing any of it (the engine and src/lab), and the messages that carry it.
  */
 
-import type { Json } from './data';
-import type { Infer, Schema } from './schema';
-import { arrayOf, define, f32, fail, int, nonNegInt, nullable, num, obj, oneOf, posInt, ProtocolError, record, refine, str, tuple, u8 } from './schema';
+import type { Infer } from './schema';
+import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8 } from './schema';
 
-/** A JSON value, checked (a model config crosses as JSON). */
-const json: Schema<Json> = define((v, p) => {
-  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'number') return;
-  if (Array.isArray(v)) return v.forEach((x: unknown, i) => json.check(x, `${p}[${i}]`));
-  if (typeof v === 'object') return void record(json).check(v, p);
-  fail(p, 'JSON', v);
+/**
+ * A model's hyper-parameters, as the dashboard draws them: the engine's ModelConfig
+ * (src/engine/config.ts has the meaning of each field). Only `kind` is required: run.json
+ * has held every field since its first version (and the engine checks them all when a run
+ * is read), but a ModelInfo need not come from a run folder, so a receiver treats a missing
+ * field as unknown (the dashboard shows "?") and never guesses a value.
+ */
+export const modelConfig = obj({
+  kind: oneOf('encoder-decoder', 'decoder-only'),
+  /** Source vocabulary (encoder-decoder only; 0 for decoder-only). */
+  srcVocabSize: optional(nonNegInt),
+  /** Target / decoder vocabulary: the size of the output softmax. */
+  vocabSize: optional(posInt),
+  dModel: optional(posInt),
+  nHeads: optional(posInt),
+  dFF: optional(posInt),
+  /** Encoder layers (encoder-decoder only; 0 for decoder-only). */
+  nEncoderLayers: optional(nonNegInt),
+  nDecoderLayers: optional(posInt),
+  /** Longest sequence (positions) the model accepts: the context. */
+  maxLen: optional(posInt),
+  dropout: optional(num),
+  /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
+  norm: optional(oneOf('post', 'pre')),
+  positional: optional(oneOf('sinusoidal', 'learned')),
+  activation: optional(oneOf('relu', 'gelu')),
+  /** Output projection shares the (target) embedding matrix. */
+  tieEmbeddings: optional(bool),
+  /** Biases in linear layers and LayerNorms. */
+  bias: optional(bool),
+  layerNormEps: optional(num),
+  /** Multiply embeddings by √d_model (the paper, §3.4). */
+  embedScale: optional(bool),
+  /** Label smoothing ε of the training loss. */
+  labelSmoothing: optional(num),
 });
+export type ModelConfigData = Infer<typeof modelConfig>;
 
 /** Sizes of the model being trained. */
 export const modelInfo = obj({
-  config: record(json),
+  config: modelConfig,
   params: nonNegInt,
   paramsByModule: record(nonNegInt),
   memoryBytes: nonNegInt,
