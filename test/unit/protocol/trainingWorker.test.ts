@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TrainSpec } from '../../src/protocol/data';
-import { ProtocolError } from '../../src/protocol/schema';
-import { validateRunSegments } from '../../src/protocol/data';
-import { validateHostToWorker, validateWorkerToHost } from '../../src/protocol/trainingWorker';
-import { validateHostToWebview, validateWebviewToHost } from '../../src/protocol/webview';
+import type { TrainSpec } from '../../../src/protocol/data';
+import { ProtocolError } from '../../../src/protocol/schema';
+import { validateRunSegments } from '../../../src/protocol/data';
+import { validateHostToWorker, validateWorkerToHost } from '../../../src/protocol/trainingWorker';
+import { validateHostToWebview, validateWebviewToHost } from '../../../src/protocol/webview';
 
 const spec: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32 } },
