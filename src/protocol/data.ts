@@ -15,15 +15,20 @@ import { arrayOf, bool, define, fail, finiteOrNaN, int, nonNegInt, nullable, num
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
 
 /** An engine error as data (code + message that says what to do). */
-export const errorData = obj({ code: str, message: str });
 export type ErrorData = Infer<typeof errorData>;
+export const errorData = obj({ code: str, message: str });
+
+/** Which architecture: the paper's encoder-decoder or a GPT-style decoder-only model. */
+export type ModelKind = Infer<typeof modelKind>;
+export const modelKind = oneOf('encoder-decoder', 'decoder-only');
 
 /** The built-in generated tasks. */
-export const taskName = oneOf('copy', 'reverse', 'sort', 'addition', 'dates');
 export type TaskName = Infer<typeof taskName>;
+export const taskName = oneOf('copy', 'reverse', 'sort', 'addition', 'dates');
 export const TASK_NAMES: readonly TaskName[] = taskName.values;
 
 /** Where training data comes from. */
+export type DataSpec = Infer<typeof dataSpec>;
 export const dataSpec = variants('kind', {
   task: { task: taskName },
   documents: {
@@ -38,7 +43,6 @@ export const dataSpec = variants('kind', {
   },
   pairs: { source: str, target: nullable(str) },
 });
-export type DataSpec = Infer<typeof dataSpec>;
 
 /** A `--set key=value` override: a string (parsed by the field's type), number or boolean. */
 const primitive = define<string | number | boolean>((v, p) => {
@@ -46,9 +50,10 @@ const primitive = define<string | number | boolean>((v, p) => {
 });
 
 /** Everything that defines a run; saved in run.json. */
+export type TrainSpec = Infer<typeof trainSpec>;
 export const trainSpec = obj({
   model: obj({
-    kind: oneOf('encoder-decoder', 'decoder-only'),
+    kind: modelKind,
     preset: str,
     /** Config fields to override (`--set key=value`). */
     overrides: record(primitive),
@@ -73,7 +78,6 @@ export const trainSpec = obj({
   }),
   backend: oneOf('auto', 'wasm', 'reference'),
 });
-export type TrainSpec = Infer<typeof trainSpec>;
 
 /**
  * How the learning rate runs over one segment of a run (the formulas are in
@@ -81,8 +85,8 @@ export type TrainSpec = Infer<typeof trainSpec>;
  * `constant` (AdamW on runs too short to decay), `noam` (the paper's schedule), `restart`
  * (a warm restart: warm up from lr/10 back to lr, then cosine down to lr/10 again).
  */
-export const segmentSchedule = oneOf('cosine', 'constant', 'noam', 'restart');
 export type SegmentSchedule = Infer<typeof segmentSchedule>;
+export const segmentSchedule = oneOf('cosine', 'constant', 'noam', 'restart');
 export const SEGMENT_SCHEDULES: readonly SegmentSchedule[] = segmentSchedule.values;
 
 /**
@@ -90,8 +94,8 @@ export const SEGMENT_SCHEDULES: readonly SegmentSchedule[] = segmentSchedule.val
  * contiguous from step 0: the first is its original plan, each later one an extension with
  * more steps (`train --resume DIR --steps N`, "Continue Training…").
  */
-export const runSegment = obj({ fromStep: nonNegInt, toStep: posInt, schedule: segmentSchedule });
 export type RunSegment = Infer<typeof runSegment>;
+export const runSegment = obj({ fromStep: nonNegInt, toStep: posInt, schedule: segmentSchedule });
 
 /** A run's segments: at least one, contiguous from step 0, none empty. */
 export const runSegments = refine(arrayOf(runSegment), (segments, p) => {
@@ -105,19 +109,19 @@ export const runSegments = refine(arrayOf(runSegment), (segments, p) => {
 });
 
 /** Why a file was left out of a corpus, in the order people read them. */
-export const skipReason = oneOf('binary', 'not-utf8', 'too-large', 'over-total', 'empty', 'unreadable', 'ignored', 'lockfile', 'vendored', 'minified', 'generated');
 export type SkipReason = Infer<typeof skipReason>;
+export const skipReason = oneOf('binary', 'not-utf8', 'too-large', 'over-total', 'empty', 'unreadable', 'ignored', 'lockfile', 'vendored', 'minified', 'generated');
 /** Every skip reason, in the order people read them. */
 export const SKIP_REASONS: readonly SkipReason[] = skipReason.values;
 
 /** One file left out of a corpus, and why. */
+export type SkippedFile = Infer<typeof skippedFile>;
 export const skippedFile = obj({
   path: str,
   reason: skipReason,
   /** The file's size in bytes, where it matters (too large, past the total). */
   bytes: optional(nonNegInt),
 });
-export type SkippedFile = Infer<typeof skippedFile>;
 
 /** Each skip reason, for people. */
 export const SKIP_REASON_TEXT: { readonly [R in SkipReason]: string } = {
@@ -146,10 +150,11 @@ export function summarizeSkipped(skipped: readonly SkippedFile[]): string {
  * documents), a seeded share of pairs, generated pairs of a task — or nothing, when the data
  * is too small to hold any out (the "validation" curve is then the training loss, and says so).
  */
-export const validationKind = oneOf('documents', 'tail', 'pairs', 'task', 'none');
 export type ValidationKind = Infer<typeof validationKind>;
+export const validationKind = oneOf('documents', 'tail', 'pairs', 'task', 'none');
 
 /** What a run is training on, for people. */
+export type DataSummary = Infer<typeof dataSummary>;
 export const dataSummary = obj({
   description: str,
   documents: nonNegInt,
@@ -162,9 +167,9 @@ export const dataSummary = obj({
   /** Up to three short beginnings of held-out text, for samples and prompts. */
   prompts: optional(arrayOf(str)),
 });
-export type DataSummary = Infer<typeof dataSummary>;
 
 /** Progress of the work before the first step (reading, tokenizer training, encoding). */
+export type PrepareProgress = Infer<typeof prepareProgress>;
 export const prepareProgress = obj({
   phase: oneOf('read', 'tokenizer', 'encode'),
   /** Bytes of text done and in all (0 in all while unknown). */
@@ -173,15 +178,14 @@ export const prepareProgress = obj({
   /** For people: "Encoding input.txt (char)". */
   message: str,
 });
-export type PrepareProgress = Infer<typeof prepareProgress>;
 
 /** Metrics of one optimizer step (one line of metrics.jsonl); a NaN loss or norm is the runner's to report. */
-export const stepMetrics = obj({ step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num });
 export type StepMetrics = Infer<typeof stepMetrics>;
+export const stepMetrics = obj({ step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num });
 
 /** Validation results at one step. */
-export const evalMetrics = obj({ step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num) });
 export type EvalMetrics = Infer<typeof evalMetrics>;
+export const evalMetrics = obj({ step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num) });
 
 /** Validates a TrainSpec (e.g. read back from run.json); throws ProtocolError. */
 export function validateTrainSpec(spec: unknown, where = 'spec'): TrainSpec {

@@ -1,7 +1,7 @@
 /**
  * The model as the other side of a channel sees it: its config (the engine's ModelConfig
- * fields, declared again here because the protocol imports nothing — src/lab/modelConfigShape.ts
- * fails to compile if the two differ), its sizes, attention snapshots with their masks, and
+ * fields, declared again here because the protocol imports nothing outside itself;
+ * src/lab/modelConfigShape.ts fails to compile if the two differ), its sizes, attention snapshots with their masks, and
  * decode options and results. Tensors travel as Float32Array / Uint8Array plus shape.
  *
  * Leaves out: computing any of it (the engine and src/lab), and the messages that carry it.
@@ -9,6 +9,7 @@
 
 import type { Infer } from './schema';
 import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8 } from './schema';
+import { modelKind } from './data';
 
 /**
  * A model's hyper-parameters, as the dashboard draws them: the engine's ModelConfig
@@ -17,8 +18,9 @@ import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional
  * is read), but a ModelInfo need not come from a run folder, so a receiver treats a missing
  * field as unknown (the dashboard shows "?") and never guesses a value.
  */
+export type ModelConfigData = Infer<typeof modelConfig>;
 export const modelConfig = obj({
-  kind: oneOf('encoder-decoder', 'decoder-only'),
+  kind: modelKind,
   /** Source vocabulary (encoder-decoder only; 0 for decoder-only). */
   srcVocabSize: optional(nonNegInt),
   /** Target / decoder vocabulary: the size of the output softmax. */
@@ -46,9 +48,9 @@ export const modelConfig = obj({
   /** Label smoothing ε of the training loss. */
   labelSmoothing: optional(num),
 });
-export type ModelConfigData = Infer<typeof modelConfig>;
 
 /** Sizes of the model being trained. */
+export type ModelInfo = Infer<typeof modelInfo>;
 export const modelInfo = obj({
   config: modelConfig,
   params: nonNegInt,
@@ -57,7 +59,6 @@ export const modelInfo = obj({
   flopsPerToken: num,
   backend: str,
 });
-export type ModelInfo = Infer<typeof modelInfo>;
 
 function fills(data: { readonly length: number }, shape: readonly number[], p: string): void {
   const n = shape.reduce((a, b) => a * b, 1);
@@ -65,6 +66,7 @@ function fills(data: { readonly length: number }, shape: readonly number[], p: s
 }
 
 /** Attention probabilities of one layer for the probe sample: [heads, rows, cols]. */
+export type AttentionMapData = Infer<typeof attentionMapData>;
 export const attentionMapData = refine(
   obj({
     stack: oneOf('encoder', 'decoder'),
@@ -75,13 +77,13 @@ export const attentionMapData = refine(
   }),
   (m, p) => fills(m.data, m.shape, p),
 );
-export type AttentionMapData = Infer<typeof attentionMapData>;
 
 /** A mask as the engine used it, with its broadcast shape ([B,1,1,S], [1,1,T,T] …). */
-export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data: u8 }), (m, p) => fills(m.data, m.shape, p));
 export type MaskData = Infer<typeof maskData>;
+export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data: u8 }), (m, p) => fills(m.data, m.shape, p));
 
 /** Snapshot of the probe sample's attention at one step. */
+export type AttentionSnapshot = Infer<typeof attentionSnapshot>;
 export const attentionSnapshot = obj({
   step: nonNegInt,
   /** Token strings of the source (encoder-decoder) and of the decoder input. */
@@ -90,9 +92,9 @@ export const attentionSnapshot = obj({
   maps: arrayOf(attentionMapData),
   masks: arrayOf(maskData),
 });
-export type AttentionSnapshot = Infer<typeof attentionSnapshot>;
 
 /** Options of one playground decode. */
+export type DecodeParams = Infer<typeof decodeParams>;
 export const decodeParams = obj({
   input: str,
   strategy: oneOf('greedy', 'beam', 'sample'),
@@ -104,9 +106,9 @@ export const decodeParams = obj({
   maxTokens: posInt,
   seed: int,
 });
-export type DecodeParams = Infer<typeof decodeParams>;
 
 /** Attention of a decode's generated tokens, per decoder layer ([H, T, K] self, [H, T, S] cross). */
+export type DecodeAttentionData = Infer<typeof decodeAttentionData>;
 export const decodeAttentionData = obj({
   queryStart: nonNegInt,
   queries: nonNegInt,
@@ -116,9 +118,9 @@ export const decodeAttentionData = obj({
   self: arrayOf(f32),
   cross: arrayOf(f32),
 });
-export type DecodeAttentionData = Infer<typeof decodeAttentionData>;
 
 /** A finished decode. */
+export type DecodeOutput = Infer<typeof decodeOutput>;
 export const decodeOutput = obj({
   text: str,
   promptTokens: arrayOf(str),
@@ -130,7 +132,6 @@ export const decodeOutput = obj({
   /** Beam search: the n-best texts and scores. */
   beams: arrayOf(obj({ text: str, score: num })),
 });
-export type DecodeOutput = Infer<typeof decodeOutput>;
 
 /** Validates an attention snapshot (e.g. read back from snapshots). */
 export function validateSnapshot(v: unknown, where = 'snapshot'): AttentionSnapshot {

@@ -14,6 +14,7 @@ import { errorData, skippedFile, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams } from './model';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
+export type ScoreOutput = Infer<typeof scoreOutput>;
 export const scoreOutput = obj({
   /** Display strings of the scored tokens (BOS excluded). */
   tokens: arrayOf(str),
@@ -25,16 +26,16 @@ export const scoreOutput = obj({
   /** Tokens past the model's context, left unscored. */
   truncated: nonNegInt,
 });
-export type ScoreOutput = Infer<typeof scoreOutput>;
 
 /** What `model/export` wrote. */
-export const exportOutput = obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) });
 export type ExportOutput = Infer<typeof exportOutput>;
+export const exportOutput = obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) });
 
 /**
  * Test files a run never saw (`eval --data/--pairs`, "Evaluate on Files…"): documents for a
  * decoder-only run, source→target pairs for an encoder-decoder.
  */
+export type EvalFilesData = Infer<typeof evalFilesData>;
 export const evalFilesData = variants('kind', {
   documents: {
     /** Globs, files or folders (relative to `cwd` or absolute) when `glob`; else exact file paths. */
@@ -49,9 +50,9 @@ export const evalFilesData = variants('kind', {
   /** Two parallel line files, or one `.tsv` / `.jsonl` file when `target` is null. */
   pairs: { source: str, target: nullable(str) },
 });
-export type EvalFilesData = Infer<typeof evalFilesData>;
 
 /** What evaluating a run on test files measured (`model/evaluateFiles`, `eval --data/--pairs`). */
+export type EvalFilesOutput = Infer<typeof evalFilesOutput>;
 export const evalFilesOutput = obj({
   kind: oneOf('documents', 'pairs'),
   /** The test data, for people: "2 documents under /w/test", "/w/test.de → /w/test.en (40 pairs)". */
@@ -87,9 +88,9 @@ export const evalFilesOutput = obj({
   /** A few of the unseen characters, most frequent first. */
   unseenExamples: arrayOf(str),
 });
-export type EvalFilesOutput = Infer<typeof evalFilesOutput>;
 
 /** Requests from the extension host to its model worker. */
+export type HostToModelWorker = Infer<typeof hostToModelWorker>;
 export const hostToModelWorker = messages({
   'model/decode': { id: nonNegInt, runDir: str, params: decodeParams },
   'model/score': { id: nonNegInt, runDir: str, source: nullable(str), text: str },
@@ -109,9 +110,9 @@ export const hostToModelWorker = messages({
     cancel: i32Shared,
   },
 });
-export type HostToModelWorker = Infer<typeof hostToModelWorker>;
 
 /** Responses (and streamed tokens) from the model worker. */
+export type ModelWorkerToHost = Infer<typeof modelWorkerToHost>;
 export const modelWorkerToHost = messages({
   'worker/ready': {},
   'model/didToken': { id: nonNegInt, token: str, logprob: num },
@@ -125,7 +126,6 @@ export const modelWorkerToHost = messages({
   'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
   'model/didFail': { id: nonNegInt, error: errorData },
 });
-export type ModelWorkerToHost = Infer<typeof modelWorkerToHost>;
 
 /** Validates a request arriving at the model worker; throws ProtocolError. */
 export function validateHostToModelWorker(msg: unknown): HostToModelWorker {

@@ -3,11 +3,21 @@
  * TypeScript type (`Infer<typeof s>`) and the runtime check (`s.check(v, path)`) come, so a
  * type and its validator cannot drift apart (STYLE.md §12). A failed check throws
  * `ProtocolError` naming the path and what was expected: "spec.training.steps: expected an
- * integer ≥ 1, got -1". A check returns the very value it was given (no copy, no
+ * integer ≥ 1, got number" (a wrong string is quoted). A check returns the very value it was given (no copy, no
  * coercion), typed.
  *
- * Message tables (`messages({ 'train/didStep': { step: posInt, … }, … })`) give the
- * discriminated union `{ readonly type: K } & fields` and its validator from one object.
+ * Message tables give the discriminated union `{ readonly type: K } & fields` and its
+ * validator from one object; adding a message is one entry:
+ *
+ *   export type WorkerToHost = Infer<typeof workerToHost>;
+ *   export const workerToHost = messages({
+ *     'train/didPause': { step: nonNegInt },
+ *     'train/didFail': { step: nonNegInt, error: errorData },   // errorData = obj({ code: str, message: str })
+ *   });
+ *   validateWorkerToHost = (msg: unknown): WorkerToHost => workerToHost.check(msg, 'message');
+ *
+ * Shared shapes follow the same pattern: a JSDoc'd `export type X = Infer<typeof x>` above
+ * `export const x = obj({ … })`, with each field's comment on the schema's field.
  *
  * Leaves out: transforms and defaults (a check never changes a value), and rejecting extra
  * fields (a newer sender may add one; receivers read only what they declared). Imports

@@ -13,6 +13,7 @@ import { dataSummary, errorData, evalMetrics, prepareProgress, runSegments, step
 import { attentionSnapshot, modelInfo } from './model';
 
 /** Commands from the host to the training worker. */
+export type HostToWorker = Infer<typeof hostToWorker>;
 export const hostToWorker = messages({
   'train/start': {
     runDir: str,
@@ -27,9 +28,9 @@ export const hostToWorker = messages({
   'train/resume': {},
   'train/stop': {},
 });
-export type HostToWorker = Infer<typeof hostToWorker>;
 
 /** Notifications from the training worker. */
+export type WorkerToHost = Infer<typeof workerToHost>;
 export const workerToHost = messages({
   'worker/ready': {},
   'train/didLog': { level: oneOf('info', 'warn'), message: str },
@@ -52,7 +53,6 @@ export const workerToHost = messages({
   'train/didFinish': { step: nonNegInt, reason: oneOf('completed', 'stopped') },
   'train/didFail': { step: nonNegInt, error: errorData },
 });
-export type WorkerToHost = Infer<typeof workerToHost>;
 
 /** Validates a command arriving at the worker; throws ProtocolError. */
 export function validateHostToWorker(msg: unknown): HostToWorker {

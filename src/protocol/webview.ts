@@ -10,17 +10,18 @@
 
 import type { Infer } from './schema';
 import { arrayOf, messages, nonNegInt, nullable, num, obj, oneOf, str } from './schema';
-import { dataSummary, errorData, evalMetrics, runSegments, stepMetrics } from './data';
+import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
 
 /** A run as the dashboard lists it. */
+export type RunSummary = Infer<typeof runSummary>;
 export const runSummary = obj({
   id: str,
   name: str,
   runDir: str,
   status: oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed'),
-  kind: oneOf('encoder-decoder', 'decoder-only'),
+  kind: modelKind,
   step: nonNegInt,
   totalSteps: nonNegInt,
   /** The schedule segments (one unless the run was extended); the last ends at totalSteps. */
@@ -29,17 +30,17 @@ export const runSummary = obj({
   model: nullable(modelInfo),
   data: nullable(dataSummary),
 });
-export type RunSummary = Infer<typeof runSummary>;
 
 /** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
-export const runState = obj({ run: runSummary, steps: arrayOf(stepMetrics), evals: arrayOf(evalMetrics), snapshots: arrayOf(attentionSnapshot) });
 export type RunState = Infer<typeof runState>;
+export const runState = obj({ run: runSummary, steps: arrayOf(stepMetrics), evals: arrayOf(evalMetrics), snapshots: arrayOf(attentionSnapshot) });
 
 /** The dashboard's tabs. */
-export const dashboardTab = oneOf('curves', 'attention', 'masks', 'model', 'playground');
 export type DashboardTab = Infer<typeof dashboardTab>;
+export const dashboardTab = oneOf('curves', 'attention', 'masks', 'model', 'playground');
 
 /** Messages from the extension host (or the report page's loader) to the dashboard. */
+export type HostToWebview = Infer<typeof hostToWebview>;
 export const hostToWebview = messages({
   'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
   /** A training worker's notification about one run, forwarded as it came. */
@@ -52,16 +53,15 @@ export const hostToWebview = messages({
   /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
   'dashboard/show': { runId: nullable(str), tab: dashboardTab },
 });
-export type HostToWebview = Infer<typeof hostToWebview>;
 
 /** Messages from the dashboard to its host. */
+export type WebviewToHost = Infer<typeof webviewToHost>;
 export const webviewToHost = messages({
   'webview/ready': {},
   'webview/didError': { message: str },
   'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
   'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
 });
-export type WebviewToHost = Infer<typeof webviewToHost>;
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */
 export function validateHostToWebview(msg: unknown): HostToWebview {
