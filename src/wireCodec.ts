@@ -22,7 +22,7 @@
  * share this one codec: it uses only what a browser has, plus Node's `Buffer` when present.
  *
  * Leaves out: other typed arrays (the protocol has none) and validation of the decoded
- * message (src/protocol.ts does that).
+ * message (src/protocol/ does that).
  */
 
 /** Tagged form of a Float32Array. */

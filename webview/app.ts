@@ -1,7 +1,7 @@
 /**
  * The dashboard application: the header (run picker, run status, training controls, theme
  * picker on the standalone page), the error banner, the tabs and their panels. Every message
- * from the host is validated (src/protocol.ts) before it touches the store; an invalid or
+ * from the host is validated (src/protocol/webview.ts) before it touches the store; an invalid or
  * out-of-order one is reported in the banner (and to the host as webview/didError) and the
  * panels keep showing what they had. Repaints are coalesced to one per animation frame and
  * only the visible panel draws; hidden ones catch up when shown.
@@ -9,8 +9,8 @@
  * Leaves out: the host detection (host.ts) and each panel's drawing (panels/).
  */
 
-import { validateHostToWebview } from '../src/protocol';
-import type { HostToWebview } from '../src/protocol';
+import { validateHostToWebview } from '../src/protocol/webview';
+import type { HostToWebview } from '../src/protocol/webview';
 import { ErrorBanner } from './banner';
 import { h, replaceChildren } from './dom';
 import type { Host } from './host';

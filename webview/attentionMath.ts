@@ -15,7 +15,7 @@
  * Leaves out: drawing (heatmap.ts) and the DOM.
  */
 
-import type { AttentionMapData, AttentionSnapshot, MaskData } from '../src/protocol';
+import type { AttentionMapData, AttentionSnapshot, MaskData } from '../src/protocol/model';
 
 /** A mask by name, if the snapshot has it. */
 export function findMask(s: AttentionSnapshot, name: string): MaskData | undefined {

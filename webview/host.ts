@@ -16,7 +16,7 @@
  * Leaves out: validation (app.ts validates every message on arrival) and the UI.
  */
 
-import type { WebviewToHost } from '../src/protocol';
+import type { WebviewToHost } from '../src/protocol/webview';
 import { decodeArrays } from '../src/wireCodec';
 
 /** The API object VS Code gives a webview. */

@@ -10,7 +10,7 @@
  * Leaves out: drawing (panels/masks.ts).
  */
 
-import type { MaskData } from '../src/protocol';
+import type { MaskData } from '../src/protocol/model';
 
 /** Symbolic dimension names of a mask, by its name. */
 export function maskDimNames(name: string): readonly [string, string, string, string] {

@@ -7,7 +7,7 @@
  * Leaves out: the panels and message handling (app.ts).
  */
 
-import type { WebviewToHost } from '../src/protocol';
+import type { WebviewToHost } from '../src/protocol/webview';
 import { h, replaceChildren } from './dom';
 import { formatLoss, formatPercent } from '../src/format';
 import type { PanelContext } from './panels/panel';

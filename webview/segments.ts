@@ -7,7 +7,7 @@
  * Leaves out: drawing the markers (panels/curves.ts) and the schedule formulas (the engine).
  */
 
-import type { RunSegment, SegmentSchedule } from '../src/protocol';
+import type { RunSegment, SegmentSchedule } from '../src/protocol/data';
 import { xColumnName } from './series';
 import type { XMode } from './series';
 import type { StepColumns } from './stepColumns';

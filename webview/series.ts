@@ -12,7 +12,7 @@
  * (uPlot.join does that there).
  */
 
-import type { EvalMetrics } from '../src/protocol';
+import type { EvalMetrics } from '../src/protocol/data';
 import type { StepColumn, StepColumns } from './stepColumns';
 
 /** What the x-axis measures. */

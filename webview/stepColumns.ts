@@ -10,7 +10,7 @@
  * Leaves out: evaluation metrics (few; kept as plain objects by the store) and drawing.
  */
 
-import type { StepMetrics } from '../src/protocol';
+import type { StepMetrics } from '../src/protocol/data';
 
 /** Column names a chart can plot. */
 export type StepColumn = 'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec';

@@ -5,11 +5,14 @@
  * message had — out-of-order steps, updates for unknown runs, answers to decodes never
  * requested — which the page shows in its error banner instead of drawing nonsense.
  *
- * Leaves out: validation of the message shape (src/protocol.ts, before `apply`), the DOM and
+ * Leaves out: validation of the message shape (src/protocol/webview.ts, before `apply`), the DOM and
  * anything about how the data is drawn.
  */
 
-import type { AttentionSnapshot, DashboardTab, DecodeOutput, DecodeParams, ErrorData, EvalMetrics, HostToWebview, PrepareProgress, RunState, RunSummary, WorkerToHost } from '../src/protocol';
+import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../src/protocol/model';
+import type { WorkerToHost } from '../src/protocol/trainingWorker';
+import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
 import { StepColumns } from './stepColumns';
 
 /** One run as the dashboard holds it. */
@@ -163,8 +166,7 @@ export class DashboardStore {
       if (ev.type !== 'train/didStart') {
         return { events: [], problems: [`${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told about (no dashboard/didLoadRuns or train/didStart for it); ignored.`] };
       }
-      const kind = ev.model.config.kind === 'decoder-only' ? 'decoder-only' : 'encoder-decoder';
-      const summary: RunSummary = { id: runId, name: baseName(ev.runDir), runDir: ev.runDir, status: 'training', kind, step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, bestValLoss: null, model: ev.model, data: ev.data };
+      const summary: RunSummary = { id: runId, name: baseName(ev.runDir), runDir: ev.runDir, status: 'training', kind: ev.model.config.kind, step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, bestValLoss: null, model: ev.model, data: ev.data };
       r = entryOf({ run: summary, steps: [], evals: [], snapshots: [] }).entry;
       this.runMap.set(runId, r);
       return { events: [{ kind: 'runs' }], problems: [] };

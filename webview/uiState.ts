@@ -8,9 +8,9 @@
  * Leaves out: run data (the host resends it on restore) and the DOM.
  */
 
-import type { DashboardTab } from '../src/protocol';
+import type { DashboardTab } from '../src/protocol/webview';
 
-import type { DecodeParams } from '../src/protocol';
+import type { DecodeParams } from '../src/protocol/model';
 import type { MapFamily } from './attentionMath';
 import type { RampScale } from './colorRamp';
 import type { XMode } from './series';

@@ -15,8 +15,9 @@ import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } 
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluateFiles';
 import { openRun } from '../lab/openRun';
 import { readRunJson } from '../lab/runFolder';
-import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
-import { BACKEND_KINDS, summarizeSkipped } from '../protocol';
+import type { ModelKind } from '../protocol/data';
+import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
+import { BACKEND_KINDS, summarizeSkipped } from '../protocol/data';
 import type { Flags } from './args';
 import { UsageError } from './args';
 import type { CommandContext } from './context';

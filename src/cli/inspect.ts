@@ -17,7 +17,7 @@ import { MAX_SCORED_TOKENS, scoreText } from '../lab/inference/score';
 import { openRun } from '../lab/openRun';
 import { buildDataset, loadRunData, readTokenizer } from '../lab/prepare';
 import { readRunJson } from '../lab/runFolder';
-import type { DecodeParams } from '../protocol';
+import type { DecodeParams } from '../protocol/model';
 import { UsageError, parseFlags } from './args';
 import type { Flags } from './args';
 import type { CommandContext } from './context';

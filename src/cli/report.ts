@@ -18,7 +18,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../lab/atomicFile';
 import { loadRunState } from '../lab/runState';
-import type { AttentionSnapshot, HostToWebview, RunState } from '../protocol';
+import type { AttentionSnapshot } from '../protocol/model';
+import type { HostToWebview, RunState } from '../protocol/webview';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 

@@ -83,7 +83,7 @@ const DECODER_ONLY_SIZES: Readonly<Record<string, Pick<ModelConfig, 'dModel' | '
 
 /**
  * The presets the engine can build for a kind, in order. The names people choose among are
- * declared in src/protocol.ts `MODEL_PRESETS` (the engine imports nothing); a unit test
+ * declared in src/protocol/data.ts `MODEL_PRESETS` (the engine imports nothing); a unit test
  * keeps the two equal.
  */
 export function presetNames(kind: ModelKind): readonly string[] {

@@ -11,7 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { TASK_NAMES } from '../protocol';
+import { TASK_NAMES } from '../protocol/data';
 import type { Draft } from './configureDraft';
 import { draftFromSettings, draftUpdates, estimateSpecOf, presetChoices, validateGlob, validateSteps, validateVocab, withKind } from './configureDraft';
 import { messageOf } from './errors';

@@ -6,8 +6,8 @@
  * Leaves out: the quick-input UI and the size estimates (the lab module computes them).
  */
 
-import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol';
-import { MODEL_PRESETS } from '../protocol';
+import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
+import { MODEL_PRESETS } from '../protocol/data';
 import type { Settings } from './settings';
 import { kindForSource, specFromSettings } from './settings';
 

@@ -9,7 +9,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { DecodeParams } from '../protocol';
+import type { DecodeParams } from '../protocol/model';
 import { messageOf, showError } from './errors';
 import { formatDuration } from '../format';
 import { pickRun } from './pickRun';

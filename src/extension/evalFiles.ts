@@ -9,8 +9,9 @@
 
 import * as path from 'node:path';
 import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../format';
-import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
-import { summarizeSkipped } from '../protocol';
+import type { ModelKind } from '../protocol/data';
+import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
+import { summarizeSkipped } from '../protocol/data';
 
 /** Pairs decoded for exact match and BLEU (as `eval`'s default --max-pairs). */
 export const EVAL_MAX_PAIRS = 1000;

@@ -11,7 +11,8 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { EvalFilesData, EvalFilesOutput, ModelKind } from '../protocol';
+import type { ModelKind } from '../protocol/data';
+import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from './errors';
 import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, testDataOf } from './evalFiles';
 import { RequestError } from './pendingRequests';

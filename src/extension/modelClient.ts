@@ -9,8 +9,11 @@
  */
 
 import { Worker } from 'node:worker_threads';
-import type { AttentionSnapshot, DecodeOutput, DecodeParams, EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput, TrainSpec } from '../protocol';
-import { ProtocolError, validateModelWorkerToHost } from '../protocol';
+import type { TrainSpec } from '../protocol/data';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../protocol/model';
+import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput } from '../protocol/modelWorker';
+import { ProtocolError } from '../protocol/schema';
+import { validateModelWorkerToHost } from '../protocol/modelWorker';
 import type { DisposableLike } from './disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
 

@@ -10,7 +10,8 @@
  */
 
 import * as path from 'node:path';
-import type { DataSummary, RunSummary } from '../protocol';
+import type { DataSummary } from '../protocol/data';
+import type { RunSummary } from '../protocol/webview';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
 import { Emitter } from './emitter';

@@ -8,8 +8,8 @@
  * do) and collecting the files a `documents` source names (trainCommand.ts does).
  */
 
-import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../protocol';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_NAMES } from '../protocol';
+import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_NAMES } from '../protocol/data';
 
 /** Every setting, with its type. */
 export interface Settings {

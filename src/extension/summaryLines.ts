@@ -7,8 +7,8 @@
  */
 
 import { formatBytes, formatCompact, formatDuration } from '../format';
-import type { DataSummary, SkippedFile } from '../protocol';
-import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol';
+import type { DataSummary, SkippedFile } from '../protocol/data';
+import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol/data';
 
 /** "2 binary, 1 ignored by .gitignore". */
 export const skippedReasons = summarizeSkipped;

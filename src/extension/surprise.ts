@@ -9,7 +9,7 @@
  */
 
 import { formatPercent, formatPerplexity } from '../format';
-import type { ScoreOutput } from '../protocol';
+import type { ScoreOutput } from '../protocol/modelWorker';
 
 /** Upper bounds (nats) of the first four buckets; the fifth is everything above. */
 export const SURPRISE_BUCKETS: readonly number[] = [0.5, 1.5, 3, 5];

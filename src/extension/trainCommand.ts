@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorKind } from '../lab/errorCodes';
 import type { RunOutcome } from '../lab/host';
-import type { TrainSpec } from '../protocol';
+import type { TrainSpec } from '../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
 import { formatBytes, formatCount, formatLoss, formatPercent } from '../format';
 import { dataLine, skippedReason } from './summaryLines';

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { DataSpec } from '../protocol';
+import type { DataSpec } from '../protocol/data';
 import { commonFolder, isInside } from './folders';
 import type { Settings } from './settings';
 

@@ -12,7 +12,8 @@
 import * as path from 'node:path';
 import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';
-import type { TrainSpec, WorkerToHost } from '../protocol';
+import type { TrainSpec } from '../protocol/data';
+import type { WorkerToHost } from '../protocol/trainingWorker';
 import type { DisposableLike } from './disposables';
 import { Emitter } from './emitter';
 import type { Event } from './emitter';

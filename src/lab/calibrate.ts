@@ -15,7 +15,7 @@ import type { Batch } from '../engine/models/transformer';
 import { Transformer } from '../engine/models/transformer';
 import { Rng } from '../engine/rng';
 import { Trainer } from '../engine/train';
-import type { TrainSpec } from '../protocol';
+import type { TrainSpec } from '../protocol/data';
 import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from './prepare';
 
 /** Largest model measured at its own size. */

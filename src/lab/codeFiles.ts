@@ -11,7 +11,7 @@
  * Leaves out: reading files (corpus.ts) and `.gitignore` (gitignore.ts).
  */
 
-import type { SkippedFile } from '../protocol';
+import type { SkippedFile } from '../protocol/data';
 
 /** Lockfiles of the package managers people use, by exact file name. */
 const LOCKFILES: ReadonlySet<string> = new Set([

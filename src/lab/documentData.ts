@@ -32,7 +32,7 @@ import { BOS, EOS } from '../engine/tokenizers/special';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { safeCut, textPieces } from '../engine/tokenizers/textPieces';
 import { formatBytes, formatCount } from '../format';
-import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../protocol';
+import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../protocol/data';
 import type { CorpusLimits, PlannedFile } from './corpus';
 import { limitsOf, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
 import { hashSeed, unitInterval } from './seededHash';

@@ -21,7 +21,7 @@
 
 import { EngineError } from '../engine/errors';
 import type { Batch, Transformer } from '../engine/models/transformer';
-import type { EvalFilesData, EvalFilesOutput } from '../protocol';
+import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
 import type { Corpus } from './corpus';
 import { collectDocuments, collectFromPaths } from './corpus';
 import { pairBatch, tokenStream, tokenizePairs } from './dataset';

@@ -6,8 +6,10 @@
  */
 
 import { Worker } from 'node:worker_threads';
-import type { ErrorData, HostToWorker, TrainSpec, WorkerToHost } from '../protocol';
-import { ProtocolError, validateWorkerToHost } from '../protocol';
+import type { ErrorData, TrainSpec } from '../protocol/data';
+import type { HostToWorker, WorkerToHost } from '../protocol/trainingWorker';
+import { ProtocolError } from '../protocol/schema';
+import { validateWorkerToHost } from '../protocol/trainingWorker';
 
 /** How a run ended. */
 export type RunOutcome =

@@ -22,7 +22,7 @@ import { trainBpeTokenizer } from '../engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../engine/tokenizers/charTokenizer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
-import type { DataSummary, RunSegment, TrainSpec } from '../protocol';
+import type { DataSummary, RunSegment, TrainSpec } from '../protocol/data';
 import { writeFileAtomic } from './atomicFile';
 import { createWasmThreads } from './wasmThreads';
 import type { Dataset } from './dataset';

@@ -11,8 +11,9 @@ import * as path from 'node:path';
 import type { ModelConfig } from '../engine/config';
 import { validateConfig } from '../engine/config';
 import { EngineError } from '../engine/errors';
-import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../protocol';
-import { ProtocolError, validateRunSegments, validateStepMetrics, validateTrainSpec } from '../protocol';
+import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../protocol/data';
+import { ProtocolError } from '../protocol/schema';
+import { validateRunSegments, validateStepMetrics, validateTrainSpec } from '../protocol/data';
 import { writeFileAtomic } from './atomicFile';
 import { planSegments, segmentsProblem } from './segments';
 

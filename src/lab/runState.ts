@@ -5,7 +5,7 @@
  */
 
 import * as path from 'node:path';
-import type { RunState, RunSummary } from '../protocol';
+import type { RunState, RunSummary } from '../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
 import { readSnapshots } from './snapshots';
 import type { RunJson } from './runFolder';

@@ -17,7 +17,7 @@
 
 import { EngineError } from '../engine/errors';
 import type { SegmentSchedule as EngineSchedule, ScheduleConfig } from '../engine/optim/schedule';
-import type { RunSegment, SegmentSchedule, TrainSpec } from '../protocol';
+import type { RunSegment, SegmentSchedule, TrainSpec } from '../protocol/data';
 
 /** The warm-up of a run's first segment: `--warmup`, else 10% of the planned steps (1 … 4000). */
 export function plannedWarmup(spec: TrainSpec, plannedSteps: number): number {

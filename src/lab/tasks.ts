@@ -14,8 +14,8 @@
 
 import { EngineError } from '../engine/errors';
 import { Rng } from '../engine/rng';
-import type { TaskName } from '../protocol';
-import { TASK_NAMES } from '../protocol';
+import type { TaskName } from '../protocol/data';
+import { TASK_NAMES } from '../protocol/data';
 
 /** One source → target example. */
 export interface TaskPair {

@@ -10,7 +10,7 @@
 
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import type { SkippedFile } from '../protocol';
+import type { SkippedFile } from '../protocol/data';
 
 /** How many leading bytes are searched for a NUL byte. */
 export const BINARY_SNIFF_BYTES = 8192;

@@ -5,8 +5,9 @@
  */
 
 import { parentPort } from 'node:worker_threads';
-import type { WorkerToHost } from '../protocol';
-import { ProtocolError, validateHostToWorker } from '../protocol';
+import type { WorkerToHost } from '../protocol/trainingWorker';
+import { ProtocolError } from '../protocol/schema';
+import { validateHostToWorker } from '../protocol/trainingWorker';
 import { SessionControl, runSession } from './session';
 import { enableWasmRelaxedSimd } from './wasmFlags';
 

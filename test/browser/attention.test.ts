@@ -7,7 +7,7 @@
 
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AttentionSnapshot } from '../../src/protocol';
+import type { AttentionSnapshot } from '../../src/protocol/model';
 import { showToken } from '../../webview/format';
 import { attr, clean, enc, legendColor, load, tab } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, frames, launchBrowser, openDashboard, pixel, send, until } from './harness';

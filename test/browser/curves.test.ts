@@ -8,7 +8,7 @@
 
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunState } from '../../src/protocol';
+import type { RunState } from '../../src/protocol/webview';
 import { attr, clean, dec, enc, load } from './data';
 import { paddedRun } from './synthetic';
 import { HAS_CHROMIUM, SKIP_REASON, launchBrowser, openDashboard, screenshot, send, until, frames } from './harness';

@@ -8,7 +8,8 @@
 
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DecodeOutput, DecodeParams, RunState } from '../../src/protocol';
+import type { DecodeOutput, DecodeParams } from '../../src/protocol/model';
+import type { RunState } from '../../src/protocol/webview';
 import { showToken } from '../../webview/format';
 import { formatPercent } from '../../src/format';
 import { decodeArrays } from '../../src/wireCodec';

@@ -10,7 +10,9 @@
  * Leaves out: realism (the values only need to be known exactly).
  */
 
-import type { AttentionMapData, AttentionSnapshot, MaskData, RunState, StepMetrics } from '../../src/protocol';
+import type { StepMetrics } from '../../src/protocol/data';
+import type { AttentionMapData, AttentionSnapshot, MaskData } from '../../src/protocol/model';
+import type { RunState } from '../../src/protocol/webview';
 
 export const PADDED = {
   srcTokens: ['a', 'b', 'c', '<eos>', '<pad>', '<pad>'],

@@ -9,7 +9,7 @@
  *   cli        bench, lab, engine, protocol, Node built-ins
  *   bench      lab, engine, protocol, Node built-ins, the dev-only TF.js packages
  *   lab        engine, protocol, Node built-ins, its runtime packages (ignore, tinyglobby)
- *   protocol   nothing (src/protocol.ts and the helpers every side of the wire shares, see
+ *   protocol   nothing (src/protocol/, and the helpers every side of the wire shares, see
  *              PROTOCOL_FILES)
  *   engine     nothing outside src/engine: no vscode, no node: modules, no packages
  *   webview    protocol, and uplot (the charts)
@@ -57,12 +57,12 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
  * them — the typed-array codec of the wire, and the one way numbers are printed (so the
  * dashboard, the extension and the CLI show the same value the same way).
  */
-const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/protocol.ts', 'src/wireCodec.ts', 'src/format.ts']);
+const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/wireCodec.ts', 'src/format.ts']);
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {
   if (rel.startsWith('webview/')) return 'webview';
-  if (PROTOCOL_FILES.has(rel)) return 'protocol';
+  if (rel.startsWith('src/protocol/') || PROTOCOL_FILES.has(rel)) return 'protocol';
   const m = /^src\/(extension|cli|bench|lab|engine)\//.exec(rel);
   return m ? (m[1] as Layer) : null;
 }

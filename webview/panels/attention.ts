@@ -9,7 +9,7 @@
  * the math (attentionMath.ts).
  */
 
-import type { AttentionMapData, AttentionSnapshot } from '../../src/protocol';
+import type { AttentionMapData, AttentionSnapshot } from '../../src/protocol/model';
 import type { MapFamily } from '../attentionMath';
 import { axisTokens, headEntropies, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
 import type { RampScale } from '../colorRamp';

@@ -9,7 +9,7 @@
  * Leaves out: the large view and the timeline (attention.ts).
  */
 
-import type { AttentionMapData } from '../../src/protocol';
+import type { AttentionMapData } from '../../src/protocol/model';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/format';

@@ -9,7 +9,7 @@
  * Leaves out: the shape bookkeeping (maskMath.ts) and drawing (heatmapView.ts).
  */
 
-import type { AttentionSnapshot, MaskData } from '../../src/protocol';
+import type { AttentionSnapshot, MaskData } from '../../src/protocol/model';
 import { batchSize, findMask } from '../attentionMath';
 import { h, replaceChildren } from '../dom';
 import { isPadToken, showToken } from '../format';

@@ -8,15 +8,20 @@
  * Leaves out: computing the numbers (the engine's estimate, sent in ModelInfo).
  */
 
-import type { Json, ModelInfo } from '../../src/protocol';
+import type { ModelConfigData, ModelInfo } from '../../src/protocol/model';
 import { h, replaceChildren } from '../dom';
 import { formatBytes, formatCompact, formatCount, formatPercent } from '../../src/format';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 
-function field(cfg: { readonly [k: string]: Json }, key: string): string {
-  const v = cfg[key];
-  return v === undefined || v === null ? '?' : typeof v === 'object' ? JSON.stringify(v) : String(v);
+/** A config field for people: "?" when the config does not have it. */
+function field(v: string | number | boolean | undefined): string {
+  return v === undefined ? '?' : String(v);
+}
+
+/** d_k = d_model / h (the paper, §3.2.2), or undefined while either is unknown. */
+function headDim(c: ModelConfigData): number | undefined {
+  return c.dModel !== undefined && c.nHeads !== undefined ? c.dModel / c.nHeads : undefined;
 }
 
 function box(title: string, ...lines: string[]): HTMLElement {
@@ -29,33 +34,32 @@ function stack(label: string, n: string, boxes: HTMLElement[]): HTMLElement {
 
 function architecture(info: ModelInfo): HTMLElement {
   const c = info.config;
-  const d = field(c, 'dModel');
-  const heads = field(c, 'nHeads');
-  const dk = Number(c.dModel) / Number(c.nHeads);
-  const norm = field(c, 'norm') === 'pre' ? 'pre-LN' : 'post-LN (Add & Norm)';
-  const attn = (kind: string): HTMLElement => box(kind, `${heads} heads × d_k = ${Number.isFinite(dk) ? dk : '?'}`, `W_Q, W_K, W_V, W_O: ${d}×${d}`);
-  const ffn = box('Feed-forward', `${d} → ${field(c, 'dFF')} → ${d}`, `activation ${field(c, 'activation')}`);
-  const embed = (which: string, vocab: string): HTMLElement => box(`${which} embedding`, `${vocab} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`, `${field(c, 'positional')} positions (max ${field(c, 'maxLen')})`);
+  const encdec = c.kind === 'encoder-decoder';
+  const d = field(c.dModel);
+  const attn = (kind: string): HTMLElement => box(kind, `${field(c.nHeads)} heads × d_k = ${field(headDim(c))}`, `W_Q, W_K, W_V, W_O: ${d}×${d}`);
+  const ffn = (): HTMLElement => box('Feed-forward', `${d} → ${field(c.dFF)} → ${d}`, `activation ${field(c.activation)}`);
+  const embed = (which: string, vocab: number | undefined): HTMLElement => box(`${which} embedding`, `${field(vocab)} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`, `${field(c.positional)} positions (max ${field(c.maxLen)})`);
   const parts: HTMLElement[] = [];
-  if (c.kind === 'encoder-decoder') {
-    parts.push(h('div', { className: 'arch-col' }, embed('Source', field(c, 'srcVocabSize')), stack('Encoder', field(c, 'nEncoderLayers'), [attn('Self-attention'), ffn])));
+  if (encdec) {
+    parts.push(h('div', { className: 'arch-col' }, embed('Source', c.srcVocabSize), stack('Encoder', field(c.nEncoderLayers), [attn('Self-attention'), ffn()])));
   }
-  const dec = [attn(c.kind === 'encoder-decoder' ? 'Masked self-attention' : 'Causal self-attention')];
-  if (c.kind === 'encoder-decoder') dec.push(attn('Cross-attention (queries: decoder, keys/values: encoder)'));
-  dec.push(box('Feed-forward', `${d} → ${field(c, 'dFF')} → ${d}`, `activation ${field(c, 'activation')}`));
+  const dec = [attn(encdec ? 'Masked self-attention' : 'Causal self-attention')];
+  if (encdec) dec.push(attn('Cross-attention (queries: decoder, keys/values: encoder)'));
+  dec.push(ffn());
   parts.push(
     h(
       'div',
       { className: 'arch-col' },
-      embed(c.kind === 'encoder-decoder' ? 'Target' : 'Token', field(c, 'vocabSize')),
-      stack('Decoder', field(c, 'nDecoderLayers'), dec),
-      box('Output', `linear ${d} → ${field(c, 'vocabSize')}${c.tieEmbeddings === true ? ' (tied to the embedding)' : ''}`, 'softmax over the vocabulary'),
+      embed(encdec ? 'Target' : 'Token', c.vocabSize),
+      stack('Decoder', field(c.nDecoderLayers), dec),
+      box('Output', `linear ${d} → ${field(c.vocabSize)}${c.tieEmbeddings === true ? ' (tied to the embedding)' : ''}`, 'softmax over the vocabulary'),
     ),
   );
+  const norm = c.norm === undefined ? 'norm ?' : c.norm === 'pre' ? 'pre-LN' : 'post-LN (Add & Norm)';
   return h(
     'div',
     { className: 'arch' },
-    h('p', { className: 'note' }, `${field(c, 'kind')} · ${norm} · dropout ${field(c, 'dropout')} · label smoothing ${field(c, 'labelSmoothing')} · LayerNorm ε ${field(c, 'layerNormEps')}`),
+    h('p', { className: 'note' }, `${c.kind} · ${norm} · dropout ${field(c.dropout)} · label smoothing ${field(c.labelSmoothing)} · LayerNorm ε ${field(c.layerNormEps)}`),
     h('div', { className: 'arch-cols' }, ...parts),
   );
 }

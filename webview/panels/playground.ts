@@ -10,8 +10,9 @@
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
  */
 
-import type { DecodeOutput, WebviewToHost } from '../../src/protocol';
-import { validateWebviewToHost } from '../../src/protocol';
+import type { DecodeOutput } from '../../src/protocol/model';
+import type { WebviewToHost } from '../../src/protocol/webview';
+import { validateWebviewToHost } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../dom';
 import { formatNumber, formatPercent } from '../../src/format';
 import { isPadToken, showToken } from '../format';

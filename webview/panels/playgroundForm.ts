@@ -7,7 +7,7 @@
  * Leaves out: sending the request and showing the result (playground.ts).
  */
 
-import type { DecodeParams } from '../../src/protocol';
+import type { DecodeParams } from '../../src/protocol/model';
 import { h } from '../dom';
 
 type NumKey = 'beam' | 'lengthPenalty' | 'temperature' | 'topK' | 'topP' | 'maxTokens' | 'seed';

@@ -9,7 +9,8 @@
  */
 
 import * as vscode from 'vscode';
-import type { AttentionSnapshot, DecodeOutput, DecodeParams, RunState } from '../../protocol';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
+import type { RunState } from '../../protocol/webview';
 import type { DisposableLike } from '../disposables';
 import { DisposableStore } from '../disposables';
 import { messageOf } from '../errors';

@@ -11,8 +11,9 @@
  */
 
 import type * as vscode from 'vscode';
-import type { HostToWebview, RunState, WebviewToHost } from '../../protocol';
-import { ProtocolError, validateWebviewToHost } from '../../protocol';
+import type { HostToWebview, RunState, WebviewToHost } from '../../protocol/webview';
+import { ProtocolError } from '../../protocol/schema';
+import { validateWebviewToHost } from '../../protocol/webview';
 import type { DisposableLike } from '../disposables';
 import { DisposableStore } from '../disposables';
 import { encodeArrays } from '../../wireCodec';

@@ -18,7 +18,8 @@ import type { PairsCandidate } from '../../lab/pairs';
 import { resolveConfig } from '../../lab/prepare';
 import { RUN_FILES, newRunDir, readRunJson } from '../../lab/runFolder';
 import { loadRunState, runSummary } from '../../lab/runState';
-import type { RunState, RunSummary, TrainSpec } from '../../protocol';
+import type { TrainSpec } from '../../protocol/data';
+import type { RunState, RunSummary } from '../../protocol/webview';
 
 /** One folder under the runs root: a readable run, or why it is not one. */
 export type RunListing = { readonly ok: true; readonly summary: RunSummary; readonly hasModel: boolean; readonly updatedAt: string } | { readonly ok: false; readonly runDir: string; readonly error: string };

@@ -29,8 +29,10 @@ import { openRun } from '../../lab/openRun';
 import { backendFor } from '../../lab/prepare';
 import { RUN_FILES, readRunJson } from '../../lab/runFolder';
 import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
-import type { ErrorData, HostToModelWorker, ModelWorkerToHost } from '../../protocol';
-import { ProtocolError, validateHostToModelWorker } from '../../protocol';
+import type { ErrorData } from '../../protocol/data';
+import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelWorker';
+import { validateHostToModelWorker } from '../../protocol/modelWorker';
+import { ProtocolError } from '../../protocol/schema';
 
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();

@@ -15,7 +15,7 @@
 import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/transformer';
 import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
-import type { AttentionSnapshot } from '../../protocol';
+import type { AttentionSnapshot } from '../../protocol/model';
 import type { OpenRun } from '../openRun';
 import { snapshotOf } from '../snapshots';
 import { greedyTarget } from './decode';

@@ -20,7 +20,7 @@ import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { BOS, EOS } from '../../engine/tokenizers/special';
-import type { DecodeOutput, DecodeParams } from '../../protocol';
+import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../openRun';
 
 /** How a decode reports back, beyond its result. */

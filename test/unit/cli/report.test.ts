@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
-import type { RunState } from '../../../src/protocol';
-import { validateHostToWebview } from '../../../src/protocol';
+import type { RunState } from '../../../src/protocol/webview';
+import { validateHostToWebview } from '../../../src/protocol/webview';
 import { decodeArrays, encodeArrays } from '../../../src/wireCodec';
 import { cli, tempDir } from './cliHarness';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evalLogLines, evalSummary, isPairsFile, testDataOf } from '../../../src/extension/evalFiles';
-import type { EvalFilesOutput } from '../../../src/protocol';
+import type { EvalFilesOutput } from '../../../src/protocol/modelWorker';
 
 const pairs: EvalFilesOutput = {
   kind: 'pairs', source: '/w/test.tsv (41 pairs)', step: 400, context: 24, loss: 1.23456, ppl: Math.exp(1.23456), tokens: 1234, documents: 0, pairs: 40,

@@ -5,8 +5,9 @@ import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../../src/extension/modelClient';
 import type { OpenRun } from '../../../src/lab/openRun';
-import type { DecodeParams, EvalFilesData } from '../../../src/protocol';
-import { validateModelWorkerToHost } from '../../../src/protocol';
+import type { DecodeParams } from '../../../src/protocol/model';
+import type { EvalFilesData } from '../../../src/protocol/modelWorker';
+import { validateModelWorkerToHost } from '../../../src/protocol/modelWorker';
 import { tinyDocuments, tinySpec, trainTiny } from '../lab/tinyRuns';
 
 // The real model worker bundle (npm test builds dist/ first).

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, kindForSource, mismatch, readSettings, specFromSettings } from '../../../src/extension/settings';
 import type { Settings } from '../../../src/extension/settings';
-import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES } from '../../../src/protocol';
+import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES } from '../../../src/protocol/data';
 
 interface ManifestProperty {
   readonly type: string | string[];

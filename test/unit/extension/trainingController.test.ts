@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunEnd, TrainingState } from '../../../src/extension/trainingController';
 import { TrainingController } from '../../../src/extension/trainingController';
-import type { WorkerToHost } from '../../../src/protocol';
+import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 import { tinySpec } from '../lab/tinyRuns';
 
 // The real training worker bundle (npm test builds dist/ first).

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../src/engine/models/estimate';
 import { calibrate } from '../../../src/lab/calibrate';
 import { resolveConfig } from '../../../src/lab/prepare';
-import type { TrainSpec } from '../../../src/protocol';
+import type { TrainSpec } from '../../../src/protocol/data';
 import { tinySpec } from './tinyRuns';
 
 /** A clock that advances `dt` ms each time it is read. */

@@ -13,7 +13,7 @@ import { trainCharTokenizer } from '../../../src/engine/tokenizers/charTokenizer
 import { BOS, EOS } from '../../../src/engine/tokenizers/special';
 import type { DocumentsSpec } from '../../../src/lab/documentData';
 import { CancelledError, loadDocumentData, tailCut } from '../../../src/lab/documentData';
-import type { PrepareProgress } from '../../../src/protocol';
+import type { PrepareProgress } from '../../../src/protocol/data';
 
 let dir = '';
 const LINE = 'To be, or not to be, that is the question:\nWhether tis nobler in the mind to suffer\n';

@@ -18,7 +18,7 @@ import type { OpenRun } from '../../../src/lab/openRun';
 import { openRun } from '../../../src/lab/openRun';
 import { windowLogprobs } from '../../../src/lab/inference/score';
 import { countUnseenChars, refuseUnseenChars } from '../../../src/lab/unseenChars';
-import type { EvalFilesData } from '../../../src/protocol';
+import type { EvalFilesData } from '../../../src/protocol/modelWorker';
 import { tinySpec, trainTiny } from './tinyRuns';
 
 let lm: OpenRun; // decoder-only, char tokenizer, context 16, batches of 2

@@ -14,7 +14,7 @@ import { splitDocuments } from '../../../src/lab/corpus';
 import { STREAMS, stepRng } from '../../../src/lab/dataset';
 import { loadPairsText } from '../../../src/lab/prepare';
 import { hashSeed, hashString, seededPermutation, stepSeed, unitInterval } from '../../../src/lab/seededHash';
-import type { TrainSpec } from '../../../src/protocol';
+import type { TrainSpec } from '../../../src/protocol/data';
 
 let dir = '';
 beforeAll(() => {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../src/engine/errors';
 import { learningRate } from '../../../src/engine/optim/schedule';
 import type { ModelConfig } from '../../../src/engine/config';
-import type { RunSegment, TrainSpec } from '../../../src/protocol';
+import type { RunSegment, TrainSpec } from '../../../src/protocol/data';
 import { optimizerConfig } from '../../../src/lab/prepare';
 import { readRunJson } from '../../../src/lab/runFolder';
 import { extendSegments, planResume, planSegments, restartWarmup, segmentsProblem } from '../../../src/lab/segments';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../../src/engine/errors';
 import { Rng } from '../../../src/engine/rng';
-import { TASK_NAMES } from '../../../src/protocol';
+import { TASK_NAMES } from '../../../src/protocol/data';
 import { generatePairs, splitTaskData, taskInfo } from '../../../src/lab/tasks';
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];

@@ -11,7 +11,8 @@ import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import type { OpenRun } from '../../../src/lab/openRun';
 import { openRun } from '../../../src/lab/openRun';
 import { SessionControl, runSession } from '../../../src/lab/session';
-import type { TrainSpec, WorkerToHost } from '../../../src/protocol';
+import type { TrainSpec } from '../../../src/protocol/data';
+import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 
 /** A spec of a tiny model trained for `steps` steps. */
 export function tinySpec(data: TrainSpec['data'], steps = 3, seqLen = 16): TrainSpec {

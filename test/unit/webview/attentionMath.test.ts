@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AttentionSnapshot } from '../../../src/protocol';
+import type { AttentionSnapshot } from '../../../src/protocol/model';
 import { axisTokens, batchSize, familyOf, headEntropies, mapsOf, maskForMap, paddedRows, rowEntropy } from '../../../webview/attentionMath';
 
 const u8 = (...v: number[]): Uint8Array => Uint8Array.from(v);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RunSegment } from '../../../src/protocol';
+import type { RunSegment } from '../../../src/protocol/data';
 import { segmentLabel, segmentMarkers } from '../../../webview/segments';
 import { StepColumns } from '../../../webview/stepColumns';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StepMetrics } from '../../../src/protocol';
+import type { StepMetrics } from '../../../src/protocol/data';
 import { StepColumns } from '../../../webview/stepColumns';
 
 const m = (step: number, elapsedMs: number, tokens = 10): StepMetrics => ({ step, loss: 1 / step, lr: 0.1, gradNorm: 1, tokens, tokensPerSec: 100, elapsedMs });

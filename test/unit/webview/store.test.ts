@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { HostToWebview, ModelInfo, RunState, StepMetrics, WorkerToHost } from '../../../src/protocol';
+import type { StepMetrics } from '../../../src/protocol/data';
+import type { ModelInfo } from '../../../src/protocol/model';
+import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
+import type { HostToWebview, RunState } from '../../../src/protocol/webview';
 import { DashboardStore } from '../../../webview/store';
 
 const step = (s: number, loss = 1): StepMetrics => ({ step: s, loss, lr: 0.1, gradNorm: 1, tokens: 10, tokensPerSec: 100, elapsedMs: s * 10 });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { OpenRun } from '../../../../src/lab/openRun';
 import { attendText } from '../../../../src/lab/inference/attend';
-import type { AttentionMapData } from '../../../../src/protocol';
+import type { AttentionMapData } from '../../../../src/protocol/model';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 function rowSums(m: AttentionMapData): number[] {

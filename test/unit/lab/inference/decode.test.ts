@@ -3,7 +3,7 @@ import { EngineError } from '../../../../src/engine/errors';
 import { EOS } from '../../../../src/engine/tokenizers/special';
 import { decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
 import type { OpenRun } from '../../../../src/lab/openRun';
-import type { DecodeOutput, DecodeParams } from '../../../../src/protocol';
+import type { DecodeOutput, DecodeParams } from '../../../../src/protocol/model';
 import { cli } from '../../cli/cliHarness';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 import type { WorkerDoor } from './frontDoors';

@@ -8,8 +8,8 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as path from 'node:path';
-import type { HostToModelWorker, ModelWorkerToHost } from '../../../../src/protocol';
-import { validateModelWorkerToHost } from '../../../../src/protocol';
+import type { HostToModelWorker, ModelWorkerToHost } from '../../../../src/protocol/modelWorker';
+import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker';
 import { cli } from '../../cli/cliHarness';
 
 const WORKER = path.resolve(__dirname, '../../../../dist/modelWorker.js');

@@ -3,7 +3,7 @@ import { EngineError } from '../../../../src/engine/errors';
 import { BOS, EOS } from '../../../../src/engine/tokenizers/special';
 import type { OpenRun } from '../../../../src/lab/openRun';
 import { logSoftmaxAt, scoreText, tokenOffsets } from '../../../../src/lab/inference/score';
-import type { ScoreOutput } from '../../../../src/protocol';
+import type { ScoreOutput } from '../../../../src/protocol/modelWorker';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 import type { WorkerDoor } from './frontDoors';
 import { cliJson, startModelWorker } from './frontDoors';

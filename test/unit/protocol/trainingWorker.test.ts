@@ -1,14 +1,14 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { BackendKind as EngineBackendKind } from '../../src/engine/backends/select';
-import { createBackend } from '../../src/engine/backends/select';
-import type { ModelKind as EngineModelKind } from '../../src/engine/config';
-import { presetConfig, presetNames } from '../../src/engine/config';
-import { TRAIN_HELP } from '../../src/cli/train';
-import type { BackendKind, ModelKind, TrainSpec } from '../../src/protocol';
-import {
-  BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, ProtocolError, validateHostToWebview, validateHostToWorker, validateRunSegments,
-  validateWebviewToHost, validateWorkerToHost,
-} from '../../src/protocol';
+import type { BackendKind as EngineBackendKind } from '../../../src/engine/backends/select';
+import { createBackend } from '../../../src/engine/backends/select';
+import type { ModelKind as EngineModelKind } from '../../../src/engine/config';
+import { presetConfig, presetNames } from '../../../src/engine/config';
+import { TRAIN_HELP } from '../../../src/cli/train';
+import type { BackendKind, ModelKind, TrainSpec } from '../../../src/protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, validateRunSegments } from '../../../src/protocol/data';
+import { ProtocolError } from '../../../src/protocol/schema';
+import { validateHostToWorker, validateWorkerToHost } from '../../../src/protocol/trainingWorker';
+import { validateHostToWebview, validateWebviewToHost } from '../../../src/protocol/webview';
 
 const spec: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32 } },

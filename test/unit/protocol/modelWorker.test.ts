@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { DecodeParams, EvalFilesOutput, HostToModelWorker, ModelWorkerToHost, TrainSpec } from '../../src/protocol';
-import { ProtocolError, validateHostToModelWorker, validateModelWorkerToHost } from '../../src/protocol';
+import type { TrainSpec } from '../../../src/protocol/data';
+import type { DecodeParams } from '../../../src/protocol/model';
+import type { EvalFilesOutput, HostToModelWorker, ModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import { ProtocolError } from '../../../src/protocol/schema';
+import { validateHostToModelWorker, validateModelWorkerToHost } from '../../../src/protocol/modelWorker';
 
 const params: DecodeParams = { input: 'ab', strategy: 'beam', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 10, seed: 1 };
 const spec: TrainSpec = {
@@ -11,7 +14,7 @@ const spec: TrainSpec = {
   backend: 'auto',
 };
 
-describe('model worker messages (src/protocol.ts)', () => {
+describe('model worker messages (src/protocol/modelWorker.ts)', () => {
   it('accepts every request kind as sent by the extension host', () => {
     const requests: HostToModelWorker[] = [
       { type: 'model/decode', id: 1, runDir: '/r', params },

@@ -1,0 +1,235 @@
+/**
+ * The data of a run that more than one channel carries (training worker, model worker,
+ * dashboard) and run.json stores: what defines a run (TrainSpec), where its data comes from,
+ * the files left out and why, its schedule segments, progress and metrics. Each shape is
+ * declared once as a schema (schema.ts); its type is inferred from it.
+ *
+ * Leaves out: the model's config, sizes, snapshots and decodes (model.ts), and the messages
+ * (trainingWorker.ts, modelWorker.ts, webview.ts).
+ */
+
+import type { Infer } from './schema';
+import { arrayOf, bool, define, fail, finiteOrNaN, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, variants } from './schema';
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+
+/** An engine error as data (code + message that says what to do). */
+export type ErrorData = Infer<typeof errorData>;
+export const errorData = obj({ code: str, message: str });
+
+/*
+ * The names people choose among, declared once here (STYLE.md §12): the CLI's flags and help,
+ * the settings' validation and the validators derive from these lists, package.json's enums
+ * are compared with them (test/unit/extension/settings.test.ts), and the engine's
+ * implementations with them (test/unit/protocol/trainingWorker.test.ts). They live in the
+ * protocol because every layer may import it; the engine, which imports nothing, keeps its own
+ * types.
+ */
+
+/**
+ * The model presets of each model kind (their sizes: src/engine/config.ts `presetConfig`).
+ * The keys are the model kinds: decoder-only (GPT-style, on documents) and encoder-decoder
+ * (the paper's, on source→target pairs).
+ */
+export const MODEL_PRESETS = {
+  'decoder-only': ['tiny', 'small', 'gpt'],
+  'encoder-decoder': ['tiny', 'small', 'base'],
+} as const;
+
+/** Which architecture: a GPT-style decoder-only model or the paper's encoder-decoder. */
+export type ModelKind = keyof typeof MODEL_PRESETS;
+/** The model kinds, in the order people are offered them. */
+export const MODEL_KINDS = Object.keys(MODEL_PRESETS) as readonly ModelKind[];
+export const modelKind = oneOf(...MODEL_KINDS);
+
+/** A preset of some model kind. */
+export type PresetName = (typeof MODEL_PRESETS)[ModelKind][number];
+/** Every preset name, each once, in the order of {@link MODEL_PRESETS}. */
+export const PRESET_NAMES: readonly PresetName[] = [...new Set(MODEL_KINDS.flatMap((k) => MODEL_PRESETS[k]))];
+
+/** The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else reference. */
+export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
+/** A kernel backend a run can ask for. */
+export type BackendKind = (typeof BACKEND_KINDS)[number];
+
+/** The built-in generated tasks. */
+export type TaskName = Infer<typeof taskName>;
+export const taskName = oneOf('copy', 'reverse', 'sort', 'addition', 'dates');
+export const TASK_NAMES: readonly TaskName[] = taskName.values;
+
+/** Where training data comes from. */
+export type DataSpec = Infer<typeof dataSpec>;
+export const dataSpec = variants('kind', {
+  task: { task: taskName },
+  documents: {
+    files: arrayOf(str),
+    root: str,
+    /** Largest file read, in bytes (absent in runs made before limits were settings: the defaults then). */
+    maxFileBytes: optional(posInt),
+    /** Largest total read, in bytes. */
+    maxTotalBytes: optional(posInt),
+    /** Skip lockfiles, vendored folders, minified and generated files (default true). */
+    skipGenerated: optional(bool),
+  },
+  pairs: { source: str, target: nullable(str) },
+});
+
+/** A `--set key=value` override: a string (parsed by the field's type), number or boolean. */
+const primitive = define<string | number | boolean>((v, p) => {
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') fail(p, 'a string, number or boolean', v);
+});
+
+/** Everything that defines a run; saved in run.json. */
+export type TrainSpec = Infer<typeof trainSpec>;
+export const trainSpec = obj({
+  model: obj({
+    kind: modelKind,
+    /** One of MODEL_PRESETS[kind] (the engine checks the pair when it builds the config). */
+    preset: oneOf(...PRESET_NAMES),
+    /** Config fields to override (`--set key=value`). */
+    overrides: record(primitive),
+  }),
+  tokenizer: obj({ type: oneOf('char', 'bpe'), vocabSize: posInt }),
+  data: dataSpec,
+  training: obj({
+    steps: posInt,
+    /** Sequences per batch (decoder-only) or the target-token budget per batch (pairs). */
+    batchSize: posInt,
+    /** Context length for documents; longest sequence kept for pairs. */
+    seqLen: posInt,
+    evalEvery: nonNegInt,
+    checkpointEvery: nonNegInt,
+    /** Attention snapshot of the probe sample every N steps (0 = off). */
+    snapshotEvery: nonNegInt,
+    seed: int,
+    optimizer: oneOf('paper', 'adamw'),
+    /** Peak learning rate (adamw) or factor of the paper's schedule (paper); 0 = default. */
+    lr: num,
+    warmup: nonNegInt,
+  }),
+  backend: oneOf(...BACKEND_KINDS),
+});
+
+/**
+ * How the learning rate runs over one segment of a run (the formulas are in
+ * src/engine/optim/schedule.ts): `cosine` (AdamW: warm-up, then cosine decay to lr/10),
+ * `constant` (AdamW on runs too short to decay), `noam` (the paper's schedule), `restart`
+ * (a warm restart: warm up from lr/10 back to lr, then cosine down to lr/10 again).
+ */
+export type SegmentSchedule = Infer<typeof segmentSchedule>;
+export const segmentSchedule = oneOf('cosine', 'constant', 'noam', 'restart');
+export const SEGMENT_SCHEDULES: readonly SegmentSchedule[] = segmentSchedule.values;
+
+/**
+ * Steps fromStep+1 … toStep of a run and the schedule they follow. A run's segments are
+ * contiguous from step 0: the first is its original plan, each later one an extension with
+ * more steps (`train --resume DIR --steps N`, "Continue Training…").
+ */
+export type RunSegment = Infer<typeof runSegment>;
+export const runSegment = obj({ fromStep: nonNegInt, toStep: posInt, schedule: segmentSchedule });
+
+/** A run's segments: at least one, contiguous from step 0, none empty. */
+export const runSegments = refine(arrayOf(runSegment), (segments, p) => {
+  if (segments.length === 0) fail(p, 'at least one segment', segments);
+  let from = 0;
+  segments.forEach((s, i) => {
+    if (s.fromStep !== from) throw new ProtocolError(`${p}[${i}].fromStep: expected ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before ends'}), got ${s.fromStep}`);
+    if (s.toStep <= s.fromStep) throw new ProtocolError(`${p}[${i}].toStep: expected more than fromStep ${s.fromStep}, got ${s.toStep}`);
+    from = s.toStep;
+  });
+});
+
+/** Why a file was left out of a corpus, in the order people read them. */
+export type SkipReason = Infer<typeof skipReason>;
+export const skipReason = oneOf('binary', 'not-utf8', 'too-large', 'over-total', 'empty', 'unreadable', 'ignored', 'lockfile', 'vendored', 'minified', 'generated');
+/** Every skip reason, in the order people read them. */
+export const SKIP_REASONS: readonly SkipReason[] = skipReason.values;
+
+/** One file left out of a corpus, and why. */
+export type SkippedFile = Infer<typeof skippedFile>;
+export const skippedFile = obj({
+  path: str,
+  reason: skipReason,
+  /** The file's size in bytes, where it matters (too large, past the total). */
+  bytes: optional(nonNegInt),
+});
+
+/** Each skip reason, for people. */
+export const SKIP_REASON_TEXT: { readonly [R in SkipReason]: string } = {
+  binary: 'binary',
+  'not-utf8': 'not UTF-8',
+  'too-large': 'too large',
+  'over-total': 'past the total size limit',
+  empty: 'empty',
+  unreadable: 'unreadable',
+  ignored: 'ignored by .gitignore',
+  lockfile: 'lockfile',
+  vendored: 'in a vendored or build folder',
+  minified: 'minified',
+  generated: 'generated',
+};
+
+/** "2 binary, 1 ignored by .gitignore": skipped files counted by reason. */
+export function summarizeSkipped(skipped: readonly SkippedFile[]): string {
+  const counts = new Map<SkipReason, number>();
+  for (const f of skipped) counts.set(f.reason, (counts.get(f.reason) ?? 0) + 1);
+  return [...counts].map(([reason, n]) => `${n} ${SKIP_REASON_TEXT[reason]}`).join(', ');
+}
+
+/**
+ * How validation was held out: whole documents, the last 10% of each document's text (few
+ * documents), a seeded share of pairs, generated pairs of a task — or nothing, when the data
+ * is too small to hold any out (the "validation" curve is then the training loss, and says so).
+ */
+export type ValidationKind = Infer<typeof validationKind>;
+export const validationKind = oneOf('documents', 'tail', 'pairs', 'task', 'none');
+
+/** What a run is training on, for people. */
+export type DataSummary = Infer<typeof dataSummary>;
+export const dataSummary = obj({
+  description: str,
+  documents: nonNegInt,
+  bytes: nonNegInt,
+  trainTokens: nonNegInt,
+  valTokens: nonNegInt,
+  skipped: arrayOf(skippedFile),
+  /** How validation was held out, and a line saying so (absent in runs made before it was recorded). */
+  validation: optional(obj({ kind: validationKind, text: str })),
+  /** Up to three short beginnings of held-out text, for samples and prompts. */
+  prompts: optional(arrayOf(str)),
+});
+
+/** Progress of the work before the first step (reading, tokenizer training, encoding). */
+export type PrepareProgress = Infer<typeof prepareProgress>;
+export const prepareProgress = obj({
+  phase: oneOf('read', 'tokenizer', 'encode'),
+  /** Bytes of text done and in all (0 in all while unknown). */
+  done: nonNegInt,
+  total: nonNegInt,
+  /** For people: "Encoding input.txt (char)". */
+  message: str,
+});
+
+/** Metrics of one optimizer step (one line of metrics.jsonl); a NaN loss or norm is the runner's to report. */
+export type StepMetrics = Infer<typeof stepMetrics>;
+export const stepMetrics = obj({ step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num });
+
+/** Validation results at one step. */
+export type EvalMetrics = Infer<typeof evalMetrics>;
+export const evalMetrics = obj({ step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num) });
+
+/** Validates a TrainSpec (e.g. read back from run.json); throws ProtocolError. */
+export function validateTrainSpec(spec: unknown, where = 'spec'): TrainSpec {
+  return trainSpec.check(spec, where);
+}
+
+/** Validates a run's schedule segments (e.g. read back from run.json); throws ProtocolError. */
+export function validateRunSegments(v: unknown, where = 'segments'): readonly RunSegment[] {
+  return runSegments.check(v, where);
+}
+
+/** Validates a line of metrics.jsonl. */
+export function validateStepMetrics(v: unknown, where = 'metrics'): StepMetrics {
+  return stepMetrics.check(v, where);
+}

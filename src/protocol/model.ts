@@ -1,0 +1,144 @@
+/**
+ * The model as the other side of a channel sees it: its config (the engine's ModelConfig
+ * fields, declared again here because the protocol imports nothing outside itself;
+ * src/lab/modelConfigShape.ts fails to compile if the two differ), its sizes, attention snapshots with their masks, and
+ * decode options and results. Tensors travel as Float32Array / Uint8Array plus shape.
+ *
+ * Leaves out: computing any of it (the engine and src/lab), and the messages that carry it.
+ */
+
+import type { Infer } from './schema';
+import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8 } from './schema';
+import { modelKind } from './data';
+
+/**
+ * A model's hyper-parameters, as the dashboard draws them: the engine's ModelConfig
+ * (src/engine/config.ts has the meaning of each field). Only `kind` is required: run.json
+ * has held every field since its first version (and the engine checks them all when a run
+ * is read), but a ModelInfo need not come from a run folder, so a receiver treats a missing
+ * field as unknown (the dashboard shows "?") and never guesses a value.
+ */
+export type ModelConfigData = Infer<typeof modelConfig>;
+export const modelConfig = obj({
+  kind: modelKind,
+  /** Source vocabulary (encoder-decoder only; 0 for decoder-only). */
+  srcVocabSize: optional(nonNegInt),
+  /** Target / decoder vocabulary: the size of the output softmax. */
+  vocabSize: optional(posInt),
+  dModel: optional(posInt),
+  nHeads: optional(posInt),
+  dFF: optional(posInt),
+  /** Encoder layers (encoder-decoder only; 0 for decoder-only). */
+  nEncoderLayers: optional(nonNegInt),
+  nDecoderLayers: optional(posInt),
+  /** Longest sequence (positions) the model accepts: the context. */
+  maxLen: optional(posInt),
+  dropout: optional(num),
+  /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
+  norm: optional(oneOf('post', 'pre')),
+  positional: optional(oneOf('sinusoidal', 'learned')),
+  activation: optional(oneOf('relu', 'gelu')),
+  /** Output projection shares the (target) embedding matrix. */
+  tieEmbeddings: optional(bool),
+  /** Biases in linear layers and LayerNorms. */
+  bias: optional(bool),
+  layerNormEps: optional(num),
+  /** Multiply embeddings by √d_model (the paper, §3.4). */
+  embedScale: optional(bool),
+  /** Label smoothing ε of the training loss. */
+  labelSmoothing: optional(num),
+});
+
+/** Sizes of the model being trained. */
+export type ModelInfo = Infer<typeof modelInfo>;
+export const modelInfo = obj({
+  config: modelConfig,
+  params: nonNegInt,
+  paramsByModule: record(nonNegInt),
+  memoryBytes: nonNegInt,
+  flopsPerToken: num,
+  backend: str,
+});
+
+function fills(data: { readonly length: number }, shape: readonly number[], p: string): void {
+  const n = shape.reduce((a, b) => a * b, 1);
+  if (data.length !== n) throw new ProtocolError(`${p}.data: ${data.length} values do not fill shape [${shape.join(', ')}]`);
+}
+
+/** Attention probabilities of one layer for the probe sample: [heads, rows, cols]. */
+export type AttentionMapData = Infer<typeof attentionMapData>;
+export const attentionMapData = refine(
+  obj({
+    stack: oneOf('encoder', 'decoder'),
+    kind: oneOf('self', 'cross'),
+    layer: nonNegInt,
+    shape: tuple('[heads, rows, cols]', nonNegInt, nonNegInt, nonNegInt),
+    data: f32,
+  }),
+  (m, p) => fills(m.data, m.shape, p),
+);
+
+/** A mask as the engine used it, with its broadcast shape ([B,1,1,S], [1,1,T,T] …). */
+export type MaskData = Infer<typeof maskData>;
+export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data: u8 }), (m, p) => fills(m.data, m.shape, p));
+
+/** Snapshot of the probe sample's attention at one step. */
+export type AttentionSnapshot = Infer<typeof attentionSnapshot>;
+export const attentionSnapshot = obj({
+  step: nonNegInt,
+  /** Token strings of the source (encoder-decoder) and of the decoder input. */
+  srcTokens: arrayOf(str),
+  tgtTokens: arrayOf(str),
+  maps: arrayOf(attentionMapData),
+  masks: arrayOf(maskData),
+});
+
+/** Options of one playground decode. */
+export type DecodeParams = Infer<typeof decodeParams>;
+export const decodeParams = obj({
+  input: str,
+  strategy: oneOf('greedy', 'beam', 'sample'),
+  beam: posInt,
+  lengthPenalty: num,
+  temperature: num,
+  topK: nonNegInt,
+  topP: num,
+  maxTokens: posInt,
+  seed: int,
+});
+
+/** Attention of a decode's generated tokens, per decoder layer ([H, T, K] self, [H, T, S] cross). */
+export type DecodeAttentionData = Infer<typeof decodeAttentionData>;
+export const decodeAttentionData = obj({
+  queryStart: nonNegInt,
+  queries: nonNegInt,
+  selfKeys: nonNegInt,
+  sourceLength: nonNegInt,
+  nHeads: posInt,
+  self: arrayOf(f32),
+  cross: arrayOf(f32),
+});
+
+/** A finished decode. */
+export type DecodeOutput = Infer<typeof decodeOutput>;
+export const decodeOutput = obj({
+  text: str,
+  promptTokens: arrayOf(str),
+  tokens: arrayOf(str),
+  ids: arrayOf(int),
+  logprobs: arrayOf(num),
+  score: num,
+  attention: nullable(decodeAttentionData),
+  /** Beam search: the n-best texts and scores. */
+  beams: arrayOf(obj({ text: str, score: num })),
+});
+
+/** Validates an attention snapshot (e.g. read back from snapshots). */
+export function validateSnapshot(v: unknown, where = 'snapshot'): AttentionSnapshot {
+  return attentionSnapshot.check(v, where);
+}
+
+/** Validates model info. */
+export function validateModelInfo(v: unknown, where = 'model'): ModelInfo {
+  return modelInfo.check(v, where);
+}

@@ -1,0 +1,138 @@
+/**
+ * Extension host ⇄ model worker (src/extension/worker/modelWorker.ts): requests (decode,
+ * score, attention, export, speed calibration, evaluation on test files), each answered by
+ * exactly one `model/did*` response with the same id, or `model/didFail`; a decode streams
+ * `model/didToken` and a long evaluation `model/didProgress` before its answer. Each message
+ * is one table entry: its type and its validator both come from it (schema.ts `messages`).
+ *
+ * Leaves out: data shared with other channels (data.ts, model.ts).
+ */
+
+import type { Infer } from './schema';
+import { arrayOf, bool, finiteOrNaN, i32Shared, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, str, variants } from './schema';
+import { errorData, skippedFile, trainSpec } from './data';
+import { attentionSnapshot, decodeOutput, decodeParams } from './model';
+
+/** Per-token surprise of a text under a run's model (`model/score`). */
+export type ScoreOutput = Infer<typeof scoreOutput>;
+export const scoreOutput = obj({
+  /** Display strings of the scored tokens (BOS excluded; an encoder-decoder target ends with its EOS). */
+  tokens: arrayOf(str),
+  /** log p(token | what precedes it, up to a context: lab/inference/score.ts states the rule), one per token. */
+  logprobs: arrayOf(finiteOrNaN),
+  /** UTF-16 offsets [start, end) of each token in the scored text (a token inside a split character gets that character's range). */
+  starts: arrayOf(nonNegInt),
+  ends: arrayOf(nonNegInt),
+  /** Tokens past the most one text is scored on (MAX_SCORED_TOKENS), left unscored. */
+  truncated: nonNegInt,
+});
+
+/** What `model/export` wrote. */
+export type ExportOutput = Infer<typeof exportOutput>;
+export const exportOutput = obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) });
+
+/**
+ * Test files a run never saw (`eval --data/--pairs`, "Evaluate on Files…"): documents for a
+ * decoder-only run, source→target pairs for an encoder-decoder.
+ */
+export type EvalFilesData = Infer<typeof evalFilesData>;
+export const evalFilesData = variants('kind', {
+  documents: {
+    /** Globs, files or folders (relative to `cwd` or absolute) when `glob`; else exact file paths. */
+    paths: arrayOf(str),
+    /** Folder the paths are relative to; document paths are reported relative to it. */
+    cwd: str,
+    glob: bool,
+    /** Size limits in bytes (the training defaults when absent). */
+    maxFileBytes: optional(posInt),
+    maxTotalBytes: optional(posInt),
+  },
+  /** Two parallel line files, or one `.tsv` / `.jsonl` file when `target` is null. */
+  pairs: { source: str, target: nullable(str) },
+});
+
+/** What evaluating a run on test files measured (`model/evaluateFiles`, `eval --data/--pairs`). */
+export type EvalFilesOutput = Infer<typeof evalFilesOutput>;
+export const evalFilesOutput = obj({
+  kind: oneOf('documents', 'pairs'),
+  /** The test data, for people: "2 documents under /w/test", "/w/test.de → /w/test.en (40 pairs)". */
+  source: str,
+  /** Checkpoint step of the model evaluated. */
+  step: nonNegInt,
+  /** The model's context: window length (documents), longest source or target + 1 (pairs). */
+  context: posInt,
+  /** Token-weighted mean negative log-likelihood in nats (no dropout, no label smoothing). */
+  loss: finiteOrNaN,
+  /** exp(loss). */
+  ppl: finiteOrNaN,
+  /** Target tokens scored. */
+  tokens: nonNegInt,
+  /** Documents scored (0 for pairs). */
+  documents: nonNegInt,
+  /** Pairs scored for loss (0 for documents). */
+  pairs: nonNegInt,
+  /** Pairs left out because the source or the target does not fit the context. */
+  pairsTooLong: nonNegInt,
+  /** Pairs greedily decoded for exact match and BLEU: the first `maxPairs` scored ones. */
+  decoded: nonNegInt,
+  /** Exact-match rate of the decoded pairs (null for documents). */
+  exactMatch: nullable(num),
+  /** Corpus BLEU (0–100, sacreBLEU's defaults) of the decoded pairs (null for documents). */
+  bleu: nullable(num),
+  /** Files that matched but were left out (documents), and why. */
+  skipped: arrayOf(skippedFile),
+  /** Characters (code points) of the test text. */
+  characters: nonNegInt,
+  /** Of those, characters outside a char tokenizer's vocabulary; null for BPE (its bytes cover any text). */
+  unseenChars: nullable(nonNegInt),
+  /** A few of the unseen characters, most frequent first. */
+  unseenExamples: arrayOf(str),
+});
+
+/** Requests from the extension host to its model worker. */
+export type HostToModelWorker = Infer<typeof hostToModelWorker>;
+export const hostToModelWorker = messages({
+  'model/decode': { id: nonNegInt, runDir: str, params: decodeParams },
+  'model/score': { id: nonNegInt, runDir: str, source: nullable(str), text: str },
+  'model/attend': { id: nonNegInt, runDir: str, text: str },
+  'model/export': { id: nonNegInt, runDir: str, outDir: str },
+  'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
+  'model/evaluateFiles': {
+    id: nonNegInt,
+    runDir: str,
+    data: evalFilesData,
+    /** Most pairs to decode for exact match and BLEU (the loss covers every pair). */
+    maxPairs: posInt,
+    /**
+     * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
+     * computing, reads it between batches (a cancel message would wait behind the work).
+     */
+    cancel: i32Shared,
+  },
+});
+
+/** Responses (and streamed tokens) from the model worker. */
+export type ModelWorkerToHost = Infer<typeof modelWorkerToHost>;
+export const modelWorkerToHost = messages({
+  'worker/ready': {},
+  'model/didToken': { id: nonNegInt, token: str, logprob: num },
+  'model/didDecode': { id: nonNegInt, output: decodeOutput },
+  'model/didScore': { id: nonNegInt, output: scoreOutput },
+  'model/didAttend': { id: nonNegInt, snapshot: attentionSnapshot },
+  'model/didExport': { id: nonNegInt, output: exportOutput },
+  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
+  /** Progress of a long request (`model/evaluateFiles`): `done` of `total` batches and decodes. */
+  'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
+  'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
+  'model/didFail': { id: nonNegInt, error: errorData },
+});
+
+/** Validates a request arriving at the model worker; throws ProtocolError. */
+export function validateHostToModelWorker(msg: unknown): HostToModelWorker {
+  return hostToModelWorker.check(msg, 'message');
+}
+
+/** Validates a response arriving from the model worker; throws ProtocolError. */
+export function validateModelWorkerToHost(msg: unknown): ModelWorkerToHost {
+  return modelWorkerToHost.check(msg, 'message');
+}

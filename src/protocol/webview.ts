@@ -1,0 +1,74 @@
+/**
+ * Host ⇄ dashboard (webview/; its hosts are the extension's panel and the report page's
+ * loader): runs to draw, forwarded training events, decodes, and the dashboard's requests.
+ * Each message is one table entry: its type and its validator both come from it (schema.ts
+ * `messages`). The dashboard bundles this file, so it stays free of Node and of the model
+ * worker's channel.
+ *
+ * Leaves out: data shared with other channels (data.ts, model.ts).
+ */
+
+import type { Infer } from './schema';
+import { arrayOf, messages, nonNegInt, nullable, num, obj, oneOf, str } from './schema';
+import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics } from './data';
+import { attentionSnapshot, decodeOutput, decodeParams, modelInfo } from './model';
+import { workerToHost } from './trainingWorker';
+
+/** A run as the dashboard lists it. */
+export type RunSummary = Infer<typeof runSummary>;
+export const runSummary = obj({
+  id: str,
+  name: str,
+  runDir: str,
+  status: oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed'),
+  kind: modelKind,
+  step: nonNegInt,
+  totalSteps: nonNegInt,
+  /** The schedule segments (one unless the run was extended); the last ends at totalSteps. */
+  segments: runSegments,
+  bestValLoss: nullable(num),
+  model: nullable(modelInfo),
+  data: nullable(dataSummary),
+});
+
+/** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
+export type RunState = Infer<typeof runState>;
+export const runState = obj({ run: runSummary, steps: arrayOf(stepMetrics), evals: arrayOf(evalMetrics), snapshots: arrayOf(attentionSnapshot) });
+
+/** The dashboard's tabs. */
+export type DashboardTab = Infer<typeof dashboardTab>;
+export const dashboardTab = oneOf('curves', 'attention', 'masks', 'model', 'playground');
+
+/** Messages from the extension host (or the report page's loader) to the dashboard. */
+export type HostToWebview = Infer<typeof hostToWebview>;
+export const hostToWebview = messages({
+  'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
+  /** A training worker's notification about one run, forwarded as it came. */
+  'run/didUpdate': { runId: str, event: workerToHost },
+  'decode/didToken': { id: nonNegInt, token: str, logprob: num },
+  'decode/didFinish': { id: nonNegInt, output: decodeOutput },
+  'decode/didFail': { id: nonNegInt, error: errorData },
+  /** A decode the host ran itself (the Decode command): show it in the playground. */
+  'playground/didDecode': { runId: str, params: decodeParams, output: decodeOutput },
+  /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
+  'dashboard/show': { runId: nullable(str), tab: dashboardTab },
+});
+
+/** Messages from the dashboard to its host. */
+export type WebviewToHost = Infer<typeof webviewToHost>;
+export const webviewToHost = messages({
+  'webview/ready': {},
+  'webview/didError': { message: str },
+  'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
+  'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
+});
+
+/** Validates a message arriving in the dashboard; throws ProtocolError. */
+export function validateHostToWebview(msg: unknown): HostToWebview {
+  return hostToWebview.check(msg, 'message');
+}
+
+/** Validates a message arriving from the dashboard; throws ProtocolError. */
+export function validateWebviewToHost(msg: unknown): WebviewToHost {
+  return webviewToHost.check(msg, 'message');
+}

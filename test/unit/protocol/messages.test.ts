@@ -1,0 +1,156 @@
+/**
+ * One fixture per message of every table (training worker, model worker, dashboard, both
+ * directions): the fixture tables are typed `{ [K in type]: message K }`, so a message added
+ * without a fixture fails to compile, and the test compares their keys with the tables' at
+ * run time too. Each fixture must pass its validator (as the same object), and leaving out
+ * any required field must fail, naming it.
+ */
+
+import { describe, expect, it } from 'vitest';
+import type { AttentionSnapshot, DecodeOutput, DecodeParams, ModelInfo } from '../../../src/protocol/model';
+import type { DataSummary, TrainSpec } from '../../../src/protocol/data';
+import type { Fields, Schema, UnionSchema } from '../../../src/protocol/schema';
+import { ProtocolError } from '../../../src/protocol/schema';
+import type { HostToModelWorker, ModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import { hostToModelWorker, modelWorkerToHost, validateHostToModelWorker, validateModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import type { HostToWorker, WorkerToHost } from '../../../src/protocol/trainingWorker';
+import { hostToWorker, validateHostToWorker, validateWorkerToHost, workerToHost } from '../../../src/protocol/trainingWorker';
+import type { HostToWebview, WebviewToHost } from '../../../src/protocol/webview';
+import { hostToWebview, validateHostToWebview, validateWebviewToHost, webviewToHost } from '../../../src/protocol/webview';
+
+/** One sample of each message of a union. */
+type Fixtures<U extends { readonly type: string }> = { readonly [K in U['type']]: Extract<U, { readonly type: K }> };
+
+const spec: TrainSpec = {
+  model: { kind: 'decoder-only', preset: 'tiny', overrides: { dModel: 32, tieEmbeddings: 'true' } },
+  tokenizer: { type: 'bpe', vocabSize: 300 },
+  data: { kind: 'documents', files: ['a.md'], root: '/w', maxFileBytes: 1024, skipGenerated: true },
+  training: { steps: 10, batchSize: 4, seqLen: 16, evalEvery: 5, checkpointEvery: 5, snapshotEvery: 5, seed: 1, optimizer: 'adamw', lr: 0, warmup: 0 },
+  backend: 'auto',
+};
+const model: ModelInfo = {
+  config: { kind: 'decoder-only', dModel: 32, nHeads: 4, dFF: 128, nDecoderLayers: 2, nEncoderLayers: 0, srcVocabSize: 0, vocabSize: 300, maxLen: 16, norm: 'pre', positional: 'learned', activation: 'gelu', dropout: 0, tieEmbeddings: true, bias: true, layerNormEps: 1e-5, embedScale: false, labelSmoothing: 0 },
+  params: 1000, paramsByModule: { embeddings: 600, 'decoder.0': 400 }, memoryBytes: 4096, flopsPerToken: 6000, backend: 'wasm',
+};
+const data: DataSummary = {
+  description: '1 document', documents: 1, bytes: 100, trainTokens: 90, valTokens: 10, skipped: [{ path: 'big.bin', reason: 'binary', bytes: 9 }],
+  validation: { kind: 'tail', text: 'the last 10% of each document' }, prompts: ['Once'],
+};
+const snapshot: AttentionSnapshot = {
+  step: 5, srcTokens: [], tgtTokens: ['<bos>', 'a'],
+  maps: [{ stack: 'decoder', kind: 'self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
+  masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
+};
+const params: DecodeParams = { input: 'ab', strategy: 'sample', beam: 4, lengthPenalty: 0.6, temperature: 0.8, topK: 5, topP: 0.9, maxTokens: 10, seed: 1 };
+const output: DecodeOutput = {
+  text: 'abc', promptTokens: ['a'], tokens: ['b', 'c'], ids: [7, 8], logprobs: [-0.1, -0.2], score: -0.3,
+  attention: { queryStart: 1, queries: 2, selfKeys: 3, sourceLength: 0, nHeads: 4, self: [new Float32Array(24)], cross: [] }, beams: [{ text: 'abc', score: -0.3 }],
+};
+const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.7, tokens: 40, tokensPerSec: 900, elapsedMs: 12 } as const;
+const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }] as const;
+
+const HOST_TO_WORKER: Fixtures<HostToWorker> = {
+  'train/start': { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 5, extendTo: null },
+  'train/pause': { type: 'train/pause' },
+  'train/resume': { type: 'train/resume' },
+  'train/stop': { type: 'train/stop' },
+};
+
+const WORKER_TO_HOST: Fixtures<WorkerToHost> = {
+  'worker/ready': { type: 'worker/ready' },
+  'train/didLog': { type: 'train/didLog', level: 'warn', message: 'skipped 1 file' },
+  'train/didProgress': { type: 'train/didProgress', phase: 'encode', done: 10, total: 100, message: 'Encoding a.md (bpe)' },
+  'train/didStart': { type: 'train/didStart', runDir: '/r', startStep: 0, totalSteps: 10, segments, model, data },
+  'train/didStep': step,
+  'train/didEval': { type: 'train/didEval', step: 5, loss: 1.2, ppl: Math.exp(1.2), exactMatch: null, bleu: 12.5 },
+  'train/didSnapshot': { type: 'train/didSnapshot', ...snapshot },
+  'train/didSaveCheckpoint': { type: 'train/didSaveCheckpoint', step: 5, path: '/r/model.safetensors' },
+  'train/didPause': { type: 'train/didPause', step: 5 },
+  'train/didResume': { type: 'train/didResume', step: 5 },
+  'train/didFinish': { type: 'train/didFinish', step: 10, reason: 'completed' },
+  'train/didFail': { type: 'train/didFail', step: 4, error: { code: 'train/nonFinite', message: 'The loss became NaN.' } },
+};
+
+const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
+  'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
+  'model/score': { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
+  'model/attend': { type: 'model/attend', id: 3, runDir: '/r', text: 'abc' },
+  'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o' },
+  'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
+  'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, cancel: new Int32Array(new SharedArrayBuffer(4)) },
+};
+
+const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
+  'worker/ready': { type: 'worker/ready' },
+  'model/didToken': { type: 'model/didToken', id: 1, token: 'b', logprob: -0.1 },
+  'model/didDecode': { type: 'model/didDecode', id: 1, output },
+  'model/didScore': { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
+  'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
+  'model/didExport': { type: 'model/didExport', id: 4, output: { files: ['/o/model.safetensors', '/o/config.json'], tensors: 12, warnings: [] } },
+  'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
+  'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
+  'model/didEvaluateFiles': {
+    type: 'model/didEvaluateFiles', id: 6,
+    output: { kind: 'documents', source: '1 document under /w/test', step: 10, context: 16, loss: 2, ppl: Math.exp(2), tokens: 50, documents: 1, pairs: 0, pairsTooLong: 0, decoded: 0, exactMatch: null, bleu: null, skipped: [], characters: 50, unseenChars: 1, unseenExamples: ['é'] },
+  },
+  'model/didFail': { type: 'model/didFail', id: 6, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
+};
+
+const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
+  'dashboard/didLoadRuns': {
+    type: 'dashboard/didLoadRuns', selectedId: '/r',
+    runs: [{ run: { id: '/r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, segments, bestValLoss: 1.1, model, data }, steps: [step], evals: [], snapshots: [snapshot] }],
+  },
+  'run/didUpdate': { type: 'run/didUpdate', runId: '/r', event: step },
+  'decode/didToken': { type: 'decode/didToken', id: 1, token: 'b', logprob: -0.1 },
+  'decode/didFinish': { type: 'decode/didFinish', id: 1, output },
+  'decode/didFail': { type: 'decode/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
+  'playground/didDecode': { type: 'playground/didDecode', runId: '/r', params, output },
+  'dashboard/show': { type: 'dashboard/show', runId: null, tab: 'attention' },
+};
+
+const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
+  'webview/ready': { type: 'webview/ready' },
+  'webview/didError': { type: 'webview/didError', message: 'boom' },
+  'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
+  'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
+};
+
+interface Channel {
+  readonly schema: UnionSchema<'type', { readonly [type: string]: Fields }>;
+  readonly fixtures: { readonly [type: string]: { readonly type: string } };
+  readonly validate: (msg: unknown) => unknown;
+}
+
+const CHANNELS: { readonly [name: string]: Channel } = {
+  'host → training worker': { schema: hostToWorker, fixtures: HOST_TO_WORKER, validate: validateHostToWorker },
+  'training worker → host': { schema: workerToHost, fixtures: WORKER_TO_HOST, validate: validateWorkerToHost },
+  'host → model worker': { schema: hostToModelWorker, fixtures: HOST_TO_MODEL_WORKER, validate: validateHostToModelWorker },
+  'model worker → host': { schema: modelWorkerToHost, fixtures: MODEL_WORKER_TO_HOST, validate: validateModelWorkerToHost },
+  'host → dashboard': { schema: hostToWebview, fixtures: HOST_TO_WEBVIEW, validate: validateHostToWebview },
+  'dashboard → host': { schema: webviewToHost, fixtures: WEBVIEW_TO_HOST, validate: validateWebviewToHost },
+};
+
+function isOptional(s: Schema<unknown>): boolean {
+  return 'isOptional' in s && s.isOptional === true;
+}
+
+describe.each(Object.entries(CHANNELS))('messages %s', (_name, { schema, fixtures, validate }) => {
+  it('has one fixture per message type of its table', () => {
+    expect(Object.keys(fixtures).sort()).toEqual(Object.keys(schema.table).sort());
+  });
+
+  it.each(Object.keys(schema.table))('accepts a %s and rejects it without any one of its required fields', (type) => {
+    const msg = fixtures[type];
+    expect(msg?.type).toBe(type);
+    expect(validate(msg)).toBe(msg);
+    const fields = schema.table[type] ?? {};
+    for (const [field, s] of Object.entries(fields)) {
+      if (isOptional(s)) continue;
+      const without: { [key: string]: unknown } = { ...msg };
+      delete without[field];
+      expect(() => validate(without), `${type} without ${field}`).toThrow(ProtocolError);
+      expect(() => validate(without), `${type} without ${field}`).toThrow(`message(${type}).${field}: expected`);
+    }
+  });
+});
