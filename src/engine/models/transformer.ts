@@ -176,8 +176,6 @@ export class Transformer {
   private backend: Backend | null = null;
   private flat: { params: FloatArray; grads: FloatArray } | null = null;
   private last: LastForward | null = null;
-  /** Some attention layer has heads off (left from the last ablated forward). */
-  private headsOff = false;
 
   /**
    * Plans the model. Nothing is allocated until {@link bind}: a model that is never bound
@@ -342,8 +340,25 @@ export class Transformer {
     return { memory: x, mask };
   }
 
-  /** Forward pass and loss (mean over non-PAD targets). */
+  /**
+   * Forward pass and loss (mean over non-PAD targets). Heads in `opts.ablate` are off for
+   * this forward only: every head is back on when it returns, so a later decode or forward
+   * sees the whole model.
+   */
   forward(batch: Batch, opts: ForwardOptions): { loss: number; tokens: number } {
+    const ablate = opts.ablate ?? [];
+    if (!ablate.length) return this.run(batch, opts, false);
+    if (opts.train) throw new EngineError('input/invalid', 'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.');
+    const layers = this.attentionLayers();
+    applyHeadsOff(layers, ablate, this.config.nHeads);
+    try {
+      return this.run(batch, opts, true);
+    } finally {
+      applyHeadsOff(layers, [], this.config.nHeads);
+    }
+  }
+
+  private run(batch: Batch, opts: ForwardOptions, ablated: boolean): { loss: number; tokens: number } {
     this.checkBatch(batch);
     const k = this.k;
     const cfg = this.config;
@@ -351,12 +366,6 @@ export class Transformer {
     const S = batch.S ?? 0;
     const rng = opts.rng ?? null;
     const train = opts.train;
-    const ablate = opts.ablate ?? [];
-    if (ablate.length && train) throw new EngineError('input/invalid', 'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.');
-    if (ablate.length || this.headsOff) {
-      applyHeadsOff(this.attentionLayers(), ablate, cfg.nHeads);
-      this.headsOff = ablate.length > 0;
-    }
     let memory: FloatArray | null = null;
     let srcMask: MaskView | null = null;
     if (cfg.kind === 'encoder-decoder') {
@@ -387,7 +396,7 @@ export class Transformer {
     this.head(k, this.logitsSlot.data, y, N);
     const smoothing = opts.labelSmoothing ?? (train ? cfg.labelSmoothing : 0);
     const { sum, count } = k.crossEntropyForward(this.lse.data, this.logitsSlot.data, batch.targets, N, V, PAD, smoothing);
-    this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask, decIn, ablated: ablate.length > 0 };
+    this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask, decIn, ablated };
     return { loss: count > 0 ? sum / count : 0, tokens: count };
   }
 
