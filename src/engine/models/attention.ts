@@ -6,6 +6,8 @@
  * the encoder output as keys/values. Decoding feeds one position per row at a time through
  * `stepSelf` / `stepCross`, which share forward's projections and attention call but read
  * earlier positions' keys and values from a cache (`KVCache`) instead of recomputing them.
+ * Ablation (inference only) switches heads off: their slices of the concatenated heads are
+ * zeroed before W_o, so the layer's output is W_o applied to the other heads alone (+ bias).
  *
  * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H,
  * R rows of a decoding step (beams), P positions fed so far.
@@ -75,6 +77,8 @@ export class MultiHeadAttention {
   private readonly dv: Slot;
   private readonly shape: CallShape = { B: 0, T: 0, S: 0 };
   private dropActive = false;
+  /** Heads (0-based) whose output is zeroed; null, the usual case, costs one branch per call. */
+  private headsOff: readonly number[] | null = null;
 
   constructor(
     store: ParamStore,
@@ -123,7 +127,25 @@ export class MultiHeadAttention {
     dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number,
   ): void {
     k.attentionForward(att, probs, q, kb, vb, dims, mask, keep, dropP);
+    if (this.headsOff) this.zeroHeads(k, att, dims.B * dims.T);
     this.o.forward(k, out, att, dims.B * dims.T);
+  }
+
+  /**
+   * Switches heads off (0-based; empty or null: all on) for every later forward and step:
+   * inference only, since backward does not mask the gradient of the heads it zeroed.
+   */
+  setHeadsOff(heads: readonly number[] | null): void {
+    for (const h of heads ?? []) if (!Number.isInteger(h) || h < 0 || h >= this.H) throw new Error(`head ${h} outside 0..${this.H - 1}`);
+    this.headsOff = heads && heads.length ? [...heads] : null;
+  }
+
+  /** att[rows, C]: each switched-off head's D channels of every row set to 0 (the fill kernel on slices). */
+  private zeroHeads(k: Backend, att: FloatArray, rows: number): void {
+    const { C, D } = this;
+    for (const h of this.headsOff ?? []) {
+      for (let r = 0; r < rows; r++) k.fill(att.subarray(r * C + h * D, r * C + (h + 1) * D), D, 0);
+    }
   }
 
   /** out[B,T,C] = MultiHead(xq, xkv, xkv) under `mask` (null = attend everywhere). */

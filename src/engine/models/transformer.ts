@@ -7,6 +7,8 @@
  * Training is forward(batch) → loss, then backward() → gradients in the flat `grads`
  * buffer; everything is planned at construction, so neither allocates. Decoding uses a
  * separate key/value-cache stepper (`stepper.ts`), which runs each layer's `step`.
+ * Two inference-only readings of a forward: heads switched off (`ForwardOptions.ablate`,
+ * heads.ts) and the logit lens (`residualLogits`).
  *
  * Shape legend: B batch, S source positions, T target positions, C d_model, V vocabulary.
  */
@@ -21,6 +23,8 @@ import { PAD } from '../tokenizers/special';
 import type { BlockInit, BlockNames } from './block';
 import { Block } from './block';
 import { Embedder } from './embed';
+import type { AttentionLayer, HeadRef } from './heads';
+import { applyHeadsOff } from './heads';
 import { LayerNorm, linearBackward, linearForward } from './layers';
 import type { MaskSnapshot } from './masks';
 import { causalView, combinedView, fillCausalMask, fillCombinedMask, fillPaddingMask, paddingView, snapshotMask } from './masks';
@@ -58,6 +62,11 @@ export interface ForwardOptions {
   readonly rng?: Rng | null;
   /** Label smoothing of the reported loss; default config.labelSmoothing when training, else 0. */
   readonly labelSmoothing?: number;
+  /**
+   * Heads whose output is zeroed in this forward (ablation; inference only, so not with
+   * `train`). Absent or empty: every head on, at the cost of one check per forward.
+   */
+  readonly ablate?: readonly HeadRef[];
 }
 
 /** Attention probabilities of one layer for one batch item: [H, T, S]. */
@@ -87,6 +96,10 @@ interface LastForward {
   encTop: FloatArray | null;
   selfMask: MaskView;
   srcMask: MaskView | null;
+  /** The decoder's residual stream entering its first block (the embeddings) [B, T, C]. */
+  decIn: FloatArray;
+  /** Heads were switched off: backward would be wrong. */
+  ablated: boolean;
 }
 
 /** Parameter names of the decoder-only (nanoGPT) and encoder-decoder (seed notebook) models. */
@@ -327,8 +340,25 @@ export class Transformer {
     return { memory: x, mask };
   }
 
-  /** Forward pass and loss (mean over non-PAD targets). */
+  /**
+   * Forward pass and loss (mean over non-PAD targets). Heads in `opts.ablate` are off for
+   * this forward only: every head is back on when it returns, so a later decode or forward
+   * sees the whole model.
+   */
   forward(batch: Batch, opts: ForwardOptions): { loss: number; tokens: number } {
+    const ablate = opts.ablate ?? [];
+    if (!ablate.length) return this.run(batch, opts, false);
+    if (opts.train) throw new EngineError('input/invalid', 'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.');
+    const layers = this.attentionLayers();
+    applyHeadsOff(layers, ablate, this.config.nHeads);
+    try {
+      return this.run(batch, opts, true);
+    } finally {
+      applyHeadsOff(layers, [], this.config.nHeads);
+    }
+  }
+
+  private run(batch: Batch, opts: ForwardOptions, ablated: boolean): { loss: number; tokens: number } {
     this.checkBatch(batch);
     const k = this.k;
     const cfg = this.config;
@@ -351,6 +381,7 @@ export class Transformer {
     } else selfMask = causalView(this.causal.data, this.maxLen);
 
     let y = this.decEmbed.forward(k, batch.input, B, T, 0, train, rng);
+    const decIn = y;
     for (const blk of this.decoder) {
       blk.forward(k, y, { B, T, S, selfMask, crossMask: srcMask, memory, dMemory: this.dMemory.data, train, rng });
       y = blk.output;
@@ -365,7 +396,7 @@ export class Transformer {
     this.head(k, this.logitsSlot.data, y, N);
     const smoothing = opts.labelSmoothing ?? (train ? cfg.labelSmoothing : 0);
     const { sum, count } = k.crossEntropyForward(this.lse.data, this.logitsSlot.data, batch.targets, N, V, PAD, smoothing);
-    this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask };
+    this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask, decIn, ablated };
     return { loss: count > 0 ? sum / count : 0, tokens: count };
   }
 
@@ -378,6 +409,7 @@ export class Transformer {
   backward(): void {
     const l = this.last;
     if (!l) throw new Error('backward() needs a forward() first');
+    if (l.ablated) throw new Error('backward() after a forward with heads switched off: ablation is inference only');
     const k = this.k;
     const cfg = this.config;
     const { B, T, S } = l;
@@ -423,6 +455,44 @@ export class Transformer {
       cur = dIn;
     }
     return cur;
+  }
+
+  /** Every attention layer, by stack (encoder self, decoder self, decoder cross) and layer. */
+  attentionLayers(): AttentionLayer[] {
+    const layers: AttentionLayer[] = this.encoder.map((b, layer) => ({ stack: 'encoder.self', layer, attn: b.selfAttn }));
+    this.decoder.forEach((b, layer) => layers.push({ stack: 'decoder.self', layer, attn: b.selfAttn }));
+    this.decoder.forEach((b, layer) => {
+      if (b.crossAttn) layers.push({ stack: 'decoder.cross', layer, attn: b.crossAttn });
+    });
+    return layers;
+  }
+
+  /**
+   * The logit lens (nostalgebraist 2020): logits [B, T, V] read from the decoder's residual
+   * stream of the last forward after `layer` blocks (0 = the embeddings, nDecoderLayers =
+   * the top), through what the top goes through — the final norm (pre-LN) and the output
+   * projection — so the top layer's equal {@link logits}. A post-LN model has no final norm:
+   * each block's output is already the output of its last LayerNorm, the stream the next
+   * block reads, so it goes through the output projection alone (the embeddings, layer 0,
+   * unnormalized). A copy; uses the backward scratch and restores the final norm's
+   * statistics, so a backward() may still follow.
+   */
+  residualLogits(layer: number): Float32Array {
+    const l = this.last;
+    if (!l) throw new Error('residualLogits() needs a forward() first');
+    const n = this.decoder.length;
+    if (!Number.isInteger(layer) || layer < 0 || layer > n) throw new EngineError('input/invalid', `Layer ${layer} does not exist; the decoder's stream is read after layers 0 (embeddings) to ${n}.`);
+    const k = this.k;
+    const N = l.B * l.T;
+    let h = layer === 0 ? l.decIn : (this.decoder[layer - 1] as Block).output;
+    if (this.decNorm) {
+      this.decNorm.forward(k, this.gA.data, h, N);
+      this.decNorm.forward(k, this.decOut.data, l.decTop, N); // restores backward's statistics (same numbers)
+      h = this.gA.data;
+    }
+    const out = this.dlogits.data;
+    this.head(k, out, h, N);
+    return Float32Array.from(out.subarray(0, N * this.config.vocabSize));
   }
 
   /**

@@ -1,0 +1,86 @@
+/**
+ * Head ablation (Michel et al. 2019, "Are Sixteen Heads Really Better than One?"): switch
+ * attention heads off — their output zeroed before the output projection W_o — and see
+ * how the model's loss and next-token prediction change. Head importance is the change in
+ * validation loss (mean over the run's validation batches, without label smoothing, as
+ * `attention-lab eval` computes it) when that one head is off: positive = the model needs it.
+ *
+ * Leaves out: ablating several heads at once in the importance table (each head is measured
+ * alone; `predictWithHeadsOff` takes any set), gradient-based importance estimates, and
+ * masks between 0 and 1.
+ */
+
+import type { Backend } from '../../engine/backend';
+import type { HeadRef, HeadStack } from '../../engine/models/heads';
+import { allHeads } from '../../engine/models/heads';
+import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { OpenRun } from '../openRun';
+import { openRun } from '../openRun';
+import { buildDataset, loadRunData, readTokenizer } from '../prepare';
+import { readRunJson } from '../runFolder';
+import type { LensInput, TopToken } from './lens';
+import { MAX_TOP_K, inputBatch, topTokens } from './lens';
+
+/** One head's importance: loss with it off − loss with every head on. */
+export interface HeadImportance {
+  readonly stack: HeadStack;
+  /** 0-based, as the engine names heads. */
+  readonly layer: number;
+  readonly head: number;
+  readonly deltaLoss: number;
+}
+
+/** The importance of every head, in allHeads order. */
+export interface HeadImportanceResult {
+  readonly baseLoss: number;
+  readonly heads: readonly HeadImportance[];
+}
+
+/** Token-weighted mean loss (nats, no label smoothing) of `batches` with the heads of `off` switched off. */
+export function lossWithHeadsOff(model: Transformer, batches: readonly Batch[], off: readonly HeadRef[]): number {
+  let sum = 0;
+  let count = 0;
+  for (const b of batches) {
+    const r = model.forward(b, { train: false, labelSmoothing: 0, ablate: off });
+    sum += r.loss * r.tokens;
+    count += r.tokens;
+  }
+  return count ? sum / count : Number.NaN;
+}
+
+/** Δloss of each head alone switched off on `batches`; `onHead` runs after each (it may throw to stop). */
+export function headImportance(model: Transformer, batches: readonly Batch[], onHead?: (done: number, total: number) => void): HeadImportanceResult {
+  const baseLoss = lossWithHeadsOff(model, batches, []);
+  const all = allHeads(model.config);
+  const heads = all.map((h, i) => {
+    const deltaLoss = lossWithHeadsOff(model, batches, [h]) - baseLoss;
+    onHead?.(i + 1, all.length);
+    return { ...h, deltaLoss };
+  });
+  return { baseLoss, heads };
+}
+
+/** A run opened for its validation batches (the model planned for their batch size). */
+export async function openRunWithValidation(runDir: string, backend: Backend): Promise<{ run: OpenRun; batches: readonly Batch[] }> {
+  const json = readRunJson(runDir);
+  const tok = readTokenizer(runDir);
+  const data = await loadRunData(json.spec, tok, { need: 'validation' });
+  const { dataset } = buildDataset(json.spec, data, json.config.maxLen);
+  return { run: openRun(runDir, backend, dataset.maxBatch), batches: dataset.valBatches() };
+}
+
+/** What the model predicts for an input with some heads off. */
+export interface AblatedPrediction {
+  /** Mean loss of the input's own next tokens (teacher-forced; an encoder-decoder's target includes EOS). */
+  readonly loss: number;
+  /** The top-k next tokens after the last position. */
+  readonly next: readonly TopToken[];
+}
+
+/** Next-token probabilities and loss of `input` (as the lens reads it) with the heads of `off` switched off. */
+export function predictWithHeadsOff(r: OpenRun, input: LensInput, off: readonly HeadRef[], topK = 5): AblatedPrediction {
+  const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(topK)));
+  const batch = inputBatch(r, input);
+  const { loss } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
+  return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k) };
+}

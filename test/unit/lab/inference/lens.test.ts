@@ -1,0 +1,69 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { EngineError } from '../../../../src/engine/errors';
+import type { LensInput } from '../../../../src/lab/inference/lens';
+import { inputBatch, logitLens } from '../../../../src/lab/inference/lens';
+import type { OpenRun } from '../../../../src/lab/openRun';
+import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+
+let lm: OpenRun;
+let mt: OpenRun;
+
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(tinyDocuments()));
+  mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
+}, 120_000);
+
+/** softmax of the model's own logits at every position, in float64. */
+function modelProbs(r: OpenRun, input: LensInput): number[][] {
+  const b = inputBatch(r, input);
+  r.model.forward(b, { train: false });
+  const logits = r.model.logits();
+  const V = r.model.config.vocabSize;
+  return Array.from({ length: b.T }, (_, t) => {
+    const row = Array.from(logits.subarray(t * V, (t + 1) * V));
+    const max = Math.max(...row);
+    const sum = row.reduce((a, x) => a + Math.exp(x - max), 0);
+    return row.map((x) => Math.exp(x - max) / sum);
+  });
+}
+
+describe.each([
+  ['decoder-only', (): OpenRun => lm, { prompt: 'the cat' } as LensInput],
+  ['encoder-decoder, given target', (): OpenRun => mt, { src: 'abc', tgt: 'cb' } as LensInput],
+  ['encoder-decoder, greedy target', (): OpenRun => mt, { src: 'abcd' } as LensInput],
+])('logitLens: %s', (_name, run, input) => {
+  it("the last layer's lens is the softmax of the model's logits, top-k sorted", () => {
+    const r = run();
+    const lens = logitLens(r, input, { topK: 3 });
+    const n = r.model.config.nDecoderLayers;
+    expect(lens.layers.map((l) => l.layer)).toEqual(Array.from({ length: n + 1 }, (_, i) => i));
+    const probs = modelProbs(r, input);
+    const top = lens.layers[n]?.positions ?? [];
+    expect(top.length).toBe(lens.tokens.length);
+    expect(top.length).toBe(probs.length);
+    top.forEach((pos, t) => {
+      const sorted = (probs[t] as number[]).map((p, id) => ({ p, id })).sort((a, b) => b.p - a.p || a.id - b.id).slice(0, 3);
+      expect(pos.top.map((x) => x.token)).toEqual(sorted.map((s) => r.tok.tokenText(s.id)));
+      pos.top.forEach((x, i) => expect(Math.abs(x.prob - (sorted[i] as { p: number }).p)).toBeLessThan(1e-6));
+    });
+    for (const l of lens.layers) for (const p of l.positions) {
+      expect(p.top.length).toBe(3);
+      for (let i = 1; i < p.top.length; i++) expect((p.top[i] as { prob: number }).prob).toBeLessThanOrEqual((p.top[i - 1] as { prob: number }).prob);
+    }
+  });
+});
+
+describe('logitLens input', () => {
+  it('shows the source tokens of an encoder-decoder and BOS first', () => {
+    const lens = logitLens(mt, { src: 'abc', tgt: 'cba' }, { topK: 1 });
+    expect(lens.src?.length).toBe(4);
+    expect(lens.tokens.length).toBe(4);
+  });
+
+  it('refuses a prompt longer than the context, the wrong input kind and a bad top-k', () => {
+    expect(() => logitLens(lm, { prompt: 'x'.repeat(lm.model.maxLen) }, { topK: 5 })).toThrow(/exceeds the context/);
+    expect(() => logitLens(lm, { src: 'abc' }, { topK: 5 })).toThrow(EngineError);
+    expect(() => logitLens(mt, { prompt: 'abc' }, { topK: 5 })).toThrow(/encoder-decoder/);
+    expect(() => logitLens(lm, { prompt: 'the' }, { topK: 0 })).toThrow(/top-k/);
+  });
+});
