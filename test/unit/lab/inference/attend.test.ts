@@ -39,6 +39,8 @@ describe('attendText', () => {
   it('cuts a text longer than the context to fit', () => {
     const s = attendText(lm, 'x'.repeat(100));
     expect(s.tgtTokens).toHaveLength(lm.model.maxLen);
+    expect(s.truncation).toBe("Showing the first 15 of 100 text tokens — the model's context is 16.");
+    expect(attendText(lm, 'the hand').truncation).toBeUndefined();
   });
 
   it('encoder-decoder: the text as source, the greedy output as target, with cross-attention', () => {
