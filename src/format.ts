@@ -10,6 +10,7 @@
  *   formatPerplexity  10.52
  *   formatBleu        27.34              corpus BLEU, 0–100 (as sacreBLEU prints it)
  *   formatPercent     87.5% · <0.1%      a fraction in [0, 1] as a percentage
+ *   formatExample     First Citizen: Before we…   a text as a one-line example (placeholders)
  *   formatNumber      0.003 · 1.2e-5     any other number (learning rates, norms, probabilities)
  *
  * A value that is missing or cannot be what it claims (a negative duration, NaN bytes) prints
@@ -128,4 +129,19 @@ export function formatNumber(x: number, digits = 3): string {
   const a = Math.abs(x);
   if (a !== 0 && (a < 1e-3 || a >= 1e6)) return x.toExponential(2);
   return Number(x.toFixed(digits)).toString();
+}
+
+/** Longest example {@link formatExample} writes, in characters (before the ellipsis). */
+const EXAMPLE_CHARS = 40;
+
+/**
+ * `text` as a one-line example for a placeholder: whitespace runs become one space, and a
+ * text longer than 40 characters is cut at a word (when there is one) with "…".
+ */
+export function formatExample(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line.length <= EXAMPLE_CHARS) return line;
+  const cut = line.slice(0, EXAMPLE_CHARS);
+  const space = cut.lastIndexOf(' ');
+  return `${space > EXAMPLE_CHARS / 2 ? cut.slice(0, space) : cut}…`;
 }

@@ -29,8 +29,14 @@ export interface UiState {
   /** snapshot: index into the run's snapshots, or -1 to follow the latest. */
   attention: { family: MapFamily; layer: number; head: number; snapshot: number; scale: RampScale };
   masks: { batch: number };
+  /** The playground's settings; `input` is the selected run's text (see playgroundInputs). */
   playground: DecodeParams;
+  /** The playground's text per run id, so switching runs never shows another run's prompt. */
+  playgroundInputs: Record<string, string>;
 }
+
+/** Most runs whose playground text is kept. */
+const MAX_PLAYGROUND_INPUTS = 50;
 
 /** A fresh state. */
 export function defaultUiState(): UiState {
@@ -42,6 +48,7 @@ export function defaultUiState(): UiState {
     attention: { family: 'decoder-self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
     masks: { batch: 0 },
     playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
+    playgroundInputs: {},
   };
 }
 
@@ -98,5 +105,10 @@ export function sanitizeUiState(raw: unknown): UiState {
       maxTokens: pick(p.maxTokens, isInt(1, 10000), dp.maxTokens),
       seed: pick(p.seed, isInt(Number.MIN_SAFE_INTEGER), dp.seed),
     },
+    playgroundInputs: Object.fromEntries(
+      Object.entries(objOf(o.playgroundInputs))
+        .filter((e): e is [string, string] => typeof e[1] === 'string')
+        .slice(-MAX_PLAYGROUND_INPUTS),
+    ),
   };
 }

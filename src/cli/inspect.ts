@@ -73,7 +73,10 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
 export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --src TEXT) [options]
   --strategy greedy|beam|sample (default greedy)   --beam N (4)   --length-penalty A (0.6)
   --temperature T (1)   --top-k K (0 = off)   --top-p P (1 = off)   --max-tokens N (100)   --seed N
-  --json   one object: {"text", "tokens", "logprobs", "score", ...}`;
+  --json   one object: {"text", "tokens", "logprobs", "score", ...}
+  Greedy and sampling go past the model's context with a sliding window (the model sees the
+  last half to whole context); beam search stops at the context. Either way a note on stderr
+  (--json: "context_note") says so.`;
 
 /** `decode`: flags → the lab's decode (as the playground runs it) → text or JSON. */
 export function decodeCommand(argv: string[], ctx: CommandContext): number {
@@ -98,8 +101,10 @@ export function decodeCommand(argv: string[], ctx: CommandContext): number {
     ctx.out(JSON.stringify({
       text: d.text, tokens: d.ids, token_text: d.tokens, logprobs: d.logprobs, score: d.score,
       stop_reason: stopReason, strategy: params.strategy, ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
+      ...(d.contextNote !== undefined ? { context_note: d.contextNote } : {}),
     }));
   } else ctx.out(encdec ? d.text : input + d.text);
+  if (d.contextNote !== undefined) ctx.err(d.contextNote); // stderr, so the text on stdout stays clean
   return 0;
 }
 

@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import type { DecodeParams } from '../protocol/model';
 import { messageOf, showError } from './errors';
-import { formatDuration } from '../format';
+import { formatDuration, formatExample } from '../format';
 import { pickRun } from './pickRun';
 import type { Services } from './services';
 
@@ -32,7 +32,7 @@ export async function decodeCommand(s: Services, arg: unknown, textArg?: string)
     const typed = await vscode.window.showInputBox({
       title: `Attention Lab: decode with ${run.name}`,
       prompt: encdec ? 'Source text to translate (the model was trained on source → target pairs)' : 'Prompt for the model to continue',
-      placeHolder: encdec ? 'e.g. abcdef' : 'e.g. The',
+      placeHolder: placeholderOf(run.data?.prompts ?? [], encdec),
       ignoreFocusOut: true,
     });
     if (typed === undefined) return undefined;
@@ -49,9 +49,20 @@ export async function decodeCommand(s: Services, arg: unknown, textArg?: string)
     return undefined;
   }
   s.log.info(`Decoded ${output.tokens.length} tokens with ${run.name} (${d.strategy}) in ${formatDuration((Date.now() - t0) / 1000)}.`);
+  if (output.contextNote !== undefined) {
+    s.log.info(output.contextNote);
+    void vscode.window.showInformationMessage(`Attention Lab: ${output.contextNote}`);
+  }
   const text = encdec ? output.text : input + output.text;
   const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   s.dashboard.showDecode(run.runDir, params, output);
   return output.text;
+}
+
+/** The input box's placeholder: an example from the run's held-out data, when it has one. */
+function placeholderOf(prompts: readonly string[], encdec: boolean): string {
+  const first = prompts.find((p) => p.trim() !== '');
+  if (first !== undefined) return `e.g. ${formatExample(first)}`;
+  return encdec ? 'a source sentence like the ones it was trained on' : 'e.g. The';
 }

@@ -121,6 +121,7 @@ export async function showAttentionCommand(s: Services, arg: unknown, textArg?: 
   try {
     const snapshot = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` }, () => s.models.attend(run.runDir, text));
     s.dashboard.showAttention(run.runDir, text, snapshot);
+    if (snapshot.truncation !== undefined) void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
     return true;
   } catch (e) {
     await showError(s.log, `Computing attention with ${run.name} failed: ${messageOf(e)}`, e);

@@ -91,6 +91,11 @@ export const attentionSnapshot = obj({
   tgtTokens: arrayOf(str),
   maps: arrayOf(attentionMapData),
   masks: arrayOf(maskData),
+  /**
+   * Set when the text was cut to fit the model's context (Show Attention for a long
+   * selection): says what is shown, e.g. "Showing the first 64 of 97 tokens — the model's context."
+   */
+  truncation: optional(str),
 });
 
 /** Options of one playground decode. */
@@ -131,6 +136,11 @@ export const decodeOutput = obj({
   attention: nullable(decodeAttentionData),
   /** Beam search: the n-best texts and scores. */
   beams: arrayOf(obj({ text: str, score: num })),
+  /**
+   * Set when the model's context shaped the decode: generation slid past it (greedy,
+   * sampling) or stopped at it (beam search). One sentence for the status line and the CLI.
+   */
+  contextNote: optional(str),
 });
 
 /** Validates an attention snapshot (e.g. read back from snapshots). */

@@ -9,7 +9,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttentionSnapshot } from '../../src/protocol/model';
 import { showToken } from '../../webview/format';
-import { attr, clean, enc, legendColor, load, tab } from './data';
+import type { RunState } from '../../src/protocol/webview';
+import { attr, clean, dec, enc, legendColor, load, tab } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, frames, launchBrowser, openDashboard, pixel, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
@@ -51,6 +52,24 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     // Tokens on both axes.
     const colLabels = await page.locator('.panel.attention .attn-large .hm-cols .hm-label').allTextContents();
     expect(colLabels.slice(0, C)).toEqual(snap.tgtTokens.slice(0, C).map(showToken));
+    clean(log);
+    await page.close();
+  });
+
+  it('says when a selection was cut to the model\'s context (Show Attention), and shows no <0x for ASCII', async () => {
+    const snap = dec.snapshots[dec.snapshots.length - 1] as AttentionSnapshot;
+    const note = "Showing the first 63 of 97 text tokens — the model's context is 64.";
+    const cut: RunState = { ...dec, snapshots: [{ ...snap, truncation: note }] };
+    const { page, log } = await openDashboard(browser);
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, cut], selectedId: dec.run.id });
+    await tab(page, 'attention');
+    await frames(page);
+    expect(await page.locator('.attn-truncation').textContent()).toBe(note);
+    expect(await page.locator('.attn-truncation').isVisible()).toBe(true);
+    for (const t of await page.locator('.panel.attention .attn-large .hm-label').allTextContents()) expect(t).not.toContain('<0x');
+    await page.selectOption('#run-picker', enc.run.id);
+    await frames(page);
+    expect(await page.locator('.attn-truncation').isVisible()).toBe(false);
     clean(log);
     await page.close();
   });

@@ -145,6 +145,42 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await page.close();
   });
 
+  it('shows the decoded text above the tiles, keeps the playground per run, and suggests prompts from the run\'s data', async () => {
+    const note = "Generated 16 tokens past the model's context of 8 with a sliding window: each token was chosen from the last 4–8 tokens before it.";
+    const host = fakeHost({ ...decodeDec, output: { ...decodeDec.output, contextNote: note } });
+    const withPrompts = (r: RunState, prompts: string[]): RunState => ({ ...r, run: { ...r.run, data: r.run.data ? { ...r.run.data, prompts } : null } });
+    const encP = withPrompts(enc, ['ghfedcba', 'abc']);
+    const decP = withPrompts(dec, ['First Citizen:\nBefore we proceed any further, hear me speak.']);
+    const { page, log } = await openDashboard(browser, { onPost: host.onPost });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [encP, decP], selectedId: dec.run.id });
+    await page.click('#tab-playground');
+    await frames(page);
+    expect(await page.getAttribute('#pg-input', 'placeholder')).toBe('a prompt, e.g. First Citizen: Before we proceed any…');
+    await decode(page, dec.run.id, decodeDec.params.input);
+    await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
+    expect(await page.locator('.pg-status').textContent()).toContain(note);
+    expect(await page.locator('.pg-text').textContent()).toBe(decodeDec.params.input + decodeDec.output.text);
+    expect(await page.locator('.pg-text-gen').textContent()).toBe(decodeDec.output.text);
+    for (const t of await page.locator('.pg-output .chip .tok').allTextContents()) expect(t).not.toContain('<0x');
+    await screenshot(page, 'light-playground-text');
+    // Another run: its own (empty) playground, never the previous run's prompt or tokens.
+    await page.selectOption('#run-picker', enc.run.id);
+    await frames(page);
+    expect(await page.inputValue('#pg-input')).toBe('');
+    expect(await page.getAttribute('#pg-input', 'placeholder')).toBe('a source sentence, e.g. ghfedcba');
+    expect(await page.locator('.pg-prompt .chip').count()).toBe(0);
+    expect(await page.locator('.pg-output .chip').count()).toBe(0);
+    expect(await page.locator('.pg-text').count()).toBe(0);
+    // Back: the decoder run's prompt, text and tiles are still there.
+    await page.selectOption('#run-picker', dec.run.id);
+    await frames(page);
+    expect(await page.inputValue('#pg-input')).toBe(decodeDec.params.input);
+    expect(await page.locator('.pg-output .chip').count()).toBe(decodeDec.output.tokens.length);
+    expect(await page.locator('.pg-text').textContent()).toBe(decodeDec.params.input + decodeDec.output.text);
+    expect(log.errors).toEqual([]);
+    await page.close();
+  });
+
   it('shows a failed decode and refuses answers to requests it never made', async () => {
     const host = fakeHost(decodeEnc, true);
     const { page, log } = await openDashboard(browser, { onPost: host.onPost });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatLoss, formatNumber, formatPercent, formatPerplexity,
+  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatNumber, formatPercent, formatPerplexity,
 } from '../../src/format';
 
 describe('formatCount', () => {
@@ -104,5 +104,13 @@ describe('formatNumber', () => {
     expect([formatNumber(0), formatNumber(1.23456), formatNumber(1.5), formatNumber(1e-5), formatNumber(2e7), formatNumber(-0.25)]).toEqual(['0', '1.235', '1.5', '1.00e-5', '2.00e+7', '-0.25']);
     expect(formatNumber(1.23456, 1)).toBe('1.2');
     expect([formatNumber(Number.NaN), formatNumber(Number.POSITIVE_INFINITY)]).toEqual(['NaN', 'Infinity']);
+  });
+});
+
+describe('formatExample', () => {
+  it('writes one line, cut at a word past 40 characters', () => {
+    expect(formatExample('  ROMEO:\n  But soft ')).toBe('ROMEO: But soft');
+    expect(formatExample('First Citizen:\nBefore we proceed any further, hear me speak.')).toBe('First Citizen: Before we proceed any…');
+    expect(formatExample('x'.repeat(50))).toBe(`${'x'.repeat(40)}…`);
   });
 });

@@ -44,6 +44,8 @@ export class AttentionPanel implements Panel {
   private readonly caption = h('h3', { className: 'attn-caption' });
   private readonly legend = h('div', { className: 'legend' });
   private readonly empty = h('p', { className: 'empty' });
+  /** Says when the text was cut to the model's context (Show Attention for a long selection). */
+  private readonly truncation = h('p', { className: 'note attn-truncation', attrs: { role: 'note' } });
   private readonly body: HTMLElement;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly entropyCache = new WeakMap<Float32Array, number[]>();
@@ -81,6 +83,7 @@ export class AttentionPanel implements Panel {
       h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Attention options' } }, this.families, h('label', { attrs: { for: 'attn-scale' } }, 'scale '), this.scaleSel),
       h('div', { className: 'timeline' }, this.play, this.slider, this.stepLabel),
       this.empty,
+      this.truncation,
       this.body,
     );
   }
@@ -100,6 +103,7 @@ export class AttentionPanel implements Panel {
     const ui = this.ctx.ui.attention;
     this.body.hidden = snaps.length === 0;
     this.empty.hidden = snaps.length > 0;
+    this.truncation.hidden = true;
     if (snaps.length === 0) {
       this.empty.textContent = run ? 'No attention snapshots yet: they are taken every --snapshot-every steps during training.' : 'No run selected.';
       replaceChildren(this.families);
@@ -107,6 +111,8 @@ export class AttentionPanel implements Panel {
     }
     const idx = this.snapshotIndex(snaps.length);
     const snap = snaps[idx] as AttentionSnapshot;
+    this.truncation.hidden = snap.truncation === undefined;
+    this.truncation.textContent = snap.truncation ?? '';
     this.slider.max = String(snaps.length - 1);
     this.slider.value = String(idx);
     this.slider.setAttribute('aria-valuetext', `step ${snap.step}`);

@@ -4,8 +4,9 @@
  * showing each generated token with its probability, the prompt's tokenization, the n-best
  * list of beam search, and — on click or Enter on a generated token — the attention of that
  * token over its context (self-attention, every layer and head) and over the source
- * (cross-attention). A request with no answer for 60 s fails with a visible error
- * (STYLE.md §2: requests time out).
+ * (cross-attention). The decoded text comes first, as text people can copy. The state is
+ * per run: switching runs shows that run's own last decode and prompt, never another's.
+ * A request with no answer for 60 s fails with a visible error (STYLE.md §2: requests time out).
  *
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
  */
@@ -29,11 +30,16 @@ export class PlaygroundPanel implements Panel {
   readonly label = 'Playground';
   readonly el = h('section', { className: 'panel playground' });
   private readonly status = h('p', { className: 'pg-status', attrs: { 'aria-live': 'polite' } });
+  /** The decoded text as text (decoder-only: the prompt, then the continuation). */
+  private readonly text = h('div', { className: 'pg-text-box' });
   private readonly prompt = h('div', { className: 'pg-prompt' });
   private readonly output = h('div', { className: 'pg-output', attrs: { role: 'toolbar', 'aria-label': 'Generated tokens' } });
   private readonly beams = h('div', { className: 'pg-beams' });
   private readonly attention = h('div', { className: 'pg-attention' });
-  private session: DecodeSession | null = null;
+  /** The last decode of each run (by run id): the playground state is per run. */
+  private readonly sessions = new Map<string, DecodeSession>();
+  /** The session whose tokens are on screen, so a run switch resets the picked token. */
+  private shown: DecodeSession | null = null;
   private picked = -1;
   private pendingFull = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -45,14 +51,21 @@ export class PlaygroundPanel implements Panel {
       // A decode the host ran (the Decode command): show it, with its input in the form.
       const s = this.ctx.store.decode(ev.id);
       if (s) {
-        this.session = s;
+        this.sessions.set(s.runId, s);
         this.picked = -1;
         this.pendingFull = true;
         Object.assign(this.ctx.ui.playground, s.params);
+        this.ctx.ui.playgroundInputs[s.runId] = s.params.input;
       }
       return true;
     }
     return ev.kind === 'runs' || (ev.kind === 'decode' && ev.id === this.session?.id);
+  }
+
+  /** The selected run's last decode, if any. */
+  private get session(): DecodeSession | null {
+    const run = this.ctx.run();
+    return (run && this.sessions.get(run.id)) ?? null;
   }
 
   render(full: boolean): void {
@@ -62,12 +75,20 @@ export class PlaygroundPanel implements Panel {
     if (full) {
       const host = this.ctx.host;
       const encdec = run?.summary.kind === 'encoder-decoder';
-      const form = playgroundForm(this.ctx.ui.playground, { encdec, enabled: host.interactive && run !== undefined, onChange: () => this.ctx.saveUi(), submit: () => this.decode() });
+      const ui = this.ctx.ui;
+      Object.assign(ui.playground, { input: run ? ui.playgroundInputs[run.id] ?? '' : '' });
+      const onChange = (): void => {
+        if (run) ui.playgroundInputs[run.id] = ui.playground.input;
+        this.ctx.saveUi();
+      };
+      const examples = run?.summary.data?.prompts ?? [];
+      const form = playgroundForm(ui.playground, { encdec, examples, enabled: host.interactive && run !== undefined, onChange, submit: () => this.decode() });
       replaceChildren(
         this.el,
         host.offlineReason ? h('p', { className: 'note offline', attrs: { role: 'note' } }, host.offlineReason) : null,
         form.el,
         this.status,
+        this.text,
         h('h3', {}, encdec ? 'Source tokens' : 'Prompt tokens'),
         this.prompt,
         h('h3', {}, 'Generated tokens ', h('span', { className: 'hint' }, '(probability under the model; click one to see its attention)')),
@@ -84,6 +105,7 @@ export class PlaygroundPanel implements Panel {
     if (!run || !this.ctx.host.interactive) return;
     const params = { ...this.ctx.ui.playground };
     const s = this.ctx.store.beginDecode(run.id, params);
+    this.ctx.ui.playgroundInputs[run.id] = params.input;
     const msg: WebviewToHost = { type: 'decode/request', id: s.id, runId: run.id, params };
     try {
       validateWebviewToHost(msg);
@@ -91,7 +113,7 @@ export class PlaygroundPanel implements Panel {
       this.ctx.problem(`The decode settings are invalid: ${(e as Error).message}`);
       return;
     }
-    this.session = s;
+    this.sessions.set(run.id, s);
     this.picked = -1;
     this.armTimeout();
     this.ctx.host.post(msg);
@@ -111,16 +133,25 @@ export class PlaygroundPanel implements Panel {
 
   private showSession(): void {
     const s = this.session;
+    if (s !== this.shown) this.picked = -1;
+    this.shown = s;
     if (!s) {
       this.status.textContent = this.ctx.host.interactive ? 'Enter a prompt and press Decode (Ctrl+Enter).' : '';
+      this.status.classList.remove('error');
+      replaceChildren(this.text);
+      replaceChildren(this.prompt);
+      replaceChildren(this.output);
+      replaceChildren(this.beams);
+      replaceChildren(this.attention);
       return;
     }
     if (!s.output && !s.error) this.armTimeout();
     const out = s.output;
     if (s.error) this.status.textContent = `Decode failed: ${s.error.message}`;
     else if (!out) this.status.textContent = `Decoding… ${s.tokens.length} token(s)`;
-    else this.status.textContent = `Done: ${out.tokens.length} token(s), score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.`;
+    else this.status.textContent = `Done: ${out.tokens.length} token(s), score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
     this.status.classList.toggle('error', s.error !== null);
+    this.showText(s);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
     replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}` } }, showToken(t))) : []));
     const chips = tokens.map((t, i) => {
@@ -141,6 +172,24 @@ export class PlaygroundPanel implements Panel {
     replaceChildren(this.beams, ...(out && out.beams.length > 1 ? [h('h3', {}, 'Beams (n-best)'), h('ol', {}, ...out.beams.map((b) => h('li', {}, h('code', {}, b.text), ` score ${formatNumber(b.score, 3)}`)))] : []));
     if (out && this.picked >= 0) this.showAttention(out, this.picked);
     else replaceChildren(this.attention);
+  }
+
+  /** The decoded text, copyable: decoder-only shows the prompt (muted) and its continuation. */
+  private showText(s: DecodeSession): void {
+    const out = s.output;
+    if (!out) {
+      replaceChildren(this.text);
+      return;
+    }
+    const run = this.ctx.store.run(s.runId);
+    const encdec = run?.summary.kind === 'encoder-decoder';
+    const full = encdec ? out.text : s.params.input + out.text;
+    const pre = h('pre', { className: 'pg-text', attrs: { 'aria-label': 'Decoded text' } }, encdec ? null : h('span', { className: 'pg-text-prompt' }, s.params.input), h('span', { className: 'pg-text-gen' }, out.text));
+    const copy = h('button', { className: 'pg-copy', attrs: { type: 'button', title: 'Copy the decoded text' } }, 'Copy');
+    copy.addEventListener('click', () => {
+      void navigator.clipboard?.writeText(full).then(() => (copy.textContent = 'Copied'), () => (copy.textContent = 'Select the text to copy'));
+    });
+    replaceChildren(this.text, h('h3', {}, encdec ? 'Output text' : 'Text ', encdec ? null : h('span', { className: 'hint' }, '(prompt, then what the model wrote)')), pre, copy);
   }
 
   private pick(i: number): void {

@@ -8,6 +8,7 @@
  */
 
 import type { DecodeParams } from '../../src/protocol/model';
+import { formatExample } from '../../src/format';
 import { h } from '../dom';
 
 type NumKey = 'beam' | 'lengthPenalty' | 'temperature' | 'topK' | 'topP' | 'maxTokens' | 'seed';
@@ -23,10 +24,13 @@ const KNOBS: readonly { key: NumKey; label: string; min: number; max: number; st
 ];
 
 /** Builds the form; `submit` is called with Enter (Ctrl+Enter in the text box) or the button. */
-export function playgroundForm(p: DecodeParams, opts: { encdec: boolean; enabled: boolean; onChange(): void; submit(): void }): { el: HTMLElement; button: HTMLButtonElement } {
+export function playgroundForm(
+  p: DecodeParams,
+  opts: { encdec: boolean; examples: readonly string[]; enabled: boolean; onChange(): void; submit(): void },
+): { el: HTMLElement; button: HTMLButtonElement } {
   const params = p as { -readonly [K in keyof DecodeParams]: DecodeParams[K] };
   const input = h('textarea', {
-    attrs: { id: 'pg-input', rows: 2, spellcheck: false, placeholder: opts.encdec ? 'a source sentence, e.g. abcdef' : 'a prompt, e.g. ROMEO:' },
+    attrs: { id: 'pg-input', rows: 2, spellcheck: false, placeholder: placeholderOf(opts.encdec, opts.examples) },
     on: {
       input: (e) => {
         params.input = (e.target as HTMLTextAreaElement).value;
@@ -104,4 +108,14 @@ export function playgroundForm(p: DecodeParams, opts: { encdec: boolean; enabled
     button,
   );
   return { el, button };
+}
+
+/**
+ * The text box's placeholder, from the run's own held-out data (`data.prompts`: beginnings of
+ * held-out text, or held-out sources for a pairs run), so it suggests what the model knows.
+ */
+export function placeholderOf(encdec: boolean, examples: readonly string[]): string {
+  const what = encdec ? 'a source sentence' : 'a prompt';
+  const first = examples.find((e) => e.trim() !== '');
+  return first === undefined ? what : `${what}, e.g. ${formatExample(first)}`;
 }

@@ -15,7 +15,9 @@ import { EngineError } from '../errors';
 import type { DecodeAttention, StepAttention } from './stepperContract';
 
 interface RecordedStep {
-  readonly self: Float32Array[]; // per layer [rows, H, P]
+  /** Position of the first key this step's query saw (0 unless a sliding window moved on). */
+  readonly keyStart: number;
+  readonly self: Float32Array[]; // per layer [rows, H, P − keyStart]
   readonly cross: Float32Array[]; // per layer [rows, H, S]
 }
 
@@ -43,13 +45,14 @@ export class AttentionTrace {
 
   /**
    * Copies the attention of `rows` rows of the next query position (queryStart + length),
-   * checking that self-attention is exactly [rows, H, P] with P = that position + 1, that
+   * checking that self-attention is exactly [rows, H, P − keyStart] with P = that position + 1
+   * (a sliding-window decode's query sees only keys keyStart..P−1), that
    * cross-attention is exactly [rows, H, S], and that every step has the same layers and S.
    */
-  record(att: StepAttention | null, rows: number): void {
+  record(att: StepAttention | null, rows: number, keyStart = 0): void {
     if (att === null) mismatch('The decode stepper returned no attention although capture was requested; implement capture in the model\'s stepper or decode without captureAttention.');
     const H = this.nHeads;
-    const P = this.queryStart + this.steps.length + 1;
+    const P = this.queryStart + this.steps.length + 1 - keyStart;
     if (this.nLayers < 0) {
       this.nLayers = att.self.length;
       this.nCross = att.cross.length;
@@ -69,7 +72,7 @@ export class AttentionTrace {
       this.S = S;
       return a.slice();
     });
-    this.steps.push({ self, cross });
+    this.steps.push({ keyStart, self, cross });
   }
 
   /**
@@ -89,11 +92,11 @@ export class AttentionTrace {
     for (let t = 0; t < T; t++) {
       const step = this.steps[t] as RecordedStep;
       const r = rowAt[t] as number;
-      const P = this.queryStart + t + 1;
+      const P = this.queryStart + t + 1 - step.keyStart; // keys before keyStart left the window: 0
       for (let l = 0; l < self.length; l++) {
         const src = step.self[l] as Float32Array;
         const dst = self[l] as Float32Array;
-        for (let h = 0; h < H; h++) dst.set(src.subarray((r * H + h) * P, (r * H + h + 1) * P), (h * T + t) * K);
+        for (let h = 0; h < H; h++) dst.set(src.subarray((r * H + h) * P, (r * H + h + 1) * P), (h * T + t) * K + step.keyStart);
       }
       for (let l = 0; l < cross.length; l++) {
         const src = step.cross[l] as Float32Array;

@@ -13,11 +13,12 @@ import { validateCommon } from './validate';
 
 /**
  * Feeds `prompt`, then appends the argmax token until EOS (included in the result),
- * `maxTokens` tokens, or the stepper's context is full. `stepper` must be fresh (empty
+ * `maxTokens` tokens, or the stepper's context is full (with `slide`, it goes on over a
+ * sliding window). `stepper` must be fresh (empty
  * cache, rows = 1). Throws EngineError('input/invalid') for a bad prompt or option.
  */
 export function greedyDecode(stepper: DecodeStepper, prompt: Int32Array, opts: GreedyOptions): DecodeResult {
-  const budget = validateCommon(stepper, prompt, opts);
+  const budget = validateCommon(stepper, prompt, opts, opts.slide === true);
   const V = stepper.vocabSize;
   return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
 }

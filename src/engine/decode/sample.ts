@@ -149,11 +149,11 @@ export function samplingDistribution(logits: Float32Array, filter: SamplingFilte
 
 /**
  * Feeds `prompt`, then draws tokens (see the file header) until EOS (included), `maxTokens`
- * tokens, or the stepper's context is full. `stepper` must be fresh (empty cache, rows = 1).
+ * tokens, or the stepper's context is full (with `slide`, it goes on over a sliding window). `stepper` must be fresh (empty cache, rows = 1).
  * Throws EngineError('input/invalid') for a bad prompt or option.
  */
 export function sampleDecode(stepper: DecodeStepper, prompt: Int32Array, opts: SampleOptions): DecodeResult {
-  const budget = validateCommon(stepper, prompt, opts);
+  const budget = validateCommon(stepper, prompt, opts, opts.slide === true);
   validateSamplingFilter(opts);
   const V = stepper.vocabSize;
   if (opts.temperature === 0) return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));

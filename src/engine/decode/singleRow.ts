@@ -1,15 +1,18 @@
 /**
  * The decode loop shared by greedy decoding and sampling: feed the prompt one token at a
  * time (rows = 1), then repeatedly pick a token from the newest logits, report it, and feed
- * it back, until EOS, `maxTokens`, or the model's context stops it. Also `feedPrompt`, which
- * beam search uses too.
+ * it back, until EOS, `maxTokens`, or the model's context stops it — or, with `slide`, past
+ * the context over a sliding window (the stepper is reset and re-primed with the last
+ * `slideKeep(context)` tokens whenever its cache is full). Also `feedPrompt`, which beam
+ * search uses too.
  *
  * Leaves out: how a token is picked (greedy.ts, sample.ts) and several rows (beam.ts).
  */
 
 import { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
-import type { DecodeOptions, DecodeResult, DecodeStepper, StepOutput, StopReason, StreamingOptions } from './stepperContract';
+import { slideKeep } from './stepperContract';
+import type { DecodeOptions, DecodeResult, DecodeStepper, SlideInfo, StepOutput, StopReason, StreamingOptions } from './stepperContract';
 import type { GenerationBudget } from './validate';
 
 /** The trace for a decode, or null when attention is not captured. */
@@ -48,6 +51,9 @@ export function decodeSingleRow(
   const V = stepper.vocabSize;
   const trace = makeTrace(stepper, prompt, opts);
   let out = feedPrompt(stepper, prompt, trace);
+  const context = Array.from(prompt); // prompt, then every generated token
+  let fed = prompt.length; // positions in the stepper's cache
+  let slides = 0;
   const token = new Int32Array(1);
   const tokens: number[] = [];
   const logprobs: number[] = [];
@@ -60,6 +66,7 @@ export function decodeSingleRow(
     const lp = (out.logits[t] as number) - lse;
     tokens.push(t);
     logprobs.push(lp);
+    context.push(t);
     score += lp;
     opts.onToken?.(t, lp);
     if (t === opts.eos) {
@@ -67,10 +74,38 @@ export function decodeSingleRow(
       break;
     }
     if (k + 1 >= budget.maxGenerated) break; // the last token is never fed
+    if (fed >= stepper.maxPositions) {
+      // The cache is full (only reachable with `slide`: the budget stops a plain decode first).
+      out = reprime(stepper, context, slideKeep(stepper.maxPositions), trace);
+      fed = slideKeep(stepper.maxPositions);
+      slides++;
+      continue;
+    }
     token[0] = t;
     out = stepper.step(token, trace !== null);
-    if (trace !== null) trace.record(out.attention, 1);
+    fed++;
+    if (trace !== null) trace.record(out.attention, 1, context.length - fed);
   }
-  const result: DecodeResult = { tokens, logprobs, score, stopReason };
+  const slid: SlideInfo | null = slides > 0 ? { slides, window: fed } : null;
+  const result: DecodeResult = { tokens, logprobs, score, stopReason, ...(slid ? { slid } : {}) };
   return trace === null ? result : { ...result, attention: trace.assemble(new Int32Array(trace.length)) };
+}
+
+/**
+ * Resets the stepper and feeds the last `keep` tokens of `context` from position 0, so the
+ * model sees them as nanoGPT's cropped `idx[:, -block_size:]`; returns the logits after the
+ * newest. Records the newest token's attention at its place in the whole context.
+ */
+function reprime(stepper: DecodeStepper, context: readonly number[], keep: number, trace: AttentionTrace | null): StepOutput {
+  stepper.reset();
+  const start = context.length - keep;
+  const token = new Int32Array(1);
+  let out: StepOutput | null = null;
+  for (let i = start; i < context.length; i++) {
+    token[0] = context[i] as number;
+    const capture = trace !== null && i === context.length - 1;
+    out = stepper.step(token, capture);
+    if (capture) trace.record(out.attention, 1, start);
+  }
+  return out as StepOutput; // keep ≥ 1
 }

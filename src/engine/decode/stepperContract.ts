@@ -41,6 +41,11 @@ export interface DecodeStepper {
   step(tokens: Int32Array, capture: boolean): StepOutput;
   /** Rearrange cache rows: new row i continues old row parents[i] (duplicates allowed); rows = parents.length. */
   reorder(parents: Int32Array): void;
+  /**
+   * Empties the key/value cache (the next step feeds position 0, rows = 1), keeping an
+   * encoder-decoder's source: how a sliding-window decode re-primes the model.
+   */
+  reset(): void;
 }
 
 /**
@@ -76,6 +81,14 @@ export interface DecodeAttention {
 /** Why a hypothesis ended: it chose EOS, hit `maxTokens`, or filled the model's context. */
 export type StopReason = 'eos' | 'maxTokens' | 'context';
 
+/** How a sliding-window decode went past the context (absent when it stayed within it). */
+export interface SlideInfo {
+  /** Times the window slid (the stepper was re-primed). */
+  readonly slides: number;
+  /** Tokens the model saw when it chose the last token (≤ the context). */
+  readonly window: number;
+}
+
 /** One decoded hypothesis. */
 export interface DecodeResult {
   /** The generated tokens only (not the prompt); EOS is included when it was chosen. */
@@ -88,6 +101,8 @@ export interface DecodeResult {
    */
   readonly score: number;
   readonly stopReason: StopReason;
+  /** Present when a sliding-window decode (`slide`) went past the model's context. */
+  readonly slid?: SlideInfo;
   /** Present when `captureAttention` was set. */
   readonly attention?: DecodeAttention;
 }
@@ -108,6 +123,24 @@ export interface DecodeOptions {
 export interface StreamingOptions extends DecodeOptions {
   /** Called with each token as soon as it is chosen, with its untempered log-probability. */
   readonly onToken?: (token: number, logprob: number) => void;
+  /**
+   * Generate past the model's context over a sliding window, as nanoGPT's `generate` crops
+   * its input to `block_size`: when the cache is full, the stepper is reset and re-primed
+   * with the last {@link slideKeep}(context) tokens (the newest included), and decoding goes
+   * on. Without it a decode stops at the context (stop reason 'context').
+   */
+  readonly slide?: boolean;
+}
+
+/**
+ * Tokens a sliding-window decode re-primes with when the context of `maxPositions` is full:
+ * the last half of the context (rounded up). Re-priming costs that many steps once per
+ * ⌊maxPositions/2⌋ generated tokens (about one extra step per token), where re-priming with
+ * the last maxPositions tokens at every token (nanoGPT's exact crop) would cost maxPositions
+ * steps per token; the model always sees at least half a context.
+ */
+export function slideKeep(maxPositions: number): number {
+  return Math.max(1, Math.ceil(maxPositions / 2));
 }
 
 /** Options of `greedyDecode`. */

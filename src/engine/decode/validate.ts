@@ -42,9 +42,9 @@ export interface GenerationBudget {
  * Generated token k is predicted by the query at position prompt.length − 1 + k, which must
  * be < maxPositions; the last generated token is never fed. So at most
  * maxPositions − prompt.length + 1 tokens fit, and a prompt that fills the context exactly
- * still gets one token.
+ * still gets one token. A sliding-window decode (`slide`) is limited by maxTokens alone.
  */
-export function validateCommon(stepper: DecodeStepper, prompt: Int32Array, opts: DecodeOptions): GenerationBudget {
+export function validateCommon(stepper: DecodeStepper, prompt: Int32Array, opts: DecodeOptions, slide = false): GenerationBudget {
   const V = stepper.vocabSize;
   if (prompt.length === 0) {
     invalid('The prompt is empty; decoding needs at least one token to start from (BOS for an encoder-decoder, the tokenized prompt for a decoder-only model).');
@@ -63,7 +63,7 @@ export function validateCommon(stepper: DecodeStepper, prompt: Int32Array, opts:
     invalid(`eos must be a token id in [0, ${V}) or -1 for none, got ${String(opts.eos)}; pass the tokenizer's EOS id.`);
   }
   const byContext = stepper.maxPositions - prompt.length + 1;
-  return opts.maxTokens <= byContext
+  return slide || opts.maxTokens <= byContext
     ? { maxGenerated: opts.maxTokens, limitReason: 'maxTokens' }
     : { maxGenerated: byContext, limitReason: 'context' };
 }

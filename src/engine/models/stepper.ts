@@ -119,6 +119,12 @@ class KVCacheStepper implements DecodeStepper {
     return { logits, attention };
   }
 
+  reset(): void {
+    // The stale keys/values stay in the buffers: step() only reads positions below `pos`.
+    this.pos = 0;
+    this.rows = 1;
+  }
+
   reorder(parents: Int32Array): void {
     const R = parents.length;
     if (R < 1 || R > this.maxRows) throw new EngineError('input/invalid', `reorder() needs 1 to ${this.maxRows} rows, got ${R}.`);

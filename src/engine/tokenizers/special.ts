@@ -93,7 +93,7 @@ export interface Tokenizer {
    * bytes that do not form valid WTF-8 decode as U+FFFD (never throws for in-range ids).
    */
   decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
-  /** Display string of one token, for heatmap axes ("▁the", "<0xE2>", "<pad>"). */
+  /** Display string of one token, for heatmap axes, tiles, tables and hovers ("·the", "↵", "<0xE2>", "<pad>"); see displayText in wtf8.ts. */
   tokenText(id: number): string;
   /** The versioned, JSON-serializable form; `tokenizerFromJSON` reads it back. */
   toJSON(): TokenizerJSON;

@@ -124,27 +124,51 @@ export function decodeWtf8(
   return parts.join('');
 }
 
-/** Display text of a single byte token: `<0xE2>`. */
-export function byteTokenText(b: number): string {
+/**
+ * Token display, the ONE rendering every surface uses (dashboard axes and tiles, the report,
+ * CLI tables, editor hovers): a token is shown as the text it stands for, with whitespace
+ * made visible, and raw bytes only where bytes are not text on their own.
+ *
+ *   space → `·`   newline → `↵`   tab → `→`   CR → `␍`
+ *   other C0 controls and DEL → `<0xNN>` (one byte, nothing to print)
+ *   C1 controls (U+0080..U+009F) and lone surrogates → `<U+NNNN>`
+ *   bytes that do not form a character (part of a multi-byte UTF-8 sequence) → `<0xNN>`
+ *
+ * Display only; never decoded back (a literal `·` in the text looks like a space here).
+ */
+const WHITESPACE_MARKS: ReadonlyMap<number, string> = new Map([
+  [0x20, '\u00B7'], // ·
+  [0x0a, '\u21B5'], // ↵
+  [0x09, '\u2192'], // →
+  [0x0d, '\u240D'], // ␍
+]);
+
+/** A raw byte as `<0xNN>`. */
+export function hexByte(b: number): string {
   return `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
 }
 
 /**
- * Readable form of token text for axes and tables: space → "▁" (SentencePiece's mark),
- * tab / newline / CR → `\t` `\n` `\r`, other control characters → `\xNN`, lone surrogates →
- * `\uD800`. Display only; never decoded back.
+ * Display text of a single byte token: the character when the byte is text on its own
+ * (ASCII, through {@link displayText}), `<0xE2>` otherwise.
+ */
+export function byteTokenText(b: number): string {
+  return b < 0x80 ? displayText(String.fromCharCode(b)) : hexByte(b);
+}
+
+/**
+ * Readable form of token text (see the rendering above): printable characters as
+ * themselves, whitespace as visible marks, invisible code points as `<0xNN>` / `<U+NNNN>`.
  */
 export function displayText(s: string): string {
   let out = '';
   for (let i = 0; i < s.length; ) {
     const cp = codePointAt(s, i);
     const n = cp > 0xffff ? 2 : 1;
-    if (cp === 0x20) out += '\u2581';
-    else if (cp === 0x0a) out += '\\n';
-    else if (cp === 0x0d) out += '\\r';
-    else if (cp === 0x09) out += '\\t';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).toUpperCase().padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += `\\u${cp.toString(16).toUpperCase()}`;
+    const mark = WHITESPACE_MARKS.get(cp);
+    if (mark !== undefined) out += mark;
+    else if (cp < 0x20 || cp === 0x7f) out += hexByte(cp);
+    else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff)) out += `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
     else out += s.slice(i, i + n);
     i += n;
   }
@@ -162,7 +186,7 @@ export function displayBytes(bytes: ArrayLike<number>): string {
   let runStart = 0;
   const collect: InvalidBytesHandler = (b, start, end) => {
     out.push(displayText(decodeWtf8(sliceOf(b, runStart, start))));
-    for (let i = start; i < end; i++) out.push(byteTokenText(b[i] as number));
+    for (let i = start; i < end; i++) out.push(hexByte(b[i] as number));
     runStart = end;
     return '';
   };

@@ -7,9 +7,9 @@
  * source, and the decoder side is the model's own greedy output for it (teacher-forced
  * back through).
  *
- * Leaves out: texts longer than the context, which are cut to fit (BOS + the first L − 1
- * tokens; a source keeps its first L − 1 tokens and EOS). The snapshot has no field that
- * says so; its token lists show where the cut fell. Beam or sampled targets are left out too.
+ * Texts longer than the context are cut to fit (BOS + the first L − 1 tokens; a source keeps
+ * its first L − 1 tokens and EOS), and the snapshot's `truncation` says so ("Showing the
+ * first 63 of 97 tokens — the model's context is 64."). Leaves out: beam or sampled targets.
  */
 
 import { EngineError } from '../../engine/errors';
@@ -23,21 +23,31 @@ import { greedyTarget } from './decode';
 /** The attention snapshot of `text` (see the file comment for what each model kind shows). */
 export function attendText(r: OpenRun, text: string): AttentionSnapshot {
   if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; select some text to see its attention.');
-  return snapshotOf(r.model, attentionBatch(r, text), r.tok, r.step);
+  const { batch, truncation } = attentionBatch(r, text);
+  const snapshot = snapshotOf(r.model, batch, r.tok, r.step);
+  return truncation === null ? snapshot : { ...snapshot, truncation };
 }
 
-/** The one-sequence batch whose attention is shown for `text`. */
-function attentionBatch(r: OpenRun, text: string): Batch {
+/** The sentence saying a text of `total` tokens was cut to its first `shown` (context `L`). */
+function truncationNote(shown: number, total: number, L: number, what: string): string {
+  return `Showing the first ${shown} of ${total} ${what} tokens — the model's context is ${L}.`;
+}
+
+/** The one-sequence batch whose attention is shown for `text`, and the note when the text was cut. */
+function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: string | null } {
   const { model, tok } = r;
   if (model.config.kind === 'encoder-decoder') {
     const full = tok.encode(text, { eos: true });
-    const src = full.length > model.maxSrcLen ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), EOS) : full;
+    const cut = full.length > model.maxSrcLen;
+    const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), EOS) : full;
     const input = Int32Array.of(BOS, ...greedyTarget(model, src).slice(0, model.maxLen - 1));
     const targets = Int32Array.of(...input.subarray(1), EOS);
-    return { B: 1, T: input.length, input, targets, S: src.length, src };
+    const truncation = cut ? truncationNote(model.maxSrcLen - 1, full.length - 1, model.maxSrcLen, 'source') : null;
+    return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };
   }
   const body = tok.encode(text);
   const input = Int32Array.of(BOS, ...body.subarray(0, model.maxLen - 1));
   const targets = Int32Array.of(...input.subarray(1), PAD);
-  return { B: 1, T: input.length, input, targets };
+  const truncation = body.length > model.maxLen - 1 ? truncationNote(model.maxLen - 1, body.length, model.maxLen, 'text') : null;
+  return { batch: { B: 1, T: input.length, input, targets }, truncation };
 }

@@ -4,7 +4,9 @@
  * The input becomes ids (decoder-only: BOS + prompt; encoder-decoder: source + EOS, and
  * the target starts at BOS), is checked against the context, is decoded greedily, by beam
  * search (the paper's §6.1: beam 4, length penalty 0.6) or by seeded sampling with the
- * key/value cache, and comes back as a `DecodeOutput`. EOS, when the model chose it, stays
+ * key/value cache, and comes back as a `DecodeOutput`. Greedy and sampled decodes go past
+ * the model's context over a sliding window (engine/decode/singleRow.ts); beam search stops
+ * there. Either way `contextNote` says so. EOS, when the model chose it, stays
  * in `ids`/`tokens` (it is what the model did) and is left out of `text` (it is not text).
  *
  * Leaves out: flag parsing and printing (cli/inspect.ts), posting (the model worker), and
@@ -72,6 +74,7 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   const textOf = (d: DecodeResult): string => r.tok.decode(withoutEos(d.tokens), { skipSpecial: true });
   const best = results[0] as DecodeResult;
   const a = best.attention;
+  const note = contextNote(r.model.config.maxLen, params, best);
   const output: DecodeOutput = {
     text: textOf(best),
     promptTokens: Array.from(src ?? prompt, (id) => r.tok.tokenText(id)),
@@ -81,8 +84,26 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
     score: best.score,
     attention: a ? { queryStart: a.queryStart, queries: a.queries, selfKeys: a.selfKeys, sourceLength: a.sourceLength, nHeads: a.nHeads, self: a.self, cross: a.cross } : null,
     beams: params.strategy === 'beam' ? results.map((d) => ({ text: textOf(d), score: d.score })) : [],
+    ...(note !== null ? { contextNote: note } : {}),
   };
   return { output, stopReason: best.stopReason };
+}
+
+/**
+ * The sentence that says how the model's context of `L` tokens shaped `best`, or null
+ * when it did not: a sliding-window decode went past it, or beam search stopped at it.
+ */
+export function contextNote(L: number, params: DecodeParams, best: DecodeResult): string | null {
+  const n = best.tokens.length;
+  if (best.slid) {
+    const lo = Math.min(L, Math.ceil(L / 2));
+    return `Generated ${n} tokens past the model's context of ${L} with a sliding window: each token was chosen from the last ${lo}–${L} tokens before it.`;
+  }
+  if (best.stopReason === 'context') {
+    const fix = params.strategy === 'beam' ? 'beam search does not slide; use greedy or sampling to generate more' : 'retrain with a longer context to generate more';
+    return `Stopped at the model's context of ${L} tokens after ${n} of ${params.maxTokens} token(s); ${fix}.`;
+  }
+  return null;
 }
 
 /** Hypotheses of one decode, best first (one for greedy and sampling). */
@@ -90,15 +111,16 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
   const rows = params.strategy === 'beam' ? params.beam : 1;
   const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, ...(src ? { src } : {}) });
   const common = { maxTokens: params.maxTokens, eos: EOS, captureAttention: opts.attention === true };
+  const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
   const onToken = opts.onToken;
   const stream = onToken ? { onToken: (id: number, lp: number): void => onToken(r.tok.tokenText(id), lp) } : {};
   switch (params.strategy) {
     case 'greedy':
-      return [greedyDecode(stepper, prompt, { ...common, ...stream })];
+      return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide })];
     case 'beam':
       return beamSearch(stepper, prompt, { ...common, beamSize: params.beam, lengthPenalty: params.lengthPenalty });
     case 'sample':
-      return [sampleDecode(stepper, prompt, { ...common, ...stream, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
+      return [sampleDecode(stepper, prompt, { ...common, ...stream, ...slide, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
     default:
       return params.strategy satisfies never;
   }

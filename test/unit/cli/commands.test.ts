@@ -66,7 +66,7 @@ describe('attention-lab commands on a trained run', () => {
     const d = JSON.parse(cli(['decode', '--run', docsRun, '--prompt', 'the cat', '--max-tokens', '1', '--json'], tmp.dir).stdout) as { token_text: string[]; logprobs: number[] };
     const next = d.token_text[0] as string;
     if (!next.startsWith('<')) {
-      const s2 = JSON.parse(cli(['score', '--run', docsRun, '--text', `the cat${next.replace('▁', ' ')}`, '--json'], tmp.dir).stdout) as { logprobs: number[] };
+      const s2 = JSON.parse(cli(['score', '--run', docsRun, '--text', `the cat${next.replace('·', ' ')}`, '--json'], tmp.dir).stdout) as { logprobs: number[] };
       expect(s2.logprobs[s2.logprobs.length - 1]).toBeCloseTo(d.logprobs[0] as number, 4);
     }
   });
@@ -82,7 +82,7 @@ describe('attention-lab commands on a trained run', () => {
   it('tokenize shows ids and token strings that decode back', () => {
     const t = JSON.parse(cli(['tokenize', '--run', docsRun, '--text', 'the sat', '--json'], tmp.dir).stdout) as { ids: number[]; tokens: string[] };
     expect(t.ids.length).toBe(7);
-    expect(t.tokens.join('')).toBe('the▁sat');
+    expect(t.tokens.join('')).toBe('the·sat');
     const unseen = JSON.parse(cli(['tokenize', '--run', docsRun, '--text', 'é', '--json'], tmp.dir).stdout) as { tokens: string[] };
     expect(unseen.tokens).toEqual(['<0xC3>', '<0xA9>']); // byte fallback, never UNK
   });

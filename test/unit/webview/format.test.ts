@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { isPadToken, showToken } from '../../../webview/format';
 
 describe('format', () => {
-  it('makes whitespace in tokens visible', () => {
-    expect(showToken('a b\n')).toBe('a␣b↵');
+  it('shows tokens as the engine rendered them, the empty token as ∅', () => {
+    expect(showToken('a·b↵')).toBe('a·b↵');
     expect(showToken('')).toBe('∅');
     expect(isPadToken('<pad>')).toBe(true);
     expect(isPadToken('pad')).toBe(false);

@@ -26,6 +26,13 @@ describe('uiState', () => {
   it('survives a JSON round trip unchanged', () => {
     const s = { ...defaultUiState(), tab: 'playground' as const };
     s.playground = { ...s.playground, input: 'abc' };
+    s.playgroundInputs = { r1: 'abc', r2: 'ROMEO:' };
     expect(sanitizeUiState(JSON.parse(JSON.stringify(s)))).toEqual(s);
+  });
+
+  it('keeps the playground text per run, dropping entries that are not text', () => {
+    const s = sanitizeUiState({ ...defaultUiState(), playgroundInputs: { r1: 'abc', r2: 7, r3: null } });
+    expect(s.playgroundInputs).toEqual({ r1: 'abc' });
+    expect(sanitizeUiState({ ...defaultUiState(), playgroundInputs: 'x' }).playgroundInputs).toEqual({});
   });
 });

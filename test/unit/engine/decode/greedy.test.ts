@@ -65,6 +65,61 @@ describe('greedyDecode', () => {
     expect(full.stopReason).toBe('context');
   });
 
+  describe('sliding window (slide: true)', () => {
+    /** Sliding-window greedy written out plainly: the model sees `window`, re-primed with the last ceil(P/2) tokens when full. */
+    function refSliding(sp: MockSpec, prompt: number[], maxTokens: number): number[] {
+      const context = [...prompt];
+      let window = [...prompt];
+      const tokens: number[] = [];
+      while (tokens.length < maxTokens) {
+        const lp = refLogSoftmax(mockLogits(sp, window));
+        let best = 0;
+        for (let v = 1; v < lp.length; v++) if ((lp[v] as number) > (lp[best] as number)) best = v;
+        tokens.push(best);
+        context.push(best);
+        window = window.length >= sp.maxPositions ? context.slice(-Math.ceil(sp.maxPositions / 2)) : [...window, best];
+      }
+      return tokens;
+    }
+
+    it('equals the plain decode while within the context', () => {
+      const sp = spec({ eos: -1, maxPositions: 9, seed: 4 });
+      for (const maxTokens of [1, 3, 7]) {
+        const plain = greedyDecode(new HistoryStepper(sp), Int32Array.of(1, 4, 0), { maxTokens, eos: -1 });
+        const stepper = new HistoryStepper(sp);
+        const slid = greedyDecode(stepper, Int32Array.of(1, 4, 0), { maxTokens, eos: -1, slide: true, captureAttention: true });
+        expect(slid.tokens).toEqual(plain.tokens);
+        expect(slid.logprobs).toEqual(plain.logprobs);
+        expect(slid.slid).toBeUndefined();
+        expect(stepper.calls.some((c) => c.kind === 'reset')).toBe(false);
+        expect(slid.attention?.self).toEqual(expectedAttention(sp, [1, 4, 0, ...slid.tokens], 2, maxTokens).self);
+      }
+    });
+
+    it('goes past the context, re-priming with the last half context', () => {
+      const sp = spec({ eos: -1, maxPositions: 6, seed: 2 });
+      const stepper = new HistoryStepper(sp);
+      const res = greedyDecode(stepper, Int32Array.of(1, 4, 0), { maxTokens: 30, eos: -1, slide: true });
+      expect(res.tokens).toHaveLength(30);
+      expect(res.stopReason).toBe('maxTokens');
+      expect(res.tokens).toEqual(refSliding(sp, [1, 4, 0], 30));
+      expect(res.slid?.slides).toBe(stepper.calls.filter((c) => c.kind === 'reset').length);
+      expect(res.slid?.slides).toBeGreaterThan(5);
+      expect(stepper.rows[0]?.length).toBeLessThanOrEqual(6);
+    });
+
+    it('keeps attention rows summing to 1 at their place in the whole context', () => {
+      const sp = spec({ eos: -1, maxPositions: 5, S: 0, seed: 7 });
+      const res = greedyDecode(new HistoryStepper(sp), Int32Array.of(1), { maxTokens: 12, eos: -1, slide: true, captureAttention: true });
+      const a = res.attention;
+      expect(a?.queries).toBe(12);
+      expect(a?.selfKeys).toBe(12);
+      const last = (a?.self[0] as Float32Array).subarray(11 * 12, 12 * 12); // head 0, last row
+      expect(last.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 5);
+      expect(last[0]).toBe(0); // left the window
+    });
+  });
+
   it('streams each token through onToken as it is chosen', () => {
     const seen: [number, number][] = [];
     const stepper = new HistoryStepper(spec({ seed: 5 }));
@@ -128,6 +183,7 @@ describe('greedyDecode', () => {
       vocabSize: 4, nHeads: 2, maxPositions: 8, maxRows: 1,
       step: (): StepOutput => ({ logits: new Float32Array(4), attention: { self: [new Float32Array(3)], cross: [] } }),
       reorder: () => undefined,
+      reset: () => undefined,
     };
     expect(() => greedyDecode(bad, Int32Array.of(0), { maxTokens: 2, eos: -1, captureAttention: true })).toThrow(/expected \[rows 1, H 2, P 1\]/);
   });

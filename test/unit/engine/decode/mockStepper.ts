@@ -77,7 +77,7 @@ export function mockCross(spec: MockSpec, history: readonly number[], l: number,
 }
 
 /** One call the decoder made. */
-export type MockCall = { readonly kind: 'step'; readonly tokens: number[]; readonly capture: boolean } | { readonly kind: 'reorder'; readonly parents: number[] };
+export type MockCall = { readonly kind: 'step'; readonly tokens: number[]; readonly capture: boolean } | { readonly kind: 'reorder'; readonly parents: number[] } | { readonly kind: 'reset' };
 
 /** A stepper whose outputs depend on each row's whole history (see the file header). */
 export class HistoryStepper implements DecodeStepper {
@@ -141,6 +141,11 @@ export class HistoryStepper implements DecodeStepper {
     this.calls.push({ kind: 'reorder', parents: Array.from(parents) });
     this.rows = Array.from(parents, (p) => (this.rows[p] as number[]).slice());
   }
+
+  reset(): void {
+    this.calls.push({ kind: 'reset' });
+    this.rows = [[]];
+  }
 }
 
 /** A stepper that returns the same logits for every row at every step (no attention). */
@@ -170,6 +175,10 @@ export class FixedStepper implements DecodeStepper {
 
   reorder(parents: Int32Array): void {
     this.rowCount = parents.length;
+  }
+
+  reset(): void {
+    this.rowCount = 1;
   }
 }
 
@@ -238,5 +247,9 @@ export class MarkovStepper implements DecodeStepper {
 
   reorder(parents: Int32Array): void {
     this.last = Array.from(parents, (p) => this.last[p] as number);
+  }
+
+  reset(): void {
+    this.last = [-1];
   }
 }

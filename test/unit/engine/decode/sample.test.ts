@@ -150,5 +150,16 @@ describe('sampleDecode', () => {
     expect([max.tokens.length, max.stopReason]).toEqual([9, 'maxTokens']);
     const ctx = sampleDecode(new HistoryStepper(spec({ eos: -1, maxPositions: 5 })), Int32Array.of(0, 1), { maxTokens: 9, eos: -1, ...opts, rng: new Rng(1) });
     expect([ctx.tokens.length, ctx.stopReason]).toEqual([4, 'context']);
+    const slid = sampleDecode(new HistoryStepper(spec({ eos: -1, maxPositions: 5 })), Int32Array.of(0, 1), { maxTokens: 40, eos: -1, slide: true, ...opts, rng: new Rng(1) });
+    expect([slid.tokens.length, slid.stopReason]).toEqual([40, 'maxTokens']);
+  });
+
+  it('samples the same tokens with and without slide while within the context', () => {
+    const opts = { temperature: 1.3, topK: 4, topP: 0.9, eos: -1 };
+    const sp = spec({ eos: -1, maxPositions: 12 });
+    const plain = sampleDecode(new HistoryStepper(sp), Int32Array.of(0, 1), { maxTokens: 11, ...opts, rng: new Rng(5) });
+    const slid = sampleDecode(new HistoryStepper(sp), Int32Array.of(0, 1), { maxTokens: 11, slide: true, ...opts, rng: new Rng(5) });
+    expect(slid.tokens).toEqual(plain.tokens);
+    expect(slid.logprobs).toEqual(plain.logprobs);
   });
 });

@@ -80,4 +80,15 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
     for (let t = 0; t < cfg.maxLen; t++) stepper.step(Int32Array.of(5), false);
     expect(() => stepper.step(Int32Array.of(5), false)).toThrow(/context of 8 positions is full/);
   });
+
+  it('reset() empties the cache: re-fed tokens give the logits of a fresh stepper', () => {
+    const opts = { maxRows: 3, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) };
+    const fresh = createStepper(model, backend, opts);
+    const want = Array.from(seq.subarray(0, 3), (t) => Float32Array.from(fresh.step(Int32Array.of(t), false).logits));
+    const used = createStepper(model, backend, opts);
+    for (let t = 0; t < cfg.maxLen; t++) used.step(Int32Array.of(9), false);
+    used.reorder(Int32Array.of(0, 0));
+    used.reset();
+    seq.subarray(0, 3).forEach((t, i) => expect(Float32Array.from(used.step(Int32Array.of(t), false).logits)).toEqual(want[i]));
+  });
 });

@@ -100,10 +100,13 @@ describe('BPE on real text (tinyshakespeare)', () => {
     expect(merged).toBeGreaterThan(100); // merges did apply, so the round-trip covered them
   });
 
-  it('shows tokens for axes: spaces as ▁, partial characters as bytes', () => {
+  it('shows tokens for axes: spaces as ·, ASCII bytes as text, partial characters as bytes', () => {
     const ids = Array.from(tok.encode(' the'));
     expect(ids.length).toBe(1); // " the" is among the commonest chunks in English
-    expect(tok.tokenText(ids[0] as number)).toBe('\u2581the');
+    expect(tok.tokenText(ids[0] as number)).toBe('·the');
+    expect(tok.tokenText(byteId(0x41))).toBe('A');
+    expect(tok.tokenText(byteId(0x2e))).toBe('.');
+    expect(tok.tokenText(byteId(0x0a))).toBe('↵');
     expect(tok.tokenText(byteId(0xe2))).toBe('<0xE2>');
     expect(tok.tokenText(EOS)).toBe('<eos>');
   });

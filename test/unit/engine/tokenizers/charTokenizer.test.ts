@@ -27,6 +27,7 @@ describe('trainCharTokenizer', () => {
     expect([PAD, BOS, EOS, UNK]).toEqual([0, 1, 2, 3]);
     expect([0, 1, 2, 3].map((id) => tok.tokenText(id))).toEqual(['<pad>', '<bos>', '<eos>', '<unk>']);
     expect(tok.tokenText(4)).toBe('<0x00>');
+    expect(tok.tokenText(4 + 0x41)).toBe('A');
     expect(tok.tokenText(259)).toBe('<0xFF>');
     expect(tok.vocabSize).toBe(260 + 4); // h, e, l, o
   });
@@ -34,7 +35,7 @@ describe('trainCharTokenizer', () => {
   it('orders characters by frequency, ties by code point, across documents', () => {
     // counts: a 3, b 1, space 1, c 1, é 2 → a, é, then the ties by code point: ' ' (0x20), b, c.
     const tok = trainCharTokenizer(['ab é', 'caéa'], {});
-    expect([260, 261, 262, 263, 264].map((id) => tok.tokenText(id))).toEqual(['a', 'é', '\u2581', 'b', 'c']);
+    expect([260, 261, 262, 263, 264].map((id) => tok.tokenText(id))).toEqual(['a', 'é', '·', 'b', 'c']);
     expect(Array.from(tok.encode('cab é'))).toEqual([264, 260, 263, 262, 261]);
   });
 

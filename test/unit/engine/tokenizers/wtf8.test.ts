@@ -77,19 +77,33 @@ describe('decodeWtf8', () => {
 });
 
 describe('display helpers', () => {
-  it('shows spaces, newlines and controls visibly', () => {
-    expect(displayText(' the')).toBe('\u2581the');
-    expect(displayText('a\r\n\tb')).toBe('a\\r\\n\\tb');
-    expect(displayText('\u0000')).toBe('\\x00');
-    expect(displayText('\ud800')).toBe('\\uD800');
+  it('shows spaces, newlines and tabs as marks, invisible code points by number', () => {
+    expect(displayText(' the')).toBe('·the');
+    expect(displayText('a\r\n\tb')).toBe('a␍↵→b');
+    expect(displayText('\u0000\u001b\u007f')).toBe('<0x00><0x1B><0x7F>');
+    expect(displayText('\u0085')).toBe('<U+0085>');
+    expect(displayText('\ud800')).toBe('<U+D800>');
     expect(displayText('😀é')).toBe('😀é');
+  });
+
+  it('renders every byte value: printable ASCII as itself, whitespace as marks, the rest as <0xNN>', () => {
+    const marks: Record<number, string> = { 0x09: '→', 0x0a: '↵', 0x0d: '␍', 0x20: '·' };
+    for (let b = 0; b < 256; b++) {
+      const hex = `<0x${b.toString(16).toUpperCase().padStart(2, '0')}>`;
+      const expected = marks[b] ?? (b > 0x20 && b < 0x7f ? String.fromCharCode(b) : hex);
+      expect(byteTokenText(b), `byte ${b}`).toBe(expected);
+      expect(displayBytes([b]), `byte ${b}`).toBe(expected); // a one-byte BPE token reads the same
+    }
+    expect(byteTokenText(0x41)).toBe('A');
+    expect(byteTokenText(0x2e)).toBe('.');
+    expect(byteTokenText(0x0a)).toBe('↵');
   });
 
   it('marks bytes that are only part of a character', () => {
     expect(byteTokenText(0xe2)).toBe('<0xE2>');
-    expect(byteTokenText(0x0a)).toBe('<0x0A>');
-    expect(displayBytes([0x20, 0x61, 0xe2, 0x82])).toBe('\u2581a<0xE2><0x82>');
-    expect(displayBytes([0x98, 0x80, 0x20])).toBe('<0x98><0x80>\u2581');
-    expect(displayBytes(encodeWtf8(' é'))).toBe('\u2581é');
+    expect(displayBytes([0x20, 0x61, 0xe2, 0x82])).toBe('·a<0xE2><0x82>');
+    expect(displayBytes([0x98, 0x80, 0x20])).toBe('<0x98><0x80>·');
+    expect(displayBytes(encodeWtf8(' é'))).toBe('·é');
+    expect(displayBytes(encodeWtf8('\ud800'))).toBe('<U+D800>');
   });
 });

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { OpenRun } from '../../../../src/lab/openRun';
 import { attendText } from '../../../../src/lab/inference/attend';
 import type { AttentionMapData } from '../../../../src/protocol/model';
+import { decodeText } from '../../../../src/lab/inference/decode';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 function rowSums(m: AttentionMapData): number[] {
@@ -13,15 +14,17 @@ function rowSums(m: AttentionMapData): number[] {
 
 let lm: OpenRun;
 let mt: OpenRun;
+let bpe: OpenRun;
 beforeAll(async () => {
   lm = await trainTiny(tinySpec(tinyDocuments()));
+  bpe = await trainTiny({ ...tinySpec(tinyDocuments()), tokenizer: { type: 'bpe', vocabSize: 300 } });
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 });
 
 describe('attendText', () => {
   it('decoder-only: causal self-attention of BOS + the text, every layer, rows summing to 1', () => {
     const s = attendText(lm, 'the hand');
-    expect(s.tgtTokens).toEqual(['<bos>', 't', 'h', 'e', '▁', 'h', 'a', 'n', 'd']);
+    expect(s.tgtTokens).toEqual(['<bos>', 't', 'h', 'e', '·', 'h', 'a', 'n', 'd']);
     expect(s.srcTokens).toEqual([]);
     expect(s.step).toBe(3);
     expect(s.maps.map((m) => `${m.stack}.${m.kind}.${m.layer}`)).toEqual(['decoder.self.0', 'decoder.self.1']);
@@ -36,6 +39,8 @@ describe('attendText', () => {
   it('cuts a text longer than the context to fit', () => {
     const s = attendText(lm, 'x'.repeat(100));
     expect(s.tgtTokens).toHaveLength(lm.model.maxLen);
+    expect(s.truncation).toBe("Showing the first 15 of 100 text tokens — the model's context is 16.");
+    expect(attendText(lm, 'the hand').truncation).toBeUndefined();
   });
 
   it('encoder-decoder: the text as source, the greedy output as target, with cross-attention', () => {
@@ -48,5 +53,13 @@ describe('attendText', () => {
     const cross = s.maps.find((m) => m.kind === 'cross') as AttentionMapData;
     expect(cross.shape).toEqual([4, s.tgtTokens.length, 5]);
     for (const x of rowSums(cross)) expect(x).toBeCloseTo(1, 5);
+  });
+
+  it('a BPE run shows ASCII text as text: no <0x in heatmap axes or playground tiles', () => {
+    const text = 'The cat.\nA dog\tsat!';
+    const s = attendText(bpe, text);
+    expect(s.tgtTokens.join('')).toBe('<bos>The·cat.↵A·dog→sat!');
+    const { output } = decodeText(bpe, { input: text, strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 });
+    for (const t of [...s.tgtTokens, ...output.promptTokens, ...output.tokens]) expect(t).not.toContain('<0x');
   });
 });

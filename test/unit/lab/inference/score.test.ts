@@ -63,7 +63,7 @@ describe('scoreText', () => {
     expect(src).toBeNull();
     const want = naiveLogprobs(lm, ids);
     expect(out.tokens).toEqual(Array.from(ids.subarray(1), (id) => lm.tok.tokenText(id)));
-    expect(out.tokens[3]).toBe('▁');
+    expect(out.tokens[3]).toBe('·');
     expect(out.truncated).toBe(0);
     out.logprobs.forEach((lp, i) => expect(lp).toBeCloseTo(want[i] as number, 5));
   });
