@@ -15,6 +15,7 @@ import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalCommand, scoreCommand, tokenizeCommand } from './inspect';
 import { BENCH_HELP, benchCommand } from './bench';
+import { HEADS_HELP, headsCommand } from './heads';
 import { REPORT_HELP, reportCommand } from './report';
 import { TRAIN_HELP, trainCommand } from './train';
 
@@ -49,6 +50,7 @@ const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => n
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
   export: { run: exportCommand, summary: 'write the model for PyTorch (nanoGPT / notebook names)', help: EXPORT_HELP },
   bench: { run: benchCommand, summary: 'measure speed against PyTorch (and TF.js) in the same run', help: BENCH_HELP },
+  heads: { run: headsCommand, summary: 'what each attention head does: previous-token, induction, alignment … scores', help: HEADS_HELP },
   report: { run: reportCommand, summary: 'write the dashboard of a run as one self-contained HTML file', help: REPORT_HELP },
 };
 

@@ -59,6 +59,8 @@ const ALPHABET = 'abcdefghij';
 const SEQ_MIN = 3;
 const SEQ_MAX = 12;
 const ADD_DIGITS = 3;
+/** Steps of the induction task's default run (see taskInfo). */
+const INDUCTION_STEPS = 600;
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 /** Weekday names indexed by 0 = Sunday. */
@@ -182,6 +184,8 @@ function onePair(task: TaskName, rng: Rng, o: { minLen: number; maxLen: number; 
     }
     case 'dates':
       return randomDate(rng);
+    case 'induction':
+      throw new EngineError('input/invalid', 'Task "induction" trains a decoder-only model on sequences (inductionTask.ts), not source→target pairs.');
     default:
       return task satisfies never;
   }
@@ -221,6 +225,13 @@ export function taskInfo(task: TaskName): TaskInfo {
       return {
         task, description: "dates: 'Wednesday, March 3, 2021' → '2021-03-03'", srcLength: { min: 8, max: 29 },
         maxTgtLength: 10, trainPairs: 40000, valPairs: 500, steps: 1500,
+      };
+    case 'induction':
+      // Decoder-only (inductionTask.ts): sequences of 2L = --seq tokens drawn afresh each step,
+      // so no training set; "pairs" here count the held-out sequences.
+      return {
+        task, description: "induction: 'qxfbm…qxfbm…' random letters, repeated; loss on the repeat", srcLength: { min: 0, max: 0 },
+        maxTgtLength: 0, trainPairs: 0, valPairs: 256, steps: INDUCTION_STEPS,
       };
     default:
       return task satisfies never;
