@@ -142,7 +142,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     training: {
       steps,
       batchSize: f.int('batch', 32),
-      seqLen: f.int('seq', isTask ? 24 : 64, 2),
+      seqLen: f.int('seq', data.kind === 'task' ? taskInfo(data.task).seqLen ?? 24 : 64, 2),
       evalEvery: f.int('eval-every', Math.max(1, Math.round(steps / 10)), 0),
       checkpointEvery: f.int('checkpoint-every', Math.max(1, Math.round(steps / 5)), 0),
       snapshotEvery: f.int('snapshot-every', Math.max(1, Math.round(steps / 20)), 0),

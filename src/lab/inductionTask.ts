@@ -104,13 +104,22 @@ export function alphabetIds(tok: Tokenizer): number[] {
   });
 }
 
+/** The fixed held-out sequences (their own stream, so they do not depend on the batch size). */
+function validationRows(ids: readonly number[], seed: number, Lmax: number): RepeatRow[] {
+  const rng = stepRng(seed, STREAMS.data, -1);
+  return Array.from({ length: VAL_SEQUENCES }, () => randomRow(rng, Lmax, ids));
+}
+
+/** Beginnings of `n` held-out sequences, up to two tokens into the repeat: samples to continue. */
+export function inductionPrompts(tok: Tokenizer, seed: number, seqLen: number, n: number): string[] {
+  return validationRows(alphabetIds(tok), seed, segmentLength(seqLen)).slice(0, n).map((r) => tok.decode([...r.filler, ...r.segment, ...r.segment.slice(0, 2)]));
+}
+
 /** The induction task's data: fresh sequences each step, a fixed validation set. */
 export function inductionDataset(tok: Tokenizer, seed: number, rows: number, seqLen: number): Dataset {
   const L = segmentLength(seqLen);
   const ids = alphabetIds(tok);
-  const draw = (rng: Rng): RepeatRow => randomRow(rng, L, ids);
-  const valRng = stepRng(seed, STREAMS.data, -1);
-  const val = Array.from({ length: VAL_SEQUENCES }, () => draw(valRng));
+  const val = validationRows(ids, seed, L);
   const valBatches: Batch[] = [];
   for (let i = 0; i < val.length; i += rows) valBatches.push(repeatBatch(val.slice(i, i + rows)));
   return {
@@ -122,7 +131,7 @@ export function inductionDataset(tok: Tokenizer, seed: number, rows: number, seq
     valTokens: val.reduce((n, r) => n + r.segment.length - 1, 0),
     trainBatch(step: number): Batch {
       const rng = stepRng(seed, STREAMS.data, step);
-      return repeatBatch(Array.from({ length: rows }, () => draw(rng)));
+      return repeatBatch(Array.from({ length: rows }, () => randomRow(rng, L, ids)));
     },
     valBatches: () => valBatches,
     probe: () => repeatBatch([val[0] as RepeatRow]),

@@ -34,7 +34,7 @@ import { readPairs } from './pairs';
 import { RUN_FILES } from './runFolder';
 import { seededPermutation } from './seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
-import { INDUCTION_ALPHABET, inductionDataset, segmentLength } from './inductionTask';
+import { INDUCTION_ALPHABET, inductionDataset, inductionPrompts } from './inductionTask';
 import { splitTaskData, taskInfo } from './tasks';
 
 /** Source→target text of a run (pairs files or a generated task), before tokenization. */
@@ -104,8 +104,7 @@ export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks:
   if (spec.data.kind === 'task' && TASK_MODEL_KINDS[spec.data.task] === 'decoder-only') {
     const t = tok ?? trainCharTokenizer([INDUCTION_ALPHABET], {});
     const info = taskInfo(spec.data.task);
-    const ds = inductionDataset(t, spec.training.seed, 1, spec.training.seqLen);
-    const prompts = ds.valBatches().slice(0, 3).map((b) => t.decode(b.input.subarray(0, segmentLength(spec.training.seqLen) + 3), { skipSpecial: true }));
+    const prompts = inductionPrompts(t, spec.training.seed, spec.training.seqLen, 3);
     return { kind: 'sequences', tok: t, seq: { task: spec.data.task, description: `task ${info.description}`, prompts, validation: { kind: 'task', text: `${count(info.valPairs)} generated sequences the training never sees` } } };
   }
   const text = await loadPairsText(spec);
