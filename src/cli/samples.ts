@@ -19,7 +19,7 @@ export type Sample =
 /** Up to `n` samples from the run's validation data. */
 export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
   const spec = r.run.spec;
-  if (spec.data.kind !== 'documents') {
+  if (spec.model.kind === 'encoder-decoder') {
     const text = await loadPairsText(spec);
     return text.valPairs.slice(0, n).map((p) => {
       const output = translate(r.model, r.tok, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen));

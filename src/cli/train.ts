@@ -13,7 +13,7 @@ import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity 
 import { errorKind } from '../lab/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_NAMES } from '../protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_MODEL_KINDS, TASK_NAMES } from '../protocol/data';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
 import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';
@@ -31,7 +31,8 @@ import { PrepareLine, ProgressLine } from './progress';
 export const TRAIN_HELP = `attention-lab train [data] [options]
 
 Data (one of; default: --task reverse):
-  --task NAME            generated task: ${TASK_NAMES.join(', ')} (no dropout or label smoothing unless --set)
+  --task NAME            generated task: ${TASK_NAMES.join(', ')} (no dropout or label smoothing unless --set);
+                         induction trains a decoder-only model (random letters, repeated; loss on the repeat)
   --data GLOB…           documents (text files) → a decoder-only language model; validation is the
                          last 10% of each file's text (few files) or whole held-out files (10 or more)
   --max-file-mb N        largest file read, in MB (default ${DEFAULT_MAX_FILE_BYTES / 2 ** 20})
@@ -125,9 +126,11 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   } else {
     if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents with --data GLOB or pairs with --pairs SRC TGT.`);
     data = { kind: 'task', task: f.choice<TaskName>('task', TASK_NAMES, 'reverse') };
+    kind = TASK_MODEL_KINDS[data.task];
   }
   kind = f.choice('model', MODEL_KINDS, kind);
-  if (kind === 'decoder-only' && data.kind !== 'documents') throw new UsageError('A decoder-only model trains on documents (--data); use --model encoder-decoder for tasks and pairs.');
+  if (data.kind === 'task' && kind !== TASK_MODEL_KINDS[data.task]) throw new UsageError(`Task "${data.task}" trains a ${TASK_MODEL_KINDS[data.task]} model; leave out --model or pass --model ${TASK_MODEL_KINDS[data.task]}.`);
+  if (kind === 'decoder-only' && data.kind === 'pairs') throw new UsageError('A decoder-only model trains on documents (--data) or --task induction; use --model encoder-decoder for pairs.');
   if (kind === 'encoder-decoder' && data.kind === 'documents') throw new UsageError('An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.');
   const isTask = data.kind === 'task';
   const steps = f.int('steps', data.kind === 'task' ? taskInfo(data.task).steps : 2000);
@@ -139,7 +142,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     training: {
       steps,
       batchSize: f.int('batch', 32),
-      seqLen: f.int('seq', isTask ? 24 : 64, 2),
+      seqLen: f.int('seq', data.kind === 'task' ? taskInfo(data.task).seqLen ?? 24 : 64, 2),
       evalEvery: f.int('eval-every', Math.max(1, Math.round(steps / 10)), 0),
       checkpointEvery: f.int('checkpoint-every', Math.max(1, Math.round(steps / 5)), 0),
       snapshotEvery: f.int('snapshot-every', Math.max(1, Math.round(steps / 20)), 0),

@@ -11,7 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { TASK_NAMES } from '../protocol/data';
+import { PAIR_TASK_NAMES } from '../protocol/data';
 import type { Draft } from './configureDraft';
 import { draftFromSettings, draftUpdates, estimateSpecOf, presetChoices, validateGlob, validateSteps, validateVocab, withKind } from './configureDraft';
 import { messageOf } from './errors';
@@ -96,7 +96,7 @@ async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean):
   const ws = s.workspaceDir();
   const tasks: ValueItem<DataChoice>[] = [
     { label: 'Built-in tasks', kind: vscode.QuickPickItemKind.Separator },
-    ...TASK_NAMES.map((task): ValueItem<DataChoice> => ({ label: `$(beaker) ${task}`, value: { kind: 'task', task }, description: taskBlurb(task) })),
+    ...PAIR_TASK_NAMES.map((task): ValueItem<DataChoice> => ({ label: `$(beaker) ${task}`, value: { kind: 'task', task }, description: taskBlurb(task) })),
   ];
   const pairs = trusted && ws ? findPairs(s, ws).catch(() => []) : Promise.resolve([]);
   const withPairs = pairs.then((found) => [
@@ -111,7 +111,7 @@ async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean):
 }
 
 function taskBlurb(task: Draft['task']): string {
-  return { copy: "'abc' → 'abc'", reverse: "'abcde' → 'edcba'", sort: "'dbca' → 'abcd'", addition: "'12+345' → '357'", dates: "'1999-12-31' → 'Friday, 31 December 1999'" }[task];
+  return { copy: "'abc' → 'abc'", reverse: "'abcde' → 'edcba'", sort: "'dbca' → 'abcd'", addition: "'12+345' → '357'", dates: "'1999-12-31' → 'Friday, 31 December 1999'", induction: "'qxfb…qxfb…' (decoder-only)" }[task];
 }
 
 async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {

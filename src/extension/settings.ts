@@ -9,7 +9,7 @@
  */
 
 import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_NAMES } from '../protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, PAIR_TASK_NAMES } from '../protocol/data';
 
 /** Every setting, with its type. */
 export interface Settings {
@@ -112,7 +112,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       exclude: pick(get, p, 'data', 'exclude', d.data.exclude, isString, 'a glob'),
       pairsSource: pick(get, p, 'data', 'pairsSource', d.data.pairsSource, isString, 'a path'),
       pairsTarget: pick(get, p, 'data', 'pairsTarget', d.data.pairsTarget, isString, 'a path'),
-      task: pick(get, p, 'data', 'task', d.data.task, oneOf(TASK_NAMES), TASK_NAMES.join(', ')),
+      task: pick(get, p, 'data', 'task', d.data.task, oneOf(PAIR_TASK_NAMES), PAIR_TASK_NAMES.join(', ')),
       maxFileSizeMB: pick(get, p, 'data', 'maxFileSizeMB', d.data.maxFileSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
       maxTotalSizeMB: pick(get, p, 'data', 'maxTotalSizeMB', d.data.maxTotalSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
       skipGenerated: pick(get, p, 'data', 'skipGenerated', d.data.skipGenerated, (v) => typeof v === 'boolean', 'true or false'),

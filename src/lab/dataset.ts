@@ -24,7 +24,7 @@ export function stepRng(seed: number, stream: number, step: number): Rng {
 }
 
 /** Random streams of a run. */
-export const STREAMS = { init: 1, data: 2, dropout: 3, sample: 4 } as const;
+export const STREAMS = { init: 1, data: 2, dropout: 3, sample: 4, diagnostic: 5 } as const;
 
 /** One tokenized source → target example. */
 export interface PairExample {

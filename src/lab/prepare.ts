@@ -22,7 +22,8 @@ import { trainBpeTokenizer } from '../engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../engine/tokenizers/charTokenizer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
-import type { DataSummary, RunSegment, TrainSpec } from '../protocol/data';
+import type { DataSummary, RunSegment, TaskName, TrainSpec } from '../protocol/data';
+import { TASK_MODEL_KINDS } from '../protocol/data';
 import { writeFileAtomic } from './atomicFile';
 import { createWasmThreads } from './wasmThreads';
 import type { Dataset } from './dataset';
@@ -33,6 +34,7 @@ import { readPairs } from './pairs';
 import { RUN_FILES } from './runFolder';
 import { seededPermutation } from './seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
+import { INDUCTION_ALPHABET, inductionDataset, inductionPrompts } from './inductionTask';
 import { splitTaskData, taskInfo } from './tasks';
 
 /** Source→target text of a run (pairs files or a generated task), before tokenization. */
@@ -45,10 +47,20 @@ export interface PairsText {
   readonly validation: { readonly kind: 'pairs' | 'task'; readonly text: string };
 }
 
-/** A run's data, tokenized or ready to be: pairs as text, documents as token streams. */
+/** A decoder-only generated task (`induction`): sequences are drawn per step, so only its description is held. */
+export interface SequenceTask {
+  readonly task: TaskName;
+  readonly description: string;
+  /** Beginnings of held-out sequences, for samples. */
+  readonly prompts: readonly string[];
+  readonly validation: { readonly kind: 'task'; readonly text: string };
+}
+
+/** A run's data, tokenized or ready to be: pairs as text, documents as token streams, a sequence task by name. */
 export type RunData =
   | { readonly kind: 'pairs'; readonly tok: Tokenizer; readonly text: PairsText }
-  | { readonly kind: 'documents'; readonly tok: Tokenizer; readonly docs: DocumentData };
+  | { readonly kind: 'documents'; readonly tok: Tokenizer; readonly docs: DocumentData }
+  | { readonly kind: 'sequences'; readonly tok: Tokenizer; readonly seq: SequenceTask };
 
 const VAL_FRACTION = 0.1;
 const count = formatCount;
@@ -58,6 +70,7 @@ export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
   const d = spec.data;
   const seed = spec.training.seed;
   if (d.kind === 'task') {
+    if (TASK_MODEL_KINDS[d.task] !== 'encoder-decoder') throw new EngineError('input/invalid', `Task "${d.task}" trains a decoder-only model on sequences, not source→target pairs.`);
     const info = taskInfo(d.task);
     const { train, val } = splitTaskData(d.task, info.trainPairs, info.valPairs, seed);
     return { trainPairs: train, valPairs: val, description: `task ${info.description}`, documents: train.length + val.length, bytes: 0, validation: { kind: 'task', text: `${count(val.length)} generated pairs the training never sees` } };
@@ -87,6 +100,12 @@ export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks:
   if (spec.data.kind === 'documents') {
     const docs = await loadDocumentData(spec.data, tok ?? { train: spec.tokenizer.type, vocabSize: spec.tokenizer.vocabSize }, { ...hooks, seed: spec.training.seed });
     return { kind: 'documents', tok: docs.tok, docs };
+  }
+  if (spec.data.kind === 'task' && TASK_MODEL_KINDS[spec.data.task] === 'decoder-only') {
+    const t = tok ?? trainCharTokenizer([INDUCTION_ALPHABET], {});
+    const info = taskInfo(spec.data.task);
+    const prompts = inductionPrompts(t, spec.training.seed, spec.training.seqLen, 3);
+    return { kind: 'sequences', tok: t, seq: { task: spec.data.task, description: `task ${info.description}`, prompts, validation: { kind: 'task', text: `${count(info.valPairs)} generated sequences the training never sees` } } };
   }
   const text = await loadPairsText(spec);
   hooks.onProgress?.({ phase: 'tokenizer', done: 0, total: 0, message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer` });
@@ -143,6 +162,7 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
     }
     return { dataset: pairDataset(tr.examples, va.examples, seed, rows), dropped: tr.dropped + va.dropped };
   }
+  if (data.kind === 'sequences') return { dataset: inductionDataset(data.tok, seed, rows, maxLen), dropped: 0 };
   const { train, val } = data.docs;
   if (train.length < 3 && val.length < 3) throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
   // Loaded for validation only (eval): the held-out stream also gives the windows' shape.
@@ -206,7 +226,10 @@ export function buildOptimizer(model: Transformer, cfg: OptimizerConfig): Optimi
 
 /** The summary people see of a run's data. */
 export function dataSummary(data: RunData, dataset: Dataset): DataSummary {
-  const d = data.kind === 'pairs' ? { ...data.text, skipped: [], prompts: data.text.valPairs.slice(0, 3).map((p) => p.src) } : data.docs;
+  const d =
+    data.kind === 'pairs' ? { ...data.text, skipped: [], prompts: data.text.valPairs.slice(0, 3).map((p) => p.src) }
+    : data.kind === 'sequences' ? { ...data.seq, documents: 0, bytes: 0, skipped: [] }
+    : data.docs;
   return {
     description: d.description,
     documents: d.documents,

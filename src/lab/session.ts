@@ -191,7 +191,7 @@ export async function runSession(
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
     const snapshot = (): void => {
-      const snap = takeSnapshot(model, dataset, tok, step);
+      const snap = takeSnapshot(model, dataset, tok, step, t.seed);
       saveSnapshot(runDir, snap);
       emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
     };

@@ -53,10 +53,25 @@ export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
 /** A kernel backend a run can ask for. */
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
-/** The built-in generated tasks. */
-export type TaskName = Infer<typeof taskName>;
-export const taskName = oneOf('copy', 'reverse', 'sort', 'addition', 'dates');
+/**
+ * The built-in generated tasks, each with the model kind it trains: source→target tasks
+ * for the encoder-decoder; `induction` (random tokens, a repeated segment) for the
+ * decoder-only model, which grows induction heads on it.
+ */
+export const TASK_MODEL_KINDS = {
+  copy: 'encoder-decoder',
+  reverse: 'encoder-decoder',
+  sort: 'encoder-decoder',
+  addition: 'encoder-decoder',
+  dates: 'encoder-decoder',
+  induction: 'decoder-only',
+} as const satisfies Record<string, ModelKind>;
+/** A built-in generated task. */
+export type TaskName = keyof typeof TASK_MODEL_KINDS;
+export const taskName = oneOf(...(Object.keys(TASK_MODEL_KINDS) as TaskName[]));
 export const TASK_NAMES: readonly TaskName[] = taskName.values;
+/** The source→target tasks (encoder-decoder). */
+export const PAIR_TASK_NAMES: readonly TaskName[] = TASK_NAMES.filter((t) => TASK_MODEL_KINDS[t] === 'encoder-decoder');
 
 /** Where training data comes from. */
 export type DataSpec = Infer<typeof dataSpec>;

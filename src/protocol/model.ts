@@ -8,7 +8,7 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8 } from './schema';
+import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8, variants } from './schema';
 import { modelKind } from './data';
 
 /**
@@ -82,6 +82,31 @@ export const attentionMapData = refine(
 export type MaskData = Infer<typeof maskData>;
 export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data: u8 }), (m, p) => fills(m.data, m.shape, p));
 
+/**
+ * Scores of one self-attention head (definitions and references: src/engine/analysis/headScores.ts).
+ * Each in [0, 1] but entropy (nats). `induction` is measured on the run's diagnostic sequence
+ * (random tokens repeated twice), the rest on the probe sample.
+ */
+export type SelfHeadScoresData = Infer<typeof selfHeadScores>;
+export const selfHeadScores = obj({ previousToken: num, firstToken: num, diagonal: num, induction: num, entropy: num });
+
+/** Alignment scores of one cross-attention head: copy (diagonal) vs reverse (anti-diagonal). */
+export type CrossHeadScoresData = Infer<typeof crossHeadScores>;
+export const crossHeadScores = obj({ diagonal: num, antiDiagonal: num, entropy: num });
+
+/** Where a head sits: `layer` and `head` are 0-based like {@link AttentionMapData} (people see them 1-based). */
+const headAt = { layer: nonNegInt, head: nonNegInt } as const;
+
+/** The scores of one head, by the stack and kind of attention it belongs to. */
+export type HeadScoreData = Infer<typeof headScoreData>;
+export const headScoreData = variants('stack', {
+  'encoder.self': { ...headAt, scores: selfHeadScores },
+  'decoder.self': { ...headAt, scores: selfHeadScores },
+  'decoder.cross': { ...headAt, scores: crossHeadScores },
+});
+/** The stacks a head can sit in, in the order scores are listed. */
+export const HEAD_STACKS = Object.keys(headScoreData.table) as readonly HeadScoreData['stack'][];
+
 /** Snapshot of the probe sample's attention at one step. */
 export type AttentionSnapshot = Infer<typeof attentionSnapshot>;
 export const attentionSnapshot = obj({
@@ -96,6 +121,8 @@ export const attentionSnapshot = obj({
    * selection): says what is shown, e.g. "Showing the first 64 of 97 tokens — the model's context."
    */
   truncation: optional(str),
+  /** Every head's scores at this step (training snapshots; absent in files written before scores existed). */
+  headScores: optional(arrayOf(headScoreData)),
 });
 
 /** Options of one playground decode. */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SETTINGS, kindForSource, mismatch, readSettings, specFromSettings } from '../../../src/extension/settings';
 import type { Settings } from '../../../src/extension/settings';
-import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES } from '../../../src/protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, PAIR_TASK_NAMES } from '../../../src/protocol/data';
 
 interface ManifestProperty {
   readonly type: string | string[];
@@ -46,7 +46,7 @@ describe('settings against package.json', () => {
     expect(props['attentionLab.model.kind']?.enum).toEqual(MODEL_KINDS);
     expect(props['attentionLab.model.preset']?.enum).toEqual(PRESET_NAMES);
     expect(props['attentionLab.training.backend']?.enum).toEqual(BACKEND_KINDS);
-    expect(props['attentionLab.data.task']?.enum).toEqual(TASK_NAMES);
+    expect(props['attentionLab.data.task']?.enum).toEqual(PAIR_TASK_NAMES);
   });
 
   it('rejects, with a message naming the key, values outside the declared minimum and maximum', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../../../src/engine/errors';
 import { Rng } from '../../../src/engine/rng';
-import { TASK_NAMES } from '../../../src/protocol/data';
+import { PAIR_TASK_NAMES } from '../../../src/protocol/data';
 import { generatePairs, splitTaskData, taskInfo } from '../../../src/lab/tasks';
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
@@ -96,7 +96,7 @@ describe('generatePairs', () => {
   });
 
   it('is deterministic per rng and differs across seeds', () => {
-    for (const task of TASK_NAMES) {
+    for (const task of PAIR_TASK_NAMES) {
       expect(generatePairs(task, 50, new Rng(7))).toEqual(generatePairs(task, 50, new Rng(7)));
       expect(generatePairs(task, 50, new Rng(7))).not.toEqual(generatePairs(task, 50, new Rng(8)));
     }
@@ -119,7 +119,7 @@ describe('generatePairs', () => {
 
 describe('taskInfo', () => {
   it('describes every task in one line with an example and sizes', () => {
-    for (const task of TASK_NAMES) {
+    for (const task of PAIR_TASK_NAMES) {
       const info = taskInfo(task);
       expect(info.description.startsWith(`${task}: '`)).toBe(true);
       expect(info.description).toContain('→');
@@ -131,7 +131,7 @@ describe('taskInfo', () => {
   });
 
   it('maxTgtLength bounds the generated targets', () => {
-    for (const task of TASK_NAMES) {
+    for (const task of PAIR_TASK_NAMES) {
       const max = Math.max(...generatePairs(task, 500, new Rng(9)).map((p) => p.tgt.length));
       expect(max).toBeLessThanOrEqual(taskInfo(task).maxTgtLength);
     }
@@ -140,7 +140,7 @@ describe('taskInfo', () => {
 
 describe('splitTaskData', () => {
   it('no validation source appears in training, and none repeats', () => {
-    for (const task of TASK_NAMES) {
+    for (const task of PAIR_TASK_NAMES) {
       const { train, val } = splitTaskData(task, 3000, 300, 11);
       expect(train).toHaveLength(3000);
       expect(val).toHaveLength(300);

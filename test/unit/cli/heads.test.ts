@@ -1,0 +1,38 @@
+/**
+ * `attention-lab heads`, and `train --task induction` choosing the decoder-only model,
+ * through the built binary. (The induction learning test is inductionLearning.test.ts.)
+ */
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cli, tempDir } from './cliHarness';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+describe('attention-lab heads', () => {
+  it('prints every head of a --task induction run (decoder-only), 1-based, as JSON and as a table', () => {
+    const out = path.join(tmp.dir, 'ind');
+    const r = cli(['train', '--task', 'induction', '--steps', '4', '--snapshot-every', '2', '--backend', 'reference', '--out', out, '--json'], tmp.dir);
+    expect(r.code, r.stderr).toBe(0);
+    const h = cli(['heads', '--run', out, '--step', '2', '--json'], tmp.dir);
+    expect(h.code, h.stderr).toBe(0);
+    const j = JSON.parse(h.stdout) as { step: number; heads: { stack: string; layer: number; head: number; scores: Record<string, number> }[] };
+    expect(j.step).toBe(2);
+    expect(j.heads.map((x) => `${x.stack} ${x.layer}.${x.head}`)).toEqual([1, 2].flatMap((l) => [1, 2, 3, 4].map((n) => `decoder.self ${l}.${n}`)));
+    expect(Object.keys(j.heads[0]?.scores ?? {})).toEqual(['previousToken', 'firstToken', 'diagonal', 'induction', 'entropy']);
+    const table = cli(['heads', '--run', out], tmp.dir);
+    expect(table.stdout).toMatch(/Head scores at step 4/);
+    expect(table.stdout).toMatch(/decoder\.self\s+2\s+4\s/);
+  });
+
+  it('exits 2 with a one-line fix for a missing step, a missing --run, and a task with the wrong model', () => {
+    const out = path.join(tmp.dir, 'ind');
+    const bad = cli(['heads', '--run', out, '--step', '3'], tmp.dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/no snapshot at step 3; pick --step from 0, 2, 4/);
+    expect(cli(['heads'], tmp.dir).code).toBe(2);
+    const wrong = cli(['train', '--task', 'induction', '--model', 'encoder-decoder', '--out', path.join(tmp.dir, 'x')], tmp.dir);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/trains a decoder-only model/);
+  });
+});

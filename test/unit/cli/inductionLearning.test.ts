@@ -1,0 +1,44 @@
+/**
+ * A real learning run of `--task induction` through the built binary, with its defaults
+ * (context 12, 3000 steps, seed 1; about 45 s for two layers and 30 s for one on 2 cores):
+ * the two-layer model predicts the repeated half almost perfectly, a one-layer model with
+ * the same budget does not (finding the earlier copy and reading the token after it takes
+ * two composed layers). Measured: held-out loss 0.01 vs 0.89, from ln 26 ≈ 3.26.
+ *
+ * Not yet asserted (issue 12): that this shows up in the head scores as a layer-1
+ * previous-token head and a layer-2 induction head ≥ 0.8. In a context of 12 the model
+ * solves the task with position-routing heads instead (layer-2 induction ≈ 0.15), and in
+ * longer contexts, where that stops working, it stays on the loss plateau past 2500 steps.
+ */
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cli, tempDir } from './cliHarness';
+
+const tmp = tempDir();
+afterAll(tmp.cleanup);
+
+interface Heads {
+  heads: { stack: string; layer: number; scores: Record<string, number> }[];
+}
+
+function train(name: string, extra: string[]): { loss: number; heads: Heads } {
+  const out = path.join(tmp.dir, name);
+  const r = cli(['train', '--task', 'induction', '--out', out, '--json', ...extra], tmp.dir, 300_000);
+  expect(r.code, r.stderr).toBe(0);
+  const j = JSON.parse(r.stdout) as { eval: { loss: number } };
+  const h = cli(['heads', '--run', out, '--json'], tmp.dir);
+  expect(h.code, h.stderr).toBe(0);
+  return { loss: j.eval.loss, heads: JSON.parse(h.stdout) as Heads };
+}
+
+describe('attention-lab train --task induction', () => {
+  it('two layers learn the repeat; one layer with the same budget does not', () => {
+    const two = train('two', []);
+    expect(two.loss).toBeLessThan(0.1);
+    expect(two.heads.heads.filter((x) => x.layer === 2)).toHaveLength(4);
+    const one = train('one', ['--set', 'nDecoderLayers=1']);
+    expect(one.loss).toBeGreaterThan(0.5);
+  }, 300_000);
+
+  it.todo('grows a layer-1 previous-token head (≥ 0.8) and a layer-2 induction head (≥ 0.8); one layer stays ≤ 0.3 induction');
+});

@@ -1,0 +1,76 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { decodeSafetensors, encodeSafetensors } from '../../../../src/engine/io/safetensors';
+import { headsOfRun } from '../../../../src/lab/inference/heads';
+import type { OpenRun } from '../../../../src/lab/openRun';
+import { readSnapshots, snapshotSteps } from '../../../../src/lab/snapshots';
+import { validateSnapshot } from '../../../../src/protocol/model';
+import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+
+let lm: OpenRun;
+let mt: OpenRun;
+beforeAll(async () => {
+  const every = (s: ReturnType<typeof tinySpec>): ReturnType<typeof tinySpec> => ({ ...s, training: { ...s.training, snapshotEvery: 2 } });
+  lm = await trainTiny(every(tinySpec(tinyDocuments(), 4)));
+  mt = await trainTiny(every(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24)));
+});
+
+describe('head scores of training snapshots', () => {
+  it('decoder-only: every head of every layer, scores in [0, 1] and entropy ≥ 0', () => {
+    expect(snapshotSteps(lm.runDir)).toEqual([0, 2, 4]);
+    const r = headsOfRun(lm.runDir, null);
+    expect(r.step).toBe(4);
+    expect(r.heads.map((h) => `${h.stack}.${h.layer}.${h.head}`)).toEqual([0, 1].flatMap((l) => [0, 1, 2, 3].map((h) => `decoder.self.${l}.${h}`)));
+    for (const h of r.heads) {
+      for (const [k, v] of Object.entries(h.scores)) {
+        if (k === 'entropy') expect(v).toBeGreaterThanOrEqual(0);
+        else {
+          expect(v).toBeGreaterThanOrEqual(0);
+          expect(v).toBeLessThanOrEqual(1);
+        }
+      }
+    }
+    // At step 0 the heads are near uniform: induction is no more than a few times 1/T.
+    const start = headsOfRun(lm.runDir, 0);
+    for (const h of start.heads) if (h.stack !== 'decoder.cross') expect(h.scores.induction).toBeLessThan(0.3);
+  });
+
+  it('encoder-decoder: encoder and decoder self-attention and cross-attention alignment', () => {
+    const r = headsOfRun(mt.runDir, 2);
+    const stacks = new Set(r.heads.map((h) => h.stack));
+    expect([...stacks].sort()).toEqual(['decoder.cross', 'decoder.self', 'encoder.self']);
+    const cross = r.heads.find((h) => h.stack === 'decoder.cross');
+    expect(Object.keys(cross?.scores ?? {})).toEqual(['diagonal', 'antiDiagonal', 'entropy']);
+  });
+
+  it('are stored in the snapshot file (version 2); a version 1 file without them still loads', () => {
+    const dir = path.join(lm.runDir, 'snapshots');
+    const file = path.join(dir, fs.readdirSync(dir).sort()[0] as string);
+    const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), 'x');
+    expect(f.metadata.version).toBe('2');
+    expect(JSON.parse(f.metadata.headScores ?? '[]')).toHaveLength(8);
+    const { headScores: _dropped, version: _v, ...old } = f.metadata;
+    const tensors = [...f.tensors].map(([name, t]) => ({ name, dtype: t.data instanceof Float32Array ? ('F32' as const) : ('U8' as const), shape: t.shape, data: t.data }));
+    fs.writeFileSync(file, encodeSafetensors(tensors, { ...old, version: '1' }));
+    const snaps = readSnapshots(lm.runDir);
+    expect(snaps).toHaveLength(3);
+    expect(snaps[0]?.headScores).toBeUndefined();
+    expect(snaps[1]?.headScores).toHaveLength(8);
+    expect(() => headsOfRun(lm.runDir, 0)).toThrow(/no head scores/);
+  });
+
+  it('says which steps exist when asked for another', () => {
+    expect(() => headsOfRun(mt.runDir, 7)).toThrow(/no snapshot at step 7; pick --step from 0, 2/);
+  });
+});
+
+describe('the AttentionSnapshot protocol', () => {
+  it('validates head scores and rejects a cross head with self scores', () => {
+    const base = { step: 1, srcTokens: [], tgtTokens: [], maps: [], masks: [] };
+    const self = { previousToken: 1, firstToken: 0, diagonal: 0, induction: 0, entropy: 0 };
+    expect(validateSnapshot({ ...base, headScores: [{ stack: 'decoder.self', layer: 0, head: 1, scores: self }] }).headScores).toHaveLength(1);
+    expect(() => validateSnapshot({ ...base, headScores: [{ stack: 'decoder.cross', layer: 0, head: 0, scores: self }] })).toThrow(/antiDiagonal/);
+    expect(() => validateSnapshot({ ...base, headScores: [{ stack: 'encoder.cross', layer: 0, head: 0, scores: self }] })).toThrow(/stack/);
+  });
+});
