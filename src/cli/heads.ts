@@ -1,59 +1,111 @@
 /**
  * `attention-lab heads`: what each attention head does at one snapshot step — previous-token,
  * first-token, diagonal, induction and entropy for self-attention, diagonal and anti-diagonal
- * alignment for cross-attention — as a table or, with --json, one object with 1-based layer
- * and head numbers (as the dashboard labels them). The scores come from the lab
- * (lab/inference/heads.ts); definitions in src/engine/analysis/headScores.ts.
+ * alignment for cross-attention — and, with --ablate, how much the model relies on it: the
+ * change in validation loss when that head alone is switched off. A table, or with --json one
+ * object with 1-based layer and head numbers (as the dashboard labels them). The scores and
+ * the ablation come from the lab (lab/inference/heads.ts, lab/inference/ablate.ts);
+ * definitions in src/engine/analysis/headScores.ts.
  */
 
 import * as path from 'node:path';
+import { createBackend } from '../engine/backends/select';
+import { EngineError } from '../engine/errors';
+import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import { headsOfRun } from '../lab/inference/heads';
+import { BACKEND_KINDS } from '../protocol/data';
 import type { HeadScoreData } from '../protocol/model';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 
-export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--json]
+export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--ablate] [--json]
   Scores of every attention head at a snapshot step (default: the last one). Self-attention:
   previousToken, firstToken (BOS sink), diagonal, induction (on random tokens repeated
   twice), entropy (nats); cross-attention: diagonal (copy) and antiDiagonal (reverse).
-  --json prints {"step": N, "heads": [{"stack", "layer", "head", "scores"}, …]}, 1-based.`;
+  --ablate   also each head's importance: the validation loss (the run's validation batches,
+             no label smoothing, as \`eval\`) with that head's output zeroed, minus the loss
+             with every head on. Positive: the model relies on it. Runs without head scores
+             (made before they existed) still get this column.
+  --json     prints {"step": N, "heads": [{"stack", "layer", "head", "scores", "deltaLoss"?}, …]}
+             (with --ablate also "baseLoss"), layers and heads from 1.`;
 
-/** A head as people number it: layer and head from 1. */
-function oneBased(h: HeadScoreData): HeadScoreData {
-  return { ...h, layer: h.layer + 1, head: h.head + 1 };
+/** One head as printed: 1-based, with whatever is known of it. */
+interface HeadRow {
+  readonly stack: HeadScoreData['stack'];
+  readonly layer: number;
+  readonly head: number;
+  readonly scores?: HeadScoreData['scores'];
+  readonly deltaLoss?: number;
 }
 
+const key = (h: { stack: string; layer: number; head: number }): string => `${h.stack}/${h.layer}/${h.head}`;
+
 /** Rows of one table per kind of scores. */
-function table(heads: readonly HeadScoreData[]): string[] {
+function table(rows: readonly HeadRow[]): string[] {
   const lines: string[] = [];
   for (const cross of [false, true]) {
-    const rows = heads.filter((h) => (h.stack === 'decoder.cross') === cross);
-    const first = rows[0];
+    const some = rows.filter((h) => (h.stack === 'decoder.cross') === cross);
+    const first = some[0];
     if (!first) continue;
-    const names = Object.keys(first.scores);
+    const names = first.scores ? Object.keys(first.scores) : [];
+    const ablated = some.some((h) => h.deltaLoss !== undefined);
     const w = Math.max(...names.map((n) => n.length), 6);
-    lines.push(['stack'.padEnd(13), 'layer', 'head', ...names.map((n) => n.padStart(w))].join('  '));
-    for (const h of rows) {
-      const vals = Object.values(h.scores).map((v: number) => v.toFixed(3).padStart(w));
-      lines.push([h.stack.padEnd(13), String(h.layer + 1).padStart(5), String(h.head + 1).padStart(4), ...vals].join('  '));
+    lines.push(['stack'.padEnd(13), 'layer', 'head', ...names.map((n) => n.padStart(w)), ...(ablated ? ['Δloss'.padStart(9)] : [])].join('  '));
+    for (const h of some) {
+      const vals = h.scores ? Object.values(h.scores).map((v: number) => v.toFixed(3).padStart(w)) : [];
+      const delta = h.deltaLoss === undefined ? [] : [`${h.deltaLoss >= 0 ? '+' : ''}${h.deltaLoss.toFixed(4)}`.padStart(9)];
+      lines.push([h.stack.padEnd(13), String(h.layer).padStart(5), String(h.head).padStart(4), ...vals, ...delta].join('  '));
     }
     lines.push('');
   }
   return lines;
 }
 
+/** The scores at `step`, or null (with the reason) when --ablate may go on without them. */
+function scoresOf(runDir: string, step: number | null, ablate: boolean): { step: number | null; heads: readonly HeadScoreData[]; note: string | null } {
+  try {
+    return { ...headsOfRun(runDir, step), note: null };
+  } catch (e) {
+    if (!ablate || step !== null || !EngineError.is(e, 'input/invalid')) throw e;
+    return { step: null, heads: [], note: e.message };
+  }
+}
+
 /** Runs `heads`. Returns the exit code. */
-export function headsCommand(argv: string[], ctx: CommandContext): number {
-  const f = parseFlags('heads', argv, { run: { type: 'string' }, step: { type: 'string' } });
+export async function headsCommand(argv: string[], ctx: CommandContext): Promise<number> {
+  const f = parseFlags('heads', argv, { run: { type: 'string' }, step: { type: 'string' }, ablate: { type: 'boolean' }, backend: { type: 'string' } });
   if (f.bool('help')) return ctx.help(HEADS_HELP);
   const run = f.str('run');
   if (!run) throw new UsageError('`heads` needs --run DIR (a folder that `attention-lab train` created).');
-  const step = f.has('step') ? f.int('step', 0, 0) : null;
-  const r = headsOfRun(path.resolve(ctx.cwd, run), step);
-  if (f.bool('json')) ctx.out(JSON.stringify({ step: r.step, heads: r.heads.map(oneBased) }));
-  else {
-    ctx.out(`Head scores at step ${r.step} (layer and head from 1; entropy in nats)`);
-    for (const line of table(r.heads)) ctx.out(line);
+  const runDir = path.resolve(ctx.cwd, run);
+  const ablate = f.bool('ablate');
+  const json = f.bool('json');
+  const s = scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
+  const rows = new Map<string, HeadRow>();
+  for (const h of s.heads) {
+    const row: HeadRow = { stack: h.stack, layer: h.layer + 1, head: h.head + 1, scores: h.scores };
+    rows.set(key(row), row);
   }
+  let baseLoss: number | null = null;
+  if (ablate) {
+    const backend = createBackend(f.choice('backend', BACKEND_KINDS, 'auto'));
+    const { run: opened, batches } = await openRunWithValidation(runDir, backend);
+    if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
+    if (!json) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
+    const r = headImportance(opened.model, batches);
+    baseLoss = r.baseLoss;
+    for (const h of r.heads) {
+      const k = key({ stack: h.stack, layer: h.layer + 1, head: h.head + 1 });
+      rows.set(k, { ...(rows.get(k) ?? { stack: h.stack, layer: h.layer + 1, head: h.head + 1 }), deltaLoss: h.deltaLoss });
+    }
+  }
+  const heads = [...rows.values()];
+  if (json) {
+    ctx.out(JSON.stringify({ step: s.step, ...(baseLoss !== null ? { baseLoss } : {}), heads }));
+    return 0;
+  }
+  if (s.note) ctx.err(`No head scores: ${s.note}`);
+  ctx.out(`${s.step !== null ? `Head scores at step ${s.step}` : 'Heads'} (layer and head from 1; entropy in nats)${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`);
+  for (const line of table(heads)) ctx.out(line);
   return 0;
 }

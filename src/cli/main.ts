@@ -14,7 +14,6 @@ import { openRun } from '../lab/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalCommand, scoreCommand, tokenizeCommand } from './inspect';
-import { ABLATE_HELP, ablateCommand } from './ablate';
 import { BENCH_HELP, benchCommand } from './bench';
 import { LENS_HELP, lensCommand } from './lens';
 import { HEADS_HELP, headsCommand } from './heads';
@@ -50,11 +49,10 @@ const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => n
   decode: { run: decodeCommand, summary: 'generate text: greedy, beam search or sampling', help: DECODE_HELP },
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   lens: { run: lensCommand, summary: 'logit lens: the top next tokens read out after every layer', help: LENS_HELP },
-  ablate: { run: ablateCommand, summary: 'head importance: Δ validation loss with each attention head switched off', help: ABLATE_HELP },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
   export: { run: exportCommand, summary: 'write the model for PyTorch (nanoGPT / notebook names)', help: EXPORT_HELP },
   bench: { run: benchCommand, summary: 'measure speed against PyTorch (and TF.js) in the same run', help: BENCH_HELP },
-  heads: { run: headsCommand, summary: 'what each attention head does: previous-token, induction, alignment … scores', help: HEADS_HELP },
+  heads: { run: headsCommand, summary: 'what each attention head does: previous-token, induction, alignment … scores; --ablate: Δ loss per head', help: HEADS_HELP },
   report: { run: reportCommand, summary: 'write the dashboard of a run as one self-contained HTML file', help: REPORT_HELP },
 };
 

@@ -25,6 +25,23 @@ describe('attention-lab heads', () => {
     expect(table.stdout).toMatch(/decoder\.self\s+2\s+4\s/);
   });
 
+  it('--ablate adds each head\'s Δ validation loss to its scores, and the loss with every head on', () => {
+    const out = path.join(tmp.dir, 'ind');
+    const h = cli(['heads', '--run', out, '--ablate', '--json', '--backend', 'reference'], tmp.dir);
+    expect(h.code, h.stderr).toBe(0);
+    const j = JSON.parse(h.stdout) as { step: number; baseLoss: number; heads: { stack: string; layer: number; head: number; scores: Record<string, number>; deltaLoss: number }[] };
+    expect(j.step).toBe(4);
+    expect(Number.isFinite(j.baseLoss)).toBe(true);
+    expect(j.heads).toHaveLength(8);
+    for (const x of j.heads) {
+      expect(Object.keys(x.scores)).toContain('induction');
+      expect(Number.isFinite(x.deltaLoss)).toBe(true);
+    }
+    const table = cli(['heads', '--run', out, '--ablate', '--backend', 'reference'], tmp.dir);
+    expect(table.stdout).toMatch(/validation loss with every head on \d+\.\d{4}/);
+    expect(table.stdout).toMatch(/induction\s+entropy\s+Δloss/);
+  });
+
   it('exits 2 with a one-line fix for a missing step, a missing --run, and a task with the wrong model', () => {
     const out = path.join(tmp.dir, 'ind');
     const bad = cli(['heads', '--run', out, '--step', '3'], tmp.dir);

@@ -1,5 +1,5 @@
 /**
- * `attention-lab lens` and `attention-lab ablate` on tiny trained runs of both kinds, through
+ * `attention-lab lens` and `attention-lab heads --ablate` on tiny trained runs of both kinds, through
  * the built binary: the JSON shapes, the readable tables, and bad input exiting 2 with one line.
  */
 import * as os from 'node:os';
@@ -47,7 +47,7 @@ describe('attention-lab lens', () => {
     [['lens', '--run', 'RUN_LM', '--src', 'x'], /decoder-only/],
     [['lens', '--run', 'RUN_MT', '--prompt', 'x'], /encoder-decoder/],
     [['lens', '--run', 'RUN_LM', '--prompt', 'x', '--top-k', '0'], /--top-k/],
-    [['ablate'], /needs --run/],
+    [['heads', '--ablate'], /needs --run/],
   ])('bad input %j exits 2 with one line', (args, message) => {
     const r = cli(args.map((a) => (a === 'RUN_LM' ? lm.runDir : a === 'RUN_MT' ? mt.runDir : a)), cwd);
     expect(r.code).toBe(2);
@@ -57,9 +57,9 @@ describe('attention-lab lens', () => {
   });
 });
 
-describe('attention-lab ablate', () => {
+describe('attention-lab heads --ablate', () => {
   it('--json: base loss and a finite Δloss per head, layers and heads from 1', () => {
-    const r = cli(['ablate', '--run', mt.runDir, '--json'], cwd);
+    const r = cli(['heads', '--run', mt.runDir, '--ablate', '--json'], cwd);
     expect(r.code).toBe(0);
     const d = JSON.parse(r.stdout) as { baseLoss: number; heads: { stack: string; layer: number; head: number; deltaLoss: number }[] };
     const cfg = mt.model.config;
@@ -72,7 +72,7 @@ describe('attention-lab ablate', () => {
   });
 
   it('prints a table with one row per head', () => {
-    const r = cli(['ablate', '--run', lm.runDir], cwd);
+    const r = cli(['heads', '--run', lm.runDir, '--ablate'], cwd);
     expect(r.code).toBe(0);
     const rows = r.stdout.trim().split('\n').filter((l) => l.startsWith('decoder.self'));
     expect(rows.length).toBe(lm.model.config.nHeads * lm.model.config.nDecoderLayers);
