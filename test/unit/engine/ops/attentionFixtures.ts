@@ -1,13 +1,16 @@
 /**
  * Fixtures for the attention tests: an unfused, per-head attention composed from the
  * float64 reference matmul + softmax kernels (the oracle), mask builders for the three
- * mask shapes of DESIGN.md, and a helper that runs forward + backward on a backend.
+ * mask shapes of DESIGN.md, a helper that runs forward + backward on a backend, and the
+ * comparison of a fast backend's forward + backward with the reference on random inputs.
  *
  * Leaves out: the assertions themselves (attention.test.ts).
  */
 
 import type { AttentionDims, Backend, FloatArray, MaskView } from '../../../../src/engine/backend';
-import { oracle, toBackend } from './opTestUtils';
+import { Rng } from '../../../../src/engine/rng';
+import type { Tolerance } from './opTestUtils';
+import { expectClose, oracle, randn, toBackend } from './opTestUtils';
 
 /** Dims for compact [B,T,C] / [B,S,C] layouts with scale 1/√D. */
 export function compactDims(B: number, T: number, S: number, H: number, D: number): AttentionDims {
@@ -117,4 +120,25 @@ export function runAttention(
   const dv = backend.alloc(v.length);
   if (dout !== null) backend.attentionBackward(dq, dk, dv, toBackend(backend, dout), probs, bq, bk, bv, dims, keep, dropP);
   return { out, probs, dq, dk, dv };
+}
+
+/**
+ * Runs forward + backward on `fast` and on `ref` with the same seeded random q, k, v and
+ * upstream gradient (lengths `qLen` / `kvLen` when the layout has strides), and expects
+ * every output close: probabilities, output, dq, dk, dv. `around` wraps the fast run, so a
+ * caller can check what ran (e.g. that no fallback kernel was taken).
+ */
+export function compareAttention(
+  fast: Backend, ref: Backend, tol: Tolerance, dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number, seed: number,
+  lengths: { qLen?: number; kvLen?: number } = {}, around: (run: () => AttentionRun) => AttentionRun = (run) => run(),
+): void {
+  const rng = new Rng(seed);
+  const C = dims.H * dims.D;
+  const q = randn(rng, lengths.qLen ?? dims.B * dims.T * C);
+  const k = randn(rng, lengths.kvLen ?? dims.B * dims.S * C);
+  const v = randn(rng, lengths.kvLen ?? dims.B * dims.S * C);
+  const dout = randn(rng, lengths.qLen ?? dims.B * dims.T * C);
+  const got = around(() => runAttention(fast, q, k, v, dims, mask, keep, dropP, dout));
+  const want = runAttention(ref, q, k, v, dims, mask, keep, dropP, dout);
+  for (const key of ['probs', 'out', 'dq', 'dk', 'dv'] as const) expectClose(got[key], want[key], tol, key);
 }

@@ -12,7 +12,7 @@ import { createReferenceBackend } from '../../../../../src/engine/backends/refer
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
 import { WASM_BUILDS } from './wasmBuilds';
 import { Rng } from '../../../../../src/engine/rng';
-import { causalMask, combinedMask, compactDims, paddingMask, runAttention } from '../../ops/attentionFixtures';
+import { causalMask, combinedMask, compactDims, compareAttention, paddingMask, runAttention } from '../../ops/attentionFixtures';
 import { expectClose, randn } from '../../ops/opTestUtils';
 
 let wasm = createWasmBackend()!;
@@ -20,19 +20,7 @@ const ref = createReferenceBackend({ dtype: 'f64' });
 const TOL = { rtol: 1e-4, atol: 1e-5 };
 
 function compare(dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number, seed: number, qLen?: number, kvLen?: number): void {
-  const rng = new Rng(seed);
-  const C = dims.H * dims.D;
-  const q = randn(rng, qLen ?? dims.B * dims.T * C);
-  const k = randn(rng, kvLen ?? dims.B * dims.S * C);
-  const v = randn(rng, kvLen ?? dims.B * dims.S * C);
-  const dout = randn(rng, qLen ?? dims.B * dims.T * C);
-  const got = runAttention(wasm, q, k, v, dims, mask, keep, dropP, dout);
-  const want = runAttention(ref, q, k, v, dims, mask, keep, dropP, dout);
-  expectClose(got.probs, want.probs, TOL, 'probs');
-  expectClose(got.out, want.out, TOL, 'out');
-  expectClose(got.dq, want.dq, TOL, 'dq');
-  expectClose(got.dk, want.dk, TOL, 'dk');
-  expectClose(got.dv, want.dv, TOL, 'dv');
+  compareAttention(wasm, ref, TOL, dims, mask, keep, dropP, seed, { qLen, kvLen });
 }
 
 for (const [label, fma] of WASM_BUILDS) {

@@ -16,7 +16,7 @@ import type { WasmBackend } from '../../../../../src/engine/backends/wasm/wasmBa
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
 import { drawKeepMask } from '../../../../../src/engine/ops/dropout';
 import { Rng } from '../../../../../src/engine/rng';
-import { causalMask, combinedMask, compactDims, paddingMask, runAttention } from '../../ops/attentionFixtures';
+import { causalMask, combinedMask, compactDims, compareAttention, paddingMask, runAttention } from '../../ops/attentionFixtures';
 import { expectClose, randn } from '../../ops/opTestUtils';
 import { WASM_BUILDS } from './wasmBuilds';
 
@@ -42,23 +42,14 @@ for (const [label, fma] of WASM_BUILDS) {
 
     /** Runs both directions on wasm and on the reference and compares every output. */
     function compare(dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number, seed: number, qLen?: number, kvLen?: number): void {
-      const rng = new Rng(seed);
-      const C = dims.H * dims.D;
-      const q = randn(rng, qLen ?? dims.B * dims.T * C);
-      const k = randn(rng, kvLen ?? dims.B * dims.S * C);
-      const v = randn(rng, kvLen ?? dims.B * dims.S * C);
-      const dout = randn(rng, qLen ?? dims.B * dims.T * C);
-      const before = wasm.jobStats();
-      const got = runAttention(wasm, q, k, v, dims, mask, keep, dropP, dout);
-      const after = wasm.jobStats();
-      // Forward and backward each ran a wasm kernel (the fallback runs none).
-      expect(after.single + after.parallel - before.single - before.parallel).toBe(2);
-      const want = runAttention(ref, q, k, v, dims, mask, keep, dropP, dout);
-      expectClose(got.probs, want.probs, TOL, 'probs');
-      expectClose(got.out, want.out, TOL, 'out');
-      expectClose(got.dq, want.dq, TOL, 'dq');
-      expectClose(got.dk, want.dk, TOL, 'dk');
-      expectClose(got.dv, want.dv, TOL, 'dv');
+      compareAttention(wasm, ref, TOL, dims, mask, keep, dropP, seed, { qLen, kvLen }, (run) => {
+        const before = wasm.jobStats();
+        const got = run();
+        const after = wasm.jobStats();
+        // Forward and backward each ran a wasm kernel (the fallback runs none).
+        expect(after.single + after.parallel - before.single - before.parallel).toBe(2);
+        return got;
+      });
     }
 
     it.each(HEAD_SIZES)('D = %i: matches the reference without a mask, S > T, three heads', (D) => {
