@@ -9,7 +9,10 @@
  * `snapshotEvery` steps (so each block holds one snapshot) while the other waits paused, then
  * they swap — interleaved, so a shared machine's drift hits both alike. The first block of each
  * (which includes the step-0 snapshot and the JIT's warm-up) is not counted. The figure is the
- * tokens of a block over its wall time; the ratio is on ÷ off, median over the rounds.
+ * tokens of a block over its wall time; the ratio is on ÷ off, median over the rounds. On a
+ * busy machine that ratio swings by more than the scores cost, so the snapshot itself is timed
+ * too (from its step's train/didStep to its train/didSnapshot): the difference on − off over
+ * a block's time is the scores' share of training, measured over milliseconds, not seconds.
  *
  * Leaves out: formatting (benchReport.ts).
  */
@@ -34,6 +37,10 @@ export interface ScoresCost {
   readonly off: Stats;
   /** on ÷ off per round (1 = free; 0.97 = 3% slower). */
   readonly ratio: Stats;
+  /** Milliseconds from a snapshot step's train/didStep to its train/didSnapshot (capture, scores, file), on and off. */
+  readonly snapshotMs: { readonly on: Stats; readonly off: Stats };
+  /** (snapshot ms on − off) ÷ ms of a block: the scores' share of training time, far less noisy than the ratio. */
+  readonly overhead: number;
 }
 
 /** The spec `attention-lab train --task TASK` makes, without evaluation or periodic checkpoints. */
@@ -55,20 +62,29 @@ export function benchTaskSpec(task: TaskName): TrainSpec {
 class Side {
   readonly control = new SessionControl();
   readonly rates: number[] = [];
+  readonly blockMs: number[] = [];
+  readonly snapshotMs: number[] = [];
   private tokens = 0;
+  private snapshotFrom = 0;
+  private counted = false;
   private started = 0;
   private blockEnd = 0;
   private onBlock: (() => void) | null = null;
   private failure: string | null = null;
   done: Promise<void>;
 
-  constructor(dir: string, spec: TrainSpec, stopAt: number, headScores: boolean) {
+  constructor(dir: string, spec: TrainSpec, stopAt: number, headScores: boolean, now: () => number) {
     this.control.pause();
     const emit = (m: WorkerToHost): void => {
       if (m.type === 'train/didStep') {
         this.tokens += m.tokens;
         // Pause after this step's snapshot: the loop checks at the top of the next step.
-        if (m.step === this.blockEnd) this.control.pause();
+        if (m.step === this.blockEnd) {
+          this.control.pause();
+          this.snapshotFrom = now();
+        }
+      } else if (m.type === 'train/didSnapshot') {
+        if (this.counted && m.step === this.blockEnd) this.snapshotMs.push(now() - this.snapshotFrom);
       } else if (m.type === 'train/didPause' || m.type === 'train/didFinish') {
         const cb = this.onBlock;
         this.onBlock = null;
@@ -88,9 +104,14 @@ class Side {
     return new Promise((resolve, reject) => {
       this.tokens = 0;
       this.blockEnd = end;
+      this.counted = counted;
       this.onBlock = () => {
         if (this.failure !== null) return reject(new Error(this.failure));
-        if (counted) this.rates.push(this.tokens / ((now() - this.started) / 1000));
+        const ms = now() - this.started;
+        if (counted) {
+          this.rates.push(this.tokens / (ms / 1000));
+          this.blockMs.push(ms);
+        }
         resolve();
       };
       this.started = now();
@@ -107,8 +128,8 @@ export async function measureScoresCost(task: TaskName, rounds: number, now: () 
   const every = spec.training.snapshotEvery;
   const stopAt = (rounds + 1) * every;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-scores-'));
-  const on = new Side(path.join(tmp, 'on'), spec, stopAt, true);
-  const off = new Side(path.join(tmp, 'off'), spec, stopAt, false);
+  const on = new Side(path.join(tmp, 'on'), spec, stopAt, true, now);
+  const off = new Side(path.join(tmp, 'off'), spec, stopAt, false, now);
   try {
     for (let b = 0; b <= rounds; b++) {
       // Alternate which side goes first, so neither always follows the other.
@@ -125,5 +146,11 @@ export async function measureScoresCost(task: TaskName, rounds: number, now: () 
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   const ratios = on.rates.map((r, i) => r / (off.rates[i] as number));
-  return { task, snapshotEvery: every, rounds, on: summarize(on.rates), off: summarize(off.rates), ratio: summarize(ratios) };
+  const snapOn = summarize(on.snapshotMs);
+  const snapOff = summarize(off.snapshotMs);
+  const block = summarize([...on.blockMs, ...off.blockMs]);
+  return {
+    task, snapshotEvery: every, rounds, on: summarize(on.rates), off: summarize(off.rates), ratio: summarize(ratios),
+    snapshotMs: { on: snapOn, off: snapOff }, overhead: (snapOn.median - snapOff.median) / block.median,
+  };
 }

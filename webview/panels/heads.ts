@@ -24,8 +24,8 @@ import type { Panel, PanelContext } from './panel';
 /** The attention tab's family of each stack. */
 const FAMILY: { readonly [S in HeadStack]: MapFamily } = { 'decoder.self': 'decoder-self', 'encoder.self': 'encoder-self', 'decoder.cross': 'cross' };
 
-/** The chart colour (index into theme.series) of each score, the same in every stack. */
-const COLOR: { readonly [K in ScoreName]: number } = { previousToken: 0, firstToken: 1, diagonal: 2, induction: 3, entropy: 5, antiDiagonal: 4 };
+/** The chart colour (index into theme.series) of each score, the same in every stack; entropy (nats, not a weight) in the text colour. */
+const COLOR: { readonly [K in ScoreName]: number | 'text' } = { previousToken: 0, firstToken: 1, diagonal: 2, induction: 3, entropy: 'text', antiDiagonal: 4 };
 
 /** The Heads tab. */
 export class HeadsPanel implements Panel {
@@ -154,14 +154,16 @@ export class HeadsPanel implements Panel {
       ? `First crossing: ${crossingLabel(ui.score, formatNumber(ui.threshold), c)} (${SCORE_LABELS[ui.score].full} ${formatNumber(c.value, 3)}).`
       : `No ${STACK_LABELS[ui.stack].toLowerCase()} head has reached ${SCORE_LABELS[ui.score].full} ≥ ${formatNumber(ui.threshold)} yet.`;
     const theme = this.ctx.theme;
-    const colors = new Map<ScoreName, string>((Object.keys(COLOR) as ScoreName[]).map((k) => [k, theme.series[COLOR[k] % theme.series.length] ?? theme.text]));
+    const colors = new Map<ScoreName, string>((Object.keys(COLOR) as ScoreName[]).map((k) => {
+      const c = COLOR[k];
+      return [k, c === 'text' ? theme.text : (theme.series[c % theme.series.length] ?? theme.text)];
+    }));
     const keep = new Map<HeadStack, HeadsGrid>();
     let shown = 0;
     let total = 0;
     for (const s of present) {
       const grid = this.grids.get(s.stack) ?? this.newGrid(s.stack);
       keep.set(s.stack, grid);
-      grid.setRows(hist.length);
       const visible = grid.render({
         series: s, row, steps: hist.steps, ranges: ranges(s.stack, hist), colors,
         chosen: s.stack === ui.stack ? ui.score : null, threshold: ui.threshold, only: ui.only, ranked: ui.order === 'ranked',

@@ -52,6 +52,8 @@ export class HeadsGrid {
   readonly el: HTMLElement;
   private readonly title = h('h3', { className: 'heads-title' });
   private readonly grid = h('div', { className: 'heads-grid', attrs: { role: 'grid' } });
+  /** Says so when the filter leaves no head. */
+  private readonly none = h('p', { className: 'note heads-none' });
   private cells: Cell[] = [];
   /** Visible cells in visual order (for the arrow keys). */
   private order: Cell[] = [];
@@ -63,7 +65,7 @@ export class HeadsGrid {
   onHover: (hit: { layer: number; head: number; score: ScoreName; row: number; x: number; y: number } | null) => void = () => undefined;
 
   constructor(readonly stack: HeadStack) {
-    this.el = h('section', { className: 'heads-stack', attrs: { 'data-stack': stack } }, this.title, this.grid);
+    this.el = h('section', { className: 'heads-stack', attrs: { 'data-stack': stack } }, this.title, this.none, this.grid);
     this.grid.setAttribute('aria-label', `${STACK_LABELS[stack]} heads`);
   }
 
@@ -84,6 +86,7 @@ export class HeadsGrid {
         return { values: s.column(score, cell.layer, cell.head), min: range.min, max: range.max, color: v.colors.get(score) ?? theme.text, threshold: score === v.chosen ? v.threshold : null };
       });
       drawSparklines(cell.canvas, bands, v.row, theme, SPARK_W, BAND_H);
+      cell.canvas.dataset.rows = String(v.steps.length);
       const parts: string[] = [];
       scores.forEach((score, k) => {
         const x = bands[k]?.values[v.row];
@@ -101,6 +104,8 @@ export class HeadsGrid {
     if (v.ranked && v.chosen !== null) ranked.sort((a, b) => b.value - a.value || a.cell.layer - b.cell.layer || a.cell.head - b.cell.head);
     ranked.forEach((r, i) => (r.cell.button.parentElement as HTMLElement).style.order = String(i));
     this.order = ranked.map((r) => r.cell).filter((c) => c.visible);
+    this.none.hidden = this.order.length > 0;
+    if (v.chosen !== null) this.none.textContent = `No head has ${SCORE_LABELS[v.chosen].full} ≥ ${formatNumber(v.threshold)}${step === undefined ? '' : ` at step ${step}`}; lower the threshold or show every head.`;
     this.focusIndex = Math.min(this.focusIndex, Math.max(0, this.order.length - 1));
     this.cells.forEach((c) => (c.button.tabIndex = -1));
     const stop = this.order[this.focusIndex];
@@ -148,11 +153,6 @@ export class HeadsGrid {
   private rowAt(canvas: HTMLCanvasElement, e: MouseEvent): number {
     const r = canvas.getBoundingClientRect();
     return sparkRowAt(e.clientX - r.left, Number(canvas.dataset.rows ?? 0), r.width);
-  }
-
-  /** Tells the canvases how many rows they show (for rowAt). */
-  setRows(n: number): void {
-    for (const c of this.cells) c.canvas.dataset.rows = String(n);
   }
 
   private key(e: KeyboardEvent, cell: Cell): void {

@@ -76,7 +76,7 @@ function fakeResult(): BenchResult {
       matmul: { 1: { 64: st(100) }, 2: { 64: st(110) } },
     },
     tfjs: { skipped: 'not installed' },
-    headScores: [{ task: 'reverse', snapshotEvery: 75, rounds: 6, on: st(9800), off: st(10000), ratio: { median: 0.98, min: 0.95, max: 1.01, n: 6 } }],
+    headScores: [{ task: 'reverse', snapshotEvery: 75, rounds: 6, on: st(9800), off: st(10000), ratio: { median: 0.98, min: 0.95, max: 1.01, n: 6 }, snapshotMs: { on: st(30), off: st(20) }, overhead: 0.004 }],
   };
 }
 
@@ -101,8 +101,8 @@ describe('bench report', () => {
     expect(text).toContain('p99 12.5 ms');
     expect(text).toContain('TensorFlow.js: not compared — not installed');
     expect(text).toContain('2.50 after — other processes were using the cores');
-    expect(text).toMatch(/reverse\s+75\s+9,800 \[8,820–10,780\]\s+10,000 \[9,000–11,000\]\s+0\.980 \[0\.950–1\.010\]\s+yes/);
-    expect(benchJson(fakeResult()).head_scores).toEqual({ reverse: { on_tokens_per_s: 9800, off_tokens_per_s: 10000, on_over_off: 0.98 } });
+    expect(text).toMatch(/reverse\s+75\s+9,800 \[8,820–10,780\]\s+10,000 \[9,000–11,000\]\s+0\.980 \[0\.950–1\.010\]\s+30\.0 \[27\.0–33\.0\] \/ 20\.0 \[18\.0–22\.0\]\s+0\.40%\s+yes/);
+    expect(benchJson(fakeResult()).head_scores).toEqual({ reverse: { on_tokens_per_s: 9800, off_tokens_per_s: 10000, on_over_off: 0.98, snapshot_ms_on: 30, snapshot_ms_off: 20, share_of_training: 0.004 } });
   });
 });
 
@@ -132,6 +132,9 @@ describe('runBench', () => {
     expect(c.off.n).toBe(2);
     expect(c.on.min).toBeGreaterThan(0);
     expect(c.ratio.n).toBe(2);
+    expect(c.snapshotMs.on.n).toBe(2);
+    expect(c.snapshotMs.off.n).toBe(2);
+    expect(Number.isFinite(c.overhead)).toBe(true);
     expect(c.ratio.min).toBeGreaterThan(0);
   });
 });
