@@ -78,6 +78,7 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
       expect(await page.locator('.heads-note').textContent()).toContain('induction on the run’s diagnostic sequence');
       // The toolbar leaves an empty slot for an export menu, hidden while empty.
       expect(await page.locator('.panel.heads [data-slot="export"]').count()).toBe(1);
+      await page.waitForTimeout(600); // the header's live step count redraws twice a second
       await screenshot(page, `heads-${theme}`, true);
       expect(await page.evaluate('window.__csp')).toEqual([]);
       clean(log);
@@ -134,6 +135,7 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
     await frames(page);
     expect(await page.getAttribute('#tab-attention', 'aria-selected')).toBe('true');
     expect(await page.locator('.attn-caption').textContent()).toMatch(/^Decoder self-attention · layer 2 · head 3 · step 1000 /);
+    await screenshot(page, 'heads-opened-attention-light');
     // On a sparkline: at the step under the pointer (the left end is step 0).
     await tab(page, 'heads');
     const spark = page.locator(`${cell(0, 1)} canvas`);

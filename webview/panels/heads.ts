@@ -106,8 +106,8 @@ export class HeadsPanel implements Panel {
       this.count,
       this.exportSlot,
     );
-    this.body = h('div', { className: 'heads-main' }, h('div', { className: 'timeline' }, this.slider, this.stepLabel), this.crossing, this.note, this.stacksBox);
-    this.el = h('section', { className: 'panel heads' }, toolbar, this.empty, this.body, this.tip);
+    this.body = h('div', { className: 'heads-main' }, toolbar, h('div', { className: 'timeline' }, this.slider, this.stepLabel), this.crossing, this.note, this.stacksBox);
+    this.el = h('section', { className: 'panel heads' }, this.empty, this.body, this.tip);
     this.tip.hidden = true;
   }
 
