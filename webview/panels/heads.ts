@@ -41,7 +41,7 @@ export class HeadsPanel implements Panel {
   /** Where an "Export CSV" of the head-score table goes (the export menu fills it). */
   readonly exportSlot = h('span', { className: 'toolbar-slot heads-export', attrs: { 'data-slot': 'export' } });
   private readonly slider = h('input', { attrs: { type: 'range', id: 'heads-timeline', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Snapshot (training step)' } });
-  private readonly stepLabel = h('output', { className: 'timeline-label', attrs: { for: 'heads-timeline' } });
+  private readonly stepLabel = h('output', { className: 'heads-step', attrs: { for: 'heads-timeline' } });
   private readonly note = h('p', { className: 'note heads-note' });
   private readonly crossing = h('p', { className: 'heads-crossing' });
   private readonly empty = h('p', { className: 'empty' });
