@@ -86,6 +86,19 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
     });
   }
 
+  it('says when the scores are of a selected text (Show Attention for Selection)', async () => {
+    const { page, log } = await openDashboard(browser);
+    const base = scoredRun('sel', L, H, 0);
+    const selection = { ...base, run: { ...base.run, status: 'completed' as const, name: 'run · selection "the cat"' }, steps: [], snapshots: [{ ...scoredSnapshot(700, L, H), source: 'selection' as const }] };
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [selection], selectedId: 'sel' });
+    await tab(page, 'heads');
+    expect(await page.locator('.heads-note').textContent()).toContain('measured on the selected text');
+    expect((await page.locator(`${cell(1, 2)} .heads-value`).allTextContents())[3]).toBe(formatNumber(inductionAt(700), 2));
+    expect(await painted(page, `${cell(1, 2)} canvas`)).toBe(true); // one point: a dot per band
+    clean(log);
+    await page.close();
+  });
+
   it('ranks and filters heads by a score and threshold', async () => {
     const { page, log } = await openDashboard(browser);
     await send(page, { type: 'dashboard/didLoadRuns', runs: [scoredRun('live', L, H, 1000)], selectedId: 'live' });
