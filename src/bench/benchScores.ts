@@ -102,6 +102,8 @@ class Side {
   /** Trains up to step `end`; resolves with tokens/s of the block. */
   block(end: number, counted: boolean, now: () => number): Promise<void> {
     return new Promise((resolve, reject) => {
+      // A session that failed while the other side trained has nothing left to run.
+      if (this.failure !== null) return reject(new Error(this.failure));
       this.tokens = 0;
       this.blockEnd = end;
       this.counted = counted;
