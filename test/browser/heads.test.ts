@@ -72,7 +72,7 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
       expect(await page.locator(`${cell(1, 2)} .heads-score`).allTextContents()).toEqual(['prev', 'first', 'diag', 'ind', 'ent']);
       expect(await painted(page, `${cell(1, 2)} canvas`)).toBe(true);
       const dpr = (await page.evaluate('window.devicePixelRatio')) as number;
-      expect(Number(await attr(page, `${cell(1, 2)} canvas`, 'width'))).toBe(64 * Math.max(1, Math.round(dpr)));
+      expect(Number(await attr(page, `${cell(1, 2)} canvas`, 'width'))).toBe(56 * Math.max(1, Math.round(dpr)));
       expect(await page.locator(cell(1, 2)).getAttribute('aria-label')).toContain(`layer 2, head 3, step 1000: previous token`);
       expect(await page.locator('.heads-crossing').textContent()).toContain(`induction ≥ 0.5 · L2H3 · step ${INDUCTION_CROSSING}`);
       expect(await page.locator('.heads-note').textContent()).toContain('induction on the run’s diagnostic sequence');

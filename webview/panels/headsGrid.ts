@@ -19,7 +19,7 @@ import { drawSparklines, sparkRowAt } from '../sparkline';
 import type { Theme } from '../theme';
 
 /** Width of a cell's sparklines and height of one band, in CSS pixels. */
-export const SPARK_W = 64;
+export const SPARK_W = 56;
 export const BAND_H = 16;
 
 /** What a grid draws. */
