@@ -79,6 +79,15 @@ export async function runUi(page, { shots, log, reopen }) {
   if (hm.colours < 8) throw new Error(`the heatmap has only ${hm.colours} colours`);
   await shot('04-dashboard-attention.png');
 
+  // …and every head's scores over the snapshots so far, on the Heads tab.
+  await dash.locator('#tab-heads').click();
+  const spark = dash.locator('.heads-cell canvas');
+  await expectVisible(spark, 'the Heads tab sparklines');
+  const values = await dash.locator('.heads-value').allTextContents();
+  log(`Heads tab: ${await dash.locator('.heads-cell').count()} heads, values ${values.slice(0, 5).join(' ')} …`);
+  if (!values.some((v) => /^\d/.test(v))) throw new Error(`the Heads tab shows no score values: ${values.slice(0, 10).join(', ')}`);
+  await shot('04b-dashboard-heads.png');
+
   // 5. Stop Training: the status bar says where it stopped, before the step budget.
   await wb.runCommand('Attention Lab: Stop Training');
   const stopped = await wb.waitForStatus('Attention Lab:', (t) => /stopped at step/.test(t), 60_000);
@@ -129,6 +138,11 @@ export async function runUi(page, { shots, log, reopen }) {
   await wb.dashboard().locator('#tab-attention').click();
   await expectVisible(wb.dashboard().locator('.hm-grid canvas'), "the selection's heatmap");
   await shot('08-selection-attention.png');
+  // The selection's head scores: positional ones of the text, induction of the diagnostic sequence.
+  await wb.dashboard().locator('#tab-heads').click();
+  await expectVisible(wb.dashboard().locator('.heads-note', { hasText: 'measured on the selected text' }), "the Heads tab's note on the selection");
+  await shot('08b-selection-heads.png');
+  await wb.dashboard().locator('#tab-attention').click();
 
   // 9. Reload the window: the dashboard restores itself and the run is still listed.
   await page.reload();

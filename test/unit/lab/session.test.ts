@@ -57,6 +57,22 @@ describe('training session', () => {
     expect(state.snapshots[0]?.masks.map((m) => m.name)).toEqual(['source.padding', 'target.padding', 'decoder.causal', 'decoder.self']);
   });
 
+  it('scores every head at each snapshot, unless the benchmark turns scores off', async () => {
+    const run = async (name: string, headScores?: boolean): Promise<ReturnType<typeof loadRunState>> => {
+      const dir = path.join(root, name);
+      await runSession(dir, spec({ steps: 10, checkpointEvery: 0 }), false, new SessionControl(), () => undefined, null, null, headScores === undefined ? {} : { headScores });
+      return loadRunState(dir);
+    };
+    const on = await run('scores-on');
+    const off = await run('scores-off', false);
+    expect(on.snapshots.map((s) => s.step)).toEqual([0, 10]);
+    expect(on.snapshots[1]?.headScores?.map((x) => x.stack)).toEqual(['encoder.self', 'encoder.self', 'decoder.self', 'decoder.self', 'decoder.cross', 'decoder.cross']);
+    expect(off.snapshots.map((s) => s.step)).toEqual([0, 10]);
+    expect(off.snapshots.every((s) => s.headScores === undefined)).toBe(true);
+    // The same maps either way: scoring reads them, it does not change the training.
+    expect(off.snapshots[1]?.maps[0]?.data).toEqual(on.snapshots[1]?.maps[0]?.data);
+  });
+
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {
     const dir = path.join(root, 'diverged');
     const events: WorkerToHost[] = [];
