@@ -114,8 +114,10 @@ export async function runConfigure(page, { shots, log, workspace }) {
 
   // 6. Saved where it said, and training starts.
   const settingsFile = path.join(workspace, '.vscode/settings.json');
-  for (let i = 0; i < 40 && !fs.existsSync(settingsFile); i++) await sleep(250);
-  const saved = fs.readFileSync(settingsFile, 'utf8');
+  const read = () => (fs.existsSync(settingsFile) ? fs.readFileSync(settingsFile, 'utf8') : '');
+  for (let i = 0; i < 60 && !read().includes('attentionLab.data.include'); i++) await sleep(250); // VS Code creates the file, then writes the keys one by one (include is the last)
+  await sleep(500);
+  const saved = read();
   log(`.vscode/settings.json: ${saved.replace(/\s+/g, ' ')}`);
   if (!/"attentionLab\.training\.steps":\s*30/.test(saved) || !saved.includes('"attentionLab.data.include": "**/*.{md,txt}"')) throw new Error('the settings were not saved to .vscode/settings.json');
   const done = await wb.waitForStatus('Attention Lab:', (t) => /finished at step 30\/30/.test(t), 120_000);

@@ -25,7 +25,7 @@ beforeAll(() => {
   put('big.txt', 'x'.repeat(9000)); // over the 8 KB per-file limit below
   put('empty.txt', '   \n');
   put('build/out.txt', 'ignored\n');
-  put('z.txt', 'zz\n');
+  put('z.txt', 'zz😀\n');
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -46,11 +46,11 @@ describe('previewCorpus', () => {
       'package-lock.json:lockfile',
     ]);
     expect(p.files.map((f) => f.path)).toEqual(['a.md', 'b.txt', 'z.txt']);
-    expect(p.bytes).toBe(4 + Buffer.byteLength('bcd é\n') + 3);
+    expect(p.bytes).toBe(4 + Buffer.byteLength('bcd é\n') + Buffer.byteLength('zz😀\n'));
     expect(p.read).toBe(p.planned);
     expect(p.planned).toBe(plan.files.length);
-    // a b c d z é space newline
-    expect(p.distinctChars).toBe(8);
+    // a b c d z é 😀 space newline (the emoji is one code point, not two surrogates)
+    expect(p.distinctChars).toBe(9);
   });
 
   it('reads only within its budget and keeps the unread files as planned', async () => {
@@ -62,6 +62,11 @@ describe('previewCorpus', () => {
     expect(p.distinctChars).toBe(4);
     const none = await previewCorpus(files, dir, limits, { maxBytes: 1 });
     expect(none.read).toBe(0);
+    // Files over maxFileBytes are listed unread; the small ones after them are still read.
+    const small = await previewCorpus(files, dir, limits, { maxFileBytes: 6 });
+    expect(small.read).toBe(2); // a.md and empty.txt; app.js, b.txt and z.txt (7 bytes and more) are not read
+    expect(small.skipped.map((s) => s.reason)).toContain('empty');
+    expect(small.skipped.map((s) => s.reason)).not.toContain('minified');
   });
 
   it('stops when cancelled', async () => {
