@@ -51,7 +51,7 @@ export function previewLine(p: GlobPreview): { severity: PreviewSeverity; messag
     return { severity: 'error', message: `All ${plural(p.found, 'matching file')} would be skipped (${summarizeSkipped(p.skipped)}); point the glob at UTF-8 text files.` };
   }
   const files = plural(p.files.length, 'file');
-  const count = p.capped ? `${formatCount(p.found)}+ files match; of the first ${formatCount(p.found)}: ${files}` : files;
+  const count = p.capped ? `${formatCount(p.found)}+ files match; of ${formatCount(p.found)} looked at: ${files}` : files;
   const unread = p.planned - p.read;
   const notes = [p.excluded ? `${formatCount(p.excluded)} excluded by attentionLab.data.exclude` : '', unread > 0 ? `contents of ${formatCount(unread)} checked when training reads them` : ''].filter(Boolean);
   const message = `${count}, ${formatBytes(p.bytes)}${skipped}${notes.length ? ` (${notes.join('; ')})` : ''} — Preview files… lists them.`;
@@ -69,7 +69,7 @@ export interface PreviewRow {
 export function previewRows(p: GlobPreview, maxRows = 500): PreviewRow[] {
   const rows: PreviewRow[] = [];
   const files = p.files.slice(0, maxRows);
-  rows.push({ kind: 'separator', label: `${plural(p.files.length, 'file')} to train on, ${formatBytes(p.bytes)}${p.capped ? ` (of the first ${formatCount(p.found)} found)` : ''}` });
+  rows.push({ kind: 'separator', label: `${plural(p.files.length, 'file')} to train on, ${formatBytes(p.bytes)}${p.capped ? ` (of ${formatCount(p.found)} looked at)` : ''}` });
   for (const f of files) rows.push({ kind: 'file', label: f.path, description: formatBytes(f.bytes) });
   if (p.files.length > files.length) rows.push({ kind: 'separator', label: `… and ${plural(p.files.length - files.length, 'more file')}` });
   if (p.skipped.length) {

@@ -32,7 +32,7 @@ describe('dataPreview', () => {
   it('says when it looked at only part of the files', () => {
     const line = previewLine({ ...base, found: 1000, capped: true, planned: 900, read: 300, skipped: [] });
     expect(line.severity).toBe('warning');
-    expect(line.message).toBe('1,000+ files match; of the first 1,000: 2 files, 1.2 MB (contents of 600 checked when training reads them) — Preview files… lists them.');
+    expect(line.message).toBe('1,000+ files match; of 1,000 looked at: 2 files, 1.2 MB (contents of 600 checked when training reads them) — Preview files… lists them.');
   });
 
   it('refuses a glob that matches nothing, or only skipped files, with what to try', () => {
