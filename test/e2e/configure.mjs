@@ -94,20 +94,35 @@ export async function runConfigure(page, { shots, log, workspace }) {
   const size = reviewRows.find((r) => r.includes('parameters')) ?? '';
   if (!size.includes(tiny)) throw new Error(`the review's size "${size}" is not the preset list's "${tiny}"`);
   const train = rows.filter({ hasText: 'Save and Train' }).first();
+  // Hover every other row at six points (label line and detail line; left, middle, right), wait
+  // past the hover delay, and probe Save and Train across its width: no point may be covered.
+  const covered = async () => {
+    const box = await train.boundingBox();
+    return page.evaluate(({ x, y, width, height }) => {
+      for (let k = 1; k < 10; k++) {
+        const el = document.elementFromPoint(x + (width * k) / 10, y + height / 2);
+        if (!el?.closest('.monaco-list-row')?.innerText?.includes('Save and Train')) return true;
+      }
+      return false;
+    }, box);
+  };
   const n = await rows.count();
   for (let i = 0; i < n; i++) {
     const row = rows.nth(i);
     const label = await text(row);
     if (label.includes('Save and Train') || !(await row.isVisible())) continue;
-    await row.hover();
-    await sleep(1500); // past the hover delay
-    const box = await train.boundingBox();
-    const onTop = await page.evaluate(([x, y]) => !!document.elementFromPoint(x, y)?.closest('.monaco-list-row')?.innerText?.includes('Save and Train'), [box.x + box.width / 2, box.y + box.height / 2]);
-    log(`hovering "${label}": Save and Train ${onTop ? 'uncovered' : 'COVERED'}`);
-    if (!onTop) {
-      await shot('c5-configure-review-covered.png');
-      throw new Error(`hovering "${label}" covers Save and Train`);
+    const box = await row.boundingBox();
+    for (const fy of [0.3, 0.75]) {
+      for (const fx of [0.2, 0.5, 0.8]) {
+        await page.mouse.move(box.x + box.width * fx, box.y + box.height * fy);
+        await sleep(1200); // past the hover delay
+        if (await covered()) {
+          await shot('c5-configure-review-covered.png');
+          throw new Error(`hovering "${label}" covers Save and Train`);
+        }
+      }
     }
+    log(`hovering "${label}" at six points: Save and Train stays uncovered`);
   }
   await shot('c5-configure-review-hover.png');
   await train.click();
