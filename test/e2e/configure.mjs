@@ -125,6 +125,14 @@ export async function runConfigure(page, { shots, log, workspace }) {
     log(`hovering "${label}" at six points: Save and Train stays uncovered`);
   }
   await shot('c5-configure-review-hover.png');
+  // The review can switch to user settings and back; the rows then say where they save.
+  await pick('Save to user settings (every workspace) instead');
+  await visible(rows.filter({ hasText: 'Save to workspace settings (.vscode/settings.json) instead' }), 'the switch back to workspace settings');
+  const userRows = await texts(rows);
+  if (!userRows.some((r) => r.startsWith('Save and Train') && r.includes('to user settings (every workspace)'))) throw new Error(`after the switch the review does not save to user settings: ${JSON.stringify(userRows)}`);
+  await pick('Save to workspace settings (.vscode/settings.json) instead');
+  await visible(rows.filter({ hasText: 'Save to user settings (every workspace) instead' }), 'the review back on workspace settings');
+  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time, kept across the switch', 5_000);
   await train.click();
 
   // 6. Saved where it said, and training starts.
