@@ -1,5 +1,5 @@
 // The UI scenario of the end-to-end suite, in a real VS Code driven by Chromium: the
-// sidebar's welcome view, Configure Model's first steps, Train from the command palette,
+// sidebar's welcome view, Configure Model's first steps (up to the sized presets), Train from the command palette,
 // the status bar counting steps, the dashboard's loss curve (with points) and attention
 // heatmap, Stop Training, the run in the Runs view, Decode returning text, and a window
 // reload after which the dashboard and the run are restored. Each check throws with what
@@ -40,9 +40,13 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: 'parameters' }), 'the Configuration view with the model size');
   await shot('01-sidebar-welcome.png');
 
-  // 2. Configure Model…: the first two steps (kind; preset with parameter counts), then cancel.
+  // 2. Configure Model…: kind, glob (counted), tokenizer, then the presets with parameter counts; cancel.
   await wb.runCommand('Attention Lab: Configure Model…');
   await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'decoder-only' }), 'the model-kind step');
+  await page.keyboard.press('Enter');
+  await expectVisible(page.locator('.quick-input-widget .quick-input-message', { hasText: /\d+ files?, / }), 'the file count of the glob', 30_000);
+  await page.keyboard.press('Enter');
+  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'one token per character' }), 'the tokenizer step');
   await page.keyboard.press('Enter');
   await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'parameters' }), 'preset sizes', 30_000);
   await shot('02-configure-preset.png');
