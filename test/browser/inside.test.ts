@@ -204,6 +204,9 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
     await until(page, `document.querySelector('.lens-grid') && document.querySelector('.ab-table')`, 30_000);
     const lens = host.answers.get((host.requests.find((r) => r.type === 'lens/request') as Request).id) as LensOutputData;
     expect(await page.locator('.lens-src .chip').allTextContents()).toEqual((lens.src ?? []).map(showToken));
+    expect(lens.tokens[0]).toBe('<bos>');
+    await page.locator('.lens-box').scrollIntoViewIfNeeded();
+    await screenshot(page, 'light-playground-lens-encdec');
     // Another run: its own empty lens and every head on.
     await page.selectOption('#run-picker', lm.run.id);
     await frames(page);

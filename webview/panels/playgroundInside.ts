@@ -68,7 +68,7 @@ export class PlaygroundInside {
     const ui = this.ctx.ui;
     const target = encdec && run
       ? h('span', { className: 'pg-knob' }, h('label', { attrs: { for: 'pg-target' } }, 'target prefix'), h('input', {
-          attrs: { id: 'pg-target', type: 'text', spellcheck: false, placeholder: 'empty: the model’s own translation', value: ui.playgroundTargets[run.id] ?? '' },
+          attrs: { id: 'pg-target', type: 'text', spellcheck: false, placeholder: 'empty: the model’s translation', value: ui.playgroundTargets[run.id] ?? '' },
           on: {
             input: (e) => {
               ui.playgroundTargets[run.id] = (e.target as HTMLInputElement).value;
@@ -254,7 +254,7 @@ export class PlaygroundInside {
 
 /** What the section says where no model can answer. */
 export function offlineText(kind: 'vscode' | 'report' | 'none'): string {
-  const cli = 'or run `attention-lab lens --run DIR --prompt TEXT` and `attention-lab heads --run DIR --ablate`';
+  const cli = 'or run `attention-lab lens --run DIR --prompt TEXT` (`--src TEXT` for an encoder-decoder) and `attention-lab heads --run DIR --ablate`';
   return kind === 'report'
     ? `The logit lens and head ablation are off in this standalone report: they need the run's live model. Open the run in VS Code (Attention Lab: Open Dashboard) ${cli}.`
     : `The logit lens and head ablation are off: this page has no host to run the model. Open the dashboard in VS Code ${cli}.`;
