@@ -68,10 +68,14 @@ export const webviewToHost = messages({
   'webview/didError': { message: str },
   'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
   'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
-  /** The playground's logit lens of an input (the model worker's model/lens); `fit` cuts a long input to the context. */
-  'lens/request': { id: nonNegInt, runId: str, input: lensInputData, topK: posInt, fit: bool },
+  /**
+   * The playground's logit lens of an input (the model worker's model/lens) with the model of
+   * the run folder `runDir` (the selected entry's, which may be a selection made from a run);
+   * `fit` cuts a long input to the context.
+   */
+  'lens/request': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
   /** The playground's ablation: the input with every head on and with `off` switched off (model/ablate). */
-  'ablate/request': { id: nonNegInt, runId: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
+  'ablate/request': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
 });
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */

@@ -41,11 +41,11 @@ function workerHost(client: ModelClient): { requests: Request[]; answers: Map<nu
       requests.push(req);
       try {
         if (req.type === 'lens/request') {
-          const output = await client.lens(req.runId, req.input, req.topK, req.fit);
+          const output = await client.lens(req.runDir, req.input, req.topK, req.fit);
           answers.set(req.id, output);
           await send(page, { type: 'lens/didFinish', id: req.id, output });
         } else {
-          const output = await client.ablate(req.runId, req.input, req.off, req.topK, req.fit);
+          const output = await client.ablate(req.runDir, req.input, req.off, req.topK, req.fit);
           answers.set(req.id, output);
           await send(page, { type: 'ablate/didFinish', id: req.id, output });
         }
@@ -92,7 +92,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       await until(page, `document.querySelector('.lens-grid')`, 30_000);
       expect(host.requests).toHaveLength(1);
       const req = host.requests[0] as Request;
-      expect(req).toMatchObject({ type: 'lens/request', runId: lm.run.id, input: { kind: 'decoder-only', prompt: long }, topK: 5, fit: true });
+      expect(req).toMatchObject({ type: 'lens/request', runDir: lm.run.runDir, input: { kind: 'decoder-only', prompt: long }, topK: 5, fit: true });
       const lens = host.answers.get(req.id) as LensOutputData;
       const L = lm.run.model?.config.maxLen as number;
       const n = lm.run.model?.config.nDecoderLayers as number;
@@ -165,7 +165,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       await until(page, `document.querySelector('.ab-table')`, 30_000);
       expect(host.requests).toHaveLength(1);
       const req = host.requests[0] as Extract<Request, { type: 'ablate/request' }>;
-      expect(req).toMatchObject({ type: 'ablate/request', runId: mt.run.id, input: { kind: 'encoder-decoder', src: 'abcde', tgt: 'ed' }, fit: true });
+      expect(req).toMatchObject({ type: 'ablate/request', runDir: mt.run.runDir, input: { kind: 'encoder-decoder', src: 'abcde', tgt: 'ed' }, fit: true });
       expect(req.off).toEqual([{ stack: 'decoder.cross', layer: 0, head: 0 }, { stack: 'decoder.self', layer: 1, head: 1 }]);
       expect(await page.getAttribute('button[data-head="decoder.cross:0:0"]', 'aria-pressed')).toBe('true');
       const ab = host.answers.get(req.id) as AblationOutputData;

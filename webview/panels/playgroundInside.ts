@@ -205,7 +205,7 @@ export class PlaygroundInside {
       return;
     }
     const s = this.ctx.store.beginAnalysis(run.id, input);
-    if (this.send({ type: 'lens/request', id: s.id, runId: run.id, input, topK: this.ctx.ui.lensTopK, fit: true }, s)) this.lens.set(run.id, s);
+    if (this.send({ type: 'lens/request', id: s.id, runDir: run.summary.runDir, input, topK: this.ctx.ui.lensTopK, fit: true }, s)) this.lens.set(run.id, s);
     this.show();
   }
 
@@ -219,7 +219,7 @@ export class PlaygroundInside {
     }
     const off: HeadRefData[] = (this.ctx.ui.playgroundOff[run.id] ?? []).map(headOfKey);
     const s = this.ctx.store.beginAnalysis(run.id, input, off);
-    if (this.send({ type: 'ablate/request', id: s.id, runId: run.id, input, off, topK: this.ctx.ui.lensTopK, fit: true }, s)) this.ablation.set(run.id, s);
+    if (this.send({ type: 'ablate/request', id: s.id, runDir: run.summary.runDir, input, off, topK: this.ctx.ui.lensTopK, fit: true }, s)) this.ablation.set(run.id, s);
     this.show();
   }
 

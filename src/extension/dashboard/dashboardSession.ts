@@ -132,8 +132,8 @@ export class DashboardSession implements DisposableLike {
   private async analyse(msg: Extract<WebviewToHost, { type: 'lens/request' | 'ablate/request' }>): Promise<void> {
     const id = msg.id;
     try {
-      if (msg.type === 'lens/request') this.post({ type: 'lens/didFinish', id, output: await this.deps.models.lens(msg.runId, msg.input, msg.topK, msg.fit) });
-      else this.post({ type: 'ablate/didFinish', id, output: await this.deps.models.ablate(msg.runId, msg.input, msg.off, msg.topK, msg.fit) });
+      if (msg.type === 'lens/request') this.post({ type: 'lens/didFinish', id, output: await this.deps.models.lens(msg.runDir, msg.input, msg.topK, msg.fit) });
+      else this.post({ type: 'ablate/didFinish', id, output: await this.deps.models.ablate(msg.runDir, msg.input, msg.off, msg.topK, msg.fit) });
     } catch (e) {
       const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
       this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id, error: { code, message: messageOf(e) } });

@@ -127,8 +127,8 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
-  'lens/request': { type: 'lens/request', id: 2, runId: '/r', input: lensInput, topK: 5, fit: true },
-  'ablate/request': { type: 'ablate/request', id: 3, runId: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
+  'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
+  'ablate/request': { type: 'ablate/request', id: 3, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
 };
 
 interface Channel {
