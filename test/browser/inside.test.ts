@@ -160,8 +160,8 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       await page.fill('#pg-input', 'abcde');
       await page.fill('#pg-target', 'ed');
       // Two toggles in a burst: one request, after the pause, with both heads off.
-      await page.click('button[data-head="decoder.cross:0:0"]');
-      await page.click('button[data-head="decoder.self:1:1"]');
+      // (Both in one turn of the page's event loop, so a slow machine cannot stretch the burst past the pause.)
+      await page.evaluate(`['decoder.cross:0:0', 'decoder.self:1:1'].forEach((k) => document.querySelector('button[data-head="' + k + '"]').click())`);
       await until(page, `document.querySelector('.ab-table')`, 30_000);
       expect(host.requests).toHaveLength(1);
       const req = host.requests[0] as Extract<Request, { type: 'ablate/request' }>;

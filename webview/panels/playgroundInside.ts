@@ -43,6 +43,8 @@ export class PlaygroundInside {
   private readonly lens = new Map<string, AnalysisSession>();
   private readonly ablation = new Map<string, AnalysisSession>();
   private debounce: ReturnType<typeof setTimeout> | null = null;
+  /** What the lens and ablation areas show now (session id and state), so unrelated redraws leave them (and the focus) alone. */
+  private drawn = { lens: '', ablate: '' };
   private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
 
   constructor(private readonly ctx: PanelContext) {}
@@ -110,15 +112,29 @@ export class PlaygroundInside {
       this.tip,
     );
     this.drawToggles(run);
+    this.drawn = { lens: '', ablate: '' };
     this.show();
   }
 
-  /** Redraws the results of the selected run. */
+  /** Redraws the results of the selected run where they changed. */
   show(): void {
     const run = this.ctx.run();
     if (!this.ctx.host.interactive) return;
-    this.tip.hidden = true;
     const lens = run ? this.lens.get(run.id) : undefined;
+    const ab = run ? this.ablation.get(run.id) : undefined;
+    const state = (s: AnalysisSession | undefined): string => (s ? `${s.id}:${s.output ? 'done' : s.error ? 'failed' : 'waiting'}` : `none:${run?.id ?? ''}`);
+    if (state(lens) !== this.drawn.lens) {
+      this.drawn.lens = state(lens);
+      this.showLens(lens);
+    }
+    if (state(ab) !== this.drawn.ablate) {
+      this.drawn.ablate = state(ab);
+      this.showAblation(run, ab);
+    }
+  }
+
+  private showLens(lens: AnalysisSession | undefined): void {
+    this.tip.hidden = true;
     if (!lens) {
       this.lensStatus.textContent = '';
       replaceChildren(this.lensBox);
@@ -128,7 +144,9 @@ export class PlaygroundInside {
       const src = lens.output?.src;
       replaceChildren(this.lensBox, src ? h('p', { className: 'lens-src' }, 'Source: ', ...src.map((t) => h('span', { className: 'chip' }, showToken(t)))) : null, lens.output ? lensGrid(lens.output, this.tip) : null);
     }
-    const ab = run ? this.ablation.get(run.id) : undefined;
+  }
+
+  private showAblation(run: RunEntry | undefined, ab: AnalysisSession | undefined): void {
     if (!ab || ab.kind !== 'ablate') {
       this.ablateStatus.textContent = run && this.inputOf(run) === null ? 'Type a text above, then switch heads off or press Compare.' : '';
       this.ablateStatus.classList.remove('error');
