@@ -127,9 +127,6 @@ export async function runUi(page, { shots, log, reopen }) {
   for (let i = 0; i < 60 && !chosen.includes('selection'); i++, await sleep(250)) chosen = (await picker.locator('option:checked').textContent().catch(() => '')) ?? '';
   log(`dashboard after Show Attention: "${chosen}"`);
   if (!chosen.includes('selection "Attention lets every')) throw new Error(`the dashboard does not show the selection's attention (picker: ${JSON.stringify(chosen)})`);
-  await wb.dashboard().locator('#tab-attention').click();
-  await expectVisible(wb.dashboard().locator('.hm-grid canvas'), "the selection's heatmap");
-  await shot('08-selection-attention.png');
 
   // The playground looks inside the model (through the host's model worker): the logit lens of
   // a prompt, then a head switched off and the comparison with every head on.
@@ -143,8 +140,10 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(pg.locator('.ab-table'), 'the ablation comparison', 60_000);
   log(`playground: logit lens with ${lensRows} layer rows; one head off, Δloss ${await pg.locator('[data-loss="delta"]').textContent()}`);
   if (lensRows < 2) throw new Error(`the logit lens shows ${lensRows} layer rows`);
-  await shot('08b-playground-lens-ablation.png');
-  await pg.locator('#tab-attention').click();
+  await shot('08a-playground-lens-ablation.png');
+  await wb.dashboard().locator('#tab-attention').click();
+  await expectVisible(wb.dashboard().locator('.hm-grid canvas'), "the selection's heatmap");
+  await shot('08-selection-attention.png');
 
   // 9. Reload the window: the dashboard restores itself and the run is still listed.
   await page.reload();
