@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatNumber, formatPercent, formatPerplexity,
+  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatLossDelta, formatNumber, formatPercent, formatPerplexity, formatProbDelta,
 } from '../../src/format';
 
 describe('formatCount', () => {
@@ -112,5 +112,12 @@ describe('formatExample', () => {
     expect(formatExample('  ROMEO:\n  But soft ')).toBe('ROMEO: But soft');
     expect(formatExample('First Citizen:\nBefore we proceed any further, hear me speak.')).toBe('First Citizen: Before we proceed any…');
     expect(formatExample('x'.repeat(50))).toBe(`${'x'.repeat(40)}…`);
+  });
+});
+
+describe('formatLossDelta and formatProbDelta', () => {
+  it('sign every change, say ±0 only for exactly zero, and keep the sign of tiny changes', () => {
+    expect([0.0123, -0.5, 0, 1e-7, -1e-7, Number.NaN].map(formatLossDelta)).toEqual(['+0.0123', '\u22120.5000', '±0', '+0.0000', '\u22120.0000', 'NaN']);
+    expect([0.123, -0.004, 0, 0.0001, -0.0001, 0.5].map(formatProbDelta)).toEqual(['+12.3 pp', '\u22120.4 pp', '±0 pp', '+<0.1 pp', '\u2212<0.1 pp', '+50 pp']);
   });
 });
