@@ -9,8 +9,8 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, messages, nonNegInt, nullable, num, obj, oneOf, str } from './schema';
-import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics } from './data';
+import { arrayOf, messages, nonNegInt, nullable, num, obj, oneOf, optional, str } from './schema';
+import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
 
@@ -18,9 +18,11 @@ import { workerToHost } from './trainingWorker';
 export type RunSummary = Infer<typeof runSummary>;
 export const runSummary = obj({
   id: str,
+  /** The name the user gave the run (run.json's `displayName`), else its folder's name. */
   name: str,
   runDir: str,
-  status: oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed'),
+  /** As runStatus.ts's `shownRunState` says (`interrupted`: run.json says training, nothing trains it). */
+  status: oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed', 'interrupted'),
   kind: modelKind,
   step: nonNegInt,
   totalSteps: nonNegInt,
@@ -29,6 +31,10 @@ export const runSummary = obj({
   bestValLoss: nullable(num),
   model: nullable(modelInfo),
   data: nullable(dataSummary),
+  /** The user's note on the run (run.json's `note`). */
+  note: optional(str),
+  /** The training settings (run.json's `spec.training`), for comparing runs. */
+  training: optional(trainSpec.fields.training),
 });
 
 /** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
@@ -52,6 +58,8 @@ export const hostToWebview = messages({
   'playground/didDecode': { runId: str, params: decodeParams, output: decodeOutput },
   /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
   'dashboard/show': { runId: nullable(str), tab: dashboardTab },
+  /** The active run changed elsewhere (Runs view, status bar, a command's quick pick): show it. */
+  'dashboard/didSetActiveRun': { runId: str },
 });
 
 /** Messages from the dashboard to its host. */
@@ -61,6 +69,8 @@ export const webviewToHost = messages({
   'webview/didError': { message: str },
   'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
   'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
+  /** The user picked a run in the header's picker: it becomes the active run the commands use. */
+  'dashboard/didSelectRun': { runId: str },
 });
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */

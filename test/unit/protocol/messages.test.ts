@@ -107,6 +107,7 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'decode/didFail': { type: 'decode/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
   'playground/didDecode': { type: 'playground/didDecode', runId: '/r', params, output },
   'dashboard/show': { type: 'dashboard/show', runId: null, tab: 'attention' },
+  'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runId: '/r' },
 };
 
 const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
@@ -114,6 +115,7 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
+  'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
 };
 
 interface Channel {
