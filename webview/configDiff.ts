@@ -1,13 +1,12 @@
 /**
  * "What differs" between compared runs: the model config, training settings, backend and
  * data of each run, flattened to `section.key` rows, keeping only the rows whose values are
- * not all equal; drawn as a table under the curves when other runs are overlaid.
+ * not all equal. Pure (the curves panel draws it: panels/configDiffTable.ts).
  *
- * Leaves out: which runs are compared (the curves toolbar's checkboxes).
+ * Leaves out: which runs are compared (the curves toolbar's checkboxes) and drawing.
  */
 
 import type { RunSummary } from '../src/protocol/webview';
-import { h } from './dom';
 
 /** One key whose values differ, with one value per run ('—' where a run lacks it). */
 export interface DiffRow {
@@ -51,15 +50,4 @@ export function configDiff(runs: readonly RunSummary[]): DiffRow[] {
     if (values.some((v) => v !== values[0])) rows.push({ key, values });
   }
   return rows;
-}
-
-/** The table (or a line saying the runs share every setting); empty for fewer than two runs. */
-export function configDiffTable(runs: readonly RunSummary[]): HTMLElement[] {
-  if (runs.length < 2) return [];
-  const rows = configDiff(runs);
-  const title = h('h3', { className: 'config-diff-title' }, 'What differs between the compared runs');
-  if (rows.length === 0) return [title, h('p', { className: 'note' }, 'Their model, training settings, backend and data are the same.')];
-  const head = h('tr', {}, h('th', { attrs: { scope: 'col' } }, 'setting'), ...runs.map((r) => h('th', { attrs: { scope: 'col' } }, r.name)));
-  const body = rows.map((row) => h('tr', {}, h('th', { attrs: { scope: 'row' } }, row.key), ...row.values.map((v) => h('td', {}, v))));
-  return [title, h('table', { className: 'config-diff', attrs: { id: 'config-diff' } }, h('thead', {}, head), h('tbody', {}, ...body))];
 }

@@ -75,7 +75,7 @@ export class RunsTree implements vscode.TreeDataProvider<RunItem>, DisposableLik
     const item = new vscode.TreeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.runDir;
     const current = this.active.id() === r.runDir;
-    item.description = `${current ? 'active run · ' : ''}${describeRun(r)}`;
+    item.description = `${describeRun(r)}${current ? ' · active run' : ''}`;
     item.contextValue = contextValueOf(r, current);
     const [icon, color] = ICONS[r.status];
     // The active run wears a star (in its status colour); its status is in the description.

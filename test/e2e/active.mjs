@@ -89,6 +89,12 @@ export async function runActive(page, { shots, log }) {
   await item.locator('.monaco-button', { hasText: 'Resume' }).first().click();
   const resumed = await wb.waitForStatus('Attention Lab: step', (t) => Number(STEP.exec(t)?.[1] ?? 0) > Number(checkpoint) + 5, 120_000);
   log(`after Resume: "${resumed}"`);
+  // The dashboard says the same as the Runs view and the status bar: training, past the checkpoint.
+  const header = wb.dashboard().locator('.run-status');
+  let said = '';
+  for (let i = 0; i < 120 && !/^training · step \d+/.test(said); i++, await sleep(250)) said = ((await header.first().textContent().catch(() => '')) ?? '').trim();
+  log(`dashboard header after Resume: "${said}"`);
+  if (!(Number(/^training · step (\d+)/.exec(said)?.[1] ?? 0) > Number(checkpoint))) throw new Error(`the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(said)}`);
   await shot('a2-resumed.png');
   await stop(wb);
 
@@ -126,9 +132,12 @@ export async function runActive(page, { shots, log }) {
   await page.keyboard.press('ArrowRight'); // drop the selection so the shading shows
   let hover = '';
   for (let i = 0; i < 10 && !hover.includes('scored by'); i++) {
-    await shaded.nth(5 + i).hover();
-    await sleep(1200);
-    hover = ((await page.locator('.monaco-hover').first().textContent().catch(() => '')) ?? '').trim();
+    // The shading lies under the text, which takes the pointer: move the mouse over it instead.
+    const box = await shaded.nth(5 + i).boundingBox();
+    if (!box) continue;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await sleep(1500);
+    hover = ((await page.locator('.monaco-hover').first().textContent().catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
   }
   log(`hover: ${JSON.stringify(hover)}`);
   if (!hover.includes(`scored by ${firstName}`)) throw new Error(`the score hover does not name the active run ${firstName}: ${JSON.stringify(hover)}`);
@@ -144,7 +153,16 @@ export async function runActive(page, { shots, log }) {
   await picker.selectOption(other.value);
   const fromPicker = await wb.waitForStatus('decoder-only · step', (t) => t.includes(secondName), 20_000);
   log(`status bar after picking ${secondName} in the dashboard: "${fromPicker}"`);
-  await shot('a5-dashboard-picker.png');
+  // Comparing the two runs adds what differs between their settings (the same settings here: it says so).
+  const dash = wb.dashboard();
+  await dash.locator('#tab-curves').click();
+  await dash.locator('input[id^="curves-compare-"]').first().check();
+  const diffTitle = dash.locator('.config-diff-title');
+  await expectVisible(diffTitle, 'the table of what differs between the compared runs');
+  const diffText = ((await dash.locator('.config-diff-box').textContent()) ?? '').replace(/\s+/g, ' ');
+  log(`compare: "${diffText.slice(0, 200)}"`);
+  if (!/What differs between the compared runs/.test(diffText) || !/(are the same|setting)/.test(diffText)) throw new Error(`the comparison says ${JSON.stringify(diffText)}`);
+  await shot('a5-dashboard-picker-compare.png');
 
   // 6. Rename Run… from the context menu: the Runs view shows the new name.
   await wb.openActivity('Attention Lab');

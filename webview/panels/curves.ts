@@ -23,7 +23,7 @@ import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse,
 import type { XMode } from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
-import { configDiffTable } from '../configDiff';
+import { configDiffTable } from './configDiffTable';
 import { segmentMarkers } from '../segments';
 import type { SegmentMarker } from '../segments';
 
