@@ -91,10 +91,10 @@ export async function runActive(page, { shots, log }) {
   log(`after Resume: "${resumed}"`);
   // The dashboard says the same as the Runs view and the status bar: training, past the checkpoint.
   const header = wb.dashboard().locator('.run-status');
-  let said = '';
-  for (let i = 0; i < 120 && !/^training · step \d+/.test(said); i++, await sleep(250)) said = ((await header.first().textContent().catch(() => '')) ?? '').trim();
-  log(`dashboard header after Resume: "${said}"`);
-  if (!(Number(/^training · step (\d+)/.exec(said)?.[1] ?? 0) > Number(checkpoint))) throw new Error(`the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(said)}`);
+  let headerText = '';
+  for (let i = 0; i < 120 && !/^training · step \d+/.test(headerText); i++, await sleep(250)) headerText = ((await header.first().textContent().catch(() => '')) ?? '').trim();
+  log(`dashboard header after Resume: "${headerText}"`);
+  if (!(Number(/^training · step (\d+)/.exec(headerText)?.[1] ?? 0) > Number(checkpoint))) throw new Error(`the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(headerText)}`);
   await shot('a2-resumed.png');
   await stop(wb);
 
