@@ -29,7 +29,7 @@ export function runSettings(r: RunSummary): Map<string, string> {
   out.set('kind', r.kind);
   out.set('steps', String(r.totalSteps));
   if (r.model) {
-    for (const [k, v] of Object.entries(r.model.config)) out.set(`model.${k}`, show(v));
+    for (const [k, v] of Object.entries(r.model.config)) if (k !== 'kind') out.set(`model.${k}`, show(v));
     out.set('parameters', String(r.model.params));
     out.set('backend', r.model.backend);
   }
