@@ -119,6 +119,13 @@ export class App {
       this.showTab(ev.tab);
       return;
     }
+    if (ev.kind === 'select') {
+      if (ev.runId !== this.ui.runId) {
+        this.ui.runId = ev.runId;
+        this.selectRun();
+      }
+      return;
+    }
     if (ev.kind === 'run') {
       if (ev.runId === this.ui.runId && ev.parts.includes('status')) this.header.render();
       else if (ev.runId === this.ui.runId) this.renderHeaderSoon();

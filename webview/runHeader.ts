@@ -7,6 +7,7 @@
  * Leaves out: the panels and message handling (app.ts).
  */
 
+import { shownRunState } from '../src/protocol/runStatus';
 import type { WebviewToHost } from '../src/protocol/webview';
 import { h, replaceChildren } from './dom';
 import { formatLoss, formatPercent } from '../src/format';
@@ -27,14 +28,18 @@ export class RunHeader {
   private readonly controls = h('span', { className: 'run-controls' });
   /** What the run trains on and how validation was held out. */
   private readonly data = h('p', { className: 'run-data', attrs: { id: 'run-data' } });
+  /** The user's note on the run. */
+  private readonly note = h('p', { className: 'run-note', attrs: { id: 'run-note' } });
 
   constructor(private readonly ctx: PanelContext, selected: () => void) {
     this.picker.addEventListener('change', () => {
       ctx.ui.runId = this.picker.value;
       selected();
+      // In the editor the picked run becomes the active run that the commands use.
+      if (ctx.host.interactive) ctx.host.post({ type: 'dashboard/didSelectRun', runId: this.picker.value } satisfies WebviewToHost);
     });
     const theme = ctx.host.kind === 'vscode' ? null : this.themePicker();
-    this.el = h('header', { className: 'header' }, h('h1', {}, 'Attention Lab'), h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'), this.picker, this.status, this.controls, theme, this.data);
+    this.el = h('header', { className: 'header' }, h('h1', {}, 'Attention Lab'), h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'), this.picker, this.status, this.controls, theme, this.note, this.data);
   }
 
   private themePicker(): HTMLElement {
@@ -57,15 +62,22 @@ export class RunHeader {
     const d = run?.summary.data;
     this.data.textContent = d ? `${d.description}${d.validation ? ` · validation: ${d.validation.text}` : ''}` : '';
     this.data.hidden = !d;
+    this.note.textContent = run?.summary.note ?? '';
+    this.note.hidden = !run?.summary.note;
     if (!run) {
       this.status.textContent = this.ctx.store.loaded ? 'No runs yet: train one with attention-lab train or the Train command.' : 'Waiting for data…';
       replaceChildren(this.controls);
       return;
     }
     const s = run.summary;
-    const step = Math.max(s.step, run.steps.lastStep);
-    const parts = [`${s.status}`, `step ${step} of ${s.totalSteps}`];
+    // The rule the Runs view uses too: a live run shows the last step it streamed; any other
+    // run its last checkpoint's (an interrupted run resumes there). In the editor the host has
+    // applied it already; the report page applies it to what run.json says.
+    const isLive = this.ctx.host.interactive && (s.status === 'training' || s.status === 'paused');
+    const shown = shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
+    const parts = [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
+    if (s.model) parts.push(`${s.model.backend} backend`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {
       const p = run.preparing;
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
@@ -75,7 +87,7 @@ export class RunHeader {
     this.status.textContent = parts.join(' · ');
     this.status.classList.toggle('error', run.failure !== null);
     const buttons: HTMLElement[] = [];
-    if (this.ctx.host.interactive && (s.status === 'training' || s.status === 'paused')) {
+    if (isLive) {
       const act = (action: 'pause' | 'resume' | 'stop', label: string): HTMLElement =>
         h('button', { attrs: { type: 'button' }, on: { click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action } satisfies WebviewToHost) } }, label);
       buttons.push(s.status === 'training' ? act('pause', 'Pause') : act('resume', 'Resume'), act('stop', 'Stop'));

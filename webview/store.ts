@@ -60,7 +60,9 @@ export type StoreEvent =
   | { readonly kind: 'run'; readonly runId: string; readonly parts: readonly RunPart[] }
   | { readonly kind: 'decode'; readonly id: number; readonly fromHost?: boolean }
   | { readonly kind: 'analysis'; readonly id: number }
-  | { readonly kind: 'show'; readonly runId: string | null; readonly tab: DashboardTab };
+  | { readonly kind: 'show'; readonly runId: string | null; readonly tab: DashboardTab }
+  /** The host's active run changed: show it (the tab stays). */
+  | { readonly kind: 'select'; readonly runId: string };
 
 /** Result of applying one message. */
 export interface ApplyResult {
@@ -195,6 +197,9 @@ export class DashboardStore {
       case 'dashboard/show':
         if (msg.runId !== null && !this.runMap.has(msg.runId)) return { events: [], problems: [`dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
         return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
+      case 'dashboard/didSetActiveRun':
+        // A run this page does not list (yet) is not a problem: the next run list brings it.
+        return { events: this.runMap.has(msg.runId) ? [{ kind: 'select', runId: msg.runId }] : [], problems: [] };
       default:
         return msg satisfies never;
     }

@@ -28,6 +28,10 @@ export const COMMAND_IDS = [
   'attentionLab.run.export',
   'attentionLab.run.reveal',
   'attentionLab.run.delete',
+  'attentionLab.pickActiveRun',
+  'attentionLab.run.setActive',
+  'attentionLab.run.rename',
+  'attentionLab.run.editNote',
 ] as const;
 
 /** A contributed command id. */

@@ -15,7 +15,8 @@ import type { DisposableLike } from './disposables';
 import { messageOf, showError } from './errors';
 import { evaluateFilesCommand } from './evaluateCommand';
 import { pickRun, runDirOf } from './pickRun';
-import { deleteRunCommand, exportRunCommand, openRunCommand, revealRunCommand, showAttentionCommand } from './runActions';
+import { pickActiveRunCommand } from './activeRunStatus';
+import { deleteRunCommand, editRunNoteCommand, exportRunCommand, openRunCommand, renameRunCommand, revealRunCommand, showAttentionCommand } from './runActions';
 import type { ScoreDecorations } from './scoreDecorations';
 import type { Services } from './services';
 import { continueCommand, resumeCommand, trainCommand } from './trainCommand';
@@ -46,7 +47,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.stop': () => stopTraining(s),
     'attentionLab.togglePause': () => togglePause(s),
     'attentionLab.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
-    'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(arg) ?? s.controller.state?.runId ?? s.registry.selected()),
+    'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(arg) ?? s.controller.state?.runId ?? s.active.id()),
     'attentionLab.openRun': (arg) => openRunCommand(s, arg),
     'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     // From the Runs view the second argument is the tree's selection, not a list of files.
@@ -59,7 +60,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.run.openDashboard': async (arg) => {
       const run = await pickRun(s, arg, { trained: false, purpose: 'open' });
       if (!run) return;
-      await s.registry.select(run.runDir);
+      await s.active.set(run.runDir);
       s.dashboard.open(run.runDir);
     },
     'attentionLab.run.resume': async (arg) => {
@@ -69,7 +70,17 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.run.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.run.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     'attentionLab.run.reveal': (arg) => revealRunCommand(s, arg),
-    'attentionLab.run.delete': (arg) => deleteRunCommand(s, arg),
+    // From the Runs view the second argument is the tree's selection (several runs at once).
+    'attentionLab.run.delete': (arg, selection) => deleteRunCommand(s, arg, selection),
+    'attentionLab.pickActiveRun': () => pickActiveRunCommand(s.active, s.runs),
+    'attentionLab.run.setActive': async (arg) => {
+      const run = await pickRun(s, arg, { trained: false, purpose: 'make active' });
+      if (!run) return undefined;
+      await s.active.set(run.runDir);
+      return run.runDir;
+    },
+    'attentionLab.run.rename': (arg, name) => renameRunCommand(s, arg, typeof name === 'string' ? name : undefined),
+    'attentionLab.run.editNote': (arg, note) => editRunNoteCommand(s, arg, typeof note === 'string' ? note : undefined),
   };
 }
 

@@ -12,11 +12,14 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { formatDuration } from '../format';
+import { ActiveRun } from './activeRun';
+import { ActiveRunStatusBar } from './activeRunStatus';
 import { registerCommands } from './commands';
 import { ConfigView } from './configView';
 import { ContextKeys } from './contextKeys';
 import { DashboardManager } from './dashboard/dashboardManager';
 import { DisposableStore } from './disposables';
+import { announceInterrupted } from './interrupted';
 import { LabLoader } from './labLoader';
 import { ModelClient } from './modelClient';
 import { RunRegistry, resolveRunsRoot } from './runStore';
@@ -30,6 +33,7 @@ import { readSettings } from './settings';
 import { TrainingStatusBar } from './statusBar';
 import type { TrainingState } from './trainingController';
 import { TrainingController } from './trainingController';
+import { resumeCommand } from './trainCommand';
 
 /** Set by the bundle's first and last lines (scripts/buildExtension.mjs): when its evaluation started and ended. */
 declare const __attentionLabBundleStart: number | undefined;
@@ -46,6 +50,10 @@ export interface AttentionLabApi {
   readonly runsRoot: () => string;
   readonly runs: () => readonly RunItem[];
   readonly training: () => TrainingState | null;
+  /** The active run's folder (activeRun.ts), or null. */
+  readonly activeRun: () => string | null;
+  /** Announces interrupted runs not announced yet (what activation does after the first read); resolves to the messages shown. */
+  readonly announceInterrupted: () => Promise<readonly string[]>;
 }
 
 function workspaceDir(): string | null {
@@ -74,10 +82,12 @@ export function activate(context: vscode.ExtensionContext): AttentionLabApi {
   const controller = store.add(new TrainingController(path.join(dist, 'worker.js'), log));
   const models = store.add(new ModelClient(path.join(dist, 'modelWorker.js'), (m) => log.warn(m)));
   const runs = store.add(new RunsModel(lab, controller, () => ({ root: runsRoot().root, opened: registry.opened() }), (m) => log.warn(m)));
-  const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, controller, models, runs }));
-  const s: Services = { context, log, lab, controller, runs, registry, models, dashboard, keys, settings, runsRoot, workspaceDir };
+  const active = store.add(new ActiveRun(context.workspaceState, runs));
+  const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, controller, models, runs, active }));
+  const s: Services = { context, log, lab, controller, runs, registry, active, models, dashboard, keys, settings, runsRoot, workspaceDir };
 
   store.add(new TrainingStatusBar(controller, 'attentionLab.openDashboard'));
+  store.add(new ActiveRunStatusBar(active, runs, 'attentionLab.pickActiveRun'));
   store.add(controller.onDidChange((st) => {
     keys.set('attentionLab.isTraining', st !== null);
     keys.set('attentionLab.isPaused', st?.paused ?? false);
@@ -86,16 +96,21 @@ export function activate(context: vscode.ExtensionContext): AttentionLabApi {
     keys.set('attentionLab.hasRuns', items.length > 0);
     keys.set('attentionLab.hasTrainedRun', items.some((r) => r.hasModel && r.error === null));
   }));
-  const tree = store.add(new RunsTree(runs));
-  store.add(vscode.window.createTreeView('attentionLab.runs', { treeDataProvider: tree, showCollapseAll: false }));
+  const tree = store.add(new RunsTree(runs, active));
+  store.add(vscode.window.createTreeView('attentionLab.runs', { treeDataProvider: tree, showCollapseAll: false, canSelectMany: true }));
   store.add(vscode.window.registerTreeDataProvider('attentionLab.config', store.add(new ConfigView(s))));
   const scores = store.add(new ScoreDecorations(s));
   for (const d of registerCommands(s, scores)) store.add(d);
   store.add(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('attentionLab.runs') && runs.refresh()));
   store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => runs.refresh()));
 
-  // The first read of the runs (it loads the engine bundle) happens after activation.
-  const first = setTimeout(() => runs.isLoaded || runs.refresh(), 0);
+  // The first read of the runs (it loads the engine bundle) happens after activation; then a
+  // run that was training when the window reloaded is announced, with Resume.
+  const interrupted = (): Promise<readonly string[]> => announceInterrupted(context.workspaceState, runs.isLoaded ? runs.items() : runs.refresh(), (m, ...a) => vscode.window.showWarningMessage(m, ...a), (r) => resumeCommand(s, r.runDir));
+  const first = setTimeout(() => {
+    if (!runs.isLoaded) runs.refresh();
+    interrupted().catch((e: unknown) => log.warn(`Could not announce interrupted runs: ${String(e)}`));
+  }, 0);
   store.add({ dispose: () => clearTimeout(first) });
 
   const activateMs = performance.now() - t0;
@@ -108,6 +123,8 @@ export function activate(context: vscode.ExtensionContext): AttentionLabApi {
     runsRoot: () => runsRoot().root,
     runs: () => runs.items(),
     training: () => controller.state,
+    activeRun: () => active.id(),
+    announceInterrupted: interrupted,
   };
 }
 

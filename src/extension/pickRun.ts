@@ -1,6 +1,8 @@
 /**
  * Which run a command acts on: the one it was invoked on (a Runs tree item or a run folder
- * path), else the selected run, else the only suitable one, else a quick pick. Commands
+ * path), else the active run (activeRun.ts), else the only suitable one; when the active run
+ * does not suit the command, or there is none and several would, a quick pick ("Decode
+ * with…") that says why and makes the picked run the active one. Commands
  * that need a trained model only ever get a run with a checkpoint; a command may narrow the
  * runs further (`only`, e.g. the runs that can continue training) and say why a run is not one.
  *
@@ -9,7 +11,7 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { formatLoss } from '../format';
+import { runChoiceDescription } from './runLines';
 import type { RunItem } from './runsModel';
 import type { Services } from './services';
 
@@ -58,14 +60,35 @@ export async function pickRun(s: Services, arg: unknown, opts: { readonly traine
     if (a === 'Open Run…') await vscode.commands.executeCommand('attentionLab.openRun');
     return undefined;
   }
-  const selected = s.registry.selected();
-  const sel = selected ? candidates.find((r) => r.runDir === selected) : undefined;
-  if (sel) return sel;
-  if (candidates.length === 1) return candidates[0];
-  const picked = await vscode.window.showQuickPick(
-    candidates.map((r) => ({ label: r.name, description: `${r.status} · ${r.step}/${r.totalSteps} · val ${formatLoss(r.bestValLoss)}`, detail: r.data?.description ?? r.runDir, run: r })),
-    { title: `Attention Lab: which run to ${opts.purpose} with?`, placeHolder: 'Runs, newest first' },
-  );
-  if (picked) await s.registry.select(picked.run.runDir);
+  const active = s.active.get();
+  if (active && ok(active)) return active;
+  if (!active && candidates.length === 1) {
+    await s.active.set((candidates[0] as RunItem).runDir);
+    return candidates[0];
+  }
+  const why = !active ? null : !usable(active) ? (active.error !== null ? `it cannot be read (${active.error})` : 'it has no trained model yet') : (opts.only?.why(active) ?? '');
+  const placeHolder = active
+    ? `The active run, ${active.name}, cannot be used: ${why}${/[.!?]$/.test(why ?? '') ? '' : '.'} Pick another (it becomes the active run).`
+    : 'No run is active: pick the run to use (it becomes the active run; change it in the Runs view or the status bar).';
+  return askForRun(s, candidates, opts.purpose, placeHolder);
+}
+
+/** The "… with…" quick pick over `candidates`; the picked run becomes the active run. */
+export async function askForRun(s: Services, candidates: readonly RunItem[], purpose: string, placeHolder: string): Promise<RunItem | undefined> {
+  const picked = await vscode.window.showQuickPick(runPickItems(candidates, s.active.id()), {
+    title: `Attention Lab: ${purpose.charAt(0).toUpperCase()}${purpose.slice(1)} with…`,
+    placeHolder,
+  });
+  if (picked) await s.active.set(picked.run.runDir);
   return picked?.run;
+}
+
+/** Quick-pick items of `runs`, the active one starred. */
+export function runPickItems(runs: readonly RunItem[], activeId: string | null): (vscode.QuickPickItem & { readonly run: RunItem })[] {
+  return runs.map((r) => ({
+    label: `${r.runDir === activeId ? '$(star-full) ' : ''}${r.name}`,
+    description: runChoiceDescription(r),
+    detail: r.note ?? r.data?.description ?? r.runDir,
+    run: r,
+  }));
 }

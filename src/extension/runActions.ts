@@ -1,7 +1,7 @@
 /**
  * Commands on one run: open a run folder from disk ("Open Run…", e.g. one the command
- * line trained), reveal its folder, delete it (after a modal confirmation; never while it
- * trains), export it for PyTorch into a chosen folder, and show the model's attention on
+ * line trained), reveal its folder, rename it and note on it, delete it or several (after one
+ * modal confirmation; never while it trains), export it for PyTorch into a chosen folder, and show the model's attention on
  * the editor's selection in the dashboard.
  *
  * Leaves out: training and decoding (trainCommand.ts, decodeCommand.ts).
@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { messageOf, showError } from './errors';
-import { pickRun } from './pickRun';
+import { pickRun, runDirOf } from './pickRun';
+import type { RunItem } from './runsModel';
 import type { Services } from './services';
 import { selectedText } from './decodeCommand';
 
@@ -35,7 +36,7 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
   }
   const runDir = path.resolve(dir);
   if (path.dirname(runDir) !== path.resolve(s.runsRoot().root)) await s.registry.addOpened(runDir);
-  await s.registry.select(runDir);
+  await s.active.set(runDir);
   s.runs.refresh();
   s.dashboard.open(runDir);
   return runDir;
@@ -58,28 +59,121 @@ export async function revealRunCommand(s: Services, arg: unknown): Promise<void>
   void vscode.window.showInformationMessage(`${run.name} is in ${run.runDir}.`);
 }
 
-/** Deletes a run folder after a modal confirmation. */
-export async function deleteRunCommand(s: Services, arg: unknown): Promise<boolean> {
-  const run = await pickRun(s, arg, { trained: false, purpose: 'delete' });
-  if (!run) return false;
-  if (run.active) {
-    void vscode.window.showWarningMessage(`${run.name} is training; stop it before deleting it.`);
+/** The runs a Runs-view command was invoked on: the multi-selection when `arg` is part of it, else none. */
+export function selectedRuns(s: Services, arg: unknown, selection: unknown): RunItem[] {
+  const named = runDirOf(arg);
+  if (!named || !Array.isArray(selection) || selection.length < 2) return [];
+  const dirs = selection.map(runDirOf).filter((d): d is string => d !== null);
+  if (!dirs.includes(named)) return [];
+  return dirs.map((d) => s.runs.find(d)).filter((r): r is RunItem => r !== undefined);
+}
+
+/**
+ * Deletes one run folder, or every run selected in the Runs view (`selection`), after one
+ * modal confirmation that names how many. Runs that are training are left alone, and said so.
+ */
+export async function deleteRunCommand(s: Services, arg: unknown, selection?: unknown): Promise<boolean> {
+  let runs = selectedRuns(s, arg, selection);
+  if (runs.length === 0) {
+    const run = await pickRun(s, arg, { trained: false, purpose: 'delete' });
+    if (!run) return false;
+    runs = [run];
+  }
+  const training = runs.filter((r) => r.active);
+  runs = runs.filter((r) => !r.active);
+  if (runs.length === 0) {
+    void vscode.window.showWarningMessage(`${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.`);
     return false;
   }
-  const answer = await vscode.window.showWarningMessage(`Delete ${run.name}?`, { modal: true, detail: `This removes ${run.runDir} and everything in it (model, checkpoints, metrics, snapshots). It cannot be undone.` }, 'Delete');
+  const one = runs.length === 1 ? (runs[0] as RunItem) : null;
+  const kept = training.length > 0 ? ` ${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training and will be kept.` : '';
+  const answer = await vscode.window.showWarningMessage(
+    one ? `Delete ${one.name}?` : `Delete ${runs.length} runs?`,
+    {
+      modal: true,
+      detail: one
+        ? `This removes ${one.runDir} and everything in it (model, checkpoints, metrics, snapshots). It cannot be undone.${kept}`
+        : `This removes the folders of ${runs.map((r) => r.name).join(', ')} and everything in them (models, checkpoints, metrics, snapshots). It cannot be undone.${kept}`,
+    },
+    'Delete',
+  );
   if (answer !== 'Delete') return false;
-  try {
-    await fs.promises.rm(run.runDir, { recursive: true, force: true });
-  } catch (e) {
-    await showError(s.log, `Could not delete ${run.runDir}: ${messageOf(e)}`, e);
-    return false;
+  let deleted = 0;
+  for (const run of runs) {
+    try {
+      await fs.promises.rm(run.runDir, { recursive: true, force: true });
+      deleted++;
+    } catch (e) {
+      await showError(s.log, `Could not delete ${run.runDir}: ${messageOf(e)}`, e);
+      continue;
+    }
+    await s.registry.removeOpened(run.runDir);
+    if (s.active.id() === run.runDir) await s.active.set(null);
+    s.log.info(`Deleted ${run.runDir}.`);
   }
-  await s.registry.removeOpened(run.runDir);
-  if (s.registry.selected() === run.runDir) await s.registry.select(null);
-  s.log.info(`Deleted ${run.runDir}.`);
   s.runs.refresh();
   s.dashboard.reload();
-  return true;
+  return deleted === runs.length;
+}
+
+/**
+ * Renames a run: a display name kept in run.json. The folder keeps its name — it is the
+ * run's id for the editor's state (the active run, opened runs, the dashboard), for the
+ * command line and for a worker that may be writing into it right now, so renaming it is
+ * not safe while anything holds it. An empty name goes back to the folder's name.
+ */
+export async function renameRunCommand(s: Services, arg: unknown, nameArg?: string): Promise<string | undefined> {
+  const run = await pickRun(s, arg, { trained: false, purpose: 'rename' });
+  if (!run) return undefined;
+  const lab = s.lab.get();
+  const name =
+    typeof nameArg === 'string'
+      ? nameArg
+      : await vscode.window.showInputBox({
+          title: `Attention Lab: rename ${run.name}`,
+          prompt: `The name the Runs view, the dashboard and the status bar show (the folder ${path.basename(run.runDir)} keeps its name). Empty: the folder's name.`,
+          value: run.name,
+          valueSelection: [0, run.name.length],
+          validateInput: (v) => lab.runNameProblem(v),
+          ignoreFocusOut: true,
+        });
+  if (name === undefined) return undefined;
+  try {
+    lab.setRunLabel(run.runDir, { displayName: name });
+  } catch (e) {
+    await showError(s.log, `Could not rename ${run.name}: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  const shown = name.trim() || path.basename(run.runDir);
+  s.log.info(`Renamed ${run.runDir} to "${shown}".`);
+  s.runs.refresh();
+  s.dashboard.reload();
+  return shown;
+}
+
+/** Adds, edits or (empty) removes a run's note, shown in the Runs view's tooltip and the dashboard header. */
+export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: string): Promise<string | undefined> {
+  const run = await pickRun(s, arg, { trained: false, purpose: 'annotate' });
+  if (!run) return undefined;
+  const note =
+    typeof noteArg === 'string'
+      ? noteArg
+      : await vscode.window.showInputBox({
+          title: `Attention Lab: note on ${run.name}`,
+          prompt: 'What this run tries or found (shown in the Runs view tooltip and the dashboard header). Empty removes the note.',
+          value: run.note ?? '',
+          ignoreFocusOut: true,
+        });
+  if (note === undefined) return undefined;
+  try {
+    s.lab.get().setRunLabel(run.runDir, { note });
+  } catch (e) {
+    await showError(s.log, `Could not save the note on ${run.name}: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  s.runs.refresh();
+  s.dashboard.reload();
+  return note.trim();
 }
 
 /** Exports a run's model for PyTorch into a folder the user picks (or `outDir`). */

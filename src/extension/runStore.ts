@@ -50,9 +50,7 @@ export interface StateStore {
 }
 
 const OPENED_KEY = 'attentionLab.openedRuns';
-const SELECTED_KEY = 'attentionLab.selectedRun';
-
-/** Run folders opened from outside the runs root, and the selected run. */
+/** Run folders opened from outside the runs root (the active run is activeRun.ts's). */
 export class RunRegistry {
   constructor(private readonly state: StateStore) {}
 
@@ -72,15 +70,5 @@ export class RunRegistry {
   async removeOpened(runDir: string): Promise<void> {
     const left = this.state.get<string[]>(OPENED_KEY, []).filter((d) => d !== path.resolve(runDir));
     await this.state.update(OPENED_KEY, left);
-  }
-
-  /** The run commands act on when none is named. */
-  selected(): string | null {
-    return this.state.get<string | null>(SELECTED_KEY, null);
-  }
-
-  /** Makes `runDir` the selected run. */
-  async select(runDir: string | null): Promise<void> {
-    await this.state.update(SELECTED_KEY, runDir === null ? null : path.resolve(runDir));
   }
 }

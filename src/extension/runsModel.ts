@@ -11,6 +11,8 @@
 
 import * as path from 'node:path';
 import type { DataSummary } from '../protocol/data';
+import type { ShownRunStatus } from '../protocol/runStatus';
+import { shownRunState } from '../protocol/runStatus';
 import type { RunSummary } from '../protocol/webview';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
@@ -19,14 +21,19 @@ import type { Event } from './emitter';
 import type { LabLoader } from './labLoader';
 import type { TrainingController } from './trainingController';
 
-/** A run's status as the UI shows it. */
-export type RunStatus = RunSummary['status'] | 'interrupted';
+/** A run's status as the UI shows it (protocol/runStatus.ts decides it). */
+export type RunStatus = ShownRunStatus;
 
 /** One run as the tree and the commands see it. */
 export interface RunItem {
   readonly runDir: string;
+  /** The name the user gave it, else its folder's name. */
   readonly name: string;
   readonly status: RunStatus;
+  /** The user's note, or null. */
+  readonly note: string | null;
+  /** The kernel backend it last trained on ("wasm", "reference"; "auto" for runs from before that was recorded). */
+  readonly backend: string | null;
   readonly kind: RunSummary['kind'] | null;
   readonly step: number;
   readonly totalSteps: number;
@@ -51,9 +58,12 @@ export function isExtendable(r: RunItem): boolean {
   return !r.active && r.error === null && r.hasModel && (r.status === 'completed' || r.status === 'stopped' || r.status === 'interrupted');
 }
 
-/** The tree item's `contextValue`: `run.<status>[.trained][.resumable][.extendable][.active]` (package.json matches on it). */
-export function contextValueOf(r: RunItem): string {
-  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}${r.active ? '.active' : ''}`;
+/**
+ * The tree item's `contextValue`: `run.<status>[.trained][.resumable][.extendable][.active][.current]`
+ * (package.json matches on it): `.active` is training now, `.current` is the active run the commands use.
+ */
+export function contextValueOf(r: RunItem, current = false): string {
+  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}${r.active ? '.active' : ''}${current ? '.current' : ''}`;
 }
 
 /** Known runs, refreshed from disk on demand and overlaid with the live run. */
@@ -94,9 +104,9 @@ export class RunsModel implements DisposableLike {
       const lab = this.lab.get();
       const listings = [...lab.listRuns(root), ...opened.filter((d) => path.dirname(path.resolve(d)) !== path.resolve(root)).map((d) => lab.readListing(d))];
       this.disk = listings.map((l): RunItem => {
-        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, error: l.error };
+        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, error: l.error };
         const s = l.summary;
-        return { runDir: s.runDir, name: s.name, status: s.status, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, error: null };
+        return { runDir: s.runDir, name: s.name, status: s.status, note: s.note ?? null, backend: s.model?.backend ?? null, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, error: null };
       });
     } catch (e) {
       this.onError(`Could not read the runs in ${root}: ${(e as Error).message}`);
@@ -111,13 +121,13 @@ export class RunsModel implements DisposableLike {
   items(): RunItem[] {
     const live = this.controller.state;
     const out = this.disk.map((r): RunItem => {
-      if (live && live.runId === r.runDir) {
-        return { ...r, status: live.paused ? 'paused' : 'training', active: true, step: Math.max(r.step, live.step), totalSteps: live.totalSteps, bestValLoss: live.bestValLoss ?? r.bestValLoss };
-      }
-      return r.status === 'training' || r.status === 'paused' ? { ...r, status: 'interrupted' } : r;
+      const mine = live !== null && live.runId === r.runDir ? live : null;
+      const shown = r.error === null ? shownRunState(r, mine) : { status: r.status, step: r.step };
+      if (mine) return { ...r, ...shown, active: true, totalSteps: mine.totalSteps, bestValLoss: mine.bestValLoss ?? r.bestValLoss, backend: mine.backend ?? r.backend };
+      return { ...r, ...shown };
     });
     if (live && !out.some((r) => r.runDir === live.runId)) {
-      out.unshift({ runDir: live.runId, name: live.name, status: live.paused ? 'paused' : 'training', kind: null, step: live.step, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, error: null });
+      out.unshift({ runDir: live.runId, name: live.name, ...shownRunState({ status: 'created', step: 0 }, live), note: null, backend: live.backend, kind: null, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, error: null });
     }
     return out;
   }

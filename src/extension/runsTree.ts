@@ -8,6 +8,7 @@
  */
 
 import * as vscode from 'vscode';
+import type { ActiveRun } from './activeRun';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
 import { formatCompact, formatLoss } from '../format';
@@ -27,6 +28,11 @@ const ICONS: { readonly [S in RunStatus]: [string, string | undefined] } = {
   interrupted: ['warning', 'charts.yellow'],
 };
 
+/** `text` with Markdown's special characters escaped (a run name is the user's text). */
+function escapeMd(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
+
 /** The item's description: "completed · 60/60 · val 1.234". */
 export function describeRun(r: RunItem): string {
   if (r.error) return 'unreadable';
@@ -41,9 +47,13 @@ export class RunsTree implements vscode.TreeDataProvider<RunItem>, DisposableLik
   private timer: NodeJS.Timeout | null = null;
   readonly onDidChangeTreeData = this.changed.event;
 
-  constructor(private readonly model: RunsModel) {
+  constructor(
+    private readonly model: RunsModel,
+    private readonly active: ActiveRun,
+  ) {
     this.store.add(this.changed);
     this.store.add(model.onDidChange(() => this.schedule()));
+    this.store.add(active.onDidChange(() => this.schedule()));
     this.store.add({ dispose: () => this.timer && clearTimeout(this.timer) });
   }
 
@@ -64,18 +74,21 @@ export class RunsTree implements vscode.TreeDataProvider<RunItem>, DisposableLik
   getTreeItem(r: RunItem): vscode.TreeItem {
     const item = new vscode.TreeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.runDir;
-    item.description = describeRun(r);
-    item.contextValue = contextValueOf(r);
+    const current = this.active.id() === r.runDir;
+    item.description = `${describeRun(r)}${current ? ' · active run' : ''}`;
+    item.contextValue = contextValueOf(r, current);
     const [icon, color] = ICONS[r.status];
-    item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
+    // The active run wears a star (in its status colour); its status is in the description.
+    item.iconPath = new vscode.ThemeIcon(current ? 'star-full' : icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**${r.name}** — ${r.status}\n\n`);
+    md.appendMarkdown(`**${escapeMd(r.name)}** — ${r.status}${current ? ' · the active run (commands use it)' : ''}\n\n`);
+    if (r.note) md.appendText(`${r.note}\n\n`);
     if (r.error) md.appendText(r.error);
     else {
-      md.appendMarkdown(`${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}\n\n`);
+      md.appendMarkdown(`${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}${r.backend ? ` · ${r.backend} backend` : ''}\n\n`);
       md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);
       if (r.data) md.appendText(`${r.data.description} — ${dataLine(r.data)}\n\n`);
-      if (r.status === 'interrupted') md.appendMarkdown('Interrupted (the window reloaded while it trained): resume it from its last checkpoint.\n\n');
+      if (r.status === 'interrupted') md.appendMarkdown(`Interrupted (the window reloaded while it trained): resume it from its last checkpoint, step ${r.step}.\n\n`);
     }
     md.appendText(r.runDir);
     item.tooltip = md;

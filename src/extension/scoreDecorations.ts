@@ -12,7 +12,7 @@ import * as vscode from 'vscode';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
 import { messageOf, showError } from './errors';
-import { pickRun } from './pickRun';
+import { askForRun, pickRun } from './pickRun';
 import type { Services } from './services';
 import type { ScoredToken } from './surprise';
 import { SURPRISE_BUCKETS, hoverText, scoreSummary, scoredTokens, splitPair } from './surprise';
@@ -56,7 +56,14 @@ export class ScoreDecorations implements DisposableLike {
     if (run.kind === 'encoder-decoder') {
       const pair = splitPair(text);
       if (!pair) {
-        void vscode.window.showInformationMessage(`${run.name} is an encoder-decoder: select one "source<TAB>target" (or "source → target") line, and the target is scored given its source.`);
+        const others = this.s.runs.items().filter((r) => r.kind === 'decoder-only' && r.hasModel && r.error === null);
+        const choice = others.length === 0 ? 'Pick Another Run…' : 'Score with a Decoder-Only Run…';
+        const msg = `${run.name} is an encoder-decoder run: select one "source<TAB>target" (or "source → target") line and its target is scored given the source — or score this text with a decoder-only run (${others.length === 0 ? 'none is trained yet' : 'pick one; it becomes the active run, which you can also set in the Runs view or the status bar'}).`;
+        void vscode.window.showInformationMessage(msg, ...(others.length > 0 ? [choice] : [])).then(async (a) => {
+          if (a !== choice) return;
+          const other = await askForRun(this.s, others, 'score', `${run.name} scores only source → target pairs; pick a decoder-only run for this text.`);
+          if (other) await vscode.commands.executeCommand('attentionLab.scoreSelection', other);
+        });
         return undefined;
       }
       source = pair.source;
@@ -75,14 +82,17 @@ export class ScoreDecorations implements DisposableLike {
     for (const t of tokens) {
       if (t.end <= t.start) continue;
       const range = new vscode.Range(ed.document.positionAt(base + t.start), ed.document.positionAt(base + t.end));
-      ranges[t.bucket]?.push({ range, hoverMessage: new vscode.MarkdownString(hoverText(t)) });
+      const hover = new vscode.MarkdownString(hoverText(t));
+      hover.appendMarkdown('\n\n');
+      hover.appendText(`scored by ${run.name}`);
+      ranges[t.bucket]?.push({ range, hoverMessage: hover });
     }
     this.scored = { uri: ed.document.uri.toString(), ranges };
     this.s.keys.set('attentionLab.hasScores', true);
     this.redraw();
     const summary = scoreSummary(tokens, out.truncated);
     this.s.log.info(`Scored with ${run.name}: ${summary}`);
-    vscode.window.setStatusBarMessage(`$(pulse) ${summary} — shades: < ${SURPRISE_BUCKETS.join(', < ')} nats`, 15000);
+    vscode.window.setStatusBarMessage(`$(pulse) ${run.name}: ${summary} — shades: < ${SURPRISE_BUCKETS.join(', < ')} nats`, 15000);
     return tokens;
   }
 

@@ -8,6 +8,7 @@
  */
 
 import type * as vscode from 'vscode';
+import type { ActiveRun } from './activeRun';
 import type { ContextKeys } from './contextKeys';
 import type { DashboardManager } from './dashboard/dashboardManager';
 import type { LabLoader } from './labLoader';
@@ -25,6 +26,8 @@ export interface Services {
   readonly controller: TrainingController;
   readonly runs: RunsModel;
   readonly registry: RunRegistry;
+  /** The run commands use when they are not given one. */
+  readonly active: ActiveRun;
   readonly models: ModelClient;
   readonly dashboard: DashboardManager;
   readonly keys: ContextKeys;

@@ -53,7 +53,7 @@ export class TrainingStatusBar implements DisposableLike {
     this.pending = null;
     this.lastDraw = Date.now();
     this.item.text = statusText(s);
-    this.item.tooltip = new vscode.MarkdownString(`**${s.name}**\n\nstep ${s.step} of ${s.totalSteps} · loss ${formatLoss(s.loss)} · best validation ${formatLoss(s.bestValLoss)}\n\nClick to open the dashboard.`);
+    this.item.tooltip = `${s.name}${s.paused ? ' (paused)' : ''}\n\nstep ${s.step} of ${s.totalSteps} · loss ${formatLoss(s.loss)} · best validation ${formatLoss(s.bestValLoss)}${s.backend ? ` · ${s.backend} backend` : ''}\n\nClick to open the dashboard.`;
     this.item.show();
   }
 

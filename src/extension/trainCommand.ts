@@ -16,9 +16,10 @@ import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
 import { formatBytes, formatCount, formatLoss, formatPercent } from '../format';
-import { dataLine, progressLine, skippedReason } from './summaryLines';
+import { dataLine, skippedReason } from './summaryLines';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from './pickRun';
+import { trainingProgressMessage } from './runLines';
 import type { Services } from './services';
 import { mismatch, specFromSettings } from './settings';
 import { DataError, findTrainingData } from './trainData';
@@ -102,8 +103,9 @@ export async function continueCommand(s: Services, arg: unknown, more?: number):
 
 async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
   const runId = path.resolve(runDir);
-  const name = path.basename(runId);
-  await s.registry.select(runId);
+  const known = s.runs.find(runId);
+  const name = known?.name ?? path.basename(runId);
+  await s.active.set(runId);
   const sub = s.controller.onEvent(({ runId: id, event }) => {
     if (id !== runId || event.type !== 'train/didStart') return;
     s.log.info(`${name}: ${event.data.description} — ${dataLine(event.data)}.`);
@@ -117,14 +119,12 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   let outcome: RunOutcome;
   try {
     outcome = await vscode.window.withProgress(
-      // The title stays for the whole run, so it names the run, not a phase ("resuming" would
-      // still read so while paused); the message says resuming, paused or the step.
-      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : `training ${name}`}`, cancellable: true },
+      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : resume ? `training ${name} from its checkpoint at step ${known?.step ?? 0}` : `training ${name}`}`, cancellable: true },
       (progress, token) => {
         token.onCancellationRequested(() => s.controller.stop());
         if (resume) progress.report({ message: 'resuming from the last checkpoint…' });
         let reported = 0;
-        let wasPaused = false;
+        let wasState = 'running';
         // Before the first step: what the worker is reading, training or encoding, and how far.
         const preparing = s.controller.onEvent(({ runId: id, event }) => {
           if (id !== runId || event.type !== 'train/didProgress') return;
@@ -134,10 +134,12 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
         const steps = s.controller.onDidChange((st) => {
           if (!st || st.runId !== runId) return;
           const pct = (100 * st.step) / Math.max(1, st.totalSteps);
-          if (pct - reported < 1 && st.step !== st.totalSteps && st.paused === wasPaused) return;
-          progress.report({ increment: pct - reported, message: progressLine(st.step, st.totalSteps, st.loss, st.paused) });
-          reported = pct;
-          wasPaused = st.paused;
+          // Pausing, resuming and stopping are reported at once, whatever the progress did.
+          const state = st.stopping ? 'stopping' : st.paused ? 'paused' : 'running';
+          if (pct - reported < 1 && st.step !== st.totalSteps && state === wasState) return;
+          wasState = state;
+          progress.report({ increment: Math.max(0, pct - reported), message: trainingProgressMessage(st) });
+          reported = Math.max(reported, pct);
         });
         return s.controller.start(runId, spec, resume, extendTo).finally(() => {
           steps.dispose();
@@ -156,7 +158,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
 
 /** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
 function announce(s: Services, runId: string, outcome: RunOutcome): void {
-  const name = path.basename(runId);
+  const name = s.runs.find(runId)?.name ?? path.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
     if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);

@@ -31,6 +31,8 @@ export interface TrainingState {
   readonly bestValLoss: number | null;
   readonly paused: boolean;
   readonly stopping: boolean;
+  /** The kernel backend the worker runs on (known from its train/didStart; null before). */
+  readonly backend: string | null;
 }
 
 /** A worker notification of one run. */
@@ -89,7 +91,7 @@ export class TrainingController implements DisposableLike {
     const runId = path.resolve(runDir);
     const worker = new TrainingWorker(this.workerScript);
     this.worker = worker;
-    this.current = { runId, runDir: runId, name: path.basename(runId), step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false };
+    this.current = { runId, runDir: runId, name: path.basename(runId), step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null };
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
     this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
@@ -117,7 +119,7 @@ export class TrainingController implements DisposableLike {
     if (!s || s.runId !== runId) return;
     switch (event.type) {
       case 'train/didStart':
-        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps });
+        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend });
         break;
       case 'train/didStep':
         this.update({ step: event.step, loss: event.loss, tokensPerSec: event.tokensPerSec });

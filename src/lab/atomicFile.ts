@@ -10,17 +10,29 @@ import * as path from 'node:path';
 
 /** Atomically replaces `file` with `data`. */
 export function writeFileAtomic(file: string, data: Uint8Array | string): void {
-  const dir = path.dirname(file);
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  syncDir(dir);
+  writeFilesAtomic([{ file, data }]);
+}
+
+/**
+ * Replaces several files that belong together (a model and its optimizer state): every new
+ * file is written and flushed first, then they are renamed into place one after another, so a
+ * process killed while writing (the slow part) leaves all the old files; only a kill between
+ * the renames (microseconds) could leave a mix.
+ */
+export function writeFilesAtomic(files: readonly { readonly file: string; readonly data: Uint8Array | string }[]): void {
+  const temps = files.map(({ file, data }) => {
+    const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+    const fd = fs.openSync(tmp, 'w');
+    try {
+      fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    return { tmp, file };
+  });
+  for (const { tmp, file } of temps) fs.renameSync(tmp, file);
+  for (const dir of new Set(files.map(({ file }) => path.dirname(file)))) syncDir(dir);
 }
 
 /** Flushes a directory entry (best effort: not every platform can open a directory). */

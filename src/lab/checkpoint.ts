@@ -15,15 +15,20 @@ import { decodeSafetensors, encodeSafetensors, expectTensor } from '../engine/io
 import type { SafetensorsFile } from '../engine/io/safetensors';
 import type { Transformer } from '../engine/models/transformer';
 import type { Optimizer } from '../engine/optim/optimizer';
-import { writeFileAtomic } from './atomicFile';
+import { writeFilesAtomic } from './atomicFile';
 import { RUN_FILES } from './runFolder';
 
 export const CHECKPOINT_FORMAT = 'attention-lab-checkpoint';
 export const CHECKPOINT_VERSION = '1';
 
-/** Writes optimizer.safetensors then model.safetensors, both atomically. */
+/**
+ * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
+ * before either replaces the old one, so a window reload (which ends the worker at any moment)
+ * while a checkpoint is being written leaves the previous pair, from one step, to resume from.
+ */
 export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): string {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
+  const files: { file: string; data: Uint8Array }[] = [];
   if (optimizer) {
     const st = optimizer.state();
     const bytes = encodeSafetensors(
@@ -33,11 +38,12 @@ export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Op
       ],
       { ...meta, kind: 'optimizer', optimizerStep: String(st.step), optimizer: JSON.stringify(optimizer.config) },
     );
-    writeFileAtomic(path.join(runDir, RUN_FILES.optimizer), bytes);
+    files.push({ file: path.join(runDir, RUN_FILES.optimizer), data: bytes });
   }
   const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
   const file = path.join(runDir, RUN_FILES.model);
-  writeFileAtomic(file, encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }));
+  files.push({ file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
+  writeFilesAtomic(files);
   return file;
 }
 

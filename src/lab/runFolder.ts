@@ -53,10 +53,14 @@ export interface RunJson {
   readonly data: DataSummary;
   readonly error: ErrorData | null;
   /**
-   * The backend that trained the run last ("wasm", "reference"): what `spec.backend` "auto"
-   * resolved to. Absent in run.json files written before it was recorded.
+   * The name the user gave the run (the folder keeps its own name: it is the run's id in
+   * the editor's state, the CLI's arguments and the worker that may be writing into it).
    */
-  readonly backend?: string;
+  readonly displayName?: string;
+  /** The user's note on the run. */
+  readonly note?: string;
+  /** The kernel backend the last training session ran on (`spec.backend` may say "auto"). */
+  readonly backendUsed?: string;
 }
 
 function invalid(file: string, what: string): EngineError {
@@ -93,7 +97,9 @@ export function readRunJson(runDir: string): RunJson {
   const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
   if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
-  if (r.backend !== undefined && (typeof r.backend !== 'string' || r.backend === '')) throw invalid(file, `has an invalid backend ${JSON.stringify(r.backend)}; the file is damaged — restore it or start a new run.`);
+  for (const k of ['displayName', 'note', 'backendUsed'] as const) {
+    if (r[k] !== undefined && typeof r[k] !== 'string') throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
+  }
   const spec = r.spec as TrainSpec;
   if (r.segments === undefined) return { ...(raw as RunJson), segments: planSegments(spec) };
   try {
@@ -113,8 +119,35 @@ export function writeRunJson(runDir: string, run: RunJson): void {
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backend'>>): RunJson {
+export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed'>>): RunJson {
   const run = { ...readRunJson(runDir), ...patch, updatedAt: new Date().toISOString() };
+  writeRunJson(runDir, run);
+  return run;
+}
+
+/** The longest display name a run takes. */
+export const MAX_RUN_NAME = 80;
+
+/** Why `name` cannot name a run, or null ('' is fine: it goes back to the folder's name). */
+export function runNameProblem(name: string): string | null {
+  const n = name.trim();
+  if (/[\r\n\t]/.test(n)) return 'A run name is one line: remove the line breaks and tabs.';
+  if (n.length > MAX_RUN_NAME) return `A run name has at most ${MAX_RUN_NAME} characters; this one has ${n.length}. Shorten it (the note can say more).`;
+  return null;
+}
+
+/**
+ * Sets the run's display name and/or note ('' removes it). The folder is not renamed and
+ * `updatedAt` is kept (it orders the runs by training, not by naming). The write is atomic;
+ * a training worker updating run.json at the same moment rereads it before each write.
+ */
+export function setRunLabel(runDir: string, label: { readonly displayName?: string; readonly note?: string }): RunJson {
+  const problem = label.displayName === undefined ? null : runNameProblem(label.displayName);
+  if (problem) throw new EngineError('input/invalid', problem);
+  const { displayName, note, ...rest } = readRunJson(runDir);
+  const name = (label.displayName ?? displayName ?? '').trim();
+  const text = (label.note ?? note ?? '').trim();
+  const run: RunJson = { ...rest, ...(name ? { displayName: name } : {}), ...(text ? { note: text } : {}) };
   writeRunJson(runDir, run);
   return run;
 }

@@ -16,7 +16,7 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
   const est = estimateModel(run.config, { maxBatch: Math.max(1, run.spec.training.batchSize) });
   return {
     id: path.resolve(runDir),
-    name: path.basename(runDir),
+    name: run.displayName ?? path.basename(runDir),
     runDir: path.resolve(runDir),
     status: run.status,
     kind: run.config.kind,
@@ -30,10 +30,11 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
       paramsByModule: est.paramsByModule,
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
-      // The backend that ran ("wasm"), not the setting ("auto"); older run.json files have only the setting.
-      backend: run.backend ?? run.spec.backend,
+      backend: run.backendUsed ?? run.spec.backend,
     },
     data: run.data,
+    ...(run.note !== undefined ? { note: run.note } : {}),
+    training: run.spec.training,
   };
 }
 

@@ -151,14 +151,14 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
     startStep = loadModelCheckpoint(runDir, model);
     loadOptimizerCheckpoint(runDir, optimizer, startStep);
     truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backend: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     writeTokenizer(runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backend: backend.name };
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name };
     writeRunJson(runDir, run);
     own.owned = true;
   }

@@ -12,7 +12,7 @@
 import type { Infer } from './schema';
 import { arrayOf, bool, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, str } from './schema';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
-import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics } from './data';
+import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
 
@@ -20,9 +20,11 @@ import { workerToHost } from './trainingWorker';
 export type RunSummary = Infer<typeof runSummary>;
 export const runSummary = obj({
   id: str,
+  /** The name the user gave the run (run.json's `displayName`), else its folder's name. */
   name: str,
   runDir: str,
-  status: oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed'),
+  /** As runStatus.ts's `shownRunState` says (`interrupted`: run.json says training, nothing trains it). */
+  status: oneOf('created', 'training', 'paused', 'completed', 'stopped', 'failed', 'interrupted'),
   kind: modelKind,
   step: nonNegInt,
   totalSteps: nonNegInt,
@@ -31,6 +33,10 @@ export const runSummary = obj({
   bestValLoss: nullable(num),
   model: nullable(modelInfo),
   data: nullable(dataSummary),
+  /** The user's note on the run (run.json's `note`). */
+  note: optional(str),
+  /** The training settings (run.json's `spec.training`), for comparing runs. */
+  training: optional(trainSpec.fields.training),
 });
 
 /** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
@@ -69,6 +75,8 @@ export const hostToWebview = messages({
   'lens/didFail': { id: nonNegInt, error: errorData },
   'ablate/didFinish': { id: nonNegInt, output: ablationOutputData },
   'ablate/didFail': { id: nonNegInt, error: errorData },
+  /** The active run changed elsewhere (Runs view, status bar, a command's quick pick): show it. */
+  'dashboard/didSetActiveRun': { runId: str },
 });
 
 /** Messages from the dashboard to its host. */
@@ -86,6 +94,8 @@ export const webviewToHost = messages({
   'lens/request': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
   /** The playground's ablation: the input with every head on and with `off` switched off (model/ablate). */
   'ablate/request': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
+  /** The user picked a run in the header's picker: it becomes the active run the commands use. */
+  'dashboard/didSelectRun': { runId: str },
 });
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */

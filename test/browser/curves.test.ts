@@ -123,6 +123,35 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.close();
   });
 
+  it('tells the host the run picked in the header, follows the active run set elsewhere, and tables what differs between compared runs', async () => {
+    const { page, log } = await openDashboard(browser);
+    await send(page, load);
+    await page.selectOption('#run-picker', dec.run.id);
+    await until(page, `window.__posted.some((m) => m.type === 'dashboard/didSelectRun')`);
+    expect(log.posted.filter((m) => m.type === 'dashboard/didSelectRun')).toEqual([{ type: 'dashboard/didSelectRun', runId: dec.run.id }]);
+    // The active run set elsewhere (the Runs view, the status bar) moves the picker.
+    await send(page, { type: 'dashboard/didSetActiveRun', runId: enc.run.id });
+    await until(page, `document.querySelector('#run-picker').value === ${JSON.stringify(enc.run.id)}`);
+    // An unknown run is ignored without a banner.
+    await send(page, { type: 'dashboard/didSetActiveRun', runId: '/runs/unknown' });
+    expect(await page.locator('#run-picker').inputValue()).toBe(enc.run.id);
+    // Comparing another run: a table of the settings whose values differ, one column per run.
+    await page.locator('input[id^="curves-compare-"]').first().check();
+    await until(page, `!!document.querySelector('#config-diff')`);
+    const header = await page.locator('#config-diff thead th').allTextContents();
+    expect(header[0]).toBe('setting');
+    expect(header).toContain(enc.run.name);
+    const keys = await page.locator('#config-diff tbody th').allTextContents();
+    expect(keys).toContain('kind');
+    for (const row of await page.locator('#config-diff tbody tr').all()) {
+      const cells = await row.locator('td').allTextContents();
+      expect(new Set(cells).size, `${await row.textContent()}`).toBeGreaterThan(1);
+    }
+    await screenshot(page, 'curves-compare-settings', true);
+    clean(log);
+    await page.close();
+  });
+
   it('shows a visible error for malformed messages and keeps drawing', async () => {
     const { page, log } = await openDashboard(browser);
     await send(page, load);

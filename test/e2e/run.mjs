@@ -5,6 +5,9 @@
 //   2. drives the UI with Chromium (ui.mjs): Train from the palette, status bar, dashboard,
 //      Stop, the Runs view, Decode, Score Selection, Show Attention, a reload that restores
 //      everything, Delete;
+//   2b. the active run (active.mjs): a reload during training and its Resume notification, the
+//      Runs view / status bar / dashboard picker sharing the active run that Score Selection
+//      uses, Rename Run…, deleting two runs at once;
 //   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
 //      split and the curves report a validation loss that is not the training loss;
 //   4. walks Configure Model in a trusted workspace (configure.mjs): the glob's file count and
@@ -12,7 +15,7 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -26,6 +29,7 @@ import { runBigFile, writeBigFile } from './bigFile.mjs';
 import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
+import { runActive } from './active.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -125,6 +129,7 @@ log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
 const results = [];
 if (!only || only === 'host') results.push(await hostTests(vsix));
 if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
+if (!only || only === 'active') results.push(await browserTests('active', vsix, runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
 if (!only || only === 'bigfile') {
   const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
   results.push(await browserTests('bigfile', vsix, runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }));

@@ -25,6 +25,7 @@ import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse,
 import type { XMode } from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
+import { configDiffTable } from './configDiffTable';
 import { segmentMarkers, stepMarker } from '../segments';
 import { crossingLabel, firstCrossing } from '../headHistory';
 import type { SegmentMarker } from '../segments';
@@ -134,6 +135,9 @@ export class CurvesPanel implements Panel {
   private readonly toolbar: HTMLElement;
   private readonly summary = h('p', { className: 'curves-summary', attrs: { 'aria-live': 'polite' } });
   private readonly note = h('p', { className: 'note', attrs: { hidden: true } });
+  /** What differs between the compared runs' settings (only while comparing). */
+  private readonly diff = h('div', { className: 'config-diff-box' });
+  private diffKey = '';
   private readonly loss = new Chart('Loss against training progress', 'chart-main');
   private readonly small = { lr: new Chart('Learning rate', 'chart-small'), grad: new Chart('Gradient norm', 'chart-small'), tps: new Chart('Tokens per second', 'chart-small') };
   private smoothBuf = new Float64Array(0);
@@ -151,6 +155,7 @@ export class CurvesPanel implements Panel {
       this.loss.box,
       h('div', { className: 'chart-row' }, this.small.lr.box, this.small.grad.box, this.small.tps.box),
       this.summary,
+      this.diff,
     );
   }
 
@@ -259,6 +264,12 @@ export class CurvesPanel implements Panel {
     metric(this.small.grad, 'gradNorm', 'Gradient norm', ui.log);
     metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
     this.summarize(run);
+    const compared = [run, ...others];
+    const diffKey = compared.map((r) => `${r.id}:${r.summary.name}:${r.summary.totalSteps}:${r.summary.model?.backend ?? ''}`).join('|');
+    if (diffKey !== this.diffKey) {
+      this.diffKey = diffKey;
+      replaceChildren(this.diff, ...configDiffTable(compared.map((r) => r.summary)));
+    }
   }
 
   /**

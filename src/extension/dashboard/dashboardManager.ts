@@ -34,6 +34,7 @@ export class DashboardManager implements DisposableLike {
     deps: Omit<SessionDeps, 'extras'>,
   ) {
     this.deps = { ...deps, extras: () => this.extras };
+    this.store.add(deps.active.onDidChange((id) => id !== null && this.session?.showActive(id)));
     this.store.add(
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {

@@ -18,6 +18,7 @@ import type { DisposableLike } from '../disposables';
 import { DisposableStore } from '../disposables';
 import { encodeArrays } from '../../wireCodec';
 import { messageOf } from '../errors';
+import type { ActiveRun } from '../activeRun';
 import type { LabLoader } from '../labLoader';
 import type { ModelClient } from '../modelClient';
 import type { RunsModel } from '../runsModel';
@@ -33,6 +34,8 @@ export interface SessionDeps {
   readonly controller: TrainingController;
   readonly models: ModelClient;
   readonly runs: RunsModel;
+  /** The active run: the header's picker sets it, and shows it when it is set elsewhere. */
+  readonly active: ActiveRun;
   /** Entries that are not run folders (e.g. the attention of a selection), sent after the runs. */
   readonly extras: () => readonly RunState[];
 }
@@ -69,6 +72,11 @@ export class DashboardSession implements DisposableLike {
   /** Resends every run (e.g. after one was deleted). */
   reload(): void {
     if (this.ready) this.sendRuns();
+  }
+
+  /** Shows the active run that was set elsewhere (the page ignores a run it does not list). */
+  showActive(runId: string): void {
+    if (this.ready) this.post({ type: 'dashboard/didSetActiveRun', runId });
   }
 
   /** Posts `msgs` once the page has its runs (at once when it already has). */
@@ -109,6 +117,10 @@ export class DashboardSession implements DisposableLike {
       case 'lens/request':
       case 'ablate/request':
         void this.analyse(msg);
+        return;
+      case 'dashboard/didSelectRun':
+        // Entries that are not run folders (a selection's attention) do not change the active run.
+        if (this.deps.runs.find(msg.runId)) void this.deps.active.set(msg.runId);
         return;
       default:
         msg satisfies never;
@@ -182,10 +194,9 @@ export class DashboardSession implements DisposableLike {
         this.deps.log.warn(`Left ${item.name} out of the dashboard: ${messageOf(e)}`);
         continue;
       }
-      const isLive = live?.runId === item.runDir;
-      const status = isLive ? (live.paused ? 'paused' : 'training') : state.run.status === 'training' || state.run.status === 'paused' ? 'stopped' : state.run.status;
+      // The state and step the Runs view shows too (runsModel.ts applies protocol/runStatus.ts).
       const snapshots = withSnapshots.has(item.runDir) ? state.snapshots : [];
-      runs.push({ ...state, run: { ...state.run, status }, snapshots });
+      runs.push({ ...state, run: { ...state.run, status: item.status, step: item.step }, snapshots });
       this.sent.set(item.runDir, {
         step: state.steps.at(-1)?.step ?? 0,
         evalStep: state.evals.at(-1)?.step ?? -1,
@@ -193,8 +204,9 @@ export class DashboardSession implements DisposableLike {
       });
     }
     runs.push(...this.deps.extras());
-    // null lets the page keep the run its saved UI state had selected (webview/README.md).
-    const selected = this.selectedId && runs.some((r) => r.run.id === this.selectedId) ? this.selectedId : null;
+    // The run asked for, else the active run; null lets the page keep the run its saved UI state had (webview/README.md).
+    const want = this.selectedId ?? this.deps.active.id();
+    const selected = want && runs.some((r) => r.run.id === want) ? want : null;
     this.post({ type: 'dashboard/didLoadRuns', runs, selectedId: selected });
     // A selection is asked for once: when the page reloads later (it is not kept alive while
     // hidden), it keeps whatever run the user picked since.

@@ -21,6 +21,7 @@ import { detectPairsFiles } from '../../lab/pairs';
 import type { PairsCandidate } from '../../lab/pairs';
 import { resolveConfig } from '../../lab/prepare';
 import { RUN_FILES, newRunDir, readRunJson } from '../../lab/runFolder';
+export { runNameProblem, setRunLabel } from '../../lab/runFolder';
 import { loadRunState, runSummary } from '../../lab/runState';
 import type { TrainSpec } from '../../protocol/data';
 import type { RunState, RunSummary } from '../../protocol/webview';

@@ -190,6 +190,61 @@ test('continues a finished run for more steps, as a new schedule segment', async
   assert.deepEqual(steps, Array.from({ length: 10 }, (_, i) => i + 1), 'metrics steps must be 1..n with no gap across the extension');
 });
 
+test('commands without a run use the active run; the Runs view, the status bar and the dashboard share it', async () => {
+  const decoders = api.runs().filter((r) => r.kind === 'decoder-only' && r.hasModel);
+  assert.ok(decoders.length >= 2, JSON.stringify(api.runs().map((r) => [r.name, r.kind])));
+  const [a, b] = decoders;
+  const doc = await vscode.workspace.openTextDocument(path.join(workspace(), 'notes/attention.txt'));
+  const editor = await vscode.window.showTextDocument(doc);
+  editor.selection = new vscode.Selection(doc.lineAt(0).range.start, doc.lineAt(0).range.end);
+  const surprises = (tokens) => tokens.map((t) => t.surprise.toFixed(6)).join(' ');
+  const withA = surprises(await vscode.commands.executeCommand('attentionLab.scoreSelection', a.runDir));
+  const withB = surprises(await vscode.commands.executeCommand('attentionLab.scoreSelection', b.runDir));
+  assert.notEqual(withA, withB, 'two different runs scored the text alike');
+  for (const [run, expected] of [[a, withA], [b, withB], [a, withA]]) {
+    assert.equal(await vscode.commands.executeCommand('attentionLab.run.setActive', run.runDir), run.runDir);
+    assert.equal(api.activeRun(), run.runDir);
+    const tokens = await vscode.commands.executeCommand('attentionLab.scoreSelection');
+    assert.equal(surprises(tokens), expected, `Score Selection without a run did not use the active run ${run.name}`);
+  }
+  await vscode.commands.executeCommand('attentionLab.clearScores');
+});
+
+test('renames a run and notes on it in run.json, keeping its folder', async () => {
+  const run = api.runs().find((r) => r.hasModel && r.kind === 'decoder-only');
+  assert.equal(await vscode.commands.executeCommand('attentionLab.run.rename', run.runDir, 'wide context'), 'wide context');
+  assert.equal(await vscode.commands.executeCommand('attentionLab.run.editNote', run.runDir, 'seqLen 32, 40 steps'), 'seqLen 32, 40 steps');
+  const renamed = api.runs().find((r) => r.runDir === run.runDir);
+  assert.deepEqual([renamed.name, renamed.note], ['wide context', 'seqLen 32, 40 steps']);
+  assert.ok(fs.existsSync(path.join(run.runDir, 'run.json')), 'the folder must keep its name');
+  const json = JSON.parse(fs.readFileSync(path.join(run.runDir, 'run.json'), 'utf8'));
+  assert.deepEqual([json.displayName, json.note], ['wide context', 'seqLen 32, 40 steps']);
+  assert.notEqual(json.backendUsed, undefined, 'run.json records the backend that ran');
+  assert.notEqual(renamed.backend, 'auto');
+  // A name on two lines is refused; the old name stays.
+  await vscode.commands.executeCommand('attentionLab.run.rename', run.runDir, 'two\nlines');
+  assert.equal(api.runs().find((r) => r.runDir === run.runDir).name, 'wide context');
+});
+
+test('announces a run that was training when the window went away, once, at its last checkpoint', async () => {
+  const run = api.runs().find((r) => r.status === 'completed' && r.hasModel);
+  const file = path.join(run.runDir, 'run.json');
+  const saved = fs.readFileSync(file, 'utf8');
+  // What a reload leaves behind: run.json still says "training", nothing trains it.
+  fs.writeFileSync(file, JSON.stringify({ ...JSON.parse(saved), status: 'training' }, null, 2));
+  try {
+    await vscode.commands.executeCommand('attentionLab.refreshRuns');
+    const shown = api.runs().find((r) => r.runDir === run.runDir);
+    assert.deepEqual([shown.status, shown.step], ['interrupted', run.step]);
+    const msgs = await api.announceInterrupted();
+    assert.deepEqual(msgs, [`Training of run ${run.name} was interrupted at step ${run.step} (last checkpoint).`]);
+    assert.deepEqual(await api.announceInterrupted(), [], 'the same interruption was announced twice');
+  } finally {
+    fs.writeFileSync(file, saved);
+    await vscode.commands.executeCommand('attentionLab.refreshRuns');
+  }
+});
+
 test('refuses a model kind that does not fit the data, without training', async () => {
   await config().update('model.kind', 'encoder-decoder', vscode.ConfigurationTarget.Global);
   const before = api.runs().length;

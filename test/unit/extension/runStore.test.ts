@@ -50,9 +50,6 @@ describe('RunRegistry', () => {
     expect(r.opened()).toEqual([a]);
     await r.removeOpened(a);
     expect(r.opened()).toEqual([]);
-    expect(r.selected()).toBeNull();
-    await r.select(a);
-    expect(r.selected()).toBe(a);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -9,7 +9,7 @@ import { tinySpec, trainTiny } from '../lab/tinyRuns';
 
 const DIST = path.resolve(__dirname, '../../../dist');
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'a', status: 'stopped', kind: 'decoder-only', step: 10, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, error: null, ...over,
+  runDir: '/r/a', name: 'a', status: 'stopped', kind: 'decoder-only', step: 10, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: null, ...over,
 });
 
 describe('run context values', () => {

@@ -81,14 +81,14 @@ describe('training session', () => {
     if (start?.type !== 'train/didStart') throw new Error('no train/didStart');
     expect(start.model.backend).not.toBe('auto');
     const run = readRunJson(dir);
-    expect(run.backend).toBe(start.model.backend);
+    expect(run.backendUsed).toBe(start.model.backend);
     expect(loadRunState(dir).run.model?.backend).toBe(start.model.backend);
     // A run.json from before the backend was recorded shows the setting.
-    const { backend: _dropped, ...old } = run;
+    const { backendUsed: _dropped, ...old } = run;
     writeRunJson(dir, old);
     expect(loadRunState(dir).run.model?.backend).toBe('auto');
-    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ ...old, backend: 7 }));
-    expect(() => readRunJson(dir)).toThrow(/invalid backend 7/);
+    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ ...old, backendUsed: 7 }));
+    expect(() => readRunJson(dir)).toThrow(/backendUsed that is not a string \(7\)/);
   });
 
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {

@@ -120,6 +120,7 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'lens/didFail': { type: 'lens/didFail', id: 2, error: { code: 'input/invalid', message: 'Type a prompt.' } },
   'ablate/didFinish': { type: 'ablate/didFinish', id: 3, output: ablation },
   'ablate/didFail': { type: 'ablate/didFail', id: 3, error: { code: 'input/invalid', message: 'No attention head decoder.self layer 9 head 0.' } },
+  'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runId: '/r' },
 };
 
 const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
@@ -129,6 +130,7 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
   'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
   'ablate/request': { type: 'ablate/request', id: 3, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
+  'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
 };
 
 interface Channel {
