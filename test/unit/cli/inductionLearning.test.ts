@@ -9,6 +9,13 @@
  * previous-token head and a layer-2 induction head ≥ 0.8. In a context of 12 the model
  * solves the task with position-routing heads instead (layer-2 induction ≈ 0.15), and in
  * longer contexts, where that stops working, it stays on the loss plateau past 2500 steps.
+ * Tried since (3000-step runs, context 16–32, seed 1): 62 letters instead of 26, the
+ * segment repeated to fill the context with a random period, a random unrepeated prefix,
+ * 1, 2 or 4 heads, a tiny MLP (dFF 4), sinusoidal positions, lr 1e-3, batch 64. The best
+ * (62 letters, period 5–16 in a context of 32, the tiny preset) shows the phase change in
+ * the loss (plateau ≈ 2.1 until step 2000, 0.28 at 3000) but its layer-1 heads spread over
+ * offsets 1–3 and its layer-2 heads attend 1–2 keys past the induction target: best
+ * previous-token 0.18, best induction 0.01. No setting reached the 0.8 thresholds.
  */
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,5 +47,6 @@ describe('attention-lab train --task induction', () => {
     expect(one.loss).toBeGreaterThan(0.5);
   }, 300_000);
 
+  // Not reproduced yet on 2 cores within a few minutes: see the header for what was tried.
   it.todo('grows a layer-1 previous-token head (≥ 0.8) and a layer-2 induction head (≥ 0.8); one layer stays ≤ 0.3 induction');
 });
