@@ -18,22 +18,26 @@ import { randomSegment, repeatBatch, repeatOf } from './inductionTask';
 
 /** Longest random segment of the diagnostic sequence (it is seen twice). */
 const MAX_SEGMENT = 32;
+/** Fewest learned entries (characters, merges) the segment is drawn from before byte tokens stand in. */
+const MIN_LEARNED = 4;
 
 /**
  * The diagnostic batch: BOS + L random tokens + the same L tokens again, from (seed) alone,
  * so every snapshot of a run measures induction on the same sequence. Tokens are distinct
- * non-special ids — learned entries (characters, merges) where the vocabulary has enough,
- * so a text run is not probed with byte tokens it never trained. The encoder-decoder gets
- * the same tokens as its source, so its encoder heads are measured too.
+ * non-special ids drawn from the learned entries (characters, merges), with L capped at
+ * their number, so a run is not probed with byte tokens it never trained (their embeddings
+ * are still random; a 26-letter run in a context of 64 was once measured mostly on them);
+ * only a vocabulary with fewer than MIN_LEARNED learned entries falls back to bytes.
+ * The encoder-decoder gets the same tokens as its source, so its encoder heads are measured too.
  */
 export function diagnosticBatch(model: Transformer, seed: number): Batch | null {
   const cfg = model.config;
   const maxLen = cfg.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen;
-  const L = Math.min(MAX_SEGMENT, Math.floor(maxLen / 2));
-  if (L < 2) return null;
   const vocab = cfg.kind === 'encoder-decoder' ? Math.min(cfg.vocabSize, cfg.srcVocabSize) : cfg.vocabSize;
-  const lo = vocab - BASE_VOCAB >= L ? BASE_VOCAB : NUM_SPECIAL;
-  if (vocab - lo < 2) return null;
+  const learned = vocab - BASE_VOCAB;
+  const lo = learned >= MIN_LEARNED ? BASE_VOCAB : NUM_SPECIAL;
+  const L = Math.min(MAX_SEGMENT, Math.floor(maxLen / 2), vocab - lo);
+  if (L < 2) return null;
   const seg = randomSegment(stepRng(seed, STREAMS.diagnostic, 0), L, vocab - lo).map((i) => lo + i);
   const b = repeatBatch([{ filler: [], segment: seg }]);
   return cfg.kind === 'encoder-decoder' ? { ...b, S: b.T, src: b.input.slice() } : b;

@@ -9,6 +9,18 @@
  * previous-token head and a layer-2 induction head ≥ 0.8. In a context of 12 the model
  * solves the task with position-routing heads instead (layer-2 induction ≈ 0.15), and in
  * longer contexts, where that stops working, it stays on the loss plateau past 2500 steps.
+ * Tried since (3000-step runs, context 16–32): 62 letters instead of 26, the segment
+ * repeated to fill the context with a random period, a random unrepeated prefix, 1, 2 or 4
+ * heads, a tiny MLP (dFF 4), sinusoidal positions, lr 1e-3, batch 64, shortest period 2–5.
+ * The best (62 letters, prefix 0–8, period 5 to fill, 2 heads, dFF 4; about 3.5 min) shows
+ * the phase change in the loss on seeds 1, 2 and 3 (plateau ≈ 2.2, then a drop to 0.08–0.47
+ * within 500–1000 steps) through a *shifted* induction circuit: two layer-1 heads attend a
+ * fixed k and k+1 back (k = 3 or 4, never 1), and a layer-2 head matches the current token
+ * against the (k+1)-back one and reads the k-back one. Previous-token stays ≤ 0.2 and
+ * induction ≤ 0.06. With the shortest period at 2 or 3 no phase change came in 3000 steps.
+ * The one-layer bound is at risk too: in the default run a layer-1 head scores induction
+ * 0.72 on the diagnostic sequence, whose single repeat sits at fixed positions, so a
+ * positional head reaches its targets; a diagnostic over several periods and offsets is needed.
  */
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,5 +52,6 @@ describe('attention-lab train --task induction', () => {
     expect(one.loss).toBeGreaterThan(0.5);
   }, 300_000);
 
+  // Not reproduced yet on 2 cores within a few minutes: see the header for what was tried.
   it.todo('grows a layer-1 previous-token head (≥ 0.8) and a layer-2 induction head (≥ 0.8); one layer stays ≤ 0.3 induction');
 });
