@@ -17,6 +17,7 @@ import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/format';
 import { showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
+import { exportFileName, exportMenu, imageItems } from '../exportMenu';
 import { drawLegend } from '../legend';
 import type { StoreEvent } from '../store';
 import { AttentionGrid } from './attentionGrid';
@@ -75,7 +76,13 @@ export class AttentionPanel implements Panel {
       'div',
       { className: 'attn-body' },
       this.grid.el,
-      h('div', { className: 'attn-large' }, this.caption, this.large.el, this.legend),
+      h(
+        'div',
+        { className: 'attn-large' },
+        h('div', { className: 'caption-row' }, this.caption, exportMenu(ctx.host, 'Export the selected head’s heatmap', () => this.largeItems(), (t) => ctx.problem(t))),
+        this.large.el,
+        this.legend,
+      ),
     );
     this.el = h(
       'section',
@@ -86,6 +93,16 @@ export class AttentionPanel implements Panel {
       this.truncation,
       this.body,
     );
+  }
+
+  /** PNG and SVG of the large view, named after the run, the head and the step. */
+  private largeItems(): ReturnType<typeof imageItems> {
+    const run = this.ctx.run();
+    const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
+    if (!run || !snap) return [];
+    const ui = this.ctx.ui.attention;
+    const what = `${ui.family}-layer${ui.layer + 1}-head${ui.head + 1}`;
+    return imageItems(() => this.large.svg(`${run.summary.name} · ${this.caption.textContent ?? ''}`), (kind) => exportFileName(run.summary.name, what, snap.step, kind));
   }
 
   wants(ev: StoreEvent): boolean {

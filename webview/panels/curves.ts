@@ -17,7 +17,13 @@
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
-import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/format';
+import { MISSING, formatBleu, formatCompact, formatCount, formatDuration, formatLoss, formatNumber, formatPercent, formatPerplexity, formatTicks } from '../../src/format';
+import { csvItem, exportFileName, exportMenu, imageItems } from '../exportMenu';
+import type { ExportItem } from '../exportMenu';
+import type { ExportKind } from '../../src/protocol/webview';
+import { runsMetricsCsv } from '../exportData';
+import { lineChartSvg } from '../svg';
+import type { SvgDoc } from '../svg';
 import type { RunEntry, StoreEvent } from '../store';
 import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName, xLabel } from '../series';
 import type { XMode } from '../series';
@@ -27,6 +33,16 @@ import { segmentMarkers } from '../segments';
 import type { SegmentMarker } from '../segments';
 
 type Table = uPlot.AlignedData;
+
+/** How a hovered value of each quantity reads (one formatter per kind, src/format.ts). */
+type Quantity = 'loss' | 'lr' | 'gradNorm' | 'tokensPerSec';
+const HOVER: Readonly<Record<Quantity, (v: number) => string>> = {
+  loss: formatLoss,
+  lr: (v) => formatNumber(v, 6),
+  gradNorm: (v) => formatNumber(v, 3),
+  tokensPerSec: (v) => formatCompact(v),
+};
+const HOVER_X: Readonly<Record<XMode, (v: number) => string>> = { step: formatCount, tokens: (v) => formatCompact(v), time: formatDuration };
 
 interface ChartSpec {
   readonly key: string;
@@ -48,13 +64,42 @@ class Chart {
   private markers: readonly SegmentMarker[] = [];
   private markerLabels = false;
   private readonly markerLayer = h('div', { className: 'segment-markers' });
+  private spec: ChartSpec | null = null;
+  private mode: XMode = 'step';
 
-  constructor(label: string, className: string) {
+  constructor(label: string, className: string, ctx: PanelContext, extra: () => readonly ExportItem[]) {
     this.box = h('figure', { className: `chart ${className}`, attrs: { 'aria-label': label } });
+    const name = (kind: ExportKind): string => exportFileName(ctx.run()?.summary.name ?? 'run', this.spec?.title ?? label, ctx.run()?.steps.lastStep ?? null, kind);
+    this.box.append(exportMenu(ctx.host, `Export ${label.toLowerCase()}`, () => [...(this.spec ? imageItems(() => this.svg(ctx), name) : []), ...extra()], (t) => ctx.problem(t)));
+  }
+
+  /** The chart as drawn now (x range as zoomed) in vector form. */
+  svg(ctx: PanelContext): SvgDoc {
+    const spec = this.spec as ChartSpec;
+    const t = ctx.theme;
+    const x = spec.data[0] as ArrayLike<number>;
+    const scale = this.plot?.scales.x;
+    const series = spec.series
+      .map((s, i) => ({ s, y: spec.data[i + 1] as ArrayLike<number | null> }))
+      .filter(({ s }) => s.show !== false)
+      .map(({ s, y }) => ({ label: String(s.label ?? ''), color: typeof s.stroke === 'string' ? s.stroke : t.text, width: s.width ?? 1, dash: s.dash, points: s.points?.show === true, y }));
+    return lineChartSvg({
+      title: spec.title,
+      width: this.plot?.width ?? 640,
+      height: spec.height + 60,
+      xLabel: xLabel(this.mode),
+      x,
+      series,
+      yLog: spec.log,
+      xRange: scale?.min !== undefined && scale.max !== undefined ? [scale.min, scale.max] : undefined,
+      style: { background: `rgb(${t.bg[0]}, ${t.bg[1]}, ${t.bg[2]})`, text: t.text, muted: `rgb(${t.muted[0]}, ${t.muted[1]}, ${t.muted[2]})`, grid: t.grid, font: t.font },
+    });
   }
 
   update(spec: ChartSpec, ctx: PanelContext, width: number, mode: XMode): void {
     const t = ctx.theme;
+    this.spec = spec;
+    this.mode = mode;
     const structure = `${spec.key}|${width}|${t.text}|${t.grid}|${t.series.join()}`;
     this.markers = spec.markers ?? [];
     this.markerLabels = spec.markerLabels ?? false;
@@ -64,13 +109,14 @@ class Chart {
     }
     this.plot?.destroy();
     this.key = structure;
-    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}` });
+    // Tick labels with as many digits as keep them distinct (no "0.001 / 0.001" on the lr axis).
+    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}`, values: (_u, splits) => formatTicks(splits) });
     const opts: uPlot.Options = {
       title: spec.title,
       width,
       height: spec.height,
       scales: { x: { time: false }, y: spec.log ? { distr: 3, log: 10 } : { distr: 1 } },
-      series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? MISSING : formatNumber(v, 2)) }, ...spec.series],
+      series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? MISSING : HOVER_X[mode](v)) }, ...spec.series],
       axes: [axis(xLabel(mode)), axis('')],
       cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },
       legend: { show: true, live: true },
@@ -114,8 +160,8 @@ export function evalLabel(run: RunEntry): string {
   return run.summary.data?.validation?.kind === 'none' ? 'training loss (nothing held out)' : 'validation';
 }
 
-function line(label: string, stroke: string, width: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
-  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : formatNumber(v, 4)), ...extra };
+function line(label: string, stroke: string, width: number, q: Quantity, extra: Partial<uPlot.Series> = {}): uPlot.Series {
+  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : HOVER[q](v)), ...extra };
 }
 
 function withAlpha(color: string, alpha: number): string {
@@ -131,14 +177,17 @@ export class CurvesPanel implements Panel {
   private readonly toolbar: HTMLElement;
   private readonly summary = h('p', { className: 'curves-summary', attrs: { 'aria-live': 'polite' } });
   private readonly note = h('p', { className: 'note', attrs: { hidden: true } });
-  private readonly loss = new Chart('Loss against training progress', 'chart-main');
-  private readonly small = { lr: new Chart('Learning rate', 'chart-small'), grad: new Chart('Gradient norm', 'chart-small'), tps: new Chart('Tokens per second', 'chart-small') };
+  private readonly loss: Chart;
+  private readonly small: { readonly lr: Chart; readonly grad: Chart; readonly tps: Chart };
   private smoothBuf = new Float64Array(0);
   private lastCost = 0;
   private lastDraw = 0;
   private pending = false;
 
   constructor(private readonly ctx: PanelContext) {
+    const csv = (): readonly ExportItem[] => [csvItem('Save metrics as CSV', () => this.csvName(), () => runsMetricsCsv(this.shownRuns()))];
+    this.loss = new Chart('Loss against training progress', 'chart-main', ctx, csv);
+    this.small = { lr: new Chart('Learning rate', 'chart-small', ctx, csv), grad: new Chart('Gradient norm', 'chart-small', ctx, csv), tps: new Chart('Tokens per second', 'chart-small', ctx, csv) };
     this.toolbar = h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Chart options' } });
     this.el = h(
       'section',
@@ -149,6 +198,18 @@ export class CurvesPanel implements Panel {
       h('div', { className: 'chart-row' }, this.small.lr.box, this.small.grad.box, this.small.tps.box),
       this.summary,
     );
+  }
+
+  /** The selected run and the runs compared with it, as the charts show them. */
+  private shownRuns(): RunEntry[] {
+    const run = this.ctx.run();
+    if (!run) return [];
+    return [run, ...this.ctx.ui.curves.compare.map((id) => this.ctx.store.run(id)).filter((r): r is RunEntry => r !== undefined && r.id !== run.id)];
+  }
+
+  private csvName(): string {
+    const runs = this.shownRuns();
+    return exportFileName(runs.map((r) => r.summary.name).join('+') || 'run', 'metrics', null, 'csv');
   }
 
   wants(ev: StoreEvent): boolean {
@@ -216,9 +277,9 @@ export class CurvesPanel implements Panel {
     // About one bucket per horizontal pixel: ≤ 3 drawn points per pixel whatever the run length.
     const buckets = Math.max(100, width - 60);
     let lossSeries: uPlot.Series[] = [
-      line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1),
-      line(`${run.summary.name} train (smoothed)`, c0, 2, { show: ui.smoothing > 0 }),
-      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
+      line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1, 'loss'),
+      line(`${run.summary.name} train (smoothed)`, c0, 2, 'loss', { show: ui.smoothing > 0 }),
+      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, 'loss', { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
     ];
     const main = this.lossTable(run, buckets, true);
     const markers = segmentMarkers(run.summary.segments, run.steps, ui.x);
@@ -226,7 +287,7 @@ export class CurvesPanel implements Panel {
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
       tables.push(this.lossTable(o, buckets, false).table);
-      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
+      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2, 'loss'), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, 'loss', { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
     });
     const lossData = tables.length === 1 ? (tables[0] as Table) : uPlot.join(tables);
     const raw = run.steps.column('loss');
@@ -247,7 +308,7 @@ export class CurvesPanel implements Panel {
         return rows.length === y.length ? [r.steps.column(xName), y] : [gather(r.steps.column(xName), rows), gather(y, rows)];
       });
       const data = small.length === 1 ? (small[0] as Table) : uPlot.join(small);
-      const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5));
+      const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5, col));
       const positive = (finiteRange(run.steps.column(col))?.min ?? 1) > 0;
       chart.update({ key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data, markers: marked }, this.ctx, smallWidth, ui.x);
     };

@@ -14,6 +14,7 @@ import { batchSize, findMask } from '../attentionMath';
 import { h, replaceChildren } from '../dom';
 import { isPadToken, showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
+import { exportFileName, exportMenu, imageItems } from '../exportMenu';
 import { broadcastPlan, broadcastSlice, combine, maskDimLabels, maskedCount, scoresUses } from '../maskMath';
 import type { Sizes } from '../maskMath';
 import type { StoreEvent } from '../store';
@@ -163,6 +164,9 @@ export class MasksPanel implements Panel {
       },
       this.ctx.theme,
     );
-    return h('figure', { className: 'mask-view' }, h('figcaption', {}, caption), v.el);
+    const run = this.ctx.run();
+    const step = run?.snapshots[run.snapshots.length - 1]?.step ?? null;
+    const menu = exportMenu(this.ctx.host, `Export ${label}`, () => imageItems(() => v.svg(`${run?.summary.name ?? ''} · ${label} · ${caption}`), (kind) => exportFileName(run?.summary.name ?? 'run', label, step, kind)), (t) => this.ctx.problem(t));
+    return h('figure', { className: 'mask-view' }, h('div', { className: 'caption-row' }, h('figcaption', {}, caption), menu), v.el);
   }
 }

@@ -114,6 +114,7 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
+  'export/save': { type: 'export/save', fileName: 'r-loss-step10.svg', kind: 'svg', content: '<svg xmlns="http://www.w3.org/2000/svg"/>' },
 };
 
 interface Channel {
