@@ -147,7 +147,7 @@ export function exportMenu(host: Host, label: string, items: () => readonly Expo
   };
   const openMenu = (focusLast = false): void => {
     menu.replaceChildren(
-      ...items().map((it) => h('button', { className: 'export-item', attrs: { type: 'button', role: 'menuitem', tabindex: -1, 'data-kind': it.kind }, on: { click: () => void run(it) } }, it.label)),
+      ...items().map((it) => h('button', { className: 'export-item', attrs: { type: 'button', role: 'menuitem', tabindex: -1, 'data-kind': it.kind }, on: { click: () => void run(it), pointerenter: (e) => (e.target as HTMLElement).focus() } }, it.label)),
     );
     menu.hidden = false;
     button.setAttribute('aria-expanded', 'true');

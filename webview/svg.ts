@@ -222,6 +222,7 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
   return { svg: out.join('\n'), width, height };
 }
 
+
 /** Legend items placed left to right, wrapping at `maxWidth`. */
 function legendLayout(labels: readonly string[], maxWidth: number, font: number): { at: { x: number; row: number }[]; height: number } {
   const at: { x: number; row: number }[] = [];
@@ -280,25 +281,29 @@ function wordColor(w: number): string {
 /**
  * A heatmap as SVG: a title, the column title and every column token (rotated to read
  * bottom-up, as on screen), the row title and every row token, one `<rect>` per cell, and a
- * colour key. Cells are 10–24 px so that every token is labelled, whatever the map's size.
+ * colour key. Cells are 10–40 px so that every token is labelled, whatever the map’s size; a long title wraps.
  */
 export function heatmapSvg(m: SvgHeatmap): SvgDoc {
   const { style } = m;
-  const cell = Math.max(10, Math.min(24, Math.floor(640 / Math.max(m.rows, m.cols, 1))));
+  const cell = Math.max(10, Math.min(40, Math.floor(480 / Math.max(m.rows, m.cols, 1))));
   const font = Math.min(12, cell - 2);
   const longest = (ls: readonly string[]): number => ls.reduce((w, l) => Math.max(w, textWidth(l, font)), 0);
   const rowLabelW = Math.ceil(Math.min(200, longest(m.rowLabels))) + 8;
   const colLabelH = Math.ceil(Math.min(200, longest(m.colLabels))) + 8;
   const left = 24 + rowLabelW;
-  const top = 28 + 18 + colLabelH;
   const gw = m.cols * cell;
   const gh = m.rows * cell;
+  const legendW = m.legend.reduce((w, [text]) => w + 30 + textWidth(text, 11), 0);
+  const width = Math.ceil(Math.max(left + gw + 16, left + legendW + 8, 360));
+  // Bold 13 px runs wider than the estimate of regular text: wrap as if it were 14 px.
+  const titleLines = wrapTitle(m.title, width - 16, 14);
+  const titleH = titleLines.length * 18;
+  const top = 10 + titleH + 18 + colLabelH;
   const legendH = m.legend.length > 0 ? 34 : 0;
-  const width = Math.ceil(Math.max(left + gw + 16, 320, textWidth(m.title, 13) + 32));
   const height = Math.ceil(top + gh + 16 + legendH);
   const out: string[] = [open(width, height, m.title, style)];
-  out.push(`<text x="8" y="18" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(m.title)}</text>`);
-  out.push(`<text class="col-title" x="${n2(left + gw / 2)}" y="42" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.colTitle)}</text>`);
+  out.push(`<text x="8" y="0" font-size="13" font-weight="600" ${paint('fill', style.text)}>${titleLines.map((l, i) => `<tspan x="8" y="${22 + 18 * i}">${escapeXml(l)}</tspan>`).join('')}</text>`);
+  out.push(`<text class="col-title" x="${n2(left + gw / 2)}" y="${n2(10 + titleH + 12)}" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.colTitle)}</text>`);
   out.push(`<text class="row-title" transform="translate(14 ${n2(top + gh / 2)}) rotate(-90)" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.rowTitle)}</text>`);
   const label = (l: string, attrs: string): string => `<text ${attrs}${m.isPad(l) ? ` ${paint('fill', m.padColor)} font-style="italic"` : ''}>${escapeXml(l)}</text>`;
   out.push(`<g class="col-labels" font-size="${font}" ${paint('fill', style.text)}>`);
@@ -325,4 +330,20 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
   }
   out.push('</svg>', '');
   return { svg: out.join('\n'), width, height };
+}
+
+/** A title broken at spaces into lines of at most `maxWidth` (estimated). */
+function wrapTitle(title: string, maxWidth: number, size: number): string[] {
+  const parts = title.split(/(?<= )/);
+  const lines: string[] = [];
+  let line = '';
+  for (const p of parts) {
+    if (line !== '' && textWidth(line + p, size) > maxWidth) {
+      lines.push(line.trimEnd());
+      line = '';
+    }
+    line += p;
+  }
+  if (line !== '') lines.push(line.trimEnd());
+  return lines;
 }

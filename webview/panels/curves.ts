@@ -34,6 +34,17 @@ import type { SegmentMarker } from '../segments';
 
 type Table = uPlot.AlignedData;
 
+/**
+ * uPlot's tick labels: {@link formatTicks} over the ticks it labels; a log axis hands in its
+ * unlabelled minor ticks as null, which stay null (no label).
+ */
+function tickValues(splits: readonly (number | null)[]): (string | null)[] {
+  const shown = splits.filter((v): v is number => v !== null && Number.isFinite(v));
+  const labels = formatTicks(shown);
+  let i = 0;
+  return splits.map((v) => (v !== null && Number.isFinite(v) ? (labels[i++] as string) : null));
+}
+
 /** How a hovered value of each quantity reads (one formatter per kind, src/format.ts). */
 type Quantity = 'loss' | 'lr' | 'gradNorm' | 'tokensPerSec';
 const HOVER: Readonly<Record<Quantity, (v: number) => string>> = {
@@ -110,7 +121,7 @@ class Chart {
     this.plot?.destroy();
     this.key = structure;
     // Tick labels with as many digits as keep them distinct (no "0.001 / 0.001" on the lr axis).
-    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}`, values: (_u, splits) => formatTicks(splits) });
+    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}`, values: (_u, splits) => tickValues(splits) });
     const opts: uPlot.Options = {
       title: spec.title,
       width,
