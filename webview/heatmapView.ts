@@ -15,7 +15,7 @@ import { isPadToken, showToken } from './format';
 import type { HeatmapData } from './heatmap';
 import { HeatmapCanvas, cellWord } from './heatmap';
 import { rampIndex } from './colorRamp';
-import { heatmapSvg } from './svg';
+import { heatmapSvg, svgStyle } from './svg';
 import type { SvgDoc } from './svg';
 import type { Theme } from './theme';
 
@@ -112,7 +112,7 @@ export class HeatmapView {
       isPad: isPadToken,
       padColor: rgb(theme.masked),
       legend,
-      style: { background: rgb(theme.bg), text: theme.text, muted: rgb(theme.muted), grid: theme.grid, font: theme.font },
+      style: svgStyle(theme),
     });
   }
 

@@ -16,6 +16,7 @@
 import { formatTicks } from '../src/format';
 import type { Rgba } from './colorRamp';
 import { parseColor } from './colorRamp';
+import type { Theme } from './theme';
 
 /** A finished SVG document and its size in CSS pixels. */
 export interface SvgDoc {
@@ -61,6 +62,12 @@ export interface SvgStyle {
   readonly muted: string;
   readonly grid: string;
   readonly font: string;
+}
+
+/** The drawing style of a theme: its resolved colours and font. */
+export function svgStyle(t: Theme): SvgStyle {
+  const rgb = (c: Rgba): string => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+  return { background: rgb(t.bg), text: t.text, muted: rgb(t.muted), grid: t.grid, font: t.font };
 }
 
 function open(width: number, height: number, title: string, style: SvgStyle): string {
@@ -346,4 +353,77 @@ function wrapTitle(title: string, maxWidth: number, size: number): string[] {
   }
   if (line !== '') lines.push(line.trimEnd());
   return lines;
+}
+
+// ---------------------------------------------------------------- a grid of heatmaps
+
+/** One small map of a grid. */
+export interface SvgGridMap {
+  readonly rows: number;
+  readonly cols: number;
+  cellWord(i: number): number;
+  /** Written under the map (e.g. "2.02 nats"). */
+  readonly caption: string;
+}
+
+/** Maps by row (layer) and column (head), with their headers. */
+export interface SvgHeatmapGrid {
+  readonly title: string;
+  readonly rowHeads: readonly string[];
+  readonly colHeads: readonly string[];
+  readonly maps: readonly (readonly SvgGridMap[])[];
+  readonly style: SvgStyle;
+}
+
+/** Most cells a grid export writes (each a rect before merging runs); past it, export heads one at a time. */
+export const MAX_GRID_CELLS = 400_000;
+
+/**
+ * The layer × head grid as SVG: headers, and each map as rects — one per run of equal
+ * colour along a row (a causal map's masked triangle is one rect per row), so files stay
+ * small — with its caption. Throws when the grid has more than {@link MAX_GRID_CELLS} cells.
+ */
+export function heatmapGridSvg(g: SvgHeatmapGrid): SvgDoc {
+  const { style } = g;
+  const all = g.maps.flat();
+  const cells = all.reduce((n, m) => n + m.rows * m.cols, 0);
+  if (cells > MAX_GRID_CELLS) throw new Error(`the grid has ${cells} cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`);
+  const longest = Math.max(1, ...all.map((m) => Math.max(m.rows, m.cols)));
+  const cell = Math.max(1, Math.min(8, Math.floor(128 / longest)));
+  const mapW = Math.max(...all.map((m) => m.cols * cell), 40);
+  const mapH = Math.max(...all.map((m) => m.rows * cell), 20);
+  const left = 64;
+  const top = 52;
+  const gapX = 14;
+  const gapY = 26;
+  const width = Math.ceil(Math.max(left + g.colHeads.length * (mapW + gapX) + 8, textWidth(g.title, 14) + 16, 240));
+  const height = Math.ceil(top + g.rowHeads.length * (mapH + gapY) + 8);
+  const out: string[] = [open(width, height, g.title, style)];
+  out.push(`<text x="8" y="20" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(g.title)}</text>`);
+  out.push(`<g class="col-heads" font-size="11" text-anchor="middle" ${paint('fill', style.muted)}>`);
+  g.colHeads.forEach((t, j) => out.push(`<text x="${n2(left + j * (mapW + gapX) + mapW / 2)}" y="${top - 8}">${escapeXml(t)}</text>`));
+  out.push('</g>');
+  out.push(`<g class="row-heads" font-size="11" text-anchor="end" ${paint('fill', style.muted)}>`);
+  g.rowHeads.forEach((t, i) => out.push(`<text x="${left - 8}" y="${n2(top + i * (mapH + gapY) + mapH / 2 + 4)}">${escapeXml(t)}</text>`));
+  out.push('</g>');
+  g.maps.forEach((row, i) =>
+    row.forEach((m, j) => {
+      const x0 = left + j * (mapW + gapX);
+      const y0 = top + i * (mapH + gapY);
+      out.push(`<g class="map" data-layer="${i}" data-head="${j}" shape-rendering="crispEdges">`);
+      for (let t = 0; t < m.rows; t++) {
+        for (let s = 0; s < m.cols; ) {
+          const w = m.cellWord(t * m.cols + s);
+          let e = s + 1;
+          while (e < m.cols && m.cellWord(t * m.cols + e) === w) e++;
+          out.push(`<rect x="${x0 + s * cell}" y="${y0 + t * cell}" width="${(e - s) * cell}" height="${cell}" fill="${wordColor(w)}"/>`);
+          s = e;
+        }
+      }
+      out.push('</g>');
+      out.push(`<text x="${n2(x0 + mapW / 2)}" y="${y0 + m.rows * cell + 14}" text-anchor="middle" font-size="10" ${paint('fill', style.muted)}>${escapeXml(m.caption)}</text>`);
+    }),
+  );
+  out.push('</svg>', '');
+  return { svg: out.join('\n'), width, height };
 }

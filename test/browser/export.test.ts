@@ -157,6 +157,13 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     expect([readPng(pngBytes).width, readPng(pngBytes).height]).toEqual([2 * svg.width, 2 * svg.height]);
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     fs.writeFileSync(path.join(SCREENSHOTS, 'exported-attention-head.png'), pngBytes);
+    // The whole grid: one map per layer × head.
+    await choose(page, '.panel.attention .grid-export', 'Save as SVG');
+    const gridSvg = (await posted(page, 'svg', 2)).content;
+    const mapCount = (await page.evaluate(`new DOMParser().parseFromString(${JSON.stringify(gridSvg)}, 'image/svg+xml').querySelectorAll('g.map').length`)) as number;
+    expect(mapCount).toBe(await page.locator('.panel.attention .attn-cell').count());
+    await choose(page, '.panel.attention .grid-export', 'Save as PNG');
+    fs.writeFileSync(path.join(SCREENSHOTS, 'exported-attention-grid.png'), Buffer.from((await posted(page, 'png', 3)).content, 'base64'));
     clean(log);
     await page.close();
   });

@@ -75,7 +75,7 @@ export class AttentionPanel implements Panel {
     this.body = h(
       'div',
       { className: 'attn-body' },
-      this.grid.el,
+      h('div', { className: 'attn-grid-box' }, h('div', { className: 'caption-row grid-export' }, h('span', { className: 'note' }, 'all heads'), exportMenu(ctx.host, 'Export the grid of all heads', () => this.gridItems(), (t) => ctx.problem(t))), this.grid.el),
       h(
         'div',
         { className: 'attn-large' },
@@ -93,6 +93,15 @@ export class AttentionPanel implements Panel {
       this.truncation,
       this.body,
     );
+  }
+
+  /** PNG and SVG of the whole grid of the shown kind of attention. */
+  private gridItems(): ReturnType<typeof imageItems> {
+    const run = this.ctx.run();
+    const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
+    if (!run || !snap) return [];
+    const fam = FAMILIES.find((f) => f.id === this.ctx.ui.attention.family);
+    return imageItems(() => this.grid.svg(`${run.summary.name} · ${fam?.label ?? ''} · every layer and head · step ${snap.step}`), (kind) => exportFileName(run.summary.name, `${this.ctx.ui.attention.family}-grid`, snap.step, kind));
   }
 
   /** PNG and SVG of the large view, named after the run, the head and the step. */

@@ -22,7 +22,7 @@ import { csvItem, exportFileName, exportMenu, imageItems } from '../exportMenu';
 import type { ExportItem } from '../exportMenu';
 import type { ExportKind } from '../../src/protocol/webview';
 import { runsMetricsCsv } from '../exportData';
-import { lineChartSvg } from '../svg';
+import { lineChartSvg, svgStyle } from '../svg';
 import type { SvgDoc } from '../svg';
 import type { RunEntry, StoreEvent } from '../store';
 import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName, xLabel } from '../series';
@@ -103,7 +103,7 @@ class Chart {
       series,
       yLog: spec.log,
       xRange: scale?.min !== undefined && scale.max !== undefined ? [scale.min, scale.max] : undefined,
-      style: { background: `rgb(${t.bg[0]}, ${t.bg[1]}, ${t.bg[2]})`, text: t.text, muted: `rgb(${t.muted[0]}, ${t.muted[1]}, ${t.muted[2]})`, grid: t.grid, font: t.font },
+      style: svgStyle(t),
     });
   }
 

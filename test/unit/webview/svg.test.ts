@@ -4,7 +4,7 @@
  * size, one element per series / cell, and user text escaped.
  */
 import { describe, expect, it } from 'vitest';
-import { escapeXml, heatmapSvg, lineChartSvg, logTicks, niceTicks, paint } from '../../../webview/svg';
+import { MAX_GRID_CELLS, escapeXml, heatmapGridSvg, heatmapSvg, lineChartSvg, logTicks, niceTicks, paint } from '../../../webview/svg';
 import type { SvgStyle } from '../../../webview/svg';
 
 const style: SvgStyle = { background: 'rgb(31, 31, 31)', text: 'rgba(204, 204, 204, 1.000)', muted: 'rgb(157, 157, 157)', grid: 'rgba(157, 157, 157, 0.235)', font: '"Segoe UI", system-ui, sans-serif' };
@@ -171,5 +171,34 @@ describe('heatmapSvg', () => {
     expect(colLabels[1]?.attrs['font-style']).toBe('italic');
     expect(doc.svg).toContain('&lt;s&gt;');
     expect(doc.svg).not.toContain('<s>');
+  });
+});
+
+describe('heatmapGridSvg', () => {
+  // A causal 4 × 4 map: row t has t + 1 attended cells (each its own colour) then one masked run.
+  const MASKED = 0xff0000ff;
+  const causal = (caption: string) => ({ rows: 4, cols: 4, caption, cellWord: (i: number) => (i % 4 > Math.floor(i / 4) ? MASKED : (0xff000000 | (i + 1)) >>> 0) });
+  const grid = {
+    title: 'every layer & head',
+    rowHeads: ['layer 1', 'layer 2'],
+    colHeads: ['head 1', 'head 2', 'head 3'],
+    maps: [0, 1].map((l) => [0, 1, 2].map((h) => causal(`${l}.${h} nats`))),
+    style,
+  };
+
+  it('draws every map, merging runs of one colour along a row, with headers and captions', () => {
+    const doc = heatmapGridSvg(grid);
+    const svg = parseXml(doc.svg);
+    const maps = all(svg, 'g').filter((g) => g.attrs.class === 'map');
+    expect(maps).toHaveLength(6);
+    // rows 0–2 have a masked run after their cells (t + 1 + 1 rects), row 3 none (4 rects): 2 + 3 + 4 + 4.
+    expect(maps[0]?.children).toHaveLength(13);
+    expect(all(svg, 'text').map((t) => t.text)).toEqual(expect.arrayContaining(['every layer & head', 'head 3', 'layer 2', '1.2 nats']));
+    expect(svg.attrs.viewBox).toBe(`0 0 ${doc.width} ${doc.height}`);
+  });
+
+  it('refuses a grid too large for one file, saying what to do instead', () => {
+    const big = { rows: 400, cols: 400, caption: '', cellWord: () => 0 };
+    expect(() => heatmapGridSvg({ ...grid, maps: [[big, big, big]] })).toThrow(`the grid has 480000 cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`);
   });
 });
