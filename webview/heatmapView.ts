@@ -18,6 +18,7 @@ import { rampIndex } from './colorRamp';
 import { heatmapSvg, svgStyle } from './svg';
 import type { SvgDoc } from './svg';
 import type { Theme } from './theme';
+import { labelEvery, labelFontPx } from './heatmapLabels';
 
 /** What a view shows. */
 export interface HeatmapContent {
@@ -31,18 +32,6 @@ export interface HeatmapContent {
   describe(t: number, s: number): string;
 }
 
-/** Smallest cell (px) that gets every token labelled, and the smallest label font. */
-const MIN_LABEL_PX = 7;
-
-/** Font size of the labels of cells `cell` px tall/wide (the same rule for rows and columns). */
-export function labelFontPx(cell: number): number {
-  return Math.min(12, Math.max(MIN_LABEL_PX, cell - 1));
-}
-
-/** Label every how-many-th token for cells of `cell` px: 1 (all) from {@link MIN_LABEL_PX} on. */
-export function labelEvery(cell: number): number {
-  return cell >= MIN_LABEL_PX ? 1 : Math.ceil(MIN_LABEL_PX / cell);
-}
 
 /** A labelled, focusable heatmap. */
 export class HeatmapView {

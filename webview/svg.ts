@@ -16,7 +16,6 @@
 import { formatTicks } from '../src/format';
 import type { Rgba } from './colorRamp';
 import { parseColor } from './colorRamp';
-import type { Theme } from './theme';
 
 /** A finished SVG document and its size in CSS pixels. */
 export interface SvgDoc {
@@ -65,7 +64,7 @@ export interface SvgStyle {
 }
 
 /** The drawing style of a theme: its resolved colours and font. */
-export function svgStyle(t: Theme): SvgStyle {
+export function svgStyle(t: { readonly bg: Rgba; readonly muted: Rgba; readonly text: string; readonly grid: string; readonly font: string }): SvgStyle {
   const rgb = (c: Rgba): string => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
   return { background: rgb(t.bg), text: t.text, muted: rgb(t.muted), grid: t.grid, font: t.font };
 }

@@ -81,8 +81,6 @@ async function posted(page: Page, kind: string, before: number): Promise<{ fileN
   return last;
 }
 
-const saves = async (page: Page): Promise<number> => (await page.evaluate(`window.__posted.filter((m) => m.type === 'export/save').length`)) as number;
-
 describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {

@@ -1,6 +1,6 @@
 /** How many heatmap axis labels fit: every token from 7 px cells on, one font rule for both axes. */
 import { describe, expect, it } from 'vitest';
-import { labelEvery, labelFontPx } from '../../../webview/heatmapView';
+import { labelEvery, labelFontPx } from '../../../webview/heatmapLabels';
 
 describe('heatmap axis labels', () => {
   it('labels every token while a cell is at least 7 px, else every n-th', () => {
