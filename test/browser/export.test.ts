@@ -122,6 +122,21 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     const steps = new Set([...enc.steps.map((s) => s.step), ...enc.evals.map((e) => e.step)]);
     expect(csv.length - 1).toBe(steps.size);
     expect(Number(csv[1]?.[2])).toBe(enc.steps[0]?.loss);
+    // Hover values read per quantity: tokens/s compact (no "5331.4567"), lr and loss their own way.
+    const over = page.locator('.panel.curves .chart-small:nth-child(3) .u-over');
+    const box = await over.boundingBox();
+    expect(box).not.toBeNull();
+    await page.mouse.move((box?.x ?? 0) + (box?.width ?? 0) / 2, (box?.y ?? 0) + (box?.height ?? 0) / 2);
+    await frames(page);
+    const values = async (chart: string): Promise<string[]> => page.locator(`.panel.curves ${chart} .u-legend .u-value`).allTextContents();
+    const [tpsStep, tps] = await values('.chart-small:nth-child(3)');
+    expect(tpsStep).toMatch(/^\d{1,3}(,\d{3})*$/);
+    expect(tps).toMatch(/^\d+(\.\d+)?k?$/);
+    expect(tps).not.toMatch(/\.\d{3,}/);
+    const [, lr] = await values('.chart-small:nth-child(1)');
+    expect(lr).toMatch(/^(\d\.\d+e-\d|0\.\d{1,6})$/);
+    const loss = await values('.chart-main');
+    expect(loss.slice(1).filter((v) => v !== '—').every((v) => /^\d+\.\d{4}$/.test(v))).toBe(true);
     clean(log);
     await page.close();
   });
