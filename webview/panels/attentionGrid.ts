@@ -14,7 +14,8 @@ import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/format';
 import { HeatmapCanvas, cellWord } from '../heatmap';
-import { heatmapGridSvg, svgStyle } from '../svg';
+import { svgStyle } from '../svg';
+import { heatmapGridSvg } from '../svgHeatmap';
 import type { SvgDoc } from '../svg';
 import type { Theme } from '../theme';
 

@@ -4,7 +4,8 @@
  * size, one element per series / cell, and user text escaped.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_GRID_CELLS, escapeXml, heatmapGridSvg, heatmapSvg, lineChartSvg, logTicks, niceTicks, paint } from '../../../webview/svg';
+import { escapeXml, lineChartSvg, logTicks, niceTicks, paint } from '../../../webview/svg';
+import { MAX_GRID_CELLS, heatmapGridSvg, heatmapSvg } from '../../../webview/svgHeatmap';
 import type { SvgStyle } from '../../../webview/svg';
 
 const style: SvgStyle = { background: 'rgb(31, 31, 31)', text: 'rgba(204, 204, 204, 1.000)', muted: 'rgb(157, 157, 157)', grid: 'rgba(157, 157, 157, 0.235)', font: '"Segoe UI", system-ui, sans-serif' };
