@@ -41,16 +41,6 @@ export interface ExportItem {
 /** Scale of PNG exports relative to CSS pixels. */
 export const PNG_SCALE = 2;
 
-/** A file-name part from free text (a run name, a chart title): letters, digits, `-` and `_` only. */
-export function fileSlug(s: string): string {
-  return s.normalize('NFKD').replace(/[^\w-]+/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'export';
-}
-
-/** `run-chart-step120.ext` from its parts (the step left out when null). */
-export function exportFileName(runName: string, what: string, step: number | null, kind: ExportKind): string {
-  return `${fileSlug(runName)}-${fileSlug(what)}${step === null ? '' : `-step${step}`}.${kind}`;
-}
-
 /** Rasterises an SVG at `scale`× to PNG bytes. */
 export async function svgToPng(doc: SvgDoc, scale = PNG_SCALE): Promise<Uint8Array> {
   const url = URL.createObjectURL(new Blob([doc.svg], { type: 'image/svg+xml' }));

@@ -18,9 +18,9 @@
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
 import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/format';
-import { csvItem, exportFileName } from '../exportMenu';
+import { csvItem } from '../exportMenu';
 import type { ExportItem } from '../exportMenu';
-import { runsMetricsCsv } from '../exportData';
+import { exportFileName, runsMetricsCsv } from '../exportData';
 import { Chart } from './chart';
 import type { RunEntry, StoreEvent } from '../store';
 import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName } from '../series';

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { headScoresCsv, metricsCsv, parseCsv } from '../../../src/csv';
 import type { StepMetrics } from '../../../src/protocol/data';
 import type { RunState } from '../../../src/protocol/webview';
-import { runHeadScoresCsv, runsMetricsCsv } from '../../../webview/exportData';
+import { exportFileName, runHeadScoresCsv, runsMetricsCsv } from '../../../webview/exportData';
+import { validateWebviewToHost } from '../../../src/protocol/webview';
 import { DashboardStore } from '../../../webview/store';
 
 const steps: StepMetrics[] = [1, 2, 3, 4].map((s) => ({ step: s, loss: 2 / s, lr: 3e-4 * s, gradNorm: 1 / s, tokens: 100 + s, tokensPerSec: 1234.5678 * s, elapsedMs: s < 3 ? 50 * s : 20 * (s - 2) }));
@@ -41,5 +42,18 @@ describe('dashboard CSV exports', () => {
     store.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', [snap])], selectedId: 'a' });
     const csv = runHeadScoresCsv(store.run('a') as NonNullable<ReturnType<DashboardStore['run']>>);
     expect(csv).toBe(headScoresCsv([{ step: 4, stack: 'decoder.self', layer: 2, head: 1, scores: headScores[0]?.scores }]));
+  });
+});
+
+describe('export file names', () => {
+  it('are plain, short names the host accepts, whatever the run is called', () => {
+    expect(exportFileName('run-20261123 (copy)', 'Loss', 800, 'png')).toBe('run-20261123-copy-Loss-step800.png');
+    expect(exportFileName('../../etc', '', null, 'csv')).toBe('etc-export.csv');
+    expect(exportFileName('Résumé', 'x', null, 'svg')).toBe('Resume-x.svg');
+    const long = exportFileName('ü'.repeat(300), 'Decoder self-attention layer 12 head 16 '.repeat(5), 123456789, 'svg');
+    expect(long.length).toBeLessThanOrEqual(120);
+    for (const fileName of [long, exportFileName('.hidden', 'x', 1, 'csv'), exportFileName('a/b\\c:d', '*?', 0, 'png')]) {
+      expect(validateWebviewToHost({ type: 'export/save', fileName, kind: fileName.slice(-3), content: '' })).toMatchObject({ fileName });
+    }
   });
 });
