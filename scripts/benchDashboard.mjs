@@ -2,7 +2,9 @@
 // data of the sizes the issue names — 100,000 loss points, and a 6-layer × 8-head grid of
 // 128×128 attention maps (5 snapshots) — and prints how long the page takes to draw them, to
 // redraw on a toggle, to scrub the timeline, and how the main thread holds up (input delay,
-// long tasks, frame rate) while 250 live steps per second stream in. Numbers, not assertions.
+// long tasks, frame rate) while 250 live steps per second stream in, and what the Heads tab
+// costs with 6 × 8 heads over 200 scored snapshots (first draw, redraw per live snapshot).
+// Numbers, not assertions.
 //
 // The data is generated in the page (posted as typed arrays, as a VS Code host posts them), so
 // the numbers measure the dashboard, not a JSON transfer.
@@ -80,7 +82,7 @@ const results = await page.evaluate(async () => {
   };
   const snapshots = [0, 1000, 2000, 3000, 4000].map(snapshot);
   const model = { config: { kind: 'decoder-only', dModel: 512, nHeads: H, dFF: 2048, nEncoderLayers: 0, nDecoderLayers: L, vocabSize: 50257, maxLen: T }, params: 44e6, paramsByModule: { embeddings: 26e6, decoder: 18e6 }, memoryBytes: 1e9, flopsPerToken: 3e8, backend: 'wasm' };
-  const run = { run: { id: 'big', name: 'big', runDir: '/runs/big', status: 'training', kind: 'decoder-only', step: N, totalSteps: 200000, bestValLoss: 0.9, model, data: null }, steps, evals, snapshots };
+  const run = { run: { id: 'big', name: 'big', runDir: '/runs/big', status: 'training', kind: 'decoder-only', step: N, totalSteps: 200000, segments: [{ fromStep: 0, toStep: 200000, schedule: 'cosine' }], bestValLoss: 0.9, model, data: null }, steps, evals, snapshots };
   const out = {};
   const chart = () => document.querySelector('.chart-main');
   // Curves: first draw of 100k points (message → validated → stored → painted).
@@ -160,6 +162,46 @@ async function live(label, scrub) {
 await live('liveCurves', false);
 await page.click('#tab-attention');
 await live('liveScrubbing', true);
+
+// Phase 3: the Heads tab with 6 layers × 8 heads and 200 scored snapshots (the maps tiny: the
+// tab reads only the scores): first draw, then each live snapshot's redraw (script, from the
+// panel's data-draw-ms, and message → painted frame).
+results.heads = await page.evaluate(async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
+  const L = 6, H = 8, N = 200;
+  const snapshot = (i) => {
+    const headScores = [];
+    for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) {
+      const w = 0.05 * Math.sin(i / 7 + l * 3 + h);
+      headScores.push({ stack: 'decoder.self', layer: l, head: h, scores: { previousToken: 0.1 + w, firstToken: 0.3 + w, diagonal: 0.1 - w, induction: l === 1 && h === 2 ? 0.9 / (1 + Math.exp(-(i - 100) / 10)) : 0.05 + w, entropy: 2 + w } });
+    }
+    const maps = Array.from({ length: L }, (_, l) => ({ stack: 'decoder', kind: 'self', layer: l, shape: [H, 2, 2], data: new Float32Array(H * 4).fill(0.5) }));
+    return { step: i * 50, srcTokens: [], tgtTokens: ['a', 'b'], maps, masks: [], headScores };
+  };
+  const model = { config: { kind: 'decoder-only', dModel: 512, nHeads: H, dFF: 2048, nEncoderLayers: 0, nDecoderLayers: L, vocabSize: 50257, maxLen: 128 }, params: 44e6, paramsByModule: { embeddings: 26e6, decoder: 18e6 }, memoryBytes: 1e9, flopsPerToken: 3e8, backend: 'wasm' };
+  const run = { run: { id: 'heads', name: 'heads', runDir: '/runs/heads', status: 'training', kind: 'decoder-only', step: N * 50, totalSteps: 20000, segments: [{ fromStep: 0, toStep: 20000, schedule: 'cosine' }], bestValLoss: null, model, data: null }, steps: [], evals: [], snapshots: Array.from({ length: N }, (_, i) => snapshot(i)) };
+  window.postMessage({ type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'heads' }, '*');
+  await frame();
+  const panel = () => document.querySelector('.panel.heads');
+  const t0 = performance.now();
+  document.getElementById('tab-heads').click();
+  while (!panel()?.dataset.drawMs) await frame();
+  await frame();
+  const out = { cells: document.querySelectorAll('.heads-cell').length, snapshots: N, firstDrawMs: performance.now() - t0 };
+  const script = [], painted = [];
+  for (let i = N; i < N + 20; i++) {
+    const t = performance.now();
+    window.postMessage({ type: 'run/didUpdate', runId: 'heads', event: { type: 'train/didSnapshot', ...snapshot(i) } }, '*');
+    await frame();
+    await frame();
+    painted.push(performance.now() - t);
+    script.push(Number(panel().dataset.drawMs));
+  }
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  out.liveRedrawScriptMs = med(script);
+  out.liveSnapshotToPaintMs = med(painted);
+  return out;
+});
 await browser.close();
 
 const f = (x) => (typeof x === 'number' ? x.toFixed(1) : String(x));
@@ -171,5 +213,8 @@ console.log(`    live, 250 steps/s: ${liveLine(results.liveCurves)}`);
 console.log(`  attention, ${results.cells} heatmaps of 128×128 (+ the 128×128 large view):`);
 console.log(`    first draw ${f(results.attentionFirstDrawMs)} ms · timeline scrub ${f(results.scrubFirstPassMs)} ms per snapshot (first visit, entropies computed), ${f(results.scrubCachedMs)} ms (revisit) · select a head ${f(results.selectHeadMs)} ms (median)`);
 console.log(`    live steps + scrubbing 10×/s: ${liveLine(results.liveScrubbing)}`);
+const hd = results.heads;
+console.log(`  heads, ${hd.cells} heads × 5 scores over ${hd.snapshots} snapshots:`);
+console.log(`    first draw ${f(hd.firstDrawMs)} ms · live snapshot: redraw ${f(hd.liveRedrawScriptMs)} ms of script, ${f(hd.liveSnapshotToPaintMs)} ms message → painted (median of 20; two frames included)`);
 console.log(JSON.stringify(results));
 await browser.close();

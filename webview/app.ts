@@ -16,6 +16,7 @@ import { h, replaceChildren } from './dom';
 import type { Host } from './host';
 import { AttentionPanel } from './panels/attention';
 import { CurvesPanel } from './panels/curves';
+import { HeadsPanel } from './panels/heads';
 import { MasksPanel } from './panels/masks';
 import { ModelPanel } from './panels/model';
 import type { Panel, PanelContext } from './panels/panel';
@@ -57,8 +58,12 @@ export class App {
       saveUi: () => this.saveUi(),
       problem: (text) => this.problem(text),
       invalidate: (panel, full = false) => this.invalidate(panel, full),
+      show: (tab) => {
+        this.showTab(tab);
+        this.panels.find((p) => p.id === tab)?.el.focus();
+      },
     };
-    this.panels = [new CurvesPanel(ctx), new AttentionPanel(ctx), new MasksPanel(ctx), new ModelPanel(ctx), new PlaygroundPanel(ctx)];
+    this.panels = [new CurvesPanel(ctx), new AttentionPanel(ctx), new HeadsPanel(ctx), new MasksPanel(ctx), new ModelPanel(ctx), new PlaygroundPanel(ctx)];
     this.header = new RunHeader(ctx, () => this.selectRun());
     this.layout();
     watchTheme(() => {

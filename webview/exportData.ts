@@ -10,7 +10,9 @@
  * Leaves out: the menu and saving (exportMenu.ts).
  */
 
-import { headScoreRowsOf, headScoresCsv, metricsCsv } from '../src/csv';
+import { headScoresCsv, metricsCsv } from '../src/csv';
+import type { HeadScoreRow } from '../src/csv';
+import type { HeadHistory } from './headHistory';
 import type { ExportKind } from '../src/protocol/webview';
 import type { RunEntry } from './store';
 
@@ -19,9 +21,31 @@ export function runsMetricsCsv(runs: readonly RunEntry[]): string {
   return metricsCsv(runs.map((r) => ({ name: r.summary.name, steps: r.steps.toMetrics(), evals: r.evals })));
 }
 
-/** Every head's scores at every snapshot of `run` that has them (1-based layer and head). */
+/**
+ * The rows of a head-score history: one per (step, head) that the snapshot of that step scored,
+ * stacks in display order, layer and head from 1.
+ */
+export function headHistoryRows(history: HeadHistory): HeadScoreRow[] {
+  const rows: HeadScoreRow[] = [];
+  history.steps.forEach((step, row) => {
+    for (const s of history.present()) {
+      for (let layer = 0; layer < s.layers; layer++) {
+        for (let head = 0; head < s.heads; head++) {
+          const scores: Record<string, number> = {};
+          for (const [name, cols] of s.values) scores[name] = cols[layer * s.heads + head]?.[row] ?? NaN;
+          // A head this snapshot did not score has NaN everywhere: leave it out.
+          if (Object.values(scores).every((v) => Number.isNaN(v))) continue;
+          rows.push({ step, stack: s.stack, layer: layer + 1, head: head + 1, scores });
+        }
+      }
+    }
+  });
+  return rows;
+}
+
+/** Every head's scores at every scored step of `run` (the report's thinned-out snapshots included), 1-based. */
 export function runHeadScoresCsv(run: RunEntry): string {
-  return headScoresCsv(headScoreRowsOf(run.snapshots));
+  return headScoresCsv(headHistoryRows(run.heads));
 }
 
 /** A file-name part from free text (a run name, a chart title): letters, digits, `-` and `_`, at most `max` characters. */

@@ -19,6 +19,8 @@ export interface SegmentMarker {
   /** Its position in the chart's x units. */
   readonly x: number;
   readonly label: string;
+  /** What it marks (default a segment start); a class of its own, so each can be styled and found. */
+  readonly kind?: 'segment' | 'threshold';
 }
 
 /** What the learning rate does at the start of a segment with this schedule. */
@@ -41,18 +43,20 @@ export function segmentLabel(segment: RunSegment, index: number): string {
  * yet has no marker there.
  */
 export function segmentMarkers(segments: readonly RunSegment[], steps: StepColumns, mode: XMode): SegmentMarker[] {
-  const out: SegmentMarker[] = [];
-  const x = steps.column(xColumnName(mode));
-  segments.forEach((segment, i) => {
-    if (i === 0) return;
-    const step = segment.fromStep;
-    const label = segmentLabel(segment, i);
-    if (mode === 'step') {
-      out.push({ step, x: step, label });
-      return;
-    }
-    const row = steps.indexOfStep(step);
-    if (row < steps.length && steps.at('step', row) === step) out.push({ step, x: x[row] as number, label });
+  return segments.flatMap((segment, i) => {
+    const m = i === 0 ? null : stepMarker(segment.fromStep, segmentLabel(segment, i), steps, mode);
+    return m ? [m] : [];
   });
-  return out;
+}
+
+/**
+ * A marker at `step`: in step mode at the step itself; in tokens or time mode at that step's
+ * logged value, so a step not logged (yet) has no marker (null).
+ */
+export function stepMarker(step: number, label: string, steps: StepColumns, mode: XMode, kind?: SegmentMarker['kind']): SegmentMarker | null {
+  const k = kind ? { kind } : {};
+  if (mode === 'step') return { step, x: step, label, ...k };
+  const row = steps.indexOfStep(step);
+  if (row < steps.length && steps.at('step', row) === step) return { step, x: steps.column(xColumnName(mode))[row] as number, label, ...k };
+  return null;
 }

@@ -13,6 +13,7 @@ import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/da
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../src/protocol/model';
 import type { WorkerToHost } from '../src/protocol/trainingWorker';
 import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
+import { HeadHistory } from './headHistory';
 import { StepColumns } from './stepColumns';
 
 /** One run as the dashboard holds it. */
@@ -22,6 +23,8 @@ export interface RunEntry {
   readonly steps: StepColumns;
   evals: EvalMetrics[];
   snapshots: AttentionSnapshot[];
+  /** Head scores over the snapshots' steps (the Heads view, the loss curve's threshold marker). */
+  heads: HeadHistory;
   /** The error a failed run stopped with. */
   failure: ErrorData | null;
   /** The worker's last log line. */
@@ -68,7 +71,9 @@ function entryOf(state: RunState): { entry: RunEntry; skipped: number } {
     else skipped++;
   }
   const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => a.step - b.step);
-  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), snapshots: sortByStep(state.snapshots), failure: null, lastLog: null, preparing: null, revision: 0 };
+  const snapshots = sortByStep(state.snapshots);
+  const heads = HeadHistory.of(snapshots, state.headScores ?? []);
+  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), snapshots, heads, failure: null, lastLog: null, preparing: null, revision: 0 };
   return { entry, skipped };
 }
 
@@ -195,6 +200,7 @@ export class DashboardStore {
         r.steps.truncateAfter(ev.startStep);
         r.evals = r.evals.filter((e) => e.step <= ev.startStep);
         r.snapshots = r.snapshots.filter((s) => s.step <= ev.startStep);
+        r.heads.truncateAfter(ev.startStep);
         r.failure = null;
         r.preparing = null;
         r.summary = { ...r.summary, status: 'training', step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, model: ev.model, data: ev.data };
@@ -224,6 +230,8 @@ export class DashboardStore {
         // The same step again (a restart from step 0 retakes the step-0 snapshot) replaces it.
         if (last && ev.step === last.step) r.snapshots.pop();
         r.snapshots.push(s);
+        if (s.headScores) r.heads.add(s.step, s.headScores);
+        r.heads.selection = s.source === 'selection';
         return done(['snapshots']);
       }
       case 'train/didPause':

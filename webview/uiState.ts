@@ -9,16 +9,19 @@
  */
 
 import type { DashboardTab } from '../src/protocol/webview';
+import { dashboardTab } from '../src/protocol/webview';
 
 import type { DecodeParams } from '../src/protocol/model';
 import type { MapFamily } from './attentionMath';
 import type { RampScale } from './colorRamp';
+import type { HeadStack, ScoreName } from './headHistory';
+import { STACK_ORDER, STACK_SCORES } from './headHistory';
 import type { XMode } from './series';
 
 /** The dashboard's tabs. */
 export type TabId = DashboardTab;
 /** The tabs, in display order. */
-export const TAB_IDS: readonly TabId[] = ['curves', 'attention', 'masks', 'model', 'playground'];
+export const TAB_IDS: readonly TabId[] = dashboardTab.values;
 
 /** Everything the page persists. */
 export interface UiState {
@@ -29,6 +32,12 @@ export interface UiState {
   /** snapshot: index into the run's snapshots, or -1 to follow the latest. */
   attention: { family: MapFamily; layer: number; head: number; snapshot: number; scale: RampScale };
   masks: { batch: number };
+  /**
+   * The Heads view: the score that ranks, filters and marks (`stack` · `score`), its threshold,
+   * whether only heads at or above it are shown, the arrangement, and whether the loss curve
+   * marks the first step where any head reaches it.
+   */
+  heads: { stack: HeadStack; score: ScoreName; threshold: number; only: boolean; order: 'grid' | 'ranked'; mark: boolean };
   /** The playground's settings; `input` is the selected run's text (see playgroundInputs). */
   playground: DecodeParams;
   /** The playground's text per run id, so switching runs never shows another run's prompt. */
@@ -47,6 +56,7 @@ export function defaultUiState(): UiState {
     curves: { x: 'step', log: true, smoothing: 0.6, compare: [] },
     attention: { family: 'decoder-self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
     masks: { batch: 0 },
+    heads: { stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true },
     playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
     playgroundInputs: {},
   };
@@ -74,6 +84,8 @@ export function sanitizeUiState(raw: unknown): UiState {
   const c = objOf(o.curves);
   const a = objOf(o.attention);
   const m = objOf(o.masks);
+  const hd = objOf(o.heads);
+  const stack = pick<HeadStack>(hd.stack, isOneOf(STACK_ORDER), d.heads.stack);
   const p = objOf(o.playground);
   const dp = d.playground;
   return {
@@ -94,6 +106,14 @@ export function sanitizeUiState(raw: unknown): UiState {
       scale: pick(a.scale, isOneOf(['linear', 'sqrt']), d.attention.scale),
     },
     masks: { batch: pick(m.batch, isInt(0), 0) },
+    heads: {
+      stack,
+      score: pick(hd.score, isOneOf(STACK_SCORES[stack]), STACK_SCORES[stack].includes(d.heads.score) ? d.heads.score : (STACK_SCORES[stack][0] as ScoreName)),
+      threshold: pick(hd.threshold, isNum(-1e6, 1e6), d.heads.threshold),
+      only: pick(hd.only, (x) => typeof x === 'boolean', d.heads.only),
+      order: pick(hd.order, isOneOf(['grid', 'ranked']), d.heads.order),
+      mark: pick(hd.mark, (x) => typeof x === 'boolean', d.heads.mark),
+    },
     playground: {
       input: pick(p.input, (x) => typeof x === 'string', dp.input),
       strategy: pick(p.strategy, isOneOf(['greedy', 'beam', 'sample']), dp.strategy),

@@ -31,6 +31,8 @@ import type { TorchResult } from './benchTorch';
 import { runTorchBench, torchUnavailableReason } from './benchTorch';
 import type { BenchWorkerData, BenchWorkerMessage } from './benchWorker';
 import { createWasmThreads } from '../lab/wasmThreads';
+import type { ScoresCost } from './benchScores';
+import { measureScoresCost } from './benchScores';
 
 /** Options of {@link runBench}. */
 export interface BenchOptions {
@@ -52,6 +54,8 @@ export interface BenchOptions {
   readonly tfjsScript?: string | null;
   /** @tensorflow/tfjs-backend-wasm's dist folder (default: under the working directory's node_modules). */
   readonly tfjsWasmDir?: string;
+  /** Measure what head scores cost training (default true). */
+  readonly scores?: boolean;
   /** Called with one line per finished measurement. */
   readonly onProgress?: (line: string) => void;
 }
@@ -97,6 +101,8 @@ export interface BenchResult {
   readonly eventLoop: EventLoopResult | Skipped;
   readonly pytorch: TorchResult | Skipped;
   readonly tfjs: { readonly backend: string; readonly train: Stats } | Skipped;
+  /** Training tokens/s with head scores on vs off at the default snapshot cadence, per task. */
+  readonly headScores: readonly ScoresCost[] | Skipped;
 }
 
 const now = (): number => performance.now();
@@ -285,6 +291,22 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
     tfjs = await runTfjs(options.tfjsScript, options.tfjsWasmDir ?? path.resolve('node_modules/@tensorflow/tfjs-backend-wasm/dist'), quick);
   }
 
+  let headScores: readonly ScoresCost[] | Skipped = { skipped: 'disabled' };
+  if (options.scores !== false) {
+    const costs: ScoresCost[] = [];
+    try {
+      for (const task of ['reverse', 'induction'] as const) {
+        log(`training ${task} with head scores on and off, taking turns…`);
+        const c = await measureScoresCost(task, quick ? 2 : 6, now);
+        costs.push(c);
+        log(`head scores ${task}: on ${Math.round(c.on.median)} tokens/s, off ${Math.round(c.off.median)} tokens/s, on/off ${c.ratio.median.toFixed(3)}`);
+      }
+      headScores = costs;
+    } catch (e) {
+      headScores = { skipped: `a training session failed: ${e instanceof Error ? e.message : String(e)}` };
+    }
+  }
+
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   return {
     machine: { cpu, cores, node: process.versions.node, v8: process.versions.v8, loadAverage: [loadBefore, loadavg()[0] ?? 0] },
@@ -295,5 +317,6 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
     eventLoop,
     pytorch: torch.outcome(),
     tfjs,
+    headScores,
   };
 }

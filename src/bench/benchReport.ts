@@ -62,6 +62,7 @@ export function benchJson(r: BenchResult): Record<string, unknown> {
       matmul_gflops: Object.fromEntries(Object.entries(torch.matmul[t] ?? {}).map(([n, s]) => [n, s.median])),
     },
     tfjs_train_tokens_per_s: isSkipped(r.tfjs) ? null : r.tfjs.train.median,
+    head_scores: isSkipped(r.headScores) ? null : Object.fromEntries(r.headScores.map((c) => [c.task, { on_tokens_per_s: c.on.median, off_tokens_per_s: c.off.median, on_over_off: c.ratio.median, snapshot_ms_on: c.snapshotMs.on.median, snapshot_ms_off: c.snapshotMs.off.median, share_of_training: c.overhead }])),
     details: r,
   };
 }
@@ -116,5 +117,19 @@ export function formatBench(r: BenchResult): string {
     const ours = r.configs['tiny-decoder']?.train[topThreads(r)];
     out.push(`TensorFlow.js (${r.tfjs.backend} backend, 1 thread) tiny-decoder training: ${cell(r.tfjs.train, 0)} tokens/s; ours/TF.js ${ratio(ours?.median, r.tfjs.train.median)}`);
   }
+  out.push('', ...formatScoresCost(r.headScores));
   return out.join('\n');
+}
+
+/** The head-scores table: tokens/s on vs off and their ratio (target ≥ 0.97, at most 3% slower). */
+function formatScoresCost(costs: BenchResult['headScores']): string[] {
+  if (isSkipped(costs)) return [`Head scores: not measured — ${costs.skipped}`];
+  const rows = costs.map((c) => [
+    c.task, String(c.snapshotEvery), cell(c.on, 0), cell(c.off, 0), `${c.ratio.median.toFixed(3)} [${c.ratio.min.toFixed(3)}–${c.ratio.max.toFixed(3)}]`,
+    `${cell(c.snapshotMs.on, 1)} / ${cell(c.snapshotMs.off, 1)}`, `${(100 * c.overhead).toFixed(2)}%`, c.overhead <= 0.03 ? 'yes' : 'no',
+  ]);
+  return [
+    'Training tokens/s with head scores on vs off (the session as `train --task` runs it, a snapshot every 1/20 of the steps; the two take turns block by block)',
+    table(['task', 'snapshot every', 'scores on', 'scores off', 'on/off', 'snapshot ms on / off', 'scores\' share', '≤ 3% slower'], rows),
+  ];
 }

@@ -13,15 +13,17 @@ import { benchJson, formatBench } from '../bench/benchReport';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 
-export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--json]
+export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--no-scores] [--json]
   Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
   matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
   Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same
-  invocation (scripts/pytorch/bench.py) and the table shows ours/PyTorch ratios.`;
+  invocation (scripts/pytorch/bench.py) and the table shows ours/PyTorch ratios. Last, the
+  training session of --task reverse and --task induction with head scores on and off, taking
+  turns, at the default snapshot cadence (--no-scores skips it).`;
 
 /** `bench`. */
 export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' } });
+  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' }, 'no-scores': { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(BENCH_HELP);
   const configs: BenchConfigName[] = [];
   for (const c of (f.str('configs') ?? '').split(',').filter(Boolean)) {
@@ -35,6 +37,7 @@ export async function benchCommand(argv: string[], ctx: CommandContext): Promise
   const result = await runBench({
     quick: f.bool('quick'),
     pytorch: !f.bool('no-pytorch'),
+    scores: !f.bool('no-scores'),
     workerScript: sibling('benchWorker.js'),
     tfjsScript: sibling('benchTfjs.js'),
     ...(configs.length ? { configs } : {}),

@@ -28,7 +28,7 @@ import type { CommandContext } from './context';
 export const REPORT_HELP = `attention-lab report --run DIR [--run DIR2 …] [--out FILE] [--max-snapshots N] [--csv] [--json]
   Writes the dashboard of one or more runs (curves overlaid) as a single HTML file that opens
   in any browser with no server and no network: loss curves, attention snapshots with the
-  timeline, masks and the model. Default --out: DIR/report.html. --max-snapshots N keeps N
+  timeline, head scores over training, masks and the model. Default --out: DIR/report.html. --max-snapshots N keeps N
   snapshots per run, evenly spaced, first and last included (default: up to 40, as many as fit
   in 32 MiB of attention maps per run).
   --csv  instead writes the metrics of the runs as CSV — one row per (run, logged step):
@@ -77,7 +77,10 @@ export function reportRunState(state: RunState, maxSnapshots: number | null): Ru
     keep = Math.max(1, Math.min(keep, Math.floor(DEFAULT_SNAPSHOT_BUDGET / per)));
   }
   const snapshots: AttentionSnapshot[] = spread(state.snapshots, keep);
-  return { ...state, run: { ...state.run, id: name, runDir: name }, snapshots };
+  // The maps of a few snapshots, but the head scores of all: the Heads view loses no step.
+  const kept = new Set(snapshots);
+  const headScores = state.snapshots.flatMap((s) => (!kept.has(s) && s.headScores ? [{ step: s.step, heads: s.headScores }] : []));
+  return { ...state, run: { ...state.run, id: name, runDir: name }, snapshots, ...(headScores.length ? { headScores } : {}) };
 }
 
 /** The report page for `states`, with the bundle's `script` and `css` inlined under `nonce`. */

@@ -12,11 +12,10 @@
 import * as vscode from 'vscode';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
-import { messageOf } from './errors';
-import { estimateLine } from './summaryLines';
+import { draftFromSettings, draftSize } from './configureDraft';
 import type { Services } from './services';
 import type { Settings } from './settings';
-import { mismatch, specFromSettings } from './settings';
+import { mismatch } from './settings';
 
 /** One line of the view. */
 export interface ConfigLine {
@@ -65,13 +64,9 @@ export class ConfigView implements vscode.TreeDataProvider<ConfigLine>, Disposab
     if (!vscode.workspace.isTrusted && settings.data.source !== 'task') {
       lines.unshift({ label: 'Restricted Mode', value: 'only built-in tasks train here; choose one in Configure Model…', query: 'attentionLab.data', icon: 'shield', problem: true });
     }
-    let size: ConfigLine;
-    try {
-      const e = this.s.lab.get().estimateSpec(specFromSettings(settings, settings.model.kind === 'decoder-only' ? { kind: 'documents', files: [], root: '' } : { kind: 'task', task: settings.data.task }));
-      size = { label: 'Size', value: estimateLine(e.params, e.memoryBytes, null), query: 'attentionLab.model', icon: 'dashboard' };
-    } catch (err) {
-      size = { label: 'Size', value: messageOf(err), query: 'attentionLab.model', icon: 'warning', problem: true };
-    }
+    // The same size line Configure's preset list and review show.
+    const sized = draftSize(settings, draftFromSettings(settings), (spec, chars) => this.s.lab.get().estimateSpec(spec, chars));
+    const size: ConfigLine = sized.ok ? { label: 'Size', value: sized.line, query: 'attentionLab.model', icon: 'dashboard' } : { label: 'Size', value: sized.error, query: 'attentionLab.model', icon: 'warning', problem: true };
     return [...lines, size];
   }
 

@@ -10,6 +10,16 @@ import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/dat
 import { MODEL_PRESETS } from '../protocol/data';
 import type { Settings } from './settings';
 import { kindForSource, specFromSettings } from './settings';
+import { estimateLine } from './summaryLines';
+
+/**
+ * The steps of the flow, in order. The tokenizer comes before the preset because the
+ * vocabulary is part of the model's size: the preset list is then sized with the vocabulary
+ * the review will show. The data comes right after the kind so that a glob matching nothing
+ * is refused before anything else.
+ */
+export const STEP_ORDER = ['kind', 'data', 'tokenizer', 'preset', 'steps'] as const;
+export type StepName = (typeof STEP_ORDER)[number];
 
 /** What the configure steps edit. */
 export interface Draft {
@@ -23,6 +33,11 @@ export interface Draft {
   readonly tokenizer: Settings['tokenizer']['type'];
   readonly vocabSize: number;
   readonly steps: number;
+  /**
+   * Distinct characters in the documents, when Configure read them all while the glob was
+   * typed (the character tokenizer's vocabulary then needs no guess); never saved.
+   */
+  readonly charsSeen: number | null;
 }
 
 /** The draft the current settings describe. */
@@ -38,6 +53,7 @@ export function draftFromSettings(s: Settings): Draft {
     tokenizer: s.tokenizer.type,
     vocabSize: s.tokenizer.vocabSize,
     steps: s.training.steps,
+    charsSeen: null,
   };
 }
 
@@ -72,6 +88,39 @@ export function applyDraft(s: Settings, d: Draft): Settings {
 export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
   const data: TrainSpec['data'] = d.kind === 'decoder-only' ? { kind: 'documents', files: [], root: '' } : { kind: 'task', task: d.task };
   return specFromSettings(applyDraft(s, d), data);
+}
+
+/** The size estimate the lab module makes of a spec (hostLab.ts `estimateSpec`). */
+export type Estimator = (spec: TrainSpec, charsSeen: number | null) => { readonly params: number; readonly memoryBytes: number; readonly vocabNote: string };
+
+/** A draft's model size in one line, or why the configuration is invalid. */
+export type DraftSize = { readonly ok: true; readonly line: string } | { readonly ok: false; readonly error: string };
+
+/**
+ * The one size line of a draft, shown by the preset list for each preset and by the review
+ * for the chosen one: "127k parameters · ~2.1 MB with ≈360 tokens (…)".
+ */
+export function draftSize(s: Settings, d: Draft, estimate: Estimator): DraftSize {
+  try {
+    const e = estimate(estimateSpecOf(s, d), d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null);
+    return { ok: true, line: `${estimateLine(e.params, e.memoryBytes, null)} with ${e.vocabNote}` };
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** The preset list: each preset with what it is and its size for this draft. */
+export function presetSizes(s: Settings, d: Draft, estimate: Estimator): { preset: Draft['preset']; label: string; size: DraftSize }[] {
+  return presetChoices(d.kind).map((c) => ({ ...c, size: draftSize(s, { ...d, preset: c.preset }, estimate) }));
+}
+
+/** Where "Configure Model…" writes the settings. */
+export type SettingsTarget = 'workspace' | 'user';
+
+/** Where the settings go, for people: "workspace settings (.vscode/settings.json)". */
+export function targetText(target: SettingsTarget, workspaceFile: string | null): string {
+  if (target === 'user') return 'user settings (every workspace)';
+  return `workspace settings (${workspaceFile ?? '.vscode/settings.json'})`;
 }
 
 /** What each preset is, for the quick pick (sizes as in src/engine/config.ts `presetConfig`). */

@@ -71,8 +71,37 @@ export function pickStep<T>(opts: StepOptions & { readonly placeholder: string; 
   });
 }
 
-/** Shows an input box; `validate` returns an error message or null. */
-export function inputStep(opts: StepOptions & { readonly prompt: string; readonly value: string; readonly validate: (v: string) => string | null }): Promise<string | Back | undefined> {
+/** What a live check said about the typed value. */
+export interface LiveResult {
+  readonly severity: 'info' | 'warning' | 'error';
+  readonly message: string;
+}
+
+/**
+ * A check that needs I/O, run while the user types: after `delayMs` of no typing, with a
+ * token cancelled as soon as the text changes again. An 'error' result refuses Enter.
+ */
+export interface LiveCheck {
+  readonly delayMs: number;
+  run(value: string, token: vscode.CancellationToken): Promise<LiveResult>;
+}
+
+/** An extra title-bar button of an input box; the box stays open while `run` works. */
+export interface InputButton {
+  readonly icon: string;
+  readonly tooltip: string;
+  /** May show other quick inputs; the box is shown again when it resolves. */
+  run(value: string): Promise<void>;
+}
+
+const SEVERITY = { info: vscode.InputBoxValidationSeverity.Info, warning: vscode.InputBoxValidationSeverity.Warning, error: vscode.InputBoxValidationSeverity.Error } as const;
+
+/**
+ * Shows an input box; `validate` returns an error message or null. With `live`, the check
+ * runs as the user types (debounced, cancelled by the next keystroke) and its line shows
+ * under the box; Enter waits for the check of the current text and is refused on 'error'.
+ */
+export function inputStep(opts: StepOptions & { readonly prompt: string; readonly value: string; readonly validate: (v: string) => string | null; readonly live?: LiveCheck; readonly button?: InputButton }): Promise<string | Back | undefined> {
   const box = vscode.window.createInputBox();
   box.title = opts.title;
   box.step = opts.step;
@@ -80,24 +109,79 @@ export function inputStep(opts: StepOptions & { readonly prompt: string; readonl
   box.prompt = opts.prompt;
   box.value = opts.value;
   box.ignoreFocusOut = true;
-  box.buttons = opts.back ? [vscode.QuickInputButtons.Back] : [];
+  const extra: vscode.QuickInputButton | null = opts.button ? { iconPath: new vscode.ThemeIcon(opts.button.icon), tooltip: opts.button.tooltip } : null;
+  box.buttons = [...(opts.back ? [vscode.QuickInputButtons.Back] : []), ...(extra ? [extra] : [])];
+  let away = false; // the extra button's own quick input is showing: hiding the box is not Escape
+  let timer: NodeJS.Timeout | undefined;
+  let cts: vscode.CancellationTokenSource | undefined;
+  let pending: Promise<LiveResult | null> = Promise.resolve(null);
+  const check = (v: string): void => {
+    clearTimeout(timer);
+    cts?.cancel();
+    cts?.dispose();
+    const error = opts.validate(v);
+    box.validationMessage = error ?? undefined;
+    if (!opts.live || error) {
+      cts = undefined;
+      box.busy = false;
+      pending = Promise.resolve(null);
+      return;
+    }
+    const live = opts.live;
+    const source = new vscode.CancellationTokenSource();
+    cts = source;
+    box.busy = true;
+    pending = new Promise<LiveResult | null>((resolve) => {
+      timer = setTimeout(() => {
+        live.run(v, source.token).then(
+          (r) => resolve(source.token.isCancellationRequested ? null : r),
+          (e: unknown) => resolve(source.token.isCancellationRequested ? null : { severity: 'error', message: e instanceof Error ? e.message : String(e) }),
+        );
+      }, live.delayMs);
+    });
+    void pending.then((r) => {
+      if (source.token.isCancellationRequested || r === null) return;
+      box.busy = false;
+      box.validationMessage = { message: r.message, severity: SEVERITY[r.severity] };
+    });
+  };
   return new Promise((resolve) => {
     const subs: vscode.Disposable[] = [];
     const done = (v: string | Back | undefined): void => {
+      clearTimeout(timer);
+      cts?.cancel();
+      cts?.dispose();
       subs.forEach((d) => d.dispose());
       box.dispose();
       resolve(v);
     };
     subs.push(
-      box.onDidTriggerButton((b) => b === vscode.QuickInputButtons.Back && done(BACK)),
-      box.onDidChangeValue((v) => (box.validationMessage = opts.validate(v) ?? undefined)),
-      box.onDidAccept(() => {
-        const err = opts.validate(box.value);
-        if (err) box.validationMessage = err;
-        else done(box.value);
+      box.onDidTriggerButton((b) => {
+        if (b === vscode.QuickInputButtons.Back) return done(BACK);
+        if (b !== extra || !opts.button) return;
+        away = true;
+        void opts.button.run(box.value).finally(() => {
+          away = false;
+          box.show();
+        });
       }),
-      box.onDidHide(() => done(undefined)),
+      box.onDidChangeValue((v) => check(v)),
+      box.onDidAccept(() => {
+        const value = box.value;
+        const err = opts.validate(value);
+        if (err) {
+          box.validationMessage = err;
+          return;
+        }
+        void pending.then((r) => {
+          if (box.value !== value) return; // typed on while waiting: the new text is checked afresh
+          if (r?.severity === 'error') box.validationMessage = { message: r.message, severity: SEVERITY.error };
+          else done(value);
+        });
+      }),
+      box.onDidHide(() => !away && done(undefined)),
     );
     box.show();
+    check(box.value);
   });
 }

@@ -6,7 +6,7 @@
  * Leaves out: how each number is written (src/format.ts, shared with the CLI and the dashboard).
  */
 
-import { formatBytes, formatCompact, formatDuration } from '../format';
+import { formatBytes, formatCompact, formatDuration, formatLoss } from '../format';
 import type { DataSummary, SkippedFile } from '../protocol/data';
 import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol/data';
 
@@ -29,4 +29,10 @@ export function dataLine(d: DataSummary): string {
 export function estimateLine(params: number, memoryBytes: number, secondsPerStep: number | null): string {
   const time = secondsPerStep === null ? '' : ` · ≈ ${formatDuration(secondsPerStep)}/step`;
   return `${formatCompact(params)} parameters · ~${formatBytes(memoryBytes)}${time}`;
+}
+
+/** The training notification's message: "step 120/2000 · loss 1.2345", or that it is paused there and how to go on. */
+export function progressLine(step: number, totalSteps: number, loss: number | null, paused: boolean): string {
+  const at = `step ${step}/${totalSteps}${loss === null ? '' : ` · loss ${formatLoss(loss)}`}`;
+  return paused ? `paused at ${at} — Pause / Resume Training continues` : at;
 }

@@ -16,7 +16,7 @@ import type { RunOutcome } from '../lab/host';
 import type { TrainSpec } from '../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from './errors';
 import { formatBytes, formatCount, formatLoss, formatPercent } from '../format';
-import { dataLine, skippedReason } from './summaryLines';
+import { dataLine, progressLine, skippedReason } from './summaryLines';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from './pickRun';
 import type { Services } from './services';
@@ -117,10 +117,14 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   let outcome: RunOutcome;
   try {
     outcome = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : `${resume ? 'resuming' : 'training'} ${name}`}`, cancellable: true },
+      // The title stays for the whole run, so it names the run, not a phase ("resuming" would
+      // still read so while paused); the message says resuming, paused or the step.
+      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : `training ${name}`}`, cancellable: true },
       (progress, token) => {
         token.onCancellationRequested(() => s.controller.stop());
+        if (resume) progress.report({ message: 'resuming from the last checkpoint…' });
         let reported = 0;
+        let wasPaused = false;
         // Before the first step: what the worker is reading, training or encoding, and how far.
         const preparing = s.controller.onEvent(({ runId: id, event }) => {
           if (id !== runId || event.type !== 'train/didProgress') return;
@@ -130,9 +134,10 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
         const steps = s.controller.onDidChange((st) => {
           if (!st || st.runId !== runId) return;
           const pct = (100 * st.step) / Math.max(1, st.totalSteps);
-          if (pct - reported < 1 && st.step !== st.totalSteps) return;
-          progress.report({ increment: pct - reported, message: `step ${st.step}/${st.totalSteps} · loss ${formatLoss(st.loss)}${st.paused ? ' · paused' : ''}` });
+          if (pct - reported < 1 && st.step !== st.totalSteps && st.paused === wasPaused) return;
+          progress.report({ increment: pct - reported, message: progressLine(st.step, st.totalSteps, st.loss, st.paused) });
           reported = pct;
+          wasPaused = st.paused;
         });
         return s.controller.start(runId, spec, resume, extendTo).finally(() => {
           steps.dispose();

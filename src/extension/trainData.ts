@@ -52,22 +52,46 @@ export async function findTrainingData(s: Settings, workspaceDir: string | null,
     for (const f of [source, target]) if (f && !fs.existsSync(f)) throw new DataError(`The pairs file ${f} does not exist. Fix attentionLab.data.pairsSource / pairsTarget, or choose pairs in "Configure Model…".`, 'configure');
     return { data: { kind: 'pairs', source, target }, found: `pairs ${path.basename(source)}${target ? ` → ${path.basename(target)}` : ''}` };
   }
-  const found = await vscode.workspace.findFiles(d.include, undefined, MAX_FILES + 1, token);
+  const { files, capped, excluded } = await findDocumentFiles(d.include, d.exclude, runsRoot, MAX_FILES, token);
+  if (files.length === 0) {
+    throw new DataError(`No files in this workspace match "${d.include}"${excluded ? ` once "${d.exclude}" is left out` : ''} (files.exclude applies). Change attentionLab.data.include in "Configure Model…".`, 'configure');
+  }
+  const root = documentsRoot(files);
+  const notes = [excluded ? `${excluded} excluded by attentionLab.data.exclude` : '', capped ? `only the first ${MAX_FILES} taken` : ''].filter(Boolean).join(', ');
+  return { data: { kind: 'documents', files, root }, found: `${files.length} ${files.length === 1 ? 'file' : 'files'} matching "${d.include}"${notes ? ` (${notes})` : ''}` };
+}
+
+/** Files a documents glob names, as training takes them. */
+export interface DocumentFiles {
+  /** Absolute paths, sorted, at most `limit`. */
+  readonly files: string[];
+  /** True when more than `limit` files matched. */
+  readonly capped: boolean;
+  /** Files left out by the exclude glob. */
+  readonly excluded: number;
+}
+
+/**
+ * The workspace files `include` names (VS Code's search, which applies `files.exclude`),
+ * minus `exclude` and anything under `runsRoot`, sorted, the first `limit` of them. Used by
+ * Train and by Configure's live count, so both see the same files.
+ */
+export async function findDocumentFiles(include: string, exclude: string, runsRoot: string, limit: number, token?: vscode.CancellationToken): Promise<DocumentFiles> {
+  const found = await vscode.workspace.findFiles(include, undefined, limit + 1, token);
   let files = found.filter((u) => u.scheme === 'file').map((u) => u.fsPath).filter((f) => !isInside(runsRoot, f));
   let excluded = 0;
-  if (d.exclude.trim()) {
-    const drop = new Set((await vscode.workspace.findFiles(d.exclude, undefined, undefined, token)).map((u) => u.fsPath));
+  if (exclude.trim()) {
+    const drop = new Set((await vscode.workspace.findFiles(exclude, undefined, undefined, token)).map((u) => u.fsPath));
     const before = files.length;
     files = files.filter((f) => !drop.has(f));
     excluded = before - files.length;
   }
-  if (files.length === 0) {
-    throw new DataError(`No files in this workspace match "${d.include}"${excluded ? ` once "${d.exclude}" is left out` : ''} (files.exclude applies). Change attentionLab.data.include in "Configure Model…".`, 'configure');
-  }
-  const capped = files.length > MAX_FILES;
-  files = files.sort().slice(0, MAX_FILES);
+  const capped = files.length > limit;
+  return { files: files.sort().slice(0, limit), capped, excluded };
+}
+
+/** The folder document paths are relative to: the workspace folder when it holds them all, else their common folder. */
+export function documentsRoot(files: readonly string[]): string {
   const folders = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
-  const root = folders.length === 1 && files.every((f) => isInside(folders[0] as string, f)) ? (folders[0] as string) : commonFolder(files);
-  const notes = [excluded ? `${excluded} excluded by attentionLab.data.exclude` : '', capped ? `only the first ${MAX_FILES} taken` : ''].filter(Boolean).join(', ');
-  return { data: { kind: 'documents', files, root }, found: `${files.length} ${files.length === 1 ? 'file' : 'files'} matching "${d.include}"${notes ? ` (${notes})` : ''}` };
+  return folders.length === 1 && files.every((f) => isInside(folders[0] as string, f)) ? (folders[0] as string) : commonFolder(files);
 }

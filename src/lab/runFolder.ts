@@ -52,6 +52,11 @@ export interface RunJson {
   readonly bestValLoss: number | null;
   readonly data: DataSummary;
   readonly error: ErrorData | null;
+  /**
+   * The backend that trained the run last ("wasm", "reference"): what `spec.backend` "auto"
+   * resolved to. Absent in run.json files written before it was recorded.
+   */
+  readonly backend?: string;
 }
 
 function invalid(file: string, what: string): EngineError {
@@ -88,6 +93,7 @@ export function readRunJson(runDir: string): RunJson {
   const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
   if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
+  if (r.backend !== undefined && (typeof r.backend !== 'string' || r.backend === '')) throw invalid(file, `has an invalid backend ${JSON.stringify(r.backend)}; the file is damaged — restore it or start a new run.`);
   const spec = r.spec as TrainSpec;
   if (r.segments === undefined) return { ...(raw as RunJson), segments: planSegments(spec) };
   try {
@@ -107,7 +113,7 @@ export function writeRunJson(runDir: string, run: RunJson): void {
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments'>>): RunJson {
+export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backend'>>): RunJson {
   const run = { ...readRunJson(runDir), ...patch, updatedAt: new Date().toISOString() };
   writeRunJson(runDir, run);
   return run;

@@ -30,7 +30,8 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
       paramsByModule: est.paramsByModule,
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
-      backend: run.spec.backend,
+      // The backend that ran ("wasm"), not the setting ("auto"); older run.json files have only the setting.
+      backend: run.backend ?? run.spec.backend,
     },
     data: run.data,
   };

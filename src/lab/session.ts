@@ -75,6 +75,15 @@ export class SessionControl {
   }
 }
 
+/** How a session runs beyond its spec. */
+export interface SessionOptions {
+  /**
+   * Score every head at each snapshot (default true). Only the benchmark turns this off, to
+   * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
+   */
+  readonly headScores?: boolean;
+}
+
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
 export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
 
@@ -142,14 +151,14 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
     startStep = loadModelCheckpoint(runDir, model);
     loadOptimizerCheckpoint(runDir, optimizer, startStep);
     truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, ...(plan?.extended ? { spec, segments } : {}) });
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backend: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     writeTokenizer(runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null };
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backend: backend.name };
     writeRunJson(runDir, run);
     own.owned = true;
   }
@@ -175,6 +184,7 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
  */
 export async function runSession(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
+  options: SessionOptions = {},
 ): Promise<void> {
   let step = 0;
   let prepared: Prepared | null = null;
@@ -191,7 +201,7 @@ export async function runSession(
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
     const snapshot = (): void => {
-      const snap = takeSnapshot(model, dataset, tok, step, t.seed);
+      const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
       saveSnapshot(runDir, snap);
       emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
     };

@@ -21,11 +21,21 @@ import type { Dataset } from './dataset';
 import { RUN_FILES } from './runFolder';
 
 /**
- * Runs the probe sample and copies out its attention and masks, then runs the run's
+ * Runs the probe sample and copies out its attention and masks, then (unless `headScores` is
+ * false — only the benchmark turns them off, to measure what they cost) runs the run's
  * diagnostic sequence (seeded by `seed`) and scores every head (headScores.ts).
  */
-export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
+export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenizer, step: number, seed: number, headScores = true): AttentionSnapshot {
   const batch = dataset.probe();
+  return headScores ? scoredSnapshot(model, batch, tok, step, seed) : snapshotOf(model, batch, tok, step);
+}
+
+/**
+ * The snapshot of `batch` (see {@link snapshotOf}) with every head's scores: the positional
+ * scores and cross-attention alignment measured on `batch` itself, induction on the run's
+ * diagnostic sequence (seeded by `seed`), which is the same whatever `batch` is.
+ */
+export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
   const snap = snapshotOf(model, batch, tok, step);
   const diagBatch = diagnosticBatch(model, seed);
   let diag = null;

@@ -37,7 +37,8 @@ export const modelConfig = obj({
   /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
   norm: optional(oneOf('post', 'pre')),
   positional: optional(oneOf('sinusoidal', 'learned')),
-  activation: optional(oneOf('relu', 'gelu')),
+  /** 'geluTanh' is GPT-2's tanh approximation (Hugging Face's gelu_new). */
+  activation: optional(oneOf('relu', 'gelu', 'geluTanh')),
   /** Output projection shares the (target) embedding matrix. */
   tieEmbeddings: optional(bool),
   /** Biases in linear layers and LayerNorms. */
@@ -121,8 +122,14 @@ export const attentionSnapshot = obj({
    * selection): says what is shown, e.g. "Showing the first 64 of 97 tokens — the model's context."
    */
   truncation: optional(str),
-  /** Every head's scores at this step (training snapshots; absent in files written before scores existed). */
+  /** Every head's scores at this step (absent in files written before scores existed). */
   headScores: optional(arrayOf(headScoreData)),
+  /**
+   * What the maps and the positional scores are of: the run's probe sample (training
+   * snapshots; the default when absent) or a text the user selected (Show Attention for
+   * Selection). Induction is always measured on the run's diagnostic sequence.
+   */
+  source: optional(oneOf('probe', 'selection')),
 });
 
 /** Options of one playground decode. */

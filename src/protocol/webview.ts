@@ -9,9 +9,9 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, refine, str } from './schema';
+import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, refine, str } from './schema';
 import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics } from './data';
-import { attentionSnapshot, decodeOutput, decodeParams, modelInfo } from './model';
+import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
 
 /** A run as the dashboard lists it. */
@@ -33,11 +33,21 @@ export const runSummary = obj({
 
 /** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
 export type RunState = Infer<typeof runState>;
-export const runState = obj({ run: runSummary, steps: arrayOf(stepMetrics), evals: arrayOf(evalMetrics), snapshots: arrayOf(attentionSnapshot) });
+export const runState = obj({
+  run: runSummary,
+  steps: arrayOf(stepMetrics),
+  evals: arrayOf(evalMetrics),
+  snapshots: arrayOf(attentionSnapshot),
+  /**
+   * Head scores of snapshots left out of `snapshots` (a report keeps a few snapshots' maps
+   * but every snapshot's scores, so the Heads view and its threshold marker lose no step).
+   */
+  headScores: optional(arrayOf(obj({ step: nonNegInt, heads: arrayOf(headScoreData) }))),
+});
 
 /** The dashboard's tabs. */
 export type DashboardTab = Infer<typeof dashboardTab>;
-export const dashboardTab = oneOf('curves', 'attention', 'masks', 'model', 'playground');
+export const dashboardTab = oneOf('curves', 'attention', 'heads', 'masks', 'model', 'playground');
 
 /** Messages from the extension host (or the report page's loader) to the dashboard. */
 export type HostToWebview = Infer<typeof hostToWebview>;

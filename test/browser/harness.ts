@@ -54,12 +54,19 @@ export interface PageLog {
 
 const NONCE = 'dGVzdC1ub25jZQ';
 
-function hostPage(initialState: unknown, theme: 'light' | 'dark'): string {
-  // The variables VS Code defines on <html> (a few of "Dark Modern"), and its body class.
+/** A theme as VS Code gives it to a webview: its body class and some of its variables. */
+export type TestTheme = 'light' | 'dark' | 'high-contrast';
+
+const BODY_CLASS: Record<TestTheme, string> = { light: 'vscode-light', dark: 'vscode-dark', 'high-contrast': 'vscode-high-contrast' };
+
+function hostPage(initialState: unknown, theme: TestTheme): string {
+  // The variables VS Code defines on <html> (a few of "Dark Modern" / "Dark High Contrast"), and its body class.
   const vars: Record<string, string> =
     theme === 'dark'
       ? { '--vscode-editor-background': '#1f1f1f', '--vscode-editor-foreground': '#cccccc', '--vscode-charts-blue': '#3794ff', '--vscode-charts-red': '#f14c4c', '--vscode-charts-orange': '#d18616', '--vscode-focusBorder': '#0078d4' }
-      : {};
+      : theme === 'high-contrast'
+        ? { '--vscode-editor-background': '#000000', '--vscode-editor-foreground': '#ffffff', '--vscode-panel-border': '#6fc3df', '--vscode-focusBorder': '#f38518', '--vscode-charts-blue': '#3794ff', '--vscode-charts-purple': '#b180d7' }
+        : {};
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${ORIGIN} 'nonce-${NONCE}'; script-src 'nonce-${NONCE}'; img-src data: blob:;">
 <link rel="stylesheet" href="${ORIGIN}/dashboard.css" nonce="${NONCE}">
@@ -72,7 +79,7 @@ window.acquireVsCodeApi = () => ({
   getState: () => window.__savedState ?? undefined,
   setState: (s) => { window.__savedState = JSON.parse(JSON.stringify(s)); },
 });
-</script></head><body class="${theme === 'dark' ? 'vscode-dark' : 'vscode-light'}">
+</script></head><body class="${BODY_CLASS[theme]}">
 <main id="attention-lab-root"></main>
 <script nonce="${NONCE}" src="${ORIGIN}/dashboard.js"></script></body></html>`;
 }
@@ -80,10 +87,10 @@ window.acquireVsCodeApi = () => ({
 /** Opens the dashboard as a VS Code webview would host it; `onPost` plays the host. */
 export async function openDashboard(
   browser: Browser,
-  opts: { theme?: 'light' | 'dark'; state?: unknown; onPost?: (msg: { type: string; [k: string]: unknown }, page: Page) => void | Promise<void>; width?: number } = {},
+  opts: { theme?: TestTheme; state?: unknown; onPost?: (msg: { type: string; [k: string]: unknown }, page: Page) => void | Promise<void>; width?: number } = {},
 ): Promise<{ page: Page; log: PageLog }> {
   const theme = opts.theme ?? 'light';
-  const page = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: theme });
+  const page = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: theme === 'light' ? 'light' : 'dark' });
   const log: PageLog = { posted: [], blocked: [], errors: [] };
   page.on('pageerror', (e) => log.errors.push(String(e)));
   page.on('console', (m) => {

@@ -11,7 +11,7 @@
  */
 
 import type { StepMetrics } from '../../src/protocol/data';
-import type { AttentionMapData, AttentionSnapshot, MaskData } from '../../src/protocol/model';
+import type { AttentionMapData, AttentionSnapshot, HeadScoreData, MaskData } from '../../src/protocol/model';
 import type { RunState } from '../../src/protocol/webview';
 
 export const PADDED = {
@@ -89,5 +89,57 @@ export function paddedRun(id = 'padded', n = 20): RunState {
     steps,
     evals: [{ step: n / 2, loss: 1.2, ppl: Math.exp(1.2), exactMatch: 0.1, bleu: null }, { step: n, loss: 0.9, ppl: Math.exp(0.9), exactMatch: 0.3, bleu: null }],
     snapshots: [paddedSnapshot(n / 2), paddedSnapshot(n)],
+  };
+}
+
+/**
+ * A decoder-only run with head scores at every snapshot, for the Heads tab: `layers` × `heads`
+ * heads, a snapshot every 20 steps from step 0. Layer 2 head 3 grows into an induction head
+ * (its score rises past 0.5 at step {@link INDUCTION_CROSSING}), layer 1 head 2 into a
+ * previous-token head; the rest drift around 0.1. The maps are tiny (2 × 2): the Heads tab
+ * reads only the scores.
+ */
+export const INDUCTION_CROSSING = 840;
+
+/** Induction score of layer 2 head 3 at `step` (crosses 0.5 between 820 and 840). */
+export function inductionAt(step: number): number {
+  return 0.9 / (1 + Math.exp(-(step - 830) / 40));
+}
+
+/** The scored snapshot at `step`. */
+export function scoredSnapshot(step: number, layers: number, heads: number): AttentionSnapshot {
+  const headScores: HeadScoreData[] = [];
+  for (let layer = 0; layer < layers; layer++) {
+    for (let head = 0; head < heads; head++) {
+      const wobble = 0.05 * Math.sin(step / 97 + layer * 3 + head);
+      const base = 0.1 + wobble;
+      headScores.push({
+        stack: 'decoder.self', layer, head,
+        scores: {
+          previousToken: layer === 0 && head === 1 ? Math.min(0.95, step / 1000) : base,
+          firstToken: 0.3 + wobble - (0.2 * step) / 2000,
+          diagonal: base,
+          induction: layer === 1 && head === 2 ? inductionAt(step) : Math.max(0, base - 0.05),
+          entropy: 2.5 - step / 1000 + wobble + layer * 0.1,
+        },
+      });
+    }
+  }
+  const maps = Array.from({ length: layers }, (_, layer): AttentionMapData => ({ stack: 'decoder', kind: 'self', layer, shape: [heads, 2, 2], data: new Float32Array(heads * 4).map((_, i) => (i % 4 === 1 ? 0 : i % 4 === 0 ? 1 : 0.5)) }));
+  return { step, srcTokens: [], tgtTokens: ['<bos>', 'a'], maps, masks: [mask('decoder.causal', [1, 1, 2, 2], (_b, t, s) => (s <= t ? 1 : 0))], headScores };
+}
+
+/** The run's start, steps and snapshots up to `last`, as a live run would send them. */
+export function scoredRun(id: string, layers: number, heads: number, last: number): RunState {
+  const steps: StepMetrics[] = Array.from({ length: last }, (_, i) => ({ step: i + 1, loss: 3 * Math.exp(-(i + 1) / 500) + 0.4 - (i + 1 > INDUCTION_CROSSING ? 0.3 : 0), lr: 1e-3, gradNorm: 1, tokens: 64, tokensPerSec: 5000, elapsedMs: 20 * (i + 1) }));
+  const snapshots = Array.from({ length: Math.floor(last / 20) + 1 }, (_, i) => scoredSnapshot(20 * i, layers, heads));
+  return {
+    run: {
+      id, name: id, runDir: `/runs/${id}`, status: 'training', kind: 'decoder-only', step: last, totalSteps: 2000, segments: [{ fromStep: 0, toStep: 2000, schedule: 'cosine' }], bestValLoss: null, data: null,
+      model: { config: { kind: 'decoder-only', dModel: 64, nHeads: heads, dFF: 256, nEncoderLayers: 0, nDecoderLayers: layers, vocabSize: 270, maxLen: 64 }, params: 100000, paramsByModule: { embeddings: 20000, decoder: 80000 }, memoryBytes: 1 << 20, flopsPerToken: 6e5, backend: 'wasm' },
+    },
+    steps,
+    evals: [],
+    snapshots,
   };
 }

@@ -51,13 +51,14 @@ export async function runRestricted(page, { shots, log }) {
   await visible(rows.filter({ hasText: 'encoder-decoder' }), 'the model-kind step');
   if ((await rows.filter({ hasText: 'decoder-only' }).filter({ hasNotText: 'encoder' }).count()) !== 0) throw new Error('decoder-only (workspace documents) was offered in Restricted Mode');
   await pick('encoder-decoder');
-  await pick('tiny');
   await visible(rows.filter({ hasText: 'reverse' }), 'the built-in tasks');
   await page.locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]').first().click();
-  await visible(rows.filter({ hasText: 'parameters' }), 'the preset step again, after Back');
-  await pick('tiny');
+  await visible(rows.filter({ hasText: '"Attention Is All You Need"' }), 'the model-kind step again, after Back');
+  await pick('encoder-decoder');
   await pick('reverse');
   await pick('char');
+  await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes');
+  await pick('tiny');
   const input = page.locator('.quick-input-widget input');
   await visible(input, 'the steps box');
   await input.fill('0');
@@ -66,7 +67,7 @@ export async function runRestricted(page, { shots, log }) {
   await page.keyboard.press('Enter');
   // The review: size now, and the time per step once measured.
   await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step', 60_000);
-  const review = ((await rows.first().textContent()) ?? '').replace(/\s+/g, ' ');
+  const review = ((await rows.filter({ hasText: 'parameters' }).first().innerText()) ?? '').replace(/\s+/g, ' ');
   log(`review: "${review}"`);
   if (!/parameters · ~[\d.]+ [KMG]?B/.test(review)) throw new Error(`the review shows no size: ${review}`);
   await shot('r2-configure-review.png');

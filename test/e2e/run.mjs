@@ -7,10 +7,12 @@
 //      everything, Delete;
 //   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
 //      split and the curves report a validation loss that is not the training loss;
-//   4. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
+//   4. walks Configure Model in a trusted workspace (configure.mjs): the glob's file count and
+//      preview as it is typed, a glob matching nothing refused, the review, the settings file;
+//   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|bigfile|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -21,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { CodeServerSession, E2E_HOME, checkToolchain, sleep } from './lib/codeServer.mjs';
 import { FAST_TRAINING, prepareWorkspace } from './lib/fixtures.mjs';
 import { runBigFile, writeBigFile } from './bigFile.mjs';
+import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
 
@@ -81,7 +84,7 @@ async function browserTests(name, vsix, scenario, settings, options = {}) {
     log(session.installVsix(vsix));
     await session.start();
     const page = await session.open(workspace);
-    ok = await scenario(page, { shots, log });
+    ok = await scenario(page, { shots, log, workspace });
   } catch (e) {
     console.error(`${name} test error:`, e?.stack ?? e);
     try {
@@ -126,6 +129,7 @@ if (!only || only === 'bigfile') {
   const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
   results.push(await browserTests('bigfile', vsix, runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }));
 }
+if (!only || only === 'configure') results.push(await browserTests('configure', vsix, runConfigure, { ...FAST_TRAINING }));
 if (!only || only === 'restricted') {
   const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
   results.push(await browserTests('restricted', vsix, runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }));

@@ -1,5 +1,5 @@
 // The UI scenario of the end-to-end suite, in a real VS Code driven by Chromium: the
-// sidebar's welcome view, Configure Model's first steps, Train from the command palette,
+// sidebar's welcome view, Configure Model's first steps (up to the sized presets), Train from the command palette,
 // the status bar counting steps, the dashboard's loss curve (with points) and attention
 // heatmap, Stop Training, saving the metrics as CSV from the chart's export menu, the run in
 // the Runs view, Decode returning text, and a window
@@ -41,9 +41,13 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: 'parameters' }), 'the Configuration view with the model size');
   await shot('01-sidebar-welcome.png');
 
-  // 2. Configure Model…: the first two steps (kind; preset with parameter counts), then cancel.
+  // 2. Configure Model…: kind, glob (counted), tokenizer, then the presets with parameter counts; cancel.
   await wb.runCommand('Attention Lab: Configure Model…');
   await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'decoder-only' }), 'the model-kind step');
+  await page.keyboard.press('Enter');
+  await expectVisible(page.locator('.quick-input-widget .quick-input-message', { hasText: /\d+ files?, / }), 'the file count of the glob', 30_000);
+  await page.keyboard.press('Enter');
+  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'one token per character' }), 'the tokenizer step');
   await page.keyboard.press('Enter');
   await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'parameters' }), 'preset sizes', 30_000);
   await shot('02-configure-preset.png');
@@ -79,6 +83,15 @@ export async function runUi(page, { shots, log, reopen }) {
   log(`heatmap canvas ${hm.width}×${hm.height} with ${hm.colours} colours`);
   if (hm.colours < 8) throw new Error(`the heatmap has only ${hm.colours} colours`);
   await shot('04-dashboard-attention.png');
+
+  // …and every head's scores over the snapshots so far, on the Heads tab.
+  await dash.locator('#tab-heads').click();
+  const spark = dash.locator('.heads-cell canvas');
+  await expectVisible(spark, 'the Heads tab sparklines');
+  const values = await dash.locator('.heads-value').allTextContents();
+  log(`Heads tab: ${await dash.locator('.heads-cell').count()} heads, values ${values.slice(0, 5).join(' ')} …`);
+  if (!values.some((v) => /^\d/.test(v))) throw new Error(`the Heads tab shows no score values: ${values.slice(0, 10).join(', ')}`);
+  await shot('04b-dashboard-heads.png');
 
   // 5. Stop Training: the status bar says where it stopped, before the step budget.
   await wb.runCommand('Attention Lab: Stop Training');
@@ -151,6 +164,11 @@ export async function runUi(page, { shots, log, reopen }) {
   await wb.dashboard().locator('#tab-attention').click();
   await expectVisible(wb.dashboard().locator('.hm-grid canvas'), "the selection's heatmap");
   await shot('08-selection-attention.png');
+  // The selection's head scores: positional ones of the text, induction of the diagnostic sequence.
+  await wb.dashboard().locator('#tab-heads').click();
+  await expectVisible(wb.dashboard().locator('.heads-note', { hasText: 'measured on the selected text' }), "the Heads tab's note on the selection");
+  await shot('08b-selection-heads.png');
+  await wb.dashboard().locator('#tab-attention').click();
 
   // 9. Reload the window: the dashboard restores itself and the run is still listed.
   await page.reload();

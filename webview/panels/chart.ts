@@ -130,7 +130,7 @@ export class Chart {
         const left = u.valToPos(m.x, 'x');
         // A label near the right edge reads leftwards, so it stays inside the plot.
         const end = left > 0.6 * u.over.clientWidth;
-        const el = h('div', { className: `segment-marker${end ? ' segment-marker-end' : ''}`, attrs: { 'data-step': m.step, title: m.label } }, this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null);
+        const el = h('div', { className: `segment-marker${m.kind === 'threshold' ? ' threshold-marker' : ''}${end ? ' segment-marker-end' : ''}`, attrs: { 'data-step': m.step, title: m.label } }, this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null);
         // CSSOM, not a style attribute: the page's CSP allows no inline style attributes.
         el.style.left = `${left}px`;
         return el;

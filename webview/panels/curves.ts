@@ -9,7 +9,9 @@
  * data-points attribute counts the logged steps it represents; data-drawn-rows what it drew.
  * A run extended with more steps gets a dashed vertical marker where each new schedule segment
  * begins, labelled on the loss chart ("segment 2: +500 steps, warm restart") and drawn on the
- * learning-rate chart; markers are elements over the plot, placed after every redraw.
+ * learning-rate chart; markers are elements over the plot, placed after every redraw. The same
+ * mechanism marks, on the loss chart, the first step where any head's score reached the Heads
+ * tab's threshold ("induction ≥ 0.5 · L2H3 · step 840"; headHistory.ts finds it).
  *
  * Leaves out: one chart's drawing and export menu (chart.ts), the columns and smoothing math
  * (series.ts, stepColumns.ts), where markers go (segments.ts).
@@ -26,7 +28,8 @@ import type { RunEntry, StoreEvent } from '../store';
 import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName } from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
-import { segmentMarkers } from '../segments';
+import { segmentMarkers, stepMarker } from '../segments';
+import { crossingLabel, firstCrossing } from '../headHistory';
 import type { SegmentMarker } from '../segments';
 
 type Table = uPlot.AlignedData;
@@ -101,7 +104,7 @@ export class CurvesPanel implements Panel {
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('steps') || ev.parts.includes('evals') || ev.parts.includes('status')));
+    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('steps') || ev.parts.includes('evals') || ev.parts.includes('status') || ev.parts.includes('snapshots')));
   }
 
   render(full: boolean): void {
@@ -171,6 +174,7 @@ export class CurvesPanel implements Panel {
     ];
     const main = this.lossTable(run, buckets, true);
     const markers = segmentMarkers(run.summary.segments, run.steps, ui.x);
+    const threshold = this.thresholdMarker(run);
     const tables: Table[] = [main.table];
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
@@ -183,7 +187,7 @@ export class CurvesPanel implements Panel {
     this.note.hidden = canLog || !ui.log;
     this.note.textContent = 'Log scale is off: some losses are not positive.';
     const key = `${ui.x}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
-    this.loss.update({ key, title: 'Loss', height: 300, log: canLog, series: lossSeries, data: lossData, markers, markerLabels: true }, this.ctx, width, ui.x);
+    this.loss.update({ key, title: 'Loss', height: 300, log: canLog, series: lossSeries, data: lossData, markers: threshold ? [...markers, threshold] : markers, markerLabels: true }, this.ctx, width, ui.x);
     this.loss.box.dataset.points = String(countFinite(raw));
     this.loss.box.dataset.valPoints = String(evalRows(run.steps, run.evals).size);
     this.loss.box.dataset.drawnRows = String(main.drawn);
@@ -204,6 +208,17 @@ export class CurvesPanel implements Panel {
     metric(this.small.grad, 'gradNorm', 'Gradient norm', ui.log);
     metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
     this.summarize(run);
+  }
+
+  /**
+   * The first step where any head's chosen score reached the Heads tab's threshold
+   * ("induction ≥ 0.5 · L2H3 · step 840"), as a marker; null when off or never reached.
+   */
+  private thresholdMarker(run: RunEntry): SegmentMarker | null {
+    const h = this.ctx.ui.heads;
+    if (!h.mark) return null;
+    const c = firstCrossing(run.heads, h.stack, h.score, h.threshold);
+    return c ? stepMarker(c.step, crossingLabel(h.score, formatNumber(h.threshold), c), run.steps, this.ctx.ui.curves.x, 'threshold') : null;
   }
 
   private summarize(run: RunEntry): void {

@@ -26,6 +26,8 @@ export interface PanelContext {
   problem(text: string): void;
   /** Asks the app to repaint a panel on the next frame. */
   invalidate(panel: TabId, full?: boolean): void;
+  /** Brings a tab to the front and moves keyboard focus to it (e.g. a head opened from the Heads tab). */
+  show(tab: TabId): void;
 }
 
 /** One tab of the dashboard. */

@@ -13,6 +13,10 @@ import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { estimateModel } from '../../engine/models/estimate';
 import { BASE_VOCAB } from '../../engine/tokenizers/special';
+import { formatCount } from '../../format';
+import type { CorpusLimits } from '../../lab/corpus';
+import type { CorpusPreview, PreviewBudget } from '../../lab/corpusPreview';
+import { previewCorpus } from '../../lab/corpusPreview';
 import { detectPairsFiles } from '../../lab/pairs';
 import type { PairsCandidate } from '../../lab/pairs';
 import { resolveConfig } from '../../lab/prepare';
@@ -30,6 +34,8 @@ export interface SpecEstimate {
   readonly memoryBytes: number;
   readonly flopsPerToken: number;
   readonly vocabSize: number;
+  /** The vocabulary the estimate assumes, for people: "a 1,000-token BPE vocabulary". */
+  readonly vocabNote: string;
   readonly config: Readonly<Record<string, unknown>>;
 }
 
@@ -71,18 +77,41 @@ export function readSpec(runDir: string): TrainSpec {
   return readRunJson(runDir).spec;
 }
 
-/** Guess of a tokenizer's size before it is trained: BPE is what was asked; characters add ~100 to the 260 base ids. */
-export function expectedVocab(spec: TrainSpec): number {
-  return spec.tokenizer.type === 'bpe' ? spec.tokenizer.vocabSize : BASE_VOCAB + 100;
+/** Characters a character tokenizer is assumed to learn when the data has not been looked at. */
+export const ASSUMED_CHARS = 100;
+
+/**
+ * Guess of a tokenizer's size before it is trained: BPE is what was asked; characters are
+ * the 260 byte and special ids plus `charsSeen` (the distinct characters of the data, when
+ * Configure has read it) or {@link ASSUMED_CHARS}.
+ */
+export function expectedVocab(spec: TrainSpec, charsSeen: number | null = null): number {
+  return spec.tokenizer.type === 'bpe' ? spec.tokenizer.vocabSize : BASE_VOCAB + (charsSeen ?? ASSUMED_CHARS);
 }
 
-/** Parameters, memory and FLOPs of `spec`'s model (throws EngineError('config/invalid') with the fix). */
-export function estimateSpec(spec: TrainSpec): SpecEstimate {
-  const vocabSize = expectedVocab(spec);
+/** What {@link expectedVocab} assumed, for people (the 260 byte and special ids are always there). */
+export function vocabNote(spec: TrainSpec, charsSeen: number | null = null): string {
+  const n = expectedVocab(spec, charsSeen);
+  if (spec.tokenizer.type === 'bpe') return `a ${formatCount(n)}-token BPE vocabulary`;
+  return charsSeen === null ? `≈${formatCount(n)} tokens (~${ASSUMED_CHARS} characters assumed)` : `${formatCount(n)} tokens (${formatCount(charsSeen)} characters in the files)`;
+}
+
+/**
+ * Parameters, memory and FLOPs of `spec`'s model (throws EngineError('config/invalid') with
+ * the fix) — the one estimate Configure's preset list, its review, the Configuration view and
+ * Train all show. `charsSeen`: see {@link expectedVocab}.
+ */
+export function estimateSpec(spec: TrainSpec, charsSeen: number | null = null): SpecEstimate {
+  const vocabSize = expectedVocab(spec, charsSeen);
   const config = resolveConfig(spec, vocabSize);
   const len = Math.min(spec.training.seqLen, config.maxLen);
   const est = estimateModel(config, { maxBatch: spec.training.batchSize, maxLen: len, ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}) });
-  return { params: est.params, memoryBytes: est.totalBytes, flopsPerToken: est.trainFlopsPerToken, vocabSize, config: { ...config } };
+  return { params: est.params, memoryBytes: est.totalBytes, flopsPerToken: est.trainFlopsPerToken, vocabSize, vocabNote: vocabNote(spec, charsSeen), config: { ...config } };
+}
+
+/** Configure's live look at a documents glob: the corpus plan training makes, plus content checks within a budget. */
+export function previewDocuments(files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget, signal?: AbortSignal): Promise<CorpusPreview> {
+  return previewCorpus(files, root, limits, budget, signal);
 }
 
 /** Likely pairs files directly inside each folder. */

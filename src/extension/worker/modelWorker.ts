@@ -20,7 +20,7 @@ import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
-import { exportPytorch } from '../../lab/exportPytorch';
+import { exportRun } from '../../lab/exportFolder';
 import { attendText } from '../../lab/inference/attend';
 import { decodeText } from '../../lab/inference/decode';
 import { scoreText } from '../../lab/inference/score';
@@ -73,9 +73,11 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       post({ type: 'model/didAttend', id, snapshot }, [...snapshot.maps.map((m) => m.data.buffer as ArrayBuffer), ...snapshot.masks.map((m) => m.data.buffer as ArrayBuffer)]);
       return;
     }
-    case 'model/export':
-      post({ type: 'model/didExport', id, output: exportPytorch(open(opened, msg.runDir).model, msg.outDir) });
+    case 'model/export': {
+      const { dir, files, tensors, warnings } = exportRun(open(opened, msg.runDir), msg.outDir, { force: msg.force });
+      post({ type: 'model/didExport', id, output: { dir, files: [...files], tensors, warnings: [...warnings] } });
       return;
+    }
     case 'model/calibrate':
       post({ type: 'model/didCalibrate', id, ...calibrate(msg.spec, msg.vocabSize, () => performance.now()) });
       return;

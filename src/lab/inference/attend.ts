@@ -9,7 +9,13 @@
  *
  * Texts longer than the context are cut to fit (BOS + the first L − 1 tokens; a source keeps
  * its first L − 1 tokens and EOS), and the snapshot's `truncation` says so ("Showing the
- * first 63 of 97 tokens — the model's context is 64."). Leaves out: beam or sampled targets.
+ * first 63 of 97 tokens — the model's context is 64.").
+ *
+ * The snapshot carries every head's scores, as a training snapshot does (headScores.ts):
+ * previous-token, first-token, diagonal, entropy and the cross-attention alignment measured on
+ * this text, induction on the run's diagnostic sequence (random tokens repeated twice — a
+ * text has no known repeat to measure it on). `source: 'selection'` tells the dashboard so.
+ * Leaves out: beam or sampled targets.
  */
 
 import { EngineError } from '../../engine/errors';
@@ -17,14 +23,14 @@ import type { Batch } from '../../engine/models/transformer';
 import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { OpenRun } from '../openRun';
-import { snapshotOf } from '../snapshots';
+import { scoredSnapshot } from '../snapshots';
 import { greedyTarget } from './decode';
 
 /** The attention snapshot of `text` (see the file comment for what each model kind shows). */
 export function attendText(r: OpenRun, text: string): AttentionSnapshot {
   if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; select some text to see its attention.');
   const { batch, truncation } = attentionBatch(r, text);
-  const snapshot = snapshotOf(r.model, batch, r.tok, r.step);
+  const snapshot: AttentionSnapshot = { ...scoredSnapshot(r.model, batch, r.tok, r.step, r.run.spec.training.seed), source: 'selection' };
   return truncation === null ? snapshot : { ...snapshot, truncation };
 }
 

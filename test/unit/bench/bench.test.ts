@@ -11,6 +11,7 @@ import { benchJson, formatBench } from '../../../src/bench/benchReport';
 import type { Stats } from '../../../src/bench/benchRun';
 import { summarize } from '../../../src/bench/benchRun';
 import { parseTorchResult } from '../../../src/bench/benchTorch';
+import { benchTaskSpec, measureScoresCost } from '../../../src/bench/benchScores';
 import { Rng } from '../../../src/engine/rng';
 
 const st = (median: number): Stats => ({ median, min: median * 0.9, max: median * 1.1, n: 5 });
@@ -75,6 +76,7 @@ function fakeResult(): BenchResult {
       matmul: { 1: { 64: st(100) }, 2: { 64: st(110) } },
     },
     tfjs: { skipped: 'not installed' },
+    headScores: [{ task: 'reverse', snapshotEvery: 75, rounds: 6, on: st(9800), off: st(10000), ratio: { median: 0.98, min: 0.95, max: 1.01, n: 6 }, snapshotMs: { on: st(30), off: st(20) }, overhead: 0.004 }],
   };
 }
 
@@ -99,13 +101,15 @@ describe('bench report', () => {
     expect(text).toContain('p99 12.5 ms');
     expect(text).toContain('TensorFlow.js: not compared — not installed');
     expect(text).toContain('2.50 after — other processes were using the cores');
+    expect(text).toMatch(/reverse\s+75\s+9,800 \[8,820–10,780\]\s+10,000 \[9,000–11,000\]\s+0\.980 \[0\.950–1\.010\]\s+30\.0 \[27\.0–33\.0\] \/ 20\.0 \[18\.0–22\.0\]\s+0\.40%\s+yes/);
+    expect(benchJson(fakeResult()).head_scores).toEqual({ reverse: { on_tokens_per_s: 9800, off_tokens_per_s: 10000, on_over_off: 0.98, snapshot_ms_on: 30, snapshot_ms_off: 20, share_of_training: 0.004 } });
   });
 });
 
 describe('runBench', () => {
   it('measures a tiny real run end to end (one config, one thread, no PyTorch)', async () => {
     const lines: string[] = [];
-    const r = await runBench({ configs: ['tiny-decoder'], threads: [1], matmulSizes: [64], quick: true, pytorch: false, onProgress: (l) => lines.push(l) });
+    const r = await runBench({ configs: ['tiny-decoder'], threads: [1], matmulSizes: [64], quick: true, pytorch: false, scores: false, onProgress: (l) => lines.push(l) });
     expect(r.backend).toBe('wasm (SIMD with fused multiply-add)'); // test/setupWasm.ts turns relaxed SIMD on
     const c = r.configs['tiny-decoder']!;
     expect(c.train['1']!.median).toBeGreaterThan(0);
@@ -116,5 +120,21 @@ describe('runBench', () => {
     expect(r.pytorch).toEqual({ skipped: 'disabled' });
     expect(lines.some((l) => l.startsWith('ours tiny-decoder 1 thread'))).toBe(true);
     expect(formatBench(r)).toContain('PyTorch: not compared — disabled');
+    expect(formatBench(r)).toContain('Head scores: not measured — disabled');
+  });
+
+  it('times the training session with head scores on and off, block by block', async () => {
+    const spec = benchTaskSpec('reverse');
+    const tiny = { ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, dModel: 16, dFF: 32, nEncoderLayers: 1, nDecoderLayers: 1 } }, training: { ...spec.training, steps: 40, batchSize: 8, snapshotEvery: 2 } };
+    const c = await measureScoresCost('reverse', 2, () => performance.now(), tiny);
+    expect(c).toMatchObject({ task: 'reverse', snapshotEvery: 2, rounds: 2 });
+    expect(c.on.n).toBe(2);
+    expect(c.off.n).toBe(2);
+    expect(c.on.min).toBeGreaterThan(0);
+    expect(c.ratio.n).toBe(2);
+    expect(c.snapshotMs.on.n).toBe(2);
+    expect(c.snapshotMs.off.n).toBe(2);
+    expect(Number.isFinite(c.overhead)).toBe(true);
+    expect(c.ratio.min).toBeGreaterThan(0);
   });
 });

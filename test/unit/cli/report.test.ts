@@ -59,6 +59,18 @@ describe('report', () => {
     expect(s.run.id).toBe('r7');
     expect(s.run.runDir).toBe('r7');
     expect(s.snapshots.map((x) => x.step)).toEqual([0, 3, 6, 9]);
+    expect(s.headScores).toBeUndefined(); // none of these snapshots had scores
+  });
+
+  it('keeps the head scores of the snapshots it leaves out, so the Heads view loses no step', () => {
+    const heads = (v: number): RunState['snapshots'][number]['headScores'] => [{ stack: 'decoder.self', layer: 0, head: 0, scores: { previousToken: v, firstToken: 0, diagonal: 0, induction: v, entropy: 1 } }];
+    const snaps = Array.from({ length: 10 }, (_, i) => ({ step: 10 * i, srcTokens: [], tgtTokens: [], maps: [], masks: [], headScores: heads(i / 10) }));
+    const run = { id: 'r', name: 'r', runDir: 'r', status: 'completed' as const, kind: 'decoder-only' as const, step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null };
+    const s = reportRunState({ run, steps: [], evals: [], snapshots: snaps }, 4);
+    expect(s.snapshots.map((x) => x.step)).toEqual([0, 30, 60, 90]);
+    expect(s.headScores?.map((x) => x.step)).toEqual([10, 20, 40, 50, 70, 80]);
+    expect(s.headScores?.[0]?.heads).toEqual(heads(0.1));
+    expect(validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [s], selectedId: null }).type).toBe('dashboard/didLoadRuns');
   });
 
   it('by default keeps only as many snapshots as fit the byte budget', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyDraft, draftFromSettings, draftUpdates, estimateSpecOf, fitPreset, presetChoices, validateGlob, validateSteps, validateVocab, withKind } from '../../../src/extension/configureDraft';
+import { STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, fitPreset, presetChoices, presetSizes, targetText, validateGlob, validateSteps, validateVocab, withKind } from '../../../src/extension/configureDraft';
+import { estimateSpec } from '../../../src/extension/lab/hostLab';
 import { DEFAULT_SETTINGS, mismatch } from '../../../src/extension/settings';
 
 const draft = draftFromSettings(DEFAULT_SETTINGS);
@@ -54,5 +55,59 @@ describe('configure draft', () => {
     expect(validateGlob('')).toMatch(/glob/);
     expect(validateGlob('**/*.{md')).toMatch(/close every/);
     expect(validateGlob('a}{')).toMatch(/Unbalanced/);
+  });
+});
+
+describe('configure sizes', () => {
+  const sizeOf = (d: typeof draft, preset = d.preset): string => {
+    const row = presetSizes(DEFAULT_SETTINGS, d, estimateSpec).find((r) => r.preset === preset);
+    if (!row?.size.ok) throw new Error(`no size for ${preset}`);
+    return row.size.line;
+  };
+  const review = (d: typeof draft): string => {
+    const r = draftSize(DEFAULT_SETTINGS, d, estimateSpec);
+    if (!r.ok) throw new Error(r.error);
+    return r.line;
+  };
+
+  it('asks for the tokenizer before the preset, so the preset list is sized with it', () => {
+    expect(STEP_ORDER.indexOf('tokenizer')).toBeLessThan(STEP_ORDER.indexOf('preset'));
+    expect(STEP_ORDER.indexOf('data')).toBe(1);
+  });
+
+  it('shows the same size in the preset list and the review, with the vocabulary it assumes', () => {
+    // The 232k vs 127k of the issue: a 2,000-token BPE vocabulary vs characters.
+    const bpe = { ...draft, tokenizer: 'bpe' as const, vocabSize: 2000 };
+    expect(sizeOf(bpe)).toBe(review(bpe));
+    expect(review(bpe)).toMatch(/^232k parameters · ~[\d.]+ [KM]B with a 2,000-token BPE vocabulary$/);
+    const chars = { ...draft, tokenizer: 'char' as const };
+    expect(sizeOf(chars)).toBe(review(chars));
+    expect(review(chars)).toMatch(/^127k parameters · .* with ≈360 tokens \(~100 characters assumed\)$/);
+    const seen = { ...chars, charsSeen: 65 };
+    expect(sizeOf(seen)).toBe(review(seen));
+    expect(review(seen)).toContain('with 325 tokens (65 characters in the files)');
+    for (const d of [bpe, chars, seen, withKind(draft, 'encoder-decoder')]) {
+      for (const c of presetChoices(d.kind)) expect(sizeOf(d, c.preset)).toBe(review({ ...d, preset: c.preset }));
+    }
+  });
+
+  it('uses the characters seen only for a character tokenizer on documents', () => {
+    const bpe = { ...draft, tokenizer: 'bpe' as const, vocabSize: 2000, charsSeen: 65 };
+    expect(review(bpe)).toContain('2,000-token BPE');
+    const task = { ...withKind(draft, 'encoder-decoder'), charsSeen: 65 };
+    expect(review(task)).toContain('~100 characters assumed');
+  });
+
+  it('says where the settings go', () => {
+    expect(targetText('workspace', null)).toBe('workspace settings (.vscode/settings.json)');
+    expect(targetText('workspace', 'lab.code-workspace')).toBe('workspace settings (lab.code-workspace)');
+    expect(targetText('user', null)).toBe('user settings (every workspace)');
+  });
+
+  it('reports an invalid configuration instead of a size', () => {
+    const bad = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, overrides: { nHeads: 5 } } };
+    const r = draftSize(bad, draft, estimateSpec);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toMatch(/not divisible by nHeads 5/);
   });
 });

@@ -12,7 +12,7 @@ import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 import { validateWorkerToHost } from '../../../src/protocol/trainingWorker';
 import { openRun } from '../../../src/lab/openRun';
 import { loadRunState } from '../../../src/lab/runState';
-import { readRunJson } from '../../../src/lab/runFolder';
+import { readRunJson, writeRunJson } from '../../../src/lab/runFolder';
 import { SessionControl, runSession } from '../../../src/lab/session';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-session-'));
@@ -55,6 +55,40 @@ describe('training session', () => {
     expect(state.run.status).toBe('stopped');
     expect(state.snapshots[0]?.maps.length).toBe(3); // encoder self, decoder self, cross
     expect(state.snapshots[0]?.masks.map((m) => m.name)).toEqual(['source.padding', 'target.padding', 'decoder.causal', 'decoder.self']);
+  });
+
+  it('scores every head at each snapshot, unless the benchmark turns scores off', async () => {
+    const run = async (name: string, headScores?: boolean): Promise<ReturnType<typeof loadRunState>> => {
+      const dir = path.join(root, name);
+      await runSession(dir, spec({ steps: 10, checkpointEvery: 0 }), false, new SessionControl(), () => undefined, null, null, headScores === undefined ? {} : { headScores });
+      return loadRunState(dir);
+    };
+    const on = await run('scores-on');
+    const off = await run('scores-off', false);
+    expect(on.snapshots.map((s) => s.step)).toEqual([0, 10]);
+    expect(on.snapshots[1]?.headScores?.map((x) => x.stack)).toEqual(['encoder.self', 'encoder.self', 'decoder.self', 'decoder.self', 'decoder.cross', 'decoder.cross']);
+    expect(off.snapshots.map((s) => s.step)).toEqual([0, 10]);
+    expect(off.snapshots.every((s) => s.headScores === undefined)).toBe(true);
+    // The same maps either way: scoring reads them, it does not change the training.
+    expect(off.snapshots[1]?.maps[0]?.data).toEqual(on.snapshots[1]?.maps[0]?.data);
+  });
+
+  it('records the backend that ran, which the run summary shows instead of "auto"', async () => {
+    const dir = path.join(root, 'auto-backend');
+    const events: WorkerToHost[] = [];
+    await runSession(dir, { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' }, false, new SessionControl(), (m) => events.push(m));
+    const start = events.find((e) => e.type === 'train/didStart');
+    if (start?.type !== 'train/didStart') throw new Error('no train/didStart');
+    expect(start.model.backend).not.toBe('auto');
+    const run = readRunJson(dir);
+    expect(run.backend).toBe(start.model.backend);
+    expect(loadRunState(dir).run.model?.backend).toBe(start.model.backend);
+    // A run.json from before the backend was recorded shows the setting.
+    const { backend: _dropped, ...old } = run;
+    writeRunJson(dir, old);
+    expect(loadRunState(dir).run.model?.backend).toBe('auto');
+    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ ...old, backend: 7 }));
+    expect(() => readRunJson(dir)).toThrow(/invalid backend 7/);
   });
 
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {

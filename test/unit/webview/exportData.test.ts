@@ -43,6 +43,16 @@ describe('dashboard CSV exports', () => {
     const csv = runHeadScoresCsv(store.run('a') as NonNullable<ReturnType<DashboardStore['run']>>);
     expect(csv).toBe(headScoresCsv([{ step: 4, stack: 'decoder.self', layer: 2, head: 1, scores: headScores[0]?.scores }]));
   });
+
+  it('head scores include the steps whose maps a report left out (RunState.headScores)', () => {
+    const scores = (p: number) => ({ previousToken: p, firstToken: 0, diagonal: 0, induction: 0, entropy: 1 });
+    const snap = { step: 4, srcTokens: [], tgtTokens: ['a'], maps: [], masks: [], headScores: [{ stack: 'decoder.self' as const, layer: 0, head: 0, scores: scores(0.9) }] };
+    const store = new DashboardStore();
+    store.apply({ type: 'dashboard/didLoadRuns', runs: [{ ...state('a', [snap]), headScores: [{ step: 2, heads: [{ stack: 'decoder.self', layer: 0, head: 0, scores: scores(0.5) }] }] }], selectedId: 'a' });
+    const rows = parseCsv(runHeadScoresCsv(store.run('a') as NonNullable<ReturnType<DashboardStore['run']>>));
+    expect(rows.slice(1).map((r) => [r[0], r[4]])).toEqual([['2', '0.5'], ['4', '0.9']]);
+    expect(rows[1]?.[7]).toBe('');
+  });
 });
 
 describe('export file names', () => {

@@ -23,6 +23,16 @@ describe('uiState', () => {
     expect(s.playground).toMatchObject({ input: 'hi', strategy: 'beam', beam: 4, topP: 0.9, maxTokens: 40 });
   });
 
+  it('keeps the Heads tab\'s score only where its stack has it', () => {
+    expect(defaultUiState().heads).toEqual({ stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true });
+    const ok = sanitizeUiState({ version: 1, tab: 'heads', heads: { stack: 'decoder.cross', score: 'antiDiagonal', threshold: 0.8, only: true, order: 'ranked', mark: false } });
+    expect(ok.tab).toBe('heads');
+    expect(ok.heads).toEqual({ stack: 'decoder.cross', score: 'antiDiagonal', threshold: 0.8, only: true, order: 'ranked', mark: false });
+    // Cross-attention has no induction score: the stack's first score instead; bad values default.
+    const bad = sanitizeUiState({ version: 1, heads: { stack: 'decoder.cross', score: 'induction', threshold: 'high', order: 'random', mark: 1 } });
+    expect(bad.heads).toEqual({ stack: 'decoder.cross', score: 'diagonal', threshold: 0.5, only: false, order: 'grid', mark: true });
+  });
+
   it('survives a JSON round trip unchanged', () => {
     const s = { ...defaultUiState(), tab: 'playground' as const };
     s.playground = { ...s.playground, input: 'abc' };

@@ -36,6 +36,27 @@ describe('attendText', () => {
     expect(s.masks.length).toBeGreaterThan(0);
   });
 
+  it('carries every head\'s scores: positional ones of the text, induction of the run\'s diagnostic sequence', () => {
+    const a = attendText(lm, 'the hand');
+    const b = attendText(lm, 'a cat sat on the mat');
+    expect(a.source).toBe('selection');
+    const heads = a.headScores ?? [];
+    expect(heads.map((x) => `${x.stack}.${x.layer}.${x.head}`)).toEqual([0, 1].flatMap((l) => [0, 1, 2, 3].map((h) => `decoder.self.${l}.${h}`)));
+    // previousToken of layer 0, head 2, from the map itself: mean over t ≥ 1 of A[t, t−1].
+    const m = a.maps[0] as AttentionMapData;
+    const T = m.shape[1];
+    let sum = 0;
+    for (let t = 1; t < T; t++) sum += m.data[(2 * T + t) * T + t - 1] as number;
+    const h2 = heads[2]?.scores;
+    expect(h2 && 'previousToken' in h2 ? h2.previousToken : NaN).toBeCloseTo(sum / (T - 1), 6);
+    // Induction is measured on the diagnostic sequence, not the text: the same for both texts.
+    const induction = (s: typeof a): number[] => (s.headScores ?? []).map((x) => ('induction' in x.scores ? x.scores.induction : NaN));
+    expect(induction(a)).toEqual(induction(b));
+    expect((b.headScores ?? []).map((x) => x.scores.entropy)).not.toEqual(heads.map((x) => x.scores.entropy));
+    // An encoder-decoder's selection has its cross-attention alignment scored too.
+    expect((attendText(mt, 'abcd').headScores ?? []).filter((x) => x.stack === 'decoder.cross')).toHaveLength(2 * 4);
+  });
+
   it('cuts a text longer than the context to fit', () => {
     const s = attendText(lm, 'x'.repeat(100));
     expect(s.tgtTokens).toHaveLength(lm.model.maxLen);

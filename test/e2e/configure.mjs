@@ -1,0 +1,153 @@
+// The Configure scenario of the end-to-end suite, in a trusted workspace: "Configure
+// Model…" counts the files of the documents glob as it is typed (with the skipped ones and
+// why, and a "Preview files…" list), refuses a glob that matches nothing right there, sizes
+// the presets with the vocabulary the review shows (the same line in both), says where the
+// settings go, keeps "Save and Train" clickable while the other review rows are hovered, and
+// saves to .vscode/settings.json. Screenshots go to `shots`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { sleep } from './lib/codeServer.mjs';
+import { Workbench } from './lib/workbench.mjs';
+
+async function visible(locator, what, timeout = 30_000) {
+  try {
+    await locator.first().waitFor({ state: 'visible', timeout });
+  } catch {
+    throw new Error(`${what} did not appear within ${timeout / 1000} s`);
+  }
+}
+
+// innerText, not textContent: the quick pick reuses row elements and keeps hidden text of earlier items in them.
+const text = async (locator) => ((await locator.first().innerText()) ?? '').replace(/\s+/g, ' ').trim();
+const texts = (locator) => locator.evaluateAll((els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
+
+/** Runs the scenario; resolves true when every check passed. */
+export async function runConfigure(page, { shots, log, workspace }) {
+  const wb = new Workbench(page, log);
+  const shot = (name) => wb.screenshot(path.join(shots, name));
+  const widget = page.locator('.quick-input-widget');
+  const rows = page.locator('.quick-input-list .monaco-list-row');
+  const input = widget.locator('input.input').first();
+  const message = widget.locator('.quick-input-message');
+  const pick = async (needle) => {
+    const row = rows.filter({ hasText: needle }).first();
+    await visible(row, `the "${needle}" choice`);
+    await row.click();
+  };
+
+  await wb.openActivity('Attention Lab');
+  await wb.runCommand('Attention Lab: Configure Model…');
+  await pick('decoder-only');
+
+  // 1. The glob box counts the files of the glob it opens with (the settings' **/*.{md,txt}).
+  await visible(input, 'the glob box');
+  await visible(message.filter({ hasText: /\d+ files?, [\d.]+ [KM]?B/ }), 'the file count under the glob box', 30_000);
+  const count = await text(message);
+  log(`glob count: "${count}"`);
+  // The sample workspace: 4 text files; notes/blob.bin.txt is binary and build/generated.txt is ignored by .gitignore.
+  if (!/^4 files, [\d.]+ [KM]?B · 2 skipped: .*binary.*ignored by \.gitignore|^4 files, [\d.]+ [KM]?B · 2 skipped: .*ignored by \.gitignore.*binary/.test(count)) throw new Error(`unexpected count: ${count}`);
+  await shot('c1-configure-glob-count.png');
+
+  // 2. "Preview files…" lists the files with sizes and the skipped ones with why; Escape returns to the glob.
+  await widget.locator('[aria-label="Preview files…"], .action-label[title="Preview files…"]').first().click();
+  await visible(rows.filter({ hasText: 'skipped: binary' }), 'the skipped binary file in the preview list');
+  const listed = await texts(rows);
+  log(`preview rows: ${JSON.stringify(listed)}`);
+  if (!listed.some((r) => /README\.md/.test(r) && /\d+ B/.test(r))) throw new Error('the preview does not list README.md with its size');
+  if (!listed.some((r) => /generated\.txt/.test(r) && /ignored by \.gitignore/.test(r))) throw new Error('the preview does not list the .gitignored file as skipped');
+  await shot('c2-configure-preview-files.png');
+  await page.keyboard.press('Escape');
+  await visible(message.filter({ hasText: /4 files/ }), 'the glob box again after the preview');
+  if ((await input.inputValue()) !== '**/*.{md,txt}') throw new Error(`the glob changed to ${await input.inputValue()}`);
+
+  // 3. A glob matching nothing is refused at once, and Enter does not move on.
+  const t0 = Date.now();
+  await input.fill('**/*.nothing');
+  await visible(message.filter({ hasText: 'No file in this workspace matches' }), 'the refusal of a glob matching nothing', 15_000);
+  log(`refusal after ${Date.now() - t0} ms: "${await text(message)}"`);
+  await page.keyboard.press('Enter');
+  await sleep(1000);
+  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0) throw new Error('Enter moved past a glob that matches nothing');
+  if ((await input.inputValue()) !== '**/*.nothing') throw new Error('the glob box closed on a glob that matches nothing');
+  await shot('c3-configure-glob-refused.png');
+
+  // 4. Back to a good glob; the tokenizer, then the presets sized with it.
+  await input.fill('**/*.{md,txt}');
+  await visible(message.filter({ hasText: /4 files/ }), 'the count of the good glob again');
+  await page.keyboard.press('Enter');
+  await pick('one token per character');
+  await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes');
+  const tiny = /\d[\d.]*[kMG]? parameters.*$/.exec(await text(rows.filter({ hasText: 'd_model 64' })))?.[0] ?? '';
+  log(`preset tiny: "${tiny}"`);
+  if (!/^[\d.]+k parameters · ~[\d.]+ [KMG]?B with \d+ tokens \(\d+ characters in the files\)$/.test(tiny)) throw new Error(`the preset size states no vocabulary from the files: ${tiny}`);
+  await shot('c4-configure-presets.png');
+  await pick('d_model 64');
+  await visible(input, 'the steps box');
+  await input.fill('30');
+  await page.keyboard.press('Enter');
+
+  // 5. The review: where the settings go, the same size as the preset list, and Save and Train reachable.
+  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step', 60_000);
+  const reviewRows = await texts(rows);
+  log(`review rows: ${JSON.stringify(reviewRows)}`);
+  if (!reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))) throw new Error('the review does not say where the settings go');
+  const size = reviewRows.find((r) => r.includes('parameters')) ?? '';
+  if (!size.includes(tiny)) throw new Error(`the review's size "${size}" is not the preset list's "${tiny}"`);
+  const train = rows.filter({ hasText: 'Save and Train' }).first();
+  // Hover every other row at six points (label line and detail line; left, middle, right), wait
+  // past the hover delay, and probe Save and Train across its width: no point may be covered.
+  const covered = async () => {
+    const box = await train.boundingBox();
+    return page.evaluate(({ x, y, width, height }) => {
+      for (let k = 1; k < 10; k++) {
+        const el = document.elementFromPoint(x + (width * k) / 10, y + height / 2);
+        if (!el?.closest('.monaco-list-row')?.innerText?.includes('Save and Train')) return true;
+      }
+      return false;
+    }, box);
+  };
+  const n = await rows.count();
+  for (let i = 0; i < n; i++) {
+    const row = rows.nth(i);
+    const label = await text(row);
+    if (label.includes('Save and Train') || !(await row.isVisible())) continue;
+    const box = await row.boundingBox();
+    for (const fy of [0.3, 0.75]) {
+      for (const fx of [0.2, 0.5, 0.8]) {
+        await page.mouse.move(box.x + box.width * fx, box.y + box.height * fy);
+        await sleep(1200); // past the hover delay
+        if (await covered()) {
+          await shot('c5-configure-review-covered.png');
+          throw new Error(`hovering "${label}" covers Save and Train`);
+        }
+      }
+    }
+    log(`hovering "${label}" at six points: Save and Train stays uncovered`);
+  }
+  await shot('c5-configure-review-hover.png');
+  // The review can switch to user settings and back; the rows then say where they save.
+  await pick('Save to user settings (every workspace) instead');
+  await visible(rows.filter({ hasText: 'Save to workspace settings (.vscode/settings.json) instead' }), 'the switch back to workspace settings');
+  const userRows = await texts(rows);
+  if (!userRows.some((r) => r.startsWith('Save and Train') && r.includes('to user settings (every workspace)'))) throw new Error(`after the switch the review does not save to user settings: ${JSON.stringify(userRows)}`);
+  await pick('Save to workspace settings (.vscode/settings.json) instead');
+  await visible(rows.filter({ hasText: 'Save to user settings (every workspace) instead' }), 'the review back on workspace settings');
+  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time, kept across the switch', 5_000);
+  await train.click();
+
+  // 6. Saved where it said, and training starts.
+  const settingsFile = path.join(workspace, '.vscode/settings.json');
+  const read = () => (fs.existsSync(settingsFile) ? fs.readFileSync(settingsFile, 'utf8') : '');
+  for (let i = 0; i < 60 && !read().includes('attentionLab.data.include'); i++) await sleep(250); // VS Code creates the file, then writes the keys one by one (include is the last)
+  await sleep(500);
+  const saved = read();
+  log(`.vscode/settings.json: ${saved.replace(/\s+/g, ' ')}`);
+  if (!/"attentionLab\.training\.steps":\s*30/.test(saved) || !saved.includes('"attentionLab.data.include": "**/*.{md,txt}"')) throw new Error('the settings were not saved to .vscode/settings.json');
+  const done = await wb.waitForStatus('Attention Lab:', (t) => /finished at step 30\/30/.test(t), 120_000);
+  log(`status bar: "${done}"`);
+  const messages = await wb.notifications();
+  log(`notifications: ${JSON.stringify(messages)}`);
+  if (!messages.some((m) => m.includes('Saved to workspace settings (.vscode/settings.json)'))) throw new Error('no message said where the settings were saved');
+  await shot('c6-configure-saved.png');
+  return true;
+}
