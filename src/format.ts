@@ -177,3 +177,28 @@ export function formatExample(text: string): string {
   const space = cut.lastIndexOf(' ');
   return `${space > EXAMPLE_CHARS / 2 ? cut.slice(0, space) : cut}…`;
 }
+
+/** Minus sign for signed changes (U+2212, as tables typeset it). */
+const MINUS = '\u2212';
+
+/**
+ * A change in a loss (nats), signed, with four decimals like {@link formatLoss}: 0.0123 →
+ * "+0.0123", −0.5 → "−0.5000"; exactly 0 → "±0" (a change too small for four decimals keeps
+ * its sign: "+0.0000").
+ */
+export function formatLossDelta(d: number): string {
+  if (!Number.isFinite(d)) return String(d);
+  if (d === 0) return '±0';
+  return `${d > 0 ? '+' : MINUS}${Math.abs(d).toFixed(4)}`;
+}
+
+/**
+ * A change in a probability, in percentage points with one decimal: 0.123 → "+12.3 pp",
+ * −0.004 → "−0.4 pp"; exactly 0 → "±0 pp"; a change under 0.05 pp → "+<0.1 pp" / "−<0.1 pp".
+ */
+export function formatProbDelta(d: number): string {
+  if (!Number.isFinite(d)) return String(d);
+  if (d === 0) return '±0 pp';
+  const pts = Math.abs(100 * d);
+  return `${d > 0 ? '+' : MINUS}${pts < 0.05 ? '<0.1' : trimZero(pts.toFixed(1))} pp`;
+}

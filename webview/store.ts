@@ -1,6 +1,6 @@
 /**
  * The dashboard's data: every run it knows (summary, step columns, evaluations, attention
- * snapshots) and the playground's decode sessions, updated only by validated HostToWebview
+ * snapshots) and the playground's decode, logit-lens and ablation sessions, updated only by validated HostToWebview
  * messages. `apply` returns what changed (so panels redraw only that) and the problems a
  * message had — out-of-order steps, updates for unknown runs, answers to decodes never
  * requested — which the page shows in its error banner instead of drawing nonsense.
@@ -9,6 +9,7 @@
  * anything about how the data is drawn.
  */
 
+import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../src/protocol/analysis';
 import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../src/protocol/model';
 import type { WorkerToHost } from '../src/protocol/trainingWorker';
@@ -48,11 +49,17 @@ export interface DecodeSession {
   error: ErrorData | null;
 }
 
+/** A playground logit lens or ablation, as asked and as answered. */
+export type AnalysisSession =
+  | { readonly kind: 'lens'; readonly id: number; readonly runId: string; readonly input: LensInputData; output: LensOutputData | null; error: ErrorData | null }
+  | { readonly kind: 'ablate'; readonly id: number; readonly runId: string; readonly input: LensInputData; readonly off: readonly HeadRefData[]; output: AblationOutputData | null; error: ErrorData | null };
+
 /** What one message changed. */
 export type StoreEvent =
   | { readonly kind: 'runs' }
   | { readonly kind: 'run'; readonly runId: string; readonly parts: readonly RunPart[] }
   | { readonly kind: 'decode'; readonly id: number; readonly fromHost?: boolean }
+  | { readonly kind: 'analysis'; readonly id: number }
   | { readonly kind: 'show'; readonly runId: string | null; readonly tab: DashboardTab };
 
 /** Result of applying one message. */
@@ -87,6 +94,8 @@ export class DashboardStore {
   private readonly runMap = new Map<string, RunEntry>();
   private readonly decodes = new Map<number, DecodeSession>();
   private nextDecodeId = 1;
+  private readonly analyses = new Map<number, AnalysisSession>();
+  private nextAnalysisId = 1;
   /** The run the host asked to select (null: the first). */
   preferredRunId: string | null = null;
   /** Whether a dashboard/didLoadRuns arrived. */
@@ -111,6 +120,19 @@ export class DashboardStore {
   beginDecode(runId: string, params: DecodeParams): DecodeSession {
     const s: DecodeSession = { id: this.nextDecodeId++, runId, params, tokens: [], output: null, error: null };
     this.decodes.set(s.id, s);
+    return s;
+  }
+
+  /** A lens or ablation session, if known. */
+  analysis(id: number): AnalysisSession | undefined {
+    return this.analyses.get(id);
+  }
+
+  /** Starts a lens (no `off`) or ablation session; its id goes in the request. */
+  beginAnalysis(runId: string, input: LensInputData, off?: readonly HeadRefData[]): AnalysisSession {
+    const id = this.nextAnalysisId++;
+    const s: AnalysisSession = off === undefined ? { kind: 'lens', id, runId, input, output: null, error: null } : { kind: 'ablate', id, runId, input, off, output: null, error: null };
+    this.analyses.set(id, s);
     return s;
   }
 
@@ -156,6 +178,19 @@ export class DashboardStore {
         s.output = msg.output;
         for (const [i, token] of msg.output.tokens.entries()) s.tokens.push({ token, logprob: msg.output.logprobs[i] ?? 0 });
         return { events: [{ kind: 'decode', id: s.id, fromHost: true }], problems: [] };
+      }
+      case 'lens/didFinish':
+      case 'lens/didFail':
+      case 'ablate/didFinish':
+      case 'ablate/didFail': {
+        const kind = msg.type.startsWith('lens/') ? 'lens' : 'ablate';
+        const s = this.analyses.get(msg.id);
+        if (!s || s.kind !== kind) return { events: [], problems: [`${msg.type} for ${kind === 'lens' ? 'logit lens' : 'ablation'} ${msg.id}, which this page never requested; ignored.`] };
+        if (s.output || s.error) return { events: [], problems: [`${msg.type} for ${msg.id}, which had already finished; ignored.`] };
+        if (msg.type === 'lens/didFinish' && s.kind === 'lens') s.output = msg.output;
+        else if (msg.type === 'ablate/didFinish' && s.kind === 'ablate') s.output = msg.output;
+        else if (msg.type === 'lens/didFail' || msg.type === 'ablate/didFail') s.error = msg.error;
+        return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
       }
       case 'dashboard/show':
         if (msg.runId !== null && !this.runMap.has(msg.runId)) return { events: [], problems: [`dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };

@@ -42,6 +42,12 @@ export interface UiState {
   playground: DecodeParams;
   /** The playground's text per run id, so switching runs never shows another run's prompt. */
   playgroundInputs: Record<string, string>;
+  /** An encoder-decoder's target prefix for the logit lens and ablation, per run id (empty: the model's own translation). */
+  playgroundTargets: Record<string, string>;
+  /** Heads switched off in the playground's ablation, per run id, as `stack:layer:head` (0-based). */
+  playgroundOff: Record<string, string[]>;
+  /** Candidates the logit lens and the ablation show per position. */
+  lensTopK: number;
 }
 
 /** Most runs whose playground text is kept. */
@@ -59,6 +65,9 @@ export function defaultUiState(): UiState {
     heads: { stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true },
     playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
     playgroundInputs: {},
+    playgroundTargets: {},
+    playgroundOff: {},
+    lensTopK: 5,
   };
 }
 
@@ -125,10 +134,21 @@ export function sanitizeUiState(raw: unknown): UiState {
       maxTokens: pick(p.maxTokens, isInt(1, 10000), dp.maxTokens),
       seed: pick(p.seed, isInt(Number.MIN_SAFE_INTEGER), dp.seed),
     },
-    playgroundInputs: Object.fromEntries(
-      Object.entries(objOf(o.playgroundInputs))
-        .filter((e): e is [string, string] => typeof e[1] === 'string')
-        .slice(-MAX_PLAYGROUND_INPUTS),
-    ),
+    playgroundInputs: perRun(o.playgroundInputs, (x): x is string => typeof x === 'string'),
+    playgroundTargets: perRun(o.playgroundTargets, (x): x is string => typeof x === 'string'),
+    playgroundOff: perRun(o.playgroundOff, (x): x is string[] => Array.isArray(x) && x.every((k) => typeof k === 'string' && HEAD_KEY.test(k))),
+    lensTopK: pick(o.lensTopK, isInt(1, 50), d.lensTopK),
   };
+}
+
+/** A head switched off, as the UI state keeps it: `stack:layer:head`, 0-based. */
+const HEAD_KEY = /^(encoder\.self|decoder\.self|decoder\.cross):\d+:\d+$/;
+
+/** The valid entries of a per-run record (the last MAX_PLAYGROUND_INPUTS). */
+function perRun<T>(v: unknown, ok: (x: unknown) => x is T): Record<string, T> {
+  return Object.fromEntries(
+    Object.entries(objOf(v))
+      .filter((e): e is [string, T] => ok(e[1]))
+      .slice(-MAX_PLAYGROUND_INPUTS),
+  );
 }

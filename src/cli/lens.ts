@@ -1,7 +1,7 @@
 /**
  * `attention-lab lens`: the logit lens of a prompt (or a source and target) as a layer ×
  * position grid of the top-k next tokens, or `--json`. An adapter over the lab's one
- * implementation (lab/inference/lens.ts), which the playground will call too.
+ * implementation (lab/inference/lens.ts), which the playground calls too (through the model worker).
  */
 
 import * as path from 'node:path';

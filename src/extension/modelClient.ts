@@ -9,6 +9,7 @@
  */
 
 import { Worker } from 'node:worker_threads';
+import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../protocol/analysis';
 import type { TrainSpec } from '../protocol/data';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../protocol/model';
 import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput } from '../protocol/modelWorker';
@@ -21,7 +22,7 @@ import { PendingRequests, RequestError } from './pendingRequests';
  * Request timeouts (ms): decoding a long text on a big model is the slowest short request;
  * an evaluation on files shows its progress and can be cancelled, so it gets an hour.
  */
-const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, export: 300_000, calibrate: 60_000, evaluate: 3_600_000 } as const;
+const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, lens: 120_000, ablate: 120_000, export: 300_000, calibrate: 60_000, evaluate: 3_600_000 } as const;
 
 /** What `calibrate` measured. */
 export interface CalibrationResult {
@@ -77,6 +78,16 @@ export class ModelClient implements DisposableLike {
   /** The model's attention on `text`. */
   attend(runDir: string, text: string): Promise<AttentionSnapshot> {
     return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attend', runDir, text });
+  }
+
+  /** The logit lens of `input` (top-`topK` per layer and position); `fit` cuts an input longer than the context. */
+  lens(runDir: string, input: LensInputData, topK: number, fit: boolean): Promise<LensOutputData> {
+    return this.request<LensOutputData>('Computing the logit lens', TIMEOUT_MS.lens, { type: 'model/lens', runDir, input, topK, fit });
+  }
+
+  /** Next-token top-`topK` and loss of `input` with every head on and with the heads of `off` switched off. */
+  ablate(runDir: string, input: LensInputData, off: readonly HeadRefData[], topK: number, fit: boolean): Promise<AblationOutputData> {
+    return this.request<AblationOutputData>('Ablating heads', TIMEOUT_MS.ablate, { type: 'model/ablate', runDir, input, off, topK, fit });
   }
 
   /** Writes the run's export folder `<outDir>/<run name>` (lab/exportFolder.ts); `force` replaces a non-empty one. */
@@ -189,6 +200,12 @@ export class ModelClient implements DisposableLike {
         this.progressListeners.get(msg.id)?.(msg.done, msg.total);
         return;
       case 'model/didEvaluateFiles':
+        this.finish(msg.id, msg.output);
+        return;
+      case 'model/didLens':
+        this.finish(msg.id, msg.output);
+        return;
+      case 'model/didAblate':
         this.finish(msg.id, msg.output);
         return;
       case 'model/didFail':

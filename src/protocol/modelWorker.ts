@@ -1,6 +1,7 @@
 /**
  * Extension host ⇄ model worker (src/extension/worker/modelWorker.ts): requests (decode,
- * score, attention, export, speed calibration, evaluation on test files), each answered by
+ * score, attention, export, speed calibration, evaluation on test files, logit lens, head
+ * ablation), each answered by
  * exactly one `model/did*` response with the same id, or `model/didFail`; a decode streams
  * `model/didToken` and a long evaluation `model/didProgress` before its answer. Each message
  * is one table entry: its type and its validator both come from it (schema.ts `messages`).
@@ -12,6 +13,7 @@ import type { Infer } from './schema';
 import { arrayOf, bool, finiteOrNaN, i32Shared, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, str, variants } from './schema';
 import { errorData, skippedFile, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams } from './model';
+import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
 export type ScoreOutput = Infer<typeof scoreOutput>;
@@ -110,6 +112,10 @@ export const hostToModelWorker = messages({
      */
     cancel: i32Shared,
   },
+  /** The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it. */
+  'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
+  /** Next-token top-k and loss of an input with every head on and with the heads of `off` off (lab/inference/ablate.ts). */
+  'model/ablate': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
 });
 
 /** Responses (and streamed tokens) from the model worker. */
@@ -125,6 +131,8 @@ export const modelWorkerToHost = messages({
   /** Progress of a long request (`model/evaluateFiles`): `done` of `total` batches and decodes. */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
+  'model/didLens': { id: nonNegInt, output: lensOutputData },
+  'model/didAblate': { id: nonNegInt, output: ablationOutputData },
   'model/didFail': { id: nonNegInt, error: errorData },
 });
 

@@ -1,6 +1,7 @@
 /**
  * Host ⇄ dashboard (webview/; its hosts are the extension's panel and the report page's
- * loader): runs to draw, forwarded training events, decodes, and the dashboard's requests.
+ * loader): runs to draw, forwarded training events, decodes, logit lenses and ablations, and
+ * the dashboard's requests.
  * Each message is one table entry: its type and its validator both come from it (schema.ts
  * `messages`). The dashboard bundles this file, so it stays free of Node and of the model
  * worker's channel.
@@ -9,7 +10,8 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, refine, str } from './schema';
+import { arrayOf, bool, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, refine, str } from './schema';
+import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
@@ -62,6 +64,11 @@ export const hostToWebview = messages({
   'playground/didDecode': { runId: str, params: decodeParams, output: decodeOutput },
   /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
   'dashboard/show': { runId: nullable(str), tab: dashboardTab },
+  /** Answers to lens/request and ablate/request, with their id. */
+  'lens/didFinish': { id: nonNegInt, output: lensOutputData },
+  'lens/didFail': { id: nonNegInt, error: errorData },
+  'ablate/didFinish': { id: nonNegInt, output: ablationOutputData },
+  'ablate/didFail': { id: nonNegInt, error: errorData },
 });
 
 /** What the dashboard can export: an image (PNG, sent as base64), a vector image, a table. */
@@ -97,6 +104,14 @@ export const webviewToHost = messages({
       if (v.length > MAX_EXPORT_CHARS) fail(p, `at most ${MAX_EXPORT_CHARS} characters (a smaller export)`, `${v.length} characters`);
     }),
   },
+  /**
+   * The playground's logit lens of an input (the model worker's model/lens) with the model of
+   * the run folder `runDir` (the selected entry's, which may be a selection made from a run);
+   * `fit` cuts a long input to the context.
+   */
+  'lens/request': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
+  /** The playground's ablation: the input with every head on and with `off` switched off (model/ablate). */
+  'ablate/request': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
 });
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */

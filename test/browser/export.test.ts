@@ -18,6 +18,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCsv } from '../../src/csv';
 import { clean, enc, load, tab } from './data';
+import { scoredRun } from './synthetic';
 import { FIXTURES, HAS_CHROMIUM, ROOT, SCREENSHOTS, SKIP_REASON, frames, launchBrowser, openDashboard, screenshot, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
@@ -177,6 +178,23 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     expect(mapCount).toBe(await page.locator('.panel.attention .attn-cell').count());
     await choose(page, '.panel.attention .grid-export', 'Save as PNG');
     fs.writeFileSync(path.join(SCREENSHOTS, 'exported-attention-grid.png'), Buffer.from((await posted(page, 'png', 3)).content, 'base64'));
+    clean(log);
+    await page.close();
+  });
+
+  it('saves the Heads tab\'s table as CSV: one row per (snapshot step, head), 1-based', async () => {
+    const { page, log } = await openDashboard(browser, { theme: 'light' });
+    const run = scoredRun('scored', 3, 4, 200);
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'scored' });
+    await tab(page, 'heads');
+    await choose(page, '.panel.heads .heads-export', 'Save head scores as CSV');
+    const msg = await posted(page, 'csv', 0);
+    expect(msg.fileName).toBe('scored-head-scores.csv');
+    const rows = parseCsv(msg.content);
+    expect(rows[0]).toEqual(['step', 'stack', 'layer', 'head', 'previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy']);
+    expect(rows.length - 1).toBe(run.snapshots.length * 3 * 4);
+    const first = run.snapshots[0]?.headScores?.[0];
+    expect(rows[1]?.slice(0, 5)).toEqual([String(run.snapshots[0]?.step), 'decoder.self', '1', '1', String((first?.scores as { previousToken: number }).previousToken)]);
     clean(log);
     await page.close();
   });

@@ -56,6 +56,8 @@ const NONCE = 'dGVzdC1ub25jZQ';
 
 /** A theme as VS Code gives it to a webview: its body class and some of its variables. */
 export type TestTheme = 'light' | 'dark' | 'high-contrast';
+/** The same themes under the name some suites use. */
+export type ThemeName = TestTheme;
 
 const BODY_CLASS: Record<TestTheme, string> = { light: 'vscode-light', dark: 'vscode-dark', 'high-contrast': 'vscode-high-contrast' };
 
@@ -65,7 +67,7 @@ function hostPage(initialState: unknown, theme: TestTheme): string {
     theme === 'dark'
       ? { '--vscode-editor-background': '#1f1f1f', '--vscode-editor-foreground': '#cccccc', '--vscode-charts-blue': '#3794ff', '--vscode-charts-red': '#f14c4c', '--vscode-charts-orange': '#d18616', '--vscode-focusBorder': '#0078d4' }
       : theme === 'high-contrast'
-        ? { '--vscode-editor-background': '#000000', '--vscode-editor-foreground': '#ffffff', '--vscode-panel-border': '#6fc3df', '--vscode-focusBorder': '#f38518', '--vscode-charts-blue': '#3794ff', '--vscode-charts-purple': '#b180d7' }
+        ? { '--vscode-editor-background': '#000000', '--vscode-editor-foreground': '#ffffff', '--vscode-panel-border': '#6fc3df', '--vscode-focusBorder': '#f38518', '--vscode-charts-blue': '#3794ff', '--vscode-charts-purple': '#b180d7', '--vscode-charts-red': '#f48771', '--vscode-contrastBorder': '#6fc3df' }
         : {};
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${ORIGIN} 'nonce-${NONCE}'; script-src 'nonce-${NONCE}'; img-src data: blob:;">

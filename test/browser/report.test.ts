@@ -3,7 +3,7 @@
  * (test/browser/fixtures/run-reverse), opens the written HTML from file:// in headless Chromium
  * and asserts that it loads nothing but itself, violates no part of its own CSP, and draws the
  * run: every logged step, the attention grid and timeline over the embedded snapshots, the
- * masks, and a playground that explains why it is off. Screenshots light and dark.
+ * masks, and a playground (with its logit lens and ablation) that explains why it is off. Screenshots light and dark.
  */
 
 import { execFileSync } from 'node:child_process';
@@ -75,8 +75,13 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
       // The playground says why it is off, and its button is disabled.
       await page.click('#tab-playground');
       await frames(page);
-      expect(await page.locator('.playground .offline').textContent()).toContain('standalone report');
+      expect(await page.locator('.playground > .offline').textContent()).toContain('standalone report');
       expect(await page.isDisabled('.pg-form button[type="submit"]')).toBe(true);
+      // So are the logit lens and head ablation: they say so instead of offering controls that cannot work.
+      expect(await page.locator('.pg-inside [data-off="lens-ablation"]').textContent()).toContain('off in this standalone report');
+      expect(await page.locator('.pg-inside button, .pg-inside input').count()).toBe(0);
+      await page.locator('.pg-inside').scrollIntoViewIfNeeded();
+      await screenshot(page, `report-${theme}-playground-inside-off`);
       // The theme picker switches the fallbacks of the standalone page.
       await page.selectOption('#theme-picker', theme === 'dark' ? 'light' : 'dark');
       await page.click('#tab-curves');

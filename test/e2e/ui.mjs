@@ -2,7 +2,7 @@
 // sidebar's welcome view, Configure Model's first steps (up to the sized presets), Train from the command palette,
 // the status bar counting steps, the dashboard's loss curve (with points) and attention
 // heatmap, Stop Training, saving the metrics as CSV from the chart's export menu, the run in
-// the Runs view, Decode returning text, and a window
+// the Runs view, Decode returning text, the playground's logit lens and ablation, and a window
 // reload after which the dashboard and the run are restored. Each check throws with what
 // it saw; screenshots are written to `shots`.
 import path from 'node:path';
@@ -120,6 +120,7 @@ export async function runUi(page, { shots, log, reopen }) {
   if (!csvText.startsWith('step,run,train loss')) throw new Error('the saved metrics CSV did not open with its header');
   log(`saved CSV: ${csvText.split('\n').length} visible lines`);
   await shot('05b-export-csv.png');
+  await wb.runCommand('View: Close Editor');
 
   // 6. The run is in the Runs view, stopped, with its step count.
   await wb.openActivity('Attention Lab');
@@ -161,6 +162,20 @@ export async function runUi(page, { shots, log, reopen }) {
   for (let i = 0; i < 60 && !chosen.includes('selection'); i++, await sleep(250)) chosen = (await picker.locator('option:checked').textContent().catch(() => '')) ?? '';
   log(`dashboard after Show Attention: "${chosen}"`);
   if (!chosen.includes('selection "Attention lets every')) throw new Error(`the dashboard does not show the selection's attention (picker: ${JSON.stringify(chosen)})`);
+
+  // The playground looks inside the model (through the host's model worker): the logit lens of
+  // a prompt, then a head switched off and the comparison with every head on.
+  const pg = wb.dashboard();
+  await pg.locator('#tab-playground').click();
+  await pg.locator('#pg-input').fill('The model ');
+  await pg.locator('#pg-lens').click();
+  await expectVisible(pg.locator('.lens-grid .lens-cell'), 'the logit lens grid', 60_000);
+  const lensRows = await pg.locator('.lens-grid tbody tr').count();
+  await pg.locator('button.ab-head').first().click();
+  await expectVisible(pg.locator('.ab-table'), 'the ablation comparison', 60_000);
+  log(`playground: logit lens with ${lensRows} layer rows; one head off, Δloss ${await pg.locator('[data-loss="delta"]').textContent()}`);
+  if (lensRows < 2) throw new Error(`the logit lens shows ${lensRows} layer rows`);
+  await shot('08a-playground-lens-ablation.png');
   await wb.dashboard().locator('#tab-attention').click();
   await expectVisible(wb.dashboard().locator('.hm-grid canvas'), "the selection's heatmap");
   await shot('08-selection-attention.png');

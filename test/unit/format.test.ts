@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatNumber, formatPercent, formatPerplexity, formatTicks,
+  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatLossDelta, formatNumber, formatPercent, formatPerplexity, formatProbDelta, formatTicks,
 } from '../../src/format';
 
 describe('formatCount', () => {
@@ -142,5 +142,12 @@ describe('formatTicks', () => {
       const labels = formatTicks(ticks);
       expect(new Set(labels).size, labels.join(' ')).toBe(5);
     }
+  });
+});
+
+describe('formatLossDelta and formatProbDelta', () => {
+  it('sign every change, say ±0 only for exactly zero, and keep the sign of tiny changes', () => {
+    expect([0.0123, -0.5, 0, 1e-7, -1e-7, Number.NaN].map(formatLossDelta)).toEqual(['+0.0123', '\u22120.5000', '±0', '+0.0000', '\u22120.0000', 'NaN']);
+    expect([0.123, -0.004, 0, 0.0001, -0.0001, 0.5].map(formatProbDelta)).toEqual(['+12.3 pp', '\u22120.4 pp', '±0 pp', '+<0.1 pp', '\u2212<0.1 pp', '+50 pp']);
   });
 });

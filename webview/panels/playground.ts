@@ -7,6 +7,7 @@
  * (cross-attention). The decoded text comes first, as text people can copy. The state is
  * per run: switching runs shows that run's own last decode and prompt, never another's.
  * A request with no answer for 60 s fails with a visible error (STYLE.md §2: requests time out).
+ * Below the decode, the logit lens and head ablation of the same text (playgroundInside.ts).
  *
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
  */
@@ -21,6 +22,7 @@ import { HeatmapView } from '../heatmapView';
 import type { DecodeSession, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 import { playgroundForm } from './playgroundForm';
+import { PlaygroundInside } from './playgroundInside';
 
 const TIMEOUT_MS = 60_000;
 
@@ -43,10 +45,18 @@ export class PlaygroundPanel implements Panel {
   private picked = -1;
   private pendingFull = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** The logit lens and head ablation of the playground's text. */
+  private readonly inside: PlaygroundInside;
 
-  constructor(private readonly ctx: PanelContext) {}
+  constructor(private readonly ctx: PanelContext) {
+    this.inside = new PlaygroundInside(ctx);
+  }
 
   wants(ev: StoreEvent): boolean {
+    if (ev.kind === 'analysis') {
+      this.inside.answered(ev.id);
+      return true;
+    }
     if (ev.kind === 'decode' && ev.fromHost) {
       // A decode the host ran (the Decode command): show it, with its input in the form.
       const s = this.ctx.store.decode(ev.id);
@@ -95,9 +105,15 @@ export class PlaygroundPanel implements Panel {
         this.output,
         this.beams,
         this.attention,
+        this.inside.el,
       );
-    }
+      this.inside.render();
+    } else this.inside.show();
     this.showSession();
+  }
+
+  hide(): void {
+    this.inside.hide();
   }
 
   private decode(): void {

@@ -2,8 +2,8 @@
  * One open dashboard panel: waits for the page's `webview/ready` before posting anything,
  * then sends every known run (`dashboard/didLoadRuns`) and forwards the live run's worker
  * notifications (`run/didUpdate`), dropping the ones already contained in what was read
- * from disk so the page never sees a step twice. Answers the page's decode requests
- * through the model worker and its pause / resume / stop buttons through the controller.
+ * from disk so the page never sees a step twice. Answers the page's decode, logit-lens and
+ * ablation requests through the model worker and its pause / resume / stop buttons through the controller.
  * Every message from the page is validated first. Resent whole whenever the page reloads
  * (hidden panels are not kept alive: `retainContextWhenHidden` stays off).
  *
@@ -111,6 +111,10 @@ export class DashboardSession implements DisposableLike {
       case 'export/save':
         void this.deps.saveExport(msg);
         return;
+      case 'lens/request':
+      case 'ablate/request':
+        void this.analyse(msg);
+        return;
       default:
         msg satisfies never;
     }
@@ -123,6 +127,21 @@ export class DashboardSession implements DisposableLike {
     } catch (e) {
       const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
       this.post({ type: 'decode/didFail', id, error: { code, message: messageOf(e) } });
+    }
+  }
+
+  /**
+   * A playground lens or ablation, computed by the model worker's one implementation
+   * (lab/inference/lens.ts, ablate.ts) and answered with the request's id.
+   */
+  private async analyse(msg: Extract<WebviewToHost, { type: 'lens/request' | 'ablate/request' }>): Promise<void> {
+    const id = msg.id;
+    try {
+      if (msg.type === 'lens/request') this.post({ type: 'lens/didFinish', id, output: await this.deps.models.lens(msg.runDir, msg.input, msg.topK, msg.fit) });
+      else this.post({ type: 'ablate/didFinish', id, output: await this.deps.models.ablate(msg.runDir, msg.input, msg.off, msg.topK, msg.fit) });
+    } catch (e) {
+      const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
+      this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id, error: { code, message: messageOf(e) } });
     }
   }
 

@@ -1,8 +1,9 @@
 /**
  * The extension's model worker (a `worker_threads` worker, bundled as dist/modelWorker.js):
- * answers decode, score, attention, export, speed-calibration and evaluate-on-files requests
+ * answers decode, score, attention, export, speed-calibration, evaluate-on-files, logit-lens
+ * and head-ablation requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
- * the lab (lab/inference/ for decode, score and attention; lab/evaluateFiles.ts,
+ * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluateFiles.ts,
  * lab/exportPytorch.ts, lab/calibrate.ts), where the CLI's commands call it too: this file
  * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in order
  * (an evaluation reads its files before it computes, and the next request waits for it),
@@ -21,14 +22,18 @@ import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { exportRun } from '../../lab/exportFolder';
+import { compareHeadsOff } from '../../lab/inference/ablate';
 import { attendText } from '../../lab/inference/attend';
 import { decodeText } from '../../lab/inference/decode';
+import type { LensInput } from '../../lab/inference/lens';
+import { logitLens } from '../../lab/inference/lens';
 import { scoreText } from '../../lab/inference/score';
 import type { OpenRun } from '../../lab/openRun';
 import { openRun } from '../../lab/openRun';
 import { backendFor } from '../../lab/prepare';
 import { RUN_FILES, readRunJson } from '../../lab/runFolder';
 import { enableWasmRelaxedSimd } from '../../lab/wasmFlags';
+import type { LensInputData } from '../../protocol/analysis';
 import type { ErrorData } from '../../protocol/data';
 import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelWorker';
 import { validateHostToModelWorker } from '../../protocol/modelWorker';
@@ -97,9 +102,21 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       post({ type: 'model/didEvaluateFiles', id, output });
       return;
     }
+    case 'model/lens':
+      post({ type: 'model/didLens', id, output: logitLens(open(opened, msg.runDir), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
+      return;
+    case 'model/ablate':
+      post({ type: 'model/didAblate', id, output: compareHeadsOff(open(opened, msg.runDir), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
+      return;
     default:
       msg satisfies never;
   }
+}
+
+/** The lab's lens input of a request's. */
+function lensInput(input: LensInputData): LensInput {
+  if (input.kind === 'decoder-only') return { prompt: input.prompt };
+  return input.tgt === undefined ? { src: input.src } : { src: input.src, tgt: input.tgt };
 }
 
 /** The error a failed request is answered with. */

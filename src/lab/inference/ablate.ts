@@ -18,8 +18,9 @@ import type { OpenRun } from '../openRun';
 import { openRun } from '../openRun';
 import { buildDataset, loadRunData, readTokenizer } from '../prepare';
 import { readRunJson } from '../runFolder';
+import type { AblationOutputData, PredictionData } from '../../protocol/analysis';
 import type { LensInput, TopToken } from './lens';
-import { MAX_TOP_K, inputBatch, topTokens } from './lens';
+import { MAX_TOP_K, fittedBatch, inputBatch, probsAt, topIds, topTokens } from './lens';
 
 /** One head's importance: loss with it off − loss with every head on. */
 export interface HeadImportance {
@@ -83,4 +84,35 @@ export function predictWithHeadsOff(r: OpenRun, input: LensInput, off: readonly 
   const batch = inputBatch(r, input);
   const { loss } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
   return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k) };
+}
+
+/** The prediction of `batch` (one sequence) with the heads of `off` switched off, and the full next-token distribution. */
+function predictBatch(r: OpenRun, batch: Batch, off: readonly HeadRef[], k: number): { prediction: PredictionData; probs: Float64Array; top: number[] } {
+  const { loss, tokens } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
+  const probs = probsAt(r, r.model.logits(), batch.T - 1);
+  const top = topIds(probs, k);
+  return { prediction: { loss, scored: tokens, next: top.map((id) => ({ token: r.tok.tokenText(id), prob: probs[id] as number })) }, probs, top };
+}
+
+/**
+ * The playground's ablation: `input` (as the lens reads it; `fit` cuts a long one to the
+ * context instead of refusing it) with every head on and with the heads of `off` switched
+ * off — next-token top-k and loss, side by side. Both come from the same forward code, and
+ * with `off` empty the two are the same numbers bit for bit.
+ */
+export function compareHeadsOff(r: OpenRun, input: LensInput, off: readonly HeadRef[], opts: { readonly topK: number; readonly fit?: boolean }): AblationOutputData {
+  const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(opts.topK)));
+  const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
+  const ablated = predictBatch(r, batch, off, k); // first: a head that does not exist is refused before any work
+  const base = predictBatch(r, batch, [], k);
+  const ids = [...new Set([...base.top, ...ablated.top])];
+  ids.sort((a, b) => (base.probs[b] as number) - (base.probs[a] as number) || (ablated.probs[b] as number) - (ablated.probs[a] as number) || a - b);
+  return {
+    tokens: Array.from(batch.input, (id) => r.tok.tokenText(id)),
+    off: off.map(({ stack, layer, head }) => ({ stack, layer, head })),
+    base: base.prediction,
+    ablated: ablated.prediction,
+    compare: ids.map((id) => ({ token: r.tok.tokenText(id), base: base.probs[id] as number, ablated: ablated.probs[id] as number })),
+    ...(truncation !== null ? { truncation } : {}),
+  };
 }

@@ -12,13 +12,20 @@
  * and the decoder reading BOS + the given target, or BOS + the model's greedy translation
  * when no target is given. Position t shows the prediction of token t + 1.
  *
- * Leaves out: the encoder's stream (it never meets the unembedding), tuned lenses (a learned
- * map per layer), and inputs longer than the context, which are refused.
+ * An input longer than the context is refused, unless the caller asks for it to be cut to
+ * fit (the playground does, `fit`): a decoder keeps its last L positions (the ones that
+ * predict what follows the text, as score.ts's later windows read them, without BOS), a
+ * source keeps its first L − 1 tokens and EOS (as attend.ts cuts it), and `truncation` says
+ * what is shown.
+ *
+ * Leaves out: the encoder's stream (it never meets the unembedding) and tuned lenses (a
+ * learned map per layer).
  */
 
 import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/transformer';
 import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
+import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../openRun';
 import { greedyTarget } from './decode';
 
@@ -26,71 +33,93 @@ import { greedyTarget } from './decode';
 export type LensInput = { readonly prompt: string } | { readonly src: string; readonly tgt?: string };
 
 /** One candidate next token. */
-export interface TopToken {
-  readonly token: string;
-  readonly prob: number;
-}
+export type TopToken = TopTokenData;
 
-/** The grid: per layer (0 = embeddings … N), per decoder position, the top-k next tokens. */
-export interface LensOutput {
-  /** The decoder's input tokens (position t predicts the token after tokens[t]). */
-  readonly tokens: readonly string[];
-  /** The source tokens of an encoder-decoder, else absent. */
-  readonly src?: readonly string[];
-  readonly layers: readonly { readonly layer: number; readonly positions: readonly { readonly top: readonly TopToken[] }[] }[];
-}
+/** The grid: per layer (0 = embeddings … N), per decoder position, the top-k next tokens (the protocol's shape). */
+export type LensOutput = LensOutputData;
 
 /** Most tokens a lens or prediction shows per position. */
 export const MAX_TOP_K = 50;
 
-/** The one-sequence batch of `input` for `r`'s model (targets: the input shifted, then PAD or EOS). */
+/** The one-sequence batch of `input` for `r`'s model (targets: the input shifted, then PAD or EOS); refuses what does not fit. */
 export function inputBatch(r: OpenRun, input: LensInput): Batch {
+  return fittedBatch(r, input, false).batch;
+}
+
+/**
+ * The one-sequence batch of `input`; with `fit`, an input longer than the context is cut to
+ * it (see the file comment) and `truncation` says so, else it is refused.
+ */
+export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch: Batch; truncation: string | null } {
   const { model, tok } = r;
   const tooLong = (what: string, n: number, L: number): never => {
     throw new EngineError('input/invalid', `${what} of ${n} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
   };
+  const notes: string[] = [];
+  /** The last L of `ids` (a decoder's input), noted. */
+  const lastOf = (ids: Int32Array, what: 'Prompt' | 'Target'): Int32Array => {
+    const L = model.maxLen;
+    if (ids.length <= L) return ids;
+    if (!fit) tooLong(`${what} (with BOS)`, ids.length, L);
+    notes.push(`Showing the last ${L} of the ${ids.length} tokens of BOS + the ${what.toLowerCase()} — the model's context is ${L}.`);
+    return ids.slice(ids.length - L);
+  };
   if (model.config.kind === 'encoder-decoder') {
     if (!('src' in input)) throw new EngineError('input/invalid', 'This run is an encoder-decoder: give a source (and optionally a target), not a prompt.');
-    const src = tok.encode(input.src, { eos: true });
-    if (src.length > model.maxSrcLen) tooLong('Source (with EOS)', src.length, model.maxSrcLen);
+    let src = tok.encode(input.src, { eos: true });
+    if (src.length > model.maxSrcLen) {
+      if (!fit) tooLong('Source (with EOS)', src.length, model.maxSrcLen);
+      notes.push(`Showing the first ${model.maxSrcLen - 1} of ${src.length - 1} source tokens (and EOS) — the model's context is ${model.maxSrcLen}.`);
+      src = Int32Array.of(...src.subarray(0, model.maxSrcLen - 1), EOS);
+    }
     const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, src).slice(0, model.maxLen - 1);
-    if (body.length + 1 > model.maxLen) tooLong('Target (with BOS)', body.length + 1, model.maxLen);
-    const ids = Int32Array.of(BOS, ...body);
-    return { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), EOS), S: src.length, src };
+    const ids = lastOf(Int32Array.of(BOS, ...body), 'Target');
+    return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), EOS), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
   if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
-  const ids = Int32Array.of(BOS, ...tok.encode(input.prompt));
-  if (ids.length > model.maxLen) tooLong('Prompt (with BOS)', ids.length, model.maxLen);
-  return { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) };
+  const ids = lastOf(Int32Array.of(BOS, ...tok.encode(input.prompt)), 'Prompt');
+  return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
 }
 
-/** The k most probable tokens of softmax(logits[row]) (computed in float64 after subtracting the row max). */
-export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number): TopToken[] {
+/** softmax(logits[row]) over the vocabulary, in float64 after subtracting the row max. */
+export function probsAt(r: OpenRun, logits: ArrayLike<number>, row: number): Float64Array {
   const V = r.model.config.vocabSize;
   let max = -Infinity;
   for (let v = 0; v < V; v++) max = Math.max(max, logits[row * V + v] as number);
   let sum = 0;
   for (let v = 0; v < V; v++) sum += Math.exp((logits[row * V + v] as number) - max);
-  const top: { id: number; p: number }[] = [];
-  for (let v = 0; v < V; v++) {
-    const p = Math.exp((logits[row * V + v] as number) - max) / sum;
-    if (top.length < k || p > (top[top.length - 1] as { p: number }).p) {
-      top.push({ id: v, p });
-      top.sort((a, b) => b.p - a.p || a.id - b.id);
+  const p = new Float64Array(V);
+  for (let v = 0; v < V; v++) p[v] = Math.exp((logits[row * V + v] as number) - max) / sum;
+  return p;
+}
+
+/** Ids of the k largest of `probs`, most probable first (ties: the smaller id). */
+export function topIds(probs: Float64Array, k: number): number[] {
+  const top: number[] = [];
+  for (let v = 0; v < probs.length; v++) {
+    if (top.length < k || (probs[v] as number) > (probs[top[top.length - 1] as number] as number)) {
+      top.push(v);
+      top.sort((a, b) => (probs[b] as number) - (probs[a] as number) || a - b);
       if (top.length > k) top.pop();
     }
   }
-  return top.map((t) => ({ token: r.tok.tokenText(t.id), prob: t.p }));
+  return top;
+}
+
+/** The k most probable tokens of softmax(logits[row]). */
+export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number): TopToken[] {
+  const p = probsAt(r, logits, row);
+  return topIds(p, k).map((id) => ({ token: r.tok.tokenText(id), prob: p[id] as number }));
 }
 
 function checkTopK(topK: number): void {
   if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw new EngineError('input/invalid', `top-k must be a whole number from 1 to ${MAX_TOP_K}, got ${topK}.`);
 }
 
-/** The logit lens of `input` (see the file comment): one forward, then every layer read out. */
-export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: number }): LensOutput {
+/** The logit lens of `input` (see the file comment): one forward, then every layer read out; `fit` cuts a long input instead of refusing it. */
+export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: number; readonly fit?: boolean }): LensOutput {
   checkTopK(opts.topK);
-  const batch = inputBatch(r, input);
+  const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
   r.model.forward(batch, { train: false, labelSmoothing: 0 });
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
@@ -98,5 +127,10 @@ export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: n
     layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK) })) });
   }
   const tokens = Array.from(batch.input, (id) => r.tok.tokenText(id));
-  return batch.src ? { tokens, src: Array.from(batch.src, (id) => r.tok.tokenText(id)), layers } : { tokens, layers };
+  return {
+    tokens,
+    ...(batch.src ? { src: Array.from(batch.src, (id) => r.tok.tokenText(id)) } : {}),
+    layers,
+    ...(truncation !== null ? { truncation } : {}),
+  };
 }

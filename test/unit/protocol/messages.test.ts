@@ -7,6 +7,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
+import type { AblationOutputData, LensOutputData } from '../../../src/protocol/analysis';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams, ModelInfo } from '../../../src/protocol/model';
 import type { DataSummary, TrainSpec } from '../../../src/protocol/data';
 import type { Fields, Schema, UnionSchema } from '../../../src/protocol/schema';
@@ -46,6 +47,10 @@ const output: DecodeOutput = {
   text: 'abc', promptTokens: ['a'], tokens: ['b', 'c'], ids: [7, 8], logprobs: [-0.1, -0.2], score: -0.3,
   attention: { queryStart: 1, queries: 2, selfKeys: 3, sourceLength: 0, nHeads: 4, self: [new Float32Array(24)], cross: [] }, beams: [{ text: 'abc', score: -0.3 }],
 };
+const lensInput = { kind: 'encoder-decoder', src: 'abc', tgt: 'c' } as const;
+const lens: LensOutputData = { tokens: ['<bos>', 'c'], src: ['a', 'b', 'c', '<eos>'], layers: [{ layer: 0, positions: [{ top: [{ token: 'c', prob: 0.5 }] }, { top: [{ token: 'b', prob: 0.4 }] }] }], truncation: 'Showing the last 2 of 3 tokens.' };
+const off = [{ stack: 'decoder.cross', layer: 0, head: 1 }] as const;
+const ablation: AblationOutputData = { tokens: ['<bos>', 'c'], off: [...off], base: { loss: 0.5, scored: 2, next: [{ token: 'b', prob: 0.9 }] }, ablated: { loss: 1.5, scored: 2, next: [{ token: 'a', prob: 0.6 }] }, compare: [{ token: 'b', base: 0.9, ablated: 0.1 }, { token: 'a', base: 0.05, ablated: 0.6 }] };
 const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.7, tokens: 40, tokensPerSec: 900, elapsedMs: 12 } as const;
 const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }] as const;
 
@@ -78,6 +83,8 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o', force: false },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
   'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, cancel: new Int32Array(new SharedArrayBuffer(4)) },
+  'model/lens': { type: 'model/lens', id: 7, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, topK: 5, fit: true },
+  'model/ablate': { type: 'model/ablate', id: 8, runDir: '/r', input: lensInput, off: [...off], topK: 5, fit: false },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
@@ -93,6 +100,8 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
     type: 'model/didEvaluateFiles', id: 6,
     output: { kind: 'documents', source: '1 document under /w/test', step: 10, context: 16, loss: 2, ppl: Math.exp(2), tokens: 50, documents: 1, pairs: 0, pairsTooLong: 0, decoded: 0, exactMatch: null, bleu: null, skipped: [], characters: 50, unseenChars: 1, unseenExamples: ['é'] },
   },
+  'model/didLens': { type: 'model/didLens', id: 7, output: lens },
+  'model/didAblate': { type: 'model/didAblate', id: 8, output: ablation },
   'model/didFail': { type: 'model/didFail', id: 6, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
 };
 
@@ -107,6 +116,10 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'decode/didFail': { type: 'decode/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
   'playground/didDecode': { type: 'playground/didDecode', runId: '/r', params, output },
   'dashboard/show': { type: 'dashboard/show', runId: null, tab: 'attention' },
+  'lens/didFinish': { type: 'lens/didFinish', id: 2, output: lens },
+  'lens/didFail': { type: 'lens/didFail', id: 2, error: { code: 'input/invalid', message: 'Type a prompt.' } },
+  'ablate/didFinish': { type: 'ablate/didFinish', id: 3, output: ablation },
+  'ablate/didFail': { type: 'ablate/didFail', id: 3, error: { code: 'input/invalid', message: 'No attention head decoder.self layer 9 head 0.' } },
 };
 
 const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
@@ -115,6 +128,8 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
   'export/save': { type: 'export/save', fileName: 'r-loss-step10.svg', kind: 'svg', content: '<svg xmlns="http://www.w3.org/2000/svg"/>' },
+  'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
+  'ablate/request': { type: 'ablate/request', id: 3, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
 };
 
 interface Channel {

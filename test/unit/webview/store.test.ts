@@ -101,4 +101,20 @@ describe('DashboardStore', () => {
     expect(s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1), state('a', 2)], selectedId: null }).problems[0]).toMatch(/twice/);
     expect(s.runs).toHaveLength(1);
   });
+
+  it('answers lens and ablation sessions it started, and refuses others, mixed kinds and repeats', () => {
+    const s = new DashboardStore();
+    const lens = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' });
+    const ab = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' }, [{ stack: 'decoder.self', layer: 0, head: 1 }]);
+    expect([lens.kind, ab.kind]).toEqual(['lens', 'ablate']);
+    expect(ab.id).not.toBe(lens.id);
+    const output = { tokens: ['<bos>', 'a', 'b'], layers: [] };
+    expect(s.apply({ type: 'ablate/didFinish', id: lens.id, output: { tokens: [], off: [], base: { loss: 0, scored: 0, next: [] }, ablated: { loss: 0, scored: 0, next: [] }, compare: [] } }).problems[0]).toMatch(/ablation \d+, which this page never requested/);
+    expect(s.apply({ type: 'lens/didFinish', id: lens.id, output }).events).toEqual([{ kind: 'analysis', id: lens.id }]);
+    expect(s.analysis(lens.id)?.output).toEqual(output);
+    expect(s.apply({ type: 'lens/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(/had already finished/);
+    expect(s.apply({ type: 'ablate/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } }).events).toEqual([{ kind: 'analysis', id: ab.id }]);
+    expect(s.analysis(ab.id)?.error?.message).toBe('No attention head');
+    expect(s.apply({ type: 'lens/didFinish', id: 99, output }).problems[0]).toMatch(/logit lens 99, which this page never requested/);
+  });
 });

@@ -45,4 +45,19 @@ describe('uiState', () => {
     expect(s.playgroundInputs).toEqual({ r1: 'abc' });
     expect(sanitizeUiState({ ...defaultUiState(), playgroundInputs: 'x' }).playgroundInputs).toEqual({});
   });
+
+  it('keeps the lens target, the switched-off heads (well-formed keys only) and top-k per run', () => {
+    const s = sanitizeUiState({
+      ...defaultUiState(),
+      playgroundTargets: { r1: 'cb', r2: 3 },
+      playgroundOff: { r1: ['decoder.self:0:1', 'encoder.self:1:3'], r2: ['decoder.self:0'], r3: 'decoder.cross:0:0', r4: ['mlp:0:0'] },
+      lensTopK: 7,
+    });
+    expect(s.playgroundTargets).toEqual({ r1: 'cb' });
+    expect(s.playgroundOff).toEqual({ r1: ['decoder.self:0:1', 'encoder.self:1:3'] });
+    expect(s.lensTopK).toBe(7);
+    expect(sanitizeUiState({ ...defaultUiState(), lensTopK: 0 }).lensTopK).toBe(5);
+    expect(sanitizeUiState({ ...defaultUiState(), lensTopK: 51 }).lensTopK).toBe(5);
+    expect(sanitizeUiState({ version: 1 }).playgroundOff).toEqual({});
+  });
 });

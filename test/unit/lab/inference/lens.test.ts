@@ -60,6 +60,22 @@ describe('logitLens input', () => {
     expect(lens.tokens.length).toBe(4);
   });
 
+  it('with fit, cuts a long input to the context and says so: the last positions of a decoder, the first tokens of a source', () => {
+    const L = lm.model.maxLen;
+    const prompt = 'the cat sat on the mat. '.repeat(3);
+    const lens = logitLens(lm, { prompt }, { topK: 2, fit: true });
+    expect(lens.tokens).toHaveLength(L);
+    expect(lens.tokens.join('')).toBe(Array.from(prompt.slice(prompt.length - L), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)).join(''));
+    expect(lens.truncation).toBe(`Showing the last ${L} of the ${prompt.length + 1} tokens of BOS + the prompt — the model's context is ${L}.`);
+    const S = mt.model.maxSrcLen;
+    const src = 'abcdefghij'.repeat(4);
+    const cut = logitLens(mt, { src, tgt: 'ab' }, { topK: 1, fit: true });
+    expect(cut.src).toHaveLength(S);
+    expect(cut.src?.at(-1)).toBe('<eos>');
+    expect(cut.truncation).toBe(`Showing the first ${S - 1} of ${src.length} source tokens (and EOS) — the model's context is ${S}.`);
+    expect(logitLens(lm, { prompt: 'the cat' }, { topK: 1, fit: true }).truncation).toBeUndefined();
+  });
+
   it('refuses a prompt longer than the context, the wrong input kind and a bad top-k', () => {
     expect(() => logitLens(lm, { prompt: 'x'.repeat(lm.model.maxLen) }, { topK: 5 })).toThrow(/exceeds the context/);
     expect(() => logitLens(lm, { src: 'abc' }, { topK: 5 })).toThrow(EngineError);
