@@ -12,6 +12,7 @@
  *   formatPercent     87.5% · <0.1%      a fraction in [0, 1] as a percentage
  *   formatExample     First Citizen: Before we…   a text as a one-line example (placeholders)
  *   formatNumber      0.003 · 1.2e-5     any other number (learning rates, norms, probabilities)
+ *   formatTicks       0.0009 · 0.001     the labels of a chart axis: as few digits as keep them exact and distinct
  *
  * A value that is missing or cannot be what it claims (a negative duration, NaN bytes) prints
  * as {@link MISSING}. Pure and free of Node and DOM: part of the protocol layer
@@ -129,6 +130,37 @@ export function formatNumber(x: number, digits = 3): string {
   const a = Math.abs(x);
   if (a !== 0 && (a < 1e-3 || a >= 1e6)) return x.toExponential(2);
   return Number(x.toFixed(digits)).toString();
+}
+
+/** A tick value with `p` significant digits, trailing zeros dropped; in exponent form when `exp`. */
+function tickLabel(v: number, p: number, exp: boolean): string {
+  if (!Number.isFinite(v)) return String(v);
+  if (v === 0) return '0';
+  if (exp) {
+    const [m, e] = v.toExponential(p - 1).split('e') as [string, string];
+    return `${m.includes('.') ? m.replace(/\.?0+$/, '') : m}e${e.replace('+', '')}`;
+  }
+  return String(Number(v.toPrecision(p)));
+}
+
+/**
+ * The labels of a chart axis's ticks: the fewest significant digits (the same for every tick)
+ * that give each distinct tick its own label and write it exactly (to a millionth of the axis's
+ * largest value), so a learning-rate axis never reads "0.001 / 0.001" — 0.00095 and 0.001 print
+ * as "0.00095" and "0.001". Exponent form for the whole axis when its largest value is below
+ * 0.001 or from a million on: 2e-4 · 4e-4 · 6e-4.
+ */
+export function formatTicks(values: readonly number[]): string[] {
+  const finite = values.filter((v) => Number.isFinite(v));
+  const big = finite.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
+  const exp = big !== 0 && (big < 1e-3 || big >= 1e6);
+  const distinct = [...new Set(finite)];
+  for (let p = 1; p <= 17; p++) {
+    const labels = distinct.map((v) => tickLabel(v, p, exp));
+    const exact = distinct.every((v, i) => Math.abs(Number(labels[i]) - v) <= 1e-6 * big);
+    if (exact && new Set(labels).size === distinct.length) return values.map((v) => tickLabel(v, p, exp));
+  }
+  return values.map((v) => String(v));
 }
 
 /** Longest example {@link formatExample} writes, in characters (before the ellipsis). */

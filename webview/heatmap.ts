@@ -53,6 +53,20 @@ export function paintCells(pixels: Uint32Array, d: HeatmapData, theme: Theme): v
   }
 }
 
+/**
+ * The packed colour word of cell i (= t·cols + s) under the same rules as {@link paintCells}
+ * (which inlines them for speed): for the SVG export, which writes each cell's colour.
+ */
+export function cellWord(d: HeatmapData, i: number, theme: Theme): number {
+  const lut = theme.ramp;
+  const top = lut.length - 1;
+  const v = d.values[d.offset + i] as number;
+  if (d.mode === 'mask') return v > 0 ? (lut[Math.round(0.72 * top)] as number) : theme.maskedWord;
+  if (d.mask !== null && d.mask[i] === 0) return theme.maskedWord;
+  const c = !(v > 0) ? 0 : v > 1 ? 1 : v;
+  return lut[(top * (d.scale === 'sqrt' ? Math.sqrt(c) : c) + 0.5) | 0] as number;
+}
+
 /** A canvas that shows one heatmap at a given size, with an optional highlighted cell. */
 export class HeatmapCanvas {
   readonly canvas: HTMLCanvasElement;

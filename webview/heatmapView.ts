@@ -2,7 +2,10 @@
  * A heatmap people can read: the canvas with tokens on both axes (padding tokens marked),
  * axis titles with their sizes, and a read-out of the cell under the pointer or the keyboard
  * cursor (arrow keys, Home/End, PageUp/PageDown), announced politely to screen readers.
- * Labels thin out when cells get too small to hold them.
+ * Every token is labelled while a cell is at least 7 px (the label's font shrinks with the cell,
+ * 7–12 px, the same on both axes); below that every n-th is, and a note under the map says so
+ * and that hovering a label or a cell reads any token. `svg()` writes the view as vector SVG
+ * (svg.ts) with every token labelled, for the export menu.
  *
  * Leaves out: painting (heatmap.ts) and what the values mean (the panels' `describe`).
  */
@@ -10,8 +13,13 @@
 import { h, replaceChildren } from './dom';
 import { isPadToken, showToken } from './format';
 import type { HeatmapData } from './heatmap';
-import { HeatmapCanvas } from './heatmap';
+import { HeatmapCanvas, cellWord } from './heatmap';
+import { rampIndex } from './colorRamp';
+import { svgStyle } from './svg';
+import { heatmapSvg } from './svgHeatmap';
+import type { SvgDoc } from './svg';
 import type { Theme } from './theme';
+import { labelEvery, labelFontPx } from './heatmapLabels';
 
 /** What a view shows. */
 export interface HeatmapContent {
@@ -25,7 +33,6 @@ export interface HeatmapContent {
   describe(t: number, s: number): string;
 }
 
-const MIN_LABEL_PX = 10;
 
 /** A labelled, focusable heatmap. */
 export class HeatmapView {
@@ -36,6 +43,7 @@ export class HeatmapView {
   private readonly colTitle = h('div', { className: 'hm-col-title' });
   private readonly rowTitle = h('div', { className: 'hm-row-title' });
   private readonly readout = h('div', { className: 'hm-readout', attrs: { 'aria-live': 'polite' } });
+  private readonly labelNote = h('p', { className: 'note hm-label-note', attrs: { hidden: true } });
   private content: HeatmapContent | null = null;
   private theme: Theme | null = null;
   private cursor: { t: number; s: number } | null = null;
@@ -65,8 +73,37 @@ export class HeatmapView {
       { className: 'hm-view' },
       // A 3 × 3 grid: [·, ·, column title] / [·, ·, column labels] / [row title, row labels, canvas].
       h('div', { className: 'hm-grid' }, h('div', {}), h('div', {}), this.colTitle, h('div', {}), h('div', {}), this.colLabels, this.rowTitle, this.rowLabels, c),
+      this.labelNote,
       this.readout,
     );
+  }
+
+  /** The view as vector SVG: every cell a `<rect>`, every token labelled, a colour key. */
+  svg(title: string): SvgDoc {
+    const content = this.content;
+    const theme = this.theme;
+    if (!content || !theme) throw new Error('the heatmap has nothing to export yet');
+    const d = content.data;
+    const rgb = (c: readonly number[]): string => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+    const ramp = (v: number): number => theme.ramp[rampIndex(v, d.scale)] as number;
+    const legend: [string, number][] =
+      d.mode === 'mask'
+        ? [['1 — may attend', cellWord({ ...d, values: [1], offset: 0 }, 0, theme)], ['0 — masked', theme.maskedWord]]
+        : [['p = 0', ramp(0)], ['0.25', ramp(0.25)], ['0.5', ramp(0.5)], ['0.75', ramp(0.75)], ['1', ramp(1)], ...(d.mask ? [['masked', theme.maskedWord] as [string, number]] : [])];
+    return heatmapSvg({
+      title,
+      rows: d.rows,
+      cols: d.cols,
+      cellWord: (i) => cellWord(d, i, theme),
+      rowLabels: content.rowLabels.map(showToken),
+      colLabels: content.colLabels.map(showToken),
+      rowTitle: content.rowTitle,
+      colTitle: content.colTitle,
+      isPad: isPadToken,
+      padColor: rgb(theme.masked),
+      legend,
+      style: svgStyle(theme),
+    });
   }
 
   /** Shows new content (keeps the cursor when it still fits); `maxPx` bounds the map's longer side. */
@@ -95,7 +132,12 @@ export class HeatmapView {
     const key = `${cell}\u0001${labels.join('\u0000')}`;
     if (this.labelKeys[axis] === key) return;
     this.labelKeys[axis] = key;
-    const every = Math.max(1, Math.ceil(MIN_LABEL_PX / cell));
+    const every = labelEvery(cell);
+    const font = labelFontPx(cell);
+    box.dataset.labelEvery = String(every);
+    // Rows and columns share the cell size, so both axes agree on this note.
+    this.labelNote.hidden = every === 1;
+    this.labelNote.textContent = every === 1 ? '' : `Every ${every === 2 ? 'other' : `${every}th`} token is labelled: the cells are too small for all. Hover a label or a cell, or use the arrow keys, to read any token.`;
     const spans = labels.map((tok, i) => {
       const text = i % every === 0 ? showToken(tok) : '';
       const span = h('span', { className: `hm-label${isPadToken(tok) ? ' pad' : ''}`, attrs: { title: `${i}: ${showToken(tok)}` } }, text);
@@ -103,7 +145,7 @@ export class HeatmapView {
         span.style.width = `${cell}px`;
         span.style.lineHeight = `${cell}px`;
       } else span.style.height = `${cell}px`;
-      span.style.fontSize = `${Math.min(12, Math.max(8, cell - 2))}px`;
+      span.style.fontSize = `${font}px`;
       return span;
     });
     replaceChildren(box, ...spans);

@@ -7,15 +7,18 @@
  * stays monotonic across a resume (the worker restarts its clock: elapsedMs drops back, so the
  * new segment is shifted to continue where the old one ended).
  *
+ * The logged `tokens` and `elapsedMs` are kept as they came too, so an export writes what
+ * metrics.jsonl holds.
+ *
  * Leaves out: evaluation metrics (few; kept as plain objects by the store) and drawing.
  */
 
 import type { StepMetrics } from '../src/protocol/data';
 
 /** Column names a chart can plot. */
-export type StepColumn = 'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec';
+export type StepColumn = 'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec' | 'tokens' | 'elapsedMs';
 
-const COLUMNS: readonly StepColumn[] = ['step', 'loss', 'lr', 'gradNorm', 'tokensSeen', 'tokensPerSec', 'wallSec'];
+const COLUMNS: readonly StepColumn[] = ['step', 'loss', 'lr', 'gradNorm', 'tokensSeen', 'tokensPerSec', 'wallSec', 'tokens', 'elapsedMs'];
 
 /** Growable columnar storage of StepMetrics. */
 export class StepColumns {
@@ -74,7 +77,23 @@ export class StepColumns {
     this.cols.tokensSeen[i] = prevTokens + m.tokens;
     this.cols.tokensPerSec[i] = m.tokensPerSec;
     this.cols.wallSec[i] = (m.elapsedMs + this.offsetMs) / 1000;
+    this.cols.tokens[i] = m.tokens;
+    this.cols.elapsedMs[i] = m.elapsedMs;
     this.n = i + 1;
+  }
+
+  /** The steps as they were logged (what metrics.jsonl holds), e.g. for CSV export. */
+  toMetrics(): StepMetrics[] {
+    const c = this.cols;
+    return Array.from({ length: this.n }, (_, i) => ({
+      step: c.step[i] as number,
+      loss: c.loss[i] as number,
+      lr: c.lr[i] as number,
+      gradNorm: c.gradNorm[i] as number,
+      tokens: c.tokens[i] as number,
+      tokensPerSec: c.tokensPerSec[i] as number,
+      elapsedMs: c.elapsedMs[i] as number,
+    }));
   }
 
   /** Drops every step after `step` (a resume from an earlier checkpoint); returns how many were dropped. */

@@ -15,10 +15,11 @@ import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import { headsOfRun } from '../lab/inference/heads';
 import { BACKEND_KINDS } from '../protocol/data';
 import type { HeadScoreData } from '../protocol/model';
+import { headScoresCsv } from '../csv';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 
-export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--ablate] [--json]
+export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--ablate] [--json | --csv]
   Scores of every attention head at a snapshot step (default: the last one). Self-attention:
   previousToken, firstToken (BOS sink), diagonal, induction (on random tokens repeated
   twice), entropy (nats); cross-attention: diagonal (copy) and antiDiagonal (reverse).
@@ -27,7 +28,10 @@ export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--ablate] [
              with every head on. Positive: the model relies on it. Runs without head scores
              (made before they existed) still get this column.
   --json     prints {"step": N, "heads": [{"stack", "layer", "head", "scores", "deltaLoss"?}, …]}
-             (with --ablate also "baseLoss"), layers and heads from 1.`;
+             (with --ablate also "baseLoss"), layers and heads from 1.
+  --csv      prints the table as CSV (step, stack, layer, head, previousToken, firstToken,
+             diagonal, antiDiagonal, induction, entropy[, deltaLoss]) — the same columns as
+             the dashboard's head-score export; a score a head's kind lacks is left empty.`;
 
 /** One head as printed: 1-based, with whatever is known of it. */
 interface HeadRow {
@@ -73,13 +77,15 @@ function scoresOf(runDir: string, step: number | null, ablate: boolean): { step:
 
 /** Runs `heads`. Returns the exit code. */
 export async function headsCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('heads', argv, { run: { type: 'string' }, step: { type: 'string' }, ablate: { type: 'boolean' }, backend: { type: 'string' } });
+  const f = parseFlags('heads', argv, { run: { type: 'string' }, step: { type: 'string' }, ablate: { type: 'boolean' }, backend: { type: 'string' }, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(HEADS_HELP);
   const run = f.str('run');
   if (!run) throw new UsageError('`heads` needs --run DIR (a folder that `attention-lab train` created).');
   const runDir = path.resolve(ctx.cwd, run);
   const ablate = f.bool('ablate');
   const json = f.bool('json');
+  const csv = f.bool('csv');
+  if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
   const s = scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
   const rows = new Map<string, HeadRow>();
   for (const h of s.heads) {
@@ -91,7 +97,7 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
     const backend = createBackend(f.choice('backend', BACKEND_KINDS, 'auto'));
     const { run: opened, batches } = await openRunWithValidation(runDir, backend);
     if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
-    if (!json) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
+    if (!json && !csv) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
     const r = headImportance(opened.model, batches);
     baseLoss = r.baseLoss;
     for (const h of r.heads) {
@@ -102,6 +108,11 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   const heads = [...rows.values()];
   if (json) {
     ctx.out(JSON.stringify({ step: s.step, ...(baseLoss !== null ? { baseLoss } : {}), heads }));
+    return 0;
+  }
+  if (csv) {
+    // The CSV ends with a line break; `out` adds one of its own.
+    ctx.out(headScoresCsv(heads.map((h) => ({ step: s.step, ...h }))).replace(/\r\n$/, ''));
     return 0;
   }
   if (s.note) ctx.err(`No head scores: ${s.note}`);

@@ -12,6 +12,7 @@
  */
 
 import { formatBytes } from '../format';
+import { metricsCsv } from '../csv';
 import { encodeArrays } from '../wireCodec';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -24,12 +25,16 @@ import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 
 /** `attention-lab report --help`. */
-export const REPORT_HELP = `attention-lab report --run DIR [--run DIR2 …] [--out FILE] [--max-snapshots N] [--json]
+export const REPORT_HELP = `attention-lab report --run DIR [--run DIR2 …] [--out FILE] [--max-snapshots N] [--csv] [--json]
   Writes the dashboard of one or more runs (curves overlaid) as a single HTML file that opens
   in any browser with no server and no network: loss curves, attention snapshots with the
   timeline, head scores over training, masks and the model. Default --out: DIR/report.html. --max-snapshots N keeps N
   snapshots per run, evenly spaced, first and last included (default: up to 40, as many as fit
-  in 32 MiB of attention maps per run).`;
+  in 32 MiB of attention maps per run).
+  --csv  instead writes the metrics of the runs as CSV — one row per (run, logged step):
+         step, run, train loss, val loss, val perplexity, lr, grad norm, tokens, tokens/s,
+         elapsed (s) [, exact match, bleu] — to --out FILE, or to stdout without --out (the
+         same file as the dashboard's "Save metrics as CSV").`;
 
 /** The `format` of the embedded data (webview/host.ts checks it). */
 export const REPORT_FORMAT = 'attention-lab-report';
@@ -118,13 +123,32 @@ export function readDashboardBundle(distDir: string): { script: string; css: str
   return { script: fs.readFileSync(js, 'utf8'), css: fs.readFileSync(css, 'utf8') };
 }
 
+/** `report --csv`: the metrics of `runs` as CSV, to `out` or stdout. */
+function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, json: boolean, ctx: CommandContext): number {
+  const states = runs.map((dir) => loadRunState(dir));
+  const csv = metricsCsv(states.map((s) => ({ name: s.run.name, steps: s.steps, evals: s.evals })));
+  if (outFlag === undefined) {
+    if (json) throw new UsageError('`report --csv --json` needs --out FILE: without it the CSV itself goes to stdout.');
+    ctx.out(csv.replace(/\r\n$/, ''));
+    return 0;
+  }
+  const out = path.resolve(ctx.cwd, outFlag);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  writeFileAtomic(out, csv);
+  const rows = csv.split('\r\n').length - 2;
+  if (json) ctx.out(JSON.stringify({ out, bytes: Buffer.byteLength(csv), runs: states.length, rows }));
+  else ctx.out(`Wrote ${out} (${formatBytes(Buffer.byteLength(csv))}: ${states.length} run(s), ${rows} rows).`);
+  return 0;
+}
+
 /** `report`. */
 export function reportCommand(argv: string[], ctx: CommandContext): number {
-  const f = parseFlags('report', argv, { run: { type: 'string', multiple: true }, out: { type: 'string' }, 'max-snapshots': { type: 'string' } });
+  const f = parseFlags('report', argv, { run: { type: 'string', multiple: true }, out: { type: 'string' }, 'max-snapshots': { type: 'string' }, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(REPORT_HELP);
   const runs = f.list('run').map((r) => path.resolve(ctx.cwd, r));
   if (runs.length === 0) throw new UsageError('`report` needs --run DIR (a folder that `attention-lab train` created).');
   const maxSnapshots = f.has('max-snapshots') ? f.int('max-snapshots', 40, 1, 10_000) : null;
+  if (f.bool('csv')) return writeMetricsCsv(runs, f.str('out'), f.bool('json'), ctx);
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));
   const states = runs.map((dir) => reportRunState(loadRunState(dir), maxSnapshots));
   const names = new Set<string>();

@@ -31,6 +31,7 @@ import { BpeTokenizer } from '../engine/tokenizers/bpeTokenizer';
 import { gpt2FilesOf } from '../engine/tokenizers/gpt2Files';
 import { writeFileAtomic } from './atomicFile';
 import { exportReadme } from './exportReadme';
+import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
 import { scoreText } from './inference/score';
 import type { OpenRun } from './openRun';
@@ -54,16 +55,7 @@ export interface ExportOptions {
   readonly source?: string;
 }
 
-/** The example's score, as `attention-lab score` computes it. */
-export interface ExportExample {
-  readonly text: string;
-  /** The source of an encoder-decoder's example, else null. */
-  readonly source: string | null;
-  /** Scored tokens (an encoder-decoder's closing EOS included). */
-  readonly tokens: number;
-  /** Σ log p over them, in nats. */
-  readonly logprobSum: number;
-}
+export type { ExportExample } from './exportReadme';
 
 /** What an export wrote. */
 export interface ExportResult {

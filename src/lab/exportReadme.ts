@@ -10,7 +10,17 @@
 import type { ModelConfig } from '../engine/config';
 import type { SpecialIds } from '../engine/tokenizers/special';
 import { formatLoss, formatNumber, formatPerplexity } from '../format';
-import type { ExportExample } from './exportFolder';
+
+/** The example's score, as `attention-lab score` computes it. */
+export interface ExportExample {
+  readonly text: string;
+  /** The source of an encoder-decoder's example, else null. */
+  readonly source: string | null;
+  /** Scored tokens (an encoder-decoder's closing EOS included). */
+  readonly tokens: number;
+  /** Σ log p over them, in nats. */
+  readonly logprobSum: number;
+}
 
 /** What the README describes. */
 export interface ReadmeFacts {

@@ -10,7 +10,7 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, str } from './schema';
+import { arrayOf, bool, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, refine, str } from './schema';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
@@ -79,6 +79,21 @@ export const hostToWebview = messages({
   'dashboard/didSetActiveRun': { runId: str },
 });
 
+/** What the dashboard can export: an image (PNG, sent as base64), a vector image, a table. */
+export type ExportKind = Infer<typeof exportKind>;
+export const exportKind = oneOf('png', 'svg', 'csv');
+
+/** Largest export the host accepts, in characters of `content` (a 4096 × 4096 PNG is ~10 MB of base64). */
+export const MAX_EXPORT_CHARS = 48 * 1024 * 1024;
+
+/**
+ * A file name the dashboard proposes for an export: a plain name (no folder, not hidden, no
+ * characters Windows forbids), at most 120 characters, ending in .png, .svg or .csv.
+ */
+export const exportFileName = refine(str, (v, p) => {
+  if (v.length > 120 || !/^[^\\/:*?"<>|\u0000-\u001f.][^\\/:*?"<>|\u0000-\u001f]*\.(png|svg|csv)$/.test(v)) fail(p, 'a plain file name ending in .png, .svg or .csv (at most 120 characters)', v);
+});
+
 /** Messages from the dashboard to its host. */
 export type WebviewToHost = Infer<typeof webviewToHost>;
 export const webviewToHost = messages({
@@ -86,6 +101,17 @@ export const webviewToHost = messages({
   'webview/didError': { message: str },
   'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
   'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
+  /**
+   * Save an exported chart, heatmap or table: the host asks where (a save dialog proposing
+   * `fileName`) and writes it. `content` is base64 for 'png', the text itself otherwise.
+   */
+  'export/save': {
+    fileName: exportFileName,
+    kind: exportKind,
+    content: refine(str, (v, p) => {
+      if (v.length > MAX_EXPORT_CHARS) fail(p, `at most ${MAX_EXPORT_CHARS} characters (a smaller export)`, `${v.length} characters`);
+    }),
+  },
   /**
    * The playground's logit lens of an input (the model worker's model/lens) with the model of
    * the run folder `runDir` (the selected entry's, which may be a selection made from a run);

@@ -1,8 +1,8 @@
 // The UI scenario of the end-to-end suite, in a real VS Code driven by Chromium: the
 // sidebar's welcome view, Configure Model's first steps (up to the sized presets), Train from the command palette,
 // the status bar counting steps, the dashboard's loss curve (with points) and attention
-// heatmap, Stop Training, the run in the Runs view, Decode returning text, the playground's
-// logit lens and ablation, and a window
+// heatmap, Stop Training, saving the metrics as CSV from the chart's export menu, the run in
+// the Runs view, Decode returning text, the playground's logit lens and ablation, and a window
 // reload after which the dashboard and the run are restored. Each check throws with what
 // it saw; screenshots are written to `shots`.
 import path from 'node:path';
@@ -99,6 +99,28 @@ export async function runUi(page, { shots, log, reopen }) {
   const stopStep = Number(STEP.exec(stopped)?.[1] ?? NaN);
   log(`status bar after Stop: "${stopped}"`);
   if (!(stopStep > s1 && stopStep < total)) throw new Error(`stopped at step ${stopStep}, expected between ${s1} and ${total}`);
+
+  // 5b. Export: the loss chart's "⋯" menu saves the metrics as CSV through VS Code's save
+  // dialog (the file name proposed by the page, in the workspace), and the file opens.
+  const exp = wb.dashboard();
+  await exp.locator('#tab-curves').click();
+  await exp.locator('figure.chart-main .export-button').click();
+  await exp.locator('figure.chart-main [role="menuitem"]', { hasText: 'Save metrics as CSV' }).click();
+  const saveInput = page.locator('.quick-input-widget input');
+  await expectVisible(saveInput, 'the save dialog');
+  const proposed = await saveInput.inputValue();
+  log(`save dialog proposes ${proposed}`);
+  if (!/-metrics\.csv$/.test(proposed)) throw new Error(`the save dialog proposes ${JSON.stringify(proposed)}, expected a name ending in -metrics.csv`);
+  await page.keyboard.press('Enter');
+  await sleep(1500);
+  await exp.locator('#tab-attention').click();
+  await wb.openFile(path.basename(proposed));
+  let csvText = '';
+  for (let i = 0; i < 50 && !csvText.startsWith('step,run,train loss'); i++, await sleep(200)) csvText = (await wb.editorTexts()).find((t) => t.startsWith('step,run')) ?? '';
+  if (!csvText.startsWith('step,run,train loss')) throw new Error('the saved metrics CSV did not open with its header');
+  log(`saved CSV: ${csvText.split('\n').length} visible lines`);
+  await shot('05b-export-csv.png');
+  await wb.runCommand('View: Close Editor');
 
   // 6. The run is in the Runs view, stopped, with its step count.
   await wb.openActivity('Attention Lab');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatLossDelta, formatNumber, formatPercent, formatPerplexity, formatProbDelta,
+  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatLossDelta, formatNumber, formatPercent, formatPerplexity, formatProbDelta, formatTicks,
 } from '../../src/format';
 
 describe('formatCount', () => {
@@ -112,6 +112,36 @@ describe('formatExample', () => {
     expect(formatExample('  ROMEO:\n  But soft ')).toBe('ROMEO: But soft');
     expect(formatExample('First Citizen:\nBefore we proceed any further, hear me speak.')).toBe('First Citizen: Before we proceed any…');
     expect(formatExample('x'.repeat(50))).toBe(`${'x'.repeat(40)}…`);
+  });
+});
+
+describe('formatTicks', () => {
+  it('gives close learning-rate ticks distinct, exact labels (no "0.001 / 0.001")', () => {
+    const ticks = [0.00094, 0.00096, 0.00098, 0.001];
+    const labels = formatTicks(ticks);
+    expect(labels).toEqual(['0.00094', '0.00096', '0.00098', '0.001']);
+    expect(new Set(labels).size).toBe(ticks.length);
+  });
+
+  it('uses as few digits as the axis needs, the same for every tick', () => {
+    expect(formatTicks([0, 0.5, 1, 1.5])).toEqual(['0', '0.5', '1', '1.5']);
+    expect(formatTicks([2, 2.5, 3])).toEqual(['2', '2.5', '3']);
+    expect(formatTicks([1000, 2000, 3000])).toEqual(['1000', '2000', '3000']);
+    expect(formatTicks([0.1 + 0.2, 0.4])).toEqual(['0.3', '0.4']);
+  });
+
+  it('writes tiny and huge axes in exponent form, distinct', () => {
+    expect(formatTicks([2e-4, 4e-4, 6e-4])).toEqual(['2e-4', '4e-4', '6e-4']);
+    expect(formatTicks([1.05e-4, 1.1e-4])).toEqual(['1.05e-4', '1.1e-4']);
+    expect(formatTicks([2e6, 4e6])).toEqual(['2e6', '4e6']);
+  });
+
+  it('never repeats a label of distinct values, whatever the spacing', () => {
+    for (const [lo, step] of [[0.001, 1e-7], [1, 1e-9], [123.4, 0.01], [5e-5, 1e-9]] as const) {
+      const ticks = [0, 1, 2, 3, 4].map((i) => lo + i * step);
+      const labels = formatTicks(ticks);
+      expect(new Set(labels).size, labels.join(' ')).toBe(5);
+    }
   });
 });
 

@@ -54,10 +54,12 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
 /**
  * The files of the protocol layer: the message vocabulary, and the pure helpers that the
  * webview needs as much as the Node side and that therefore live where every layer may import
- * them — the typed-array codec of the wire, and the one way numbers are printed (so the
- * dashboard, the extension and the CLI show the same value the same way).
+ * them — the typed-array codec of the wire, the one way numbers are printed (so the
+ * dashboard, the extension and the CLI show the same value the same way), and the one CSV
+ * writer (so the dashboard's "Save metrics as CSV" and `report --csv`, or its head-score
+ * export and `heads --csv`, write the same file).
  */
-const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/wireCodec.ts', 'src/format.ts']);
+const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/wireCodec.ts', 'src/format.ts', 'src/csv.ts']);
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {

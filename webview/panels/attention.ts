@@ -17,6 +17,8 @@ import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/format';
 import { showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
+import { exportMenu, imageItems } from '../exportMenu';
+import { exportFileName } from '../exportData';
 import { drawLegend } from '../legend';
 import type { StoreEvent } from '../store';
 import { AttentionGrid } from './attentionGrid';
@@ -74,8 +76,14 @@ export class AttentionPanel implements Panel {
     this.body = h(
       'div',
       { className: 'attn-body' },
-      this.grid.el,
-      h('div', { className: 'attn-large' }, this.caption, this.large.el, this.legend),
+      h('div', { className: 'attn-grid-box' }, h('div', { className: 'caption-row grid-export' }, h('span', { className: 'note' }, 'all heads'), exportMenu(ctx.host, 'Export the grid of all heads', () => this.gridItems(), (t) => ctx.problem(t))), this.grid.el),
+      h(
+        'div',
+        { className: 'attn-large' },
+        h('div', { className: 'caption-row' }, this.caption, exportMenu(ctx.host, 'Export the selected head’s heatmap', () => this.largeItems(), (t) => ctx.problem(t))),
+        this.large.el,
+        this.legend,
+      ),
     );
     this.el = h(
       'section',
@@ -86,6 +94,25 @@ export class AttentionPanel implements Panel {
       this.truncation,
       this.body,
     );
+  }
+
+  /** PNG and SVG of the whole grid of the shown kind of attention. */
+  private gridItems(): ReturnType<typeof imageItems> {
+    const run = this.ctx.run();
+    const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
+    if (!run || !snap) return [];
+    const fam = FAMILIES.find((f) => f.id === this.ctx.ui.attention.family);
+    return imageItems(() => this.grid.svg(`${run.summary.name} · ${fam?.label ?? ''} · every layer and head · step ${snap.step}`), (kind) => exportFileName(run.summary.name, `${this.ctx.ui.attention.family}-grid`, snap.step, kind));
+  }
+
+  /** PNG and SVG of the large view, named after the run, the head and the step. */
+  private largeItems(): ReturnType<typeof imageItems> {
+    const run = this.ctx.run();
+    const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
+    if (!run || !snap) return [];
+    const ui = this.ctx.ui.attention;
+    const what = `${ui.family}-layer${ui.layer + 1}-head${ui.head + 1}`;
+    return imageItems(() => this.large.svg(`${run.summary.name} · ${this.caption.textContent ?? ''}`), (kind) => exportFileName(run.summary.name, what, snap.step, kind));
   }
 
   wants(ev: StoreEvent): boolean {

@@ -13,7 +13,10 @@ import type { AttentionMapData } from '../../src/protocol/model';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/format';
-import { HeatmapCanvas } from '../heatmap';
+import { HeatmapCanvas, cellWord } from '../heatmap';
+import { svgStyle } from '../svg';
+import { heatmapGridSvg } from '../svgHeatmap';
+import type { SvgDoc } from '../svg';
 import type { Theme } from '../theme';
 
 /** One map of the grid with what the cell shows. */
@@ -40,6 +43,8 @@ export class AttentionGrid {
   private layers = 0;
   private heads = 0;
   private generation = 0;
+  /** What the last render drew (for the export). */
+  private last: { maps: readonly GridMap[]; theme: Theme; scale: RampScale; familyLabel: string } | null = null;
   /** Called when the user selects a cell. */
   onSelect: (layer: number, head: number) => void = () => undefined;
 
@@ -51,6 +56,7 @@ export class AttentionGrid {
    */
   render(maps: readonly GridMap[], theme: Theme, scale: RampScale, selected: { layer: number; head: number }, thumb: number, familyLabel: string): void {
     const heads = maps[0]?.map.shape[0] ?? 0;
+    this.last = { maps, theme, scale, familyLabel };
     const key = `${maps.length}x${heads}|${familyLabel}`;
     if (key !== this.shapeKey) this.build(maps.length, heads, familyLabel);
     const generation = ++this.generation;
@@ -89,6 +95,26 @@ export class AttentionGrid {
       if (next < jobs.length) requestAnimationFrame(slice);
     };
     if (next < jobs.length) requestAnimationFrame(slice);
+  }
+
+  /** The whole grid as drawn, as vector SVG (every head's map, its entropy, the headers). */
+  svg(title: string): SvgDoc {
+    const last = this.last;
+    if (!last) throw new Error('the grid has nothing to export yet');
+    const heads = last.maps[0]?.map.shape[0] ?? 0;
+    return heatmapGridSvg({
+      title,
+      rowHeads: last.maps.map((_, l) => `layer ${l + 1}`),
+      colHeads: Array.from({ length: heads }, (_, j) => `head ${j + 1}`),
+      maps: last.maps.map((g) => {
+        const [H, R, C] = g.map.shape;
+        return Array.from({ length: H }, (_, head) => {
+          const d = { rows: R, cols: C, values: g.map.data, offset: head * R * C, mask: g.mask, mode: 'prob' as const, scale: last.scale };
+          return { rows: R, cols: C, cellWord: (i: number) => cellWord(d, i, last.theme), caption: `${(g.entropies()[head] ?? 0).toFixed(2)} nats` };
+        });
+      }),
+      style: svgStyle(last.theme),
+    });
   }
 
   /** Moves keyboard focus to the selected cell. */

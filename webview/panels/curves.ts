@@ -13,16 +13,19 @@
  * mechanism marks, on the loss chart, the first step where any head's score reached the Heads
  * tab's threshold ("induction ≥ 0.5 · L2H3 · step 840"; headHistory.ts finds it).
  *
- * Leaves out: the columns and smoothing math (series.ts, stepColumns.ts), where markers go
- * (segments.ts).
+ * Leaves out: one chart's drawing and export menu (chart.ts), the columns and smoothing math
+ * (series.ts, stepColumns.ts), where markers go (segments.ts).
  */
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
 import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/format';
+import { csvItem } from '../exportMenu';
+import type { ExportItem } from '../exportMenu';
+import { exportFileName, runsMetricsCsv } from '../exportData';
+import { Chart } from './chart';
 import type { RunEntry, StoreEvent } from '../store';
-import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName, xLabel } from '../series';
-import type { XMode } from '../series';
+import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName } from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
 import { configDiffTable } from './configDiffTable';
@@ -32,83 +35,14 @@ import type { SegmentMarker } from '../segments';
 
 type Table = uPlot.AlignedData;
 
-interface ChartSpec {
-  readonly key: string;
-  readonly title: string;
-  readonly height: number;
-  readonly log: boolean;
-  readonly series: uPlot.Series[];
-  readonly data: Table;
-  /** Segment starts to mark, and whether to write their labels. */
-  readonly markers?: readonly SegmentMarker[];
-  readonly markerLabels?: boolean;
-}
-
-/** One uPlot chart in a box; rebuilt when its structure key changes. */
-class Chart {
-  readonly box: HTMLElement;
-  private plot: uPlot | null = null;
-  private key = '';
-  private markers: readonly SegmentMarker[] = [];
-  private markerLabels = false;
-  private readonly markerLayer = h('div', { className: 'segment-markers' });
-
-  constructor(label: string, className: string) {
-    this.box = h('figure', { className: `chart ${className}`, attrs: { 'aria-label': label } });
-  }
-
-  update(spec: ChartSpec, ctx: PanelContext, width: number, mode: XMode): void {
-    const t = ctx.theme;
-    const structure = `${spec.key}|${width}|${t.text}|${t.grid}|${t.series.join()}`;
-    this.markers = spec.markers ?? [];
-    this.markerLabels = spec.markerLabels ?? false;
-    if (this.plot && this.key === structure) {
-      this.plot.setData(spec.data, true);
-      return;
-    }
-    this.plot?.destroy();
-    this.key = structure;
-    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}` });
-    const opts: uPlot.Options = {
-      title: spec.title,
-      width,
-      height: spec.height,
-      scales: { x: { time: false }, y: spec.log ? { distr: 3, log: 10 } : { distr: 1 } },
-      series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? MISSING : formatNumber(v, 2)) }, ...spec.series],
-      axes: [axis(xLabel(mode)), axis('')],
-      cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },
-      legend: { show: true, live: true },
-      hooks: { draw: [(u) => this.placeMarkers(u)] },
-    };
-    this.plot = new uPlot(opts, spec.data, this.box);
-  }
-
-  /** Puts a marker over the plot at each segment start inside the x range (after every redraw, so zoom moves them). */
-  private placeMarkers(u: uPlot): void {
-    if (this.markerLayer.parentNode !== u.over) u.over.appendChild(this.markerLayer);
-    const { min, max } = u.scales.x;
-    const inRange = this.markers.filter((m) => min !== undefined && max !== undefined && m.x >= min && m.x <= max);
-    replaceChildren(
-      this.markerLayer,
-      ...inRange.map((m) => {
-        const left = u.valToPos(m.x, 'x');
-        // A label near the right edge reads leftwards, so it stays inside the plot.
-        const end = left > 0.6 * u.over.clientWidth;
-        const el = h('div', { className: `segment-marker${m.kind === 'threshold' ? ' threshold-marker' : ''}${end ? ' segment-marker-end' : ''}`, attrs: { 'data-step': m.step, title: m.label } }, this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null);
-        // CSSOM, not a style attribute: the page's CSP allows no inline style attributes.
-        el.style.left = `${left}px`;
-        return el;
-      }),
-    );
-  }
-
-  destroy(): void {
-    this.plot?.destroy();
-    this.plot = null;
-    this.key = '';
-  }
-}
-
+/** How a hovered value of each quantity reads (one formatter per kind, src/format.ts). */
+type Quantity = 'loss' | 'lr' | 'gradNorm' | 'tokensPerSec';
+const HOVER: Readonly<Record<Quantity, (v: number) => string>> = {
+  loss: formatLoss,
+  lr: (v) => formatNumber(v, 6),
+  gradNorm: (v) => formatNumber(v, 3),
+  tokensPerSec: (v) => formatCompact(v),
+};
 /**
  * What the evaluated curve is: held-out validation, or — when the data was too small to hold
  * any out (the run's data summary says so) — the loss on training windows, never passed off
@@ -118,8 +52,8 @@ export function evalLabel(run: RunEntry): string {
   return run.summary.data?.validation?.kind === 'none' ? 'training loss (nothing held out)' : 'validation';
 }
 
-function line(label: string, stroke: string, width: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
-  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : formatNumber(v, 4)), ...extra };
+function line(label: string, stroke: string, width: number, q: Quantity, extra: Partial<uPlot.Series> = {}): uPlot.Series {
+  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : HOVER[q](v)), ...extra };
 }
 
 function withAlpha(color: string, alpha: number): string {
@@ -138,14 +72,17 @@ export class CurvesPanel implements Panel {
   /** What differs between the compared runs' settings (only while comparing). */
   private readonly diff = h('div', { className: 'config-diff-box' });
   private diffKey = '';
-  private readonly loss = new Chart('Loss against training progress', 'chart-main');
-  private readonly small = { lr: new Chart('Learning rate', 'chart-small'), grad: new Chart('Gradient norm', 'chart-small'), tps: new Chart('Tokens per second', 'chart-small') };
+  private readonly loss: Chart;
+  private readonly small: { readonly lr: Chart; readonly grad: Chart; readonly tps: Chart };
   private smoothBuf = new Float64Array(0);
   private lastCost = 0;
   private lastDraw = 0;
   private pending = false;
 
   constructor(private readonly ctx: PanelContext) {
+    const csv = (): readonly ExportItem[] => [csvItem('Save metrics as CSV', () => this.csvName(), () => runsMetricsCsv(this.shownRuns()))];
+    this.loss = new Chart('Loss against training progress', 'chart-main', ctx, csv);
+    this.small = { lr: new Chart('Learning rate', 'chart-small', ctx, csv), grad: new Chart('Gradient norm', 'chart-small', ctx, csv), tps: new Chart('Tokens per second', 'chart-small', ctx, csv) };
     this.toolbar = h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Chart options' } });
     this.el = h(
       'section',
@@ -157,6 +94,18 @@ export class CurvesPanel implements Panel {
       this.summary,
       this.diff,
     );
+  }
+
+  /** The selected run and the runs compared with it, as the charts show them. */
+  private shownRuns(): RunEntry[] {
+    const run = this.ctx.run();
+    if (!run) return [];
+    return [run, ...this.ctx.ui.curves.compare.map((id) => this.ctx.store.run(id)).filter((r): r is RunEntry => r !== undefined && r.id !== run.id)];
+  }
+
+  private csvName(): string {
+    const runs = this.shownRuns();
+    return exportFileName(runs.map((r) => r.summary.name).join('+') || 'run', 'metrics', null, 'csv');
   }
 
   wants(ev: StoreEvent): boolean {
@@ -224,9 +173,9 @@ export class CurvesPanel implements Panel {
     // About one bucket per horizontal pixel: ≤ 3 drawn points per pixel whatever the run length.
     const buckets = Math.max(100, width - 60);
     let lossSeries: uPlot.Series[] = [
-      line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1),
-      line(`${run.summary.name} train (smoothed)`, c0, 2, { show: ui.smoothing > 0 }),
-      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
+      line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1, 'loss'),
+      line(`${run.summary.name} train (smoothed)`, c0, 2, 'loss', { show: ui.smoothing > 0 }),
+      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, 'loss', { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
     ];
     const main = this.lossTable(run, buckets, true);
     const markers = segmentMarkers(run.summary.segments, run.steps, ui.x);
@@ -235,7 +184,7 @@ export class CurvesPanel implements Panel {
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
       tables.push(this.lossTable(o, buckets, false).table);
-      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
+      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2, 'loss'), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, 'loss', { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
     });
     const lossData = tables.length === 1 ? (tables[0] as Table) : uPlot.join(tables);
     const raw = run.steps.column('loss');
@@ -256,7 +205,7 @@ export class CurvesPanel implements Panel {
         return rows.length === y.length ? [r.steps.column(xName), y] : [gather(r.steps.column(xName), rows), gather(y, rows)];
       });
       const data = small.length === 1 ? (small[0] as Table) : uPlot.join(small);
-      const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5));
+      const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5, col));
       const positive = (finiteRange(run.steps.column(col))?.min ?? 1) > 0;
       chart.update({ key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data, markers: marked }, this.ctx, smallWidth, ui.x);
     };

@@ -9,12 +9,14 @@
  * Enter) shows its heatmap there. Hovering a sparkline tells the exact value and step.
  *
  * Leaves out: the grids (headsGrid.ts), the drawing (sparkline.ts), the data (headHistory.ts)
- * and exporting the table (a toolbar slot is left for it: `[data-slot="export"]`).
+ * and the CSV of the table (exportData.ts; its menu sits in the toolbar's export slot).
  */
 
 import { formatNumber } from '../../src/format';
 import type { MapFamily } from '../attentionMath';
 import { h, replaceChildren } from '../dom';
+import { exportFileName, runHeadScoresCsv } from '../exportData';
+import { csvItem, exportMenu } from '../exportMenu';
 import type { HeadHistory, HeadStack, ScoreName } from '../headHistory';
 import { SCORE_LABELS, STACK_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isFraction } from '../headHistory';
 import type { StoreEvent } from '../store';
@@ -51,6 +53,12 @@ export class HeadsPanel implements Panel {
   private grids = new Map<HeadStack, HeadsGrid>();
 
   constructor(private readonly ctx: PanelContext) {
+    this.exportSlot.append(
+      exportMenu(ctx.host, 'Export head scores', () => {
+        const run = ctx.run();
+        return run && run.heads.length > 0 ? [csvItem('Save head scores as CSV', () => exportFileName(run.summary.name, 'head-scores', null, 'csv'), () => runHeadScoresCsv(run))] : [];
+      }, (t) => ctx.problem(t)),
+    );
     const ui = ctx.ui.heads;
     const changed = (full = false): void => {
       ctx.saveUi();

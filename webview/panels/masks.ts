@@ -14,6 +14,8 @@ import { batchSize, findMask } from '../attentionMath';
 import { h, replaceChildren } from '../dom';
 import { isPadToken, showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
+import { exportMenu, imageItems } from '../exportMenu';
+import { exportFileName } from '../exportData';
 import { broadcastPlan, broadcastSlice, combine, maskDimLabels, maskedCount, scoresUses } from '../maskMath';
 import type { Sizes } from '../maskMath';
 import type { StoreEvent } from '../store';
@@ -163,6 +165,9 @@ export class MasksPanel implements Panel {
       },
       this.ctx.theme,
     );
-    return h('figure', { className: 'mask-view' }, h('figcaption', {}, caption), v.el);
+    const run = this.ctx.run();
+    const step = run?.snapshots[run.snapshots.length - 1]?.step ?? null;
+    const menu = exportMenu(this.ctx.host, `Export ${label}`, () => imageItems(() => v.svg(`${run?.summary.name ?? ''} · ${label} · ${caption}`), (kind) => exportFileName(run?.summary.name ?? 'run', label, step, kind)), (t) => this.ctx.problem(t));
+    return h('figure', { className: 'mask-view' }, h('div', { className: 'caption-row' }, h('figcaption', {}, caption), menu), v.el);
   }
 }

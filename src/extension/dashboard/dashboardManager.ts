@@ -16,6 +16,7 @@ import { DisposableStore } from '../disposables';
 import { messageOf } from '../errors';
 import { dashboardHtml, makeNonce } from './dashboardHtml';
 import type { SessionDeps } from './dashboardSession';
+import { saveExportFile } from './exportSave';
 import { DashboardSession } from './dashboardSession';
 
 /** The panel's view type (package.json's `onWebviewPanel:` activation event names it). */
@@ -31,9 +32,9 @@ export class DashboardManager implements DisposableLike {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    deps: Omit<SessionDeps, 'extras'>,
+    deps: Omit<SessionDeps, 'extras' | 'saveExport'>,
   ) {
-    this.deps = { ...deps, extras: () => this.extras };
+    this.deps = { ...deps, extras: () => this.extras, saveExport: (msg) => saveExportFile(msg, deps.log) };
     this.store.add(deps.active.onDidChange((id) => id !== null && this.session?.showActive(id)));
     this.store.add(
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {

@@ -38,6 +38,8 @@ export interface SessionDeps {
   readonly active: ActiveRun;
   /** Entries that are not run folders (e.g. the attention of a selection), sent after the runs. */
   readonly extras: () => readonly RunState[];
+  /** Saves an exported chart, heatmap or table (exportSave.ts: a save dialog, then the file). */
+  readonly saveExport: (msg: Extract<WebviewToHost, { type: 'export/save' }>) => Promise<unknown>;
 }
 
 interface Watermark {
@@ -113,6 +115,9 @@ export class DashboardSession implements DisposableLike {
         return;
       case 'train/control':
         this.control(msg.runId, msg.action);
+        return;
+      case 'export/save':
+        void this.deps.saveExport(msg);
         return;
       case 'lens/request':
       case 'ablate/request':

@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseCsv } from '../../../src/csv';
 import { cli, tempDir } from './cliHarness';
 
 const tmp = tempDir();
@@ -40,6 +41,26 @@ describe('attention-lab heads', () => {
     const table = cli(['heads', '--run', out, '--ablate', '--backend', 'reference'], tmp.dir);
     expect(table.stdout).toMatch(/validation loss with every head on \d+\.\d{4}/);
     expect(table.stdout).toMatch(/induction\s+entropy\s+Δloss/);
+  });
+
+  it('--csv prints the same heads as a CSV table (1-based, the dashboard\'s columns), with Δloss under --ablate', () => {
+    const out = path.join(tmp.dir, 'ind');
+    const j = JSON.parse(cli(['heads', '--run', out, '--json'], tmp.dir).stdout) as { step: number; heads: { layer: number; head: number; scores: Record<string, number> }[] };
+    const r = cli(['heads', '--run', out, '--csv'], tmp.dir);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = parseCsv(r.stdout);
+    expect(rows[0]).toEqual(['step', 'stack', 'layer', 'head', 'previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy']);
+    expect(rows).toHaveLength(1 + j.heads.length);
+    const first = j.heads[0] as { layer: number; head: number; scores: Record<string, number> };
+    expect(rows[1]).toEqual([String(j.step), 'decoder.self', String(first.layer), String(first.head), String(first.scores.previousToken), String(first.scores.firstToken), String(first.scores.diagonal), '', String(first.scores.induction), String(first.scores.entropy)]);
+    const ab = cli(['heads', '--run', out, '--csv', '--ablate', '--backend', 'reference'], tmp.dir);
+    expect(ab.code, ab.stderr).toBe(0);
+    const abRows = parseCsv(ab.stdout);
+    expect(abRows[0]?.[10]).toBe('deltaLoss');
+    expect(abRows.slice(1).every((x) => Number.isFinite(Number(x[10])) && x[10] !== '')).toBe(true);
+    const both = cli(['heads', '--run', out, '--csv', '--json'], tmp.dir);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/either --json or --csv/);
   });
 
   it('exits 2 with a one-line fix for a missing step, a missing --run, and a task with the wrong model', () => {

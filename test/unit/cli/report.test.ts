@@ -5,6 +5,7 @@ import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJso
 import type { RunState } from '../../../src/protocol/webview';
 import { validateHostToWebview } from '../../../src/protocol/webview';
 import { decodeArrays, encodeArrays } from '../../../src/wireCodec';
+import { parseCsv } from '../../../src/csv';
 import { cli, tempDir } from './cliHarness';
 
 const RUN = path.resolve(__dirname, '../../browser/fixtures/run-reverse');
@@ -114,6 +115,31 @@ describe('report', () => {
       expect(b.stderr).toMatch(/not a run folder/);
     } finally {
       t.cleanup();
+    }
+  });
+
+  it('--csv writes the metrics of one or more runs, one row per (run, logged step), to stdout or --out', () => {
+    const logged = fs.readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { step: number; loss?: number; lr?: number; kind?: string });
+    const r = cli(['report', '--run', RUN, '--csv'], RUN);
+    expect(r.code, r.stderr).toBe(0);
+    const rows = parseCsv(r.stdout);
+    expect(rows[0]?.slice(0, 6)).toEqual(['step', 'run', 'train loss', 'val loss', 'val perplexity', 'lr']);
+    const stepsLogged = new Set(logged.map((m) => m.step));
+    expect(rows.length - 1).toBe(stepsLogged.size);
+    expect(rows.slice(1).every((x) => x[1] === 'run-reverse')).toBe(true);
+    const firstStep = logged.find((m) => m.lr !== undefined) as { step: number; loss: number; lr: number };
+    const row = rows.find((x) => x[0] === String(firstStep.step));
+    expect(Number(row?.[2])).toBe(firstStep.loss);
+    expect(Number(row?.[5])).toBe(firstStep.lr);
+    const tmp = tempDir();
+    try {
+      const out = path.join(tmp.dir, 'two.csv');
+      const two = cli(['report', '--run', RUN, '--run', RUN, '--csv', '--out', out, '--json'], RUN);
+      expect(two.code, two.stderr).toBe(0);
+      expect(JSON.parse(two.stdout)).toMatchObject({ out, runs: 2, rows: 2 * stepsLogged.size });
+      expect(parseCsv(fs.readFileSync(out, 'utf8'))).toHaveLength(1 + 2 * stepsLogged.size);
+    } finally {
+      tmp.cleanup();
     }
   });
 });

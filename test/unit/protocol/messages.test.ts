@@ -128,6 +128,7 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
+  'export/save': { type: 'export/save', fileName: 'r-loss-step10.svg', kind: 'svg', content: '<svg xmlns="http://www.w3.org/2000/svg"/>' },
   'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
   'ablate/request': { type: 'ablate/request', id: 3, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
   'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
