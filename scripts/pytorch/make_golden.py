@@ -1,6 +1,6 @@
 """Writes test/golden/<name>.safetensors: the PyTorch answers our TypeScript engine must match.
 
-For each of four tiny configs: the initial parameters, the inputs, the logits, the loss and
+For each of five tiny configs: the initial parameters, the inputs, the logits, the loss and
 its gradient for every parameter, and the parameters after 5 optimizer steps on the same
 batch (Adam + the paper's warm-up schedule for encoder-decoder, AdamW + clipping as in nanoGPT
 for decoder-only; see training.py). Deterministic (fixed seeds, float32, single-threaded CPU:
@@ -32,7 +32,7 @@ GOLDEN_VERSION = "1"
 N_STEPS = 5
 # Seeds of parameters (seed) and inputs (seed + 1). Each is one whose float32 rounding floor
 # stays under FLOAT32_BUDGET, so the TS tests can compare at 1e-4 (see float32_error).
-SEEDS = {"encdec-paper": 1003, "encdec-pre": 1010, "gpt": 1020, "gpt-post": 1031}
+SEEDS = {"encdec-paper": 1003, "encdec-pre": 1010, "gpt": 1020, "gpt-post": 1031, "gpt2": 1040}
 FLOAT32_BUDGET = 3e-5
 
 _ENCDEC = dict(kind="encoder-decoder", srcVocabSize=11, vocabSize=13, dModel=16, nHeads=2, dFF=32,
@@ -48,6 +48,9 @@ CONFIGS = {
                 embedScale=False, labelSmoothing=0.0),
     "gpt-post": dict(_GPT, norm="post", positional="sinusoidal", activation="relu", tieEmbeddings=False, bias=False,
                      embedScale=False, labelSmoothing=0.0),
+    # GPT-2's own architecture: nanoGPT's with the tanh GELU (gelu_new) it was trained with.
+    "gpt2": dict(_GPT, norm="pre", positional="learned", activation="geluTanh", tieEmbeddings=True, bias=True,
+                 embedScale=False, labelSmoothing=0.0),
 }
 FIELD_ORDER = ["kind", "srcVocabSize", "vocabSize", "dModel", "nHeads", "dFF", "nEncoderLayers", "nDecoderLayers",
                "maxLen", "dropout", "norm", "positional", "activation", "tieEmbeddings", "bias", "layerNormEps",

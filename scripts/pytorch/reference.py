@@ -42,8 +42,9 @@ class LayerNorm(nn.Module):
 
 
 def activation_fn(name):
-    """'relu' (the paper) or 'gelu' (exact erf form, as GPT-2 / nanoGPT; no tanh approximation)."""
-    return {"relu": F.relu, "gelu": F.gelu}[name]
+    """'relu' (the paper), 'gelu' (exact erf form, as nanoGPT) or 'geluTanh' (the tanh
+    approximation GPT-2 was trained with: Hugging Face's gelu_new)."""
+    return {"relu": F.relu, "gelu": F.gelu, "geluTanh": lambda x: F.gelu(x, approximate="tanh")}[name]
 
 
 def sinusoidal_table(max_len, d):

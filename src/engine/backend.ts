@@ -128,6 +128,9 @@ export interface Kernels {
   /** Exact GELU: y = x · Φ(x) = 0.5 · x · (1 + erf(x / √2)) (not the tanh approximation). */
   geluForward(y: FloatArray, x: FloatArray, n: number): void;
   geluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+  /** GPT-2's tanh GELU: y = 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))) (gelu_new). */
+  geluTanhForward(y: FloatArray, x: FloatArray, n: number): void;
+  geluTanhBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
 
   /**
    * keep[i] = 1 with probability 1 − p, else 0, for i < n (overwrites keep[0..n)): the

@@ -9,6 +9,16 @@ import { EngineError } from './errors';
 /** Which architecture. */
 export type ModelKind = 'encoder-decoder' | 'decoder-only';
 
+/**
+ * Feed-forward activations: 'relu' (the paper), 'gelu' (exact erf form, PyTorch's nn.GELU()
+ * and nanoGPT's), 'geluTanh' (the tanh approximation GPT-2 was trained with, Hugging Face's
+ * `gelu_new`, PyTorch's `gelu(approximate='tanh')`). See ops/activations.ts.
+ */
+export const ACTIVATIONS = ['relu', 'gelu', 'geluTanh'] as const;
+
+/** One of {@link ACTIVATIONS}. */
+export type Activation = (typeof ACTIVATIONS)[number];
+
 /** A transformer's hyper-parameters. Field names are what `--set key=value` accepts. */
 export interface ModelConfig {
   readonly kind: ModelKind;
@@ -29,7 +39,7 @@ export interface ModelConfig {
   /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
   readonly norm: 'post' | 'pre';
   readonly positional: 'sinusoidal' | 'learned';
-  readonly activation: 'relu' | 'gelu';
+  readonly activation: Activation;
   /** Output projection shares the (target) embedding matrix. */
   readonly tieEmbeddings: boolean;
   /** Biases in linear layers and LayerNorms. */
@@ -125,7 +135,7 @@ const FIELD_KINDS: Record<keyof ModelConfig, 'int' | 'number' | 'bool' | readonl
   dropout: 'number',
   norm: ['post', 'pre'],
   positional: ['sinusoidal', 'learned'],
-  activation: ['relu', 'gelu'],
+  activation: ACTIVATIONS,
   tieEmbeddings: 'bool',
   bias: 'bool',
   layerNormEps: 'number',

@@ -42,7 +42,8 @@ function nanoGptDifferences(c: ModelConfig): string[] {
   const w: string[] = [];
   if (c.kind !== 'decoder-only') return w;
   if (c.norm !== 'pre') w.push('post-LN (nanoGPT is pre-LN)');
-  if (c.activation !== 'gelu') w.push('ReLU (nanoGPT uses GELU)');
+  if (c.activation === 'relu') w.push('ReLU (nanoGPT uses GELU)');
+  if (c.activation === 'geluTanh') w.push("tanh GELU (GPT-2's gelu_new; nanoGPT's model.py uses the exact nn.GELU())");
   if (c.positional !== 'learned') w.push('sinusoidal positions (nanoGPT learns wpe; none is exported)');
   if (!c.tieEmbeddings) w.push('untied output projection (exported as lm_head.weight; nanoGPT ties it to wte)');
   if (c.embedScale) w.push('embeddings scaled by √d (nanoGPT does not scale)');

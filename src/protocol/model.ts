@@ -37,7 +37,8 @@ export const modelConfig = obj({
   /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
   norm: optional(oneOf('post', 'pre')),
   positional: optional(oneOf('sinusoidal', 'learned')),
-  activation: optional(oneOf('relu', 'gelu')),
+  /** 'geluTanh' is GPT-2's tanh approximation (Hugging Face's gelu_new). */
+  activation: optional(oneOf('relu', 'gelu', 'geluTanh')),
   /** Output projection shares the (target) embedding matrix. */
   tieEmbeddings: optional(bool),
   /** Biases in linear layers and LayerNorms. */

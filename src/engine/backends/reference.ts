@@ -10,7 +10,7 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
-import { geluBackward, geluForward, reluBackward, reluForward } from '../ops/activations';
+import { geluBackward, geluForward, geluTanhBackward, geluTanhForward, reluBackward, reluForward } from '../ops/activations';
 import { adamStep } from '../ops/adam';
 import { createAttentionKernels } from '../ops/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../ops/crossEntropy';
@@ -55,6 +55,8 @@ export function createReferenceBackend(opts: ReferenceBackendOptions = {}): Back
     reluBackward,
     geluForward,
     geluBackward,
+    geluTanhForward,
+    geluTanhBackward,
     dropoutMask,
     dropoutForward,
     dropoutBackward,

@@ -11,6 +11,7 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
+import type { Activation } from '../config';
 import { drawKeepMask } from '../ops/dropout';
 import type { Rng } from '../rng';
 import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
@@ -153,7 +154,7 @@ export class FeedForward {
     names: { fc1: string; fc2: string },
     readonly C: number,
     readonly F: number,
-    readonly activation: 'relu' | 'gelu',
+    readonly activation: Activation,
     bias: boolean,
     init: { fc1: ParamInit; fc2: ParamInit },
     maxN: number,
@@ -178,8 +179,10 @@ export class FeedForward {
   /** y = fc2(act(fc1(x))) with h = fc1(x) and a = act(h). */
   private apply(k: Backend, y: FloatArray, x: FloatArray, N: number, h: FloatArray, a: FloatArray): void {
     this.fc1.forward(k, h, x, N);
-    if (this.activation === 'relu') k.reluForward(a, h, N * this.F);
-    else k.geluForward(a, h, N * this.F);
+    const n = N * this.F;
+    if (this.activation === 'relu') k.reluForward(a, h, n);
+    else if (this.activation === 'gelu') k.geluForward(a, h, n);
+    else k.geluTanhForward(a, h, n);
     this.fc2.forward(k, y, a, N);
   }
 
@@ -191,7 +194,8 @@ export class FeedForward {
     this.fc2.backward(k, da, dy, this.a.data, N, true);
     k.fill(dh, n, 0);
     if (this.activation === 'relu') k.reluBackward(dh, da, this.h.data, n);
-    else k.geluBackward(dh, da, this.h.data, n);
+    else if (this.activation === 'gelu') k.geluBackward(dh, da, this.h.data, n);
+    else k.geluTanhBackward(dh, da, this.h.data, n);
     this.fc1.backward(k, dx, dh, x, N);
   }
 }

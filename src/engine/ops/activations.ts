@@ -1,15 +1,17 @@
 /**
  * Feed-forward activations: ReLU (Vaswani et al. §3.3) and the exact GELU of Hendrycks &
  * Gimpel, "Gaussian Error Linear Units" (2016), GELU(x) = x · Φ(x) with Φ the standard
- * normal CDF — what PyTorch's nn.GELU() computes by default, and what nanoGPT uses.
+ * normal CDF — what PyTorch's nn.GELU() computes by default, and what nanoGPT uses — and
+ * the same paper's tanh approximation x · ½(1 + tanh(√(2/π)(x + 0.044715 x³))), which
+ * GPT-2 was trained with (OpenAI's `gelu`, Hugging Face's `gelu_new`, PyTorch's
+ * `gelu(approximate='tanh')`): a checkpoint keeps the activation it was trained with.
  *
  * JavaScript has no erf, so `erfc` below evaluates W. J. Cody's rational Chebyshev
  * approximations ("Rational Chebyshev Approximations for the Error Function", Math. Comp.
  * 23 (1969) 631–638), whose published coefficients give close to full double precision
  * (here ~1e-15 relative; the contract asks for 1e-7 absolute).
  *
- * Leaves out: the tanh approximation of GELU (a different function), and fused
- * bias+activation kernels.
+ * Leaves out: fused bias+activation kernels.
  */
 
 import type { FloatArray } from '../backend';
@@ -32,6 +34,9 @@ const ERFC_TAIL_Q = [2.56852019228982242e0, 1.87295284992346725e0, 5.27905102951
 const INV_SQRT_PI = 0.5641895835477563;
 const INV_SQRT_2 = Math.SQRT1_2;
 const INV_SQRT_2PI = 0.3989422804014327;
+/** √(2/π) and the cubic coefficient of the tanh GELU (Hendrycks & Gimpel 2016, §2). */
+const GELU_TANH_K = 0.7978845608028654;
+const GELU_TANH_A = 0.044715;
 
 /** erf(x) for |x| ≤ 0.46875 (Cody's first interval). */
 function erfSmall(x: number): number {
@@ -123,6 +128,31 @@ export function geluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: n
   for (let i = 0; i < n; i++) {
     const v = x[i] as number;
     const grad = normalCdf(v) + v * INV_SQRT_2PI * Math.exp(-0.5 * v * v);
+    dx[i] = (dx[i] as number) + (dy[i] as number) * grad;
+  }
+}
+
+/**
+ * GPT-2's tanh GELU: y = ½ · x · (1 + tanh(u)), u = √(2/π) · (x + 0.044715 · x³)
+ * (overwrites y). Within 1e-3 of the exact GELU everywhere, but a different function.
+ */
+export function geluTanhForward(y: FloatArray, x: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i] as number;
+    y[i] = 0.5 * v * (1 + Math.tanh(GELU_TANH_K * (v + GELU_TANH_A * v * v * v)));
+  }
+}
+
+/**
+ * Differentiates y = ½ · x · (1 + tanh(u)), u = √(2/π)(x + 0.044715 x³):
+ * dx += dy · (½(1 + t) + ½ · x · (1 − t²) · √(2/π)(1 + 3 · 0.044715 · x²)), t = tanh(u)
+ * (accumulates).
+ */
+export function geluTanhBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i] as number;
+    const t = Math.tanh(GELU_TANH_K * (v + GELU_TANH_A * v * v * v));
+    const grad = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_TANH_K * (1 + 3 * GELU_TANH_A * v * v);
     dx[i] = (dx[i] as number) + (dy[i] as number) * grad;
   }
 }

@@ -69,6 +69,11 @@ function workload(be: Backend): number[] {
   be.geluBackward(dx, filled(be, n, rng), x, n);
   keep(y);
   keep(dx);
+  const yt = be.alloc(n), dxt = filled(be, n, rng);
+  be.geluTanhForward(yt, x, n);
+  be.geluTanhBackward(dxt, filled(be, n, rng), x, n);
+  keep(yt);
+  keep(dxt);
   const [R, W] = [600, 130];
   const lnY = be.alloc(R * W), mean = be.alloc(R), rstd = be.alloc(R), w = filled(be, W, rng), bias = filled(be, W, rng);
   const lnX = filled(be, R * W, rng);

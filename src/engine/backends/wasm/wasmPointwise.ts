@@ -1,6 +1,6 @@
 /**
  * TypeScript wrappers of the row-wise and element-wise kernels of the WebAssembly backend:
- * embeddings and positions, layer norm, ReLU/GELU, dropout and its keep-mask, softmax. Same
+ * embeddings and positions, layer norm, ReLU/GELU/tanh GELU, dropout and its keep-mask, softmax. Same
  * pattern as wasmDense.ts: float arrays outside the heap run the reference kernel; byte and
  * int arrays outside it (token ids; masks from a caller that did not use `allocBytes`) are
  * copied into staging regions of the heap per call, and those inside are used in place.
@@ -19,7 +19,7 @@ import type { WasmRuntime } from './wasmRuntime';
 /** The kernels wrapped here. */
 export type PointwiseKernels = Pick<Kernels,
   | 'embeddingForward' | 'embeddingBackward' | 'positionalForward' | 'positionalBackward'
-  | 'layernormForward' | 'layernormBackward' | 'reluForward' | 'reluBackward' | 'geluForward' | 'geluBackward'
+  | 'layernormForward' | 'layernormBackward' | 'reluForward' | 'reluBackward' | 'geluForward' | 'geluBackward' | 'geluTanhForward' | 'geluTanhBackward'
   | 'dropoutMask' | 'dropoutForward' | 'dropoutBackward' | 'softmaxForward' | 'softmaxBackward'>;
 
 /** 2³²: a threshold this large keeps nothing (it does not fit the kernel's u32). */
@@ -142,6 +142,18 @@ export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
       if (n <= 0) return;
       args[3] = n;
       rt.exec(c.K_GELU_BACKWARD, n * 4);
+    },
+    geluTanhForward(y, x, n): void {
+      if (!(at(y, 0) && at(x, 1))) return ref.geluTanhForward(y, x, n);
+      if (n <= 0) return;
+      args[2] = n;
+      rt.exec(c.K_GELU_TANH_FORWARD, n * 4);
+    },
+    geluTanhBackward(dx, dy, x, n): void {
+      if (!(at(dx, 0) && at(dy, 1) && at(x, 2))) return ref.geluTanhBackward(dx, dy, x, n);
+      if (n <= 0) return;
+      args[3] = n;
+      rt.exec(c.K_GELU_TANH_BACKWARD, n * 4);
     },
     dropoutMask(keep, n, p, key0, key1): void {
       if (keep.length < n) return ref.dropoutMask(keep, n, p, key0, key1);

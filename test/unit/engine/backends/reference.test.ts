@@ -10,7 +10,7 @@ const KERNELS = {
   matmul: true, addBias: true, biasBackward: true,
   embeddingForward: true, embeddingBackward: true, positionalForward: true, positionalBackward: true,
   layernormForward: true, layernormBackward: true,
-  reluForward: true, reluBackward: true, geluForward: true, geluBackward: true,
+  reluForward: true, reluBackward: true, geluForward: true, geluBackward: true, geluTanhForward: true, geluTanhBackward: true,
   dropoutMask: true, dropoutForward: true, dropoutBackward: true,
   softmaxForward: true, softmaxBackward: true,
   attentionForward: true, attentionBackward: true,

@@ -27,7 +27,7 @@ const BACKENDS: [string, () => Backend][] = [
   ...(createWasmBackend({ fma: false }) ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]] : []),
   ...(createWasmBackend({ fma: true }) ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]] : []),
 ];
-const FILES = ['encdec-paper', 'encdec-pre', 'gpt', 'gpt-post'];
+const FILES = ['encdec-paper', 'encdec-pre', 'gpt', 'gpt-post', 'gpt2'];
 
 function tensor(f: SafetensorsFile, name: string): { shape: number[]; data: Float32Array | Int32Array } {
   const t = f.tensors.get(name);

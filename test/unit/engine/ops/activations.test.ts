@@ -85,7 +85,35 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     expectClose(yb, [1e4, 0, 40, 0], tol);
   });
 
-  it.each(['relu', 'gelu'] as const)('%s backward matches finite differences and accumulates (twice doubles)', (act) => {
+  it('geluTanh is GPT-2\'s gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))), not the exact GELU', () => {
+    const y = backend.alloc(3);
+    backend.geluTanhForward(y, toBackend(backend, [1, -1, 0]), 3);
+    // PyTorch: F.gelu(torch.tensor([1., -1.], dtype=torch.float64), approximate='tanh').
+    expect(Math.abs((y[0] as number) - 0.8411919906082768)).toBeLessThan(1e-6);
+    expect(Math.abs((y[1] as number) + 0.15880800939172324)).toBeLessThan(1e-6);
+    expect(y[2]).toBe(0);
+  });
+
+  it('geluTanh forward matches the formula on random inputs, and its tails: x for x ≫ 0, 0 for x ≪ 0, NaN stays NaN', () => {
+    const rng = new Rng(63);
+    const x = randn(rng, 203, 3);
+    const y = backend.alloc(203);
+    backend.geluTanhForward(y, toBackend(backend, x), 203);
+    const k = Math.sqrt(2 / Math.PI);
+    expectClose(y, x.map((v) => 0.5 * v * (1 + Math.tanh(k * (v + 0.044715 * v ** 3)))), tol);
+    const big = toBackend(backend, [1e4, -1e4, 40, -40, 1e15, -1e15]);
+    const yb = backend.alloc(6);
+    backend.geluTanhForward(yb, big, 6);
+    expectClose(yb, [1e4, 0, 40, 0, 1e15, 0], tol);
+    const dxb = backend.alloc(6);
+    backend.geluTanhBackward(dxb, toBackend(backend, [1, 1, 1, 1, 1, 1]), big, 6);
+    expectClose(dxb, [1, 0, 1, 0, 1, 0], tol);
+    const yn = backend.alloc(1);
+    backend.geluTanhForward(yn, toBackend(backend, [NaN]), 1);
+    expect(yn[0]).toBeNaN();
+  });
+
+  it.each(['relu', 'gelu', 'geluTanh'] as const)('%s backward matches finite differences and accumulates (twice doubles)', (act) => {
     const rng = new Rng(62);
     const n = 50;
     // Keep x away from relu's kink at 0, where the finite difference is meaningless.
@@ -94,14 +122,16 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     const dx = backend.alloc(n);
     const back = (): void => {
       if (act === 'relu') backend.reluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
-      else backend.geluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+      else if (act === 'gelu') backend.geluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+      else backend.geluTanhBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
     };
     back();
     const ref = oracle();
     const y = new Float64Array(n);
     const f = (): number => {
       if (act === 'relu') ref.reluForward(y, x, n);
-      else ref.geluForward(y, x, n);
+      else if (act === 'gelu') ref.geluForward(y, x, n);
+      else ref.geluTanhForward(y, x, n);
       return weightedSum(y, r);
     };
     expectGradOk(gradCheck(f, x, dx, grad));

@@ -19,7 +19,7 @@ import { matmulPart } from './matmul';
 import { layernormBackwardDwPart, layernormBackwardDxPart, layernormForwardPart } from './norm';
 import {
   addBiasPart, addPart, biasBackwardPart, dropoutBackwardPart, dropoutForwardPart, dropoutMaskPart, embeddingBackwardPart,
-  embeddingForwardPart, fillPart, geluBackwardPart, geluForwardPart, positionalBackwardPart, positionalForwardPart,
+  embeddingForwardPart, fillPart, geluBackwardPart, geluForwardPart, geluTanhBackwardPart, geluTanhForwardPart, positionalBackwardPart, positionalForwardPart,
   reluBackwardPart, reluForwardPart, scalePart,
 } from './pointwise';
 import { softmaxBackwardPart, softmaxForwardPart } from './softmax';
@@ -59,6 +59,8 @@ export const K_CROSS_ENTROPY_FORWARD: i32 = 24;
 export const K_CROSS_ENTROPY_BACKWARD: i32 = 25;
 export const K_ADAM: i32 = 26;
 export const K_DROPOUT_MASK: i32 = 27;
+export const K_GELU_TANH_FORWARD: i32 = 28;
+export const K_GELU_TANH_BACKWARD: i32 = 29;
 
 /** Runs chunk `chunk` of `nChunks` of `kernel`, reading its arguments from the control block. */
 function dispatch(kernel: i32, part: i32, parts: i32): void {
@@ -116,6 +118,12 @@ function dispatch(kernel: i32, part: i32, parts: i32): void {
       break;
     case K_GELU_BACKWARD:
       geluBackwardPart(part, parts, argP(0), argP(1), argP(2), argI(3));
+      break;
+    case K_GELU_TANH_FORWARD:
+      geluTanhForwardPart(part, parts, argP(0), argP(1), argI(2));
+      break;
+    case K_GELU_TANH_BACKWARD:
+      geluTanhBackwardPart(part, parts, argP(0), argP(1), argP(2), argI(3));
       break;
     case K_DROPOUT_FORWARD:
       dropoutForwardPart(part, parts, argP(0), argP(1), argP(2), argI(3), <f32>argF(4));

@@ -1,6 +1,6 @@
 /**
- * Element-wise and row-wise bookkeeping kernels: fill, scale, add, ReLU and exact GELU
- * (Hendrycks & Gimpel 2016; Φ from vmath.ts), inverted dropout (Srivastava et al. 2014)
+ * Element-wise and row-wise bookkeeping kernels: fill, scale, add, ReLU, exact GELU
+ * (Hendrycks & Gimpel 2016; Φ from vmath.ts) and its tanh approximation (GPT-2's), inverted dropout (Srivastava et al. 2014)
  * and its counter-based keep-mask (the hash is explained in src/engine/ops/dropout.ts),
  * bias add and its backward, token embedding gather/scatter and positional encodings
  * (Vaswani et al. §3.4–3.5). Same contracts as the reference kernels in src/engine/ops/.
@@ -13,7 +13,10 @@
  * Leaves out: validation (token ids are checked on the TypeScript side before the call).
  */
 
-import { halfGauss, iota, K_INV_SQRT_2PI, kc, kci, keepLanes, KI_FOUR, KI_LOWBIAS_M1, KI_LOWBIAS_M2, phiv, rangeLo } from './vmath';
+import {
+  expv, fmadd, halfGauss, iota, K_GELU_TANH_2K, K_GELU_TANH_3A, K_GELU_TANH_A, K_GELU_TANH_M2K, K_GELU_TANH_XMAX, K_GELU_TANH_XMIN,
+  K_INV_SQRT_2PI, K_ONE, kc, kci, keepLanes, KI_FOUR, KI_LOWBIAS_M1, KI_LOWBIAS_M2, phiv, rangeLo,
+} from './vmath';
 import { partStart } from './threads';
 
 
@@ -107,6 +110,58 @@ export function geluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x:
     const v = f32x4.splat(load<f32>(x + off(i)));
     const e = halfGauss(v);
     const g = f32x4.extract_lane(f32x4.add(phiv(v, e), f32x4.mul(v, f32x4.mul(e, kc(K_INV_SQRT_2PI)))), 0);
+    store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * g);
+  }
+}
+
+/**
+ * e = exp(−2u), u = √(2/π)(x + 0.044715 x³): the tanh GELU's one exponential. Since
+ * ½(1 + tanh u) = 1 / (1 + e^(−2u)) (a sigmoid), y = x / (1 + e) needs no tanh, and is
+ * accurate in relative terms on both tails (1 + tanh u cancels for very negative x; the
+ * sigmoid does not). expv clamps: e = 0 for x ≫ 0 (y = x) and e = e^88 for x ≪ 0 (y ≈ 0).
+ */
+@inline function geluTanhExp(x: v128): v128 {
+  const p = fmadd(kc(K_GELU_TANH_A), f32x4.mul(x, x), kc(K_ONE)); // 1 + a·x²
+  return expv(f32x4.mul(f32x4.mul(x, p), kc(K_GELU_TANH_M2K)));
+}
+
+/** y = ½ · x · (1 + tanh(u)) = x · s, s = 1 / (1 + e). */
+@inline function geluTanhv(x: v128): v128 {
+  return f32x4.div(x, f32x4.add(kc(K_ONE), geluTanhExp(x)));
+}
+
+/**
+ * dy/dx = s + 2√(2/π) · x · (1 + 3a·x²) · s(1 − s), with s(1 − s) = (e·s)·s (no 1 − s, which
+ * would round to 0 as s → 1). x in the second term is clamped to ±20, where that term is
+ * already below 1e-30: without it x·x² overflows for |x| > 1e12 and gives ∞ · 0.
+ */
+@inline function geluTanhGradv(x: v128): v128 {
+  const e = geluTanhExp(x);
+  const s = f32x4.div(kc(K_ONE), f32x4.add(kc(K_ONE), e));
+  const xc = f32x4.pmin(f32x4.pmax(x, kc(K_GELU_TANH_XMIN)), kc(K_GELU_TANH_XMAX));
+  const q = fmadd(kc(K_GELU_TANH_3A), f32x4.mul(xc, xc), kc(K_ONE)); // 1 + 3a·x²
+  const w = f32x4.mul(f32x4.mul(e, s), s);
+  return fmadd(f32x4.mul(f32x4.mul(xc, q), kc(K_GELU_TANH_2K)), w, s);
+}
+
+/** y = ½ · x · (1 + tanh(√(2/π)(x + 0.044715 x³))), GPT-2's tanh GELU (gelu_new). */
+export function geluTanhForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  for (; i + 4 <= hi; i += 4) v128.store(y + off(i), geluTanhv(v128.load(x + off(i))));
+  for (; i < hi; i++) store<f32>(y + off(i), f32x4.extract_lane(geluTanhv(f32x4.splat(load<f32>(x + off(i)))), 0));
+}
+
+/** dx += dy · d/dx[½ · x · (1 + tanh(u))] (see geluTanhGradv). */
+export function geluTanhBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  for (; i + 4 <= hi; i += 4) {
+    const g = geluTanhGradv(v128.load(x + off(i)));
+    v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), f32x4.mul(v128.load(dy + off(i)), g)));
+  }
+  for (; i < hi; i++) {
+    const g = f32x4.extract_lane(geluTanhGradv(f32x4.splat(load<f32>(x + off(i)))), 0);
     store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * g);
   }
 }

@@ -52,6 +52,7 @@ const KT: usize = memory.data<f32>([
   EXP_LO, EXP_HI, LOG2E, ROUND_MAGIC, -LN2_HI, -LN2_LO,
   1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0,
   AS_P, AS_A5, AS_A4, AS_A3, AS_A2, AS_A1, -0.5, 0.3989422804014327, -Infinity,
+  -2.0 * 0.7978845608028654, 2.0 * 0.7978845608028654, 0.044715, 3.0 * 0.044715, 20.0, -20.0,
 ]);
 export const K_EXP_LO = 0;
 const K_EXP_HI = 1;
@@ -76,6 +77,15 @@ export const K_MINUS_HALF = 19;
 /** 1/√(2π), the normal density at 0. */
 export const K_INV_SQRT_2PI = 20;
 export const K_NEG_INF = 21;
+/** −2√(2/π) and 2√(2/π): the tanh GELU's u = √(2/π)(x + 0.044715 x³), doubled. */
+export const K_GELU_TANH_M2K = 22;
+export const K_GELU_TANH_2K = 23;
+/** 0.044715 and 3 · 0.044715, the tanh GELU's cubic term and its derivative. */
+export const K_GELU_TANH_A = 24;
+export const K_GELU_TANH_3A = 25;
+/** ±20: beyond it the tanh GELU's slope is its asymptote (1 or 0) to float32 precision. */
+export const K_GELU_TANH_XMAX = 26;
+export const K_GELU_TANH_XMIN = 27;
 
 /** Constant `i` of the table above in all four lanes (one broadcast load). */
 @inline export function kc(i: i32): v128 {

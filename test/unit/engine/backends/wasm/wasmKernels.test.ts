@@ -56,6 +56,8 @@ for (const [label, fma] of WASM_BUILDS) {
       both([z, y, x], (be, [dx, dy, a]) => be.reluBackward(dx!, dy!, a!, n), 'relu backward');
       both([z, x], (be, [out, a]) => be.geluForward(out!, a!, n), 'gelu');
       both([z, y, x], (be, [dx, dy, a]) => be.geluBackward(dx!, dy!, a!, n), 'gelu backward');
+      both([z, x], (be, [out, a]) => be.geluTanhForward(out!, a!, n), 'gelu tanh');
+      both([z, y, x], (be, [dx, dy, a]) => be.geluTanhBackward(dx!, dy!, a!, n), 'gelu tanh backward');
       const keep = new Uint8Array(n);
       drawKeepMask(keep, n, 0.3, new Rng(n));
       both([z, x], (be, [out, a]) => be.dropoutForward(out!, a!, keep, n, 0.3), 'dropout');
