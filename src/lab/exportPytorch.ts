@@ -63,7 +63,9 @@ export function exportPytorch(model: Transformer, outDir: string): ExportResult 
   }
   const model_ = path.join(outDir, 'model.safetensors');
   const config = path.join(outDir, 'config.json');
-  writeFileAtomic(model_, encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab' }));
+  // Our whole config rides along in the metadata, so `import` gives back exactly this model
+  // (activation, norm placement … that the PyTorch config.json has no field for).
+  writeFileAtomic(model_, encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab', attention_lab_config: JSON.stringify(c) }));
   writeFileAtomic(config, `${JSON.stringify(pytorchConfig(c), null, 2)}\n`);
   return { files: [model_, config], tensors: tensors.length, warnings: nanoGptDifferences(c) };
 }
