@@ -116,50 +116,79 @@ function checkOut(out: string): void {
   if (!fs.statSync(out).isDirectory() || fs.readdirSync(out).length > 0) badInput(`${out} already exists and is not empty; choose a new --out folder so nothing in it is overwritten.`);
 }
 
+/** A checkpoint opened and planned, its weights not read yet. */
+export interface OpenedCheckpoint {
+  readonly modelFile: string;
+  readonly reader: SafetensorsReader;
+  readonly configJson: Record<string, unknown> | null;
+  readonly plan: ImportPlan;
+}
+
+/** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. Close its reader. */
+export function openCheckpoint(from: string, opts: { readonly heads?: number } = {}): OpenedCheckpoint {
+  const modelFile = locateCheckpoint(path.resolve(from));
+  const reader = SafetensorsReader.open(modelFile);
+  try {
+    const configJson = readConfigJson(path.dirname(modelFile));
+    const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts.heads === undefined ? {} : { heads: opts.heads });
+    return { modelFile, reader, configJson, plan };
+  } catch (e) {
+    reader.close();
+    throw e;
+  }
+}
+
+/**
+ * Reads the weights of an opened checkpoint, one tensor at a time, into its planned model
+ * (unbound: each parameter gets its own array; no gradients or activations). Returns the
+ * final plan (a separate lm_head equal to the embedding makes it tied) and notes.
+ */
+export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: { readonly heads?: number } = {}, hooks: WorkHooks = {}): Promise<{ plan: ImportPlan; notes: string[] }> {
+  const { reader, modelFile } = opened;
+  let plan = opened.plan;
+  const notes = [...plan.notes];
+  const progress = (done: number, total: number): void =>
+    hooks.onProgress?.({ phase: 'read', done, total, message: `Reading ${path.basename(modelFile)}` } satisfies PrepareProgress);
+  const readHooks = { onBytes: progress, ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}), ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}) };
+  let wte: Float32Array | null = null;
+  if (plan.lmHead) {
+    // A tied output projection is saved twice by tools that refuse shared tensors: same values, same model.
+    wte = await reader.readF32(embeddingOf(plan).source, readHooks);
+    const head = await reader.readF32(plan.lmHead, readHooks);
+    if (sameValues(wte, head)) {
+      plan = planImport(reader.header.entries, reader.header.metadata, opened.configJson, { ...(opts.heads === undefined ? {} : { heads: opts.heads }), tiedHead: true });
+      notes.push('lm_head.weight equals the token embedding: tied');
+    } else notes.push('lm_head.weight differs from the token embedding: an untied output projection');
+  }
+  for (const p of plan.model.paramList) p.data = new Float32Array(p.size);
+  const embedding = wte ? embeddingOf(plan).source : null;
+  for (const t of plan.tensors) {
+    const data = wte && t.source === embedding ? wte : await reader.readF32(t.source, readHooks);
+    setTorchTensor(t.target, t.transpose ? transpose(data, t.target.shape) : data);
+  }
+  return { plan, notes };
+}
+
 /** Plans, checks, reads and writes; see the file comment. Progress arrives as 'read' phases in bytes. */
 export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}): Promise<ImportResult> {
   const out = path.resolve(req.out);
   checkOut(out);
-  const modelFile = locateCheckpoint(path.resolve(req.from));
-  const reader = SafetensorsReader.open(modelFile);
+  const heads = req.heads === undefined ? {} : { heads: req.heads };
+  const opened = openCheckpoint(req.from, heads);
   try {
-    const configJson = readConfigJson(path.dirname(modelFile));
-    let plan = planImport(reader.header.entries, reader.header.metadata, configJson, req.heads === undefined ? {} : { heads: req.heads });
-    const tok = loadImportTokenizer(modelFile, req.tokenizer);
-    checkVocab(plan.config, tok.tokenizer, tok.source);
-    const notes = [...plan.notes];
-    const progress = (done: number, total: number): void =>
-      hooks.onProgress?.({ phase: 'read', done, total, message: `Reading ${path.basename(modelFile)}` } satisfies PrepareProgress);
-    const readHooks = { onBytes: progress, ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}), ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}) };
-    let wte: Float32Array | null = null;
-    if (plan.lmHead) {
-      // A tied output projection is saved twice by tools that refuse shared tensors: same values, same model.
-      wte = await reader.readF32(embeddingOf(plan).source, readHooks);
-      const head = await reader.readF32(plan.lmHead, readHooks);
-      if (sameValues(wte, head)) {
-        plan = planImport(reader.header.entries, reader.header.metadata, configJson, { ...(req.heads === undefined ? {} : { heads: req.heads }), tiedHead: true });
-        notes.push('lm_head.weight equals the token embedding: tied');
-      } else notes.push('lm_head.weight differs from the token embedding: an untied output projection');
-    }
-    // Planned, never bound: only the parameters get memory (no gradients, no activations).
-    const model = plan.model;
-    for (const p of model.paramList) p.data = new Float32Array(p.size);
-    const embedding = plan.lmHead || wte ? embeddingOf(plan) : null;
-    for (const t of plan.tensors) {
-      const data = wte && t.source === embedding?.source ? wte : await reader.readF32(t.source, readHooks);
-      setTorchTensor(t.target, t.transpose ? transpose(data, t.target.shape) : data);
-    }
-    wte = null;
+    const tok = loadImportTokenizer(opened.modelFile, req.tokenizer);
+    checkVocab(opened.plan.config, tok.tokenizer, tok.source);
+    const { plan, notes } = await readCheckpointWeights(opened, heads, hooks);
     const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
-    const description = `Imported from ${modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
-    writeRunFolder(out, model, tok.tokenizer, spec, description);
+    const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
+    writeRunFolder(out, plan.model, tok.tokenizer, spec, description);
     notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
     return {
-      runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile, config: plan.config, params: model.store.count,
-      tensors: plan.tensors.length, ignored: plan.ignored, tokenizer: tok.source, notes, bytesRead: reader.dataBytes,
+      runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
+      tensors: plan.tensors.length, ignored: plan.ignored, tokenizer: tok.source, notes, bytesRead: opened.reader.dataBytes,
     };
   } finally {
-    reader.close();
+    opened.reader.close();
   }
 }
 
@@ -232,4 +261,3 @@ function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: T
   }
 }
 
-export type { ImportPlan };

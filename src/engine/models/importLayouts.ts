@@ -50,7 +50,7 @@ export interface SourceTensor {
 export interface TensorSource {
   /** Our tensor (pytorchNames.ts), with the shape our model needs. */
   readonly target: TorchTensor;
-  /** Its name in the file. */
+  /** Its name in the file (with any `_orig_mod.` prefix). */
   readonly source: string;
   /** Stored [in, out] (Conv1D): transpose on reading. */
   readonly transpose: boolean;
@@ -123,7 +123,7 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
     config = ours ?? gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes);
   }
   const hasHead = config.kind === 'decoder-only' && shapes.has('lm_head.weight');
-  const lmHead = hasHead && !ours && !opts.tiedHead ? 'lm_head.weight' : null;
+  const lmHead = hasHead && !ours && !opts.tiedHead ? `${strip ? '_orig_mod.' : ''}lm_head.weight` : null;
   if (config.kind === 'decoder-only' && !ours) config = validateConfig({ ...config, tieEmbeddings: lmHead === null });
   const conv1d = layout === 'hf-gpt2';
   const model = new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 });
@@ -140,13 +140,13 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
       bad(`Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), found ${fmt(found)}; check config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`);
     }
     wanted.add(source);
-    return { target, source, transpose };
+    return { target, source: shown, transpose };
   });
   const ignored: string[] = [];
   for (const name of shapes.keys()) {
     if (wanted.has(name)) continue;
     const tiedCopy = name === 'lm_head.weight' && config.tieEmbeddings && sameShape(shapes.get(name), shapes.get(`${prefix}wte.weight`));
-    if (IGNORED.test(name) || tiedCopy) ignored.push(name);
+    if (IGNORED.test(name) || tiedCopy) ignored.push(strip ? `_orig_mod.${name}` : name);
     else bad(`Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`);
   }
   return { layout, config, model, tensors: sources, lmHead, ignored, notes };

@@ -59,11 +59,12 @@ describe('planImport detects', () => {
     const plan = planImport(t, {}, null, { heads: 2 });
     expect(plan.config.bias).toBe(false);
     expect(plan.config.tieEmbeddings).toBe(false);
-    expect(plan.lmHead).toBe('lm_head.weight');
+    expect(plan.lmHead).toBe('_orig_mod.lm_head.weight');
     expect(plan.notes.join(' ')).toMatch(/_orig_mod/);
+    expect(plan.tensors.every((x) => x.source.startsWith('_orig_mod.transformer.') || x.source === '_orig_mod.lm_head.weight')).toBe(true);
     const tied = planImport(t, {}, null, { heads: 2, tiedHead: true });
     expect(tied.config.tieEmbeddings).toBe(true);
-    expect(tied.ignored).toEqual(['lm_head.weight']);
+    expect(tied.ignored).toEqual(['_orig_mod.lm_head.weight']);
   });
 
   it('Hugging Face GPT-2 with and without the transformer. prefix: Conv1D transposed, gelu_new, mask buffers ignored', () => {
