@@ -4,7 +4,11 @@
  *
  * Ids: specials 0..3, bytes 4..259, merge i → id 260 + i. Because every byte has a token,
  * every string encodes (UNK is never produced) and decoding the bytes back is exact
- * (wtf8.ts covers lone surrogates).
+ * (wtf8.ts covers lone surrogates). A vocabulary loaded from GPT-2's files keeps GPT-2's
+ * ids instead (a `BpeLayoutJSON`: where each byte, merge result and special token sits; see
+ * gpt2Files.ts); the algorithm is the same, only the numbering differs. Special tokens are
+ * never made from text: "<|endoftext|>" in a string encodes as its characters, as in
+ * GPT-2's own encoder.py.
  *
  * Encoding a chunk applies the lowest-ranked pair present first, leftmost first among equal
  * ranks — the same result as replaying the training merges in order — using a linked list of
@@ -23,9 +27,8 @@ import { PairHeap } from './pairHeap';
 import { PRETOKENIZER_NAME, forEachChunk } from './pretokenize';
 import {
   BASE_VOCAB,
-  BYTE_OFFSET,
   MAX_VOCAB,
-  NUM_SPECIAL,
+  OWN_SPECIAL_IDS,
   SPECIAL_TOKENS,
   TOKENIZER_FORMAT,
   TOKENIZER_VERSION,
@@ -33,7 +36,7 @@ import {
   checkId,
   wrapSpecials,
 } from './special';
-import type { BpeTokenizerJSON, DecodeOptions, EncodeOptions, Tokenizer } from './special';
+import type { BpeLayoutJSON, BpeTokenizerJSON, DecodeOptions, EncodeOptions, SpecialIds, Tokenizer } from './special';
 import { byteTokenText, decodeWtf8, displayBytes, encodeWtf8 } from './wtf8';
 
 /** Options of {@link trainBpeTokenizer}. */
@@ -49,34 +52,82 @@ const CACHE_LIMIT = 65536;
 export class BpeTokenizer implements Tokenizer {
   readonly type = 'bpe' as const;
   readonly vocabSize: number;
+  readonly specialIds: SpecialIds;
   private readonly merges: readonly (readonly [number, number])[];
+  private readonly layout: BpeLayoutJSON | undefined;
   /** pairKey(a, b) → merge rank. */
   private readonly ranks: ReadonlyMap<number, number>;
-  /** Bytes of each id (empty for specials). */
-  private readonly tokenBytes: readonly Uint8Array[];
+  /** Id of byte b; id of the token merge r makes. */
+  private readonly byteIds: Int32Array;
+  private readonly mergeIds: Int32Array;
+  /**
+   * Bytes of every id, in one buffer: id's are bytes[start[id] .. start[id + 1]) (empty for
+   * specials). One buffer, not a typed array per token: GPT-2's 50k tokens then load fast.
+   */
+  private readonly bytes: Uint8Array;
+  private readonly start: Int32Array;
+  /** The byte a single-byte token stands for, else -1; the text of a special, else undefined. */
+  private readonly byteOf: Int16Array;
+  private readonly specialText: readonly (string | undefined)[];
   private readonly cache = new Map<string, Int32Array>();
 
   /**
    * `merges[i]` must join two ids below 260 + i that are not specials, with no pair repeated
-   * (tokenizerJson.ts and training guarantee it); the constructor trusts its caller.
+   * (tokenizerJson.ts and training guarantee it); with `layout`, two byte or earlier merge
+   * ids of that layout, which assigns every id below its size once (checkBpeLayout checks
+   * it). The constructor trusts its caller.
    */
-  constructor(merges: readonly (readonly [number, number])[]) {
+  constructor(merges: readonly (readonly [number, number])[], layout?: BpeLayoutJSON) {
     this.merges = merges.map(([a, b]) => [a, b] as const);
-    this.vocabSize = BASE_VOCAB + merges.length;
+    this.layout = layout;
+    this.byteIds = Int32Array.from(layout?.byteIds ?? Array.from({ length: 256 }, (_, b) => byteId(b)));
+    this.mergeIds = Int32Array.from(layout?.mergeIds ?? merges.map((_, i) => BASE_VOCAB + i));
+    this.specialIds = layout?.roles ?? OWN_SPECIAL_IDS;
+    const specials = layout?.specials ?? SPECIAL_TOKENS.map((text, id) => ({ id, text }));
+    this.vocabSize = 256 + merges.length + specials.length;
+    const V = this.vocabSize;
+    const specialText: (string | undefined)[] = new Array<string | undefined>(V);
+    const byteOf = new Int16Array(V).fill(-1);
+    for (const sp of specials) specialText[sp.id] = sp.text;
+    const len = new Int32Array(V);
+    for (let b = 0; b < 256; b++) {
+      const id = this.byteIds[b] as number;
+      len[id] = 1;
+      byteOf[id] = b;
+    }
+    merges.forEach(([a, b], i) => (len[this.mergeIds[i] as number] = (len[a] as number) + (len[b] as number)));
+    const start = new Int32Array(V + 1);
+    for (let id = 0; id < V; id++) start[id + 1] = (start[id] as number) + (len[id] as number);
+    const bytes = new Uint8Array(start[V] as number);
+    for (let b = 0; b < 256; b++) bytes[start[this.byteIds[b] as number] as number] = b;
     const ranks = new Map<number, number>();
-    const tokenBytes: Uint8Array[] = [];
-    for (let id = 0; id < NUM_SPECIAL; id++) tokenBytes.push(new Uint8Array(0));
-    for (let b = 0; b < 256; b++) tokenBytes.push(Uint8Array.of(b));
     merges.forEach(([a, b], i) => {
       ranks.set(pairKey(a, b), i);
-      const x = tokenBytes[a] as Uint8Array, y = tokenBytes[b] as Uint8Array;
-      const joined = new Uint8Array(x.length + y.length);
-      joined.set(x, 0);
-      joined.set(y, x.length);
-      tokenBytes.push(joined);
+      const at = start[this.mergeIds[i] as number] as number;
+      bytes.copyWithin(at, start[a] as number, start[a + 1] as number);
+      bytes.copyWithin(at + (len[a] as number), start[b] as number, start[b + 1] as number);
     });
     this.ranks = ranks;
-    this.tokenBytes = tokenBytes;
+    this.bytes = bytes;
+    this.start = start;
+    this.byteOf = byteOf;
+    this.specialText = specialText;
+  }
+
+  /** Bytes of token `id` (empty for a special token). */
+  bytesOf(id: number): Uint8Array {
+    checkId(id, this.vocabSize);
+    return this.bytes.subarray(this.start[id], this.start[id + 1]);
+  }
+
+  /** The merges in rank order, as [a, b] ids, and the id each makes. */
+  mergeList(): { readonly pairs: readonly (readonly [number, number])[]; readonly ids: Int32Array } {
+    return { pairs: this.merges, ids: this.mergeIds.slice() };
+  }
+
+  /** Text of special token `id`, or undefined when `id` is not a special token. */
+  specialTextOf(id: number): string | undefined {
+    return this.specialText[id];
   }
 
   encode(text: string, opts?: EncodeOptions): Int32Array {
@@ -90,14 +141,14 @@ export class BpeTokenizer implements Tokenizer {
       }
       for (let i = 0; i < got.length; i++) ids.push(got[i] as number);
     });
-    return wrapSpecials(ids, opts);
+    return wrapSpecials(ids, opts, this.specialIds);
   }
 
   /** Ids of one chunk: its bytes with merges applied lowest rank first, leftmost first. */
   private encodeChunk(chunk: string): Int32Array {
     const bytes = encodeWtf8(chunk);
     const n = bytes.length;
-    const ids = Int32Array.from(bytes, byteId); // -1 marks a symbol absorbed by its left neighbour
+    const ids = Int32Array.from(bytes, (b) => this.byteIds[b] as number);
     const prev = new Int32Array(n); // linked list of live symbols; -1 and n are the ends
     const next = new Int32Array(n);
     for (let i = 0; i < n; i++) {
@@ -117,8 +168,8 @@ export class BpeTokenizer implements Tokenizer {
       heap.pop();
       if (ids[i] < 0 || rankAt(i) !== r) continue; // stale: this pair changed since the push
       const j = next[i];
-      ids[i] = BASE_VOCAB + r;
-      ids[j] = -1;
+      ids[i] = this.mergeIds[r] as number;
+      ids[j] = -1; // absorbed by its left neighbour
       next[i] = next[j];
       if (next[i] < n) prev[next[i]] = i;
       // Only the pairs on either side of the new symbol are new.
@@ -144,13 +195,13 @@ export class BpeTokenizer implements Tokenizer {
     for (let i = 0; i < ids.length; i++) {
       const id = ids[i] as number;
       checkId(id, this.vocabSize);
-      if (id < NUM_SPECIAL) {
+      const special = this.specialText[id];
+      if (special !== undefined) {
         flush();
-        if (!skipSpecial) parts.push(SPECIAL_TOKENS[id] as string);
+        if (!skipSpecial) parts.push(special);
         continue;
       }
-      const b = this.tokenBytes[id] as Uint8Array;
-      for (let k = 0; k < b.length; k++) pending.push(b[k] as number);
+      for (let k = this.start[id] as number; k < (this.start[id + 1] as number); k++) pending.push(this.bytes[k] as number);
     }
     flush();
     return parts.join('');
@@ -158,9 +209,11 @@ export class BpeTokenizer implements Tokenizer {
 
   tokenText(id: number): string {
     checkId(id, this.vocabSize);
-    if (id < NUM_SPECIAL) return SPECIAL_TOKENS[id] as string;
-    if (id < BASE_VOCAB) return byteTokenText(id - BYTE_OFFSET);
-    return displayBytes(this.tokenBytes[id] as Uint8Array);
+    const special = this.specialText[id];
+    if (special !== undefined) return special;
+    const b = this.byteOf[id] as number;
+    if (b >= 0) return byteTokenText(b);
+    return displayBytes(this.bytes.subarray(this.start[id], this.start[id + 1]));
   }
 
   toJSON(): BpeTokenizerJSON {
@@ -171,6 +224,7 @@ export class BpeTokenizer implements Tokenizer {
       vocabSize: this.vocabSize,
       pretokenizer: PRETOKENIZER_NAME,
       merges: this.merges.map(([a, b]) => [a, b] as const),
+      ...(this.layout ? { layout: this.layout } : {}),
     };
   }
 }

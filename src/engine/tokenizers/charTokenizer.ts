@@ -18,6 +18,7 @@ import {
   BYTE_OFFSET,
   MAX_VOCAB,
   NUM_SPECIAL,
+  OWN_SPECIAL_IDS,
   SPECIAL_TOKENS,
   TOKENIZER_FORMAT,
   TOKENIZER_VERSION,
@@ -38,6 +39,7 @@ export interface CharTrainOptions {
 export class CharTokenizer implements Tokenizer {
   readonly type = 'char' as const;
   readonly vocabSize: number;
+  readonly specialIds = OWN_SPECIAL_IDS;
   /** Learned characters; `chars[i]` has id 260 + i. */
   private readonly chars: readonly string[];
   /** Code point → id for the learned characters. */

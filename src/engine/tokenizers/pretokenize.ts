@@ -10,6 +10,14 @@
  * word). Every code point (a lone surrogate too, which the `u` flag reads as one code point)
  * falls in one alternative, so the chunks always concatenate back to the input.
  *
+ * Checked against GPT-2's: the alternatives are encoder.py's, in its order (the seven
+ * contractions share one group, which matches the same text); test/unit/.../gpt2Files.test.ts
+ * compares whole encodings with the npm package gpt-3-encoder, which runs this pattern in
+ * JavaScript. What `\s` means for a few rare code points can differ from GPT-2's Python
+ * (the `regex` module): JavaScript counts U+FEFF as a space and Python does not, and
+ * Python's Unicode tables may count U+001C..U+001F or U+0085; text with those may split
+ * differently from Python's GPT-2 tokenizer (not verified here: no `regex` module).
+ *
  * Leaves out: other languages' contraction rules, digit grouping (GPT-4 splits digits into
  * groups of three), and the bytes-to-unicode table GPT-2 uses only to store its vocabulary.
  */

@@ -23,6 +23,21 @@ export const EOS = 2;
 /** Unknown-token id: reserved; encode never produces it (byte fallback covers every string). */
 export const UNK = 3;
 
+/**
+ * Ids a vocabulary gives the four roles; -1 where it has none. Ours are 0..3 (below); a
+ * loaded GPT-2 vocabulary has one special token, `<|endoftext|>` (50256), which GPT-2 puts
+ * between documents, so it is both BOS and EOS there, and it has no PAD and no UNK.
+ */
+export interface SpecialIds {
+  readonly pad: number;
+  readonly bos: number;
+  readonly eos: number;
+  readonly unk: number;
+}
+
+/** The roles' ids in Attention Lab's own layout. */
+export const OWN_SPECIAL_IDS: SpecialIds = { pad: 0, bos: 1, eos: 2, unk: 3 };
+
 /** Display text of the special tokens, indexed by id. */
 export const SPECIAL_TOKENS: readonly string[] = ['<pad>', '<bos>', '<eos>', '<unk>'];
 
@@ -65,17 +80,44 @@ export interface CharTokenizerJSON {
   readonly chars: readonly string[];
 }
 
+/** A special token of a BPE vocabulary laid out otherwise than ours: never made by encode. */
+export interface BpeSpecialToken {
+  readonly id: number;
+  /** What decode writes for it (unless skipSpecial), e.g. `<|endoftext|>`. */
+  readonly text: string;
+}
+
+/**
+ * Where each token of a BPE vocabulary sits when it is not our layout (specials 0..3, byte b
+ * at 4 + b, merge i at 260 + i): a vocabulary loaded from GPT-2's files keeps GPT-2's ids,
+ * so its model's embedding rows need no reordering. Every id below the tokenizer's vocabSize
+ * is exactly one byte, merge result or special.
+ */
+export interface BpeLayoutJSON {
+  /** Id of byte b, for b = 0..255. */
+  readonly byteIds: readonly number[];
+  /** Id of the token merge i makes. */
+  readonly mergeIds: readonly number[];
+  readonly specials: readonly BpeSpecialToken[];
+  readonly roles: SpecialIds;
+}
+
 /** Saved form of a byte-level BPE tokenizer: the merges in rank order. */
 export interface BpeTokenizerJSON {
   readonly format: typeof TOKENIZER_FORMAT;
   readonly version: typeof TOKENIZER_VERSION;
   readonly type: 'bpe';
-  /** Total ids: 260 + merges.length. */
+  /** Total ids: 260 + merges.length in our layout; with `layout`, the ids it assigns. */
   readonly vocabSize: number;
   /** The pre-tokenizer that splits text into chunks before merging (pretokenize.ts). */
   readonly pretokenizer: 'gpt2';
-  /** Merge i joins ids [a, b] into id 260 + i; a and b are byte or earlier merge ids. */
+  /**
+   * Merge i joins ids [a, b] into id 260 + i (with `layout`: into `layout.mergeIds[i]`);
+   * a and b are byte or earlier merge ids.
+   */
   readonly merges: readonly (readonly [number, number])[];
+  /** Present only for a vocabulary not in our layout (one loaded from GPT-2's files). */
+  readonly layout?: BpeLayoutJSON;
 }
 
 /** Either saved form, discriminated on `type`. */
@@ -86,6 +128,8 @@ export interface Tokenizer {
   readonly type: 'char' | 'bpe';
   /** Number of ids; every id produced is in [0, vocabSize). */
   readonly vocabSize: number;
+  /** Ids of PAD, BOS, EOS, UNK: 0..3, except in a loaded GPT-2 vocabulary (see SpecialIds). */
+  readonly specialIds: SpecialIds;
   /** Ids of `text`; `decode(encode(text)) === text` for every string, lone surrogates included. */
   encode(text: string, opts?: EncodeOptions): Int32Array;
   /**
@@ -120,14 +164,17 @@ export function checkId(id: number, vocabSize: number): void {
 
 /**
  * Ids to put around encoded text: BOS first and EOS last when asked. Shared so both
- * tokenizers treat the options the same way.
+ * tokenizers treat the options the same way. `ids` are the vocabulary's (ours by default).
  */
-export function wrapSpecials(body: readonly number[], opts: EncodeOptions | undefined): Int32Array {
+export function wrapSpecials(body: readonly number[], opts: EncodeOptions | undefined, ids: SpecialIds = OWN_SPECIAL_IDS): Int32Array {
   const bos = opts?.bos === true ? 1 : 0;
   const eos = opts?.eos === true ? 1 : 0;
+  if ((bos && ids.bos < 0) || (eos && ids.eos < 0)) {
+    throw new EngineError('tokenizer/invalid', `This vocabulary has no ${bos && ids.bos < 0 ? 'BOS' : 'EOS'} token; encode without it.`);
+  }
   const out = new Int32Array(body.length + bos + eos);
-  if (bos) out[0] = BOS;
+  if (bos) out[0] = ids.bos;
   for (let i = 0; i < body.length; i++) out[i + bos] = body[i] as number;
-  if (eos) out[out.length - 1] = EOS;
+  if (eos) out[out.length - 1] = ids.eos;
   return out;
 }

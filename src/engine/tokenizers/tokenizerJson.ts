@@ -5,6 +5,9 @@
  *   { "format": "attention-lab-tokenizer", "version": 1, "type": "char", "vocabSize": N, "chars": [...] }
  *   { "format": "attention-lab-tokenizer", "version": 1, "type": "bpe", "vocabSize": N,
  *     "pretokenizer": "gpt2", "merges": [[a, b], ...] }
+ * and, for a BPE vocabulary that keeps GPT-2's ids (loaded from its files, gpt2Files.ts),
+ * a "layout" field too: { "byteIds": [...256], "mergeIds": [...], "specials": [{id, text}],
+ * "roles": {pad, bos, eos, unk} } (bpeLayout.ts checks it).
  * Everything is checked before use — unknown or missing fields, a count that disagrees with
  * the lists, duplicate characters or merges, a merge that names an id not defined before it —
  * and each problem throws EngineError('tokenizer/invalid') naming the field and the fix. A model
@@ -15,11 +18,12 @@
  */
 
 import { EngineError } from '../errors';
+import { checkBpeLayout } from './bpeLayout';
 import { BpeTokenizer } from './bpeTokenizer';
 import { CharTokenizer } from './charTokenizer';
 import { PRETOKENIZER_NAME } from './pretokenize';
 import { BASE_VOCAB, MAX_VOCAB, NUM_SPECIAL, TOKENIZER_FORMAT, TOKENIZER_VERSION } from './special';
-import type { Tokenizer } from './special';
+import type { BpeLayoutJSON, Tokenizer } from './special';
 
 const RETRAIN = 'retrain the tokenizer (or restore the tokenizer.json saved with the run)';
 
@@ -78,13 +82,30 @@ function charFromJSON(obj: Record<string, unknown>): CharTokenizer {
   return new CharTokenizer(chars as string[]);
 }
 
+/** A BPE tokenizer in another vocabulary's layout (GPT-2's ids): shapes first, then checkBpeLayout. */
+function bpeWithLayout(obj: Record<string, unknown>, merges: unknown[]): BpeTokenizer {
+  const layout = obj['layout'];
+  if (typeof layout !== 'object' || layout === null || Array.isArray(layout)) throw invalid(`"layout" must be an object, found ${describe(layout)}`);
+  const pairs: [number, number][] = [];
+  for (let i = 0; i < merges.length; i++) {
+    const m: unknown = merges[i];
+    if (!Array.isArray(m) || m.length !== 2) throw invalid(`"merges"[${i}] must be a pair [a, b], found ${describe(m)}`);
+    pairs.push([m[0] as number, m[1] as number]);
+  }
+  const problem = checkBpeLayout(pairs, layout as BpeLayoutJSON, obj['vocabSize'] as number);
+  if (problem !== null) throw invalid(problem);
+  return new BpeTokenizer(pairs, layout as BpeLayoutJSON);
+}
+
 function bpeFromJSON(obj: Record<string, unknown>): BpeTokenizer {
-  checkKeys(obj, ['format', 'version', 'type', 'vocabSize', 'pretokenizer', 'merges']);
+  const withLayout = 'layout' in obj;
+  checkKeys(obj, ['format', 'version', 'type', 'vocabSize', 'pretokenizer', 'merges', ...(withLayout ? ['layout'] : [])]);
   if (obj['pretokenizer'] !== PRETOKENIZER_NAME) {
     throw invalid(`"pretokenizer" must be "${PRETOKENIZER_NAME}" (the only one this build knows), found ${describe(obj['pretokenizer'])}`);
   }
   const merges = obj['merges'];
   if (!Array.isArray(merges)) throw invalid(`"merges" must be an array of [a, b] id pairs, found ${describe(merges)}`);
+  if (withLayout) return bpeWithLayout(obj, merges);
   const seen = new Map<string, number>();
   const out: [number, number][] = [];
   for (let i = 0; i < merges.length; i++) {
