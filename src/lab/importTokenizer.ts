@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { TOKENIZER_FORMAT } from '../engine/tokenizers/special';
+import { bpeFromGpt2Files, bpeFromHfTokenizerJson } from '../engine/tokenizers/gpt2Files';
 import { parseTokenizerJSON } from '../engine/tokenizers/tokenizerJson';
 
 /** A tokenizer and, for people, where it came from. */
@@ -40,13 +41,22 @@ function fromTokenizerJson(file: string): ImportTokenizer {
       return bad(`${file}: ${(e as Error).message}`);
     }
   }
-  return bad(`${file} is a tokenizer.json Attention Lab does not read (not its own format); pass GPT-2's vocab.json + merges.txt or one of Attention Lab's tokenizer.json files with --tokenizer PATH.`);
+  try {
+    return { tokenizer: bpeFromHfTokenizerJson(json), source: `${file} (Hugging Face)` };
+  } catch (e) {
+    return bad(`${file}: ${(e as Error).message}`);
+  }
 }
 
 function fromVocab(vocab: string): ImportTokenizer {
   const merges = path.join(path.dirname(vocab), 'merges.txt');
   if (!fs.existsSync(merges)) bad(`${vocab} has no merges.txt beside it; GPT-2's byte-level BPE needs both files.`);
-  return bad(`${vocab} + merges.txt: GPT-2 vocabularies are not read by this build; pass one of Attention Lab's tokenizer.json files with --tokenizer PATH.`);
+  const vocabJson = readJson(vocab);
+  try {
+    return { tokenizer: bpeFromGpt2Files(vocabJson, fs.readFileSync(merges, 'utf8'), { vocab: vocab, merges }), source: `${vocab} + merges.txt` };
+  } catch (e) {
+    return bad((e as Error).message);
+  }
 }
 
 /** The tokenizer in folder `dir`, or null when it has none. */
