@@ -31,6 +31,7 @@ import { documentDataset, pairDataset, tokenizePairs } from './dataset';
 import type { DocumentData, WorkHooks } from './documentData';
 import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
+import { checkMemory } from './memoryCheck';
 import { RUN_FILES } from './runFolder';
 import { seededPermutation } from './seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
@@ -216,6 +217,7 @@ export function modelPadId(tok: Tokenizer): number {
 /** A bound model (and optimizer) for a config and dataset shape, padding with `padId` (see {@link modelPadId}). */
 export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' | 'maxLen' | 'maxSrcLen'>, backend: Backend, padId?: number): Transformer {
   const shape = { maxBatch: dataset.maxBatch, maxLen: Math.min(dataset.maxLen, cfg.maxLen), ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}), ...(padId === undefined ? {} : { padId }) };
+  checkMemory(cfg, shape, backend, 'training');
   return new Transformer(cfg, shape).bind(backend);
 }
 
