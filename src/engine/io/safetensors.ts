@@ -131,6 +131,9 @@ export function expectTensor<D extends SafetensorsDtype>(
   return t.data as TensorArray<D>;
 }
 
+/** Whether this host stores numbers little-endian, as safetensors does (then F32 bytes copy as they are). */
+const LITTLE_ENDIAN = new Uint8Array(Uint16Array.of(1).buffer)[0] === 1;
+
 function badInput(msg: string): EngineError {
   return new EngineError('input/invalid', `encodeSafetensors: ${msg}`);
 }
@@ -164,6 +167,11 @@ function writeElements(view: DataView, pos: number, dtype: SafetensorsDtype, dat
   const n = data.length;
   switch (dtype) {
     case 'F32':
+      if (LITTLE_ENDIAN && data instanceof Float32Array) {
+        // Same bytes on a little-endian host: one copy instead of n DataView calls (500 MB for GPT-2 small).
+        new Uint8Array(view.buffer, view.byteOffset + pos, 4 * n).set(new Uint8Array(data.buffer, data.byteOffset, 4 * n));
+        return;
+      }
       for (let i = 0; i < n; i++) view.setFloat32(pos + 4 * i, data[i] as number, true);
       return;
     case 'F64':
@@ -201,7 +209,8 @@ function readElements(
   switch (dtype) {
     case 'F32': {
       const out = new Float32Array(n);
-      for (let i = 0; i < n; i++) out[i] = view.getFloat32(pos + 4 * i, true);
+      if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(new Uint8Array(view.buffer, view.byteOffset + pos, 4 * n));
+      else for (let i = 0; i < n; i++) out[i] = view.getFloat32(pos + 4 * i, true);
       return out;
     }
     case 'F64': {
