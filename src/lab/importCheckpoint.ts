@@ -28,6 +28,7 @@ import type { Tokenizer } from '../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../protocol/data';
 import { saveCheckpoint } from './checkpoint';
 import type { WorkHooks } from './documentData';
+import { CancelledError } from './documentData';
 import { loadImportTokenizer } from './importTokenizer';
 import { writeTokenizer } from './prepare';
 import { RUN_FORMAT, RUN_VERSION, writeRunJson } from './runFolder';
@@ -147,8 +148,15 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: { re
   const { reader, modelFile } = opened;
   let plan = opened.plan;
   const notes = [...plan.notes];
-  const progress = (done: number, total: number): void =>
-    hooks.onProgress?.({ phase: 'read', done, total, message: `Reading ${path.basename(modelFile)}` } satisfies PrepareProgress);
+  // Progress counts the bytes of the tensors the model takes (not mask buffers it ignores).
+  const sources = new Set([...plan.tensors.map((t) => t.source), ...(plan.lmHead ? [plan.lmHead] : [])]);
+  let total = 0;
+  for (const name of sources) {
+    const e = reader.entry(name);
+    total += e ? e.end - e.begin : 0;
+  }
+  const progress = (done: number): void =>
+    hooks.onProgress?.({ phase: 'read', done: Math.min(done, total), total, message: `Reading ${path.basename(modelFile)}` } satisfies PrepareProgress);
   const readHooks = { onBytes: progress, ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}), ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}) };
   let wte: Float32Array | null = null;
   if (plan.lmHead) {
@@ -179,6 +187,7 @@ export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}
     const tok = loadImportTokenizer(opened.modelFile, req.tokenizer);
     checkVocab(opened.plan.config, tok.tokenizer, tok.source);
     const { plan, notes } = await readCheckpointWeights(opened, heads, hooks);
+    if (hooks.isCancelled?.()) throw new CancelledError(`importing ${path.basename(opened.modelFile)}`);
     const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
     const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
     writeRunFolder(out, plan.model, tok.tokenizer, spec, description);

@@ -1,6 +1,6 @@
 /**
  * The extension's model worker (a `worker_threads` worker, bundled as dist/modelWorker.js):
- * answers decode, score, attention, export, speed-calibration and evaluate-on-files requests
+ * answers decode, score, attention, export, import, speed-calibration and evaluate-on-files requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
  * the lab (lab/inference/ for decode, score and attention; lab/evaluateFiles.ts,
  * lab/exportPytorch.ts, lab/calibrate.ts), where the CLI's commands call it too: this file
@@ -20,7 +20,9 @@ import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
+import { CancelledError } from '../../lab/documentData';
 import { exportPytorch } from '../../lab/exportPytorch';
+import { importCheckpoint } from '../../lab/importCheckpoint';
 import { attendText } from '../../lab/inference/attend';
 import { decodeText } from '../../lab/inference/decode';
 import { scoreText } from '../../lab/inference/score';
@@ -95,6 +97,21 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       post({ type: 'model/didEvaluateFiles', id, output });
       return;
     }
+    case 'model/import': {
+      const cancel = msg.cancel;
+      let posted = -Infinity;
+      const res = await importCheckpoint({ from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) }, {
+        onProgress: (p) => {
+          if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
+          posted = performance.now();
+          post({ type: 'model/didProgress', id, done: p.done, total: p.total });
+        },
+        isCancelled: () => Atomics.load(cancel, 0) !== 0,
+      });
+      const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
+      post({ type: 'model/didImport', id, output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] } });
+      return;
+    }
     default:
       msg satisfies never;
   }
@@ -103,7 +120,7 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
 /** The error a failed request is answered with. */
 function errorOf(e: unknown): ErrorData {
   if (EngineError.is(e)) return e.toData();
-  if (e instanceof EvaluationCancelled) return { code: 'cancelled', message: e.message };
+  if (e instanceof EvaluationCancelled || e instanceof CancelledError) return { code: 'cancelled', message: e.message };
   return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
 }
 

@@ -10,6 +10,7 @@ import type { Batch } from '../../../src/engine/models/transformer';
 import { Transformer } from '../../../src/engine/models/transformer';
 import { Rng } from '../../../src/engine/rng';
 import { trainCharTokenizer } from '../../../src/engine/tokenizers/charTokenizer';
+import { CancelledError } from '../../../src/lab/documentData';
 import { exportPytorch } from '../../../src/lab/exportPytorch';
 import { importCheckpoint } from '../../../src/lab/importCheckpoint';
 import { openRun } from '../../../src/lab/openRun';
@@ -119,6 +120,14 @@ describe('import refuses, writing nothing', () => {
     const e = await errorOf(() => importCheckpoint({ from: dir, out: full }));
     expect(e.message).toMatch(/already exists and is not empty/);
     expect(fs.readdirSync(full)).toEqual(['keep.txt']);
+  });
+
+  it('a cancelled import (between pieces of the file)', async () => {
+    const out = path.join(root, 'cancelled');
+    let calls = 0;
+    await expect(importCheckpoint({ from: dir, out }, { isCancelled: () => ++calls > 1 })).rejects.toBeInstanceOf(CancelledError);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(root).filter((n) => n.includes('importing'))).toEqual([]);
   });
 
   it('pickles, and a folder with only a pickle', async () => {

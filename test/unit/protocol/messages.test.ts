@@ -78,6 +78,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o' },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
   'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, cancel: new Int32Array(new SharedArrayBuffer(4)) },
+  'model/import': { type: 'model/import', id: 7, from: '/w/gpt2', outDir: '/w/runs/gpt2', cancel: new Int32Array(new SharedArrayBuffer(4)) },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
@@ -92,6 +93,10 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didEvaluateFiles': {
     type: 'model/didEvaluateFiles', id: 6,
     output: { kind: 'documents', source: '1 document under /w/test', step: 10, context: 16, loss: 2, ppl: Math.exp(2), tokens: 50, documents: 1, pairs: 0, pairsTooLong: 0, decoded: 0, exactMatch: null, bleu: null, skipped: [], characters: 50, unseenChars: 1, unseenExamples: ['é'] },
+  },
+  'model/didImport': {
+    type: 'model/didImport', id: 7,
+    output: { runDir: '/w/runs/gpt2', layout: 'hf-gpt2', layoutText: 'Hugging Face GPT-2', modelFile: '/w/gpt2/model.safetensors', params: 124439808, tensors: 148, tokenizer: '/w/gpt2/vocab.json + merges.txt', notes: [] },
   },
   'model/didFail': { type: 'model/didFail', id: 6, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
 };
