@@ -6,6 +6,7 @@ import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import type { ModelConfig } from '../../../src/engine/config';
 import { presetConfig, presetNames, validateConfig } from '../../../src/engine/config';
 import { EngineError } from '../../../src/engine/errors';
+import { decodeSafetensors, encodeSafetensors } from '../../../src/engine/io/safetensors';
 import type { Batch } from '../../../src/engine/models/transformer';
 import { Transformer } from '../../../src/engine/models/transformer';
 import { Rng } from '../../../src/engine/rng';
@@ -83,6 +84,29 @@ describe('import: round trip of every preset through export', () => {
     const r = openRun(path.join(root, 'odd-run'), createReferenceBackend(), 1);
     expect(r.model.config).toEqual(c);
     const b = batch(c, 2);
+    expect(logitsOf(r.model, b)).toEqual(logitsOf(model, b));
+  });
+});
+
+describe("import: the seed notebook's Transformer and nanoGPT without our metadata", () => {
+  /** Rewrites `dir`/model.safetensors without the attention_lab_config metadata, as PyTorch would save it. */
+  function asPytorchSaved(dir: string): void {
+    const file = path.join(dir, 'model.safetensors');
+    const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)));
+    const tensors = [...f.tensors].map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, data: t.data }));
+    fs.writeFileSync(file, encodeSafetensors(tensors, { format: 'pt' }));
+  }
+
+  it.each([['encoder-decoder', 'seed-transformer'], ['decoder-only', 'nanogpt']] as const)('%s is read by its names, shapes and config.json (%s)', async (kind, layout) => {
+    const c = validateConfig({ ...presetConfig(kind, 'tiny', tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0), maxLen: 16 });
+    const { dir, model } = exported(c, `${layout}-plain`);
+    asPytorchSaved(dir);
+    const out = path.join(root, `${layout}-plain-run`);
+    const res = await importCheckpoint({ from: dir, out });
+    expect(res.layout).toBe(layout);
+    expect(res.config).toEqual({ ...c, dropout: kind === 'encoder-decoder' ? c.dropout : 0 });
+    const r = openRun(out, createReferenceBackend(), 1);
+    const b = batch(c, 4);
     expect(logitsOf(r.model, b)).toEqual(logitsOf(model, b));
   });
 });
