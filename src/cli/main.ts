@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import { createBackend } from '../engine/backends/select';
 import { isUserFixable } from '../lab/errorCodes';
-import { exportPytorch } from '../lab/exportPytorch';
+import { exportRun } from '../lab/exportFolder';
 import { openRun } from '../lab/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
@@ -23,23 +23,29 @@ import { TRAIN_HELP, trainCommand } from './train';
 
 declare const VERSION: string | undefined;
 
-const EXPORT_HELP = `attention-lab export --run DIR --format pytorch --out DIR
-  model.safetensors with nanoGPT's GPT (decoder-only) or the notebook Transformer's
-  (encoder-decoder) state_dict names, fp32, Linear weights [out, in], and config.json.`;
+const EXPORT_HELP = `attention-lab export --run DIR --out DIR [--format pytorch] [--force] [--text TEXT] [--src TEXT]
+  Writes DIR/<run name>/: model.safetensors (nanoGPT's GPT or the notebook Transformer's
+  state_dict names, fp32, Linear weights [out, in]), config.json, tokenizer.json, for a BPE
+  run also vocab.json + merges.txt (GPT-2's format), and README.md with the PyTorch lines
+  that load it and the score of an example text (--text; --src for an encoder-decoder).
+  An existing non-empty folder of that name is replaced only with --force.`;
 
 function exportCommand(argv: string[], ctx: CommandContext): number {
-  const f = parseFlags('export', argv, { run: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } });
+  const f = parseFlags('export', argv, { run: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean' }, text: { type: 'string' }, src: { type: 'string' } });
   if (f.bool('help')) return ctx.help(EXPORT_HELP);
   f.choice('format', ['pytorch'] as const, 'pytorch');
   const run = f.str('run');
   const out = f.str('out');
-  if (!run || !out) throw new UsageError('`export` needs --run DIR and --out DIR.');
+  if (!run || !out) throw new UsageError('`export` needs --run DIR and --out DIR (the export goes into DIR/<run name>).');
   const r = openRun(path.resolve(ctx.cwd, run), createBackend('reference'));
-  const res = exportPytorch(r.model, path.resolve(ctx.cwd, out));
-  if (f.bool('json')) ctx.out(JSON.stringify({ files: res.files, tensors: res.tensors, warnings: res.warnings }));
+  const text = f.str('text');
+  const source = f.str('src');
+  const res = exportRun(r, path.resolve(ctx.cwd, out), { force: f.bool('force'), ...(text !== undefined ? { text } : {}), ...(source !== undefined ? { source } : {}) });
+  if (f.bool('json')) ctx.out(JSON.stringify({ dir: res.dir, files: res.files, tensors: res.tensors, warnings: res.warnings, example: res.example }));
   else {
-    ctx.out(`Wrote ${res.tensors} tensors: ${res.files.join(', ')}`);
-    for (const w of res.warnings) ctx.err(`note: differs from nanoGPT: ${w}`);
+    ctx.out(`Wrote ${res.dir}: ${res.files.map((p) => path.basename(p)).join(', ')} (${res.tensors} tensors)`);
+    if (res.example) ctx.out(`Example: ${res.example.tokens} tokens, total log p ${res.example.logprobSum.toFixed(4)} nats (see README.md)`);
+    for (const w of res.warnings) ctx.err(`note: ${w}`);
   }
   return 0;
 }
@@ -51,7 +57,7 @@ const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => n
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   lens: { run: lensCommand, summary: 'logit lens: the top next tokens read out after every layer', help: LENS_HELP },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
-  export: { run: exportCommand, summary: 'write the model for PyTorch (nanoGPT / notebook names)', help: EXPORT_HELP },
+  export: { run: exportCommand, summary: 'write a folder for PyTorch: weights (nanoGPT / notebook names), config, tokenizer, README', help: EXPORT_HELP },
   import: { run: importCommand, summary: 'open a PyTorch .safetensors checkpoint (ours, nanoGPT, GPT-2, notebook) as a run folder', help: IMPORT_HELP },
   bench: { run: benchCommand, summary: 'measure speed against PyTorch (and TF.js) in the same run', help: BENCH_HELP },
   heads: { run: headsCommand, summary: 'what each attention head does: previous-token, induction, alignment … scores; --ablate: Δ loss per head', help: HEADS_HELP },

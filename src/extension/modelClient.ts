@@ -79,9 +79,9 @@ export class ModelClient implements DisposableLike {
     return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attend', runDir, text });
   }
 
-  /** Writes the run's model for PyTorch into `outDir`. */
-  exportPytorch(runDir: string, outDir: string): Promise<ExportOutput> {
-    return this.request<ExportOutput>('Exporting', TIMEOUT_MS.export, { type: 'model/export', runDir, outDir });
+  /** Writes the run's export folder `<outDir>/<run name>` (lab/exportFolder.ts); `force` replaces a non-empty one. */
+  exportPytorch(runDir: string, outDir: string, force = false): Promise<ExportOutput> {
+    return this.request<ExportOutput>('Exporting', TIMEOUT_MS.export, { type: 'model/export', runDir, outDir, force });
   }
 
   /** Measures seconds per training step of `spec` on this machine. */

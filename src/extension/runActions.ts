@@ -92,19 +92,27 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
     if (!picked?.[0]) return undefined;
     out = picked[0].fsPath;
   }
+  const target = path.join(out, path.basename(run.runDir));
+  let force = false;
+  if (fs.existsSync(target) && fs.statSync(target).isDirectory() && fs.readdirSync(target).length > 0) {
+    const replace = await vscode.window.showWarningMessage(`${target} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');
+    if (replace !== 'Replace') return undefined;
+    force = true;
+  }
   let result;
   try {
-    result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` }, () => s.models.exportPytorch(run.runDir, out as string));
+    result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` }, () => s.models.exportPytorch(run.runDir, out as string, force));
   } catch (e) {
     await showError(s.log, `Export of ${run.name} failed: ${messageOf(e)}`, e);
     return undefined;
   }
   const names = run.kind === 'decoder-only' ? "nanoGPT's GPT" : "the notebook Transformer's";
-  s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${out}: ${result.files.join(', ')}`);
+  const dir = result.dir;
+  s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => path.basename(f)).join(', ')}`);
   for (const w of result.warnings) s.log.warn(`Export of ${run.name}: ${w}`);
-  const warn = result.warnings.length ? ` Differences from ${names} architecture: ${result.warnings.join('; ')}.` : '';
-  void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch: model.safetensors and config.json in ${out}.${warn}`, 'Open config.json').then((a) => {
-    if (a) void vscode.window.showTextDocument(vscode.Uri.file(path.join(out as string, 'config.json')));
+  const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';
+  void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch into ${dir} (weights, config, tokenizer, README).${warn}`, 'Open README').then((a) => {
+    if (a) void vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, 'README.md')));
   });
   return [...result.files];
 }

@@ -1,33 +1,36 @@
 /**
- * `export --format pytorch`: model.safetensors under the state_dict names of nanoGPT's `GPT`
- * (decoder-only) or the seed notebook's `Transformer` (encoder-decoder), fp32, Linear
- * weights [out, in], plus config.json with the constructor arguments (DESIGN.md). A
- * decoder-only model whose options differ from nanoGPT's architecture is still exported,
- * with the differences listed, since nanoGPT would not give the same logits.
+ * The model half of `export --format pytorch`: the tensors under the state_dict names of
+ * nanoGPT's `GPT` (decoder-only) or the seed notebook's `Transformer` (encoder-decoder),
+ * fp32, Linear weights [out, in], and config.json with the constructor arguments (DESIGN.md)
+ * plus our whole ModelConfig. A decoder-only model whose options differ from nanoGPT's
+ * architecture is still exported, with the differences listed, since nanoGPT would not give
+ * the same logits.
+ *
+ * Leaves out: the folder, the tokenizer files and the README (exportFolder.ts writes them).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ModelConfig } from '../engine/config';
-import { EngineError } from '../engine/errors';
 import { encodeSafetensors } from '../engine/io/safetensors';
 import { gatherTorchTensor, torchTensors } from '../engine/models/pytorchNames';
 import type { Transformer } from '../engine/models/transformer';
 import { sinusoidalTable } from '../engine/ops/embedding';
-import { writeFileAtomic } from './atomicFile';
 
-/** What an export wrote. */
-export interface ExportResult {
-  readonly files: readonly string[];
-  readonly tensors: number;
-  /** Ways the model differs from the PyTorch class it is named after. */
-  readonly warnings: readonly string[];
+/** Hugging Face's name of an activation (`activation_function` in a GPT-2 config.json). */
+export function hfActivationName(a: ModelConfig['activation']): string {
+  return a === 'geluTanh' ? 'gelu_new' : a;
 }
 
-/** nanoGPT's GPTConfig, or the notebook Transformer's arguments plus the paper's options. */
+/**
+ * nanoGPT's GPTConfig fields plus Hugging Face's `activation_function`, or the notebook
+ * Transformer's arguments plus the paper's options. (exportFolder.ts adds the
+ * `attention_lab` block with the whole ModelConfig.)
+ */
 export function pytorchConfig(c: ModelConfig): Record<string, unknown> {
   if (c.kind === 'decoder-only') {
-    return { block_size: c.maxLen, vocab_size: c.vocabSize, n_layer: c.nDecoderLayers, n_head: c.nHeads, n_embd: c.dModel, dropout: c.dropout, bias: c.bias };
+    return {
+      block_size: c.maxLen, vocab_size: c.vocabSize, n_layer: c.nDecoderLayers, n_head: c.nHeads, n_embd: c.dModel, dropout: c.dropout, bias: c.bias,
+      activation_function: hfActivationName(c.activation),
+    };
   }
   return {
     src_vocab_size: c.srcVocabSize, tgt_vocab_size: c.vocabSize, d_model: c.dModel, num_heads: c.nHeads,
@@ -52,20 +55,14 @@ function nanoGptDifferences(c: ModelConfig): string[] {
   return w;
 }
 
-/** Writes `outDir`/model.safetensors and `outDir`/config.json. */
-export function exportPytorch(model: Transformer, outDir: string): ExportResult {
+/** The model's tensors for PyTorch and the ways it differs from the class it is named after. */
+export function pytorchTensors(model: Transformer): { readonly bytes: Uint8Array; readonly tensors: number; readonly warnings: string[] } {
   const c = model.config;
-  if (fs.existsSync(path.join(outDir, 'run.json'))) throw new EngineError('input/invalid', `${outDir} is a run folder; export into another folder so the run's own model.safetensors is not replaced.`);
-  fs.mkdirSync(outDir, { recursive: true });
   const tensors = torchTensors(model).map((t) => ({ name: t.name, dtype: 'F32' as const, shape: t.shape, data: gatherTorchTensor(t) }));
   if (c.kind === 'encoder-decoder' && c.positional === 'sinusoidal') {
     tensors.push({ name: 'positional_encoding.pe', dtype: 'F32', shape: [1, c.maxLen, c.dModel], data: sinusoidalTable(c.maxLen, c.dModel) });
   }
-  const model_ = path.join(outDir, 'model.safetensors');
-  const config = path.join(outDir, 'config.json');
   // Our whole config rides along in the metadata, so `import` gives back exactly this model
   // (activation, norm placement … that the PyTorch config.json has no field for).
-  writeFileAtomic(model_, encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab', attention_lab_config: JSON.stringify(c) }));
-  writeFileAtomic(config, `${JSON.stringify(pytorchConfig(c), null, 2)}\n`);
-  return { files: [model_, config], tensors: tensors.length, warnings: nanoGptDifferences(c) };
+  return { bytes: encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab', attention_lab_config: JSON.stringify(c) }), tensors: tensors.length, warnings: nanoGptDifferences(c) };
 }

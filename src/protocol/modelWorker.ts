@@ -27,9 +27,9 @@ export const scoreOutput = obj({
   truncated: nonNegInt,
 });
 
-/** What `model/export` wrote. */
+/** What `model/export` wrote: the folder `<outDir>/<run name>` and its files (src/lab/exportFolder.ts). */
 export type ExportOutput = Infer<typeof exportOutput>;
-export const exportOutput = obj({ files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) });
+export const exportOutput = obj({ dir: str, files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) });
 
 /**
  * Test files a run never saw (`eval --data/--pairs`, "Evaluate on Files…"): documents for a
@@ -109,7 +109,8 @@ export const hostToModelWorker = messages({
   'model/decode': { id: nonNegInt, runDir: str, params: decodeParams },
   'model/score': { id: nonNegInt, runDir: str, source: nullable(str), text: str },
   'model/attend': { id: nonNegInt, runDir: str, text: str },
-  'model/export': { id: nonNegInt, runDir: str, outDir: str },
+  /** force: replace a non-empty `<outDir>/<run name>`. */
+  'model/export': { id: nonNegInt, runDir: str, outDir: str, force: bool },
   'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
   /**
    * "Open PyTorch Checkpoint…": a .safetensors file or its folder into a new run folder

@@ -21,7 +21,7 @@ import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
 import { CancelledError } from '../../lab/documentData';
-import { exportPytorch } from '../../lab/exportPytorch';
+import { exportRun } from '../../lab/exportFolder';
 import { importCheckpoint } from '../../lab/importCheckpoint';
 import { attendText } from '../../lab/inference/attend';
 import { decodeText } from '../../lab/inference/decode';
@@ -75,9 +75,11 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       post({ type: 'model/didAttend', id, snapshot }, [...snapshot.maps.map((m) => m.data.buffer as ArrayBuffer), ...snapshot.masks.map((m) => m.data.buffer as ArrayBuffer)]);
       return;
     }
-    case 'model/export':
-      post({ type: 'model/didExport', id, output: exportPytorch(open(opened, msg.runDir).model, msg.outDir) });
+    case 'model/export': {
+      const { dir, files, tensors, warnings } = exportRun(open(opened, msg.runDir), msg.outDir, { force: msg.force });
+      post({ type: 'model/didExport', id, output: { dir, files: [...files], tensors, warnings: [...warnings] } });
       return;
+    }
     case 'model/calibrate':
       post({ type: 'model/didCalibrate', id, ...calibrate(msg.spec, msg.vocabSize, () => performance.now()) });
       return;

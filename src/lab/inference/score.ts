@@ -32,7 +32,6 @@
 import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
-import { BOS, EOS } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
 import type { OpenRun } from '../openRun';
 
@@ -127,9 +126,9 @@ export function scoreText(r: OpenRun, source: string | null, text: string): Scor
   const keep = Math.min(body.length, MAX_SCORED_TOKENS);
   const withEos = src !== null && keep === body.length; // a cut target has not reached its end
   const ids = new Int32Array(1 + keep + (withEos ? 1 : 0));
-  ids[0] = BOS;
+  ids[0] = tok.specialIds.bos; // 1, or GPT-2's <|endoftext|> in a vocabulary loaded from its files
   ids.set(body.subarray(0, keep), 1);
-  if (withEos) ids[keep + 1] = EOS;
+  if (withEos) ids[keep + 1] = tok.specialIds.eos;
   const logprobs = slidingLogprobs(r, ids, src ?? undefined);
   const { starts, ends } = tokenOffsets(tok, body.subarray(0, keep), text);
   if (withEos) {

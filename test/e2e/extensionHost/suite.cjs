@@ -110,11 +110,15 @@ test('shows the attention of a selection in the dashboard', async () => {
   await until('the dashboard tab', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')));
 });
 
-test('exports the model for PyTorch (nanoGPT names)', async () => {
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-export-'));
-  const files = await vscode.commands.executeCommand('attentionLab.export', runDir, out);
-  assert.deepEqual(files.map((f) => path.basename(f)).sort(), ['config.json', 'model.safetensors']);
+test('exports the model for PyTorch: a folder named after the run (nanoGPT names, tokenizer, README)', async () => {
+  const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'al-export-'));
+  const files = await vscode.commands.executeCommand('attentionLab.export', runDir, parent);
+  const out = path.join(parent, path.basename(runDir));
+  assert.ok(files.every((f) => path.dirname(f) === out), `files outside ${out}: ${files.join(', ')}`);
+  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']) assert.ok(files.some((p) => path.basename(p) === f), `no ${f}`);
+  assert.match(fs.readFileSync(path.join(out, 'README.md'), 'utf8'), /score_export\.py/);
   const cfg = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8'));
+  assert.equal(cfg.attention_lab.format, 'attention-lab-export');
   assert.equal(cfg.n_layer, 2);
   assert.equal(cfg.n_embd, 64);
   const bytes = fs.readFileSync(path.join(out, 'model.safetensors'));

@@ -87,12 +87,32 @@ describe('attention-lab commands on a trained run', () => {
     expect(unseen.tokens).toEqual(['<0xC3>', '<0xA9>']); // byte fallback, never UNK
   });
 
-  it('export --format pytorch writes nanoGPT names with q, k, v stacked into c_attn', () => {
-    const out = path.join(tmp.dir, 'export-gpt');
-    const r = cli(['export', '--run', docsRun, '--format', 'pytorch', '--out', out, '--json'], tmp.dir);
+  it('export --format pytorch writes a folder named after the run: nanoGPT names with q, k, v stacked into c_attn, config, tokenizer, README', () => {
+    const parent = path.join(tmp.dir, 'export-gpt');
+    const r = cli(['export', '--run', docsRun, '--format', 'pytorch', '--out', parent, '--json'], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
-    const cfg = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8')) as Record<string, unknown>;
-    expect(Object.keys(cfg).sort()).toEqual(['bias', 'block_size', 'dropout', 'n_embd', 'n_head', 'n_layer', 'vocab_size']);
+    const out = path.join(parent, path.basename(docsRun));
+    const res = JSON.parse(r.stdout) as { dir: string; files: string[]; example: { tokens: number; logprobSum: number } };
+    expect(res.dir).toBe(out);
+    expect(fs.readdirSync(parent)).toEqual([path.basename(docsRun)]); // no temporary folder left
+    const written = fs.readdirSync(out).sort();
+    expect(written).toEqual(res.files.map((f) => path.basename(f)).sort());
+    expect(written).toEqual(expect.arrayContaining(['README.md', 'config.json', 'model.safetensors', 'tokenizer.json']));
+    const cfg = JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8')) as Record<string, unknown> & { attention_lab: { config: Record<string, unknown>; example: { text: string; tokens: number; logprob_sum: number } } };
+    expect(Object.keys(cfg).sort()).toEqual(['activation_function', 'attention_lab', 'bias', 'block_size', 'dropout', 'n_embd', 'n_head', 'n_layer', 'vocab_size']);
+    expect(cfg['activation_function']).toBe('gelu');
+    expect(cfg.attention_lab.config['dModel']).toBe(cfg['n_embd']);
+    // The example's number is what `score` prints for the same text.
+    const scored = JSON.parse(cli(['score', '--run', docsRun, '--backend', 'reference', '--text', cfg.attention_lab.example.text, '--json'], tmp.dir).stdout) as { logprobs: number[] };
+    expect(cfg.attention_lab.example.tokens).toBe(scored.logprobs.length);
+    expect(cfg.attention_lab.example.logprob_sum).toBeCloseTo(scored.logprobs.reduce((a, b) => a + b, 0), 9);
+    expect(fs.readFileSync(path.join(out, 'README.md'), 'utf8')).toContain(cfg.attention_lab.example.logprob_sum.toFixed(4).replace(/0+$/, ''));
+    const again = cli(['export', '--run', docsRun, '--out', parent], tmp.dir);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toMatch(/already exists and is not empty; pass --force to replace it/);
+    expect(cli(['export', '--run', docsRun, '--out', parent, '--force', '--text', 'the hand'], tmp.dir).code).toBe(0);
+    expect((JSON.parse(fs.readFileSync(path.join(out, 'config.json'), 'utf8')) as typeof cfg).attention_lab.example.text).toBe('the hand');
+    expect(cli(['export', '--run', docsRun, '--out', path.dirname(docsRun), '--force'], tmp.dir).stderr).toMatch(/is a run folder; choose another --out folder/);
     const f = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(out, 'model.safetensors'))));
     const names = [...f.tensors.keys()];
     expect(names).toContain('transformer.h.0.attn.c_attn.weight');
@@ -106,7 +126,7 @@ describe('attention-lab commands on a trained run', () => {
     expect(Array.from(stacked.subarray(16 * 16, 32 * 16))).toEqual(Array.from(k));
     const e = cli(['export', '--run', pairsRun, '--out', path.join(tmp.dir, 'export-ed')], tmp.dir);
     expect(e.code).toBe(0);
-    const ed = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(tmp.dir, 'export-ed', 'model.safetensors'))));
+    const ed = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(tmp.dir, 'export-ed', path.basename(pairsRun), 'model.safetensors'))));
     expect([...ed.tensors.keys()]).toEqual(expect.arrayContaining(['encoder_embedding.weight', 'decoder_layers.0.cross_attn.W_q.weight', 'fc.weight', 'positional_encoding.pe']));
   });
 

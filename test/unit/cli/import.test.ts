@@ -50,8 +50,15 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
     expect(JSON.parse(decode.stdout).tokens.length).toBeGreaterThan(0);
     const lens = cli(['lens', '--run', run, '--prompt', 'the rain', '--json'], dir);
     expect(lens.code, lens.stderr).toBe(0);
-    const exp = cli(['export', '--run', run, '--format', 'pytorch', '--out', path.join(dir, 'gpt2-export')], dir);
+    const exp = cli(['export', '--run', run, '--out', path.join(dir, 'gpt2-export')], dir);
     expect(exp.code, exp.stderr).toBe(0);
+    // The export folder (<out>/<run>/ with weights, config.json, tokenizer) imports back as the same model.
+    const again = path.join(dir, 'gpt2-again');
+    const back = cli(['import', '--from', path.join(dir, 'gpt2-export', 'gpt2-run'), '--out', again, '--json'], dir);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout).layout).toBe('attention-lab');
+    const scoreAgain = cli(['score', '--run', again, '--text', 'the station!', '--json'], dir);
+    expect(scoreAgain.stdout).toBe(score.stdout);
   });
 
   it('fine-tunes with train --resume on the documents named at import', () => {

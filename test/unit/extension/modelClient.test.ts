@@ -33,7 +33,10 @@ describe('ModelClient with the model worker', () => {
     expect(snap.maps[0]?.data).toBeInstanceOf(Float32Array);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
     const exp = await client.exportPytorch(lm.runDir, dir);
-    expect(exp.files.map((f) => path.basename(f)).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(exp.dir).toBe(path.join(dir, path.basename(lm.runDir)));
+    expect(exp.files.map((f) => path.basename(f))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']));
+    await expect(client.exportPytorch(lm.runDir, dir)).rejects.toThrow(/already exists and is not empty; pass --force/);
+    expect((await client.exportPytorch(lm.runDir, dir, true)).dir).toBe(exp.dir);
     const cal = await client.calibrate(tinySpec({ kind: 'task', task: 'copy' }), 300);
     expect(cal.secondsPerStep).toBeGreaterThan(0);
     expect(logs).toEqual([]);
@@ -45,8 +48,9 @@ describe('ModelClient with the model worker', () => {
     await expect(client.decode(path.join(os.tmpdir(), 'no-such-run'), greedy)).rejects.toMatchObject({ code: 'input/invalid', message: expect.stringMatching(/not a run folder/) });
     await expect(client.score(lm.runDir, null, '')).rejects.toMatchObject({ code: 'input/invalid' });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
-    fs.writeFileSync(path.join(dir, 'run.json'), '{}');
-    await expect(client.exportPytorch(lm.runDir, dir)).rejects.toThrow(/is a run folder; export into another folder/);
+    fs.mkdirSync(path.join(dir, path.basename(lm.runDir)));
+    fs.writeFileSync(path.join(dir, path.basename(lm.runDir), 'run.json'), '{}');
+    await expect(client.exportPytorch(lm.runDir, dir, true)).rejects.toThrow(/is a run folder; choose another --out folder/);
     expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
     client.dispose();
   });

@@ -12,7 +12,7 @@ import { Transformer } from '../../../src/engine/models/transformer';
 import { Rng } from '../../../src/engine/rng';
 import { trainCharTokenizer } from '../../../src/engine/tokenizers/charTokenizer';
 import { CancelledError } from '../../../src/lab/documentData';
-import { exportPytorch } from '../../../src/lab/exportPytorch';
+import { pytorchConfig, pytorchTensors } from '../../../src/lab/exportPytorch';
 import { importCheckpoint } from '../../../src/lab/importCheckpoint';
 import { openRun } from '../../../src/lab/openRun';
 import { readRunJson } from '../../../src/lab/runFolder';
@@ -54,7 +54,10 @@ function exported(c: ModelConfig, name: string, seed = 5): { dir: string; model:
   const model = new Transformer(c, { maxBatch: 1 }).bind(createReferenceBackend());
   model.initialize(new Rng(seed));
   const dir = path.join(root, name);
-  exportPytorch(model, dir);
+  // What export writes (lab/exportFolder.ts) for weights, config and tokenizer.
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), pytorchTensors(model).bytes);
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(pytorchConfig(c)));
   writeTokenizer(dir, tok);
   return { dir, model };
 }

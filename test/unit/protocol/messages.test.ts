@@ -75,7 +75,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
   'model/score': { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
   'model/attend': { type: 'model/attend', id: 3, runDir: '/r', text: 'abc' },
-  'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o' },
+  'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o', force: false },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
   'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, cancel: new Int32Array(new SharedArrayBuffer(4)) },
   'model/import': { type: 'model/import', id: 7, from: '/w/gpt2', outDir: '/w/runs/gpt2', cancel: new Int32Array(new SharedArrayBuffer(4)) },
@@ -87,7 +87,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didDecode': { type: 'model/didDecode', id: 1, output },
   'model/didScore': { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
   'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
-  'model/didExport': { type: 'model/didExport', id: 4, output: { files: ['/o/model.safetensors', '/o/config.json'], tensors: 12, warnings: [] } },
+  'model/didExport': { type: 'model/didExport', id: 4, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'], tensors: 12, warnings: [] } },
   'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
   'model/didEvaluateFiles': {

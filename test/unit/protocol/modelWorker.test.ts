@@ -21,7 +21,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
       { type: 'model/score', id: 3, runDir: '/r', source: 'abc', text: 'cba' },
       { type: 'model/attend', id: 4, runDir: '/r', text: 'x' },
-      { type: 'model/export', id: 5, runDir: '/r', outDir: '/o' },
+      { type: 'model/export', id: 5, runDir: '/r', outDir: '/o', force: true },
       { type: 'model/calibrate', id: 6, spec, vocabSize: 300 },
     ];
     for (const r of requests) expect(validateHostToModelWorker(r)).toBe(r);
@@ -42,7 +42,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       { type: 'model/didToken', id: 1, token: 'a', logprob: -0.5 },
       { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
       { type: 'model/didAttend', id: 4, snapshot },
-      { type: 'model/didExport', id: 5, output: { files: ['/o/model.safetensors'], tensors: 12, warnings: [] } },
+      { type: 'model/didExport', id: 5, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors'], tensors: 12, warnings: [] } },
       { type: 'model/didCalibrate', id: 6, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
       { type: 'model/didFail', id: 7, error: { code: 'input/invalid', message: 'no' } },
     ];
