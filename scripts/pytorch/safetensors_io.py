@@ -6,7 +6,7 @@ multiple of 8) mapping each tensor name to {dtype, shape, data_offsets [begin, e
 to the byte after the header, plus an optional "__metadata__" of string -> string, then the
 raw little-endian tensor bytes.
 
-Left out: dtypes other than F32 / F64 / I32 / I64, memory mapping, big-endian hosts.
+Left out: dtypes other than F32 / F64 / F16 / I32 / I64 (BF16: numpy has none), memory mapping, big-endian hosts.
 """
 
 import json
@@ -14,7 +14,7 @@ import struct
 
 import numpy as np
 
-DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8")}
+DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "F16": np.dtype("<f2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8")}
 
 
 def _dtype_name(arr):

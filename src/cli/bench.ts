@@ -10,21 +10,31 @@ import { runBench } from '../bench/bench';
 import type { BenchConfigName } from '../bench/benchConfigs';
 import { BENCH_CONFIG_NAMES, isBenchConfigName } from '../bench/benchConfigs';
 import { benchJson, formatBench } from '../bench/benchReport';
+import { formatImportBench, runImportBench } from '../bench/benchImport';
+import { GPT2_SMALL } from '../bench/randomGpt2';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 
-export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--no-scores] [--json]
+export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--no-scores] [--import] [--json]
   Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
   matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
   Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same
   invocation (scripts/pytorch/bench.py) and the table shows ours/PyTorch ratios. Last, the
   training session of --task reverse and --task induction with head scores on and off, taking
-  turns, at the default snapshot cadence (--no-scores skips it).`;
+  turns, at the default snapshot cadence (--no-scores skips it).
+  --import: instead, a random 124M-parameter GPT-2-layout checkpoint (498 MB) is written,
+  imported, opened on wasm, decoded for 20 tokens and asked for 64 tokens' attention: load
+  seconds, peak memory and ms/token.`;
 
 /** `bench`. */
 export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' }, 'no-scores': { type: 'boolean' } });
+  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' }, 'no-scores': { type: 'boolean' }, import: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(BENCH_HELP);
+  if (f.bool('import')) {
+    const r = await runImportBench(GPT2_SMALL, (line) => ctx.err(line));
+    ctx.out(f.bool('json') ? JSON.stringify(r) : formatImportBench(r));
+    return 0;
+  }
   const configs: BenchConfigName[] = [];
   for (const c of (f.str('configs') ?? '').split(',').filter(Boolean)) {
     if (!isBenchConfigName(c)) throw new UsageError(`--configs: unknown config "${c}"; choose from ${BENCH_CONFIG_NAMES.join(', ')}.`);

@@ -17,6 +17,7 @@ import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalC
 import { BENCH_HELP, benchCommand } from './bench';
 import { LENS_HELP, lensCommand } from './lens';
 import { HEADS_HELP, headsCommand } from './heads';
+import { IMPORT_HELP, importCommand } from './importCmd';
 import { REPORT_HELP, reportCommand } from './report';
 import { TRAIN_HELP, trainCommand } from './train';
 
@@ -57,6 +58,7 @@ const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => n
   lens: { run: lensCommand, summary: 'logit lens: the top next tokens read out after every layer', help: LENS_HELP },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
   export: { run: exportCommand, summary: 'write a folder for PyTorch: weights (nanoGPT / notebook names), config, tokenizer, README', help: EXPORT_HELP },
+  import: { run: importCommand, summary: 'open a PyTorch .safetensors checkpoint (ours, nanoGPT, GPT-2, notebook) as a run folder', help: IMPORT_HELP },
   bench: { run: benchCommand, summary: 'measure speed against PyTorch (and TF.js) in the same run', help: BENCH_HELP },
   heads: { run: headsCommand, summary: 'what each attention head does: previous-token, induction, alignment … scores; --ablate: Δ loss per head', help: HEADS_HELP },
   report: { run: reportCommand, summary: 'write the dashboard of a run as one self-contained HTML file', help: REPORT_HELP },

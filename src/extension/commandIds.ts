@@ -17,6 +17,7 @@ export const COMMAND_IDS = [
   'attentionLab.openRun',
   'attentionLab.export',
   'attentionLab.evaluateFiles',
+  'attentionLab.openPytorchCheckpoint',
   'attentionLab.scoreSelection',
   'attentionLab.showAttention',
   'attentionLab.clearScores',

@@ -14,6 +14,7 @@ import { decodeCommand } from './decodeCommand';
 import type { DisposableLike } from './disposables';
 import { messageOf, showError } from './errors';
 import { evaluateFilesCommand } from './evaluateCommand';
+import { openPytorchCheckpointCommand } from './importCommand';
 import { pickRun, runDirOf } from './pickRun';
 import { pickActiveRunCommand } from './activeRunStatus';
 import { deleteRunCommand, editRunNoteCommand, exportRunCommand, openRunCommand, renameRunCommand, revealRunCommand, showAttentionCommand } from './runActions';
@@ -52,6 +53,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     // From the Runs view the second argument is the tree's selection, not a list of files.
     'attentionLab.evaluateFiles': (arg, files) => evaluateFilesCommand(s, arg, Array.isArray(files) && files.length > 0 && files.every((f) => typeof f === 'string') ? (files as string[]) : undefined),
+    'attentionLab.openPytorchCheckpoint': (arg) => openPytorchCheckpointCommand(s, arg),
     'attentionLab.scoreSelection': (arg) => scores.score(arg),
     'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.clearScores': () => scores.clear(),

@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../protocol/analysis';
 import type { TrainSpec } from '../protocol/data';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../protocol/model';
-import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ModelWorkerToHost, ScoreOutput } from '../protocol/modelWorker';
+import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ImportOutput, ModelWorkerToHost, ScoreOutput } from '../protocol/modelWorker';
 import { ProtocolError } from '../protocol/schema';
 import { validateModelWorkerToHost } from '../protocol/modelWorker';
 import type { DisposableLike } from './disposables';
@@ -22,7 +22,7 @@ import { PendingRequests, RequestError } from './pendingRequests';
  * Request timeouts (ms): decoding a long text on a big model is the slowest short request;
  * an evaluation on files shows its progress and can be cancelled, so it gets an hour.
  */
-const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, lens: 120_000, ablate: 120_000, export: 300_000, calibrate: 60_000, evaluate: 3_600_000 } as const;
+const TIMEOUT_MS = { decode: 300_000, score: 120_000, attend: 120_000, lens: 120_000, ablate: 120_000, export: 300_000, calibrate: 60_000, evaluate: 3_600_000, import: 1_800_000 } as const;
 
 /** What `calibrate` measured. */
 export interface CalibrationResult {
@@ -107,6 +107,12 @@ export class ModelClient implements DisposableLike {
   evaluateFiles(runDir: string, data: EvalFilesData, maxPairs: number, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
     const cancel = new Int32Array(new SharedArrayBuffer(4));
     return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, { type: 'model/evaluateFiles', runDir, data, maxPairs, cancel }, { ...hooks, cancelFlag: cancel });
+  }
+
+  /** Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in bytes. */
+  importCheckpoint(from: string, outDir: string, hooks: EvaluateFilesHooks = {}): Promise<ImportOutput> {
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, cancel }, { ...hooks, cancelFlag: cancel });
   }
 
   private async request<T>(what: string, timeoutMs: number, req: Request, hooks: RequestHooks = {}): Promise<T> {
@@ -206,6 +212,7 @@ export class ModelClient implements DisposableLike {
         this.finish(msg.id, msg.output);
         return;
       case 'model/didAblate':
+      case 'model/didImport':
         this.finish(msg.id, msg.output);
         return;
       case 'model/didFail':

@@ -86,8 +86,10 @@ export function loadModelCheckpoint(runDir: string, model: Transformer): number 
   return stepOf(f);
 }
 
-/** Loads optimizer.safetensors into `optimizer`; its step must equal the model's. */
+/** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
 export function loadOptimizerCheckpoint(runDir: string, optimizer: Optimizer, modelStep: number): void {
+  // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
+  if (modelStep === 0 && !fs.existsSync(path.join(runDir, RUN_FILES.optimizer))) return;
   const f = readSafetensors(path.join(runDir, RUN_FILES.optimizer), 'optimizer');
   const step = stepOf(f);
   if (step !== modelStep) {

@@ -62,5 +62,7 @@ export function pytorchTensors(model: Transformer): { readonly bytes: Uint8Array
   if (c.kind === 'encoder-decoder' && c.positional === 'sinusoidal') {
     tensors.push({ name: 'positional_encoding.pe', dtype: 'F32', shape: [1, c.maxLen, c.dModel], data: sinusoidalTable(c.maxLen, c.dModel) });
   }
-  return { bytes: encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab' }), tensors: tensors.length, warnings: nanoGptDifferences(c) };
+  // Our whole config rides along in the metadata, so `import` gives back exactly this model
+  // (activation, norm placement … that the PyTorch config.json has no field for).
+  return { bytes: encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab', attention_lab_config: JSON.stringify(c) }), tensors: tensors.length, warnings: nanoGptDifferences(c) };
 }

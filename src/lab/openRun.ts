@@ -8,7 +8,8 @@ import type { Backend } from '../engine/backend';
 import { Transformer } from '../engine/models/transformer';
 import type { Tokenizer } from '../engine/tokenizers/special';
 import { loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
-import { readTokenizer } from './prepare';
+import { checkMemory } from './memoryCheck';
+import { modelPadId, readTokenizer } from './prepare';
 import type { RunJson } from './runFolder';
 import { readRunJson } from './runFolder';
 
@@ -26,7 +27,9 @@ export function openRun(runDir: string, backend: Backend, maxBatch = 1): OpenRun
   const run = readRunJson(runDir);
   const tok = readTokenizer(runDir);
   const { config } = readCheckpointConfig(runDir);
-  const model = new Transformer(config, { maxBatch }).bind(backend);
+  const shape = { maxBatch, padId: modelPadId(tok) };
+  checkMemory(config, shape, backend, 'inference');
+  const model = new Transformer(config, shape).bind(backend);
   const step = loadModelCheckpoint(runDir, model);
   return { runDir, run, tok, model, step };
 }

@@ -31,6 +31,7 @@ import { documentDataset, pairDataset, tokenizePairs } from './dataset';
 import type { DocumentData, WorkHooks } from './documentData';
 import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
+import { checkMemory } from './memoryCheck';
 import { RUN_FILES } from './runFolder';
 import { seededPermutation } from './seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
@@ -205,9 +206,18 @@ export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig, segments: rea
   return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule: segmentedSchedule(segments, scheduleOf) };
 }
 
-/** A bound model (and optimizer) for a config and dataset shape. */
-export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' | 'maxLen' | 'maxSrcLen'>, backend: Backend): Transformer {
-  const shape = { maxBatch: dataset.maxBatch, maxLen: Math.min(dataset.maxLen, cfg.maxLen), ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}) };
+/**
+ * The padding id a model of `tok`'s vocabulary masks: PAD (0) in ours; −1 (none) in a
+ * vocabulary without PAD, such as GPT-2's, where 0 is a real token.
+ */
+export function modelPadId(tok: Tokenizer): number {
+  return tok.specialIds.pad < 0 ? -1 : tok.specialIds.pad;
+}
+
+/** A bound model (and optimizer) for a config and dataset shape, padding with `padId` (see {@link modelPadId}). */
+export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' | 'maxLen' | 'maxSrcLen'>, backend: Backend, padId?: number): Transformer {
+  const shape = { maxBatch: dataset.maxBatch, maxLen: Math.min(dataset.maxLen, cfg.maxLen), ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}), ...(padId === undefined ? {} : { padId }) };
+  checkMemory(cfg, shape, backend, 'training');
   return new Transformer(cfg, shape).bind(backend);
 }
 

@@ -26,7 +26,7 @@ import type { ErrorCode } from './errorCodes';
 import type { WorkHooks } from './documentData';
 import { CancelledError } from './documentData';
 import {
-  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunData, optimizerConfig, readTokenizer,
+  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunData, modelPadId, optimizerConfig, readTokenizer,
   resolveConfig, writeTokenizer,
 } from './prepare';
 import type { RunJson } from './runFolder';
@@ -142,7 +142,7 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend);
-  const model = buildModel(cfg, dataset, backend);
+  const model = buildModel(cfg, dataset, backend, modelPadId(tok));
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;

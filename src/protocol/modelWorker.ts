@@ -91,6 +91,20 @@ export const evalFilesOutput = obj({
   unseenExamples: arrayOf(str),
 });
 
+/** What `model/import` made: the new run folder and what was in the checkpoint (lab/importCheckpoint.ts). */
+export type ImportOutput = Infer<typeof importOutput>;
+export const importOutput = obj({
+  runDir: str,
+  /** The layout's name and, for people, its description. */
+  layout: oneOf('attention-lab', 'nanogpt', 'hf-gpt2', 'seed-transformer'),
+  layoutText: str,
+  modelFile: str,
+  params: nonNegInt,
+  tensors: nonNegInt,
+  tokenizer: str,
+  notes: arrayOf(str),
+});
+
 /** Requests from the extension host to its model worker. */
 export type HostToModelWorker = Infer<typeof hostToModelWorker>;
 export const hostToModelWorker = messages({
@@ -100,6 +114,11 @@ export const hostToModelWorker = messages({
   /** force: replace a non-empty `<outDir>/<run name>`. */
   'model/export': { id: nonNegInt, runDir: str, outDir: str, force: bool },
   'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
+  /**
+   * "Open PyTorch Checkpoint…": a .safetensors file or its folder into a new run folder
+   * `outDir`; progress in bytes read; `cancel` as for evaluateFiles (checked between pieces).
+   */
+  'model/import': { id: nonNegInt, from: str, outDir: str, heads: optional(posInt), cancel: i32Shared },
   'model/evaluateFiles': {
     id: nonNegInt,
     runDir: str,
@@ -128,11 +147,12 @@ export const modelWorkerToHost = messages({
   'model/didAttend': { id: nonNegInt, snapshot: attentionSnapshot },
   'model/didExport': { id: nonNegInt, output: exportOutput },
   'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
-  /** Progress of a long request (`model/evaluateFiles`): `done` of `total` batches and decodes. */
+  /** Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes (`model/import`). */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
   'model/didLens': { id: nonNegInt, output: lensOutputData },
   'model/didAblate': { id: nonNegInt, output: ablationOutputData },
+  'model/didImport': { id: nonNegInt, output: importOutput },
   'model/didFail': { id: nonNegInt, error: errorData },
 });
 

@@ -9,21 +9,23 @@
  * problem throws EngineError('checkpoint/invalid') saying what is wrong and what to do.
  * As in the reference implementation, the tensors must tile the data section exactly:
  * no overlaps, no holes, nothing after the last tensor.
+ * The header can be parsed from the whole file or, for files read piece by piece
+ * (`src/lab/safetensorsReader.ts`), from its first 8 + N bytes and the file's length.
  * Leaves out: copying the tensor bytes into arrays (`safetensors.ts`) and dtypes this
- * project does not store (F16, BF16, I8, ...), which are reported as unsupported.
+ * project does not read (I8, F8, ...), which are reported as unsupported.
  */
 
 import { EngineError } from '../errors';
 import { decodeUtf8Strict } from './utf8';
 
-/** The element types this project reads and writes. */
-export type SafetensorsDtype = 'F32' | 'F64' | 'I32' | 'I64' | 'U8';
+/** The element types this project reads and writes (F16 and BF16 are widened to float32 on reading). */
+export type SafetensorsDtype = 'F32' | 'F64' | 'I32' | 'I64' | 'U8' | 'F16' | 'BF16';
 
 /** Bytes per element of each supported dtype. */
-export const DTYPE_SIZE: Readonly<Record<SafetensorsDtype, number>> = { F32: 4, F64: 8, I32: 4, I64: 8, U8: 1 };
+export const DTYPE_SIZE: Readonly<Record<SafetensorsDtype, number>> = { F32: 4, F64: 8, I32: 4, I64: 8, U8: 1, F16: 2, BF16: 2 };
 
 /** Dtypes the format defines that this project does not read. */
-const OTHER_DTYPES = ['BOOL', 'I8', 'I16', 'U16', 'U32', 'U64', 'F16', 'BF16', 'F8_E4M3', 'F8_E5M2', 'F8_E8M0', 'F6_E2M3', 'F6_E3M2', 'F4', 'C64'];
+const OTHER_DTYPES = ['BOOL', 'I8', 'I16', 'U16', 'U32', 'U64', 'F8_E4M3', 'F8_E5M2', 'F8_E8M0', 'F6_E2M3', 'F6_E3M2', 'F4', 'C64'];
 
 /** Largest header accepted (the reference implementation's limit, 100 MB). */
 export const MAX_HEADER_BYTES = 100_000_000;
@@ -47,23 +49,45 @@ export interface ParsedHeader {
 
 const CORRUPT = 'the file is corrupt or was not written as safetensors — restore it from a backup or retrain';
 
-/** Parses and validates the header of `bytes`; `source` names the file in messages. */
+/** Parses and validates the header of `bytes` (the whole file); `source` names the file in messages. */
 export function parseSafetensorsHeader(bytes: Uint8Array, source: string): ParsedHeader {
-  const bad = (msg: string, cause?: unknown): never => {
-    throw new EngineError('checkpoint/invalid', `${source}: ${msg}`, cause === undefined ? undefined : { cause });
+  return parseSafetensorsHeaderPrefix(bytes, bytes.length, source);
+}
+
+/**
+ * The header length N from the first 8 bytes of a file of `fileLength` bytes, checked
+ * against the limit and the file's length, so a reader knows how many bytes to read next.
+ */
+export function safetensorsHeaderLength(first: Uint8Array, fileLength: number, source: string): number {
+  const bad = (msg: string): never => {
+    throw new EngineError('checkpoint/invalid', `${source}: ${msg}`);
   };
-  if (bytes.length < 8) {
-    bad(`the file is ${bytes.length} bytes long, but a safetensors file starts with an 8-byte header length; the file is empty or was cut off — restore it from a backup or retrain.`);
+  if (first.length < 8 || fileLength < 8) {
+    bad(`the file is ${Math.min(first.length, fileLength)} bytes long, but a safetensors file starts with an 8-byte header length; the file is empty or was cut off — restore it from a backup or retrain.`);
   }
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const view = new DataView(first.buffer, first.byteOffset, 8);
   const lo = view.getUint32(0, true);
   const hi = view.getUint32(4, true);
   const n = hi * 2 ** 32 + lo;
   if (hi !== 0 || n > MAX_HEADER_BYTES) bad(`the header length field says ${n} bytes, more than the ${MAX_HEADER_BYTES}-byte limit; ${CORRUPT}.`);
   if (n < 2) bad(`the header length field says ${n} bytes, too small for even an empty JSON object; ${CORRUPT}.`);
-  if (8 + n > bytes.length) {
-    bad(`the file is truncated: its header says ${n} bytes but only ${bytes.length - 8} follow; the file was cut off — restore it from a backup or retrain.`);
+  if (8 + n > fileLength) {
+    bad(`the file is truncated: its header says ${n} bytes but only ${fileLength - 8} follow; the file was cut off — restore it from a backup or retrain.`);
   }
+  return n;
+}
+
+/**
+ * Parses and validates the header from `prefix`, the first 8 + N (or more) bytes of a file
+ * of `fileLength` bytes: every tensor is checked against the data section the file has.
+ */
+export function parseSafetensorsHeaderPrefix(prefix: Uint8Array, fileLength: number, source: string): ParsedHeader {
+  const bad = (msg: string, cause?: unknown): never => {
+    throw new EngineError('checkpoint/invalid', `${source}: ${msg}`, cause === undefined ? undefined : { cause });
+  };
+  const n = safetensorsHeaderLength(prefix, fileLength, source);
+  if (prefix.length < 8 + n) throw new Error(`parseSafetensorsHeaderPrefix: pass the first ${8 + n} bytes, got ${prefix.length}`);
+  const bytes = prefix;
   let text = '';
   try {
     text = decodeUtf8Strict(bytes.subarray(8, 8 + n));
@@ -78,7 +102,7 @@ export function parseSafetensorsHeader(bytes: Uint8Array, source: string): Parse
     bad(`the header is not valid JSON (${e instanceof Error ? e.message : String(e)}); ${CORRUPT}.`, e);
   }
   if (!isPlainObject(json)) return bad(`the header must be a JSON object of tensors; ${CORRUPT}.`);
-  const dataLength = bytes.length - 8 - n;
+  const dataLength = fileLength - 8 - n;
   const entries: HeaderEntry[] = [];
   let metadata: Record<string, string> = {};
   for (const [name, value] of Object.entries(json)) {

@@ -81,12 +81,12 @@ export class Embedder {
     k.positionalForward(out, this.positionTable, B, T, this.C, start);
   }
 
-  /** Backward of forward(): accumulates into the table (not the PAD row) and learned positions. */
-  backward(k: Backend, dx: FloatArray): void {
+  /** Backward of forward(): accumulates into the table (not the `pad` row; −1: every row) and learned positions. */
+  backward(k: Backend, dx: FloatArray, pad = PAD): void {
     const { B, T } = this;
     const C = this.C;
     const ds = this.drop.backward(k, dx, B * T * C, this.dsum.data);
-    k.embeddingBackward(this.table.grad, ds, this.ids, B * T, C, this.scale, PAD);
+    k.embeddingBackward(this.table.grad, ds, this.ids, B * T, C, this.scale, pad);
     if (this.positions) k.positionalBackward(this.positions.grad, ds, B, T, C, this.start);
   }
 }

@@ -66,3 +66,29 @@ export function estimateModel(config: ModelConfig, shape: ModelShape): ModelEsti
     trainFlopsPerToken,
   };
 }
+
+/** WebAssembly's address space (wasm32, 4 GiB): everything a model binds on the wasm backend lives in it. */
+export const WASM_MEMORY_BYTES = 4 * 2 ** 30;
+/** Kept free for the kernels' scratch and staging regions and the decoding caches. */
+export const WASM_RESERVE_BYTES = 256 * 2 ** 20;
+
+/**
+ * Why `config` planned at `shape` cannot fit in `limit` bytes of WebAssembly memory, or null
+ * when it fits: parameters and gradients (bind allocates both), activations at that shape,
+ * and for training Adam's two moments. Computed before anything is allocated; the message
+ * names what takes the room and what to lower.
+ */
+export function memoryProblem(config: ModelConfig, shape: ModelShape, use: 'inference' | 'training', limit = WASM_MEMORY_BYTES): string | null {
+  const e = estimateModel(config, shape);
+  const optimizer = use === 'training' ? e.optimizerBytes : 0;
+  const need = e.paramBytes + e.gradBytes + e.activationBytes + optimizer + WASM_RESERVE_BYTES;
+  if (need <= limit) return null;
+  const gib = (b: number): string => `${(b / 2 ** 30).toFixed(2)} GiB`;
+  const T = shape.maxLen ?? config.maxLen;
+  const parts = `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} positions${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
+  const fixed = e.paramBytes + e.gradBytes + optimizer + WASM_RESERVE_BYTES;
+  const fix = fixed >= limit
+    ? `the model itself is too large for it: use fewer layers (nDecoderLayers ${config.nDecoderLayers}) or a smaller dModel (${config.dModel})${use === 'training' ? ', or only run it (decode, score) instead of training it' : ''}`
+    : `lower the batch (${shape.maxBatch}) or the positions planned (${T}; --seq or maxLen) until activations fit in ${gib(limit - fixed)}`;
+  return `${config.kind} model of ${e.params} parameters needs ${gib(need)} of WebAssembly memory (${parts}), more than the ${gib(limit)} it has; ${fix}.`;
+}

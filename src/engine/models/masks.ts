@@ -22,11 +22,14 @@ export interface MaskSnapshot {
   readonly data: Uint8Array;
 }
 
-/** out[b, s] = ids[b, s] ≠ PAD, for a padding mask [B,1,1,S]. Returns true if any PAD was seen. */
-export function fillPaddingMask(out: Uint8Array, ids: Int32Array, B: number, S: number): boolean {
+/**
+ * out[b, s] = ids[b, s] ≠ pad, for a padding mask [B,1,1,S]. Returns true if any pad was
+ * seen. `pad` −1 (a vocabulary without PAD, such as GPT-2's) masks nothing.
+ */
+export function fillPaddingMask(out: Uint8Array, ids: Int32Array, B: number, S: number, pad = PAD): boolean {
   let any = false;
   for (let i = 0; i < B * S; i++) {
-    const keep = ids[i] !== PAD;
+    const keep = ids[i] !== pad;
     out[i] = keep ? 1 : 0;
     if (!keep) any = true;
   }

@@ -70,14 +70,21 @@ export function loadTorchTensors(model: Transformer, get: (name: string, shape: 
       missing.push(t.name);
       continue;
     }
-    let off = 0;
-    for (const p of t.parts) {
-      copy(p.data, data, off, p.size);
-      off += p.size;
-    }
+    setTorchTensor(t, data);
   }
   if (missing.length) {
     throw new EngineError('checkpoint/invalid', `Missing ${missing.length} tensor(s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; the file was written for a different model config.`);
+  }
+}
+
+/** Copies `data` (the tensor's values, row-major in PyTorch's shape) into the parameters it is made of. */
+export function setTorchTensor(t: TorchTensor, data: ArrayLike<number>): void {
+  const n = t.parts.reduce((a, p) => a + p.size, 0);
+  if (data.length !== n) throw new EngineError('checkpoint/invalid', `Tensor ${t.name} needs ${n} values, got ${data.length}.`);
+  let off = 0;
+  for (const p of t.parts) {
+    copy(p.data, data, off, p.size);
+    off += p.size;
   }
 }
 

@@ -38,9 +38,15 @@ export interface ModelShape {
   readonly maxLen?: number;
   /** Encoder positions (encoder-decoder; ≤ config.maxLen; default config.maxLen). */
   readonly maxSrcLen?: number;
+  /**
+   * The id that is padding: masked out of attention, ignored by the loss, and its embedding
+   * row left alone by backward. Default PAD (0, our vocabularies). A decoder-only model whose
+   * vocabulary has no PAD (GPT-2's, where 0 is "!") passes −1, so no real token is hidden.
+   */
+  readonly padId?: number;
 }
 
-/** One training or evaluation batch, already padded (PAD = 0). */
+/** One training or evaluation batch, already padded (with the model's `padId`, PAD = 0 by default). */
 export interface Batch {
   readonly B: number;
   /** Decoder positions. */
@@ -152,6 +158,8 @@ export class Transformer {
   readonly maxBatch: number;
   readonly maxLen: number;
   readonly maxSrcLen: number;
+  /** The padding id (ModelShape.padId): PAD, or −1 for a vocabulary without one. */
+  readonly padId: number;
   readonly encEmbed: Embedder | null;
   readonly encoder: Block[] = [];
   readonly encNorm: LayerNorm | null;
@@ -191,6 +199,10 @@ export class Transformer {
     this.maxBatch = shape.maxBatch;
     this.maxLen = shape.maxLen ?? cfg.maxLen;
     this.maxSrcLen = cfg.kind === 'encoder-decoder' ? shape.maxSrcLen ?? cfg.maxLen : 0;
+    this.padId = shape.padId ?? PAD;
+    if (this.padId !== PAD && (cfg.kind !== 'decoder-only' || this.padId !== -1)) {
+      bad(`padId ${this.padId} is not supported: a decoder-only model pads with ${PAD} or has no padding (−1); an encoder-decoder pads with ${PAD}.`);
+    }
     for (const [what, v] of [['Sequence length', this.maxLen], ['Source length', this.maxSrcLen]] as const) {
       if (v > cfg.maxLen) bad(`${what} ${v} exceeds the context of ${cfg.maxLen}; use shorter sequences or set maxLen ≥ ${v}.`);
       if (!Number.isInteger(v) || v < 0 || (what === 'Sequence length' && v === 0)) bad(`${what} must be a positive integer, got ${v}.`);
@@ -373,7 +385,7 @@ export class Transformer {
       memory = enc.memory;
       srcMask = enc.mask;
     }
-    const anyPad = fillPaddingMask(this.tgtPad.data, batch.input, B, T);
+    const anyPad = fillPaddingMask(this.tgtPad.data, batch.input, B, T, this.padId);
     let selfMask: MaskView;
     if (cfg.kind === 'encoder-decoder' || anyPad) {
       fillCombinedMask(this.combined.data, this.tgtPad.data, B, T);
@@ -395,7 +407,7 @@ export class Transformer {
     const V = cfg.vocabSize;
     this.head(k, this.logitsSlot.data, y, N);
     const smoothing = opts.labelSmoothing ?? (train ? cfg.labelSmoothing : 0);
-    const { sum, count } = k.crossEntropyForward(this.lse.data, this.logitsSlot.data, batch.targets, N, V, PAD, smoothing);
+    const { sum, count } = k.crossEntropyForward(this.lse.data, this.logitsSlot.data, batch.targets, N, V, this.padId, smoothing);
     this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask, decIn, ablated };
     return { loss: count > 0 ? sum / count : 0, tokens: count };
   }
@@ -419,7 +431,7 @@ export class Transformer {
     k.fill(this.grads, this.store.count, 0);
     const dlogits = this.dlogits.data;
     k.fill(dlogits, N * V, 0);
-    if (l.count > 0) k.crossEntropyBackward(dlogits, this.logitsSlot.data, this.lse.data, l.targets, N, V, PAD, l.smoothing, 1 / l.count);
+    if (l.count > 0) k.crossEntropyBackward(dlogits, this.logitsSlot.data, this.lse.data, l.targets, N, V, this.padId, l.smoothing, 1 / l.count);
     // logits = y Wᵀ + b
     let dTop = this.gA.data;
     linearBackward(k, this.headW, this.headB, dTop, dlogits, l.headInput, N, C, V, true);
@@ -431,7 +443,7 @@ export class Transformer {
     }
     if (cfg.kind === 'encoder-decoder') k.fill(this.dMemory.data, B * S * C, 0);
     const dEmb = this.stackBackward(this.decoder, dTop, N * C);
-    this.decEmbed.backward(k, dEmb);
+    this.decEmbed.backward(k, dEmb, this.padId);
     if (this.encEmbed) {
       let dEnc = this.dMemory.data;
       if (this.encNorm) {

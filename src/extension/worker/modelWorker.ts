@@ -1,7 +1,7 @@
 /**
  * The extension's model worker (a `worker_threads` worker, bundled as dist/modelWorker.js):
- * answers decode, score, attention, export, speed-calibration, evaluate-on-files, logit-lens
- * and head-ablation requests
+ * answers decode, score, attention, export, import, speed-calibration, evaluate-on-files,
+ * logit-lens and head-ablation requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
  * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluateFiles.ts,
  * lab/exportPytorch.ts, lab/calibrate.ts), where the CLI's commands call it too: this file
@@ -21,8 +21,10 @@ import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
 import { calibrate } from '../../lab/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../../lab/evaluateFiles';
+import { CancelledError } from '../../lab/documentData';
 import { exportRun } from '../../lab/exportFolder';
 import { compareHeadsOff } from '../../lab/inference/ablate';
+import { importCheckpoint } from '../../lab/importCheckpoint';
 import { attendText } from '../../lab/inference/attend';
 import { decodeText } from '../../lab/inference/decode';
 import type { LensInput } from '../../lab/inference/lens';
@@ -108,6 +110,21 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
     case 'model/ablate':
       post({ type: 'model/didAblate', id, output: compareHeadsOff(open(opened, msg.runDir), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
       return;
+    case 'model/import': {
+      const cancel = msg.cancel;
+      let posted = -Infinity;
+      const res = await importCheckpoint({ from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) }, {
+        onProgress: (p) => {
+          if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
+          posted = performance.now();
+          post({ type: 'model/didProgress', id, done: p.done, total: p.total });
+        },
+        isCancelled: () => Atomics.load(cancel, 0) !== 0,
+      });
+      const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
+      post({ type: 'model/didImport', id, output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] } });
+      return;
+    }
     default:
       msg satisfies never;
   }
@@ -122,7 +139,7 @@ function lensInput(input: LensInputData): LensInput {
 /** The error a failed request is answered with. */
 function errorOf(e: unknown): ErrorData {
   if (EngineError.is(e)) return e.toData();
-  if (e instanceof EvaluationCancelled) return { code: 'cancelled', message: e.message };
+  if (e instanceof EvaluationCancelled || e instanceof CancelledError) return { code: 'cancelled', message: e.message };
   return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
 }
 

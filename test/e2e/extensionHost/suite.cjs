@@ -173,6 +173,29 @@ test('opens a run folder the command line trained, and decodes with it', async (
   assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', notARun), undefined);
 });
 
+test('opens a PyTorch checkpoint (Hugging Face GPT-2 layout), shows its attention and scores a selection', async () => {
+  const golden = path.resolve(__dirname, '../../golden/import/hf-gpt2');
+  const out = await vscode.commands.executeCommand('attentionLab.openPytorchCheckpoint', golden);
+  assert.ok(out, 'the import returned nothing');
+  assert.equal(out.layout, 'hf-gpt2');
+  assert.ok(fs.existsSync(path.join(out.runDir, 'run.json')));
+  const run = await until('the imported run in the Runs view', () => api.runs().find((x) => x.runDir === out.runDir));
+  assert.equal(run.kind, 'decoder-only');
+  assert.equal(await vscode.commands.executeCommand('attentionLab.showAttention', out.runDir, 'the rain in the east'), true);
+  await until('the dashboard tab', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')));
+  const doc = await vscode.workspace.openTextDocument({ content: 'the artist returned to the station\n' });
+  const editor = await vscode.window.showTextDocument(doc);
+  editor.selection = new vscode.Selection(doc.lineAt(0).range.start, doc.lineAt(0).range.end);
+  const tokens = await vscode.commands.executeCommand('attentionLab.scoreSelection', out.runDir);
+  assert.ok(tokens.length > 3 && tokens.length < doc.lineAt(0).text.length, `GPT-2 BPE tokens, fewer than characters: ${tokens.length}`);
+  for (const t of tokens) assert.ok(Number.isFinite(t.surprise) && t.surprise >= 0);
+  await vscode.commands.executeCommand('attentionLab.clearScores');
+  // A pickle is refused (shown as an error), and nothing is written.
+  const pt = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pickle-')), 'ckpt.pt');
+  fs.writeFileSync(pt, Buffer.from([0x80, 2]));
+  assert.equal(await vscode.commands.executeCommand('attentionLab.openPytorchCheckpoint', pt), undefined);
+});
+
 test('continues a finished run for more steps, as a new schedule segment', async () => {
   const cli = path.resolve(__dirname, '../../../dist/cli.js');
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-cli-')), 'continued-run');

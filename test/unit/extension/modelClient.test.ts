@@ -128,4 +128,32 @@ describe('ModelClient with the model worker', () => {
       expect(replies[1]).toEqual({ type: 'model/didFail', id: 3, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } });
     });
   });
+
+  describe('import of a PyTorch checkpoint', () => {
+    const golden = path.resolve(__dirname, '../../golden/import/hf-gpt2');
+
+    it('runs in the worker with progress in bytes, writes a run the worker then decodes with, and cancels', async () => {
+      const client = new ModelClient(WORKER, () => undefined);
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-worker-'));
+      try {
+        const seen: [number, number][] = [];
+        const out = await client.importCheckpoint(golden, path.join(root, 'gpt2'), { onProgress: (done, total) => seen.push([done, total]) });
+        expect(out.layout).toBe('hf-gpt2');
+        expect(out.runDir).toBe(path.join(root, 'gpt2'));
+        expect(seen.length).toBeGreaterThan(0);
+        expect(seen[seen.length - 1]?.[0]).toBe(seen[seen.length - 1]?.[1]);
+        const decoded = await client.decode(out.runDir, greedy);
+        expect(decoded.ids.length).toBeGreaterThan(0);
+        const abort = new AbortController();
+        abort.abort(); // mid-flight cancellation of a file this small races its end; the lab test covers it (safetensorsReader.test.ts)
+        await expect(client.importCheckpoint(golden, path.join(root, 'again'), { signal: abort.signal })).rejects.toMatchObject({ code: 'cancelled' });
+        // Requests run in order: once this one is answered, the cancelled one has finished.
+        await expect(client.importCheckpoint(path.join(root, 'nothing'), path.join(root, 'x'))).rejects.toMatchObject({ code: 'input/invalid' });
+        expect(fs.readdirSync(root)).toEqual(['gpt2']);
+      } finally {
+        client.dispose();
+        fs.rmSync(root, { recursive: true, force: true });
+      }
+    });
+  });
 });

@@ -85,6 +85,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, cancel: new Int32Array(new SharedArrayBuffer(4)) },
   'model/lens': { type: 'model/lens', id: 7, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, topK: 5, fit: true },
   'model/ablate': { type: 'model/ablate', id: 8, runDir: '/r', input: lensInput, off: [...off], topK: 5, fit: false },
+  'model/import': { type: 'model/import', id: 9, from: '/w/gpt2', outDir: '/w/runs/gpt2', cancel: new Int32Array(new SharedArrayBuffer(4)) },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
@@ -102,6 +103,10 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   },
   'model/didLens': { type: 'model/didLens', id: 7, output: lens },
   'model/didAblate': { type: 'model/didAblate', id: 8, output: ablation },
+  'model/didImport': {
+    type: 'model/didImport', id: 9,
+    output: { runDir: '/w/runs/gpt2', layout: 'hf-gpt2', layoutText: 'Hugging Face GPT-2', modelFile: '/w/gpt2/model.safetensors', params: 124439808, tensors: 148, tokenizer: '/w/gpt2/vocab.json + merges.txt', notes: [] },
+  },
   'model/didFail': { type: 'model/didFail', id: 6, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
 };
 

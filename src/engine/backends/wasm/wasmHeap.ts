@@ -169,7 +169,7 @@ export class Region {
     const own = this.heap.rawPtr(src);
     if (own >= 0) return own;
     const at = this.ensure(n * 4);
-    this.heap.ints().set(n === src.length ? src : src.subarray(0, n), at >> 2);
+    this.heap.ints().set(n === src.length ? src : src.subarray(0, n), at >>> 2); // unsigned: addresses reach 4 GiB
     return at;
   }
 }

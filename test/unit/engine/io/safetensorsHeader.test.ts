@@ -68,7 +68,7 @@ describe('parseSafetensorsHeader rejects with checkpoint/invalid', () => {
     ['missing dtype and shape', fileFrom('{"a":{"data_offsets":[0,0]}}'), /missing dtype, shape/],
     ['a non-string dtype', fileFrom('{"a":{"dtype":4,"shape":[1],"data_offsets":[0,4]}}', new Uint8Array(4)), /dtype that is not a string/],
     ['an unknown dtype', fileFrom('{"a":{"dtype":"Q7","shape":[1],"data_offsets":[0,4]}}', new Uint8Array(4)), /unknown dtype "Q7"/],
-    ['an unsupported dtype', fileFrom('{"a":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}}', new Uint8Array(4)), /F16, which Attention Lab does not read.*convert/],
+    ['an unsupported dtype', fileFrom('{"a":{"dtype":"I8","shape":[4],"data_offsets":[0,4]}}', new Uint8Array(4)), /I8, which Attention Lab does not read.*convert/],
     ['a negative dim', fileFrom(`{${f32('a', [-2], 0, 8)}}`, new Uint8Array(8)), /shape \[-2\]/],
     ['a fractional dim', fileFrom(`{${f32('a', [1.5], 0, 8)}}`, new Uint8Array(8)), /shape \[1.5\]/],
     ['a string dim', fileFrom('{"a":{"dtype":"F32","shape":["2"],"data_offsets":[0,8]}}', new Uint8Array(8)), /shape \["2"\]/],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { presetConfig } from '../../../../src/engine/config';
-import { estimateModel } from '../../../../src/engine/models/estimate';
+import { estimateModel, memoryProblem } from '../../../../src/engine/models/estimate';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { tinyConfig } from './fixtures';
 
@@ -47,5 +47,24 @@ describe('estimateModel', () => {
     expect(b.params).toBe(a.params);
     expect(b.activationBytes).toBeGreaterThan(1.9 * a.activationBytes);
     expect(a.trainFlopsPerToken).toBeGreaterThan(6 * a.params * 0.5);
+  });
+});
+
+describe('memoryProblem: what fits in WebAssembly memory, before anything is allocated', () => {
+  const gpt2 = { ...presetConfig('decoder-only', 'gpt', 50257), activation: 'geluTanh' as const };
+
+  it('GPT-2 small (124M) fits for inference at its whole context', () => {
+    expect(memoryProblem(gpt2, { maxBatch: 1 }, 'inference')).toBeNull();
+  });
+
+  it('training GPT-2 small at batch 8 × 1024 does not, and the message names batch and positions', () => {
+    const msg = memoryProblem(gpt2, { maxBatch: 8, maxLen: 1024 }, 'training');
+    expect(msg).toMatch(/124439808 parameters needs [\d.]+ GiB of WebAssembly memory .*more than the 4\.00 GiB it has; lower the batch \(8\) or the positions planned \(1024; --seq or maxLen\)/);
+    expect(memoryProblem(gpt2, { maxBatch: 1, maxLen: 128 }, 'training')).toBeNull();
+  });
+
+  it('GPT-2 XL (1.5B) cannot fit at all: the message says the model itself is too large', () => {
+    const xl = { ...gpt2, dModel: 1600, nHeads: 25, dFF: 6400, nDecoderLayers: 48 };
+    expect(memoryProblem(xl, { maxBatch: 1, maxLen: 16 }, 'inference')).toMatch(/the model itself is too large for it: use fewer layers \(nDecoderLayers 48\) or a smaller dModel \(1600\)/);
   });
 });

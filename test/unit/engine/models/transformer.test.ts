@@ -194,3 +194,35 @@ describe('Transformer: validation', () => {
     expect(() => new Transformer(tinyConfig('decoder-only'), { maxBatch: 0 })).toThrow(/positive integer/);
   });
 });
+
+describe('Transformer: padId', () => {
+  const cfg = tinyConfig('decoder-only');
+  const build = (padId?: number): Transformer => {
+    const m = new Transformer(cfg, padId === undefined ? { maxBatch: 1 } : { maxBatch: 1, padId }).bind(createReferenceBackend());
+    m.initialize(new Rng(4));
+    return m;
+  };
+  // Id 0 is a real token in a vocabulary without PAD (GPT-2's "!").
+  const batch: Batch = { B: 1, T: 4, input: Int32Array.of(5, 0, 7, 0), targets: Int32Array.of(0, 7, 0, 6) };
+
+  it('−1 hides no token: id 0 is attended to and scored', () => {
+    const none = build(-1);
+    const pad = build();
+    const a = none.forward(batch, { train: false });
+    const b = pad.forward(batch, { train: false });
+    expect(a.tokens).toBe(4);
+    expect(b.tokens).toBe(2);
+    // Position 2 attends to position 1 (id 0) only when 0 is not padding.
+    const row = (m: Transformer): number[] => Array.from(m.logits().subarray(2 * cfg.vocabSize, 3 * cfg.vocabSize));
+    expect(row(none)).not.toEqual(row(pad));
+    // The first position sees only itself either way.
+    expect(Array.from(none.logits().subarray(0, cfg.vocabSize))).toEqual(Array.from(pad.logits().subarray(0, cfg.vocabSize)));
+    none.backward();
+    expect(Array.from(none.decEmbed.table.grad.subarray(0, cfg.dModel)).some((g) => g !== 0)).toBe(true);
+  });
+
+  it('is refused for an encoder-decoder and for other ids', () => {
+    expect(() => new Transformer(tinyConfig('encoder-decoder'), { maxBatch: 1, padId: -1 })).toThrow(/padId -1 is not supported/);
+    expect(() => new Transformer(cfg, { maxBatch: 1, padId: 3 })).toThrow(/padId 3 is not supported/);
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * The import bench: a random GPT-2-layout checkpoint (GPT-2 small's sizes by default: 124M
+ * parameters, 498 MB of F32) is written to a temporary folder, imported into a run folder,
+ * opened on the WebAssembly backend, decoded greedily for 20 tokens with the key/value
+ * cache, and asked for the attention of 64 tokens. Prints the seconds of each phase, the
+ * process's peak resident memory after each, and decode ms/token.
+ *
+ * Peak memory is the process's (resourceUsage().maxRSS): it only grows, so each figure is
+ * the most held up to the end of that phase.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createBackend } from '../engine/backends/select';
+import { importCheckpoint } from '../lab/importCheckpoint';
+import { decodeText } from '../lab/inference/decode';
+import { attendText } from '../lab/inference/attend';
+import { openRun } from '../lab/openRun';
+import type { RandomGpt2Sizes } from './randomGpt2';
+import { GPT2_SMALL, writeRandomGpt2 } from './randomGpt2';
+
+/** What the import bench measured. */
+export interface ImportBenchResult {
+  readonly params: number;
+  readonly fileBytes: number;
+  readonly generateSeconds: number;
+  readonly importSeconds: number;
+  readonly openSeconds: number;
+  /** Tokens decoded and ms per token (greedy, key/value cache). */
+  readonly decodeTokens: number;
+  readonly msPerToken: number;
+  /** Positions whose attention was returned, and the maps' [heads, rows, cols]. */
+  readonly attentionTokens: number;
+  readonly attentionShape: readonly number[];
+  readonly attendSeconds: number;
+  /** Peak resident memory (MiB) after generating, importing, opening, decoding and attending. */
+  readonly peakMiB: { readonly generate: number; readonly import: number; readonly open: number; readonly decode: number; readonly attend: number };
+}
+
+const peakMiB = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
+
+/** Runs the import bench at `sizes` in a temporary folder it removes. */
+export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProgress: (line: string) => void = () => undefined): Promise<ImportBenchResult> {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-bench-'));
+  try {
+    let t = performance.now();
+    const lap = (): number => {
+      const now = performance.now();
+      const s = (now - t) / 1000;
+      t = now;
+      return s;
+    };
+    onProgress(`import bench: writing a random GPT-2 layout model (${sizes.nLayer} layers, d ${sizes.nEmbd}, vocab ${256 + sizes.merges + 1}) …`);
+    const src = path.join(root, 'gpt2');
+    const gen = writeRandomGpt2(src, sizes);
+    const generateSeconds = lap();
+    const p0 = peakMiB();
+    onProgress(`import bench: importing ${(gen.bytes / 2 ** 20).toFixed(0)} MiB …`);
+    const runDir = path.join(root, 'run');
+    await importCheckpoint({ from: src, out: runDir });
+    const importSeconds = lap();
+    const p1 = peakMiB();
+    const backend = createBackend('wasm');
+    const r = openRun(runDir, backend, 1);
+    const openSeconds = lap();
+    const p2 = peakMiB();
+    onProgress('import bench: decoding 20 tokens …');
+    const decoded = decodeText(r, { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 20, seed: 1 });
+    const decodeSeconds = lap();
+    const p3 = peakMiB();
+    const snap = attendText(r, 'ab'.repeat(63)); // BOS + 63 tokens = 64 positions
+    const attendSeconds = lap();
+    const map = snap.maps[0];
+    return {
+      params: gen.params, fileBytes: gen.bytes, generateSeconds, importSeconds, openSeconds,
+      decodeTokens: decoded.output.ids.length, msPerToken: (1000 * decodeSeconds) / Math.max(1, decoded.output.ids.length),
+      attentionTokens: snap.tgtTokens.length, attentionShape: map ? [...map.shape] : [], attendSeconds,
+      peakMiB: { generate: p0, import: p1, open: p2, decode: p3, attend: peakMiB() },
+    };
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** The result as lines for people. */
+export function formatImportBench(r: ImportBenchResult): string {
+  return [
+    `Import of a random GPT-2-layout model: ${(r.params / 1e6).toFixed(1)}M parameters, ${(r.fileBytes / 2 ** 20).toFixed(0)} MiB of F32`,
+    `  load: import ${r.importSeconds.toFixed(1)} s (stream, convert, write the run folder), open on wasm ${r.openSeconds.toFixed(1)} s`,
+    `  decode: ${r.decodeTokens} tokens greedy with the KV cache, ${r.msPerToken.toFixed(1)} ms/token`,
+    `  attention: ${r.attentionTokens} tokens, maps [${r.attentionShape.join(', ')}] per layer, ${r.attendSeconds.toFixed(1)} s`,
+    `  peak memory (process RSS, MiB): after generating ${r.peakMiB.generate}, import ${r.peakMiB.import}, open ${r.peakMiB.open}, decode ${r.peakMiB.decode}, attention ${r.peakMiB.attend}`,
+  ].join('\n');
+}

@@ -1,0 +1,280 @@
+/**
+ * Which model a foreign checkpoint holds, from its tensor names and shapes alone (plus a
+ * `config.json` when one sits beside it): the layouts people bring, each mapped onto our
+ * Transformer, whose parameters already carry nanoGPT's and the seed notebook's names
+ * (pytorchNames.ts). Pure: the caller (src/lab/importCheckpoint.ts) reads the file.
+ *
+ * | layout | names | weights | activation |
+ * |---|---|---|---|
+ * | attention-lab | ours (export --format pytorch), our config in the metadata | as ours | as saved |
+ * | nanogpt | `transformer.h.{i}.attn.c_attn…`, optional `_orig_mod.` | nn.Linear [out, in] | exact GELU |
+ * | hf-gpt2 | `h.{i}.attn.c_attn…` with or without `transformer.` | Conv1D [in, out] | `gelu_new` (tanh) |
+ * | seed-transformer | `encoder_layers.{i}.self_attn.W_q…` | nn.Linear [out, in] | from config.json |
+ *
+ * Sizes come from shapes: vocabulary and width from the token embedding, layers from the
+ * highest block index, the context from the position table, d_ff from the first MLP, bias
+ * and final norm from their presence. Heads cannot be read off any shape, so they come from
+ * config.json or the caller (`--heads N`). Every tensor the model needs is then checked by
+ * name and shape before anything is read, and any mismatch is one line naming the tensor,
+ * the expected and the found shape.
+ *
+ * Leaves out: reading the file, deciding whether a separate `lm_head.weight` equals the
+ * embedding (tied) — that needs the values — and tokenizers.
+ */
+
+import type { Activation, ModelConfig } from '../config';
+import { validateConfig } from '../config';
+import { EngineError } from '../errors';
+import type { TorchTensor } from './pytorchNames';
+import { torchTensors } from './pytorchNames';
+import { Transformer } from './transformer';
+
+/** The layouts {@link planImport} recognizes. */
+export const IMPORT_LAYOUTS = {
+  'attention-lab': "Attention Lab's own export (nanoGPT or seed-notebook names, its config in the metadata)",
+  nanogpt: "nanoGPT's GPT (nn.Linear weights [out, in])",
+  'hf-gpt2': 'Hugging Face GPT-2 (Conv1D weights [in, out], gelu_new)',
+  'seed-transformer': "the seed notebook's encoder-decoder Transformer",
+} as const;
+
+/** One of {@link IMPORT_LAYOUTS}. */
+export type ImportLayout = keyof typeof IMPORT_LAYOUTS;
+
+/** A tensor as the file's header lists it. */
+export interface SourceTensor {
+  readonly name: string;
+  readonly shape: readonly number[];
+}
+
+/** Where one of our PyTorch tensors comes from. */
+export interface TensorSource {
+  /** Our tensor (pytorchNames.ts), with the shape our model needs. */
+  readonly target: TorchTensor;
+  /** Its name in the file (with any `_orig_mod.` prefix). */
+  readonly source: string;
+  /** Stored [in, out] (Conv1D): transpose on reading. */
+  readonly transpose: boolean;
+}
+
+/** What a checkpoint is and how to load it. */
+export interface ImportPlan {
+  readonly layout: ImportLayout;
+  /** The config, with `tieEmbeddings` false when the file has its own output projection. */
+  readonly config: ModelConfig;
+  /**
+   * The model, planned for one position and not bound: `tensors` target its parameters,
+   * which the caller gives memory (and values) before using it.
+   */
+  readonly model: Transformer;
+  /** Every tensor of the model (tied aliases excluded), in parameter order. */
+  readonly tensors: readonly TensorSource[];
+  /** The file's separate output projection when it has one (tied if it equals the embedding), else null. */
+  readonly lmHead: string | null;
+  /** Tensors in the file the model does not use (attention-mask buffers, tables it recomputes). */
+  readonly ignored: readonly string[];
+  /** For people: where each size came from. */
+  readonly notes: readonly string[];
+}
+
+/** Options the caller may give. */
+export interface ImportOptions {
+  /** Attention heads, when config.json does not say. */
+  readonly heads?: number;
+  /**
+   * The file's `lm_head.weight` holds the same values as the token embedding (the caller
+   * compared them): the model is tied and that tensor is a copy, not a parameter.
+   */
+  readonly tiedHead?: boolean;
+}
+
+/** Buffers a PyTorch model saves that are not parameters (HF GPT-2's causal masks; the notebook's sinusoidal table). */
+const IGNORED = /(^|\.)attn\.(bias|masked_bias)$|^positional_encoding\.pe$/;
+const CONV1D = /\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight$/;
+
+type Json = Readonly<Record<string, unknown>>;
+
+function bad(msg: string): never {
+  throw new EngineError('checkpoint/invalid', msg);
+}
+
+const fmt = (s: readonly number[] | undefined): string => (s ? `[${s.join(', ')}]` : 'nothing');
+
+/**
+ * Detects the layout of `tensors` and plans loading them. `configJson` is the parsed
+ * config.json beside the file (null when there is none); `metadata` the file's
+ * `__metadata__`. Throws EngineError('checkpoint/invalid') in one line naming what is wrong.
+ */
+export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<Record<string, string>>, configJson: Json | null, opts: ImportOptions = {}): ImportPlan {
+  const strip = tensors.some((t) => t.name.startsWith('_orig_mod.'));
+  const shapes = new Map(tensors.map((t) => [strip ? t.name.replace(/^_orig_mod\./, '') : t.name, t.shape]));
+  const notes: string[] = strip ? ["names start with torch.compile's `_orig_mod.`, which is dropped"] : [];
+  const ours = parseOwnConfig(metadata);
+  let layout: ImportLayout;
+  let config: ModelConfig;
+  let prefix = '';
+  if (shapes.has('decoder_embedding.weight') || shapes.has('encoder_embedding.weight')) {
+    layout = ours ? 'attention-lab' : 'seed-transformer';
+    config = ours ?? seedConfig(shapes, configJson, opts, notes);
+  } else {
+    prefix = shapes.has('transformer.wte.weight') ? 'transformer.' : shapes.has('wte.weight') ? '' : unknownLayout(shapes);
+    countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
+    const gpt = gptShapes(shapes, prefix);
+    layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
+    config = ours ?? gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes);
+  }
+  const hasHead = config.kind === 'decoder-only' && shapes.has('lm_head.weight');
+  const lmHead = hasHead && !ours && !opts.tiedHead ? `${strip ? '_orig_mod.' : ''}lm_head.weight` : null;
+  if (config.kind === 'decoder-only' && !ours) config = validateConfig({ ...config, tieEmbeddings: lmHead === null });
+  const conv1d = layout === 'hf-gpt2';
+  const model = new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 });
+  const planned = torchTensors(model).filter((t) => !t.alias);
+  const wanted = new Set<string>();
+  const sources = planned.map((target): TensorSource => {
+    const source = target.name.startsWith('transformer.') ? prefix + target.name.slice('transformer.'.length) : target.name;
+    const transpose = conv1d && CONV1D.test(source);
+    const expected = transpose ? [...target.shape].reverse() : [...target.shape];
+    const found = shapes.get(source);
+    const shown = strip ? `_orig_mod.${source}` : source;
+    if (!found) bad(`The checkpoint has no tensor ${shown} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`);
+    if (found.length !== expected.length || found.some((d, i) => d !== expected[i])) {
+      bad(`Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), found ${fmt(found)}; check config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`);
+    }
+    wanted.add(source);
+    return { target, source: shown, transpose };
+  });
+  const ignored: string[] = [];
+  for (const name of shapes.keys()) {
+    if (wanted.has(name)) continue;
+    const tiedCopy = name === 'lm_head.weight' && config.tieEmbeddings && sameShape(shapes.get(name), shapes.get(`${prefix}wte.weight`));
+    if (IGNORED.test(name) || tiedCopy) ignored.push(strip ? `_orig_mod.${name}` : name);
+    else bad(`Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`);
+  }
+  return { layout, config, model, tensors: sources, lmHead, ignored, notes };
+}
+
+function sameShape(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  return !!a && !!b && a.length === b.length && a.every((d, i) => d === b[i]);
+}
+
+function describe(c: ModelConfig): string {
+  const layers = c.kind === 'decoder-only' ? `${c.nDecoderLayers} layers` : `${c.nEncoderLayers}+${c.nDecoderLayers} layers`;
+  return `${layers}, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, context ${c.maxLen}, ${c.bias ? 'biases' : 'no biases'}`;
+}
+
+function unknownLayout(shapes: ReadonlyMap<string, readonly number[]>): never {
+  const some = [...shapes.keys()].slice(0, 3).join(', ');
+  return bad(`Unknown checkpoint layout (tensors such as ${some || 'none'}): Attention Lab imports ${Object.values(IMPORT_LAYOUTS).join('; ')} — save the model with one of these state_dict layouts.`);
+}
+
+/** Our ModelConfig from the metadata our export writes, or null. */
+function parseOwnConfig(metadata: Readonly<Record<string, string>>): ModelConfig | null {
+  const raw = metadata.attention_lab_config;
+  if (raw === undefined) return null;
+  try {
+    return validateConfig(JSON.parse(raw) as ModelConfig);
+  } catch (e) {
+    return bad(`The checkpoint's attention_lab_config metadata is not a valid config (${(e as Error).message}); re-export it, or remove that metadata to import it by its shapes.`);
+  }
+}
+
+function num(cfg: Json | null, ...keys: string[]): number | undefined {
+  for (const k of keys) {
+    const v = cfg?.[k];
+    if (typeof v === 'number' && Number.isFinite(v)) return v;
+  }
+  return undefined;
+}
+
+function need(shapes: ReadonlyMap<string, readonly number[]>, name: string, dims: number): readonly number[] {
+  const s = shapes.get(name);
+  if (!s) return bad(`The checkpoint has no tensor ${name}; it is not a complete model of its layout.`);
+  if (s.length !== dims) return bad(`Tensor ${name}: expected a ${dims}-D shape, found ${fmt(s)}.`);
+  return s;
+}
+
+/** Highest `<stack>.{i}.` index + 1, checking that no block is missing. */
+function countBlocks(shapes: ReadonlyMap<string, readonly number[]>, stack: string): number {
+  const re = new RegExp(`^${stack.replace(/\./g, '\\.')}\\.(\\d+)\\.`);
+  const seen = new Set<number>();
+  for (const n of shapes.keys()) {
+    const m = re.exec(n);
+    if (m) seen.add(Number(m[1]));
+  }
+  const n = seen.size ? Math.max(...seen) + 1 : 0;
+  for (let i = 0; i < n; i++) if (!seen.has(i)) bad(`The checkpoint has blocks up to ${stack}.${n - 1} but none named ${stack}.${i}; it is incomplete.`);
+  return n;
+}
+
+function heads(cfg: Json | null, opts: ImportOptions, C: number, notes: string[], ...keys: string[]): number {
+  const fromCfg = num(cfg, ...keys);
+  if (opts.heads !== undefined && fromCfg !== undefined && opts.heads !== fromCfg) {
+    bad(`--heads ${opts.heads} disagrees with config.json's ${keys[0]} ${fromCfg}; drop --heads or fix config.json.`);
+  }
+  const h = opts.heads ?? fromCfg;
+  if (h === undefined) return bad(`The number of attention heads cannot be read from the tensor shapes (d_model ${C}) and there is no config.json with ${keys[0]} beside the checkpoint; pass --heads N (a divisor of ${C}, e.g. ${C % 64 === 0 ? C / 64 : C % 12 === 0 ? 12 : 4}).`);
+  notes.push(`${h} heads from ${opts.heads !== undefined ? '--heads' : `config.json ${keys[0]}`}`);
+  return h;
+}
+
+/** Whether the GPT's weights are Conv1D [in, out] (c_attn [C, 3C]) or nn.Linear [out, in] ([3C, C]). */
+function gptShapes(shapes: ReadonlyMap<string, readonly number[]>, p: string): { conv1d: boolean } {
+  const [, C] = need(shapes, `${p}wte.weight`, 2) as [number, number];
+  const qkv = need(shapes, `${p}h.0.attn.c_attn.weight`, 2);
+  if (qkv[0] === 3 * C && qkv[1] === C) return { conv1d: false };
+  if (qkv[0] === C && qkv[1] === 3 * C) return { conv1d: true };
+  return bad(`Tensor ${p}h.0.attn.c_attn.weight: expected shape [${3 * C}, ${C}] (nn.Linear) or [${C}, ${3 * C}] (Conv1D) for d_model ${C}, found ${fmt(qkv)}.`);
+}
+
+const HF_ACTIVATIONS: Readonly<Record<string, Activation>> = { gelu_new: 'geluTanh', gelu_pytorch_tanh: 'geluTanh', gelu_fast: 'geluTanh', gelu: 'gelu', relu: 'relu' };
+
+function gptConfig(shapes: ReadonlyMap<string, readonly number[]>, p: string, conv1d: boolean, cfg: Json | null, opts: ImportOptions, notes: string[]): ModelConfig {
+  const [V, C] = need(shapes, `${p}wte.weight`, 2) as [number, number];
+  const wpe = shapes.get(`${p}wpe.weight`);
+  const nLayer = countBlocks(shapes, `${p}h`);
+  const layersCfg = num(cfg, 'n_layer');
+  if (layersCfg !== undefined && layersCfg !== nLayer) bad(`config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`);
+  const fc = need(shapes, `${p}h.0.mlp.c_fc.weight`, 2);
+  const dFF = (conv1d ? fc[1] : fc[0]) as number;
+  const maxLen = wpe ? (wpe[0] as number) : num(cfg, 'block_size', 'n_positions', 'n_ctx');
+  if (maxLen === undefined) return bad(`The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context length is unknown; add block_size to config.json.`);
+  let activation: Activation = 'gelu';
+  if (conv1d) {
+    const name = cfg?.activation_function;
+    if (name !== undefined && (typeof name !== 'string' || !Object.hasOwn(HF_ACTIVATIONS, name))) {
+      bad(`config.json's activation_function ${JSON.stringify(name)} is not one Attention Lab has; it has ${Object.keys(HF_ACTIVATIONS).join(', ')}.`);
+    }
+    activation = HF_ACTIVATIONS[(name as string | undefined) ?? 'gelu_new'] as Activation;
+  }
+  notes.push(`${nLayer} layers from ${p}h.{0…${nLayer - 1}}, vocab ${V} and d_model ${C} from ${p}wte.weight, d_ff ${dFF} from ${p}h.0.mlp.c_fc.weight${wpe ? `, context ${maxLen} from ${p}wpe.weight` : ''}, activation ${activation}`);
+  return validateConfig({
+    kind: 'decoder-only', srcVocabSize: 0, vocabSize: V, dModel: C, nHeads: heads(cfg, opts, C, notes, 'n_head', 'num_attention_heads'), dFF,
+    nEncoderLayers: 0, nDecoderLayers: nLayer, maxLen, dropout: 0,
+    norm: shapes.has(`${p}ln_f.weight`) ? 'pre' : 'post', positional: wpe ? 'learned' : 'sinusoidal', activation,
+    tieEmbeddings: true, bias: shapes.has(`${p}h.0.attn.c_attn.bias`), layerNormEps: num(cfg, 'layer_norm_epsilon', 'layer_norm_eps') ?? 1e-5,
+    embedScale: false, labelSmoothing: 0,
+  });
+}
+
+function seedConfig(shapes: ReadonlyMap<string, readonly number[]>, cfg: Json | null, opts: ImportOptions, notes: string[]): ModelConfig {
+  const [V, C] = need(shapes, 'decoder_embedding.weight', 2) as [number, number];
+  const [srcV] = need(shapes, 'encoder_embedding.weight', 2) as [number, number];
+  const nEnc = countBlocks(shapes, 'encoder_layers');
+  const nDec = countBlocks(shapes, 'decoder_layers');
+  const dFF = need(shapes, 'encoder_layers.0.feed_forward.fc1.weight', 2)[0] as number;
+  const pe = shapes.get('positional_encoding.pe');
+  const learned = shapes.get('decoder_positions.weight');
+  const maxLen = num(cfg, 'max_seq_length') ?? (learned ? learned[0] : pe ? pe[pe.length - 2] : undefined);
+  if (maxLen === undefined) return bad('The checkpoint has no positional_encoding.pe and config.json gives no max_seq_length, so its context length is unknown; add max_seq_length to config.json.');
+  const str = (k: string): string | undefined => (typeof cfg?.[k] === 'string' ? (cfg[k] as string) : undefined);
+  const bool = (k: string): boolean | undefined => (typeof cfg?.[k] === 'boolean' ? (cfg[k] as boolean) : undefined);
+  const scale = num(cfg, 'embed_scale');
+  notes.push(`${nEnc}+${nDec} layers, vocab ${srcV}→${V}, d_model ${C}, d_ff ${dFF} from the tensor shapes`);
+  return validateConfig({
+    kind: 'encoder-decoder', srcVocabSize: srcV, vocabSize: V, dModel: C, nHeads: heads(cfg, opts, C, notes, 'num_heads'), dFF,
+    nEncoderLayers: nEnc, nDecoderLayers: nDec, maxLen, dropout: num(cfg, 'dropout') ?? 0.1,
+    norm: shapes.has('encoder_norm.weight') ? 'pre' : 'post', positional: learned ? 'learned' : 'sinusoidal',
+    activation: (str('activation') as Activation | undefined) ?? 'relu', tieEmbeddings: bool('tie_embeddings') ?? !shapes.has('fc.weight'),
+    bias: shapes.has('encoder_layers.0.self_attn.W_q.bias'), layerNormEps: num(cfg, 'layer_norm_eps') ?? 1e-5,
+    embedScale: scale === undefined ? true : scale !== 1, labelSmoothing: num(cfg, 'label_smoothing') ?? 0.1,
+  });
+}

@@ -1,0 +1,103 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { encodeSafetensors } from '../../../src/engine/io/safetensors';
+import { cli, tempDir } from './cliHarness';
+
+const GOLDEN = path.resolve(__dirname, '../../golden/import');
+const { dir, cleanup } = tempDir('al-import-cli-');
+afterAll(cleanup);
+
+/** A copy of golden folder `name` under `dir`, with `edit` applied. */
+function copyOf(name: string, as: string, edit: (folder: string) => void = () => undefined): string {
+  const folder = path.join(dir, as);
+  fs.cpSync(path.join(GOLDEN, name), folder, { recursive: true });
+  edit(folder);
+  return folder;
+}
+
+/** Nothing but the inputs under `dir`: no run folder, no temporary folder. */
+function nothingWritten(out: string): void {
+  expect(fs.existsSync(path.join(dir, out))).toBe(false);
+  expect(fs.readdirSync(dir).filter((n) => n.includes('importing'))).toEqual([]);
+}
+
+describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.txt)', () => {
+  const doc = path.join(dir, 'notes.txt');
+  fs.writeFileSync(doc, 'the rain in the east ran at the station; the artist returned.\n'.repeat(8));
+  const run = path.join(dir, 'gpt2-run');
+  const imported = cli(['import', '--from', path.join(GOLDEN, 'hf-gpt2'), '--out', run, '--data', doc, '--steps', '2', '--json'], dir);
+
+  it('writes a run folder and says what it imported', () => {
+    expect(imported.stderr).toBe('');
+    expect(imported.code).toBe(0);
+    const res = JSON.parse(imported.stdout) as { layout: string; params: number; ignored: string[]; notes: string[]; tokenizer: string };
+    expect(res.layout).toBe('hf-gpt2');
+    expect(res.ignored).toHaveLength(4); // attn.bias and attn.masked_bias of both blocks
+    expect(res.tokenizer).toMatch(/vocab\.json \+ merges\.txt/);
+    expect(res.notes.join(' ')).toMatch(/fine-tunes for 2 steps at a peak learning rate of 0\.00003/);
+    expect(fs.readdirSync(run).sort()).toEqual(['model.safetensors', 'run.json', 'tokenizer.json']);
+  });
+
+  it('is opened by score, decode, lens and export', () => {
+    const score = cli(['score', '--run', run, '--text', 'the station!', '--json'], dir);
+    expect(score.code, score.stderr).toBe(0);
+    const scored = JSON.parse(score.stdout) as { ids: number[]; logprobs: number[] };
+    expect(scored.ids.length).toBeGreaterThan(2);
+    expect(scored.logprobs.every((x) => Number.isFinite(x) && x <= 0)).toBe(true);
+    const decode = cli(['decode', '--run', run, '--prompt', 'the', '--max-tokens', '5', '--json'], dir);
+    expect(decode.code, decode.stderr).toBe(0);
+    expect(JSON.parse(decode.stdout).tokens.length).toBeGreaterThan(0);
+    const lens = cli(['lens', '--run', run, '--prompt', 'the rain', '--json'], dir);
+    expect(lens.code, lens.stderr).toBe(0);
+    const exp = cli(['export', '--run', run, '--out', path.join(dir, 'gpt2-export')], dir);
+    expect(exp.code, exp.stderr).toBe(0);
+    // The export folder (<out>/<run>/ with weights, config.json, tokenizer) imports back as the same model.
+    const again = path.join(dir, 'gpt2-again');
+    const back = cli(['import', '--from', path.join(dir, 'gpt2-export', 'gpt2-run'), '--out', again, '--json'], dir);
+    expect(back.code, back.stderr).toBe(0);
+    expect(JSON.parse(back.stdout).layout).toBe('attention-lab');
+    const scoreAgain = cli(['score', '--run', again, '--text', 'the station!', '--json'], dir);
+    expect(scoreAgain.stdout).toBe(score.stdout);
+  });
+
+  it('fine-tunes with train --resume on the documents named at import', () => {
+    const train = cli(['train', '--resume', run, '--json'], dir, 300_000);
+    expect(train.code, train.stderr).toBe(0);
+    const runJson = JSON.parse(fs.readFileSync(path.join(run, 'run.json'), 'utf8')) as { step: number; spec: { training: { lr: number } } };
+    expect(runJson.step).toBe(2);
+    expect(runJson.spec.training.lr).toBe(3e-5);
+  });
+});
+
+describe('attention-lab import refuses bad input with exit 2 and one line, writing nothing', () => {
+  const cases: [string, () => string | string[], RegExp][] = [
+    ['a pickle', () => {
+      const f = path.join(dir, 'ckpt.pt');
+      fs.writeFileSync(f, Uint8Array.of(0x80, 2, 0x7d));
+      return ['--from', f];
+    }, /ckpt\.pt is a PyTorch pickle checkpoint.*safetensors/],
+    ['a truncated safetensors file', () => copyOf('nanogpt-bias', 'trunc', (f) => {
+      const m = path.join(f, 'model.safetensors');
+      fs.truncateSync(m, fs.statSync(m).size - 100);
+    }), /model\.safetensors: tensor ".*" ends at data byte \d+ but the data section has only/],
+    ['a shape that does not match config.json', () => copyOf('nanogpt-bias', 'shape', (f) => {
+      fs.writeFileSync(path.join(f, 'config.json'), JSON.stringify({ n_layer: 1, n_head: 4, n_embd: 32, block_size: 16, vocab_size: 270, bias: true }));
+      const bytes = encodeSafetensors([{ name: 'transformer.wte.weight', dtype: 'F32', shape: [270, 32], data: new Float32Array(270 * 32) }, { name: 'transformer.h.0.attn.c_attn.weight', dtype: 'F32', shape: [96, 32], data: new Float32Array(96 * 32) }, { name: 'transformer.h.0.mlp.c_fc.weight', dtype: 'F32', shape: [128, 32], data: new Float32Array(128 * 32) }, { name: 'transformer.wpe.weight', dtype: 'F32', shape: [16, 33], data: new Float32Array(16 * 33) }]);
+      fs.writeFileSync(path.join(f, 'model.safetensors'), bytes);
+    }), /Tensor transformer\.wpe\.weight: expected shape \[16, 32\] .*found \[16, 33\]/],
+    ['no heads anywhere', () => copyOf('nanogpt-bias', 'noheads', (f) => fs.rmSync(path.join(f, 'config.json'))), /number of attention heads cannot be read .*--heads N/],
+    ['no tokenizer', () => copyOf('nanogpt-bias', 'notok'), /No tokenizer beside model\.safetensors .*--tokenizer PATH/],
+    ['a merges file that does not match the vocabulary', () => copyOf('hf-gpt2', 'badmerges', (f) => fs.writeFileSync(path.join(f, 'merges.txt'), '#version: 0.2\nq z\n')), /merges\.txt/],
+  ];
+  it.each(cases)('%s', (name, setup, pattern) => {
+    const out = `out-${name.replace(/\W+/g, '-')}`;
+    const from = setup();
+    const r = cli(['import', ...(Array.isArray(from) ? from : ['--from', from]), '--out', path.join(dir, out)], dir);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(pattern);
+    nothingWritten(out);
+  });
+});

@@ -1,0 +1,167 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createReferenceBackend } from '../../../src/engine/backends/reference';
+import type { ModelConfig } from '../../../src/engine/config';
+import { presetConfig, presetNames, validateConfig } from '../../../src/engine/config';
+import { EngineError } from '../../../src/engine/errors';
+import { decodeSafetensors, encodeSafetensors } from '../../../src/engine/io/safetensors';
+import type { Batch } from '../../../src/engine/models/transformer';
+import { Transformer } from '../../../src/engine/models/transformer';
+import { Rng } from '../../../src/engine/rng';
+import { trainCharTokenizer } from '../../../src/engine/tokenizers/charTokenizer';
+import { CancelledError } from '../../../src/lab/documentData';
+import { pytorchConfig, pytorchTensors } from '../../../src/lab/exportPytorch';
+import { importCheckpoint } from '../../../src/lab/importCheckpoint';
+import { openRun } from '../../../src/lab/openRun';
+import { readRunJson } from '../../../src/lab/runFolder';
+import { writeTokenizer } from '../../../src/lab/prepare';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-'));
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+const tok = trainCharTokenizer(['the quick brown fox jumps over the lazy dog 0123456789']);
+
+/** A batch of random real tokens (no PAD) for `c`. */
+function batch(c: ModelConfig, seed: number): Batch {
+  const rng = new Rng(seed);
+  const T = 6;
+  const ids = (n: number, V: number): Int32Array => Int32Array.from({ length: n }, () => 4 + rng.int(V - 4));
+  const input = ids(T, c.vocabSize);
+  const targets = ids(T, c.vocabSize);
+  return c.kind === 'decoder-only' ? { B: 1, T, input, targets } : { B: 1, T, input, targets, S: 5, src: ids(5, c.srcVocabSize) };
+}
+
+function logitsOf(model: Transformer, b: Batch): Float32Array {
+  model.forward(b, { train: false });
+  return Float32Array.from(model.logits());
+}
+
+function errorOf(f: () => Promise<unknown>): Promise<EngineError> {
+  return f().then(
+    () => {
+      throw new Error('expected an EngineError');
+    },
+    (e: unknown) => {
+      if (EngineError.is(e)) return e;
+      throw e;
+    },
+  );
+}
+
+/** Exports a randomly initialized model of `c` (with our tokenizer beside it) and returns the folder. */
+function exported(c: ModelConfig, name: string, seed = 5): { dir: string; model: Transformer } {
+  const model = new Transformer(c, { maxBatch: 1 }).bind(createReferenceBackend());
+  model.initialize(new Rng(seed));
+  const dir = path.join(root, name);
+  // What export writes (lab/exportFolder.ts) for weights, config and tokenizer.
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), pytorchTensors(model).bytes);
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(pytorchConfig(c)));
+  writeTokenizer(dir, tok);
+  return { dir, model };
+}
+
+describe('import: round trip of every preset through export', () => {
+  // Every preset's width, heads and d_ff; layers capped at 2 and the context at 32 so the
+  // big presets (gpt: 12 layers, d 768) stay a unit test's size.
+  const cases = (['decoder-only', 'encoder-decoder'] as const).flatMap((kind) => presetNames(kind).map((preset) => [kind, preset] as const));
+  it.each(cases)('%s %s gives identical logits', async (kind, preset) => {
+    const p = presetConfig(kind, preset, tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0);
+    const c = validateConfig({ ...p, nDecoderLayers: Math.min(2, p.nDecoderLayers), nEncoderLayers: Math.min(2, p.nEncoderLayers), maxLen: 32 });
+    const { dir, model } = exported(c, `${kind}-${preset}`);
+    const out = path.join(root, `${kind}-${preset}-run`);
+    const res = await importCheckpoint({ from: dir, out });
+    expect(res.layout).toBe('attention-lab');
+    expect(res.config).toEqual(c);
+    const r = openRun(out, createReferenceBackend(), 1);
+    const b = batch(c, 9);
+    expect(logitsOf(r.model, b)).toEqual(logitsOf(model, b));
+    expect(readRunJson(out).step).toBe(0);
+  });
+
+  it('keeps options the PyTorch config has no field for (post-LN, ReLU, sinusoidal, untied, no bias)', async () => {
+    const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', tok.vocabSize), norm: 'post', activation: 'relu', positional: 'sinusoidal', tieEmbeddings: false, bias: false, maxLen: 16 });
+    const { dir, model } = exported(c, 'odd');
+    await importCheckpoint({ from: path.join(dir, 'model.safetensors'), out: path.join(root, 'odd-run') });
+    const r = openRun(path.join(root, 'odd-run'), createReferenceBackend(), 1);
+    expect(r.model.config).toEqual(c);
+    const b = batch(c, 2);
+    expect(logitsOf(r.model, b)).toEqual(logitsOf(model, b));
+  });
+});
+
+describe("import: the seed notebook's Transformer and nanoGPT without our metadata", () => {
+  /** Rewrites `dir`/model.safetensors without the attention_lab_config metadata, as PyTorch would save it. */
+  function asPytorchSaved(dir: string): void {
+    const file = path.join(dir, 'model.safetensors');
+    const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)));
+    const tensors = [...f.tensors].map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, data: t.data }));
+    fs.writeFileSync(file, encodeSafetensors(tensors, { format: 'pt' }));
+  }
+
+  it.each([['encoder-decoder', 'seed-transformer'], ['decoder-only', 'nanogpt']] as const)('%s is read by its names, shapes and config.json (%s)', async (kind, layout) => {
+    const c = validateConfig({ ...presetConfig(kind, 'tiny', tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0), maxLen: 16 });
+    const { dir, model } = exported(c, `${layout}-plain`);
+    asPytorchSaved(dir);
+    const out = path.join(root, `${layout}-plain-run`);
+    const res = await importCheckpoint({ from: dir, out });
+    expect(res.layout).toBe(layout);
+    expect(res.config).toEqual({ ...c, dropout: kind === 'encoder-decoder' ? c.dropout : 0 });
+    const r = openRun(out, createReferenceBackend(), 1);
+    const b = batch(c, 4);
+    expect(logitsOf(r.model, b)).toEqual(logitsOf(model, b));
+  });
+});
+
+describe('import refuses, writing nothing', () => {
+  const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', tok.vocabSize), maxLen: 16 });
+  const { dir } = exported(c, 'base');
+
+  it('a folder without a tokenizer, naming --tokenizer', async () => {
+    const bare = path.join(root, 'bare');
+    fs.mkdirSync(bare);
+    fs.copyFileSync(path.join(dir, 'model.safetensors'), path.join(bare, 'model.safetensors'));
+    const out = path.join(root, 'bare-run');
+    const e = await errorOf(() => importCheckpoint({ from: bare, out }));
+    expect(e.message).toMatch(/No tokenizer beside model\.safetensors .* pass --tokenizer PATH/);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(root).filter((n) => n.includes('importing'))).toEqual([]);
+    await importCheckpoint({ from: bare, out, tokenizer: dir });
+    expect(fs.existsSync(path.join(out, 'run.json'))).toBe(true);
+  });
+
+  it('a tokenizer whose vocabulary is not the model\'s', async () => {
+    const other = path.join(root, 'other-tok');
+    fs.mkdirSync(other);
+    writeTokenizer(other, trainCharTokenizer(['ab']));
+    const e = await errorOf(() => importCheckpoint({ from: dir, out: path.join(root, 'x1'), tokenizer: other }));
+    expect(e.message).toMatch(/has 262 ids but the model's embedding has \d+ rows; pass the tokenizer the model was trained with/);
+    expect(fs.existsSync(path.join(root, 'x1'))).toBe(false);
+  });
+
+  it('an --out folder that is not empty', async () => {
+    const full = path.join(root, 'full');
+    fs.mkdirSync(full);
+    fs.writeFileSync(path.join(full, 'keep.txt'), 'x');
+    const e = await errorOf(() => importCheckpoint({ from: dir, out: full }));
+    expect(e.message).toMatch(/already exists and is not empty/);
+    expect(fs.readdirSync(full)).toEqual(['keep.txt']);
+  });
+
+  it('a cancelled import (between pieces of the file)', async () => {
+    const out = path.join(root, 'cancelled');
+    let calls = 0;
+    await expect(importCheckpoint({ from: dir, out }, { isCancelled: () => ++calls > 1 })).rejects.toBeInstanceOf(CancelledError);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(root).filter((n) => n.includes('importing'))).toEqual([]);
+  });
+
+  it('pickles, and a folder with only a pickle', async () => {
+    const pk = path.join(root, 'pk');
+    fs.mkdirSync(pk);
+    fs.writeFileSync(path.join(pk, 'ckpt.pt'), Uint8Array.of(0x80, 2));
+    const e = await errorOf(() => importCheckpoint({ from: pk, out: path.join(root, 'x2') }));
+    expect(e.message).toMatch(/ckpt\.pt is a PyTorch pickle checkpoint.*torch\.load\("ckpt\.pt"/);
+  });
+});
