@@ -52,7 +52,7 @@ function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: s
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };
   }
   const body = tok.encode(text);
-  const input = Int32Array.of(BOS, ...body.subarray(0, model.maxLen - 1));
+  const input = Int32Array.of(tok.specialIds.bos, ...body.subarray(0, model.maxLen - 1)); // GPT-2's <|endoftext|> in its vocabulary
   const targets = Int32Array.of(...input.subarray(1), PAD);
   const truncation = body.length > model.maxLen - 1 ? truncationNote(model.maxLen - 1, body.length, model.maxLen, 'text') : null;
   return { batch: { B: 1, T: input.length, input, targets }, truncation };

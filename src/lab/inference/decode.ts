@@ -63,15 +63,15 @@ export function decodeInput(r: OpenRun, input: string): DecodeInput {
 }
 
 /** `tokens` without the EOS the decoders leave at the end of a hypothesis that chose it. */
-export function withoutEos(tokens: readonly number[]): number[] {
-  return tokens[tokens.length - 1] === EOS ? tokens.slice(0, -1) : tokens.slice();
+export function withoutEos(tokens: readonly number[], eos: number = EOS): number[] {
+  return tokens[tokens.length - 1] === eos ? tokens.slice(0, -1) : tokens.slice();
 }
 
 /** Decodes `params.input` with the run's model (see the file comment). */
 export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOptions = {}): Decoded {
   const { prompt, src } = decodeInput(r, params.input);
   const results = runStrategy(r, prompt, src, params, opts);
-  const textOf = (d: DecodeResult): string => r.tok.decode(withoutEos(d.tokens), { skipSpecial: true });
+  const textOf = (d: DecodeResult): string => r.tok.decode(withoutEos(d.tokens, r.tok.specialIds.eos), { skipSpecial: true });
   const best = results[0] as DecodeResult;
   const a = best.attention;
   const note = contextNote(r.model.config.maxLen, params, best);
@@ -110,7 +110,7 @@ export function contextNote(L: number, params: DecodeParams, best: DecodeResult)
 function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, params: DecodeParams, opts: DecodeTextOptions): DecodeResult[] {
   const rows = params.strategy === 'beam' ? params.beam : 1;
   const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, ...(src ? { src } : {}) });
-  const common = { maxTokens: params.maxTokens, eos: EOS, captureAttention: opts.attention === true };
+  const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
   const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
   const onToken = opts.onToken;
   const stream = onToken ? { onToken: (id: number, lp: number): void => onToken(r.tok.tokenText(id), lp) } : {};

@@ -77,7 +77,7 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), EOS), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
   if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
-  const ids = lastOf(Int32Array.of(BOS, ...tok.encode(input.prompt)), 'Prompt');
+  const ids = lastOf(Int32Array.of(tok.specialIds.bos, ...tok.encode(input.prompt)), 'Prompt');
   return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
 }
 

@@ -165,3 +165,26 @@ describe('import refuses, writing nothing', () => {
     expect(e.message).toMatch(/ckpt\.pt is a PyTorch pickle checkpoint.*torch\.load\("ckpt\.pt"/);
   });
 });
+
+describe('import: an imported GPT-2 uses its own <|endoftext|>, not our ids 1 and 2', () => {
+  it('decode, lens and attend start from the tokenizer\'s BOS, and decoding stops on its EOS', async () => {
+    const { decodeText } = await import('../../../src/lab/inference/decode');
+    const { logitLens } = await import('../../../src/lab/inference/lens');
+    const { attendText } = await import('../../../src/lab/inference/attend');
+    const out = path.join(root, 'gpt2-specials');
+    await importCheckpoint({ from: path.join(__dirname, '../../golden/import/hf-gpt2'), out });
+    const r = openRun(out, createReferenceBackend(), 1);
+    const { bos, eos } = r.tok.specialIds;
+    expect(bos).toBe(r.tok.vocabSize - 1); // GPT-2 puts <|endoftext|> last
+    expect(eos).toBe(bos);
+    const bosText = r.tok.tokenText(bos);
+    expect(bosText).not.toBe(r.tok.tokenText(1));
+    const d = decodeText(r, { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 6, seed: 1 });
+    expect(d.output.promptTokens[0]).toBe(bosText);
+    // A hypothesis ends at the first EOS of the tokenizer (never at our id 2).
+    expect(d.output.tokens.slice(0, -1)).not.toContain(bosText);
+    expect(d.output.tokens.slice(0, -1)).not.toContain(r.tok.tokenText(2));
+    expect(logitLens(r, { kind: 'decoder-only', prompt: 'ab' }, { topK: 1 }).tokens[0]).toBe(bosText);
+    expect(attendText(r, 'ab').tgtTokens[0]).toBe(bosText);
+  });
+});
