@@ -15,10 +15,10 @@ import type { ModelKind } from '../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from './errors';
 import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, testDataOf } from './evalFiles';
-import { RequestError } from './pendingRequests';
 import { pickRun } from './pickRun';
 import type { RunItem } from './runsModel';
 import type { Services } from './services';
+import { withWorkerProgress } from './workerProgress';
 
 function defaultUri(s: Services): { defaultUri: vscode.Uri } | Record<string, never> {
   const dir = s.workspaceDir();
@@ -61,29 +61,7 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
 
 /** Runs the evaluation in the model worker with a cancellable progress notification; undefined when cancelled. */
 function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): Thenable<EvalFilesOutput | undefined> {
-  return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Attention Lab: evaluating ${run.name}`, cancellable: true },
-    async (progress, token) => {
-      const abort = new AbortController();
-      const sub = token.onCancellationRequested(() => abort.abort());
-      let shown = 0;
-      try {
-        return await s.models.evaluateFiles(run.runDir, data, EVAL_MAX_PAIRS, {
-          signal: abort.signal,
-          onProgress: (done, total) => {
-            const now = total ? (100 * done) / total : 0;
-            progress.report({ increment: now - shown, message: `${done} of ${total} batches and decodes` });
-            shown = now;
-          },
-        });
-      } catch (e) {
-        if (e instanceof RequestError && e.code === 'cancelled') return undefined;
-        throw e;
-      } finally {
-        sub.dispose();
-      }
-    },
-  );
+  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, EVAL_MAX_PAIRS, hooks));
 }
 
 /**

@@ -15,8 +15,8 @@ import * as vscode from 'vscode';
 import { formatBytes, formatCompact } from '../format';
 import type { ImportOutput } from '../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from './errors';
-import { RequestError } from './pendingRequests';
 import type { Services } from './services';
+import { withWorkerProgress } from './workerProgress';
 
 /** A new folder under `root` named after the checkpoint: `<name>`, `<name>-2`, … */
 export function importRunDir(root: string, from: string): string {
@@ -45,29 +45,7 @@ async function pickCheckpoint(s: Services): Promise<string | undefined> {
 }
 
 function importWithProgress(s: Services, from: string, outDir: string): Thenable<ImportOutput | undefined> {
-  return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `Attention Lab: importing ${path.basename(from)}`, cancellable: true },
-    async (progress, token) => {
-      const abort = new AbortController();
-      const sub = token.onCancellationRequested(() => abort.abort());
-      let shown = 0;
-      try {
-        return await s.models.importCheckpoint(from, outDir, {
-          signal: abort.signal,
-          onProgress: (done, total) => {
-            const now = total ? (100 * done) / total : 0;
-            progress.report({ increment: now - shown, message: `${formatBytes(done)} of ${formatBytes(total)}` });
-            shown = now;
-          },
-        });
-      } catch (e) {
-        if (e instanceof RequestError && e.code === 'cancelled') return undefined;
-        throw e;
-      } finally {
-        sub.dispose();
-      }
-    },
-  );
+  return withWorkerProgress(`Attention Lab: importing ${path.basename(from)}`, (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`, (hooks) => s.models.importCheckpoint(from, outDir, hooks));
 }
 
 /**

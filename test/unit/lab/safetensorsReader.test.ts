@@ -2,10 +2,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, it, expect } from 'vitest';
-import { EngineError } from '../../../src/engine/errors';
 import { encodeSafetensors } from '../../../src/engine/io/safetensors';
 import { CancelledError } from '../../../src/lab/documentData';
 import { SafetensorsReader, pickleMessage } from '../../../src/lab/safetensorsReader';
+import { engineErrorOf as errorOf } from '../../engineErrorOf';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'st-reader-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -16,15 +16,6 @@ function write(name: string, bytes: Uint8Array): string {
   return file;
 }
 
-function errorOf(f: () => unknown): EngineError {
-  try {
-    f();
-  } catch (e) {
-    if (EngineError.is(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an EngineError');
-}
 
 const values = Float32Array.from({ length: 1000 }, (_, i) => Math.sin(i) * 3);
 

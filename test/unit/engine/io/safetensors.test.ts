@@ -3,19 +3,11 @@ import { EngineError } from '../../../../src/engine/errors';
 import { decodeSafetensors, encodeSafetensors, expectTensor } from '../../../../src/engine/io/safetensors';
 import type { DecodedTensor, TensorToWrite } from '../../../../src/engine/io/safetensors';
 import { Rng } from '../../../../src/engine/rng';
+import { engineErrorOf as thrown } from '../../../engineErrorOf';
 
 const hex = (s: string): number[] => (s.match(/../g) ?? []).map((b) => parseInt(b, 16));
 const ascii = (s: string): number[] => Array.from(s, (c) => c.charCodeAt(0));
 
-function thrown(f: () => unknown): EngineError {
-  try {
-    f();
-  } catch (e) {
-    if (EngineError.is(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an EngineError');
-}
 
 describe('encodeSafetensors follows the format byte for byte', () => {
   it('writes length, JSON header padded with spaces to 8, then little-endian data', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EngineError } from '../../../../src/engine/errors';
 import type { SourceTensor } from '../../../../src/engine/models/importLayouts';
 import { planImport } from '../../../../src/engine/models/importLayouts';
+import { engineErrorOf as errorOf } from '../../../engineErrorOf';
 
 const V = 50;
 const C = 16;
@@ -34,15 +34,6 @@ function gpt(opts: { conv1d?: boolean; prefix?: string; bias?: boolean; lmHead?:
   return out;
 }
 
-function errorOf(f: () => unknown): EngineError {
-  try {
-    f();
-  } catch (e) {
-    if (EngineError.is(e)) return e;
-    throw e;
-  }
-  throw new Error('expected an EngineError');
-}
 
 describe('planImport detects', () => {
   it("nanoGPT's GPT: sizes from shapes, heads from config.json, exact GELU, tied", () => {
