@@ -1,14 +1,15 @@
 /**
  * The head scores of a snapshot: the positional scores and cross-attention alignment of
- * every head on the probe sample, and induction on the run's diagnostic sequence — seeded
- * random tokens repeated twice, run through the model at snapshot time (never per step).
+ * every head on the probe sample, and induction on the run's diagnostic sequences — seeded
+ * random tokens repeated twice, with eight periods and starts, run through the model at
+ * snapshot time (never per step); a head's induction is its mean over them.
  * The score definitions live in the engine (src/engine/analysis/headScores.ts); this file
  * only decides which batch each is measured on and which rows and keys are real tokens.
  *
  * Leaves out: storing the scores (snapshots.ts) and printing them (src/cli/heads.ts).
  */
 
-import type { HeadMap } from '../engine/analysis/headScores';
+import type { HeadMap, Repeat } from '../engine/analysis/headScores';
 import { crossHeadScores, selfHeadScores } from '../engine/analysis/headScores';
 import type { AttentionMap, Batch, Transformer } from '../engine/models/transformer';
 import { BASE_VOCAB, EOS, NUM_SPECIAL, PAD } from '../engine/tokenizers/special';
@@ -16,31 +17,54 @@ import type { HeadScoreData } from '../protocol/model';
 import { STREAMS, stepRng } from './dataset';
 import { randomSegment, repeatBatch, repeatOf } from './inductionTask';
 
-/** Longest random segment of the diagnostic sequence (it is seen twice). */
+/** Longest random segment of a diagnostic sequence (it is seen twice). */
 const MAX_SEGMENT = 32;
-/** Fewest learned entries (characters, merges) the segment is drawn from before byte tokens stand in. */
+/** Fewest learned entries (characters, merges) the segments are drawn from before byte tokens stand in. */
 const MIN_LEARNED = 4;
+/** Diagnostic sequences induction is averaged over (each with its own period and start). */
+const DIAGNOSTIC_ROWS = 8;
+/** Shortest period: at 2 the token after the earlier occurrence is the previous token, so a previous-token head would score. */
+const MIN_PERIOD = 3;
+
+/** One diagnostic sequence and where it repeats. */
+export interface DiagnosticRow {
+  readonly batch: Batch;
+  readonly repeat: Repeat;
+}
 
 /**
- * The diagnostic batch: BOS + L random tokens + the same L tokens again, from (seed) alone,
- * so every snapshot of a run measures induction on the same sequence. Tokens are distinct
- * non-special ids drawn from the learned entries (characters, merges), with L capped at
- * their number, so a run is not probed with byte tokens it never trained (their embeddings
- * are still random; a 26-letter run in a context of 64 was once measured mostly on them);
- * only a vocabulary with fewer than MIN_LEARNED learned entries falls back to bytes.
- * The encoder-decoder gets the same tokens as its source, so its encoder heads are measured too.
+ * The diagnostic sequences induction is measured on: each is BOS + P random filler tokens +
+ * L random tokens + the same L tokens again, drawn from (seed) alone, so every snapshot of a
+ * run measures the same sequences. Their periods L are spread from max(3, Lmax/3) to Lmax
+ * and their fillers P vary, so a head that attends a fixed offset or a fixed position reaches
+ * the induction target in few of them: only a head that finds the earlier copy by content
+ * scores high on their mean (one fixed-position repeat once let a one-layer head score
+ * 0.72). Tokens are distinct non-special ids within a sequence, drawn from the learned
+ * entries (characters, merges), with P + L capped at their number, so a run is not probed
+ * with byte tokens it never trained (their embeddings are still random; a 26-letter run in a
+ * context of 64 was once measured mostly on them); only a vocabulary with fewer than
+ * MIN_LEARNED learned entries falls back to bytes. The encoder-decoder gets the same tokens
+ * as its source, so its encoder heads are measured too. Null when the context or the
+ * vocabulary is too small for a repeat of 3.
  */
-export function diagnosticBatch(model: Transformer, seed: number): Batch | null {
+export function diagnosticRows(model: Transformer, seed: number): DiagnosticRow[] | null {
   const cfg = model.config;
   const maxLen = cfg.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen;
   const vocab = cfg.kind === 'encoder-decoder' ? Math.min(cfg.vocabSize, cfg.srcVocabSize) : cfg.vocabSize;
   const learned = vocab - BASE_VOCAB;
   const lo = learned >= MIN_LEARNED ? BASE_VOCAB : NUM_SPECIAL;
-  const L = Math.min(MAX_SEGMENT, Math.floor(maxLen / 2), vocab - lo);
-  if (L < 2) return null;
-  const seg = randomSegment(stepRng(seed, STREAMS.diagnostic, 0), L, vocab - lo).map((i) => lo + i);
-  const b = repeatBatch([{ filler: [], segment: seg }]);
-  return cfg.kind === 'encoder-decoder' ? { ...b, S: b.T, src: b.input.slice() } : b;
+  const n = vocab - lo;
+  const Lmax = Math.min(MAX_SEGMENT, Math.floor(maxLen / 2), n);
+  if (Lmax < MIN_PERIOD) return null;
+  const Lmin = Math.max(MIN_PERIOD, Math.floor(Lmax / 3));
+  const rng = stepRng(seed, STREAMS.diagnostic, 0);
+  return Array.from({ length: DIAGNOSTIC_ROWS }, (_, i) => {
+    const L = Lmin + Math.round((i * (Lmax - Lmin)) / (DIAGNOSTIC_ROWS - 1));
+    const P = rng.int(Math.min(maxLen - 2 * L, n - L) + 1);
+    const ids = randomSegment(rng, P + L, n).map((k) => lo + k);
+    const b = repeatBatch([{ filler: ids.slice(0, P), segment: ids.slice(P) }]);
+    return { batch: cfg.kind === 'encoder-decoder' ? { ...b, S: b.T, src: b.input.slice() } : b, repeat: repeatOf(L, P) };
+  });
 }
 
 /** Real (non-PAD) tokens at the start of row 0 of `ids` [B, n]. */
@@ -54,11 +78,27 @@ function headMap(m: AttentionMap, rows: number, cols: number): HeadMap {
   return { probs: m.data, shape: m.shape, rows, cols };
 }
 
+/** The captured attention of one diagnostic sequence. */
+export interface DiagnosticMaps {
+  readonly repeat: Repeat;
+  readonly maps: readonly AttentionMap[];
+}
+
+/** Induction of every head of one self-attention layer: its mean over the diagnostic sequences. */
+function meanInduction(diag: readonly DiagnosticMaps[], m: AttentionMap): number[] | null {
+  const per = diag.flatMap((d) => {
+    const x = d.maps.find((y) => y.stack === m.stack && y.kind === 'self' && y.layer === m.layer);
+    return x ? [selfHeadScores(headMap(x, x.shape[1], x.shape[2]), d.repeat).map((s) => s.induction)] : [];
+  });
+  if (per.length === 0) return null;
+  return Array.from({ length: m.shape[0] }, (_, h) => per.reduce((a, r) => a + (r[h] ?? 0), 0) / per.length);
+}
+
 /**
  * Scores of every head, from the captured maps of the probe (`probe`, item 0) and, when
- * given, of the diagnostic batch (`diag`), which only supplies induction.
+ * given, of the diagnostic sequences (`diag`), which only supply induction (their mean).
  */
-export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMap[] }, diag: { batch: Batch; maps: readonly AttentionMap[] } | null): HeadScoreData[] {
+export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMap[] }, diag: readonly DiagnosticMaps[] | null): HeadScoreData[] {
   const { batch } = probe;
   const S = batch.S ?? 0;
   const srcLen = realLength(batch.src, S);
@@ -74,10 +114,9 @@ export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMap[] 
       continue;
     }
     const n = m.stack === 'encoder' ? srcLen : tgtLen;
-    const d = diag?.maps.find((x) => x.stack === m.stack && x.kind === 'self' && x.layer === m.layer);
-    const induction = d ? selfHeadScores(headMap(d, d.shape[1], d.shape[2]), repeatOf((diag as { batch: Batch }).batch.T / 2)) : null;
+    const induction = diag ? meanInduction(diag, m) : null;
     selfHeadScores(headMap(m, n, n)).forEach((s, head) => {
-      out.push({ stack: m.stack === 'encoder' ? 'encoder.self' : 'decoder.self', layer: m.layer, head, scores: { ...s, induction: induction?.[head]?.induction ?? 0 } });
+      out.push({ stack: m.stack === 'encoder' ? 'encoder.self' : 'decoder.self', layer: m.layer, head, scores: { ...s, induction: induction?.[head] ?? 0 } });
     });
   }
   return out;

@@ -90,9 +90,12 @@ function randomRow(rng: Rng, Lmax: number, ids: readonly number[]): RepeatRow {
   return { filler: picked.slice(0, P), segment: picked.slice(P) };
 }
 
-/** Where the input of a {@link repeatBatch} without filler repeats: rows [L+1, 2L) look back L positions. */
-export function repeatOf(L: number): { period: number; from: number; to: number } {
-  return { period: L, from: L + 1, to: 2 * L };
+/**
+ * Where the input of a {@link repeatBatch} of one segment of L tokens after P filler tokens
+ * repeats: rows [P+L+1, P+2L) look back L positions (the second copy, BOS at row 0).
+ */
+export function repeatOf(L: number, P = 0): { period: number; from: number; to: number } {
+  return { period: L, from: P + L + 1, to: P + 2 * L };
 }
 
 /** Token ids of the alphabet under `tok` (each letter must be one token). */

@@ -16,7 +16,7 @@ import type { Tokenizer } from '../engine/tokenizers/special';
 import type { AttentionMapData, AttentionSnapshot, MaskData } from '../protocol/model';
 import { validateSnapshot } from '../protocol/model';
 import { writeFileAtomic } from './atomicFile';
-import { diagnosticBatch, scoreHeads } from './headScores';
+import { diagnosticRows, scoreHeads } from './headScores';
 import type { Dataset } from './dataset';
 import { RUN_FILES } from './runFolder';
 
@@ -37,12 +37,11 @@ export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenize
  */
 export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
   const snap = snapshotOf(model, batch, tok, step);
-  const diagBatch = diagnosticBatch(model, seed);
-  let diag = null;
-  if (diagBatch) {
-    model.forward(diagBatch, { train: false, labelSmoothing: 0 });
-    diag = { batch: diagBatch, maps: model.captureAttention(0).maps };
-  }
+  // One sequence per forward: the model may be planned for a batch of one (inference).
+  const diag = diagnosticRows(model, seed)?.map((d) => {
+    model.forward(d.batch, { train: false, labelSmoothing: 0 });
+    return { repeat: d.repeat, maps: model.captureAttention(0).maps };
+  }) ?? null;
   return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag) };
 }
 

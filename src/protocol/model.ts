@@ -85,8 +85,8 @@ export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data:
 
 /**
  * Scores of one self-attention head (definitions and references: src/engine/analysis/headScores.ts).
- * Each in [0, 1] but entropy (nats). `induction` is measured on the run's diagnostic sequence
- * (random tokens repeated twice), the rest on the probe sample.
+ * Each in [0, 1] but entropy (nats). `induction` is the mean over the run's diagnostic sequences
+ * (random tokens repeated twice, eight periods and starts), the rest on the probe sample.
  */
 export type SelfHeadScoresData = Infer<typeof selfHeadScores>;
 export const selfHeadScores = obj({ previousToken: num, firstToken: num, diagonal: num, induction: num, entropy: num });
@@ -127,7 +127,7 @@ export const attentionSnapshot = obj({
   /**
    * What the maps and the positional scores are of: the run's probe sample (training
    * snapshots; the default when absent) or a text the user selected (Show Attention for
-   * Selection). Induction is always measured on the run's diagnostic sequence.
+   * Selection). Induction is always measured on the run's diagnostic sequences.
    */
   source: optional(oneOf('probe', 'selection')),
 });
