@@ -49,9 +49,20 @@ async function runRows(page) {
 }
 
 async function contextMenu(page, row, label) {
-  await row.click({ button: 'right' });
   const item = page.locator('.context-view .action-label', { hasText: label }).first();
-  await item.waitFor({ timeout: 10_000 });
+  // A row's hover card can swallow the first right-click: close it and try again.
+  for (let attempt = 1; ; attempt++) {
+    await row.click({ button: 'right' });
+    try {
+      await item.waitFor({ timeout: 5_000 });
+      break;
+    } catch (e) {
+      if (attempt === 3) throw e;
+      await page.keyboard.press('Escape');
+      await page.mouse.move(800, 10);
+      await sleep(500);
+    }
+  }
   await sleep(300); // the menu animates in
   await item.click();
 }

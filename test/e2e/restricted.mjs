@@ -67,7 +67,9 @@ export async function runRestricted(page, { shots, log }) {
   await page.keyboard.press('Enter');
   // The review: size now, and the time per step once measured.
   await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step', 60_000);
-  const review = ((await rows.filter({ hasText: 'parameters' }).first().innerText()) ?? '').replace(/\s+/g, ' ');
+  // The size sits on the review's info row (the action rows come first); read the rows' visible text.
+  const texts = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+  const review = texts.find((t) => /parameters · ~/.test(t)) ?? texts.join(' | ');
   log(`review: "${review}"`);
   if (!/parameters · ~[\d.]+ [KMG]?B/.test(review)) throw new Error(`the review shows no size: ${review}`);
   await shot('r2-configure-review.png');

@@ -108,7 +108,9 @@ export async function runUi(page, { shots, log, reopen }) {
   await exp.locator('figure.chart-main [role="menuitem"]', { hasText: 'Save metrics as CSV' }).click();
   const saveInput = page.locator('.quick-input-widget input');
   await expectVisible(saveInput, 'the save dialog');
-  const proposed = await saveInput.inputValue();
+  // The simple file dialog fills in the folder first, then the proposed name.
+  let proposed = await saveInput.inputValue();
+  for (let i = 0; i < 50 && !/-metrics\.csv$/.test(proposed); i++, await sleep(200)) proposed = await saveInput.inputValue();
   log(`save dialog proposes ${proposed}`);
   if (!/-metrics\.csv$/.test(proposed)) throw new Error(`the save dialog proposes ${JSON.stringify(proposed)}, expected a name ending in -metrics.csv`);
   await page.keyboard.press('Enter');

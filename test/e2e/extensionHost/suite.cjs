@@ -234,7 +234,8 @@ test('commands without a run use the active run; the Runs view, the status bar a
 });
 
 test('renames a run and notes on it in run.json, keeping its folder', async () => {
-  const run = api.runs().find((r) => r.hasModel && r.kind === 'decoder-only');
+  // The run trained above (not the imported checkpoint, which no backend trained).
+  const run = api.runs().find((r) => r.runDir === runDir);
   assert.equal(await vscode.commands.executeCommand('attentionLab.run.rename', run.runDir, 'wide context'), 'wide context');
   assert.equal(await vscode.commands.executeCommand('attentionLab.run.editNote', run.runDir, 'seqLen 32, 40 steps'), 'seqLen 32, 40 steps');
   const renamed = api.runs().find((r) => r.runDir === run.runDir);
