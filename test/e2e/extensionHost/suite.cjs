@@ -189,6 +189,9 @@ test('opens a PyTorch checkpoint (Hugging Face GPT-2 layout), shows its attentio
   const tokens = await vscode.commands.executeCommand('attentionLab.scoreSelection', out.runDir);
   assert.ok(tokens.length > 3 && tokens.length < doc.lineAt(0).text.length, `GPT-2 BPE tokens, fewer than characters: ${tokens.length}`);
   for (const t of tokens) assert.ok(Number.isFinite(t.surprise) && t.surprise >= 0);
+  // Byte-level BPE on ASCII text: tokens read as text (a space as ·), never as raw bytes like <0x20>.
+  for (const t of tokens) assert.ok(!t.token.includes('<0x'), `token ${JSON.stringify(t.token)} shown as raw bytes`);
+  assert.ok(tokens.some((t) => t.token.startsWith('·')), `no token shows its leading space as ·: ${tokens.map((t) => t.token).join(' ')}`);
   await vscode.commands.executeCommand('attentionLab.clearScores');
   // A pickle is refused (shown as an error), and nothing is written.
   const pt = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pickle-')), 'ckpt.pt');
