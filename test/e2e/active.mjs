@@ -64,7 +64,14 @@ async function contextMenu(page, row, label) {
     }
   }
   await sleep(300); // the menu animates in
-  await item.click();
+  // The row's hover card can lie over the menu: move the pointer off both so it closes.
+  await page.mouse.move(700, 5);
+  await sleep(800);
+  try {
+    await item.click({ timeout: 10_000 });
+  } catch {
+    await item.click({ force: true });
+  }
 }
 
 /** Runs the scenario; resolves true when every check passed. */
