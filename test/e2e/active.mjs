@@ -138,15 +138,7 @@ export async function runActive(page, { shots, log }) {
   await shot('a3-active-run.png');
 
   // …and Score Selection uses it: the hover of a shaded token names it.
-  await wb.openFile('attention.txt');
-  await expectVisible(page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: 'Attention lets every token' }), 'notes/attention.txt in an editor');
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
-  await page.keyboard.press('Control+A');
-  await wb.runCommand('Attention Lab: Score Selection');
-  const shaded = page.locator('.editor-group-container.active .monaco-editor [class*="ced-"]');
-  let shades = 0;
-  for (let i = 0; i < 60 && shades < 20; i++, await sleep(250)) shades = await shaded.count();
-  if (shades < 20) throw new Error(`Score Selection decorated only ${shades} spans`);
+  const { shaded } = await wb.scoreFile('attention.txt', 'Attention lets every token');
   await page.keyboard.press('ArrowRight'); // drop the selection so the shading shows
   let hover = '';
   for (let i = 0; i < 10 && !hover.includes('scored by'); i++) {

@@ -145,16 +145,8 @@ export async function runUi(page, { shots, log, reopen }) {
   await shot('06-decode.png');
 
   // 8. Score Selection: every token of the selected file gets a shade and a hover.
-  await wb.openFile('attention.txt');
-  await expectVisible(page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: 'Attention lets every token' }), 'notes/attention.txt in an editor');
-  await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
-  await page.keyboard.press('Control+A');
-  await wb.runCommand('Attention Lab: Score Selection');
-  const shaded = page.locator('.editor-group-container.active .monaco-editor [class*="ced-"]');
-  let shades = 0;
-  for (let i = 0; i < 60 && shades < 20; i++, await sleep(250)) shades = await shaded.count();
+  const { shades } = await wb.scoreFile('attention.txt', 'Attention lets every token');
   log(`Score Selection: ${shades} decorated spans`);
-  if (shades < 20) throw new Error(`Score Selection decorated only ${shades} spans`);
   await shot('07-score-selection.png');
 
   // Show Attention for Selection: the dashboard gets an entry for the selected text.

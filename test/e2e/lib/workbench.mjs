@@ -72,6 +72,25 @@ export class Workbench {
     }
   }
 
+  /**
+   * Opens `name`, selects all of it and runs Score Selection; resolves to the shaded spans'
+   * locator and how many there are once at least `min` are drawn (throws if they never are).
+   * `firstLine` is text of the file's first line, to know the editor shows it.
+   */
+  async scoreFile(name, firstLine, min = 20) {
+    const { page } = this;
+    await this.openFile(name);
+    await page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: firstLine }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+    await page.keyboard.press('Control+A');
+    await this.runCommand('Attention Lab: Score Selection');
+    const shaded = page.locator('.editor-group-container.active .monaco-editor [class*="ced-"]');
+    let shades = 0;
+    for (let i = 0; i < 60 && shades < min; i++, await sleep(250)) shades = await shaded.count();
+    if (shades < min) throw new Error(`Score Selection decorated only ${shades} spans of ${name}`);
+    return { shaded, shades };
+  }
+
   /** Answers the open input box with `text`. */
   async answerInput(text, timeoutMs = 20_000) {
     const input = this.page.locator('.quick-input-widget input');
