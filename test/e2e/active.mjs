@@ -50,27 +50,34 @@ async function runRows(page) {
 
 async function contextMenu(page, row, label) {
   const item = page.locator('.context-view .action-label', { hasText: label }).first();
-  // A row's hover card can swallow the first right-click: close it and try again.
+  // A row's hover card can swallow the right-click or lie over the menu: open the menu again
+  // and, failing the pointer, choose the item with the keyboard (as a user of a screen reader would).
   for (let attempt = 1; ; attempt++) {
     await row.click({ button: 'right' });
     try {
       await item.waitFor({ timeout: 5_000 });
-      break;
+      await sleep(300); // the menu animates in
+      await item.click({ timeout: 5_000 });
+      return;
     } catch (e) {
       if (attempt === 3) throw e;
       await page.keyboard.press('Escape');
-      await page.mouse.move(800, 10);
+      await page.mouse.move(700, 400);
       await sleep(500);
+      if (attempt === 2) {
+        await page.keyboard.press('Shift+F10'); // the context menu of the focused row (the selection stays)
+        const focused = page.locator('.context-view .action-item.focused');
+        for (let i = 0; i < 25; i++) {
+          await page.keyboard.press('ArrowDown');
+          const text = (await focused.textContent({ timeout: 1_000 }).catch(() => '')) ?? '';
+          if (text.includes(label)) {
+            await page.keyboard.press('Enter');
+            return;
+          }
+        }
+        await page.keyboard.press('Escape');
+      }
     }
-  }
-  await sleep(300); // the menu animates in
-  // The row's hover card can lie over the menu: move the pointer off both so it closes.
-  await page.mouse.move(700, 5);
-  await sleep(800);
-  try {
-    await item.click({ timeout: 10_000 });
-  } catch {
-    await item.click({ force: true });
   }
 }
 
@@ -110,9 +117,11 @@ export async function runActive(page, { shots, log }) {
   // The dashboard says the same as the Runs view and the status bar: training, past the checkpoint.
   const header = wb.dashboard().locator('.run-status');
   let headerText = '';
-  for (let i = 0; i < 120 && !/^training · step \d+/.test(headerText); i++, await sleep(250)) headerText = ((await header.first().textContent().catch(() => '')) ?? '').trim();
+  // The header may first show the checkpoint's step as the worker starts again: wait for it to move past.
+  const past = (t) => Number(/^training · step (\d+)/.exec(t)?.[1] ?? 0) > Number(checkpoint);
+  for (let i = 0; i < 120 && !past(headerText); i++, await sleep(250)) headerText = ((await header.first().textContent().catch(() => '')) ?? '').trim();
   log(`dashboard header after Resume: "${headerText}"`);
-  if (!(Number(/^training · step (\d+)/.exec(headerText)?.[1] ?? 0) > Number(checkpoint))) throw new Error(`the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(headerText)}`);
+  if (!past(headerText)) throw new Error(`the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(headerText)}`);
   await shot('a2-resumed.png');
   await stop(wb);
 
