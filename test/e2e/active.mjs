@@ -7,17 +7,10 @@
 // runs asks once, naming how many. Each check throws with what it saw; screenshots go to `shots`.
 import path from 'node:path';
 import { sleep } from './lib/codeServer.mjs';
-import { Workbench } from './lib/workbench.mjs';
+import { Workbench, expectVisible } from './lib/workbench.mjs';
 
 const STEP = /step (\d+)\/(\d+)/;
 
-async function expectVisible(locator, what, timeout = 30_000) {
-  try {
-    await locator.first().waitFor({ state: 'visible', timeout });
-  } catch {
-    throw new Error(`${what} did not appear within ${timeout / 1000} s`);
-  }
-}
 
 /** Reloads the window and waits for the workbench; returns the page and a new Workbench. */
 async function reload(page, log) {

@@ -7,17 +7,10 @@
 // it saw; screenshots are written to `shots`.
 import path from 'node:path';
 import { sleep } from './lib/codeServer.mjs';
-import { Workbench } from './lib/workbench.mjs';
+import { Workbench, expectVisible } from './lib/workbench.mjs';
 
 const STEP = /step (\d+)\/(\d+)/;
 
-async function expectVisible(locator, what, timeout = 30_000) {
-  try {
-    await locator.first().waitFor({ state: 'visible', timeout });
-  } catch {
-    throw new Error(`${what} did not appear within ${timeout / 1000} s`);
-  }
-}
 
 /** Distinct colours of a canvas (inside the dashboard frame). */
 async function canvasColours(locator) {

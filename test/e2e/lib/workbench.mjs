@@ -5,6 +5,15 @@
 import { sleep } from './codeServer.mjs';
 
 /** Workbench actions on one page. */
+/** Waits for `locator` to be visible; the error names `what`. */
+export async function expectVisible(locator, what, timeout = 30_000) {
+  try {
+    await locator.first().waitFor({ state: 'visible', timeout });
+  } catch {
+    throw new Error(`${what} did not appear within ${timeout / 1000} s`);
+  }
+}
+
 export class Workbench {
   constructor(page, log = console.log) {
     this.page = page;

@@ -3,22 +3,12 @@ import { ActiveRun } from '../../../src/extension/activeRun';
 import type { RunsSource } from '../../../src/extension/activeRun';
 import { Emitter } from '../../../src/extension/emitter';
 import type { RunItem } from '../../../src/extension/runsModel';
-import type { StateStore } from '../../../src/extension/runStore';
+import { Memento } from './memento';
 
 const item = (runDir: string): RunItem => ({
   runDir, name: runDir.slice(1), status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, bestValLoss: 1, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: 'wasm',
 });
 
-class Memento implements StateStore {
-  readonly values = new Map<string, unknown>();
-  get<T>(key: string, fallback: T): T {
-    return (this.values.has(key) ? this.values.get(key) : fallback) as T;
-  }
-  update(key: string, value: unknown): Thenable<void> {
-    this.values.set(key, value);
-    return Promise.resolve();
-  }
-}
 
 class Runs implements RunsSource {
   readonly emitter = new Emitter<readonly RunItem[]>();

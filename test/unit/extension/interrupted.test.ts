@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { announceInterrupted, interruptedMessage } from '../../../src/extension/interrupted';
 import type { RunItem } from '../../../src/extension/runsModel';
-import type { StateStore } from '../../../src/extension/runStore';
+import { Memento } from './memento';
 
 const item = (over: Partial<RunItem>): RunItem => ({
   runDir: '/r/a', name: 'a', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: 'wasm', ...over,
 });
 
 describe('announcing interrupted runs', () => {
-  class Memento implements StateStore {
-    readonly values = new Map<string, unknown>();
-    get<T>(key: string, fallback: T): T {
-      return (this.values.has(key) ? this.values.get(key) : fallback) as T;
-    }
-    update(key: string, value: unknown): Thenable<void> {
-      this.values.set(key, value);
-      return Promise.resolve();
-    }
-  }
 
   it('announces each interruption once, with Resume when there is a checkpoint, and resumes the run asked for', async () => {
     const state = new Memento();
