@@ -73,8 +73,10 @@ export class RunHeader {
     // The rule the Runs view uses too: a live run shows the last step it streamed; any other
     // run its last checkpoint's (an interrupted run resumes there). In the editor the host has
     // applied it already; the report page applies it to what run.json says.
-    const isLive = this.ctx.host.interactive && (s.status === 'training' || s.status === 'paused');
-    const shown = shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
+    // A selection's attention (Show Attention for Selection) is a picture of one step, not the run training.
+    const isSelection = run.snapshots.length > 0 && run.snapshots.every((x) => x.source === 'selection');
+    const isLive = this.ctx.host.interactive && !isSelection && (s.status === 'training' || s.status === 'paused');
+    const shown = isSelection ? { status: s.status, step: s.step } : shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
     const parts = [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
     if (s.model) parts.push(`${s.model.backend} backend`);

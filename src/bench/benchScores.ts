@@ -47,7 +47,7 @@ export interface ScoresCost {
 export function benchTaskSpec(task: TaskName): TrainSpec {
   const info = taskInfo(task);
   return {
-    model: { kind: TASK_MODEL_KINDS[task], preset: 'tiny', overrides: { dropout: 0, labelSmoothing: 0 } },
+    model: { kind: TASK_MODEL_KINDS[task], preset: 'tiny', overrides: { dropout: 0, labelSmoothing: 0, ...info.model } },
     tokenizer: { type: 'char', vocabSize: 1000 },
     data: { kind: 'task', task },
     training: {

@@ -33,6 +33,7 @@ export const TRAIN_HELP = `attention-lab train [data] [options]
 Data (one of; default: --task reverse):
   --task NAME            generated task: ${TASK_NAMES.join(', ')} (no dropout or label smoothing unless --set);
                          induction trains a decoder-only model (random letters, repeated; loss on the repeat)
+                         whose layer-2 induction head forms within its 3000 steps (about a minute)
   --data GLOB…           documents (text files) → a decoder-only language model; validation is the
                          last 10% of each file's text (few files) or whole held-out files (10 or more)
   --max-file-mb N        largest file read, in MB (default ${DEFAULT_MAX_FILE_BYTES / 2 ** 20})
@@ -136,7 +137,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   const steps = f.int('steps', data.kind === 'task' ? taskInfo(data.task).steps : 2000);
   const spec: TrainSpec = {
     // Generated tasks are noise-free, so the paper's regularization only slows them down.
-    model: { kind, preset: presetFlag(f, kind), overrides: { ...(isTask ? { dropout: 0, labelSmoothing: 0 } : {}), ...parseSets(f.list('set')) } },
+    model: { kind, preset: presetFlag(f, kind), overrides: { ...(data.kind === 'task' ? { dropout: 0, labelSmoothing: 0, ...taskInfo(data.task).model } : {}), ...parseSets(f.list('set')) } },
     tokenizer: { type: f.choice('tokenizer', ['char', 'bpe'] as const, 'char'), vocabSize: f.int('vocab', 1000, 261) },
     data,
     training: {

@@ -1,9 +1,9 @@
 /**
- * The decoder-only `induction` task: each sequence is BOS, P random filler letters, then L
- * random letters, then the same L letters again (all letters distinct while the alphabet
- * allows); the loss counts only the repeat (from its second token on), whose tokens no
- * bigram statistic can predict but copying from the first occurrence can. L varies per
- * sequence (from Lmax/3 to Lmax, with P = 2·(Lmax − L) filling the context), so no fixed
+ * The decoder-only `induction` task. Half of the training sequences are BOS, P random filler
+ * letters, then L random letters, then the same L letters again (all letters distinct while
+ * the alphabet allows); the loss counts only the repeat (from its second token on), whose
+ * tokens no bigram statistic can predict but copying from the first occurrence can. L varies
+ * per sequence (from Lmax/3 to Lmax, with P = 2·(Lmax − L) filling the context), so no fixed
  * positional offset finds the earlier occurrence: the model must find it by content. A
  * two-layer model does so by growing a previous-token head in layer 1 and an induction
  * head in layer 2 that composes with it, with a visible phase change in the loss (Olsson
@@ -13,10 +13,21 @@
  *   input     BOS  f … f   r1  … rL    r1    … r(L−1)
  *   target    ·    · … ·   ·   … ·  r2 … rL                (· = PAD: not in the loss)
  *
+ * The other half are letter chains whose rule changes with every sequence: 4 to 10 letters,
+ * each given a random successor that the chain follows with probability 0.9 (else it jumps
+ * to a random letter of the set); the loss counts every token. Predicting them is in-context
+ * bigram counting — the statistical induction head of Edelman et al. (2024, "The Evolution
+ * of Statistical Induction Heads") — and since letters recur all the time, every position's
+ * previous token is needed exactly: a layer-1 head that also looks two back or at itself
+ * predicts the wrong successor. Without the chains the repeat alone is solved with a layer-1
+ * head spread over 1–3 back (previous-token ≈ 0.5–0.8; the repeat's distinct letters match
+ * either way), with them it ends ≈ 0.9 (measured in inductionLearning.test.ts). Validation
+ * and the probe are repeat sequences only, so the held-out loss is the repeat's.
+ *
  * Training sequences are drawn afresh for every step from (seed, step), so a resumed run
  * sees the same batches; validation sequences come from their own stream.
  *
- * Leaves out: the head scores (headScores.ts measures induction on the same layout).
+ * Leaves out: the head scores (headScores.ts measures induction on the same repeat layout).
  */
 
 import { EngineError } from '../engine/errors';
@@ -60,14 +71,18 @@ export interface RepeatRow {
   readonly segment: readonly number[];
 }
 
-/** Fills row b of a [B, T] batch: BOS + filler + seg + seg (input), the repeat's next tokens (targets). */
-function fillRow(input: Int32Array, targets: Int32Array, b: number, T: number, r: RepeatRow): void {
-  const seq = [BOS, ...r.filler, ...r.segment, ...r.segment];
-  const firstLoss = 1 + r.filler.length + r.segment.length; // predicts the repeat's second token
+/** Fills row b of a [B, T] batch with `seq` (from BOS): inputs seq[i], targets seq[i+1] from row `firstLoss` on. */
+function fillSequence(input: Int32Array, targets: Int32Array, b: number, T: number, seq: readonly number[], firstLoss: number): void {
   for (let i = 0; i < T; i++) {
     input[b * T + i] = seq[i] ?? PAD;
     targets[b * T + i] = i >= firstLoss ? seq[i + 1] ?? PAD : PAD;
   }
+}
+
+/** Fills row b of a [B, T] batch: BOS + filler + seg + seg (input), the repeat's next tokens (targets). */
+function fillRow(input: Int32Array, targets: Int32Array, b: number, T: number, r: RepeatRow): void {
+  // The first loss row predicts the repeat's second token.
+  fillSequence(input, targets, b, T, [BOS, ...r.filler, ...r.segment, ...r.segment], 1 + r.filler.length + r.segment.length);
 }
 
 /** A batch of sequences (all 1 + filler + 2·segment − 1 = T tokens long). */
@@ -88,6 +103,36 @@ function randomRow(rng: Rng, Lmax: number, ids: readonly number[]): RepeatRow {
   const P = 2 * (Lmax - L);
   const picked = randomSegment(rng, P + L, ids.length).map((i) => ids[i] as number);
   return { filler: picked.slice(0, P), segment: picked.slice(P) };
+}
+
+/** Share of training sequences that are letter chains (the rest repeat a segment). */
+const CHAIN_SHARE = 0.5;
+/** Letters of one chain: from 4 to 10. */
+const CHAIN_MIN_LETTERS = 4;
+const CHAIN_MAX_LETTERS = 10;
+/** Probability that a chain follows its letter's successor rather than jumping to a random letter of its set. */
+const CHAIN_FOLLOW = 0.9;
+
+/** BOS + `T` letters of a chain with a fresh rule (see the header): its input and every next token as target. */
+function chainSequence(rng: Rng, T: number, ids: readonly number[]): number[] {
+  const k = CHAIN_MIN_LETTERS + rng.int(CHAIN_MAX_LETTERS - CHAIN_MIN_LETTERS + 1);
+  const letters = randomSegment(rng, k, ids.length);
+  const successor = Array.from({ length: k }, () => rng.int(k));
+  const xs = [rng.int(k)];
+  while (xs.length < T) xs.push(rng.next() < CHAIN_FOLLOW ? (successor[xs[xs.length - 1] as number] as number) : rng.int(k));
+  return [BOS, ...xs.map((i) => ids[letters[i] as number] as number)];
+}
+
+/** A training batch for a context of 2·Lmax: chains and repeats, drawn row by row. */
+function trainingBatch(rng: Rng, rows: number, Lmax: number, ids: readonly number[]): Batch {
+  const T = 2 * Lmax;
+  const input = new Int32Array(rows * T);
+  const targets = new Int32Array(rows * T);
+  for (let b = 0; b < rows; b++) {
+    if (rng.next() < CHAIN_SHARE) fillSequence(input, targets, b, T, chainSequence(rng, T, ids), 1);
+    else fillRow(input, targets, b, T, randomRow(rng, Lmax, ids));
+  }
+  return { B: rows, T, input, targets };
 }
 
 /**
@@ -134,7 +179,7 @@ export function inductionDataset(tok: Tokenizer, seed: number, rows: number, seq
     valTokens: val.reduce((n, r) => n + r.segment.length - 1, 0),
     trainBatch(step: number): Batch {
       const rng = stepRng(seed, STREAMS.data, step);
-      return repeatBatch(Array.from({ length: rows }, () => randomRow(rng, L, ids)));
+      return trainingBatch(rng, rows, L, ids);
     },
     valBatches: () => valBatches,
     probe: () => repeatBatch([val[0] as RepeatRow]),

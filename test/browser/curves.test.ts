@@ -86,6 +86,30 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.close();
   });
 
+  it("shows a selection's attention with its run's own state and planned steps, without live controls", async () => {
+    const { page, log } = await openDashboard(browser);
+    const base = paddedRun('stopped-run', 5);
+    const snap = base.snapshots[0];
+    if (!snap) throw new Error('the synthetic run has no snapshot');
+    const entry = (status: 'stopped' | 'training'): RunState => ({
+      ...base,
+      run: { ...base.run, id: `sel-${status}`, name: `${status} · selection "the cat"`, status, step: 55, totalSteps: 3000, bestValLoss: null, data: null },
+      steps: [],
+      evals: [],
+      snapshots: [{ ...snap, step: 55, source: 'selection' }],
+    });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [entry('stopped'), entry('training')], selectedId: 'sel-stopped' });
+    await frames(page);
+    expect(await page.locator('.run-status').textContent()).toContain('stopped · step 55 of 3000');
+    await page.selectOption('#run-picker', 'sel-training');
+    await frames(page);
+    // Not "interrupted" (its run trains now) and no Pause / Stop: the entry is one step's picture.
+    expect(await page.locator('.run-status').textContent()).toContain('training · step 55 of 3000');
+    expect(await page.locator('.run-controls button').count()).toBe(0);
+    clean(log);
+    await page.close();
+  });
+
   it('marks where an extended run begins a new schedule segment, on the loss and learning-rate charts', async () => {
     const { page, log } = await openDashboard(browser);
     const base = paddedRun('extended', 20); // steps 1…20, 50 tokens each

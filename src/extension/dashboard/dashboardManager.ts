@@ -65,14 +65,16 @@ export class DashboardManager implements DisposableLike {
 
   /**
    * Shows the attention of a selection: an extra dashboard entry named after the run and
-   * the text, holding one snapshot (the dashboard's Attention and Masks tabs draw it).
+   * the text, holding one snapshot (the dashboard's Attention and Masks tabs draw it). Its
+   * header keeps the run's own state and planned steps (a stopped run stays "stopped · step 55
+   * of 3000"), never live controls: the entry is a picture of one step.
    */
   showAttention(runDir: string, text: string, snapshot: AttentionSnapshot): string {
     const base = this.deps.lab.get().loadRunState(runDir).run;
     const snippet = text.length > 24 ? `${text.slice(0, 24)}…` : text;
     const id = `${base.id}#selection-${this.extras.length + 1}`;
     const entry: RunState = {
-      run: { ...base, id, name: `${base.name} · selection "${snippet.replace(/\s+/g, ' ')}"`, status: 'completed', step: snapshot.step, totalSteps: snapshot.step, bestValLoss: null, data: null },
+      run: { ...base, id, name: `${base.name} · selection "${snippet.replace(/\s+/g, ' ')}"`, step: snapshot.step, bestValLoss: null, data: null },
       steps: [],
       evals: [],
       snapshots: [snapshot],

@@ -6,25 +6,53 @@ import { INDUCTION_ALPHABET, alphabetIds, inductionDataset, inductionPrompts, re
 const tok = trainCharTokenizer([INDUCTION_ALPHABET]);
 
 describe('the induction task', () => {
-  it('lays out BOS, filler, a segment and its repeat, with the loss on the repeat only', () => {
-    const ds = inductionDataset(tok, 1, 8, 16);
+  it('trains on repeats (BOS, filler, a segment and its repeat; loss on the repeat) and letter chains (loss on every token)', () => {
+    const ds = inductionDataset(tok, 1, 64, 16);
     const b = ds.trainBatch(1);
-    expect([b.B, b.T]).toEqual([8, 16]);
+    expect([b.B, b.T]).toEqual([64, 16]);
     const lengths = new Set<number>();
+    let repeats = 0;
+    let chains = 0;
     for (let r = 0; r < b.B; r++) {
       const input = Array.from(b.input.subarray(r * 16, (r + 1) * 16));
       const targets = Array.from(b.targets.subarray(r * 16, (r + 1) * 16));
       expect(input[0]).toBe(BOS);
-      const first = targets.findIndex((t) => t !== PAD); // predicts the repeat's second token
-      const L = 16 - first + 1;
-      lengths.add(L);
-      expect(targets.slice(first).every((t) => t !== PAD)).toBe(true);
       const seq = [...input, targets[15] as number];
+      const first = targets.findIndex((t) => t !== PAD);
+      expect(targets.slice(first).every((t) => t !== PAD)).toBe(true);
+      if (first === 1) {
+        // A chain: a handful of letters, each mostly followed by the same successor (its rule).
+        chains++;
+        const letters = new Set(seq.slice(1));
+        expect(letters.size).toBeGreaterThanOrEqual(2);
+        expect(letters.size).toBeLessThanOrEqual(10);
+        const follow = new Map<number, Map<number, number>>();
+        for (let i = 1; i < 16; i++) {
+          const m = follow.get(seq[i] as number) ?? new Map<number, number>();
+          m.set(seq[i + 1] as number, (m.get(seq[i + 1] as number) ?? 0) + 1);
+          follow.set(seq[i] as number, m);
+        }
+        const agree = [...follow.values()].reduce((a, m) => a + Math.max(...m.values()), 0);
+        expect(agree / 15).toBeGreaterThan(0.6);
+        continue;
+      }
+      repeats++;
+      const L = 16 - first + 1; // the first loss row predicts the repeat's second token
+      lengths.add(L);
       const seg = seq.slice(17 - 2 * L, 17 - L);
       expect(seq.slice(17 - L)).toEqual(seg);
       expect(new Set(seq.slice(1, 17 - L)).size).toBe(16 - L); // filler and segment letters all distinct
     }
+    expect(repeats).toBeGreaterThan(16);
+    expect(chains).toBeGreaterThan(16);
     expect(lengths.size).toBeGreaterThan(1); // L varies, so no fixed offset finds the earlier copy
+  });
+
+  it('validates on repeats only', () => {
+    const ds = inductionDataset(tok, 1, 64, 16);
+    for (const v of ds.valBatches()) {
+      for (let r = 0; r < v.B; r++) expect(v.targets[r * v.T + 1]).toBe(PAD); // the loss starts in the repeat, never at row 1
+    }
   });
 
   it('is a pure function of (seed, step); validation is fixed', () => {
