@@ -96,11 +96,11 @@ export function decodeCommand(argv: string[], ctx: CommandContext): number {
     temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens: f.int('max-tokens', 100),
     seed: f.int('seed', 1, -2147483648, 2147483647),
   };
-  const { output: d, stopReason } = decodeText(r, params);
+  const { output: d } = decodeText(r, params);
   if (f.bool('json')) {
     ctx.out(JSON.stringify({
       text: d.text, tokens: d.ids, token_text: d.tokens, logprobs: d.logprobs, score: d.score,
-      stop_reason: stopReason, strategy: params.strategy, ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
+      stop_reason: d.stopReason, strategy: params.strategy, ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
       ...(d.contextNote !== undefined ? { context_note: d.contextNote } : {}),
     }));
   } else ctx.out(encdec ? d.text : input + d.text);

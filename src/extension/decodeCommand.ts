@@ -3,16 +3,19 @@
  * (encoder-decoder) with a trained run, taking the editor's selection or asking for the
  * text, decoding in the model worker with the `attentionLab.decode.*` settings, and
  * showing the result in an editor and in the dashboard's playground (tokens, probabilities
- * and attention).
+ * and attention), and saying how many tokens came and why it stopped (a notification: the
+ * limit of `attentionLab.decode.maxTokens`, the model's end of text, or its context, with the
+ * sliding window's note when generation went past the context).
  *
  * Leaves out: the decoding algorithms (engine/decode).
  */
 
 import * as vscode from 'vscode';
-import type { DecodeParams } from '../protocol/model';
+import type { DecodeOutput, DecodeParams } from '../protocol/model';
 import { messageOf, showError } from './errors';
 import { formatDuration, formatExample } from '../format';
 import { pickRun } from './pickRun';
+import { decodeMessage } from './summaryLines';
 import type { Services } from './services';
 
 /** The editor's selected text (trimmed of a trailing newline), or ''. */
@@ -22,8 +25,19 @@ export function selectedText(): string {
   return ed.document.getText(ed.selection);
 }
 
-/** Decodes with a run; `arg` may name the run. Resolves to the decoded text (undefined when cancelled). */
-export async function decodeCommand(s: Services, arg: unknown, textArg?: string): Promise<string | undefined> {
+/** What a decode gave: the text, how many tokens, why it stopped, and the sentence shown for it. */
+export interface DecodeSummary {
+  /** The generated text (decoder-only: without the prompt). */
+  readonly text: string;
+  /** Generated tokens (EOS included when the model chose it). */
+  readonly tokens: number;
+  readonly stopReason: DecodeOutput['stopReason'];
+  /** The notification shown: the count, the reason, and the context note when there is one. */
+  readonly message: string;
+}
+
+/** Decodes with a run; `arg` may name the run. Resolves to what it gave (undefined when cancelled or failed). */
+export async function decodeCommand(s: Services, arg: unknown, textArg?: string): Promise<DecodeSummary | undefined> {
   const run = await pickRun(s, arg, { trained: true, purpose: 'decode' });
   if (!run) return undefined;
   const encdec = run.kind === 'encoder-decoder';
@@ -48,16 +62,14 @@ export async function decodeCommand(s: Services, arg: unknown, textArg?: string)
     await showError(s.log, `Decoding with ${run.name} failed: ${messageOf(e)}`, e);
     return undefined;
   }
-  s.log.info(`Decoded ${output.tokens.length} tokens with ${run.name} (${d.strategy}) in ${formatDuration((Date.now() - t0) / 1000)}.`);
-  if (output.contextNote !== undefined) {
-    s.log.info(output.contextNote);
-    void vscode.window.showInformationMessage(`Attention Lab: ${output.contextNote}`);
-  }
+  const message = decodeMessage(run.name, output);
+  s.log.info(`${message} (${d.strategy}, ${formatDuration((Date.now() - t0) / 1000)})`);
+  void vscode.window.showInformationMessage(`Attention Lab: ${message}`);
   const text = encdec ? output.text : input + output.text;
   const doc = await vscode.workspace.openTextDocument({ content: text, language: 'plaintext' });
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
   s.dashboard.showDecode(run.runDir, params, output);
-  return output.text;
+  return { text: output.text, tokens: output.tokens.length, stopReason: output.stopReason, message };
 }
 
 /** The input box's placeholder: an example from the run's held-out data, when it has one. */

@@ -1,7 +1,8 @@
 /**
  * One-line summaries the extension shows: a run's data (files, size, what was skipped and
- * why) and a configuration's estimate (parameters, memory, time per step). Pure, shared by
- * the trees, quick picks, the configuration view and the log.
+ * why), a configuration's estimate (parameters, memory, time per step) and what a decode gave
+ * (how many tokens, why it stopped). Pure, shared by the trees, quick picks, the configuration
+ * view, Decode… and the log.
  *
  * Leaves out: how each number is written (src/format.ts, shared with the CLI and the dashboard).
  */
@@ -9,6 +10,8 @@
 import { formatBytes, formatCompact, formatDuration } from '../format';
 import type { DataSummary, SkippedFile } from '../protocol/data';
 import { SKIP_REASON_TEXT, summarizeSkipped } from '../protocol/data';
+import type { DecodeOutput } from '../protocol/model';
+import { stopReasonText } from '../protocol/model';
 
 /** "2 binary, 1 ignored by .gitignore". */
 export const skippedReasons = summarizeSkipped;
@@ -29,4 +32,15 @@ export function dataLine(d: DataSummary): string {
 export function estimateLine(params: number, memoryBytes: number, secondsPerStep: number | null): string {
   const time = secondsPerStep === null ? '' : ` · ≈ ${formatDuration(secondsPerStep)}/step`;
   return `${formatCompact(params)} parameters · ~${formatBytes(memoryBytes)}${time}`;
+}
+
+/**
+ * What Decode… tells: "Decoded 200 token(s) with run-1 — as many as asked for (max tokens); the
+ * setting attentionLab.decode.maxTokens asks for more.", then the context note when the model's
+ * context shaped the decode (the sliding window, or beam search stopping there).
+ */
+export function decodeMessage(runName: string, output: DecodeOutput): string {
+  const more = output.stopReason === 'maxTokens' ? '; the setting attentionLab.decode.maxTokens asks for more' : '';
+  const note = output.contextNote !== undefined ? ` ${output.contextNote}` : '';
+  return `Decoded ${output.tokens.length} token(s) with ${runName} — ${stopReasonText(output.stopReason)}${more}.${note}`;
 }

@@ -175,7 +175,26 @@ export const decodeOutput = obj({
    * sampling) or stopped at it (beam search). One sentence for the status line and the CLI.
    */
   contextNote: optional(str),
+  /** Why the best hypothesis ended: it chose EOS, reached `maxTokens`, or filled the context (beam search). */
+  stopReason: oneOf('eos', 'maxTokens', 'context'),
 });
+
+/**
+ * Why a decode stopped, as a clause ("Done: 200 token(s) — as many as asked for (max tokens)"):
+ * the one wording of the playground's status line and the editor's Decode… message.
+ */
+export function stopReasonText(reason: DecodeOutput['stopReason']): string {
+  switch (reason) {
+    case 'maxTokens':
+      return 'as many as asked for (max tokens)';
+    case 'eos':
+      return 'the model ended the text (it chose the end-of-sequence token)';
+    case 'context':
+      return "stopped at the model's context";
+    default:
+      return reason satisfies never;
+  }
+}
 
 /** Validates an attention snapshot (e.g. read back from snapshots). */
 export function validateSnapshot(v: unknown, where = 'snapshot'): AttentionSnapshot {

@@ -71,6 +71,8 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     expect(host.requests[0]?.runId).toBe(enc.run.id);
     expect(host.requests[0]?.params).toMatchObject({ input: decodeEnc.params.input, strategy: 'greedy' });
     const out = decodeEnc.output;
+    // The status says how many tokens and why the decode stopped (this one chose EOS).
+    expect(await page.locator('.pg-status').textContent()).toContain(`Done: ${out.tokens.length} token(s) — the model ended the text (it chose the end-of-sequence token). Score `);
     expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(out.tokens.map(showToken));
     const probs = await page.locator('.pg-output .chip .prob').allTextContents();
     expect(probs).toEqual(out.logprobs.map((lp) => formatPercent(Math.exp(lp))));
@@ -118,6 +120,7 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
     expect(await page.locator('.pg-prompt .chip').allTextContents()).toEqual(decodeDec.output.promptTokens.map(showToken));
     expect(await page.locator('.pg-output .chip').count()).toBe(decodeDec.output.tokens.length);
+    expect(await page.locator('.pg-status').textContent()).toContain(`Done: ${decodeDec.output.tokens.length} token(s) — as many as asked for (max tokens).`);
     await page.click('.pg-output button[data-index="3"]');
     await frames(page);
     expect(await page.locator('.pg-map[data-kind="cross"]').count()).toBe(0);

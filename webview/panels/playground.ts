@@ -13,6 +13,7 @@
  */
 
 import type { DecodeOutput } from '../../src/protocol/model';
+import { stopReasonText } from '../../src/protocol/model';
 import type { WebviewToHost } from '../../src/protocol/webview';
 import { validateWebviewToHost } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../dom';
@@ -165,7 +166,7 @@ export class PlaygroundPanel implements Panel {
     const out = s.output;
     if (s.error) this.status.textContent = `Decode failed: ${s.error.message}`;
     else if (!out) this.status.textContent = `Decoding… ${s.tokens.length} token(s)`;
-    else this.status.textContent = `Done: ${out.tokens.length} token(s), score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
+    else this.status.textContent = `Done: ${out.tokens.length} token(s) — ${stopReasonText(out.stopReason)}. Score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
     this.status.classList.toggle('error', s.error !== null);
     this.showText(s);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;

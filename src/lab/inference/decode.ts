@@ -16,7 +16,7 @@
 import { beamSearch } from '../../engine/decode/beam';
 import { greedyDecode } from '../../engine/decode/greedy';
 import { sampleDecode } from '../../engine/decode/sample';
-import type { DecodeResult, StopReason } from '../../engine/decode/stepperContract';
+import type { DecodeResult } from '../../engine/decode/stepperContract';
 import { EngineError } from '../../engine/errors';
 import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
@@ -33,10 +33,9 @@ export interface DecodeTextOptions {
   readonly onToken?: (token: string, logprob: number) => void;
 }
 
-/** A finished decode: the protocol's output, and why the best hypothesis stopped. */
+/** A finished decode: the protocol's output (which says why the best hypothesis stopped). */
 export interface Decoded {
   readonly output: DecodeOutput;
-  readonly stopReason: StopReason;
 }
 
 /** Decoder input of a decode: the prompt the decoder starts from, and the source for an encoder-decoder. */
@@ -85,8 +84,9 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
     attention: a ? { queryStart: a.queryStart, queries: a.queries, selfKeys: a.selfKeys, sourceLength: a.sourceLength, nHeads: a.nHeads, self: a.self, cross: a.cross } : null,
     beams: params.strategy === 'beam' ? results.map((d) => ({ text: textOf(d), score: d.score })) : [],
     ...(note !== null ? { contextNote: note } : {}),
+    stopReason: best.stopReason,
   };
-  return { output, stopReason: best.stopReason };
+  return { output };
 }
 
 /**

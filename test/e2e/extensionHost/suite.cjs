@@ -75,12 +75,37 @@ test('trains on the workspace documents, honoring .gitignore, in extension stora
   assert.ok(fs.readdirSync(path.join(runDir, 'snapshots')).length >= 4);
 });
 
-test('decodes a prompt into an editor', async () => {
-  const text = await vscode.commands.executeCommand('attentionLab.decode', runDir, 'The model ');
-  assert.equal(typeof text, 'string');
-  assert.ok(text.length > 0, 'empty decode');
+test('decodes a prompt into an editor, saying how many tokens came and why it stopped', async () => {
+  const out = await vscode.commands.executeCommand('attentionLab.decode', runDir, 'The model ');
+  assert.equal(typeof out.text, 'string');
+  assert.ok(out.text.length > 0, 'empty decode');
   const doc = await until('the output editor', () => vscode.window.visibleTextEditors.map((e) => e.document).find((d) => d.isUntitled && d.getText().startsWith('The model ')));
-  assert.equal(doc.getText(), `The model ${text}`);
+  assert.equal(doc.getText(), `The model ${out.text}`);
+  // The sessions' settings ask for 24 tokens: the message shown says how many came and why.
+  if (out.stopReason === 'maxTokens') assert.equal(out.tokens, 24);
+  else assert.equal(out.stopReason, 'eos', `greedy decoding slides past the context: ${out.message}`);
+  assert.ok(out.message.startsWith(`Decoded ${out.tokens} token(s) with `), out.message);
+});
+
+test('samples 200 tokens from a model with a 32-token context: a sliding window, and the message says so', async () => {
+  const { config: model } = JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8'));
+  assert.equal(model.maxLen, 32, 'the run trained above has a 32-token context');
+  const decode = { strategy: 'sample', maxTokens: 200, topK: 8 };
+  for (const [k, v] of Object.entries(decode)) await config().update(`decode.${k}`, v, vscode.ConfigurationTarget.Global);
+  try {
+    // Top-8 sampling: the end-of-text token, rare in the training text, is never among the
+    // likeliest eight mid-sentence, so the decode runs to the 200 asked for.
+    const out = await vscode.commands.executeCommand('attentionLab.decode', runDir, 'The model ');
+    assert.deepEqual([out.tokens, out.stopReason], [200, 'maxTokens'], out.message);
+    assert.equal(
+      out.message.replace(/ with .+? — /, ' with RUN — '),
+      "Decoded 200 token(s) with RUN — as many as asked for (max tokens); the setting attentionLab.decode.maxTokens asks for more. Generated 200 tokens past the model's context of 32 with a sliding window: each token was chosen from the last 16–32 tokens before it.",
+    );
+    const doc = await until('the sampled text in an editor', () => vscode.window.visibleTextEditors.map((e) => e.document).find((d) => d.isUntitled && d.getText() === `The model ${out.text}`));
+    assert.ok(doc.getText().length > 'The model '.length + 100, `200 sampled tokens give more than 100 characters: ${JSON.stringify(doc.getText())}`);
+  } finally {
+    for (const k of Object.keys(decode)) await config().update(`decode.${k}`, undefined, vscode.ConfigurationTarget.Global);
+  }
 });
 
 test('scores the selection token by token', async () => {
@@ -167,8 +192,8 @@ test('opens a run folder the command line trained, and decodes with it', async (
   assert.ok(run, 'the opened run is not listed');
   assert.equal(run.kind, 'encoder-decoder');
   assert.equal(run.status, 'completed');
-  const text = await vscode.commands.executeCommand('attentionLab.decode', out, 'abc');
-  assert.equal(typeof text, 'string');
+  const decoded = await vscode.commands.executeCommand('attentionLab.decode', out, 'abc');
+  assert.equal(typeof decoded.text, 'string');
   const notARun = fs.mkdtempSync(path.join(os.tmpdir(), 'al-not-a-run-'));
   assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', notARun), undefined);
 });

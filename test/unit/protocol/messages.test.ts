@@ -45,7 +45,7 @@ const snapshot: AttentionSnapshot = {
 const params: DecodeParams = { input: 'ab', strategy: 'sample', beam: 4, lengthPenalty: 0.6, temperature: 0.8, topK: 5, topP: 0.9, maxTokens: 10, seed: 1 };
 const output: DecodeOutput = {
   text: 'abc', promptTokens: ['a'], tokens: ['b', 'c'], ids: [7, 8], logprobs: [-0.1, -0.2], score: -0.3,
-  attention: { queryStart: 1, queries: 2, selfKeys: 3, sourceLength: 0, nHeads: 4, self: [new Float32Array(24)], cross: [] }, beams: [{ text: 'abc', score: -0.3 }],
+  attention: { queryStart: 1, queries: 2, selfKeys: 3, sourceLength: 0, nHeads: 4, self: [new Float32Array(24)], cross: [] }, beams: [{ text: 'abc', score: -0.3 }], stopReason: 'maxTokens',
 };
 const lensInput = { kind: 'encoder-decoder', src: 'abc', tgt: 'c' } as const;
 const lens: LensOutputData = { tokens: ['<bos>', 'c'], src: ['a', 'b', 'c', '<eos>'], layers: [{ layer: 0, positions: [{ top: [{ token: 'c', prob: 0.5 }] }, { top: [{ token: 'b', prob: 0.4 }] }] }], truncation: 'Showing the last 2 of 3 tokens.' };

@@ -38,13 +38,13 @@ describe('decodeText', () => {
 
   it('says why it stopped, and keeps a chosen EOS in the ids but not in the text', () => {
     const d = decodeText(lm, { ...params, input: 'the ', maxTokens: 3 });
-    expect(['eos', 'maxTokens']).toContain(d.stopReason);
-    if (d.stopReason === 'maxTokens') expect(d.output.ids).toHaveLength(3);
+    expect(['eos', 'maxTokens']).toContain(d.output.stopReason);
+    if (d.output.stopReason === 'maxTokens') expect(d.output.ids).toHaveLength(3);
     const full = decodeText(lm, { ...params, input: 'the ', maxTokens: 1000 });
-    expect(['eos', 'maxTokens']).toContain(full.stopReason); // greedy slides past the context
+    expect(['eos', 'maxTokens']).toContain(full.output.stopReason); // greedy slides past the context
     expect(full.output.text).not.toContain('<eos>');
     const beam = decodeText(mt, { ...params, strategy: 'beam', beam: 2, maxTokens: 1000 });
-    if (beam.stopReason === 'context') {
+    if (beam.output.stopReason === 'context') {
       expect(beam.output.contextNote).toBe(`Stopped at the model's context of 24 tokens after ${beam.output.ids.length} of 1000 token(s); beam search does not slide; use greedy or sampling to generate more.`);
     }
     expect(withoutEos([5, 6, EOS])).toEqual([5, 6]);
@@ -57,19 +57,19 @@ describe('decodeText', () => {
     const p: DecodeParams = { ...params, input: 'the ', strategy: 'sample', temperature: 1, seed: 4, maxTokens: 200 };
     const streamed: string[] = [];
     const d = decodeText(long, p, { attention: true, onToken: (t) => streamed.push(t) });
-    if (d.stopReason === 'maxTokens') {
+    if (d.output.stopReason === 'maxTokens') {
       expect(d.output.ids).toHaveLength(200);
       expect(streamed).toHaveLength(200);
       expect(d.output.contextNote).toBe("Generated 200 tokens past the model's context of 64 with a sliding window: each token was chosen from the last 32–64 tokens before it.");
       expect(d.output.attention?.queries).toBe(200);
     } else {
-      expect(d.stopReason).toBe('eos'); // the model may end a document; it never stops at the context
+      expect(d.output.stopReason).toBe('eos'); // the model may end a document; it never stops at the context
     }
     const within = decodeText(long, { ...p, maxTokens: 20 });
     expect(within.output.contextNote).toBeUndefined();
     const r = cli(['decode', '--run', long.runDir, '--prompt', 'the ', '--strategy', 'sample', '--seed', '4', '--max-tokens', '200', '--backend', 'reference'], long.runDir);
     expect(r.code).toBe(0);
-    if (d.stopReason === 'maxTokens') expect(r.stderr).toContain("past the model's context of 64 with a sliding window");
+    if (d.output.stopReason === 'maxTokens') expect(r.stderr).toContain("past the model's context of 64 with a sliding window");
   });
 
   it('checks the prompt and the source against the context, saying what to do', () => {
