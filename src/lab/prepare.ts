@@ -106,7 +106,7 @@ export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks:
     const t = tok ?? trainCharTokenizer([INDUCTION_ALPHABET], {});
     const info = taskInfo(spec.data.task);
     const prompts = inductionPrompts(t, spec.training.seed, spec.training.seqLen, 3);
-    return { kind: 'sequences', tok: t, seq: { task: spec.data.task, description: `task ${info.description}`, prompts, validation: { kind: 'task', text: `${count(info.valPairs)} generated sequences the training never sees` } } };
+    return { kind: 'sequences', tok: t, seq: { task: spec.data.task, description: `task ${info.description}`, prompts, validation: { kind: 'task', text: `${count(info.valPairs)} generated repeats the training never sees (the loss on the repeat; the training curve also counts the chains, whose random jumps keep it higher)` } } };
   }
   const text = await loadPairsText(spec);
   hooks.onProgress?.({ phase: 'tokenizer', done: 0, total: 0, message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer` });

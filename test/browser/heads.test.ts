@@ -75,7 +75,7 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
       expect(Number(await attr(page, `${cell(1, 2)} canvas`, 'width'))).toBe(56 * Math.max(1, Math.round(dpr)));
       expect(await page.locator(cell(1, 2)).getAttribute('aria-label')).toContain(`layer 2, head 3, step 1000: previous token`);
       expect(await page.locator('.heads-crossing').textContent()).toContain(`induction ≥ 0.5 · L2H3 · step ${INDUCTION_CROSSING}`);
-      expect(await page.locator('.heads-note').textContent()).toContain('induction on the run’s diagnostic sequence');
+      expect(await page.locator('.heads-note').textContent()).toContain('induction on the run’s eight diagnostic sequences');
       // The toolbar leaves an empty slot for an export menu, hidden while empty.
       expect(await page.locator('.panel.heads [data-slot="export"]').count()).toBe(1);
       await page.waitForTimeout(600); // the header's live step count redraws twice a second

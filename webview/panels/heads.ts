@@ -273,9 +273,9 @@ function ranges(stack: HeadStack, hist: HeadHistory): Map<ScoreName, { min: numb
   return out;
 }
 
-/** Says what each score is measured on (the probe, a selected text, the diagnostic sequence). */
+/** Says what each score is measured on (the probe, a selected text, the diagnostic sequences). */
 function measuredOn(hist: HeadHistory, encDec: boolean): string {
   const on = hist.selection ? 'the selected text' : "the run's probe sample (the same sequence at every snapshot)";
   const cross = encDec ? `; cross-attention diagonal and anti-diagonal on ${hist.selection ? 'the text and the model’s greedy output for it' : 'the probe’s source → target pair'}` : '';
-  return `Previous token, first token, diagonal and entropy are measured on ${on}${cross}; induction on the run’s diagnostic sequence (seeded random tokens, repeated twice), which a text cannot stand in for. Values are mean attention weights (0–1); entropy is in nats.`;
+  return `Previous token, first token, diagonal and entropy are measured on ${on}${cross}; induction on the run’s eight diagnostic sequences (seeded random tokens repeated twice, with different lengths and starts: the mean), which a text cannot stand in for. Values are mean attention weights (0–1); entropy is in nats.`;
 }
