@@ -171,6 +171,10 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(wb.dashboard().locator('.heads-note', { hasText: 'measured on the selected text' }), "the Heads tab's note on the selection");
   await shot('08b-selection-heads.png');
   await wb.dashboard().locator('#tab-attention').click();
+  await expectVisible(wb.dashboard().locator('#tab-attention[aria-selected="true"]'), 'the Attention tab selected before the reload');
+  // vscode.setState travels from the webview to the workbench by message: give it a moment
+  // before the reload, as a person would (reloading within milliseconds of a click races it).
+  await sleep(1000);
 
   // 9. Reload the window: the dashboard restores itself and the run is still listed.
   await page.reload();
