@@ -172,12 +172,13 @@ export async function runUi(page, { shots, log, reopen }) {
   await shot('08b-selection-heads.png');
   await wb.dashboard().locator('#tab-attention').click();
   await expectVisible(wb.dashboard().locator('#tab-attention[aria-selected="true"]'), 'the Attention tab selected before the reload');
-  // vscode.setState travels from the webview to the workbench by message: give it a moment
-  // before the reload, as a person would (reloading within milliseconds of a click races it).
-  await sleep(1000);
 
-  // 9. Reload the window: the dashboard restores itself and the run is still listed.
-  await page.reload();
+  // 9. Reload the window as a person does (Developer: Reload Window, which shuts the workbench
+  // down and saves its state; a bare browser reload can lose the webview's last setState):
+  // the dashboard restores itself and the run is still listed.
+  const reloaded = page.waitForEvent('load', { timeout: 90_000 });
+  await wb.runCommand('Developer: Reload Window');
+  await reloaded;
   page = page.context().pages()[0] ?? page;
   await page.locator('.monaco-workbench').waitFor({ timeout: 90_000 });
   await page.waitForFunction(() => !!window.driver, null, { timeout: 90_000 });
