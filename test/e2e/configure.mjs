@@ -163,6 +163,7 @@ export async function runConfigure(page, { shots, log, workspace }) {
   const taskText = await text(task);
   log(`induction row: "${taskText}"`);
   if (!/watch an induction head form/.test(taskText)) throw new Error(`the induction row has no blurb: ${taskText}`);
+  await sleep(400); // past the quick pick's fade from the kind step, for the screenshot
   await shot('c7-configure-induction-task.png');
   await task.first().click();
   await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes of the induction model (no tokenizer step)');
