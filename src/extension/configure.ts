@@ -100,7 +100,7 @@ async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefin
     {
       label: 'decoder-only', value: 'decoder-only', description: 'GPT-style language model',
       detail: trusted
-        ? `Trains on documents (workspace files) and continues text, or on the built-in ${tasksOf('decoder-only').join(', ')} task (watch an induction head form). nanoGPT's architecture.`
+        ? `Trains on documents (workspace files) or the built-in ${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
         : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace files are not read).`,
     },
     { label: 'encoder-decoder', value: 'encoder-decoder', description: '"Attention Is All You Need"', detail: 'Trains on source → target pairs or a built-in task (reverse, sort, dates…) and translates.' },
@@ -127,10 +127,13 @@ function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
   ];
 }
 
-/** Documents (then the glob box) or the decoder-only model's built-in task. */
+/**
+ * Documents (then the glob box) or the decoder-only model's built-in task. One line per row:
+ * a truncated detail line would open a hover over the row below it.
+ */
 async function decoderDataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
   const documents: ValueItem<DataChoice>[] = trusted
-    ? [{ label: '$(files) Documents in this workspace…', value: { kind: 'documents' }, description: d.include, detail: 'A glob of workspace files; the next box counts the files it matches as you type.' }]
+    ? [{ label: '$(files) Documents in this workspace…', value: { kind: 'documents' }, description: `a glob, now ${d.include}` }]
     : [];
   const items = [...documents, ...taskItems('decoder-only')];
   for (;;) {

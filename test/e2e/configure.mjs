@@ -158,7 +158,7 @@ export async function runConfigure(page, { shots, log, workspace }) {
   await wb.runCommand('Attention Lab: Configure Model…');
   await pick('decoder-only');
   await visible(rows.filter({ hasText: 'Documents in this workspace' }), 'the documents choice beside the task');
-  const task = rows.filter({ hasText: 'induction' });
+  const task = rows.filter({ hasText: 'repeated random letters' });
   await visible(task, 'the induction task');
   const taskText = await text(task);
   log(`induction row: "${taskText}"`);
