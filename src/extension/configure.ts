@@ -18,7 +18,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Draft, SettingsTarget, StepName } from './configureDraft';
 import {
-  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, ownTokenizer, presetSizes, skipsStep, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, ownTokenizer, presetSizes, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
 } from './configureDraft';
 import type { GlobPreview } from './dataPreview';
 import { previewLine, previewRows } from './dataPreview';
@@ -50,24 +50,12 @@ export async function configureModel(s: Services): Promise<boolean> {
   };
   let draft = draftFromSettings(s.settings());
   if (!trusted) draft = withKind(draft, draft.kind, true);
-  // A step the draft skips (the tokenizer of a task with its own) is passed over in the direction of travel.
-  let backwards = false;
-  for (let i = 0; i < STEP_ORDER.length; ) {
-    const name = STEP_ORDER[i] as StepName;
-    if (skipsStep(draft, name)) {
-      if (backwards && i === 0) backwards = false;
-      else i += backwards ? -1 : 1;
-      continue;
-    }
-    const r = await byName[name](draft, i > 0);
+  // A step the draft skips (the tokenizer of a task with its own letters) is passed over, forward and back.
+  for (let i = stepFrom(draft, -1, 1); i < STEP_ORDER.length; ) {
+    const r = await byName[STEP_ORDER[i] as StepName](draft, i > 0);
     if (r === undefined) return false;
-    backwards = r === BACK;
-    if (r === BACK) {
-      i--;
-      continue;
-    }
-    draft = r;
-    i++;
+    if (r !== BACK) draft = r;
+    i = stepFrom(draft, i, r === BACK ? -1 : 1);
   }
   const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
   const choice = await reviewStep(s, draft, hasFolder ? 'workspace' : 'user', hasFolder);

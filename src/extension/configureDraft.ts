@@ -58,6 +58,17 @@ export function skipsStep(d: Draft, step: StepName): boolean {
   return step === 'tokenizer' && ownTokenizer(d);
 }
 
+/**
+ * The index in {@link STEP_ORDER} of the step shown after step `from` when moving by `dir`
+ * (1 forward, -1 back), passing over the steps the draft skips; STEP_ORDER.length when the
+ * steps are done (the review comes next). Going back never passes the first step.
+ */
+export function stepFrom(d: Draft, from: number, dir: 1 | -1): number {
+  let i = from + dir;
+  while (i >= 0 && i < STEP_ORDER.length && skipsStep(d, STEP_ORDER[i] as StepName)) i += dir;
+  return i < 0 ? stepFrom(d, -1, 1) : i;
+}
+
 /** The draft the current settings describe. */
 export function draftFromSettings(s: Settings): Draft {
   return {

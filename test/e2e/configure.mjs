@@ -170,8 +170,14 @@ export async function runConfigure(page, { shots, log, workspace }) {
   const tinyInduction = /\d[\d.]*[kMG]? parameters.*$/.exec(await text(rows.filter({ hasText: 'd_model 64' })))?.[0] ?? '';
   log(`preset tiny, induction: "${tinyInduction}"`);
   if (!/ with 286 tokens \(the task's 26 letters\)$/.test(tinyInduction)) throw new Error(`the induction preset is not sized with the task's letters: ${tinyInduction}`);
+  // Back from the presets passes over the tokenizer step the task does not have, to the data step.
+  await widget.locator('.codicon-quick-input-back, [aria-label="Back"]').first().click();
+  await visible(rows.filter({ hasText: 'a glob, now' }), 'the data step, after Back from the presets');
+  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0) throw new Error('Back from the presets showed the tokenizer step');
+  await pick('repeated random letters');
+  await visible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
   await pick('d_model 64');
-  await visible(input, 'the steps box');
+  await visible(widget.filter({ hasText: 'Training steps' }), 'the steps box');
   if ((await input.inputValue()) !== '30') throw new Error(`the steps box shows ${await input.inputValue()}, not the 30 the settings hold`);
   await input.fill('20');
   await page.keyboard.press('Enter');

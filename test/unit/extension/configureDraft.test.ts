@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, fitPreset, presetChoices, presetSizes, skipsStep, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+  STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, fitPreset, presetChoices, presetSizes, skipsStep, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
 } from '../../../src/extension/configureDraft';
 import { estimateSpec } from '../../../src/extension/lab/hostLab';
 import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../src/extension/settings';
@@ -72,6 +72,15 @@ describe('configure draft', () => {
     const induction = { ...withKind(draft, 'decoder-only', true), tokenizer: 'bpe' as const, vocabSize: 500 };
     expect(STEP_ORDER.filter((step) => skipsStep(induction, step))).toEqual(['tokenizer']);
     expect(STEP_ORDER.filter((step) => skipsStep(draft, step))).toEqual([]);
+    // Forward from the data step to the presets, and Back from the presets to the data step.
+    const at = (name: (typeof STEP_ORDER)[number]): number => STEP_ORDER.indexOf(name);
+    expect(stepFrom(induction, at('data'), 1)).toBe(at('preset'));
+    expect(stepFrom(induction, at('preset'), -1)).toBe(at('data'));
+    expect(stepFrom(draft, at('data'), 1)).toBe(at('tokenizer'));
+    expect(stepFrom(draft, at('preset'), -1)).toBe(at('tokenizer'));
+    expect(stepFrom(induction, -1, 1)).toBe(0);
+    expect(stepFrom(induction, 0, -1)).toBe(0);
+    expect(stepFrom(induction, STEP_ORDER.length - 1, 1)).toBe(STEP_ORDER.length);
     expect(new Map(draftUpdates(induction))).toEqual(
       new Map<string, unknown>([
         ['attentionLab.model.kind', 'decoder-only'],
