@@ -28,8 +28,8 @@ export async function buildExtension() {
     build({ ...common, entryPoints: ['src/extension/worker/modelWorker.ts'], outfile: 'dist/modelWorker.js', banner: { js: metaUrl }, minify: true }),
   ]);
   const inputs = Object.keys(main.metafile.inputs);
-  // Two small lab files are light enough: hosting the training worker, and the error-code classification.
-  const light = new Set(['src/lab/host.ts', 'src/lab/errorCodes.ts']);
+  // Three small lab files are light enough: hosting the training worker, the error-code classification, and the defaults of a run (protocol only).
+  const light = new Set(['src/lab/host.ts', 'src/lab/errorCodes.ts', 'src/lab/runSpec.ts']);
   const heavy = inputs.filter((f) => f.startsWith('src/engine/') || (f.startsWith('src/lab/') && !light.has(f)));
   if (heavy.length) throw new Error(`dist/extension.js must not bundle the engine or the lab (load them through dist/extensionLab.js); it includes ${heavy.join(', ')}`);
   return inputs;

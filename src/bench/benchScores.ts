@@ -21,10 +21,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TaskName, TrainSpec } from '../protocol/data';
-import { TASK_MODEL_KINDS } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import { SessionControl, runSession } from '../lab/session';
-import { taskInfo } from '../lab/tasks';
+import { trainSpecOf } from '../lab/runSpec';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
 
@@ -43,19 +42,9 @@ export interface ScoresCost {
   readonly overhead: number;
 }
 
-/** The spec `attention-lab train --task TASK` makes, without evaluation or periodic checkpoints. */
+/** The spec `attention-lab train --task TASK` makes (the one rule: src/lab/runSpec.ts), without evaluation or periodic checkpoints. */
 export function benchTaskSpec(task: TaskName): TrainSpec {
-  const info = taskInfo(task);
-  return {
-    model: { kind: TASK_MODEL_KINDS[task], preset: 'tiny', overrides: { dropout: 0, labelSmoothing: 0, ...info.model } },
-    tokenizer: { type: 'char', vocabSize: 1000 },
-    data: { kind: 'task', task },
-    training: {
-      steps: info.steps, batchSize: 32, seqLen: info.seqLen ?? 24, evalEvery: 0, checkpointEvery: 0,
-      snapshotEvery: Math.max(1, Math.round(info.steps / 20)), seed: 1, optimizer: 'adamw', lr: 3e-3, warmup: 0,
-    },
-    backend: 'auto',
-  };
+  return trainSpecOf({ kind: 'task', task }, { evalEvery: 0, checkpointEvery: 0 });
 }
 
 /** One session that trains in blocks when told to. */

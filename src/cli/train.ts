@@ -19,7 +19,7 @@ import type { RunOutcome } from '../lab/host';
 import { TrainingWorker } from '../lab/host';
 import { openRun } from '../lab/openRun';
 import { resolveConfig } from '../lab/prepare';
-import { taskInfo } from '../lab/tasks';
+import { DEFAULT_VOCAB, dataDefaults, trainSpecOf } from '../lab/runSpec';
 import { newRunDir, readRunJson } from '../lab/runFolder';
 import { planResume } from '../lab/segments';
 import { sampleRun } from './samples';
@@ -63,7 +63,8 @@ Training longer (--resume DIR --steps N, N beyond the run's planned steps):
   continue. The model, data and context (--seq) stay as the run was created; --until still
   stops early, and --resume DIR then continues bit-exactly.`;
 
-const TRAIN_FLAGS = {
+/** The flags of `train` (exported for the tests that parse them as the command does). */
+export const TRAIN_FLAGS = {
   task: { type: 'string' }, data: { type: 'string', multiple: true }, pairs: { type: 'string' }, resume: { type: 'string' },
   model: { type: 'string' }, preset: { type: 'string' }, set: { type: 'string', multiple: true }, tokenizer: { type: 'string' },
   vocab: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, seq: { type: 'string' },
@@ -133,27 +134,29 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   if (data.kind === 'task' && kind !== TASK_MODEL_KINDS[data.task]) throw new UsageError(`Task "${data.task}" trains a ${TASK_MODEL_KINDS[data.task]} model; leave out --model or pass --model ${TASK_MODEL_KINDS[data.task]}.`);
   if (kind === 'decoder-only' && data.kind === 'pairs') throw new UsageError('A decoder-only model trains on documents (--data) or --task induction; use --model encoder-decoder for pairs.');
   if (kind === 'encoder-decoder' && data.kind === 'documents') throw new UsageError('An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.');
-  const isTask = data.kind === 'task';
-  const steps = f.int('steps', data.kind === 'task' ? taskInfo(data.task).steps : 2000);
-  const spec: TrainSpec = {
-    // Generated tasks are noise-free, so the paper's regularization only slows them down.
-    model: { kind, preset: presetFlag(f, kind), overrides: { ...(data.kind === 'task' ? { dropout: 0, labelSmoothing: 0, ...taskInfo(data.task).model } : {}), ...parseSets(f.list('set')) } },
-    tokenizer: { type: f.choice('tokenizer', ['char', 'bpe'] as const, 'char'), vocabSize: f.int('vocab', 1000, 261) },
-    data,
-    training: {
-      steps,
-      batchSize: f.int('batch', 32),
-      seqLen: f.int('seq', data.kind === 'task' ? taskInfo(data.task).seqLen ?? 24 : 64, 2),
-      evalEvery: f.int('eval-every', Math.max(1, Math.round(steps / 10)), 0),
-      checkpointEvery: f.int('checkpoint-every', Math.max(1, Math.round(steps / 5)), 0),
-      snapshotEvery: f.int('snapshot-every', Math.max(1, Math.round(steps / 20)), 0),
-      seed: f.int('seed', 1, -2147483648, 2147483647),
-      optimizer: f.choice('optimizer', ['adamw', 'paper'] as const, 'adamw'),
-      lr: f.num('lr', isTask ? 3e-3 : 0, 0, 10),
-      warmup: f.int('warmup', 0, 0),
-    },
-    backend: f.choice('backend', BACKEND_KINDS, 'auto'),
-  };
+  if (data.kind === 'task' && dataDefaults(data).ownTokenizer && f.str('tokenizer') === 'bpe') {
+    throw new UsageError(`Task "${data.task}" uses its own character tokenizer (its letters); leave out --tokenizer.`);
+  }
+  const given = <T>(name: string, read: () => T): T | undefined => (f.has(name) ? read() : undefined);
+  // Flags left out take the data's defaults (a task's own run: src/lab/runSpec.ts), as the extension's settings do.
+  const spec = trainSpecOf(data, {
+    kind,
+    preset: presetFlag(f, kind),
+    overrides: parseSets(f.list('set')),
+    tokenizer: given('tokenizer', () => f.choice('tokenizer', ['char', 'bpe'] as const, 'char')),
+    vocabSize: given('vocab', () => f.int('vocab', DEFAULT_VOCAB, 261)),
+    steps: given('steps', () => f.int('steps', 1)),
+    batchSize: given('batch', () => f.int('batch', 32)),
+    seqLen: given('seq', () => f.int('seq', 64, 2)),
+    evalEvery: given('eval-every', () => f.int('eval-every', 0, 0)),
+    checkpointEvery: given('checkpoint-every', () => f.int('checkpoint-every', 0, 0)),
+    snapshotEvery: given('snapshot-every', () => f.int('snapshot-every', 0, 0)),
+    seed: given('seed', () => f.int('seed', 1, -2147483648, 2147483647)),
+    optimizer: given('optimizer', () => f.choice('optimizer', ['adamw', 'paper'] as const, 'adamw')),
+    lr: given('lr', () => f.num('lr', 0, 0, 10)),
+    warmup: given('warmup', () => f.int('warmup', 0, 0)),
+    backend: given('backend', () => f.choice('backend', BACKEND_KINDS, 'auto')),
+  });
   // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
   resolveConfig(spec, 1000);
   return spec;

@@ -12,7 +12,7 @@
 import * as vscode from 'vscode';
 import type { DisposableLike } from './disposables';
 import { DisposableStore } from './disposables';
-import { draftFromSettings, draftSize } from './configureDraft';
+import { draftFromSettings, draftSize, estimateSpecOf, ownTokenizer } from './configureDraft';
 import type { Services } from './services';
 import type { Settings } from './settings';
 import { mismatch } from './settings';
@@ -31,11 +31,13 @@ export interface ConfigLine {
 export function configLines(s: Settings, runsWhere: string): ConfigLine[] {
   const d = s.data;
   const data = d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource || '(not set)'}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}${d.exclude ? ` minus ${d.exclude}` : ''}`;
-  const t = s.training;
+  // Steps and context as Train resolves them (a setting at 0 takes the data's default, e.g. a task's own run).
+  const draft = draftFromSettings(s);
+  const t = estimateSpecOf(s, draft).training;
   const lines: ConfigLine[] = [
     { label: 'Model', value: `${s.model.kind} · ${s.model.preset}${Object.keys(s.model.overrides).length ? ` · ${Object.entries(s.model.overrides).map(([k, v]) => `${k}=${String(v)}`).join(', ')}` : ''}`, query: 'attentionLab.model', icon: 'circuit-board' },
     { label: 'Data', value: data, query: 'attentionLab.data', icon: 'files' },
-    { label: 'Tokenizer', value: s.tokenizer.type === 'bpe' ? `byte-level BPE · ${s.tokenizer.vocabSize}` : 'characters', query: 'attentionLab.tokenizer', icon: 'symbol-text' },
+    { label: 'Tokenizer', value: ownTokenizer(draft) ? "characters (the task's own letters)" : s.tokenizer.type === 'bpe' ? `byte-level BPE · ${s.tokenizer.vocabSize}` : 'characters', query: 'attentionLab.tokenizer', icon: 'symbol-text' },
     { label: 'Training', value: `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`, query: 'attentionLab.training', icon: 'pulse' },
     { label: 'Runs', value: runsWhere, query: 'attentionLab.runs', icon: 'folder' },
   ];

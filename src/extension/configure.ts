@@ -16,9 +16,10 @@
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { PAIR_TASK_NAMES } from '../protocol/data';
 import type { Draft, SettingsTarget, StepName } from './configureDraft';
-import { STEP_ORDER, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, presetSizes, targetText, validateGlob, validateSteps, validateVocab, withKind } from './configureDraft';
+import {
+  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, ownTokenizer, presetSizes, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+} from './configureDraft';
 import type { GlobPreview } from './dataPreview';
 import { previewLine, previewRows } from './dataPreview';
 import { messageOf } from './errors';
@@ -47,18 +48,14 @@ export async function configureModel(s: Services): Promise<boolean> {
     preset: (d, b) => presetStep(s, d, b),
     steps: (d, b) => stepsStep(d, b),
   };
-  const steps = STEP_ORDER.map((name) => byName[name]);
   let draft = draftFromSettings(s.settings());
-  if (!trusted) draft = { ...withKind(draft, 'encoder-decoder'), source: 'task' };
-  for (let i = 0; i < steps.length; ) {
-    const r = await (steps[i] as Step)(draft, i > 0);
+  if (!trusted) draft = withKind(draft, draft.kind, true);
+  // A step the draft skips (the tokenizer of a task with its own letters) is passed over, forward and back.
+  for (let i = stepFrom(draft, -1, 1); i < STEP_ORDER.length; ) {
+    const r = await byName[STEP_ORDER[i] as StepName](draft, i > 0);
     if (r === undefined) return false;
-    if (r === BACK) {
-      i--;
-      continue;
-    }
-    draft = r;
-    i++;
+    if (r !== BACK) draft = r;
+    i = stepFrom(draft, i, r === BACK ? -1 : 1);
   }
   const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
   const choice = await reviewStep(s, draft, hasFolder ? 'workspace' : 'user', hasFolder);
@@ -88,11 +85,16 @@ const stepNo = (name: StepName): number => STEP_ORDER.indexOf(name) + 1;
 async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
   const trusted = vscode.workspace.isTrusted;
   const items: ValueItem<Draft['kind']>[] = [
-    { label: 'decoder-only', value: 'decoder-only', description: 'GPT-style language model', detail: trusted ? 'Trains on documents (workspace files) and continues text. nanoGPT\'s architecture.' : 'Needs workspace files: not available in Restricted Mode.' },
+    {
+      label: 'decoder-only', value: 'decoder-only', description: 'GPT-style language model',
+      detail: trusted
+        ? `Trains on documents (workspace files) or the built-in ${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
+        : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace files are not read).`,
+    },
     { label: 'encoder-decoder', value: 'encoder-decoder', description: '"Attention Is All You Need"', detail: 'Trains on source → target pairs or a built-in task (reverse, sort, dates…) and translates.' },
   ];
-  const r = await pickStep({ ...opts(stepNo('kind'), back), placeholder: 'Which transformer?', items: trusted ? items : items.slice(1), active: d.kind });
-  return r === undefined || r === BACK ? r : withKind(d, r);
+  const r = await pickStep({ ...opts(stepNo('kind'), back), placeholder: 'Which transformer?', items, active: d.kind });
+  return r === undefined || r === BACK ? r : withKind(d, r, !trusted);
 }
 
 async function presetStep(s: Services, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
@@ -105,13 +107,37 @@ async function presetStep(s: Services, d: Draft, back: boolean): Promise<Draft |
 
 type DataChoice = { kind: 'documents' } | { kind: 'pairs'; source: string; target: string } | { kind: 'task'; task: Draft['task'] };
 
-async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
-  if (d.kind === 'decoder-only') return globStep(s, d, back);
-  const ws = s.workspaceDir();
-  const tasks: ValueItem<DataChoice>[] = [
+/** The built-in tasks of a model kind, under a separator. */
+function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
+  return [
     { label: 'Built-in tasks', kind: vscode.QuickPickItemKind.Separator },
-    ...PAIR_TASK_NAMES.map((task): ValueItem<DataChoice> => ({ label: `$(beaker) ${task}`, value: { kind: 'task', task }, description: taskBlurb(task) })),
+    ...tasksOf(kind).map((task): ValueItem<DataChoice> => ({ label: `$(beaker) ${task}`, value: { kind: 'task', task }, description: taskBlurb(task) })),
   ];
+}
+
+/**
+ * Documents (then the glob box) or the decoder-only model's built-in task. One line per row:
+ * a truncated detail line would open a hover over the row below it.
+ */
+async function decoderDataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
+  const documents: ValueItem<DataChoice>[] = trusted
+    ? [{ label: '$(files) Documents in this workspace…', value: { kind: 'documents' }, description: `a glob, now ${d.include}` }]
+    : [];
+  const items = [...documents, ...taskItems('decoder-only')];
+  for (;;) {
+    const active = d.source === 'task' ? items.find((i) => i.value?.kind === 'task' && i.value.task === d.task)?.value : documents[0]?.value;
+    const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder: trusted ? 'Train on documents or a built-in task' : 'Built-in task (Restricted Mode: workspace files are not read)', items, ...(active ? { active } : {}) });
+    if (r === undefined || r === BACK) return r;
+    if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
+    const g = await globStep(s, d, true);
+    if (g !== BACK) return g;
+  }
+}
+
+async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
+  if (d.kind === 'decoder-only') return decoderDataStep(s, d, back, trusted);
+  const ws = s.workspaceDir();
+  const tasks = taskItems('encoder-decoder');
   const pairs = trusted && ws ? findPairs(s, ws).catch(() => []) : Promise.resolve([]);
   const withPairs = pairs.then((found) => [
     ...(found.length ? [{ label: 'Pairs files in this workspace', kind: vscode.QuickPickItemKind.Separator } as ValueItem<DataChoice>, ...found] : []),
@@ -119,9 +145,9 @@ async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean):
   ]);
   const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder: trusted ? 'Source → target data' : 'Built-in task (Restricted Mode: workspace files are not read)', items: tasks, busy: withPairs });
   if (r === undefined || r === BACK) return r;
-  if (r.kind === 'task') return { ...d, source: 'task', task: r.task };
-  if (r.kind === 'pairs') return { ...d, source: 'pairs', pairsSource: r.source, pairsTarget: r.target };
-  return { ...d, source: 'documents' };
+  if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
+  if (r.kind === 'pairs') return withData(d, { source: 'pairs', pairsSource: r.source, pairsTarget: r.target });
+  return withData(d, { source: 'documents' });
 }
 
 /** The documents glob, with the live count and the preview list. */
@@ -144,7 +170,7 @@ async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | B
   });
   if (r === undefined || r === BACK) return r;
   const include = r.trim();
-  return { ...d, source: 'documents', include, charsSeen: seen.get(include)?.chars ?? null };
+  return withData(d, { source: 'documents', include, charsSeen: seen.get(include)?.chars ?? null });
 }
 
 /** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
@@ -202,7 +228,7 @@ async function showPreview(s: Services, glob: string, seen: Map<string, GlobPrev
 }
 
 function taskBlurb(task: Draft['task']): string {
-  return { copy: "'abc' → 'abc'", reverse: "'abcde' → 'edcba'", sort: "'dbca' → 'abcd'", addition: "'12+345' → '357'", dates: "'1999-12-31' → 'Friday, 31 December 1999'", induction: "'qxfb…qxfb…' (decoder-only)" }[task];
+  return { copy: "'abc' → 'abc'", reverse: "'abcde' → 'edcba'", sort: "'dbca' → 'abcd'", addition: "'12+345' → '357'", dates: "'Wed, 3 Mar 2021' → '2021-03-03'", induction: "'qxfb…qxfb…' repeated random letters: watch an induction head form" }[task];
 }
 
 async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
@@ -250,7 +276,7 @@ type ReviewValue = 'save' | 'train' | 'where';
 async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwitch: boolean, timing?: Promise<string>): Promise<ReviewChoice | undefined> {
   const spec = estimateSpecOf(s.settings(), d);
   const size = draftSize(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars));
-  const describe = `${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''} · ${formatCount(d.steps)} steps`;
+  const describe = `${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`} · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
   const where = targetText(target, workspaceFileName());
   const other: SettingsTarget = target === 'workspace' ? 'user' : 'workspace';
   const items = (time: string): ValueItem<ReviewValue>[] =>

@@ -6,10 +6,12 @@
  * Leaves out: the quick-input UI and the size estimates (the lab module computes them).
  */
 
+import type { DataChoice } from '../lab/runSpec';
+import { dataDefaults } from '../lab/runSpec';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
-import { MODEL_PRESETS } from '../protocol/data';
+import { MODEL_PRESETS, PAIR_TASK_NAMES, TASK_MODEL_KINDS, TASK_NAMES } from '../protocol/data';
 import type { Settings } from './settings';
-import { kindForSource, specFromSettings } from './settings';
+import { DEFAULT_SETTINGS, kindForData, specFromSettings } from './settings';
 import { estimateLine } from './summaryLines';
 
 /**
@@ -32,12 +34,39 @@ export interface Draft {
   readonly task: TaskName;
   readonly tokenizer: Settings['tokenizer']['type'];
   readonly vocabSize: number;
+  /** Steps, resolved: the settings' count, or the data's default where the setting is 0 (auto). */
   readonly steps: number;
   /**
    * Distinct characters in the documents, when Configure read them all while the glob was
    * typed (the character tokenizer's vocabulary then needs no guess); never saved.
    */
   readonly charsSeen: number | null;
+}
+
+/** The data a draft trains on, as the defaults see it. */
+export function draftData(d: Pick<Draft, 'source' | 'task'>): DataChoice {
+  return d.source === 'task' ? { kind: 'task', task: d.task } : { kind: d.source };
+}
+
+/** True when the draft's data brings its own tokenizer (the induction task), so the tokenizer step and settings do not apply. */
+export function ownTokenizer(d: Pick<Draft, 'source' | 'task'>): boolean {
+  return dataDefaults(draftData(d)).ownTokenizer;
+}
+
+/** The steps of the flow a draft skips: the tokenizer for data with its own. */
+export function skipsStep(d: Draft, step: StepName): boolean {
+  return step === 'tokenizer' && ownTokenizer(d);
+}
+
+/**
+ * The index in {@link STEP_ORDER} of the step shown after step `from` when moving by `dir`
+ * (1 forward, -1 back), passing over the steps the draft skips; STEP_ORDER.length when the
+ * steps are done (the review comes next). Going back never passes the first step.
+ */
+export function stepFrom(d: Draft, from: number, dir: 1 | -1): number {
+  let i = from + dir;
+  while (i >= 0 && i < STEP_ORDER.length && skipsStep(d, STEP_ORDER[i] as StepName)) i += dir;
+  return i < 0 ? stepFrom(d, -1, 1) : i;
 }
 
 /** The draft the current settings describe. */
@@ -52,9 +81,19 @@ export function draftFromSettings(s: Settings): Draft {
     task: s.data.task,
     tokenizer: s.tokenizer.type,
     vocabSize: s.tokenizer.vocabSize,
-    steps: s.training.steps,
+    steps: s.training.steps > 0 ? s.training.steps : dataDefaults(draftData({ source: s.data.source, task: s.data.task })).steps,
     charsSeen: null,
   };
+}
+
+/**
+ * The draft after choosing other data. The step count follows the data's default (a task's
+ * own run, e.g. 3000 for induction) unless it was changed from the old data's default.
+ */
+export function withData(d: Draft, data: Partial<Pick<Draft, 'source' | 'task' | 'include' | 'pairsSource' | 'pairsTarget' | 'charsSeen'>>): Draft {
+  const next = { ...d, ...data };
+  const steps = d.steps === dataDefaults(draftData(d)).steps ? dataDefaults(draftData(next)).steps : d.steps;
+  return { ...next, steps };
 }
 
 /** The settings a draft writes, as [key, value] pairs. */
@@ -63,10 +102,11 @@ export function draftUpdates(d: Draft): [string, unknown][] {
     ['attentionLab.model.kind', d.kind],
     ['attentionLab.model.preset', d.preset],
     ['attentionLab.data.source', d.source],
-    ['attentionLab.tokenizer.type', d.tokenizer],
     ['attentionLab.training.steps', d.steps],
   ];
-  if (d.tokenizer === 'bpe') out.push(['attentionLab.tokenizer.vocabSize', d.vocabSize]);
+  // A task with its own tokenizer leaves the tokenizer settings as they are, for other data.
+  if (!ownTokenizer(d)) out.push(['attentionLab.tokenizer.type', d.tokenizer]);
+  if (d.tokenizer === 'bpe' && !ownTokenizer(d)) out.push(['attentionLab.tokenizer.vocabSize', d.vocabSize]);
   if (d.source === 'documents') out.push(['attentionLab.data.include', d.include]);
   if (d.source === 'pairs') out.push(['attentionLab.data.pairsSource', d.pairsSource], ['attentionLab.data.pairsTarget', d.pairsTarget]);
   if (d.source === 'task') out.push(['attentionLab.data.task', d.task]);
@@ -84,9 +124,13 @@ export function applyDraft(s: Settings, d: Draft): Settings {
   };
 }
 
-/** A spec for estimating a draft's model (the data only decides the model kind here). */
+/**
+ * A spec for estimating a draft's model: the files are not looked at, but the data's kind,
+ * and a task's own model fields and context, are those Train will use.
+ */
 export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
-  const data: TrainSpec['data'] = d.kind === 'decoder-only' ? { kind: 'documents', files: [], root: '' } : { kind: 'task', task: d.task };
+  const data: TrainSpec['data'] =
+    d.source === 'task' ? { kind: 'task', task: d.task } : d.source === 'pairs' ? { kind: 'pairs', source: '', target: null } : { kind: 'documents', files: [], root: '' };
   return specFromSettings(applyDraft(s, d), data);
 }
 
@@ -141,10 +185,25 @@ export function fitPreset(kind: Draft['kind'], preset: Draft['preset']): Draft['
   return presetChoices(kind).some((c) => c.preset === preset) ? preset : 'tiny';
 }
 
-/** The draft after choosing a kind: a data source that trains that kind, a preset that exists for it. */
-export function withKind(d: Draft, kind: Draft['kind']): Draft {
-  const source = kindForSource(d.source) === kind ? d.source : kind === 'decoder-only' ? 'documents' : 'task';
-  return { ...d, kind, source, preset: fitPreset(kind, d.preset) };
+/**
+ * The draft after choosing a kind: data that trains that kind (documents, or the built-in
+ * task of that kind when `tasksOnly`, in Restricted Mode), a preset that exists for it.
+ */
+export function withKind(d: Draft, kind: Draft['kind'], tasksOnly = false): Draft {
+  const fits = kindForData(d.source, d.task) === kind && !(tasksOnly && d.source !== 'task');
+  const task = TASK_MODEL_KINDS[d.task] === kind ? d.task : kind === 'encoder-decoder' ? pairTask(d.task) : (tasksOf(kind)[0] as TaskName);
+  const data = fits ? {} : kind === 'decoder-only' && !tasksOnly ? { source: 'documents' as const } : { source: 'task' as const, task };
+  return { ...withData(d, data), kind, preset: fitPreset(kind, d.preset) };
+}
+
+/** The built-in tasks of each model kind, in the order people are offered them. */
+export function tasksOf(kind: ModelKind): TaskName[] {
+  return TASK_NAMES.filter((t) => TASK_MODEL_KINDS[t] === kind);
+}
+
+/** `task` when it is a source→target task, else the settings' default one. */
+function pairTask(task: TaskName): TaskName {
+  return PAIR_TASK_NAMES.includes(task) ? task : DEFAULT_SETTINGS.data.task;
 }
 
 function intError(v: string, min: number, max: number, what: string): string | null {

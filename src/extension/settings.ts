@@ -9,7 +9,8 @@
  */
 
 import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, PAIR_TASK_NAMES } from '../protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_MODEL_KINDS, TASK_NAMES } from '../protocol/data';
+import { dataDefaults, trainSpecOf } from '../lab/runSpec';
 
 /** Every setting, with its type. */
 export interface Settings {
@@ -34,13 +35,16 @@ export interface Settings {
   };
   readonly tokenizer: { readonly type: 'char' | 'bpe'; readonly vocabSize: number };
   readonly training: {
+    /** 0 = the data's default (a built-in task's own run; 2000 otherwise). */
     readonly steps: number;
     readonly batchSize: number;
+    /** 0 = the data's default (a built-in task's own context; 64 otherwise). */
     readonly seqLen: number;
     readonly evalEvery: number;
     readonly snapshotEvery: number;
     readonly checkpointEvery: number;
     readonly optimizer: 'adamw' | 'paper';
+    /** 0 = the data's default (3e-3 for built-in tasks, the optimizer's own otherwise). */
     readonly learningRate: number;
     readonly seed: number;
     readonly backend: BackendKind;
@@ -62,7 +66,7 @@ export const DEFAULT_SETTINGS: Settings = {
   model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
   data: { source: 'documents', include: '**/*.{md,txt}', exclude: '', pairsSource: '', pairsTarget: '', task: 'reverse', maxFileSizeMB: 64, maxTotalSizeMB: 256, skipGenerated: true },
   tokenizer: { type: 'char', vocabSize: 1000 },
-  training: { steps: 2000, batchSize: 32, seqLen: 64, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto' },
+  training: { steps: 0, batchSize: 32, seqLen: 0, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto' },
   runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
   decode: { strategy: 'greedy', maxTokens: 100, temperature: 1, topK: 0, topP: 1, beamSize: 4, lengthPenalty: 0.6 },
 };
@@ -112,7 +116,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       exclude: pick(get, p, 'data', 'exclude', d.data.exclude, isString, 'a glob'),
       pairsSource: pick(get, p, 'data', 'pairsSource', d.data.pairsSource, isString, 'a path'),
       pairsTarget: pick(get, p, 'data', 'pairsTarget', d.data.pairsTarget, isString, 'a path'),
-      task: pick(get, p, 'data', 'task', d.data.task, oneOf(PAIR_TASK_NAMES), PAIR_TASK_NAMES.join(', ')),
+      task: pick(get, p, 'data', 'task', d.data.task, oneOf(TASK_NAMES), orList(TASK_NAMES)),
       maxFileSizeMB: pick(get, p, 'data', 'maxFileSizeMB', d.data.maxFileSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
       maxTotalSizeMB: pick(get, p, 'data', 'maxTotalSizeMB', d.data.maxTotalSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
       skipGenerated: pick(get, p, 'data', 'skipGenerated', d.data.skipGenerated, (v) => typeof v === 'boolean', 'true or false'),
@@ -122,9 +126,9 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       vocabSize: pick(get, p, 'tokenizer', 'vocabSize', d.tokenizer.vocabSize, intIn(261, 65536), 'an integer in 261..65536'),
     },
     training: {
-      steps: pick(get, p, 'training', 'steps', d.training.steps, intIn(1, 1e6), 'an integer in 1..1000000'),
+      steps: pick(get, p, 'training', 'steps', d.training.steps, intIn(0, 1e6), 'an integer in 0..1000000 (0 = the data\'s default)'),
       batchSize: pick(get, p, 'training', 'batchSize', d.training.batchSize, intIn(1, 4096), 'an integer in 1..4096'),
-      seqLen: pick(get, p, 'training', 'seqLen', d.training.seqLen, intIn(2, 4096), 'an integer in 2..4096'),
+      seqLen: pick(get, p, 'training', 'seqLen', d.training.seqLen, (v) => v === 0 || intIn(2, 4096)(v), 'an integer in 2..4096, or 0 for the data\'s default'),
       evalEvery: pick(get, p, 'training', 'evalEvery', d.training.evalEvery, intIn(0, 1e6), 'an integer ≥ 0'),
       snapshotEvery: pick(get, p, 'training', 'snapshotEvery', d.training.snapshotEvery, intIn(0, 1e6), 'an integer ≥ 0'),
       checkpointEvery: pick(get, p, 'training', 'checkpointEvery', d.training.checkpointEvery, intIn(0, 1e6), 'an integer ≥ 0'),
@@ -150,18 +154,17 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
   return { settings, problems: p };
 }
 
-/** The model kind a data source trains: documents → decoder-only, pairs and tasks → encoder-decoder. */
-export function kindForSource(source: Settings['data']['source']): ModelKind {
-  return source === 'documents' ? 'decoder-only' : 'encoder-decoder';
+/** The model kind the settings' data trains: documents → decoder-only, pairs → encoder-decoder, a built-in task → its own (induction: decoder-only). */
+export function kindForData(source: Settings['data']['source'], task: TaskName): ModelKind {
+  return source === 'task' ? TASK_MODEL_KINDS[task] : dataDefaults({ kind: source }).kind;
 }
 
 /** Why this model kind cannot train on this data, or null when they fit. */
 export function mismatch(s: Settings): string | null {
-  const want = kindForSource(s.data.source);
+  const want = kindForData(s.data.source, s.data.task);
   if (s.model.kind !== want) {
-    return s.data.source === 'documents'
-      ? 'Documents train a decoder-only model, but attentionLab.model.kind is encoder-decoder. Run "Attention Lab: Configure Model…" or set the kind to decoder-only.'
-      : `A ${s.data.source === 'task' ? 'built-in task' : 'pairs file'} trains an encoder-decoder, but attentionLab.model.kind is decoder-only. Run "Attention Lab: Configure Model…" or set the kind to encoder-decoder.`;
+    const data = s.data.source === 'documents' ? 'Documents train' : s.data.source === 'pairs' ? 'A pairs file trains' : `The built-in task "${s.data.task}" trains`;
+    return `${data} a${want === 'encoder-decoder' ? 'n' : ''} ${want} model, but attentionLab.model.kind is ${s.model.kind}. Run "Attention Lab: Configure Model…" or set the kind to ${want}.`;
   }
   const presets: readonly string[] = MODEL_PRESETS[s.model.kind];
   if (!presets.includes(s.model.preset)) {
@@ -172,8 +175,9 @@ export function mismatch(s: Settings): string | null {
 }
 
 /**
- * The TrainSpec of the settings for `data`. Automatic intervals (0) become a tenth, a
- * twentieth and a fifth of the run, as the command line does.
+ * The TrainSpec of the settings for `data`, through the rule the CLI uses (src/lab/runSpec.ts):
+ * a setting at 0 (steps, context, learning rate, the intervals) takes the data's default, so a
+ * built-in task trains the run `attention-lab train --task NAME` trains.
  */
 export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
   const t = s.training;
@@ -182,23 +186,23 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
     found.kind === 'documents'
       ? { ...found, maxFileBytes: mb(s.data.maxFileSizeMB), maxTotalBytes: mb(s.data.maxTotalSizeMB), skipGenerated: s.data.skipGenerated }
       : found;
-  const auto = (v: number, fraction: number): number => (v > 0 ? v : Math.max(1, Math.round(t.steps * fraction)));
-  return {
-    model: { kind: s.model.kind, preset: s.model.preset, overrides: { ...s.model.overrides } },
-    tokenizer: { type: s.tokenizer.type, vocabSize: s.tokenizer.vocabSize },
-    data,
-    training: {
-      steps: t.steps,
-      batchSize: t.batchSize,
-      seqLen: t.seqLen,
-      evalEvery: auto(t.evalEvery, 1 / 10),
-      checkpointEvery: auto(t.checkpointEvery, 1 / 5),
-      snapshotEvery: auto(t.snapshotEvery, 1 / 20),
-      seed: t.seed,
-      optimizer: t.optimizer,
-      lr: t.learningRate,
-      warmup: 0,
-    },
+  const auto = (v: number): number | undefined => (v > 0 ? v : undefined);
+  return trainSpecOf(data, {
+    kind: s.model.kind,
+    preset: s.model.preset,
+    overrides: s.model.overrides,
+    tokenizer: s.tokenizer.type,
+    vocabSize: s.tokenizer.vocabSize,
+    steps: auto(t.steps),
+    batchSize: t.batchSize,
+    seqLen: auto(t.seqLen),
+    evalEvery: auto(t.evalEvery),
+    checkpointEvery: auto(t.checkpointEvery),
+    snapshotEvery: auto(t.snapshotEvery),
+    seed: t.seed,
+    optimizer: t.optimizer,
+    lr: auto(t.learningRate),
+    warmup: 0,
     backend: t.backend,
-  };
+  });
 }

@@ -16,6 +16,8 @@ import { EngineError } from '../engine/errors';
 import { Rng } from '../engine/rng';
 import type { TaskName } from '../protocol/data';
 import { TASK_NAMES } from '../protocol/data';
+import type { TaskRun } from './runSpec';
+import { TASK_RUNS } from './runSpec';
 
 /** One source → target example. */
 export interface TaskPair {
@@ -46,16 +48,12 @@ export interface TaskInfo {
   readonly trainPairs: number;
   /** Suggested number of held-out pairs. */
   readonly valPairs: number;
-  /**
-   * Training steps after which the tiny encoder-decoder (no dropout or label smoothing,
-   * batch 32, AdamW 3e-3 with cosine decay) gets 100% of the held-out pairs exactly right
-   * (measured: copy, reverse, sort and dates at 1500, addition at 4000).
-   */
+  /** Training steps of the task's default run ({@link TASK_RUNS}). */
   readonly steps: number;
-  /** Context of the task's default run, where it differs from the CLI's default for tasks (decoder-only tasks). */
-  readonly seqLen?: number;
+  /** Context of the task's default run. */
+  readonly seqLen: number;
   /** Model config fields the task's default run sets over the preset (`--set` still wins). */
-  readonly model?: Readonly<Record<string, string | number | boolean>>;
+  readonly model: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** Letters used by copy, reverse and sort. */
@@ -63,21 +61,6 @@ const ALPHABET = 'abcdefghij';
 const SEQ_MIN = 3;
 const SEQ_MAX = 12;
 const ADD_DIGITS = 3;
-/**
- * The induction task's default run: a context of 32, 3000 steps (about a minute on 2 cores),
- * the tiny preset's two layers of four heads with a token-mixing MLP of width 4, untied
- * embeddings and the paper's sinusoidal positions — close to the attention-only two-layer
- * models of Olsson et al. (2022). Measured on seeds 1–4: the loss falls from ln 26 ≈ 3.3
- * to ≈ 0.1 between steps 500 and 750 (the phase change), a layer-1 head ends at
- * previous-token 0.86–0.90 and a layer-2 head at induction 0.87–0.93, held-out loss ≈ 0.045;
- * with one layer the best induction score stays ≈ 0.08 (loss ≈ 2.6). In a context of 12 the
- * model solved the repeat with position-routing heads instead (induction ≈ 0.14), and with
- * learned positions, tied embeddings or a full MLP the heads came out less clean.
- */
-const INDUCTION_STEPS = 3000;
-const INDUCTION_SEQ = 32;
-const INDUCTION_MODEL = { dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' } as const;
-
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 /** Weekday names indexed by 0 = Sunday. */
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
@@ -223,31 +206,35 @@ export function generatePairs(task: TaskName, count: number, rng: Rng, opts: Tas
 /** A one-line description and the default sizes of a built-in task. */
 export function taskInfo(task: TaskName): TaskInfo {
   checkTask(task);
+  return { ...describeTask(task), ...TASK_RUNS[task] };
+}
+
+function describeTask(task: TaskName): Omit<TaskInfo, keyof TaskRun> {
   const seq = { min: SEQ_MIN, max: SEQ_MAX };
   switch (task) {
     case 'copy':
-      return { task, description: "copy: 'abcde' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500, steps: 1500 };
+      return { task, description: "copy: 'abcde' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
     case 'reverse':
-      return { task, description: "reverse: 'abcde' → 'edcba'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500, steps: 1500 };
+      return { task, description: "reverse: 'abcde' → 'edcba'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
     case 'sort':
-      return { task, description: "sort: 'dbeca' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500, steps: 1500 };
+      return { task, description: "sort: 'dbeca' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
     case 'addition':
       return {
         task, description: "addition: '123+58' → '181'", srcLength: { min: 3, max: 2 * ADD_DIGITS + 1 },
-        maxTgtLength: ADD_DIGITS + 1, trainPairs: 40000, valPairs: 500, steps: 4000,
+        maxTgtLength: ADD_DIGITS + 1, trainPairs: 40000, valPairs: 500,
       };
     case 'dates':
       // Shortest: "1.1.1950" (8); longest: "Wednesday, September 30, 2020" (29).
       return {
         task, description: "dates: 'Wednesday, March 3, 2021' → '2021-03-03'", srcLength: { min: 8, max: 29 },
-        maxTgtLength: 10, trainPairs: 40000, valPairs: 500, steps: 1500,
+        maxTgtLength: 10, trainPairs: 40000, valPairs: 500,
       };
     case 'induction':
       // Decoder-only (inductionTask.ts): sequences of 2L = --seq tokens drawn afresh each step,
       // so no training set; "pairs" here count the held-out sequences.
       return {
         task, description: "induction: 'qxfbm…qxfbm…' random letters, repeated (loss on the repeat), and letter chains with a fresh rule each", srcLength: { min: 0, max: 0 },
-        maxTgtLength: 0, trainPairs: 0, valPairs: 256, steps: INDUCTION_STEPS, seqLen: INDUCTION_SEQ, model: INDUCTION_MODEL,
+        maxTgtLength: 0, trainPairs: 0, valPairs: 256,
       };
     default:
       return task satisfies never;

@@ -38,6 +38,8 @@ export async function runConfigure(page, { shots, log, workspace }) {
   await wb.openActivity('Attention Lab');
   await wb.runCommand('Attention Lab: Configure Model…');
   await pick('decoder-only');
+  // The decoder-only model trains on documents or its built-in task (step 7); documents first.
+  await pick('Documents in this workspace');
 
   // 1. The glob box counts the files of the glob it opens with (the settings' **/*.{md,txt}).
   await visible(input, 'the glob box');
@@ -149,5 +151,49 @@ export async function runConfigure(page, { shots, log, workspace }) {
   log(`notifications: ${JSON.stringify(messages)}`);
   if (!messages.some((m) => m.includes('Saved to workspace settings (.vscode/settings.json)'))) throw new Error('no message said where the settings were saved');
   await shot('c6-configure-saved.png');
+
+  // 7. The induction task: listed among the decoder-only model's built-in tasks; no tokenizer
+  // step (the task has its own letters); presets sized with those letters; steps kept as the
+  // user set them (30, not the task's 3000); saved and trained through the worker.
+  await wb.runCommand('Attention Lab: Configure Model…');
+  await pick('decoder-only');
+  await visible(rows.filter({ hasText: 'Documents in this workspace' }), 'the documents choice beside the task');
+  const task = rows.filter({ hasText: 'repeated random letters' });
+  await visible(task, 'the induction task');
+  const taskText = await text(task);
+  log(`induction row: "${taskText}"`);
+  if (!/watch an induction head form/.test(taskText)) throw new Error(`the induction row has no blurb: ${taskText}`);
+  await sleep(400); // past the quick pick's fade from the kind step, for the screenshot
+  await shot('c7-configure-induction-task.png');
+  await task.first().click();
+  await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes of the induction model (no tokenizer step)');
+  const tinyInduction = /\d[\d.]*[kMG]? parameters.*$/.exec(await text(rows.filter({ hasText: 'd_model 64' })))?.[0] ?? '';
+  log(`preset tiny, induction: "${tinyInduction}"`);
+  if (!/ with 286 tokens \(the task's 26 letters\)$/.test(tinyInduction)) throw new Error(`the induction preset is not sized with the task's letters: ${tinyInduction}`);
+  // Back from the presets passes over the tokenizer step the task does not have, to the data step.
+  await widget.locator('.codicon-quick-input-back, [aria-label="Back"]').first().click();
+  await visible(rows.filter({ hasText: 'a glob, now' }), 'the data step, after Back from the presets');
+  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0) throw new Error('Back from the presets showed the tokenizer step');
+  await pick('repeated random letters');
+  await visible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
+  await pick('d_model 64');
+  await visible(widget.filter({ hasText: 'Training steps' }), 'the steps box');
+  if ((await input.inputValue()) !== '30') throw new Error(`the steps box shows ${await input.inputValue()}, not the 30 the settings hold`);
+  await input.fill('20');
+  await page.keyboard.press('Enter');
+  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step of the induction model', 60_000);
+  const describe = (await input.getAttribute('placeholder')) ?? '';
+  log(`review: "${describe}"`);
+  if (!describe.startsWith('decoder-only · tiny · task induction · its own letters · 20 steps · context 32')) throw new Error(`the review describes ${describe}`);
+  if (!(await texts(rows)).some((r) => r.includes(tinyInduction))) throw new Error('the review size is not the preset list\'s');
+  await shot('c8-configure-induction-review.png');
+  await pick('Save and Train');
+  for (let i = 0; i < 60 && !read().includes('"attentionLab.data.task": "induction"'); i++) await sleep(250);
+  const savedTask = read();
+  log(`.vscode/settings.json: ${savedTask.replace(/\s+/g, ' ')}`);
+  if (!savedTask.includes('"attentionLab.model.kind": "decoder-only"') || !savedTask.includes('"attentionLab.data.source": "task"')) throw new Error('the induction task was not saved');
+  const trained = await wb.waitForStatus('Attention Lab:', (t) => /finished at step 20\/20/.test(t), 120_000);
+  log(`status bar: "${trained}"`);
+  await shot('c9-configure-induction-trained.png');
   return true;
 }

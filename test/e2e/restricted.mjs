@@ -46,10 +46,16 @@ export async function runRestricted(page, { shots, log }) {
   if (!messages.some((m) => /Restricted Mode, so Attention Lab does not train on its files/.test(m))) throw new Error('Train did not explain that Restricted Mode forbids training on workspace files');
   if (await wb.statusItem('Attention Lab: step')) throw new Error('something trained on the workspace files');
 
-  // Configure Model: only the encoder-decoder (tasks) is offered; go forward, back, forward.
+  // Configure Model: only built-in tasks are offered (decoder-only: the induction task, no
+  // documents); go forward, back, forward.
   await wb.runCommand('Attention Lab: Configure Model…');
   await visible(rows.filter({ hasText: 'encoder-decoder' }), 'the model-kind step');
-  if ((await rows.filter({ hasText: 'decoder-only' }).filter({ hasNotText: 'encoder' }).count()) !== 0) throw new Error('decoder-only (workspace documents) was offered in Restricted Mode');
+  await visible(rows.filter({ hasText: 'Restricted Mode: the built-in induction task only' }), 'the decoder-only choice, limited to its task');
+  await pick('GPT-style language model');
+  await visible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task');
+  if ((await rows.filter({ hasText: 'Documents in this workspace' }).count()) !== 0) throw new Error('workspace documents were offered in Restricted Mode');
+  await page.locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]').first().click();
+  await visible(rows.filter({ hasText: '"Attention Is All You Need"' }), 'the model-kind step, after Back');
   await pick('encoder-decoder');
   await visible(rows.filter({ hasText: 'reverse' }), 'the built-in tasks');
   await page.locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]').first().click();

@@ -34,9 +34,12 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: 'parameters' }), 'the Configuration view with the model size');
   await shot('01-sidebar-welcome.png');
 
-  // 2. Configure Model…: kind, glob (counted), tokenizer, then the presets with parameter counts; cancel.
+  // 2. Configure Model…: kind, documents, glob (counted), tokenizer, then the presets with parameter counts; cancel.
   await wb.runCommand('Attention Lab: Configure Model…');
   await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'decoder-only' }), 'the model-kind step');
+  await page.keyboard.press('Enter');
+  // Documents (the active choice, as the settings say) or the built-in induction task.
+  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'Documents in this workspace' }), 'the documents-or-task step');
   await page.keyboard.press('Enter');
   await expectVisible(page.locator('.quick-input-widget .quick-input-message', { hasText: /\d+ files?, / }), 'the file count of the glob', 30_000);
   await page.keyboard.press('Enter');

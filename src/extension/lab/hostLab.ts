@@ -19,7 +19,9 @@ import type { CorpusPreview, PreviewBudget } from '../../lab/corpusPreview';
 import { previewCorpus } from '../../lab/corpusPreview';
 import { detectPairsFiles } from '../../lab/pairs';
 import type { PairsCandidate } from '../../lab/pairs';
+import { INDUCTION_ALPHABET } from '../../lab/inductionTask';
 import { resolveConfig } from '../../lab/prepare';
+import { dataDefaults } from '../../lab/runSpec';
 import { RUN_FILES, newRunDir, readRunJson } from '../../lab/runFolder';
 export { runNameProblem, setRunLabel } from '../../lab/runFolder';
 import { loadRunState, runSummary } from '../../lab/runState';
@@ -81,18 +83,27 @@ export function readSpec(runDir: string): TrainSpec {
 /** Characters a character tokenizer is assumed to learn when the data has not been looked at. */
 export const ASSUMED_CHARS = 100;
 
+/** Letters of a task that brings its own character tokenizer (induction), else null. */
+function taskLetters(spec: TrainSpec): number | null {
+  return spec.data.kind === 'task' && dataDefaults(spec.data).ownTokenizer ? INDUCTION_ALPHABET.length : null;
+}
+
 /**
  * Guess of a tokenizer's size before it is trained: BPE is what was asked; characters are
  * the 260 byte and special ids plus `charsSeen` (the distinct characters of the data, when
- * Configure has read it) or {@link ASSUMED_CHARS}.
+ * Configure has read it) or {@link ASSUMED_CHARS}. A task with its own letters (induction) is exact.
  */
 export function expectedVocab(spec: TrainSpec, charsSeen: number | null = null): number {
+  const letters = taskLetters(spec);
+  if (letters !== null) return BASE_VOCAB + letters;
   return spec.tokenizer.type === 'bpe' ? spec.tokenizer.vocabSize : BASE_VOCAB + (charsSeen ?? ASSUMED_CHARS);
 }
 
 /** What {@link expectedVocab} assumed, for people (the 260 byte and special ids are always there). */
 export function vocabNote(spec: TrainSpec, charsSeen: number | null = null): string {
   const n = expectedVocab(spec, charsSeen);
+  const letters = taskLetters(spec);
+  if (letters !== null) return `${formatCount(n)} tokens (the task's ${letters} letters)`;
   if (spec.tokenizer.type === 'bpe') return `a ${formatCount(n)}-token BPE vocabulary`;
   return charsSeen === null ? `≈${formatCount(n)} tokens (~${ASSUMED_CHARS} characters assumed)` : `${formatCount(n)} tokens (${formatCount(charsSeen)} characters in the files)`;
 }

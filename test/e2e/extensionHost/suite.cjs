@@ -306,6 +306,31 @@ test('refuses a model kind that does not fit the data, without training', async 
   await config().update('model.kind', undefined, vscode.ConfigurationTarget.Global);
 });
 
+test("trains the built-in induction task with the command line's default run (decoder-only, dFF 4, sinusoidal, context 32)", async () => {
+  // Steps and context at 0 take the task's own; the model kind must fit the task (refused first, then set).
+  const settings = { 'data.source': 'task', 'data.task': 'induction', 'model.kind': 'encoder-decoder', 'training.seqLen': 0, 'training.steps': 6 };
+  const saved = Object.fromEntries(Object.keys(settings).map((k) => [k, config().inspect(k).globalValue]));
+  try {
+    for (const [k, v] of Object.entries(settings)) await config().update(k, v, vscode.ConfigurationTarget.Global);
+    const known = new Set(api.runs().map((r) => r.runDir));
+    await vscode.commands.executeCommand('attentionLab.train');
+    assert.equal(api.runs().length, known.size, 'an encoder-decoder trained on the induction task');
+    await config().update('model.kind', 'decoder-only', vscode.ConfigurationTarget.Global);
+    await vscode.commands.executeCommand('attentionLab.train');
+    const run = api.runs().find((r) => !known.has(r.runDir));
+    assert.ok(run, JSON.stringify(api.runs().map((r) => r.name)));
+    assert.deepEqual([run.status, run.step, run.kind], ['completed', 6, 'decoder-only']);
+    const json = JSON.parse(fs.readFileSync(path.join(run.runDir, 'run.json'), 'utf8'));
+    const { kind, dFF, positional, maxLen, tieEmbeddings, dropout, labelSmoothing } = json.config;
+    assert.deepEqual({ kind, dFF, positional, maxLen, tieEmbeddings, dropout, labelSmoothing }, { kind: 'decoder-only', dFF: 4, positional: 'sinusoidal', maxLen: 32, tieEmbeddings: false, dropout: 0, labelSmoothing: 0 });
+    assert.deepEqual(json.spec.data, { kind: 'task', task: 'induction' });
+    assert.deepEqual([json.spec.training.seqLen, json.spec.training.lr, json.spec.tokenizer.type], [32, 3e-3, 'char']);
+    assert.ok(fs.readdirSync(path.join(run.runDir, 'snapshots')).length > 0, 'no attention snapshot for the Heads tab');
+  } finally {
+    for (const [k, v] of Object.entries(saved)) await config().update(k, v, vscode.ConfigurationTarget.Global);
+  }
+});
+
 exports.run = async function run() {
   let failed = 0;
   for (const t of tests) {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, kindForSource, mismatch, readSettings, specFromSettings } from '../../../src/extension/settings';
+import { DEFAULT_SETTINGS, kindForData, mismatch, readSettings, specFromSettings } from '../../../src/extension/settings';
 import type { Settings } from '../../../src/extension/settings';
-import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, PAIR_TASK_NAMES } from '../../../src/protocol/data';
+import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES } from '../../../src/protocol/data';
 
 interface ManifestProperty {
   readonly type: string | string[];
@@ -46,7 +46,7 @@ describe('settings against package.json', () => {
     expect(props['attentionLab.model.kind']?.enum).toEqual(MODEL_KINDS);
     expect(props['attentionLab.model.preset']?.enum).toEqual(PRESET_NAMES);
     expect(props['attentionLab.training.backend']?.enum).toEqual(BACKEND_KINDS);
-    expect(props['attentionLab.data.task']?.enum).toEqual(PAIR_TASK_NAMES);
+    expect(props['attentionLab.data.task']?.enum).toEqual(TASK_NAMES);
   });
 
   it('rejects, with a message naming the key, values outside the declared minimum and maximum', () => {
@@ -85,6 +85,15 @@ describe('readSettings', () => {
     expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(/tiny, small, gpt or base.*"huge"/);
   });
 
+  it('accepts every built-in task, the induction task included, and 0 (the data\'s default) for steps and context', () => {
+    for (const task of TASK_NAMES) expect(readSettings((k) => (k === 'attentionLab.data.task' ? task : undefined)).settings.data.task).toBe(task);
+    const zero = readSettings((k) => (k === 'attentionLab.training.steps' || k === 'attentionLab.training.seqLen' ? 0 : undefined));
+    expect(zero.problems).toEqual([]);
+    const one = readSettings((k) => (k === 'attentionLab.training.seqLen' ? 1 : k === 'attentionLab.data.task' ? 'induct' : undefined));
+    expect(one.problems.map((p) => p.key).sort()).toEqual(['attentionLab.data.task', 'attentionLab.training.seqLen']);
+    expect(one.problems.find((p) => p.key === 'attentionLab.data.task')?.message).toMatch(/dates or induction/);
+  });
+
   it('rejects overrides that are not a flat object of primitives', () => {
     const { problems } = readSettings((k) => (k === 'attentionLab.model.overrides' ? { dModel: [1, 2] } : undefined));
     expect(problems).toHaveLength(1);
@@ -105,10 +114,23 @@ describe('specFromSettings', () => {
     expect([t.evalEvery, t.snapshotEvery, t.checkpointEvery]).toEqual([1, 1, 1]);
   });
 
+  it("gives 0 steps, context and learning rate the data's defaults: a task's own run, the general ones for documents", () => {
+    const task: Settings = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, kind: 'decoder-only' }, data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' } };
+    const spec = specFromSettings(task, { kind: 'task', task: 'induction' });
+    expect(spec.training).toMatchObject({ steps: 3000, seqLen: 32, lr: 3e-3, evalEvery: 300, snapshotEvery: 150 });
+    expect(spec.model.overrides).toEqual({ dropout: 0, labelSmoothing: 0, dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' });
+    const docs = specFromSettings(DEFAULT_SETTINGS, { kind: 'documents', files: [], root: '' });
+    expect(docs.training).toMatchObject({ steps: 2000, seqLen: 64, lr: 0 });
+    const mine: Settings = { ...task, model: { ...task.model, overrides: { dFF: 32 } }, training: { ...task.training, steps: 50, seqLen: 20 } };
+    const chosen = specFromSettings(mine, { kind: 'task', task: 'induction' });
+    expect(chosen.training).toMatchObject({ steps: 50, seqLen: 20 });
+    expect(chosen.model.overrides).toMatchObject({ dFF: 32, positional: 'sinusoidal' });
+  });
+
   it('copies the overrides instead of sharing them', () => {
     const overrides = { dModel: 32 };
     const s: Settings = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, overrides } };
-    const spec = specFromSettings(s, { kind: 'task', task: 'copy' });
+    const spec = specFromSettings(s, { kind: 'documents', files: [], root: '' });
     expect(spec.model.overrides).toEqual(overrides);
     expect(spec.model.overrides).not.toBe(overrides);
   });
@@ -125,12 +147,18 @@ describe('mismatch', () => {
     expect(mismatch(with_('decoder-only', 'documents'))).toBeNull();
     expect(mismatch(with_('encoder-decoder', 'pairs'))).toBeNull();
     expect(mismatch(with_('encoder-decoder', 'task', 'base'))).toBeNull();
-    expect(kindForSource('task')).toBe('encoder-decoder');
+    expect(kindForData('task', 'reverse')).toBe('encoder-decoder');
+    expect(kindForData('task', 'induction')).toBe('decoder-only');
+    expect(kindForData('documents', 'induction')).toBe('decoder-only');
+    const induction = { ...with_('decoder-only', 'task', 'gpt'), data: { ...DEFAULT_SETTINGS.data, source: 'task' as const, task: 'induction' as const } };
+    expect(mismatch(induction)).toBeNull();
   });
 
   it('explains a kind that does not fit the data, and a preset of the other kind', () => {
     expect(mismatch(with_('encoder-decoder', 'documents'))).toMatch(/decoder-only/);
-    expect(mismatch(with_('decoder-only', 'task'))).toMatch(/built-in task trains an encoder-decoder/);
+    expect(mismatch(with_('decoder-only', 'task'))).toMatch(/built-in task "reverse" trains an encoder-decoder model/);
+    const induction = { ...with_('encoder-decoder', 'task'), data: { ...DEFAULT_SETTINGS.data, source: 'task' as const, task: 'induction' as const } };
+    expect(mismatch(induction)).toMatch(/built-in task "induction" trains a decoder-only model, but attentionLab.model.kind is encoder-decoder.*set the kind to decoder-only/);
     expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(/tiny, small or gpt/);
     expect(mismatch(with_('encoder-decoder', 'pairs', 'gpt'))).toMatch(/tiny, small or base/);
   });
