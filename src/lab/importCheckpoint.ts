@@ -20,8 +20,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ModelConfig } from '../engine/config';
 import { EngineError } from '../engine/errors';
-import type { ImportLayout, ImportPlan } from '../engine/models/importLayouts';
-import { IMPORT_LAYOUTS, planImport } from '../engine/models/importLayouts';
+import type { ImportLayout, ImportOptions, ImportPlan } from '../engine/models/importLayouts';
+import { IMPORT_LAYOUTS, isPaddedVocab, planImport } from '../engine/models/importLayouts';
 import { setTorchTensor } from '../engine/models/pytorchNames';
 import type { Transformer } from '../engine/models/transformer';
 import type { Tokenizer } from '../engine/tokenizers/special';
@@ -125,13 +125,16 @@ export interface OpenedCheckpoint {
   readonly plan: ImportPlan;
 }
 
+/** What the caller may tell the planner: heads (when config.json does not say), and the vocabulary rows to keep. */
+export type PlanOptions = Pick<ImportOptions, 'heads' | 'vocabRows'>;
+
 /** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. Close its reader. */
-export function openCheckpoint(from: string, opts: { readonly heads?: number } = {}): OpenedCheckpoint {
+export function openCheckpoint(from: string, opts: PlanOptions = {}): OpenedCheckpoint {
   const modelFile = locateCheckpoint(path.resolve(from));
   const reader = SafetensorsReader.open(modelFile);
   try {
     const configJson = readConfigJson(path.dirname(modelFile));
-    const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts.heads === undefined ? {} : { heads: opts.heads });
+    const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts);
     return { modelFile, reader, configJson, plan };
   } catch (e) {
     reader.close();
@@ -144,7 +147,7 @@ export function openCheckpoint(from: string, opts: { readonly heads?: number } =
  * (unbound: each parameter gets its own array; no gradients or activations). Returns the
  * final plan (a separate lm_head equal to the embedding makes it tied) and notes.
  */
-export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: { readonly heads?: number } = {}, hooks: WorkHooks = {}): Promise<{ plan: ImportPlan; notes: string[] }> {
+export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: PlanOptions = {}, hooks: WorkHooks = {}): Promise<{ plan: ImportPlan; notes: string[] }> {
   const { reader, modelFile } = opened;
   let plan = opened.plan;
   const notes = [...plan.notes];
@@ -164,7 +167,7 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: { re
     wte = await reader.readF32(embeddingOf(plan).source, readHooks);
     const head = await reader.readF32(plan.lmHead, readHooks);
     if (sameValues(wte, head)) {
-      plan = planImport(reader.header.entries, reader.header.metadata, opened.configJson, { ...(opts.heads === undefined ? {} : { heads: opts.heads }), tiedHead: true });
+      plan = planImport(reader.header.entries, reader.header.metadata, opened.configJson, { ...opts, tiedHead: true });
       notes.push('lm_head.weight equals the token embedding: tied');
     } else notes.push('lm_head.weight differs from the token embedding: an untied output projection');
   }
@@ -172,7 +175,9 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: { re
   const embedding = wte ? embeddingOf(plan).source : null;
   for (const t of plan.tensors) {
     const data = wte && t.source === embedding ? wte : await reader.readF32(t.source, readHooks);
-    setTorchTensor(t.target, t.transpose ? transpose(data, t.target.shape) : data);
+    // Vocabulary padding: the rows past the tokenizer's ids are dropped (rows are contiguous).
+    const kept = t.keepRows === undefined ? data : data.subarray(0, t.keepRows * (t.target.shape[1] ?? 0));
+    setTorchTensor(t.target, t.transpose ? transpose(kept, t.target.shape) : kept);
   }
   return { plan, notes };
 }
@@ -182,11 +187,16 @@ export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}
   const out = path.resolve(req.out);
   checkOut(out);
   const heads = req.heads === undefined ? {} : { heads: req.heads };
-  const opened = openCheckpoint(req.from, heads);
+  let opened = openCheckpoint(req.from, heads);
   try {
     const tok = loadImportTokenizer(opened.modelFile, req.tokenizer);
+    const c = opened.plan.config;
+    // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
+    const padded = opened.plan.layout !== 'attention-lab' && c.kind === 'decoder-only' && isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
+    const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
+    if (padded) opened = { ...opened, plan: planImport(opened.reader.header.entries, opened.reader.header.metadata, opened.configJson, planOpts) };
     checkVocab(opened.plan.config, tok.tokenizer, tok.source);
-    const { plan, notes } = await readCheckpointWeights(opened, heads, hooks);
+    const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
     if (hooks.isCancelled?.()) throw new CancelledError(`importing ${path.basename(opened.modelFile)}`);
     const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
     const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;

@@ -54,6 +54,8 @@ export interface TensorSource {
   readonly source: string;
   /** Stored [in, out] (Conv1D): transpose on reading. */
   readonly transpose: boolean;
+  /** The file's tensor has more rows (vocabulary padding, {@link ImportOptions.vocabRows}): keep this many, the first. */
+  readonly keepRows?: number;
 }
 
 /** What a checkpoint is and how to load it. */
@@ -85,11 +87,30 @@ export interface ImportOptions {
    * compared them): the model is tied and that tensor is a copy, not a parameter.
    */
   readonly tiedHead?: boolean;
+  /**
+   * Keep only the first `vocabRows` rows of the token embedding and the output projection of
+   * a GPT-layout file (decoder-only, not our own export): the caller checked that the rows
+   * past them are vocabulary padding no token uses (nanoGPT pads 50257 to 50304).
+   */
+  readonly vocabRows?: number;
+}
+
+/** nanoGPT rounds its vocabulary up to a multiple of this ("for efficiency"): 50257 → 50304. */
+export const VOCAB_PAD_MULTIPLE = 64;
+
+/**
+ * Whether an embedding of `rows` rows is a tokenizer of `ids` ids padded as nanoGPT pads it:
+ * `rows` is the next multiple of {@link VOCAB_PAD_MULTIPLE} at or above `ids` (and more than `ids`).
+ */
+export function isPaddedVocab(rows: number, ids: number): boolean {
+  return ids > 0 && rows > ids && rows === Math.ceil(ids / VOCAB_PAD_MULTIPLE) * VOCAB_PAD_MULTIPLE;
 }
 
 /** Buffers a PyTorch model saves that are not parameters (HF GPT-2's causal masks; the notebook's sinusoidal table). */
 const IGNORED = /(^|\.)attn\.(bias|masked_bias)$|^positional_encoding\.pe$/;
 const CONV1D = /\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight$/;
+/** The tensors with a row per token id: the token embedding and the output projection. */
+const VOCAB_ROWS = /(^|\.)wte\.weight$|^lm_head\.weight$/;
 
 type Json = Readonly<Record<string, unknown>>;
 
@@ -122,6 +143,12 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
     layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
     config = ours ?? gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes);
   }
+  const fileVocab = config.vocabSize;
+  const keepRows = !ours && config.kind === 'decoder-only' && opts.vocabRows !== undefined && opts.vocabRows < fileVocab ? opts.vocabRows : null;
+  if (keepRows !== null) {
+    config = validateConfig({ ...config, vocabSize: keepRows });
+    notes.push(`the embedding has ${fileVocab} rows for a tokenizer of ${keepRows} ids: the last ${fileVocab - keepRows} are vocabulary padding (nanoGPT rounds up to a multiple of ${VOCAB_PAD_MULTIPLE}) that no token uses, and are dropped`);
+  }
   const hasHead = config.kind === 'decoder-only' && shapes.has('lm_head.weight');
   const lmHead = hasHead && !ours && !opts.tiedHead ? `${strip ? '_orig_mod.' : ''}lm_head.weight` : null;
   if (config.kind === 'decoder-only' && !ours) config = validateConfig({ ...config, tieEmbeddings: lmHead === null });
@@ -135,6 +162,12 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
     const expected = transpose ? [...target.shape].reverse() : [...target.shape];
     const found = shapes.get(source);
     const shown = strip ? `_orig_mod.${source}` : source;
+    // A padded vocabulary: the file's rows are fileVocab, the model keeps the first keepRows.
+    const padded = keepRows !== null && !transpose && VOCAB_ROWS.test(source) && found?.length === 2 && found[0] === fileVocab && found[1] === expected[1];
+    if (padded) {
+      wanted.add(source);
+      return { target, source: shown, transpose, keepRows };
+    }
     if (!found) bad(`The checkpoint has no tensor ${shown} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`);
     if (found.length !== expected.length || found.some((d, i) => d !== expected[i])) {
       bad(`Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), found ${fmt(found)}; check config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`);

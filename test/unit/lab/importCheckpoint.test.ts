@@ -7,6 +7,7 @@ import type { ModelConfig } from '../../../src/engine/config';
 import { presetConfig, presetNames, validateConfig } from '../../../src/engine/config';
 import { EngineError } from '../../../src/engine/errors';
 import { decodeSafetensors, encodeSafetensors } from '../../../src/engine/io/safetensors';
+import { isPaddedVocab } from '../../../src/engine/models/importLayouts';
 import type { Batch } from '../../../src/engine/models/transformer';
 import { Transformer } from '../../../src/engine/models/transformer';
 import { Rng } from '../../../src/engine/rng';
@@ -62,6 +63,14 @@ function exported(c: ModelConfig, name: string, seed = 5): { dir: string; model:
   return { dir, model };
 }
 
+/** Rewrites `dir`/model.safetensors without the attention_lab_config metadata, as PyTorch would save it. */
+function asPytorchSaved(dir: string): void {
+  const file = path.join(dir, 'model.safetensors');
+  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)));
+  const tensors = [...f.tensors].map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, data: t.data }));
+  fs.writeFileSync(file, encodeSafetensors(tensors, { format: 'pt' }));
+}
+
 describe('import: round trip of every preset through export', () => {
   // Every preset's width, heads and d_ff; layers capped at 2 and the context at 32 so the
   // big presets (gpt: 12 layers, d 768) stay a unit test's size.
@@ -92,14 +101,6 @@ describe('import: round trip of every preset through export', () => {
 });
 
 describe("import: the seed notebook's Transformer and nanoGPT without our metadata", () => {
-  /** Rewrites `dir`/model.safetensors without the attention_lab_config metadata, as PyTorch would save it. */
-  function asPytorchSaved(dir: string): void {
-    const file = path.join(dir, 'model.safetensors');
-    const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)));
-    const tensors = [...f.tensors].map(([name, t]) => ({ name, dtype: t.dtype, shape: t.shape, data: t.data }));
-    fs.writeFileSync(file, encodeSafetensors(tensors, { format: 'pt' }));
-  }
-
   it.each([['encoder-decoder', 'seed-transformer'], ['decoder-only', 'nanogpt']] as const)('%s is read by its names, shapes and config.json (%s)', async (kind, layout) => {
     const c = validateConfig({ ...presetConfig(kind, 'tiny', tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0), maxLen: 16 });
     const { dir, model } = exported(c, `${layout}-plain`);
@@ -111,6 +112,44 @@ describe("import: the seed notebook's Transformer and nanoGPT without our metada
     const r = openRun(out, createReferenceBackend(), 1);
     const b = batch(c, 4);
     expect(logitsOf(r.model, b)).toEqual(logitsOf(model, b));
+  });
+});
+
+describe("import: nanoGPT's padded vocabulary", () => {
+  // nanoGPT rounds its vocabulary up to a multiple of 64 (GPT-2's 50257 → 50304); the rows past
+  // the tokenizer's ids are never a token. A model of that padded size, saved as PyTorch would.
+  const rows = Math.ceil((tok.vocabSize + 1) / 64) * 64;
+  it.each([true, false])('keeps the tokenizer\'s rows (tied %s): logits equal the padded model\'s for every real id', async (tied) => {
+    const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', rows), maxLen: 16, tieEmbeddings: tied });
+    const { dir, model } = exported(c, `padded-${tied}`);
+    asPytorchSaved(dir);
+    const out = path.join(root, `padded-${tied}-run`);
+    const res = await importCheckpoint({ from: dir, out });
+    expect(res.layout).toBe('nanogpt');
+    expect(res.config.vocabSize).toBe(tok.vocabSize);
+    expect(res.config.tieEmbeddings).toBe(tied);
+    expect(res.notes.join('\n')).toMatch(new RegExp(`embedding has ${rows} rows for a tokenizer of ${tok.vocabSize} ids: the last ${rows - tok.vocabSize} are vocabulary padding`));
+    const r = openRun(out, createReferenceBackend(), 1);
+    const b = batch(r.model.config, 3);
+    const mine = logitsOf(r.model, b);
+    const theirs = logitsOf(model, b);
+    const V = tok.vocabSize;
+    for (let t = 0; t < b.T; t++) expect(mine.subarray(t * V, (t + 1) * V)).toEqual(theirs.subarray(t * rows, t * rows + V));
+  });
+
+  it("is nanoGPT's rule: the next multiple of 64 above the tokenizer's ids", () => {
+    expect(isPaddedVocab(50304, 50257)).toBe(true);
+    expect(isPaddedVocab(50257, 50257)).toBe(false);
+    expect(isPaddedVocab(50368, 50257)).toBe(false);
+    expect(isPaddedVocab(320, 300)).toBe(true);
+  });
+
+  it('still refuses rows that are not padding of the tokenizer', async () => {
+    const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', rows + 64), maxLen: 16 });
+    const { dir } = exported(c, 'padded-too-far');
+    asPytorchSaved(dir);
+    const e = await errorOf(() => importCheckpoint({ from: dir, out: path.join(root, 'padded-too-far-run') }));
+    expect(e.message).toMatch(new RegExp(`has ${tok.vocabSize} ids but the model's embedding has ${rows + 64} rows`));
   });
 });
 
