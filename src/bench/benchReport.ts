@@ -129,7 +129,7 @@ function formatScoresCost(costs: BenchResult['headScores']): string[] {
     `${cell(c.snapshotMs.on, 1)} / ${cell(c.snapshotMs.off, 1)}`, `${(100 * c.overhead).toFixed(2)}%`, c.overhead <= 0.03 ? 'yes' : 'no',
   ]);
   return [
-    'Training tokens/s with head scores on vs off (the session as `train --task` runs it, a snapshot every 1/20 of the steps; the two take turns block by block)',
+    'Training tokens/s with head scores on vs off (the session as `train --task` runs it, at the snapshot cadence each task sets; the two take turns block by block)',
     table(['task', 'snapshot every', 'scores on', 'scores off', 'on/off', 'snapshot ms on / off', 'scores\' share', '≤ 3% slower'], rows),
   ];
 }

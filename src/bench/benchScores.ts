@@ -1,7 +1,7 @@
 /**
  * What head scores cost a training run: training tokens/s of the real session (src/lab/session.ts,
- * run folder and all) with head scores on and off, at the default snapshot cadence (a snapshot
- * every 1/20 of the task's default steps, as `attention-lab train` sets it). Evaluation and
+ * run folder and all) with head scores on and off, at the task's default snapshot cadence (as
+ * `attention-lab train` sets it: a twentieth of the steps, induction a sixtieth). Evaluation and
  * periodic checkpoints are off in both, so the only difference between the two is the
  * scoring at each snapshot (the diagnostic forward pass and the score sums).
  *

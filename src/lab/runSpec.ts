@@ -30,6 +30,13 @@ export interface TaskRun {
   readonly seqLen: number;
   /** Model config fields the task's run sets over the preset (the user's overrides still win). */
   readonly model: Readonly<Record<string, FieldValue>>;
+  /**
+   * Validation and attention snapshots per run, where they differ from the general 10 and 20:
+   * the induction task's phase change takes ~250 of its 3000 steps, so its curve and its
+   * Heads sparklines need finer steps to show it (every 100 and 50 steps).
+   */
+  readonly evals?: number;
+  readonly snapshots?: number;
 }
 
 /** Longest sequence kept in the source→target tasks' runs. */
@@ -52,7 +59,7 @@ export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
   sort: { steps: 1500, seqLen: PAIR_TASK_SEQ, model: {} },
   addition: { steps: 4000, seqLen: PAIR_TASK_SEQ, model: {} },
   dates: { steps: 1500, seqLen: PAIR_TASK_SEQ, model: {} },
-  induction: { steps: 3000, seqLen: 32, model: { dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' } },
+  induction: { steps: 3000, seqLen: 32, model: { dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' }, evals: 30, snapshots: 60 },
 };
 
 /** What a run's data brings by default. */
@@ -67,6 +74,9 @@ export interface DataDefaults {
   readonly overrides: Readonly<Record<string, FieldValue>>;
   /** True when the data comes with its own tokenizer (the induction task's letters): the tokenizer choice does not apply. */
   readonly ownTokenizer: boolean;
+  /** Validations and attention snapshots per run (their cadence is the steps divided by these). */
+  readonly evals: number;
+  readonly snapshots: number;
 }
 
 /** The data part that decides the defaults. */
@@ -74,12 +84,19 @@ export type DataChoice = { readonly kind: 'documents' | 'pairs' } | { readonly k
 
 /** The defaults a data source brings (see {@link trainSpecOf}). */
 export function dataDefaults(data: DataChoice): DataDefaults {
-  if (data.kind !== 'task') return { kind: data.kind === 'documents' ? 'decoder-only' : 'encoder-decoder', steps: 2000, seqLen: 64, lr: 0, overrides: {}, ownTokenizer: false };
+  if (data.kind !== 'task') return { kind: data.kind === 'documents' ? 'decoder-only' : 'encoder-decoder', steps: 2000, seqLen: 64, lr: 0, overrides: {}, ownTokenizer: false, evals: EVALS, snapshots: SNAPSHOTS };
   const run = TASK_RUNS[data.task];
   const kind = TASK_MODEL_KINDS[data.task];
   // Generated tasks are noise-free, so the paper's regularization (dropout, label smoothing) only slows them down.
-  return { kind, steps: run.steps, seqLen: run.seqLen, lr: 3e-3, overrides: { dropout: 0, labelSmoothing: 0, ...run.model }, ownTokenizer: kind === 'decoder-only' };
+  return {
+    kind, steps: run.steps, seqLen: run.seqLen, lr: 3e-3, overrides: { dropout: 0, labelSmoothing: 0, ...run.model }, ownTokenizer: kind === 'decoder-only',
+    evals: run.evals ?? EVALS, snapshots: run.snapshots ?? SNAPSHOTS,
+  };
 }
+
+/** Validations and attention snapshots per run unless the data says otherwise. */
+const EVALS = 10;
+const SNAPSHOTS = 20;
 
 /**
  * What the user chose; a field left undefined takes the data's default (or the general one:
@@ -96,11 +113,11 @@ export interface RunChoices {
   readonly steps?: number | undefined;
   readonly batchSize?: number | undefined;
   readonly seqLen?: number | undefined;
-  /** Validate every N steps: undefined = a tenth of the run, 0 = never. */
+  /** Validate every N steps: undefined = a tenth of the run (the data may ask for more), 0 = never. */
   readonly evalEvery?: number | undefined;
   /** Checkpoint every N steps: undefined = a fifth of the run, 0 = only at the end. */
   readonly checkpointEvery?: number | undefined;
-  /** Attention snapshot every N steps: undefined = a twentieth of the run, 0 = never. */
+  /** Attention snapshot every N steps: undefined = a twentieth of the run (the data may ask for more), 0 = never. */
   readonly snapshotEvery?: number | undefined;
   readonly seed?: number | undefined;
   readonly optimizer?: 'adamw' | 'paper' | undefined;
@@ -126,9 +143,9 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
       steps,
       batchSize: choices.batchSize ?? 32,
       seqLen: choices.seqLen ?? d.seqLen,
-      evalEvery: every(choices.evalEvery, 1 / 10),
+      evalEvery: every(choices.evalEvery, 1 / d.evals),
       checkpointEvery: every(choices.checkpointEvery, 1 / 5),
-      snapshotEvery: every(choices.snapshotEvery, 1 / 20),
+      snapshotEvery: every(choices.snapshotEvery, 1 / d.snapshots),
       seed: choices.seed ?? 1,
       optimizer: choices.optimizer ?? 'adamw',
       lr: choices.lr ?? d.lr,

@@ -54,6 +54,9 @@ export interface TaskInfo {
   readonly seqLen: number;
   /** Model config fields the task's default run sets over the preset (`--set` still wins). */
   readonly model: Readonly<Record<string, string | number | boolean>>;
+  /** Validations and attention snapshots per default run, where they differ from 10 and 20 ({@link TASK_RUNS}). */
+  readonly evals?: number;
+  readonly snapshots?: number;
 }
 
 /** Letters used by copy, reverse and sort. */

@@ -117,7 +117,7 @@ describe('specFromSettings', () => {
   it("gives 0 steps, context and learning rate the data's defaults: a task's own run, the general ones for documents", () => {
     const task: Settings = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, kind: 'decoder-only' }, data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' } };
     const spec = specFromSettings(task, { kind: 'task', task: 'induction' });
-    expect(spec.training).toMatchObject({ steps: 3000, seqLen: 32, lr: 3e-3, evalEvery: 300, snapshotEvery: 150 });
+    expect(spec.training).toMatchObject({ steps: 3000, seqLen: 32, lr: 3e-3, evalEvery: 100, snapshotEvery: 50 });
     expect(spec.model.overrides).toEqual({ dropout: 0, labelSmoothing: 0, dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' });
     const docs = specFromSettings(DEFAULT_SETTINGS, { kind: 'documents', files: [], root: '' });
     expect(docs.training).toMatchObject({ steps: 2000, seqLen: 64, lr: 0 });

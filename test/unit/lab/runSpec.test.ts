@@ -33,7 +33,10 @@ describe('dataDefaults', () => {
   });
 
   it("is what taskInfo reports as the task's default run", () => {
-    for (const task of TASK_NAMES) expect({ steps: taskInfo(task).steps, seqLen: taskInfo(task).seqLen, model: taskInfo(task).model }, task).toEqual(TASK_RUNS[task]);
+    for (const task of TASK_NAMES) {
+      const i = taskInfo(task);
+      expect({ steps: i.steps, seqLen: i.seqLen, model: i.model, evals: i.evals, snapshots: i.snapshots }, task).toEqual(TASK_RUNS[task]);
+    }
   });
 });
 
@@ -42,7 +45,8 @@ describe('trainSpecOf', () => {
     const spec = trainSpecOf({ kind: 'task', task: 'induction' });
     expect(trainSpec.check(spec, 'spec')).toEqual(spec);
     expect(spec.model).toEqual({ kind: 'decoder-only', preset: 'tiny', overrides: { dropout: 0, labelSmoothing: 0, dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' } });
-    expect(spec.training).toMatchObject({ steps: 3000, seqLen: 32, lr: 3e-3, evalEvery: 300, checkpointEvery: 600, snapshotEvery: 150 });
+    // Its phase change takes ~250 steps: validation every 100 steps and a snapshot every 50 show it.
+    expect(spec.training).toMatchObject({ steps: 3000, seqLen: 32, lr: 3e-3, evalEvery: 100, checkpointEvery: 600, snapshotEvery: 50 });
     const config = resolveConfig(spec, 286);
     expect([config.kind, config.dFF, config.positional, config.tieEmbeddings, config.dropout, config.maxLen >= 32]).toEqual(['decoder-only', 4, 'sinusoidal', false, 0, true]);
   });
@@ -50,7 +54,7 @@ describe('trainSpecOf', () => {
   it("lets the user's choices win over the data's, field by field", () => {
     const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { overrides: { dFF: 16, dropout: 0.1 }, steps: 40, seqLen: 12, lr: 0.01, evalEvery: 0 });
     expect(spec.model.overrides).toEqual({ dropout: 0.1, labelSmoothing: 0, dFF: 16, tieEmbeddings: false, positional: 'sinusoidal' });
-    expect(spec.training).toMatchObject({ steps: 40, seqLen: 12, lr: 0.01, evalEvery: 0, checkpointEvery: 8, snapshotEvery: 2 });
+    expect(spec.training).toMatchObject({ steps: 40, seqLen: 12, lr: 0.01, evalEvery: 0, checkpointEvery: 8, snapshotEvery: 1 });
   });
 
   it('keeps the character tokenizer of a task that brings its own letters, and the chosen one elsewhere', () => {
@@ -79,7 +83,7 @@ describe('one default run for the CLI, the bench and the extension', () => {
     });
     expect(ext).toEqual(cli);
     expect(cli.model.overrides).toMatchObject({ dFF: '8', positional: 'sinusoidal' });
-    expect(cli.training).toMatchObject({ steps: 60, seqLen: 16, seed: 3, lr: 0.002, batchSize: 8, snapshotEvery: 5, evalEvery: 6 });
+    expect(cli.training).toMatchObject({ steps: 60, seqLen: 16, seed: 3, lr: 0.002, batchSize: 8, snapshotEvery: 5, evalEvery: 2 });
   });
 
   it('leaves documents at the general defaults, as before', () => {
