@@ -35,8 +35,8 @@ export interface TaskOptions {
   readonly maxDigits?: number;
 }
 
-/** What a task is, for people, and the sizes that learn it. */
-export interface TaskInfo {
+/** What a task is, for people, and the sizes that learn it (its default run: {@link TaskRun}). */
+export interface TaskInfo extends TaskRun {
   readonly task: TaskName;
   /** One line, e.g. "reverse: 'abcde' → 'edcba'". */
   readonly description: string;
@@ -48,15 +48,6 @@ export interface TaskInfo {
   readonly trainPairs: number;
   /** Suggested number of held-out pairs. */
   readonly valPairs: number;
-  /** Training steps of the task's default run ({@link TASK_RUNS}). */
-  readonly steps: number;
-  /** Context of the task's default run. */
-  readonly seqLen: number;
-  /** Model config fields the task's default run sets over the preset (`--set` still wins). */
-  readonly model: Readonly<Record<string, string | number | boolean>>;
-  /** Validations and attention snapshots per default run, where they differ from 10 and 20 ({@link TASK_RUNS}). */
-  readonly evals?: number;
-  readonly snapshots?: number;
 }
 
 /** Letters used by copy, reverse and sort. */
