@@ -10,8 +10,9 @@
 // the ratio (the host's speed drifts, so the two are run back to back, ours first, and the
 // ratio is what to read, not the seconds). Not a test: nothing here is asserted.
 //
-// Usage: node scripts/benchShakespeare.mjs [--data input.txt] [--steps N] [--threads 2] [--no-pytorch]
-// The data defaults to ../shared/data/tinyshakespeare/input.txt beside the repository.
+// Usage: node scripts/benchShakespeare.mjs --data input.txt [--steps N] [--threads 2] [--no-pytorch]
+// input.txt is tinyshakespeare (1,115,394 bytes; char-rnn's data/tinyshakespeare/input.txt, the
+// file nanoGPT's shakespeare_char prepares). ATTENTION_LAB_SHAKESPEARE may name it instead.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -21,7 +22,12 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
-const data = path.resolve(opt('--data', path.join(ROOT, '..', 'shared', 'data', 'tinyshakespeare', 'input.txt')));
+const given = opt('--data', process.env.ATTENTION_LAB_SHAKESPEARE);
+if (!given) {
+  console.error("bench:shakespeare: name tinyshakespeare's input.txt: npm run bench:shakespeare -- --data PATH (or set ATTENTION_LAB_SHAKESPEARE).");
+  process.exit(2);
+}
+const data = path.resolve(given);
 const steps = opt('--steps', '2000');
 const threads = opt('--threads', '2');
 if (!fs.existsSync(data)) {

@@ -15,7 +15,7 @@ export async function buildCli() {
   const tfjs = hasTfjs();
   await Promise.all([
     build({ ...common, entryPoints: ['src/cli/bin.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${common.banner.js}` } }),
-    build({ ...common, entryPoints: ['src/lab/worker.ts'], outfile: 'dist/worker.js' }),
+    build({ ...common, entryPoints: ['src/lab/workers/trainingWorker.ts'], outfile: 'dist/worker.js' }),
     build({ ...common, entryPoints: ['src/bench/benchWorker.ts'], outfile: 'dist/benchWorker.js' }),
     ...(tfjs ? [build({ ...common, entryPoints: ['src/bench/benchTfjsMain.ts'], outfile: 'dist/benchTfjs.js' })] : []),
   ]);

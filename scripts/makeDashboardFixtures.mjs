@@ -6,11 +6,11 @@
 //   decode-encdec.json   a greedy playground decode (streamed tokens + DecodeOutput)
 //   decode-decoder.json  the same for the decoder-only run
 //   run-reverse/         a run folder (run.json, metrics.jsonl, tokenizer.json, 3 snapshots) for `report`
-// Typed arrays are stored in the tagged base64 form of src/wireCodec.ts.
+// Typed arrays are stored in the tagged base64 form of src/common/wireCodec.ts.
 //
 // Usage (after `npm run build`):
 //   node dist/cli.js train --task reverse --steps 800 --set dModel=32 --set dFF=64 --out /tmp/enc
-//   node dist/cli.js train --data /work/shared/data/tinyshakespeare/input.txt --steps 200 --out /tmp/dec
+//   node dist/cli.js train --data input.txt --steps 200 --out /tmp/dec
 //   node scripts/makeDashboardFixtures.mjs --encdec /tmp/enc --decoder /tmp/dec
 import { build } from 'esbuild';
 import * as fs from 'node:fs';
@@ -32,11 +32,11 @@ const bundled = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-fixtures-'))
 await build({
   stdin: {
     contents: [
-      "export { loadRunState } from './src/lab/runState';",
-      "export { openRun } from './src/lab/openRun';",
+      "export { loadRunState } from './src/lab/runs/runState';",
+      "export { openRun } from './src/lab/runs/openRun';",
       "export { decodeText } from './src/lab/inference/decode';",
       "export { createBackend } from './src/engine/backends/select';",
-      "export { encodeArrays } from './src/wireCodec';",
+      "export { encodeArrays } from './src/common/wireCodec';",
     ].join('\n'),
     resolveDir: root,
     loader: 'ts',

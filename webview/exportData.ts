@@ -1,7 +1,7 @@
 /**
  * The tables the dashboard exports, from what its store holds: the metrics of the shown run
  * and the runs compared with it, and every head score of a run's snapshots — written by the one
- * CSV writer (src/csv.ts) that `attention-lab report --csv` and `heads --csv` use, so the file
+ * CSV writer (src/common/csv.ts) that `attention-lab report --csv` and `heads --csv` use, so the file
  * is the same from the editor, the report page and the command line.
  *
  * Also the names exported files are proposed under: `run-what-step120.png`, made of letters,
@@ -10,8 +10,8 @@
  * Leaves out: the menu and saving (exportMenu.ts).
  */
 
-import { headScoresCsv, metricsCsv } from '../src/csv';
-import type { HeadScoreRow } from '../src/csv';
+import { headScoresCsv, metricsCsv } from '../src/common/csv';
+import type { HeadScoreRow } from '../src/common/csv';
 import type { HeadHistory } from './headHistory';
 import type { ExportKind } from '../src/protocol/webview';
 import type { RunEntry } from './store';

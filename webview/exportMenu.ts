@@ -15,7 +15,7 @@
  * The menu is a WAI-ARIA menu button: Enter, Space or ↓ open it on its first item, ↑/↓ move,
  * Home/End jump, Escape closes and returns focus to the button, Tab or a click elsewhere closes.
  *
- * Leaves out: what goes in each file (svg.ts, src/csv.ts, the panels).
+ * Leaves out: what goes in each file (svg.ts, src/common/csv.ts, the panels).
  */
 
 import type { ExportKind, WebviewToHost } from '../src/protocol/webview';

@@ -2,7 +2,7 @@
  * How the dashboard writes tokens: as rendered by the engine (empty shown as ∅), PAD recognised. Pure (no DOM), so
  * the tests compute expected labels with the same rules.
  *
- * Leaves out: numbers (src/format.ts, shared with the extension and the CLI).
+ * Leaves out: numbers (src/common/format.ts, shared with the extension and the CLI).
  */
 
 /**

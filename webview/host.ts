@@ -5,7 +5,7 @@
  * - **Report** (standalone page from `attention-lab report`): the page embeds
  *   `<script type="application/json" id="attention-lab-data">` holding
  *   `{ "format": "attention-lab-report", "version": 1, "messages": HostToWebview[] }` with typed
- *   arrays in the tagged base64 form (src/wireCodec.ts). Those messages are replayed in order; there
+ *   arrays in the tagged base64 form (src/common/wireCodec.ts). Those messages are replayed in order; there
  *   is nobody to answer requests, so decoding and training controls are off.
  * - **VS Code webview**: the host page provides `acquireVsCodeApi()`. Messages arrive as window
  *   `message` events; the page posts `webview/ready` once it listens (STYLE.md §2: nobody posts
@@ -17,7 +17,7 @@
  */
 
 import type { WebviewToHost } from '../src/protocol/webview';
-import { decodeArrays } from '../src/wireCodec';
+import { decodeArrays } from '../src/common/wireCodec';
 
 /** The API object VS Code gives a webview. */
 export interface VsCodeApi {

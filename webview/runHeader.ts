@@ -10,7 +10,7 @@
 import { shownRunState } from '../src/protocol/runStatus';
 import type { WebviewToHost } from '../src/protocol/webview';
 import { h, replaceChildren } from './dom';
-import { formatLoss, formatPercent } from '../src/format';
+import { formatLoss, formatPercent } from '../src/common/format';
 import type { PanelContext } from './panels/panel';
 
 const THEMES = [

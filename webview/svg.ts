@@ -13,7 +13,7 @@
  * what each panel puts in a chart (the panels).
  */
 
-import { formatTicks } from '../src/format';
+import { formatTicks } from '../src/common/format';
 import type { Rgba } from './colorRamp';
 import { parseColor } from './colorRamp';
 

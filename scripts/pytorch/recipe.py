@@ -6,16 +6,16 @@ The run must be a decoder-only run on one text file with the char tokenizer and 
 (the last 10% of the text held out), as `attention-lab train --data input.txt` makes it:
   - tokens: our char tokenizer's ids (tokenizer.json: char i has id 260 + i), BOS = 1 before
     the training part and EOS = 2 after the held-out part; the cut is the first whitespace at
-    or after 90% of the text (src/lab/documentData.ts tailCut). The token counts are checked
+    or after 90% of the text (src/lab/data/documentData.ts tailCut). The token counts are checked
     against the run's run.json, so the two sides cannot train on different data unnoticed;
   - model: reference.py's GPT with the run's config (nanoGPT's architecture), initialized as
     nanoGPT and our engine do (GPT-2's N(0, 0.02), residual projections scaled);
   - optimizer: nanoGPT's AdamW (β 0.9 / 0.99, ε 1e-8, weight decay 0.1 on tensors of dim ≥ 2),
     gradient clipping at 1, linear warm-up over steps/10 then cosine decay to lr/10 — what
-    src/lab/prepare.ts optimizerConfig gives for `--optimizer adamw`;
+    src/lab/training/prepare.ts optimizerConfig gives for `--optimizer adamw`;
   - batches: `batch` random windows of `seq + 1` tokens per step;
   - validation: 8 batches of `batch` windows spread evenly over the held-out stream
-    (src/lab/dataset.ts validationStarts), evaluated every `eval_every` steps and at the end.
+    (src/lab/data/dataset.ts validationStarts), evaluated every `eval_every` steps and at the end.
 
 Prints one JSON object: {"val_loss", "evals": [[step, loss], ...], "train_seconds", "tokens_per_s"}.
 Usage: /usr/bin/python3 scripts/pytorch/recipe.py --run RUN_DIR --data input.txt [--threads 2]

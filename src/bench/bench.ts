@@ -30,7 +30,7 @@ import { benchTrainer, measureDecode, measureMatmul, measureTraining } from './b
 import type { TorchResult } from './benchTorch';
 import { runTorchBench, torchUnavailableReason } from './benchTorch';
 import type { BenchWorkerData, BenchWorkerMessage } from './benchWorker';
-import { createWasmThreads } from '../lab/wasmThreads';
+import { createWasmThreads } from '../lab/workers/wasmThreads';
 import type { ScoresCost } from './benchScores';
 import { measureScoresCost } from './benchScores';
 

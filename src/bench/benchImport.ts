@@ -13,10 +13,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { importCheckpoint } from '../lab/importCheckpoint';
+import { importCheckpoint } from '../lab/interop/importCheckpoint';
 import { decodeText } from '../lab/inference/decode';
 import { attendText } from '../lab/inference/attend';
-import { openRun } from '../lab/openRun';
+import { openRun } from '../lab/runs/openRun';
 import type { RandomGpt2Sizes } from './randomGpt2';
 import { GPT2_SMALL, writeRandomGpt2 } from './randomGpt2';
 

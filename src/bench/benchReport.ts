@@ -9,7 +9,7 @@
  * Leaves out: measuring (bench.ts).
  */
 
-import { formatCount } from '../format';
+import { formatCount } from '../common/format';
 import type { BenchResult, Skipped } from './bench';
 import type { BenchConfigName } from './benchConfigs';
 import type { Stats } from './benchRun';

@@ -1,5 +1,5 @@
 /**
- * What head scores cost a training run: training tokens/s of the real session (src/lab/session.ts,
+ * What head scores cost a training run: training tokens/s of the real session (src/lab/training/session.ts,
  * run folder and all) with head scores on and off, at the task's default snapshot cadence (as
  * `attention-lab train` sets it: a twentieth of the steps, induction a sixtieth). Evaluation and
  * periodic checkpoints are off in both, so the only difference between the two is the
@@ -22,8 +22,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
-import { SessionControl, runSession } from '../lab/session';
-import { trainSpecOf } from '../lab/runSpec';
+import { SessionControl, runSession } from '../lab/training/session';
+import { trainSpecOf } from '../lab/runs/runSpec';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
 
@@ -42,7 +42,7 @@ export interface ScoresCost {
   readonly overhead: number;
 }
 
-/** The spec `attention-lab train --task TASK` makes (the one rule: src/lab/runSpec.ts), without evaluation or periodic checkpoints. */
+/** The spec `attention-lab train --task TASK` makes (the one rule: src/lab/runs/runSpec.ts), without evaluation or periodic checkpoints. */
 export function benchTaskSpec(task: TaskName): TrainSpec {
   return trainSpecOf({ kind: 'task', task }, { evalEvery: 0, checkpointEvery: 0 });
 }

@@ -1,20 +1,20 @@
 /**
  * `attention-lab eval --run DIR --data GLOB…` and `--pairs SRC TGT | --pairs FILE`: a thin
- * adapter over lab/evaluateFiles.ts that parses the test-data flags, refuses data of the
+ * adapter over lab/evaluation/evaluateFiles.ts that parses the test-data flags, refuses data of the
  * wrong kind for the run (naming the flag to use), and prints the result as one JSON object
  * (`--json`) or a table, with notes for skipped files, unseen characters, pairs left out
  * and a capped number of decodes on stderr.
  *
- * Leaves out: the evaluation itself (lab/evaluateFiles.ts) and `eval` on the run's own
+ * Leaves out: the evaluation itself (lab/evaluation/evaluateFiles.ts) and `eval` on the run's own
  * validation set (inspect.ts).
  */
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../format';
-import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluateFiles';
-import { openRun } from '../lab/openRun';
-import { readRunJson } from '../lab/runFolder';
+import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluation/evaluateFiles';
+import { openRun } from '../lab/runs/openRun';
+import { readRunJson } from '../lab/runs/runFolder';
 import type { ModelKind } from '../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
 import { BACKEND_KINDS, summarizeSkipped } from '../protocol/data';

@@ -15,7 +15,7 @@ import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import { headsOfRun } from '../lab/inference/heads';
 import { BACKEND_KINDS } from '../protocol/data';
 import type { HeadScoreData } from '../protocol/model';
-import { headScoresCsv } from '../csv';
+import { headScoresCsv } from '../common/csv';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 

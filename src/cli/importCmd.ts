@@ -1,15 +1,15 @@
 /**
- * `attention-lab import`: a thin adapter over the lab's import job (lab/importCheckpoint.ts)
+ * `attention-lab import`: a thin adapter over the lab's import job (lab/interop/importCheckpoint.ts)
  * — flags in, a progress line while the weights stream in (Ctrl-C cancels, nothing is
  * written), and what was imported out.
  */
 
 import * as path from 'node:path';
-import { formatBytes, formatCompact } from '../format';
-import { listDocumentFiles } from '../lab/corpus';
-import { CancelledError } from '../lab/documentData';
-import { FINE_TUNE_LR, FINE_TUNE_STEPS, importCheckpoint } from '../lab/importCheckpoint';
-import type { ImportRequest } from '../lab/importCheckpoint';
+import { formatBytes, formatCompact } from '../common/format';
+import { listDocumentFiles } from '../lab/data/corpus';
+import { CancelledError } from '../lab/data/documentData';
+import { FINE_TUNE_LR, FINE_TUNE_STEPS, importCheckpoint } from '../lab/interop/importCheckpoint';
+import type { ImportRequest } from '../lab/interop/importCheckpoint';
 import { IMPORT_LAYOUTS } from '../engine/models/importLayouts';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';

@@ -3,20 +3,20 @@
  * BLEU; on test files through evalFiles.ts), `decode` (greedy, beam, sampling), `score`
  * (per-token log-probabilities: which tokens surprised the model) and `tokenize`. Each is
  * an adapter: it parses flags, calls the lab's one implementation of the job
- * (lab/evaluate.ts, lab/inference/: decode and score are the ones the extension's model
+ * (lab/evaluation/evaluate.ts, lab/inference/: decode and score are the ones the extension's model
  * worker calls too) and prints the result.
  */
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { formatBleu, formatLoss, formatPercent, formatPerplexity } from '../format';
-import { evaluate } from '../lab/evaluate';
+import { formatBleu, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import { evaluate } from '../lab/evaluation/evaluate';
 import { decodeText } from '../lab/inference/decode';
 import type { ScoredText } from '../lab/inference/score';
 import { MAX_SCORED_TOKENS, scoreText } from '../lab/inference/score';
-import { openRun } from '../lab/openRun';
-import { buildDataset, loadRunData, readTokenizer } from '../lab/prepare';
-import { readRunJson } from '../lab/runFolder';
+import { openRun } from '../lab/runs/openRun';
+import { buildDataset, loadRunData, readTokenizer } from '../lab/training/prepare';
+import { readRunJson } from '../lab/runs/runFolder';
 import type { DecodeParams } from '../protocol/model';
 import { UsageError, parseFlags } from './args';
 import type { Flags } from './args';

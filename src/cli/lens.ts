@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import type { LensInput, LensOutput } from '../lab/inference/lens';
 import { MAX_TOP_K, logitLens } from '../lab/inference/lens';
-import { openRun } from '../lab/openRun';
+import { openRun } from '../lab/runs/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 

@@ -1,16 +1,16 @@
 /**
  * The `attention-lab` command: dispatches to a subcommand and turns errors into exit
  * codes — 2 with one line for anything the user can fix (bad flags, bad data, a damaged or
- * foreign file: lab/errorCodes.ts `isUserFixable`), 1 for anything else (one line for an engine
+ * foreign file: lab/workers/errorCodes.ts `isUserFixable`), 1 for anything else (one line for an engine
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  */
 
 import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
 import { createBackend } from '../engine/backends/select';
-import { isUserFixable } from '../lab/errorCodes';
-import { exportRun } from '../lab/exportFolder';
-import { openRun } from '../lab/openRun';
+import { isUserFixable } from '../lab/workers/errorCodes';
+import { exportRun } from '../lab/interop/exportFolder';
+import { openRun } from '../lab/runs/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalCommand, scoreCommand, tokenizeCommand } from './inspect';

@@ -3,10 +3,10 @@
  * redrawn line when stderr is a terminal, or a plain line every tenth of the run when it
  * is not (logs, CI).
  *
- * Leaves out: how the numbers are written (src/format.ts, as in the extension and dashboard).
+ * Leaves out: how the numbers are written (src/common/format.ts, as in the extension and dashboard).
  */
 
-import { formatBytes, formatCompact, formatDuration, formatLoss, formatPercent } from '../format';
+import { formatBytes, formatCompact, formatDuration, formatLoss, formatPercent } from '../common/format';
 
 /** Draws training progress on a stream. */
 export class ProgressLine {

@@ -2,7 +2,7 @@
  * `attention-lab report`: the dashboard as ONE self-contained HTML file that any browser opens
  * from disk — the bundle (dist/webview/dashboard.js + .css) inlined, the runs' metrics,
  * evaluations and attention snapshots embedded as JSON (typed arrays as base64, the tagged
- * form of src/wireCodec.ts) in `<script type="application/json" id="attention-lab-data">`,
+ * form of src/common/wireCodec.ts) in `<script type="application/json" id="attention-lab-data">`,
  * and a strict Content-Security-Policy: nothing loads from anywhere, only the nonce'd inline
  * script and style run. Run paths are reduced to folder names so a shared report does not
  * leak the author's directories.
@@ -11,14 +11,14 @@
  * instead: the page has no model) and serving (there is nothing to serve).
  */
 
-import { formatBytes } from '../format';
-import { metricsCsv } from '../csv';
-import { encodeArrays } from '../wireCodec';
+import { formatBytes } from '../common/format';
+import { metricsCsv } from '../common/csv';
+import { encodeArrays } from '../common/wireCodec';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomic } from '../lab/atomicFile';
-import { loadRunState } from '../lab/runState';
+import { writeFileAtomic } from '../lab/runs/atomicFile';
+import { loadRunState } from '../lab/runs/runState';
 import type { AttentionSnapshot } from '../protocol/model';
 import type { HostToWebview, RunState } from '../protocol/webview';
 import { UsageError, parseFlags } from './args';

@@ -7,9 +7,9 @@
 import { greedyDecode } from '../engine/decode/greedy';
 import { createStepper } from '../engine/models/stepper';
 import { EOS } from '../engine/tokenizers/special';
-import { translate } from '../lab/evaluate';
-import type { OpenRun } from '../lab/openRun';
-import { loadPairsText, loadRunData } from '../lab/prepare';
+import { translate } from '../lab/evaluation/evaluate';
+import type { OpenRun } from '../lab/runs/openRun';
+import { loadPairsText, loadRunData } from '../lab/training/prepare';
 
 /** One sample line. */
 export type Sample =

@@ -9,19 +9,19 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
-import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../format';
-import { errorKind } from '../lab/errorCodes';
+import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import { errorKind } from '../lab/workers/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_MODEL_KINDS, TASK_NAMES } from '../protocol/data';
-import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/corpus';
-import type { RunOutcome } from '../lab/host';
-import { TrainingWorker } from '../lab/host';
-import { openRun } from '../lab/openRun';
-import { resolveConfig } from '../lab/prepare';
-import { DEFAULT_VOCAB, dataDefaults, trainSpecOf } from '../lab/runSpec';
-import { newRunDir, readRunJson } from '../lab/runFolder';
-import { planResume } from '../lab/segments';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/data/corpus';
+import type { RunOutcome } from '../lab/workers/trainingHost';
+import { TrainingWorker } from '../lab/workers/trainingHost';
+import { openRun } from '../lab/runs/openRun';
+import { resolveConfig } from '../lab/training/prepare';
+import { DEFAULT_VOCAB, dataDefaults, trainSpecOf } from '../lab/runs/runSpec';
+import { newRunDir, readRunJson } from '../lab/runs/runFolder';
+import { planResume } from '../lab/runs/segments';
 import { sampleRun } from './samples';
 import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
@@ -138,7 +138,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     throw new UsageError(`Task "${data.task}" uses its own character tokenizer (its letters); leave out --tokenizer.`);
   }
   const given = <T>(name: string, read: () => T): T | undefined => (f.has(name) ? read() : undefined);
-  // Flags left out take the data's defaults (a task's own run: src/lab/runSpec.ts), as the extension's settings do.
+  // Flags left out take the data's defaults (a task's own run: src/lab/runs/runSpec.ts), as the extension's settings do.
   const spec = trainSpecOf(data, {
     kind,
     preset: presetFlag(f, kind),

@@ -8,15 +8,15 @@
  */
 
 import type * as vscode from 'vscode';
-import type { ActiveRun } from './activeRun';
-import type { ContextKeys } from './contextKeys';
+import type { ActiveRun } from './runs/activeRun';
+import type { ContextKeys } from './base/contextKeys';
 import type { DashboardManager } from './dashboard/dashboardManager';
-import type { LabLoader } from './labLoader';
-import type { ModelClient } from './modelClient';
-import type { RunRegistry, RunsRoot } from './runStore';
-import type { RunsModel } from './runsModel';
-import type { Settings } from './settings';
-import type { TrainingController } from './trainingController';
+import type { LabLoader } from './workers/labLoader';
+import type { ModelClient } from './workers/modelClient';
+import type { RunRegistry, RunsRoot } from './runs/runStore';
+import type { RunsModel } from './runs/runsModel';
+import type { Settings } from './configure/settings';
+import type { TrainingController } from './training/trainingController';
 
 /** The extension's shared objects. */
 export interface Services {

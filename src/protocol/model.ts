@@ -1,7 +1,7 @@
 /**
  * The model as the other side of a channel sees it: its config (the engine's ModelConfig
  * fields, declared again here because the protocol imports nothing outside itself;
- * src/lab/modelConfigShape.ts fails to compile if the two differ), its sizes, attention snapshots with their masks, and
+ * src/lab/runs/modelConfigShape.ts fails to compile if the two differ), its sizes, attention snapshots with their masks, and
  * decode options and results. Tensors travel as Float32Array / Uint8Array plus shape.
  *
  * Leaves out: computing any of it (the engine and src/lab), and the messages that carry it.

@@ -1,5 +1,5 @@
 /**
- * Extension host ⇄ model worker (src/extension/worker/modelWorker.ts): requests (decode,
+ * Extension host ⇄ model worker (src/lab/workers/modelWorker.ts): requests (decode,
  * score, attention, export, speed calibration, evaluation on test files, logit lens, head
  * ablation), each answered by
  * exactly one `model/did*` response with the same id, or `model/didFail`; a decode streams
@@ -29,7 +29,7 @@ export const scoreOutput = obj({
   truncated: nonNegInt,
 });
 
-/** What `model/export` wrote: the folder `<outDir>/<run name>` and its files (src/lab/exportFolder.ts). */
+/** What `model/export` wrote: the folder `<outDir>/<run name>` and its files (src/lab/interop/exportFolder.ts). */
 export type ExportOutput = Infer<typeof exportOutput>;
 export const exportOutput = obj({ dir: str, files: arrayOf(str), tensors: nonNegInt, warnings: arrayOf(str) });
 
@@ -91,7 +91,7 @@ export const evalFilesOutput = obj({
   unseenExamples: arrayOf(str),
 });
 
-/** What `model/import` made: the new run folder and what was in the checkpoint (lab/importCheckpoint.ts). */
+/** What `model/import` made: the new run folder and what was in the checkpoint (lab/interop/importCheckpoint.ts). */
 export type ImportOutput = Infer<typeof importOutput>;
 export const importOutput = obj({
   runDir: str,

@@ -7,7 +7,7 @@
  * (the metrics logged after that checkpoint are dropped on resume). It lives beside the
  * messages because the dashboard applies it too, to the steps it receives live.
  *
- * Leaves out: reading run.json (lab/runFolder.ts) and how each view words the state.
+ * Leaves out: reading run.json (lab/runs/runFolder.ts) and how each view words the state.
  */
 
 /** What run.json can say about a run. */

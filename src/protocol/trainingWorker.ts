@@ -1,5 +1,5 @@
 /**
- * Host ⇄ training worker (src/lab/worker.ts; its hosts are the CLI and the extension):
+ * Host ⇄ training worker (src/lab/workers/trainingWorker.ts; its hosts are the CLI and the extension):
  * commands to start, pause, resume and stop a run, and the worker's notifications (past
  * tense; droppable ones carry snapshots, not deltas — STYLE.md §2). Each message is one
  * table entry: its type and its validator both come from it (schema.ts `messages`).

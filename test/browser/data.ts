@@ -7,7 +7,7 @@
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { RunState } from '../../src/protocol/webview';
-import { decodeArrays } from '../../src/wireCodec';
+import { decodeArrays } from '../../src/common/wireCodec';
 import { fixture, frames, pixel } from './harness';
 import type { PageLog } from './harness';
 import { paddedRun } from './synthetic';

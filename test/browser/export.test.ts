@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { inflateSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCsv } from '../../src/csv';
+import { parseCsv } from '../../src/common/csv';
 import { clean, enc, load, tab } from './data';
 import { scoredRun } from './synthetic';
 import { FIXTURES, HAS_CHROMIUM, ROOT, SCREENSHOTS, SKIP_REASON, frames, launchBrowser, openDashboard, screenshot, send, until } from './harness';

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
-import { encodeArrays } from '../../src/wireCodec';
+import { encodeArrays } from '../../src/common/wireCodec';
 
 /** Where Debian installs Chromium. */
 export const CHROMIUM = '/usr/bin/chromium';

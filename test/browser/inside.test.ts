@@ -13,11 +13,11 @@
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ModelClient } from '../../src/extension/modelClient';
-import { loadRunState } from '../../src/lab/runState';
+import { ModelClient } from '../../src/extension/workers/modelClient';
+import { loadRunState } from '../../src/lab/runs/runState';
 import type { AblationOutputData, LensOutputData } from '../../src/protocol/analysis';
 import type { RunState, WebviewToHost } from '../../src/protocol/webview';
-import { formatLossDelta, formatPercent, formatProbDelta } from '../../src/format';
+import { formatLossDelta, formatPercent, formatProbDelta } from '../../src/common/format';
 import { showToken } from '../../webview/format';
 import { tinyDocuments, tinySpec, trainTiny } from '../unit/lab/tinyRuns';
 import { clean } from './data';

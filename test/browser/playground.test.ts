@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodeOutput, DecodeParams } from '../../src/protocol/model';
 import type { RunState } from '../../src/protocol/webview';
 import { showToken } from '../../webview/format';
-import { formatPercent } from '../../src/format';
-import { decodeArrays } from '../../src/wireCodec';
+import { formatPercent } from '../../src/common/format';
+import { decodeArrays } from '../../src/common/wireCodec';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);

@@ -5,14 +5,16 @@
  * violation is reported as `file: imports X (layer A may not import layer B)`.
  *
  * Layers, top to bottom, and what each may import besides itself:
- *   extension  lab, engine, protocol, vscode, Node built-ins (not cli or bench: sibling front doors)
- *   cli        bench, lab, engine, protocol, Node built-ins
- *   bench      lab, engine, protocol, Node built-ins, the dev-only TF.js packages
- *   lab        engine, protocol, Node built-ins, its runtime packages (ignore, tinyglobby)
- *   protocol   nothing (src/protocol/, and the helpers every side of the wire shares, see
- *              PROTOCOL_FILES)
+ *   extension  lab, engine, protocol, common, vscode, Node built-ins (not cli or bench: sibling front doors)
+ *   cli        bench, lab, engine, protocol, common, Node built-ins
+ *   bench      lab, engine, protocol, common, Node built-ins, the dev-only TF.js packages
+ *   lab        engine, protocol, common, Node built-ins, its runtime packages (ignore, tinyglobby)
+ *   common     protocol (src/common/: the helpers every side of the wire shares — the
+ *              typed-array codec of the wire, the one way numbers are printed, the one CSV
+ *              writer — so the dashboard, the extension and the CLI agree)
+ *   protocol   nothing (src/protocol/: the message vocabulary, one file per channel)
  *   engine     nothing outside src/engine: no vscode, no node: modules, no packages
- *   webview    protocol, and uplot (the charts)
+ *   webview    protocol, common, and uplot (the charts)
  * Node globals (`Buffer`, `process`) are the engine tsconfig's job (src/engine/tsconfig.json,
  * which has no Node types), not this test's.
  *
@@ -27,17 +29,18 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(__dirname, '../..');
 
-type Layer = 'extension' | 'cli' | 'bench' | 'lab' | 'protocol' | 'engine' | 'webview';
+type Layer = 'extension' | 'cli' | 'bench' | 'lab' | 'common' | 'protocol' | 'engine' | 'webview';
 
 /** Project layers each layer may import (itself included). */
 const MAY_IMPORT: Readonly<Record<Layer, readonly Layer[]>> = {
-  extension: ['extension', 'lab', 'engine', 'protocol'],
-  cli: ['cli', 'bench', 'lab', 'engine', 'protocol'],
-  bench: ['bench', 'lab', 'engine', 'protocol'],
-  lab: ['lab', 'engine', 'protocol'],
+  extension: ['extension', 'lab', 'engine', 'protocol', 'common'],
+  cli: ['cli', 'bench', 'lab', 'engine', 'protocol', 'common'],
+  bench: ['bench', 'lab', 'engine', 'protocol', 'common'],
+  lab: ['lab', 'engine', 'protocol', 'common'],
+  common: ['common', 'protocol'],
   protocol: ['protocol'],
   engine: ['engine'],
-  webview: ['webview', 'protocol'],
+  webview: ['webview', 'protocol', 'common'],
 };
 
 /** Outside modules each layer may import: 'node' stands for every Node built-in. */
@@ -47,25 +50,16 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm'],
   lab: ['node', 'ignore', 'tinyglobby'],
   protocol: [],
+  common: [],
   engine: [],
   webview: ['uplot'],
 };
 
-/**
- * The files of the protocol layer: the message vocabulary, and the pure helpers that the
- * webview needs as much as the Node side and that therefore live where every layer may import
- * them — the typed-array codec of the wire, the one way numbers are printed (so the
- * dashboard, the extension and the CLI show the same value the same way), and the one CSV
- * writer (so the dashboard's "Save metrics as CSV" and `report --csv`, or its head-score
- * export and `heads --csv`, write the same file).
- */
-const PROTOCOL_FILES: ReadonlySet<string> = new Set(['src/wireCodec.ts', 'src/format.ts', 'src/csv.ts']);
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {
   if (rel.startsWith('webview/')) return 'webview';
-  if (rel.startsWith('src/protocol/') || PROTOCOL_FILES.has(rel)) return 'protocol';
-  const m = /^src\/(extension|cli|bench|lab|engine)\//.exec(rel);
+  const m = /^src\/(extension|cli|bench|lab|protocol|common|engine)\//.exec(rel);
   return m ? (m[1] as Layer) : null;
 }
 
@@ -113,7 +107,7 @@ function layerViolations(files: readonly string[], read: (rel: string) => string
   for (const file of files) {
     const from = layerOf(file);
     if (!from) {
-      problems.push(`${file}: belongs to no layer (put it under src/{engine,lab,bench,cli,extension}/ or webview/)`);
+      problems.push(`${file}: belongs to no layer (put it under src/{engine,common,protocol,lab,bench,cli,extension}/ or webview/)`);
       continue;
     }
     for (const spec of importSpecifiers(read(file))) {
@@ -174,15 +168,25 @@ describe('layers (DESIGN.md: imports point down only)', () => {
     expect(importCycles(files, read)).toEqual([]);
   });
 
+  it('keeps src/lab and src/extension in rooms: no file at their top but the extension entry and its services', () => {
+    const loose = files.filter((f) => /^src\/(lab|extension)\/[^/]+\.ts$/.test(f));
+    expect(loose.sort()).toEqual(['src/extension/extension.ts', 'src/extension/services.ts']);
+  });
+
   it('reports an engine file that reaches into lab or Node, and a webview file that reaches into the engine', () => {
     const fake: Record<string, string> = {
-      'src/engine/models/x.ts': "import { openRun } from '../../lab/openRun';\nimport * as fs from 'node:fs';",
+      'src/engine/models/x.ts': "import { openRun } from '../../lab/runs/openRun';\nimport * as fs from 'node:fs';",
       'webview/y.ts': "import type { Backend } from '../src/engine/backend';",
+      'src/lab/workers/z.ts': "import * as vscode from 'vscode';\nimport { Services } from '../../extension/services';",
+      'src/protocol/w.ts': "import { formatLoss } from '../common/format';",
     };
     expect(layerViolations(Object.keys(fake), (f) => fake[f] as string)).toEqual([
-      'src/engine/models/x.ts: imports ../../lab/openRun (layer engine may not import layer lab)',
+      'src/engine/models/x.ts: imports ../../lab/runs/openRun (layer engine may not import layer lab)',
       'src/engine/models/x.ts: imports node:fs (layer engine may not import Node built-ins)',
       'webview/y.ts: imports ../src/engine/backend (layer webview may not import layer engine)',
+      'src/lab/workers/z.ts: imports vscode (layer lab may not import the package vscode)',
+      'src/lab/workers/z.ts: imports ../../extension/services (layer lab may not import layer extension)',
+      'src/protocol/w.ts: imports ../common/format (layer protocol may not import layer common)',
     ]);
   });
 });

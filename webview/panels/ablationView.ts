@@ -11,7 +11,7 @@
 
 import type { AblationOutputData, HeadRefData } from '../../src/protocol/analysis';
 import type { ModelConfigData } from '../../src/protocol/model';
-import { formatLoss, formatLossDelta, formatPercent, formatProbDelta } from '../../src/format';
+import { formatLoss, formatLossDelta, formatPercent, formatProbDelta } from '../../src/common/format';
 import { h } from '../dom';
 import { showToken } from '../format';
 

@@ -14,7 +14,7 @@ import type { MapFamily } from '../attentionMath';
 import { axisTokens, headEntropies, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
-import { formatNumber } from '../../src/format';
+import { formatNumber } from '../../src/common/format';
 import { showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
 import { exportMenu, imageItems } from '../exportMenu';

@@ -12,7 +12,7 @@
 import type { AttentionMapData } from '../../src/protocol/model';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
-import { formatNumber } from '../../src/format';
+import { formatNumber } from '../../src/common/format';
 import { HeatmapCanvas, cellWord } from '../heatmap';
 import { svgStyle } from '../svg';
 import { heatmapGridSvg } from '../svgHeatmap';

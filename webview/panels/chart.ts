@@ -9,7 +9,7 @@
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
-import { MISSING, formatCompact, formatCount, formatDuration, formatTicks } from '../../src/format';
+import { MISSING, formatCompact, formatCount, formatDuration, formatTicks } from '../../src/common/format';
 import type { ExportKind } from '../../src/protocol/webview';
 import { exportMenu, imageItems } from '../exportMenu';
 import { exportFileName } from '../exportData';

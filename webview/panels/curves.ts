@@ -19,7 +19,7 @@
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
-import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/format';
+import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/common/format';
 import { csvItem } from '../exportMenu';
 import type { ExportItem } from '../exportMenu';
 import { exportFileName, runsMetricsCsv } from '../exportData';
@@ -35,7 +35,7 @@ import type { SegmentMarker } from '../segments';
 
 type Table = uPlot.AlignedData;
 
-/** How a hovered value of each quantity reads (one formatter per kind, src/format.ts). */
+/** How a hovered value of each quantity reads (one formatter per kind, src/common/format.ts). */
 type Quantity = 'loss' | 'lr' | 'gradNorm' | 'tokensPerSec';
 const HOVER: Readonly<Record<Quantity, (v: number) => string>> = {
   loss: formatLoss,

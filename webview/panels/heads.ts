@@ -12,7 +12,7 @@
  * and the CSV of the table (exportData.ts; its menu sits in the toolbar's export slot).
  */
 
-import { formatNumber } from '../../src/format';
+import { formatNumber } from '../../src/common/format';
 import type { MapFamily } from '../attentionMath';
 import { h, replaceChildren } from '../dom';
 import { exportFileName, runHeadScoresCsv } from '../exportData';

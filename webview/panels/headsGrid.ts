@@ -10,7 +10,7 @@
  * Leaves out: the controls, the timeline and the hover tip (heads.ts).
  */
 
-import { formatNumber } from '../../src/format';
+import { formatNumber } from '../../src/common/format';
 import { h, replaceChildren } from '../dom';
 import type { HeadStack, ScoreName, StackSeries } from '../headHistory';
 import { SCORE_LABELS, STACK_LABELS, STACK_SCORES } from '../headHistory';

@@ -11,7 +11,7 @@
  */
 
 import type { LensOutputData } from '../../src/protocol/analysis';
-import { formatPercent } from '../../src/format';
+import { formatPercent } from '../../src/common/format';
 import { h } from '../dom';
 import { showToken } from '../format';
 

@@ -17,7 +17,7 @@ import { stopReasonText } from '../../src/protocol/model';
 import type { WebviewToHost } from '../../src/protocol/webview';
 import { validateWebviewToHost } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../dom';
-import { formatNumber, formatPercent } from '../../src/format';
+import { formatNumber, formatPercent } from '../../src/common/format';
 import { isPadToken, showToken } from '../format';
 import { HeatmapView } from '../heatmapView';
 import type { DecodeSession, StoreEvent } from '../store';

@@ -8,7 +8,7 @@
  */
 
 import type { DecodeParams } from '../../src/protocol/model';
-import { formatExample } from '../../src/format';
+import { formatExample } from '../../src/common/format';
 import { h } from '../dom';
 
 type NumKey = 'beam' | 'lengthPenalty' | 'temperature' | 'topK' | 'topP' | 'maxTokens' | 'seed';

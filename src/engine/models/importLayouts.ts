@@ -2,7 +2,7 @@
  * Which model a foreign checkpoint holds, from its tensor names and shapes alone (plus a
  * `config.json` when one sits beside it): the layouts people bring, each mapped onto our
  * Transformer, whose parameters already carry nanoGPT's and the seed notebook's names
- * (pytorchNames.ts). Pure: the caller (src/lab/importCheckpoint.ts) reads the file.
+ * (pytorchNames.ts). Pure: the caller (src/lab/interop/importCheckpoint.ts) reads the file.
  *
  * | layout | names | weights | activation |
  * |---|---|---|---|

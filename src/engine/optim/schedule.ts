@@ -21,7 +21,7 @@
  *
  * Every warm-up from zero is linear: lr · step / warmup for step ≤ warmup (warmup 0 = none).
  * Leaves out: step-decay and plateau schedules, choosing a segment's schedule (the lab does:
- * `src/lab/segments.ts`), and validation of the optimizer fields other than the schedule's
+ * `src/lab/runs/segments.ts`), and validation of the optimizer fields other than the schedule's
  * own (`optimizer.ts` does that).
  */
 

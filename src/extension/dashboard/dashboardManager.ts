@@ -11,9 +11,9 @@
 import * as vscode from 'vscode';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { RunState } from '../../protocol/webview';
-import type { DisposableLike } from '../disposables';
-import { DisposableStore } from '../disposables';
-import { messageOf } from '../errors';
+import type { DisposableLike } from '../base/disposables';
+import { DisposableStore } from '../base/disposables';
+import { messageOf } from '../base/errors';
 import { dashboardHtml, makeNonce } from './dashboardHtml';
 import type { SessionDeps } from './dashboardSession';
 import { saveExportFile } from './exportSave';

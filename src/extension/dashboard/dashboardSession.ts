@@ -14,15 +14,15 @@ import type * as vscode from 'vscode';
 import type { HostToWebview, RunState, WebviewToHost } from '../../protocol/webview';
 import { ProtocolError } from '../../protocol/schema';
 import { validateWebviewToHost } from '../../protocol/webview';
-import type { DisposableLike } from '../disposables';
-import { DisposableStore } from '../disposables';
-import { encodeArrays } from '../../wireCodec';
-import { messageOf } from '../errors';
-import type { ActiveRun } from '../activeRun';
-import type { LabLoader } from '../labLoader';
-import type { ModelClient } from '../modelClient';
-import type { RunsModel } from '../runsModel';
-import type { RunEvent, TrainingController } from '../trainingController';
+import type { DisposableLike } from '../base/disposables';
+import { DisposableStore } from '../base/disposables';
+import { encodeArrays } from '../../common/wireCodec';
+import { messageOf } from '../base/errors';
+import type { ActiveRun } from '../runs/activeRun';
+import type { LabLoader } from '../workers/labLoader';
+import type { ModelClient } from '../workers/modelClient';
+import type { RunsModel } from '../runs/runsModel';
+import type { RunEvent, TrainingController } from '../training/trainingController';
 
 /** Runs whose attention snapshots are sent (besides the selected and the live one). */
 const SNAPSHOT_RUNS = 5;
@@ -89,7 +89,7 @@ export class DashboardSession implements DisposableLike {
 
   private post(msg: HostToWebview): void {
     // Typed arrays go as base64 strings: VS Code transfers ArrayBuffers to the page, and a
-    // message it delivers twice then arrives with empty arrays (see src/wireCodec.ts).
+    // message it delivers twice then arrives with empty arrays (see src/common/wireCodec.ts).
     void this.panel.webview.postMessage(encodeArrays(msg)).then(undefined, (e: unknown) => this.deps.log.warn(`Could not post ${msg.type} to the dashboard: ${messageOf(e)}`));
   }
 

@@ -22,8 +22,8 @@ import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/transformer';
 import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
 import type { AttentionSnapshot } from '../../protocol/model';
-import type { OpenRun } from '../openRun';
-import { scoredSnapshot } from '../snapshots';
+import type { OpenRun } from '../runs/openRun';
+import { scoredSnapshot } from '../training/snapshots';
 import { greedyTarget } from './decode';
 
 /** The attention snapshot of `text` (see the file comment for what each model kind shows). */

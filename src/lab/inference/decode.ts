@@ -23,7 +23,7 @@ import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { BOS, EOS } from '../../engine/tokenizers/special';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
-import type { OpenRun } from '../openRun';
+import type { OpenRun } from '../runs/openRun';
 
 /** How a decode reports back, beyond its result. */
 export interface DecodeTextOptions {

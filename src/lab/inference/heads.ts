@@ -9,7 +9,7 @@
 
 import { EngineError } from '../../engine/errors';
 import type { HeadScoreData } from '../../protocol/model';
-import { readSnapshot, snapshotSteps } from '../snapshots';
+import { readSnapshot, snapshotSteps } from '../training/snapshots';
 
 /** Every head's scores at one step (layer and head 0-based, as in the protocol). */
 export interface HeadsAtStep {

@@ -26,7 +26,7 @@ import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/transformer';
 import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
-import type { OpenRun } from '../openRun';
+import type { OpenRun } from '../runs/openRun';
 import { greedyTarget } from './decode';
 
 /** What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target (encoder-decoder). */

@@ -33,7 +33,7 @@ import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
-import type { OpenRun } from '../openRun';
+import type { OpenRun } from '../runs/openRun';
 
 /** Most tokens one text is scored on (the rest is counted in `truncated`). */
 export const MAX_SCORED_TOKENS = 20_000;

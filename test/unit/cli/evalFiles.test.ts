@@ -7,8 +7,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
-import { saveCheckpoint } from '../../../src/lab/checkpoint';
-import { openRun } from '../../../src/lab/openRun';
+import { saveCheckpoint } from '../../../src/lab/runs/checkpoint';
+import { openRun } from '../../../src/lab/runs/openRun';
 import { FAST, FAST_DEC, cli, tempDir } from './cliHarness';
 
 const tmp = tempDir();

@@ -4,7 +4,7 @@
  */
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseCsv } from '../../../src/csv';
+import { parseCsv } from '../../../src/common/csv';
 import { cli, tempDir } from './cliHarness';
 
 const tmp = tempDir();

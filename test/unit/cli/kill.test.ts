@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
-import { openRun } from '../../../src/lab/openRun';
+import { openRun } from '../../../src/lab/runs/openRun';
 import { FAST, cli, cliAsync, tempDir } from './cliHarness';
 
 const tmp = tempDir();

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
 import type { RunState } from '../../../src/protocol/webview';
 import { validateHostToWebview } from '../../../src/protocol/webview';
-import { decodeArrays, encodeArrays } from '../../../src/wireCodec';
-import { parseCsv } from '../../../src/csv';
+import { decodeArrays, encodeArrays } from '../../../src/common/wireCodec';
+import { parseCsv } from '../../../src/common/csv';
 import { cli, tempDir } from './cliHarness';
 
 const RUN = path.resolve(__dirname, '../../browser/fixtures/run-reverse');

@@ -1,4 +1,4 @@
-import type { StateStore } from '../../../src/extension/runStore';
+import type { StateStore } from '../../../src/extension/runs/runStore';
 
 /** An in-memory stand-in for VS Code's workspaceState (what runStore's StateStore asks of it). */
 export class Memento implements StateStore {

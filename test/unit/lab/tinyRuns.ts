@@ -8,9 +8,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
-import type { OpenRun } from '../../../src/lab/openRun';
-import { openRun } from '../../../src/lab/openRun';
-import { SessionControl, runSession } from '../../../src/lab/session';
+import type { OpenRun } from '../../../src/lab/runs/openRun';
+import { openRun } from '../../../src/lab/runs/openRun';
+import { SessionControl, runSession } from '../../../src/lab/training/session';
 import type { TrainSpec } from '../../../src/protocol/data';
 import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 

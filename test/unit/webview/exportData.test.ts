@@ -1,9 +1,9 @@
 /**
  * The dashboard's CSV exports from its store equal what the CLI writes from the run folder
- * (the same src/csv.ts over the same logged values), also across a resume whose clock restarts.
+ * (the same src/common/csv.ts over the same logged values), also across a resume whose clock restarts.
  */
 import { describe, expect, it } from 'vitest';
-import { headScoresCsv, metricsCsv, parseCsv } from '../../../src/csv';
+import { headScoresCsv, metricsCsv, parseCsv } from '../../../src/common/csv';
 import type { StepMetrics } from '../../../src/protocol/data';
 import type { RunState } from '../../../src/protocol/webview';
 import { exportFileName, runHeadScoresCsv, runsMetricsCsv } from '../../../webview/exportData';

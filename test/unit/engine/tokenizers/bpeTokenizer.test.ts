@@ -5,6 +5,7 @@
  */
 
 import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { describe, it, expect } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import { Rng } from '../../../../src/engine/rng';
@@ -14,7 +15,8 @@ import { encodeWtf8 } from '../../../../src/engine/tokenizers/wtf8';
 import { naiveEncode, tinyAlphabetText } from './naiveBpe';
 import { randomText } from './randomText';
 
-const SHAKESPEARE = '/work/shared/data/tinyshakespeare/input.txt';
+/** Real English prose in the public domain, shipped with the tests (test/fixtures/text/README.md). */
+const PROSE = path.resolve(__dirname, '../../../fixtures/text/state-of-the-union-1790-1809.txt');
 
 function thrown(f: () => unknown): EngineError {
   try {
@@ -52,8 +54,8 @@ describe('trainBpeTokenizer', () => {
   });
 });
 
-describe('BPE on real text (tinyshakespeare)', () => {
-  const text = readFileSync(SHAKESPEARE, 'utf8');
+describe('BPE on real text (State of the Union addresses, 1790–1809)', () => {
+  const text = readFileSync(PROSE, 'utf8');
   const train = text.slice(0, 200_000);
   const heldOut = text.slice(200_000, 260_000);
   const tok = trainBpeTokenizer([train], { vocabSize: 1000 });
@@ -64,10 +66,10 @@ describe('BPE on real text (tinyshakespeare)', () => {
   });
 
   it('compresses: well under one token per byte, on training and held-out text', () => {
-    // Measured: ≈2.55 bytes per token on the training slice, ≈2.4 held out (ASCII: bytes = chars).
+    // Measured: ≈3.2 bytes per token on the training slice, ≈3.1 held out (ASCII: bytes = chars).
     for (const s of [train, heldOut]) {
       const ids = tok.encode(s);
-      expect(encodeWtf8(s).length / ids.length).toBeGreaterThan(2.1);
+      expect(encodeWtf8(s).length / ids.length).toBeGreaterThan(2.8);
     }
   });
 

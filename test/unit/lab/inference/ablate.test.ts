@@ -3,7 +3,7 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { allHeads } from '../../../../src/engine/models/heads';
 import type { Batch } from '../../../../src/engine/models/transformer';
 import { headImportance, lossWithHeadsOff, openRunWithValidation, predictWithHeadsOff } from '../../../../src/lab/inference/ablate';
-import type { OpenRun } from '../../../../src/lab/openRun';
+import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { tinySpec, trainTiny } from '../tinyRuns';
 
 let mt: OpenRun;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { OpenRun } from '../../../../src/lab/openRun';
+import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { attendText } from '../../../../src/lab/inference/attend';
 import type { AttentionMapData } from '../../../../src/protocol/model';
 import { decodeText } from '../../../../src/lab/inference/decode';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import { EOS } from '../../../../src/engine/tokenizers/special';
 import { decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
-import type { OpenRun } from '../../../../src/lab/openRun';
+import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import type { DecodeOutput, DecodeParams } from '../../../../src/protocol/model';
 import { cli } from '../../cli/cliHarness';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';

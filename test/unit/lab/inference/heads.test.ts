@@ -3,8 +3,8 @@ import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeSafetensors, encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { headsOfRun } from '../../../../src/lab/inference/heads';
-import type { OpenRun } from '../../../../src/lab/openRun';
-import { readSnapshots, snapshotSteps } from '../../../../src/lab/snapshots';
+import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import { readSnapshots, snapshotSteps } from '../../../../src/lab/training/snapshots';
 import { validateSnapshot } from '../../../../src/protocol/model';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 

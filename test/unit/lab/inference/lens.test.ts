@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import type { LensInput } from '../../../../src/lab/inference/lens';
 import { inputBatch, logitLens } from '../../../../src/lab/inference/lens';
-import type { OpenRun } from '../../../../src/lab/openRun';
+import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 let lm: OpenRun;

@@ -1,0 +1,72 @@
+/**
+ * The pure parts of "Attention Lab: Evaluate on Files…": which test data a list of chosen
+ * files means for a run of each kind, and how the result reads in the notification and in
+ * the Attention Lab log.
+ *
+ * Leaves out: the dialogs and progress (evaluateCommand.ts) and the evaluation itself
+ * (lab/evaluation/evaluateFiles.ts, in the model worker).
+ */
+
+import * as path from 'node:path';
+import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../../common/format';
+import type { ModelKind } from '../../protocol/data';
+import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
+import { summarizeSkipped } from '../../protocol/data';
+
+/** Pairs decoded for exact match and BLEU (as `eval`'s default --max-pairs). */
+export const EVAL_MAX_PAIRS = 1000;
+
+/** True for a single-file pairs format (.tsv or .jsonl). */
+export function isPairsFile(file: string): boolean {
+  return /\.(tsv|jsonl)$/i.test(file);
+}
+
+/**
+ * The test data `files` (absolute paths) make for a run of `kind`: any text files for a
+ * decoder-only run (paths reported relative to `root`, else to the first file's folder);
+ * one .tsv / .jsonl file, or a source and a target line file, for an encoder-decoder.
+ * Returns a message saying what to choose instead when the files do not fit.
+ */
+export function testDataOf(kind: ModelKind, files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
+  if (files.length === 0) return { error: 'Choose at least one test file.' };
+  if (kind === 'decoder-only') {
+    return { kind: 'documents', paths: files, cwd: root ?? path.dirname(files[0] as string), glob: false };
+  }
+  const [source, target] = files as [string, string | undefined];
+  if (files.length === 1) {
+    if (isPairsFile(source)) return { kind: 'pairs', source, target: null };
+    return { error: `${path.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source line file and then its target line file.` };
+  }
+  if (files.length === 2 && target !== undefined) return { kind: 'pairs', source, target };
+  return { error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.` };
+}
+
+/** One line for the notification: "loss 1.2346 · perplexity 3.44 · exact match 12.5% · BLEU 23.46 · 1,234 tokens". */
+export function evalSummary(r: EvalFilesOutput): string {
+  const parts = [`loss ${formatLoss(r.loss)}`, `perplexity ${formatPerplexity(r.ppl)}`];
+  if (r.kind === 'pairs') parts.push(`exact match ${formatPercent(r.exactMatch)}`, `BLEU ${formatBleu(r.bleu)}`);
+  parts.push(`${formatCount(r.tokens)} tokens`);
+  if (r.skipped.length) parts.push(`${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} skipped`);
+  if (r.pairsTooLong) parts.push(`${r.pairsTooLong} too long`);
+  if (r.unseenChars) parts.push(`${r.unseenChars} unseen characters`);
+  return parts.join(' · ');
+}
+
+/** The lines written to the Attention Lab log. */
+export function evalLogLines(r: EvalFilesOutput): string[] {
+  const lines = [
+    `Evaluated step ${r.step} on ${r.source} (context ${r.context} tokens)`,
+    `  loss ${formatLoss(r.loss)} nats/token · perplexity ${formatPerplexity(r.ppl)} · ${formatCount(r.tokens)} tokens`,
+  ];
+  if (r.kind === 'documents') lines.push(`  ${r.documents} ${r.documents === 1 ? 'document' : 'documents'} scored`);
+  else {
+    lines.push(`  ${r.pairs} pairs scored${r.pairsTooLong ? `, ${r.pairsTooLong} longer than the context left out` : ''}`);
+    lines.push(`  exact match ${formatPercent(r.exactMatch)} · BLEU ${formatBleu(r.bleu)} (greedy decodes of ${r.decoded === r.pairs ? 'every pair' : `the first ${r.decoded} of ${r.pairs} pairs`})`);
+  }
+  if (r.skipped.length) {
+    const named = r.skipped.slice(0, 20).map((s) => s.path).join(', ');
+    lines.push(`  skipped ${r.skipped.length} (${summarizeSkipped(r.skipped)}): ${named}${r.skipped.length > 20 ? ', …' : ''}`);
+  }
+  if (r.unseenChars) lines.push(`  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`);
+  return lines;
+}

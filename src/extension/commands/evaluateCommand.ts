@@ -1,0 +1,111 @@
+/**
+ * "Attention Lab: Evaluate on Files…": scores a trained run on test files it never saw —
+ * text files for a decoder-only run; one .tsv / .jsonl file, or a source and then a target
+ * line file, for an encoder-decoder — in the model worker, behind a cancellable progress
+ * notification, and shows loss, perplexity, exact match, BLEU, tokens and skipped files in
+ * a notification and in the Attention Lab log (what `attention-lab eval --data/--pairs`
+ * prints, from the same lab function).
+ *
+ * Leaves out: the evaluation (lab/evaluation/evaluateFiles.ts) and choosing a run (pickRun.ts).
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ModelKind } from '../../protocol/data';
+import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
+import { TRUST_ACTION, messageOf, showError } from '../base/errors';
+import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, testDataOf } from './evalFiles';
+import { pickRun } from '../runs/pickRun';
+import type { RunItem } from '../runs/runsModel';
+import type { Services } from '../services';
+import { withWorkerProgress } from './workerProgress';
+
+function defaultUri(s: Services): { defaultUri: vscode.Uri } | Record<string, never> {
+  const dir = s.workspaceDir();
+  return dir ? { defaultUri: vscode.Uri.file(dir) } : {};
+}
+
+/** Paths of chosen files on this machine's disk (where the model worker reads), else undefined after saying so. */
+function localPaths(uris: readonly vscode.Uri[] | undefined): string[] | undefined {
+  if (!uris?.length) return undefined;
+  if (uris.some((u) => u.scheme !== 'file')) {
+    void vscode.window.showWarningMessage('Attention Lab reads test files from this machine’s disk; choose files there, not in a virtual or remote workspace.');
+    return undefined;
+  }
+  return uris.map((u) => u.fsPath);
+}
+
+/** Asks for the test files of `run`; undefined when the user cancelled. */
+async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promise<string[] | undefined> {
+  if (kind === 'decoder-only') {
+    const picked = await vscode.window.showOpenDialog({
+      title: `Attention Lab: text files to evaluate ${run.name} on (files it never trained on)`,
+      canSelectFiles: true, canSelectFolders: false, canSelectMany: true, openLabel: 'Evaluate', ...defaultUri(s),
+    });
+    return localPaths(picked);
+  }
+  const first = await vscode.window.showOpenDialog({
+    title: `Attention Lab: test pairs for ${run.name}: a .tsv / .jsonl file, or the source line file`,
+    canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Choose', ...defaultUri(s),
+  });
+  const source = localPaths(first)?.[0];
+  if (!source) return undefined;
+  if (isPairsFile(source)) return [source];
+  const second = await vscode.window.showOpenDialog({
+    title: `Attention Lab: the target line file (line i translates line i of ${path.basename(source)})`,
+    canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Evaluate', defaultUri: vscode.Uri.file(path.dirname(source)),
+  });
+  const target = localPaths(second)?.[0];
+  return target ? [source, target] : undefined;
+}
+
+/** Runs the evaluation in the model worker with a cancellable progress notification; undefined when cancelled. */
+function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): Thenable<EvalFilesOutput | undefined> {
+  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, EVAL_MAX_PAIRS, hooks));
+}
+
+/**
+ * Evaluates a run (`arg`, else the selected or a picked one) on test files: `files` when
+ * given (absolute paths, as the file dialogs would return them), else chosen in dialogs.
+ * Resolves to the result, or undefined when cancelled or failed (failures are shown).
+ */
+export async function evaluateFilesCommand(s: Services, arg: unknown, files?: readonly string[]): Promise<EvalFilesOutput | undefined> {
+  const run = await pickRun(s, arg, { trained: true, purpose: 'evaluate' });
+  if (!run) return undefined;
+  if (!vscode.workspace.isTrusted) {
+    showError(s.log, 'This workspace is in Restricted Mode, so Attention Lab does not read its files to evaluate a run. Trust the workspace first.', undefined, TRUST_ACTION);
+    return undefined;
+  }
+  const kind = run.kind;
+  if (kind === null) {
+    void vscode.window.showWarningMessage(`${run.name} has not said what kind of model it is yet; try again once it has saved a checkpoint.`);
+    return undefined;
+  }
+  const chosen = files ?? (await pickTestFiles(s, run, kind));
+  if (!chosen) return undefined;
+  const found = testDataOf(kind, chosen, s.workspaceDir());
+  if ('error' in found) {
+    void vscode.window.showWarningMessage(found.error);
+    return undefined;
+  }
+  // Test documents are read within the same size limits as training data.
+  const limits = s.settings().data;
+  const data: EvalFilesData = found.kind === 'documents' ? { ...found, maxFileBytes: Math.round(limits.maxFileSizeMB * 2 ** 20), maxTotalBytes: Math.round(limits.maxTotalSizeMB * 2 ** 20) } : found;
+  let out: EvalFilesOutput | undefined;
+  try {
+    out = await evaluateWithProgress(s, run, data);
+  } catch (e) {
+    await showError(s.log, `Evaluating ${run.name} on files failed: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  if (!out) {
+    s.log.info(`Evaluation of ${run.name} cancelled.`);
+    return undefined;
+  }
+  for (const line of evalLogLines(out)) s.log.info(`${run.name}: ${line}`);
+  const result = out;
+  void vscode.window.showInformationMessage(`${run.name} on ${result.source}: ${evalSummary(result)}`, 'Open Log').then((a) => {
+    if (a) s.log.show(true);
+  });
+  return result;
+}

@@ -1,0 +1,82 @@
+/**
+ * "Attention Lab: Open PyTorch Checkpoint…": a .safetensors checkpoint (ours, nanoGPT's,
+ * Hugging Face GPT-2's or the seed notebook's), or the folder holding it, becomes a run
+ * folder under the runs folder — imported in the model worker (lab/interop/importCheckpoint.ts, the
+ * job `attention-lab import` runs) behind a cancellable progress notification in megabytes
+ * read — and opens in the dashboard, where its attention, Score Selection, Decode and export
+ * work as for any run.
+ *
+ * Leaves out: the import itself, and fine-tuning options (`attention-lab import --data`).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { formatBytes, formatCompact } from '../../common/format';
+import type { ImportOutput } from '../../protocol/modelWorker';
+import { TRUST_ACTION, messageOf, showError } from '../base/errors';
+import type { Services } from '../services';
+import { withWorkerProgress } from './workerProgress';
+
+/** A new folder under `root` named after the checkpoint: `<name>`, `<name>-2`, … */
+export function importRunDir(root: string, from: string): string {
+  const base = path.basename(from).replace(/\.safetensors$/i, '') || 'checkpoint';
+  const name = base === 'model' ? path.basename(path.dirname(from)) || 'checkpoint' : base;
+  let dir = path.join(root, `${name}-imported`);
+  for (let i = 2; fs.existsSync(dir); i++) dir = path.join(root, `${name}-imported-${i}`);
+  return dir;
+}
+
+async function pickCheckpoint(s: Services): Promise<string | undefined> {
+  const dir = s.workspaceDir();
+  const picked = await vscode.window.showOpenDialog({
+    title: 'Attention Lab: a PyTorch checkpoint (.safetensors) or the folder holding it with config.json and the tokenizer',
+    canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: 'Import',
+    filters: { 'safetensors checkpoints': ['safetensors'] },
+    ...(dir ? { defaultUri: vscode.Uri.file(dir) } : {}),
+  });
+  const uri = picked?.[0];
+  if (!uri) return undefined;
+  if (uri.scheme !== 'file') {
+    void vscode.window.showWarningMessage('Attention Lab reads checkpoints from this machine’s disk; choose one there, not in a virtual or remote workspace.');
+    return undefined;
+  }
+  return uri.fsPath;
+}
+
+function importWithProgress(s: Services, from: string, outDir: string): Thenable<ImportOutput | undefined> {
+  return withWorkerProgress(`Attention Lab: importing ${path.basename(from)}`, (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`, (hooks) => s.models.importCheckpoint(from, outDir, hooks));
+}
+
+/**
+ * Imports `arg` (a path or Uri; else one chosen in a dialog) and opens the new run in the
+ * dashboard. Resolves to what was imported, or undefined when cancelled or failed (failures
+ * are shown with "Open Log"; nothing is written).
+ */
+export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): Promise<ImportOutput | undefined> {
+  if (!vscode.workspace.isTrusted) {
+    showError(s.log, 'This workspace is in Restricted Mode, so Attention Lab does not read checkpoints into it. Trust the workspace first.', undefined, TRUST_ACTION);
+    return undefined;
+  }
+  const from = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : await pickCheckpoint(s);
+  if (!from) return undefined;
+  const outDir = importRunDir(s.runsRoot().root, path.resolve(from));
+  let out: ImportOutput | undefined;
+  try {
+    out = await importWithProgress(s, from, outDir);
+  } catch (e) {
+    await showError(s.log, `Importing ${path.basename(from)} failed: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  if (!out) {
+    s.log.info(`Import of ${from} cancelled; nothing was written.`);
+    return undefined;
+  }
+  s.log.info(`Imported ${out.modelFile} (${out.layoutText}): ${formatCompact(out.params)} parameters, tokenizer ${out.tokenizer} → ${out.runDir}`);
+  for (const n of out.notes) s.log.info(`  ${n}`);
+  s.runs.refresh();
+  await s.active.set(out.runDir);
+  s.dashboard.open(out.runDir);
+  void vscode.window.showInformationMessage(`Imported ${path.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ${path.basename(out.runDir)}.`);
+  return out;
+}

@@ -1,0 +1,310 @@
+/**
+ * "Attention Lab: Configure Model…": a multi-step quick pick — model kind, data source
+ * (documents by glob, detected pairs files, or a built-in task), tokenizer and vocabulary
+ * size, preset, steps — ending on a review that shows the parameter count, memory estimate
+ * and measured time per step, and where the settings will be written, before anything is
+ * saved. The glob box counts the files it matches as the user types (the corpus plan that
+ * training makes, bounded and cancelled by the next keystroke), lists them with the skipped
+ * ones on request, and refuses a glob that matches nothing. Saves to workspace settings
+ * when a folder is open (the review can switch to user settings), says where it saved, and
+ * can start training.
+ *
+ * Leaves out: the rules and texts of the choices (configureDraft.ts, dataPreview.ts) and the
+ * estimates themselves (the lab module plans the model and the corpus; the model worker
+ * times a few steps).
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Draft, SettingsTarget, StepName } from './configureDraft';
+import {
+  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, ownTokenizer, presetSizes, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+} from './configureDraft';
+import type { GlobPreview } from './dataPreview';
+import { previewLine, previewRows } from './dataPreview';
+import { messageOf } from '../base/errors';
+import { formatCompact, formatCount, formatDuration } from '../../common/format';
+import type { Back, LiveResult, StepOptions, ValueItem } from './quickInput';
+import { BACK, inputStep, pickStep } from './quickInput';
+import type { Services } from '../services';
+import { specFromSettings } from './settings';
+import { documentsRoot, findDocumentFiles } from '../training/trainData';
+
+const TITLE = 'Attention Lab: Configure Model';
+const TOTAL = STEP_ORDER.length + 1;
+
+type Step = (d: Draft, back: boolean) => Promise<Draft | Back | undefined>;
+
+/** Most files the glob box looks at (the count then reads "1,000+"); Train takes up to 20,000. */
+const PREVIEW_FILES = 1000;
+
+/** Runs the flow; returns true when settings were saved. */
+export async function configureModel(s: Services): Promise<boolean> {
+  const trusted = vscode.workspace.isTrusted;
+  const byName: Record<StepName, Step> = {
+    kind: (d, b) => kindStep(d, b),
+    data: (d, b) => dataStep(s, d, b, trusted),
+    tokenizer: (d, b) => tokenizerStep(d, b),
+    preset: (d, b) => presetStep(s, d, b),
+    steps: (d, b) => stepsStep(d, b),
+  };
+  let draft = draftFromSettings(s.settings());
+  if (!trusted) draft = withKind(draft, draft.kind, true);
+  // A step the draft skips (the tokenizer of a task with its own letters) is passed over, forward and back.
+  for (let i = stepFrom(draft, -1, 1); i < STEP_ORDER.length; ) {
+    const r = await byName[STEP_ORDER[i] as StepName](draft, i > 0);
+    if (r === undefined) return false;
+    if (r !== BACK) draft = r;
+    i = stepFrom(draft, i, r === BACK ? -1 : 1);
+  }
+  const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
+  const choice = await reviewStep(s, draft, hasFolder ? 'workspace' : 'user', hasFolder);
+  if (!choice) return false;
+  const target = choice.target === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const config = vscode.workspace.getConfiguration();
+  for (const [key, value] of draftUpdates(choice.draft)) await config.update(key, value, target);
+  const where = targetText(choice.target, workspaceFileName());
+  s.log.info(`Saved the configuration to ${where}.`);
+  // Not awaited: training starts while the message is up.
+  void vscode.window.showInformationMessage(`Saved to ${where}.`, 'Open').then((open) => {
+    if (open) void vscode.commands.executeCommand(choice.target === 'workspace' ? 'workbench.action.openWorkspaceSettingsFile' : 'workbench.action.openSettingsJson');
+  });
+  if (choice.action === 'train') await vscode.commands.executeCommand('attentionLab.train');
+  return true;
+}
+
+/** The .code-workspace file's name when one is open (workspace settings go there), else null. */
+function workspaceFileName(): string | null {
+  const f = vscode.workspace.workspaceFile;
+  return f && f.scheme === 'file' ? path.basename(f.fsPath) : null;
+}
+
+const opts = (step: number, back: boolean): StepOptions => ({ title: TITLE, step, totalSteps: TOTAL, back });
+const stepNo = (name: StepName): number => STEP_ORDER.indexOf(name) + 1;
+
+async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+  const trusted = vscode.workspace.isTrusted;
+  const items: ValueItem<Draft['kind']>[] = [
+    {
+      label: 'decoder-only', value: 'decoder-only', description: 'GPT-style language model',
+      detail: trusted
+        ? `Trains on documents (workspace files) or the built-in ${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
+        : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace files are not read).`,
+    },
+    { label: 'encoder-decoder', value: 'encoder-decoder', description: '"Attention Is All You Need"', detail: 'Trains on source → target pairs or a built-in task (reverse, sort, dates…) and translates.' },
+  ];
+  const r = await pickStep({ ...opts(stepNo('kind'), back), placeholder: 'Which transformer?', items, active: d.kind });
+  return r === undefined || r === BACK ? r : withKind(d, r, !trusted);
+}
+
+async function presetStep(s: Services, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+  const base = s.settings();
+  const sizes = presetSizes(base, d, (spec, chars) => s.lab.get().estimateSpec(spec, chars));
+  const items = sizes.map((c): ValueItem<Draft['preset']> => ({ label: c.preset, value: c.preset, description: c.label, detail: c.size.ok ? c.size.line : c.size.error }));
+  const r = await pickStep({ ...opts(stepNo('preset'), back), placeholder: `Size of the ${d.kind} model`, items, active: d.preset });
+  return r === undefined || r === BACK ? r : { ...d, preset: r };
+}
+
+type DataChoice = { kind: 'documents' } | { kind: 'pairs'; source: string; target: string } | { kind: 'task'; task: Draft['task'] };
+
+/** The built-in tasks of a model kind, under a separator. */
+function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
+  return [
+    { label: 'Built-in tasks', kind: vscode.QuickPickItemKind.Separator },
+    ...tasksOf(kind).map((task): ValueItem<DataChoice> => ({ label: `$(beaker) ${task}`, value: { kind: 'task', task }, description: taskBlurb(task) })),
+  ];
+}
+
+/**
+ * Documents (then the glob box) or the decoder-only model's built-in task. One line per row:
+ * a truncated detail line would open a hover over the row below it.
+ */
+async function decoderDataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
+  const documents: ValueItem<DataChoice>[] = trusted
+    ? [{ label: '$(files) Documents in this workspace…', value: { kind: 'documents' }, description: `a glob, now ${d.include}` }]
+    : [];
+  const items = [...documents, ...taskItems('decoder-only')];
+  for (;;) {
+    const active = d.source === 'task' ? items.find((i) => i.value?.kind === 'task' && i.value.task === d.task)?.value : documents[0]?.value;
+    const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder: trusted ? 'Train on documents or a built-in task' : 'Built-in task (Restricted Mode: workspace files are not read)', items, ...(active ? { active } : {}) });
+    if (r === undefined || r === BACK) return r;
+    if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
+    const g = await globStep(s, d, true);
+    if (g !== BACK) return g;
+  }
+}
+
+async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
+  if (d.kind === 'decoder-only') return decoderDataStep(s, d, back, trusted);
+  const ws = s.workspaceDir();
+  const tasks = taskItems('encoder-decoder');
+  const pairs = trusted && ws ? findPairs(s, ws).catch(() => []) : Promise.resolve([]);
+  const withPairs = pairs.then((found) => [
+    ...(found.length ? [{ label: 'Pairs files in this workspace', kind: vscode.QuickPickItemKind.Separator } as ValueItem<DataChoice>, ...found] : []),
+    ...tasks,
+  ]);
+  const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder: trusted ? 'Source → target data' : 'Built-in task (Restricted Mode: workspace files are not read)', items: tasks, busy: withPairs });
+  if (r === undefined || r === BACK) return r;
+  if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
+  if (r.kind === 'pairs') return withData(d, { source: 'pairs', pairsSource: r.source, pairsTarget: r.target });
+  return withData(d, { source: 'documents' });
+}
+
+/** The documents glob, with the live count and the preview list. */
+async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+  const seen = new Map<string, GlobPreview & { chars: number | null }>();
+  const r = await inputStep({
+    ...opts(stepNo('data'), back),
+    prompt: 'Documents to train on: a glob of workspace files (files.exclude and .gitignore are honored)',
+    value: d.include,
+    validate: validateGlob,
+    live: {
+      delayMs: 300,
+      run: async (value, token): Promise<LiveResult> => {
+        const p = await previewGlob(s, value.trim(), token);
+        seen.set(value.trim(), p);
+        return previewLine(p);
+      },
+    },
+    button: { icon: 'list-flat', tooltip: 'Preview files…', run: (value) => showPreview(s, value.trim(), seen) },
+  });
+  if (r === undefined || r === BACK) return r;
+  const include = r.trim();
+  return withData(d, { source: 'documents', include, charsSeen: seen.get(include)?.chars ?? null });
+}
+
+/** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
+async function previewGlob(s: Services, glob: string, token: vscode.CancellationToken): Promise<GlobPreview & { chars: number | null }> {
+  const settings = s.settings();
+  const found = await findDocumentFiles(glob, settings.data.exclude, s.runsRoot().root, PREVIEW_FILES, token);
+  const none = { glob, found: 0, capped: false, excluded: found.excluded, files: [], bytes: 0, skipped: [], read: 0, planned: 0, chars: null };
+  if (found.files.length === 0) return none;
+  const data = specFromSettings(settings, { kind: 'documents', files: [], root: '' }).data;
+  const limits = data.kind === 'documents' ? { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes, skipGenerated: data.skipGenerated } : {};
+  const abort = new AbortController();
+  const sub = token.onCancellationRequested(() => abort.abort());
+  try {
+    const p = await s.lab.get().previewDocuments(found.files, documentsRoot(found.files), limits, {}, abort.signal);
+    const complete = !found.capped && p.read === p.planned;
+    return { glob, found: found.files.length, capped: found.capped, excluded: found.excluded, files: p.files, bytes: p.bytes, skipped: p.skipped, read: p.read, planned: p.planned, chars: complete ? p.distinctChars : null };
+  } finally {
+    sub.dispose();
+  }
+}
+
+/** The "Preview files…" list: the files to train on with their sizes, then the skipped ones with why. */
+async function showPreview(s: Services, glob: string, seen: Map<string, GlobPreview>): Promise<void> {
+  const qp = vscode.window.createQuickPick<vscode.QuickPickItem>();
+  qp.title = `Files matching ${glob}`;
+  qp.placeholder = 'Type to filter; Escape goes back to the glob';
+  qp.matchOnDescription = true;
+  qp.busy = true;
+  const show = (p: GlobPreview): void => {
+    qp.busy = false;
+    qp.items = previewRows(p).map((row): vscode.QuickPickItem =>
+      row.kind === 'separator' ? { label: row.label, kind: vscode.QuickPickItemKind.Separator } : { label: `$(${row.kind === 'file' ? 'file' : 'circle-slash'}) ${row.label}`, ...(row.description ? { description: row.description } : {}) },
+    );
+    if (p.found === 0) qp.items = [{ label: `$(warning) ${previewLine(p).message}` }];
+  };
+  const known = seen.get(glob);
+  const cts = new vscode.CancellationTokenSource();
+  if (known) show(known);
+  else
+    void previewGlob(s, glob, cts.token).then(
+      (p) => !cts.token.isCancellationRequested && show(p),
+      (e: unknown) => {
+        qp.busy = false;
+        qp.items = [{ label: `$(error) ${messageOf(e)}` }];
+      },
+    );
+  await new Promise<void>((resolve) => {
+    qp.onDidAccept(() => qp.hide());
+    qp.onDidHide(() => resolve());
+    qp.show();
+  });
+  cts.cancel();
+  cts.dispose();
+  qp.dispose();
+}
+
+function taskBlurb(task: Draft['task']): string {
+  return { copy: "'abc' → 'abc'", reverse: "'abcde' → 'edcba'", sort: "'dbca' → 'abcd'", addition: "'12+345' → '357'", dates: "'Wed, 3 Mar 2021' → '2021-03-03'", induction: "'qxfb…qxfb…' repeated random letters: watch an induction head form" }[task];
+}
+
+async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
+  const hits = await vscode.workspace.findFiles('**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', undefined, 200);
+  const dirs = [ws, ...hits.map((u) => path.dirname(u.fsPath))];
+  const found = await s.lab.get().detectPairs(dirs);
+  const rel = (p: string): string => path.relative(ws, p) || p;
+  return found.map((c) => ({ label: `$(files) ${c.label}`, value: { kind: 'pairs', source: rel(c.source), target: c.target ? rel(c.target) : '' }, description: path.dirname(rel(c.source)) === '.' ? '' : path.dirname(rel(c.source)) }));
+}
+
+async function tokenizerStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+  const items: ValueItem<Draft['tokenizer']>[] = [
+    { label: 'char', value: 'char', description: 'one token per character', detail: 'Small vocabulary; the clearest attention maps.' },
+    { label: 'bpe', value: 'bpe', description: 'byte-level BPE (GPT-2 pre-tokenizer)', detail: 'Merges frequent byte pairs; shorter sequences, larger vocabulary.' },
+  ];
+  for (;;) {
+    const r = await pickStep({ ...opts(stepNo('tokenizer'), back), placeholder: 'Tokenizer (trained on your data before the model)', items, active: d.tokenizer });
+    if (r === undefined || r === BACK) return r;
+    if (r === 'char') return { ...d, tokenizer: 'char' };
+    const v = await inputStep({ ...opts(stepNo('tokenizer'), true), prompt: 'BPE vocabulary size (260 special and byte tokens plus merges)', value: String(d.vocabSize), validate: validateVocab });
+    if (v === undefined) return undefined;
+    if (v !== BACK) return { ...d, tokenizer: 'bpe', vocabSize: Number(v.trim()) };
+  }
+}
+
+async function stepsStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+  const r = await inputStep({ ...opts(stepNo('steps'), back), prompt: 'Training steps (optimizer updates)', value: String(d.steps), validate: validateSteps });
+  return r === undefined || r === BACK ? r : { ...d, steps: Number(r.trim()) };
+}
+
+/** What the review decided: save (and maybe train) a draft to a settings target. */
+interface ReviewChoice {
+  readonly action: 'save' | 'train';
+  readonly target: SettingsTarget;
+  readonly draft: Draft;
+}
+
+type ReviewValue = 'save' | 'train' | 'where';
+
+/**
+ * The review: Save and Save and Train on short rows (a row's hover then never covers
+ * another action), where the settings go (a row switches workspace ↔ user), and the
+ * configuration with its size and measured speed on the last row.
+ */
+async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwitch: boolean, timing?: Promise<string>): Promise<ReviewChoice | undefined> {
+  const spec = estimateSpecOf(s.settings(), d);
+  const size = draftSize(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars));
+  const describe = `${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`} · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
+  const where = targetText(target, workspaceFileName());
+  const other: SettingsTarget = target === 'workspace' ? 'user' : 'workspace';
+  const items = (time: string): ValueItem<ReviewValue>[] =>
+    !size.ok
+      ? [{ label: '$(error) This configuration is invalid', detail: size.error }]
+      : [
+          { label: '$(play) Save and Train', value: 'train', description: `to ${where}` },
+          { label: '$(check) Save', value: 'save', description: `to ${where}` },
+          ...(canSwitch ? [{ label: `$(arrow-swap) Save to ${targetText(other, workspaceFileName())} instead`, value: 'where' as const }] : []),
+          { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
+          { label: `$(info) ${size.line}`, detail: time },
+        ];
+  const timed =
+    timing ??
+    (size.ok
+      ? s.models.calibrate(spec, s.lab.get().estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null).vocabSize).then(
+          (c) => `≈ ${formatDuration(c.secondsPerStep)} per step (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
+          (err) => `Time per step unknown: ${messageOf(err)}`,
+        )
+      : Promise.resolve(''));
+  const r = await pickStep({ ...opts(TOTAL, true), placeholder: describe, items: items('Measuring time per step on this machine…'), busy: timed.then(items), active: 'train' });
+  if (r === BACK) return reviewBack(s, d, target, canSwitch);
+  if (r === 'where') return reviewStep(s, d, other, canSwitch, timed);
+  return r === 'save' || r === 'train' ? { action: r, target, draft: d } : undefined;
+}
+
+async function reviewBack(s: Services, d: Draft, target: SettingsTarget, canSwitch: boolean): Promise<ReviewChoice | undefined> {
+  const r = await stepsStep(d, true);
+  if (r === undefined || r === BACK) return undefined;
+  return reviewStep(s, r, target, canSwitch);
+}

@@ -1,0 +1,232 @@
+/**
+ * Commands on one run: open a run folder from disk ("Open Run…", e.g. one the command
+ * line trained), reveal its folder, rename it and note on it, delete it or several (after one
+ * modal confirmation; never while it trains), export it for PyTorch into a chosen folder, and show the model's attention on
+ * the editor's selection in the dashboard.
+ *
+ * Leaves out: training and decoding (trainCommand.ts, decodeCommand.ts).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { messageOf, showError } from '../base/errors';
+import { pickRun, runDirOf } from './pickRun';
+import type { RunItem } from './runsModel';
+import type { Services } from '../services';
+import { selectedText } from '../commands/decodeCommand';
+
+/** "Open Run…": adds a run folder chosen on disk to the runs and opens it in the dashboard. */
+export async function openRunCommand(s: Services, arg?: unknown): Promise<string | undefined> {
+  let dir = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
+  if (!dir) {
+    const picked = await vscode.window.showOpenDialog({ title: 'Attention Lab: open a run folder (it holds run.json)', canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Open Run', ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}) });
+    if (!picked?.[0]) return undefined;
+    dir = picked[0].fsPath;
+  }
+  const lab = s.lab.get();
+  if (!lab.isRunFolder(dir)) {
+    await showError(s.log, `${dir} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`);
+    return undefined;
+  }
+  const listing = lab.readListing(dir);
+  if (!listing.ok) {
+    await showError(s.log, `Cannot open ${path.basename(dir)}: ${listing.error}`);
+    return undefined;
+  }
+  const runDir = path.resolve(dir);
+  if (path.dirname(runDir) !== path.resolve(s.runsRoot().root)) await s.registry.addOpened(runDir);
+  await s.active.set(runDir);
+  s.runs.refresh();
+  s.dashboard.open(runDir);
+  return runDir;
+}
+
+/** Reveals a run's folder: in the Explorer when it is inside the workspace, else in the OS (desktop) or by opening run.json. */
+export async function revealRunCommand(s: Services, arg: unknown): Promise<void> {
+  const run = await pickRun(s, arg, { trained: false, purpose: 'reveal' });
+  if (!run) return;
+  const uri = vscode.Uri.file(run.runDir);
+  if (vscode.workspace.getWorkspaceFolder(uri)) {
+    await vscode.commands.executeCommand('revealInExplorer', uri);
+    return;
+  }
+  if (vscode.env.uiKind === vscode.UIKind.Desktop && vscode.env.remoteName === undefined) {
+    await vscode.commands.executeCommand('revealFileInOS', uri);
+    return;
+  }
+  await vscode.window.showTextDocument(vscode.Uri.file(path.join(run.runDir, 'run.json')), { preview: true });
+  void vscode.window.showInformationMessage(`${run.name} is in ${run.runDir}.`);
+}
+
+/** The runs a Runs-view command was invoked on: the multi-selection when `arg` is part of it, else none. */
+export function selectedRuns(s: Services, arg: unknown, selection: unknown): RunItem[] {
+  const named = runDirOf(arg);
+  if (!named || !Array.isArray(selection) || selection.length < 2) return [];
+  const dirs = selection.map(runDirOf).filter((d): d is string => d !== null);
+  if (!dirs.includes(named)) return [];
+  return dirs.map((d) => s.runs.find(d)).filter((r): r is RunItem => r !== undefined);
+}
+
+/**
+ * Deletes one run folder, or every run selected in the Runs view (`selection`), after one
+ * modal confirmation that names how many. Runs that are training are left alone, and said so.
+ */
+export async function deleteRunCommand(s: Services, arg: unknown, selection?: unknown): Promise<boolean> {
+  let runs = selectedRuns(s, arg, selection);
+  if (runs.length === 0) {
+    const run = await pickRun(s, arg, { trained: false, purpose: 'delete' });
+    if (!run) return false;
+    runs = [run];
+  }
+  const training = runs.filter((r) => r.active);
+  runs = runs.filter((r) => !r.active);
+  if (runs.length === 0) {
+    void vscode.window.showWarningMessage(`${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.`);
+    return false;
+  }
+  const one = runs.length === 1 ? (runs[0] as RunItem) : null;
+  const kept = training.length > 0 ? ` ${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training and will be kept.` : '';
+  const answer = await vscode.window.showWarningMessage(
+    one ? `Delete ${one.name}?` : `Delete ${runs.length} runs?`,
+    {
+      modal: true,
+      detail: one
+        ? `This removes ${one.runDir} and everything in it (model, checkpoints, metrics, snapshots). It cannot be undone.${kept}`
+        : `This removes the folders of ${runs.map((r) => r.name).join(', ')} and everything in them (models, checkpoints, metrics, snapshots). It cannot be undone.${kept}`,
+    },
+    'Delete',
+  );
+  if (answer !== 'Delete') return false;
+  let deleted = 0;
+  for (const run of runs) {
+    try {
+      await fs.promises.rm(run.runDir, { recursive: true, force: true });
+      deleted++;
+    } catch (e) {
+      await showError(s.log, `Could not delete ${run.runDir}: ${messageOf(e)}`, e);
+      continue;
+    }
+    await s.registry.removeOpened(run.runDir);
+    if (s.active.id() === run.runDir) await s.active.set(null);
+    s.log.info(`Deleted ${run.runDir}.`);
+  }
+  s.runs.refresh();
+  s.dashboard.reload();
+  return deleted === runs.length;
+}
+
+/**
+ * Renames a run: a display name kept in run.json. The folder keeps its name — it is the
+ * run's id for the editor's state (the active run, opened runs, the dashboard), for the
+ * command line and for a worker that may be writing into it right now, so renaming it is
+ * not safe while anything holds it. An empty name goes back to the folder's name.
+ */
+export async function renameRunCommand(s: Services, arg: unknown, nameArg?: string): Promise<string | undefined> {
+  const run = await pickRun(s, arg, { trained: false, purpose: 'rename' });
+  if (!run) return undefined;
+  const lab = s.lab.get();
+  const name =
+    typeof nameArg === 'string'
+      ? nameArg
+      : await vscode.window.showInputBox({
+          title: `Attention Lab: rename ${run.name}`,
+          prompt: `The name the Runs view, the dashboard and the status bar show (the folder ${path.basename(run.runDir)} keeps its name). Empty: the folder's name.`,
+          value: run.name,
+          valueSelection: [0, run.name.length],
+          validateInput: (v) => lab.runNameProblem(v),
+          ignoreFocusOut: true,
+        });
+  if (name === undefined) return undefined;
+  try {
+    lab.setRunLabel(run.runDir, { displayName: name });
+  } catch (e) {
+    await showError(s.log, `Could not rename ${run.name}: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  const shown = name.trim() || path.basename(run.runDir);
+  s.log.info(`Renamed ${run.runDir} to "${shown}".`);
+  s.runs.refresh();
+  s.dashboard.reload();
+  return shown;
+}
+
+/** Adds, edits or (empty) removes a run's note, shown in the Runs view's tooltip and the dashboard header. */
+export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: string): Promise<string | undefined> {
+  const run = await pickRun(s, arg, { trained: false, purpose: 'annotate' });
+  if (!run) return undefined;
+  const note =
+    typeof noteArg === 'string'
+      ? noteArg
+      : await vscode.window.showInputBox({
+          title: `Attention Lab: note on ${run.name}`,
+          prompt: 'What this run tries or found (shown in the Runs view tooltip and the dashboard header). Empty removes the note.',
+          value: run.note ?? '',
+          ignoreFocusOut: true,
+        });
+  if (note === undefined) return undefined;
+  try {
+    s.lab.get().setRunLabel(run.runDir, { note });
+  } catch (e) {
+    await showError(s.log, `Could not save the note on ${run.name}: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  s.runs.refresh();
+  s.dashboard.reload();
+  return note.trim();
+}
+
+/** Exports a run's model for PyTorch into a folder the user picks (or `outDir`). */
+export async function exportRunCommand(s: Services, arg: unknown, outDir?: string): Promise<string[] | undefined> {
+  const run = await pickRun(s, arg, { trained: true, purpose: 'export' });
+  if (!run) return undefined;
+  let out = outDir;
+  if (!out) {
+    const picked = await vscode.window.showOpenDialog({ title: `Attention Lab: export ${run.name} for PyTorch into…`, canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Export Here' });
+    if (!picked?.[0]) return undefined;
+    out = picked[0].fsPath;
+  }
+  const target = path.join(out, path.basename(run.runDir));
+  let force = false;
+  if (fs.existsSync(target) && fs.statSync(target).isDirectory() && fs.readdirSync(target).length > 0) {
+    const replace = await vscode.window.showWarningMessage(`${target} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');
+    if (replace !== 'Replace') return undefined;
+    force = true;
+  }
+  let result;
+  try {
+    result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` }, () => s.models.exportPytorch(run.runDir, out as string, force));
+  } catch (e) {
+    await showError(s.log, `Export of ${run.name} failed: ${messageOf(e)}`, e);
+    return undefined;
+  }
+  const names = run.kind === 'decoder-only' ? "nanoGPT's GPT" : "the notebook Transformer's";
+  const dir = result.dir;
+  s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => path.basename(f)).join(', ')}`);
+  for (const w of result.warnings) s.log.warn(`Export of ${run.name}: ${w}`);
+  const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';
+  void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch into ${dir} (weights, config, tokenizer, README).${warn}`, 'Open README').then((a) => {
+    if (a) void vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, 'README.md')));
+  });
+  return [...result.files];
+}
+
+/** Shows the attention of a trained run on the editor's selection, in the dashboard. */
+export async function showAttentionCommand(s: Services, arg: unknown, textArg?: string): Promise<boolean> {
+  const text = typeof textArg === 'string' ? textArg : selectedText();
+  if (!text) {
+    void vscode.window.showInformationMessage('Select some text first: Show Attention draws how every token of it attends to the others, per layer and head.');
+    return false;
+  }
+  const run = await pickRun(s, arg, { trained: true, purpose: 'show attention' });
+  if (!run) return false;
+  try {
+    const snapshot = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` }, () => s.models.attend(run.runDir, text));
+    s.dashboard.showAttention(run.runDir, text, snapshot);
+    if (snapshot.truncation !== undefined) void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
+    return true;
+  } catch (e) {
+    await showError(s.log, `Computing attention with ${run.name} failed: ${messageOf(e)}`, e);
+    return false;
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The words for a run and its state in the editor's small places: the active run's status-bar
+ * item and tooltip, a run in a quick pick, the training notification's line. Pure (no VS Code
+ * import), so each wording is tested.
+ *
+ * Leaves out: the state itself (protocol/runStatus.ts) and the numbers' formats (src/common/format.ts).
+ */
+
+import { formatLoss } from '../../common/format';
+import type { RunItem } from './runsModel';
+
+/** "decoder-only · completed · step 60/60 · val 1.234": what tells runs apart in a quick pick. */
+export function runChoiceDescription(r: RunItem): string {
+  const val = r.bestValLoss === null ? '' : ` · val ${formatLoss(r.bestValLoss)}`;
+  return `${r.kind ?? 'model'} · ${r.status} · step ${r.step}/${r.totalSteps}${val}`;
+}
+
+/** The status-bar text for the active run (or for none). */
+export function activeRunText(r: RunItem | undefined): string {
+  if (!r) return '$(star-empty) No active run';
+  return `$(star-full) ${r.name} · ${r.kind ?? 'model'} · step ${r.step}`;
+}
+
+/** The tooltip's lines (Markdown-free text) for the active run. */
+export function activeRunTooltip(r: RunItem | undefined): string {
+  if (!r) return 'No active run: commands ask which run to use. Click to pick one.';
+  const lines = [
+    `Active run: ${r.name}`,
+    `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}${r.backend ? ` · ${r.backend} backend` : ''}`,
+  ];
+  if (r.note) lines.push(`Note: ${r.note}`);
+  lines.push('Score Selection, Show Attention, Decode and Export use this run. Click to pick another.');
+  return lines.join('\n\n');
+}
+
+/** The progress notification's line: the state the run is in now, in words. */
+export function trainingProgressMessage(st: { readonly step: number; readonly totalSteps: number; readonly loss: number | null; readonly paused: boolean; readonly stopping: boolean }): string {
+  const where = `step ${st.step}/${st.totalSteps} · loss ${formatLoss(st.loss)}`;
+  if (st.stopping) return `stopping after ${where} (saving a checkpoint)…`;
+  if (st.paused) return `paused at ${where} — "Pause / Resume Training" or the dashboard's Resume continues it`;
+  return where;
+}

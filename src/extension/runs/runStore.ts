@@ -1,0 +1,74 @@
+/**
+ * Where run folders live and which ones the extension shows: the runs root (extension
+ * storage by default, a workspace folder when `attentionLab.runs.location` says so and the
+ * workspace is trusted) plus run folders opened from elsewhere ("Open Run…", e.g. made by
+ * the command line), remembered in workspace state so they survive reloads.
+ *
+ * Leaves out: reading the folders (lab/hostLab.ts) and showing them (runsTree.ts).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isInside } from '../base/folders';
+import type { Settings } from '../configure/settings';
+
+/** Where new runs go, and why. */
+export interface RunsRoot {
+  readonly root: string;
+  readonly where: 'extensionStorage' | 'workspace';
+  /** Set when the setting asked for something that could not be honored. */
+  readonly note: string | null;
+}
+
+/** Inputs of {@link resolveRunsRoot}. */
+export interface RootInputs {
+  readonly settings: Settings['runs'];
+  readonly trusted: boolean;
+  /** Extension storage for this workspace (or global storage without one). */
+  readonly storageDir: string;
+  /** First workspace folder on disk, or null (none, or virtual). */
+  readonly workspaceDir: string | null;
+}
+
+/** The runs root for the settings; falls back to extension storage with a note. */
+export function resolveRunsRoot(i: RootInputs): RunsRoot {
+  const storage = path.join(i.storageDir, 'runs');
+  if (i.settings.location !== 'workspace') return { root: storage, where: 'extensionStorage', note: null };
+  if (!i.trusted) return { root: storage, where: 'extensionStorage', note: 'Runs are kept in extension storage because this workspace is in Restricted Mode.' };
+  if (!i.workspaceDir) return { root: storage, where: 'extensionStorage', note: 'Runs are kept in extension storage because no workspace folder on disk is open.' };
+  const root = path.resolve(i.workspaceDir, i.settings.folder);
+  if (!isInside(i.workspaceDir, root) || root === path.resolve(i.workspaceDir)) {
+    return { root: storage, where: 'extensionStorage', note: `attentionLab.runs.folder "${i.settings.folder}" points outside the workspace; runs are kept in extension storage instead.` };
+  }
+  return { root, where: 'workspace', note: null };
+}
+
+/** Memento-like storage (VS Code's `workspaceState`). */
+export interface StateStore {
+  get<T>(key: string, fallback: T): T;
+  update(key: string, value: unknown): Thenable<void>;
+}
+
+const OPENED_KEY = 'attentionLab.openedRuns';
+/** Run folders opened from outside the runs root (the active run is activeRun.ts's). */
+export class RunRegistry {
+  constructor(private readonly state: StateStore) {}
+
+  /** Opened run folders that still exist. */
+  opened(): string[] {
+    return this.state.get<string[]>(OPENED_KEY, []).filter((d) => fs.existsSync(path.join(d, 'run.json')));
+  }
+
+  /** Remembers an opened run folder. */
+  async addOpened(runDir: string): Promise<void> {
+    const all = new Set(this.state.get<string[]>(OPENED_KEY, []));
+    all.add(path.resolve(runDir));
+    await this.state.update(OPENED_KEY, [...all]);
+  }
+
+  /** Forgets an opened run folder. */
+  async removeOpened(runDir: string): Promise<void> {
+    const left = this.state.get<string[]>(OPENED_KEY, []).filter((d) => d !== path.resolve(runDir));
+    await this.state.update(OPENED_KEY, left);
+  }
+}

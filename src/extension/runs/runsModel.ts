@@ -1,0 +1,144 @@
+/**
+ * The runs the extension knows — every run folder under the runs root plus the ones
+ * opened from elsewhere — read through the lazily loaded lab module, with the live state
+ * of the run that is training laid over its folder's (last checkpointed) state. A run
+ * whose run.json says "training" while nothing trains it was interrupted (e.g. by a
+ * window reload) and can resume from its last checkpoint. No VS Code import.
+ *
+ * Leaves out: drawing (runsTree.ts) and the context keys (extension.ts sets them from
+ * `onDidChange`).
+ */
+
+import * as path from 'node:path';
+import type { DataSummary } from '../../protocol/data';
+import type { ShownRunStatus } from '../../protocol/runStatus';
+import { shownRunState } from '../../protocol/runStatus';
+import type { RunSummary } from '../../protocol/webview';
+import type { DisposableLike } from '../base/disposables';
+import { DisposableStore } from '../base/disposables';
+import { Emitter } from '../base/emitter';
+import type { Event } from '../base/emitter';
+import type { LabLoader } from '../workers/labLoader';
+import type { TrainingController } from '../training/trainingController';
+
+/** A run's status as the UI shows it (protocol/runStatus.ts decides it). */
+export type RunStatus = ShownRunStatus;
+
+/** One run as the tree and the commands see it. */
+export interface RunItem {
+  readonly runDir: string;
+  /** The name the user gave it, else its folder's name. */
+  readonly name: string;
+  readonly status: RunStatus;
+  /** The user's note, or null. */
+  readonly note: string | null;
+  /** The kernel backend it last trained on ("wasm", "reference"; "auto" for runs from before that was recorded). */
+  readonly backend: string | null;
+  readonly kind: RunSummary['kind'] | null;
+  readonly step: number;
+  readonly totalSteps: number;
+  readonly bestValLoss: number | null;
+  /** model.safetensors exists: decode, score, export work. */
+  readonly hasModel: boolean;
+  /** This run is training right now. */
+  readonly active: boolean;
+  readonly params: number | null;
+  readonly data: DataSummary | null;
+  /** Why the folder could not be read (the other fields are placeholders then). */
+  readonly error: string | null;
+}
+
+/** True when a run can continue training from its last checkpoint. */
+export function isResumable(r: RunItem): boolean {
+  return !r.active && r.error === null && r.hasModel && r.step < r.totalSteps && r.status !== 'completed';
+}
+
+/** True when a run can be trained for more steps than it planned ("Continue Training…"): a finished, stopped or interrupted run with a checkpoint. */
+export function isExtendable(r: RunItem): boolean {
+  return !r.active && r.error === null && r.hasModel && (r.status === 'completed' || r.status === 'stopped' || r.status === 'interrupted');
+}
+
+/**
+ * The tree item's `contextValue`: `run.<status>[.trained][.resumable][.extendable][.active][.current]`
+ * (package.json matches on it): `.active` is training now, `.current` is the active run the commands use.
+ */
+export function contextValueOf(r: RunItem, current = false): string {
+  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}${r.active ? '.active' : ''}${current ? '.current' : ''}`;
+}
+
+/** Known runs, refreshed from disk on demand and overlaid with the live run. */
+export class RunsModel implements DisposableLike {
+  private readonly store = new DisposableStore();
+  private readonly changes = new Emitter<readonly RunItem[]>();
+  private disk: RunItem[] = [];
+  private loaded = false;
+
+  /** The list after any change. */
+  readonly onDidChange: Event<readonly RunItem[]> = this.changes.event;
+
+  constructor(
+    private readonly lab: LabLoader,
+    private readonly controller: TrainingController,
+    private readonly roots: () => { root: string; opened: readonly string[] },
+    private readonly onError: (message: string) => void,
+  ) {
+    this.store.add(this.changes);
+    this.store.add(controller.onDidChange(() => this.changes.fire(this.items())));
+    this.store.add(
+      controller.onEvent(({ event }) => {
+        if (event.type === 'train/didStart' || event.type === 'train/didSaveCheckpoint') this.refresh();
+      }),
+    );
+    this.store.add(controller.onDidEnd(() => this.refresh()));
+  }
+
+  /** True once the folders were read at least once. */
+  get isLoaded(): boolean {
+    return this.loaded;
+  }
+
+  /** Rereads every run folder. */
+  refresh(): readonly RunItem[] {
+    const { root, opened } = this.roots();
+    try {
+      const lab = this.lab.get();
+      const listings = [...lab.listRuns(root), ...opened.filter((d) => path.dirname(path.resolve(d)) !== path.resolve(root)).map((d) => lab.readListing(d))];
+      this.disk = listings.map((l): RunItem => {
+        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, error: l.error };
+        const s = l.summary;
+        return { runDir: s.runDir, name: s.name, status: s.status, note: s.note ?? null, backend: s.model?.backend ?? null, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, error: null };
+      });
+    } catch (e) {
+      this.onError(`Could not read the runs in ${root}: ${(e as Error).message}`);
+    }
+    this.loaded = true;
+    const items = this.items();
+    this.changes.fire(items);
+    return items;
+  }
+
+  /** Every run, the live one overlaid; newest first. */
+  items(): RunItem[] {
+    const live = this.controller.state;
+    const out = this.disk.map((r): RunItem => {
+      const mine = live !== null && live.runId === r.runDir ? live : null;
+      const shown = r.error === null ? shownRunState(r, mine) : { status: r.status, step: r.step };
+      if (mine) return { ...r, ...shown, active: true, totalSteps: mine.totalSteps, bestValLoss: mine.bestValLoss ?? r.bestValLoss, backend: mine.backend ?? r.backend };
+      return { ...r, ...shown };
+    });
+    if (live && !out.some((r) => r.runDir === live.runId)) {
+      out.unshift({ runDir: live.runId, name: live.name, ...shownRunState({ status: 'created', step: 0 }, live), note: null, backend: live.backend, kind: null, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, error: null });
+    }
+    return out;
+  }
+
+  /** The run in `runDir`, if known. */
+  find(runDir: string): RunItem | undefined {
+    const id = path.resolve(runDir);
+    return this.items().find((r) => r.runDir === id);
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+}

@@ -1,0 +1,174 @@
+/**
+ * "Attention Lab: Train", resuming a run, and "Continue Training…" (a finished or stopped run
+ * trained on for more steps, as a new schedule segment): checks the settings, finds the data,
+ * names a new run folder, and hosts the run through the training controller (a worker thread)
+ * with a cancellable progress notification, the dashboard opened on the run, the data
+ * summary (files, bytes, what was skipped and why) in the log, and an end notification
+ * that offers the next step.
+ *
+ * Leaves out: the status bar (statusBar.ts) and the training loop (the worker).
+ */
+
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { errorKind } from '../../lab/workers/errorCodes';
+import type { RunOutcome } from '../../lab/workers/trainingHost';
+import type { TrainSpec } from '../../protocol/data';
+import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from '../base/errors';
+import { formatBytes, formatCount, formatLoss, formatPercent } from '../../common/format';
+import { dataLine, skippedReason } from '../base/summaryLines';
+import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
+import { pickRun } from '../runs/pickRun';
+import { trainingProgressMessage } from '../runs/runLines';
+import type { Services } from '../services';
+import { mismatch, specFromSettings } from '../configure/settings';
+import { DataError, findTrainingData } from './trainData';
+
+function busy(s: Services): boolean {
+  const live = s.controller.state;
+  if (!live) return false;
+  void vscode.window.showInformationMessage(`${live.name} is training (step ${live.step} of ${live.totalSteps}). Stop it before starting another run.`, 'Open Dashboard', 'Stop Training').then((a) => {
+    if (a === 'Open Dashboard') s.dashboard.open(live.runId);
+    if (a === 'Stop Training') s.controller.stop();
+  });
+  return true;
+}
+
+/** Trains a new run as the settings describe. */
+export async function trainCommand(s: Services): Promise<void> {
+  if (busy(s)) return;
+  const settings = s.settings();
+  const wrong = mismatch(settings);
+  if (wrong) return showError(s.log, wrong, undefined, CONFIGURE_ACTION);
+  const root = s.runsRoot();
+  if (root.note) s.log.warn(root.note);
+  let found;
+  try {
+    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding training data' }, (_p, token) => findTrainingData(settings, s.workspaceDir(), root.root, token));
+  } catch (e) {
+    if (e instanceof DataError) return showError(s.log, e.message, undefined, ...(e.fix === 'trust' ? [TRUST_ACTION, CONFIGURE_ACTION] : e.fix === 'configure' ? [CONFIGURE_ACTION] : []));
+    return showError(s.log, `Could not find the training data: ${messageOf(e)}`, e);
+  }
+  const spec = specFromSettings(settings, found.data);
+  const lab = s.lab.get();
+  try {
+    const est = lab.estimateSpec(spec);
+    s.log.info(`Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; data: ${found.found}.`);
+  } catch (e) {
+    return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
+  }
+  const runDir = lab.newRunDir(root.root);
+  await runWithUi(s, runDir, spec, false);
+}
+
+/** Continues a run from its last checkpoint: to its planned total, or on to `extendTo` (a new segment). */
+export async function resumeCommand(s: Services, runDir: string, extendTo: number | null = null): Promise<void> {
+  if (busy(s)) return;
+  let spec: TrainSpec;
+  try {
+    spec = s.lab.get().readSpec(runDir);
+  } catch (e) {
+    return showError(s.log, `Cannot resume ${path.basename(runDir)}: ${messageOf(e)}`, e);
+  }
+  if (spec.data.kind !== 'task' && !vscode.workspace.isTrusted) {
+    return showError(s.log, `${path.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
+  }
+  await runWithUi(s, runDir, spec, true, extendTo);
+}
+
+/**
+ * "Continue Training…": asks how many more steps (unless `more` is given), then trains the
+ * run on to its planned total plus that many, through the same path as Resume.
+ */
+export async function continueCommand(s: Services, arg: unknown, more?: number): Promise<void> {
+  if (busy(s)) return;
+  const run = await pickRun(s, arg, { trained: true, purpose: 'continue training', only: EXTENDABLE });
+  if (!run) return;
+  let steps = more;
+  if (steps === undefined) {
+    const typed = await vscode.window.showInputBox({
+      title: `Attention Lab: Continue Training ${run.name}`,
+      prompt: moreStepsPrompt(run),
+      value: String(run.totalSteps),
+      validateInput: moreStepsProblem,
+      ignoreFocusOut: true,
+    });
+    if (typed === undefined) return;
+    steps = Number(typed.trim());
+  }
+  const problem = moreStepsProblem(String(steps));
+  if (problem) return showError(s.log, problem);
+  await resumeCommand(s, run.runDir, extendedTotal(run, steps));
+}
+
+async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
+  const runId = path.resolve(runDir);
+  const known = s.runs.find(runId);
+  const name = known?.name ?? path.basename(runId);
+  await s.active.set(runId);
+  const sub = s.controller.onEvent(({ runId: id, event }) => {
+    if (id !== runId || event.type !== 'train/didStart') return;
+    s.log.info(`${name}: ${event.data.description} — ${dataLine(event.data)}.`);
+    if (event.data.validation) s.log.info(`  validation: ${event.data.validation.text}`);
+    for (const f of event.data.skipped) s.log.info(`  skipped ${f.path}: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`);
+    if (event.data.skipped.length > 0) {
+      s.log.info('  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, minified and generated files are skipped unless attentionLab.data.skipGenerated is off; files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)');
+    }
+    s.dashboard.open(runId, true);
+  });
+  let outcome: RunOutcome;
+  try {
+    outcome = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : resume ? `training ${name} from its checkpoint at step ${known?.step ?? 0}` : `training ${name}`}`, cancellable: true },
+      (progress, token) => {
+        token.onCancellationRequested(() => s.controller.stop());
+        if (resume) progress.report({ message: 'resuming from the last checkpoint…' });
+        let reported = 0;
+        let wasState = 'running';
+        // Before the first step: what the worker is reading, training or encoding, and how far.
+        const preparing = s.controller.onEvent(({ runId: id, event }) => {
+          if (id !== runId || event.type !== 'train/didProgress') return;
+          const pct = event.total > 0 ? ` · ${formatPercent(event.done / event.total)}` : '';
+          progress.report({ message: `${event.message}${pct}` });
+        });
+        const steps = s.controller.onDidChange((st) => {
+          if (!st || st.runId !== runId) return;
+          const pct = (100 * st.step) / Math.max(1, st.totalSteps);
+          // Pausing, resuming and stopping are reported at once, whatever the progress did.
+          const state = st.stopping ? 'stopping' : st.paused ? 'paused' : 'running';
+          if (pct - reported < 1 && st.step !== st.totalSteps && state === wasState) return;
+          wasState = state;
+          progress.report({ increment: Math.max(0, pct - reported), message: trainingProgressMessage(st) });
+          reported = Math.max(reported, pct);
+        });
+        return s.controller.start(runId, spec, resume, extendTo).finally(() => {
+          steps.dispose();
+          preparing.dispose();
+        });
+      },
+    );
+  } catch (e) {
+    sub.dispose();
+    return showError(s.log, `Could not start training: ${messageOf(e)}`, e);
+  }
+  sub.dispose();
+  s.runs.refresh();
+  announce(s, runId, outcome);
+}
+
+/** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
+function announce(s: Services, runId: string, outcome: RunOutcome): void {
+  const name = s.runs.find(runId)?.name ?? path.basename(runId);
+  if (outcome.kind === 'failed') {
+    const kind = errorKind(outcome.error.code);
+    if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
+    else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' ? [CONFIGURE_ACTION] : []));
+    return;
+  }
+  const best = s.runs.find(runId)?.bestValLoss ?? null;
+  const verb = outcome.reason === 'completed' ? 'finished' : 'stopped';
+  void vscode.window.showInformationMessage(`${name} ${verb} at step ${outcome.step}${best !== null ? ` · best validation loss ${formatLoss(best)}` : ''}.`, 'Decode…', 'Open Dashboard').then((choice) => {
+    if (choice === 'Decode…') void vscode.commands.executeCommand('attentionLab.run.decode', runId);
+    if (choice === 'Open Dashboard') s.dashboard.open(runId);
+  });
+}

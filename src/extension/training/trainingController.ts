@@ -1,0 +1,189 @@
+/**
+ * The one training run the extension hosts at a time: starts it in the training worker
+ * (dist/worker.js, never on the extension host's thread), keeps a snapshot of where it
+ * stands (step, loss, tokens/s, paused), republishes every validated worker notification
+ * for the status bar, progress notification, runs tree and dashboard, and pauses, resumes
+ * and stops it. No VS Code import, so it is unit-tested with the real worker.
+ *
+ * Leaves out: what the notifications look like (statusBar.ts, trainCommand.ts, the
+ * dashboard) and where run folders live (runStore.ts).
+ */
+
+import * as path from 'node:path';
+import type { RunOutcome } from '../../lab/workers/trainingHost';
+import { TrainingWorker } from '../../lab/workers/trainingHost';
+import type { TrainSpec } from '../../protocol/data';
+import type { WorkerToHost } from '../../protocol/trainingWorker';
+import type { DisposableLike } from '../base/disposables';
+import { Emitter } from '../base/emitter';
+import type { Event } from '../base/emitter';
+
+/** Where the active run stands. */
+export interface TrainingState {
+  readonly runId: string;
+  readonly runDir: string;
+  readonly name: string;
+  readonly step: number;
+  readonly startStep: number;
+  readonly totalSteps: number;
+  readonly loss: number | null;
+  readonly tokensPerSec: number;
+  readonly bestValLoss: number | null;
+  readonly paused: boolean;
+  readonly stopping: boolean;
+  /** The kernel backend the worker runs on (known from its train/didStart; null before). */
+  readonly backend: string | null;
+}
+
+/** A worker notification of one run. */
+export interface RunEvent {
+  readonly runId: string;
+  readonly event: WorkerToHost;
+}
+
+/** How a run ended, with its last state. */
+export interface RunEnd {
+  readonly state: TrainingState;
+  readonly outcome: RunOutcome;
+}
+
+/** Lines for the log channel. */
+export interface TrainingLog {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Starts, watches, pauses and stops training runs, one at a time. */
+export class TrainingController implements DisposableLike {
+  private worker: TrainingWorker | null = null;
+  private current: TrainingState | null = null;
+  private readonly events = new Emitter<RunEvent>((e) => this.log.error(`A listener failed: ${String(e)}`));
+  private readonly changes = new Emitter<TrainingState | null>((e) => this.log.error(`A listener failed: ${String(e)}`));
+  private readonly ends = new Emitter<RunEnd>((e) => this.log.error(`A listener failed: ${String(e)}`));
+  private disposed = false;
+
+  /** Every validated notification of the active run. */
+  readonly onEvent: Event<RunEvent> = this.events.event;
+  /** The state after any change (null when nothing trains). */
+  readonly onDidChange: Event<TrainingState | null> = this.changes.event;
+  /** A run ended (before `onDidChange` reports null). */
+  readonly onDidEnd: Event<RunEnd> = this.ends.event;
+
+  constructor(
+    private readonly workerScript: string,
+    private readonly log: TrainingLog,
+  ) {}
+
+  /** The active run, or null. */
+  get state(): TrainingState | null {
+    return this.current;
+  }
+
+  /**
+   * Starts (or resumes) the run in `runDir`; resolves when it ends, however it ends. With
+   * `resume`, `extendTo` trains a finished or stopped run on to that total (a new schedule
+   * segment). Throws when a run is already training.
+   */
+  async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<RunOutcome> {
+    if (this.disposed) throw new Error('Attention Lab is shutting down; training was not started.');
+    if (this.current) throw new Error(`${this.current.name} is still training; stop it before starting another run.`);
+    const runId = path.resolve(runDir);
+    const worker = new TrainingWorker(this.workerScript);
+    this.worker = worker;
+    this.current = { runId, runDir: runId, name: path.basename(runId), step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null };
+    this.changes.fire(this.current);
+    worker.onMessage((event) => this.onMessage(runId, event));
+    this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
+    let outcome: RunOutcome = { kind: 'failed', step: 0, error: { code: 'internal', message: 'The training worker did not start.' } };
+    try {
+      await worker.start(runId, spec, resume, null, extendTo);
+      outcome = await worker.outcome;
+    } finally {
+      await worker.dispose();
+      if (this.worker === worker) {
+        const last = this.current;
+        this.worker = null;
+        this.current = null;
+        if (last) this.ends.fire({ state: last, outcome });
+        this.changes.fire(null);
+      }
+    }
+    if (outcome.kind === 'failed') this.log.error(`${path.basename(runId)} failed at step ${outcome.step}: ${outcome.error.message}`);
+    else this.log.info(`${path.basename(runId)} ${outcome.reason === 'completed' ? 'finished' : 'stopped'} at step ${outcome.step}.`);
+    return outcome;
+  }
+
+  private onMessage(runId: string, event: WorkerToHost): void {
+    const s = this.current;
+    if (!s || s.runId !== runId) return;
+    switch (event.type) {
+      case 'train/didStart':
+        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend });
+        break;
+      case 'train/didStep':
+        this.update({ step: event.step, loss: event.loss, tokensPerSec: event.tokensPerSec });
+        break;
+      case 'train/didEval':
+        if (s.bestValLoss === null || event.loss < s.bestValLoss) this.update({ bestValLoss: event.loss });
+        break;
+      case 'train/didPause':
+        this.update({ paused: true });
+        break;
+      case 'train/didResume':
+        this.update({ paused: false });
+        break;
+      case 'train/didLog':
+        if (event.level === 'warn') this.log.warn(event.message);
+        else this.log.info(event.message);
+        break;
+      default:
+        break;
+    }
+    this.events.fire({ runId, event });
+  }
+
+  private update(patch: Partial<TrainingState>): void {
+    if (!this.current) return;
+    this.current = { ...this.current, ...patch };
+    this.changes.fire(this.current);
+  }
+
+  /** Asks the active run to stop after its current step (a checkpoint is saved). */
+  stop(): boolean {
+    if (!this.worker || !this.current) return false;
+    this.update({ stopping: true });
+    void this.worker.stop();
+    return true;
+  }
+
+  /** Pauses a running run or resumes a paused one; returns the new paused state, or null when nothing trains. */
+  togglePause(): boolean | null {
+    if (!this.worker || !this.current) return null;
+    if (this.current.paused) void this.worker.resume();
+    else void this.worker.pause();
+    return !this.current.paused;
+  }
+
+  /** Pauses (true) or resumes (false) the active run. */
+  setPaused(paused: boolean): void {
+    if (!this.worker || !this.current || this.current.paused === paused) return;
+    void (paused ? this.worker.pause() : this.worker.resume());
+  }
+
+  /** Stops training and terminates the worker (idempotent). The run keeps its last checkpoint. */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const w = this.worker;
+    this.worker = null;
+    if (w) {
+      void w.stop();
+      void w.dispose();
+    }
+    this.current = null;
+    this.events.dispose();
+    this.changes.dispose();
+    this.ends.dispose();
+  }
+}

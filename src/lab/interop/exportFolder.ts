@@ -1,0 +1,168 @@
+/**
+ * `attention-lab export` and the editor's "Export for PyTorch": one folder, named after the
+ * run, that is usable alone:
+ *
+ *   <out>/<run name>/
+ *     model.safetensors   fp32 weights under nanoGPT's / the notebook Transformer's names
+ *     config.json         their constructor fields + an `attention_lab` block (below)
+ *     tokenizer.json      our tokenizer, as the run saved it
+ *     vocab.json          (byte-level BPE only) the same BPE in GPT-2's format, which
+ *     merges.txt            Hugging Face's GPT2Tokenizer reads with the same ids
+ *     README.md           the lines of PyTorch that load it and reproduce `attention-lab score`
+ *
+ * config.json's `attention_lab` block: `format` ("attention-lab-export"), `version` (1),
+ * `run` (the name), `step`, `config` (the whole ModelConfig, so an import rebuilds the model
+ * exactly), `tokenizer` ({type, file, vocab_size, special_ids}) and `example` (a text and the
+ * log-probability `attention-lab score` gives it, computed here, so a PyTorch run can be
+ * checked against it: scripts/pytorch/score_export.py).
+ *
+ * Everything is computed in memory first; the files go into a temporary folder beside the
+ * target, which is renamed into place, so a failure or a kill never leaves a half-written
+ * export. A non-empty existing folder is replaced only with `force`, and never when it is a
+ * run folder.
+ *
+ * Leaves out: the tensor layout (exportPytorch.ts) and reading exports back (import).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { EngineError } from '../../engine/errors';
+import { BpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
+import { gpt2FilesOf } from '../../engine/tokenizers/gpt2Files';
+import { writeFileAtomic } from '../runs/atomicFile';
+import { exportReadme } from './exportReadme';
+import type { ExportExample } from './exportReadme';
+import { pytorchConfig, pytorchTensors } from './exportPytorch';
+import { scoreText } from '../inference/score';
+import type { OpenRun } from '../runs/openRun';
+import { RUN_FILES } from '../runs/runFolder';
+
+/** The `format` of config.json's `attention_lab` block. */
+export const EXPORT_FORMAT = 'attention-lab-export';
+/** Its version. */
+export const EXPORT_VERSION = 1;
+
+/** The example scored at export time when none is given. */
+export const DEFAULT_EXAMPLE = { text: 'To be, or not to be, that is the question.\n', source: 'the cat sat on the mat' } as const;
+
+/** Options of {@link exportRun}. */
+export interface ExportOptions {
+  /** Replace a non-empty folder of the same name. */
+  readonly force?: boolean;
+  /** The example text (the target, for an encoder-decoder) scored into the README. */
+  readonly text?: string;
+  /** The example's source (encoder-decoder only). */
+  readonly source?: string;
+}
+
+export type { ExportExample } from './exportReadme';
+
+/** What an export wrote. */
+export interface ExportResult {
+  /** The folder written: `<out>/<run name>`. */
+  readonly dir: string;
+  readonly files: readonly string[];
+  readonly tensors: number;
+  /** Ways the model differs from the PyTorch class it is named after, and files left out. */
+  readonly warnings: readonly string[];
+  /** The example's score (null when it could not be scored, with a warning saying why). */
+  readonly example: ExportExample | null;
+}
+
+function isNonEmptyDir(dir: string): boolean {
+  try {
+    return fs.readdirSync(dir).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Scores the example as the CLI's `score` would; null (with a warning) when it cannot be. */
+function scoreExample(r: OpenRun, opts: ExportOptions, warnings: string[]): ExportExample | null {
+  const encdec = r.model.config.kind === 'encoder-decoder';
+  const text = opts.text ?? DEFAULT_EXAMPLE.text;
+  const source = encdec ? (opts.source ?? DEFAULT_EXAMPLE.source) : null;
+  try {
+    const { output } = scoreText(r, source, text);
+    return { text, source, tokens: output.logprobs.length, logprobSum: output.logprobs.reduce((a, b) => a + b, 0) };
+  } catch (e) {
+    if (!EngineError.is(e)) throw e;
+    warnings.push(`no example score in README.md: ${e.message}`);
+    return null;
+  }
+}
+
+/** The files of the export, in memory: name → contents. */
+function exportFiles(r: OpenRun, name: string, opts: ExportOptions): { files: Map<string, Uint8Array | string>; tensors: number; warnings: string[]; example: ExportExample | null } {
+  const c = r.model.config;
+  const { bytes, tensors, warnings } = pytorchTensors(r.model);
+  const files = new Map<string, Uint8Array | string>();
+  files.set('model.safetensors', bytes);
+  const tok = r.tok;
+  let gpt2 = false;
+  if (tok instanceof BpeTokenizer) {
+    try {
+      const g = gpt2FilesOf(tok);
+      files.set('vocab.json', g.vocabJson);
+      files.set('merges.txt', g.mergesText);
+      gpt2 = true;
+    } catch (e) {
+      if (!EngineError.is(e)) throw e;
+      warnings.push(`no vocab.json / merges.txt: ${e.message}`);
+    }
+  }
+  files.set('tokenizer.json', `${JSON.stringify(tok.toJSON())}\n`);
+  const example = scoreExample(r, opts, warnings);
+  const config = {
+    ...pytorchConfig(c),
+    attention_lab: {
+      format: EXPORT_FORMAT, version: EXPORT_VERSION, run: name, step: r.step, config: c,
+      tokenizer: { type: tok.type, file: 'tokenizer.json', vocab_size: tok.vocabSize, special_ids: tok.specialIds, ...(gpt2 ? { vocab: 'vocab.json', merges: 'merges.txt' } : {}) },
+      example: example && { text: example.text, ...(example.source !== null ? { source: example.source } : {}), tokens: example.tokens, logprob_sum: example.logprobSum },
+    },
+  };
+  files.set('config.json', `${JSON.stringify(config, null, 2)}\n`);
+  files.set('README.md', exportReadme({ name, step: r.step, config: c, tokType: tok.type, gpt2Files: gpt2, specialIds: tok.specialIds, example, warnings }));
+  return { files, tensors, warnings, example };
+}
+
+/**
+ * Writes the export folder of run `r` into `outParent` (see the file comment); returns what
+ * it wrote. Throws EngineError('input/invalid') when the folder exists and is not empty
+ * (unless `force`), or would be a run folder.
+ */
+export function exportRun(r: OpenRun, outParent: string, opts: ExportOptions = {}): ExportResult {
+  const name = path.basename(path.resolve(r.runDir));
+  const dir = path.join(path.resolve(outParent), name);
+  if (fs.existsSync(path.join(outParent, RUN_FILES.run))) {
+    throw new EngineError('input/invalid', `${outParent} is a run folder; export into another folder, so that the run's own files stay as they are.`);
+  }
+  if (fs.existsSync(path.join(dir, RUN_FILES.run)) || path.resolve(dir) === path.resolve(r.runDir)) {
+    throw new EngineError('input/invalid', `${dir} is a run folder; choose another --out folder, so that no run is replaced by its export.`);
+  }
+  if (isNonEmptyDir(dir) && opts.force !== true) {
+    throw new EngineError('input/invalid', `${dir} already exists and is not empty; pass --force to replace it, or choose another --out folder.`);
+  }
+  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) {
+    throw new EngineError('input/invalid', `${dir} exists and is a file, not a folder; move it, or choose another --out folder.`);
+  }
+  const { files, tensors, warnings, example } = exportFiles(r, name, opts);
+  fs.mkdirSync(path.dirname(dir), { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(path.dirname(dir), `.${name}.export-`));
+  try {
+    fs.chmodSync(tmp, 0o755); // mkdtemp makes it private; the export is an ordinary folder
+    for (const [file, data] of files) writeFileAtomic(path.join(tmp, file), data);
+    if (fs.existsSync(dir)) {
+      const old = `${tmp}.old`;
+      fs.renameSync(dir, old);
+      fs.renameSync(tmp, dir);
+      fs.rmSync(old, { recursive: true, force: true });
+    } else {
+      fs.renameSync(tmp, dir);
+    }
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+  return { dir, files: [...files.keys()].map((f) => path.join(dir, f)), tensors, warnings, example };
+}

@@ -1,0 +1,143 @@
+/**
+ * The README.md of an export folder (exportFolder.ts): what each file is, the lines of
+ * PyTorch that load the model (Attention Lab's reference models in scripts/pytorch/, and
+ * nanoGPT's model.py when the architecture is nanoGPT's), and the example `attention-lab
+ * score` computed at export time, with the command that reproduces it in PyTorch.
+ *
+ * Leaves out: computing anything (the caller passes the numbers).
+ */
+
+import type { ModelConfig } from '../../engine/config';
+import type { SpecialIds } from '../../engine/tokenizers/special';
+import { formatLoss, formatNumber, formatPerplexity } from '../../common/format';
+
+/** The example's score, as `attention-lab score` computes it. */
+export interface ExportExample {
+  readonly text: string;
+  /** The source of an encoder-decoder's example, else null. */
+  readonly source: string | null;
+  /** Scored tokens (an encoder-decoder's closing EOS included). */
+  readonly tokens: number;
+  /** Σ log p over them, in nats. */
+  readonly logprobSum: number;
+}
+
+/** What the README describes. */
+export interface ReadmeFacts {
+  readonly name: string;
+  readonly step: number;
+  readonly config: ModelConfig;
+  readonly tokType: 'char' | 'bpe';
+  /** vocab.json + merges.txt were written. */
+  readonly gpt2Files: boolean;
+  /** The tokenizer's ids of the special roles (ours 0..3; GPT-2's 50256 for BOS and EOS). */
+  readonly specialIds: SpecialIds;
+  readonly example: ExportExample | null;
+  readonly warnings: readonly string[];
+}
+
+const NANOGPT_FIELDS = "('block_size', 'vocab_size', 'n_layer', 'n_head', 'n_embd', 'dropout', 'bias')";
+
+function specialsNote(ids: SpecialIds): string {
+  const own = ids.pad === 0 && ids.bos === 1 && ids.eos === 2 && ids.unk === 3;
+  return own ? '`<pad> <bos> <eos> <unk>` = ids 0–3' : `BOS ${ids.bos}, EOS ${ids.eos}${ids.pad < 0 ? ', no PAD' : `, PAD ${ids.pad}`}`;
+}
+
+function fileTable(f: ReadmeFacts): string[] {
+  const names = f.config.kind === 'decoder-only' ? "nanoGPT's `GPT`" : "the seed notebook's `Transformer`";
+  return [
+    '| file | what it is |',
+    '|---|---|',
+    `| \`model.safetensors\` | the weights, fp32, under ${names} state_dict names (Linear weights \`[out, in]\`) |`,
+    "| `config.json` | the PyTorch class's constructor fields, and `attention_lab`: Attention Lab's whole model config, the tokenizer's special ids, and the example below |",
+    `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} tokenizer, as the run saved it |`,
+    ...(f.gpt2Files ? [`| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's \`GPT2Tokenizer\` reads), same ids; special tokens are listed under their text (${specialsNote(f.specialIds)}) |`] : []),
+  ];
+}
+
+function exampleLines(f: ReadmeFacts): string[] {
+  const e = f.example;
+  if (e === null) return ['No example was scored at export time:', ...f.warnings.filter((w) => w.startsWith('no example')).map((w) => `- ${w}`)];
+  const mean = -e.logprobSum / Math.max(1, e.tokens);
+  const cli = e.source === null
+    ? `attention-lab score --run RUN_DIR --text ${JSON.stringify(e.text)}`
+    : `attention-lab score --run RUN_DIR --src ${JSON.stringify(e.source)} --tgt ${JSON.stringify(e.text)}`;
+  return [
+    `At export (step ${f.step}), \`${cli}\` gave:`,
+    '',
+    `- ${e.tokens} scored tokens, total log-probability **${formatNumber(e.logprobSum, 4)} nats**`,
+    `- loss ${formatLoss(mean)} nats/token, perplexity ${formatPerplexity(Math.exp(mean))}`,
+    '',
+    'The same number from PyTorch (it tokenizes with the files here, puts BOS first as `score` does, and slides windows over text longer than the context):',
+    '',
+    '```',
+    'python3 path/to/attention-lab/scripts/pytorch/score_export.py .   # or: --text "…" (--src "…" for an encoder-decoder)',
+    '```',
+  ];
+}
+
+function decoderLines(f: ReadmeFacts): string[] {
+  const c = f.config;
+  const nano = c.norm === 'pre' && c.positional === 'learned' && c.activation === 'gelu' && c.tieEmbeddings && !c.embedScale && c.dFF === 4 * c.dModel && c.layerNormEps === 1e-5;
+  return [
+    'Score a text by hand (decoder-only: BOS, then the text\'s ids; no EOS):',
+    '',
+    '```python',
+    'import torch.nn.functional as F',
+    'bos = json.load(open("config.json"))["attention_lab"]["tokenizer"]["special_ids"]["bos"]',
+    'ids = torch.tensor([[bos] + token_ids])          # token_ids: from tokenizer.json (score_export.py has a tokenizer)',
+    'with torch.no_grad():',
+    '    logp = F.log_softmax(model(ids[:, :-1]), -1)  # (1, T, V); keep T within block_size',
+    'print(logp[0].gather(1, ids[0, 1:, None]).sum())  # total log-probability, nats',
+    '```',
+    '',
+    ...(nano
+      ? [
+          "This model is nanoGPT's architecture, so nanoGPT's `model.py` loads it too (only its causal-mask buffers are missing):",
+          '',
+          '```python',
+          'from model import GPT, GPTConfig                 # nanoGPT',
+          `gpt = GPT(GPTConfig(**{k: json.load(open("config.json"))[k] for k in ${NANOGPT_FIELDS}}))`,
+          'gpt.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items()}, strict=False)',
+          '```',
+          '',
+        ]
+      : []),
+  ];
+}
+
+/** The README.md text of an export folder. */
+export function exportReadme(f: ReadmeFacts): string {
+  const kind = f.config.kind === 'decoder-only' ? 'decoder-only (GPT-style)' : 'encoder-decoder (the paper\'s Transformer)';
+  const notes = f.warnings.filter((w) => !w.startsWith('no example'));
+  return [
+    `# ${f.name}`,
+    '',
+    `A ${kind} model trained with Attention Lab, exported at step ${f.step}.`,
+    '',
+    ...fileTable(f),
+    '',
+    '## Load it in PyTorch',
+    '',
+    "With Attention Lab's reference models (`scripts/pytorch/` in its repository; they read the `attention_lab.config` block and give the same logits):",
+    '',
+    '```python',
+    'import json, sys, torch',
+    'sys.path.insert(0, "path/to/attention-lab/scripts/pytorch")',
+    'from reference import build_model',
+    'from safetensors_io import read_safetensors      # or: from safetensors.numpy import load_file',
+    '',
+    'model = build_model(json.load(open("config.json"))["attention_lab"]["config"]).eval()',
+    'tensors, _ = read_safetensors("model.safetensors")',
+    '# Sinusoidal tables are rebuilt by the model, so a stored one (`….pe`) is skipped:',
+    'model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items() if not k.endswith(".pe")}, strict=False)',
+    '```',
+    '',
+    ...(f.config.kind === 'decoder-only' ? decoderLines(f) : []),
+    '## The example',
+    '',
+    ...exampleLines(f),
+    ...(notes.length ? ['', '## Differences and omissions', '', ...notes.map((w) => `- ${w}`)] : []),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,282 @@
+/**
+ * `import`: a PyTorch checkpoint in safetensors form (ours, nanoGPT's, Hugging Face GPT-2's
+ * or the seed notebook's — engine/models/importLayouts.ts) becomes an ordinary run folder
+ * (run.json, model.safetensors, tokenizer.json) that every other job opens: decode, score,
+ * attend, heads, lens, export, and `train --resume`, which fine-tunes it on the documents
+ * named at import with a low learning rate the run states ({@link FINE_TUNE_LR}).
+ *
+ * Everything that can be checked is checked before a weight is read: the files, the layout
+ * and every tensor's shape, the heads, the tokenizer and its vocabulary against the model's,
+ * and the memory the model needs (engine/models/estimate.ts). Weights are then read one
+ * tensor at a time with progress and cancellation, into a model planned for one position (so
+ * only the parameters are allocated), and the run folder is written into a temporary folder
+ * that is renamed into place at the end: nothing is left behind on failure.
+ *
+ * The CLI (`src/cli/importCmd.ts`) and the model worker both call {@link importCheckpoint}.
+ * Leaves out: pickles (refused, safetensorsReader.ts), sharded checkpoints, GGUF.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ModelConfig } from '../../engine/config';
+import { EngineError } from '../../engine/errors';
+import type { ImportLayout, ImportOptions, ImportPlan } from '../../engine/models/importLayouts';
+import { IMPORT_LAYOUTS, isPaddedVocab, planImport } from '../../engine/models/importLayouts';
+import { setTorchTensor } from '../../engine/models/pytorchNames';
+import type { Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
+import { saveCheckpoint } from '../runs/checkpoint';
+import type { WorkHooks } from '../data/documentData';
+import { CancelledError } from '../data/documentData';
+import { loadImportTokenizer } from './importTokenizer';
+import { writeTokenizer } from '../training/prepare';
+import { RUN_FORMAT, RUN_VERSION, writeRunJson } from '../runs/runFolder';
+import type { RunJson } from '../runs/runFolder';
+import { isPickleName, pickleMessage, SafetensorsReader } from './safetensorsReader';
+import { planSegments } from '../runs/segments';
+
+/** Peak learning rate of fine-tuning an imported model (AdamW, cosine): nanoGPT's finetune_shakespeare uses 3e-5. */
+export const FINE_TUNE_LR = 3e-5;
+/** Steps `train --resume` fine-tunes for unless the import says otherwise. */
+export const FINE_TUNE_STEPS = 200;
+
+/** What to import, and where. */
+export interface ImportRequest {
+  /** A .safetensors file, or a folder holding one (model.safetensors, or the only .safetensors). */
+  readonly from: string;
+  /** The run folder to create; must not exist, or be empty. */
+  readonly out: string;
+  /** Attention heads, when no config.json says. */
+  readonly heads?: number;
+  /** A tokenizer.json (ours or Hugging Face's), vocab.json (with merges.txt beside it), or a folder of them. */
+  readonly tokenizer?: string;
+  /** Documents `train --resume` fine-tunes on (absolute paths), and the folder they are shown relative to. */
+  readonly data?: { readonly files: readonly string[]; readonly root: string };
+  /** Fine-tuning steps (default {@link FINE_TUNE_STEPS}) and peak learning rate (default {@link FINE_TUNE_LR}). */
+  readonly steps?: number;
+  readonly lr?: number;
+}
+
+/** What an import did. */
+export interface ImportResult {
+  readonly runDir: string;
+  readonly layout: ImportLayout;
+  /** For people: the layout's description. */
+  readonly layoutText: string;
+  readonly modelFile: string;
+  readonly config: ModelConfig;
+  readonly params: number;
+  /** Tensors read, and the file's tensors left unused (attention-mask buffers …). */
+  readonly tensors: number;
+  readonly ignored: readonly string[];
+  readonly tokenizer: string;
+  /** Where sizes came from, how the output projection was found, and the fine-tuning plan. */
+  readonly notes: readonly string[];
+  readonly bytesRead: number;
+}
+
+function badInput(msg: string): never {
+  throw new EngineError('input/invalid', msg);
+}
+
+/** The checkpoint file `from` names: itself, or the one in the folder. */
+export function locateCheckpoint(from: string): string {
+  if (!fs.existsSync(from)) badInput(`${from} does not exist; pass a .safetensors file or the folder holding one.`);
+  if (fs.statSync(from).isFile()) {
+    if (isPickleName(from)) throw new EngineError('checkpoint/invalid', pickleMessage(from));
+    return from;
+  }
+  const names = fs.readdirSync(from);
+  if (names.includes('run.json')) badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
+  if (names.includes('model.safetensors')) return path.join(from, 'model.safetensors');
+  const st = names.filter((n) => n.endsWith('.safetensors')).sort();
+  if (st.length === 1) return path.join(from, st[0] as string);
+  if (st.length > 1) badInput(`${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one to import (sharded checkpoints must be merged into one file first).`);
+  const pickle = names.find((n) => isPickleName(n));
+  if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(path.join(from, pickle)));
+  return badInput(`${from} holds no .safetensors file; pass the checkpoint file, or the folder it is in.`);
+}
+
+function readConfigJson(dir: string): Record<string, unknown> | null {
+  const file = path.join(dir, 'config.json');
+  if (!fs.existsSync(file)) return null;
+  let v: unknown;
+  try {
+    v = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new EngineError('checkpoint/invalid', `${file} is not valid JSON (${(e as Error).message}); fix it or remove it to size the model from its tensors.`);
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new EngineError('checkpoint/invalid', `${file} must hold a JSON object of config fields; fix it or remove it.`);
+  return v as Record<string, unknown>;
+}
+
+/** The run folder must not exist yet, or be empty. */
+function checkOut(out: string): void {
+  if (!fs.existsSync(out)) return;
+  if (!fs.statSync(out).isDirectory() || fs.readdirSync(out).length > 0) badInput(`${out} already exists and is not empty; choose a new --out folder so nothing in it is overwritten.`);
+}
+
+/** A checkpoint opened and planned, its weights not read yet. */
+export interface OpenedCheckpoint {
+  readonly modelFile: string;
+  readonly reader: SafetensorsReader;
+  readonly configJson: Record<string, unknown> | null;
+  readonly plan: ImportPlan;
+}
+
+/** What the caller may tell the planner: heads (when config.json does not say), and the vocabulary rows to keep. */
+export type PlanOptions = Pick<ImportOptions, 'heads' | 'vocabRows'>;
+
+/** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. Close its reader. */
+export function openCheckpoint(from: string, opts: PlanOptions = {}): OpenedCheckpoint {
+  const modelFile = locateCheckpoint(path.resolve(from));
+  const reader = SafetensorsReader.open(modelFile);
+  try {
+    const configJson = readConfigJson(path.dirname(modelFile));
+    const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts);
+    return { modelFile, reader, configJson, plan };
+  } catch (e) {
+    reader.close();
+    throw e;
+  }
+}
+
+/**
+ * Reads the weights of an opened checkpoint, one tensor at a time, into its planned model
+ * (unbound: each parameter gets its own array; no gradients or activations). Returns the
+ * final plan (a separate lm_head equal to the embedding makes it tied) and notes.
+ */
+export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: PlanOptions = {}, hooks: WorkHooks = {}): Promise<{ plan: ImportPlan; notes: string[] }> {
+  const { reader, modelFile } = opened;
+  let plan = opened.plan;
+  const notes = [...plan.notes];
+  // Progress counts the bytes of the tensors the model takes (not mask buffers it ignores).
+  const sources = new Set([...plan.tensors.map((t) => t.source), ...(plan.lmHead ? [plan.lmHead] : [])]);
+  let total = 0;
+  for (const name of sources) {
+    const e = reader.entry(name);
+    total += e ? e.end - e.begin : 0;
+  }
+  const progress = (done: number): void =>
+    hooks.onProgress?.({ phase: 'read', done: Math.min(done, total), total, message: `Reading ${path.basename(modelFile)}` } satisfies PrepareProgress);
+  const readHooks = { onBytes: progress, ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}), ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}) };
+  let wte: Float32Array | null = null;
+  if (plan.lmHead) {
+    // A tied output projection is saved twice by tools that refuse shared tensors: same values, same model.
+    wte = await reader.readF32(embeddingOf(plan).source, readHooks);
+    const head = await reader.readF32(plan.lmHead, readHooks);
+    if (sameValues(wte, head)) {
+      plan = planImport(reader.header.entries, reader.header.metadata, opened.configJson, { ...opts, tiedHead: true });
+      notes.push('lm_head.weight equals the token embedding: tied');
+    } else notes.push('lm_head.weight differs from the token embedding: an untied output projection');
+  }
+  for (const p of plan.model.paramList) p.data = new Float32Array(p.size);
+  const embedding = wte ? embeddingOf(plan).source : null;
+  for (const t of plan.tensors) {
+    const data = wte && t.source === embedding ? wte : await reader.readF32(t.source, readHooks);
+    // Vocabulary padding: the rows past the tokenizer's ids are dropped (rows are contiguous).
+    const kept = t.keepRows === undefined ? data : data.subarray(0, t.keepRows * (t.target.shape[1] ?? 0));
+    setTorchTensor(t.target, t.transpose ? transpose(kept, t.target.shape) : kept);
+  }
+  return { plan, notes };
+}
+
+/** Plans, checks, reads and writes; see the file comment. Progress arrives as 'read' phases in bytes. */
+export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}): Promise<ImportResult> {
+  const out = path.resolve(req.out);
+  checkOut(out);
+  const heads = req.heads === undefined ? {} : { heads: req.heads };
+  let opened = openCheckpoint(req.from, heads);
+  try {
+    const tok = loadImportTokenizer(opened.modelFile, req.tokenizer);
+    const c = opened.plan.config;
+    // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
+    const padded = opened.plan.layout !== 'attention-lab' && c.kind === 'decoder-only' && isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
+    const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
+    if (padded) opened = { ...opened, plan: planImport(opened.reader.header.entries, opened.reader.header.metadata, opened.configJson, planOpts) };
+    checkVocab(opened.plan.config, tok.tokenizer, tok.source);
+    const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
+    if (hooks.isCancelled?.()) throw new CancelledError(`importing ${path.basename(opened.modelFile)}`);
+    const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
+    const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
+    writeRunFolder(out, plan.model, tok.tokenizer, spec, description);
+    notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
+    return {
+      runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
+      tensors: plan.tensors.length, ignored: plan.ignored, tokenizer: tok.source, notes, bytesRead: opened.reader.dataBytes,
+    };
+  } finally {
+    opened.reader.close();
+  }
+}
+
+/** The plan's token embedding (the tensor a separate lm_head is compared with). */
+function embeddingOf(plan: ImportPlan): ImportPlan['tensors'][number] {
+  const t = plan.tensors.find((x) => x.target.name === 'transformer.wte.weight');
+  if (!t) throw new Error('a decoder-only plan has transformer.wte.weight');
+  return t;
+}
+
+/** The tokenizer's ids must be the model's rows. */
+function checkVocab(c: ModelConfig, tok: Tokenizer, source: string): void {
+  if (tok.vocabSize !== c.vocabSize) {
+    throw new EngineError('checkpoint/invalid', `The tokenizer (${source}) has ${tok.vocabSize} ids but the model's embedding has ${c.vocabSize} rows; pass the tokenizer the model was trained with (--tokenizer PATH).`);
+  }
+  if (c.kind === 'encoder-decoder' && c.srcVocabSize !== tok.vocabSize) {
+    throw new EngineError('checkpoint/invalid', `The tokenizer (${source}) has ${tok.vocabSize} ids but the encoder's embedding has ${c.srcVocabSize} rows; Attention Lab shares one tokenizer between source and target.`);
+  }
+}
+
+function sameValues(a: Float32Array, b: Float32Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** [I, O] (Conv1D) → [O, I]; `shape` is the target's [O, I]. */
+function transpose(src: Float32Array, shape: readonly number[]): Float32Array {
+  const [O, I] = shape as [number, number];
+  const out = new Float32Array(src.length);
+  for (let i = 0; i < I; i++) for (let o = 0; o < O; o++) out[o * I + i] = src[i * O + o] as number;
+  return out;
+}
+
+/** What `train --resume` does with an imported run: fine-tune on the documents named at import. */
+function fineTuneSpec(c: ModelConfig, tok: Tokenizer, req: ImportRequest): TrainSpec {
+  const { kind, ...fields } = c;
+  const data: TrainSpec['data'] = c.kind === 'encoder-decoder'
+    ? { kind: 'pairs', source: '', target: null }
+    : { kind: 'documents', files: req.data ? [...req.data.files] : [], root: req.data?.root ?? path.dirname(path.resolve(req.out)) };
+  return {
+    model: { kind, preset: 'tiny', overrides: { ...fields } },
+    tokenizer: { type: tok.type, vocabSize: tok.vocabSize },
+    data,
+    training: {
+      steps: req.steps ?? FINE_TUNE_STEPS, batchSize: 4, seqLen: Math.min(c.maxLen, 256), evalEvery: 50, checkpointEvery: 50, snapshotEvery: 50,
+      seed: 1337, optimizer: 'adamw', lr: req.lr ?? FINE_TUNE_LR, warmup: 20,
+    },
+    backend: 'auto',
+  };
+}
+
+/** run.json, tokenizer.json and model.safetensors (step 0) into a temporary folder, renamed to `out` when complete. */
+function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string): void {
+  const parent = path.dirname(out);
+  fs.mkdirSync(parent, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(out)}.importing-`));
+  try {
+    writeTokenizer(tmp, tok);
+    saveCheckpoint(tmp, model, null, 0);
+    const now = new Date().toISOString();
+    const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
+    const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null };
+    writeRunJson(tmp, run);
+    if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked before)
+    fs.renameSync(tmp, out);
+  } catch (e) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw e;
+  }
+}
+

@@ -1,0 +1,171 @@
+/**
+ * Reading a safetensors file that may be far larger than what should sit in memory twice
+ * (GPT-2 small is 500 MB of float32): the header is read and validated first (the pure
+ * parser in `engine/io/safetensorsHeader.ts`, against the file's real length), then each
+ * tensor on request, in pieces of {@link CHUNK_BYTES}, widened to float32 as it arrives
+ * (F16, BF16, F64), with progress in bytes and a cancellation check between pieces.
+ *
+ * Pickle checkpoints (`.pt`, `.bin`, `.pth`, `.ckpt`) are refused before a byte of them is
+ * interpreted: unpickling runs code. The message gives the three lines of Python that
+ * convert one with the `safetensors` package.
+ *
+ * Leaves out: memory mapping (Node has none), big-endian hosts (float32 bytes are copied
+ * as they are: safetensors and every host Node runs on here are little-endian), and writing.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { EngineError } from '../../engine/errors';
+import { widenHalf } from '../../engine/io/halfFloat';
+import type { HeaderEntry, ParsedHeader } from '../../engine/io/safetensorsHeader';
+import { parseSafetensorsHeaderPrefix, safetensorsHeaderLength } from '../../engine/io/safetensorsHeader';
+import { CancelledError } from '../data/documentData';
+
+/** Bytes read per piece. */
+export const CHUNK_BYTES = 8 << 20;
+
+/** Progress and cancellation of reading. */
+export interface ReadHooks {
+  /** Bytes of tensor data read so far and in the whole data section. */
+  readonly onBytes?: (done: number, total: number) => void;
+  /** Checked between pieces; when true reading stops with a {@link CancelledError}. */
+  readonly isCancelled?: () => boolean;
+  /** Awaited between pieces so a worker can take in a stop command. */
+  readonly yieldNow?: () => Promise<void>;
+}
+
+const PICKLE_EXTENSIONS = ['.pt', '.pth', '.bin', '.ckpt'];
+
+/** The one-line refusal of a pickle checkpoint, with the conversion in three lines of Python. */
+export function pickleMessage(file: string): string {
+  const name = path.basename(file);
+  return (
+    `${name} is a PyTorch pickle checkpoint, which Attention Lab never opens (unpickling can run code); convert it to safetensors with the safetensors package (pip install safetensors) and import that: ` +
+    `import torch, safetensors.torch as st ⏎ sd = torch.load(${JSON.stringify(name)}, map_location="cpu"); sd = sd.get("model", sd) ⏎ ` +
+    `st.save_file({k: v.detach().clone().contiguous() for k, v in sd.items()}, "model.safetensors")`
+  );
+}
+
+/** True for a file name PyTorch pickles are saved under. */
+export function isPickleName(file: string): boolean {
+  return PICKLE_EXTENSIONS.includes(path.extname(file).toLowerCase());
+}
+
+/** Pickle protocol 2+ starts with 0x80; `torch.save` since 1.6 writes a zip ("PK\x03\x04"). */
+function looksLikePickle(first: Uint8Array): boolean {
+  return (first[0] === 0x80 && (first[1] ?? 0) >= 2 && (first[1] ?? 0) <= 5) || (first[0] === 0x50 && first[1] === 0x4b && first[2] === 0x03 && first[3] === 0x04);
+}
+
+/** An open safetensors file: its validated header, and tensors read one at a time. */
+export class SafetensorsReader {
+  private readonly fd: number;
+  private readonly byName: Map<string, HeaderEntry>;
+  private done = 0;
+  private closed = false;
+
+  private constructor(
+    readonly file: string,
+    fd: number,
+    readonly header: ParsedHeader,
+    /** Bytes of the data section. */
+    readonly dataBytes: number,
+    private readonly chunkBytes: number,
+  ) {
+    this.fd = fd;
+    this.byName = new Map(header.entries.map((e) => [e.name, e]));
+  }
+
+  /**
+   * Opens `file` and validates its header. Throws EngineError('checkpoint/invalid') for a
+   * pickle, a truncated file, a header past the end, overlaps, holes and unknown dtypes.
+   */
+  static open(file: string, opts: { readonly chunkBytes?: number } = {}): SafetensorsReader {
+    const name = path.basename(file);
+    if (isPickleName(file)) throw new EngineError('checkpoint/invalid', pickleMessage(file));
+    const fd = fs.openSync(file, 'r');
+    try {
+      const size = fs.fstatSync(fd).size;
+      const first = new Uint8Array(8);
+      fs.readSync(fd, first, 0, Math.min(8, size), 0);
+      if (size >= 4 && looksLikePickle(first)) throw new EngineError('checkpoint/invalid', pickleMessage(file));
+      const n = safetensorsHeaderLength(first.subarray(0, Math.min(8, size)), size, name);
+      const prefix = new Uint8Array(8 + n);
+      readFully(fd, prefix, 0);
+      const header = parseSafetensorsHeaderPrefix(prefix, size, name);
+      return new SafetensorsReader(file, fd, header, size - header.dataStart, opts.chunkBytes ?? CHUNK_BYTES);
+    } catch (e) {
+      fs.closeSync(fd);
+      throw e;
+    }
+  }
+
+  /** Tensor names in header order. */
+  get names(): string[] {
+    return this.header.entries.map((e) => e.name);
+  }
+
+  /** The header entry of `name`, or undefined. */
+  entry(name: string): HeaderEntry | undefined {
+    return this.byName.get(name);
+  }
+
+  /**
+   * Tensor `name` as float32 (F32 copied, F16/BF16/F64 converted), read in pieces with
+   * progress; integer tensors are refused, naming the tensor and its dtype.
+   */
+  async readF32(name: string, hooks: ReadHooks = {}): Promise<Float32Array> {
+    const e = this.byName.get(name);
+    if (!e) throw new EngineError('checkpoint/invalid', `${path.basename(this.file)} has no tensor ${JSON.stringify(name)}.`);
+    if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16' && e.dtype !== 'F64') {
+      throw new EngineError('checkpoint/invalid', `${path.basename(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be F32, F16, BF16 or F64; re-save it as float32.`);
+    }
+    const size = e.dtype === 'F32' ? 4 : e.dtype === 'F64' ? 8 : 2;
+    const count = (e.end - e.begin) / size;
+    const out = new Float32Array(count);
+    const start = this.header.dataStart + e.begin;
+    // A whole number of elements per piece.
+    const step = Math.max(size, this.chunkBytes - (this.chunkBytes % size));
+    const scratch = e.dtype === 'F32' ? null : new Uint8Array(Math.min(step, e.end - e.begin));
+    const outBytes = new Uint8Array(out.buffer);
+    for (let off = 0; off < e.end - e.begin; off += step) {
+      if (hooks.isCancelled?.()) throw new CancelledError(`reading ${path.basename(this.file)}`);
+      const len = Math.min(step, e.end - e.begin - off);
+      if (!scratch) readFully(this.fd, outBytes.subarray(off, off + len), start + off);
+      else {
+        const piece = scratch.subarray(0, len);
+        readFully(this.fd, piece, start + off);
+        widen(e.dtype as 'F16' | 'BF16' | 'F64', piece, out, off / size, len / size);
+      }
+      this.done += len;
+      hooks.onBytes?.(this.done, this.dataBytes);
+      if (hooks.yieldNow) await hooks.yieldNow();
+    }
+    return out;
+  }
+
+  /** Closes the file (idempotent). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    fs.closeSync(this.fd);
+  }
+}
+
+function widen(dtype: 'F16' | 'BF16' | 'F64', src: Uint8Array, dst: Float32Array, at: number, count: number): void {
+  if (dtype !== 'F64') {
+    widenHalf(dtype, src, dst, at, count);
+    return;
+  }
+  const view = new DataView(src.buffer, src.byteOffset, src.byteLength);
+  for (let i = 0; i < count; i++) dst[at + i] = view.getFloat64(8 * i, true);
+}
+
+/** Reads exactly `buf.length` bytes at `position`; a short read means the file shrank. */
+function readFully(fd: number, buf: Uint8Array, position: number): void {
+  let got = 0;
+  while (got < buf.length) {
+    const n = fs.readSync(fd, buf, got, buf.length - got, position + got);
+    if (n === 0) throw new EngineError('checkpoint/invalid', `the file ended ${buf.length - got} bytes early while reading at byte ${position + got}; it was cut off or is being written — wait for it to finish, or copy it again.`);
+    got += n;
+  }
+}

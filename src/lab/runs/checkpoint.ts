@@ -1,0 +1,103 @@
+/**
+ * Checkpoints: model.safetensors (every parameter, fp32, under the model's own names, with
+ * the config and step in the metadata) and optimizer.safetensors (Adam's moments and step)
+ * for exact resume. Written optimizer first, model second, each atomically, so the model
+ * file is always complete; the step recorded in both tells a reader whether they belong
+ * together. Readers check format, version, dtype and shape of everything and say what to do.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ModelConfig } from '../../engine/config';
+import { validateConfig } from '../../engine/config';
+import { EngineError } from '../../engine/errors';
+import { decodeSafetensors, encodeSafetensors, expectTensor } from '../../engine/io/safetensors';
+import type { SafetensorsFile } from '../../engine/io/safetensors';
+import type { Transformer } from '../../engine/models/transformer';
+import type { Optimizer } from '../../engine/optim/optimizer';
+import { writeFilesAtomic } from './atomicFile';
+import { RUN_FILES } from './runFolder';
+
+export const CHECKPOINT_FORMAT = 'attention-lab-checkpoint';
+export const CHECKPOINT_VERSION = '1';
+
+/**
+ * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
+ * before either replaces the old one, so a window reload (which ends the worker at any moment)
+ * while a checkpoint is being written leaves the previous pair, from one step, to resume from.
+ */
+export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): string {
+  const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
+  const files: { file: string; data: Uint8Array }[] = [];
+  if (optimizer) {
+    const st = optimizer.state();
+    const bytes = encodeSafetensors(
+      [
+        { name: 'adam.m', dtype: 'F32', shape: [st.m.length], data: st.m },
+        { name: 'adam.v', dtype: 'F32', shape: [st.v.length], data: st.v },
+      ],
+      { ...meta, kind: 'optimizer', optimizerStep: String(st.step), optimizer: JSON.stringify(optimizer.config) },
+    );
+    files.push({ file: path.join(runDir, RUN_FILES.optimizer), data: bytes });
+  }
+  const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
+  const file = path.join(runDir, RUN_FILES.model);
+  files.push({ file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
+  writeFilesAtomic(files);
+  return file;
+}
+
+function readSafetensors(file: string, what: string): SafetensorsFile {
+  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
+  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), path.basename(file));
+  if (f.metadata.format !== CHECKPOINT_FORMAT) {
+    throw new EngineError('checkpoint/invalid', `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(f.metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`);
+  }
+  if (f.metadata.version !== CHECKPOINT_VERSION) {
+    throw new EngineError('checkpoint/invalid', `${file} was written by a different version of Attention Lab (checkpoint version ${JSON.stringify(f.metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the matching version or retrain.`);
+  }
+  return f;
+}
+
+function stepOf(f: SafetensorsFile): number {
+  const step = Number(f.metadata.step);
+  if (!Number.isInteger(step) || step < 0) throw new EngineError('checkpoint/invalid', `${f.source} has no valid step in its metadata; the file is damaged — retrain.`);
+  return step;
+}
+
+/** The config saved in a run's model.safetensors. */
+export function readCheckpointConfig(runDir: string): { config: ModelConfig; step: number } {
+  const f = readSafetensors(path.join(runDir, RUN_FILES.model), 'model');
+  let config: ModelConfig;
+  try {
+    config = validateConfig(JSON.parse(f.metadata.config ?? 'null') as ModelConfig);
+  } catch (e) {
+    throw new EngineError('checkpoint/invalid', `${f.source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
+  }
+  return { config, step: stepOf(f) };
+}
+
+/** Loads model.safetensors into `model` (every tensor checked for dtype and shape). Returns the step. */
+export function loadModelCheckpoint(runDir: string, model: Transformer): number {
+  const f = readSafetensors(path.join(runDir, RUN_FILES.model), 'model');
+  for (const p of model.paramList) p.data.set(expectTensor(f, p.name, 'F32', p.shape));
+  const extra = [...f.tensors.keys()].filter((n) => !model.paramList.some((p) => p.name === n));
+  if (extra.length) throw new EngineError('checkpoint/invalid', `${f.source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
+  return stepOf(f);
+}
+
+/** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
+export function loadOptimizerCheckpoint(runDir: string, optimizer: Optimizer, modelStep: number): void {
+  // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
+  if (modelStep === 0 && !fs.existsSync(path.join(runDir, RUN_FILES.optimizer))) return;
+  const f = readSafetensors(path.join(runDir, RUN_FILES.optimizer), 'optimizer');
+  const step = stepOf(f);
+  if (step !== modelStep) {
+    throw new EngineError('checkpoint/invalid', `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`);
+  }
+  const n = optimizer.state().m.length;
+  const m = expectTensor(f, 'adam.m', 'F32', [n]);
+  const v = expectTensor(f, 'adam.v', 'F32', [n]);
+  const optStep = Number(f.metadata.optimizerStep);
+  optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });
+}

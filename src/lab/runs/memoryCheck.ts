@@ -1,0 +1,21 @@
+/**
+ * The memory check before a model is bound: on the WebAssembly backend everything lives in
+ * one 4 GiB address space, so a model that cannot fit is refused from its estimate
+ * (engine/models/estimate.ts) before a float is allocated, with what to lower.
+ */
+
+import type { Backend } from '../../engine/backend';
+import type { ModelConfig } from '../../engine/config';
+import { EngineError } from '../../engine/errors';
+import { memoryProblem } from '../../engine/models/estimate';
+import type { ModelShape } from '../../engine/models/transformer';
+
+/**
+ * Before a model is bound to the WebAssembly backend: throws EngineError('config/invalid')
+ * when the estimate says it cannot fit in WebAssembly's 4 GiB, naming what to lower.
+ */
+export function checkMemory(config: ModelConfig, shape: ModelShape, backend: Backend, use: 'inference' | 'training'): void {
+  if (backend.name !== 'wasm') return;
+  const problem = memoryProblem(config, shape, use);
+  if (problem) throw new EngineError('config/invalid', problem);
+}

@@ -1,0 +1,35 @@
+/**
+ * Reopening a run folder to use its model: run.json, tokenizer.json and model.safetensors,
+ * each validated, into a model bound to a backend, planned for decoding and scoring
+ * (batch and lengths up to the model's context).
+ */
+
+import type { Backend } from '../../engine/backend';
+import { Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import { loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
+import { checkMemory } from './memoryCheck';
+import { modelPadId, readTokenizer } from '../training/prepare';
+import type { RunJson } from './runFolder';
+import { readRunJson } from './runFolder';
+
+/** A run's trained model, ready to decode or score. */
+export interface OpenRun {
+  readonly runDir: string;
+  readonly run: RunJson;
+  readonly tok: Tokenizer;
+  readonly model: Transformer;
+  readonly step: number;
+}
+
+/** Opens `runDir` with a model planned for `maxBatch` sequences of up to the context length. */
+export function openRun(runDir: string, backend: Backend, maxBatch = 1): OpenRun {
+  const run = readRunJson(runDir);
+  const tok = readTokenizer(runDir);
+  const { config } = readCheckpointConfig(runDir);
+  const shape = { maxBatch, padId: modelPadId(tok) };
+  checkMemory(config, shape, backend, 'inference');
+  const model = new Transformer(config, shape).bind(backend);
+  const step = loadModelCheckpoint(runDir, model);
+  return { runDir, run, tok, model, step };
+}

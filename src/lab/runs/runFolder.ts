@@ -1,0 +1,210 @@
+/**
+ * A run folder on disk (DESIGN.md "Files on disk"): run.json (what the run is and where it
+ * stands), metrics.jsonl (append-only, one JSON object per logged step or evaluation),
+ * tokenizer.json, model.safetensors, optimizer.safetensors and snapshots/. Every file
+ * but the append-only log is written atomically. Every reader validates what it reads and
+ * says what to do when a file is from another version or damaged.
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ModelConfig } from '../../engine/config';
+import { validateConfig } from '../../engine/config';
+import { EngineError } from '../../engine/errors';
+import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../../protocol/data';
+import { ProtocolError } from '../../protocol/schema';
+import { validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
+import { writeFileAtomic } from './atomicFile';
+import { planSegments, segmentsProblem } from './segments';
+
+export const RUN_FORMAT = 'attention-lab-run';
+export const RUN_VERSION = 1;
+
+/** File names inside a run folder. */
+export const RUN_FILES = {
+  run: 'run.json',
+  metrics: 'metrics.jsonl',
+  tokenizer: 'tokenizer.json',
+  model: 'model.safetensors',
+  optimizer: 'optimizer.safetensors',
+  snapshots: 'snapshots',
+} as const;
+
+export type RunStatus = 'created' | 'training' | 'paused' | 'completed' | 'stopped' | 'failed';
+
+/** Contents of run.json. */
+export interface RunJson {
+  readonly format: typeof RUN_FORMAT;
+  readonly version: typeof RUN_VERSION;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly status: RunStatus;
+  /** What the run is; `spec.training.steps` is the planned total, which extending raises. */
+  readonly spec: TrainSpec;
+  readonly config: ModelConfig;
+  /**
+   * The learning-rate schedule's segments: the original plan, then one per extension
+   * (segments.ts). A run.json from before segments existed has none and reads as one.
+   */
+  readonly segments: readonly RunSegment[];
+  /** Step of the last checkpoint (0 before the first). */
+  readonly step: number;
+  readonly bestValLoss: number | null;
+  readonly data: DataSummary;
+  readonly error: ErrorData | null;
+  /**
+   * The name the user gave the run (the folder keeps its own name: it is the run's id in
+   * the editor's state, the CLI's arguments and the worker that may be writing into it).
+   */
+  readonly displayName?: string;
+  /** The user's note on the run. */
+  readonly note?: string;
+  /** The kernel backend the last training session ran on (`spec.backend` may say "auto"). */
+  readonly backendUsed?: string;
+}
+
+function invalid(file: string, what: string): EngineError {
+  return new EngineError('checkpoint/invalid', `${file}: ${what}`);
+}
+
+/** Reads and validates run.json of `runDir`. */
+export function readRunJson(runDir: string): RunJson {
+  const file = path.join(runDir, RUN_FILES.run);
+  if (!fs.existsSync(file)) throw new EngineError('input/invalid', `${runDir} is not a run folder (no run.json); pass the folder a training run created.`);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw invalid(file, `is not valid JSON (${(e as Error).message}); the file is damaged — restore it or start a new run.`);
+  }
+  if (typeof raw !== 'object' || raw === null) throw invalid(file, 'is not a JSON object; start a new run.');
+  const r = raw as Record<string, unknown>;
+  if (r.format !== RUN_FORMAT) throw invalid(file, `is not an Attention Lab run file (format ${JSON.stringify(r.format)}); pass a run folder.`);
+  if (r.version !== RUN_VERSION) {
+    throw invalid(file, `was written by a different version of Attention Lab (run format version ${JSON.stringify(r.version)}; this version reads ${RUN_VERSION}); use the matching version or start a new run.`);
+  }
+  try {
+    validateTrainSpec(r.spec, 'spec');
+  } catch (e) {
+    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged or from another version — start a new run.`);
+    throw e;
+  }
+  try {
+    validateConfig(r.config as ModelConfig);
+  } catch (e) {
+    throw invalid(file, `has an invalid model config: ${(e as Error).message}`);
+  }
+  const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
+  if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
+  if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
+  for (const k of ['displayName', 'note', 'backendUsed'] as const) {
+    if (r[k] !== undefined && typeof r[k] !== 'string') throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
+  }
+  const spec = r.spec as TrainSpec;
+  if (r.segments === undefined) return { ...(raw as RunJson), segments: planSegments(spec) };
+  try {
+    validateRunSegments(r.segments, 'segments');
+  } catch (e) {
+    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
+    throw e;
+  }
+  const problem = segmentsProblem(r.segments as RunSegment[], spec);
+  if (problem) throw invalid(file, `has inconsistent segments: ${problem}; the file is damaged — restore it or start a new run.`);
+  return raw as RunJson;
+}
+
+/** Writes run.json atomically. */
+export function writeRunJson(runDir: string, run: RunJson): void {
+  writeFileAtomic(path.join(runDir, RUN_FILES.run), `${JSON.stringify(run, null, 2)}\n`);
+}
+
+/** Updates some fields of run.json (and its timestamp). */
+export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed'>>): RunJson {
+  const run = { ...readRunJson(runDir), ...patch, updatedAt: new Date().toISOString() };
+  writeRunJson(runDir, run);
+  return run;
+}
+
+/** The longest display name a run takes. */
+export const MAX_RUN_NAME = 80;
+
+/** Why `name` cannot name a run, or null ('' is fine: it goes back to the folder's name). */
+export function runNameProblem(name: string): string | null {
+  const n = name.trim();
+  if (/[\r\n\t]/.test(n)) return 'A run name is one line: remove the line breaks and tabs.';
+  if (n.length > MAX_RUN_NAME) return `A run name has at most ${MAX_RUN_NAME} characters; this one has ${n.length}. Shorten it (the note can say more).`;
+  return null;
+}
+
+/**
+ * Sets the run's display name and/or note ('' removes it). The folder is not renamed and
+ * `updatedAt` is kept (it orders the runs by training, not by naming). The write is atomic;
+ * a training worker updating run.json at the same moment rereads it before each write.
+ */
+export function setRunLabel(runDir: string, label: { readonly displayName?: string; readonly note?: string }): RunJson {
+  const problem = label.displayName === undefined ? null : runNameProblem(label.displayName);
+  if (problem) throw new EngineError('input/invalid', problem);
+  const { displayName, note, ...rest } = readRunJson(runDir);
+  const name = (label.displayName ?? displayName ?? '').trim();
+  const text = (label.note ?? note ?? '').trim();
+  const run: RunJson = { ...rest, ...(name ? { displayName: name } : {}), ...(text ? { note: text } : {}) };
+  writeRunJson(runDir, run);
+  return run;
+}
+
+/** One line of metrics.jsonl. */
+export type MetricsLine = ({ readonly type: 'step' } & StepMetrics) | ({ readonly type: 'eval' } & EvalMetrics);
+
+/** Appends one line to metrics.jsonl (a crash can only truncate the last line, which readers skip). */
+export function appendMetrics(runDir: string, line: MetricsLine): void {
+  fs.appendFileSync(path.join(runDir, RUN_FILES.metrics), `${JSON.stringify(line)}\n`);
+}
+
+/** Every step and evaluation logged so far, skipping lines a crash truncated. */
+export function readMetrics(runDir: string): { steps: StepMetrics[]; evals: EvalMetrics[]; skipped: number } {
+  const file = path.join(runDir, RUN_FILES.metrics);
+  const steps: StepMetrics[] = [];
+  const evals: EvalMetrics[] = [];
+  let skipped = 0;
+  if (!fs.existsSync(file)) return { steps, evals, skipped };
+  for (const text of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!text.trim()) continue;
+    try {
+      const v = JSON.parse(text) as Record<string, unknown>;
+      if (v.type === 'step') steps.push(validateStepMetrics(v));
+      else if (v.type === 'eval' && typeof v.step === 'number' && typeof v.loss === 'number') evals.push(v as unknown as EvalMetrics);
+      else skipped++;
+    } catch {
+      skipped++;
+    }
+  }
+  return { steps, evals, skipped };
+}
+
+/** Drops metrics logged after `step` (work lost with the process that logged it), atomically. */
+export function truncateMetrics(runDir: string, step: number): void {
+  const file = path.join(runDir, RUN_FILES.metrics);
+  if (!fs.existsSync(file)) return;
+  const keep = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((text) => {
+      if (!text.trim()) return false;
+      try {
+        const v = JSON.parse(text) as { step?: unknown };
+        return typeof v.step === 'number' && v.step <= step;
+      } catch {
+        return false;
+      }
+    });
+  writeFileAtomic(file, keep.length ? `${keep.join('\n')}\n` : '');
+}
+
+/** A fresh, unused run folder name under `parent`: run-YYYYMMDD-HHMMSS[-n]. */
+export function newRunDir(parent: string, now = new Date()): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
+  let dir = path.join(parent, `run-${stamp}`);
+  for (let i = 2; fs.existsSync(dir); i++) dir = path.join(parent, `run-${stamp}-${i}`);
+  return dir;
+}

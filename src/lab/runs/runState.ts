@@ -1,0 +1,46 @@
+/**
+ * A run folder as the dashboard sees it: its summary, every logged step and evaluation,
+ * and every attention snapshot — what `report` embeds and what the extension sends when
+ * the dashboard opens or restores.
+ */
+
+import * as path from 'node:path';
+import type { RunState, RunSummary } from '../../protocol/webview';
+import { readMetrics, readRunJson } from './runFolder';
+import { readSnapshots } from '../training/snapshots';
+import type { RunJson } from './runFolder';
+import { estimateModel } from '../../engine/models/estimate';
+
+/** The summary of a run from its run.json. */
+export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): RunSummary {
+  const est = estimateModel(run.config, { maxBatch: Math.max(1, run.spec.training.batchSize) });
+  return {
+    id: path.resolve(runDir),
+    name: run.displayName ?? path.basename(runDir),
+    runDir: path.resolve(runDir),
+    status: run.status,
+    kind: run.config.kind,
+    step: run.step,
+    totalSteps: run.spec.training.steps,
+    segments: run.segments,
+    bestValLoss: run.bestValLoss,
+    model: {
+      config: { ...run.config },
+      params: est.params,
+      paramsByModule: est.paramsByModule,
+      memoryBytes: est.totalBytes,
+      flopsPerToken: est.trainFlopsPerToken,
+      backend: run.backendUsed ?? run.spec.backend,
+    },
+    data: run.data,
+    ...(run.note !== undefined ? { note: run.note } : {}),
+    training: run.spec.training,
+  };
+}
+
+/** Summary, metrics and snapshots of one run folder. */
+export function loadRunState(runDir: string): RunState {
+  const run = readRunJson(runDir);
+  const { steps, evals } = readMetrics(runDir);
+  return { run: runSummary(runDir, run), steps, evals, snapshots: readSnapshots(runDir) };
+}

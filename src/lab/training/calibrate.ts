@@ -1,0 +1,72 @@
+/**
+ * How long one training step of a configuration will take on this machine, measured
+ * before anything is saved (the configure step shows it next to the parameter count and
+ * memory). A few real optimizer steps run on random tokens for about a quarter of a
+ * second; their FLOP rate (the engine's own count: ≈ 6 FLOPs per parameter per token plus
+ * attention, Kaplan et al. 2020 §2.1) then scales to the full batch. Models too large to
+ * allocate casually are measured at their kind's small preset and scaled by FLOPs.
+ *
+ * Leaves out: warm-up effects past the first step, and memory pressure of the real size.
+ */
+
+import type { ModelConfig } from '../../engine/config';
+import { estimateModel } from '../../engine/models/estimate';
+import type { Batch } from '../../engine/models/transformer';
+import { Transformer } from '../../engine/models/transformer';
+import { Rng } from '../../engine/rng';
+import { Trainer } from '../../engine/train';
+import type { TrainSpec } from '../../protocol/data';
+import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from './prepare';
+
+/** Largest model measured at its own size. */
+const MAX_MEASURED_PARAMS = 4_000_000;
+/** Rows and positions of the measured batch. */
+const PROBE_ROWS = 4;
+const PROBE_LEN = 32;
+
+/** Result of a calibration. */
+export interface Calibration {
+  readonly secondsPerStep: number;
+  readonly flopsPerSec: number;
+  readonly backend: string;
+}
+
+function randomBatch(cfg: ModelConfig, B: number, T: number, rng: Rng): Batch {
+  const ids = (n: number, vocab: number): Int32Array => Int32Array.from({ length: n }, () => 4 + rng.int(vocab - 4));
+  const input = ids(B * T, cfg.vocabSize);
+  const targets = ids(B * T, cfg.vocabSize);
+  return cfg.kind === 'encoder-decoder' ? { B, T, input, targets, S: T, src: ids(B * T, cfg.srcVocabSize) } : { B, T, input, targets };
+}
+
+/**
+ * Seconds per step of `spec` with a tokenizer of `vocabSize` ids. `now` is a millisecond
+ * clock (the worker passes `performance.now`).
+ */
+export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number, budgetMs = 250): Calibration {
+  const full = resolveConfig(spec, vocabSize);
+  const rows = spec.training.batchSize;
+  const len = Math.min(spec.training.seqLen, full.maxLen);
+  const fullFlops = estimateModel(full, { maxBatch: rows, maxLen: len }).trainFlopsPerToken * rows * len;
+  const big = estimateModel(full, { maxBatch: 1, maxLen: Math.min(len, PROBE_LEN) }).params > MAX_MEASURED_PARAMS;
+  const probeSpec: TrainSpec = big ? { ...spec, model: { ...spec.model, preset: 'small', overrides: {} } } : spec;
+  const cfg = big ? resolveConfig(probeSpec, Math.min(vocabSize, 2000)) : full;
+  const T = Math.min(len, PROBE_LEN);
+  const B = Math.min(rows, PROBE_ROWS);
+  const backend = backendFor(spec.backend);
+  const model = new Transformer(cfg, { maxBatch: B, maxLen: T, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: T } : {}) }).bind(backend);
+  const rng = new Rng(1);
+  model.initialize(rng);
+  const trainer = new Trainer(model, buildOptimizer(model, optimizerConfig(probeSpec, cfg)), rng);
+  const batch = randomBatch(cfg, B, T, rng);
+  trainer.step(batch); // first step pays one-time costs; not timed
+  let steps = 0;
+  const t0 = now();
+  do {
+    trainer.step(batch);
+    steps++;
+  } while (now() - t0 < budgetMs && steps < 50);
+  const seconds = (now() - t0) / 1000 / steps;
+  const probeFlops = estimateModel(cfg, { maxBatch: B, maxLen: T }).trainFlopsPerToken * B * T;
+  const flopsPerSec = probeFlops / Math.max(seconds, 1e-9);
+  return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: backend.name };
+}

@@ -1,0 +1,123 @@
+/**
+ * The head scores of a snapshot: the positional scores and cross-attention alignment of
+ * every head on the probe sample, and induction on the run's diagnostic sequences — seeded
+ * random tokens repeated twice, with eight periods and starts, run through the model at
+ * snapshot time (never per step); a head's induction is its mean over them.
+ * The score definitions live in the engine (src/engine/analysis/headScores.ts); this file
+ * only decides which batch each is measured on and which rows and keys are real tokens.
+ *
+ * Leaves out: storing the scores (snapshots.ts) and printing them (src/cli/heads.ts).
+ */
+
+import type { HeadMap, Repeat } from '../../engine/analysis/headScores';
+import { crossHeadScores, selfHeadScores } from '../../engine/analysis/headScores';
+import type { AttentionMap, Batch, Transformer } from '../../engine/models/transformer';
+import { BASE_VOCAB, EOS, NUM_SPECIAL, PAD } from '../../engine/tokenizers/special';
+import type { HeadScoreData } from '../../protocol/model';
+import { STREAMS, stepRng } from '../data/dataset';
+import { randomSegment, repeatBatch, repeatOf } from '../data/inductionTask';
+
+/** Longest random segment of a diagnostic sequence (it is seen twice). */
+const MAX_SEGMENT = 32;
+/** Fewest learned entries (characters, merges) the segments are drawn from before byte tokens stand in. */
+const MIN_LEARNED = 4;
+/** Diagnostic sequences induction is averaged over (each with its own period and start). */
+const DIAGNOSTIC_ROWS = 8;
+/** Shortest period: at 2 the token after the earlier occurrence is the previous token, so a previous-token head would score. */
+const MIN_PERIOD = 3;
+
+/** One diagnostic sequence and where it repeats. */
+export interface DiagnosticRow {
+  readonly batch: Batch;
+  readonly repeat: Repeat;
+}
+
+/**
+ * The diagnostic sequences induction is measured on: each is BOS + P random filler tokens +
+ * L random tokens + the same L tokens again, drawn from (seed) alone, so every snapshot of a
+ * run measures the same sequences. Their periods L are spread from max(3, Lmax/3) to Lmax
+ * and their fillers P vary, so a head that attends a fixed offset or a fixed position reaches
+ * the induction target in few of them: only a head that finds the earlier copy by content
+ * scores high on their mean (one fixed-position repeat once let a one-layer head score
+ * 0.72). Tokens are distinct non-special ids within a sequence, drawn from the learned
+ * entries (characters, merges), with P + L capped at their number, so a run is not probed
+ * with byte tokens it never trained (their embeddings are still random; a 26-letter run in a
+ * context of 64 was once measured mostly on them); only a vocabulary with fewer than
+ * MIN_LEARNED learned entries falls back to bytes. The encoder-decoder gets the same tokens
+ * as its source, so its encoder heads are measured too. Null when the context or the
+ * vocabulary is too small for a repeat of 3.
+ */
+export function diagnosticRows(model: Transformer, seed: number): DiagnosticRow[] | null {
+  const cfg = model.config;
+  const maxLen = cfg.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen;
+  const vocab = cfg.kind === 'encoder-decoder' ? Math.min(cfg.vocabSize, cfg.srcVocabSize) : cfg.vocabSize;
+  const learned = vocab - BASE_VOCAB;
+  const lo = learned >= MIN_LEARNED ? BASE_VOCAB : NUM_SPECIAL;
+  const n = vocab - lo;
+  const Lmax = Math.min(MAX_SEGMENT, Math.floor(maxLen / 2), n);
+  if (Lmax < MIN_PERIOD) return null;
+  const Lmin = Math.max(MIN_PERIOD, Math.floor(Lmax / 3));
+  const rng = stepRng(seed, STREAMS.diagnostic, 0);
+  return Array.from({ length: DIAGNOSTIC_ROWS }, (_, i) => {
+    const L = Lmin + Math.round((i * (Lmax - Lmin)) / (DIAGNOSTIC_ROWS - 1));
+    const P = rng.int(Math.min(maxLen - 2 * L, n - L) + 1);
+    const ids = randomSegment(rng, P + L, n).map((k) => lo + k);
+    const b = repeatBatch([{ filler: ids.slice(0, P), segment: ids.slice(P) }]);
+    return { batch: cfg.kind === 'encoder-decoder' ? { ...b, S: b.T, src: b.input.slice() } : b, repeat: repeatOf(L, P) };
+  });
+}
+
+/** Real (non-PAD) tokens at the start of row 0 of `ids` [B, n]. */
+function realLength(ids: Int32Array | undefined, n: number): number {
+  let k = 0;
+  while (ids && k < n && ids[k] !== PAD) k++;
+  return k;
+}
+
+function headMap(m: AttentionMap, rows: number, cols: number): HeadMap {
+  return { probs: m.data, shape: m.shape, rows, cols };
+}
+
+/** The captured attention of one diagnostic sequence. */
+export interface DiagnosticMaps {
+  readonly repeat: Repeat;
+  readonly maps: readonly AttentionMap[];
+}
+
+/** Induction of every head of one self-attention layer: its mean over the diagnostic sequences. */
+function meanInduction(diag: readonly DiagnosticMaps[], m: AttentionMap): number[] | null {
+  const per = diag.flatMap((d) => {
+    const x = d.maps.find((y) => y.stack === m.stack && y.kind === 'self' && y.layer === m.layer);
+    return x ? [selfHeadScores(headMap(x, x.shape[1], x.shape[2]), d.repeat).map((s) => s.induction)] : [];
+  });
+  if (per.length === 0) return null;
+  return Array.from({ length: m.shape[0] }, (_, h) => per.reduce((a, r) => a + (r[h] ?? 0), 0) / per.length);
+}
+
+/**
+ * Scores of every head, from the captured maps of the probe (`probe`, item 0) and, when
+ * given, of the diagnostic sequences (`diag`), which only supply induction (their mean).
+ */
+export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMap[] }, diag: readonly DiagnosticMaps[] | null): HeadScoreData[] {
+  const { batch } = probe;
+  const S = batch.S ?? 0;
+  const srcLen = realLength(batch.src, S);
+  const tgtLen = realLength(batch.input, batch.T);
+  // Alignment: rows that predict a target token (not EOS), keys of source tokens (not EOS).
+  let alignRows = 0;
+  while (alignRows < tgtLen && batch.targets[alignRows] !== EOS && batch.targets[alignRows] !== PAD) alignRows++;
+  const alignCols = srcLen > 0 && batch.src?.[srcLen - 1] === EOS ? srcLen - 1 : srcLen;
+  const out: HeadScoreData[] = [];
+  for (const m of probe.maps) {
+    if (m.kind === 'cross') {
+      crossHeadScores(headMap(m, alignRows, alignCols)).forEach((scores, head) => out.push({ stack: 'decoder.cross', layer: m.layer, head, scores }));
+      continue;
+    }
+    const n = m.stack === 'encoder' ? srcLen : tgtLen;
+    const induction = diag ? meanInduction(diag, m) : null;
+    selfHeadScores(headMap(m, n, n)).forEach((s, head) => {
+      out.push({ stack: m.stack === 'encoder' ? 'encoder.self' : 'decoder.self', layer: m.layer, head, scores: { ...s, induction: induction?.[head] ?? 0 } });
+    });
+  }
+  return out;
+}

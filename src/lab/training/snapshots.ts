@@ -1,0 +1,138 @@
+/**
+ * Attention snapshots of the probe sample, taken during training so the dashboard's
+ * timeline can show a head learning: every layer's attention maps and the masks the
+ * engine used, with the tokens on both axes. Each snapshot is saved as
+ * snapshots/step-NNNNNN.safetensors (maps as F32, masks as U8, tokens and head scores in the
+ * metadata).
+ * The same capture gives the attention of a text the user picks (inference/attend.ts).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { EngineError } from '../../engine/errors';
+import { decodeSafetensors, encodeSafetensors } from '../../engine/io/safetensors';
+import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import type { AttentionMapData, AttentionSnapshot, MaskData } from '../../protocol/model';
+import { validateSnapshot } from '../../protocol/model';
+import { writeFileAtomic } from '../runs/atomicFile';
+import { diagnosticRows, scoreHeads } from './headScores';
+import type { Dataset } from '../data/dataset';
+import { RUN_FILES } from '../runs/runFolder';
+
+/**
+ * Runs the probe sample and copies out its attention and masks, then (unless `headScores` is
+ * false — only the benchmark turns them off, to measure what they cost) runs the run's
+ * diagnostic sequence (seeded by `seed`) and scores every head (headScores.ts).
+ */
+export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenizer, step: number, seed: number, headScores = true): AttentionSnapshot {
+  const batch = dataset.probe();
+  return headScores ? scoredSnapshot(model, batch, tok, step, seed) : snapshotOf(model, batch, tok, step);
+}
+
+/**
+ * The snapshot of `batch` (see {@link snapshotOf}) with every head's scores: the positional
+ * scores and cross-attention alignment measured on `batch` itself, induction on the run's
+ * diagnostic sequence (seeded by `seed`), which is the same whatever `batch` is.
+ */
+export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
+  const snap = snapshotOf(model, batch, tok, step);
+  // One sequence per forward: the model may be planned for a batch of one (inference).
+  const diag = diagnosticRows(model, seed)?.map((d) => {
+    model.forward(d.batch, { train: false, labelSmoothing: 0 });
+    return { repeat: d.repeat, maps: model.captureAttention(0).maps };
+  }) ?? null;
+  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag) };
+}
+
+/**
+ * One forward pass of `batch` without dropout, and the attention and masks of its first
+ * sequence, with the tokens on both axes: a training snapshot, or the attention of a text
+ * the user picked (inference/attend.ts).
+ */
+export function snapshotOf(model: Transformer, batch: Batch, tok: Tokenizer, step: number): AttentionSnapshot {
+  model.forward(batch, { train: false, labelSmoothing: 0 });
+  const cap = model.captureAttention(0);
+  const text = (ids: Int32Array | undefined, n: number): string[] => (ids ? Array.from(ids.subarray(0, n), (id) => tok.tokenText(id)) : []);
+  return {
+    step,
+    srcTokens: text(batch.src, batch.S ?? 0),
+    tgtTokens: text(batch.input, batch.T),
+    maps: cap.maps.map((m) => ({ stack: m.stack, kind: m.kind, layer: m.layer, shape: m.shape, data: m.data })),
+    masks: cap.masks.map((m) => ({ name: m.name, shape: m.shape, data: m.data })),
+  };
+}
+
+/** Snapshot file format version: 1 = maps, masks and tokens; 2 adds head scores. */
+export const SNAPSHOT_VERSION = '2';
+
+function fileOf(runDir: string, step: number): string {
+  return path.join(runDir, RUN_FILES.snapshots, `step-${String(step).padStart(7, '0')}.safetensors`);
+}
+
+/** Writes one snapshot file (atomically). */
+export function saveSnapshot(runDir: string, s: AttentionSnapshot): void {
+  fs.mkdirSync(path.join(runDir, RUN_FILES.snapshots), { recursive: true });
+  const tensors = [
+    ...s.maps.map((m) => ({ name: `map.${m.stack}.${m.kind}.${m.layer}`, dtype: 'F32' as const, shape: m.shape, data: m.data })),
+    ...s.masks.map((m) => ({ name: `mask.${m.name}`, dtype: 'U8' as const, shape: m.shape, data: m.data })),
+  ];
+  // Version 2 adds headScores (JSON); version 1 files, without it, still load.
+  const meta = {
+    format: 'attention-lab-snapshot', version: SNAPSHOT_VERSION, step: String(s.step), srcTokens: JSON.stringify(s.srcTokens), tgtTokens: JSON.stringify(s.tgtTokens),
+    ...(s.headScores ? { headScores: JSON.stringify(s.headScores) } : {}),
+  };
+  writeFileAtomic(fileOf(runDir, s.step), encodeSafetensors(tensors, meta));
+}
+
+/** The run's snapshot files by step, ascending. */
+function snapshotFiles(runDir: string): { step: number; file: string }[] {
+  const dir = path.join(runDir, RUN_FILES.snapshots);
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).flatMap((n) => {
+    const m = /^step-(\d+)\.safetensors$/.exec(n);
+    return m ? [{ step: Number(m[1]), file: path.join(dir, n) }] : [];
+  }).sort((a, b) => a.step - b.step);
+}
+
+/** Steps of the run's snapshot files, ascending. */
+export function snapshotSteps(runDir: string): number[] {
+  return snapshotFiles(runDir).map((f) => f.step);
+}
+
+/** Reads the snapshot of `step` (throws when there is none, or on a damaged file). */
+export function readSnapshot(runDir: string, step: number): AttentionSnapshot {
+  const found = snapshotFiles(runDir).find((f) => f.step === step);
+  if (!found) throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${step}; snapshots: ${snapshotSteps(runDir).join(', ') || 'none'}.`);
+  return readSnapshotFile(found.file);
+}
+
+function readSnapshotFile(file: string): AttentionSnapshot {
+  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), path.basename(file));
+  const maps: AttentionMapData[] = [];
+  const masks: MaskData[] = [];
+  for (const [tname, t] of f.tensors) {
+    const m = /^map\.(encoder|decoder)\.(self|cross)\.(\d+)$/.exec(tname);
+    if (m && t.data instanceof Float32Array) {
+      maps.push({ stack: m[1] as 'encoder' | 'decoder', kind: m[2] as 'self' | 'cross', layer: Number(m[3]), shape: t.shape as unknown as [number, number, number], data: t.data });
+    } else if (tname.startsWith('mask.') && t.data instanceof Uint8Array) masks.push({ name: tname.slice(5), shape: t.shape, data: t.data });
+  }
+  const scores: unknown = f.metadata.headScores === undefined ? undefined : JSON.parse(f.metadata.headScores);
+  return validateSnapshot({
+    step: Number(f.metadata.step), srcTokens: JSON.parse(f.metadata.srcTokens ?? '[]'), tgtTokens: JSON.parse(f.metadata.tgtTokens ?? '[]'), maps, masks,
+    ...(scores === undefined ? {} : { headScores: scores }),
+  }, file);
+}
+
+/** Every readable snapshot of a run, by step (damaged files are skipped). */
+export function readSnapshots(runDir: string): AttentionSnapshot[] {
+  const out: AttentionSnapshot[] = [];
+  for (const { file } of snapshotFiles(runDir)) {
+    try {
+      out.push(readSnapshotFile(file));
+    } catch {
+      // A snapshot cut short by a crash is not worth failing a report over.
+    }
+  }
+  return out;
+}

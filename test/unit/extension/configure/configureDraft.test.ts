@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import {
+  STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, fitPreset, presetChoices, presetSizes, skipsStep, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+} from '../../../../src/extension/configure/configureDraft';
+import { estimateSpec } from '../../../../src/lab/workers/hostLab';
+import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../../src/extension/configure/settings';
+import type { Settings } from '../../../../src/extension/configure/settings';
+import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
+
+const draft = draftFromSettings(DEFAULT_SETTINGS);
+
+describe('configure draft', () => {
+  it('round-trips the settings it was made from, with the steps resolved', () => {
+    // Steps at 0 (the data's default) become the number Train will use, which the steps box shows.
+    expect(draft.steps).toBe(2000);
+    expect(applyDraft(DEFAULT_SETTINGS, draft)).toEqual({ ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 2000 } });
+    const set: Settings = { ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 77 } };
+    expect(applyDraft(set, draftFromSettings(set))).toEqual(set);
+  });
+
+  it("proposes the chosen data's default steps unless the steps were changed", () => {
+    const induction = withData(draft, { source: 'task', task: 'induction' });
+    expect(induction.steps).toBe(3000);
+    expect(withData(induction, { task: 'addition' }).steps).toBe(4000);
+    expect(withData({ ...induction, steps: 120 }, { source: 'documents' }).steps).toBe(120);
+    const settings: Settings = { ...DEFAULT_SETTINGS, data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' } };
+    expect(draftFromSettings(settings).steps).toBe(3000);
+  });
+
+  it('switching the kind picks a data source and a preset that fit it', () => {
+    const big = { ...draft, preset: 'gpt' as const };
+    const ed = withKind(big, 'encoder-decoder');
+    expect(ed).toMatchObject({ kind: 'encoder-decoder', source: 'task', preset: 'tiny' });
+    expect(mismatch(applyDraft(DEFAULT_SETTINGS, ed))).toBeNull();
+    const back = withKind({ ...ed, source: 'pairs', preset: 'small' }, 'decoder-only');
+    expect(back).toMatchObject({ kind: 'decoder-only', source: 'documents', preset: 'small' });
+    expect(fitPreset('decoder-only', 'base')).toBe('tiny');
+    // The induction task trains the decoder-only model: choosing a kind moves off a task of the other kind.
+    const induction = withData(withKind(draft, 'decoder-only'), { source: 'task', task: 'induction' });
+    expect(withKind(induction, 'decoder-only')).toEqual(induction);
+    expect(withKind(induction, 'encoder-decoder')).toMatchObject({ kind: 'encoder-decoder', source: 'task', task: 'reverse', steps: 1500 });
+    expect(withKind(ed, 'decoder-only')).toMatchObject({ kind: 'decoder-only', source: 'documents', steps: 2000 });
+    // Restricted Mode (tasks only): the kind's own task.
+    expect(withKind(ed, 'decoder-only', true)).toMatchObject({ kind: 'decoder-only', source: 'task', task: 'induction', steps: 3000 });
+    expect(withKind(draft, 'decoder-only', true)).toMatchObject({ source: 'task', task: 'induction' });
+    expect(withKind(draft, 'encoder-decoder', true)).toMatchObject({ source: 'task', task: 'reverse' });
+    for (const d of [induction, withKind(induction, 'encoder-decoder'), withKind(ed, 'decoder-only', true)]) expect(mismatch(applyDraft(DEFAULT_SETTINGS, d))).toBeNull();
+    expect(tasksOf('decoder-only')).toEqual(['induction']);
+    expect(tasksOf('encoder-decoder')).toEqual(['copy', 'reverse', 'sort', 'addition', 'dates']);
+    expect(fitPreset('encoder-decoder', 'base')).toBe('base');
+  });
+
+  it('offers base only for encoder-decoders and gpt only for decoder-only models', () => {
+    expect(presetChoices('encoder-decoder').map((c) => c.preset)).toEqual(['tiny', 'small', 'base']);
+    expect(presetChoices('decoder-only').map((c) => c.preset)).toEqual(['tiny', 'small', 'gpt']);
+  });
+
+  it('writes only the settings that belong to the chosen source and tokenizer', () => {
+    const keys = (d: typeof draft): string[] => draftUpdates(d).map(([k]) => k);
+    expect(keys(draft)).toContain('attentionLab.data.include');
+    expect(keys(draft)).not.toContain('attentionLab.tokenizer.vocabSize');
+    const task = { ...withKind(draft, 'encoder-decoder'), task: 'dates' as const, tokenizer: 'bpe' as const, vocabSize: 500 };
+    const updates = new Map(draftUpdates(task));
+    expect(updates.get('attentionLab.data.task')).toBe('dates');
+    expect(updates.get('attentionLab.tokenizer.vocabSize')).toBe(500);
+    expect(updates.has('attentionLab.data.include')).toBe(false);
+    const pairs = new Map(draftUpdates({ ...task, source: 'pairs', pairsSource: 'a.de', pairsTarget: 'a.en' }));
+    expect([pairs.get('attentionLab.data.pairsSource'), pairs.get('attentionLab.data.pairsTarget')]).toEqual(['a.de', 'a.en']);
+  });
+
+  it('skips the tokenizer for the induction task (its own letters) and leaves the tokenizer settings alone', () => {
+    const induction = { ...withKind(draft, 'decoder-only', true), tokenizer: 'bpe' as const, vocabSize: 500 };
+    expect(STEP_ORDER.filter((step) => skipsStep(induction, step))).toEqual(['tokenizer']);
+    expect(STEP_ORDER.filter((step) => skipsStep(draft, step))).toEqual([]);
+    // Forward from the data step to the presets, and Back from the presets to the data step.
+    const at = (name: (typeof STEP_ORDER)[number]): number => STEP_ORDER.indexOf(name);
+    expect(stepFrom(induction, at('data'), 1)).toBe(at('preset'));
+    expect(stepFrom(induction, at('preset'), -1)).toBe(at('data'));
+    expect(stepFrom(draft, at('data'), 1)).toBe(at('tokenizer'));
+    expect(stepFrom(draft, at('preset'), -1)).toBe(at('tokenizer'));
+    expect(stepFrom(induction, -1, 1)).toBe(0);
+    expect(stepFrom(induction, 0, -1)).toBe(0);
+    expect(stepFrom(induction, STEP_ORDER.length - 1, 1)).toBe(STEP_ORDER.length);
+    expect(new Map(draftUpdates(induction))).toEqual(
+      new Map<string, unknown>([
+        ['attentionLab.model.kind', 'decoder-only'],
+        ['attentionLab.model.preset', 'tiny'],
+        ['attentionLab.data.source', 'task'],
+        ['attentionLab.training.steps', 3000],
+        ['attentionLab.data.task', 'induction'],
+      ]),
+    );
+  });
+
+  it('estimates with data of the right kind', () => {
+    expect(estimateSpecOf(DEFAULT_SETTINGS, draft).data.kind).toBe('documents');
+    expect(estimateSpecOf(DEFAULT_SETTINGS, withKind(draft, 'encoder-decoder')).data).toEqual({ kind: 'task', task: 'reverse' });
+    expect(estimateSpecOf(DEFAULT_SETTINGS, { ...draft, steps: 77 }).training.steps).toBe(77);
+    expect(estimateSpecOf(DEFAULT_SETTINGS, withData(withKind(draft, 'encoder-decoder'), { source: 'pairs', pairsSource: 'a.tsv' })).data.kind).toBe('pairs');
+    // The induction task: the run Train (and `attention-lab train --task induction`) makes.
+    const induction = withKind(draft, 'decoder-only', true);
+    const spec = estimateSpecOf(DEFAULT_SETTINGS, induction);
+    expect(spec).toEqual(trainSpecOf({ kind: 'task', task: 'induction' }));
+    expect(spec).toEqual(specFromSettings(applyDraft(DEFAULT_SETTINGS, induction), { kind: 'task', task: 'induction' }));
+  });
+
+  it('validates typed-in values with messages that say the range', () => {
+    expect(validateSteps('500')).toBeNull();
+    expect(validateSteps('0')).toMatch(/1 to 1000000/);
+    expect(validateSteps('1e3')).toMatch(/whole number/);
+    expect(validateVocab('260')).toMatch(/261 to 65536/);
+    expect(validateVocab(' 4096 ')).toBeNull();
+    expect(validateGlob('**/*.{md,txt}')).toBeNull();
+    expect(validateGlob('')).toMatch(/glob/);
+    expect(validateGlob('**/*.{md')).toMatch(/close every/);
+    expect(validateGlob('a}{')).toMatch(/Unbalanced/);
+  });
+});
+
+describe('configure sizes', () => {
+  const sizeOf = (d: typeof draft, preset = d.preset): string => {
+    const row = presetSizes(DEFAULT_SETTINGS, d, estimateSpec).find((r) => r.preset === preset);
+    if (!row?.size.ok) throw new Error(`no size for ${preset}`);
+    return row.size.line;
+  };
+  const review = (d: typeof draft): string => {
+    const r = draftSize(DEFAULT_SETTINGS, d, estimateSpec);
+    if (!r.ok) throw new Error(r.error);
+    return r.line;
+  };
+
+  it('asks for the tokenizer before the preset, so the preset list is sized with it', () => {
+    expect(STEP_ORDER.indexOf('tokenizer')).toBeLessThan(STEP_ORDER.indexOf('preset'));
+    expect(STEP_ORDER.indexOf('data')).toBe(1);
+  });
+
+  it('shows the same size in the preset list and the review, with the vocabulary it assumes', () => {
+    // The 232k vs 127k of the issue: a 2,000-token BPE vocabulary vs characters.
+    const bpe = { ...draft, tokenizer: 'bpe' as const, vocabSize: 2000 };
+    expect(sizeOf(bpe)).toBe(review(bpe));
+    expect(review(bpe)).toMatch(/^232k parameters · ~[\d.]+ [KM]B with a 2,000-token BPE vocabulary$/);
+    const chars = { ...draft, tokenizer: 'char' as const };
+    expect(sizeOf(chars)).toBe(review(chars));
+    expect(review(chars)).toMatch(/^127k parameters · .* with ≈360 tokens \(~100 characters assumed\)$/);
+    const seen = { ...chars, charsSeen: 65 };
+    expect(sizeOf(seen)).toBe(review(seen));
+    expect(review(seen)).toContain('with 325 tokens (65 characters in the files)');
+    for (const d of [bpe, chars, seen, withKind(draft, 'encoder-decoder')]) {
+      for (const c of presetChoices(d.kind)) expect(sizeOf(d, c.preset)).toBe(review({ ...d, preset: c.preset }));
+    }
+  });
+
+  it('uses the characters seen only for a character tokenizer on documents', () => {
+    const bpe = { ...draft, tokenizer: 'bpe' as const, vocabSize: 2000, charsSeen: 65 };
+    expect(review(bpe)).toContain('2,000-token BPE');
+    const task = { ...withKind(draft, 'encoder-decoder'), charsSeen: 65 };
+    expect(review(task)).toContain('~100 characters assumed');
+  });
+
+  it("sizes the induction task's model (dFF 4, untied, the task's 26 letters) as Train will build it", () => {
+    const induction = withKind(draft, 'decoder-only', true);
+    const e = estimateSpec(trainSpecOf({ kind: 'task', task: 'induction' }));
+    expect(e.vocabSize).toBe(286);
+    expect(e.config).toMatchObject({ dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' });
+    expect(review(induction)).toBe(sizeOf(induction));
+    expect(review(induction)).toMatch(/ with 286 tokens \(the task's 26 letters\)$/);
+    // Not the documents model's size: the MLP is 4 wide, not 256.
+    expect(review(induction).split(' ')[0]).not.toBe(review(draft).split(' ')[0]);
+    expect(review({ ...induction, tokenizer: 'bpe', vocabSize: 4000 })).toBe(review(induction));
+  });
+
+  it('says where the settings go', () => {
+    expect(targetText('workspace', null)).toBe('workspace settings (.vscode/settings.json)');
+    expect(targetText('workspace', 'lab.code-workspace')).toBe('workspace settings (lab.code-workspace)');
+    expect(targetText('user', null)).toBe('user settings (every workspace)');
+  });
+
+  it('reports an invalid configuration instead of a size', () => {
+    const bad = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, overrides: { nHeads: 5 } } };
+    const r = draftSize(bad, draft, estimateSpec);
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.error).toMatch(/not divisible by nHeads 5/);
+  });
+});

@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { activeRunText, activeRunTooltip, runChoiceDescription, trainingProgressMessage } from '../../../../src/extension/runs/runLines';
+import type { RunItem } from '../../../../src/extension/runs/runsModel';
+
+const item = (over: Partial<RunItem>): RunItem => ({
+  runDir: '/r/a', name: 'tiny shakespeare', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1.2345, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: 'wasm', ...over,
+});
+
+describe('run wording', () => {
+  it('tells runs apart in a quick pick by kind, state, step and loss', () => {
+    expect(runChoiceDescription(item({}))).toBe('decoder-only · completed · step 60/60 · val 1.2345');
+    expect(runChoiceDescription(item({ kind: 'encoder-decoder', status: 'interrupted', step: 120, totalSteps: 200, bestValLoss: null }))).toBe('encoder-decoder · interrupted · step 120/200');
+  });
+
+  it('shows the active run in the status bar with its name, kind and step, and the backend that ran in its tooltip', () => {
+    expect(activeRunText(item({}))).toBe('$(star-full) tiny shakespeare · decoder-only · step 60');
+    expect(activeRunText(undefined)).toBe('$(star-empty) No active run');
+    const tip = activeRunTooltip(item({ note: 'lr 3e-4' }));
+    expect(tip).toContain('wasm backend');
+    expect(tip).toContain('Note: lr 3e-4');
+    expect(tip).not.toContain('auto');
+  });
+
+  it('says paused while paused, not "resuming"', () => {
+    const st = { step: 12, totalSteps: 100, loss: 2.5, paused: false, stopping: false };
+    expect(trainingProgressMessage(st)).toBe('step 12/100 · loss 2.5000');
+    expect(trainingProgressMessage({ ...st, paused: true })).toMatch(/^paused at step 12\/100 · loss 2\.5000 — /);
+    expect(trainingProgressMessage({ ...st, paused: true })).not.toMatch(/resuming/i);
+    expect(trainingProgressMessage({ ...st, stopping: true })).toMatch(/^stopping after step 12\/100/);
+  });
+});

@@ -1,0 +1,19 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LabLoader } from '../../../../src/extension/workers/labLoader';
+
+describe('LabLoader', () => {
+  it('loads dist/extensionLab.js once, on first use', () => {
+    const l = new LabLoader(path.resolve(__dirname, '../../../../dist'));
+    expect(l.isLoaded).toBe(false);
+    const lab = l.get();
+    expect(typeof lab.listRuns).toBe('function');
+    expect(l.get()).toBe(lab);
+    expect(l.isLoaded).toBe(true);
+  });
+
+  it('says to reinstall when the bundle is missing', () => {
+    expect(() => new LabLoader(path.join(os.tmpdir(), 'nowhere')).get()).toThrow(/could not load .*extensionLab\.js.*reinstall the extension/);
+  });
+});

@@ -1,0 +1,159 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ModelClient } from '../../../../src/extension/workers/modelClient';
+import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { DecodeParams } from '../../../../src/protocol/model';
+import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
+import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker';
+import { tinyDocuments, tinySpec, trainTiny } from '../../lab/tinyRuns';
+
+// The real model worker bundle (npm test builds dist/ first).
+const WORKER = path.resolve(__dirname, '../../../../dist/modelWorker.js');
+const greedy: DecodeParams = { input: 'the ', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 };
+
+let lm: OpenRun;
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(tinyDocuments()));
+});
+
+describe('ModelClient with the model worker', () => {
+  it('decodes, streaming each token first, and scores, attends and exports', async () => {
+    const logs: string[] = [];
+    const client = new ModelClient(WORKER, (m) => logs.push(m));
+    const streamed: string[] = [];
+    const out = await client.decode(lm.runDir, greedy, (t) => streamed.push(t));
+    expect(out.tokens.length).toBeGreaterThan(0);
+    expect(streamed).toEqual(out.tokens);
+    const score = await client.score(lm.runDir, null, 'the hand');
+    expect(score.logprobs).toHaveLength(8);
+    const snap = await client.attend(lm.runDir, 'the hand');
+    expect(snap.maps[0]?.data).toBeInstanceOf(Float32Array);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
+    const exp = await client.exportPytorch(lm.runDir, dir);
+    expect(exp.dir).toBe(path.join(dir, path.basename(lm.runDir)));
+    expect(exp.files.map((f) => path.basename(f))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']));
+    await expect(client.exportPytorch(lm.runDir, dir)).rejects.toThrow(/already exists and is not empty; pass --force/);
+    expect((await client.exportPytorch(lm.runDir, dir, true)).dir).toBe(exp.dir);
+    const cal = await client.calibrate(tinySpec({ kind: 'task', task: 'copy' }), 300);
+    expect(cal.secondsPerStep).toBeGreaterThan(0);
+    expect(logs).toEqual([]);
+    client.dispose();
+  });
+
+  it('passes the worker’s errors on, with their codes, and keeps serving', async () => {
+    const client = new ModelClient(WORKER, () => undefined);
+    await expect(client.decode(path.join(os.tmpdir(), 'no-such-run'), greedy)).rejects.toMatchObject({ code: 'input/invalid', message: expect.stringMatching(/not a run folder/) });
+    await expect(client.score(lm.runDir, null, '')).rejects.toMatchObject({ code: 'input/invalid' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
+    fs.mkdirSync(path.join(dir, path.basename(lm.runDir)));
+    fs.writeFileSync(path.join(dir, path.basename(lm.runDir), 'run.json'), '{}');
+    await expect(client.exportPytorch(lm.runDir, dir, true)).rejects.toThrow(/is a run folder; choose another --out folder/);
+    expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+    client.dispose();
+  });
+
+  it('fails what is in flight when disposed, and refuses new requests', async () => {
+    const client = new ModelClient(WORKER, () => undefined);
+    const pending = client.decode(lm.runDir, { ...greedy, maxTokens: 4 });
+    client.dispose();
+    await expect(pending).rejects.toMatchObject({ code: 'disposed' });
+    await expect(client.score(lm.runDir, null, 'x')).rejects.toMatchObject({ code: 'disposed' });
+  });
+
+  it('the worker answers a malformed request with model/didFail naming the field', async () => {
+    const w = new Worker(WORKER);
+    const replies: unknown[] = [];
+    await new Promise<void>((resolve) => {
+      w.on('message', (m: unknown) => {
+        replies.push(validateModelWorkerToHost(m));
+        if (replies.length === 2) resolve();
+      });
+      w.postMessage({ type: 'model/score', id: 7, runDir: lm.runDir, source: null });
+    });
+    await w.terminate();
+    expect(replies[0]).toEqual({ type: 'worker/ready' });
+    expect(replies[1]).toMatchObject({ type: 'model/didFail', id: 7, error: { code: 'protocol', message: expect.stringMatching(/text: expected a string/) } });
+  });
+
+  describe('evaluation on files', () => {
+    // Characters of both training documents, whichever one validation held out.
+    const text = 'the hand sat on the sand. that hat. '.repeat(4);
+    let data: EvalFilesData;
+    beforeAll(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-evalfiles-'));
+      fs.writeFileSync(path.join(dir, 'test.txt'), text);
+      data = { kind: 'documents', paths: [path.join(dir, 'test.txt')], cwd: dir, glob: false };
+    });
+
+    it('runs in the worker and reports its progress', async () => {
+      const client = new ModelClient(WORKER, () => undefined);
+      const seen: [number, number][] = [];
+      const out = await client.evaluateFiles(lm.runDir, data, 10, { onProgress: (done, total) => seen.push([done, total]) });
+      expect(out).toMatchObject({ kind: 'documents', documents: 1, tokens: text.length + 1, unseenChars: 0, skipped: [] });
+      expect(Number.isFinite(out.loss)).toBe(true);
+      const total = seen[0]?.[1] as number;
+      expect(total).toBeGreaterThan(1);
+      expect(seen.at(-1)).toEqual([total, total]);
+      await expect(client.evaluateFiles(lm.runDir, { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false }, 10)).rejects.toMatchObject({ code: 'input/invalid' });
+      client.dispose();
+    });
+
+    it('cancels before sending and mid-flight, then keeps serving', async () => {
+      const client = new ModelClient(WORKER, () => undefined);
+      const before = new AbortController();
+      before.abort();
+      await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: before.signal })).rejects.toMatchObject({ code: 'cancelled' });
+      const during = new AbortController();
+      await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+      client.dispose();
+    });
+
+    it('the worker stops an evaluation whose shared flag is set, answering model/didFail "cancelled"', async () => {
+      const w = new Worker(WORKER);
+      const cancel = new Int32Array(new SharedArrayBuffer(4));
+      Atomics.store(cancel, 0, 1);
+      const replies: unknown[] = [];
+      await new Promise<void>((resolve) => {
+        w.on('message', (m: unknown) => {
+          replies.push(validateModelWorkerToHost(m));
+          if (replies.length === 2) resolve();
+        });
+        w.postMessage({ type: 'model/evaluateFiles', id: 3, runDir: lm.runDir, data, maxPairs: 10, cancel });
+      });
+      await w.terminate();
+      expect(replies[1]).toEqual({ type: 'model/didFail', id: 3, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } });
+    });
+  });
+
+  describe('import of a PyTorch checkpoint', () => {
+    const golden = path.resolve(__dirname, '../../../golden/import/hf-gpt2');
+
+    it('runs in the worker with progress in bytes, writes a run the worker then decodes with, and cancels', async () => {
+      const client = new ModelClient(WORKER, () => undefined);
+      const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-worker-'));
+      try {
+        const seen: [number, number][] = [];
+        const out = await client.importCheckpoint(golden, path.join(root, 'gpt2'), { onProgress: (done, total) => seen.push([done, total]) });
+        expect(out.layout).toBe('hf-gpt2');
+        expect(out.runDir).toBe(path.join(root, 'gpt2'));
+        expect(seen.length).toBeGreaterThan(0);
+        expect(seen[seen.length - 1]?.[0]).toBe(seen[seen.length - 1]?.[1]);
+        const decoded = await client.decode(out.runDir, greedy);
+        expect(decoded.ids.length).toBeGreaterThan(0);
+        const abort = new AbortController();
+        abort.abort(); // mid-flight cancellation of a file this small races its end; the lab test covers it (safetensorsReader.test.ts)
+        await expect(client.importCheckpoint(golden, path.join(root, 'again'), { signal: abort.signal })).rejects.toMatchObject({ code: 'cancelled' });
+        // Requests run in order: once this one is answered, the cancelled one has finished.
+        await expect(client.importCheckpoint(path.join(root, 'nothing'), path.join(root, 'x'))).rejects.toMatchObject({ code: 'input/invalid' });
+        expect(fs.readdirSync(root)).toEqual(['gpt2']);
+      } finally {
+        client.dispose();
+        fs.rmSync(root, { recursive: true, force: true });
+      }
+    });
+  });
+});
