@@ -23,7 +23,7 @@ import { PAD } from '../tokenizers/special';
 import type { BlockInit, BlockNames } from './block';
 import { Block } from './block';
 import { Embedder } from './embed';
-import type { AttentionLayer, HeadRef } from './heads';
+import type { AttentionLayer, AttentionStack, HeadRef } from './heads';
 import { applyHeadsOff } from './heads';
 import { LayerNorm, linearBackward, linearForward } from './layers';
 import type { MaskSnapshot } from './masks';
@@ -77,8 +77,7 @@ export interface ForwardOptions {
 
 /** Attention probabilities of one layer for one batch item: [H, T, S]. */
 export interface AttentionMap {
-  readonly stack: 'encoder' | 'decoder';
-  readonly kind: 'self' | 'cross';
+  readonly stack: AttentionStack;
   readonly layer: number;
   readonly shape: readonly [number, number, number];
   readonly data: Float32Array;
@@ -517,14 +516,14 @@ export class Transformer {
     if (b < 0 || b >= l.B) throw new EngineError('input/invalid', `Batch item ${b} does not exist; the last batch had ${l.B} items.`);
     const H = this.config.nHeads;
     const maps: AttentionMap[] = [];
-    const take = (stack: AttentionMap['stack'], kind: AttentionMap['kind'], layer: number, probs: FloatArray, Tq: number, Sk: number): void => {
+    const take = (stack: AttentionStack, layer: number, probs: FloatArray, Tq: number, Sk: number): void => {
       const n = H * Tq * Sk;
-      maps.push({ stack, kind, layer, shape: [H, Tq, Sk], data: Float32Array.from(probs.subarray(b * n, (b + 1) * n)) });
+      maps.push({ stack, layer, shape: [H, Tq, Sk], data: Float32Array.from(probs.subarray(b * n, (b + 1) * n)) });
     };
-    this.encoder.forEach((blk, i) => take('encoder', 'self', i, blk.selfAttn.probs.data, l.S, l.S));
+    this.encoder.forEach((blk, i) => take('encoder.self', i, blk.selfAttn.probs.data, l.S, l.S));
     this.decoder.forEach((blk, i) => {
-      take('decoder', 'self', i, blk.selfAttn.probs.data, l.T, l.T);
-      if (blk.crossAttn) take('decoder', 'cross', i, blk.crossAttn.probs.data, l.T, l.S);
+      take('decoder.self', i, blk.selfAttn.probs.data, l.T, l.T);
+      if (blk.crossAttn) take('decoder.cross', i, blk.crossAttn.probs.data, l.T, l.S);
     });
     return { maps, masks: this.captureMasks() };
   }

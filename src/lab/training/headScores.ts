@@ -87,7 +87,7 @@ export interface DiagnosticMaps {
 /** Induction of every head of one self-attention layer: its mean over the diagnostic sequences. */
 function meanInduction(diag: readonly DiagnosticMaps[], m: AttentionMap): number[] | null {
   const per = diag.flatMap((d) => {
-    const x = d.maps.find((y) => y.stack === m.stack && y.kind === 'self' && y.layer === m.layer);
+    const x = d.maps.find((y) => y.stack === m.stack && y.layer === m.layer);
     return x ? [selfHeadScores(headMap(x, x.shape[1], x.shape[2]), d.repeat).map((s) => s.induction)] : [];
   });
   if (per.length === 0) return null;
@@ -109,14 +109,15 @@ export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMap[] 
   const alignCols = srcLen > 0 && batch.src?.[srcLen - 1] === EOS ? srcLen - 1 : srcLen;
   const out: HeadScoreData[] = [];
   for (const m of probe.maps) {
-    if (m.kind === 'cross') {
-      crossHeadScores(headMap(m, alignRows, alignCols)).forEach((scores, head) => out.push({ stack: 'decoder.cross', layer: m.layer, head, scores }));
+    const { stack, layer } = m;
+    if (stack === 'decoder.cross') {
+      crossHeadScores(headMap(m, alignRows, alignCols)).forEach((scores, head) => out.push({ stack, layer, head, scores }));
       continue;
     }
-    const n = m.stack === 'encoder' ? srcLen : tgtLen;
+    const n = stack === 'encoder.self' ? srcLen : tgtLen;
     const induction = diag ? meanInduction(diag, m) : null;
     selfHeadScores(headMap(m, n, n)).forEach((s, head) => {
-      out.push({ stack: m.stack === 'encoder' ? 'encoder.self' : 'decoder.self', layer: m.layer, head, scores: { ...s, induction: induction?.[head] ?? 0 } });
+      out.push({ stack, layer, head, scores: { ...s, induction: induction?.[head] ?? 0 } });
     });
   }
   return out;

@@ -157,8 +157,8 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
           for (let s = 0; s < Sk; s++) {
             const v = map.data[r * Sk + s] as number;
             sum += v;
-            const causalMasked = map.kind === 'self' && map.stack === 'decoder' && s > t;
-            const padded = map.stack === 'decoder' && map.kind === 'self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
+            const causalMasked = map.stack === 'decoder.self' && s > t;
+            const padded = map.stack === 'decoder.self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
             if (causalMasked || padded) expect(v).toBe(0);
           }
           expect(sum).toBeCloseTo(1, 5);

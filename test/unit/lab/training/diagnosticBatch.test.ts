@@ -59,7 +59,7 @@ describe('the diagnostic sequences', () => {
   it('an induction head scores 1 on their mean; a head at any fixed offset scores at most 1/4', () => {
     const rs = rows(BASE_VOCAB + 26, 32);
     const score = (key: (t: number, period: number) => number): number => {
-      const maps = rs.map(({ batch, repeat }) => ({ repeat, maps: [{ stack: 'decoder' as const, kind: 'self' as const, layer: 0, shape: [1, batch.T, batch.T] as const, data: pointMap(batch.T, (t) => key(t, repeat.period)) }] }));
+      const maps = rs.map(({ batch, repeat }) => ({ repeat, maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, batch.T, batch.T] as const, data: pointMap(batch.T, (t) => key(t, repeat.period)) }] }));
       const probe = rs[0] as DiagnosticRow;
       const heads = scoreHeads({ batch: probe.batch, maps: maps[0]?.maps ?? [] }, maps);
       const s = heads[0]?.scores;
