@@ -38,11 +38,11 @@ export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenize
 export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
   const snap = snapshotOf(model, batch, tok, step);
   // One sequence per forward: the model may be planned for a batch of one (inference).
-  const diag = diagnosticRows(model, seed)?.map((d) => {
+  const diag = diagnosticRows(model, tok.specialIds, seed)?.map((d) => {
     model.forward(d.batch, { train: false, labelSmoothing: 0 });
     return { repeat: d.repeat, maps: model.captureAttention(0).maps };
   }) ?? null;
-  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag) };
+  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag, tok.specialIds) };
 }
 
 /**
