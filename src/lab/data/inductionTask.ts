@@ -31,7 +31,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import type { Rng } from '../../engine/rng';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { PAD } from '../../engine/tokenizers/special';

@@ -20,7 +20,8 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import type { Corpus } from '../data/corpus';
 import { collectDocuments, collectFromPaths } from '../data/corpus';

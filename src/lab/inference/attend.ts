@@ -19,7 +19,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';

@@ -11,7 +11,9 @@
 
 import type { HeadMap, Repeat } from '../../engine/analysis/headScores';
 import { crossHeadScores, selfHeadScores } from '../../engine/analysis/headScores';
-import type { AttentionMap, Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { AttentionMap } from '../../engine/models/readouts';
+import type { Transformer } from '../../engine/models/transformer';
 import type { SpecialIds } from '../../engine/tokenizers/special';
 import { BASE_VOCAB, NUM_SPECIAL } from '../../engine/tokenizers/special';
 import type { HeadScoreData } from '../../protocol/model';
