@@ -1,6 +1,6 @@
 /**
  * Our parameters under the state_dict names of the PyTorch models people learn from
- * (docs/ARCHITECTURE.md, "PyTorch names"): nanoGPT's `GPT` for decoder-only and the seed notebook's `Transformer` for
+ * (DESIGN.md): nanoGPT's `GPT` for decoder-only and the seed notebook's `Transformer` for
  * the encoder-decoder. Names are already shared except that nanoGPT stacks the q, k, v
  * projections into one `c_attn` ([3C, C] weight, [3C] bias), which we keep as three
  * matrices; and that PyTorch lists a tied `lm_head.weight` under both names.

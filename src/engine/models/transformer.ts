@@ -1,7 +1,7 @@
 /**
  * The two models: the paper's encoder-decoder (Vaswani et al. 2017) and the decoder-only
  * GPT (nanoGPT's `GPT`), one class since they share every part. Parameters carry the
- * state_dict names of the PyTorch models people learn from (docs/ARCHITECTURE.md, "PyTorch names"), except that the
+ * state_dict names of the PyTorch models people learn from (DESIGN.md), except that the
  * GPT's stacked `c_attn` is kept as three matrices (`c_attn_q/k/v`) and stacked on export.
  *
  * Training is forward(batch) → loss, then backward() → gradients in the flat `grads`
