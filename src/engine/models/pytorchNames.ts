@@ -1,7 +1,7 @@
 /**
  * Our parameters under the state_dict names of the PyTorch models people learn from
- * (DESIGN.md): nanoGPT's `GPT` for decoder-only and the seed notebook's `Transformer` for
- * the encoder-decoder. The model is built under these names (`modelNames`, `blockNames`),
+ * (docs/ARCHITECTURE.md, "PyTorch names"): nanoGPT's `GPT` for decoder-only and the seed
+ * notebook's `Transformer` for the encoder-decoder. The model is built under these names (`modelNames`, `blockNames`),
  * except that nanoGPT stacks the q, k, v projections into one `c_attn` ([3C, C] weight,
  * [3C] bias), which we keep as three matrices (`c_attn_q/k/v`); and that PyTorch lists a
  * tied `lm_head.weight` under both names. `torchTensors` undoes both: it is used by
