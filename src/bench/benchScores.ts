@@ -23,6 +23,7 @@ import * as path from 'node:path';
 import type { TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import { SessionControl, runSession } from '../lab/training/session';
+import { NODE_PLATFORM } from '../lab/workers/nodePlatform';
 import { trainSpecOf } from '../lab/runs/runSpec';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
@@ -85,7 +86,7 @@ class Side {
         cb?.();
       }
     };
-    this.done = runSession(dir, spec, false, this.control, emit, stopAt, null, { headScores });
+    this.done = runSession(NODE_PLATFORM, dir, spec, false, this.control, emit, stopAt, null, { headScores });
   }
 
   /** Trains up to step `end`; resolves with tokens/s of the block. */

@@ -9,6 +9,7 @@
 
 import { formatBleu, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { evaluate } from '../lab/evaluation/evaluate';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { openRun } from '../lab/runs/openRun';
 import { readRunJson } from '../lab/runs/runFolder';
 import { buildDataset, loadRunData, readTokenizer } from '../lab/training/prepare';
@@ -41,11 +42,11 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   const runDir = runDirOf(f, ctx, 'eval');
   if (f.has('data') || f.has('pairs')) return evalFilesCommand(f, ctx, runDir);
   if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`);
-  const run = readRunJson(runDir);
-  const tok = readTokenizer(runDir);
-  const data = await loadRunData(run.spec, tok, { need: 'validation' });
+  const run = await readRunJson(NODE_FS, runDir);
+  const tok = await readTokenizer(NODE_FS, runDir);
+  const data = await loadRunData(NODE_FS, run.spec, tok, { need: 'validation' });
   const { dataset } = buildDataset(run.spec, data, run.config.maxLen);
-  const opened = openRun(runDir, backendOf(f), dataset.maxBatch);
+  const opened = await openRun(NODE_FS, runDir, backendOf(f), dataset.maxBatch);
   const r = evaluate(opened.model, dataset, tok, { maxPairs: f.int('max-pairs', 1000) });
   if (f.bool('json')) {
     ctx.out(JSON.stringify({ loss: r.loss, ppl: r.ppl, ...(r.exactMatch !== null ? { exact_match: r.exactMatch, bleu: r.bleu } : {}) }));

@@ -9,6 +9,7 @@
  */
 
 import { EngineError } from '../engine/errors';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import { headsOfRun } from '../lab/inference/heads';
 import type { HeadScoreData } from '../protocol/model';
@@ -64,9 +65,9 @@ function table(rows: readonly HeadRow[]): string[] {
 }
 
 /** The scores at `step`, or null (with the reason) when --ablate may go on without them. */
-function scoresOf(runDir: string, step: number | null, ablate: boolean): { step: number | null; heads: readonly HeadScoreData[]; note: string | null } {
+async function scoresOf(runDir: string, step: number | null, ablate: boolean): Promise<{ step: number | null; heads: readonly HeadScoreData[]; note: string | null }> {
   try {
-    return { ...headsOfRun(runDir, step), note: null };
+    return { ...(await headsOfRun(NODE_FS, runDir, step)), note: null };
   } catch (e) {
     if (!ablate || step !== null || !EngineError.is(e, 'input/invalid')) throw e;
     return { step: null, heads: [], note: e.message };
@@ -82,7 +83,7 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   const json = f.bool('json');
   const csv = f.bool('csv');
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
-  const s = scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
+  const s = await scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
   const rows = new Map<string, HeadRow>();
   for (const h of s.heads) {
     const row: HeadRow = { stack: h.stack, layer: h.layer + 1, head: h.head + 1, scores: h.scores };
@@ -90,7 +91,7 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   }
   let baseLoss: number | null = null;
   if (ablate) {
-    const { run: opened, batches } = await openRunWithValidation(runDir, backendOf(f));
+    const { run: opened, batches } = await openRunWithValidation(NODE_FS, runDir, backendOf(f));
     if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
     if (!json && !csv) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
     const r = headImportance(opened.model, batches);

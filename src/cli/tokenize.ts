@@ -5,6 +5,7 @@
  * Leaves out: the tokenizers (src/engine/tokenizers).
  */
 
+import { NODE_FS } from '../lab/files/nodeFs';
 import { readTokenizer } from '../lab/training/prepare';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
@@ -14,10 +15,10 @@ export const TOKENIZE_HELP = `attention-lab tokenize --run DIR --text TEXT [--js
   The token ids and token strings of TEXT under the run's tokenizer.`;
 
 /** `tokenize`. */
-export function tokenizeCommand(argv: string[], ctx: CommandContext): number {
+export async function tokenizeCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('tokenize', argv, { ...RUN_FLAG, text: { type: 'string' } });
   if (f.bool('help')) return ctx.help(TOKENIZE_HELP);
-  const tok = readTokenizer(runDirOf(f, ctx, 'tokenize'));
+  const tok = await readTokenizer(NODE_FS, runDirOf(f, ctx, 'tokenize'));
   const text = f.str('text');
   if (text === undefined) throw new UsageError('`tokenize` needs --text TEXT.');
   const ids = tok.encode(text);

@@ -57,7 +57,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.scoreSelection': (arg) => scores.score(arg),
     'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.clearScores': () => scores.clear(),
-    'attentionLab.refreshRuns': () => s.runs.refresh().length,
+    'attentionLab.refreshRuns': async () => (await s.runs.refresh()).length,
     'attentionLab.continueTraining': (arg, more) => continueCommand(s, arg, typeof more === 'number' ? more : undefined),
     'attentionLab.run.openDashboard': async (arg) => {
       const run = await pickRun(s, arg, { trained: false, purpose: 'open' });

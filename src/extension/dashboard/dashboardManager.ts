@@ -69,8 +69,8 @@ export class DashboardManager implements DisposableLike {
    * header keeps the run's own state and planned steps (a stopped run stays "stopped · step 55
    * of 3000"), never live controls: the entry is a picture of one step.
    */
-  showAttention(runDir: string, text: string, snapshot: AttentionSnapshot): string {
-    const base = this.deps.lab.get().loadRunState(runDir).run;
+  async showAttention(runDir: string, text: string, snapshot: AttentionSnapshot): Promise<string> {
+    const base = (await this.deps.lab.get().loadRunState(this.deps.fs, runDir)).run;
     const snippet = text.length > 24 ? `${text.slice(0, 24)}…` : text;
     const id = `${base.id}#selection-${this.extras.length + 1}`;
     const entry: RunState = {

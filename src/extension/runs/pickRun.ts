@@ -37,7 +37,7 @@ export interface RunFilter {
 
 /** Resolves the run for a command; undefined when the user cancelled or there is none (they were told). */
 export async function pickRun(s: Services, arg: unknown, opts: { readonly trained: boolean; readonly purpose: string; readonly only?: RunFilter }): Promise<RunItem | undefined> {
-  const items = s.runs.isLoaded ? s.runs.items() : s.runs.refresh();
+  const items = s.runs.isLoaded ? s.runs.items() : await s.runs.refresh();
   const usable = (r: RunItem): boolean => r.error === null && (!opts.trained || r.hasModel);
   const ok = (r: RunItem): boolean => usable(r) && (opts.only?.accept(r) ?? true);
   const named = runDirOf(arg);

@@ -9,7 +9,6 @@
  * Leaves out: the status bar (statusBar.ts) and the training loop (the worker).
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorKind } from '../../lab/workers/errorCodes';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
@@ -44,7 +43,7 @@ export async function trainCommand(s: Services): Promise<void> {
   if (root.note) s.log.warn(root.note);
   let found;
   try {
-    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding training data' }, (_p, token) => findTrainingData(settings, s.workspaceDir(), root.root, token));
+    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding training data' }, (_p, token) => findTrainingData(s.host, settings, s.workspaceDir(), root.root, token));
   } catch (e) {
     if (e instanceof DataError) return showError(s.log, e.message, undefined, ...(e.fix === 'trust' ? [TRUST_ACTION, CONFIGURE_ACTION] : e.fix === 'configure' ? [CONFIGURE_ACTION] : []));
     return showError(s.log, `Could not find the training data: ${messageOf(e)}`, e);
@@ -57,7 +56,7 @@ export async function trainCommand(s: Services): Promise<void> {
   } catch (e) {
     return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
   }
-  const runDir = lab.newRunDir(root.root);
+  const runDir = await lab.newRunDir(s.host.fs, root.root);
   await runWithUi(s, runDir, spec, false);
 }
 
@@ -66,12 +65,12 @@ export async function resumeCommand(s: Services, runDir: string, extendTo: numbe
   if (busy(s)) return;
   let spec: TrainSpec;
   try {
-    spec = s.lab.get().readSpec(runDir);
+    spec = await s.lab.get().readSpec(s.host.fs, runDir);
   } catch (e) {
-    return showError(s.log, `Cannot resume ${path.basename(runDir)}: ${messageOf(e)}`, e);
+    return showError(s.log, `Cannot resume ${s.host.fs.basename(runDir)}: ${messageOf(e)}`, e);
   }
   if (spec.data.kind !== 'task' && !vscode.workspace.isTrusted) {
-    return showError(s.log, `${path.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
+    return showError(s.log, `${s.host.fs.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
   }
   await runWithUi(s, runDir, spec, true, extendTo);
 }
@@ -102,9 +101,9 @@ export async function continueCommand(s: Services, arg: unknown, more?: number):
 }
 
 async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
-  const runId = path.resolve(runDir);
+  const runId = s.host.fs.resolve(runDir);
   const known = s.runs.find(runId);
-  const name = known?.name ?? path.basename(runId);
+  const name = known?.name ?? s.host.fs.basename(runId);
   await s.active.set(runId);
   const sub = s.controller.onEvent(({ runId: id, event }) => {
     if (id !== runId || event.type !== 'train/didStart') return;
@@ -152,13 +151,13 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
     return showError(s.log, `Could not start training: ${messageOf(e)}`, e);
   }
   sub.dispose();
-  s.runs.refresh();
+  await s.runs.refresh();
   announce(s, runId, outcome);
 }
 
 /** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
 function announce(s: Services, runId: string, outcome: RunOutcome): void {
-  const name = s.runs.find(runId)?.name ?? path.basename(runId);
+  const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
     if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);

@@ -8,13 +8,13 @@
  * Leaves out: the compute (src/lab/workers/modelWorker.ts) and any VS Code UI.
  */
 
-import { Worker } from 'node:worker_threads';
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../../protocol/analysis';
 import type { TrainSpec } from '../../protocol/data';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ImportOutput, ModelWorkerToHost, ScoreOutput } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateModelWorkerToHost } from '../../protocol/modelWorker';
+import type { HostedWorker, StartWorker } from '../../lab/workers/hostedWorker';
 import type { DisposableLike } from '../base/disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
 
@@ -52,7 +52,7 @@ export interface EvaluateFilesHooks {
 
 /** A lazily started model worker. */
 export class ModelClient implements DisposableLike {
-  private worker: Worker | null = null;
+  private worker: HostedWorker | null = null;
   private ready: Promise<void> | null = null;
   private notReady: ((e: RequestError) => void) | null = null;
   private readonly pending = new PendingRequests({ set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) }, (what) => this.restart(what));
@@ -61,7 +61,7 @@ export class ModelClient implements DisposableLike {
   private disposed = false;
 
   constructor(
-    private readonly script: string,
+    private readonly startWorker: StartWorker,
     private readonly log: (message: string) => void,
   ) {}
 
@@ -136,7 +136,7 @@ export class ModelClient implements DisposableLike {
         if (hooks.onToken) this.tokenListeners.set(id, hooks.onToken);
         if (hooks.onProgress) this.progressListeners.set(id, hooks.onProgress);
         sent = id;
-        worker.postMessage({ ...req, id } as HostToModelWorker);
+        worker.post({ ...req, id } as HostToModelWorker);
       });
     } finally {
       hooks.signal?.removeEventListener('abort', onAbort);
@@ -158,13 +158,13 @@ export class ModelClient implements DisposableLike {
     void w.terminate();
   }
 
-  private start(): Worker {
+  private start(): HostedWorker {
     if (this.worker) return this.worker;
-    const worker = new Worker(this.script);
+    const worker = this.startWorker();
     this.worker = worker;
     this.ready = new Promise<void>((resolve, reject) => {
       this.notReady = reject;
-      worker.on('message', (raw: unknown) => {
+      worker.onMessage((raw: unknown) => {
         let msg: ModelWorkerToHost;
         try {
           msg = validateModelWorkerToHost(raw);
@@ -177,8 +177,7 @@ export class ModelClient implements DisposableLike {
       });
     });
     this.ready.catch(() => undefined); // a worker lost before anyone waits on it is not an unhandled rejection
-    worker.on('error', (e) => this.lost(worker, `The model worker crashed: ${e.message}`));
-    worker.on('exit', (code) => this.lost(worker, `The model worker exited (code ${code}).`));
+    worker.onLost((message) => this.lost(worker, message));
     return worker;
   }
 
@@ -229,7 +228,7 @@ export class ModelClient implements DisposableLike {
     if (!this.pending.resolve(id, value)) this.log(`The model worker answered request ${id}, which was no longer waiting (timed out or cancelled).`);
   }
 
-  private lost(worker: Worker, message: string): void {
+  private lost(worker: HostedWorker, message: string): void {
     if (this.worker !== worker) return;
     this.worker = null;
     this.ready = null;

@@ -24,7 +24,8 @@ import type { Batch } from '../../engine/models/inputs';
 import type { Transformer } from '../../engine/models/transformer';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import type { Corpus } from '../data/corpus';
-import { collectDocuments, collectFromPaths } from '../data/corpus';
+import { collectFromPaths } from '../data/corpus';
+import type { LabFs } from '../files/labFs';
 import { pairBatch, tokenStream, tokenizePairs } from '../data/dataset';
 import { scorePairs } from './evaluate';
 import type { OpenRun } from '../runs/openRun';
@@ -43,6 +44,11 @@ export interface EvaluateFilesOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Polled before each batch and decode; true stops the evaluation with {@link EvaluationCancelled}. */
   readonly cancelled?: () => boolean;
+  /**
+   * Reads the documents globs name (`data.glob`): the command line's globbing
+   * (lab/data/globFiles.ts `collectDocuments`). Without it only exact paths are taken.
+   */
+  readonly collectGlobs?: (patterns: readonly string[], opts: { readonly cwd: string; readonly maxFileBytes?: number; readonly maxTotalBytes?: number }) => Promise<Corpus>;
 }
 
 /** Thrown when {@link EvaluateFilesOptions.cancelled} said stop. */
@@ -218,17 +224,18 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
  * characters unseen by a char tokenizer, or pairs all longer than the context; and
  * {@link EvaluationCancelled} when `opts.cancelled` says stop.
  */
-export async function evaluateFiles(r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): Promise<EvalFilesOutput> {
+export async function evaluateFiles(fs: LabFs, r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): Promise<EvalFilesOutput> {
   checkKind(r, data.kind);
   if (!Number.isInteger(opts.maxPairs) || opts.maxPairs < 1) {
     throw new EngineError('input/invalid', `The number of pairs to decode must be a whole number ≥ 1; got ${opts.maxPairs}.`);
   }
   if (data.kind === 'documents') {
     const limits = { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes };
-    const corpus = data.glob ? await collectDocuments(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(data.paths, data.cwd, limits);
+    if (data.glob && !opts.collectGlobs) throw new EngineError('input/invalid', 'Globs are not expanded here; name the test files themselves.');
+    const corpus = data.glob && opts.collectGlobs ? await opts.collectGlobs(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(fs, data.paths, data.cwd, limits);
     return evaluateDocuments(r, corpus, opts);
   }
-  const pairs = await readPairs(data.source, data.target);
+  const pairs = await readPairs(fs, data.source, data.target);
   const files = data.target === null ? data.source : `${data.source} → ${data.target}`;
   return evaluatePairs(r, pairs, `${files} (${plural(pairs.length, 'pair')})`, opts);
 }

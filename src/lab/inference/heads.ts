@@ -10,6 +10,7 @@
 
 import { EngineError } from '../../engine/errors';
 import type { HeadScoreData } from '../../protocol/model';
+import type { LabFs } from '../files/labFs';
 import { readSnapshot, snapshotSteps } from '../training/snapshots';
 
 /** Every head's scores at one step (layer and head 0-based, as in the protocol). */
@@ -19,14 +20,14 @@ export interface HeadsAtStep {
 }
 
 /** The head scores at `step`, or at the latest snapshot when `step` is null. */
-export function headsOfRun(runDir: string, step: number | null): HeadsAtStep {
-  const steps = snapshotSteps(runDir);
+export async function headsOfRun(fs: LabFs, runDir: string, step: number | null): Promise<HeadsAtStep> {
+  const steps = await snapshotSteps(fs, runDir);
   if (steps.length === 0) throw new EngineError('input/invalid', `${runDir} has no attention snapshots; train with --snapshot-every N (N > 0) to record head scores.`);
   const at = step ?? (steps[steps.length - 1] as number);
   if (!steps.includes(at)) {
     throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${at}; pick --step from ${steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, …` : steps.join(', ')}.`);
   }
-  const snap = readSnapshot(runDir, at);
+  const snap = await readSnapshot(fs, runDir, at);
   if (!snap.headScores) throw new EngineError('input/invalid', `The snapshot at step ${at} has no head scores (it was written before they existed); train a new run to get them.`);
   return { step: at, heads: snap.headScores };
 }

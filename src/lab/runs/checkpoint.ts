@@ -6,8 +6,6 @@
  * together. Readers check format, version, dtype and shape of everything and say what to do.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
 import { validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
@@ -15,7 +13,8 @@ import { decodeSafetensors, encodeSafetensors, expectTensor } from '../../engine
 import type { SafetensorsFile } from '../../engine/io/safetensors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
-import { writeFilesAtomic } from './atomicFile';
+import type { LabFs } from '../files/labFs';
+import { exists } from '../files/labFs';
 import { RUN_FILES } from './runFolder';
 
 export const CHECKPOINT_FORMAT = 'attention-lab-checkpoint';
@@ -26,9 +25,9 @@ export const CHECKPOINT_VERSION = '1';
  * before either replaces the old one, so a window reload (which ends the worker at any moment)
  * while a checkpoint is being written leaves the previous pair, from one step, to resume from.
  */
-export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): string {
+export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): Promise<string> {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
-  const files: { file: string; data: Uint8Array }[] = [];
+  const files: { path: string; data: Uint8Array }[] = [];
   if (optimizer) {
     const st = optimizer.state();
     const bytes = encodeSafetensors(
@@ -38,18 +37,18 @@ export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Op
       ],
       { ...meta, kind: 'optimizer', optimizerStep: String(st.step), optimizer: JSON.stringify(optimizer.config) },
     );
-    files.push({ file: path.join(runDir, RUN_FILES.optimizer), data: bytes });
+    files.push({ path: fs.join(runDir, RUN_FILES.optimizer), data: bytes });
   }
   const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
-  const file = path.join(runDir, RUN_FILES.model);
-  files.push({ file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
-  writeFilesAtomic(files);
+  const file = fs.join(runDir, RUN_FILES.model);
+  files.push({ path: file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
+  await fs.writeFiles(files);
   return file;
 }
 
-function readSafetensors(file: string, what: string): SafetensorsFile {
-  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
-  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), path.basename(file));
+async function readSafetensors(fs: LabFs, file: string, what: string): Promise<SafetensorsFile> {
+  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
+  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
   if (f.metadata.format !== CHECKPOINT_FORMAT) {
     throw new EngineError('checkpoint/invalid', `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(f.metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`);
   }
@@ -66,8 +65,8 @@ function stepOf(f: SafetensorsFile): number {
 }
 
 /** The config saved in a run's model.safetensors. */
-export function readCheckpointConfig(runDir: string): { config: ModelConfig; step: number } {
-  const f = readSafetensors(path.join(runDir, RUN_FILES.model), 'model');
+export async function readCheckpointConfig(fs: LabFs, runDir: string): Promise<{ config: ModelConfig; step: number }> {
+  const f = await readSafetensors(fs, fs.join(runDir, RUN_FILES.model), 'model');
   let config: ModelConfig;
   try {
     config = validateConfig(JSON.parse(f.metadata.config ?? 'null') as ModelConfig);
@@ -78,8 +77,8 @@ export function readCheckpointConfig(runDir: string): { config: ModelConfig; ste
 }
 
 /** Loads model.safetensors into `model` (every tensor checked for dtype and shape). Returns the step. */
-export function loadModelCheckpoint(runDir: string, model: Transformer): number {
-  const f = readSafetensors(path.join(runDir, RUN_FILES.model), 'model');
+export async function loadModelCheckpoint(fs: LabFs, runDir: string, model: Transformer): Promise<number> {
+  const f = await readSafetensors(fs, fs.join(runDir, RUN_FILES.model), 'model');
   for (const p of model.paramList) p.data.set(expectTensor(f, p.name, 'F32', p.shape));
   const extra = [...f.tensors.keys()].filter((n) => !model.paramList.some((p) => p.name === n));
   if (extra.length) throw new EngineError('checkpoint/invalid', `${f.source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
@@ -87,10 +86,10 @@ export function loadModelCheckpoint(runDir: string, model: Transformer): number 
 }
 
 /** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
-export function loadOptimizerCheckpoint(runDir: string, optimizer: Optimizer, modelStep: number): void {
+export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimizer: Optimizer, modelStep: number): Promise<void> {
   // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
-  if (modelStep === 0 && !fs.existsSync(path.join(runDir, RUN_FILES.optimizer))) return;
-  const f = readSafetensors(path.join(runDir, RUN_FILES.optimizer), 'optimizer');
+  if (modelStep === 0 && !(await exists(fs, fs.join(runDir, RUN_FILES.optimizer)))) return;
+  const f = await readSafetensors(fs, fs.join(runDir, RUN_FILES.optimizer), 'optimizer');
   const step = stepOf(f);
   if (step !== modelStep) {
     throw new EngineError('checkpoint/invalid', `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`);

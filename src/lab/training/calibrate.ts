@@ -9,6 +9,7 @@
  * Leaves out: warm-up effects past the first step, and memory pressure of the real size.
  */
 
+import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { ModelConfig } from '../../engine/config';
 import { estimateModel } from '../../engine/models/estimate';
 import type { Batch } from '../../engine/models/inputs';
@@ -39,10 +40,11 @@ function randomBatch(cfg: ModelConfig, B: number, T: number, rng: Rng): Batch {
 }
 
 /**
- * Seconds per step of `spec` with a tokenizer of `vocabSize` ids. `now` is a millisecond
- * clock (the worker passes `performance.now`).
+ * Seconds per step of `spec` with a tokenizer of `vocabSize` ids, on the helper threads
+ * `threads()` gives (the ones training would get). `now` is a millisecond clock (the worker
+ * passes `performance.now`).
  */
-export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number, budgetMs = 250): Calibration {
+export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number, threads: () => ParallelRunner | null, budgetMs = 250): Calibration {
   const full = resolveConfig(spec, vocabSize);
   const rows = spec.training.batchSize;
   const len = Math.min(spec.training.seqLen, full.maxLen);
@@ -52,7 +54,7 @@ export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number,
   const cfg = big ? resolveConfig(probeSpec, Math.min(vocabSize, 2000)) : full;
   const T = Math.min(len, PROBE_LEN);
   const B = Math.min(rows, PROBE_ROWS);
-  const backend = backendFor(spec.backend);
+  const backend = backendFor(spec.backend, threads);
   const model = new Transformer(cfg, { maxBatch: B, maxLen: T, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: T } : {}) }).bind(backend);
   const rng = new Rng(1);
   model.initialize(rng);

@@ -6,8 +6,6 @@
  * same code. Pause, resume and stop arrive through {@link SessionControl} between steps.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
@@ -16,7 +14,10 @@ import { estimateModel } from '../../engine/models/estimate';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
-import { removeStaleTemps } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
+import { exists, listNames, removeStaleTemps } from '../files/labFs';
+import type { LabPlatform } from '../workers/platform';
+import { yieldToEvents } from '../workers/yieldToEvents';
 import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from '../runs/checkpoint';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
@@ -87,8 +88,6 @@ export interface SessionOptions {
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
 export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
 
-const yieldToEvents = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 interface Prepared {
   model: Transformer;
   trainer: Trainer;
@@ -105,32 +104,33 @@ interface Ownership {
   owned: boolean;
 }
 
-async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<Prepared> {
+async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<Prepared> {
+  const { fs } = platform;
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
   if (resume) {
     // Checked before taking the folder over, so a refused resume leaves the run as it was.
-    plan = planResume(readRunJson(runDir), path.basename(runDir), extendTo, stopAt);
+    plan = planResume(await readRunJson(fs, runDir), fs.basename(runDir), extendTo, stopAt);
     spec = plan.spec;
     own.owned = true;
-    removeStaleTemps(runDir);
+    await removeStaleTemps(fs, runDir);
   } else {
     if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
-    if (fs.existsSync(path.join(runDir, RUN_FILES.run))) {
+    if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
       throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
     }
-    if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
+    if ((await listNames(fs, runDir)).length > 0) {
       throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
     }
-    own.created = !fs.existsSync(runDir);
-    fs.mkdirSync(runDir, { recursive: true });
+    own.created = !(await exists(fs, runDir));
+    await fs.mkdir(runDir);
   }
   const hooks: WorkHooks = {
     onProgress: (p) => emit({ type: 'train/didProgress', ...p }),
     isCancelled: () => control.isStopped,
     yieldNow: yieldToEvents,
   };
-  const data = await loadRunData(spec, resume ? readTokenizer(runDir) : null, hooks);
+  const data = await loadRunData(fs, spec, resume ? await readTokenizer(fs, runDir) : null, hooks);
   const tok = data.tok;
   if (data.kind === 'documents') {
     const limits = spec.data.kind === 'documents' ? spec.data : {};
@@ -138,28 +138,28 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
     for (const note of data.docs.notes) log(note);
     log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
   }
-  const cfg = resume ? readRunJson(runDir).config : resolveConfig(spec, tok.vocabSize);
+  const cfg = resume ? (await readRunJson(fs, runDir)).config : resolveConfig(spec, tok.vocabSize);
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
-  const backend = backendFor(spec.backend);
+  const backend = backendFor(spec.backend, platform.threads);
   const model = buildModel(cfg, dataset, backend, modelPadId(tok));
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;
   let run: RunJson;
   if (resume) {
-    startStep = loadModelCheckpoint(runDir, model);
-    loadOptimizerCheckpoint(runDir, optimizer, startStep);
-    truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
+    startStep = await loadModelCheckpoint(fs, runDir, model);
+    await loadOptimizerCheckpoint(fs, runDir, optimizer, startStep);
+    await truncateMetrics(fs, runDir, startStep);
+    run = await updateRunJson(fs, runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
-    writeTokenizer(runDir, tok);
+    await writeTokenizer(fs, runDir, tok);
     const now = new Date().toISOString();
     run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name };
-    writeRunJson(runDir, run);
+    await writeRunJson(fs, runDir, run);
     own.owned = true;
   }
   const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
@@ -176,21 +176,22 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
 
 
 /**
- * Runs (or resumes) the run in `runDir` to `spec.training.steps` (or `stopAt`, whichever
+ * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or `stopAt`, whichever
  * comes first; a run stopped early resumes exactly where it stopped). With `resume`,
  * `extendTo` trains a finished or stopped run on to that total as a new schedule segment
  * (segments.ts). Never throws: failures are reported as `train/didFail` (the last checkpoint
  * stays loadable; a refused resume leaves the run folder as it was).
  */
 export async function runSession(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
+  platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
   options: SessionOptions = {},
 ): Promise<void> {
   let step = 0;
   let prepared: Prepared | null = null;
   const own: Ownership = { created: false, owned: false };
+  const { fs } = platform;
   try {
-    prepared = await prepare(runDir, spec, resume, control, emit, own, stopAt, extendTo);
+    prepared = await prepare(platform, runDir, spec, resume, control, emit, own, stopAt, extendTo);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -200,17 +201,17 @@ export async function runSession(
     // Each segment's last step evaluates (the run's last step among them).
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
-    const snapshot = (): void => {
+    const snapshot = async (): Promise<void> => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
-      saveSnapshot(runDir, snap);
+      await saveSnapshot(fs, runDir, snap);
       emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
     };
-    const checkpoint = (): void => {
-      const file = saveCheckpoint(runDir, model, trainer.optimizer, step);
-      updateRunJson(runDir, { step, bestValLoss: bestVal });
+    const checkpoint = async (): Promise<void> => {
+      const file = await saveCheckpoint(fs, runDir, model, trainer.optimizer, step);
+      await updateRunJson(fs, runDir, { step, bestValLoss: bestVal });
       emit({ type: 'train/didSaveCheckpoint', step, path: file });
     };
-    if (t.snapshotEvery > 0 && step === 0) snapshot();
+    if (t.snapshotEvery > 0 && step === 0) await snapshot();
     const t0 = Date.now();
     let tokensSince = 0;
     let since = Date.now();
@@ -221,10 +222,10 @@ export async function runSession(
       await yieldToEvents();
       if (control.isPaused) {
         emit({ type: 'train/didPause', step });
-        updateRunJson(runDir, { status: 'paused' });
+        await updateRunJson(fs, runDir, { status: 'paused' });
         await control.waitWhilePaused();
         if (!control.isStopped) {
-          updateRunJson(runDir, { status: 'training' });
+          await updateRunJson(fs, runDir, { status: 'training' });
           emit({ type: 'train/didResume', step });
         }
         since = Date.now();
@@ -240,7 +241,7 @@ export async function runSession(
       tokensSince += r.tokens;
       const now = Date.now();
       const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0 };
-      appendMetrics(runDir, { type: 'step', ...metrics });
+      await appendMetrics(fs, runDir, { type: 'step', ...metrics });
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {
         since = now;
@@ -250,14 +251,14 @@ export async function runSession(
         const ev = evaluate(model, dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };
-        appendMetrics(runDir, { type: 'eval', ...e });
+        await appendMetrics(fs, runDir, { type: 'eval', ...e });
         emit({ type: 'train/didEval', ...e });
       }
-      if (t.snapshotEvery > 0 && step % t.snapshotEvery === 0) snapshot();
-      if (t.checkpointEvery > 0 && step % t.checkpointEvery === 0 && step !== t.steps) checkpoint();
+      if (t.snapshotEvery > 0 && step % t.snapshotEvery === 0) await snapshot();
+      if (t.checkpointEvery > 0 && step % t.checkpointEvery === 0 && step !== t.steps) await checkpoint();
     }
-    checkpoint();
-    updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal });
+    await checkpoint();
+    await updateRunJson(fs, runDir, { status: reason, step, bestValLoss: bestVal });
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
     const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
@@ -265,11 +266,11 @@ export async function runSession(
       : e instanceof CancelledError
         ? { code: 'cancelled', message: e.message }
         : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
-    const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir)}) is kept.` : error.message;
+    const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${await lastCheckpointStep(fs, runDir)}) is kept.` : error.message;
     try {
       // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
-      if (own.owned && error.code !== 'cancelled') updateRunJson(runDir, { status: 'failed', error: { code: error.code, message } });
-      else if (own.created) fs.rmSync(runDir, { recursive: true, force: true }); // nothing worth keeping yet
+      if (own.owned && error.code !== 'cancelled') await updateRunJson(fs, runDir, { status: 'failed', error: { code: error.code, message } });
+      else if (own.created) await fs.remove(runDir); // nothing worth keeping yet
     } catch {
       // The run folder itself is unreadable; the error below still reaches the user.
     }
@@ -277,9 +278,9 @@ export async function runSession(
   }
 }
 
-function lastCheckpointStep(runDir: string): number {
+async function lastCheckpointStep(fs: LabFs, runDir: string): Promise<number> {
   try {
-    return readRunJson(runDir).step;
+    return (await readRunJson(fs, runDir)).step;
   } catch {
     return 0;
   }

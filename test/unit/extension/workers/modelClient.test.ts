@@ -3,6 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
+import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
 import { ModelClient } from '../../../../src/extension/workers/modelClient';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import type { DecodeParams } from '../../../../src/protocol/model';
@@ -11,12 +13,13 @@ import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker'
 import { tinyDocuments, tinySpec, trainTiny } from '../../lab/tinyRuns';
 
 // The real model worker bundle (npm test builds dist/ first).
-const WORKER = path.resolve(__dirname, '../../../../dist/modelWorker.js');
+const SCRIPT = path.resolve(__dirname, '../../../../dist/modelWorker.js');
+const WORKER = (): HostedWorker => startNodeWorker(SCRIPT, 'model worker');
 const greedy: DecodeParams = { input: 'the ', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 };
 
 let lm: OpenRun;
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
 });
 
 describe('ModelClient with the model worker', () => {
@@ -64,7 +67,7 @@ describe('ModelClient with the model worker', () => {
   });
 
   it('the worker answers a malformed request with model/didFail naming the field', async () => {
-    const w = new Worker(WORKER);
+    const w = new Worker(SCRIPT);
     const replies: unknown[] = [];
     await new Promise<void>((resolve) => {
       w.on('message', (m: unknown) => {
@@ -113,7 +116,7 @@ describe('ModelClient with the model worker', () => {
     });
 
     it('the worker stops an evaluation whose shared flag is set, answering model/didFail "cancelled"', async () => {
-      const w = new Worker(WORKER);
+      const w = new Worker(SCRIPT);
       const cancel = new Int32Array(new SharedArrayBuffer(4));
       Atomics.store(cancel, 0, 1);
       const replies: unknown[] = [];

@@ -13,13 +13,19 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import { documentDataset, tokenStream } from '../../../../src/lab/data/dataset';
 import { evaluate } from '../../../../src/lab/evaluation/evaluate';
-import { EvaluationCancelled, evaluateFiles, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
+import { collectDocuments } from '../../../../src/lab/data/globFiles';
+import type { EvaluateFilesOptions } from '../../../../src/lab/evaluation/evaluateFiles';
+import { EvaluationCancelled, evaluateFiles as evaluateOn, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { windowLogprobs } from '../../../../src/lab/inference/score';
 import { countUnseenChars, refuseUnseenChars } from '../../../../src/lab/evaluation/unseenChars';
 import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
 import { tinySpec, trainTiny } from '../tinyRuns';
+
+/** The CLI's evaluation: Node's files, globs expanded. */
+const evaluateFiles = (r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): ReturnType<typeof evaluateOn> => evaluateOn(NODE_FS, r, data, { collectGlobs: collectDocuments, ...opts });
 
 let lm: OpenRun; // decoder-only, char tokenizer, context 16, batches of 2
 let mt: OpenRun; // encoder-decoder on pairs of a, b, '!' and spaces, context 12
@@ -104,7 +110,7 @@ describe('evaluateFiles on documents', () => {
   });
 
   it('gives ln V for a model whose logits are all zero', async () => {
-    const zero = constantModel(openRun(lm.runDir, createReferenceBackend(), 2), null);
+    const zero = constantModel(await openRun(NODE_FS, lm.runDir, createReferenceBackend(), 2), null);
     const [file] = write({ 'zero/a.txt': 'the cat sat on the mat. '.repeat(3) });
     const out = await evaluateFiles(zero, docs([file as string]), { maxPairs: 1 });
     // Every target has probability 1/V, so the mean NLL is ln V and the perplexity V.
@@ -147,7 +153,7 @@ describe('evaluateFiles on documents', () => {
 describe('evaluateFiles on pairs', () => {
   it('matches hand-computed loss, exact match and BLEU for a model that always says "!"', async () => {
     const bang = mt.tok.encode('!')[0] as number;
-    const r = constantModel(openRun(mt.runDir, createReferenceBackend(), 2), bang);
+    const r = constantModel(await openRun(NODE_FS, mt.runDir, createReferenceBackend(), 2), bang);
     const [tsv] = write({
       'bang.tsv': ['a b\t!!!!!!!!!!!', 'b a\ta ! ! b', 'a a\t! ! ! ! ! !', 'b b\t!!!!!!!!!!!!'].join('\n'),
     });

@@ -16,8 +16,8 @@ let lm: OpenRun;
 let mt: OpenRun;
 let bpe: OpenRun;
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
-  bpe = await trainTiny({ ...tinySpec(tinyDocuments()), tokenizer: { type: 'bpe', vocabSize: 300 } });
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
+  bpe = await trainTiny({ ...tinySpec(await tinyDocuments()), tokenizer: { type: 'bpe', vocabSize: 300 } });
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 });
 

@@ -15,7 +15,7 @@ describe('calibrate', () => {
   it('times real steps and scales the FLOP rate to the full batch', () => {
     const spec: TrainSpec = { ...tinySpec({ kind: 'task', task: 'reverse' }, 100, 24), training: { ...tinySpec({ kind: 'task', task: 'reverse' }).training, batchSize: 16, seqLen: 24 } };
     // Reads: t0 = 100; after step 1: 200 (< 100 + 250), step 2: 300, step 3: 400 → stop; final read 500.
-    const c = calibrate(spec, 300, clock(100), 250);
+    const c = calibrate(spec, 300, clock(100), () => null, 250);
     const cfg = resolveConfig(spec, 300);
     const probe = estimateModel(cfg, { maxBatch: 4, maxLen: 24 }).trainFlopsPerToken * 4 * 24;
     const full = estimateModel(cfg, { maxBatch: 16, maxLen: 24 }).trainFlopsPerToken * 16 * 24;
@@ -29,7 +29,7 @@ describe('calibrate', () => {
     const base = tinySpec({ kind: 'documents', files: [], root: '' }, 10, 64);
     const spec: TrainSpec = { ...base, model: { ...base.model, preset: 'gpt', overrides: {} } };
     const t0 = Date.now();
-    const c = calibrate(spec, 1000, clock(300), 250);
+    const c = calibrate(spec, 1000, clock(300), () => null, 250);
     expect(Date.now() - t0).toBeLessThan(5000);
     const full = estimateModel(resolveConfig(spec, 1000), { maxBatch: 4, maxLen: 64 }).trainFlopsPerToken * 4 * 64;
     expect(c.secondsPerStep).toBeCloseTo(full / c.flopsPerSec, 9);

@@ -1,11 +1,11 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LabLoader } from '../../../../src/extension/workers/labLoader';
+import { requireLab } from '../../../../src/extension/host/requireLab';
 
-describe('LabLoader', () => {
+describe('requireLab', () => {
   it('loads dist/extensionLab.js once, on first use', () => {
-    const l = new LabLoader(path.resolve(__dirname, '../../../../dist'));
+    const l = requireLab(path.resolve(__dirname, '../../../../dist'));
     expect(l.isLoaded).toBe(false);
     const lab = l.get();
     expect(typeof lab.listRuns).toBe('function');
@@ -14,6 +14,6 @@ describe('LabLoader', () => {
   });
 
   it('says to reinstall when the bundle is missing', () => {
-    expect(() => new LabLoader(path.join(os.tmpdir(), 'nowhere')).get()).toThrow(/could not load .*extensionLab\.js.*reinstall the extension/);
+    expect(() => requireLab(path.join(os.tmpdir(), 'nowhere')).get()).toThrow(/could not load .*extensionLab\.js.*reinstall the extension/);
   });
 });
