@@ -9,7 +9,7 @@
  */
 
 import type { Infer } from './schema';
-import { bool, messages, nonNegInt, nullable, oneOf, posInt, str } from './schema';
+import { bool, messages, nonNegInt, nullable, oneOf, optional, posInt, str } from './schema';
 import { dataSummary, errorData, evalMetrics, prepareProgress, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, modelInfo } from './model';
 
@@ -24,6 +24,8 @@ export const hostToWorker = messages({
     stopAt: nullable(posInt),
     /** With resume: train a finished or stopped run on to this total step (a new segment); null = the planned total. */
     extendTo: nullable(posInt),
+    /** Helper threads of the WebAssembly backend; absent = as many as the host offers (the benchmark sets it). */
+    helpers: optional(nonNegInt),
   },
   'train/pause': {},
   'train/resume': {},

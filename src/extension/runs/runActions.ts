@@ -65,9 +65,9 @@ export async function revealRunCommand(s: Services, arg: unknown): Promise<void>
 
 /** The runs a Runs-view command was invoked on: the multi-selection when `arg` is part of it, else none. */
 export function selectedRuns(s: Services, arg: unknown, selection: unknown): RunItem[] {
-  const named = runDirOf(arg);
+  const named = runDirOf(s, arg);
   if (!named || !Array.isArray(selection) || selection.length < 2) return [];
-  const dirs = selection.map(runDirOf).filter((d): d is string => d !== null);
+  const dirs = selection.map((x) => runDirOf(s, x)).filter((d): d is string => d !== null);
   if (!dirs.includes(named)) return [];
   return dirs.map((d) => s.runs.find(d)).filter((r): r is RunItem => r !== undefined);
 }

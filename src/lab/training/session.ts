@@ -6,6 +6,7 @@
  * same code. Pause, resume and stop arrive through {@link SessionControl} between steps.
  */
 
+import type { Backend } from '../../engine/backend';
 import { EngineError } from '../../engine/errors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
@@ -83,6 +84,8 @@ export interface SessionOptions {
    * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
    */
   readonly headScores?: boolean;
+  /** Helper threads of the WebAssembly backend (default: as many as the platform offers). */
+  readonly helpers?: number;
 }
 
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
@@ -104,7 +107,7 @@ interface Ownership {
   owned: boolean;
 }
 
-async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<Prepared> {
+async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, helpers: number | undefined): Promise<Prepared> {
   const { fs } = platform;
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
@@ -141,7 +144,7 @@ async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, r
   const cfg = resume ? (await readRunJson(fs, runDir)).config : resolveConfig(spec, tok.vocabSize);
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
-  const backend = backendFor(spec.backend, platform.threads);
+  const backend = backendFor(spec.backend, () => platform.threads(helpers));
   const model = buildModel(cfg, dataset, backend, modelPadId(tok));
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
@@ -170,6 +173,7 @@ async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, r
     memoryBytes: est.totalBytes,
     flopsPerToken: est.trainFlopsPerToken,
     backend: backend.name,
+    threads: threadsOf(backend),
   };
   return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
 }
@@ -191,7 +195,7 @@ export async function runSession(
   const own: Ownership = { created: false, owned: false };
   const { fs } = platform;
   try {
-    prepared = await prepare(platform, runDir, spec, resume, control, emit, own, stopAt, extendTo);
+    prepared = await prepare(platform, runDir, spec, resume, control, emit, own, stopAt, extendTo, options.helpers);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -276,6 +280,12 @@ export async function runSession(
     }
     emit({ type: 'train/didFail', step, error: { code: error.code, message } });
   }
+}
+
+/** Threads `backend` runs its kernels on (the WebAssembly backend says; the reference runs on one). */
+function threadsOf(backend: Backend): number {
+  const t = (backend as { readonly threads?: unknown }).threads;
+  return typeof t === 'number' && t >= 1 ? t : 1;
 }
 
 async function lastCheckpointStep(fs: LabFs, runDir: string): Promise<number> {

@@ -11,4 +11,4 @@ import type { LabPlatform } from './platform';
 import { createWasmThreads } from './wasmThreads';
 
 /** Node's platform (stateless: each `threads()` call makes a new set of helpers). */
-export const NODE_PLATFORM: LabPlatform = { fs: NODE_FS, threads: () => createWasmThreads() };
+export const NODE_PLATFORM: LabPlatform = { fs: NODE_FS, threads: (helpers) => createWasmThreads(helpers) };

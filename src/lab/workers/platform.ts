@@ -17,8 +17,12 @@ import type { LabFs } from '../files/labFs';
 /** A host's file system and threads. */
 export interface LabPlatform {
   readonly fs: LabFs;
-  /** Helper threads for one WebAssembly backend, or null to run on one thread. */
-  readonly threads: () => ParallelRunner | null;
+  /**
+   * Helper threads for one WebAssembly backend — `helpers` of them, or as many as the host
+   * offers (every core but the caller's) — or null where the host has none to give (a page
+   * that is not cross-origin isolated): the backend then runs on one thread.
+   */
+  readonly threads: (helpers?: number) => ParallelRunner | null;
 }
 
 /** A worker's line to its host: what it posts, and the messages that arrive (not yet validated). */

@@ -60,9 +60,12 @@ export class TrainingWorker {
     if (!this.disposed) this.worker.post(msg);
   }
 
-  /** Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new segment). */
-  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null): Promise<void> {
-    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo });
+  /**
+   * Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new
+   * segment); `helpers` sets the WebAssembly helper threads (default: as many as the host offers).
+   */
+  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, helpers?: number): Promise<void> {
+    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, ...(helpers === undefined ? {} : { helpers }) });
   }
 
   pause(): Promise<void> {

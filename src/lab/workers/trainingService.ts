@@ -13,8 +13,12 @@ import { validateHostToWorker } from '../../protocol/trainingWorker';
 import { SessionControl, runSession } from '../training/session';
 import type { LabPlatform, WorkerChannel } from './platform';
 
-/** Serves one run's commands arriving on `channel`, training on `platform`'s files and threads. */
-export function serveTraining(platform: LabPlatform, channel: WorkerChannel<WorkerToHost>): void {
+/**
+ * Serves one run's commands arriving on `channel`, training on `platform`'s files and
+ * threads; `oneThread` says why the platform has no helper threads to give (logged when a
+ * run starts), or is null.
+ */
+export function serveTraining(platform: LabPlatform, channel: WorkerChannel<WorkerToHost>, oneThread: string | null = null): void {
   const control = new SessionControl();
   let started = false;
   const post = (msg: WorkerToHost, transfer?: ArrayBuffer[]): void => channel.post(msg, transfer ?? []);
@@ -37,7 +41,8 @@ export function serveTraining(platform: LabPlatform, channel: WorkerChannel<Work
           return;
         }
         started = true;
-        void runSession(platform, msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo);
+        if (oneThread !== null && msg.spec.backend !== 'reference') post({ type: 'train/didLog', level: 'info', message: `WebAssembly runs on 1 thread: ${oneThread}.` });
+        void runSession(platform, msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo, msg.helpers === undefined ? {} : { helpers: msg.helpers });
         return;
       case 'train/pause':
         control.pause();
