@@ -56,6 +56,8 @@ export interface AttentionLabApi {
   readonly announceInterrupted: () => Promise<readonly string[]>;
   /** Which extension host runs the extension, and what its global scope offers (the web tests check there is no `process`). */
   readonly host: { readonly kind: 'node' | 'web'; readonly hasProcess: boolean; readonly crossOriginIsolated: boolean; readonly threads: string };
+  /** The host's spelling of paths (a file path on desktop, a URI on the web), to and from URIs. */
+  readonly paths: { readonly of: (uri: vscode.Uri) => string | null; readonly uri: (p: string) => vscode.Uri };
 }
 
 /** Activates the extension on `host`. */
@@ -119,7 +121,8 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   const activateMs = performance.now() - t0;
   const moduleMs = typeof __attentionLabBundleStart === 'number' && typeof __attentionLabBundleEnd === 'number' ? __attentionLabBundleEnd - __attentionLabBundleStart : 0;
   const hostInfo = { kind: host.kind, hasProcess: typeof (globalThis as { process?: unknown }).process !== 'undefined', crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true, threads: host.threadsNote() };
-  log.info(`Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ${formatDuration(moduleMs / 1000)}) in the ${host.kind === 'web' ? 'web worker' : 'Node'} extension host; training runs on ${hostInfo.threads}; runs are kept in ${runsRoot().root}.`);
+  const where = host.kind === 'web' ? `the web worker extension host (typeof process: ${typeof (globalThis as { process?: unknown }).process}; crossOriginIsolated: ${hostInfo.crossOriginIsolated})` : 'the Node extension host';
+  log.info(`Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ${formatDuration(moduleMs / 1000)}) in ${where}; training runs on ${hostInfo.threads}; runs are kept in ${runsRoot().root}.`);
   return {
     activation: { moduleMs, activateMs },
     engineLoadedAtActivation: lab.isLoaded,
@@ -130,5 +133,6 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
     activeRun: () => active.id(),
     announceInterrupted: interrupted,
     host: hostInfo,
+    paths: { of: (uri) => host.pathOf(uri), uri: (p) => host.uriOf(p) },
   };
 }

@@ -118,7 +118,7 @@ export const hostToModelWorker = messages({
    * "Open PyTorch Checkpoint…": a .safetensors file or its folder into a new run folder
    * `outDir`; progress in bytes read; `cancel` as for evaluateFiles (checked between pieces).
    */
-  'model/import': { id: nonNegInt, from: str, outDir: str, heads: optional(posInt), cancel: i32Shared },
+  'model/import': { id: nonNegInt, from: str, outDir: str, heads: optional(posInt), cancel: optional(i32Shared) },
   'model/evaluateFiles': {
     id: nonNegInt,
     runDir: str,
@@ -128,8 +128,10 @@ export const hostToModelWorker = messages({
     /**
      * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
      * computing, reads it between batches (a cancel message would wait behind the work).
+     * Absent where there is no SharedArrayBuffer (a web page that is not cross-origin
+     * isolated): the host then cancels by ending the worker.
      */
-    cancel: i32Shared,
+    cancel: optional(i32Shared),
   },
   /** The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it. */
   'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },

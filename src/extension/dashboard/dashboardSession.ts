@@ -213,6 +213,8 @@ export class DashboardSession implements DisposableLike {
   }
 
   private async readAndSend(): Promise<void> {
+    // A dashboard restored with the window may be ready before the runs were first read.
+    if (!this.deps.runs.isLoaded) await this.deps.runs.refresh();
     const live = this.deps.controller.state;
     const items = this.deps.runs.items().filter((r) => r.error === null);
     const withSnapshots = new Set([...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir), this.selectedId, live?.runId]);

@@ -34,6 +34,8 @@ export interface TrainingState {
   readonly stopping: boolean;
   /** The kernel backend the worker runs on (known from its train/didStart; null before). */
   readonly backend: string | null;
+  /** Threads its kernels run on (known from train/didStart; null before). */
+  readonly threads: number | null;
 }
 
 /** A worker notification of one run. */
@@ -95,7 +97,7 @@ export class TrainingController implements DisposableLike {
     const worker = new TrainingWorker(this.startWorker());
     this.worker = worker;
     const name = this.paths.basename(runId);
-    this.current = { runId, runDir: runId, name, step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null };
+    this.current = { runId, runDir: runId, name, step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null, threads: null };
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
     this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
@@ -123,7 +125,7 @@ export class TrainingController implements DisposableLike {
     if (!s || s.runId !== runId) return;
     switch (event.type) {
       case 'train/didStart':
-        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend });
+        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend, threads: event.model.threads ?? 1 });
         break;
       case 'train/didStep':
         this.update({ step: event.step, loss: event.loss, tokensPerSec: event.tokensPerSec });

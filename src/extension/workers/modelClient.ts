@@ -2,8 +2,9 @@
  * The extension host's side of the model worker (dist/modelWorker.js): starts it on the
  * first request, waits for `worker/ready` before posting, validates every message it
  * sends back, routes streamed tokens and progress to the request that asked, cancels an
- * evaluation through its shared flag, and fails every pending request with a clear error
- * if the worker dies (the next request starts a fresh one).
+ * evaluation or import through its shared flag (or, where there is no SharedArrayBuffer — a
+ * web page that is not cross-origin isolated — by ending the worker, which the next request
+ * starts afresh), and fails every pending request with a clear error if the worker dies.
  *
  * Leaves out: the compute (src/lab/workers/modelWorker.ts) and any VS Code UI.
  */
@@ -37,9 +38,9 @@ type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? O
 interface RequestHooks {
   readonly onToken?: (token: string, logprob: number) => void;
   readonly onProgress?: (done: number, total: number) => void;
-  /** Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker. */
+  /** Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker (null: ends the worker). */
   readonly signal?: AbortSignal;
-  readonly cancelFlag?: Int32Array;
+  readonly cancelFlag?: Int32Array | null;
 }
 
 /** Options of {@link ModelClient.evaluateFiles}. */
@@ -48,6 +49,11 @@ export interface EvaluateFilesHooks {
   readonly onProgress?: (done: number, total: number) => void;
   /** Abort to cancel: the request fails with code 'cancelled' and the worker stops at its next batch. */
   readonly signal?: AbortSignal;
+}
+
+/** A flag the worker reads while it computes, or null where there is no SharedArrayBuffer (a page that is not cross-origin isolated). */
+function cancelFlag(): Int32Array | null {
+  return typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : null;
 }
 
 /** A lazily started model worker. */
@@ -105,14 +111,14 @@ export class ModelClient implements DisposableLike {
    * decoded for exact match and BLEU.
    */
   evaluateFiles(runDir: string, data: EvalFilesData, maxPairs: number, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
-    const cancel = new Int32Array(new SharedArrayBuffer(4));
-    return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, { type: 'model/evaluateFiles', runDir, data, maxPairs, cancel }, { ...hooks, cancelFlag: cancel });
+    const cancel = cancelFlag();
+    return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, { type: 'model/evaluateFiles', runDir, data, maxPairs, ...(cancel ? { cancel } : {}) }, { ...hooks, cancelFlag: cancel });
   }
 
   /** Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in bytes. */
   importCheckpoint(from: string, outDir: string, hooks: EvaluateFilesHooks = {}): Promise<ImportOutput> {
-    const cancel = new Int32Array(new SharedArrayBuffer(4));
-    return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, cancel }, { ...hooks, cancelFlag: cancel });
+    const cancel = cancelFlag();
+    return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, ...(cancel ? { cancel } : {}) }, { ...hooks, cancelFlag: cancel });
   }
 
   private async request<T>(what: string, timeoutMs: number, req: Request, hooks: RequestHooks = {}): Promise<T> {
@@ -129,6 +135,7 @@ export class ModelClient implements DisposableLike {
       if (sent === null) return;
       this.forget(sent);
       this.pending.reject(sent, 'cancelled', `${what} was cancelled.`);
+      if (hooks.cancelFlag === null) this.restart(what, 'was cancelled'); // no flag to set: stop the work by ending the worker
     };
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -149,12 +156,12 @@ export class ModelClient implements DisposableLike {
     this.progressListeners.delete(id);
   }
 
-  /** A timed-out request may still be computing: drop that worker so the next request gets a fresh one. */
-  private restart(what: string): void {
+  /** A timed-out or cancelled request may still be computing: drop that worker so the next request gets a fresh one. */
+  private restart(what: string, why = 'timed out'): void {
     const w = this.worker;
     if (!w) return;
-    this.log(`${what} timed out; restarting the model worker.`);
-    this.lost(w, `The model worker was restarted after ${what.toLowerCase()} timed out.`);
+    this.log(`${what} ${why}; restarting the model worker.`);
+    this.lost(w, `The model worker was restarted after ${what.toLowerCase()} ${why}.`);
     void w.terminate();
   }
 

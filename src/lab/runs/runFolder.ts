@@ -60,6 +60,8 @@ export interface RunJson {
   readonly note?: string;
   /** The kernel backend the last training session ran on (`spec.backend` may say "auto"). */
   readonly backendUsed?: string;
+  /** Threads the last training session's kernels ran on (absent in runs from before it was recorded). */
+  readonly threadsUsed?: number;
 }
 
 function invalid(file: string, what: string): EngineError {
@@ -96,6 +98,7 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
   const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
   if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
+  if (r.threadsUsed !== undefined && !(Number.isInteger(r.threadsUsed) && (r.threadsUsed as number) >= 1)) throw invalid(file, `has threadsUsed that is not a whole number ≥ 1 (${JSON.stringify(r.threadsUsed)}); fix or remove it.`);
   for (const k of ['displayName', 'note', 'backendUsed'] as const) {
     if (r[k] !== undefined && typeof r[k] !== 'string') throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
   }
@@ -118,7 +121,7 @@ export function writeRunJson(fs: LabFs, runDir: string, run: RunJson): Promise<v
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export async function updateRunJson(fs: LabFs, runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed'>>): Promise<RunJson> {
+export async function updateRunJson(fs: LabFs, runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed' | 'threadsUsed'>>): Promise<RunJson> {
   const run = { ...(await readRunJson(fs, runDir)), ...patch, updatedAt: new Date().toISOString() };
   await writeRunJson(fs, runDir, run);
   return run;

@@ -31,6 +31,7 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
       backend: run.backendUsed ?? run.spec.backend,
+      ...(run.threadsUsed !== undefined ? { threads: run.threadsUsed } : {}),
     },
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),

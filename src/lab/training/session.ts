@@ -154,14 +154,14 @@ async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, r
     startStep = await loadModelCheckpoint(fs, runDir, model);
     await loadOptimizerCheckpoint(fs, runDir, optimizer, startStep);
     await truncateMetrics(fs, runDir, startStep);
-    run = await updateRunJson(fs, runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
+    run = await updateRunJson(fs, runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, threadsUsed: threadsOf(backend), ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     await writeTokenizer(fs, runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name };
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name, threadsUsed: threadsOf(backend) };
     await writeRunJson(fs, runDir, run);
     own.owned = true;
   }

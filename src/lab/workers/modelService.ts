@@ -99,7 +99,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
           posted = performance.now();
           post({ type: 'model/didProgress', id, done, total });
         },
-        cancelled: () => Atomics.load(cancel, 0) !== 0,
+        cancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
       });
       post({ type: 'model/didEvaluateFiles', id, output });
       return;
@@ -119,7 +119,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
           posted = performance.now();
           post({ type: 'model/didProgress', id, done: p.done, total: p.total });
         },
-        isCancelled: () => Atomics.load(cancel, 0) !== 0,
+        isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
       });
       const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
       post({ type: 'model/didImport', id, output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] } });

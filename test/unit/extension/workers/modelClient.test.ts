@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
 import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
 import { ModelClient } from '../../../../src/extension/workers/modelClient';
@@ -111,6 +111,21 @@ describe('ModelClient with the model worker', () => {
       await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: before.signal })).rejects.toMatchObject({ code: 'cancelled' });
       const during = new AbortController();
       await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+      client.dispose();
+    });
+
+    it('without SharedArrayBuffer (a page that is not cross-origin isolated) cancels by ending the worker, then serves from a fresh one', async () => {
+      const logs: string[] = [];
+      const client = new ModelClient(WORKER, (m) => logs.push(m));
+      vi.stubGlobal('SharedArrayBuffer', undefined);
+      try {
+        const during = new AbortController();
+        await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      } finally {
+        vi.unstubAllGlobals();
+      }
+      expect(logs.join('\n')).toMatch(/Evaluating was cancelled; restarting the model worker/);
       expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
       client.dispose();
     });

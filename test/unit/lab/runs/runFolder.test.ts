@@ -14,6 +14,7 @@ describe.each(FILE_SYSTEMS)('a run folder on $name', ({ make }) => {
     const runDir = (await trainTiny(tinySpec(await tinyDocuments(t), 2), t)).runDir;
     const before = await readRunJson(fs, runDir);
     expect(before.backendUsed).toBe('reference'); // the backend that ran, not "auto"
+    expect(before.threadsUsed).toBe(1); // and the threads its kernels ran on
     await setRunLabel(fs, runDir, { displayName: '  small lr  ', note: 'lr 3e-3, 2 steps' });
     const after = await readRunJson(fs, runDir);
     expect(after.displayName).toBe('small lr');
@@ -21,7 +22,7 @@ describe.each(FILE_SYSTEMS)('a run folder on $name', ({ make }) => {
     expect(after.updatedAt).toBe(before.updatedAt);
     expect(await exists(fs, fs.join(runDir, 'run.json'))).toBe(true);
     const s = runSummary(fs, runDir, await readRunJson(fs, runDir));
-    expect([s.name, s.note, fs.basename(s.runDir), s.model?.backend]).toEqual(['small lr', 'lr 3e-3, 2 steps', 'run', 'reference']);
+    expect([s.name, s.note, fs.basename(s.runDir), s.model?.backend, s.model?.threads]).toEqual(['small lr', 'lr 3e-3, 2 steps', 'run', 'reference', 1]);
     // The worker's own updates keep them (it rereads run.json before each write).
     await updateRunJson(fs, runDir, { step: before.step });
     expect((await readRunJson(fs, runDir)).displayName).toBe('small lr');
@@ -32,6 +33,8 @@ describe.each(FILE_SYSTEMS)('a run folder on $name', ({ make }) => {
     await setRunLabel(fs, runDir, { displayName: '' });
     expect(runSummary(fs, runDir, await readRunJson(fs, runDir)).name).toBe('run');
     await expect(setRunLabel(fs, runDir, { displayName: 'a\nb' })).rejects.toThrow(/one line/);
+    await writeFile(fs, fs.join(runDir, 'run.json'), JSON.stringify({ ...before, threadsUsed: 0 }));
+    await expect(readRunJson(fs, runDir)).rejects.toThrow(/threadsUsed that is not a whole number ≥ 1 \(0\)/);
   });
 
   it('logs metrics line by line, skips a torn last line, and drops what came after a checkpoint', async () => {
