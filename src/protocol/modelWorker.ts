@@ -148,7 +148,8 @@ export const modelWorkerToHost = messages({
   'model/didScore': { id: nonNegInt, output: scoreOutput },
   'model/didAttend': { id: nonNegInt, snapshot: attentionSnapshot },
   'model/didExport': { id: nonNegInt, output: exportOutput },
-  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
+  /** `threads`: the threads the measured steps ran on. */
+  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str, threads: posInt },
   /** Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes (`model/import`). */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },

@@ -18,7 +18,7 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
-// UI and the active run also run in the browser's web-worker extension host (as on vscode.dev),
+// UI, the active run and Configure also run in the browser's web-worker extension host (as on vscode.dev),
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`.
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
@@ -47,7 +47,7 @@ const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : null;
 const onlyHost = argv.includes('--host') ? argv[argv.indexOf('--host') + 1] : null;
 if (onlyHost !== null && !HOSTS.includes(onlyHost)) throw new Error(`--host ${onlyHost}: use one of ${HOSTS.join(', ')}`);
 /** The hosts a scenario runs on: every host for the ones that run on the web too, else Node's. */
-const hostsOf = (name) => (['host', 'ui', 'active'].includes(name) ? HOSTS : ['node']).filter((h) => onlyHost === null || h === onlyHost);
+const hostsOf = (name) => (['host', 'ui', 'active', 'configure'].includes(name) ? HOSTS : ['node']).filter((h) => onlyHost === null || h === onlyHost);
 const keep = argv.includes('--keep');
 const t0 = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
@@ -163,19 +163,22 @@ if (!argv.includes('--no-package')) {
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const vsix = path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
 log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
+const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
+const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
+/** Each browser scenario: its function, settings and session options. */
+const SCENARIOS = {
+  ui: [runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
+  active: [runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
+  tokens: [runTokens, TOKENS_SETTINGS, {}],
+  bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
+  configure: [runConfigure, { ...FAST_TRAINING }, {}],
+  restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
+};
 const results = [];
-for (const host of hostsOf('host')) if (!only || only === 'host') results.push(await hostTests(vsix, host));
-for (const host of hostsOf('ui')) if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, { host }));
-for (const host of hostsOf('active')) if (!only || only === 'active') results.push(await browserTests('active', vsix, runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, { host }));
-if (!only || only === 'tokens') results.push(await browserTests('tokens', vsix, runTokens, TOKENS_SETTINGS));
-if (!only || only === 'bigfile') {
-  const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
-  results.push(await browserTests('bigfile', vsix, runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }));
-}
-if (!only || only === 'configure') results.push(await browserTests('configure', vsix, runConfigure, { ...FAST_TRAINING }));
-if (!only || only === 'restricted') {
-  const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
-  results.push(await browserTests('restricted', vsix, runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }));
+if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));
+for (const [name, [scenario, settings, options]] of Object.entries(SCENARIOS)) {
+  if (only && only !== name) continue;
+  for (const host of hostsOf(name)) results.push(await browserTests(name, vsix, scenario, settings, { ...options, host }));
 }
 const pass = results.every(Boolean);
 log(pass ? 'E2E PASS' : 'E2E FAIL');

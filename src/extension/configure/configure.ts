@@ -297,7 +297,7 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
     timing ??
     (size.ok
       ? s.models.calibrate(spec, s.lab.get().estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null).vocabSize).then(
-          (c) => `≈ ${formatDuration(c.secondsPerStep)} per step (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
+          (c) => `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
           (err) => `Time per step unknown: ${messageOf(err)}`,
         )
       : Promise.resolve(''));

@@ -30,6 +30,8 @@ export interface CalibrationResult {
   readonly secondsPerStep: number;
   readonly flopsPerSec: number;
   readonly backend: string;
+  /** Threads the measured steps ran on. */
+  readonly threads: number;
 }
 
 type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -206,7 +208,7 @@ export class ModelClient implements DisposableLike {
         this.finish(msg.id, msg.output);
         return;
       case 'model/didCalibrate':
-        this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend });
+        this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend, threads: msg.threads });
         return;
       case 'model/didProgress':
         this.progressListeners.get(msg.id)?.(msg.done, msg.total);

@@ -86,7 +86,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       return;
     }
     case 'model/calibrate':
-      post({ type: 'model/didCalibrate', id, ...calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads) });
+      post({ type: 'model/didCalibrate', id, ...(await calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads)) });
       return;
     case 'model/evaluateFiles': {
       const cancel = msg.cancel;

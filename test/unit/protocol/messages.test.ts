@@ -95,7 +95,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didScore': { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
   'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
   'model/didExport': { type: 'model/didExport', id: 4, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'], tensors: 12, warnings: [] } },
-  'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
+  'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
   'model/didEvaluateFiles': {
     type: 'model/didEvaluateFiles', id: 6,
