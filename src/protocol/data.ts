@@ -73,6 +73,17 @@ export const TASK_NAMES: readonly TaskName[] = taskName.values;
 /** The source→target tasks (encoder-decoder). */
 export const PAIR_TASK_NAMES: readonly TaskName[] = TASK_NAMES.filter((t) => TASK_MODEL_KINDS[t] === 'encoder-decoder');
 
+/**
+ * The tokenizers corpus BLEU can count words with, as sacreBLEU names them (the signature's
+ * `tok:`): `13a` (its default), `zh` (Chinese), `char` (one token per character: Japanese
+ * here, in place of MeCab), `intl` (mteval-v14's international rules). The implementations:
+ * src/lab/evaluation/bleuTokenizers.ts.
+ */
+export const bleuTokenize = oneOf('13a', 'zh', 'char', 'intl');
+/** A BLEU tokenizer's name. */
+export type BleuTokenize = Infer<typeof bleuTokenize>;
+export const BLEU_TOKENIZE: readonly BleuTokenize[] = bleuTokenize.values;
+
 /** Where training data comes from. */
 export type DataSpec = Infer<typeof dataSpec>;
 export const dataSpec = variants('kind', {
