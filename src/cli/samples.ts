@@ -7,7 +7,7 @@
 import { greedyDecode } from '../engine/decode/greedy';
 import { createStepper } from '../engine/models/stepper';
 import { EOS } from '../engine/tokenizers/special';
-import { translate } from '../lab/evaluation/evaluate';
+import { greedyTarget } from '../lab/inference/decode';
 import type { OpenRun } from '../lab/runs/openRun';
 import { loadPairsText, loadRunData } from '../lab/training/prepare';
 
@@ -22,7 +22,7 @@ export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
   if (spec.model.kind === 'encoder-decoder') {
     const text = await loadPairsText(spec);
     return text.valPairs.slice(0, n).map((p) => {
-      const output = translate(r.model, r.tok, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen));
+      const output = r.tok.decode(greedyTarget(r.model, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen)), { skipSpecial: true });
       return { kind: 'pair', input: p.src, output, expected: p.tgt, ok: output === p.tgt };
     });
   }

@@ -61,7 +61,7 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
 
 /** Runs the evaluation in the model worker with a cancellable progress notification; undefined when cancelled. */
 function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): Thenable<EvalFilesOutput | undefined> {
-  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, EVAL_MAX_PAIRS, hooks));
+  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, { maxPairs: EVAL_MAX_PAIRS }, hooks));
 }
 
 /**

@@ -16,7 +16,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { BleuTokenize } from '../../protocol/data';
+import type { BleuTokenize } from '../../protocol/evaluation';
 import { bleuTokens } from './bleuTokenizers';
 
 /** Sufficient statistics and score of corpus BLEU, as sacreBLEU's BLEUScore reports them. */

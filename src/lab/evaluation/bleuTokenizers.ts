@@ -18,7 +18,7 @@
  * Leaves out: `ja-mecab`, `ko-mecab`, `spm`/`flores*` (external models), `none`, lowercasing.
  */
 
-import type { BleuTokenize } from '../../protocol/data';
+import type { BleuTokenize } from '../../protocol/evaluation';
 
 /** The characters Python's `str.split()` / `str.strip()` treat as whitespace. */
 const PY_SPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';

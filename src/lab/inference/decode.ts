@@ -22,6 +22,7 @@ import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { BOS, EOS } from '../../engine/tokenizers/special';
+import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 
@@ -127,12 +128,21 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
 }
 
 /**
- * An encoder-decoder's greedy target for `src` (source ids ending in EOS), without its EOS:
- * at most one context of tokens after BOS. What validation's exact match and BLEU, and the
- * attention of a source, are computed on.
+ * An encoder-decoder's target for `src` (source ids ending in EOS), without its EOS: at most
+ * one context of tokens after BOS, decoded greedily or by beam search (the best hypothesis).
+ * What exact match, BLEU and chrF are computed on.
  */
+export function decodeTarget(model: Transformer, src: Int32Array, decoding: EvalDecoding, eos: number = EOS): number[] {
+  const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
+  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src });
+  const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos };
+  const best = decoding.strategy === 'beam'
+    ? (beamSearch(stepper, Int32Array.of(BOS), { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty })[0] as DecodeResult)
+    : greedyDecode(stepper, Int32Array.of(BOS), common);
+  return withoutEos(best.tokens, eos);
+}
+
+/** An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what the attention and lens of a source show. */
 export function greedyTarget(model: Transformer, src: Int32Array): number[] {
-  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src });
-  const out = greedyDecode(stepper, Int32Array.of(BOS), { maxTokens: Math.max(1, model.config.maxLen - 1), eos: EOS });
-  return withoutEos(out.tokens);
+  return decodeTarget(model, src, { strategy: 'greedy' });
 }

@@ -18,9 +18,11 @@ import type { ModelInfo } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
 import type { FileIo } from '../runs/atomicFile';
 import { DiskFullError, NODE_IO, removeStaleTemps } from '../runs/atomicFile';
-import { loadModelCheckpoint, loadOptimizerCheckpoint, readCheckpointConfig, saveCheckpoint } from '../runs/checkpoint';
+import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from '../runs/checkpoint';
+import { diskFullMessage, lastCheckpointStep } from './stopReasons';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
+import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { skippedNote } from '../data/corpus';
 import type { ErrorCode } from '../workers/errorCodes';
@@ -205,6 +207,7 @@ export async function runSession(
     // Each segment's last step evaluates (the run's last step among them).
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
+    const byteCounter = new ByteCounter(tok, model.padId);
     const snapshot = (): void => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
       saveSnapshot(runDir, snap, io);
@@ -240,11 +243,13 @@ export async function runSession(
         break;
       }
       const next = step + 1;
-      const r = trainer.step(dataset.trainBatch(next), stepRng(t.seed, STREAMS.dropout, next));
+      const batch = dataset.trainBatch(next);
+      const r = trainer.step(batch, stepRng(t.seed, STREAMS.dropout, next));
       step = next;
       tokensSince += r.tokens;
       const now = Date.now();
-      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0 };
+      const bytes = byteCounter.bytes(batch.targets, batch.B * batch.T);
+      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0, bytes };
       appendMetrics(runDir, { type: 'step', ...metrics }, io);
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {
@@ -289,35 +294,4 @@ export async function runSession(
     }
     emit({ type: 'train/didFail', step, error: { code: error.code, message } });
   }
-}
-
-/** The step of the run's model.safetensors (the checkpoint a resume starts from), or null when it has none. */
-function lastCheckpointStep(runDir: string): number | null {
-  try {
-    return readCheckpointConfig(runDir).step;
-  } catch {
-    return null;
-  }
-}
-
-/** What the run was writing when the disk filled, by the file it was writing. */
-function writingWhat(runDir: string, file: string, step: number): string {
-  const rel = path.relative(runDir, file);
-  const name = path.basename(file);
-  if (name === RUN_FILES.model || name === RUN_FILES.optimizer) return `saving the checkpoint at step ${step}`;
-  if (name === RUN_FILES.metrics) return `logging the metrics of step ${step}`;
-  if (rel.startsWith(RUN_FILES.snapshots)) return `saving the attention snapshot of step ${step}`;
-  if (name === RUN_FILES.tokenizer) return 'saving the tokenizer';
-  if (name === RUN_FILES.run) return `updating run.json at step ${step}`;
-  return `writing ${rel}`;
-}
-
-/**
- * The one line a full disk stops a run with: what was being written, at which step, in which
- * folder, which checkpoint is kept (`kept`: its step; null when there is none yet) and what to do.
- */
-export function diskFullMessage(runDir: string, file: string, step: number, kept: number | null): string {
-  const what = `Disk full while ${writingWhat(runDir, file, step)} in ${runDir}`;
-  if (kept === null) return `${what}; nothing was kept — free space and train again.`;
-  return `${what}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${runDir}\`.`;
 }

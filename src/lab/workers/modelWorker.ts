@@ -94,6 +94,8 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       let posted = -Infinity;
       const output = await evaluateFiles(open(opened, msg.runDir), msg.data, {
         maxPairs: msg.maxPairs,
+        decoding: msg.decoding,
+        tokenize: msg.tokenize,
         onProgress: (done, total) => {
           // At most ten a second: a large test set is thousands of batches.
           if (done < total && performance.now() - posted < 100) return;

@@ -11,8 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { bleuSignature, corpusBleu } from '../../../../src/lab/evaluation/bleu';
 import { bleuTokens, chooseBleuTokenizer } from '../../../../src/lab/evaluation/bleuTokenizers';
 import { chrfSignature, corpusChrf } from '../../../../src/lab/evaluation/chrf';
-import type { BleuTokenize } from '../../../../src/protocol/data';
-import { BLEU_TOKENIZE } from '../../../../src/protocol/data';
+import type { BleuTokenize } from '../../../../src/protocol/evaluation';
+import { BLEU_TOKENIZE } from '../../../../src/protocol/evaluation';
 
 const DIR = path.resolve(__dirname, '../../../golden/bleu');
 
