@@ -4,7 +4,8 @@
  * table showing how each broadcasts to the scores [B,H,T,S] (which size-1 dimensions repeat),
  * the tensor itself and the slice it masks in one batch item's scores. Masked cells and PAD
  * tokens are marked. This is where the broken `(src != 0).unsqueeze(...)` masks of the
- * tutorial notebooks (DESIGN.md) become visible.
+ * tutorial notebooks (docs/ARCHITECTURE.md, "What the engine does not copy from the
+ * tutorials") become visible.
  *
  * Leaves out: the shape bookkeeping (maskMath.ts) and drawing (heatmapView.ts).
  */
@@ -75,7 +76,7 @@ export class MasksPanel implements Panel {
       T: tgt?.shape[3] ?? findMask(snap, 'decoder.causal')?.shape[3] ?? 0,
       S: src?.shape[3] ?? 0,
     };
-    this.intro.textContent = `Probe batch of step ${snap.step}: B = ${z.B}, H = ${z.H} heads${z.S ? `, S = ${z.S} source positions` : ''}${z.T ? `, T = ${z.T} target positions` : ''}. Convention: 1 = may attend, 0 = masked (its score is set to −∞ before the softmax). Each mask is stored in its own shape and broadcast to the scores [B, H, T, S]: a dimension of size 1 repeats.`;
+    this.intro.textContent = `Probe batch of step ${snap.step}: B = ${z.B}, H = ${z.H} heads${z.S ? `, S = ${z.S} source positions` : ''}${z.T ? `, T = ${z.T} target positions` : ''}. Convention: 1 = may attend, 0 = masked (left out of the softmax: probability 0, as if its score were −∞). Each mask is stored in its own shape and broadcast to the scores [B, H, T, S]: a dimension of size 1 repeats.`;
     const cards = snap.masks.map((m) => this.card(snap, m, z, b));
     const causal = findMask(snap, 'decoder.causal');
     if (!findMask(snap, 'decoder.self') && tgt && causal) cards.push(this.computedCombination(snap, tgt, causal, b));

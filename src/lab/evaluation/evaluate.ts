@@ -8,7 +8,8 @@
  * Leaves out: reading test files (evaluateFiles.ts) and recording results (evaluations.ts).
  */
 
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { BleuTokenize, EvalDecoding, TranslationScores } from '../../protocol/evaluation';
 import type { Dataset, PairExample } from '../data/dataset';
@@ -57,7 +58,7 @@ export interface ScorePairsOptions {
  */
 export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly Pick<PairExample, 'src' | 'tgtText'>[], opts: ScorePairsOptions): PairScores {
   const hypotheses = pairs.map((p) => {
-    const h = tok.decode(decodeTarget(model, p.src, opts.decoding, tok.specialIds.eos), { skipSpecial: true }).replace(/\r\n|[\r\n]/g, ' ');
+    const h = tok.decode(decodeTarget(model, tok.specialIds, p.src, opts.decoding), { skipSpecial: true }).replace(/\r\n|[\r\n]/g, ' ');
     opts.onPair?.();
     return h;
   });

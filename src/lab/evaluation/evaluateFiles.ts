@@ -3,7 +3,7 @@
  * CLI's `eval --data/--pairs` and the extension's "Evaluate on Files…" (in the model worker).
  *
  * Documents (decoder-only runs): every document becomes BOS + text + EOS in one token stream,
- * as training builds its streams (dataset.ts `tokenStream`). The stream is cut into
+ * as training builds its streams (lab/data/dataset.ts `tokenStream`). The stream is cut into
  * non-overlapping windows of the model's context from token 0 — the windows the validation
  * loss uses — plus one shorter window for the remainder, so every token after the first BOS
  * is predicted exactly once, from the tokens before it in its window. The loss is the
@@ -21,7 +21,7 @@
  *
  * Leaves out: sliding-window scoring (every token with a full context, as Score Selection
  * does; it costs a forward pass per half window) and streaming the files (they are read
- * whole, within the size limits of corpus.ts).
+ * whole, within the size limits of lab/data/corpus.ts).
  */
 
 import * as path from 'node:path';
@@ -153,7 +153,7 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
   const batches = Math.ceil(examples.length / rows);
   const { toDecode, cut } = decodable(pairs.slice(0, opts.maxPairs), r);
   const progress = new Progress(batches + toDecode.length, opts);
-  const l = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows)), new ByteCounter(r.tok, r.model.padId), progress);
+  const l = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows), r.tok.specialIds), new ByteCounter(r.tok, r.model.padId), progress);
   progress.check();
   const scored = scorePairs(r.model, r.tok, toDecode, {
     decoding: opts.decoding ?? GREEDY,

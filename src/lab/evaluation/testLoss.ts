@@ -7,7 +7,8 @@
  * Leaves out: reading the data and building the batches (evaluateFiles.ts).
  */
 
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { ByteCounter } from './bitsPerByte';
 
 /** Thrown when an evaluation's `cancelled` hook said stop. */

@@ -2,7 +2,7 @@
  * Attention of a run's model on a text (the editor's "Show Attention for Selection"): one
  * forward pass without dropout, then every layer's attention probabilities
  * softmax(QKᵀ/√d_k) ("Attention Is All You Need" §3.2.1) and the masks that were applied,
- * taken by the same code as a training snapshot (snapshots.ts), so the dashboard draws it
+ * taken by the same code as a training snapshot (lab/training/snapshots.ts), so the dashboard draws it
  * with the same views. Decoder-only: BOS + the text. Encoder-decoder: the text is the
  * source, and the decoder side is the model's own greedy output for it (teacher-forced
  * back through).
@@ -11,7 +11,7 @@
  * its first L − 1 tokens and EOS), and the snapshot's `truncation` says so ("Showing the
  * first 63 of 97 tokens — the model's context is 64.").
  *
- * The snapshot carries every head's scores, as a training snapshot does (headScores.ts):
+ * The snapshot carries every head's scores, as a training snapshot does (lab/training/headScores.ts):
  * previous-token, first-token, diagonal, entropy and the cross-attention alignment measured on
  * this text, induction on the run's diagnostic sequence (random tokens repeated twice — a
  * text has no known repeat to measure it on). `source: 'selection'` tells the dashboard so.
@@ -19,8 +19,8 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
-import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
+import type { Batch } from '../../engine/models/inputs';
+import { PAD } from '../../engine/tokenizers/special';
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 import { scoredSnapshot } from '../training/snapshots';
@@ -42,17 +42,18 @@ function truncationNote(shown: number, total: number, L: number, what: string): 
 /** The one-sequence batch whose attention is shown for `text`, and the note when the text was cut. */
 function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: string | null } {
   const { model, tok } = r;
+  const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> in its vocabulary
   if (model.config.kind === 'encoder-decoder') {
     const full = tok.encode(text, { eos: true });
     const cut = full.length > model.maxSrcLen;
-    const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), EOS) : full;
-    const input = Int32Array.of(BOS, ...greedyTarget(model, src).slice(0, model.maxLen - 1));
-    const targets = Int32Array.of(...input.subarray(1), EOS);
+    const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), eos) : full;
+    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src).slice(0, model.maxLen - 1));
+    const targets = Int32Array.of(...input.subarray(1), eos);
     const truncation = cut ? truncationNote(model.maxSrcLen - 1, full.length - 1, model.maxSrcLen, 'source') : null;
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };
   }
   const body = tok.encode(text);
-  const input = Int32Array.of(tok.specialIds.bos, ...body.subarray(0, model.maxLen - 1)); // GPT-2's <|endoftext|> in its vocabulary
+  const input = Int32Array.of(bos, ...body.subarray(0, model.maxLen - 1));
   const targets = Int32Array.of(...input.subarray(1), PAD);
   const truncation = body.length > model.maxLen - 1 ? truncationNote(model.maxLen - 1, body.length, model.maxLen, 'text') : null;
   return { batch: { B: 1, T: input.length, input, targets }, truncation };

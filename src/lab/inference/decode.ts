@@ -9,7 +9,7 @@
  * there. Either way `contextNote` says so. EOS, when the model chose it, stays
  * in `ids`/`tokens` (it is what the model did) and is left out of `text` (it is not text).
  *
- * Leaves out: flag parsing and printing (cli/inspect.ts), posting (the model worker), and
+ * Leaves out: flag parsing and printing (cli/decode.ts), posting (the model worker), and
  * the algorithms themselves (engine/decode/).
  */
 
@@ -21,7 +21,7 @@ import { EngineError } from '../../engine/errors';
 import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
-import { BOS, EOS } from '../../engine/tokenizers/special';
+import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
@@ -55,15 +55,15 @@ export function decodeInput(r: OpenRun, input: string): DecodeInput {
   if (model.config.kind === 'encoder-decoder') {
     const src = tok.encode(input, { eos: true });
     if (src.length > model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`);
-    return { prompt: Int32Array.of(BOS), src };
+    return { prompt: Int32Array.of(tok.specialIds.bos), src };
   }
   const prompt = tok.encode(input, { bos: true });
   if (prompt.length > model.config.maxLen) throw new EngineError('input/invalid', `Prompt of ${prompt.length} tokens exceeds the context of ${model.config.maxLen}; shorten it or retrain with a longer context.`);
   return { prompt, src: null };
 }
 
-/** `tokens` without the EOS the decoders leave at the end of a hypothesis that chose it. */
-export function withoutEos(tokens: readonly number[], eos: number = EOS): number[] {
+/** `tokens` without the EOS (the run's tokenizer's id `eos`) the decoders leave at the end of a hypothesis that chose it. */
+export function withoutEos(tokens: readonly number[], eos: number): number[] {
   return tokens[tokens.length - 1] === eos ? tokens.slice(0, -1) : tokens.slice();
 }
 
@@ -129,20 +129,22 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
 
 /**
  * An encoder-decoder's target for `src` (source ids ending in EOS), without its EOS: at most
- * one context of tokens after BOS, decoded greedily or by beam search (the best hypothesis).
- * What exact match, BLEU and chrF are computed on.
+ * one context of tokens after BOS, decoded greedily or by beam search (the best hypothesis),
+ * with BOS and EOS the ids of the run's tokenizer (`ids`). What exact match, BLEU and chrF
+ * are computed on.
  */
-export function decodeTarget(model: Transformer, src: Int32Array, decoding: EvalDecoding, eos: number = EOS): number[] {
+export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Array, decoding: EvalDecoding): number[] {
   const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
   const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src });
-  const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos };
+  const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos };
+  const start = Int32Array.of(ids.bos);
   const best = decoding.strategy === 'beam'
-    ? (beamSearch(stepper, Int32Array.of(BOS), { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty })[0] as DecodeResult)
-    : greedyDecode(stepper, Int32Array.of(BOS), common);
-  return withoutEos(best.tokens, eos);
+    ? (beamSearch(stepper, start, { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty })[0] as DecodeResult)
+    : greedyDecode(stepper, start, common);
+  return withoutEos(best.tokens, ids.eos);
 }
 
-/** An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what the attention and lens of a source show. */
-export function greedyTarget(model: Transformer, src: Int32Array): number[] {
-  return decodeTarget(model, src, { strategy: 'greedy' });
+/** An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what validation's greedy decodes and the attention and lens of a source show. */
+export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array): number[] {
+  return decodeTarget(model, ids, src, { strategy: 'greedy' });
 }

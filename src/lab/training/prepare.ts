@@ -3,7 +3,7 @@
  * for a new run (tokenizer trained and saved) or a resumed one (tokenizer and config read
  * back from the run folder, data rebuilt from the saved spec). Also the shared pieces the
  * CLI's eval/decode/score commands use to reopen a finished run. Documents stream through
- * documentData.ts; pairs and tasks are small enough to hold as text.
+ * lab/data/documentData.ts; pairs and tasks are small enough to hold as text.
  */
 
 import * as fs from 'node:fs';
@@ -162,7 +162,7 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
     if (tr.examples.length === 0) {
       throw new EngineError('input/invalid', `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`);
     }
-    return { dataset: pairDataset(tr.examples, va.examples, seed, rows), dropped: tr.dropped + va.dropped };
+    return { dataset: pairDataset(tr.examples, va.examples, seed, rows, data.tok.specialIds), dropped: tr.dropped + va.dropped };
   }
   if (data.kind === 'sequences') return { dataset: inductionDataset(data.tok, seed, rows, maxLen), dropped: 0 };
   const { train, val } = data.docs;

@@ -218,7 +218,7 @@ describe('evaluateFiles on pairs', () => {
     expect(t.bleu).toBeCloseTo(corpusBleu(out.hypotheses, ['! a', 'b !', 'a'], 'char').score, 12);
     // Each hypothesis is the best beam of decodeTarget, in test order.
     const srcs = ['a b', 'b a', 'a a'].map((s) => mt.tok.encode(s, { eos: true }));
-    expect(out.hypotheses).toEqual(srcs.map((s) => mt.tok.decode(decodeTarget(mt.model, s, beam), { skipSpecial: true })));
+    expect(out.hypotheses).toEqual(srcs.map((s) => mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, s, beam), { skipSpecial: true })));
     const { evaluations, skipped } = readEvaluations(mt.runDir);
     expect([evaluations.length, skipped]).toEqual([before + 1, 0]);
     const rec = evaluations.at(-1);
@@ -260,7 +260,7 @@ describe('evaluateFiles on pairs', () => {
     expect([out.pairs, out.pairsTooLong, out.sourcesCut, out.hypotheses.length]).toEqual([2, 1, 1, 3]);
     const long = mt.tok.encode('a b '.repeat(10), { eos: true });
     const cut = Int32Array.of(...long.subarray(0, mt.model.maxSrcLen - 1), mt.tok.specialIds.eos);
-    expect(out.hypotheses[1]).toBe(mt.tok.decode(decodeTarget(mt.model, cut, { strategy: 'greedy' }), { skipSpecial: true }));
+    expect(out.hypotheses[1]).toBe(mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, cut, { strategy: 'greedy' }), { skipSpecial: true }));
   });
 
   it('refuses unequal pair files, pairs all longer than the context, and documents', async () => {
