@@ -18,7 +18,7 @@ import type { HostToWorker, WorkerToHost } from '../../../src/protocol/trainingW
 import { hostToWorker, validateHostToWorker, validateWorkerToHost, workerToHost } from '../../../src/protocol/trainingWorker';
 import type { HostToWebview, WebviewToHost } from '../../../src/protocol/webview';
 import { hostToWebview, validateHostToWebview, validateWebviewToHost, webviewToHost } from '../../../src/protocol/webview';
-import { DOCS_OUTPUT } from '../../evalOutputs';
+import { DOCS_OUTPUT, PAIRS_RECORD } from '../../evalOutputs';
 
 /** One sample of each message of a union. */
 type Fixtures<U extends { readonly type: string }> = { readonly [K in U['type']]: Extract<U, { readonly type: K }> };
@@ -114,9 +114,13 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
 const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'dashboard/didLoadRuns': {
     type: 'dashboard/didLoadRuns', selectedId: '/r',
-    runs: [{ run: { id: '/r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, segments, bestValLoss: 1.1, model, data }, steps: [step], evals: [], snapshots: [snapshot] }],
+    runs: [{
+      run: { id: '/r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, segments, bestValLoss: 1.1, model, data, tokenizer: { type: 'bpe', vocabSize: 300 } },
+      steps: [step], evals: [], snapshots: [snapshot], evaluations: [DOCS_OUTPUT.record],
+    }],
   },
   'run/didUpdate': { type: 'run/didUpdate', runId: '/r', event: step },
+  'run/didEvaluate': { type: 'run/didEvaluate', runId: '/r', evaluation: PAIRS_RECORD },
   'decode/didToken': { type: 'decode/didToken', id: 1, token: 'b', logprob: -0.1 },
   'decode/didFinish': { type: 'decode/didFinish', id: 1, output },
   'decode/didFail': { type: 'decode/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
