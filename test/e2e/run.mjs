@@ -18,7 +18,7 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|active|tokens|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -33,6 +33,7 @@ import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
+import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -134,6 +135,7 @@ const results = [];
 if (!only || only === 'host') results.push(await hostTests(vsix));
 if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
 if (!only || only === 'active') results.push(await browserTests('active', vsix, runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
+if (!only || only === 'diskfull') results.push(await browserTests('diskfull', vsix, runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }));
 if (!only || only === 'tokens') results.push(await browserTests('tokens', vsix, runTokens, TOKENS_SETTINGS));
 if (!only || only === 'bigfile') {
   const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
