@@ -22,7 +22,7 @@
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`.
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|tokens|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -38,6 +38,7 @@ import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
+import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -169,6 +170,7 @@ const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.tr
 const SCENARIOS = {
   ui: [runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
   active: [runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
+  diskfull: [runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }],
   tokens: [runTokens, TOKENS_SETTINGS, {}],
   bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],

@@ -112,6 +112,10 @@ export class WorkspaceFs implements LabFs {
     }
   }
 
+  async flush(): Promise<void> {
+    // Every append went straight to the disk.
+  }
+
   async appendLine(p: string, line: string): Promise<void> {
     let old: Uint8Array;
     try {

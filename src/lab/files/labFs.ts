@@ -76,6 +76,11 @@ export interface LabFs {
   writeFiles(files: readonly FileWrite[]): Promise<void>;
   /** Appends `line` (ending in a newline) to a log in one piece (see the contract). */
   appendLine(p: string, line: string): Promise<void>;
+  /**
+   * Settles every earlier `appendLine` (a file system that gathers log lines sends them now,
+   * throwing what a failed one threw); nothing waits in the others.
+   */
+  flush(): Promise<void>;
   /** Moves a file or folder; an existing target file is replaced, an existing target folder must be empty. */
   rename(from: string, to: string): Promise<void>;
   /** Removes a file or a folder with everything in it; nothing there is fine. */

@@ -139,6 +139,10 @@ export class MemoryFs implements LabFs {
     for (const { tmp, target } of temps) this.renameNow(tmp, target);
   }
 
+  async flush(): Promise<void> {
+    // Every append went straight to the disk.
+  }
+
   async appendLine(p: string, line: string): Promise<void> {
     const node = this.get(p);
     const old = node?.kind === 'file' ? node.data : new Uint8Array(0);

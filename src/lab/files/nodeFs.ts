@@ -1,20 +1,25 @@
 /**
  * The lab's file system on Node (`fs`): the CLI, desktop VS Code's extension host and the
- * Node workers. Paths are the platform's own; whole-file writes go through atomicFile.ts
- * (temporary file, flush, rename, flush the folder). The calls are synchronous inside
- * (a training step awaits its metrics line without a trip through libuv's pool).
+ * Node workers. Paths are the platform's own; writes and appends go through atomicFile.ts
+ * (every byte checked to have landed, temporary file, flush, rename, flush the folder; a
+ * full disk is a DiskFullError that leaves nothing half-written), through its injectable
+ * file calls, so the tests can give it a disk that fills up. The calls are synchronous
+ * inside (a training step awaits its metrics line without a trip through libuv's pool).
  *
  * Leaves out: the contract (labFs.ts) and the atomic write itself (atomicFile.ts).
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFilesAtomic } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { NODE_IO, appendLine, makeDir, writeFilesAtomic } from '../runs/atomicFile';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
-import { bytesOf } from './labFs';
 
 /** Node's file system as a {@link LabFs}. */
 export class NodeFs implements LabFs {
+  /** `io`: the file calls writes go through (Node's; tests pass one whose disk fills up). */
+  constructor(private readonly io: FileIo = NODE_IO) {}
+
   join(dir: string, ...names: string[]): string {
     return path.join(dir, ...names);
   }
@@ -74,28 +79,20 @@ export class NodeFs implements LabFs {
   }
 
   async mkdir(dir: string): Promise<void> {
-    fs.mkdirSync(dir, { recursive: true });
+    makeDir(dir, this.io);
   }
 
   async writeFiles(files: readonly FileWrite[]): Promise<void> {
-    for (const dir of new Set(files.map((f) => path.dirname(f.path)))) fs.mkdirSync(dir, { recursive: true });
-    writeFilesAtomic(files.map((f) => ({ file: f.path, data: f.data })));
+    for (const dir of new Set(files.map((f) => path.dirname(f.path)))) makeDir(dir, this.io);
+    writeFilesAtomic(files.map((f) => ({ file: f.path, data: f.data })), this.io);
+  }
+
+  async flush(): Promise<void> {
+    // Every append went straight to the disk.
   }
 
   async appendLine(p: string, line: string): Promise<void> {
-    const fd = fs.openSync(p, 'a+');
-    try {
-      const size = fs.fstatSync(fd).size;
-      let text = line;
-      if (size > 0) {
-        const last = new Uint8Array(1);
-        fs.readSync(fd, last, 0, 1, size - 1);
-        if (last[0] !== 0x0a) text = `\n${line}`; // a killed writer's torn line: readers skip it alone
-      }
-      fs.writeSync(fd, bytesOf(text));
-    } finally {
-      fs.closeSync(fd);
-    }
+    appendLine(p, line, this.io);
   }
 
   async rename(from: string, to: string): Promise<void> {

@@ -23,7 +23,8 @@ export const CHECKPOINT_VERSION = '1';
 /**
  * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
  * before either replaces the old one, so a window reload (which ends the worker at any moment)
- * while a checkpoint is being written leaves the previous pair, from one step, to resume from.
+ * or a full disk while a checkpoint is being written leaves the previous pair, from one step,
+ * to resume from (a full disk throws lab/files/fullDisk.ts's DiskFullError).
  */
 export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): Promise<string> {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };

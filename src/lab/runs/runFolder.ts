@@ -1,8 +1,10 @@
 /**
- * A run folder on disk (docs/ARCHITECTURE.md, "Files on disk"): run.json (what the run is and where it
- * stands), metrics.jsonl (append-only, one JSON object per logged step or evaluation),
- * tokenizer.json, model.safetensors, optimizer.safetensors and snapshots/. Every file
- * but the append-only log is written atomically. Every reader validates what it reads and
+ * A run folder on disk (docs/ARCHITECTURE.md, "Files on disk"): run.json (what the run is and
+ * where it stands), metrics.jsonl (append-only, one JSON object per logged step or
+ * validation), evaluations.jsonl (append-only, one line per evaluation on test data:
+ * lab/evaluation/evaluations.ts), tokenizer.json, model.safetensors, optimizer.safetensors and
+ * snapshots/. Every file but the append-only logs is written atomically; a log line is
+ * appended in one piece. Every reader validates what it reads and
  * says what to do when a file is from another version or damaged.
  */
 
@@ -23,6 +25,7 @@ export const RUN_VERSION = 1;
 export const RUN_FILES = {
   run: 'run.json',
   metrics: 'metrics.jsonl',
+  evaluations: 'evaluations.jsonl',
   tokenizer: 'tokenizer.json',
   model: 'model.safetensors',
   optimizer: 'optimizer.safetensors',

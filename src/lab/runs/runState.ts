@@ -1,12 +1,13 @@
 /**
- * A run folder as the dashboard sees it: its summary, every logged step and evaluation,
- * and every attention snapshot — what `report` embeds and what the extension sends when
+ * A run folder as the dashboard sees it: its summary, every logged step and validation, its
+ * evaluations on test data, and every attention snapshot — what `report` embeds and what the extension sends when
  * the dashboard opens or restores.
  */
 
 import type { RunState, RunSummary } from '../../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
 import { readSnapshots } from '../training/snapshots';
+import { readEvaluations } from '../evaluation/evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
 import type { LabFs } from '../files/labFs';
@@ -36,6 +37,7 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
+    tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
   };
 }
 
@@ -43,5 +45,5 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
 export async function loadRunState(fs: LabFs, runDir: string): Promise<RunState> {
   const run = await readRunJson(fs, runDir);
   const { steps, evals } = await readMetrics(fs, runDir);
-  return { run: runSummary(fs, runDir, run), steps, evals, snapshots: await readSnapshots(fs, runDir) };
+  return { run: runSummary(fs, runDir, run), steps, evals, snapshots: await readSnapshots(fs, runDir), evaluations: (await readEvaluations(fs, runDir)).evaluations };
 }

@@ -15,13 +15,15 @@ import { estimateModel } from '../../engine/models/estimate';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
-import type { LabFs } from '../files/labFs';
 import { exists, listNames, removeStaleTemps } from '../files/labFs';
+import { DiskFullError } from '../files/fullDisk';
 import type { LabPlatform } from '../workers/platform';
 import { yieldToEvents } from '../workers/yieldToEvents';
 import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from '../runs/checkpoint';
+import { diskFullMessage, lastCheckpointStep } from './stopReasons';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
+import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { skippedNote } from '../data/corpus';
 import type { ErrorCode } from '../workers/errorCodes';
@@ -117,6 +119,7 @@ async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, r
     spec = plan.spec;
     own.owned = true;
     await removeStaleTemps(fs, runDir);
+    await removeStaleTemps(fs, fs.join(runDir, RUN_FILES.snapshots));
   } else {
     if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
     if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
@@ -179,6 +182,12 @@ async function prepare(platform: LabPlatform, runDir: string, spec: TrainSpec, r
 }
 
 
+/** Threads `backend` runs its kernels on (the WebAssembly backend says; the reference runs on one). */
+function threadsOf(backend: Backend): number {
+  const t = (backend as { readonly threads?: unknown }).threads;
+  return typeof t === 'number' && t >= 1 ? t : 1;
+}
+
 /**
  * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or `stopAt`, whichever
  * comes first; a run stopped early resumes exactly where it stopped). With `resume`,
@@ -205,6 +214,7 @@ export async function runSession(
     // Each segment's last step evaluates (the run's last step among them).
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
+    const byteCounter = new ByteCounter(tok, model.padId);
     const snapshot = async (): Promise<void> => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
       await saveSnapshot(fs, runDir, snap);
@@ -240,11 +250,13 @@ export async function runSession(
         break;
       }
       const next = step + 1;
-      const r = trainer.step(dataset.trainBatch(next), stepRng(t.seed, STREAMS.dropout, next));
+      const batch = dataset.trainBatch(next);
+      const r = trainer.step(batch, stepRng(t.seed, STREAMS.dropout, next));
       step = next;
       tokensSince += r.tokens;
       const now = Date.now();
-      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0 };
+      const bytes = byteCounter.bytes(batch.targets, batch.B * batch.T);
+      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0, bytes };
       await appendMetrics(fs, runDir, { type: 'step', ...metrics });
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {
@@ -267,31 +279,26 @@ export async function runSession(
   } catch (e) {
     const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
       ? e.toData()
-      : e instanceof CancelledError
-        ? { code: 'cancelled', message: e.message }
-        : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
-    const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${await lastCheckpointStep(fs, runDir)}) is kept.` : error.message;
+      : DiskFullError.is(e)
+        ? { code: e.code, message: diskFullMessage(fs, runDir, e.file, step, own.owned ? await lastCheckpointStep(fs, runDir) : null) }
+        : e instanceof CancelledError
+          ? { code: 'cancelled', message: e.message }
+          : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+    const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.` : error.message;
     try {
       // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
-      if (own.owned && error.code !== 'cancelled') await updateRunJson(fs, runDir, { status: 'failed', error: { code: error.code, message } });
+      // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
+      // A full disk before the first checkpoint of a new run leaves nothing to resume from.
+      const full = error.code === 'disk/full';
+      const kept = full ? await lastCheckpointStep(fs, runDir) : null;
+      const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && kept === null);
+      // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).
+      if (keep) await updateRunJson(fs, runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) });
       else if (own.created) await fs.remove(runDir); // nothing worth keeping yet
     } catch {
-      // The run folder itself is unreadable; the error below still reaches the user.
+      // The run folder is unreadable, or the disk has no room even for run.json (it then still
+      // says "training" at its last checkpoint, which the editor shows as interrupted and resumable).
     }
     emit({ type: 'train/didFail', step, error: { code: error.code, message } });
-  }
-}
-
-/** Threads `backend` runs its kernels on (the WebAssembly backend says; the reference runs on one). */
-function threadsOf(backend: Backend): number {
-  const t = (backend as { readonly threads?: unknown }).threads;
-  return typeof t === 'number' && t >= 1 ? t : 1;
-}
-
-async function lastCheckpointStep(fs: LabFs, runDir: string): Promise<number> {
-  try {
-    return (await readRunJson(fs, runDir)).step;
-  } catch {
-    return 0;
   }
 }

@@ -15,6 +15,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
+import { DiskFullError } from '../files/fullDisk';
 import { calibrate } from '../training/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
 import { CancelledError } from '../data/documentData';
@@ -93,6 +94,8 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       let posted = -Infinity;
       const output = await evaluateFiles(fs, await open(ctx, msg.runDir), msg.data, {
         maxPairs: msg.maxPairs,
+        decoding: msg.decoding,
+        tokenize: msg.tokenize,
         onProgress: (done, total) => {
           // At most ten a second: a large test set is thousands of batches.
           if (done < total && performance.now() - posted < 100) return;
@@ -139,6 +142,7 @@ function lensInput(input: LensInputData): LensInput {
 /** The error a failed request is answered with. */
 function errorOf(e: unknown): ErrorData {
   if (EngineError.is(e)) return e.toData();
+  if (DiskFullError.is(e)) return { code: e.code, message: e.message };
   if (e instanceof EvaluationCancelled || e instanceof CancelledError) return { code: 'cancelled', message: e.message };
   return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
 }

@@ -142,6 +142,19 @@ describe('a web worker file system (RemoteFs)', () => {
     expect(await readText(host, '/runs/log.jsonl')).toBe('a\n');
   });
 
+  it('sends gathered lines when flushed, and a flush reports a failed send', async () => {
+    const { remote, host } = remoteTestFs();
+    await remote.mkdir('/runs');
+    await remote.appendLine('/runs/log.jsonl', 'a\n');
+    await remote.flush();
+    expect(await readText(host, '/runs/log.jsonl')).toBe('a\n');
+    host.setCapacity(0);
+    await remote.appendLine('/runs/log.jsonl', 'b\n');
+    await expect(remote.flush()).rejects.toMatchObject({ code: 'ENOSPC' });
+    host.setCapacity(1000);
+    expect(await readText(host, '/runs/log.jsonl')).toBe('a\n');
+  });
+
   it('reports the host file system’s errors with their codes, and a failed append at the next call', async () => {
     const { remote, host } = remoteTestFs();
     await expect(remote.readFile('/nothing')).rejects.toMatchObject({ code: 'ENOENT' });

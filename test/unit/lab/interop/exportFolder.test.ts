@@ -5,6 +5,8 @@
  * non-empty folder is replaced only with `force`; nothing is left half-written on failure.
  */
 
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { bpeFromGpt2Files } from '../../../../src/engine/tokenizers/gpt2Files';
@@ -14,7 +16,9 @@ import { EXPORT_FORMAT, exportRun as exportTo } from '../../../../src/lab/intero
 import type { ExportOptions } from '../../../../src/lab/interop/exportFolder';
 import { scoreText } from '../../../../src/lab/inference/score';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
-import { FILE_SYSTEMS } from '../files/fileSystems';
+import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
+import { FILE_SYSTEMS, nodeTestFs } from '../files/fileSystems';
+import { failingIo, tempFilesUnder } from '../fullDisk';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
@@ -83,5 +87,21 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     expect(long.example).toBeNull();
     expect(long.warnings.join(' ')).toMatch(/no example score in README\.md: .*context/);
     expect((await readText(fs, fs.join(long.dir, 'README.md')))).toMatch(/No example was scored at export time/);
+  });
+});
+
+describe('exportRun on a full disk (Node)', () => {
+  it('replaces nothing: the previous export stays, no temporary folder is left, the error names the folder', async () => {
+    const t = nodeTestFs();
+    const bpe = await trainTiny({ ...tinySpec(await tinyDocuments(t)), tokenizer: { type: 'bpe', vocabSize: 300 } }, t);
+    const parent = await t.dir();
+    const first = await exportTo(NODE_FS, bpe, parent);
+    const before = fs.readFileSync(path.join(first.dir, 'model.safetensors'));
+    const io = failingIo((f) => f.endsWith('.model.safetensors.' + process.pid + '.tmp'), 1);
+    await expect(exportTo(new NodeFs(io), bpe, parent, { force: true })).rejects.toThrow(new RegExp(`^Disk full while writing ${first.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`));
+    expect(io.failed).not.toBeNull();
+    expect(fs.readdirSync(parent)).toEqual([path.basename(bpe.runDir)]);
+    expect(fs.readFileSync(path.join(first.dir, 'model.safetensors')).equals(before)).toBe(true);
+    expect(tempFilesUnder(parent)).toEqual([]);
   });
 });

@@ -20,6 +20,8 @@ import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import { writeTokenizer } from '../../../../src/lab/training/prepare';
 import type { TestFs } from '../files/fileSystems';
 import { FILE_SYSTEMS, nodeTestFs } from '../files/fileSystems';
+import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
+import { failingIo, tempFilesUnder } from '../fullDisk';
 
 const tok = trainCharTokenizer(['the quick brown fox jumps over the lazy dog 0123456789']);
 
@@ -244,5 +246,20 @@ describe('import: an imported GPT-2 uses its own <|endoftext|>, not our ids 1 an
     expect(d.output.tokens.slice(0, -1)).not.toContain(r.tok.tokenText(2));
     expect(logitLens(r, { prompt: 'ab' }, { topK: 1 }).tokens[0]).toBe(bosText);
     expect(attendText(r, 'ab').tgtTokens[0]).toBe(bosText);
+  });
+});
+
+describe('import on a full disk (Node)', () => {
+  it('a full disk while writing the run folder: one line naming it, nothing left behind', async () => {
+    const t = nodeTestFs();
+    const root = await t.dir();
+    const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', tok.vocabSize), maxLen: 16 });
+    const { dir } = await exported(NODE_FS, root, c, 'full-disk');
+    const out = path.join(root, 'full-disk-run');
+    const io = failingIo((f) => f.includes('.model.safetensors.'), 1);
+    await expect(importCheckpoint(new NodeFs(io), { from: dir, out })).rejects.toThrow(`Disk full while writing ${out}; nothing was half-written — free space and try again.`);
+    expect(io.failed).not.toBeNull();
+    expect(await exists(NODE_FS, out)).toBe(false);
+    expect(tempFilesUnder(root)).toEqual([]);
   });
 });
