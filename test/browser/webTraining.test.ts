@@ -1,13 +1,13 @@
 /**
  * The web training worker (dist/web/trainingWorker.js, the bundle VS Code's web extension
- * host starts) in headless Chromium: a page plays the host (test/browser/web/trainInPage.ts:
+ * host starts) in headless Chromium: a page plays the host (src/bench/webTrainPage.ts:
  * the worker started from a `blob:` URL, its files answered from memory) and trains the
  * reverse task's default run. It learns — exact match ≥ 99% on held-out pairs — on one
  * thread in a page that is not cross-origin isolated (the worker says why one), and on two
  * threads (the worker and one helper Web Worker on shared memory) in a page served with
  * COOP/COEP.
  *
- * Leaves out: the extension around the worker (test/e2e/webHost.mjs) and speed (the benchmark).
+ * Leaves out: the extension around the worker (the e2e suite's web hosts) and speed (`npm run bench:web`).
  */
 
 import * as fs from 'node:fs';
@@ -16,7 +16,7 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, ROOT, SKIP_REASON, launchBrowser } from './harness';
-import type { PageRun } from './web/trainInPage';
+import type { PageRun } from '../../src/bench/webTrainPage';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -60,7 +60,7 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker in Chromium', () => {
     const bundle = path.join(ROOT, 'dist/web/trainingWorker.js');
     if (!fs.existsSync(bundle)) throw new Error(`${bundle} is missing; run \`npm run build\` first.`);
     workerSource = fs.readFileSync(bundle, 'utf8');
-    const out = await build({ entryPoints: [path.join(__dirname, 'web/trainInPage.ts')], bundle: true, platform: 'browser', format: 'iife', target: ['chrome114'], write: false, logLevel: 'warning' });
+    const out = await build({ entryPoints: [path.join(ROOT, 'src/bench/webTrainPage.ts')], bundle: true, platform: 'browser', format: 'iife', target: ['chrome114'], write: false, logLevel: 'warning' });
     pageScript = out.outputFiles[0]?.text ?? '';
     browser = await launchBrowser();
   }, 60_000);

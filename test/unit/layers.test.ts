@@ -7,7 +7,8 @@
  * Layers, top to bottom, and what each may import besides itself:
  *   extension  lab, engine, protocol, common, vscode, Node built-ins (not cli or bench: sibling front doors)
  *   cli        bench, lab, engine, protocol, common, Node built-ins
- *   bench      lab, engine, protocol, common, Node built-ins, the dev-only TF.js packages
+ *   bench      lab, engine, protocol, common, Node built-ins, the dev-only TF.js packages and
+ *              playwright-core (the web benchmark drives Chromium)
  *   lab        engine, protocol, common, Node built-ins, its runtime packages (ignore, tinyglobby)
  *   common     protocol (src/common/: the helpers every side of the wire shares — the
  *              typed-array codec of the wire, the one way numbers are printed, the one CSV
@@ -47,7 +48,7 @@ const MAY_IMPORT: Readonly<Record<Layer, readonly Layer[]>> = {
 const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   extension: ['node', 'vscode'],
   cli: ['node'],
-  bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm'],
+  bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm', 'playwright-core'],
   lab: ['node', 'ignore', 'tinyglobby'],
   protocol: [],
   common: [],

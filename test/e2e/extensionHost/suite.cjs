@@ -75,7 +75,7 @@ test('activates in the extension host the harness expects (the web one has no No
   const wall = performance.now() - t0;
   const { moduleMs, activateMs } = api.activation;
   console.log(`    activation: ${wall.toFixed(1)} ms wall (bundle evaluation ${moduleMs.toFixed(1)} ms, activate() ${activateMs.toFixed(1)} ms)`);
-  console.log(`    host: ${show(api.host)}`);
+  console.log(`    host: ${show(api.host)}; typeof process in the suite: ${typeof process}`);
   const expected = fixtures().host;
   assert.equal(api.host.kind, expected === 'node' ? 'node' : 'web', 'the extension host kind');
   assert.equal(typeof process === 'undefined', expected !== 'node', 'typeof process in this host');
