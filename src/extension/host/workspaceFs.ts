@@ -16,7 +16,7 @@
 import * as vscode from 'vscode';
 import type { DirEntry, FileStat, FileWrite, LabFs } from '../../lab/files/labFs';
 import { bytesOf } from '../../lab/files/labFs';
-import { basenamePath, dirnamePath, joinPath, relativePath, resolvePath, splitRoot } from '../../lab/files/slashPaths';
+import { SlashPaths, basenamePath, dirnamePath, joinPath, splitRoot } from '../../lab/files/slashPaths';
 
 /** The lab's path of a URI. */
 export function pathOfUri(uri: vscode.Uri): string {
@@ -39,30 +39,10 @@ function kindOf(type: vscode.FileType): 'file' | 'directory' {
 }
 
 /** `workspace.fs` as the lab's file system. */
-export class WorkspaceFs implements LabFs {
+export class WorkspaceFs extends SlashPaths implements LabFs {
   private tempCounter = 0;
   /** The last file read in ranges (a checkpoint being imported piece by piece), whole. */
   private ranged: { path: string; mtime: number; data: Uint8Array } | null = null;
-
-  join(dir: string, ...names: string[]): string {
-    return joinPath(dir, ...names);
-  }
-
-  dirname(p: string): string {
-    return dirnamePath(p);
-  }
-
-  basename(p: string): string {
-    return basenamePath(p);
-  }
-
-  relative(from: string, p: string): string | null {
-    return relativePath(from, p);
-  }
-
-  resolve(p: string, from?: string): string {
-    return resolvePath(p, from);
-  }
 
   async stat(p: string): Promise<FileStat | null> {
     try {

@@ -9,7 +9,7 @@
 
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
 import { bytesOf } from './labFs';
-import { basenamePath, dirnamePath, joinPath, relativePath, resolvePath } from './slashPaths';
+import { SlashPaths, basenamePath, dirnamePath, joinPath, relativePath, resolvePath } from './slashPaths';
 
 type Node = { readonly kind: 'file'; data: Uint8Array; mtimeMs: number } | { readonly kind: 'directory'; mtimeMs: number };
 
@@ -19,13 +19,15 @@ function fsError(code: string, what: string, p: string): Error {
 }
 
 /** The in-memory file system. */
-export class MemoryFs implements LabFs {
+export class MemoryFs extends SlashPaths implements LabFs {
   private readonly nodes = new Map<string, Node>();
   private clock = 0;
   private tempCounter = 0;
 
   /** `capacity`: bytes all files together may hold (a full disk past it); unlimited by default. */
-  constructor(private capacity = Number.POSITIVE_INFINITY) {}
+  constructor(private capacity = Number.POSITIVE_INFINITY) {
+    super();
+  }
 
   /** Changes the capacity (e.g. to fill the disk in the middle of a test). */
   setCapacity(bytes: number): void {
@@ -37,26 +39,6 @@ export class MemoryFs implements LabFs {
     let n = 0;
     for (const node of this.nodes.values()) if (node.kind === 'file') n += node.data.length;
     return n;
-  }
-
-  join(dir: string, ...names: string[]): string {
-    return joinPath(dir, ...names);
-  }
-
-  dirname(p: string): string {
-    return dirnamePath(p);
-  }
-
-  basename(p: string): string {
-    return basenamePath(p);
-  }
-
-  relative(from: string, p: string): string | null {
-    return relativePath(from, p);
-  }
-
-  resolve(p: string, from?: string): string {
-    return resolvePath(p, from);
   }
 
   private now(): number {

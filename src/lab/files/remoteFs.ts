@@ -19,7 +19,7 @@ import { validateFileAnswer } from '../../protocol/files';
 import { ProtocolError } from '../../protocol/schema';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
 import { bytesOf } from './labFs';
-import { basenamePath, dirnamePath, joinPath, relativePath, resolvePath } from './slashPaths';
+import { SlashPaths } from './slashPaths';
 
 /** Longest a log line waits before it is sent. */
 export const APPEND_DELAY_MS = 250;
@@ -40,7 +40,7 @@ function hostError(error: { code: string; message: string }): Error {
 }
 
 /** The worker's side of the host's file system. */
-export class RemoteFs implements LabFs {
+export class RemoteFs extends SlashPaths implements LabFs {
   private nextId = 1;
   private readonly waiting = new Map<number, Waiting>();
   private readonly pending = new Map<string, string>();
@@ -48,7 +48,9 @@ export class RemoteFs implements LabFs {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private failure: Error | null = null;
 
-  constructor(private readonly post: PostCall) {}
+  constructor(private readonly post: PostCall) {
+    super();
+  }
 
   /** Hands an answer from the host to its call (the worker's message handler calls this for `fs/` messages). */
   receive(raw: unknown): void {
@@ -103,26 +105,6 @@ export class RemoteFs implements LabFs {
   private async call(call: CallWithoutId, transfer: ArrayBuffer[] = []): Promise<FileAnswer> {
     await this.flush();
     return this.send(call, transfer);
-  }
-
-  join(dir: string, ...names: string[]): string {
-    return joinPath(dir, ...names);
-  }
-
-  dirname(p: string): string {
-    return dirnamePath(p);
-  }
-
-  basename(p: string): string {
-    return basenamePath(p);
-  }
-
-  relative(from: string, p: string): string | null {
-    return relativePath(from, p);
-  }
-
-  resolve(p: string, from?: string): string {
-    return resolvePath(p, from);
   }
 
   async stat(path: string): Promise<FileStat | null> {

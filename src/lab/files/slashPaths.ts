@@ -68,3 +68,29 @@ export function resolvePath(p: string, from?: string): string {
   const relative = !ROOT.test(p) && !p.startsWith('/');
   return relative && from !== undefined ? joinPath(from, p) : joinPath(p);
 }
+
+/**
+ * The path methods of a file system with these paths; its implementations extend this and add
+ * the I/O (memoryFs.ts, remoteFs.ts, the extension's workspaceFs.ts).
+ */
+export abstract class SlashPaths {
+  join(dir: string, ...names: string[]): string {
+    return joinPath(dir, ...names);
+  }
+
+  dirname(p: string): string {
+    return dirnamePath(p);
+  }
+
+  basename(p: string): string {
+    return basenamePath(p);
+  }
+
+  relative(from: string, p: string): string | null {
+    return relativePath(from, p);
+  }
+
+  resolve(p: string, from?: string): string {
+    return resolvePath(p, from);
+  }
+}

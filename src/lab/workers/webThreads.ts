@@ -12,23 +12,15 @@
 
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { WasmMemory, WasmModule } from '../../engine/backends/wasm/webAssemblyApi';
+import { HELPER_BODY } from './helperProgram';
 
-/** The helper's whole program. On a trap it releases the waiting caller (see parallel.ts), then rethrows. */
+/** The helper's whole program: its inputs from the first message, then the shared body. */
 const HELPER_SOURCE = `
 'use strict';
 self.onmessage = (event) => {
   const { module, memory, control, tid } = event.data;
-  const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
-  const seen = ex.helperAttach(control, tid);
-  self.postMessage('ready');
-  try {
-    ex.helperLoop(seen);
-  } catch (err) {
-    const i32 = new Int32Array(memory.buffer);
-    Atomics.store(i32, (control + ex.CTL_FAILED.value) >> 2, 1);
-    Atomics.notify(i32, (control + ex.CTL_DONE.value) >> 2);
-    throw err;
-  }
+  const ready = () => self.postMessage('ready');
+  ${HELPER_BODY}
 };
 `;
 

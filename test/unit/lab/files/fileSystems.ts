@@ -52,7 +52,7 @@ export function memoryTestFs(mem = new MemoryFs()): TestFs & { readonly fs: Memo
     name: 'memory',
     fs: mem,
     dir: async () => {
-      const d = `/work/t${++n}`;
+      const d = `/lab/t${++n}`;
       await mem.mkdir(d);
       return d;
     },

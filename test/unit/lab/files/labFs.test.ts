@@ -138,7 +138,9 @@ describe('a web worker file system (RemoteFs)', () => {
     const { remote, host } = remoteTestFs();
     await remote.mkdir('/runs');
     await remote.appendLine('/runs/log.jsonl', 'a\n');
-    await new Promise((r) => setTimeout(r, 400));
+    // Nothing else is asked of the remote side (a call would send the lines itself); a busy
+    // machine may run the timer late, so the host is watched for a generous while.
+    for (let i = 0; i < 100 && (await host.stat('/runs/log.jsonl')) === null; i++) await new Promise((r) => setTimeout(r, 100));
     expect(await readText(host, '/runs/log.jsonl')).toBe('a\n');
   });
 
