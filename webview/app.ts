@@ -119,6 +119,12 @@ export class App {
       this.showTab(ev.tab);
       return;
     }
+    if (ev.kind === 'inspected') {
+      // Show Attention for Selection: the text's attention, not the training snapshots.
+      this.ui.attention.view = 'text';
+      if (ev.runId === this.ui.runId) for (const p of this.panels) this.invalidate(p.id, true);
+      return;
+    }
     if (ev.kind === 'select') {
       if (ev.runId !== this.ui.runId) {
         this.ui.runId = ev.runId;

@@ -18,7 +18,7 @@ import type { WebviewToHost } from '../../src/protocol/webview';
 import { validateWebviewToHost } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../dom';
 import { formatNumber, formatPercent } from '../../src/common/format';
-import { isPadToken, showToken } from '../format';
+import { isPadToken, showToken, tokenTitle } from '../format';
 import { HeatmapView } from '../heatmapView';
 import type { DecodeSession, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
@@ -170,7 +170,7 @@ export class PlaygroundPanel implements Panel {
     this.status.classList.toggle('error', s.error !== null);
     this.showText(s);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
-    replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}` } }, showToken(t))) : []));
+    replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}: ${tokenTitle(t)}` } }, showToken(t))) : []));
     const chips = tokens.map((t, i) => {
       const p = Math.exp(t.logprob);
       const b = h('button', { className: 'chip token', attrs: { type: 'button', 'data-index': i, 'aria-pressed': String(i === this.picked), 'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${formatPercent(p)}`, tabindex: i === Math.max(0, this.picked) ? 0 : -1 } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, formatPercent(p)));

@@ -4,6 +4,7 @@
  * text against the reference, as sacreBLEU scores it).
  */
 
+import { StepperWorkspace } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { corpusBleu } from './bleu';
@@ -18,15 +19,16 @@ export interface EvalResult {
   readonly bleu: number | null;
 }
 
-/** Greedy translation of one source (tokens + EOS) to text. */
-export function translate(model: Transformer, tok: Tokenizer, src: Int32Array): string {
-  return tok.decode(greedyTarget(model, tok.specialIds, src), { skipSpecial: true });
+/** Greedy translation of one source (tokens + EOS) to text; `workspace` lends the decode its buffers. */
+export function translate(model: Transformer, tok: Tokenizer, src: Int32Array, workspace?: StepperWorkspace): string {
+  return tok.decode(greedyTarget(model, tok.specialIds, src, workspace), { skipSpecial: true });
 }
 
 /** Exact match and BLEU of greedy decodes of `pairs`; `onPair` runs after each decode (it may throw to stop). */
 export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly PairExample[], onPair?: () => void): { exactMatch: number; bleu: number } {
+  const workspace = new StepperWorkspace(model.backendOrThrow()); // one set of decode buffers for every pair
   const hyps = pairs.map((p) => {
-    const h = translate(model, tok, p.src);
+    const h = translate(model, tok, p.src, workspace);
     onPair?.();
     return h;
   });

@@ -10,6 +10,8 @@ import { readMetrics, readRunJson } from './runFolder';
 import { readSnapshots } from '../training/snapshots';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
+import { IMPORT_LAYOUT_NAMES } from '../../engine/models/importLayouts';
+import { wasmSimdThreadsAvailable } from '../../engine/backends/wasm/wasmModule';
 
 /** The summary of a run from its run.json. */
 export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): RunSummary {
@@ -30,12 +32,18 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
       paramsByModule: est.paramsByModule,
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
-      backend: run.backendUsed ?? run.spec.backend,
+      backend: run.backendUsed ?? backendThatWillRun(run.spec.backend),
     },
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
+    ...(run.imported ? { imported: { layout: IMPORT_LAYOUT_NAMES[run.imported.layout], from: run.imported.from } } : {}),
   };
+}
+
+/** The backend a run that has not trained yet will run on: "auto" is WebAssembly where this runtime has it. */
+function backendThatWillRun(kind: RunJson['spec']['backend']): string {
+  return kind === 'auto' ? (wasmSimdThreadsAvailable() ? 'wasm' : 'reference') : kind;
 }
 
 /** Summary, metrics and snapshots of one run folder. */
