@@ -9,20 +9,18 @@
  * definitions in src/engine/analysis/headScores.ts.
  */
 
-import * as path from 'node:path';
-import { createBackend } from '../engine/backends/select';
 import { EngineError } from '../engine/errors';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
 import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
 import { openRun } from '../lab/runs/openRun';
 import type { Backend } from '../engine/backend';
-import { BACKEND_KINDS } from '../protocol/data';
 import type { HeadScoreData } from '../protocol/model';
 import { headScoresCsv } from '../common/csv';
 import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
+import { BACKEND_FLAG, RUN_FLAG, backendOf, runDirOf } from './runFlags';
 
 export const HEADS_HELP = `attention-lab heads --run DIR [--step N | --text TEXT] [--ablate] [--json | --csv]
   Scores of every attention head. Self-attention: previousToken, firstToken (BOS sink),
@@ -98,17 +96,15 @@ function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate: bool
 
 /** Runs `heads`. Returns the exit code. */
 export async function headsCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('heads', argv, { run: { type: 'string' }, step: { type: 'string' }, text: { type: 'string' }, ablate: { type: 'boolean' }, backend: { type: 'string' }, csv: { type: 'boolean' } });
+  const f = parseFlags('heads', argv, { ...RUN_FLAG, step: { type: 'string' }, text: { type: 'string' }, ablate: { type: 'boolean' }, ...BACKEND_FLAG, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(HEADS_HELP);
-  const run = f.str('run');
-  if (!run) throw new UsageError('`heads` needs --run DIR (a folder that `attention-lab train` created).');
-  const runDir = path.resolve(ctx.cwd, run);
+  const runDir = runDirOf(f, ctx, 'heads');
   const ablate = f.bool('ablate');
   const json = f.bool('json');
   const csv = f.bool('csv');
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
   let backend: Backend | null = null;
-  const theBackend = (): Backend => (backend ??= createBackend(f.choice('backend', BACKEND_KINDS, 'auto')));
+  const theBackend = (): Backend => (backend ??= backendOf(f));
   const { s, note } = scoresOf(runDir, f, theBackend, ablate);
   const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();

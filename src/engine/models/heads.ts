@@ -11,6 +11,7 @@
 import type { ModelConfig } from '../config';
 import { EngineError } from '../errors';
 import type { MultiHeadAttention } from './attention';
+import type { Block } from './block';
 
 /**
  * Which attention a map or a head belongs to: the encoder's self-attention, the decoder's
@@ -57,4 +58,14 @@ export function applyHeadsOff(layers: readonly AttentionLayer[], off: readonly H
     }
   }
   for (const l of layers) l.attn.setHeadsOff(off.filter((h) => h.stack === l.stack && h.layer === l.layer).map((h) => h.head));
+}
+
+/** Every attention layer of a model's blocks, by stack (encoder self, decoder self, decoder cross), then layer. */
+export function attentionLayersOf(encoder: readonly Block[], decoder: readonly Block[]): AttentionLayer[] {
+  const layers: AttentionLayer[] = encoder.map((b, layer) => ({ stack: 'encoder.self', layer, attn: b.selfAttn }));
+  decoder.forEach((b, layer) => layers.push({ stack: 'decoder.self', layer, attn: b.selfAttn }));
+  decoder.forEach((b, layer) => {
+    if (b.crossAttn) layers.push({ stack: 'decoder.cross', layer, attn: b.crossAttn });
+  });
+  return layers;
 }

@@ -11,7 +11,7 @@
  * the attention snapshots show.
  */
 
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import { Rng } from '../../engine/rng';
 import type { SpecialIds, Tokenizer } from '../../engine/tokenizers/special';
 import { PAD } from '../../engine/tokenizers/special';

@@ -27,11 +27,12 @@
  * Training sequences are drawn afresh for every step from (seed, step), so a resumed run
  * sees the same batches; validation sequences come from their own stream.
  *
- * Leaves out: the head scores (headScores.ts measures induction on the same repeat layout).
+ * Leaves out: the head scores (lab/training/headScores.ts measures induction on the same repeat
+ * layout).
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import type { Rng } from '../../engine/rng';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { PAD } from '../../engine/tokenizers/special';

@@ -13,7 +13,8 @@
 import type { Backend } from '../../engine/backend';
 import type { HeadRef, AttentionStack } from '../../engine/models/heads';
 import { allHeads } from '../../engine/models/heads';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { OpenRun } from '../runs/openRun';
 import { openRun } from '../runs/openRun';
 import { buildDataset, loadRunData, readTokenizer } from '../training/prepare';

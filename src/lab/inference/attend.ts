@@ -33,7 +33,7 @@ import type { MaskSnapshot } from '../../engine/models/masks';
 import { causalView, combinedView, fillCausalMask, fillCombinedMask, fillPaddingMask, paddingView, snapshotMask } from '../../engine/models/masks';
 import type { LayerAttentionSink } from '../../engine/models/stepper';
 import { createStepper } from '../../engine/models/stepper';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import { encodeSqrt8, poolFactor, poolMax } from '../../common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, HeadScoreData } from '../../protocol/model';

@@ -10,7 +10,7 @@
  * there. Either way `contextNote` says so. EOS, when the model chose it, stays
  * in `ids`/`tokens` (it is what the model did) and is left out of `text` (it is not text).
  *
- * Leaves out: flag parsing and printing (cli/inspect.ts), posting (the model worker), and
+ * Leaves out: flag parsing and printing (cli/decode.ts), posting (the model worker), and
  * the algorithms themselves (engine/decode/).
  */
 

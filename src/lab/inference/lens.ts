@@ -23,7 +23,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../runs/openRun';

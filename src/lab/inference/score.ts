@@ -24,13 +24,13 @@
  *   the first start mid-target, which training never shows; targets that long are rare, as
  *   every training pair fits the context.)
  *
- * Leaves out: batching several texts, and evaluation on files (evaluateFiles.ts), whose
+ * Leaves out: batching several texts, and evaluation on files (lab/evaluation/evaluateFiles.ts), whose
  * rule is the validation loss's (non-overlapping windows over BOS + text + EOS) so that its
  * loss compares with the run's.
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
 import type { OpenRun } from '../runs/openRun';

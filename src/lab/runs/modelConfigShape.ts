@@ -12,7 +12,7 @@
 
 import type { ModelConfig } from '../../engine/config';
 import type { AttentionStack as EngineAttentionStack, HeadRef } from '../../engine/models/heads';
-import type { AttentionMap } from '../../engine/models/transformer';
+import type { AttentionMap } from '../../engine/models/readouts';
 import type { HeadRefData } from '../../protocol/analysis';
 import type { AttentionMapData, AttentionStack, ModelConfigData } from '../../protocol/model';
 import type { SPLIT_MARK as ENGINE_SPLIT_MARK } from '../../engine/tokenizers/tokenDisplay';

@@ -13,7 +13,8 @@
 import type { HeadMap, Repeat } from '../../engine/analysis/headScores';
 import { crossHeadScores, selfHeadScores } from '../../engine/analysis/headScores';
 import type { AttentionStack } from '../../engine/models/heads';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { SpecialIds } from '../../engine/tokenizers/special';
 import { BASE_VOCAB, NUM_SPECIAL } from '../../engine/tokenizers/special';
 import { probsOf } from '../../common/attentionCodec';

@@ -2,16 +2,17 @@
  * Attention snapshots of the probe sample, taken during training so the dashboard's
  * timeline can show a head learning: every layer's attention maps and the masks the
  * engine used, with the tokens on both axes. Each snapshot is saved as
- * snapshots/step-NNNNNN.safetensors (maps as F32, masks as U8, tokens and head scores in the
- * metadata).
- * The same capture gives the attention of a text the user picks (inference/attend.ts).
+ * snapshots/step-NNNNNNN.safetensors (the step in seven digits; maps as F32, masks as U8,
+ * tokens and head scores in the metadata).
+ * The same capture gives the attention of a text the user picks (lab/inference/attend.ts).
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { decodeSafetensors, encodeSafetensors } from '../../engine/io/safetensors';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } from '../../protocol/model';
 import { validateSnapshot } from '../../protocol/model';

@@ -4,7 +4,7 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { EngineError } from '../../../../src/engine/errors';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { tinyBatch, tinyConfig } from './fixtures';
