@@ -192,7 +192,10 @@ export class HeadsPanel implements Panel {
         total = s.layers * s.heads;
       }
     }
-    if (full || keep.size !== this.grids.size || [...keep.keys()].some((k, i) => this.stacksBox.children[i] !== keep.get(k)?.el)) replaceChildren(this.stacksBox, ...[...keep.values()].map((g) => g.el));
+    if (full || keep.size !== this.grids.size || [...keep.keys()].some((k, i) => this.stacksBox.children[i] !== keep.get(k)?.el)) {
+      replaceChildren(this.stacksBox, ...[...keep.values()].map((g) => g.el));
+      for (const g of keep.values()) g.wrap(); // now that the grids have the panel's width
+    }
     this.grids = keep;
     const above = this.stacksBox.querySelectorAll(`[data-stack="${ui.stack}"] .heads-cell.above`).length;
     this.count.textContent = `${above} of ${total} ${STACK_LABELS[ui.stack].toLowerCase()} heads ≥ ${formatNumber(ui.threshold)}${ui.only ? ` (showing ${shown})` : ''}`;
