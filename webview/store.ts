@@ -212,12 +212,15 @@ export class DashboardStore {
   apply(msg: HostToWebview): ApplyResult {
     switch (msg.type) {
       case 'dashboard/didLoadRuns': {
+        // A reload (a run renamed, deleted, added) keeps what each run's text showed: it is that run's.
+        const inspections = new Map([...this.runMap].map(([id, r]) => [id, r.inspection]));
         this.runMap.clear();
         const problems: string[] = [];
         for (const r of msg.runs) {
           if (this.runMap.has(r.run.id)) problems.push(`dashboard/didLoadRuns lists run ${JSON.stringify(r.run.id)} twice; the second copy was ignored.`);
           else {
             const { entry, skipped } = entryOf(r);
+            entry.inspection = inspections.get(r.run.id) ?? null;
             this.runMap.set(r.run.id, entry);
             if (skipped > 0) problems.push(`Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in increasing order and were left out.`);
           }

@@ -13,6 +13,7 @@ import type { AttentionMapData, AttentionSnapshot, HeadScoreData } from '../../s
 import type { RunState } from '../../src/protocol/webview';
 import { clean, tab } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, frames, launchBrowser, openDashboard, screenshot, send, until } from './harness';
+import { paddedRun } from './synthetic';
 
 const L = 2;
 const H = 3;
@@ -170,6 +171,34 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await frames(page);
     expect(Number(await page.locator(canvas).getAttribute('data-cell-w'))).toBeLessThan(1);
     await screenshot(page, 'inspect-gpt2-1024');
+    clean(log);
+    await page.close();
+  });
+
+  it('a rename while another run is shown never mixes runs: header, picker and tabs stay that run\'s', async () => {
+    const { page, log } = await openDashboard(browser);
+    const trained = { ...paddedRun('trained', 6), evals: [] };
+    const gpt2 = importedRun('gpt2');
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [trained, gpt2], selectedId: 'trained' });
+    await tab(page, 'attention');
+    expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(true); // the trained run's snapshots
+    await page.selectOption('#run-picker', 'gpt2');
+    await frames(page);
+    expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
+    expect(await page.locator('#panel-attention .empty').textContent()).toContain('Type a text above');
+    await send(page, { type: 'dashboard/didAttend', runId: 'gpt2', snapshot: answer(['<bos>', 'hi']) });
+    // The other run is renamed (the host resends every run, keeping the page's choice), then this one.
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [{ ...trained, run: { ...trained.run, name: 'renamed' } }, gpt2], selectedId: null });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [trained, { ...gpt2, run: { ...gpt2.run, name: 'my GPT-2' } }], selectedId: null });
+    await frames(page);
+    expect(await page.locator('#run-picker').inputValue()).toBe('gpt2');
+    expect(await page.locator('#run-picker option:checked').textContent()).toBe('my GPT-2 (decoder-only)');
+    expect(await page.locator('#panel-attention .hm-cols .hm-label').allTextContents()).toEqual(['<bos>', 'hi']);
+    expect(await page.locator('.attn-caption').textContent()).toContain('on your text');
+    for (const t of ['heads', 'masks', 'playground']) {
+      await tab(page, t);
+      expect(await page.locator(`#panel-${t}`).textContent()).not.toMatch(/<eos>|<pad>/); // the trained run's probe tokens
+    }
     clean(log);
     await page.close();
   });

@@ -13,6 +13,7 @@ import type { RunState } from '../../src/protocol/webview';
 import { showToken } from '../../webview/format';
 import { formatPercent } from '../../src/common/format';
 import { decodeArrays } from '../../src/common/wireCodec';
+import { clean } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
@@ -59,6 +60,25 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
   });
   afterAll(async () => {
     await browser?.close();
+  });
+
+  it('takes newlines in the prompt box: Enter types one, Ctrl+Enter decodes, and the request keeps them', async () => {
+    const host = fakeHost(decodeDec);
+    const { page, log } = await openDashboard(browser, { onPost: host.onPost });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
+    await page.click('#tab-playground');
+    await frames(page);
+    await page.click('#pg-input');
+    await page.keyboard.type('First line');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('second line');
+    expect(await page.inputValue('#pg-input')).toBe('First line\nsecond line');
+    expect(host.requests).toHaveLength(0);
+    await page.keyboard.press('Control+Enter');
+    await until(page, 'window.__posted.some((m) => m.type === "decode/request")');
+    expect(host.requests[0]?.params.input).toBe('First line\nsecond line');
+    clean(log);
+    await page.close();
   });
 
   it('sends the settings, streams tokens with probabilities, and shows attention on click', async () => {
