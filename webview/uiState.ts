@@ -54,6 +54,8 @@ export interface UiState {
   lensTopK: number;
   /** The Attention and Heads tabs' text per run id (the run's model reads it). */
   inspectTexts: Record<string, string>;
+  /** Runs the playground decodes side by side with the selected one (run ids). */
+  playgroundCompare: string[];
 }
 
 /** Most runs whose playground text is kept. */
@@ -75,6 +77,7 @@ export function defaultUiState(): UiState {
     playgroundOff: {},
     lensTopK: 5,
     inspectTexts: {},
+    playgroundCompare: [],
   };
 }
 
@@ -153,6 +156,7 @@ export function sanitizeUiState(raw: unknown): UiState {
     playgroundOff: perRun(o.playgroundOff, (x): x is string[] => Array.isArray(x) && x.every((k) => typeof k === 'string' && HEAD_KEY.test(k))),
     lensTopK: pick(o.lensTopK, isInt(1, 50), d.lensTopK),
     inspectTexts: perRun(o.inspectTexts, (x): x is string => typeof x === 'string'),
+    playgroundCompare: Array.isArray(o.playgroundCompare) ? o.playgroundCompare.filter((x): x is string => typeof x === 'string').slice(0, MAX_PLAYGROUND_INPUTS) : [],
   };
 }
 
