@@ -203,6 +203,18 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await page.close();
   });
 
+  it('after a reload, asks again for the text each run showed (kept in the saved UI state)', async () => {
+    const state = { version: 1, tab: 'attention', runId: 'gpt2', attention: { view: 'text' }, inspectTexts: { gpt2: 'the cat\nsat' } };
+    const { page, log } = await openDashboard(browser, { state });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [importedRun('gpt2')], selectedId: null });
+    await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
+    const reqs = (await posted(page)).filter((m) => m.type === 'attend/request');
+    expect(reqs.map((m) => [m.runDir, m.text])).toEqual([['/runs/gpt2', 'the cat\nsat']]);
+    expect(await page.inputValue('#attn-text')).toBe('the cat\nsat');
+    clean(log);
+    await page.close();
+  });
+
   it('an answer for a text that was replaced, or for another run, never shows', async () => {
     const { page, log } = await openDashboard(browser);
     await send(page, { type: 'dashboard/didLoadRuns', runs: [importedRun('a'), importedRun('b')], selectedId: 'a' });

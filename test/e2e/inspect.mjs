@@ -50,7 +50,7 @@ async function showText(dash, text) {
   await textView.click();
   await dash.locator('#attn-text').fill(text);
   await dash.locator('#panel-attention .inspect-form button').click();
-  return waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('on your text') || t.startsWith('Could not'), 120_000);
+  return waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot') || t.startsWith('Could not'), 120_000);
 }
 
 /** Runs the scenario; resolves true when every check passed. */
@@ -76,7 +76,7 @@ export async function runInspect(page, { shots, log, workspace }) {
   // 2. Its Attention and Heads tabs: the model now, on a typed text.
   const status = await showText(dash, 'the rain in the east ran at the station');
   log(`GPT-2 attention: "${status}"`);
-  if (!status.includes('on your text')) throw new Error(`the imported model's attention did not come: ${JSON.stringify(status)}`);
+  if (!status.includes('not a training snapshot')) throw new Error(`the imported model's attention did not come: ${JSON.stringify(status)}`);
   await expectVisible(dash.locator('#panel-attention .attn-grid canvas'), "the imported model's heads");
   const cells = await dash.locator('#panel-attention .attn-grid .attn-cell').count();
   if (cells !== 2 * 4) throw new Error(`the grid shows ${cells} heads, not the checkpoint's 2 layers × 4 heads`);

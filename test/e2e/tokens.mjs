@@ -58,7 +58,7 @@ export async function runTokens(page, { shots, log }) {
   await page.keyboard.press('Control+A');
   await wb.runCommand('Attention Lab: Show Attention for Selection');
   const dash = wb.dashboard();
-  await waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('on your text'));
+  await waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot'));
   await dash.locator('#tab-attention').click();
   const large = dash.locator('.panel.attention .attn-large');
   await expectVisible(large.locator('.hm-cols .hm-label'), "the heatmap's column labels");

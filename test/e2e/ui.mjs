@@ -147,7 +147,7 @@ export async function runUi(page, { shots, log, reopen }) {
 
   // Show Attention for Selection: the run's own Attention tab shows the text ("Your text").
   await wb.runCommand('Attention Lab: Show Attention for Selection');
-  const said = await waitForText(wb.dashboard().locator('#panel-attention .inspect-status'), (t) => t.includes('on your text'));
+  const said = await waitForText(wb.dashboard().locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot'));
   log(`dashboard after Show Attention: "${said}"`);
   const boxed = await wb.dashboard().locator('#attn-text').inputValue();
   if (!boxed.startsWith('Attention lets every')) throw new Error(`the Attention tab's text box does not hold the selection: ${JSON.stringify(boxed)}`);

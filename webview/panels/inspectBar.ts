@@ -3,8 +3,9 @@
  * a text: "Training snapshots" (the run's probe sample over training) or "Your text" (the
  * model now, on what is typed in the box — any run, trained here or imported, with or
  * without snapshots). The text box takes newlines; Show (or Ctrl+Enter) asks the host for
- * the attention (`attend/request`), which both tabs then draw. The text is kept per run, so
- * switching runs never shows another run's text or result.
+ * the attention (`attend/request`), which both tabs then draw. The text is kept per run (in
+ * the saved UI state), so switching runs never shows another run's text or result, and after
+ * a reload a run's text is asked for again.
  *
  * Leaves out: drawing what came back (attention.ts, heads.ts).
  */
@@ -79,27 +80,34 @@ export class InspectBar {
       this.status.textContent = 'Type a text first.';
       return;
     }
+    this.request(run, text);
+    this.choose('text');
+  }
+
+  private request(run: RunEntry, text: string): void {
     const insp = this.ctx.store.beginInspection(run.id, text);
     if (!insp) return;
     this.ctx.ui.inspectTexts[run.id] = text;
     this.ctx.host.post({ type: 'attend/request', id: insp.id, runDir: run.summary.runDir, text } satisfies WebviewToHost);
-    this.choose('text');
   }
 
   /** Shows the bar for `run`. */
   render(run: RunEntry | undefined): void {
     const view = inspectView(this.ctx, run);
+    const interactive = this.ctx.host.interactive;
     const hasSnapshots = (run?.snapshots.length ?? 0) > 0;
     this.training.disabled = !hasSnapshots;
     this.training.title = hasSnapshots ? '' : 'This run has no attention snapshots (an imported model, or one trained without --snapshot-every)';
     this.training.setAttribute('aria-checked', String(view === 'training'));
     this.yours.setAttribute('aria-checked', String(view === 'text'));
     this.form.hidden = view !== 'text';
-    const interactive = this.ctx.host.interactive;
     this.input.disabled = !interactive || !run;
     this.show.disabled = !interactive || !run;
+    const kept = run ? this.ctx.ui.inspectTexts[run.id] ?? run.inspection?.text ?? '' : '';
+    // The text a run showed before the page reloaded (kept in the UI state) is asked for again:
+    // the model worker still holds its answer.
+    if (view === 'text' && run && !run.inspection && kept.trim() !== '' && interactive) this.request(run, kept);
     const insp = run?.inspection ?? null;
-    const kept = run ? this.ctx.ui.inspectTexts[run.id] ?? insp?.text ?? '' : '';
     if (document.activeElement !== this.input) this.input.value = kept;
     this.status.hidden = view !== 'text';
     this.status.classList.toggle('error', insp?.error !== null && insp?.error !== undefined);
