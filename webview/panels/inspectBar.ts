@@ -104,8 +104,8 @@ export class InspectBar {
     this.input.disabled = !interactive || !run;
     this.show.disabled = !interactive || !run;
     const kept = run ? this.ctx.ui.inspectTexts[run.id] ?? run.inspection?.text ?? '' : '';
-    // The text a run showed before the page reloaded (kept in the UI state) is asked for again:
-    // the model worker still holds its answer.
+    // The text a run showed before the page reloaded (kept in the UI state) is asked for again
+    // (the model worker answers from what it kept, or computes it anew after a window reload).
     if (view === 'text' && run && !run.inspection && kept.trim() !== '' && interactive) this.request(run, kept);
     const insp = run?.inspection ?? null;
     if (document.activeElement !== this.input) this.input.value = kept;
