@@ -20,7 +20,7 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|active|tokens|inspect|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -35,6 +35,7 @@ import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
+import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 import { INSPECT_SETTINGS, prepareInspect, runInspect } from './inspect.mjs';
 
@@ -137,6 +138,7 @@ const results = [];
 if (!only || only === 'host') results.push(await hostTests(vsix));
 if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
 if (!only || only === 'active') results.push(await browserTests('active', vsix, runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
+if (!only || only === 'diskfull') results.push(await browserTests('diskfull', vsix, runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }));
 if (!only || only === 'tokens') results.push(await browserTests('tokens', vsix, runTokens, TOKENS_SETTINGS));
 if (!only || only === 'inspect') results.push(await browserTests('inspect', vsix, runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }));
 if (!only || only === 'bigfile') {

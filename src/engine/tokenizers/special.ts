@@ -138,6 +138,12 @@ export interface Tokenizer {
    */
   decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
   /**
+   * Bytes of text token `id` stands for, in UTF-8: 1 for a byte token, the character's or
+   * merge's length otherwise, 0 for a special token. Summed over the tokens a loss scored, it
+   * is the text's size, the denominator of bits per byte.
+   */
+  byteLength(id: number): number;
+  /**
    * Display string of one token on its own ("·the", "↵", "<0xE2>", "<pad>"; see displayText in
    * wtf8.ts). A token of a sequence reads as tokenLabels (tokenDisplay.ts) labels it, in context.
    */

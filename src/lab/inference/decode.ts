@@ -23,6 +23,7 @@ import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import type { SpecialIds } from '../../engine/tokenizers/special';
+import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
@@ -151,13 +152,26 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
 }
 
 /**
- * An encoder-decoder's greedy target for `src` (source ids ending in EOS), without its EOS:
- * at most one context of tokens after BOS, with BOS and EOS the ids of the run's tokenizer
- * (`ids`). What validation's exact match and BLEU, and the attention of a source, are
- * computed on; `workspace` lends the stepper its buffers (an opened run's).
+ * An encoder-decoder's target for `src` (source ids ending in EOS), without its EOS: at most
+ * one context of tokens after BOS, decoded greedily or by beam search (the best hypothesis),
+ * with BOS and EOS the ids of the run's tokenizer (`ids`). What exact match, BLEU and chrF
+ * are computed on; `workspace` lends the stepper its buffers (one set for many decodes).
+ */
+export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Array, decoding: EvalDecoding, workspace?: StepperWorkspace): number[] {
+  const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
+  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src, ...(workspace ? { workspace } : {}) });
+  const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos };
+  const start = Int32Array.of(ids.bos);
+  const best = decoding.strategy === 'beam'
+    ? (beamSearch(stepper, start, { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty })[0] as DecodeResult)
+    : greedyDecode(stepper, start, common);
+  return withoutEos(best.tokens, ids.eos);
+}
+
+/**
+ * An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what validation's
+ * greedy decodes and the attention and lens of a source show; `workspace` as there (an opened run's).
  */
 export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array, workspace?: StepperWorkspace): number[] {
-  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src, ...(workspace ? { workspace } : {}) });
-  const out = greedyDecode(stepper, Int32Array.of(ids.bos), { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos });
-  return withoutEos(out.tokens, ids.eos);
+  return decodeTarget(model, ids, src, { strategy: 'greedy' }, workspace);
 }

@@ -1,6 +1,6 @@
 /**
- * A run folder as the dashboard sees it: its summary, every logged step and evaluation,
- * and every attention snapshot — what `report` embeds and what the extension sends when
+ * A run folder as the dashboard sees it: its summary, every logged step and validation, its
+ * evaluations on test data, and every attention snapshot — what `report` embeds and what the extension sends when
  * the dashboard opens or restores.
  */
 
@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { RunState, RunSummary } from '../../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
 import { readSnapshots } from '../training/snapshots';
+import { readEvaluations } from '../evaluation/evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
 import { IMPORT_LAYOUT_NAMES } from '../../engine/models/importLayouts';
@@ -37,6 +38,7 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
+    tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
     ...(run.imported ? { imported: { layout: IMPORT_LAYOUT_NAMES[run.imported.layout], from: run.imported.from } } : {}),
   };
 }
@@ -50,5 +52,5 @@ function backendThatWillRun(kind: RunJson['spec']['backend']): string {
 export function loadRunState(runDir: string): RunState {
   const run = readRunJson(runDir);
   const { steps, evals } = readMetrics(runDir);
-  return { run: runSummary(runDir, run), steps, evals, snapshots: readSnapshots(runDir) };
+  return { run: runSummary(runDir, run), steps, evals, snapshots: readSnapshots(runDir), evaluations: readEvaluations(runDir).evaluations };
 }

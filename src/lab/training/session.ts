@@ -16,10 +16,13 @@ import { estimateModel } from '../../engine/models/estimate';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
-import { removeStaleTemps } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { DiskFullError, NODE_IO, removeStaleTemps } from '../runs/atomicFile';
 import { loadModelCheckpoint, loadOptimizerCheckpoint, saveCheckpoint } from '../runs/checkpoint';
+import { diskFullMessage, lastCheckpointStep } from './stopReasons';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
+import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { skippedNote } from '../data/corpus';
 import type { ErrorCode } from '../workers/errorCodes';
@@ -82,6 +85,8 @@ export interface SessionOptions {
    * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
    */
   readonly headScores?: boolean;
+  /** The file system the run folder is written through (Node's; tests pass one that fills up). */
+  readonly io?: FileIo;
 }
 
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
@@ -105,7 +110,7 @@ interface Ownership {
   owned: boolean;
 }
 
-async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<Prepared> {
+async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, io: FileIo): Promise<Prepared> {
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
   if (resume) {
@@ -114,6 +119,7 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
     spec = plan.spec;
     own.owned = true;
     removeStaleTemps(runDir);
+    removeStaleTemps(path.join(runDir, RUN_FILES.snapshots));
   } else {
     if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
     if (fs.existsSync(path.join(runDir, RUN_FILES.run))) {
@@ -153,16 +159,16 @@ async function prepare(runDir: string, spec: TrainSpec, resume: boolean, control
   if (resume) {
     startStep = loadModelCheckpoint(runDir, model);
     loadOptimizerCheckpoint(runDir, optimizer, startStep);
-    truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
+    truncateMetrics(runDir, startStep, io);
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) }, io);
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
-    writeTokenizer(runDir, tok);
+    writeTokenizer(runDir, tok, io);
     const now = new Date().toISOString();
     run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name };
-    writeRunJson(runDir, run);
+    writeRunJson(runDir, run, io);
     own.owned = true;
   }
   const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
@@ -192,8 +198,9 @@ export async function runSession(
   let step = 0;
   let prepared: Prepared | null = null;
   const own: Ownership = { created: false, owned: false };
+  const io = options.io ?? NODE_IO;
   try {
-    prepared = await prepare(runDir, spec, resume, control, emit, own, stopAt, extendTo);
+    prepared = await prepare(runDir, spec, resume, control, emit, own, stopAt, extendTo, io);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -203,14 +210,15 @@ export async function runSession(
     // Each segment's last step evaluates (the run's last step among them).
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
+    const byteCounter = new ByteCounter(tok, model.padId);
     const snapshot = (): void => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
-      saveSnapshot(runDir, snap);
+      saveSnapshot(runDir, snap, io);
       emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
     };
     const checkpoint = (): void => {
-      const file = saveCheckpoint(runDir, model, trainer.optimizer, step);
-      updateRunJson(runDir, { step, bestValLoss: bestVal });
+      const file = saveCheckpoint(runDir, model, trainer.optimizer, step, io);
+      updateRunJson(runDir, { step, bestValLoss: bestVal }, io);
       emit({ type: 'train/didSaveCheckpoint', step, path: file });
     };
     if (t.snapshotEvery > 0 && step === 0) snapshot();
@@ -224,10 +232,10 @@ export async function runSession(
       await yieldToEvents();
       if (control.isPaused) {
         emit({ type: 'train/didPause', step });
-        updateRunJson(runDir, { status: 'paused' });
+        updateRunJson(runDir, { status: 'paused' }, io);
         await control.waitWhilePaused();
         if (!control.isStopped) {
-          updateRunJson(runDir, { status: 'training' });
+          updateRunJson(runDir, { status: 'training' }, io);
           emit({ type: 'train/didResume', step });
         }
         since = Date.now();
@@ -238,12 +246,14 @@ export async function runSession(
         break;
       }
       const next = step + 1;
-      const r = trainer.step(dataset.trainBatch(next), stepRng(t.seed, STREAMS.dropout, next));
+      const batch = dataset.trainBatch(next);
+      const r = trainer.step(batch, stepRng(t.seed, STREAMS.dropout, next));
       step = next;
       tokensSince += r.tokens;
       const now = Date.now();
-      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0 };
-      appendMetrics(runDir, { type: 'step', ...metrics });
+      const bytes = byteCounter.bytes(batch.targets, batch.B * batch.T);
+      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0, bytes };
+      appendMetrics(runDir, { type: 'step', ...metrics }, io);
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {
         since = now;
@@ -253,37 +263,38 @@ export async function runSession(
         const ev = evaluate(model, dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };
-        appendMetrics(runDir, { type: 'eval', ...e });
+        appendMetrics(runDir, { type: 'eval', ...e }, io);
         emit({ type: 'train/didEval', ...e });
       }
       if (t.snapshotEvery > 0 && step % t.snapshotEvery === 0) snapshot();
       if (t.checkpointEvery > 0 && step % t.checkpointEvery === 0 && step !== t.steps) checkpoint();
     }
     checkpoint();
-    updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal });
+    updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal }, io);
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
     const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
       ? e.toData()
-      : e instanceof CancelledError
-        ? { code: 'cancelled', message: e.message }
-        : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
-    const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir)}) is kept.` : error.message;
+      : DiskFullError.is(e)
+        ? { code: e.code, message: diskFullMessage(runDir, e.file, step, own.owned ? lastCheckpointStep(runDir) : null) }
+        : e instanceof CancelledError
+          ? { code: 'cancelled', message: e.message }
+          : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+    const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir) ?? 0}) is kept.` : error.message;
     try {
       // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
-      if (own.owned && error.code !== 'cancelled') updateRunJson(runDir, { status: 'failed', error: { code: error.code, message } });
+      // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
+      // A full disk before the first checkpoint of a new run leaves nothing to resume from.
+      const full = error.code === 'disk/full';
+      const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && lastCheckpointStep(runDir) === null);
+      // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).
+      const kept = full ? lastCheckpointStep(runDir) : null;
+      if (keep) updateRunJson(runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) }, io);
       else if (own.created) fs.rmSync(runDir, { recursive: true, force: true }); // nothing worth keeping yet
     } catch {
-      // The run folder itself is unreadable; the error below still reaches the user.
+      // The run folder is unreadable, or the disk has no room even for run.json (it then still
+      // says "training" at its last checkpoint, which the editor shows as interrupted and resumable).
     }
     emit({ type: 'train/didFail', step, error: { code: error.code, message } });
-  }
-}
-
-function lastCheckpointStep(runDir: string): number {
-  try {
-    return readRunJson(runDir).step;
-  } catch {
-    return 0;
   }
 }

@@ -26,9 +26,10 @@ export type ErrorKind = 'fixable' | 'cancelled' | 'failed';
 /**
  * The engine's codes plus those a runner adds: `cancelled` (the user cancelled, e.g. while the
  * data was still being read), `internal` (anything thrown that was not an EngineError) and
- * `protocol` (a worker message that failed validation).
+ * `protocol` (a worker message that failed validation) and `disk/full` (a write found no room:
+ * nothing half-written was left, and the message says what was kept).
  */
-export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol';
+export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full';
 
 const ERROR_KINDS = {
   'config/invalid': 'fixable',
@@ -38,6 +39,7 @@ const ERROR_KINDS = {
   'shape/mismatch': 'failed', // tensors that do not fit each other: a bug in the model code
   // The message suggests lowering the learning rate, but no setting is invalid as such.
   'train/nonFinite': 'failed',
+  'disk/full': 'fixable', // free space, then resume or run the command again
   cancelled: 'cancelled',
   internal: 'failed',
   protocol: 'failed',
