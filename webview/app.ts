@@ -119,6 +119,15 @@ export class App {
       this.showTab(ev.tab);
       return;
     }
+    if (ev.kind === 'inspected') {
+      // Show Attention for Selection: the text's attention, not the training snapshots; its text is the run's box's.
+      this.ui.attention.view = 'text';
+      const text = this.store.run(ev.runId)?.inspection?.text;
+      if (text !== undefined) this.ui.inspectTexts[ev.runId] = text;
+      this.saveUi();
+      if (ev.runId === this.ui.runId) for (const p of this.panels) this.invalidate(p.id, true);
+      return;
+    }
     if (ev.kind === 'select') {
       if (ev.runId !== this.ui.runId) {
         this.ui.runId = ev.runId;
