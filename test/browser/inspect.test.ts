@@ -77,7 +77,8 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as { id: number; runDir: string; text: string };
     expect(req.runDir).toBe('/runs/gpt2');
     expect(req.text).toBe('the cat\nsat'); // the newline kept
-    expect(await page.locator('#panel-attention .inspect-status').textContent()).toBe('Computing the attention…');
+    // The panel redraws on the next frame after the request is posted.
+    await until(page, 'document.querySelector("#panel-attention .inspect-status").textContent === "Computing the attention…"');
     await send(page, { type: 'attend/didFinish', id: req.id, snapshot: answer(['<bos>', 'the', '·cat', '↵', 'sat']) });
     await until(page, 'document.querySelectorAll("#panel-attention .attn-grid canvas").length === 6');
     expect(await page.locator('#panel-attention .inspect-status').textContent()).toContain("The model at step 0 on your text (5 tokens), not a training snapshot.");
