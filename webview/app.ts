@@ -62,6 +62,11 @@ export class App {
         this.showTab(tab);
         this.panels.find((p) => p.id === tab)?.el.focus();
       },
+      lookInside: (text) => {
+        const playground = this.panels.find((p): p is PlaygroundPanel => p instanceof PlaygroundPanel);
+        playground?.lookInside(text);
+        ctx.show('playground');
+      },
     };
     this.panels = [new CurvesPanel(ctx), new AttentionPanel(ctx), new HeadsPanel(ctx), new MasksPanel(ctx), new ModelPanel(ctx), new PlaygroundPanel(ctx)];
     this.header = new RunHeader(ctx, () => this.selectRun());

@@ -72,7 +72,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect(await page.locator('#panel-attention .inspect-form').isVisible()).toBe(true);
     expect(await page.locator('#panel-attention button[data-view="training"]').isDisabled()).toBe(true);
     await page.fill('#attn-text', 'the cat\nsat');
-    await page.locator('#panel-attention .inspect-form button').click();
+    await page.locator('#panel-attention .inspect-form button.primary').click();
     await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
     const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as { id: number; runDir: string; text: string };
     expect(req.runDir).toBe('/runs/gpt2');
@@ -89,6 +89,15 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect(await page.locator('.heads-note').textContent()).toContain('measured on your text');
     expect(await page.locator('.heads-stack[data-stack="decoder.self"] .heads-cell').count()).toBe(L * H);
     await screenshot(page, 'inspect-imported-heads');
+    // The same text's logit lens and ablation: the playground opens on it and asks for the lens.
+    await page.locator('#panel-heads .inspect-inside').click();
+    await until(page, 'window.__posted.some((m) => m.type === "lens/request")');
+    const lens = (await posted(page)).find((m) => m.type === 'lens/request') as unknown as { runDir: string; input: { kind: string; prompt: string } };
+    expect(lens.runDir).toBe('/runs/gpt2');
+    expect(lens.input).toEqual({ kind: 'decoder-only', prompt: 'the cat\nsat' });
+    await until(page, 'document.querySelector("#panel-playground")?.hidden === false');
+    await until(page, 'document.querySelector("#pg-input")?.value === "the cat\\nsat"');
+    await until(page, 'document.querySelector(".lens-status")?.textContent === "Computing the logit lens…"');
     clean(log);
     await page.close();
   });
@@ -98,7 +107,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await send(page, { type: 'dashboard/didLoadRuns', runs: [importedRun('gpt2')], selectedId: 'gpt2' });
     await tab(page, 'attention');
     await page.fill('#attn-text', 'ab'.repeat(300));
-    await page.locator('#panel-attention .inspect-form button').click();
+    await page.locator('#panel-attention .inspect-form button.primary').click();
     await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
     const req = (await posted(page)).find((m) => m.type === "attend/request") as unknown as { id: number };
     const tokens = ['<bos>', ...Array.from({ length: 599 }, (_, i) => (i % 2 ? 'b' : 'a'))];
@@ -221,9 +230,9 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await send(page, { type: 'dashboard/didLoadRuns', runs: [importedRun('a'), importedRun('b')], selectedId: 'a' });
     await tab(page, 'attention');
     await page.fill('#attn-text', 'first');
-    await page.locator('#panel-attention .inspect-form button').click();
+    await page.locator('#panel-attention .inspect-form button.primary').click();
     await page.fill('#attn-text', 'second');
-    await page.locator('#panel-attention .inspect-form button').click();
+    await page.locator('#panel-attention .inspect-form button.primary').click();
     const [first, second] = (await posted(page)).filter((m) => m.type === 'attend/request') as unknown as { id: number }[];
     await send(page, { type: 'attend/didFinish', id: (second as { id: number }).id, snapshot: answer(['<bos>', 'second']) });
     await send(page, { type: 'attend/didFinish', id: (first as { id: number }).id, snapshot: answer(['<bos>', 'first', 'x']) });

@@ -49,7 +49,7 @@ async function showText(dash, text) {
   const textView = dash.locator('#panel-attention button[data-view="text"]');
   await textView.click();
   await dash.locator('#attn-text').fill(text);
-  await dash.locator('#panel-attention .inspect-form button').click();
+  await dash.locator('#panel-attention .inspect-form button.primary').click();
   return waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot') || t.startsWith('Could not'), 120_000);
 }
 

@@ -3,7 +3,8 @@
  * a text: "Training snapshots" (the run's probe sample over training) or "Your text" (the
  * model now, on what is typed in the box — any run, trained here or imported, with or
  * without snapshots). The text box takes newlines; Show (or Ctrl+Enter) asks the host for
- * the attention (`attend/request`), which both tabs then draw. The text is kept per run (in
+ * the attention (`attend/request`), which both tabs then draw; "Logit lens and ablation…"
+ * opens the playground on the same text. The text is kept per run (in
  * the saved UI state), so switching runs never shows another run's text or result, and after
  * a reload a run's text is asked for again.
  *
@@ -30,6 +31,11 @@ export class InspectBar {
   private readonly yours = h('button', { attrs: { type: 'button', role: 'radio', 'data-view': 'text' } }, 'Your text');
   private readonly input: HTMLTextAreaElement;
   private readonly show = h('button', { className: 'primary', attrs: { type: 'button' } }, 'Show');
+  private readonly inside = h(
+    'button',
+    { className: 'inspect-inside', attrs: { type: 'button', title: "Opens the Playground on this text: the logit lens (each layer's next-token guess) and head ablation (switch heads off and compare)" } },
+    'Logit lens and ablation…',
+  );
   private readonly status = h('p', { className: 'note inspect-status', attrs: { 'aria-live': 'polite' } });
   private readonly form: HTMLElement;
 
@@ -53,8 +59,12 @@ export class InspectBar {
       },
     });
     this.show.addEventListener('click', () => this.submit());
+    this.inside.addEventListener('click', () => {
+      if (this.input.value.trim() === '') this.status.textContent = 'Type a text first.';
+      else ctx.lookInside(this.input.value);
+    });
     for (const b of [this.training, this.yours]) b.addEventListener('click', () => this.choose(b.dataset.view as InspectView));
-    this.form = h('div', { className: 'inspect-form' }, this.input, this.show);
+    this.form = h('div', { className: 'inspect-form' }, this.input, h('div', { className: 'inspect-actions' }, this.show, this.inside));
     this.el = h(
       'div',
       { className: 'inspect-bar' },
@@ -103,6 +113,7 @@ export class InspectBar {
     this.form.hidden = view !== 'text';
     this.input.disabled = !interactive || !run;
     this.show.disabled = !interactive || !run;
+    this.inside.disabled = !interactive || !run;
     const kept = run ? this.ctx.ui.inspectTexts[run.id] ?? run.inspection?.text ?? '' : '';
     // The text a run showed before the page reloaded (kept in the UI state) is asked for again
     // (the model worker answers from what it kept, or computes it anew after a window reload).

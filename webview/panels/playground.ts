@@ -127,6 +127,16 @@ export class PlaygroundPanel implements Panel {
     this.inside.hide();
   }
 
+  /** Puts `text` in the selected run's prompt (or source) and asks for its logit lens. */
+  lookInside(text: string): void {
+    const run = this.ctx.run();
+    if (!run || !this.ctx.host.interactive) return;
+    this.ctx.ui.playgroundInputs[run.id] = text;
+    this.ctx.saveUi();
+    this.pendingFull = true;
+    this.inside.requestLens();
+  }
+
   private decode(): void {
     const run = this.ctx.run();
     if (!run || !this.ctx.host.interactive) return;
