@@ -8,6 +8,8 @@
 //   2b. the active run (active.mjs): a reload during training and its Resume notification, the
 //      Runs view / status bar / dashboard picker sharing the active run that Score Selection
 //      uses, Rename Run…, deleting two runs at once;
+//   2d. looking inside (inspect.mjs): an imported GPT-2 checkpoint's Attention and Heads tabs on a
+//      typed text, a Japanese BPE run's axes in characters, two runs side by side in the playground;
 //   2c. a run with a byte-level BPE tokenizer (tokens.mjs): the heatmap's axis labels and the
 //      playground's tiles read as text (a leading space as ·, no <0x..> for ASCII), and a
 //      200-token sample from the 32-token context comes back whole, the reason said;
@@ -22,7 +24,7 @@
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`.
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -40,6 +42,7 @@ import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
+import { INSPECT_SETTINGS, prepareInspect, runInspect } from './inspect.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -172,6 +175,7 @@ const SCENARIOS = {
   active: [runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
   diskfull: [runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }],
   tokens: [runTokens, TOKENS_SETTINGS, {}],
+  inspect: [runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }],
   bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],

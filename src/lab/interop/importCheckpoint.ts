@@ -200,7 +200,7 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
   const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);
   const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
-  await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description);
+  await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description, { layout: plan.layout, from: opened.modelFile });
   notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
   return {
     runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
@@ -258,7 +258,7 @@ function fineTuneSpec(fs: LabFs, c: ModelConfig, tok: Tokenizer, req: ImportRequ
 }
 
 /** run.json, tokenizer.json and model.safetensors (step 0) into a temporary folder, renamed to `out` when complete. */
-async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string): Promise<void> {
+async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, imported: NonNullable<RunJson['imported']>): Promise<void> {
   const tmp = await scratchFolder(fs, out, 'importing');
   try {
     await fs.mkdir(tmp);
@@ -266,7 +266,7 @@ async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: T
     await saveCheckpoint(fs, tmp, model, null, 0);
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
-    const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null };
+    const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null, imported };
     await writeRunJson(fs, tmp, run);
     await fs.rename(tmp, out); // `out` is missing or empty (checked before)
   } catch (e) {

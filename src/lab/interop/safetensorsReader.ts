@@ -137,6 +137,24 @@ export class SafetensorsReader {
     }
     return out;
   }
+
+  /**
+   * Reads F32 tensor `name` straight into `dst` (its length must be the tensor's), piece by
+   * piece, with no copy of the whole tensor in between: how a checkpoint's weights go into a
+   * model's buffers.
+   */
+  async readF32Into(name: string, dst: Float32Array | Float64Array): Promise<void> {
+    const e = this.byName.get(name);
+    if (!e || e.dtype !== 'F32' || (e.end - e.begin) / 4 !== dst.length) throw new Error(`readF32Into: ${name} is not an F32 tensor of ${dst.length} values`);
+    const target = dst instanceof Float32Array ? dst : new Float32Array(dst.length);
+    const bytes = new Uint8Array(target.buffer, target.byteOffset, target.byteLength);
+    for (let off = 0; off < bytes.length; off += this.chunkBytes) {
+      const len = Math.min(this.chunkBytes, bytes.length - off);
+      bytes.set(await readFully(this.fs, this.file, this.header.dataStart + e.begin + off, len), off);
+    }
+    this.done += bytes.length;
+    if (target !== dst) dst.set(target);
+  }
 }
 
 function widen(dtype: 'F16' | 'BF16' | 'F64', src: Uint8Array, dst: Float32Array, at: number, count: number): void {

@@ -1,15 +1,18 @@
 /**
  * Reopening a run folder to use its model: run.json, tokenizer.json and model.safetensors,
  * each validated, into a model bound to a backend, planned for decoding and scoring
- * (batch and lengths up to the model's context).
+ * (batch and lengths up to the model's context), with the buffers its decodes share and what
+ * is measured once per model (its heads' induction on the diagnostic sequences).
  */
 
 import type { Backend } from '../../engine/backend';
+import { StepperWorkspace } from '../../engine/models/stepper';
 import { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { LabFs } from '../files/labFs';
 import { loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
 import { checkMemory } from './memoryCheck';
+import type { InductionByLayer } from '../training/headScores';
 import { modelPadId, readTokenizer } from '../training/prepare';
 import type { RunJson } from './runFolder';
 import { readRunJson } from './runFolder';
@@ -21,6 +24,10 @@ export interface OpenRun {
   readonly tok: Tokenizer;
   readonly model: Transformer;
   readonly step: number;
+  /** The buffers every decode stepper of this model reuses (the backend frees nothing). */
+  readonly workspace: StepperWorkspace;
+  /** Induction of every head on the run's diagnostic sequences: measured once, on first use (inference/attend.ts). */
+  readonly measured: { induction: InductionByLayer | null };
 }
 
 /** Opens `runDir` with a model planned for `maxBatch` sequences of up to the context length. */
@@ -32,5 +39,5 @@ export async function openRun(fs: LabFs, runDir: string, backend: Backend, maxBa
   checkMemory(config, shape, backend, 'inference');
   const model = new Transformer(config, shape).bind(backend);
   const step = await loadModelCheckpoint(fs, runDir, model);
-  return { runDir, run, tok, model, step };
+  return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };
 }

@@ -1,6 +1,6 @@
 /**
  * The extension's model worker, on any host (its entries: modelWorker.ts on Node,
- * webModelWorker.ts on the web): answers decode, score, attention, export, import, speed-calibration, evaluate-on-files,
+ * webModelWorker.ts on the web): answers decode, score, attention (and its layers one at a time), export, import, speed-calibration, evaluate-on-files,
  * logit-lens and head-ablation requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
  * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
@@ -22,6 +22,7 @@ import { CancelledError } from '../data/documentData';
 import { exportRun } from '../interop/exportFolder';
 import { compareHeadsOff } from '../inference/ablate';
 import { importCheckpoint } from '../interop/importCheckpoint';
+import type { TextAttention } from '../inference/attend';
 import { attendText } from '../inference/attend';
 import { decodeText } from '../inference/decode';
 import type { LensInput } from '../inference/lens';
@@ -38,8 +39,8 @@ import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelW
 import { validateHostToModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 
-/** Open runs by folder, with the checkpoint's mtime they were opened at. */
-type RunCache = Map<string, { mtimeMs: number; run: OpenRun }>;
+/** Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for. */
+type RunCache = Map<string, { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }>;
 
 /** What every request's handling shares. */
 interface Context {
@@ -62,6 +63,22 @@ async function open({ platform, opened }: Context, runDir: string): Promise<Open
   return run;
 }
 
+/**
+ * The attention of `text` with a run's model: the last one computed for the run when it is
+ * of the same text and checkpoint (its whole maps serve the layers the dashboard opens one at
+ * a time), else computed now and kept in its place. Maps are posted as copies (never
+ * transferred), so what is kept stays whole.
+ */
+async function attention(ctx: Context, runDir: string, text: string): Promise<TextAttention> {
+  const r = await open(ctx, runDir);
+  const entry = ctx.opened.get(runDir);
+  const kept = entry?.attention;
+  if (kept && kept.text === text && kept.run === r) return kept.result;
+  const result = attendText(r, text);
+  if (entry) entry.attention = { text, run: r, result };
+  return result;
+}
+
 async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
   const { post } = ctx;
   const { fs } = ctx.platform;
@@ -77,8 +94,14 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       post({ type: 'model/didScore', id, output: scoreText(await open(ctx, msg.runDir), msg.source, msg.text).output });
       return;
     case 'model/attend': {
-      const snapshot = attendText(await open(ctx, msg.runDir), msg.text);
-      post({ type: 'model/didAttend', id, snapshot }, [...snapshot.maps.map((m) => m.data.buffer as ArrayBuffer), ...snapshot.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+      const { snapshot } = await attention(ctx, msg.runDir, msg.text);
+      post({ type: 'model/didAttend', id, snapshot });
+      return;
+    }
+    case 'model/attendLayer': {
+      const map = (await attention(ctx, msg.runDir, msg.text)).full.find((m) => m.stack === msg.stack && m.layer === msg.layer);
+      if (!map) throw new EngineError('input/invalid', `The model has no ${msg.stack} layer ${msg.layer + 1}.`);
+      post({ type: 'model/didAttendLayer', id, map });
       return;
     }
     case 'model/export': {

@@ -36,6 +36,18 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   });
   const runSession = (dir: string, sp: TrainSpec, resume: boolean, control: Control, emit: Emit, stopAt: number | null = null, extendTo: number | null = null, options = {}): Promise<void> =>
     run(platformOf(fs), dir, sp, resume, control, emit, stopAt, extendTo, options);
+
+  it('a stop while the data is prepared ends the session there: cancelled, nothing trained, the new folder gone', async () => {
+    const dir = fs.join(root, 'cancelled');
+    const control = new SessionControl();
+    const events: WorkerToHost[] = [];
+    control.stop(); // as a cancel that arrives during "Encoding … 100%"
+    await runSession(dir, spec(), false, control, (m) => events.push(validateWorkerToHost(m)));
+    expect(events.some((e) => e.type === 'train/didStart' || e.type === 'train/didStep')).toBe(false);
+    const fail = events.find((e) => e.type === 'train/didFail');
+    expect(fail?.type === 'train/didFail' ? fail.error.code : null).toBe('cancelled');
+    expect(await fs.stat(dir)).toBeNull();
+  });
   it('pauses, resumes and stops between steps, saving a checkpoint on stop', async () => {
     const dir = fs.join(root, 'controlled');
     const control = new SessionControl();
@@ -90,10 +102,10 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     const run = (await readRunJson(fs, dir));
     expect(run.backendUsed).toBe(start.model.backend);
     expect((await loadRunState(fs, dir)).run.model?.backend).toBe(start.model.backend);
-    // A run.json from before the backend was recorded shows the setting.
+    // A run.json from before the backend was recorded shows the backend that will run it: "auto" is wasm where the runtime has it.
     const { backendUsed: _dropped, ...old } = run;
     await writeRunJson(fs, dir, old);
-    expect((await loadRunState(fs, dir)).run.model?.backend).toBe('auto');
+    expect((await loadRunState(fs, dir)).run.model?.backend).toBe(old.spec.backend === 'auto' ? 'wasm' : old.spec.backend);
     await writeFile(fs, fs.join(dir, 'run.json'), JSON.stringify({ ...old, backendUsed: 7 }));
     await expect(readRunJson(fs, dir)).rejects.toThrow(/backendUsed that is not a string \(7\)/);
   });
