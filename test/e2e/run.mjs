@@ -20,7 +20,7 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
-// UI, the active run and Configure also run in the browser's web-worker extension host (as on vscode.dev),
+// UI, the active run, looking inside and Configure also run in the browser's web-worker extension host (as on vscode.dev),
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`.
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
@@ -51,7 +51,7 @@ const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : null;
 const onlyHost = argv.includes('--host') ? argv[argv.indexOf('--host') + 1] : null;
 if (onlyHost !== null && !HOSTS.includes(onlyHost)) throw new Error(`--host ${onlyHost}: use one of ${HOSTS.join(', ')}`);
 /** The hosts a scenario runs on: every host for the ones that run on the web too, else Node's. */
-const hostsOf = (name) => (['host', 'ui', 'active', 'configure'].includes(name) ? HOSTS : ['node']).filter((h) => onlyHost === null || h === onlyHost);
+const hostsOf = (name) => (['host', 'ui', 'active', 'configure', 'inspect'].includes(name) ? HOSTS : ['node']).filter((h) => onlyHost === null || h === onlyHost);
 const keep = argv.includes('--keep');
 const t0 = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
@@ -60,7 +60,8 @@ const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).
 const README_SHOTS = [['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-attention.png', 'attention.png'], ['07-score-selection.png', 'score.png'], ['02-configure-preset.png', 'configure.png']];
 
 function newSession(name, settings, options = {}) {
-  const dir = fs.mkdtempSync(path.join(E2E_HOME, `run-${name}-${options.host ?? 'node'}-`));
+  // Short: Chromium's socket path (TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket) must stay under 108 bytes.
+  const dir = fs.mkdtempSync(path.join(E2E_HOME, `${name}-${options.host ?? 'node'}-`));
   const workspace = prepareWorkspace(path.join(dir, 'workspace'));
   options.prepare?.(workspace);
   const more = options.settings?.(dir) ?? {};

@@ -24,8 +24,10 @@ import { BINARY_EXTENSIONS, extensionOf, readTextFile } from './textFile';
 
 /** One text file of a corpus. */
 export interface CorpusDocument {
-  /** Path relative to the corpus root, with `/` separators. */
+  /** Path relative to the corpus root, with `/` separators (its name alone for a file outside the root). */
   readonly path: string;
+  /** The file's own path on the file system it was read from. */
+  readonly abs: string;
   /** The file's text (UTF-8 decoded, BOM dropped, CRLF turned into LF). */
   readonly text: string;
 }
@@ -197,7 +199,7 @@ export async function readCorpus(fs: LabFs, files: readonly string[], root: stri
       skipped.push({ path: file.path, reason: r.reason });
       continue;
     }
-    documents.push({ path: file.path, text: r.text });
+    documents.push({ path: file.path, abs: file.abs, text: r.text });
     bytes += file.bytes;
   }
   if (documents.length === 0) throw noDocumentsError(skipped, what, limits);

@@ -226,7 +226,7 @@ export async function evaluateFiles(fs: LabFs, r: OpenRun, data: EvalFilesData, 
     if (data.glob && !opts.collectGlobs) throw new EngineError('input/invalid', 'Globs are not expanded here; name the test files themselves.');
     const corpus = data.glob && opts.collectGlobs ? await opts.collectGlobs(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(fs, data.paths, data.cwd, limits);
     measured = evaluateDocuments(r, corpus, opts);
-    files = await Promise.all(corpus.documents.map((d) => describeFile(fs, fs.resolve(d.path, corpus.root))));
+    files = await Promise.all(corpus.documents.map((d) => describeFile(fs, d.abs)));
   } else {
     const pairs = await readPairs(fs, data.source, data.target);
     const names = data.target === null ? data.source : `${data.source} → ${data.target}`;

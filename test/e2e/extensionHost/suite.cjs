@@ -319,6 +319,91 @@ test('opens a PyTorch checkpoint (Hugging Face GPT-2 layout), shows its attentio
   assert.equal(await vscode.commands.executeCommand('attentionLab.openPytorchCheckpoint', pt), undefined);
 });
 
+/**
+ * A file system of VS Code's own in memory (a FileSystemProvider, as github.dev's repository
+ * files are): what the web host reads and writes through `workspace.fs` alone.
+ */
+function memoryFileSystem() {
+  const entries = new Map([['/', { type: vscode.FileType.Directory, data: null, mtime: Date.now() }]]);
+  const changes = new vscode.EventEmitter();
+  const get = (uri) => {
+    const e = entries.get(uri.path);
+    if (!e) throw vscode.FileSystemError.FileNotFound(uri);
+    return e;
+  };
+  const parentOf = (p) => p.slice(0, p.lastIndexOf('/')) || '/';
+  const under = (p) => [...entries.keys()].filter((k) => k !== p && k.startsWith(p === '/' ? '/' : `${p}/`));
+  return {
+    onDidChangeFile: changes.event,
+    watch: () => new vscode.Disposable(() => undefined),
+    stat: (uri) => {
+      const e = get(uri);
+      return { type: e.type, ctime: 0, mtime: e.mtime, size: e.data ? e.data.length : 0 };
+    },
+    readDirectory: (uri) => under(uri.path).filter((k) => parentOf(k) === uri.path).map((k) => [k.slice(k.lastIndexOf('/') + 1), entries.get(k).type]),
+    createDirectory: (uri) => {
+      get(uri.with({ path: parentOf(uri.path) }));
+      entries.set(uri.path, { type: vscode.FileType.Directory, data: null, mtime: Date.now() });
+    },
+    readFile: (uri) => {
+      const e = get(uri);
+      if (!e.data) throw vscode.FileSystemError.FileIsADirectory(uri);
+      return e.data;
+    },
+    writeFile: (uri, data) => {
+      get(uri.with({ path: parentOf(uri.path) }));
+      entries.set(uri.path, { type: vscode.FileType.File, data: new Uint8Array(data), mtime: Date.now() });
+    },
+    delete: (uri) => {
+      get(uri);
+      for (const k of [uri.path, ...under(uri.path)]) entries.delete(k);
+    },
+    rename: (from, to, { overwrite }) => {
+      if (entries.has(to.path) && !overwrite) throw vscode.FileSystemError.FileExists(to);
+      for (const k of [from.path, ...under(from.path)]) {
+        entries.set(to.path + k.slice(from.path.length), entries.get(k));
+        entries.delete(k);
+      }
+    },
+  };
+}
+
+test('reads and writes a virtual file system: evaluates, exports and imports there (web hosts)', async () => {
+  if (fixtures().host === 'node') {
+    console.log('    (the Node host reads files from disk in its workers: a virtual file system is the web hosts\' case)');
+    return;
+  }
+  const registration = vscode.workspace.registerFileSystemProvider('attentionlab-mem', memoryFileSystem(), { isCaseSensitive: true });
+  let imported;
+  try {
+    const root = vscode.Uri.from({ scheme: 'attentionlab-mem', authority: 'e2e', path: '/' });
+    const at = (...names) => vscode.Uri.joinPath(root, ...names);
+    await vscode.workspace.fs.createDirectory(at('repo'));
+    await vscode.workspace.fs.writeFile(at('repo', 'held-out.md'), new TextEncoder().encode('Attention weighs every token against the others.\n'));
+    const evaluated = await vscode.commands.executeCommand('attentionLab.evaluateFiles', runDir, [pathOf(at('repo', 'held-out.md'))]);
+    assert.ok(evaluated, 'the evaluation of a virtual file returned nothing');
+    assert.deepEqual([evaluated.kind, evaluated.documents], ['documents', 1]);
+    assert.ok(Number.isFinite(evaluated.loss) && evaluated.loss > 0, `loss ${evaluated.loss}`);
+    const files = await vscode.commands.executeCommand('attentionLab.export', runDir, pathOf(at('repo', 'exports')));
+    assert.ok(files.some((f) => basename(f) === 'model.safetensors'), show(files));
+    const exported = await vscode.workspace.fs.readFile(at('repo', 'exports', basename(runDir), 'model.safetensors'));
+    assert.ok(exported.length > 1000, `model.safetensors of ${exported.length} bytes`);
+    // A checkpoint picked in the virtual workspace opens as a run.
+    await vscode.workspace.fs.createDirectory(at('repo', 'gpt2'));
+    const hf = serverPath(fixtures().hfGpt2);
+    for (const name of ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt']) await vscode.workspace.fs.writeFile(at('repo', 'gpt2', name), await readBytes(join(hf, name)));
+    imported = await vscode.commands.executeCommand('attentionLab.openPytorchCheckpoint', pathOf(at('repo', 'gpt2', 'model.safetensors')));
+    assert.ok(imported, 'the import from the virtual file system returned nothing');
+    assert.equal(imported.layout, 'hf-gpt2');
+    assert.ok(await exists(join(imported.runDir, 'model.safetensors')));
+  } finally {
+    registration.dispose();
+    // The later tests tell runs apart by their scores: a second copy of the GPT-2 run goes.
+    if (imported) await vscode.workspace.fs.delete(uri(imported.runDir), { recursive: true });
+    await vscode.commands.executeCommand('attentionLab.refreshRuns');
+  }
+});
+
 test('continues a finished run for more steps, as a new schedule segment', async () => {
   const out = serverPath(fixtures().continuedRun);
   assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', out), out);

@@ -96,7 +96,7 @@ export class CodeServerSession {
     this.config = path.join(dir, 'code-server.yaml');
     fs.mkdirSync(path.join(this.userData, 'User'), { recursive: true });
     fs.mkdirSync(this.extensions, { recursive: true });
-    fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 't'), { recursive: true });
     fs.writeFileSync(this.config, 'cert: false\n');
     fs.writeFileSync(path.join(this.userData, 'User/settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...(host === 'node' ? {} : WEB_KIND), ...settings }, null, 2));
     this.env = {
@@ -104,7 +104,7 @@ export class CodeServerSession {
       XDG_CONFIG_HOME: path.join(dir, 'xdg/config'),
       XDG_DATA_HOME: path.join(dir, 'xdg/data'),
       XDG_CACHE_HOME: path.join(dir, 'xdg/cache'),
-      TMPDIR: path.join(dir, 'tmp'), // VS Code's sockets and caches
+      TMPDIR: path.join(dir, 't'), // VS Code's and Chromium's sockets and caches (a short name: a socket's path has at most 107 bytes)
     };
     this.pgids = [];
     this.context = null;

@@ -116,6 +116,13 @@ describe('evaluateFiles on documents', () => {
     expect(out.record).toMatchObject({ bytes, bpb: out.bpb, tokens: out.tokens, loss: out.loss });
   });
 
+  it('records a file outside the folder it is shown under by its own path and bytes', async () => {
+    const [outside] = write({ 'elsewhere/held-out.txt': 'the cat sat on the log. ' });
+    const cwd = path.join(dir, 'bytes'); // holds other files, not this one
+    const out = await evaluateFiles(lm, { kind: 'documents', paths: [outside as string], cwd, glob: false }, { maxPairs: 1 });
+    expect(out.record.files).toEqual([expect.objectContaining({ path: outside, bytes: 24 })]);
+  });
+
   it('scores each token once, from the tokens before it in its window, across documents', async () => {
     const texts = ['the cat sat on the log.', 'a bird in the hand is worth two in the bush. the end'];
     const paths = write({ 'two/a.txt': texts[0] as string, 'two/b.txt': texts[1] as string });
