@@ -79,7 +79,12 @@ export function readCheckpointConfig(runDir: string): { config: ModelConfig; ste
 
 /** Loads model.safetensors into `model` (every tensor checked for dtype and shape). Returns the step. */
 export function loadModelCheckpoint(runDir: string, model: Transformer): number {
-  const f = readSafetensors(path.join(runDir, RUN_FILES.model), 'model');
+  return loadModelFile(path.join(runDir, RUN_FILES.model), model);
+}
+
+/** Loads a model checkpoint file of ours (model.safetensors, or snapshot weights) into `model`. Returns its step. */
+export function loadModelFile(file: string, model: Transformer): number {
+  const f = readSafetensors(file, 'model');
   for (const p of model.paramList) p.data.set(expectTensor(f, p.name, 'F32', p.shape));
   const extra = [...f.tensors.keys()].filter((n) => !model.paramList.some((p) => p.name === n));
   if (extra.length) throw new EngineError('checkpoint/invalid', `${f.source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);

@@ -1,0 +1,330 @@
+"""Attention Lab's PyTorch engine: trains a run folder the lab prepared, with torchrun.
+
+    torchrun --nproc_per_node N trainer.py --run DIR [--device cpu|cuda|auto] [--bf16]
+    python3 trainer.py --run DIR                 (one process)
+
+It reads the run folder's `pytorch/manifest.json` (written by the lab, src/lab/pytorch/
+trainerInputs.ts: model config, parameter order, resolved optimizer and schedule, cadences,
+data layout), builds the model from reference.py, starts from the run's checkpoint (at step 0,
+the weights the lab initialized, so both engines start from the same numbers), draws our
+batches (trainer_data.py), steps with our optimizer recipe and schedule, and writes
+metrics.jsonl, model.safetensors, optimizer.safetensors and run.json in our formats and
+cadences, rank 0 only, atomically. For attention over training it drops the weights of each
+snapshot step as snapshots/step-N.weights.safetensors; the lab turns them into attention
+snapshots and head scores with its own model (one implementation of what a snapshot is).
+
+DDP (torch.nn.parallel.DistributedDataParallel): every process draws the whole global batch
+(cheap: ids only), runs its contiguous share of the rows, and scales its summed loss by
+world / (target tokens of the global batch), so DDP's gradient average is exactly the
+gradient of the global batch's mean loss: N processes train the run as one, to float
+rounding. NCCL on CUDA (one GPU per local rank, torch.cuda.set_device), gloo on CPU;
+optional bf16 autocast on CUDA. Dropout is seeded per (seed, step, rank).
+
+Exit codes: 0 done or stopped, 2 a problem the user fixes (one line on stderr), 1 a failure.
+Left out: validation exact match and BLEU for pairs (null here; `attention-lab eval` scores a
+checkpoint), attention snapshots themselves (the lab's), gradient accumulation.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from reference import PAD, build_model  # noqa: E402
+from trainer_control import Control  # noqa: E402
+from trainer_data import shard, train_batches, validation_batches  # noqa: E402
+from trainer_files import (  # noqa: E402
+    ParamMap, UserError, append_metrics, checkpoint_meta, encode_safetensors, read_checkpoint, update_run_json, write_files_atomic,
+)
+from trainer_rng import STREAMS, step_seed  # noqa: E402
+from trainer_schedule import learning_rate  # noqa: E402
+
+MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 1
+LIKELY_CAUSES = ("Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
+                 "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config.")
+
+
+class NonFinite(Exception):
+    pass
+
+
+def read_manifest(run_dir):
+    path = os.path.join(run_dir, "pytorch", "manifest.json")
+    if not os.path.exists(path):
+        raise UserError(f"{run_dir} has no pytorch/manifest.json; prepare it with attention-lab train --engine pytorch (or --print-launch).")
+    with open(path, encoding="utf-8") as f:
+        m = json.load(f)
+    if m.get("format") != MANIFEST_FORMAT:
+        raise UserError(f"{path} is not an Attention Lab trainer manifest (format {m.get('format')!r}).")
+    if m.get("version") != MANIFEST_VERSION:
+        raise UserError(f"{path} has version {m.get('version')!r}; this trainer reads version {MANIFEST_VERSION}: prepare the run again with this Attention Lab.")
+    return m
+
+
+def setup(args):
+    """(rank, local_rank, world, device), with the process group started when world > 1."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
+    want = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
+    if want == "cuda":
+        if not torch.cuda.is_available():
+            raise UserError(f"--device cuda, but torch {torch.__version__} sees no GPU here; use --device cpu (or auto).")
+        if local_rank >= torch.cuda.device_count():
+            raise UserError(f"local rank {local_rank} needs GPU {local_rank}, but this machine has {torch.cuda.device_count()}; use --nproc_per_node {torch.cuda.device_count()}.")
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    if args.bf16 and device.type != "cuda":
+        raise UserError("--bf16 autocasts on CUDA only; drop --bf16 or train with --device cuda.")
+    if world > 1:
+        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
+    return rank, local_rank, world, device
+
+
+def forward(model, kind, b, device):
+    if kind == "encoder-decoder":
+        return model(b["src"].to(device, non_blocking=True), b["input"].to(device, non_blocking=True))
+    return model(b["input"].to(device, non_blocking=True))
+
+
+class Run:
+    """One training session of a prepared run folder."""
+
+    def __init__(self, args, rank, world, device):
+        self.args, self.rank, self.world, self.device = args, rank, world, device
+        self.dir = args.run
+        self.m = read_manifest(self.dir)
+        self.cfg = self.m["config"]
+        self.kind = self.cfg["kind"]
+        self.ignore = self.m["padId"] if self.m["padId"] >= 0 else -100
+        self.model = build_model(self.cfg)
+        self.model.train()
+        self.pmap = ParamMap(self.model, self.m["params"])
+        tensors, _, self.step = read_checkpoint(os.path.join(self.dir, "model.safetensors"), "model")
+        self.start = self.step
+        self.pmap.load(tensors)
+        self.model.to(device)
+        self.opt, self.opt_step0 = self.make_optimizer()
+        self.batches = train_batches(os.path.join(self.dir, "pytorch"), self.m)
+        self.val = validation_batches(os.path.join(self.dir, "pytorch"), self.m) if rank == 0 else []
+        self.net = self.model
+        if world > 1:
+            ids = [device.index] if device.type == "cuda" else None
+            self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
+        self.autocast = args.bf16
+        self.best = self.read_best()
+
+    def read_best(self):
+        with open(os.path.join(self.dir, "run.json"), encoding="utf-8") as f:
+            return json.load(f).get("bestValLoss")
+
+    def make_optimizer(self):
+        """AdamW with decay on tensors of dim >= 2 (our `decay` rule) or Adam; moments from optimizer.safetensors."""
+        o = self.m["optimizer"]
+        params = list(self.model.parameters())
+        betas = (o["beta1"], o["beta2"])
+        if o["type"] == "adamw":
+            groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": o["weightDecay"]}, {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+            opt = torch.optim.AdamW(groups, lr=o["lr"], betas=betas, eps=o["eps"])
+        else:
+            opt = torch.optim.Adam(params, lr=o["lr"], betas=betas, eps=o["eps"], weight_decay=0.0)
+        path = os.path.join(self.dir, "optimizer.safetensors")
+        if self.step == 0 and not os.path.exists(path):
+            return opt, 0  # fresh moments at step 0 are exact
+        tensors, meta, step = read_checkpoint(path, "optimizer")
+        if step != self.step:
+            raise UserError(f"optimizer.safetensors is from step {step} but model.safetensors from step {self.step}; resume would not be exact — start a new run from this model.")
+        like = {p: p for p in params}
+        m, v = self.pmap.unflat(tensors["adam.m"], like), self.pmap.unflat(tensors["adam.v"], like)
+        opt_step = int(meta.get("optimizerStep", step))
+        for p in params:
+            opt.state[p] = {"step": torch.tensor(float(opt_step)), "exp_avg": m[p], "exp_avg_sq": v[p]}
+        return opt, opt_step
+
+    # ------------------------------------------------------------------------- one step
+
+    def loss_sum(self, b):
+        """Summed label-smoothed cross-entropy of this process's rows, and how many targets it counted."""
+        with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            logits = forward(self.net, self.kind, b, self.device)
+        targets = b["targets"].to(self.device)
+        V = logits.shape[-1]
+        return F.cross_entropy(logits.float().reshape(-1, V), targets.reshape(-1), ignore_index=self.ignore, reduction="sum",
+                               label_smoothing=self.cfg["labelSmoothing"])
+
+    def count(self, targets):
+        return int((targets != self.ignore).sum()) if self.ignore >= 0 else targets.numel()
+
+    def train_step(self, step):
+        batch = self.batches.batch(step)
+        count = self.count(batch["targets"])  # target tokens of the whole global batch
+        torch.manual_seed(step_seed(self.m["training"]["seed"], STREAMS["dropout"], step) * 1024 + self.rank)
+        local = self.loss_sum(shard(batch, self.rank, self.world))
+        (local * (self.world / max(1, count))).backward()
+        total = local.detach().reshape(1)
+        if self.world > 1:
+            dist.all_reduce(total)
+        loss = total.item() / max(1, count)
+        if not math.isfinite(loss):
+            raise NonFinite(f"The loss became {loss} at step {step}, so training stopped before updating the parameters. {LIKELY_CAUSES}")
+        clip = self.m["optimizer"]["clipGradNorm"]
+        norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip if clip > 0 else math.inf))
+        if not math.isfinite(norm):
+            raise NonFinite(f"Gradient is not finite at step {step} (norm {norm}). The parameters were left unchanged. {LIKELY_CAUSES}")
+        lr = learning_rate(self.m["optimizer"], self.opt_step0 + step - self.start)
+        for g in self.opt.param_groups:
+            g["lr"] = lr
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        return loss, lr, norm, count
+
+    def evaluate(self):
+        """Token-weighted mean loss over the validation batches, no dropout, no label smoothing (evaluate.ts)."""
+        self.model.eval()
+        total, n = 0.0, 0
+        with torch.no_grad():
+            for b in self.val:
+                with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+                    logits = forward(self.model, self.kind, b, self.device)
+                t = b["targets"].to(self.device)
+                total += F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), t.reshape(-1), ignore_index=self.ignore, reduction="sum").item()
+                n += self.count(b["targets"])
+        self.model.train()
+        loss = total / n if n else math.nan
+        return {"loss": loss, "ppl": math.exp(loss) if math.isfinite(loss) and loss < 700 else math.inf, "exactMatch": None, "bleu": None}
+
+    # ------------------------------------------------------------------------- files (rank 0)
+
+    def model_tensors(self):
+        return self.pmap.ours({p: p for p in self.model.parameters()})
+
+    def save_checkpoint(self, step):
+        st = self.opt.state
+        zeros = lambda p: torch.zeros_like(p)  # noqa: E731
+        m = self.pmap.flat({p: st[p]["exp_avg"] if p in st else zeros(p) for p in self.model.parameters()})
+        v = self.pmap.flat({p: st[p]["exp_avg_sq"] if p in st else zeros(p) for p in self.model.parameters()})
+        opt_meta = {**checkpoint_meta(step, self.cfg, "optimizer"), "optimizerStep": str(self.opt_step0 + step - self.start), "optimizer": json.dumps(self.m["optimizer"], separators=(",", ":"))}
+        del opt_meta["config"]
+        write_files_atomic([
+            (os.path.join(self.dir, "optimizer.safetensors"), encode_safetensors([("adam.m", m), ("adam.v", v)], opt_meta)),
+            (os.path.join(self.dir, "model.safetensors"), encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.cfg, "model"))),
+        ])
+        update_run_json(self.dir, step=step, bestValLoss=self.best)
+
+    def save_snapshot_weights(self, step):
+        os.makedirs(os.path.join(self.dir, "snapshots"), exist_ok=True)
+        path = os.path.join(self.dir, "snapshots", f"step-{step:07d}.weights.safetensors")
+        write_files_atomic([(path, encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.cfg, "model")))])
+
+    # ------------------------------------------------------------------------- the loop
+
+    def train(self, control):
+        """Steps to the planned total (or --until / the manifest's stopAt); returns 'completed' or 'stopped'."""
+        t = self.m["training"]
+        stop_at = self.args.until if self.args.until is not None else t.get("stopAt")
+        last = t["steps"] if stop_at is None else min(stop_at, t["steps"])
+        reason = "stopped" if last < t["steps"] else "completed"
+        ends = set(t["segmentEnds"])
+        zero = self.rank == 0
+        if zero:
+            update_run_json(self.dir, status="training", error=None, backendUsed=self.describe())
+            print(f"attention-lab trainer: step {self.step} -> {last} of {t['steps']} on {self.describe()}", file=sys.stderr, flush=True)
+        t0 = since = time.perf_counter()
+        tokens_since = 0
+        step = self.step
+        while step < last:
+            stop, pause = control.poll()
+            if pause and not stop:
+                stop = not control.wait_while_paused(lambda: zero and update_run_json(self.dir, status="paused"), lambda: zero and update_run_json(self.dir, status="training"))
+                since, tokens_since = time.perf_counter(), 0
+            if stop:
+                control.consume_stop()
+                reason = "stopped"
+                break
+            step += 1
+            loss, lr, norm, count = self.train_step(step)
+            tokens_since += count
+            now = time.perf_counter()
+            if zero:
+                append_metrics(self.dir, {"type": "step", "step": step, "loss": loss, "lr": lr, "gradNorm": norm, "tokens": count,
+                                          "tokensPerSec": tokens_since / max(1e-3, now - since), "elapsedMs": (now - t0) * 1000})
+            if now - since > 2:
+                since, tokens_since = now, 0
+            if zero and ((t["evalEvery"] > 0 and step % t["evalEvery"] == 0) or step in ends):
+                ev = self.evaluate()
+                if self.best is None or ev["loss"] < self.best:
+                    self.best = ev["loss"]
+                append_metrics(self.dir, {"type": "eval", "step": step, **ev})
+            if zero and t["snapshotEvery"] > 0 and step % t["snapshotEvery"] == 0:
+                self.save_snapshot_weights(step)
+            if zero and t["checkpointEvery"] > 0 and step % t["checkpointEvery"] == 0 and step != t["steps"]:
+                self.save_checkpoint(step)
+        self.step = step
+        if zero:
+            self.save_checkpoint(step)
+            update_run_json(self.dir, status=reason, step=step, bestValLoss=self.best)
+        return reason
+
+    def describe(self):
+        where = "cuda" if self.device.type == "cuda" else "cpu"
+        return f"pytorch {where}{f' ×{self.world}' if self.world > 1 else ''}{' bf16' if self.autocast else ''}"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description="Attention Lab's PyTorch engine: trains a run folder the lab prepared.")
+    ap.add_argument("--run", required=True, help="the run folder (with pytorch/manifest.json)")
+    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    ap.add_argument("--bf16", action="store_true", help="bf16 autocast (CUDA)")
+    ap.add_argument("--until", type=int, default=None, help="stop after this step with a checkpoint")
+    ap.add_argument("--stop-on-stdin-eof", action="store_true", help="stop with a checkpoint when standard input closes (the lab's launches)")
+    return ap.parse_args(argv)
+
+
+def fail_run(run_dir, code, message):
+    try:
+        update_run_json(run_dir, status="failed", error={"code": code, "message": message})
+    except OSError:
+        pass
+
+
+def main(argv):
+    args = parse_args(argv)
+    args.run = os.path.abspath(args.run)
+    rank = int(os.environ.get("RANK", "0"))
+    run = None
+    try:
+        rank, _, world, device = setup(args)
+        run = Run(args, rank, world, device)
+        control = Control(os.path.join(args.run, "pytorch"), rank, world, device, args.stop_on_stdin_eof)
+        run.train(control)
+        code = 0
+    except UserError as e:
+        print(f"attention-lab trainer: {e}", file=sys.stderr, flush=True)
+        code = 2
+    except NonFinite as e:
+        message = f"{e} The last good checkpoint (step {run.start if run else 0} or later) is kept."
+        if rank == 0:
+            fail_run(args.run, "train/nonFinite", message)
+        print(f"attention-lab trainer: {message}", file=sys.stderr, flush=True)
+        code = 1
+    except Exception as e:  # noqa: BLE001 -- recorded in run.json, then re-raised with its traceback
+        if rank == 0 and run is not None:
+            fail_run(args.run, "internal", f"Internal error in the PyTorch trainer: {type(e).__name__}: {e}")
+        raise
+    finally:
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

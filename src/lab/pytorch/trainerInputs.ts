@@ -1,0 +1,163 @@
+/**
+ * What the lab writes into a run folder for the PyTorch trainer (scripts/pytorch/trainer.py),
+ * beside the run's own files, under `pytorch/`:
+ *
+ *   manifest.json   {format: "attention-lab-pytorch", version: 1, config, padId, params,
+ *                    optimizer, training, data, validation} — everything the trainer needs,
+ *                    resolved here once so it never re-derives a rule of ours:
+ *     params        our parameters in flat order [{name, shape}] (Adam's flat moments in
+ *                   optimizer.safetensors follow it);
+ *     optimizer     the OptimizerConfig with its (segmented) schedule, as our engine steps it;
+ *     training      steps (planned total), stopAt (--until, or null), seed, evalEvery,
+ *                   checkpointEvery, snapshotEvery, segmentEnds (evaluated like ours);
+ *     data          what the training sampler draws from (dataset.ts SamplerInputs):
+ *                   documents {rows, T, train: {file, dtype: u16|i32, length}},
+ *                   pairs {maxBatch, budget, src, tgt, lengths} (examples in sampler order),
+ *                   induction {rows, Lmax, ids};
+ *     validation    {file: val.i32, batches: [{B, T, S}]}: the fixed validation batches;
+ *   train.u16|i32   documents: the training token stream, raw little-endian (u16 when every
+ *                   id fits, as tokenBuffer.ts holds it), memory-mapped by every process;
+ *   pairs-*.i32     pairs: the examples' source and target ids and their lengths;
+ *   val.i32         per validation batch: src (B·S, encoder-decoder), input (B·T), targets (B·T);
+ *   trainer/        a copy of the trainer that ships with this version (reference.py and
+ *                   trainer*.py), so the folder trains on any machine with torch, on shared
+ *                   storage for a cluster, with the trainer that matches its manifest.
+ *
+ * The step-0 weights are the run's ordinary model.safetensors (the lab initializes them from
+ * the seed), so both engines start from the same numbers; the trainer writes checkpoints,
+ * metrics and run.json in our formats (trainer_files.py). Bump MANIFEST_VERSION with any
+ * change here; the trainer refuses a version it does not know.
+ *
+ * Leaves out: launching (launch.ts) and following the run (follow.ts).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ModelConfig } from '../../engine/config';
+import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
+import type { RunSegment, TrainSpec } from '../../protocol/data';
+import type { Dataset } from '../data/dataset';
+import { writeFileAtomic } from '../runs/atomicFile';
+
+export const MANIFEST_FORMAT = 'attention-lab-pytorch';
+export const MANIFEST_VERSION = 1;
+/** The trainer's folder inside a run folder. */
+export const PYTORCH_DIR = 'pytorch';
+/** The files of the trainer that ship (dist/pytorch/ and the .vsix hold exactly these). */
+export const TRAINER_FILE = /^(reference|trainer\w*)\.py$/;
+
+/** The sampler inputs as the manifest names them (files relative to `pytorch/`). */
+export type ManifestData =
+  | { readonly kind: 'documents'; readonly rows: number; readonly T: number; readonly train: { readonly file: string; readonly dtype: 'u16' | 'i32'; readonly length: number } }
+  | { readonly kind: 'pairs'; readonly maxBatch: number; readonly budget: number; readonly src: string; readonly tgt: string; readonly lengths: string; readonly count: number }
+  | { readonly kind: 'induction'; readonly rows: number; readonly Lmax: number; readonly ids: readonly number[] };
+
+/** Contents of `pytorch/manifest.json`. */
+export interface TrainerManifest {
+  readonly format: typeof MANIFEST_FORMAT;
+  readonly version: typeof MANIFEST_VERSION;
+  readonly config: ModelConfig;
+  /** The id the loss ignores and padding masks: PAD (0), or −1 for a vocabulary without one. */
+  readonly padId: number;
+  readonly params: readonly { readonly name: string; readonly shape: readonly number[] }[];
+  readonly optimizer: OptimizerConfig;
+  readonly training: {
+    readonly steps: number;
+    readonly stopAt: number | null;
+    readonly seed: number;
+    readonly evalEvery: number;
+    readonly checkpointEvery: number;
+    readonly snapshotEvery: number;
+    readonly segmentEnds: readonly number[];
+  };
+  readonly data: ManifestData;
+  readonly validation: { readonly file: string; readonly batches: readonly { readonly B: number; readonly T: number; readonly S: number }[] };
+}
+
+/** What the trainer inputs are made from. */
+export interface TrainerInputSource {
+  readonly model: Transformer;
+  readonly dataset: Dataset;
+  readonly spec: TrainSpec;
+  readonly segments: readonly RunSegment[];
+  readonly optimizer: OptimizerConfig;
+  readonly stopAt: number | null;
+}
+
+function bytesOf(a: Uint16Array | Int32Array): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+function int32(parts: readonly ArrayLike<number>[]): Int32Array {
+  const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Writes the sampler's files and returns their manifest entry. */
+function writeData(dir: string, d: Dataset['sampler']): ManifestData {
+  switch (d.kind) {
+    case 'documents': {
+      const dtype = d.stream instanceof Uint16Array ? 'u16' : 'i32';
+      const file = `train.${dtype}`;
+      writeFileAtomic(path.join(dir, file), bytesOf(d.stream));
+      return { kind: 'documents', rows: d.rows, T: d.T, train: { file, dtype, length: d.stream.length } };
+    }
+    case 'pairs': {
+      writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(int32(d.sorted.map((e) => e.src))));
+      writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(int32(d.sorted.map((e) => e.tgt))));
+      writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(int32(d.sorted.map((e) => [e.src.length, e.tgt.length]))));
+      return { kind: 'pairs', maxBatch: d.maxBatch, budget: d.budget, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
+    }
+    case 'induction':
+      return { kind: 'induction', rows: d.rows, Lmax: d.Lmax, ids: d.ids };
+    default:
+      return d satisfies never;
+  }
+}
+
+function batchParts(b: Batch): Int32Array[] {
+  const S = b.S ?? 0;
+  return [...(S > 0 && b.src ? [b.src.subarray(0, b.B * S)] : []), b.input.subarray(0, b.B * b.T), b.targets.subarray(0, b.B * b.T)];
+}
+
+/** The trainer files of `trainerDir` (the shipped ones only). */
+export function trainerFiles(trainerDir: string): string[] {
+  return fs.readdirSync(trainerDir).filter((n) => TRAINER_FILE.test(n)).sort();
+}
+
+/**
+ * Writes `pytorch/` into `runDir` for the trainer in `trainerDir`: data, validation batches,
+ * manifest and a copy of the trainer. Stale stop and pause requests are removed. Returns the
+ * manifest.
+ */
+export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trainerDir: string): TrainerManifest {
+  const dir = path.join(runDir, PYTORCH_DIR);
+  fs.mkdirSync(path.join(dir, 'trainer'), { recursive: true });
+  for (const f of ['stop', 'pause']) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of trainerFiles(trainerDir)) fs.copyFileSync(path.join(trainerDir, f), path.join(dir, 'trainer', f));
+  const val = src.dataset.valBatches();
+  writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(int32(val.flatMap(batchParts))));
+  const t = src.spec.training;
+  const manifest: TrainerManifest = {
+    format: MANIFEST_FORMAT,
+    version: MANIFEST_VERSION,
+    config: src.model.config,
+    padId: src.model.padId,
+    params: src.model.paramList.map((p) => ({ name: p.name, shape: p.shape })),
+    optimizer: src.optimizer,
+    training: {
+      steps: t.steps, stopAt: src.stopAt, seed: t.seed, evalEvery: t.evalEvery, checkpointEvery: t.checkpointEvery, snapshotEvery: t.snapshotEvery,
+      segmentEnds: src.segments.map((s) => s.toStep),
+    },
+    data: writeData(dir, src.dataset.sampler),
+    validation: { file: 'val.i32', batches: val.map((b) => ({ B: b.B, T: b.T, S: b.S ?? 0 })) },
+  };
+  writeFileAtomic(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}

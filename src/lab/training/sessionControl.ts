@@ -1,0 +1,53 @@
+/**
+ * What reaches a running training session from its host, and how it speaks back: stop, pause
+ * and resume between steps (SessionControl), and the notifications it emits. Shared by both
+ * engines' sessions (session.ts, ours; src/lab/pytorch/pytorchSession.ts, PyTorch's).
+ */
+
+import type { WorkerToHost } from '../../protocol/trainingWorker';
+
+/** Commands that reach a running session between steps. */
+export class SessionControl {
+  private paused = false;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.wake?.();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  get isPaused(): boolean {
+    return this.paused && !this.stopped;
+  }
+
+  /** Resolves when resumed or stopped. */
+  waitWhilePaused(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = null;
+        resolve();
+      };
+      if (!this.isPaused) this.wake();
+    });
+  }
+}
+
+/** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
+export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
+
+/** Lets pending events (a stop or pause command) run before the next step. */
+export const yieldToEvents = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

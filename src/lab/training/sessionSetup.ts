@@ -1,0 +1,172 @@
+/**
+ * The start and the failure of a training session, the same for both engines: create the run
+ * folder or reopen it to resume ({@link prepareSession}), and, when anything fails, record it
+ * in run.json — or remove a folder that held nothing yet — and tell the host
+ * ({@link reportFailure}).
+ *
+ * Leaves out: the steps themselves (session.ts for ours, src/lab/pytorch/ for PyTorch's).
+ */
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { EngineError } from '../../engine/errors';
+import type { Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import { Trainer } from '../../engine/train';
+import { estimateModel } from '../../engine/models/estimate';
+import type { RunSegment, TrainSpec } from '../../protocol/data';
+import type { ModelInfo } from '../../protocol/model';
+import { removeStaleTemps } from '../runs/atomicFile';
+import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
+import type { Dataset } from '../data/dataset';
+import { STREAMS, stepRng } from '../data/dataset';
+import { skippedNote } from '../data/corpus';
+import type { ErrorCode } from '../workers/errorCodes';
+import type { WorkHooks } from '../data/documentData';
+import { CancelledError } from '../data/documentData';
+import {
+  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunData, modelPadId, optimizerConfig, readTokenizer,
+  resolveConfig, writeTokenizer,
+} from './prepare';
+import type { RunJson } from '../runs/runFolder';
+import { RUN_FILES, RUN_FORMAT, RUN_VERSION, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from '../runs/runFolder';
+import type { ResumePlan } from '../runs/segments';
+import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
+import type { Emit, SessionControl } from './sessionControl';
+import { yieldToEvents } from './sessionControl';
+
+/** A run folder ready to train: its model, optimizer, data and where it starts. */
+export interface PreparedSession {
+  model: Transformer;
+  trainer: Trainer;
+  dataset: Dataset;
+  tok: Tokenizer;
+  startStep: number;
+  info: ModelInfo;
+  run: RunJson;
+}
+
+/** Whether this session owns the run folder (created it, or resumed it), so may mark it failed. */
+export interface Ownership {
+  created: boolean;
+  owned: boolean;
+}
+
+/**
+ * Creates the run folder (data read, tokenizer trained and saved, model initialized from the
+ * seed, run.json written) or reopens it to resume (plan checked before the folder is taken
+ * over, checkpoint and optimizer state loaded, metrics past the checkpoint dropped). Both
+ * engines start here, so a run is the same run whichever engine trains it.
+ */
+export async function prepareSession(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<PreparedSession> {
+  const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
+  let plan: ResumePlan | null = null;
+  if (resume) {
+    // Checked before taking the folder over, so a refused resume leaves the run as it was.
+    plan = planResume(readRunJson(runDir), path.basename(runDir), extendTo, stopAt);
+    spec = plan.spec;
+    own.owned = true;
+    removeStaleTemps(runDir);
+  } else {
+    if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
+    if (fs.existsSync(path.join(runDir, RUN_FILES.run))) {
+      throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
+    }
+    if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
+      throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
+    }
+    own.created = !fs.existsSync(runDir);
+    fs.mkdirSync(runDir, { recursive: true });
+  }
+  const hooks: WorkHooks = {
+    onProgress: (p) => emit({ type: 'train/didProgress', ...p }),
+    isCancelled: () => control.isStopped,
+    yieldNow: yieldToEvents,
+  };
+  const data = await loadRunData(spec, resume ? readTokenizer(runDir) : null, hooks);
+  const tok = data.tok;
+  if (data.kind === 'documents') {
+    const limits = spec.data.kind === 'documents' ? spec.data : {};
+    if (data.docs.skipped.length) log(`Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ${skippedNote(data.docs.skipped, limits)}`, 'warn');
+    for (const note of data.docs.notes) log(note);
+    log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
+  }
+  const cfg = resume ? readRunJson(runDir).config : resolveConfig(spec, tok.vocabSize);
+  const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
+  if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
+  const backend = backendFor(spec.backend);
+  const model = buildModel(cfg, dataset, backend, modelPadId(tok));
+  const segments = plan ? plan.segments : planSegments(spec);
+  const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
+  let startStep = 0;
+  let run: RunJson;
+  if (resume) {
+    startStep = loadModelCheckpoint(runDir, model);
+    loadOptimizerCheckpoint(runDir, optimizer, startStep);
+    truncateMetrics(runDir, startStep);
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
+    log(`Resumed at step ${startStep}.`);
+    if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
+  } else {
+    model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
+    writeTokenizer(runDir, tok);
+    const now = new Date().toISOString();
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name };
+    writeRunJson(runDir, run);
+    own.owned = true;
+  }
+  const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
+  const info: ModelInfo = {
+    config: { ...cfg },
+    params: est.params,
+    paramsByModule: est.paramsByModule,
+    memoryBytes: est.totalBytes,
+    flopsPerToken: est.trainFlopsPerToken,
+    backend: backend.name,
+  };
+  return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
+}
+
+/**
+ * Reports a failed session: run.json says failed (with the message) when the session owns
+ * the folder, a folder it created before there was anything to keep is removed, and the host
+ * gets `train/didFail`. A non-finite loss also says which checkpoint is kept.
+ */
+export function reportFailure(runDir: string, own: Ownership, e: unknown, step: number, emit: Emit): void {
+  const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
+    ? e.toData()
+    : e instanceof CancelledError
+      ? { code: 'cancelled', message: e.message }
+      : isCodedError(e)
+        ? { code: e.code, message: e.message }
+        : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir)}) is kept.` : error.message;
+  try {
+    // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
+    if (own.owned && error.code !== 'cancelled') updateRunJson(runDir, { status: 'failed', error: { code: error.code, message } });
+    else if (own.created) fs.rmSync(runDir, { recursive: true, force: true }); // nothing worth keeping yet
+  } catch {
+    // The run folder itself is unreadable; the error below still reaches the user.
+  }
+  emit({ type: 'train/didFail', step, error: { code: error.code, message } });
+}
+
+/** An error a runner raises with one of its own codes (errorCodes.ts), such as the PyTorch engine's. */
+export class RunnerError extends Error {
+  constructor(readonly code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'RunnerError';
+  }
+}
+
+function isCodedError(e: unknown): e is RunnerError {
+  return e instanceof Error && e.name === 'RunnerError' && typeof (e as RunnerError).code === 'string';
+}
+
+function lastCheckpointStep(runDir: string): number {
+  try {
+    return readRunJson(runDir).step;
+  } catch {
+    return 0;
+  }
+}
