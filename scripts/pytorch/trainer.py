@@ -26,6 +26,7 @@ checkpoint), attention snapshots themselves (the lab's), gradient accumulation.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -122,6 +123,18 @@ class Run:
             self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
         self.autocast = args.bf16
         self.best = self.read_best()
+        self.check_shares()
+
+    def check_shares(self):
+        """Every process and micro-batch gets rows: a fixed batch divides evenly, a pairs batch (at least `rows` rows) has enough."""
+        d, parts = self.m["data"], self.world * self.args.accumulate
+        rows = d.get("rows", 1)
+        if self.args.accumulate < 1:
+            raise UserError(f"--accumulate must be 1 or more, got {self.args.accumulate}.")
+        if d["kind"] == "pairs" and parts > rows:
+            raise UserError(f"{parts} shares (processes x --accumulate) are more than the {rows} rows a batch of this run has at least; use fewer.")
+        if d["kind"] != "pairs" and rows % parts:
+            raise UserError(f"the batch of {rows} rows does not divide into {parts} shares (processes x --accumulate); use a number of processes that divides it.")
 
     def read_best(self):
         with open(os.path.join(self.dir, "run.json"), encoding="utf-8") as f:
@@ -168,9 +181,14 @@ class Run:
         batch = self.batches.batch(step)
         count = self.count(batch["targets"])  # target tokens of the whole global batch
         torch.manual_seed(step_seed(self.m["training"]["seed"], STREAMS["dropout"], step) * 1024 + self.rank)
-        local = self.loss_sum(shard(batch, self.rank, self.world))
-        (local * (self.world / max(1, count))).backward()
-        total = local.detach().reshape(1)
+        share, k = shard(batch, self.rank, self.world), self.args.accumulate
+        total = torch.zeros(1, device=self.device)
+        for i in range(k):
+            # Gradients accumulate over this process's micro-batches; DDP averages them across processes once, after the last.
+            with self.net.no_sync() if self.world > 1 and i < k - 1 else contextlib.nullcontext():
+                local = self.loss_sum(shard(share, i, k))
+                (local * (self.world / max(1, count))).backward()
+            total += local.detach()
         if self.world > 1:
             dist.all_reduce(total)
         loss = total.item() / max(1, count)
@@ -285,6 +303,7 @@ def parse_args(argv):
     ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast (CUDA)")
     ap.add_argument("--until", type=int, default=None, help="stop after this step with a checkpoint")
+    ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per process and step (gradient accumulation)")
     ap.add_argument("--stop-on-stdin-eof", action="store_true", help="stop with a checkpoint when standard input closes (the lab's launches)")
     return ap.parse_args(argv)
 

@@ -28,6 +28,8 @@ export const PYTORCH_HELP = `Engine (default: ours, WebAssembly on this machine'
   --nproc N              PyTorch processes on this machine (torchrun; default 1); each takes
                          its share of every batch (one GPU each on CUDA, gloo on the CPU)
   --device auto|cpu|cuda (default auto: CUDA when torch sees a GPU)    --bf16  bf16 autocast (CUDA)
+  --accumulate K         split each process's share into K micro-batches (gradient accumulation:
+                         a batch larger than a GPU holds; the same run, to float rounding)
   --python PATH          the Python with torch (default: python3 on PATH)
   --print-launch         prepare the run folder, do not train, and print the command of every
                          node: --nnodes M (default 1), --rdzv-endpoint HOST[:PORT] (node 0's
@@ -36,7 +38,7 @@ export const PYTORCH_HELP = `Engine (default: ours, WebAssembly on this machine'
 
 /** The flags of this part of `train`. */
 export const PYTORCH_FLAGS = {
-  engine: { type: 'string' }, nproc: { type: 'string' }, device: { type: 'string' }, python: { type: 'string' }, bf16: { type: 'boolean' },
+  engine: { type: 'string' }, nproc: { type: 'string' }, device: { type: 'string' }, python: { type: 'string' }, bf16: { type: 'boolean' }, accumulate: { type: 'string' },
   'print-launch': { type: 'boolean' }, nnodes: { type: 'string' }, 'rdzv-endpoint': { type: 'string' },
 } as const;
 
@@ -58,7 +60,10 @@ export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | nu
   }
   const launchOnly = ['nnodes', 'rdzv-endpoint'].filter((k) => f.has(k));
   if (launchOnly.length && !f.bool('print-launch')) throw new UsageError(`${launchOnly.map((k) => `--${k}`).join(' and ')} go with --print-launch (the lab starts one machine's processes itself).`);
-  return { python: f.str('python') ?? 'python3', nproc: f.int('nproc', 1, 1, 1024), device: f.choice('device', TORCH_DEVICES, 'auto'), bf16: f.bool('bf16'), trainerDir: trainerDirOf(ctx) };
+  return {
+    python: f.str('python') ?? 'python3', nproc: f.int('nproc', 1, 1, 1024), accumulate: f.int('accumulate', 1, 1, 1024), device: f.choice('device', TORCH_DEVICES, 'auto'), bf16: f.bool('bf16'),
+    trainerDir: trainerDirOf(ctx),
+  };
 }
 
 /**
@@ -71,8 +76,8 @@ export async function printLaunch(f: Flags, ctx: CommandContext, runDir: string,
   const nnodes = f.int('nnodes', 1, 1, 100_000);
   const endpoint = f.str('rdzv-endpoint') ?? `${os.hostname()}:29500`;
   if (!/^[^\s:]+(:\d{1,5})?$/.test(endpoint)) throw new UsageError(`--rdzv-endpoint takes HOST[:PORT] (node 0's address), got "${endpoint}".`);
-  const share = batchShareProblem(spec, opts.nproc * nnodes);
-  if (share) throw new UsageError(share.replace(/--nproc (\d+)/, `${nnodes > 1 ? `--nnodes ${nnodes} × ` : ''}--nproc ${opts.nproc} = $1`));
+  const share = batchShareProblem(spec, opts.nproc * nnodes, opts.accumulate);
+  if (share) throw new UsageError(nnodes > 1 ? `${share} (--nnodes ${nnodes} × --nproc ${opts.nproc} processes in all)` : share);
   const preparing = json ? null : new PrepareLine(ctx.stderr);
   const own: Ownership = { created: false, owned: false };
   try {
@@ -90,7 +95,7 @@ export async function printLaunch(f: Flags, ctx: CommandContext, runDir: string,
   } finally {
     preparing?.end();
   }
-  const commands = clusterCommands(runDir, { nnodes, nproc: opts.nproc, device: opts.device, bf16: opts.bf16, endpoint });
+  const commands = clusterCommands(runDir, { nnodes, nproc: opts.nproc, device: opts.device, bf16: opts.bf16, accumulate: opts.accumulate, endpoint });
   if (json) {
     ctx.out(JSON.stringify({ runDir, status: 'prepared', nnodes, nprocPerNode: opts.nproc, endpoint: nnodes > 1 ? endpoint : null, commands }));
     return 0;

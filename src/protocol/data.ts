@@ -74,6 +74,8 @@ export const pytorchOptions = obj({
   python: str,
   /** Processes on this machine (torchrun's --nproc_per_node); 1 runs the trainer directly. */
   nproc: posInt,
+  /** Micro-batches per process and step (gradient accumulation: a batch larger than a GPU holds). */
+  accumulate: posInt,
   device: oneOf(...TORCH_DEVICES),
   /** bf16 autocast (CUDA only). */
   bf16: bool,

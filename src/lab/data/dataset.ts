@@ -40,7 +40,7 @@ export interface PairExample {
  */
 export type SamplerInputs =
   | { readonly kind: 'documents'; readonly stream: TokenIds; readonly rows: number; readonly T: number }
-  | { readonly kind: 'pairs'; readonly sorted: readonly PairExample[]; readonly maxBatch: number; readonly budget: number }
+  | { readonly kind: 'pairs'; readonly sorted: readonly PairExample[]; readonly rows: number; readonly maxBatch: number; readonly budget: number }
   | { readonly kind: 'induction'; readonly ids: readonly number[]; readonly rows: number; readonly Lmax: number };
 
 /** What the training loop needs from the data. */
@@ -154,7 +154,7 @@ export function pairDataset(train: PairExample[], val: PairExample[], seed: numb
     valBatches: () => valBatches,
     probe: () => pairBatch(probeExamples(valSet)),
     valPairs: val,
-    sampler: { kind: 'pairs', sorted, maxBatch, budget },
+    sampler: { kind: 'pairs', sorted, rows, maxBatch, budget },
   };
 }
 

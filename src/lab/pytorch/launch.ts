@@ -37,8 +37,8 @@ export function trainerScript(runDir: string): string {
   return path.join(runDir, PYTORCH_DIR, 'trainer', 'trainer.py');
 }
 
-function trainerArgs(runDir: string, device: string, bf16: boolean): string[] {
-  return [trainerScript(runDir), '--run', runDir, ...(device !== 'auto' ? ['--device', device] : []), ...(bf16 ? ['--bf16'] : [])];
+function trainerArgs(runDir: string, device: string, bf16: boolean, accumulate: number): string[] {
+  return [trainerScript(runDir), '--run', runDir, ...(device !== 'auto' ? ['--device', device] : []), ...(bf16 ? ['--bf16'] : []), ...(accumulate > 1 ? ['--accumulate', String(accumulate)] : [])];
 }
 
 /**
@@ -47,7 +47,7 @@ function trainerArgs(runDir: string, device: string, bf16: boolean): string[] {
  */
 export function localLaunch(runDir: string, opts: PytorchOptions, env: TorchEnv, port: number, logDir: string): LaunchCommand {
   const device = resolvedDevice(env, opts.device);
-  const trainer = [...trainerArgs(runDir, device, opts.bf16), '--stop-on-stdin-eof'];
+  const trainer = [...trainerArgs(runDir, device, opts.bf16, opts.accumulate), '--stop-on-stdin-eof'];
   if (opts.nproc === 1) return { command: opts.python, args: trainer, env: {} };
   // torchrun gives each process 1 thread unless told otherwise; on the CPU share the cores.
   const threads: Record<string, string> = device === 'cpu' ? { OMP_NUM_THREADS: String(Math.max(1, Math.floor(os.availableParallelism() / opts.nproc))) } : {};
@@ -70,13 +70,14 @@ export interface ClusterPlan {
   readonly nproc: number;
   readonly device: PytorchOptions['device'];
   readonly bf16: boolean;
+  readonly accumulate: number;
   /** node 0's HOST:PORT, reachable from every node. */
   readonly endpoint: string;
 }
 
 /** One command line per node (node 0 first), ready to paste or to put in a job script. */
 export function clusterCommands(runDir: string, plan: ClusterPlan): string[] {
-  const trainer = trainerArgs(runDir, plan.device, plan.bf16);
+  const trainer = trainerArgs(runDir, plan.device, plan.bf16, plan.accumulate);
   if (plan.nnodes === 1 && plan.nproc === 1) return [['python3', ...trainer].map(shellWord).join(' ')];
   const [host, port] = splitEndpoint(plan.endpoint);
   return Array.from({ length: plan.nnodes }, (_, rank) =>

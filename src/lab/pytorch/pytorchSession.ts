@@ -37,19 +37,21 @@ const POLL_MS = 200;
 const TAIL_LINES = 30;
 
 /**
- * Why `nproc` processes cannot share the run's batches, or null: a fixed batch (documents,
- * induction) must divide evenly; a pairs batch (its rows vary with the examples' lengths, at
- * least --batch of them) needs at least one row per process.
+ * Why the run's batches cannot be shared among `nproc` processes of `accumulate` micro-batches
+ * each, or null: a fixed batch (documents, induction) must divide evenly; a pairs batch (its
+ * rows vary with the examples' lengths, at least --batch of them) needs a row for each share.
  */
-export function batchShareProblem(spec: TrainSpec, nproc: number): string | null {
+export function batchShareProblem(spec: TrainSpec, nproc: number, accumulate = 1): string | null {
   const rows = spec.training.batchSize;
-  if (nproc <= 1) return null;
+  const shares = nproc * accumulate;
+  if (shares <= 1) return null;
+  const what = accumulate > 1 ? `${nproc} ${nproc === 1 ? 'process' : 'processes'} × --accumulate ${accumulate}` : `${nproc} processes`;
   if (spec.data.kind === 'pairs' || (spec.data.kind === 'task' && spec.model.kind === 'encoder-decoder')) {
-    return nproc > rows ? `--nproc ${nproc} is more processes than the batch has rows (--batch ${rows}); pass --nproc ${rows} or less, or a larger --batch.` : null;
+    return shares > rows ? `${what} are more shares than the batch has rows (--batch ${rows}); pass --nproc ${Math.max(1, Math.floor(rows / accumulate))} or less, or a larger --batch.` : null;
   }
-  if (rows % nproc === 0) return null;
-  const fits = Array.from({ length: Math.min(rows, 16) }, (_, i) => i + 1).filter((n) => rows % n === 0 && n > 1);
-  return `--batch ${rows} does not divide among ${nproc} processes; pass --nproc ${fits.join(' or ') || 1}, or a --batch that ${nproc} divides (e.g. ${Math.ceil(rows / nproc) * nproc}).`;
+  if (rows % shares === 0) return null;
+  const fits = Array.from({ length: Math.min(rows, 16) }, (_, i) => i + 1).filter((n) => rows % (n * accumulate) === 0 && n > 1);
+  return `--batch ${rows} does not divide among ${what}; pass --nproc ${fits.join(' or ') || 1}, or a --batch that ${shares} divides (e.g. ${Math.ceil(rows / shares) * shares}).`;
 }
 
 /** The engine as people see it: "pytorch cpu ×2", "pytorch cuda bf16" (trainer.py writes the same into run.json). */
@@ -130,7 +132,7 @@ export async function runPytorchSession(
   try {
     const env = await probeTorch(opts.python, opts.trainerDir);
     checkOptions(env, opts);
-    const share = batchShareProblem(resume ? readRunJson(runDir).spec : spec, opts.nproc);
+    const share = batchShareProblem(resume ? readRunJson(runDir).spec : spec, opts.nproc, opts.accumulate);
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
     const { prepared } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir);

@@ -12,7 +12,8 @@
  *                   checkpointEvery, snapshotEvery, segmentEnds (evaluated like ours);
  *     data          what the training sampler draws from (dataset.ts SamplerInputs):
  *                   documents {rows, T, train: {file, dtype: u16|i32, length}},
- *                   pairs {maxBatch, budget, src, tgt, lengths} (examples in sampler order),
+ *                   pairs {rows (the fewest a batch has), maxBatch, budget, src, tgt, lengths}
+ *                   (examples in sampler order),
  *                   induction {rows, Lmax, ids};
  *     validation    {file: val.i32, batches: [{B, T, S}]}: the fixed validation batches;
  *   train.u16|i32   documents: the training token stream, raw little-endian (u16 when every
@@ -50,7 +51,7 @@ export const TRAINER_FILE = /^(reference|trainer\w*)\.py$/;
 /** The sampler inputs as the manifest names them (files relative to `pytorch/`). */
 export type ManifestData =
   | { readonly kind: 'documents'; readonly rows: number; readonly T: number; readonly train: { readonly file: string; readonly dtype: 'u16' | 'i32'; readonly length: number } }
-  | { readonly kind: 'pairs'; readonly maxBatch: number; readonly budget: number; readonly src: string; readonly tgt: string; readonly lengths: string; readonly count: number }
+  | { readonly kind: 'pairs'; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly src: string; readonly tgt: string; readonly lengths: string; readonly count: number }
   | { readonly kind: 'induction'; readonly rows: number; readonly Lmax: number; readonly ids: readonly number[] };
 
 /** Contents of `pytorch/manifest.json`. */
@@ -112,7 +113,7 @@ function writeData(dir: string, d: Dataset['sampler']): ManifestData {
       writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(int32(d.sorted.map((e) => e.src))));
       writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(int32(d.sorted.map((e) => e.tgt))));
       writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(int32(d.sorted.map((e) => [e.src.length, e.tgt.length]))));
-      return { kind: 'pairs', maxBatch: d.maxBatch, budget: d.budget, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
+      return { kind: 'pairs', rows: Math.min(d.rows, d.sorted.length), maxBatch: d.maxBatch, budget: d.budget, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
     }
     case 'induction':
       return { kind: 'induction', rows: d.rows, Lmax: d.Lmax, ids: d.ids };

@@ -55,7 +55,7 @@ const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.
 const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }] as const;
 
 const HOST_TO_WORKER: Fixtures<HostToWorker> = {
-  'train/start': { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 5, extendTo: null, pytorch: { python: 'python3', nproc: 2, device: 'cpu', bf16: false, trainerDir: '/t' } },
+  'train/start': { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 5, extendTo: null, pytorch: { python: 'python3', nproc: 2, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/t' } },
   'train/pause': { type: 'train/pause' },
   'train/resume': { type: 'train/resume' },
   'train/stop': { type: 'train/stop' },
