@@ -346,4 +346,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:  # torchrun reports a failed process's exception (not only its exit code) through this
+        from torch.distributed.elastic.multiprocessing.errors import record
+    except ImportError:
+        record = lambda f: f  # noqa: E731
+    sys.exit(record(main)(sys.argv[1:]))

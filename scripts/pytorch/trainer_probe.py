@@ -9,7 +9,7 @@ src/lab/pytorch/probe.ts before anything is prepared or launched):
 torch 1.13's `Std.from_str("0")` looks the value up by iterating the IntFlag, and Python 3.11
 no longer yields the zero member NONE, so torchrun crashes in elastic's `to_map`
 ('NoneType' object has no attribute 'get'). The lab then passes explicit, parseable values.
-Never fails: a Python without torch still prints a line.
+Never fails: a Python without torch, or with one too old to answer, still prints a line.
 """
 
 import json
@@ -23,7 +23,16 @@ def probe():
     except Exception as e:  # noqa: BLE001 -- any import failure means "no usable torch"
         out["error"] = f"{type(e).__name__}: {e}"
         return out
-    out["torch"] = torch.__version__
+    out["torch"] = str(getattr(torch, "__version__", "unknown"))
+    try:
+        out.update(capabilities(torch))
+    except Exception as e:  # noqa: BLE001 -- a torch too old or too broken to ask: the version says why
+        out["error"] = f"{type(e).__name__}: {e}"
+    return out
+
+
+def capabilities(torch):
+    out = {}
     cuda = bool(torch.cuda.is_available())
     out["cuda"] = cuda
     out["devices"] = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if cuda else []

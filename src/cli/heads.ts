@@ -13,6 +13,7 @@ import { createBackend } from '../engine/backends/select';
 import { EngineError } from '../engine/errors';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import { headsOfRun } from '../lab/inference/heads';
+import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
 import { BACKEND_KINDS } from '../protocol/data';
 import type { HeadScoreData } from '../protocol/model';
 import { headScoresCsv } from '../common/csv';
@@ -86,6 +87,9 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   const json = f.bool('json');
   const csv = f.bool('csv');
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
+  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
+  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, createBackend(f.choice('backend', BACKEND_KINDS, 'auto'))));
+  if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
   const s = scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
   const rows = new Map<string, HeadRow>();
   for (const h of s.heads) {

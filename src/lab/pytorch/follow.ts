@@ -7,37 +7,35 @@
  *   next poll): `step` lines → train/didStep, `eval` lines → train/didEval;
  * - run.json: a new `step` → train/didSaveCheckpoint, status paused/training → didPause/didResume;
  * - snapshots/step-N.weights.safetensors (the model at a snapshot step, our checkpoint
- *   format): the lab's own model draws the probe's attention and scores every head
- *   (snapshots.ts, the same code as for our engine), saves the snapshot, sends
- *   train/didSnapshot and removes the weights. This is how attention over training works for
- *   PyTorch runs: what a snapshot is (probe, diagnostic sequences, score definitions) stays
- *   written once, in TypeScript, and the GPU never waits for it.
+ *   format): the lab's own model of the run, planned as our engine's session plans it, draws
+ *   the probe's attention and scores every head (snapshots.ts, the same code as for our
+ *   engine), saves the snapshot, sends train/didSnapshot and removes the weights.
+ *
+ * That is how attention over training works for PyTorch runs, chosen over a Python port of the
+ * snapshot: what a snapshot is (probe, diagnostic sequences, score definitions) stays written
+ * once, in TypeScript, with its tests; the GPU never waits for it; and a run trained where no
+ * lab was watching (a cluster) keeps its weights until a lab opens it (`heads`, `report`:
+ * {@link drawPendingSnapshots}, from the probe and plan the manifest holds).
  *
  * Leaves out: starting and stopping the trainer (pytorchSession.ts).
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Transformer } from '../../engine/models/transformer';
+import type { Backend } from '../../engine/backend';
+import type { Batch } from '../../engine/models/transformer';
+import { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { validateStepMetrics } from '../../protocol/data';
 import type { EvalMetrics } from '../../protocol/data';
-import type { Dataset } from '../data/dataset';
+import type { AttentionSnapshot } from '../../protocol/model';
 import { loadModelFile } from '../runs/checkpoint';
 import type { RunStatus } from '../runs/runFolder';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
+import { modelPadId, readTokenizer } from '../training/prepare';
 import type { Emit } from '../training/sessionControl';
-import { saveSnapshot, takeSnapshot } from '../training/snapshots';
-
-/** What the follower needs to draw snapshots: the lab's model of the run and its data. */
-export interface SnapshotMaker {
-  readonly model: Transformer;
-  readonly dataset: Dataset;
-  readonly tok: Tokenizer;
-  readonly seed: number;
-  /** Score heads (default true; only the benchmark turns it off). */
-  readonly headScores?: boolean;
-}
+import { saveSnapshot, scoredSnapshot, snapshotOf } from '../training/snapshots';
+import { PYTORCH_DIR, batchFromIds, readManifest } from './trainerInputs';
 
 const WEIGHTS = /^step-(\d+)\.weights\.safetensors$/;
 
@@ -51,6 +49,56 @@ export function pendingSnapshotWeights(runDir: string): { step: number; file: st
   }).sort((a, b) => a.step - b.step);
 }
 
+/** Draws attention snapshots from weights files of one run, with the lab's model of it. */
+export class SnapshotDrawer {
+  private readonly model: Transformer;
+  private readonly probe: Batch;
+  private readonly tok: Tokenizer;
+  private readonly seed: number;
+
+  constructor(runDir: string, backend: Backend, private readonly headScores = true) {
+    const run = readRunJson(runDir);
+    const m = readManifest(runDir);
+    this.tok = readTokenizer(runDir);
+    this.seed = run.spec.training.seed;
+    this.probe = batchFromIds(new Int32Array(new Uint8Array(fs.readFileSync(path.join(runDir, PYTORCH_DIR, m.probe.file))).buffer), m.probe);
+    const plan = { maxBatch: Math.max(m.plan.maxBatch, this.probe.B), maxLen: m.plan.maxLen, ...(run.config.kind === 'encoder-decoder' ? { maxSrcLen: m.plan.maxSrcLen } : {}), padId: modelPadId(this.tok) };
+    this.model = new Transformer(run.config, plan).bind(backend);
+  }
+
+  /** The snapshot of the weights in `file` at `step`; throws when the file cannot be loaded. */
+  draw(step: number, file: string): AttentionSnapshot {
+    loadModelFile(file, this.model);
+    return this.headScores ? scoredSnapshot(this.model, this.probe, this.tok, step, this.seed) : snapshotOf(this.model, this.probe, this.tok, step);
+  }
+}
+
+/**
+ * Turns every snapshot weights file waiting in `runDir` into a snapshot (saved, weights
+ * removed), calling `onSnapshot` with each; `drawer` may be a function, called only when
+ * there is something to draw. Returns how many it drew. A file that cannot be loaded yet (a
+ * writer still renaming it) is left for the next call.
+ */
+export function drawPendingSnapshots(runDir: string, drawer: SnapshotDrawer | (() => SnapshotDrawer), onSnapshot?: (s: AttentionSnapshot) => void): number {
+  const pending = pendingSnapshotWeights(runDir);
+  if (pending.length === 0) return 0;
+  const d = typeof drawer === 'function' ? drawer() : drawer;
+  let drawn = 0;
+  for (const { step, file } of pending) {
+    let snap: AttentionSnapshot;
+    try {
+      snap = d.draw(step, file);
+    } catch {
+      continue;
+    }
+    saveSnapshot(runDir, snap);
+    fs.rmSync(file, { force: true });
+    onSnapshot?.(snap);
+    drawn++;
+  }
+  return drawn;
+}
+
 /** Polls a run folder's files and emits what changed since the last poll. */
 export class RunFollower {
   private offset = 0;
@@ -62,7 +110,7 @@ export class RunFollower {
   constructor(
     private readonly runDir: string,
     private readonly emit: Emit,
-    private readonly snapshots: SnapshotMaker,
+    private readonly drawer: SnapshotDrawer,
     startStep: number,
   ) {
     this.lastStep = startStep;
@@ -81,7 +129,9 @@ export class RunFollower {
   poll(): void {
     this.readMetrics();
     this.readRun();
-    for (const w of pendingSnapshotWeights(this.runDir)) this.snapshot(w.step, w.file);
+    drawPendingSnapshots(this.runDir, this.drawer, (snap) => {
+      this.emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+    });
   }
 
   private readMetrics(): void {
@@ -135,18 +185,5 @@ export class RunFollower {
     if (status === 'paused' && this.status !== 'paused') this.emit({ type: 'train/didPause', step: this.lastStep });
     if (status === 'training' && this.status === 'paused') this.emit({ type: 'train/didResume', step: this.lastStep });
     this.status = status;
-  }
-
-  private snapshot(step: number, file: string): void {
-    const s = this.snapshots;
-    try {
-      loadModelFile(file, s.model);
-    } catch {
-      return; // still being renamed into place, or cut short: the next poll tries again
-    }
-    const snap = takeSnapshot(s.model, s.dataset, s.tok, step, s.seed, s.headScores ?? true);
-    saveSnapshot(this.runDir, snap);
-    fs.rmSync(file, { force: true });
-    this.emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
   }
 }

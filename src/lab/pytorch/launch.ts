@@ -6,9 +6,10 @@
  * as `python -m torch.distributed.run` of the same interpreter (so the launcher and the
  * trainer share one torch), with a static rendezvous on 127.0.0.1 and a free port, and, where
  * the probe found torchrun's default stream redirection broken (torch 1.13 on Python 3.11),
- * explicit values it can parse: every rank's output to files in a temporary log folder,
+ * explicit values it can parse: every rank's output to files in the temporary log folder,
  * standard error also to the console (`--redirects 1 --tee 2`), which is where the trainer
- * and Python write errors. The trainer always runs from the run folder's own copy
+ * and Python write errors. A failed rank's exception reaches torchrun's summary through the
+ * trainer's `@record` (torch.distributed.elastic's error files). The trainer always runs from the run folder's own copy
  * (pytorch/trainer/), and watches its standard input (the lab gone: stop with a checkpoint).
  *
  * On a cluster: torchrun on every node with --nnodes, --node_rank and the rendezvous
@@ -51,7 +52,8 @@ export function localLaunch(runDir: string, opts: PytorchOptions, env: TorchEnv,
   if (opts.nproc === 1) return { command: opts.python, args: trainer, env: {} };
   // torchrun gives each process 1 thread unless told otherwise; on the CPU share the cores.
   const threads: Record<string, string> = device === 'cpu' ? { OMP_NUM_THREADS: String(Math.max(1, Math.floor(os.availableParallelism() / opts.nproc))) } : {};
-  const redirect = env.launcherDefaults ? [] : ['--redirects', '1', '--tee', '2', '--log_dir', logDir];
+  // Rank logs and error files in a folder the lab removes (else torchrun leaves one in the temp folder).
+  const redirect = ['--log_dir', logDir, ...(env.launcherDefaults ? [] : ['--redirects', '1', '--tee', '2'])];
   return {
     command: opts.python,
     args: ['-m', 'torch.distributed.run', '--nnodes', '1', '--nproc_per_node', String(opts.nproc), '--master_addr', '127.0.0.1', '--master_port', String(port), ...redirect, ...trainer],

@@ -64,6 +64,7 @@ export function probeTorch(python: string, trainerDir: string, timeoutMs = 120_0
       if (!v || v[0] < MIN_TORCH[0] || (v[0] === MIN_TORCH[0] && v[1] < MIN_TORCH[1])) {
         return reject(fail(`Python at ${exe} has torch ${raw.torch}; the PyTorch engine needs torch ≥ ${MIN_TORCH.join('.')}: upgrade it (pip install -U torch) ${CHOOSE}.`));
       }
+      if (typeof raw.error === 'string') return reject(fail(`torch ${raw.torch} at ${exe} could not say what it runs on (${raw.error}); reinstall it (pip install -U torch) ${CHOOSE}.`));
       resolve({
         python: String(raw.python), executable: exe, torch: raw.torch, cuda: raw.cuda === true, devices: Array.isArray(raw.devices) ? raw.devices.map(String) : [],
         bf16: raw.bf16 === true, gloo: raw.gloo === true, nccl: raw.nccl === true, launcherDefaults: raw.launcherDefaults !== false,

@@ -24,7 +24,7 @@ import type { Emit, SessionControl } from '../training/sessionControl';
 import type { Ownership, PreparedSession } from '../training/sessionSetup';
 import { RunnerError, prepareSession, reportFailure } from '../training/sessionSetup';
 import { saveSnapshot, takeSnapshot } from '../training/snapshots';
-import { RunFollower } from './follow';
+import { RunFollower, SnapshotDrawer } from './follow';
 import { localLaunch } from './launch';
 import type { TorchEnv } from './probe';
 import { checkOptions, describeEnv, probeTorch, resolvedDevice } from './probe';
@@ -34,7 +34,9 @@ import { PYTORCH_DIR, writeTrainerInputs } from './trainerInputs';
 /** How often the lab looks at the run folder while the trainer runs. */
 const POLL_MS = 200;
 /** Lines of the trainer's output kept for an error message. */
-const TAIL_LINES = 30;
+const TAIL_LINES = 60;
+/** A Python exception's line: "RuntimeError: …", "torch.cuda.OutOfMemoryError: …". */
+const EXCEPTION = /^([A-Za-z_][\w.]*)?(Error|Exception|Interrupt)\b[^:]*:/;
 
 /**
  * Why the run's batches cannot be shared among `nproc` processes of `accumulate` micro-batches
@@ -116,8 +118,11 @@ function exitError(runDir: string, code: number | null, signal: string | null, t
   const own = tail.last(TAIL_LINES).map((l) => l.replace(/^\[[^\]]*\]:/, '')).reverse().find((l) => l.startsWith('attention-lab trainer: '));
   if (code === 2 && own) return new RunnerError('pytorch/launch', own.slice('attention-lab trainer: '.length));
   const how = signal ? `was killed (${signal})` : `exited with code ${code}`;
-  const lines = tail.last(3).map((l) => l.trim()).join(' | ');
-  return new RunnerError(recorded ? 'internal' : 'pytorch/launch', `The PyTorch trainer ${how}${recorded ? `: ${recorded.message}` : ''}${lines ? `; its last lines: ${lines}` : ''}`);
+  // The exception of a failed process (torchrun's summary quotes it), else the last lines.
+  const lines = tail.last(TAIL_LINES).map((l) => l.replace(/^\[[^\]]*\]:/, '').trim());
+  const cause = lines.reverse().find((l) => EXCEPTION.test(l));
+  const why = recorded ? `: ${recorded.message}` : cause ? `: ${cause}` : lines.length ? `; its last lines: ${lines.slice(0, 3).reverse().join(' | ')}` : '';
+  return new RunnerError(recorded ? 'internal' : 'pytorch/launch', `The PyTorch trainer ${how}${why}`);
 }
 
 /**
@@ -151,7 +156,7 @@ export async function runPytorchSession(
 async function launchAndFollow(runDir: string, prepared: PreparedSession, control: SessionControl, emit: Emit, opts: PytorchOptions, env: TorchEnv): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-torchrun-'));
   const cmd = localLaunch(runDir, opts, env, await freePort(), logDir);
-  const follower = new RunFollower(runDir, emit, { model: prepared.model, dataset: prepared.dataset, tok: prepared.tok, seed: prepared.run.spec.training.seed }, prepared.startStep);
+  const follower = new RunFollower(runDir, emit, new SnapshotDrawer(runDir, prepared.model.backendOrThrow()), prepared.startStep);
   const tail = new Tail();
   const child = spawn(cmd.command, [...cmd.args], {
     env: { ...process.env, ...cmd.env, PYTHONUNBUFFERED: '1' },

@@ -16,10 +16,15 @@
  *                   (examples in sampler order),
  *                   induction {rows, Lmax, ids};
  *     validation    {file: val.i32, batches: [{B, T, S}]}: the fixed validation batches;
+ *     probe         {file: probe.i32, B, T, S}: the batch attention snapshots show, and
+ *     plan          {maxBatch, maxLen, maxSrcLen}: the shape the lab's model of the run is
+ *                   planned for — the lab draws snapshots from the trainer's weights with
+ *                   them (follow.ts), the same snapshots our engine's session takes;
  *   train.u16|i32   documents: the training token stream, raw little-endian (u16 when every
  *                   id fits, as tokenBuffer.ts holds it), memory-mapped by every process;
  *   pairs-*.i32     pairs: the examples' source and target ids and their lengths;
  *   val.i32         per validation batch: src (B·S, encoder-decoder), input (B·T), targets (B·T);
+ *   probe.i32       the probe batch, laid out as one validation batch;
  *   trainer/        a copy of the trainer that ships with this version (reference.py and
  *                   trainer*.py), so the folder trains on any machine with torch, on shared
  *                   storage for a cluster, with the trainer that matches its manifest.
@@ -39,6 +44,7 @@ import type { Batch, Transformer } from '../../engine/models/transformer';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { Dataset } from '../data/dataset';
+import { EngineError } from '../../engine/errors';
 import { writeFileAtomic } from '../runs/atomicFile';
 
 export const MANIFEST_FORMAT = 'attention-lab-pytorch';
@@ -73,7 +79,16 @@ export interface TrainerManifest {
     readonly segmentEnds: readonly number[];
   };
   readonly data: ManifestData;
-  readonly validation: { readonly file: string; readonly batches: readonly { readonly B: number; readonly T: number; readonly S: number }[] };
+  readonly validation: { readonly file: string; readonly batches: readonly BatchShape[] };
+  readonly probe: { readonly file: string } & BatchShape;
+  readonly plan: { readonly maxBatch: number; readonly maxLen: number; readonly maxSrcLen: number };
+}
+
+/** The shape of a batch in a file: B rows, T decoder positions, S source positions (0: none). */
+export interface BatchShape {
+  readonly B: number;
+  readonly T: number;
+  readonly S: number;
 }
 
 /** What the trainer inputs are made from. */
@@ -122,6 +137,8 @@ function writeData(dir: string, d: Dataset['sampler']): ManifestData {
   }
 }
 
+const shapeOf = (b: Batch): BatchShape => ({ B: b.B, T: b.T, S: b.S ?? 0 });
+
 function batchParts(b: Batch): Int32Array[] {
   const S = b.S ?? 0;
   return [...(S > 0 && b.src ? [b.src.subarray(0, b.B * S)] : []), b.input.subarray(0, b.B * b.T), b.targets.subarray(0, b.B * b.T)];
@@ -130,6 +147,29 @@ function batchParts(b: Batch): Int32Array[] {
 /** The trainer files of `trainerDir` (the shipped ones only). */
 export function trainerFiles(trainerDir: string): string[] {
   return fs.readdirSync(trainerDir).filter((n) => TRAINER_FILE.test(n)).sort();
+}
+
+/** Reads a run folder's manifest (checked for format and version). */
+export function readManifest(runDir: string): TrainerManifest {
+  const file = path.join(runDir, PYTORCH_DIR, 'manifest.json');
+  let m: Partial<TrainerManifest>;
+  try {
+    m = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<TrainerManifest>;
+  } catch (e) {
+    throw new EngineError('checkpoint/invalid', `${file} cannot be read (${(e as Error).message}); prepare the run again (attention-lab train --resume DIR --engine pytorch).`);
+  }
+  if (m.format !== MANIFEST_FORMAT || m.version !== MANIFEST_VERSION) {
+    throw new EngineError('checkpoint/invalid', `${file} is ${m.format === MANIFEST_FORMAT ? `version ${String(m.version)}` : 'not a trainer manifest'}; this Attention Lab reads version ${MANIFEST_VERSION}: prepare the run again with it.`);
+  }
+  return m as TrainerManifest;
+}
+
+/** A batch of `shape` read back from its ids (laid out as {@link writeTrainerInputs} writes one). */
+export function batchFromIds(ids: Int32Array, shape: BatchShape): Batch {
+  const { B, T, S } = shape;
+  const src = S > 0 ? ids.slice(0, B * S) : undefined;
+  const at = S > 0 ? B * S : 0;
+  return { B, T, ...(src ? { S, src } : {}), input: ids.slice(at, at + B * T), targets: ids.slice(at + B * T, at + 2 * B * T) };
 }
 
 /**
@@ -144,6 +184,9 @@ export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trai
   for (const f of trainerFiles(trainerDir)) fs.copyFileSync(path.join(trainerDir, f), path.join(dir, 'trainer', f));
   const val = src.dataset.valBatches();
   writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(int32(val.flatMap(batchParts))));
+  const probe = src.dataset.probe();
+  writeFileAtomic(path.join(dir, 'probe.i32'), bytesOf(int32(batchParts(probe))));
+  const m = src.model;
   const t = src.spec.training;
   const manifest: TrainerManifest = {
     format: MANIFEST_FORMAT,
@@ -157,7 +200,9 @@ export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trai
       segmentEnds: src.segments.map((s) => s.toStep),
     },
     data: writeData(dir, src.dataset.sampler),
-    validation: { file: 'val.i32', batches: val.map((b) => ({ B: b.B, T: b.T, S: b.S ?? 0 })) },
+    validation: { file: 'val.i32', batches: val.map(shapeOf) },
+    probe: { file: 'probe.i32', ...shapeOf(probe) },
+    plan: { maxBatch: m.maxBatch, maxLen: m.maxLen, maxSrcLen: m.config.kind === 'encoder-decoder' ? m.maxSrcLen : 0 },
   };
   writeFileAtomic(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   return manifest;
