@@ -1,5 +1,5 @@
 // Benchmark of the dashboard in headless Chromium (`npm run bench:dashboard`): loads synthetic
-// data of the sizes the issue names — 100,000 loss points, and a 6-layer × 8-head grid of
+// data of demanding sizes — 100,000 loss points, and a 6-layer × 8-head grid of
 // 128×128 attention maps (5 snapshots) — and prints how long the page takes to draw them, to
 // redraw on a toggle, to scrub the timeline, and how the main thread holds up (input delay,
 // long tasks, frame rate) while 250 live steps per second stream in, and what the Heads tab

@@ -3,7 +3,7 @@
  * layer), the mask the engine applied to it (for batch item b), which query rows are padding,
  * and each head's mean entropy.
  *
- * Masks follow DESIGN.md (1 = may attend): encoder self- and cross-attention use the source
+ * Masks follow docs/ARCHITECTURE.md, "Masks" (1 = may attend): encoder self- and cross-attention use the source
  * padding mask [B,1,1,S]; decoder self-attention uses the combined mask [B,1,T,T] when the
  * engine built one, else the causal mask [1,1,T,T] alone (the engine skips the combination
  * when the batch has no padding, so that is exactly what it used).

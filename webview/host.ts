@@ -8,8 +8,8 @@
  *   arrays in the tagged base64 form (src/common/wireCodec.ts). Those messages are replayed in order; there
  *   is nobody to answer requests, so decoding and training controls are off.
  * - **VS Code webview**: the host page provides `acquireVsCodeApi()`. Messages arrive as window
- *   `message` events; the page posts `webview/ready` once it listens (STYLE.md §2: nobody posts
- *   before the receiver is ready); UI state persists through `getState` / `setState`.
+ *   `message` events; the page posts `webview/ready` once it listens (nobody posts before the
+ *   receiver is ready: docs/ARCHITECTURE.md, "The protocol"); UI state persists through `getState` / `setState`.
  *
  * Report detection wins, so a report opened inside a webview still shows its own data.
  *

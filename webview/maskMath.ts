@@ -2,7 +2,7 @@
  * The mask view's bookkeeping: names of a mask's dimensions, which score dimensions it is
  * broadcast over, and the [rows × cols] slice it contributes to the scores of one batch item.
  *
- * Shapes follow DESIGN.md: padding [B,1,1,L] (L = S for the source, T for the target),
+ * Shapes follow docs/ARCHITECTURE.md, "Masks": padding [B,1,1,L] (L = S for the source, T for the target),
  * causal [1,1,T,T], combined decoder self-attention mask [B,1,T,T]; every mask broadcasts to
  * scores [B,H,T,S] (NumPy/PyTorch broadcasting: a size-1 dimension repeats along the other
  * operand's size). 1 = may attend.

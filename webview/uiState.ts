@@ -1,7 +1,7 @@
 /**
  * The dashboard's UI state — which tab, run, layer and head are selected, where the timeline
  * slider is, the chart toggles and the playground's settings — and nothing else: it is what
- * the webview saves through `vscode.setState` (STYLE.md §9: persist only UI state), so it
+ * the webview saves through `vscode.setState` (persist only UI state: CONTRIBUTING.md, "Disposables and webview state"), so it
  * must survive being read back from an older or damaged save. `sanitizeUiState` keeps every
  * valid field and replaces the rest with defaults.
  *

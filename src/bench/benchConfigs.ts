@@ -1,5 +1,5 @@
 /**
- * The benchmark's four model configs (issue 4), the same in our engine and in
+ * The benchmark's four model configs, the same in our engine and in
  * scripts/pytorch/bench.py: nanoGPT's architecture for the decoders (pre-LN, GELU, learned
  * positions, tied embeddings, no dropout; `small-decoder` is its shakespeare_char CPU
  * config) and the paper's for the encoder-decoders (post-LN, ReLU, sinusoids, dropout 0.1,

@@ -1,6 +1,6 @@
 /**
  * The benchmark's two outputs: readable tables (with ours/PyTorch ratios and the machine's
- * noise as min–max), and the JSON object of issue 4 —
+ * noise as min–max), and one JSON object —
  * `{"configs": {"tiny-decoder": {"train_tokens_per_s": …, "decode_ms_per_token": …}, …},
  * "matmul_gflops": {"256": …, …}}` with medians at the most threads measured — to which the
  * full detail (every thread count, min/max, PyTorch, TF.js, event loop) is added under
@@ -42,7 +42,7 @@ function topThreads(r: BenchResult): string {
   return String(r.threads[r.threads.length - 1] ?? 1);
 }
 
-/** The issue's JSON shape (medians at the most threads), plus the full detail under further keys. */
+/** The JSON object's headline shape (medians at the most threads), plus the full detail under further keys. */
 export function benchJson(r: BenchResult): Record<string, unknown> {
   const t = topThreads(r);
   const configs: Record<string, { train_tokens_per_s: number | null; decode_ms_per_token: number | null }> = {};

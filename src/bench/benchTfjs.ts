@@ -13,7 +13,7 @@
  * It runs in its own process (benchTfjsMain.ts, bundled separately as dist/benchTfjs.js by scripts/build.mjs),
  * so tfjs and its global engine never load into the CLI or the extension.
  *
- * Leaves out: decoding and the other configs (the issue asks for one training config).
+ * Leaves out: decoding and the other configs (one training config is enough to compare).
  */
 
 import path from 'node:path';

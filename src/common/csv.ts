@@ -9,8 +9,8 @@
  * reading a file back gives the very numbers that were logged; a missing or non-finite value is
  * an empty field (spreadsheets read it as blank, pandas as NaN).
  *
- * Pure and free of Node and DOM: part of the protocol layer (test/unit/layers.test.ts), which
- * the webview and the CLI may both import.
+ * Pure and free of Node and DOM: part of the common layer (src/common/, test/unit/layers.test.ts),
+ * which the webview and the CLI may both import.
  *
  * Leaves out: CSV dialects (semicolons, other line ends) and spreadsheet formula escaping —
  * the tables here hold run names, numbers and fixed labels, never user text in a leading cell.

@@ -15,8 +15,9 @@
  *   formatTicks       0.0009 · 0.001     the labels of a chart axis: as few digits as keep them exact and distinct
  *
  * A value that is missing or cannot be what it claims (a negative duration, NaN bytes) prints
- * as {@link MISSING}. Pure and free of Node and DOM: part of the protocol layer
- * (test/unit/layers.test.ts), which every layer, the webview included, may import.
+ * as {@link MISSING}. Pure and free of Node and DOM: part of the common layer (src/common/,
+ * test/unit/layers.test.ts), which every layer above the protocol, the webview included, may
+ * import.
  *
  * Leaves out: localisation (English; "." decimals and "," thousands whatever the locale, so
  * logs and tests read the same on every machine) and the wording around numbers.

@@ -18,7 +18,7 @@
  * that arrive already typed, untouched) before the protocol validators run. Little-endian is
  * assumed on both ends, as on every platform VS Code and Chromium run on.
  *
- * Part of the protocol layer (test/unit/layers.test.ts), so the dashboard and the Node side
+ * Part of the common layer (src/common/, test/unit/layers.test.ts), so the dashboard and the Node side
  * share this one codec: it uses only what a browser has, plus Node's `Buffer` when present.
  *
  * Leaves out: other typed arrays (the protocol has none) and validation of the decoded

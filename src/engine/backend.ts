@@ -3,7 +3,7 @@
  *
  * Two implementations share these exact signatures: the `reference` backend
  * (`backends/reference.ts`, plain TypeScript, readable — the spec and the test oracle)
- * and the fast WebAssembly backend (its own issue). Models never loop over numbers
+ * and the fast WebAssembly backend (`backends/wasm/`). Models never loop over numbers
  * themselves; they call kernels on preallocated arrays, so a training step allocates
  * nothing.
  *
@@ -16,7 +16,7 @@
  *   read one tensor (a residual, q/k/v from one input) simply add into one buffer.
  * - Shape legend: N rows (= B·T), B batch, T query positions, S key positions, C channels
  *   (d_model), H heads, D = C / H head size, V vocabulary, I/O linear in/out features.
- * - Masks: 1 = may attend, 0 = masked (DESIGN.md). A fully masked row gives zeros.
+ * - Masks: 1 = may attend, 0 = masked (docs/ARCHITECTURE.md, "Masks"). A fully masked row gives zeros.
  */
 
 /** A float buffer. The reference backend may run in float64 for exact gradient checks. */

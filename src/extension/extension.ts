@@ -2,7 +2,7 @@
  * The extension's entry point (bundled into dist/extension.js, `vscode` external).
  * `activate` only wires things up — log channel, context keys, training controller,
  * status bar, views, dashboard serializer, commands — and stays well under 100 ms: the
- * engine and lab load from a separate bundle on first use (labLoader.ts), the training
+ * engine and lab load from a separate bundle on first use (workers/labLoader.ts), the training
  * and model workers start when first needed, and the first read of the runs happens
  * after activation returns. Returns a small API the extension-host tests read.
  *

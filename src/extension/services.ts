@@ -1,6 +1,6 @@
 /**
  * What every command and view shares, created once in `activate` and passed explicitly
- * (no module-level singletons, STYLE.md §10): the log channel, the lazily loaded lab
+ * (no module-level singletons: CONTRIBUTING.md, "No globals"): the log channel, the lazily loaded lab
  * module, the training controller, the runs, the model worker client, the dashboard, the
  * context keys, and the settings as read right now.
  *

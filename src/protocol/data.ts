@@ -19,9 +19,9 @@ export type ErrorData = Infer<typeof errorData>;
 export const errorData = obj({ code: str, message: str });
 
 /*
- * The names people choose among, declared once here (STYLE.md §12): the CLI's flags and help,
- * the settings' validation and the validators derive from these lists, package.json's enums
- * are compared with them (test/unit/extension/settings.test.ts), and the engine's
+ * The names people choose among, declared once here (CONTRIBUTING.md, "Declare once"): the
+ * CLI's flags and help, the settings' validation and the validators derive from these lists,
+ * package.json's enums are compared with them (test/unit/extension/configure/settings.test.ts), and the engine's
  * implementations with them (test/unit/protocol/trainingWorker.test.ts). They live in the
  * protocol because every layer may import it; the engine, which imports nothing, keeps its own
  * types.

@@ -1,7 +1,7 @@
 /**
  * Schemas: each message field is declared once as a value `Schema<T>`, from which both the
  * TypeScript type (`Infer<typeof s>`) and the runtime check (`s.check(v, path)`) come, so a
- * type and its validator cannot drift apart (STYLE.md §12). A failed check throws
+ * type and its validator cannot drift apart (CONTRIBUTING.md, "Declare once"). A failed check throws
  * `ProtocolError` naming the path and what was expected: "spec.training.steps: expected an
  * integer ≥ 1, got number" (a wrong string is quoted). A check returns the very value it was given (no copy, no
  * coercion), typed.

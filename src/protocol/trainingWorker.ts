@@ -1,7 +1,8 @@
 /**
  * Host ⇄ training worker (src/lab/workers/trainingWorker.ts; its hosts are the CLI and the extension):
  * commands to start, pause, resume and stop a run, and the worker's notifications (past
- * tense; droppable ones carry snapshots, not deltas — STYLE.md §2). Each message is one
+ * tense; droppable ones carry snapshots, not deltas — docs/ARCHITECTURE.md, "The protocol").
+ * Each message is one
  * table entry: its type and its validator both come from it (schema.ts `messages`).
  *
  * Leaves out: the data the messages carry (data.ts, model.ts).

@@ -1,5 +1,5 @@
 /**
- * The layers of DESIGN.md, enforced: every import of every .ts file under src/ and webview/
+ * The layers of docs/ARCHITECTURE.md, enforced: every import of every .ts file under src/ and webview/
  * (static, type-only, re-exports, dynamic `import()` and `require`) must point down or stay
  * inside its own layer, and no two source files may import each other in a cycle. A
  * violation is reported as `file: imports X (layer A may not import layer B)`.
@@ -151,7 +151,7 @@ function importCycles(files: readonly string[], read: (rel: string) => string): 
   return cycles;
 }
 
-describe('layers (DESIGN.md: imports point down only)', () => {
+describe('layers (imports point down only)', () => {
   const files = [...sourceFiles('src'), ...sourceFiles('webview')];
   const read = (rel: string): string => fs.readFileSync(path.join(ROOT, rel), 'utf8');
 

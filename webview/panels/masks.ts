@@ -4,7 +4,8 @@
  * table showing how each broadcasts to the scores [B,H,T,S] (which size-1 dimensions repeat),
  * the tensor itself and the slice it masks in one batch item's scores. Masked cells and PAD
  * tokens are marked. This is where the broken `(src != 0).unsqueeze(...)` masks of the
- * tutorial notebooks (DESIGN.md) become visible.
+ * tutorial notebooks (docs/ARCHITECTURE.md, "What the engine does not copy from the
+ * tutorials") become visible.
  *
  * Leaves out: the shape bookkeeping (maskMath.ts) and drawing (heatmapView.ts).
  */

@@ -6,7 +6,7 @@
  * token over its context (self-attention, every layer and head) and over the source
  * (cross-attention). The decoded text comes first, as text people can copy. The state is
  * per run: switching runs shows that run's own last decode and prompt, never another's.
- * A request with no answer for 60 s fails with a visible error (STYLE.md §2: requests time out).
+ * A request with no answer for 60 s fails with a visible error (requests time out: docs/ARCHITECTURE.md, "The protocol").
  * Below the decode, the logit lens and head ablation of the same text (playgroundInside.ts).
  *
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).

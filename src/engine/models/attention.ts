@@ -1,7 +1,7 @@
 /**
  * Multi-head attention as a layer (Vaswani et al. 2017, §3.2.2): full d_model × d_model
  * projections W_q, W_k, W_v (the per-head W_i stacked, not one d_k matrix shared by all
- * heads — a tutorial bug, see DESIGN.md), the fused scaled-dot-product kernel, and W_o.
+ * heads — a tutorial bug, see docs/ARCHITECTURE.md), the fused scaled-dot-product kernel, and W_o.
  * Self-attention passes the same input as queries and keys/values; cross-attention passes
  * the encoder output as keys/values. Decoding feeds one position per row at a time through
  * `stepSelf` / `stepCross`, which share forward's projections and attention call but read

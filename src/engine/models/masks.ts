@@ -1,5 +1,5 @@
 /**
- * Attention masks, built the way DESIGN.md states them (1 = may attend):
+ * Attention masks, built the way docs/ARCHITECTURE.md ("Masks") states them (1 = may attend):
  * padding [B,1,1,S] = (ids ≠ PAD), causal [1,1,T,T] = (s ≤ t), and the decoder's
  * self-attention mask [B,1,T,T] = padding ∧ causal. Each is stored densely for its own
  * shape and broadcast to the scores [B,H,T,S] through strides (a {@link MaskView}), never

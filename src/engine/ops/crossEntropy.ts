@@ -2,7 +2,8 @@
  * Cross-entropy over raw logits with integer targets and label smoothing, computed as
  * PyTorch's nn.CrossEntropyLoss(ignore_index, label_smoothing) does. The model's output
  * layer emits logits; this kernel applies its own log-softmax (never softmax the logits
- * before it — one of the seed-notebook bugs in DESIGN.md).
+ * before it — one of the tutorial bugs in docs/ARCHITECTURE.md, "What the engine does not
+ * copy from the tutorials").
  *
  * Shape legend: N rows (= B·T), V vocabulary; logits/dlogits [N, V], targets and lse [N].
  *

@@ -101,7 +101,8 @@ export function positionalBackward(
  *   PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
  * Both channels of a pair share one frequency; the base is 10000 (the seed notebooks'
  * variants with base 1000, `2*i` applied to an index that already steps by two, or sin in
- * both halves are bugs, see DESIGN.md). An odd d_model ends on a lone sin channel.
+ * both halves are bugs: docs/ARCHITECTURE.md, "What the engine does not copy from the
+ * tutorials"). An odd d_model ends on a lone sin channel.
  * Computed in float64, stored in float32. Throws EngineError for a non-positive or
  * fractional size.
  */

@@ -1,7 +1,7 @@
 /**
  * Row-wise softmax with an optional attention mask, and its backward.
  *
- * Shape legend: rows × cols, row-major. A mask (1 = may attend, 0 = masked; DESIGN.md)
+ * Shape legend: rows × cols, row-major. A mask (1 = may attend, 0 = masked; docs/ARCHITECTURE.md, "Masks")
  * is a broadcast view (`MaskView`): row r of batch item ⌊r / rowsPerBatch⌋ reads
  * mask.data[⌊r / rowsPerBatch⌋ · batchStride + (r mod rowsPerBatch) · rowStride + c].
  *

@@ -11,7 +11,7 @@
  * falls in one alternative, so the chunks always concatenate back to the input.
  *
  * Checked against GPT-2's: the alternatives are encoder.py's, in its order (the seven
- * contractions share one group, which matches the same text); test/unit/.../gpt2Files.test.ts
+ * contractions share one group, which matches the same text); test/unit/engine/tokenizers/gpt2Files.test.ts
  * compares whole encodings with the npm package gpt-3-encoder, which runs this pattern in
  * JavaScript. What `\s` means for a few rare code points can differ from GPT-2's Python
  * (the `regex` module): JavaScript counts U+FEFF as a space and Python does not, and

@@ -1,7 +1,7 @@
 /**
  * Ownership of everything that must be released: listeners, panels, workers, timers,
  * decorations. A `DisposableStore` disposes what it holds in reverse order of adding,
- * exactly once (STYLE.md §9); adding to a disposed store disposes the newcomer at once so
+ * exactly once (CONTRIBUTING.md, "Disposables"); adding to a disposed store disposes the newcomer at once so
  * nothing leaks after shutdown. Mirrors VS Code's `Disposable` shape without importing it,
  * so the rules are unit-tested.
  *

@@ -2,7 +2,7 @@
  * How errors reach people: one notification that says what happened and what to do, with
  * "Open Log" (the full story is in the Attention Lab log) and any action that fixes it
  * ("Configure Model…", "Manage Workspace Trust"). Errors are logged with their cause;
- * nothing is swallowed (STYLE.md §7).
+ * nothing is swallowed (CONTRIBUTING.md, "Errors tell people what to do").
  *
  * Leaves out: deciding the message (each command words its own).
  */

@@ -6,7 +6,7 @@
  * a notification and in the Attention Lab log (what `attention-lab eval --data/--pairs`
  * prints, from the same lab function).
  *
- * Leaves out: the evaluation (lab/evaluation/evaluateFiles.ts) and choosing a run (pickRun.ts).
+ * Leaves out: the evaluation (lab/evaluation/evaluateFiles.ts) and choosing a run (runs/pickRun.ts).
  */
 
 import * as path from 'node:path';

@@ -5,7 +5,8 @@
  * (files with their sizes, skipped files with why). Pure (no VS Code import), so the
  * wording is unit-tested; configure.ts shows them.
  *
- * Leaves out: finding and planning the files (trainData.ts and the lab's corpusPreview.ts).
+ * Leaves out: finding and planning the files (training/trainData.ts and the lab's
+ * data/corpusPreview.ts).
  */
 
 import { formatBytes, formatCount } from '../../common/format';

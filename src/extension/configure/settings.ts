@@ -5,7 +5,7 @@
  * package.json's `contributes.configuration`.
  *
  * Leaves out: reading or writing VS Code's configuration (extension.ts and configure.ts
- * do) and collecting the files a `documents` source names (trainCommand.ts does).
+ * do) and collecting the files a `documents` source names (training/trainCommand.ts does).
  */
 
 import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../../protocol/data';

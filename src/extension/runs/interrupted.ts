@@ -8,7 +8,7 @@
  * No VS Code import: the caller passes how to show a warning with buttons.
  *
  * Leaves out: deciding that a run was interrupted (protocol/runStatus.ts) and resuming it
- * (trainCommand.ts).
+ * (training/trainCommand.ts).
  */
 
 import type { RunItem } from './runsModel';

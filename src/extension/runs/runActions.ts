@@ -4,7 +4,7 @@
  * modal confirmation; never while it trains), export it for PyTorch into a chosen folder, and show the model's attention on
  * the editor's selection in the dashboard.
  *
- * Leaves out: training and decoding (trainCommand.ts, decodeCommand.ts).
+ * Leaves out: training and decoding (training/trainCommand.ts, commands/decodeCommand.ts).
  */
 
 import * as fs from 'node:fs';

@@ -6,7 +6,7 @@
  * and stops it. No VS Code import, so it is unit-tested with the real worker.
  *
  * Leaves out: what the notifications look like (statusBar.ts, trainCommand.ts, the
- * dashboard) and where run folders live (runStore.ts).
+ * dashboard) and where run folders live (runs/runStore.ts).
  */
 
 import * as path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Loads the engine-side module (dist/extensionLab.js, bundled from lab/hostLab.ts) on
+ * Loads the engine-side module (dist/extensionLab.js, bundled from src/lab/workers/hostLab.ts) on
  * first use, so activating the extension costs only this small bundle: the engine, the
  * tokenizers and the lab are parsed when the runs tree, the dashboard or a command first
  * needs them, not before.

@@ -5,7 +5,7 @@
  * evaluation through its shared flag, and fails every pending request with a clear error
  * if the worker dies (the next request starts a fresh one).
  *
- * Leaves out: the compute (worker/modelWorker.ts) and any VS Code UI.
+ * Leaves out: the compute (src/lab/workers/modelWorker.ts) and any VS Code UI.
  */
 
 import { Worker } from 'node:worker_threads';

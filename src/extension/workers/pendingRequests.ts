@@ -1,7 +1,7 @@
 /**
  * Requests in flight to a worker: each gets an id, settles exactly once — with the
  * answer, with the worker's error, on timeout, or when the worker goes away — and never
- * leaks its timer (STYLE.md §2: requests time out with an error). Timers are injected so
+ * leaks its timer (requests time out with an error: docs/ARCHITECTURE.md, "The protocol"). Timers are injected so
  * the rules are unit-tested without waiting.
  *
  * Leaves out: the transport (modelClient.ts posts and routes messages).

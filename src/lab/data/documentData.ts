@@ -1,6 +1,6 @@
 /**
  * Documents → token streams for a decoder-only run, streamed: files are read one at a time
- * and cut into pieces of about a megabyte (textPieces.ts) that tokenize exactly as the whole
+ * and cut into pieces of about a megabyte (engine/tokenizers/textPieces.ts) that tokenize exactly as the whole
  * file would, so memory grows with the ids (TokenBuffer), not with copies of the text, and
  * progress and cancellation come between pieces.
  *

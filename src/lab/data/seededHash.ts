@@ -9,9 +9,9 @@
  * MurmurHash3), which spreads every input bit over the output.
  *
  * Existing run folders resume with exactly the data split and batches they started with, so
- * these outputs are pinned (test/unit/lab/seededHash.test.ts). Two of the mixers below predate
- * {@link hashSeed} and cannot be written through it without changing their numbers; they keep
- * their own arithmetic, named and documented, rather than move a run's validation set.
+ * these outputs are pinned (test/unit/lab/data/seededHash.test.ts). Two of the mixers below
+ * cannot be written through {@link hashSeed} without changing their numbers; they keep their
+ * own arithmetic, named and documented, rather than move a run's validation set.
  *
  * Leaves out: streams of random numbers (engine/rng.ts `Rng`; dataset.ts `stepRng` seeds one
  * from {@link stepSeed}).

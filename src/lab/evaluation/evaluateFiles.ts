@@ -3,7 +3,7 @@
  * CLI's `eval --data/--pairs` and the extension's "Evaluate on Files…" (in the model worker).
  *
  * Documents (decoder-only runs): every document becomes BOS + text + EOS in one token stream,
- * as training builds its streams (dataset.ts `tokenStream`). The stream is cut into
+ * as training builds its streams (lab/data/dataset.ts `tokenStream`). The stream is cut into
  * non-overlapping windows of the model's context from token 0 — the windows the validation
  * loss uses — plus one shorter window for the remainder, so every token after the first BOS
  * is predicted exactly once, from the tokens before it in its window. The loss is the
@@ -16,7 +16,7 @@
  *
  * Leaves out: sliding-window scoring (every token with a full context, as Score Selection
  * does; it costs a forward pass per half window), beam-search decodes, and streaming the
- * files (they are read whole, within the size limits of corpus.ts).
+ * files (they are read whole, within the size limits of lab/data/corpus.ts).
  */
 
 import { EngineError } from '../../engine/errors';

@@ -1,6 +1,6 @@
 /**
  * Characters of test text that a run's character tokenizer never saw in training. Such a
- * character is encoded as its UTF-8 bytes (byte fallback, charTokenizer.ts), tokens the
+ * character is encoded as its UTF-8 bytes (byte fallback, engine/tokenizers/charTokenizer.ts), tokens the
  * model was never trained on, so a loss over text full of them says little about the model.
  * `eval --data/--pairs` and "Evaluate on Files…" count them, report the count, and refuse
  * past {@link MAX_UNSEEN_FRACTION}.

@@ -2,7 +2,7 @@
  * Attention of a run's model on a text (the editor's "Show Attention for Selection"): one
  * forward pass without dropout, then every layer's attention probabilities
  * softmax(QKᵀ/√d_k) ("Attention Is All You Need" §3.2.1) and the masks that were applied,
- * taken by the same code as a training snapshot (snapshots.ts), so the dashboard draws it
+ * taken by the same code as a training snapshot (lab/training/snapshots.ts), so the dashboard draws it
  * with the same views. Decoder-only: BOS + the text. Encoder-decoder: the text is the
  * source, and the decoder side is the model's own greedy output for it (teacher-forced
  * back through).
@@ -11,7 +11,7 @@
  * its first L − 1 tokens and EOS), and the snapshot's `truncation` says so ("Showing the
  * first 63 of 97 tokens — the model's context is 64.").
  *
- * The snapshot carries every head's scores, as a training snapshot does (headScores.ts):
+ * The snapshot carries every head's scores, as a training snapshot does (lab/training/headScores.ts):
  * previous-token, first-token, diagonal, entropy and the cross-attention alignment measured on
  * this text, induction on the run's diagnostic sequence (random tokens repeated twice — a
  * text has no known repeat to measure it on). `source: 'selection'` tells the dashboard so.

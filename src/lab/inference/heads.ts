@@ -1,7 +1,8 @@
 /**
  * Head scores of a run at one snapshot step, as `attention-lab heads` prints them and any
  * other front door would show them: read back from the snapshot file, where training stored
- * them (snapshots.ts; computed by headScores.ts), so every front door shows the same numbers.
+ * them (lab/training/snapshots.ts; computed by lab/training/headScores.ts), so every front door
+ * shows the same numbers.
  *
  * Leaves out: computing scores for a snapshot that has none (files written before scores
  * existed): a new run has them.

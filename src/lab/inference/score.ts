@@ -24,7 +24,7 @@
  *   the first start mid-target, which training never shows; targets that long are rare, as
  *   every training pair fits the context.)
  *
- * Leaves out: batching several texts, and evaluation on files (evaluateFiles.ts), whose
+ * Leaves out: batching several texts, and evaluation on files (lab/evaluation/evaluateFiles.ts), whose
  * rule is the validation loss's (non-overlapping windows over BOS + text + EOS) so that its
  * loss compares with the run's.
  */

@@ -1,10 +1,10 @@
 /**
  * The model half of `export --format pytorch`: the tensors under the state_dict names of
  * nanoGPT's `GPT` (decoder-only) or the seed notebook's `Transformer` (encoder-decoder),
- * fp32, Linear weights [out, in], and config.json with the constructor arguments (DESIGN.md)
- * plus our whole ModelConfig. A decoder-only model whose options differ from nanoGPT's
- * architecture is still exported, with the differences listed, since nanoGPT would not give
- * the same logits.
+ * fp32, Linear weights [out, in], and config.json with the constructor arguments
+ * (docs/ARCHITECTURE.md, "PyTorch names") plus our whole ModelConfig. A decoder-only model
+ * whose options differ from nanoGPT's architecture is still exported, with the differences
+ * listed, since nanoGPT would not give the same logits.
  *
  * Leaves out: the folder, the tokenizer files and the README (exportFolder.ts writes them).
  */

@@ -1,5 +1,5 @@
 /**
- * A run folder on disk (DESIGN.md "Files on disk"): run.json (what the run is and where it
+ * A run folder on disk (docs/ARCHITECTURE.md, "Files on disk"): run.json (what the run is and where it
  * stands), metrics.jsonl (append-only, one JSON object per logged step or evaluation),
  * tokenizer.json, model.safetensors, optimizer.safetensors and snapshots/. Every file
  * but the append-only log is written atomically. Every reader validates what it reads and

@@ -2,7 +2,7 @@
  * The TrainSpec a run's choices describe, filling in what the data brings by default: the one
  * rule `attention-lab train`, the benchmark and the extension's Train all call, so a built-in
  * task trains the same run from every front door. Also the default run of each built-in task
- * (steps, context, model fields), which `taskInfo` (tasks.ts) reports.
+ * (steps, context, model fields), which `taskInfo` (lab/data/tasks.ts) reports.
  *
  * Pure and light on purpose (it imports only the protocol): the extension's activation
  * bundle uses it without loading the engine.

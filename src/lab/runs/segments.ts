@@ -12,7 +12,7 @@
  * - the paper's noam schedule and the constant rate (AdamW runs too short to decay) simply
  *   continue their formula in the run's global step.
  *
- * Leaves out: the formulas (src/engine/optim/schedule.ts) and the training loop (session.ts).
+ * Leaves out: the formulas (src/engine/optim/schedule.ts) and the training loop (lab/training/session.ts).
  */
 
 import { EngineError } from '../../engine/errors';

@@ -3,7 +3,7 @@
  * for a new run (tokenizer trained and saved) or a resumed one (tokenizer and config read
  * back from the run folder, data rebuilt from the saved spec). Also the shared pieces the
  * CLI's eval/decode/score commands use to reopen a finished run. Documents stream through
- * documentData.ts; pairs and tasks are small enough to hold as text.
+ * lab/data/documentData.ts; pairs and tasks are small enough to hold as text.
  */
 
 import * as fs from 'node:fs';

@@ -2,9 +2,9 @@
  * Attention snapshots of the probe sample, taken during training so the dashboard's
  * timeline can show a head learning: every layer's attention maps and the masks the
  * engine used, with the tokens on both axes. Each snapshot is saved as
- * snapshots/step-NNNNNN.safetensors (maps as F32, masks as U8, tokens and head scores in the
- * metadata).
- * The same capture gives the attention of a text the user picks (inference/attend.ts).
+ * snapshots/step-NNNNNNN.safetensors (the step in seven digits; maps as F32, masks as U8,
+ * tokens and head scores in the metadata).
+ * The same capture gives the attention of a text the user picks (lab/inference/attend.ts).
  */
 
 import * as fs from 'node:fs';

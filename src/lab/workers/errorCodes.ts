@@ -5,7 +5,7 @@
  *
  * Deliberately tiny and free of engine code (the engine's codes come in as a type only): the
  * extension's activation bundle includes it (scripts/buildExtension.mjs allows it beside
- * host.ts).
+ * trainingHost.ts).
  *
  * Leaves out: the messages (each error says what to change) and the actions offered.
  */

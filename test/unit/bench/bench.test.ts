@@ -1,6 +1,6 @@
 /**
  * The benchmark's plumbing (no timings are asserted — numbers depend on the machine):
- * configs as the issue states them, statistics, the PyTorch output parser, the JSON shape
+ * the four configs, statistics, the PyTorch output parser, the JSON shape
  * and the tables, and one tiny real run end to end.
  */
 import { describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { Rng } from '../../../src/engine/rng';
 const st = (median: number): Stats => ({ median, min: median * 0.9, max: median * 1.1, n: 5 });
 
 describe('bench configs', () => {
-  it('are the four configs of issue 4', () => {
+  it('are the four configs: tiny and small decoder, tiny and base encoder-decoder', () => {
     const dims = BENCH_CONFIG_NAMES.map((n) => {
       const c = benchConfig(n);
       const m = c.model;
@@ -81,7 +81,7 @@ function fakeResult(): BenchResult {
 }
 
 describe('bench report', () => {
-  it('prints the JSON shape of the issue, at the most threads measured', () => {
+  it('prints the headline JSON shape, at the most threads measured', () => {
     const j = benchJson(fakeResult());
     expect(j.configs).toEqual({ 'tiny-decoder': { train_tokens_per_s: 60000, decode_ms_per_token: 0.08 } });
     expect(j.matmul_gflops).toEqual({ 64: 55 });

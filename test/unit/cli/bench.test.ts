@@ -1,5 +1,5 @@
 /**
- * `attention-lab bench --json` through the built binary: the shape the issue asks for,
+ * `attention-lab bench --json` through the built binary: the documented JSON shape,
  * with numbers that are measured (positive, finite), never asserted against a time.
  */
 import { describe, expect, it } from 'vitest';

@@ -2,33 +2,13 @@
  * A real learning run of `--task induction` through the built binary, with its defaults
  * (context 32, 3000 steps, seed 1, two layers of four heads, dFF 4, untied embeddings,
  * sinusoidal positions; 20 s for two layers on a quiet machine) against the same run with one layer.
- * Issue 12's criterion: a layer-1 head becomes a previous-token head (≥ 0.8), a layer-2 head
- * an induction head (≥ 0.8), and a one-layer model never passes 0.3 induction, since finding
+ * The criterion: a layer-1 head becomes a previous-token head (≥ 0.8), a layer-2 head an
+ * induction head (≥ 0.8), and a one-layer model never passes 0.3 induction, since finding
  * the earlier occurrence and reading the token after it takes two composed layers.
  * Measured (seeds 1–4): previous-token 0.88 / 0.86 / 0.89 / 0.90, induction 0.93 / 0.91 /
  * 0.89 / 0.87, held-out loss ≈ 0.045; one layer: induction 0.08, loss 2.60.
- *
- * What it took (about 70 runs, the first ~50 over two earlier sessions):
- * - In a context of 12 the repeat was solved by position-routing heads (induction ≈ 0.14),
- *   and the diagnostic could not tell a one-layer model apart (0.42); at 32 it can.
- * - The repeat alone (filler + two copies, or the segment filling the context) gives a loss
- *   phase change, but through shifted circuits with two heads (layer-1 heads at k and k+1
- *   back, induction ≤ 0.06), or with one head per layer a layer-2 induction head (0.80–0.84)
- *   over a layer-1 head spread over 1–3 back and itself (previous-token 0.5–0.79, drifting
- *   down after the phase change). The repeat's letters are distinct, so a key that mixes
- *   x(s−1) with x(s−2) or x(s) still matches uniquely: nothing makes the head sharp.
- * - A share of skip-bigram sequences (x(t+1) a fixed permutation of x(t−1)) grows a
- *   previous-token head (0.95–1.00) before the phase change, but its chain also makes 3 back
- *   predictive and the circuit shifts to s+2; a chain-free rule did not help either.
- * - Neither weight decay (0 vs 0.1), dFF 16–256, lr, embedScale nor learned positions fixed
- *   the spread.
- * - What did: half the training sequences as letter chains with a fresh random rule per
- *   sequence (in-context bigrams, Edelman et al. 2024; inductionTask.ts), where letters recur
- *   constantly and any key that mixes in another position predicts the wrong successor.
- *   With one head per layer that reached 0.78–0.83 / 0.82–0.93 (0.9 rule-following beat
- *   0.75); with two heads 0.81–0.87 / 0.85–0.88; with the preset's four heads the numbers
- *   above, steady from step ~1500 to the end. Chains alone (no repeats) never left the
- *   plateau on the repeat in 3000 steps.
+ * docs/induction.md describes the task and the simpler variants of it that grow no such
+ * circuit.
  */
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';

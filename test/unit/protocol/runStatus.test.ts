@@ -10,7 +10,7 @@ describe('shownRunState: one state and step for a run, wherever it is shown', ()
   });
 
   it('shows a run.json that says training or paused, with nothing training it, as interrupted at its last checkpoint', () => {
-    // The case the issue saw: checkpoint at 120, metrics logged to 137, window reloaded.
+    // Checkpoint at 120, metrics logged to 137, then the window reloaded.
     expect(shownRunState({ status: 'training', step: 120 }, null)).toEqual({ status: 'interrupted', step: 120 });
     expect(shownRunState({ status: 'paused', step: 120 }, null)).toEqual({ status: 'interrupted', step: 120 });
     // Applying the rule twice (the report page applies it to what a host already decided) changes nothing.

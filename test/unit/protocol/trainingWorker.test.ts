@@ -105,7 +105,7 @@ describe('protocol validation', () => {
   });
 });
 
-describe('declared names (STYLE.md §12)', () => {
+describe('declared names (each list declared once)', () => {
   it('lists each preset once, and the kinds as the keys of the presets', () => {
     expect(MODEL_KINDS).toEqual(['decoder-only', 'encoder-decoder']);
     expect(PRESET_NAMES).toEqual(['tiny', 'small', 'gpt', 'base']);

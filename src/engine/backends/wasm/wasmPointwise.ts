@@ -9,7 +9,7 @@
  * reference kernel: when an id is bad, the call goes to the reference, which throws its
  * message, so both backends fail the same way.
  *
- * Leaves out: attention, cross-entropy and Adam (wasmAttention.ts, wasmLoss.ts).
+ * Leaves out: attention, cross-entropy and Adam (wasmAttention.ts).
  */
 
 import type { FloatArray, Kernels, MaskView } from '../../backend';

@@ -1,7 +1,7 @@
 /**
  * Fixtures for the attention tests: an unfused, per-head attention composed from the
  * float64 reference matmul + softmax kernels (the oracle), mask builders for the three
- * mask shapes of DESIGN.md, a helper that runs forward + backward on a backend, and the
+ * mask shapes of docs/ARCHITECTURE.md ("Masks"), a helper that runs forward + backward on a backend, and the
  * comparison of a fast backend's forward + backward with the reference on random inputs.
  *
  * Leaves out: the assertions themselves (attention.test.ts).

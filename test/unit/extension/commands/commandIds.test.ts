@@ -27,7 +27,7 @@ describe('the manifest (package.json) and the code agree', () => {
     expect([...declared].sort()).toEqual([...COMMAND_IDS].sort());
   });
 
-  it('puts every command in the "Attention Lab" category, with the titles the issue names', () => {
+  it('puts every command in the "Attention Lab" category, with the titles people look for', () => {
     for (const cmd of c.commands) expect(cmd.category, cmd.command).toBe('Attention Lab');
     const titles = c.commands.map((x) => x.title);
     for (const t of ['Configure Model…', 'Train', 'Stop Training', 'Pause / Resume Training', 'Decode…', 'Open Dashboard', 'Open Run…', 'Export for PyTorch…', 'Evaluate on Files…', 'Score Selection', 'Show Attention for Selection']) {

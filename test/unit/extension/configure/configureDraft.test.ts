@@ -135,7 +135,7 @@ describe('configure sizes', () => {
   });
 
   it('shows the same size in the preset list and the review, with the vocabulary it assumes', () => {
-    // The 232k vs 127k of the issue: a 2,000-token BPE vocabulary vs characters.
+    // 232k vs 127k parameters: a 2,000-token BPE vocabulary vs characters.
     const bpe = { ...draft, tokenizer: 'bpe' as const, vocabSize: 2000 };
     expect(sizeOf(bpe)).toBe(review(bpe));
     expect(review(bpe)).toMatch(/^232k parameters · ~[\d.]+ [KM]B with a 2,000-token BPE vocabulary$/);

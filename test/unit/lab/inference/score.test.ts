@@ -85,8 +85,8 @@ describe('scoreText', () => {
     second.forEach((lp, i) => expect(out.logprobs[L + i]).toBeCloseTo(lp, 5));
   });
 
-  // The target's EOS is scored since the scoring rule was unified with the CLI's (and
-  // training's); Score Selection used to leave it out.
+  // The target's EOS is scored, as training scores it: a translation cut short must not
+  // score better than the whole one.
   it('scores an encoder-decoder target given its source, EOS included, and needs that source', () => {
     expect(() => scoreText(mt, null, 'cba')).toThrow(/encoder-decoder: select a line/);
     const { output: out, ids, src } = scoreText(mt, 'abc', 'cba');
