@@ -69,7 +69,7 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
 export async function preparePytorchRun(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string,
 ): Promise<{ prepared: PreparedSession; manifest: TrainerManifest }> {
-  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo);
+  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, 'snapshots');
   const { model, dataset, tok, run, trainer, startStep } = prepared;
   if (!resume) saveCheckpoint(runDir, model, null, 0);
   const manifest = writeTrainerInputs(runDir, { model, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir);

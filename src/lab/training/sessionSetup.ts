@@ -35,6 +35,14 @@ import { describeSegment, planResume, planSegments, plannedWarmup } from '../run
 import type { Emit, SessionControl } from './sessionControl';
 import { yieldToEvents } from './sessionControl';
 
+/**
+ * What the lab's model of a run is planned for: `training` (our engine trains it: the whole
+ * batch) or `snapshots` (another engine trains: the probe batch only, at the run's context,
+ * so a model far too large for our engine's batch still prepares the run and draws its
+ * attention).
+ */
+export type ModelPlan = 'training' | 'snapshots';
+
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
 export interface PreparedSession {
   model: Transformer;
@@ -58,7 +66,9 @@ export interface Ownership {
  * over, checkpoint and optimizer state loaded, metrics past the checkpoint dropped). Both
  * engines start here, so a run is the same run whichever engine trains it.
  */
-export async function prepareSession(runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null): Promise<PreparedSession> {
+export async function prepareSession(
+  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, modelPlan: ModelPlan = 'training',
+): Promise<PreparedSession> {
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
   if (resume) {
@@ -95,7 +105,8 @@ export async function prepareSession(runDir: string, spec: TrainSpec, resume: bo
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend);
-  const model = buildModel(cfg, dataset, backend, modelPadId(tok));
+  // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
+  const model = buildModel(cfg, modelPlan === 'training' ? dataset : { ...dataset, maxBatch: dataset.probe().B }, backend, modelPadId(tok));
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;
