@@ -10,7 +10,7 @@
 import { shownRunState } from '../src/protocol/runStatus';
 import type { WebviewToHost } from '../src/protocol/webview';
 import { h, replaceChildren } from './dom';
-import { formatLoss, formatPercent } from '../src/common/format';
+import { formatBackend, formatLoss, formatPercent } from '../src/common/format';
 import type { PanelContext } from './panels/panel';
 
 const THEMES = [
@@ -79,7 +79,7 @@ export class RunHeader {
     const shown = isSelection ? { status: s.status, step: s.step } : shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
     const parts = [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
-    if (s.model) parts.push(`${s.model.backend} backend`);
+    if (s.model) parts.push(formatBackend(s.model.backend));
     if (run.preparing && run.failure === null && s.status !== 'completed') {
       const p = run.preparing;
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);

@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
-import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import { formatBackend, formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { errorKind } from '../lab/workers/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
@@ -211,7 +211,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         preparing?.end();
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
-        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${m.model.backend.startsWith('pytorch') ? m.model.backend : `${m.model.backend} backend`} · ${m.data.description}`);
+        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${formatBackend(m.model.backend)} · ${m.data.description}`);
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;
