@@ -65,11 +65,12 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
  * Prepares (or reopens) the run folder for the trainer: our engine's preparation, then the
  * seeded weights saved as the step-0 checkpoint of a new run, the trainer's inputs, and the
  * step-0 attention snapshot. Failures are thrown (the caller reports them with `own`).
+ * `label` is the engine run.json names until the trainer, starting, names it exactly.
  */
 export async function preparePytorchRun(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string,
+  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string, label = 'pytorch',
 ): Promise<{ prepared: PreparedSession; manifest: TrainerManifest }> {
-  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, 'snapshots');
+  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, label);
   const { model, dataset, tok, run, trainer, startStep } = prepared;
   if (!resume) saveCheckpoint(runDir, model, null, 0);
   const manifest = writeTrainerInputs(runDir, { model, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir);
@@ -140,11 +141,11 @@ export async function runPytorchSession(
     const share = batchShareProblem(resume ? readRunJson(runDir).spec : spec, opts.nproc, opts.accumulate);
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
-    const { prepared } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir);
-    step = prepared.startStep;
     const label = engineLabel(resolvedDevice(env, opts.device), opts.nproc, opts.bf16);
+    const { prepared } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir, label);
+    step = prepared.startStep;
     const { run } = prepared;
-    emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: run.spec.training.steps, segments: run.segments, model: { ...prepared.info, backend: label }, data: run.data });
+    emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: run.spec.training.steps, segments: run.segments, model: prepared.info, data: run.data });
     const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env);
     step = reason.step;
     emit({ type: 'train/didFinish', step: reason.step, reason: reason.reason });

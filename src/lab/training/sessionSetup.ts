@@ -35,14 +35,6 @@ import { describeSegment, planResume, planSegments, plannedWarmup } from '../run
 import type { Emit, SessionControl } from './sessionControl';
 import { yieldToEvents } from './sessionControl';
 
-/**
- * What the lab's model of a run is planned for: `training` (our engine trains it: the whole
- * batch) or `snapshots` (another engine trains: the probe batch only, at the run's context,
- * so a model far too large for our engine's batch still prepares the run and draws its
- * attention).
- */
-export type ModelPlan = 'training' | 'snapshots';
-
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
 export interface PreparedSession {
   model: Transformer;
@@ -64,10 +56,13 @@ export interface Ownership {
  * Creates the run folder (data read, tokenizer trained and saved, model initialized from the
  * seed, run.json written) or reopens it to resume (plan checked before the folder is taken
  * over, checkpoint and optimizer state loaded, metrics past the checkpoint dropped). Both
- * engines start here, so a run is the same run whichever engine trains it.
+ * engines start here, so a run is the same run whichever engine trains it. `otherEngine` names
+ * the engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); the
+ * lab's model is then planned for the probe batch only, at the run's context, so a model far
+ * too large for our engine's batch still prepares the run and draws its attention.
  */
 export async function prepareSession(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, modelPlan: ModelPlan = 'training',
+  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, otherEngine: string | null = null,
 ): Promise<PreparedSession> {
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
@@ -106,7 +101,8 @@ export async function prepareSession(
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend);
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
-  const model = buildModel(cfg, modelPlan === 'training' ? dataset : { ...dataset, maxBatch: dataset.probe().B }, backend, modelPadId(tok));
+  const model = buildModel(cfg, otherEngine === null ? dataset : { ...dataset, maxBatch: dataset.probe().B }, backend, modelPadId(tok));
+  const engine = otherEngine ?? backend.name;
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;
@@ -115,14 +111,14 @@ export async function prepareSession(
     startStep = loadModelCheckpoint(runDir, model);
     loadOptimizerCheckpoint(runDir, optimizer, startStep);
     truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: backend.name, ...(plan?.extended ? { spec, segments } : {}) });
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     writeTokenizer(runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: backend.name };
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: engine };
     writeRunJson(runDir, run);
     own.owned = true;
   }
@@ -133,7 +129,7 @@ export async function prepareSession(
     paramsByModule: est.paramsByModule,
     memoryBytes: est.totalBytes,
     flopsPerToken: est.trainFlopsPerToken,
-    backend: backend.name,
+    backend: engine,
   };
   return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
 }
