@@ -1,6 +1,7 @@
 // The PyTorch engine in a real VS Code (`run.mjs --only pytorch`), driven by Chromium: the
 // settings choose the engine (pytorch, 2 processes on the CPU, Debian's /usr/bin/python3) and
-// the induction task; Train from the palette starts torchrun in a child process, and the
+// the induction task; Configure Model's review names the engine and the torch it found before
+// anything runs, and its engine row lists the layouts; Train from the palette starts torchrun in a child process, and the
 // status bar counts its steps, the dashboard's header names the engine and its loss curve
 // grows, the Heads tab fills in as the lab draws each snapshot from the trainer's weights;
 // Stop stops it at a step boundary with a checkpoint; then the workspace settings switch the
@@ -50,8 +51,36 @@ export async function runPytorch(page, { shots, log, workspace }) {
   const wb = new Workbench(page, log);
   const shot = (name) => wb.screenshot(path.join(shots, name));
 
-  // 1. Train: torchrun starts two processes; the status bar counts their steps.
+  // 0. Configure Model's review: the engine, and what the chosen Python's torch offers.
   await wb.openActivity('Attention Lab');
+  await wb.runCommand('Attention Lab: Configure Model…');
+  const rows = page.locator('.quick-input-list .monaco-list-row');
+  const input = page.locator('.quick-input-widget input');
+  await expectVisible(rows.filter({ hasText: 'decoder-only' }), 'the model-kind step');
+  await page.keyboard.press('Enter');
+  await expectVisible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task, chosen in the settings');
+  await page.keyboard.press('Enter');
+  await expectVisible(rows.filter({ hasText: 'd_model 64' }), 'the presets');
+  await page.keyboard.press('Enter');
+  await expectVisible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');
+  await page.keyboard.press('Enter');
+  const engine = rows.filter({ hasText: 'Engine: PyTorch · 2 processes · CPU' });
+  await expectVisible(engine.filter({ hasText: /torch \d+\.\d+/ }), "the review's engine row with the torch it found", 60_000);
+  const engineText = ((await engine.first().textContent()) ?? '').trim();
+  const placeholder = (await input.getAttribute('placeholder')) ?? '';
+  log(`review: "${placeholder}"; engine row: "${engineText}"`);
+  if (!placeholder.startsWith('PyTorch · decoder-only · tiny · task induction')) throw new Error(`the review describes ${placeholder}`);
+  if (!/CPU only/.test(engineText) || !engineText.includes('/usr/bin/python3 from setting')) throw new Error(`the engine row does not say what torch offers here: ${engineText}`);
+  await shot('p0-configure-engine.png');
+  await engine.first().click();
+  await expectVisible(rows.filter({ hasText: 'PyTorch — 2 processes · CPU' }).filter({ hasText: /torch \d+\.\d+/ }), 'the engine list with the probed torch', 60_000);
+  const layouts = (await rows.allTextContents()).map((t) => t.trim().slice(0, 60));
+  log(`engine list: ${JSON.stringify(layouts)}`);
+  if (!layouts.some((t) => t.startsWith('Ours — WebAssembly'))) throw new Error('the engine list does not offer ours');
+  await shot('p0b-configure-engine-list.png');
+  await page.keyboard.press('Escape');
+
+  // 1. Train: torchrun starts two processes; the status bar counts their steps.
   await wb.runCommand('Attention Lab: Train');
   const first = await wb.waitForStatus('Attention Lab: step', (t) => Number(STEP.exec(t)?.[1] ?? 0) >= 5, 180_000);
   log(`status bar: "${first}"`);

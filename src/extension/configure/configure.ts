@@ -292,7 +292,8 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
           ...(canSwitch ? [{ label: `$(arrow-swap) Save to ${targetText(other, workspaceFileName())} instead`, value: 'where' as const }] : []),
           engineRow<ReviewValue>(d, 'engine', probe),
           { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
-          { label: `$(info) ${size.line}`, detail: time },
+          // Timed on our engine; PyTorch reports its own tokens/s once it trains.
+          { label: `$(info) ${size.line}`, detail: d.engine === 'pytorch' && time ? `our engine on this machine: ${time}` : time },
         ];
   const timed =
     timing ??
