@@ -34,6 +34,7 @@ import type { RunStatus } from '../runs/runFolder';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
 import { modelPadId, readTokenizer } from '../training/prepare';
 import type { Emit } from '../training/sessionControl';
+import { emitSnapshot } from '../training/sessionControl';
 import { saveSnapshot, scoredSnapshot, snapshotOf } from '../training/snapshots';
 import { PYTORCH_DIR, batchFromIds, readManifest } from './trainerInputs';
 
@@ -129,9 +130,7 @@ export class RunFollower {
   poll(): void {
     this.readMetrics();
     this.readRun();
-    drawPendingSnapshots(this.runDir, this.drawer, (snap) => {
-      this.emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
-    });
+    drawPendingSnapshots(this.runDir, this.drawer, (snap) => emitSnapshot(this.emit, snap));
   }
 
   private readMetrics(): void {

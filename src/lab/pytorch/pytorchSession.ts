@@ -18,9 +18,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
+import type { AttentionSnapshot } from '../../protocol/model';
 import { saveCheckpoint } from '../runs/checkpoint';
 import { readRunJson } from '../runs/runFolder';
 import type { Emit, SessionControl } from '../training/sessionControl';
+import { emitSnapshot } from '../training/sessionControl';
 import type { Ownership, PreparedSession } from '../training/sessionSetup';
 import { RunnerError, prepareSession, reportFailure } from '../training/sessionSetup';
 import { saveSnapshot, takeSnapshot } from '../training/snapshots';
@@ -69,13 +71,14 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
  */
 export async function preparePytorchRun(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string, label = 'pytorch',
-): Promise<{ prepared: PreparedSession; manifest: TrainerManifest }> {
+): Promise<{ prepared: PreparedSession; manifest: TrainerManifest; snapshot: AttentionSnapshot | null }> {
   const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, label);
   const { model, dataset, tok, run, trainer, startStep } = prepared;
   if (!resume) saveCheckpoint(runDir, model, null, 0);
   const manifest = writeTrainerInputs(runDir, { model, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir);
-  if (run.spec.training.snapshotEvery > 0 && startStep === 0) saveSnapshot(runDir, takeSnapshot(model, dataset, tok, 0, run.spec.training.seed));
-  return { prepared, manifest };
+  const snapshot = run.spec.training.snapshotEvery > 0 && startStep === 0 ? takeSnapshot(model, dataset, tok, 0, run.spec.training.seed) : null;
+  if (snapshot) saveSnapshot(runDir, snapshot);
+  return { prepared, manifest, snapshot };
 }
 
 function freePort(): Promise<number> {
@@ -142,10 +145,11 @@ export async function runPytorchSession(
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
     const label = engineLabel(resolvedDevice(env, opts.device), opts.nproc, opts.bf16);
-    const { prepared } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir, label);
+    const { prepared, snapshot } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir, label);
     step = prepared.startStep;
     const { run } = prepared;
     emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: run.spec.training.steps, segments: run.segments, model: prepared.info, data: run.data });
+    if (snapshot) emitSnapshot(emit, snapshot);
     const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env);
     step = reason.step;
     emit({ type: 'train/didFinish', step: reason.step, reason: reason.reason });

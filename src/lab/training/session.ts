@@ -13,7 +13,7 @@ import { STREAMS, stepRng } from '../data/dataset';
 import { evaluate } from '../evaluation/evaluate';
 import { appendMetrics, updateRunJson } from '../runs/runFolder';
 import type { Emit, SessionControl } from './sessionControl';
-import { yieldToEvents } from './sessionControl';
+import { emitSnapshot, yieldToEvents } from './sessionControl';
 import type { Ownership, PreparedSession } from './sessionSetup';
 import { prepareSession, reportFailure } from './sessionSetup';
 import { saveSnapshot, takeSnapshot } from './snapshots';
@@ -55,7 +55,7 @@ export async function runSession(
     const snapshot = (): void => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
       saveSnapshot(runDir, snap);
-      emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+      emitSnapshot(emit, snap);
     };
     const checkpoint = (): void => {
       const file = saveCheckpoint(runDir, model, trainer.optimizer, step);

@@ -4,6 +4,7 @@
  * engines' sessions (session.ts, ours; src/lab/pytorch/pytorchSession.ts, PyTorch's).
  */
 
+import type { AttentionSnapshot } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
 
 /** Commands that reach a running session between steps. */
@@ -51,3 +52,8 @@ export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
 
 /** Lets pending events (a stop or pause command) run before the next step. */
 export const yieldToEvents = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Sends a snapshot as train/didSnapshot, its maps' and masks' buffers moved, not copied (the snapshot is spent). */
+export function emitSnapshot(emit: Emit, snap: AttentionSnapshot): void {
+  emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+}
