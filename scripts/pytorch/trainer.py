@@ -308,6 +308,14 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
+def last_checkpoint(run_dir):
+    try:
+        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
+            return json.load(f)["step"]
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
 def fail_run(run_dir, code, message):
     try:
         update_run_json(run_dir, status="failed", error={"code": code, "message": message})
@@ -330,7 +338,7 @@ def main(argv):
         print(f"attention-lab trainer: {e}", file=sys.stderr, flush=True)
         code = 2
     except NonFinite as e:
-        message = f"{e} The last good checkpoint (step {run.start if run else 0} or later) is kept."
+        message = f"{e} The last good checkpoint (step {last_checkpoint(args.run)}) is kept."
         if rank == 0:
             fail_run(args.run, "train/nonFinite", message)
         print(f"attention-lab trainer: {message}", file=sys.stderr, flush=True)

@@ -73,17 +73,13 @@ export function modelTensors(runDir: string): Map<string, Float32Array> {
   return new Map([...f.tensors].map(([k, t]) => [k, t.data as Float32Array]));
 }
 
-/**
- * The largest elementwise difference of two runs' weights (the same tensors in both),
- * leaving out the tensors whose names match `skip`.
- */
-export function weightGap(a: string, b: string, skip: RegExp | null = null): number {
+/** The largest elementwise difference of two runs' weights (the same tensors in both). */
+export function weightGap(a: string, b: string): number {
   const x = modelTensors(a);
   const y = modelTensors(b);
   if ([...x.keys()].sort().join() !== [...y.keys()].sort().join()) throw new Error('the two checkpoints hold different tensors');
   let gap = 0;
   for (const [k, t] of x) {
-    if (skip?.test(k)) continue;
     const u = y.get(k) as Float32Array;
     for (let i = 0; i < t.length; i++) gap = Math.max(gap, Math.abs((t[i] as number) - (u[i] as number)));
   }
