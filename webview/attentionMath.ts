@@ -15,7 +15,19 @@
  * Leaves out: drawing (heatmap.ts) and the DOM.
  */
 
-import type { AttentionMapData, AttentionSnapshot, MaskData } from '../src/protocol/model';
+import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } from '../src/protocol/model';
+
+/** How people read a stack's name (the attention tabs, the Heads view). */
+export const STACK_LABELS: { readonly [S in AttentionStack]: string } = {
+  'encoder.self': 'Encoder self-attention',
+  'decoder.self': 'Decoder self-attention',
+  'decoder.cross': 'Cross-attention',
+};
+
+/** Whether a stack's keys (columns) are source positions: encoder self- and cross-attention. */
+export function keysAreSource(stack: AttentionStack): boolean {
+  return stack !== 'decoder.self';
+}
 
 /** A mask by name, if the snapshot has it. */
 export function findMask(s: AttentionSnapshot, name: string): MaskData | undefined {
@@ -48,8 +60,8 @@ function squareOf(m: MaskData | undefined, b: number, rows: number, cols: number
 }
 
 /** Which mask names a map's scores were masked with (for labels). */
-export function maskNamesFor(map: Pick<AttentionMapData, 'stack' | 'kind'>, s: AttentionSnapshot): string[] {
-  if (map.stack === 'encoder' || map.kind === 'cross') return findMask(s, 'source.padding') ? ['source.padding'] : [];
+export function maskNamesFor(map: Pick<AttentionMapData, 'stack'>, s: AttentionSnapshot): string[] {
+  if (keysAreSource(map.stack)) return findMask(s, 'source.padding') ? ['source.padding'] : [];
   return findMask(s, 'decoder.self') ? ['decoder.self'] : findMask(s, 'decoder.causal') ? ['decoder.causal'] : [];
 }
 
@@ -57,11 +69,11 @@ export function maskNamesFor(map: Pick<AttentionMapData, 'stack' | 'kind'>, s: A
  * The mask applied to `map` for batch item b, as [rows × cols] with 1 = may attend, or null
  * when the snapshot has no matching mask (then nothing is marked).
  */
-export function maskForMap(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'kind' | 'shape'>, b = 0): Uint8Array | null {
+export function maskForMap(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape'>, b = 0): Uint8Array | null {
   const rows = map.shape[1];
   const cols = map.shape[2];
   const out = new Uint8Array(rows * cols);
-  if (map.stack === 'encoder' || map.kind === 'cross') {
+  if (keysAreSource(map.stack)) {
     const pad = paddingRow(findMask(s, 'source.padding'), b, cols);
     if (!pad) return null;
     for (let t = 0; t < rows; t++) out.set(pad, t * cols);
@@ -76,7 +88,7 @@ export function maskForMap(s: AttentionSnapshot, map: Pick<AttentionMapData, 'st
 /** For each query row of `map`: true when that query is a padding token (batch item b). */
 export function paddedRows(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape'>, b = 0): boolean[] {
   const rows = map.shape[1];
-  const pad = map.stack === 'encoder' ? paddingRow(findMask(s, 'source.padding'), b, rows) : paddingRow(findMask(s, 'target.padding'), b, rows);
+  const pad = map.stack === 'encoder.self' ? paddingRow(findMask(s, 'source.padding'), b, rows) : paddingRow(findMask(s, 'target.padding'), b, rows);
   return Array.from({ length: rows }, (_, t) => (pad ? pad[t] === 0 : false));
 }
 
@@ -108,22 +120,14 @@ export function headEntropies(map: Pick<AttentionMapData, 'shape' | 'data'>, ski
 }
 
 /** The token strings of a map's query rows and key columns. */
-export function axisTokens(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'kind' | 'shape'>): { rows: string[]; cols: string[] } {
+export function axisTokens(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape'>): { rows: string[]; cols: string[] } {
   const pick = (tokens: readonly string[], n: number): string[] => Array.from({ length: n }, (_, i) => tokens[i] ?? `#${i}`);
-  const rowsFrom = map.stack === 'encoder' ? s.srcTokens : s.tgtTokens;
-  const colsFrom = map.stack === 'encoder' || map.kind === 'cross' ? s.srcTokens : s.tgtTokens;
+  const rowsFrom = map.stack === 'encoder.self' ? s.srcTokens : s.tgtTokens;
+  const colsFrom = keysAreSource(map.stack) ? s.srcTokens : s.tgtTokens;
   return { rows: pick(rowsFrom, map.shape[1]), cols: pick(colsFrom, map.shape[2]) };
 }
 
-/** Sorts a snapshot's maps into the three families the attention view tabs over. */
-export type MapFamily = 'encoder-self' | 'decoder-self' | 'cross';
-
-/** The family of a map. */
-export function familyOf(map: Pick<AttentionMapData, 'stack' | 'kind'>): MapFamily {
-  return map.kind === 'cross' ? 'cross' : map.stack === 'encoder' ? 'encoder-self' : 'decoder-self';
-}
-
-/** The maps of one family, ordered by layer. */
-export function mapsOf(s: AttentionSnapshot, family: MapFamily): AttentionMapData[] {
-  return s.maps.filter((m) => familyOf(m) === family).sort((a, b) => a.layer - b.layer);
+/** The maps of one stack (the attention view tabs over them), ordered by layer. */
+export function mapsOf(s: AttentionSnapshot, stack: AttentionStack): AttentionMapData[] {
+  return s.maps.filter((m) => m.stack === stack).sort((a, b) => a.layer - b.layer);
 }

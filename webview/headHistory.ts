@@ -10,11 +10,9 @@
  * Leaves out: drawing (sparkline.ts, panels/heads.ts) and the curves' marker (panels/curves.ts).
  */
 
-import type { AttentionSnapshot, HeadScoreData } from '../src/protocol/model';
-import { HEAD_STACKS, crossHeadScores, selfHeadScores } from '../src/protocol/model';
+import type { AttentionSnapshot, AttentionStack, HeadScoreData } from '../src/protocol/model';
+import { crossHeadScores, selfHeadScores } from '../src/protocol/model';
 
-/** A stack of heads: 'decoder.self', 'encoder.self' or 'decoder.cross'. */
-export type HeadStack = HeadScoreData['stack'];
 /** The name of one score. */
 export type ScoreName = keyof typeof selfHeadScores.fields | keyof typeof crossHeadScores.fields;
 
@@ -22,17 +20,10 @@ const SELF = Object.keys(selfHeadScores.fields) as ScoreName[];
 const CROSS = Object.keys(crossHeadScores.fields) as ScoreName[];
 
 /** The scores of each stack, in display order (the schema's order). */
-export const STACK_SCORES: { readonly [S in HeadStack]: readonly ScoreName[] } = { 'decoder.self': SELF, 'encoder.self': SELF, 'decoder.cross': CROSS };
+export const STACK_SCORES: { readonly [S in AttentionStack]: readonly ScoreName[] } = { 'decoder.self': SELF, 'encoder.self': SELF, 'decoder.cross': CROSS };
 
 /** Stacks in display order: the decoder's self-attention first (where induction heads form). */
-export const STACK_ORDER: readonly HeadStack[] = ['decoder.self', 'encoder.self', 'decoder.cross'].filter((s): s is HeadStack => (HEAD_STACKS as readonly string[]).includes(s));
-
-/** How people read a stack's name. */
-export const STACK_LABELS: { readonly [S in HeadStack]: string } = {
-  'decoder.self': 'Decoder self-attention',
-  'encoder.self': 'Encoder self-attention',
-  'decoder.cross': 'Cross-attention',
-};
+export const STACK_ORDER: readonly AttentionStack[] = ['decoder.self', 'encoder.self', 'decoder.cross'];
 
 /** How people read a score's name (full, and short for a cell's rows). */
 export const SCORE_LABELS: { readonly [K in ScoreName]: { readonly full: string; readonly short: string } } = {
@@ -61,7 +52,7 @@ export class StackSeries {
   layers = 0;
   heads = 0;
 
-  constructor(readonly stack: HeadStack) {
+  constructor(readonly stack: AttentionStack) {
     for (const s of STACK_SCORES[stack]) this.values.set(s, []);
   }
 
@@ -88,7 +79,7 @@ export class StackSeries {
 /** Every stack's scores over the steps of the snapshots that had them. */
 export class HeadHistory {
   readonly steps: number[] = [];
-  readonly stacks = new Map<HeadStack, StackSeries>();
+  readonly stacks = new Map<AttentionStack, StackSeries>();
   /** Whether the latest snapshot was of a selected text (Show Attention for Selection), not the probe. */
   selection = false;
 
@@ -169,7 +160,7 @@ export class HeadHistory {
 /** Where a score first reached a threshold. */
 export interface Crossing {
   readonly step: number;
-  readonly stack: HeadStack;
+  readonly stack: AttentionStack;
   readonly layer: number;
   readonly head: number;
   readonly value: number;
@@ -179,7 +170,7 @@ export interface Crossing {
  * The first step at which any head of `stack` has `score` ≥ `threshold` (the head with the
  * highest value there when several do), or null when none ever does.
  */
-export function firstCrossing(history: HeadHistory, stack: HeadStack, score: ScoreName, threshold: number): Crossing | null {
+export function firstCrossing(history: HeadHistory, stack: AttentionStack, score: ScoreName, threshold: number): Crossing | null {
   const s = history.stacks.get(stack);
   const cols = s?.values.get(score);
   if (!s || !cols) return null;
@@ -201,7 +192,7 @@ export function crossingLabel(score: ScoreName, threshold: string, c: Crossing):
 
 /** One head's scores at one row, as a table row (for the view's labels and a CSV export). */
 export interface HeadRow {
-  readonly stack: HeadStack;
+  readonly stack: AttentionStack;
   readonly layer: number;
   readonly head: number;
   readonly step: number;

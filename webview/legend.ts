@@ -54,7 +54,7 @@ export function drawLegend(box: HTMLElement, theme: Theme, scale: RampScale): vo
     box,
     h('span', { className: 'legend-title' }, 'attention p'),
     h('span', { className: 'legend-scale' }, ramp, h('span', { className: 'legend-ticks' }, ...ticks)),
-    h('span', { className: 'legend-item' }, swatch, ' masked (filled with −∞ before the softmax)'),
+    h('span', { className: 'legend-item' }, swatch, ' masked (probability 0, as if its score were −∞)'),
     h('span', { className: 'legend-item' }, h('span', { className: 'hm-label pad' }, '<pad>'), ' padding token'),
   );
 }

@@ -11,11 +11,11 @@
 import type { DashboardTab } from '../src/protocol/webview';
 import { dashboardTab } from '../src/protocol/webview';
 
-import type { DecodeParams } from '../src/protocol/model';
-import type { MapFamily } from './attentionMath';
+import type { AttentionStack, DecodeParams } from '../src/protocol/model';
+import { ATTENTION_STACKS } from '../src/protocol/model';
 import type { RampScale } from './colorRamp';
-import type { HeadStack, ScoreName } from './headHistory';
-import { STACK_ORDER, STACK_SCORES } from './headHistory';
+import type { ScoreName } from './headHistory';
+import { STACK_SCORES } from './headHistory';
 import type { XMode } from './series';
 
 /** The dashboard's tabs. */
@@ -29,15 +29,15 @@ export interface UiState {
   tab: TabId;
   runId: string | null;
   curves: { x: XMode; log: boolean; smoothing: number; compare: string[] };
-  /** snapshot: index into the run's snapshots, or -1 to follow the latest. */
-  attention: { family: MapFamily; layer: number; head: number; snapshot: number; scale: RampScale };
+  /** stack: the attention shown; snapshot: index into the run's snapshots, or -1 to follow the latest. */
+  attention: { stack: AttentionStack; layer: number; head: number; snapshot: number; scale: RampScale };
   masks: { batch: number };
   /**
    * The Heads view: the score that ranks, filters and marks (`stack` · `score`), its threshold,
    * whether only heads at or above it are shown, the arrangement, and whether the loss curve
    * marks the first step where any head reaches it.
    */
-  heads: { stack: HeadStack; score: ScoreName; threshold: number; only: boolean; order: 'grid' | 'ranked'; mark: boolean };
+  heads: { stack: AttentionStack; score: ScoreName; threshold: number; only: boolean; order: 'grid' | 'ranked'; mark: boolean };
   /** The playground's settings; `input` is the selected run's text (see playgroundInputs). */
   playground: DecodeParams;
   /** The playground's text per run id, so switching runs never shows another run's prompt. */
@@ -60,7 +60,7 @@ export function defaultUiState(): UiState {
     tab: 'curves',
     runId: null,
     curves: { x: 'step', log: true, smoothing: 0.6, compare: [] },
-    attention: { family: 'decoder-self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
+    attention: { stack: 'decoder.self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
     masks: { batch: 0 },
     heads: { stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true },
     playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
@@ -81,6 +81,12 @@ function pick<T>(v: unknown, ok: (x: unknown) => boolean, fallback: T): T {
   return ok(v) ? (v as T) : fallback;
 }
 
+/**
+ * Saves written before the attention tab was keyed by the attention's stack name kept it as
+ * `attention.family` in another spelling; read once, then saved as `attention.stack`.
+ */
+const FAMILY_STACKS: ReadonlyMap<unknown, AttentionStack> = new Map([['encoder-self', 'encoder.self'], ['decoder-self', 'decoder.self'], ['cross', 'decoder.cross']]);
+
 const isOneOf = (values: readonly unknown[]) => (x: unknown): boolean => values.includes(x);
 const isInt = (min: number, max = Number.MAX_SAFE_INTEGER) => (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
 const isNum = (min: number, max: number) => (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= min && x <= max;
@@ -94,7 +100,7 @@ export function sanitizeUiState(raw: unknown): UiState {
   const a = objOf(o.attention);
   const m = objOf(o.masks);
   const hd = objOf(o.heads);
-  const stack = pick<HeadStack>(hd.stack, isOneOf(STACK_ORDER), d.heads.stack);
+  const stack = pick<AttentionStack>(hd.stack, isOneOf(ATTENTION_STACKS), d.heads.stack);
   const p = objOf(o.playground);
   const dp = d.playground;
   return {
@@ -108,7 +114,7 @@ export function sanitizeUiState(raw: unknown): UiState {
       compare: Array.isArray(c.compare) ? c.compare.filter((x): x is string => typeof x === 'string') : [],
     },
     attention: {
-      family: pick(a.family, isOneOf(['encoder-self', 'decoder-self', 'cross']), d.attention.family),
+      stack: pick(a.stack, isOneOf(ATTENTION_STACKS), FAMILY_STACKS.get(a.family) ?? d.attention.stack),
       layer: pick(a.layer, isInt(0), 0),
       head: pick(a.head, isInt(0), 0),
       snapshot: pick(a.snapshot, isInt(-1), -1),

@@ -20,7 +20,7 @@ import torch
 
 from trainer_rng import STREAMS, step_rng
 
-PAD, BOS, EOS = 0, 1, 2
+PAD = 0
 
 
 def _map(path, dtype):
@@ -81,6 +81,7 @@ class PairBatches:
             self.examples.append((src[so : so + s_len].tolist(), tgt[to : to + t_len].tolist()))
             so, to = so + s_len, to + t_len
         self.max_batch, self.budget, self.seed = d["maxBatch"], d["budget"], seed
+        self.bos, self.eos = d["bos"], d["eos"]
 
     def span(self, step):
         """[lo, hi) of the sorted examples that make the batch of `step`."""
@@ -105,11 +106,12 @@ class PairBatches:
 
     def batch(self, step):
         lo, hi = self.span(step)
-        return pair_batch(self.examples[lo:hi])
+        return pair_batch(self.examples[lo:hi], self.bos, self.eos)
 
 
-def pair_batch(examples):
-    """dataset.ts pairBatch: src [B, S] (tokens + EOS), decoder input BOS + tgt and targets tgt + EOS [B, T]."""
+def pair_batch(examples, bos, eos):
+    """dataset.ts pairBatch: src [B, S] (tokens + EOS), decoder input BOS + tgt and targets tgt + EOS [B, T]
+    (BOS and EOS the run's tokenizer's ids)."""
     B = len(examples)
     S = max(len(s) for s, _ in examples)
     T = max(len(t) + 1 for _, t in examples)
@@ -118,11 +120,11 @@ def pair_batch(examples):
     tgt = torch.full((B, T), PAD, dtype=torch.int64)
     for b, (s, t) in enumerate(examples):
         src[b, : len(s)] = torch.tensor(s, dtype=torch.int64)
-        inp[b, 0] = BOS
+        inp[b, 0] = bos
         if t:
             inp[b, 1 : len(t) + 1] = torch.tensor(t, dtype=torch.int64)
             tgt[b, : len(t)] = torch.tensor(t, dtype=torch.int64)
-        tgt[b, len(t)] = EOS
+        tgt[b, len(t)] = eos
     return {"src": src, "input": inp, "targets": tgt}
 
 
@@ -152,7 +154,7 @@ class InductionBatches:
     CHAIN_SHARE, CHAIN_MIN, CHAIN_MAX, CHAIN_FOLLOW = 0.5, 4, 10, 0.9
 
     def __init__(self, d, seed):
-        self.rows, self.Lmax, self.ids, self.seed = d["rows"], d["Lmax"], d["ids"], seed
+        self.rows, self.Lmax, self.ids, self.seed, self.bos = d["rows"], d["Lmax"], d["ids"], seed, d["bos"]
 
     def _chain(self, rng, T):
         ids = self.ids
@@ -162,7 +164,7 @@ class InductionBatches:
         xs = [rng.int(k)]
         while len(xs) < T:
             xs.append(successor[xs[-1]] if rng.next() < self.CHAIN_FOLLOW else rng.int(k))
-        return [BOS] + [ids[letters[i]] for i in xs]
+        return [self.bos] + [ids[letters[i]] for i in xs]
 
     def _repeat(self, rng):
         Lmax = self.Lmax
@@ -171,7 +173,7 @@ class InductionBatches:
         P = 2 * (Lmax - L)
         picked = [self.ids[i] for i in random_segment(rng, P + L, len(self.ids))]
         filler, segment = picked[:P], picked[P:]
-        return [BOS] + filler + segment + segment, 1 + P + L
+        return [self.bos] + filler + segment + segment, 1 + P + L
 
     def batch(self, step):
         rng = step_rng(self.seed, STREAMS["data"], step)

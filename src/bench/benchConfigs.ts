@@ -10,7 +10,7 @@
 
 import type { ModelConfig } from '../engine/config';
 import { presetConfig } from '../engine/config';
-import type { Batch } from '../engine/models/transformer';
+import type { Batch } from '../engine/models/inputs';
 import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
 import { nanoGptOptimizer, paperOptimizer } from '../engine/optim/optimizerConfig';
 import type { Rng } from '../engine/rng';

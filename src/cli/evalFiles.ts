@@ -6,21 +6,21 @@
  * and a capped number of decodes on stderr.
  *
  * Leaves out: the evaluation itself (lab/evaluation/evaluateFiles.ts) and `eval` on the run's own
- * validation set (inspect.ts).
+ * validation set (eval.ts).
  */
 
 import * as path from 'node:path';
-import { createBackend } from '../engine/backends/select';
 import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluation/evaluateFiles';
 import { openRun } from '../lab/runs/openRun';
 import { readRunJson } from '../lab/runs/runFolder';
 import type { ModelKind } from '../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
-import { BACKEND_KINDS, summarizeSkipped } from '../protocol/data';
+import { summarizeSkipped } from '../protocol/data';
 import type { Flags } from './args';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
+import { backendOf } from './runFlags';
 
 /** The test data the flags name, checked against the run's kind. */
 function testData(f: Flags, ctx: CommandContext, kind: ModelKind): EvalFilesData {
@@ -82,7 +82,7 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const json = f.bool('json');
   // Batches as wide as training's, within reason: the model's buffers are planned for them.
   const rows = Math.max(1, Math.min(run.spec.training.batchSize, 32));
-  const opened = openRun(runDir, createBackend(f.choice('backend', BACKEND_KINDS, 'auto')), rows);
+  const opened = openRun(runDir, backendOf(f), rows);
   const live = !json && ctx.stderr.isTTY;
   let r: EvalFilesOutput;
   try {

@@ -8,17 +8,15 @@
  * definitions in src/engine/analysis/headScores.ts.
  */
 
-import * as path from 'node:path';
-import { createBackend } from '../engine/backends/select';
 import { EngineError } from '../engine/errors';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import { headsOfRun } from '../lab/inference/heads';
 import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
-import { BACKEND_KINDS } from '../protocol/data';
 import type { HeadScoreData } from '../protocol/model';
 import { headScoresCsv } from '../common/csv';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
+import { BACKEND_FLAG, RUN_FLAG, backendOf, runDirOf } from './runFlags';
 
 export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--ablate] [--json | --csv]
   Scores of every attention head at a snapshot step (default: the last one). Self-attention:
@@ -78,17 +76,15 @@ function scoresOf(runDir: string, step: number | null, ablate: boolean): { step:
 
 /** Runs `heads`. Returns the exit code. */
 export async function headsCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('heads', argv, { run: { type: 'string' }, step: { type: 'string' }, ablate: { type: 'boolean' }, backend: { type: 'string' }, csv: { type: 'boolean' } });
+  const f = parseFlags('heads', argv, { ...RUN_FLAG, step: { type: 'string' }, ablate: { type: 'boolean' }, ...BACKEND_FLAG, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(HEADS_HELP);
-  const run = f.str('run');
-  if (!run) throw new UsageError('`heads` needs --run DIR (a folder that `attention-lab train` created).');
-  const runDir = path.resolve(ctx.cwd, run);
+  const runDir = runDirOf(f, ctx, 'heads');
   const ablate = f.bool('ablate');
   const json = f.bool('json');
   const csv = f.bool('csv');
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
-  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, createBackend(f.choice('backend', BACKEND_KINDS, 'auto'))));
+  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, backendOf(f)));
   if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
   const s = scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
   const rows = new Map<string, HeadRow>();
@@ -98,8 +94,7 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   }
   let baseLoss: number | null = null;
   if (ablate) {
-    const backend = createBackend(f.choice('backend', BACKEND_KINDS, 'auto'));
-    const { run: opened, batches } = await openRunWithValidation(runDir, backend);
+    const { run: opened, batches } = await openRunWithValidation(runDir, backendOf(f));
     if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
     if (!json && !csv) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
     const r = headImportance(opened.model, batches);

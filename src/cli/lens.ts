@@ -4,13 +4,12 @@
  * implementation (lab/inference/lens.ts), which the playground calls too (through the model worker).
  */
 
-import * as path from 'node:path';
-import { createBackend } from '../engine/backends/select';
 import type { LensInput, LensOutput } from '../lab/inference/lens';
 import { MAX_TOP_K, logitLens } from '../lab/inference/lens';
 import { openRun } from '../lab/runs/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
+import { BACKEND_FLAG, RUN_FLAG, backendOf, runDirOf } from './runFlags';
 
 export const LENS_HELP = `attention-lab lens --run DIR (--prompt TEXT | --src TEXT [--tgt TEXT]) [--top-k K] [--json]
   The logit lens: for each decoder position, the top-K (default 5, at most ${MAX_TOP_K}) next
@@ -53,12 +52,11 @@ export function lensTable(lens: LensOutput): string[] {
 
 /** `lens`: flags → the lab's logit lens → a grid or JSON. */
 export function lensCommand(argv: string[], ctx: CommandContext): number {
-  const f = parseFlags('lens', argv, { run: { type: 'string' }, prompt: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, 'top-k': { type: 'string' }, backend: { type: 'string' } });
+  const f = parseFlags('lens', argv, { ...RUN_FLAG, prompt: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, 'top-k': { type: 'string' }, ...BACKEND_FLAG });
   if (f.bool('help')) return ctx.help(LENS_HELP);
-  const runDir = f.str('run');
-  if (!runDir) throw new UsageError('`lens` needs --run DIR (a folder that `attention-lab train` created).');
+  const runDir = runDirOf(f, ctx, 'lens');
   const topK = f.int('top-k', 5, 1, MAX_TOP_K);
-  const r = openRun(path.resolve(ctx.cwd, runDir), createBackend(f.choice('backend', ['auto', 'wasm', 'reference'] as const, 'auto')), 1);
+  const r = openRun(runDir, backendOf(f), 1);
   const lens = logitLens(r, lensInput(f, r.model.config.kind), { topK });
   if (f.bool('json')) ctx.out(JSON.stringify(lens));
   else for (const line of lensTable(lens)) ctx.out(line);

@@ -3,52 +3,29 @@
  * codes — 2 with one line for anything the user can fix (bad flags, bad data, a damaged or
  * foreign file: lab/workers/errorCodes.ts `isUserFixable`), 1 for anything else (one line for an engine
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
+ *
+ * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts,
+ * tokenize.ts, export.ts, importCmd.ts, bench.ts, heads.ts, report.ts), and the flags
+ * they share (args.ts; runFlags.ts for --run and --backend).
  */
 
-import * as path from 'node:path';
 import { EngineError } from '../engine/errors';
-import { createBackend } from '../engine/backends/select';
 import { isUserFixable } from '../lab/workers/errorCodes';
-import { exportRun } from '../lab/interop/exportFolder';
-import { openRun } from '../lab/runs/openRun';
-import { UsageError, parseFlags } from './args';
+import { UsageError } from './args';
 import type { CommandContext } from './context';
-import { DECODE_HELP, EVAL_HELP, SCORE_HELP, TOKENIZE_HELP, decodeCommand, evalCommand, scoreCommand, tokenizeCommand } from './inspect';
 import { BENCH_HELP, benchCommand } from './bench';
+import { DECODE_HELP, decodeCommand } from './decode';
+import { EVAL_HELP, evalCommand } from './eval';
+import { EXPORT_HELP, exportCommand } from './export';
 import { LENS_HELP, lensCommand } from './lens';
 import { HEADS_HELP, headsCommand } from './heads';
 import { IMPORT_HELP, importCommand } from './importCmd';
 import { REPORT_HELP, reportCommand } from './report';
+import { SCORE_HELP, scoreCommand } from './score';
+import { TOKENIZE_HELP, tokenizeCommand } from './tokenize';
 import { TRAIN_HELP, trainCommand } from './train';
 
 declare const VERSION: string | undefined;
-
-const EXPORT_HELP = `attention-lab export --run DIR --out DIR [--format pytorch] [--force] [--text TEXT] [--src TEXT]
-  Writes DIR/<run name>/: model.safetensors (nanoGPT's GPT or the notebook Transformer's
-  state_dict names, fp32, Linear weights [out, in]), config.json, tokenizer.json, for a BPE
-  run also vocab.json + merges.txt (GPT-2's format), and README.md with the PyTorch lines
-  that load it and the score of an example text (--text; --src for an encoder-decoder).
-  An existing non-empty folder of that name is replaced only with --force.`;
-
-function exportCommand(argv: string[], ctx: CommandContext): number {
-  const f = parseFlags('export', argv, { run: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean' }, text: { type: 'string' }, src: { type: 'string' } });
-  if (f.bool('help')) return ctx.help(EXPORT_HELP);
-  f.choice('format', ['pytorch'] as const, 'pytorch');
-  const run = f.str('run');
-  const out = f.str('out');
-  if (!run || !out) throw new UsageError('`export` needs --run DIR and --out DIR (the export goes into DIR/<run name>).');
-  const r = openRun(path.resolve(ctx.cwd, run), createBackend('reference'));
-  const text = f.str('text');
-  const source = f.str('src');
-  const res = exportRun(r, path.resolve(ctx.cwd, out), { force: f.bool('force'), ...(text !== undefined ? { text } : {}), ...(source !== undefined ? { source } : {}) });
-  if (f.bool('json')) ctx.out(JSON.stringify({ dir: res.dir, files: res.files, tensors: res.tensors, warnings: res.warnings, example: res.example }));
-  else {
-    ctx.out(`Wrote ${res.dir}: ${res.files.map((p) => path.basename(p)).join(', ')} (${res.tensors} tensors)`);
-    if (res.example) ctx.out(`Example: ${res.example.tokens} tokens, total log p ${res.example.logprobSum.toFixed(4)} nats (see README.md)`);
-    for (const w of res.warnings) ctx.err(`note: ${w}`);
-  }
-  return 0;
-}
 
 const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => number | Promise<number>; summary: string; help: string }> = {
   train: { run: trainCommand, summary: 'train a model (default: the reverse task) in a run folder', help: TRAIN_HELP },

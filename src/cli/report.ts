@@ -25,6 +25,7 @@ import type { AttentionSnapshot } from '../protocol/model';
 import type { HostToWebview, RunState } from '../protocol/webview';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
+import { RUN_FLAG, runDirsOf } from './runFlags';
 
 /** `attention-lab report --help`. */
 export const REPORT_HELP = `attention-lab report --run DIR [--run DIR2 …] [--out FILE] [--max-snapshots N] [--csv] [--json]
@@ -145,10 +146,9 @@ function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, j
 
 /** `report`. */
 export function reportCommand(argv: string[], ctx: CommandContext): number {
-  const f = parseFlags('report', argv, { run: { type: 'string', multiple: true }, out: { type: 'string' }, 'max-snapshots': { type: 'string' }, csv: { type: 'boolean' } });
+  const f = parseFlags('report', argv, { run: { ...RUN_FLAG.run, multiple: true }, out: { type: 'string' }, 'max-snapshots': { type: 'string' }, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(REPORT_HELP);
-  const runs = f.list('run').map((r) => path.resolve(ctx.cwd, r));
-  if (runs.length === 0) throw new UsageError('`report` needs --run DIR (a folder that `attention-lab train` created).');
+  const runs = runDirsOf(f, ctx, 'report');
   const maxSnapshots = f.has('max-snapshots') ? f.int('max-snapshots', 40, 1, 10_000) : null;
   if (f.bool('csv')) return writeMetricsCsv(runs, f.str('out'), f.bool('json'), ctx);
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));

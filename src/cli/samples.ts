@@ -1,13 +1,15 @@
 /**
  * A few decoded samples of a trained run, shown when training ends: for pairs, held-out
- * sources with the model's greedy output and whether it matches; for documents, a
- * continuation of the beginning of held-out text (recorded in run.json when the run began).
+ * sources with the model's greedy output and whether it matches (validation's greedy
+ * target); for documents, a greedy continuation of the beginning of held-out text
+ * (recorded in run.json when the run began) by the one decode pipeline, so it starts at
+ * the run's BOS and stops at the run's EOS, whatever vocabulary the run has.
+ *
+ * Leaves out: decoding itself (src/lab/inference/decode.ts) and printing (train.ts).
  */
 
-import { greedyDecode } from '../engine/decode/greedy';
-import { createStepper } from '../engine/models/stepper';
-import { EOS } from '../engine/tokenizers/special';
 import { translate } from '../lab/evaluation/evaluate';
+import { decodeText } from '../lab/inference/decode';
 import type { OpenRun } from '../lab/runs/openRun';
 import { loadPairsText, loadRunData } from '../lab/training/prepare';
 
@@ -15,6 +17,11 @@ import { loadPairsText, loadRunData } from '../lab/training/prepare';
 export type Sample =
   | { readonly kind: 'pair'; readonly input: string; readonly output: string; readonly expected: string; readonly ok: boolean }
   | { readonly kind: 'text'; readonly input: string; readonly output: string };
+
+/** Characters of held-out text a continuation starts from. */
+const PROMPT_CHARS = 24;
+/** Most tokens a continuation generates. */
+const MAX_GENERATED = 80;
 
 /** Up to `n` samples from the run's validation data. */
 export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
@@ -32,11 +39,21 @@ export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
     const data = await loadRunData(spec, r.tok, { need: 'validation' });
     prompts = data.kind === 'documents' ? data.docs.prompts : [];
   }
-  return prompts.slice(0, n).map((p) => {
-    const input = Array.from(p).slice(0, 24).join('');
-    const prompt = r.tok.encode(input, { bos: true }).slice(0, Math.max(1, r.model.config.maxLen - 1));
-    const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: 1 });
-    const out = greedyDecode(stepper, prompt, { maxTokens: Math.max(1, Math.min(80, r.model.config.maxLen - prompt.length)), eos: EOS });
-    return { kind: 'text', input, output: r.tok.decode(out.tokens, { skipSpecial: true }) };
-  });
+  return prompts.slice(0, n).map((p) => continuation(r, p));
+}
+
+/**
+ * The greedy continuation of the first PROMPT_CHARS characters of `text` (fewer when BOS and
+ * their tokens would leave no position of the context to generate into), up to
+ * MAX_GENERATED tokens within the context.
+ */
+function continuation(r: OpenRun, text: string): Sample {
+  const L = r.model.config.maxLen;
+  const promptLength = (chars: readonly string[]): number => r.tok.encode(chars.join(''), { bos: true }).length;
+  let chars = Array.from(text).slice(0, PROMPT_CHARS);
+  while (chars.length > 1 && promptLength(chars) > L - 1) chars = chars.slice(0, -1);
+  const input = chars.join('');
+  const maxTokens = Math.max(1, Math.min(MAX_GENERATED, L - promptLength(chars)));
+  const { output } = decodeText(r, { input, strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens, seed: 1 });
+  return { kind: 'text', input, output: output.text };
 }

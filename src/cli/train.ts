@@ -27,6 +27,7 @@ import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { PrepareLine, ProgressLine } from './progress';
+import { backendKindOf } from './runFlags';
 import { PYTORCH_FLAGS, PYTORCH_HELP, SESSION_FLAGS, printLaunch, pytorchFlags } from './trainPytorch';
 
 export const TRAIN_HELP = `attention-lab train [data] [options]
@@ -158,7 +159,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     optimizer: given('optimizer', () => f.choice('optimizer', ['adamw', 'paper'] as const, 'adamw')),
     lr: given('lr', () => f.num('lr', 0, 0, 10)),
     warmup: given('warmup', () => f.int('warmup', 0, 0)),
-    backend: given('backend', () => f.choice('backend', BACKEND_KINDS, 'auto')),
+    backend: given('backend', () => backendKindOf(f)),
   });
   // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
   resolveConfig(spec, 1000);

@@ -7,7 +7,8 @@
 
 import type { Optimizer } from './optim/optimizer';
 import type { Rng } from './rng';
-import type { Batch, Transformer } from './models/transformer';
+import type { Batch } from './models/inputs';
+import type { Transformer } from './models/transformer';
 
 /** What one training step measured. */
 export interface TrainStepResult {

@@ -9,7 +9,8 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, nonNegInt, num, obj, oneOf, optional, str, variants } from './schema';
+import { arrayOf, nonNegInt, num, obj, optional, str, variants } from './schema';
+import { attentionStack } from './model';
 
 /** What the lens and the ablation read: a prompt (decoder-only) or a source and an optional target prefix (encoder-decoder). */
 export type LensInputData = Infer<typeof lensInputData>;
@@ -37,7 +38,7 @@ export const lensOutputData = obj({
 
 /** One attention head: 0-based layer and head (people see them 1-based). */
 export type HeadRefData = Infer<typeof headRefData>;
-export const headRefData = obj({ stack: oneOf('encoder.self', 'decoder.self', 'decoder.cross'), layer: nonNegInt, head: nonNegInt });
+export const headRefData = obj({ stack: attentionStack, layer: nonNegInt, head: nonNegInt });
 
 /** What the model predicts for an input with a given set of heads off. */
 export type PredictionData = Infer<typeof predictionData>;

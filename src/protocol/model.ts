@@ -66,12 +66,24 @@ function fills(data: { readonly length: number }, shape: readonly number[], p: s
   if (data.length !== n) throw new ProtocolError(`${p}.data: ${data.length} values do not fill shape [${shape.join(', ')}]`);
 }
 
+/**
+ * Which attention a map or a head belongs to: the encoder's self-attention, the decoder's
+ * self-attention, or the decoder's cross-attention over the encoder's output. The one
+ * spelling of it everywhere: maps and head scores carry it as `stack`, snapshot files name
+ * their maps `map.<stack>.<layer>`, the CLI and CSV print it, the dashboard keys its views
+ * and its saved state by it. (The engine declares the same union in models/heads.ts;
+ * src/lab/runs/modelConfigShape.ts fails to compile if the two differ.)
+ */
+export type AttentionStack = (typeof ATTENTION_STACKS)[number];
+/** Every attention stack, in the order a model's heads are listed: encoder self, decoder self, decoder cross. */
+export const ATTENTION_STACKS = ['encoder.self', 'decoder.self', 'decoder.cross'] as const;
+export const attentionStack = oneOf(...ATTENTION_STACKS);
+
 /** Attention probabilities of one layer for the probe sample: [heads, rows, cols]. */
 export type AttentionMapData = Infer<typeof attentionMapData>;
 export const attentionMapData = refine(
   obj({
-    stack: oneOf('encoder', 'decoder'),
-    kind: oneOf('self', 'cross'),
+    stack: attentionStack,
     layer: nonNegInt,
     shape: tuple('[heads, rows, cols]', nonNegInt, nonNegInt, nonNegInt),
     data: f32,
@@ -98,15 +110,13 @@ export const crossHeadScores = obj({ diagonal: num, antiDiagonal: num, entropy: 
 /** Where a head sits: `layer` and `head` are 0-based like {@link AttentionMapData} (people see them 1-based). */
 const headAt = { layer: nonNegInt, head: nonNegInt } as const;
 
-/** The scores of one head, by the stack and kind of attention it belongs to. */
+/** The scores of one head, by the attention stack it belongs to (every stack has a variant). */
 export type HeadScoreData = Infer<typeof headScoreData>;
 export const headScoreData = variants('stack', {
   'encoder.self': { ...headAt, scores: selfHeadScores },
   'decoder.self': { ...headAt, scores: selfHeadScores },
   'decoder.cross': { ...headAt, scores: crossHeadScores },
-});
-/** The stacks a head can sit in, in the order scores are listed. */
-export const HEAD_STACKS = Object.keys(headScoreData.table) as readonly HeadScoreData['stack'][];
+} satisfies { readonly [S in AttentionStack]: object });
 
 /** Snapshot of the probe sample's attention at one step. */
 export type AttentionSnapshot = Infer<typeof attentionSnapshot>;

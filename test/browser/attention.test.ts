@@ -28,14 +28,14 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     const { page, log } = await openDashboard(browser);
     await send(page, load);
     await tab(page, 'attention');
-    await page.click('.segmented button[data-family="decoder-self"]');
+    await page.click('.segmented button[data-stack="decoder.self"]');
     await frames(page);
     const snap = enc.snapshots[enc.snapshots.length - 1] as AttentionSnapshot;
-    const m = snap.maps.find((x) => x.stack === 'decoder' && x.kind === 'self' && x.layer === 0);
+    const m = snap.maps.find((x) => x.stack === 'decoder.self' && x.layer === 0);
     if (!m) throw new Error('fixture has no decoder self-attention');
     const [H, R, C] = m.shape;
     // The grid shows every head of every layer.
-    const layers = snap.maps.filter((x) => x.stack === 'decoder' && x.kind === 'self').length;
+    const layers = snap.maps.filter((x) => x.stack === 'decoder.self').length;
     expect(await page.locator('.attn-grid .attn-cell').count()).toBe(layers * H);
     const big = '.panel.attention .attn-large canvas';
     expect(Number(await attr(page, big, 'data-rows'))).toBe(R);
@@ -78,11 +78,11 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     const { page, log } = await openDashboard(browser);
     await send(page, load);
     await tab(page, 'attention');
-    await page.click('.segmented button[data-family="encoder-self"]');
+    await page.click('.segmented button[data-stack="encoder.self"]');
     await frames(page);
     const snaps = enc.snapshots;
     const latest = snaps[snaps.length - 1] as AttentionSnapshot;
-    const m = latest.maps.find((x) => x.stack === 'encoder' && x.layer === 0);
+    const m = latest.maps.find((x) => x.stack === 'encoder.self' && x.layer === 0);
     if (!m) throw new Error('fixture has no encoder map');
     const [, R, C] = m.shape;
     let ent = 0;
@@ -98,7 +98,7 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await page.locator('#attn-timeline').fill('0');
     await frames(page);
     expect(await page.locator('.timeline-label').textContent()).toContain(`step ${snaps[0]?.step}`);
-    const first = (snaps[0] as AttentionSnapshot).maps.find((x) => x.stack === 'encoder' && x.layer === 0);
+    const first = (snaps[0] as AttentionSnapshot).maps.find((x) => x.stack === 'encoder.self' && x.layer === 0);
     const p0 = first?.data[0] as number;
     const after = await cellPixel(page, big, 0, 0);
     expect(colorDistance(after, await legendColor(page, p0))).toBeLessThanOrEqual(8);
@@ -135,7 +135,7 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await first.page.keyboard.press('ArrowRight');
     await frames(first.page);
     expect(await attr(first.page, '#tab-attention', 'aria-selected')).toBe('true');
-    await first.page.click('.segmented button[data-family="decoder-self"]');
+    await first.page.click('.segmented button[data-stack="decoder.self"]');
     await first.page.focus('.attn-cell[data-layer="0"][data-head="0"]');
     await first.page.keyboard.press('ArrowDown');
     await first.page.keyboard.press('ArrowRight');
@@ -147,9 +147,9 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await first.page.keyboard.press('ArrowRight');
     expect(await first.page.locator('.panel.attention .attn-large .hm-readout').textContent()).toMatch(/^query 0 .* key 1 /);
     await until(first.page, 'window.__savedState && window.__savedState.attention.head === 1');
-    const saved = (await first.page.evaluate('window.__savedState')) as { tab: string; attention: { layer: number; head: number; family: string } };
+    const saved = (await first.page.evaluate('window.__savedState')) as { tab: string; attention: { layer: number; head: number; stack: string } };
     expect(saved.tab).toBe('attention');
-    expect(saved.attention).toMatchObject({ layer: 1, head: 1, family: 'decoder-self' });
+    expect(saved.attention).toMatchObject({ layer: 1, head: 1, stack: 'decoder.self' });
     clean(first.log);
     await first.page.close();
     // A restored webview gets the state back and shows the same view.

@@ -182,7 +182,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, { type: 'run/didUpdate', runId: 42, event: { type: 'worker/ready' } });
     await send(page, { type: 'dashboard/nonsense' });
     await send(page, { type: 'run/didUpdate', runId: 'nobody', event: { type: 'train/didStep', step: 1, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 } });
-    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didSnapshot', step: 99999, srcTokens: [], tgtTokens: [], maps: [{ stack: 'encoder', kind: 'self', layer: 0, shape: [1, 2, 2], data: { $f32: 'AAAAAA==' } }], masks: [] } });
+    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didSnapshot', step: 99999, srcTokens: [], tgtTokens: [], maps: [{ stack: 'encoder.self', layer: 0, shape: [1, 2, 2], data: { $f32: 'AAAAAA==' } }], masks: [] } });
     const text = (await page.locator('.banner').textContent()) ?? '';
     expect(await page.locator('.banner').isVisible()).toBe(true);
     expect(text).toContain('message(run/didUpdate).runId: expected a string');

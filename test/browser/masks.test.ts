@@ -45,7 +45,7 @@ describe.skipIf(!HAS_CHROMIUM)('mask view in Chromium', () => {
     expect(padLabels).toEqual(['<pad>', '<pad>']);
     // In the attention view, the encoder's PAD keys are masked.
     await tab(page, 'attention');
-    await page.click('.segmented button[data-family="encoder-self"]');
+    await page.click('.segmented button[data-stack="encoder.self"]');
     await frames(page);
     const big = '.panel.attention .attn-large canvas';
     const swatch = await pixel(page, '.panel.attention .legend-masked', 7, 7);

@@ -83,8 +83,8 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await frames(page);
     const a = out.attention;
     if (!a) throw new Error('fixture decode has no attention');
-    const self = '.pg-map[data-kind="self"] canvas';
-    const cross = '.pg-map[data-kind="cross"] canvas';
+    const self = '.pg-map[data-stack="decoder.self"] canvas';
+    const cross = '.pg-map[data-stack="decoder.cross"] canvas';
     expect(Number(await page.getAttribute(self, 'data-rows'))).toBe(a.self.length * a.nHeads);
     expect(Number(await page.getAttribute(self, 'data-cols'))).toBe(a.selfKeys);
     expect(Number(await page.getAttribute(cross, 'data-cols'))).toBe(a.sourceLength);
@@ -123,7 +123,7 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     expect(await page.locator('.pg-status').textContent()).toContain(`Done: ${decodeDec.output.tokens.length} token(s) — as many as asked for (max tokens).`);
     await page.click('.pg-output button[data-index="3"]');
     await frames(page);
-    expect(await page.locator('.pg-map[data-kind="cross"]').count()).toBe(0);
+    expect(await page.locator('.pg-map[data-stack="decoder.cross"]').count()).toBe(0);
     expect(log.errors).toEqual([]);
     await screenshot(page, 'dark-playground-decoded');
     await page.close();

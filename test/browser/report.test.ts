@@ -64,7 +64,7 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
       const run = JSON.parse(fs.readFileSync(path.join(RUN, 'run.json'), 'utf8')) as { config: { nHeads: number; nEncoderLayers: number } };
       const snapshots = fs.readdirSync(path.join(RUN, 'snapshots')).filter((n) => n.endsWith('.safetensors')).length;
       await page.click('#tab-attention');
-      await page.click('.segmented button[data-family="encoder-self"]');
+      await page.click('.segmented button[data-stack="encoder.self"]');
       await frames(page);
       expect(await page.locator('.attn-grid .attn-cell').count()).toBe(run.config.nHeads * run.config.nEncoderLayers);
       expect(await page.getAttribute('#attn-timeline', 'max')).toBe(String(snapshots - 1));

@@ -11,7 +11,7 @@
  */
 
 import type { StepMetrics } from '../../src/protocol/data';
-import type { AttentionMapData, AttentionSnapshot, HeadScoreData, MaskData } from '../../src/protocol/model';
+import type { AttentionMapData, AttentionSnapshot, AttentionStack, HeadScoreData, MaskData } from '../../src/protocol/model';
 import type { RunState } from '../../src/protocol/webview';
 
 export const PADDED = {
@@ -32,7 +32,7 @@ export const PADDED = {
 } as const;
 
 /** Attention rows for item 0: uniform (head 0) or 0.7 on one allowed key (head 1) over `allowed(t, s)`. */
-function map(stack: 'encoder' | 'decoder', kind: 'self' | 'cross', rows: number, cols: number, allowed: (t: number, s: number) => boolean): AttentionMapData {
+function map(stack: AttentionStack, rows: number, cols: number, allowed: (t: number, s: number) => boolean): AttentionMapData {
   const H = PADDED.H;
   const data = new Float32Array(H * rows * cols);
   for (let h = 0; h < H; h++) {
@@ -45,7 +45,7 @@ function map(stack: 'encoder' | 'decoder', kind: 'self' | 'cross', rows: number,
       });
     }
   }
-  return { stack, kind, layer: 0, shape: [H, rows, cols], data };
+  return { stack, layer: 0, shape: [H, rows, cols], data };
 }
 
 function mask(name: string, shape: number[], f: (b: number, t: number, s: number) => number): MaskData {
@@ -65,9 +65,9 @@ export function paddedSnapshot(step: number): AttentionSnapshot {
     srcTokens: [...PADDED.srcTokens],
     tgtTokens: [...PADDED.tgtTokens],
     maps: [
-      map('encoder', 'self', S, S, (_t, s) => sp(0, s) === 1),
-      map('decoder', 'self', T, T, (t, s) => s <= t && tp(0, s) === 1),
-      map('decoder', 'cross', T, S, (_t, s) => sp(0, s) === 1),
+      map('encoder.self', S, S, (_t, s) => sp(0, s) === 1),
+      map('decoder.self', T, T, (t, s) => s <= t && tp(0, s) === 1),
+      map('decoder.cross', T, S, (_t, s) => sp(0, s) === 1),
     ],
     masks: [
       mask('source.padding', [B, 1, 1, S], (b, _t, s) => sp(b, s)),
@@ -125,7 +125,7 @@ export function scoredSnapshot(step: number, layers: number, heads: number): Att
       });
     }
   }
-  const maps = Array.from({ length: layers }, (_, layer): AttentionMapData => ({ stack: 'decoder', kind: 'self', layer, shape: [heads, 2, 2], data: new Float32Array(heads * 4).map((_, i) => (i % 4 === 1 ? 0 : i % 4 === 0 ? 1 : 0.5)) }));
+  const maps = Array.from({ length: layers }, (_, layer): AttentionMapData => ({ stack: 'decoder.self', layer, shape: [heads, 2, 2], data: new Float32Array(heads * 4).map((_, i) => (i % 4 === 1 ? 0 : i % 4 === 0 ? 1 : 0.5)) }));
   return { step, srcTokens: [], tgtTokens: ['<bos>', 'a'], maps, masks: [mask('decoder.causal', [1, 1, 2, 2], (_b, t, s) => (s <= t ? 1 : 0))], headScores };
 }
 

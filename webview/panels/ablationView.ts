@@ -10,8 +10,9 @@
  */
 
 import type { AblationOutputData, HeadRefData } from '../../src/protocol/analysis';
-import type { ModelConfigData } from '../../src/protocol/model';
+import type { AttentionStack, ModelConfigData } from '../../src/protocol/model';
 import { formatLoss, formatLossDelta, formatPercent, formatProbDelta } from '../../src/common/format';
+import { STACK_LABELS } from '../attentionMath';
 import { h } from '../dom';
 import { showToken } from '../format';
 
@@ -23,11 +24,11 @@ export function headKey(h: HeadRefData): string {
 /** The head a key names (keys come from the sanitized UI state, so they parse). */
 export function headOfKey(key: string): HeadRefData {
   const [stack, layer, head] = key.split(':');
-  return { stack: stack as HeadRefData['stack'], layer: Number(layer), head: Number(head) };
+  return { stack: stack as AttentionStack, layer: Number(layer), head: Number(head) };
 }
 
 /** The attention stacks of a model, with their layer counts; null when its sizes are unknown. */
-export function stacksOf(cfg: ModelConfigData | undefined): { stack: HeadRefData['stack']; layers: number; heads: number }[] | null {
+export function stacksOf(cfg: ModelConfigData | undefined): { stack: AttentionStack; layers: number; heads: number }[] | null {
   if (!cfg || cfg.nHeads === undefined || cfg.nDecoderLayers === undefined) return null;
   const heads = cfg.nHeads;
   if (cfg.kind === 'decoder-only') return [{ stack: 'decoder.self', layers: cfg.nDecoderLayers, heads }];
@@ -38,8 +39,6 @@ export function stacksOf(cfg: ModelConfigData | undefined): { stack: HeadRefData
     { stack: 'decoder.cross', layers: cfg.nDecoderLayers, heads },
   ];
 }
-
-const STACK_NAMES: Record<HeadRefData['stack'], string> = { 'encoder.self': 'encoder self-attention', 'decoder.self': 'decoder self-attention', 'decoder.cross': 'decoder cross-attention' };
 
 /** The toggle grids; `onToggle(key)` flips one head. Layers and heads are labelled from 1. */
 export function headToggles(stacks: NonNullable<ReturnType<typeof stacksOf>>, off: ReadonlySet<string>, enabled: boolean, onToggle: (key: string) => void): HTMLElement {
@@ -59,7 +58,7 @@ export function headToggles(stacks: NonNullable<ReturnType<typeof stacksOf>>, of
               'button',
               {
                 className: 'ab-head',
-                attrs: { type: 'button', 'data-head': key, 'aria-pressed': String(isOff), disabled: !enabled, 'aria-label': `${STACK_NAMES[stack]} layer ${l + 1} head ${hd + 1}: ${isOff ? 'off' : 'on'}`, title: `${STACK_NAMES[stack]}, layer ${l + 1}, head ${hd + 1} — ${isOff ? 'off (click to switch on)' : 'on (click to switch off)'}` },
+                attrs: { type: 'button', 'data-head': key, 'aria-pressed': String(isOff), disabled: !enabled, 'aria-label': `${STACK_LABELS[stack]} layer ${l + 1} head ${hd + 1}: ${isOff ? 'off' : 'on'}`, title: `${STACK_LABELS[stack]}, layer ${l + 1}, head ${hd + 1} — ${isOff ? 'off (click to switch on)' : 'on (click to switch off)'}` },
                 on: { click: () => onToggle(key) },
               },
               String(hd + 1),
@@ -70,7 +69,7 @@ export function headToggles(stacks: NonNullable<ReturnType<typeof stacksOf>>, of
     );
     const headRow = h('tr', {}, h('th', {}, ''), ...Array.from({ length: heads }, (_, hd) => h('th', { attrs: { scope: 'col' } }, `H${hd + 1}`)));
     const nOff = [...off].filter((k) => k.startsWith(`${stack}:`)).length;
-    return h('figure', { className: 'ab-stack', attrs: { 'data-stack': stack } }, h('figcaption', {}, STACK_NAMES[stack], h('span', { className: 'hint' }, ` ${nOff} of ${layers * heads} off`)), h('table', { className: 'ab-grid' }, h('thead', {}, headRow), h('tbody', {}, ...rows)));
+    return h('figure', { className: 'ab-stack', attrs: { 'data-stack': stack } }, h('figcaption', {}, STACK_LABELS[stack], h('span', { className: 'hint' }, ` ${nOff} of ${layers * heads} off`)), h('table', { className: 'ab-grid' }, h('thead', {}, headRow), h('tbody', {}, ...rows)));
   });
   return h('div', { className: 'ab-stacks' }, ...grids);
 }

@@ -9,9 +9,9 @@
  * the math (attentionMath.ts).
  */
 
-import type { AttentionMapData, AttentionSnapshot } from '../../src/protocol/model';
-import type { MapFamily } from '../attentionMath';
-import { axisTokens, headEntropies, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
+import type { AttentionMapData, AttentionSnapshot, AttentionStack } from '../../src/protocol/model';
+import { ATTENTION_STACKS } from '../../src/protocol/model';
+import { STACK_LABELS, axisTokens, headEntropies, keysAreSource, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/common/format';
@@ -25,18 +25,12 @@ import { AttentionGrid } from './attentionGrid';
 import type { GridMap } from './attentionGrid';
 import type { Panel, PanelContext } from './panel';
 
-const FAMILIES: readonly { id: MapFamily; label: string }[] = [
-  { id: 'encoder-self', label: 'Encoder self-attention' },
-  { id: 'decoder-self', label: 'Decoder self-attention' },
-  { id: 'cross', label: 'Cross-attention' },
-];
-
 /** The attention tab. */
 export class AttentionPanel implements Panel {
   readonly id = 'attention' as const;
   readonly label = 'Attention';
   readonly el: HTMLElement;
-  private readonly families = h('div', { className: 'segmented', attrs: { role: 'radiogroup', 'aria-label': 'Attention kind' } });
+  private readonly stacks = h('div', { className: 'segmented', attrs: { role: 'radiogroup', 'aria-label': 'Attention kind' } });
   private readonly slider = h('input', { attrs: { type: 'range', id: 'attn-timeline', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Snapshot (training step)' } });
   private readonly stepLabel = h('output', { className: 'timeline-label', attrs: { for: 'attn-timeline' } });
   private readonly play = h('button', { attrs: { type: 'button', 'aria-label': 'Play the snapshots in order' } }, '▶ Play');
@@ -88,7 +82,7 @@ export class AttentionPanel implements Panel {
     this.el = h(
       'section',
       { className: 'panel attention' },
-      h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Attention options' } }, this.families, h('label', { attrs: { for: 'attn-scale' } }, 'scale '), this.scaleSel),
+      h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Attention options' } }, this.stacks, h('label', { attrs: { for: 'attn-scale' } }, 'scale '), this.scaleSel),
       h('div', { className: 'timeline' }, this.play, this.slider, this.stepLabel),
       this.empty,
       this.truncation,
@@ -101,8 +95,8 @@ export class AttentionPanel implements Panel {
     const run = this.ctx.run();
     const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
     if (!run || !snap) return [];
-    const fam = FAMILIES.find((f) => f.id === this.ctx.ui.attention.family);
-    return imageItems(() => this.grid.svg(`${run.summary.name} · ${fam?.label ?? ''} · every layer and head · step ${snap.step}`), (kind) => exportFileName(run.summary.name, `${this.ctx.ui.attention.family}-grid`, snap.step, kind));
+    const { stack } = this.ctx.ui.attention;
+    return imageItems(() => this.grid.svg(`${run.summary.name} · ${STACK_LABELS[stack]} · every layer and head · step ${snap.step}`), (kind) => exportFileName(run.summary.name, `${stack}-grid`, snap.step, kind));
   }
 
   /** PNG and SVG of the large view, named after the run, the head and the step. */
@@ -111,7 +105,7 @@ export class AttentionPanel implements Panel {
     const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
     if (!run || !snap) return [];
     const ui = this.ctx.ui.attention;
-    const what = `${ui.family}-layer${ui.layer + 1}-head${ui.head + 1}`;
+    const what = `${ui.stack}-layer${ui.layer + 1}-head${ui.head + 1}`;
     return imageItems(() => this.large.svg(`${run.summary.name} · ${this.caption.textContent ?? ''}`), (kind) => exportFileName(run.summary.name, what, snap.step, kind));
   }
 
@@ -133,7 +127,7 @@ export class AttentionPanel implements Panel {
     this.truncation.hidden = true;
     if (snaps.length === 0) {
       this.empty.textContent = run ? 'No attention snapshots yet: they are taken every --snapshot-every steps during training.' : 'No run selected.';
-      replaceChildren(this.families);
+      replaceChildren(this.stacks);
       return;
     }
     const idx = this.snapshotIndex(snaps.length);
@@ -145,41 +139,41 @@ export class AttentionPanel implements Panel {
     this.slider.setAttribute('aria-valuetext', `step ${snap.step}`);
     this.stepLabel.textContent = `step ${snap.step} · snapshot ${idx + 1} of ${snaps.length}${ui.snapshot < 0 ? ' (latest)' : ''}`;
     this.scaleSel.value = ui.scale;
-    const present = FAMILIES.filter((f) => mapsOf(snap, f.id).length > 0);
-    if (!present.some((f) => f.id === ui.family)) ui.family = (present[0] as (typeof FAMILIES)[number]).id;
-    if (full || this.families.childElementCount !== present.length) this.buildFamilies(present);
-    for (const b of this.families.querySelectorAll('button')) b.setAttribute('aria-checked', String(b.dataset.family === ui.family));
-    const maps = mapsOf(snap, ui.family);
+    const present = ATTENTION_STACKS.filter((s) => mapsOf(snap, s).length > 0);
+    if (!present.includes(ui.stack)) ui.stack = present[0] as AttentionStack;
+    if (full || this.stacks.childElementCount !== present.length) this.buildStacks(present);
+    for (const b of this.stacks.querySelectorAll('button')) b.setAttribute('aria-checked', String(b.dataset.stack === ui.stack));
+    const maps = mapsOf(snap, ui.stack);
     const heads = maps[0]?.shape[0] ?? 1;
     ui.layer = Math.min(ui.layer, maps.length - 1);
     ui.head = Math.min(ui.head, heads - 1);
     const grid: GridMap[] = maps.map((m) => ({ map: m, mask: maskForMap(snap, m), entropies: () => this.entropies(snap, m) }));
     const width = this.el.clientWidth || 900;
     const thumb = Math.max(36, Math.min(110, Math.floor((Math.min(width, 1000) * 0.45) / heads) - 10));
-    const famLabel = FAMILIES.find((f) => f.id === ui.family)?.label ?? '';
-    this.grid.render(grid, this.ctx.theme, ui.scale, { layer: ui.layer, head: ui.head }, thumb, famLabel);
+    const stackLabel = STACK_LABELS[ui.stack];
+    this.grid.render(grid, this.ctx.theme, ui.scale, { layer: ui.layer, head: ui.head }, thumb, stackLabel);
     // The large view takes the room beside the grid, or the full width when it wraps below;
     // ~110 px go to its row labels and title.
     const beside = width - (heads * (thumb + 10) + 70) - 24;
     const largePx = Math.max(160, Math.min(640, (beside >= 320 ? beside : width) - 110));
-    this.drawLarge(snap, grid[ui.layer] as GridMap, ui.head, famLabel, largePx);
+    this.drawLarge(snap, grid[ui.layer] as GridMap, ui.head, stackLabel, largePx);
     drawLegend(this.legend, this.ctx.theme, ui.scale);
   }
 
-  private buildFamilies(present: readonly { id: MapFamily; label: string }[]): void {
-    const buttons = present.map((f) =>
+  private buildStacks(present: readonly AttentionStack[]): void {
+    const buttons = present.map((stack) =>
       h('button', {
-        attrs: { type: 'button', role: 'radio', 'data-family': f.id },
+        attrs: { type: 'button', role: 'radio', 'data-stack': stack },
         on: {
           click: () => {
-            this.ctx.ui.attention.family = f.id;
+            this.ctx.ui.attention.stack = stack;
             this.ctx.saveUi();
             this.render(false);
           },
         },
-      }, f.label),
+      }, STACK_LABELS[stack]),
     );
-    replaceChildren(this.families, ...buttons);
+    replaceChildren(this.stacks, ...buttons);
   }
 
   private entropies(snap: AttentionSnapshot, m: AttentionMapData): number[] {
@@ -190,16 +184,16 @@ export class AttentionPanel implements Panel {
     return e;
   }
 
-  private drawLarge(snap: AttentionSnapshot, g: GridMap, head: number, famLabel: string, maxPx: number): void {
+  private drawLarge(snap: AttentionSnapshot, g: GridMap, head: number, stackLabel: string, maxPx: number): void {
     const m = g.map;
     const [, R, C] = m.shape;
     const { rows, cols } = axisTokens(snap, m);
     const ent = g.entropies()[head] ?? 0;
     const names = maskNamesFor(m, snap);
-    this.caption.textContent = `${famLabel} · layer ${m.layer + 1} · head ${head + 1} · step ${snap.step} · mean entropy ${formatNumber(ent, 3)} nats (uniform over ${C} keys: ${formatNumber(Math.log(C), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
+    this.caption.textContent = `${stackLabel} · layer ${m.layer + 1} · head ${head + 1} · step ${snap.step} · mean entropy ${formatNumber(ent, 3)} nats (uniform over ${C} keys: ${formatNumber(Math.log(C), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
     const offset = head * R * C;
-    const rowName = m.stack === 'encoder' ? 'S' : 'T';
-    const colName = m.stack === 'encoder' || m.kind === 'cross' ? 'S' : 'T';
+    const rowName = m.stack === 'encoder.self' ? 'S' : 'T';
+    const colName = keysAreSource(m.stack) ? 'S' : 'T';
     this.large.set(
       {
         data: { rows: R, cols: C, values: m.data, offset, mask: g.mask, mode: 'prob', scale: this.ctx.ui.attention.scale },

@@ -44,7 +44,7 @@ export class AttentionGrid {
   private heads = 0;
   private generation = 0;
   /** What the last render drew (for the export). */
-  private last: { maps: readonly GridMap[]; theme: Theme; scale: RampScale; familyLabel: string } | null = null;
+  private last: { maps: readonly GridMap[]; theme: Theme; scale: RampScale; stackLabel: string } | null = null;
   /** Called when the user selects a cell. */
   onSelect: (layer: number, head: number) => void = () => undefined;
 
@@ -54,11 +54,11 @@ export class AttentionGrid {
    * large grid (6 × 8 maps of 128 × 128) never blocks input for long. A newer render cancels
    * the rest of an older one.
    */
-  render(maps: readonly GridMap[], theme: Theme, scale: RampScale, selected: { layer: number; head: number }, thumb: number, familyLabel: string): void {
+  render(maps: readonly GridMap[], theme: Theme, scale: RampScale, selected: { layer: number; head: number }, thumb: number, stackLabel: string): void {
     const heads = maps[0]?.map.shape[0] ?? 0;
-    this.last = { maps, theme, scale, familyLabel };
-    const key = `${maps.length}x${heads}|${familyLabel}`;
-    if (key !== this.shapeKey) this.build(maps.length, heads, familyLabel);
+    this.last = { maps, theme, scale, stackLabel };
+    const key = `${maps.length}x${heads}|${stackLabel}`;
+    if (key !== this.shapeKey) this.build(maps.length, heads, stackLabel);
     const generation = ++this.generation;
     const jobs: [number, number][] = [];
     const order = [selected.layer, ...maps.map((_, l) => l).filter((l) => l !== selected.layer)];
@@ -78,7 +78,7 @@ export class AttentionGrid {
       cell.gridcell.setAttribute('aria-selected', String(isSel));
       cell.button.classList.toggle('selected', isSel);
       cell.button.tabIndex = isSel ? 0 : -1;
-      cell.button.setAttribute('aria-label', `${familyLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} nats${isSel ? ' (selected)' : ''}`);
+      cell.button.setAttribute('aria-label', `${stackLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} nats${isSel ? ' (selected)' : ''}`);
     };
     const firstLayer = jobs.filter(([l]) => l === selected.layer);
     for (const [l, hd] of firstLayer) paint(l, hd);
@@ -122,10 +122,10 @@ export class AttentionGrid {
     this.cells[layer]?.[head]?.button.focus();
   }
 
-  private build(layers: number, heads: number, familyLabel: string): void {
+  private build(layers: number, heads: number, stackLabel: string): void {
     this.layers = layers;
     this.heads = heads;
-    this.shapeKey = `${layers}x${heads}|${familyLabel}`;
+    this.shapeKey = `${layers}x${heads}|${stackLabel}`;
     this.cells = [];
     const header = h('div', { className: 'attn-grid-row', attrs: { role: 'row' } }, h('span', { className: 'attn-grid-corner', attrs: { role: 'columnheader' } }, ''));
     for (let j = 0; j < heads; j++) header.appendChild(h('span', { className: 'attn-grid-colhead', attrs: { role: 'columnheader' } }, `head ${j + 1}`));

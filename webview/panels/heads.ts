@@ -13,18 +13,16 @@
  */
 
 import { formatNumber } from '../../src/common/format';
-import type { MapFamily } from '../attentionMath';
+import type { AttentionStack } from '../../src/protocol/model';
+import { STACK_LABELS } from '../attentionMath';
 import { h, replaceChildren } from '../dom';
 import { exportFileName, runHeadScoresCsv } from '../exportData';
 import { csvItem, exportMenu } from '../exportMenu';
-import type { HeadHistory, HeadStack, ScoreName } from '../headHistory';
-import { SCORE_LABELS, STACK_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isFraction } from '../headHistory';
+import type { HeadHistory, ScoreName } from '../headHistory';
+import { SCORE_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isFraction } from '../headHistory';
 import type { StoreEvent } from '../store';
 import { HeadsGrid } from './headsGrid';
 import type { Panel, PanelContext } from './panel';
-
-/** The attention tab's family of each stack. */
-const FAMILY: { readonly [S in HeadStack]: MapFamily } = { 'decoder.self': 'decoder-self', 'encoder.self': 'encoder-self', 'decoder.cross': 'cross' };
 
 /** The chart colour (index into theme.series) of each score, the same in every stack; entropy (nats, not a weight) in the text colour. */
 const COLOR: { readonly [K in ScoreName]: number | 'text' } = { previousToken: 0, firstToken: 1, diagonal: 2, induction: 3, entropy: 'text', antiDiagonal: 4 };
@@ -50,7 +48,7 @@ export class HeadsPanel implements Panel {
   private readonly tip = h('div', { className: 'heads-tip', attrs: { role: 'status' } });
   private readonly stacksBox = h('div', { className: 'heads-stacks' });
   private readonly body: HTMLElement;
-  private grids = new Map<HeadStack, HeadsGrid>();
+  private grids = new Map<AttentionStack, HeadsGrid>();
 
   constructor(private readonly ctx: PanelContext) {
     this.exportSlot.append(
@@ -66,7 +64,7 @@ export class HeadsPanel implements Panel {
       ctx.invalidate('curves', true);
     };
     this.scoreSel.addEventListener('change', () => {
-      const [stack, score] = this.scoreSel.value.split('|') as [HeadStack, ScoreName];
+      const [stack, score] = this.scoreSel.value.split('|') as [AttentionStack, ScoreName];
       ui.stack = stack;
       ui.score = score;
       if (isFraction(score) && (ui.threshold < 0 || ui.threshold > 1)) ui.threshold = 0.5;
@@ -166,7 +164,7 @@ export class HeadsPanel implements Panel {
       const c = COLOR[k];
       return [k, c === 'text' ? theme.text : (theme.series[c % theme.series.length] ?? theme.text)];
     }));
-    const keep = new Map<HeadStack, HeadsGrid>();
+    const keep = new Map<AttentionStack, HeadsGrid>();
     let shown = 0;
     let total = 0;
     for (const s of present) {
@@ -203,7 +201,7 @@ export class HeadsPanel implements Panel {
     return row;
   }
 
-  private buildScores(stacks: readonly HeadStack[]): void {
+  private buildScores(stacks: readonly AttentionStack[]): void {
     this.scoreSel.dataset.stacks = stacks.join();
     replaceChildren(
       this.scoreSel,
@@ -211,7 +209,7 @@ export class HeadsPanel implements Panel {
     );
   }
 
-  private newGrid(stack: HeadStack): HeadsGrid {
+  private newGrid(stack: AttentionStack): HeadsGrid {
     const g = new HeadsGrid(stack);
     g.onOpen = (layer, head, row) => this.open(stack, layer, head, row);
     g.onHover = (hit) => {
@@ -234,11 +232,11 @@ export class HeadsPanel implements Panel {
   }
 
   /** Shows the head's heatmap on the attention tab, at the history row `row` (else the selected step). */
-  private open(stack: HeadStack, layer: number, head: number, row: number | null): void {
+  private open(stack: AttentionStack, layer: number, head: number, row: number | null): void {
     const run = this.ctx.run();
     if (!run) return;
     const a = this.ctx.ui.attention;
-    a.family = FAMILY[stack];
+    a.stack = stack;
     a.layer = layer;
     a.head = head;
     const step = row === null ? null : run.heads.steps[row];
@@ -259,7 +257,7 @@ export class HeadsPanel implements Panel {
 }
 
 /** y range of each score's sparklines: 0–1 for fractions, 0 to the stack's largest entropy. */
-function ranges(stack: HeadStack, hist: HeadHistory): Map<ScoreName, { min: number; max: number }> {
+function ranges(stack: AttentionStack, hist: HeadHistory): Map<ScoreName, { min: number; max: number }> {
   const out = new Map<ScoreName, { min: number; max: number }>();
   for (const score of STACK_SCORES[stack]) {
     if (isFraction(score)) {

@@ -12,8 +12,10 @@
 
 import { formatNumber } from '../../src/common/format';
 import { h, replaceChildren } from '../dom';
-import type { HeadStack, ScoreName, StackSeries } from '../headHistory';
-import { SCORE_LABELS, STACK_LABELS, STACK_SCORES } from '../headHistory';
+import type { AttentionStack } from '../../src/protocol/model';
+import { STACK_LABELS } from '../attentionMath';
+import type { ScoreName, StackSeries } from '../headHistory';
+import { SCORE_LABELS, STACK_SCORES } from '../headHistory';
 import type { SparkBand } from '../sparkline';
 import { drawSparklines, sparkRowAt } from '../sparkline';
 import type { Theme } from '../theme';
@@ -64,7 +66,7 @@ export class HeadsGrid {
   /** The pointer is over a head's score at a row (null: left). */
   onHover: (hit: { layer: number; head: number; score: ScoreName; row: number; x: number; y: number } | null) => void = () => undefined;
 
-  constructor(readonly stack: HeadStack) {
+  constructor(readonly stack: AttentionStack) {
     this.el = h('section', { className: 'heads-stack', attrs: { 'data-stack': stack } }, this.title, this.none, this.grid);
     this.grid.setAttribute('aria-label', `${STACK_LABELS[stack]} heads`);
   }

@@ -12,7 +12,7 @@
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
  */
 
-import type { DecodeOutput } from '../../src/protocol/model';
+import type { AttentionStack, DecodeOutput } from '../../src/protocol/model';
 import { stopReasonText } from '../../src/protocol/model';
 import type { WebviewToHost } from '../../src/protocol/webview';
 import { validateWebviewToHost } from '../../src/protocol/webview';
@@ -230,7 +230,8 @@ export class PlaygroundPanel implements Panel {
     const q = a.queryStart + i;
     const rowLabels = a.self.flatMap((_, l) => Array.from({ length: H }, (__, hd) => `L${l + 1}·H${hd + 1}`));
     const views: HTMLElement[] = [];
-    const build = (maps: readonly Float32Array[], cols: number, colLabels: string[], label: string, causal: boolean): void => {
+    const build = (maps: readonly Float32Array[], cols: number, colLabels: string[], label: string, stack: AttentionStack): void => {
+      const causal = stack === 'decoder.self';
       const rows = maps.length * H;
       const values = new Float32Array(rows * cols);
       maps.forEach((m, l) => {
@@ -249,13 +250,13 @@ export class PlaygroundPanel implements Panel {
         },
         this.ctx.theme,
       );
-      views.push(h('figure', { className: 'pg-map', attrs: { 'data-kind': causal ? 'self' : 'cross' } }, h('figcaption', {}, label), v.el));
+      views.push(h('figure', { className: 'pg-map', attrs: { 'data-stack': stack } }, h('figcaption', {}, label), v.el));
     };
     // Row i is the query at position q, whose output chose token i: its keys are positions ≤ q.
     const chosen = showToken(out.tokens[i] ?? '');
     const query = showToken(context[q] ?? '');
-    build(a.self, K, Array.from({ length: K }, (_, s) => context[s] ?? `#${s}`), `Self-attention while choosing “${chosen}” (query: position ${q}, “${query}”)`, true);
-    if (a.cross.length > 0 && a.sourceLength > 0) build(a.cross, a.sourceLength, Array.from({ length: a.sourceLength }, (_, s) => out.promptTokens[s] ?? `#${s}`), `Cross-attention over the source while choosing “${chosen}”`, false);
+    build(a.self, K, Array.from({ length: K }, (_, s) => context[s] ?? `#${s}`), `Self-attention while choosing “${chosen}” (query: position ${q}, “${query}”)`, 'decoder.self');
+    if (a.cross.length > 0 && a.sourceLength > 0) build(a.cross, a.sourceLength, Array.from({ length: a.sourceLength }, (_, s) => out.promptTokens[s] ?? `#${s}`), `Cross-attention over the source while choosing “${chosen}”`, 'decoder.cross');
     replaceChildren(this.attention, ...views);
   }
 }

@@ -5,7 +5,7 @@
  */
 
 import type { ModelConfig } from '../config';
-import type { ModelShape } from './transformer';
+import type { ModelShape } from './inputs';
 import { Transformer } from './transformer';
 
 /** Parameter count and memory of one model at one batch shape, in float32 bytes. */

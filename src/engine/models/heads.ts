@@ -11,27 +11,33 @@
 import type { ModelConfig } from '../config';
 import { EngineError } from '../errors';
 import type { MultiHeadAttention } from './attention';
+import type { Block } from './block';
 
-/** Which attention of a layer a head belongs to. */
-export type HeadStack = 'encoder.self' | 'decoder.self' | 'decoder.cross';
+/**
+ * Which attention a map or a head belongs to: the encoder's self-attention, the decoder's
+ * self-attention, or the decoder's cross-attention over the encoder's output. The
+ * protocol's AttentionStack is the same union (the engine imports nothing outside itself;
+ * src/lab/runs/modelConfigShape.ts fails to compile if the two differ).
+ */
+export type AttentionStack = 'encoder.self' | 'decoder.self' | 'decoder.cross';
 
 /** One attention head: 0-based layer and head. */
 export interface HeadRef {
-  readonly stack: HeadStack;
+  readonly stack: AttentionStack;
   readonly layer: number;
   readonly head: number;
 }
 
 /** One attention layer of a model, by stack and 0-based layer. */
 export interface AttentionLayer {
-  readonly stack: HeadStack;
+  readonly stack: AttentionStack;
   readonly layer: number;
   readonly attn: MultiHeadAttention;
 }
 
 /** Every head of a model of config `cfg`, in the order encoder self, decoder self, decoder cross; by layer, then head. */
 export function allHeads(cfg: ModelConfig): HeadRef[] {
-  const stacks: [HeadStack, number][] = cfg.kind === 'encoder-decoder'
+  const stacks: [AttentionStack, number][] = cfg.kind === 'encoder-decoder'
     ? [['encoder.self', cfg.nEncoderLayers], ['decoder.self', cfg.nDecoderLayers], ['decoder.cross', cfg.nDecoderLayers]]
     : [['decoder.self', cfg.nDecoderLayers]];
   const heads: HeadRef[] = [];
@@ -52,4 +58,14 @@ export function applyHeadsOff(layers: readonly AttentionLayer[], off: readonly H
     }
   }
   for (const l of layers) l.attn.setHeadsOff(off.filter((h) => h.stack === l.stack && h.layer === l.layer).map((h) => h.head));
+}
+
+/** Every attention layer of a model's blocks, by stack (encoder self, decoder self, decoder cross), then layer. */
+export function attentionLayersOf(encoder: readonly Block[], decoder: readonly Block[]): AttentionLayer[] {
+  const layers: AttentionLayer[] = encoder.map((b, layer) => ({ stack: 'encoder.self', layer, attn: b.selfAttn }));
+  decoder.forEach((b, layer) => layers.push({ stack: 'decoder.self', layer, attn: b.selfAttn }));
+  decoder.forEach((b, layer) => {
+    if (b.crossAttn) layers.push({ stack: 'decoder.cross', layer, attn: b.crossAttn });
+  });
+  return layers;
 }

@@ -1,17 +1,74 @@
 /**
  * Our parameters under the state_dict names of the PyTorch models people learn from
- * (DESIGN.md): nanoGPT's `GPT` for decoder-only and the seed notebook's `Transformer` for
- * the encoder-decoder. Names are already shared except that nanoGPT stacks the q, k, v
- * projections into one `c_attn` ([3C, C] weight, [3C] bias), which we keep as three
- * matrices; and that PyTorch lists a tied `lm_head.weight` under both names.
- * Used by `export --format pytorch` and by the parity tests that load PyTorch's golden
- * weights, so one mapping is exercised in both directions.
+ * (docs/ARCHITECTURE.md, "PyTorch names"): nanoGPT's `GPT` for decoder-only and the seed
+ * notebook's `Transformer` for the encoder-decoder. The model is built under these names (`modelNames`, `blockNames`),
+ * except that nanoGPT stacks the q, k, v projections into one `c_attn` ([3C, C] weight,
+ * [3C] bias), which we keep as three matrices (`c_attn_q/k/v`); and that PyTorch lists a
+ * tied `lm_head.weight` under both names. `torchTensors` undoes both: it is used by
+ * `export --format pytorch` and by the parity tests that load PyTorch's golden weights, so
+ * one mapping is exercised in both directions.
+ *
+ * Leaves out: other layouts read on import (importLayouts.ts) and file I/O (src/lab).
  */
 
 import type { FloatArray } from '../backend';
+import type { ModelConfig } from '../config';
 import { EngineError } from '../errors';
+import type { BlockNames } from './block';
 import type { Param } from './plan';
-import type { Transformer } from './transformer';
+
+/** Names of an embedding's token table and learned positions. */
+export interface EmbedNames {
+  readonly table: string;
+  readonly positions: string;
+}
+
+/** Names of the parameters outside the blocks. */
+export interface ModelNames {
+  /** The encoder's embeddings and final norm (encoder-decoder). */
+  readonly encEmbed: EmbedNames;
+  readonly encNorm: string;
+  readonly decEmbed: EmbedNames;
+  /** The decoder's final norm (pre-LN). */
+  readonly decNorm: string;
+  /** The output projection (`.weight`, `.bias`). */
+  readonly head: string;
+}
+
+/** The names of a model's embeddings, final norms and output projection. */
+export function modelNames(cfg: ModelConfig): ModelNames {
+  const gpt = cfg.kind === 'decoder-only';
+  return {
+    encEmbed: { table: 'encoder_embedding.weight', positions: 'encoder_positions.weight' },
+    encNorm: 'encoder_norm',
+    decEmbed: gpt ? { table: 'transformer.wte.weight', positions: 'transformer.wpe.weight' } : { table: 'decoder_embedding.weight', positions: 'decoder_positions.weight' },
+    decNorm: gpt ? 'transformer.ln_f' : 'decoder_norm',
+    head: gpt ? 'lm_head' : 'fc',
+  };
+}
+
+/** Parameter names of block `i` of a stack: nanoGPT's `transformer.h.{i}` or the seed notebook's `{stack}_layers.{i}`. */
+export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: number): BlockNames {
+  if (cfg.kind === 'decoder-only') {
+    const p = `transformer.h.${i}`;
+    return {
+      selfAttn: { q: `${p}.attn.c_attn_q`, k: `${p}.attn.c_attn_k`, v: `${p}.attn.c_attn_v`, o: `${p}.attn.c_proj` },
+      crossAttn: null,
+      norms: [`${p}.ln_1`, `${p}.ln_2`],
+      fc1: `${p}.mlp.c_fc`,
+      fc2: `${p}.mlp.c_proj`,
+    };
+  }
+  const p = `${stack}_layers.${i}`;
+  const attn = (n: string): BlockNames['selfAttn'] => ({ q: `${p}.${n}.W_q`, k: `${p}.${n}.W_k`, v: `${p}.${n}.W_v`, o: `${p}.${n}.W_o` });
+  return {
+    selfAttn: attn('self_attn'),
+    crossAttn: stack === 'decoder' ? attn('cross_attn') : null,
+    norms: stack === 'decoder' ? [`${p}.norm1`, `${p}.norm2`, `${p}.norm3`] : [`${p}.norm1`, `${p}.norm2`],
+    fc1: `${p}.feed_forward.fc1`,
+    fc2: `${p}.feed_forward.fc2`,
+  };
+}
 
 /** One PyTorch tensor and the parameters it is made of (concatenated along dim 0). */
 export interface TorchTensor {
@@ -24,8 +81,19 @@ export interface TorchTensor {
 
 const QKV = /^(transformer\.h\.\d+\.attn)\.c_attn_([qkv])\.(weight|bias)$/;
 
+/** What the mapping reads of a model (a Transformer), so this file needs nothing of the model's. */
+export interface NamedParams {
+  readonly config: ModelConfig;
+  /** Every parameter, in order. */
+  readonly paramList: readonly Param[];
+  /** The output projection's weight (the token embedding when tied). */
+  readonly headW: Param;
+  /** A parameter by name (throws for a name the model lacks). */
+  param(name: string): Param;
+}
+
 /** The PyTorch tensors of `model`, in parameter order. */
-export function torchTensors(model: Transformer): TorchTensor[] {
+export function torchTensors(model: NamedParams): TorchTensor[] {
   const out: TorchTensor[] = [];
   const params = model.paramList;
   for (const p of params) {
@@ -61,7 +129,7 @@ export function gatherTorchTensor(t: TorchTensor, grads = false): Float32Array {
  * Loads every (non-alias) tensor through `get(name, shape)`, which returns its data or
  * null when the file lacks it. Throws EngineError('checkpoint/invalid') listing what is missing.
  */
-export function loadTorchTensors(model: Transformer, get: (name: string, shape: readonly number[]) => ArrayLike<number> | null): void {
+export function loadTorchTensors(model: NamedParams, get: (name: string, shape: readonly number[]) => ArrayLike<number> | null): void {
   const missing: string[] = [];
   for (const t of torchTensors(model)) {
     if (t.alias) continue;

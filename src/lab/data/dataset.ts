@@ -11,10 +11,10 @@
  * the attention snapshots show.
  */
 
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import { Rng } from '../../engine/rng';
-import type { Tokenizer } from '../../engine/tokenizers/special';
-import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
+import type { SpecialIds, Tokenizer } from '../../engine/tokenizers/special';
+import { PAD } from '../../engine/tokenizers/special';
 import { stepSeed } from './seededHash';
 import type { TokenIds } from './tokenBuffer';
 
@@ -40,8 +40,8 @@ export interface PairExample {
  */
 export type SamplerInputs =
   | { readonly kind: 'documents'; readonly stream: TokenIds; readonly rows: number; readonly T: number }
-  | { readonly kind: 'pairs'; readonly sorted: readonly PairExample[]; readonly rows: number; readonly maxBatch: number; readonly budget: number }
-  | { readonly kind: 'induction'; readonly ids: readonly number[]; readonly rows: number; readonly Lmax: number };
+  | { readonly kind: 'pairs'; readonly sorted: readonly PairExample[]; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly bos: number; readonly eos: number }
+  | { readonly kind: 'induction'; readonly ids: readonly number[]; readonly rows: number; readonly Lmax: number; readonly bos: number };
 
 /** What the training loop needs from the data. */
 export interface Dataset {
@@ -78,8 +78,11 @@ export function tokenizePairs(pairs: readonly { src: string; tgt: string }[], to
   return { examples, dropped };
 }
 
-/** Pads examples into a batch: src [B,S], decoder input BOS+tgt and targets tgt+EOS [B,T]. */
-export function pairBatch(ex: readonly PairExample[]): Batch {
+/**
+ * Pads examples into a batch: src [B,S], decoder input BOS+tgt and targets tgt+EOS [B,T],
+ * with BOS and EOS the ids of the run's tokenizer (`ids`, as `src` already ends in its EOS).
+ */
+export function pairBatch(ex: readonly PairExample[], ids: SpecialIds): Batch {
   const B = ex.length;
   const S = Math.max(...ex.map((e) => e.src.length));
   const T = Math.max(...ex.map((e) => e.tgt.length + 1));
@@ -88,10 +91,10 @@ export function pairBatch(ex: readonly PairExample[]): Batch {
   const targets = new Int32Array(B * T).fill(PAD);
   ex.forEach((e, b) => {
     src.set(e.src, b * S);
-    input[b * T] = BOS;
+    input[b * T] = ids.bos;
     input.set(e.tgt, b * T + 1);
     targets.set(e.tgt, b * T);
-    targets[b * T + e.tgt.length] = EOS;
+    targets[b * T + e.tgt.length] = ids.eos;
   });
   return { B, T, S, src, input, targets };
 }
@@ -114,8 +117,8 @@ function probeExamples(val: readonly PairExample[]): PairExample[] {
   return picked.sort((a, b) => b.src.length - a.src.length || len(b) - len(a));
 }
 
-/** Encoder-decoder data with token-budget batching. */
-export function pairDataset(train: PairExample[], val: PairExample[], seed: number, rows: number): Dataset {
+/** Encoder-decoder data with token-budget batching; `ids` are the tokenizer's special ids. */
+export function pairDataset(train: PairExample[], val: PairExample[], seed: number, rows: number, ids: SpecialIds): Dataset {
   if (train.length === 0) throw new Error('no training pairs');
   const sorted = [...train].sort((a, b) => len(a) - len(b));
   const maxLen = Math.max(...train.concat(val).map((e) => e.tgt.length + 1));
@@ -127,7 +130,7 @@ export function pairDataset(train: PairExample[], val: PairExample[], seed: numb
   const count = (xs: PairExample[]): number => xs.reduce((n, e) => n + e.tgt.length + 1, 0);
   const valSet = val.length ? val : sorted.slice(0, Math.min(8, sorted.length));
   const valBatches: Batch[] = [];
-  for (let i = 0; i < valSet.length; i += rows) valBatches.push(pairBatch(valSet.slice(i, i + rows)));
+  for (let i = 0; i < valSet.length; i += rows) valBatches.push(pairBatch(valSet.slice(i, i + rows), ids));
   return {
     kind: 'pairs',
     maxBatch,
@@ -149,12 +152,12 @@ export function pairDataset(train: PairExample[], val: PairExample[], seed: numb
         if (next === hi) hi++;
         else lo--;
       }
-      return pairBatch(sorted.slice(lo, hi));
+      return pairBatch(sorted.slice(lo, hi), ids);
     },
     valBatches: () => valBatches,
-    probe: () => pairBatch(probeExamples(valSet)),
+    probe: () => pairBatch(probeExamples(valSet), ids),
     valPairs: val,
-    sampler: { kind: 'pairs', sorted, rows, maxBatch, budget },
+    sampler: { kind: 'pairs', sorted, rows, maxBatch, budget, bos: ids.bos, eos: ids.eos },
   };
 }
 

@@ -28,7 +28,6 @@ import { EngineError } from '../../engine/errors';
 import { ChunkCounts } from '../../engine/tokenizers/bpeTrain';
 import { trainBpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
 import { CharCounts } from '../../engine/tokenizers/charTokenizer';
-import { BOS, EOS } from '../../engine/tokenizers/special';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { safeCut, textPieces } from '../../engine/tokenizers/textPieces';
 import { formatBytes, formatCount } from '../../common/format';
@@ -202,6 +201,7 @@ interface Encoded {
 async function encodeAll(tok: Tokenizer, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer): Promise<Encoded> {
   const out: Encoded = { train: new TokenBuffer(tok.vocabSize), val: new TokenBuffer(tok.vocabSize), documents: 0, bytes: 0, heldOutDocs: 0, skipped: [], prompts: [], folders: [], inexactCuts: 0 };
   const onlyVal = opts.need === 'validation' && split.kind !== 'none';
+  const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> (both) in its vocabulary
   let done = 0;
   for (const file of files) {
     const wholeVal = split.kind === 'documents' && split.val.has(file.path);
@@ -223,16 +223,16 @@ async function encodeAll(tok: Tokenizer, files: readonly PlannedFile[], split: S
       pacer.tick('encode', done + Math.round((offset + chars) * scale), `Encoding ${file.path} (${tok.type})`, 'encoding the data');
     const cut = split.kind === 'tail' ? tailCut(r.text) : wholeVal ? 0 : r.text.length;
     if (cut > 0 && !onlyVal) {
-      out.train.pushId(BOS);
+      out.train.pushId(bos);
       out.inexactCuts += await encodeInto(tok, r.text.slice(0, cut), out.train, opts.pieceChars ?? PIECE_CHARS, tick(0));
     }
     if (cut < r.text.length) {
-      if (cut === 0) out.val.pushId(BOS);
+      if (cut === 0) out.val.pushId(bos);
       out.inexactCuts += await encodeInto(tok, r.text.slice(cut), out.val, opts.pieceChars ?? PIECE_CHARS, tick(cut));
-      out.val.pushId(EOS);
+      out.val.pushId(eos);
       out.heldOutDocs++;
       heldOutPrompts(r.text, cut, 3 - out.prompts.length, out.prompts);
-    } else if (!onlyVal) out.train.pushId(EOS);
+    } else if (!onlyVal) out.train.pushId(eos);
     done += file.bytes;
   }
   return out;

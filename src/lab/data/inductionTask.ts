@@ -32,10 +32,10 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import type { Rng } from '../../engine/rng';
 import type { Tokenizer } from '../../engine/tokenizers/special';
-import { BOS, PAD } from '../../engine/tokenizers/special';
+import { PAD } from '../../engine/tokenizers/special';
 import type { Dataset } from './dataset';
 import { STREAMS, stepRng } from './dataset';
 
@@ -80,20 +80,20 @@ function fillSequence(input: Int32Array, targets: Int32Array, b: number, T: numb
   }
 }
 
-/** Fills row b of a [B, T] batch: BOS + filler + seg + seg (input), the repeat's next tokens (targets). */
-function fillRow(input: Int32Array, targets: Int32Array, b: number, T: number, r: RepeatRow): void {
+/** Fills row b of a [B, T] batch: BOS (the tokenizer's id `bos`) + filler + seg + seg (input), the repeat's next tokens (targets). */
+function fillRow(input: Int32Array, targets: Int32Array, b: number, T: number, r: RepeatRow, bos: number): void {
   // The first loss row predicts the repeat's second token.
-  fillSequence(input, targets, b, T, [BOS, ...r.filler, ...r.segment, ...r.segment], 1 + r.filler.length + r.segment.length);
+  fillSequence(input, targets, b, T, [bos, ...r.filler, ...r.segment, ...r.segment], 1 + r.filler.length + r.segment.length);
 }
 
-/** A batch of sequences (all 1 + filler + 2·segment − 1 = T tokens long). */
-export function repeatBatch(rows: readonly RepeatRow[]): Batch {
+/** A batch of sequences (all 1 + filler + 2·segment − 1 = T tokens long), each from the tokenizer's BOS id `bos`. */
+export function repeatBatch(rows: readonly RepeatRow[], bos: number): Batch {
   const B = rows.length;
   const r0 = rows[0];
   const T = r0 ? r0.filler.length + 2 * r0.segment.length : 0;
   const input = new Int32Array(B * T);
   const targets = new Int32Array(B * T);
-  rows.forEach((r, b) => fillRow(input, targets, b, T, r));
+  rows.forEach((r, b) => fillRow(input, targets, b, T, r, bos));
   return { B, T, input, targets };
 }
 
@@ -115,23 +115,23 @@ const CHAIN_MAX_LETTERS = 10;
 const CHAIN_FOLLOW = 0.9;
 
 /** BOS + `T` letters of a chain with a fresh rule (see the header): its input and every next token as target. */
-function chainSequence(rng: Rng, T: number, ids: readonly number[]): number[] {
+function chainSequence(rng: Rng, T: number, ids: readonly number[], bos: number): number[] {
   const k = CHAIN_MIN_LETTERS + rng.int(CHAIN_MAX_LETTERS - CHAIN_MIN_LETTERS + 1);
   const letters = randomSegment(rng, k, ids.length);
   const successor = Array.from({ length: k }, () => rng.int(k));
   const xs = [rng.int(k)];
   while (xs.length < T) xs.push(rng.next() < CHAIN_FOLLOW ? (successor[xs[xs.length - 1] as number] as number) : rng.int(k));
-  return [BOS, ...xs.map((i) => ids[letters[i] as number] as number)];
+  return [bos, ...xs.map((i) => ids[letters[i] as number] as number)];
 }
 
 /** A training batch for a context of 2·Lmax: chains and repeats, drawn row by row. */
-function trainingBatch(rng: Rng, rows: number, Lmax: number, ids: readonly number[]): Batch {
+function trainingBatch(rng: Rng, rows: number, Lmax: number, ids: readonly number[], bos: number): Batch {
   const T = 2 * Lmax;
   const input = new Int32Array(rows * T);
   const targets = new Int32Array(rows * T);
   for (let b = 0; b < rows; b++) {
-    if (rng.next() < CHAIN_SHARE) fillSequence(input, targets, b, T, chainSequence(rng, T, ids), 1);
-    else fillRow(input, targets, b, T, randomRow(rng, Lmax, ids));
+    if (rng.next() < CHAIN_SHARE) fillSequence(input, targets, b, T, chainSequence(rng, T, ids, bos), 1);
+    else fillRow(input, targets, b, T, randomRow(rng, Lmax, ids), bos);
   }
   return { B: rows, T, input, targets };
 }
@@ -168,9 +168,10 @@ export function inductionPrompts(tok: Tokenizer, seed: number, seqLen: number, n
 export function inductionDataset(tok: Tokenizer, seed: number, rows: number, seqLen: number): Dataset {
   const L = segmentLength(seqLen);
   const ids = alphabetIds(tok);
+  const { bos } = tok.specialIds;
   const val = validationRows(ids, seed, L);
   const valBatches: Batch[] = [];
-  for (let i = 0; i < val.length; i += rows) valBatches.push(repeatBatch(val.slice(i, i + rows)));
+  for (let i = 0; i < val.length; i += rows) valBatches.push(repeatBatch(val.slice(i, i + rows), bos));
   return {
     kind: 'documents',
     maxBatch: rows,
@@ -180,11 +181,11 @@ export function inductionDataset(tok: Tokenizer, seed: number, rows: number, seq
     valTokens: val.reduce((n, r) => n + r.segment.length - 1, 0),
     trainBatch(step: number): Batch {
       const rng = stepRng(seed, STREAMS.data, step);
-      return trainingBatch(rng, rows, L, ids);
+      return trainingBatch(rng, rows, L, ids, bos);
     },
     valBatches: () => valBatches,
-    probe: () => repeatBatch([val[0] as RepeatRow]),
+    probe: () => repeatBatch([val[0] as RepeatRow], bos),
     valPairs: [],
-    sampler: { kind: 'induction', ids, rows, Lmax: L },
+    sampler: { kind: 'induction', ids, rows, Lmax: L, bos },
   };
 }

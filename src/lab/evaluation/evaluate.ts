@@ -20,7 +20,7 @@ export interface EvalResult {
 
 /** Greedy translation of one source (tokens + EOS) to text. */
 export function translate(model: Transformer, tok: Tokenizer, src: Int32Array): string {
-  return tok.decode(greedyTarget(model, src), { skipSpecial: true });
+  return tok.decode(greedyTarget(model, tok.specialIds, src), { skipSpecial: true });
 }
 
 /** Exact match and BLEU of greedy decodes of `pairs`; `onPair` runs after each decode (it may throw to stop). */

@@ -20,7 +20,8 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import type { Corpus } from '../data/corpus';
 import { collectDocuments, collectFromPaths } from '../data/corpus';
@@ -182,7 +183,7 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
   const batches = Math.ceil(examples.length / rows);
   const toDecode = examples.slice(0, opts.maxPairs);
   const progress = new Progress(batches + toDecode.length, opts);
-  const { loss, tokens } = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows)), progress);
+  const { loss, tokens } = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows), r.tok.specialIds), progress);
   progress.check();
   const decoded = scorePairs(r.model, r.tok, toDecode, () => {
     progress.tick();

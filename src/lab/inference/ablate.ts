@@ -11,9 +11,10 @@
  */
 
 import type { Backend } from '../../engine/backend';
-import type { HeadRef, HeadStack } from '../../engine/models/heads';
+import type { HeadRef, AttentionStack } from '../../engine/models/heads';
 import { allHeads } from '../../engine/models/heads';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { OpenRun } from '../runs/openRun';
 import { openRun } from '../runs/openRun';
 import { buildDataset, loadRunData, readTokenizer } from '../training/prepare';
@@ -24,7 +25,7 @@ import { MAX_TOP_K, fittedBatch, inputBatch, probsAt, topIds, topTokens } from '
 
 /** One head's importance: loss with it off − loss with every head on. */
 export interface HeadImportance {
-  readonly stack: HeadStack;
+  readonly stack: AttentionStack;
   /** 0-based, as the engine names heads. */
   readonly layer: number;
   readonly head: number;

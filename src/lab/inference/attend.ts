@@ -19,8 +19,8 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
-import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
+import type { Batch } from '../../engine/models/inputs';
+import { PAD } from '../../engine/tokenizers/special';
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 import { scoredSnapshot } from '../training/snapshots';
@@ -42,17 +42,18 @@ function truncationNote(shown: number, total: number, L: number, what: string): 
 /** The one-sequence batch whose attention is shown for `text`, and the note when the text was cut. */
 function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: string | null } {
   const { model, tok } = r;
+  const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> in its vocabulary
   if (model.config.kind === 'encoder-decoder') {
     const full = tok.encode(text, { eos: true });
     const cut = full.length > model.maxSrcLen;
-    const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), EOS) : full;
-    const input = Int32Array.of(BOS, ...greedyTarget(model, src).slice(0, model.maxLen - 1));
-    const targets = Int32Array.of(...input.subarray(1), EOS);
+    const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), eos) : full;
+    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src).slice(0, model.maxLen - 1));
+    const targets = Int32Array.of(...input.subarray(1), eos);
     const truncation = cut ? truncationNote(model.maxSrcLen - 1, full.length - 1, model.maxSrcLen, 'source') : null;
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };
   }
   const body = tok.encode(text);
-  const input = Int32Array.of(tok.specialIds.bos, ...body.subarray(0, model.maxLen - 1)); // GPT-2's <|endoftext|> in its vocabulary
+  const input = Int32Array.of(bos, ...body.subarray(0, model.maxLen - 1));
   const targets = Int32Array.of(...input.subarray(1), PAD);
   const truncation = body.length > model.maxLen - 1 ? truncationNote(model.maxLen - 1, body.length, model.maxLen, 'text') : null;
   return { batch: { B: 1, T: input.length, input, targets }, truncation };

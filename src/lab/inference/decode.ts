@@ -9,7 +9,7 @@
  * there. Either way `contextNote` says so. EOS, when the model chose it, stays
  * in `ids`/`tokens` (it is what the model did) and is left out of `text` (it is not text).
  *
- * Leaves out: flag parsing and printing (cli/inspect.ts), posting (the model worker), and
+ * Leaves out: flag parsing and printing (cli/decode.ts), posting (the model worker), and
  * the algorithms themselves (engine/decode/).
  */
 
@@ -21,7 +21,7 @@ import { EngineError } from '../../engine/errors';
 import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
-import { BOS, EOS } from '../../engine/tokenizers/special';
+import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 
@@ -54,15 +54,15 @@ export function decodeInput(r: OpenRun, input: string): DecodeInput {
   if (model.config.kind === 'encoder-decoder') {
     const src = tok.encode(input, { eos: true });
     if (src.length > model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`);
-    return { prompt: Int32Array.of(BOS), src };
+    return { prompt: Int32Array.of(tok.specialIds.bos), src };
   }
   const prompt = tok.encode(input, { bos: true });
   if (prompt.length > model.config.maxLen) throw new EngineError('input/invalid', `Prompt of ${prompt.length} tokens exceeds the context of ${model.config.maxLen}; shorten it or retrain with a longer context.`);
   return { prompt, src: null };
 }
 
-/** `tokens` without the EOS the decoders leave at the end of a hypothesis that chose it. */
-export function withoutEos(tokens: readonly number[], eos: number = EOS): number[] {
+/** `tokens` without the EOS (the run's tokenizer's id `eos`) the decoders leave at the end of a hypothesis that chose it. */
+export function withoutEos(tokens: readonly number[], eos: number): number[] {
   return tokens[tokens.length - 1] === eos ? tokens.slice(0, -1) : tokens.slice();
 }
 
@@ -128,11 +128,12 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
 
 /**
  * An encoder-decoder's greedy target for `src` (source ids ending in EOS), without its EOS:
- * at most one context of tokens after BOS. What validation's exact match and BLEU, and the
- * attention of a source, are computed on.
+ * at most one context of tokens after BOS, with BOS and EOS the ids of the run's tokenizer
+ * (`ids`). What validation's exact match and BLEU, and the attention of a source, are
+ * computed on.
  */
-export function greedyTarget(model: Transformer, src: Int32Array): number[] {
+export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array): number[] {
   const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src });
-  const out = greedyDecode(stepper, Int32Array.of(BOS), { maxTokens: Math.max(1, model.config.maxLen - 1), eos: EOS });
-  return withoutEos(out.tokens);
+  const out = greedyDecode(stepper, Int32Array.of(ids.bos), { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos });
+  return withoutEos(out.tokens, ids.eos);
 }

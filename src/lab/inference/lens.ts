@@ -23,8 +23,8 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
-import { BOS, EOS, PAD } from '../../engine/tokenizers/special';
+import type { Batch } from '../../engine/models/inputs';
+import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../runs/openRun';
 import { greedyTarget } from './decode';
@@ -52,6 +52,7 @@ export function inputBatch(r: OpenRun, input: LensInput): Batch {
  */
 export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch: Batch; truncation: string | null } {
   const { model, tok } = r;
+  const { bos, eos } = tok.specialIds;
   const tooLong = (what: string, n: number, L: number): never => {
     throw new EngineError('input/invalid', `${what} of ${n} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
   };
@@ -70,14 +71,14 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     if (src.length > model.maxSrcLen) {
       if (!fit) tooLong('Source (with EOS)', src.length, model.maxSrcLen);
       notes.push(`Showing the first ${model.maxSrcLen - 1} of ${src.length - 1} source tokens (and EOS) — the model's context is ${model.maxSrcLen}.`);
-      src = Int32Array.of(...src.subarray(0, model.maxSrcLen - 1), EOS);
+      src = Int32Array.of(...src.subarray(0, model.maxSrcLen - 1), eos);
     }
-    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, src).slice(0, model.maxLen - 1);
-    const ids = lastOf(Int32Array.of(BOS, ...body), 'Target');
-    return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), EOS), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
+    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src).slice(0, model.maxLen - 1);
+    const ids = lastOf(Int32Array.of(bos, ...body), 'Target');
+    return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
   if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
-  const ids = lastOf(Int32Array.of(tok.specialIds.bos, ...tok.encode(input.prompt)), 'Prompt');
+  const ids = lastOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
   return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
 }
 

@@ -30,7 +30,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
 import type { OpenRun } from '../runs/openRun';

@@ -12,9 +12,9 @@
  *                   checkpointEvery, snapshotEvery, segmentEnds (evaluated like ours);
  *     data          what the training sampler draws from (dataset.ts SamplerInputs):
  *                   documents {rows, T, train: {file, dtype: u16|i32, length}},
- *                   pairs {rows (the fewest a batch has), maxBatch, budget, src, tgt, lengths}
- *                   (examples in sampler order),
- *                   induction {rows, Lmax, ids};
+ *                   pairs {rows (the fewest a batch has), maxBatch, budget, bos, eos, src,
+ *                   tgt, lengths} (examples in sampler order), induction {rows, Lmax, ids,
+ *                   bos} (bos and eos: the run's tokenizer's ids);
  *     validation    {file: val.i32, batches: [{B, T, S}]}: the fixed validation batches;
  *     probe         {file: probe.i32, B, T, S}: the batch attention snapshots show, and
  *     plan          {maxBatch, maxLen, maxSrcLen}: the shape the lab's model of the run is
@@ -40,7 +40,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { Dataset } from '../data/dataset';
@@ -57,8 +58,8 @@ export const TRAINER_FILE = /^(reference|trainer\w*)\.py$/;
 /** The sampler inputs as the manifest names them (files relative to `pytorch/`). */
 export type ManifestData =
   | { readonly kind: 'documents'; readonly rows: number; readonly T: number; readonly train: { readonly file: string; readonly dtype: 'u16' | 'i32'; readonly length: number } }
-  | { readonly kind: 'pairs'; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly src: string; readonly tgt: string; readonly lengths: string; readonly count: number }
-  | { readonly kind: 'induction'; readonly rows: number; readonly Lmax: number; readonly ids: readonly number[] };
+  | { readonly kind: 'pairs'; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly bos: number; readonly eos: number; readonly src: string; readonly tgt: string; readonly lengths: string; readonly count: number }
+  | { readonly kind: 'induction'; readonly rows: number; readonly Lmax: number; readonly ids: readonly number[]; readonly bos: number };
 
 /** Contents of `pytorch/manifest.json`. */
 export interface TrainerManifest {
@@ -128,10 +129,10 @@ function writeData(dir: string, d: Dataset['sampler']): ManifestData {
       writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(int32(d.sorted.map((e) => e.src))));
       writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(int32(d.sorted.map((e) => e.tgt))));
       writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(int32(d.sorted.map((e) => [e.src.length, e.tgt.length]))));
-      return { kind: 'pairs', rows: Math.min(d.rows, d.sorted.length), maxBatch: d.maxBatch, budget: d.budget, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
+      return { kind: 'pairs', rows: Math.min(d.rows, d.sorted.length), maxBatch: d.maxBatch, budget: d.budget, bos: d.bos, eos: d.eos, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
     }
     case 'induction':
-      return { kind: 'induction', rows: d.rows, Lmax: d.Lmax, ids: d.ids };
+      return { kind: 'induction', rows: d.rows, Lmax: d.Lmax, ids: d.ids, bos: d.bos };
     default:
       return d satisfies never;
   }

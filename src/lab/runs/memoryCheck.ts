@@ -8,7 +8,7 @@ import type { Backend } from '../../engine/backend';
 import type { ModelConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { memoryProblem } from '../../engine/models/estimate';
-import type { ModelShape } from '../../engine/models/transformer';
+import type { ModelShape } from '../../engine/models/inputs';
 
 /**
  * Before a model is bound to the WebAssembly backend: throws EngineError('config/invalid')

@@ -1,15 +1,20 @@
 /**
- * The engine's ModelConfig and the protocol's model config shape (src/protocol/model.ts,
- * which may not import the engine) declare the same fields; this file, which may import
- * both, fails to compile when they drift apart: a field added, renamed or retyped on one
- * side only. The protocol's fields are optional (only `kind` is required), so the check is
- * that the engine's config fills the shape exactly when every field is present.
+ * The engine and the protocol (src/protocol/model.ts and analysis.ts, which may not import
+ * the engine) declare the same model types twice: the ModelConfig fields, and which
+ * attention a map or head belongs to (AttentionStack) with the maps and head references
+ * that carry it. This file, which may import both, fails to compile when they drift apart:
+ * a field or stack added, renamed or retyped on one side only. The protocol's config fields
+ * are optional (only `kind` is required), so the check is that the engine's config fills
+ * the shape exactly when every field is present.
  *
- * Leaves out: runtime checks (the engine's validateConfig, the protocol's modelConfig).
+ * Leaves out: runtime checks (the engine's validateConfig, the protocol's validators).
  */
 
 import type { ModelConfig } from '../../engine/config';
-import type { ModelConfigData } from '../../protocol/model';
+import type { AttentionStack as EngineAttentionStack, HeadRef } from '../../engine/models/heads';
+import type { AttentionMap } from '../../engine/models/readouts';
+import type { HeadRefData } from '../../protocol/analysis';
+import type { AttentionMapData, AttentionStack, ModelConfigData } from '../../protocol/model';
 
 /** True when A and B are assignable to each other. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -25,3 +30,12 @@ export type SameConfigFields = Holds<Same<keyof ModelConfig, keyof ModelConfigDa
 
 /** Each field, when present, has exactly the engine's type (no wider, no narrower). */
 export type SameConfigFieldTypes = Holds<Same<Required<ModelConfigData>, ModelConfig>>;
+
+/** The engine's and the protocol's attention stacks are the same union of the same spellings. */
+export type SameAttentionStacks = Holds<Same<EngineAttentionStack, AttentionStack>>;
+
+/** A captured attention map and a snapshot's map have the same fields, and the same stacks. */
+export type SameAttentionMapFields = Holds<Same<keyof AttentionMap, keyof AttentionMapData>> & Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;
+
+/** A head named on the wire is a head the engine can switch off, and back. */
+export type SameHeadRefs = Holds<Same<HeadRef, HeadRefData>>;

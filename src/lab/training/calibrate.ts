@@ -11,7 +11,7 @@
 
 import type { ModelConfig } from '../../engine/config';
 import { estimateModel } from '../../engine/models/estimate';
-import type { Batch } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
 import { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { Trainer } from '../../engine/train';

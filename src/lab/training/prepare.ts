@@ -161,7 +161,7 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
     if (tr.examples.length === 0) {
       throw new EngineError('input/invalid', `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`);
     }
-    return { dataset: pairDataset(tr.examples, va.examples, seed, rows), dropped: tr.dropped + va.dropped };
+    return { dataset: pairDataset(tr.examples, va.examples, seed, rows, data.tok.specialIds), dropped: tr.dropped + va.dropped };
   }
   if (data.kind === 'sequences') return { dataset: inductionDataset(data.tok, seed, rows, maxLen), dropped: 0 };
   const { train, val } = data.docs;

@@ -11,9 +11,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { decodeSafetensors, encodeSafetensors } from '../../engine/io/safetensors';
-import type { Batch, Transformer } from '../../engine/models/transformer';
+import type { Batch } from '../../engine/models/inputs';
+import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
-import type { AttentionMapData, AttentionSnapshot, MaskData } from '../../protocol/model';
+import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } from '../../protocol/model';
 import { validateSnapshot } from '../../protocol/model';
 import { writeFileAtomic } from '../runs/atomicFile';
 import { diagnosticRows, scoreHeads } from './headScores';
@@ -38,11 +39,11 @@ export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenize
 export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
   const snap = snapshotOf(model, batch, tok, step);
   // One sequence per forward: the model may be planned for a batch of one (inference).
-  const diag = diagnosticRows(model, seed)?.map((d) => {
+  const diag = diagnosticRows(model, tok.specialIds, seed)?.map((d) => {
     model.forward(d.batch, { train: false, labelSmoothing: 0 });
     return { repeat: d.repeat, maps: model.captureAttention(0).maps };
   }) ?? null;
-  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag) };
+  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag, tok.specialIds) };
 }
 
 /**
@@ -58,13 +59,19 @@ export function snapshotOf(model: Transformer, batch: Batch, tok: Tokenizer, ste
     step,
     srcTokens: text(batch.src, batch.S ?? 0),
     tgtTokens: text(batch.input, batch.T),
-    maps: cap.maps.map((m) => ({ stack: m.stack, kind: m.kind, layer: m.layer, shape: m.shape, data: m.data })),
+    maps: cap.maps.map((m) => ({ stack: m.stack, layer: m.layer, shape: m.shape, data: m.data })),
     masks: cap.masks.map((m) => ({ name: m.name, shape: m.shape, data: m.data })),
   };
 }
 
 /** Snapshot file format version: 1 = maps, masks and tokens; 2 adds head scores. */
 export const SNAPSHOT_VERSION = '2';
+
+/**
+ * A map's tensor in a snapshot file, in every version of the format: `map.<stack>.<layer>`,
+ * e.g. `map.decoder.cross.1` (the stack is checked with the rest of the snapshot).
+ */
+const MAP_TENSOR = /^map\.(\w+\.\w+)\.(\d+)$/;
 
 function fileOf(runDir: string, step: number): string {
   return path.join(runDir, RUN_FILES.snapshots, `step-${String(step).padStart(7, '0')}.safetensors`);
@@ -74,7 +81,7 @@ function fileOf(runDir: string, step: number): string {
 export function saveSnapshot(runDir: string, s: AttentionSnapshot): void {
   fs.mkdirSync(path.join(runDir, RUN_FILES.snapshots), { recursive: true });
   const tensors = [
-    ...s.maps.map((m) => ({ name: `map.${m.stack}.${m.kind}.${m.layer}`, dtype: 'F32' as const, shape: m.shape, data: m.data })),
+    ...s.maps.map((m) => ({ name: `map.${m.stack}.${m.layer}`, dtype: 'F32' as const, shape: m.shape, data: m.data })),
     ...s.masks.map((m) => ({ name: `mask.${m.name}`, dtype: 'U8' as const, shape: m.shape, data: m.data })),
   ];
   // Version 2 adds headScores (JSON); version 1 files, without it, still load.
@@ -112,9 +119,9 @@ function readSnapshotFile(file: string): AttentionSnapshot {
   const maps: AttentionMapData[] = [];
   const masks: MaskData[] = [];
   for (const [tname, t] of f.tensors) {
-    const m = /^map\.(encoder|decoder)\.(self|cross)\.(\d+)$/.exec(tname);
+    const m = MAP_TENSOR.exec(tname);
     if (m && t.data instanceof Float32Array) {
-      maps.push({ stack: m[1] as 'encoder' | 'decoder', kind: m[2] as 'self' | 'cross', layer: Number(m[3]), shape: t.shape as unknown as [number, number, number], data: t.data });
+      maps.push({ stack: m[1] as AttentionStack, layer: Number(m[2]), shape: t.shape as unknown as [number, number, number], data: t.data });
     } else if (tname.startsWith('mask.') && t.data instanceof Uint8Array) masks.push({ name: tname.slice(5), shape: t.shape, data: t.data });
   }
   const scores: unknown = f.metadata.headScores === undefined ? undefined : JSON.parse(f.metadata.headScores);

@@ -18,7 +18,7 @@ import { enableWasmRelaxedSimd } from './wasmFlags';
 enableWasmRelaxedSimd();
 
 const port = parentPort;
-if (!port) throw new Error('worker.ts must run in a worker thread');
+if (!port) throw new Error('the training worker must run in a worker thread (dist/worker.js)');
 
 const control = new SessionControl();
 let started = false;

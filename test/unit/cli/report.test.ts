@@ -75,7 +75,7 @@ describe('report', () => {
 
   it('by default keeps only as many snapshots as fit the byte budget', () => {
     const big = new Float32Array(DEFAULT_SNAPSHOT_BUDGET / 4 / 5); // a fifth of the budget each
-    const snaps = Array.from({ length: 12 }, (_, i) => ({ step: i, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder' as const, kind: 'self' as const, layer: 0, shape: [1, 1, big.length] as const, data: big }], masks: [] }));
+    const snaps = Array.from({ length: 12 }, (_, i) => ({ step: i, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, 1, big.length] as const, data: big }], masks: [] }));
     const run = { id: 'r', name: 'r', runDir: 'r', status: 'completed' as const, kind: 'decoder-only' as const, step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null };
     expect(snapshotBytes(snaps[0] as RunState['snapshots'][number])).toBe(big.byteLength);
     expect(reportRunState({ run, steps: [], evals: [], snapshots: snaps }, null).snapshots.map((x) => x.step)).toEqual([0, 3, 6, 8, 11]);

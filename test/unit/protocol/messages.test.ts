@@ -39,7 +39,7 @@ const data: DataSummary = {
 };
 const snapshot: AttentionSnapshot = {
   step: 5, srcTokens: [], tgtTokens: ['<bos>', 'a'],
-  maps: [{ stack: 'decoder', kind: 'self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
+  maps: [{ stack: 'decoder.self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
   masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
 };
 const params: DecodeParams = { input: 'ab', strategy: 'sample', beam: 4, lengthPenalty: 0.6, temperature: 0.8, topK: 5, topP: 0.9, maxTokens: 10, seed: 1 };

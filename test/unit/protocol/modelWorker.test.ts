@@ -36,7 +36,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
   });
 
   it('accepts the responses, typed arrays included, and rejects broken ones', () => {
-    const snapshot = { step: 3, srcTokens: [], tgtTokens: ['<bos>', 'a'], maps: [{ stack: 'decoder' as const, kind: 'self' as const, layer: 0, shape: [1, 2, 2] as [number, number, number], data: new Float32Array(4) }], masks: [] };
+    const snapshot = { step: 3, srcTokens: [], tgtTokens: ['<bos>', 'a'], maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, 2, 2] as [number, number, number], data: new Float32Array(4) }], masks: [] };
     const responses: ModelWorkerToHost[] = [
       { type: 'worker/ready' },
       { type: 'model/didToken', id: 1, token: 'a', logprob: -0.5 },

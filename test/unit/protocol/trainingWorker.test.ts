@@ -37,7 +37,7 @@ describe('protocol validation', () => {
     expect(validateWorkerToHost(step)).toBe(step);
     const snap = {
       type: 'train/didSnapshot', step: 5, srcTokens: ['a'], tgtTokens: ['<bos>', 'a'],
-      maps: [{ stack: 'decoder', kind: 'self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
+      maps: [{ stack: 'decoder.self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
       masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
     };
     expect(validateWorkerToHost(snap).type).toBe('train/didSnapshot');
@@ -58,7 +58,7 @@ describe('protocol validation', () => {
 
   it('rejects a snapshot whose data does not fill its shape', () => {
     rejects(
-      () => validateWorkerToHost({ type: 'train/didSnapshot', step: 1, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder', kind: 'self', layer: 0, shape: [1, 2, 2], data: new Float32Array(3) }], masks: [] }),
+      () => validateWorkerToHost({ type: 'train/didSnapshot', step: 1, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: new Float32Array(3) }], masks: [] }),
       /3 values do not fill shape \[1, 2, 2\]/,
     );
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AttentionSnapshot } from '../../../src/protocol/model';
-import { axisTokens, batchSize, familyOf, headEntropies, mapsOf, maskForMap, paddedRows, rowEntropy } from '../../../webview/attentionMath';
+import { axisTokens, batchSize, headEntropies, keysAreSource, mapsOf, maskForMap, paddedRows, rowEntropy } from '../../../webview/attentionMath';
 
 const u8 = (...v: number[]): Uint8Array => Uint8Array.from(v);
 
@@ -10,9 +10,9 @@ const snap: AttentionSnapshot = {
   srcTokens: ['a', 'b', '<pad>'],
   tgtTokens: ['<bos>', 'x'],
   maps: [
-    { stack: 'decoder', kind: 'cross', layer: 1, shape: [1, 2, 3], data: new Float32Array(6) },
-    { stack: 'encoder', kind: 'self', layer: 0, shape: [1, 3, 3], data: new Float32Array(9) },
-    { stack: 'decoder', kind: 'self', layer: 0, shape: [1, 2, 2], data: new Float32Array(4) },
+    { stack: 'decoder.cross', layer: 1, shape: [1, 2, 3], data: new Float32Array(6) },
+    { stack: 'encoder.self', layer: 0, shape: [1, 3, 3], data: new Float32Array(9) },
+    { stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: new Float32Array(4) },
   ],
   masks: [
     { name: 'source.padding', shape: [2, 1, 1, 3], data: u8(1, 1, 0, 1, 1, 1) },
@@ -51,15 +51,18 @@ describe('attentionMath', () => {
 
   it('returns null when the masks do not fit the map', () => {
     expect(maskForMap({ ...snap, masks: [] }, snap.maps[1] as AttentionSnapshot['maps'][number])).toBeNull();
-    expect(maskForMap(snap, { stack: 'encoder', kind: 'self', shape: [1, 4, 4] })).toBeNull();
+    expect(maskForMap(snap, { stack: 'encoder.self', shape: [1, 4, 4] })).toBeNull();
   });
 
-  it('padding rows, batch size, tokens and families', () => {
+  it('padding rows, batch size, tokens and the maps of a stack', () => {
     expect(paddedRows(snap, snap.maps[1] as AttentionSnapshot['maps'][number], 0)).toEqual([false, false, true]);
     expect(paddedRows(snap, snap.maps[2] as AttentionSnapshot['maps'][number], 1)).toEqual([false, true]);
     expect(batchSize(snap)).toBe(2);
     expect(axisTokens(snap, snap.maps[0] as AttentionSnapshot['maps'][number])).toEqual({ rows: ['<bos>', 'x'], cols: ['a', 'b', '<pad>'] });
-    expect(snap.maps.map(familyOf)).toEqual(['cross', 'encoder-self', 'decoder-self']);
-    expect(mapsOf(snap, 'cross').map((m) => m.layer)).toEqual([1]);
+    expect(axisTokens(snap, snap.maps[1] as AttentionSnapshot['maps'][number])).toEqual({ rows: ['a', 'b', '<pad>'], cols: ['a', 'b', '<pad>'] });
+    expect(axisTokens(snap, snap.maps[2] as AttentionSnapshot['maps'][number])).toEqual({ rows: ['<bos>', 'x'], cols: ['<bos>', 'x'] });
+    expect(snap.maps.map((m) => keysAreSource(m.stack))).toEqual([true, true, false]);
+    expect(mapsOf(snap, 'decoder.cross').map((m) => m.layer)).toEqual([1]);
+    expect(mapsOf(snap, 'encoder.self').map((m) => m.stack)).toEqual(['encoder.self']);
   });
 });

@@ -13,14 +13,27 @@ describe('uiState', () => {
       tab: 'masks',
       runId: 'r1',
       curves: { x: 'time', log: 'yes', smoothing: 2, compare: ['a', 3, 'b'] },
-      attention: { family: 'cross', layer: 2, head: -1, snapshot: 4, scale: 'sqrt' },
+      attention: { stack: 'decoder.cross', layer: 2, head: -1, snapshot: 4, scale: 'sqrt' },
       playground: { input: 'hi', strategy: 'beam', beam: 500, topP: 0.9, maxTokens: 0 },
     });
     expect(s.tab).toBe('masks');
     expect(s.runId).toBe('r1');
     expect(s.curves).toEqual({ x: 'time', log: true, smoothing: 0.6, compare: ['a', 'b'] });
-    expect(s.attention).toEqual({ family: 'cross', layer: 2, head: 0, snapshot: 4, scale: 'sqrt' });
+    expect(s.attention).toEqual({ stack: 'decoder.cross', layer: 2, head: 0, snapshot: 4, scale: 'sqrt' });
     expect(s.playground).toMatchObject({ input: 'hi', strategy: 'beam', beam: 4, topP: 0.9, maxTokens: 40 });
+  });
+
+  it('reads the attention tab\'s stack from a save that kept it as `family` in the older spelling', () => {
+    const old = (family: unknown): unknown => sanitizeUiState({ version: 1, attention: { family, layer: 1, head: 2, snapshot: -1, scale: 'linear' } }).attention;
+    expect(old('encoder-self')).toEqual({ stack: 'encoder.self', layer: 1, head: 2, snapshot: -1, scale: 'linear' });
+    expect(old('decoder-self')).toMatchObject({ stack: 'decoder.self' });
+    expect(old('cross')).toMatchObject({ stack: 'decoder.cross' });
+    expect(old('constructor')).toMatchObject({ stack: 'decoder.self' });
+    expect(old(7)).toMatchObject({ stack: 'decoder.self' });
+    // A save with both keeps the current field; a current save is written back without `family`.
+    expect(sanitizeUiState({ version: 1, attention: { stack: 'encoder.self', family: 'cross' } }).attention.stack).toBe('encoder.self');
+    expect(sanitizeUiState({ version: 1, attention: { stack: 'encoder-self', family: 'encoder-self' } }).attention.stack).toBe('encoder.self');
+    expect(Object.keys(sanitizeUiState({ version: 1, attention: { family: 'cross' } }).attention)).not.toContain('family');
   });
 
   it('keeps the Heads tab\'s score only where its stack has it', () => {

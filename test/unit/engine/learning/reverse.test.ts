@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { validateConfig } from '../../../../src/engine/config';
 import { greedyDecode } from '../../../../src/engine/decode/greedy';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { createStepper } from '../../../../src/engine/models/stepper';
 import { Optimizer } from '../../../../src/engine/optim/optimizer';

@@ -4,7 +4,7 @@
 
 import type { ModelConfig } from '../../../../src/engine/config';
 import { validateConfig } from '../../../../src/engine/config';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { Rng } from '../../../../src/engine/rng';
 
 /** A tiny config of either kind, with overrides. */

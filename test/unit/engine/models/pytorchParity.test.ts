@@ -15,7 +15,7 @@ import { validateConfig } from '../../../../src/engine/config';
 import type { SafetensorsFile } from '../../../../src/engine/io/safetensors';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { gatherTorchTensor, loadTorchTensors, torchTensors } from '../../../../src/engine/models/pytorchNames';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Optimizer } from '../../../../src/engine/optim/optimizer';
 import type { OptimizerConfig } from '../../../../src/engine/optim/optimizerConfig';

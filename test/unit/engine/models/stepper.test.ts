@@ -66,7 +66,7 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
     for (let t = 0; t < T; t++) att = stepper.step(Int32Array.of(seq[t] as number), true).attention;
     expect(att).not.toBeNull();
     const H = cfg.nHeads;
-    const selfMaps = cap.maps.filter((m) => m.stack === 'decoder' && m.kind === 'self');
+    const selfMaps = cap.maps.filter((m) => m.stack === 'decoder.self');
     att?.self.forEach((a, l) => {
       const map = selfMaps[l];
       for (let h = 0; h < H; h++) for (let s = 0; s < T; s++) expect(a[h * T + s]).toBeCloseTo(map?.data[(h * T + (T - 1)) * T + s] as number, 5);

@@ -4,7 +4,7 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { EngineError } from '../../../../src/engine/errors';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { tinyBatch, tinyConfig } from './fixtures';
@@ -157,8 +157,8 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
           for (let s = 0; s < Sk; s++) {
             const v = map.data[r * Sk + s] as number;
             sum += v;
-            const causalMasked = map.kind === 'self' && map.stack === 'decoder' && s > t;
-            const padded = map.stack === 'decoder' && map.kind === 'self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
+            const causalMasked = map.stack === 'decoder.self' && s > t;
+            const padded = map.stack === 'decoder.self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
             if (causalMasked || padded) expect(v).toBe(0);
           }
           expect(sum).toBeCloseTo(1, 5);

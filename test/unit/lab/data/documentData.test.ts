@@ -4,12 +4,13 @@
  * repository clutter skipped with reasons, BPE from a seeded sample, progress and cancel.
  */
 
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
+import { bpeFromGpt2Files } from '../../../../src/engine/tokenizers/gpt2Files';
 import { BOS, EOS } from '../../../../src/engine/tokenizers/special';
 import type { DocumentsSpec } from '../../../../src/lab/data/documentData';
 import { CancelledError, loadDocumentData, tailCut } from '../../../../src/lab/data/documentData';
@@ -93,6 +94,16 @@ describe('the held-out split', () => {
     expect(d.validation.text).toMatch(/^none: too little text to hold any out \(10 tokens; 80 or more are needed\) — the validation curve shows training loss$/);
     expect(d.val.length).toBe(0);
     expect(Array.from(d.train)).toEqual([BOS, ...d.tok.encode('hi there'), EOS]);
+  });
+
+  it('puts the tokenizer\'s own BOS and EOS around each document: GPT-2\'s <|endoftext|>, not our ids 1 and 2', async () => {
+    const golden = path.join(__dirname, '../../../golden/import/hf-gpt2');
+    const gpt2 = bpeFromGpt2Files(JSON.parse(readFileSync(path.join(golden, 'vocab.json'), 'utf8')), readFileSync(path.join(golden, 'merges.txt'), 'utf8'));
+    const { bos, eos } = gpt2.specialIds;
+    expect([bos, eos]).toEqual([gpt2.vocabSize - 1, gpt2.vocabSize - 1]);
+    const file = put('gpt2/t.txt', 'hi there');
+    const d = await loadDocumentData(spec([file]), gpt2, { seed: 1 });
+    expect(Array.from(d.train)).toEqual([bos, ...gpt2.encode('hi there'), eos]);
   });
 
   it('eval reads only the held-out part, with the same ids', async () => {

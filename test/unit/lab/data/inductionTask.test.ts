@@ -65,11 +65,13 @@ describe('the induction task', () => {
     expect(inductionPrompts(tok, 5, 24, 3)).toHaveLength(3);
   });
 
-  it('a segment without filler is BOS + seg + seg', () => {
+  it('a segment without filler is BOS + seg + seg, from the BOS id it is given', () => {
     const ids = alphabetIds(tok).slice(0, 3);
-    const b = repeatBatch([{ filler: [], segment: ids }]);
+    const b = repeatBatch([{ filler: [], segment: ids }], tok.specialIds.bos);
     expect(Array.from(b.input)).toEqual([BOS, ...ids, ...ids.slice(0, 2)]);
     expect(Array.from(b.targets)).toEqual([PAD, PAD, PAD, PAD, ids[1], ids[2]]);
+    // A vocabulary laid out otherwise (GPT-2's <|endoftext|> last) starts from its own BOS.
+    expect(Array.from(repeatBatch([{ filler: [], segment: ids }], 50256).input)).toEqual([50256, ...ids, ...ids.slice(0, 2)]);
   });
 
   it('needs a context of at least 6 positions', () => {

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { allHeads } from '../../../../src/engine/models/heads';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { headImportance, lossWithHeadsOff, openRunWithValidation, predictWithHeadsOff } from '../../../../src/lab/inference/ablate';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { tinySpec, trainTiny } from '../tinyRuns';

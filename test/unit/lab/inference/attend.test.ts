@@ -27,7 +27,7 @@ describe('attendText', () => {
     expect(s.tgtTokens).toEqual(['<bos>', 't', 'h', 'e', '·', 'h', 'a', 'n', 'd']);
     expect(s.srcTokens).toEqual([]);
     expect(s.step).toBe(3);
-    expect(s.maps.map((m) => `${m.stack}.${m.kind}.${m.layer}`)).toEqual(['decoder.self.0', 'decoder.self.1']);
+    expect(s.maps.map((m) => `${m.stack}.${m.layer}`)).toEqual(['decoder.self.0', 'decoder.self.1']);
     for (const m of s.maps) {
       expect(m.shape).toEqual([4, 9, 9]);
       for (const x of rowSums(m)) expect(x).toBeCloseTo(1, 5);
@@ -68,10 +68,10 @@ describe('attendText', () => {
     const s = attendText(mt, 'abcd');
     expect(s.srcTokens).toEqual(['a', 'b', 'c', 'd', '<eos>']);
     expect(s.tgtTokens[0]).toBe('<bos>');
-    const kinds = s.maps.map((m) => `${m.stack}.${m.kind}`);
+    const kinds = s.maps.map((m) => m.stack);
     expect(kinds.filter((k) => k === 'encoder.self')).toHaveLength(2);
     expect(kinds.filter((k) => k === 'decoder.cross')).toHaveLength(2);
-    const cross = s.maps.find((m) => m.kind === 'cross') as AttentionMapData;
+    const cross = s.maps.find((m) => m.stack === 'decoder.cross') as AttentionMapData;
     expect(cross.shape).toEqual([4, s.tgtTokens.length, 5]);
     for (const x of rowSums(cross)) expect(x).toBeCloseTo(1, 5);
   });

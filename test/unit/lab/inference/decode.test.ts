@@ -47,8 +47,11 @@ describe('decodeText', () => {
     if (beam.output.stopReason === 'context') {
       expect(beam.output.contextNote).toBe(`Stopped at the model's context of 24 tokens after ${beam.output.ids.length} of 1000 token(s); beam search does not slide; use greedy or sampling to generate more.`);
     }
-    expect(withoutEos([5, 6, EOS])).toEqual([5, 6]);
-    expect(withoutEos([5, 6])).toEqual([5, 6]);
+    expect(withoutEos([5, 6, EOS], EOS)).toEqual([5, 6]);
+    expect(withoutEos([5, 6], EOS)).toEqual([5, 6]);
+    // The tokenizer's EOS, whatever its id: GPT-2's <|endoftext|> is 50256, and id 2 is then an ordinary token.
+    expect(withoutEos([5, EOS, 50256], 50256)).toEqual([5, EOS]);
+    expect(withoutEos([5, 6, EOS], 50256)).toEqual([5, 6, EOS]);
   });
 
   it('a 200-token sample from a 64-context model returns 200 tokens, and says the window slid', async () => {

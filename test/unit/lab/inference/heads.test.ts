@@ -60,6 +60,18 @@ describe('head scores of training snapshots', () => {
     expect(() => headsOfRun(lm.runDir, 0)).toThrow(/no head scores/);
   });
 
+  it('names each map in the file by its stack and layer (map.<stack>.<layer>), and reads files of every version back', () => {
+    const dir = path.join(mt.runDir, 'snapshots');
+    const f = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(dir, fs.readdirSync(dir).sort()[0] as string))), 'x');
+    const names = [...f.tensors.keys()].filter((n) => n.startsWith('map.'));
+    expect(names).toEqual(readSnapshots(mt.runDir)[0]?.maps.map((m) => `map.${m.stack}.${m.layer}`));
+    expect(new Set(names.map((n) => n.split('.').slice(1, 3).join('.')))).toEqual(new Set(['encoder.self', 'decoder.self', 'decoder.cross']));
+    // A run folder written by an earlier version (format 1, no head scores), committed with the browser tests.
+    const old = readSnapshots(path.resolve(__dirname, '../../../browser/fixtures/run-reverse'));
+    expect(old).toHaveLength(3);
+    expect(old[0]?.maps.map((m) => `${m.stack}.${m.layer}`)).toEqual(['encoder.self.0', 'encoder.self.1', 'decoder.self.0', 'decoder.cross.0', 'decoder.self.1', 'decoder.cross.1']);
+  });
+
   it('says which steps exist when asked for another', () => {
     expect(() => headsOfRun(mt.runDir, 7)).toThrow(/no snapshot at step 7; pick --step from 0, 2/);
   });

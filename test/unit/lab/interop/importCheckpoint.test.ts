@@ -8,7 +8,7 @@ import { presetConfig, presetNames, validateConfig } from '../../../../src/engin
 import { EngineError } from '../../../../src/engine/errors';
 import { decodeSafetensors, encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { isPaddedVocab } from '../../../../src/engine/models/importLayouts';
-import type { Batch } from '../../../../src/engine/models/transformer';
+import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';

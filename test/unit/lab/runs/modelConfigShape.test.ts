@@ -1,17 +1,27 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { presetConfig, presetNames } from '../../../../src/engine/config';
-import type { EngineConfigFitsProtocol, SameConfigFields, SameConfigFieldTypes } from '../../../../src/lab/runs/modelConfigShape';
-import { modelConfig, validateModelInfo } from '../../../../src/protocol/model';
-import type { ModelConfigData } from '../../../../src/protocol/model';
+import type { AttentionStack as EngineAttentionStack } from '../../../../src/engine/models/heads';
+import type { EngineConfigFitsProtocol, SameAttentionMapFields, SameAttentionStacks, SameConfigFields, SameConfigFieldTypes, SameHeadRefs } from '../../../../src/lab/runs/modelConfigShape';
+import { ATTENTION_STACKS, attentionStack, modelConfig, validateModelInfo } from '../../../../src/protocol/model';
+import type { AttentionStack, ModelConfigData } from '../../../../src/protocol/model';
 
-describe("the engine's ModelConfig and the protocol's model config shape", () => {
+describe("the engine's model types and the protocol's shapes of them", () => {
   it('agree at compile time (src/lab/runs/modelConfigShape.ts)', () => {
     expectTypeOf<EngineConfigFitsProtocol>().toEqualTypeOf<true>();
     expectTypeOf<SameConfigFields>().toEqualTypeOf<true>();
     expectTypeOf<SameConfigFieldTypes>().toEqualTypeOf<true>();
     expectTypeOf<ModelConfig>().toExtend<ModelConfigData>();
     expectTypeOf<ModelConfigData['norm']>().toEqualTypeOf<'post' | 'pre' | undefined>();
+  });
+
+  it('name the attention a map or head belongs to the same way (one union, one spelling)', () => {
+    expectTypeOf<SameAttentionStacks>().toEqualTypeOf<true>();
+    expectTypeOf<SameAttentionMapFields>().toEqualTypeOf<true>();
+    expectTypeOf<SameHeadRefs>().toEqualTypeOf<true>();
+    expectTypeOf<EngineAttentionStack>().toEqualTypeOf<AttentionStack>();
+    expect(ATTENTION_STACKS).toEqual(['encoder.self', 'decoder.self', 'decoder.cross']);
+    expect(() => attentionStack.check('decoder-self', 'map.stack')).toThrow('map.stack: expected one of encoder.self, decoder.self, decoder.cross, got "decoder-self"');
   });
 
   it.each((['decoder-only', 'encoder-decoder'] as const).flatMap((kind) => presetNames(kind).map((n) => [kind as ModelConfig['kind'], n] as const)))('accepts the %s preset %s as the engine makes it', (kind, preset) => {

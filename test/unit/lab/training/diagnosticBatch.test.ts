@@ -7,13 +7,17 @@
 import { describe, expect, it } from 'vitest';
 import { inductionScore } from '../../../../src/engine/analysis/headScores';
 import { Transformer } from '../../../../src/engine/models/transformer';
-import { BASE_VOCAB, BOS, NUM_SPECIAL } from '../../../../src/engine/tokenizers/special';
+import type { SpecialIds } from '../../../../src/engine/tokenizers/special';
+import { BASE_VOCAB, BOS, NUM_SPECIAL, OWN_SPECIAL_IDS } from '../../../../src/engine/tokenizers/special';
 import type { DiagnosticRow } from '../../../../src/lab/training/headScores';
 import { diagnosticRows, scoreHeads } from '../../../../src/lab/training/headScores';
 import { tinyConfig } from '../../engine/models/fixtures';
 
-function rows(vocabSize: number, maxLen: number): DiagnosticRow[] {
-  const r = diagnosticRows(new Transformer(tinyConfig('decoder-only', { vocabSize, maxLen }), { maxBatch: 1 }), 3);
+/** The special ids of a GPT-2 vocabulary of `V` ids: <|endoftext|> last, as both BOS and EOS; no PAD, no UNK. */
+const gpt2Ids = (V: number): SpecialIds => ({ pad: -1, bos: V - 1, eos: V - 1, unk: -1 });
+
+function rows(vocabSize: number, maxLen: number, ids: SpecialIds = OWN_SPECIAL_IDS): DiagnosticRow[] {
+  const r = diagnosticRows(new Transformer(tinyConfig('decoder-only', { vocabSize, maxLen }), { maxBatch: 1 }), ids, 3);
   expect(r).not.toBeNull();
   return r ?? [];
 }
@@ -46,6 +50,15 @@ describe('the diagnostic sequences', () => {
     expect(new Set(rs.map((r) => r.repeat.from - r.repeat.period)).size).toBeGreaterThan(1);
   });
 
+  it('start from the tokenizer\'s BOS and never draw its special tokens (a GPT-2 vocabulary: <|endoftext|> last)', () => {
+    const V = BASE_VOCAB + 26;
+    for (const { batch } of rows(V, 64, gpt2Ids(V))) {
+      const ids = Array.from(batch.input);
+      expect(ids[0]).toBe(V - 1);
+      expect(ids.slice(1).every((t) => t >= BASE_VOCAB && t < V - 1)).toBe(true);
+    }
+  });
+
   it('takes periods up to 32 where the vocabulary has the tokens, and byte ids only when it has almost none', () => {
     expect(Math.max(...rows(BASE_VOCAB + 100, 128).map((r) => r.repeat.period))).toBe(32);
     const bytes = rows(BASE_VOCAB + 2, 16);
@@ -59,9 +72,9 @@ describe('the diagnostic sequences', () => {
   it('an induction head scores 1 on their mean; a head at any fixed offset scores at most 1/4', () => {
     const rs = rows(BASE_VOCAB + 26, 32);
     const score = (key: (t: number, period: number) => number): number => {
-      const maps = rs.map(({ batch, repeat }) => ({ repeat, maps: [{ stack: 'decoder' as const, kind: 'self' as const, layer: 0, shape: [1, batch.T, batch.T] as const, data: pointMap(batch.T, (t) => key(t, repeat.period)) }] }));
+      const maps = rs.map(({ batch, repeat }) => ({ repeat, maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, batch.T, batch.T] as const, data: pointMap(batch.T, (t) => key(t, repeat.period)) }] }));
       const probe = rs[0] as DiagnosticRow;
-      const heads = scoreHeads({ batch: probe.batch, maps: maps[0]?.maps ?? [] }, maps);
+      const heads = scoreHeads({ batch: probe.batch, maps: maps[0]?.maps ?? [] }, maps, OWN_SPECIAL_IDS);
       const s = heads[0]?.scores;
       return s && 'induction' in s ? s.induction : NaN;
     };
@@ -71,5 +84,19 @@ describe('the diagnostic sequences', () => {
     const r0 = rs[0] as DiagnosticRow;
     const T = r0.batch.T;
     expect(inductionScore({ probs: pointMap(T, (t) => t - r0.repeat.period + 1), shape: [1, T, T] }, 0, r0.repeat)).toBe(1);
+  });
+
+  it('count the probe\'s real tokens up to the tokenizer\'s PAD: in a GPT-2 vocabulary (no PAD) id 0 is "!", a real token', () => {
+    // Row 1 looks at key 0, rows 2 and 3 at themselves: firstToken = mean of A[t, 0] over the real rows t ≥ 1.
+    const T = 4;
+    const data = new Float32Array(T * T);
+    [0, 0, 2, 3].forEach((k, t) => (data[t * T + k] = 1));
+    const batch = { B: 1, T, input: Int32Array.of(269, 5, 0, 7), targets: Int32Array.of(5, 0, 7, 9) };
+    const first = (ids: SpecialIds): number => {
+      const s = scoreHeads({ batch, maps: [{ stack: 'decoder.self', layer: 0, shape: [1, T, T], data }] }, null, ids)[0]?.scores;
+      return s && 'firstToken' in s ? s.firstToken : NaN;
+    };
+    expect(first(gpt2Ids(270))).toBeCloseTo(1 / 3, 6);
+    expect(first(OWN_SPECIAL_IDS)).toBe(1); // our PAD is 0: the text ends before it
   });
 });

@@ -1,0 +1,58 @@
+/**
+ * The flags of the commands that use a trained run, declared and read once: `--run DIR`
+ * (the run folder, resolved against the working directory; a missing one is a one-line
+ * usage error naming the command) and `--backend auto|wasm|reference` (which kernels run
+ * the model), and opening the run with them.
+ *
+ * Leaves out: the commands' own flags (each command's file) and opening a run folder
+ * (lab/runs/openRun.ts).
+ */
+
+import * as path from 'node:path';
+import type { Backend } from '../engine/backend';
+import { createBackend } from '../engine/backends/select';
+import type { OpenRun } from '../lab/runs/openRun';
+import { openRun } from '../lab/runs/openRun';
+import type { BackendKind } from '../protocol/data';
+import { BACKEND_KINDS } from '../protocol/data';
+import type { Flags } from './args';
+import { UsageError } from './args';
+import type { CommandContext } from './context';
+
+/** `--run DIR`, for parseFlags. */
+export const RUN_FLAG = { run: { type: 'string' } } as const;
+/** `--backend auto|wasm|reference`, for parseFlags. */
+export const BACKEND_FLAG = { backend: { type: 'string' } } as const;
+
+function missingRun(command: string): UsageError {
+  return new UsageError(`\`${command}\` needs --run DIR (a folder that \`attention-lab train\` created).`);
+}
+
+/** The run folder `--run` names, absolute; throws a UsageError saying `command` needs it. */
+export function runDirOf(f: Flags, ctx: CommandContext, command: string): string {
+  const run = f.str('run');
+  if (!run) throw missingRun(command);
+  return path.resolve(ctx.cwd, run);
+}
+
+/** Every run folder of a repeated `--run`, absolute; throws a UsageError when there is none. */
+export function runDirsOf(f: Flags, ctx: CommandContext, command: string): string[] {
+  const runs = f.list('run').map((r) => path.resolve(ctx.cwd, r));
+  if (runs.length === 0) throw missingRun(command);
+  return runs;
+}
+
+/** The backend kind `--backend` names (default auto: WebAssembly where it loads). */
+export function backendKindOf(f: Flags): BackendKind {
+  return f.choice('backend', BACKEND_KINDS, 'auto');
+}
+
+/** The backend `--backend` names, created. */
+export function backendOf(f: Flags): Backend {
+  return createBackend(backendKindOf(f));
+}
+
+/** Opens the run of `--run` on the backend of `--backend`, its model planned for `maxBatch` sequences. */
+export function openRunOf(f: Flags, ctx: CommandContext, command: string, maxBatch = 1): OpenRun {
+  return openRun(runDirOf(f, ctx, command), backendOf(f), maxBatch);
+}

@@ -1,0 +1,169 @@
+/**
+ * The parts of the two models and the buffers they run in, planned at construction and
+ * allocated when bound to a backend: the embeddings, blocks, final norms and output
+ * projection, created in a fixed order under the parameters' PyTorch names (so the flat
+ * parameter buffer, checkpoints and a seed's initial weights never depend on anything
+ * else), and the activation, gradient-scratch and mask buffers of one forward and backward.
+ *
+ * Leaves out: running them (transformer.ts, whose Transformer is these parts plus forward,
+ * backward and the readouts), the names themselves (pytorchNames.ts) and the
+ * initialization (init.ts).
+ *
+ * Shape legend: B batch, S source positions, T target positions, C d_model, V vocabulary.
+ */
+
+import type { Backend, FloatArray } from '../backend';
+import type { ModelConfig } from '../config';
+import { validateConfig } from '../config';
+import { EngineError } from '../errors';
+import type { ParamSegment } from '../optim/optimizer';
+import type { Rng } from '../rng';
+import { Block } from './block';
+import { Embedder } from './embed';
+import { drawParams, initFor } from './init';
+import type { ModelShape } from './inputs';
+import { planShape } from './inputs';
+import { LayerNorm } from './layers';
+import { fillCausalMask } from './masks';
+import type { Param, Slot } from './plan';
+import { Arena, ParamStore } from './plan';
+import { blockNames, modelNames } from './pytorchNames';
+
+/** A model's parameters and buffers, planned (see the file comment); Transformer runs them. */
+export abstract class ModelParts {
+  readonly config: ModelConfig;
+  readonly store = new ParamStore();
+  readonly arena = new Arena();
+  readonly maxBatch: number;
+  readonly maxLen: number;
+  readonly maxSrcLen: number;
+  /** The padding id (ModelShape.padId): PAD, or −1 for a vocabulary without one. */
+  readonly padId: number;
+  readonly encEmbed: Embedder | null;
+  readonly encoder: Block[] = [];
+  readonly encNorm: LayerNorm | null;
+  readonly decEmbed: Embedder;
+  readonly decoder: Block[] = [];
+  readonly decNorm: LayerNorm | null;
+  /** Output projection weight [V, C] (the decoder embedding when tied) and bias. */
+  readonly headW: Param;
+  readonly headB: Param | null;
+  protected readonly encOut: Slot;
+  protected readonly decOut: Slot;
+  protected readonly dMemory: Slot;
+  protected readonly logitsSlot: Slot;
+  protected readonly dlogits: Slot;
+  protected readonly lse: Slot;
+  protected readonly gA: Slot;
+  protected readonly gB: Slot;
+  protected readonly srcPad: ReturnType<Arena['bytes']>;
+  protected readonly tgtPad: ReturnType<Arena['bytes']>;
+  protected readonly combined: ReturnType<Arena['bytes']>;
+  protected readonly causal: ReturnType<Arena['bytes']>;
+  private backend: Backend | null = null;
+  private flat: { params: FloatArray; grads: FloatArray } | null = null;
+
+  /**
+   * Plans the model. Nothing is allocated until {@link bind}: a model that is never bound
+   * costs only its bookkeeping, which is how estimateModel (estimate.ts) counts.
+   */
+  constructor(config: ModelConfig, shape: ModelShape) {
+    const cfg = validateConfig(config);
+    this.config = cfg;
+    ({ maxBatch: this.maxBatch, maxLen: this.maxLen, maxSrcLen: this.maxSrcLen, padId: this.padId } = planShape(cfg, shape));
+    const { store, arena } = this;
+    const B = this.maxBatch;
+    const T = this.maxLen;
+    const S = this.maxSrcLen;
+    const C = cfg.dModel;
+    const init = initFor(cfg);
+    const names = modelNames(cfg);
+    const gpt = cfg.kind === 'decoder-only';
+    const embedInit = { table: init.embed, positions: init.pos };
+
+    if (!gpt) {
+      this.encEmbed = new Embedder(store, arena, cfg, names.encEmbed, cfg.srcVocabSize, embedInit, B * S);
+      for (let i = 0; i < cfg.nEncoderLayers; i++) this.encoder.push(new Block(store, arena, cfg, blockNames(cfg, 'encoder', i), init.block, { B, T: S, S }));
+      this.encNorm = cfg.norm === 'pre' ? new LayerNorm(store, arena, names.encNorm, C, cfg.bias, cfg.layerNormEps, B * S) : null;
+    } else {
+      this.encEmbed = null;
+      this.encNorm = null;
+    }
+    this.decEmbed = new Embedder(store, arena, cfg, names.decEmbed, cfg.vocabSize, embedInit, B * T);
+    for (let i = 0; i < cfg.nDecoderLayers; i++) this.decoder.push(new Block(store, arena, cfg, blockNames(cfg, 'decoder', i), init.block, { B, T, S }));
+    this.decNorm = cfg.norm === 'pre' ? new LayerNorm(store, arena, names.decNorm, C, cfg.bias, cfg.layerNormEps, B * T) : null;
+    this.headW = cfg.tieEmbeddings ? this.decEmbed.table : store.add(`${names.head}.weight`, [cfg.vocabSize, C], init.head);
+    this.headB = !gpt && cfg.bias ? store.add(`${names.head}.bias`, [cfg.vocabSize], { kind: 'const', value: 0 }) : null;
+
+    const nT = B * T * C;
+    const nS = B * S * C;
+    this.encOut = arena.buffer(gpt ? 0 : nS);
+    this.decOut = arena.buffer(nT);
+    this.dMemory = arena.buffer(gpt ? 0 : nS);
+    this.logitsSlot = arena.buffer(B * T * cfg.vocabSize);
+    this.dlogits = arena.scratch('model.dlogits', B * T * cfg.vocabSize);
+    this.lse = arena.buffer(B * T);
+    this.gA = arena.scratch('model.gA', Math.max(nT, nS));
+    this.gB = arena.scratch('model.gB', Math.max(nT, nS));
+    this.srcPad = arena.bytes(B * S);
+    this.tgtPad = arena.bytes(B * T);
+    this.combined = arena.bytes(B * T * T);
+    this.causal = arena.bytes(T * T);
+  }
+
+  /** Allocates every buffer on `backend`. Weights start at zero: call {@link initialize} or load them. */
+  bind(backend: Backend): this {
+    if (this.backend) throw new Error('model already bound');
+    this.backend = backend;
+    this.flat = this.store.bind(backend);
+    this.arena.bind(backend);
+    this.encEmbed?.bind();
+    this.decEmbed.bind();
+    fillCausalMask(this.causal.data, this.maxLen);
+    return this;
+  }
+
+  /** The bound backend (throws before {@link bind}). */
+  protected get k(): Backend {
+    return this.backendOrThrow();
+  }
+
+  /** The backend this model was bound to. */
+  backendOrThrow(): Backend {
+    if (!this.backend) throw new Error('model not bound: call bind(backend) first');
+    return this.backend;
+  }
+
+  /** All parameters, flat. */
+  get params(): FloatArray {
+    if (!this.flat) throw new Error('model not bound');
+    return this.flat.params;
+  }
+
+  /** All gradients, flat, aligned with {@link params}. */
+  get grads(): FloatArray {
+    if (!this.flat) throw new Error('model not bound');
+    return this.flat.grads;
+  }
+
+  get paramList(): readonly Param[] {
+    return this.store.params;
+  }
+
+  segments(): ParamSegment[] {
+    return this.store.segments();
+  }
+
+  /** A parameter by name, or throws naming the close alternatives. */
+  param(name: string): Param {
+    const p = this.store.params.find((q) => q.name === name);
+    if (!p) throw new EngineError('checkpoint/invalid', `Model has no parameter "${name}"; it has ${this.store.params.length} parameters such as ${this.store.params.slice(0, 3).map((q) => q.name).join(', ')}.`);
+    return p;
+  }
+
+  /** Draws initial weights from `rng` (padding rows of the embeddings start at zero, as in PyTorch). */
+  initialize(rng: Rng): void {
+    drawParams(this.store.params, rng);
+    for (const e of [this.encEmbed, this.decEmbed]) if (e && this.config.kind === 'encoder-decoder') e.table.data.fill(0, 0, this.config.dModel);
+  }
+}
