@@ -163,7 +163,11 @@ export function pairDataset(train: PairExample[], val: PairExample[], seed: numb
 
 /** One token stream: BOS + doc + EOS for every document. */
 export function tokenStream(docs: readonly string[], tok: Tokenizer): Int32Array {
-  const parts = docs.map((d) => tok.encode(d, { bos: true, eos: true }));
+  return concatInt32(docs.map((d) => tok.encode(d, { bos: true, eos: true })));
+}
+
+/** The arrays one after another, in one Int32Array. */
+export function concatInt32(parts: readonly ArrayLike<number>[]): Int32Array {
   const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) {

@@ -45,6 +45,7 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { Dataset } from '../data/dataset';
+import { concatInt32 } from '../data/dataset';
 import { EngineError } from '../../engine/errors';
 import { writeFileAtomic } from '../runs/atomicFile';
 
@@ -106,16 +107,6 @@ function bytesOf(a: Uint16Array | Int32Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
-function int32(parts: readonly ArrayLike<number>[]): Int32Array {
-  const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** Writes the sampler's files and returns their manifest entry. */
 function writeData(dir: string, d: Dataset['sampler']): ManifestData {
   switch (d.kind) {
@@ -126,9 +117,9 @@ function writeData(dir: string, d: Dataset['sampler']): ManifestData {
       return { kind: 'documents', rows: d.rows, T: d.T, train: { file, dtype, length: d.stream.length } };
     }
     case 'pairs': {
-      writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(int32(d.sorted.map((e) => e.src))));
-      writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(int32(d.sorted.map((e) => e.tgt))));
-      writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(int32(d.sorted.map((e) => [e.src.length, e.tgt.length]))));
+      writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.src))));
+      writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.tgt))));
+      writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(concatInt32(d.sorted.map((e) => [e.src.length, e.tgt.length]))));
       return { kind: 'pairs', rows: Math.min(d.rows, d.sorted.length), maxBatch: d.maxBatch, budget: d.budget, bos: d.bos, eos: d.eos, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
     }
     case 'induction':
@@ -184,9 +175,9 @@ export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trai
   for (const f of ['stop', 'pause']) fs.rmSync(path.join(dir, f), { force: true });
   for (const f of trainerFiles(trainerDir)) fs.copyFileSync(path.join(trainerDir, f), path.join(dir, 'trainer', f));
   const val = src.dataset.valBatches();
-  writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(int32(val.flatMap(batchParts))));
+  writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(concatInt32(val.flatMap(batchParts))));
   const probe = src.dataset.probe();
-  writeFileAtomic(path.join(dir, 'probe.i32'), bytesOf(int32(batchParts(probe))));
+  writeFileAtomic(path.join(dir, 'probe.i32'), bytesOf(concatInt32(batchParts(probe))));
   const m = src.model;
   const t = src.spec.training;
   const manifest: TrainerManifest = {
