@@ -42,11 +42,10 @@ import torch.nn.functional as F  # noqa: E402
 from reference import PAD, build_model  # noqa: E402
 from trainer_control import Control  # noqa: E402
 from trainer_data import shard, train_batches, validation_batches  # noqa: E402
-from trainer_files import (  # noqa: E402
-    ParamMap, UserError, append_metrics, checkpoint_meta, encode_safetensors, read_checkpoint, update_run_json, write_files_atomic,
-)
+from trainer_files import ParamMap, UserError, append_metrics, read_checkpoint, update_run_json  # noqa: E402
 from trainer_rng import STREAMS, step_seed  # noqa: E402
 from trainer_schedule import learning_rate  # noqa: E402
+from trainer_state import RunState  # noqa: E402
 
 MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 1
 LIKELY_CAUSES = ("Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
@@ -114,7 +113,8 @@ class Run:
         self.start = self.step
         self.pmap.load(tensors)
         self.model.to(device)
-        self.opt, self.opt_step0 = self.make_optimizer()
+        self.state = RunState(self.dir, self.model, self.pmap, self.m)
+        self.opt, self.opt_step0 = self.state.optimizer(self.step)
         self.batches = train_batches(os.path.join(self.dir, "pytorch"), self.m)
         self.val = validation_batches(os.path.join(self.dir, "pytorch"), self.m) if rank == 0 else []
         self.net = self.model
@@ -139,29 +139,6 @@ class Run:
     def read_best(self):
         with open(os.path.join(self.dir, "run.json"), encoding="utf-8") as f:
             return json.load(f).get("bestValLoss")
-
-    def make_optimizer(self):
-        """AdamW with decay on tensors of dim >= 2 (our `decay` rule) or Adam; moments from optimizer.safetensors."""
-        o = self.m["optimizer"]
-        params = list(self.model.parameters())
-        betas = (o["beta1"], o["beta2"])
-        if o["type"] == "adamw":
-            groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": o["weightDecay"]}, {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-            opt = torch.optim.AdamW(groups, lr=o["lr"], betas=betas, eps=o["eps"])
-        else:
-            opt = torch.optim.Adam(params, lr=o["lr"], betas=betas, eps=o["eps"], weight_decay=0.0)
-        path = os.path.join(self.dir, "optimizer.safetensors")
-        if self.step == 0 and not os.path.exists(path):
-            return opt, 0  # fresh moments at step 0 are exact
-        tensors, meta, step = read_checkpoint(path, "optimizer")
-        if step != self.step:
-            raise UserError(f"optimizer.safetensors is from step {step} but model.safetensors from step {self.step}; resume would not be exact — start a new run from this model.")
-        like = {p: p for p in params}
-        m, v = self.pmap.unflat(tensors["adam.m"], like), self.pmap.unflat(tensors["adam.v"], like)
-        opt_step = int(meta.get("optimizerStep", step))
-        for p in params:
-            opt.state[p] = {"step": torch.tensor(float(opt_step)), "exp_avg": m[p], "exp_avg_sq": v[p]}
-        return opt, opt_step
 
     # ------------------------------------------------------------------------- one step
 
@@ -222,26 +199,9 @@ class Run:
 
     # ------------------------------------------------------------------------- files (rank 0)
 
-    def model_tensors(self):
-        return self.pmap.ours({p: p for p in self.model.parameters()})
-
     def save_checkpoint(self, step):
-        st = self.opt.state
-        zeros = lambda p: torch.zeros_like(p)  # noqa: E731
-        m = self.pmap.flat({p: st[p]["exp_avg"] if p in st else zeros(p) for p in self.model.parameters()})
-        v = self.pmap.flat({p: st[p]["exp_avg_sq"] if p in st else zeros(p) for p in self.model.parameters()})
-        opt_meta = {**checkpoint_meta(step, self.cfg, "optimizer"), "optimizerStep": str(self.opt_step0 + step - self.start), "optimizer": json.dumps(self.m["optimizer"], separators=(",", ":"))}
-        del opt_meta["config"]
-        write_files_atomic([
-            (os.path.join(self.dir, "optimizer.safetensors"), encode_safetensors([("adam.m", m), ("adam.v", v)], opt_meta)),
-            (os.path.join(self.dir, "model.safetensors"), encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.cfg, "model"))),
-        ])
+        self.state.save_checkpoint(step, self.opt_step0 + step - self.start)
         update_run_json(self.dir, step=step, bestValLoss=self.best)
-
-    def save_snapshot_weights(self, step):
-        os.makedirs(os.path.join(self.dir, "snapshots"), exist_ok=True)
-        path = os.path.join(self.dir, "snapshots", f"step-{step:07d}.weights.safetensors")
-        write_files_atomic([(path, encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.cfg, "model")))])
 
     # ------------------------------------------------------------------------- the loop
 
@@ -283,7 +243,7 @@ class Run:
                     self.best = ev["loss"]
                 append_metrics(self.dir, {"type": "eval", "step": step, **ev})
             if zero and t["snapshotEvery"] > 0 and step % t["snapshotEvery"] == 0:
-                self.save_snapshot_weights(step)
+                self.state.save_weights(step)
             if zero and t["checkpointEvery"] > 0 and step % t["checkpointEvery"] == 0 and step != t["steps"]:
                 self.save_checkpoint(step)
         self.step = step
