@@ -307,9 +307,6 @@ def main(argv):
         if rank == 0 and run is not None:
             fail_run(args.run, "internal", f"Internal error in the PyTorch trainer: {type(e).__name__}: {e}")
         raise
-    finally:
-        if dist.is_available() and dist.is_initialized():
-            dist.destroy_process_group()
     return code
 
 
@@ -318,4 +315,15 @@ if __name__ == "__main__":
         from torch.distributed.elastic.multiprocessing.errors import record
     except ImportError:
         record = lambda f: f  # noqa: E731
-    sys.exit(record(main)(sys.argv[1:]))
+    status = record(main)(sys.argv[1:])
+    if dist.is_available() and dist.is_initialized():
+        # Leave without running destructors, every process past its last collective first:
+        # torch 1.13's gloo process group can deadlock when DDP's reducer frees it at
+        # interpreter exit (its worker thread waits for the GIL the joining thread holds).
+        if status == 0:
+            dist.barrier()
+        dist.destroy_process_group()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)

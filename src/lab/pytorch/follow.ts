@@ -121,6 +121,11 @@ export class RunFollower {
     this.offset = fs.existsSync(file) ? fs.statSync(file).size : 0;
   }
 
+  /** The status run.json had at the last poll (null before the first). */
+  get runStatus(): RunStatus | null {
+    return this.status;
+  }
+
   /** The last step the trainer logged. */
   get step(): number {
     return this.lastStep;

@@ -35,6 +35,8 @@ import { PYTORCH_DIR, writeTrainerInputs } from './trainerInputs';
 
 /** How often the lab looks at the run folder while the trainer runs. */
 const POLL_MS = 200;
+/** How long a trainer may take to exit after run.json says it is done before the lab ends it. */
+const EXIT_GRACE_MS = 30_000;
 /** Lines of the trainer's output kept for an error message. */
 const TAIL_LINES = 60;
 /** A Python exception's line: "RuntimeError: …", "torch.cuda.OutOfMemoryError: …". */
@@ -158,6 +160,16 @@ export async function runPytorchSession(
   }
 }
 
+/** Ends a process and its group (the launcher and every rank: it was started as a group leader). */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(process.platform === 'win32' ? pid : -pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 async function launchAndFollow(runDir: string, prepared: PreparedSession, control: SessionControl, emit: Emit, opts: PytorchOptions, env: TorchEnv): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-torchrun-'));
   const cmd = localLaunch(runDir, opts, env, await freePort(), logDir);
@@ -180,6 +192,8 @@ async function launchAndFollow(runDir: string, prepared: PreparedSession, contro
   let paused = false;
   let stopping = false;
   let done = false;
+  let finishedAt: number | null = null;
+  let ended = false;
   void exited.finally(() => (done = true)).catch(() => undefined);
   try {
     while (!done) {
@@ -193,10 +207,20 @@ async function launchAndFollow(runDir: string, prepared: PreparedSession, contro
         else fs.rmSync(path.join(controlDir, 'pause'), { force: true });
       }
       follower.poll();
+      const status = follower.runStatus;
+      if (status === 'completed' || status === 'stopped' || status === 'failed') finishedAt ??= Date.now();
+      if (finishedAt !== null && Date.now() - finishedAt > EXIT_GRACE_MS && !ended) {
+        // The run is saved and over; a process stuck on its way out (a launcher or a library
+        // that hangs at exit) must not keep the session, or the GPU, busy.
+        ended = true;
+        emit({ type: 'train/didLog', level: 'warn', message: `The PyTorch trainer had not exited ${EXIT_GRACE_MS / 1000} s after the run was ${status}; ended it.` });
+        killGroup(child.pid);
+      }
     }
     const { code, signal } = await exited;
     follower.poll();
-    if (code !== 0) throw exitError(runDir, code, signal, tail);
+    const saved = ended && (follower.runStatus === 'completed' || follower.runStatus === 'stopped');
+    if (code !== 0 && !saved) throw exitError(runDir, code, signal, tail);
     const run = readRunJson(runDir);
     return { step: run.step, reason: run.status === 'completed' ? 'completed' : 'stopped' };
   } finally {

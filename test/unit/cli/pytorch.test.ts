@@ -163,6 +163,19 @@ describe('bad inputs exit 2 with one line and leave nothing half-written', () =>
   });
 });
 
+describe('a trainer that hangs on its way out', () => {
+  it('is ended once the run has been saved for 30 s, and the run counts as finished', () => {
+    const out = path.join(tmp.dir, 'stuck-at-exit');
+    // Trains, then does not exit (as a process stuck in a library's shutdown would).
+    const python = wrapper('python-stuck-at-exit', `case "$*" in *trainer_probe.py*) exec ${PY} "$@";; esac\n${PY} "$@"\nsleep 600`);
+    const r = cli(['train', '--task', 'reverse', '--steps', '4', '--snapshot-every', '0', '--engine', 'pytorch', '--python', python, '--out', out], tmp.dir, 180_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/Finished at step 4/);
+    expect(runJson(out)).toMatchObject({ status: 'completed', step: 4 });
+    expect(r.stderr).toMatch(/had not exited 30 s after the run was completed; ended it\./);
+  }, 200_000);
+});
+
 describe('--print-launch', () => {
   it('prints every node\'s torchrun command (node rank, rendezvous endpoint) for a prepared folder', () => {
     const out = path.join(tmp.dir, 'cluster');
