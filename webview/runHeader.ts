@@ -84,7 +84,7 @@ export class RunHeader {
       const p = run.preparing;
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
     }
-    if (run.failure) parts.push(`failed: ${run.failure.message}`);
+    if (run.failure) parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
     this.status.textContent = parts.join(' · ');
     this.status.classList.toggle('error', run.failure !== null);

@@ -18,6 +18,21 @@ import type { StepColumn, StepColumns } from './stepColumns';
 /** What the x-axis measures. */
 export type XMode = 'step' | 'tokens' | 'time';
 
+/** What the loss axis measures: nats per token, or bits per UTF-8 byte of the text scored. */
+export type LossUnit = 'token' | 'byte';
+
+/**
+ * Training loss in bits per byte, row by row: loss · tokens / (bytes · ln 2) with each step's
+ * own tokens and bytes (NaN where a step has no byte count: runs logged before it was).
+ */
+export function bitsPerByteColumn(loss: ArrayLike<number>, tokens: ArrayLike<number>, bytes: ArrayLike<number>, out: Float64Array = new Float64Array(loss.length)): Float64Array {
+  for (let i = 0; i < loss.length; i++) {
+    const b = bytes[i] as number;
+    out[i] = b > 0 ? ((loss[i] as number) * (tokens[i] as number)) / (b * Math.LN2) : Number.NaN;
+  }
+  return out;
+}
+
 /** The step column that holds x for a mode. */
 export function xColumnName(mode: XMode): StepColumn {
   return mode === 'step' ? 'step' : mode === 'tokens' ? 'tokensSeen' : 'wallSec';
@@ -61,10 +76,19 @@ export function evalOnRows(steps: StepColumns, evals: readonly EvalMetrics[], pi
 
 /** The row of each evaluation (see {@link evalOnRows}) with its value; later evaluations win a shared row. */
 export function evalRows(steps: StepColumns, evals: readonly EvalMetrics[], pick: (e: EvalMetrics) => number = (e) => e.loss): Map<number, number> {
+  return stepRows(steps, evals, pick);
+}
+
+/**
+ * The row of each item's step (the first row at or after it) with its value, for values that
+ * are finite (a run logged before bits per byte were has none); later items win a shared row.
+ */
+export function stepRows<T extends { readonly step: number }>(steps: StepColumns, items: readonly T[], pick: (e: T) => number | null | undefined): Map<number, number> {
   const out = new Map<number, number>();
-  for (const e of evals) {
+  for (const e of items) {
     const i = steps.indexOfStep(e.step);
-    if (i < steps.length) out.set(i, pick(e));
+    const v = pick(e);
+    if (i < steps.length && typeof v === 'number' && Number.isFinite(v)) out.set(i, v);
   }
   return out;
 }

@@ -16,9 +16,9 @@
 import type { StepMetrics } from '../src/protocol/data';
 
 /** Column names a chart can plot. */
-export type StepColumn = 'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec' | 'tokens' | 'elapsedMs';
+export type StepColumn = 'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec' | 'tokens' | 'elapsedMs' | 'bytes';
 
-const COLUMNS: readonly StepColumn[] = ['step', 'loss', 'lr', 'gradNorm', 'tokensSeen', 'tokensPerSec', 'wallSec', 'tokens', 'elapsedMs'];
+const COLUMNS: readonly StepColumn[] = ['step', 'loss', 'lr', 'gradNorm', 'tokensSeen', 'tokensPerSec', 'wallSec', 'tokens', 'elapsedMs', 'bytes'];
 
 /** Growable columnar storage of StepMetrics. */
 export class StepColumns {
@@ -79,6 +79,8 @@ export class StepColumns {
     this.cols.wallSec[i] = (m.elapsedMs + this.offsetMs) / 1000;
     this.cols.tokens[i] = m.tokens;
     this.cols.elapsedMs[i] = m.elapsedMs;
+    // Bytes of text the step's targets stand for; NaN in runs logged before it was recorded.
+    this.cols.bytes[i] = m.bytes ?? Number.NaN;
     this.n = i + 1;
   }
 
@@ -93,6 +95,7 @@ export class StepColumns {
       tokens: c.tokens[i] as number,
       tokensPerSec: c.tokensPerSec[i] as number,
       elapsedMs: c.elapsedMs[i] as number,
+      ...(Number.isFinite(c.bytes[i]) ? { bytes: c.bytes[i] as number } : {}),
     }));
   }
 

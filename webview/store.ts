@@ -11,6 +11,7 @@
 
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../src/protocol/analysis';
 import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
+import type { EvaluationRecord } from '../src/protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../src/protocol/model';
 import type { WorkerToHost } from '../src/protocol/trainingWorker';
 import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
@@ -23,6 +24,8 @@ export interface RunEntry {
   summary: RunSummary;
   readonly steps: StepColumns;
   evals: EvalMetrics[];
+  /** Evaluations on test data (the run's evaluations.jsonl), oldest first. */
+  evaluations: EvaluationRecord[];
   snapshots: AttentionSnapshot[];
   /** Head scores over the snapshots' steps (the Heads view, the loss curve's threshold marker). */
   heads: HeadHistory;
@@ -37,7 +40,7 @@ export interface RunEntry {
 }
 
 /** Which parts of a run changed. */
-export type RunPart = 'steps' | 'evals' | 'snapshots' | 'status';
+export type RunPart = 'steps' | 'evals' | 'evaluations' | 'snapshots' | 'status';
 
 /** A playground decode as it streams in. */
 export interface DecodeSession {
@@ -82,7 +85,7 @@ function entryOf(state: RunState): { entry: RunEntry; skipped: number } {
   const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => a.step - b.step);
   const snapshots = sortByStep(state.snapshots);
   const heads = HeadHistory.of(snapshots, state.headScores ?? []);
-  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), snapshots, heads, failure: null, lastLog: null, preparing: null, revision: 0 };
+  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), evaluations: [...(state.evaluations ?? [])], snapshots, heads, failure: null, lastLog: null, preparing: null, revision: 0 };
   return { entry, skipped };
 }
 
@@ -158,6 +161,13 @@ export class DashboardStore {
       }
       case 'run/didUpdate':
         return this.applyWorkerEvent(msg.runId, msg.event);
+      case 'run/didEvaluate': {
+        const r = this.runMap.get(msg.runId);
+        if (!r) return { events: [], problems: [] }; // a run this page does not list: the next run list brings it
+        r.evaluations.push(msg.evaluation);
+        r.revision++;
+        return { events: [{ kind: 'run', runId: r.id, parts: ['evaluations'] }], problems: [] };
+      }
       case 'decode/didToken': {
         const s = this.decodes.get(msg.id);
         if (!s) return { events: [], problems: [`decode/didToken for decode ${msg.id}, which this page never requested; ignored.`] };
@@ -284,7 +294,8 @@ export class DashboardStore {
         setStatus(ev.reason, ev.step);
         return done(['status']);
       case 'train/didFail':
-        setStatus('failed', ev.step);
+        // A full disk stops the run with its last checkpoint kept (it resumes); anything else failed it.
+        setStatus(ev.error.code === 'disk/full' ? 'stopped' : 'failed', ev.step);
         r.failure = ev.error;
         return done(['status']);
       default:

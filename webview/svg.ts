@@ -99,6 +99,8 @@ export interface SvgSeries {
   readonly dash?: readonly number[];
   /** Draw a dot at each point (evaluations). */
   readonly points?: boolean;
+  /** Marks only: a ring at each point and no line (evaluations on test data). Default false. */
+  readonly marksOnly?: boolean;
   readonly y: ArrayLike<number | null | undefined>;
 }
 
@@ -222,10 +224,11 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
       const p = `${n2(px(x))} ${n2(py(y))}`;
       d += `${pen ? 'L' : 'M'}${p}`;
       pen = true;
-      if (s.points) dots.push(`<circle cx="${n2(px(x))}" cy="${n2(py(y))}" r="2.5" ${paint('fill', s.color)} stroke="none"/>`);
+      if (s.marksOnly) dots.push(`<circle data-series="${escapeXml(s.label)}" cx="${n2(px(x))}" cy="${n2(py(y))}" r="4.5" fill="none" ${paint('stroke', s.color)} stroke-width="${s.width}"/>`);
+      else if (s.points) dots.push(`<circle cx="${n2(px(x))}" cy="${n2(py(y))}" r="2.5" ${paint('fill', s.color)} stroke="none"/>`);
     }
     const dash = s.dash && s.dash.length > 0 ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
-    out.push(`<path data-series="${escapeXml(s.label)}" d="${d || `M${left} ${top}`}" ${paint('stroke', s.color)} stroke-width="${s.width}"${dash}/>`);
+    if (!s.marksOnly) out.push(`<path data-series="${escapeXml(s.label)}" d="${d || `M${left} ${top}`}" ${paint('stroke', s.color)} stroke-width="${s.width}"${dash}/>`);
     out.push(...dots);
   }
   out.push('</g>');

@@ -8,11 +8,20 @@
  * Colours are resolved through a hidden probe element, so whatever syntax a theme uses
  * (hex, rgba(), named colours) comes back as the browser's computed rgb().
  *
+ * Chart series are opaque and reach 3:1 against the background (contrast.ts `readable`): a
+ * theme's chart colour is used at full opacity when that passes — Light and Dark Modern give
+ * `charts.orange` one-third opacity (#EA5C0055), which over the background would be a pale
+ * peach line — else our palette's colour for light or dark backgrounds, else the colour moved
+ * toward the foreground until it passes. The training and validation lines get the first two
+ * (blue and orange); the raw training loss under the smoothed curve the training colour moved
+ * toward the background as far as it stays readable.
+ *
  * Leaves out: the CSS itself (dashboard.css) and the ramp math (colorRamp.ts).
  */
 
 import type { Rgba } from './colorRamp';
 import { buildRamp, mix, over, pack, parseColor } from './colorRamp';
+import { luminance, quieter, readable } from './contrast';
 
 /** Resolved theme colours. */
 export interface Theme {
@@ -26,14 +35,27 @@ export interface Theme {
   /** Heatmap ramp (packed words), background → accent → foreground. */
   readonly ramp: Uint32Array;
   readonly maskedWord: number;
-  /** CSS colours for chart series, in order. */
+  /** CSS colours for chart series, in order: opaque, each at least 3:1 against `bg`. */
   readonly series: readonly string[];
+  /** CSS colour of a quieter line of the first series' hue (the raw training loss under its smoothed curve): opaque, at least 3:1 against `bg`. */
+  readonly secondary: string;
   readonly grid: string;
   readonly text: string;
   readonly font: string;
 }
 
-const SERIES_VARS = ['--al-chart-blue', '--al-chart-orange', '--al-chart-green', '--al-chart-purple', '--al-chart-red', '--al-chart-yellow'];
+/**
+ * The series' theme variables, with our colour for light and for dark backgrounds when the
+ * theme's fails (VS Code's Light and Dark Modern values, orange made opaque).
+ */
+const SERIES: readonly (readonly [string, Rgba, Rgba])[] = [
+  ['--al-chart-blue', [0, 99, 211, 255], [89, 164, 249, 255]],
+  ['--al-chart-orange', [234, 92, 0, 255], [209, 134, 22, 255]],
+  ['--al-chart-green', [56, 138, 52, 255], [137, 209, 133, 255]],
+  ['--al-chart-purple', [101, 45, 144, 255], [177, 128, 215, 255]],
+  ['--al-chart-red', [229, 20, 0, 255], [241, 76, 76, 255]],
+  ['--al-chart-yellow', [191, 136, 3, 255], [204, 167, 0, 255]],
+];
 
 function themeKind(): Theme['kind'] {
   const c = document.body.classList;
@@ -78,13 +100,17 @@ export function readTheme(): Theme {
     const red = r.color('--al-masked', [229, 20, 0, 255]);
     // Half-strength red reads as "off" without shouting; high contrast needs it near full.
     const masked = over([red[0], red[1], red[2], Math.round((kind === 'high-contrast' ? 0.85 : 0.45) * 255)], bg);
-    const series = SERIES_VARS.map((v) => css(over(r.color(v, accent), bg)));
+    const lightBg = luminance(bg) > 0.18;
+    const seriesRgba = SERIES.map(([v, onLight, onDark]) => readable(r.color(v, accent), lightBg ? onLight : onDark, bg, fg));
+    const series = seriesRgba.map(css);
+    const secondary = css(quieter(seriesRgba[0] as Rgba, bg));
     const font = getComputedStyle(document.body).fontFamily || 'sans-serif';
     return {
       kind, bg, fg, muted, accent, masked,
       ramp: buildRamp([bg, mix(bg, accent, 0.6), accent, mix(accent, fg, 0.75)]),
       maskedWord: pack(masked),
       series,
+      secondary,
       grid: css([muted[0], muted[1], muted[2], 60]),
       text: css(fg),
       font,

@@ -16,7 +16,7 @@ import { ATTENTION_STACKS } from '../src/protocol/model';
 import type { RampScale } from './colorRamp';
 import type { ScoreName } from './headHistory';
 import { STACK_SCORES } from './headHistory';
-import type { XMode } from './series';
+import type { LossUnit, XMode } from './series';
 
 /** The dashboard's tabs. */
 export type TabId = DashboardTab;
@@ -28,7 +28,8 @@ export interface UiState {
   version: 1;
   tab: TabId;
   runId: string | null;
-  curves: { x: XMode; log: boolean; smoothing: number; compare: string[] };
+  /** `per`: the loss axis in nats per token, or in bits per UTF-8 byte (runs of different tokenizers compare there). */
+  curves: { x: XMode; log: boolean; smoothing: number; compare: string[]; per: LossUnit };
   /** stack: the attention shown; snapshot: index into the run's snapshots, or -1 to follow the latest. */
   attention: { stack: AttentionStack; layer: number; head: number; snapshot: number; scale: RampScale };
   masks: { batch: number };
@@ -59,7 +60,7 @@ export function defaultUiState(): UiState {
     version: 1,
     tab: 'curves',
     runId: null,
-    curves: { x: 'step', log: true, smoothing: 0.6, compare: [] },
+    curves: { x: 'step', log: true, smoothing: 0.6, compare: [], per: 'token' },
     attention: { stack: 'decoder.self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
     masks: { batch: 0 },
     heads: { stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true },
@@ -112,6 +113,7 @@ export function sanitizeUiState(raw: unknown): UiState {
       log: pick(c.log, (x) => typeof x === 'boolean', d.curves.log),
       smoothing: pick(c.smoothing, isNum(0, 0.999), d.curves.smoothing),
       compare: Array.isArray(c.compare) ? c.compare.filter((x): x is string => typeof x === 'string') : [],
+      per: pick(c.per, isOneOf(['token', 'byte']), d.curves.per),
     },
     attention: {
       stack: pick(a.stack, isOneOf(ATTENTION_STACKS), FAMILY_STACKS.get(a.family) ?? d.attention.stack),

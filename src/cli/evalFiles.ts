@@ -1,20 +1,24 @@
 /**
  * `attention-lab eval --run DIR --data GLOB…` and `--pairs SRC TGT | --pairs FILE`: a thin
- * adapter over lab/evaluation/evaluateFiles.ts that parses the test-data flags, refuses data of the
- * wrong kind for the run (naming the flag to use), and prints the result as one JSON object
- * (`--json`) or a table, with notes for skipped files, unseen characters, pairs left out
- * and a capped number of decodes on stderr.
+ * adapter over lab/evaluation/evaluateFiles.ts that parses the test-data, decoding
+ * (`--strategy`, `--beam`, `--length-penalty`), BLEU (`--bleu-tokenize`) and `--out` flags,
+ * refuses data of the wrong kind for the run (naming the flag to use), and prints the result
+ * as one JSON object (`--json`) or a table, with notes for skipped files, unseen characters,
+ * pairs left out and a capped number of decodes on stderr. The lab records the evaluation in
+ * the run's evaluations.jsonl.
  *
- * Leaves out: the evaluation itself (lab/evaluation/evaluateFiles.ts) and `eval` on the run's own
- * validation set (eval.ts).
+ * Leaves out: the evaluation itself (lab/evaluation/evaluateFiles.ts) and `eval` on the run's
+ * own validation set (eval.ts).
  */
 
 import * as path from 'node:path';
-import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import { formatBitsPerByte, formatBleu, formatCount, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluation/evaluateFiles';
 import { openRun } from '../lab/runs/openRun';
-import { readRunJson } from '../lab/runs/runFolder';
+import { RUN_FILES, readRunJson } from '../lab/runs/runFolder';
 import type { ModelKind } from '../protocol/data';
+import type { EvalDecoding } from '../protocol/evaluation';
+import { BLEU_TOKENIZE, EVAL_STRATEGIES } from '../protocol/evaluation';
 import type { EvalFilesData, EvalFilesOutput } from '../protocol/modelWorker';
 import { summarizeSkipped } from '../protocol/data';
 import type { Flags } from './args';
@@ -38,12 +42,30 @@ function testData(f: Flags, ctx: CommandContext, kind: ModelKind): EvalFilesData
   return { kind: 'pairs', source: path.resolve(ctx.cwd, f.str('pairs') as string), target: target === undefined ? null : path.resolve(ctx.cwd, target) };
 }
 
-/** The `--json` object: the keys of `eval` (loss, ppl, exact_match, bleu) and what was scored. */
+/** The decoding the flags ask for (greedy unless --strategy beam). */
+export function decodingOf(f: Flags): EvalDecoding {
+  const strategy = f.choice('strategy', EVAL_STRATEGIES, 'greedy');
+  if (strategy === 'greedy') {
+    if (f.has('beam') || f.has('length-penalty')) throw new UsageError('--beam and --length-penalty are for beam search: add --strategy beam.');
+    return { strategy };
+  }
+  return { strategy, beam: f.int('beam', 4, 1, 64), lengthPenalty: f.num('length-penalty', 0.6, 0, 5) };
+}
+
+/** The `--json` object: the keys of `eval` (loss, ppl, bpb, exact_match, bleu) and what was scored. */
 function jsonOf(r: EvalFilesOutput): Record<string, unknown> {
-  const common = { source: r.source, step: r.step, context: r.context, loss: r.loss, ppl: r.ppl, tokens: r.tokens, characters: r.characters, unseen_chars: r.unseenChars, unseen_examples: r.unseenExamples };
-  return r.kind === 'documents'
-    ? { ...common, documents: r.documents, skipped: r.skipped }
-    : { ...common, pairs: r.pairs, pairs_too_long: r.pairsTooLong, decoded: r.decoded, exact_match: r.exactMatch, bleu: r.bleu };
+  const common = {
+    source: r.source, step: r.step, context: r.context, loss: r.loss, ppl: r.ppl, bpb: r.bpb, tokens: r.tokens, bytes: r.bytes,
+    characters: r.characters, unseen_chars: r.unseenChars, unseen_examples: r.unseenExamples, data_hash: r.record.dataHash,
+  };
+  const t = r.translation;
+  if (r.kind === 'documents' || !t) return { ...common, documents: r.documents, skipped: r.skipped };
+  const decoding = t.decoding.strategy === 'beam' ? { strategy: 'beam', beam: t.decoding.beam, length_penalty: t.decoding.lengthPenalty } : { strategy: 'greedy' };
+  return {
+    ...common, pairs: r.pairs, pairs_too_long: r.pairsTooLong, sources_cut: r.sourcesCut, decoded: t.decoded, exact_match: t.exactMatch,
+    bleu: t.bleu, bleu_signature: t.bleuSignature, bleu_tokenize_reason: r.bleuTokenizeReason, chrf: t.chrf, chrf_signature: t.chrfSignature, decoding,
+    ...(r.record.hypothesesFile !== undefined ? { hypotheses_file: r.record.hypothesesFile } : {}),
+  };
 }
 
 function printTable(r: EvalFilesOutput, ctx: CommandContext): void {
@@ -51,14 +73,19 @@ function printTable(r: EvalFilesOutput, ctx: CommandContext): void {
     ['test data', r.source],
     ['step', `${r.step} (context ${r.context} tokens)`],
     ['loss', `${formatLoss(r.loss)} nats/token`],
+    ['bits/byte', `${formatBitsPerByte(r.bpb)} (${formatCount(r.bytes)} bytes of text)`],
     ['perplexity', formatPerplexity(r.ppl)],
     ['tokens', formatCount(r.tokens)],
   ];
-  if (r.kind === 'documents') rows.push(['documents', `${r.documents}${r.skipped.length ? ` (${r.skipped.length} skipped: ${summarizeSkipped(r.skipped)})` : ''}`]);
+  const t = r.translation;
+  if (r.kind === 'documents' || !t) rows.push(['documents', `${r.documents}${r.skipped.length ? ` (${r.skipped.length} skipped: ${summarizeSkipped(r.skipped)})` : ''}`]);
   else {
     rows.push(['pairs', `${r.pairs}${r.pairsTooLong ? ` (${r.pairsTooLong} longer than the context, left out)` : ''}`]);
-    rows.push(['exact match', `${formatPercent(r.exactMatch)} of ${formatCount(r.decoded)} decoded`]);
-    rows.push(['BLEU', formatBleu(r.bleu)]);
+    rows.push(['decoding', `${formatDecoding(t.decoding)}${t.decoding.strategy === 'greedy' ? ' (the default; --strategy beam for beam search)' : ''}`]);
+    rows.push(['exact match', `${formatPercent(t.exactMatch)} of ${formatCount(t.decoded)} decoded`]);
+    rows.push(['BLEU', `${formatBleu(t.bleu)}  ${t.bleuSignature}${r.bleuTokenizeReason ? ` (${r.bleuTokenizeReason})` : ''}`]);
+    rows.push(['chrF', `${formatBleu(t.chrf)}  ${t.chrfSignature}`]);
+    if (r.record.hypothesesFile !== undefined) rows.push(['hypotheses', r.record.hypothesesFile]);
   }
   for (const [k, v] of rows) ctx.out(`${k.padEnd(12)} ${v}`);
 }
@@ -71,7 +98,9 @@ function printNotes(r: EvalFilesOutput, ctx: CommandContext, maxPairs: number): 
   }
   if (r.skipped.length) ctx.err(`note: skipped ${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} (${summarizeSkipped(r.skipped)}): ${r.skipped.slice(0, 5).map((s) => s.path).join(', ')}${r.skipped.length > 5 ? ', …' : ''}`);
   if (r.pairsTooLong) ctx.err(`note: left out ${r.pairsTooLong} ${r.pairsTooLong === 1 ? 'pair' : 'pairs'} longer than the context of ${r.context} tokens.`);
-  if (r.decoded < r.pairs) ctx.err(`note: exact match and BLEU cover the first ${r.decoded} of ${r.pairs} pairs (--max-pairs ${maxPairs}); the loss covers all of them.`);
+  const inFile = r.pairs + r.pairsTooLong;
+  if (r.translation && r.translation.decoded < inFile) ctx.err(`note: exact match, BLEU and chrF cover the first ${r.translation.decoded} of the ${inFile} pairs (--max-pairs ${maxPairs}).`);
+  if (r.sourcesCut) ctx.err(`note: ${r.sourcesCut} ${r.sourcesCut === 1 ? 'source was' : 'sources were'} longer than the context of ${r.context} tokens and decoded from ${r.sourcesCut === 1 ? 'its' : 'their'} first ${r.context} tokens.`);
 }
 
 /** `eval --run DIR --data GLOB… | --pairs …`: resolves to the exit code. */
@@ -79,19 +108,27 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const run = readRunJson(runDir);
   const data = testData(f, ctx, run.config.kind);
   const maxPairs = f.int('max-pairs', DEFAULT_MAX_PAIRS);
+  const decoding = decodingOf(f);
+  const tokenize = f.has('bleu-tokenize') ? f.choice('bleu-tokenize', BLEU_TOKENIZE, '13a') : null;
+  const outFlag = f.str('out');
+  if (data.kind === 'documents' && (outFlag !== undefined || f.has('strategy') || tokenize !== null)) {
+    throw new UsageError('--out, --strategy and --bleu-tokenize are for test pairs (an encoder-decoder\'s decodes); documents are scored by loss only.');
+  }
   const json = f.bool('json');
   // Batches as wide as training's, within reason: the model's buffers are planned for them.
   const rows = Math.max(1, Math.min(run.spec.training.batchSize, 32));
   const opened = openRun(runDir, backendOf(f), rows);
   const live = !json && ctx.stderr.isTTY;
+  const out = outFlag === undefined ? {} : { hypothesesFile: path.resolve(ctx.cwd, outFlag) };
   let r: EvalFilesOutput;
   try {
-    r = await evaluateFiles(opened, data, { maxPairs, ...(live ? { onProgress: (done: number, total: number): unknown => ctx.stderr.write(`\r\x1b[2Kevaluating ${done}/${total}`) } : {}) });
+    r = await evaluateFiles(opened, data, { maxPairs, decoding, tokenize, ...out, ...(live ? { onProgress: (done: number, total: number): unknown => ctx.stderr.write(`\r\x1b[2Kevaluating ${done}/${total}`) } : {}) });
   } finally {
     if (live) ctx.stderr.write('\r\x1b[2K');
   }
   if (json) ctx.out(JSON.stringify(jsonOf(r)));
   else printTable(r, ctx);
   printNotes(r, ctx, maxPairs);
+  if (!json) ctx.err(`Recorded in ${path.join(runDir, RUN_FILES.evaluations)}.`);
   return 0;
 }

@@ -11,6 +11,7 @@
 
 import { EngineError } from '../engine/errors';
 import { isUserFixable } from '../lab/workers/errorCodes';
+import { DiskFullError } from '../lab/runs/atomicFile';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
 import { BENCH_HELP, benchCommand } from './bench';
@@ -68,6 +69,10 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
     if (!cmd) throw new UsageError(`unknown command "${command}"; commands are ${Object.keys(COMMANDS).join(', ')}.`);
     return await cmd.run(rest, ctx);
   } catch (e) {
+    if (DiskFullError.is(e)) {
+      ctx.err(`attention-lab: ${e.message}`);
+      return 2; // nothing half-written was left: free space and run it again
+    }
     if (e instanceof UsageError || EngineError.is(e)) {
       // An EngineError's message is written for people: one line either way, but only what
       // the user can fix exits 2 (the same classification as a failed training run).

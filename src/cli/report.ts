@@ -83,7 +83,13 @@ export function reportRunState(state: RunState, maxSnapshots: number | null): Ru
   // The maps of a few snapshots, but the head scores of all: the Heads view loses no step.
   const kept = new Set(snapshots);
   const headScores = state.snapshots.flatMap((s) => (!kept.has(s) && s.headScores ? [{ step: s.step, heads: s.headScores }] : []));
-  return { ...state, run: { ...state.run, id: name, runDir: name }, snapshots, ...(headScores.length ? { headScores } : {}) };
+  // Test files by name only, as the run folder: a shared report does not show the author's folders.
+  const evaluations = state.evaluations?.map(({ hypothesesFile, ...e }) => ({
+    ...e,
+    files: e.files.map((f) => ({ ...f, path: path.basename(f.path) })),
+    ...(hypothesesFile !== undefined ? { hypothesesFile: path.basename(hypothesesFile) } : {}),
+  }));
+  return { ...state, run: { ...state.run, id: name, runDir: name }, snapshots, ...(headScores.length ? { headScores } : {}), ...(evaluations ? { evaluations } : {}) };
 }
 
 /** The report page for `states`, with the bundle's `script` and `css` inlined under `nonce`. */

@@ -8,8 +8,7 @@
  * Leaves out: decoding itself (src/lab/inference/decode.ts) and printing (train.ts).
  */
 
-import { translate } from '../lab/evaluation/evaluate';
-import { decodeText } from '../lab/inference/decode';
+import { decodeText, greedyTarget } from '../lab/inference/decode';
 import type { OpenRun } from '../lab/runs/openRun';
 import { loadPairsText, loadRunData } from '../lab/training/prepare';
 
@@ -29,7 +28,7 @@ export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
   if (spec.model.kind === 'encoder-decoder') {
     const text = await loadPairsText(spec);
     return text.valPairs.slice(0, n).map((p) => {
-      const output = translate(r.model, r.tok, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen));
+      const output = r.tok.decode(greedyTarget(r.model, r.tok.specialIds, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen)), { skipSpecial: true });
       return { kind: 'pair', input: p.src, output, expected: p.tgt, ok: output === p.tgt };
     });
   }

@@ -8,7 +8,9 @@
  *   formatDuration    120ms · 1.4s · 12s · 3m05s · 1h02m
  *   formatLoss        2.3456             cross-entropy in nats (null before the first step)
  *   formatPerplexity  10.52
- *   formatBleu        27.34              corpus BLEU, 0–100 (as sacreBLEU prints it)
+ *   formatBleu        27.34              corpus BLEU or chrF, 0–100 (as sacreBLEU prints them)
+ *   formatBitsPerByte 1.0234             a loss in bits per UTF-8 byte of text
+ *   formatDecoding    greedy · beam search (beam 4, length penalty 0.6)
  *   formatPercent     87.5% · <0.1%      a fraction in [0, 1] as a percentage
  *   formatExample     First Citizen: Before we…   a text as a one-line example (placeholders)
  *   formatNumber      0.003 · 1.2e-5     any other number (learning rates, norms, probabilities)
@@ -22,6 +24,8 @@
  * Leaves out: localisation (English; "." decimals and "," thousands whatever the locale, so
  * logs and tests read the same on every machine) and the wording around numbers.
  */
+
+import type { EvalDecoding } from '../protocol/evaluation';
 
 /** What a missing or impossible value prints as. */
 export const MISSING = '—';
@@ -105,7 +109,17 @@ export function formatPerplexity(ppl: number | null): string {
   return Number.isFinite(ppl) ? ppl.toFixed(2) : String(ppl);
 }
 
-/** A corpus BLEU score (0–100) with two decimals. */
+/** How pairs were decoded, for people: "greedy" or "beam search (beam 4, length penalty 0.6)". */
+export function formatDecoding(d: EvalDecoding): string {
+  return d.strategy === 'greedy' ? 'greedy' : `beam search (beam ${d.beam}, length penalty ${d.lengthPenalty})`;
+}
+
+/** Bits per byte with four decimals (1.2346), as losses are shown. */
+export function formatBitsPerByte(bpb: number | null): string {
+  return bpb === null || !Number.isFinite(bpb) ? MISSING : bpb.toFixed(4);
+}
+
+/** A corpus BLEU or chrF score (0–100) with two decimals. */
 export function formatBleu(bleu: number | null): string {
   return bleu === null || !Number.isFinite(bleu) ? MISSING : bleu.toFixed(2);
 }

@@ -258,11 +258,19 @@ export const prepareProgress = obj({
 
 /** Metrics of one optimizer step (one line of metrics.jsonl); a NaN loss or norm is the runner's to report. */
 export type StepMetrics = Infer<typeof stepMetrics>;
-export const stepMetrics = obj({ step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num });
+export const stepMetrics = obj({
+  step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num,
+  /** UTF-8 bytes of text the step's scored targets stand for (bits per byte = loss · tokens / (bytes · ln 2)); absent in older runs. */
+  bytes: optional(nonNegInt),
+});
 
 /** Validation results at one step. */
 export type EvalMetrics = Infer<typeof evalMetrics>;
-export const evalMetrics = obj({ step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num) });
+export const evalMetrics = obj({
+  step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num),
+  /** Bits per UTF-8 byte of the validation text (absent in older runs; null when it has no bytes). */
+  bpb: optional(nullable(num)),
+});
 
 /** Validates a TrainSpec (e.g. read back from run.json); throws ProtocolError. */
 export function validateTrainSpec(spec: unknown, where = 'spec'): TrainSpec {

@@ -14,6 +14,7 @@ import { arrayOf, bool, finiteOrNaN, i32Shared, messages, nonNegInt, nullable, n
 import { errorData, skippedFile, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams } from './model';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
+import { bleuTokenize, evalDecoding, evaluationRecord, translationScores } from './evaluation';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
 export type ScoreOutput = Infer<typeof scoreOutput>;
@@ -73,14 +74,19 @@ export const evalFilesOutput = obj({
   documents: nonNegInt,
   /** Pairs scored for loss (0 for documents). */
   pairs: nonNegInt,
-  /** Pairs left out because the source or the target does not fit the context. */
+  /** Pairs left out of the loss because the source or the target does not fit the context. */
   pairsTooLong: nonNegInt,
-  /** Pairs greedily decoded for exact match and BLEU: the first `maxPairs` scored ones. */
-  decoded: nonNegInt,
-  /** Exact-match rate of the decoded pairs (null for documents). */
-  exactMatch: nullable(num),
-  /** Corpus BLEU (0–100, sacreBLEU's defaults) of the decoded pairs (null for documents). */
-  bleu: nullable(num),
+  /** Decoded pairs whose source was cut to the encoder's context (every pair is decoded, so hypotheses line up with references). */
+  sourcesCut: nonNegInt,
+  /** UTF-8 bytes of the text the scored tokens stand for, and bits per byte (lab/evaluation/bitsPerByte.ts). */
+  bytes: nonNegInt,
+  bpb: nullable(num),
+  /** Exact match, BLEU and chrF of the decoded pairs (the first `maxPairs` of the test file, in its order); null for documents. */
+  translation: nullable(translationScores),
+  /** Why BLEU tokenized as its signature says, for people (null for documents). */
+  bleuTokenizeReason: nullable(str),
+  /** The decodes, in test order (empty for documents). */
+  hypotheses: arrayOf(str),
   /** Files that matched but were left out (documents), and why. */
   skipped: arrayOf(skippedFile),
   /** Characters (code points) of the test text. */
@@ -89,6 +95,8 @@ export const evalFilesOutput = obj({
   unseenChars: nullable(nonNegInt),
   /** A few of the unseen characters, most frequent first. */
   unseenExamples: arrayOf(str),
+  /** The line appended to the run's evaluations.jsonl. */
+  record: evaluationRecord,
 });
 
 /** What `model/import` made: the new run folder and what was in the checkpoint (lab/interop/importCheckpoint.ts). */
@@ -123,8 +131,11 @@ export const hostToModelWorker = messages({
     id: nonNegInt,
     runDir: str,
     data: evalFilesData,
-    /** Most pairs to decode for exact match and BLEU (the loss covers every pair). */
+    /** Most pairs to decode for exact match, BLEU and chrF (the loss covers every pair). */
     maxPairs: posInt,
+    decoding: evalDecoding,
+    /** BLEU's tokenizer; null: the one the references' language calls for. */
+    tokenize: nullable(bleuTokenize),
     /**
      * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
      * computing, reads it between batches (a cancel message would wait behind the work).

@@ -15,6 +15,7 @@ import { ablationOutputData, headRefData, lensInputData, lensOutputData } from '
 import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
+import { evaluationRecord } from './evaluation';
 
 /** A run as the dashboard lists it. */
 export type RunSummary = Infer<typeof runSummary>;
@@ -37,6 +38,8 @@ export const runSummary = obj({
   note: optional(str),
   /** The training settings (run.json's `spec.training`), for comparing runs. */
   training: optional(trainSpec.fields.training),
+  /** The tokenizer's kind and vocabulary size (the model's rows), for comparing runs. */
+  tokenizer: optional(obj({ type: oneOf('char', 'bpe'), vocabSize: posInt })),
 });
 
 /** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
@@ -51,6 +54,8 @@ export const runState = obj({
    * but every snapshot's scores, so the Heads view and its threshold marker lose no step).
    */
   headScores: optional(arrayOf(obj({ step: nonNegInt, heads: arrayOf(headScoreData) }))),
+  /** The run's evaluations on test data (its evaluations.jsonl), oldest first. */
+  evaluations: optional(arrayOf(evaluationRecord)),
 });
 
 /** The dashboard's tabs. */
@@ -63,6 +68,8 @@ export const hostToWebview = messages({
   'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
   /** A training worker's notification about one run, forwarded as it came. */
   'run/didUpdate': { runId: str, event: workerToHost },
+  /** The run was just evaluated on test data (a new line of its evaluations.jsonl). */
+  'run/didEvaluate': { runId: str, evaluation: evaluationRecord },
   'decode/didToken': { id: nonNegInt, token: str, logprob: num },
   'decode/didFinish': { id: nonNegInt, output: decodeOutput },
   'decode/didFail': { id: nonNegInt, error: errorData },

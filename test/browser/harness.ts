@@ -55,20 +55,44 @@ export interface PageLog {
 const NONCE = 'dGVzdC1ub25jZQ';
 
 /** A theme as VS Code gives it to a webview: its body class and some of its variables. */
-export type TestTheme = 'light' | 'dark' | 'high-contrast';
+export type TestTheme = 'light' | 'dark' | 'high-contrast' | 'high-contrast-light';
 /** The same themes under the name some suites use. */
 export type ThemeName = TestTheme;
 
-const BODY_CLASS: Record<TestTheme, string> = { light: 'vscode-light', dark: 'vscode-dark', 'high-contrast': 'vscode-high-contrast' };
+const BODY_CLASS: Record<TestTheme, string> = { light: 'vscode-light', dark: 'vscode-dark', 'high-contrast': 'vscode-high-contrast', 'high-contrast-light': 'vscode-high-contrast vscode-high-contrast-light' };
+
+/**
+ * The variables VS Code 1.139 defines on a webview's <html> for its built-in themes Light
+ * Modern, Dark Modern, Dark High Contrast and Light High Contrast (the editor's colours and
+ * every chart colour: theme-defaults/themes/*.json over the workbench's registered defaults).
+ * `charts.orange` defaults to the find-match highlight, #EA5C0055 (one-third opacity), in the
+ * Modern themes, and to nothing in the high-contrast ones.
+ */
+export const THEME_VARS: Record<TestTheme, Record<string, string>> = {
+  light: {
+    '--vscode-editor-background': '#ffffff', '--vscode-editor-foreground': '#3b3b3b', '--vscode-descriptionForeground': '#3b3b3b', '--vscode-panel-border': '#e5e5e5',
+    '--vscode-focusBorder': '#005fb8', '--vscode-charts-foreground': '#3b3b3b', '--vscode-charts-blue': '#0063d3', '--vscode-charts-red': '#e51400',
+    '--vscode-charts-yellow': '#bf8803', '--vscode-charts-orange': '#ea5c0055', '--vscode-charts-green': '#388a34', '--vscode-charts-purple': '#652d90',
+  },
+  dark: {
+    '--vscode-editor-background': '#1f1f1f', '--vscode-editor-foreground': '#cccccc', '--vscode-descriptionForeground': '#9d9d9d', '--vscode-panel-border': '#2b2b2b',
+    '--vscode-focusBorder': '#0078d4', '--vscode-charts-foreground': '#cccccc', '--vscode-charts-blue': '#59a4f9', '--vscode-charts-red': '#f14c4c',
+    '--vscode-charts-yellow': '#cca700', '--vscode-charts-orange': '#ea5c0055', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+  },
+  'high-contrast': {
+    '--vscode-editor-background': '#000000', '--vscode-editor-foreground': '#ffffff', '--vscode-descriptionForeground': '#ffffff', '--vscode-panel-border': '#6fc3df',
+    '--vscode-focusBorder': '#f38518', '--vscode-contrastBorder': '#6fc3df', '--vscode-charts-foreground': '#ffffff', '--vscode-charts-blue': '#59a4f9',
+    '--vscode-charts-red': '#f48771', '--vscode-charts-yellow': '#ffd370', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+  },
+  'high-contrast-light': {
+    '--vscode-editor-background': '#ffffff', '--vscode-editor-foreground': '#292929', '--vscode-descriptionForeground': '#292929', '--vscode-panel-border': '#0f4a85',
+    '--vscode-focusBorder': '#006bbd', '--vscode-contrastBorder': '#0f4a85', '--vscode-charts-foreground': '#292929', '--vscode-charts-blue': '#0063d3',
+    '--vscode-charts-red': '#b5200d', '--vscode-charts-yellow': '#895503', '--vscode-charts-green': '#374e06', '--vscode-charts-purple': '#652d90',
+  },
+};
 
 function hostPage(initialState: unknown, theme: TestTheme): string {
-  // The variables VS Code defines on <html> (a few of "Dark Modern" / "Dark High Contrast"), and its body class.
-  const vars: Record<string, string> =
-    theme === 'dark'
-      ? { '--vscode-editor-background': '#1f1f1f', '--vscode-editor-foreground': '#cccccc', '--vscode-charts-blue': '#3794ff', '--vscode-charts-red': '#f14c4c', '--vscode-charts-orange': '#d18616', '--vscode-focusBorder': '#0078d4' }
-      : theme === 'high-contrast'
-        ? { '--vscode-editor-background': '#000000', '--vscode-editor-foreground': '#ffffff', '--vscode-panel-border': '#6fc3df', '--vscode-focusBorder': '#f38518', '--vscode-charts-blue': '#3794ff', '--vscode-charts-purple': '#b180d7', '--vscode-charts-red': '#f48771', '--vscode-contrastBorder': '#6fc3df' }
-        : {};
+  const vars = THEME_VARS[theme];
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${ORIGIN} 'nonce-${NONCE}'; script-src 'nonce-${NONCE}'; img-src data: blob:;">
 <link rel="stylesheet" href="${ORIGIN}/dashboard.css" nonce="${NONCE}">
@@ -92,7 +116,7 @@ export async function openDashboard(
   opts: { theme?: TestTheme; state?: unknown; onPost?: (msg: { type: string; [k: string]: unknown }, page: Page) => void | Promise<void>; width?: number } = {},
 ): Promise<{ page: Page; log: PageLog }> {
   const theme = opts.theme ?? 'light';
-  const page = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: theme === 'light' ? 'light' : 'dark' });
+  const page = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: theme === 'light' || theme === 'high-contrast-light' ? 'light' : 'dark' });
   const log: PageLog = { posted: [], blocked: [], errors: [] };
   page.on('pageerror', (e) => log.errors.push(String(e)));
   page.on('console', (m) => {

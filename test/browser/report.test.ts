@@ -13,19 +13,26 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendEvaluation } from '../../src/lab/evaluation/evaluations';
+import { PAIRS_RECORD } from '../evalOutputs';
 import { FIXTURES, HAS_CHROMIUM, ROOT, SKIP_REASON, frames, launchBrowser, screenshot } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
-const RUN = path.join(FIXTURES, 'run-reverse');
+const FIXTURE = path.join(FIXTURES, 'run-reverse');
 
 describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
   let browser: Browser;
   let file = '';
   let tmp = '';
+  let RUN = '';
   beforeAll(async () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-report-'));
     file = path.join(tmp, 'report.html');
+    // The recorded run, evaluated once on a test file in a folder the report must not show.
+    RUN = path.join(tmp, 'run-reverse');
+    fs.cpSync(FIXTURE, RUN, { recursive: true });
+    appendEvaluation(RUN, { ...PAIRS_RECORD, step: 400, files: [{ path: '/home/someone/private/test.tsv', bytes: 812, sha256: 'ab'.repeat(32) }], hypothesesFile: '/home/someone/private/hyps.txt' });
     const stdout = execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'report', '--run', RUN, '--out', file, '--json'], { encoding: 'utf8' });
     expect(JSON.parse(stdout)).toMatchObject({ out: file, runs: 1 });
     browser = await launchBrowser();
@@ -69,6 +76,13 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
       expect(await page.locator('.attn-grid .attn-cell').count()).toBe(run.config.nHeads * run.config.nEncoderLayers);
       expect(await page.getAttribute('#attn-timeline', 'max')).toBe(String(snapshots - 1));
       await screenshot(page, `report-${theme}-attention`);
+      // The evaluation is in the report, its files by name only.
+      await page.click('#tab-curves');
+      await frames(page);
+      expect(await page.locator('#evaluations tbody tr').count()).toBe(1);
+      expect(await page.locator('#evaluations tbody tr td').nth(2).textContent()).toBe('test.tsv (40 pairs)');
+      expect(await page.content()).not.toContain('/home/someone');
+      await page.click('#tab-attention');
       await page.click('#tab-masks');
       await frames(page);
       expect(await page.locator('.mask-card').count()).toBeGreaterThanOrEqual(3);

@@ -11,7 +11,9 @@
 //   2c. a run with a byte-level BPE tokenizer (tokens.mjs): the heatmap's axis labels and the
 //      playground's tiles read as text (a leading space as ·, no <0x..> for ASCII), and a
 //      200-token sample from the 32-token context comes back whole, the reason said;
-//   2d. the PyTorch engine (pytorch.mjs): two torchrun processes on the induction task, the
+//   2d. a full disk (diskFull.mjs): runs on a small tmpfs stop at the next checkpoint with the
+//      one-line reason and Resume, which trains on once space is back;
+//   2e. the PyTorch engine (pytorch.mjs): two torchrun processes on the induction task, the
 //      curves and the Heads tab filling in, Stop, then Resume in WebAssembly;
 //   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
 //      split and the curves report a validation loss that is not the training loss;
@@ -20,7 +22,7 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|active|tokens|pytorch|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|pytorch|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -35,6 +37,7 @@ import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
+import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 import { PYTORCH_SETTINGS, runPytorch } from './pytorch.mjs';
 
@@ -137,6 +140,7 @@ const results = [];
 if (!only || only === 'host') results.push(await hostTests(vsix));
 if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
 if (!only || only === 'active') results.push(await browserTests('active', vsix, runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
+if (!only || only === 'diskfull') results.push(await browserTests('diskfull', vsix, runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }));
 if (!only || only === 'tokens') results.push(await browserTests('tokens', vsix, runTokens, TOKENS_SETTINGS));
 if (!only || only === 'pytorch') results.push(await browserTests('pytorch', vsix, runPytorch, { ...FAST_TRAINING, ...PYTORCH_SETTINGS }));
 if (!only || only === 'bigfile') {

@@ -41,6 +41,8 @@ const HOVER_X: Readonly<Record<XMode, (v: number) => string>> = { step: formatCo
 export interface ChartSpec {
   readonly key: string;
   readonly title: string;
+  /** The y axis's label (its unit), when it has one. */
+  readonly yLabel?: string;
   readonly height: number;
   readonly log: boolean;
   readonly series: uPlot.Series[];
@@ -76,7 +78,7 @@ export class Chart {
     const series = spec.series
       .map((s, i) => ({ s, y: spec.data[i + 1] as ArrayLike<number | null> }))
       .filter(({ s }) => s.show !== false)
-      .map(({ s, y }) => ({ label: String(s.label ?? ''), color: typeof s.stroke === 'string' ? s.stroke : t.text, width: s.width ?? 1, dash: s.dash, points: s.points?.show === true, y }));
+      .map(({ s, y }) => ({ label: String(s.label ?? ''), color: typeof s.stroke === 'string' ? s.stroke : t.text, width: s.width ?? 1, dash: s.dash, points: s.points?.show === true, marksOnly: s.paths !== undefined, y }));
     return lineChartSvg({
       title: spec.title,
       width: this.plot?.width ?? 640,
@@ -111,7 +113,7 @@ export class Chart {
       height: spec.height,
       scales: { x: { time: false }, y: spec.log ? { distr: 3, log: 10 } : { distr: 1 } },
       series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? MISSING : HOVER_X[mode](v)) }, ...spec.series],
-      axes: [axis(xLabel(mode)), axis('')],
+      axes: [axis(xLabel(mode)), axis(spec.yLabel ?? '')],
       cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },
       legend: { show: true, live: true },
       hooks: { draw: [(u) => this.placeMarkers(u)] },

@@ -19,16 +19,17 @@
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
-import { MISSING, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/common/format';
+import { MISSING, formatBitsPerByte, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/common/format';
 import { csvItem } from '../exportMenu';
 import type { ExportItem } from '../exportMenu';
 import { exportFileName, runsMetricsCsv } from '../exportData';
 import { Chart } from './chart';
 import type { RunEntry, StoreEvent } from '../store';
-import { countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName } from '../series';
+import { bitsPerByteColumn, countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, stepRows, xColumnName } from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
-import { configDiffTable } from './configDiffTable';
+import { comparedRun, configDiffTable } from './configDiffTable';
+import { evaluationsTable } from './evaluationsTable';
 import { segmentMarkers, stepMarker } from '../segments';
 import { crossingLabel, firstCrossing } from '../headHistory';
 import type { SegmentMarker } from '../segments';
@@ -56,9 +57,10 @@ function line(label: string, stroke: string, width: number, q: Quantity, extra: 
   return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : HOVER[q](v)), ...extra };
 }
 
-function withAlpha(color: string, alpha: number): string {
-  const m = /^rgba\((\d+), (\d+), (\d+), [\d.]+\)$/.exec(color);
-  return m ? `rgba(${m[1]}, ${m[2]}, ${m[3]}, ${alpha})` : color;
+/** What the bits-per-byte axis leaves out: runs logged before steps recorded their bytes. */
+function noBytesNote(runs: readonly RunEntry[]): string {
+  const without = runs.filter((r) => r.steps.length > 0 && !Number.isFinite(r.steps.at('bytes', r.steps.length - 1))).map((r) => r.summary.name);
+  return without.length ? `No bits per byte for ${without.join(', ')}: trained before byte counts were logged (its evaluations still have them).` : '';
 }
 
 /** The training-curves tab. */
@@ -109,7 +111,7 @@ export class CurvesPanel implements Panel {
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('steps') || ev.parts.includes('evals') || ev.parts.includes('status') || ev.parts.includes('snapshots')));
+    return ev.kind === 'runs' || (ev.kind === 'run' && (['steps', 'evals', 'evaluations', 'status', 'snapshots'] as const).some((p) => ev.parts.includes(p)));
   }
 
   render(full: boolean): void {
@@ -144,20 +146,33 @@ export class CurvesPanel implements Panel {
     }, 0);
   }
 
-  /** One run's loss table [x, raw?, smoothed, validation], decimated to about `buckets` columns. */
-  private lossTable(r: RunEntry, buckets: number, withRaw: boolean): { table: Table; drawn: number } {
+  /** The training loss of `r` in the chosen unit: nats per token as logged, or bits per byte. */
+  private trainLoss(r: RunEntry): Float64Array {
+    const loss = r.steps.column('loss');
+    return this.ctx.ui.curves.per === 'byte' ? bitsPerByteColumn(loss, r.steps.column('tokens'), r.steps.column('bytes')) : loss;
+  }
+
+  /**
+   * One run's loss table [x, raw?, smoothed, validation, evaluations?] in the chosen unit,
+   * decimated to about `buckets` columns; `withMarks` adds the run's evaluations on test data
+   * at their steps (the marks on the validation curve).
+   */
+  private lossTable(r: RunEntry, buckets: number, withRaw: boolean, withMarks: boolean): { table: Table; drawn: number } {
     const ui = this.ctx.ui.curves;
+    const perByte = ui.per === 'byte';
     const n = r.steps.length;
     if (this.smoothBuf.length < n) this.smoothBuf = new Float64Array(Math.max(n, this.smoothBuf.length * 2, 1024));
-    const raw = r.steps.column('loss');
+    const raw = this.trainLoss(r);
     const smooth = smoothEma(raw, ui.smoothing, this.smoothBuf).subarray(0, n);
-    const val = evalRows(r.steps, r.evals);
-    const rows = decimateRows(raw, buckets, [...val.keys()]);
+    const val = stepRows(r.steps, r.evals, (e) => (perByte ? e.bpb : e.loss));
+    const marks = withMarks ? stepRows(r.steps, r.evaluations, (e) => (perByte ? e.bpb : e.loss)) : null;
+    const rows = decimateRows(raw, buckets, [...val.keys(), ...(marks?.keys() ?? [])]);
     const x = r.steps.column(xColumnName(ui.x));
     const cols: Table[number][] = rows.length === n ? [x, ...(withRaw ? [raw] : []), smooth] : [gather(x, rows), ...(withRaw ? [gather(raw, rows)] : []), gather(smooth, rows)];
     // Copy the smoothed view: smoothBuf is reused by the next run's table.
     if (rows.length === n) cols[cols.length - 1] = Float64Array.from(smooth);
     cols.push(gatherSparse(val, rows));
+    if (marks) cols.push(gatherSparse(marks, rows));
     return { table: cols as Table, drawn: rows.length };
   }
 
@@ -173,28 +188,36 @@ export class CurvesPanel implements Panel {
     // About one bucket per horizontal pixel: ≤ 3 drawn points per pixel whatever the run length.
     const buckets = Math.max(100, width - 60);
     let lossSeries: uPlot.Series[] = [
-      line(`${run.summary.name} train`, ui.smoothing > 0 ? withAlpha(c0, 0.3) : c0, 1, 'loss'),
+      // Raw loss under its smoothed curve: a quieter, still readable shade of the run's colour; without smoothing, the colour itself.
+      line(`${run.summary.name} train`, ui.smoothing > 0 ? theme.secondary : c0, 1, 'loss'),
       line(`${run.summary.name} train (smoothed)`, c0, 2, 'loss', { show: ui.smoothing > 0 }),
       line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, 'loss', { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
     ];
-    const main = this.lossTable(run, buckets, true);
+    // Evaluations on test data: rings at their steps, in the foreground colour, no line.
+    const marked = run.evaluations.length > 0;
+    if (marked) lossSeries.push(line(`${run.summary.name} evaluated on test data`, theme.text, 2, 'loss', { paths: () => null, points: { show: true, size: 11, width: 2, stroke: theme.text, fill: `rgb(${theme.bg[0]}, ${theme.bg[1]}, ${theme.bg[2]})` } }));
+    const main = this.lossTable(run, buckets, true, marked);
     const markers = segmentMarkers(run.summary.segments, run.steps, ui.x);
     const threshold = this.thresholdMarker(run);
     const tables: Table[] = [main.table];
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
-      tables.push(this.lossTable(o, buckets, false).table);
+      tables.push(this.lossTable(o, buckets, false, false).table);
       lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2, 'loss'), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, 'loss', { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
     });
     const lossData = tables.length === 1 ? (tables[0] as Table) : uPlot.join(tables);
-    const raw = run.steps.column('loss');
+    const raw = this.trainLoss(run);
     const canLog = ui.log && (finiteRange(raw)?.min ?? 1) > 0;
-    this.note.hidden = canLog || !ui.log;
-    this.note.textContent = 'Log scale is off: some losses are not positive.';
-    const key = `${ui.x}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
-    this.loss.update({ key, title: 'Loss', height: 300, log: canLog, series: lossSeries, data: lossData, markers: threshold ? [...markers, threshold] : markers, markerLabels: true }, this.ctx, width, ui.x);
+    const notes = [canLog || !ui.log ? '' : 'Log scale is off: some losses are not positive.', ui.per === 'byte' ? noBytesNote([run, ...others]) : ''].filter((t) => t !== '');
+    this.note.hidden = notes.length === 0;
+    this.note.textContent = notes.join(' ');
+    const key = `${ui.x}|${ui.per}|${marked}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
+    const yLabel = ui.per === 'byte' ? 'bits per byte' : 'nats per token';
+    this.loss.update({ key, title: 'Loss', yLabel, height: 300, log: canLog, series: lossSeries, data: lossData, markers: threshold ? [...markers, threshold] : markers, markerLabels: true }, this.ctx, width, ui.x);
     this.loss.box.dataset.points = String(countFinite(raw));
     this.loss.box.dataset.valPoints = String(evalRows(run.steps, run.evals).size);
+    this.loss.box.dataset.evaluationMarks = String(stepRows(run.steps, run.evaluations, (e) => e.loss).size);
+    this.loss.box.dataset.unit = ui.per;
     this.loss.box.dataset.drawnRows = String(main.drawn);
     const smallWidth = Math.max(240, Math.floor((width - 16) / 3));
     const metric = (chart: Chart, col: 'lr' | 'gradNorm' | 'tokensPerSec', title: string, log: boolean, marked: readonly SegmentMarker[] = []): void => {
@@ -214,10 +237,10 @@ export class CurvesPanel implements Panel {
     metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
     this.summarize(run);
     const compared = [run, ...others];
-    const diffKey = compared.map((r) => `${r.id}:${r.summary.name}:${r.summary.totalSteps}:${r.summary.model?.backend ?? ''}`).join('|');
+    const diffKey = compared.map((r) => `${r.id}:${r.summary.name}:${r.summary.totalSteps}:${r.summary.model?.backend ?? ''}:${r.evaluations.length}:${r.evals.length}`).join('|');
     if (diffKey !== this.diffKey) {
       this.diffKey = diffKey;
-      replaceChildren(this.diff, ...configDiffTable(compared.map((r) => r.summary)));
+      replaceChildren(this.diff, ...configDiffTable(compared.map(comparedRun)), ...evaluationsTable(run.summary.name, run.evaluations));
     }
   }
 
@@ -238,7 +261,7 @@ export class CurvesPanel implements Panel {
     const parts = [`${n} steps logged`];
     if (n > 0) parts.push(`step ${run.steps.lastStep}: loss ${formatLoss(run.steps.at('loss', n - 1))}, lr ${formatNumber(run.steps.at('lr', n - 1))}, ${formatCompact(run.steps.at('tokensPerSec', n - 1))} tokens/s`);
     if (last) {
-      parts.push(`${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}, perplexity ${formatPerplexity(last.ppl)}`);
+      parts.push(`${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}, perplexity ${formatPerplexity(last.ppl)}${last.bpb != null ? `, ${formatBitsPerByte(last.bpb)} bits/byte` : ''}`);
       if (last.exactMatch !== null) parts.push(`exact match ${formatPercent(last.exactMatch)}`);
       if (last.bleu !== null) parts.push(`BLEU ${formatBleu(last.bleu)}`);
     }

@@ -1,5 +1,6 @@
 /**
- * The controls of the training-curves tab: x-axis (step / tokens / wall time), log scale,
+ * The controls of the training-curves tab: x-axis (step / tokens / wall time), the loss's
+ * unit (nats per token, or bits per byte to compare runs of different tokenizers), log scale,
  * smoothing weight, and which other runs to overlay. Each control writes the persisted UI
  * state and asks for a redraw.
  *
@@ -7,7 +8,7 @@
  */
 
 import { h } from '../dom';
-import type { XMode } from '../series';
+import type { LossUnit, XMode } from '../series';
 import type { PanelContext } from './panel';
 
 /** Builds the toolbar's controls. */
@@ -21,6 +22,12 @@ export function curvesToolbar(ctx: PanelContext, changed: () => void): HTMLEleme
     'select',
     { attrs: { 'aria-label': 'x-axis', id: 'curves-x' }, on: { change: (e) => { ui.x = (e.target as HTMLSelectElement).value as XMode; commit(); } } },
     ...(['step', 'tokens', 'time'] as const).map((m) => h('option', { attrs: { value: m, selected: ui.x === m } }, m === 'step' ? 'step' : m === 'tokens' ? 'tokens seen' : 'wall time')),
+  );
+  const perSelect = h(
+    'select',
+    { attrs: { 'aria-label': 'loss unit', id: 'curves-per' }, on: { change: (e) => { ui.per = (e.target as HTMLSelectElement).value as LossUnit; commit(); } } },
+    h('option', { attrs: { value: 'token', selected: ui.per === 'token' } }, 'nats per token'),
+    h('option', { attrs: { value: 'byte', selected: ui.per === 'byte' } }, 'bits per byte'),
   );
   const log = h('input', { attrs: { type: 'checkbox', id: 'curves-log', checked: ui.log }, on: { change: (e) => { ui.log = (e.target as HTMLInputElement).checked; commit(); } } });
   const smoothValue = h('output', { attrs: { for: 'curves-smooth' } }, ui.smoothing.toFixed(2));
@@ -37,6 +44,7 @@ export function curvesToolbar(ctx: PanelContext, changed: () => void): HTMLEleme
   const items: HTMLElement[] = [
     h('label', { attrs: { for: 'curves-x' } }, 'x-axis '),
     xSelect,
+    h('span', { className: 'toolbar-item', attrs: { title: 'Bits per UTF-8 byte of the text scored: runs with different tokenizers compare on this axis' } }, h('label', { attrs: { for: 'curves-per' } }, 'loss in '), perSelect),
     h('span', { className: 'toolbar-item' }, log, h('label', { attrs: { for: 'curves-log' } }, ' log scale')),
     h('span', { className: 'toolbar-item' }, h('label', { attrs: { for: 'curves-smooth' } }, 'smoothing '), smooth, ' ', smoothValue),
   ];

@@ -120,6 +120,10 @@ export class BpeTokenizer implements Tokenizer {
     return this.bytes.subarray(this.start[id], this.start[id + 1]);
   }
 
+  byteLength(id: number): number {
+    return this.bytesOf(id).length;
+  }
+
   /** The merges in rank order, as [a, b] ids, and the id each makes. */
   mergeList(): { readonly pairs: readonly (readonly [number, number])[]; readonly ids: Int32Array } {
     return { pairs: this.merges, ids: this.mergeIds.slice() };

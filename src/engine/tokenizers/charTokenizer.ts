@@ -100,6 +100,14 @@ export class CharTokenizer implements Tokenizer {
     return parts.join('');
   }
 
+  byteLength(id: number): number {
+    checkId(id, this.vocabSize);
+    if (id < NUM_SPECIAL) return 0;
+    if (id < BASE_VOCAB) return 1;
+    const cp = (this.chars[id - BASE_VOCAB] as string).codePointAt(0) as number;
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+
   tokenText(id: number): string {
     checkId(id, this.vocabSize);
     if (id < NUM_SPECIAL) return SPECIAL_TOKENS[id] as string;

@@ -137,6 +137,12 @@ export interface Tokenizer {
    * bytes that do not form valid WTF-8 decode as U+FFFD (never throws for in-range ids).
    */
   decode(ids: ArrayLike<number>, opts?: DecodeOptions): string;
+  /**
+   * Bytes of text token `id` stands for, in UTF-8: 1 for a byte token, the character's or
+   * merge's length otherwise, 0 for a special token. Summed over the tokens a loss scored, it
+   * is the text's size, the denominator of bits per byte.
+   */
+  byteLength(id: number): number;
   /** Display string of one token, for heatmap axes, tiles, tables and hovers ("·the", "↵", "<0xE2>", "<pad>"); see displayText in wtf8.ts. */
   tokenText(id: number): string;
   /** The versioned, JSON-serializable form; `tokenizerFromJSON` reads it back. */

@@ -8,7 +8,7 @@
  */
 
 import * as path from 'node:path';
-import { formatBleu, formatCount, formatLoss, formatPercent, formatPerplexity } from '../../common/format';
+import { formatBitsPerByte, formatBleu, formatCount, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../../common/format';
 import type { ModelKind } from '../../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import { summarizeSkipped } from '../../protocol/data';
@@ -41,10 +41,14 @@ export function testDataOf(kind: ModelKind, files: readonly string[], root: stri
   return { error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.` };
 }
 
-/** One line for the notification: "loss 1.2346 · perplexity 3.44 · exact match 12.5% · BLEU 23.46 · 1,234 tokens". */
+/**
+ * One line for the notification: "loss 1.2346 · 1.0123 bits/byte · perplexity 3.44 · exact
+ * match 12.5% · BLEU 23.46 (nrefs:1|…|tok:13a|…) · chrF 45.67 · greedy · 1,234 tokens".
+ */
 export function evalSummary(r: EvalFilesOutput): string {
-  const parts = [`loss ${formatLoss(r.loss)}`, `perplexity ${formatPerplexity(r.ppl)}`];
-  if (r.kind === 'pairs') parts.push(`exact match ${formatPercent(r.exactMatch)}`, `BLEU ${formatBleu(r.bleu)}`);
+  const parts = [`loss ${formatLoss(r.loss)}`, `${formatBitsPerByte(r.bpb)} bits/byte`, `perplexity ${formatPerplexity(r.ppl)}`];
+  const t = r.translation;
+  if (t) parts.push(`exact match ${formatPercent(t.exactMatch)}`, `BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})`, `chrF ${formatBleu(t.chrf)}`, formatDecoding(t.decoding));
   parts.push(`${formatCount(r.tokens)} tokens`);
   if (r.skipped.length) parts.push(`${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} skipped`);
   if (r.pairsTooLong) parts.push(`${r.pairsTooLong} too long`);
@@ -56,17 +60,21 @@ export function evalSummary(r: EvalFilesOutput): string {
 export function evalLogLines(r: EvalFilesOutput): string[] {
   const lines = [
     `Evaluated step ${r.step} on ${r.source} (context ${r.context} tokens)`,
-    `  loss ${formatLoss(r.loss)} nats/token · perplexity ${formatPerplexity(r.ppl)} · ${formatCount(r.tokens)} tokens`,
+    `  loss ${formatLoss(r.loss)} nats/token · ${formatBitsPerByte(r.bpb)} bits/byte (${formatCount(r.bytes)} bytes) · perplexity ${formatPerplexity(r.ppl)} · ${formatCount(r.tokens)} tokens`,
   ];
-  if (r.kind === 'documents') lines.push(`  ${r.documents} ${r.documents === 1 ? 'document' : 'documents'} scored`);
+  const t = r.translation;
+  if (!t) lines.push(`  ${r.documents} ${r.documents === 1 ? 'document' : 'documents'} scored`);
   else {
     lines.push(`  ${r.pairs} pairs scored${r.pairsTooLong ? `, ${r.pairsTooLong} longer than the context left out` : ''}`);
-    lines.push(`  exact match ${formatPercent(r.exactMatch)} · BLEU ${formatBleu(r.bleu)} (greedy decodes of ${r.decoded === r.pairs ? 'every pair' : `the first ${r.decoded} of ${r.pairs} pairs`})`);
+    lines.push(`  exact match ${formatPercent(t.exactMatch)} · BLEU ${formatBleu(t.bleu)} · chrF ${formatBleu(t.chrf)} (${formatDecoding(t.decoding)} decodes of ${t.decoded === r.pairs + r.pairsTooLong ? 'every pair' : `the first ${t.decoded} of ${r.pairs + r.pairsTooLong} pairs`})`);
+    lines.push(`  BLEU: ${t.bleuSignature}${r.bleuTokenizeReason ? ` — ${r.bleuTokenizeReason}` : ''}`);
+    lines.push(`  chrF: ${t.chrfSignature}`);
   }
   if (r.skipped.length) {
     const named = r.skipped.slice(0, 20).map((s) => s.path).join(', ');
     lines.push(`  skipped ${r.skipped.length} (${summarizeSkipped(r.skipped)}): ${named}${r.skipped.length > 20 ? ', …' : ''}`);
   }
   if (r.unseenChars) lines.push(`  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`);
+  lines.push(`  recorded in the run's evaluations.jsonl (test data ${r.record.dataHash.slice(0, 12)}…)`);
   return lines;
 }

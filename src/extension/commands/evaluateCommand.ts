@@ -4,7 +4,8 @@
  * line file, for an encoder-decoder — in the model worker, behind a cancellable progress
  * notification, and shows loss, perplexity, exact match, BLEU, tokens and skipped files in
  * a notification and in the Attention Lab log (what `attention-lab eval --data/--pairs`
- * prints, from the same lab function).
+ * prints, from the same lab function, which records it in the run's evaluations.jsonl), and
+ * adds it to an open dashboard.
  *
  * Leaves out: the evaluation (lab/evaluation/evaluateFiles.ts) and choosing a run (runs/pickRun.ts).
  */
@@ -61,7 +62,7 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
 
 /** Runs the evaluation in the model worker with a cancellable progress notification; undefined when cancelled. */
 function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): Thenable<EvalFilesOutput | undefined> {
-  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, EVAL_MAX_PAIRS, hooks));
+  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, { maxPairs: EVAL_MAX_PAIRS }, hooks));
 }
 
 /**
@@ -104,8 +105,10 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   }
   for (const line of evalLogLines(out)) s.log.info(`${run.name}: ${line}`);
   const result = out;
-  void vscode.window.showInformationMessage(`${run.name} on ${result.source}: ${evalSummary(result)}`, 'Open Log').then((a) => {
-    if (a) s.log.show(true);
+  s.dashboard.showEvaluation(run.runDir, result.record);
+  void vscode.window.showInformationMessage(`${run.name} on ${result.source}: ${evalSummary(result)}`, 'Open Dashboard', 'Open Log').then((a) => {
+    if (a === 'Open Log') s.log.show(true);
+    if (a === 'Open Dashboard') s.dashboard.open(run.runDir);
   });
   return result;
 }

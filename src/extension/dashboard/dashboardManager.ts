@@ -8,7 +8,9 @@
  * Leaves out: the messages (dashboardSession.ts) and the page itself (webview/).
  */
 
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { EvaluationRecord } from '../../protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { RunState } from '../../protocol/webview';
 import type { DisposableLike } from '../base/disposables';
@@ -95,6 +97,11 @@ export class DashboardManager implements DisposableLike {
     this.deps.log.info(`Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`);
     this.open(runDir, true);
     this.session?.afterLoad([{ type: 'playground/didDecode', runId: runDir, params, output }]);
+  }
+
+  /** Adds a run's new evaluation to an open dashboard (a closed one reads it from evaluations.jsonl when it opens). */
+  showEvaluation(runDir: string, evaluation: EvaluationRecord): void {
+    this.session?.afterLoad([{ type: 'run/didEvaluate', runId: path.resolve(runDir), evaluation }]);
   }
 
   /** Resends every run to an open dashboard. */

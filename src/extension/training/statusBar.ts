@@ -61,10 +61,13 @@ export class TrainingStatusBar implements DisposableLike {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.pending = null;
-    const failed = outcome.kind === 'failed';
-    const how = failed ? 'failed' : outcome.reason === 'completed' ? 'finished' : 'stopped';
-    this.item.text = `${failed ? '$(error)' : outcome.kind === 'finished' && outcome.reason === 'stopped' ? '$(debug-stop)' : '$(check)'} Attention Lab: ${how} at step ${outcome.step}/${s.totalSteps} · loss ${formatLoss(s.loss)}`;
-    this.item.tooltip = failed ? `${s.name} failed: ${outcome.error.message}\n\nClick to open the dashboard.` : `${s.name} ${how}. Click to open the dashboard.`;
+    // A full disk stops a run with its last checkpoint kept (it resumes): stopped, not failed.
+    const diskFull = outcome.kind === 'failed' && outcome.error.code === 'disk/full';
+    const failed = outcome.kind === 'failed' && !diskFull;
+    const how = outcome.kind === 'failed' ? (diskFull ? 'stopped (disk full)' : 'failed') : outcome.reason === 'completed' ? 'finished' : 'stopped';
+    const icon = failed ? '$(error)' : diskFull || (outcome.kind === 'finished' && outcome.reason === 'stopped') ? '$(debug-stop)' : '$(check)';
+    this.item.text = `${icon} Attention Lab: ${how} at step ${outcome.step}/${s.totalSteps} · loss ${formatLoss(s.loss)}`;
+    this.item.tooltip = outcome.kind === 'failed' ? `${s.name} ${how}: ${outcome.error.message}\n\nClick to open the dashboard.` : `${s.name} ${how}. Click to open the dashboard.`;
     this.item.show();
   }
 

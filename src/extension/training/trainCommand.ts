@@ -172,6 +172,8 @@ function announce(s: Services, runId: string, outcome: RunOutcome): void {
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
     if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
+    // A full disk stopped the run with its checkpoint kept: once there is space, it resumes.
+    else if (outcome.error.code === 'disk/full') void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, { title: 'Resume', run: () => resumeCommand(s, runId) });
     else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' ? [CONFIGURE_ACTION] : []));
     return;
   }

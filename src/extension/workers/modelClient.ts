@@ -11,6 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../../protocol/analysis';
 import type { TrainSpec } from '../../protocol/data';
+import type { BleuTokenize, EvalDecoding } from '../../protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ImportOutput, ModelWorkerToHost, ScoreOutput } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
@@ -101,12 +102,14 @@ export class ModelClient implements DisposableLike {
   }
 
   /**
-   * Evaluates a run on test files it never saw (documents or pairs), with `maxPairs` pairs
-   * decoded for exact match and BLEU.
+   * Evaluates a run on test files it never saw (documents or pairs), with `opts.maxPairs`
+   * pairs decoded (greedy unless `opts.decoding` says beam) for exact match, BLEU and chrF;
+   * the worker records it in the run's evaluations.jsonl.
    */
-  evaluateFiles(runDir: string, data: EvalFilesData, maxPairs: number, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
+  evaluateFiles(runDir: string, data: EvalFilesData, opts: { readonly maxPairs: number; readonly decoding?: EvalDecoding; readonly tokenize?: BleuTokenize | null }, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
     const cancel = new Int32Array(new SharedArrayBuffer(4));
-    return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, { type: 'model/evaluateFiles', runDir, data, maxPairs, cancel }, { ...hooks, cancelFlag: cancel });
+    const msg = { type: 'model/evaluateFiles', runDir, data, maxPairs: opts.maxPairs, decoding: opts.decoding ?? { strategy: 'greedy' }, tokenize: opts.tokenize ?? null, cancel } as const;
+    return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, msg, { ...hooks, cancelFlag: cancel });
   }
 
   /** Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in bytes. */

@@ -1,18 +1,23 @@
 /**
  * Corpus BLEU (Papineni et al., 2002, "BLEU: a Method for Automatic Evaluation of Machine
- * Translation") computed the way sacreBLEU does by default on detokenized text (Post,
- * 2018, "A Call for Clarity in Reporting BLEU Scores"): the `13a` tokenizer of WMT's
- * mteval-v13a.pl, case-sensitive, word n-grams of orders 1–4 with counts clipped by the
- * reference and summed over the corpus, brevity penalty exp(1 − r/c) when c < r,
+ * Translation") computed the way sacreBLEU does on detokenized text (Post, 2018, "A Call
+ * for Clarity in Reporting BLEU Scores"): one of its tokenizers (bleuTokenizers.ts; `13a`,
+ * WMT's mteval-v13a.pl, by default), case-sensitive, word n-grams of orders 1–4 with counts
+ * clipped by the reference and summed over the corpus, brevity penalty exp(1 − r/c) when c < r,
  * geometric mean of the four precisions, and the `exp` smoothing sacreBLEU's corpus_bleu
  * uses (NIST's: the k-th order with no match gets precision 1 / (2^k · total n-grams),
  * Chen & Cherry 2014, method 3). Scores are on sacreBLEU's 0–100 scale.
  *
- * Leaves out: multiple references per sentence, other tokenizers (intl, zh, ja-mecab,
- * char), lowercasing, effective order (sentence BLEU), and the other smoothing methods.
+ * The score goes with sacreBLEU's signature ({@link bleuSignature}), which says how it was
+ * computed.
+ *
+ * Leaves out: multiple references per sentence, lowercasing, effective order (sentence
+ * BLEU), and the other smoothing methods.
  */
 
 import { EngineError } from '../../engine/errors';
+import type { BleuTokenize } from '../../protocol/evaluation';
+import { bleuTokens } from './bleuTokenizers';
 
 /** Sufficient statistics and score of corpus BLEU, as sacreBLEU's BLEUScore reports them. */
 export interface BleuResult {
@@ -34,37 +39,12 @@ export interface BleuResult {
 
 const MAX_ORDER = 4;
 
-/** The characters Python's `str.split()` / `str.strip()` treat as whitespace. */
-const PY_SPACE = '\\t\\n\\x0b\\x0c\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
-const SPLIT_RE = new RegExp(`[${PY_SPACE}]+`, 'u');
-const TRAILING_RE = new RegExp(`[${PY_SPACE}]+$`, 'u');
+/** The sacreBLEU version whose BLEU, chrF and signatures these reproduce (test/golden/bleu/). */
+export const SACREBLEU_VERSION = '2.6.0';
 
-/**
- * mteval-v13a's language-dependent rules, in order, as sacreBLEU's TokenizerRegexp has them.
- * 1. Split off every ASCII symbol except `'`, `-`, `.` and `,`: the ranges { | } ~,
- *    [ \ ] ^ _ `, space ! " # $ % &, ( ) * +, : ; < = > ? @, and /.
- * 2. Split `.` and `,` unless preceded by a digit.  3. … unless followed by a digit.
- * 4. Split `-` when preceded by a digit.
- */
-const RULES: readonly (readonly [RegExp, string])[] = [
-  [/([\x7b-\x7e\x5b-\x60\x20-\x26\x28-\x2b\x3a-\x40\x2f])/gu, ' $1 '],
-  [/([^0-9])([.,])/gu, '$1 $2 '],
-  [/([.,])([^0-9])/gu, ' $1 $2'],
-  [/([0-9])(-)/gu, '$1 $2 '],
-];
-
-/**
- * Tokens of `line` under sacreBLEU's `13a` tokenizer (after the trailing-whitespace strip
- * sacreBLEU's BLEU applies first): drops `<skipped>`, joins `-\n` hyphenations, unescapes
- * `&quot; &amp; &lt; &gt;`, then applies the mteval-v13a punctuation rules.
- */
-export function tokenize13a(line: string): string[] {
-  let s = line.replace(TRAILING_RE, '');
-  s = s.replaceAll('<skipped>', '').replaceAll('-\n', '').replaceAll('\n', ' ');
-  s = s.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&lt;', '<').replaceAll('&gt;', '>');
-  s = ` ${s} `;
-  for (const [re, repl] of RULES) s = s.replace(re, repl);
-  return s.split(SPLIT_RE).filter((t) => t !== '');
+/** sacreBLEU's signature of corpus BLEU with one reference, mixed case and `exp` smoothing under `tokenize`. */
+export function bleuSignature(tokenize: BleuTokenize): string {
+  return `nrefs:1|case:mixed|eff:no|tok:${tokenize}|smooth:exp|version:${SACREBLEU_VERSION}`;
 }
 
 /** Counts of every n-gram of orders 1..MAX_ORDER (tokens hold no whitespace, so a space joins them unambiguously). */
@@ -81,11 +61,11 @@ function ngramCounts(tokens: readonly string[]): Map<string, number> {
 
 /**
  * Corpus BLEU of hypotheses against one reference each (`hyps[i]` is scored against
- * `refs[i]`), as `sacrebleu.corpus_bleu(hyps, [refs])` computes it with its defaults.
+ * `refs[i]`), as `BLEU(tokenize=tokenize).corpus_score(hyps, [refs])` computes it.
  * A corpus whose hypotheses share no unigram with the references, or have no 4-grams at
  * all (every hypothesis shorter than four tokens), scores 0, as in sacreBLEU.
  */
-export function corpusBleu(hyps: readonly string[], refs: readonly string[]): BleuResult {
+export function corpusBleu(hyps: readonly string[], refs: readonly string[], tokenize: BleuTokenize = '13a'): BleuResult {
   if (hyps.length !== refs.length) {
     throw new EngineError(
       'input/invalid',
@@ -97,8 +77,8 @@ export function corpusBleu(hyps: readonly string[], refs: readonly string[]): Bl
   let sysLen = 0;
   let refLen = 0;
   for (let k = 0; k < hyps.length; k++) {
-    const hyp = tokenize13a(hyps[k] as string);
-    const ref = tokenize13a(refs[k] as string);
+    const hyp = bleuTokens(hyps[k] as string, tokenize);
+    const ref = bleuTokens(refs[k] as string, tokenize);
     sysLen += hyp.length;
     refLen += ref.length;
     const refCounts = ngramCounts(ref);

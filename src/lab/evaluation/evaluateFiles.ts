@@ -8,104 +8,63 @@
  * loss uses — plus one shorter window for the remainder, so every token after the first BOS
  * is predicted exactly once, from the tokens before it in its window. The loss is the
  * token-weighted mean negative log-likelihood in nats (no dropout, no label smoothing), so it
- * compares directly with the run's validation loss.
+ * compares directly with the run's validation loss; bits per byte (bitsPerByte.ts) compares it
+ * with runs of other tokenizers.
  *
  * Pairs (encoder-decoder runs): the loss over every pair that fits the context,
  * teacher-forced as validation does (decoder input BOS + target, targets target + EOS), and
- * exact match and corpus BLEU of greedy decodes of the first `maxPairs` of them.
+ * exact match, sacreBLEU's corpus BLEU and chrF of decodes (greedy, or beam search) of the
+ * first `maxPairs` of them (evaluate.ts `scorePairs`).
+ *
+ * Every evaluation is appended to the run's evaluations.jsonl (evaluations.ts) with its test
+ * files' sizes and hashes; `hypothesesFile` also gets the decodes, one per line, in test order.
  *
  * Leaves out: sliding-window scoring (every token with a full context, as Score Selection
- * does; it costs a forward pass per half window), beam-search decodes, and streaming the
- * files (they are read whole, within the size limits of lab/data/corpus.ts).
+ * does; it costs a forward pass per half window) and streaming the files (they are read
+ * whole, within the size limits of lab/data/corpus.ts).
  */
 
+import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
-import type { Batch } from '../../engine/models/inputs';
-import type { Transformer } from '../../engine/models/transformer';
+import type { BleuTokenize, EvalDecoding, EvaluatedFile } from '../../protocol/evaluation';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import type { Corpus } from '../data/corpus';
 import { collectDocuments, collectFromPaths } from '../data/corpus';
 import { pairBatch, tokenStream, tokenizePairs } from '../data/dataset';
-import { scorePairs } from './evaluate';
-import type { OpenRun } from '../runs/openRun';
 import type { Pair } from '../data/pairs';
 import { readPairs } from '../data/pairs';
+import type { FileIo } from '../runs/atomicFile';
+import type { OpenRun } from '../runs/openRun';
+import { ByteCounter, bitsPerByte } from './bitsPerByte';
+import { GREEDY, scorePairs } from './evaluate';
+import type { MeasuredEvaluation } from './evaluations';
+import { dataHashOf, describeFile, recordEvaluation } from './evaluations';
+import type { TextLoss } from './testLoss';
+import { Progress, meanLoss, scoringWindows, windowBatch } from './testLoss';
 import { countUnseenChars, refuseUnseenChars } from './unseenChars';
 
-/** Pairs decoded for exact match and BLEU unless the caller says otherwise. */
+export { EvaluationCancelled, scoringWindows } from './testLoss';
+export type { WindowGroup } from './testLoss';
+
+/** Pairs decoded for exact match, BLEU and chrF unless the caller says otherwise. */
 export const DEFAULT_MAX_PAIRS = 1000;
 
 /** Options of {@link evaluateFiles}. */
 export interface EvaluateFilesOptions {
-  /** Most pairs to decode for exact match and BLEU (≥ 1). */
+  /** Most pairs to decode for exact match, BLEU and chrF (≥ 1). */
   readonly maxPairs: number;
+  /** How to decode them (default greedy). */
+  readonly decoding?: EvalDecoding;
+  /** BLEU's tokenizer (default: the one the references' language calls for). */
+  readonly tokenize?: BleuTokenize | null;
+  /** Writes the decodes here, one per line in test order (pairs only). */
+  readonly hypothesesFile?: string;
   /** Called after each scored batch and each decoded pair. */
   readonly onProgress?: (done: number, total: number) => void;
   /** Polled before each batch and decode; true stops the evaluation with {@link EvaluationCancelled}. */
   readonly cancelled?: () => boolean;
-}
-
-/** Thrown when {@link EvaluateFilesOptions.cancelled} said stop. */
-export class EvaluationCancelled extends Error {
-  constructor() {
-    super('The evaluation was cancelled.');
-    this.name = 'EvaluationCancelled';
-  }
-}
-
-/** One group of equally long scoring windows: starts in the token stream, inputs `length` tokens each. */
-export interface WindowGroup {
-  readonly starts: readonly number[];
-  readonly length: number;
-}
-
-/**
- * The scoring windows of a stream of `n` tokens with context `T`, in batches of up to
- * `rows`: inputs [s, s + T) and targets [s + 1, s + T + 1) for s = 0, T, 2T, …, the last
- * window cut to the stream's end, so targets 1 … n − 1 are each scored exactly once.
- */
-export function scoringWindows(n: number, T: number, rows: number): WindowGroup[] {
-  const full: number[] = [];
-  let s = 0;
-  for (; s + T <= n - 1; s += T) full.push(s);
-  const groups: WindowGroup[] = [];
-  for (let i = 0; i < full.length; i += rows) groups.push({ starts: full.slice(i, i + rows), length: T });
-  if (s < n - 1) groups.push({ starts: [s], length: n - 1 - s });
-  return groups;
-}
-
-/** Counts work done and stops when asked. */
-class Progress {
-  private done = 0;
-
-  constructor(
-    private readonly total: number,
-    private readonly opts: EvaluateFilesOptions,
-  ) {}
-
-  /** Throws {@link EvaluationCancelled} if the caller cancelled. */
-  check(): void {
-    if (this.opts.cancelled?.()) throw new EvaluationCancelled();
-  }
-
-  tick(): void {
-    this.done++;
-    this.opts.onProgress?.(this.done, this.total);
-  }
-}
-
-/** Token-weighted mean loss over `count` batches (no dropout, no label smoothing). */
-function meanLoss(model: Transformer, count: number, batch: (i: number) => Batch, progress: Progress): { loss: number; tokens: number } {
-  let sum = 0;
-  let tokens = 0;
-  for (let i = 0; i < count; i++) {
-    progress.check();
-    const out = model.forward(batch(i), { train: false, labelSmoothing: 0 });
-    sum += out.loss * out.tokens;
-    tokens += out.tokens;
-    progress.tick();
-  }
-  return { loss: tokens ? sum / tokens : Number.NaN, tokens };
+  /** The file system the hypotheses and evaluations.jsonl are written through (Node's by default). */
+  readonly io?: FileIo;
 }
 
 function plural(n: number, word: string): string {
@@ -123,43 +82,34 @@ function checkKind(r: OpenRun, kind: EvalFilesData['kind']): void {
   }
 }
 
-function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOptions): EvalFilesOutput {
+/** What both kinds of test data share in the output, before the record is added. */
+type Measured = Omit<EvalFilesOutput, 'record'>;
+
+function lossFields(l: TextLoss): Pick<Measured, 'loss' | 'ppl' | 'tokens' | 'bytes' | 'bpb'> {
+  return { loss: l.loss, ppl: Math.exp(l.loss), tokens: l.tokens, bytes: l.bytes, bpb: bitsPerByte(l.loss, l.tokens, l.bytes) };
+}
+
+function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOptions): Measured {
   const texts = corpus.documents.map((d) => d.text);
   const unseen = countUnseenChars(texts, r.tok);
   refuseUnseenChars(unseen);
   const stream = tokenStream(texts, r.tok);
   const T = r.model.maxLen;
   const groups = scoringWindows(stream.length, T, r.model.maxBatch);
-  const { loss, tokens } = meanLoss(
-    r.model,
-    groups.length,
-    (i) => {
-      const g = groups[i] as WindowGroup;
-      const B = g.starts.length;
-      const input = new Int32Array(B * g.length);
-      const targets = new Int32Array(B * g.length);
-      g.starts.forEach((s, b) => {
-        input.set(stream.subarray(s, s + g.length), b * g.length);
-        targets.set(stream.subarray(s + 1, s + g.length + 1), b * g.length);
-      });
-      return { B, T: g.length, input, targets };
-    },
-    new Progress(groups.length, opts),
-  );
+  const l = meanLoss(r.model, groups.length, (i) => windowBatch(stream, groups[i] as (typeof groups)[number]), new ByteCounter(r.tok, r.model.padId), new Progress(groups.length, opts));
   return {
     kind: 'documents',
     source: `${plural(corpus.documents.length, 'document')} under ${corpus.root}`,
     step: r.step,
     context: T,
-    loss,
-    ppl: Math.exp(loss),
-    tokens,
+    ...lossFields(l),
     documents: corpus.documents.length,
     pairs: 0,
     pairsTooLong: 0,
-    decoded: 0,
-    exactMatch: null,
-    bleu: null,
+    sourcesCut: 0,
+    translation: null,
+    bleuTokenizeReason: null,
+    hypotheses: [],
     skipped: corpus.skipped,
     characters: unseen.characters,
     unseenChars: unseen.unseen,
@@ -167,7 +117,27 @@ function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOption
   };
 }
 
-function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts: EvaluateFilesOptions): EvalFilesOutput {
+/**
+ * The first pairs of the test file, in its order, as the decoder takes them: every one is
+ * decoded (so the hypotheses line up with the references, line for line), a source longer
+ * than the encoder's context cut to its first tokens and EOS; `cut` counts those.
+ */
+function decodable(pairs: readonly Pair[], r: OpenRun): { toDecode: { src: Int32Array; tgtText: string }[]; cut: number } {
+  const max = r.model.maxSrcLen;
+  const eos = r.tok.specialIds.eos;
+  let cut = 0;
+  const toDecode = pairs.map((p) => {
+    let src = r.tok.encode(p.src, { eos: true });
+    if (src.length > max) {
+      cut++;
+      src = Int32Array.of(...src.subarray(0, max - 1), eos);
+    }
+    return { src, tgtText: p.tgt };
+  });
+  return { toDecode, cut };
+}
+
+function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts: EvaluateFilesOptions): Measured {
   const unseen = countUnseenChars(pairs.flatMap((p) => [p.src, p.tgt]), r.tok);
   refuseUnseenChars(unseen);
   const limit = Math.min(r.model.maxLen, r.model.maxSrcLen);
@@ -181,28 +151,32 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
   }
   const rows = r.model.maxBatch;
   const batches = Math.ceil(examples.length / rows);
-  const toDecode = examples.slice(0, opts.maxPairs);
+  const { toDecode, cut } = decodable(pairs.slice(0, opts.maxPairs), r);
   const progress = new Progress(batches + toDecode.length, opts);
-  const { loss, tokens } = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows), r.tok.specialIds), progress);
+  const l = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows), r.tok.specialIds), new ByteCounter(r.tok, r.model.padId), progress);
   progress.check();
-  const decoded = scorePairs(r.model, r.tok, toDecode, () => {
-    progress.tick();
-    progress.check();
+  const scored = scorePairs(r.model, r.tok, toDecode, {
+    decoding: opts.decoding ?? GREEDY,
+    tokenize: opts.tokenize ?? null,
+    onPair: () => {
+      progress.tick();
+      progress.check();
+    },
   });
+  const { hypotheses, tokenize: _tokenize, tokenizeReason, ...translation } = scored;
   return {
     kind: 'pairs',
     source,
     step: r.step,
     context: limit,
-    loss,
-    ppl: Math.exp(loss),
-    tokens,
+    ...lossFields(l),
     documents: 0,
     pairs: examples.length,
     pairsTooLong: dropped,
-    decoded: toDecode.length,
-    exactMatch: decoded.exactMatch,
-    bleu: decoded.bleu,
+    sourcesCut: cut,
+    translation,
+    bleuTokenizeReason: tokenizeReason,
+    hypotheses: [...hypotheses],
     skipped: [],
     characters: unseen.characters,
     unseenChars: unseen.unseen,
@@ -210,25 +184,51 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
   };
 }
 
+/** What evaluations.jsonl records of a measured evaluation on `files`. */
+function measuredOf(m: Measured, files: readonly EvaluatedFile[]): MeasuredEvaluation {
+  return {
+    step: m.step,
+    data: m.kind,
+    source: m.source,
+    files: [...files],
+    dataHash: dataHashOf(files),
+    loss: m.loss,
+    ppl: m.ppl,
+    tokens: m.tokens,
+    bytes: m.bytes,
+    bpb: m.bpb,
+    items: m.kind === 'documents' ? m.documents : m.pairs,
+    translation: m.translation,
+  };
+}
+
 /**
  * Evaluates the run `r` on test files: documents for a decoder-only run, pairs for an
- * encoder-decoder (see the file comment for what is measured). Throws
+ * encoder-decoder (see the file comment for what is measured), writes the hypotheses when
+ * asked and appends the evaluation to the run's evaluations.jsonl. Throws
  * `EngineError('input/invalid')`, with one line saying what to do, for test data of the wrong
  * kind, files that do not match or cannot be read, unequal pair files, more than 5% of
- * characters unseen by a char tokenizer, or pairs all longer than the context; and
- * {@link EvaluationCancelled} when `opts.cancelled` says stop.
+ * characters unseen by a char tokenizer, or pairs all longer than the context;
+ * {@link EvaluationCancelled} when `opts.cancelled` says stop; DiskFullError when the
+ * hypotheses or the record do not fit on the disk.
  */
 export async function evaluateFiles(r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): Promise<EvalFilesOutput> {
   checkKind(r, data.kind);
   if (!Number.isInteger(opts.maxPairs) || opts.maxPairs < 1) {
     throw new EngineError('input/invalid', `The number of pairs to decode must be a whole number ≥ 1; got ${opts.maxPairs}.`);
   }
+  let measured: Measured;
+  let files: EvaluatedFile[];
   if (data.kind === 'documents') {
     const limits = { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes };
     const corpus = data.glob ? await collectDocuments(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(data.paths, data.cwd, limits);
-    return evaluateDocuments(r, corpus, opts);
+    measured = evaluateDocuments(r, corpus, opts);
+    files = corpus.documents.map((d) => describeFile(path.resolve(corpus.root, d.path)));
+  } else {
+    const pairs = await readPairs(data.source, data.target);
+    const names = data.target === null ? data.source : `${data.source} → ${data.target}`;
+    measured = evaluatePairs(r, pairs, `${names} (${plural(pairs.length, 'pair')})`, opts);
+    files = [data.source, ...(data.target === null ? [] : [data.target])].map(describeFile);
   }
-  const pairs = await readPairs(data.source, data.target);
-  const files = data.target === null ? data.source : `${data.source} → ${data.target}`;
-  return evaluatePairs(r, pairs, `${files} (${plural(pairs.length, 'pair')})`, opts);
+  return { ...measured, record: recordEvaluation(r.runDir, measuredOf(measured, files), measured.hypotheses, opts) };
 }

@@ -22,6 +22,7 @@ import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import type { SpecialIds } from '../../engine/tokenizers/special';
+import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 
@@ -127,13 +128,23 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
 }
 
 /**
- * An encoder-decoder's greedy target for `src` (source ids ending in EOS), without its EOS:
- * at most one context of tokens after BOS, with BOS and EOS the ids of the run's tokenizer
- * (`ids`). What validation's exact match and BLEU, and the attention of a source, are
- * computed on.
+ * An encoder-decoder's target for `src` (source ids ending in EOS), without its EOS: at most
+ * one context of tokens after BOS, decoded greedily or by beam search (the best hypothesis),
+ * with BOS and EOS the ids of the run's tokenizer (`ids`). What exact match, BLEU and chrF
+ * are computed on.
  */
+export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Array, decoding: EvalDecoding): number[] {
+  const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
+  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src });
+  const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos };
+  const start = Int32Array.of(ids.bos);
+  const best = decoding.strategy === 'beam'
+    ? (beamSearch(stepper, start, { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty })[0] as DecodeResult)
+    : greedyDecode(stepper, start, common);
+  return withoutEos(best.tokens, ids.eos);
+}
+
+/** An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what validation's greedy decodes and the attention and lens of a source show. */
 export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array): number[] {
-  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src });
-  const out = greedyDecode(stepper, Int32Array.of(ids.bos), { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos });
-  return withoutEos(out.tokens, ids.eos);
+  return decodeTarget(model, ids, src, { strategy: 'greedy' });
 }

@@ -29,7 +29,8 @@ import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { BpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
 import { gpt2FilesOf } from '../../engine/tokenizers/gpt2Files';
-import { writeFileAtomic } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { diskError, writeFileAtomic } from '../runs/atomicFile';
 import { exportReadme } from './exportReadme';
 import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
@@ -53,6 +54,8 @@ export interface ExportOptions {
   readonly text?: string;
   /** The example's source (encoder-decoder only). */
   readonly source?: string;
+  /** The file system to write through (Node's; tests pass one that fills up). */
+  readonly io?: FileIo;
 }
 
 export type { ExportExample } from './exportReadme';
@@ -151,7 +154,7 @@ export function exportRun(r: OpenRun, outParent: string, opts: ExportOptions = {
   const tmp = fs.mkdtempSync(path.join(path.dirname(dir), `.${name}.export-`));
   try {
     fs.chmodSync(tmp, 0o755); // mkdtemp makes it private; the export is an ordinary folder
-    for (const [file, data] of files) writeFileAtomic(path.join(tmp, file), data);
+    for (const [file, data] of files) writeFileAtomic(path.join(tmp, file), data, opts.io);
     if (fs.existsSync(dir)) {
       const old = `${tmp}.old`;
       fs.renameSync(dir, old);
@@ -162,7 +165,7 @@ export function exportRun(r: OpenRun, outParent: string, opts: ExportOptions = {
     }
   } catch (e) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw e;
+    throw diskError(e, dir); // a full disk leaves no half export, and says so in one line
   }
   return { dir, files: [...files.keys()].map((f) => path.join(dir, f)), tensors, warnings, example };
 }

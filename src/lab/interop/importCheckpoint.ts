@@ -26,6 +26,8 @@ import { setTorchTensor } from '../../engine/models/pytorchNames';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
+import type { FileIo } from '../runs/atomicFile';
+import { NODE_IO, diskError } from '../runs/atomicFile';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../data/documentData';
@@ -183,7 +185,7 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: Plan
 }
 
 /** Plans, checks, reads and writes; see the file comment. Progress arrives as 'read' phases in bytes. */
-export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}): Promise<ImportResult> {
+export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}, io: FileIo = NODE_IO): Promise<ImportResult> {
   const out = path.resolve(req.out);
   checkOut(out);
   const heads = req.heads === undefined ? {} : { heads: req.heads };
@@ -200,7 +202,7 @@ export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}
     if (hooks.isCancelled?.()) throw new CancelledError(`importing ${path.basename(opened.modelFile)}`);
     const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
     const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
-    writeRunFolder(out, plan.model, tok.tokenizer, spec, description);
+    writeRunFolder(out, plan.model, tok.tokenizer, spec, description, io);
     notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
     return {
       runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
@@ -261,22 +263,22 @@ function fineTuneSpec(c: ModelConfig, tok: Tokenizer, req: ImportRequest): Train
 }
 
 /** run.json, tokenizer.json and model.safetensors (step 0) into a temporary folder, renamed to `out` when complete. */
-function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string): void {
+function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, io: FileIo): void {
   const parent = path.dirname(out);
   fs.mkdirSync(parent, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(out)}.importing-`));
   try {
-    writeTokenizer(tmp, tok);
-    saveCheckpoint(tmp, model, null, 0);
+    writeTokenizer(tmp, tok, io);
+    saveCheckpoint(tmp, model, null, 0, io);
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
     const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null };
-    writeRunJson(tmp, run);
+    writeRunJson(tmp, run, io);
     if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked before)
     fs.renameSync(tmp, out);
   } catch (e) {
     fs.rmSync(tmp, { recursive: true, force: true });
-    throw e;
+    throw diskError(e, out); // a full disk leaves no half run folder, and says so in one line
   }
 }
 

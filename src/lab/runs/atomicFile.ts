@@ -1,38 +1,205 @@
 /**
- * Crash-safe file writes: write a temporary file beside the target, flush it to disk,
- * then rename it over the target (rename is atomic on POSIX and NTFS), then flush the
- * directory. A process killed at any moment leaves either the old file or the new one,
- * never a half-written one.
+ * Crash-safe and full-disk-safe file writes, the only way the lab writes a file:
+ * - whole files: write a temporary file beside the target (every byte: a short write is
+ *   continued, never taken for done), flush it, rename it over the target, flush the
+ *   directory. A process killed at any moment leaves the old file or the new one, never a
+ *   half-written one; a write that fails (a full disk) removes its temporary file and leaves
+ *   the old file as it was.
+ * - append-only logs (metrics.jsonl, evaluations.jsonl): one line per write; a failed append
+ *   cuts the file back to where it was, and an append after a torn last line (a process
+ *   killed mid-line) starts on a new line, so a reader only ever skips the torn line itself.
+ * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as {@link DiskFullError}, naming the file,
+ * so each caller can say in one line what was being saved and what is kept.
+ *
+ * The file-system calls go through a {@link FileIo} (Node's by default), so tests can make a
+ * disk that fills up where a size-limited mount is not available.
+ *
+ * Leaves out: what is written (runFolder.ts, checkpoint.ts, …) and locking (one writer per
+ * run folder: the training worker, or the command that evaluates it).
  */
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-/** Atomically replaces `file` with `data`. */
-export function writeFileAtomic(file: string, data: Uint8Array | string): void {
-  writeFilesAtomic([{ file, data }]);
+/** The file-system calls the writers make (a subset of Node's `fs`, synchronous). */
+export interface FileIo {
+  openSync(file: string, flags: 'w' | 'a+'): number;
+  /** Writes up to `length` bytes of `data` from `offset`; returns how many it wrote. */
+  writeSync(fd: number, data: Uint8Array, offset: number, length: number): number;
+  readSync(fd: number, into: Uint8Array, offset: number, length: number, position: number): number;
+  fstatSync(fd: number): { readonly size: number };
+  ftruncateSync(fd: number, length: number): void;
+  fsyncSync(fd: number): void;
+  closeSync(fd: number): void;
+  renameSync(from: string, to: string): void;
+  rmSync(file: string): void;
+  mkdirSync(dir: string): void;
+}
+
+/** Node's file system. */
+export const NODE_IO: FileIo = {
+  openSync: (file, flags) => fs.openSync(file, flags),
+  writeSync: (fd, data, offset, length) => fs.writeSync(fd, data, offset, length),
+  readSync: (fd, into, offset, length, position) => fs.readSync(fd, into, offset, length, position),
+  fstatSync: (fd) => fs.fstatSync(fd),
+  ftruncateSync: (fd, length) => fs.ftruncateSync(fd, length),
+  fsyncSync: (fd) => fs.fsyncSync(fd),
+  closeSync: (fd) => fs.closeSync(fd),
+  renameSync: (from, to) => fs.renameSync(from, to),
+  rmSync: (file) => fs.rmSync(file, { force: true }),
+  mkdirSync: (dir) => fs.mkdirSync(dir, { recursive: true }),
+};
+
+/** Error codes of a file system with no room left. */
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+/** A write that failed because the disk (or the user's quota) is full; nothing half-written was left. */
+export class DiskFullError extends Error {
+  /** The code errors carry across threads (lab/workers/errorCodes.ts). */
+  readonly code = 'disk/full' as const;
+
+  constructor(
+    /** The file that could not be written. */
+    readonly file: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`Disk full while writing ${file}; nothing was half-written — free space and try again.`, options);
+    this.name = 'DiskFullError';
+  }
+
+  /** True for a DiskFullError, also from another realm. */
+  static is(e: unknown): e is DiskFullError {
+    return e instanceof Error && e.name === 'DiskFullError' && typeof (e as DiskFullError).file === 'string';
+  }
+}
+
+/** True for a Node error saying the disk or quota is full. */
+export function isNoSpace(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && FULL_CODES.has(String((e as { code?: unknown }).code));
+}
+
+/**
+ * `e` as a DiskFullError about `file` when it says the disk is full (also a DiskFullError
+ * about a file inside `file`: an export or import names its folder, not its temporary files),
+ * else `e` itself.
+ */
+export function diskError(e: unknown, file: string): unknown {
+  return isNoSpace(e) || DiskFullError.is(e) ? new DiskFullError(file, { cause: e }) : e;
+}
+
+/** Writes every byte of `data` at the file position, continuing after short writes. */
+function writeAll(io: FileIo, fd: number, data: Uint8Array): void {
+  for (let off = 0; off < data.length; ) {
+    const n = io.writeSync(fd, data, off, data.length - off);
+    if (!(n > 0)) throw Object.assign(new Error(`no progress writing ${data.length - off} bytes`), { code: 'ENOSPC' });
+    off += n;
+  }
+}
+
+function bytesOf(data: Uint8Array | string): Uint8Array {
+  return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+}
+
+/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern). */
+export function tempFileOf(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+}
+
+/** Atomically replaces `file` with `data`. Throws {@link DiskFullError} (leaving `file` as it was) when the disk is full. */
+export function writeFileAtomic(file: string, data: Uint8Array | string, io: FileIo = NODE_IO): void {
+  writeFilesAtomic([{ file, data }], io);
 }
 
 /**
  * Replaces several files that belong together (a model and its optimizer state): every new
  * file is written and flushed first, then they are renamed into place one after another, so a
  * process killed while writing (the slow part) leaves all the old files; only a kill between
- * the renames (microseconds) could leave a mix.
+ * the renames (microseconds) could leave a mix. A failed write removes every temporary file
+ * and replaces nothing.
  */
-export function writeFilesAtomic(files: readonly { readonly file: string; readonly data: Uint8Array | string }[]): void {
-  const temps = files.map(({ file, data }) => {
-    const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-    const fd = fs.openSync(tmp, 'w');
-    try {
-      fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
+export function writeFilesAtomic(files: readonly { readonly file: string; readonly data: Uint8Array | string }[], io: FileIo = NODE_IO): void {
+  const temps: { tmp: string; file: string }[] = [];
+  let current = files[0]?.file ?? '';
+  try {
+    for (const { file, data } of files) {
+      current = file;
+      const tmp = tempFileOf(file);
+      temps.push({ tmp, file });
+      const fd = io.openSync(tmp, 'w');
+      try {
+        writeAll(io, fd, bytesOf(data));
+        io.fsyncSync(fd);
+      } finally {
+        io.closeSync(fd);
+      }
     }
-    return { tmp, file };
-  });
-  for (const { tmp, file } of temps) fs.renameSync(tmp, file);
+    for (const { tmp, file } of temps) {
+      current = file;
+      io.renameSync(tmp, file);
+    }
+  } catch (e) {
+    for (const { tmp } of temps) {
+      try {
+        io.rmSync(tmp);
+      } catch {
+        // Already renamed, or the folder is gone: nothing of ours is left either way.
+      }
+    }
+    throw diskError(e, current);
+  }
   for (const dir of new Set(files.map(({ file }) => path.dirname(file)))) syncDir(dir);
+}
+
+/**
+ * Appends `line` (which must end in a newline) to the log `file` in one piece: after a torn
+ * last line it starts a new line; when the write fails it cuts the file back to its old
+ * length, so the log never ends in half of this line. Throws {@link DiskFullError} when full.
+ */
+export function appendLine(file: string, line: string, io: FileIo = NODE_IO): void {
+  let fd: number;
+  try {
+    fd = io.openSync(file, 'a+');
+  } catch (e) {
+    throw diskError(e, file);
+  }
+  let size = 0;
+  try {
+    size = io.fstatSync(fd).size;
+    let text = line;
+    if (size > 0) {
+      const last = new Uint8Array(1);
+      io.readSync(fd, last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) text = `\n${line}`; // a killed writer's torn line: readers skip it alone
+    }
+    writeAll(io, fd, Buffer.from(text, 'utf8'));
+  } catch (e) {
+    try {
+      io.ftruncateSync(fd, size);
+    } catch {
+      // The log keeps a torn last line, which every reader skips.
+    }
+    io.closeSync(fd);
+    throw diskError(e, file);
+  }
+  io.closeSync(fd);
+}
+
+/** Creates `dir` (and its parents); a full disk is a {@link DiskFullError}. */
+export function makeDir(dir: string, io: FileIo = NODE_IO): void {
+  try {
+    io.mkdirSync(dir);
+  } catch (e) {
+    throw diskError(e, dir);
+  }
+}
+
+/**
+ * The complete lines of an append-only log's text: a last line without its newline (a
+ * writer killed mid-line) is left out, as are blank lines.
+ */
+export function completeLines(text: string): string[] {
+  const end = text.lastIndexOf('\n');
+  return end < 0 ? [] : text.slice(0, end).split('\n').filter((l) => l.trim() !== '');
 }
 
 /** Flushes a directory entry (best effort: not every platform can open a directory). */

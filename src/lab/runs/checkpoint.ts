@@ -15,7 +15,8 @@ import { decodeSafetensors, encodeSafetensors, expectTensor } from '../../engine
 import type { SafetensorsFile } from '../../engine/io/safetensors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
-import { writeFilesAtomic } from './atomicFile';
+import type { FileIo } from './atomicFile';
+import { NODE_IO, writeFilesAtomic } from './atomicFile';
 import { RUN_FILES } from './runFolder';
 
 export const CHECKPOINT_FORMAT = 'attention-lab-checkpoint';
@@ -24,9 +25,10 @@ export const CHECKPOINT_VERSION = '1';
 /**
  * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
  * before either replaces the old one, so a window reload (which ends the worker at any moment)
- * while a checkpoint is being written leaves the previous pair, from one step, to resume from.
+ * or a full disk while a checkpoint is being written leaves the previous pair, from one step,
+ * to resume from (a full disk throws atomicFile.ts's DiskFullError).
  */
-export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): string {
+export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Optimizer | null, step: number, io: FileIo = NODE_IO): string {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
   const files: { file: string; data: Uint8Array }[] = [];
   if (optimizer) {
@@ -43,7 +45,7 @@ export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Op
   const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
   const file = path.join(runDir, RUN_FILES.model);
   files.push({ file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
-  writeFilesAtomic(files);
+  writeFilesAtomic(files, io);
   return file;
 }
 

@@ -1,8 +1,10 @@
 /**
- * A run folder on disk (docs/ARCHITECTURE.md, "Files on disk"): run.json (what the run is and where it
- * stands), metrics.jsonl (append-only, one JSON object per logged step or evaluation),
- * tokenizer.json, model.safetensors, optimizer.safetensors and snapshots/. Every file
- * but the append-only log is written atomically. Every reader validates what it reads and
+ * A run folder on disk (docs/ARCHITECTURE.md, "Files on disk"): run.json (what the run is and
+ * where it stands), metrics.jsonl (append-only, one JSON object per logged step or
+ * validation), evaluations.jsonl (append-only, one line per evaluation on test data:
+ * lab/evaluation/evaluations.ts), tokenizer.json, model.safetensors, optimizer.safetensors and
+ * snapshots/. Every file but the append-only logs is written atomically; a log line is
+ * appended in one piece. Every reader validates what it reads and
  * says what to do when a file is from another version or damaged.
  */
 
@@ -14,7 +16,8 @@ import { EngineError } from '../../engine/errors';
 import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../../protocol/data';
 import { ProtocolError } from '../../protocol/schema';
 import { validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
-import { writeFileAtomic } from './atomicFile';
+import type { FileIo } from './atomicFile';
+import { NODE_IO, appendLine, completeLines, writeFileAtomic } from './atomicFile';
 import { planSegments, segmentsProblem } from './segments';
 
 export const RUN_FORMAT = 'attention-lab-run';
@@ -24,6 +27,7 @@ export const RUN_VERSION = 1;
 export const RUN_FILES = {
   run: 'run.json',
   metrics: 'metrics.jsonl',
+  evaluations: 'evaluations.jsonl',
   tokenizer: 'tokenizer.json',
   model: 'model.safetensors',
   optimizer: 'optimizer.safetensors',
@@ -114,14 +118,14 @@ export function readRunJson(runDir: string): RunJson {
 }
 
 /** Writes run.json atomically. */
-export function writeRunJson(runDir: string, run: RunJson): void {
-  writeFileAtomic(path.join(runDir, RUN_FILES.run), `${JSON.stringify(run, null, 2)}\n`);
+export function writeRunJson(runDir: string, run: RunJson, io: FileIo = NODE_IO): void {
+  writeFileAtomic(path.join(runDir, RUN_FILES.run), `${JSON.stringify(run, null, 2)}\n`, io);
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed'>>): RunJson {
+export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed'>>, io: FileIo = NODE_IO): RunJson {
   const run = { ...readRunJson(runDir), ...patch, updatedAt: new Date().toISOString() };
-  writeRunJson(runDir, run);
+  writeRunJson(runDir, run, io);
   return run;
 }
 
@@ -155,9 +159,9 @@ export function setRunLabel(runDir: string, label: { readonly displayName?: stri
 /** One line of metrics.jsonl. */
 export type MetricsLine = ({ readonly type: 'step' } & StepMetrics) | ({ readonly type: 'eval' } & EvalMetrics);
 
-/** Appends one line to metrics.jsonl (a crash can only truncate the last line, which readers skip). */
-export function appendMetrics(runDir: string, line: MetricsLine): void {
-  fs.appendFileSync(path.join(runDir, RUN_FILES.metrics), `${JSON.stringify(line)}\n`);
+/** Appends one line to metrics.jsonl in one piece (atomicFile.ts `appendLine`: a crash can only tear the last line, which readers skip). */
+export function appendMetrics(runDir: string, line: MetricsLine, io: FileIo = NODE_IO): void {
+  appendLine(path.join(runDir, RUN_FILES.metrics), `${JSON.stringify(line)}\n`, io);
 }
 
 /** Every step and evaluation logged so far, skipping lines a crash truncated. */
@@ -167,8 +171,7 @@ export function readMetrics(runDir: string): { steps: StepMetrics[]; evals: Eval
   const evals: EvalMetrics[] = [];
   let skipped = 0;
   if (!fs.existsSync(file)) return { steps, evals, skipped };
-  for (const text of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (!text.trim()) continue;
+  for (const text of completeLines(fs.readFileSync(file, 'utf8'))) {
     try {
       const v = JSON.parse(text) as Record<string, unknown>;
       if (v.type === 'step') steps.push(validateStepMetrics(v));
@@ -182,14 +185,11 @@ export function readMetrics(runDir: string): { steps: StepMetrics[]; evals: Eval
 }
 
 /** Drops metrics logged after `step` (work lost with the process that logged it), atomically. */
-export function truncateMetrics(runDir: string, step: number): void {
+export function truncateMetrics(runDir: string, step: number, io: FileIo = NODE_IO): void {
   const file = path.join(runDir, RUN_FILES.metrics);
   if (!fs.existsSync(file)) return;
-  const keep = fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
+  const keep = completeLines(fs.readFileSync(file, 'utf8'))
     .filter((text) => {
-      if (!text.trim()) return false;
       try {
         const v = JSON.parse(text) as { step?: unknown };
         return typeof v.step === 'number' && v.step <= step;
@@ -197,7 +197,7 @@ export function truncateMetrics(runDir: string, step: number): void {
         return false;
       }
     });
-  writeFileAtomic(file, keep.length ? `${keep.join('\n')}\n` : '');
+  writeFileAtomic(file, keep.length ? `${keep.join('\n')}\n` : '', io);
 }
 
 /** A fresh, unused run folder name under `parent`: run-YYYYMMDD-HHMMSS[-n]. */

@@ -1,6 +1,6 @@
 /**
- * A run folder as the dashboard sees it: its summary, every logged step and evaluation,
- * and every attention snapshot — what `report` embeds and what the extension sends when
+ * A run folder as the dashboard sees it: its summary, every logged step and validation, its
+ * evaluations on test data, and every attention snapshot — what `report` embeds and what the extension sends when
  * the dashboard opens or restores.
  */
 
@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { RunState, RunSummary } from '../../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
 import { readSnapshots } from '../training/snapshots';
+import { readEvaluations } from '../evaluation/evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
 
@@ -35,6 +36,7 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
+    tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
   };
 }
 
@@ -42,5 +44,5 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
 export function loadRunState(runDir: string): RunState {
   const run = readRunJson(runDir);
   const { steps, evals } = readMetrics(runDir);
-  return { run: runSummary(runDir, run), steps, evals, snapshots: readSnapshots(runDir) };
+  return { run: runSummary(runDir, run), steps, evals, snapshots: readSnapshots(runDir), evaluations: readEvaluations(runDir).evaluations };
 }

@@ -24,7 +24,8 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../../engine/tokenizers/tokenizerJson';
 import type { DataSummary, RunSegment, TaskName, TrainSpec } from '../../protocol/data';
 import { TASK_MODEL_KINDS } from '../../protocol/data';
-import { writeFileAtomic } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { NODE_IO, writeFileAtomic } from '../runs/atomicFile';
 import { createWasmThreads } from '../workers/wasmThreads';
 import type { Dataset } from '../data/dataset';
 import { documentDataset, pairDataset, tokenizePairs } from '../data/dataset';
@@ -140,8 +141,8 @@ export function readTokenizer(runDir: string): Tokenizer {
 }
 
 /** Saves a tokenizer into the run folder. */
-export function writeTokenizer(runDir: string, tok: Tokenizer): void {
-  writeFileAtomic(path.join(runDir, RUN_FILES.tokenizer), `${JSON.stringify(tok.toJSON())}\n`);
+export function writeTokenizer(runDir: string, tok: Tokenizer, io: FileIo = NODE_IO): void {
+  writeFileAtomic(path.join(runDir, RUN_FILES.tokenizer), `${JSON.stringify(tok.toJSON())}\n`, io);
 }
 
 /** The model config of a spec for a tokenizer of `vocab` ids: preset, then context, then overrides. */

@@ -8,24 +8,17 @@
  */
 
 import type { TrainSpec } from '../../protocol/data';
+import { NODE_IO } from '../runs/atomicFile';
 import { saveCheckpoint } from '../runs/checkpoint';
 import { STREAMS, stepRng } from '../data/dataset';
+import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { appendMetrics, updateRunJson } from '../runs/runFolder';
-import type { Emit, SessionControl } from './sessionControl';
+import type { Emit, SessionControl, SessionOptions } from './sessionControl';
 import { emitSnapshot, yieldToEvents } from './sessionControl';
 import type { Ownership, PreparedSession } from './sessionSetup';
 import { prepareSession, reportFailure } from './sessionSetup';
 import { saveSnapshot, takeSnapshot } from './snapshots';
-
-/** How a session runs beyond its spec. */
-export interface SessionOptions {
-  /**
-   * Score every head at each snapshot (default true). Only the benchmark turns this off, to
-   * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
-   */
-  readonly headScores?: boolean;
-}
 
 /**
  * Runs (or resumes) the run in `runDir` to `spec.training.steps` (or `stopAt`, whichever
@@ -41,8 +34,9 @@ export async function runSession(
   let step = 0;
   let prepared: PreparedSession | null = null;
   const own: Ownership = { created: false, owned: false };
+  const io = options.io ?? NODE_IO;
   try {
-    prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo);
+    prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, null, io);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -52,14 +46,15 @@ export async function runSession(
     // Each segment's last step evaluates (the run's last step among them).
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
+    const byteCounter = new ByteCounter(tok, model.padId);
     const snapshot = (): void => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
-      saveSnapshot(runDir, snap);
+      saveSnapshot(runDir, snap, io);
       emitSnapshot(emit, snap);
     };
     const checkpoint = (): void => {
-      const file = saveCheckpoint(runDir, model, trainer.optimizer, step);
-      updateRunJson(runDir, { step, bestValLoss: bestVal });
+      const file = saveCheckpoint(runDir, model, trainer.optimizer, step, io);
+      updateRunJson(runDir, { step, bestValLoss: bestVal }, io);
       emit({ type: 'train/didSaveCheckpoint', step, path: file });
     };
     if (t.snapshotEvery > 0 && step === 0) snapshot();
@@ -73,10 +68,10 @@ export async function runSession(
       await yieldToEvents();
       if (control.isPaused) {
         emit({ type: 'train/didPause', step });
-        updateRunJson(runDir, { status: 'paused' });
+        updateRunJson(runDir, { status: 'paused' }, io);
         await control.waitWhilePaused();
         if (!control.isStopped) {
-          updateRunJson(runDir, { status: 'training' });
+          updateRunJson(runDir, { status: 'training' }, io);
           emit({ type: 'train/didResume', step });
         }
         since = Date.now();
@@ -87,12 +82,14 @@ export async function runSession(
         break;
       }
       const next = step + 1;
-      const r = trainer.step(dataset.trainBatch(next), stepRng(t.seed, STREAMS.dropout, next));
+      const batch = dataset.trainBatch(next);
+      const r = trainer.step(batch, stepRng(t.seed, STREAMS.dropout, next));
       step = next;
       tokensSince += r.tokens;
       const now = Date.now();
-      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0 };
-      appendMetrics(runDir, { type: 'step', ...metrics });
+      const bytes = byteCounter.bytes(batch.targets, batch.B * batch.T);
+      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0, bytes };
+      appendMetrics(runDir, { type: 'step', ...metrics }, io);
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {
         since = now;
@@ -102,16 +99,16 @@ export async function runSession(
         const ev = evaluate(model, dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };
-        appendMetrics(runDir, { type: 'eval', ...e });
+        appendMetrics(runDir, { type: 'eval', ...e }, io);
         emit({ type: 'train/didEval', ...e });
       }
       if (t.snapshotEvery > 0 && step % t.snapshotEvery === 0) snapshot();
       if (t.checkpointEvery > 0 && step % t.checkpointEvery === 0 && step !== t.steps) checkpoint();
     }
     checkpoint();
-    updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal });
+    updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal }, io);
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
-    reportFailure(runDir, own, e, step, emit);
+    reportFailure(runDir, own, e, step, emit, io);
   }
 }

@@ -1,11 +1,13 @@
 /**
  * What reaches a running training session from its host, and how it speaks back: stop, pause
- * and resume between steps (SessionControl), and the notifications it emits. Shared by both
+ * and resume between steps (SessionControl), the options it runs with, and the notifications
+ * it emits. Shared by both
  * engines' sessions (session.ts, ours; src/lab/pytorch/pytorchSession.ts, PyTorch's).
  */
 
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
+import type { FileIo } from '../runs/atomicFile';
 
 /** Commands that reach a running session between steps. */
 export class SessionControl {
@@ -45,6 +47,17 @@ export class SessionControl {
       if (!this.isPaused) this.wake();
     });
   }
+}
+
+/** How a session of either engine runs beyond its spec. */
+export interface SessionOptions {
+  /**
+   * Score every head at each snapshot (default true). Only the benchmark turns this off, to
+   * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
+   */
+  readonly headScores?: boolean;
+  /** The file system the lab writes the run folder through (Node's; tests pass one that fills up). */
+  readonly io?: FileIo;
 }
 
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */

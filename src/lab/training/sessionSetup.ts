@@ -16,7 +16,8 @@ import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
-import { removeStaleTemps } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { DiskFullError, NODE_IO, removeStaleTemps } from '../runs/atomicFile';
 import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
@@ -34,6 +35,7 @@ import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
 import type { Emit, SessionControl } from './sessionControl';
 import { yieldToEvents } from './sessionControl';
+import { diskFullMessage, lastCheckpointStep } from './stopReasons';
 
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
 export interface PreparedSession {
@@ -59,10 +61,12 @@ export interface Ownership {
  * engines start here, so a run is the same run whichever engine trains it. `otherEngine` names
  * the engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); the
  * lab's model is then planned for the probe batch only, at the run's context, so a model far
- * too large for our engine's batch still prepares the run and draws its attention.
+ * too large for our engine's batch still prepares the run and draws its attention. Every file
+ * is written through `io` (a full disk: atomicFile.ts's DiskFullError, nothing half-written).
  */
 export async function prepareSession(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, otherEngine: string | null = null,
+  io: FileIo = NODE_IO,
 ): Promise<PreparedSession> {
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
@@ -72,6 +76,7 @@ export async function prepareSession(
     spec = plan.spec;
     own.owned = true;
     removeStaleTemps(runDir);
+    removeStaleTemps(path.join(runDir, RUN_FILES.snapshots));
   } else {
     if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
     if (fs.existsSync(path.join(runDir, RUN_FILES.run))) {
@@ -110,16 +115,16 @@ export async function prepareSession(
   if (resume) {
     startStep = loadModelCheckpoint(runDir, model);
     loadOptimizerCheckpoint(runDir, optimizer, startStep);
-    truncateMetrics(runDir, startStep);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, ...(plan?.extended ? { spec, segments } : {}) });
+    truncateMetrics(runDir, startStep, io);
+    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, ...(plan?.extended ? { spec, segments } : {}) }, io);
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
-    writeTokenizer(runDir, tok);
+    writeTokenizer(runDir, tok, io);
     const now = new Date().toISOString();
     run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: engine };
-    writeRunJson(runDir, run);
+    writeRunJson(runDir, run, io);
     own.owned = true;
   }
   const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
@@ -137,23 +142,35 @@ export async function prepareSession(
 /**
  * Reports a failed session: run.json says failed (with the message) when the session owns
  * the folder, a folder it created before there was anything to keep is removed, and the host
- * gets `train/didFail`. A non-finite loss also says which checkpoint is kept.
+ * gets `train/didFail`. A non-finite loss also says which checkpoint is kept. A full disk
+ * (a DiskFullError of the lab's writes, or a runner's `disk/full` with its own line) stops
+ * the run instead: run.json says stopped, with the reason and the step of the checkpoint
+ * kept, so it resumes once there is space.
  */
-export function reportFailure(runDir: string, own: Ownership, e: unknown, step: number, emit: Emit): void {
+export function reportFailure(runDir: string, own: Ownership, e: unknown, step: number, emit: Emit, io: FileIo = NODE_IO): void {
   const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
     ? e.toData()
-    : e instanceof CancelledError
-      ? { code: 'cancelled', message: e.message }
-      : isCodedError(e)
-        ? { code: e.code, message: e.message }
-        : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
-  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir)}) is kept.` : error.message;
+    : DiskFullError.is(e)
+      ? { code: e.code, message: diskFullMessage(runDir, e.file, step, own.owned ? lastCheckpointStep(runDir) : null) }
+      : e instanceof CancelledError
+        ? { code: 'cancelled', message: e.message }
+        : isCodedError(e)
+          ? { code: e.code, message: e.message }
+          : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir) ?? 0}) is kept.` : error.message;
   try {
     // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
-    if (own.owned && error.code !== 'cancelled') updateRunJson(runDir, { status: 'failed', error: { code: error.code, message } });
+    // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
+    // A full disk before the first checkpoint of a new run leaves nothing to resume from.
+    const full = error.code === 'disk/full';
+    const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && lastCheckpointStep(runDir) === null);
+    // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).
+    const kept = full ? lastCheckpointStep(runDir) : null;
+    if (keep) updateRunJson(runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) }, io);
     else if (own.created) fs.rmSync(runDir, { recursive: true, force: true }); // nothing worth keeping yet
   } catch {
-    // The run folder itself is unreadable; the error below still reaches the user.
+    // The run folder is unreadable, or the disk has no room even for run.json (it then still
+    // says "training" at its last checkpoint, which the editor shows as interrupted and resumable).
   }
   emit({ type: 'train/didFail', step, error: { code: error.code, message } });
 }
@@ -168,12 +185,4 @@ export class RunnerError extends Error {
 
 function isCodedError(e: unknown): e is RunnerError {
   return e instanceof Error && e.name === 'RunnerError' && typeof (e as RunnerError).code === 'string';
-}
-
-function lastCheckpointStep(runDir: string): number {
-  try {
-    return readRunJson(runDir).step;
-  } catch {
-    return 0;
-  }
 }

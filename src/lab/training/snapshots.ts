@@ -16,7 +16,8 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } from '../../protocol/model';
 import { validateSnapshot } from '../../protocol/model';
-import { writeFileAtomic } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { NODE_IO, makeDir, writeFileAtomic } from '../runs/atomicFile';
 import { diagnosticRows, scoreHeads } from './headScores';
 import type { Dataset } from '../data/dataset';
 import { RUN_FILES } from '../runs/runFolder';
@@ -78,8 +79,8 @@ function fileOf(runDir: string, step: number): string {
 }
 
 /** Writes one snapshot file (atomically). */
-export function saveSnapshot(runDir: string, s: AttentionSnapshot): void {
-  fs.mkdirSync(path.join(runDir, RUN_FILES.snapshots), { recursive: true });
+export function saveSnapshot(runDir: string, s: AttentionSnapshot, io: FileIo = NODE_IO): void {
+  makeDir(path.join(runDir, RUN_FILES.snapshots), io);
   const tensors = [
     ...s.maps.map((m) => ({ name: `map.${m.stack}.${m.layer}`, dtype: 'F32' as const, shape: m.shape, data: m.data })),
     ...s.masks.map((m) => ({ name: `mask.${m.name}`, dtype: 'U8' as const, shape: m.shape, data: m.data })),
@@ -89,7 +90,7 @@ export function saveSnapshot(runDir: string, s: AttentionSnapshot): void {
     format: 'attention-lab-snapshot', version: SNAPSHOT_VERSION, step: String(s.step), srcTokens: JSON.stringify(s.srcTokens), tgtTokens: JSON.stringify(s.tgtTokens),
     ...(s.headScores ? { headScores: JSON.stringify(s.headScores) } : {}),
   };
-  writeFileAtomic(fileOf(runDir, s.step), encodeSafetensors(tensors, meta));
+  writeFileAtomic(fileOf(runDir, s.step), encodeSafetensors(tensors, meta), io);
 }
 
 /** The run's snapshot files by step, ascending. */

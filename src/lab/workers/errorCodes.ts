@@ -26,11 +26,12 @@ export type ErrorKind = 'fixable' | 'cancelled' | 'failed';
 /**
  * The engine's codes plus those a runner adds: `cancelled` (the user cancelled, e.g. while the
  * data was still being read), `internal` (anything thrown that was not an EngineError),
- * `protocol` (a worker message that failed validation) and `pytorch/launch` (the PyTorch
- * engine could not run: no Python, no or too old a torch, no GPU for --device cuda, or
- * torchrun exiting with an error, whose last lines the message quotes).
+ * `protocol` (a worker message that failed validation), `disk/full` (a write found no room:
+ * nothing half-written was left, and the message says what was kept) and `pytorch/launch`
+ * (the PyTorch engine could not run: no Python, no or too old a torch, no GPU for
+ * --device cuda, or torchrun exiting with an error, whose last lines the message quotes).
  */
-export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'pytorch/launch';
+export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full' | 'pytorch/launch';
 
 const ERROR_KINDS = {
   'config/invalid': 'fixable',
@@ -40,6 +41,7 @@ const ERROR_KINDS = {
   'shape/mismatch': 'failed', // tensors that do not fit each other: a bug in the model code
   // The message suggests lowering the learning rate, but no setting is invalid as such.
   'train/nonFinite': 'failed',
+  'disk/full': 'fixable', // free space, then resume or run the command again
   cancelled: 'cancelled',
   internal: 'failed',
   protocol: 'failed',

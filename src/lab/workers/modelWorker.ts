@@ -19,6 +19,7 @@ import * as path from 'node:path';
 import type { MessagePort } from 'node:worker_threads';
 import { parentPort } from 'node:worker_threads';
 import { EngineError } from '../../engine/errors';
+import { DiskFullError } from '../runs/atomicFile';
 import { calibrate } from '../training/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
 import { CancelledError } from '../data/documentData';
@@ -94,6 +95,8 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       let posted = -Infinity;
       const output = await evaluateFiles(open(opened, msg.runDir), msg.data, {
         maxPairs: msg.maxPairs,
+        decoding: msg.decoding,
+        tokenize: msg.tokenize,
         onProgress: (done, total) => {
           // At most ten a second: a large test set is thousands of batches.
           if (done < total && performance.now() - posted < 100) return;
@@ -145,6 +148,7 @@ function lensInput(input: LensInputData): LensInput {
 /** The error a failed request is answered with. */
 function errorOf(e: unknown): ErrorData {
   if (EngineError.is(e)) return e.toData();
+  if (DiskFullError.is(e)) return { code: e.code, message: e.message };
   if (e instanceof EvaluationCancelled || e instanceof CancelledError) return { code: 'cancelled', message: e.message };
   return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
 }

@@ -198,6 +198,24 @@ test('opens a run folder the command line trained, and decodes with it', async (
   assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', notARun), undefined);
 });
 
+test('evaluates a run on test files in the model worker and records it in the run (evaluations.jsonl)', async () => {
+  const run = api.runs().find((x) => x.kind === 'encoder-decoder' && x.name === 'copy-run');
+  assert.ok(run, 'the copy run of the previous test is not listed');
+  const tsv = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-test-pairs-')), 'test.tsv');
+  fs.writeFileSync(tsv, 'abc\tabc\nbca\tbca\ncab\tcab\n');
+  const out = await vscode.commands.executeCommand('attentionLab.evaluateFiles', run.runDir, [tsv]);
+  assert.ok(out, 'the evaluation did not finish');
+  assert.equal(out.kind, 'pairs');
+  assert.equal(out.translation.decoded, 3);
+  assert.match(out.translation.bleuSignature, /^nrefs:1\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:2\.6\.0$/);
+  assert.ok(Number.isFinite(out.bpb) && Math.abs(out.bpb - (out.loss * out.tokens) / (out.bytes * Math.LN2)) < 1e-9, `bits per byte ${out.bpb}`);
+  const lines = fs.readFileSync(path.join(run.runDir, 'evaluations.jsonl'), 'utf8').trim().split('\n');
+  const recorded = JSON.parse(lines[lines.length - 1]);
+  assert.deepEqual(recorded, out.record);
+  assert.equal(recorded.files[0].path, tsv);
+  assert.equal(recorded.files[0].bytes, fs.statSync(tsv).size);
+});
+
 test('opens a PyTorch checkpoint (Hugging Face GPT-2 layout), shows its attention and scores a selection', async () => {
   const golden = path.resolve(__dirname, '../../golden/import/hf-gpt2');
   const out = await vscode.commands.executeCommand('attentionLab.openPytorchCheckpoint', golden);

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSafetensors } from '../../../src/engine/io/safetensors';
 import { FAST, FAST_DEC, cli, tempDir } from './cliHarness';
+import { readEvaluations } from '../../../src/lab/evaluation/evaluations';
 
 const tmp = tempDir();
 const pairsRun = path.join(tmp.dir, 'pairs-run');
@@ -27,12 +28,16 @@ afterAll(tmp.cleanup);
 describe('attention-lab commands on a trained run', () => {
   it('eval --json gives loss, ppl, exact_match and bleu for pairs; loss and ppl for documents', () => {
     const p = JSON.parse(cli(['eval', '--run', pairsRun, '--json'], tmp.dir).stdout) as Record<string, number>;
-    expect(Object.keys(p).sort()).toEqual(['bleu', 'exact_match', 'loss', 'ppl']);
+    expect(Object.keys(p).sort()).toEqual(['bleu', 'bleu_signature', 'bpb', 'bytes', 'chrf', 'chrf_signature', 'decoding', 'exact_match', 'loss', 'ppl', 'step', 'tokens']);
+    expect(p.bpb).toBeCloseTo(((p.loss as number) * (p.tokens as number)) / ((p.bytes as number) * Math.LN2), 12);
     expect(p.ppl).toBeCloseTo(Math.exp(p.loss as number), 6);
     expect(p.exact_match).toBeGreaterThanOrEqual(0);
     expect(p.bleu).toBeGreaterThanOrEqual(0);
     const d = JSON.parse(cli(['eval', '--run', docsRun, '--json'], tmp.dir).stdout) as Record<string, number>;
-    expect(Object.keys(d).sort()).toEqual(['loss', 'ppl']);
+    expect(Object.keys(d).sort()).toEqual(['bpb', 'bytes', 'loss', 'ppl', 'step', 'tokens']);
+    // Each eval is recorded in the run, the validation split named by a hash of the data and seed.
+    const recorded = readEvaluations(docsRun).evaluations.at(-1);
+    expect(recorded).toMatchObject({ data: 'validation', files: [], loss: d.loss, bpb: d.bpb, translation: null });
   });
 
   it('decode: greedy, beam and seeded sampling', () => {

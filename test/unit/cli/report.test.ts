@@ -7,6 +7,7 @@ import { validateHostToWebview } from '../../../src/protocol/webview';
 import { decodeArrays, encodeArrays } from '../../../src/common/wireCodec';
 import { parseCsv } from '../../../src/common/csv';
 import { cli, tempDir } from './cliHarness';
+import { PAIRS_RECORD } from '../../evalOutputs';
 
 const RUN = path.resolve(__dirname, '../../browser/fixtures/run-reverse');
 
@@ -60,6 +61,11 @@ describe('report', () => {
     expect(s.run.runDir).toBe('r7');
     expect(s.snapshots.map((x) => x.step)).toEqual([0, 3, 6, 9]);
     expect(s.headScores).toBeUndefined(); // none of these snapshots had scores
+    // Evaluations keep their test files by name only.
+    const evaluated = reportRunState({ ...s, evaluations: [{ ...PAIRS_RECORD, hypothesesFile: '/home/me/out/hyps.txt' }] }, 4);
+    expect(evaluated.evaluations?.[0]?.files.map((f) => f.path)).toEqual(['test.tsv']);
+    expect(evaluated.evaluations?.[0]?.hypothesesFile).toBe('hyps.txt');
+    expect(evaluated.evaluations?.[0]?.translation).toEqual(PAIRS_RECORD.translation);
   });
 
   it('keeps the head scores of the snapshots it leaves out, so the Heads view loses no step', () => {

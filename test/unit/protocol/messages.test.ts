@@ -18,6 +18,7 @@ import type { HostToWorker, WorkerToHost } from '../../../src/protocol/trainingW
 import { hostToWorker, validateHostToWorker, validateWorkerToHost, workerToHost } from '../../../src/protocol/trainingWorker';
 import type { HostToWebview, WebviewToHost } from '../../../src/protocol/webview';
 import { hostToWebview, validateHostToWebview, validateWebviewToHost, webviewToHost } from '../../../src/protocol/webview';
+import { DOCS_OUTPUT, PAIRS_RECORD } from '../../evalOutputs';
 
 /** One sample of each message of a union. */
 type Fixtures<U extends { readonly type: string }> = { readonly [K in U['type']]: Extract<U, { readonly type: K }> };
@@ -83,7 +84,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/drawSnapshots': { type: 'model/drawSnapshots', id: 12, runDir: '/r' },
   'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o', force: false },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
-  'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, cancel: new Int32Array(new SharedArrayBuffer(4)) },
+  'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, decoding: { strategy: 'greedy' }, tokenize: null, cancel: new Int32Array(new SharedArrayBuffer(4)) },
   'model/lens': { type: 'model/lens', id: 7, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, topK: 5, fit: true },
   'model/ablate': { type: 'model/ablate', id: 8, runDir: '/r', input: lensInput, off: [...off], topK: 5, fit: false },
   'model/import': { type: 'model/import', id: 9, from: '/w/gpt2', outDir: '/w/runs/gpt2', cancel: new Int32Array(new SharedArrayBuffer(4)) },
@@ -101,7 +102,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
   'model/didEvaluateFiles': {
     type: 'model/didEvaluateFiles', id: 6,
-    output: { kind: 'documents', source: '1 document under /w/test', step: 10, context: 16, loss: 2, ppl: Math.exp(2), tokens: 50, documents: 1, pairs: 0, pairsTooLong: 0, decoded: 0, exactMatch: null, bleu: null, skipped: [], characters: 50, unseenChars: 1, unseenExamples: ['é'] },
+    output: DOCS_OUTPUT,
   },
   'model/didLens': { type: 'model/didLens', id: 7, output: lens },
   'model/didAblate': { type: 'model/didAblate', id: 8, output: ablation },
@@ -115,9 +116,13 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
 const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'dashboard/didLoadRuns': {
     type: 'dashboard/didLoadRuns', selectedId: '/r',
-    runs: [{ run: { id: '/r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, segments, bestValLoss: 1.1, model, data }, steps: [step], evals: [], snapshots: [snapshot] }],
+    runs: [{
+      run: { id: '/r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, segments, bestValLoss: 1.1, model, data, tokenizer: { type: 'bpe', vocabSize: 300 } },
+      steps: [step], evals: [], snapshots: [snapshot], evaluations: [DOCS_OUTPUT.record],
+    }],
   },
   'run/didUpdate': { type: 'run/didUpdate', runId: '/r', event: step },
+  'run/didEvaluate': { type: 'run/didEvaluate', runId: '/r', evaluation: PAIRS_RECORD },
   'decode/didToken': { type: 'decode/didToken', id: 1, token: 'b', logprob: -0.1 },
   'decode/didFinish': { type: 'decode/didFinish', id: 1, output },
   'decode/didFail': { type: 'decode/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },

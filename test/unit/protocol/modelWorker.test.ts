@@ -4,6 +4,7 @@ import type { DecodeParams } from '../../../src/protocol/model';
 import type { EvalFilesOutput, HostToModelWorker, ModelWorkerToHost } from '../../../src/protocol/modelWorker';
 import { ProtocolError } from '../../../src/protocol/schema';
 import { validateHostToModelWorker, validateModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import { DOCS_OUTPUT, PAIRS_OUTPUT } from '../../evalOutputs';
 
 const params: DecodeParams = { input: 'ab', strategy: 'beam', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 10, seed: 1 };
 const spec: TrainSpec = {
@@ -53,33 +54,33 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
 
   describe('evaluation on files', () => {
     const cancel = new Int32Array(new SharedArrayBuffer(4));
-    const output: EvalFilesOutput = {
-      kind: 'pairs', source: '/w/test.tsv (3 pairs)', step: 40, context: 24, loss: 1.5, ppl: Math.exp(1.5), tokens: 30, documents: 0, pairs: 3,
-      pairsTooLong: 1, decoded: 3, exactMatch: 1 / 3, bleu: 51.02, skipped: [], characters: 60, unseenChars: 0, unseenExamples: [],
-    };
+    const output: EvalFilesOutput = PAIRS_OUTPUT;
 
     it('accepts the request with either kind of test data and the responses', () => {
       const requests: HostToModelWorker[] = [
-        { type: 'model/evaluateFiles', id: 8, runDir: '/r', data: { kind: 'documents', paths: ['/w/a.md', 'docs/**/*.md'], cwd: '/w', glob: true }, maxPairs: 1000, cancel },
-        { type: 'model/evaluateFiles', id: 9, runDir: '/r', data: { kind: 'pairs', source: '/w/t.de', target: '/w/t.en' }, maxPairs: 1, cancel },
-        { type: 'model/evaluateFiles', id: 10, runDir: '/r', data: { kind: 'pairs', source: '/w/t.tsv', target: null }, maxPairs: 5, cancel },
+        { type: 'model/evaluateFiles', id: 8, runDir: '/r', data: { kind: 'documents', paths: ['/w/a.md', 'docs/**/*.md'], cwd: '/w', glob: true }, maxPairs: 1000, decoding: { strategy: 'greedy' }, tokenize: null, cancel },
+        { type: 'model/evaluateFiles', id: 9, runDir: '/r', data: { kind: 'pairs', source: '/w/t.de', target: '/w/t.en' }, maxPairs: 1, decoding: { strategy: 'beam', beam: 4, lengthPenalty: 0.6 }, tokenize: 'intl', cancel },
+        { type: 'model/evaluateFiles', id: 10, runDir: '/r', data: { kind: 'pairs', source: '/w/t.tsv', target: null }, maxPairs: 5, decoding: { strategy: 'greedy' }, tokenize: 'zh', cancel },
       ];
       for (const r of requests) expect(validateHostToModelWorker(r)).toBe(r);
       const responses: ModelWorkerToHost[] = [
         { type: 'model/didProgress', id: 8, done: 3, total: 10 },
         { type: 'model/didEvaluateFiles', id: 8, output },
-        { type: 'model/didEvaluateFiles', id: 9, output: { ...output, kind: 'documents', exactMatch: null, bleu: null, unseenChars: null, skipped: [{ path: 'x.bin', reason: 'binary' }] } },
+        { type: 'model/didEvaluateFiles', id: 9, output: DOCS_OUTPUT },
         { type: 'model/didFail', id: 10, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
       ];
       for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);
     });
 
     it('rejects a cancel flag that is not shared, and malformed test data, naming the field', () => {
-      const base = { type: 'model/evaluateFiles', id: 1, runDir: '/r', data: { kind: 'pairs', source: 's', target: null }, maxPairs: 10 };
+      const base = { type: 'model/evaluateFiles', id: 1, runDir: '/r', data: { kind: 'pairs', source: 's', target: null }, maxPairs: 10, decoding: { strategy: 'greedy' }, tokenize: null };
       expect(() => validateHostToModelWorker({ ...base, cancel: new Int32Array(1) })).toThrow(/message\(model\/evaluateFiles\)\.cancel: expected an Int32Array on a SharedArrayBuffer/);
       expect(() => validateHostToModelWorker({ ...base, cancel: new Int32Array(new SharedArrayBuffer(0)) })).toThrow(/\.cancel: expected an Int32Array on a SharedArrayBuffer/);
       expect(() => validateHostToModelWorker({ ...base, cancel: [0] })).toThrow(/\.cancel: expected an Int32Array/);
       expect(() => validateHostToModelWorker({ ...base, cancel, maxPairs: 0 })).toThrow(/\.maxPairs: expected an integer ≥ 1/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, decoding: { strategy: 'sample' } })).toThrow(/\.decoding\.strategy: expected one of greedy, beam/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, decoding: { strategy: 'beam', beam: 0, lengthPenalty: 0.6 } })).toThrow(/\.decoding\.beam: expected an integer ≥ 1/);
+      expect(() => validateHostToModelWorker({ ...base, cancel, tokenize: 'ja-mecab' })).toThrow(/\.tokenize: expected one of 13a, zh, char, intl/);
       expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'task', task: 'copy' } })).toThrow(/\.data\.kind: expected one of documents, pairs/);
       expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'documents', paths: ['a'], cwd: '/w' } })).toThrow(/\.data\.glob: expected true or false/);
       expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'pairs', source: 's' } })).toThrow(/\.data\.target: expected a string, got undefined/);
@@ -89,7 +90,8 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, unseenChars: -1 } })).toThrow(/output\.unseenChars: expected an integer ≥ 0/);
       expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, skipped: [{ path: 'a', reason: 'huge' }] } })).toThrow(/skipped\[0\]\.reason: expected one of binary, not-utf8, too-large, over-total, empty, unreadable, ignored, lockfile, vendored, minified, generated,/);
       expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, context: 0 } })).toThrow(/output\.context: expected an integer ≥ 1/);
-      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, bleu: undefined } })).toThrow(/output\.bleu: expected a number/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, translation: { ...output.translation, bleu: undefined } } })).toThrow(/output\.translation\.bleu: expected a number/);
+      expect(() => validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, record: { ...output.record, version: 2 } } })).toThrow(/output\.record\.version: expected 1/);
       expect(() => validateModelWorkerToHost({ type: 'model/didProgress', id: 1, done: 1.5, total: 2 })).toThrow(/\.done: expected an integer ≥ 0/);
     });
   });

@@ -1,6 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { countFinite, decimateRows, evalOnRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, xColumnName } from '../../../webview/series';
+import { bitsPerByteColumn, countFinite, decimateRows, evalOnRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, stepRows, xColumnName } from '../../../webview/series';
 import { StepColumns } from '../../../webview/stepColumns';
+
+describe('bits per byte and values at steps', () => {
+  it('turns each step\'s loss into loss · tokens / (bytes · ln 2), NaN where a step has no byte count', () => {
+    const out = bitsPerByteColumn([2, 3, 1], [10, 20, 5], [40, Number.NaN, 0]);
+    expect(out[0]).toBeCloseTo((2 * 10) / (40 * Math.LN2), 12);
+    expect([Number.isNaN(out[1]), Number.isNaN(out[2])]).toEqual([true, true]);
+  });
+
+  it('keeps bytes through the step columns, NaN for steps logged without them', () => {
+    const cols = new StepColumns(4);
+    cols.push({ step: 1, loss: 2, lr: 0.1, gradNorm: 1, tokens: 10, tokensPerSec: 1, elapsedMs: 1, bytes: 37 });
+    cols.push({ step: 2, loss: 2, lr: 0.1, gradNorm: 1, tokens: 10, tokensPerSec: 1, elapsedMs: 2 });
+    expect(cols.at('bytes', 0)).toBe(37);
+    expect(Number.isNaN(cols.at('bytes', 1))).toBe(true);
+    expect(cols.toMetrics().map((m) => m.bytes)).toEqual([37, undefined]);
+  });
+
+  it('places items on the row of their step and leaves out values that are not finite', () => {
+    const cols = new StepColumns(4);
+    for (const s of [10, 20, 30]) cols.push({ step: s, loss: 1, lr: 0.1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: s });
+    const rows = stepRows(cols, [{ step: 15, v: 1 }, { step: 20, v: null }, { step: 30, v: 3 }, { step: 99, v: 4 }], (e) => e.v);
+    expect([...rows]).toEqual([[1, 1], [2, 3]]);
+  });
+});
 
 describe('series', () => {
   it('debiased EMA: the first value is kept, then the recurrence holds', () => {

@@ -4,6 +4,7 @@ import type { ModelInfo } from '../../../src/protocol/model';
 import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 import type { HostToWebview, RunState } from '../../../src/protocol/webview';
 import { DashboardStore } from '../../../webview/store';
+import { PAIRS_RECORD } from '../../evalOutputs';
 
 const step = (s: number, loss = 1): StepMetrics => ({ step: s, loss, lr: 0.1, gradNorm: 1, tokens: 10, tokensPerSec: 100, elapsedMs: s * 10 });
 const model: ModelInfo = { config: { kind: 'decoder-only' }, params: 10, paramsByModule: {}, memoryBytes: 1, flopsPerToken: 1, backend: 'reference' };
@@ -75,6 +76,21 @@ describe('DashboardStore', () => {
     s.apply(update('a', { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'loss is NaN' } }));
     expect(s.run('a')?.summary.status).toBe('failed');
     expect(s.run('a')?.failure?.message).toBe('loss is NaN');
+    // A full disk stops the run (its checkpoint is kept and it resumes); the message still shows.
+    s.apply(update('a', { type: 'train/didFail', step: 1, error: { code: 'disk/full', message: 'Disk full while saving the checkpoint at step 1' } }));
+    expect(s.run('a')?.summary.status).toBe('stopped');
+    expect(s.run('a')?.failure?.code).toBe('disk/full');
+  });
+
+  it('keeps a run\'s evaluations and adds one that arrives, for runs it lists', () => {
+    const s = new DashboardStore();
+    s.apply({ type: 'dashboard/didLoadRuns', runs: [{ ...state('a', 3), evaluations: [PAIRS_RECORD] }, state('b', 1)], selectedId: null });
+    expect(s.run('a')?.evaluations).toEqual([PAIRS_RECORD]);
+    expect(s.run('b')?.evaluations).toEqual([]);
+    const next = { ...PAIRS_RECORD, step: 3, at: '2025-02-01T00:00:00.000Z' };
+    expect(s.apply({ type: 'run/didEvaluate', runId: 'b', evaluation: next })).toEqual({ events: [{ kind: 'run', runId: 'b', parts: ['evaluations'] }], problems: [] });
+    expect(s.run('b')?.evaluations).toEqual([next]);
+    expect(s.apply({ type: 'run/didEvaluate', runId: 'unknown', evaluation: next })).toEqual({ events: [], problems: [] });
   });
 
   it('streams decodes it requested and refuses answers to others or after the end', () => {

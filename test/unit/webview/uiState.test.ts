@@ -18,7 +18,9 @@ describe('uiState', () => {
     });
     expect(s.tab).toBe('masks');
     expect(s.runId).toBe('r1');
-    expect(s.curves).toEqual({ x: 'time', log: true, smoothing: 0.6, compare: ['a', 'b'] });
+    expect(s.curves).toEqual({ x: 'time', log: true, smoothing: 0.6, compare: ['a', 'b'], per: 'token' });
+    expect(sanitizeUiState({ version: 1, curves: { per: 'byte' } }).curves.per).toBe('byte');
+    expect(sanitizeUiState({ version: 1, curves: { per: 'word' } }).curves.per).toBe('token');
     expect(s.attention).toEqual({ stack: 'decoder.cross', layer: 2, head: 0, snapshot: 4, scale: 'sqrt' });
     expect(s.playground).toMatchObject({ input: 'hi', strategy: 'beam', beam: 4, topP: 0.9, maxTokens: 40 });
   });

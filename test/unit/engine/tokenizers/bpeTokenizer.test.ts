@@ -85,6 +85,16 @@ describe('BPE on real text (State of the Union addresses, 1790–1809)', () => {
     expect(tok.decode(ids)).toBe(heldOut);
   });
 
+  it('byteLength: the tokens of any text add up to its UTF-8 size; specials count nothing', () => {
+    const rng = new Rng(7);
+    for (const s of [heldOut.slice(0, 5000), ...Array.from({ length: 200 }, () => randomText(rng))]) {
+      const ids = tok.encode(s, { bos: true, eos: true });
+      expect(Array.from(ids).reduce((n, id) => n + tok.byteLength(id), 0)).toBe(encodeWtf8(s).length);
+    }
+    expect([BOS, EOS, UNK].map((id) => tok.byteLength(id))).toEqual([0, 0, 0]);
+    expect(() => tok.byteLength(1000)).toThrow(EngineError);
+  });
+
   it('round-trips thousands of random strings (text it never saw) without UNK', () => {
     const rng = new Rng(41);
     let failures = 0, minId = Infinity, merged = 0;

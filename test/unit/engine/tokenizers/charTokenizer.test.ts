@@ -56,6 +56,16 @@ describe('trainCharTokenizer', () => {
     expect(tok.decode(ids)).toBe(s);
   });
 
+  it('byteLength: the tokens of any text add up to its UTF-8 size (byte fallback included); specials count nothing', () => {
+    const tok = trainCharTokenizer(['aé€😀 '], {});
+    const rng = new Rng(3);
+    for (const s of ['aé€😀 ', 'zß中😺\ud800', ...Array.from({ length: 200 }, () => randomText(rng))]) {
+      const ids = tok.encode(s, { bos: true, eos: true });
+      expect(Array.from(ids).reduce((n, id) => n + tok.byteLength(id), 0)).toBe(encodeWtf8(s).length);
+    }
+    expect([PAD, BOS, EOS, UNK].map((id) => tok.byteLength(id))).toEqual([0, 0, 0, 0]);
+  });
+
   it('never puts lone surrogates in the vocabulary', () => {
     const tok = trainCharTokenizer(['\ud800\ud800\udc00x'], {}); // lone high, then a pair (U+10000), then x
     expect(tok.vocabSize).toBe(262);

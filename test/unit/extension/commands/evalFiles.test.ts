@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evalLogLines, evalSummary, isPairsFile, testDataOf } from '../../../../src/extension/commands/evalFiles';
-import type { EvalFilesOutput } from '../../../../src/protocol/modelWorker';
-
-const pairs: EvalFilesOutput = {
-  kind: 'pairs', source: '/w/test.tsv (41 pairs)', step: 400, context: 24, loss: 1.23456, ppl: Math.exp(1.23456), tokens: 1234, documents: 0, pairs: 40,
-  pairsTooLong: 1, decoded: 40, exactMatch: 0.125, bleu: 23.456, skipped: [], characters: 900, unseenChars: 0, unseenExamples: [],
-};
-const docs: EvalFilesOutput = {
-  ...pairs, kind: 'documents', source: '2 documents under /w', pairs: 0, pairsTooLong: 0, decoded: 0, documents: 2, exactMatch: null, bleu: null,
-  skipped: [{ path: 'img.png', reason: 'binary' }], unseenChars: 3, unseenExamples: ['é', '\n'],
-};
+import { DOCS_OUTPUT as docs, PAIRS_OUTPUT as pairs } from '../../../evalOutputs';
 
 describe('testDataOf', () => {
   it('takes any files as documents for a decoder-only run, relative to the workspace or the first file’s folder', () => {
@@ -29,22 +20,29 @@ describe('testDataOf', () => {
 
 describe('the result, for people', () => {
   it('one line for the notification', () => {
-    expect(evalSummary(pairs)).toBe('loss 1.2346 · perplexity 3.44 · exact match 12.5% · BLEU 23.46 · 1,234 tokens · 1 too long');
-    expect(evalSummary(docs)).toBe('loss 1.2346 · perplexity 3.44 · 1,234 tokens · 1 file skipped · 3 unseen characters');
+    expect(evalSummary(pairs)).toBe(
+      'loss 1.2346 · 1.9981 bits/byte · perplexity 3.44 · exact match 12.5% · BLEU 23.46 (nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0) · chrF 45.68 · greedy · 1,234 tokens · 1 too long',
+    );
+    expect(evalSummary(docs)).toBe('loss 1.2346 · 1.9981 bits/byte · perplexity 3.44 · 1,234 tokens · 1 file skipped · 3 unseen characters');
   });
 
   it('lines for the log', () => {
     expect(evalLogLines(pairs)).toEqual([
       'Evaluated step 400 on /w/test.tsv (41 pairs) (context 24 tokens)',
-      '  loss 1.2346 nats/token · perplexity 3.44 · 1,234 tokens',
+      '  loss 1.2346 nats/token · 1.9981 bits/byte (1,100 bytes) · perplexity 3.44 · 1,234 tokens',
       '  40 pairs scored, 1 longer than the context left out',
-      '  exact match 12.5% · BLEU 23.46 (greedy decodes of every pair)',
+      '  exact match 12.5% · BLEU 23.46 · chrF 45.68 (greedy decodes of every pair)',
+      '  BLEU: nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0 — sacreBLEU’s default',
+      '  chrF: nrefs:1|case:mixed|eff:yes|nc:6|nw:0|space:no|version:2.6.0',
+      `  recorded in the run's evaluations.jsonl (test data ${'cd'.repeat(6)}…)`,
     ]);
-    expect(evalLogLines({ ...pairs, decoded: 10 })[3]).toMatch(/of the first 10 of 40 pairs\)$/);
+    const beam = { ...pairs, translation: { ...(pairs.translation as NonNullable<typeof pairs.translation>), decoded: 10, decoding: { strategy: 'beam' as const, beam: 4, lengthPenalty: 0.6 } } };
+    expect(evalLogLines(beam)[3]).toMatch(/\(beam search \(beam 4, length penalty 0\.6\) decodes of the first 10 of 41 pairs\)$/);
     expect(evalLogLines(docs).slice(2)).toEqual([
       '  2 documents scored',
       '  skipped 1 (1 binary): img.png',
       '  3 of 900 characters never occur in the training data (e.g. "é", "\\n")',
+      `  recorded in the run's evaluations.jsonl (test data ${'cd'.repeat(6)}…)`,
     ]);
   });
 });

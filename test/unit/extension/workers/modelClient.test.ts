@@ -112,13 +112,13 @@ describe('ModelClient with the model worker', () => {
     it('runs in the worker and reports its progress', async () => {
       const client = new ModelClient(WORKER, () => undefined);
       const seen: [number, number][] = [];
-      const out = await client.evaluateFiles(lm.runDir, data, 10, { onProgress: (done, total) => seen.push([done, total]) });
+      const out = await client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { onProgress: (done, total) => seen.push([done, total]) });
       expect(out).toMatchObject({ kind: 'documents', documents: 1, tokens: text.length + 1, unseenChars: 0, skipped: [] });
       expect(Number.isFinite(out.loss)).toBe(true);
       const total = seen[0]?.[1] as number;
       expect(total).toBeGreaterThan(1);
       expect(seen.at(-1)).toEqual([total, total]);
-      await expect(client.evaluateFiles(lm.runDir, { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false }, 10)).rejects.toMatchObject({ code: 'input/invalid' });
+      await expect(client.evaluateFiles(lm.runDir, { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false }, { maxPairs: 10 })).rejects.toMatchObject({ code: 'input/invalid' });
       client.dispose();
     });
 
@@ -126,9 +126,9 @@ describe('ModelClient with the model worker', () => {
       const client = new ModelClient(WORKER, () => undefined);
       const before = new AbortController();
       before.abort();
-      await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: before.signal })).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: before.signal })).rejects.toMatchObject({ code: 'cancelled' });
       const during = new AbortController();
-      await expect(client.evaluateFiles(lm.runDir, data, 10, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
       expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
       client.dispose();
     });
@@ -143,7 +143,7 @@ describe('ModelClient with the model worker', () => {
           replies.push(validateModelWorkerToHost(m));
           if (replies.length === 2) resolve();
         });
-        w.postMessage({ type: 'model/evaluateFiles', id: 3, runDir: lm.runDir, data, maxPairs: 10, cancel });
+        w.postMessage({ type: 'model/evaluateFiles', id: 3, runDir: lm.runDir, data, maxPairs: 10, decoding: { strategy: 'greedy' }, tokenize: null, cancel });
       });
       await w.terminate();
       expect(replies[1]).toEqual({ type: 'model/didFail', id: 3, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } });

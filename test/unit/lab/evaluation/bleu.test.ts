@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { corpusBleu, tokenize13a } from '../../../../src/lab/evaluation/bleu';
+import { corpusBleu } from '../../../../src/lab/evaluation/bleu';
+import { bleuTokens } from '../../../../src/lab/evaluation/bleuTokenizers';
+
+const tokenize13a = (line: string): string[] => bleuTokens(line, '13a');
 
 /** Geometric mean of precisions given on the 0–100 scale. */
 function geo(...p: number[]): number {
   return Math.exp(p.reduce((s, x) => s + Math.log(x), 0) / p.length);
 }
 
-describe('tokenize13a', () => {
+describe('13a tokenization', () => {
   it('splits punctuation the mteval-v13a way', () => {
     expect(tokenize13a('Hello, world!')).toEqual(['Hello', ',', 'world', '!']);
     // '$' splits; '.' and ',' between digits stay; ',' before a space and a final '.' split.

@@ -12,7 +12,13 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import { documentDataset, tokenStream } from '../../../../src/lab/data/dataset';
+import { createHash } from 'node:crypto';
 import { evaluate } from '../../../../src/lab/evaluation/evaluate';
+import { corpusBleu } from '../../../../src/lab/evaluation/bleu';
+import { corpusChrf } from '../../../../src/lab/evaluation/chrf';
+import { readEvaluations } from '../../../../src/lab/evaluation/evaluations';
+import { decodeTarget } from '../../../../src/lab/inference/decode';
+import { failingIo } from '../fullDisk';
 import { EvaluationCancelled, evaluateFiles, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { openRun } from '../../../../src/lab/runs/openRun';
@@ -88,7 +94,18 @@ describe('evaluateFiles on documents', () => {
     const val = evaluate(lm.model, documentDataset(stream, stream, 1, 2, 16), lm.tok, { maxPairs: 1 });
     expect(out.loss).toBeCloseTo(val.loss, 10);
     expect(out.ppl).toBeCloseTo(Math.exp(val.loss), 8);
-    expect(out).toMatchObject({ kind: 'documents', tokens: 32, documents: 1, context: 16, step: lm.step, unseenChars: 0, characters: 31, exactMatch: null, bleu: null, skipped: [] });
+    expect(out).toMatchObject({ kind: 'documents', tokens: 32, documents: 1, context: 16, step: lm.step, unseenChars: 0, characters: 31, translation: null, skipped: [] });
+    expect(out.bpb).toBeCloseTo(val.bpb as number, 10);
+  });
+
+  it('gives bits per byte = loss × tokens / (UTF-8 bytes of the text × ln 2), BOS and EOS standing for no text', async () => {
+    const texts = ['the cat sat on the log. the end', 'a bird in the hand — é is unseen'];
+    const paths = write({ 'bytes/a.txt': texts[0] as string, 'bytes/b.txt': texts[1] as string });
+    const out = await evaluateFiles(lm, { kind: 'documents', paths, cwd: dir, glob: false }, { maxPairs: 1 });
+    const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t, 'utf8'), 0);
+    expect(out.bytes).toBe(bytes);
+    expect(out.bpb).toBeCloseTo((out.loss * out.tokens) / (bytes * Math.LN2), 12);
+    expect(out.record).toMatchObject({ bytes, bpb: out.bpb, tokens: out.tokens, loss: out.loss });
   });
 
   it('scores each token once, from the tokens before it in its window, across documents', async () => {
@@ -153,8 +170,14 @@ describe('evaluateFiles on pairs', () => {
     });
     const out = await evaluateFiles(r, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 100 });
     // Context 12: a target fits with up to 11 tokens (BOS + target, target + EOS), so the
-    // last pair (12 '!') is left out, and every greedy decode is 11 '!' (one 13a token each).
-    expect(out).toMatchObject({ kind: 'pairs', context: 12, pairs: 3, pairsTooLong: 1, decoded: 3, documents: 0, skipped: [], unseenChars: 0 });
+    // last pair (12 '!') is left out of the loss; every pair is decoded (the hypotheses line up
+    // with the references), and every greedy decode is 11 '!' (one 13a token each).
+    expect(out).toMatchObject({ kind: 'pairs', context: 12, pairs: 3, pairsTooLong: 1, documents: 0, skipped: [], unseenChars: 0 });
+    expect(out.hypotheses).toEqual(['!'.repeat(11), '!'.repeat(11), '!'.repeat(11), '!'.repeat(11)]);
+    const t = out.translation as NonNullable<typeof out.translation>;
+    expect(t.decoded).toBe(4);
+    expect(out.sourcesCut).toBe(0);
+    expect(t.decoding).toEqual({ strategy: 'greedy' });
     // Loss: the logits are the bias (1 for '!', 0 elsewhere), so each target costs
     // ln(V − 1 + e), minus 1 when it is '!'. Targets: 11 '!' + EOS, "a ! ! b" + EOS (2 '!'),
     // "! ! ! ! ! !" + EOS (6 '!'): 12 + 8 + 12 = 32 tokens, 19 of them '!'.
@@ -162,24 +185,82 @@ describe('evaluateFiles on pairs', () => {
     expect(out.tokens).toBe(32);
     expect(out.loss).toBeCloseTo(Math.log(V - 1 + Math.E) - 19 / 32, 5);
     // Exact match: only the first reference is the 11 '!' the model writes.
-    expect(out.exactMatch).toBeCloseTo(1 / 3, 12);
+    expect(t.exactMatch).toBeCloseTo(1 / 4, 12);
     // BLEU, hypothesis 11 × "!" against each reference (13a tokens):
     //   ref 1: 11 × "!"          → 1-grams 11/11, 2-grams 10/10, 3-grams 9/9, 4-grams 8/8
     //   ref 2: a ! ! b           → 1-grams  2/11 (clipped), 2-grams 1/10, 3-grams 0/9, 4-grams 0/8
     //   ref 3: 6 × "!"           → 1-grams  6/11, 2-grams 5/10, 3-grams 4/9, 4-grams 3/8
-    //   corpus: matches 19, 16, 13, 11 of 33, 30, 27, 24; hypothesis length 33 ≥ reference
-    //   length 11 + 4 + 6 = 21, so no brevity penalty.
-    //   BLEU = 100 · (19/33 · 16/30 · 13/27 · 11/24)^(1/4) ≈ 51.02
-    const hand = 100 * Math.pow((19 / 33) * (16 / 30) * (13 / 27) * (11 / 24), 1 / 4);
-    expect(hand).toBeCloseTo(51.02, 2);
-    expect(out.bleu).toBeCloseTo(hand, 10);
+    //   ref 4: 12 × "!"          → 1-grams 11/11, 2-grams 10/10, 3-grams 9/9, 4-grams 8/8
+    //   corpus: matches 30, 26, 22, 19 of 44, 40, 36, 32; hypothesis length 44 ≥ reference
+    //   length 11 + 4 + 6 + 12 = 33, so no brevity penalty.
+    //   BLEU = 100 · (30/44 · 26/40 · 22/36 · 19/32)^(1/4) ≈ 63.33
+    const hand = 100 * Math.pow((30 / 44) * (26 / 40) * (22 / 36) * (19 / 32), 1 / 4);
+    expect(hand).toBeCloseTo(63.33, 2);
+    expect(t.bleu).toBeCloseTo(hand, 10);
+    expect(t.bleuSignature).toBe('nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0');
+    const refs = ['!!!!!!!!!!!', 'a ! ! b', '! ! ! ! ! !', '!!!!!!!!!!!!'];
+    expect(t.chrf).toBeCloseTo(corpusChrf(out.hypotheses, refs), 12);
+    // Bits per byte over the targets' text (EOS stands for none): 11 + 7 + 11 bytes.
+    expect(out.bytes).toBe(29);
+    expect(out.bpb).toBeCloseTo((out.loss * 32) / (29 * Math.LN2), 12);
+  });
+
+  it('records the evaluation in the run, writes the hypotheses, and decodes by beam search and tokenizes BLEU on request', async () => {
+    const [tsv] = write({ 'rec/test.tsv': 'a b\t! a\nb a\tb !\na a\ta\n' });
+    const hyps = path.join(dir, 'rec', 'hyps.txt');
+    const before = readEvaluations(mt.runDir).evaluations.length;
+    const beam = { strategy: 'beam', beam: 3, lengthPenalty: 0.6 } as const;
+    const out = await evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 10, decoding: beam, tokenize: 'char', hypothesesFile: hyps });
+    expect(fs.readFileSync(hyps, 'utf8')).toBe(out.hypotheses.map((h) => `${h}\n`).join(''));
+    const t = out.translation as NonNullable<typeof out.translation>;
+    expect(t.decoding).toEqual(beam);
+    expect(t.bleuSignature).toBe('nrefs:1|case:mixed|eff:no|tok:char|smooth:exp|version:2.6.0');
+    expect(t.bleu).toBeCloseTo(corpusBleu(out.hypotheses, ['! a', 'b !', 'a'], 'char').score, 12);
+    // Each hypothesis is the best beam of decodeTarget, in test order.
+    const srcs = ['a b', 'b a', 'a a'].map((s) => mt.tok.encode(s, { eos: true }));
+    expect(out.hypotheses).toEqual(srcs.map((s) => mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, s, beam), { skipSpecial: true })));
+    const { evaluations, skipped } = readEvaluations(mt.runDir);
+    expect([evaluations.length, skipped]).toEqual([before + 1, 0]);
+    const rec = evaluations.at(-1);
+    expect(rec).toEqual(out.record);
+    const bytes = fs.readFileSync(tsv as string);
+    expect(rec).toMatchObject({
+      version: 1, step: mt.step, data: 'pairs', items: 3, hypothesesFile: hyps, loss: out.loss, bpb: out.bpb,
+      files: [{ path: tsv, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
+    });
+    expect(Date.parse(rec?.at ?? '')).toBeGreaterThan(Date.now() - 60_000);
+    // The same test set elsewhere has the same data hash; other content another.
+    const [copy, other] = write({ 'rec/elsewhere/copy.tsv': bytes, 'rec/other.tsv': 'a b\t! a\n' });
+    const again = await evaluateFiles(mt, { kind: 'pairs', source: copy as string, target: null }, { maxPairs: 1 });
+    const third = await evaluateFiles(mt, { kind: 'pairs', source: other as string, target: null }, { maxPairs: 1 });
+    expect(again.record.dataHash).toBe(out.record.dataHash);
+    expect(third.record.dataHash).not.toBe(out.record.dataHash);
+  });
+
+  it('on a full disk: the record is not appended, no line is torn, and the error says so', async () => {
+    const [tsv] = write({ 'full/test.tsv': 'a b\t! a\n' });
+    const log = path.join(mt.runDir, 'evaluations.jsonl');
+    const before = fs.readFileSync(log, 'utf8');
+    const io = failingIo((f) => f === log, 1);
+    await expect(evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 1, io })).rejects.toThrow(`Disk full while writing ${log}; nothing was half-written`);
+    expect(fs.readFileSync(log, 'utf8')).toBe(before);
   });
 
   it('reads two line files too, and caps the decodes at maxPairs', async () => {
     const [src, tgt] = write({ 'p.src': 'a b\nb a\na a\n', 'p.tgt': '! a\nb !\na\n' });
     const out = await evaluateFiles(mt, { kind: 'pairs', source: src as string, target: tgt as string }, { maxPairs: 2 });
-    expect(out).toMatchObject({ pairs: 3, decoded: 2, pairsTooLong: 0, tokens: 4 + 4 + 2, source: `${src} → ${tgt} (3 pairs)` });
+    expect(out).toMatchObject({ pairs: 3, translation: { decoded: 2 }, pairsTooLong: 0, tokens: 4 + 4 + 2, source: `${src} → ${tgt} (3 pairs)` });
+    expect(out.record.files.map((f) => f.path)).toEqual([src, tgt]);
     expect(Number.isFinite(out.loss)).toBe(true);
+  });
+
+  it('decodes a source longer than the context from its first tokens, so every hypothesis lines up with its reference', async () => {
+    const [tsv] = write({ 'cut/test.tsv': `a b\t! a\n${'a b '.repeat(10)}\t!\nb a\tb !\n` });
+    const out = await evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 10 });
+    expect([out.pairs, out.pairsTooLong, out.sourcesCut, out.hypotheses.length]).toEqual([2, 1, 1, 3]);
+    const long = mt.tok.encode('a b '.repeat(10), { eos: true });
+    const cut = Int32Array.of(...long.subarray(0, mt.model.maxSrcLen - 1), mt.tok.specialIds.eos);
+    expect(out.hypotheses[1]).toBe(mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, cut, { strategy: 'greedy' }), { skipSpecial: true }));
   });
 
   it('refuses unequal pair files, pairs all longer than the context, and documents', async () => {

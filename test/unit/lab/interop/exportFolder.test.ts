@@ -16,6 +16,7 @@ import { EXPORT_FORMAT, exportRun } from '../../../../src/lab/interop/exportFold
 import { scoreText } from '../../../../src/lab/inference/score';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+import { failingIo, tempFilesUnder } from '../fullDisk';
 
 let bpe: OpenRun;
 let encdec: OpenRun;
@@ -72,6 +73,18 @@ describe('exportRun', () => {
     expect(() => exportRun(bpe, path.dirname(bpe.runDir), { force: true })).toThrow(/is a run folder/);
     expect(() => exportRun(bpe, bpe.runDir)).toThrow(/is a run folder; export into another folder/);
     expect(fs.existsSync(path.join(bpe.runDir, 'run.json'))).toBe(true);
+  });
+
+  it('a full disk replaces nothing: the previous export stays, no temporary folder is left, the error names the folder', () => {
+    const parent = tmpDir();
+    const first = exportRun(bpe, parent);
+    const before = fs.readFileSync(path.join(first.dir, 'model.safetensors'));
+    const io = failingIo((f) => f.endsWith('.model.safetensors.' + process.pid + '.tmp'), 1);
+    expect(() => exportRun(bpe, parent, { force: true, io })).toThrow(new RegExp(`^Disk full while writing ${first.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`));
+    expect(io.failed).not.toBeNull();
+    expect(fs.readdirSync(parent)).toEqual([path.basename(bpe.runDir)]);
+    expect(fs.readFileSync(path.join(first.dir, 'model.safetensors')).equals(before)).toBe(true);
+    expect(tempFilesUnder(parent)).toEqual([]);
   });
 
   it('an empty existing folder is used; an encoder-decoder scores its example with a source; a failed example is a note, not a failure', () => {

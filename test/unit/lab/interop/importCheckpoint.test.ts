@@ -18,6 +18,7 @@ import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import { writeTokenizer } from '../../../../src/lab/training/prepare';
+import { failingIo, tempFilesUnder } from '../fullDisk';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -186,6 +187,17 @@ describe('import refuses, writing nothing', () => {
     const e = await errorOf(() => importCheckpoint({ from: dir, out: full }));
     expect(e.message).toMatch(/already exists and is not empty/);
     expect(fs.readdirSync(full)).toEqual(['keep.txt']);
+  });
+
+  it('a full disk while writing the run folder: one line naming it, nothing left behind', async () => {
+    const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', tok.vocabSize), maxLen: 16 });
+    const { dir } = exported(c, 'full-disk');
+    const out = path.join(root, 'full-disk-run');
+    const io = failingIo((f) => f.includes('.model.safetensors.'), 1);
+    await expect(importCheckpoint({ from: dir, out }, {}, io)).rejects.toThrow(`Disk full while writing ${out}; nothing was half-written — free space and try again.`);
+    expect(io.failed).not.toBeNull();
+    expect(fs.existsSync(out)).toBe(false);
+    expect(tempFilesUnder(root)).toEqual([]);
   });
 
   it('a cancelled import (between pieces of the file)', async () => {

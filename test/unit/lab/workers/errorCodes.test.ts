@@ -17,6 +17,7 @@ describe('error codes', () => {
       internal: 'failed',
       protocol: 'failed',
       'pytorch/launch': 'fixable',
+      'disk/full': 'fixable',
     };
     for (const [code, kind] of Object.entries(kinds)) expect([code, errorKind(code)]).toEqual([code, kind]);
   });
