@@ -9,9 +9,14 @@ data layout), builds the model from reference.py, starts from the run's checkpoi
 the weights the lab initialized, so both engines start from the same numbers), draws our
 batches (trainer_data.py), steps with our optimizer recipe and schedule, and writes
 metrics.jsonl, model.safetensors, optimizer.safetensors and run.json in our formats and
-cadences, rank 0 only, atomically. For attention over training it drops the weights of each
+cadences, rank 0 only, atomically. Step lines carry the UTF-8 bytes their targets stand for
+and validation lines bits per byte, counted from the manifest's token byte lengths as our
+engine counts them (bitsPerByte.ts). For attention over training it drops the weights of each
 snapshot step as snapshots/step-N.weights.safetensors; the lab turns them into attention
 snapshots and head scores with its own model (one implementation of what a snapshot is).
+A full disk stops the run as it stops ours (trainer_disk.py): nothing half-written, the last
+checkpoint kept, every process stopped at the next step boundary, run.json stopped with the
+one-line reason.
 
 DDP (torch.nn.parallel.DistributedDataParallel): every process draws the whole global batch
 (cheap: ids only), runs its contiguous share of the rows, and scales its summed loss by
@@ -20,12 +25,12 @@ gradient of the global batch's mean loss: N processes train the run as one, to f
 rounding. NCCL on CUDA (one GPU per local rank, torch.cuda.set_device), gloo on CPU;
 optional bf16 autocast on CUDA. Dropout is seeded per (seed, step, rank).
 
-Exit codes: 0 done or stopped, 2 a problem the user fixes (one line on stderr), 1 a failure.
+Exit codes: 0 done or stopped, 2 a problem the user fixes or a full disk (one line on stderr),
+1 a failure.
 Left out: validation exact match and BLEU for pairs (null here; `attention-lab eval` scores a
 checkpoint), attention snapshots themselves (the lab's), gradient accumulation.
 """
 
-import argparse
 import contextlib
 import json
 import math
@@ -39,55 +44,22 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from reference import PAD, build_model  # noqa: E402
+from reference import build_model  # noqa: E402
 from trainer_control import Control  # noqa: E402
-from trainer_data import shard, train_batches, validation_batches  # noqa: E402
+from trainer_data import read_ints, shard, train_batches, validation_batches  # noqa: E402
+from trainer_disk import RunWriter, checkpoint_step  # noqa: E402
 from trainer_files import ParamMap, UserError, append_metrics, read_checkpoint, update_run_json  # noqa: E402
 from trainer_rng import STREAMS, step_seed  # noqa: E402
 from trainer_schedule import learning_rate  # noqa: E402
+from trainer_setup import fail_run, parse_args, read_manifest, setup  # noqa: E402
 from trainer_state import RunState  # noqa: E402
 
-MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 1
 LIKELY_CAUSES = ("Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
                  "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config.")
 
 
 class NonFinite(Exception):
     pass
-
-
-def read_manifest(run_dir):
-    path = os.path.join(run_dir, "pytorch", "manifest.json")
-    if not os.path.exists(path):
-        raise UserError(f"{run_dir} has no pytorch/manifest.json; prepare it with attention-lab train --engine pytorch (or --print-launch).")
-    with open(path, encoding="utf-8") as f:
-        m = json.load(f)
-    if m.get("format") != MANIFEST_FORMAT:
-        raise UserError(f"{path} is not an Attention Lab trainer manifest (format {m.get('format')!r}).")
-    if m.get("version") != MANIFEST_VERSION:
-        raise UserError(f"{path} has version {m.get('version')!r}; this trainer reads version {MANIFEST_VERSION}: prepare the run again with this Attention Lab.")
-    return m
-
-
-def setup(args):
-    """(rank, local_rank, world, device), with the process group started when world > 1."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
-    want = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
-    if want == "cuda":
-        if not torch.cuda.is_available():
-            raise UserError(f"--device cuda, but torch {torch.__version__} sees no GPU here; use --device cpu (or auto).")
-        if local_rank >= torch.cuda.device_count():
-            raise UserError(f"local rank {local_rank} needs GPU {local_rank}, but this machine has {torch.cuda.device_count()}; use --nproc_per_node {torch.cuda.device_count()}.")
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-    else:
-        device = torch.device("cpu")
-    if args.bf16 and device.type != "cuda":
-        raise UserError("--bf16 autocasts on CUDA only; drop --bf16 or train with --device cuda.")
-    if world > 1:
-        dist.init_process_group(backend="nccl" if device.type == "cuda" else "gloo")
-    return rank, local_rank, world, device
 
 
 def forward(model, kind, b, device):
@@ -123,7 +95,22 @@ class Run:
             self.net = torch.nn.parallel.DistributedDataParallel(self.model, device_ids=ids)
         self.autocast = args.bf16
         self.best = self.read_best()
+        self.token_bytes = self.read_token_bytes()
+        self.write = RunWriter(self.dir, rank == 0)
         self.check_shares()
+
+    def read_token_bytes(self):
+        """Each id's UTF-8 byte length, 0 past the tokenizer's ids (bitsPerByte.ts ByteCounter)."""
+        tb = self.m["tokenBytes"]
+        ids = read_ints(os.path.join(self.dir, "pytorch", tb["file"]), "i32").to(torch.int64)
+        table = torch.zeros(max(tb["count"], self.cfg["vocabSize"]), dtype=torch.int64)
+        table[: ids.numel()] = ids
+        return table
+
+    def bytes(self, targets):
+        """The bytes of text the scored targets stand for (the padding the loss ignores counts nothing)."""
+        t = targets.reshape(-1)
+        return int(self.token_bytes[t[t != self.ignore]].sum())
 
     def check_shares(self):
         """Every process and micro-batch gets rows: a fixed batch divides evenly, a pairs batch (at least `rows` rows) has enough."""
@@ -180,12 +167,12 @@ class Run:
             g["lr"] = lr
         self.opt.step()
         self.opt.zero_grad(set_to_none=True)
-        return loss, lr, norm, count
+        return loss, lr, norm, count, self.bytes(batch["targets"])
 
     def evaluate(self):
-        """Token-weighted mean loss over the validation batches, no dropout, no label smoothing (evaluate.ts)."""
+        """Token-weighted mean loss over the validation batches, no dropout, no label smoothing, and bits per byte (evaluate.ts)."""
         self.model.eval()
-        total, n = 0.0, 0
+        total, n, nbytes = 0.0, 0, 0
         with torch.no_grad():
             for b in self.val:
                 with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
@@ -193,9 +180,11 @@ class Run:
                 t = b["targets"].to(self.device)
                 total += F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), t.reshape(-1), ignore_index=self.ignore, reduction="sum").item()
                 n += self.count(b["targets"])
+                nbytes += self.bytes(b["targets"])
         self.model.train()
         loss = total / n if n else math.nan
-        return {"loss": loss, "ppl": math.exp(loss) if math.isfinite(loss) and loss < 700 else math.inf, "exactMatch": None, "bleu": None}
+        bpb = loss * n / (nbytes * math.log(2)) if nbytes > 0 else None
+        return {"loss": loss, "ppl": math.exp(loss) if math.isfinite(loss) and loss < 700 else math.inf, "exactMatch": None, "bleu": None, "bpb": bpb}
 
     # ------------------------------------------------------------------------- files (rank 0)
 
@@ -206,81 +195,57 @@ class Run:
     # ------------------------------------------------------------------------- the loop
 
     def train(self, control):
-        """Steps to the planned total (or --until / the manifest's stopAt); returns 'completed' or 'stopped'."""
+        """Steps to the planned total (or --until / the manifest's stopAt); returns 'completed', 'stopped'
+        or 'disk full' (every process: rank 0 found the disk full, and self.write.stopped() says so)."""
         t = self.m["training"]
         stop_at = self.args.until if self.args.until is not None else t.get("stopAt")
         last = t["steps"] if stop_at is None else min(stop_at, t["steps"])
         reason = "stopped" if last < t["steps"] else "completed"
         ends = set(t["segmentEnds"])
-        zero = self.rank == 0
+        zero, write = self.rank == 0, self.write
+        step = self.step
+        write(step, update_run_json, self.dir, status="training", error=None, backendUsed=self.describe())
         if zero:
-            update_run_json(self.dir, status="training", error=None, backendUsed=self.describe())
             print(f"attention-lab trainer: step {self.step} -> {last} of {t['steps']} on {self.describe()}", file=sys.stderr, flush=True)
         t0 = since = time.perf_counter()
         tokens_since = 0
-        step = self.step
         while step < last:
-            stop, pause = control.poll()
+            # A full disk on rank 0 stops every process here, at the same step (Control.poll).
+            full = lambda: write.full is not None  # noqa: E731
+            stop, pause = control.poll(full())
             if pause and not stop:
-                stop = not control.wait_while_paused(lambda: zero and update_run_json(self.dir, status="paused"), lambda: zero and update_run_json(self.dir, status="training"))
+                stop = not control.wait_while_paused(lambda: write(step, update_run_json, self.dir, status="paused"),
+                                                     lambda: write(step, update_run_json, self.dir, status="training"), full)
                 since, tokens_since = time.perf_counter(), 0
             if stop:
                 control.consume_stop()
                 reason = "stopped"
                 break
             step += 1
-            loss, lr, norm, count = self.train_step(step)
+            loss, lr, norm, count, nbytes = self.train_step(step)
             tokens_since += count
             now = time.perf_counter()
-            if zero:
-                append_metrics(self.dir, {"type": "step", "step": step, "loss": loss, "lr": lr, "gradNorm": norm, "tokens": count,
-                                          "tokensPerSec": tokens_since / max(1e-3, now - since), "elapsedMs": (now - t0) * 1000})
+            write(step, append_metrics, self.dir, {"type": "step", "step": step, "loss": loss, "lr": lr, "gradNorm": norm, "tokens": count,
+                                                   "tokensPerSec": tokens_since / max(1e-3, now - since), "elapsedMs": (now - t0) * 1000, "bytes": nbytes})
             if now - since > 2:
                 since, tokens_since = now, 0
             if zero and ((t["evalEvery"] > 0 and step % t["evalEvery"] == 0) or step in ends):
                 ev = self.evaluate()
                 if self.best is None or ev["loss"] < self.best:
                     self.best = ev["loss"]
-                append_metrics(self.dir, {"type": "eval", "step": step, **ev})
-            if zero and t["snapshotEvery"] > 0 and step % t["snapshotEvery"] == 0:
-                self.state.save_weights(step)
-            if zero and t["checkpointEvery"] > 0 and step % t["checkpointEvery"] == 0 and step != t["steps"]:
-                self.save_checkpoint(step)
+                write(step, append_metrics, self.dir, {"type": "eval", "step": step, **ev})
+            if t["snapshotEvery"] > 0 and step % t["snapshotEvery"] == 0:
+                write(step, self.state.save_weights, step)
+            if t["checkpointEvery"] > 0 and step % t["checkpointEvery"] == 0 and step != t["steps"]:
+                write(step, self.save_checkpoint, step)
         self.step = step
-        if zero:
-            self.save_checkpoint(step)
-            update_run_json(self.dir, status=reason, step=step, bestValLoss=self.best)
-        return reason
+        write(step, self.save_checkpoint, step)  # skipped after a full disk: the last checkpoint stays the run's
+        write(step, update_run_json, self.dir, status=reason, step=step, bestValLoss=self.best)
+        return "disk full" if control.agree(write.full is not None) else reason
 
     def describe(self):
         where = "cuda" if self.device.type == "cuda" else "cpu"
         return f"pytorch {where}{f' ×{self.world}' if self.world > 1 else ''}{' bf16' if self.autocast else ''}"
-
-
-def parse_args(argv):
-    ap = argparse.ArgumentParser(description="Attention Lab's PyTorch engine: trains a run folder the lab prepared.")
-    ap.add_argument("--run", required=True, help="the run folder (with pytorch/manifest.json)")
-    ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
-    ap.add_argument("--bf16", action="store_true", help="bf16 autocast (CUDA)")
-    ap.add_argument("--until", type=int, default=None, help="stop after this step with a checkpoint")
-    ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per process and step (gradient accumulation)")
-    ap.add_argument("--stop-on-stdin-eof", action="store_true", help="stop with a checkpoint when standard input closes (the lab's launches)")
-    return ap.parse_args(argv)
-
-
-def last_checkpoint(run_dir):
-    try:
-        with open(os.path.join(run_dir, "run.json"), encoding="utf-8") as f:
-            return json.load(f)["step"]
-    except (OSError, ValueError, KeyError):
-        return 0
-
-
-def fail_run(run_dir, code, message):
-    try:
-        update_run_json(run_dir, status="failed", error={"code": code, "message": message})
-    except OSError:
-        pass
 
 
 def main(argv):
@@ -292,13 +257,17 @@ def main(argv):
         rank, _, world, device = setup(args)
         run = Run(args, rank, world, device)
         control = Control(os.path.join(args.run, "pytorch"), rank, world, device, args.stop_on_stdin_eof)
-        run.train(control)
-        code = 0
+        if run.train(control) == "disk full":
+            if rank == 0:
+                print(f"attention-lab trainer: {run.write.stopped()}", file=sys.stderr, flush=True)
+            code = 2
+        else:
+            code = 0
     except UserError as e:
         print(f"attention-lab trainer: {e}", file=sys.stderr, flush=True)
         code = 2
     except NonFinite as e:
-        message = f"{e} The last good checkpoint (step {last_checkpoint(args.run)}) is kept."
+        message = f"{e} The last good checkpoint (step {checkpoint_step(args.run) or 0}) is kept."
         if rank == 0:
             fail_run(args.run, "train/nonFinite", message)
         print(f"attention-lab trainer: {message}", file=sys.stderr, flush=True)

@@ -7,9 +7,10 @@ and, with --stop-on-stdin-eof (the lab's launches only), the end of standard inp
 holds a pipe open to the trainer, so a lab that goes away (a closed editor, a killed CLI)
 stops its run with a checkpoint instead of leaving it training unwatched.
 
-Each step, the processes agree through one all-reduce (max) of two flags, so a file seen by
-one rank a moment before another still stops or pauses all of them after the same step.
-Left out: what stopping does (trainer.py checkpoints and exits).
+Each step, the processes agree through one all-reduce (max) of three flags — stop, pause, and
+rank 0's writes found the disk full — so a file seen by one rank a moment before another still
+stops or pauses all of them after the same step, and a full disk stops them all.
+Left out: what stopping does (trainer.py checkpoints and exits; trainer_disk.py for a full disk).
 """
 
 import os
@@ -49,20 +50,30 @@ class Control:
     def _file(self, name):
         return os.path.join(self.folder, name)
 
-    def poll(self):
-        """(stop, pause) as all processes agree on them now."""
-        flags = [1.0 if self.stop_asked or os.path.exists(self._file("stop")) else 0.0, 1.0 if os.path.exists(self._file("pause")) else 0.0]
+    def _agreed(self, flags):
+        """Each flag set if any process set it."""
         if self.world > 1:
             t = torch.tensor(flags, device=self.device)
             dist.all_reduce(t, op=dist.ReduceOp.MAX)
             flags = t.tolist()
-        return flags[0] > 0, flags[1] > 0
+        return [f > 0 for f in flags]
 
-    def wait_while_paused(self, on_pause, on_resume):
-        """Returns True to go on training, False to stop; calls on_pause/on_resume around a pause."""
+    def poll(self, full=False):
+        """(stop, pause) as all processes agree on them now; `full`: this process's writes found the disk full (a stop)."""
+        stop, pause, full = self._agreed([1.0 if self.stop_asked or os.path.exists(self._file("stop")) else 0.0,
+                                          1.0 if os.path.exists(self._file("pause")) else 0.0, 1.0 if full else 0.0])
+        return stop or full, pause
+
+    def agree(self, flag):
+        """Whether any process has `flag` set (every process calls it at the same point)."""
+        return self._agreed([1.0 if flag else 0.0])[0]
+
+    def wait_while_paused(self, on_pause, on_resume, full=lambda: False):
+        """Returns True to go on training, False to stop; calls on_pause/on_resume around a pause
+        (`full()`: whether this process's writes have found the disk full since)."""
         paused = False
         while True:
-            stop, pause = self.poll()
+            stop, pause = self.poll(full())
             if stop:
                 return False
             if not pause:

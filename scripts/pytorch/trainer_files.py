@@ -5,8 +5,13 @@
   `c_attn_q/k/v`), F32, metadata {format, version, step, kind: model, config};
 - optimizer.safetensors: Adam's moments as two flat F32 vectors `adam.m`, `adam.v` over the
   parameters in our order (the manifest's `params`), metadata adds optimizerStep, optimizer;
-- metrics.jsonl: one JSON object per line, appended (non-finite numbers as null);
+- metrics.jsonl: one JSON object per line, appended in one piece (non-finite numbers as null);
 - run.json: patched field by field, rewritten atomically (temporary file, fsync, rename).
+
+A full disk loses nothing, as in atomicFile.ts: a failed write removes its temporary files
+and leaves the old files as they were, a failed append cuts the log back to where it was (and
+an append after a torn last line starts a new line), and the failure surfaces as DiskFull,
+naming the file (trainer_disk.py says what was being saved and stops the run).
 
 Safetensors is written and read with struct, json and torch alone (no numpy: a CUDA machine's
 torch may come without it). Little-endian hosts only, as the format's raw bytes are.
@@ -14,6 +19,7 @@ Left out: tokenizers and snapshots (the lab reads checkpoints and draws attentio
 """
 
 import ctypes
+import errno
 import json
 import math
 import os
@@ -30,22 +36,47 @@ if sys.byteorder != "little":
     raise SystemExit("attention-lab trainer: a big-endian machine cannot read the run folder's little-endian files.")
 
 
+class DiskFull(Exception):
+    """A write that found the disk (or the quota) full; nothing half-written was left."""
+
+    def __init__(self, file):
+        super().__init__(f"disk full while writing {file}")
+        self.file = file
+
+
+def _no_space(e):
+    return isinstance(e, OSError) and e.errno in (errno.ENOSPC, errno.EDQUOT)
+
+
 def _tmp(path):
     return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
 
 
 def write_files_atomic(files):
-    """[(path, bytes)]: every file written and flushed first, then renamed into place (atomicFile.ts)."""
-    temps = []
-    for path, data in files:
-        tmp = _tmp(path)
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        temps.append((tmp, path))
-    for tmp, path in temps:
-        os.replace(tmp, path)
+    """[(path, bytes)]: every file written and flushed first, then renamed into place (atomicFile.ts).
+
+    A failed write removes every temporary file and replaces nothing; a full disk raises DiskFull."""
+    temps, current = [], files[0][0] if files else ""
+    try:
+        for path, data in files:
+            current, tmp = path, _tmp(path)
+            temps.append((tmp, path))
+            with open(tmp, "wb") as f:  # write() of a binary file writes every byte or raises
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        for tmp, path in temps:
+            current = path
+            os.replace(tmp, path)
+    except BaseException as e:
+        for tmp, _ in temps:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass  # already renamed, or never created
+        if _no_space(e):
+            raise DiskFull(current) from e
+        raise
     for d in {os.path.dirname(p) for p, _ in files}:
         try:
             fd = os.open(d, os.O_RDONLY)
@@ -200,8 +231,40 @@ def finite_or_none(x):
     return x if isinstance(x, (int, float)) and math.isfinite(x) else None
 
 
+def append_line(path, text):
+    """atomicFile.ts appendLine: `text` (ending in a newline) appended in one piece; after a torn
+    last line it starts a new line, and a failed write cuts the file back (DiskFull when full)."""
+    data = text.encode("utf-8")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as e:
+        if _no_space(e):
+            raise DiskFull(path) from e
+        raise
+    size = 0
+    try:
+        size = os.fstat(fd).st_size
+        if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a killed writer's torn line: readers skip it alone
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            if n <= 0:
+                raise OSError(errno.ENOSPC, f"no progress writing {len(view)} bytes", path)
+            view = view[n:]
+    except BaseException as e:
+        try:
+            os.ftruncate(fd, size)
+        except OSError:
+            pass  # the log keeps a torn last line, which every reader skips
+        os.close(fd)
+        if _no_space(e):
+            raise DiskFull(path) from e
+        raise
+    os.close(fd)
+
+
 def append_metrics(run_dir, line):
-    """One line of metrics.jsonl, written with a single write (a crash can only cut the last line)."""
+    """One line of metrics.jsonl (append_line: a crash or a full disk never leaves half of it)."""
     text = json.dumps({k: finite_or_none(v) if isinstance(v, float) else v for k, v in line.items()}, separators=(",", ":")) + "\n"
-    with open(os.path.join(run_dir, "metrics.jsonl"), "a", encoding="utf-8") as f:
-        f.write(text)
+    append_line(os.path.join(run_dir, "metrics.jsonl"), text)

@@ -3,7 +3,7 @@
 // the induction task; Configure Model's review names the engine and the torch it found before
 // anything runs, and its engine row lists the layouts; Train from the palette starts torchrun in a child process, and the
 // status bar counts its steps, the dashboard's header names the engine and its loss curve
-// grows, the Heads tab fills in as the lab draws each snapshot from the trainer's weights;
+// grows (also in bits per byte), the Heads tab fills in as the lab draws each snapshot from the trainer's weights;
 // Stop stops it at a step boundary with a checkpoint; then the workspace settings switch the
 // engine to ours and the Runs view's Resume Training continues the same run in WebAssembly
 // past that step (run.json says which engine trained last). Screenshots go to `shots`.
@@ -96,6 +96,18 @@ export async function runPytorch(page, { shots, log, workspace }) {
   if (points < 40) throw new Error(`the loss chart has only ${points} points`);
   log(`loss chart: ${points} points; header "${((await header.first().textContent()) ?? '').trim()}"`);
   await shot('p1-pytorch-curves.png');
+  // The same curves in bits per byte: the trainer logs each step's bytes and each validation's
+  // bits per byte as our engine does, so the run is drawn on the axis runs compare on.
+  await dash.locator('#curves-per').selectOption('byte');
+  const summary = dash.locator('.curves-summary');
+  await expectVisible(summary.filter({ hasText: /\d\.\d{4} bits\/byte/ }), "the curves' summary with the validation's bits per byte", 60_000);
+  const note = dash.locator('.panel.curves > .note:not([hidden])', { hasText: 'No bits per byte' });
+  if (await note.count()) throw new Error(`the bits-per-byte axis leaves the PyTorch run out: ${await note.first().textContent()}`);
+  const perByte = Number((await chart.first().getAttribute('data-points')) ?? 0);
+  log(`bits per byte: ${perByte} points; summary "${((await summary.first().textContent()) ?? '').trim()}"`);
+  if (perByte < 40) throw new Error(`the loss chart in bits per byte has only ${perByte} points`);
+  await shot('p1b-pytorch-bits-per-byte.png');
+  await dash.locator('#curves-per').selectOption('token');
 
   // 3. The Heads tab fills in: each snapshot the trainer leaves becomes scores, sparkline by sparkline.
   await dash.locator('#tab-heads').click();

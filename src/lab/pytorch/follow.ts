@@ -4,12 +4,16 @@
  * the CLI's progress line, the extension's status bar and the dashboard show it as they show
  * our engine's runs:
  * - metrics.jsonl, read on from where the last poll stopped (a line cut short waits for the
- *   next poll): `step` lines → train/didStep, `eval` lines → train/didEval;
+ *   next poll; a log cut back after a failed append is read on from its new end): `step`
+ *   lines → train/didStep, `eval` lines → train/didEval (with the trainer's bytes and bits
+ *   per byte, counted as our engine counts them);
  * - run.json: a new `step` → train/didSaveCheckpoint, status paused/training → didPause/didResume;
  * - snapshots/step-N.weights.safetensors (the model at a snapshot step, our checkpoint
  *   format): the lab's own model of the run, planned as our engine's session plans it, draws
  *   the probe's attention and scores every head (snapshots.ts, the same code as for our
- *   engine), saves the snapshot, sends train/didSnapshot and removes the weights.
+ *   engine), saves the snapshot, sends train/didSnapshot and removes the weights. A full disk
+ *   while saving one keeps its weights (drawn when there is room) and is reported once
+ *   ({@link RunFollower.diskFull}), for the session to stop the trainer.
  *
  * That is how attention over training works for PyTorch runs, chosen over a Python port of the
  * snapshot: what a snapshot is (probe, diagnostic sequences, score definitions) stays written
@@ -29,6 +33,8 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { validateStepMetrics } from '../../protocol/data';
 import type { EvalMetrics } from '../../protocol/data';
 import type { AttentionSnapshot } from '../../protocol/model';
+import type { FileIo } from '../runs/atomicFile';
+import { DiskFullError, NODE_IO } from '../runs/atomicFile';
 import { loadModelFile } from '../runs/checkpoint';
 import type { RunStatus } from '../runs/runFolder';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
@@ -75,12 +81,15 @@ export class SnapshotDrawer {
 }
 
 /**
- * Turns every snapshot weights file waiting in `runDir` into a snapshot (saved, weights
- * removed), calling `onSnapshot` with each; `drawer` may be a function, called only when
- * there is something to draw. Returns how many it drew. A file that cannot be loaded yet (a
- * writer still renaming it) is left for the next call.
+ * Turns every snapshot weights file waiting in `runDir` into a snapshot (saved through `io`,
+ * weights removed), calling `onSnapshot` with each; `drawer` may be a function, called only
+ * when there is something to draw. Returns how many it drew. A file that cannot be loaded yet
+ * (a writer still renaming it) is left for the next call; a full disk throws DiskFullError
+ * and keeps the weights of the snapshot it could not save.
  */
-export function drawPendingSnapshots(runDir: string, drawer: SnapshotDrawer | (() => SnapshotDrawer), onSnapshot?: (s: AttentionSnapshot) => void): number {
+export function drawPendingSnapshots(
+  runDir: string, drawer: SnapshotDrawer | (() => SnapshotDrawer), onSnapshot?: (s: AttentionSnapshot) => void, io: FileIo = NODE_IO,
+): number {
   const pending = pendingSnapshotWeights(runDir);
   if (pending.length === 0) return 0;
   const d = typeof drawer === 'function' ? drawer() : drawer;
@@ -92,7 +101,7 @@ export function drawPendingSnapshots(runDir: string, drawer: SnapshotDrawer | ((
     } catch {
       continue;
     }
-    saveSnapshot(runDir, snap);
+    saveSnapshot(runDir, snap, io);
     fs.rmSync(file, { force: true });
     onSnapshot?.(snap);
     drawn++;
@@ -107,12 +116,14 @@ export class RunFollower {
   private lastStep: number;
   private checkpointStep: number;
   private status: RunStatus | null = null;
+  private full: { readonly error: DiskFullError; readonly step: number } | null = null;
 
   constructor(
     private readonly runDir: string,
     private readonly emit: Emit,
     private readonly drawer: SnapshotDrawer,
     startStep: number,
+    private readonly io: FileIo = NODE_IO,
   ) {
     this.lastStep = startStep;
     this.checkpointStep = startStep;
@@ -131,17 +142,34 @@ export class RunFollower {
     return this.lastStep;
   }
 
-  /** Reads everything new: metrics, run.json, snapshot weights. */
+  /** The first snapshot the lab could not save for a full disk, and its step (null while there was room). */
+  get diskFull(): { readonly error: DiskFullError; readonly step: number } | null {
+    return this.full;
+  }
+
+  /** Reads everything new: metrics, run.json, snapshot weights (none after a full disk). */
   poll(): void {
     this.readMetrics();
     this.readRun();
-    drawPendingSnapshots(this.runDir, this.drawer, (snap) => emitSnapshot(this.emit, snap));
+    if (this.full) return;
+    try {
+      drawPendingSnapshots(this.runDir, this.drawer, (snap) => emitSnapshot(this.emit, snap), this.io);
+    } catch (e) {
+      if (!DiskFullError.is(e)) throw e;
+      const step = /^step-(\d+)\./.exec(path.basename(e.file));
+      this.full = { error: e, step: step ? Number(step[1]) : this.lastStep };
+    }
   }
 
   private readMetrics(): void {
     const file = path.join(this.runDir, RUN_FILES.metrics);
     if (!fs.existsSync(file)) return;
     const size = fs.statSync(file).size;
+    if (size < this.offset) {
+      // An append that failed (a full disk) was cut back: read on from the log's new end.
+      this.offset = size;
+      this.partial = '';
+    }
     if (size <= this.offset) return;
     const fd = fs.openSync(file, 'r');
     const buf = Buffer.alloc(size - this.offset);
@@ -170,7 +198,8 @@ export class RunFollower {
       this.emit({ type: 'train/didStep', ...m });
     } else if (v.type === 'eval' && typeof v.step === 'number' && typeof v.loss === 'number') {
       const e = v as unknown as EvalMetrics;
-      this.emit({ type: 'train/didEval', step: e.step, loss: e.loss, ppl: e.ppl ?? Math.exp(e.loss), exactMatch: e.exactMatch ?? null, bleu: e.bleu ?? null });
+      const bpb = e.bpb === undefined ? {} : { bpb: typeof e.bpb === 'number' ? e.bpb : null };
+      this.emit({ type: 'train/didEval', step: e.step, loss: e.loss, ppl: e.ppl ?? Math.exp(e.loss), exactMatch: e.exactMatch ?? null, bleu: e.bleu ?? null, ...bpb });
     }
   }
 

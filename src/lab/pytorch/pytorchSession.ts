@@ -6,6 +6,10 @@
  * trainer's inputs (trainerInputs.ts), start the trainer as a child process (launch.ts), and
  * follow its files into the same notifications (follow.ts) until it exits. Stop and pause
  * reach the trainer as files in the run folder; it acts on them at the next step boundary.
+ * A full disk stops the run as it stops ours, whichever side's write found no room: the
+ * trainer's (it records the one-line reason in run.json and exits) or the lab's (a snapshot:
+ * the lab stops the trainer, which checkpoints if it can); run.json says stopped, the reason
+ * and the step of the checkpoint kept.
  *
  * Leaves out: the trainer (scripts/pytorch/trainer.py) and the cluster commands, which
  * `train --print-launch` prints after {@link preparePytorchRun}.
@@ -16,17 +20,19 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EngineError } from '../../engine/errors';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { AttentionSnapshot } from '../../protocol/model';
+import type { FileIo } from '../runs/atomicFile';
+import { NODE_IO } from '../runs/atomicFile';
 import { saveCheckpoint } from '../runs/checkpoint';
 import { readRunJson } from '../runs/runFolder';
-import type { Emit, SessionControl } from '../training/sessionControl';
+import type { Emit, SessionControl, SessionOptions } from '../training/sessionControl';
 import { emitSnapshot } from '../training/sessionControl';
 import type { Ownership, PreparedSession } from '../training/sessionSetup';
 import { RunnerError, prepareSession, reportFailure } from '../training/sessionSetup';
 import { saveSnapshot, takeSnapshot } from '../training/snapshots';
 import { RunFollower, SnapshotDrawer } from './follow';
+import { Tail, exitError, recordedDiskFull } from './trainerExit';
 import { localLaunch } from './launch';
 import type { TorchEnv } from './probe';
 import { checkOptions, describeEnv, probeTorch, resolvedDevice } from './probe';
@@ -37,10 +43,6 @@ import { PYTORCH_DIR, writeTrainerInputs } from './trainerInputs';
 const POLL_MS = 200;
 /** How long a trainer may take to exit after run.json says it is done before the lab ends it. */
 const EXIT_GRACE_MS = 30_000;
-/** Lines of the trainer's output kept for an error message. */
-const TAIL_LINES = 60;
-/** A Python exception's line: "RuntimeError: …", "torch.cuda.OutOfMemoryError: …". */
-const EXCEPTION = /^([A-Za-z_][\w.]*)?(Error|Exception|Interrupt)\b[^:]*:/;
 
 /**
  * Why the run's batches cannot be shared among `nproc` processes of `accumulate` micro-batches
@@ -68,18 +70,20 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
 /**
  * Prepares (or reopens) the run folder for the trainer: our engine's preparation, then the
  * seeded weights saved as the step-0 checkpoint of a new run, the trainer's inputs, and the
- * step-0 attention snapshot. Failures are thrown (the caller reports them with `own`).
- * `label` is the engine run.json names until the trainer, starting, names it exactly.
+ * step-0 attention snapshot, every file written through `io`. Failures are thrown (the
+ * caller reports them with `own`). `label` is the engine run.json names until the trainer,
+ * starting, names it exactly.
  */
 export async function preparePytorchRun(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string, label = 'pytorch',
+  io: FileIo = NODE_IO,
 ): Promise<{ prepared: PreparedSession; manifest: TrainerManifest; snapshot: AttentionSnapshot | null }> {
-  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, label);
+  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, label, io);
   const { model, dataset, tok, run, trainer, startStep } = prepared;
-  if (!resume) saveCheckpoint(runDir, model, null, 0);
-  const manifest = writeTrainerInputs(runDir, { model, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir);
+  if (!resume) saveCheckpoint(runDir, model, null, 0, io);
+  const manifest = writeTrainerInputs(runDir, { model, tok, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir, io);
   const snapshot = run.spec.training.snapshotEvery > 0 && startStep === 0 ? takeSnapshot(model, dataset, tok, 0, run.spec.training.seed) : null;
-  if (snapshot) saveSnapshot(runDir, snapshot);
+  if (snapshot) saveSnapshot(runDir, snapshot, io);
   return { prepared, manifest, snapshot };
 }
 
@@ -94,52 +98,18 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The last lines a process wrote, for an error message. */
-class Tail {
-  private lines: string[] = [];
-  private partial = '';
-
-  push(chunk: Buffer): void {
-    const parts = (this.partial + chunk.toString('utf8')).split(/\r?\n/);
-    this.partial = parts.pop() ?? '';
-    this.lines.push(...parts.filter((l) => l.trim()));
-    if (this.lines.length > TAIL_LINES) this.lines = this.lines.slice(-TAIL_LINES);
-  }
-
-  last(n: number): string[] {
-    return [...this.lines, ...(this.partial.trim() ? [this.partial] : [])].slice(-n);
-  }
-}
-
-/** The error of a trainer that exited with `code`: what it recorded in run.json, its own one line, or the launcher's last lines. */
-function exitError(runDir: string, code: number | null, signal: string | null, tail: Tail): Error {
-  let recorded: { code: string; message: string } | null = null;
-  try {
-    const run = readRunJson(runDir);
-    if (run.status === 'failed' && run.error) recorded = run.error;
-  } catch {
-    // run.json unreadable: the launcher's own lines below say more
-  }
-  if (recorded?.code === 'train/nonFinite') return new EngineError('train/nonFinite', recorded.message.replace(/ The last good checkpoint.*$/, ''));
-  const own = tail.last(TAIL_LINES).map((l) => l.replace(/^\[[^\]]*\]:/, '')).reverse().find((l) => l.startsWith('attention-lab trainer: '));
-  if (code === 2 && own) return new RunnerError('pytorch/launch', own.slice('attention-lab trainer: '.length));
-  const how = signal ? `was killed (${signal})` : `exited with code ${code}`;
-  // The exception of a failed process (torchrun's summary quotes it), else the last lines.
-  const lines = tail.last(TAIL_LINES).map((l) => l.replace(/^\[[^\]]*\]:/, '').trim());
-  const cause = lines.reverse().find((l) => EXCEPTION.test(l));
-  const why = recorded ? `: ${recorded.message}` : cause ? `: ${cause}` : lines.length ? `; its last lines: ${lines.slice(0, 3).reverse().join(' | ')}` : '';
-  return new RunnerError(recorded ? 'internal' : 'pytorch/launch', `The PyTorch trainer ${how}${why}`);
-}
-
 /**
  * Runs (or resumes, or extends) the run in `runDir` on the PyTorch engine, as `runSession`
- * runs it on ours: the same notifications, the same run folder. Never throws.
+ * runs it on ours: the same notifications, the same run folder. The lab's own writes (the
+ * prepared folder, snapshots) go through `options.io`. Never throws.
  */
 export async function runPytorchSession(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null, extendTo: number | null, opts: PytorchOptions,
+  options: SessionOptions = {},
 ): Promise<void> {
   const own: Ownership = { created: false, owned: false };
-  let step = 0;
+  const io = options.io ?? NODE_IO;
+  const at = { step: 0 };
   try {
     const env = await probeTorch(opts.python, opts.trainerDir);
     checkOptions(env, opts);
@@ -147,16 +117,15 @@ export async function runPytorchSession(
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
     const label = engineLabel(resolvedDevice(env, opts.device), opts.nproc, opts.bf16);
-    const { prepared, snapshot } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir, label);
-    step = prepared.startStep;
+    const { prepared, snapshot } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir, label, io);
+    at.step = prepared.startStep;
     const { run } = prepared;
-    emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: run.spec.training.steps, segments: run.segments, model: prepared.info, data: run.data });
+    emit({ type: 'train/didStart', runDir, startStep: at.step, totalSteps: run.spec.training.steps, segments: run.segments, model: prepared.info, data: run.data });
     if (snapshot) emitSnapshot(emit, snapshot);
-    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env);
-    step = reason.step;
+    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env, { headScores: options.headScores ?? true, io, at });
     emit({ type: 'train/didFinish', step: reason.step, reason: reason.reason });
   } catch (e) {
-    reportFailure(runDir, own, e, step, emit);
+    reportFailure(runDir, own, e, at.step, emit, io);
   }
 }
 
@@ -170,10 +139,19 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-async function launchAndFollow(runDir: string, prepared: PreparedSession, control: SessionControl, emit: Emit, opts: PytorchOptions, env: TorchEnv): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
+/** How the lab follows a trainer: head scores in snapshots, the file system, and `at.step`, kept at the last step the trainer logged (or the snapshot the lab could not save). */
+interface FollowOptions {
+  readonly headScores: boolean;
+  readonly io: FileIo;
+  readonly at: { step: number };
+}
+
+async function launchAndFollow(
+  runDir: string, prepared: PreparedSession, control: SessionControl, emit: Emit, opts: PytorchOptions, env: TorchEnv, follow: FollowOptions,
+): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-torchrun-'));
   const cmd = localLaunch(runDir, opts, env, await freePort(), logDir);
-  const follower = new RunFollower(runDir, emit, new SnapshotDrawer(runDir, prepared.model.backendOrThrow()), prepared.startStep);
+  const follower = new RunFollower(runDir, emit, new SnapshotDrawer(runDir, prepared.model.backendOrThrow(), follow.headScores), prepared.startStep, follow.io);
   const tail = new Tail();
   const child = spawn(cmd.command, [...cmd.args], {
     env: { ...process.env, ...cmd.env, PYTHONUNBUFFERED: '1' },
@@ -195,18 +173,26 @@ async function launchAndFollow(runDir: string, prepared: PreparedSession, contro
   let finishedAt: number | null = null;
   let ended = false;
   void exited.finally(() => (done = true)).catch(() => undefined);
+  const stop = (): void => {
+    stopping = true;
+    try {
+      fs.writeFileSync(path.join(controlDir, 'stop'), '');
+    } catch {
+      child.stdin.end(); // no room even for an empty file: the end of its input stops the trainer too
+    }
+  };
   try {
     while (!done) {
       await Promise.race([exited.catch(() => undefined), new Promise((r) => setTimeout(r, POLL_MS))]);
-      if (control.isStopped && !stopping) {
-        stopping = true;
-        fs.writeFileSync(path.join(controlDir, 'stop'), '');
-      } else if (control.isPaused !== paused && !stopping) {
+      // A snapshot the lab could not save for a full disk stops the run, as it stops ours.
+      if ((control.isStopped || follower.diskFull) && !stopping) stop();
+      else if (control.isPaused !== paused && !stopping) {
         paused = control.isPaused;
         if (paused) fs.writeFileSync(path.join(controlDir, 'pause'), '');
         else fs.rmSync(path.join(controlDir, 'pause'), { force: true });
       }
       follower.poll();
+      follow.at.step = follower.step;
       const status = follower.runStatus;
       if (status === 'completed' || status === 'stopped' || status === 'failed') finishedAt ??= Date.now();
       if (finishedAt !== null && Date.now() - finishedAt > EXIT_GRACE_MS && !ended) {
@@ -219,8 +205,17 @@ async function launchAndFollow(runDir: string, prepared: PreparedSession, contro
     }
     const { code, signal } = await exited;
     follower.poll();
+    follow.at.step = follower.step;
+    const full = follower.diskFull;
+    if (full) {
+      follow.at.step = full.step;
+      throw full.error;
+    }
     const saved = ended && (follower.runStatus === 'completed' || follower.runStatus === 'stopped');
     if (code !== 0 && !saved) throw exitError(runDir, code, signal, tail);
+    // A trainer ended after recording a full disk (it had stopped, then hung on its way out).
+    const recorded = recordedDiskFull(runDir);
+    if (recorded) throw recorded;
     const run = readRunJson(runDir);
     return { step: run.step, reason: run.status === 'completed' ? 'completed' : 'stopped' };
   } finally {

@@ -2,9 +2,13 @@
  * What the lab writes into a run folder for the PyTorch trainer (scripts/pytorch/trainer.py),
  * beside the run's own files, under `pytorch/`:
  *
- *   manifest.json   {format: "attention-lab-pytorch", version: 1, config, padId, params,
- *                    optimizer, training, data, validation} — everything the trainer needs,
- *                    resolved here once so it never re-derives a rule of ours:
+ *   manifest.json   {format: "attention-lab-pytorch", version: 2, config, padId, tokenBytes,
+ *                    params, optimizer, training, data, validation} — everything the trainer
+ *                    needs, resolved here once so it never re-derives a rule of ours:
+ *     tokenBytes    {file: token-bytes.i32, count}: the UTF-8 bytes each token id stands for
+ *                   (Tokenizer.byteLength; 0 for special tokens), so the trainer logs the bytes
+ *                   of each step's targets and the validation's bits per byte exactly as
+ *                   bitsPerByte.ts counts them;
  *     params        our parameters in flat order [{name, shape}] (Adam's flat moments in
  *                   optimizer.safetensors follow it);
  *     optimizer     the OptimizerConfig with its (segmented) schedule, as our engine steps it;
@@ -25,6 +29,7 @@
  *   pairs-*.i32     pairs: the examples' source and target ids and their lengths;
  *   val.i32         per validation batch: src (B·S, encoder-decoder), input (B·T), targets (B·T);
  *   probe.i32       the probe batch, laid out as one validation batch;
+ *   token-bytes.i32 each token id's UTF-8 byte length (tokenBytes above);
  *   trainer/        a copy of the trainer that ships with this version (reference.py and
  *                   trainer*.py), so the folder trains on any machine with torch, on shared
  *                   storage for a cluster, with the trainer that matches its manifest.
@@ -42,15 +47,17 @@ import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
 import type { Batch } from '../../engine/models/inputs';
 import type { Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { Dataset } from '../data/dataset';
 import { concatInt32 } from '../data/dataset';
 import { EngineError } from '../../engine/errors';
-import { writeFileAtomic } from '../runs/atomicFile';
+import type { FileIo } from '../runs/atomicFile';
+import { NODE_IO, makeDir, writeFileAtomic } from '../runs/atomicFile';
 
 export const MANIFEST_FORMAT = 'attention-lab-pytorch';
-export const MANIFEST_VERSION = 1;
+export const MANIFEST_VERSION = 2;
 /** The trainer's folder inside a run folder. */
 export const PYTORCH_DIR = 'pytorch';
 /** The files of the trainer that ship (dist/pytorch/ and the .vsix hold exactly these). */
@@ -69,6 +76,8 @@ export interface TrainerManifest {
   readonly config: ModelConfig;
   /** The id the loss ignores and padding masks: PAD (0), or −1 for a vocabulary without one. */
   readonly padId: number;
+  /** UTF-8 bytes of each token id's text (0 for special tokens), one int32 per id, for bits per byte. */
+  readonly tokenBytes: { readonly file: string; readonly count: number };
   readonly params: readonly { readonly name: string; readonly shape: readonly number[] }[];
   readonly optimizer: OptimizerConfig;
   readonly training: {
@@ -96,6 +105,7 @@ export interface BatchShape {
 /** What the trainer inputs are made from. */
 export interface TrainerInputSource {
   readonly model: Transformer;
+  readonly tok: Tokenizer;
   readonly dataset: Dataset;
   readonly spec: TrainSpec;
   readonly segments: readonly RunSegment[];
@@ -108,18 +118,18 @@ function bytesOf(a: Uint16Array | Int32Array): Uint8Array {
 }
 
 /** Writes the sampler's files and returns their manifest entry. */
-function writeData(dir: string, d: Dataset['sampler']): ManifestData {
+function writeData(dir: string, d: Dataset['sampler'], io: FileIo): ManifestData {
   switch (d.kind) {
     case 'documents': {
       const dtype = d.stream instanceof Uint16Array ? 'u16' : 'i32';
       const file = `train.${dtype}`;
-      writeFileAtomic(path.join(dir, file), bytesOf(d.stream));
+      writeFileAtomic(path.join(dir, file), bytesOf(d.stream), io);
       return { kind: 'documents', rows: d.rows, T: d.T, train: { file, dtype, length: d.stream.length } };
     }
     case 'pairs': {
-      writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.src))));
-      writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.tgt))));
-      writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(concatInt32(d.sorted.map((e) => [e.src.length, e.tgt.length]))));
+      writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.src))), io);
+      writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.tgt))), io);
+      writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(concatInt32(d.sorted.map((e) => [e.src.length, e.tgt.length]))), io);
       return { kind: 'pairs', rows: Math.min(d.rows, d.sorted.length), maxBatch: d.maxBatch, budget: d.budget, bos: d.bos, eos: d.eos, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
     }
     case 'induction':
@@ -127,6 +137,13 @@ function writeData(dir: string, d: Dataset['sampler']): ManifestData {
     default:
       return d satisfies never;
   }
+}
+
+/** Writes token-bytes.i32 (each id's UTF-8 byte length) and returns its manifest entry. */
+function writeTokenBytes(dir: string, tok: Tokenizer, io: FileIo): TrainerManifest['tokenBytes'] {
+  const file = 'token-bytes.i32';
+  writeFileAtomic(path.join(dir, file), bytesOf(Int32Array.from({ length: tok.vocabSize }, (_, id) => tok.byteLength(id))), io);
+  return { file, count: tok.vocabSize };
 }
 
 const shapeOf = (b: Batch): BatchShape => ({ B: b.B, T: b.T, S: b.S ?? 0 });
@@ -166,18 +183,19 @@ export function batchFromIds(ids: Int32Array, shape: BatchShape): Batch {
 
 /**
  * Writes `pytorch/` into `runDir` for the trainer in `trainerDir`: data, validation batches,
- * manifest and a copy of the trainer. Stale stop and pause requests are removed. Returns the
- * manifest.
+ * manifest and a copy of the trainer, every file atomically through `io` (a full disk:
+ * atomicFile.ts's DiskFullError, nothing half-written). Stale stop and pause requests are
+ * removed. Returns the manifest.
  */
-export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trainerDir: string): TrainerManifest {
+export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trainerDir: string, io: FileIo = NODE_IO): TrainerManifest {
   const dir = path.join(runDir, PYTORCH_DIR);
-  fs.mkdirSync(path.join(dir, 'trainer'), { recursive: true });
+  makeDir(path.join(dir, 'trainer'), io);
   for (const f of ['stop', 'pause']) fs.rmSync(path.join(dir, f), { force: true });
-  for (const f of trainerFiles(trainerDir)) fs.copyFileSync(path.join(trainerDir, f), path.join(dir, 'trainer', f));
+  for (const f of trainerFiles(trainerDir)) writeFileAtomic(path.join(dir, 'trainer', f), fs.readFileSync(path.join(trainerDir, f)), io);
   const val = src.dataset.valBatches();
-  writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(concatInt32(val.flatMap(batchParts))));
+  writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(concatInt32(val.flatMap(batchParts))), io);
   const probe = src.dataset.probe();
-  writeFileAtomic(path.join(dir, 'probe.i32'), bytesOf(concatInt32(batchParts(probe))));
+  writeFileAtomic(path.join(dir, 'probe.i32'), bytesOf(concatInt32(batchParts(probe))), io);
   const m = src.model;
   const t = src.spec.training;
   const manifest: TrainerManifest = {
@@ -185,17 +203,18 @@ export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trai
     version: MANIFEST_VERSION,
     config: src.model.config,
     padId: src.model.padId,
+    tokenBytes: writeTokenBytes(dir, src.tok, io),
     params: src.model.paramList.map((p) => ({ name: p.name, shape: p.shape })),
     optimizer: src.optimizer,
     training: {
       steps: t.steps, stopAt: src.stopAt, seed: t.seed, evalEvery: t.evalEvery, checkpointEvery: t.checkpointEvery, snapshotEvery: t.snapshotEvery,
       segmentEnds: src.segments.map((s) => s.toStep),
     },
-    data: writeData(dir, src.dataset.sampler),
+    data: writeData(dir, src.dataset.sampler, io),
     validation: { file: 'val.i32', batches: val.map(shapeOf) },
     probe: { file: 'probe.i32', ...shapeOf(probe) },
     plan: { maxBatch: m.maxBatch, maxLen: m.maxLen, maxSrcLen: m.config.kind === 'encoder-decoder' ? m.maxSrcLen : 0 },
   };
-  writeFileAtomic(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+  writeFileAtomic(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`, io);
   return manifest;
 }

@@ -1,7 +1,8 @@
 /**
  * `attention-lab train --engine pytorch` through the built binary, with Debian's torch
  * (/usr/bin/python3): a run moves between engines both ways through its checkpoint files and
- * `eval`, `decode`, `heads` and `report` open the result; Ctrl-C stops a PyTorch run with a
+ * `eval` (recorded in evaluations.jsonl, bits per byte as training logged them), `decode`,
+ * `heads` and `report` open the result; Ctrl-C stops a PyTorch run with a
  * loadable checkpoint; every bad input exits 2 with one line and leaves no run folder behind;
  * `--print-launch` prints commands that train the prepared folder as printed.
  *
@@ -16,6 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
+import { MANIFEST_VERSION } from '../../../src/lab/pytorch/trainerInputs';
 import { openRun } from '../../../src/lab/runs/openRun';
 import { cli, cliAsync, metricLines, tempDir } from './cliHarness';
 
@@ -73,7 +75,17 @@ describe('a run moves between engines through its checkpoint files', () => {
       const dir = path.join(tmp.dir, name);
       const ev = cli(['eval', '--run', dir, '--json'], tmp.dir);
       expect(ev.code, ev.stderr).toBe(0);
-      expect(Number.isFinite((JSON.parse(ev.stdout) as { loss: number }).loss)).toBe(true);
+      const result = JSON.parse(ev.stdout) as { loss: number; bpb: number };
+      expect(Number.isFinite(result.loss)).toBe(true);
+      // The evaluation is recorded with the run, at the step of the weights either engine left,
+      // and its bits per byte are the training's last validation's (same split, same weights).
+      const lines = fs.readFileSync(path.join(dir, 'evaluations.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { step: number; loss: number; bpb: number });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ step: 40, loss: result.loss, bpb: result.bpb });
+      const lastVal = metricLines(dir, 'eval').at(-1) as { step: number; loss: number; bpb: number };
+      expect(lastVal.step).toBe(40);
+      expect(Math.abs(lastVal.bpb - result.bpb)).toBeLessThan(1e-3);
+      expect(metricLines(dir, 'step').every((l) => typeof l.bytes === 'number' && l.bytes > 0)).toBe(true);
       const dec = cli(['decode', '--run', dir, '--prompt', 'abcab', '--max-tokens', '4', '--json'], tmp.dir);
       expect(dec.code, dec.stderr).toBe(0);
       const heads = cli(['heads', '--run', dir, '--step', '20', '--json'], tmp.dir);
@@ -148,7 +160,7 @@ describe('bad inputs exit 2 with one line and leave nothing half-written', () =>
     const out = path.join(tmp.dir, 'other-version');
     expect(cli(['train', '--task', 'induction', '--steps', '5', '--print-launch', '--out', out], tmp.dir).code).toBe(0);
     const file = path.join(out, 'pytorch', 'manifest.json');
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"version": 1', '"version": 99'));
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(`"version": ${MANIFEST_VERSION}`, '"version": 99'));
     const before = fs.readFileSync(path.join(out, 'run.json'), 'utf8');
     let code = 0;
     let stderr = '';
@@ -158,7 +170,8 @@ describe('bad inputs exit 2 with one line and leave nothing half-written', () =>
       ({ status: code, stderr } = e as { status: number; stderr: string });
     }
     expect(code).toBe(2);
-    expect(stderr.trim()).toMatch(/^attention-lab trainer: .*manifest\.json has version 99; this trainer reads version 1: prepare the run again with this Attention Lab\.$/);
+    expect(stderr.trim()).toMatch(/^attention-lab trainer: .*manifest\.json has version 99; this trainer reads version \d+: prepare the run again with this Attention Lab\.$/);
+    expect(stderr).toContain(`reads version ${MANIFEST_VERSION}:`);
     expect(fs.readFileSync(path.join(out, 'run.json'), 'utf8')).toBe(before);
   });
 });

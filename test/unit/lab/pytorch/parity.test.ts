@@ -14,9 +14,14 @@
  * learning rate's size. Such weights then differ by ~1e-4 while every loss agrees to 1e-6.
  * With the same shares the sums are the same (DDP's scale by N and average over N are
  * exact), so the weights agree exactly. Runs use the tasks' own batch of 32.
+ *
+ * Bits per byte compare runs on one axis whichever engine trained them: each step's line
+ * carries the same bytes of text as ours (the documents include multi-byte UTF-8 text) and
+ * each validation the same bits per byte, which the session reports live as ours does.
  */
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
@@ -24,18 +29,26 @@ import type { TrainSpec } from '../../../../src/protocol/data';
 import { lossGap, runPath, stepLines, torchOptions, trainSession, weightGap } from './torchRuns';
 
 const FIXTURE = path.resolve(__dirname, '../../../fixtures/text/state-of-the-union-1790-1809.txt');
+/** The fixture beside text of two- and three-byte characters, so bytes are not tokens. */
+const DOCS = fs.mkdtempSync(path.join(os.tmpdir(), 'al-parity-docs-'));
+fs.copyFileSync(FIXTURE, path.join(DOCS, 'union.txt'));
+fs.writeFileSync(path.join(DOCS, 'greetings.txt'), 'Grüße aus Köln — naïve café, smörgåsbord. 東京の朝は静かです。'.repeat(400));
 const STEPS = 30;
 const small = { steps: STEPS, evalEvery: 10, snapshotEvery: 0, checkpointEvery: 0 } as const;
 const TIMEOUT = 400_000;
 
 const RUNS: { name: string; spec: TrainSpec }[] = [
-  { name: 'decoder-only on documents', spec: trainSpecOf({ kind: 'documents', files: [FIXTURE], root: path.dirname(FIXTURE) }, { ...small, batchSize: 16, seqLen: 32, seed: 5 }) },
+  { name: 'decoder-only on documents', spec: trainSpecOf({ kind: 'documents', files: [path.join(DOCS, 'union.txt'), path.join(DOCS, 'greetings.txt')], root: DOCS }, { ...small, batchSize: 16, seqLen: 32, seed: 5 }) },
   { name: 'encoder-decoder on the reverse task', spec: trainSpecOf({ kind: 'task', task: 'reverse' }, { ...small, seed: 2 }) },
   { name: 'decoder-only on the induction task', spec: trainSpecOf({ kind: 'task', task: 'induction' }, { ...small, seed: 4 }) },
 ];
 
+function evalLines(runDir: string): { loss: number; bpb: number | null }[] {
+  return fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; loss: number; bpb: number | null }).filter((l) => l.type === 'eval');
+}
+
 function evalLosses(runDir: string): number[] {
-  return fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; loss: number }).filter((l) => l.type === 'eval').map((l) => l.loss);
+  return evalLines(runDir).map((l) => l.loss);
 }
 
 describe('PyTorch (one process) trains the run as our engine does', () => {
@@ -56,6 +69,12 @@ describe('PyTorch (one process) trains the run as our engine does', () => {
     expect(events.filter((e) => e.type === 'train/didStep')).toHaveLength(STEPS);
     expect(events.at(-1)).toMatchObject({ type: 'train/didFinish', step: STEPS, reason: 'completed' });
     expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ model: { backend: 'pytorch cpu' } });
+    // Bits per byte: the same bytes per step, the same validation bits per byte, reported live.
+    expect(stepLines(theirs).map((s) => s.bytes)).toEqual(stepLines(ours).map((s) => s.bytes));
+    if (spec.data.kind === 'documents') expect(stepLines(theirs).some((s) => (s.bytes as number) > s.tokens)).toBe(true);
+    const [bo, bt] = [evalLines(ours).map((l) => l.bpb as number), evalLines(theirs).map((l) => l.bpb as number)];
+    bt.forEach((x, i) => expect(Math.abs(x - (bo[i] as number))).toBeLessThan(2e-3));
+    expect(events.filter((e) => e.type === 'train/didEval').map((e) => (e as { bpb?: number | null }).bpb)).toEqual(bt);
   }, TIMEOUT);
 });
 
@@ -73,5 +92,6 @@ describe('torchrun with two processes trains the run as one process does', () =>
     expect(lossGap(stepLines(summed), stepLines(two))).toBeLessThan(1e-5);
     expect(weightGap(summed, two)).toBeLessThan(1e-5);
     expect(stepLines(two).map((s) => s.tokens)).toEqual(stepLines(one).map((s) => s.tokens));
+    expect(stepLines(two).map((s) => s.bytes)).toEqual(stepLines(one).map((s) => s.bytes));
   }, TIMEOUT);
 });
