@@ -3,8 +3,9 @@
 // 128×128 attention maps (5 snapshots) — and prints how long the page takes to draw them, to
 // redraw on a toggle, to scrub the timeline, and how the main thread holds up (input delay,
 // long tasks, frame rate) while 250 live steps per second stream in, and what the Heads tab
-// costs with 6 × 8 heads over 200 scored snapshots (first draw, redraw per live snapshot).
-// Numbers, not assertions.
+// costs with 6 × 8 heads over 200 scored snapshots (first draw, redraw per live snapshot), and
+// GPT-2's whole 1024-token context in the attention tab's large view (first draw, zoom, pan,
+// hover). Numbers, not assertions.
 //
 // The data is generated in the page (posted as typed arrays, as a VS Code host posts them), so
 // the numbers measure the dashboard, not a JSON transfer.
@@ -76,7 +77,7 @@ const results = await page.evaluate(async () => {
         for (let s = 0; s <= t; s++) sum += data[row + s] = Math.exp(3 * rand() * (1 + step / 1000));
         for (let s = 0; s <= t; s++) data[row + s] /= sum;
       }
-      maps.push({ stack: 'decoder', kind: 'self', layer: l, shape: [H, T, T], data });
+      maps.push({ stack: 'decoder.self', layer: l, shape: [H, T, T], data });
     }
     return { step, srcTokens: [], tgtTokens: Array.from({ length: T }, (_, i) => String.fromCharCode(97 + (i % 26))), maps, masks: [{ name: 'target.padding', shape: [1, 1, 1, T], data: new Uint8Array(T).fill(1) }, { name: 'decoder.causal', shape: [1, 1, T, T], data: causal }] };
   };
@@ -175,7 +176,7 @@ results.heads = await page.evaluate(async () => {
       const w = 0.05 * Math.sin(i / 7 + l * 3 + h);
       headScores.push({ stack: 'decoder.self', layer: l, head: h, scores: { previousToken: 0.1 + w, firstToken: 0.3 + w, diagonal: 0.1 - w, induction: l === 1 && h === 2 ? 0.9 / (1 + Math.exp(-(i - 100) / 10)) : 0.05 + w, entropy: 2 + w } });
     }
-    const maps = Array.from({ length: L }, (_, l) => ({ stack: 'decoder', kind: 'self', layer: l, shape: [H, 2, 2], data: new Float32Array(H * 4).fill(0.5) }));
+    const maps = Array.from({ length: L }, (_, l) => ({ stack: 'decoder.self', layer: l, shape: [H, 2, 2], data: new Float32Array(H * 4).fill(0.5) }));
     return { step: i * 50, srcTokens: [], tgtTokens: ['a', 'b'], maps, masks: [], headScores };
   };
   const model = { config: { kind: 'decoder-only', dModel: 512, nHeads: H, dFF: 2048, nEncoderLayers: 0, nDecoderLayers: L, vocabSize: 50257, maxLen: 128 }, params: 44e6, paramsByModule: { embeddings: 26e6, decoder: 18e6 }, memoryBytes: 1e9, flopsPerToken: 3e8, backend: 'wasm' };
@@ -202,6 +203,77 @@ results.heads = await page.evaluate(async () => {
   out.liveSnapshotToPaintMs = med(painted);
   return out;
 });
+
+// Phase 4: GPT-2's whole context in the large view — one layer of 12 heads of 1024 × 1024
+// (8-bit codes, as the model worker sends a text's attention): first draw, then zooming in
+// (+), panning (a 100 px drag) and hovering, each timed from the input to the painted frame.
+// The frame budget is one frame at 60 Hz (16.7 ms) for a pan or zoom step.
+results.gpt2 = await page.evaluate(async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => r(undefined)));
+  const T = 1024, H = 12;
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const data = new Uint8Array(H * T * T);
+  for (let h = 0; h < H; h++) for (let t = 0; t < T; t++) {
+    const row = (h * T + t) * T;
+    for (let s = 0; s <= t; s++) data[row + s] = Math.floor(40 * rand());
+    data[row + Math.max(0, t - 1 - (h % 3))] = 255;
+  }
+  const causal = new Uint8Array(T * T).map((_, k) => (k % T <= Math.floor(k / T) ? 1 : 0));
+  const tokens = Array.from({ length: T }, (_, i) => (i === 0 ? '<|endoftext|>' : ['·the', '·cat', '·sat', '·on', '·a', '·mat', '.', '↵'][i % 8]));
+  const snapshot = { step: 0, srcTokens: [], tgtTokens: tokens, maps: [{ stack: 'decoder.self', layer: 0, shape: [H, T, T], data }], masks: [{ name: 'decoder.causal', shape: [1, 1, T, T], data: causal }], source: 'selection', text: 'x' };
+  const model = { config: { kind: 'decoder-only', dModel: 768, nHeads: H, dFF: 3072, nEncoderLayers: 0, nDecoderLayers: 12, vocabSize: 50257, maxLen: T }, params: 124e6, paramsByModule: { embeddings: 39e6, decoder: 85e6 }, memoryBytes: 1e9, flopsPerToken: 3e8, backend: 'wasm' };
+  const run = { run: { id: 'gpt2', name: 'gpt2', runDir: '/runs/gpt2', status: 'stopped', kind: 'decoder-only', step: 0, totalSteps: 200, segments: [{ fromStep: 0, toStep: 200, schedule: 'cosine' }], bestValLoss: null, model, data: null, imported: { layout: 'Hugging Face GPT-2', from: '/m/model.safetensors' } }, steps: [], evals: [], snapshots: [] };
+  window.postMessage({ type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'gpt2' }, '*');
+  await frame();
+  document.getElementById('tab-attention').click();
+  await frame();
+  const canvas = () => document.querySelector('.attn-large .hm-view canvas');
+  let t0 = performance.now();
+  window.postMessage({ type: 'dashboard/didAttend', runId: 'gpt2', snapshot }, '*');
+  while (canvas()?.dataset.rows !== String(T)) await frame();
+  await frame();
+  const out = { tokens: T, heads: H, firstDrawMs: performance.now() - t0 };
+  const c = canvas();
+  const key = (k) => c.dispatchEvent(new KeyboardEvent('keydown', { key: k, bubbles: true }));
+  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  c.focus();
+  const zoom = [];
+  for (let i = 0; i < 5; i++) {
+    t0 = performance.now();
+    key('+');
+    await frame();
+    zoom.push(performance.now() - t0);
+  }
+  out.zoomStepMs = med(zoom);
+  out.zoomedCellPx = Number(c.dataset.cellW) / (window.devicePixelRatio || 1);
+  const r = c.getBoundingClientRect();
+  const pan = [];
+  let x = r.left + r.width / 2;
+  const y = r.top + r.height / 2;
+  c.dispatchEvent(new MouseEvent('mousedown', { clientX: x, clientY: y, bubbles: true }));
+  for (let i = 0; i < 20; i++) {
+    t0 = performance.now();
+    x -= 5;
+    c.dispatchEvent(new MouseEvent('mousemove', { clientX: x, clientY: y, bubbles: true }));
+    await frame();
+    pan.push(performance.now() - t0);
+  }
+  window.dispatchEvent(new MouseEvent('mouseup', { bubbles: true }));
+  out.panStepMs = med(pan);
+  out.s0AfterPan = Number(c.dataset.s0);
+  const hover = [];
+  const readout = document.querySelector('.attn-large .hm-readout');
+  for (let i = 0; i < 20; i++) {
+    t0 = performance.now();
+    c.dispatchEvent(new MouseEvent('mousemove', { clientX: r.left + 10 + 13 * i, clientY: r.top + 10 + 7 * i, bubbles: true }));
+    await frame();
+    hover.push(performance.now() - t0);
+  }
+  out.hoverMs = med(hover);
+  out.readout = readout?.textContent ?? '';
+  return out;
+});
 await browser.close();
 
 const f = (x) => (typeof x === 'number' ? x.toFixed(1) : String(x));
@@ -216,5 +288,8 @@ console.log(`    live steps + scrubbing 10×/s: ${liveLine(results.liveScrubbing
 const hd = results.heads;
 console.log(`  heads, ${hd.cells} heads × 5 scores over ${hd.snapshots} snapshots:`);
 console.log(`    first draw ${f(hd.firstDrawMs)} ms · live snapshot: redraw ${f(hd.liveRedrawScriptMs)} ms of script, ${f(hd.liveSnapshotToPaintMs)} ms message → painted (median of 20; two frames included)`);
+const g = results.gpt2;
+console.log(`  GPT-2's context: ${g.heads} heads of ${g.tokens} × ${g.tokens} (8-bit codes), frame budget 16.7 ms for a pan or zoom step:`);
+console.log(`    first draw ${f(g.firstDrawMs)} ms · zoom step (+) ${f(g.zoomStepMs)} ms · pan step (drag) ${f(g.panStepMs)} ms · hover read-out ${f(g.hoverMs)} ms (medians, input → painted frame)`);
 console.log(JSON.stringify(results));
 await browser.close();

@@ -62,6 +62,11 @@ export class App {
         this.showTab(tab);
         this.panels.find((p) => p.id === tab)?.el.focus();
       },
+      lookInside: (text) => {
+        const playground = this.panels.find((p): p is PlaygroundPanel => p instanceof PlaygroundPanel);
+        playground?.lookInside(text);
+        ctx.show('playground');
+      },
     };
     this.panels = [new CurvesPanel(ctx), new AttentionPanel(ctx), new HeadsPanel(ctx), new MasksPanel(ctx), new ModelPanel(ctx), new PlaygroundPanel(ctx)];
     this.header = new RunHeader(ctx, () => this.selectRun());
@@ -117,6 +122,15 @@ export class App {
         this.selectRun();
       }
       this.showTab(ev.tab);
+      return;
+    }
+    if (ev.kind === 'inspected') {
+      // Show Attention for Selection: the text's attention, not the training snapshots; its text is the run's box's.
+      this.ui.attention.view = 'text';
+      const text = this.store.run(ev.runId)?.inspection?.text;
+      if (text !== undefined) this.ui.inspectTexts[ev.runId] = text;
+      this.saveUi();
+      if (ev.runId === this.ui.runId) for (const p of this.panels) this.invalidate(p.id, true);
       return;
     }
     if (ev.kind === 'select') {

@@ -15,6 +15,7 @@
  * Leaves out: drawing (heatmap.ts) and the DOM.
  */
 
+import { probsOf } from '../src/common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } from '../src/protocol/model';
 
 /** How people read a stack's name (the attention tabs, the Heads view). */
@@ -102,16 +103,20 @@ export function rowEntropy(p: ArrayLike<number>, start: number, n: number): numb
   return h;
 }
 
-/** Mean row entropy of each head of `map`, skipping the rows flagged in `skipRows`. */
+/**
+ * Mean row entropy of each head of `map`, skipping the rows flagged in `skipRows` (8-bit
+ * codes are read back as probabilities; the exact values are the head scores').
+ */
 export function headEntropies(map: Pick<AttentionMapData, 'shape' | 'data'>, skipRows: readonly boolean[] = []): number[] {
   const [H, R, C] = map.shape;
+  const p = probsOf(map.data);
   const out: number[] = [];
   for (let h = 0; h < H; h++) {
     let sum = 0;
     let n = 0;
     for (let t = 0; t < R; t++) {
       if (skipRows[t] === true) continue;
-      sum += rowEntropy(map.data, (h * R + t) * C, C);
+      sum += rowEntropy(p, (h * R + t) * C, C);
       n++;
     }
     out.push(n > 0 ? sum / n : 0);
@@ -119,9 +124,13 @@ export function headEntropies(map: Pick<AttentionMapData, 'shape' | 'data'>, ski
   return out;
 }
 
-/** The token strings of a map's query rows and key columns. */
-export function axisTokens(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape'>): { rows: string[]; cols: string[] } {
-  const pick = (tokens: readonly string[], n: number): string[] => Array.from({ length: n }, (_, i) => tokens[i] ?? `#${i}`);
+/**
+ * The token strings of a map's query rows and key columns; for an overview (`pool` > 1), each
+ * block's first token followed by "…" (its positions are `blockRange`).
+ */
+export function axisTokens(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape' | 'pool'>): { rows: string[]; cols: string[] } {
+  const f = map.pool ?? 1;
+  const pick = (tokens: readonly string[], n: number): string[] => Array.from({ length: n }, (_, i) => (f === 1 ? tokens[i] ?? `#${i}` : `${tokens[i * f] ?? `#${i * f}`}…`));
   const rowsFrom = map.stack === 'encoder.self' ? s.srcTokens : s.tgtTokens;
   const colsFrom = keysAreSource(map.stack) ? s.srcTokens : s.tgtTokens;
   return { rows: pick(rowsFrom, map.shape[1]), cols: pick(colsFrom, map.shape[2]) };
@@ -130,4 +139,9 @@ export function axisTokens(s: AttentionSnapshot, map: Pick<AttentionMapData, 'st
 /** The maps of one stack (the attention view tabs over them), ordered by layer. */
 export function mapsOf(s: AttentionSnapshot, stack: AttentionStack): AttentionMapData[] {
   return s.maps.filter((m) => m.stack === stack).sort((a, b) => a.layer - b.layer);
+}
+
+/** Positions [first, last] of block i of an overview pooled by `pool` over `n` positions. */
+export function blockRange(i: number, pool: number, n: number): [number, number] {
+  return [i * pool, Math.min(n, (i + 1) * pool) - 1];
 }

@@ -1,6 +1,7 @@
 /**
  * The dashboard header: which run is shown (a picker when there are several), its status —
- * step, progress, best validation loss, the error a failed run stopped with, the worker's last
+ * step, progress, best validation loss (an imported model: where it came from, its size and
+ * that it was not trained here), the error a failed run stopped with, the worker's last
  * warning — training controls (pause / resume / stop, only where the host can act on them),
  * and on the standalone page a theme picker (VS Code themes the webview itself).
  *
@@ -8,9 +9,9 @@
  */
 
 import { shownRunState } from '../src/protocol/runStatus';
-import type { WebviewToHost } from '../src/protocol/webview';
+import type { RunSummary, WebviewToHost } from '../src/protocol/webview';
 import { h, replaceChildren } from './dom';
-import { formatBackend, formatLoss, formatPercent } from '../src/common/format';
+import { formatBackend, formatCompact, formatLoss, formatPercent } from '../src/common/format';
 import type { PanelContext } from './panels/panel';
 
 const THEMES = [
@@ -73,21 +74,22 @@ export class RunHeader {
     // The rule the Runs view uses too: a live run shows the last step it streamed; any other
     // run its last checkpoint's (an interrupted run resumes there). In the editor the host has
     // applied it already; the report page applies it to what run.json says.
-    // A selection's attention (Show Attention for Selection) is a picture of one step, not the run training.
-    const isSelection = run.snapshots.length > 0 && run.snapshots.every((x) => x.source === 'selection');
-    const isLive = this.ctx.host.interactive && !isSelection && (s.status === 'training' || s.status === 'paused');
-    const shown = isSelection ? { status: s.status, step: s.step } : shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
-    const parts = [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
+    const isLive = this.ctx.host.interactive && (s.status === 'training' || s.status === 'paused');
+    const shown = shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
+    // A start cancelled while its data was read trained nothing: it reads "cancelled", not failed.
+    const cancelled = run.failure?.code === 'cancelled';
+    const parts = cancelled ? [`cancelled before training started (${run.failure?.message ?? ''})`] : importedParts(s, shown.step, isLive) ?? [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
     if (s.model) parts.push(formatBackend(s.model.backend));
+    if (s.imported && shown.step > 0) parts.push(`imported from ${s.imported.layout}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {
       const p = run.preparing;
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
     }
-    if (run.failure) parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
+    if (run.failure && !cancelled) parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
     this.status.textContent = parts.join(' · ');
-    this.status.classList.toggle('error', run.failure !== null);
+    this.status.classList.toggle('error', run.failure !== null && !cancelled);
     const buttons: HTMLElement[] = [];
     if (isLive) {
       const act = (action: 'pause' | 'resume' | 'stop', label: string): HTMLElement =>
@@ -96,4 +98,14 @@ export class RunHeader {
     }
     replaceChildren(this.controls, ...buttons);
   }
+}
+
+/**
+ * How an imported model that has not trained here reads: "imported · Hugging Face GPT-2 ·
+ * 124M parameters · not trained here" — no step counter and no training state, which it
+ * never had. Null for any other run (or once it was fine-tuned, or while it trains).
+ */
+function importedParts(s: RunSummary, step: number, live: boolean): string[] | null {
+  if (!s.imported || step > 0 || live || s.status === 'failed') return null;
+  return ['imported', s.imported.layout, ...(s.model ? [`${formatCompact(s.model.params)} parameters`] : []), 'not trained here'];
 }

@@ -1,6 +1,7 @@
 /**
  * The dashboard's data: every run it knows (summary, step columns, evaluations, attention
- * snapshots) and the playground's decode, logit-lens and ablation sessions, updated only by validated HostToWebview
+ * snapshots, the attention of a text with its model) and the playground's decode, logit-lens
+ * and ablation sessions, updated only by validated HostToWebview
  * messages. `apply` returns what changed (so panels redraw only that) and the problems a
  * message had — out-of-order steps, updates for unknown runs, answers to decodes never
  * requested — which the page shows in its error banner instead of drawing nonsense.
@@ -12,7 +13,7 @@
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../src/protocol/analysis';
 import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
 import type { EvaluationRecord } from '../src/protocol/evaluation';
-import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../src/protocol/model';
+import type { AttentionMapData, AttentionSnapshot, AttentionStack, DecodeOutput, DecodeParams } from '../src/protocol/model';
 import type { WorkerToHost } from '../src/protocol/trainingWorker';
 import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
 import { HeadHistory } from './headHistory';
@@ -35,12 +36,36 @@ export interface RunEntry {
   lastLog: { readonly level: 'info' | 'warn'; readonly message: string } | null;
   /** What the worker is doing before the first step (reading, tokenizer, encoding); null once training. */
   preparing: PrepareProgress | null;
+  /** The attention of a text with this run's model (the Attention and Heads tabs' text box, Show Attention for Selection). */
+  inspection: Inspection | null;
   /** Bumped on every change, so views can skip redraws. */
   revision: number;
 }
 
+/** The attention of a text with one run's model, as asked and as answered. */
+export interface Inspection {
+  readonly id: number;
+  readonly runId: string;
+  readonly text: string;
+  snapshot: AttentionSnapshot | null;
+  error: ErrorData | null;
+  /** The text's head scores as a one-row history, drawn like training's. */
+  heads: HeadHistory | null;
+  /** Whole maps of layers whose overview was shown, by `stack.layer` (asked for one at a time). */
+  readonly layers: Map<string, AttentionMapData>;
+  /** Layer requests in flight: request id → `stack.layer`. */
+  readonly pendingLayers: Map<number, string>;
+  /** Layers whose request failed, with why. */
+  readonly failedLayers: Map<string, string>;
+}
+
+/** The key of a layer in an inspection's maps. */
+export function layerKey(stack: AttentionStack, layer: number): string {
+  return `${stack}.${layer}`;
+}
+
 /** Which parts of a run changed. */
-export type RunPart = 'steps' | 'evals' | 'evaluations' | 'snapshots' | 'status';
+export type RunPart = 'steps' | 'evals' | 'evaluations' | 'snapshots' | 'status' | 'inspection';
 
 /** A playground decode as it streams in. */
 export interface DecodeSession {
@@ -65,7 +90,9 @@ export type StoreEvent =
   | { readonly kind: 'analysis'; readonly id: number }
   | { readonly kind: 'show'; readonly runId: string | null; readonly tab: DashboardTab }
   /** The host's active run changed: show it (the tab stays). */
-  | { readonly kind: 'select'; readonly runId: string };
+  | { readonly kind: 'select'; readonly runId: string }
+  /** The host computed the attention of a text for a run (Show Attention for Selection): show it, not the training snapshots. */
+  | { readonly kind: 'inspected'; readonly runId: string };
 
 /** Result of applying one message. */
 export interface ApplyResult {
@@ -85,7 +112,7 @@ function entryOf(state: RunState): { entry: RunEntry; skipped: number } {
   const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => a.step - b.step);
   const snapshots = sortByStep(state.snapshots);
   const heads = HeadHistory.of(snapshots, state.headScores ?? []);
-  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), evaluations: [...(state.evaluations ?? [])], snapshots, heads, failure: null, lastLog: null, preparing: null, revision: 0 };
+  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), evaluations: [...(state.evaluations ?? [])], snapshots, heads, failure: null, lastLog: null, preparing: null, inspection: null, revision: 0 };
   return { entry, skipped };
 }
 
@@ -101,6 +128,10 @@ export class DashboardStore {
   private nextDecodeId = 1;
   private readonly analyses = new Map<number, AnalysisSession>();
   private nextAnalysisId = 1;
+  /** Ids of inspection and layer requests, shared (one counter, so an answer names one request). */
+  private nextInspectionId = 1;
+  /** The run of each inspection or layer request id. */
+  private readonly inspectionRuns = new Map<number, string>();
   /** The run the host asked to select (null: the first). */
   preferredRunId: string | null = null;
   /** Whether a dashboard/didLoadRuns arrived. */
@@ -141,16 +172,58 @@ export class DashboardStore {
     return s;
   }
 
+  /**
+   * Starts the attention of `text` with run `runId`'s model: it replaces what the run showed
+   * for another text. Its id goes in the attend/request.
+   */
+  beginInspection(runId: string, text: string): Inspection | null {
+    const r = this.runMap.get(runId);
+    if (!r) return null;
+    const insp = this.inspectionOf(runId, text, this.nextInspectionId++);
+    this.inspectionRuns.set(insp.id, runId);
+    r.inspection = insp;
+    r.revision++;
+    return insp;
+  }
+
+  /** Asks for the whole map of one layer of the run's inspection; null when it is there or on its way. */
+  beginLayer(insp: Inspection, stack: AttentionStack, layer: number): number | null {
+    const key = layerKey(stack, layer);
+    if (insp.layers.has(key) || insp.failedLayers.has(key) || [...insp.pendingLayers.values()].includes(key)) return null;
+    const id = this.nextInspectionId++;
+    insp.pendingLayers.set(id, key);
+    this.inspectionRuns.set(id, insp.runId);
+    return id;
+  }
+
+  private inspectionOf(runId: string, text: string, id: number): Inspection {
+    return { id, runId, text, snapshot: null, error: null, heads: null, layers: new Map(), pendingLayers: new Map(), failedLayers: new Map() };
+  }
+
+  /** The run's current inspection that request `id` belongs to (as the inspection itself or one of its layers), or null when it was replaced. */
+  private inspectionFor(id: number): Inspection | null {
+    const insp = this.runMap.get(this.inspectionRuns.get(id) ?? '')?.inspection ?? null;
+    return insp && (insp.id === id || insp.pendingLayers.has(id)) ? insp : null;
+  }
+
+  private setInspected(insp: Inspection, snapshot: AttentionSnapshot): void {
+    insp.snapshot = snapshot;
+    insp.heads = HeadHistory.of([snapshot]);
+  }
+
   /** Applies one validated message. */
   apply(msg: HostToWebview): ApplyResult {
     switch (msg.type) {
       case 'dashboard/didLoadRuns': {
+        // A reload (a run renamed, deleted, added) keeps what each run's text showed: it is that run's.
+        const inspections = new Map([...this.runMap].map(([id, r]) => [id, r.inspection]));
         this.runMap.clear();
         const problems: string[] = [];
         for (const r of msg.runs) {
           if (this.runMap.has(r.run.id)) problems.push(`dashboard/didLoadRuns lists run ${JSON.stringify(r.run.id)} twice; the second copy was ignored.`);
           else {
             const { entry, skipped } = entryOf(r);
+            entry.inspection = inspections.get(r.run.id) ?? null;
             this.runMap.set(r.run.id, entry);
             if (skipped > 0) problems.push(`Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in increasing order and were left out.`);
           }
@@ -207,6 +280,35 @@ export class DashboardStore {
       case 'dashboard/show':
         if (msg.runId !== null && !this.runMap.has(msg.runId)) return { events: [], problems: [`dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
         return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
+      case 'attend/didFinish':
+      case 'attend/didFail':
+      case 'attendLayer/didFinish':
+      case 'attendLayer/didFail': {
+        if (!this.inspectionRuns.has(msg.id)) return { events: [], problems: [`${msg.type} for ${msg.id}, which this page never requested; ignored.`] };
+        const insp = this.inspectionFor(msg.id);
+        this.inspectionRuns.delete(msg.id);
+        if (!insp) return { events: [], problems: [] }; // another text replaced it meanwhile
+        const events: StoreEvent[] = [{ kind: 'run', runId: insp.runId, parts: ['inspection'] }];
+        if (msg.type === 'attend/didFinish') this.setInspected(insp, msg.snapshot);
+        else if (msg.type === 'attend/didFail') insp.error = msg.error;
+        else {
+          const key = insp.pendingLayers.get(msg.id) as string;
+          insp.pendingLayers.delete(msg.id);
+          if (msg.type === 'attendLayer/didFinish') insp.layers.set(key, msg.map);
+          else insp.failedLayers.set(key, msg.error.message);
+        }
+        (this.runMap.get(insp.runId) as RunEntry).revision++;
+        return { events, problems: [] };
+      }
+      case 'dashboard/didAttend': {
+        const r = this.runMap.get(msg.runId);
+        if (!r) return { events: [], problems: [`dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
+        const insp = this.inspectionOf(msg.runId, msg.snapshot.text ?? '', this.nextInspectionId++);
+        this.setInspected(insp, msg.snapshot);
+        r.inspection = insp;
+        r.revision++;
+        return { events: [{ kind: 'run', runId: msg.runId, parts: ['inspection'] }, { kind: 'inspected', runId: msg.runId }], problems: [] };
+      }
       case 'dashboard/didSetActiveRun':
         // A run this page does not list (yet) is not a problem: the next run list brings it.
         return { events: this.runMap.has(msg.runId) ? [{ kind: 'select', runId: msg.runId }] : [], problems: [] };

@@ -31,8 +31,8 @@ export interface SvgHeatmap {
 
 
 /**
- * A heatmap as SVG: a title, the column title and every column token (rotated to read
- * bottom-up, as on screen), the row title and every row token, one `<rect>` per cell, and a
+ * A heatmap as SVG: a title, the column title and every column token (written vertically,
+ * as on screen: CJK upright), the row title and every row token, one `<rect>` per cell, and a
  * colour key. Cells are 10–40 px so that every token is labelled, whatever the map’s size; a long title wraps.
  */
 export function heatmapSvg(m: SvgHeatmap): SvgDoc {
@@ -59,7 +59,8 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
   out.push(`<text class="row-title" transform="translate(14 ${n2(top + gh / 2)}) rotate(-90)" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.rowTitle)}</text>`);
   const label = (l: string, attrs: string): string => `<text ${attrs}${m.isPad(l) ? ` ${paint('fill', m.padColor)} font-style="italic"` : ''}>${escapeXml(l)}</text>`;
   out.push(`<g class="col-labels" font-size="${font}" ${paint('fill', style.text)}>`);
-  m.colLabels.forEach((l, s) => out.push(label(l, `transform="translate(${n2(left + (s + 0.5) * cell + font / 3)} ${n2(top - 4)}) rotate(-90)"`)));
+  // Vertical writing, as on screen: Latin turns sideways, CJK stays upright; each label ends at the map.
+  m.colLabels.forEach((l, s) => out.push(label(l, `x="${n2(left + (s + 0.5) * cell)}" y="${n2(top - 4)}" writing-mode="vertical-rl" text-anchor="end"`)));
   out.push('</g>');
   out.push(`<g class="row-labels" font-size="${font}" text-anchor="end" ${paint('fill', style.text)}>`);
   m.rowLabels.forEach((l, t) => out.push(label(l, `x="${n2(left - 4)}" y="${n2(top + (t + 0.5) * cell + font / 3)}"`)));

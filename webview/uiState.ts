@@ -30,8 +30,12 @@ export interface UiState {
   runId: string | null;
   /** `per`: the loss axis in nats per token, or in bits per UTF-8 byte (runs of different tokenizers compare there). */
   curves: { x: XMode; log: boolean; smoothing: number; compare: string[]; per: LossUnit };
-  /** stack: the attention shown; snapshot: index into the run's snapshots, or -1 to follow the latest. */
-  attention: { stack: AttentionStack; layer: number; head: number; snapshot: number; scale: RampScale };
+  /**
+   * stack: the attention shown; snapshot: index into the run's snapshots, or -1 to follow the
+   * latest; view: the Attention and Heads tabs show the training snapshots or the model on
+   * the user's text (inspectBar.ts).
+   */
+  attention: { stack: AttentionStack; layer: number; head: number; snapshot: number; scale: RampScale; view: 'training' | 'text' };
   masks: { batch: number };
   /**
    * The Heads view: the score that ranks, filters and marks (`stack` · `score`), its threshold,
@@ -49,6 +53,10 @@ export interface UiState {
   playgroundOff: Record<string, string[]>;
   /** Candidates the logit lens and the ablation show per position. */
   lensTopK: number;
+  /** The Attention and Heads tabs' text per run id (the run's model reads it). */
+  inspectTexts: Record<string, string>;
+  /** Runs the playground decodes side by side with the selected one (run ids). */
+  playgroundCompare: string[];
 }
 
 /** Most runs whose playground text is kept. */
@@ -61,7 +69,7 @@ export function defaultUiState(): UiState {
     tab: 'curves',
     runId: null,
     curves: { x: 'step', log: true, smoothing: 0.6, compare: [], per: 'token' },
-    attention: { stack: 'decoder.self', layer: 0, head: 0, snapshot: -1, scale: 'linear' },
+    attention: { stack: 'decoder.self', layer: 0, head: 0, snapshot: -1, scale: 'linear', view: 'training' },
     masks: { batch: 0 },
     heads: { stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true },
     playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
@@ -69,6 +77,8 @@ export function defaultUiState(): UiState {
     playgroundTargets: {},
     playgroundOff: {},
     lensTopK: 5,
+    inspectTexts: {},
+    playgroundCompare: [],
   };
 }
 
@@ -121,6 +131,7 @@ export function sanitizeUiState(raw: unknown): UiState {
       head: pick(a.head, isInt(0), 0),
       snapshot: pick(a.snapshot, isInt(-1), -1),
       scale: pick(a.scale, isOneOf(['linear', 'sqrt']), d.attention.scale),
+      view: pick(a.view, isOneOf(['training', 'text']), d.attention.view),
     },
     masks: { batch: pick(m.batch, isInt(0), 0) },
     heads: {
@@ -146,6 +157,8 @@ export function sanitizeUiState(raw: unknown): UiState {
     playgroundTargets: perRun(o.playgroundTargets, (x): x is string => typeof x === 'string'),
     playgroundOff: perRun(o.playgroundOff, (x): x is string[] => Array.isArray(x) && x.every((k) => typeof k === 'string' && HEAD_KEY.test(k))),
     lensTopK: pick(o.lensTopK, isInt(1, 50), d.lensTopK),
+    inspectTexts: perRun(o.inspectTexts, (x): x is string => typeof x === 'string'),
+    playgroundCompare: Array.isArray(o.playgroundCompare) ? o.playgroundCompare.filter((x): x is string => typeof x === 'string').slice(0, MAX_PLAYGROUND_INPUTS) : [],
   };
 }
 

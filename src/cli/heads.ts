@@ -1,5 +1,6 @@
 /**
- * `attention-lab heads`: what each attention head does at one snapshot step — previous-token,
+ * `attention-lab heads`: what each attention head does — at a snapshot step, or measured now
+ * on a text or (a run without snapshots) on the diagnostic sequences — previous-token,
  * first-token, diagonal, induction and entropy for self-attention, diagonal and anti-diagonal
  * alignment for cross-attention — and, with --ablate, how much the model relies on it: the
  * change in validation loss when that head alone is switched off. A table, or with --json one
@@ -10,24 +11,33 @@
 
 import { EngineError } from '../engine/errors';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
-import { headsOfRun } from '../lab/inference/heads';
+import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
+import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
 import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
+import { openRun } from '../lab/runs/openRun';
+import type { Backend } from '../engine/backend';
 import type { HeadScoreData } from '../protocol/model';
 import { headScoresCsv } from '../common/csv';
+import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { BACKEND_FLAG, RUN_FLAG, backendOf, runDirOf } from './runFlags';
 
-export const HEADS_HELP = `attention-lab heads --run DIR [--step N] [--ablate] [--json | --csv]
-  Scores of every attention head at a snapshot step (default: the last one). Self-attention:
-  previousToken, firstToken (BOS sink), diagonal, induction (on random tokens repeated
-  twice), entropy (nats); cross-attention: diagonal (copy) and antiDiagonal (reverse).
+export const HEADS_HELP = `attention-lab heads --run DIR [--step N | --text TEXT] [--ablate] [--json | --csv]
+  Scores of every attention head. Self-attention: previousToken, firstToken (BOS sink),
+  diagonal, induction (on random tokens repeated twice), entropy (nats); cross-attention:
+  diagonal (copy) and antiDiagonal (reverse).
+  Measured on: a training snapshot (--step N, default the last one); with --text, the model
+  now on TEXT (cut to the context; an encoder-decoder reads it as the source); a run without
+  snapshots (an imported model) without --text: the model now on the run's diagnostic
+  sequences. Induction is always the mean over the diagnostic sequences.
   --ablate   also each head's importance: the validation loss (the run's validation batches,
              no label smoothing, as \`eval\`) with that head's output zeroed, minus the loss
              with every head on. Positive: the model relies on it. Runs without head scores
              (made before they existed) still get this column.
-  --json     prints {"step": N, "heads": [{"stack", "layer", "head", "scores", "deltaLoss"?}, …]}
-             (with --ablate also "baseLoss"), layers and heads from 1.
+  --json     prints {"step": N, "measuredOn": "snapshot" | "text" | "diagnostic",
+             "heads": [{"stack", "layer", "head", "scores", "deltaLoss"?}, …]} (with --ablate
+             also "baseLoss"), layers and heads from 1.
   --csv      prints the table as CSV (step, stack, layer, head, previousToken, firstToken,
              diagonal, antiDiagonal, induction, entropy[, deltaLoss]) — the same columns as
              the dashboard's head-score export; a score a head's kind lacks is left empty.`;
@@ -64,37 +74,51 @@ function table(rows: readonly HeadRow[]): string[] {
   return lines;
 }
 
-/** The scores at `step`, or null (with the reason) when --ablate may go on without them. */
-function scoresOf(runDir: string, step: number | null, ablate: boolean): { step: number | null; heads: readonly HeadScoreData[]; note: string | null } {
+/** What the scores were measured on, for the table's title. */
+const MEASURED_ON: Readonly<Record<HeadsMeasuredOn, string>> = {
+  snapshot: 'the training snapshot',
+  text: 'the text',
+  diagnostic: "the run's diagnostic sequences (no snapshots: measured now)",
+};
+
+/** The scores to print (see HEADS_HELP), or none with the reason when --ablate may go on without them. */
+function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate: boolean): { s: HeadsAtStep | null; note: string | null } {
+  const text = f.str('text');
+  if (text !== undefined && f.has('step')) throw new UsageError('--text measures the heads now and --step reads a snapshot; pick one.');
+  if (text !== undefined) return { s: headsOfText(openRun(runDir, backend(), 1), text), note: null };
+  if (!f.has('step') && !hasSnapshots(runDir)) return { s: headsOnDiagnostics(openRun(runDir, backend(), 1)), note: null };
   try {
-    return { ...headsOfRun(runDir, step), note: null };
+    return { s: headsOfRun(runDir, f.has('step') ? f.int('step', 0, 0) : null), note: null };
   } catch (e) {
-    if (!ablate || step !== null || !EngineError.is(e, 'input/invalid')) throw e;
-    return { step: null, heads: [], note: e.message };
+    if (!ablate || f.has('step') || !EngineError.is(e, 'input/invalid')) throw e;
+    return { s: null, note: e.message };
   }
 }
 
 /** Runs `heads`. Returns the exit code. */
 export async function headsCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('heads', argv, { ...RUN_FLAG, step: { type: 'string' }, ablate: { type: 'boolean' }, ...BACKEND_FLAG, csv: { type: 'boolean' } });
+  const f = parseFlags('heads', argv, { ...RUN_FLAG, step: { type: 'string' }, text: { type: 'string' }, ablate: { type: 'boolean' }, ...BACKEND_FLAG, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(HEADS_HELP);
   const runDir = runDirOf(f, ctx, 'heads');
   const ablate = f.bool('ablate');
   const json = f.bool('json');
   const csv = f.bool('csv');
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
+  let backend: Backend | null = null;
+  const theBackend = (): Backend => (backend ??= backendOf(f));
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
-  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, backendOf(f)));
+  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, theBackend()));
   if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
-  const s = scoresOf(runDir, f.has('step') ? f.int('step', 0, 0) : null, ablate);
+  const { s, note } = scoresOf(runDir, f, theBackend, ablate);
+  const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();
-  for (const h of s.heads) {
+  for (const h of s?.heads ?? []) {
     const row: HeadRow = { stack: h.stack, layer: h.layer + 1, head: h.head + 1, scores: h.scores };
     rows.set(key(row), row);
   }
   let baseLoss: number | null = null;
   if (ablate) {
-    const { run: opened, batches } = await openRunWithValidation(runDir, backendOf(f));
+    const { run: opened, batches } = await openRunWithValidation(runDir, theBackend());
     if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
     if (!json && !csv) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
     const r = headImportance(opened.model, batches);
@@ -106,16 +130,17 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   }
   const heads = [...rows.values()];
   if (json) {
-    ctx.out(JSON.stringify({ step: s.step, ...(baseLoss !== null ? { baseLoss } : {}), heads }));
+    ctx.out(JSON.stringify({ step, ...(s ? { measuredOn: s.on } : {}), ...(baseLoss !== null ? { baseLoss } : {}), heads }));
     return 0;
   }
   if (csv) {
     // The CSV ends with a line break; `out` adds one of its own.
-    ctx.out(headScoresCsv(heads.map((h) => ({ step: s.step, ...h }))).replace(/\r\n$/, ''));
+    ctx.out(headScoresCsv(heads.map((h) => ({ step, ...h }))).replace(/\r\n$/, ''));
     return 0;
   }
-  if (s.note) ctx.err(`No head scores: ${s.note}`);
-  ctx.out(`${s.step !== null ? `Head scores at step ${s.step}` : 'Heads'} (layer and head from 1; entropy in nats)${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`);
+  if (note) ctx.err(`No head scores: ${note}`);
+  if (s?.truncation) ctx.err(s.truncation);
+  ctx.out(`${s ? `Head scores at step ${s.step} on ${MEASURED_ON[s.on]}` : 'Heads'} (layer and head from 1; entropy in nats)${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`);
   for (const line of table(heads)) ctx.out(line);
   return 0;
 }

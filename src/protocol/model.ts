@@ -8,7 +8,7 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, f32, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8, variants } from './schema';
+import { arrayOf, bool, f32, f32OrU8, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8, variants } from './schema';
 import { modelKind } from './data';
 
 /**
@@ -79,14 +79,24 @@ export type AttentionStack = (typeof ATTENTION_STACKS)[number];
 export const ATTENTION_STACKS = ['encoder.self', 'decoder.self', 'decoder.cross'] as const;
 export const attentionStack = oneOf(...ATTENTION_STACKS);
 
-/** Attention probabilities of one layer for the probe sample: [heads, rows, cols]. */
+/**
+ * Attention probabilities of one layer: [heads, rows, cols]. `data` holds the probabilities
+ * (Float32Array: training snapshots) or their 8-bit square-root codes (Uint8Array: the
+ * attention of a text); src/common/attentionCodec.ts reads both.
+ */
 export type AttentionMapData = Infer<typeof attentionMapData>;
 export const attentionMapData = refine(
   obj({
     stack: attentionStack,
     layer: nonNegInt,
     shape: tuple('[heads, rows, cols]', nonNegInt, nonNegInt, nonNegInt),
-    data: f32,
+    data: f32OrU8,
+    /**
+     * Set on an overview of a longer map: each cell is the largest weight of a `pool` × `pool`
+     * block of positions, `shape` the blocks' (⌈rows/pool⌉, ⌈cols/pool⌉); the tokens on the
+     * axes are the full map's. The full map is asked for when it is looked at.
+     */
+    pool: optional(posInt),
   }),
   (m, p) => fills(m.data, m.shape, p),
 );
@@ -136,10 +146,13 @@ export const attentionSnapshot = obj({
   headScores: optional(arrayOf(headScoreData)),
   /**
    * What the maps and the positional scores are of: the run's probe sample (training
-   * snapshots; the default when absent) or a text the user selected (Show Attention for
-   * Selection). Induction is always measured on the run's diagnostic sequences.
+   * snapshots; the default when absent) or a text the user gave (the Attention tab's text
+   * box, Show Attention for Selection). Induction is always measured on the run's diagnostic
+   * sequences.
    */
   source: optional(oneOf('probe', 'selection')),
+  /** The text itself (source 'selection'), as the user gave it. */
+  text: optional(str),
 });
 
 /** Options of one playground decode. */

@@ -1,7 +1,7 @@
 /**
  * Extension host ⇄ model worker (src/lab/workers/modelWorker.ts): requests (decode,
- * score, attention, export, speed calibration, evaluation on test files, logit lens, head
- * ablation, drawing a PyTorch run's pending snapshots), each answered by
+ * score, attention and one layer of it, export, speed calibration, evaluation on test files,
+ * logit lens, head ablation, drawing a PyTorch run's pending snapshots), each answered by
  * exactly one `model/did*` response with the same id, or `model/didFail`; a decode streams
  * `model/didToken` and a long evaluation `model/didProgress` before its answer. Each message
  * is one table entry: its type and its validator both come from it (schema.ts `messages`).
@@ -12,7 +12,7 @@
 import type { Infer } from './schema';
 import { arrayOf, bool, finiteOrNaN, i32Shared, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, str, variants } from './schema';
 import { errorData, skippedFile, trainSpec } from './data';
-import { attentionSnapshot, decodeOutput, decodeParams } from './model';
+import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams } from './model';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { bleuTokenize, evalDecoding, evaluationRecord, translationScores } from './evaluation';
 
@@ -119,6 +119,8 @@ export const hostToModelWorker = messages({
   'model/decode': { id: nonNegInt, runDir: str, params: decodeParams },
   'model/score': { id: nonNegInt, runDir: str, source: nullable(str), text: str },
   'model/attend': { id: nonNegInt, runDir: str, text: str },
+  /** One layer's whole map of the attention of `text` (after `model/attend` sent its overview). */
+  'model/attendLayer': { id: nonNegInt, runDir: str, text: str, stack: attentionStack, layer: nonNegInt },
   /** force: replace a non-empty `<outDir>/<run name>`. */
   'model/export': { id: nonNegInt, runDir: str, outDir: str, force: bool },
   'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
@@ -161,6 +163,7 @@ export const modelWorkerToHost = messages({
   'model/didDecode': { id: nonNegInt, output: decodeOutput },
   'model/didScore': { id: nonNegInt, output: scoreOutput },
   'model/didAttend': { id: nonNegInt, snapshot: attentionSnapshot },
+  'model/didAttendLayer': { id: nonNegInt, map: attentionMapData },
   'model/didExport': { id: nonNegInt, output: exportOutput },
   'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
   /** Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes (`model/import`). */

@@ -139,6 +139,10 @@ export const f32: Schema<Float32Array> = define((v, p) => {
 export const u8: Schema<Uint8Array> = define((v, p) => {
   if (!(v instanceof Uint8Array)) fail(p, 'a Uint8Array', v);
 });
+/** Float32Array or Uint8Array (attention probabilities, or their 8-bit codes: src/common/attentionCodec.ts). */
+export const f32OrU8: Schema<Float32Array | Uint8Array> = define((v, p) => {
+  if (!(v instanceof Float32Array) && !(v instanceof Uint8Array)) fail(p, 'a Float32Array or a Uint8Array', v);
+});
 /**
  * At least one Int32 on a SharedArrayBuffer: a flag that one thread stores and another,
  * busy computing, reads (`SharedArrayBuffer` is looked up only when a value is checked, so

@@ -1,7 +1,7 @@
 /**
  * Host ⇄ dashboard (webview/; its hosts are the extension's panel and the report page's
- * loader): runs to draw, forwarded training events, decodes, logit lenses and ablations, and
- * the dashboard's requests.
+ * loader): runs to draw, forwarded training events, decodes, the attention of a text, logit
+ * lenses and ablations, and the dashboard's requests.
  * Each message is one table entry: its type and its validator both come from it (schema.ts
  * `messages`). The dashboard bundles this file, so it stays free of Node and of the model
  * worker's channel.
@@ -13,7 +13,7 @@ import type { Infer } from './schema';
 import { arrayOf, bool, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, refine, str } from './schema';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
-import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
+import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
 import { evaluationRecord } from './evaluation';
 
@@ -40,6 +40,8 @@ export const runSummary = obj({
   training: optional(trainSpec.fields.training),
   /** The tokenizer's kind and vocabulary size (the model's rows), for comparing runs. */
   tokenizer: optional(obj({ type: oneOf('char', 'bpe'), vocabSize: posInt })),
+  /** Set for a run made by importing a checkpoint: its layout, for people ("Hugging Face GPT-2"), and the file. */
+  imported: optional(obj({ layout: str, from: str })),
 });
 
 /** Everything the dashboard needs to draw one run from scratch (restore, report, overlay). */
@@ -84,6 +86,13 @@ export const hostToWebview = messages({
   'ablate/didFail': { id: nonNegInt, error: errorData },
   /** The active run changed elsewhere (Runs view, status bar, a command's quick pick): show it. */
   'dashboard/didSetActiveRun': { runId: str },
+  /** Answers to attend/request (the attention of a text: every map, an overview of a long one) and attendLayer/request. */
+  'attend/didFinish': { id: nonNegInt, snapshot: attentionSnapshot },
+  'attend/didFail': { id: nonNegInt, error: errorData },
+  'attendLayer/didFinish': { id: nonNegInt, map: attentionMapData },
+  'attendLayer/didFail': { id: nonNegInt, error: errorData },
+  /** The attention of a text the host computed (Show Attention for Selection): the run's, shown in its Attention tab. */
+  'dashboard/didAttend': { runId: str, snapshot: attentionSnapshot },
 });
 
 /** What the dashboard can export: an image (PNG, sent as base64), a vector image, a table. */
@@ -129,6 +138,10 @@ export const webviewToHost = messages({
   'ablate/request': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
   /** The user picked a run in the header's picker: it becomes the active run the commands use. */
   'dashboard/didSelectRun': { runId: str },
+  /** The attention of `text` with the model of the run folder `runDir` (the model worker's model/attend). */
+  'attend/request': { id: nonNegInt, runDir: str, text: str },
+  /** One layer's whole map of that attention (model/attendLayer), when its overview is shown. */
+  'attendLayer/request': { id: nonNegInt, runDir: str, text: str, stack: attentionStack, layer: nonNegInt },
 });
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */

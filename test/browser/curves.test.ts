@@ -86,26 +86,18 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.close();
   });
 
-  it("shows a selection's attention with its run's own state and planned steps, without live controls", async () => {
+  it("shows a selection's attention in its own run, whose header keeps the run's state and planned steps", async () => {
     const { page, log } = await openDashboard(browser);
-    const base = paddedRun('stopped-run', 5);
+    const base = paddedRun('stopped-run', 6);
     const snap = base.snapshots[0];
     if (!snap) throw new Error('the synthetic run has no snapshot');
-    const entry = (status: 'stopped' | 'training'): RunState => ({
-      ...base,
-      run: { ...base.run, id: `sel-${status}`, name: `${status} · selection "the cat"`, status, step: 55, totalSteps: 3000, bestValLoss: null, data: null },
-      steps: [],
-      evals: [],
-      snapshots: [{ ...snap, step: 55, source: 'selection' }],
-    });
-    await send(page, { type: 'dashboard/didLoadRuns', runs: [entry('stopped'), entry('training')], selectedId: 'sel-stopped' });
+    const run: RunState = { ...base, evals: [], run: { ...base.run, status: 'stopped', step: 55, totalSteps: 3000, bestValLoss: null, data: null } };
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'stopped-run' });
+    await send(page, { type: 'dashboard/didAttend', runId: 'stopped-run', snapshot: { ...snap, step: 55, source: 'selection', text: 'the cat' } });
     await frames(page);
     expect(await page.locator('.run-status').textContent()).toContain('stopped · step 55 of 3000');
-    await page.selectOption('#run-picker', 'sel-training');
-    await frames(page);
-    // Not "interrupted" (its run trains now) and no Pause / Stop: the entry is one step's picture.
-    expect(await page.locator('.run-status').textContent()).toContain('training · step 55 of 3000');
     expect(await page.locator('.run-controls button').count()).toBe(0);
+    expect(await page.locator('#run-picker option').count()).toBe(1); // no extra entry beside the run
     clean(log);
     await page.close();
   });

@@ -86,15 +86,22 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
     });
   }
 
-  it('says when the scores are of a selected text (Show Attention for Selection)', async () => {
+  it('shows the scores of a text the host measured (Show Attention for Selection) in the run itself, and its training scores a click away', async () => {
     const { page, log } = await openDashboard(browser);
-    const base = scoredRun('sel', L, H, 0);
-    const selection = { ...base, run: { ...base.run, status: 'completed' as const, name: 'run · selection "the cat"' }, steps: [], snapshots: [{ ...scoredSnapshot(700, L, H), source: 'selection' as const }] };
-    await send(page, { type: 'dashboard/didLoadRuns', runs: [selection], selectedId: 'sel' });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [scoredRun('sel', L, H, 1000)], selectedId: 'sel' });
     await tab(page, 'heads');
-    expect(await page.locator('.heads-note').textContent()).toContain('measured on the selected text');
+    await send(page, { type: 'dashboard/didAttend', runId: 'sel', snapshot: { ...scoredSnapshot(700, L, H), source: 'selection', text: 'the cat' } });
+    expect(await page.locator('.heads-note').textContent()).toContain('measured on your text');
+    expect(await page.locator('#panel-heads .inspect-status').textContent()).toContain('on your text');
     expect((await page.locator(`${cell(1, 2)} .heads-value`).allTextContents())[3]).toBe(formatNumber(inductionAt(700), 2));
     expect(await painted(page, `${cell(1, 2)} canvas`)).toBe(true); // one point: a dot per band
+    expect(await page.locator('#panel-heads .timeline').isVisible()).toBe(false);
+    // The run's own training scores, a click away: the picker never named another run.
+    await page.locator('#panel-heads .inspect-bar button[data-view="training"]').click();
+    await frames(page);
+    expect(await page.locator('.heads-note').textContent()).toContain("the run's probe sample");
+    expect((await page.locator(`${cell(1, 2)} .heads-value`).allTextContents())[3]).toBe(formatNumber(inductionAt(1000), 2));
+    expect(await page.locator('#run-picker option').allTextContents()).toEqual(['sel (decoder-only)']);
     clean(log);
     await page.close();
   });

@@ -13,6 +13,7 @@ import type { RunState } from '../../src/protocol/webview';
 import { showToken } from '../../webview/format';
 import { formatPercent } from '../../src/common/format';
 import { decodeArrays } from '../../src/common/wireCodec';
+import { clean } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
@@ -59,6 +60,59 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
   });
   afterAll(async () => {
     await browser?.close();
+  });
+
+  it('decodes the same prompt through two runs side by side: one column each, with its tokens and its next-token lens', async () => {
+    const other: RunState = { ...dec, run: { ...dec.run, id: '/runs/other', name: 'other run', runDir: '/runs/other' } };
+    const posted: { type: string; id: number; runId?: string; runDir?: string; params?: DecodeParams }[] = [];
+    const { page, log } = await openDashboard(browser, {
+      onPost: async (msg, p) => {
+        const m = msg as unknown as { type: string; id: number; runId?: string; runDir?: string; params?: DecodeParams };
+        if (m.type !== 'decode/request' && m.type !== 'lens/request') return;
+        posted.push(m);
+        if (m.type === 'decode/request') await send(p, { type: 'decode/didFinish', id: m.id, output: { ...decodeDec.output, text: `${m.runId} wrote this` } });
+        else await send(p, { type: 'lens/didFinish', id: m.id, output: { tokens: ['<bos>', 'a'], layers: [{ layer: 0, positions: [{ top: [{ token: 'x', prob: 0.5 }] }, { top: [{ token: m.runDir === '/runs/other' ? 'other' : 'mine', prob: 0.75 }] }] }] } });
+      },
+    });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec, other], selectedId: dec.run.id });
+    await page.click('#tab-playground');
+    await frames(page);
+    // Only runs of the same kind can stand beside it.
+    expect(await page.locator('.pg-compare-run').allTextContents()).toEqual([' other run']);
+    await page.fill('#pg-input', 'To be');
+    await page.check('#pg-compare-\\/runs\\/other');
+    await page.click('.pg-compare button');
+    await until(page, 'document.querySelectorAll(".pg-column").length === 2 && !document.querySelector(".pg-columns").textContent.includes("Decoding…")');
+    const decodes = posted.filter((m) => m.type === 'decode/request');
+    expect(decodes.map((m) => m.runId)).toEqual([dec.run.id, '/runs/other']);
+    expect(decodes.every((m) => m.params?.input === 'To be')).toBe(true);
+    expect(posted.filter((m) => m.type === 'lens/request').map((m) => m.runDir)).toEqual([dec.run.runDir, '/runs/other']);
+    expect(await page.locator('.pg-column h4').allTextContents()).toEqual([`${dec.run.name} (shown above)`, 'other run']);
+    expect(await page.locator('.pg-column .pg-text').allTextContents()).toEqual([`${dec.run.id} wrote this`, '/runs/other wrote this']);
+    expect(await page.locator('.pg-column').nth(1).locator('.pg-output .chip').count()).toBe(decodeDec.output.tokens.length);
+    expect(await page.locator('.pg-column .pg-next code').allTextContents()).toEqual(['mine', 'other']);
+    await screenshot(page, 'playground-side-by-side', true);
+    clean(log);
+    await page.close();
+  });
+
+  it('takes newlines in the prompt box: Enter types one, Ctrl+Enter decodes, and the request keeps them', async () => {
+    const host = fakeHost(decodeDec);
+    const { page, log } = await openDashboard(browser, { onPost: host.onPost });
+    await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
+    await page.click('#tab-playground');
+    await frames(page);
+    await page.click('#pg-input');
+    await page.keyboard.type('First line');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('second line');
+    expect(await page.inputValue('#pg-input')).toBe('First line\nsecond line');
+    expect(host.requests).toHaveLength(0);
+    await page.keyboard.press('Control+Enter');
+    await until(page, 'window.__posted.some((m) => m.type === "decode/request")');
+    expect(host.requests[0]?.params.input).toBe('First line\nsecond line');
+    clean(log);
+    await page.close();
   });
 
   it('sends the settings, streams tokens with probabilities, and shows attention on click', async () => {

@@ -30,9 +30,10 @@ export TMPDIR="$E2E_HOME/tmp"
 started=$(date +%s)
 step() { printf '[e2e setup %4ss] %s\n' "$(( $(date +%s) - started ))" "$*"; }
 
-# 1. Debian packages (root needed only when something is missing).
+# 1. Debian packages (root needed only when something is missing); fonts-noto-cjk so the
+#    screenshots of Japanese text show its characters, not empty boxes.
 missing=()
-for pkg in chromium libkrb5-dev python3-torch libopenblas0-openmp; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+for pkg in chromium libkrb5-dev python3-torch libopenblas0-openmp fonts-noto-cjk; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
 if ((${#missing[@]})); then
   step "apt-get install ${missing[*]}"
   apt-get -o DPkg::Lock::Timeout=900 update -qq

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { sleep } from './lib/codeServer.mjs';
 import { FAST_TRAINING } from './lib/fixtures.mjs';
-import { Workbench, expectVisible } from './lib/workbench.mjs';
+import { Workbench, expectVisible, waitForText } from './lib/workbench.mjs';
 
 const STEP = /step (\d+)\/(\d+)/;
 
@@ -58,10 +58,7 @@ export async function runTokens(page, { shots, log }) {
   await page.keyboard.press('Control+A');
   await wb.runCommand('Attention Lab: Show Attention for Selection');
   const dash = wb.dashboard();
-  const picker = dash.locator('select#run-picker');
-  let chosen = '';
-  for (let i = 0; i < 60 && !chosen.includes('selection'); i++, await sleep(250)) chosen = (await picker.locator('option:checked').textContent({ timeout: 1_000 }).catch(() => '')) ?? '';
-  if (!chosen.includes('selection "Attention lets every')) throw new Error(`the dashboard does not show the selection's attention (picker: ${JSON.stringify(chosen)})`);
+  await waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot'));
   await dash.locator('#tab-attention').click();
   const large = dash.locator('.panel.attention .attn-large');
   await expectVisible(large.locator('.hm-cols .hm-label'), "the heatmap's column labels");

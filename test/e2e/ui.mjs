@@ -7,7 +7,7 @@
 // it saw; screenshots are written to `shots`.
 import path from 'node:path';
 import { sleep } from './lib/codeServer.mjs';
-import { Workbench, expectVisible } from './lib/workbench.mjs';
+import { Workbench, expectVisible, waitForText } from './lib/workbench.mjs';
 
 const STEP = /step (\d+)\/(\d+)/;
 
@@ -145,13 +145,12 @@ export async function runUi(page, { shots, log, reopen }) {
   log(`Score Selection: ${shades} decorated spans`);
   await shot('07-score-selection.png');
 
-  // Show Attention for Selection: the dashboard gets an entry for the selected text.
+  // Show Attention for Selection: the run's own Attention tab shows the text ("Your text").
   await wb.runCommand('Attention Lab: Show Attention for Selection');
-  const picker = wb.dashboard().locator('select#run-picker');
-  let chosen = '';
-  for (let i = 0; i < 60 && !chosen.includes('selection'); i++, await sleep(250)) chosen = (await picker.locator('option:checked').textContent().catch(() => '')) ?? '';
-  log(`dashboard after Show Attention: "${chosen}"`);
-  if (!chosen.includes('selection "Attention lets every')) throw new Error(`the dashboard does not show the selection's attention (picker: ${JSON.stringify(chosen)})`);
+  const said = await waitForText(wb.dashboard().locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot'));
+  log(`dashboard after Show Attention: "${said}"`);
+  const boxed = await wb.dashboard().locator('#attn-text').inputValue();
+  if (!boxed.startsWith('Attention lets every')) throw new Error(`the Attention tab's text box does not hold the selection: ${JSON.stringify(boxed)}`);
 
   // The playground looks inside the model (through the host's model worker): the logit lens of
   // a prompt, then a head switched off and the comparison with every head on.
@@ -171,7 +170,7 @@ export async function runUi(page, { shots, log, reopen }) {
   await shot('08-selection-attention.png');
   // The selection's head scores: positional ones of the text, induction of the diagnostic sequence.
   await wb.dashboard().locator('#tab-heads').click();
-  await expectVisible(wb.dashboard().locator('.heads-note', { hasText: 'measured on the selected text' }), "the Heads tab's note on the selection");
+  await expectVisible(wb.dashboard().locator('.heads-note', { hasText: 'measured on your text' }), "the Heads tab's note on the selection");
   await shot('08b-selection-heads.png');
   await wb.dashboard().locator('#tab-attention').click();
   await expectVisible(wb.dashboard().locator('#tab-attention[aria-selected="true"]'), 'the Attention tab selected before the reload');

@@ -1,17 +1,21 @@
 /**
- * The attention tab: encoder self-, decoder self- and cross-attention of the probe sample, as
- * a layer × head grid plus a large, labelled view of the selected head, with a colour legend,
- * each head's mean entropy, and a timeline slider (with play) over the snapshots taken during
- * training — so one can watch a head learn. When the slider sits at the end it follows new
- * snapshots as they stream in.
+ * The attention tab: encoder self-, decoder self- and cross-attention, as a layer × head grid
+ * plus a large, labelled view of the selected head, with a colour legend and each head's mean
+ * entropy. It shows either the probe sample over training, with a timeline slider (with play)
+ * over the snapshots — so one can watch a head learn; at the end it follows new snapshots as
+ * they stream in — or the model now on a text typed in the bar (inspectBar.ts), for any run.
+ * A long text's maps arrive as max-pooled overviews; the selected layer's whole map is asked
+ * for when it is shown, and the overview stands in (and says so) until it comes.
  *
  * Leaves out: the heatmap drawing (heatmap.ts, heatmapView.ts), the grid (attentionGrid.ts) and
  * the math (attentionMath.ts).
  */
 
+import { probAt } from '../../src/common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack } from '../../src/protocol/model';
 import { ATTENTION_STACKS } from '../../src/protocol/model';
-import { STACK_LABELS, axisTokens, headEntropies, keysAreSource, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
+import type { WebviewToHost } from '../../src/protocol/webview';
+import { STACK_LABELS, axisTokens, blockRange, headEntropies, keysAreSource, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/common/format';
@@ -20,7 +24,9 @@ import { HeatmapView } from '../heatmapView';
 import { exportMenu, imageItems } from '../exportMenu';
 import { exportFileName } from '../exportData';
 import { drawLegend } from '../legend';
-import type { StoreEvent } from '../store';
+import type { Inspection, RunEntry, StoreEvent } from '../store';
+import { layerKey } from '../store';
+import { InspectBar, inspectView } from './inspectBar';
 import { AttentionGrid } from './attentionGrid';
 import type { GridMap } from './attentionGrid';
 import type { Panel, PanelContext } from './panel';
@@ -42,9 +48,13 @@ export class AttentionPanel implements Panel {
   private readonly empty = h('p', { className: 'empty' });
   /** Says when the text was cut to the model's context (Show Attention for a long selection). */
   private readonly truncation = h('p', { className: 'note attn-truncation', attrs: { role: 'note' } });
+  /** Says when the large view shows an overview while the layer's whole map is on its way. */
+  private readonly overviewNote = h('p', { className: 'note attn-overview', attrs: { role: 'note' } });
+  private readonly bar: InspectBar;
+  private readonly timelineBox: HTMLElement;
   private readonly body: HTMLElement;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private readonly entropyCache = new WeakMap<Float32Array, number[]>();
+  private readonly entropyCache = new WeakMap<AttentionMapData['data'], number[]>();
 
   constructor(private readonly ctx: PanelContext) {
     this.slider.addEventListener('input', () => {
@@ -75,15 +85,19 @@ export class AttentionPanel implements Panel {
         'div',
         { className: 'attn-large' },
         h('div', { className: 'caption-row' }, this.caption, exportMenu(ctx.host, 'Export the selected head’s heatmap', () => this.largeItems(), (t) => ctx.problem(t))),
+        this.overviewNote,
         this.large.el,
         this.legend,
       ),
     );
+    this.bar = new InspectBar(ctx, 'attn');
+    this.timelineBox = h('div', { className: 'timeline' }, this.play, this.slider, this.stepLabel);
     this.el = h(
       'section',
       { className: 'panel attention' },
+      this.bar.el,
       h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Attention options' } }, this.stacks, h('label', { attrs: { for: 'attn-scale' } }, 'scale '), this.scaleSel),
-      h('div', { className: 'timeline' }, this.play, this.slider, this.stepLabel),
+      this.timelineBox,
       this.empty,
       this.truncation,
       this.body,
@@ -93,7 +107,7 @@ export class AttentionPanel implements Panel {
   /** PNG and SVG of the whole grid of the shown kind of attention. */
   private gridItems(): ReturnType<typeof imageItems> {
     const run = this.ctx.run();
-    const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
+    const snap = this.shown(run).snap;
     if (!run || !snap) return [];
     const { stack } = this.ctx.ui.attention;
     return imageItems(() => this.grid.svg(`${run.summary.name} · ${STACK_LABELS[stack]} · every layer and head · step ${snap.step}`), (kind) => exportFileName(run.summary.name, `${stack}-grid`, snap.step, kind));
@@ -102,7 +116,7 @@ export class AttentionPanel implements Panel {
   /** PNG and SVG of the large view, named after the run, the head and the step. */
   private largeItems(): ReturnType<typeof imageItems> {
     const run = this.ctx.run();
-    const snap = run?.snapshots[this.snapshotIndex(run.snapshots.length)];
+    const snap = this.shown(run).snap;
     if (!run || !snap) return [];
     const ui = this.ctx.ui.attention;
     const what = `${ui.stack}-layer${ui.layer + 1}-head${ui.head + 1}`;
@@ -110,7 +124,18 @@ export class AttentionPanel implements Panel {
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && ev.parts.includes('snapshots'));
+    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('snapshots') || ev.parts.includes('inspection')));
+  }
+
+  /** The snapshots this tab steps through for `run` (the text's one in the text view) and the one shown. */
+  private shown(run: RunEntry | undefined): { snaps: readonly AttentionSnapshot[]; snap: AttentionSnapshot | undefined; insp: Inspection | null } {
+    if (inspectView(this.ctx, run) === 'text') {
+      const insp = run?.inspection ?? null;
+      const snaps = insp?.snapshot ? [insp.snapshot] : [];
+      return { snaps, snap: snaps[0], insp };
+    }
+    const snaps = run?.snapshots ?? [];
+    return { snaps, snap: snaps[this.snapshotIndex(snaps.length)], insp: null };
   }
 
   private snapshotIndex(n: number): number {
@@ -120,19 +145,28 @@ export class AttentionPanel implements Panel {
 
   render(full: boolean): void {
     const run = this.ctx.run();
-    const snaps = run?.snapshots ?? [];
+    this.bar.render(run);
+    const text = inspectView(this.ctx, run) === 'text';
+    const { snaps, snap, insp } = this.shown(run);
     const ui = this.ctx.ui.attention;
-    this.body.hidden = snaps.length === 0;
-    this.empty.hidden = snaps.length > 0;
+    this.timelineBox.hidden = text;
+    if (text) this.stopPlay();
+    this.body.hidden = !snap;
+    this.empty.hidden = !!snap;
     this.truncation.hidden = true;
-    if (snaps.length === 0) {
-      this.empty.textContent = run ? 'No attention snapshots yet: they are taken every --snapshot-every steps during training.' : 'No run selected.';
+    if (!snap) {
+      this.empty.textContent = !run
+        ? 'No run selected.'
+        : text
+          ? insp ? '' : 'Type a text above and press Show: the model runs on it and every layer and head is drawn here.'
+          : 'No attention snapshots yet: they are taken every --snapshot-every steps during training. Choose "Your text" to see the model on a text now.';
+      this.empty.hidden = this.empty.textContent === '';
       replaceChildren(this.stacks);
+      this.grid.render([], this.ctx.theme, ui.scale, { layer: 0, head: 0 }, 36, '');
       return;
     }
-    const idx = this.snapshotIndex(snaps.length);
-    const snap = snaps[idx] as AttentionSnapshot;
-    this.truncation.hidden = snap.truncation === undefined;
+    const idx = text ? 0 : this.snapshotIndex(snaps.length);
+    this.truncation.hidden = text || snap.truncation === undefined; // the text's note is in the bar
     this.truncation.textContent = snap.truncation ?? '';
     this.slider.max = String(snaps.length - 1);
     this.slider.value = String(idx);
@@ -147,17 +181,45 @@ export class AttentionPanel implements Panel {
     const heads = maps[0]?.shape[0] ?? 1;
     ui.layer = Math.min(ui.layer, maps.length - 1);
     ui.head = Math.min(ui.head, heads - 1);
-    const grid: GridMap[] = maps.map((m) => ({ map: m, mask: maskForMap(snap, m), entropies: () => this.entropies(snap, m) }));
+    const grid: GridMap[] = maps.map((m) => ({ map: m, mask: m.pool ? null : maskForMap(snap, m), entropies: () => this.entropies(snap, m) }));
     const width = this.el.clientWidth || 900;
-    const thumb = Math.max(36, Math.min(110, Math.floor((Math.min(width, 1000) * 0.45) / heads) - 10));
+    // Thumbnails share ~45 % of the width beside the large view, or all of it in a narrow panel, where the large view wraps below.
+    const share = width < 700 ? width - 70 : Math.min(width, 1000) * 0.45;
+    const thumb = Math.max(16, Math.min(110, Math.floor(share / heads) - 10));
     const stackLabel = STACK_LABELS[ui.stack];
     this.grid.render(grid, this.ctx.theme, ui.scale, { layer: ui.layer, head: ui.head }, thumb, stackLabel);
-    // The large view takes the room beside the grid, or the full width when it wraps below;
-    // ~110 px go to its row labels and title.
+    // The large view takes the room beside the grid, or the full width when it wraps below
+    // (~110 px go to its row labels and title), as tall as the window allows.
     const beside = width - (heads * (thumb + 10) + 70) - 24;
-    const largePx = Math.max(160, Math.min(640, (beside >= 320 ? beside : width) - 110));
-    this.drawLarge(snap, grid[ui.layer] as GridMap, ui.head, stackLabel, largePx);
+    const tall = Math.max(320, (window.innerHeight || 900) - 160);
+    const largePx = Math.max(160, Math.min(tall, (beside >= 320 ? beside : width) - 110));
+    const selected = grid[ui.layer] as GridMap;
+    this.drawLarge(snap, this.wholeLayer(insp, selected), ui.head, stackLabel, largePx);
     drawLegend(this.legend, this.ctx.theme, ui.scale);
+  }
+
+  /**
+   * The selected layer at full resolution: the map itself, or for an overview the whole map
+   * when it has come (else it is asked for, and the overview stands in with a note).
+   */
+  private wholeLayer(insp: Inspection | null, g: GridMap): GridMap {
+    const m = g.map;
+    this.overviewNote.hidden = !m.pool;
+    if (!m.pool || !insp?.snapshot) return g;
+    const key = layerKey(m.stack, m.layer);
+    const whole = insp.layers.get(key);
+    if (whole) {
+      this.overviewNote.hidden = true;
+      return { map: whole, mask: maskForMap(insp.snapshot, whole), entropies: g.entropies };
+    }
+    const failed = insp.failedLayers.get(key);
+    const id = failed === undefined ? this.ctx.store.beginLayer(insp, m.stack, m.layer) : null;
+    const run = this.ctx.run();
+    if (id !== null && run) this.ctx.host.post({ type: 'attendLayer/request', id, runDir: run.summary.runDir, text: insp.text, stack: m.stack, layer: m.layer } satisfies WebviewToHost);
+    this.overviewNote.textContent = failed !== undefined
+      ? `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions): the whole layer could not be loaded (${failed}).`
+      : `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions) while the whole layer loads…`;
+    return g;
   }
 
   private buildStacks(present: readonly AttentionStack[]): void {
@@ -179,7 +241,9 @@ export class AttentionPanel implements Panel {
   private entropies(snap: AttentionSnapshot, m: AttentionMapData): number[] {
     const hit = this.entropyCache.get(m.data);
     if (hit) return hit;
-    const e = headEntropies(m, paddedRows(snap, m));
+    // A text's maps come as 8-bit codes (or overviews): its head scores hold the exact entropies.
+    const scored = snap.headScores?.filter((x) => x.stack === m.stack && x.layer === m.layer).sort((a, b) => a.head - b.head);
+    const e = m.data instanceof Uint8Array && scored?.length === m.shape[0] ? scored.map((x) => x.scores.entropy) : headEntropies(m, paddedRows(snap, m));
     this.entropyCache.set(m.data, e);
     return e;
   }
@@ -190,7 +254,10 @@ export class AttentionPanel implements Panel {
     const { rows, cols } = axisTokens(snap, m);
     const ent = g.entropies()[head] ?? 0;
     const names = maskNamesFor(m, snap);
-    this.caption.textContent = `${stackLabel} · layer ${m.layer + 1} · head ${head + 1} · step ${snap.step} · mean entropy ${formatNumber(ent, 3)} nats (uniform over ${C} keys: ${formatNumber(Math.log(C), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
+    const f = m.pool ?? 1;
+    const keys = f === 1 ? C : (keysAreSource(m.stack) ? snap.srcTokens : snap.tgtTokens).length;
+    const at = snap.source === 'selection' ? `step ${snap.step}'s model on your text` : `step ${snap.step}`;
+    this.caption.textContent = `${stackLabel} · layer ${m.layer + 1} · head ${head + 1} · ${at} · mean entropy ${formatNumber(ent, 3)} nats (uniform over ${keys} keys: ${formatNumber(Math.log(keys), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
     const offset = head * R * C;
     const rowName = m.stack === 'encoder.self' ? 'S' : 'T';
     const colName = keysAreSource(m.stack) ? 'S' : 'T';
@@ -202,7 +269,12 @@ export class AttentionPanel implements Panel {
         rowTitle: `queries t (${rowName} = ${R})`,
         colTitle: `keys s (${colName} = ${C})`,
         describe: (t, s) => {
-          const p = m.data[offset + t * C + s] as number;
+          const p = probAt(m.data, offset + t * C + s);
+          if (f > 1) {
+            const [t0, t1] = blockRange(t, f, (m.stack === 'encoder.self' ? snap.srcTokens : snap.tgtTokens).length);
+            const [s0, s1] = blockRange(s, f, keys);
+            return `queries ${t0}–${t1} → keys ${s0}–${s1} (from “${showToken(rows[t] ?? '')}” and “${showToken(cols[s] ?? '')}”): largest p = ${formatNumber(p, 4)}`;
+          }
           const masked = g.mask !== null && g.mask[t * C + s] === 0;
           return `query ${t} “${showToken(rows[t] ?? '')}” → key ${s} “${showToken(cols[s] ?? '')}”: p = ${formatNumber(p, 4)}${masked ? ' — masked' : ''}`;
         },

@@ -63,14 +63,23 @@ export class AttentionGrid {
     const jobs: [number, number][] = [];
     const order = [selected.layer, ...maps.map((_, l) => l).filter((l) => l !== selected.layer)];
     for (const layer of order) for (let head = 0; head < (maps[layer]?.map.shape[0] ?? 0); head++) jobs.push([layer, head]);
+    const sizeOf = (g: GridMap): [number, number] => {
+      const [, R, C] = g.map.shape;
+      const aspect = C / Math.max(1, R);
+      return [aspect >= 1 ? thumb : Math.max(8, Math.round(thumb * aspect)), aspect >= 1 ? Math.max(8, Math.round(thumb / aspect)) : thumb];
+    };
+    // Every cell takes its size at once: one not painted yet must not lay out as a default 300 × 150 canvas.
+    maps.forEach((g, layer) => this.cells[layer]?.forEach((cell) => {
+      const [w, hgt] = sizeOf(g);
+      cell.heat.canvas.style.width = `${w}px`;
+      cell.heat.canvas.style.height = `${hgt}px`;
+    }));
     const paint = (layer: number, head: number): void => {
       const g = maps[layer];
       const cell = this.cells[layer]?.[head];
       if (!g || !cell) return;
       const [, R, C] = g.map.shape;
-      const aspect = C / Math.max(1, R);
-      const w = aspect >= 1 ? thumb : Math.max(8, Math.round(thumb * aspect));
-      const hgt = aspect >= 1 ? Math.max(8, Math.round(thumb / aspect)) : thumb;
+      const [w, hgt] = sizeOf(g);
       cell.heat.draw({ rows: R, cols: C, values: g.map.data, offset: head * R * C, mask: g.mask, mode: 'prob', scale }, theme, w, hgt);
       const ent = g.entropies()[head] ?? 0;
       cell.caption.textContent = `${ent.toFixed(2)} nats`;

@@ -6,7 +6,9 @@
  * A score and threshold (default induction ≥ 0.5) rank or filter the heads and give the loss
  * curve its marker (the first step any head reaches it; panels/curves.ts draws it). The
  * timeline is the attention tab's: both show the same step, and opening a head (click, or
- * Enter) shows its heatmap there. Hovering a sparkline tells the exact value and step.
+ * Enter) shows its heatmap there. Hovering a sparkline tells the exact value and step. With
+ * "Your text" chosen in the bar (inspectBar.ts) it shows the scores of the model now on that
+ * text instead, one value per head — for any run, imported ones included.
  *
  * Leaves out: the grids (headsGrid.ts), the drawing (sparkline.ts), the data (headHistory.ts)
  * and the CSV of the table (exportData.ts; its menu sits in the toolbar's export slot).
@@ -21,6 +23,7 @@ import { csvItem, exportMenu } from '../exportMenu';
 import type { HeadHistory, ScoreName } from '../headHistory';
 import { SCORE_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isFraction } from '../headHistory';
 import type { StoreEvent } from '../store';
+import { InspectBar, inspectView } from './inspectBar';
 import { HeadsGrid } from './headsGrid';
 import type { Panel, PanelContext } from './panel';
 
@@ -48,6 +51,8 @@ export class HeadsPanel implements Panel {
   private readonly tip = h('div', { className: 'heads-tip', attrs: { role: 'status' } });
   private readonly stacksBox = h('div', { className: 'heads-stacks' });
   private readonly body: HTMLElement;
+  private readonly bar: InspectBar;
+  private readonly timelineBox: HTMLElement;
   private grids = new Map<AttentionStack, HeadsGrid>();
 
   constructor(private readonly ctx: PanelContext) {
@@ -112,28 +117,36 @@ export class HeadsPanel implements Panel {
       this.count,
       this.exportSlot,
     );
-    this.body = h('div', { className: 'heads-main' }, toolbar, h('div', { className: 'timeline' }, this.slider, this.stepLabel), this.crossing, this.note, this.stacksBox);
-    this.el = h('section', { className: 'panel heads' }, this.empty, this.body, this.tip);
+    this.timelineBox = h('div', { className: 'timeline' }, this.slider, this.stepLabel);
+    this.body = h('div', { className: 'heads-main' }, toolbar, this.timelineBox, this.crossing, this.note, this.stacksBox);
+    this.bar = new InspectBar(ctx, 'heads');
+    this.el = h('section', { className: 'panel heads' }, this.bar.el, this.empty, this.body, this.tip);
     this.tip.hidden = true;
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && ev.parts.includes('snapshots'));
+    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('snapshots') || ev.parts.includes('inspection')));
   }
 
   render(full: boolean): void {
     const t0 = performance.now();
     const run = this.ctx.run();
-    const hist = run?.heads;
+    this.bar.render(run);
+    const text = inspectView(this.ctx, run) === 'text';
+    const hist = text ? run?.inspection?.heads ?? undefined : run?.heads;
     const present = hist?.present() ?? [];
+    this.timelineBox.hidden = text;
     this.body.hidden = present.length === 0 || hist === undefined || hist.length === 0;
     this.empty.hidden = !this.body.hidden;
     if (!run || !hist || this.body.hidden) {
       this.empty.textContent = !run
         ? 'No run selected.'
-        : run.snapshots.length > 0
-          ? 'These snapshots carry no head scores (they were recorded before head scores existed); a new run records them at every snapshot.'
-          : 'No head scores yet: they are computed at every attention snapshot (every --snapshot-every steps).';
+        : text
+          ? run.inspection ? '' : "Type a text above and press Show: every head's scores on it (induction on the run's diagnostic sequences)."
+          : run.snapshots.length > 0
+            ? 'These snapshots carry no head scores (they were recorded before head scores existed); choose "Your text" to measure them now.'
+            : 'No head scores yet: they are computed at every attention snapshot (every --snapshot-every steps).';
+      this.empty.hidden = this.empty.textContent === '';
       replaceChildren(this.stacksBox);
       this.grids.clear();
       this.count.textContent = '';
@@ -153,7 +166,7 @@ export class HeadsPanel implements Panel {
     this.only.checked = ui.only;
     this.orderSel.value = ui.order;
     this.mark.checked = ui.mark;
-    const row = this.timeline(run.snapshots, hist);
+    const row = text ? 0 : this.timeline(run.snapshots, hist);
     this.note.textContent = measuredOn(hist, run.summary.kind === 'encoder-decoder');
     const c = firstCrossing(hist, ui.stack, ui.score, ui.threshold);
     this.crossing.textContent = c
@@ -179,7 +192,10 @@ export class HeadsPanel implements Panel {
         total = s.layers * s.heads;
       }
     }
-    if (full || keep.size !== this.grids.size || [...keep.keys()].some((k, i) => this.stacksBox.children[i] !== keep.get(k)?.el)) replaceChildren(this.stacksBox, ...[...keep.values()].map((g) => g.el));
+    if (full || keep.size !== this.grids.size || [...keep.keys()].some((k, i) => this.stacksBox.children[i] !== keep.get(k)?.el)) {
+      replaceChildren(this.stacksBox, ...[...keep.values()].map((g) => g.el));
+      for (const g of keep.values()) g.wrap(); // now that the grids have the panel's width
+    }
     this.grids = keep;
     const above = this.stacksBox.querySelectorAll(`[data-stack="${ui.stack}"] .heads-cell.above`).length;
     this.count.textContent = `${above} of ${total} ${STACK_LABELS[ui.stack].toLowerCase()} heads ≥ ${formatNumber(ui.threshold)}${ui.only ? ` (showing ${shown})` : ''}`;
@@ -213,7 +229,8 @@ export class HeadsPanel implements Panel {
     const g = new HeadsGrid(stack);
     g.onOpen = (layer, head, row) => this.open(stack, layer, head, row);
     g.onHover = (hit) => {
-      const hist = this.ctx.run()?.heads;
+      const run = this.ctx.run();
+      const hist = inspectView(this.ctx, run) === 'text' ? run?.inspection?.heads : run?.heads;
       const s = hist?.stacks.get(stack);
       if (!hit || !hist || !s) {
         this.tip.hidden = true;
@@ -221,7 +238,7 @@ export class HeadsPanel implements Panel {
       }
       const v = s.column(hit.score, hit.layer, hit.head)[hit.row];
       const value = v === undefined || !Number.isFinite(v) ? 'not measured' : formatNumber(v, 4);
-      this.tip.textContent = `${headName(hit.layer, hit.head)} ${SCORE_LABELS[hit.score].full} ${value} at step ${hist.steps[hit.row]}`;
+      this.tip.textContent = `${headName(hit.layer, hit.head)} ${SCORE_LABELS[hit.score].full} ${value} ${inspectView(this.ctx, run) === 'text' ? 'on your text' : `at step ${hist.steps[hit.row]}`}`;
       this.tip.hidden = false;
       // CSSOM, not a style attribute: the page's CSP allows none.
       this.tip.style.left = `${Math.min(hit.x + 12, window.innerWidth - this.tip.offsetWidth - 8)}px`;
@@ -239,7 +256,7 @@ export class HeadsPanel implements Panel {
     a.stack = stack;
     a.layer = layer;
     a.head = head;
-    const step = row === null ? null : run.heads.steps[row];
+    const step = row === null || inspectView(this.ctx, run) === 'text' ? null : run.heads.steps[row];
     if (step !== undefined && step !== null) {
       // The snapshot at that step, or the last one before it (a report may keep fewer maps than scores).
       let i = run.snapshots.length - 1;
@@ -273,7 +290,7 @@ function ranges(stack: AttentionStack, hist: HeadHistory): Map<ScoreName, { min:
 
 /** Says what each score is measured on (the probe, a selected text, the diagnostic sequences). */
 function measuredOn(hist: HeadHistory, encDec: boolean): string {
-  const on = hist.selection ? 'the selected text' : "the run's probe sample (the same sequence at every snapshot)";
+  const on = hist.selection ? 'your text' : "the run's probe sample (the same sequence at every snapshot)";
   const cross = encDec ? `; cross-attention diagonal and anti-diagonal on ${hist.selection ? 'the text and the model’s greedy output for it' : 'the probe’s source → target pair'}` : '';
   return `Previous token, first token, diagonal and entropy are measured on ${on}${cross}; induction on the run’s eight diagnostic sequences (seeded random tokens repeated twice, with different lengths and starts: the mean), which a text cannot stand in for. Values are mean attention weights (0–1); entropy is in nats.`;
 }

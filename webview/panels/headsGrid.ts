@@ -20,6 +20,9 @@ import type { SparkBand } from '../sparkline';
 import { drawSparklines, sparkRowAt } from '../sparkline';
 import type { Theme } from '../theme';
 
+/** The gap between cells, in CSS pixels (dashboard.css's .heads-grid). */
+const GAP_PX = 4;
+
 /** Width of a cell's sparklines and height of one band, in CSS pixels. */
 export const SPARK_W = 56;
 export const BAND_H = 16;
@@ -57,6 +60,8 @@ export class HeadsGrid {
   /** Says so when the filter leaves no head. */
   private readonly none = h('p', { className: 'note heads-none' });
   private cells: Cell[] = [];
+  /** Heads per layer of the last render. */
+  private heads = 0;
   /** Visible cells in visual order (for the arrow keys). */
   private order: Cell[] = [];
   private shape = '';
@@ -110,6 +115,8 @@ export class HeadsGrid {
     if (v.chosen !== null) this.none.textContent = `No head has ${SCORE_LABELS[v.chosen].full} ≥ ${formatNumber(v.threshold)}${step === undefined ? '' : ` at step ${step}`}; lower the threshold or show every head.`;
     this.focusIndex = Math.min(this.focusIndex, Math.max(0, this.order.length - 1));
     this.cells.forEach((c) => (c.button.tabIndex = -1));
+    this.heads = s.heads;
+    this.wrap();
     const stop = this.order[this.focusIndex];
     if (stop) stop.button.tabIndex = 0;
     return this.order.length;
@@ -152,6 +159,20 @@ export class HeadsGrid {
   }
 
   /** The history row under a pointer on a sparkline canvas. */
+  /**
+   * Wraps a layer's heads onto more rows when they do not fit the panel's width (each cell
+   * names its layer and head), so a narrow panel never cuts the grid off: as many columns as
+   * fit, at most one per head. Measures the cells: call it again once the grid is in the page.
+   */
+  wrap(): void {
+    const heads = this.heads;
+    const first = this.cells[0]?.button.parentElement;
+    const avail = this.el.clientWidth;
+    const cellW = first?.offsetWidth ?? 0;
+    const cols = avail > 0 && cellW > 0 ? Math.max(1, Math.min(heads, Math.floor((avail + GAP_PX) / (cellW + GAP_PX)))) : heads;
+    this.grid.style.setProperty('--cols', String(cols));
+  }
+
   private rowAt(canvas: HTMLCanvasElement, e: MouseEvent): number {
     const r = canvas.getBoundingClientRect();
     return sparkRowAt(e.clientX - r.left, Number(canvas.dataset.rows ?? 0), r.width);
@@ -160,7 +181,7 @@ export class HeadsGrid {
   private key(e: KeyboardEvent, cell: Cell): void {
     const i = this.order.indexOf(cell);
     if (i < 0) return;
-    const cols = Math.max(1, Number(this.grid.style.getPropertyValue('--heads')) || 1);
+    const cols = Math.max(1, Number(this.grid.style.getPropertyValue('--cols')) || Number(this.grid.style.getPropertyValue('--heads')) || 1);
     const to: Record<string, number> = { ArrowLeft: i - 1, ArrowRight: i + 1, ArrowUp: i - cols, ArrowDown: i + cols, Home: 0, End: this.order.length - 1 };
     const j = to[e.key];
     if (j === undefined) return;

@@ -13,7 +13,7 @@
 import type { LensOutputData } from '../../src/protocol/analysis';
 import { formatPercent } from '../../src/common/format';
 import { h } from '../dom';
-import { showToken } from '../format';
+import { showToken, tokenTitle } from '../format';
 
 /** The name of lens layer `layer` of a decoder with `n` blocks. */
 export function layerName(layer: number, n: number): string {
@@ -34,7 +34,7 @@ export function lensGrid(lens: LensOutputData, tip: HTMLElement): HTMLElement {
     'tr',
     {},
     h('th', { className: 'lens-corner', attrs: { scope: 'col' } }, 'layer ↓  position →'),
-    ...lens.tokens.map((t, i) => h('th', { className: 'lens-col', attrs: { scope: 'col', title: `position ${i}: “${showToken(t)}” — its column predicts the token after it` } }, h('span', { className: 'lens-tok' }, showToken(t)), h('span', { className: 'lens-pos' }, String(i)))),
+    ...lens.tokens.map((t, i) => h('th', { className: 'lens-col', attrs: { scope: 'col', title: `position ${i}: “${tokenTitle(t)}” — its column predicts the token after it` } }, h('span', { className: 'lens-tok' }, showToken(t)), h('span', { className: 'lens-pos' }, String(i)))),
   );
   const cells: HTMLElement[][] = [];
   const rows = lens.layers.map((l, r) => {

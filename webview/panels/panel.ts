@@ -28,6 +28,8 @@ export interface PanelContext {
   invalidate(panel: TabId, full?: boolean): void;
   /** Brings a tab to the front and moves keyboard focus to it (e.g. a head opened from the Heads tab). */
   show(tab: TabId): void;
+  /** Opens the playground on `text` for the selected run and asks for its logit lens (head ablation sits beside it). */
+  lookInside(text: string): void;
 }
 
 /** One tab of the dashboard. */

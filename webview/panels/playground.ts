@@ -7,7 +7,8 @@
  * (cross-attention). The decoded text comes first, as text people can copy. The state is
  * per run: switching runs shows that run's own last decode and prompt, never another's.
  * A request with no answer for 60 s fails with a visible error (requests time out: docs/ARCHITECTURE.md, "The protocol").
- * Below the decode, the logit lens and head ablation of the same text (playgroundInside.ts).
+ * Below the decode, the same text through other runs side by side (playgroundCompare.ts), and
+ * the logit lens and head ablation of the same text (playgroundInside.ts).
  *
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
  */
@@ -18,11 +19,12 @@ import type { WebviewToHost } from '../../src/protocol/webview';
 import { validateWebviewToHost } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../dom';
 import { formatNumber, formatPercent } from '../../src/common/format';
-import { isPadToken, showToken } from '../format';
+import { isPadToken, showToken, tokenTitle } from '../format';
 import { HeatmapView } from '../heatmapView';
 import type { DecodeSession, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 import { playgroundForm } from './playgroundForm';
+import { PlaygroundCompare } from './playgroundCompare';
 import { PlaygroundInside } from './playgroundInside';
 
 const TIMEOUT_MS = 60_000;
@@ -48,14 +50,17 @@ export class PlaygroundPanel implements Panel {
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** The logit lens and head ablation of the playground's text. */
   private readonly inside: PlaygroundInside;
+  /** The same text through other runs, side by side. */
+  private readonly compare: PlaygroundCompare;
 
   constructor(private readonly ctx: PanelContext) {
     this.inside = new PlaygroundInside(ctx);
+    this.compare = new PlaygroundCompare(ctx);
   }
 
   wants(ev: StoreEvent): boolean {
     if (ev.kind === 'analysis') {
-      this.inside.answered(ev.id);
+      if (!this.compare.owns(ev.id, 'analysis')) this.inside.answered(ev.id);
       return true;
     }
     if (ev.kind === 'decode' && ev.fromHost) {
@@ -70,7 +75,7 @@ export class PlaygroundPanel implements Panel {
       }
       return true;
     }
-    return ev.kind === 'runs' || (ev.kind === 'decode' && ev.id === this.session?.id);
+    return ev.kind === 'runs' || (ev.kind === 'decode' && (ev.id === this.session?.id || this.compare.owns(ev.id, 'decode')));
   }
 
   /** The selected run's last decode, if any. */
@@ -106,15 +111,30 @@ export class PlaygroundPanel implements Panel {
         this.output,
         this.beams,
         this.attention,
+        this.compare.el,
         this.inside.el,
       );
       this.inside.render();
-    } else this.inside.show();
+      this.compare.render(run);
+    } else {
+      this.inside.show();
+      this.compare.show();
+    }
     this.showSession();
   }
 
   hide(): void {
     this.inside.hide();
+  }
+
+  /** Puts `text` in the selected run's prompt (or source) and asks for its logit lens. */
+  lookInside(text: string): void {
+    const run = this.ctx.run();
+    if (!run || !this.ctx.host.interactive) return;
+    this.ctx.ui.playgroundInputs[run.id] = text;
+    this.ctx.saveUi();
+    this.pendingFull = true;
+    this.inside.requestLens();
   }
 
   private decode(): void {
@@ -170,7 +190,7 @@ export class PlaygroundPanel implements Panel {
     this.status.classList.toggle('error', s.error !== null);
     this.showText(s);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
-    replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}` } }, showToken(t))) : []));
+    replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}: ${tokenTitle(t)}` } }, showToken(t))) : []));
     const chips = tokens.map((t, i) => {
       const p = Math.exp(t.logprob);
       const b = h('button', { className: 'chip token', attrs: { type: 'button', 'data-index': i, 'aria-pressed': String(i === this.picked), 'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${formatPercent(p)}`, tabindex: i === Math.max(0, this.picked) ? 0 : -1 } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, formatPercent(p)));

@@ -214,7 +214,8 @@ export class PlaygroundInside {
     return tgt === '' ? { kind: 'encoder-decoder', src: text } : { kind: 'encoder-decoder', src: text, tgt };
   }
 
-  private requestLens(): void {
+  /** Asks for the logit lens of the playground's text for the selected run. */
+  requestLens(): void {
     const run = this.ctx.run();
     if (!run) return;
     const input = this.inputOf(run);

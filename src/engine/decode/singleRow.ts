@@ -1,6 +1,6 @@
 /**
- * The decode loop shared by greedy decoding and sampling: feed the prompt one token at a
- * time (rows = 1), then repeatedly pick a token from the newest logits, report it, and feed
+ * The decode loop shared by greedy decoding and sampling: feed the prompt (rows = 1; in one
+ * prefill where the stepper can), then repeatedly pick a token from the newest logits, report it, and feed
  * it back, until EOS, `maxTokens`, or the model's context stops it — or, with `slide`, past
  * the context over a sliding window (the stepper is reset and re-primed with the last
  * `slideKeep(context)` tokens whenever its cache is full). Also `feedPrompt`, which beam
@@ -22,11 +22,18 @@ export function makeTrace(stepper: DecodeStepper, prompt: Int32Array, opts: Deco
 }
 
 /**
- * Feeds the prompt with rows = 1, one position per step, and returns the last step's output
- * (the logits that predict the first generated token). Captures attention for every prompt
- * step when the trace starts at position 0, otherwise only for the last one.
+ * Feeds the prompt with rows = 1 and returns the last position's output (the logits that
+ * predict the first generated token): in one prefill where the stepper has one, unless the
+ * trace starts at position 0 and so needs every prompt position's attention, one position
+ * per step otherwise. Captures attention for every prompt step when the trace starts at
+ * position 0, otherwise only for the last one.
  */
 export function feedPrompt(stepper: DecodeStepper, prompt: Int32Array, trace: AttentionTrace | null): StepOutput {
+  if (stepper.prefill && (trace === null || trace.queryStart >= prompt.length - 1)) {
+    const out = stepper.prefill(prompt, trace !== null);
+    if (trace !== null) trace.record(out.attention, 1);
+    return out;
+  }
   const token = new Int32Array(1);
   let out: StepOutput | null = null;
   for (let i = 0; i < prompt.length; i++) {
@@ -99,6 +106,11 @@ export function decodeSingleRow(
 function reprime(stepper: DecodeStepper, context: readonly number[], keep: number, trace: AttentionTrace | null): StepOutput {
   stepper.reset();
   const start = context.length - keep;
+  if (stepper.prefill) {
+    const out = stepper.prefill(Int32Array.from(context.slice(start)), trace !== null);
+    if (trace !== null) trace.record(out.attention, 1, start);
+    return out;
+  }
   const token = new Int32Array(1);
   let out: StepOutput | null = null;
   for (let i = start; i < context.length; i++) {

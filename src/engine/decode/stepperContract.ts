@@ -39,6 +39,12 @@ export interface DecodeStepper {
   /** Feed one token per row (tokens.length = rows) at the next position; logits [rows, vocabSize]. The
    * returned arrays may be reused by the next call: copy what you keep. */
   step(tokens: Int32Array, capture: boolean): StepOutput;
+  /**
+   * Optional: feeds `tokens` at positions 0..n − 1 of a fresh or reset stepper (rows = 1) in
+   * one pass, as n calls of `step` would, and returns the last call's output (its attention
+   * when `capture`). A stepper without it is fed one token per step.
+   */
+  prefill?(tokens: Int32Array, capture: boolean): StepOutput;
   /** Rearrange cache rows: new row i continues old row parents[i] (duplicates allowed); rows = parents.length. */
   reorder(parents: Int32Array): void;
   /**

@@ -5,7 +5,8 @@
  * Self-attention passes the same input as queries and keys/values; cross-attention passes
  * the encoder output as keys/values. Decoding feeds one position per row at a time through
  * `stepSelf` / `stepCross`, which share forward's projections and attention call but read
- * earlier positions' keys and values from a cache (`KVCache`) instead of recomputing them.
+ * earlier positions' keys and values from a cache (`KVCache`) instead of recomputing them;
+ * `prefillSelf` / `prefillCross` run a whole prompt in one call (filling that cache).
  * Ablation (inference only) switches heads off: their slices of the concatenated heads are
  * zeroed before W_o, so the layer's output is W_o applied to the other heads alone (+ bias).
  *
@@ -42,6 +43,9 @@ export interface KVCache {
   /** Elements between rows in k and v: positions · C, or 0 when every row shares them. */
   readonly rowStride: number;
 }
+
+/** Where a decode's buffers come from: the backend's `alloc`, or a workspace that reuses them (stepper.ts). */
+export type Alloc = (n: number) => FloatArray;
 
 /** Buffers of one decoding step (the caller's, shared by every layer): [R, C] each. */
 export interface AttentionScratch {
@@ -167,15 +171,15 @@ export class MultiHeadAttention {
     this.attend(k, out, this.att.data, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S, S * this.C), mask, keep, this.dropActive ? this.dropP : 0);
   }
 
-  /** An empty self-attention cache for up to maxRows rows × `positions` positions. */
-  createCache(k: Backend, maxRows: number, positions: number): KVCache {
+  /** An empty self-attention cache for up to maxRows rows × `positions` positions (buffers from `alloc`). */
+  createCache(alloc: Alloc, maxRows: number, positions: number): KVCache {
     const rowStride = positions * this.C;
-    return { k: k.alloc(maxRows * rowStride), v: k.alloc(maxRows * rowStride), probs: k.alloc(maxRows * this.H * positions), positions, rowStride };
+    return { k: alloc(maxRows * rowStride), v: alloc(maxRows * rowStride), probs: alloc(maxRows * this.H * positions), positions, rowStride };
   }
 
   /** A cross-attention cache: the keys and values of the encoder output memory [S, C], once. */
-  createMemoryCache(k: Backend, maxRows: number, memory: FloatArray, S: number): KVCache {
-    const cache = { k: k.alloc(S * this.C), v: k.alloc(S * this.C), probs: k.alloc(maxRows * this.H * S), positions: S, rowStride: 0 };
+  createMemoryCache(k: Backend, alloc: Alloc, maxRows: number, memory: FloatArray, S: number): KVCache {
+    const cache = { k: alloc(S * this.C), v: alloc(S * this.C), probs: alloc(maxRows * this.H * S), positions: S, rowStride: 0 };
     this.projectKV(k, cache.k, cache.v, memory, S);
     return cache;
   }
@@ -201,6 +205,25 @@ export class MultiHeadAttention {
   stepCross(k: Backend, out: FloatArray, x: FloatArray, R: number, cache: KVCache, mask: MaskView | null, s: AttentionScratch): void {
     this.q.forward(k, s.qNew, x, R);
     this.attend(k, out, s.att, cache.probs, s.qNew, cache.k, cache.v, this.dims(R, 1, cache.positions, cache.rowStride), mask, null, 0);
+  }
+
+  /**
+   * Self-attention of positions 0..T − 1 of one sequence at once (a prefill): forward() of a
+   * batch of one, whose keys and values are written to row 0 of the cache (so decoding steps
+   * can follow), every query attending to the positions up to its own under the causal
+   * `mask` [T, T]. out [T, C]; probabilities [H, T, T] in `probs`.
+   */
+  prefillSelf(k: Backend, out: FloatArray, x: FloatArray, T: number, cache: KVCache, mask: MaskView, s: AttentionScratch, probs: FloatArray): void {
+    const n = T * this.C;
+    this.q.forward(k, s.qNew, x, T);
+    this.projectKV(k, cache.k.subarray(0, n), cache.v.subarray(0, n), x, T);
+    this.attend(k, out, s.att, probs, s.qNew, cache.k, cache.v, this.dims(1, T, T, cache.rowStride), mask, null, 0);
+  }
+
+  /** Cross-attention of T positions of one sequence x [T, C] at once (a prefill), under `mask`. out [T, C]; probabilities [H, T, S] in `probs`. */
+  prefillCross(k: Backend, out: FloatArray, x: FloatArray, T: number, cache: KVCache, mask: MaskView | null, s: AttentionScratch, probs: FloatArray): void {
+    this.q.forward(k, s.qNew, x, T);
+    this.attend(k, out, s.att, probs, s.qNew, cache.k, cache.v, this.dims(1, T, cache.positions, cache.rowStride), mask, null, 0);
   }
 
   /**

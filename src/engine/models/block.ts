@@ -7,7 +7,9 @@
  *
  * `forward` runs a whole batch and keeps what `backward` needs; `step` runs one new
  * position per row for key/value-cache decoding (models/stepper.ts) through the same
- * residual wiring and sublayer dispatch (`sublayer`, `apply`), with each sublayer's own step.
+ * residual wiring and sublayer dispatch (`sublayer`, `apply`), with each sublayer's own step;
+ * `prefill` runs positions 0..T − 1 of one sequence at once the same way, filling the cache
+ * and handing out each attention's probabilities (a prompt, or the attention of a text).
  *
  * Shape legend: B batch, T positions of this stack, S encoder positions, C d_model,
  * F d_ff, R rows of a decoding step (beams), P positions fed so far.
@@ -16,7 +18,7 @@
 import type { Backend, FloatArray, MaskView } from '../backend';
 import type { ModelConfig } from '../config';
 import type { Rng } from '../rng';
-import type { AttentionNames, AttentionScratch, KVCache } from './attention';
+import type { Alloc, AttentionNames, AttentionScratch, KVCache } from './attention';
 import { MultiHeadAttention } from './attention';
 import type { FfnScratch, NormScratch } from './layers';
 import { Dropout, FeedForward, LayerNorm } from './layers';
@@ -70,10 +72,10 @@ export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch 
   readonly y: FloatArray;
 }
 
-/** Allocates the scratch of decoding steps of up to R rows. */
-export function allocBlockScratch(k: Backend, R: number, C: number, F: number): BlockScratch {
-  const rc = (): FloatArray => k.alloc(R * C);
-  return { mid: rc(), y: rc(), qNew: rc(), kNew: rc(), vNew: rc(), att: rc(), h: k.alloc(R * F), a: k.alloc(R * F), mean: k.alloc(R), rstd: k.alloc(R) };
+/** Allocates the scratch of decoding steps (or a prefill) of up to R rows. */
+export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number): BlockScratch {
+  const rc = (): FloatArray => alloc(R * C);
+  return { mid: rc(), y: rc(), qNew: rc(), kNew: rc(), vNew: rc(), att: rc(), h: alloc(R * F), a: alloc(R * F), mean: alloc(R), rstd: alloc(R) };
 }
 
 /** What a decoding step of a block needs besides its input. */
@@ -87,11 +89,33 @@ export interface BlockStep {
   readonly scratch: BlockScratch;
 }
 
-/** A forward of a whole batch, or one decoding step. */
-type Pass = BlockInputs | BlockStep;
+/**
+ * Positions 0..T − 1 of one sequence through the decoding path at once: keys and values go to
+ * row 0 of the cache, the attention probabilities to the caller's buffers.
+ */
+export interface BlockPrefill {
+  readonly T: number;
+  readonly cache: BlockCache;
+  /** Causal mask [T, T] of the self-attention. */
+  readonly selfMask: MaskView;
+  readonly crossMask: MaskView | null;
+  /** Scratch of T rows. */
+  readonly scratch: BlockScratch;
+  /** Receive the self-attention's [H, T, T] and the cross-attention's [H, T, S] probabilities. */
+  readonly selfProbs: FloatArray;
+  readonly crossProbs: FloatArray | null;
+}
 
-function isStep(p: Pass): p is BlockStep {
+/** A forward of a whole batch, one decoding step, or a prefill. */
+type Pass = BlockInputs | BlockStep | BlockPrefill;
+
+/** A pass through the decoding path (cache and scratch, no dropout, nothing kept for backward). */
+function isIncremental(p: Pass): p is BlockStep | BlockPrefill {
   return 'cache' in p;
+}
+
+function isPrefill(p: Pass): p is BlockPrefill {
+  return 'selfProbs' in p;
 }
 
 type SublayerKind = 'self' | 'cross' | 'ffn';
@@ -162,21 +186,26 @@ export class Block {
   }
 
   /** An empty cache for decoding up to maxRows rows × `positions` positions; with `memory` [S, C], cross-attention's keys and values. */
-  createCache(k: Backend, maxRows: number, positions: number, memory: { readonly data: FloatArray; readonly S: number } | null): BlockCache {
-    const self = this.selfAttn.createCache(k, maxRows, positions);
+  createCache(k: Backend, alloc: Alloc, maxRows: number, positions: number, memory: { readonly data: FloatArray; readonly S: number } | null): BlockCache {
+    const self = this.selfAttn.createCache(alloc, maxRows, positions);
     if (!this.crossAttn) return { self, cross: null };
     if (!memory) throw new Error('a decoder layer with cross-attention needs the encoder output to decode');
-    return { self, cross: this.crossAttn.createMemoryCache(k, maxRows, memory.data, memory.S) };
+    return { self, cross: this.crossAttn.createMemoryCache(k, alloc, maxRows, memory.data, memory.S) };
   }
 
-  /** y = sublayer s of x: its forward on a batch, or its step on a decoding step's rows. */
+  /** y = sublayer s of x: its forward on a batch, or its step on the rows of a decoding step or a prefill. */
   private apply(k: Backend, s: Sublayer, y: FloatArray, x: FloatArray, p: Pass): void {
-    if (isStep(p)) {
-      if (s.kind === 'self') this.selfAttn.stepSelf(k, y, x, p.R, p.P, p.cache.self, p.scratch);
-      else if (s.kind === 'cross') {
+    if (isIncremental(p)) {
+      const rows = isPrefill(p) ? p.T : p.R;
+      if (s.kind === 'self') {
+        if (isPrefill(p)) this.selfAttn.prefillSelf(k, y, x, p.T, p.cache.self, p.selfMask, p.scratch, p.selfProbs);
+        else this.selfAttn.stepSelf(k, y, x, p.R, p.P, p.cache.self, p.scratch);
+      } else if (s.kind === 'cross') {
         if (!this.crossAttn || !p.cache.cross) throw new Error('cross-attention needs the encoder output');
-        this.crossAttn.stepCross(k, y, x, p.R, p.cache.cross, p.crossMask, p.scratch);
-      } else this.ffn.step(k, y, x, p.R, p.scratch);
+        if (isPrefill(p) && p.crossProbs) this.crossAttn.prefillCross(k, y, x, p.T, p.cache.cross, p.crossMask, p.scratch, p.crossProbs);
+        else if (isPrefill(p)) throw new Error('a prefill with cross-attention needs crossProbs');
+        else this.crossAttn.stepCross(k, y, x, p.R, p.cache.cross, p.crossMask, p.scratch);
+      } else this.ffn.step(k, y, x, rows, p.scratch);
       return;
     }
     const { B, T, S } = p;
@@ -192,24 +221,24 @@ export class Block {
    * norm placement is written:
    *   pre:  out = x + Dropout(f(LN(x)))   (GPT-2; mid = LN(x))
    *   post: out = LN(x + Dropout(f(x)))   (the paper §3.1; mid = x + Dropout(f(x)))
-   * over N rows, y receiving f's output. A decoding step has no dropout, keeps its norm
-   * statistics in its scratch, and may pass out = x.
+   * over N rows, y receiving f's output. A decoding step or prefill has no dropout, keeps
+   * its norm statistics in its scratch, and may pass out = x.
    */
   private sublayer(k: Backend, s: Sublayer, out: FloatArray, x: FloatArray, mid: FloatArray, y: FloatArray, N: number, p: Pass): void {
     const n = N * this.selfAttn.C;
     if (this.pre) {
       this.norm(k, s, mid, x, N, p);
       this.apply(k, s, y, mid, p);
-      k.add(out, x, isStep(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
+      k.add(out, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
     } else {
       this.apply(k, s, y, x, p);
-      k.add(mid, x, isStep(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
+      k.add(mid, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
       this.norm(k, s, out, mid, N, p);
     }
   }
 
   private norm(k: Backend, s: Sublayer, y: FloatArray, x: FloatArray, N: number, p: Pass): void {
-    if (isStep(p)) s.norm.step(k, y, x, N, p.scratch);
+    if (isIncremental(p)) s.norm.step(k, y, x, N, p.scratch);
     else s.norm.forward(k, y, x, N);
   }
 
@@ -239,6 +268,15 @@ export class Block {
    */
   step(k: Backend, x: FloatArray, st: BlockStep): void {
     for (const s of this.subs) this.sublayer(k, s, x, x, st.scratch.mid, st.scratch.y, st.R, st);
+  }
+
+  /**
+   * Positions 0..T − 1 of one sequence, x [T, C], become this block's output in place; their
+   * keys and values fill row 0 of `p.cache`, the attention probabilities `p.selfProbs` and
+   * `p.crossProbs`. Leaves forward's activations alone.
+   */
+  prefill(k: Backend, x: FloatArray, p: BlockPrefill): void {
+    for (const s of this.subs) this.sublayer(k, s, x, x, p.scratch.mid, p.scratch.y, p.T, p);
   }
 
   /** Accumulates dIn (gradient of the block input) from dOut; dIn must not alias dOut. */

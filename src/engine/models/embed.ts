@@ -76,6 +76,11 @@ export class Embedder {
     this.embed(k, x, ids, R, 1, position);
   }
 
+  /** x[t] = E[ids[t]]·scale + P[t] for positions 0..T − 1 of one sequence (a prefill; no dropout). */
+  prefill(k: Backend, x: FloatArray, ids: Int32Array, T: number): void {
+    this.embed(k, x, ids, 1, T, 0);
+  }
+
   private embed(k: Backend, out: FloatArray, ids: Int32Array, B: number, T: number, start: number): void {
     k.embeddingForward(out, ids, this.table.data, B * T, this.C, this.scale);
     k.positionalForward(out, this.positionTable, B, T, this.C, start);

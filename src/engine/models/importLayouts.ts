@@ -40,6 +40,14 @@ export const IMPORT_LAYOUTS = {
 /** One of {@link IMPORT_LAYOUTS}. */
 export type ImportLayout = keyof typeof IMPORT_LAYOUTS;
 
+/** Each layout's short name, as a run's header says where its model came from. */
+export const IMPORT_LAYOUT_NAMES: { readonly [L in ImportLayout]: string } = {
+  'attention-lab': 'Attention Lab export',
+  nanogpt: 'nanoGPT',
+  'hf-gpt2': 'Hugging Face GPT-2',
+  'seed-transformer': 'seed-notebook Transformer',
+};
+
 /** A tensor as the file's header lists it. */
 export interface SourceTensor {
   readonly name: string;

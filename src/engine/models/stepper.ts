@@ -6,10 +6,19 @@
  * and shared by every beam (batch stride 0). Implements the `DecodeStepper` contract of
  * `decode/stepperContract.ts`; allocates its buffers once, when created.
  *
+ * A prompt can be fed in one `prefill` instead of one step per token: every layer runs its
+ * T positions together (matrix products instead of matrix-vector ones) and fills the same
+ * cache, with the same numbers, and can hand out every layer's attention as it goes — how
+ * the attention of a whole text is taken without the training forward's per-layer buffers.
+ *
+ * Buffers come from a `StepperWorkspace`: the backend frees nothing, so a model that decodes
+ * many times (the editor's model worker) passes one workspace to all its steppers and they
+ * reuse one set instead of growing the heap by a key/value cache per decode.
+ *
  * This file only orchestrates: it checks the inputs, owns the caches and scratch buffers,
- * and calls each layer's `step` (Embedder, Block, LayerNorm) and the model's `head`, which
- * sit beside their `forward` and share its math. Leaves out: any layer's math, and
- * batching several prompts (a row is a beam of one prompt).
+ * and calls each layer's `step` / `prefill` (Embedder, Block, LayerNorm) and the model's
+ * `head`, which sit beside their `forward` and share its math. Leaves out: any layer's math,
+ * and batching several prompts (a row is a beam of one prompt).
  *
  * Shape legend: R rows (beams), P positions fed so far, S source positions, C d_model,
  * H heads, V vocabulary.
@@ -20,8 +29,47 @@ import type { DecodeStepper, StepAttention, StepOutput } from '../decode/stepper
 import { EngineError } from '../errors';
 import type { BlockCache, BlockScratch } from './block';
 import { allocBlockScratch } from './block';
-import { fillPaddingMask } from './masks';
+import type { AttentionStack } from './heads';
+import { causalView, fillCausalMask, fillPaddingMask } from './masks';
 import type { Transformer } from './transformer';
+
+/**
+ * Buffers for decode steppers, kept for the next stepper: handed out in the order a stepper
+ * asks for them, and the same ones (or larger) handed to the next stepper that asks in the
+ * same order. Serves one live stepper at a time: creating a stepper takes the buffers of the
+ * one before it, which must no longer be used. Buffers are not cleared between steppers (a
+ * stepper reads only what it wrote).
+ */
+export class StepperWorkspace {
+  private readonly floats: FloatArray[] = [];
+  private readonly bytes: Uint8Array[] = [];
+  private nextFloat = 0;
+  private nextBytes = 0;
+
+  constructor(private readonly k: Backend) {}
+
+  /** Starts over from the first buffer (a new stepper). */
+  restart(): void {
+    this.nextFloat = 0;
+    this.nextBytes = 0;
+  }
+
+  /** The next float buffer, n long. */
+  alloc(n: number): FloatArray {
+    const i = this.nextFloat++;
+    let b = this.floats[i];
+    if (!b || b.length < n) this.floats[i] = b = this.k.alloc(n);
+    return b.subarray(0, n);
+  }
+
+  /** The next byte buffer, n long (in the backend's memory where it has its own). */
+  allocBytes(n: number): Uint8Array {
+    const i = this.nextBytes++;
+    let b = this.bytes[i];
+    if (!b || b.length < n) this.bytes[i] = b = this.k.allocBytes ? this.k.allocBytes(n) : new Uint8Array(n);
+    return b.subarray(0, n);
+  }
+}
 
 /** Options of {@link createStepper}. */
 export interface StepperOptions {
@@ -29,14 +77,44 @@ export interface StepperOptions {
   readonly maxRows: number;
   /** Source tokens (encoder-decoder only), one sequence. */
   readonly src?: Int32Array;
+  /** Where the stepper's buffers come from (default: a workspace of its own). */
+  readonly workspace?: StepperWorkspace;
+}
+
+/**
+ * One layer's attention probabilities during a prefill: [H, rows, cols] in `probs`, valid
+ * only during the call (the buffer is the next layer's): copy what you keep.
+ */
+export type LayerAttentionSink = (stack: AttentionStack, layer: number, probs: FloatArray, shape: readonly [number, number, number]) => void;
+
+/** A stepper that can also feed a whole prompt at once (see the file comment). */
+export interface ModelStepper extends DecodeStepper {
+  /**
+   * Feeds `tokens` at positions 0..T − 1 (the stepper must be fresh or reset; rows = 1) in
+   * one pass, with the numbers T steps would give; returns the last position's logits and,
+   * with `capture`, its attention (as a step's). `onAttention` receives every layer's
+   * probabilities: the encoder's self-attention [H, S, S] of an encoder-decoder first (its
+   * source was encoded when the stepper was made), then per decoder layer self [H, T, T]
+   * and cross [H, T, S].
+   */
+  prefill(tokens: Int32Array, capture: boolean, onAttention?: LayerAttentionSink): StepOutput;
 }
 
 /** Creates a key/value-cache stepper over a bound model. */
-export function createStepper(model: Transformer, backend: Backend, opts: StepperOptions): DecodeStepper {
+export function createStepper(model: Transformer, backend: Backend, opts: StepperOptions): ModelStepper {
   return new KVCacheStepper(model, backend, opts);
 }
 
-class KVCacheStepper implements DecodeStepper {
+/** What a prefill needs besides the caches, allocated at the first prefill for the whole context. */
+interface PrefillBuffers {
+  readonly x: FloatArray; // [P, C]
+  readonly scratch: BlockScratch; // P rows
+  readonly selfProbs: FloatArray; // [H, P, P]
+  readonly crossProbs: FloatArray | null; // [H, P, S]
+  readonly causal: MaskView; // [P, P]
+}
+
+class KVCacheStepper implements ModelStepper {
   readonly vocabSize: number;
   readonly nHeads: number;
   readonly maxPositions: number;
@@ -50,6 +128,8 @@ class KVCacheStepper implements DecodeStepper {
   private readonly logits: FloatArray;
   private readonly tmp: FloatArray;
   private readonly out32: Float32Array;
+  private readonly ws: StepperWorkspace;
+  private pre: PrefillBuffers | null = null;
   private rows = 1;
   private pos = 0;
 
@@ -77,12 +157,75 @@ class KVCacheStepper implements DecodeStepper {
       this.S = 0;
       this.crossMask = null;
     }
-    for (const blk of model.decoder) this.caches.push(blk.createCache(k, R, P, memory));
-    this.x = k.alloc(R * C);
-    this.scratch = allocBlockScratch(k, R, C, cfg.dFF);
-    this.logits = k.alloc(R * cfg.vocabSize);
-    this.tmp = k.alloc(R * P * C);
+    const ws = (this.ws = opts.workspace ?? new StepperWorkspace(k));
+    ws.restart();
+    const alloc = (n: number): FloatArray => ws.alloc(n);
+    for (const blk of model.decoder) this.caches.push(blk.createCache(k, alloc, R, P, memory));
+    this.x = alloc(R * C);
+    this.scratch = allocBlockScratch(alloc, R, C, cfg.dFF);
+    this.logits = alloc(R * cfg.vocabSize);
+    this.tmp = alloc(R * P * C);
     this.out32 = new Float32Array(R * cfg.vocabSize);
+  }
+
+  private prefillBuffers(): PrefillBuffers {
+    if (this.pre) return this.pre;
+    const { C, maxPositions: P, S, nHeads: H } = this;
+    const alloc = (n: number): FloatArray => this.ws.alloc(n);
+    const causal = this.ws.allocBytes(P * P);
+    fillCausalMask(causal, P);
+    this.pre = {
+      x: alloc(P * C),
+      scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF),
+      selfProbs: alloc(H * P * P),
+      crossProbs: S > 0 ? alloc(H * P * S) : null,
+      causal: causalView(causal, P),
+    };
+    return this.pre;
+  }
+
+  prefill(tokens: Int32Array, capture: boolean, onAttention?: LayerAttentionSink): StepOutput {
+    const k = this.k;
+    const model = this.model;
+    const T = tokens.length;
+    const V = this.vocabSize;
+    const H = this.nHeads;
+    const C = this.C;
+    if (this.pos !== 0 || this.rows !== 1) throw new EngineError('input/invalid', 'prefill() needs a fresh or reset stepper (one row at position 0).');
+    if (T < 1 || T > this.maxPositions) throw new EngineError('input/invalid', `A prefill of ${T} tokens does not fit the context of ${this.maxPositions} positions; feed 1 to ${this.maxPositions}.`);
+    for (const id of tokens) if (id < 0 || id >= V) throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
+    const b = this.prefillBuffers();
+    if (onAttention) model.encoder.forEach((blk, l) => onAttention('encoder.self', l, blk.selfAttn.probs.data, [H, this.S, this.S]));
+    // With `capture`, the last position's row of every layer, as a step there would return it.
+    const self: Float32Array[] = [];
+    const cross: Float32Array[] = [];
+    const lastRow = (probs: FloatArray, cols: number): Float32Array => {
+      const out = new Float32Array(H * cols);
+      for (let h = 0; h < H; h++) out.set(probs.subarray((h * T + T - 1) * cols, (h * T + T) * cols), h * cols);
+      return out;
+    };
+    const x = b.x.subarray(0, T * C);
+    model.decEmbed.prefill(k, x, tokens, T);
+    model.decoder.forEach((blk, l) => {
+      const cache = this.caches[l] as BlockCache;
+      blk.prefill(k, x, { T, cache, selfMask: b.causal, crossMask: this.crossMask, scratch: b.scratch, selfProbs: b.selfProbs, crossProbs: b.crossProbs });
+      onAttention?.('decoder.self', l, b.selfProbs, [H, T, T]);
+      if (capture) self.push(lastRow(b.selfProbs, T));
+      if (cache.cross && b.crossProbs) {
+        onAttention?.('decoder.cross', l, b.crossProbs, [H, T, this.S]);
+        if (capture) cross.push(lastRow(b.crossProbs, this.S));
+      }
+    });
+    // Only the last position's logits are asked for: the output projection runs on one row.
+    let top = x.subarray((T - 1) * C, T * C);
+    if (model.decNorm) {
+      model.decNorm.step(k, this.scratch.mid, top, 1, this.scratch);
+      top = this.scratch.mid;
+    }
+    model.head(k, this.logits, top, 1);
+    this.pos = T;
+    const logits = this.logits instanceof Float32Array ? this.logits.subarray(0, V) : copyInto(this.out32, this.logits, V);
+    return { logits, attention: capture ? { self, cross } : null };
   }
 
   step(tokens: Int32Array, capture: boolean): StepOutput {

@@ -220,6 +220,12 @@ export class BpeTokenizer implements Tokenizer {
     return displayBytes(this.bytes.subarray(this.start[id], this.start[id + 1]));
   }
 
+  tokenBytes(id: number): Uint8Array | null {
+    checkId(id, this.vocabSize);
+    if (this.specialText[id] !== undefined) return null;
+    return this.bytes.slice(this.start[id], this.start[id + 1]);
+  }
+
   toJSON(): BpeTokenizerJSON {
     return {
       format: TOKENIZER_FORMAT,

@@ -27,7 +27,7 @@ import {
   wrapSpecials,
 } from './special';
 import type { CharTokenizerJSON, DecodeOptions, EncodeOptions, Tokenizer } from './special';
-import { byteTokenText, codePointAt, decodeWtf8, displayText, pushCodePointBytes } from './wtf8';
+import { byteTokenText, codePointAt, decodeWtf8, displayText, encodeWtf8, pushCodePointBytes } from './wtf8';
 
 /** Options of {@link trainCharTokenizer}. */
 export interface CharTrainOptions {
@@ -113,6 +113,13 @@ export class CharTokenizer implements Tokenizer {
     if (id < NUM_SPECIAL) return SPECIAL_TOKENS[id] as string;
     if (id < BASE_VOCAB) return byteTokenText(id - BYTE_OFFSET);
     return displayText(this.chars[id - BASE_VOCAB] as string);
+  }
+
+  tokenBytes(id: number): Uint8Array | null {
+    checkId(id, this.vocabSize);
+    if (id < NUM_SPECIAL) return null;
+    if (id < BASE_VOCAB) return Uint8Array.of(id - BYTE_OFFSET);
+    return encodeWtf8(this.chars[id - BASE_VOCAB] as string);
   }
 
   toJSON(): CharTokenizerJSON {

@@ -143,8 +143,13 @@ export interface Tokenizer {
    * is the text's size, the denominator of bits per byte.
    */
   byteLength(id: number): number;
-  /** Display string of one token, for heatmap axes, tiles, tables and hovers ("·the", "↵", "<0xE2>", "<pad>"); see displayText in wtf8.ts. */
+  /**
+   * Display string of one token on its own ("·the", "↵", "<0xE2>", "<pad>"; see displayText in
+   * wtf8.ts). A token of a sequence reads as tokenLabels (tokenDisplay.ts) labels it, in context.
+   */
   tokenText(id: number): string;
+  /** The bytes (WTF-8) a token stands for, or null for a special token, which stands for none. */
+  tokenBytes(id: number): Uint8Array | null;
   /** The versioned, JSON-serializable form; `tokenizerFromJSON` reads it back. */
   toJSON(): TokenizerJSON;
 }

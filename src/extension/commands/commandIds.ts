@@ -25,6 +25,7 @@ export const COMMAND_IDS = [
   'attentionLab.continueTraining',
   'attentionLab.run.openDashboard',
   'attentionLab.run.resume',
+  'attentionLab.run.fineTune',
   'attentionLab.run.decode',
   'attentionLab.run.export',
   'attentionLab.run.reveal',

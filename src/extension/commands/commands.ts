@@ -20,7 +20,7 @@ import { pickActiveRunCommand } from '../runs/activeRunStatus';
 import { deleteRunCommand, editRunNoteCommand, exportRunCommand, openRunCommand, renameRunCommand, revealRunCommand, showAttentionCommand } from '../runs/runActions';
 import type { ScoreDecorations } from './scoreDecorations';
 import type { Services } from '../services';
-import { continueCommand, resumeCommand, trainCommand } from '../training/trainCommand';
+import { continueCommand, fineTuneCommand, resumeCommand, trainCommand } from '../training/trainCommand';
 
 type Handler = (...args: unknown[]) => unknown;
 
@@ -69,6 +69,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
       const run = await pickRun(s, arg, { trained: true, purpose: 'resume' });
       if (run) await resumeCommand(s, run.runDir);
     },
+    'attentionLab.run.fineTune': (arg) => fineTuneCommand(s, arg),
     'attentionLab.run.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.run.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     'attentionLab.run.reveal': (arg) => revealRunCommand(s, arg),

@@ -10,6 +10,7 @@
 
 import { formatPercent, formatPerplexity } from '../../common/format';
 import type { ScoreOutput } from '../../protocol/modelWorker';
+import { describeToken, isPartialLabel } from '../../common/tokenLabels';
 
 /** Upper bounds (nats) of the first four buckets; the fifth is everything above. */
 export const SURPRISE_BUCKETS: readonly number[] = [0.5, 1.5, 3, 5];
@@ -45,7 +46,8 @@ export function hoverText(t: ScoredToken): string {
   const p = Math.exp(t.logprob);
   // Below 0.1% a percentage says little; the exponent says how unlikely.
   const pct = p >= 0.001 ? formatPercent(p) : p.toExponential(1);
-  return `Token \`${JSON.stringify(t.token)}\` — surprise ${t.surprise.toFixed(2)} nats (p = ${pct}, log p = ${t.logprob.toFixed(3)})`;
+  const split = isPartialLabel(t.token) ? ` (${describeToken(t.token).slice(t.token.length + 3)})` : '';
+  return `Token \`${JSON.stringify(t.token)}\`${split} — surprise ${t.surprise.toFixed(2)} nats (p = ${pct}, log p = ${t.logprob.toFixed(3)})`;
 }
 
 /** "42 tokens · mean surprise 1.23 nats · perplexity 3.42 · most surprising "x" (5.20)". */

@@ -94,13 +94,15 @@ export function draftFromSettings(s: Settings): Draft {
 }
 
 /**
- * The draft after choosing other data. The step count follows the data's default (a task's
- * own run, e.g. 3000 for induction) unless it was changed from the old data's default.
+ * The draft after choosing other data. Other data (another source or task) brings its own
+ * default step count (a task's own run, e.g. 3000 for induction): steps set for one data are
+ * not carried to the next; the steps step comes after and can set them for it. Another glob
+ * or pair of files of the same source keeps the steps.
  */
 export function withData(d: Draft, data: Partial<Pick<Draft, 'source' | 'task' | 'include' | 'pairsSource' | 'pairsTarget' | 'charsSeen'>>): Draft {
   const next = { ...d, ...data };
-  const steps = d.steps === dataDefaults(draftData(d)).steps ? dataDefaults(draftData(next)).steps : d.steps;
-  return { ...next, steps };
+  const other = next.source !== d.source || (next.source === 'task' && next.task !== d.task);
+  return { ...next, steps: other ? dataDefaults(draftData(next)).steps : d.steps };
 }
 
 /** The settings a draft writes, as [key, value] pairs. */
@@ -109,7 +111,8 @@ export function draftUpdates(d: Draft): [string, unknown][] {
     ['attentionLab.model.kind', d.kind],
     ['attentionLab.model.preset', d.preset],
     ['attentionLab.data.source', d.source],
-    ['attentionLab.training.steps', d.steps],
+    // The data's own default is saved as 0 ("the data's default"), so other data later gets its own.
+    ['attentionLab.training.steps', d.steps === dataDefaults(draftData(d)).steps ? 0 : d.steps],
     ['attentionLab.training.engine', d.engine],
   ];
   // Our engine leaves the PyTorch settings as they are, for the next time PyTorch is chosen.

@@ -12,7 +12,6 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EvaluationRecord } from '../../protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
-import type { RunState } from '../../protocol/webview';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { messageOf } from '../base/errors';
@@ -29,14 +28,13 @@ export class DashboardManager implements DisposableLike {
   private readonly store = new DisposableStore();
   private panel: vscode.WebviewPanel | null = null;
   private session: DashboardSession | null = null;
-  private readonly extras: RunState[] = [];
   private readonly deps: SessionDeps;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    deps: Omit<SessionDeps, 'extras' | 'saveExport'>,
+    deps: Omit<SessionDeps, 'saveExport'>,
   ) {
-    this.deps = { ...deps, extras: () => this.extras, saveExport: (msg) => saveExportFile(msg, deps.log) };
+    this.deps = { ...deps, saveExport: (msg) => saveExportFile(msg, deps.log) };
     this.store.add(deps.active.onDidChange((id) => id !== null && this.session?.showActive(id)));
     this.store.add(
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
@@ -66,26 +64,16 @@ export class DashboardManager implements DisposableLike {
   }
 
   /**
-   * Shows the attention of a selection: an extra dashboard entry named after the run and
-   * the text, holding one snapshot (the dashboard's Attention and Masks tabs draw it). Its
-   * header keeps the run's own state and planned steps (a stopped run stays "stopped · step 55
-   * of 3000"), never live controls: the entry is a picture of one step.
+   * Shows the attention of a text (Show Attention for Selection) in the run's own Attention
+   * and Heads tabs, as if it had been typed in their text box: the run stays what it is (its
+   * header, its training snapshots a click away), so no other run's data is ever shown under
+   * its name.
    */
-  showAttention(runDir: string, text: string, snapshot: AttentionSnapshot): string {
-    const base = this.deps.lab.get().loadRunState(runDir).run;
-    const snippet = text.length > 24 ? `${text.slice(0, 24)}…` : text;
-    const id = `${base.id}#selection-${this.extras.length + 1}`;
-    const entry: RunState = {
-      run: { ...base, id, name: `${base.name} · selection "${snippet.replace(/\s+/g, ' ')}"`, step: snapshot.step, bestValLoss: null, data: null },
-      steps: [],
-      evals: [],
-      snapshots: [snapshot],
-    };
-    this.extras.push(entry);
-    if (this.extras.length > 5) this.extras.shift();
-    this.open(id);
-    this.session?.afterLoad([{ type: 'dashboard/show', runId: id, tab: 'attention' }]);
-    return id;
+  showAttention(runDir: string, snapshot: AttentionSnapshot): void {
+    const listing = this.deps.lab.get().readListing(runDir);
+    const runId = listing.ok ? listing.summary.id : runDir;
+    this.open(runId);
+    this.session?.afterLoad([{ type: 'dashboard/didAttend', runId, snapshot }, { type: 'dashboard/show', runId, tab: 'attention' }]);
   }
 
   /**

@@ -2,8 +2,8 @@
  * One open dashboard panel: waits for the page's `webview/ready` before posting anything,
  * then sends every known run (`dashboard/didLoadRuns`) and forwards the live run's worker
  * notifications (`run/didUpdate`), dropping the ones already contained in what was read
- * from disk so the page never sees a step twice. Answers the page's decode, logit-lens and
- * ablation requests through the model worker and its pause / resume / stop buttons through the controller.
+ * from disk so the page never sees a step twice. Answers the page's decode, attention,
+ * logit-lens and ablation requests through the model worker and its pause / resume / stop buttons through the controller.
  * Every message from the page is validated first. Resent whole whenever the page reloads
  * (hidden panels are not kept alive: `retainContextWhenHidden` stays off).
  *
@@ -36,8 +36,6 @@ export interface SessionDeps {
   readonly runs: RunsModel;
   /** The active run: the header's picker sets it, and shows it when it is set elsewhere. */
   readonly active: ActiveRun;
-  /** Entries that are not run folders (e.g. the attention of a selection), sent after the runs. */
-  readonly extras: () => readonly RunState[];
   /** Saves an exported chart, heatmap or table (exportSave.ts: a save dialog, then the file). */
   readonly saveExport: (msg: Extract<WebviewToHost, { type: 'export/save' }>) => Promise<unknown>;
 }
@@ -125,8 +123,11 @@ export class DashboardSession implements DisposableLike {
       case 'ablate/request':
         void this.analyse(msg);
         return;
+      case 'attend/request':
+      case 'attendLayer/request':
+        void this.attend(msg);
+        return;
       case 'dashboard/didSelectRun':
-        // Entries that are not run folders (a selection's attention) do not change the active run.
         if (this.deps.runs.find(msg.runId)) void this.deps.active.set(msg.runId);
         return;
       default:
@@ -139,8 +140,7 @@ export class DashboardSession implements DisposableLike {
       const output = await this.deps.models.decode(runId, msg.params, (token, logprob) => this.post({ type: 'decode/didToken', id, token, logprob }));
       this.post({ type: 'decode/didFinish', id, output });
     } catch (e) {
-      const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
-      this.post({ type: 'decode/didFail', id, error: { code, message: messageOf(e) } });
+      this.post({ type: 'decode/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
     }
   }
 
@@ -154,8 +154,18 @@ export class DashboardSession implements DisposableLike {
       if (msg.type === 'lens/request') this.post({ type: 'lens/didFinish', id, output: await this.deps.models.lens(msg.runDir, msg.input, msg.topK, msg.fit) });
       else this.post({ type: 'ablate/didFinish', id, output: await this.deps.models.ablate(msg.runDir, msg.input, msg.off, msg.topK, msg.fit) });
     } catch (e) {
-      const code = typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
-      this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id, error: { code, message: messageOf(e) } });
+      this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
+    }
+  }
+
+  /** The attention of a text, or one layer of it, from the model worker (lab/inference/attend.ts), answered with the request's id. */
+  private async attend(msg: Extract<WebviewToHost, { type: 'attend/request' | 'attendLayer/request' }>): Promise<void> {
+    const id = msg.id;
+    try {
+      if (msg.type === 'attend/request') this.post({ type: 'attend/didFinish', id, snapshot: await this.deps.models.attend(msg.runDir, msg.text) });
+      else this.post({ type: 'attendLayer/didFinish', id, map: await this.deps.models.attendLayer(msg.runDir, msg.text, msg.stack, msg.layer) });
+    } catch (e) {
+      this.post({ type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
     }
   }
 
@@ -211,7 +221,6 @@ export class DashboardSession implements DisposableLike {
         snapshotStep: state.snapshots.at(-1)?.step ?? -1,
       });
     }
-    runs.push(...this.deps.extras());
     // The run asked for, else the active run; null lets the page keep the run its saved UI state had (webview/README.md).
     const want = this.selectedId ?? this.deps.active.id();
     const selected = want && runs.some((r) => r.run.id === want) ? want : null;
@@ -241,4 +250,9 @@ export class DashboardSession implements DisposableLike {
     this.ready = false;
     this.store.dispose();
   }
+}
+
+/** The error code of a failed request (the worker's, else 'internal'). */
+function codeOf(e: unknown): string {
+  return typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : 'internal';
 }

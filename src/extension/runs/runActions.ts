@@ -222,7 +222,7 @@ export async function showAttentionCommand(s: Services, arg: unknown, textArg?: 
   if (!run) return false;
   try {
     const snapshot = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` }, () => s.models.attend(run.runDir, text));
-    s.dashboard.showAttention(run.runDir, text, snapshot);
+    s.dashboard.showAttention(run.runDir, snapshot);
     if (snapshot.truncation !== undefined) void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
     return true;
   } catch (e) {

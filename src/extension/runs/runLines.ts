@@ -11,6 +11,7 @@ import type { RunItem } from './runsModel';
 
 /** "decoder-only · completed · step 60/60 · val 1.234": what tells runs apart in a quick pick. */
 export function runChoiceDescription(r: RunItem): string {
+  if (r.imported !== null) return `${r.kind ?? 'model'} · imported (${r.imported}) · not trained here`;
   const val = r.bestValLoss === null ? '' : ` · val ${formatLoss(r.bestValLoss)}`;
   return `${r.kind ?? 'model'} · ${r.status} · step ${r.step}/${r.totalSteps}${val}`;
 }
@@ -18,7 +19,7 @@ export function runChoiceDescription(r: RunItem): string {
 /** The status-bar text for the active run (or for none). */
 export function activeRunText(r: RunItem | undefined): string {
   if (!r) return '$(star-empty) No active run';
-  return `$(star-full) ${r.name} · ${r.kind ?? 'model'} · step ${r.step}`;
+  return `$(star-full) ${r.name} · ${r.kind ?? 'model'} · ${r.imported !== null ? 'imported' : `step ${r.step}`}`;
 }
 
 /** The tooltip's lines (Markdown-free text) for the active run. */
@@ -26,7 +27,9 @@ export function activeRunTooltip(r: RunItem | undefined): string {
   if (!r) return 'No active run: commands ask which run to use. Click to pick one.';
   const lines = [
     `Active run: ${r.name}`,
-    `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`,
+    r.imported !== null
+      ? `${r.kind ?? 'model'} · imported (${r.imported}) · not trained here${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`
+      : `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`,
   ];
   if (r.note) lines.push(`Note: ${r.note}`);
   lines.push('Score Selection, Show Attention, Decode and Export use this run. Click to pick another.');

@@ -44,6 +44,8 @@ export interface RunItem {
   readonly active: boolean;
   readonly params: number | null;
   readonly data: DataSummary | null;
+  /** Set on a model imported from a checkpoint and not trained here since: its layout ("Hugging Face GPT-2"). */
+  readonly imported: string | null;
   /** Why the folder could not be read (the other fields are placeholders then). */
   readonly error: string | null;
 }
@@ -59,11 +61,13 @@ export function isExtendable(r: RunItem): boolean {
 }
 
 /**
- * The tree item's `contextValue`: `run.<status>[.trained][.resumable][.extendable][.active][.current]`
- * (package.json matches on it): `.active` is training now, `.current` is the active run the commands use.
+ * The tree item's `contextValue`: `run.<status>[.trained][.resumable][.extendable | .imported][.active][.current]`
+ * (package.json matches on it): `.imported` is a model imported and not trained here (its
+ * training action is Fine-tune…), `.active` is training now, `.current` is the active run the commands use.
  */
 export function contextValueOf(r: RunItem, current = false): string {
-  return `run.${r.status}${r.hasModel ? '.trained' : ''}${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}${r.active ? '.active' : ''}${current ? '.current' : ''}`;
+  const tag = r.imported !== null ? '.imported' : `${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}`;
+  return `run.${r.status}${r.hasModel ? '.trained' : ''}${tag}${r.active ? '.active' : ''}${current ? '.current' : ''}`;
 }
 
 /** Known runs, refreshed from disk on demand and overlaid with the live run. */
@@ -104,9 +108,9 @@ export class RunsModel implements DisposableLike {
       const lab = this.lab.get();
       const listings = [...lab.listRuns(root), ...opened.filter((d) => path.dirname(path.resolve(d)) !== path.resolve(root)).map((d) => lab.readListing(d))];
       this.disk = listings.map((l): RunItem => {
-        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, error: l.error };
+        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, imported: null, error: l.error };
         const s = l.summary;
-        return { runDir: s.runDir, name: s.name, status: s.status, note: s.note ?? null, backend: s.model?.backend ?? null, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, error: null };
+        return { runDir: s.runDir, name: s.name, status: s.status, note: s.note ?? null, backend: s.model?.backend ?? null, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, imported: s.imported && s.step === 0 ? s.imported.layout : null, error: null };
       });
     } catch (e) {
       this.onError(`Could not read the runs in ${root}: ${(e as Error).message}`);
@@ -123,11 +127,12 @@ export class RunsModel implements DisposableLike {
     const out = this.disk.map((r): RunItem => {
       const mine = live !== null && live.runId === r.runDir ? live : null;
       const shown = r.error === null ? shownRunState(r, mine) : { status: r.status, step: r.step };
-      if (mine) return { ...r, ...shown, active: true, totalSteps: mine.totalSteps, bestValLoss: mine.bestValLoss ?? r.bestValLoss, backend: mine.backend ?? r.backend };
+      // While it fine-tunes, an imported model is a run training like any other.
+      if (mine) return { ...r, ...shown, active: true, imported: null, totalSteps: mine.totalSteps, bestValLoss: mine.bestValLoss ?? r.bestValLoss, backend: mine.backend ?? r.backend };
       return { ...r, ...shown };
     });
     if (live && !out.some((r) => r.runDir === live.runId)) {
-      out.unshift({ runDir: live.runId, name: live.name, ...shownRunState({ status: 'created', step: 0 }, live), note: null, backend: live.backend, kind: null, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, error: null });
+      out.unshift({ runDir: live.runId, name: live.name, ...shownRunState({ status: 'created', step: 0 }, live), note: null, backend: live.backend, kind: null, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, imported: null, error: null });
     }
     return out;
   }

@@ -28,14 +28,18 @@ const ICONS: { readonly [S in RunStatus]: [string, string | undefined] } = {
   interrupted: ['warning', 'charts.yellow'],
 };
 
+/** An imported model that was never trained here: a package, not a stopped run. */
+const IMPORTED_ICON: [string, undefined] = ['package', undefined];
+
 /** `text` with Markdown's special characters escaped (a run name is the user's text). */
 function escapeMd(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
 }
 
-/** The item's description: "completed · 60/60 · val 1.234". */
+/** The item's description: "completed · 60/60 · val 1.234"; "imported · Hugging Face GPT-2 · not trained here". */
 export function describeRun(r: RunItem): string {
   if (r.error) return 'unreadable';
+  if (r.imported !== null) return `imported · ${r.imported} · not trained here`;
   const val = r.bestValLoss === null ? '' : ` · val ${formatLoss(r.bestValLoss)}`;
   return `${r.status} · ${r.step}/${r.totalSteps}${val}`;
 }
@@ -77,16 +81,16 @@ export class RunsTree implements vscode.TreeDataProvider<RunItem>, DisposableLik
     const current = this.active.id() === r.runDir;
     item.description = `${describeRun(r)}${current ? ' · active run' : ''}`;
     item.contextValue = contextValueOf(r, current);
-    const [icon, color] = ICONS[r.status];
+    const [icon, color] = r.imported !== null ? IMPORTED_ICON : ICONS[r.status];
     // The active run wears a star (in its status colour); its status is in the description.
     item.iconPath = new vscode.ThemeIcon(current ? 'star-full' : icon, color ? new vscode.ThemeColor(color) : undefined);
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**${escapeMd(r.name)}** — ${r.status}${current ? ' · the active run (commands use it)' : ''}\n\n`);
+    md.appendMarkdown(`**${escapeMd(r.name)}** — ${r.imported !== null ? `imported (${escapeMd(r.imported)}), not trained here; Fine-tune… trains it` : r.status}${current ? ' · the active run (commands use it)' : ''}\n\n`);
     if (r.note) md.appendText(`${r.note}\n\n`);
     if (r.error) md.appendText(r.error);
     else {
       md.appendMarkdown(`${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}${r.backend ? ` · ${r.backend} backend` : ''}\n\n`);
-      md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);
+      if (r.imported === null) md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);
       if (r.data) md.appendText(`${r.data.description} — ${dataLine(r.data)}\n\n`);
       if (r.status === 'interrupted') md.appendMarkdown(`Interrupted (the window reloaded while it trained): resume it from its last checkpoint, step ${r.step}.\n\n`);
     }

@@ -81,6 +81,29 @@ export async function resumeCommand(s: Services, runDir: string, extendTo: numbe
 }
 
 /**
+ * "Fine-tune…" on an imported model (its training action): asks which documents to train it
+ * on — starting in the workspace — writes them into the run, then trains it as Resume does
+ * (the fine-tuning schedule `import` planned: AdamW, a small peak learning rate, cosine).
+ */
+export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> {
+  if (busy(s)) return;
+  const run = await pickRun(s, arg, { trained: true, purpose: 'fine-tune' });
+  if (!run) return;
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const picked = await vscode.window.showOpenDialog({
+    title: `Attention Lab: Fine-tune ${run.name} on…`, openLabel: 'Fine-tune on These', canSelectFiles: true, canSelectFolders: false, canSelectMany: true, ...(folder ? { defaultUri: folder } : {}),
+  });
+  if (!picked?.length) return;
+  const files = picked.map((u) => u.fsPath);
+  try {
+    s.lab.get().setFineTuneData(run.runDir, files, folder?.fsPath ?? path.dirname(files[0] as string));
+  } catch (e) {
+    return showError(s.log, `Cannot fine-tune ${run.name}: ${messageOf(e)}`, e);
+  }
+  await resumeCommand(s, run.runDir);
+}
+
+/**
  * "Continue Training…": asks how many more steps (unless `more` is given), then trains the
  * run on to its planned total plus that many, through the same path as Resume.
  */
@@ -115,9 +138,11 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   if (torch) s.log.info(`Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`);
   const known = s.runs.find(runId);
   const name = known?.name ?? path.basename(runId);
-  await s.active.set(runId);
+  // The run becomes the active run once it trains: a start refused or cancelled while the
+  // data is read keeps the run that was active.
   const sub = s.controller.onEvent(({ runId: id, event }) => {
     if (id !== runId || event.type !== 'train/didStart') return;
+    void s.active.set(runId);
     s.log.info(`${name}: ${event.data.description} — ${dataLine(event.data)}.`);
     if (event.data.validation) s.log.info(`  validation: ${event.data.validation.text}`);
     for (const f of event.data.skipped) s.log.info(`  skipped ${f.path}: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`);
@@ -171,7 +196,7 @@ function announce(s: Services, runId: string, outcome: RunOutcome): void {
   const name = s.runs.find(runId)?.name ?? path.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
-    if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: ${outcome.error.message}`);
+    if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`);
     // A full disk stopped the run with its checkpoint kept: once there is space, it resumes.
     else if (outcome.error.code === 'disk/full') void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, { title: 'Resume', run: () => resumeCommand(s, runId) });
     else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' ? [CONFIGURE_ACTION] : []));

@@ -110,7 +110,8 @@ export class TrainingController implements DisposableLike {
         this.changes.fire(null);
       }
     }
-    if (outcome.kind === 'failed') this.log.error(`${path.basename(runId)} failed at step ${outcome.step}: ${outcome.error.message}`);
+    if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') this.log.info(`${path.basename(runId)}: cancelled before training started (${outcome.error.message}).`);
+    else if (outcome.kind === 'failed') this.log.error(`${path.basename(runId)} failed at step ${outcome.step}: ${outcome.error.message}`);
     else this.log.info(`${path.basename(runId)} ${outcome.reason === 'completed' ? 'finished' : 'stopped'} at step ${outcome.step}.`);
     return outcome;
   }

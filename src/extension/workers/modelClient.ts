@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads';
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../../protocol/analysis';
 import type { TrainSpec } from '../../protocol/data';
 import type { BleuTokenize, EvalDecoding } from '../../protocol/evaluation';
-import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
+import type { AttentionMapData, AttentionSnapshot, AttentionStack, DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ImportOutput, ModelWorkerToHost, ScoreOutput } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateModelWorkerToHost } from '../../protocol/modelWorker';
@@ -76,9 +76,14 @@ export class ModelClient implements DisposableLike {
     return this.request<ScoreOutput>('Scoring', TIMEOUT_MS.score, { type: 'model/score', runDir, source, text });
   }
 
-  /** The model's attention on `text`. */
+  /** The model's attention on `text`: every head's scores, and every layer's map (an overview of one longer than OVERVIEW_SIDE). */
   attend(runDir: string, text: string): Promise<AttentionSnapshot> {
     return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attend', runDir, text });
+  }
+
+  /** One layer's whole map of the attention of `text` (after `attend` gave its overview). */
+  attendLayer(runDir: string, text: string, stack: AttentionStack, layer: number): Promise<AttentionMapData> {
+    return this.request<AttentionMapData>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attendLayer', runDir, text, stack, layer });
   }
 
   /** The logit lens of `input` (top-`topK` per layer and position); `fit` cuts an input longer than the context. */
@@ -203,6 +208,9 @@ export class ModelClient implements DisposableLike {
         return;
       case 'model/didAttend':
         this.finish(msg.id, msg.snapshot);
+        return;
+      case 'model/didAttendLayer':
+        this.finish(msg.id, msg.map);
         return;
       case 'model/didExport':
         this.finish(msg.id, msg.output);

@@ -9,6 +9,7 @@
  */
 
 import type { Batch } from '../../engine/models/inputs';
+import { StepperWorkspace } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { BleuTokenize, EvalDecoding, TranslationScores } from '../../protocol/evaluation';
@@ -57,8 +58,9 @@ export interface ScorePairsOptions {
  * a decode becomes a space, so that the hypotheses, written one per line, score the same.
  */
 export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly Pick<PairExample, 'src' | 'tgtText'>[], opts: ScorePairsOptions): PairScores {
+  const workspace = new StepperWorkspace(model.backendOrThrow()); // one set of decode buffers for every pair
   const hypotheses = pairs.map((p) => {
-    const h = tok.decode(decodeTarget(model, tok.specialIds, p.src, opts.decoding), { skipSpecial: true }).replace(/\r\n|[\r\n]/g, ' ');
+    const h = tok.decode(decodeTarget(model, tok.specialIds, p.src, opts.decoding, workspace), { skipSpecial: true }).replace(/\r\n|[\r\n]/g, ' ');
     opts.onPair?.();
     return h;
   });

@@ -22,6 +22,7 @@ import { readRunJson } from '../runs/runFolder';
 import type { AblationOutputData, PredictionData } from '../../protocol/analysis';
 import type { LensInput, TopToken } from './lens';
 import { MAX_TOP_K, fittedBatch, inputBatch, probsAt, topIds, topTokens } from './lens';
+import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** One head's importance: loss with it off − loss with every head on. */
 export interface HeadImportance {
@@ -84,7 +85,7 @@ export function predictWithHeadsOff(r: OpenRun, input: LensInput, off: readonly 
   const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(topK)));
   const batch = inputBatch(r, input);
   const { loss } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
-  return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k) };
+  return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k, batch.input.subarray(0, batch.T)) };
 }
 
 /** The prediction of `batch` (one sequence) with the heads of `off` switched off, and the full next-token distribution. */
@@ -92,7 +93,7 @@ function predictBatch(r: OpenRun, batch: Batch, off: readonly HeadRef[], k: numb
   const { loss, tokens } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
   const probs = probsAt(r, r.model.logits(), batch.T - 1);
   const top = topIds(probs, k);
-  return { prediction: { loss, scored: tokens, next: top.map((id) => ({ token: r.tok.tokenText(id), prob: probs[id] as number })) }, probs, top };
+  return { prediction: { loss, scored: tokens, next: top.map((id) => ({ token: nextTokenLabel(r.tok, batch.input.subarray(0, batch.T), id), prob: probs[id] as number })) }, probs, top };
 }
 
 /**
@@ -109,11 +110,11 @@ export function compareHeadsOff(r: OpenRun, input: LensInput, off: readonly Head
   const ids = [...new Set([...base.top, ...ablated.top])];
   ids.sort((a, b) => (base.probs[b] as number) - (base.probs[a] as number) || (ablated.probs[b] as number) - (ablated.probs[a] as number) || a - b);
   return {
-    tokens: Array.from(batch.input, (id) => r.tok.tokenText(id)),
+    tokens: tokenLabels(r.tok, batch.input),
     off: off.map(({ stack, layer, head }) => ({ stack, layer, head })),
     base: base.prediction,
     ablated: ablated.prediction,
-    compare: ids.map((id) => ({ token: r.tok.tokenText(id), base: base.probs[id] as number, ablated: ablated.probs[id] as number })),
+    compare: ids.map((id) => ({ token: nextTokenLabel(r.tok, batch.input, id), base: base.probs[id] as number, ablated: ablated.probs[id] as number })),
     ...(truncation !== null ? { truncation } : {}),
   };
 }

@@ -1,37 +1,163 @@
 /**
- * Attention of a run's model on a text (the editor's "Show Attention for Selection"): one
- * forward pass without dropout, then every layer's attention probabilities
- * softmax(QKᵀ/√d_k) ("Attention Is All You Need" §3.2.1) and the masks that were applied,
- * taken by the same code as a training snapshot (lab/training/snapshots.ts), so the dashboard draws it
- * with the same views. Decoder-only: BOS + the text. Encoder-decoder: the text is the
- * source, and the decoder side is the model's own greedy output for it (teacher-forced
- * back through).
+ * Attention of a run's model on a text: the Attention and Heads tabs' text box, Show
+ * Attention for Selection, `attention-lab heads --text`. Every layer's attention
+ * probabilities softmax(QKᵀ/√d_k) ("Attention Is All You Need" §3.2.1), the masks that were
+ * applied, and every head's scores, for any run — trained here or imported, with or without
+ * snapshots. Decoder-only: BOS + the text. Encoder-decoder: the text is the source, and the
+ * decoder side is the model's own greedy output for it (teacher-forced back through).
+ *
+ * The text goes through the decoding path in one prefill (engine/models/stepper.ts): each
+ * layer's probabilities are handed out as the layer runs, scored at once in float32, and kept
+ * only as 8-bit codes, with max-pooled overviews of maps longer than OVERVIEW_SIDE
+ * (src/common/attentionCodec.ts). So GPT-2 small's full 1024-token context costs one forward
+ * pass without the output projection, 150 MB of codes (not 600 MB of float32) and none of
+ * the training forward's per-layer buffers.
  *
  * Texts longer than the context are cut to fit (BOS + the first L − 1 tokens; a source keeps
- * its first L − 1 tokens and EOS), and the snapshot's `truncation` says so ("Showing the
- * first 63 of 97 tokens — the model's context is 64.").
+ * its first L − 1 tokens and EOS), and `truncation` says so ("Showing the first 63 of 97
+ * tokens — the model's context is 64.").
  *
- * The snapshot carries every head's scores, as a training snapshot does (lab/training/headScores.ts):
- * previous-token, first-token, diagonal, entropy and the cross-attention alignment measured on
- * this text, induction on the run's diagnostic sequence (random tokens repeated twice — a
- * text has no known repeat to measure it on). `source: 'selection'` tells the dashboard so.
- * Leaves out: beam or sampled targets.
+ * Head scores: previous-token, first-token, diagonal, entropy and the cross-attention
+ * alignment measured on this text; induction on the run's diagnostic sequences (random
+ * tokens repeated twice — a text has no known repeat to measure it on), measured once per
+ * opened model and kept with it (`OpenRun.measured`).
+ *
+ * Leaves out: beam or sampled targets, and keeping results between requests (the model
+ * worker keeps the last text's full maps per run).
  */
 
+import type { FloatArray } from '../../engine/backend';
 import { EngineError } from '../../engine/errors';
+import type { AttentionStack } from '../../engine/models/heads';
+import type { MaskSnapshot } from '../../engine/models/masks';
+import { causalView, combinedView, fillCausalMask, fillCombinedMask, fillPaddingMask, paddingView, snapshotMask } from '../../engine/models/masks';
+import type { LayerAttentionSink } from '../../engine/models/stepper';
+import { createStepper } from '../../engine/models/stepper';
 import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
-import type { AttentionSnapshot } from '../../protocol/model';
+import { encodeSqrt8, poolFactor, poolMax } from '../../common/attentionCodec';
+import type { AttentionMapData, AttentionSnapshot, HeadScoreData } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
-import { scoredSnapshot } from '../training/snapshots';
+import type { InductionByLayer } from '../training/headScores';
+import { diagnosticRows, measureInduction, probeExtent, scoreLayer } from '../training/headScores';
 import { greedyTarget } from './decode';
+import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
-/** The attention snapshot of `text` (see the file comment for what each model kind shows). */
-export function attendText(r: OpenRun, text: string): AttentionSnapshot {
-  if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; select some text to see its attention.');
+/** The attention of one text. */
+export interface TextAttention {
+  /**
+   * What is shown at once: tokens, masks, every head's scores and every layer's map — whole
+   * when it fits OVERVIEW_SIDE, else its overview (`pool` set).
+   */
+  readonly snapshot: AttentionSnapshot;
+  /** Every layer's whole map (8-bit codes), for the layer someone looks at. */
+  readonly full: readonly AttentionMapData[];
+}
+
+/** The attention of `text` (see the file comment for what each model kind shows). */
+export function attendText(r: OpenRun, text: string): TextAttention {
+  if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; type or select some text to see its attention.');
   const { batch, truncation } = attentionBatch(r, text);
-  const snapshot: AttentionSnapshot = { ...scoredSnapshot(r.model, batch, r.tok, r.step, r.run.spec.training.seed), source: 'selection' };
-  return truncation === null ? snapshot : { ...snapshot, truncation };
+  const { snapshot, full } = attendBatch(r, batch);
+  return { snapshot: { ...snapshot, text, ...(truncation === null ? {} : { truncation }) }, full };
+}
+
+/**
+ * The attention of the longest of the run's diagnostic sequences (random tokens, repeated
+ * twice), with every head's scores: what `attention-lab heads` measures on a run that has
+ * no snapshots (an imported model). Null when the model's context or vocabulary is too small
+ * for them.
+ */
+export function attendDiagnostic(r: OpenRun): TextAttention | null {
+  const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed);
+  const longest = rows?.reduce((a, b) => (b.batch.T > a.batch.T ? b : a));
+  return longest ? attendBatch(r, longest.batch) : null;
+}
+
+/** The attention of item 0 of `batch` (the snapshot says source 'selection'; the caller adds its text). */
+function attendBatch(r: OpenRun, batch: Batch): TextAttention {
+  const extent = probeExtent(batch, r.tok.specialIds);
+  const induction = inductionOf(r);
+  const full: AttentionMapData[] = [];
+  const overview: AttentionMapData[] = [];
+  const headScores: HeadScoreData[] = [];
+  runAttention(r, batch, (stack, layer, probs, shape) => {
+    const [H, R, C] = shape;
+    const data = asFloat32(probs, H * R * C);
+    headScores.push(...scoreLayer(stack, layer, data, shape, extent, induction));
+    const codes = new Uint8Array(H * R * C);
+    encodeSqrt8(data, codes);
+    const map: AttentionMapData = { stack, layer, shape: [H, R, C], data: codes };
+    full.push(map);
+    const f = poolFactor(R, C);
+    overview.push(f === 1 ? map : { stack, layer, shape: [H, Math.ceil(R / f), Math.ceil(C / f)], data: poolMax(codes, H, R, C, f), pool: f });
+  });
+  const tokens = (ids: Int32Array | undefined, n: number): string[] => (ids ? tokenLabels(r.tok, ids.subarray(0, n)) : []);
+  const snapshot: AttentionSnapshot = {
+    step: r.step,
+    srcTokens: tokens(batch.src, batch.S ?? 0),
+    tgtTokens: tokens(batch.input, batch.T),
+    maps: overview,
+    masks: masksOf(r, batch),
+    headScores: headScores.sort(byHead),
+    source: 'selection',
+  };
+  return { snapshot, full };
+}
+
+/** Heads in the order a model lists them: encoder self, decoder self, decoder cross; by layer, then head. */
+const STACK_ORDER: readonly AttentionStack[] = ['encoder.self', 'decoder.self', 'decoder.cross'];
+function byHead(a: HeadScoreData, b: HeadScoreData): number {
+  return STACK_ORDER.indexOf(a.stack) - STACK_ORDER.indexOf(b.stack) || a.layer - b.layer || a.head - b.head;
+}
+
+/** The first n values of a backend array as float32 (the array itself when it is one). */
+function asFloat32(a: FloatArray, n: number): Float32Array {
+  return a instanceof Float32Array ? a.subarray(0, n) : Float32Array.from(a.subarray(0, n));
+}
+
+/** Feeds `batch` (item 0) through the model's decoding path in one prefill, handing out every layer's attention. */
+function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void {
+  const src = batch.src?.subarray(0, batch.S ?? 0);
+  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: 1, workspace: r.workspace, ...(src ? { src } : {}) });
+  stepper.prefill(batch.input.subarray(0, batch.T), false, sink);
+}
+
+/** Induction of every head on the run's diagnostic sequences, measured on first use and kept with the opened run. */
+function inductionOf(r: OpenRun): InductionByLayer | null {
+  if (r.measured.induction) return r.measured.induction;
+  const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed);
+  if (!rows) return null;
+  r.measured.induction = measureInduction(rows, (batch, sink) => runAttention(r, batch, (stack, layer, probs, shape) => sink(stack, layer, asFloat32(probs, shape[0] * shape[1] * shape[2]), shape)));
+  return r.measured.induction;
+}
+
+/**
+ * The masks the model applied, with the shapes the training forward reports them in
+ * (Transformer.captureMasks): source padding [1,1,1,S], target padding [1,1,1,T], causal
+ * [1,1,T,T], and for the encoder-decoder their combination [1,1,T,T].
+ */
+function masksOf(r: OpenRun, batch: Batch): AttentionSnapshot['masks'] {
+  const { T } = batch;
+  const S = batch.S ?? 0;
+  const out: MaskSnapshot[] = [];
+  if (batch.src) {
+    const srcPad = new Uint8Array(S);
+    fillPaddingMask(srcPad, batch.src, 1, S);
+    out.push(snapshotMask('source.padding', paddingView(srcPad, S), 1, 1, S));
+  }
+  const tgtPad = new Uint8Array(T);
+  fillPaddingMask(tgtPad, batch.input, 1, T, r.model.padId);
+  out.push(snapshotMask('target.padding', paddingView(tgtPad, T), 1, 1, T));
+  const causal = new Uint8Array(T * T);
+  fillCausalMask(causal, T);
+  out.push(snapshotMask('decoder.causal', causalView(causal, T), 1, T, T));
+  if (batch.src) {
+    const combined = new Uint8Array(T * T);
+    fillCombinedMask(combined, tgtPad, 1, T);
+    out.push(snapshotMask('decoder.self', combinedView(combined, T), 1, T, T));
+  }
+  return out.map((m) => ({ name: m.name, shape: m.shape, data: m.data }));
 }
 
 /** The sentence saying a text of `total` tokens was cut to its first `shown` (context `L`). */
@@ -47,7 +173,7 @@ function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: s
     const full = tok.encode(text, { eos: true });
     const cut = full.length > model.maxSrcLen;
     const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), eos) : full;
-    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src).slice(0, model.maxLen - 1));
+    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, model.maxLen - 1));
     const targets = Int32Array.of(...input.subarray(1), eos);
     const truncation = cut ? truncationNote(model.maxSrcLen - 1, full.length - 1, model.maxSrcLen, 'source') : null;
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };

@@ -2,7 +2,8 @@
  * Decoding with a run's model: the one pipeline behind `attention-lab decode`, the
  * dashboard's playground and the editor's "Decode…" (both through the model worker).
  * The input becomes ids (decoder-only: BOS + prompt; encoder-decoder: source + EOS, and
- * the target starts at BOS), is checked against the context, is decoded greedily, by beam
+ * the target starts at BOS), is fitted to the context (a long prompt keeps its last tokens,
+ * a long source its first, and `contextNote` says so), is decoded greedily, by beam
  * search (the paper's §6.1: beam 4, length penalty 0.6) or by seeded sampling with the
  * key/value cache, and comes back as a `DecodeOutput`. Greedy and sampled decodes go past
  * the model's context over a sliding window (engine/decode/singleRow.ts); beam search stops
@@ -17,7 +18,7 @@ import { beamSearch } from '../../engine/decode/beam';
 import { greedyDecode } from '../../engine/decode/greedy';
 import { sampleDecode } from '../../engine/decode/sample';
 import type { DecodeResult } from '../../engine/decode/stepperContract';
-import { EngineError } from '../../engine/errors';
+import type { StepperWorkspace } from '../../engine/models/stepper';
 import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
@@ -25,6 +26,7 @@ import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
+import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** How a decode reports back, beyond its result. */
 export interface DecodeTextOptions {
@@ -43,23 +45,31 @@ export interface Decoded {
 export interface DecodeInput {
   readonly prompt: Int32Array;
   readonly src: Int32Array | null;
+  /** Set when the input was longer than the model's context and was cut: the sentence that says how. */
+  readonly cut: string | null;
 }
 
 /**
- * The ids `input` is decoded from, checked against the model's context: an encoder-decoder
- * reads `input` as its source (tokens + EOS) and starts the target at BOS; a decoder-only
- * model continues BOS + the tokens of `input`.
+ * The ids `input` is decoded from, fitted to the model's context: an encoder-decoder reads
+ * `input` as its source (tokens + EOS; past the context, its first L − 1 tokens and EOS) and
+ * starts the target at BOS; a decoder-only model continues BOS + the tokens of `input`, of
+ * which a prompt longer than the context keeps the last `keep` tokens (the model could not
+ * see the rest: nanoGPT crops its input the same way). `keep` is the context for decodes that
+ * slide past it, less room to generate for beam search, which stops at it.
  */
-export function decodeInput(r: OpenRun, input: string): DecodeInput {
+export function decodeInput(r: OpenRun, input: string, keep: number = r.model.config.maxLen): DecodeInput {
   const { model, tok } = r;
+  const { bos, eos } = tok.specialIds;
   if (model.config.kind === 'encoder-decoder') {
-    const src = tok.encode(input, { eos: true });
-    if (src.length > model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`);
-    return { prompt: Int32Array.of(tok.specialIds.bos), src };
+    const full = tok.encode(input, { eos: true });
+    const L = model.maxSrcLen;
+    if (full.length <= L) return { prompt: Int32Array.of(bos), src: full, cut: null };
+    const src = Int32Array.of(...full.subarray(0, L - 1), eos);
+    return { prompt: Int32Array.of(bos), src, cut: `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: translated its first ${L - 1} (and EOS).` };
   }
   const prompt = tok.encode(input, { bos: true });
-  if (prompt.length > model.config.maxLen) throw new EngineError('input/invalid', `Prompt of ${prompt.length} tokens exceeds the context of ${model.config.maxLen}; shorten it or retrain with a longer context.`);
-  return { prompt, src: null };
+  if (prompt.length <= keep) return { prompt, src: null, cut: null };
+  return { prompt: prompt.slice(prompt.length - keep), src: null, cut: `The prompt of ${prompt.length - 1} tokens is longer than the model's context of ${model.config.maxLen}: continued from its last ${keep}.` };
 }
 
 /** `tokens` without the EOS (the run's tokenizer's id `eos`) the decoders leave at the end of a hypothesis that chose it. */
@@ -69,16 +79,21 @@ export function withoutEos(tokens: readonly number[], eos: number): number[] {
 
 /** Decodes `params.input` with the run's model (see the file comment). */
 export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOptions = {}): Decoded {
-  const { prompt, src } = decodeInput(r, params.input);
+  const L = r.model.config.maxLen;
+  // Beam search stops at the context, so a cut prompt leaves it room to generate.
+  const keep = params.strategy === 'beam' ? L - Math.min(params.maxTokens, Math.ceil(L / 2)) : L;
+  const { prompt, src, cut } = decodeInput(r, params.input, keep);
   const results = runStrategy(r, prompt, src, params, opts);
   const textOf = (d: DecodeResult): string => r.tok.decode(withoutEos(d.tokens, r.tok.specialIds.eos), { skipSpecial: true });
   const best = results[0] as DecodeResult;
   const a = best.attention;
-  const note = contextNote(r.model.config.maxLen, params, best);
+  const slid = contextNote(L, params, best);
+  const note = cut === null ? slid : slid === null ? cut : `${cut} ${slid}`;
   const output: DecodeOutput = {
     text: textOf(best),
-    promptTokens: Array.from(src ?? prompt, (id) => r.tok.tokenText(id)),
-    tokens: best.tokens.map((t) => r.tok.tokenText(t)),
+    promptTokens: tokenLabels(r.tok, src ?? prompt),
+    // Generated tokens read after what the decoder was fed first (a split character joins across).
+    tokens: tokenLabels(r.tok, [...prompt, ...best.tokens]).slice(prompt.length),
     ids: best.tokens,
     logprobs: best.logprobs,
     score: best.score,
@@ -110,11 +125,20 @@ export function contextNote(L: number, params: DecodeParams, best: DecodeResult)
 /** Hypotheses of one decode, best first (one for greedy and sampling). */
 function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, params: DecodeParams, opts: DecodeTextOptions): DecodeResult[] {
   const rows = params.strategy === 'beam' ? params.beam : 1;
-  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, ...(src ? { src } : {}) });
+  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, workspace: r.workspace, ...(src ? { src } : {}) });
   const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
   const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
   const onToken = opts.onToken;
-  const stream = onToken ? { onToken: (id: number, lp: number): void => onToken(r.tok.tokenText(id), lp) } : {};
+  // A streamed token reads after the ones before it (a character split across them shows whole).
+  const fed = Array.from(prompt);
+  const stream = onToken
+    ? {
+        onToken: (id: number, lp: number): void => {
+          onToken(nextTokenLabel(r.tok, fed, id), lp);
+          fed.push(id);
+        },
+      }
+    : {};
   switch (params.strategy) {
     case 'greedy':
       return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide })];
@@ -131,11 +155,11 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
  * An encoder-decoder's target for `src` (source ids ending in EOS), without its EOS: at most
  * one context of tokens after BOS, decoded greedily or by beam search (the best hypothesis),
  * with BOS and EOS the ids of the run's tokenizer (`ids`). What exact match, BLEU and chrF
- * are computed on.
+ * are computed on; `workspace` lends the stepper its buffers (one set for many decodes).
  */
-export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Array, decoding: EvalDecoding): number[] {
+export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Array, decoding: EvalDecoding, workspace?: StepperWorkspace): number[] {
   const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
-  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src });
+  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src, ...(workspace ? { workspace } : {}) });
   const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos };
   const start = Int32Array.of(ids.bos);
   const best = decoding.strategy === 'beam'
@@ -144,7 +168,10 @@ export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Arra
   return withoutEos(best.tokens, ids.eos);
 }
 
-/** An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what validation's greedy decodes and the attention and lens of a source show. */
-export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array): number[] {
-  return decodeTarget(model, ids, src, { strategy: 'greedy' });
+/**
+ * An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what validation's
+ * greedy decodes and the attention and lens of a source show; `workspace` as there (an opened run's).
+ */
+export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array, workspace?: StepperWorkspace): number[] {
+  return decodeTarget(model, ids, src, { strategy: 'greedy' }, workspace);
 }

@@ -28,6 +28,7 @@ import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../runs/openRun';
 import { greedyTarget } from './decode';
+import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target (encoder-decoder). */
 export type LensInput = { readonly prompt: string } | { readonly src: string; readonly tgt?: string };
@@ -73,7 +74,7 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
       notes.push(`Showing the first ${model.maxSrcLen - 1} of ${src.length - 1} source tokens (and EOS) — the model's context is ${model.maxSrcLen}.`);
       src = Int32Array.of(...src.subarray(0, model.maxSrcLen - 1), eos);
     }
-    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src).slice(0, model.maxLen - 1);
+    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, model.maxLen - 1);
     const ids = lastOf(Int32Array.of(bos, ...body), 'Target');
     return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
@@ -107,10 +108,10 @@ export function topIds(probs: Float64Array, k: number): number[] {
   return top;
 }
 
-/** The k most probable tokens of softmax(logits[row]). */
-export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number): TopToken[] {
+/** The k most probable tokens of softmax(logits[row]), each labelled as it would read after `context` (the input up to that row). */
+export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number, context: ArrayLike<number>): TopToken[] {
   const p = probsAt(r, logits, row);
-  return topIds(p, k).map((id) => ({ token: r.tok.tokenText(id), prob: p[id] as number }));
+  return topIds(p, k).map((id) => ({ token: nextTokenLabel(r.tok, context, id), prob: p[id] as number }));
 }
 
 function checkTopK(topK: number): void {
@@ -125,12 +126,12 @@ export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: n
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
     const logits = r.model.residualLogits(layer);
-    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK) })) });
+    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1)) })) });
   }
-  const tokens = Array.from(batch.input, (id) => r.tok.tokenText(id));
+  const tokens = tokenLabels(r.tok, batch.input);
   return {
     tokens,
-    ...(batch.src ? { src: Array.from(batch.src, (id) => r.tok.tokenText(id)) } : {}),
+    ...(batch.src ? { src: tokenLabels(r.tok, batch.src) } : {}),
     layers,
     ...(truncation !== null ? { truncation } : {}),
   };

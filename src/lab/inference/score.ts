@@ -34,6 +34,7 @@ import type { Batch } from '../../engine/models/inputs';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
 import type { OpenRun } from '../runs/openRun';
+import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** Most tokens one text is scored on (the rest is counted in `truncated`). */
 export const MAX_SCORED_TOKENS = 20_000;
@@ -135,7 +136,7 @@ export function scoreText(r: OpenRun, source: string | null, text: string): Scor
     starts.push(text.length);
     ends.push(text.length);
   }
-  const output: ScoreOutput = { tokens: Array.from(ids.subarray(1), (id) => tok.tokenText(id)), logprobs, starts, ends, truncated: body.length - keep };
+  const output: ScoreOutput = { tokens: tokenLabels(tok, ids).slice(1), logprobs, starts, ends, truncated: body.length - keep };
   return { output, ids, src };
 }
 

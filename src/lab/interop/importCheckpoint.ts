@@ -202,7 +202,7 @@ export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}
     if (hooks.isCancelled?.()) throw new CancelledError(`importing ${path.basename(opened.modelFile)}`);
     const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
     const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
-    writeRunFolder(out, plan.model, tok.tokenizer, spec, description, io);
+    writeRunFolder(out, plan.model, tok.tokenizer, spec, description, io, { layout: plan.layout, from: opened.modelFile });
     notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
     return {
       runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
@@ -263,7 +263,7 @@ function fineTuneSpec(c: ModelConfig, tok: Tokenizer, req: ImportRequest): Train
 }
 
 /** run.json, tokenizer.json and model.safetensors (step 0) into a temporary folder, renamed to `out` when complete. */
-function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, io: FileIo): void {
+function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, io: FileIo, imported: NonNullable<RunJson['imported']>): void {
   const parent = path.dirname(out);
   fs.mkdirSync(parent, { recursive: true });
   const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(out)}.importing-`));
@@ -272,7 +272,7 @@ function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: T
     saveCheckpoint(tmp, model, null, 0, io);
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
-    const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null };
+    const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null, imported };
     writeRunJson(tmp, run, io);
     if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked before)
     fs.renameSync(tmp, out);

@@ -143,6 +143,20 @@ export class SafetensorsReader {
     return out;
   }
 
+  /**
+   * Reads F32 tensor `name` straight into `dst` (its length must be the tensor's), with no
+   * copy of the tensor in between: how a checkpoint's weights go into a model's buffers.
+   */
+  readF32Into(name: string, dst: Float32Array | Float64Array): void {
+    const e = this.byName.get(name);
+    if (!e || e.dtype !== 'F32' || (e.end - e.begin) / 4 !== dst.length) throw new Error(`readF32Into: ${name} is not an F32 tensor of ${dst.length} values`);
+    const target = dst instanceof Float32Array ? dst : new Float32Array(dst.length);
+    const bytes = new Uint8Array(target.buffer, target.byteOffset, target.byteLength);
+    for (let off = 0; off < bytes.length; off += this.chunkBytes) readFully(this.fd, bytes.subarray(off, Math.min(bytes.length, off + this.chunkBytes)), this.header.dataStart + e.begin + off);
+    this.done += bytes.length;
+    if (target !== dst) dst.set(target);
+  }
+
   /** Closes the file (idempotent). */
   close(): void {
     if (this.closed) return;

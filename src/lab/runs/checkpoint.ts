@@ -12,6 +12,7 @@ import type { ModelConfig } from '../../engine/config';
 import { validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { decodeSafetensors, encodeSafetensors, expectTensor } from '../../engine/io/safetensors';
+import { SafetensorsReader } from '../interop/safetensorsReader';
 import type { SafetensorsFile } from '../../engine/io/safetensors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
@@ -52,45 +53,92 @@ export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Op
 function readSafetensors(file: string, what: string): SafetensorsFile {
   if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
   const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), path.basename(file));
-  if (f.metadata.format !== CHECKPOINT_FORMAT) {
-    throw new EngineError('checkpoint/invalid', `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(f.metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`);
-  }
-  if (f.metadata.version !== CHECKPOINT_VERSION) {
-    throw new EngineError('checkpoint/invalid', `${file} was written by a different version of Attention Lab (checkpoint version ${JSON.stringify(f.metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the matching version or retrain.`);
-  }
+  checkFormat(file, f.metadata);
   return f;
 }
 
-function stepOf(f: SafetensorsFile): number {
-  const step = Number(f.metadata.step);
-  if (!Number.isInteger(step) || step < 0) throw new EngineError('checkpoint/invalid', `${f.source} has no valid step in its metadata; the file is damaged — retrain.`);
+/** Throws unless `metadata` is an Attention Lab checkpoint's of this version. */
+function checkFormat(file: string, metadata: Readonly<Record<string, string>>): void {
+  if (metadata.format !== CHECKPOINT_FORMAT) {
+    throw new EngineError('checkpoint/invalid', `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`);
+  }
+  if (metadata.version !== CHECKPOINT_VERSION) {
+    throw new EngineError('checkpoint/invalid', `${file} was written by a different version of Attention Lab (checkpoint version ${JSON.stringify(metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the matching version or retrain.`);
+  }
+}
+
+function stepOf(metadata: Readonly<Record<string, string>>, source: string): number {
+  const step = Number(metadata.step);
+  if (!Number.isInteger(step) || step < 0) throw new EngineError('checkpoint/invalid', `${source} has no valid step in its metadata; the file is damaged — retrain.`);
   return step;
 }
 
-/** The config saved in a run's model.safetensors. */
-export function readCheckpointConfig(runDir: string): { config: ModelConfig; step: number } {
-  const f = readSafetensors(path.join(runDir, RUN_FILES.model), 'model');
-  let config: ModelConfig;
+/**
+ * A model checkpoint file (a run's model.safetensors or a snapshot's weights), opened with only
+ * its header read (format and version checked):
+ * its tensors are read one at a time, each straight into where it goes.
+ */
+function openModelFile(file: string): SafetensorsReader {
+  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no model checkpoint yet — train it first (or resume from a run that saved one).`);
+  const f = SafetensorsReader.open(file);
   try {
-    config = validateConfig(JSON.parse(f.metadata.config ?? 'null') as ModelConfig);
+    checkFormat(file, f.header.metadata);
+    return f;
   } catch (e) {
-    throw new EngineError('checkpoint/invalid', `${f.source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
+    f.close();
+    throw e;
   }
-  return { config, step: stepOf(f) };
 }
 
-/** Loads model.safetensors into `model` (every tensor checked for dtype and shape). Returns the step. */
+/** The config saved in a run's model.safetensors (read from its header alone). */
+export function readCheckpointConfig(runDir: string): { config: ModelConfig; step: number } {
+  const f = openModelFile(path.join(runDir, RUN_FILES.model));
+  const source = path.basename(f.file);
+  try {
+    let config: ModelConfig;
+    try {
+      config = validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
+    } catch (e) {
+      throw new EngineError('checkpoint/invalid', `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
+    }
+    return { config, step: stepOf(f.header.metadata, source) };
+  } finally {
+    f.close();
+  }
+}
+
+/**
+ * Loads model.safetensors into `model`, each tensor read straight into its parameter (every
+ * tensor checked for dtype and shape first, as `expectTensor` checks). Returns the step.
+ */
 export function loadModelCheckpoint(runDir: string, model: Transformer): number {
   return loadModelFile(path.join(runDir, RUN_FILES.model), model);
 }
 
-/** Loads a model checkpoint file of ours (model.safetensors, or snapshot weights) into `model`. Returns its step. */
+/**
+ * Loads a model checkpoint file of ours (model.safetensors, or a snapshot's weights) into
+ * `model`, as `loadModelCheckpoint` does. Returns its step.
+ */
 export function loadModelFile(file: string, model: Transformer): number {
-  const f = readSafetensors(file, 'model');
-  for (const p of model.paramList) p.data.set(expectTensor(f, p.name, 'F32', p.shape));
-  const extra = [...f.tensors.keys()].filter((n) => !model.paramList.some((p) => p.name === n));
-  if (extra.length) throw new EngineError('checkpoint/invalid', `${f.source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
-  return stepOf(f);
+  const f = openModelFile(file);
+  const source = path.basename(f.file);
+  try {
+    const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
+    for (const p of model.paramList) {
+      const e = f.entry(p.name);
+      if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(p.name)}; ${fix}.`);
+      if (e.dtype !== 'F32') throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} is ${e.dtype} but F32 was expected; ${fix}.`);
+      if (e.shape.length !== p.shape.length || e.shape.some((d, i) => d !== p.shape[i])) {
+        throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but [${p.shape.join(', ')}] was expected; ${fix}.`);
+      }
+    }
+    const extra = f.names.filter((n) => !model.paramList.some((p) => p.name === n));
+    if (extra.length) throw new EngineError('checkpoint/invalid', `${source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
+    for (const p of model.paramList) f.readF32Into(p.name, p.data);
+    return stepOf(f.header.metadata, source);
+  } finally {
+    f.close();
+  }
 }
 
 /** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
@@ -98,7 +146,7 @@ export function loadOptimizerCheckpoint(runDir: string, optimizer: Optimizer, mo
   // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
   if (modelStep === 0 && !fs.existsSync(path.join(runDir, RUN_FILES.optimizer))) return;
   const f = readSafetensors(path.join(runDir, RUN_FILES.optimizer), 'optimizer');
-  const step = stepOf(f);
+  const step = stepOf(f.metadata, f.source);
   if (step !== modelStep) {
     throw new EngineError('checkpoint/invalid', `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`);
   }

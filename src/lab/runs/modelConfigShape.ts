@@ -15,6 +15,8 @@ import type { AttentionStack as EngineAttentionStack, HeadRef } from '../../engi
 import type { AttentionMap } from '../../engine/models/readouts';
 import type { HeadRefData } from '../../protocol/analysis';
 import type { AttentionMapData, AttentionStack, ModelConfigData } from '../../protocol/model';
+import type { SPLIT_MARK as ENGINE_SPLIT_MARK } from '../../engine/tokenizers/tokenDisplay';
+import type { SPLIT_MARK as COMMON_SPLIT_MARK } from '../../common/tokenLabels';
 
 /** True when A and B are assignable to each other. */
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -34,8 +36,11 @@ export type SameConfigFieldTypes = Holds<Same<Required<ModelConfigData>, ModelCo
 /** The engine's and the protocol's attention stacks are the same union of the same spellings. */
 export type SameAttentionStacks = Holds<Same<EngineAttentionStack, AttentionStack>>;
 
-/** A captured attention map and a snapshot's map have the same fields, and the same stacks. */
-export type SameAttentionMapFields = Holds<Same<keyof AttentionMap, keyof AttentionMapData>> & Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;
+/** A captured attention map is a snapshot's map (the protocol adds only the optional `pool` of an overview), with the same stacks. */
+export type SameAttentionMapFields = Holds<Same<keyof AttentionMap | 'pool', keyof AttentionMapData>> & Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;
 
 /** A head named on the wire is a head the engine can switch off, and back. */
 export type SameHeadRefs = Holds<Same<HeadRef, HeadRefData>>;
+
+/** The token labels' split mark is the one the engine writes (src/common/tokenLabels.ts reads it back). */
+export type SameSplitMark = Holds<Same<typeof ENGINE_SPLIT_MARK, typeof COMMON_SPLIT_MARK>>;

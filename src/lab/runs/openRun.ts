@@ -1,14 +1,17 @@
 /**
  * Reopening a run folder to use its model: run.json, tokenizer.json and model.safetensors,
  * each validated, into a model bound to a backend, planned for decoding and scoring
- * (batch and lengths up to the model's context).
+ * (batch and lengths up to the model's context), with the buffers its decodes share and what
+ * is measured once per model (its heads' induction on the diagnostic sequences).
  */
 
 import type { Backend } from '../../engine/backend';
+import { StepperWorkspace } from '../../engine/models/stepper';
 import { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
 import { checkMemory } from './memoryCheck';
+import type { InductionByLayer } from '../training/headScores';
 import { modelPadId, readTokenizer } from '../training/prepare';
 import type { RunJson } from './runFolder';
 import { readRunJson } from './runFolder';
@@ -20,6 +23,10 @@ export interface OpenRun {
   readonly tok: Tokenizer;
   readonly model: Transformer;
   readonly step: number;
+  /** The buffers every decode stepper of this model reuses (the backend frees nothing). */
+  readonly workspace: StepperWorkspace;
+  /** Induction of every head on the run's diagnostic sequences: measured once, on first use (inference/attend.ts). */
+  readonly measured: { induction: InductionByLayer | null };
 }
 
 /** Opens `runDir` with a model planned for `maxBatch` sequences of up to the context length. */
@@ -31,5 +38,5 @@ export function openRun(runDir: string, backend: Backend, maxBatch = 1): OpenRun
   checkMemory(config, shape, backend, 'inference');
   const model = new Transformer(config, shape).bind(backend);
   const step = loadModelCheckpoint(runDir, model);
-  return { runDir, run, tok, model, step };
+  return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };
 }

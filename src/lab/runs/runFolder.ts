@@ -13,6 +13,8 @@ import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
 import { validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
+import type { ImportLayout } from '../../engine/models/importLayouts';
+import { IMPORT_LAYOUTS } from '../../engine/models/importLayouts';
 import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../../protocol/data';
 import { ProtocolError } from '../../protocol/schema';
 import { validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
@@ -65,6 +67,8 @@ export interface RunJson {
   readonly note?: string;
   /** The kernel backend the last training session ran on (`spec.backend` may say "auto"). */
   readonly backendUsed?: string;
+  /** Set on a run made by `import`: the checkpoint's layout and file (the model was not trained here). */
+  readonly imported?: { readonly layout: ImportLayout; readonly from: string };
 }
 
 function invalid(file: string, what: string): EngineError {
@@ -103,6 +107,10 @@ export function readRunJson(runDir: string): RunJson {
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
   for (const k of ['displayName', 'note', 'backendUsed'] as const) {
     if (r[k] !== undefined && typeof r[k] !== 'string') throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
+  }
+  const imp = r.imported as { layout?: unknown; from?: unknown } | undefined;
+  if (imp !== undefined && (typeof imp !== 'object' || imp === null || typeof imp.from !== 'string' || !Object.hasOwn(IMPORT_LAYOUTS, String(imp.layout)))) {
+    throw invalid(file, `has an "imported" entry that is not {layout, from} (${JSON.stringify(imp)}); fix or remove it.`);
   }
   const spec = r.spec as TrainSpec;
   if (r.segments === undefined) return { ...(raw as RunJson), segments: planSegments(spec) };
@@ -154,6 +162,20 @@ export function setRunLabel(runDir: string, label: { readonly displayName?: stri
   const run: RunJson = { ...rest, ...(name ? { displayName: name } : {}), ...(text ? { note: text } : {}) };
   writeRunJson(runDir, run);
   return run;
+}
+
+/**
+ * Sets the documents an imported run fine-tunes on (`train --resume`, the editor's
+ * Fine-tune…): `files` (absolute), `root` the folder their paths are shown relative to.
+ * Only a decoder-only run's documents can be set this way.
+ */
+export function setFineTuneData(runDir: string, files: readonly string[], root: string): RunJson {
+  const run = readRunJson(runDir);
+  if (run.spec.data.kind !== 'documents') throw new EngineError('input/invalid', `${path.basename(runDir)} trains on ${run.spec.data.kind}, not documents; fine-tune it with its own data.`);
+  if (files.length === 0) throw new EngineError('input/invalid', 'Pick at least one file to fine-tune on.');
+  const next: RunJson = { ...run, spec: { ...run.spec, data: { ...run.spec.data, files: [...files], root } } };
+  writeRunJson(runDir, next);
+  return next;
 }
 
 /** One line of metrics.jsonl. */

@@ -11,6 +11,8 @@ import { readSnapshots } from '../training/snapshots';
 import { readEvaluations } from '../evaluation/evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
+import { IMPORT_LAYOUT_NAMES } from '../../engine/models/importLayouts';
+import { wasmSimdThreadsAvailable } from '../../engine/backends/wasm/wasmModule';
 
 /** The summary of a run from its run.json. */
 export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): RunSummary {
@@ -31,13 +33,19 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
       paramsByModule: est.paramsByModule,
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
-      backend: run.backendUsed ?? run.spec.backend,
+      backend: run.backendUsed ?? backendThatWillRun(run.spec.backend),
     },
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
     tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
+    ...(run.imported ? { imported: { layout: IMPORT_LAYOUT_NAMES[run.imported.layout], from: run.imported.from } } : {}),
   };
+}
+
+/** The backend a run that has not trained yet will run on: "auto" is WebAssembly where this runtime has it. */
+function backendThatWillRun(kind: RunJson['spec']['backend']): string {
+  return kind === 'auto' ? (wasmSimdThreadsAvailable() ? 'wasm' : 'reference') : kind;
 }
 
 /** Summary, metrics and snapshots of one run folder. */

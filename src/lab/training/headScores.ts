@@ -2,7 +2,8 @@
  * The head scores of a snapshot: the positional scores and cross-attention alignment of
  * every head on the probe sample, and induction on the run's diagnostic sequences — seeded
  * random tokens repeated twice, with eight periods and starts, run through the model at
- * snapshot time (never per step); a head's induction is its mean over them.
+ * snapshot time (never per step), at most DIAGNOSTIC_MAX_LEN positions each; a head's
+ * induction is its mean over them.
  * The score definitions live in the engine (src/engine/analysis/headScores.ts); this file
  * only decides which batch each is measured on and which rows and keys are real tokens.
  *
@@ -11,12 +12,13 @@
 
 import type { HeadMap, Repeat } from '../../engine/analysis/headScores';
 import { crossHeadScores, selfHeadScores } from '../../engine/analysis/headScores';
+import type { AttentionStack } from '../../engine/models/heads';
 import type { Batch } from '../../engine/models/inputs';
-import type { AttentionMap } from '../../engine/models/readouts';
 import type { Transformer } from '../../engine/models/transformer';
 import type { SpecialIds } from '../../engine/tokenizers/special';
 import { BASE_VOCAB, NUM_SPECIAL } from '../../engine/tokenizers/special';
-import type { HeadScoreData } from '../../protocol/model';
+import { probsOf } from '../../common/attentionCodec';
+import type { AttentionMapData, HeadScoreData } from '../../protocol/model';
 import { STREAMS, stepRng } from '../data/dataset';
 import { randomSegment, repeatBatch, repeatOf } from '../data/inductionTask';
 
@@ -24,6 +26,12 @@ import { randomSegment, repeatBatch, repeatOf } from '../data/inductionTask';
 const MAX_SEGMENT = 32;
 /** Fewest learned entries (characters, merges) the segments are drawn from before byte tokens stand in. */
 const MIN_LEARNED = 4;
+/**
+ * Longest diagnostic sequence: a model with a longer context is still probed on at most this
+ * many positions (the fillers are drawn shorter), so measuring a 1024-token model costs eight
+ * short passes, not eight full contexts.
+ */
+export const DIAGNOSTIC_MAX_LEN = 4 * MAX_SEGMENT;
 /** Diagnostic sequences induction is averaged over (each with its own period and start). */
 const DIAGNOSTIC_ROWS = 8;
 /** Shortest period: at 2 the token after the earlier occurrence is the previous token, so a previous-token head would score. */
@@ -54,7 +62,7 @@ export interface DiagnosticRow {
  */
 export function diagnosticRows(model: Transformer, ids: SpecialIds, seed: number): DiagnosticRow[] | null {
   const cfg = model.config;
-  const maxLen = cfg.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen;
+  const maxLen = Math.min(DIAGNOSTIC_MAX_LEN, cfg.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen);
   const vocab = cfg.kind === 'encoder-decoder' ? Math.min(cfg.vocabSize, cfg.srcVocabSize) : cfg.vocabSize;
   const learned = vocab - BASE_VOCAB;
   const lo = learned >= MIN_LEARNED ? BASE_VOCAB : NUM_SPECIAL;
@@ -82,53 +90,90 @@ function realLength(ids: Int32Array | undefined, n: number, pad: number): number
   return k;
 }
 
-function headMap(m: AttentionMap, rows: number, cols: number): HeadMap {
+function headMap(m: { readonly shape: readonly [number, number, number]; readonly data: Float32Array }, rows: number, cols: number): HeadMap {
   return { probs: m.data, shape: m.shape, rows, cols };
 }
 
-/** The captured attention of one diagnostic sequence. */
-export interface DiagnosticMaps {
-  readonly repeat: Repeat;
-  readonly maps: readonly AttentionMap[];
-}
+/**
+ * Receives one layer's attention [H, rows, cols] of a sequence being measured; the data is
+ * valid only during the call.
+ */
+export type AttentionSink = (stack: AttentionStack, layer: number, data: Float32Array, shape: readonly [number, number, number]) => void;
 
-/** Induction of every head of one self-attention layer: its mean over the diagnostic sequences. */
-function meanInduction(diag: readonly DiagnosticMaps[], m: AttentionMap): number[] | null {
-  const per = diag.flatMap((d) => {
-    const x = d.maps.find((y) => y.stack === m.stack && y.layer === m.layer);
-    return x ? [selfHeadScores(headMap(x, x.shape[1], x.shape[2]), d.repeat).map((s) => s.induction)] : [];
-  });
-  if (per.length === 0) return null;
-  return Array.from({ length: m.shape[0] }, (_, h) => per.reduce((a, r) => a + (r[h] ?? 0), 0) / per.length);
-}
+/** Runs a batch of one sequence through the model and hands every layer's attention to the sink. */
+export type AttendBatch = (batch: Batch, sink: AttentionSink) => void;
+
+/** Induction of every self-attention head, by `stack.layer`: per head, its mean over the diagnostic sequences. */
+export type InductionByLayer = ReadonlyMap<string, readonly number[]>;
 
 /**
- * Scores of every head, from the captured maps of the probe (`probe`, item 0) and, when
- * given, of the diagnostic sequences (`diag`), which only supply induction (their mean).
- * `ids` are the tokenizer's special ids, which say where the probe's text ends.
+ * Induction of every self-attention head of a model, measured on `rows` (the diagnostic
+ * sequences) run through `attend` one at a time: each layer is scored as its attention
+ * arrives, so no sequence's maps are kept.
  */
-export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMap[] }, diag: readonly DiagnosticMaps[] | null, ids: SpecialIds): HeadScoreData[] {
-  const { batch } = probe;
+export function measureInduction(rows: readonly DiagnosticRow[], attend: AttendBatch): InductionByLayer {
+  const sums = new Map<string, number[]>();
+  for (const { batch, repeat } of rows) {
+    attend(batch, (stack, layer, data, shape) => {
+      if (stack === 'decoder.cross') return;
+      const key = `${stack}.${layer}`;
+      const per = selfHeadScores(headMap({ data, shape }, shape[1], shape[2]), repeat);
+      const acc = sums.get(key) ?? new Array<number>(shape[0]).fill(0);
+      per.forEach((x, h) => (acc[h] = (acc[h] ?? 0) + x.induction / rows.length));
+      sums.set(key, acc);
+    });
+  }
+  return sums;
+}
+
+/** The attention of a batch through a training model's forward pass (no dropout). */
+export function forwardAttend(model: Transformer): AttendBatch {
+  return (batch, sink) => {
+    model.forward(batch, { train: false, labelSmoothing: 0 });
+    for (const m of model.captureAttention(0).maps) sink(m.stack, m.layer, m.data, m.shape);
+  };
+}
+
+/** Which rows and keys of a probe are real tokens, per kind of attention. */
+export interface ProbeExtent {
+  /** Real tokens of the source and of the decoder input. */
+  readonly srcLen: number;
+  readonly tgtLen: number;
+  /** Cross-attention alignment: rows that predict a target token (not EOS), keys of source tokens (not EOS). */
+  readonly alignRows: number;
+  readonly alignCols: number;
+}
+
+/** The extent of `batch` (item 0); `ids` are the tokenizer's special ids, which say where its text ends. */
+export function probeExtent(batch: Batch, ids: SpecialIds): ProbeExtent {
   const { pad, eos } = ids;
-  const S = batch.S ?? 0;
-  const srcLen = realLength(batch.src, S, pad);
+  const srcLen = realLength(batch.src, batch.S ?? 0, pad);
   const tgtLen = realLength(batch.input, batch.T, pad);
-  // Alignment: rows that predict a target token (not EOS), keys of source tokens (not EOS).
   let alignRows = 0;
   while (alignRows < tgtLen && batch.targets[alignRows] !== eos && batch.targets[alignRows] !== pad) alignRows++;
   const alignCols = srcLen > 0 && batch.src?.[srcLen - 1] === eos ? srcLen - 1 : srcLen;
-  const out: HeadScoreData[] = [];
-  for (const m of probe.maps) {
-    const { stack, layer } = m;
-    if (stack === 'decoder.cross') {
-      crossHeadScores(headMap(m, alignRows, alignCols)).forEach((scores, head) => out.push({ stack, layer, head, scores }));
-      continue;
-    }
-    const n = stack === 'encoder.self' ? srcLen : tgtLen;
-    const induction = diag ? meanInduction(diag, m) : null;
-    selfHeadScores(headMap(m, n, n)).forEach((s, head) => {
-      out.push({ stack, layer, head, scores: { ...s, induction: induction?.[head] ?? 0 } });
-    });
-  }
-  return out;
+  return { srcLen, tgtLen, alignRows, alignCols };
+}
+
+/**
+ * Scores of every head of one layer of the probe (its attention `data` [H, rows, cols]):
+ * positional scores or cross-attention alignment on the probe's real tokens, induction from
+ * `induction` (0 when it is null).
+ */
+export function scoreLayer(stack: AttentionStack, layer: number, data: Float32Array, shape: readonly [number, number, number], e: ProbeExtent, induction: InductionByLayer | null): HeadScoreData[] {
+  const m = { data, shape };
+  if (stack === 'decoder.cross') return crossHeadScores(headMap(m, e.alignRows, e.alignCols)).map((scores, head) => ({ stack, layer, head, scores }));
+  const n = stack === 'encoder.self' ? e.srcLen : e.tgtLen;
+  const ind = induction?.get(`${stack}.${layer}`);
+  return selfHeadScores(headMap(m, n, n)).map((s, head) => ({ stack, layer, head, scores: { ...s, induction: ind?.[head] ?? 0 } }));
+}
+
+/**
+ * Scores of every head, from the captured maps of the probe (`probe`, item 0), with
+ * induction from the diagnostic sequences (`induction`, see {@link measureInduction}).
+ * `ids` are the tokenizer's special ids, which say where the probe's text ends.
+ */
+export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMapData[] }, induction: InductionByLayer | null, ids: SpecialIds): HeadScoreData[] {
+  const e = probeExtent(probe.batch, ids);
+  return probe.maps.flatMap((m) => scoreLayer(m.stack, m.layer, probsOf(m.data), m.shape, e, induction));
 }

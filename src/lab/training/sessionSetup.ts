@@ -94,6 +94,9 @@ export async function prepareSession(
     yieldNow: yieldToEvents,
   };
   const data = await loadRunData(spec, resume ? readTokenizer(runDir) : null, hooks);
+  // A stop that came while the data was read (or its last piece encoded) ends the session here: nothing trains.
+  await yieldToEvents();
+  if (control.isStopped) throw new CancelledError('the data was being prepared');
   const tok = data.tok;
   if (data.kind === 'documents') {
     const limits = spec.data.kind === 'documents' ? spec.data : {};

@@ -18,9 +18,10 @@ import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } fr
 import { validateSnapshot } from '../../protocol/model';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO, makeDir, writeFileAtomic } from '../runs/atomicFile';
-import { diagnosticRows, scoreHeads } from './headScores';
+import { diagnosticRows, forwardAttend, measureInduction, scoreHeads } from './headScores';
 import type { Dataset } from '../data/dataset';
 import { RUN_FILES } from '../runs/runFolder';
+import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /**
  * Runs the probe sample and copies out its attention and masks, then (unless `headScores` is
@@ -40,11 +41,9 @@ export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenize
 export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
   const snap = snapshotOf(model, batch, tok, step);
   // One sequence per forward: the model may be planned for a batch of one (inference).
-  const diag = diagnosticRows(model, tok.specialIds, seed)?.map((d) => {
-    model.forward(d.batch, { train: false, labelSmoothing: 0 });
-    return { repeat: d.repeat, maps: model.captureAttention(0).maps };
-  }) ?? null;
-  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, diag, tok.specialIds) };
+  const rows = diagnosticRows(model, tok.specialIds, seed);
+  const induction = rows ? measureInduction(rows, forwardAttend(model)) : null;
+  return { ...snap, headScores: scoreHeads({ batch, maps: snap.maps }, induction, tok.specialIds) };
 }
 
 /**
@@ -55,7 +54,7 @@ export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer,
 export function snapshotOf(model: Transformer, batch: Batch, tok: Tokenizer, step: number): AttentionSnapshot {
   model.forward(batch, { train: false, labelSmoothing: 0 });
   const cap = model.captureAttention(0);
-  const text = (ids: Int32Array | undefined, n: number): string[] => (ids ? Array.from(ids.subarray(0, n), (id) => tok.tokenText(id)) : []);
+  const text = (ids: Int32Array | undefined, n: number): string[] => (ids ? tokenLabels(tok, ids.subarray(0, n)) : []);
   return {
     step,
     srcTokens: text(batch.src, batch.S ?? 0),

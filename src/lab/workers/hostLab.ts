@@ -23,7 +23,7 @@ import { INDUCTION_ALPHABET } from '../data/inductionTask';
 import { resolveConfig } from '../training/prepare';
 import { dataDefaults } from '../runs/runSpec';
 import { RUN_FILES, newRunDir, readRunJson } from '../runs/runFolder';
-export { runNameProblem, setRunLabel } from '../runs/runFolder';
+export { runNameProblem, setFineTuneData, setRunLabel } from '../runs/runFolder';
 import { loadRunState, runSummary } from '../runs/runState';
 import type { TrainSpec } from '../../protocol/data';
 import type { RunState, RunSummary } from '../../protocol/webview';

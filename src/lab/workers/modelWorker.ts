@@ -1,6 +1,6 @@
 /**
  * The extension's model worker (a `worker_threads` worker, bundled as dist/modelWorker.js):
- * answers decode, score, attention, export, import, speed-calibration, evaluate-on-files,
+ * answers decode, score, attention (and its layers one at a time), export, import, speed-calibration, evaluate-on-files,
  * logit-lens and head-ablation requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
  * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
@@ -26,6 +26,7 @@ import { CancelledError } from '../data/documentData';
 import { exportRun } from '../interop/exportFolder';
 import { compareHeadsOff } from '../inference/ablate';
 import { importCheckpoint } from '../interop/importCheckpoint';
+import type { TextAttention } from '../inference/attend';
 import { attendText } from '../inference/attend';
 import { decodeText } from '../inference/decode';
 import type { LensInput } from '../inference/lens';
@@ -46,8 +47,8 @@ import { SnapshotDrawer, drawPendingSnapshots } from '../pytorch/follow';
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();
 
-/** Open runs by folder, with the checkpoint's mtime they were opened at. */
-type RunCache = Map<string, { mtimeMs: number; run: OpenRun }>;
+/** Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for. */
+type RunCache = Map<string, { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }>;
 
 function open(opened: RunCache, runDir: string): OpenRun {
   const file = path.join(runDir, RUN_FILES.model);
@@ -65,6 +66,22 @@ function open(opened: RunCache, runDir: string): OpenRun {
   return run;
 }
 
+/**
+ * The attention of `text` with a run's model: the last one computed for the run when it is
+ * of the same text and checkpoint (its whole maps serve the layers the dashboard opens one at
+ * a time), else computed now and kept in its place. Maps are posted as copies (never
+ * transferred), so what is kept stays whole.
+ */
+function attention(opened: RunCache, runDir: string, text: string): TextAttention {
+  const r = open(opened, runDir);
+  const entry = opened.get(runDir);
+  const kept = entry?.attention;
+  if (kept && kept.text === text && kept.run === r) return kept.result;
+  const result = attendText(r, text);
+  if (entry) entry.attention = { text, run: r, result };
+  return result;
+}
+
 async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void): Promise<void> {
   const id = msg.id;
   switch (msg.type) {
@@ -78,8 +95,14 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
       post({ type: 'model/didScore', id, output: scoreText(open(opened, msg.runDir), msg.source, msg.text).output });
       return;
     case 'model/attend': {
-      const snapshot = attendText(open(opened, msg.runDir), msg.text);
-      post({ type: 'model/didAttend', id, snapshot }, [...snapshot.maps.map((m) => m.data.buffer as ArrayBuffer), ...snapshot.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+      const { snapshot } = attention(opened, msg.runDir, msg.text);
+      post({ type: 'model/didAttend', id, snapshot });
+      return;
+    }
+    case 'model/attendLayer': {
+      const map = attention(opened, msg.runDir, msg.text).full.find((m) => m.stack === msg.stack && m.layer === msg.layer);
+      if (!map) throw new EngineError('input/invalid', `The model has no ${msg.stack} layer ${msg.layer + 1}.`);
+      post({ type: 'model/didAttendLayer', id, map });
       return;
     }
     case 'model/export': {

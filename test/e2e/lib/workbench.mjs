@@ -14,6 +14,18 @@ export async function expectVisible(locator, what, timeout = 30_000) {
   }
 }
 
+/** Polls a locator's text until `ok(text)` holds; returns it, or throws with the last text seen. */
+export async function waitForText(locator, ok, timeout = 60_000) {
+  const end = Date.now() + timeout;
+  let text = '';
+  while (Date.now() < end) {
+    text = ((await locator.textContent({ timeout: 1_000 }).catch(() => '')) ?? '').trim();
+    if (ok(text)) return text;
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for the text of ${locator}; it read ${JSON.stringify(text)}`);
+}
+
 export class Workbench {
   constructor(page, log = console.log) {
     this.page = page;

@@ -88,8 +88,9 @@ describe('attention-lab commands on a trained run', () => {
     const t = JSON.parse(cli(['tokenize', '--run', docsRun, '--text', 'the sat', '--json'], tmp.dir).stdout) as { ids: number[]; tokens: string[] };
     expect(t.ids.length).toBe(7);
     expect(t.tokens.join('')).toBe('the·sat');
-    const unseen = JSON.parse(cli(['tokenize', '--run', docsRun, '--text', 'é', '--json'], tmp.dir).stdout) as { tokens: string[] };
-    expect(unseen.tokens).toEqual(['<0xC3>', '<0xA9>']); // byte fallback, never UNK
+    const unseen = JSON.parse(cli(['tokenize', '--run', docsRun, '--text', 'é', '--json'], tmp.dir).stdout) as { tokens: string[]; bytes: string[] };
+    expect(unseen.tokens).toEqual(['é…', '…é']); // byte fallback (never UNK), read as the character it splits
+    expect(unseen.bytes).toEqual(['C3', 'A9']);
   });
 
   it('export --format pytorch writes a folder named after the run: nanoGPT names with q, k, v stacked into c_attn, config, tokenizer, README', () => {

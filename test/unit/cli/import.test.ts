@@ -39,6 +39,29 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
     expect(fs.readdirSync(run).sort()).toEqual(['model.safetensors', 'run.json', 'tokenizer.json']);
   });
 
+  it('looks inside without snapshots: heads on the diagnostic sequences and on a text; a prompt 10× the context is cut and said', () => {
+    const heads = cli(['heads', '--run', run, '--json'], dir);
+    expect(heads.code, heads.stderr).toBe(0);
+    const j = JSON.parse(heads.stdout) as { step: number; measuredOn: string; heads: { stack: string; layer: number; head: number; scores: Record<string, number> }[] };
+    expect(j.measuredOn).toBe('diagnostic');
+    expect(j.heads.map((h) => `${h.stack} ${h.layer}.${h.head}`)).toEqual([1, 2].flatMap((l) => [1, 2, 3, 4].map((h) => `decoder.self ${l}.${h}`)));
+    for (const h of j.heads) for (const v of Object.values(h.scores)) expect(Number.isFinite(v)).toBe(true);
+    const onText = cli(['heads', '--run', run, '--text', 'the rain in the east', '--json'], dir);
+    expect(onText.code, onText.stderr).toBe(0);
+    const t = JSON.parse(onText.stdout) as typeof j;
+    expect(t.measuredOn).toBe('text');
+    expect(t.heads.map((h) => h.scores.induction)).toEqual(j.heads.map((h) => h.scores.induction)); // induction: the diagnostic sequences either way
+    expect(t.heads.map((h) => h.scores.entropy)).not.toEqual(j.heads.map((h) => h.scores.entropy));
+    const table = cli(['heads', '--run', run], dir);
+    expect(table.stdout).toMatch(/Head scores at step 0 on the run's diagnostic sequences \(no snapshots: measured now\)/);
+    const prompt = 'the rain in the east ran at the station. '.repeat(4); // 164 characters: over 10 contexts of 16
+    const decode = cli(['decode', '--run', run, '--prompt', prompt, '--max-tokens', '5', '--json'], dir);
+    expect(decode.code, decode.stderr).toBe(0);
+    const d = JSON.parse(decode.stdout) as { tokens: number[]; context_note: string };
+    expect(d.tokens).toHaveLength(5);
+    expect(d.context_note).toMatch(/^The prompt of \d+ tokens is longer than the model's context of 16: continued from its last 16\./);
+  });
+
   it('is opened by score, decode, lens and export', () => {
     const score = cli(['score', '--run', run, '--text', 'the station!', '--json'], dir);
     expect(score.code, score.stderr).toBe(0);

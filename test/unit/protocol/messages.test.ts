@@ -81,6 +81,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
   'model/score': { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
   'model/attend': { type: 'model/attend', id: 3, runDir: '/r', text: 'abc' },
+  'model/attendLayer': { type: 'model/attendLayer', id: 3, runDir: '/r', text: 'abc', stack: 'decoder.self', layer: 1 },
   'model/drawSnapshots': { type: 'model/drawSnapshots', id: 12, runDir: '/r' },
   'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o', force: false },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
@@ -96,6 +97,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didDecode': { type: 'model/didDecode', id: 1, output },
   'model/didScore': { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
   'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
+  'model/didAttendLayer': { type: 'model/didAttendLayer', id: 3, map: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) } },
   'model/didDrawSnapshots': { type: 'model/didDrawSnapshots', id: 12, drawn: 3 },
   'model/didExport': { type: 'model/didExport', id: 4, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'], tensors: 12, warnings: [] } },
   'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
@@ -133,6 +135,11 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'ablate/didFinish': { type: 'ablate/didFinish', id: 3, output: ablation },
   'ablate/didFail': { type: 'ablate/didFail', id: 3, error: { code: 'input/invalid', message: 'No attention head decoder.self layer 9 head 0.' } },
   'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runId: '/r' },
+  'attend/didFinish': { type: 'attend/didFinish', id: 4, snapshot: { ...snapshot, source: 'selection', text: 'ab' } },
+  'attend/didFail': { type: 'attend/didFail', id: 4, error: { code: 'input/invalid', message: 'The text is empty.' } },
+  'attendLayer/didFinish': { type: 'attendLayer/didFinish', id: 5, map: { stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) } },
+  'attendLayer/didFail': { type: 'attendLayer/didFail', id: 5, error: { code: 'input/invalid', message: 'No such layer.' } },
+  'dashboard/didAttend': { type: 'dashboard/didAttend', runId: '/r', snapshot: { ...snapshot, source: 'selection', text: 'ab' } },
 };
 
 const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
@@ -144,6 +151,8 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
   'ablate/request': { type: 'ablate/request', id: 3, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
   'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
+  'attend/request': { type: 'attend/request', id: 4, runDir: '/r', text: 'the cat\nsat' },
+  'attendLayer/request': { type: 'attendLayer/request', id: 5, runDir: '/r', text: 'the cat\nsat', stack: 'decoder.cross', layer: 1 },
 };
 
 interface Channel {

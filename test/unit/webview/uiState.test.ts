@@ -13,21 +13,24 @@ describe('uiState', () => {
       tab: 'masks',
       runId: 'r1',
       curves: { x: 'time', log: 'yes', smoothing: 2, compare: ['a', 3, 'b'] },
-      attention: { stack: 'decoder.cross', layer: 2, head: -1, snapshot: 4, scale: 'sqrt' },
+      attention: { stack: 'decoder.cross', layer: 2, head: -1, snapshot: 4, scale: 'sqrt', view: 'text' },
       playground: { input: 'hi', strategy: 'beam', beam: 500, topP: 0.9, maxTokens: 0 },
+      inspectTexts: { r1: 'the cat\nsat', r2: 7 },
     });
     expect(s.tab).toBe('masks');
     expect(s.runId).toBe('r1');
     expect(s.curves).toEqual({ x: 'time', log: true, smoothing: 0.6, compare: ['a', 'b'], per: 'token' });
     expect(sanitizeUiState({ version: 1, curves: { per: 'byte' } }).curves.per).toBe('byte');
     expect(sanitizeUiState({ version: 1, curves: { per: 'word' } }).curves.per).toBe('token');
-    expect(s.attention).toEqual({ stack: 'decoder.cross', layer: 2, head: 0, snapshot: 4, scale: 'sqrt' });
+    expect(s.attention).toEqual({ stack: 'decoder.cross', layer: 2, head: 0, snapshot: 4, scale: 'sqrt', view: 'text' });
+    expect(s.inspectTexts).toEqual({ r1: 'the cat\nsat' });
+    expect(sanitizeUiState({ version: 1, attention: { view: 'sideways' } }).attention.view).toBe('training');
     expect(s.playground).toMatchObject({ input: 'hi', strategy: 'beam', beam: 4, topP: 0.9, maxTokens: 40 });
   });
 
   it('reads the attention tab\'s stack from a save that kept it as `family` in the older spelling', () => {
     const old = (family: unknown): unknown => sanitizeUiState({ version: 1, attention: { family, layer: 1, head: 2, snapshot: -1, scale: 'linear' } }).attention;
-    expect(old('encoder-self')).toEqual({ stack: 'encoder.self', layer: 1, head: 2, snapshot: -1, scale: 'linear' });
+    expect(old('encoder-self')).toEqual({ stack: 'encoder.self', layer: 1, head: 2, snapshot: -1, scale: 'linear', view: 'training' });
     expect(old('decoder-self')).toMatchObject({ stack: 'decoder.self' });
     expect(old('cross')).toMatchObject({ stack: 'decoder.cross' });
     expect(old('constructor')).toMatchObject({ stack: 'decoder.self' });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import type { ModelConfig } from '../../../../src/engine/config';
-import { createStepper } from '../../../../src/engine/models/stepper';
+import type { Backend } from '../../../../src/engine/backend';
+import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
+import { StepperWorkspace, createStepper } from '../../../../src/engine/models/stepper';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { tinyConfig } from './fixtures';
@@ -90,5 +92,61 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
     used.reorder(Int32Array.of(0, 0));
     used.reset();
     seq.subarray(0, 3).forEach((t, i) => expect(Float32Array.from(used.step(Int32Array.of(t), false).logits)).toEqual(want[i]));
+  });
+});
+
+describe.each([...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'reference']), ['decoder-only pre-LN', tinyConfig('decoder-only'), 'wasm'] as [string, ModelConfig, string]])('prefill: %s on %s', (_n, cfg, backendName) => {
+  const backend = backendName === 'wasm' ? (createWasmBackend({ fma: false }) as Backend) : createReferenceBackend();
+  const model = new Transformer(cfg, { maxBatch: 1 }).bind(backend);
+  model.initialize(new Rng(5));
+  const seq = Int32Array.from([1, 5, 7, 4, 9, 6]);
+  const src = Int32Array.from([5, 6, 7, 8, 0]);
+  const opts = { maxRows: 1, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) };
+  const T = seq.length;
+
+  it('gives the logits and attention of the last position that stepping gives, then decodes on from the same cache', () => {
+    const stepped = createStepper(model, backend, opts);
+    let byStep = stepped.step(seq.subarray(0, 1), true);
+    for (let t = 1; t < T; t++) byStep = stepped.step(seq.subarray(t, t + 1), true);
+    const wantLogits = Float32Array.from(byStep.logits);
+    const wantSelf = byStep.attention?.self.map((a) => Float32Array.from(a)) ?? [];
+    const next = Float32Array.from(stepped.step(Int32Array.of(3), false).logits);
+    const pre = createStepper(model, backend, opts);
+    const out = pre.prefill(seq, true);
+    out.logits.forEach((v, i) => expect(v).toBeCloseTo(wantLogits[i] as number, 4));
+    out.attention?.self.forEach((a, l) => a.forEach((v, i) => expect(v).toBeCloseTo(wantSelf[l]?.[i] as number, 5)));
+    expect(out.attention?.cross.length).toBe(cfg.kind === 'encoder-decoder' ? cfg.nDecoderLayers : 0);
+    Float32Array.from(pre.step(Int32Array.of(3), false).logits).forEach((v, i) => expect(v).toBeCloseTo(next[i] as number, 4));
+  });
+
+  it('hands out every layer\'s attention, equal to the full forward pass', () => {
+    const batch = { B: 1, T, input: seq, targets: new Int32Array(T), ...(cfg.kind === 'encoder-decoder' ? { S: src.length, src } : {}) };
+    model.forward(batch, { train: false });
+    const want = model.captureAttention(0).maps;
+    const got: { stack: string; layer: number; shape: readonly number[]; data: Float32Array }[] = [];
+    createStepper(model, backend, opts).prefill(seq, false, (stack, layer, probs, shape) => got.push({ stack, layer, shape, data: Float32Array.from(probs.subarray(0, shape[0] * shape[1] * shape[2])) }));
+    expect(got.map((m) => `${m.stack}.${m.layer}`).sort()).toEqual(want.map((m) => `${m.stack}.${m.layer}`).sort());
+    for (const m of got) {
+      const w = want.find((x) => x.stack === m.stack && x.layer === m.layer);
+      expect(m.shape).toEqual(w?.shape);
+      m.data.forEach((v, i) => expect(v, `${m.stack}.${m.layer}[${i}]`).toBeCloseTo(w?.data[i] as number, 5));
+    }
+  });
+
+  it('refuses a stepper that has already stepped, and a prompt longer than the context', () => {
+    const s = createStepper(model, backend, opts);
+    s.step(Int32Array.of(1), false);
+    expect(() => s.prefill(seq, false)).toThrow(/fresh or reset stepper/);
+    s.reset();
+    expect(() => s.prefill(new Int32Array(cfg.maxLen + 1).fill(4), false)).toThrow(/does not fit the context of 8/);
+  });
+
+  it('steppers sharing a workspace reuse its buffers and give the same numbers', () => {
+    const ws = new StepperWorkspace(backend);
+    const a = Float32Array.from(createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq, false).logits);
+    const b = Float32Array.from(createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq.subarray(0, 3), false).logits);
+    const c = Float32Array.from(createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq, false).logits);
+    expect(c).toEqual(a);
+    expect(b).not.toEqual(a);
   });
 });

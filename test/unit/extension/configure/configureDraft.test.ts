@@ -18,11 +18,16 @@ describe('configure draft', () => {
     expect(applyDraft(set, draftFromSettings(set))).toEqual(set);
   });
 
-  it("proposes the chosen data's default steps unless the steps were changed", () => {
+  it("proposes the chosen data's own default steps: steps set for other data are not carried over", () => {
     const induction = withData(draft, { source: 'task', task: 'induction' });
     expect(induction.steps).toBe(3000);
     expect(withData(induction, { task: 'addition' }).steps).toBe(4000);
-    expect(withData({ ...induction, steps: 120 }, { source: 'documents' }).steps).toBe(120);
+    expect(withData({ ...induction, steps: 120 }, { source: 'documents' }).steps).toBe(2000);
+    expect(withData({ ...draft, steps: 600 }, { source: 'task', task: 'induction' }).steps).toBe(3000);
+    expect(withData({ ...draft, steps: 600 }, { include: '**/*.md' }).steps).toBe(600); // the same source, other files
+    // A default is saved as 0, so a later task gets its own; a step count the user set is saved as set.
+    expect(new Map(draftUpdates({ ...draft, steps: 2000 })).get('attentionLab.training.steps')).toBe(0);
+    expect(new Map(draftUpdates({ ...draft, steps: 600 })).get('attentionLab.training.steps')).toBe(600);
     const settings: Settings = { ...DEFAULT_SETTINGS, data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' } };
     expect(draftFromSettings(settings).steps).toBe(3000);
   });
@@ -86,7 +91,7 @@ describe('configure draft', () => {
         ['attentionLab.model.kind', 'decoder-only'],
         ['attentionLab.model.preset', 'tiny'],
         ['attentionLab.data.source', 'task'],
-        ['attentionLab.training.steps', 3000],
+        ['attentionLab.training.steps', 0],
         ['attentionLab.training.engine', 'wasm'],
         ['attentionLab.data.task', 'induction'],
       ]),

@@ -4,7 +4,7 @@ import type { RunItem } from '../../../../src/extension/runs/runsModel';
 import { Memento } from '../memento';
 
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'a', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: 'wasm', ...over,
+  runDir: '/r/a', name: 'a', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: 'wasm', ...over,
 });
 
 describe('announcing interrupted runs', () => {

@@ -3,7 +3,7 @@ import { activeRunText, activeRunTooltip, runChoiceDescription, trainingProgress
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'tiny shakespeare', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1.2345, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: 'wasm', ...over,
+  runDir: '/r/a', name: 'tiny shakespeare', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1.2345, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: 'wasm', ...over,
 });
 
 describe('run wording', () => {
@@ -19,6 +19,15 @@ describe('run wording', () => {
     expect(tip).toContain('wasm backend');
     expect(tip).toContain('Note: lr 3e-4');
     expect(tip).not.toContain('auto');
+  });
+
+  it('says an imported model is imported and was not trained here: no step, no training state', () => {
+    const gpt2 = item({ imported: 'Hugging Face GPT-2', status: 'stopped', step: 0, totalSteps: 200, bestValLoss: null });
+    expect(runChoiceDescription(gpt2)).toBe('decoder-only · imported (Hugging Face GPT-2) · not trained here');
+    expect(activeRunText(gpt2)).toBe('$(star-full) tiny shakespeare · decoder-only · imported');
+    const tip = activeRunTooltip(gpt2);
+    expect(tip).toContain('imported (Hugging Face GPT-2) · not trained here · wasm backend');
+    expect(tip).not.toMatch(/stopped|step 0/);
   });
 
   it('says paused while paused, not "resuming"', () => {

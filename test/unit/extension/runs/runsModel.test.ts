@@ -9,7 +9,7 @@ import { tinySpec, trainTiny } from '../../lab/tinyRuns';
 
 const DIST = path.resolve(__dirname, '../../../../dist');
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'a', status: 'stopped', kind: 'decoder-only', step: 10, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: null, ...over,
+  runDir: '/r/a', name: 'a', status: 'stopped', kind: 'decoder-only', step: 10, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: null, ...over,
 });
 
 describe('run context values', () => {
@@ -18,6 +18,7 @@ describe('run context values', () => {
     expect(contextValueOf(item({ status: 'completed', step: 100 }))).toBe('run.completed.trained.extendable');
     expect(contextValueOf(item({ status: 'failed' }))).toBe('run.failed.trained.resumable');
     expect(contextValueOf(item({ status: 'training', active: true }))).toBe('run.training.trained.active');
+    expect(contextValueOf(item({ imported: 'Hugging Face GPT-2', step: 0 }))).toBe('run.stopped.trained.imported'); // its training action is Fine-tune…
     expect(contextValueOf(item({ status: 'created', hasModel: false, step: 0 }))).toBe('run.created');
     expect(isResumable(item({ status: 'interrupted' }))).toBe(true);
     expect(isResumable(item({ error: 'damaged' }))).toBe(false);

@@ -3,7 +3,7 @@ import { EXTENDABLE, MAX_MORE_STEPS, extendedTotal, moreStepsProblem, moreStepsP
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'run-a', status: 'completed', kind: 'decoder-only', step: 2000, totalSteps: 2000, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, error: null, note: null, backend: null, ...over,
+  runDir: '/r/a', name: 'run-a', status: 'completed', kind: 'decoder-only', step: 2000, totalSteps: 2000, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: null, ...over,
 });
 
 describe('Continue Training… input', () => {

@@ -34,7 +34,10 @@ describe('ModelClient with the model worker', () => {
     const score = await client.score(lm.runDir, null, 'the hand');
     expect(score.logprobs).toHaveLength(8);
     const snap = await client.attend(lm.runDir, 'the hand');
-    expect(snap.maps[0]?.data).toBeInstanceOf(Float32Array);
+    expect(snap.maps[0]?.data).toBeInstanceOf(Uint8Array); // 8-bit codes of the probabilities
+    const layer = await client.attendLayer(lm.runDir, 'the hand', 'decoder.self', 1);
+    expect([layer.stack, layer.layer, ...layer.shape]).toEqual(['decoder.self', 1, ...(snap.maps[1]?.shape ?? [])]);
+    expect(layer.data).toEqual(snap.maps[1]?.data); // a short text's maps come whole at once, and its layers agree
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
     const exp = await client.exportPytorch(lm.runDir, dir);
     expect(exp.dir).toBe(path.join(dir, path.basename(lm.runDir)));

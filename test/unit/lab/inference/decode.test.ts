@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EngineError } from '../../../../src/engine/errors';
 import { EOS } from '../../../../src/engine/tokenizers/special';
 import { decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
@@ -75,15 +74,28 @@ describe('decodeText', () => {
     if (d.output.stopReason === 'maxTokens') expect(r.stderr).toContain("past the model's context of 64 with a sliding window");
   });
 
-  it('checks the prompt and the source against the context, saying what to do', () => {
+  it('fits a prompt or a source longer than the context, and says how (CLI too)', () => {
     const L = lm.model.config.maxLen; // 16
     expect(decodeInput(lm, 'x'.repeat(L - 1)).prompt).toHaveLength(L);
-    expect(() => decodeText(lm, { ...params, input: 'x'.repeat(L) })).toThrow(EngineError);
-    expect(() => decodeText(lm, { ...params, input: 'x'.repeat(L) })).toThrow(`Prompt of ${L + 1} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
-    expect(() => decodeText(mt, { ...params, input: 'x'.repeat(24) })).toThrow('Source of 25 tokens exceeds the context of 24; shorten it or retrain with a longer context.');
-    const r = cli(['decode', '--run', lm.runDir, '--prompt', 'x'.repeat(L), '--backend', 'reference'], lm.runDir);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`Prompt of ${L + 1} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
+    const long = 'the cat sat on the mat. '.repeat(7); // 168 characters: 10× the context
+    const cut = decodeInput(lm, long);
+    expect(cut.prompt).toEqual(lm.tok.encode(long).slice(long.length - L));
+    const d = decodeText(lm, { ...params, input: long, maxTokens: 5 });
+    expect(d.output.ids.length).toBeGreaterThan(0);
+    expect(d.output.promptTokens).toHaveLength(L);
+    expect(d.output.contextNote).toMatch(new RegExp(`^The prompt of ${long.length} tokens is longer than the model's context of ${L}: continued from its last ${L}\\.`));
+    const beam = decodeText(lm, { ...params, input: long, strategy: 'beam', beam: 2, maxTokens: 4 });
+    expect(beam.output.promptTokens).toHaveLength(L - 4); // room left for beam search, which stops at the context
+    expect(beam.output.contextNote).toMatch(/continued from its last 12\./);
+    const src = decodeText(mt, { ...params, input: 'x'.repeat(40), maxTokens: 3 });
+    expect(src.output.promptTokens).toHaveLength(24);
+    expect(src.output.contextNote).toMatch(/^The source of 40 tokens is longer than the model's context of 24: translated its first 23 \(and EOS\)\./);
+    const r = cli(['decode', '--run', lm.runDir, '--prompt', long, '--max-tokens', '5', '--json', '--backend', 'reference'], lm.runDir);
+    expect(r.code, r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as { tokens: number[]; context_note: string };
+    expect(j.tokens.length).toBeGreaterThan(0);
+    expect(j.context_note).toMatch(/continued from its last 16/);
+    expect(r.stderr).toMatch(/continued from its last 16/);
   });
 });
 

@@ -3,6 +3,7 @@ import { EngineError } from '../../../../src/engine/errors';
 import type { LensInput } from '../../../../src/lab/inference/lens';
 import { inputBatch, logitLens } from '../../../../src/lab/inference/lens';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import { nextTokenLabel } from '../../../../src/engine/tokenizers/tokenDisplay';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 let lm: OpenRun;
@@ -41,9 +42,11 @@ describe.each([
     const top = lens.layers[n]?.positions ?? [];
     expect(top.length).toBe(lens.tokens.length);
     expect(top.length).toBe(probs.length);
+    const ids = inputBatch(r, input).input;
     top.forEach((pos, t) => {
       const sorted = (probs[t] as number[]).map((p, id) => ({ p, id })).sort((a, b) => b.p - a.p || a.id - b.id).slice(0, 3);
-      expect(pos.top.map((x) => x.token)).toEqual(sorted.map((s) => r.tok.tokenText(s.id)));
+      // Each candidate reads as it would after the input so far (a byte that starts a character is marked as cut off).
+      expect(pos.top.map((x) => x.token)).toEqual(sorted.map((s) => nextTokenLabel(r.tok, ids.subarray(0, t + 1), s.id)));
       pos.top.forEach((x, i) => expect(Math.abs(x.prob - (sorted[i] as { p: number }).p)).toBeLessThan(1e-6));
     });
     for (const l of lens.layers) for (const p of l.positions) {

@@ -236,6 +236,6 @@ describe('import: an imported GPT-2 uses its own <|endoftext|>, not our ids 1 an
     expect(d.output.tokens.slice(0, -1)).not.toContain(bosText);
     expect(d.output.tokens.slice(0, -1)).not.toContain(r.tok.tokenText(2));
     expect(logitLens(r, { prompt: 'ab' }, { topK: 1 }).tokens[0]).toBe(bosText);
-    expect(attendText(r, 'ab').tgtTokens[0]).toBe(bosText);
+    expect(attendText(r, 'ab').snapshot.tgtTokens[0]).toBe(bosText);
   });
 });

@@ -10,7 +10,7 @@ import { Transformer } from '../../../../src/engine/models/transformer';
 import type { SpecialIds } from '../../../../src/engine/tokenizers/special';
 import { BASE_VOCAB, BOS, NUM_SPECIAL, OWN_SPECIAL_IDS } from '../../../../src/engine/tokenizers/special';
 import type { DiagnosticRow } from '../../../../src/lab/training/headScores';
-import { diagnosticRows, scoreHeads } from '../../../../src/lab/training/headScores';
+import { DIAGNOSTIC_MAX_LEN, diagnosticRows, measureInduction, scoreHeads } from '../../../../src/lab/training/headScores';
 import { tinyConfig } from '../../engine/models/fixtures';
 
 /** The special ids of a GPT-2 vocabulary of `V` ids: <|endoftext|> last, as both BOS and EOS; no PAD, no UNK. */
@@ -59,6 +59,12 @@ describe('the diagnostic sequences', () => {
     }
   });
 
+  it('stay within DIAGNOSTIC_MAX_LEN positions however long the context, their fillers still varied', () => {
+    const long = rows(BASE_VOCAB + 2000, 1024);
+    for (const { batch } of long) expect(batch.T).toBeLessThanOrEqual(DIAGNOSTIC_MAX_LEN);
+    expect(new Set(long.map((r) => r.repeat.from - r.repeat.period)).size).toBeGreaterThan(4);
+  });
+
   it('takes periods up to 32 where the vocabulary has the tokens, and byte ids only when it has almost none', () => {
     expect(Math.max(...rows(BASE_VOCAB + 100, 128).map((r) => r.repeat.period))).toBe(32);
     const bytes = rows(BASE_VOCAB + 2, 16);
@@ -72,9 +78,13 @@ describe('the diagnostic sequences', () => {
   it('an induction head scores 1 on their mean; a head at any fixed offset scores at most 1/4', () => {
     const rs = rows(BASE_VOCAB + 26, 32);
     const score = (key: (t: number, period: number) => number): number => {
-      const maps = rs.map(({ batch, repeat }) => ({ repeat, maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, batch.T, batch.T] as const, data: pointMap(batch.T, (t) => key(t, repeat.period)) }] }));
+      const mapOf = ({ batch, repeat }: DiagnosticRow): Float32Array => pointMap(batch.T, (t) => key(t, repeat.period));
+      const induction = measureInduction(rs, (batch, sink) => {
+        const row = rs.find((r) => r.batch === batch) as DiagnosticRow;
+        sink('decoder.self', 0, mapOf(row), [1, batch.T, batch.T]);
+      });
       const probe = rs[0] as DiagnosticRow;
-      const heads = scoreHeads({ batch: probe.batch, maps: maps[0]?.maps ?? [] }, maps, OWN_SPECIAL_IDS);
+      const heads = scoreHeads({ batch: probe.batch, maps: [{ stack: 'decoder.self', layer: 0, shape: [1, probe.batch.T, probe.batch.T], data: mapOf(probe) }] }, induction, OWN_SPECIAL_IDS);
       const s = heads[0]?.scores;
       return s && 'induction' in s ? s.induction : NaN;
     };

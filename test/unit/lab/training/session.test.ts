@@ -30,6 +30,18 @@ function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
 }
 
 describe('training session', () => {
+  it('a stop while the data is prepared ends the session there: cancelled, nothing trained, the new folder gone', async () => {
+    const dir = path.join(root, 'cancelled');
+    const control = new SessionControl();
+    const events: WorkerToHost[] = [];
+    control.stop(); // as a cancel that arrives during "Encoding … 100%"
+    await runSession(dir, spec(), false, control, (m) => events.push(validateWorkerToHost(m)));
+    expect(events.some((e) => e.type === 'train/didStart' || e.type === 'train/didStep')).toBe(false);
+    const fail = events.find((e) => e.type === 'train/didFail');
+    expect(fail?.type === 'train/didFail' ? fail.error.code : null).toBe('cancelled');
+    expect(fs.existsSync(dir)).toBe(false);
+  });
+
   it('pauses, resumes and stops between steps, saving a checkpoint on stop', async () => {
     const dir = path.join(root, 'controlled');
     const control = new SessionControl();
@@ -84,10 +96,10 @@ describe('training session', () => {
     const run = readRunJson(dir);
     expect(run.backendUsed).toBe(start.model.backend);
     expect(loadRunState(dir).run.model?.backend).toBe(start.model.backend);
-    // A run.json from before the backend was recorded shows the setting.
+    // A run.json from before the backend was recorded shows the backend that will run it: "auto" is wasm where the runtime has it.
     const { backendUsed: _dropped, ...old } = run;
     writeRunJson(dir, old);
-    expect(loadRunState(dir).run.model?.backend).toBe('auto');
+    expect(loadRunState(dir).run.model?.backend).toBe(old.spec.backend === 'auto' ? 'wasm' : old.spec.backend);
     fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ ...old, backendUsed: 7 }));
     expect(() => readRunJson(dir)).toThrow(/backendUsed that is not a string \(7\)/);
   });
