@@ -13,6 +13,7 @@ import { EngineError } from '../engine/errors';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
 import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
+import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
 import { openRun } from '../lab/runs/openRun';
 import type { Backend } from '../engine/backend';
 import type { HeadScoreData } from '../protocol/model';
@@ -105,6 +106,9 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
   let backend: Backend | null = null;
   const theBackend = (): Backend => (backend ??= backendOf(f));
+  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
+  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, theBackend()));
+  if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
   const { s, note } = scoresOf(runDir, f, theBackend, ablate);
   const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();

@@ -19,6 +19,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../lab/runs/atomicFile';
 import { loadRunState } from '../lab/runs/runState';
+import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
+import { createBackend } from '../engine/backends/select';
 import type { AttentionSnapshot } from '../protocol/model';
 import type { HostToWebview, RunState } from '../protocol/webview';
 import { UsageError, parseFlags } from './args';
@@ -156,6 +158,8 @@ export function reportCommand(argv: string[], ctx: CommandContext): number {
   const maxSnapshots = f.has('max-snapshots') ? f.int('max-snapshots', 40, 1, 10_000) : null;
   if (f.bool('csv')) return writeMetricsCsv(runs, f.str('out'), f.bool('json'), ctx);
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));
+  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
+  for (const dir of runs) drawPendingSnapshots(dir, () => new SnapshotDrawer(dir, createBackend('auto')));
   const states = runs.map((dir) => reportRunState(loadRunState(dir), maxSnapshots));
   const names = new Set<string>();
   for (const s of states) {

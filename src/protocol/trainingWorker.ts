@@ -10,7 +10,7 @@
 
 import type { Infer } from './schema';
 import { bool, messages, nonNegInt, nullable, oneOf, posInt, str } from './schema';
-import { dataSummary, errorData, evalMetrics, prepareProgress, runSegments, stepMetrics, trainSpec } from './data';
+import { dataSummary, errorData, evalMetrics, prepareProgress, pytorchOptions, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, modelInfo } from './model';
 
 /** Commands from the host to the training worker. */
@@ -24,6 +24,8 @@ export const hostToWorker = messages({
     stopAt: nullable(posInt),
     /** With resume: train a finished or stopped run on to this total step (a new segment); null = the planned total. */
     extendTo: nullable(posInt),
+    /** Train with PyTorch (src/lab/pytorch/) instead of our engine; null = ours. */
+    pytorch: nullable(pytorchOptions),
   },
   'train/pause': {},
   'train/resume': {},

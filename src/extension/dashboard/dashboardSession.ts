@@ -51,6 +51,8 @@ export class DashboardSession implements DisposableLike {
   private readonly store = new DisposableStore();
   private ready = false;
   private readonly sent = new Map<string, Watermark>();
+  /** Runs whose pending snapshot weights the model worker is drawing (drawPending). */
+  private readonly drawing = new Set<string>();
   /** Messages waiting for the page's first run list. */
   private readonly pending: HostToWebview[] = [];
 
@@ -202,6 +204,7 @@ export class DashboardSession implements DisposableLike {
     const runs: RunState[] = [];
     this.sent.clear();
     for (const item of items) {
+      if (item.runDir !== live?.runId) this.drawPending(item.runDir);
       let state: RunState;
       try {
         state = this.deps.lab.get().loadRunState(item.runDir);
@@ -225,6 +228,22 @@ export class DashboardSession implements DisposableLike {
     // A selection is asked for once: when the page reloads later (it is not kept alive while
     // hidden), it keeps whatever run the user picked since.
     this.selectedId = null;
+  }
+
+  /**
+   * A PyTorch run trained where no lab followed it (a cluster) left its snapshot steps as
+   * weights: the model worker draws them (never this thread), then the runs are sent again.
+   */
+  private drawPending(runDir: string): void {
+    if (this.drawing.has(runDir) || this.deps.lab.get().pendingSnapshotWeights(runDir).length === 0) return;
+    this.drawing.add(runDir);
+    void this.deps.models.drawSnapshots(runDir).then(
+      (drawn) => {
+        this.drawing.delete(runDir);
+        if (drawn > 0 && this.ready) this.sendRuns();
+      },
+      (e: unknown) => this.deps.log.warn(`Could not draw the attention snapshots of ${runDir}: ${messageOf(e)}`),
+    );
   }
 
   dispose(): void {

@@ -74,11 +74,11 @@ function stepOf(metadata: Readonly<Record<string, string>>, source: string): num
 }
 
 /**
- * model.safetensors of a run, opened with only its header read (format and version checked):
+ * A model checkpoint file (a run's model.safetensors or a snapshot's weights), opened with only
+ * its header read (format and version checked):
  * its tensors are read one at a time, each straight into where it goes.
  */
-function openModelFile(runDir: string): SafetensorsReader {
-  const file = path.join(runDir, RUN_FILES.model);
+function openModelFile(file: string): SafetensorsReader {
   if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no model checkpoint yet — train it first (or resume from a run that saved one).`);
   const f = SafetensorsReader.open(file);
   try {
@@ -92,7 +92,7 @@ function openModelFile(runDir: string): SafetensorsReader {
 
 /** The config saved in a run's model.safetensors (read from its header alone). */
 export function readCheckpointConfig(runDir: string): { config: ModelConfig; step: number } {
-  const f = openModelFile(runDir);
+  const f = openModelFile(path.join(runDir, RUN_FILES.model));
   const source = path.basename(f.file);
   try {
     let config: ModelConfig;
@@ -112,7 +112,15 @@ export function readCheckpointConfig(runDir: string): { config: ModelConfig; ste
  * tensor checked for dtype and shape first, as `expectTensor` checks). Returns the step.
  */
 export function loadModelCheckpoint(runDir: string, model: Transformer): number {
-  const f = openModelFile(runDir);
+  return loadModelFile(path.join(runDir, RUN_FILES.model), model);
+}
+
+/**
+ * Loads a model checkpoint file of ours (model.safetensors, or a snapshot's weights) into
+ * `model`, as `loadModelCheckpoint` does. Returns its step.
+ */
+export function loadModelFile(file: string, model: Transformer): number {
+  const f = openModelFile(file);
   const source = path.basename(f.file);
   try {
     const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';

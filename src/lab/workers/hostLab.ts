@@ -138,4 +138,8 @@ export function errorMessage(e: unknown): string {
 }
 
 export { loadRunState, newRunDir };
+// The PyTorch engine's checks, for Configure's review and Train (the probe runs Python in a child process).
+export { checkOptions, describeEnv, probeTorch } from '../pytorch/probe';
+export { batchShareProblem } from '../pytorch/pytorchSession';
+export { pendingSnapshotWeights } from '../pytorch/follow';
 export type { PairsCandidate, RunState };

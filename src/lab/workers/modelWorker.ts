@@ -42,6 +42,7 @@ import type { ErrorData } from '../../protocol/data';
 import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelWorker';
 import { validateHostToModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
+import { SnapshotDrawer, drawPendingSnapshots } from '../pytorch/follow';
 
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();
@@ -133,6 +134,11 @@ async function handle(msg: HostToModelWorker, opened: RunCache, post: (msg: Mode
     case 'model/lens':
       post({ type: 'model/didLens', id, output: logitLens(open(opened, msg.runDir), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
       return;
+    case 'model/drawSnapshots': {
+      const runDir = msg.runDir;
+      post({ type: 'model/didDrawSnapshots', id, drawn: drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, backendFor(readRunJson(runDir).spec.backend))) });
+      return;
+    }
     case 'model/ablate':
       post({ type: 'model/didAblate', id, output: compareHeadsOff(open(opened, msg.runDir), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
       return;

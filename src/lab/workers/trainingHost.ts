@@ -6,7 +6,7 @@
  */
 
 import { Worker } from 'node:worker_threads';
-import type { ErrorData, TrainSpec } from '../../protocol/data';
+import type { ErrorData, PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { HostToWorker, WorkerToHost } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateWorkerToHost } from '../../protocol/trainingWorker';
@@ -63,9 +63,12 @@ export class TrainingWorker {
     if (!this.disposed) this.worker.postMessage(msg);
   }
 
-  /** Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new segment). */
-  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null): Promise<void> {
-    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo });
+  /**
+   * Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new
+   * segment); `pytorch` trains it with the PyTorch engine instead of ours.
+   */
+  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, pytorch: PytorchOptions | null = null): Promise<void> {
+    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, pytorch });
   }
 
   pause(): Promise<void> {

@@ -1,6 +1,7 @@
 /**
  * The training worker's entry point (a `worker_threads` worker): validates each command
- * from its host, runs one session, and posts protocol notifications back. Training never
+ * from its host, runs one session (our engine's, or the PyTorch engine's, which it follows
+ * from here while the trainer runs as a child process), and posts protocol notifications back. Training never
  * runs on the host's thread, so an editor or a terminal stays responsive.
  */
 
@@ -8,7 +9,9 @@ import { parentPort } from 'node:worker_threads';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateHostToWorker } from '../../protocol/trainingWorker';
-import { SessionControl, runSession } from '../training/session';
+import { runPytorchSession } from '../pytorch/pytorchSession';
+import { runSession } from '../training/session';
+import { SessionControl } from '../training/sessionControl';
 import { enableWasmRelaxedSimd } from './wasmFlags';
 
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
@@ -40,7 +43,10 @@ port.on('message', (raw: unknown) => {
         return;
       }
       started = true;
-      void runSession(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo);
+      // PyTorch trains in a child process this worker follows; ours trains here.
+      void (msg.pytorch
+        ? runPytorchSession(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo, msg.pytorch)
+        : runSession(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo));
       return;
     case 'train/pause':
       control.pause();

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import type { OpenRun } from '../../../src/lab/runs/openRun';
 import { openRun } from '../../../src/lab/runs/openRun';
-import { SessionControl, runSession } from '../../../src/lab/training/session';
+import { runSession } from '../../../src/lab/training/session';
+import { SessionControl } from '../../../src/lab/training/sessionControl';
 import type { TrainSpec } from '../../../src/protocol/data';
 import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 

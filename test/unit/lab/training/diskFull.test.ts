@@ -17,7 +17,8 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import type { FileIo } from '../../../../src/lab/runs/atomicFile';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
-import { SessionControl, runSession } from '../../../../src/lab/training/session';
+import { runSession } from '../../../../src/lab/training/session';
+import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { StepMetrics, TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { failingIo, limitedIo, smallMount, tempFilesUnder } from '../fullDisk';

@@ -13,7 +13,8 @@ import { validateWorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { loadRunState } from '../../../../src/lab/runs/runState';
 import { readRunJson, writeRunJson } from '../../../../src/lab/runs/runFolder';
-import { SessionControl, runSession } from '../../../../src/lab/training/session';
+import { runSession } from '../../../../src/lab/training/session';
+import { SessionControl } from '../../../../src/lab/training/sessionControl';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-session-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
