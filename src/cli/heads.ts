@@ -106,8 +106,9 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
   let backend: Backend | null = null;
   const theBackend = (): Backend => (backend ??= backendOf(f));
-  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
-  const drawn = drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, theBackend()));
+  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw
+  // them first when the scores come from snapshots (a text is measured on the model now).
+  const drawn = f.str('text') === undefined ? drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, theBackend())) : 0;
   if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
   const { s, note } = scoresOf(runDir, f, theBackend, ablate);
   const step = s?.step ?? null;

@@ -212,6 +212,11 @@ describe('--print-launch', () => {
     expect(metricLines(out, 'step')).toHaveLength(6);
     // Unfollowed, the trainer's snapshot weights wait for the lab: `heads` draws them.
     expect(fs.readdirSync(path.join(out, 'snapshots')).filter((f) => f.endsWith('.weights.safetensors'))).toHaveLength(2);
+    // A text is measured on the model now: the snapshot weights stay for later.
+    const onText = cli(['heads', '--run', out, '--text', 'abcabc', '--json'], tmp.dir);
+    expect(onText.code, onText.stderr).toBe(0);
+    expect(JSON.parse(onText.stdout)).toMatchObject({ step: 6, measuredOn: 'text' });
+    expect(fs.readdirSync(path.join(out, 'snapshots')).filter((f) => f.endsWith('.weights.safetensors'))).toHaveLength(2);
     const heads = cli(['heads', '--run', out, '--step', '6', '--json'], tmp.dir);
     expect(heads.code, heads.stderr).toBe(0);
     expect(fs.readdirSync(path.join(out, 'snapshots')).filter((f) => f.endsWith('.weights.safetensors'))).toHaveLength(0);
