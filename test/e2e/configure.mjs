@@ -153,8 +153,9 @@ export async function runConfigure(page, { shots, log, workspace }) {
   await shot('c6-configure-saved.png');
 
   // 7. The induction task: listed among the decoder-only model's built-in tasks; no tokenizer
-  // step (the task has its own letters); presets sized with those letters; steps kept as the
-  // user set them (30, not the task's 3000); saved and trained through the worker.
+  // step (the task has its own letters); presets sized with those letters; other data brings
+  // its own step count (the task's 3000, not the 30 set for the documents), set here to 20;
+  // saved and trained through the worker.
   await wb.runCommand('Attention Lab: Configure Model…');
   await pick('decoder-only');
   await visible(rows.filter({ hasText: 'Documents in this workspace' }), 'the documents choice beside the task');
@@ -178,7 +179,7 @@ export async function runConfigure(page, { shots, log, workspace }) {
   await visible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
   await pick('d_model 64');
   await visible(widget.filter({ hasText: 'Training steps' }), 'the steps box');
-  if ((await input.inputValue()) !== '30') throw new Error(`the steps box shows ${await input.inputValue()}, not the 30 the settings hold`);
+  if ((await input.inputValue()) !== '3000') throw new Error(`the steps box shows ${await input.inputValue()}, not the induction task's own 3000`);
   await input.fill('20');
   await page.keyboard.press('Enter');
   await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step of the induction model', 60_000);
