@@ -1,7 +1,7 @@
 """Attention Lab's PyTorch engine: trains a run folder the lab prepared, with torchrun.
 
-    torchrun --nproc_per_node N trainer.py --run DIR [--device cpu|cuda|auto] [--bf16]
-    python3 trainer.py --run DIR                 (one process)
+    torchrun --nproc_per_node N trainer.py --run-dir DIR [--device cpu|cuda|auto] [--bf16]
+    python3 trainer.py --run-dir DIR                 (one process)
 
 It reads the run folder's `pytorch/manifest.json` (written by the lab, src/lab/pytorch/
 trainerInputs.ts: model config, parameter order, resolved optimizer and schedule, cadences,

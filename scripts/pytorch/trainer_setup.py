@@ -52,7 +52,8 @@ def setup(args):
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description="Attention Lab's PyTorch engine: trains a run folder the lab prepared.")
-    ap.add_argument("--run", required=True, help="the run folder (with pytorch/manifest.json)")
+    # Not --run: torchrun (torch >= 2) reads it as an ambiguous abbreviation of its --run-path / --run_path.
+    ap.add_argument("--run-dir", dest="run", required=True, help="the run folder (with pytorch/manifest.json)")
     ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast (CUDA)")
     ap.add_argument("--until", type=int, default=None, help="stop after this step with a checkpoint")

@@ -38,8 +38,14 @@ export function trainerScript(runDir: string): string {
   return path.join(runDir, PYTORCH_DIR, 'trainer', 'trainer.py');
 }
 
-function trainerArgs(runDir: string, device: string, bf16: boolean, accumulate: number): string[] {
-  return [trainerScript(runDir), '--run', runDir, ...(device !== 'auto' ? ['--device', device] : []), ...(bf16 ? ['--bf16'] : []), ...(accumulate > 1 ? ['--accumulate', String(accumulate)] : [])];
+/**
+ * The trainer's arguments. torchrun parses every `--` word, the script's included, as one of
+ * its own options when it abbreviates one: since torch 2 spells `--run-path` and `--run_path`,
+ * a trainer flag `--run` stops torchrun as an ambiguous option. No trainer flag begins any
+ * torchrun option (launch.test.ts checks them against the installed torchrun's).
+ */
+export function trainerArgs(runDir: string, device: string, bf16: boolean, accumulate: number): string[] {
+  return [trainerScript(runDir), '--run-dir', runDir, ...(device !== 'auto' ? ['--device', device] : []), ...(bf16 ? ['--bf16'] : []), ...(accumulate > 1 ? ['--accumulate', String(accumulate)] : [])];
 }
 
 /**

@@ -196,7 +196,7 @@ describe('--print-launch', () => {
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout) as { commands: string[]; nnodes: number; endpoint: string };
     const trainer = path.join(out, 'pytorch', 'trainer', 'trainer.py');
-    expect(j.commands).toEqual([0, 1].map((rank) => `torchrun --nnodes 2 --node_rank ${rank} --nproc_per_node 4 --master_addr node0.cluster --master_port 29600 ${trainer} --run ${out} --device cuda --bf16`));
+    expect(j.commands).toEqual([0, 1].map((rank) => `torchrun --nnodes 2 --node_rank ${rank} --nproc_per_node 4 --master_addr node0.cluster --master_port 29600 ${trainer} --run-dir ${out} --device cuda --bf16`));
     expect(runJson(out)).toMatchObject({ step: 0 });
     expect(fs.existsSync(path.join(out, 'pytorch', 'manifest.json'))).toBe(true);
   });
@@ -206,7 +206,7 @@ describe('--print-launch', () => {
     const r = cli(['train', '--task', 'reverse', '--steps', '6', '--snapshot-every', '3', '--print-launch', '--out', out], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
     const command = r.stdout.trim();
-    expect(command).toBe(`python3 ${path.join(out, 'pytorch', 'trainer', 'trainer.py')} --run ${out}`);
+    expect(command).toBe(`python3 ${path.join(out, 'pytorch', 'trainer', 'trainer.py')} --run-dir ${out}`);
     execFileSync('/bin/sh', ['-c', command.replace(/^python3 /, `${PY} `)], { stdio: 'ignore' });
     expect(runJson(out)).toMatchObject({ status: 'completed', step: 6, backendUsed: 'pytorch cpu' });
     expect(metricLines(out, 'step')).toHaveLength(6);

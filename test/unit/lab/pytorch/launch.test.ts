@@ -6,21 +6,33 @@
  * and the batch shares. (The real launches are in parity.test.ts and the CLI's tests.)
  */
 
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { clusterCommands, localLaunch, shellWord, splitEndpoint } from '../../../../src/lab/pytorch/launch';
+import { clusterCommands, localLaunch, shellWord, splitEndpoint, trainerArgs } from '../../../../src/lab/pytorch/launch';
 import type { TorchEnv } from '../../../../src/lab/pytorch/probe';
 import { checkOptions, describeEnv, resolvedDevice, torchVersion } from '../../../../src/lab/pytorch/probe';
 import { batchShareProblem, engineLabel } from '../../../../src/lab/pytorch/pytorchSession';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
-import { torchOptions } from './torchRuns';
+import { PYTHON, torchOptions } from './torchRuns';
 
 const cpuEnv: TorchEnv = { python: '3.11.2', executable: '/usr/bin/python3', torch: '1.13.0a0', cuda: false, devices: [], bf16: false, gloo: true, nccl: false, launcherDefaults: false };
 const gpuEnv: TorchEnv = { ...cpuEnv, python: '3.12.3', torch: '2.11.0+cu128', cuda: true, devices: ['NVIDIA H100', 'NVIDIA H100'], bf16: true, nccl: true, launcherDefaults: true };
 
+describe('the trainer flags torchrun passes on', () => {
+  it('begin none of torchrun\'s own options, in either spelling (torch 2 accepts both - and _)', () => {
+    const help = execFileSync(PYTHON, ['-m', 'torch.distributed.run', '--help'], { encoding: 'utf8' });
+    const own = [...new Set(help.match(/--[a-z][a-z_-]*/g) ?? [])].flatMap((o) => [o.replace(/_/g, '-'), o.replace(/-/g, '_').replace(/^__/, '--')]);
+    expect(own).toContain('--run-path');
+    const flags = [...trainerArgs('/r', 'cuda', true, 2), '--stop-on-stdin-eof'].filter((a) => a.startsWith('--'));
+    expect(flags).toEqual(['--run-dir', '--device', '--bf16', '--accumulate', '--stop-on-stdin-eof']);
+    for (const f of flags) expect(own.filter((o) => o.startsWith(f)), f).toEqual([]);
+  });
+});
+
 describe('localLaunch', () => {
   it('runs one process directly, watching its standard input', () => {
     const c = localLaunch('/r/run', torchOptions(1), cpuEnv, 29500, '/tmp/logs');
-    expect([c.command, ...c.args]).toEqual(['/usr/bin/python3', '/r/run/pytorch/trainer/trainer.py', '--run', '/r/run', '--device', 'cpu', '--stop-on-stdin-eof']);
+    expect([c.command, ...c.args]).toEqual(['/usr/bin/python3', '/r/run/pytorch/trainer/trainer.py', '--run-dir', '/r/run', '--device', 'cpu', '--stop-on-stdin-eof']);
     expect(c.env).toEqual({});
   });
 
@@ -28,7 +40,7 @@ describe('localLaunch', () => {
     const broken = localLaunch('/r/run', torchOptions(2, { accumulate: 2 }), cpuEnv, 41234, '/tmp/logs');
     expect(broken.args).toEqual([
       '-m', 'torch.distributed.run', '--nnodes', '1', '--nproc_per_node', '2', '--master_addr', '127.0.0.1', '--master_port', '41234', '--log_dir', '/tmp/logs', '--redirects', '1', '--tee', '2',
-      '/r/run/pytorch/trainer/trainer.py', '--run', '/r/run', '--device', 'cpu', '--accumulate', '2', '--stop-on-stdin-eof',
+      '/r/run/pytorch/trainer/trainer.py', '--run-dir', '/r/run', '--device', 'cpu', '--accumulate', '2', '--stop-on-stdin-eof',
     ]);
     expect(Number(broken.env.OMP_NUM_THREADS)).toBeGreaterThanOrEqual(1);
     const fine = localLaunch('/r/run', torchOptions(2, { device: 'cuda', bf16: true }), gpuEnv, 41234, '/tmp/logs');
@@ -43,8 +55,8 @@ describe('clusterCommands', () => {
     const plan = { nnodes: 3, nproc: 8, device: 'cuda', bf16: true, accumulate: 1, endpoint: 'gpu-a:29600' } as const;
     const cmds = clusterCommands('/shared/runs/my run', plan);
     expect(cmds).toHaveLength(3);
-    expect(cmds[2]).toBe("torchrun --nnodes 3 --node_rank 2 --nproc_per_node 8 --master_addr gpu-a --master_port 29600 '/shared/runs/my run/pytorch/trainer/trainer.py' --run '/shared/runs/my run' --device cuda --bf16");
-    expect(clusterCommands('/r', { ...plan, nnodes: 1, nproc: 1, device: 'auto', bf16: false })).toEqual(['python3 /r/pytorch/trainer/trainer.py --run /r']);
+    expect(cmds[2]).toBe("torchrun --nnodes 3 --node_rank 2 --nproc_per_node 8 --master_addr gpu-a --master_port 29600 '/shared/runs/my run/pytorch/trainer/trainer.py' --run-dir '/shared/runs/my run' --device cuda --bf16");
+    expect(clusterCommands('/r', { ...plan, nnodes: 1, nproc: 1, device: 'auto', bf16: false })).toEqual(['python3 /r/pytorch/trainer/trainer.py --run-dir /r']);
     expect(splitEndpoint('host')).toEqual(['host', 29500]);
     expect(shellWord("it's")).toBe("'it'\\''s'");
   });
