@@ -1,7 +1,7 @@
 // Bundles the CLI and the training worker with esbuild into dist/ (CommonJS, Node 20), then
 // the dashboard. `npm run bench` imports buildCli to run `dist/cli.js bench`.
 import { build } from 'esbuild';
-import { chmodSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hasTfjs, metaUrlBanner, nodeBundle } from './esbuildCommon.mjs';
 
@@ -20,6 +20,18 @@ export async function buildCli() {
     ...(tfjs ? [build({ ...common, entryPoints: ['src/bench/benchTfjsMain.ts'], outfile: 'dist/benchTfjs.js' })] : []),
   ]);
   chmodSync('dist/cli.js', 0o755);
+  copyTrainer();
+}
+
+/**
+ * The PyTorch engine's trainer (scripts/pytorch/reference.py and trainer*.py, the pattern of
+ * src/lab/pytorch/trainerInputs.ts TRAINER_FILE) into dist/pytorch/, beside the bundles that
+ * look for it there: the CLI, the training worker and the extension (the .vsix ships it).
+ */
+export function copyTrainer() {
+  rmSync('dist/pytorch', { recursive: true, force: true });
+  mkdirSync('dist/pytorch', { recursive: true });
+  for (const f of readdirSync('scripts/pytorch')) if (/^(reference|trainer\w*)\.py$/.test(f)) copyFileSync(`scripts/pytorch/${f}`, `dist/pytorch/${f}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

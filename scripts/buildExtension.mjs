@@ -24,7 +24,7 @@ export async function buildExtension() {
       banner: { js: `const __attentionLabBundleStart = performance.now();\nvar __attentionLabBundleEnd;\n${metaUrl}` },
       footer: { js: '__attentionLabBundleEnd = performance.now();' },
     }),
-    build({ ...common, entryPoints: ['src/lab/workers/hostLab.ts'], outfile: 'dist/extensionLab.js', banner: { js: metaUrl }, minify: true }),
+    build({ ...common, entryPoints: ['src/lab/workers/nodeHostLab.ts'], outfile: 'dist/extensionLab.js', banner: { js: metaUrl }, minify: true }),
     build({ ...common, entryPoints: ['src/lab/workers/modelWorker.ts'], outfile: 'dist/modelWorker.js', banner: { js: metaUrl }, minify: true }),
   ]);
   const inputs = Object.keys(main.metafile.inputs);

@@ -3,7 +3,8 @@
  * multiplies matrices on this machine, next to PyTorch (scripts/pytorch/bench.py, run in the
  * same invocation when `/usr/bin/python3 -c 'import torch'` works) and TensorFlow.js (its
  * wasm backend, when installed), plus how responsive the main thread stays while a run
- * trains in a worker thread. Every figure is median, min and max over its samples.
+ * trains in a worker thread, and our engine beside the PyTorch engine training the same run
+ * (benchEngines.ts). Every figure is median, min and max over its samples.
  *
  * Work is sequential, so no two measurements compete for the cores, and interleaved — each
  * config on ours, then the same config on PyTorch; our matmul, then PyTorch's — so on a
@@ -28,7 +29,9 @@ import { BENCH_CONFIG_NAMES, benchConfig } from './benchConfigs';
 import type { Stats } from './benchRun';
 import { benchTrainer, measureDecode, measureMatmul, measureTraining } from './benchRun';
 import type { TorchResult } from './benchTorch';
-import { runTorchBench, torchUnavailableReason } from './benchTorch';
+import { TORCH_PYTHON, runTorchBench, torchUnavailableReason } from './benchTorch';
+import type { EnginesResult } from './benchEngines';
+import { measureEngines } from './benchEngines';
 import type { BenchWorkerData, BenchWorkerMessage } from './benchWorker';
 import { createWasmThreads } from '../lab/workers/wasmThreads';
 import type { ScoresCost } from './benchScores';
@@ -56,6 +59,10 @@ export interface BenchOptions {
   readonly tfjsWasmDir?: string;
   /** Measure what head scores cost training (default true). */
   readonly scores?: boolean;
+  /** The shipped PyTorch trainer (dist/pytorch/), for the engines on the same run; without it that part is skipped. */
+  readonly trainerDir?: string | null;
+  /** The Python of the engines' PyTorch side (default /usr/bin/python3, as the rest of the comparison). */
+  readonly python?: string;
   /** Called with one line per finished measurement. */
   readonly onProgress?: (line: string) => void;
 }
@@ -103,6 +110,8 @@ export interface BenchResult {
   readonly tfjs: { readonly backend: string; readonly train: Stats } | Skipped;
   /** Training tokens/s with head scores on vs off at the default snapshot cadence, per task. */
   readonly headScores: readonly ScoresCost[] | Skipped;
+  /** Our engine and the PyTorch engine (each device) training the same run, per task. */
+  readonly engines: readonly EnginesResult[] | Skipped;
 }
 
 const now = (): number => performance.now();
@@ -307,6 +316,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
     }
   }
 
+  const engines = await measureAllEngines(options, quick, log);
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   return {
     machine: { cpu, cores, node: process.versions.node, v8: process.versions.v8, loadAverage: [loadBefore, loadavg()[0] ?? 0] },
@@ -318,5 +328,22 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
     pytorch: torch.outcome(),
     tfjs,
     headScores,
+    engines,
   };
+}
+
+/** The engines on the same run, per task (benchEngines.ts). */
+async function measureAllEngines(options: BenchOptions, quick: boolean, log: (s: string) => void): Promise<readonly EnginesResult[] | Skipped> {
+  if (options.pytorch === false) return { skipped: 'disabled' };
+  if (!options.trainerDir) return { skipped: 'no trainer (run through npm run bench or pass trainerDir)' };
+  const results: EnginesResult[] = [];
+  try {
+    for (const task of ['induction', 'reverse'] as const) {
+      log(`training the ${task} run on each engine…`);
+      results.push(await measureEngines(task, quick ? 30 : 120, options.python ?? TORCH_PYTHON, options.trainerDir, log));
+    }
+  } catch (e) {
+    return { skipped: e instanceof Error ? e.message : String(e) };
+  }
+  return results;
 }

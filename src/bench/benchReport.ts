@@ -62,6 +62,7 @@ export function benchJson(r: BenchResult): Record<string, unknown> {
       matmul_gflops: Object.fromEntries(Object.entries(torch.matmul[t] ?? {}).map(([n, s]) => [n, s.median])),
     },
     tfjs_train_tokens_per_s: isSkipped(r.tfjs) ? null : r.tfjs.train.median,
+    engines: isSkipped(r.engines) ? null : Object.fromEntries(r.engines.map((e) => [e.task, Object.fromEntries(e.engines.map((x) => [x.engine, x.tokensPerS.median]))])),
     head_scores: isSkipped(r.headScores) ? null : Object.fromEntries(r.headScores.map((c) => [c.task, { on_tokens_per_s: c.on.median, off_tokens_per_s: c.off.median, on_over_off: c.ratio.median, snapshot_ms_on: c.snapshotMs.on.median, snapshot_ms_off: c.snapshotMs.off.median, share_of_training: c.overhead }])),
     details: r,
   };
@@ -118,7 +119,22 @@ export function formatBench(r: BenchResult): string {
     out.push(`TensorFlow.js (${r.tfjs.backend} backend, 1 thread) tiny-decoder training: ${cell(r.tfjs.train, 0)} tokens/s; ours/TF.js ${ratio(ours?.median, r.tfjs.train.median)}`);
   }
   out.push('', ...formatScoresCost(r.headScores));
+  out.push('', ...formatEngines(r.engines));
   return out.join('\n');
+}
+
+/** Our engine and the PyTorch engine on the same run: tokens/s and ours ÷ theirs. */
+function formatEngines(engines: BenchResult['engines']): string[] {
+  if (isSkipped(engines)) return [`Engines on the same run: not measured — ${engines.skipped}`];
+  return engines.flatMap((e, i) => {
+    const ours = e.engines[0]?.tokensPerS.median;
+    const rows = e.engines.map((x) => [x.engine, cell(x.tokensPerS, 0), ratio(ours, x.tokensPerS.median)]);
+    return [
+      ...(i > 0 ? [''] : []),
+      `Engines on the same run: train --task ${e.task}, ${e.steps} steps, no evaluation or snapshots (tokens/s per block of 10 steps after the first; ${e.torch})`,
+      table(['engine', 'tokens/s', 'ours/engine'], rows),
+    ];
+  });
 }
 
 /** The head-scores table: tokens/s on vs off and their ratio (target ≥ 0.97, at most 3% slower). */

@@ -70,7 +70,7 @@ export function warmThroughput(steps: readonly StepMetrics[]): { tokensPerSec: n
 export async function trainInWorker(worker: TrainingWorker, fs: LabFs, runDir: string, spec: TrainSpec, helpers?: number): Promise<WorkerTraining> {
   const events: WorkerToHost[] = [];
   worker.onMessage((m) => events.push(m));
-  await worker.start(runDir, spec, false, null, null, helpers);
+  await worker.start(runDir, spec, false, null, null, null, helpers);
   const outcome = await worker.outcome;
   await worker.dispose();
   const start = events.find((e) => e.type === 'train/didStart');

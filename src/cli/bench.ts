@@ -14,21 +14,25 @@ import { formatImportBench, runImportBench } from '../bench/benchImport';
 import { GPT2_SMALL } from '../bench/randomGpt2';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
+import { trainerDirOf } from './trainPytorch';
 
-export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--no-scores] [--import] [--json]
+export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--no-scores] [--python PATH] [--import] [--json]
   Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
   matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
   Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same
   invocation (scripts/pytorch/bench.py) and the table shows ours/PyTorch ratios. Last, the
   training session of --task reverse and --task induction with head scores on and off, taking
-  turns, at the default snapshot cadence (--no-scores skips it).
+  turns, at the default snapshot cadence (--no-scores skips it). Then the engines on the same
+  run: --task induction and --task reverse trained by ours and by the PyTorch engine (the CPU,
+  and CUDA in fp32 and bf16 where torch sees a GPU; --python PATH picks the Python, default
+  /usr/bin/python3), tokens/s side by side.
   --import: instead, a random 124M-parameter GPT-2-layout checkpoint (498 MB) is written,
   imported, opened on wasm, decoded for 20 tokens and asked for 64 tokens' attention: load
   seconds, peak memory and ms/token.`;
 
 /** `bench`. */
 export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' }, 'no-scores': { type: 'boolean' }, import: { type: 'boolean' } });
+  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' }, 'no-scores': { type: 'boolean' }, import: { type: 'boolean' }, python: { type: 'string' } });
   if (f.bool('help')) return ctx.help(BENCH_HELP);
   if (f.bool('import')) {
     const r = await runImportBench(GPT2_SMALL, (line) => ctx.err(line));
@@ -50,6 +54,8 @@ export async function benchCommand(argv: string[], ctx: CommandContext): Promise
     scores: !f.bool('no-scores'),
     workerScript: sibling('benchWorker.js'),
     tfjsScript: sibling('benchTfjs.js'),
+    trainerDir: fs.existsSync(trainerDirOf(ctx)) ? trainerDirOf(ctx) : null,
+    ...(f.str('python') ? { python: f.str('python') as string } : {}),
     ...(configs.length ? { configs } : {}),
     ...(threads ? { threads } : {}),
     onProgress: (line) => ctx.err(line),

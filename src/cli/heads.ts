@@ -14,6 +14,7 @@ import { NODE_FS } from '../lab/files/nodeFs';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
 import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
+import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
 import { openRun } from '../lab/runs/openRun';
 import type { Backend } from '../engine/backend';
 import type { HeadScoreData } from '../protocol/model';
@@ -106,6 +107,10 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   if (json && csv) throw new UsageError('`heads` prints either --json or --csv, not both; pick one.');
   let backend: Backend | null = null;
   const theBackend = (): Backend => (backend ??= backendOf(f));
+  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw
+  // them first when the scores come from snapshots (a text is measured on the model now).
+  const drawn = f.str('text') === undefined ? await drawPendingSnapshots(NODE_FS, runDir, () => SnapshotDrawer.open(NODE_FS, runDir, theBackend())) : 0;
+  if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
   const { s, note } = await scoresOf(runDir, f, theBackend, ablate);
   const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();

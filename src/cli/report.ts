@@ -20,6 +20,8 @@ import * as path from 'node:path';
 import { writeFileAtomic } from '../lab/runs/atomicFile';
 import { NODE_FS } from '../lab/files/nodeFs';
 import { loadRunState } from '../lab/runs/runState';
+import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
+import { createBackend } from '../engine/backends/select';
 import type { AttentionSnapshot } from '../protocol/model';
 import type { HostToWebview, RunState } from '../protocol/webview';
 import { UsageError, parseFlags } from './args';
@@ -157,6 +159,8 @@ export async function reportCommand(argv: string[], ctx: CommandContext): Promis
   const maxSnapshots = f.has('max-snapshots') ? f.int('max-snapshots', 40, 1, 10_000) : null;
   if (f.bool('csv')) return writeMetricsCsv(runs, f.str('out'), f.bool('json'), ctx);
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));
+  // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
+  for (const dir of runs) await drawPendingSnapshots(NODE_FS, dir, () => SnapshotDrawer.open(NODE_FS, dir, createBackend('auto')));
   const states = (await Promise.all(runs.map((dir) => loadRunState(NODE_FS, dir)))).map((s) => reportRunState(s, maxSnapshots));
   const names = new Set<string>();
   for (const s of states) {

@@ -9,7 +9,7 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
-import { formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import { formatBackend, formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { errorKind } from '../lab/workers/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
@@ -31,6 +31,7 @@ import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { PrepareLine, ProgressLine } from './progress';
 import { backendKindOf } from './runFlags';
+import { PYTORCH_FLAGS, PYTORCH_HELP, SESSION_FLAGS, printLaunch, pytorchFlags } from './trainPytorch';
 
 export const TRAIN_HELP = `attention-lab train [data] [options]
 
@@ -59,6 +60,7 @@ Training:
   --out DIR              run folder (default: runs/run-<time>)
   --until N              stop after step N with a checkpoint (continue later with --resume)
   --json                 print one JSON object when done (no progress line)
+${PYTORCH_HELP}
 Training longer (--resume DIR --steps N, N beyond the run's planned steps):
   the new steps are a schedule segment of their own, kept in run.json and marked on the
   dashboard's curves. AdamW + cosine restarts warm (SGDR, Loshchilov & Hutter 2017): the
@@ -76,10 +78,11 @@ export const TRAIN_FLAGS = {
   seed: { type: 'string' }, optimizer: { type: 'string' }, lr: { type: 'string' }, warmup: { type: 'string' },
   backend: { type: 'string' }, out: { type: 'string' }, until: { type: 'string' },
   'max-file-mb': { type: 'string' }, 'max-total-mb': { type: 'string' }, 'all-files': { type: 'boolean' },
+  ...PYTORCH_FLAGS,
 } as const;
 
-/** The flags `--resume` takes: the rest would change the model, the data or how the run trains. */
-const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until'];
+/** The flags `--resume` takes: the rest would change the model, the data or how the run trains (the engine may change). */
+const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', ...SESSION_FLAGS];
 
 /** One line on why flags other than --steps and --until cannot come with --resume. */
 function resumeFlagsProblem(given: readonly string[], name: string, context: number): string {
@@ -189,6 +192,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     spec = await specFromFlags(f, ctx.cwd);
     runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : await newRunDir(NODE_FS, path.resolve(ctx.cwd, 'runs'));
   }
+  const pytorch = pytorchFlags(f, ctx);
+  if (pytorch && f.bool('print-launch')) return printLaunch(f, ctx, runDir, spec, !!resumeDir, stopAt, extendTo, pytorch);
 
   const worker = new TrainingWorker(startNodeWorker(ctx.workerScript, 'training worker'));
   let progress: ProgressLine | null = null;
@@ -210,7 +215,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         preparing?.end();
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
-        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${m.model.backend} backend · ${m.data.description}`);
+        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${formatBackend(m.model.backend)} · ${m.data.description}`);
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;
@@ -241,7 +246,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   process.on('SIGINT', onSigint);
   let outcome: RunOutcome;
   try {
-    await worker.start(runDir, spec, !!resumeDir, stopAt, extendTo);
+    await worker.start(runDir, spec, !!resumeDir, stopAt, extendTo, pytorch);
     outcome = await worker.outcome;
   } finally {
     process.off('SIGINT', onSigint);

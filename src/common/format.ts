@@ -217,3 +217,11 @@ export function formatProbDelta(d: number): string {
   const pts = Math.abs(100 * d);
   return `${d > 0 ? '+' : MINUS}${pts < 0.05 ? '<0.1' : trimZero(pts.toFixed(1))} pp`;
 }
+
+/**
+ * What trained a run, for people: our engine's kernel backend as "wasm backend", the PyTorch
+ * engine as "PyTorch cpu ×2" (run.json's backendUsed and ModelInfo.backend say "pytorch …").
+ */
+export function formatBackend(backend: string): string {
+  return backend.startsWith('pytorch') ? `PyTorch${backend.slice('pytorch'.length)}` : `${backend} backend`;
+}

@@ -89,7 +89,7 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   const models = store.add(new ModelClient(host.startModelWorker, (m) => log.warn(m)));
   const runs = store.add(new RunsModel(lab, host.fs, controller, async () => ({ root: runsRoot().root, opened: await registry.opened() }), (m) => log.warn(m)));
   const active = store.add(new ActiveRun(context.workspaceState, runs, (d) => host.fs.resolve(d)));
-  const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, fs: host.fs, controller, models, runs, active }));
+  const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, pytorch: host.pytorch, fs: host.fs, controller, models, runs, active }));
   const s: Services = { context, log, host, lab, controller, runs, registry, active, models, dashboard, keys, settings, runsRoot, workspaceDir };
 
   store.add(new TrainingStatusBar(controller, 'attentionLab.openDashboard'));

@@ -54,6 +54,36 @@ export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /**
+ * The training engines: `wasm` is ours (TypeScript and WebAssembly, on this machine's CPU);
+ * `pytorch` hands the prepared run folder to PyTorch through torchrun (GPUs, many processes,
+ * many machines; src/lab/pytorch/). A run moves between them through its checkpoint files.
+ */
+export const ENGINE_KINDS = ['wasm', 'pytorch'] as const;
+/** A training engine. */
+export type EngineKind = (typeof ENGINE_KINDS)[number];
+
+/** Where the PyTorch engine trains: `auto` is CUDA when torch sees a GPU, else the CPU. */
+export const TORCH_DEVICES = ['auto', 'cpu', 'cuda'] as const;
+/** A device of the PyTorch engine. */
+export type TorchDevice = (typeof TORCH_DEVICES)[number];
+
+/** How the PyTorch engine runs a session (not part of the run: a run moves between engines). */
+export type PytorchOptions = Infer<typeof pytorchOptions>;
+export const pytorchOptions = obj({
+  /** The Python interpreter (a path, or a name on PATH such as python3). */
+  python: str,
+  /** Processes on this machine (torchrun's --nproc_per_node); 1 runs the trainer directly. */
+  nproc: posInt,
+  /** Micro-batches per process and step (gradient accumulation: a batch larger than a GPU holds). */
+  accumulate: posInt,
+  device: oneOf(...TORCH_DEVICES),
+  /** bf16 autocast (CUDA only). */
+  bf16: bool,
+  /** The folder holding the shipped trainer (trainer.py and the modules beside it). */
+  trainerDir: str,
+});
+
+/**
  * The built-in generated tasks, each with the model kind it trains: source→target tasks
  * for the encoder-decoder; `induction` (random tokens, a repeated segment) for the
  * decoder-only model, which grows induction heads on it.

@@ -1,7 +1,7 @@
 /**
  * Extension host ⇄ model worker (src/lab/workers/modelWorker.ts): requests (decode,
- * score, attention and one layer of it, export, speed calibration, evaluation on test files, logit lens, head
- * ablation), each answered by
+ * score, attention and one layer of it, export, speed calibration, evaluation on test files,
+ * logit lens, head ablation, drawing a PyTorch run's pending snapshots), each answered by
  * exactly one `model/did*` response with the same id, or `model/didFail`; a decode streams
  * `model/didToken` and a long evaluation `model/didProgress` before its answer. Each message
  * is one table entry: its type and its validator both come from it (schema.ts `messages`).
@@ -150,6 +150,11 @@ export const hostToModelWorker = messages({
   'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
   /** Next-token top-k and loss of an input with every head on and with the heads of `off` off (lab/inference/ablate.ts). */
   'model/ablate': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
+  /**
+   * The snapshots a PyTorch run's trainer left as weights where no lab followed it (a cluster):
+   * drawn into snapshot files with the lab's model (lab/pytorch/follow.ts); answers how many.
+   */
+  'model/drawSnapshots': { id: nonNegInt, runDir: str },
 });
 
 /** Responses (and streamed tokens) from the model worker. */
@@ -170,6 +175,7 @@ export const modelWorkerToHost = messages({
   'model/didLens': { id: nonNegInt, output: lensOutputData },
   'model/didAblate': { id: nonNegInt, output: ablationOutputData },
   'model/didImport': { id: nonNegInt, output: importOutput },
+  'model/didDrawSnapshots': { id: nonNegInt, drawn: nonNegInt },
   'model/didFail': { id: nonNegInt, error: errorData },
 });
 

@@ -10,7 +10,7 @@
 
 import type { Infer } from './schema';
 import { bool, messages, nonNegInt, nullable, oneOf, optional, posInt, str } from './schema';
-import { dataSummary, errorData, evalMetrics, prepareProgress, runSegments, stepMetrics, trainSpec } from './data';
+import { dataSummary, errorData, evalMetrics, prepareProgress, pytorchOptions, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, modelInfo } from './model';
 
 /** Commands from the host to the training worker. */
@@ -26,6 +26,8 @@ export const hostToWorker = messages({
     extendTo: nullable(posInt),
     /** Helper threads of the WebAssembly backend; absent = as many as the host offers (the benchmark sets it). */
     helpers: optional(nonNegInt),
+    /** Train with PyTorch (src/lab/pytorch/, Node hosts only) instead of our engine; null = ours. */
+    pytorch: nullable(pytorchOptions),
   },
   'train/pause': {},
   'train/resume': {},

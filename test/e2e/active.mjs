@@ -41,7 +41,8 @@ async function runRows(page) {
   return out.filter((r) => /\d+\/\d+/.test(r.text));
 }
 
-async function contextMenu(page, row, label) {
+/** Chooses `label` in the context menu of `row` (retrying past hover cards, then by keyboard). */
+export async function contextMenu(page, row, label) {
   const item = page.locator('.context-view .action-label', { hasText: label }).first();
   // A row's hover card can swallow the right-click or lie over the menu: open the menu again
   // and, failing the pointer, choose the item with the keyboard (as a user of a screen reader would).

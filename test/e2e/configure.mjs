@@ -22,7 +22,7 @@ const text = async (locator) => ((await locator.first().innerText()) ?? '').repl
 const texts = (locator) => locator.evaluateAll((els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
 
 /** Runs the scenario; resolves true when every check passed. */
-export async function runConfigure(page, { shots, log, workspace }) {
+export async function runConfigure(page, { shots, log, workspace, host }) {
   const wb = new Workbench(page, log);
   const shot = (name) => wb.screenshot(path.join(shots, name));
   const widget = page.locator('.quick-input-widget');
@@ -93,6 +93,9 @@ export async function runConfigure(page, { shots, log, workspace }) {
   const reviewRows = await texts(rows);
   log(`review rows: ${JSON.stringify(reviewRows)}`);
   if (!reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))) throw new Error('the review does not say where the settings go');
+  // The engine row: desktop offers the PyTorch engine beside ours; the browser's VS Code starts no processes, so it offers none.
+  const engineRow = reviewRows.some((r) => r.includes('Engine: '));
+  if (engineRow !== (host === 'node')) throw new Error(`in the ${host} host the review ${engineRow ? 'has' : 'lacks'} the engine row: ${JSON.stringify(reviewRows)}`);
   const size = reviewRows.find((r) => r.includes('parameters')) ?? '';
   if (!size.includes(tiny)) throw new Error(`the review's size "${size}" is not the preset list's "${tiny}"`);
   const train = rows.filter({ hasText: 'Save and Train' }).first();

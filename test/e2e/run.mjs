@@ -8,11 +8,15 @@
 //   2b. the active run (active.mjs): a reload during training and its Resume notification, the
 //      Runs view / status bar / dashboard picker sharing the active run that Score Selection
 //      uses, Rename Run…, deleting two runs at once;
-//   2d. looking inside (inspect.mjs): an imported GPT-2 checkpoint's Attention and Heads tabs on a
-//      typed text, a Japanese BPE run's axes in characters, two runs side by side in the playground;
-//   2c. a run with a byte-level BPE tokenizer (tokens.mjs): the heatmap's axis labels and the
+//   2c. a full disk (diskFull.mjs): runs on a small tmpfs stop at the next checkpoint with the
+//      one-line reason and Resume, which trains on once space is back;
+//   2d. a run with a byte-level BPE tokenizer (tokens.mjs): the heatmap's axis labels and the
 //      playground's tiles read as text (a leading space as ·, no <0x..> for ASCII), and a
 //      200-token sample from the 32-token context comes back whole, the reason said;
+//   2e. looking inside (inspect.mjs): an imported GPT-2 checkpoint's Attention and Heads tabs on a
+//      typed text, a Japanese BPE run's axes in characters, two runs side by side in the playground;
+//   2f. the PyTorch engine (pytorch.mjs): two torchrun processes on the induction task, the
+//      curves and the Heads tab filling in, Stop, then Resume in WebAssembly;
 //   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
 //      split and the curves report a validation loss that is not the training loss;
 //   4. walks Configure Model in a trusted workspace (configure.mjs): the glob's file count and
@@ -22,9 +26,10 @@
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
 // UI, the active run, looking inside and Configure also run in the browser's web-worker extension host (as on vscode.dev),
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
-// (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`.
+// (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
+// (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -43,6 +48,7 @@ import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 import { INSPECT_SETTINGS, prepareInspect, runInspect } from './inspect.mjs';
+import { PYTORCH_SETTINGS, runPytorch } from './pytorch.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -177,6 +183,7 @@ const SCENARIOS = {
   diskfull: [runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }],
   tokens: [runTokens, TOKENS_SETTINGS, {}],
   inspect: [runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }],
+  pytorch: [runPytorch, { ...FAST_TRAINING, ...PYTORCH_SETTINGS }, {}],
   bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],

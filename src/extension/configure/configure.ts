@@ -5,7 +5,8 @@
  * and measured time per step, and where the settings will be written, before anything is
  * saved. The glob box counts the files it matches as the user types (the corpus plan that
  * training makes, bounded and cancelled by the next keystroke), lists them with the skipped
- * ones on request, and refuses a glob that matches nothing. Saves to workspace settings
+ * ones on request, and refuses a glob that matches nothing. The review also chooses the
+ * engine (engineChoice.ts). Saves to workspace settings
  * when a folder is open (the review can switch to user settings), says where it saved, and
  * can start training.
  *
@@ -27,6 +28,7 @@ import type { Back, LiveResult, StepOptions, ValueItem } from './quickInput';
 import { BACK, inputStep, pickStep } from './quickInput';
 import type { Services } from '../services';
 import { specFromSettings } from './settings';
+import { engineRow, pickEngine, torchLine } from './engineChoice';
 import { documentsRoot, findDocumentFiles } from '../training/trainData';
 
 const TITLE = 'Attention Lab: Configure Model';
@@ -270,28 +272,33 @@ interface ReviewChoice {
   readonly draft: Draft;
 }
 
-type ReviewValue = 'save' | 'train' | 'where';
+type ReviewValue = 'save' | 'train' | 'where' | 'engine';
 
 /**
  * The review: Save and Save and Train on short rows (a row's hover then never covers
- * another action), where the settings go (a row switches workspace ↔ user), and the
+ * another action), where the settings go (a row switches workspace ↔ user), the engine
+ * (a row opens the list; for PyTorch it says what the chosen Python's torch offers), and the
  * configuration with its size and measured speed on the last row.
  */
 async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwitch: boolean, timing?: Promise<string>): Promise<ReviewChoice | undefined> {
   const spec = estimateSpecOf(s.settings(), d);
   const size = draftSize(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars));
-  const describe = `${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`} · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
+  const describe = `${d.engine === 'pytorch' ? 'PyTorch · ' : ''}${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`} · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
   const where = targetText(target, workspaceFileName());
   const other: SettingsTarget = target === 'workspace' ? 'user' : 'workspace';
-  const items = (time: string): ValueItem<ReviewValue>[] =>
+  const torch = torchLine(s, s.settings(), d);
+  const items = (time: string, probe: string | null): ValueItem<ReviewValue>[] =>
     !size.ok
       ? [{ label: '$(error) This configuration is invalid', detail: size.error }]
       : [
           { label: '$(play) Save and Train', value: 'train', description: `to ${where}` },
           { label: '$(check) Save', value: 'save', description: `to ${where}` },
           ...(canSwitch ? [{ label: `$(arrow-swap) Save to ${targetText(other, workspaceFileName())} instead`, value: 'where' as const }] : []),
+          // The browser's VS Code starts no processes: no engine to choose there, unless a setting already asks for PyTorch.
+          ...(s.host.pytorch || d.engine === 'pytorch' ? [engineRow<ReviewValue>(d, 'engine', probe)] : []),
           { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
-          { label: `$(info) ${size.line}`, detail: time },
+          // Timed on our engine; PyTorch reports its own tokens/s once it trains.
+          { label: `$(info) ${size.line}`, detail: d.engine === 'pytorch' && time ? `our engine on this machine: ${time}` : time },
         ];
   const timed =
     timing ??
@@ -301,9 +308,15 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
           (err) => `Time per step unknown: ${messageOf(err)}`,
         )
       : Promise.resolve(''));
-  const r = await pickStep({ ...opts(TOTAL, true), placeholder: describe, items: items('Measuring time per step on this machine…'), busy: timed.then(items), active: 'train' });
+  const probing = torch ? 'Looking for torch…' : null;
+  const ready = Promise.all([timed, torch]).then(([time, t]) => items(time, t ? `${t.ok ? '' : '$(warning) '}${t.line}` : null));
+  const r = await pickStep({ ...opts(TOTAL, true), placeholder: describe, items: items('Measuring time per step on this machine…', probing), busy: ready, active: 'train' });
   if (r === BACK) return reviewBack(s, d, target, canSwitch);
   if (r === 'where') return reviewStep(s, d, other, canSwitch, timed);
+  if (r === 'engine') {
+    const e = await pickEngine(s, s.settings(), d, opts(TOTAL, true));
+    return e === undefined ? undefined : reviewStep(s, e === BACK ? d : e, target, canSwitch, timed);
+  }
   return r === 'save' || r === 'train' ? { action: r, target, draft: d } : undefined;
 }
 

@@ -41,6 +41,10 @@ export interface Draft {
    * typed (the character tokenizer's vocabulary then needs no guess); never saved.
    */
   readonly charsSeen: number | null;
+  /** The engine that trains (chosen on the review), and the PyTorch engine's processes and device. */
+  readonly engine: Settings['training']['engine'];
+  readonly processes: number;
+  readonly device: Settings['pytorch']['device'];
 }
 
 /** The data a draft trains on, as the defaults see it. */
@@ -83,6 +87,9 @@ export function draftFromSettings(s: Settings): Draft {
     vocabSize: s.tokenizer.vocabSize,
     steps: s.training.steps > 0 ? s.training.steps : dataDefaults(draftData({ source: s.data.source, task: s.data.task })).steps,
     charsSeen: null,
+    engine: s.training.engine,
+    processes: s.pytorch.processes,
+    device: s.pytorch.device,
   };
 }
 
@@ -106,7 +113,10 @@ export function draftUpdates(d: Draft): [string, unknown][] {
     ['attentionLab.data.source', d.source],
     // The data's own default is saved as 0 ("the data's default"), so other data later gets its own.
     ['attentionLab.training.steps', d.steps === dataDefaults(draftData(d)).steps ? 0 : d.steps],
+    ['attentionLab.training.engine', d.engine],
   ];
+  // Our engine leaves the PyTorch settings as they are, for the next time PyTorch is chosen.
+  if (d.engine === 'pytorch') out.push(['attentionLab.pytorch.processes', d.processes], ['attentionLab.pytorch.device', d.device]);
   // A task with its own tokenizer leaves the tokenizer settings as they are, for other data.
   if (!ownTokenizer(d)) out.push(['attentionLab.tokenizer.type', d.tokenizer]);
   if (d.tokenizer === 'bpe' && !ownTokenizer(d)) out.push(['attentionLab.tokenizer.vocabSize', d.vocabSize]);
@@ -123,8 +133,16 @@ export function applyDraft(s: Settings, d: Draft): Settings {
     model: { ...s.model, kind: d.kind, preset: d.preset },
     data: { ...s.data, source: d.source, include: d.include, pairsSource: d.pairsSource, pairsTarget: d.pairsTarget, task: d.task },
     tokenizer: { type: d.tokenizer, vocabSize: d.vocabSize },
-    training: { ...s.training, steps: d.steps },
+    training: { ...s.training, steps: d.steps, engine: d.engine },
+    pytorch: { ...s.pytorch, processes: d.processes, device: d.device },
   };
+}
+
+/** The engine of a draft in a few words: "ours (WebAssembly, this machine's CPU)", "PyTorch · 2 processes · CPU". */
+export function engineText(d: Pick<Draft, 'engine' | 'processes' | 'device'>): string {
+  if (d.engine === 'wasm') return "ours (WebAssembly, this machine's CPU)";
+  const where = { auto: 'CUDA if torch sees a GPU, else the CPU', cpu: 'CPU', cuda: d.processes > 1 ? 'one GPU each' : 'GPU' }[d.device];
+  return `PyTorch · ${d.processes} ${d.processes === 1 ? 'process' : 'processes'} · ${where}`;
 }
 
 /**

@@ -8,8 +8,8 @@
  * do) and collecting the files a `documents` source names (training/trainCommand.ts does).
  */
 
-import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../../protocol/data';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_MODEL_KINDS, TASK_NAMES } from '../../protocol/data';
+import type { BackendKind, DataSpec, EngineKind, ModelKind, PresetName, PytorchOptions, TaskName, TorchDevice, TrainSpec } from '../../protocol/data';
+import { BACKEND_KINDS, ENGINE_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_MODEL_KINDS, TASK_NAMES, TORCH_DEVICES } from '../../protocol/data';
 import { dataDefaults, trainSpecOf } from '../../lab/runs/runSpec';
 
 /** Every setting, with its type. */
@@ -48,6 +48,15 @@ export interface Settings {
     readonly learningRate: number;
     readonly seed: number;
     readonly backend: BackendKind;
+    readonly engine: EngineKind;
+  };
+  /** The PyTorch engine (used when training.engine is pytorch). */
+  readonly pytorch: {
+    /** The interpreter; '' = the Python extension's selected one, else python3 on PATH. */
+    readonly python: string;
+    readonly processes: number;
+    readonly device: TorchDevice;
+    readonly bf16: boolean;
   };
   readonly runs: { readonly location: 'extensionStorage' | 'workspace'; readonly folder: string };
   readonly decode: {
@@ -66,7 +75,8 @@ export const DEFAULT_SETTINGS: Settings = {
   model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
   data: { source: 'documents', include: '**/*.{md,txt}', exclude: '', pairsSource: '', pairsTarget: '', task: 'reverse', maxFileSizeMB: 64, maxTotalSizeMB: 256, skipGenerated: true },
   tokenizer: { type: 'char', vocabSize: 1000 },
-  training: { steps: 0, batchSize: 32, seqLen: 0, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto' },
+  training: { steps: 0, batchSize: 32, seqLen: 0, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto', engine: 'wasm' },
+  pytorch: { python: '', processes: 1, device: 'auto', bf16: false },
   runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
   decode: { strategy: 'greedy', maxTokens: 100, temperature: 1, topK: 0, topP: 1, beamSize: 4, lengthPenalty: 0.6 },
 };
@@ -136,6 +146,13 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       learningRate: pick(get, p, 'training', 'learningRate', d.training.learningRate, numIn(0, 10), 'a number in 0..10'),
       seed: pick(get, p, 'training', 'seed', d.training.seed, intIn(-2147483648, 2147483647), 'a 32-bit integer'),
       backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(BACKEND_KINDS), orList(BACKEND_KINDS)),
+      engine: pick(get, p, 'training', 'engine', d.training.engine, oneOf(ENGINE_KINDS), orList(ENGINE_KINDS)),
+    },
+    pytorch: {
+      python: pick(get, p, 'pytorch', 'python', d.pytorch.python, isString, 'a path to a Python interpreter (or empty)'),
+      processes: pick(get, p, 'pytorch', 'processes', d.pytorch.processes, intIn(1, 1024), 'an integer in 1..1024'),
+      device: pick(get, p, 'pytorch', 'device', d.pytorch.device, oneOf(TORCH_DEVICES), orList(TORCH_DEVICES)),
+      bf16: pick(get, p, 'pytorch', 'bf16', d.pytorch.bf16, (v) => typeof v === 'boolean', 'true or false'),
     },
     runs: {
       location: pick(get, p, 'runs', 'location', d.runs.location, oneOf(['extensionStorage', 'workspace']), 'extensionStorage or workspace'),
@@ -205,4 +222,14 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
     warmup: 0,
     backend: t.backend,
   });
+}
+
+/**
+ * The PyTorch engine's options of the settings, or null when our engine trains. `python` is
+ * the interpreter already resolved (the setting, the Python extension's choice, or python3:
+ * extension.ts decides), `trainerDir` the trainer shipped in the extension (dist/pytorch/).
+ */
+export function pytorchOptionsOf(s: Settings, python: string, trainerDir: string): PytorchOptions | null {
+  if (s.training.engine !== 'pytorch') return null;
+  return { python, nproc: s.pytorch.processes, accumulate: 1, device: s.pytorch.device, bf16: s.pytorch.bf16, trainerDir };
 }

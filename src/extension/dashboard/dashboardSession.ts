@@ -20,7 +20,7 @@ import { encodeArrays } from '../../common/wireCodec';
 import { messageOf } from '../base/errors';
 import type { ActiveRun } from '../runs/activeRun';
 import type { LabFs } from '../../lab/files/labFs';
-import type { LabLoader } from '../host/labLoader';
+import type { LabLoader, PytorchLab } from '../host/labLoader';
 import type { ModelClient } from '../workers/modelClient';
 import type { RunsModel } from '../runs/runsModel';
 import type { RunEvent, TrainingController } from '../training/trainingController';
@@ -32,6 +32,8 @@ const SNAPSHOT_RUNS = 5;
 export interface SessionDeps {
   readonly log: vscode.LogOutputChannel;
   readonly lab: LabLoader;
+  /** The PyTorch engine's host side (a Node host only; null on the web, where no trainer runs). */
+  readonly pytorch: (() => PytorchLab) | null;
   /** The file system the run folders are read from. */
   readonly fs: LabFs;
   readonly controller: TrainingController;
@@ -54,6 +56,8 @@ export class DashboardSession implements DisposableLike {
   private readonly store = new DisposableStore();
   private ready = false;
   private readonly sent = new Map<string, Watermark>();
+  /** Runs whose pending snapshot weights the model worker is drawing (drawPending). */
+  private readonly drawing = new Set<string>();
   /** Messages waiting for the page's first run list. */
   private readonly pending: HostToWebview[] = [];
   /** Run lists being read (one after another), and the live notifications that arrived meanwhile. */
@@ -243,6 +247,7 @@ export class DashboardSession implements DisposableLike {
     for (const r of read) {
       if (!r) continue;
       const { item, state } = r;
+      if (item.runDir !== live?.runId) this.drawPending(item.runDir);
       // The state and step the Runs view shows too (runsModel.ts applies protocol/runStatus.ts).
       const snapshots = withSnapshots.has(item.runDir) ? state.snapshots : [];
       runs.push({ ...state, run: { ...state.run, status: item.status, step: item.step }, snapshots });
@@ -259,6 +264,22 @@ export class DashboardSession implements DisposableLike {
     // A selection is asked for once: when the page reloads later (it is not kept alive while
     // hidden), it keeps whatever run the user picked since.
     this.selectedId = null;
+  }
+
+  /**
+   * A PyTorch run trained where no lab followed it (a cluster) left its snapshot steps as
+   * weights: the model worker draws them (never this thread), then the runs are sent again.
+   */
+  private drawPending(runDir: string): void {
+    if (!this.deps.pytorch || this.drawing.has(runDir) || this.deps.pytorch().pendingSnapshotWeights(runDir).length === 0) return;
+    this.drawing.add(runDir);
+    void this.deps.models.drawSnapshots(runDir).then(
+      (drawn) => {
+        this.drawing.delete(runDir);
+        if (drawn > 0 && this.ready) this.sendRuns();
+      },
+      (e: unknown) => this.deps.log.warn(`Could not draw the attention snapshots of ${runDir}: ${messageOf(e)}`),
+    );
   }
 
   dispose(): void {

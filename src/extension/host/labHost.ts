@@ -12,7 +12,7 @@
 import type * as vscode from 'vscode';
 import type { LabFs } from '../../lab/files/labFs';
 import type { StartWorker } from '../../lab/workers/hostedWorker';
-import type { LabLoader } from './labLoader';
+import type { LabLoader, PytorchLab } from './labLoader';
 
 /** The host-specific parts. */
 export interface LabHost {
@@ -26,6 +26,11 @@ export interface LabHost {
   uriOf(p: string): vscode.Uri;
   /** The engine-side module. */
   readonly lab: LabLoader;
+  /**
+   * The PyTorch engine's host side (loaded on the first call), or null where the host cannot
+   * start processes (the web: the engine is not offered there).
+   */
+  readonly pytorch: (() => PytorchLab) | null;
   /** Starts a training worker (one per run). */
   readonly startTrainingWorker: StartWorker;
   /** Starts the model worker (decode, score, attention, export, import, calibration, evaluation). */

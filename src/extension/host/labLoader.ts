@@ -11,10 +11,16 @@
 /** The module's exports. */
 export type HostLab = typeof import('../../lab/workers/hostLab');
 
+/** Desktop's module (dist/extensionLab.js): the same, plus the PyTorch engine's host side. */
+export type NodeHostLab = typeof import('../../lab/workers/nodeHostLab');
+
+/** The PyTorch engine's host side: the torch probe and checks (Python in a child process), a run's pending snapshot weights. */
+export type PytorchLab = Pick<NodeHostLab, 'probeTorch' | 'checkOptions' | 'describeEnv' | 'batchShareProblem' | 'pendingSnapshotWeights'>;
+
 /** Gives the module, loading it on the first `get` where it is separate. */
-export interface LabLoader {
+export interface LabLoader<T extends HostLab = HostLab> {
   /** The module (loaded now if this is the first call). */
-  get(): HostLab;
+  get(): T;
   /** True once the module is loaded. */
   readonly isLoaded: boolean;
 }

@@ -19,12 +19,14 @@ import { requireLab } from './requireLab';
 /** The Node host of the extension installed at `extensionPath`. */
 export function nodeHost(extensionPath: string): LabHost {
   const dist = path.join(extensionPath, 'dist');
+  const lab = requireLab(dist);
   return {
     kind: 'node',
     fs: NODE_FS,
     pathOf: (uri) => (uri.scheme === 'file' ? uri.fsPath : null),
     uriOf: (p) => vscode.Uri.file(p),
-    lab: requireLab(dist),
+    lab,
+    pytorch: () => lab.get(),
     startTrainingWorker: () => startNodeWorker(path.join(dist, 'worker.js'), 'training worker'),
     startModelWorker: () => startNodeWorker(path.join(dist, 'modelWorker.js'), 'model worker'),
     threadsNote: () => {

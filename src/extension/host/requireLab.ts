@@ -6,19 +6,19 @@
  */
 
 import * as path from 'node:path';
-import type { HostLab, LabLoader } from './labLoader';
+import type { LabLoader, NodeHostLab } from './labLoader';
 
 /** Requires dist/extensionLab.js once, on the first `get`. */
-export function requireLab(distDir: string): LabLoader {
-  let loaded: HostLab | null = null;
+export function requireLab(distDir: string): LabLoader<NodeHostLab> {
+  let loaded: NodeHostLab | null = null;
   return {
-    get(): HostLab {
+    get(): NodeHostLab {
       if (!loaded) {
         const file = path.join(distDir, 'extensionLab.js');
         try {
           // A run-time require of a separate bundle: esbuild leaves it alone, so the
           // engine is not part of dist/extension.js.
-          loaded = require(file) as HostLab;
+          loaded = require(file) as NodeHostLab;
         } catch (e) {
           throw new Error(`Attention Lab could not load ${file} (${String((e as Error).message).split('\n')[0]}); reinstall the extension.`, { cause: e });
         }

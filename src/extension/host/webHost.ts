@@ -37,6 +37,7 @@ export function webHost(extensionUri: vscode.Uri): LabHost {
     pathOf: (uri) => pathOfUri(uri),
     uriOf: (p) => uriOfPath(p),
     lab: { get: () => hostLab, isLoaded: true },
+    pytorch: null,
     startTrainingWorker: () => startWebWorker(bundle('trainingWorker.js'), fs, 'training worker'),
     startModelWorker: () => startWebWorker(bundle('modelWorker.js'), fs, 'model worker'),
     threadsNote: () => {

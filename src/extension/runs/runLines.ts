@@ -6,7 +6,7 @@
  * Leaves out: the state itself (protocol/runStatus.ts) and the numbers' formats (src/common/format.ts).
  */
 
-import { formatLoss } from '../../common/format';
+import { formatBackend, formatLoss } from '../../common/format';
 import type { RunItem } from './runsModel';
 
 /** "decoder-only · completed · step 60/60 · val 1.234": what tells runs apart in a quick pick. */
@@ -28,8 +28,8 @@ export function activeRunTooltip(r: RunItem | undefined): string {
   const lines = [
     `Active run: ${r.name}`,
     r.imported !== null
-      ? `${r.kind ?? 'model'} · imported (${r.imported}) · not trained here${r.backend ? ` · ${r.backend} backend` : ''}`
-      : `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}${r.backend ? ` · ${r.backend} backend` : ''}`,
+      ? `${r.kind ?? 'model'} · imported (${r.imported}) · not trained here${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`
+      : `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`,
   ];
   if (r.note) lines.push(`Note: ${r.note}`);
   lines.push('Score Selection, Show Attention, Decode and Export use this run. Click to pick another.');

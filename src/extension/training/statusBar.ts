@@ -10,7 +10,7 @@
 import * as vscode from 'vscode';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
-import { formatCompact, formatLoss } from '../../common/format';
+import { formatBackend, formatCompact, formatLoss } from '../../common/format';
 import type { RunEnd, TrainingController, TrainingState } from './trainingController';
 
 const MIN_INTERVAL_MS = 200;
@@ -53,7 +53,7 @@ export class TrainingStatusBar implements DisposableLike {
     this.pending = null;
     this.lastDraw = Date.now();
     this.item.text = statusText(s);
-    this.item.tooltip = `${s.name}${s.paused ? ' (paused)' : ''}\n\nstep ${s.step} of ${s.totalSteps} · loss ${formatLoss(s.loss)} · best validation ${formatLoss(s.bestValLoss)}${s.backend ? ` · ${s.backend} backend` : ''}\n\nClick to open the dashboard.`;
+    this.item.tooltip = `${s.name}${s.paused ? ' (paused)' : ''}\n\nstep ${s.step} of ${s.totalSteps} · loss ${formatLoss(s.loss)} · best validation ${formatLoss(s.bestValLoss)}${s.backend ? ` · ${formatBackend(s.backend)}` : ''}\n\nClick to open the dashboard.`;
     this.item.show();
   }
 

@@ -6,6 +6,9 @@
  * summary (files, bytes, what was skipped and why) in the log, and an end notification
  * that offers the next step.
  *
+ * The engine is the settings' (attentionLab.training.engine): a run created by one engine
+ * resumes with whichever is chosen now, from its checkpoint files.
+ *
  * Leaves out: the status bar (statusBar.ts) and the training loop (the worker).
  */
 
@@ -22,6 +25,7 @@ import { trainingProgressMessage } from '../runs/runLines';
 import type { Services } from '../services';
 import { mismatch, specFromSettings } from '../configure/settings';
 import { DataError, findTrainingData } from './trainData';
+import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
 
 function busy(s: Services): boolean {
   const live = s.controller.state;
@@ -127,6 +131,13 @@ export async function continueCommand(s: Services, arg: unknown, more?: number):
 
 async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
   const runId = s.host.fs.resolve(runDir);
+  const settings = s.settings();
+  if (settings.training.engine === 'pytorch' && !s.host.pytorch) return showError(s.log, NO_PYTORCH_HERE, undefined, CONFIGURE_ACTION);
+  if (settings.training.engine === 'pytorch' && !vscode.workspace.isTrusted) {
+    return showError(s.log, 'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.', undefined, TRUST_ACTION, CONFIGURE_ACTION);
+  }
+  const torch = await pytorchOptions(s, settings);
+  if (torch) s.log.info(`Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`);
   const known = s.runs.find(runId);
   const name = known?.name ?? s.host.fs.basename(runId);
   // The run becomes the active run once it trains: a start refused or cancelled while the
@@ -167,7 +178,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
           progress.report({ increment: Math.max(0, pct - reported), message: trainingProgressMessage(st) });
           reported = Math.max(reported, pct);
         });
-        return s.controller.start(runId, spec, resume, extendTo).finally(() => {
+        return s.controller.start(runId, spec, resume, extendTo, torch?.options ?? null).finally(() => {
           steps.dispose();
           preparing.dispose();
         });

@@ -13,7 +13,7 @@ import type { LabFs } from '../../lab/files/labFs';
 import type { StartWorker } from '../../lab/workers/hostedWorker';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
 import { TrainingWorker } from '../../lab/workers/trainingHost';
-import type { TrainSpec } from '../../protocol/data';
+import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
 import type { DisposableLike } from '../base/disposables';
 import { Emitter } from '../base/emitter';
@@ -88,9 +88,10 @@ export class TrainingController implements DisposableLike {
   /**
    * Starts (or resumes) the run in `runDir`; resolves when it ends, however it ends. With
    * `resume`, `extendTo` trains a finished or stopped run on to that total (a new schedule
-   * segment). Throws when a run is already training.
+   * segment); `pytorch` trains it with the PyTorch engine (the worker then follows a child
+   * process). Throws when a run is already training.
    */
-  async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<RunOutcome> {
+  async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null, pytorch: PytorchOptions | null = null): Promise<RunOutcome> {
     if (this.disposed) throw new Error('Attention Lab is shutting down; training was not started.');
     if (this.current) throw new Error(`${this.current.name} is still training; stop it before starting another run.`);
     const runId = this.paths.resolve(runDir);
@@ -103,7 +104,7 @@ export class TrainingController implements DisposableLike {
     this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
     let outcome: RunOutcome = { kind: 'failed', step: 0, error: { code: 'internal', message: 'The training worker did not start.' } };
     try {
-      await worker.start(runId, spec, resume, null, extendTo);
+      await worker.start(runId, spec, resume, null, extendTo, pytorch);
       outcome = await worker.outcome;
     } finally {
       await worker.dispose();

@@ -131,6 +131,11 @@ export class ModelClient implements DisposableLike {
     return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, ...(cancel ? { cancel } : {}) }, { ...hooks, cancelFlag: cancel });
   }
 
+  /** Draws the snapshots a PyTorch run's trainer left as weights (a run no lab followed); resolves to how many. */
+  drawSnapshots(runDir: string): Promise<number> {
+    return this.request<number>('Drawing attention snapshots', TIMEOUT_MS.export, { type: 'model/drawSnapshots', runDir });
+  }
+
   private async request<T>(what: string, timeoutMs: number, req: Request, hooks: RequestHooks = {}): Promise<T> {
     if (this.disposed) throw new RequestError('disposed', `${what} was cancelled: Attention Lab is shutting down.`);
     const cancelled = (): RequestError => new RequestError('cancelled', `${what} was cancelled.`);
@@ -233,6 +238,9 @@ export class ModelClient implements DisposableLike {
       case 'model/didAblate':
       case 'model/didImport':
         this.finish(msg.id, msg.output);
+        return;
+      case 'model/didDrawSnapshots':
+        this.finish(msg.id, msg.drawn);
         return;
       case 'model/didFail':
         this.forget(msg.id);

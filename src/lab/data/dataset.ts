@@ -34,6 +34,15 @@ export interface PairExample {
   readonly tgtText: string;
 }
 
+/**
+ * What a port of a dataset's training sampler needs besides the run's seed: the PyTorch
+ * trainer draws the same batches from these (src/lab/pytorch/trainerInputs.ts writes them out).
+ */
+export type SamplerInputs =
+  | { readonly kind: 'documents'; readonly stream: TokenIds; readonly rows: number; readonly T: number }
+  | { readonly kind: 'pairs'; readonly sorted: readonly PairExample[]; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly bos: number; readonly eos: number }
+  | { readonly kind: 'induction'; readonly ids: readonly number[]; readonly rows: number; readonly Lmax: number; readonly bos: number };
+
 /** What the training loop needs from the data. */
 export interface Dataset {
   readonly kind: 'pairs' | 'documents';
@@ -49,6 +58,8 @@ export interface Dataset {
   probe(): Batch;
   /** Validation pairs (encoder-decoder only) for exact match and BLEU. */
   readonly valPairs: readonly PairExample[];
+  /** What `trainBatch` draws from, for a port of it. */
+  readonly sampler: SamplerInputs;
 }
 
 /** Tokenizes pairs; drops the ones longer than `maxLen` positions and says how many. */
@@ -146,12 +157,17 @@ export function pairDataset(train: PairExample[], val: PairExample[], seed: numb
     valBatches: () => valBatches,
     probe: () => pairBatch(probeExamples(valSet), ids),
     valPairs: val,
+    sampler: { kind: 'pairs', sorted, rows, maxBatch, budget, bos: ids.bos, eos: ids.eos },
   };
 }
 
 /** One token stream: BOS + doc + EOS for every document. */
 export function tokenStream(docs: readonly string[], tok: Tokenizer): Int32Array {
-  const parts = docs.map((d) => tok.encode(d, { bos: true, eos: true }));
+  return concatInt32(docs.map((d) => tok.encode(d, { bos: true, eos: true })));
+}
+
+/** The arrays one after another, in one Int32Array. */
+export function concatInt32(parts: readonly ArrayLike<number>[]): Int32Array {
   const out = new Int32Array(parts.reduce((n, p) => n + p.length, 0));
   let off = 0;
   for (const p of parts) {
@@ -213,5 +229,6 @@ export function documentDataset(train: TokenIds, val: TokenIds, seed: number, ro
     valBatches: () => valBatches,
     probe: () => windowBatch(valStream, [0], probeT),
     valPairs: [],
+    sampler: { kind: 'documents', stream: train, rows, T },
   };
 }

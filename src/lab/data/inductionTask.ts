@@ -186,5 +186,6 @@ export function inductionDataset(tok: Tokenizer, seed: number, rows: number, seq
     valBatches: () => valBatches,
     probe: () => repeatBatch([val[0] as RepeatRow], bos),
     valPairs: [],
+    sampler: { kind: 'induction', ids, rows, Lmax: L, bos },
   };
 }

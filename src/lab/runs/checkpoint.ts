@@ -72,11 +72,11 @@ function stepOf(metadata: Readonly<Record<string, string>>, source: string): num
 }
 
 /**
- * model.safetensors of a run, opened with only its header read (format and version checked):
+ * A model checkpoint file (a run's model.safetensors or a snapshot's weights), opened with only
+ * its header read (format and version checked):
  * its tensors are read one at a time, each straight into where it goes.
  */
-async function openModelFile(fs: LabFs, runDir: string): Promise<SafetensorsReader> {
-  const file = fs.join(runDir, RUN_FILES.model);
+async function openModelFile(fs: LabFs, file: string): Promise<SafetensorsReader> {
   if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no model checkpoint yet — train it first (or resume from a run that saved one).`);
   const f = await SafetensorsReader.open(fs, file);
   checkFormat(file, f.header.metadata);
@@ -85,7 +85,7 @@ async function openModelFile(fs: LabFs, runDir: string): Promise<SafetensorsRead
 
 /** The config saved in a run's model.safetensors (read from its header alone). */
 export async function readCheckpointConfig(fs: LabFs, runDir: string): Promise<{ config: ModelConfig; step: number }> {
-  const f = await openModelFile(fs, runDir);
+  const f = await openModelFile(fs, fs.join(runDir, RUN_FILES.model));
   const source = fs.basename(f.file);
   let config: ModelConfig;
   try {
@@ -101,7 +101,15 @@ export async function readCheckpointConfig(fs: LabFs, runDir: string): Promise<{
  * tensor checked for dtype and shape first, as `expectTensor` checks). Returns the step.
  */
 export async function loadModelCheckpoint(fs: LabFs, runDir: string, model: Transformer): Promise<number> {
-  const f = await openModelFile(fs, runDir);
+  return loadModelFile(fs, fs.join(runDir, RUN_FILES.model), model);
+}
+
+/**
+ * Loads a model checkpoint file of ours (model.safetensors, or a snapshot's weights) into
+ * `model`, as `loadModelCheckpoint` does. Returns its step.
+ */
+export async function loadModelFile(fs: LabFs, file: string, model: Transformer): Promise<number> {
+  const f = await openModelFile(fs, file);
   const source = fs.basename(f.file);
   const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
   for (const p of model.paramList) {

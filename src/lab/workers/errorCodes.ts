@@ -25,11 +25,13 @@ export type ErrorKind = 'fixable' | 'cancelled' | 'failed';
 
 /**
  * The engine's codes plus those a runner adds: `cancelled` (the user cancelled, e.g. while the
- * data was still being read), `internal` (anything thrown that was not an EngineError) and
- * `protocol` (a worker message that failed validation) and `disk/full` (a write found no room:
- * nothing half-written was left, and the message says what was kept).
+ * data was still being read), `internal` (anything thrown that was not an EngineError),
+ * `protocol` (a worker message that failed validation), `disk/full` (a write found no room:
+ * nothing half-written was left, and the message says what was kept) and `pytorch/launch`
+ * (the PyTorch engine could not run: no Python, no or too old a torch, no GPU for
+ * --device cuda, or torchrun exiting with an error, whose last lines the message quotes).
  */
-export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full';
+export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full' | 'pytorch/launch';
 
 const ERROR_KINDS = {
   'config/invalid': 'fixable',
@@ -43,6 +45,7 @@ const ERROR_KINDS = {
   cancelled: 'cancelled',
   internal: 'failed',
   protocol: 'failed',
+  'pytorch/launch': 'fixable', // the message names the interpreter, package, device or flag to change
 } as const satisfies Record<ErrorCode, ErrorKind>;
 
 /** The {@link ErrorKind} of an error code; a code this version does not know (a request's `timeout`) is a failure. */

@@ -5,7 +5,8 @@
  * exists, finding pairs files, naming new run folders. All of it is file reading or
  * planning (no float is allocated); compute runs in the workers.
  *
- * Leaves out: anything that imports `vscode` (this module must load in plain Node too).
+ * Leaves out: anything that imports `vscode` (this module must load in plain Node too) or
+ * Node (the web's bundle holds it): desktop's additions are in nodeHostLab.ts.
  */
 
 import { EngineError } from '../../engine/errors';

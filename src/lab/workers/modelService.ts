@@ -11,6 +11,9 @@
  * cached and reopened when their checkpoint file changes. An evaluation polls its request's
  * shared cancel flag between batches.
  *
+ * Drawing a PyTorch run's pending snapshots is handed in by the Node entry (its weights are
+ * listed with Node's `fs`); the web's answers that request with a one-line refusal.
+ *
  * Leaves out: training (the training worker does that), starting the worker, and any VS Code API.
  */
 
@@ -32,6 +35,7 @@ import type { OpenRun } from '../runs/openRun';
 import { openRun } from '../runs/openRun';
 import { backendFor } from '../training/prepare';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
+import type { LabFs } from '../files/labFs';
 import type { LabPlatform, WorkerChannel } from './platform';
 import type { LensInputData } from '../../protocol/analysis';
 import type { ErrorData } from '../../protocol/data';
@@ -42,9 +46,13 @@ import { ProtocolError } from '../../protocol/schema';
 /** Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for. */
 type RunCache = Map<string, { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }>;
 
+/** Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.ts); resolves to how many. */
+export type SnapshotDrawing = (fs: LabFs, runDir: string) => Promise<number>;
+
 /** What every request's handling shares. */
 interface Context {
   readonly platform: LabPlatform;
+  readonly drawSnapshots: SnapshotDrawing | null;
   readonly opened: RunCache;
   readonly post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void;
 }
@@ -133,6 +141,11 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
     case 'model/lens':
       post({ type: 'model/didLens', id, output: logitLens(await open(ctx, msg.runDir), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
       return;
+    case 'model/drawSnapshots': {
+      if (!ctx.drawSnapshots) throw new EngineError('input/invalid', 'Drawing a PyTorch run\'s snapshots needs desktop VS Code or the CLI (attention-lab heads or report).');
+      post({ type: 'model/didDrawSnapshots', id, drawn: await ctx.drawSnapshots(fs, msg.runDir) });
+      return;
+    }
     case 'model/ablate':
       post({ type: 'model/didAblate', id, output: compareHeadsOff(await open(ctx, msg.runDir), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
       return;
@@ -170,11 +183,14 @@ function errorOf(e: unknown): ErrorData {
   return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
 }
 
-/** Answers requests arriving on `channel` (with `platform`'s files and threads) until the worker is ended. */
-export function serveModelRequests(platform: LabPlatform, channel: WorkerChannel<ModelWorkerToHost>): void {
+/**
+ * Answers requests arriving on `channel` (with `platform`'s files and threads) until the worker
+ * is ended; `drawSnapshots` serves model/drawSnapshots (null: refused in one line).
+ */
+export function serveModelRequests(platform: LabPlatform, channel: WorkerChannel<ModelWorkerToHost>, drawSnapshots: SnapshotDrawing | null = null): void {
   let queue: Promise<void> = Promise.resolve(); // requests run one after another
   const post = (msg: ModelWorkerToHost, transfer: ArrayBuffer[] = []): void => channel.post(msg, transfer);
-  const ctx: Context = { platform, opened: new Map(), post };
+  const ctx: Context = { platform, drawSnapshots, opened: new Map(), post };
   channel.onMessage((raw: unknown) => {
     let msg: HostToModelWorker;
     try {

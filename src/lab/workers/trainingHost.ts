@@ -5,7 +5,7 @@
  * terminates the worker; it is idempotent.
  */
 
-import type { ErrorData, TrainSpec } from '../../protocol/data';
+import type { ErrorData, PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { HostToWorker, WorkerToHost } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateWorkerToHost } from '../../protocol/trainingWorker';
@@ -62,10 +62,11 @@ export class TrainingWorker {
 
   /**
    * Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new
-   * segment); `helpers` sets the WebAssembly helper threads (default: as many as the host offers).
+   * segment); `pytorch` trains it with the PyTorch engine instead of ours (a Node host only);
+   * `helpers` sets the WebAssembly helper threads (default: as many as the host offers).
    */
-  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, helpers?: number): Promise<void> {
-    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, ...(helpers === undefined ? {} : { helpers }) });
+  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, pytorch: PytorchOptions | null = null, helpers?: number): Promise<void> {
+    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, pytorch, ...(helpers === undefined ? {} : { helpers }) });
   }
 
   pause(): Promise<void> {

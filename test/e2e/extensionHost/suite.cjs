@@ -483,6 +483,19 @@ test('refuses a model kind that does not fit the data, without training', async 
   await config().update('model.kind', undefined, vscode.ConfigurationTarget.Global);
 });
 
+test('the PyTorch engine is desktop-only: in the web host, Train with it set starts nothing', async () => {
+  if (api.host.kind === 'node') return; // the e2e scenario 'pytorch' trains with it in the Node host
+  await config().update('training.engine', 'pytorch', vscode.ConfigurationTarget.Global);
+  try {
+    const before = api.runs().length;
+    await vscode.commands.executeCommand('attentionLab.train');
+    assert.equal(api.training(), null);
+    assert.equal(api.runs().length, before);
+  } finally {
+    await config().update('training.engine', undefined, vscode.ConfigurationTarget.Global);
+  }
+});
+
 test("trains the built-in induction task with the command line's default run (decoder-only, dFF 4, sinusoidal, context 32)", async () => {
   // Steps and context at 0 take the task's own; the model kind must fit the task (refused first, then set).
   const settings = { 'data.source': 'task', 'data.task': 'induction', 'model.kind': 'encoder-decoder', 'training.seqLen': 0, 'training.steps': 6 };

@@ -77,6 +77,7 @@ function fakeResult(): BenchResult {
     },
     tfjs: { skipped: 'not installed' },
     headScores: [{ task: 'reverse', snapshotEvery: 75, rounds: 6, on: st(9800), off: st(10000), ratio: { median: 0.98, min: 0.95, max: 1.01, n: 6 }, snapshotMs: { on: st(30), off: st(20) }, overhead: 0.004 }],
+    engines: [{ task: 'induction', steps: 120, torch: 'torch 2.3.1 (Python 3.12.1) · CUDA: 1 × H100', engines: [{ engine: 'ours (wasm)', tokensPerS: st(20000) }, { engine: 'pytorch cpu', tokensPerS: st(10000) }, { engine: 'pytorch cuda', tokensPerS: st(400000) }] }],
   };
 }
 
@@ -102,6 +103,10 @@ describe('bench report', () => {
     expect(text).toContain('TensorFlow.js: not compared — not installed');
     expect(text).toContain('2.50 after — other processes were using the cores');
     expect(text).toMatch(/reverse\s+75\s+9,800 \[8,820–10,780\]\s+10,000 \[9,000–11,000\]\s+0\.980 \[0\.950–1\.010\]\s+30\.0 \[27\.0–33\.0\] \/ 20\.0 \[18\.0–22\.0\]\s+0\.40%\s+yes/);
+    expect(text).toContain('Engines on the same run: train --task induction, 120 steps');
+    expect(text).toMatch(/pytorch cpu\s+10,000 \[9,000–11,000\]\s+2\.00×/);
+    expect(text).toMatch(/pytorch cuda\s+400,000 \[360,000–440,000\]\s+0\.05×/);
+    expect(benchJson(fakeResult()).engines).toEqual({ induction: { 'ours (wasm)': 20000, 'pytorch cpu': 10000, 'pytorch cuda': 400000 } });
     expect(benchJson(fakeResult()).head_scores).toEqual({ reverse: { on_tokens_per_s: 9800, off_tokens_per_s: 10000, on_over_off: 0.98, snapshot_ms_on: 30, snapshot_ms_off: 20, share_of_training: 0.004 } });
   });
 });
@@ -121,6 +126,7 @@ describe('runBench', () => {
     expect(lines.some((l) => l.startsWith('ours tiny-decoder 1 thread'))).toBe(true);
     expect(formatBench(r)).toContain('PyTorch: not compared — disabled');
     expect(formatBench(r)).toContain('Head scores: not measured — disabled');
+    expect(formatBench(r)).toContain('Engines on the same run: not measured — disabled');
   });
 
   it('times the training session with head scores on and off, block by block', async () => {

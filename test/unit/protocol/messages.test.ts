@@ -56,7 +56,7 @@ const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.
 const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }] as const;
 
 const HOST_TO_WORKER: Fixtures<HostToWorker> = {
-  'train/start': { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 5, extendTo: null },
+  'train/start': { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 5, extendTo: null, pytorch: { python: 'python3', nproc: 2, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/t' } },
   'train/pause': { type: 'train/pause' },
   'train/resume': { type: 'train/resume' },
   'train/stop': { type: 'train/stop' },
@@ -82,6 +82,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/score': { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
   'model/attend': { type: 'model/attend', id: 3, runDir: '/r', text: 'abc' },
   'model/attendLayer': { type: 'model/attendLayer', id: 3, runDir: '/r', text: 'abc', stack: 'decoder.self', layer: 1 },
+  'model/drawSnapshots': { type: 'model/drawSnapshots', id: 12, runDir: '/r' },
   'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o', force: false },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
   'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, decoding: { strategy: 'greedy' }, tokenize: null, cancel: new Int32Array(new SharedArrayBuffer(4)) },
@@ -97,6 +98,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didScore': { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
   'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
   'model/didAttendLayer': { type: 'model/didAttendLayer', id: 3, map: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) } },
+  'model/didDrawSnapshots': { type: 'model/didDrawSnapshots', id: 12, drawn: 3 },
   'model/didExport': { type: 'model/didExport', id: 4, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'], tensors: 12, warnings: [] } },
   'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },

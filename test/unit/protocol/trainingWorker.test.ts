@@ -31,7 +31,7 @@ function rejects(f: () => unknown, pattern: RegExp): void {
 
 describe('protocol validation', () => {
   it('accepts well-formed commands and notifications', () => {
-    expect(validateHostToWorker({ type: 'train/start', runDir: '/r', spec, resume: false, stopAt: null, extendTo: null }).type).toBe('train/start');
+    expect(validateHostToWorker({ type: 'train/start', runDir: '/r', spec, resume: false, stopAt: null, extendTo: null, pytorch: null }).type).toBe('train/start');
     expect(validateHostToWorker({ type: 'train/stop' }).type).toBe('train/stop');
     const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.7, tokens: 40, tokensPerSec: 900, elapsedMs: 12 };
     expect(validateWorkerToHost(step)).toBe(step);
@@ -49,10 +49,10 @@ describe('protocol validation', () => {
     ['not an object', 42, /expected a message object/],
     ['no type', {}, /type: expected a message type/],
     ['unknown type', { type: 'train/explode' }, /unknown message type "train\/explode"; known: train\/start/],
-    ['missing field', { type: 'train/start', runDir: '/r', resume: false, stopAt: null, extendTo: null }, /spec: expected an object/],
-    ['wrong field type', { type: 'train/start', runDir: 1, spec, resume: false, stopAt: null, extendTo: null }, /runDir: expected a string/],
-    ['bad enum', { type: 'train/start', runDir: '/r', spec: { ...spec, backend: 'gpu' }, resume: false, stopAt: null, extendTo: null }, /backend: expected one of auto, wasm, reference/],
-    ['negative steps', { type: 'train/start', runDir: '/r', spec: { ...spec, training: { ...spec.training, steps: -1 } }, resume: false, stopAt: null, extendTo: null }, /steps: expected an integer ≥ 1/],
+    ['missing field', { type: 'train/start', runDir: '/r', resume: false, stopAt: null, extendTo: null, pytorch: null }, /spec: expected an object/],
+    ['wrong field type', { type: 'train/start', runDir: 1, spec, resume: false, stopAt: null, extendTo: null, pytorch: null }, /runDir: expected a string/],
+    ['bad enum', { type: 'train/start', runDir: '/r', spec: { ...spec, backend: 'gpu' }, resume: false, stopAt: null, extendTo: null, pytorch: null }, /backend: expected one of auto, wasm, reference/],
+    ['negative steps', { type: 'train/start', runDir: '/r', spec: { ...spec, training: { ...spec.training, steps: -1 } }, resume: false, stopAt: null, extendTo: null, pytorch: null }, /steps: expected an integer ≥ 1/],
     ['prototype key', { type: 'constructor' }, /unknown message type/],
   ])('rejects a command that is %s', (_n, msg, pattern) => rejects(() => validateHostToWorker(msg), pattern));
 
@@ -74,7 +74,7 @@ describe('protocol validation', () => {
   });
 
   it('accepts a resume that extends a run to a new total, and rejects a bad total', () => {
-    const start = { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 30, extendTo: 40 };
+    const start = { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 30, extendTo: 40, pytorch: null };
     expect(validateHostToWorker(start)).toBe(start);
     rejects(() => validateHostToWorker({ ...start, extendTo: 0 }), /extendTo: expected an integer ≥ 1/);
     rejects(() => validateHostToWorker({ ...start, extendTo: 12.5 }), /extendTo: expected an integer ≥ 1/);
@@ -127,8 +127,8 @@ describe('declared names (each list declared once)', () => {
   });
 
   it('validates run specs against the lists', () => {
-    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, preset: 'huge' } }, resume: false, stopAt: null, extendTo: null }), /preset: expected one of tiny, small, gpt, base/);
-    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, kind: 'rnn' } }, resume: false, stopAt: null, extendTo: null }), /kind: expected one of decoder-only, encoder-decoder/);
+    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, preset: 'huge' } }, resume: false, stopAt: null, extendTo: null, pytorch: null }), /preset: expected one of tiny, small, gpt, base/);
+    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, kind: 'rnn' } }, resume: false, stopAt: null, extendTo: null, pytorch: null }), /kind: expected one of decoder-only, encoder-decoder/);
   });
 
   it("puts every name in the CLI's train help", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, fitPreset, presetChoices, presetSizes, skipsStep, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+  STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, engineText, estimateSpecOf, fitPreset, presetChoices, presetSizes, skipsStep, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
 } from '../../../../src/extension/configure/configureDraft';
 import { estimateSpec } from '../../../../src/lab/workers/hostLab';
 import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../../src/extension/configure/settings';
@@ -92,9 +92,25 @@ describe('configure draft', () => {
         ['attentionLab.model.preset', 'tiny'],
         ['attentionLab.data.source', 'task'],
         ['attentionLab.training.steps', 0],
+        ['attentionLab.training.engine', 'wasm'],
         ['attentionLab.data.task', 'induction'],
       ]),
     );
+  });
+
+  it('writes the engine, and the PyTorch processes and device only when PyTorch is chosen', () => {
+    const keys = draftUpdates(draft).map(([k]) => k);
+    expect(keys).toContain('attentionLab.training.engine');
+    expect(keys).not.toContain('attentionLab.pytorch.processes');
+    const torch = { ...draft, engine: 'pytorch' as const, processes: 2, device: 'cpu' as const };
+    const updates = new Map(draftUpdates(torch));
+    expect([updates.get('attentionLab.training.engine'), updates.get('attentionLab.pytorch.processes'), updates.get('attentionLab.pytorch.device')]).toEqual(['pytorch', 2, 'cpu']);
+    expect(engineText(draft)).toBe("ours (WebAssembly, this machine's CPU)");
+    expect(engineText(torch)).toBe('PyTorch · 2 processes · CPU');
+    expect(engineText({ ...torch, processes: 4, device: 'cuda' })).toBe('PyTorch · 4 processes · one GPU each');
+    const applied = applyDraft(DEFAULT_SETTINGS, torch);
+    expect([applied.training.engine, applied.pytorch.processes, applied.pytorch.device]).toEqual(['pytorch', 2, 'cpu']);
+    expect(draftFromSettings(applied)).toMatchObject({ engine: 'pytorch', processes: 2, device: 'cpu' });
   });
 
   it('estimates with data of the right kind', () => {

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, kindForData, mismatch, readSettings, specFromSettings } from '../../../../src/extension/configure/settings';
+import { DEFAULT_SETTINGS, kindForData, mismatch, pytorchOptionsOf, readSettings, specFromSettings } from '../../../../src/extension/configure/settings';
 import type { Settings } from '../../../../src/extension/configure/settings';
-import { BACKEND_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES } from '../../../../src/protocol/data';
+import { BACKEND_KINDS, ENGINE_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES, TORCH_DEVICES } from '../../../../src/protocol/data';
 
 interface ManifestProperty {
   readonly type: string | string[];
@@ -47,6 +47,8 @@ describe('settings against package.json', () => {
     expect(props['attentionLab.model.preset']?.enum).toEqual(PRESET_NAMES);
     expect(props['attentionLab.training.backend']?.enum).toEqual(BACKEND_KINDS);
     expect(props['attentionLab.data.task']?.enum).toEqual(TASK_NAMES);
+    expect(props['attentionLab.training.engine']?.enum).toEqual(ENGINE_KINDS);
+    expect(props['attentionLab.pytorch.device']?.enum).toEqual(TORCH_DEVICES);
   });
 
   it('rejects, with a message naming the key, values outside the declared minimum and maximum', () => {
@@ -161,5 +163,14 @@ describe('mismatch', () => {
     expect(mismatch(induction)).toMatch(/built-in task "induction" trains a decoder-only model, but attentionLab.model.kind is encoder-decoder.*set the kind to decoder-only/);
     expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(/tiny, small or gpt/);
     expect(mismatch(with_('encoder-decoder', 'pairs', 'gpt'))).toMatch(/tiny, small or base/);
+  });
+});
+
+describe('pytorchOptionsOf', () => {
+  it('is null for our engine, and the session options of the PyTorch settings otherwise', () => {
+    expect(pytorchOptionsOf(DEFAULT_SETTINGS, 'python3', '/ext/dist/pytorch')).toBeNull();
+    const { settings, problems } = readSettings((k) => ({ 'attentionLab.training.engine': 'pytorch', 'attentionLab.pytorch.processes': 2, 'attentionLab.pytorch.device': 'cpu', 'attentionLab.pytorch.bf16': 'yes' })[k]);
+    expect(problems.map((p) => p.key)).toEqual(['attentionLab.pytorch.bf16']);
+    expect(pytorchOptionsOf(settings, '/usr/bin/python3', '/ext/dist/pytorch')).toEqual({ python: '/usr/bin/python3', nproc: 2, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/ext/dist/pytorch' });
   });
 });

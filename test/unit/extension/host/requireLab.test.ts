@@ -9,6 +9,9 @@ describe('requireLab', () => {
     expect(l.isLoaded).toBe(false);
     const lab = l.get();
     expect(typeof lab.listRuns).toBe('function');
+    // Desktop's bundle adds the PyTorch engine's host side (the web's bundle has none).
+    expect(typeof lab.probeTorch).toBe('function');
+    expect(typeof lab.pendingSnapshotWeights).toBe('function');
     expect(l.get()).toBe(lab);
     expect(l.isLoaded).toBe(true);
   });

@@ -11,6 +11,11 @@ import type { DecodeParams } from '../../../../src/protocol/model';
 import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
 import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker';
 import { tinyDocuments, tinySpec, trainTiny } from '../../lab/tinyRuns';
+import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession';
+import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
+import { SessionControl } from '../../../../src/lab/training/sessionControl';
+import { readSnapshots } from '../../../../src/lab/training/snapshots';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 
 // The real model worker bundle (npm test builds dist/ first).
 const SCRIPT = path.resolve(__dirname, '../../../../dist/modelWorker.js');
@@ -46,6 +51,23 @@ describe('ModelClient with the model worker', () => {
     const cal = await client.calibrate(tinySpec({ kind: 'task', task: 'copy' }), 300);
     expect(cal.secondsPerStep).toBeGreaterThan(0);
     expect(logs).toEqual([]);
+    client.dispose();
+  });
+
+  it('draws the snapshots a PyTorch run left as weights (a run no lab followed)', async () => {
+    const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pending-')), 'run');
+    const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 10, snapshotEvery: 5 });
+    await preparePytorchRun(runDir, spec, false, new SessionControl(), () => undefined, { created: false, owned: false }, null, null, path.resolve(__dirname, '../../../../scripts/pytorch'));
+    // What the trainer writes at a snapshot step: the model's weights in the checkpoint format.
+    fs.copyFileSync(path.join(runDir, 'model.safetensors'), path.join(runDir, 'snapshots', 'step-0000005.weights.safetensors'));
+    const client = new ModelClient(WORKER, () => undefined);
+    expect(await client.drawSnapshots(runDir)).toBe(1);
+    expect(fs.readdirSync(path.join(runDir, 'snapshots')).sort()).toEqual(['step-0000000.safetensors', 'step-0000005.safetensors']);
+    const [first, drawn] = (await readSnapshots(NODE_FS, runDir));
+    // The same weights as step 0 give the same maps and head scores as the lab's own step-0 snapshot.
+    expect(drawn?.headScores).toEqual(first?.headScores);
+    expect(drawn?.maps[0]?.data).toEqual(first?.maps[0]?.data);
+    expect(await client.drawSnapshots(runDir)).toBe(0);
     client.dispose();
   });
 

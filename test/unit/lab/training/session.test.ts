@@ -13,8 +13,9 @@ import { readText, writeFile } from '../../../../src/lab/files/labFs';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { loadRunState } from '../../../../src/lab/runs/runState';
 import { readRunJson, writeRunJson } from '../../../../src/lab/runs/runFolder';
-import type { Emit, SessionControl as Control } from '../../../../src/lab/training/session';
-import { SessionControl, runSession as run } from '../../../../src/lab/training/session';
+import type { Emit, SessionControl as Control } from '../../../../src/lab/training/sessionControl';
+import { runSession as run } from '../../../../src/lab/training/session';
+import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 import { platformOf } from '../tinyRuns';
 

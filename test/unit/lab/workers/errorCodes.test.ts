@@ -16,6 +16,7 @@ describe('error codes', () => {
       cancelled: 'cancelled',
       internal: 'failed',
       protocol: 'failed',
+      'pytorch/launch': 'fixable',
       'disk/full': 'fixable',
     };
     for (const [code, kind] of Object.entries(kinds)) expect([code, errorKind(code)]).toEqual([code, kind]);

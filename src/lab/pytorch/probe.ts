@@ -1,0 +1,100 @@
+/**
+ * Finds out what a Python interpreter offers the PyTorch engine before anything is prepared
+ * or launched — its torch version, GPUs, bf16, gloo/NCCL, and whether torchrun's defaults
+ * work there (trainer_probe.py prints it as one JSON line) — and checks a session's options
+ * against it, so every problem is one line that says what to change: no Python, a Python
+ * without torch, a torch older than 1.13, CUDA without a GPU, more processes than GPUs.
+ *
+ * Leaves out: the batch-size check (it needs the run's data: pytorchSession.ts) and the
+ * launch itself (launch.ts).
+ */
+
+import { execFile } from 'node:child_process';
+import * as path from 'node:path';
+import type { PytorchOptions } from '../../protocol/data';
+import { RunnerError } from '../training/sessionSetup';
+
+/** What a Python offers the PyTorch engine (trainer_probe.py's line). */
+export interface TorchEnv {
+  readonly python: string;
+  readonly executable: string;
+  readonly torch: string;
+  readonly cuda: boolean;
+  readonly devices: readonly string[];
+  readonly bf16: boolean;
+  readonly gloo: boolean;
+  readonly nccl: boolean;
+  /** False where torchrun's default stream redirection crashes (torch 1.13 on Python 3.11). */
+  readonly launcherDefaults: boolean;
+}
+
+/** The oldest torch the trainer is written for. */
+export const MIN_TORCH: readonly [number, number] = [1, 13];
+
+/** How to pick another interpreter, in both front doors. */
+const CHOOSE = 'or choose another Python (--python PATH; in VS Code, attentionLab.pytorch.python)';
+
+function fail(message: string): RunnerError {
+  return new RunnerError('pytorch/launch', message);
+}
+
+/** [major, minor] of a torch version string ("1.13.0a0", "2.11.0+cu128"), or null. */
+export function torchVersion(v: string): [number, number] | null {
+  const m = /^(\d+)\.(\d+)/.exec(v);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** Runs trainer_probe.py of `trainerDir` with `python`; rejects with one line when that is impossible. */
+export function probeTorch(python: string, trainerDir: string, timeoutMs = 120_000): Promise<TorchEnv> {
+  return new Promise((resolve, reject) => {
+    execFile(python, [path.join(trainerDir, 'trainer_probe.py')], { timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
+      const code = (err as NodeJS.ErrnoException | null)?.code;
+      if (code === 'ENOENT' || code === 'EACCES') return reject(fail(`No Python at "${python}": install Python 3 with PyTorch (pip install torch), ${CHOOSE}.`));
+      const line = stdout.trim().split('\n').at(-1) ?? '';
+      let raw: Record<string, unknown>;
+      try {
+        raw = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        const why = (stderr.trim().split('\n').at(-1) ?? '') || (err ? err.message : 'no output');
+        return reject(fail(`"${python}" did not run as a Python 3 interpreter (${why}); ${CHOOSE.replace(/^or /, '')}.`));
+      }
+      const exe = typeof raw.executable === 'string' ? raw.executable : python;
+      if (typeof raw.torch !== 'string') return reject(fail(`Python at ${exe} has no torch: install it (pip install torch) ${CHOOSE}.`));
+      const v = torchVersion(raw.torch);
+      if (!v || v[0] < MIN_TORCH[0] || (v[0] === MIN_TORCH[0] && v[1] < MIN_TORCH[1])) {
+        return reject(fail(`Python at ${exe} has torch ${raw.torch}; the PyTorch engine needs torch ≥ ${MIN_TORCH.join('.')}: upgrade it (pip install -U torch) ${CHOOSE}.`));
+      }
+      if (typeof raw.error === 'string') return reject(fail(`torch ${raw.torch} at ${exe} could not say what it runs on (${raw.error}); reinstall it (pip install -U torch) ${CHOOSE}.`));
+      resolve({
+        python: String(raw.python), executable: exe, torch: raw.torch, cuda: raw.cuda === true, devices: Array.isArray(raw.devices) ? raw.devices.map(String) : [],
+        bf16: raw.bf16 === true, gloo: raw.gloo === true, nccl: raw.nccl === true, launcherDefaults: raw.launcherDefaults !== false,
+      });
+    });
+  });
+}
+
+/** The device a session trains on: `auto` is CUDA where torch sees a GPU. */
+export function resolvedDevice(env: TorchEnv, device: PytorchOptions['device']): 'cpu' | 'cuda' {
+  return device === 'auto' ? (env.cuda ? 'cuda' : 'cpu') : device;
+}
+
+/** Throws (one line) when `opts` cannot run on `env`. */
+export function checkOptions(env: TorchEnv, opts: Pick<PytorchOptions, 'nproc' | 'device' | 'bf16'>): void {
+  const where = `torch ${env.torch} at ${env.executable}`;
+  const device = resolvedDevice(env, opts.device);
+  if (opts.device === 'cuda' && !env.cuda) throw fail(`--device cuda, but ${where} sees no GPU (torch.cuda.is_available() is False); use --device cpu or auto.`);
+  if (opts.bf16 && device !== 'cuda') throw fail(`--bf16 autocasts on CUDA, and this run trains on the CPU (${where} sees no GPU); drop --bf16.`);
+  if (opts.bf16 && !env.bf16) throw fail(`--bf16, but the GPU that ${where} sees (${env.devices[0] ?? 'unknown'}) has no bf16 support; drop --bf16.`);
+  if (device === 'cuda' && opts.nproc > env.devices.length) {
+    throw fail(`--nproc ${opts.nproc} needs one GPU per process, but ${where} sees ${env.devices.length}; pass --nproc ${env.devices.length} (or --device cpu).`);
+  }
+  if (opts.nproc > 1 && device === 'cpu' && !env.gloo) throw fail(`--nproc ${opts.nproc} on the CPU needs torch.distributed with gloo, which ${where} lacks; pass --nproc 1.`);
+  if (opts.nproc > 1 && device === 'cuda' && !env.nccl) throw fail(`--nproc ${opts.nproc} on GPUs needs torch.distributed with NCCL, which ${where} lacks; pass --nproc 1.`);
+}
+
+/** One line for people: "torch 2.3.1 · CUDA: 2 × NVIDIA H100" or "torch 1.13.0 · CPU only". */
+export function describeEnv(env: TorchEnv): string {
+  if (!env.cuda) return `torch ${env.torch} (Python ${env.python}) · CPU only`;
+  const names = [...new Set(env.devices)];
+  return `torch ${env.torch} (Python ${env.python}) · CUDA: ${names.map((n) => `${env.devices.filter((d) => d === n).length} × ${n}`).join(', ')}${env.bf16 ? ' (bf16)' : ''}`;
+}

@@ -1,0 +1,68 @@
+/**
+ * What reaches a running training session from its host, and how it speaks back: stop, pause
+ * and resume between steps (SessionControl), the options it runs with, and the notifications
+ * it emits. Shared by both
+ * engines' sessions (session.ts, ours; src/lab/pytorch/pytorchSession.ts, PyTorch's).
+ */
+
+import type { AttentionSnapshot } from '../../protocol/model';
+import type { WorkerToHost } from '../../protocol/trainingWorker';
+
+/** Commands that reach a running session between steps. */
+export class SessionControl {
+  private paused = false;
+  private stopped = false;
+  private wake: (() => void) | null = null;
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.wake?.();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  get isPaused(): boolean {
+    return this.paused && !this.stopped;
+  }
+
+  /** Resolves when resumed or stopped. */
+  waitWhilePaused(): Promise<void> {
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = null;
+        resolve();
+      };
+      if (!this.isPaused) this.wake();
+    });
+  }
+}
+
+/** How a session of either engine runs beyond its spec. */
+export interface SessionOptions {
+  /**
+   * Score every head at each snapshot (default true). Only the benchmark turns this off, to
+   * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
+   */
+  readonly headScores?: boolean;
+  /** Helper threads of the WebAssembly backend (default: as many as the platform offers). */
+  readonly helpers?: number;
+}
+
+/** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
+export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
+
+/** Sends a snapshot as train/didSnapshot, its maps' and masks' buffers moved, not copied (the snapshot is spent). */
+export function emitSnapshot(emit: Emit, snap: AttentionSnapshot): void {
+  emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+}

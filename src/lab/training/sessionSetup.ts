@@ -1,0 +1,203 @@
+/**
+ * The start and the failure of a training session, the same for both engines: create the run
+ * folder or reopen it to resume ({@link prepareSession}), and, when anything fails, record it
+ * in run.json — or remove a folder that held nothing yet — and tell the host
+ * ({@link reportFailure}).
+ *
+ * Leaves out: the steps themselves (session.ts for ours, src/lab/pytorch/ for PyTorch's).
+ */
+
+import type { Backend } from '../../engine/backend';
+import { EngineError } from '../../engine/errors';
+import type { Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import { Trainer } from '../../engine/train';
+import { estimateModel } from '../../engine/models/estimate';
+import type { RunSegment, TrainSpec } from '../../protocol/data';
+import type { ModelInfo } from '../../protocol/model';
+import type { LabFs } from '../files/labFs';
+import { exists, listNames, removeStaleTemps } from '../files/labFs';
+import { DiskFullError } from '../files/fullDisk';
+import type { LabPlatform } from '../workers/platform';
+import { yieldToEvents } from '../workers/yieldToEvents';
+import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
+import type { Dataset } from '../data/dataset';
+import { STREAMS, stepRng } from '../data/dataset';
+import { skippedNote } from '../data/corpus';
+import type { ErrorCode } from '../workers/errorCodes';
+import type { WorkHooks } from '../data/documentData';
+import { CancelledError } from '../data/documentData';
+import {
+  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunData, modelPadId, optimizerConfig, readTokenizer,
+  resolveConfig, writeTokenizer,
+} from './prepare';
+import type { RunJson } from '../runs/runFolder';
+import { RUN_FILES, RUN_FORMAT, RUN_VERSION, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from '../runs/runFolder';
+import type { ResumePlan } from '../runs/segments';
+import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
+import type { Emit, SessionControl } from './sessionControl';
+import { diskFullMessage, lastCheckpointStep } from './stopReasons';
+
+/** A run folder ready to train: its model, optimizer, data and where it starts. */
+export interface PreparedSession {
+  model: Transformer;
+  trainer: Trainer;
+  dataset: Dataset;
+  tok: Tokenizer;
+  startStep: number;
+  info: ModelInfo;
+  run: RunJson;
+}
+
+/** Whether this session owns the run folder (created it, or resumed it), so may mark it failed. */
+export interface Ownership {
+  created: boolean;
+  owned: boolean;
+}
+
+/**
+ * Creates the run folder (data read, tokenizer trained and saved, model initialized from the
+ * seed, run.json written) or reopens it to resume (plan checked before the folder is taken
+ * over, checkpoint and optimizer state loaded, metrics past the checkpoint dropped). Both
+ * engines start here, so a run is the same run whichever engine trains it. `otherEngine` names
+ * the engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); the
+ * lab's model is then planned for the probe batch only, at the run's context, so a model far
+ * too large for our engine's batch still prepares the run and draws its attention. Every file
+ * is read and written through `platform`'s file system (a full disk: fullDisk.ts's
+ * DiskFullError, nothing half-written); our engine's backend gets `helpers` of its threads.
+ */
+export async function prepareSession(
+  platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null,
+  otherEngine: string | null = null, helpers?: number,
+): Promise<PreparedSession> {
+  const { fs } = platform;
+  const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
+  let plan: ResumePlan | null = null;
+  if (resume) {
+    // Checked before taking the folder over, so a refused resume leaves the run as it was.
+    plan = planResume(await readRunJson(fs, runDir), fs.basename(runDir), extendTo, stopAt);
+    spec = plan.spec;
+    own.owned = true;
+    await removeStaleTemps(fs, runDir);
+    await removeStaleTemps(fs, fs.join(runDir, RUN_FILES.snapshots));
+  } else {
+    if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
+    if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
+      throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
+    }
+    if ((await listNames(fs, runDir)).length > 0) {
+      throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
+    }
+    own.created = !(await exists(fs, runDir));
+    await fs.mkdir(runDir);
+  }
+  const hooks: WorkHooks = {
+    onProgress: (p) => emit({ type: 'train/didProgress', ...p }),
+    isCancelled: () => control.isStopped,
+    yieldNow: yieldToEvents,
+  };
+  const data = await loadRunData(fs, spec, resume ? await readTokenizer(fs, runDir) : null, hooks);
+  // A stop that came while the data was read (or its last piece encoded) ends the session here: nothing trains.
+  await yieldToEvents();
+  if (control.isStopped) throw new CancelledError('the data was being prepared');
+  const tok = data.tok;
+  if (data.kind === 'documents') {
+    const limits = spec.data.kind === 'documents' ? spec.data : {};
+    if (data.docs.skipped.length) log(`Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ${skippedNote(data.docs.skipped, limits)}`, 'warn');
+    for (const note of data.docs.notes) log(note);
+    log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
+  }
+  const cfg = resume ? (await readRunJson(fs, runDir)).config : resolveConfig(spec, tok.vocabSize);
+  const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
+  if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
+  const backend = backendFor(spec.backend, () => platform.threads(helpers));
+  // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
+  const model = buildModel(cfg, otherEngine === null ? dataset : { ...dataset, maxBatch: dataset.probe().B }, backend, modelPadId(tok));
+  const engine = otherEngine ?? backend.name;
+  // Our kernels' threads; another engine's processes are in its label, not here.
+  const threads = otherEngine === null ? threadsOf(backend) : undefined;
+  const segments = plan ? plan.segments : planSegments(spec);
+  const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
+  let startStep = 0;
+  let run: RunJson;
+  if (resume) {
+    startStep = await loadModelCheckpoint(fs, runDir, model);
+    await loadOptimizerCheckpoint(fs, runDir, optimizer, startStep);
+    await truncateMetrics(fs, runDir, startStep);
+    run = await updateRunJson(fs, runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, threadsUsed: threads, ...(plan?.extended ? { spec, segments } : {}) });
+    log(`Resumed at step ${startStep}.`);
+    if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
+  } else {
+    model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
+    await writeTokenizer(fs, runDir, tok);
+    const now = new Date().toISOString();
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: engine, ...(threads === undefined ? {} : { threadsUsed: threads }) };
+    await writeRunJson(fs, runDir, run);
+    own.owned = true;
+  }
+  const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
+  const info: ModelInfo = {
+    config: { ...cfg },
+    params: est.params,
+    paramsByModule: est.paramsByModule,
+    memoryBytes: est.totalBytes,
+    flopsPerToken: est.trainFlopsPerToken,
+    backend: engine,
+    ...(threads === undefined ? {} : { threads }),
+  };
+  return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
+}
+
+/**
+ * Reports a failed session: run.json says failed (with the message) when the session owns
+ * the folder, a folder it created before there was anything to keep is removed, and the host
+ * gets `train/didFail`. A non-finite loss also says which checkpoint is kept. A full disk
+ * (a DiskFullError of the lab's writes, or a runner's `disk/full` with its own line) stops
+ * the run instead: run.json says stopped, with the reason and the step of the checkpoint
+ * kept, so it resumes once there is space.
+ */
+export async function reportFailure(fs: LabFs, runDir: string, own: Ownership, e: unknown, step: number, emit: Emit): Promise<void> {
+  const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
+    ? e.toData()
+    : DiskFullError.is(e)
+      ? { code: e.code, message: diskFullMessage(fs, runDir, e.file, step, own.owned ? await lastCheckpointStep(fs, runDir) : null) }
+      : e instanceof CancelledError
+        ? { code: 'cancelled', message: e.message }
+        : isCodedError(e)
+          ? { code: e.code, message: e.message }
+          : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.` : error.message;
+  try {
+    // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
+    // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
+    // A full disk before the first checkpoint of a new run leaves nothing to resume from.
+    const full = error.code === 'disk/full';
+    const kept = full ? await lastCheckpointStep(fs, runDir) : null;
+    const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && kept === null);
+    // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).
+    if (keep) await updateRunJson(fs, runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) });
+    else if (own.created) await fs.remove(runDir); // nothing worth keeping yet
+  } catch {
+    // The run folder is unreadable, or the disk has no room even for run.json (it then still
+    // says "training" at its last checkpoint, which the editor shows as interrupted and resumable).
+  }
+  emit({ type: 'train/didFail', step, error: { code: error.code, message } });
+}
+
+/** An error a runner raises with one of its own codes (errorCodes.ts), such as the PyTorch engine's. */
+export class RunnerError extends Error {
+  constructor(readonly code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'RunnerError';
+  }
+}
+
+function isCodedError(e: unknown): e is RunnerError {
+  return e instanceof Error && e.name === 'RunnerError' && typeof (e as RunnerError).code === 'string';
+}
+
+/** Threads `backend` runs its kernels on (the WebAssembly backend says; the reference runs on one). */
+function threadsOf(backend: Backend): number {
+  const t = (backend as { readonly threads?: unknown }).threads;
+  return typeof t === 'number' && t >= 1 ? t : 1;
+}
