@@ -24,12 +24,16 @@ export async function buildExtension() {
       banner: { js: `const __attentionLabBundleStart = performance.now();\nvar __attentionLabBundleEnd;\n${metaUrl}` },
       footer: { js: '__attentionLabBundleEnd = performance.now();' },
     }),
-    build({ ...common, entryPoints: ['src/lab/workers/hostLab.ts'], outfile: 'dist/extensionLab.js', banner: { js: metaUrl }, minify: true }),
+    build({ ...common, entryPoints: ['src/lab/workers/nodeHostLab.ts'], outfile: 'dist/extensionLab.js', banner: { js: metaUrl }, minify: true }),
     build({ ...common, entryPoints: ['src/lab/workers/modelWorker.ts'], outfile: 'dist/modelWorker.js', banner: { js: metaUrl }, minify: true }),
   ]);
   const inputs = Object.keys(main.metafile.inputs);
-  // Three small lab files are light enough: hosting the training worker, the error-code classification, and the defaults of a run (protocol only).
-  const light = new Set(['src/lab/workers/trainingHost.ts', 'src/lab/workers/errorCodes.ts', 'src/lab/runs/runSpec.ts']);
+  // Small lab files are light enough: hosting the training worker (and starting Node workers), the error-code
+  // classification, the defaults of a run (protocol only), and the file system the extension reads runs through.
+  const light = new Set([
+    'src/lab/workers/trainingHost.ts', 'src/lab/workers/nodeWorkers.ts', 'src/lab/workers/errorCodes.ts', 'src/lab/runs/runSpec.ts',
+    'src/lab/files/labFs.ts', 'src/lab/files/nodeFs.ts', 'src/lab/files/fullDisk.ts', 'src/lab/runs/atomicFile.ts',
+  ]);
   const heavy = inputs.filter((f) => f.startsWith('src/engine/') || (f.startsWith('src/lab/') && !light.has(f)));
   if (heavy.length) throw new Error(`dist/extension.js must not bundle the engine or the lab (load them through dist/extensionLab.js); it includes ${heavy.join(', ')}`);
   return inputs;

@@ -80,7 +80,7 @@ export class RunHeader {
     const cancelled = run.failure?.code === 'cancelled';
     const parts = cancelled ? [`cancelled before training started (${run.failure?.message ?? ''})`] : importedParts(s, shown.step, isLive) ?? [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
-    if (s.model) parts.push(formatBackend(s.model.backend));
+    if (s.model) parts.push(`${formatBackend(s.model.backend)}${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`);
     if (s.imported && shown.step > 0) parts.push(`imported from ${s.imported.layout}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {
       const p = run.preparing;

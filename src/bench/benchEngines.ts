@@ -19,10 +19,12 @@ import * as path from 'node:path';
 import type { PytorchOptions, TaskName } from '../protocol/data';
 import { runPytorchSession } from '../lab/pytorch/pytorchSession';
 import { describeEnv, probeTorch } from '../lab/pytorch/probe';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { readMetrics } from '../lab/runs/runFolder';
 import { trainSpecOf } from '../lab/runs/runSpec';
 import { runSession } from '../lab/training/session';
 import { SessionControl } from '../lab/training/sessionControl';
+import { NODE_PLATFORM } from '../lab/workers/nodePlatform';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
@@ -47,8 +49,8 @@ export interface EnginesResult {
 }
 
 /** Tokens/s of each block of a run's metrics after the first. */
-function blockRates(runDir: string): number[] {
-  const steps = readMetrics(runDir).steps;
+async function blockRates(runDir: string): Promise<number[]> {
+  const steps = (await readMetrics(NODE_FS, runDir)).steps;
   const rates: number[] = [];
   for (let end = 2 * BLOCK; end <= steps.length; end += BLOCK) {
     const block = steps.slice(end - BLOCK, end);
@@ -70,9 +72,9 @@ async function trainOnce(task: TaskName, steps: number, pytorch: PytorchOptions 
   };
   try {
     const control = new SessionControl();
-    await (pytorch ? runPytorchSession(runDir, spec, false, control, emit, null, null, pytorch) : runSession(runDir, spec, false, control, emit));
+    await (pytorch ? runPytorchSession(runDir, spec, false, control, emit, null, null, pytorch) : runSession(NODE_PLATFORM, runDir, spec, false, control, emit));
     if (failure) throw new Error(failure);
-    const rates = blockRates(runDir);
+    const rates = await blockRates(runDir);
     if (rates.length === 0) throw new Error(`${steps} steps are too few to time (at least ${2 * BLOCK})`);
     return { engine: pytorch ? engine : `ours (${engine})`, tokensPerS: summarize(rates) };
   } finally {

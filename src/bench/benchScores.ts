@@ -24,6 +24,7 @@ import type { TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import { runSession } from '../lab/training/session';
 import { SessionControl } from '../lab/training/sessionControl';
+import { NODE_PLATFORM } from '../lab/workers/nodePlatform';
 import { trainSpecOf } from '../lab/runs/runSpec';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
@@ -86,7 +87,7 @@ class Side {
         cb?.();
       }
     };
-    this.done = runSession(dir, spec, false, this.control, emit, stopAt, null, { headScores });
+    this.done = runSession(NODE_PLATFORM, dir, spec, false, this.control, emit, stopAt, null, { headScores });
   }
 
   /** Trains up to step `end`; resolves with tokens/s of the block. */

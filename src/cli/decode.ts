@@ -21,14 +21,14 @@ export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --sr
   (--json: "context_note") says so.`;
 
 /** `decode`: flags → the lab's decode (as the playground runs it) → text or JSON. */
-export function decodeCommand(argv: string[], ctx: CommandContext): number {
+export async function decodeCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('decode', argv, {
     ...RUN_FLAG, prompt: { type: 'string' }, src: { type: 'string' }, strategy: { type: 'string' }, beam: { type: 'string' },
     'length-penalty': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' }, 'top-p': { type: 'string' },
     'max-tokens': { type: 'string' }, seed: { type: 'string' }, ...BACKEND_FLAG,
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
-  const r = openRunOf(f, ctx, 'decode');
+  const r = await openRunOf(f, ctx, 'decode');
   const encdec = r.model.config.kind === 'encoder-decoder';
   const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
   if (input === undefined) throw new UsageError(encdec ? 'This run is an encoder-decoder: pass the source with --src TEXT.' : 'This run is a decoder-only model: pass --prompt TEXT.');

@@ -10,6 +10,7 @@
 import * as path from 'node:path';
 import { formatBitsPerByte, formatBleu, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { evaluateValidation } from '../lab/evaluation/evaluateValidation';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { RUN_FILES } from '../lab/runs/runFolder';
 import { BLEU_TOKENIZE } from '../protocol/evaluation';
 import { UsageError, parseFlags } from './args';
@@ -60,7 +61,7 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   if (f.has('data') || f.has('pairs')) return evalFilesCommand(f, ctx, runDir);
   if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`);
   const out = f.str('out');
-  const r = await evaluateValidation(runDir, backendOf(f), {
+  const r = await evaluateValidation(NODE_FS, runDir, backendOf(f), {
     maxPairs: f.int('max-pairs', 1000), decoding: decodingOf(f), tokenize: f.has('bleu-tokenize') ? f.choice('bleu-tokenize', BLEU_TOKENIZE, '13a') : null,
     ...(out !== undefined ? { hypothesesFile: path.resolve(ctx.cwd, out) } : {}),
   });

@@ -15,6 +15,8 @@ import * as path from 'node:path';
 import { formatBitsPerByte, formatBleu, formatCount, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../common/format';
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluation/evaluateFiles';
 import { openRun } from '../lab/runs/openRun';
+import { collectDocuments } from '../lab/data/globFiles';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { RUN_FILES, readRunJson } from '../lab/runs/runFolder';
 import type { ModelKind } from '../protocol/data';
 import type { EvalDecoding } from '../protocol/evaluation';
@@ -105,7 +107,7 @@ function printNotes(r: EvalFilesOutput, ctx: CommandContext, maxPairs: number): 
 
 /** `eval --run DIR --data GLOB… | --pairs …`: resolves to the exit code. */
 export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: string): Promise<number> {
-  const run = readRunJson(runDir);
+  const run = await readRunJson(NODE_FS, runDir);
   const data = testData(f, ctx, run.config.kind);
   const maxPairs = f.int('max-pairs', DEFAULT_MAX_PAIRS);
   const decoding = decodingOf(f);
@@ -117,12 +119,12 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const json = f.bool('json');
   // Batches as wide as training's, within reason: the model's buffers are planned for them.
   const rows = Math.max(1, Math.min(run.spec.training.batchSize, 32));
-  const opened = openRun(runDir, backendOf(f), rows);
+  const opened = await openRun(NODE_FS, runDir, backendOf(f), rows);
   const live = !json && ctx.stderr.isTTY;
   const out = outFlag === undefined ? {} : { hypothesesFile: path.resolve(ctx.cwd, outFlag) };
   let r: EvalFilesOutput;
   try {
-    r = await evaluateFiles(opened, data, { maxPairs, decoding, tokenize, ...out, ...(live ? { onProgress: (done: number, total: number): unknown => ctx.stderr.write(`\r\x1b[2Kevaluating ${done}/${total}`) } : {}) });
+    r = await evaluateFiles(NODE_FS, opened, data, { maxPairs, collectGlobs: collectDocuments, decoding, tokenize, ...out, ...(live ? { onProgress: (done: number, total: number): unknown => ctx.stderr.write(`\r\x1b[2Kevaluating ${done}/${total}`) } : {}) });
   } finally {
     if (live) ctx.stderr.write('\r\x1b[2K');
   }

@@ -10,6 +10,7 @@
  */
 
 import { EngineError } from '../engine/errors';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
 import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
@@ -82,13 +83,13 @@ const MEASURED_ON: Readonly<Record<HeadsMeasuredOn, string>> = {
 };
 
 /** The scores to print (see HEADS_HELP), or none with the reason when --ablate may go on without them. */
-function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate: boolean): { s: HeadsAtStep | null; note: string | null } {
+async function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate: boolean): Promise<{ s: HeadsAtStep | null; note: string | null }> {
   const text = f.str('text');
   if (text !== undefined && f.has('step')) throw new UsageError('--text measures the heads now and --step reads a snapshot; pick one.');
-  if (text !== undefined) return { s: headsOfText(openRun(runDir, backend(), 1), text), note: null };
-  if (!f.has('step') && !hasSnapshots(runDir)) return { s: headsOnDiagnostics(openRun(runDir, backend(), 1)), note: null };
+  if (text !== undefined) return { s: headsOfText(await openRun(NODE_FS, runDir, backend(), 1), text), note: null };
+  if (!f.has('step') && !(await hasSnapshots(NODE_FS, runDir))) return { s: headsOnDiagnostics(await openRun(NODE_FS, runDir, backend(), 1)), note: null };
   try {
-    return { s: headsOfRun(runDir, f.has('step') ? f.int('step', 0, 0) : null), note: null };
+    return { s: await headsOfRun(NODE_FS, runDir, f.has('step') ? f.int('step', 0, 0) : null), note: null };
   } catch (e) {
     if (!ablate || f.has('step') || !EngineError.is(e, 'input/invalid')) throw e;
     return { s: null, note: e.message };
@@ -108,9 +109,9 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   const theBackend = (): Backend => (backend ??= backendOf(f));
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw
   // them first when the scores come from snapshots (a text is measured on the model now).
-  const drawn = f.str('text') === undefined ? drawPendingSnapshots(runDir, () => new SnapshotDrawer(runDir, theBackend())) : 0;
+  const drawn = f.str('text') === undefined ? await drawPendingSnapshots(NODE_FS, runDir, () => SnapshotDrawer.open(NODE_FS, runDir, theBackend())) : 0;
   if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
-  const { s, note } = scoresOf(runDir, f, theBackend, ablate);
+  const { s, note } = await scoresOf(runDir, f, theBackend, ablate);
   const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();
   for (const h of s?.heads ?? []) {
@@ -119,7 +120,7 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   }
   let baseLoss: number | null = null;
   if (ablate) {
-    const { run: opened, batches } = await openRunWithValidation(runDir, theBackend());
+    const { run: opened, batches } = await openRunWithValidation(NODE_FS, runDir, theBackend());
     if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
     if (!json && !csv) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
     const r = headImportance(opened.model, batches);

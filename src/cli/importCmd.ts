@@ -6,7 +6,8 @@
 
 import * as path from 'node:path';
 import { formatBytes, formatCompact } from '../common/format';
-import { listDocumentFiles } from '../lab/data/corpus';
+import { listDocumentFiles } from '../lab/data/globFiles';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { CancelledError } from '../lab/data/documentData';
 import { FINE_TUNE_LR, FINE_TUNE_STEPS, importCheckpoint } from '../lab/interop/importCheckpoint';
 import type { ImportRequest } from '../lab/interop/importCheckpoint';
@@ -63,7 +64,7 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
   process.once('SIGINT', onInt);
   const started = Date.now();
   try {
-    const res = await importCheckpoint(req, {
+    const res = await importCheckpoint(NODE_FS, req, {
       ...(json ? {} : { onProgress: (p) => line.update(p) }),
       isCancelled: () => cancelled,
       yieldNow: () => new Promise((resolve) => setImmediate(resolve)),

@@ -6,6 +6,7 @@
 
 import type { LensInput, LensOutput } from '../lab/inference/lens';
 import { MAX_TOP_K, logitLens } from '../lab/inference/lens';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { openRun } from '../lab/runs/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
@@ -51,12 +52,12 @@ export function lensTable(lens: LensOutput): string[] {
 }
 
 /** `lens`: flags → the lab's logit lens → a grid or JSON. */
-export function lensCommand(argv: string[], ctx: CommandContext): number {
+export async function lensCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('lens', argv, { ...RUN_FLAG, prompt: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, 'top-k': { type: 'string' }, ...BACKEND_FLAG });
   if (f.bool('help')) return ctx.help(LENS_HELP);
   const runDir = runDirOf(f, ctx, 'lens');
   const topK = f.int('top-k', 5, 1, MAX_TOP_K);
-  const r = openRun(runDir, backendOf(f), 1);
+  const r = await openRun(NODE_FS, runDir, backendOf(f), 1);
   const lens = logitLens(r, lensInput(f, r.model.config.kind), { topK });
   if (f.bool('json')) ctx.out(JSON.stringify(lens));
   else for (const line of lensTable(lens)) ctx.out(line);

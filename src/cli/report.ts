@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../lab/runs/atomicFile';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { loadRunState } from '../lab/runs/runState';
 import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
 import { createBackend } from '../engine/backends/select';
@@ -133,8 +134,8 @@ export function readDashboardBundle(distDir: string): { script: string; css: str
 }
 
 /** `report --csv`: the metrics of `runs` as CSV, to `out` or stdout. */
-function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, json: boolean, ctx: CommandContext): number {
-  const states = runs.map((dir) => loadRunState(dir));
+async function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, json: boolean, ctx: CommandContext): Promise<number> {
+  const states = await Promise.all(runs.map((dir) => loadRunState(NODE_FS, dir)));
   const csv = metricsCsv(states.map((s) => ({ name: s.run.name, steps: s.steps, evals: s.evals })));
   if (outFlag === undefined) {
     if (json) throw new UsageError('`report --csv --json` needs --out FILE: without it the CSV itself goes to stdout.');
@@ -151,7 +152,7 @@ function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, j
 }
 
 /** `report`. */
-export function reportCommand(argv: string[], ctx: CommandContext): number {
+export async function reportCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('report', argv, { run: { ...RUN_FLAG.run, multiple: true }, out: { type: 'string' }, 'max-snapshots': { type: 'string' }, csv: { type: 'boolean' } });
   if (f.bool('help')) return ctx.help(REPORT_HELP);
   const runs = runDirsOf(f, ctx, 'report');
@@ -159,8 +160,8 @@ export function reportCommand(argv: string[], ctx: CommandContext): number {
   if (f.bool('csv')) return writeMetricsCsv(runs, f.str('out'), f.bool('json'), ctx);
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
-  for (const dir of runs) drawPendingSnapshots(dir, () => new SnapshotDrawer(dir, createBackend('auto')));
-  const states = runs.map((dir) => reportRunState(loadRunState(dir), maxSnapshots));
+  for (const dir of runs) await drawPendingSnapshots(NODE_FS, dir, () => SnapshotDrawer.open(NODE_FS, dir, createBackend('auto')));
+  const states = (await Promise.all(runs.map((dir) => loadRunState(NODE_FS, dir)))).map((s) => reportRunState(s, maxSnapshots));
   const names = new Set<string>();
   for (const s of states) {
     if (names.has(s.run.id)) throw new UsageError(`two runs are both named "${s.run.id}"; pass runs from folders with different names.`);

@@ -11,6 +11,7 @@
 import * as path from 'node:path';
 import type { Backend } from '../engine/backend';
 import { createBackend } from '../engine/backends/select';
+import { NODE_FS } from '../lab/files/nodeFs';
 import type { OpenRun } from '../lab/runs/openRun';
 import { openRun } from '../lab/runs/openRun';
 import type { BackendKind } from '../protocol/data';
@@ -53,6 +54,6 @@ export function backendOf(f: Flags): Backend {
 }
 
 /** Opens the run of `--run` on the backend of `--backend`, its model planned for `maxBatch` sequences. */
-export function openRunOf(f: Flags, ctx: CommandContext, command: string, maxBatch = 1): OpenRun {
-  return openRun(runDirOf(f, ctx, command), backendOf(f), maxBatch);
+export function openRunOf(f: Flags, ctx: CommandContext, command: string, maxBatch = 1): Promise<OpenRun> {
+  return openRun(NODE_FS, runDirOf(f, ctx, command), backendOf(f), maxBatch);
 }

@@ -10,6 +10,7 @@
 
 import { decodeText, greedyTarget } from '../lab/inference/decode';
 import type { OpenRun } from '../lab/runs/openRun';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { loadPairsText, loadRunData } from '../lab/training/prepare';
 
 /** One sample line. */
@@ -26,7 +27,7 @@ const MAX_GENERATED = 80;
 export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
   const spec = r.run.spec;
   if (spec.model.kind === 'encoder-decoder') {
-    const text = await loadPairsText(spec);
+    const text = await loadPairsText(NODE_FS, spec);
     return text.valPairs.slice(0, n).map((p) => {
       const output = r.tok.decode(greedyTarget(r.model, r.tok.specialIds, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen)), { skipSpecial: true });
       return { kind: 'pair', input: p.src, output, expected: p.tgt, ok: output === p.tgt };
@@ -35,7 +36,7 @@ export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
   // Runs record a few beginnings of held-out text; older ones have them read again.
   let prompts = r.run.data.prompts;
   if (!prompts) {
-    const data = await loadRunData(spec, r.tok, { need: 'validation' });
+    const data = await loadRunData(NODE_FS, spec, r.tok, { need: 'validation' });
     prompts = data.kind === 'documents' ? data.docs.prompts : [];
   }
   return prompts.slice(0, n).map((p) => continuation(r, p));

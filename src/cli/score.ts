@@ -26,10 +26,10 @@ export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TE
   --json   one object: {"ids", "logprobs"} or {"src_ids", "tgt_ids", "logprobs"}`;
 
 /** `score`: flags → the lab's scoring (as Score Selection runs it) → a table or JSON. */
-export function scoreCommand(argv: string[], ctx: CommandContext): number {
+export async function scoreCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('score', argv, { ...RUN_FLAG, text: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, ...BACKEND_FLAG });
   if (f.bool('help')) return ctx.help(SCORE_HELP);
-  const r = openRunOf(f, ctx, 'score');
+  const r = await openRunOf(f, ctx, 'score');
   let scored: ScoredText;
   if (r.model.config.kind === 'encoder-decoder') {
     const s = f.str('src');

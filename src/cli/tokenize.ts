@@ -6,6 +6,7 @@
  * Leaves out: the tokenizers (src/engine/tokenizers).
  */
 
+import { NODE_FS } from '../lab/files/nodeFs';
 import { isPartialLabel } from '../common/tokenLabels';
 import { tokenLabels } from '../engine/tokenizers/tokenDisplay';
 import { readTokenizer } from '../lab/training/prepare';
@@ -21,10 +22,10 @@ export const TOKENIZE_HELP = `attention-lab tokenize --run DIR --text TEXT [--js
   --json   {"ids", "tokens", "bytes" (each token's bytes in hex, "" for a special token), "vocab_size", "type"}`;
 
 /** `tokenize`. */
-export function tokenizeCommand(argv: string[], ctx: CommandContext): number {
+export async function tokenizeCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('tokenize', argv, { ...RUN_FLAG, text: { type: 'string' } });
   if (f.bool('help')) return ctx.help(TOKENIZE_HELP);
-  const tok = readTokenizer(runDirOf(f, ctx, 'tokenize'));
+  const tok = await readTokenizer(NODE_FS, runDirOf(f, ctx, 'tokenize'));
   const text = f.str('text');
   if (text === undefined) throw new UsageError('`tokenize` needs --text TEXT.');
   const ids = tok.encode(text);

@@ -14,8 +14,11 @@ import { errorKind } from '../lab/workers/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_MODEL_KINDS, TASK_NAMES } from '../protocol/data';
-import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES, listDocumentFiles } from '../lab/data/corpus';
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from '../lab/data/corpus';
+import { listDocumentFiles } from '../lab/data/globFiles';
+import { NODE_FS } from '../lab/files/nodeFs';
 import type { RunOutcome } from '../lab/workers/trainingHost';
+import { startNodeWorker } from '../lab/workers/nodeWorkers';
 import { TrainingWorker } from '../lab/workers/trainingHost';
 import { openRun } from '../lab/runs/openRun';
 import { resolveConfig } from '../lab/training/prepare';
@@ -178,7 +181,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   let extendTo: number | null = null;
   if (resumeDir) {
     runDir = path.resolve(ctx.cwd, resumeDir);
-    const run = readRunJson(runDir);
+    const run = await readRunJson(NODE_FS, runDir);
     const given = Object.keys(TRAIN_FLAGS).filter((k) => !RESUME_FLAGS.includes(k) && f.has(k));
     if (given.length) throw new UsageError(resumeFlagsProblem(given, path.basename(runDir), run.config.maxLen));
     if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; --resume continues the run folder it names and takes no data.`);
@@ -187,12 +190,12 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     spec = planResume(run, path.basename(runDir), extendTo, stopAt).spec;
   } else {
     spec = await specFromFlags(f, ctx.cwd);
-    runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : newRunDir(path.resolve(ctx.cwd, 'runs'));
+    runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : await newRunDir(NODE_FS, path.resolve(ctx.cwd, 'runs'));
   }
   const pytorch = pytorchFlags(f, ctx);
   if (pytorch && f.bool('print-launch')) return printLaunch(f, ctx, runDir, spec, !!resumeDir, stopAt, extendTo, pytorch);
 
-  const worker = new TrainingWorker(ctx.workerScript);
+  const worker = new TrainingWorker(startNodeWorker(ctx.workerScript, 'training worker'));
   let progress: ProgressLine | null = null;
   const preparing = json ? null : new PrepareLine(ctx.stderr);
   let valLabel = 'val';
@@ -261,7 +264,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', step: outcome.step, error: outcome.error }));
     return kind === 'fixable' ? 2 : 1;
   }
-  const opened = openRun(runDir, createBackend(spec.backend));
+  const opened = await openRun(NODE_FS, runDir, createBackend(spec.backend));
   const samples = await sampleRun(opened, 3);
   const ev = lastEval as Extract<WorkerToHost, { type: 'train/didEval' }> | null;
   if (json) {

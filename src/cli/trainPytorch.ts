@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PytorchOptions, TrainSpec } from '../protocol/data';
 import { ENGINE_KINDS, TORCH_DEVICES } from '../protocol/data';
+import { NODE_FS } from '../lab/files/nodeFs';
 import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch';
 import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession';
 import { SessionControl } from '../lab/training/sessionControl';
@@ -90,7 +91,7 @@ export async function printLaunch(f: Flags, ctx: CommandContext, runDir: string,
     }, own, stopAt, extendTo, opts.trainerDir);
   } catch (e) {
     // As a training session would: a new folder with nothing worth keeping is removed.
-    reportFailure(runDir, own, e, 0, () => undefined);
+    await reportFailure(NODE_FS, runDir, own, e, 0, () => undefined);
     throw e;
   } finally {
     preparing?.end();

@@ -11,7 +11,8 @@ import type * as vscode from 'vscode';
 import type { ActiveRun } from './runs/activeRun';
 import type { ContextKeys } from './base/contextKeys';
 import type { DashboardManager } from './dashboard/dashboardManager';
-import type { LabLoader } from './workers/labLoader';
+import type { LabHost } from './host/labHost';
+import type { LabLoader } from './host/labLoader';
 import type { ModelClient } from './workers/modelClient';
 import type { RunRegistry, RunsRoot } from './runs/runStore';
 import type { RunsModel } from './runs/runsModel';
@@ -22,6 +23,9 @@ import type { TrainingController } from './training/trainingController';
 export interface Services {
   readonly context: vscode.ExtensionContext;
   readonly log: vscode.LogOutputChannel;
+  /** What differs between desktop and web: files, paths, workers. */
+  readonly host: LabHost;
+  /** The engine-side module (`host.lab`). */
   readonly lab: LabLoader;
   readonly controller: TrainingController;
   readonly runs: RunsModel;
@@ -35,6 +39,6 @@ export interface Services {
   settings(): Settings;
   /** Where new runs go now. */
   runsRoot(): RunsRoot;
-  /** The first workspace folder on disk, or null. */
+  /** The first workspace folder this host's file system reaches (on disk for desktop), or null. */
   workspaceDir(): string | null;
 }

@@ -59,6 +59,8 @@ export const modelInfo = obj({
   memoryBytes: nonNegInt,
   flopsPerToken: num,
   backend: str,
+  /** Threads the kernels run on: 1, or 1 + the helper threads (absent before it was recorded, and for a run not training). */
+  threads: optional(posInt),
 });
 
 function fills(data: { readonly length: number }, shape: readonly number[], p: string): void {

@@ -128,7 +128,7 @@ export const hostToModelWorker = messages({
    * "Open PyTorch Checkpoint…": a .safetensors file or its folder into a new run folder
    * `outDir`; progress in bytes read; `cancel` as for evaluateFiles (checked between pieces).
    */
-  'model/import': { id: nonNegInt, from: str, outDir: str, heads: optional(posInt), cancel: i32Shared },
+  'model/import': { id: nonNegInt, from: str, outDir: str, heads: optional(posInt), cancel: optional(i32Shared) },
   'model/evaluateFiles': {
     id: nonNegInt,
     runDir: str,
@@ -141,8 +141,10 @@ export const hostToModelWorker = messages({
     /**
      * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
      * computing, reads it between batches (a cancel message would wait behind the work).
+     * Absent where there is no SharedArrayBuffer (a web page that is not cross-origin
+     * isolated): the host then cancels by ending the worker.
      */
-    cancel: i32Shared,
+    cancel: optional(i32Shared),
   },
   /** The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it. */
   'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
@@ -165,7 +167,8 @@ export const modelWorkerToHost = messages({
   'model/didAttend': { id: nonNegInt, snapshot: attentionSnapshot },
   'model/didAttendLayer': { id: nonNegInt, map: attentionMapData },
   'model/didExport': { id: nonNegInt, output: exportOutput },
-  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str },
+  /** `threads`: the threads the measured steps ran on. */
+  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str, threads: posInt },
   /** Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes (`model/import`). */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },

@@ -9,7 +9,7 @@
  */
 
 import type { Infer } from './schema';
-import { bool, messages, nonNegInt, nullable, oneOf, posInt, str } from './schema';
+import { bool, messages, nonNegInt, nullable, oneOf, optional, posInt, str } from './schema';
 import { dataSummary, errorData, evalMetrics, prepareProgress, pytorchOptions, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, modelInfo } from './model';
 
@@ -24,7 +24,9 @@ export const hostToWorker = messages({
     stopAt: nullable(posInt),
     /** With resume: train a finished or stopped run on to this total step (a new segment); null = the planned total. */
     extendTo: nullable(posInt),
-    /** Train with PyTorch (src/lab/pytorch/) instead of our engine; null = ours. */
+    /** Helper threads of the WebAssembly backend; absent = as many as the host offers (the benchmark sets it). */
+    helpers: optional(nonNegInt),
+    /** Train with PyTorch (src/lab/pytorch/, Node hosts only) instead of our engine; null = ours. */
     pytorch: nullable(pytorchOptions),
   },
   'train/pause': {},

@@ -12,6 +12,8 @@
 
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { NODE_FS } from '../../src/lab/files/nodeFs';
+import { startNodeWorker } from '../../src/lab/workers/nodeWorkers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../src/extension/workers/modelClient';
 import { loadRunState } from '../../src/lab/runs/runState';
@@ -64,10 +66,10 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
   let lm: RunState;
   let mt: RunState;
   beforeAll(async () => {
-    const [a, b] = await Promise.all([trainTiny({ ...tinySpec(tinyDocuments(), 200, 64), backend: 'wasm' }), trainTiny({ ...tinySpec({ kind: 'task', task: 'reverse' }, 150, 24), backend: 'wasm' })]);
-    lm = loadRunState(a.runDir);
-    mt = loadRunState(b.runDir);
-    client = new ModelClient(path.join(ROOT, 'dist/modelWorker.js'), () => undefined);
+    const [a, b] = await Promise.all([trainTiny({ ...tinySpec(await tinyDocuments(), 200, 64), backend: 'wasm' }), trainTiny({ ...tinySpec({ kind: 'task', task: 'reverse' }, 150, 24), backend: 'wasm' })]);
+    lm = await loadRunState(NODE_FS, a.runDir);
+    mt = await loadRunState(NODE_FS, b.runDir);
+    client = new ModelClient(() => startNodeWorker(path.join(ROOT, 'dist/modelWorker.js'), 'model worker'), () => undefined);
     browser = await launchBrowser();
   }, 120_000);
   afterAll(async () => {

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvaluation } from '../../src/lab/evaluation/evaluations';
+import { NODE_FS } from '../../src/lab/files/nodeFs';
 import { PAIRS_RECORD } from '../evalOutputs';
 import { FIXTURES, HAS_CHROMIUM, ROOT, SKIP_REASON, frames, launchBrowser, screenshot } from './harness';
 
@@ -32,7 +33,7 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
     // The recorded run, evaluated once on a test file in a folder the report must not show.
     RUN = path.join(tmp, 'run-reverse');
     fs.cpSync(FIXTURE, RUN, { recursive: true });
-    appendEvaluation(RUN, { ...PAIRS_RECORD, step: 400, files: [{ path: '/home/someone/private/test.tsv', bytes: 812, sha256: 'ab'.repeat(32) }], hypothesesFile: '/home/someone/private/hyps.txt' });
+    await appendEvaluation(NODE_FS, RUN, { ...PAIRS_RECORD, step: 400, files: [{ path: '/home/someone/private/test.tsv', bytes: 812, sha256: 'ab'.repeat(32) }], hypothesesFile: '/home/someone/private/hyps.txt' });
     const stdout = execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'report', '--run', RUN, '--out', file, '--json'], { encoding: 'utf8' });
     expect(JSON.parse(stdout)).toMatchObject({ out: file, runs: 1 });
     browser = await launchBrowser();

@@ -160,7 +160,10 @@ export async function runActive(page, { shots, log }) {
   await wb.runCommand('Attention Lab: Open Dashboard');
   const picker = wb.dashboard().locator('select#run-picker');
   await expectVisible(picker, 'the dashboard run picker', 60_000);
-  const options = await picker.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent })));
+  // The picker shows before the runs arrive (the web host reads them through workspace.fs, more slowly).
+  const listed = () => picker.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent })));
+  let options = await listed();
+  for (let i = 0; i < 80 && !options.some((o) => o.text.includes(secondName)); i++, await sleep(250)) options = await listed();
   const other = options.find((o) => o.text.includes(secondName));
   if (!other) throw new Error(`the picker does not list ${secondName}: ${JSON.stringify(options)}`);
   await picker.selectOption(other.value);

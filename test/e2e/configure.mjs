@@ -22,7 +22,7 @@ const text = async (locator) => ((await locator.first().innerText()) ?? '').repl
 const texts = (locator) => locator.evaluateAll((els) => els.map((e) => e.innerText.replace(/\s+/g, ' ').trim()));
 
 /** Runs the scenario; resolves true when every check passed. */
-export async function runConfigure(page, { shots, log, workspace }) {
+export async function runConfigure(page, { shots, log, workspace, host }) {
   const wb = new Workbench(page, log);
   const shot = (name) => wb.screenshot(path.join(shots, name));
   const widget = page.locator('.quick-input-widget');
@@ -89,10 +89,13 @@ export async function runConfigure(page, { shots, log, workspace }) {
   await page.keyboard.press('Enter');
 
   // 5. The review: where the settings go, the same size as the preset list, and Save and Train reachable.
-  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step', 60_000);
+  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step', 60_000);
   const reviewRows = await texts(rows);
   log(`review rows: ${JSON.stringify(reviewRows)}`);
   if (!reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))) throw new Error('the review does not say where the settings go');
+  // The engine row: desktop offers the PyTorch engine beside ours; the browser's VS Code starts no processes, so it offers none.
+  const engineRow = reviewRows.some((r) => r.includes('Engine: '));
+  if (engineRow !== (host === 'node')) throw new Error(`in the ${host} host the review ${engineRow ? 'has' : 'lacks'} the engine row: ${JSON.stringify(reviewRows)}`);
   const size = reviewRows.find((r) => r.includes('parameters')) ?? '';
   if (!size.includes(tiny)) throw new Error(`the review's size "${size}" is not the preset list's "${tiny}"`);
   const train = rows.filter({ hasText: 'Save and Train' }).first();
@@ -134,7 +137,7 @@ export async function runConfigure(page, { shots, log, workspace }) {
   if (!userRows.some((r) => r.startsWith('Save and Train') && r.includes('to user settings (every workspace)'))) throw new Error(`after the switch the review does not save to user settings: ${JSON.stringify(userRows)}`);
   await pick('Save to workspace settings (.vscode/settings.json) instead');
   await visible(rows.filter({ hasText: 'Save to user settings (every workspace) instead' }), 'the review back on workspace settings');
-  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time, kept across the switch', 5_000);
+  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time, kept across the switch', 5_000);
   await train.click();
 
   // 6. Saved where it said, and training starts.
@@ -182,7 +185,7 @@ export async function runConfigure(page, { shots, log, workspace }) {
   if ((await input.inputValue()) !== '3000') throw new Error(`the steps box shows ${await input.inputValue()}, not the induction task's own 3000`);
   await input.fill('20');
   await page.keyboard.press('Enter');
-  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step of the induction model', 60_000);
+  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step of the induction model', 60_000);
   const describe = (await input.getAttribute('placeholder')) ?? '';
   log(`review: "${describe}"`);
   if (!describe.startsWith('decoder-only · tiny · task induction · its own letters · 20 steps · context 32')) throw new Error(`the review describes ${describe}`);

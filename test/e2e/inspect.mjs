@@ -63,7 +63,10 @@ export async function runInspect(page, { shots, log, workspace }) {
   const file = path.join(workspace, 'gpt2/model.safetensors');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 20_000 });
+  // The dialog writes its starting folder into the box once it has read it: type after that.
+  for (let i = 0; i < 80 && (await input.inputValue()) === ''; i++) await sleep(250);
   await input.fill(file);
+  for (let i = 0; i < 20 && (await input.inputValue()) !== file; i++, await sleep(250)) await input.fill(file);
   for (let i = 0; i < 4 && (await input.isVisible().catch(() => false)); i++) {
     await page.keyboard.press('Enter');
     await sleep(750);

@@ -72,7 +72,7 @@ export async function runRestricted(page, { shots, log }) {
   await input.fill('40');
   await page.keyboard.press('Enter');
   // The review: size now, and the time per step once measured.
-  await visible(rows.filter({ hasText: 'per step (' }), 'the measured time per step', 60_000);
+  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step', 60_000);
   // The size sits on the review's info row (the action rows come first); read the rows' visible text.
   const texts = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
   const review = texts.find((t) => /parameters · ~/.test(t)) ?? texts.join(' | ');

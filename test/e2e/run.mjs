@@ -23,8 +23,14 @@
 //      preview as it is typed, a glob matching nothing refused, the review, the settings file;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
-// Screenshots go to test/e2e/screenshots/.
-// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--no-package] [--keep] [--readme-screenshots]
+// Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
+// UI, the active run, looking inside and Configure also run in the browser's web-worker extension host (as on vscode.dev),
+// once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
+// (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
+// (the web host starts no processes; the web hosts' Configure checks it is not offered).
+// Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
+// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+//   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
@@ -32,7 +38,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CodeServerSession, E2E_HOME, checkToolchain, sleep } from './lib/codeServer.mjs';
+import { CodeServerSession, E2E_HOME, HOSTS, checkToolchain, sleep } from './lib/codeServer.mjs';
 import { FAST_TRAINING, prepareWorkspace } from './lib/fixtures.mjs';
 import { runBigFile, writeBigFile } from './bigFile.mjs';
 import { runConfigure } from './configure.mjs';
@@ -48,6 +54,10 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
 const argv = process.argv.slice(2);
 const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : null;
+const onlyHost = argv.includes('--host') ? argv[argv.indexOf('--host') + 1] : null;
+if (onlyHost !== null && !HOSTS.includes(onlyHost)) throw new Error(`--host ${onlyHost}: use one of ${HOSTS.join(', ')}`);
+/** The hosts a scenario runs on: every host for the ones that run on the web too, else Node's. */
+const hostsOf = (name) => (['host', 'ui', 'active', 'configure', 'inspect'].includes(name) ? HOSTS : ['node']).filter((h) => onlyHost === null || h === onlyHost);
 const keep = argv.includes('--keep');
 const t0 = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
@@ -56,26 +66,50 @@ const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).
 const README_SHOTS = [['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-attention.png', 'attention.png'], ['07-score-selection.png', 'score.png'], ['02-configure-preset.png', 'configure.png']];
 
 function newSession(name, settings, options = {}) {
-  const dir = fs.mkdtempSync(path.join(E2E_HOME, `run-${name}-`));
+  // Short: Chromium's socket path (TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket) must stay under 108 bytes.
+  const dir = fs.mkdtempSync(path.join(E2E_HOME, `${name}-${options.host ?? 'node'}-`));
   const workspace = prepareWorkspace(path.join(dir, 'workspace'));
   options.prepare?.(workspace);
-  return { dir, session: new CodeServerSession(dir, settings, options), workspace };
+  const more = options.settings?.(dir) ?? {};
+  return { dir, session: new CodeServerSession(dir, { ...settings, ...more }, options), workspace };
 }
 
-async function hostTests(vsix) {
-  const { dir, session, workspace } = newSession('host', { ...FAST_TRAINING });
-  log(`extension-host tests in ${dir}`);
+/**
+ * What the extension-host suite needs from outside the workspace, made in the session folder
+ * and named in the user setting `attentionLabE2e`: Hugging Face GPT-2's layout (the golden
+ * checkpoint), two run folders the command line trains, an empty folder for exports.
+ */
+function hostFixtures(dir, host) {
+  const root = path.join(dir, 'fixtures');
+  const hfGpt2 = path.join(root, 'hf-gpt2');
+  fs.cpSync(path.join(ROOT, 'test/golden/import/hf-gpt2'), hfGpt2, { recursive: true });
+  const cliRun = (name) => {
+    const out = path.join(root, name);
+    execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'train', '--task', 'copy', '--steps', '6', '--batch', '4', '--out', out, '--json'], { stdio: 'ignore', timeout: 120_000 });
+    return out;
+  };
+  const exports = path.join(root, 'exports');
+  fs.mkdirSync(exports, { recursive: true });
+  return { attentionLabE2e: { host, hfGpt2, copyRun: cliRun('copy-run'), continuedRun: cliRun('continued-run'), exports } };
+}
+
+async function hostTests(vsix, host) {
+  const { dir, session, workspace } = newSession('host', { ...FAST_TRAINING }, { host, settings: (d) => hostFixtures(d, host) });
+  log(`extension-host tests (${host} extension host) in ${dir}`);
   let code = 'timeout';
   try {
     log(session.installVsix(vsix));
     await session.start();
     let exit;
     const exited = new Promise((r) => (exit = r));
-    const suite = path.join(HERE, 'extensionHost/suite.cjs');
     // VS Code runs extensionTestsPath only together with extensionDevelopmentPath: point it
-    // at the folder the .vsix was just installed into, so the code under test is the package.
+    // at the folder the .vsix was just installed into, so the code under test is the package,
+    // and put the suite inside it: VS Code runs the tests in the extension host that runs the
+    // extension whose folder holds them (the web one loads nothing from elsewhere).
     const installed = fs.readdirSync(session.extensions).find((d) => d.startsWith('attention-lab.attention-lab-'));
     if (!installed) throw new Error(`the .vsix did not install into ${session.extensions}`);
+    const suite = path.join(session.extensions, installed, 'e2e-suite.cjs');
+    fs.copyFileSync(path.join(HERE, 'extensionHost/suite.cjs'), suite);
     await session.open(workspace, {
       payload: [['extensionDevelopmentPath', session.remote(path.join(session.extensions, installed))], ['extensionTestsPath', session.remote(suite)]],
       onLog: (type, args) => console.log(...args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))),
@@ -86,22 +120,23 @@ async function hostTests(vsix) {
     await session.stop();
     if (!keep && code === 0) fs.rmSync(dir, { recursive: true, force: true });
   }
-  log(`extension-host tests: exit ${code}`);
+  log(`extension-host tests (${host}): exit ${code}`);
   return code === 0;
 }
 
-/** Runs one browser scenario in a fresh session; screenshots go to test/e2e/screenshots/. */
+/** Runs one browser scenario in a fresh session; screenshots go to test/e2e/screenshots/ (a web host's in a folder named after it). */
 async function browserTests(name, vsix, scenario, settings, options = {}) {
+  const host = options.host ?? 'node';
   const { dir, session, workspace } = newSession(name, settings, options);
-  const shots = path.join(HERE, 'screenshots');
+  const shots = path.join(HERE, 'screenshots', ...(host === 'node' ? [] : [host]));
   fs.mkdirSync(shots, { recursive: true });
-  log(`${name} tests in ${dir}`);
+  log(`${name} tests (${host} extension host) in ${dir}`);
   let ok = false;
   try {
     log(session.installVsix(vsix));
     await session.start();
     const page = await session.open(workspace);
-    ok = await scenario(page, { shots, log, workspace });
+    ok = await scenario(page, { shots, log, workspace, host });
   } catch (e) {
     console.error(`${name} test error:`, e?.stack ?? e);
     try {
@@ -116,8 +151,8 @@ async function browserTests(name, vsix, scenario, settings, options = {}) {
     if (!keep && ok) fs.rmSync(dir, { recursive: true, force: true });
     else log(`kept ${dir} (code-server.log, browser-console.log, user-data/logs)`);
   }
-  log(`${name} tests: ${ok ? 'passed' : 'FAILED'}`);
-  if (ok && name === 'ui' && argv.includes('--readme-screenshots')) {
+  log(`${name} tests (${host}): ${ok ? 'passed' : 'FAILED'}`);
+  if (ok && name === 'ui' && host === 'node' && argv.includes('--readme-screenshots')) {
     const media = path.join(ROOT, 'media/screenshots');
     fs.mkdirSync(media, { recursive: true });
     for (const [from, to] of README_SHOTS) fs.copyFileSync(path.join(shots, from), path.join(media, to));
@@ -139,22 +174,25 @@ if (!argv.includes('--no-package')) {
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const vsix = path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
 log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
+const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
+const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
+/** Each browser scenario: its function, settings and session options. */
+const SCENARIOS = {
+  ui: [runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
+  active: [runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
+  diskfull: [runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }],
+  tokens: [runTokens, TOKENS_SETTINGS, {}],
+  inspect: [runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }],
+  pytorch: [runPytorch, { ...FAST_TRAINING, ...PYTORCH_SETTINGS }, {}],
+  bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
+  configure: [runConfigure, { ...FAST_TRAINING }, {}],
+  restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
+};
 const results = [];
-if (!only || only === 'host') results.push(await hostTests(vsix));
-if (!only || only === 'ui') results.push(await browserTests('ui', vsix, runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
-if (!only || only === 'active') results.push(await browserTests('active', vsix, runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }));
-if (!only || only === 'diskfull') results.push(await browserTests('diskfull', vsix, runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }));
-if (!only || only === 'tokens') results.push(await browserTests('tokens', vsix, runTokens, TOKENS_SETTINGS));
-if (!only || only === 'inspect') results.push(await browserTests('inspect', vsix, runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }));
-if (!only || only === 'pytorch') results.push(await browserTests('pytorch', vsix, runPytorch, { ...FAST_TRAINING, ...PYTORCH_SETTINGS }));
-if (!only || only === 'bigfile') {
-  const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
-  results.push(await browserTests('bigfile', vsix, runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }));
-}
-if (!only || only === 'configure') results.push(await browserTests('configure', vsix, runConfigure, { ...FAST_TRAINING }));
-if (!only || only === 'restricted') {
-  const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
-  results.push(await browserTests('restricted', vsix, runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }));
+if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));
+for (const [name, [scenario, settings, options]] of Object.entries(SCENARIOS)) {
+  if (only && only !== name) continue;
+  for (const host of hostsOf(name)) results.push(await browserTests(name, vsix, scenario, settings, { ...options, host }));
 }
 const pass = results.every(Boolean);
 log(pass ? 'E2E PASS' : 'E2E FAIL');

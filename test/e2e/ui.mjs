@@ -1,7 +1,7 @@
 // The UI scenario of the end-to-end suite, in a real VS Code driven by Chromium: the
 // sidebar's welcome view, Configure Model's first steps (up to the sized presets), Train from the command palette,
 // the status bar counting steps, the dashboard's loss curve (with points) and attention
-// heatmap, Stop Training, saving the metrics as CSV from the chart's export menu, the run in
+// heatmap, the Heads, Masks and Model tabs, Stop Training, saving the metrics as CSV from the chart's export menu, the run in
 // the Runs view, Decode returning text, the playground's logit lens and ablation, and a window
 // reload after which the dashboard and the run are restored. Each check throws with what
 // it saw; screenshots are written to `shots`.
@@ -88,6 +88,17 @@ export async function runUi(page, { shots, log, reopen }) {
   log(`Heads tab: ${await dash.locator('.heads-cell').count()} heads, values ${values.slice(0, 5).join(' ')} …`);
   if (!values.some((v) => /^\d/.test(v))) throw new Error(`the Heads tab shows no score values: ${values.slice(0, 10).join(', ')}`);
   await shot('04b-dashboard-heads.png');
+
+  // …the masks the engine used (the causal one at least), and the model's architecture with its parameters.
+  await dash.locator('#tab-masks').click();
+  await expectVisible(dash.locator('.mask-card').first(), 'the Masks tab');
+  log(`Masks tab: ${await dash.locator('.mask-card').count()} masks`);
+  await shot('04c-dashboard-masks.png');
+  await dash.locator('#tab-model').click();
+  await expectVisible(dash.locator('#panel-model .arch-stack').first(), "the Model tab's architecture");
+  const params = await dash.locator('#panel-model .params').textContent();
+  if (!/\d/.test(params ?? '')) throw new Error(`the Model tab shows no parameter counts: ${JSON.stringify(params)}`);
+  await shot('04d-dashboard-model.png');
 
   // 5. Stop Training: the status bar says where it stopped, before the step budget.
   await wb.runCommand('Attention Lab: Stop Training');

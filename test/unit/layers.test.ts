@@ -7,7 +7,8 @@
  * Layers, top to bottom, and what each may import besides itself:
  *   extension  lab, engine, protocol, common, vscode, Node built-ins (not cli or bench: sibling front doors)
  *   cli        bench, lab, engine, protocol, common, Node built-ins
- *   bench      lab, engine, protocol, common, Node built-ins, the dev-only TF.js packages
+ *   bench      lab, engine, protocol, common, Node built-ins, the dev-only TF.js packages and
+ *              playwright-core (the web benchmark drives Chromium)
  *   lab        engine, protocol, common, Node built-ins, its runtime packages (ignore, tinyglobby)
  *   common     protocol (src/common/: the helpers every side of the wire shares — the
  *              typed-array codec of the wire, the one way numbers are printed, the one CSV
@@ -47,7 +48,7 @@ const MAY_IMPORT: Readonly<Record<Layer, readonly Layer[]>> = {
 const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   extension: ['node', 'vscode'],
   cli: ['node'],
-  bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm'],
+  bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm', 'playwright-core'],
   lab: ['node', 'ignore', 'tinyglobby'],
   protocol: [],
   common: [],
@@ -168,9 +169,9 @@ describe('layers (imports point down only)', () => {
     expect(importCycles(files, read)).toEqual([]);
   });
 
-  it('keeps src/lab and src/extension in rooms: no file at their top but the extension entry and its services', () => {
+  it('keeps src/lab and src/extension in rooms: no file at their top but the extension entries (desktop, web), the activation they call and its services', () => {
     const loose = files.filter((f) => /^src\/(lab|extension)\/[^/]+\.ts$/.test(f));
-    expect(loose.sort()).toEqual(['src/extension/extension.ts', 'src/extension/services.ts']);
+    expect(loose.sort()).toEqual(['src/extension/activation.ts', 'src/extension/extension.ts', 'src/extension/services.ts', 'src/extension/webExtension.ts']);
   });
 
   it('reports an engine file that reaches into lab or Node, and a webview file that reaches into the engine', () => {

@@ -1,28 +1,25 @@
 /**
  * Folder arithmetic the commands share: whether a path lies inside a folder, and the
  * deepest folder holding a set of files (the corpus root of files from several workspace
- * folders). Pure, on the host platform's separators.
+ * folders), in the spelling of the host's file system (its own join, split and relate).
  *
  * Leaves out: touching the file system.
  */
 
-import * as path from 'node:path';
+import type { LabFs } from '../../lab/files/labFs';
+
+type Paths = Pick<LabFs, 'relative' | 'dirname' | 'resolve'>;
 
 /** True when `p` is `folder` or lies below it. */
-export function isInside(folder: string, p: string): boolean {
-  const rel = path.relative(path.resolve(folder), path.resolve(p));
-  return rel === '' || (!rel.startsWith(`..${path.sep}`) && rel !== '..' && !path.isAbsolute(rel));
+export function isInside(fs: Paths, folder: string, p: string): boolean {
+  return fs.relative(folder, p) !== null;
 }
 
-/** The deepest folder that contains every path (the root folder for none). */
-export function commonFolder(paths: readonly string[]): string {
-  if (paths.length === 0) return path.parse(process.cwd()).root;
-  let parts = path.dirname(path.resolve(paths[0] as string)).split(path.sep);
+/** The deepest folder that contains every path (`paths` must not be empty). */
+export function commonFolder(fs: Paths, paths: readonly string[]): string {
+  let common = fs.dirname(fs.resolve(paths[0] as string));
   for (const p of paths.slice(1)) {
-    const q = path.dirname(path.resolve(p)).split(path.sep);
-    let i = 0;
-    while (i < parts.length && i < q.length && parts[i] === q[i]) i++;
-    parts = parts.slice(0, i);
+    while (fs.relative(common, p) === null && fs.dirname(common) !== common) common = fs.dirname(common);
   }
-  return parts.join(path.sep) || path.sep;
+  return common;
 }

@@ -48,7 +48,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.stop': () => stopTraining(s),
     'attentionLab.togglePause': () => togglePause(s),
     'attentionLab.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
-    'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(arg) ?? s.controller.state?.runId ?? s.active.id()),
+    'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(s, arg) ?? s.controller.state?.runId ?? s.active.id()),
     'attentionLab.openRun': (arg) => openRunCommand(s, arg),
     'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     // From the Runs view the second argument is the tree's selection, not a list of files.
@@ -57,7 +57,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.scoreSelection': (arg) => scores.score(arg),
     'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.clearScores': () => scores.clear(),
-    'attentionLab.refreshRuns': () => s.runs.refresh().length,
+    'attentionLab.refreshRuns': async () => (await s.runs.refresh()).length,
     'attentionLab.continueTraining': (arg, more) => continueCommand(s, arg, typeof more === 'number' ? more : undefined),
     'attentionLab.run.openDashboard': async (arg) => {
       const run = await pickRun(s, arg, { trained: false, purpose: 'open' });

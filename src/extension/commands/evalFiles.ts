@@ -7,7 +7,7 @@
  * (lab/evaluation/evaluateFiles.ts, in the model worker).
  */
 
-import * as path from 'node:path';
+import type { LabFs } from '../../lab/files/labFs';
 import { formatBitsPerByte, formatBleu, formatCount, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../../common/format';
 import type { ModelKind } from '../../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
@@ -27,15 +27,15 @@ export function isPairsFile(file: string): boolean {
  * one .tsv / .jsonl file, or a source and a target line file, for an encoder-decoder.
  * Returns a message saying what to choose instead when the files do not fit.
  */
-export function testDataOf(kind: ModelKind, files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
+export function testDataOf(fs: Pick<LabFs, 'dirname' | 'basename'>, kind: ModelKind, files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
   if (files.length === 0) return { error: 'Choose at least one test file.' };
   if (kind === 'decoder-only') {
-    return { kind: 'documents', paths: files, cwd: root ?? path.dirname(files[0] as string), glob: false };
+    return { kind: 'documents', paths: files, cwd: root ?? fs.dirname(files[0] as string), glob: false };
   }
   const [source, target] = files as [string, string | undefined];
   if (files.length === 1) {
     if (isPairsFile(source)) return { kind: 'pairs', source, target: null };
-    return { error: `${path.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source line file and then its target line file.` };
+    return { error: `${fs.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source line file and then its target line file.` };
   }
   if (files.length === 2 && target !== undefined) return { kind: 'pairs', source, target };
   return { error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.` };

@@ -10,7 +10,6 @@
  * Leaves out: the evaluation (lab/evaluation/evaluateFiles.ts) and choosing a run (runs/pickRun.ts).
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ModelKind } from '../../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
@@ -23,17 +22,18 @@ import { withWorkerProgress } from './workerProgress';
 
 function defaultUri(s: Services): { defaultUri: vscode.Uri } | Record<string, never> {
   const dir = s.workspaceDir();
-  return dir ? { defaultUri: vscode.Uri.file(dir) } : {};
+  return dir ? { defaultUri: s.host.uriOf(dir) } : {};
 }
 
-/** Paths of chosen files on this machine's disk (where the model worker reads), else undefined after saying so. */
-function localPaths(uris: readonly vscode.Uri[] | undefined): string[] | undefined {
+/** Paths of chosen files on the host's file system (where the model worker reads), else undefined after saying so. */
+function localPaths(s: Services, uris: readonly vscode.Uri[] | undefined): string[] | undefined {
   if (!uris?.length) return undefined;
-  if (uris.some((u) => u.scheme !== 'file')) {
+  const paths = uris.map((u) => s.host.pathOf(u));
+  if (paths.some((p) => p === null)) {
     void vscode.window.showWarningMessage('Attention Lab reads test files from this machine’s disk; choose files there, not in a virtual or remote workspace.');
     return undefined;
   }
-  return uris.map((u) => u.fsPath);
+  return paths as string[];
 }
 
 /** Asks for the test files of `run`; undefined when the user cancelled. */
@@ -43,20 +43,20 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
       title: `Attention Lab: text files to evaluate ${run.name} on (files it never trained on)`,
       canSelectFiles: true, canSelectFolders: false, canSelectMany: true, openLabel: 'Evaluate', ...defaultUri(s),
     });
-    return localPaths(picked);
+    return localPaths(s, picked);
   }
   const first = await vscode.window.showOpenDialog({
     title: `Attention Lab: test pairs for ${run.name}: a .tsv / .jsonl file, or the source line file`,
     canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Choose', ...defaultUri(s),
   });
-  const source = localPaths(first)?.[0];
+  const source = localPaths(s, first)?.[0];
   if (!source) return undefined;
   if (isPairsFile(source)) return [source];
   const second = await vscode.window.showOpenDialog({
-    title: `Attention Lab: the target line file (line i translates line i of ${path.basename(source)})`,
-    canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Evaluate', defaultUri: vscode.Uri.file(path.dirname(source)),
+    title: `Attention Lab: the target line file (line i translates line i of ${s.host.fs.basename(source)})`,
+    canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Evaluate', defaultUri: s.host.uriOf(s.host.fs.dirname(source)),
   });
-  const target = localPaths(second)?.[0];
+  const target = localPaths(s, second)?.[0];
   return target ? [source, target] : undefined;
 }
 
@@ -84,7 +84,7 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   }
   const chosen = files ?? (await pickTestFiles(s, run, kind));
   if (!chosen) return undefined;
-  const found = testDataOf(kind, chosen, s.workspaceDir());
+  const found = testDataOf(s.host.fs, kind, chosen, s.workspaceDir());
   if ('error' in found) {
     void vscode.window.showWarningMessage(found.error);
     return undefined;

@@ -9,21 +9,21 @@
  * Leaves out: the import itself, and fine-tuning options (`attention-lab import --data`).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { formatBytes, formatCompact } from '../../common/format';
+import type { LabFs } from '../../lab/files/labFs';
+import { exists } from '../../lab/files/labFs';
 import type { ImportOutput } from '../../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from '../base/errors';
 import type { Services } from '../services';
 import { withWorkerProgress } from './workerProgress';
 
 /** A new folder under `root` named after the checkpoint: `<name>`, `<name>-2`, … */
-export function importRunDir(root: string, from: string): string {
-  const base = path.basename(from).replace(/\.safetensors$/i, '') || 'checkpoint';
-  const name = base === 'model' ? path.basename(path.dirname(from)) || 'checkpoint' : base;
-  let dir = path.join(root, `${name}-imported`);
-  for (let i = 2; fs.existsSync(dir); i++) dir = path.join(root, `${name}-imported-${i}`);
+export async function importRunDir(fs: LabFs, root: string, from: string): Promise<string> {
+  const base = fs.basename(from).replace(/\.safetensors$/i, '') || 'checkpoint';
+  const name = base === 'model' ? fs.basename(fs.dirname(from)) || 'checkpoint' : base;
+  let dir = fs.join(root, `${name}-imported`);
+  for (let i = 2; await exists(fs, dir); i++) dir = fs.join(root, `${name}-imported-${i}`);
   return dir;
 }
 
@@ -33,19 +33,20 @@ async function pickCheckpoint(s: Services): Promise<string | undefined> {
     title: 'Attention Lab: a PyTorch checkpoint (.safetensors) or the folder holding it with config.json and the tokenizer',
     canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: 'Import',
     filters: { 'safetensors checkpoints': ['safetensors'] },
-    ...(dir ? { defaultUri: vscode.Uri.file(dir) } : {}),
+    ...(dir ? { defaultUri: s.host.uriOf(dir) } : {}),
   });
   const uri = picked?.[0];
   if (!uri) return undefined;
-  if (uri.scheme !== 'file') {
+  const p = s.host.pathOf(uri);
+  if (p === null) {
     void vscode.window.showWarningMessage('Attention Lab reads checkpoints from this machine’s disk; choose one there, not in a virtual or remote workspace.');
     return undefined;
   }
-  return uri.fsPath;
+  return p;
 }
 
 function importWithProgress(s: Services, from: string, outDir: string): Thenable<ImportOutput | undefined> {
-  return withWorkerProgress(`Attention Lab: importing ${path.basename(from)}`, (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`, (hooks) => s.models.importCheckpoint(from, outDir, hooks));
+  return withWorkerProgress(`Attention Lab: importing ${s.host.fs.basename(from)}`, (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`, (hooks) => s.models.importCheckpoint(from, outDir, hooks));
 }
 
 /**
@@ -58,14 +59,15 @@ export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): 
     showError(s.log, 'This workspace is in Restricted Mode, so Attention Lab does not read checkpoints into it. Trust the workspace first.', undefined, TRUST_ACTION);
     return undefined;
   }
-  const from = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : await pickCheckpoint(s);
+  const { fs } = s.host;
+  const from = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? s.host.pathOf(arg) ?? undefined : await pickCheckpoint(s);
   if (!from) return undefined;
-  const outDir = importRunDir(s.runsRoot().root, path.resolve(from));
+  const outDir = await importRunDir(fs, s.runsRoot().root, fs.resolve(from));
   let out: ImportOutput | undefined;
   try {
     out = await importWithProgress(s, from, outDir);
   } catch (e) {
-    await showError(s.log, `Importing ${path.basename(from)} failed: ${messageOf(e)}`, e);
+    await showError(s.log, `Importing ${fs.basename(from)} failed: ${messageOf(e)}`, e);
     return undefined;
   }
   if (!out) {
@@ -74,9 +76,9 @@ export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): 
   }
   s.log.info(`Imported ${out.modelFile} (${out.layoutText}): ${formatCompact(out.params)} parameters, tokenizer ${out.tokenizer} → ${out.runDir}`);
   for (const n of out.notes) s.log.info(`  ${n}`);
-  s.runs.refresh();
+  await s.runs.refresh();
   await s.active.set(out.runDir);
   s.dashboard.open(out.runDir);
-  void vscode.window.showInformationMessage(`Imported ${path.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ${path.basename(out.runDir)}.`);
+  void vscode.window.showInformationMessage(`Imported ${fs.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ${fs.basename(out.runDir)}.`);
   return out;
 }

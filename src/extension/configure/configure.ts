@@ -15,7 +15,6 @@
  * times a few steps).
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Draft, SettingsTarget, StepName } from './configureDraft';
 import {
@@ -78,7 +77,7 @@ export async function configureModel(s: Services): Promise<boolean> {
 /** The .code-workspace file's name when one is open (workspace settings go there), else null. */
 function workspaceFileName(): string | null {
   const f = vscode.workspace.workspaceFile;
-  return f && f.scheme === 'file' ? path.basename(f.fsPath) : null;
+  return f && f.scheme !== 'untitled' ? f.path.slice(f.path.lastIndexOf('/') + 1) : null;
 }
 
 const opts = (step: number, back: boolean): StepOptions => ({ title: TITLE, step, totalSteps: TOTAL, back });
@@ -178,7 +177,7 @@ async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | B
 /** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
 async function previewGlob(s: Services, glob: string, token: vscode.CancellationToken): Promise<GlobPreview & { chars: number | null }> {
   const settings = s.settings();
-  const found = await findDocumentFiles(glob, settings.data.exclude, s.runsRoot().root, PREVIEW_FILES, token);
+  const found = await findDocumentFiles(s.host, glob, settings.data.exclude, s.runsRoot().root, PREVIEW_FILES, token);
   const none = { glob, found: 0, capped: false, excluded: found.excluded, files: [], bytes: 0, skipped: [], read: 0, planned: 0, chars: null };
   if (found.files.length === 0) return none;
   const data = specFromSettings(settings, { kind: 'documents', files: [], root: '' }).data;
@@ -186,7 +185,7 @@ async function previewGlob(s: Services, glob: string, token: vscode.Cancellation
   const abort = new AbortController();
   const sub = token.onCancellationRequested(() => abort.abort());
   try {
-    const p = await s.lab.get().previewDocuments(found.files, documentsRoot(found.files), limits, {}, abort.signal);
+    const p = await s.lab.get().previewDocuments(s.host.fs, found.files, documentsRoot(s.host, found.files), limits, {}, abort.signal);
     const complete = !found.capped && p.read === p.planned;
     return { glob, found: found.files.length, capped: found.capped, excluded: found.excluded, files: p.files, bytes: p.bytes, skipped: p.skipped, read: p.read, planned: p.planned, chars: complete ? p.distinctChars : null };
   } finally {
@@ -235,10 +234,15 @@ function taskBlurb(task: Draft['task']): string {
 
 async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
   const hits = await vscode.workspace.findFiles('**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', undefined, 200);
-  const dirs = [ws, ...hits.map((u) => path.dirname(u.fsPath))];
-  const found = await s.lab.get().detectPairs(dirs);
-  const rel = (p: string): string => path.relative(ws, p) || p;
-  return found.map((c) => ({ label: `$(files) ${c.label}`, value: { kind: 'pairs', source: rel(c.source), target: c.target ? rel(c.target) : '' }, description: path.dirname(rel(c.source)) === '.' ? '' : path.dirname(rel(c.source)) }));
+  const { fs } = s.host;
+  const dirs = [ws, ...hits.map((u) => s.host.pathOf(u)).filter((p): p is string => p !== null).map((p) => fs.dirname(p))];
+  const found = await s.lab.get().detectPairs(fs, dirs);
+  const rel = (p: string): string => fs.relative(ws, p) || p;
+  const folderOf = (p: string): string => {
+    const cut = p.lastIndexOf('/');
+    return cut < 0 ? '' : p.slice(0, cut);
+  };
+  return found.map((c) => ({ label: `$(files) ${c.label}`, value: { kind: 'pairs', source: rel(c.source), target: c.target ? rel(c.target) : '' }, description: folderOf(rel(c.source)) }));
 }
 
 async function tokenizerStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
@@ -290,7 +294,8 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
           { label: '$(play) Save and Train', value: 'train', description: `to ${where}` },
           { label: '$(check) Save', value: 'save', description: `to ${where}` },
           ...(canSwitch ? [{ label: `$(arrow-swap) Save to ${targetText(other, workspaceFileName())} instead`, value: 'where' as const }] : []),
-          engineRow<ReviewValue>(d, 'engine', probe),
+          // The browser's VS Code starts no processes: no engine to choose there, unless a setting already asks for PyTorch.
+          ...(s.host.pytorch || d.engine === 'pytorch' ? [engineRow<ReviewValue>(d, 'engine', probe)] : []),
           { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
           // Timed on our engine; PyTorch reports its own tokens/s once it trains.
           { label: `$(info) ${size.line}`, detail: d.engine === 'pytorch' && time ? `our engine on this machine: ${time}` : time },
@@ -299,7 +304,7 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
     timing ??
     (size.ok
       ? s.models.calibrate(spec, s.lab.get().estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null).vocabSize).then(
-          (c) => `≈ ${formatDuration(c.secondsPerStep)} per step (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
+          (c) => `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
           (err) => `Time per step unknown: ${messageOf(err)}`,
         )
       : Promise.resolve(''));

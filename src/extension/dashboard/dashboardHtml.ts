@@ -8,7 +8,7 @@
  * Leaves out: the panel and its messages (dashboardManager.ts).
  */
 
-import { randomBytes } from 'node:crypto';
+import { bytesToBase64Btoa } from '../../common/wireCodec';
 
 /** Inputs of the page. */
 export interface DashboardPage {
@@ -23,7 +23,7 @@ export interface DashboardPage {
 
 /** A fresh nonce (128 random bits, base64). */
 export function makeNonce(): string {
-  return randomBytes(16).toString('base64');
+  return bytesToBase64Btoa(crypto.getRandomValues(new Uint8Array(16)));
 }
 
 /** The Content-Security-Policy of the page. */

@@ -8,7 +8,6 @@
  * Leaves out: the messages (dashboardSession.ts) and the page itself (webview/).
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { EvaluationRecord } from '../../protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
@@ -69,8 +68,8 @@ export class DashboardManager implements DisposableLike {
    * header, its training snapshots a click away), so no other run's data is ever shown under
    * its name.
    */
-  showAttention(runDir: string, snapshot: AttentionSnapshot): void {
-    const listing = this.deps.lab.get().readListing(runDir);
+  async showAttention(runDir: string, snapshot: AttentionSnapshot): Promise<void> {
+    const listing = await this.deps.lab.get().readListing(this.deps.fs, runDir);
     const runId = listing.ok ? listing.summary.id : runDir;
     this.open(runId);
     this.session?.afterLoad([{ type: 'dashboard/didAttend', runId, snapshot }, { type: 'dashboard/show', runId, tab: 'attention' }]);
@@ -89,7 +88,7 @@ export class DashboardManager implements DisposableLike {
 
   /** Adds a run's new evaluation to an open dashboard (a closed one reads it from evaluations.jsonl when it opens). */
   showEvaluation(runDir: string, evaluation: EvaluationRecord): void {
-    this.session?.afterLoad([{ type: 'run/didEvaluate', runId: path.resolve(runDir), evaluation }]);
+    this.session?.afterLoad([{ type: 'run/didEvaluate', runId: runDir, evaluation }]);
   }
 
   /** Resends every run to an open dashboard. */

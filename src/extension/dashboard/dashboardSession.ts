@@ -19,7 +19,8 @@ import { DisposableStore } from '../base/disposables';
 import { encodeArrays } from '../../common/wireCodec';
 import { messageOf } from '../base/errors';
 import type { ActiveRun } from '../runs/activeRun';
-import type { LabLoader } from '../workers/labLoader';
+import type { LabFs } from '../../lab/files/labFs';
+import type { LabLoader, PytorchLab } from '../host/labLoader';
 import type { ModelClient } from '../workers/modelClient';
 import type { RunsModel } from '../runs/runsModel';
 import type { RunEvent, TrainingController } from '../training/trainingController';
@@ -31,6 +32,10 @@ const SNAPSHOT_RUNS = 5;
 export interface SessionDeps {
   readonly log: vscode.LogOutputChannel;
   readonly lab: LabLoader;
+  /** The PyTorch engine's host side (a Node host only; null on the web, where no trainer runs). */
+  readonly pytorch: (() => PytorchLab) | null;
+  /** The file system the run folders are read from. */
+  readonly fs: LabFs;
   readonly controller: TrainingController;
   readonly models: ModelClient;
   readonly runs: RunsModel;
@@ -55,6 +60,10 @@ export class DashboardSession implements DisposableLike {
   private readonly drawing = new Set<string>();
   /** Messages waiting for the page's first run list. */
   private readonly pending: HostToWebview[] = [];
+  /** Run lists being read (one after another), and the live notifications that arrived meanwhile. */
+  private loads: Promise<void> = Promise.resolve();
+  private loading = 0;
+  private readonly held: RunEvent[] = [];
 
   constructor(
     private readonly panel: vscode.WebviewPanel,
@@ -179,8 +188,16 @@ export class DashboardSession implements DisposableLike {
     else this.deps.controller.setPaused(action === 'pause');
   }
 
-  /** Forwards a live notification unless what was read from disk already held it. */
-  private forward({ runId, event }: RunEvent): void {
+  /**
+   * Forwards a live notification unless what was read from disk already held it; while the
+   * runs are being read it is held, and forwarded (or dropped as read) once they are sent.
+   */
+  private forward(e: RunEvent): void {
+    if (this.loading > 0) {
+      this.held.push(e);
+      return;
+    }
+    const { runId, event } = e;
     if (!this.ready || event.type === 'worker/ready') return;
     const w = this.sent.get(runId);
     if (event.type === 'train/didStart') this.sent.set(runId, { step: event.startStep, evalStep: event.startStep, snapshotStep: event.startStep - 1 });
@@ -197,21 +214,40 @@ export class DashboardSession implements DisposableLike {
     this.post({ type: 'run/didUpdate', runId, event });
   }
 
+  /** Reads every run and sends the list (after any list still being read). */
   private sendRuns(): void {
+    this.loading++;
+    this.loads = this.loads
+      .then(() => this.readAndSend())
+      .catch((e: unknown) => this.deps.log.warn(`Could not send the runs to the dashboard: ${messageOf(e)}`))
+      .finally(() => {
+        if (--this.loading > 0) return;
+        for (const e of this.held.splice(0)) this.forward(e);
+      });
+  }
+
+  private async readAndSend(): Promise<void> {
+    // A dashboard restored with the window may be ready before the runs were first read.
+    if (!this.deps.runs.isLoaded) await this.deps.runs.refresh();
     const live = this.deps.controller.state;
     const items = this.deps.runs.items().filter((r) => r.error === null);
     const withSnapshots = new Set([...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir), this.selectedId, live?.runId]);
+    const read = await Promise.all(
+      items.map(async (item) => {
+        try {
+          return { item, state: await this.deps.lab.get().loadRunState(this.deps.fs, item.runDir) };
+        } catch (e) {
+          this.deps.log.warn(`Left ${item.name} out of the dashboard: ${messageOf(e)}`);
+          return null;
+        }
+      }),
+    );
     const runs: RunState[] = [];
     this.sent.clear();
-    for (const item of items) {
+    for (const r of read) {
+      if (!r) continue;
+      const { item, state } = r;
       if (item.runDir !== live?.runId) this.drawPending(item.runDir);
-      let state: RunState;
-      try {
-        state = this.deps.lab.get().loadRunState(item.runDir);
-      } catch (e) {
-        this.deps.log.warn(`Left ${item.name} out of the dashboard: ${messageOf(e)}`);
-        continue;
-      }
       // The state and step the Runs view shows too (runsModel.ts applies protocol/runStatus.ts).
       const snapshots = withSnapshots.has(item.runDir) ? state.snapshots : [];
       runs.push({ ...state, run: { ...state.run, status: item.status, step: item.step }, snapshots });
@@ -235,7 +271,7 @@ export class DashboardSession implements DisposableLike {
    * weights: the model worker draws them (never this thread), then the runs are sent again.
    */
   private drawPending(runDir: string): void {
-    if (this.drawing.has(runDir) || this.deps.lab.get().pendingSnapshotWeights(runDir).length === 0) return;
+    if (!this.deps.pytorch || this.drawing.has(runDir) || this.deps.pytorch().pendingSnapshotWeights(runDir).length === 0) return;
     this.drawing.add(runDir);
     void this.deps.models.drawSnapshots(runDir).then(
       (drawn) => {

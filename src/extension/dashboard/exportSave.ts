@@ -1,13 +1,12 @@
 /**
  * Saving what the dashboard exported (`export/save`): a save dialog proposing the page's file
- * name in the first workspace folder (else the home folder), the file written there, and a
+ * name in the first workspace folder (else where the dialog starts), the file written there, and a
  * notification with "Open" (images open in VS Code's image preview, SVG and CSV as text).
  * Cancelling the dialog writes nothing.
  *
  * Leaves out: checking the content (exportFile.ts) and making it (webview/exportMenu.ts).
  */
 
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { ExportKind } from '../../protocol/webview';
 import { exportBytes } from './exportFile';
@@ -22,11 +21,11 @@ const FILTERS: Readonly<Record<ExportKind, Record<string, string[]>>> = {
 export async function saveExportFile(msg: { readonly fileName: string; readonly kind: ExportKind; readonly content: string }, log: vscode.LogOutputChannel): Promise<vscode.Uri | null> {
   try {
     const bytes = exportBytes(msg.fileName, msg.kind, msg.content);
-    const folder = vscode.workspace.workspaceFolders?.find((f) => f.uri.scheme === 'file')?.uri ?? vscode.Uri.file(os.homedir());
-    const target = await vscode.window.showSaveDialog({ title: `Attention Lab: save ${msg.kind.toUpperCase()}`, defaultUri: vscode.Uri.joinPath(folder, msg.fileName), filters: FILTERS[msg.kind], saveLabel: 'Save' });
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const target = await vscode.window.showSaveDialog({ title: `Attention Lab: save ${msg.kind.toUpperCase()}`, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, msg.fileName) } : {}), filters: FILTERS[msg.kind], saveLabel: 'Save' });
     if (!target) return null;
     await vscode.workspace.fs.writeFile(target, bytes);
-    log.info(`Saved ${target.fsPath} (${bytes.length} bytes).`);
+    log.info(`Saved ${target.toString(true)} (${bytes.length} bytes).`);
     void vscode.window.showInformationMessage(`Saved ${vscode.workspace.asRelativePath(target)}.`, 'Open').then((choice) => {
       if (choice === 'Open') void vscode.commands.executeCommand('vscode.open', target);
     });

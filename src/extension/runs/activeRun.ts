@@ -11,7 +11,6 @@
  * drawing it (runsTree.ts, activeRunStatus.ts, the dashboard).
  */
 
-import * as path from 'node:path';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { Emitter } from '../base/emitter';
@@ -40,6 +39,8 @@ export class ActiveRun implements DisposableLike {
   constructor(
     private readonly state: StateStore,
     private readonly runs: RunsSource,
+    /** The one spelling of a run folder (the host file system's `resolve`). */
+    private readonly resolve: (runDir: string) => string,
   ) {
     this.store.add(this.changes);
     this.last = this.state.get<string | null>(ACTIVE_KEY, null);
@@ -69,7 +70,7 @@ export class ActiveRun implements DisposableLike {
 
   /** Makes `runDir` the active run (null: none); tells the listeners when that changed it. */
   async set(runDir: string | null): Promise<void> {
-    const id = runDir === null ? null : path.resolve(runDir);
+    const id = runDir === null ? null : this.resolve(runDir);
     await this.state.update(ACTIVE_KEY, id);
     if (id === this.last) return;
     this.last = id;

@@ -57,7 +57,7 @@ export class ActiveRunStatusBar implements DisposableLike {
 
 /** "Pick Active Run…": a quick pick of every readable run; the picked one becomes active. Resolves to its folder. */
 export async function pickActiveRunCommand(active: ActiveRun, runs: RunsModel): Promise<string | undefined> {
-  const items = (runs.isLoaded ? runs.items() : runs.refresh()).filter((r) => r.error === null);
+  const items = (runs.isLoaded ? runs.items() : await runs.refresh()).filter((r) => r.error === null);
   if (items.length === 0) {
     void vscode.window.showInformationMessage('There are no runs yet: train one first (Attention Lab: Train).');
     return undefined;

@@ -9,7 +9,6 @@
  * Leaves out: what the command then does with the run.
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { runChoiceDescription } from './runLines';
 import type { RunItem } from './runsModel';
@@ -18,10 +17,10 @@ import type { Services } from '../services';
 /** A command argument naming a run: a tree item, a folder path or a URI. */
 export type RunArg = RunItem | string | vscode.Uri | undefined;
 
-/** The run folder an argument names, or null. */
-export function runDirOf(arg: unknown): string | null {
-  if (typeof arg === 'string') return path.resolve(arg);
-  if (arg instanceof vscode.Uri) return arg.fsPath;
+/** The run folder an argument names (in `s.host`'s paths), or null. */
+export function runDirOf(s: Pick<Services, 'host'>, arg: unknown): string | null {
+  if (typeof arg === 'string') return s.host.fs.resolve(arg);
+  if (arg instanceof vscode.Uri) return s.host.pathOf(arg);
   if (typeof arg === 'object' && arg !== null && typeof (arg as { runDir?: unknown }).runDir === 'string') return (arg as RunItem).runDir;
   return null;
 }
@@ -37,10 +36,10 @@ export interface RunFilter {
 
 /** Resolves the run for a command; undefined when the user cancelled or there is none (they were told). */
 export async function pickRun(s: Services, arg: unknown, opts: { readonly trained: boolean; readonly purpose: string; readonly only?: RunFilter }): Promise<RunItem | undefined> {
-  const items = s.runs.isLoaded ? s.runs.items() : s.runs.refresh();
+  const items = s.runs.isLoaded ? s.runs.items() : await s.runs.refresh();
   const usable = (r: RunItem): boolean => r.error === null && (!opts.trained || r.hasModel);
   const ok = (r: RunItem): boolean => usable(r) && (opts.only?.accept(r) ?? true);
-  const named = runDirOf(arg);
+  const named = runDirOf(s, arg);
   if (named) {
     const r = s.runs.find(named);
     if (r && ok(r)) return r;

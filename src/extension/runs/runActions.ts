@@ -7,9 +7,8 @@
  * Leaves out: training and decoding (training/trainCommand.ts, commands/decodeCommand.ts).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { listNames } from '../../lab/files/labFs';
 import { messageOf, showError } from '../base/errors';
 import { pickRun, runDirOf } from './pickRun';
 import type { RunItem } from './runsModel';
@@ -18,26 +17,31 @@ import { selectedText } from '../commands/decodeCommand';
 
 /** "Open Run…": adds a run folder chosen on disk to the runs and opens it in the dashboard. */
 export async function openRunCommand(s: Services, arg?: unknown): Promise<string | undefined> {
-  let dir = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
+  const { fs } = s.host;
+  let dir = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? s.host.pathOf(arg) ?? undefined : undefined;
   if (!dir) {
     const picked = await vscode.window.showOpenDialog({ title: 'Attention Lab: open a run folder (it holds run.json)', canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Open Run', ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}) });
     if (!picked?.[0]) return undefined;
-    dir = picked[0].fsPath;
+    dir = s.host.pathOf(picked[0]) ?? undefined;
+    if (!dir) {
+      await showError(s.log, `${picked[0].toString(true)} is not on a file system Attention Lab can read here; choose a folder on disk.`);
+      return undefined;
+    }
   }
   const lab = s.lab.get();
-  if (!lab.isRunFolder(dir)) {
+  if (!(await lab.isRunFolder(fs, dir))) {
     await showError(s.log, `${dir} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`);
     return undefined;
   }
-  const listing = lab.readListing(dir);
+  const listing = await lab.readListing(fs, dir);
   if (!listing.ok) {
-    await showError(s.log, `Cannot open ${path.basename(dir)}: ${listing.error}`);
+    await showError(s.log, `Cannot open ${fs.basename(dir)}: ${listing.error}`);
     return undefined;
   }
-  const runDir = path.resolve(dir);
-  if (path.dirname(runDir) !== path.resolve(s.runsRoot().root)) await s.registry.addOpened(runDir);
+  const runDir = fs.resolve(dir);
+  if (fs.dirname(runDir) !== fs.resolve(s.runsRoot().root)) await s.registry.addOpened(runDir);
   await s.active.set(runDir);
-  s.runs.refresh();
+  await s.runs.refresh();
   s.dashboard.open(runDir);
   return runDir;
 }
@@ -46,7 +50,7 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
 export async function revealRunCommand(s: Services, arg: unknown): Promise<void> {
   const run = await pickRun(s, arg, { trained: false, purpose: 'reveal' });
   if (!run) return;
-  const uri = vscode.Uri.file(run.runDir);
+  const uri = s.host.uriOf(run.runDir);
   if (vscode.workspace.getWorkspaceFolder(uri)) {
     await vscode.commands.executeCommand('revealInExplorer', uri);
     return;
@@ -55,15 +59,15 @@ export async function revealRunCommand(s: Services, arg: unknown): Promise<void>
     await vscode.commands.executeCommand('revealFileInOS', uri);
     return;
   }
-  await vscode.window.showTextDocument(vscode.Uri.file(path.join(run.runDir, 'run.json')), { preview: true });
+  await vscode.window.showTextDocument(s.host.uriOf(s.host.fs.join(run.runDir, 'run.json')), { preview: true });
   void vscode.window.showInformationMessage(`${run.name} is in ${run.runDir}.`);
 }
 
 /** The runs a Runs-view command was invoked on: the multi-selection when `arg` is part of it, else none. */
 export function selectedRuns(s: Services, arg: unknown, selection: unknown): RunItem[] {
-  const named = runDirOf(arg);
+  const named = runDirOf(s, arg);
   if (!named || !Array.isArray(selection) || selection.length < 2) return [];
-  const dirs = selection.map(runDirOf).filter((d): d is string => d !== null);
+  const dirs = selection.map((x) => runDirOf(s, x)).filter((d): d is string => d !== null);
   if (!dirs.includes(named)) return [];
   return dirs.map((d) => s.runs.find(d)).filter((r): r is RunItem => r !== undefined);
 }
@@ -101,7 +105,7 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
   let deleted = 0;
   for (const run of runs) {
     try {
-      await fs.promises.rm(run.runDir, { recursive: true, force: true });
+      await s.host.fs.remove(run.runDir);
       deleted++;
     } catch (e) {
       await showError(s.log, `Could not delete ${run.runDir}: ${messageOf(e)}`, e);
@@ -111,7 +115,7 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
     if (s.active.id() === run.runDir) await s.active.set(null);
     s.log.info(`Deleted ${run.runDir}.`);
   }
-  s.runs.refresh();
+  await s.runs.refresh();
   s.dashboard.reload();
   return deleted === runs.length;
 }
@@ -131,7 +135,7 @@ export async function renameRunCommand(s: Services, arg: unknown, nameArg?: stri
       ? nameArg
       : await vscode.window.showInputBox({
           title: `Attention Lab: rename ${run.name}`,
-          prompt: `The name the Runs view, the dashboard and the status bar show (the folder ${path.basename(run.runDir)} keeps its name). Empty: the folder's name.`,
+          prompt: `The name the Runs view, the dashboard and the status bar show (the folder ${s.host.fs.basename(run.runDir)} keeps its name). Empty: the folder's name.`,
           value: run.name,
           valueSelection: [0, run.name.length],
           validateInput: (v) => lab.runNameProblem(v),
@@ -139,14 +143,14 @@ export async function renameRunCommand(s: Services, arg: unknown, nameArg?: stri
         });
   if (name === undefined) return undefined;
   try {
-    lab.setRunLabel(run.runDir, { displayName: name });
+    await lab.setRunLabel(s.host.fs, run.runDir, { displayName: name });
   } catch (e) {
     await showError(s.log, `Could not rename ${run.name}: ${messageOf(e)}`, e);
     return undefined;
   }
-  const shown = name.trim() || path.basename(run.runDir);
+  const shown = name.trim() || s.host.fs.basename(run.runDir);
   s.log.info(`Renamed ${run.runDir} to "${shown}".`);
-  s.runs.refresh();
+  await s.runs.refresh();
   s.dashboard.reload();
   return shown;
 }
@@ -166,12 +170,12 @@ export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: st
         });
   if (note === undefined) return undefined;
   try {
-    s.lab.get().setRunLabel(run.runDir, { note });
+    await s.lab.get().setRunLabel(s.host.fs, run.runDir, { note });
   } catch (e) {
     await showError(s.log, `Could not save the note on ${run.name}: ${messageOf(e)}`, e);
     return undefined;
   }
-  s.runs.refresh();
+  await s.runs.refresh();
   s.dashboard.reload();
   return note.trim();
 }
@@ -180,15 +184,20 @@ export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: st
 export async function exportRunCommand(s: Services, arg: unknown, outDir?: string): Promise<string[] | undefined> {
   const run = await pickRun(s, arg, { trained: true, purpose: 'export' });
   if (!run) return undefined;
+  const { fs } = s.host;
   let out = outDir;
   if (!out) {
-    const picked = await vscode.window.showOpenDialog({ title: `Attention Lab: export ${run.name} for PyTorch into…`, canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Export Here' });
+    const picked = await vscode.window.showOpenDialog({ title: `Attention Lab: export ${run.name} for PyTorch into…`, canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Export Here', ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}) });
     if (!picked?.[0]) return undefined;
-    out = picked[0].fsPath;
+    out = s.host.pathOf(picked[0]) ?? undefined;
+    if (!out) {
+      await showError(s.log, `${picked[0].toString(true)} is not on a file system Attention Lab can write here; choose a folder on disk.`);
+      return undefined;
+    }
   }
-  const target = path.join(out, path.basename(run.runDir));
+  const target = fs.join(out, fs.basename(run.runDir));
   let force = false;
-  if (fs.existsSync(target) && fs.statSync(target).isDirectory() && fs.readdirSync(target).length > 0) {
+  if ((await listNames(fs, target)).length > 0) {
     const replace = await vscode.window.showWarningMessage(`${target} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');
     if (replace !== 'Replace') return undefined;
     force = true;
@@ -202,11 +211,11 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
   }
   const names = run.kind === 'decoder-only' ? "nanoGPT's GPT" : "the notebook Transformer's";
   const dir = result.dir;
-  s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => path.basename(f)).join(', ')}`);
+  s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => fs.basename(f)).join(', ')}`);
   for (const w of result.warnings) s.log.warn(`Export of ${run.name}: ${w}`);
   const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';
   void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch into ${dir} (weights, config, tokenizer, README).${warn}`, 'Open README').then((a) => {
-    if (a) void vscode.window.showTextDocument(vscode.Uri.file(path.join(dir, 'README.md')));
+    if (a) void vscode.window.showTextDocument(s.host.uriOf(fs.join(dir, 'README.md')));
   });
   return [...result.files];
 }
@@ -222,7 +231,7 @@ export async function showAttentionCommand(s: Services, arg: unknown, textArg?: 
   if (!run) return false;
   try {
     const snapshot = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` }, () => s.models.attend(run.runDir, text));
-    s.dashboard.showAttention(run.runDir, snapshot);
+    await s.dashboard.showAttention(run.runDir, snapshot);
     if (snapshot.truncation !== undefined) void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
     return true;
   } catch (e) {

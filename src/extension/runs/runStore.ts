@@ -7,8 +7,8 @@
  * Leaves out: reading the folders (src/lab/workers/hostLab.ts) and showing them (runsTree.ts).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import type { LabFs } from '../../lab/files/labFs';
+import { exists } from '../../lab/files/labFs';
 import { isInside } from '../base/folders';
 import type { Settings } from '../configure/settings';
 
@@ -26,18 +26,18 @@ export interface RootInputs {
   readonly trusted: boolean;
   /** Extension storage for this workspace (or global storage without one). */
   readonly storageDir: string;
-  /** First workspace folder on disk, or null (none, or virtual). */
+  /** First workspace folder the host's file system reaches, or null. */
   readonly workspaceDir: string | null;
 }
 
-/** The runs root for the settings; falls back to extension storage with a note. */
-export function resolveRunsRoot(i: RootInputs): RunsRoot {
-  const storage = path.join(i.storageDir, 'runs');
+/** The runs root for the settings (paths of `fs`); falls back to extension storage with a note. */
+export function resolveRunsRoot(fs: LabFs, i: RootInputs): RunsRoot {
+  const storage = fs.join(i.storageDir, 'runs');
   if (i.settings.location !== 'workspace') return { root: storage, where: 'extensionStorage', note: null };
   if (!i.trusted) return { root: storage, where: 'extensionStorage', note: 'Runs are kept in extension storage because this workspace is in Restricted Mode.' };
   if (!i.workspaceDir) return { root: storage, where: 'extensionStorage', note: 'Runs are kept in extension storage because no workspace folder on disk is open.' };
-  const root = path.resolve(i.workspaceDir, i.settings.folder);
-  if (!isInside(i.workspaceDir, root) || root === path.resolve(i.workspaceDir)) {
+  const root = fs.resolve(i.settings.folder, i.workspaceDir);
+  if (!isInside(fs, i.workspaceDir, root) || root === fs.resolve(i.workspaceDir)) {
     return { root: storage, where: 'extensionStorage', note: `attentionLab.runs.folder "${i.settings.folder}" points outside the workspace; runs are kept in extension storage instead.` };
   }
   return { root, where: 'workspace', note: null };
@@ -52,23 +52,28 @@ export interface StateStore {
 const OPENED_KEY = 'attentionLab.openedRuns';
 /** Run folders opened from outside the runs root (the active run is activeRun.ts's). */
 export class RunRegistry {
-  constructor(private readonly state: StateStore) {}
+  constructor(
+    private readonly state: StateStore,
+    private readonly fs: LabFs,
+  ) {}
 
   /** Opened run folders that still exist. */
-  opened(): string[] {
-    return this.state.get<string[]>(OPENED_KEY, []).filter((d) => fs.existsSync(path.join(d, 'run.json')));
+  async opened(): Promise<string[]> {
+    const dirs = this.state.get<string[]>(OPENED_KEY, []);
+    const here = await Promise.all(dirs.map((d) => exists(this.fs, this.fs.join(d, 'run.json'))));
+    return dirs.filter((_, i) => here[i]);
   }
 
   /** Remembers an opened run folder. */
   async addOpened(runDir: string): Promise<void> {
     const all = new Set(this.state.get<string[]>(OPENED_KEY, []));
-    all.add(path.resolve(runDir));
+    all.add(this.fs.resolve(runDir));
     await this.state.update(OPENED_KEY, [...all]);
   }
 
   /** Forgets an opened run folder. */
   async removeOpened(runDir: string): Promise<void> {
-    const left = this.state.get<string[]>(OPENED_KEY, []).filter((d) => d !== path.resolve(runDir));
+    const left = this.state.get<string[]>(OPENED_KEY, []).filter((d) => d !== this.fs.resolve(runDir));
     await this.state.update(OPENED_KEY, left);
   }
 }

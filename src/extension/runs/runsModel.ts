@@ -9,7 +9,7 @@
  * `onDidChange`).
  */
 
-import * as path from 'node:path';
+import type { LabFs } from '../../lab/files/labFs';
 import type { DataSummary } from '../../protocol/data';
 import type { ShownRunStatus } from '../../protocol/runStatus';
 import { shownRunState } from '../../protocol/runStatus';
@@ -18,7 +18,7 @@ import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { Emitter } from '../base/emitter';
 import type { Event } from '../base/emitter';
-import type { LabLoader } from '../workers/labLoader';
+import type { LabLoader } from '../host/labLoader';
 import type { TrainingController } from '../training/trainingController';
 
 /** A run's status as the UI shows it (protocol/runStatus.ts decides it). */
@@ -76,24 +76,28 @@ export class RunsModel implements DisposableLike {
   private readonly changes = new Emitter<readonly RunItem[]>();
   private disk: RunItem[] = [];
   private loaded = false;
+  /** The read in flight, and whether another must follow it (the folders changed meanwhile). */
+  private reading: Promise<readonly RunItem[]> | null = null;
+  private again = false;
 
   /** The list after any change. */
   readonly onDidChange: Event<readonly RunItem[]> = this.changes.event;
 
   constructor(
     private readonly lab: LabLoader,
+    private readonly fs: LabFs,
     private readonly controller: TrainingController,
-    private readonly roots: () => { root: string; opened: readonly string[] },
+    private readonly roots: () => Promise<{ root: string; opened: readonly string[] }>,
     private readonly onError: (message: string) => void,
   ) {
     this.store.add(this.changes);
     this.store.add(controller.onDidChange(() => this.changes.fire(this.items())));
     this.store.add(
       controller.onEvent(({ event }) => {
-        if (event.type === 'train/didStart' || event.type === 'train/didSaveCheckpoint') this.refresh();
+        if (event.type === 'train/didStart' || event.type === 'train/didSaveCheckpoint') void this.refresh();
       }),
     );
-    this.store.add(controller.onDidEnd(() => this.refresh()));
+    this.store.add(controller.onDidEnd(() => void this.refresh()));
   }
 
   /** True once the folders were read at least once. */
@@ -101,14 +105,37 @@ export class RunsModel implements DisposableLike {
     return this.loaded;
   }
 
-  /** Rereads every run folder. */
-  refresh(): readonly RunItem[] {
-    const { root, opened } = this.roots();
+  /**
+   * Rereads every run folder; resolves to the runs once read. A call while a read is in
+   * flight is answered by one more read after it (never two at once).
+   */
+  refresh(): Promise<readonly RunItem[]> {
+    if (this.reading) {
+      this.again = true;
+      return this.reading;
+    }
+    const read = async (): Promise<readonly RunItem[]> => {
+      let items: readonly RunItem[];
+      do {
+        this.again = false;
+        items = await this.readOnce();
+      } while (this.again);
+      this.reading = null;
+      return items;
+    };
+    this.reading = read();
+    return this.reading;
+  }
+
+  private async readOnce(): Promise<readonly RunItem[]> {
+    const { fs } = this;
+    const { root, opened } = await this.roots();
     try {
       const lab = this.lab.get();
-      const listings = [...lab.listRuns(root), ...opened.filter((d) => path.dirname(path.resolve(d)) !== path.resolve(root)).map((d) => lab.readListing(d))];
+      const elsewhere = opened.filter((d) => fs.dirname(fs.resolve(d)) !== fs.resolve(root));
+      const listings = [...(await lab.listRuns(fs, root)), ...(await Promise.all(elsewhere.map((d) => lab.readListing(fs, d))))];
       this.disk = listings.map((l): RunItem => {
-        if (!l.ok) return { runDir: l.runDir, name: path.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, imported: null, error: l.error };
+        if (!l.ok) return { runDir: l.runDir, name: fs.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, imported: null, error: l.error };
         const s = l.summary;
         return { runDir: s.runDir, name: s.name, status: s.status, note: s.note ?? null, backend: s.model?.backend ?? null, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, imported: s.imported && s.step === 0 ? s.imported.layout : null, error: null };
       });
@@ -139,7 +166,7 @@ export class RunsModel implements DisposableLike {
 
   /** The run in `runDir`, if known. */
   find(runDir: string): RunItem | undefined {
-    const id = path.resolve(runDir);
+    const id = this.fs.resolve(runDir);
     return this.items().find((r) => r.runDir === id);
   }
 

@@ -70,9 +70,9 @@ export class RunsTree implements vscode.TreeDataProvider<RunItem>, DisposableLik
     }, REFRESH_MS);
   }
 
-  getChildren(element?: RunItem): RunItem[] {
+  async getChildren(element?: RunItem): Promise<RunItem[]> {
     if (element) return [];
-    return this.model.isLoaded ? this.model.items() : this.model.refresh().slice();
+    return this.model.isLoaded ? this.model.items() : (await this.model.refresh()).slice();
   }
 
   getTreeItem(r: RunItem): vscode.TreeItem {

@@ -5,16 +5,20 @@
  * options from the settings, and what that Python's torch offers (probed in a child process,
  * never on the host's thread), for Configure's review and Train.
  *
+ * Desktop only: VS Code in the browser has no processes to start ({@link NO_PYTORCH_HERE}).
+ *
  * Leaves out: the training itself (the training worker hosts the PyTorch session) and the
  * Configure UI (configure/engineChoice.ts).
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { Settings } from '../configure/settings';
 import { pytorchOptionsOf } from '../configure/settings';
 import type { Services } from '../services';
+
+/** Why the PyTorch engine is not offered on this host (VS Code in the browser), in one line. */
+export const NO_PYTORCH_HERE = 'The PyTorch engine needs desktop VS Code (it starts Python processes, which VS Code in the browser cannot); set attentionLab.training.engine to wasm to train here.';
 
 /** The Python the engine uses, and where that choice came from. */
 export interface PythonChoice {
@@ -58,7 +62,7 @@ export async function choosePython(settings: Settings): Promise<PythonChoice> {
 
 /** The trainer that ships in the extension. */
 export function trainerDir(s: Services): string {
-  return path.join(s.context.extensionPath, 'dist', 'pytorch');
+  return vscode.Uri.joinPath(s.context.extensionUri, 'dist', 'pytorch').fsPath;
 }
 
 /** The PyTorch session options of the settings (null: our engine trains), with the Python chosen. */
@@ -77,7 +81,8 @@ export async function pytorchOptions(s: Services, settings: Settings): Promise<{
 export async function torchSummary(s: Services, settings: Settings, spec: TrainSpec): Promise<{ ok: boolean; line: string }> {
   const chosen = await pytorchOptions(s, settings);
   if (!chosen) return { ok: true, line: '' };
-  const lab = s.lab.get();
+  if (!s.host.pytorch) return { ok: false, line: NO_PYTORCH_HERE };
+  const lab = s.host.pytorch();
   const where = `${chosen.python.python} from ${chosen.python.from}`;
   try {
     const env = await lab.probeTorch(chosen.options.python, chosen.options.trainerDir);

@@ -12,7 +12,6 @@
  * Leaves out: the status bar (statusBar.ts) and the training loop (the worker).
  */
 
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { errorKind } from '../../lab/workers/errorCodes';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
@@ -26,7 +25,7 @@ import { trainingProgressMessage } from '../runs/runLines';
 import type { Services } from '../services';
 import { mismatch, specFromSettings } from '../configure/settings';
 import { DataError, findTrainingData } from './trainData';
-import { pytorchOptions } from './pytorchEngine';
+import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
 
 function busy(s: Services): boolean {
   const live = s.controller.state;
@@ -48,7 +47,7 @@ export async function trainCommand(s: Services): Promise<void> {
   if (root.note) s.log.warn(root.note);
   let found;
   try {
-    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding training data' }, (_p, token) => findTrainingData(settings, s.workspaceDir(), root.root, token));
+    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding training data' }, (_p, token) => findTrainingData(s.host, settings, s.workspaceDir(), root.root, token));
   } catch (e) {
     if (e instanceof DataError) return showError(s.log, e.message, undefined, ...(e.fix === 'trust' ? [TRUST_ACTION, CONFIGURE_ACTION] : e.fix === 'configure' ? [CONFIGURE_ACTION] : []));
     return showError(s.log, `Could not find the training data: ${messageOf(e)}`, e);
@@ -61,7 +60,7 @@ export async function trainCommand(s: Services): Promise<void> {
   } catch (e) {
     return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
   }
-  const runDir = lab.newRunDir(root.root);
+  const runDir = await lab.newRunDir(s.host.fs, root.root);
   await runWithUi(s, runDir, spec, false);
 }
 
@@ -70,12 +69,12 @@ export async function resumeCommand(s: Services, runDir: string, extendTo: numbe
   if (busy(s)) return;
   let spec: TrainSpec;
   try {
-    spec = s.lab.get().readSpec(runDir);
+    spec = await s.lab.get().readSpec(s.host.fs, runDir);
   } catch (e) {
-    return showError(s.log, `Cannot resume ${path.basename(runDir)}: ${messageOf(e)}`, e);
+    return showError(s.log, `Cannot resume ${s.host.fs.basename(runDir)}: ${messageOf(e)}`, e);
   }
   if (spec.data.kind !== 'task' && !vscode.workspace.isTrusted) {
-    return showError(s.log, `${path.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
+    return showError(s.log, `${s.host.fs.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
   }
   await runWithUi(s, runDir, spec, true, extendTo);
 }
@@ -94,9 +93,11 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
     title: `Attention Lab: Fine-tune ${run.name} on…`, openLabel: 'Fine-tune on These', canSelectFiles: true, canSelectFolders: false, canSelectMany: true, ...(folder ? { defaultUri: folder } : {}),
   });
   if (!picked?.length) return;
-  const files = picked.map((u) => u.fsPath);
+  const paths = picked.flatMap((u) => s.host.pathOf(u) ?? []);
+  if (paths.length < picked.length) return showError(s.log, `Cannot fine-tune ${run.name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`);
+  const root = folder ? s.host.pathOf(folder) : null;
   try {
-    s.lab.get().setFineTuneData(run.runDir, files, folder?.fsPath ?? path.dirname(files[0] as string));
+    await s.lab.get().setFineTuneData(s.host.fs, run.runDir, paths, root ?? s.host.fs.dirname(paths[0] as string));
   } catch (e) {
     return showError(s.log, `Cannot fine-tune ${run.name}: ${messageOf(e)}`, e);
   }
@@ -129,15 +130,16 @@ export async function continueCommand(s: Services, arg: unknown, more?: number):
 }
 
 async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
-  const runId = path.resolve(runDir);
+  const runId = s.host.fs.resolve(runDir);
   const settings = s.settings();
+  if (settings.training.engine === 'pytorch' && !s.host.pytorch) return showError(s.log, NO_PYTORCH_HERE, undefined, CONFIGURE_ACTION);
   if (settings.training.engine === 'pytorch' && !vscode.workspace.isTrusted) {
     return showError(s.log, 'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.', undefined, TRUST_ACTION, CONFIGURE_ACTION);
   }
   const torch = await pytorchOptions(s, settings);
   if (torch) s.log.info(`Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`);
   const known = s.runs.find(runId);
-  const name = known?.name ?? path.basename(runId);
+  const name = known?.name ?? s.host.fs.basename(runId);
   // The run becomes the active run once it trains: a start refused or cancelled while the
   // data is read keeps the run that was active.
   const sub = s.controller.onEvent(({ runId: id, event }) => {
@@ -187,13 +189,13 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
     return showError(s.log, `Could not start training: ${messageOf(e)}`, e);
   }
   sub.dispose();
-  s.runs.refresh();
+  await s.runs.refresh();
   announce(s, runId, outcome);
 }
 
 /** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
 function announce(s: Services, runId: string, outcome: RunOutcome): void {
-  const name = s.runs.find(runId)?.name ?? path.basename(runId);
+  const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
     if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`);

@@ -9,7 +9,8 @@
  * dashboard) and where run folders live (runs/runStore.ts).
  */
 
-import * as path from 'node:path';
+import type { LabFs } from '../../lab/files/labFs';
+import type { StartWorker } from '../../lab/workers/hostedWorker';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
 import { TrainingWorker } from '../../lab/workers/trainingHost';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
@@ -33,6 +34,8 @@ export interface TrainingState {
   readonly stopping: boolean;
   /** The kernel backend the worker runs on (known from its train/didStart; null before). */
   readonly backend: string | null;
+  /** Threads its kernels run on (known from train/didStart; null before). */
+  readonly threads: number | null;
 }
 
 /** A worker notification of one run. */
@@ -71,7 +74,9 @@ export class TrainingController implements DisposableLike {
   readonly onDidEnd: Event<RunEnd> = this.ends.event;
 
   constructor(
-    private readonly workerScript: string,
+    private readonly startWorker: StartWorker,
+    /** The host file system's path spelling (run ids are its `resolve`d paths). */
+    private readonly paths: Pick<LabFs, 'resolve' | 'basename'>,
     private readonly log: TrainingLog,
   ) {}
 
@@ -89,10 +94,11 @@ export class TrainingController implements DisposableLike {
   async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null, pytorch: PytorchOptions | null = null): Promise<RunOutcome> {
     if (this.disposed) throw new Error('Attention Lab is shutting down; training was not started.');
     if (this.current) throw new Error(`${this.current.name} is still training; stop it before starting another run.`);
-    const runId = path.resolve(runDir);
-    const worker = new TrainingWorker(this.workerScript);
+    const runId = this.paths.resolve(runDir);
+    const worker = new TrainingWorker(this.startWorker());
     this.worker = worker;
-    this.current = { runId, runDir: runId, name: path.basename(runId), step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null };
+    const name = this.paths.basename(runId);
+    this.current = { runId, runDir: runId, name, step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null, threads: null };
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
     this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
@@ -110,9 +116,9 @@ export class TrainingController implements DisposableLike {
         this.changes.fire(null);
       }
     }
-    if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') this.log.info(`${path.basename(runId)}: cancelled before training started (${outcome.error.message}).`);
-    else if (outcome.kind === 'failed') this.log.error(`${path.basename(runId)} failed at step ${outcome.step}: ${outcome.error.message}`);
-    else this.log.info(`${path.basename(runId)} ${outcome.reason === 'completed' ? 'finished' : 'stopped'} at step ${outcome.step}.`);
+    if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') this.log.info(`${name}: cancelled before training started (${outcome.error.message}).`);
+    else if (outcome.kind === 'failed') this.log.error(`${name} failed at step ${outcome.step}: ${outcome.error.message}`);
+    else this.log.info(`${name} ${outcome.reason === 'completed' ? 'finished' : 'stopped'} at step ${outcome.step}.`);
     return outcome;
   }
 
@@ -121,7 +127,7 @@ export class TrainingController implements DisposableLike {
     if (!s || s.runId !== runId) return;
     switch (event.type) {
       case 'train/didStart':
-        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend });
+        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend, threads: event.model.threads ?? 1 });
         break;
       case 'train/didStep':
         this.update({ step: event.step, loss: event.loss, tokensPerSec: event.tokensPerSec });

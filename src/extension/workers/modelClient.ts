@@ -2,13 +2,13 @@
  * The extension host's side of the model worker (dist/modelWorker.js): starts it on the
  * first request, waits for `worker/ready` before posting, validates every message it
  * sends back, routes streamed tokens and progress to the request that asked, cancels an
- * evaluation through its shared flag, and fails every pending request with a clear error
- * if the worker dies (the next request starts a fresh one).
+ * evaluation or import through its shared flag (or, where there is no SharedArrayBuffer — a
+ * web page that is not cross-origin isolated — by ending the worker, which the next request
+ * starts afresh), and fails every pending request with a clear error if the worker dies.
  *
  * Leaves out: the compute (src/lab/workers/modelWorker.ts) and any VS Code UI.
  */
 
-import { Worker } from 'node:worker_threads';
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../../protocol/analysis';
 import type { TrainSpec } from '../../protocol/data';
 import type { BleuTokenize, EvalDecoding } from '../../protocol/evaluation';
@@ -16,6 +16,7 @@ import type { AttentionMapData, AttentionSnapshot, AttentionStack, DecodeOutput,
 import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ImportOutput, ModelWorkerToHost, ScoreOutput } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateModelWorkerToHost } from '../../protocol/modelWorker';
+import type { HostedWorker, StartWorker } from '../../lab/workers/hostedWorker';
 import type { DisposableLike } from '../base/disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
 
@@ -30,6 +31,8 @@ export interface CalibrationResult {
   readonly secondsPerStep: number;
   readonly flopsPerSec: number;
   readonly backend: string;
+  /** Threads the measured steps ran on. */
+  readonly threads: number;
 }
 
 type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? Omit<R, 'id'> : never) : never;
@@ -38,9 +41,9 @@ type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? O
 interface RequestHooks {
   readonly onToken?: (token: string, logprob: number) => void;
   readonly onProgress?: (done: number, total: number) => void;
-  /** Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker. */
+  /** Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker (null: ends the worker). */
   readonly signal?: AbortSignal;
-  readonly cancelFlag?: Int32Array;
+  readonly cancelFlag?: Int32Array | null;
 }
 
 /** Options of {@link ModelClient.evaluateFiles}. */
@@ -51,9 +54,14 @@ export interface EvaluateFilesHooks {
   readonly signal?: AbortSignal;
 }
 
+/** A flag the worker reads while it computes, or null where there is no SharedArrayBuffer (a page that is not cross-origin isolated). */
+function cancelFlag(): Int32Array | null {
+  return typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : null;
+}
+
 /** A lazily started model worker. */
 export class ModelClient implements DisposableLike {
-  private worker: Worker | null = null;
+  private worker: HostedWorker | null = null;
   private ready: Promise<void> | null = null;
   private notReady: ((e: RequestError) => void) | null = null;
   private readonly pending = new PendingRequests({ set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) }, (what) => this.restart(what));
@@ -62,7 +70,7 @@ export class ModelClient implements DisposableLike {
   private disposed = false;
 
   constructor(
-    private readonly script: string,
+    private readonly startWorker: StartWorker,
     private readonly log: (message: string) => void,
   ) {}
 
@@ -112,15 +120,15 @@ export class ModelClient implements DisposableLike {
    * the worker records it in the run's evaluations.jsonl.
    */
   evaluateFiles(runDir: string, data: EvalFilesData, opts: { readonly maxPairs: number; readonly decoding?: EvalDecoding; readonly tokenize?: BleuTokenize | null }, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
-    const cancel = new Int32Array(new SharedArrayBuffer(4));
-    const msg = { type: 'model/evaluateFiles', runDir, data, maxPairs: opts.maxPairs, decoding: opts.decoding ?? { strategy: 'greedy' }, tokenize: opts.tokenize ?? null, cancel } as const;
+    const cancel = cancelFlag();
+    const msg = { type: 'model/evaluateFiles', runDir, data, maxPairs: opts.maxPairs, decoding: opts.decoding ?? { strategy: 'greedy' }, tokenize: opts.tokenize ?? null, ...(cancel ? { cancel } : {}) } as const;
     return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, msg, { ...hooks, cancelFlag: cancel });
   }
 
   /** Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in bytes. */
   importCheckpoint(from: string, outDir: string, hooks: EvaluateFilesHooks = {}): Promise<ImportOutput> {
-    const cancel = new Int32Array(new SharedArrayBuffer(4));
-    return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, cancel }, { ...hooks, cancelFlag: cancel });
+    const cancel = cancelFlag();
+    return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, ...(cancel ? { cancel } : {}) }, { ...hooks, cancelFlag: cancel });
   }
 
   /** Draws the snapshots a PyTorch run's trainer left as weights (a run no lab followed); resolves to how many. */
@@ -142,6 +150,7 @@ export class ModelClient implements DisposableLike {
       if (sent === null) return;
       this.forget(sent);
       this.pending.reject(sent, 'cancelled', `${what} was cancelled.`);
+      if (hooks.cancelFlag === null) this.restart(what, 'was cancelled'); // no flag to set: stop the work by ending the worker
     };
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -149,7 +158,7 @@ export class ModelClient implements DisposableLike {
         if (hooks.onToken) this.tokenListeners.set(id, hooks.onToken);
         if (hooks.onProgress) this.progressListeners.set(id, hooks.onProgress);
         sent = id;
-        worker.postMessage({ ...req, id } as HostToModelWorker);
+        worker.post({ ...req, id } as HostToModelWorker);
       });
     } finally {
       hooks.signal?.removeEventListener('abort', onAbort);
@@ -162,22 +171,22 @@ export class ModelClient implements DisposableLike {
     this.progressListeners.delete(id);
   }
 
-  /** A timed-out request may still be computing: drop that worker so the next request gets a fresh one. */
-  private restart(what: string): void {
+  /** A timed-out or cancelled request may still be computing: drop that worker so the next request gets a fresh one. */
+  private restart(what: string, why = 'timed out'): void {
     const w = this.worker;
     if (!w) return;
-    this.log(`${what} timed out; restarting the model worker.`);
-    this.lost(w, `The model worker was restarted after ${what.toLowerCase()} timed out.`);
+    this.log(`${what} ${why}; restarting the model worker.`);
+    this.lost(w, `The model worker was restarted after ${what.toLowerCase()} ${why}.`);
     void w.terminate();
   }
 
-  private start(): Worker {
+  private start(): HostedWorker {
     if (this.worker) return this.worker;
-    const worker = new Worker(this.script);
+    const worker = this.startWorker();
     this.worker = worker;
     this.ready = new Promise<void>((resolve, reject) => {
       this.notReady = reject;
-      worker.on('message', (raw: unknown) => {
+      worker.onMessage((raw: unknown) => {
         let msg: ModelWorkerToHost;
         try {
           msg = validateModelWorkerToHost(raw);
@@ -190,8 +199,7 @@ export class ModelClient implements DisposableLike {
       });
     });
     this.ready.catch(() => undefined); // a worker lost before anyone waits on it is not an unhandled rejection
-    worker.on('error', (e) => this.lost(worker, `The model worker crashed: ${e.message}`));
-    worker.on('exit', (code) => this.lost(worker, `The model worker exited (code ${code}).`));
+    worker.onLost((message) => this.lost(worker, message));
     return worker;
   }
 
@@ -216,7 +224,7 @@ export class ModelClient implements DisposableLike {
         this.finish(msg.id, msg.output);
         return;
       case 'model/didCalibrate':
-        this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend });
+        this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend, threads: msg.threads });
         return;
       case 'model/didProgress':
         this.progressListeners.get(msg.id)?.(msg.done, msg.total);
@@ -248,7 +256,7 @@ export class ModelClient implements DisposableLike {
     if (!this.pending.resolve(id, value)) this.log(`The model worker answered request ${id}, which was no longer waiting (timed out or cancelled).`);
   }
 
-  private lost(worker: Worker, message: string): void {
+  private lost(worker: HostedWorker, message: string): void {
     if (this.worker !== worker) return;
     this.worker = null;
     this.ready = null;

@@ -12,13 +12,11 @@
  * encodings other than UTF-8, and following symbolic links while globbing.
  */
 
-import { promises as fsp, statSync } from 'node:fs';
-import * as path from 'node:path';
-import { escapePath, glob, isDynamicPattern } from 'tinyglobby';
 import { EngineError } from '../../engine/errors';
 import { formatBytes } from '../../common/format';
 import type { SkippedFile } from '../../protocol/data';
 import { summarizeSkipped } from '../../protocol/data';
+import type { LabFs } from '../files/labFs';
 import { skipByContent, skipByPath } from './codeFiles';
 import { GitignoreFilter } from './gitignore';
 import { hashString, unitInterval } from './seededHash';
@@ -26,8 +24,10 @@ import { BINARY_EXTENSIONS, extensionOf, readTextFile } from './textFile';
 
 /** One text file of a corpus. */
 export interface CorpusDocument {
-  /** Path relative to the corpus root, with `/` separators. */
+  /** Path relative to the corpus root, with `/` separators (its name alone for a file outside the root). */
   readonly path: string;
+  /** The file's own path on the file system it was read from. */
+  readonly abs: string;
   /** The file's text (UTF-8 decoded, BOM dropped, CRLF turned into LF). */
   readonly text: string;
 }
@@ -83,60 +83,8 @@ export function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: numbe
   return { maxFile, maxTotal, skipGenerated: opts.skipGenerated ?? true };
 }
 
-function toPosix(rel: string): string {
-  return rel.split(path.sep).join('/');
-}
-
 function byPath<T extends { readonly path: string }>(a: T, b: T): number {
   return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
-}
-
-function isDirectory(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function isFile(p: string): boolean {
-  try {
-    return statSync(p).isFile();
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Absolute paths of the files the patterns name. A plain path (no glob characters) that
- * is a file is taken as is; one that is a folder means everything under it.
- */
-async function expandPatterns(patterns: readonly string[], root: string): Promise<string[]> {
-  const found = new Set<string>();
-  const globs: string[] = [];
-  for (const pattern of patterns) {
-    if (pattern.trim() === '') throw new EngineError('input/invalid', 'A data pattern is empty; give a file, a folder or a glob such as "docs/**/*.md".');
-    if (isDynamicPattern(pattern)) {
-      globs.push(pattern);
-      continue;
-    }
-    const abs = path.resolve(root, pattern);
-    if (isFile(abs)) found.add(abs);
-    else if (isDirectory(abs)) globs.push(`${escapePath(toPosix(path.relative(root, abs)) || '.')}/**`);
-  }
-  if (globs.length > 0) {
-    const matches = await glob(globs, {
-      cwd: root,
-      absolute: true,
-      dot: false,
-      onlyFiles: true,
-      expandDirectories: false,
-      followSymbolicLinks: false,
-      ignore: ['**/node_modules/**', '**/.git/**'],
-    });
-    for (const m of matches) found.add(path.resolve(m));
-  }
-  return [...found];
 }
 
 /** A file that passed the checks made without reading it, in path order. */
@@ -162,23 +110,23 @@ export interface CorpusPlan {
  * extensions, unreadable entries, and the per-file and total size limits (a file past the
  * total is skipped, and the files after it may still fit).
  */
-export async function planCorpus(files: readonly string[], root: string, limits: CorpusLimits): Promise<CorpusPlan> {
+export async function planCorpus(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits): Promise<CorpusPlan> {
   const { maxFile, maxTotal, skipGenerated } = limitsOf(limits);
-  const filter = new GitignoreFilter(root);
-  const entries = files.map((abs) => ({ abs, path: toPosix(path.relative(root, abs)) })).sort(byPath);
+  const filter = new GitignoreFilter(fs, root);
+  const entries = files.map((abs) => ({ abs, path: fs.relative(root, abs) ?? fs.basename(abs) })).sort(byPath);
   const planned: PlannedFile[] = [];
   const skipped: SkippedFile[] = [];
   let bytes = 0;
   for (const { abs, path: rel } of entries) {
-    const byPathReason = filter.isIgnored(abs) ? 'ignored' : skipGenerated ? skipByPath(rel) : null;
+    const byPathReason = (await filter.isIgnored(abs)) ? 'ignored' : skipGenerated ? skipByPath(rel) : null;
     if (byPathReason) {
       skipped.push({ path: rel, reason: byPathReason });
       continue;
     }
     let size: number;
     try {
-      const st = await fsp.stat(abs);
-      if (!st.isFile()) throw new Error('not a file');
+      const st = await fs.stat(abs);
+      if (st?.kind !== 'file') throw new Error('not a file');
       size = st.size;
     } catch {
       skipped.push({ path: rel, reason: 'unreadable' });
@@ -200,8 +148,8 @@ export async function planCorpus(files: readonly string[], root: string, limits:
  * not UTF-8, empty, minified or generated (the last two unless `skipGenerated` is false).
  * CRLF becomes LF and a BOM is dropped.
  */
-export async function readPlannedFile(file: PlannedFile, skipGenerated = true): Promise<{ ok: true; text: string } | { ok: false; reason: SkippedFile['reason'] }> {
-  const r = await readTextFile(file.abs, Number.MAX_SAFE_INTEGER);
+export async function readPlannedFile(fs: LabFs, file: PlannedFile, skipGenerated = true): Promise<{ ok: true; text: string } | { ok: false; reason: SkippedFile['reason'] }> {
+  const r = await readTextFile(fs, file.abs, Number.MAX_SAFE_INTEGER);
   if (!r.ok) return r;
   const text = r.text.includes('\r') ? r.text.replace(/\r\n/g, '\n') : r.text;
   const reason = skipGenerated ? skipByContent(file.path, text) : null;
@@ -235,20 +183,23 @@ export function noDocumentsError(skipped: readonly SkippedFile[], what: string, 
   );
 }
 
-/** Reads every planned file (for callers that want the texts; training streams instead). */
-async function readAll(files: readonly string[], root: string, limits: CorpusLimits, what: string): Promise<Corpus> {
-  const plan = await planCorpus(files, root, limits);
+/**
+ * Reads every file that passes the checks (for callers that want the texts; training
+ * streams instead). `what` says which files were asked for, for the error when none is left.
+ */
+export async function readCorpus(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits, what: string): Promise<Corpus> {
+  const plan = await planCorpus(fs, files, root, limits);
   const { skipGenerated } = limitsOf(limits);
   const documents: CorpusDocument[] = [];
   const skipped: SkippedFile[] = [...plan.skipped];
   let bytes = 0;
   for (const file of plan.files) {
-    const r = await readPlannedFile(file, skipGenerated);
+    const r = await readPlannedFile(fs, file, skipGenerated);
     if (!r.ok) {
       skipped.push({ path: file.path, reason: r.reason });
       continue;
     }
-    documents.push({ path: file.path, text: r.text });
+    documents.push({ path: file.path, abs: file.abs, text: r.text });
     bytes += file.bytes;
   }
   if (documents.length === 0) throw noDocumentsError(skipped, what, limits);
@@ -256,53 +207,18 @@ async function readAll(files: readonly string[], root: string, limits: CorpusLim
 }
 
 /**
- * The files `patterns` name (globs, or plain file and folder paths, relative to `cwd` or
- * absolute), without reading them; `.git/` and `node_modules/` are never listed. Throws
- * `EngineError('input/invalid')` when nothing matches.
- */
-export async function listDocumentFiles(patterns: readonly string[], cwd: string): Promise<{ root: string; files: string[] }> {
-  const root = path.resolve(cwd);
-  const quoted = patterns.map((p) => JSON.stringify(p)).join(', ');
-  if (patterns.length === 0) {
-    throw new EngineError('input/invalid', 'No data patterns given; name files, folders or globs such as "docs/**/*.md".');
-  }
-  const files = await expandPatterns(patterns, root);
-  if (files.length === 0) {
-    throw new EngineError(
-      'input/invalid',
-      `No files match ${quoted} (relative to ${root}); check the pattern or quote it so your shell does not expand it. ` +
-        '(.git/ and node_modules/ are always left out.)',
-    );
-  }
-  return { root, files: files.sort() };
-}
-
-/**
- * Collects the text files matching `patterns` (see {@link listDocumentFiles}) with their
- * texts. Honors `.gitignore` (root and nested) and `.git/info/exclude`; skips and reports
- * binary, non-UTF-8, too large, empty, unreadable and ignored files, and (by default)
- * lockfiles, vendored folders, minified and generated files. Throws
- * `EngineError('input/invalid')` when nothing matches or every match was skipped.
- */
-export async function collectDocuments(patterns: readonly string[], opts: CollectOptions): Promise<Corpus> {
-  limitsOf(opts);
-  const { root, files } = await listDocumentFiles(patterns, opts.cwd);
-  return readAll(files, root, opts, `matching ${patterns.map((p) => JSON.stringify(p)).join(', ')}`);
-}
-
-/**
  * Reads the given files (absolute, or relative to `root`) with the same filters as
  * {@link collectDocuments} but no globbing: for callers that found the files themselves.
  * Document paths are relative to `root`.
  */
-export async function collectFromPaths(paths: readonly string[], root: string, opts: CorpusLimits = {}): Promise<Corpus> {
-  const absRoot = path.resolve(root);
+export async function collectFromPaths(fs: LabFs, paths: readonly string[], root: string, opts: CorpusLimits = {}): Promise<Corpus> {
+  const absRoot = fs.resolve(root);
   limitsOf(opts);
   if (paths.length === 0) {
     throw new EngineError('input/invalid', `No files given to collect under ${absRoot}; choose at least one text file.`);
   }
-  const files = [...new Set(paths.map((p) => path.resolve(absRoot, p)))];
-  return readAll(files, absRoot, opts, `given under ${absRoot}`);
+  const files = [...new Set(paths.map((p) => fs.resolve(p, absRoot)))];
+  return readCorpus(fs, files, absRoot, opts, `given under ${absRoot}`);
 }
 
 /**

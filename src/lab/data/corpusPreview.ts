@@ -16,6 +16,7 @@
 
 import type { SkippedFile } from '../../protocol/data';
 import type { CorpusLimits, PlannedFile } from './corpus';
+import type { LabFs } from '../files/labFs';
 import { limitsOf, planCorpus, readPlannedFile } from './corpus';
 
 /** How much of the corpus a preview reads for the checks that need contents. */
@@ -57,13 +58,13 @@ export class PreviewCancelled extends Error {
  * Plans the corpus of `files` (absolute paths) under `root` exactly as training does, then
  * reads the first planned files within `budget` for the content checks.
  */
-export async function previewCorpus(files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget = {}, signal?: AbortSignal): Promise<CorpusPreview> {
+export async function previewCorpus(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget = {}, signal?: AbortSignal): Promise<CorpusPreview> {
   const { skipGenerated } = limitsOf(limits);
   const check = (): void => {
     if (signal?.aborted) throw new PreviewCancelled();
   };
   check();
-  const plan = await planCorpus(files, root, limits);
+  const plan = await planCorpus(fs, files, root, limits);
   check();
   const maxFiles = budget.maxFiles ?? 300;
   const maxBytes = budget.maxBytes ?? 4 << 20;
@@ -83,7 +84,7 @@ export async function previewCorpus(files: readonly string[], root: string, limi
       continue;
     }
     if (readBytes + file.bytes > maxBytes) break;
-    const r = await readPlannedFile(file, skipGenerated);
+    const r = await readPlannedFile(fs, file, skipGenerated);
     check();
     read++;
     readBytes += file.bytes;

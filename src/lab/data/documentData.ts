@@ -23,7 +23,6 @@
  * Leaves out: windows and batches (dataset.ts), pairs (pairs.ts), which files (corpus.ts).
  */
 
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { ChunkCounts } from '../../engine/tokenizers/bpeTrain';
 import { trainBpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
@@ -32,6 +31,7 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { safeCut, textPieces } from '../../engine/tokenizers/textPieces';
 import { formatBytes, formatCount } from '../../common/format';
 import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../../protocol/data';
+import type { LabFs } from '../files/labFs';
 import type { CorpusLimits, PlannedFile } from './corpus';
 import { limitsOf, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
 import { hashSeed, unitInterval } from './seededHash';
@@ -129,7 +129,7 @@ class Pacer {
 }
 
 /** Pass 1: learns the tokenizer from the training text (BPE from a seeded sample past BPE_SAMPLE_BYTES). */
-async function learnTokenizer(src: { train: 'char' | 'bpe'; vocabSize: number }, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer, notes: string[]): Promise<Tokenizer> {
+async function learnTokenizer(fs: LabFs, src: { train: 'char' | 'bpe'; vocabSize: number }, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer, notes: string[]): Promise<Tokenizer> {
   const trainBytes = files.reduce((n, f) => n + (split.kind === 'documents' && split.val.has(f.path) ? 0 : f.bytes), 0);
   const sampleBytes = opts.bpeSampleBytes ?? BPE_SAMPLE_BYTES;
   const sampleRate = src.train === 'bpe' && trainBytes > sampleBytes ? sampleBytes / trainBytes : 1;
@@ -140,7 +140,7 @@ async function learnTokenizer(src: { train: 'char' | 'bpe'; vocabSize: number },
   const verb = src.train === 'bpe' ? 'Counting words for BPE in' : 'Counting characters in';
   for (const [fileIndex, file] of files.entries()) {
     if (split.kind === 'documents' && split.val.has(file.path)) continue;
-    const r = await readPlannedFile(file, opts.skipGenerated);
+    const r = await readPlannedFile(fs, file, opts.skipGenerated);
     if (r.ok) {
       const text = split.kind === 'tail' ? r.text.slice(0, tailCut(r.text)) : r.text;
       const scale = file.bytes / Math.max(1, r.text.length);
@@ -198,7 +198,7 @@ interface Encoded {
 }
 
 /** Pass 2: reads and encodes every file into the training or validation stream as the split says. */
-async function encodeAll(tok: Tokenizer, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer): Promise<Encoded> {
+async function encodeAll(fs: LabFs, tok: Tokenizer, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer): Promise<Encoded> {
   const out: Encoded = { train: new TokenBuffer(tok.vocabSize), val: new TokenBuffer(tok.vocabSize), documents: 0, bytes: 0, heldOutDocs: 0, skipped: [], prompts: [], folders: [], inexactCuts: 0 };
   const onlyVal = opts.need === 'validation' && split.kind !== 'none';
   const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> (both) in its vocabulary
@@ -209,7 +209,7 @@ async function encodeAll(tok: Tokenizer, files: readonly PlannedFile[], split: S
       done += file.bytes;
       continue;
     }
-    const r = await readPlannedFile(file, opts.skipGenerated);
+    const r = await readPlannedFile(fs, file, opts.skipGenerated);
     if (!r.ok) {
       out.skipped.push({ path: file.path, reason: r.reason });
       done += file.bytes;
@@ -217,7 +217,7 @@ async function encodeAll(tok: Tokenizer, files: readonly PlannedFile[], split: S
     }
     out.documents++;
     out.bytes += file.bytes;
-    out.folders.push(path.dirname(file.abs));
+    out.folders.push(fs.dirname(file.abs));
     const scale = file.bytes / Math.max(1, r.text.length);
     const tick = (offset: number) => (chars: number): Promise<void> =>
       pacer.tick('encode', done + Math.round((offset + chars) * scale), `Encoding ${file.path} (${tok.type})`, 'encoding the data');
@@ -257,11 +257,11 @@ function heldOutPrompts(text: string, from: number, k: number, into: string[]): 
 }
 
 /** The deepest folder holding every path. */
-function commonFolder(folders: readonly string[]): string {
+function commonFolder(fs: LabFs, folders: readonly string[]): string {
   if (folders.length === 0) return '';
   let common = folders[0] as string;
   for (const f of folders) {
-    while (common !== path.dirname(common) && f !== common && !f.startsWith(common.endsWith(path.sep) ? common : common + path.sep)) common = path.dirname(common);
+    while (common !== fs.dirname(common) && fs.relative(common, f) === null) common = fs.dirname(common);
   }
   return common;
 }
@@ -281,30 +281,30 @@ function validationText(split: Split, e: Encoded, trainTokens: number): string {
  * says which to train). Throws `EngineError('input/invalid')` when no document is usable,
  * {@link CancelledError} when cancelled.
  */
-export async function loadDocumentData(spec: DocumentsSpec, source: TokenizerSource, opts: LoadOptions): Promise<DocumentData> {
+export async function loadDocumentData(fs: LabFs, spec: DocumentsSpec, source: TokenizerSource, opts: LoadOptions): Promise<DocumentData> {
   const limits: CorpusLimits = { maxFileBytes: spec.maxFileBytes, maxTotalBytes: spec.maxTotalBytes, skipGenerated: spec.skipGenerated };
   const skipGenerated = limitsOf(limits).skipGenerated;
   const o: LoadOptions = { ...opts, skipGenerated };
-  const plan = await planCorpus(spec.files, spec.root, limits);
+  const plan = await planCorpus(fs, spec.files, spec.root, limits);
   if (plan.files.length === 0) throw noDocumentsError(plan.skipped, `given under ${plan.root}`, limits);
   let split = chooseSplit(plan.files, opts.seed);
   const notes: string[] = [];
   const pacer = new Pacer(opts, plan.bytes);
-  const tok = 'train' in source ? await learnTokenizer(source, plan.files, split, o, pacer, notes) : source;
-  let e = await encodeAll(tok, plan.files, split, o, pacer);
+  const tok = 'train' in source ? await learnTokenizer(fs, source, plan.files, split, o, pacer, notes) : source;
+  let e = await encodeAll(fs, tok, plan.files, split, o, pacer);
   if (e.documents === 0) throw noDocumentsError([...plan.skipped, ...e.skipped], `given under ${plan.root}`, limits);
   if (e.val.length < MIN_VAL_TOKENS) {
     split = { kind: 'none' };
-    e = await encodeAll(tok, plan.files, split, o, pacer);
+    e = await encodeAll(fs, tok, plan.files, split, o, pacer);
   }
   if (e.train.length + e.val.length < 3 && opts.need !== 'validation') {
     throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
   }
   if (e.inexactCuts > 0 && tok.type === 'bpe') notes.push(`${count(e.inexactCuts)} piece(s) of text with no whitespace for 64K characters were cut mid-word for encoding; a word there may take one token more.`);
   const skipped = [...plan.skipped, ...e.skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const folder = commonFolder(e.folders);
+  const folder = commonFolder(fs, e.folders);
   const only = e.documents === 1 ? plan.files.find((f) => !skipped.some((s) => s.path === f.path)) : undefined;
-  const description = only ? `1 document (${path.basename(only.abs)}, ${formatBytes(only.bytes)}) in ${folder}` : `${docs(e.documents)} (${formatBytes(e.bytes)}) in ${folder}`;
+  const description = only ? `1 document (${fs.basename(only.abs)}, ${formatBytes(only.bytes)}) in ${folder}` : `${docs(e.documents)} (${formatBytes(e.bytes)}) in ${folder}`;
   const train = e.train.ids();
   return {
     tok,

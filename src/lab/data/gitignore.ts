@@ -16,47 +16,46 @@
  * rules about that folder.
  */
 
-import { existsSync, readFileSync } from 'node:fs';
-import * as path from 'node:path';
 import ignore from 'ignore';
 import type { Ignore } from 'ignore';
+import type { LabFs } from '../files/labFs';
+import { exists, readText } from '../files/labFs';
 
 /** Folder names that are never part of a corpus. */
 export const ALWAYS_IGNORED: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 
-/** True when a `path.relative` result leaves its base folder. */
-function isOutside(rel: string): boolean {
-  return rel === '..' || rel.startsWith(`..${path.sep}`) || rel.startsWith('../') || path.isAbsolute(rel);
-}
-
 /** Answers "would git ignore this path?" with the rule files read once per folder. */
 export class GitignoreFilter {
   private readonly fallbackTop: string;
-  private readonly rules = new Map<string, Ignore | null>();
-  private readonly tops = new Map<string, string | null>();
-  private readonly dirVerdicts = new Map<string, boolean>();
+  private readonly rules = new Map<string, Promise<Ignore | null>>();
+  private readonly tops = new Map<string, Promise<string | null>>();
+  private readonly dirVerdicts = new Map<string, Promise<boolean>>();
 
   /** `fallbackTop`: where rule lookup starts for files that are in no git repository. */
-  constructor(fallbackTop: string) {
-    this.fallbackTop = path.resolve(fallbackTop);
+  constructor(
+    private readonly fs: LabFs,
+    fallbackTop: string,
+  ) {
+    this.fallbackTop = fs.resolve(fallbackTop);
   }
 
   /** True when the file at `absPath` is ignored (by a rule, or by an ignored parent folder). */
-  isIgnored(absPath: string): boolean {
-    const file = path.resolve(absPath);
-    const top = this.topFor(file);
-    const parts = path.relative(top, file).split(path.sep);
+  async isIgnored(absPath: string): Promise<boolean> {
+    const { fs } = this;
+    const file = fs.resolve(absPath);
+    const top = await this.topFor(file);
+    const parts = (fs.relative(top, file) ?? fs.basename(file)).split('/');
     if (parts.some((p) => ALWAYS_IGNORED.has(p))) return true;
     let dir = top;
     for (let i = 0; i < parts.length - 1; i++) {
-      const child = path.join(dir, parts[i] as string);
-      if (this.dirIgnored(top, dir, child)) return true;
+      const child = fs.join(dir, parts[i] as string);
+      if (await this.dirIgnored(top, dir, child)) return true;
       dir = child;
     }
     return this.judge(top, dir, file, false);
   }
 
-  private dirIgnored(top: string, parent: string, dir: string): boolean {
+  private dirIgnored(top: string, parent: string, dir: string): Promise<boolean> {
     let verdict = this.dirVerdicts.get(dir);
     if (verdict === undefined) {
       verdict = this.judge(top, parent, dir, true);
@@ -66,65 +65,55 @@ export class GitignoreFilter {
   }
 
   /** Applies the rule files from `parent` up to `top`, deepest first; the first that decides wins. */
-  private judge(top: string, parent: string, target: string, isDir: boolean): boolean {
-    for (let level = parent; ; level = path.dirname(level)) {
-      const verdict = this.test(this.rulesIn(level), level, target, isDir);
+  private async judge(top: string, parent: string, target: string, isDir: boolean): Promise<boolean> {
+    const { fs } = this;
+    for (let level = parent; ; level = fs.dirname(level)) {
+      const verdict = this.test(await this.load(fs.join(level, '.gitignore')), level, target, isDir);
       if (verdict !== null) return verdict;
-      if (level === top || path.dirname(level) === level) break;
+      if (level === top || fs.dirname(level) === level) break;
     }
-    return this.test(this.excludeRules(top), top, target, isDir) ?? false;
+    return this.test(await this.load(fs.join(top, '.git', 'info', 'exclude')), top, target, isDir) ?? false;
   }
 
   private test(rules: Ignore | null, base: string, target: string, isDir: boolean): boolean | null {
     if (rules === null) return null;
-    const rel = path.relative(base, target).split(path.sep).join('/');
-    if (rel === '' || isOutside(rel)) return null;
+    const rel = this.fs.relative(base, target);
+    if (rel === null || rel === '') return null;
     const r = rules.test(isDir ? `${rel}/` : rel);
     return r.ignored ? true : r.unignored ? false : null;
   }
 
-  private rulesIn(dir: string): Ignore | null {
-    return this.load(path.join(dir, '.gitignore'));
-  }
-
-  private excludeRules(top: string): Ignore | null {
-    return this.load(path.join(top, '.git', 'info', 'exclude'));
-  }
-
-  private load(file: string): Ignore | null {
+  private load(file: string): Promise<Ignore | null> {
     let rules = this.rules.get(file);
     if (rules === undefined) {
-      rules = null;
-      try {
-        const text = readFileSync(file, 'utf8');
-        if (text.trim() !== '') rules = ignore().add(text);
-      } catch {
+      rules = readText(this.fs, file).then(
+        (text) => (text.trim() !== '' ? ignore().add(text) : null),
         // No rule file here (or unreadable): git treats that as no rules.
-      }
+        () => null,
+      );
       this.rules.set(file, rules);
     }
     return rules;
   }
 
   /** The repository root above `file`, or the fallback top for files in no repository. */
-  private topFor(file: string): string {
-    const dir = path.dirname(file);
-    const repo = this.repoRoot(dir);
+  private async topFor(file: string): Promise<string> {
+    const dir = this.fs.dirname(file);
+    const repo = await this.repoRoot(dir);
     if (repo !== null) return repo;
-    const rel = path.relative(this.fallbackTop, file);
-    return isOutside(rel) ? dir : this.fallbackTop;
+    return this.fs.relative(this.fallbackTop, file) === null ? dir : this.fallbackTop;
   }
 
-  private repoRoot(dir: string): string | null {
-    const cached = this.tops.get(dir);
-    if (cached !== undefined) return cached;
-    let found: string | null;
-    if (existsSync(path.join(dir, '.git'))) found = dir;
-    else {
-      const up = path.dirname(dir);
-      found = up === dir ? null : this.repoRoot(up);
+  private repoRoot(dir: string): Promise<string | null> {
+    let found = this.tops.get(dir);
+    if (found === undefined) {
+      found = exists(this.fs, this.fs.join(dir, '.git')).then((here) => {
+        if (here) return dir;
+        const up = this.fs.dirname(dir);
+        return up === dir ? null : this.repoRoot(up);
+      });
+      this.tops.set(dir, found);
     }
-    this.tops.set(dir, found);
     return found;
   }
 }

@@ -11,9 +11,8 @@
  * compressed files, and streaming (files are read whole).
  */
 
-import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
+import type { LabFs } from '../files/labFs';
 import { decodeUtf8, extensionOf, firstInvalidUtf8Line, looksBinary } from './textFile';
 
 /** One source → target example read from a file. */
@@ -39,16 +38,16 @@ function invalid(message: string): EngineError {
 }
 
 /** Reads a whole file as UTF-8 text or throws an error that says what to do. */
-async function readUtf8(file: string, role: string): Promise<string> {
+async function readUtf8(fs: LabFs, file: string, role: string): Promise<string> {
   let bytes: Uint8Array;
   try {
-    const st = await fsp.stat(file);
-    if (st.isDirectory()) throw invalid(`The ${role} ${file} is a folder; give a file with one pair per line.`);
-    bytes = await fsp.readFile(file);
+    const st = await fs.stat(file);
+    if (st === null) throw invalid(`The ${role} ${file} does not exist; check the path.`);
+    if (st.kind === 'directory') throw invalid(`The ${role} ${file} is a folder; give a file with one pair per line.`);
+    bytes = await fs.readFile(file);
   } catch (e) {
     if (EngineError.is(e)) throw e;
     const code = (e as { code?: unknown }).code;
-    if (code === 'ENOENT') throw invalid(`The ${role} ${file} does not exist; check the path.`);
     throw new EngineError('input/invalid', `Cannot read the ${role} ${file} (${String(code ?? e)}); check its permissions.`, { cause: e });
   }
   if (looksBinary(bytes)) throw invalid(`The ${role} ${file} looks binary (it holds NUL bytes); give a UTF-8 text file.`);
@@ -139,9 +138,9 @@ function readJsonl(text: string, file: string): Pair[] {
  * `.tsv` or `.jsonl` file. Throws `EngineError('input/invalid')` for a missing, empty,
  * binary or non-UTF-8 file, mismatched line counts, a malformed line or an empty side.
  */
-export async function readPairs(source: string, target: string | null): Promise<Pair[]> {
+export async function readPairs(fs: LabFs, source: string, target: string | null): Promise<Pair[]> {
   if (target !== null) {
-    const [srcText, tgtText] = await Promise.all([readUtf8(source, 'source file'), readUtf8(target, 'target file')]);
+    const [srcText, tgtText] = await Promise.all([readUtf8(fs, source, 'source file'), readUtf8(fs, target, 'target file')]);
     return readParallel(srcText, tgtText, source, target);
   }
   const ext = extensionOf(source);
@@ -151,7 +150,7 @@ export async function readPairs(source: string, target: string | null): Promise<
         'For parallel line files give both: SRC TGT.',
     );
   }
-  const text = await readUtf8(source, 'pairs file');
+  const text = await readUtf8(fs, source, 'pairs file');
   return ext === 'tsv' ? readTsv(text, source) : readJsonl(text, source);
 }
 
@@ -170,9 +169,9 @@ function plural(n: number): string {
   return n === 1 ? '1 pair' : `${n} pairs`;
 }
 
-async function pairCount(file: string): Promise<number | null> {
+async function pairCount(fs: LabFs, file: string): Promise<number | null> {
   try {
-    const bytes = await fsp.readFile(file);
+    const bytes = await fs.readFile(file);
     if (looksBinary(bytes)) return null;
     const text = decodeUtf8(bytes);
     return text === null ? null : splitLines(text).length;
@@ -188,11 +187,11 @@ async function pairCount(file: string): Promise<number | null> {
  * ordered `src`/`source` before `tgt`/`target`, else alphabetically by extension; callers
  * may offer to swap. Sorted by label; an unreadable folder gives an empty list.
  */
-export async function detectPairsFiles(dir: string): Promise<PairsCandidate[]> {
-  const root = path.resolve(dir);
+export async function detectPairsFiles(fs: LabFs, dir: string): Promise<PairsCandidate[]> {
+  const root = fs.resolve(dir);
   let names: string[];
   try {
-    names = (await fsp.readdir(root, { withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+    names = (await fs.list(root)).filter((e) => e.kind === 'file').map((e) => e.name);
   } catch {
     return [];
   }
@@ -201,8 +200,8 @@ export async function detectPairsFiles(dir: string): Promise<PairsCandidate[]> {
   for (const name of names) {
     const ext = extensionOf(name);
     if (ext === 'tsv' || ext === 'jsonl') {
-      const n = await pairCount(path.join(root, name));
-      if (n) out.push({ source: path.join(root, name), target: null, pairs: n, label: `${name} (${plural(n)})` });
+      const n = await pairCount(fs, fs.join(root, name));
+      if (n) out.push({ source: fs.join(root, name), target: null, pairs: n, label: `${name} (${plural(n)})` });
     } else if (/^[a-z]{2,3}(?:[-_][a-z]{2,4})?$|^(?:src|tgt|source|target)$/.test(ext) && !NOT_A_SIDE.has(ext)) {
       const stem = name.slice(0, -(ext.length + 1));
       if (stem !== '') byStem.set(stem, [...(byStem.get(stem) ?? []), name]);
@@ -210,13 +209,13 @@ export async function detectPairsFiles(dir: string): Promise<PairsCandidate[]> {
   }
   for (const files of byStem.values()) {
     const sides = files.sort((a, b) => sideRank(extensionOf(a)) - sideRank(extensionOf(b)) || (a < b ? -1 : a > b ? 1 : 0));
-    const counts = await Promise.all(sides.map((f) => pairCount(path.join(root, f))));
+    const counts = await Promise.all(sides.map((f) => pairCount(fs, fs.join(root, f))));
     for (let i = 0; i < sides.length; i++) {
       for (let j = i + 1; j < sides.length; j++) {
         const n = counts[i];
         if (!n || n !== counts[j]) continue;
         const [a, b] = [sides[i] as string, sides[j] as string];
-        out.push({ source: path.join(root, a), target: path.join(root, b), pairs: n, label: `${a} → ${b} (${plural(n)})` });
+        out.push({ source: fs.join(root, a), target: fs.join(root, b), pairs: n, label: `${a} → ${b} (${plural(n)})` });
       }
     }
   }

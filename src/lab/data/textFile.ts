@@ -8,9 +8,8 @@
  * than UTF-8 (a UTF-8 byte-order mark is dropped; UTF-16 files read as binary or not-utf8).
  */
 
-import { promises as fsp } from 'node:fs';
-import * as path from 'node:path';
 import type { SkippedFile } from '../../protocol/data';
+import type { LabFs } from '../files/labFs';
 
 /** How many leading bytes are searched for a NUL byte. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -36,9 +35,11 @@ export type TextFileResult =
   | { readonly ok: true; readonly text: string; readonly bytes: number }
   | { readonly ok: false; readonly reason: SkippedFile['reason'] };
 
-/** Lower-case extension without the dot ("" when there is none). */
+/** Lower-case extension of a path's last name, without the dot ("" when there is none; `/` and `\\` both separate names). */
 export function extensionOf(file: string): string {
-  return path.extname(file).slice(1).toLowerCase();
+  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  const dot = name.lastIndexOf('.');
+  return dot <= 0 ? '' : name.slice(dot + 1).toLowerCase();
 }
 
 /** True when a NUL byte occurs in the first {@link BINARY_SNIFF_BYTES} bytes. */
@@ -82,11 +83,11 @@ export function firstInvalidUtf8Line(bytes: Uint8Array): number {
  * binary, is valid UTF-8 and holds something other than whitespace. Never throws for a
  * file problem: the reason comes back instead.
  */
-export async function readTextFile(file: string, maxBytes: number): Promise<TextFileResult> {
+export async function readTextFile(fs: LabFs, file: string, maxBytes: number): Promise<TextFileResult> {
   let size: number;
   try {
-    const st = await fsp.stat(file);
-    if (!st.isFile()) return { ok: false, reason: 'unreadable' };
+    const st = await fs.stat(file);
+    if (st?.kind !== 'file') return { ok: false, reason: 'unreadable' };
     size = st.size;
   } catch {
     return { ok: false, reason: 'unreadable' };
@@ -95,7 +96,7 @@ export async function readTextFile(file: string, maxBytes: number): Promise<Text
   if (BINARY_EXTENSIONS.has(extensionOf(file))) return { ok: false, reason: 'binary' };
   let bytes: Uint8Array;
   try {
-    bytes = await fsp.readFile(file);
+    bytes = await fs.readFile(file);
   } catch {
     return { ok: false, reason: 'unreadable' };
   }

@@ -24,16 +24,15 @@
  * whole, within the size limits of lab/data/corpus.ts).
  */
 
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import type { BleuTokenize, EvalDecoding, EvaluatedFile } from '../../protocol/evaluation';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import type { Corpus } from '../data/corpus';
-import { collectDocuments, collectFromPaths } from '../data/corpus';
+import { collectFromPaths } from '../data/corpus';
+import type { LabFs } from '../files/labFs';
 import { pairBatch, tokenStream, tokenizePairs } from '../data/dataset';
 import type { Pair } from '../data/pairs';
 import { readPairs } from '../data/pairs';
-import type { FileIo } from '../runs/atomicFile';
 import type { OpenRun } from '../runs/openRun';
 import { ByteCounter, bitsPerByte } from './bitsPerByte';
 import { GREEDY, scorePairs } from './evaluate';
@@ -63,8 +62,11 @@ export interface EvaluateFilesOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Polled before each batch and decode; true stops the evaluation with {@link EvaluationCancelled}. */
   readonly cancelled?: () => boolean;
-  /** The file system the hypotheses and evaluations.jsonl are written through (Node's by default). */
-  readonly io?: FileIo;
+  /**
+   * Reads the documents globs name (`data.glob`): the command line's globbing
+   * (lab/data/globFiles.ts `collectDocuments`). Without it only exact paths are taken.
+   */
+  readonly collectGlobs?: (patterns: readonly string[], opts: { readonly cwd: string; readonly maxFileBytes?: number; readonly maxTotalBytes?: number }) => Promise<Corpus>;
 }
 
 function plural(n: number, word: string): string {
@@ -185,13 +187,13 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
 }
 
 /** What evaluations.jsonl records of a measured evaluation on `files`. */
-function measuredOf(m: Measured, files: readonly EvaluatedFile[]): MeasuredEvaluation {
+async function measuredOf(m: Measured, files: readonly EvaluatedFile[]): Promise<MeasuredEvaluation> {
   return {
     step: m.step,
     data: m.kind,
     source: m.source,
     files: [...files],
-    dataHash: dataHashOf(files),
+    dataHash: await dataHashOf(files),
     loss: m.loss,
     ppl: m.ppl,
     tokens: m.tokens,
@@ -212,7 +214,7 @@ function measuredOf(m: Measured, files: readonly EvaluatedFile[]): MeasuredEvalu
  * {@link EvaluationCancelled} when `opts.cancelled` says stop; DiskFullError when the
  * hypotheses or the record do not fit on the disk.
  */
-export async function evaluateFiles(r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): Promise<EvalFilesOutput> {
+export async function evaluateFiles(fs: LabFs, r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): Promise<EvalFilesOutput> {
   checkKind(r, data.kind);
   if (!Number.isInteger(opts.maxPairs) || opts.maxPairs < 1) {
     throw new EngineError('input/invalid', `The number of pairs to decode must be a whole number ≥ 1; got ${opts.maxPairs}.`);
@@ -221,14 +223,15 @@ export async function evaluateFiles(r: OpenRun, data: EvalFilesData, opts: Evalu
   let files: EvaluatedFile[];
   if (data.kind === 'documents') {
     const limits = { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes };
-    const corpus = data.glob ? await collectDocuments(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(data.paths, data.cwd, limits);
+    if (data.glob && !opts.collectGlobs) throw new EngineError('input/invalid', 'Globs are not expanded here; name the test files themselves.');
+    const corpus = data.glob && opts.collectGlobs ? await opts.collectGlobs(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(fs, data.paths, data.cwd, limits);
     measured = evaluateDocuments(r, corpus, opts);
-    files = corpus.documents.map((d) => describeFile(path.resolve(corpus.root, d.path)));
+    files = await Promise.all(corpus.documents.map((d) => describeFile(fs, d.abs)));
   } else {
-    const pairs = await readPairs(data.source, data.target);
+    const pairs = await readPairs(fs, data.source, data.target);
     const names = data.target === null ? data.source : `${data.source} → ${data.target}`;
     measured = evaluatePairs(r, pairs, `${names} (${plural(pairs.length, 'pair')})`, opts);
-    files = [data.source, ...(data.target === null ? [] : [data.target])].map(describeFile);
+    files = await Promise.all([data.source, ...(data.target === null ? [] : [data.target])].map((f) => describeFile(fs, f)));
   }
-  return { ...measured, record: recordEvaluation(r.runDir, measuredOf(measured, files), measured.hypotheses, opts) };
+  return { ...measured, record: await recordEvaluation(fs, r.runDir, await measuredOf(measured, files), measured.hypotheses, opts) };
 }

@@ -10,7 +10,7 @@
 
 import type { Backend } from '../../engine/backend';
 import type { BleuTokenize, EvalDecoding, EvaluationRecord, TranslationScores } from '../../protocol/evaluation';
-import type { FileIo } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
 import { openRun } from '../runs/openRun';
 import { readRunJson } from '../runs/runFolder';
 import { buildDataset, loadRunData, readTokenizer } from '../training/prepare';
@@ -24,7 +24,6 @@ export interface ValidationOptions {
   readonly decoding: EvalDecoding;
   readonly tokenize: BleuTokenize | null;
   readonly hypothesesFile?: string;
-  readonly io?: FileIo;
 }
 
 /** What the validation split measured, and the line recorded for it. */
@@ -41,25 +40,25 @@ export interface ValidationEvaluation {
   readonly record: EvaluationRecord;
 }
 
-/** Scores the run in `runDir` on its validation split (see the file comment) and records it. */
-export async function evaluateValidation(runDir: string, backend: Backend, opts: ValidationOptions): Promise<ValidationEvaluation> {
-  const run = readRunJson(runDir);
-  const tok = readTokenizer(runDir);
-  const data = await loadRunData(run.spec, tok, { need: 'validation' });
+/** Scores the run in `runDir` (on `fs`) on its validation split (see the file comment) and records it. */
+export async function evaluateValidation(fs: LabFs, runDir: string, backend: Backend, opts: ValidationOptions): Promise<ValidationEvaluation> {
+  const run = await readRunJson(fs, runDir);
+  const tok = await readTokenizer(fs, runDir);
+  const data = await loadRunData(fs, run.spec, tok, { need: 'validation' });
   const { dataset } = buildDataset(run.spec, data, run.config.maxLen);
-  const r = openRun(runDir, backend, dataset.maxBatch);
+  const r = await openRun(fs, runDir, backend, dataset.maxBatch);
   const l = validationLoss(r.model, dataset, tok);
   const pairs = dataset.kind === 'pairs' ? dataset.valPairs.slice(0, opts.maxPairs) : [];
   const scored = pairs.length ? scorePairs(r.model, tok, pairs, { decoding: opts.decoding, tokenize: opts.tokenize }) : null;
   const translation = scored && { decoded: scored.decoded, exactMatch: scored.exactMatch, bleu: scored.bleu, bleuSignature: scored.bleuSignature, chrf: scored.chrf, chrfSignature: scored.chrfSignature, decoding: scored.decoding };
   const hypotheses = scored?.hypotheses ?? [];
   const bpb = bitsPerByte(l.loss, l.tokens, l.bytes);
-  const record = recordEvaluation(runDir, {
+  const record = await recordEvaluation(fs, runDir, {
     step: r.step,
     data: 'validation',
     source: `the run's validation split (${run.data.validation?.text ?? 'held out from its data'})`,
     files: [],
-    dataHash: validationHashOf(run.spec.data, run.spec.training.seed),
+    dataHash: await validationHashOf(run.spec.data, run.spec.training.seed),
     loss: l.loss,
     ppl: Math.exp(l.loss),
     tokens: l.tokens,

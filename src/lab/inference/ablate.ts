@@ -10,6 +10,7 @@
  * masks between 0 and 1.
  */
 
+import type { LabFs } from '../files/labFs';
 import type { Backend } from '../../engine/backend';
 import type { HeadRef, AttentionStack } from '../../engine/models/heads';
 import { allHeads } from '../../engine/models/heads';
@@ -64,12 +65,12 @@ export function headImportance(model: Transformer, batches: readonly Batch[], on
 }
 
 /** A run opened for its validation batches (the model planned for their batch size). */
-export async function openRunWithValidation(runDir: string, backend: Backend): Promise<{ run: OpenRun; batches: readonly Batch[] }> {
-  const json = readRunJson(runDir);
-  const tok = readTokenizer(runDir);
-  const data = await loadRunData(json.spec, tok, { need: 'validation' });
+export async function openRunWithValidation(fs: LabFs, runDir: string, backend: Backend): Promise<{ run: OpenRun; batches: readonly Batch[] }> {
+  const json = await readRunJson(fs, runDir);
+  const tok = await readTokenizer(fs, runDir);
+  const data = await loadRunData(fs, json.spec, tok, { need: 'validation' });
   const { dataset } = buildDataset(json.spec, data, json.config.maxLen);
-  return { run: openRun(runDir, backend, dataset.maxBatch), batches: dataset.valBatches() };
+  return { run: await openRun(fs, runDir, backend, dataset.maxBatch), batches: dataset.valBatches() };
 }
 
 /** What the model predicts for an input with some heads off. */

@@ -11,6 +11,7 @@
 
 import { EngineError } from '../../engine/errors';
 import type { HeadScoreData } from '../../protocol/model';
+import type { LabFs } from '../files/labFs';
 import type { OpenRun } from '../runs/openRun';
 import { readSnapshot, snapshotSteps } from '../training/snapshots';
 import { attendDiagnostic, attendText } from './attend';
@@ -28,19 +29,19 @@ export interface HeadsAtStep {
 }
 
 /** True when the run has attention snapshots to read scores from. */
-export function hasSnapshots(runDir: string): boolean {
-  return snapshotSteps(runDir).length > 0;
+export async function hasSnapshots(fs: LabFs, runDir: string): Promise<boolean> {
+  return (await snapshotSteps(fs, runDir)).length > 0;
 }
 
 /** The head scores at `step`, or at the latest snapshot when `step` is null. */
-export function headsOfRun(runDir: string, step: number | null): HeadsAtStep {
-  const steps = snapshotSteps(runDir);
+export async function headsOfRun(fs: LabFs, runDir: string, step: number | null): Promise<HeadsAtStep> {
+  const steps = await snapshotSteps(fs, runDir);
   if (steps.length === 0) throw new EngineError('input/invalid', `${runDir} has no attention snapshots; measure the heads now with --text TEXT (or with no flags, on the diagnostic sequences), or train with --snapshot-every N (N > 0).`);
   const at = step ?? (steps[steps.length - 1] as number);
   if (!steps.includes(at)) {
     throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${at}; pick --step from ${steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, …` : steps.join(', ')}.`);
   }
-  const snap = readSnapshot(runDir, at);
+  const snap = await readSnapshot(fs, runDir, at);
   if (!snap.headScores) throw new EngineError('input/invalid', `The snapshot at step ${at} has no head scores (it was written before they existed); measure them now with --text TEXT, or train a new run.`);
   return { step: at, heads: snap.headScores, on: 'snapshot' };
 }

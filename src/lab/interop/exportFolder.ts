@@ -24,13 +24,12 @@
  * Leaves out: the tensor layout (exportPytorch.ts) and reading exports back (import).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { BpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
 import { gpt2FilesOf } from '../../engine/tokenizers/gpt2Files';
-import type { FileIo } from '../runs/atomicFile';
-import { diskError, writeFileAtomic } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
+import { exists, listNames, scratchFolder } from '../files/labFs';
+import { diskError } from '../files/fullDisk';
 import { exportReadme } from './exportReadme';
 import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
@@ -54,8 +53,6 @@ export interface ExportOptions {
   readonly text?: string;
   /** The example's source (encoder-decoder only). */
   readonly source?: string;
-  /** The file system to write through (Node's; tests pass one that fills up). */
-  readonly io?: FileIo;
 }
 
 export type { ExportExample } from './exportReadme';
@@ -70,14 +67,6 @@ export interface ExportResult {
   readonly warnings: readonly string[];
   /** The example's score (null when it could not be scored, with a warning saying why). */
   readonly example: ExportExample | null;
-}
-
-function isNonEmptyDir(dir: string): boolean {
-  try {
-    return fs.readdirSync(dir).length > 0;
-  } catch {
-    return false;
-  }
 }
 
 /** Scores the example as the CLI's `score` would; null (with a warning) when it cannot be. */
@@ -134,38 +123,37 @@ function exportFiles(r: OpenRun, name: string, opts: ExportOptions): { files: Ma
  * it wrote. Throws EngineError('input/invalid') when the folder exists and is not empty
  * (unless `force`), or would be a run folder.
  */
-export function exportRun(r: OpenRun, outParent: string, opts: ExportOptions = {}): ExportResult {
-  const name = path.basename(path.resolve(r.runDir));
-  const dir = path.join(path.resolve(outParent), name);
-  if (fs.existsSync(path.join(outParent, RUN_FILES.run))) {
+export async function exportRun(fs: LabFs, r: OpenRun, outParent: string, opts: ExportOptions = {}): Promise<ExportResult> {
+  const name = fs.basename(fs.resolve(r.runDir));
+  const dir = fs.join(fs.resolve(outParent), name);
+  if (await exists(fs, fs.join(outParent, RUN_FILES.run))) {
     throw new EngineError('input/invalid', `${outParent} is a run folder; export into another folder, so that the run's own files stay as they are.`);
   }
-  if (fs.existsSync(path.join(dir, RUN_FILES.run)) || path.resolve(dir) === path.resolve(r.runDir)) {
+  if ((await exists(fs, fs.join(dir, RUN_FILES.run))) || fs.resolve(dir) === fs.resolve(r.runDir)) {
     throw new EngineError('input/invalid', `${dir} is a run folder; choose another --out folder, so that no run is replaced by its export.`);
   }
-  if (isNonEmptyDir(dir) && opts.force !== true) {
-    throw new EngineError('input/invalid', `${dir} already exists and is not empty; pass --force to replace it, or choose another --out folder.`);
-  }
-  if (fs.existsSync(dir) && !fs.statSync(dir).isDirectory()) {
+  const kind = (await fs.stat(dir))?.kind;
+  if (kind === 'file') {
     throw new EngineError('input/invalid', `${dir} exists and is a file, not a folder; move it, or choose another --out folder.`);
   }
+  if ((await listNames(fs, dir)).length > 0 && opts.force !== true) {
+    throw new EngineError('input/invalid', `${dir} already exists and is not empty; pass --force to replace it, or choose another --out folder.`);
+  }
   const { files, tensors, warnings, example } = exportFiles(r, name, opts);
-  fs.mkdirSync(path.dirname(dir), { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(path.dirname(dir), `.${name}.export-`));
+  const tmp = await scratchFolder(fs, dir, 'export');
   try {
-    fs.chmodSync(tmp, 0o755); // mkdtemp makes it private; the export is an ordinary folder
-    for (const [file, data] of files) writeFileAtomic(path.join(tmp, file), data, opts.io);
-    if (fs.existsSync(dir)) {
+    await fs.writeFiles([...files].map(([file, data]) => ({ path: fs.join(tmp, file), data })));
+    if (kind === 'directory') {
       const old = `${tmp}.old`;
-      fs.renameSync(dir, old);
-      fs.renameSync(tmp, dir);
-      fs.rmSync(old, { recursive: true, force: true });
+      await fs.rename(dir, old);
+      await fs.rename(tmp, dir);
+      await fs.remove(old);
     } else {
-      fs.renameSync(tmp, dir);
+      await fs.rename(tmp, dir);
     }
   } catch (e) {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await fs.remove(tmp);
     throw diskError(e, dir); // a full disk leaves no half export, and says so in one line
   }
-  return { dir, files: [...files.keys()].map((f) => path.join(dir, f)), tensors, warnings, example };
+  return { dir, files: [...files.keys()].map((f) => fs.join(dir, f)), tensors, warnings, example };
 }

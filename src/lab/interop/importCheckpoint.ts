@@ -16,8 +16,6 @@
  * Leaves out: pickles (refused, safetensorsReader.ts), sharded checkpoints, GGUF.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import type { ImportLayout, ImportOptions, ImportPlan } from '../../engine/models/importLayouts';
@@ -26,8 +24,9 @@ import { setTorchTensor } from '../../engine/models/pytorchNames';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
-import type { FileIo } from '../runs/atomicFile';
-import { NODE_IO, diskError } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
+import { listNames, readText, scratchFolder } from '../files/labFs';
+import { diskError } from '../files/fullDisk';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../data/documentData';
@@ -83,29 +82,31 @@ function badInput(msg: string): never {
 }
 
 /** The checkpoint file `from` names: itself, or the one in the folder. */
-export function locateCheckpoint(from: string): string {
-  if (!fs.existsSync(from)) badInput(`${from} does not exist; pass a .safetensors file or the folder holding one.`);
-  if (fs.statSync(from).isFile()) {
+export async function locateCheckpoint(fs: LabFs, from: string): Promise<string> {
+  const kind = (await fs.stat(from))?.kind;
+  if (kind === undefined) badInput(`${from} does not exist; pass a .safetensors file or the folder holding one.`);
+  if (kind === 'file') {
     if (isPickleName(from)) throw new EngineError('checkpoint/invalid', pickleMessage(from));
     return from;
   }
-  const names = fs.readdirSync(from);
+  const names = await listNames(fs, from);
   if (names.includes('run.json')) badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
-  if (names.includes('model.safetensors')) return path.join(from, 'model.safetensors');
+  if (names.includes('model.safetensors')) return fs.join(from, 'model.safetensors');
   const st = names.filter((n) => n.endsWith('.safetensors')).sort();
-  if (st.length === 1) return path.join(from, st[0] as string);
+  if (st.length === 1) return fs.join(from, st[0] as string);
   if (st.length > 1) badInput(`${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one to import (sharded checkpoints must be merged into one file first).`);
   const pickle = names.find((n) => isPickleName(n));
-  if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(path.join(from, pickle)));
+  if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(fs.join(from, pickle)));
   return badInput(`${from} holds no .safetensors file; pass the checkpoint file, or the folder it is in.`);
 }
 
-function readConfigJson(dir: string): Record<string, unknown> | null {
-  const file = path.join(dir, 'config.json');
-  if (!fs.existsSync(file)) return null;
+async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, unknown> | null> {
+  const file = fs.join(dir, 'config.json');
+  if ((await fs.stat(file))?.kind !== 'file') return null;
+  const text = await readText(fs, file);
   let v: unknown;
   try {
-    v = JSON.parse(fs.readFileSync(file, 'utf8'));
+    v = JSON.parse(text);
   } catch (e) {
     throw new EngineError('checkpoint/invalid', `${file} is not valid JSON (${(e as Error).message}); fix it or remove it to size the model from its tensors.`);
   }
@@ -114,14 +115,17 @@ function readConfigJson(dir: string): Record<string, unknown> | null {
 }
 
 /** The run folder must not exist yet, or be empty. */
-function checkOut(out: string): void {
-  if (!fs.existsSync(out)) return;
-  if (!fs.statSync(out).isDirectory() || fs.readdirSync(out).length > 0) badInput(`${out} already exists and is not empty; choose a new --out folder so nothing in it is overwritten.`);
+async function checkOut(fs: LabFs, out: string): Promise<void> {
+  const kind = (await fs.stat(out))?.kind;
+  if (kind === undefined) return;
+  if (kind !== 'directory' || (await listNames(fs, out)).length > 0) badInput(`${out} already exists and is not empty; choose a new --out folder so nothing in it is overwritten.`);
 }
 
 /** A checkpoint opened and planned, its weights not read yet. */
 export interface OpenedCheckpoint {
   readonly modelFile: string;
+  /** The file's name, for people. */
+  readonly name: string;
   readonly reader: SafetensorsReader;
   readonly configJson: Record<string, unknown> | null;
   readonly plan: ImportPlan;
@@ -130,18 +134,13 @@ export interface OpenedCheckpoint {
 /** What the caller may tell the planner: heads (when config.json does not say), and the vocabulary rows to keep. */
 export type PlanOptions = Pick<ImportOptions, 'heads' | 'vocabRows'>;
 
-/** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. Close its reader. */
-export function openCheckpoint(from: string, opts: PlanOptions = {}): OpenedCheckpoint {
-  const modelFile = locateCheckpoint(path.resolve(from));
-  const reader = SafetensorsReader.open(modelFile);
-  try {
-    const configJson = readConfigJson(path.dirname(modelFile));
-    const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts);
-    return { modelFile, reader, configJson, plan };
-  } catch (e) {
-    reader.close();
-    throw e;
-  }
+/** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. */
+export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions = {}): Promise<OpenedCheckpoint> {
+  const modelFile = await locateCheckpoint(fs, fs.resolve(from));
+  const reader = await SafetensorsReader.open(fs, modelFile);
+  const configJson = await readConfigJson(fs, fs.dirname(modelFile));
+  const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts);
+  return { modelFile, name: fs.basename(modelFile), reader, configJson, plan };
 }
 
 /**
@@ -150,7 +149,7 @@ export function openCheckpoint(from: string, opts: PlanOptions = {}): OpenedChec
  * final plan (a separate lm_head equal to the embedding makes it tied) and notes.
  */
 export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: PlanOptions = {}, hooks: WorkHooks = {}): Promise<{ plan: ImportPlan; notes: string[] }> {
-  const { reader, modelFile } = opened;
+  const { reader, name } = opened;
   let plan = opened.plan;
   const notes = [...plan.notes];
   // Progress counts the bytes of the tensors the model takes (not mask buffers it ignores).
@@ -161,7 +160,7 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: Plan
     total += e ? e.end - e.begin : 0;
   }
   const progress = (done: number): void =>
-    hooks.onProgress?.({ phase: 'read', done: Math.min(done, total), total, message: `Reading ${path.basename(modelFile)}` } satisfies PrepareProgress);
+    hooks.onProgress?.({ phase: 'read', done: Math.min(done, total), total, message: `Reading ${name}` } satisfies PrepareProgress);
   const readHooks = { onBytes: progress, ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}), ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}) };
   let wte: Float32Array | null = null;
   if (plan.lmHead) {
@@ -185,32 +184,28 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: Plan
 }
 
 /** Plans, checks, reads and writes; see the file comment. Progress arrives as 'read' phases in bytes. */
-export async function importCheckpoint(req: ImportRequest, hooks: WorkHooks = {}, io: FileIo = NODE_IO): Promise<ImportResult> {
-  const out = path.resolve(req.out);
-  checkOut(out);
+export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: WorkHooks = {}): Promise<ImportResult> {
+  const out = fs.resolve(req.out);
+  await checkOut(fs, out);
   const heads = req.heads === undefined ? {} : { heads: req.heads };
-  let opened = openCheckpoint(req.from, heads);
-  try {
-    const tok = loadImportTokenizer(opened.modelFile, req.tokenizer);
-    const c = opened.plan.config;
-    // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
-    const padded = opened.plan.layout !== 'attention-lab' && c.kind === 'decoder-only' && isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
-    const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
-    if (padded) opened = { ...opened, plan: planImport(opened.reader.header.entries, opened.reader.header.metadata, opened.configJson, planOpts) };
-    checkVocab(opened.plan.config, tok.tokenizer, tok.source);
-    const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
-    if (hooks.isCancelled?.()) throw new CancelledError(`importing ${path.basename(opened.modelFile)}`);
-    const spec = fineTuneSpec(plan.config, tok.tokenizer, req);
-    const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
-    writeRunFolder(out, plan.model, tok.tokenizer, spec, description, io, { layout: plan.layout, from: opened.modelFile });
-    notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
-    return {
-      runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
-      tensors: plan.tensors.length, ignored: plan.ignored, tokenizer: tok.source, notes, bytesRead: opened.reader.dataBytes,
-    };
-  } finally {
-    opened.reader.close();
-  }
+  let opened = await openCheckpoint(fs, req.from, heads);
+  const tok = await loadImportTokenizer(fs, opened.modelFile, req.tokenizer);
+  const c = opened.plan.config;
+  // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
+  const padded = opened.plan.layout !== 'attention-lab' && c.kind === 'decoder-only' && isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
+  const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
+  if (padded) opened = { ...opened, plan: planImport(opened.reader.header.entries, opened.reader.header.metadata, opened.configJson, planOpts) };
+  checkVocab(opened.plan.config, tok.tokenizer, tok.source);
+  const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
+  if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
+  const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);
+  const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
+  await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description, { layout: plan.layout, from: opened.modelFile });
+  notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
+  return {
+    runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
+    tensors: plan.tensors.length, ignored: plan.ignored, tokenizer: tok.source, notes, bytesRead: opened.reader.dataBytes,
+  };
 }
 
 /** The plan's token embedding (the tensor a separate lm_head is compared with). */
@@ -245,11 +240,11 @@ function transpose(src: Float32Array, shape: readonly number[]): Float32Array {
 }
 
 /** What `train --resume` does with an imported run: fine-tune on the documents named at import. */
-function fineTuneSpec(c: ModelConfig, tok: Tokenizer, req: ImportRequest): TrainSpec {
+function fineTuneSpec(fs: LabFs, c: ModelConfig, tok: Tokenizer, req: ImportRequest): TrainSpec {
   const { kind, ...fields } = c;
   const data: TrainSpec['data'] = c.kind === 'encoder-decoder'
     ? { kind: 'pairs', source: '', target: null }
-    : { kind: 'documents', files: req.data ? [...req.data.files] : [], root: req.data?.root ?? path.dirname(path.resolve(req.out)) };
+    : { kind: 'documents', files: req.data ? [...req.data.files] : [], root: req.data?.root ?? fs.dirname(fs.resolve(req.out)) };
   return {
     model: { kind, preset: 'tiny', overrides: { ...fields } },
     tokenizer: { type: tok.type, vocabSize: tok.vocabSize },
@@ -263,21 +258,19 @@ function fineTuneSpec(c: ModelConfig, tok: Tokenizer, req: ImportRequest): Train
 }
 
 /** run.json, tokenizer.json and model.safetensors (step 0) into a temporary folder, renamed to `out` when complete. */
-function writeRunFolder(out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, io: FileIo, imported: NonNullable<RunJson['imported']>): void {
-  const parent = path.dirname(out);
-  fs.mkdirSync(parent, { recursive: true });
-  const tmp = fs.mkdtempSync(path.join(parent, `.${path.basename(out)}.importing-`));
+async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, imported: NonNullable<RunJson['imported']>): Promise<void> {
+  const tmp = await scratchFolder(fs, out, 'importing');
   try {
-    writeTokenizer(tmp, tok, io);
-    saveCheckpoint(tmp, model, null, 0, io);
+    await fs.mkdir(tmp);
+    await writeTokenizer(fs, tmp, tok);
+    await saveCheckpoint(fs, tmp, model, null, 0);
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
     const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null, imported };
-    writeRunJson(tmp, run, io);
-    if (fs.existsSync(out)) fs.rmdirSync(out); // empty (checked before)
-    fs.renameSync(tmp, out);
+    await writeRunJson(fs, tmp, run);
+    await fs.rename(tmp, out); // `out` is missing or empty (checked before)
   } catch (e) {
-    fs.rmSync(tmp, { recursive: true, force: true });
+    await fs.remove(tmp);
     throw diskError(e, out); // a full disk leaves no half run folder, and says so in one line
   }
 }

@@ -5,13 +5,13 @@
  * problem is one line saying which files were looked for and what to pass.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { TOKENIZER_FORMAT } from '../../engine/tokenizers/special';
 import { bpeFromGpt2Files, bpeFromHfTokenizerJson } from '../../engine/tokenizers/gpt2Files';
 import { parseTokenizerJSON } from '../../engine/tokenizers/tokenizerJson';
+import type { LabFs } from '../files/labFs';
+import { exists, readText } from '../files/labFs';
 
 /** A tokenizer and, for people, where it came from. */
 export interface ImportTokenizer {
@@ -23,20 +23,21 @@ function bad(msg: string): never {
   throw new EngineError('tokenizer/invalid', msg);
 }
 
-function readJson(file: string): unknown {
+function parseJson(text: string, file: string): unknown {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
+    return JSON.parse(text);
   } catch (e) {
     return bad(`${file} is not valid JSON (${(e as Error).message}); pass a tokenizer file that is.`);
   }
 }
 
-function fromTokenizerJson(file: string): ImportTokenizer {
-  const json = readJson(file);
+async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokenizer> {
+  const text = await readText(fs, file);
+  const json = parseJson(text, file);
   const format = (json as { format?: unknown } | null)?.format;
   if (format === TOKENIZER_FORMAT) {
     try {
-      return { tokenizer: parseTokenizerJSON(fs.readFileSync(file, 'utf8')), source: file };
+      return { tokenizer: parseTokenizerJSON(text), source: file };
     } catch (e) {
       return bad(`${file}: ${(e as Error).message}`);
     }
@@ -48,36 +49,38 @@ function fromTokenizerJson(file: string): ImportTokenizer {
   }
 }
 
-function fromVocab(vocab: string): ImportTokenizer {
-  const merges = path.join(path.dirname(vocab), 'merges.txt');
-  if (!fs.existsSync(merges)) bad(`${vocab} has no merges.txt beside it; GPT-2's byte-level BPE needs both files.`);
-  const vocabJson = readJson(vocab);
+async function fromVocab(fs: LabFs, vocab: string): Promise<ImportTokenizer> {
+  const merges = fs.join(fs.dirname(vocab), 'merges.txt');
+  if (!(await exists(fs, merges))) bad(`${vocab} has no merges.txt beside it; GPT-2's byte-level BPE needs both files.`);
+  const vocabJson = parseJson(await readText(fs, vocab), vocab);
+  const mergesText = await readText(fs, merges);
   try {
-    return { tokenizer: bpeFromGpt2Files(vocabJson, fs.readFileSync(merges, 'utf8'), { vocab: vocab, merges }), source: `${vocab} + merges.txt` };
+    return { tokenizer: bpeFromGpt2Files(vocabJson, mergesText, { vocab: vocab, merges }), source: `${vocab} + merges.txt` };
   } catch (e) {
     return bad((e as Error).message);
   }
 }
 
 /** The tokenizer in folder `dir`, or null when it has none. */
-function inFolder(dir: string): ImportTokenizer | null {
-  const own = path.join(dir, 'tokenizer.json');
-  const vocab = path.join(dir, 'vocab.json');
-  if (fs.existsSync(own)) return fromTokenizerJson(own);
-  if (fs.existsSync(vocab)) return fromVocab(vocab);
+async function inFolder(fs: LabFs, dir: string): Promise<ImportTokenizer | null> {
+  const own = fs.join(dir, 'tokenizer.json');
+  const vocab = fs.join(dir, 'vocab.json');
+  if (await exists(fs, own)) return fromTokenizerJson(fs, own);
+  if (await exists(fs, vocab)) return fromVocab(fs, vocab);
   return null;
 }
 
 /** The tokenizer for the checkpoint `modelFile`; see the file comment. */
-export function loadImportTokenizer(modelFile: string, given?: string): ImportTokenizer {
+export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: string): Promise<ImportTokenizer> {
   if (given !== undefined) {
-    const p = path.resolve(given);
-    if (!fs.existsSync(p)) bad(`--tokenizer ${given} does not exist; pass a tokenizer.json, a vocab.json (with merges.txt beside it), or a folder holding one.`);
-    if (fs.statSync(p).isDirectory()) {
-      return inFolder(p) ?? bad(`${p} holds no tokenizer.json and no vocab.json + merges.txt; pass the tokenizer file itself.`);
+    const p = fs.resolve(given);
+    const st = await fs.stat(p);
+    if (st === null) bad(`--tokenizer ${given} does not exist; pass a tokenizer.json, a vocab.json (with merges.txt beside it), or a folder holding one.`);
+    if (st.kind === 'directory') {
+      return (await inFolder(fs, p)) ?? bad(`${p} holds no tokenizer.json and no vocab.json + merges.txt; pass the tokenizer file itself.`);
     }
-    return path.basename(p) === 'vocab.json' || p.endsWith('.vocab.json') ? fromVocab(p) : fromTokenizerJson(p);
+    return fs.basename(p) === 'vocab.json' || p.endsWith('.vocab.json') ? fromVocab(fs, p) : fromTokenizerJson(fs, p);
   }
-  const dir = path.dirname(modelFile);
-  return inFolder(dir) ?? bad(`No tokenizer beside ${path.basename(modelFile)} (looked for tokenizer.json, or vocab.json + merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`);
+  const dir = fs.dirname(modelFile);
+  return (await inFolder(fs, dir)) ?? bad(`No tokenizer beside ${fs.basename(modelFile)} (looked for tokenizer.json, or vocab.json + merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`);
 }

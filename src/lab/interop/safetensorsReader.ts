@@ -9,17 +9,20 @@
  * interpreted: unpickling runs code. The message gives the three lines of Python that
  * convert one with the `safetensors` package.
  *
+ * The file is read through the lab's file system in ranges, so the same reader serves a
+ * file on disk and one in the web host's workspace.
+ *
  * Leaves out: memory mapping (Node has none), big-endian hosts (float32 bytes are copied
  * as they are: safetensors and every host Node runs on here are little-endian), and writing.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { widenHalf } from '../../engine/io/halfFloat';
 import type { HeaderEntry, ParsedHeader } from '../../engine/io/safetensorsHeader';
 import { parseSafetensorsHeaderPrefix, safetensorsHeaderLength } from '../../engine/io/safetensorsHeader';
 import { CancelledError } from '../data/documentData';
+import { extensionOf } from '../data/textFile';
+import type { LabFs } from '../files/labFs';
 
 /** Bytes read per piece. */
 export const CHUNK_BYTES = 8 << 20;
@@ -34,11 +37,16 @@ export interface ReadHooks {
   readonly yieldNow?: () => Promise<void>;
 }
 
-const PICKLE_EXTENSIONS = ['.pt', '.pth', '.bin', '.ckpt'];
+const PICKLE_EXTENSIONS = ['pt', 'pth', 'bin', 'ckpt'];
+
+/** The last name of a path (`/` or `\\` separated). */
+function nameOf(file: string): string {
+  return file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+}
 
 /** The one-line refusal of a pickle checkpoint, with the conversion in three lines of Python. */
 export function pickleMessage(file: string): string {
-  const name = path.basename(file);
+  const name = nameOf(file);
   return (
     `${name} is a PyTorch pickle checkpoint, which Attention Lab never opens (unpickling can run code); convert it to safetensors with the safetensors package (pip install safetensors) and import that: ` +
     `import torch, safetensors.torch as st ⏎ sd = torch.load(${JSON.stringify(name)}, map_location="cpu"); sd = sd.get("model", sd) ⏎ ` +
@@ -48,7 +56,7 @@ export function pickleMessage(file: string): string {
 
 /** True for a file name PyTorch pickles are saved under. */
 export function isPickleName(file: string): boolean {
-  return PICKLE_EXTENSIONS.includes(path.extname(file).toLowerCase());
+  return PICKLE_EXTENSIONS.includes(extensionOf(file));
 }
 
 /** Pickle protocol 2+ starts with 0x80; `torch.save` since 1.6 writes a zip ("PK\x03\x04"). */
@@ -56,22 +64,19 @@ function looksLikePickle(first: Uint8Array): boolean {
   return (first[0] === 0x80 && (first[1] ?? 0) >= 2 && (first[1] ?? 0) <= 5) || (first[0] === 0x50 && first[1] === 0x4b && first[2] === 0x03 && first[3] === 0x04);
 }
 
-/** An open safetensors file: its validated header, and tensors read one at a time. */
+/** An open safetensors file: its validated header, and tensors read one at a time (each piece read on its own, so nothing stays open). */
 export class SafetensorsReader {
-  private readonly fd: number;
   private readonly byName: Map<string, HeaderEntry>;
   private done = 0;
-  private closed = false;
 
   private constructor(
+    private readonly fs: LabFs,
     readonly file: string,
-    fd: number,
     readonly header: ParsedHeader,
     /** Bytes of the data section. */
     readonly dataBytes: number,
     private readonly chunkBytes: number,
   ) {
-    this.fd = fd;
     this.byName = new Map(header.entries.map((e) => [e.name, e]));
   }
 
@@ -79,24 +84,18 @@ export class SafetensorsReader {
    * Opens `file` and validates its header. Throws EngineError('checkpoint/invalid') for a
    * pickle, a truncated file, a header past the end, overlaps, holes and unknown dtypes.
    */
-  static open(file: string, opts: { readonly chunkBytes?: number } = {}): SafetensorsReader {
-    const name = path.basename(file);
+  static async open(fs: LabFs, file: string, opts: { readonly chunkBytes?: number } = {}): Promise<SafetensorsReader> {
+    const name = fs.basename(file);
     if (isPickleName(file)) throw new EngineError('checkpoint/invalid', pickleMessage(file));
-    const fd = fs.openSync(file, 'r');
-    try {
-      const size = fs.fstatSync(fd).size;
-      const first = new Uint8Array(8);
-      fs.readSync(fd, first, 0, Math.min(8, size), 0);
-      if (size >= 4 && looksLikePickle(first)) throw new EngineError('checkpoint/invalid', pickleMessage(file));
-      const n = safetensorsHeaderLength(first.subarray(0, Math.min(8, size)), size, name);
-      const prefix = new Uint8Array(8 + n);
-      readFully(fd, prefix, 0);
-      const header = parseSafetensorsHeaderPrefix(prefix, size, name);
-      return new SafetensorsReader(file, fd, header, size - header.dataStart, opts.chunkBytes ?? CHUNK_BYTES);
-    } catch (e) {
-      fs.closeSync(fd);
-      throw e;
-    }
+    const st = await fs.stat(file);
+    if (st?.kind !== 'file') throw new EngineError('input/invalid', `${file} is not a file; pass a .safetensors file.`);
+    const size = st.size;
+    const first = await fs.readRange(file, 0, Math.min(8, size));
+    if (size >= 4 && looksLikePickle(first)) throw new EngineError('checkpoint/invalid', pickleMessage(file));
+    const n = safetensorsHeaderLength(first, size, name);
+    const prefix = await readFully(fs, file, 0, 8 + n);
+    const header = parseSafetensorsHeaderPrefix(prefix, size, name);
+    return new SafetensorsReader(fs, file, header, size - header.dataStart, opts.chunkBytes ?? CHUNK_BYTES);
   }
 
   /** Tensor names in header order. */
@@ -115,9 +114,9 @@ export class SafetensorsReader {
    */
   async readF32(name: string, hooks: ReadHooks = {}): Promise<Float32Array> {
     const e = this.byName.get(name);
-    if (!e) throw new EngineError('checkpoint/invalid', `${path.basename(this.file)} has no tensor ${JSON.stringify(name)}.`);
+    if (!e) throw new EngineError('checkpoint/invalid', `${nameOf(this.file)} has no tensor ${JSON.stringify(name)}.`);
     if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16' && e.dtype !== 'F64') {
-      throw new EngineError('checkpoint/invalid', `${path.basename(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be F32, F16, BF16 or F64; re-save it as float32.`);
+      throw new EngineError('checkpoint/invalid', `${nameOf(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be F32, F16, BF16 or F64; re-save it as float32.`);
     }
     const size = e.dtype === 'F32' ? 4 : e.dtype === 'F64' ? 8 : 2;
     const count = (e.end - e.begin) / size;
@@ -125,17 +124,13 @@ export class SafetensorsReader {
     const start = this.header.dataStart + e.begin;
     // A whole number of elements per piece.
     const step = Math.max(size, this.chunkBytes - (this.chunkBytes % size));
-    const scratch = e.dtype === 'F32' ? null : new Uint8Array(Math.min(step, e.end - e.begin));
     const outBytes = new Uint8Array(out.buffer);
     for (let off = 0; off < e.end - e.begin; off += step) {
-      if (hooks.isCancelled?.()) throw new CancelledError(`reading ${path.basename(this.file)}`);
+      if (hooks.isCancelled?.()) throw new CancelledError(`reading ${nameOf(this.file)}`);
       const len = Math.min(step, e.end - e.begin - off);
-      if (!scratch) readFully(this.fd, outBytes.subarray(off, off + len), start + off);
-      else {
-        const piece = scratch.subarray(0, len);
-        readFully(this.fd, piece, start + off);
-        widen(e.dtype as 'F16' | 'BF16' | 'F64', piece, out, off / size, len / size);
-      }
+      const piece = await readFully(this.fs, this.file, start + off, len);
+      if (e.dtype === 'F32') outBytes.set(piece, off);
+      else widen(e.dtype, piece, out, off / size, len / size);
       this.done += len;
       hooks.onBytes?.(this.done, this.dataBytes);
       if (hooks.yieldNow) await hooks.yieldNow();
@@ -144,24 +139,21 @@ export class SafetensorsReader {
   }
 
   /**
-   * Reads F32 tensor `name` straight into `dst` (its length must be the tensor's), with no
-   * copy of the tensor in between: how a checkpoint's weights go into a model's buffers.
+   * Reads F32 tensor `name` straight into `dst` (its length must be the tensor's), piece by
+   * piece, with no copy of the whole tensor in between: how a checkpoint's weights go into a
+   * model's buffers.
    */
-  readF32Into(name: string, dst: Float32Array | Float64Array): void {
+  async readF32Into(name: string, dst: Float32Array | Float64Array): Promise<void> {
     const e = this.byName.get(name);
     if (!e || e.dtype !== 'F32' || (e.end - e.begin) / 4 !== dst.length) throw new Error(`readF32Into: ${name} is not an F32 tensor of ${dst.length} values`);
     const target = dst instanceof Float32Array ? dst : new Float32Array(dst.length);
     const bytes = new Uint8Array(target.buffer, target.byteOffset, target.byteLength);
-    for (let off = 0; off < bytes.length; off += this.chunkBytes) readFully(this.fd, bytes.subarray(off, Math.min(bytes.length, off + this.chunkBytes)), this.header.dataStart + e.begin + off);
+    for (let off = 0; off < bytes.length; off += this.chunkBytes) {
+      const len = Math.min(this.chunkBytes, bytes.length - off);
+      bytes.set(await readFully(this.fs, this.file, this.header.dataStart + e.begin + off, len), off);
+    }
     this.done += bytes.length;
     if (target !== dst) dst.set(target);
-  }
-
-  /** Closes the file (idempotent). */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    fs.closeSync(this.fd);
   }
 }
 
@@ -174,12 +166,11 @@ function widen(dtype: 'F16' | 'BF16' | 'F64', src: Uint8Array, dst: Float32Array
   for (let i = 0; i < count; i++) dst[at + i] = view.getFloat64(8 * i, true);
 }
 
-/** Reads exactly `buf.length` bytes at `position`; a short read means the file shrank. */
-function readFully(fd: number, buf: Uint8Array, position: number): void {
-  let got = 0;
-  while (got < buf.length) {
-    const n = fs.readSync(fd, buf, got, buf.length - got, position + got);
-    if (n === 0) throw new EngineError('checkpoint/invalid', `the file ended ${buf.length - got} bytes early while reading at byte ${position + got}; it was cut off or is being written — wait for it to finish, or copy it again.`);
-    got += n;
+/** Reads exactly `length` bytes at `position`; a short read means the file shrank. */
+async function readFully(fs: LabFs, file: string, position: number, length: number): Promise<Uint8Array> {
+  const got = await fs.readRange(file, position, length);
+  if (got.length < length) {
+    throw new EngineError('checkpoint/invalid', `the file ended ${length - got.length} bytes early while reading at byte ${position + got.length}; it was cut off or is being written — wait for it to finish, or copy it again.`);
   }
+  return got;
 }

@@ -21,6 +21,10 @@
  * lab was watching (a cluster) keeps its weights until a lab opens it (`heads`, `report`:
  * {@link drawPendingSnapshots}, from the probe and plan the manifest holds).
  *
+ * It runs on Node only (beside the trainer's processes): the folder is listed and the metrics
+ * log read with Node's `fs`; what the lab reads and writes of a run goes through the LabFs
+ * given (Node's; tests pass one whose disk fills up).
+ *
  * Leaves out: starting and stopping the trainer (pytorchSession.ts).
  */
 
@@ -33,15 +37,16 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { validateStepMetrics } from '../../protocol/data';
 import type { EvalMetrics } from '../../protocol/data';
 import type { AttentionSnapshot } from '../../protocol/model';
-import type { FileIo } from '../runs/atomicFile';
-import { DiskFullError, NODE_IO } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
+import { DiskFullError } from '../files/fullDisk';
 import { loadModelFile } from '../runs/checkpoint';
-import type { RunStatus } from '../runs/runFolder';
+import type { RunJson, RunStatus } from '../runs/runFolder';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
 import { modelPadId, readTokenizer } from '../training/prepare';
 import type { Emit } from '../training/sessionControl';
 import { emitSnapshot } from '../training/sessionControl';
 import { saveSnapshot, scoredSnapshot, snapshotOf } from '../training/snapshots';
+import type { TrainerManifest } from './trainerInputs';
 import { PYTORCH_DIR, batchFromIds, readManifest } from './trainerInputs';
 
 const WEIGHTS = /^step-(\d+)\.weights\.safetensors$/;
@@ -63,46 +68,53 @@ export class SnapshotDrawer {
   private readonly tok: Tokenizer;
   private readonly seed: number;
 
-  constructor(runDir: string, backend: Backend, private readonly headScores = true) {
-    const run = readRunJson(runDir);
-    const m = readManifest(runDir);
-    this.tok = readTokenizer(runDir);
+  private constructor(
+    private readonly files: LabFs, run: RunJson, m: TrainerManifest, tok: Tokenizer, backend: Backend, private readonly headScores: boolean, probeBytes: Uint8Array,
+  ) {
+    this.tok = tok;
     this.seed = run.spec.training.seed;
-    this.probe = batchFromIds(new Int32Array(new Uint8Array(fs.readFileSync(path.join(runDir, PYTORCH_DIR, m.probe.file))).buffer), m.probe);
+    this.probe = batchFromIds(new Int32Array(probeBytes.slice().buffer), m.probe);
     const plan = { maxBatch: Math.max(m.plan.maxBatch, this.probe.B), maxLen: m.plan.maxLen, ...(run.config.kind === 'encoder-decoder' ? { maxSrcLen: m.plan.maxSrcLen } : {}), padId: modelPadId(this.tok) };
     this.model = new Transformer(run.config, plan).bind(backend);
   }
 
+  /** The drawer of the run in `runDir` (read through `files`), on `backend`. */
+  static async open(files: LabFs, runDir: string, backend: Backend, headScores = true): Promise<SnapshotDrawer> {
+    const m = readManifest(runDir);
+    const probe = await files.readFile(files.join(runDir, PYTORCH_DIR, m.probe.file));
+    return new SnapshotDrawer(files, await readRunJson(files, runDir), m, await readTokenizer(files, runDir), backend, headScores, probe);
+  }
+
   /** The snapshot of the weights in `file` at `step`; throws when the file cannot be loaded. */
-  draw(step: number, file: string): AttentionSnapshot {
-    loadModelFile(file, this.model);
+  async draw(step: number, file: string): Promise<AttentionSnapshot> {
+    await loadModelFile(this.files, file, this.model);
     return this.headScores ? scoredSnapshot(this.model, this.probe, this.tok, step, this.seed) : snapshotOf(this.model, this.probe, this.tok, step);
   }
 }
 
 /**
- * Turns every snapshot weights file waiting in `runDir` into a snapshot (saved through `io`,
+ * Turns every snapshot weights file waiting in `runDir` into a snapshot (saved through `files`,
  * weights removed), calling `onSnapshot` with each; `drawer` may be a function, called only
  * when there is something to draw. Returns how many it drew. A file that cannot be loaded yet
  * (a writer still renaming it) is left for the next call; a full disk throws DiskFullError
  * and keeps the weights of the snapshot it could not save.
  */
-export function drawPendingSnapshots(
-  runDir: string, drawer: SnapshotDrawer | (() => SnapshotDrawer), onSnapshot?: (s: AttentionSnapshot) => void, io: FileIo = NODE_IO,
-): number {
+export async function drawPendingSnapshots(
+  files: LabFs, runDir: string, drawer: SnapshotDrawer | (() => Promise<SnapshotDrawer>), onSnapshot?: (s: AttentionSnapshot) => void,
+): Promise<number> {
   const pending = pendingSnapshotWeights(runDir);
   if (pending.length === 0) return 0;
-  const d = typeof drawer === 'function' ? drawer() : drawer;
+  const d = typeof drawer === 'function' ? await drawer() : drawer;
   let drawn = 0;
   for (const { step, file } of pending) {
     let snap: AttentionSnapshot;
     try {
-      snap = d.draw(step, file);
+      snap = await d.draw(step, file);
     } catch {
       continue;
     }
-    saveSnapshot(runDir, snap, io);
-    fs.rmSync(file, { force: true });
+    await saveSnapshot(files, runDir, snap);
+    await files.remove(file);
     onSnapshot?.(snap);
     drawn++;
   }
@@ -123,7 +135,7 @@ export class RunFollower {
     private readonly emit: Emit,
     private readonly drawer: SnapshotDrawer,
     startStep: number,
-    private readonly io: FileIo = NODE_IO,
+    private readonly files: LabFs,
   ) {
     this.lastStep = startStep;
     this.checkpointStep = startStep;
@@ -148,12 +160,12 @@ export class RunFollower {
   }
 
   /** Reads everything new: metrics, run.json, snapshot weights (none after a full disk). */
-  poll(): void {
+  async poll(): Promise<void> {
     this.readMetrics();
-    this.readRun();
+    await this.readRun();
     if (this.full) return;
     try {
-      drawPendingSnapshots(this.runDir, this.drawer, (snap) => emitSnapshot(this.emit, snap), this.io);
+      await drawPendingSnapshots(this.files, this.runDir, this.drawer, (snap) => emitSnapshot(this.emit, snap));
     } catch (e) {
       if (!DiskFullError.is(e)) throw e;
       const step = /^step-(\d+)\./.exec(path.basename(e.file));
@@ -203,11 +215,11 @@ export class RunFollower {
     }
   }
 
-  private readRun(): void {
+  private async readRun(): Promise<void> {
     let status: RunStatus;
     let step: number;
     try {
-      ({ status, step } = readRunJson(this.runDir));
+      ({ status, step } = await readRunJson(this.files, this.runDir));
     } catch {
       return; // replaced between two reads: the next poll sees it
     }

@@ -24,6 +24,8 @@ import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO } from '../runs/atomicFile';
+import { NodeFs } from '../files/nodeFs';
+import type { LabPlatform } from '../workers/platform';
 import { saveCheckpoint } from '../runs/checkpoint';
 import { readRunJson } from '../runs/runFolder';
 import type { Emit, SessionControl, SessionOptions } from '../training/sessionControl';
@@ -70,21 +72,30 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
 /**
  * Prepares (or reopens) the run folder for the trainer: our engine's preparation, then the
  * seeded weights saved as the step-0 checkpoint of a new run, the trainer's inputs, and the
- * step-0 attention snapshot, every file written through `io`. Failures are thrown (the
- * caller reports them with `own`). `label` is the engine run.json names until the trainer,
+ * step-0 attention snapshot, every file written through `io` (Node's file calls: the trainer
+ * runs on Node). Failures are thrown (the caller reports them with `own`). `label` is the engine run.json names until the trainer,
  * starting, names it exactly.
  */
 export async function preparePytorchRun(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string, label = 'pytorch',
   io: FileIo = NODE_IO,
 ): Promise<{ prepared: PreparedSession; manifest: TrainerManifest; snapshot: AttentionSnapshot | null }> {
-  const prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, label, io);
+  const files = new NodeFs(io);
+  const prepared = await prepareSession(torchPlatform(files), runDir, spec, resume, control, emit, own, stopAt, extendTo, label);
   const { model, dataset, tok, run, trainer, startStep } = prepared;
-  if (!resume) saveCheckpoint(runDir, model, null, 0, io);
+  if (!resume) await saveCheckpoint(files, runDir, model, null, 0);
   const manifest = writeTrainerInputs(runDir, { model, tok, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir, io);
   const snapshot = run.spec.training.snapshotEvery > 0 && startStep === 0 ? takeSnapshot(model, dataset, tok, 0, run.spec.training.seed) : null;
-  if (snapshot) saveSnapshot(runDir, snapshot, io);
+  if (snapshot) await saveSnapshot(files, runDir, snapshot);
   return { prepared, manifest, snapshot };
+}
+
+/**
+ * The lab's side of a PyTorch run: Node's file system through `files`, and no helper threads
+ * (its model only initializes the weights and draws the probe's snapshots).
+ */
+function torchPlatform(files: NodeFs): LabPlatform {
+  return { fs: files, threads: () => null };
 }
 
 function freePort(): Promise<number> {
@@ -101,19 +112,21 @@ function freePort(): Promise<number> {
 /**
  * Runs (or resumes, or extends) the run in `runDir` on the PyTorch engine, as `runSession`
  * runs it on ours: the same notifications, the same run folder. The lab's own writes (the
- * prepared folder, snapshots) go through `options.io`. Never throws.
+ * prepared folder, snapshots) go through `options.io` (Node's file calls; tests pass a disk
+ * that fills up). Never throws.
  */
 export async function runPytorchSession(
   runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null, extendTo: number | null, opts: PytorchOptions,
-  options: SessionOptions = {},
+  options: SessionOptions & { readonly io?: FileIo } = {},
 ): Promise<void> {
   const own: Ownership = { created: false, owned: false };
   const io = options.io ?? NODE_IO;
+  const files = new NodeFs(io);
   const at = { step: 0 };
   try {
     const env = await probeTorch(opts.python, opts.trainerDir);
     checkOptions(env, opts);
-    const share = batchShareProblem(resume ? readRunJson(runDir).spec : spec, opts.nproc, opts.accumulate);
+    const share = batchShareProblem(resume ? (await readRunJson(files, runDir)).spec : spec, opts.nproc, opts.accumulate);
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
     const label = engineLabel(resolvedDevice(env, opts.device), opts.nproc, opts.bf16);
@@ -122,10 +135,10 @@ export async function runPytorchSession(
     const { run } = prepared;
     emit({ type: 'train/didStart', runDir, startStep: at.step, totalSteps: run.spec.training.steps, segments: run.segments, model: prepared.info, data: run.data });
     if (snapshot) emitSnapshot(emit, snapshot);
-    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env, { headScores: options.headScores ?? true, io, at });
+    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env, { headScores: options.headScores ?? true, files, at });
     emit({ type: 'train/didFinish', step: reason.step, reason: reason.reason });
   } catch (e) {
-    reportFailure(runDir, own, e, at.step, emit, io);
+    await reportFailure(files, runDir, own, e, at.step, emit);
   }
 }
 
@@ -142,7 +155,7 @@ function killGroup(pid: number | undefined): void {
 /** How the lab follows a trainer: head scores in snapshots, the file system, and `at.step`, kept at the last step the trainer logged (or the snapshot the lab could not save). */
 interface FollowOptions {
   readonly headScores: boolean;
-  readonly io: FileIo;
+  readonly files: NodeFs;
   readonly at: { step: number };
 }
 
@@ -151,7 +164,8 @@ async function launchAndFollow(
 ): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-torchrun-'));
   const cmd = localLaunch(runDir, opts, env, await freePort(), logDir);
-  const follower = new RunFollower(runDir, emit, new SnapshotDrawer(runDir, prepared.model.backendOrThrow(), follow.headScores), prepared.startStep, follow.io);
+  const drawer = await SnapshotDrawer.open(follow.files, runDir, prepared.model.backendOrThrow(), follow.headScores);
+  const follower = new RunFollower(runDir, emit, drawer, prepared.startStep, follow.files);
   const tail = new Tail();
   const child = spawn(cmd.command, [...cmd.args], {
     env: { ...process.env, ...cmd.env, PYTHONUNBUFFERED: '1' },
@@ -191,7 +205,7 @@ async function launchAndFollow(
         if (paused) fs.writeFileSync(path.join(controlDir, 'pause'), '');
         else fs.rmSync(path.join(controlDir, 'pause'), { force: true });
       }
-      follower.poll();
+      await follower.poll();
       follow.at.step = follower.step;
       const status = follower.runStatus;
       if (status === 'completed' || status === 'stopped' || status === 'failed') finishedAt ??= Date.now();
@@ -204,7 +218,7 @@ async function launchAndFollow(
       }
     }
     const { code, signal } = await exited;
-    follower.poll();
+    await follower.poll();
     follow.at.step = follower.step;
     const full = follower.diskFull;
     if (full) {
@@ -212,11 +226,11 @@ async function launchAndFollow(
       throw full.error;
     }
     const saved = ended && (follower.runStatus === 'completed' || follower.runStatus === 'stopped');
-    if (code !== 0 && !saved) throw exitError(runDir, code, signal, tail);
+    if (code !== 0 && !saved) throw await exitError(follow.files, runDir, code, signal, tail);
     // A trainer ended after recording a full disk (it had stopped, then hung on its way out).
-    const recorded = recordedDiskFull(runDir);
+    const recorded = await recordedDiskFull(follow.files, runDir);
     if (recorded) throw recorded;
-    const run = readRunJson(runDir);
+    const run = await readRunJson(follow.files, runDir);
     return { step: run.step, reason: run.status === 'completed' ? 'completed' : 'stopped' };
   } finally {
     fs.rmSync(path.join(controlDir, 'pause'), { force: true });

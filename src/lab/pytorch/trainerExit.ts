@@ -8,6 +8,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
+import type { LabFs } from '../files/labFs';
 import { readRunJson } from '../runs/runFolder';
 import { RunnerError } from '../training/sessionSetup';
 
@@ -38,9 +39,9 @@ export class Tail {
 }
 
 /** The error a run.json records for a run that a full disk stopped, or null. */
-export function recordedDiskFull(runDir: string): RunnerError | null {
+export async function recordedDiskFull(files: LabFs, runDir: string): Promise<RunnerError | null> {
   try {
-    const { error } = readRunJson(runDir);
+    const { error } = await readRunJson(files, runDir);
     return error?.code === 'disk/full' ? new RunnerError('disk/full', error.message) : null;
   } catch {
     return null;
@@ -48,12 +49,12 @@ export function recordedDiskFull(runDir: string): RunnerError | null {
 }
 
 /** The error of a trainer that exited with `code`: what it recorded in run.json, its own one line, or the launcher's last lines. */
-export function exitError(runDir: string, code: number | null, signal: string | null, tail: Tail): Error {
-  const full = recordedDiskFull(runDir);
+export async function exitError(files: LabFs, runDir: string, code: number | null, signal: string | null, tail: Tail): Promise<Error> {
+  const full = await recordedDiskFull(files, runDir);
   if (full) return full;
   let recorded: { code: string; message: string } | null = null;
   try {
-    const run = readRunJson(runDir);
+    const run = await readRunJson(files, runDir);
     if (run.status === 'failed' && run.error) recorded = run.error;
   } catch {
     // run.json unreadable: the launcher's own lines below say more

@@ -8,8 +8,9 @@
  * - append-only logs (metrics.jsonl, evaluations.jsonl): one line per write; a failed append
  *   cuts the file back to where it was, and an append after a torn last line (a process
  *   killed mid-line) starts on a new line, so a reader only ever skips the torn line itself.
- * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as {@link DiskFullError}, naming the file,
- * so each caller can say in one line what was being saved and what is kept.
+ * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as a DiskFullError (lab/files/fullDisk.ts,
+ * where the web's file systems find it too), naming the file, so each caller can say in one
+ * line what was being saved and what is kept.
  *
  * The file-system calls go through a {@link FileIo} (Node's by default), so tests can make a
  * disk that fills up where a size-limited mount is not available.
@@ -20,6 +21,9 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { diskError } from '../files/fullDisk';
+export { DiskFullError, diskError, isNoSpace } from '../files/fullDisk';
+export { completeLines } from '../files/labFs';
 
 /** The file-system calls the writers make (a subset of Node's `fs`, synchronous). */
 export interface FileIo {
@@ -49,43 +53,6 @@ export const NODE_IO: FileIo = {
   rmSync: (file) => fs.rmSync(file, { force: true }),
   mkdirSync: (dir) => fs.mkdirSync(dir, { recursive: true }),
 };
-
-/** Error codes of a file system with no room left. */
-const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
-
-/** A write that failed because the disk (or the user's quota) is full; nothing half-written was left. */
-export class DiskFullError extends Error {
-  /** The code errors carry across threads (lab/workers/errorCodes.ts). */
-  readonly code = 'disk/full' as const;
-
-  constructor(
-    /** The file that could not be written. */
-    readonly file: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`Disk full while writing ${file}; nothing was half-written — free space and try again.`, options);
-    this.name = 'DiskFullError';
-  }
-
-  /** True for a DiskFullError, also from another realm. */
-  static is(e: unknown): e is DiskFullError {
-    return e instanceof Error && e.name === 'DiskFullError' && typeof (e as DiskFullError).file === 'string';
-  }
-}
-
-/** True for a Node error saying the disk or quota is full. */
-export function isNoSpace(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && FULL_CODES.has(String((e as { code?: unknown }).code));
-}
-
-/**
- * `e` as a DiskFullError about `file` when it says the disk is full (also a DiskFullError
- * about a file inside `file`: an export or import names its folder, not its temporary files),
- * else `e` itself.
- */
-export function diskError(e: unknown, file: string): unknown {
-  return isNoSpace(e) || DiskFullError.is(e) ? new DiskFullError(file, { cause: e }) : e;
-}
 
 /** Writes every byte of `data` at the file position, continuing after short writes. */
 function writeAll(io: FileIo, fd: number, data: Uint8Array): void {
@@ -191,15 +158,6 @@ export function makeDir(dir: string, io: FileIo = NODE_IO): void {
   } catch (e) {
     throw diskError(e, dir);
   }
-}
-
-/**
- * The complete lines of an append-only log's text: a last line without its newline (a
- * writer killed mid-line) is left out, as are blank lines.
- */
-export function completeLines(text: string): string[] {
-  const end = text.lastIndexOf('\n');
-  return end < 0 ? [] : text.slice(0, end).split('\n').filter((l) => l.trim() !== '');
 }
 
 /** Flushes a directory entry (best effort: not every platform can open a directory). */

@@ -6,8 +6,6 @@
  * together. Readers check format, version, dtype and shape of everything and say what to do.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
 import { validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
@@ -16,8 +14,8 @@ import { SafetensorsReader } from '../interop/safetensorsReader';
 import type { SafetensorsFile } from '../../engine/io/safetensors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
-import type { FileIo } from './atomicFile';
-import { NODE_IO, writeFilesAtomic } from './atomicFile';
+import type { LabFs } from '../files/labFs';
+import { exists } from '../files/labFs';
 import { RUN_FILES } from './runFolder';
 
 export const CHECKPOINT_FORMAT = 'attention-lab-checkpoint';
@@ -27,11 +25,11 @@ export const CHECKPOINT_VERSION = '1';
  * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
  * before either replaces the old one, so a window reload (which ends the worker at any moment)
  * or a full disk while a checkpoint is being written leaves the previous pair, from one step,
- * to resume from (a full disk throws atomicFile.ts's DiskFullError).
+ * to resume from (a full disk throws lab/files/fullDisk.ts's DiskFullError).
  */
-export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Optimizer | null, step: number, io: FileIo = NODE_IO): string {
+export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): Promise<string> {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
-  const files: { file: string; data: Uint8Array }[] = [];
+  const files: { path: string; data: Uint8Array }[] = [];
   if (optimizer) {
     const st = optimizer.state();
     const bytes = encodeSafetensors(
@@ -41,18 +39,18 @@ export function saveCheckpoint(runDir: string, model: Transformer, optimizer: Op
       ],
       { ...meta, kind: 'optimizer', optimizerStep: String(st.step), optimizer: JSON.stringify(optimizer.config) },
     );
-    files.push({ file: path.join(runDir, RUN_FILES.optimizer), data: bytes });
+    files.push({ path: fs.join(runDir, RUN_FILES.optimizer), data: bytes });
   }
   const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
-  const file = path.join(runDir, RUN_FILES.model);
-  files.push({ file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
-  writeFilesAtomic(files, io);
+  const file = fs.join(runDir, RUN_FILES.model);
+  files.push({ path: file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
+  await fs.writeFiles(files);
   return file;
 }
 
-function readSafetensors(file: string, what: string): SafetensorsFile {
-  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
-  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), path.basename(file));
+async function readSafetensors(fs: LabFs, file: string, what: string): Promise<SafetensorsFile> {
+  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
+  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
   checkFormat(file, f.metadata);
   return f;
 }
@@ -78,74 +76,61 @@ function stepOf(metadata: Readonly<Record<string, string>>, source: string): num
  * its header read (format and version checked):
  * its tensors are read one at a time, each straight into where it goes.
  */
-function openModelFile(file: string): SafetensorsReader {
-  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no model checkpoint yet — train it first (or resume from a run that saved one).`);
-  const f = SafetensorsReader.open(file);
-  try {
-    checkFormat(file, f.header.metadata);
-    return f;
-  } catch (e) {
-    f.close();
-    throw e;
-  }
+async function openModelFile(fs: LabFs, file: string): Promise<SafetensorsReader> {
+  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no model checkpoint yet — train it first (or resume from a run that saved one).`);
+  const f = await SafetensorsReader.open(fs, file);
+  checkFormat(file, f.header.metadata);
+  return f;
 }
 
 /** The config saved in a run's model.safetensors (read from its header alone). */
-export function readCheckpointConfig(runDir: string): { config: ModelConfig; step: number } {
-  const f = openModelFile(path.join(runDir, RUN_FILES.model));
-  const source = path.basename(f.file);
+export async function readCheckpointConfig(fs: LabFs, runDir: string): Promise<{ config: ModelConfig; step: number }> {
+  const f = await openModelFile(fs, fs.join(runDir, RUN_FILES.model));
+  const source = fs.basename(f.file);
+  let config: ModelConfig;
   try {
-    let config: ModelConfig;
-    try {
-      config = validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
-    } catch (e) {
-      throw new EngineError('checkpoint/invalid', `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
-    }
-    return { config, step: stepOf(f.header.metadata, source) };
-  } finally {
-    f.close();
+    config = validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
+  } catch (e) {
+    throw new EngineError('checkpoint/invalid', `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
   }
+  return { config, step: stepOf(f.header.metadata, source) };
 }
 
 /**
  * Loads model.safetensors into `model`, each tensor read straight into its parameter (every
  * tensor checked for dtype and shape first, as `expectTensor` checks). Returns the step.
  */
-export function loadModelCheckpoint(runDir: string, model: Transformer): number {
-  return loadModelFile(path.join(runDir, RUN_FILES.model), model);
+export async function loadModelCheckpoint(fs: LabFs, runDir: string, model: Transformer): Promise<number> {
+  return loadModelFile(fs, fs.join(runDir, RUN_FILES.model), model);
 }
 
 /**
  * Loads a model checkpoint file of ours (model.safetensors, or a snapshot's weights) into
  * `model`, as `loadModelCheckpoint` does. Returns its step.
  */
-export function loadModelFile(file: string, model: Transformer): number {
-  const f = openModelFile(file);
-  const source = path.basename(f.file);
-  try {
-    const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
-    for (const p of model.paramList) {
-      const e = f.entry(p.name);
-      if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(p.name)}; ${fix}.`);
-      if (e.dtype !== 'F32') throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} is ${e.dtype} but F32 was expected; ${fix}.`);
-      if (e.shape.length !== p.shape.length || e.shape.some((d, i) => d !== p.shape[i])) {
-        throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but [${p.shape.join(', ')}] was expected; ${fix}.`);
-      }
+export async function loadModelFile(fs: LabFs, file: string, model: Transformer): Promise<number> {
+  const f = await openModelFile(fs, file);
+  const source = fs.basename(f.file);
+  const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
+  for (const p of model.paramList) {
+    const e = f.entry(p.name);
+    if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(p.name)}; ${fix}.`);
+    if (e.dtype !== 'F32') throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} is ${e.dtype} but F32 was expected; ${fix}.`);
+    if (e.shape.length !== p.shape.length || e.shape.some((d, i) => d !== p.shape[i])) {
+      throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but [${p.shape.join(', ')}] was expected; ${fix}.`);
     }
-    const extra = f.names.filter((n) => !model.paramList.some((p) => p.name === n));
-    if (extra.length) throw new EngineError('checkpoint/invalid', `${source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
-    for (const p of model.paramList) f.readF32Into(p.name, p.data);
-    return stepOf(f.header.metadata, source);
-  } finally {
-    f.close();
   }
+  const extra = f.names.filter((n) => !model.paramList.some((p) => p.name === n));
+  if (extra.length) throw new EngineError('checkpoint/invalid', `${source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
+  for (const p of model.paramList) await f.readF32Into(p.name, p.data);
+  return stepOf(f.header.metadata, source);
 }
 
 /** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
-export function loadOptimizerCheckpoint(runDir: string, optimizer: Optimizer, modelStep: number): void {
+export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimizer: Optimizer, modelStep: number): Promise<void> {
   // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
-  if (modelStep === 0 && !fs.existsSync(path.join(runDir, RUN_FILES.optimizer))) return;
-  const f = readSafetensors(path.join(runDir, RUN_FILES.optimizer), 'optimizer');
+  if (modelStep === 0 && !(await exists(fs, fs.join(runDir, RUN_FILES.optimizer)))) return;
+  const f = await readSafetensors(fs, fs.join(runDir, RUN_FILES.optimizer), 'optimizer');
   const step = stepOf(f.metadata, f.source);
   if (step !== modelStep) {
     throw new EngineError('checkpoint/invalid', `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`);

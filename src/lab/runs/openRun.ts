@@ -9,6 +9,7 @@ import type { Backend } from '../../engine/backend';
 import { StepperWorkspace } from '../../engine/models/stepper';
 import { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
+import type { LabFs } from '../files/labFs';
 import { loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
 import { checkMemory } from './memoryCheck';
 import type { InductionByLayer } from '../training/headScores';
@@ -30,13 +31,13 @@ export interface OpenRun {
 }
 
 /** Opens `runDir` with a model planned for `maxBatch` sequences of up to the context length. */
-export function openRun(runDir: string, backend: Backend, maxBatch = 1): OpenRun {
-  const run = readRunJson(runDir);
-  const tok = readTokenizer(runDir);
-  const { config } = readCheckpointConfig(runDir);
+export async function openRun(fs: LabFs, runDir: string, backend: Backend, maxBatch = 1): Promise<OpenRun> {
+  const run = await readRunJson(fs, runDir);
+  const tok = await readTokenizer(fs, runDir);
+  const { config } = await readCheckpointConfig(fs, runDir);
   const shape = { maxBatch, padId: modelPadId(tok) };
   checkMemory(config, shape, backend, 'inference');
   const model = new Transformer(config, shape).bind(backend);
-  const step = loadModelCheckpoint(runDir, model);
+  const step = await loadModelCheckpoint(fs, runDir, model);
   return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };
 }

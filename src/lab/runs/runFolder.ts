@@ -8,8 +8,6 @@
  * says what to do when a file is from another version or damaged.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { ModelConfig } from '../../engine/config';
 import { validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
@@ -18,8 +16,8 @@ import { IMPORT_LAYOUTS } from '../../engine/models/importLayouts';
 import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../../protocol/data';
 import { ProtocolError } from '../../protocol/schema';
 import { validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
-import type { FileIo } from './atomicFile';
-import { NODE_IO, appendLine, completeLines, writeFileAtomic } from './atomicFile';
+import type { LabFs } from '../files/labFs';
+import { completeLines, exists, readText, writeFile } from '../files/labFs';
 import { planSegments, segmentsProblem } from './segments';
 
 export const RUN_FORMAT = 'attention-lab-run';
@@ -67,6 +65,8 @@ export interface RunJson {
   readonly note?: string;
   /** The kernel backend the last training session ran on (`spec.backend` may say "auto"). */
   readonly backendUsed?: string;
+  /** Threads the last training session's kernels ran on (absent in runs from before it was recorded). */
+  readonly threadsUsed?: number;
   /** Set on a run made by `import`: the checkpoint's layout and file (the model was not trained here). */
   readonly imported?: { readonly layout: ImportLayout; readonly from: string };
 }
@@ -76,12 +76,12 @@ function invalid(file: string, what: string): EngineError {
 }
 
 /** Reads and validates run.json of `runDir`. */
-export function readRunJson(runDir: string): RunJson {
-  const file = path.join(runDir, RUN_FILES.run);
-  if (!fs.existsSync(file)) throw new EngineError('input/invalid', `${runDir} is not a run folder (no run.json); pass the folder a training run created.`);
+export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
+  const file = fs.join(runDir, RUN_FILES.run);
+  if (!(await exists(fs, file))) throw new EngineError('input/invalid', `${runDir} is not a run folder (no run.json); pass the folder a training run created.`);
   let raw: unknown;
   try {
-    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+    raw = JSON.parse(await readText(fs, file));
   } catch (e) {
     throw invalid(file, `is not valid JSON (${(e as Error).message}); the file is damaged — restore it or start a new run.`);
   }
@@ -105,6 +105,7 @@ export function readRunJson(runDir: string): RunJson {
   const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
   if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
+  if (r.threadsUsed !== undefined && !(Number.isInteger(r.threadsUsed) && (r.threadsUsed as number) >= 1)) throw invalid(file, `has threadsUsed that is not a whole number ≥ 1 (${JSON.stringify(r.threadsUsed)}); fix or remove it.`);
   for (const k of ['displayName', 'note', 'backendUsed'] as const) {
     if (r[k] !== undefined && typeof r[k] !== 'string') throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
   }
@@ -126,14 +127,14 @@ export function readRunJson(runDir: string): RunJson {
 }
 
 /** Writes run.json atomically. */
-export function writeRunJson(runDir: string, run: RunJson, io: FileIo = NODE_IO): void {
-  writeFileAtomic(path.join(runDir, RUN_FILES.run), `${JSON.stringify(run, null, 2)}\n`, io);
+export function writeRunJson(fs: LabFs, runDir: string, run: RunJson): Promise<void> {
+  return writeFile(fs, fs.join(runDir, RUN_FILES.run), `${JSON.stringify(run, null, 2)}\n`);
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export function updateRunJson(runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed'>>, io: FileIo = NODE_IO): RunJson {
-  const run = { ...readRunJson(runDir), ...patch, updatedAt: new Date().toISOString() };
-  writeRunJson(runDir, run, io);
+export async function updateRunJson(fs: LabFs, runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed' | 'threadsUsed'>>): Promise<RunJson> {
+  const run = { ...(await readRunJson(fs, runDir)), ...patch, updatedAt: new Date().toISOString() };
+  await writeRunJson(fs, runDir, run);
   return run;
 }
 
@@ -153,47 +154,47 @@ export function runNameProblem(name: string): string | null {
  * `updatedAt` is kept (it orders the runs by training, not by naming). The write is atomic;
  * a training worker updating run.json at the same moment rereads it before each write.
  */
-export function setRunLabel(runDir: string, label: { readonly displayName?: string; readonly note?: string }): RunJson {
+export async function setRunLabel(fs: LabFs, runDir: string, label: { readonly displayName?: string; readonly note?: string }): Promise<RunJson> {
   const problem = label.displayName === undefined ? null : runNameProblem(label.displayName);
   if (problem) throw new EngineError('input/invalid', problem);
-  const { displayName, note, ...rest } = readRunJson(runDir);
+  const { displayName, note, ...rest } = await readRunJson(fs, runDir);
   const name = (label.displayName ?? displayName ?? '').trim();
   const text = (label.note ?? note ?? '').trim();
   const run: RunJson = { ...rest, ...(name ? { displayName: name } : {}), ...(text ? { note: text } : {}) };
-  writeRunJson(runDir, run);
+  await writeRunJson(fs, runDir, run);
   return run;
 }
 
 /**
  * Sets the documents an imported run fine-tunes on (`train --resume`, the editor's
- * Fine-tune…): `files` (absolute), `root` the folder their paths are shown relative to.
+ * Fine-tune…): `files` (absolute paths of `fs`), `root` the folder their paths are shown relative to.
  * Only a decoder-only run's documents can be set this way.
  */
-export function setFineTuneData(runDir: string, files: readonly string[], root: string): RunJson {
-  const run = readRunJson(runDir);
-  if (run.spec.data.kind !== 'documents') throw new EngineError('input/invalid', `${path.basename(runDir)} trains on ${run.spec.data.kind}, not documents; fine-tune it with its own data.`);
+export async function setFineTuneData(fs: LabFs, runDir: string, files: readonly string[], root: string): Promise<RunJson> {
+  const run = await readRunJson(fs, runDir);
+  if (run.spec.data.kind !== 'documents') throw new EngineError('input/invalid', `${fs.basename(runDir)} trains on ${run.spec.data.kind}, not documents; fine-tune it with its own data.`);
   if (files.length === 0) throw new EngineError('input/invalid', 'Pick at least one file to fine-tune on.');
   const next: RunJson = { ...run, spec: { ...run.spec, data: { ...run.spec.data, files: [...files], root } } };
-  writeRunJson(runDir, next);
+  await writeRunJson(fs, runDir, next);
   return next;
 }
 
 /** One line of metrics.jsonl. */
 export type MetricsLine = ({ readonly type: 'step' } & StepMetrics) | ({ readonly type: 'eval' } & EvalMetrics);
 
-/** Appends one line to metrics.jsonl in one piece (atomicFile.ts `appendLine`: a crash can only tear the last line, which readers skip). */
-export function appendMetrics(runDir: string, line: MetricsLine, io: FileIo = NODE_IO): void {
-  appendLine(path.join(runDir, RUN_FILES.metrics), `${JSON.stringify(line)}\n`, io);
+/** Appends one line to metrics.jsonl in one piece (a crash can only tear the last line, which readers skip). */
+export function appendMetrics(fs: LabFs, runDir: string, line: MetricsLine): Promise<void> {
+  return fs.appendLine(fs.join(runDir, RUN_FILES.metrics), `${JSON.stringify(line)}\n`);
 }
 
-/** Every step and evaluation logged so far, skipping lines a crash truncated. */
-export function readMetrics(runDir: string): { steps: StepMetrics[]; evals: EvalMetrics[]; skipped: number } {
-  const file = path.join(runDir, RUN_FILES.metrics);
+/** Every step and evaluation logged so far, skipping lines a crash tore. */
+export async function readMetrics(fs: LabFs, runDir: string): Promise<{ steps: StepMetrics[]; evals: EvalMetrics[]; skipped: number }> {
+  const file = fs.join(runDir, RUN_FILES.metrics);
   const steps: StepMetrics[] = [];
   const evals: EvalMetrics[] = [];
   let skipped = 0;
-  if (!fs.existsSync(file)) return { steps, evals, skipped };
-  for (const text of completeLines(fs.readFileSync(file, 'utf8'))) {
+  if (!(await exists(fs, file))) return { steps, evals, skipped };
+  for (const text of completeLines(await readText(fs, file))) {
     try {
       const v = JSON.parse(text) as Record<string, unknown>;
       if (v.type === 'step') steps.push(validateStepMetrics(v));
@@ -207,10 +208,10 @@ export function readMetrics(runDir: string): { steps: StepMetrics[]; evals: Eval
 }
 
 /** Drops metrics logged after `step` (work lost with the process that logged it), atomically. */
-export function truncateMetrics(runDir: string, step: number, io: FileIo = NODE_IO): void {
-  const file = path.join(runDir, RUN_FILES.metrics);
-  if (!fs.existsSync(file)) return;
-  const keep = completeLines(fs.readFileSync(file, 'utf8'))
+export async function truncateMetrics(fs: LabFs, runDir: string, step: number): Promise<void> {
+  const file = fs.join(runDir, RUN_FILES.metrics);
+  if (!(await exists(fs, file))) return;
+  const keep = completeLines(await readText(fs, file))
     .filter((text) => {
       try {
         const v = JSON.parse(text) as { step?: unknown };
@@ -219,14 +220,14 @@ export function truncateMetrics(runDir: string, step: number, io: FileIo = NODE_
         return false;
       }
     });
-  writeFileAtomic(file, keep.length ? `${keep.join('\n')}\n` : '', io);
+  await writeFile(fs, file, keep.length ? `${keep.join('\n')}\n` : '');
 }
 
 /** A fresh, unused run folder name under `parent`: run-YYYYMMDD-HHMMSS[-n]. */
-export function newRunDir(parent: string, now = new Date()): string {
+export async function newRunDir(fs: LabFs, parent: string, now = new Date()): Promise<string> {
   const pad = (n: number): string => String(n).padStart(2, '0');
   const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
-  let dir = path.join(parent, `run-${stamp}`);
-  for (let i = 2; fs.existsSync(dir); i++) dir = path.join(parent, `run-${stamp}-${i}`);
+  let dir = fs.join(parent, `run-${stamp}`);
+  for (let i = 2; await exists(fs, dir); i++) dir = fs.join(parent, `run-${stamp}-${i}`);
   return dir;
 }

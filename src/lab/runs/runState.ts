@@ -4,23 +4,23 @@
  * the dashboard opens or restores.
  */
 
-import * as path from 'node:path';
 import type { RunState, RunSummary } from '../../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
 import { readSnapshots } from '../training/snapshots';
 import { readEvaluations } from '../evaluation/evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
+import type { LabFs } from '../files/labFs';
 import { IMPORT_LAYOUT_NAMES } from '../../engine/models/importLayouts';
 import { wasmSimdThreadsAvailable } from '../../engine/backends/wasm/wasmModule';
 
 /** The summary of a run from its run.json. */
-export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): RunSummary {
+export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary {
   const est = estimateModel(run.config, { maxBatch: Math.max(1, run.spec.training.batchSize) });
   return {
-    id: path.resolve(runDir),
-    name: run.displayName ?? path.basename(runDir),
-    runDir: path.resolve(runDir),
+    id: fs.resolve(runDir),
+    name: run.displayName ?? fs.basename(runDir),
+    runDir: fs.resolve(runDir),
     status: run.status,
     kind: run.config.kind,
     step: run.step,
@@ -34,6 +34,7 @@ export function runSummary(runDir: string, run: RunJson = readRunJson(runDir)): 
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
       backend: run.backendUsed ?? backendThatWillRun(run.spec.backend),
+      ...(run.threadsUsed !== undefined ? { threads: run.threadsUsed } : {}),
     },
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
@@ -49,8 +50,8 @@ function backendThatWillRun(kind: RunJson['spec']['backend']): string {
 }
 
 /** Summary, metrics and snapshots of one run folder. */
-export function loadRunState(runDir: string): RunState {
-  const run = readRunJson(runDir);
-  const { steps, evals } = readMetrics(runDir);
-  return { run: runSummary(runDir, run), steps, evals, snapshots: readSnapshots(runDir), evaluations: readEvaluations(runDir).evaluations };
+export async function loadRunState(fs: LabFs, runDir: string): Promise<RunState> {
+  const run = await readRunJson(fs, runDir);
+  const { steps, evals } = await readMetrics(fs, runDir);
+  return { run: runSummary(fs, runDir, run), steps, evals, snapshots: await readSnapshots(fs, runDir), evaluations: (await readEvaluations(fs, runDir)).evaluations };
 }

@@ -2,13 +2,16 @@
  * How long one training step of a configuration will take on this machine, measured
  * before anything is saved (the configure step shows it next to the parameter count and
  * memory). A few real optimizer steps run on random tokens for about a quarter of a
- * second; their FLOP rate (the engine's own count: ≈ 6 FLOPs per parameter per token plus
+ * second, on the threads training would get (the helpers are waited for, up to a few
+ * seconds, and the result says how many ran: a web page that is not cross-origin isolated
+ * has one); their FLOP rate (the engine's own count: ≈ 6 FLOPs per parameter per token plus
  * attention, Kaplan et al. 2020 §2.1) then scales to the full batch. Models too large to
  * allocate casually are measured at their kind's small preset and scaled by FLOPs.
  *
  * Leaves out: warm-up effects past the first step, and memory pressure of the real size.
  */
 
+import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { ModelConfig } from '../../engine/config';
 import { estimateModel } from '../../engine/models/estimate';
 import type { Batch } from '../../engine/models/inputs';
@@ -29,6 +32,27 @@ export interface Calibration {
   readonly secondsPerStep: number;
   readonly flopsPerSec: number;
   readonly backend: string;
+  /** Threads the steps ran on. */
+  readonly threads: number;
+}
+
+/** Longest wait for the helper threads to start before measuring without them. */
+const HELPERS_WAIT_MS = 3000;
+
+/** The part of the WebAssembly backend that says whether its helpers run (the reference backend has none). */
+interface Threaded {
+  readonly threads?: number;
+  threadsReady?(): boolean;
+  dispose?(): void;
+}
+
+/** Waits (letting the workers start) until the backend's helpers serve or the wait is over; returns the threads in use. */
+async function helpersStarted(backend: Threaded, now: () => number): Promise<number> {
+  const threads = backend.threads ?? 1;
+  if (threads <= 1 || !backend.threadsReady) return 1;
+  const end = now() + HELPERS_WAIT_MS;
+  while (!backend.threadsReady() && now() < end) await new Promise((r) => setTimeout(r, 10));
+  return backend.threadsReady() ? threads : 1;
 }
 
 function randomBatch(cfg: ModelConfig, B: number, T: number, rng: Rng): Batch {
@@ -39,10 +63,11 @@ function randomBatch(cfg: ModelConfig, B: number, T: number, rng: Rng): Batch {
 }
 
 /**
- * Seconds per step of `spec` with a tokenizer of `vocabSize` ids. `now` is a millisecond
- * clock (the worker passes `performance.now`).
+ * Seconds per step of `spec` with a tokenizer of `vocabSize` ids, on the helper threads
+ * `threads()` gives (the ones training would get). `now` is a millisecond clock (the worker
+ * passes `performance.now`).
  */
-export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number, budgetMs = 250): Calibration {
+export async function calibrate(spec: TrainSpec, vocabSize: number, now: () => number, threads: () => ParallelRunner | null, budgetMs = 250): Promise<Calibration> {
   const full = resolveConfig(spec, vocabSize);
   const rows = spec.training.batchSize;
   const len = Math.min(spec.training.seqLen, full.maxLen);
@@ -52,7 +77,8 @@ export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number,
   const cfg = big ? resolveConfig(probeSpec, Math.min(vocabSize, 2000)) : full;
   const T = Math.min(len, PROBE_LEN);
   const B = Math.min(rows, PROBE_ROWS);
-  const backend = backendFor(spec.backend);
+  const backend = backendFor(spec.backend, threads);
+  const ran = await helpersStarted(backend as Threaded, () => Date.now());
   const model = new Transformer(cfg, { maxBatch: B, maxLen: T, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: T } : {}) }).bind(backend);
   const rng = new Rng(1);
   model.initialize(rng);
@@ -68,5 +94,6 @@ export function calibrate(spec: TrainSpec, vocabSize: number, now: () => number,
   const seconds = (now() - t0) / 1000 / steps;
   const probeFlops = estimateModel(cfg, { maxBatch: B, maxLen: T }).trainFlopsPerToken * B * T;
   const flopsPerSec = probeFlops / Math.max(seconds, 1e-9);
-  return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: backend.name };
+  (backend as Threaded).dispose?.(); // its helper threads end with it
+  return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: backend.name, threads: ran };
 }

@@ -6,8 +6,6 @@
  * lab/data/documentData.ts; pairs and tasks are small enough to hold as text.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import type { Backend } from '../../engine/backend';
 import { createBackend } from '../../engine/backends/select';
 import type { ModelConfig } from '../../engine/config';
@@ -24,9 +22,9 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { parseTokenizerJSON } from '../../engine/tokenizers/tokenizerJson';
 import type { DataSummary, RunSegment, TaskName, TrainSpec } from '../../protocol/data';
 import { TASK_MODEL_KINDS } from '../../protocol/data';
-import type { FileIo } from '../runs/atomicFile';
-import { NODE_IO, writeFileAtomic } from '../runs/atomicFile';
-import { createWasmThreads } from '../workers/wasmThreads';
+import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
+import type { LabFs } from '../files/labFs';
+import { exists, readText, writeFile } from '../files/labFs';
 import type { Dataset } from '../data/dataset';
 import { documentDataset, pairDataset, tokenizePairs } from '../data/dataset';
 import type { DocumentData, WorkHooks } from '../data/documentData';
@@ -67,8 +65,10 @@ export type RunData =
 const VAL_FRACTION = 0.1;
 const count = formatCount;
 
+const utf8Length = (s: string): number => new TextEncoder().encode(s).length;
+
 /** Reads or generates the pairs of a task or pairs spec. */
-export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
+export async function loadPairsText(fs: LabFs, spec: TrainSpec): Promise<PairsText> {
   const d = spec.data;
   const seed = spec.training.seed;
   if (d.kind === 'task') {
@@ -78,15 +78,15 @@ export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
     return { trainPairs: train, valPairs: val, description: `task ${info.description}`, documents: train.length + val.length, bytes: 0, validation: { kind: 'task', text: `${count(val.length)} generated pairs the training never sees` } };
   }
   if (d.kind !== 'pairs') throw new Error('loadPairsText needs a task or pairs spec');
-  const pairs = await readPairs(d.source, d.target);
-  const bytes = pairs.reduce((n, p) => n + Buffer.byteLength(p.src) + Buffer.byteLength(p.tgt), 0);
+  const pairs = await readPairs(fs, d.source, d.target);
+  const bytes = pairs.reduce((n, p) => n + utf8Length(p.src) + utf8Length(p.tgt), 0);
   const { train, val } = splitPairs(pairs, seed);
-  const what = d.target ? `${path.basename(d.source)} → ${path.basename(d.target)}` : path.basename(d.source);
+  const what = d.target ? `${fs.basename(d.source)} → ${fs.basename(d.target)}` : fs.basename(d.source);
   const n = pairs.length;
   return {
     trainPairs: train,
     valPairs: val,
-    description: `pairs ${what} (${count(n)} ${n === 1 ? 'pair' : 'pairs'}) in ${path.dirname(d.source)}`,
+    description: `pairs ${what} (${count(n)} ${n === 1 ? 'pair' : 'pairs'}) in ${fs.dirname(d.source)}`,
     documents: n,
     bytes,
     validation: { kind: 'pairs', text: `${count(val.length)} of ${count(n)} pairs held out (seeded)` },
@@ -98,9 +98,9 @@ export async function loadPairsText(spec: TrainSpec): Promise<PairsText> {
  * on the training part when `tok` is null. Documents stream with progress and cancellation
  * (documentData.ts); `need: 'validation'` skips encoding what only training uses.
  */
-export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks: WorkHooks & { need?: 'all' | 'validation' } = {}): Promise<RunData> {
+export async function loadRunData(fs: LabFs, spec: TrainSpec, tok: Tokenizer | null, hooks: WorkHooks & { need?: 'all' | 'validation' } = {}): Promise<RunData> {
   if (spec.data.kind === 'documents') {
-    const docs = await loadDocumentData(spec.data, tok ?? { train: spec.tokenizer.type, vocabSize: spec.tokenizer.vocabSize }, { ...hooks, seed: spec.training.seed });
+    const docs = await loadDocumentData(fs, spec.data, tok ?? { train: spec.tokenizer.type, vocabSize: spec.tokenizer.vocabSize }, { ...hooks, seed: spec.training.seed });
     return { kind: 'documents', tok: docs.tok, docs };
   }
   if (spec.data.kind === 'task' && TASK_MODEL_KINDS[spec.data.task] === 'decoder-only') {
@@ -109,7 +109,7 @@ export async function loadRunData(spec: TrainSpec, tok: Tokenizer | null, hooks:
     const prompts = inductionPrompts(t, spec.training.seed, spec.training.seqLen, 3);
     return { kind: 'sequences', tok: t, seq: { task: spec.data.task, description: `task ${info.description}`, prompts, validation: { kind: 'task', text: `${count(info.valPairs)} generated repeats the training never sees (the loss on the repeat; the training curve also counts the chains, whose random jumps keep it higher)` } } };
   }
-  const text = await loadPairsText(spec);
+  const text = await loadPairsText(fs, spec);
   hooks.onProgress?.({ phase: 'tokenizer', done: 0, total: 0, message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer` });
   return { kind: 'pairs', tok: tok ?? trainTokenizer(spec, text), text };
 }
@@ -129,11 +129,12 @@ export function trainTokenizer(spec: TrainSpec, text: PairsText): Tokenizer {
 }
 
 /** Reads a run's tokenizer.json. */
-export function readTokenizer(runDir: string): Tokenizer {
-  const file = path.join(runDir, RUN_FILES.tokenizer);
-  if (!fs.existsSync(file)) throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
+export async function readTokenizer(fs: LabFs, runDir: string): Promise<Tokenizer> {
+  const file = fs.join(runDir, RUN_FILES.tokenizer);
+  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
+  const text = await readText(fs, file);
   try {
-    return parseTokenizerJSON(fs.readFileSync(file, 'utf8'));
+    return parseTokenizerJSON(text);
   } catch (e) {
     if (EngineError.is(e)) throw new EngineError('checkpoint/invalid', `${file}: ${e.message}`, { cause: e });
     throw e;
@@ -141,8 +142,8 @@ export function readTokenizer(runDir: string): Tokenizer {
 }
 
 /** Saves a tokenizer into the run folder. */
-export function writeTokenizer(runDir: string, tok: Tokenizer, io: FileIo = NODE_IO): void {
-  writeFileAtomic(path.join(runDir, RUN_FILES.tokenizer), `${JSON.stringify(tok.toJSON())}\n`, io);
+export function writeTokenizer(fs: LabFs, runDir: string, tok: Tokenizer): Promise<void> {
+  return writeFile(fs, fs.join(runDir, RUN_FILES.tokenizer), `${JSON.stringify(tok.toJSON())}\n`);
 }
 
 /** The model config of a spec for a tokenizer of `vocab` ids: preset, then context, then overrides. */
@@ -223,11 +224,11 @@ export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' |
 }
 
 /**
- * The backend the spec names. Training uses every core: the wasm backend gets helper
- * threads (they never keep the process alive, and results are bit-identical to one thread).
+ * The backend the spec names. Training uses the cores the host offers: the wasm backend
+ * gets `threads()`'s helpers (results are bit-identical to one thread).
  */
-export function backendFor(kind: TrainSpec['backend']): Backend {
-  return kind === 'reference' ? createBackend(kind) : createBackend(kind, { runner: createWasmThreads() });
+export function backendFor(kind: TrainSpec['backend'], threads: () => ParallelRunner | null): Backend {
+  return kind === 'reference' ? createBackend(kind) : createBackend(kind, { runner: threads() });
 }
 
 /** Optimizer over a bound model. */

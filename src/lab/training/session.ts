@@ -8,35 +8,36 @@
  */
 
 import type { TrainSpec } from '../../protocol/data';
-import { NODE_IO } from '../runs/atomicFile';
 import { saveCheckpoint } from '../runs/checkpoint';
+import type { LabPlatform } from '../workers/platform';
+import { yieldToEvents } from '../workers/yieldToEvents';
 import { STREAMS, stepRng } from '../data/dataset';
 import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { appendMetrics, updateRunJson } from '../runs/runFolder';
 import type { Emit, SessionControl, SessionOptions } from './sessionControl';
-import { emitSnapshot, yieldToEvents } from './sessionControl';
+import { emitSnapshot } from './sessionControl';
 import type { Ownership, PreparedSession } from './sessionSetup';
 import { prepareSession, reportFailure } from './sessionSetup';
 import { saveSnapshot, takeSnapshot } from './snapshots';
 
 /**
- * Runs (or resumes) the run in `runDir` to `spec.training.steps` (or `stopAt`, whichever
+ * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or `stopAt`, whichever
  * comes first; a run stopped early resumes exactly where it stopped). With `resume`,
  * `extendTo` trains a finished or stopped run on to that total as a new schedule segment
  * (segments.ts). Never throws: failures are reported as `train/didFail` (the last checkpoint
  * stays loadable; a refused resume leaves the run folder as it was).
  */
 export async function runSession(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
+  platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
   options: SessionOptions = {},
 ): Promise<void> {
   let step = 0;
   let prepared: PreparedSession | null = null;
   const own: Ownership = { created: false, owned: false };
-  const io = options.io ?? NODE_IO;
+  const { fs } = platform;
   try {
-    prepared = await prepareSession(runDir, spec, resume, control, emit, own, stopAt, extendTo, null, io);
+    prepared = await prepareSession(platform, runDir, spec, resume, control, emit, own, stopAt, extendTo, null, options.helpers);
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -47,17 +48,17 @@ export async function runSession(
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
     const byteCounter = new ByteCounter(tok, model.padId);
-    const snapshot = (): void => {
+    const snapshot = async (): Promise<void> => {
       const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
-      saveSnapshot(runDir, snap, io);
+      await saveSnapshot(fs, runDir, snap);
       emitSnapshot(emit, snap);
     };
-    const checkpoint = (): void => {
-      const file = saveCheckpoint(runDir, model, trainer.optimizer, step, io);
-      updateRunJson(runDir, { step, bestValLoss: bestVal }, io);
+    const checkpoint = async (): Promise<void> => {
+      const file = await saveCheckpoint(fs, runDir, model, trainer.optimizer, step);
+      await updateRunJson(fs, runDir, { step, bestValLoss: bestVal });
       emit({ type: 'train/didSaveCheckpoint', step, path: file });
     };
-    if (t.snapshotEvery > 0 && step === 0) snapshot();
+    if (t.snapshotEvery > 0 && step === 0) await snapshot();
     const t0 = Date.now();
     let tokensSince = 0;
     let since = Date.now();
@@ -68,10 +69,10 @@ export async function runSession(
       await yieldToEvents();
       if (control.isPaused) {
         emit({ type: 'train/didPause', step });
-        updateRunJson(runDir, { status: 'paused' }, io);
+        await updateRunJson(fs, runDir, { status: 'paused' });
         await control.waitWhilePaused();
         if (!control.isStopped) {
-          updateRunJson(runDir, { status: 'training' }, io);
+          await updateRunJson(fs, runDir, { status: 'training' });
           emit({ type: 'train/didResume', step });
         }
         since = Date.now();
@@ -89,7 +90,7 @@ export async function runSession(
       const now = Date.now();
       const bytes = byteCounter.bytes(batch.targets, batch.B * batch.T);
       const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0, bytes };
-      appendMetrics(runDir, { type: 'step', ...metrics }, io);
+      await appendMetrics(fs, runDir, { type: 'step', ...metrics });
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {
         since = now;
@@ -99,16 +100,16 @@ export async function runSession(
         const ev = evaluate(model, dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };
-        appendMetrics(runDir, { type: 'eval', ...e }, io);
+        await appendMetrics(fs, runDir, { type: 'eval', ...e });
         emit({ type: 'train/didEval', ...e });
       }
-      if (t.snapshotEvery > 0 && step % t.snapshotEvery === 0) snapshot();
-      if (t.checkpointEvery > 0 && step % t.checkpointEvery === 0 && step !== t.steps) checkpoint();
+      if (t.snapshotEvery > 0 && step % t.snapshotEvery === 0) await snapshot();
+      if (t.checkpointEvery > 0 && step % t.checkpointEvery === 0 && step !== t.steps) await checkpoint();
     }
-    checkpoint();
-    updateRunJson(runDir, { status: reason, step, bestValLoss: bestVal }, io);
+    await checkpoint();
+    await updateRunJson(fs, runDir, { status: reason, step, bestValLoss: bestVal });
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
-    reportFailure(runDir, own, e, step, emit, io);
+    await reportFailure(fs, runDir, own, e, step, emit);
   }
 }

@@ -7,7 +7,6 @@
 
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
-import type { FileIo } from '../runs/atomicFile';
 
 /** Commands that reach a running session between steps. */
 export class SessionControl {
@@ -56,15 +55,12 @@ export interface SessionOptions {
    * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
    */
   readonly headScores?: boolean;
-  /** The file system the lab writes the run folder through (Node's; tests pass one that fills up). */
-  readonly io?: FileIo;
+  /** Helper threads of the WebAssembly backend (default: as many as the platform offers). */
+  readonly helpers?: number;
 }
 
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
 export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
-
-/** Lets pending events (a stop or pause command) run before the next step. */
-export const yieldToEvents = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Sends a snapshot as train/didSnapshot, its maps' and masks' buffers moved, not copied (the snapshot is spent). */
 export function emitSnapshot(emit: Emit, snap: AttentionSnapshot): void {

@@ -7,8 +7,7 @@
  * Leaves out: the steps themselves (session.ts for ours, src/lab/pytorch/ for PyTorch's).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
+import type { Backend } from '../../engine/backend';
 import { EngineError } from '../../engine/errors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
@@ -16,8 +15,11 @@ import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
-import type { FileIo } from '../runs/atomicFile';
-import { DiskFullError, NODE_IO, removeStaleTemps } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
+import { exists, listNames, removeStaleTemps } from '../files/labFs';
+import { DiskFullError } from '../files/fullDisk';
+import type { LabPlatform } from '../workers/platform';
+import { yieldToEvents } from '../workers/yieldToEvents';
 import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
@@ -34,7 +36,6 @@ import { RUN_FILES, RUN_FORMAT, RUN_VERSION, readRunJson, truncateMetrics, updat
 import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
 import type { Emit, SessionControl } from './sessionControl';
-import { yieldToEvents } from './sessionControl';
 import { diskFullMessage, lastCheckpointStep } from './stopReasons';
 
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
@@ -62,38 +63,40 @@ export interface Ownership {
  * the engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); the
  * lab's model is then planned for the probe batch only, at the run's context, so a model far
  * too large for our engine's batch still prepares the run and draws its attention. Every file
- * is written through `io` (a full disk: atomicFile.ts's DiskFullError, nothing half-written).
+ * is read and written through `platform`'s file system (a full disk: fullDisk.ts's
+ * DiskFullError, nothing half-written); our engine's backend gets `helpers` of its threads.
  */
 export async function prepareSession(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, otherEngine: string | null = null,
-  io: FileIo = NODE_IO,
+  platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null,
+  otherEngine: string | null = null, helpers?: number,
 ): Promise<PreparedSession> {
+  const { fs } = platform;
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
   if (resume) {
     // Checked before taking the folder over, so a refused resume leaves the run as it was.
-    plan = planResume(readRunJson(runDir), path.basename(runDir), extendTo, stopAt);
+    plan = planResume(await readRunJson(fs, runDir), fs.basename(runDir), extendTo, stopAt);
     spec = plan.spec;
     own.owned = true;
-    removeStaleTemps(runDir);
-    removeStaleTemps(path.join(runDir, RUN_FILES.snapshots));
+    await removeStaleTemps(fs, runDir);
+    await removeStaleTemps(fs, fs.join(runDir, RUN_FILES.snapshots));
   } else {
     if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
-    if (fs.existsSync(path.join(runDir, RUN_FILES.run))) {
+    if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
       throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
     }
-    if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
+    if ((await listNames(fs, runDir)).length > 0) {
       throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
     }
-    own.created = !fs.existsSync(runDir);
-    fs.mkdirSync(runDir, { recursive: true });
+    own.created = !(await exists(fs, runDir));
+    await fs.mkdir(runDir);
   }
   const hooks: WorkHooks = {
     onProgress: (p) => emit({ type: 'train/didProgress', ...p }),
     isCancelled: () => control.isStopped,
     yieldNow: yieldToEvents,
   };
-  const data = await loadRunData(spec, resume ? readTokenizer(runDir) : null, hooks);
+  const data = await loadRunData(fs, spec, resume ? await readTokenizer(fs, runDir) : null, hooks);
   // A stop that came while the data was read (or its last piece encoded) ends the session here: nothing trains.
   await yieldToEvents();
   if (control.isStopped) throw new CancelledError('the data was being prepared');
@@ -104,30 +107,32 @@ export async function prepareSession(
     for (const note of data.docs.notes) log(note);
     log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
   }
-  const cfg = resume ? readRunJson(runDir).config : resolveConfig(spec, tok.vocabSize);
+  const cfg = resume ? (await readRunJson(fs, runDir)).config : resolveConfig(spec, tok.vocabSize);
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
-  const backend = backendFor(spec.backend);
+  const backend = backendFor(spec.backend, () => platform.threads(helpers));
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
   const model = buildModel(cfg, otherEngine === null ? dataset : { ...dataset, maxBatch: dataset.probe().B }, backend, modelPadId(tok));
   const engine = otherEngine ?? backend.name;
+  // Our kernels' threads; another engine's processes are in its label, not here.
+  const threads = otherEngine === null ? threadsOf(backend) : undefined;
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;
   let run: RunJson;
   if (resume) {
-    startStep = loadModelCheckpoint(runDir, model);
-    loadOptimizerCheckpoint(runDir, optimizer, startStep);
-    truncateMetrics(runDir, startStep, io);
-    run = updateRunJson(runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, ...(plan?.extended ? { spec, segments } : {}) }, io);
+    startStep = await loadModelCheckpoint(fs, runDir, model);
+    await loadOptimizerCheckpoint(fs, runDir, optimizer, startStep);
+    await truncateMetrics(fs, runDir, startStep);
+    run = await updateRunJson(fs, runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, threadsUsed: threads, ...(plan?.extended ? { spec, segments } : {}) });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
-    writeTokenizer(runDir, tok, io);
+    await writeTokenizer(fs, runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: engine };
-    writeRunJson(runDir, run, io);
+    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: engine, ...(threads === undefined ? {} : { threadsUsed: threads }) };
+    await writeRunJson(fs, runDir, run);
     own.owned = true;
   }
   const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
@@ -138,6 +143,7 @@ export async function prepareSession(
     memoryBytes: est.totalBytes,
     flopsPerToken: est.trainFlopsPerToken,
     backend: engine,
+    ...(threads === undefined ? {} : { threads }),
   };
   return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
 }
@@ -150,27 +156,27 @@ export async function prepareSession(
  * the run instead: run.json says stopped, with the reason and the step of the checkpoint
  * kept, so it resumes once there is space.
  */
-export function reportFailure(runDir: string, own: Ownership, e: unknown, step: number, emit: Emit, io: FileIo = NODE_IO): void {
+export async function reportFailure(fs: LabFs, runDir: string, own: Ownership, e: unknown, step: number, emit: Emit): Promise<void> {
   const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
     ? e.toData()
     : DiskFullError.is(e)
-      ? { code: e.code, message: diskFullMessage(runDir, e.file, step, own.owned ? lastCheckpointStep(runDir) : null) }
+      ? { code: e.code, message: diskFullMessage(fs, runDir, e.file, step, own.owned ? await lastCheckpointStep(fs, runDir) : null) }
       : e instanceof CancelledError
         ? { code: 'cancelled', message: e.message }
         : isCodedError(e)
           ? { code: e.code, message: e.message }
           : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
-  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${lastCheckpointStep(runDir) ?? 0}) is kept.` : error.message;
+  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.` : error.message;
   try {
     // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
     // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
     // A full disk before the first checkpoint of a new run leaves nothing to resume from.
     const full = error.code === 'disk/full';
-    const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && lastCheckpointStep(runDir) === null);
+    const kept = full ? await lastCheckpointStep(fs, runDir) : null;
+    const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && kept === null);
     // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).
-    const kept = full ? lastCheckpointStep(runDir) : null;
-    if (keep) updateRunJson(runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) }, io);
-    else if (own.created) fs.rmSync(runDir, { recursive: true, force: true }); // nothing worth keeping yet
+    if (keep) await updateRunJson(fs, runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) });
+    else if (own.created) await fs.remove(runDir); // nothing worth keeping yet
   } catch {
     // The run folder is unreadable, or the disk has no room even for run.json (it then still
     // says "training" at its last checkpoint, which the editor shows as interrupted and resumable).
@@ -188,4 +194,10 @@ export class RunnerError extends Error {
 
 function isCodedError(e: unknown): e is RunnerError {
   return e instanceof Error && e.name === 'RunnerError' && typeof (e as RunnerError).code === 'string';
+}
+
+/** Threads `backend` runs its kernels on (the WebAssembly backend says; the reference runs on one). */
+function threadsOf(backend: Backend): number {
+  const t = (backend as { readonly threads?: unknown }).threads;
+  return typeof t === 'number' && t >= 1 ? t : 1;
 }

@@ -7,8 +7,6 @@
  * The same capture gives the attention of a text the user picks (lab/inference/attend.ts).
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { decodeSafetensors, encodeSafetensors } from '../../engine/io/safetensors';
 import type { Batch } from '../../engine/models/inputs';
@@ -16,8 +14,8 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack, MaskData } from '../../protocol/model';
 import { validateSnapshot } from '../../protocol/model';
-import type { FileIo } from '../runs/atomicFile';
-import { NODE_IO, makeDir, writeFileAtomic } from '../runs/atomicFile';
+import type { LabFs } from '../files/labFs';
+import { listNames, writeFile } from '../files/labFs';
 import { diagnosticRows, forwardAttend, measureInduction, scoreHeads } from './headScores';
 import type { Dataset } from '../data/dataset';
 import { RUN_FILES } from '../runs/runFolder';
@@ -73,13 +71,12 @@ export const SNAPSHOT_VERSION = '2';
  */
 const MAP_TENSOR = /^map\.(\w+\.\w+)\.(\d+)$/;
 
-function fileOf(runDir: string, step: number): string {
-  return path.join(runDir, RUN_FILES.snapshots, `step-${String(step).padStart(7, '0')}.safetensors`);
+function fileOf(fs: LabFs, runDir: string, step: number): string {
+  return fs.join(runDir, RUN_FILES.snapshots, `step-${String(step).padStart(7, '0')}.safetensors`);
 }
 
 /** Writes one snapshot file (atomically). */
-export function saveSnapshot(runDir: string, s: AttentionSnapshot, io: FileIo = NODE_IO): void {
-  makeDir(path.join(runDir, RUN_FILES.snapshots), io);
+export async function saveSnapshot(fs: LabFs, runDir: string, s: AttentionSnapshot): Promise<void> {
   const tensors = [
     ...s.maps.map((m) => ({ name: `map.${m.stack}.${m.layer}`, dtype: 'F32' as const, shape: m.shape, data: m.data })),
     ...s.masks.map((m) => ({ name: `mask.${m.name}`, dtype: 'U8' as const, shape: m.shape, data: m.data })),
@@ -89,33 +86,33 @@ export function saveSnapshot(runDir: string, s: AttentionSnapshot, io: FileIo = 
     format: 'attention-lab-snapshot', version: SNAPSHOT_VERSION, step: String(s.step), srcTokens: JSON.stringify(s.srcTokens), tgtTokens: JSON.stringify(s.tgtTokens),
     ...(s.headScores ? { headScores: JSON.stringify(s.headScores) } : {}),
   };
-  writeFileAtomic(fileOf(runDir, s.step), encodeSafetensors(tensors, meta), io);
+  await writeFile(fs, fileOf(fs, runDir, s.step), encodeSafetensors(tensors, meta));
 }
 
 /** The run's snapshot files by step, ascending. */
-function snapshotFiles(runDir: string): { step: number; file: string }[] {
-  const dir = path.join(runDir, RUN_FILES.snapshots);
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).flatMap((n) => {
+async function snapshotFiles(fs: LabFs, runDir: string): Promise<{ step: number; file: string }[]> {
+  const dir = fs.join(runDir, RUN_FILES.snapshots);
+  return (await listNames(fs, dir)).flatMap((n) => {
     const m = /^step-(\d+)\.safetensors$/.exec(n);
-    return m ? [{ step: Number(m[1]), file: path.join(dir, n) }] : [];
+    return m ? [{ step: Number(m[1]), file: fs.join(dir, n) }] : [];
   }).sort((a, b) => a.step - b.step);
 }
 
 /** Steps of the run's snapshot files, ascending. */
-export function snapshotSteps(runDir: string): number[] {
-  return snapshotFiles(runDir).map((f) => f.step);
+export async function snapshotSteps(fs: LabFs, runDir: string): Promise<number[]> {
+  return (await snapshotFiles(fs, runDir)).map((f) => f.step);
 }
 
 /** Reads the snapshot of `step` (throws when there is none, or on a damaged file). */
-export function readSnapshot(runDir: string, step: number): AttentionSnapshot {
-  const found = snapshotFiles(runDir).find((f) => f.step === step);
-  if (!found) throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${step}; snapshots: ${snapshotSteps(runDir).join(', ') || 'none'}.`);
-  return readSnapshotFile(found.file);
+export async function readSnapshot(fs: LabFs, runDir: string, step: number): Promise<AttentionSnapshot> {
+  const files = await snapshotFiles(fs, runDir);
+  const found = files.find((f) => f.step === step);
+  if (!found) throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${step}; snapshots: ${files.map((f) => f.step).join(', ') || 'none'}.`);
+  return readSnapshotFile(fs, found.file);
 }
 
-function readSnapshotFile(file: string): AttentionSnapshot {
-  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(file)), path.basename(file));
+async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnapshot> {
+  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
   const maps: AttentionMapData[] = [];
   const masks: MaskData[] = [];
   for (const [tname, t] of f.tensors) {
@@ -132,11 +129,11 @@ function readSnapshotFile(file: string): AttentionSnapshot {
 }
 
 /** Every readable snapshot of a run, by step (damaged files are skipped). */
-export function readSnapshots(runDir: string): AttentionSnapshot[] {
+export async function readSnapshots(fs: LabFs, runDir: string): Promise<AttentionSnapshot[]> {
   const out: AttentionSnapshot[] = [];
-  for (const { file } of snapshotFiles(runDir)) {
+  for (const { file } of await snapshotFiles(fs, runDir)) {
     try {
-      out.push(readSnapshotFile(file));
+      out.push(await readSnapshotFile(fs, file));
     } catch {
       // A snapshot cut short by a crash is not worth failing a report over.
     }

@@ -6,23 +6,23 @@
  * Leaves out: the training loop (session.ts) and the writes themselves (runs/atomicFile.ts).
  */
 
-import * as path from 'node:path';
+import type { LabFs } from '../files/labFs';
 import { readCheckpointConfig } from '../runs/checkpoint';
 import { RUN_FILES } from '../runs/runFolder';
 
 /** The step of the run's model.safetensors (the checkpoint a resume starts from), or null when it has none. */
-export function lastCheckpointStep(runDir: string): number | null {
+export async function lastCheckpointStep(fs: LabFs, runDir: string): Promise<number | null> {
   try {
-    return readCheckpointConfig(runDir).step;
+    return (await readCheckpointConfig(fs, runDir)).step;
   } catch {
     return null;
   }
 }
 
 /** What the run was writing when the disk filled, by the file it was writing. */
-function writingWhat(runDir: string, file: string, step: number): string {
-  const rel = path.relative(runDir, file);
-  const name = path.basename(file);
+function writingWhat(fs: LabFs, runDir: string, file: string, step: number): string {
+  const rel = fs.relative(runDir, file) ?? file;
+  const name = fs.basename(file);
   if (name === RUN_FILES.model || name === RUN_FILES.optimizer) return `saving the checkpoint at step ${step}`;
   if (name === RUN_FILES.metrics) return `logging the metrics of step ${step}`;
   if (rel.startsWith(RUN_FILES.snapshots)) return `saving the attention snapshot of step ${step}`;
@@ -35,8 +35,8 @@ function writingWhat(runDir: string, file: string, step: number): string {
  * The one line a full disk stops a run with: what was being written, at which step, in which
  * folder, which checkpoint is kept (`kept`: its step; null when there is none yet) and what to do.
  */
-export function diskFullMessage(runDir: string, file: string, step: number, kept: number | null): string {
-  const what = `Disk full while ${writingWhat(runDir, file, step)} in ${runDir}`;
+export function diskFullMessage(fs: LabFs, runDir: string, file: string, step: number, kept: number | null): string {
+  const what = `Disk full while ${writingWhat(fs, runDir, file, step)} in ${runDir}`;
   if (kept === null) return `${what}; nothing was kept — free space and train again.`;
   return `${what}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${runDir}\`.`;
 }

@@ -5,16 +5,17 @@
  * exists, finding pairs files, naming new run folders. All of it is file reading or
  * planning (no float is allocated); compute runs in the workers.
  *
- * Leaves out: anything that imports `vscode` (this module must load in plain Node too).
+ * Leaves out: anything that imports `vscode` (this module must load in plain Node too) or
+ * Node (the web's bundle holds it): desktop's additions are in nodeHostLab.ts.
  */
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import { estimateModel } from '../../engine/models/estimate';
 import { BASE_VOCAB } from '../../engine/tokenizers/special';
 import { formatCount } from '../../common/format';
 import type { CorpusLimits } from '../data/corpus';
+import type { LabFs } from '../files/labFs';
+import { exists } from '../files/labFs';
 import type { CorpusPreview, PreviewBudget } from '../data/corpusPreview';
 import { previewCorpus } from '../data/corpusPreview';
 import { detectPairsFiles } from '../data/pairs';
@@ -43,41 +44,38 @@ export interface SpecEstimate {
 }
 
 /** Every run folder directly under `root`, newest first (folders without run.json are not runs and are skipped). */
-export function listRuns(root: string): RunListing[] {
+export async function listRuns(fs: LabFs, root: string): Promise<RunListing[]> {
   let names: string[];
   try {
-    names = fs.readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    names = (await fs.list(root)).filter((e) => e.kind === 'directory').map((e) => e.name);
   } catch {
     return [];
   }
-  const out: RunListing[] = [];
-  for (const name of names) {
-    const runDir = path.join(root, name);
-    if (!fs.existsSync(path.join(runDir, RUN_FILES.run))) continue;
-    out.push(readListing(runDir));
-  }
+  const dirs = names.map((name) => fs.join(root, name));
+  const runs = await Promise.all(dirs.map(async (runDir) => ((await isRunFolder(fs, runDir)) ? readListing(fs, runDir) : null)));
+  const out = runs.filter((r): r is RunListing => r !== null);
   const key = (r: RunListing): string => (r.ok ? r.updatedAt : '');
   return out.sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0));
 }
 
 /** One run folder as a listing. */
-export function readListing(runDir: string): RunListing {
+export async function readListing(fs: LabFs, runDir: string): Promise<RunListing> {
   try {
-    const run = readRunJson(runDir);
-    return { ok: true, summary: runSummary(runDir, run), hasModel: fs.existsSync(path.join(runDir, RUN_FILES.model)), updatedAt: run.updatedAt };
+    const run = await readRunJson(fs, runDir);
+    return { ok: true, summary: runSummary(fs, runDir, run), hasModel: await exists(fs, fs.join(runDir, RUN_FILES.model)), updatedAt: run.updatedAt };
   } catch (e) {
-    return { ok: false, runDir: path.resolve(runDir), error: (e as Error).message };
+    return { ok: false, runDir: fs.resolve(runDir), error: (e as Error).message };
   }
 }
 
 /** True when `dir` holds a run.json. */
-export function isRunFolder(dir: string): boolean {
-  return fs.existsSync(path.join(dir, RUN_FILES.run));
+export function isRunFolder(fs: LabFs, dir: string): Promise<boolean> {
+  return exists(fs, fs.join(dir, RUN_FILES.run));
 }
 
 /** The TrainSpec saved in a run folder. */
-export function readSpec(runDir: string): TrainSpec {
-  return readRunJson(runDir).spec;
+export async function readSpec(fs: LabFs, runDir: string): Promise<TrainSpec> {
+  return (await readRunJson(fs, runDir)).spec;
 }
 
 /** Characters a character tokenizer is assumed to learn when the data has not been looked at. */
@@ -122,13 +120,13 @@ export function estimateSpec(spec: TrainSpec, charsSeen: number | null = null): 
 }
 
 /** Configure's live look at a documents glob: the corpus plan training makes, plus content checks within a budget. */
-export function previewDocuments(files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget, signal?: AbortSignal): Promise<CorpusPreview> {
-  return previewCorpus(files, root, limits, budget, signal);
+export function previewDocuments(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget, signal?: AbortSignal): Promise<CorpusPreview> {
+  return previewCorpus(fs, files, root, limits, budget, signal);
 }
 
 /** Likely pairs files directly inside each folder. */
-export async function detectPairs(dirs: readonly string[]): Promise<PairsCandidate[]> {
-  const all = await Promise.all([...new Set(dirs)].map((d) => detectPairsFiles(d)));
+export async function detectPairs(fs: LabFs, dirs: readonly string[]): Promise<PairsCandidate[]> {
+  const all = await Promise.all([...new Set(dirs)].map((d) => detectPairsFiles(fs, d)));
   return all.flat();
 }
 
@@ -138,8 +136,4 @@ export function errorMessage(e: unknown): string {
 }
 
 export { loadRunState, newRunDir };
-// The PyTorch engine's checks, for Configure's review and Train (the probe runs Python in a child process).
-export { checkOptions, describeEnv, probeTorch } from '../pytorch/probe';
-export { batchShareProblem } from '../pytorch/pytorchSession';
-export { pendingSnapshotWeights } from '../pytorch/follow';
 export type { PairsCandidate, RunState };

@@ -5,20 +5,19 @@
  * terminates the worker; it is idempotent.
  */
 
-import { Worker } from 'node:worker_threads';
 import type { ErrorData, PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { HostToWorker, WorkerToHost } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateWorkerToHost } from '../../protocol/trainingWorker';
+import type { HostedWorker } from './hostedWorker';
 
 /** How a run ended. */
 export type RunOutcome =
   | { readonly kind: 'finished'; readonly step: number; readonly reason: 'completed' | 'stopped' }
   | { readonly kind: 'failed'; readonly step: number; readonly error: ErrorData };
 
-/** A training run in its own worker thread. */
+/** A training run in its own worker (a Node thread, or a Web Worker). */
 export class TrainingWorker {
-  private readonly worker: Worker;
   private readonly listeners: ((msg: WorkerToHost) => void)[] = [];
   private readonly ready: Promise<void>;
   private disposed = false;
@@ -26,13 +25,12 @@ export class TrainingWorker {
   /** Settles when the run ends, however it ends. */
   readonly outcome: Promise<RunOutcome>;
 
-  constructor(workerScript: string) {
-    this.worker = new Worker(workerScript);
+  constructor(private readonly worker: HostedWorker) {
     let markReady!: () => void;
     this.ready = new Promise((resolve) => (markReady = resolve));
     let settle!: (o: RunOutcome) => void;
     this.outcome = new Promise((resolve) => (settle = resolve));
-    this.worker.on('message', (raw: unknown) => {
+    this.worker.onMessage((raw: unknown) => {
       let msg: WorkerToHost;
       try {
         msg = validateWorkerToHost(raw);
@@ -47,9 +45,8 @@ export class TrainingWorker {
       if (msg.type === 'train/didFinish') settle({ kind: 'finished', step: msg.step, reason: msg.reason });
       if (msg.type === 'train/didFail') settle({ kind: 'failed', step: msg.step, error: msg.error });
     });
-    this.worker.on('error', (e) => settle({ kind: 'failed', step: this.lastStep, error: { code: 'internal', message: `The training worker crashed: ${e.message}` } }));
-    this.worker.on('exit', (code) => {
-      if (!this.disposed) settle({ kind: 'failed', step: this.lastStep, error: { code: 'internal', message: `The training worker exited unexpectedly (code ${code}).` } });
+    this.worker.onLost((message) => {
+      if (!this.disposed) settle({ kind: 'failed', step: this.lastStep, error: { code: 'internal', message } });
     });
   }
 
@@ -60,15 +57,16 @@ export class TrainingWorker {
 
   private async send(msg: HostToWorker): Promise<void> {
     await this.ready;
-    if (!this.disposed) this.worker.postMessage(msg);
+    if (!this.disposed) this.worker.post(msg);
   }
 
   /**
    * Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new
-   * segment); `pytorch` trains it with the PyTorch engine instead of ours.
+   * segment); `pytorch` trains it with the PyTorch engine instead of ours (a Node host only);
+   * `helpers` sets the WebAssembly helper threads (default: as many as the host offers).
    */
-  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, pytorch: PytorchOptions | null = null): Promise<void> {
-    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, pytorch });
+  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, pytorch: PytorchOptions | null = null, helpers?: number): Promise<void> {
+    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, pytorch, ...(helpers === undefined ? {} : { helpers }) });
   }
 
   pause(): Promise<void> {

@@ -14,7 +14,8 @@
  * workers, the benchmark) calls this first. `ATTENTION_LAB_WASM_FMA=0` leaves the flag alone
  * (the plain SIMD build is then used), for comparing the two builds.
  *
- * Leaves out: browsers (the dashboard runs no kernels).
+ * Leaves out: browsers (Chromium, where VS Code for the web starts its workers, has relaxed SIMD
+ * on by default).
  */
 
 import { setFlagsFromString } from 'node:v8';

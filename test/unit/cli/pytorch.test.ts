@@ -19,6 +19,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import { MANIFEST_VERSION } from '../../../src/lab/pytorch/trainerInputs';
 import { openRun } from '../../../src/lab/runs/openRun';
+import { NODE_FS } from '../../../src/lab/files/nodeFs';
 import { cli, cliAsync, metricLines, tempDir } from './cliHarness';
 
 const tmp = tempDir();
@@ -116,7 +117,7 @@ describe('Ctrl-C during a PyTorch run', () => {
     const run = runJson(out);
     expect(run.status).toBe('stopped');
     expect(run.step).toBeGreaterThanOrEqual(3);
-    expect(openRun(out, createReferenceBackend()).step).toBe(run.step);
+    expect((await openRun(NODE_FS, out, createReferenceBackend())).step).toBe(run.step);
     expect(fs.existsSync(path.join(out, 'pytorch', 'stop'))).toBe(false);
     const more = cli(['train', '--resume', out, ...TORCH, '--until', String(run.step + 2), '--json'], tmp.dir);
     expect(more.code, more.stderr).toBe(0);
@@ -145,7 +146,7 @@ describe('bad inputs exit 2 with one line and leave nothing half-written', () =>
     expect(fs.existsSync(out)).toBe(false);
   });
 
-  it('torchrun exiting non-zero: the failed process\'s exception, and the run marked failed with its step-0 checkpoint kept', () => {
+  it('torchrun exiting non-zero: the failed process\'s exception, and the run marked failed with its step-0 checkpoint kept', async () => {
     const out = path.join(tmp.dir, 'bad-torchrun');
     const python = wrapper('python-bad-gloo', `GLOO_SOCKET_IFNAME=no-such-interface0 exec ${PY} "$@"`);
     const r = cli(['train', '--task', 'induction', '--steps', '5', '--engine', 'pytorch', '--nproc', '2', '--python', python, '--out', out], tmp.dir);
@@ -153,7 +154,7 @@ describe('bad inputs exit 2 with one line and leave nothing half-written', () =>
     const last = r.stderr.trim().split('\n').at(-1) as string;
     expect(last).toMatch(/^attention-lab: The PyTorch trainer exited with code 1: RuntimeError: .*Unable to find address for: no-such-interface0$/);
     expect(runJson(out)).toMatchObject({ status: 'failed', step: 0, error: { code: 'pytorch/launch' } });
-    expect(openRun(out, createReferenceBackend()).step).toBe(0);
+    expect((await openRun(NODE_FS, out, createReferenceBackend())).step).toBe(0);
   });
 
   it('a run folder the trainer does not understand (another manifest version)', () => {

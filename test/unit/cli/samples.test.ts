@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../src/lab/files/nodeFs';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import { importCheckpoint } from '../../../src/lab/interop/importCheckpoint';
 import { decodeText } from '../../../src/lab/inference/decode';
@@ -23,8 +24,8 @@ afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 let r: OpenRun;
 beforeAll(async () => {
   const out = path.join(root, 'gpt2');
-  await importCheckpoint({ from: path.join(__dirname, '../../golden/import/hf-gpt2'), out });
-  const opened = openRun(out, createReferenceBackend(), 1);
+  await importCheckpoint(NODE_FS, { from: path.join(__dirname, '../../golden/import/hf-gpt2'), out });
+  const opened = await openRun(NODE_FS, out, createReferenceBackend(), 1);
   r = { ...opened, run: { ...opened.run, data: { ...opened.run.data, prompts: ['ab', 'the station!'] } } };
   r.model.param('transformer.ln_f.weight').data.fill(0);
   const bias = r.model.param('transformer.ln_f.bias').data;

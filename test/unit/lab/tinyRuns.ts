@@ -1,19 +1,22 @@
 /**
  * Tiny trained runs for the tests of the lab's inference jobs and of the model worker: a decoder-only model on two short
  * documents and an encoder-decoder on the reverse task, each trained for a few steps
- * in-process (the lab's own session), then reopened as the model worker reopens them.
+ * in-process (the lab's own session), then reopened as the model worker reopens them —
+ * on Node's file system by default, or on any the tests make (files/fileSystems.ts).
  */
 
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
+import type { LabFs } from '../../../src/lab/files/labFs';
+import { writeFile } from '../../../src/lab/files/labFs';
 import type { OpenRun } from '../../../src/lab/runs/openRun';
 import { openRun } from '../../../src/lab/runs/openRun';
 import { runSession } from '../../../src/lab/training/session';
 import { SessionControl } from '../../../src/lab/training/sessionControl';
+import type { LabPlatform } from '../../../src/lab/workers/platform';
 import type { TrainSpec } from '../../../src/protocol/data';
 import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
+import type { TestFs } from './files/fileSystems';
+import { nodeTestFs } from './files/fileSystems';
 
 /** A spec of a tiny model trained for `steps` steps. */
 export function tinySpec(data: TrainSpec['data'], steps = 3, seqLen = 16): TrainSpec {
@@ -26,22 +29,33 @@ export function tinySpec(data: TrainSpec['data'], steps = 3, seqLen = 16): Train
   };
 }
 
-/** Trains `spec` into a fresh folder and opens it. */
-export async function trainTiny(spec: TrainSpec): Promise<OpenRun> {
-  const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-ext-run-')), 'run');
-  const events: WorkerToHost[] = [];
-  await runSession(runDir, spec, false, new SessionControl(), (m) => events.push(m));
-  const fail = events.find((e) => e.type === 'train/didFail');
-  if (fail) throw new Error(JSON.stringify(fail));
-  return openRun(runDir, createReferenceBackend(), 2);
+/** A platform of `fs` with no helper threads (the tiny runs use the reference backend). */
+export function platformOf(fs: LabFs): LabPlatform {
+  return { fs, threads: () => null };
 }
 
-/** Two short documents in a temporary folder, as a documents DataSpec. */
-export function tinyDocuments(): TrainSpec['data'] {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-ext-docs-'));
-  const a = path.join(root, 'a.txt');
-  const b = path.join(root, 'b.txt');
-  fs.writeFileSync(a, 'the cat sat on the mat. the dog sat on the log. '.repeat(4));
-  fs.writeFileSync(b, 'a bird in the hand is worth two in the bush. '.repeat(4));
+/** Runs a session of `spec` into `runDir` of `t`; returns its notifications, throwing on train/didFail. */
+export async function trainInto(t: TestFs, runDir: string, spec: TrainSpec): Promise<WorkerToHost[]> {
+  const events: WorkerToHost[] = [];
+  await runSession(platformOf(t.fs), runDir, spec, false, new SessionControl(), (m) => events.push(m));
+  const fail = events.find((e) => e.type === 'train/didFail');
+  if (fail) throw new Error(JSON.stringify(fail));
+  return events;
+}
+
+/** Trains `spec` into a fresh folder of `t` (Node's file system by default) and opens it. */
+export async function trainTiny(spec: TrainSpec, t: TestFs = nodeTestFs()): Promise<OpenRun> {
+  const runDir = t.fs.join(await t.dir(), 'run');
+  await trainInto(t, runDir, spec);
+  return openRun(t.fs, runDir, createReferenceBackend(), 2);
+}
+
+/** Two short documents in a fresh folder of `t` (Node's by default), as a documents DataSpec. */
+export async function tinyDocuments(t: TestFs = nodeTestFs()): Promise<TrainSpec['data']> {
+  const root = await t.dir();
+  const a = t.fs.join(root, 'a.txt');
+  const b = t.fs.join(root, 'b.txt');
+  await writeFile(t.fs, a, 'the cat sat on the mat. the dog sat on the log. '.repeat(4));
+  await writeFile(t.fs, b, 'a bird in the hand is worth two in the bush. '.repeat(4));
   return { kind: 'documents', files: [a, b], root };
 }

@@ -100,7 +100,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didAttendLayer': { type: 'model/didAttendLayer', id: 3, map: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) } },
   'model/didDrawSnapshots': { type: 'model/didDrawSnapshots', id: 12, drawn: 3 },
   'model/didExport': { type: 'model/didExport', id: 4, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'], tensors: 12, warnings: [] } },
-  'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
+  'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
   'model/didEvaluateFiles': {
     type: 'model/didEvaluateFiles', id: 6,

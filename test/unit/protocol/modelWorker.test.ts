@@ -44,7 +44,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
       { type: 'model/didAttend', id: 4, snapshot },
       { type: 'model/didExport', id: 5, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors'], tensors: 12, warnings: [] } },
-      { type: 'model/didCalibrate', id: 6, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm' },
+      { type: 'model/didCalibrate', id: 6, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
       { type: 'model/didFail', id: 7, error: { code: 'input/invalid', message: 'no' } },
     ];
     for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);

@@ -3,8 +3,11 @@
  * generated base64 bytes, compiling, and the typed view of the module's exports.
  *
  * Detection validates a tiny module that uses a SIMD instruction (as jax-js's feature probe
- * does) rather than trusting version strings; a runtime without SIMD or without
- * SharedArrayBuffer gets `null` and the caller falls back to the reference backend.
+ * does) rather than trusting version strings, and creates a shared memory rather than
+ * looking for the `SharedArrayBuffer` global: a page that is not cross-origin isolated has no
+ * such global, yet Chromium still gives WebAssembly shared memory there (only sharing it with
+ * another thread needs isolation), so the kernels run on one thread. A runtime without SIMD
+ * or shared WebAssembly memory gets `null` and the caller falls back to the reference backend.
  *
  * The kernels come in two builds of the same sources: plain SIMD, and relaxed SIMD, whose
  * fused multiply-add halves the instructions of every matrix product. The relaxed build is
@@ -53,14 +56,14 @@ const SIMD_PROBE = new Uint8Array([
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
 ]);
 
-/** True when this runtime has WebAssembly SIMD, shared memory and atomics. */
+/** True when this runtime has WebAssembly SIMD, shared WebAssembly memory and atomics (helper threads need more: see parallel.ts). */
 export function wasmSimdThreadsAvailable(): boolean {
   try {
     const wa = webAssembly();
-    if (wa === null || typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+    if (wa === null || typeof Atomics !== 'object') return false;
     if (!wa.validate(SIMD_PROBE)) return false;
     const probe = new wa.Memory({ initial: 1, maximum: 1, shared: true });
-    return probe.buffer instanceof SharedArrayBuffer;
+    return Object.prototype.toString.call(probe.buffer) === '[object SharedArrayBuffer]';
   } catch {
     return false;
   }

@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { evalLogLines, evalSummary, isPairsFile, testDataOf } from '../../../../src/extension/commands/evalFiles';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { DOCS_OUTPUT as docs, PAIRS_OUTPUT as pairs } from '../../../evalOutputs';
 
 describe('testDataOf', () => {
   it('takes any files as documents for a decoder-only run, relative to the workspace or the first file’s folder', () => {
-    expect(testDataOf('decoder-only', ['/w/a.md', '/w/b.txt'], '/w')).toEqual({ kind: 'documents', paths: ['/w/a.md', '/w/b.txt'], cwd: '/w', glob: false });
-    expect(testDataOf('decoder-only', ['/x/y/a.md'], null)).toMatchObject({ cwd: '/x/y' });
+    expect(testDataOf(NODE_FS, 'decoder-only', ['/w/a.md', '/w/b.txt'], '/w')).toEqual({ kind: 'documents', paths: ['/w/a.md', '/w/b.txt'], cwd: '/w', glob: false });
+    expect(testDataOf(NODE_FS, 'decoder-only', ['/x/y/a.md'], null)).toMatchObject({ cwd: '/x/y' });
   });
 
   it('takes one .tsv / .jsonl file or a source and a target line file for an encoder-decoder', () => {
-    expect(testDataOf('encoder-decoder', ['/w/t.TSV'], '/w')).toEqual({ kind: 'pairs', source: '/w/t.TSV', target: null });
-    expect(testDataOf('encoder-decoder', ['/w/t.de', '/w/t.en'], '/w')).toEqual({ kind: 'pairs', source: '/w/t.de', target: '/w/t.en' });
-    expect(testDataOf('encoder-decoder', ['/w/t.de'], '/w')).toEqual({ error: expect.stringMatching(/t\.de is not a \.tsv or \.jsonl file; choose one of those, or a source line file and then its target/) });
-    expect(testDataOf('encoder-decoder', ['/a', '/b', '/c'], '/w')).toEqual({ error: expect.stringMatching(/not 3 files/) });
-    expect(testDataOf('decoder-only', [], '/w')).toEqual({ error: 'Choose at least one test file.' });
+    expect(testDataOf(NODE_FS, 'encoder-decoder', ['/w/t.TSV'], '/w')).toEqual({ kind: 'pairs', source: '/w/t.TSV', target: null });
+    expect(testDataOf(NODE_FS, 'encoder-decoder', ['/w/t.de', '/w/t.en'], '/w')).toEqual({ kind: 'pairs', source: '/w/t.de', target: '/w/t.en' });
+    expect(testDataOf(NODE_FS, 'encoder-decoder', ['/w/t.de'], '/w')).toEqual({ error: expect.stringMatching(/t\.de is not a \.tsv or \.jsonl file; choose one of those, or a source line file and then its target/) });
+    expect(testDataOf(NODE_FS, 'encoder-decoder', ['/a', '/b', '/c'], '/w')).toEqual({ error: expect.stringMatching(/not 3 files/) });
+    expect(testDataOf(NODE_FS, 'decoder-only', [], '/w')).toEqual({ error: 'Choose at least one test file.' });
     expect([isPairsFile('a.jsonl'), isPairsFile('a.tsv.bak'), isPairsFile('a.txt')]).toEqual([true, false, false]);
   });
 });

@@ -28,7 +28,7 @@ describe('ActiveRun', () => {
   it('is set in one place, tells its listeners once per change, and persists in workspace state', async () => {
     const state = new Memento();
     const runs = new Runs([item('/a'), item('/b')]);
-    const active = new ActiveRun(state, runs);
+    const active = new ActiveRun(state, runs, (d) => d);
     const seen: (string | null)[] = [];
     active.onDidChange((id) => seen.push(id));
     expect(active.id()).toBeNull();
@@ -38,12 +38,12 @@ describe('ActiveRun', () => {
     expect(seen).toEqual(['/a', '/b']);
     expect(active.get()?.name).toBe('b');
     // A new window (a reload) reads the same workspace state.
-    expect(new ActiveRun(state, runs).id()).toBe('/b');
+    expect(new ActiveRun(state, runs, (d) => d).id()).toBe('/b');
   });
 
   it('stops being the active run when its run disappears, and says so', async () => {
     const runs = new Runs([item('/a'), item('/b')]);
-    const active = new ActiveRun(new Memento(), runs);
+    const active = new ActiveRun(new Memento(), runs, (d) => d);
     await active.set('/a');
     const seen: (string | null)[] = [];
     active.onDidChange((id) => seen.push(id));
@@ -56,6 +56,6 @@ describe('ActiveRun', () => {
     unread.isLoaded = false;
     const state = new Memento();
     await state.update('attentionLab.selectedRun', '/c');
-    expect(new ActiveRun(state, unread).id()).toBe('/c');
+    expect(new ActiveRun(state, unread, (d) => d).id()).toBe('/c');
   });
 });

@@ -2,7 +2,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RunRegistry, resolveRunsRoot } from '../../../../src/extension/runs/runStore';
+import { RunRegistry, resolveRunsRoot as resolve } from '../../../../src/extension/runs/runStore';
+import type { RootInputs } from '../../../../src/extension/runs/runStore';
+import { MemoryFs } from '../../../../src/lab/files/memoryFs';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+
+const resolveRunsRoot = (i: RootInputs): ReturnType<typeof resolve> => resolve(NODE_FS, i);
 
 const runs = (location: 'extensionStorage' | 'workspace', folder = '.attention-lab/runs') => ({ location, folder });
 
@@ -28,6 +33,13 @@ describe('resolveRunsRoot', () => {
     }
     expect(cases.map((c) => c.note)).toEqual([expect.stringMatching(/Restricted Mode/), expect.stringMatching(/no workspace folder/), expect.stringMatching(/outside the workspace/), expect.stringMatching(/outside the workspace/)]);
   });
+
+  it('spells the roots in URIs on the web', () => {
+    const i = { settings: runs('workspace'), trusted: true, storageDir: 'vscode-userdata://h/User/workspaceStorage/x', workspaceDir: 'vscode-vfs://github/o/r' };
+    expect(resolve(new MemoryFs(), i).root).toBe('vscode-vfs://github/o/r/.attention-lab/runs');
+    expect(resolve(new MemoryFs(), { ...i, settings: runs('extensionStorage') }).root).toBe('vscode-userdata://h/User/workspaceStorage/x/runs');
+    expect(resolve(new MemoryFs(), { ...i, settings: runs('workspace', '../../x') }).where).toBe('extensionStorage');
+  });
 });
 
 describe('RunRegistry', () => {
@@ -41,15 +53,15 @@ describe('RunRegistry', () => {
       fs.mkdirSync(d);
       fs.writeFileSync(path.join(d, 'run.json'), '{}');
     }
-    const r = new RunRegistry(state);
+    const r = new RunRegistry(state, NODE_FS);
     await r.addOpened(a);
     await r.addOpened(b);
     await r.addOpened(a);
-    expect(r.opened()).toEqual([a, b]);
+    expect(await r.opened()).toEqual([a, b]);
     fs.rmSync(b, { recursive: true });
-    expect(r.opened()).toEqual([a]);
+    expect(await r.opened()).toEqual([a]);
     await r.removeOpened(a);
-    expect(r.opened()).toEqual([]);
+    expect(await r.opened()).toEqual([]);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { LabLoader } from '../../../../src/extension/workers/labLoader';
+import { requireLab } from '../../../../src/extension/host/requireLab';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 import { RunsModel, contextValueOf, isExtendable, isResumable } from '../../../../src/extension/runs/runsModel';
 import { TrainingController } from '../../../../src/extension/training/trainingController';
@@ -45,14 +47,14 @@ describe('RunsModel', () => {
     fs.mkdirSync(path.join(root, 'not-a-run'));
   });
 
-  it('lists the run folders under the root, marking interrupted and unreadable ones', () => {
-    const c = new TrainingController(path.join(DIST, 'worker.js'), { info: () => undefined, warn: () => undefined, error: () => undefined });
-    const lab = new LabLoader(DIST);
-    const m = new RunsModel(lab, c, () => ({ root, opened: [] }), () => undefined);
+  it('lists the run folders under the root, marking interrupted and unreadable ones', async () => {
+    const c = new TrainingController(() => startNodeWorker(path.join(DIST, 'worker.js'), 'training worker'), NODE_FS, { info: () => undefined, warn: () => undefined, error: () => undefined });
+    const lab = requireLab(DIST);
+    const m = new RunsModel(lab, NODE_FS, c, async () => ({ root, opened: [] }), () => undefined);
     const seen: number[] = [];
     m.onDidChange((items) => seen.push(items.length));
     expect(m.isLoaded).toBe(false);
-    const items = m.refresh();
+    const items = await m.refresh();
     expect(lab.isLoaded).toBe(true);
     expect(seen).toEqual([3]);
     const by = new Map(items.map((r) => [r.name, r]));
@@ -66,10 +68,10 @@ describe('RunsModel', () => {
     c.dispose();
   });
 
-  it('adds opened run folders from elsewhere', () => {
-    const c = new TrainingController(path.join(DIST, 'worker.js'), { info: () => undefined, warn: () => undefined, error: () => undefined });
-    const m = new RunsModel(new LabLoader(DIST), c, () => ({ root: path.join(root, 'empty'), opened: [done] }), () => undefined);
-    expect(m.refresh().map((r) => r.runDir)).toEqual([done]);
+  it('adds opened run folders from elsewhere', async () => {
+    const c = new TrainingController(() => startNodeWorker(path.join(DIST, 'worker.js'), 'training worker'), NODE_FS, { info: () => undefined, warn: () => undefined, error: () => undefined });
+    const m = new RunsModel(requireLab(DIST), NODE_FS, c, async () => ({ root: path.join(root, 'empty'), opened: [done] }), () => undefined);
+    expect((await m.refresh()).map((r) => r.runDir)).toEqual([done]);
     m.dispose();
     c.dispose();
   });

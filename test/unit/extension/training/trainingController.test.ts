@@ -2,13 +2,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
+import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
 import type { RunEnd, TrainingState } from '../../../../src/extension/training/trainingController';
 import { TrainingController } from '../../../../src/extension/training/trainingController';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { tinySpec } from '../../lab/tinyRuns';
 
 // The real training worker bundle (npm test builds dist/ first).
-const WORKER = path.resolve(__dirname, '../../../../dist/worker.js');
+const WORKER = (): HostedWorker => startNodeWorker(path.resolve(__dirname, '../../../../dist/worker.js'), 'training worker');
 
 function quietLog(): { lines: string[]; info(m: string): void; warn(m: string): void; error(m: string): void } {
   const lines: string[] = [];
@@ -20,7 +23,7 @@ const newRunDir = (): string => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 
 describe('TrainingController', () => {
   it('runs a run in the worker, publishing every step and the end', async () => {
     const log = quietLog();
-    const c = new TrainingController(WORKER, log);
+    const c = new TrainingController(WORKER, NODE_FS, log);
     const events: WorkerToHost[] = [];
     const states: (TrainingState | null)[] = [];
     const ends: RunEnd[] = [];
@@ -47,7 +50,7 @@ describe('TrainingController', () => {
 
   it('trains a finished run on to a new total through the worker, and reports a refused one as a failure', async () => {
     const log = quietLog();
-    const c = new TrainingController(WORKER, log);
+    const c = new TrainingController(WORKER, NODE_FS, log);
     const runDir = newRunDir();
     const spec = tinySpec({ kind: 'task', task: 'copy' }, 6, 24);
     expect(await c.start(runDir, spec, false)).toEqual({ kind: 'finished', step: 6, reason: 'completed' });
@@ -67,7 +70,7 @@ describe('TrainingController', () => {
   });
 
   it('refuses a second run while one trains; pauses, resumes and stops between steps', async () => {
-    const c = new TrainingController(WORKER, quietLog());
+    const c = new TrainingController(WORKER, NODE_FS, quietLog());
     expect(c.togglePause()).toBeNull();
     expect(c.stop()).toBe(false);
     const running = c.start(newRunDir(), tinySpec({ kind: 'task', task: 'copy' }, 100000, 24), false);
@@ -96,7 +99,7 @@ describe('TrainingController', () => {
   });
 
   it('reports a run that fails to start as a failed outcome', async () => {
-    const c = new TrainingController(WORKER, quietLog());
+    const c = new TrainingController(WORKER, NODE_FS, quietLog());
     const outcome = await c.start(newRunDir(), { ...tinySpec({ kind: 'task', task: 'copy' }), model: { kind: 'encoder-decoder', preset: 'gpt', overrides: {} } }, false);
     expect(outcome.kind).toBe('failed');
     expect(outcome.kind === 'failed' && outcome.error.message).toMatch(/Unknown preset "gpt" for encoder-decoder/);

@@ -2,7 +2,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
+import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
 import { ModelClient } from '../../../../src/extension/workers/modelClient';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import type { DecodeParams } from '../../../../src/protocol/model';
@@ -13,14 +15,16 @@ import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import { readSnapshots } from '../../../../src/lab/training/snapshots';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 
 // The real model worker bundle (npm test builds dist/ first).
-const WORKER = path.resolve(__dirname, '../../../../dist/modelWorker.js');
+const SCRIPT = path.resolve(__dirname, '../../../../dist/modelWorker.js');
+const WORKER = (): HostedWorker => startNodeWorker(SCRIPT, 'model worker');
 const greedy: DecodeParams = { input: 'the ', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 };
 
 let lm: OpenRun;
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
 });
 
 describe('ModelClient with the model worker', () => {
@@ -59,7 +63,7 @@ describe('ModelClient with the model worker', () => {
     const client = new ModelClient(WORKER, () => undefined);
     expect(await client.drawSnapshots(runDir)).toBe(1);
     expect(fs.readdirSync(path.join(runDir, 'snapshots')).sort()).toEqual(['step-0000000.safetensors', 'step-0000005.safetensors']);
-    const [first, drawn] = readSnapshots(runDir);
+    const [first, drawn] = (await readSnapshots(NODE_FS, runDir));
     // The same weights as step 0 give the same maps and head scores as the lab's own step-0 snapshot.
     expect(drawn?.headScores).toEqual(first?.headScores);
     expect(drawn?.maps[0]?.data).toEqual(first?.maps[0]?.data);
@@ -88,7 +92,7 @@ describe('ModelClient with the model worker', () => {
   });
 
   it('the worker answers a malformed request with model/didFail naming the field', async () => {
-    const w = new Worker(WORKER);
+    const w = new Worker(SCRIPT);
     const replies: unknown[] = [];
     await new Promise<void>((resolve) => {
       w.on('message', (m: unknown) => {
@@ -136,8 +140,23 @@ describe('ModelClient with the model worker', () => {
       client.dispose();
     });
 
+    it('without SharedArrayBuffer (a page that is not cross-origin isolated) cancels by ending the worker, then serves from a fresh one', async () => {
+      const logs: string[] = [];
+      const client = new ModelClient(WORKER, (m) => logs.push(m));
+      vi.stubGlobal('SharedArrayBuffer', undefined);
+      try {
+        const during = new AbortController();
+        await expect(client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      } finally {
+        vi.unstubAllGlobals();
+      }
+      expect(logs.join('\n')).toMatch(/Evaluating was cancelled; restarting the model worker/);
+      expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+      client.dispose();
+    });
+
     it('the worker stops an evaluation whose shared flag is set, answering model/didFail "cancelled"', async () => {
-      const w = new Worker(WORKER);
+      const w = new Worker(SCRIPT);
       const cancel = new Int32Array(new SharedArrayBuffer(4));
       Atomics.store(cancel, 0, 1);
       const replies: unknown[] = [];

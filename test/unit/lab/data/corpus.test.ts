@@ -3,7 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
-import { collectDocuments, collectFromPaths, splitDocuments } from '../../../../src/lab/data/corpus';
+import { collectFromPaths, splitDocuments } from '../../../../src/lab/data/corpus';
+import { collectDocuments } from '../../../../src/lab/data/globFiles';
+import { FILE_SYSTEMS } from '../files/fileSystems';
 
 let dir = '';
 
@@ -24,27 +26,32 @@ async function rejection(p: Promise<unknown>): Promise<EngineError> {
   throw new Error('expected an EngineError');
 }
 
+/** The corpus folder every test reads. */
+const FILES: Readonly<Record<string, string | Uint8Array>> = {
+  'a.md': '# Title\nhello\n',
+  'crlf.txt': 'one\r\ntwo\r\n',
+  'bom.txt': new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0x69]),
+  'docs/guide.md': 'guide text',
+  'docs/deep/more.md': 'more text',
+  'image.png': 'not really a png but the extension says binary',
+  'nul.txt': new Uint8Array([0x61, 0x00, 0x62]),
+  'latin1.txt': new Uint8Array([0x63, 0x61, 0x66, 0xe9]), // "café" in Latin-1
+  'big.txt': 'x'.repeat(5000),
+  'empty.txt': '',
+  'blank.txt': '  \n\t\n',
+  '.gitignore': 'ignored.txt\nbuild/\n',
+  'ignored.txt': 'ignored text',
+  'build/out.txt': 'build output',
+  'nested/.gitignore': '*.log\n',
+  'nested/x.log': 'log text',
+  'nested/keep.md': 'kept',
+  'node_modules/pkg/readme.md': 'dependency docs',
+  '.hidden/secret.md': 'dot folders are not globbed',
+};
+
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'al-corpus-'));
-  put('a.md', '# Title\nhello\n');
-  put('crlf.txt', 'one\r\ntwo\r\n');
-  put('bom.txt', new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0x69]));
-  put('docs/guide.md', 'guide text');
-  put('docs/deep/more.md', 'more text');
-  put('image.png', 'not really a png but the extension says binary');
-  put('nul.txt', new Uint8Array([0x61, 0x00, 0x62]));
-  put('latin1.txt', new Uint8Array([0x63, 0x61, 0x66, 0xe9])); // "café" in Latin-1
-  put('big.txt', 'x'.repeat(5000));
-  put('empty.txt', '');
-  put('blank.txt', '  \n\t\n');
-  put('.gitignore', 'ignored.txt\nbuild/\n');
-  put('ignored.txt', 'ignored text');
-  put('build/out.txt', 'build output');
-  put('nested/.gitignore', '*.log\n');
-  put('nested/x.log', 'log text');
-  put('nested/keep.md', 'kept');
-  put('node_modules/pkg/readme.md', 'dependency docs');
-  put('.hidden/secret.md', 'dot folders are not globbed');
+  for (const [name, data] of Object.entries(FILES)) put(name, data);
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -121,12 +128,20 @@ describe('collectDocuments', () => {
   });
 });
 
-describe('collectFromPaths', () => {
+describe.each(FILE_SYSTEMS)('collectFromPaths on $name', ({ make }) => {
+  const t = make();
+  let root = '';
+  beforeAll(async () => {
+    root = await t.dir();
+    await t.put(root, FILES);
+  });
+
   it('applies the same filters to given paths, without globbing', async () => {
     const paths = ['a.md', 'node_modules/pkg/readme.md', 'ignored.txt', 'missing.md', 'image.png', 'docs/guide.md']
-      .map((p) => path.join(dir, p));
-    const c = await collectFromPaths([...paths, path.join(dir, 'a.md')], dir);
-    expect(c.documents.map((d) => d.path)).toEqual(['a.md', 'docs/guide.md']);
+      .map((p) => t.fs.join(root, p));
+    const c = await collectFromPaths(t.fs, [...paths, t.fs.join(root, 'a.md'), 'crlf.txt'], root);
+    expect(c.documents.map((d) => d.path)).toEqual(['a.md', 'crlf.txt', 'docs/guide.md']);
+    expect(c.documents[1]?.text).toBe('one\ntwo\n');
     expect(c.skipped).toEqual([
       { path: 'ignored.txt', reason: 'ignored' },
       { path: 'image.png', reason: 'binary' },
@@ -136,8 +151,8 @@ describe('collectFromPaths', () => {
   });
 
   it('errors on an empty list and when everything is skipped', async () => {
-    expect((await rejection(collectFromPaths([], dir))).message).toMatch(/No files given/);
-    expect((await rejection(collectFromPaths(['missing.md'], dir))).message).toMatch(/^The only file given .* was skipped \(1 unreadable\)/);
+    expect((await rejection(collectFromPaths(t.fs, [], root))).message).toMatch(/No files given/);
+    expect((await rejection(collectFromPaths(t.fs, ['missing.md'], root))).message).toMatch(/^The only file given .* was skipped \(1 unreadable\)/);
   });
 });
 

@@ -1,41 +1,34 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { planCorpus } from '../../../../src/lab/data/corpus';
-import { PreviewCancelled, previewCorpus } from '../../../../src/lab/data/corpusPreview';
+import { PreviewCancelled, previewCorpus as preview } from '../../../../src/lab/data/corpusPreview';
+import type { PreviewBudget } from '../../../../src/lab/data/corpusPreview';
+import { FILE_SYSTEMS } from '../files/fileSystems';
 
-let dir = '';
-const files: string[] = [];
-
-function put(rel: string, data: string | Uint8Array): void {
-  const abs = path.join(dir, rel);
-  mkdirSync(path.dirname(abs), { recursive: true });
-  writeFileSync(abs, data);
-  files.push(abs);
-}
-
-beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'al-preview-'));
-  writeFileSync(path.join(dir, '.gitignore'), 'build/\n');
-  put('a.md', 'abc\n');
-  put('b.txt', 'bcd é\n');
-  put('package-lock.json', '{}\n');
-  put('app.js', `var x=${'1+'.repeat(3000)}1;`); // one 6 KB line: minified
-  put('big.txt', 'x'.repeat(9000)); // over the 8 KB per-file limit below
-  put('empty.txt', '   \n');
-  put('build/out.txt', 'ignored\n');
-  put('z.txt', 'zz😀\n');
-});
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-describe('previewCorpus', () => {
+describe.each(FILE_SYSTEMS)('previewCorpus on $name', ({ make }) => {
+  const t = make();
+  let dir = '';
+  let files: string[] = [];
   const limits = { maxFileBytes: 8192 };
+  const previewCorpus = (f: readonly string[], root: string, l: typeof limits, budget: PreviewBudget = {}, signal?: AbortSignal): ReturnType<typeof preview> => preview(t.fs, f, root, l, budget, signal);
+
+  beforeAll(async () => {
+    dir = await t.dir();
+    await t.put(dir, { '.gitignore': 'build/\n' });
+    files = await t.put(dir, {
+      'a.md': 'abc\n',
+      'b.txt': 'bcd é\n',
+      'package-lock.json': '{}\n',
+      'app.js': `var x=${'1+'.repeat(3000)}1;`, // one 6 KB line: minified
+      'big.txt': 'x'.repeat(9000), // over the 8 KB per-file limit below
+      'empty.txt': '   \n',
+      'build/out.txt': 'ignored\n',
+      'z.txt': 'zz😀\n',
+    });
+  });
 
   it('plans the files as training does, then finds the content skips and the characters', async () => {
     const p = await previewCorpus(files, dir, limits);
-    const plan = await planCorpus(files, dir, limits);
+    const plan = await planCorpus(t.fs, files, dir, limits);
     // Every skip the plan makes is in the preview, with the same reason.
     for (const s of plan.skipped) expect(p.skipped).toContainEqual(s);
     expect(p.skipped.map((s) => `${s.path}:${s.reason}`)).toEqual([

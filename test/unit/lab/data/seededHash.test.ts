@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitDocuments } from '../../../../src/lab/data/corpus';
 import { STREAMS, stepRng } from '../../../../src/lab/data/dataset';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { loadPairsText } from '../../../../src/lab/training/prepare';
 import { hashSeed, hashString, seededPermutation, stepSeed, unitInterval } from '../../../../src/lab/data/seededHash';
 import type { TrainSpec } from '../../../../src/protocol/data';
@@ -29,7 +30,7 @@ async function pairsSplit(n: number, seed: number): Promise<{ train: string[]; v
   const file = path.join(dir, `p${n}.tsv`);
   fs.writeFileSync(file, `${Array.from({ length: n }, (_, i) => `s${i}\tt${i}`).join('\n')}\n`);
   const spec = { data: { kind: 'pairs', source: file, target: null }, training: { seed } } as unknown as TrainSpec;
-  const t = await loadPairsText(spec);
+  const t = await loadPairsText(NODE_FS, spec);
   return { train: t.trainPairs.map((p) => p.src), val: t.valPairs.map((p) => p.src), text: t.validation.text };
 }
 

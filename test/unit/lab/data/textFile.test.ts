@@ -1,22 +1,6 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeUtf8, extensionOf, firstInvalidUtf8Line, looksBinary, readTextFile } from '../../../../src/lab/data/textFile';
-
-let dir = '';
-beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'al-textfile-'));
-});
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function put(name: string, data: string | Uint8Array): string {
-  const abs = path.join(dir, name);
-  writeFileSync(abs, data);
-  return abs;
-}
+import { FILE_SYSTEMS } from '../files/fileSystems';
 
 describe('byte checks', () => {
   it('looksBinary finds a NUL only within the first 8 KiB', () => {
@@ -46,18 +30,23 @@ describe('byte checks', () => {
   it('extensionOf lower-cases and drops the dot', () => {
     expect(extensionOf('/a/b/Photo.PNG')).toBe('png');
     expect(extensionOf('Makefile')).toBe('');
+    expect(extensionOf('C:\\notes\\A.Md')).toBe('md');
+    expect(extensionOf('vscode-vfs://github/o/r/.gitignore')).toBe('');
   });
 });
 
-describe('readTextFile', () => {
+describe.each(FILE_SYSTEMS)('readTextFile on $name', ({ make }) => {
   it('reads text and says why other files are not text', async () => {
-    expect(await readTextFile(put('ok.txt', 'héllo'), 100)).toEqual({ ok: true, text: 'héllo', bytes: 6 });
-    expect(await readTextFile(put('big.txt', 'x'.repeat(101)), 100)).toEqual({ ok: false, reason: 'too-large' });
-    expect(await readTextFile(put('pic.jpg', 'text inside'), 100)).toEqual({ ok: false, reason: 'binary' });
-    expect(await readTextFile(put('nul.txt', new Uint8Array([104, 0])), 100)).toEqual({ ok: false, reason: 'binary' });
-    expect(await readTextFile(put('bad.txt', new Uint8Array([0xff, 0xfe, 0x41])), 100)).toEqual({ ok: false, reason: 'not-utf8' });
-    expect(await readTextFile(put('ws.txt', ' \n\r\n\t'), 100)).toEqual({ ok: false, reason: 'empty' });
-    expect(await readTextFile(path.join(dir, 'missing.txt'), 100)).toEqual({ ok: false, reason: 'unreadable' });
-    expect(await readTextFile(dir, 100)).toEqual({ ok: false, reason: 'unreadable' });
+    const { fs, dir: fresh, put: putAll } = make();
+    const dir = await fresh();
+    const put = async (name: string, data: string | Uint8Array): Promise<string> => (await putAll(dir, { [name]: data }))[0] as string;
+    expect(await readTextFile(fs, await put('ok.txt', 'héllo'), 100)).toEqual({ ok: true, text: 'héllo', bytes: 6 });
+    expect(await readTextFile(fs, await put('big.txt', 'x'.repeat(101)), 100)).toEqual({ ok: false, reason: 'too-large' });
+    expect(await readTextFile(fs, await put('pic.jpg', 'text inside'), 100)).toEqual({ ok: false, reason: 'binary' });
+    expect(await readTextFile(fs, await put('nul.txt', new Uint8Array([104, 0])), 100)).toEqual({ ok: false, reason: 'binary' });
+    expect(await readTextFile(fs, await put('bad.txt', new Uint8Array([0xff, 0xfe, 0x41])), 100)).toEqual({ ok: false, reason: 'not-utf8' });
+    expect(await readTextFile(fs, await put('ws.txt', ' \n\r\n\t'), 100)).toEqual({ ok: false, reason: 'empty' });
+    expect(await readTextFile(fs, fs.join(dir, 'missing.txt'), 100)).toEqual({ ok: false, reason: 'unreadable' });
+    expect(await readTextFile(fs, dir, 100)).toEqual({ ok: false, reason: 'unreadable' });
   });
 });

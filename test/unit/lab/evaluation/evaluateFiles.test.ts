@@ -19,13 +19,21 @@ import { corpusChrf } from '../../../../src/lab/evaluation/chrf';
 import { readEvaluations } from '../../../../src/lab/evaluation/evaluations';
 import { decodeTarget } from '../../../../src/lab/inference/decode';
 import { failingIo } from '../fullDisk';
-import { EvaluationCancelled, evaluateFiles, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
+import { collectDocuments } from '../../../../src/lab/data/globFiles';
+import type { EvaluateFilesOptions } from '../../../../src/lab/evaluation/evaluateFiles';
+import { EvaluationCancelled, evaluateFiles as evaluateOn, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
+import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
+import type { FileIo } from '../../../../src/lab/runs/atomicFile';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { windowLogprobs } from '../../../../src/lab/inference/score';
 import { countUnseenChars, refuseUnseenChars } from '../../../../src/lab/evaluation/unseenChars';
 import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
 import { tinySpec, trainTiny } from '../tinyRuns';
+
+/** The CLI's evaluation: Node's files (through `io` when given: a disk that fills up), globs expanded. */
+const evaluateFiles = (r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions & { readonly io?: FileIo }): ReturnType<typeof evaluateOn> =>
+  evaluateOn(opts.io ? new NodeFs(opts.io) : NODE_FS, r, data, { collectGlobs: collectDocuments, ...opts });
 
 let lm: OpenRun; // decoder-only, char tokenizer, context 16, batches of 2
 let mt: OpenRun; // encoder-decoder on pairs of a, b, '!' and spaces, context 12
@@ -108,6 +116,13 @@ describe('evaluateFiles on documents', () => {
     expect(out.record).toMatchObject({ bytes, bpb: out.bpb, tokens: out.tokens, loss: out.loss });
   });
 
+  it('records a file outside the folder it is shown under by its own path and bytes', async () => {
+    const [outside] = write({ 'elsewhere/held-out.txt': 'the cat sat on the log. ' });
+    const cwd = path.join(dir, 'bytes'); // holds other files, not this one
+    const out = await evaluateFiles(lm, { kind: 'documents', paths: [outside as string], cwd, glob: false }, { maxPairs: 1 });
+    expect(out.record.files).toEqual([expect.objectContaining({ path: outside, bytes: 24 })]);
+  });
+
   it('scores each token once, from the tokens before it in its window, across documents', async () => {
     const texts = ['the cat sat on the log.', 'a bird in the hand is worth two in the bush. the end'];
     const paths = write({ 'two/a.txt': texts[0] as string, 'two/b.txt': texts[1] as string });
@@ -121,7 +136,7 @@ describe('evaluateFiles on documents', () => {
   });
 
   it('gives ln V for a model whose logits are all zero', async () => {
-    const zero = constantModel(openRun(lm.runDir, createReferenceBackend(), 2), null);
+    const zero = constantModel(await openRun(NODE_FS, lm.runDir, createReferenceBackend(), 2), null);
     const [file] = write({ 'zero/a.txt': 'the cat sat on the mat. '.repeat(3) });
     const out = await evaluateFiles(zero, docs([file as string]), { maxPairs: 1 });
     // Every target has probability 1/V, so the mean NLL is ln V and the perplexity V.
@@ -164,7 +179,7 @@ describe('evaluateFiles on documents', () => {
 describe('evaluateFiles on pairs', () => {
   it('matches hand-computed loss, exact match and BLEU for a model that always says "!"', async () => {
     const bang = mt.tok.encode('!')[0] as number;
-    const r = constantModel(openRun(mt.runDir, createReferenceBackend(), 2), bang);
+    const r = constantModel(await openRun(NODE_FS, mt.runDir, createReferenceBackend(), 2), bang);
     const [tsv] = write({
       'bang.tsv': ['a b\t!!!!!!!!!!!', 'b a\ta ! ! b', 'a a\t! ! ! ! ! !', 'b b\t!!!!!!!!!!!!'].join('\n'),
     });
@@ -208,7 +223,7 @@ describe('evaluateFiles on pairs', () => {
   it('records the evaluation in the run, writes the hypotheses, and decodes by beam search and tokenizes BLEU on request', async () => {
     const [tsv] = write({ 'rec/test.tsv': 'a b\t! a\nb a\tb !\na a\ta\n' });
     const hyps = path.join(dir, 'rec', 'hyps.txt');
-    const before = readEvaluations(mt.runDir).evaluations.length;
+    const before = (await readEvaluations(NODE_FS, mt.runDir)).evaluations.length;
     const beam = { strategy: 'beam', beam: 3, lengthPenalty: 0.6 } as const;
     const out = await evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 10, decoding: beam, tokenize: 'char', hypothesesFile: hyps });
     expect(fs.readFileSync(hyps, 'utf8')).toBe(out.hypotheses.map((h) => `${h}\n`).join(''));
@@ -219,7 +234,7 @@ describe('evaluateFiles on pairs', () => {
     // Each hypothesis is the best beam of decodeTarget, in test order.
     const srcs = ['a b', 'b a', 'a a'].map((s) => mt.tok.encode(s, { eos: true }));
     expect(out.hypotheses).toEqual(srcs.map((s) => mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, s, beam), { skipSpecial: true })));
-    const { evaluations, skipped } = readEvaluations(mt.runDir);
+    const { evaluations, skipped } = (await readEvaluations(NODE_FS, mt.runDir));
     expect([evaluations.length, skipped]).toEqual([before + 1, 0]);
     const rec = evaluations.at(-1);
     expect(rec).toEqual(out.record);

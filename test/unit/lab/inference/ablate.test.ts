@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { allHeads } from '../../../../src/engine/models/heads';
 import type { Batch } from '../../../../src/engine/models/inputs';
@@ -11,7 +12,7 @@ let batches: readonly Batch[];
 
 beforeAll(async () => {
   const trained = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 60, 24));
-  ({ run: mt, batches } = await openRunWithValidation(trained.runDir, createReferenceBackend()));
+  ({ run: mt, batches } = await openRunWithValidation(NODE_FS, trained.runDir, createReferenceBackend()));
 }, 240_000);
 
 describe('head ablation on a trained reverse model', () => {

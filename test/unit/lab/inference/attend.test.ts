@@ -22,8 +22,8 @@ let lm: OpenRun;
 let mt: OpenRun;
 let bpe: OpenRun;
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
-  bpe = await trainTiny({ ...tinySpec(tinyDocuments()), tokenizer: { type: 'bpe', vocabSize: 300 } });
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
+  bpe = await trainTiny({ ...tinySpec(await tinyDocuments()), tokenizer: { type: 'bpe', vocabSize: 300 } });
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 });
 
@@ -86,7 +86,7 @@ describe('attendText', () => {
   });
 
   it('sends a map longer than OVERVIEW_SIDE as its max-pooled overview, and keeps it whole in `full`', async () => {
-    const long = await trainTiny(tinySpec(tinyDocuments(), 1, 2 * OVERVIEW_SIDE));
+    const long = await trainTiny(tinySpec(await tinyDocuments(), 1, 2 * OVERVIEW_SIDE));
     const { snapshot, full } = attendText(long, 'the cat sat on the mat. '.repeat(20).slice(0, OVERVIEW_SIDE + 40));
     const T = OVERVIEW_SIDE + 41;
     const whole = full[0] as AttentionMapData;

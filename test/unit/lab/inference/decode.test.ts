@@ -11,7 +11,7 @@ import { cliJson, startModelWorker } from './frontDoors';
 let lm: OpenRun;
 let mt: OpenRun;
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 });
 
@@ -54,7 +54,7 @@ describe('decodeText', () => {
   });
 
   it('a 200-token sample from a 64-context model returns 200 tokens, and says the window slid', async () => {
-    const long = await trainTiny(tinySpec(tinyDocuments(), 1, 64));
+    const long = await trainTiny(tinySpec(await tinyDocuments(), 1, 64));
     expect(long.model.config.maxLen).toBe(64);
     const p: DecodeParams = { ...params, input: 'the ', strategy: 'sample', temperature: 1, seed: 4, maxTokens: 200 };
     const streamed: string[] = [];

@@ -24,7 +24,7 @@ function naiveLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] 
 let lm: OpenRun;
 let mt: OpenRun;
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 });
 

@@ -14,6 +14,7 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { Transformer } from '../../../../src/engine/models/transformer';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { openCheckpoint, readCheckpointWeights } from '../../../../src/lab/interop/importCheckpoint';
 
 const GOLDEN = path.resolve(__dirname, '../../../golden/import');
@@ -28,27 +29,23 @@ const CASES = [
 
 /** Largest |ours − PyTorch's| over the golden input, on `backend`. */
 async function maxDiff(name: string, backend: Backend): Promise<{ diff: number; layout: string; config: Transformer['config'] }> {
-  const opened = openCheckpoint(path.join(GOLDEN, name));
-  try {
-    const { plan } = await readCheckpointWeights(opened);
-    const expected = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(GOLDEN, name, 'expected.safetensors'))));
-    const idx = expected.tensors.get('input.idx');
-    const logits = expected.tensors.get('output.logits');
-    if (!idx || !logits) throw new Error('golden file incomplete');
-    const [B, T] = idx.shape as [number, number];
-    // These vocabularies have no PAD: id 0 is a real token (the input has several).
-    const model = new Transformer(plan.config, { maxBatch: B, maxLen: T, padId: -1 }).bind(backend);
-    for (const p of model.paramList) p.data.set(plan.model.param(p.name).data);
-    const input = Int32Array.from(idx.data);
-    model.forward({ B, T, input, targets: input }, { train: false });
-    const ours = model.logits();
-    expect(ours.length).toBe(logits.data.length);
-    let diff = 0;
-    for (let i = 0; i < ours.length; i++) diff = Math.max(diff, Math.abs((ours[i] as number) - (logits.data[i] as number)));
-    return { diff, layout: plan.layout, config: plan.config };
-  } finally {
-    opened.reader.close();
-  }
+  const opened = await openCheckpoint(NODE_FS, path.join(GOLDEN, name));
+  const { plan } = await readCheckpointWeights(opened);
+  const expected = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(GOLDEN, name, 'expected.safetensors'))));
+  const idx = expected.tensors.get('input.idx');
+  const logits = expected.tensors.get('output.logits');
+  if (!idx || !logits) throw new Error('golden file incomplete');
+  const [B, T] = idx.shape as [number, number];
+  // These vocabularies have no PAD: id 0 is a real token (the input has several).
+  const model = new Transformer(plan.config, { maxBatch: B, maxLen: T, padId: -1 }).bind(backend);
+  for (const p of model.paramList) p.data.set(plan.model.param(p.name).data);
+  const input = Int32Array.from(idx.data);
+  model.forward({ B, T, input, targets: input }, { train: false });
+  const ours = model.logits();
+  expect(ours.length).toBe(logits.data.length);
+  let diff = 0;
+  for (let i = 0; i < ours.length; i++) diff = Math.max(diff, Math.abs((ours[i] as number) - (logits.data[i] as number)));
+  return { diff, layout: plan.layout, config: plan.config };
 }
 
 describe('import golden checkpoints: PyTorch logits to 1e-4', () => {

@@ -1,35 +1,42 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { afterAll, describe, it, expect } from 'vitest';
+import { beforeAll, describe, it, expect } from 'vitest';
+import { EngineError } from '../../../../src/engine/errors';
 import { encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { CancelledError } from '../../../../src/lab/data/documentData';
 import { SafetensorsReader, pickleMessage } from '../../../../src/lab/interop/safetensorsReader';
-import { engineErrorOf as errorOf } from '../../../engineErrorOf';
-
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'st-reader-'));
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-function write(name: string, bytes: Uint8Array): string {
-  const file = path.join(dir, name);
-  fs.writeFileSync(file, bytes);
-  return file;
-}
-
+import { FILE_SYSTEMS } from '../files/fileSystems';
 
 const values = Float32Array.from({ length: 1000 }, (_, i) => Math.sin(i) * 3);
 
-describe('SafetensorsReader', () => {
-  const file = write('m.safetensors', encodeSafetensors([
+async function errorOf(p: Promise<unknown>): Promise<EngineError> {
+  try {
+    await p;
+  } catch (e) {
+    if (EngineError.is(e)) return e;
+    throw e;
+  }
+  throw new Error('expected an EngineError');
+}
+
+describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
+  const t = make();
+  let dir = '';
+  let file = '';
+  const write = async (name: string, bytes: Uint8Array): Promise<string> => (await t.put(dir, { [name]: bytes }))[0] as string;
+  const open = (f: string, opts: { chunkBytes?: number } = {}): Promise<SafetensorsReader> => SafetensorsReader.open(t.fs, f, opts);
+  const bytes = encodeSafetensors([
     { name: 'a', dtype: 'F32', shape: [10, 100], data: values },
     { name: 'h', dtype: 'F16', shape: [1000], data: values },
     { name: 'b', dtype: 'BF16', shape: [1000], data: values },
     { name: 'd', dtype: 'F64', shape: [1000], data: values },
     { name: 'i', dtype: 'I32', shape: [2], data: [1, 2] },
-  ], { format: 'pt' }));
+  ], { format: 'pt' });
+  beforeAll(async () => {
+    dir = await t.dir();
+    file = await write('m.safetensors', bytes);
+  });
 
   it('reads each tensor in pieces, widened to float32, with progress up to the data size', async () => {
-    const r = SafetensorsReader.open(file, { chunkBytes: 100 });
+    const r = await open(file, { chunkBytes: 100 });
     const seen: number[] = [];
     const hooks = { onBytes: (done: number, total: number): void => { seen.push(done); expect(total).toBe(r.dataBytes); } };
     expect(r.names).toEqual(['a', 'h', 'b', 'd', 'i']);
@@ -43,30 +50,27 @@ describe('SafetensorsReader', () => {
     expect(seen.length).toBeGreaterThan(100); // 4000 bytes in 100-byte pieces, then the rest
     expect(seen[seen.length - 1]).toBe(4000 + 2000 + 2000 + 8000);
     await expect(r.readF32('i')).rejects.toThrow(/tensor "i" is I32, but a weight must be F32/);
-    r.close();
-    r.close();
   });
 
   it('stops when cancelled, between pieces', async () => {
-    const r = SafetensorsReader.open(file, { chunkBytes: 400 });
+    const r = await open(file, { chunkBytes: 400 });
     let n = 0;
     await expect(r.readF32('a', { isCancelled: () => ++n > 3 })).rejects.toBeInstanceOf(CancelledError);
-    r.close();
   });
 
-  it('refuses pickles by name and by content, with the three lines of Python', () => {
+  it('refuses pickles by name and by content, with the three lines of Python', async () => {
     for (const ext of ['.pt', '.bin', '.pth', '.ckpt']) {
-      const e = errorOf(() => SafetensorsReader.open(write(`ckpt${ext}`, Uint8Array.of(0x80, 2, 0, 0))));
+      const e = await errorOf(open(await write(`ckpt${ext}`, Uint8Array.of(0x80, 2, 0, 0))));
       expect(e.code).toBe('checkpoint/invalid');
       expect(e.message).not.toContain('\n');
       expect(e.message).toContain(`torch.load("ckpt${ext}"`);
       expect(e.message).toMatch(/import torch, safetensors\.torch as st ⏎ .* ⏎ st\.save_file/);
     }
-    expect(errorOf(() => SafetensorsReader.open(write('zip.safetensors', Uint8Array.of(0x50, 0x4b, 3, 4, 0, 0, 0, 0, 0)))).message).toBe(pickleMessage('zip.safetensors'));
+    expect((await errorOf(open(await write('zip.safetensors', Uint8Array.of(0x50, 0x4b, 3, 4, 0, 0, 0, 0, 0))))).message).toBe(pickleMessage('zip.safetensors'));
   });
 
-  it('refuses truncated files, headers past the end, overlaps and unknown dtypes, one line each', () => {
-    const good = fs.readFileSync(file);
+  it('refuses truncated files, headers past the end, overlaps and unknown dtypes, one line each', async () => {
+    const good = bytes;
     const header = (json: string, data: number): Uint8Array => {
       const h = new TextEncoder().encode(json);
       const out = new Uint8Array(8 + h.length + data);
@@ -81,8 +85,8 @@ describe('SafetensorsReader', () => {
       ['overlapping offsets', header('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}', 12), /"a" \[0, 8\) and "b" \[4, 12\) overlap/],
       ['an unknown dtype', header('{"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,4]}}', 4), /unknown dtype "Q4"/],
     ];
-    for (const [name, bytes, pattern] of cases) {
-      const e = errorOf(() => SafetensorsReader.open(write(`${name.replace(/ /g, '-')}.safetensors`, bytes)));
+    for (const [name, data, pattern] of cases) {
+      const e = await errorOf(open(await write(`${name.replace(/ /g, '-')}.safetensors`, data)));
       expect(e.code, name).toBe('checkpoint/invalid');
       expect(e.message, name).toMatch(pattern);
       expect(e.message, name).not.toContain('\n');

@@ -25,6 +25,7 @@ import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { PytorchOptions } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 import { PYTHON, lossGap, python, runPath, stepLines, torchOptions, trainSession, weightGap } from './torchRuns';
 
@@ -129,20 +130,20 @@ function failure(events: readonly WorkerToHost[]): { step: number; code: string;
 const line = (dir: string, what: string, kept: number): string => `Disk full while ${what} in ${dir}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${dir}\`.`;
 
 /** After a full disk: the reason, run.json, no temporary file, a loadable checkpoint, a log without a torn line. */
-function expectStopped(dir: string, events: readonly WorkerToHost[], message: string, kept: number): void {
+async function expectStopped(dir: string, events: readonly WorkerToHost[], message: string, kept: number): Promise<void> {
   expect(failure(events)).toMatchObject({ code: 'disk/full', message });
-  const run = readRunJson(dir);
+  const run = (await readRunJson(NODE_FS, dir));
   expect(run).toMatchObject({ status: 'stopped', step: kept, error: { code: 'disk/full', message } });
   expect(tempFilesUnder(dir)).toEqual([]);
-  expect(openRun(dir, createReferenceBackend()).step).toBe(kept);
+  expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
   expect(fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8').endsWith('\n')).toBe(true);
-  expect(readMetrics(dir).skipped).toBe(0);
+  expect((await readMetrics(NODE_FS, dir)).skipped).toBe(0);
 }
 
 const reference = path.join(root, 'reference');
 beforeAll(async () => {
   await trainSession(reference, SPEC, { pytorch: torchOptions() });
-  expect(readRunJson(reference)).toMatchObject({ status: 'completed', step: 40 });
+  expect((await readRunJson(NODE_FS, reference))).toMatchObject({ status: 'completed', step: 40 });
 }, TIMEOUT);
 
 describe('the trainer on a full disk', () => {
@@ -150,13 +151,13 @@ describe('the trainer on a full disk', () => {
     const dir = path.join(root, 'checkpoint');
     // The checkpoint of step 20: its optimizer state lands, the model's half, then no room.
     const events = await train(dir, torchOptions(1, { python: fullPython('checkpoint', { match: String.raw`^\.model\.safetensors\.\d+\.tmp$`, nth: 2 }) }));
-    expectStopped(dir, events, line(dir, 'saving the checkpoint at step 20', 10), 10);
+    await expectStopped(dir, events, line(dir, 'saving the checkpoint at step 20', 10), 10);
     expect(failure(events).step).toBe(20);
     expect(fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')).toContain('"step":20,');
     // With room again: on from step 10, to exactly the run the disk never interrupted.
     const resumed = await trainSession(dir, SPEC, { resume: true, pytorch: torchOptions() });
     expect(resumed.find((e) => e.type === 'train/didStart')).toMatchObject({ startStep: 10 });
-    expect(readRunJson(dir)).toMatchObject({ status: 'completed', step: 40, error: null });
+    expect((await readRunJson(NODE_FS, dir))).toMatchObject({ status: 'completed', step: 40, error: null });
     expect(stepLines(dir).map((s) => s.step)).toEqual(stepLines(reference).map((s) => s.step));
     expect(lossGap(stepLines(reference), stepLines(dir))).toBeLessThan(1e-6);
     expect(weightGap(reference, dir)).toBeLessThan(1e-6);
@@ -166,7 +167,7 @@ describe('the trainer on a full disk', () => {
     const dir = path.join(root, 'metrics');
     const fault = { match: String.raw`^metrics\.jsonl$`, nth: 15, after: `^${escape(dir)}/` };
     const events = await train(dir, torchOptions(1, { python: fullPython('metrics', fault) }));
-    expectStopped(dir, events, line(dir, 'logging the metrics of step 15', 10), 10);
+    await expectStopped(dir, events, line(dir, 'logging the metrics of step 15', 10), 10);
     expect(stepLines(dir).map((s) => s.step)).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
     const resumed = await trainSession(dir, SPEC, { resume: true, pytorch: torchOptions() });
     expect(resumed.at(-1)).toMatchObject({ type: 'train/didFinish', step: 40, reason: 'completed' });
@@ -177,9 +178,9 @@ describe('the trainer on a full disk', () => {
     const dir = path.join(root, 'weights-two');
     const fault = { match: String.raw`^\.step-0000020\.weights\.safetensors\.\d+\.tmp$`, nth: 1 };
     const events = await train(dir, torchOptions(2, { python: fullPython('weights', fault) }));
-    expectStopped(dir, events, line(dir, 'saving the attention snapshot of step 20', 10), 10);
+    await expectStopped(dir, events, line(dir, 'saving the attention snapshot of step 20', 10), 10);
     expect(fs.readdirSync(path.join(dir, 'snapshots')).sort()).toEqual(['step-0000000.safetensors', 'step-0000010.safetensors']);
-    expect(readRunJson(dir).backendUsed).toBe('pytorch cpu ×2');
+    expect((await readRunJson(NODE_FS, dir)).backendUsed).toBe('pytorch cpu ×2');
   }, TIMEOUT);
 });
 
@@ -191,12 +192,12 @@ describe('the lab on a full disk while it follows the trainer', () => {
     const events: WorkerToHost[] = [];
     await runPytorchSession(dir, spec, false, new SessionControl(), (m) => events.push(m), null, null, torchOptions(), { io });
     const f = failure(events);
-    const kept = readRunJson(dir).step;
+    const kept = (await readRunJson(NODE_FS, dir)).step;
     expect(kept).toBeGreaterThanOrEqual(20);
     expect(f).toMatchObject({ step: 20, code: 'disk/full', message: line(dir, 'saving the attention snapshot of step 20', kept) });
-    expect(readRunJson(dir)).toMatchObject({ status: 'stopped', error: { code: 'disk/full' } });
+    expect((await readRunJson(NODE_FS, dir))).toMatchObject({ status: 'stopped', error: { code: 'disk/full' } });
     expect(tempFilesUnder(dir)).toEqual([]);
-    expect(openRun(dir, createReferenceBackend()).step).toBe(kept);
+    expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
     expect(fs.existsSync(path.join(dir, 'snapshots', 'step-0000020.weights.safetensors'))).toBe(true);
     // Resumed with room: the weights left waiting become the snapshot of step 20.
     const resumed: WorkerToHost[] = [];

@@ -13,6 +13,7 @@ import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import { readSnapshots } from '../../../../src/lab/training/snapshots';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { lossGap, runPath, stepLines, torchOptions, trainSession } from './torchRuns';
 
 const until = async (check: () => boolean, what: string, ms = 120_000): Promise<void> => {
@@ -34,7 +35,7 @@ describe('a PyTorch session', () => {
     await until(() => steps() >= 6, 'six steps');
     control.pause();
     await until(() => events.some((e) => e.type === 'train/didPause'), 'train/didPause');
-    expect(readRunJson(runDir).status).toBe('paused');
+    expect((await readRunJson(NODE_FS, runDir)).status).toBe('paused');
     expect(fs.existsSync(path.join(runDir, 'pytorch', 'pause'))).toBe(true);
     const pausedAt = steps();
     await new Promise((r) => setTimeout(r, 1500));
@@ -45,13 +46,13 @@ describe('a PyTorch session', () => {
     await done;
     const last = events.at(-1);
     expect(last).toMatchObject({ type: 'train/didFinish', reason: 'stopped' });
-    const run = readRunJson(runDir);
+    const run = (await readRunJson(NODE_FS, runDir));
     expect(run.status).toBe('stopped');
     expect(run.step).toBe((last as { step: number }).step);
     expect(stepLines(runDir).map((s) => s.step)).toEqual(Array.from({ length: run.step }, (_, i) => i + 1));
     for (const f of ['pause', 'stop']) expect(fs.existsSync(path.join(runDir, 'pytorch', f))).toBe(false);
     // Every snapshot step became a snapshot with head scores; no weights are left waiting.
-    const snaps = readSnapshots(runDir);
+    const snaps = (await readSnapshots(NODE_FS, runDir));
     expect(snaps.map((s) => s.step)).toEqual(Array.from({ length: Math.floor(run.step / 5) + 1 }, (_, i) => i * 5));
     expect(snaps.every((s) => (s.headScores?.length ?? 0) === 8)).toBe(true);
     expect(fs.readdirSync(path.join(runDir, 'snapshots')).filter((f) => f.includes('.weights.'))).toEqual([]);
@@ -66,8 +67,8 @@ describe('a PyTorch session', () => {
     await trainSession(ours, spec, { resume: true, extendTo: 30 });
     await trainSession(theirs, spec);
     await trainSession(theirs, spec, { resume: true, extendTo: 30, pytorch: torchOptions() });
-    expect(readRunJson(theirs)).toMatchObject({ status: 'completed', step: 30, segments: readRunJson(ours).segments });
-    expect(readRunJson(theirs).segments).toHaveLength(2);
+    expect((await readRunJson(NODE_FS, theirs))).toMatchObject({ status: 'completed', step: 30, segments: (await readRunJson(NODE_FS, ours)).segments });
+    expect((await readRunJson(NODE_FS, theirs)).segments).toHaveLength(2);
     expect(stepLines(theirs).map((s) => s.lr)).toEqual(stepLines(ours).map((s) => s.lr));
     expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);
   }, 300_000);

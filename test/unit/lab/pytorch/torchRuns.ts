@@ -13,6 +13,7 @@ import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
+import { NODE_PLATFORM } from '../../../../src/lab/workers/nodePlatform';
 import type { PytorchOptions, StepMetrics, TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 
@@ -50,7 +51,7 @@ export async function trainSession(runDir: string, spec: TrainSpec, plan: Sessio
   };
   const control = plan.control ?? new SessionControl();
   const args = [runDir, spec, plan.resume ?? false, control, emit, plan.stopAt ?? null, plan.extendTo ?? null] as const;
-  await (plan.pytorch ? runPytorchSession(...args, plan.pytorch) : runSession(...args));
+  await (plan.pytorch ? runPytorchSession(...args, plan.pytorch) : runSession(NODE_PLATFORM, ...args));
   const fail = events.find((e) => e.type === 'train/didFail');
   if (fail) throw new Error(JSON.stringify(fail));
   return events;

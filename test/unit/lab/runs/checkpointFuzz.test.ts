@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { EngineError } from '../../../../src/engine/errors';
 import { Transformer } from '../../../../src/engine/models/transformer';
@@ -49,10 +50,10 @@ function mutate(good: Uint8Array, rng: Rng): Uint8Array {
 }
 
 describe('checkpoint reader fuzz', () => {
-  it('gives only clean EngineErrors on 3000 mutated checkpoints', () => {
+  it('gives only clean EngineErrors on 3000 mutated checkpoints', async () => {
     const model = new Transformer(tinyConfig('decoder-only'), { maxBatch: 1 }).bind(createReferenceBackend());
     model.initialize(new Rng(1));
-    const good = new Uint8Array(fs.readFileSync(saveCheckpoint(dir, model, null, 5)));
+    const good = new Uint8Array(fs.readFileSync(await saveCheckpoint(NODE_FS, dir, model, null, 5)));
     const target = new Transformer(tinyConfig('decoder-only'), { maxBatch: 1 }).bind(createReferenceBackend());
     const rng = new Rng(2024);
     let rejected = 0;
@@ -61,7 +62,7 @@ describe('checkpoint reader fuzz', () => {
     for (let i = 0; i < 3000; i++) {
       fs.writeFileSync(file, mutate(good, rng));
       try {
-        loadModelCheckpoint(dir, target);
+        await loadModelCheckpoint(NODE_FS, dir, target);
         loaded++;
       } catch (e) {
         if (!EngineError.is(e)) throw new Error(`mutation ${i} raised a non-EngineError: ${String(e)}`);

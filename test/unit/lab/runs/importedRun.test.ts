@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { readRunJson, setFineTuneData, writeRunJson } from '../../../../src/lab/runs/runFolder';
 import { runSummary } from '../../../../src/lab/runs/runState';
@@ -18,21 +19,21 @@ const GOLDEN = path.resolve(__dirname, '../../../golden/import/hf-gpt2');
 describe('an imported run', () => {
   it('records its layout and file, reads as imported in its summary, and takes documents to fine-tune on', async () => {
     const runDir = path.join(root, 'gpt2');
-    await importCheckpoint({ from: GOLDEN, out: runDir });
-    const run = readRunJson(runDir);
+    await importCheckpoint(NODE_FS, { from: GOLDEN, out: runDir });
+    const run = await readRunJson(NODE_FS, runDir);
     expect(run.imported?.layout).toBe('hf-gpt2');
     expect(run.imported?.from).toBe(path.join(GOLDEN, 'model.safetensors'));
-    const s = runSummary(runDir);
+    const s = runSummary(NODE_FS, runDir, run);
     expect(s.imported).toEqual({ layout: 'Hugging Face GPT-2', from: path.join(GOLDEN, 'model.safetensors') });
     expect(s.model?.backend).not.toBe('auto'); // the backend that will run it
     const doc = path.join(root, 'notes.txt');
     fs.writeFileSync(doc, 'the rain in the east\n');
-    setFineTuneData(runDir, [doc], root);
-    const data = readRunJson(runDir).spec.data;
+    await setFineTuneData(NODE_FS, runDir, [doc], root);
+    const data = (await readRunJson(NODE_FS, runDir)).spec.data;
     expect(data.kind === 'documents' ? [data.files, data.root] : null).toEqual([[doc], root]);
-    expect(() => setFineTuneData(runDir, [], root)).toThrow(/at least one file/);
+    await expect(setFineTuneData(NODE_FS, runDir, [], root)).rejects.toThrow(/at least one file/);
     // A damaged entry is named, not guessed at.
-    writeRunJson(runDir, { ...run, imported: { layout: 'keras', from: 'x' } as unknown as typeof run.imported });
-    expect(() => readRunJson(runDir)).toThrow(/an "imported" entry that is not \{layout, from\}/);
+    await writeRunJson(NODE_FS, runDir, { ...run, imported: { layout: 'keras', from: 'x' } as unknown as typeof run.imported });
+    await expect(readRunJson(NODE_FS, runDir)).rejects.toThrow(/an "imported" entry that is not \{layout, from\}/);
   });
 });

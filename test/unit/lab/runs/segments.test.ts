@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { EngineError } from '../../../../src/engine/errors';
 import { learningRate } from '../../../../src/engine/optim/schedule';
 import type { ModelConfig } from '../../../../src/engine/config';
@@ -143,13 +144,13 @@ describe('segments in run.json', () => {
     return dir;
   }
 
-  it('reads a run.json from before segments existed as one segment', () => {
-    expect(readRunJson(writeRun('old', {})).segments).toEqual([{ fromStep: 0, toStep: 10, schedule: 'cosine' }]);
+  it('reads a run.json from before segments existed as one segment', async () => {
+    expect((await readRunJson(NODE_FS, writeRun('old', {}))).segments).toEqual([{ fromStep: 0, toStep: 10, schedule: 'cosine' }]);
   });
 
-  it('reads the segments of an extended run', () => {
+  it('reads the segments of an extended run', async () => {
     const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 30, schedule: 'restart' }];
-    expect(readRunJson(writeRun('extended', { spec: { ...s, training: { ...s.training, steps: 30 } }, segments })).segments).toEqual(segments);
+    expect((await readRunJson(NODE_FS, writeRun('extended', { spec: { ...s, training: { ...s.training, steps: 30 } }, segments }))).segments).toEqual(segments);
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -157,10 +158,10 @@ describe('segments in run.json', () => {
     ['with a gap', [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 12, toStep: 30, schedule: 'restart' }], /segments\[1\]\.fromStep: expected 10/],
     ['ending before the planned total', [{ fromStep: 0, toStep: 8, schedule: 'cosine' }], /segments end at step 8 but spec.training.steps is 10/],
     ['of another optimizer', [{ fromStep: 0, toStep: 10, schedule: 'noam' }], /segment 1 has schedule noam, but a run with optimizer adamw and 10 steps plans cosine/],
-  ])('rejects segments %s, saying the file is damaged', (name, segments, pattern) => {
+  ])('rejects segments %s, saying the file is damaged', async (name, segments, pattern) => {
     let err: unknown;
     try {
-      readRunJson(writeRun(`bad-${name.replace(/\W+/g, '-')}`, { segments }));
+      await readRunJson(NODE_FS, writeRun(`bad-${name.replace(/\W+/g, '-')}`, { segments }));
     } catch (e) {
       err = e;
     }

@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import type { FileIo } from '../../../../src/lab/runs/atomicFile';
+import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
 import { runSession } from '../../../../src/lab/training/session';
@@ -22,6 +23,7 @@ import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { StepMetrics, TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { failingIo, limitedIo, smallMount, tempFilesUnder } from '../fullDisk';
+import { platformOf } from '../tinyRuns';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-disk-full-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -37,7 +39,7 @@ const SPEC: TrainSpec = {
 
 async function train(dir: string, resume: boolean, io?: FileIo): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runSession(dir, SPEC, resume, new SessionControl(), (m) => events.push(m), null, null, io ? { io } : {});
+  await runSession(platformOf(io ? new NodeFs(io) : NODE_FS), dir, SPEC, resume, new SessionControl(), (m) => events.push(m));
   return events;
 }
 
@@ -66,15 +68,15 @@ async function expectStoppedAndResumable(dir: string, events: readonly WorkerToH
   const f = failure(events);
   const message = `Disk full while ${what} in ${dir}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${dir}\`.`;
   expect(f).toEqual({ step, code: 'disk/full', message });
-  const run = readRunJson(dir);
+  const run = await readRunJson(NODE_FS, dir);
   expect(run.status).toBe('stopped');
   expect(run.error).toEqual({ code: 'disk/full', message });
   expect(run.step).toBe(kept);
   expect(tempFilesUnder(dir)).toEqual([]);
-  expect(openRun(dir, createReferenceBackend()).step).toBe(kept);
+  expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
   const text = fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8');
   expect(text.endsWith('\n')).toBe(true); // no torn line: a failed append was cut back
-  expect(readMetrics(dir).skipped).toBe(0);
+  expect((await readMetrics(NODE_FS, dir)).skipped).toBe(0);
 
   const resumed = await train(dir, true);
   expect(resumed.find((e) => e.type === 'train/didStart')).toMatchObject({ startStep: kept });
@@ -82,8 +84,8 @@ async function expectStoppedAndResumable(dir: string, events: readonly WorkerToH
   for (const file of ['model.safetensors', 'optimizer.safetensors']) {
     expect(fs.readFileSync(path.join(dir, file)).equals(fs.readFileSync(path.join(reference, file))), `${file} is bit-exact`).toBe(true);
   }
-  expect(readMetrics(dir).steps.map(exact)).toEqual(readMetrics(reference).steps.map(exact));
-  expect(readRunJson(dir)).toMatchObject({ status: 'completed', step: 40, error: null });
+  expect((await readMetrics(NODE_FS, dir)).steps.map(exact)).toEqual((await readMetrics(NODE_FS, reference)).steps.map(exact));
+  expect(await readRunJson(NODE_FS, dir)).toMatchObject({ status: 'completed', step: 40, error: null });
 }
 
 describe('a full disk while training', () => {

@@ -1,23 +1,23 @@
 /**
- * The training session in-process: pause, resume and stop between steps; a non-finite
- * loss stops the run naming the step, and leaves the last good checkpoint loadable.
+ * The training session in-process, on every file system the lab runs on (Node's, memory,
+ * a web worker's channel to its host): pause, resume and stop between steps; a non-finite
+ * loss stops the run naming the step, and leaves the last good checkpoint loadable;
+ * extending a run.
  */
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import type { TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { validateWorkerToHost } from '../../../../src/protocol/trainingWorker';
+import { readText, writeFile } from '../../../../src/lab/files/labFs';
 import { openRun } from '../../../../src/lab/runs/openRun';
 import { loadRunState } from '../../../../src/lab/runs/runState';
 import { readRunJson, writeRunJson } from '../../../../src/lab/runs/runFolder';
-import { runSession } from '../../../../src/lab/training/session';
+import type { Emit, SessionControl as Control } from '../../../../src/lab/training/sessionControl';
+import { runSession as run } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
-
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-session-'));
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+import { FILE_SYSTEMS } from '../files/fileSystems';
+import { platformOf } from '../tinyRuns';
 
 function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
   return {
@@ -29,9 +29,17 @@ function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
   };
 }
 
-describe('training session', () => {
+describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
+  const { fs, dir: fresh } = make();
+  let root = '';
+  beforeAll(async () => {
+    root = await fresh();
+  });
+  const runSession = (dir: string, sp: TrainSpec, resume: boolean, control: Control, emit: Emit, stopAt: number | null = null, extendTo: number | null = null, options = {}): Promise<void> =>
+    run(platformOf(fs), dir, sp, resume, control, emit, stopAt, extendTo, options);
+
   it('a stop while the data is prepared ends the session there: cancelled, nothing trained, the new folder gone', async () => {
-    const dir = path.join(root, 'cancelled');
+    const dir = fs.join(root, 'cancelled');
     const control = new SessionControl();
     const events: WorkerToHost[] = [];
     control.stop(); // as a cancel that arrives during "Encoding … 100%"
@@ -39,11 +47,10 @@ describe('training session', () => {
     expect(events.some((e) => e.type === 'train/didStart' || e.type === 'train/didStep')).toBe(false);
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' ? fail.error.code : null).toBe('cancelled');
-    expect(fs.existsSync(dir)).toBe(false);
+    expect(await fs.stat(dir)).toBeNull();
   });
-
   it('pauses, resumes and stops between steps, saving a checkpoint on stop', async () => {
-    const dir = path.join(root, 'controlled');
+    const dir = fs.join(root, 'controlled');
     const control = new SessionControl();
     const events: WorkerToHost[] = [];
     const done = runSession(dir, spec(), false, control, (m) => {
@@ -60,9 +67,9 @@ describe('training session', () => {
     expect(types.indexOf('train/didPause')).toBeLessThan(types.indexOf('train/didResume'));
     const fin = events.find((e) => e.type === 'train/didFinish');
     expect(fin).toEqual({ type: 'train/didFinish', step: 6, reason: 'stopped' });
-    expect(readRunJson(dir).status).toBe('stopped');
-    expect(openRun(dir, createReferenceBackend()).step).toBe(6);
-    const state = loadRunState(dir);
+    expect((await readRunJson(fs, dir)).status).toBe('stopped');
+    expect((await openRun(fs, dir, createReferenceBackend())).step).toBe(6);
+    const state = (await loadRunState(fs, dir));
     expect(state.steps.map((s) => s.step)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(state.snapshots.map((s) => s.step)).toEqual([0]);
     expect(state.run.status).toBe('stopped');
@@ -71,10 +78,10 @@ describe('training session', () => {
   });
 
   it('scores every head at each snapshot, unless the benchmark turns scores off', async () => {
-    const run = async (name: string, headScores?: boolean): Promise<ReturnType<typeof loadRunState>> => {
-      const dir = path.join(root, name);
+    const run = async (name: string, headScores?: boolean): Promise<Awaited<ReturnType<typeof loadRunState>>> => {
+      const dir = fs.join(root, name);
       await runSession(dir, spec({ steps: 10, checkpointEvery: 0 }), false, new SessionControl(), () => undefined, null, null, headScores === undefined ? {} : { headScores });
-      return loadRunState(dir);
+      return loadRunState(fs, dir);
     };
     const on = await run('scores-on');
     const off = await run('scores-off', false);
@@ -87,25 +94,25 @@ describe('training session', () => {
   });
 
   it('records the backend that ran, which the run summary shows instead of "auto"', async () => {
-    const dir = path.join(root, 'auto-backend');
+    const dir = fs.join(root, 'auto-backend');
     const events: WorkerToHost[] = [];
     await runSession(dir, { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' }, false, new SessionControl(), (m) => events.push(m));
     const start = events.find((e) => e.type === 'train/didStart');
     if (start?.type !== 'train/didStart') throw new Error('no train/didStart');
     expect(start.model.backend).not.toBe('auto');
-    const run = readRunJson(dir);
+    const run = (await readRunJson(fs, dir));
     expect(run.backendUsed).toBe(start.model.backend);
-    expect(loadRunState(dir).run.model?.backend).toBe(start.model.backend);
+    expect((await loadRunState(fs, dir)).run.model?.backend).toBe(start.model.backend);
     // A run.json from before the backend was recorded shows the backend that will run it: "auto" is wasm where the runtime has it.
     const { backendUsed: _dropped, ...old } = run;
-    writeRunJson(dir, old);
-    expect(loadRunState(dir).run.model?.backend).toBe(old.spec.backend === 'auto' ? 'wasm' : old.spec.backend);
-    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ ...old, backendUsed: 7 }));
-    expect(() => readRunJson(dir)).toThrow(/backendUsed that is not a string \(7\)/);
+    await writeRunJson(fs, dir, old);
+    expect((await loadRunState(fs, dir)).run.model?.backend).toBe(old.spec.backend === 'auto' ? 'wasm' : old.spec.backend);
+    await writeFile(fs, fs.join(dir, 'run.json'), JSON.stringify({ ...old, backendUsed: 7 }));
+    await expect(readRunJson(fs, dir)).rejects.toThrow(/backendUsed that is not a string \(7\)/);
   });
 
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {
-    const dir = path.join(root, 'diverged');
+    const dir = fs.join(root, 'diverged');
     const events: WorkerToHost[] = [];
     await runSession(dir, spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 }), false, new SessionControl(), (m) => events.push(m));
     const fail = events.find((e) => e.type === 'train/didFail');
@@ -115,34 +122,32 @@ describe('training session', () => {
     expect(fail.error.message).toMatch(new RegExp(`step ${fail.step + 1}|step ${fail.step}`));
     expect(fail.error.message).toMatch(/learning rate/i);
     expect(fail.error.message).toMatch(/last good checkpoint \(step \d+\) is kept/);
-    const run = readRunJson(dir);
+    const run = (await readRunJson(fs, dir));
     expect(run.status).toBe('failed');
-    const opened = openRun(dir, createReferenceBackend());
+    const opened = (await openRun(fs, dir, createReferenceBackend()));
     expect(opened.step).toBe(run.step);
     expect(Array.from(opened.model.params).every(Number.isFinite)).toBe(true);
   });
 
   it('refuses to start a new run in a folder that holds one, without touching it', async () => {
-    const dir = path.join(root, 'controlled');
-    const before = fs.readFileSync(path.join(dir, 'run.json'), 'utf8');
+    const dir = fs.join(root, 'controlled');
+    const before = (await readText(fs, fs.join(dir, 'run.json')));
     const events: WorkerToHost[] = [];
     await runSession(dir, spec(), false, new SessionControl(), (m) => events.push(m));
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' && fail.error.message).toMatch(/already holds a run; pass --resume/);
-    expect(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+    expect((await readText(fs, fs.join(dir, 'run.json')))).toBe(before);
   });
-});
 
-describe('extending a run with more steps', () => {
   it('continues the metrics from the last step, records both segments and restarts the schedule warm', async () => {
-    const dir = path.join(root, 'extended');
+    const dir = fs.join(root, 'extended');
     const first: WorkerToHost[] = [];
     await runSession(dir, spec({ steps: 20, checkpointEvery: 0 }), false, new SessionControl(), (m) => first.push(validateWorkerToHost(m)));
     expect(first.at(-1)).toEqual({ type: 'train/didFinish', step: 20, reason: 'completed' });
     // As a run.json from before segments existed: it reads as one segment and extends the same.
-    const file = path.join(dir, 'run.json');
-    const { segments: _segments, ...old } = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-    fs.writeFileSync(file, JSON.stringify(old));
+    const file = fs.join(dir, 'run.json');
+    const { segments: _segments, ...old } = JSON.parse(await readText(fs, file)) as Record<string, unknown>;
+    await writeFile(fs, file, JSON.stringify(old));
     const events: WorkerToHost[] = [];
     await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(validateWorkerToHost(m)), null, 40);
     const start = events.find((e) => e.type === 'train/didStart');
@@ -150,10 +155,10 @@ describe('extending a run with more steps', () => {
     expect(start).toMatchObject({ startStep: 20, totalSteps: 40, segments });
     expect(events.some((e) => e.type === 'train/didLog' && /Extended to 40 steps\. Segment 2: steps 21–40 \(\+20\), a warm restart/.test(e.message))).toBe(true);
     expect(events.at(-1)).toEqual({ type: 'train/didFinish', step: 40, reason: 'completed' });
-    const run = readRunJson(dir);
+    const run = (await readRunJson(fs, dir));
     expect([run.status, run.step, run.spec.training.steps]).toEqual(['completed', 40, 40]);
     expect(run.segments).toEqual(segments);
-    const state = loadRunState(dir);
+    const state = (await loadRunState(fs, dir));
     expect(state.run).toMatchObject({ totalSteps: 40, segments });
     expect(state.steps.map((x) => x.step)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     const losses = state.steps.map((x) => x.loss);
@@ -171,12 +176,12 @@ describe('extending a run with more steps', () => {
   });
 
   it('refuses a total that would not extend the run, leaving it as it was', async () => {
-    const dir = path.join(root, 'extended');
-    const before = fs.readFileSync(path.join(dir, 'run.json'), 'utf8');
+    const dir = fs.join(root, 'extended');
+    const before = (await readText(fs, fs.join(dir, 'run.json')));
     const events: WorkerToHost[] = [];
     await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(m), null, 30);
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' && fail.error).toEqual({ code: 'input/invalid', message: 'extended is already at step 40; pass --steps greater than 40 to train it longer.' });
-    expect(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')).toBe(before);
+    expect((await readText(fs, fs.join(dir, 'run.json')))).toBe(before);
   });
 });

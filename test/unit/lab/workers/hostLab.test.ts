@@ -1,10 +1,8 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
 import { detectPairs, errorMessage, estimateSpec, expectedVocab, isRunFolder, listRuns } from '../../../../src/lab/workers/hostLab';
 import { resolveConfig } from '../../../../src/lab/training/prepare';
+import { FILE_SYSTEMS } from '../files/fileSystems';
 import { tinySpec, trainTiny } from '../tinyRuns';
 
 describe('hostLab', () => {
@@ -19,26 +17,34 @@ describe('hostLab', () => {
     expect(() => estimateSpec({ ...spec, model: { ...spec.model, overrides: { nHeads: 5 } } })).toThrow(/not divisible by nHeads 5/);
   });
 
+  it('says what an error says', () => {
+    expect(errorMessage(new Error('x'))).toBe('x');
+    expect(errorMessage('y')).toBe('y');
+  });
+});
+
+describe.each(FILE_SYSTEMS)('hostLab on $name', ({ make }) => {
   it('lists runs newest first and knows a run folder', async () => {
-    const a = await trainTiny(tinySpec({ kind: 'task', task: 'copy' }, 2, 24));
-    const root = path.dirname(a.runDir);
-    expect(isRunFolder(a.runDir)).toBe(true);
-    expect(isRunFolder(root)).toBe(false);
-    const listed = listRuns(root);
+    const t = make();
+    const { fs } = t;
+    const a = await trainTiny(tinySpec({ kind: 'task', task: 'copy' }, 2, 24), t);
+    const root = fs.dirname(a.runDir);
+    expect(await isRunFolder(fs, a.runDir)).toBe(true);
+    expect(await isRunFolder(fs, root)).toBe(false);
+    await fs.mkdir(fs.join(root, 'not-a-run'));
+    const listed = await listRuns(fs, root);
     expect(listed).toHaveLength(1);
     expect(listed[0]?.ok && listed[0].summary.name).toBe('run');
-    expect(listRuns(path.join(root, 'missing'))).toEqual([]);
+    expect(listed[0]?.ok && listed[0].hasModel).toBe(true);
+    expect(await listRuns(fs, fs.join(root, 'missing'))).toEqual([]);
   });
 
   it('finds pairs files in several folders', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-pairs-'));
-    fs.writeFileSync(path.join(dir, 'train.de'), 'hallo\nwelt\n');
-    fs.writeFileSync(path.join(dir, 'train.en'), 'hello\nworld\n');
-    fs.mkdirSync(path.join(dir, 'sub'));
-    fs.writeFileSync(path.join(dir, 'sub', 'p.tsv'), 'a\tb\n');
-    const found = await detectPairs([dir, path.join(dir, 'sub'), dir]);
+    const t = make();
+    const { fs } = t;
+    const dir = await t.dir();
+    await t.put(dir, { 'train.de': 'hallo\nwelt\n', 'train.en': 'hello\nworld\n', 'sub/p.tsv': 'a\tb\n' });
+    const found = await detectPairs(fs, [dir, fs.join(dir, 'sub'), dir]);
     expect(found.map((f) => f.label).sort()).toEqual(['p.tsv (1 pair)', 'train.de → train.en (2 pairs)']);
-    expect(errorMessage(new Error('x'))).toBe('x');
-    expect(errorMessage('y')).toBe('y');
   });
 });

@@ -20,7 +20,7 @@ let mt: OpenRun;
 let worker: WorkerDoor;
 
 beforeAll(async () => {
-  lm = await trainTiny(tinySpec(tinyDocuments()));
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
   worker = await startModelWorker();
 }, 120_000);

@@ -1,0 +1,131 @@
+/**
+ * The lab's file system on VS Code's `workspace.fs`, for the web extension host: workspace
+ * files of any provider (a folder served by the remote, a github.dev repository's virtual
+ * files) and the extension's storage. Paths are URIs spelled `scheme://authority/path` with
+ * the path not percent-encoded (lab/files/slashPaths.ts), so names read as they are and the
+ * lab joins and splits them without VS Code.
+ *
+ * `workspace.fs` writes whole files and renames, so the contract (lab/files/labFs.ts) is
+ * kept the same way as on disk: a temporary file beside the target, then a rename over it.
+ * Appending reads the log and writes it back whole (the web workers send their log lines in
+ * batches, so this happens a few times a second at most).
+ *
+ * Leaves out: watching and permissions.
+ */
+
+import * as vscode from 'vscode';
+import type { DirEntry, FileStat, FileWrite, LabFs } from '../../lab/files/labFs';
+import { bytesOf } from '../../lab/files/labFs';
+import { SlashPaths, basenamePath, dirnamePath, joinPath, splitRoot } from '../../lab/files/slashPaths';
+
+/** The lab's path of a URI. */
+export function pathOfUri(uri: vscode.Uri): string {
+  return `${uri.scheme}://${uri.authority}${uri.path}`;
+}
+
+/** The URI of a lab path. */
+export function uriOfPath(p: string): vscode.Uri {
+  const { root, path } = splitRoot(p);
+  const m = /^([^:]+):\/\/(.*)$/.exec(root);
+  return m ? vscode.Uri.from({ scheme: m[1] as string, authority: m[2] as string, path }) : vscode.Uri.file(path);
+}
+
+function isMissing(e: unknown): boolean {
+  return e instanceof vscode.FileSystemError && e.code === 'FileNotFound';
+}
+
+function kindOf(type: vscode.FileType): 'file' | 'directory' {
+  return (type & vscode.FileType.Directory) !== 0 ? 'directory' : 'file';
+}
+
+/** `workspace.fs` as the lab's file system. */
+export class WorkspaceFs extends SlashPaths implements LabFs {
+  private tempCounter = 0;
+  /** The last file read in ranges (a checkpoint being imported piece by piece), whole. */
+  private ranged: { path: string; mtime: number; data: Uint8Array } | null = null;
+
+  async stat(p: string): Promise<FileStat | null> {
+    try {
+      const st = await vscode.workspace.fs.stat(uriOfPath(p));
+      const kind = kindOf(st.type);
+      return { kind, size: kind === 'file' ? st.size : 0, mtimeMs: st.mtime };
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+  }
+
+  async readFile(p: string): Promise<Uint8Array> {
+    return vscode.workspace.fs.readFile(uriOfPath(p));
+  }
+
+  async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
+    const st = await vscode.workspace.fs.stat(uriOfPath(p));
+    if (this.ranged?.path !== p || this.ranged.mtime !== st.mtime || this.ranged.data.length !== st.size) {
+      this.ranged = { path: p, mtime: st.mtime, data: await this.readFile(p) };
+    }
+    return this.ranged.data.slice(position, position + length);
+  }
+
+  async list(dir: string): Promise<DirEntry[]> {
+    return (await vscode.workspace.fs.readDirectory(uriOfPath(dir))).map(([name, type]) => ({ name, kind: kindOf(type) }));
+  }
+
+  async mkdir(dir: string): Promise<void> {
+    await vscode.workspace.fs.createDirectory(uriOfPath(dir));
+  }
+
+  async writeFiles(files: readonly FileWrite[]): Promise<void> {
+    const temps: { tmp: string; target: string }[] = [];
+    try {
+      for (const f of files) {
+        const dir = dirnamePath(f.path);
+        await this.mkdir(dir);
+        const tmp = joinPath(dir, `.${basenamePath(f.path)}.${Date.now()}${++this.tempCounter}.tmp`);
+        temps.push({ tmp, target: f.path });
+        await vscode.workspace.fs.writeFile(uriOfPath(tmp), bytesOf(f.data));
+      }
+      for (const { tmp, target } of temps) await vscode.workspace.fs.rename(uriOfPath(tmp), uriOfPath(target), { overwrite: true });
+    } catch (e) {
+      for (const { tmp } of temps) await this.remove(tmp).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async flush(): Promise<void> {
+    // Every append went straight to the disk.
+  }
+
+  async appendLine(p: string, line: string): Promise<void> {
+    let old: Uint8Array;
+    try {
+      old = await this.readFile(p);
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+      old = new Uint8Array(0);
+    }
+    const torn = old.length > 0 && old[old.length - 1] !== 0x0a;
+    const add = bytesOf(torn ? `\n${line}` : line);
+    const data = new Uint8Array(old.length + add.length);
+    data.set(old);
+    data.set(add, old.length);
+    await this.writeFiles([{ path: p, data }]);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const [src, dst] = await Promise.all([this.stat(from), this.stat(to)]);
+    if (src?.kind === 'directory' && dst?.kind === 'directory') {
+      if ((await this.list(to)).length > 0) throw Object.assign(new Error(`${to} is not empty`), { code: 'ENOTEMPTY' });
+      await this.remove(to);
+    }
+    await vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite: src?.kind === 'file' });
+  }
+
+  async remove(p: string): Promise<void> {
+    try {
+      await vscode.workspace.fs.delete(uriOfPath(p), { recursive: true, useTrash: false });
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+    }
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * A file system in memory, with `/` paths: what the lab's tests run on beside Node's, so
+ * every reader and writer is shown not to depend on Node's `fs`. It keeps the contract of
+ * labFs.ts, and can be given a capacity in bytes, past which writes fail as a full disk
+ * does (`ENOSPC`), so the tests can fill it.
+ *
+ * Leaves out: concurrency between processes (one owner), permissions and links.
+ */
+
+import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
+import { bytesOf } from './labFs';
+import { SlashPaths, basenamePath, dirnamePath, joinPath, relativePath, resolvePath } from './slashPaths';
+
+type Node = { readonly kind: 'file'; data: Uint8Array; mtimeMs: number } | { readonly kind: 'directory'; mtimeMs: number };
+
+/** An error with a Node-style code (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, ENOSPC). */
+function fsError(code: string, what: string, p: string): Error {
+  return Object.assign(new Error(`${code}: ${what}, '${p}'`), { code });
+}
+
+/** The in-memory file system. */
+export class MemoryFs extends SlashPaths implements LabFs {
+  private readonly nodes = new Map<string, Node>();
+  private clock = 0;
+  private tempCounter = 0;
+
+  /** `capacity`: bytes all files together may hold (a full disk past it); unlimited by default. */
+  constructor(private capacity = Number.POSITIVE_INFINITY) {
+    super();
+  }
+
+  /** Changes the capacity (e.g. to fill the disk in the middle of a test). */
+  setCapacity(bytes: number): void {
+    this.capacity = bytes;
+  }
+
+  /** Bytes the files hold now. */
+  get usedBytes(): number {
+    let n = 0;
+    for (const node of this.nodes.values()) if (node.kind === 'file') n += node.data.length;
+    return n;
+  }
+
+  private now(): number {
+    return Date.now() + this.clock++;
+  }
+
+  private get(p: string): Node | undefined {
+    const key = resolvePath(p);
+    return dirnamePath(key) === key ? { kind: 'directory', mtimeMs: 0 } : this.nodes.get(key);
+  }
+
+  async stat(p: string): Promise<FileStat | null> {
+    const node = this.get(p);
+    if (!node) return null;
+    return { kind: node.kind, size: node.kind === 'file' ? node.data.length : 0, mtimeMs: node.mtimeMs };
+  }
+
+  private file(p: string): Uint8Array {
+    const node = this.get(p);
+    if (!node) throw fsError('ENOENT', 'no such file or directory', p);
+    if (node.kind !== 'file') throw fsError('EISDIR', 'is a directory', p);
+    return node.data;
+  }
+
+  async readFile(p: string): Promise<Uint8Array> {
+    return this.file(p).slice();
+  }
+
+  async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
+    return this.file(p).slice(position, position + length);
+  }
+
+  async list(dir: string): Promise<DirEntry[]> {
+    const node = this.get(dir);
+    if (!node) throw fsError('ENOENT', 'no such file or directory', dir);
+    if (node.kind !== 'directory') throw fsError('ENOTDIR', 'not a directory', dir);
+    const out: DirEntry[] = [];
+    for (const [key, child] of this.nodes) {
+      if (relativePath(dir, key) === basenamePath(key) && key !== resolvePath(dir)) out.push({ name: basenamePath(key), kind: child.kind });
+    }
+    return out;
+  }
+
+  private mkdirNow(dir: string): void {
+    const key = resolvePath(dir);
+    const node = this.get(key);
+    if (node?.kind === 'directory') return;
+    if (node) throw fsError('EEXIST', 'file already exists', dir);
+    this.mkdirNow(dirnamePath(key));
+    this.nodes.set(key, { kind: 'directory', mtimeMs: this.now() });
+  }
+
+  async mkdir(dir: string): Promise<void> {
+    this.mkdirNow(dir);
+  }
+
+  /** Puts `data` at `p` (its folder must exist), unless that would pass the capacity. */
+  private put(p: string, data: Uint8Array): void {
+    const key = resolvePath(p);
+    const old = this.nodes.get(key);
+    if (old?.kind === 'directory') throw fsError('EISDIR', 'is a directory', p);
+    if (this.get(dirnamePath(key))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', p);
+    if (this.usedBytes - (old?.kind === 'file' ? old.data.length : 0) + data.length > this.capacity) throw fsError('ENOSPC', 'no space left on device', p);
+    this.nodes.set(key, { kind: 'file', data, mtimeMs: this.now() });
+  }
+
+  async writeFiles(files: readonly FileWrite[]): Promise<void> {
+    const temps: { tmp: string; target: string }[] = [];
+    try {
+      for (const f of files) {
+        this.mkdirNow(dirnamePath(f.path));
+        const tmp = joinPath(dirnamePath(f.path), `.${basenamePath(f.path)}.${++this.tempCounter}.tmp`);
+        temps.push({ tmp, target: f.path });
+        this.put(tmp, bytesOf(f.data).slice());
+      }
+    } catch (e) {
+      for (const { tmp } of temps) this.nodes.delete(resolvePath(tmp));
+      throw e;
+    }
+    for (const { tmp, target } of temps) this.renameNow(tmp, target);
+  }
+
+  async flush(): Promise<void> {
+    // Every append went straight to the disk.
+  }
+
+  async appendLine(p: string, line: string): Promise<void> {
+    const node = this.get(p);
+    const old = node?.kind === 'file' ? node.data : new Uint8Array(0);
+    const torn = old.length > 0 && old[old.length - 1] !== 0x0a;
+    const add = bytesOf(torn ? `\n${line}` : line);
+    const data = new Uint8Array(old.length + add.length);
+    data.set(old);
+    data.set(add, old.length);
+    this.put(p, data);
+  }
+
+  private renameNow(from: string, to: string): void {
+    const src = resolvePath(from);
+    const dst = resolvePath(to);
+    const node = this.get(src);
+    if (!node) throw fsError('ENOENT', 'no such file or directory', from);
+    if (src === dst) return;
+    const target = this.get(dst);
+    if (node.kind === 'file') {
+      if (target?.kind === 'directory') throw fsError('EISDIR', 'is a directory', to);
+      if (this.get(dirnamePath(dst))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', to);
+      this.nodes.delete(src);
+      this.nodes.set(dst, node);
+      return;
+    }
+    if (target?.kind === 'file') throw fsError('ENOTDIR', 'not a directory', to);
+    if (target && [...this.nodes.keys()].some((k) => relativePath(dst, k) && k !== dst)) throw fsError('ENOTEMPTY', 'directory not empty', to);
+    if (relativePath(src, dst) !== null) throw fsError('EINVAL', 'cannot move a folder into itself', to);
+    if (this.get(dirnamePath(dst))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', to);
+    const moved = [...this.nodes].filter(([k]) => relativePath(src, k) !== null);
+    for (const [k] of moved) this.nodes.delete(k);
+    for (const [k, v] of moved) this.nodes.set(joinPath(dst, relativePath(src, k) as string), v);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    this.renameNow(from, to);
+  }
+
+  async remove(p: string): Promise<void> {
+    for (const k of [...this.nodes.keys()]) if (relativePath(p, k) !== null) this.nodes.delete(k);
+  }
+}

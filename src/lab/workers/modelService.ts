@@ -1,0 +1,214 @@
+/**
+ * The extension's model worker, on any host (its entries: modelWorker.ts on Node,
+ * webModelWorker.ts on the web): answers decode, score, attention (and its layers one at a time), export, import, speed-calibration, evaluate-on-files,
+ * logit-lens and head-ablation requests
+ * so none of that compute runs on the extension host's thread. Each job is written once in
+ * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
+ * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too: this file
+ * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in order
+ * (an evaluation reads its files before it computes, and the next request waits for it),
+ * each with exactly one `model/did*` or `model/didFail` carrying its id. Opened runs are
+ * cached and reopened when their checkpoint file changes. An evaluation polls its request's
+ * shared cancel flag between batches.
+ *
+ * Drawing a PyTorch run's pending snapshots is handed in by the Node entry (its weights are
+ * listed with Node's `fs`); the web's answers that request with a one-line refusal.
+ *
+ * Leaves out: training (the training worker does that), starting the worker, and any VS Code API.
+ */
+
+import { EngineError } from '../../engine/errors';
+import { DiskFullError } from '../files/fullDisk';
+import { calibrate } from '../training/calibrate';
+import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
+import { CancelledError } from '../data/documentData';
+import { exportRun } from '../interop/exportFolder';
+import { compareHeadsOff } from '../inference/ablate';
+import { importCheckpoint } from '../interop/importCheckpoint';
+import type { TextAttention } from '../inference/attend';
+import { attendText } from '../inference/attend';
+import { decodeText } from '../inference/decode';
+import type { LensInput } from '../inference/lens';
+import { logitLens } from '../inference/lens';
+import { scoreText } from '../inference/score';
+import type { OpenRun } from '../runs/openRun';
+import { openRun } from '../runs/openRun';
+import { backendFor } from '../training/prepare';
+import { RUN_FILES, readRunJson } from '../runs/runFolder';
+import type { LabFs } from '../files/labFs';
+import type { LabPlatform, WorkerChannel } from './platform';
+import type { LensInputData } from '../../protocol/analysis';
+import type { ErrorData } from '../../protocol/data';
+import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelWorker';
+import { validateHostToModelWorker } from '../../protocol/modelWorker';
+import { ProtocolError } from '../../protocol/schema';
+
+/** Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for. */
+type RunCache = Map<string, { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }>;
+
+/** Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.ts); resolves to how many. */
+export type SnapshotDrawing = (fs: LabFs, runDir: string) => Promise<number>;
+
+/** What every request's handling shares. */
+interface Context {
+  readonly platform: LabPlatform;
+  readonly drawSnapshots: SnapshotDrawing | null;
+  readonly opened: RunCache;
+  readonly post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void;
+}
+
+async function open({ platform, opened }: Context, runDir: string): Promise<OpenRun> {
+  const { fs } = platform;
+  const stat = await fs.stat(fs.join(runDir, RUN_FILES.model));
+  if (stat === null) {
+    await readRunJson(fs, runDir); // says clearly when the folder is not a run at all
+    throw new EngineError('input/invalid', `${fs.basename(runDir)} has no trained model yet (no ${RUN_FILES.model}); train it for a few steps first.`);
+  }
+  const hit = opened.get(runDir);
+  if (hit && hit.mtimeMs === stat.mtimeMs) return hit.run;
+  const run = await openRun(fs, runDir, backendFor((await readRunJson(fs, runDir)).spec.backend, platform.threads), 4);
+  opened.set(runDir, { mtimeMs: stat.mtimeMs, run });
+  return run;
+}
+
+/**
+ * The attention of `text` with a run's model: the last one computed for the run when it is
+ * of the same text and checkpoint (its whole maps serve the layers the dashboard opens one at
+ * a time), else computed now and kept in its place. Maps are posted as copies (never
+ * transferred), so what is kept stays whole.
+ */
+async function attention(ctx: Context, runDir: string, text: string): Promise<TextAttention> {
+  const r = await open(ctx, runDir);
+  const entry = ctx.opened.get(runDir);
+  const kept = entry?.attention;
+  if (kept && kept.text === text && kept.run === r) return kept.result;
+  const result = attendText(r, text);
+  if (entry) entry.attention = { text, run: r, result };
+  return result;
+}
+
+async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
+  const { post } = ctx;
+  const { fs } = ctx.platform;
+  const id = msg.id;
+  switch (msg.type) {
+    case 'model/decode': {
+      const onToken = (token: string, logprob: number): void => post({ type: 'model/didToken', id, token, logprob });
+      const { output } = decodeText(await open(ctx, msg.runDir), msg.params, { attention: true, onToken });
+      post({ type: 'model/didDecode', id, output });
+      return;
+    }
+    case 'model/score':
+      post({ type: 'model/didScore', id, output: scoreText(await open(ctx, msg.runDir), msg.source, msg.text).output });
+      return;
+    case 'model/attend': {
+      const { snapshot } = await attention(ctx, msg.runDir, msg.text);
+      post({ type: 'model/didAttend', id, snapshot });
+      return;
+    }
+    case 'model/attendLayer': {
+      const map = (await attention(ctx, msg.runDir, msg.text)).full.find((m) => m.stack === msg.stack && m.layer === msg.layer);
+      if (!map) throw new EngineError('input/invalid', `The model has no ${msg.stack} layer ${msg.layer + 1}.`);
+      post({ type: 'model/didAttendLayer', id, map });
+      return;
+    }
+    case 'model/export': {
+      const { dir, files, tensors, warnings } = await exportRun(fs, await open(ctx, msg.runDir), msg.outDir, { force: msg.force });
+      post({ type: 'model/didExport', id, output: { dir, files: [...files], tensors, warnings: [...warnings] } });
+      return;
+    }
+    case 'model/calibrate':
+      post({ type: 'model/didCalibrate', id, ...(await calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads)) });
+      return;
+    case 'model/evaluateFiles': {
+      const cancel = msg.cancel;
+      let posted = -Infinity;
+      const output = await evaluateFiles(fs, await open(ctx, msg.runDir), msg.data, {
+        maxPairs: msg.maxPairs,
+        decoding: msg.decoding,
+        tokenize: msg.tokenize,
+        onProgress: (done, total) => {
+          // At most ten a second: a large test set is thousands of batches.
+          if (done < total && performance.now() - posted < 100) return;
+          posted = performance.now();
+          post({ type: 'model/didProgress', id, done, total });
+        },
+        cancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
+      });
+      post({ type: 'model/didEvaluateFiles', id, output });
+      return;
+    }
+    case 'model/lens':
+      post({ type: 'model/didLens', id, output: logitLens(await open(ctx, msg.runDir), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
+      return;
+    case 'model/drawSnapshots': {
+      if (!ctx.drawSnapshots) throw new EngineError('input/invalid', 'Drawing a PyTorch run\'s snapshots needs desktop VS Code or the CLI (attention-lab heads or report).');
+      post({ type: 'model/didDrawSnapshots', id, drawn: await ctx.drawSnapshots(fs, msg.runDir) });
+      return;
+    }
+    case 'model/ablate':
+      post({ type: 'model/didAblate', id, output: compareHeadsOff(await open(ctx, msg.runDir), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
+      return;
+    case 'model/import': {
+      const cancel = msg.cancel;
+      let posted = -Infinity;
+      const res = await importCheckpoint(fs, { from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) }, {
+        onProgress: (p) => {
+          if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
+          posted = performance.now();
+          post({ type: 'model/didProgress', id, done: p.done, total: p.total });
+        },
+        isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
+      });
+      const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
+      post({ type: 'model/didImport', id, output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] } });
+      return;
+    }
+    default:
+      msg satisfies never;
+  }
+}
+
+/** The lab's lens input of a request's. */
+function lensInput(input: LensInputData): LensInput {
+  if (input.kind === 'decoder-only') return { prompt: input.prompt };
+  return input.tgt === undefined ? { src: input.src } : { src: input.src, tgt: input.tgt };
+}
+
+/** The error a failed request is answered with. */
+function errorOf(e: unknown): ErrorData {
+  if (EngineError.is(e)) return e.toData();
+  if (DiskFullError.is(e)) return { code: e.code, message: e.message };
+  if (e instanceof EvaluationCancelled || e instanceof CancelledError) return { code: 'cancelled', message: e.message };
+  return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
+}
+
+/**
+ * Answers requests arriving on `channel` (with `platform`'s files and threads) until the worker
+ * is ended; `drawSnapshots` serves model/drawSnapshots (null: refused in one line).
+ */
+export function serveModelRequests(platform: LabPlatform, channel: WorkerChannel<ModelWorkerToHost>, drawSnapshots: SnapshotDrawing | null = null): void {
+  let queue: Promise<void> = Promise.resolve(); // requests run one after another
+  const post = (msg: ModelWorkerToHost, transfer: ArrayBuffer[] = []): void => channel.post(msg, transfer);
+  const ctx: Context = { platform, drawSnapshots, opened: new Map(), post };
+  channel.onMessage((raw: unknown) => {
+    let msg: HostToModelWorker;
+    try {
+      msg = validateHostToModelWorker(raw);
+    } catch (e) {
+      const id = typeof (raw as { id?: unknown })?.id === 'number' ? (raw as { id: number }).id : 0;
+      post({ type: 'model/didFail', id, error: { code: 'protocol', message: `The model worker got an invalid request (${e instanceof ProtocolError ? e.message : String(e)}).` } });
+      return;
+    }
+    queue = queue
+      .then(async () => {
+        try {
+          await handle(msg, ctx);
+        } catch (e) {
+          post({ type: 'model/didFail', id: msg.id, error: errorOf(e) });
+        }
+      })
+      .catch(() => undefined); // only posting the failure itself lands here: nothing can carry it, so keep serving
+  });
+  post({ type: 'worker/ready' });
+}
