@@ -200,6 +200,12 @@ export class DashboardSession implements DisposableLike {
     const { runId, event } = e;
     if (!this.ready || event.type === 'worker/ready') return;
     const w = this.sent.get(runId);
+    if (event.type === 'train/didStart' && !w) {
+      // A run the page has not listed (its folder appeared after the page's list was read, as
+      // on the web where reading the runs takes longer): list the runs again, this one included.
+      this.sendRuns();
+      return;
+    }
     if (event.type === 'train/didStart') this.sent.set(runId, { step: event.startStep, evalStep: event.startStep, snapshotStep: event.startStep - 1 });
     else if (w && event.type === 'train/didStep') {
       if (event.step <= w.step) return;
@@ -227,9 +233,10 @@ export class DashboardSession implements DisposableLike {
   }
 
   private async readAndSend(): Promise<void> {
-    // A dashboard restored with the window may be ready before the runs were first read.
-    if (!this.deps.runs.isLoaded) await this.deps.runs.refresh();
+    // A dashboard restored with the window may be ready before the runs were first read; a
+    // run that just started may not be among them yet.
     const live = this.deps.controller.state;
+    if (!this.deps.runs.isLoaded || (live && !this.deps.runs.items().some((r) => r.runDir === live.runId))) await this.deps.runs.refresh();
     const items = this.deps.runs.items().filter((r) => r.error === null);
     const withSnapshots = new Set([...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir), this.selectedId, live?.runId]);
     const read = await Promise.all(
