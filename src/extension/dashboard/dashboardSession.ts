@@ -22,11 +22,13 @@ import type { ActiveRun } from '../runs/activeRun';
 import type { LabFs } from '../../lab/files/labFs';
 import type { LabLoader, PytorchLab } from '../host/labLoader';
 import type { ModelClient } from '../workers/modelClient';
-import type { RunsModel } from '../runs/runsModel';
+import type { RunItem, RunsModel } from '../runs/runsModel';
 import type { RunEvent, TrainingController } from '../training/trainingController';
 
 /** Runs whose attention snapshots are sent (besides the selected and the live one). */
 const SNAPSHOT_RUNS = 5;
+/** How soon a list is read again when the live run's folder could not be read into it. */
+const RETRY_MS = 1000;
 
 /** What a session needs. */
 export interface SessionDeps {
@@ -64,6 +66,10 @@ export class DashboardSession implements DisposableLike {
   private loads: Promise<void> = Promise.resolve();
   private loading = 0;
   private readonly held: RunEvent[] = [];
+  /** The runs the last list tried to read (sent or left out). */
+  private listed = new Set<string>();
+  /** A list read again soon: the live run could not be read into the last one. */
+  private retry: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
     private readonly panel: vscode.WebviewPanel,
@@ -72,6 +78,16 @@ export class DashboardSession implements DisposableLike {
   ) {
     this.store.add(panel.webview.onDidReceiveMessage((raw: unknown) => this.onMessage(raw)));
     this.store.add(deps.controller.onEvent((e) => this.forward(e)));
+    // A run the last list did not have (read before its folder was, or while its run.json
+    // could not be read, as on the web where reading takes longer) is listed once the runs
+    // model has it; so is a run gone from it.
+    this.store.add(deps.runs.onDidChange((items) => this.ready && this.loading === 0 && this.listChanged(items) && this.sendRuns()));
+  }
+
+  /** Whether `items` has a readable run the last list did not try, or lacks one it did. */
+  private listChanged(items: readonly RunItem[]): boolean {
+    const now = new Set(items.filter((r) => r.error === null).map((r) => r.runDir));
+    return [...now].some((d) => !this.listed.has(d)) || [...this.listed].some((d) => !now.has(d));
   }
 
   /** Shows `runId` (now if the page is ready, else when it is). */
@@ -92,8 +108,10 @@ export class DashboardSession implements DisposableLike {
 
   /** Posts `msgs` once the page has its runs (at once when it already has). */
   afterLoad(msgs: readonly HostToWebview[]): void {
-    if (this.ready) for (const m of msgs) this.post(m);
-    else this.pending.push(...msgs);
+    if (!this.ready) this.pending.push(...msgs);
+    // After the run list being read: the page ignores a message about a run it does not list yet.
+    else if (this.loading > 0) this.loads = this.loads.then(() => msgs.forEach((m) => this.post(m)));
+    else for (const m of msgs) this.post(m);
   }
 
   private post(msg: HostToWebview): void {
@@ -114,7 +132,7 @@ export class DashboardSession implements DisposableLike {
       case 'webview/ready':
         this.ready = true;
         this.sendRuns();
-        for (const m of this.pending.splice(0)) this.post(m);
+        this.afterLoad(this.pending.splice(0));
         return;
       case 'webview/didError':
         this.deps.log.warn(`Dashboard: ${msg.message}`);
@@ -200,12 +218,6 @@ export class DashboardSession implements DisposableLike {
     const { runId, event } = e;
     if (!this.ready || event.type === 'worker/ready') return;
     const w = this.sent.get(runId);
-    if (event.type === 'train/didStart' && !w) {
-      // A run the page has not listed (its folder appeared after the page's list was read, as
-      // on the web where reading the runs takes longer): list the runs again, this one included.
-      this.sendRuns();
-      return;
-    }
     if (event.type === 'train/didStart') this.sent.set(runId, { step: event.startStep, evalStep: event.startStep, snapshotStep: event.startStep - 1 });
     else if (w && event.type === 'train/didStep') {
       if (event.step <= w.step) return;
@@ -250,7 +262,9 @@ export class DashboardSession implements DisposableLike {
       }),
     );
     const runs: RunState[] = [];
+    const showing = live !== null && this.sent.has(live.runId);
     this.sent.clear();
+    this.listed = new Set(items.map((r) => r.runDir));
     for (const r of read) {
       if (!r) continue;
       const { item, state } = r;
@@ -268,6 +282,14 @@ export class DashboardSession implements DisposableLike {
     const want = this.selectedId ?? this.deps.active.id();
     const selected = want && runs.some((r) => r.run.id === want) ? want : null;
     this.post({ type: 'dashboard/didLoadRuns', runs, selectedId: selected });
+    // The page was showing the live run train and this read could not have it (its run.json
+    // being replaced, say): read again shortly rather than leave the page without it.
+    if (live && showing && !runs.some((r) => r.run.id === live.runId) && this.retry === null) {
+      this.retry = setTimeout(() => {
+        this.retry = null;
+        if (this.ready && this.deps.controller.state?.runId === live.runId) this.sendRuns();
+      }, RETRY_MS);
+    }
     // A selection is asked for once: when the page reloads later (it is not kept alive while
     // hidden), it keeps whatever run the user picked since.
     this.selectedId = null;
@@ -291,6 +313,7 @@ export class DashboardSession implements DisposableLike {
 
   dispose(): void {
     this.ready = false;
+    if (this.retry !== null) clearTimeout(this.retry);
     this.store.dispose();
   }
 }

@@ -41,6 +41,8 @@ function kindOf(type: vscode.FileType): 'file' | 'directory' {
 /** `workspace.fs` as the lab's file system. */
 export class WorkspaceFs extends SlashPaths implements LabFs {
   private tempCounter = 0;
+  /** The append in flight to each file (appendLine chains the next one after it). */
+  private readonly appending = new Map<string, Promise<void>>();
   /** The last file read in ranges (a checkpoint being imported piece by piece), whole. */
   private ranged: { path: string; mtime: number; data: Uint8Array } | null = null;
 
@@ -96,7 +98,17 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
     // Every append went straight to the disk.
   }
 
-  async appendLine(p: string, line: string): Promise<void> {
+  appendLine(p: string, line: string): Promise<void> {
+    // One append to a file at a time: two interleaved read-and-write-backs would lose a line.
+    const prev = this.appending.get(p) ?? Promise.resolve();
+    const next = prev.then(() => this.appendNow(p, line));
+    const settled = next.catch(() => undefined);
+    this.appending.set(p, settled);
+    void settled.then(() => this.appending.get(p) === settled && this.appending.delete(p));
+    return next;
+  }
+
+  private async appendNow(p: string, line: string): Promise<void> {
     let old: Uint8Array;
     try {
       old = await this.readFile(p);

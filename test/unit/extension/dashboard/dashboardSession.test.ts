@@ -1,0 +1,175 @@
+import { vi } from 'vitest';
+
+// Only errors.ts's notification helpers use vscode at run time; the session never calls them.
+vi.mock('vscode', () => ({}));
+import { describe, expect, it } from 'vitest';
+import type { HostToWebview, RunState } from '../../../../src/protocol/webview';
+import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { SessionDeps } from '../../../../src/extension/dashboard/dashboardSession';
+import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
+import type { RunItem } from '../../../../src/extension/runs/runsModel';
+import type { RunEvent } from '../../../../src/extension/training/trainingController';
+
+// The session's ordering with a page and a runs model that answer when the test says so, as
+// on the web, where reading the run folders takes long enough for training to start meanwhile.
+
+type Listener<T> = (v: T) => void;
+class Emitter<T> {
+  private readonly ls: Listener<T>[] = [];
+  readonly event = (l: Listener<T>): { dispose(): void } => {
+    this.ls.push(l);
+    return { dispose: () => this.ls.splice(this.ls.indexOf(l), 1) };
+  };
+  fire(v: T): void {
+    for (const l of [...this.ls]) l(v);
+  }
+}
+
+const item = (runDir: string): RunItem => ({
+  runDir, name: runDir.slice(1), status: 'stopped', note: null, backend: 'wasm', kind: 'decoder-only', step: 40, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, imported: null, error: null,
+});
+
+const stateOf = (runDir: string): RunState =>
+  ({ run: { id: runDir, name: runDir.slice(1), runDir, status: 'stopped', kind: 'decoder-only', step: 40, totalSteps: 100, segments: [], bestValLoss: 2, model: null, data: null }, steps: [], evals: [], snapshots: [] }) as unknown as RunState;
+
+const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A page, a runs model, a lab whose reads the test releases, and a controller it drives. */
+function harness() {
+  const posted: HostToWebview[] = [];
+  const fromPage = new Emitter<unknown>();
+  const events = new Emitter<RunEvent>();
+  const runsChanged = new Emitter<readonly RunItem[]>();
+  let disk: RunItem[] = [];
+  let live: { runId: string } | null = null;
+  const unreadable = new Set<string>();
+  const gates: (() => void)[] = [];
+  let gated = false;
+  const deps = {
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    lab: {
+      get: () => ({
+        loadRunState: async (_fs: unknown, dir: string) => {
+          if (gated) await new Promise<void>((r) => gates.push(r));
+          if (unreadable.has(dir)) throw new Error(`${dir}/run.json is being replaced`);
+          return stateOf(dir);
+        },
+      }),
+    },
+    pytorch: null,
+    fs: {},
+    controller: { get state() { return live; }, onEvent: events.event },
+    models: {},
+    runs: { isLoaded: true, items: () => disk, refresh: async () => disk, onDidChange: runsChanged.event, find: (d: string) => disk.find((r) => r.runDir === d) },
+    active: { id: () => null, set: async () => undefined },
+    saveExport: async () => undefined,
+  } as unknown as SessionDeps;
+  const panel = {
+    webview: {
+      onDidReceiveMessage: fromPage.event,
+      postMessage: async (m: HostToWebview) => {
+        posted.push(m);
+        return true;
+      },
+    },
+  };
+  const session = new DashboardSession(panel as never, deps, null);
+  return {
+    session,
+    posted,
+    ready: () => fromPage.fire({ type: 'webview/ready' }),
+    emit: (runId: string, event: WorkerToHost) => events.fire({ runId, event }),
+    setDisk: (runs: RunItem[]) => {
+      disk = runs;
+      runsChanged.fire(runs);
+    },
+    setLive: (runId: string | null) => (live = runId === null ? null : { runId }),
+    unreadable,
+    gate: (on: boolean) => (gated = on),
+    release: () => {
+      gated = false;
+      gates.splice(0).forEach((r) => r());
+    },
+    lists: () => posted.filter((m): m is Extract<HostToWebview, { type: 'dashboard/didLoadRuns' }> => m.type === 'dashboard/didLoadRuns').map((m) => m.runs.map((r) => r.run.id)),
+  };
+}
+
+const start = (runDir: string): WorkerToHost =>
+  ({ type: 'train/didStart', runDir, startStep: 40, totalSteps: 100, segments: [], model: {}, data: {} }) as unknown as WorkerToHost;
+const step = (n: number): WorkerToHost => ({ type: 'train/didStep', step: n, loss: 1, lr: 1e-3, gradNorm: 1, tokens: 8, tokensPerSec: 1, elapsedMs: 1 }) as unknown as WorkerToHost;
+
+describe('DashboardSession', () => {
+  it('lists a run the runs model reads after the page got its first, empty list', async () => {
+    const h = harness();
+    h.ready();
+    await tick();
+    expect(h.lists()).toEqual([[]]);
+    h.setDisk([item('/a')]);
+    await tick();
+    expect(h.lists()).toEqual([[], ['/a']]);
+    // The same runs again (a step's change) read nothing again.
+    h.setDisk([item('/a')]);
+    await tick();
+    expect(h.lists()).toHaveLength(2);
+    h.session.dispose();
+  });
+
+  it('posts a message about a run after the list that brings the run, not before', async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.gate(true);
+    h.session.afterLoad([{ type: 'dashboard/show', runId: '/a', tab: 'attention' }]);
+    h.ready();
+    await tick();
+    expect(h.posted.map((m) => m.type)).toEqual([]);
+    h.release();
+    await tick();
+    expect(h.posted.map((m) => m.type)).toEqual(['dashboard/didLoadRuns', 'dashboard/show']);
+    h.session.dispose();
+  });
+
+  it('forwards the start of a run the page does not list, and the steps after it', async () => {
+    const h = harness();
+    h.ready();
+    await tick();
+    h.setLive('/new');
+    h.emit('/new', start('/new'));
+    h.emit('/new', step(41));
+    const updates = h.posted.filter((m) => m.type === 'run/didUpdate');
+    expect(updates.map((m) => (m as { event: WorkerToHost }).event.type)).toEqual(['train/didStart', 'train/didStep']);
+    h.session.dispose();
+  });
+
+  it('holds live notifications while a list is read and forwards only what it did not hold', async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.setLive('/a');
+    h.gate(true);
+    h.ready();
+    h.emit('/a', start('/a'));
+    h.emit('/a', step(41));
+    expect(h.posted).toEqual([]);
+    h.release();
+    await tick();
+    expect(h.posted.map((m) => (m.type === 'run/didUpdate' ? m.event.type : m.type))).toEqual(['dashboard/didLoadRuns', 'train/didStart', 'train/didStep']);
+    h.session.dispose();
+  });
+
+  it('reads the list again when the live run it showed could not be read into a new one', async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.setLive('/a');
+    h.ready();
+    await tick();
+    h.emit('/a', start('/a'));
+    expect(h.lists()).toEqual([['/a']]);
+    h.unreadable.add('/a');
+    h.session.reload();
+    await tick();
+    expect(h.lists()).toEqual([['/a'], []]);
+    h.unreadable.delete('/a');
+    await tick(1300);
+    expect(h.lists()).toEqual([['/a'], [], ['/a']]);
+    h.session.dispose();
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it, vi } from 'vitest';
+import { MemoryFs } from '../../../../src/lab/files/memoryFs';
+
+// workspace.fs over an in-memory disk whose reads take a moment, as a remote or browser file
+// system's do: enough for two appends to the same file to interleave if nothing orders them.
+const disk = new MemoryFs();
+const later = (): Promise<void> => new Promise((r) => setTimeout(r, 2));
+
+vi.mock('vscode', () => {
+  class FileSystemError extends Error {
+    constructor(readonly code: string) {
+      super(code);
+    }
+  }
+  const pathOf = (u: { path: string }): string => u.path;
+  const wrap = async <T>(f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (e) {
+      throw (e as { code?: string }).code === 'ENOENT' ? new FileSystemError('FileNotFound') : e;
+    }
+  };
+  const FileType = { File: 1, Directory: 2 };
+  return {
+    FileSystemError,
+    FileType,
+    Uri: {
+      file: (path: string) => ({ scheme: 'file', authority: '', path }),
+      from: (c: { scheme: string; authority: string; path: string }) => c,
+    },
+    workspace: {
+      fs: {
+        stat: (u: { path: string }) =>
+          wrap(async () => {
+            const s = await disk.stat(pathOf(u));
+            if (!s) throw Object.assign(new Error('missing'), { code: 'ENOENT' });
+            return { type: s.kind === 'directory' ? FileType.Directory : FileType.File, size: s.size, mtime: s.mtimeMs };
+          }),
+        readFile: (u: { path: string }) =>
+          wrap(async () => {
+            const data = await disk.readFile(pathOf(u));
+            await later();
+            return data;
+          }),
+        writeFile: (u: { path: string }, data: Uint8Array) => wrap(() => disk.writeFiles([{ path: pathOf(u), data }])),
+        rename: (a: { path: string }, b: { path: string }) => wrap(() => disk.rename(pathOf(a), pathOf(b))),
+        delete: (u: { path: string }) => wrap(() => disk.remove(pathOf(u))),
+        readDirectory: (u: { path: string }) => wrap(async () => (await disk.list(pathOf(u))).map((e) => [e.name, e.kind === 'directory' ? FileType.Directory : FileType.File])),
+        createDirectory: (u: { path: string }) => wrap(() => disk.mkdir(pathOf(u))),
+      },
+    },
+  };
+});
+
+const { WorkspaceFs } = await import('../../../../src/extension/host/workspaceFs');
+
+describe('WorkspaceFs', () => {
+  it('keeps every line of appends to one file made at once, in the order they were made', async () => {
+    const fs = new WorkspaceFs();
+    await fs.mkdir('/runs/a');
+    const file = '/runs/a/metrics.jsonl';
+    const lines = Array.from({ length: 20 }, (_, i) => JSON.stringify({ step: i + 1 }));
+    await Promise.all([...lines.map((l) => fs.appendLine(file, `${l}\n`)), fs.appendLine('/runs/a/log.txt', 'other file\n')]);
+    expect(new TextDecoder().decode(await fs.readFile(file))).toBe(`${lines.join('\n')}\n`);
+    expect(new TextDecoder().decode(await fs.readFile('/runs/a/log.txt'))).toBe('other file\n');
+    // The write-back goes through a temporary file, renamed over the log: none is left.
+    expect((await fs.list('/runs/a')).map((e) => e.name).sort()).toEqual(['log.txt', 'metrics.jsonl']);
+  });
+
+  it('reports a failed append to its caller and appends the next one', async () => {
+    const fs = new WorkspaceFs();
+    await fs.mkdir('/ok/x.jsonl'); // a folder where the log should be
+    const first = fs.appendLine('/ok/x.jsonl', 'a\n');
+    const second = fs.appendLine('/ok/y.jsonl', 'b\n');
+    await expect(first).rejects.toThrow();
+    await second;
+    await fs.remove('/ok/x.jsonl');
+    await fs.appendLine('/ok/x.jsonl', 'c\n');
+    expect(new TextDecoder().decode(await fs.readFile('/ok/x.jsonl'))).toBe('c\n');
+  });
+});
