@@ -84,12 +84,20 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   if (!/^[\d.]+k parameters · ~[\d.]+ [KMG]?B with \d+ tokens \(\d+ characters in the files\)$/.test(tiny)) throw new Error(`the preset size states no vocabulary from the files: ${tiny}`);
   await shot('c4-configure-presets.png');
   await pick('d_model 64');
-  await visible(input, 'the steps box');
+  // The steps box reuses the preset list's input element: wait for its prompt, or '30' lands in the list's filter.
+  await visible(message.filter({ hasText: 'Training steps' }), 'the steps box');
   await input.fill('30');
+  if ((await input.inputValue()) !== '30') throw new Error(`the steps box holds "${await input.inputValue()}" after typing 30`);
   await page.keyboard.press('Enter');
 
   // 5. The review: where the settings go, the same size as the preset list, and Save and Train reachable.
-  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step', 60_000);
+  try {
+    await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step', 60_000);
+  } catch (e) {
+    log(`quick input now: message "${await text(message).catch(() => '')}", rows ${JSON.stringify(await texts(rows).catch(() => []))}`);
+    await shot('c5-configure-no-time-per-step.png');
+    throw e;
+  }
   const reviewRows = await texts(rows);
   log(`review rows: ${JSON.stringify(reviewRows)}`);
   if (!reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))) throw new Error('the review does not say where the settings go');

@@ -4,8 +4,8 @@
 // anything runs, and its engine row lists the layouts; Train from the palette starts torchrun in a child process, and the
 // status bar counts its steps, the dashboard's header names the engine and its loss curve
 // grows (also in bits per byte), the Heads tab fills in as the lab draws each snapshot from the trainer's weights;
-// Stop stops it at a step boundary with a checkpoint; then the workspace settings switch the
-// engine to ours and the Runs view's Resume Training continues the same run in WebAssembly
+// Stop stops it at a step boundary with a checkpoint; then Configure Model's engine row switches
+// the engine to ours in the workspace settings and the Runs view's Resume Training continues the same run in WebAssembly
 // past that step (run.json says which engine trained last). Screenshots go to `shots`.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -129,10 +129,30 @@ export async function runPytorch(page, { shots, log, workspace }) {
   log(`after Stop: "${stopped}"; run.json ${before.run.status} at step ${before.run.step} (${before.run.backendUsed})`);
   if (before.run.status !== 'stopped' || before.run.step !== stopStep || before.run.backendUsed !== 'pytorch cpu ×2') throw new Error(`run.json after Stop: ${JSON.stringify({ status: before.run.status, step: before.run.step, backendUsed: before.run.backendUsed })}, expected stopped at ${stopStep} by pytorch cpu ×2`);
 
-  // 5. Switch the engine to ours in the workspace settings; Resume Training continues in WebAssembly.
-  fs.mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
-  fs.writeFileSync(path.join(workspace, '.vscode/settings.json'), `${JSON.stringify({ 'attentionLab.training.engine': 'wasm' }, null, 2)}\n`);
-  await sleep(1500); // the configuration watcher picks the file up
+  // 5. Switch the engine to ours with Configure Model's engine row, saved to the workspace
+  // settings (through VS Code's configuration, so the next command reads it: a settings.json
+  // written behind VS Code's back is seen only when its file watcher gets to it, seconds later
+  // on a busy machine); Resume Training continues in WebAssembly.
+  await wb.runCommand('Attention Lab: Configure Model…');
+  await expectVisible(rows.filter({ hasText: 'decoder-only' }), 'the model-kind step again');
+  await page.keyboard.press('Enter');
+  await expectVisible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task again');
+  await page.keyboard.press('Enter');
+  await expectVisible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
+  await page.keyboard.press('Enter');
+  await expectVisible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box again');
+  await page.keyboard.press('Enter');
+  await expectVisible(engine, "the review's engine row again");
+  await engine.first().click();
+  const ours = rows.filter({ hasText: 'Ours — WebAssembly' });
+  await expectVisible(ours, 'our engine in the engine list');
+  await ours.first().click();
+  await expectVisible(rows.filter({ hasText: 'Engine: ours (WebAssembly' }), 'the review with our engine');
+  await rows.filter({ hasText: /^\W*Save\s*to workspace/ }).first().click();
+  // The extension says so once every setting is updated (the notification's screen-reader alert).
+  await page.locator('.monaco-alert', { hasText: 'Saved to workspace settings' }).first().waitFor({ state: 'attached', timeout: 30_000 });
+  const saved = JSON.parse(fs.readFileSync(path.join(workspace, '.vscode/settings.json'), 'utf8'));
+  if (saved['attentionLab.training.engine'] !== 'wasm') throw new Error(`.vscode/settings.json's engine is ${saved['attentionLab.training.engine']} after choosing ours`);
   await wb.openActivity('Attention Lab');
   const row = page.locator('.pane-body .monaco-list-row', { hasText: 'stopped' }).first();
   await expectVisible(row, 'the stopped run in the Runs view');

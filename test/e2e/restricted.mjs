@@ -66,7 +66,8 @@ export async function runRestricted(page, { shots, log }) {
   await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes');
   await pick('tiny');
   const input = page.locator('.quick-input-widget input');
-  await visible(input, 'the steps box');
+  // The steps box reuses the preset list's input element: wait for its prompt, or the typing lands in the list's filter.
+  await visible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');
   await input.fill('0');
   await visible(page.locator('.quick-input-widget', { hasText: 'Steps must be from 1' }), 'the steps validation message');
   await input.fill('40');
