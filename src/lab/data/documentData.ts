@@ -32,6 +32,7 @@ import { safeCut, textPieces } from '../../engine/tokenizers/textPieces';
 import { formatBytes, formatCount } from '../../common/format';
 import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
+import { shownPath } from '../files/slashPaths';
 import type { CorpusLimits, PlannedFile } from './corpus';
 import { limitsOf, noDocumentsError, planCorpus, readPlannedFile, splitDocuments } from './corpus';
 import { hashSeed, unitInterval } from './seededHash';
@@ -302,7 +303,7 @@ export async function loadDocumentData(fs: LabFs, spec: DocumentsSpec, source: T
   }
   if (e.inexactCuts > 0 && tok.type === 'bpe') notes.push(`${count(e.inexactCuts)} piece(s) of text with no whitespace for 64K characters were cut mid-word for encoding; a word there may take one token more.`);
   const skipped = [...plan.skipped, ...e.skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const folder = commonFolder(fs, e.folders);
+  const folder = shownPath(commonFolder(fs, e.folders));
   const only = e.documents === 1 ? plan.files.find((f) => !skipped.some((s) => s.path === f.path)) : undefined;
   const description = only ? `1 document (${fs.basename(only.abs)}, ${formatBytes(only.bytes)}) in ${folder}` : `${docs(e.documents)} (${formatBytes(e.bytes)}) in ${folder}`;
   const train = e.train.ids();

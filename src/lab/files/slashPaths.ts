@@ -12,6 +12,31 @@
 
 const ROOT = /^[a-zA-Z][\w+.-]*:\/\/[^/]*/;
 
+/** File systems whose authority names a machine (or none): a person knows their paths as they are. */
+const MACHINE_SCHEMES = new Set(['file', 'vscode-remote', 'vscode-userdata']);
+
+/**
+ * `p` as a person reads it, for messages and run descriptions: a disk's path without its URI
+ * root (`vscode-remote://host/home/me/notes` → `/home/me/notes`), another file system's
+ * authority and path (github.dev's `vscode-vfs://github/owner/repo` → `github/owner/repo`).
+ * A path without a root is returned as it is.
+ */
+export function shownPath(p: string): string {
+  const m = /^([a-zA-Z][\w+.-]*):\/\/([^/]*)/.exec(p);
+  if (!m) return p;
+  const scheme = (m[1] as string).toLowerCase();
+  const authority = m[2] as string;
+  const rest = p.slice(m[0].length) || '/';
+  if (MACHINE_SCHEMES.has(scheme)) return rest;
+  let name = authority;
+  try {
+    name = decodeURIComponent(authority);
+  } catch {
+    // not percent-encoded after all: shown as it is
+  }
+  return name ? `${name}${rest}` : `${scheme}:${rest}`;
+}
+
 /** Splits `p` into its root (`scheme://authority`, or '') and its `/…` part. */
 export function splitRoot(p: string): { readonly root: string; readonly path: string } {
   const m = ROOT.exec(p);

@@ -25,6 +25,7 @@ import { TASK_MODEL_KINDS } from '../../protocol/data';
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { LabFs } from '../files/labFs';
 import { exists, readText, writeFile } from '../files/labFs';
+import { shownPath } from '../files/slashPaths';
 import type { Dataset } from '../data/dataset';
 import { documentDataset, pairDataset, tokenizePairs } from '../data/dataset';
 import type { DocumentData, WorkHooks } from '../data/documentData';
@@ -86,7 +87,7 @@ export async function loadPairsText(fs: LabFs, spec: TrainSpec): Promise<PairsTe
   return {
     trainPairs: train,
     valPairs: val,
-    description: `pairs ${what} (${count(n)} ${n === 1 ? 'pair' : 'pairs'}) in ${fs.dirname(d.source)}`,
+    description: `pairs ${what} (${count(n)} ${n === 1 ? 'pair' : 'pairs'}) in ${shownPath(fs.dirname(d.source))}`,
     documents: n,
     bytes,
     validation: { kind: 'pairs', text: `${count(val.length)} of ${count(n)} pairs held out (seeded)` },

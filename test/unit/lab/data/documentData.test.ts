@@ -15,6 +15,7 @@ import type { DocumentsSpec, LoadOptions, TokenizerSource } from '../../../../sr
 import { CancelledError, loadDocumentData as load, tailCut } from '../../../../src/lab/data/documentData';
 import type { PrepareProgress } from '../../../../src/protocol/data';
 import { FILE_SYSTEMS } from '../files/fileSystems';
+import { shownPath } from '../../../../src/lab/files/slashPaths';
 
 const LINE = 'To be, or not to be, that is the question:\nWhether tis nobler in the mind to suffer\n';
 const CHAR = { train: 'char', vocabSize: 1000 } as const;
@@ -43,7 +44,9 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
       expect(Array.from(d.train)).toEqual([BOS, ...d.tok.encode(text.slice(0, cut))]);
       expect(Array.from(d.val)).toEqual([...d.tok.encode(text.slice(cut)), EOS]);
       expect(d.train).toBeInstanceOf(Uint16Array);
-      expect(d.description).toBe(`1 document (input.txt, 16 KB) in ${t.fs.join(dir, 'one')}`);
+      // A URI root (the web host's) is shown as a person reads it: the disk's path.
+      expect(d.description).toBe(`1 document (input.txt, 16 KB) in ${shownPath(t.fs.join(dir, 'one'))}`);
+      if (t.name === 'remote') expect(d.description).toMatch(/ in \/User\/globalStorage\/t\d+\/one$/);
       expect(d.prompts.length).toBeGreaterThan(0);
       expect(text.slice(cut)).toContain(d.prompts[0]);
       // The tokenizer learned from the training part only.

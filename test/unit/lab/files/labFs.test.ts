@@ -6,6 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { TEMP_FILE, completeLines, exists, listNames, readText, removeStaleTemps, scratchFolder, writeFile } from '../../../../src/lab/files/labFs';
+import { shownPath } from '../../../../src/lab/files/slashPaths';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { FILE_SYSTEMS, memoryTestFs, remoteTestFs } from './fileSystems';
 
@@ -165,5 +166,18 @@ describe('a web worker file system (RemoteFs)', () => {
     await expect(remote.stat('/x.log')).rejects.toMatchObject({ code: 'ENOSPC' });
     host.setCapacity(1000);
     expect(await remote.stat('/x.log')).toBeNull();
+  });
+});
+
+describe('paths as a person reads them (shownPath)', () => {
+  it("shows a disk's path without its URI root, another file system's authority and path", () => {
+    expect(shownPath('/home/me/notes')).toBe('/home/me/notes');
+    expect(shownPath('vscode-remote://127.0.0.1:8080/home/me/notes')).toBe('/home/me/notes');
+    expect(shownPath('file:///home/me/notes')).toBe('/home/me/notes');
+    expect(shownPath('vscode-userdata://host/User/globalStorage/x')).toBe('/User/globalStorage/x');
+    expect(shownPath('vscode-vfs://github/owner/repo/docs')).toBe('github/owner/repo/docs');
+    expect(shownPath('vscode-vfs://github%2Bmain/owner/repo')).toBe('github+main/owner/repo');
+    expect(shownPath('memfs:///notes/a b.md')).toBe('memfs:/notes/a b.md');
+    expect(shownPath('vscode-remote://host')).toBe('/');
   });
 });
