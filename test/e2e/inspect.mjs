@@ -63,11 +63,22 @@ export async function runInspect(page, { shots, log, workspace }) {
   const file = path.join(workspace, 'gpt2/model.safetensors');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 20_000 });
-  // The dialog writes its starting folder into the box once it has read it: type after that.
-  for (let i = 0; i < 80 && (await input.inputValue()) === ''; i++) await sleep(250);
-  await input.fill(file);
-  for (let i = 0; i < 20 && (await input.inputValue()) !== file; i++, await sleep(250)) await input.fill(file);
-  for (let i = 0; i < 4 && (await input.isVisible().catch(() => false)); i++) {
+  // The dialog writes its starting folder into the box once it has read it (on a slow host more
+  // than once): type after the box has held the same text for a second.
+  let last = '';
+  for (let i = 0, same = 0; i < 120 && same < 4; i++, await sleep(250)) {
+    const now = await input.inputValue();
+    same = now !== '' && now === last ? same + 1 : 0;
+    last = now;
+  }
+  // Enter only on the path typed: a folder written over it would be opened instead (CI saw the
+  // workspace folder imported, and refused, that way).
+  for (let i = 0; i < 8 && (await input.isVisible().catch(() => false)); i++) {
+    if ((await input.inputValue()) !== file) {
+      await input.fill(file);
+      await sleep(500);
+      continue;
+    }
     await page.keyboard.press('Enter');
     await sleep(750);
   }

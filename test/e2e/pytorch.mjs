@@ -53,17 +53,21 @@ export async function runPytorch(page, { shots, log, workspace }) {
 
   // 0. Configure Model's review: the engine, and what the chosen Python's torch offers.
   await wb.openActivity('Attention Lab');
-  await wb.runCommand('Attention Lab: Configure Model…');
   const rows = page.locator('.quick-input-list .monaco-list-row');
   const input = page.locator('.quick-input-widget input');
-  await expectVisible(rows.filter({ hasText: 'decoder-only' }), 'the model-kind step');
-  await page.keyboard.press('Enter');
-  await expectVisible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task, chosen in the settings');
-  await page.keyboard.press('Enter');
-  await expectVisible(rows.filter({ hasText: 'd_model 64' }), 'the presets');
-  await page.keyboard.press('Enter');
-  await expectVisible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');
-  await page.keyboard.press('Enter');
+  // Configure Model… to its review, taking every step as the settings have it.
+  const toReview = async () => {
+    await wb.runCommand('Attention Lab: Configure Model…');
+    await expectVisible(rows.filter({ hasText: 'decoder-only' }), 'the model-kind step');
+    await page.keyboard.press('Enter');
+    await expectVisible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task, chosen in the settings');
+    await page.keyboard.press('Enter');
+    await expectVisible(rows.filter({ hasText: 'd_model 64' }), 'the presets');
+    await page.keyboard.press('Enter');
+    await expectVisible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');
+    await page.keyboard.press('Enter');
+  };
+  await toReview();
   const engine = rows.filter({ hasText: 'Engine: PyTorch · 2 processes · CPU' });
   await expectVisible(engine.filter({ hasText: /torch \d+\.\d+/ }), "the review's engine row with the torch it found", 60_000);
   const engineText = ((await engine.first().textContent()) ?? '').trim();
@@ -133,15 +137,7 @@ export async function runPytorch(page, { shots, log, workspace }) {
   // settings (through VS Code's configuration, so the next command reads it: a settings.json
   // written behind VS Code's back is seen only when its file watcher gets to it, seconds later
   // on a busy machine); Resume Training continues in WebAssembly.
-  await wb.runCommand('Attention Lab: Configure Model…');
-  await expectVisible(rows.filter({ hasText: 'decoder-only' }), 'the model-kind step again');
-  await page.keyboard.press('Enter');
-  await expectVisible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task again');
-  await page.keyboard.press('Enter');
-  await expectVisible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
-  await page.keyboard.press('Enter');
-  await expectVisible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box again');
-  await page.keyboard.press('Enter');
+  await toReview();
   await expectVisible(engine, "the review's engine row again");
   await engine.first().click();
   const ours = rows.filter({ hasText: 'Ours — WebAssembly' });
