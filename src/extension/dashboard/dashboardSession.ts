@@ -245,10 +245,10 @@ export class DashboardSession implements DisposableLike {
   }
 
   private async readAndSend(): Promise<void> {
-    // A dashboard restored with the window may be ready before the runs were first read; a
-    // run that just started may not be among them yet.
+    // A dashboard restored with the window may be ready before the runs were first read (a run
+    // read later is listed then: see the constructor).
+    if (!this.deps.runs.isLoaded) await this.deps.runs.refresh();
     const live = this.deps.controller.state;
-    if (!this.deps.runs.isLoaded || (live && !this.deps.runs.items().some((r) => r.runDir === live.runId))) await this.deps.runs.refresh();
     const items = this.deps.runs.items().filter((r) => r.error === null);
     const withSnapshots = new Set([...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir), this.selectedId, live?.runId]);
     const read = await Promise.all(
