@@ -24,14 +24,16 @@ export async function buildCli() {
 }
 
 /**
- * The PyTorch engine's trainer (scripts/pytorch/reference.py and trainer*.py, the pattern of
- * src/lab/pytorch/trainerInputs.ts TRAINER_FILE) into dist/pytorch/, beside the bundles that
- * look for it there: the CLI, the training worker and the extension (the .vsix ships it).
+ * The PyTorch engine's trainer, the package python/attention_lab_trainer/ (its modules: the
+ * pattern of src/lab/pytorch/trainerInputs.ts TRAINER_FILE), whole into
+ * dist/pytorch/attention_lab_trainer/, beside the bundles that look for it there: the CLI, the
+ * training worker and the extension (the .vsix ships it).
  */
 export function copyTrainer() {
+  const pkg = 'attention_lab_trainer';
   rmSync('dist/pytorch', { recursive: true, force: true });
-  mkdirSync('dist/pytorch', { recursive: true });
-  for (const f of readdirSync('scripts/pytorch')) if (/^(reference|trainer\w*)\.py$/.test(f)) copyFileSync(`scripts/pytorch/${f}`, `dist/pytorch/${f}`);
+  mkdirSync(`dist/pytorch/${pkg}`, { recursive: true });
+  for (const f of readdirSync(`python/${pkg}`)) if (/^\w+\.py$/.test(f)) copyFileSync(`python/${pkg}/${f}`, `dist/pytorch/${pkg}/${f}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

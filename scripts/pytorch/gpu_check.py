@@ -53,7 +53,7 @@ def train(src, dst, flags, until):
     """Copies `src` to `dst` (unless it is already there) and trains it to step `until`; returns (seconds, stderr)."""
     if src != dst:
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("snapshots", ".*.tmp"))
-    cmd = [sys.executable, os.path.join(dst, "pytorch", "trainer", "trainer.py"), "--run-dir", dst, *flags, "--until", str(until)]
+    cmd = [sys.executable, os.path.join(dst, "pytorch", "trainer", "attention_lab_trainer"), "--run-dir", dst, *flags, "--until", str(until)]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:

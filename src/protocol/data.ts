@@ -79,7 +79,7 @@ export const pytorchOptions = obj({
   device: oneOf(...TORCH_DEVICES),
   /** bf16 autocast (CUDA only). */
   bf16: bool,
-  /** The folder holding the shipped trainer (trainer.py and the modules beside it). */
+  /** The folder holding the shipped trainer package (attention_lab_trainer/). */
   trainerDir: str,
 });
 

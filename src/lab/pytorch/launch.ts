@@ -2,7 +2,7 @@
  * The command lines that start the PyTorch trainer of a prepared run folder: the one the lab
  * runs on this machine, and the per-node ones `train --print-launch` prints for a cluster.
  *
- * On this machine: one process runs `python trainer.py` directly; N processes run torchrun
+ * On this machine: one process runs `python attention_lab_trainer` (the package folder) directly; N processes run torchrun
  * as `python -m torch.distributed.run` of the same interpreter (so the launcher and the
  * trainer share one torch), with a static rendezvous on 127.0.0.1 and a free port, and, where
  * the probe found torchrun's default stream redirection broken (torch 1.13 on Python 3.11),
@@ -23,7 +23,7 @@ import * as path from 'node:path';
 import type { PytorchOptions } from '../../protocol/data';
 import type { TorchEnv } from './probe';
 import { resolvedDevice } from './probe';
-import { PYTORCH_DIR } from './trainerInputs';
+import { PYTORCH_DIR, TRAINER_PACKAGE } from './trainerInputs';
 
 /** A process to start. */
 export interface LaunchCommand {
@@ -33,9 +33,9 @@ export interface LaunchCommand {
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** The run folder's copy of the trainer. */
+/** The run folder's copy of the trainer: its package folder, which Python runs through its __main__.py. */
 export function trainerScript(runDir: string): string {
-  return path.join(runDir, PYTORCH_DIR, 'trainer', 'trainer.py');
+  return path.join(runDir, PYTORCH_DIR, 'trainer', TRAINER_PACKAGE);
 }
 
 /**

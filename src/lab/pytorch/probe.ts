@@ -1,7 +1,7 @@
 /**
  * Finds out what a Python interpreter offers the PyTorch engine before anything is prepared
  * or launched — its torch version, GPUs, bf16, gloo/NCCL, and whether torchrun's defaults
- * work there (trainer_probe.py prints it as one JSON line) — and checks a session's options
+ * work there (the trainer package's probe.py prints it as one JSON line) — and checks a session's options
  * against it, so every problem is one line that says what to change: no Python, a Python
  * without torch, a torch older than 1.13, CUDA without a GPU, more processes than GPUs.
  *
@@ -12,9 +12,10 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { PytorchOptions } from '../../protocol/data';
+import { TRAINER_PACKAGE } from './trainerInputs';
 import { RunnerError } from '../training/sessionSetup';
 
-/** What a Python offers the PyTorch engine (trainer_probe.py's line). */
+/** What a Python offers the PyTorch engine (probe.py's line). */
 export interface TorchEnv {
   readonly python: string;
   readonly executable: string;
@@ -44,10 +45,10 @@ export function torchVersion(v: string): [number, number] | null {
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
-/** Runs trainer_probe.py of `trainerDir` with `python`; rejects with one line when that is impossible. */
+/** Runs the probe.py of `trainerDir`'s trainer package with `python`; rejects with one line when that is impossible. */
 export function probeTorch(python: string, trainerDir: string, timeoutMs = 120_000): Promise<TorchEnv> {
   return new Promise((resolve, reject) => {
-    execFile(python, [path.join(trainerDir, 'trainer_probe.py')], { timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
+    execFile(python, [path.join(trainerDir, TRAINER_PACKAGE, 'probe.py')], { timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
       const code = (err as NodeJS.ErrnoException | null)?.code;
       if (code === 'ENOENT' || code === 'EACCES') return reject(fail(`No Python at "${python}": install Python 3 with PyTorch (pip install torch), ${CHOOSE}.`));
       const line = stdout.trim().split('\n').at(-1) ?? '';

@@ -11,7 +11,7 @@
  * the lab stops the trainer, which checkpoints if it can); run.json says stopped, the reason
  * and the step of the checkpoint kept.
  *
- * Leaves out: the trainer (scripts/pytorch/trainer.py) and the cluster commands, which
+ * Leaves out: the trainer (python/attention_lab_trainer/) and the cluster commands, which
  * `train --print-launch` prints after {@link preparePytorchRun}.
  */
 
@@ -64,7 +64,7 @@ export function batchShareProblem(spec: TrainSpec, nproc: number, accumulate = 1
   return `--batch ${rows} does not divide among ${what}; pass --nproc ${fits.join(' or ') || 1}, or a --batch that ${shares} divides (e.g. ${Math.ceil(rows / shares) * shares}).`;
 }
 
-/** The engine as people see it: "pytorch cpu ×2", "pytorch cuda bf16" (trainer.py writes the same into run.json). */
+/** The engine as people see it: "pytorch cpu ×2", "pytorch cuda bf16" (the trainer writes the same into run.json). */
 export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean): string {
   return `pytorch ${device}${nproc > 1 ? ` ×${nproc}` : ''}${bf16 ? ' bf16' : ''}`;
 }

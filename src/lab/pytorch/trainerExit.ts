@@ -16,9 +16,9 @@ import { RunnerError } from '../training/sessionSetup';
 const TAIL_LINES = 60;
 /** A Python exception's line: "RuntimeError: …", "torch.cuda.OutOfMemoryError: …". */
 const EXCEPTION = /^([A-Za-z_][\w.]*)?(Error|Exception|Interrupt)\b[^:]*:/;
-/** How the trainer's own one-line messages begin (trainer.py). */
+/** How the trainer's own one-line messages begin (the trainer's train.py). */
 const OWN = 'attention-lab trainer: ';
-/** How a full disk's one line begins, in both engines (training/stopReasons.ts, trainer_files.py). */
+/** How a full disk's one line begins, in both engines (training/stopReasons.ts, the trainer's files.py). */
 const DISK_FULL = 'Disk full while ';
 
 /** The last lines a process wrote, for an error message. */

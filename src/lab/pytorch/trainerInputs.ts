@@ -1,5 +1,5 @@
 /**
- * What the lab writes into a run folder for the PyTorch trainer (scripts/pytorch/trainer.py),
+ * What the lab writes into a run folder for the PyTorch trainer (python/attention_lab_trainer/),
  * beside the run's own files, under `pytorch/`:
  *
  *   manifest.json   {format: "attention-lab-pytorch", version: 2, config, padId, tokenBytes,
@@ -30,13 +30,13 @@
  *   val.i32         per validation batch: src (B·S, encoder-decoder), input (B·T), targets (B·T);
  *   probe.i32       the probe batch, laid out as one validation batch;
  *   token-bytes.i32 each token id's UTF-8 byte length (tokenBytes above);
- *   trainer/        a copy of the trainer that ships with this version (reference.py and
- *                   trainer*.py), so the folder trains on any machine with torch, on shared
+ *   trainer/        a copy of the trainer that ships with this version (the package folder
+ *                   attention_lab_trainer/, whole), so the folder trains on any machine with torch, on shared
  *                   storage for a cluster, with the trainer that matches its manifest.
  *
  * The step-0 weights are the run's ordinary model.safetensors (the lab initializes them from
  * the seed), so both engines start from the same numbers; the trainer writes checkpoints,
- * metrics and run.json in our formats (trainer_files.py). Bump MANIFEST_VERSION with any
+ * metrics and run.json in our formats (the trainer's files.py). Bump MANIFEST_VERSION with any
  * change here; the trainer refuses a version it does not know.
  *
  * Leaves out: launching (launch.ts) and following the run (follow.ts).
@@ -60,8 +60,13 @@ export const MANIFEST_FORMAT = 'attention-lab-pytorch';
 export const MANIFEST_VERSION = 2;
 /** The trainer's folder inside a run folder. */
 export const PYTORCH_DIR = 'pytorch';
-/** The files of the trainer that ship (dist/pytorch/ and the .vsix hold exactly these). */
-export const TRAINER_FILE = /^(reference|trainer\w*)\.py$/;
+/**
+ * The trainer's Python package: a folder of this name inside the trainer folder (dist/pytorch/
+ * in the bundles and the .vsix, python/ in the repository) and inside a run's pytorch/trainer/.
+ */
+export const TRAINER_PACKAGE = 'attention_lab_trainer';
+/** The files of the trainer's package that ship (its modules; no caches). */
+export const TRAINER_FILE = /^\w+\.py$/;
 
 /** The sampler inputs as the manifest names them (files relative to `pytorch/`). */
 export type ManifestData =
@@ -153,9 +158,11 @@ function batchParts(b: Batch): Int32Array[] {
   return [...(S > 0 && b.src ? [b.src.subarray(0, b.B * S)] : []), b.input.subarray(0, b.B * b.T), b.targets.subarray(0, b.B * b.T)];
 }
 
-/** The trainer files of `trainerDir` (the shipped ones only). */
+/** The modules of the trainer package in `trainerDir` (the shipped ones only). */
 export function trainerFiles(trainerDir: string): string[] {
-  return fs.readdirSync(trainerDir).filter((n) => TRAINER_FILE.test(n)).sort();
+  const pkg = path.join(trainerDir, TRAINER_PACKAGE);
+  if (!fs.existsSync(pkg)) throw new EngineError('config/invalid', `The PyTorch trainer is missing: ${pkg} does not exist; reinstall Attention Lab (or run \`npm run build\` in its repository).`);
+  return fs.readdirSync(pkg).filter((n) => TRAINER_FILE.test(n)).sort();
 }
 
 /** Reads a run folder's manifest (checked for format and version). */
@@ -189,9 +196,12 @@ export function batchFromIds(ids: Int32Array, shape: BatchShape): Batch {
  */
 export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trainerDir: string, io: FileIo = NODE_IO): TrainerManifest {
   const dir = path.join(runDir, PYTORCH_DIR);
-  makeDir(path.join(dir, 'trainer'), io);
+  const pkg = path.join(dir, 'trainer', TRAINER_PACKAGE);
+  makeDir(pkg, io);
   for (const f of ['stop', 'pause']) fs.rmSync(path.join(dir, f), { force: true });
-  for (const f of trainerFiles(trainerDir)) writeFileAtomic(path.join(dir, 'trainer', f), fs.readFileSync(path.join(trainerDir, f)), io);
+  // A folder prepared by an older version holds its trainer as loose files beside the package.
+  for (const n of fs.readdirSync(path.join(dir, 'trainer'))) if (/\.py$/.test(n)) fs.rmSync(path.join(dir, 'trainer', n), { force: true });
+  for (const f of trainerFiles(trainerDir)) writeFileAtomic(path.join(pkg, f), fs.readFileSync(path.join(trainerDir, TRAINER_PACKAGE, f)), io);
   const val = src.dataset.valBatches();
   writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(concatInt32(val.flatMap(batchParts))), io);
   const probe = src.dataset.probe();

@@ -166,7 +166,7 @@ describe('bad inputs exit 2 with one line and leave nothing half-written', () =>
     let code = 0;
     let stderr = '';
     try {
-      execFileSync(PY, [path.join(out, 'pytorch', 'trainer', 'trainer.py'), '--run', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      execFileSync(PY, [path.join(out, 'pytorch', 'trainer', 'attention_lab_trainer'), '--run', out], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (e) {
       ({ status: code, stderr } = e as { status: number; stderr: string });
     }
@@ -181,7 +181,7 @@ describe('a trainer that hangs on its way out', () => {
   it('is ended once the run has been saved for 30 s, and the run counts as finished', () => {
     const out = path.join(tmp.dir, 'stuck-at-exit');
     // Trains, then does not exit (as a process stuck in a library's shutdown would).
-    const python = wrapper('python-stuck-at-exit', `case "$*" in *trainer_probe.py*) exec ${PY} "$@";; esac\n${PY} "$@"\nsleep 600`);
+    const python = wrapper('python-stuck-at-exit', `case "$*" in *attention_lab_trainer/probe.py*) exec ${PY} "$@";; esac\n${PY} "$@"\nsleep 600`);
     const r = cli(['train', '--task', 'reverse', '--steps', '4', '--snapshot-every', '0', '--engine', 'pytorch', '--python', python, '--out', out], tmp.dir, 180_000);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/Finished at step 4/);
@@ -196,7 +196,7 @@ describe('--print-launch', () => {
     const r = cli(['train', '--task', 'induction', '--steps', '5', '--print-launch', '--nnodes', '2', '--nproc', '4', '--device', 'cuda', '--bf16', '--rdzv-endpoint', 'node0.cluster:29600', '--out', out, '--json'], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout) as { commands: string[]; nnodes: number; endpoint: string };
-    const trainer = path.join(out, 'pytorch', 'trainer', 'trainer.py');
+    const trainer = path.join(out, 'pytorch', 'trainer', 'attention_lab_trainer');
     expect(j.commands).toEqual([0, 1].map((rank) => `torchrun --nnodes 2 --node_rank ${rank} --nproc_per_node 4 --master_addr node0.cluster --master_port 29600 ${trainer} --run-dir ${out} --device cuda --bf16`));
     expect(runJson(out)).toMatchObject({ step: 0 });
     expect(fs.existsSync(path.join(out, 'pytorch', 'manifest.json'))).toBe(true);
@@ -207,7 +207,7 @@ describe('--print-launch', () => {
     const r = cli(['train', '--task', 'reverse', '--steps', '6', '--snapshot-every', '3', '--print-launch', '--out', out], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
     const command = r.stdout.trim();
-    expect(command).toBe(`python3 ${path.join(out, 'pytorch', 'trainer', 'trainer.py')} --run-dir ${out}`);
+    expect(command).toBe(`python3 ${path.join(out, 'pytorch', 'trainer', 'attention_lab_trainer')} --run-dir ${out}`);
     execFileSync('/bin/sh', ['-c', command.replace(/^python3 /, `${PY} `)], { stdio: 'ignore' });
     expect(runJson(out)).toMatchObject({ status: 'completed', step: 6, backendUsed: 'pytorch cpu' });
     expect(metricLines(out, 'step')).toHaveLength(6);

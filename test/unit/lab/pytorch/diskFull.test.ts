@@ -9,7 +9,7 @@
  *
  * The trainer's disk fills through fault injection: an interpreter wrapper whose
  * sitecustomize.py makes the n-th write of a picked file short and then fail with ENOSPC (and,
- * for a disk that stays full, every later write of the run folder), below trainer_files.py,
+ * for a disk that stays full, every later write of the run folder), below the trainer's files.py,
  * so the trainer's own handling is what is tested. The Python writers are also checked on
  * their own (the old file intact, no temporary file, a log cut back, a torn line skipped).
  */
@@ -213,7 +213,7 @@ describe("the trainer's writers", () => {
   it('leave the old file and no temporary file when a write fails, and cut a failed log line back', () => {
     const out = JSON.parse(python(String.raw`
 import builtins, errno, json, os, tempfile
-import trainer_files as tf
+from attention_lab_trainer import files as tf
 d = tempfile.mkdtemp()
 model, opt, log = (os.path.join(d, n) for n in ("model.safetensors", "optimizer.safetensors", "metrics.jsonl"))
 tf.write_files_atomic([(opt, b"old optimizer"), (model, b"old model")])

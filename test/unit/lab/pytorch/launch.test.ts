@@ -32,7 +32,7 @@ describe('the trainer flags torchrun passes on', () => {
 describe('localLaunch', () => {
   it('runs one process directly, watching its standard input', () => {
     const c = localLaunch('/r/run', torchOptions(1), cpuEnv, 29500, '/tmp/logs');
-    expect([c.command, ...c.args]).toEqual(['/usr/bin/python3', '/r/run/pytorch/trainer/trainer.py', '--run-dir', '/r/run', '--device', 'cpu', '--stop-on-stdin-eof']);
+    expect([c.command, ...c.args]).toEqual(['/usr/bin/python3', '/r/run/pytorch/trainer/attention_lab_trainer', '--run-dir', '/r/run', '--device', 'cpu', '--stop-on-stdin-eof']);
     expect(c.env).toEqual({});
   });
 
@@ -40,7 +40,7 @@ describe('localLaunch', () => {
     const broken = localLaunch('/r/run', torchOptions(2, { accumulate: 2 }), cpuEnv, 41234, '/tmp/logs');
     expect(broken.args).toEqual([
       '-m', 'torch.distributed.run', '--nnodes', '1', '--nproc_per_node', '2', '--master_addr', '127.0.0.1', '--master_port', '41234', '--log_dir', '/tmp/logs', '--redirects', '1', '--tee', '2',
-      '/r/run/pytorch/trainer/trainer.py', '--run-dir', '/r/run', '--device', 'cpu', '--accumulate', '2', '--stop-on-stdin-eof',
+      '/r/run/pytorch/trainer/attention_lab_trainer', '--run-dir', '/r/run', '--device', 'cpu', '--accumulate', '2', '--stop-on-stdin-eof',
     ]);
     expect(Number(broken.env.OMP_NUM_THREADS)).toBeGreaterThanOrEqual(1);
     const fine = localLaunch('/r/run', torchOptions(2, { device: 'cuda', bf16: true }), gpuEnv, 41234, '/tmp/logs');
@@ -55,8 +55,8 @@ describe('clusterCommands', () => {
     const plan = { nnodes: 3, nproc: 8, device: 'cuda', bf16: true, accumulate: 1, endpoint: 'gpu-a:29600' } as const;
     const cmds = clusterCommands('/shared/runs/my run', plan);
     expect(cmds).toHaveLength(3);
-    expect(cmds[2]).toBe("torchrun --nnodes 3 --node_rank 2 --nproc_per_node 8 --master_addr gpu-a --master_port 29600 '/shared/runs/my run/pytorch/trainer/trainer.py' --run-dir '/shared/runs/my run' --device cuda --bf16");
-    expect(clusterCommands('/r', { ...plan, nnodes: 1, nproc: 1, device: 'auto', bf16: false })).toEqual(['python3 /r/pytorch/trainer/trainer.py --run-dir /r']);
+    expect(cmds[2]).toBe("torchrun --nnodes 3 --node_rank 2 --nproc_per_node 8 --master_addr gpu-a --master_port 29600 '/shared/runs/my run/pytorch/trainer/attention_lab_trainer' --run-dir '/shared/runs/my run' --device cuda --bf16");
+    expect(clusterCommands('/r', { ...plan, nnodes: 1, nproc: 1, device: 'auto', bf16: false })).toEqual(['python3 /r/pytorch/trainer/attention_lab_trainer --run-dir /r']);
     expect(splitEndpoint('host')).toEqual(['host', 29500]);
     expect(shellWord("it's")).toBe("'it'\\''s'");
   });

@@ -1,6 +1,6 @@
 /**
  * The PyTorch trainer draws exactly our batches and steps with exactly our learning rates:
- * its ports (scripts/pytorch/trainer_rng.py, trainer_data.py, trainer_schedule.py) against
+ * its ports (python/attention_lab_trainer/rng.py, data.py, schedule.py) against
  * the TypeScript they port, for 200 steps of each sampler — documents (random windows of a
  * memory-mapped stream), pairs (token-budget runs of length-sorted examples), the induction
  * task (chains and repeats drawn per step) — read from a run folder the lab prepared.
@@ -23,7 +23,7 @@ const FIXTURE = path.resolve(__dirname, '../../../fixtures/text/state-of-the-uni
 function pythonBatches(runDir: string): Record<string, number[][]>[] {
   const out = python(`
 import json
-from trainer_data import train_batches
+from attention_lab_trainer.data import train_batches
 folder = ${JSON.stringify(path.join(runDir, 'pytorch'))}
 m = json.load(open(folder + "/manifest.json"))
 s = train_batches(folder, m)
@@ -77,7 +77,7 @@ describe('the PyTorch trainer steps with our learning rates', () => {
   ];
   it.each(cases)('$name', ({ lr, schedule }) => {
     const steps = Array.from({ length: STEPS }, (_, i) => i + 1);
-    const got = JSON.parse(python('import json\nfrom trainer_schedule import learning_rate\ncfg = json.load(sys.stdin)\nprint(json.dumps([learning_rate(cfg, s) for s in range(1, 201)]))', JSON.stringify({ lr, schedule }))) as number[];
+    const got = JSON.parse(python('import json\nfrom attention_lab_trainer.schedule import learning_rate\ncfg = json.load(sys.stdin)\nprint(json.dumps([learning_rate(cfg, s) for s in range(1, 201)]))', JSON.stringify({ lr, schedule }))) as number[];
     const want = steps.map((s) => learningRate({ lr, schedule }, s));
     got.forEach((g, i) => expect(g, `step ${i + 1}`).toBeCloseTo(want[i] as number, 15));
   });

@@ -1,6 +1,6 @@
 /**
  * The PyTorch engine's test bench: Debian's python3-torch (/usr/bin/python3, installed by
- * test/e2e/setup.sh, which `npm test` runs first), the trainer from scripts/pytorch/, and
+ * test/e2e/setup.sh, which `npm test` runs first), the trainer package from python/, and
  * helpers that train a run with either engine in-process (the sessions the training worker
  * hosts) and read back what the run folder holds.
  */
@@ -19,8 +19,8 @@ import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 
 /** Debian's Python with torch. */
 export const PYTHON = '/usr/bin/python3';
-/** The trainer as the repository holds it (dist/pytorch/ is a copy). */
-export const TRAINER_DIR = path.resolve(__dirname, '../../../../scripts/pytorch');
+/** The folder holding the trainer package as the repository holds it (dist/pytorch/ is a copy). */
+export const TRAINER_DIR = path.resolve(__dirname, '../../../../python');
 
 /** Options of a PyTorch session on the CPU. */
 export function torchOptions(nproc = 1, extra: Partial<PytorchOptions> = {}): PytorchOptions {

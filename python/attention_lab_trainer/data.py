@@ -18,7 +18,7 @@ import os
 
 import torch
 
-from trainer_rng import STREAMS, step_rng
+from .rng import STREAMS, step_rng
 
 PAD = 0
 

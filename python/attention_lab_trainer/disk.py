@@ -1,7 +1,7 @@
 """What a full disk does to a PyTorch run: what it does to ours (src/lab/training/stopReasons.ts
 and session.ts), so a run reads the same whichever engine trained it.
 
-Rank 0's writes go through a RunWriter, which keeps the first DiskFull (trainer_files.py: the
+Rank 0's writes go through a RunWriter, which keeps the first DiskFull (files.py: the
 old file intact, no temporary file left) and skips every write after it, so nothing is saved
 out of order. The trainer then stops every process at the next step boundary, with no final
 checkpoint, and the run is marked as ours marks it: run.json stopped, its error the one line
@@ -9,14 +9,14 @@ that says what was being saved, at which step, in which folder, which checkpoint
 what to do, its step the kept checkpoint's (where a resume starts). The line also goes to
 standard error, and the trainer exits 2.
 
-Left out: the writes themselves (trainer_files.py) and the loop (trainer.py).
+Left out: the writes themselves (files.py) and the loop (train.py).
 """
 
 import json
 import os
 import struct
 
-from trainer_files import DiskFull, update_run_json
+from .files import DiskFull, update_run_json
 
 
 def checkpoint_step(run_dir):

@@ -10,7 +10,7 @@ stops its run with a checkpoint instead of leaving it training unwatched.
 Each step, the processes agree through one all-reduce (max) of three flags — stop, pause, and
 rank 0's writes found the disk full — so a file seen by one rank a moment before another still
 stops or pauses all of them after the same step, and a full disk stops them all.
-Left out: what stopping does (trainer.py checkpoints and exits; trainer_disk.py for a full disk).
+Left out: what stopping does (train.py checkpoints and exits; disk.py for a full disk).
 """
 
 import os

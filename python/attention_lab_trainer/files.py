@@ -11,7 +11,7 @@
 A full disk loses nothing, as in atomicFile.ts: a failed write removes its temporary files
 and leaves the old files as they were, a failed append cuts the log back to where it was (and
 an append after a torn last line starts a new line), and the failure surfaces as DiskFull,
-naming the file (trainer_disk.py says what was being saved and stops the run).
+naming the file (disk.py says what was being saved and stops the run).
 
 Safetensors is written and read with struct, json and torch alone (no numpy: a CUDA machine's
 torch may come without it). Little-endian hosts only, as the format's raw bytes are.

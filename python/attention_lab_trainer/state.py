@@ -5,7 +5,7 @@ from and saved to optimizer.safetensors as two flat vectors in our parameter ord
 under our names in model.safetensors — the pair written together, atomically — and the
 weights of a snapshot step, which the lab turns into an attention snapshot.
 
-Left out: run.json and metrics (trainer_files.py), the loop (trainer.py).
+Left out: run.json and metrics (files.py), the loop (train.py).
 """
 
 import json
@@ -13,7 +13,7 @@ import os
 
 import torch
 
-from trainer_files import UserError, checkpoint_meta, encode_safetensors, read_checkpoint, write_files_atomic
+from .files import UserError, checkpoint_meta, encode_safetensors, read_checkpoint, write_files_atomic
 
 
 class RunState:

@@ -1,7 +1,7 @@
 """Where a trainer process starts: its arguments, its place among the processes (rank, device,
 the process group) and the run's manifest, checked; and how a failure is recorded in run.json.
 
-Left out: the training itself (trainer.py).
+Left out: the training itself (train.py).
 """
 
 import argparse
@@ -11,7 +11,7 @@ import os
 import torch
 import torch.distributed as dist
 
-from trainer_files import DiskFull, UserError, update_run_json
+from .files import DiskFull, UserError, update_run_json
 
 MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 2
 

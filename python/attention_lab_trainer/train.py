@@ -1,20 +1,22 @@
 """Attention Lab's PyTorch engine: trains a run folder the lab prepared, with torchrun.
 
-    torchrun --nproc_per_node N trainer.py --run-dir DIR [--device cpu|cuda|auto] [--bf16]
-    python3 trainer.py --run-dir DIR                 (one process)
+    torchrun --nproc_per_node N attention_lab_trainer --run-dir DIR [--device cpu|cuda|auto] [--bf16]
+    python3 attention_lab_trainer --run-dir DIR                 (one process)
+
+(`attention_lab_trainer` is this package's folder, run through its __main__.py.)
 
 It reads the run folder's `pytorch/manifest.json` (written by the lab, src/lab/pytorch/
 trainerInputs.ts: model config, parameter order, resolved optimizer and schedule, cadences,
-data layout), builds the model from reference.py, starts from the run's checkpoint (at step 0,
+data layout), builds the model from model.py, starts from the run's checkpoint (at step 0,
 the weights the lab initialized, so both engines start from the same numbers), draws our
-batches (trainer_data.py), steps with our optimizer recipe and schedule, and writes
+batches (data.py), steps with our optimizer recipe and schedule, and writes
 metrics.jsonl, model.safetensors, optimizer.safetensors and run.json in our formats and
 cadences, rank 0 only, atomically. Step lines carry the UTF-8 bytes their targets stand for
 and validation lines bits per byte, counted from the manifest's token byte lengths as our
 engine counts them (bitsPerByte.ts). For attention over training it drops the weights of each
 snapshot step as snapshots/step-N.weights.safetensors; the lab turns them into attention
 snapshots and head scores with its own model (one implementation of what a snapshot is).
-A full disk stops the run as it stops ours (trainer_disk.py): nothing half-written, the last
+A full disk stops the run as it stops ours (disk.py): nothing half-written, the last
 checkpoint kept, every process stopped at the next step boundary, run.json stopped with the
 one-line reason.
 
@@ -38,21 +40,19 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-from reference import build_model  # noqa: E402
-from trainer_control import Control  # noqa: E402
-from trainer_data import read_ints, shard, train_batches, validation_batches  # noqa: E402
-from trainer_disk import RunWriter, checkpoint_step  # noqa: E402
-from trainer_files import ParamMap, UserError, append_metrics, read_checkpoint, update_run_json  # noqa: E402
-from trainer_rng import STREAMS, step_seed  # noqa: E402
-from trainer_schedule import learning_rate  # noqa: E402
-from trainer_setup import fail_run, parse_args, read_manifest, setup  # noqa: E402
-from trainer_state import RunState  # noqa: E402
+from .control import Control
+from .data import read_ints, shard, train_batches, validation_batches
+from .disk import RunWriter, checkpoint_step
+from .files import ParamMap, UserError, append_metrics, read_checkpoint, update_run_json
+from .model import build_model
+from .rng import STREAMS, step_seed
+from .schedule import learning_rate
+from .startup import fail_run, parse_args, read_manifest, setup
+from .state import RunState
 
 LIKELY_CAUSES = ("Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
                  "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config.")
@@ -279,12 +279,13 @@ def main(argv):
     return code
 
 
-if __name__ == "__main__":
+def run(argv):
+    """Trains as the command line says and leaves the process with the trainer's exit code."""
     try:  # torchrun reports a failed process's exception (not only its exit code) through this
         from torch.distributed.elastic.multiprocessing.errors import record
     except ImportError:
         record = lambda f: f  # noqa: E731
-    status = record(main)(sys.argv[1:])
+    status = record(main)(argv)
     if dist.is_available() and dist.is_initialized():
         # Leave without running destructors, every process past its last collective first:
         # torch 1.13's gloo process group can deadlock when DDP's reducer frees it at
