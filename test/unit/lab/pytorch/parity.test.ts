@@ -79,7 +79,11 @@ describe('PyTorch (one process) trains the run as our engine does', () => {
 });
 
 describe('torchrun with two processes trains the run as one process does', () => {
-  it.each(RUNS.slice(1))('$name: losses within 1e-5, and weights within 1e-5 of one process summing the same shares', async ({ spec }) => {
+  // One process sums each batch in another order than two processes' shares do, so float32
+  // rounding apart grows over the steps (1.8e-5 by step 30 on an AMD EPYC with OpenBLAS's Haswell
+  // kernels, under 1e-5 on other processors); one process summing the same shares must agree
+  // with two to 1e-5 everywhere.
+  it.each(RUNS.slice(1))('$name: losses within 1e-4, and weights within 1e-5 of one process summing the same shares', async ({ spec }) => {
     const one = runPath('one');
     const summed = runPath('one-accumulating');
     const two = runPath('two');
@@ -87,8 +91,8 @@ describe('torchrun with two processes trains the run as one process does', () =>
     await trainSession(summed, spec, { pytorch: torchOptions(1, { accumulate: 2 }) });
     const events = await trainSession(two, spec, { pytorch: torchOptions(2) });
     expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ model: { backend: 'pytorch cpu ×2' } });
-    expect(lossGap(stepLines(one), stepLines(two))).toBeLessThan(1e-5);
-    evalLosses(two).forEach((x, i) => expect(Math.abs(x - (evalLosses(one)[i] as number))).toBeLessThan(1e-5));
+    expect(lossGap(stepLines(one), stepLines(two))).toBeLessThan(1e-4);
+    evalLosses(two).forEach((x, i) => expect(Math.abs(x - (evalLosses(one)[i] as number))).toBeLessThan(1e-4));
     expect(lossGap(stepLines(summed), stepLines(two))).toBeLessThan(1e-5);
     expect(weightGap(summed, two)).toBeLessThan(1e-5);
     expect(stepLines(two).map((s) => s.tokens)).toEqual(stepLines(one).map((s) => s.tokens));
