@@ -12,6 +12,7 @@
 import { EngineError } from '../engine/errors';
 import { isUserFixable } from '../lab/workers/errorCodes';
 import { DiskFullError } from '../lab/runs/atomicFile';
+import { RunLockedError } from '../lab/runs/runLock';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
 import { BENCH_HELP, benchCommand } from './bench';
@@ -69,6 +70,10 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
     if (!cmd) throw new UsageError(`unknown command "${command}"; commands are ${Object.keys(COMMANDS).join(', ')}.`);
     return await cmd.run(rest, ctx);
   } catch (e) {
+    if (RunLockedError.is(e)) {
+      ctx.err(`attention-lab: ${e.message}`);
+      return 2; // another session trains the run: stop it, or wait
+    }
     if (DiskFullError.is(e)) {
       ctx.err(`attention-lab: ${e.message}`);
       return 2; // nothing half-written was left: free space and run it again

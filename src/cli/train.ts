@@ -3,7 +3,8 @@
  * tiny encoder-decoder learns in a few minutes), or resumes a run folder (to its plan, or with
  * --steps on to a new total as a new schedule segment), runs it in a worker thread with a
  * live progress line, stops gracefully on Ctrl-C (checkpoint saved), then prints a few
- * decoded samples and where the run folder is.
+ * decoded samples and where the run folder is. It holds the run folder's lock while it trains
+ * (or prepares the folder for --print-launch): a second writer is refused in one line.
  */
 
 import * as path from 'node:path';
@@ -24,6 +25,9 @@ import { openRun } from '../lab/runs/openRun';
 import { resolveConfig } from '../lab/training/prepare';
 import { DEFAULT_VOCAB, dataDefaults, trainSpecOf } from '../lab/runs/runSpec';
 import { newRunDir, readRunJson } from '../lab/runs/runFolder';
+import type { RunLock } from '../lab/runs/runLock';
+import { LOCK_FILE, RunLockedError, takeRunLock } from '../lab/runs/runLock';
+import { nodeLockIdentity } from '../lab/runs/nodeLockIdentity';
 import { planResume } from '../lab/runs/segments';
 import { sampleRun } from './samples';
 import type { Flags } from './args';
@@ -169,6 +173,34 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   return spec;
 }
 
+/**
+ * Takes `runDir`'s lock (runs/runLock.ts), saying so when it takes over a stale one; a live
+ * holder throws RunLockedError (exit 2). A folder this command named itself (`autoRoot`: no
+ * --out) that another `train` took in the same second moves on to the next free name.
+ */
+async function lockRun(ctx: CommandContext, runDir: string, autoRoot: string | null): Promise<RunLock> {
+  const me = nodeLockIdentity('attention-lab train');
+  for (let tries = 0; ; tries++) {
+    try {
+      const lock = await takeRunLock(NODE_FS, runDir, me);
+      if (lock.tookOver) ctx.err(lock.tookOver);
+      return lock;
+    } catch (e) {
+      if (autoRoot === null || !RunLockedError.is(e) || tries >= 3) throw e;
+      runDir = await newRunDir(NODE_FS, autoRoot);
+    }
+  }
+}
+
+/** Removes the lock; one that cannot be removed is left to be taken over (this process is gone by then). */
+async function releaseLock(ctx: CommandContext, lock: RunLock): Promise<void> {
+  try {
+    await lock.release();
+  } catch (e) {
+    ctx.err(`attention-lab: could not remove ${path.join(lock.runDir, LOCK_FILE)} (${(e as Error).message}); the next session takes it over once this command has exited.`);
+  }
+}
+
 /** Runs `train`. Returns the exit code. */
 export async function trainCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('train', argv, TRAIN_FLAGS, 64);
@@ -193,9 +225,18 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : await newRunDir(NODE_FS, path.resolve(ctx.cwd, 'runs'));
   }
   const pytorch = pytorchFlags(f, ctx);
-  if (pytorch && f.bool('print-launch')) return printLaunch(f, ctx, runDir, spec, !!resumeDir, stopAt, extendTo, pytorch);
+  // One writer per run folder: refused here (exit 2, one line) while another session trains it.
+  const lock = await lockRun(ctx, runDir, resumeDir || f.str('out') ? null : path.resolve(ctx.cwd, 'runs'));
+  runDir = lock.runDir;
+  if (pytorch && f.bool('print-launch')) {
+    try {
+      return await printLaunch(f, ctx, runDir, spec, !!resumeDir, stopAt, extendTo, pytorch);
+    } finally {
+      await releaseLock(ctx, lock);
+    }
+  }
 
-  const worker = new TrainingWorker(startNodeWorker(ctx.workerScript, 'training worker'));
+  const worker = new TrainingWorker(startNodeWorker(ctx.workerScript, 'training worker'), lock);
   let progress: ProgressLine | null = null;
   const preparing = json ? null : new PrepareLine(ctx.stderr);
   let valLabel = 'val';
@@ -251,6 +292,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   } finally {
     process.off('SIGINT', onSigint);
     await worker.dispose();
+    await releaseLock(ctx, lock);
     (progress as ProgressLine | null)?.end();
   }
   if (outcome.kind === 'failed') {

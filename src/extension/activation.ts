@@ -85,7 +85,7 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   const storageDir = host.pathOf(context.storageUri ?? context.globalStorageUri) ?? '';
   const runsRoot = (): ReturnType<typeof resolveRunsRoot> => resolveRunsRoot(host.fs, { settings: settings().runs, trusted: vscode.workspace.isTrusted, storageDir, workspaceDir: workspaceDir() });
   const registry = new RunRegistry(context.workspaceState, host.fs);
-  const controller = store.add(new TrainingController(host.startTrainingWorker, host.fs, log));
+  const controller = store.add(new TrainingController(host.startTrainingWorker, host.fs, log, host.lockIdentity));
   const models = store.add(new ModelClient(host.startModelWorker, (m) => log.warn(m)));
   const runs = store.add(new RunsModel(lab, host.fs, controller, async () => ({ root: runsRoot().root, opened: await registry.opened() }), (m) => log.warn(m)));
   const active = store.add(new ActiveRun(context.workspaceState, runs, (d) => host.fs.resolve(d)));

@@ -11,7 +11,7 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, messages, nonNegInt, nullable, num, obj, oneOf, str, u8 } from './schema';
+import { arrayOf, bool, messages, nonNegInt, nullable, num, obj, oneOf, str, u8 } from './schema';
 
 /** The prefix of every message of this channel. */
 export const FILES_PREFIX = 'fs/';
@@ -33,6 +33,8 @@ export const fileCall = messages({
   'fs/append': { id: nonNegInt, path: str, text: str },
   'fs/rename': { id: nonNegInt, from: str, to: str },
   'fs/remove': { id: nonNegInt, path: str },
+  /** A file created only where nothing is yet (labFs.ts `createExclusive`); answered by fs/didCreate. */
+  'fs/create': { id: nonNegInt, path: str, data: u8 },
 });
 
 /** Answers from the extension host. */
@@ -42,6 +44,8 @@ export const fileAnswer = messages({
   'fs/didRead': { id: nonNegInt, data: u8 },
   'fs/didList': { id: nonNegInt, entries: arrayOf(obj({ name: str, kind: oneOf('file', 'directory') })) },
   'fs/didDone': { id: nonNegInt },
+  /** `created`: false when something was already at the path. */
+  'fs/didCreate': { id: nonNegInt, created: bool },
   /** `code`: the file system's own (ENOENT, FileNotFound, ENOSPC …), so callers can tell a missing file. */
   'fs/didFail': { id: nonNegInt, error: obj({ code: str, message: str }) },
 });

@@ -11,6 +11,7 @@
 
 import type * as vscode from 'vscode';
 import type { LabFs } from '../../lab/files/labFs';
+import type { LockIdentity } from '../../lab/runs/runLock';
 import type { StartWorker } from '../../lab/workers/hostedWorker';
 import type { LabLoader, PytorchLab } from './labLoader';
 
@@ -20,6 +21,8 @@ export interface LabHost {
   readonly kind: 'node' | 'web';
   /** The file system runs, corpora, imports and exports go through. */
   readonly fs: LabFs;
+  /** Who holds the run folders' locks taken here, and whether another holder still runs (lab/runs/runLock.ts). */
+  readonly lockIdentity: LockIdentity;
   /** The path of `uri` on {@link fs}, or null where this host cannot reach it (a virtual file in desktop VS Code). */
   pathOf(uri: vscode.Uri): string | null;
   /** The URI of a path of {@link fs}. */

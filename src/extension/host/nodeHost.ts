@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { NODE_FS } from '../../lab/files/nodeFs';
+import { nodeLockIdentity } from '../../lab/runs/nodeLockIdentity';
 import { startNodeWorker } from '../../lab/workers/nodeWorkers';
 import type { LabHost } from './labHost';
 import { requireLab } from './requireLab';
@@ -23,6 +24,7 @@ export function nodeHost(extensionPath: string): LabHost {
   return {
     kind: 'node',
     fs: NODE_FS,
+    lockIdentity: nodeLockIdentity('VS Code'),
     pathOf: (uri) => (uri.scheme === 'file' ? uri.fsPath : null),
     uriOf: (p) => vscode.Uri.file(p),
     lab,

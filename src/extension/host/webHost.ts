@@ -12,6 +12,7 @@
  */
 
 import * as vscode from 'vscode';
+import { uncheckedIdentity } from '../../lab/runs/runLock';
 import * as hostLab from '../../lab/workers/hostLab';
 import { defaultWebHelpers, webThreadsAvailable } from '../../lab/workers/webThreads';
 import { startWebWorker } from '../../lab/workers/webWorkers';
@@ -34,6 +35,8 @@ export function webHost(extensionUri: vscode.Uri): LabHost {
   return {
     kind: 'web',
     fs,
+    // No process ids in a browser: a lock taken here is kept alive by its heartbeat alone.
+    lockIdentity: uncheckedIdentity('VS Code for the web'),
     pathOf: (uri) => pathOfUri(uri),
     uriOf: (p) => uriOfPath(p),
     lab: { get: () => hostLab, isLoaded: true },

@@ -8,7 +8,9 @@
  * `workspace.fs` writes whole files and renames, so the contract (lab/files/labFs.ts) is
  * kept the same way as on disk: a temporary file beside the target, then a rename over it.
  * Appending reads the log and writes it back whole (the web workers send their log lines in
- * batches, so this happens a few times a second at most).
+ * batches, so this happens a few times a second at most). `workspace.fs.writeFile` takes no
+ * "create only" flag, so an exclusive create renames a temporary file onto the path without
+ * overwriting, then reads it back (see {@link WorkspaceFs.createExclusive}).
  *
  * Leaves out: watching and permissions.
  */
@@ -29,6 +31,13 @@ export function uriOfPath(p: string): vscode.Uri {
   const m = /^([^:]+):\/\/(.*)$/.exec(root);
   return m ? vscode.Uri.from({ scheme: m[1] as string, authority: m[2] as string, path }) : vscode.Uri.file(path);
 }
+
+/**
+ * How long an exclusive create waits before reading its file back: longer than a provider
+ * takes between its "is the target there?" check and its rename, so any racer's rename has
+ * landed by then.
+ */
+export const CREATE_SETTLE_MS = 50;
 
 function isMissing(e: unknown): boolean {
   return e instanceof vscode.FileSystemError && e.code === 'FileNotFound';
@@ -139,5 +148,36 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
     } catch (e) {
       if (!isMissing(e)) throw e;
     }
+  }
+
+  /**
+   * A temporary file holding `data`, renamed onto `p` with `overwrite: false` (the provider
+   * refuses with FileExists when something is there). A provider checks and renames in two
+   * steps, so two racers can both pass the check and the later rename replace the earlier;
+   * after {@link CREATE_SETTLE_MS} the file holds the last one's bytes, and only the caller
+   * whose bytes they are gets true. (Callers put something of their own in `data`: the lock
+   * writes a random token.)
+   */
+  async createExclusive(p: string, data: Uint8Array | string): Promise<boolean> {
+    if (await this.stat(p)) return false;
+    const bytes = bytesOf(data);
+    const tmp = joinPath(dirnamePath(p), `.${basenamePath(p)}.${Date.now()}${++this.tempCounter}.tmp`);
+    await vscode.workspace.fs.writeFile(uriOfPath(tmp), bytes);
+    try {
+      await vscode.workspace.fs.rename(uriOfPath(tmp), uriOfPath(p), { overwrite: false });
+    } catch (e) {
+      await this.remove(tmp).catch(() => undefined);
+      if (e instanceof vscode.FileSystemError && e.code === 'FileExists') return false;
+      throw e;
+    }
+    await new Promise((resolve) => setTimeout(resolve, CREATE_SETTLE_MS));
+    let now: Uint8Array;
+    try {
+      now = await this.readFile(p);
+    } catch (e) {
+      if (isMissing(e)) return false; // replaced, then removed by whoever won
+      throw e;
+    }
+    return now.length === bytes.length && now.every((b, i) => b === bytes[i]);
   }
 }

@@ -9,6 +9,7 @@
 
 import * as vscode from 'vscode';
 import { listNames } from '../../lab/files/labFs';
+import { runLockProblem } from '../../lab/runs/runLock';
 import { messageOf, showError } from '../base/errors';
 import { pickRun, runDirOf } from './pickRun';
 import type { RunItem } from './runsModel';
@@ -85,12 +86,21 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
   }
   const training = runs.filter((r) => r.active);
   runs = runs.filter((r) => !r.active);
+  // A run another window or the command line trains holds its folder's lock: it is left alone too.
+  const locked = new Map<RunItem, string>();
+  for (const r of runs) {
+    const problem = await runLockProblem(s.host.fs, r.runDir, s.host.lockIdentity);
+    if (problem) locked.set(r, problem);
+  }
+  runs = runs.filter((r) => !locked.has(r));
+  const trainingHere = training.length > 0 ? `${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.` : '';
   if (runs.length === 0) {
-    void vscode.window.showWarningMessage(`${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.`);
+    void vscode.window.showWarningMessage([trainingHere, ...locked.values()].filter(Boolean).join(' '));
     return false;
   }
   const one = runs.length === 1 ? (runs[0] as RunItem) : null;
-  const kept = training.length > 0 ? ` ${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training and will be kept.` : '';
+  const keptNames = [...training, ...locked.keys()].map((r) => r.name);
+  const kept = keptNames.length > 0 ? ` ${keptNames.join(', ')} ${keptNames.length === 1 ? 'is' : 'are'} training and will be kept.` : '';
   const answer = await vscode.window.showWarningMessage(
     one ? `Delete ${one.name}?` : `Delete ${runs.length} runs?`,
     {
@@ -104,6 +114,12 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
   if (answer !== 'Delete') return false;
   let deleted = 0;
   for (const run of runs) {
+    // Checked again: a session may have started training it while the question was open.
+    const problem = await runLockProblem(s.host.fs, run.runDir, s.host.lockIdentity);
+    if (problem) {
+      void vscode.window.showWarningMessage(problem);
+      continue;
+    }
     try {
       await s.host.fs.remove(run.runDir);
       deleted++;

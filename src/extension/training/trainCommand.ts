@@ -14,6 +14,7 @@
 
 import * as vscode from 'vscode';
 import { errorKind } from '../../lab/workers/errorCodes';
+import { RunLockedError, runLockProblem } from '../../lab/runs/runLock';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
 import type { TrainSpec } from '../../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from '../base/errors';
@@ -96,6 +97,9 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
   const paths = picked.flatMap((u) => s.host.pathOf(u) ?? []);
   if (paths.length < picked.length) return showError(s.log, `Cannot fine-tune ${run.name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`);
   const root = folder ? s.host.pathOf(folder) : null;
+  // Its data is written into run.json below: not while another session trains it.
+  const locked = await runLockProblem(s.host.fs, run.runDir, s.host.lockIdentity);
+  if (locked) return showError(s.log, locked);
   try {
     await s.lab.get().setFineTuneData(s.host.fs, run.runDir, paths, root ?? s.host.fs.dirname(paths[0] as string));
   } catch (e) {
@@ -186,6 +190,8 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
     );
   } catch (e) {
     sub.dispose();
+    // Another session trains the run: its line says who; the active run stays as it was.
+    if (RunLockedError.is(e)) return showError(s.log, e.message);
     return showError(s.log, `Could not start training: ${messageOf(e)}`, e);
   }
   sub.dispose();

@@ -3,13 +3,17 @@
  * (dist/worker.js, never on the extension host's thread), keeps a snapshot of where it
  * stands (step, loss, tokens/s, paused), republishes every validated worker notification
  * for the status bar, progress notification, runs tree and dashboard, and pauses, resumes
- * and stops it. No VS Code import, so it is unit-tested with the real worker.
+ * and stops it. It holds the run folder's lock (lab/runs/runLock.ts) while the run trains, so a
+ * run another window or the command line trains is refused in one line before anything
+ * changes here. No VS Code import, so it is unit-tested with the real worker.
  *
  * Leaves out: what the notifications look like (statusBar.ts, trainCommand.ts, the
  * dashboard) and where run folders live (runs/runStore.ts).
  */
 
 import type { LabFs } from '../../lab/files/labFs';
+import type { LockIdentity, RunLock } from '../../lab/runs/runLock';
+import { takeRunLock, uncheckedIdentity } from '../../lab/runs/runLock';
 import type { StartWorker } from '../../lab/workers/hostedWorker';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
 import { TrainingWorker } from '../../lab/workers/trainingHost';
@@ -65,6 +69,8 @@ export class TrainingController implements DisposableLike {
   private readonly changes = new Emitter<TrainingState | null>((e) => this.log.error(`A listener failed: ${String(e)}`));
   private readonly ends = new Emitter<RunEnd>((e) => this.log.error(`A listener failed: ${String(e)}`));
   private disposed = false;
+  /** The run of a start waiting for its lock, or null (a second start is refused meanwhile). */
+  private starting: string | null = null;
 
   /** Every validated notification of the active run. */
   readonly onEvent: Event<RunEvent> = this.events.event;
@@ -75,9 +81,11 @@ export class TrainingController implements DisposableLike {
 
   constructor(
     private readonly startWorker: StartWorker,
-    /** The host file system's path spelling (run ids are its `resolve`d paths). */
-    private readonly paths: Pick<LabFs, 'resolve' | 'basename'>,
+    /** The host's file system: its path spelling (run ids are its `resolve`d paths) and the run folders' locks. */
+    private readonly fs: LabFs,
     private readonly log: TrainingLog,
+    /** Who holds the locks this controller takes (the host's: labHost.ts `lockIdentity`). */
+    private readonly identity: LockIdentity = uncheckedIdentity('VS Code'),
   ) {}
 
   /** The active run, or null. */
@@ -89,15 +97,29 @@ export class TrainingController implements DisposableLike {
    * Starts (or resumes) the run in `runDir`; resolves when it ends, however it ends. With
    * `resume`, `extendTo` trains a finished or stopped run on to that total (a new schedule
    * segment); `pytorch` trains it with the PyTorch engine (the worker then follows a child
-   * process). Throws when a run is already training.
+   * process). Throws when a run is already training here, and RunLockedError (naming the
+   * session) when another session trains `runDir`; nothing changes here then.
    */
   async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null, pytorch: PytorchOptions | null = null): Promise<RunOutcome> {
     if (this.disposed) throw new Error('Attention Lab is shutting down; training was not started.');
     if (this.current) throw new Error(`${this.current.name} is still training; stop it before starting another run.`);
-    const runId = this.paths.resolve(runDir);
-    const worker = new TrainingWorker(this.startWorker());
+    if (this.starting !== null) throw new Error(`${this.starting} is still training; stop it before starting another run.`);
+    const runId = this.fs.resolve(runDir);
+    let lock: RunLock;
+    this.starting = this.fs.basename(runId);
+    try {
+      lock = await takeRunLock(this.fs, runId, this.identity);
+    } finally {
+      this.starting = null;
+    }
+    if (lock.tookOver) this.log.warn(lock.tookOver);
+    if (this.disposed) {
+      await this.release(lock);
+      throw new Error('Attention Lab is shutting down; training was not started.');
+    }
+    const worker = new TrainingWorker(this.startWorker(), lock);
     this.worker = worker;
-    const name = this.paths.basename(runId);
+    const name = this.fs.basename(runId);
     this.current = { runId, runDir: runId, name, step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null, threads: null };
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
@@ -108,6 +130,7 @@ export class TrainingController implements DisposableLike {
       outcome = await worker.outcome;
     } finally {
       await worker.dispose();
+      await this.release(lock);
       if (this.worker === worker) {
         const last = this.current;
         this.worker = null;
@@ -120,6 +143,15 @@ export class TrainingController implements DisposableLike {
     else if (outcome.kind === 'failed') this.log.error(`${name} failed at step ${outcome.step}: ${outcome.error.message}`);
     else this.log.info(`${name} ${outcome.reason === 'completed' ? 'finished' : 'stopped'} at step ${outcome.step}.`);
     return outcome;
+  }
+
+  /** Removes a run's lock; one that cannot be removed is logged (another session takes it over once it is stale). */
+  private async release(lock: RunLock): Promise<void> {
+    try {
+      await lock.release();
+    } catch (e) {
+      this.log.warn(`Could not remove the lock of ${this.fs.basename(lock.runDir)}: ${(e as Error)?.message ?? String(e)}`);
+    }
   }
 
   private onMessage(runId: string, event: WorkerToHost): void {

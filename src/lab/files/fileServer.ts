@@ -48,6 +48,8 @@ async function answer(fs: LabFs, call: FileCall): Promise<FileAnswer> {
     case 'fs/remove':
       await fs.remove(call.path);
       return { type: 'fs/didDone', id };
+    case 'fs/create':
+      return { type: 'fs/didCreate', id, created: await fs.createExclusive(call.path, call.data) };
     default:
       return call satisfies never;
   }

@@ -18,6 +18,9 @@
  * - `appendLine` adds one line in one piece: a torn last line (a writer killed mid-line)
  *   ends before the new one, which starts on a line of its own.
  * - `stat` answers null for a missing path; `remove` of a missing path does nothing.
+ * - `createExclusive` creates a file only where nothing is: of any number of callers at once
+ *   (other processes included), exactly one gets true (see each implementation for how far its
+ *   file system lets it promise this).
  *
  * Leaves out: watching, permissions, symbolic links and streaming writes (the lab writes
  * whole files: its largest, a checkpoint, is built in memory anyway).
@@ -85,6 +88,12 @@ export interface LabFs {
   rename(from: string, to: string): Promise<void>;
   /** Removes a file or a folder with everything in it; nothing there is fine. */
   remove(p: string): Promise<void>;
+  /**
+   * Creates the file `p` holding `data` only when nothing is at `p` yet: true when this call
+   * created it, false when something was already there (left as it was). Its folder must exist.
+   * The lock of a run folder (runs/runLock.ts) is built on it.
+   */
+  createExclusive(p: string, data: Uint8Array | string): Promise<boolean>;
 }
 
 const encoder = new TextEncoder();

@@ -166,4 +166,11 @@ export class MemoryFs extends SlashPaths implements LabFs {
   async remove(p: string): Promise<void> {
     for (const k of [...this.nodes.keys()]) if (relativePath(p, k) !== null) this.nodes.delete(k);
   }
+
+  async createExclusive(p: string, data: Uint8Array | string): Promise<boolean> {
+    // One owner runs every call to the end before the next (no await inside): the check and the put are one step.
+    if (this.get(p)) return false;
+    this.put(p, bytesOf(data).slice());
+    return true;
+  }
 }

@@ -13,7 +13,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO, appendLine, makeDir, writeFilesAtomic } from '../runs/atomicFile';
+import { diskError } from './fullDisk';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
+import { bytesOf } from './labFs';
 
 /** Node's file system as a {@link LabFs}. */
 export class NodeFs implements LabFs {
@@ -103,6 +105,37 @@ export class NodeFs implements LabFs {
 
   async remove(p: string): Promise<void> {
     fs.rmSync(p, { recursive: true, force: true });
+  }
+
+  /**
+   * `open(p, 'wx')`: the kernel creates the file only if nothing is there, in one step, for
+   * every process (NFS included since v3). The bytes follow and are flushed; a reader that
+   * comes between sees a short file (the lock reads one as being written). A failed write
+   * removes the file it created.
+   */
+  async createExclusive(p: string, data: Uint8Array | string): Promise<boolean> {
+    let fd: number;
+    try {
+      fd = fs.openSync(p, 'wx');
+    } catch (e) {
+      if ((e as { code?: unknown }).code === 'EEXIST') return false;
+      throw e;
+    }
+    try {
+      const bytes = bytesOf(data);
+      for (let off = 0; off < bytes.length; ) {
+        const n = fs.writeSync(fd, bytes, off, bytes.length - off);
+        if (!(n > 0)) throw Object.assign(new Error(`no progress writing ${p}`), { code: 'ENOSPC' });
+        off += n;
+      }
+      fs.fsyncSync(fd);
+    } catch (e) {
+      fs.closeSync(fd);
+      fs.rmSync(p, { force: true });
+      throw diskError(e, p);
+    }
+    fs.closeSync(fd);
+    return true;
   }
 }
 

@@ -156,6 +156,12 @@ export class RemoteFs extends SlashPaths implements LabFs {
   async remove(path: string): Promise<void> {
     done(await this.call({ type: 'fs/remove', path }));
   }
+
+  /** Forwarded: the host's file system decides, as exclusively as it can (fileServer.ts). */
+  async createExclusive(path: string, data: Uint8Array | string): Promise<boolean> {
+    const a = await this.call({ type: 'fs/create', path, data: bytesOf(data) });
+    return a.type === 'fs/didCreate' ? a.created : unexpected(a);
+  }
 }
 
 function unexpected(a: FileAnswer): never {

@@ -33,6 +33,7 @@ import {
 } from './prepare';
 import type { RunJson } from '../runs/runFolder';
 import { RUN_FILES, RUN_FORMAT, RUN_VERSION, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from '../runs/runFolder';
+import { isLockFile, lockMadeFolder } from '../runs/runLock';
 import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
 import type { Emit, SessionControl } from './sessionControl';
@@ -85,10 +86,11 @@ export async function prepareSession(
     if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
       throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
     }
-    if ((await listNames(fs, runDir)).length > 0) {
+    // The host's lock on the folder (runLock.ts) is all a new run's folder may hold.
+    if ((await listNames(fs, runDir)).some((n) => !isLockFile(n))) {
       throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
     }
-    own.created = !(await exists(fs, runDir));
+    own.created = !(await exists(fs, runDir)) || (await lockMadeFolder(fs, runDir));
     await fs.mkdir(runDir);
   }
   const hooks: WorkHooks = {

@@ -1,14 +1,16 @@
 /**
  * Hosting the training worker, for the CLI and the extension alike: start it, wait until
  * it says ready before sending anything, validate every notification on arrival, and
- * settle one promise when the run finishes, fails, or the worker dies. `dispose`
- * terminates the worker; it is idempotent.
+ * settle one promise when the run finishes, fails, or the worker dies — or when the run
+ * folder's lock (runs/runLock.ts), which the host holds, is taken over by another session.
+ * `dispose` terminates the worker; it is idempotent.
  */
 
 import type { ErrorData, PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { HostToWorker, WorkerToHost } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateWorkerToHost } from '../../protocol/trainingWorker';
+import type { RunLock } from '../runs/runLock';
 import type { HostedWorker } from './hostedWorker';
 
 /** How a run ended. */
@@ -25,7 +27,15 @@ export class TrainingWorker {
   /** Settles when the run ends, however it ends. */
   readonly outcome: Promise<RunOutcome>;
 
-  constructor(private readonly worker: HostedWorker) {
+  /**
+   * `lock`: the run folder's lock its host holds; should another session take it over, the
+   * worker is terminated at once — without a last checkpoint into a folder it no longer owns —
+   * and the run fails with the lock's line (code `run/locked`).
+   */
+  constructor(
+    private readonly worker: HostedWorker,
+    lock: RunLock | null = null,
+  ) {
     let markReady!: () => void;
     this.ready = new Promise((resolve) => (markReady = resolve));
     let settle!: (o: RunOutcome) => void;
@@ -47,6 +57,10 @@ export class TrainingWorker {
     });
     this.worker.onLost((message) => {
       if (!this.disposed) settle({ kind: 'failed', step: this.lastStep, error: { code: 'internal', message } });
+    });
+    lock?.onLost((message) => {
+      settle({ kind: 'failed', step: this.lastStep, error: { code: 'run/locked', message } });
+      void this.dispose();
     });
   }
 

@@ -43,7 +43,15 @@ vi.mock('vscode', () => {
             return data;
           }),
         writeFile: (u: { path: string }, data: Uint8Array) => wrap(() => disk.writeFiles([{ path: pathOf(u), data }])),
-        rename: (a: { path: string }, b: { path: string }) => wrap(() => disk.rename(pathOf(a), pathOf(b))),
+        // Without overwrite, a provider checks the target and then renames, a moment apart (as VS Code's file service does).
+        rename: (a: { path: string }, b: { path: string }, o?: { overwrite?: boolean }) =>
+          wrap(async () => {
+            if (o?.overwrite === false) {
+              if (await disk.stat(pathOf(b))) throw new FileSystemError('FileExists');
+              await later();
+            }
+            await disk.rename(pathOf(a), pathOf(b));
+          }),
         delete: (u: { path: string }) => wrap(() => disk.remove(pathOf(u))),
         readDirectory: (u: { path: string }) => wrap(async () => (await disk.list(pathOf(u))).map((e) => [e.name, e.kind === 'directory' ? FileType.Directory : FileType.File])),
         createDirectory: (u: { path: string }) => wrap(() => disk.mkdir(pathOf(u))),
@@ -53,6 +61,7 @@ vi.mock('vscode', () => {
 });
 
 const { WorkspaceFs } = await import('../../../../src/extension/host/workspaceFs');
+const { RunLockedError, readRunLock, takeRunLock, uncheckedIdentity } = await import('../../../../src/lab/runs/runLock');
 
 describe('WorkspaceFs', () => {
   it('keeps every line of appends to one file made at once, in the order they were made', async () => {
@@ -77,5 +86,27 @@ describe('WorkspaceFs', () => {
     await fs.remove('/ok/x.jsonl');
     await fs.appendLine('/ok/x.jsonl', 'c\n');
     expect(new TextDecoder().decode(await fs.readFile('/ok/x.jsonl'))).toBe('c\n');
+  });
+
+  it('creates a file exclusively: of racers that all pass the provider\'s check, exactly one gets it', async () => {
+    const fs = new WorkspaceFs();
+    await fs.mkdir('/excl');
+    const got = await Promise.all(Array.from({ length: 5 }, (_, i) => fs.createExclusive('/excl/lock.json', `racer ${i}\n`)));
+    expect(got.filter(Boolean)).toHaveLength(1);
+    expect(new TextDecoder().decode(await fs.readFile('/excl/lock.json'))).toBe(`racer ${got.indexOf(true)}\n`);
+    expect(await fs.createExclusive('/excl/lock.json', 'late\n')).toBe(false);
+    expect((await fs.list('/excl')).map((e) => e.name)).toEqual(['lock.json']);
+  });
+
+  it('gives a run folder\'s lock to one of two web windows at once, and refuses the other in one line', async () => {
+    const fs = new WorkspaceFs();
+    const web = uncheckedIdentity('VS Code for the web');
+    const got = await Promise.allSettled([takeRunLock(fs, '/runs/run-w', web, { heartbeatMs: 0 }), takeRunLock(fs, '/runs/run-w', web, { heartbeatMs: 0 })]);
+    const won = got.find((g) => g.status === 'fulfilled');
+    const lost = got.find((g) => g.status === 'rejected');
+    expect(won).toBeDefined();
+    expect(lost && RunLockedError.is(lost.reason) && lost.reason.message).toMatch(/^run-w is being trained by VS Code for the web since \d\d:\d\d — stop it first, or wait\.$/);
+    await (won as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
+    expect(await readRunLock(fs, '/runs/run-w')).toBeNull();
   });
 });
