@@ -8,7 +8,7 @@
  * - append-only logs (metrics.jsonl, evaluations.jsonl): one line per write; a failed append
  *   cuts the file back to where it was, and an append after a torn last line (a process
  *   killed mid-line) starts on a new line, so a reader only ever skips the torn line itself.
- * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as a DiskFullError (lab/files/fullDisk.ts,
+ * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as a DiskFullError (lab/files/fileErrors.ts,
  * where the web's file systems find it too), naming the file, so each caller can say in one
  * line what was being saved and what is kept.
  *
@@ -21,8 +21,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { diskError } from '../files/fullDisk';
-export { DiskFullError, diskError, isNoSpace } from '../files/fullDisk';
+import { diskError, fitName } from '../files/fileErrors';
+export { DiskFullError, diskError, isNoSpace } from '../files/fileErrors';
 export { completeLines } from '../files/labFs';
 
 /** The file-system calls the writers make (a subset of Node's `fs`, synchronous). */
@@ -67,9 +67,9 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
 }
 
-/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern). */
+/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern; a long name is cut to fit). */
 export function tempFileOf(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  return path.join(path.dirname(file), fitName('.', path.basename(file), `.${process.pid}.tmp`));
 }
 
 /** Atomically replaces `file` with `data`. Throws {@link DiskFullError} (leaving `file` as it was) when the disk is full. */
