@@ -7,7 +7,7 @@
  */
 
 import type { ModelConfig } from '../../engine/config';
-import { validateConfig } from '../../engine/config';
+import { CONFIG_FIELDS, validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { encodeSafetensors } from '../../engine/io/safetensors';
 import { SafetensorsReader } from '../interop/safetensorsReader';
@@ -75,17 +75,36 @@ async function openModelFile(fs: LabFs, file: string, what = 'model'): Promise<S
   return f;
 }
 
+/** Fields that regularize training only: the same weights mean the same model whatever they are. */
+const TRAINING_ONLY: ReadonlySet<keyof ModelConfig> = new Set(['dropout', 'labelSmoothing']);
+
+/**
+ * Throws unless the config saved in checkpoint `file` is the model `expected` describes
+ * (run.json's config; every field but dropout and label smoothing), naming what differs: a
+ * model.safetensors copied in from another run would otherwise be evaluated or exported as
+ * if it were this run's.
+ */
+export function checkCheckpointConfig(file: string, saved: ModelConfig, expected: ModelConfig): void {
+  const differ = CONFIG_FIELDS.filter((k) => !TRAINING_ONLY.has(k) && saved[k] !== expected[k]);
+  if (differ.length === 0) return;
+  const shown = differ.slice(0, 3).map((k) => `${k} ${String(saved[k])} in the checkpoint, ${String(expected[k])} in run.json`).join('; ');
+  throw new EngineError('checkpoint/invalid', `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's own model.safetensors, or open the run the checkpoint came from.`);
+}
+
 /** The config saved in a run's model.safetensors (read from its header alone). */
 export async function readCheckpointConfig(fs: LabFs, runDir: string): Promise<{ config: ModelConfig; step: number }> {
   const f = await openModelFile(fs, fs.join(runDir, RUN_FILES.model));
   const source = fs.basename(f.file);
-  let config: ModelConfig;
+  return { config: configOf(f, source), step: stepOf(f.header.metadata, source) };
+}
+
+/** The model config in a checkpoint's metadata, validated. */
+function configOf(f: SafetensorsReader, source: string): ModelConfig {
   try {
-    config = validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
+    return validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
   } catch (e) {
     throw new EngineError('checkpoint/invalid', `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
   }
-  return { config, step: stepOf(f.header.metadata, source) };
 }
 
 /**
@@ -103,6 +122,7 @@ export async function loadModelCheckpoint(fs: LabFs, runDir: string, model: Tran
 export async function loadModelFile(fs: LabFs, file: string, model: Transformer): Promise<number> {
   const f = await openModelFile(fs, file);
   const source = fs.basename(f.file);
+  checkCheckpointConfig(file, configOf(f, source), model.config);
   const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
   for (const p of model.paramList) {
     const e = f.entry(p.name);
