@@ -151,13 +151,31 @@ export function appendLine(file: string, line: string, io: FileIo = NODE_IO): vo
   io.closeSync(fd);
 }
 
-/** Creates `dir` (and its parents); a full disk is a {@link DiskFullError}. */
+/** Creates `dir` (and its parents); a full disk is a {@link DiskFullError}, any other refusal a FileError. */
 export function makeDir(dir: string, io: FileIo = NODE_IO): void {
   try {
     io.mkdirSync(dir);
   } catch (e) {
-    throw diskError(e, dir);
+    throw diskError(mkdirCause(e, dir), dir);
   }
+}
+
+/**
+ * Why making `dir` failed: Node's recursive mkdir answers ENOENT where the disk refused (a
+ * read-only disk, no permission), so the first missing folder is made on its own, whose
+ * error says why (and which is removed again if it was made after all).
+ */
+function mkdirCause(e: unknown, dir: string): unknown {
+  if ((e as { code?: unknown } | null)?.code !== 'ENOENT') return e;
+  let missing = path.resolve(dir);
+  while (path.dirname(missing) !== missing && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
+  try {
+    fs.mkdirSync(missing);
+    fs.rmdirSync(missing);
+  } catch (again) {
+    return again;
+  }
+  return e;
 }
 
 /** Flushes a directory entry (best effort: not every platform can open a directory). */

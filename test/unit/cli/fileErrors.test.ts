@@ -2,9 +2,11 @@
  * File-system errors through the built binary: a file where a folder must be, a folder where
  * a file must be, /dev/null as a run folder, an export onto a file, names near the 255-byte
  * limit, an optimizer file past 2 GiB, an empty --python, a run.json without its data, and an
- * evaluation record the folder refuses. Each error exits 2 with one line naming the file and
+ * evaluation record the folder refuses, and a read-only disk (a tmpfs mounted read-only, where
+ * the tests may mount one: root on Linux). Each error exits 2 with one line naming the file and
  * no stack trace; what can work (long names, a big optimizer file) works.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,6 +123,51 @@ describe('attention-lab: file-system errors', () => {
     const r = cli(['train', '--resume', dir, '--json'], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
     expect((JSON.parse(r.stdout) as { step: number }).step).toBe(4);
+  });
+});
+
+/** A tmpfs (remounted read-only once the good run is copied in); null where mounting is not allowed. */
+function tmpfs(): { readonly dir: string; readOnly(): void; unmount(): void } | null {
+  if (process.platform !== 'linux' || process.getuid?.() !== 0) return null;
+  const dir = path.join(tmp.dir, 'ro');
+  fs.mkdirSync(dir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  return {
+    dir,
+    readOnly: () => execFileSync('mount', ['-o', 'remount,ro', dir], { stdio: 'ignore' }),
+    unmount: () => execFileSync('umount', [dir], { stdio: 'ignore' }),
+  };
+}
+
+const ro = tmpfs();
+afterAll(() => ro?.unmount());
+
+describe.skipIf(ro === null)('attention-lab on a read-only disk', () => {
+  const dir = ro?.dir ?? '';
+  beforeAll(() => {
+    fs.cpSync(run, path.join(dir, 'run'), { recursive: true });
+    ro?.readOnly();
+  });
+
+  it('a new run, an export and an import into it are refused in one line', () => {
+    expectOneLine(cli(['train', '--task', 'copy', '--steps', '2', '--out', path.join(dir, 'new'), ...FAST], tmp.dir), /Cannot write .*ro\/new: the disk is read-only; choose a folder on a writable disk/);
+    expectOneLine(cli(['export', '--run', run, '--out', dir], tmp.dir), /Cannot write .*ro\/good-run: the disk is read-only/);
+    expectOneLine(cli(['import', '--from', path.join(dir, 'run'), '--out', path.join(dir, 'imported'), '--json'], tmp.dir), /Cannot write .*ro\/imported: the disk is read-only/);
+  });
+
+  it('eval of a run on it prints the result, then says in one line that the record could not be written', () => {
+    const r = cli(['eval', '--run', path.join(dir, 'run'), '--json'], tmp.dir);
+    expectOneLine(r, /Cannot write .*ro\/run\/evaluations\.jsonl: the disk is read-only/);
+    expect((JSON.parse(r.stdout) as { step: number }).step).toBe(2);
+  });
+
+  it('a resume of a run on it stops in one line', () => {
+    const r = cli(['train', '--resume', path.join(dir, 'run')], tmp.dir);
+    expectLastLine(r, /Cannot write .*ro\/run\/.*: the disk is read-only/);
   });
 });
 
