@@ -33,7 +33,7 @@ export async function buildExtension() {
   // and the run folders' locks.
   const light = new Set([
     'src/lab/workers/trainingHost.ts', 'src/lab/workers/nodeWorkers.ts', 'src/lab/workers/errorCodes.ts', 'src/lab/runs/runSpec.ts',
-    'src/lab/files/labFs.ts', 'src/lab/files/nodeFs.ts', 'src/lab/files/fullDisk.ts', 'src/lab/runs/atomicFile.ts',
+    'src/lab/files/labFs.ts', 'src/lab/files/nodeFs.ts', 'src/lab/files/fileErrors.ts', 'src/lab/runs/atomicFile.ts',
     'src/lab/runs/runLock.ts', 'src/lab/runs/nodeLockIdentity.ts',
   ]);
   const heavy = inputs.filter((f) => f.startsWith('src/engine/') || (f.startsWith('src/lab/') && !light.has(f)));

@@ -9,6 +9,7 @@
 
 import * as path from 'node:path';
 import { formatBitsPerByte, formatBleu, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import type { ValidationEvaluation } from '../lab/evaluation/evaluateValidation';
 import { evaluateValidation } from '../lab/evaluation/evaluateValidation';
 import { NODE_FS } from '../lab/files/nodeFs';
 import { RUN_FILES } from '../lab/runs/runFolder';
@@ -61,20 +62,26 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   if (f.has('data') || f.has('pairs')) return evalFilesCommand(f, ctx, runDir);
   if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`);
   const out = f.str('out');
-  const r = await evaluateValidation(NODE_FS, runDir, backendOf(f), {
+  // Printed before the lab records it, so a folder that refuses the record loses no result.
+  await evaluateValidation(NODE_FS, runDir, backendOf(f), {
     maxPairs: f.int('max-pairs', 1000), decoding: decodingOf(f), tokenize: f.has('bleu-tokenize') ? f.choice('bleu-tokenize', BLEU_TOKENIZE, '13a') : null,
     ...(out !== undefined ? { hypothesesFile: path.resolve(ctx.cwd, out) } : {}),
+    onResult: (r) => printValidation(r, f.bool('json'), ctx),
   });
+  if (!f.bool('json')) ctx.err(`Recorded in ${path.join(runDir, RUN_FILES.evaluations)}.`);
+  return 0;
+}
+
+/** The result of `eval` on the validation split: one JSON object, or two lines. */
+function printValidation(r: ValidationEvaluation, json: boolean, ctx: CommandContext): void {
   const t = r.translation;
-  if (f.bool('json')) {
+  if (json) {
     ctx.out(JSON.stringify({
       step: r.step, loss: r.loss, ppl: r.ppl, bpb: r.bpb, tokens: r.tokens, bytes: r.bytes,
       ...(t ? { exact_match: t.exactMatch, bleu: t.bleu, bleu_signature: t.bleuSignature, chrf: t.chrf, chrf_signature: t.chrfSignature, decoding: t.decoding } : {}),
     }));
-  } else {
-    ctx.out(`step ${r.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}  bits/byte ${formatBitsPerByte(r.bpb)}`);
-    if (t) ctx.out(`exact match ${formatPercent(t.exactMatch)}  BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})  chrF ${formatBleu(t.chrf)}  · ${formatDecoding(t.decoding)} decodes`);
-    ctx.err(`Recorded in ${path.join(runDir, RUN_FILES.evaluations)}.`);
+    return;
   }
-  return 0;
+  ctx.out(`step ${r.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}  bits/byte ${formatBitsPerByte(r.bpb)}`);
+  if (t) ctx.out(`exact match ${formatPercent(t.exactMatch)}  BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})  chrF ${formatBleu(t.chrf)}  · ${formatDecoding(t.decoding)} decodes`);
 }

@@ -122,15 +122,18 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const opened = await openRun(NODE_FS, runDir, backendOf(f), rows);
   const live = !json && ctx.stderr.isTTY;
   const out = outFlag === undefined ? {} : { hypothesesFile: path.resolve(ctx.cwd, outFlag) };
-  let r: EvalFilesOutput;
   try {
-    r = await evaluateFiles(NODE_FS, opened, data, { maxPairs, collectGlobs: collectDocuments, decoding, tokenize, ...out, ...(live ? { onProgress: (done: number, total: number): unknown => ctx.stderr.write(`\r\x1b[2Kevaluating ${done}/${total}`) } : {}) });
+    // Printed before the lab records it, so a folder that refuses the record loses no result.
+    const onResult = (r: EvalFilesOutput): void => {
+      if (live) ctx.stderr.write('\r\x1b[2K');
+      if (json) ctx.out(JSON.stringify(jsonOf(r)));
+      else printTable(r, ctx);
+      printNotes(r, ctx, maxPairs);
+    };
+    await evaluateFiles(NODE_FS, opened, data, { maxPairs, collectGlobs: collectDocuments, decoding, tokenize, ...out, onResult, ...(live ? { onProgress: (done: number, total: number): unknown => ctx.stderr.write(`\r\x1b[2Kevaluating ${done}/${total}`) } : {}) });
   } finally {
     if (live) ctx.stderr.write('\r\x1b[2K');
   }
-  if (json) ctx.out(JSON.stringify(jsonOf(r)));
-  else printTable(r, ctx);
-  printNotes(r, ctx, maxPairs);
   if (!json) ctx.err(`Recorded in ${path.join(runDir, RUN_FILES.evaluations)}.`);
   return 0;
 }

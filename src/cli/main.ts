@@ -1,7 +1,8 @@
 /**
  * The `attention-lab` command: dispatches to a subcommand and turns errors into exit
  * codes — 2 with one line for anything the user can fix (bad flags, bad data, a damaged or
- * foreign file: lab/workers/errorCodes.ts `isUserFixable`), 1 for anything else (one line for an engine
+ * foreign file, a disk that is full or read-only, a file where a folder must be:
+ * lab/workers/errorCodes.ts `isUserFixable`, lab/files/fileErrors.ts), 1 for anything else (one line for an engine
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  *
  * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts,
@@ -11,8 +12,8 @@
 
 import { EngineError } from '../engine/errors';
 import { isUserFixable } from '../lab/workers/errorCodes';
-import { DiskFullError } from '../lab/runs/atomicFile';
 import { RunLockedError } from '../lab/runs/runLock';
+import { fileErrorData } from '../lab/files/fileErrors';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
 import { BENCH_HELP, benchCommand } from './bench';
@@ -74,9 +75,10 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
       ctx.err(`attention-lab: ${e.message}`);
       return 2; // another session trains the run: stop it, or wait
     }
-    if (DiskFullError.is(e)) {
-      ctx.err(`attention-lab: ${e.message}`);
-      return 2; // nothing half-written was left: free space and run it again
+    const fileError = fileErrorData(e);
+    if (fileError) {
+      ctx.err(`attention-lab: ${fileError.message}`);
+      return 2; // a full or read-only disk, a file in the way …: nothing half-written was left
     }
     if (e instanceof UsageError || EngineError.is(e)) {
       // An EngineError's message is written for people: one line either way, but only what

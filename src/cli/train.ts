@@ -23,6 +23,7 @@ import { startNodeWorker } from '../lab/workers/nodeWorkers';
 import { TrainingWorker } from '../lab/workers/trainingHost';
 import { openRun } from '../lab/runs/openRun';
 import { resolveConfig } from '../lab/training/prepare';
+import { lastCheckpointStep } from '../lab/training/stopReasons';
 import { DEFAULT_VOCAB, dataDefaults, trainSpecOf } from '../lab/runs/runSpec';
 import { newRunDir, readRunJson } from '../lab/runs/runFolder';
 import type { RunLock } from '../lab/runs/runLock';
@@ -299,11 +300,13 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     preparing?.end();
     const kind = errorKind(outcome.error.code);
     ctx.err(`attention-lab: ${outcome.error.message}`);
+    // The step a resume starts from (the last checkpoint; null when none), beside the step reached.
+    const kept = json ? { step: await lastCheckpointStep(NODE_FS, runDir), step_reached: outcome.step } : null;
     if (kind === 'cancelled') {
-      if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', step: outcome.step }));
+      if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', ...kept }));
       return 130;
     }
-    if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', step: outcome.step, error: outcome.error }));
+    if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', ...kept, error: outcome.error }));
     return kind === 'fixable' ? 2 : 1;
   }
   const opened = await openRun(NODE_FS, runDir, createBackend(spec.backend));

@@ -61,8 +61,10 @@ export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | nu
   }
   const launchOnly = ['nnodes', 'rdzv-endpoint'].filter((k) => f.has(k));
   if (launchOnly.length && !f.bool('print-launch')) throw new UsageError(`${launchOnly.map((k) => `--${k}`).join(' and ')} go with --print-launch (the lab starts one machine's processes itself).`);
+  const python = f.str('python') ?? 'python3';
+  if (python.trim() === '') throw new UsageError('--python is empty; pass the path of the Python 3 that has PyTorch, or leave the flag out for python3 on PATH.');
   return {
-    python: f.str('python') ?? 'python3', nproc: f.int('nproc', 1, 1, 1024), accumulate: f.int('accumulate', 1, 1, 1024), device: f.choice('device', TORCH_DEVICES, 'auto'), bf16: f.bool('bf16'),
+    python, nproc: f.int('nproc', 1, 1, 1024), accumulate: f.int('accumulate', 1, 1, 1024), device: f.choice('device', TORCH_DEVICES, 'auto'), bf16: f.bool('bf16'),
     trainerDir: trainerDirOf(ctx),
   };
 }

@@ -128,6 +128,7 @@ export class DashboardSession implements DisposableLike {
       this.deps.log.warn(`Ignored an invalid message from the dashboard: ${e instanceof ProtocolError ? e.message : messageOf(e)}`);
       return;
     }
+    if (!this.namesKnownRun(msg)) return;
     switch (msg.type) {
       case 'webview/ready':
         this.ready = true;
@@ -160,6 +161,35 @@ export class DashboardSession implements DisposableLike {
       default:
         msg satisfies never;
     }
+  }
+
+  /**
+   * Whether a message that names a run (by the folder or id the page sends) names one the runs
+   * model knows: the page is never trusted to pick a folder, so a model is opened, a decode run
+   * or training controlled only for a run this window lists. A request for any other is
+   * answered with a one-line refusal; anything else is logged and dropped.
+   */
+  private namesKnownRun(msg: WebviewToHost): boolean {
+    const dir = 'runDir' in msg ? msg.runDir : 'runId' in msg ? msg.runId : null;
+    if (dir === null || this.deps.runs.find(dir)) return true;
+    const error = { code: 'input/invalid', message: `${dir} is not a run this window lists; pick a run from the dashboard's list or the Runs view.` };
+    this.deps.log.warn(`Refused a dashboard message about an unknown run (${msg.type}): ${dir}`);
+    switch (msg.type) {
+      case 'decode/request':
+        this.post({ type: 'decode/didFail', id: msg.id, error });
+        break;
+      case 'lens/request':
+      case 'ablate/request':
+        this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id: msg.id, error });
+        break;
+      case 'attend/request':
+      case 'attendLayer/request':
+        this.post({ type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail', id: msg.id, error });
+        break;
+      default:
+        break; // train/control and a selection: nothing to answer
+    }
+    return false;
   }
 
   private async decode(id: number, runId: string, msg: Extract<WebviewToHost, { type: 'decode/request' }>): Promise<void> {

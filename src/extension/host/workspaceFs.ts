@@ -12,10 +12,14 @@
  * "create only" flag, so an exclusive create renames a temporary file onto the path without
  * overwriting, then reads it back (see {@link WorkspaceFs.createExclusive}).
  *
+ * A failed call is told in one line naming the file (lab/files/fileErrors.ts: VS Code's
+ * `FileSystemError` codes, and Node's codes in their messages).
+ *
  * Leaves out: watching and permissions.
  */
 
 import * as vscode from 'vscode';
+import { FileError, diskError, fitName } from '../../lab/files/fileErrors';
 import type { DirEntry, FileStat, FileWrite, LabFs } from '../../lab/files/labFs';
 import { bytesOf } from '../../lab/files/labFs';
 import { SlashPaths, basenamePath, dirnamePath, joinPath, splitRoot } from '../../lab/files/slashPaths';
@@ -40,7 +44,16 @@ export function uriOfPath(p: string): vscode.Uri {
 export const CREATE_SETTLE_MS = 50;
 
 function isMissing(e: unknown): boolean {
-  return e instanceof vscode.FileSystemError && e.code === 'FileNotFound';
+  return (e instanceof vscode.FileSystemError && e.code === 'FileNotFound') || (FileError.is(e) && e.problem === 'missing');
+}
+
+/** Runs one call of `workspace.fs` on `p`, its failure told in one line naming `p` (fileErrors.ts). */
+async function told<T>(p: string, call: () => Thenable<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    throw diskError(e, p);
+  }
 }
 
 function kindOf(type: vscode.FileType): 'file' | 'directory' {
@@ -62,16 +75,16 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
       return { kind, size: kind === 'file' ? st.size : 0, mtimeMs: st.mtime };
     } catch (e) {
       if (isMissing(e)) return null;
-      throw e;
+      throw diskError(e, p);
     }
   }
 
   async readFile(p: string): Promise<Uint8Array> {
-    return vscode.workspace.fs.readFile(uriOfPath(p));
+    return told(p, () => vscode.workspace.fs.readFile(uriOfPath(p)));
   }
 
   async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
-    const st = await vscode.workspace.fs.stat(uriOfPath(p));
+    const st = await told(p, () => vscode.workspace.fs.stat(uriOfPath(p)));
     if (this.ranged?.path !== p || this.ranged.mtime !== st.mtime || this.ranged.data.length !== st.size) {
       this.ranged = { path: p, mtime: st.mtime, data: await this.readFile(p) };
     }
@@ -79,11 +92,11 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
   }
 
   async list(dir: string): Promise<DirEntry[]> {
-    return (await vscode.workspace.fs.readDirectory(uriOfPath(dir))).map(([name, type]) => ({ name, kind: kindOf(type) }));
+    return (await told(dir, () => vscode.workspace.fs.readDirectory(uriOfPath(dir)))).map(([name, type]) => ({ name, kind: kindOf(type) }));
   }
 
   async mkdir(dir: string): Promise<void> {
-    await vscode.workspace.fs.createDirectory(uriOfPath(dir));
+    await told(dir, () => vscode.workspace.fs.createDirectory(uriOfPath(dir)));
   }
 
   async writeFiles(files: readonly FileWrite[]): Promise<void> {
@@ -92,11 +105,11 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
       for (const f of files) {
         const dir = dirnamePath(f.path);
         await this.mkdir(dir);
-        const tmp = joinPath(dir, `.${basenamePath(f.path)}.${Date.now()}${++this.tempCounter}.tmp`);
+        const tmp = joinPath(dir, fitName('.', basenamePath(f.path), `.${Date.now()}${++this.tempCounter}.tmp`));
         temps.push({ tmp, target: f.path });
-        await vscode.workspace.fs.writeFile(uriOfPath(tmp), bytesOf(f.data));
+        await told(f.path, () => vscode.workspace.fs.writeFile(uriOfPath(tmp), bytesOf(f.data)));
       }
-      for (const { tmp, target } of temps) await vscode.workspace.fs.rename(uriOfPath(tmp), uriOfPath(target), { overwrite: true });
+      for (const { tmp, target } of temps) await told(target, () => vscode.workspace.fs.rename(uriOfPath(tmp), uriOfPath(target), { overwrite: true }));
     } catch (e) {
       for (const { tmp } of temps) await this.remove(tmp).catch(() => undefined);
       throw e;
@@ -139,14 +152,14 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
       if ((await this.list(to)).length > 0) throw Object.assign(new Error(`${to} is not empty`), { code: 'ENOTEMPTY' });
       await this.remove(to);
     }
-    await vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite: src?.kind === 'file' });
+    await told(to, () => vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite: src?.kind === 'file' }));
   }
 
   async remove(p: string): Promise<void> {
     try {
       await vscode.workspace.fs.delete(uriOfPath(p), { recursive: true, useTrash: false });
     } catch (e) {
-      if (!isMissing(e)) throw e;
+      if (!isMissing(e)) throw diskError(e, p);
     }
   }
 

@@ -25,7 +25,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import type { BleuTokenize, EvalDecoding, EvaluatedFile } from '../../protocol/evaluation';
+import type { BleuTokenize, EvalDecoding, EvaluatedFile, EvaluationRecord } from '../../protocol/evaluation';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import type { Corpus } from '../data/corpus';
 import { collectFromPaths } from '../data/corpus';
@@ -60,6 +60,8 @@ export interface EvaluateFilesOptions {
   readonly hypothesesFile?: string;
   /** Called after each scored batch and each decoded pair. */
   readonly onProgress?: (done: number, total: number) => void;
+  /** Hears the result before it is recorded (a command prints it): a refused record loses nothing. */
+  readonly onResult?: (result: EvalFilesOutput) => void;
   /** Polled before each batch and decode; true stops the evaluation with {@link EvaluationCancelled}. */
   readonly cancelled?: () => boolean;
   /**
@@ -233,5 +235,7 @@ export async function evaluateFiles(fs: LabFs, r: OpenRun, data: EvalFilesData, 
     measured = evaluatePairs(r, pairs, `${names} (${plural(pairs.length, 'pair')})`, opts);
     files = await Promise.all([data.source, ...(data.target === null ? [] : [data.target])].map((f) => describeFile(fs, f)));
   }
-  return { ...measured, record: await recordEvaluation(fs, r.runDir, await measuredOf(measured, files), measured.hypotheses, opts) };
+  const onRecord = opts.onResult && ((record: EvaluationRecord): void => opts.onResult?.({ ...measured, record }));
+  const record = await recordEvaluation(fs, r.runDir, await measuredOf(measured, files), measured.hypotheses, { ...opts, ...(onRecord ? { onRecord } : {}) });
+  return { ...measured, record };
 }

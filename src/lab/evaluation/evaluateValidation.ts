@@ -24,6 +24,8 @@ export interface ValidationOptions {
   readonly decoding: EvalDecoding;
   readonly tokenize: BleuTokenize | null;
   readonly hypothesesFile?: string;
+  /** Hears the result before it is recorded (a command prints it): a refused record loses nothing. */
+  readonly onResult?: (result: ValidationEvaluation) => void;
 }
 
 /** What the validation split measured, and the line recorded for it. */
@@ -53,6 +55,8 @@ export async function evaluateValidation(fs: LabFs, runDir: string, backend: Bac
   const translation = scored && { decoded: scored.decoded, exactMatch: scored.exactMatch, bleu: scored.bleu, bleuSignature: scored.bleuSignature, chrf: scored.chrf, chrfSignature: scored.chrfSignature, decoding: scored.decoding };
   const hypotheses = scored?.hypotheses ?? [];
   const bpb = bitsPerByte(l.loss, l.tokens, l.bytes);
+  const measured = { step: r.step, loss: l.loss, ppl: Math.exp(l.loss), bpb, tokens: l.tokens, bytes: l.bytes, translation, bleuTokenizeReason: scored?.tokenizeReason ?? null, hypotheses };
+  const onRecord = opts.onResult && ((record: EvaluationRecord): void => opts.onResult?.({ ...measured, record }));
   const record = await recordEvaluation(fs, runDir, {
     step: r.step,
     data: 'validation',
@@ -66,6 +70,6 @@ export async function evaluateValidation(fs: LabFs, runDir: string, backend: Bac
     bpb,
     items: dataset.kind === 'pairs' ? dataset.valPairs.length : 0,
     translation,
-  }, hypotheses, opts);
-  return { step: r.step, loss: l.loss, ppl: Math.exp(l.loss), bpb, tokens: l.tokens, bytes: l.bytes, translation, bleuTokenizeReason: scored?.tokenizeReason ?? null, hypotheses, record };
+  }, hypotheses, { ...opts, ...(onRecord ? { onRecord } : {}) });
+  return { ...measured, record };
 }

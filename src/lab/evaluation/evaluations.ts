@@ -46,14 +46,27 @@ export function validationHashOf(data: unknown, seed: number): Promise<string> {
 /** What a caller measured; {@link recordEvaluation} adds the version, the time and the hypotheses file. */
 export type MeasuredEvaluation = Omit<EvaluationRecord, 'version' | 'at' | 'hypothesesFile'>;
 
+/** Where {@link recordEvaluation} writes, and who hears the result before it does. */
+export interface RecordOptions {
+  /** Writes the decodes here, one per line in test order. */
+  readonly hypothesesFile?: string;
+  /**
+   * Hears the evaluation before anything is written (a command prints it), so a full or
+   * read-only folder that refuses the record loses no result the user asked for.
+   */
+  readonly onRecord?: (record: EvaluationRecord) => void;
+}
+
 /**
- * Writes the hypotheses (one per line, in test order) to `opts.hypothesesFile` when given,
- * then appends the evaluation to the run's evaluations.jsonl; returns the line appended.
+ * Hands the evaluation to `opts.onRecord`, writes the hypotheses (one per line, in test
+ * order) to `opts.hypothesesFile` when given, then appends the evaluation to the run's
+ * evaluations.jsonl; returns the line appended.
  */
-export async function recordEvaluation(fs: LabFs, runDir: string, measured: MeasuredEvaluation, hypotheses: readonly string[], opts: { readonly hypothesesFile?: string }): Promise<EvaluationRecord> {
+export async function recordEvaluation(fs: LabFs, runDir: string, measured: MeasuredEvaluation, hypotheses: readonly string[], opts: RecordOptions): Promise<EvaluationRecord> {
   const out = opts.hypothesesFile;
-  if (out !== undefined) await writeFile(fs, out, hypotheses.map((h) => `${h}\n`).join(''));
   const record: EvaluationRecord = { version: EVALUATION_VERSION, at: new Date().toISOString(), ...measured, ...(out !== undefined ? { hypothesesFile: out } : {}) };
+  opts.onRecord?.(record);
+  if (out !== undefined) await writeFile(fs, out, hypotheses.map((h) => `${h}\n`).join(''));
   await appendEvaluation(fs, runDir, record);
   return record;
 }

@@ -26,6 +26,8 @@
  * whole files: its largest, a checkpoint, is built in memory anyway).
  */
 
+import { fitName } from './fileErrors';
+
 /** What a path names. */
 export type EntryKind = 'file' | 'directory';
 
@@ -144,12 +146,12 @@ export async function removeStaleTemps(fs: LabFs, dir: string): Promise<void> {
 
 /**
  * A fresh folder name beside `target` for building it before it is renamed into place
- * (`.NAME.WHAT-XXXXXX`); the caller creates it.
+ * (`.NAME.WHAT-XXXXXX`, NAME cut to fit a name's 255 bytes); the caller creates it.
  */
 export async function scratchFolder(fs: LabFs, target: string, what: string): Promise<string> {
   const parent = fs.dirname(target);
   for (;;) {
-    const dir = fs.join(parent, `.${fs.basename(target)}.${what}-${Math.random().toString(36).slice(2, 8)}`);
+    const dir = fs.join(parent, fitName('.', fs.basename(target), `.${what}-${Math.random().toString(36).slice(2, 8)}`));
     if (!(await exists(fs, dir))) return dir;
   }
 }

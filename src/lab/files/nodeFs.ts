@@ -3,7 +3,9 @@
  * Node workers. Paths are the platform's own; writes and appends go through atomicFile.ts
  * (every byte checked to have landed, temporary file, flush, rename, flush the folder; a
  * full disk is a DiskFullError that leaves nothing half-written), through its injectable
- * file calls, so the tests can give it a disk that fills up. The calls are synchronous
+ * file calls, so the tests can give it a disk that fills up. Any other failed call (a
+ * read-only disk, a folder where a file must be …) is a FileError naming the path
+ * (fileErrors.ts). The calls are synchronous
  * inside (a training step awaits its metrics line without a trip through libuv's pool).
  *
  * Leaves out: the contract (labFs.ts) and the atomic write itself (atomicFile.ts).
@@ -13,7 +15,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO, appendLine, makeDir, writeFilesAtomic } from '../runs/atomicFile';
-import { diskError } from './fullDisk';
+import { diskError } from './fileErrors';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
 import { bytesOf } from './labFs';
 
@@ -56,17 +58,32 @@ export class NodeFs implements LabFs {
   }
 
   async readFile(p: string): Promise<Uint8Array> {
-    const b = fs.readFileSync(p);
+    let b: Buffer;
+    try {
+      b = fs.readFileSync(p);
+    } catch (e) {
+      throw diskError(e, p); // a folder, a file over 2 GiB …: one line naming it
+    }
     return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
   }
 
   async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
-    const fd = fs.openSync(p, 'r');
+    let fd: number;
+    try {
+      fd = fs.openSync(p, 'r');
+    } catch (e) {
+      throw diskError(e, p);
+    }
     try {
       const out = new Uint8Array(length);
       let got = 0;
       while (got < length) {
-        const n = fs.readSync(fd, out, got, length - got, position + got);
+        let n: number;
+        try {
+          n = fs.readSync(fd, out, got, length - got, position + got);
+        } catch (e) {
+          throw diskError(e, p); // a folder opens, and fails only here
+        }
         if (n === 0) break;
         got += n;
       }
@@ -77,7 +94,13 @@ export class NodeFs implements LabFs {
   }
 
   async list(dir: string): Promise<DirEntry[]> {
-    return fs.readdirSync(dir, { withFileTypes: true }).map((e) => ({ name: e.name, kind: e.isDirectory() ? 'directory' : 'file' }));
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch (e) {
+      throw diskError(e, dir);
+    }
+    return entries.map((e) => ({ name: e.name, kind: e.isDirectory() ? 'directory' : 'file' }));
   }
 
   async mkdir(dir: string): Promise<void> {
@@ -98,13 +121,22 @@ export class NodeFs implements LabFs {
   }
 
   async rename(from: string, to: string): Promise<void> {
-    const target = fs.statSync(to, { throwIfNoEntry: false });
-    if (target?.isDirectory() && fs.statSync(from).isDirectory()) fs.rmdirSync(to); // must be empty: rmdir refuses otherwise
-    fs.renameSync(from, to);
+    try {
+      const target = fs.statSync(to, { throwIfNoEntry: false });
+      if (target?.isDirectory() && fs.statSync(from).isDirectory()) fs.rmdirSync(to); // must be empty: rmdir refuses otherwise
+      fs.renameSync(from, to);
+    } catch (e) {
+      throw diskError(e, to);
+    }
   }
 
   async remove(p: string): Promise<void> {
-    fs.rmSync(p, { recursive: true, force: true });
+    try {
+      fs.rmSync(p, { recursive: true, force: true });
+    } catch (e) {
+      // Nothing can be below a file (ENOTDIR): nothing there, which is fine.
+      if ((e as { code?: unknown }).code !== 'ENOTDIR') throw diskError(e, p);
+    }
   }
 
   /**

@@ -29,7 +29,7 @@ import { BpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
 import { gpt2FilesOf } from '../../engine/tokenizers/gpt2Files';
 import type { LabFs } from '../files/labFs';
 import { exists, listNames, scratchFolder } from '../files/labFs';
-import { diskError } from '../files/fullDisk';
+import { folderError } from '../files/fileErrors';
 import { exportReadme } from './exportReadme';
 import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
@@ -153,7 +153,7 @@ export async function exportRun(fs: LabFs, r: OpenRun, outParent: string, opts: 
     }
   } catch (e) {
     await fs.remove(tmp);
-    throw diskError(e, dir); // a full disk leaves no half export, and says so in one line
+    throw folderError(e, dir); // a full disk leaves no half export, and says so in one line
   }
   return { dir, files: [...files.keys()].map((f) => fs.join(dir, f)), tensors, warnings, example };
 }

@@ -26,7 +26,7 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
 import { listNames, readText, scratchFolder } from '../files/labFs';
-import { diskError } from '../files/fullDisk';
+import { folderError } from '../files/fileErrors';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../data/documentData';
@@ -271,7 +271,7 @@ async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: T
     await fs.rename(tmp, out); // `out` is missing or empty (checked before)
   } catch (e) {
     await fs.remove(tmp);
-    throw diskError(e, out); // a full disk leaves no half run folder, and says so in one line
+    throw folderError(e, out); // a full disk leaves no half run folder, and says so in one line
   }
 }
 

@@ -5,6 +5,8 @@
  * tensor on request, in pieces of {@link CHUNK_BYTES}, widened to float32 as it arrives
  * (F16, BF16, F64), with progress in bytes and a cancellation check between pieces.
  *
+ * A weight that is NaN or infinite is refused as it arrives, naming its tensor.
+ *
  * Pickle checkpoints (`.pt`, `.bin`, `.pth`, `.ckpt`) are refused before a byte of them is
  * interpreted: unpickling runs code. The message gives the three lines of Python that
  * convert one with the `safetensors` package.
@@ -110,7 +112,8 @@ export class SafetensorsReader {
 
   /**
    * Tensor `name` as float32 (F32 copied, F16/BF16/F64 converted), read in pieces with
-   * progress; integer tensors are refused, naming the tensor and its dtype.
+   * progress; integer tensors are refused, naming the tensor and its dtype, and so is a NaN
+   * or infinite value (or an F64 too large for float32), naming the tensor and the index.
    */
   async readF32(name: string, hooks: ReadHooks = {}): Promise<Float32Array> {
     const e = this.byName.get(name);
@@ -131,6 +134,7 @@ export class SafetensorsReader {
       const piece = await readFully(this.fs, this.file, start + off, len);
       if (e.dtype === 'F32') outBytes.set(piece, off);
       else widen(e.dtype, piece, out, off / size, len / size);
+      checkFinite(out, off / size, len / size, this.file, name);
       this.done += len;
       hooks.onBytes?.(this.done, this.dataBytes);
       if (hooks.yieldNow) await hooks.yieldNow();
@@ -154,6 +158,16 @@ export class SafetensorsReader {
     }
     this.done += bytes.length;
     if (target !== dst) dst.set(target);
+  }
+}
+
+/** Throws at the first NaN or infinity among `count` values of `out` from `at` (a weight no trained model holds). */
+function checkFinite(out: Float32Array, at: number, count: number, file: string, name: string): void {
+  for (let i = at; i < at + count; i++) {
+    const x = out[i] as number;
+    if (x - x !== 0) {
+      throw new EngineError('checkpoint/invalid', `${nameOf(file)}: tensor ${JSON.stringify(name)} holds ${x} at index ${i} of ${out.length}; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.`);
+    }
   }
 }
 

@@ -38,7 +38,7 @@ import { validateStepMetrics } from '../../protocol/data';
 import type { EvalMetrics } from '../../protocol/data';
 import type { AttentionSnapshot } from '../../protocol/model';
 import type { LabFs } from '../files/labFs';
-import { DiskFullError } from '../files/fullDisk';
+import { DiskFullError } from '../files/fileErrors';
 import { loadModelFile } from '../runs/checkpoint';
 import type { RunJson, RunStatus } from '../runs/runFolder';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';

@@ -47,6 +47,8 @@ export function torchVersion(v: string): [number, number] | null {
 
 /** Runs the probe.py of `trainerDir`'s trainer package with `python`; rejects with one line when that is impossible. */
 export function probeTorch(python: string, trainerDir: string, timeoutMs = 120_000): Promise<TorchEnv> {
+  // An empty path would make execFile throw a TypeError rather than call back.
+  if (python.trim() === '') return Promise.reject(fail('No Python given (the path is empty); name the Python 3 that has PyTorch (--python PATH; in VS Code, attentionLab.pytorch.python).'));
   return new Promise((resolve, reject) => {
     execFile(python, [path.join(trainerDir, TRAINER_PACKAGE, 'probe.py')], { timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
       const code = (err as NodeJS.ErrnoException | null)?.code;

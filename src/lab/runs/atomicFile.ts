@@ -8,7 +8,7 @@
  * - append-only logs (metrics.jsonl, evaluations.jsonl): one line per write; a failed append
  *   cuts the file back to where it was, and an append after a torn last line (a process
  *   killed mid-line) starts on a new line, so a reader only ever skips the torn line itself.
- * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as a DiskFullError (lab/files/fullDisk.ts,
+ * A full disk (ENOSPC, or a quota: EDQUOT) surfaces as a DiskFullError (lab/files/fileErrors.ts,
  * where the web's file systems find it too), naming the file, so each caller can say in one
  * line what was being saved and what is kept.
  *
@@ -21,8 +21,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { diskError } from '../files/fullDisk';
-export { DiskFullError, diskError, isNoSpace } from '../files/fullDisk';
+import { diskError, fitName } from '../files/fileErrors';
+export { DiskFullError, diskError, isNoSpace } from '../files/fileErrors';
 export { completeLines } from '../files/labFs';
 
 /** The file-system calls the writers make (a subset of Node's `fs`, synchronous). */
@@ -67,9 +67,9 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
 }
 
-/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern). */
+/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern; a long name is cut to fit). */
 export function tempFileOf(file: string): string {
-  return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  return path.join(path.dirname(file), fitName('.', path.basename(file), `.${process.pid}.tmp`));
 }
 
 /** Atomically replaces `file` with `data`. Throws {@link DiskFullError} (leaving `file` as it was) when the disk is full. */
@@ -151,13 +151,31 @@ export function appendLine(file: string, line: string, io: FileIo = NODE_IO): vo
   io.closeSync(fd);
 }
 
-/** Creates `dir` (and its parents); a full disk is a {@link DiskFullError}. */
+/** Creates `dir` (and its parents); a full disk is a {@link DiskFullError}, any other refusal a FileError. */
 export function makeDir(dir: string, io: FileIo = NODE_IO): void {
   try {
     io.mkdirSync(dir);
   } catch (e) {
-    throw diskError(e, dir);
+    throw diskError(mkdirCause(e, dir), dir);
   }
+}
+
+/**
+ * Why making `dir` failed: Node's recursive mkdir answers ENOENT where the disk refused (a
+ * read-only disk, no permission), so the first missing folder is made on its own, whose
+ * error says why (and which is removed again if it was made after all).
+ */
+function mkdirCause(e: unknown, dir: string): unknown {
+  if ((e as { code?: unknown } | null)?.code !== 'ENOENT') return e;
+  let missing = path.resolve(dir);
+  while (path.dirname(missing) !== missing && !fs.existsSync(path.dirname(missing))) missing = path.dirname(missing);
+  try {
+    fs.mkdirSync(missing);
+    fs.rmdirSync(missing);
+  } catch (again) {
+    return again;
+  }
+  return e;
 }
 
 /** Flushes a directory entry (best effort: not every platform can open a directory). */

@@ -7,11 +7,10 @@
  */
 
 import type { ModelConfig } from '../../engine/config';
-import { validateConfig } from '../../engine/config';
+import { CONFIG_FIELDS, validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
-import { decodeSafetensors, encodeSafetensors, expectTensor } from '../../engine/io/safetensors';
+import { encodeSafetensors } from '../../engine/io/safetensors';
 import { SafetensorsReader } from '../interop/safetensorsReader';
-import type { SafetensorsFile } from '../../engine/io/safetensors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
 import type { LabFs } from '../files/labFs';
@@ -25,7 +24,7 @@ export const CHECKPOINT_VERSION = '1';
  * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
  * before either replaces the old one, so a window reload (which ends the worker at any moment)
  * or a full disk while a checkpoint is being written leaves the previous pair, from one step,
- * to resume from (a full disk throws lab/files/fullDisk.ts's DiskFullError).
+ * to resume from (a full disk throws lab/files/fileErrors.ts's DiskFullError).
  */
 export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): Promise<string> {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
@@ -46,13 +45,6 @@ export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transform
   files.push({ path: file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
   await fs.writeFiles(files);
   return file;
-}
-
-async function readSafetensors(fs: LabFs, file: string, what: string): Promise<SafetensorsFile> {
-  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
-  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
-  checkFormat(file, f.metadata);
-  return f;
 }
 
 /** Throws unless `metadata` is an Attention Lab checkpoint's of this version. */
@@ -76,24 +68,43 @@ function stepOf(metadata: Readonly<Record<string, string>>, source: string): num
  * its header read (format and version checked):
  * its tensors are read one at a time, each straight into where it goes.
  */
-async function openModelFile(fs: LabFs, file: string): Promise<SafetensorsReader> {
-  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no model checkpoint yet — train it first (or resume from a run that saved one).`);
+async function openModelFile(fs: LabFs, file: string, what = 'model'): Promise<SafetensorsReader> {
+  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
   const f = await SafetensorsReader.open(fs, file);
   checkFormat(file, f.header.metadata);
   return f;
+}
+
+/** Fields that regularize training only: the same weights mean the same model whatever they are. */
+const TRAINING_ONLY: ReadonlySet<keyof ModelConfig> = new Set(['dropout', 'labelSmoothing']);
+
+/**
+ * Throws unless the config saved in checkpoint `file` is the model `expected` describes
+ * (run.json's config; every field but dropout and label smoothing), naming what differs: a
+ * model.safetensors copied in from another run would otherwise be evaluated or exported as
+ * if it were this run's.
+ */
+export function checkCheckpointConfig(file: string, saved: ModelConfig, expected: ModelConfig): void {
+  const differ = CONFIG_FIELDS.filter((k) => !TRAINING_ONLY.has(k) && saved[k] !== expected[k]);
+  if (differ.length === 0) return;
+  const shown = differ.slice(0, 3).map((k) => `${k} ${String(saved[k])} in the checkpoint, ${String(expected[k])} in run.json`).join('; ');
+  throw new EngineError('checkpoint/invalid', `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's own model.safetensors, or open the run the checkpoint came from.`);
 }
 
 /** The config saved in a run's model.safetensors (read from its header alone). */
 export async function readCheckpointConfig(fs: LabFs, runDir: string): Promise<{ config: ModelConfig; step: number }> {
   const f = await openModelFile(fs, fs.join(runDir, RUN_FILES.model));
   const source = fs.basename(f.file);
-  let config: ModelConfig;
+  return { config: configOf(f, source), step: stepOf(f.header.metadata, source) };
+}
+
+/** The model config in a checkpoint's metadata, validated. */
+function configOf(f: SafetensorsReader, source: string): ModelConfig {
   try {
-    config = validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
+    return validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
   } catch (e) {
     throw new EngineError('checkpoint/invalid', `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
   }
-  return { config, step: stepOf(f.header.metadata, source) };
 }
 
 /**
@@ -111,6 +122,7 @@ export async function loadModelCheckpoint(fs: LabFs, runDir: string, model: Tran
 export async function loadModelFile(fs: LabFs, file: string, model: Transformer): Promise<number> {
   const f = await openModelFile(fs, file);
   const source = fs.basename(f.file);
+  checkCheckpointConfig(file, configOf(f, source), model.config);
   const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
   for (const p of model.paramList) {
     const e = f.entry(p.name);
@@ -130,14 +142,25 @@ export async function loadModelFile(fs: LabFs, file: string, model: Transformer)
 export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimizer: Optimizer, modelStep: number): Promise<void> {
   // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
   if (modelStep === 0 && !(await exists(fs, fs.join(runDir, RUN_FILES.optimizer)))) return;
-  const f = await readSafetensors(fs, fs.join(runDir, RUN_FILES.optimizer), 'optimizer');
-  const step = stepOf(f.metadata, f.source);
+  // Read in pieces, each tensor straight into its array: the file may pass the 2 GiB a whole read allows.
+  const f = await openModelFile(fs, fs.join(runDir, RUN_FILES.optimizer), 'optimizer');
+  const source = fs.basename(f.file);
+  const step = stepOf(f.header.metadata, source);
   if (step !== modelStep) {
     throw new EngineError('checkpoint/invalid', `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`);
   }
   const n = optimizer.state().m.length;
-  const m = expectTensor(f, 'adam.m', 'F32', [n]);
-  const v = expectTensor(f, 'adam.v', 'F32', [n]);
-  const optStep = Number(f.metadata.optimizerStep);
+  const [m, v] = await Promise.all(['adam.m', 'adam.v'].map(async (name) => {
+    const e = f.entry(name);
+    const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
+    if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(name)}; ${fix}.`);
+    if (e.dtype !== 'F32' || e.shape.length !== 1 || e.shape[0] !== n) {
+      throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(name)} is ${e.dtype} [${e.shape.join(', ')}] but F32 [${n}] was expected; ${fix}.`);
+    }
+    const out = new Float32Array(n);
+    await f.readF32Into(name, out);
+    return out;
+  })) as [Float32Array, Float32Array];
+  const optStep = Number(f.header.metadata.optimizerStep);
   optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });
 }

@@ -1,6 +1,6 @@
 /**
  * Reopening a run folder to use its model: run.json, tokenizer.json and model.safetensors,
- * each validated, into a model bound to a backend, planned for decoding and scoring
+ * each validated (the checkpoint's config must be run.json's), into a model bound to a backend, planned for decoding and scoring
  * (batch and lengths up to the model's context), with the buffers its decodes share and what
  * is measured once per model (its heads' induction on the diagnostic sequences).
  */
@@ -10,12 +10,12 @@ import { StepperWorkspace } from '../../engine/models/stepper';
 import { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { LabFs } from '../files/labFs';
-import { loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
+import { checkCheckpointConfig, loadModelCheckpoint, readCheckpointConfig } from './checkpoint';
 import { checkMemory } from './memoryCheck';
 import type { InductionByLayer } from '../training/headScores';
 import { modelPadId, readTokenizer } from '../training/prepare';
 import type { RunJson } from './runFolder';
-import { readRunJson } from './runFolder';
+import { RUN_FILES, readRunJson } from './runFolder';
 
 /** A run's trained model, ready to decode or score. */
 export interface OpenRun {
@@ -35,6 +35,7 @@ export async function openRun(fs: LabFs, runDir: string, backend: Backend, maxBa
   const run = await readRunJson(fs, runDir);
   const tok = await readTokenizer(fs, runDir);
   const { config } = await readCheckpointConfig(fs, runDir);
+  checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config); // a model copied in from another run is refused here
   const shape = { maxBatch, padId: modelPadId(tok) };
   checkMemory(config, shape, backend, 'inference');
   const model = new Transformer(config, shape).bind(backend);

@@ -15,7 +15,7 @@ import type { ImportLayout } from '../../engine/models/importLayouts';
 import { IMPORT_LAYOUTS } from '../../engine/models/importLayouts';
 import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../../protocol/data';
 import { ProtocolError } from '../../protocol/schema';
-import { validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
+import { dataSummary, validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
 import { completeLines, exists, readText, writeFile } from '../files/labFs';
 import { planSegments, segmentsProblem } from './segments';
@@ -95,6 +95,12 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
     validateTrainSpec(r.spec, 'spec');
   } catch (e) {
     if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged or from another version — start a new run.`);
+    throw e;
+  }
+  try {
+    dataSummary.check(r.data, 'data'); // what the run trains on: eval, reports and the dashboard read it
+  } catch (e) {
+    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
     throw e;
   }
   try {

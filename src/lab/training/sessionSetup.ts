@@ -17,7 +17,7 @@ import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
 import type { LabFs } from '../files/labFs';
 import { exists, listNames, removeStaleTemps } from '../files/labFs';
-import { DiskFullError } from '../files/fullDisk';
+import { DiskFullError, fileErrorData } from '../files/fileErrors';
 import type { LabPlatform } from '../workers/platform';
 import { yieldToEvents } from '../workers/yieldToEvents';
 import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
@@ -64,7 +64,7 @@ export interface Ownership {
  * the engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); the
  * lab's model is then planned for the probe batch only, at the run's context, so a model far
  * too large for our engine's batch still prepares the run and draws its attention. Every file
- * is read and written through `platform`'s file system (a full disk: fullDisk.ts's
+ * is read and written through `platform`'s file system (a full disk: fileErrors.ts's
  * DiskFullError, nothing half-written); our engine's backend gets `helpers` of its threads.
  */
 export async function prepareSession(
@@ -167,7 +167,7 @@ export async function reportFailure(fs: LabFs, runDir: string, own: Ownership, e
         ? { code: 'cancelled', message: e.message }
         : isCodedError(e)
           ? { code: e.code, message: e.message }
-          : { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` };
+          : (fileErrorData(e) ?? { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` });
   const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.` : error.message;
   try {
     // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.

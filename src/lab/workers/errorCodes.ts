@@ -27,11 +27,13 @@ export type ErrorKind = 'fixable' | 'cancelled' | 'failed';
  * The engine's codes plus those a runner adds: `cancelled` (the user cancelled, e.g. while the
  * data was still being read), `internal` (anything thrown that was not an EngineError),
  * `protocol` (a worker message that failed validation), `disk/full` (a write found no room:
- * nothing half-written was left, and the message says what was kept) and `pytorch/launch`
+ * nothing half-written was left, and the message says what was kept), `file/unusable` (a file
+ * or folder could not be used: a read-only disk, a file where a folder must be, a name too
+ * long …; the message names it) and `pytorch/launch`
  * (the PyTorch engine could not run: no Python, no or too old a torch, no GPU for
  * --device cuda, or torchrun exiting with an error, whose last lines the message quotes).
  */
-export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full' | 'pytorch/launch';
+export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full' | 'file/unusable' | 'pytorch/launch';
 
 const ERROR_KINDS = {
   'config/invalid': 'fixable',
@@ -42,6 +44,7 @@ const ERROR_KINDS = {
   // The message suggests lowering the learning rate, but no setting is invalid as such.
   'train/nonFinite': 'failed',
   'disk/full': 'fixable', // free space, then resume or run the command again
+  'file/unusable': 'fixable', // move, rename or free the file named, or pick another path
   cancelled: 'cancelled',
   internal: 'failed',
   protocol: 'failed',

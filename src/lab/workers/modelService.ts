@@ -18,7 +18,7 @@
  */
 
 import { EngineError } from '../../engine/errors';
-import { DiskFullError } from '../files/fullDisk';
+import { fileErrorData } from '../files/fileErrors';
 import { calibrate } from '../training/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
 import { CancelledError } from '../data/documentData';
@@ -178,7 +178,8 @@ function lensInput(input: LensInputData): LensInput {
 /** The error a failed request is answered with. */
 function errorOf(e: unknown): ErrorData {
   if (EngineError.is(e)) return e.toData();
-  if (DiskFullError.is(e)) return { code: e.code, message: e.message };
+  const fileError = fileErrorData(e); // a full or read-only disk, a file in the way …
+  if (fileError) return fileError;
   if (e instanceof EvaluationCancelled || e instanceof CancelledError) return { code: 'cancelled', message: e.message };
   return { code: 'internal', message: `Internal error in the model worker: ${(e as Error)?.message ?? String(e)}` };
 }

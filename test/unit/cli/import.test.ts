@@ -111,6 +111,15 @@ describe('attention-lab import refuses bad input with exit 2 and one line, writi
     }), /Tensor transformer\.wpe\.weight: expected shape \[16, 32\] .*found \[16, 33\]/],
     ['no heads anywhere', () => copyOf('nanogpt-bias', 'noheads', (f) => fs.rmSync(path.join(f, 'config.json'))), /number of attention heads cannot be read .*--heads N/],
     ['no tokenizer', () => copyOf('nanogpt-bias', 'notok'), /No tokenizer beside model\.safetensors .*--tokenizer PATH/],
+    ['a NaN weight', () => ['--json', '--from', copyOf('hf-gpt2', 'nan', (f) => {
+      const m = path.join(f, 'model.safetensors');
+      const b = fs.readFileSync(m);
+      const n = Number(b.readBigUInt64LE(0));
+      const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8')) as Record<string, { data_offsets: [number, number] }>;
+      const name = Object.keys(header).find((k) => k.endsWith('h.0.mlp.c_fc.weight')) as string;
+      b.writeFloatLE(Number.NaN, 8 + n + (header[name]?.data_offsets[0] ?? 0) + 4 * 5);
+      fs.writeFileSync(m, b);
+    })], /model\.safetensors: tensor ".*h\.0\.mlp\.c_fc\.weight" holds NaN at index 5 of \d+/],
     ['a merges file that does not match the vocabulary', () => copyOf('hf-gpt2', 'badmerges', (f) => fs.writeFileSync(path.join(f, 'merges.txt'), '#version: 0.2\nq z\n')), /merges\.txt/],
   ];
   it.each(cases)('%s', (name, setup, pattern) => {

@@ -45,6 +45,11 @@ function harness() {
   const unreadable = new Set<string>();
   const gates: (() => void)[] = [];
   let gated = false;
+  const opened: string[] = [];
+  const modelCall = (what: string) => async (runDir: string): Promise<object> => {
+    opened.push(`${what} ${runDir}`);
+    return {};
+  };
   const deps = {
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },
     lab: {
@@ -59,7 +64,7 @@ function harness() {
     pytorch: null,
     fs: {},
     controller: { get state() { return live; }, onEvent: events.event },
-    models: {},
+    models: { decode: modelCall('decode'), lens: modelCall('lens'), ablate: modelCall('ablate'), attend: modelCall('attend'), attendLayer: modelCall('attendLayer') },
     runs: { isLoaded: true, items: () => disk, refresh: async () => disk, onDidChange: runsChanged.event, find: (d: string) => disk.find((r) => r.runDir === d) },
     active: { id: () => null, set: async () => undefined },
     saveExport: async () => undefined,
@@ -78,6 +83,8 @@ function harness() {
     session,
     posted,
     ready: () => fromPage.fire({ type: 'webview/ready' }),
+    send: (msg: unknown) => fromPage.fire(msg),
+    opened,
     emit: (runId: string, event: WorkerToHost) => events.fire({ runId, event }),
     setDisk: (runs: RunItem[]) => {
       disk = runs;
@@ -170,6 +177,32 @@ describe('DashboardSession', () => {
     h.unreadable.delete('/a');
     await tick(1300);
     expect(h.lists()).toEqual([['/a'], [], ['/a']]);
+    h.session.dispose();
+  });
+
+  it('opens a model only for a run the runs model knows; a request naming another folder is refused in one line', async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.ready();
+    await tick();
+    const input = { kind: 'decoder-only', prompt: 'x' };
+    h.send({ type: 'lens/request', id: 1, runDir: '/etc', input, topK: 3, fit: true });
+    h.send({ type: 'ablate/request', id: 2, runDir: '/a/../etc', input, off: [], topK: 3, fit: true });
+    h.send({ type: 'attend/request', id: 3, runDir: '/home/someone/other-run', text: 'x' });
+    h.send({ type: 'attendLayer/request', id: 4, runDir: '/b', text: 'x', stack: 'decoder.self', layer: 0 });
+    h.send({ type: 'decode/request', id: 5, runId: '/b', params: { input: 'x', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 4, seed: 1 } });
+    await tick();
+    expect(h.opened).toEqual([]);
+    const fails = h.posted.filter((m) => m.type.endsWith('/didFail')) as { type: string; id: number; error: { code: string; message: string } }[];
+    expect(fails.map((m) => [m.type, m.id, m.error.code])).toEqual([
+      ['lens/didFail', 1, 'input/invalid'], ['ablate/didFail', 2, 'input/invalid'], ['attend/didFail', 3, 'input/invalid'], ['attendLayer/didFail', 4, 'input/invalid'],
+      ['decode/didFail', 5, 'input/invalid'],
+    ]);
+    expect(fails[0]?.error.message).toBe("/etc is not a run this window lists; pick a run from the dashboard's list or the Runs view.");
+    h.send({ type: 'lens/request', id: 6, runDir: '/a', input, topK: 3, fit: true });
+    h.send({ type: 'attend/request', id: 7, runDir: '/a', text: 'x' });
+    await tick();
+    expect(h.opened).toEqual(['lens /a', 'attend /a']);
     h.session.dispose();
   });
 });

@@ -52,6 +52,28 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
     await expect(r.readF32('i')).rejects.toThrow(/tensor "i" is I32, but a weight must be F32/);
   });
 
+  it('refuses a NaN or infinite weight as it reads, naming the tensor and the index', async () => {
+    const bad = Float32Array.from(values);
+    bad[617] = Number.NaN;
+    const inf = Float32Array.from(values);
+    inf[3] = Number.NEGATIVE_INFINITY;
+    const big = Float64Array.from(values);
+    big[999] = 1e300; // finite in F64, infinite as float32
+    const f = await write('bad.safetensors', encodeSafetensors([
+      { name: 'ok', dtype: 'F32', shape: [1000], data: values },
+      { name: 'nan', dtype: 'F32', shape: [1000], data: bad },
+      { name: 'inf', dtype: 'F16', shape: [1000], data: inf },
+      { name: 'big', dtype: 'F64', shape: [1000], data: big },
+    ], {}));
+    const r = await open(f, { chunkBytes: 64 });
+    expect(await r.readF32('ok')).toEqual(values);
+    const e = await errorOf(r.readF32('nan'));
+    expect(e.code).toBe('checkpoint/invalid');
+    expect(e.message).toBe('bad.safetensors: tensor "nan" holds NaN at index 617 of 1000; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.');
+    await expect(r.readF32('inf')).rejects.toThrow(/tensor "inf" holds -Infinity at index 3 of 1000/);
+    await expect(r.readF32('big')).rejects.toThrow(/tensor "big" holds Infinity at index 999 of 1000/);
+  });
+
   it('stops when cancelled, between pieces', async () => {
     const r = await open(file, { chunkBytes: 400 });
     let n = 0;

@@ -80,9 +80,9 @@ describe('writes on a full disk', () => {
     expect(completeLines('{"only":"torn"')).toEqual([]);
   });
 
-  it('turns ENOSPC and EDQUOT into a DiskFullError and leaves other errors as they are', () => {
+  it('turns ENOSPC and EDQUOT into a DiskFullError and other file errors into a FileError naming the file', () => {
     expect(isNoSpace(Object.assign(new Error('x'), { code: 'EDQUOT' }))).toBe(true);
     expect(isNoSpace(Object.assign(new Error('x'), { code: 'EACCES' }))).toBe(false);
-    expect(() => writeFileAtomic(path.join(dir, 'missing', 'f'), 'x')).toThrow(/ENOENT/);
+    expect(() => writeFileAtomic(path.join(dir, 'missing', 'f'), 'x')).toThrow(/missing\/f does not exist/);
   });
 });

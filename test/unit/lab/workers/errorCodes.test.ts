@@ -18,6 +18,7 @@ describe('error codes', () => {
       protocol: 'failed',
       'pytorch/launch': 'fixable',
       'disk/full': 'fixable',
+      'file/unusable': 'fixable',
     };
     for (const [code, kind] of Object.entries(kinds)) expect([code, errorKind(code)]).toEqual([code, kind]);
   });
