@@ -262,6 +262,8 @@ export class RunLock {
   private released = false;
   private lost: string | null = null;
   private readonly lostListeners: ((message: string) => void)[] = [];
+  /** The beat in flight: a release waits for it, so a beat never writes the lock back after its removal. */
+  private beating: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly fs: LabFs,
@@ -291,7 +293,13 @@ export class RunLock {
   }
 
   /** Rewrites the lock's heartbeat; finds out when it was taken over. */
-  async beat(): Promise<void> {
+  beat(): Promise<void> {
+    const next = this.beating.then(() => this.beatNow());
+    this.beating = next.catch(() => undefined);
+    return next;
+  }
+
+  private async beatNow(): Promise<void> {
     if (this.released || this.lost !== null) return;
     const found = await readLock(this.fs, this.file);
     if (!found) return; // removed with its folder (a new run that failed, a deleted run): nothing to keep alive
@@ -319,6 +327,7 @@ export class RunLock {
     if (this.released) return;
     this.released = true;
     this.stopBeating();
+    await this.beating;
     const found = await readLock(this.fs, this.file);
     if (found?.record?.token === this.record.token) await this.fs.remove(this.file);
     if (this.record.newFolder && (await exists(this.fs, this.runDir)) && (await listNames(this.fs, this.runDir)).length === 0) await this.fs.remove(this.runDir);

@@ -80,11 +80,13 @@ describe('one writer per run folder', () => {
   it('takes over the lock of a run killed with SIGKILL on the next resume, and says so', async () => {
     const out = path.join(tmp.dir, 'killed');
     const { child, done } = cliAsync(['train', ...TRAIN, '--checkpoint-every', '3', '--out', out], tmp.dir);
-    await waitFor(() => fs.existsSync(path.join(out, 'model.safetensors')), 120_000);
+    // run.json names a checkpoint once one is saved (it is replaced whole: never read half-written).
+    const savedStep = (): number => (fs.existsSync(path.join(out, 'run.json')) ? (JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as { step: number }).step : 0);
+    await waitFor(() => savedStep() > 0, 120_000);
     child.kill('SIGKILL');
     expect((await done).code).toBe(null);
     expect(JSON.parse(fs.readFileSync(path.join(out, 'lock.json'), 'utf8'))).toMatchObject({ pid: child.pid, host: os.hostname(), by: 'attention-lab train' });
-    const step = (JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as { step: number }).step;
+    const step = savedStep();
     expect(step).toBeGreaterThan(0);
     const r = cli(['train', '--resume', out, '--until', String(step + 4), '--json'], tmp.dir);
     expect(r.code, r.stderr).toBe(0);

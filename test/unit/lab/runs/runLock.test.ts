@@ -12,7 +12,7 @@ import type { LockIdentity, LockRecord } from '../../../../src/lab/runs/runLock'
 import { LOCK_FILE, RunLockedError, STALE_MS, readRunLock, runLockProblem, takeRunLock, uncheckedIdentity } from '../../../../src/lab/runs/runLock';
 import { TrainingWorker } from '../../../../src/lab/workers/trainingHost';
 import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
-import { FILE_SYSTEMS } from '../files/fileSystems';
+import { FILE_SYSTEMS, memoryTestFs } from '../files/fileSystems';
 
 /** Processes of machine "box" that run. */
 function machine(alive: number[]): (pid: number, over?: Partial<LockIdentity>) => LockIdentity {
@@ -21,7 +21,8 @@ function machine(alive: number[]): (pid: number, over?: Partial<LockIdentity>) =
 }
 
 const at = (ms: number): (() => number) => () => ms;
-const T0 = Date.parse('2026-11-27T18:02:00Z');
+// Now: the takers that leave out the clock read the real one, which must not be far from it.
+const T0 = Date.now();
 const NO_BEAT = { heartbeatMs: 0 };
 
 async function refusal(p: Promise<unknown>): Promise<string> {
@@ -42,7 +43,7 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     const lock = await takeRunLock(fs, runDir, on(200), { ...NO_BEAT, now: at(T0) });
     expect(lock.tookOver).toBeNull();
     const record = JSON.parse(await readText(fs, fs.join(runDir, LOCK_FILE))) as LockRecord;
-    expect(record).toMatchObject({ format: 'attention-lab-lock', version: 1, pid: 200, host: 'box', boot: 'boot-1', by: 'attention-lab train', startedAt: '2026-11-27T18:02:00.000Z', newFolder: true });
+    expect(record).toMatchObject({ format: 'attention-lab-lock', version: 1, pid: 200, host: 'box', boot: 'boot-1', by: 'attention-lab train', startedAt: new Date(T0).toISOString(), newFolder: true });
     const line = await refusal(takeRunLock(fs, runDir, on(100), NO_BEAT));
     expect(line).toMatch(/^run-a is being trained by process 200 on host box \(attention-lab train\) since (\d{4}-\d\d-\d\d )?\d\d:\d\d — stop it first, or wait\.$/);
     expect(await runLockProblem(fs, runDir, on(100))).toBe(line);
@@ -208,3 +209,38 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     expect((await readRunLock(fs, runDir))?.by).toBe('VS Code for the web');
   });
 });
+
+describe('the run lock, released during a heartbeat', () => {
+  it('is not written back by the heartbeat it waited for', async () => {
+    const { fs, dir } = memoryTestFs();
+    const runDir = fs.join(await dir(), 'run');
+    // The heartbeat's write waits until the test lets it go.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let arrived!: () => void;
+    const atGate = new Promise<void>((r) => (arrived = r));
+    const slow = new Proxy(fs, {
+      get(target, key) {
+        const v = Reflect.get(target, key) as unknown;
+        if (typeof v !== 'function') return v;
+        const f = v as (...a: unknown[]) => unknown;
+        if (key !== 'writeFiles') return f.bind(target);
+        return async (...a: unknown[]) => {
+          arrived();
+          await gate;
+          return f.apply(target, a);
+        };
+      },
+    });
+    const lock = await takeRunLock(slow, runDir, machine([1])(1), NO_BEAT);
+    await writeFile(fs, fs.join(runDir, 'run.json'), '{}');
+    const beat = lock.beat();
+    await atGate;
+    const released = lock.release();
+    await new Promise((r) => setTimeout(r, 0)); // everything the release does without the beat
+    open();
+    await Promise.all([beat, released]);
+    expect(await listNames(fs, runDir)).toEqual(['run.json']);
+  });
+});
+
