@@ -11,6 +11,7 @@
  */
 
 import * as vscode from 'vscode';
+import { shownPathsIn } from '../../lab/files/slashPaths';
 import type { ModelKind } from '../../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from '../base/errors';
@@ -86,7 +87,7 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   if (!chosen) return undefined;
   const found = testDataOf(s.host.fs, kind, chosen, s.workspaceDir());
   if ('error' in found) {
-    void vscode.window.showWarningMessage(found.error);
+    void vscode.window.showWarningMessage(shownPathsIn(found.error));
     return undefined;
   }
   // Test documents are read within the same size limits as training data.
@@ -106,7 +107,7 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   for (const line of evalLogLines(out)) s.log.info(`${run.name}: ${line}`);
   const result = out;
   s.dashboard.showEvaluation(run.runDir, result.record);
-  void vscode.window.showInformationMessage(`${run.name} on ${result.source}: ${evalSummary(result)}`, 'Open Dashboard', 'Open Log').then((a) => {
+  void vscode.window.showInformationMessage(`${run.name} on ${shownPathsIn(result.source)}: ${evalSummary(result)}`, 'Open Dashboard', 'Open Log').then((a) => {
     if (a === 'Open Log') s.log.show(true);
     if (a === 'Open Dashboard') s.dashboard.open(run.runDir);
   });
