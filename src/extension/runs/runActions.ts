@@ -10,6 +10,7 @@
 import * as vscode from 'vscode';
 import { listNames } from '../../lab/files/labFs';
 import { shownPath } from '../../lab/files/slashPaths';
+import { folderNameOf } from '../../common/fileNames';
 import { messageOf, showError } from '../base/errors';
 import { pickRun, runDirOf } from './pickRun';
 import type { RunItem } from './runsModel';
@@ -196,7 +197,7 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
       return undefined;
     }
   }
-  const target = fs.join(out, fs.basename(run.runDir));
+  const target = fs.join(out, folderNameOf(run.name, fs.basename(run.runDir)));
   let force = false;
   if ((await listNames(fs, target)).length > 0) {
     const replace = await vscode.window.showWarningMessage(`${shownPath(target)} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');

@@ -1,8 +1,10 @@
 /**
  * The README.md of an export folder (exportFolder.ts): what each file is, the lines of
- * PyTorch that load the model (Attention Lab's reference models in scripts/pytorch/, and
- * nanoGPT's model.py when the architecture is nanoGPT's), and the example `attention-lab
- * score` computed at export time, with the command that reproduces it in PyTorch.
+ * PyTorch that load the model (Attention Lab's reference model, reference.py, which the folder
+ * carries, and nanoGPT's model.py when the architecture is nanoGPT's), and the example
+ * `attention-lab score` computed at export time, with the command in the folder that
+ * reproduces it in PyTorch. Everything it runs is in the folder: a .vsix user has no
+ * scripts/ of Attention Lab's repository.
  *
  * Leaves out: computing anything (the caller passes the numbers).
  */
@@ -52,6 +54,9 @@ function fileTable(f: ReadmeFacts): string[] {
     "| `config.json` | the PyTorch class's constructor fields, and `attention_lab`: Attention Lab's whole model config, the tokenizer's special ids, and the example below |",
     `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} tokenizer, as the run saved it |`,
     ...(f.gpt2Files ? [`| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's \`GPT2Tokenizer\` reads), same ids; special tokens are listed under their text (${specialsNote(f.specialIds)}) |`] : []),
+    "| `reference.py` | Attention Lab's model in PyTorch, built from `attention_lab.config` (the same logits) |",
+    '| `safetensors_io.py`, `lab_tokenizers.py` | a safetensors reader (numpy only) and the tokenizer, for the lines below |',
+    '| `score_export.py` | scores a text the way `attention-lab score` does: the check below |',
   ];
 }
 
@@ -71,7 +76,7 @@ function exampleLines(f: ReadmeFacts): string[] {
     'The same number from PyTorch (it tokenizes with the files here, puts BOS first as `score` does, and slides windows over text longer than the context):',
     '',
     '```',
-    'python3 path/to/attention-lab/scripts/pytorch/score_export.py .   # or: --text "…" (--src "…" for an encoder-decoder)',
+    'python3 score_export.py .   # in this folder; or: --text "…" (--src "…" for an encoder-decoder)',
     '```',
   ];
 }
@@ -85,7 +90,9 @@ function decoderLines(f: ReadmeFacts): string[] {
     '```python',
     'import torch.nn.functional as F',
     'bos = json.load(open("config.json"))["attention_lab"]["tokenizer"]["special_ids"]["bos"]',
-    'ids = torch.tensor([[bos] + token_ids])          # token_ids: from tokenizer.json (score_export.py has a tokenizer)',
+    'from lab_tokenizers import load_export_tokenizer',
+    'token_ids = load_export_tokenizer(".", json.load(open("config.json"))["attention_lab"]["tokenizer"]).encode("some text")',
+    'ids = torch.tensor([[bos] + token_ids])',
     'with torch.no_grad():',
     '    logp = F.log_softmax(model(ids[:, :-1]), -1)  # (1, T, V); keep T within block_size',
     'print(logp[0].gather(1, ids[0, 1:, None]).sum())  # total log-probability, nats',
@@ -119,11 +126,10 @@ export function exportReadme(f: ReadmeFacts): string {
     '',
     '## Load it in PyTorch',
     '',
-    "With Attention Lab's reference models (`scripts/pytorch/` in its repository; they read the `attention_lab.config` block and give the same logits):",
+    "With Attention Lab's reference model, `reference.py` in this folder (it reads the `attention_lab.config` block and gives the same logits), run in this folder:",
     '',
     '```python',
-    'import json, sys, torch',
-    'sys.path.insert(0, "path/to/attention-lab/scripts/pytorch")',
+    'import json, torch',
     'from reference import build_model',
     'from safetensors_io import read_safetensors      # or: from safetensors.numpy import load_file',
     '',
