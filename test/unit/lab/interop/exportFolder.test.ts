@@ -17,6 +17,7 @@ import { exists, listNames, readText, writeFile } from '../../../../src/lab/file
 import { DEFAULT_EXAMPLE, EXPORT_FORMAT, exportRun as exportTo } from '../../../../src/lab/interop/exportFolder';
 import type { ExportOptions } from '../../../../src/lab/interop/exportFolder';
 import { scoreText } from '../../../../src/lab/inference/score';
+import { collectFromPaths } from '../../../../src/lab/data/corpus';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
 import { FILE_SYSTEMS, nodeTestFs } from '../files/fileSystems';
@@ -79,7 +80,17 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     expect(own).toBeTruthy();
     expect(res.example?.text).toBe(own);
     expect(res.example?.text).not.toBe(DEFAULT_EXAMPLE.text);
-    expect(await readText(fs, fs.join(res.dir, 'README.md'))).toMatch(/^# Japanese: 6\/L\?\n/);
+    expect(await readText(fs, fs.join(res.dir, 'README.md'))).toMatch(/^<!--[^\n]*-->\n# Japanese: 6\/L\?\n/);
+  });
+
+  it('is not training data when exported into a workspace: its README is skipped as generated, the .py files by the glob', async () => {
+    const ws = await tmpDir();
+    await writeFile(fs, fs.join(ws, 'notes.md'), 'the cat sat on the mat. '.repeat(20));
+    const res = await exportRun(bpe, ws);
+    const readme = fs.join(res.dir, 'README.md');
+    const c = await collectFromPaths(fs, [fs.join(ws, 'notes.md'), readme], ws);
+    expect(c.documents.map((d) => d.path)).toEqual(['notes.md']);
+    expect(c.skipped).toEqual([{ path: fs.relative(ws, readme), reason: 'generated' }]);
   });
 
   it('refuses a non-empty folder without force, replaces it with force, and never targets a run folder', async () => {
