@@ -11,7 +11,8 @@
  *     README.md           the lines of PyTorch that load it and reproduce `attention-lab score`
  *     reference.py, safetensors_io.py, lab_tokenizers.py, score_export.py
  *                         the PyTorch model, reader and check the README runs (scripts/pytorch/,
- *                         built into exportPython.generated.ts), so the folder needs nothing else
+ *                         built into exportPython.generated.ts by scripts/exportPython.mjs), so
+ *                         the folder needs nothing else
  *
  * config.json's `attention_lab` block: `format` ("attention-lab-export"), `version` (1),
  * `run` (the name), `step`, `config` (the whole ModelConfig, so an import rebuilds the model
