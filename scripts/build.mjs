@@ -4,6 +4,7 @@ import { build } from 'esbuild';
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { hasTfjs, metaUrlBanner, nodeBundle } from './esbuildCommon.mjs';
+import { writeExportPython } from './exportPython.mjs';
 
 /**
  * dist/cli.js, dist/worker.js, and the benchmark's two extra entries (src/bench/):
@@ -13,6 +14,7 @@ import { hasTfjs, metaUrlBanner, nodeBundle } from './esbuildCommon.mjs';
 export async function buildCli() {
   const common = { ...nodeBundle, banner: { js: metaUrlBanner } };
   const tfjs = hasTfjs();
+  writeExportPython();
   await Promise.all([
     build({ ...common, entryPoints: ['src/cli/bin.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${common.banner.js}` } }),
     build({ ...common, entryPoints: ['src/lab/workers/trainingWorker.ts'], outfile: 'dist/worker.js' }),

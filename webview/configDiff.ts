@@ -7,6 +7,7 @@
  */
 
 import type { RunSummary } from '../src/protocol/webview';
+import { learningRateText } from '../src/common/learningRate';
 
 /** One key whose values differ, with one value per run ('—' where a run lacks it). */
 export interface DiffRow {
@@ -33,7 +34,8 @@ export function runSettings(r: RunSummary): Map<string, string> {
     out.set('parameters', String(r.model.params));
     out.set('backend', r.model.backend);
   }
-  if (r.training) for (const [k, v] of Object.entries(r.training)) if (k !== 'steps') out.set(`training.${k}`, show(v));
+  // The rate used, not the 0 that stands for the default.
+  if (r.training) for (const [k, v] of Object.entries(r.training)) if (k !== 'steps') out.set(`training.${k}`, k === 'lr' ? learningRateText(r.training) : show(v));
   if (r.data) out.set('data', r.data.description);
   return out;
 }

@@ -2,7 +2,8 @@
  * The dashboard header: which run is shown (a picker when there are several), its status —
  * step, progress, best validation loss (an imported model: where it came from, its size and
  * that it was not trained here), the error a failed run stopped with, the worker's last
- * warning — training controls (pause / resume / stop, only where the host can act on them),
+ * warning — training controls (pause / resume / stop while it trains, Resume for a stopped or
+ * interrupted run; only where the host can act on them),
  * and on the standalone page a theme picker (VS Code themes the webview itself).
  *
  * Leaves out: the panels and message handling (app.ts).
@@ -95,9 +96,17 @@ export class RunHeader {
       const act = (action: 'pause' | 'resume' | 'stop', label: string): HTMLElement =>
         h('button', { attrs: { type: 'button' }, on: { click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action } satisfies WebviewToHost) } }, label);
       buttons.push(s.status === 'training' ? act('pause', 'Pause') : act('resume', 'Resume'), act('stop', 'Stop'));
+    } else if (this.ctx.host.interactive && resumable(shown.status, shown.step, s.totalSteps)) {
+      // A stopped or interrupted run goes on from its last checkpoint (the host's Resume).
+      buttons.push(h('button', { attrs: { type: 'button' }, on: { click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action: 'resume' } satisfies WebviewToHost) } }, 'Resume'));
     }
     replaceChildren(this.controls, ...buttons);
   }
+}
+
+/** Whether a run that is not training can go on from a checkpoint toward its planned steps. */
+function resumable(status: string, step: number, totalSteps: number): boolean {
+  return (status === 'stopped' || status === 'interrupted') && step > 0 && step < totalSteps;
 }
 
 /**

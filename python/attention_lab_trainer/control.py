@@ -5,7 +5,10 @@ Ways to ask: SIGINT or SIGTERM (Ctrl-C, a scheduler's cancel), the files `stop` 
 in the run folder's `pytorch/` (the lab writes them; `touch RUN/pytorch/stop` works by hand),
 and, with --stop-on-stdin-eof (the lab's launches only), the end of standard input: the lab
 holds a pipe open to the trainer, so a lab that goes away (a closed editor, a killed CLI)
-stops its run with a checkpoint instead of leaving it training unwatched.
+stops its run with a checkpoint instead of leaving it training unwatched. A run stopped only
+because its lab went away is `unwatched`: trainer.py then leaves run.json saying "training"
+at that checkpoint, so the next lab shows it interrupted and offers Resume, as after a reload
+during a run of our engine.
 
 Each step, the processes agree through one all-reduce (max) of three flags — stop, pause, and
 rank 0's writes found the disk full — so a file seen by one rank a moment before another still
@@ -29,12 +32,16 @@ class Control:
     def __init__(self, folder, rank, world, device, watch_stdin):
         self.folder, self.rank, self.world, self.device = folder, rank, world, device
         self.stop_asked = False
+        self.signalled = False
+        self.lab_gone = False
+        self.unwatched = False
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, self._on_signal)
         if watch_stdin:
             threading.Thread(target=self._watch_stdin, daemon=True).start()
 
     def _on_signal(self, signum, frame):
+        self.signalled = True
         self.stop_asked = True
 
     def _watch_stdin(self):
@@ -45,6 +52,7 @@ class Control:
                 pass
         except (OSError, ValueError):
             pass
+        self.lab_gone = True
         self.stop_asked = True
 
     def _file(self, name):
@@ -86,7 +94,9 @@ class Control:
             time.sleep(0.2)
 
     def consume_stop(self):
-        """Removes the stop file once acted on, so resuming the run later does not stop at once."""
+        """Removes the stop file once acted on, so resuming the run later does not stop at once; notes
+        whether the lab going away was the only reason to stop (`unwatched`)."""
+        self.unwatched = self.lab_gone and not self.signalled and not os.path.exists(self._file("stop"))
         if self.rank == 0:
             try:
                 os.remove(self._file("stop"))

@@ -240,7 +240,10 @@ class Run:
                 write(step, self.save_checkpoint, step)
         self.step = step
         write(step, self.save_checkpoint, step)  # skipped after a full disk: the last checkpoint stays the run's
-        write(step, update_run_json, self.dir, status=reason, step=step, bestValLoss=self.best)
+        # Stopped because the lab went away (a window reload): run.json keeps saying training, at this
+        # checkpoint, so the next lab shows the run interrupted there and offers Resume.
+        status = "training" if reason == "stopped" and control.unwatched else reason
+        write(step, update_run_json, self.dir, status=status, step=step, bestValLoss=self.best)
         return "disk full" if control.agree(write.full is not None) else reason
 
     def describe(self):

@@ -18,10 +18,11 @@ import type { CommandContext } from './context';
 import { RUN_FLAG, runDirOf } from './runFlags';
 
 export const EXPORT_HELP = `attention-lab export --run DIR --out DIR [--format pytorch] [--force] [--text TEXT] [--src TEXT]
-  Writes DIR/<run name>/: model.safetensors (nanoGPT's GPT or the notebook Transformer's
+  Writes DIR/<run's shown name>/: model.safetensors (nanoGPT's GPT or the notebook Transformer's
   state_dict names, fp32, Linear weights [out, in]), config.json, tokenizer.json, for a BPE
   run also vocab.json + merges.txt (GPT-2's format), and README.md with the PyTorch lines
-  that load it and the score of an example text (--text; --src for an encoder-decoder).
+  that load it, the Python they run (reference.py, score_export.py, …), and the score of
+  an example text (the run's held-out text, or --text; --src for an encoder-decoder).
   An existing non-empty folder of that name is replaced only with --force.`;
 
 /** `export`: flags → the lab's export folder → the files written, or JSON. */

@@ -92,7 +92,7 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, pytorch: host.pytorch, fs: host.fs, controller, models, runs, active }));
   const s: Services = { context, log, host, lab, controller, runs, registry, active, models, dashboard, keys, settings, runsRoot, workspaceDir };
 
-  store.add(new TrainingStatusBar(controller, 'attentionLab.openDashboard'));
+  store.add(new TrainingStatusBar(controller, 'attentionLab.openDashboard', active.onDidChange));
   store.add(new ActiveRunStatusBar(active, runs, 'attentionLab.pickActiveRun'));
   store.add(controller.onDidChange((st) => {
     keys.set('attentionLab.isTraining', st !== null);

@@ -96,7 +96,11 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, { type: 'dashboard/didAttend', runId: 'stopped-run', snapshot: { ...snap, step: 55, source: 'selection', text: 'the cat' } });
     await frames(page);
     expect(await page.locator('.run-status').textContent()).toContain('stopped · step 55 of 3000');
-    expect(await page.locator('.run-controls button').count()).toBe(0);
+    // A stopped run goes on from its checkpoint: Resume, which the host runs as its Resume command.
+    expect(await page.locator('.run-controls button').allTextContents()).toEqual(['Resume']);
+    await page.click('.run-controls button:has-text("Resume")');
+    await until(page, `window.__posted.some((m) => m.type === 'train/control')`);
+    expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([{ type: 'train/control', runId: 'stopped-run', action: 'resume' }]);
     expect(await page.locator('#run-picker option').count()).toBe(1); // no extra entry beside the run
     clean(log);
     await page.close();

@@ -31,7 +31,7 @@
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
 // Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
-//   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/
+//   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
 // the whole suite, loudly, on machines that cannot install its toolchain.
 import { execFileSync } from 'node:child_process';
@@ -62,8 +62,14 @@ const keep = argv.includes('--keep');
 const t0 = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
 
-/** Screenshots of the UI run that README.md shows (and the .vsix ships). */
-const README_SHOTS = [['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-attention.png', 'attention.png'], ['07-score-selection.png', 'score.png'], ['02-configure-preset.png', 'configure.png']];
+/** The screenshots the README shows, by the scenario that takes them (in the Node host): [taken, media/screenshots/ name]. */
+const README_SHOTS = {
+  ui: [
+    ['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-attention.png', 'attention.png'],
+    ['07-score-selection.png', 'score.png'], ['08-selection-attention.png', 'your-text.png'], ['02-configure-preset.png', 'configure.png'],
+  ],
+  active: [['a5-dashboard-picker-compare.png', 'compare.png']],
+};
 
 function newSession(name, settings, options = {}) {
   // Short: Chromium's socket path (TMPDIR/org.chromium.Chromium.XXXXXX/SingletonSocket) must stay under 108 bytes.
@@ -152,11 +158,12 @@ async function browserTests(name, vsix, scenario, settings, options = {}) {
     else log(`kept ${dir} (code-server.log, browser-console.log, user-data/logs)`);
   }
   log(`${name} tests (${host}): ${ok ? 'passed' : 'FAILED'}`);
-  if (ok && name === 'ui' && host === 'node' && argv.includes('--readme-screenshots')) {
+  const readmeShots = README_SHOTS[name] ?? [];
+  if (ok && readmeShots.length > 0 && host === 'node' && argv.includes('--readme-screenshots')) {
     const media = path.join(ROOT, 'media/screenshots');
     fs.mkdirSync(media, { recursive: true });
-    for (const [from, to] of README_SHOTS) fs.copyFileSync(path.join(shots, from), path.join(media, to));
-    log(`copied ${README_SHOTS.length} screenshots to ${media}`);
+    for (const [from, to] of readmeShots) fs.copyFileSync(path.join(shots, from), path.join(media, to));
+    log(`copied ${readmeShots.length} screenshots to ${media}`);
   }
   return ok;
 }

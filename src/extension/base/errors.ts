@@ -8,6 +8,7 @@
  */
 
 import * as vscode from 'vscode';
+import { shownPathsIn } from '../../lab/files/slashPaths';
 
 /** An action button of an error notification. */
 export interface ErrorAction {
@@ -26,9 +27,10 @@ export function messageOf(e: unknown): string {
  */
 export function showError(log: vscode.LogOutputChannel, message: string, cause?: unknown, ...actions: ErrorAction[]): void {
   log.error(message);
+  const shown = shownPathsIn(message);
   if (cause instanceof Error && cause.stack && cause.message !== message) log.debug(cause.stack);
   const all = [...actions, { title: 'Open Log', run: () => log.show(true) }];
-  void vscode.window.showErrorMessage(message, ...all.map((a) => a.title)).then((chosen) => all.find((a) => a.title === chosen)?.run());
+  void vscode.window.showErrorMessage(shown, ...all.map((a) => a.title)).then((chosen) => all.find((a) => a.title === chosen)?.run());
 }
 
 /** The "Configure Model…" action. */

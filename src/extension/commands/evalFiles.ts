@@ -16,6 +16,28 @@ import { summarizeSkipped } from '../../protocol/data';
 /** Pairs decoded for exact match and BLEU (as `eval`'s default --max-pairs). */
 export const EVAL_MAX_PAIRS = 1000;
 
+/** A detected pair of parallel line files (lab/data/pairs.ts detectPairsFiles). */
+export interface LinePair {
+  readonly source: string;
+  readonly target: string | null;
+  readonly pairs: number;
+}
+
+/**
+ * The files that pair line for line with `chosen` (the other side of every detected pair it
+ * is in, `test.ja` beside `test.en`), with their line counts: what Evaluate on Files offers as
+ * the target before a second file dialog.
+ */
+export function otherSides(candidates: readonly LinePair[], chosen: string): { readonly file: string; readonly pairs: number }[] {
+  const out: { file: string; pairs: number }[] = [];
+  for (const c of candidates) {
+    if (c.target === null) continue;
+    const other = c.source === chosen ? c.target : c.target === chosen ? c.source : null;
+    if (other !== null && !out.some((o) => o.file === other)) out.push({ file: other, pairs: c.pairs });
+  }
+  return out;
+}
+
 /** True for a single-file pairs format (.tsv or .jsonl). */
 export function isPairsFile(file: string): boolean {
   return /\.(tsv|jsonl)$/i.test(file);

@@ -11,10 +11,11 @@
  */
 
 import * as vscode from 'vscode';
+import { shownPathsIn } from '../../lab/files/slashPaths';
 import type { ModelKind } from '../../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from '../base/errors';
-import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, testDataOf } from './evalFiles';
+import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, otherSides, testDataOf } from './evalFiles';
 import { pickRun } from '../runs/pickRun';
 import type { RunItem } from '../runs/runsModel';
 import type { Services } from '../services';
@@ -52,6 +53,18 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
   const source = localPaths(s, first)?.[0];
   if (!source) return undefined;
   if (isPairsFile(source)) return [source];
+  // The file beside it that pairs with it line for line (test.ja beside test.en), offered first.
+  const { fs } = s.host;
+  const sides = otherSides(await s.lab.get().detectPairs(fs, [fs.dirname(source)]).catch(() => []), source);
+  if (sides.length > 0) {
+    const other = { label: '$(folder-opened) Another file…', file: null };
+    const picked = await vscode.window.showQuickPick([...sides.map((o) => ({ label: `$(file) ${fs.basename(o.file)}`, description: `${o.pairs} lines, line for line with ${fs.basename(source)}`, file: o.file })), other], {
+      title: `Attention Lab: the target line file for ${fs.basename(source)}`,
+      placeHolder: 'Line i of the target translates line i of the source',
+    });
+    if (!picked) return undefined;
+    if (picked.file !== null) return [source, picked.file];
+  }
   const second = await vscode.window.showOpenDialog({
     title: `Attention Lab: the target line file (line i translates line i of ${s.host.fs.basename(source)})`,
     canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Evaluate', defaultUri: s.host.uriOf(s.host.fs.dirname(source)),
@@ -86,7 +99,7 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   if (!chosen) return undefined;
   const found = testDataOf(s.host.fs, kind, chosen, s.workspaceDir());
   if ('error' in found) {
-    void vscode.window.showWarningMessage(found.error);
+    void vscode.window.showWarningMessage(shownPathsIn(found.error));
     return undefined;
   }
   // Test documents are read within the same size limits as training data.
@@ -106,7 +119,7 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   for (const line of evalLogLines(out)) s.log.info(`${run.name}: ${line}`);
   const result = out;
   s.dashboard.showEvaluation(run.runDir, result.record);
-  void vscode.window.showInformationMessage(`${run.name} on ${result.source}: ${evalSummary(result)}`, 'Open Dashboard', 'Open Log').then((a) => {
+  void vscode.window.showInformationMessage(`${run.name} on ${shownPathsIn(result.source)}: ${evalSummary(result)}`, 'Open Dashboard', 'Open Log').then((a) => {
     if (a === 'Open Log') s.log.show(true);
     if (a === 'Open Dashboard') s.dashboard.open(run.runDir);
   });

@@ -121,13 +121,16 @@ function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
  * a truncated detail line would open a hover over the row below it.
  */
 async function decoderDataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
-  const documents: ValueItem<DataChoice>[] = trusted
+  // A window with no folder has no workspace files to offer.
+  const folder = s.workspaceDir() !== null;
+  const documents: ValueItem<DataChoice>[] = trusted && folder
     ? [{ label: '$(files) Documents in this workspace…', value: { kind: 'documents' }, description: `a glob, now ${d.include}` }]
     : [];
   const items = [...documents, ...taskItems('decoder-only')];
   for (;;) {
     const active = d.source === 'task' ? items.find((i) => i.value?.kind === 'task' && i.value.task === d.task)?.value : documents[0]?.value;
-    const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder: trusted ? 'Train on documents or a built-in task' : 'Built-in task (Restricted Mode: workspace files are not read)', items, ...(active ? { active } : {}) });
+    const placeholder = !trusted ? 'Built-in task (Restricted Mode: workspace files are not read)' : folder ? 'Train on documents or a built-in task' : 'Built-in task (no folder is open: open one to train on its files)';
+    const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder, items, ...(active ? { active } : {}) });
     if (r === undefined || r === BACK) return r;
     if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
     const g = await globStep(s, d, true);
@@ -144,7 +147,8 @@ async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean):
     ...(found.length ? [{ label: 'Pairs files in this workspace', kind: vscode.QuickPickItemKind.Separator } as ValueItem<DataChoice>, ...found] : []),
     ...tasks,
   ]);
-  const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder: trusted ? 'Source → target data' : 'Built-in task (Restricted Mode: workspace files are not read)', items: tasks, busy: withPairs });
+  const placeholder = !trusted ? 'Built-in task (Restricted Mode: workspace files are not read)' : ws ? 'Source → target data' : 'Built-in task (no folder is open: open one to train on its pairs files)';
+  const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder, items: tasks, busy: withPairs });
   if (r === undefined || r === BACK) return r;
   if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
   if (r.kind === 'pairs') return withData(d, { source: 'pairs', pairsSource: r.source, pairsTarget: r.target });

@@ -31,9 +31,9 @@ export class DashboardManager implements DisposableLike {
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    deps: Omit<SessionDeps, 'saveExport'>,
+    deps: Omit<SessionDeps, 'saveExport' | 'resume'>,
   ) {
-    this.deps = { ...deps, saveExport: (msg) => saveExportFile(msg, deps.log) };
+    this.deps = { ...deps, saveExport: (msg) => saveExportFile(msg, deps.log), resume: (runDir) => vscode.commands.executeCommand('attentionLab.run.resume', runDir) };
     this.store.add(deps.active.onDidChange((id) => id !== null && this.session?.showActive(id)));
     this.store.add(
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {

@@ -45,6 +45,8 @@ export interface SessionDeps {
   readonly active: ActiveRun;
   /** Saves an exported chart, heatmap or table (exportSave.ts: a save dialog, then the file). */
   readonly saveExport: (msg: Extract<WebviewToHost, { type: 'export/save' }>) => Promise<unknown>;
+  /** Resumes a stopped or interrupted run from its last checkpoint (the Resume command). */
+  readonly resume: (runDir: string) => unknown;
 }
 
 interface Watermark {
@@ -228,6 +230,12 @@ export class DashboardSession implements DisposableLike {
 
   private control(runId: string, action: 'pause' | 'resume' | 'stop'): void {
     const live = this.deps.controller.state;
+    if (action === 'resume' && (!live || live.runId !== runId) && this.deps.runs.find(runId)) {
+      // A stopped or interrupted run's Resume: the command resumes it from its last checkpoint
+      // (and says so when another run is training).
+      void this.deps.resume(runId);
+      return;
+    }
     if (!live || live.runId !== runId) {
       this.deps.log.warn(`The dashboard asked to ${action} ${runId}, which is not training.`);
       return;

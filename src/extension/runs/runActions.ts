@@ -10,6 +10,8 @@
 import * as vscode from 'vscode';
 import { listNames } from '../../lab/files/labFs';
 import { runLockProblem } from '../../lab/runs/runLock';
+import { shownPath } from '../../lab/files/slashPaths';
+import { folderNameOf } from '../../common/fileNames';
 import { messageOf, showError } from '../base/errors';
 import { pickRun, runDirOf } from './pickRun';
 import type { RunItem } from './runsModel';
@@ -25,13 +27,13 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
     if (!picked?.[0]) return undefined;
     dir = s.host.pathOf(picked[0]) ?? undefined;
     if (!dir) {
-      await showError(s.log, `${picked[0].toString(true)} is not on a file system Attention Lab can read here; choose a folder on disk.`);
+      await showError(s.log, `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can read here; choose a folder on disk.`);
       return undefined;
     }
   }
   const lab = s.lab.get();
   if (!(await lab.isRunFolder(fs, dir))) {
-    await showError(s.log, `${dir} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`);
+    await showError(s.log, `${shownPath(dir)} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`);
     return undefined;
   }
   const listing = await lab.readListing(fs, dir);
@@ -61,7 +63,7 @@ export async function revealRunCommand(s: Services, arg: unknown): Promise<void>
     return;
   }
   await vscode.window.showTextDocument(s.host.uriOf(s.host.fs.join(run.runDir, 'run.json')), { preview: true });
-  void vscode.window.showInformationMessage(`${run.name} is in ${run.runDir}.`);
+  void vscode.window.showInformationMessage(`${run.name} is in ${shownPath(run.runDir)}.`);
 }
 
 /** The runs a Runs-view command was invoked on: the multi-selection when `arg` is part of it, else none. */
@@ -106,7 +108,7 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
     {
       modal: true,
       detail: one
-        ? `This removes ${one.runDir} and everything in it (model, checkpoints, metrics, snapshots). It cannot be undone.${kept}`
+        ? `This removes ${shownPath(one.runDir)} and everything in it (model, checkpoints, metrics, snapshots). It cannot be undone.${kept}`
         : `This removes the folders of ${runs.map((r) => r.name).join(', ')} and everything in them (models, checkpoints, metrics, snapshots). It cannot be undone.${kept}`,
     },
     'Delete',
@@ -124,7 +126,7 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
       await s.host.fs.remove(run.runDir);
       deleted++;
     } catch (e) {
-      await showError(s.log, `Could not delete ${run.runDir}: ${messageOf(e)}`, e);
+      await showError(s.log, `Could not delete ${shownPath(run.runDir)}: ${messageOf(e)}`, e);
       continue;
     }
     await s.registry.removeOpened(run.runDir);
@@ -207,14 +209,14 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
     if (!picked?.[0]) return undefined;
     out = s.host.pathOf(picked[0]) ?? undefined;
     if (!out) {
-      await showError(s.log, `${picked[0].toString(true)} is not on a file system Attention Lab can write here; choose a folder on disk.`);
+      await showError(s.log, `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can write here; choose a folder on disk.`);
       return undefined;
     }
   }
-  const target = fs.join(out, fs.basename(run.runDir));
+  const target = fs.join(out, folderNameOf(run.name, fs.basename(run.runDir)));
   let force = false;
   if ((await listNames(fs, target)).length > 0) {
-    const replace = await vscode.window.showWarningMessage(`${target} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');
+    const replace = await vscode.window.showWarningMessage(`${shownPath(target)} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');
     if (replace !== 'Replace') return undefined;
     force = true;
   }
@@ -230,7 +232,7 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
   s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => fs.basename(f)).join(', ')}`);
   for (const w of result.warnings) s.log.warn(`Export of ${run.name}: ${w}`);
   const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';
-  void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch into ${dir} (weights, config, tokenizer, README).${warn}`, 'Open README').then((a) => {
+  void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch into ${shownPath(dir)} (weights, config, tokenizer, README).${warn}`, 'Open README').then((a) => {
     if (a) void vscode.window.showTextDocument(s.host.uriOf(fs.join(dir, 'README.md')));
   });
   return [...result.files];

@@ -6,7 +6,7 @@
  * Leaves out: the state itself (protocol/runStatus.ts) and the numbers' formats (src/common/format.ts).
  */
 
-import { formatBackend, formatLoss } from '../../common/format';
+import { formatBackend, formatCompact, formatLoss } from '../../common/format';
 import type { RunItem } from './runsModel';
 
 /** "decoder-only · completed · step 60/60 · val 1.234": what tells runs apart in a quick pick. */
@@ -39,7 +39,34 @@ export function activeRunTooltip(r: RunItem | undefined): string {
 /** The progress notification's line: the state the run is in now, in words. */
 export function trainingProgressMessage(st: { readonly step: number; readonly totalSteps: number; readonly loss: number | null; readonly paused: boolean; readonly stopping: boolean }): string {
   const where = `step ${st.step}/${st.totalSteps} · loss ${formatLoss(st.loss)}`;
-  if (st.stopping) return `stopping after ${where} (saving a checkpoint)…`;
+  // Not "after step N": the step in progress (a PyTorch run's next one or two) still finishes first.
+  if (st.stopping) return `stopping at the end of the step in progress, with a checkpoint · ${where}…`;
   if (st.paused) return `paused at ${where} — "Pause / Resume Training" or the dashboard's Resume continues it`;
   return where;
+}
+
+/** A training run's state as the status bar item shows it. */
+export interface TrainingLine {
+  readonly step: number;
+  readonly totalSteps: number;
+  readonly loss: number | null;
+  readonly tokensPerSec: number;
+  readonly paused: boolean;
+  readonly stopping: boolean;
+}
+
+/** The training status-bar item's text: paused and stopping said in words, not only by the icon. */
+export function trainingStatusText(s: TrainingLine): string {
+  const icon = s.paused ? '$(debug-pause)' : s.stopping ? '$(loading~spin)' : '$(sync~spin)';
+  const rate = s.tokensPerSec > 0 && !s.paused ? ` · ${formatCompact(s.tokensPerSec)} tok/s` : '';
+  const state = s.paused ? 'paused at ' : s.stopping ? 'stopping · ' : '';
+  return `${icon} Attention Lab: ${state}step ${s.step}/${s.totalSteps} · loss ${formatLoss(s.loss)}${rate}`;
+}
+
+/**
+ * Whether the item that says how a run ended ("finished at step 7500") stays up: while that
+ * run is the active one (or none is), not under another run the commands now act on.
+ */
+export function endedRunStays(ended: string, active: string | null): boolean {
+  return active === null || active === ended;
 }

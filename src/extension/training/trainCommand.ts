@@ -25,7 +25,8 @@ import { pickRun } from '../runs/pickRun';
 import { trainingProgressMessage } from '../runs/runLines';
 import type { Services } from '../services';
 import { mismatch, specFromSettings } from '../configure/settings';
-import { DataError, findTrainingData } from './trainData';
+import { DataError, MAX_FILES, documentsRoot, findDocumentFiles, findTrainingData } from './trainData';
+import { fineTuneEstimate, fineTuneSources } from './fineTune';
 import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
 
 function busy(s: Services): boolean {
@@ -89,23 +90,53 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
   if (busy(s)) return;
   const run = await pickRun(s, arg, { trained: true, purpose: 'fine-tune' });
   if (!run) return;
-  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-  const picked = await vscode.window.showOpenDialog({
-    title: `Attention Lab: Fine-tune ${run.name} on…`, openLabel: 'Fine-tune on These', canSelectFiles: true, canSelectFolders: false, canSelectMany: true, ...(folder ? { defaultUri: folder } : {}),
-  });
-  if (!picked?.length) return;
-  const paths = picked.flatMap((u) => s.host.pathOf(u) ?? []);
-  if (paths.length < picked.length) return showError(s.log, `Cannot fine-tune ${run.name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`);
-  const root = folder ? s.host.pathOf(folder) : null;
+  const docs = await fineTuneDocuments(s, run.name);
+  if (!docs) return;
   // Its data is written into run.json below: not while another session trains it.
   const locked = await runLockProblem(s.host.fs, run.runDir, s.host.lockIdentity);
   if (locked) return showError(s.log, locked);
+  let spec: TrainSpec;
   try {
-    await s.lab.get().setFineTuneData(s.host.fs, run.runDir, paths, root ?? s.host.fs.dirname(paths[0] as string));
+    spec = (await s.lab.get().setFineTuneData(s.host.fs, run.runDir, docs.files, docs.root)).spec;
   } catch (e) {
     return showError(s.log, `Cannot fine-tune ${run.name}: ${messageOf(e)}`, e);
   }
+  // How long it takes here, measured before it starts (as Configure's review says for a new run).
+  const steps = Math.max(0, spec.training.steps - run.step);
+  const time = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: measuring a step of ${run.name} on this machine…` }, () =>
+    s.models.calibrate(spec, spec.tokenizer.vocabSize).catch((e: unknown) => ({ error: messageOf(e) })));
+  const go = await vscode.window.showInformationMessage(fineTuneEstimate(run.name, docs.files.length, steps, time), { modal: true }, 'Fine-tune');
+  if (go !== 'Fine-tune') return;
   await resumeCommand(s, run.runDir);
+}
+
+/** The documents a fine-tuning trains on: the workspace's (as Train finds them) or files chosen by hand; undefined when cancelled. */
+async function fineTuneDocuments(s: Services, name: string): Promise<{ files: string[]; root: string } | undefined> {
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const ws = s.workspaceDir();
+  const { include, exclude } = s.settings().data;
+  const items = fineTuneSources(include, ws !== null && vscode.workspace.isTrusted);
+  const source = items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { title: `Attention Lab: Fine-tune ${name} on…`, placeHolder: 'The documents to fine-tune on' });
+  if (!source) return undefined;
+  if (source.value === 'workspace') {
+    const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding documents' }, () =>
+      findDocumentFiles(s.host, include, exclude, s.runsRoot().root, MAX_FILES));
+    if (found.files.length === 0) {
+      showError(s.log, `No files in this workspace match "${include}"; change attentionLab.data.include in "Configure Model…", or choose files.`, undefined, CONFIGURE_ACTION);
+      return undefined;
+    }
+    return { files: [...found.files], root: documentsRoot(s.host, found.files) };
+  }
+  const picked = await vscode.window.showOpenDialog({
+    title: `Attention Lab: Fine-tune ${name} on…`, openLabel: 'Fine-tune on These', canSelectFiles: true, canSelectFolders: false, canSelectMany: true, ...(folder ? { defaultUri: folder } : {}),
+  });
+  if (!picked?.length) return undefined;
+  const paths = picked.flatMap((u) => s.host.pathOf(u) ?? []);
+  if (paths.length < picked.length) {
+    showError(s.log, `Cannot fine-tune ${name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`);
+    return undefined;
+  }
+  return { files: paths, root: ws ?? s.host.fs.dirname(paths[0] as string) };
 }
 
 /**

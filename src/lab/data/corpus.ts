@@ -17,6 +17,7 @@ import { formatBytes } from '../../common/format';
 import type { SkippedFile } from '../../protocol/data';
 import { summarizeSkipped } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
+import { shownPath } from '../files/slashPaths';
 import { skipByContent, skipByPath } from './codeFiles';
 import { GitignoreFilter } from './gitignore';
 import { hashString, unitInterval } from './seededHash';
@@ -215,10 +216,10 @@ export async function collectFromPaths(fs: LabFs, paths: readonly string[], root
   const absRoot = fs.resolve(root);
   limitsOf(opts);
   if (paths.length === 0) {
-    throw new EngineError('input/invalid', `No files given to collect under ${absRoot}; choose at least one text file.`);
+    throw new EngineError('input/invalid', `No files given to collect under ${shownPath(absRoot)}; choose at least one text file.`);
   }
   const files = [...new Set(paths.map((p) => fs.resolve(p, absRoot)))];
-  return readCorpus(fs, files, absRoot, opts, `given under ${absRoot}`);
+  return readCorpus(fs, files, absRoot, opts, `given under ${shownPath(absRoot)}`);
 }
 
 /**

@@ -287,13 +287,13 @@ export async function loadDocumentData(fs: LabFs, spec: DocumentsSpec, source: T
   const skipGenerated = limitsOf(limits).skipGenerated;
   const o: LoadOptions = { ...opts, skipGenerated };
   const plan = await planCorpus(fs, spec.files, spec.root, limits);
-  if (plan.files.length === 0) throw noDocumentsError(plan.skipped, `given under ${plan.root}`, limits);
+  if (plan.files.length === 0) throw noDocumentsError(plan.skipped, `given under ${shownPath(plan.root)}`, limits);
   let split = chooseSplit(plan.files, opts.seed);
   const notes: string[] = [];
   const pacer = new Pacer(opts, plan.bytes);
   const tok = 'train' in source ? await learnTokenizer(fs, source, plan.files, split, o, pacer, notes) : source;
   let e = await encodeAll(fs, tok, plan.files, split, o, pacer);
-  if (e.documents === 0) throw noDocumentsError([...plan.skipped, ...e.skipped], `given under ${plan.root}`, limits);
+  if (e.documents === 0) throw noDocumentsError([...plan.skipped, ...e.skipped], `given under ${shownPath(plan.root)}`, limits);
   if (e.val.length < MIN_VAL_TOKENS) {
     split = { kind: 'none' };
     e = await encodeAll(fs, tok, plan.files, split, o, pacer);

@@ -185,7 +185,8 @@ async function pairCount(fs: LabFs, file: string): Promise<number | null> {
  * `.jsonl` file, and every two files `X.a` / `X.b` with the same stem, a short language-
  * like extension (e.g. `train.de` / `train.en`) and equal line counts. A parallel pair is
  * ordered `src`/`source` before `tgt`/`target`, else alphabetically by extension; callers
- * may offer to swap. Sorted by label; an unreadable folder gives an empty list.
+ * may offer to swap. Training data first (a picker preselects the first), then the held-out
+ * splits (test, val, dev, …), each by label; an unreadable folder gives an empty list.
  */
 export async function detectPairsFiles(fs: LabFs, dir: string): Promise<PairsCandidate[]> {
   const root = fs.resolve(dir);
@@ -219,5 +220,14 @@ export async function detectPairsFiles(fs: LabFs, dir: string): Promise<PairsCan
       }
     }
   }
-  return out.sort((x, y) => (x.label < y.label ? -1 : x.label > y.label ? 1 : 0));
+  return out.sort(trainingFirst);
+}
+
+/** A file name that says it holds a held-out split: test, val(id)(ation), dev, eval, heldout, as a word. */
+const HELD_OUT = /(?:^|[^a-z])(?:test|tst|val|valid|validation|dev|eval|heldout|held-out)(?:[^a-z]|$)/i;
+
+/** Orders pairs candidates: training data before held-out splits, then by label. */
+export function trainingFirst(x: PairsCandidate, y: PairsCandidate): number {
+  const held = (c: PairsCandidate): number => (HELD_OUT.test(c.label.split(' ')[0] as string) ? 1 : 0);
+  return held(x) - held(y) || (x.label < y.label ? -1 : x.label > y.label ? 1 : 0);
 }

@@ -30,6 +30,7 @@ import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker'
 import type { Corpus } from '../data/corpus';
 import { collectFromPaths } from '../data/corpus';
 import type { LabFs } from '../files/labFs';
+import { shownPath } from '../files/slashPaths';
 import { pairBatch, tokenStream, tokenizePairs } from '../data/dataset';
 import type { Pair } from '../data/pairs';
 import { readPairs } from '../data/pairs';
@@ -103,7 +104,7 @@ function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOption
   const l = meanLoss(r.model, groups.length, (i) => windowBatch(stream, groups[i] as (typeof groups)[number]), new ByteCounter(r.tok, r.model.padId), new Progress(groups.length, opts));
   return {
     kind: 'documents',
-    source: `${plural(corpus.documents.length, 'document')} under ${corpus.root}`,
+    source: `${plural(corpus.documents.length, 'document')} under ${shownPath(corpus.root)}`,
     step: r.step,
     context: T,
     ...lossFields(l),
@@ -231,7 +232,7 @@ export async function evaluateFiles(fs: LabFs, r: OpenRun, data: EvalFilesData, 
     files = await Promise.all(corpus.documents.map((d) => describeFile(fs, d.abs)));
   } else {
     const pairs = await readPairs(fs, data.source, data.target);
-    const names = data.target === null ? data.source : `${data.source} → ${data.target}`;
+    const names = data.target === null ? shownPath(data.source) : `${shownPath(data.source)} → ${shownPath(data.target)}`;
     measured = evaluatePairs(r, pairs, `${names} (${plural(pairs.length, 'pair')})`, opts);
     files = await Promise.all([data.source, ...(data.target === null ? [] : [data.target])].map((f) => describeFile(fs, f)));
   }

@@ -37,6 +37,24 @@ export function shownPath(p: string): string {
   return name ? `${name}${rest}` : `${scheme}:${rest}`;
 }
 
+/** A URI root inside a message: after the start, a space or an opening quote or bracket. */
+const ROOT_IN_TEXT = /(^|[\s(["'`])([a-zA-Z][\w+.-]*):\/\/([^/\s]*)/g;
+
+/**
+ * `text` with every path in it as a person reads it ({@link shownPath}), for messages that
+ * quote paths from anywhere (a lab error naming a file the web host spelled as a URI). Only a
+ * URI's root is rewritten, so a name with spaces after it stays whole; web addresses
+ * (`http`, `https`) are left as they are.
+ */
+export function shownPathsIn(text: string): string {
+  return text.replace(ROOT_IN_TEXT, (all: string, before: string, scheme: string, authority: string, at: number) => {
+    if (/^https?$/i.test(scheme)) return all;
+    const shown = shownPath(`${scheme}://${authority}/`);
+    const pathFollows = text[at + all.length] === '/';
+    return before + (pathFollows ? shown.slice(0, -1) : shown);
+  });
+}
+
 /** Splits `p` into its root (`scheme://authority`, or '') and its `/…` part. */
 export function splitRoot(p: string): { readonly root: string; readonly path: string } {
   const m = ROOT.exec(p);

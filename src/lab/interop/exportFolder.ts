@@ -2,19 +2,25 @@
  * `attention-lab export` and the editor's "Export for PyTorch": one folder, named after the
  * run, that is usable alone:
  *
- *   <out>/<run name>/
+ *   <out>/<run name>/     the name the run shows (common/fileNames.ts), not its folder's id
  *     model.safetensors   fp32 weights under nanoGPT's / the notebook Transformer's names
  *     config.json         their constructor fields + an `attention_lab` block (below)
  *     tokenizer.json      our tokenizer, as the run saved it
  *     vocab.json          (byte-level BPE only) the same BPE in GPT-2's format, which
  *     merges.txt            Hugging Face's GPT2Tokenizer reads with the same ids
  *     README.md           the lines of PyTorch that load it and reproduce `attention-lab score`
+ *     reference.py, safetensors_io.py, lab_tokenizers.py, score_export.py
+ *                         the PyTorch model, reader and check the README runs (scripts/pytorch/,
+ *                         built into exportPython.generated.ts by scripts/exportPython.mjs), so
+ *                         the folder needs nothing else
  *
  * config.json's `attention_lab` block: `format` ("attention-lab-export"), `version` (1),
  * `run` (the name), `step`, `config` (the whole ModelConfig, so an import rebuilds the model
  * exactly), `tokenizer` ({type, file, vocab_size, special_ids}) and `example` (a text and the
  * log-probability `attention-lab score` gives it, computed here, so a PyTorch run can be
- * checked against it: scripts/pytorch/score_export.py).
+ * checked against it: score_export.py). The example is the run's own held-out text (the
+ * first of the prompts its data recorded), so it is in the language the model learned; a run
+ * with none scores {@link DEFAULT_EXAMPLE}.
  *
  * Everything is computed in memory first; the files go into a temporary folder beside the
  * target, which is renamed into place, so a failure or a kill never leaves a half-written
@@ -36,13 +42,15 @@ import { pytorchConfig, pytorchTensors } from './exportPytorch';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../runs/openRun';
 import { RUN_FILES } from '../runs/runFolder';
+import { folderNameOf } from '../../common/fileNames';
+import { EXPORT_PYTHON_FILES } from './exportPython.generated';
 
 /** The `format` of config.json's `attention_lab` block. */
 export const EXPORT_FORMAT = 'attention-lab-export';
 /** Its version. */
 export const EXPORT_VERSION = 1;
 
-/** The example scored at export time when none is given. */
+/** The example scored at export time when none is given and the run recorded no held-out text. */
 export const DEFAULT_EXAMPLE = { text: 'To be, or not to be, that is the question.\n', source: 'the cat sat on the mat' } as const;
 
 /** Options of {@link exportRun}. */
@@ -72,7 +80,8 @@ export interface ExportResult {
 /** Scores the example as the CLI's `score` would; null (with a warning) when it cannot be. */
 function scoreExample(r: OpenRun, opts: ExportOptions, warnings: string[]): ExportExample | null {
   const encdec = r.model.config.kind === 'encoder-decoder';
-  const text = opts.text ?? DEFAULT_EXAMPLE.text;
+  const own = encdec ? undefined : r.run.data.prompts?.[0];
+  const text = opts.text ?? own ?? DEFAULT_EXAMPLE.text;
   const source = encdec ? (opts.source ?? DEFAULT_EXAMPLE.source) : null;
   try {
     const { output } = scoreText(r, source, text);
@@ -114,8 +123,15 @@ function exportFiles(r: OpenRun, name: string, opts: ExportOptions): { files: Ma
     },
   };
   files.set('config.json', `${JSON.stringify(config, null, 2)}\n`);
+  for (const [file, text] of Object.entries(EXPORT_PYTHON_FILES)) files.set(file, text);
   files.set('README.md', exportReadme({ name, step: r.step, config: c, tokType: tok.type, gpt2Files: gpt2, specialIds: tok.specialIds, example, warnings }));
   return { files, tensors, warnings, example };
+}
+
+/** The name of `r`'s export folder: the name the run shows, as a folder name. */
+export function exportFolderName(fs: LabFs, r: OpenRun): string {
+  const own = fs.basename(fs.resolve(r.runDir));
+  return folderNameOf(r.run.displayName ?? own, own);
 }
 
 /**
@@ -124,7 +140,7 @@ function exportFiles(r: OpenRun, name: string, opts: ExportOptions): { files: Ma
  * (unless `force`), or would be a run folder.
  */
 export async function exportRun(fs: LabFs, r: OpenRun, outParent: string, opts: ExportOptions = {}): Promise<ExportResult> {
-  const name = fs.basename(fs.resolve(r.runDir));
+  const name = exportFolderName(fs, r);
   const dir = fs.join(fs.resolve(outParent), name);
   if (await exists(fs, fs.join(outParent, RUN_FILES.run))) {
     throw new EngineError('input/invalid', `${outParent} is a run folder; export into another folder, so that the run's own files stay as they are.`);
@@ -139,7 +155,7 @@ export async function exportRun(fs: LabFs, r: OpenRun, outParent: string, opts: 
   if ((await listNames(fs, dir)).length > 0 && opts.force !== true) {
     throw new EngineError('input/invalid', `${dir} already exists and is not empty; pass --force to replace it, or choose another --out folder.`);
   }
-  const { files, tensors, warnings, example } = exportFiles(r, name, opts);
+  const { files, tensors, warnings, example } = exportFiles(r, r.run.displayName ?? fs.basename(fs.resolve(r.runDir)), opts);
   const tmp = await scratchFolder(fs, dir, 'export');
   try {
     await fs.writeFiles([...files].map(([file, data]) => ({ path: fs.join(tmp, file), data })));

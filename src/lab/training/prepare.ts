@@ -25,6 +25,7 @@ import { TASK_MODEL_KINDS } from '../../protocol/data';
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { LabFs } from '../files/labFs';
 import { exists, readText, writeFile } from '../files/labFs';
+import { learningRateUsed } from '../../common/learningRate';
 import { shownPath } from '../files/slashPaths';
 import type { Dataset } from '../data/dataset';
 import { documentDataset, pairDataset, tokenizePairs } from '../data/dataset';
@@ -184,13 +185,13 @@ export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig, segments: rea
   const planned = (segments[0] as RunSegment).toStep;
   const warmup = plannedWarmup(spec, planned);
   if (t.optimizer === 'paper') {
-    const factor = t.lr > 0 ? t.lr : 1;
+    const factor = learningRateUsed(t);
     // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
     const peak = factor * Math.pow(cfg.dModel, -0.5) * Math.pow(warmup, -0.5);
     const noam = { type: 'noam', warmup, dModel: cfg.dModel, factor } as const;
     return { type: 'adam', lr: peak, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: segmentedSchedule(segments, () => noam) };
   }
-  const lr = t.lr > 0 ? t.lr : 1e-3;
+  const lr = learningRateUsed(t);
   const minLr = lr / 10;
   const scheduleOf = (s: RunSegment): SegmentSchedule => {
     switch (s.schedule) {

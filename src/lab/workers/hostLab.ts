@@ -18,7 +18,7 @@ import type { LabFs } from '../files/labFs';
 import { exists } from '../files/labFs';
 import type { CorpusPreview, PreviewBudget } from '../data/corpusPreview';
 import { previewCorpus } from '../data/corpusPreview';
-import { detectPairsFiles } from '../data/pairs';
+import { detectPairsFiles, trainingFirst } from '../data/pairs';
 import type { PairsCandidate } from '../data/pairs';
 import { INDUCTION_ALPHABET } from '../data/inductionTask';
 import { resolveConfig } from '../training/prepare';
@@ -127,7 +127,7 @@ export function previewDocuments(fs: LabFs, files: readonly string[], root: stri
 /** Likely pairs files directly inside each folder. */
 export async function detectPairs(fs: LabFs, dirs: readonly string[]): Promise<PairsCandidate[]> {
   const all = await Promise.all([...new Set(dirs)].map((d) => detectPairsFiles(fs, d)));
-  return all.flat();
+  return all.flat().sort(trainingFirst);
 }
 
 /** Message of an error, keeping EngineError's advice. */

@@ -226,6 +226,8 @@ test('evaluates a run on files it never saw', async () => {
   assert.equal(out.kind, 'documents');
   assert.equal(out.documents, 1);
   assert.ok(Number.isFinite(out.loss) && out.loss > 0, `loss ${out.loss}`);
+  // What the notification and the dashboard show: the folder as a person reads it, never the web host's URI.
+  assert.ok(!/[a-z-]+:\/\//.test(out.source) && out.record.source === out.source, `the evaluation's source reads ${out.source}`);
 });
 
 test('pauses, resumes and stops a long run; resumes it from its checkpoint', async () => {
@@ -284,6 +286,7 @@ test('evaluates a run on test files in the model worker and records it in the ru
   const out = await vscode.commands.executeCommand('attentionLab.evaluateFiles', run.runDir, [tsv]);
   assert.ok(out, 'the evaluation did not finish');
   assert.equal(out.kind, 'pairs');
+  assert.ok(!/[a-z-]+:\/\//.test(out.source), `the evaluation's source reads ${out.source}`);
   assert.equal(out.translation.decoded, 3);
   assert.match(out.translation.bleuSignature, /^nrefs:1\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:2\.6\.0$/);
   assert.ok(Number.isFinite(out.bpb) && Math.abs(out.bpb - (out.loss * out.tokens) / (out.bytes * Math.LN2)) < 1e-9, `bits per byte ${out.bpb}`);

@@ -3,7 +3,7 @@
  * (/usr/bin/python3): a run moves between engines both ways through its checkpoint files and
  * `eval` (recorded in evaluations.jsonl, bits per byte as training logged them), `decode`,
  * `heads` and `report` open the result; Ctrl-C stops a PyTorch run with a
- * loadable checkpoint; every bad input exits 2 with one line and leaves no run folder behind;
+ * loadable checkpoint, and a lab that goes away (a window reload) leaves it interrupted with Resume; every bad input exits 2 with one line and leaves no run folder behind;
  * `--print-launch` prints commands that train the prepared folder as printed.
  *
  * The interpreters a user may have are made here as small wrappers around the real one: a
@@ -12,7 +12,7 @@
  * network interface (torchrun then fails for real).
  */
 
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,11 @@ import { MANIFEST_VERSION } from '../../../src/lab/pytorch/trainerInputs';
 import { openRun } from '../../../src/lab/runs/openRun';
 import { NODE_FS } from '../../../src/lab/files/nodeFs';
 import { cli, cliAsync, metricLines, tempDir } from './cliHarness';
+import { announceInterrupted } from '../../../src/extension/runs/interrupted';
+import type { RunItem } from '../../../src/extension/runs/runsModel';
+import type { SavedRunStatus } from '../../../src/protocol/runStatus';
+import { shownRunState } from '../../../src/protocol/runStatus';
+import { Memento } from '../extension/memento';
 
 const tmp = tempDir();
 afterAll(tmp.cleanup);
@@ -188,6 +193,38 @@ describe('a trainer that hangs on its way out', () => {
     expect(runJson(out)).toMatchObject({ status: 'completed', step: 4 });
     expect(r.stderr).toMatch(/had not exited 30 s after the run was completed; ended it\./);
   }, 200_000);
+});
+
+describe('the lab going away during a PyTorch run (a window reload)', () => {
+  it('leaves the run interrupted at the checkpoint the trainer saved, so the next window offers Resume, and it resumes', async () => {
+    const out = path.join(tmp.dir, 'reloaded');
+    const prepared = cli(['train', '--task', 'induction', '--steps', '100000', '--eval-every', '0', '--snapshot-every', '0', '--print-launch', '--out', out], tmp.dir);
+    expect(prepared.code, prepared.stderr).toBe(0);
+    // The trainer as the lab launches it, watching its input; a reloading window's extension host
+    // ends without a word, and the trainer sees that input close.
+    const trainer = spawn(PY, [path.join(out, 'pytorch', 'trainer', 'trainer.py'), '--run-dir', out, '--stop-on-stdin-eof'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const exited = new Promise<number | null>((resolve) => trainer.on('close', resolve));
+    const t0 = Date.now();
+    while (!(fs.existsSync(path.join(out, 'metrics.jsonl')) && metricLines(out, 'step').length >= 3)) {
+      if (Date.now() - t0 > 120_000) throw new Error('the PyTorch run did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    trainer.stdin.end();
+    expect(await exited).toBe(0);
+    const run = runJson(out);
+    expect(run.status).toBe('training');
+    expect(run.step).toBe(metricLines(out, 'step').at(-1)?.step);
+    expect((await openRun(NODE_FS, out, createReferenceBackend())).step).toBe(run.step);
+    const shown = shownRunState(run as { status: SavedRunStatus; step: number }, null);
+    expect(shown).toEqual({ status: 'interrupted', step: run.step });
+    const offered: string[][] = [];
+    const item: RunItem = { runDir: out, name: 'reloaded', ...shown, kind: 'decoder-only', totalSteps: 100000, bestValLoss: null, hasModel: true, active: false, params: null, data: null, imported: null, error: null, note: null, backend: 'pytorch cpu' };
+    await announceInterrupted(new Memento(), [item], (_m, ...a) => (offered.push(a), Promise.resolve(undefined)), () => undefined);
+    expect(offered).toEqual([['Resume']]);
+    const more = cli(['train', '--resume', out, ...TORCH, '--until', String(run.step + 2), '--json'], tmp.dir);
+    expect(more.code, more.stderr).toBe(0);
+    expect(runJson(out)).toMatchObject({ status: 'stopped', step: run.step + 2 });
+  });
 });
 
 describe('--print-launch', () => {

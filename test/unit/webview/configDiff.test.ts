@@ -21,6 +21,14 @@ describe('configDiff', () => {
     ]);
   });
 
+  it('shows the learning rate a run trains with where its settings say 0 (the default), not "0"', () => {
+    expect(configDiff([run('a', { training: { lr: 0 } }), run('b', { training: { lr: 0.0003 } })])).toEqual([{ key: 'training.lr', values: ['0.001 (default)', '0.0003'] }]);
+    // The default and the same rate given by hand train alike, and the table says which is which.
+    expect(configDiff([run('a', { training: { lr: 0 } }), run('b', {})])).toEqual([{ key: 'training.lr', values: ['0.001 (default)', '0.001'] }]);
+    const paper = configDiff([run('a', { training: { lr: 0, optimizer: 'paper' } }), run('b', { training: { lr: 2, optimizer: 'paper' } })]);
+    expect(paper).toEqual([{ key: 'training.lr', values: ['noam factor 1 (default)', 'noam factor 2'] }]);
+  });
+
   it('marks a key one run lacks, and finds nothing between equal runs', () => {
     expect(configDiff([run('a', {}), run('b', { config: { window: 16 } })])).toEqual([{ key: 'model.window', values: ['—', '16'] }]);
     expect(configDiff([run('a', {}), run('b', {})])).toEqual([]);

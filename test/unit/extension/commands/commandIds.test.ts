@@ -78,6 +78,21 @@ describe('the manifest (package.json) and the code agree', () => {
     expect(pkg.capabilities.virtualWorkspaces.supported).toBe('limited');
   });
 
+  it("speaks of the workspace's files only in a window with a folder open", () => {
+    const runs = c.viewsWelcome.filter((w) => w.view === 'attentionLab.runs');
+    for (const w of runs.filter((x) => /workspace's files/.test(x.contents))) expect(w.when).toMatch(/workbenchState != empty/);
+    const noFolder = runs.filter((w) => /workbenchState == empty/.test(w.when));
+    expect(noFolder).toHaveLength(1);
+    expect(noFolder[0]?.contents).toMatch(/No folder is open/);
+    expect(noFolder[0]?.contents).not.toMatch(/workspace's files/);
+    // Every window state meets exactly one welcome text: trusted with and without a folder, and Restricted Mode.
+    expect(runs.map((w) => w.when).sort()).toEqual([
+      '!attentionLab.hasRuns && !isWorkspaceTrusted',
+      '!attentionLab.hasRuns && isWorkspaceTrusted && workbenchState != empty',
+      '!attentionLab.hasRuns && isWorkspaceTrusted && workbenchState == empty',
+    ]);
+  });
+
   it('ships the icons it names', () => {
     const media = readdirSync(new URL('../../../../media/', import.meta.url));
     expect(media).toContain('icon.png');

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { evalLogLines, evalSummary, isPairsFile, testDataOf } from '../../../../src/extension/commands/evalFiles';
+import { evalLogLines, evalSummary, isPairsFile, otherSides, testDataOf } from '../../../../src/extension/commands/evalFiles';
+import { detectPairsFiles } from '../../../../src/lab/data/pairs';
+import { writeFile } from '../../../../src/lab/files/labFs';
+import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { DOCS_OUTPUT as docs, PAIRS_OUTPUT as pairs } from '../../../evalOutputs';
 
@@ -45,5 +48,17 @@ describe('the result, for people', () => {
       '  3 of 900 characters never occur in the training data (e.g. "é", "\\n")',
       `  recorded in the run's evaluations.jsonl (test data ${'cd'.repeat(6)}…)`,
     ]);
+  });
+});
+
+describe('otherSides', () => {
+  it('offers test.ja beside test.en (and test.en beside test.ja), not the training files', async () => {
+    const fs = new MemoryFs();
+    await fs.mkdir('/w');
+    for (const [name, text] of [['test.en', 'a\nb\n'], ['test.ja', 'x\ny\n'], ['train.en', 'a\nb\nc\n'], ['train.ja', 'x\ny\nz\n'], ['notes.tsv', 'a\tb\n']]) await writeFile(fs, `/w/${name}`, text as string);
+    const found = await detectPairsFiles(fs, '/w');
+    expect(otherSides(found, '/w/test.en')).toEqual([{ file: '/w/test.ja', pairs: 2 }]);
+    expect(otherSides(found, '/w/test.ja')).toEqual([{ file: '/w/test.en', pairs: 2 }]);
+    expect(otherSides(found, '/w/notes.tsv')).toEqual([]);
   });
 });

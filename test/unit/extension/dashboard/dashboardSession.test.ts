@@ -37,6 +37,7 @@ const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** A page, a runs model, a lab whose reads the test releases, and a controller it drives. */
 function harness() {
   const posted: HostToWebview[] = [];
+  const resumed: string[] = [];
   const fromPage = new Emitter<unknown>();
   const events = new Emitter<RunEvent>();
   const runsChanged = new Emitter<readonly RunItem[]>();
@@ -68,6 +69,7 @@ function harness() {
     runs: { isLoaded: true, items: () => disk, refresh: async () => disk, onDidChange: runsChanged.event, find: (d: string) => disk.find((r) => r.runDir === d) },
     active: { id: () => null, set: async () => undefined },
     saveExport: async () => undefined,
+    resume: (runDir: string) => resumed.push(runDir),
   } as unknown as SessionDeps;
   const panel = {
     webview: {
@@ -82,6 +84,8 @@ function harness() {
   return {
     session,
     posted,
+    resumed,
+    fromPage: (m: unknown) => fromPage.fire(m),
     ready: () => fromPage.fire({ type: 'webview/ready' }),
     send: (msg: unknown) => fromPage.fire(msg),
     opened,
@@ -204,5 +208,17 @@ describe('DashboardSession', () => {
     await tick();
     expect(h.opened).toEqual(['lens /a', 'attend /a']);
     h.session.dispose();
+  });
+
+  it("runs a stopped run's Resume from the page as the Resume command; pause and stop of a run not training do nothing", async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.ready();
+    await tick();
+    h.fromPage({ type: 'train/control', runId: '/a', action: 'resume' });
+    h.fromPage({ type: 'train/control', runId: '/a', action: 'stop' });
+    h.fromPage({ type: 'train/control', runId: '/gone', action: 'resume' });
+    await tick();
+    expect(h.resumed).toEqual(['/a']);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { activeRunText, activeRunTooltip, runChoiceDescription, trainingProgressMessage } from '../../../../src/extension/runs/runLines';
+import { activeRunText, activeRunTooltip, endedRunStays, runChoiceDescription, trainingProgressMessage, trainingStatusText } from '../../../../src/extension/runs/runLines';
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 
 const item = (over: Partial<RunItem>): RunItem => ({
@@ -35,6 +35,20 @@ describe('run wording', () => {
     expect(trainingProgressMessage(st)).toBe('step 12/100 · loss 2.5000');
     expect(trainingProgressMessage({ ...st, paused: true })).toMatch(/^paused at step 12\/100 · loss 2\.5000 — /);
     expect(trainingProgressMessage({ ...st, paused: true })).not.toMatch(/resuming/i);
-    expect(trainingProgressMessage({ ...st, stopping: true })).toMatch(/^stopping after step 12\/100/);
+    // Not "stopping after step 12": the step in progress still ends first (it then said "stopped at 14").
+    expect(trainingProgressMessage({ ...st, stopping: true })).toBe('stopping at the end of the step in progress, with a checkpoint · step 12/100 · loss 2.5000…');
+  });
+
+  it('the status bar says paused and stopping in words, not only by its icon', () => {
+    const st = { step: 12, totalSteps: 100, loss: 2.5, tokensPerSec: 12_800, paused: false, stopping: false };
+    expect(trainingStatusText(st)).toBe('$(sync~spin) Attention Lab: step 12/100 · loss 2.5000 · 12.8k tok/s');
+    expect(trainingStatusText({ ...st, paused: true })).toBe('$(debug-pause) Attention Lab: paused at step 12/100 · loss 2.5000');
+    expect(trainingStatusText({ ...st, stopping: true })).toBe('$(loading~spin) Attention Lab: stopping · step 12/100 · loss 2.5000 · 12.8k tok/s');
+  });
+
+  it("a run's end stays in the status bar only while no other run is the active one", () => {
+    expect(endedRunStays('/r/a', '/r/a')).toBe(true);
+    expect(endedRunStays('/r/a', null)).toBe(true);
+    expect(endedRunStays('/r/a', '/r/b')).toBe(false);
   });
 });

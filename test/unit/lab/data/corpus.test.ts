@@ -6,6 +6,7 @@ import { EngineError } from '../../../../src/engine/errors';
 import { collectFromPaths, splitDocuments } from '../../../../src/lab/data/corpus';
 import { collectDocuments } from '../../../../src/lab/data/globFiles';
 import { FILE_SYSTEMS } from '../files/fileSystems';
+import { shownPath } from '../../../../src/lab/files/slashPaths';
 
 let dir = '';
 
@@ -153,6 +154,16 @@ describe.each(FILE_SYSTEMS)('collectFromPaths on $name', ({ make }) => {
   it('errors on an empty list and when everything is skipped', async () => {
     expect((await rejection(collectFromPaths(t.fs, [], root))).message).toMatch(/No files given/);
     expect((await rejection(collectFromPaths(t.fs, ['missing.md'], root))).message).toMatch(/^The only file given .* was skipped \(1 unreadable\)/);
+  });
+
+  it('names the folder as a person reads it in its errors (no URI root: the web host spells paths as URIs)', async () => {
+    const none = (await rejection(collectFromPaths(t.fs, [], root))).message;
+    const big = (await rejection(collectFromPaths(t.fs, ['a.md'], root, { maxFileBytes: 1 }))).message;
+    for (const m of [none, big]) {
+      expect(m).toContain(shownPath(root));
+      expect(m).not.toMatch(/[a-z]+:\/\//);
+    }
+    expect(big).toMatch(/a\.md is \d+ B, over the 1 B limit per file/);
   });
 });
 

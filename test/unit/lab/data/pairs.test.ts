@@ -170,12 +170,26 @@ describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
     it('finds the splits of a corpus laid out as Multi30k, a final line without a newline included', async () => {
       const root = await multi30kShaped(tfs, dir, 'm30k-detect', { train: 2900, val: 101, test: 100 });
       const found = await detectPairsFiles(tfs.fs, root);
+      // The training pairs first: a picker preselects the first candidate.
       expect(found.map((c) => c.label)).toEqual([
-        'test_2016_flickr.de → test_2016_flickr.en (100 pairs)',
         'train.de → train.en (2900 pairs)',
+        'test_2016_flickr.de → test_2016_flickr.en (100 pairs)',
         'val.de → val.en (101 pairs)',
       ]);
-      expect(found[1]?.target).toBe(tfs.fs.join(root, 'train.en'));
+      expect(found[0]?.target).toBe(tfs.fs.join(root, 'train.en'));
+    });
+
+    it('puts the training pairs above a test split whose name sorts first (test.en → test.ja)', async () => {
+      const d = tfs.fs.join(dir, 'enja');
+      await put('enja/test.en', 'a\nb\n');
+      await put('enja/test.ja', 'x\ny\n');
+      await put('enja/train.en', 'a\nb\nc\n');
+      await put('enja/train.ja', 'x\ny\nz\n');
+      await put('enja/dev-set.tsv', 'a\tb\n');
+      await put('enja/contest.tsv', 'a\tb\n'); // "test" inside a word is no split
+      expect((await detectPairsFiles(tfs.fs, d)).map((c) => c.label)).toEqual([
+        'contest.tsv (1 pair)', 'train.en → train.ja (3 pairs)', 'dev-set.tsv (1 pair)', 'test.en → test.ja (2 pairs)',
+      ]);
     });
   });
 });

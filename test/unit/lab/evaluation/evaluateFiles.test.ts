@@ -23,6 +23,8 @@ import { collectDocuments } from '../../../../src/lab/data/globFiles';
 import type { EvaluateFilesOptions } from '../../../../src/lab/evaluation/evaluateFiles';
 import { EvaluationCancelled, evaluateFiles as evaluateOn, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
 import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
+import { MemoryFs } from '../../../../src/lab/files/memoryFs';
+import { writeFile } from '../../../../src/lab/files/labFs';
 import type { FileIo } from '../../../../src/lab/runs/atomicFile';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { openRun } from '../../../../src/lab/runs/openRun';
@@ -259,6 +261,23 @@ describe('evaluateFiles on pairs', () => {
     const io = failingIo((f) => f === log, 1);
     await expect(evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 1, io })).rejects.toThrow(`Disk full while writing ${log}; nothing was half-written`);
     expect(fs.readFileSync(log, 'utf8')).toBe(before);
+  });
+
+  it("names test files as a person reads them, not by the web host's URIs (the record keeps the paths read)", async () => {
+    const mem = new MemoryFs();
+    const root = 'vscode-remote://127.0.0.1:8080/home/me/notes';
+    await mem.mkdir(root);
+    await mem.mkdir(lm.runDir);
+    await mem.mkdir(mt.runDir);
+    await writeFile(mem, `${root}/test.txt`, 'the cat sat on the log. ');
+    const out = await evaluateOn(mem, lm, { kind: 'documents', paths: [`${root}/test.txt`], cwd: root, glob: false }, { maxPairs: 1 });
+    expect(out.source).toBe('1 document under /home/me/notes');
+    expect(out.record.source).toBe(out.source);
+    expect(out.record.files.map((f) => f.path)).toEqual([`${root}/test.txt`]);
+    await writeFile(mem, `${root}/p.src`, 'a b\n');
+    await writeFile(mem, `${root}/p.tgt`, '! a\n');
+    const pairs = await evaluateOn(mem, mt, { kind: 'pairs', source: `${root}/p.src`, target: `${root}/p.tgt` }, { maxPairs: 1 });
+    expect(pairs.source).toBe('/home/me/notes/p.src → /home/me/notes/p.tgt (1 pair)');
   });
 
   it('reads two line files too, and caps the decodes at maxPairs', async () => {

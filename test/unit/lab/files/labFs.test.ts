@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { TEMP_FILE, completeLines, exists, listNames, readText, removeStaleTemps, scratchFolder, writeFile } from '../../../../src/lab/files/labFs';
-import { shownPath } from '../../../../src/lab/files/slashPaths';
+import { shownPath, shownPathsIn } from '../../../../src/lab/files/slashPaths';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { FILE_SYSTEMS, memoryTestFs, remoteTestFs } from './fileSystems';
 
@@ -179,5 +179,16 @@ describe('paths as a person reads them (shownPath)', () => {
     expect(shownPath('vscode-vfs://github%2Bmain/owner/repo')).toBe('github+main/owner/repo');
     expect(shownPath('memfs:///notes/a b.md')).toBe('memfs:/notes/a b.md');
     expect(shownPath('vscode-remote://host')).toBe('/');
+  });
+});
+
+describe('paths inside a message as a person reads them (shownPathsIn)', () => {
+  it('rewrites every URI root in a message and leaves the rest, names with spaces and web addresses alone', () => {
+    expect(shownPathsIn('All 2 files given under vscode-remote://127.0.0.1:8080/home/me/my notes were skipped (a.md is 2 MB).'))
+      .toBe('All 2 files given under /home/me/my notes were skipped (a.md is 2 MB).');
+    expect(shownPathsIn('"vscode-vfs://github/owner/repo/x" and (memfs:///a b) at vscode-remote://host'))
+      .toBe('"github/owner/repo/x" and (memfs:/a b) at /');
+    expect(shownPathsIn('see https://example.org/x, file:///tmp/run')).toBe('see https://example.org/x, /tmp/run');
+    expect(shownPathsIn('nothing here: step 3/4')).toBe('nothing here: step 3/4');
   });
 });

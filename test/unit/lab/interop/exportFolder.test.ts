@@ -5,21 +5,26 @@
  * non-empty folder is replaced only with `force`; nothing is left half-written on failure.
  */
 
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { bpeFromGpt2Files } from '../../../../src/engine/tokenizers/gpt2Files';
 import { parseTokenizerJSON } from '../../../../src/engine/tokenizers/tokenizerJson';
 import { exists, listNames, readText, writeFile } from '../../../../src/lab/files/labFs';
-import { EXPORT_FORMAT, exportRun as exportTo } from '../../../../src/lab/interop/exportFolder';
+import { DEFAULT_EXAMPLE, EXPORT_FORMAT, exportRun as exportTo } from '../../../../src/lab/interop/exportFolder';
 import type { ExportOptions } from '../../../../src/lab/interop/exportFolder';
 import { scoreText } from '../../../../src/lab/inference/score';
+import { collectFromPaths } from '../../../../src/lab/data/corpus';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
 import { FILE_SYSTEMS, nodeTestFs } from '../files/fileSystems';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+
+const PYTHON_DIR = path.resolve(__dirname, '../../../../scripts/pytorch');
 
 describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
   const t = make();
@@ -40,7 +45,7 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     const dir = fs.join(parent, fs.basename(bpe.runDir));
     expect(res.dir).toBe(dir);
     expect((await sorted(parent))).toEqual([fs.basename(bpe.runDir)]);
-    expect((await sorted(dir))).toEqual(['README.md', 'config.json', 'merges.txt', 'model.safetensors', 'tokenizer.json', 'vocab.json']);
+    expect((await sorted(dir))).toEqual(['README.md', 'config.json', 'lab_tokenizers.py', 'merges.txt', 'model.safetensors', 'reference.py', 'safetensors_io.py', 'score_export.py', 'tokenizer.json', 'vocab.json']);
     const cfg = JSON.parse((await readText(fs, fs.join(dir, 'config.json')))) as Record<string, unknown> & { attention_lab: Record<string, unknown> & { tokenizer: { special_ids: unknown }; example: { tokens: number; logprob_sum: number } } };
     expect(cfg.attention_lab['format']).toBe(EXPORT_FORMAT);
     expect(cfg.attention_lab['config']).toEqual(bpe.model.config);
@@ -50,7 +55,10 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     expect(cfg.attention_lab.example.logprob_sum).toBeCloseTo(want.reduce((a, b) => a + b, 0), 9);
     expect(res.example?.logprobSum).toBe(cfg.attention_lab.example.logprob_sum);
     const readme = (await readText(fs, fs.join(dir, 'README.md')));
-    expect(readme).toContain('score_export.py');
+    expect(readme).toContain('python3 score_export.py .');
+    // Everything the README runs is in the folder: no path into Attention Lab's repository.
+    expect(readme).not.toMatch(/scripts\/pytorch|path\/to/);
+    expect(await readText(fs, fs.join(dir, 'reference.py'))).toBe(readFileSync(path.join(PYTHON_DIR, 'reference.py'), 'utf8'));
     expect(readme).toContain(`${want.length} scored tokens`);
     // The two files GPT-2-style loaders read give our ids back, and so does tokenizer.json.
     const fromFiles = bpeFromGpt2Files(JSON.parse((await readText(fs, fs.join(dir, 'vocab.json')))), (await readText(fs, fs.join(dir, 'merges.txt'))));
@@ -61,6 +69,28 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     }
     const st = decodeSafetensors(await fs.readFile(fs.join(dir, 'model.safetensors')));
     expect(st.tensors.get('transformer.wte.weight')?.shape).toEqual([bpe.model.config.vocabSize, 32]);
+  });
+
+  it("is named by the name the run shows, made safe for a folder, and scores the run's own held-out text", async () => {
+    const named = { ...bpe, run: { ...bpe.run, displayName: 'Japanese: 6/L?' } };
+    const parent = await tmpDir();
+    const res = await exportRun(named, parent);
+    expect(res.dir).toBe(fs.join(parent, 'Japanese- 6-L-'));
+    const own = bpe.run.data.prompts?.[0];
+    expect(own).toBeTruthy();
+    expect(res.example?.text).toBe(own);
+    expect(res.example?.text).not.toBe(DEFAULT_EXAMPLE.text);
+    expect(await readText(fs, fs.join(res.dir, 'README.md'))).toMatch(/^<!--[^\n]*-->\n# Japanese: 6\/L\?\n/);
+  });
+
+  it('is not training data when exported into a workspace: its README is skipped as generated, the .py files by the glob', async () => {
+    const ws = await tmpDir();
+    await writeFile(fs, fs.join(ws, 'notes.md'), 'the cat sat on the mat. '.repeat(20));
+    const res = await exportRun(bpe, ws);
+    const readme = fs.join(res.dir, 'README.md');
+    const c = await collectFromPaths(fs, [fs.join(ws, 'notes.md'), readme], ws);
+    expect(c.documents.map((d) => d.path)).toEqual(['notes.md']);
+    expect(c.skipped).toEqual([{ path: fs.relative(ws, readme), reason: 'generated' }]);
   });
 
   it('refuses a non-empty folder without force, replaces it with force, and never targets a run folder', async () => {
@@ -103,5 +133,19 @@ describe('exportRun on a full disk (Node)', () => {
     expect(fs.readdirSync(parent)).toEqual([path.basename(bpe.runDir)]);
     expect(fs.readFileSync(path.join(first.dir, 'model.safetensors')).equals(before)).toBe(true);
     expect(tempFilesUnder(parent)).toEqual([]);
+  });
+});
+
+describe('an export folder on its own (Debian\'s torch)', () => {
+  it("checks itself with the score_export.py it carries, run in a copy of the folder with nothing else on the path", async () => {
+    const t = nodeTestFs();
+    const bpe = await trainTiny({ ...tinySpec(await tinyDocuments(t)), tokenizer: { type: 'bpe', vocabSize: 300 } }, t);
+    const res = await exportTo(NODE_FS, bpe, await t.dir());
+    const alone = path.join(await t.dir(), 'copied');
+    fs.cpSync(res.dir, alone, { recursive: true });
+    const out = execFileSync('/usr/bin/python3', ['score_export.py', '.'], { cwd: alone, encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', PYTHONNOUSERSITE: '1' } });
+    const diff = /difference ([\d.e+-]+)/.exec(out)?.[1];
+    expect(out).toMatch(new RegExp(`^${res.example?.tokens} tokens, total log p`));
+    expect(Number(diff)).toBeLessThan(1e-3);
   });
 });
