@@ -6,7 +6,7 @@ in the run folder's `pytorch/` (the lab writes them; `touch RUN/pytorch/stop` wo
 and, with --stop-on-stdin-eof (the lab's launches only), the end of standard input: the lab
 holds a pipe open to the trainer, so a lab that goes away (a closed editor, a killed CLI)
 stops its run with a checkpoint instead of leaving it training unwatched. A run stopped only
-because its lab went away is `unwatched`: trainer.py then leaves run.json saying "training"
+because its lab went away is `unwatched`: train.py then leaves run.json saying "training"
 at that checkpoint, so the next lab shows it interrupted and offers Resume, as after a reload
 during a run of our engine.
 
