@@ -29,7 +29,7 @@ import { BACK, inputStep, pickStep } from './quickInput';
 import type { Services } from '../services';
 import { specFromSettings } from './settings';
 import { engineRow, pickEngine, torchLine } from './engineChoice';
-import { documentsRoot, findDocumentFiles } from '../training/trainData';
+import { documentsRoot, findDocumentFiles, findWorkspaceFiles } from '../training/trainData';
 
 const TITLE = 'Attention Lab: Configure Model';
 const TOTAL = STEP_ORDER.length + 1;
@@ -233,9 +233,9 @@ function taskBlurb(task: Draft['task']): string {
 }
 
 async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
-  const hits = await vscode.workspace.findFiles('**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', undefined, 200);
+  const hits = await findWorkspaceFiles(s.host, '**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', 200, s.runsRoot().root);
   const { fs } = s.host;
-  const dirs = [ws, ...hits.map((u) => s.host.pathOf(u)).filter((p): p is string => p !== null).map((p) => fs.dirname(p))];
+  const dirs = [ws, ...hits.map((p) => fs.dirname(p))];
   const found = await s.lab.get().detectPairs(fs, dirs);
   const rel = (p: string): string => fs.relative(ws, p) || p;
   const folderOf = (p: string): string => {

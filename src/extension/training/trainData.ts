@@ -158,6 +158,11 @@ async function searchOrWalk(host: LabHost, glob: string, max: number, runsRoot: 
   }
 }
 
+/** The workspace files `glob` names (VS Code's search, else a walk of the folders), as `host`'s paths, at most `max`. */
+export function findWorkspaceFiles(host: LabHost, glob: string, max: number, runsRoot: string, token?: vscode.CancellationToken): Promise<string[]> {
+  return searchOrWalk(host, glob, max, runsRoot, token, {});
+}
+
 /** Walks every workspace folder the host reaches for `glob`, leaving out `files.exclude` and the runs folder. */
 async function walkWorkspace(host: LabHost, glob: string, max: number, runsRoot: string, token: vscode.CancellationToken, onProgress?: (message: string) => void): Promise<string[]> {
   const match = globMatcher(glob);

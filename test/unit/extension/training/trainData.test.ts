@@ -30,7 +30,7 @@ vi.mock('vscode', () => {
   };
 });
 
-const { FindCancelled, findDocumentFiles, SETTINGS_FILE } = await import('../../../../src/extension/training/trainData');
+const { FindCancelled, findDocumentFiles, findWorkspaceFiles, SETTINGS_FILE } = await import('../../../../src/extension/training/trainData');
 const { skippedNotice } = await import('../../../../src/extension/training/trainCommand');
 const { globMatcher } = await import('../../../../src/extension/training/walkFiles');
 
@@ -85,6 +85,18 @@ describe('findDocumentFiles', () => {
     expect(x.excluded).toBe(1);
     const capped = await findDocumentFiles(host, '**/*.{md,txt}', '', '/ws/.attention-lab/runs', 2, undefined, { graceMs: 0 });
     expect(capped).toMatchObject({ files: ['/ws/a.md', '/ws/docs/b.txt'], capped: true });
+  });
+
+  it('finds the pairs files Configure looks for the same way', async () => {
+    search = never;
+    vi.useFakeTimers();
+    try {
+      const p = findWorkspaceFiles(host, '**/*.{ts,txt}', 10, '/ws/.attention-lab/runs');
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(await p).toEqual(['/ws/docs/b.txt', '/ws/docs/c.ts']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stops at once when cancelled while the search hangs', async () => {
