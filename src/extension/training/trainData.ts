@@ -100,7 +100,7 @@ export async function findDocumentFiles(host: LabHost, include: string, exclude:
   const settingsLeftOut = outside.length - files.length;
   let excluded = 0;
   if (exclude.trim()) {
-    const drop = new Set(await searchOrWalk(host, exclude, Number.MAX_SAFE_INTEGER, runsRoot, token, how));
+    const drop = new Set(await searchOrWalk(host, exclude, undefined, runsRoot, token, how));
     const before = files.length;
     files = files.filter((f) => !drop.has(f));
     excluded = before - files.length;
@@ -135,7 +135,7 @@ export interface FindOptions {
  * through the host's file system with the same glob and `files.exclude`, whichever finishes
  * first. Cancelling `token` rejects with {@link FindCancelled} at once.
  */
-async function searchOrWalk(host: LabHost, glob: string, max: number, runsRoot: string, token: vscode.CancellationToken | undefined, how: FindOptions): Promise<string[]> {
+async function searchOrWalk(host: LabHost, glob: string, max: number | undefined, runsRoot: string, token: vscode.CancellationToken | undefined, how: FindOptions): Promise<string[]> {
   const cts = new vscode.CancellationTokenSource();
   const outer = token?.onCancellationRequested(() => cts.cancel());
   if (token?.isCancellationRequested) cts.cancel();
@@ -146,7 +146,7 @@ async function searchOrWalk(host: LabHost, glob: string, max: number, runsRoot: 
       cts.token.onCancellationRequested(() => reject(new FindCancelled()));
     });
     const search = Promise.resolve(vscode.workspace.findFiles(glob, undefined, max, cts.token)).then((uris) => uris.map((u) => host.pathOf(u)).filter((p): p is string => p !== null));
-    const walk = new Promise<void>((resolve) => (timer = setTimeout(resolve, how.graceMs ?? SEARCH_GRACE_MS))).then(() => walkWorkspace(host, glob, max, runsRoot, cts.token, how.onProgress));
+    const walk = new Promise<void>((resolve) => (timer = setTimeout(resolve, how.graceMs ?? SEARCH_GRACE_MS))).then(() => walkWorkspace(host, glob, max ?? Number.POSITIVE_INFINITY, runsRoot, cts.token, how.onProgress));
     return await Promise.race([search, walk, cancelled]);
   } catch (e) {
     throw e instanceof WalkCancelled ? new FindCancelled() : e;
