@@ -89,7 +89,7 @@ export async function pickRunToChange(s: Services, arg: unknown, purpose: string
   }
   const picked = await vscode.window.showQuickPick(runPickItems(items, s.active.id()), {
     title: `Attention Lab: ${purpose.charAt(0).toUpperCase()}${purpose.slice(1)} which run?`,
-    placeHolder: `Pick the run to ${purpose} (from the Runs view, right-click its row instead)`,
+    placeHolder: `Pick the run to ${purpose}; the active run stays as it is`,
   });
   return picked ? s.runs.find(picked.run.runDir) : undefined;
 }
