@@ -101,9 +101,10 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   const reviewRows = await texts(rows);
   log(`review rows: ${JSON.stringify(reviewRows)}`);
   if (!reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))) throw new Error('the review does not say where the settings go');
-  // The engine row: desktop offers the PyTorch engine beside ours; the browser's VS Code starts no processes, so it offers none.
-  const engineRow = reviewRows.some((r) => r.includes('Engine: '));
+  // The engine row: desktop offers the PyTorch engine beside ours; the browser's VS Code starts no processes, so it offers none and says why.
+  const engineRow = reviewRows.some((r) => r.includes('Engine: ') && r.includes('change…'));
   if (engineRow !== (host === 'node')) throw new Error(`in the ${host} host the review ${engineRow ? 'has' : 'lacks'} the engine row: ${JSON.stringify(reviewRows)}`);
+  if (host !== 'node' && !reviewRows.some((r) => r.includes('PyTorch needs desktop VS Code'))) throw new Error(`the ${host} host's review does not say why there is no engine choice: ${JSON.stringify(reviewRows)}`);
   const size = reviewRows.find((r) => r.includes('parameters')) ?? '';
   if (!size.includes(tiny)) throw new Error(`the review's size "${size}" is not the preset list's "${tiny}"`);
   const train = rows.filter({ hasText: 'Save and Train' }).first();

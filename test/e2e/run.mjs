@@ -8,6 +8,8 @@
 //   2b. the active run (active.mjs): a reload during training and its Resume notification, the
 //      Runs view / status bar / dashboard picker sharing the active run that Score Selection
 //      uses, Rename Run…, deleting two runs at once;
+//   2b'. row actions (rowActions.mjs): Rename Run… and Delete Run… from a row act on that row, ten
+//      times each, while another run trains;
 //   2c. a full disk (diskFull.mjs): runs on a small tmpfs stop at the next checkpoint with the
 //      one-line reason and Resume, which trains on once space is back;
 //   2d. a run with a byte-level BPE tokenizer (tokens.mjs): the heatmap's axis labels and the
@@ -29,7 +31,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -49,6 +51,7 @@ import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs'
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 import { INSPECT_SETTINGS, prepareInspect, runInspect } from './inspect.mjs';
 import { PYTORCH_SETTINGS, runPytorch } from './pytorch.mjs';
+import { ROWS_SETTINGS, prepareRows, runRowActions } from './rowActions.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -187,6 +190,7 @@ const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.tr
 const SCENARIOS = {
   ui: [runUi, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
   active: [runActive, { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 }, {}],
+  rows: [runRowActions, { ...FAST_TRAINING, ...ROWS_SETTINGS }, { prepare: prepareRows }],
   diskfull: [runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }],
   tokens: [runTokens, TOKENS_SETTINGS, {}],
   inspect: [runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }],

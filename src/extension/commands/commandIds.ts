@@ -15,6 +15,7 @@ export const COMMAND_IDS = [
   'attentionLab.decode',
   'attentionLab.openDashboard',
   'attentionLab.openRun',
+  'attentionLab.findRuns',
   'attentionLab.export',
   'attentionLab.evaluateFiles',
   'attentionLab.openPytorchCheckpoint',

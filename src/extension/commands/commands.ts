@@ -17,7 +17,7 @@ import { evaluateFilesCommand } from './evaluateCommand';
 import { openPytorchCheckpointCommand } from './importCommand';
 import { pickRun, runDirOf } from '../runs/pickRun';
 import { pickActiveRunCommand } from '../runs/activeRunStatus';
-import { deleteRunCommand, editRunNoteCommand, exportRunCommand, openRunCommand, renameRunCommand, revealRunCommand, showAttentionCommand } from '../runs/runActions';
+import { deleteRunCommand, editRunNoteCommand, exportRunCommand, findStrayRunsCommand, openRunCommand, renameRunCommand, revealRunCommand, showAttentionCommand } from '../runs/runActions';
 import type { ScoreDecorations } from './scoreDecorations';
 import type { Services } from '../services';
 import { continueCommand, fineTuneCommand, resumeCommand, trainCommand } from '../training/trainCommand';
@@ -50,6 +50,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(s, arg) ?? s.controller.state?.runId ?? s.active.id()),
     'attentionLab.openRun': (arg) => openRunCommand(s, arg),
+    'attentionLab.findRuns': () => findStrayRunsCommand(s),
     'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     // From the Runs view the second argument is the tree's selection, not a list of files.
     'attentionLab.evaluateFiles': (arg, files) => evaluateFilesCommand(s, arg, Array.isArray(files) && files.length > 0 && files.every((f) => typeof f === 'string') ? (files as string[]) : undefined),

@@ -18,7 +18,7 @@
 import * as vscode from 'vscode';
 import type { Draft, SettingsTarget, StepName } from './configureDraft';
 import {
-  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, estimateSpecOf, ownTokenizer, presetSizes, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, engineText, estimateSpecOf, ownTokenizer, presetSizes, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
 } from './configureDraft';
 import type { GlobPreview } from './dataPreview';
 import { previewLine, previewRows } from './dataPreview';
@@ -29,7 +29,7 @@ import { BACK, inputStep, pickStep } from './quickInput';
 import type { Services } from '../services';
 import { specFromSettings } from './settings';
 import { engineRow, pickEngine, torchLine } from './engineChoice';
-import { documentsRoot, findDocumentFiles } from '../training/trainData';
+import { documentsRoot, findDocumentFiles, findWorkspaceFiles } from '../training/trainData';
 
 const TITLE = 'Attention Lab: Configure Model';
 const TOTAL = STEP_ORDER.length + 1;
@@ -237,9 +237,9 @@ function taskBlurb(task: Draft['task']): string {
 }
 
 async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
-  const hits = await vscode.workspace.findFiles('**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', undefined, 200);
+  const hits = await findWorkspaceFiles(s.host, '**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', 200, s.runsRoot().root);
   const { fs } = s.host;
-  const dirs = [ws, ...hits.map((u) => s.host.pathOf(u)).filter((p): p is string => p !== null).map((p) => fs.dirname(p))];
+  const dirs = [ws, ...hits.map((p) => fs.dirname(p))];
   const found = await s.lab.get().detectPairs(fs, dirs);
   const rel = (p: string): string => fs.relative(ws, p) || p;
   const folderOf = (p: string): string => {
@@ -291,7 +291,7 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
   const where = targetText(target, workspaceFileName());
   const other: SettingsTarget = target === 'workspace' ? 'user' : 'workspace';
   const torch = torchLine(s, s.settings(), d);
-  const items = (time: string, probe: string | null): ValueItem<ReviewValue>[] =>
+  const items = (time: string, probe: { ok: boolean; line: string } | 'probing' | null): ValueItem<ReviewValue>[] =>
     !size.ok
       ? [{ label: '$(error) This configuration is invalid', detail: size.error }]
       : [
@@ -301,6 +301,7 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
           // The browser's VS Code starts no processes: no engine to choose there, unless a setting already asks for PyTorch.
           ...(s.host.pytorch || d.engine === 'pytorch' ? [engineRow<ReviewValue>(d, 'engine', probe)] : []),
           { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
+          ...(s.host.pytorch || d.engine === 'pytorch' ? [] : [{ label: `$(server-process) Engine: ${engineText(d)}`, description: 'PyTorch needs desktop VS Code' }]),
           // Timed on our engine; PyTorch reports its own tokens/s once it trains.
           { label: `$(info) ${size.line}`, detail: d.engine === 'pytorch' && time ? `our engine on this machine: ${time}` : time },
         ];
@@ -312,8 +313,8 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
           (err) => `Time per step unknown: ${messageOf(err)}`,
         )
       : Promise.resolve(''));
-  const probing = torch ? 'Looking for torch…' : null;
-  const ready = Promise.all([timed, torch]).then(([time, t]) => items(time, t ? `${t.ok ? '' : '$(warning) '}${t.line}` : null));
+  const probing = torch ? ('probing' as const) : null;
+  const ready = Promise.all([timed, torch]).then(([time, t]) => items(time, t));
   const r = await pickStep({ ...opts(TOTAL, true), placeholder: describe, items: items('Measuring time per step on this machine…', probing), busy: ready, active: 'train' });
   if (r === BACK) return reviewBack(s, d, target, canSwitch);
   if (r === 'where') return reviewStep(s, d, other, canSwitch, timed);

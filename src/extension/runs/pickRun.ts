@@ -5,6 +5,8 @@
  * with…") that says why and makes the picked run the active one. Commands
  * that need a trained model only ever get a run with a checkpoint; a command may narrow the
  * runs further (`only`, e.g. the runs that can continue training) and say why a run is not one.
+ * A command that renames, annotates or deletes a run never assumes one: given no run, it asks
+ * ({@link pickRunToChange}).
  *
  * Leaves out: what the command then does with the run.
  */
@@ -70,6 +72,26 @@ export async function pickRun(s: Services, arg: unknown, opts: { readonly traine
     ? `The active run, ${active.name}, cannot be used: ${why}${/[.!?]$/.test(why ?? '') ? '' : '.'} Pick another (it becomes the active run).`
     : 'No run is active: pick the run to use (it becomes the active run; change it in the Runs view or the status bar).';
   return askForRun(s, candidates, opts.purpose, placeHolder);
+}
+
+/**
+ * The run a renaming, annotating or deleting command acts on: the one it was invoked on (a Runs
+ * view row), else the one the user picks now — never the active run by default, so a command
+ * that lost its row on the way (or came from the palette) cannot change another run unasked.
+ * The pick does not change the active run. Undefined: cancelled, or there is none (they were told).
+ */
+export async function pickRunToChange(s: Services, arg: unknown, purpose: string): Promise<RunItem | undefined> {
+  if (runDirOf(s, arg) !== null) return pickRun(s, arg, { trained: false, purpose });
+  const items = s.runs.isLoaded ? s.runs.items() : await s.runs.refresh();
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage(`There are no runs to ${purpose}.`);
+    return undefined;
+  }
+  const picked = await vscode.window.showQuickPick(runPickItems(items, s.active.id()), {
+    title: `Attention Lab: ${purpose.charAt(0).toUpperCase()}${purpose.slice(1)} which run?`,
+    placeHolder: `Pick the run to ${purpose}; the active run stays as it is`,
+  });
+  return picked ? s.runs.find(picked.run.runDir) : undefined;
 }
 
 /** The "… with…" quick pick over `candidates`; the picked run becomes the active run. */

@@ -1,7 +1,8 @@
 /**
  * Commands on one run: open a run folder from disk ("Open Run…", e.g. one the command
- * line trained), reveal its folder, rename it and note on it, delete it or several (after one
- * modal confirmation; never while it trains), export it for PyTorch into a chosen folder, and show the model's attention on
+ * line trained), find the runs kept under another identity of this workspace, reveal its folder, rename it and note on it, delete it or several (after one
+ * modal confirmation; never while it trains) — the last three act on the row they were invoked
+ * on, and given none they ask which run rather than take the active one — export it for PyTorch into a chosen folder, and show the model's attention on
  * the editor's selection in the dashboard.
  *
  * Leaves out: training and decoding (training/trainCommand.ts, commands/decodeCommand.ts).
@@ -13,7 +14,8 @@ import { runLockProblem } from '../../lab/runs/runLock';
 import { shownPath } from '../../lab/files/slashPaths';
 import { folderNameOf } from '../../common/fileNames';
 import { messageOf, showError } from '../base/errors';
-import { pickRun, runDirOf } from './pickRun';
+import { pickRun, pickRunToChange, runDirOf } from './pickRun';
+import { findStrayRuns } from './strayRuns';
 import type { RunItem } from './runsModel';
 import type { Services } from '../services';
 import { selectedText } from '../commands/decodeCommand';
@@ -49,6 +51,48 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
   return runDir;
 }
 
+/**
+ * "Find Runs in Other Storage…": lists the runs kept in the extension storage of other
+ * identities of this workspace (the same folder at another address or port, strayRuns.ts),
+ * those of the same folder picked already, and adds the chosen ones as opened runs (they stay
+ * where they are). Resolves to the run folders added.
+ */
+export async function findStrayRunsCommand(s: Services): Promise<string[]> {
+  const { fs } = s.host;
+  const storage = s.context.storageUri ? s.host.pathOf(s.context.storageUri) : null;
+  const root = s.runsRoot();
+  const here = `This workspace's runs are kept in ${root.root}.`;
+  if (!storage) {
+    void vscode.window.showInformationMessage(`Runs of other workspaces are found only with a folder open. ${here}`);
+    return [];
+  }
+  const lab = s.lab.get();
+  const folder = vscode.workspace.workspaceFile ?? vscode.workspace.workspaceFolders?.[0]?.uri;
+  const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Attention Lab: looking for runs in other workspace storage' }, () =>
+    findStrayRuns(fs, storage, folder ? folder.toString() : null, (d) => lab.isRunFolder(fs, d)),
+  );
+  const items = found.flatMap((st) =>
+    st.runs.filter((d) => !s.runs.find(d)).map((runDir): vscode.QuickPickItem & { runDir: string } => ({
+      label: fs.basename(runDir),
+      description: st.sameFolder ? 'this folder at another address' : `from ${st.folder ?? 'a workspace VS Code did not name'}`,
+      detail: runDir,
+      picked: st.sameFolder,
+      runDir,
+    })),
+  );
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage(`No runs in other workspace storage beside ${fs.dirname(storage)}. ${here} On vscode.dev, runs trained in another browser or profile stay in that browser's storage.`);
+    return [];
+  }
+  const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Attention Lab: add runs kept in other workspace storage', placeHolder: 'Runs of this folder opened at another address are checked; they stay where they are and show in the Runs view' });
+  if (!picked?.length) return [];
+  for (const p of picked) await s.registry.addOpened(p.runDir);
+  await s.runs.refresh();
+  s.log.info(`Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} from other workspace storage: ${picked.map((p) => p.runDir).join(', ')}.`);
+  void vscode.window.showInformationMessage(`Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} to the Runs view; ${picked.length === 1 ? 'it stays' : 'they stay'} in the other storage. ${here}`);
+  return picked.map((p) => p.runDir);
+}
+
 /** Reveals a run's folder: in the Explorer when it is inside the workspace, else in the OS (desktop) or by opening run.json. */
 export async function revealRunCommand(s: Services, arg: unknown): Promise<void> {
   const run = await pickRun(s, arg, { trained: false, purpose: 'reveal' });
@@ -82,7 +126,7 @@ export function selectedRuns(s: Services, arg: unknown, selection: unknown): Run
 export async function deleteRunCommand(s: Services, arg: unknown, selection?: unknown): Promise<boolean> {
   let runs = selectedRuns(s, arg, selection);
   if (runs.length === 0) {
-    const run = await pickRun(s, arg, { trained: false, purpose: 'delete' });
+    const run = await pickRunToChange(s, arg, 'delete');
     if (!run) return false;
     runs = [run];
   }
@@ -145,7 +189,7 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
  * not safe while anything holds it. An empty name goes back to the folder's name.
  */
 export async function renameRunCommand(s: Services, arg: unknown, nameArg?: string): Promise<string | undefined> {
-  const run = await pickRun(s, arg, { trained: false, purpose: 'rename' });
+  const run = await pickRunToChange(s, arg, 'rename');
   if (!run) return undefined;
   const lab = s.lab.get();
   const name =
@@ -175,7 +219,7 @@ export async function renameRunCommand(s: Services, arg: unknown, nameArg?: stri
 
 /** Adds, edits or (empty) removes a run's note, shown in the Runs view's tooltip and the dashboard header. */
 export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: string): Promise<string | undefined> {
-  const run = await pickRun(s, arg, { trained: false, purpose: 'annotate' });
+  const run = await pickRunToChange(s, arg, 'annotate');
   if (!run) return undefined;
   const note =
     typeof noteArg === 'string'

@@ -16,7 +16,8 @@ import * as vscode from 'vscode';
 import { errorKind } from '../../lab/workers/errorCodes';
 import { RunLockedError, runLockProblem } from '../../lab/runs/runLock';
 import type { RunOutcome } from '../../lab/workers/trainingHost';
-import type { TrainSpec } from '../../protocol/data';
+import type { SkippedFile, TrainSpec } from '../../protocol/data';
+import { summarizeSkipped } from '../../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from '../base/errors';
 import { formatBytes, formatCount, formatLoss, formatPercent } from '../../common/format';
 import { dataLine, skippedReason } from '../base/summaryLines';
@@ -25,7 +26,7 @@ import { pickRun } from '../runs/pickRun';
 import { trainingProgressMessage } from '../runs/runLines';
 import type { Services } from '../services';
 import { mismatch, specFromSettings } from '../configure/settings';
-import { DataError, MAX_FILES, documentsRoot, findDocumentFiles, findTrainingData } from './trainData';
+import { DataError, FindCancelled, MAX_FILES, documentsRoot, findDocumentFiles, findTrainingData } from './trainData';
 import { fineTuneEstimate, fineTuneSources } from './fineTune';
 import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
 
@@ -49,8 +50,11 @@ export async function trainCommand(s: Services): Promise<void> {
   if (root.note) s.log.warn(root.note);
   let found;
   try {
-    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding training data' }, (_p, token) => findTrainingData(s.host, settings, s.workspaceDir(), root.root, token));
+    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Attention Lab: finding training data', cancellable: true }, (progress, token) =>
+      findTrainingData(s.host, settings, s.workspaceDir(), root.root, token, { onProgress: (message) => progress.report({ message }) }),
+    );
   } catch (e) {
+    if (e instanceof FindCancelled) return s.log.info('Train: cancelled while finding the training data; nothing was started.');
     if (e instanceof DataError) return showError(s.log, e.message, undefined, ...(e.fix === 'trust' ? [TRUST_ACTION, CONFIGURE_ACTION] : e.fix === 'configure' ? [CONFIGURE_ACTION] : []));
     return showError(s.log, `Could not find the training data: ${messageOf(e)}`, e);
   }
@@ -175,6 +179,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   if (torch) s.log.info(`Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`);
   const known = s.runs.find(runId);
   const name = known?.name ?? s.host.fs.basename(runId);
+  let skipped: readonly SkippedFile[] = [];
   // The run becomes the active run once it trains: a start refused or cancelled while the
   // data is read keeps the run that was active.
   const sub = s.controller.onEvent(({ runId: id, event }) => {
@@ -182,6 +187,7 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
     void s.active.set(runId);
     s.log.info(`${name}: ${event.data.description} — ${dataLine(event.data)}.`);
     if (event.data.validation) s.log.info(`  validation: ${event.data.validation.text}`);
+    skipped = event.data.skipped;
     for (const f of event.data.skipped) s.log.info(`  skipped ${f.path}: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`);
     if (event.data.skipped.length > 0) {
       s.log.info('  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, minified and generated files are skipped unless attentionLab.data.skipGenerated is off; files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)');
@@ -227,11 +233,17 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
   }
   sub.dispose();
   await s.runs.refresh();
-  announce(s, runId, outcome);
+  announce(s, runId, outcome, skipped);
 }
 
-/** Says how the run ended; never waits for the user (the Train command resolves when training ends). */
-function announce(s: Services, runId: string, outcome: RunOutcome): void {
+/** The finish message's note on files the data left out ("" when none): how many and why, and where they are listed. */
+export function skippedNotice(skipped: readonly SkippedFile[]): string {
+  if (skipped.length === 0) return '';
+  return ` ${formatCount(skipped.length)} ${skipped.length === 1 ? 'file was' : 'files were'} not trained on (${summarizeSkipped(skipped)}); the log lists ${skipped.length === 1 ? 'it' : 'them'}.`;
+}
+
+/** Says how the run ended, and which files it left out; never waits for the user (the Train command resolves when training ends). */
+function announce(s: Services, runId: string, outcome: RunOutcome, skipped: readonly SkippedFile[]): void {
   const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
@@ -243,7 +255,9 @@ function announce(s: Services, runId: string, outcome: RunOutcome): void {
   }
   const best = s.runs.find(runId)?.bestValLoss ?? null;
   const verb = outcome.reason === 'completed' ? 'finished' : 'stopped';
-  void vscode.window.showInformationMessage(`${name} ${verb} at step ${outcome.step}${best !== null ? ` · best validation loss ${formatLoss(best)}` : ''}.`, 'Decode…', 'Open Dashboard').then((choice) => {
+  const text = `${name} ${verb} at step ${outcome.step}${best !== null ? ` · best validation loss ${formatLoss(best)}` : ''}.${skippedNotice(skipped)}`;
+  void vscode.window.showInformationMessage(text, 'Decode…', 'Open Dashboard', ...(skipped.length > 0 ? ['Open Log'] : [])).then((choice) => {
+    if (choice === 'Open Log') s.log.show();
     if (choice === 'Decode…') void vscode.commands.executeCommand('attentionLab.run.decode', runId);
     if (choice === 'Open Dashboard') s.dashboard.open(runId);
   });

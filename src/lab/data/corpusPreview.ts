@@ -5,7 +5,9 @@
  * and the skips are the ones training will find; the checks that need a file's contents
  * (binary, not UTF-8, empty, minified, generated) run {@link readPlannedFile} on the first
  * files within a reading budget (files over 256 KiB are not read here), and the result
- * says how many were read. The distinct
+ * says how many were read. The files not read are still tested for being binary on their first
+ * 8 KiB ({@link isBinaryFile}, the test reading them applies), so no binary file is listed as
+ * one to train on. The distinct
  * characters of the files read give the character tokenizer's vocabulary size.
  *
  * Bounded and cancellable: the caller caps the number of files it passes (and says so),
@@ -18,6 +20,7 @@ import type { SkippedFile } from '../../protocol/data';
 import type { CorpusLimits, PlannedFile } from './corpus';
 import type { LabFs } from '../files/labFs';
 import { limitsOf, planCorpus, readPlannedFile } from './corpus';
+import { isBinaryFile } from './textFile';
 
 /** How much of the corpus a preview reads for the checks that need contents. */
 export interface PreviewBudget {
@@ -27,6 +30,8 @@ export interface PreviewBudget {
   readonly maxBytes?: number;
   /** Largest file read (default 256 KiB): larger ones are listed unread, so no single file holds the thread long. */
   readonly maxFileBytes?: number;
+  /** Most files not read whose first 8 KiB are checked for binary bytes (default 1000). */
+  readonly maxSniffFiles?: number;
 }
 
 /** What a preview found. */
@@ -75,12 +80,23 @@ export async function previewCorpus(fs: LabFs, files: readonly string[], root: s
   let distinctChars = 0;
   let read = 0;
   let readBytes = 0;
+  let sniffs = budget.maxSniffFiles ?? 1000;
+  /** Keeps a file not read, unless its first bytes show it binary. */
+  const keepUnread = async (file: PlannedFile): Promise<void> => {
+    if (sniffs > 0) {
+      sniffs--;
+      const binary = await isBinaryFile(fs, file.abs);
+      check();
+      if (binary) return void skipped.push({ path: file.path, reason: 'binary' });
+    }
+    kept.push(file);
+  };
   let i = 0;
   for (; i < plan.files.length; i++) {
     const file = plan.files[i] as PlannedFile;
     if (read >= maxFiles) break;
     if (file.bytes > maxFileBytes) {
-      kept.push(file);
+      await keepUnread(file);
       continue;
     }
     if (readBytes + file.bytes > maxBytes) break;
@@ -95,7 +111,7 @@ export async function previewCorpus(fs: LabFs, files: readonly string[], root: s
     distinctChars += markChars(r.text, seen);
     kept.push(file);
   }
-  kept.push(...plan.files.slice(i));
+  for (const file of plan.files.slice(i)) await keepUnread(file);
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return { root, files: kept, bytes: kept.reduce((n, f) => n + f.bytes, 0), skipped, read, planned: plan.files.length, distinctChars };
 }

@@ -49,6 +49,21 @@ export function looksBinary(bytes: Uint8Array): boolean {
   return false;
 }
 
+/**
+ * True when `file` is binary by the test {@link readTextFile} applies — a known binary
+ * extension, or a NUL byte in its first {@link BINARY_SNIFF_BYTES} bytes — reading only those
+ * bytes, so a listing can say so of a file too large to read whole. An unreadable file is not
+ * called binary (reading it says why).
+ */
+export async function isBinaryFile(fs: LabFs, file: string): Promise<boolean> {
+  if (BINARY_EXTENSIONS.has(extensionOf(file))) return true;
+  try {
+    return looksBinary(await fs.readRange(file, 0, BINARY_SNIFF_BYTES));
+  } catch {
+    return false;
+  }
+}
+
 /** Decodes strict UTF-8 (a leading BOM is dropped); null when the bytes are not valid UTF-8. */
 export function decodeUtf8(bytes: Uint8Array): string | null {
   try {

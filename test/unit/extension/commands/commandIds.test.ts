@@ -48,7 +48,10 @@ describe('the manifest (package.json) and the code agree', () => {
     const palette = new Map(c.menus.commandPalette?.map((m) => [m.command, m.when]) ?? []);
     for (const id of ['attentionLab.decode', 'attentionLab.export', 'attentionLab.evaluateFiles', 'attentionLab.scoreSelection', 'attentionLab.showAttention', 'attentionLab.continueTraining']) expect(palette.get(id), id).toMatch(/attentionLab\.hasTrainedRun/);
     for (const id of ['attentionLab.stop', 'attentionLab.togglePause']) expect(palette.get(id), id).toMatch(/attentionLab\.isTraining/);
-    for (const id of COMMAND_IDS.filter((x) => x.startsWith('attentionLab.run.'))) expect(palette.get(id), id).toBe('false');
+    // Rename, note and delete ask which run when started from the palette; the other row commands need a row.
+    const asks = ['attentionLab.run.rename', 'attentionLab.run.editNote', 'attentionLab.run.delete'];
+    for (const id of asks) expect(palette.get(id), id).toBe('attentionLab.hasRuns');
+    for (const id of COMMAND_IDS.filter((x) => x.startsWith('attentionLab.run.') && !asks.includes(x))) expect(palette.get(id), id).toBe('false');
   });
 
   it('offers Continue Training… on the runs that can train longer, never while one trains', () => {

@@ -62,6 +62,21 @@ describe.each(FILE_SYSTEMS)('previewCorpus on $name', ({ make }) => {
     expect(small.skipped.map((s) => s.reason)).not.toContain('minified');
   });
 
+  it('lists no binary file as one to train on, even one too large to read whole', async () => {
+    const bin = await t.dir();
+    // 300 KB with NUL bytes and no binary extension: over the 256 KiB a preview reads, under the per-file limit.
+    const data = new Uint8Array(300_000).fill(0x41);
+    data[100] = 0;
+    const found = await t.put(bin, { 'weights.dat': data, 'notes.txt': 'words\n' });
+    const p = await preview(t.fs, found, bin, { maxFileBytes: 1 << 20 });
+    expect(p.files.map((f) => f.path)).toEqual(['notes.txt']);
+    expect(p.skipped).toEqual([{ path: 'weights.dat', reason: 'binary' }]);
+    // Past the reading budget too.
+    const late = await preview(t.fs, found, bin, { maxFileBytes: 1 << 20 }, { maxFiles: 0 });
+    expect(late.files.map((f) => f.path)).toEqual(['notes.txt']);
+    expect(late.skipped).toEqual([{ path: 'weights.dat', reason: 'binary' }]);
+  });
+
   it('stops when cancelled', async () => {
     const abort = new AbortController();
     abort.abort();
