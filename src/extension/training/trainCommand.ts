@@ -250,7 +250,8 @@ function announce(s: Services, runId: string, outcome: RunOutcome, skipped: read
     if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`);
     // A full disk stopped the run with its checkpoint kept: once there is space, it resumes.
     else if (outcome.error.code === 'disk/full') void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, { title: 'Resume', run: () => resumeCommand(s, runId) });
-    else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' ? [CONFIGURE_ACTION] : []));
+    // A file in the way or a read-only disk is fixed on the disk (the message says how), not in the model's settings.
+    else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' && outcome.error.code !== 'file/unusable' ? [CONFIGURE_ACTION] : []));
     return;
   }
   const best = s.runs.find(runId)?.bestValLoss ?? null;

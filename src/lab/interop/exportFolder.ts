@@ -160,7 +160,7 @@ export async function exportRun(fs: LabFs, r: OpenRun, outParent: string, opts: 
   try {
     await fs.writeFiles([...files].map(([file, data]) => ({ path: fs.join(tmp, file), data })));
     if (kind === 'directory') {
-      const old = `${tmp}.old`;
+      const old = await scratchFolder(fs, dir, 'old'); // beside it, its name within 255 bytes too
       await fs.rename(dir, old);
       await fs.rename(tmp, dir);
       await fs.remove(old);

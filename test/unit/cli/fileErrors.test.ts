@@ -112,6 +112,9 @@ describe('attention-lab: file-system errors', () => {
     const ex = cli(['export', '--run', dir, '--out', 'long-export'], tmp.dir);
     expect(ex.code, ex.stderr).toBe(0);
     expect(fs.existsSync(path.join(tmp.dir, 'long-export', long, 'model.safetensors'))).toBe(true);
+    const again = cli(['export', '--run', dir, '--out', 'long-export', '--force'], tmp.dir); // the old export set aside, then removed
+    expect(again.code, again.stderr).toBe(0);
+    expect(fs.readdirSync(path.join(tmp.dir, 'long-export'))).toEqual([long]);
     const im = cli(['import', '--from', path.join(tmp.dir, 'long-export', long), '--out', `${long}-2`], tmp.dir);
     expect(im.code, im.stderr).toBe(0);
     expect(fs.readdirSync(tmp.dir).filter((n) => n.includes('.importing-') || n.includes('.export-'))).toEqual([]);

@@ -42,7 +42,12 @@ vi.mock('vscode', () => {
             await later();
             return data;
           }),
-        writeFile: (u: { path: string }, data: Uint8Array) => wrap(() => disk.writeFiles([{ path: pathOf(u), data }])),
+        writeFile: (u: { path: string }, data: Uint8Array) =>
+          wrap(async () => {
+            // A provider that refuses writes under /locked, as VS Code reports it: a FileSystemError's code.
+            if (pathOf(u).startsWith('/locked/')) throw new FileSystemError('NoPermissions');
+            await disk.writeFiles([{ path: pathOf(u), data }]);
+          }),
         // Without overwrite, a provider checks the target and then renames, a moment apart (as VS Code's file service does).
         rename: (a: { path: string }, b: { path: string }, o?: { overwrite?: boolean }) =>
           wrap(async () => {
@@ -81,7 +86,7 @@ describe('WorkspaceFs', () => {
     await fs.mkdir('/ok/x.jsonl'); // a folder where the log should be
     const first = fs.appendLine('/ok/x.jsonl', 'a\n');
     const second = fs.appendLine('/ok/y.jsonl', 'b\n');
-    await expect(first).rejects.toThrow();
+    await expect(first).rejects.toThrow(/^\/ok\/x\.jsonl is a folder where a file must be; remove or rename that folder/);
     await second;
     await fs.remove('/ok/x.jsonl');
     await fs.appendLine('/ok/x.jsonl', 'c\n');
@@ -108,5 +113,14 @@ describe('WorkspaceFs', () => {
     expect(lost && RunLockedError.is(lost.reason) && lost.reason.message).toMatch(/^run-w is being trained by VS Code for the web since \d\d:\d\d — stop it first, or wait\.$/);
     await (won as PromiseFulfilledResult<{ release(): Promise<void> }>).value.release();
     expect(await readRunLock(fs, '/runs/run-w')).toBeNull();
+  });
+
+  it('tells a refused write and a folder read as a file in one line naming the file', async () => {
+    const fs = new WorkspaceFs();
+    await expect(fs.writeFiles([{ path: '/locked/run/run.json', data: '{}' }])).rejects.toThrow(/^Permission denied for \/locked\/run\/run\.json; choose a folder you may write to/);
+    await fs.mkdir('/runs/b/model.safetensors');
+    await expect(fs.readFile('/runs/b/model.safetensors')).rejects.toThrow(/^\/runs\/b\/model\.safetensors is a folder where a file must be/);
+    await expect(fs.list('/runs/missing')).rejects.toThrow(/^\/runs\/missing does not exist/);
+    expect(await fs.stat('/runs/missing')).toBeNull();
   });
 });
