@@ -218,12 +218,26 @@ function parseOwnConfig(metadata: Readonly<Record<string, string>>): ModelConfig
   }
 }
 
+/**
+ * The first of `keys` config.json gives; a key that is there but not a finite number (or
+ * null, as Hugging Face writes an unset n_inner) is refused rather than silently skipped.
+ */
 function num(cfg: Json | null, ...keys: string[]): number | undefined {
   for (const k of keys) {
     const v = cfg?.[k];
+    if (v === undefined || v === null) continue;
     if (typeof v === 'number' && Number.isFinite(v)) return v;
+    return bad(`config.json's ${k} is ${JSON.stringify(v) ?? String(v)}, not a number; fix it or remove it to size the model from its tensors.`);
   }
   return undefined;
+}
+
+/** Refuses a config.json size that contradicts the one the weights' shapes give. */
+function agrees(cfg: Json | null, found: number, from: string, ...keys: string[]): void {
+  for (const k of keys) {
+    const v = num(cfg, k);
+    if (v !== undefined && v !== found) bad(`config.json says ${k} ${v} but ${from} gives ${found}; use the config.json saved with this checkpoint, or remove it.`);
+  }
 }
 
 function need(shapes: ReadonlyMap<string, readonly number[]>, name: string, dims: number): readonly number[] {
@@ -276,6 +290,10 @@ function gptConfig(shapes: ReadonlyMap<string, readonly number[]>, p: string, co
   if (layersCfg !== undefined && layersCfg !== nLayer) bad(`config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`);
   const fc = need(shapes, `${p}h.0.mlp.c_fc.weight`, 2);
   const dFF = (conv1d ? fc[1] : fc[0]) as number;
+  agrees(cfg, C, `${p}wte.weight`, 'n_embd', 'hidden_size');
+  agrees(cfg, V, `${p}wte.weight`, 'vocab_size');
+  agrees(cfg, dFF, `${p}h.0.mlp.c_fc.weight`, 'n_inner');
+  if (wpe) agrees(cfg, wpe[0] as number, `${p}wpe.weight`, 'block_size', 'n_positions', 'n_ctx');
   const maxLen = wpe ? (wpe[0] as number) : num(cfg, 'block_size', 'n_positions', 'n_ctx');
   if (maxLen === undefined) return bad(`The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context length is unknown; add block_size to config.json.`);
   let activation: Activation = 'gelu';
@@ -309,6 +327,13 @@ function seedConfig(shapes: ReadonlyMap<string, readonly number[]>, cfg: Json | 
   const str = (k: string): string | undefined => (typeof cfg?.[k] === 'string' ? (cfg[k] as string) : undefined);
   const bool = (k: string): boolean | undefined => (typeof cfg?.[k] === 'boolean' ? (cfg[k] as boolean) : undefined);
   const scale = num(cfg, 'embed_scale');
+  agrees(cfg, C, 'decoder_embedding.weight', 'd_model');
+  agrees(cfg, V, 'decoder_embedding.weight', 'tgt_vocab_size');
+  agrees(cfg, srcV, 'encoder_embedding.weight', 'src_vocab_size');
+  agrees(cfg, dFF, 'encoder_layers.0.feed_forward.fc1.weight', 'd_ff');
+  agrees(cfg, nEnc, 'the encoder_layers blocks', 'num_encoder_layers');
+  agrees(cfg, nDec, 'the decoder_layers blocks', 'num_decoder_layers');
+  if (learned) agrees(cfg, learned[0] as number, 'decoder_positions.weight', 'max_seq_length');
   notes.push(`${nEnc}+${nDec} layers, vocab ${srcV}→${V}, d_model ${C}, d_ff ${dFF} from the tensor shapes`);
   return validateConfig({
     kind: 'encoder-decoder', srcVocabSize: srcV, vocabSize: V, dModel: C, nHeads: heads(cfg, opts, C, notes, 'num_heads'), dFF,
