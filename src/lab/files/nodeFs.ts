@@ -11,6 +11,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { EngineError } from '../../engine/errors';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO, appendLine, makeDir, writeFilesAtomic } from '../runs/atomicFile';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
@@ -54,12 +55,17 @@ export class NodeFs implements LabFs {
   }
 
   async readFile(p: string): Promise<Uint8Array> {
-    const b = fs.readFileSync(p);
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    const fd = openRegular(p);
+    try {
+      const b = fs.readFileSync(fd);
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
-    const fd = fs.openSync(p, 'r');
+    const fd = openRegular(p);
     try {
       const out = new Uint8Array(length);
       let got = 0;
@@ -79,11 +85,15 @@ export class NodeFs implements LabFs {
   }
 
   async mkdir(dir: string): Promise<void> {
+    checkCreatable(dir);
     makeDir(dir, this.io);
   }
 
   async writeFiles(files: readonly FileWrite[]): Promise<void> {
-    for (const dir of new Set(files.map((f) => path.dirname(f.path)))) makeDir(dir, this.io);
+    for (const dir of new Set(files.map((f) => path.dirname(f.path)))) {
+      checkCreatable(dir);
+      makeDir(dir, this.io);
+    }
     writeFilesAtomic(files.map((f) => ({ file: f.path, data: f.data })), this.io);
   }
 
@@ -103,6 +113,57 @@ export class NodeFs implements LabFs {
 
   async remove(p: string): Promise<void> {
     fs.rmSync(p, { recursive: true, force: true });
+  }
+}
+
+/** What a path that is not a regular file or a folder is, for people. */
+function specialKind(st: fs.Stats): string {
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return st.isDirectory() ? 'a folder' : 'not a regular file';
+}
+
+/**
+ * Opens `p` for reading only when it is a regular file (after following links): a FIFO
+ * would block the read forever and /dev/zero never ends. Opened non-blocking so a FIFO with
+ * no writer does not block the open itself; a regular file ignores the flag.
+ */
+function openRegular(p: string): number {
+  const fd = fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  let st: fs.Stats;
+  try {
+    st = fs.fstatSync(fd);
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+  if (st.isFile()) return fd;
+  fs.closeSync(fd);
+  throw new EngineError('input/invalid', `${p} is ${specialKind(st)}, not a regular file; Attention Lab reads only regular files — pass a file on disk.`);
+}
+
+/**
+ * Refuses, in one line, a folder that cannot be created because the deepest existing folder
+ * above it takes no new folders (/proc, /sys): there Node's recursive mkdir answers ENOENT
+ * for a parent that exists and retries without end. Creates the first missing level itself
+ * (without recursion) to find out; the rest is left to the caller's mkdir.
+ */
+function checkCreatable(dir: string): void {
+  let first = path.resolve(dir);
+  let parent = path.dirname(first);
+  if (fs.existsSync(first)) return;
+  while (parent !== first && !fs.existsSync(parent)) {
+    first = parent;
+    parent = path.dirname(parent);
+  }
+  if (!fs.statSync(parent).isDirectory()) throw new EngineError('input/invalid', `Cannot create ${dir}: ${parent} is a file, not a folder; choose another folder.`);
+  try {
+    fs.mkdirSync(first);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new EngineError('input/invalid', `Cannot create ${dir}: ${parent} takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.`);
+    // Anything else (no space, no permission, read-only) the caller's mkdir meets again and reports.
   }
 }
 

@@ -25,7 +25,8 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
-import { listNames, readText, scratchFolder } from '../files/labFs';
+import { listNames, scratchFolder } from '../files/labFs';
+import { readCappedText } from '../files/fileCaps';
 import { diskError } from '../files/fullDisk';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
@@ -103,7 +104,7 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
 async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, unknown> | null> {
   const file = fs.join(dir, 'config.json');
   if ((await fs.stat(file))?.kind !== 'file') return null;
-  const text = await readText(fs, file);
+  const text = await readCappedText(fs, file, 'config.json');
   let v: unknown;
   try {
     v = JSON.parse(text);

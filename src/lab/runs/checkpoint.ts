@@ -17,6 +17,7 @@ import type { Optimizer } from '../../engine/optim/optimizer';
 import type { LabFs } from '../files/labFs';
 import { exists } from '../files/labFs';
 import { RUN_FILES } from './runFolder';
+import { readCapped } from '../files/fileCaps';
 
 export const CHECKPOINT_FORMAT = 'attention-lab-checkpoint';
 export const CHECKPOINT_VERSION = '1';
@@ -50,7 +51,7 @@ export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transform
 
 async function readSafetensors(fs: LabFs, file: string, what: string): Promise<SafetensorsFile> {
   if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
-  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
+  const f = decodeSafetensors(await readCapped(fs, file, what === 'optimizer' ? 'optimizer state' : 'checkpoint'), fs.basename(file));
   checkFormat(file, f.metadata);
   return f;
 }

@@ -20,6 +20,7 @@ import { diagnosticRows, forwardAttend, measureInduction, scoreHeads } from './h
 import type { Dataset } from '../data/dataset';
 import { RUN_FILES } from '../runs/runFolder';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { readCapped } from '../files/fileCaps';
 
 /**
  * Runs the probe sample and copies out its attention and masks, then (unless `headScores` is
@@ -112,7 +113,7 @@ export async function readSnapshot(fs: LabFs, runDir: string, step: number): Pro
 }
 
 async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnapshot> {
-  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
+  const f = decodeSafetensors(await readCapped(fs, file, 'snapshot'), fs.basename(file));
   const maps: AttentionMapData[] = [];
   const masks: MaskData[] = [];
   for (const [tname, t] of f.tensors) {
