@@ -143,13 +143,13 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
   let prefix = '';
   if (shapes.has('decoder_embedding.weight') || shapes.has('encoder_embedding.weight')) {
     layout = ours ? 'attention-lab' : 'seed-transformer';
-    config = ours ?? seedConfig(shapes, configJson, opts, notes);
+    config = ours ?? sized(configJson, () => seedConfig(shapes, configJson, opts, notes));
   } else {
     prefix = shapes.has('transformer.wte.weight') ? 'transformer.' : shapes.has('wte.weight') ? '' : unknownLayout(shapes);
     countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
     const gpt = gptShapes(shapes, prefix);
     layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
-    config = ours ?? gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes);
+    config = ours ?? sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
   }
   const fileVocab = config.vocabSize;
   const keepRows = !ours && config.kind === 'decoder-only' && opts.vocabRows !== undefined && opts.vocabRows < fileVocab ? opts.vocabRows : null;
@@ -191,6 +191,16 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
     else bad(`Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`);
   }
   return { layout, config, model, tensors: sources, lmHead, ignored, notes };
+}
+
+/** A config read from the tensors and config.json; an invalid one is refused naming where its sizes came from. */
+function sized(configJson: Json | null, read: () => ModelConfig): ModelConfig {
+  try {
+    return read();
+  } catch (e) {
+    if (!EngineError.is(e, 'config/invalid')) throw e;
+    return bad(`${configJson ? 'config.json and the checkpoint\'s tensors give' : 'The checkpoint\'s tensors give'} an invalid model: ${e.message}`);
+  }
 }
 
 function sameShape(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {

@@ -140,5 +140,10 @@ export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimiz
   const m = expectTensor(f, 'adam.m', 'F32', [n]);
   const v = expectTensor(f, 'adam.v', 'F32', [n]);
   const optStep = Number(f.metadata.optimizerStep);
-  optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });
+  try {
+    optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });
+  } catch (e) {
+    if (EngineError.is(e)) throw new EngineError(e.code, `${f.source}: ${e.message}`, { cause: e });
+    throw e;
+  }
 }

@@ -129,15 +129,21 @@ async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnaps
   }, file);
 }
 
-/** Every readable snapshot of a run, by step (damaged files are skipped). */
+/** Every readable snapshot of a run, by step (damaged files are skipped: {@link readSnapshotsCounted} counts them). */
 export async function readSnapshots(fs: LabFs, runDir: string): Promise<AttentionSnapshot[]> {
-  const out: AttentionSnapshot[] = [];
+  return (await readSnapshotsCounted(fs, runDir)).snapshots;
+}
+
+/** Every readable snapshot of a run, by step, and how many damaged files were skipped (the caller says so). */
+export async function readSnapshotsCounted(fs: LabFs, runDir: string): Promise<{ snapshots: AttentionSnapshot[]; skipped: number }> {
+  const snapshots: AttentionSnapshot[] = [];
+  let skipped = 0;
   for (const { file } of await snapshotFiles(fs, runDir)) {
     try {
-      out.push(await readSnapshotFile(fs, file));
+      snapshots.push(await readSnapshotFile(fs, file));
     } catch {
-      // A snapshot cut short by a crash is not worth failing a report over.
+      skipped++; // a snapshot cut short by a crash is not worth failing a report over
     }
   }
-  return out;
+  return { snapshots, skipped };
 }
