@@ -78,8 +78,8 @@ export async function readEvaluations(fs: LabFs, runDir: string): Promise<{ eval
   if (!(await exists(fs, file))) return { evaluations, skipped };
   for (const line of completeLines(await readCappedText(fs, file, 'evaluations log'))) {
     try {
-      const v = JSON.parse(line) as { version?: unknown };
-      if (v.version !== EVALUATION_VERSION) {
+      const v = JSON.parse(line) as { version?: unknown } | null;
+      if (typeof v !== 'object' || v === null || v.version !== EVALUATION_VERSION) {
         skipped++;
         continue;
       }
