@@ -23,7 +23,7 @@
  */
 
 import type { Activation, ModelConfig } from '../config';
-import { validateConfig } from '../config';
+import { CONFIG_LIMITS, validateConfig } from '../config';
 import { EngineError } from '../errors';
 import type { TorchTensor } from './pytorchNames';
 import { torchTensors } from './pytorchNames';
@@ -265,7 +265,9 @@ function countBlocks(shapes: ReadonlyMap<string, readonly number[]>, stack: stri
     const m = re.exec(n);
     if (m) seen.add(Number(m[1]));
   }
-  const n = seen.size ? Math.max(...seen) + 1 : 0;
+  let n = 0;
+  for (const i of seen) n = Math.max(n, i + 1); // not Math.max(...seen): a header may name a million blocks
+  if (n > CONFIG_LIMITS.nDecoderLayers) bad(`The checkpoint has blocks up to ${stack}.${n - 1}, more than the ${CONFIG_LIMITS.nDecoderLayers} layers Attention Lab holds; it is damaged or too deep to import.`);
   for (let i = 0; i < n; i++) if (!seen.has(i)) bad(`The checkpoint has blocks up to ${stack}.${n - 1} but none named ${stack}.${i}; it is incomplete.`);
   return n;
 }

@@ -63,6 +63,17 @@ describe('import bounds and config.json contradictions', () => {
     expect(await refusal(dir)).toMatch(/attention_lab_config .*nDecoderLayers 1000000 is larger than the 1024/);
   });
 
+  it('refuses a header that names a million blocks, in one line', async () => {
+    const dir = await folder(pytorchConfig(c));
+    const file = fs.join(dir, 'model.safetensors');
+    const f = decodeSafetensors(await fs.readFile(file));
+    const tensors = [...f.tensors].map(([name, x]) => ({ name, dtype: x.dtype, shape: x.shape, data: x.data }));
+    const one = { dtype: 'F32' as const, shape: [1], data: new Float32Array(1) };
+    for (let i = 0; i < 200_000; i++) tensors.push({ name: `transformer.h.${i}.x`, ...one });
+    await writeFile(fs, file, encodeSafetensors(tensors, { format: 'pt' }));
+    expect(await refusal(dir)).toMatch(/model\.safetensors: The checkpoint has blocks up to transformer\.h\.199999, more than the 1024 layers/);
+  });
+
   it.each([
     [{ n_embd: 128 }, /config\.json says n_embd 128 but transformer\.wte\.weight gives 64/],
     [{ vocab_size: 999 }, /config\.json says vocab_size 999 but transformer\.wte\.weight gives/],
