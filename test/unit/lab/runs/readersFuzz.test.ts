@@ -214,7 +214,7 @@ interface Target {
 const backend = createReferenceBackend();
 
 const TARGETS: readonly Target[] = [
-  { where: 'run', file: 'run.json', folder: () => runDir, mutate: mutateJsonFile, read: (dir) => openRun(NODE_FS, dir, backend) },
+  { where: 'run', file: 'run.json', folder: () => runDir, mutate: mutateJsonFile, read: async (dir) => [await loadRunStateCounted(NODE_FS, dir), await openRun(NODE_FS, dir, backend)] },
   { where: 'run', file: 'tokenizer.json', folder: () => runDir, mutate: mutateJsonFile, read: (dir) => openRun(NODE_FS, dir, backend) },
   { where: 'run', file: 'model.safetensors', folder: () => runDir, mutate: mutateSafetensors, read: (dir) => openRun(NODE_FS, dir, backend) },
   {
