@@ -29,14 +29,16 @@ export async function buildExtension() {
   ]);
   const inputs = Object.keys(main.metafile.inputs);
   // Small lab files are light enough: hosting the training worker (and starting Node workers), the error-code
-  // classification, the defaults of a run (protocol only), the file system the extension reads runs through,
+  // classification, the defaults of a run (protocol only), the file system the extension reads runs through
+  // (with the engine's error class, 50 lines and no imports, that its refusals of special files throw),
   // the run folders' locks, and paths as people read them.
   const light = new Set([
+    'src/engine/errors.ts',
     'src/lab/workers/trainingHost.ts', 'src/lab/workers/nodeWorkers.ts', 'src/lab/workers/errorCodes.ts', 'src/lab/runs/runSpec.ts',
     'src/lab/files/labFs.ts', 'src/lab/files/nodeFs.ts', 'src/lab/files/fileErrors.ts', 'src/lab/runs/atomicFile.ts',
     'src/lab/runs/runLock.ts', 'src/lab/runs/nodeLockIdentity.ts', 'src/lab/files/slashPaths.ts',
   ]);
-  const heavy = inputs.filter((f) => f.startsWith('src/engine/') || (f.startsWith('src/lab/') && !light.has(f)));
+  const heavy = inputs.filter((f) => (f.startsWith('src/engine/') || f.startsWith('src/lab/')) && !light.has(f));
   if (heavy.length) throw new Error(`dist/extension.js must not bundle the engine or the lab (load them through dist/extensionLab.js); it includes ${heavy.join(', ')}`);
   return inputs;
 }

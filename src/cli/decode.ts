@@ -7,7 +7,7 @@
  */
 
 import type { DecodeParams } from '../protocol/model';
-import { decodeText } from '../lab/inference/decode';
+import { MAX_DECODE_TOKENS, decodeText } from '../lab/inference/decode';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { BACKEND_FLAG, RUN_FLAG, openRunOf } from './runFlags';
@@ -28,6 +28,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
     'max-tokens': { type: 'string' }, seed: { type: 'string' }, ...BACKEND_FLAG,
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
+  const maxTokens = f.int('max-tokens', 100, 1, MAX_DECODE_TOKENS); // before the model is loaded
   const r = await openRunOf(f, ctx, 'decode');
   const encdec = r.model.config.kind === 'encoder-decoder';
   const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
@@ -35,7 +36,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
   if (!encdec && f.has('src')) throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
   const params: DecodeParams = {
     input, strategy: f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy'), beam: f.int('beam', 4, 1, 64), lengthPenalty: f.num('length-penalty', 0.6, 0),
-    temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens: f.int('max-tokens', 100),
+    temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens,
     seed: f.int('seed', 1, -2147483648, 2147483647),
   };
   const { output: d } = decodeText(r, params);

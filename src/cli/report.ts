@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic } from '../lab/runs/atomicFile';
 import { NODE_FS } from '../lab/files/nodeFs';
-import { loadRunState } from '../lab/runs/runState';
+import { loadRunStateCounted, skippedNote } from '../lab/runs/runState';
 import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
 import { createBackend } from '../engine/backends/select';
 import type { AttentionSnapshot } from '../protocol/model';
@@ -133,9 +133,17 @@ export function readDashboardBundle(distDir: string): { script: string; css: str
   return { script: fs.readFileSync(js, 'utf8'), css: fs.readFileSync(css, 'utf8') };
 }
 
+/** A run's state; what was damaged and left out is said on stderr. */
+async function loadCounted(dir: string, ctx: CommandContext): Promise<RunState> {
+  const { state, skipped } = await loadRunStateCounted(NODE_FS, dir);
+  const note = skippedNote(dir, skipped);
+  if (note) ctx.err(`note: ${note}`);
+  return state;
+}
+
 /** `report --csv`: the metrics of `runs` as CSV, to `out` or stdout. */
 async function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, json: boolean, ctx: CommandContext): Promise<number> {
-  const states = await Promise.all(runs.map((dir) => loadRunState(NODE_FS, dir)));
+  const states = await Promise.all(runs.map((dir) => loadCounted(dir, ctx)));
   const csv = metricsCsv(states.map((s) => ({ name: s.run.name, steps: s.steps, evals: s.evals })));
   if (outFlag === undefined) {
     if (json) throw new UsageError('`report --csv --json` needs --out FILE: without it the CSV itself goes to stdout.');
@@ -161,7 +169,7 @@ export async function reportCommand(argv: string[], ctx: CommandContext): Promis
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
   for (const dir of runs) await drawPendingSnapshots(NODE_FS, dir, () => SnapshotDrawer.open(NODE_FS, dir, createBackend('auto')));
-  const states = (await Promise.all(runs.map((dir) => loadRunState(NODE_FS, dir)))).map((s) => reportRunState(s, maxSnapshots));
+  const states = (await Promise.all(runs.map((dir) => loadCounted(dir, ctx)))).map((s) => reportRunState(s, maxSnapshots));
   const names = new Set<string>();
   for (const s of states) {
     if (names.has(s.run.id)) throw new UsageError(`two runs are both named "${s.run.id}"; pass runs from folders with different names.`);

@@ -175,6 +175,10 @@ export function validateConfig(c: ModelConfig): ModelConfig {
     const v = c[key] as number;
     if (v <= 0) bad(`${key} must be greater than 0, got ${v}; set a positive size.`);
   }
+  // Bounds before anything loops over or allocates a size (the head suggestion below, the
+  // model's plan, the estimate): each field alone, then the parameter count in closed form.
+  const sizeProblem = configSizeProblem(c);
+  if (sizeProblem) bad(sizeProblem);
   if (c.dModel % c.nHeads !== 0) {
     const near = divisorsNear(c.dModel, c.nHeads);
     bad(`dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads channels. Use nHeads ${near} or a dModel that is a multiple of ${c.nHeads}.`);
@@ -193,9 +197,62 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   return c;
 }
 
+/** Largest value of each size field: far past any model this lab builds, small enough that every loop over one ends at once. */
+export const CONFIG_LIMITS: Readonly<Record<'vocabSize' | 'srcVocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen', number>> = {
+  vocabSize: 1 << 22,
+  srcVocabSize: 1 << 22,
+  dModel: 1 << 16,
+  nHeads: 1 << 12,
+  dFF: 1 << 18,
+  nEncoderLayers: 1024,
+  nDecoderLayers: 1024,
+  maxLen: 1 << 20,
+};
+
+/** Most parameters a model may have: 8 GiB of float32, past GPT-2 XL's 1.56 billion. */
+export const MAX_PARAMS = 2 ** 31;
+
+/**
+ * An upper bound of a config's parameter count in closed form (every matrix and vector of
+ * both stacks, embeddings, learned positions and an untied head), so a config can be refused
+ * in O(1) before the model is planned layer by layer.
+ */
+export function paramsUpperBound(c: Pick<ModelConfig, 'vocabSize' | 'srcVocabSize' | 'dModel' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>): number {
+  const d = c.dModel;
+  const ffn = 2 * d * c.dFF + c.dFF + d;
+  const attn = 4 * d * d + 4 * d;
+  const norms = 3 * 2 * d;
+  const decoder = c.nDecoderLayers * (2 * attn + ffn + norms);
+  const encoder = c.nEncoderLayers * (attn + ffn + norms);
+  const embeddings = (2 * c.vocabSize + c.srcVocabSize) * d + c.vocabSize + 2 * c.maxLen * d + 4 * d;
+  return decoder + encoder + embeddings;
+}
+
+/** Why a config's sizes are out of bounds (one field too large, or too many parameters), or null; O(1). */
+export function configSizeProblem(c: ModelConfig): string | null {
+  for (const [key, max] of Object.entries(CONFIG_LIMITS) as [keyof typeof CONFIG_LIMITS, number][]) {
+    const v = c[key];
+    if (v > max) return `${key} ${v} is larger than the ${max} Attention Lab allows; set ${key} to at most ${max}.`;
+  }
+  if (c.nHeads > c.dModel) return `nHeads ${c.nHeads} is more than dModel ${c.dModel}; each head needs at least one channel, so use at most ${c.dModel} heads.`;
+  const params = paramsUpperBound(c);
+  if (params > MAX_PARAMS) {
+    return `This model would have about ${(params / 1e9).toFixed(1)} billion parameters, more than the ${(MAX_PARAMS / 1e9).toFixed(2)} billion (${(MAX_PARAMS * 4) / 2 ** 30} GiB of float32) Attention Lab holds; use fewer layers (nDecoderLayers ${c.nDecoderLayers}${c.nEncoderLayers ? `, nEncoderLayers ${c.nEncoderLayers}` : ''}), a smaller dModel (${c.dModel}) or dFF (${c.dFF}), or a smaller vocabulary or context.`;
+  }
+  return null;
+}
+
+/** The divisor of `d` nearest `h` (the smaller on a tie), from the divisor pairs up to √d: at most 256 steps for d ≤ 2^16. */
 function divisorsNear(d: number, h: number): number {
   let best = 1;
-  for (let k = 1; k <= d; k++) if (d % k === 0 && Math.abs(k - h) < Math.abs(best - h)) best = k;
+  const closer = (k: number): void => {
+    if (Math.abs(k - h) < Math.abs(best - h) || (Math.abs(k - h) === Math.abs(best - h) && k < best)) best = k;
+  };
+  for (let k = 1; k * k <= d; k++) {
+    if (d % k !== 0) continue;
+    closer(k);
+    closer(d / k);
+  }
   return best;
 }
 

@@ -28,7 +28,9 @@ export class EngineError extends Error {
   readonly code: EngineErrorCode;
 
   constructor(code: EngineErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // One line, always: a message may quote a parser's (JSON.parse shows the text around a
+    // damaged byte, line breaks included), and people see it as one line in a terminal or a toast.
+    super(message.replace(/\s*[\r\n]+\s*/g, ' '), options);
     this.name = 'EngineError';
     this.code = code;
   }

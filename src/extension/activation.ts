@@ -29,7 +29,7 @@ import { RunsTree } from './runs/runsTree';
 import { ScoreDecorations } from './commands/scoreDecorations';
 import type { Services } from './services';
 import type { Settings } from './configure/settings';
-import { readSettings } from './configure/settings';
+import { readSettings, trustedReader } from './configure/settings';
 import { TrainingStatusBar } from './training/statusBar';
 import type { TrainingState } from './training/trainingController';
 import { TrainingController } from './training/trainingController';
@@ -78,7 +78,8 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   };
   const warned = new Set<string>();
   const settings = (): Settings => {
-    const r = readSettings((key) => vscode.workspace.getConfiguration().get(key));
+    const config = vscode.workspace.getConfiguration();
+    const r = readSettings(trustedReader(vscode.workspace.isTrusted, (key) => config.get(key), (key) => config.inspect(key)));
     for (const p of r.problems) if (!warned.has(p.message) && warned.add(p.message)) log.warn(p.message);
     return r.settings;
   };

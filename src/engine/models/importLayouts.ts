@@ -23,7 +23,7 @@
  */
 
 import type { Activation, ModelConfig } from '../config';
-import { validateConfig } from '../config';
+import { CONFIG_LIMITS, validateConfig } from '../config';
 import { EngineError } from '../errors';
 import type { TorchTensor } from './pytorchNames';
 import { torchTensors } from './pytorchNames';
@@ -143,13 +143,13 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
   let prefix = '';
   if (shapes.has('decoder_embedding.weight') || shapes.has('encoder_embedding.weight')) {
     layout = ours ? 'attention-lab' : 'seed-transformer';
-    config = ours ?? seedConfig(shapes, configJson, opts, notes);
+    config = ours ?? sized(configJson, () => seedConfig(shapes, configJson, opts, notes));
   } else {
     prefix = shapes.has('transformer.wte.weight') ? 'transformer.' : shapes.has('wte.weight') ? '' : unknownLayout(shapes);
     countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
     const gpt = gptShapes(shapes, prefix);
     layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
-    config = ours ?? gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes);
+    config = ours ?? sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
   }
   const fileVocab = config.vocabSize;
   const keepRows = !ours && config.kind === 'decoder-only' && opts.vocabRows !== undefined && opts.vocabRows < fileVocab ? opts.vocabRows : null;
@@ -193,6 +193,16 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
   return { layout, config, model, tensors: sources, lmHead, ignored, notes };
 }
 
+/** A config read from the tensors and config.json; an invalid one is refused naming where its sizes came from. */
+function sized(configJson: Json | null, read: () => ModelConfig): ModelConfig {
+  try {
+    return read();
+  } catch (e) {
+    if (!EngineError.is(e, 'config/invalid')) throw e;
+    return bad(`${configJson ? 'config.json and the checkpoint\'s tensors give' : 'The checkpoint\'s tensors give'} an invalid model: ${e.message}`);
+  }
+}
+
 function sameShape(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
   return !!a && !!b && a.length === b.length && a.every((d, i) => d === b[i]);
 }
@@ -218,12 +228,26 @@ function parseOwnConfig(metadata: Readonly<Record<string, string>>): ModelConfig
   }
 }
 
+/**
+ * The first of `keys` config.json gives; a key that is there but not a finite number (or
+ * null, as Hugging Face writes an unset n_inner) is refused rather than silently skipped.
+ */
 function num(cfg: Json | null, ...keys: string[]): number | undefined {
   for (const k of keys) {
     const v = cfg?.[k];
+    if (v === undefined || v === null) continue;
     if (typeof v === 'number' && Number.isFinite(v)) return v;
+    return bad(`config.json's ${k} is ${JSON.stringify(v) ?? String(v)}, not a number; fix it or remove it to size the model from its tensors.`);
   }
   return undefined;
+}
+
+/** Refuses a config.json size that contradicts the one the weights' shapes give. */
+function agrees(cfg: Json | null, found: number, from: string, ...keys: string[]): void {
+  for (const k of keys) {
+    const v = num(cfg, k);
+    if (v !== undefined && v !== found) bad(`config.json says ${k} ${v} but ${from} gives ${found}; use the config.json saved with this checkpoint, or remove it.`);
+  }
 }
 
 function need(shapes: ReadonlyMap<string, readonly number[]>, name: string, dims: number): readonly number[] {
@@ -241,7 +265,9 @@ function countBlocks(shapes: ReadonlyMap<string, readonly number[]>, stack: stri
     const m = re.exec(n);
     if (m) seen.add(Number(m[1]));
   }
-  const n = seen.size ? Math.max(...seen) + 1 : 0;
+  let n = 0;
+  for (const i of seen) n = Math.max(n, i + 1); // not Math.max(...seen): a header may name a million blocks
+  if (n > CONFIG_LIMITS.nDecoderLayers) bad(`The checkpoint has blocks up to ${stack}.${n - 1}, more than the ${CONFIG_LIMITS.nDecoderLayers} layers Attention Lab holds; it is damaged or too deep to import.`);
   for (let i = 0; i < n; i++) if (!seen.has(i)) bad(`The checkpoint has blocks up to ${stack}.${n - 1} but none named ${stack}.${i}; it is incomplete.`);
   return n;
 }
@@ -276,6 +302,10 @@ function gptConfig(shapes: ReadonlyMap<string, readonly number[]>, p: string, co
   if (layersCfg !== undefined && layersCfg !== nLayer) bad(`config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`);
   const fc = need(shapes, `${p}h.0.mlp.c_fc.weight`, 2);
   const dFF = (conv1d ? fc[1] : fc[0]) as number;
+  agrees(cfg, C, `${p}wte.weight`, 'n_embd', 'hidden_size');
+  agrees(cfg, V, `${p}wte.weight`, 'vocab_size');
+  agrees(cfg, dFF, `${p}h.0.mlp.c_fc.weight`, 'n_inner');
+  if (wpe) agrees(cfg, wpe[0] as number, `${p}wpe.weight`, 'block_size', 'n_positions', 'n_ctx');
   const maxLen = wpe ? (wpe[0] as number) : num(cfg, 'block_size', 'n_positions', 'n_ctx');
   if (maxLen === undefined) return bad(`The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context length is unknown; add block_size to config.json.`);
   let activation: Activation = 'gelu';
@@ -309,6 +339,13 @@ function seedConfig(shapes: ReadonlyMap<string, readonly number[]>, cfg: Json | 
   const str = (k: string): string | undefined => (typeof cfg?.[k] === 'string' ? (cfg[k] as string) : undefined);
   const bool = (k: string): boolean | undefined => (typeof cfg?.[k] === 'boolean' ? (cfg[k] as boolean) : undefined);
   const scale = num(cfg, 'embed_scale');
+  agrees(cfg, C, 'decoder_embedding.weight', 'd_model');
+  agrees(cfg, V, 'decoder_embedding.weight', 'tgt_vocab_size');
+  agrees(cfg, srcV, 'encoder_embedding.weight', 'src_vocab_size');
+  agrees(cfg, dFF, 'encoder_layers.0.feed_forward.fc1.weight', 'd_ff');
+  agrees(cfg, nEnc, 'the encoder_layers blocks', 'num_encoder_layers');
+  agrees(cfg, nDec, 'the decoder_layers blocks', 'num_decoder_layers');
+  if (learned) agrees(cfg, learned[0] as number, 'decoder_positions.weight', 'max_seq_length');
   notes.push(`${nEnc}+${nDec} layers, vocab ${srcV}→${V}, d_model ${C}, d_ff ${dFF} from the tensor shapes`);
   return validateConfig({
     kind: 'encoder-decoder', srcVocabSize: srcV, vocabSize: V, dModel: C, nHeads: heads(cfg, opts, C, notes, 'num_heads'), dFF,

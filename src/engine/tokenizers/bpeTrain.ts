@@ -12,6 +12,12 @@
  * between their old and new pairs). The most frequent pair comes from a heap with lazy
  * deletion (a popped entry whose count no longer matches is stale and dropped). Each step
  * therefore costs time in proportion to the words that contain the merged pair, not the corpus.
+ * A word is rewritten whole, so a chunk longer than {@link MAX_TRAIN_WORD_BYTES} (a line of
+ * minified code, base64, unspaced script: one pre-tokenizer chunk of megabytes) is learned
+ * from as consecutive words of at most that many bytes. Otherwise every merge rewrote the
+ * whole chunk: a 1 MB chunk cost minutes for a thousand merges (11 s per MB of such text).
+ * The merges learned differ only in pairs that would straddle those cuts; encoding is
+ * unaffected (it applies merges to whole chunks).
  *
  * Leaves out: encoding with the merges (bpeTokenizer.ts); merges across chunk boundaries
  * (never happen, by design).
@@ -26,6 +32,9 @@ import { encodeWtf8 } from './wtf8';
 export function pairKey(a: number, b: number): number {
   return a * MAX_VOCAB + b;
 }
+
+/** Longest word BPE learns from (bytes); longer chunks are learned from in pieces this long (see the file comment). */
+export const MAX_TRAIN_WORD_BYTES = 128;
 
 /** Distinct chunks of the corpus as byte-id sequences, with how often each occurs. */
 interface Words {
@@ -49,14 +58,36 @@ export class ChunkCounts {
   }
 }
 
-function countWords(counts: ChunkCounts): Words {
+/**
+ * The words BPE learns from: each distinct chunk's bytes with its count, a chunk longer than
+ * {@link MAX_TRAIN_WORD_BYTES} as its consecutive pieces of that many bytes (equal pieces
+ * merged, in first-occurrence order, so training stays deterministic).
+ */
+export function trainingWords(counts: ChunkCounts): Words {
   const symbols: number[][] = [];
   const freqs: number[] = [];
+  const pieces = new Map<string, number>(); // a long chunk's piece (its bytes as latin1) → its word
   for (const [chunk, f] of counts.freq) {
     const bytes = encodeWtf8(chunk);
     if (bytes.length < 2) continue; // no pair to merge
-    symbols.push(Array.from(bytes, byteId));
-    freqs.push(f);
+    if (bytes.length <= MAX_TRAIN_WORD_BYTES) {
+      symbols.push(Array.from(bytes, byteId));
+      freqs.push(f);
+      continue;
+    }
+    for (let at = 0; at + 1 < bytes.length; at += MAX_TRAIN_WORD_BYTES) {
+      const piece = bytes.subarray(at, at + MAX_TRAIN_WORD_BYTES);
+      if (piece.length < 2) continue;
+      const key = String.fromCharCode(...piece);
+      const w = pieces.get(key);
+      if (w !== undefined) {
+        freqs[w] = (freqs[w] as number) + f;
+        continue;
+      }
+      pieces.set(key, symbols.length);
+      symbols.push(Array.from(piece, byteId));
+      freqs.push(f);
+    }
   }
   return { symbols, freqs };
 }
@@ -97,12 +128,15 @@ export function trainBpeMerges(corpus: Iterable<string> | ChunkCounts, vocabSize
     counts0 = new ChunkCounts();
     for (const doc of corpus) counts0.add(doc);
   }
-  const { symbols, freqs } = countWords(counts0);
+  const { symbols, freqs } = trainingWords(counts0);
   const counts = new Map<number, number>();
   const where = new Map<number, Set<number>>(); // pair → words that contain (or once contained) it
-  const index = (w: number): void => {
+  // Indexes the pairs of word w; with `id`, only those holding id (a merge creates no other
+  // pair, and the word's older pairs are indexed already: the index is a superset).
+  const index = (w: number, id = -1): void => {
     const word = symbols[w] as number[];
     for (let i = 0; i + 1 < word.length; i++) {
+      if (id >= 0 && word[i] !== id && word[i + 1] !== id) continue;
       const k = pairKey(word[i] as number, word[i + 1] as number);
       let set = where.get(k);
       if (set === undefined) where.set(k, (set = new Set()));
@@ -138,7 +172,7 @@ export function trainBpeMerges(corpus: Iterable<string> | ChunkCounts, vocabSize
       addPairs(symbols[w] as number[], -f, delta);
       addPairs(merged, f, delta);
       symbols[w] = merged;
-      index(w);
+      index(w, id);
     }
     for (const [pk, d] of delta) {
       if (d === 0) continue;

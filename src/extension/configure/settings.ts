@@ -84,6 +84,33 @@ export const DEFAULT_SETTINGS: Settings = {
 /** Reads one setting by its full key (e.g. `attentionLab.training.steps`). */
 export type SettingsReader = (key: string) => unknown;
 
+/**
+ * Settings a workspace may not set in Restricted Mode (package.json's
+ * `restrictedConfigurations` names the same ones): where runs are written, the interpreter
+ * run, and the model's sizes (a workspace's `{"dModel": 1e15}` sizes a preview on the host).
+ */
+export const RESTRICTED_SETTINGS: readonly string[] = ['attentionLab.runs.location', 'attentionLab.runs.folder', 'attentionLab.pytorch.python', 'attentionLab.model.overrides'];
+
+/** What VS Code's `WorkspaceConfiguration.inspect` reports of a setting (the levels read here). */
+export interface SettingLevels {
+  readonly defaultValue?: unknown;
+  readonly globalValue?: unknown;
+}
+
+/**
+ * The reader of an untrusted workspace: a {@link RESTRICTED_SETTINGS} key gives only the
+ * user's (global) value or the default, never the workspace's or a folder's; other keys
+ * read as `get` reads them. A trusted workspace reads everything through `get`.
+ */
+export function trustedReader(trusted: boolean, get: SettingsReader, inspect: (key: string) => SettingLevels | undefined): SettingsReader {
+  if (trusted) return get;
+  return (key) => {
+    if (!RESTRICTED_SETTINGS.includes(key)) return get(key);
+    const levels = inspect(key);
+    return levels?.globalValue ?? levels?.defaultValue;
+  };
+}
+
 type Section = keyof Settings;
 
 /** A setting's value that was present but unusable, and what was used instead. */

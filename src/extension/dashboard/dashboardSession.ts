@@ -292,7 +292,11 @@ export class DashboardSession implements DisposableLike {
     const read = await Promise.all(
       items.map(async (item) => {
         try {
-          return { item, state: await this.deps.lab.get().loadRunState(this.deps.fs, item.runDir) };
+          const lab = this.deps.lab.get();
+          const { state, skipped } = await lab.loadRunStateCounted(this.deps.fs, item.runDir);
+          const note = lab.skippedNote(item.runDir, skipped);
+          if (note) this.deps.log.warn(note);
+          return { item, state };
         } catch (e) {
           this.deps.log.warn(`Left ${item.name} out of the dashboard: ${messageOf(e)}`);
           return null;

@@ -14,6 +14,7 @@
 import { EngineError } from '../../engine/errors';
 import type { LabFs } from '../files/labFs';
 import { decodeUtf8, extensionOf, firstInvalidUtf8Line, looksBinary } from './textFile';
+import { readCapped } from '../files/fileCaps';
 
 /** One source → target example read from a file. */
 export interface Pair {
@@ -44,7 +45,7 @@ async function readUtf8(fs: LabFs, file: string, role: string): Promise<string> 
     const st = await fs.stat(file);
     if (st === null) throw invalid(`The ${role} ${file} does not exist; check the path.`);
     if (st.kind === 'directory') throw invalid(`The ${role} ${file} is a folder; give a file with one pair per line.`);
-    bytes = await fs.readFile(file);
+    bytes = await readCapped(fs, file, 'pairs file');
   } catch (e) {
     if (EngineError.is(e)) throw e;
     const code = (e as { code?: unknown }).code;
@@ -171,7 +172,7 @@ function plural(n: number): string {
 
 async function pairCount(fs: LabFs, file: string): Promise<number | null> {
   try {
-    const bytes = await fs.readFile(file);
+    const bytes = await readCapped(fs, file, 'pairs file');
     if (looksBinary(bytes)) return null;
     const text = decodeUtf8(bytes);
     return text === null ? null : splitLines(text).length;

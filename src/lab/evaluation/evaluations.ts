@@ -14,8 +14,9 @@ import type { EvaluatedFile, EvaluationRecord } from '../../protocol/evaluation'
 import { EVALUATION_VERSION, evaluationRecord } from '../../protocol/evaluation';
 import { ProtocolError } from '../../protocol/schema';
 import type { LabFs } from '../files/labFs';
-import { bytesOf, completeLines, exists, readText, writeFile } from '../files/labFs';
+import { bytesOf, completeLines, exists, writeFile } from '../files/labFs';
 import { RUN_FILES } from '../runs/runFolder';
+import { readCappedText } from '../files/fileCaps';
 
 /** The part of WebCrypto this uses (Node 20 and browsers have it as `globalThis.crypto`). */
 interface Digest {
@@ -88,10 +89,10 @@ export async function readEvaluations(fs: LabFs, runDir: string): Promise<{ eval
   const evaluations: EvaluationRecord[] = [];
   let skipped = 0;
   if (!(await exists(fs, file))) return { evaluations, skipped };
-  for (const line of completeLines(await readText(fs, file))) {
+  for (const line of completeLines(await readCappedText(fs, file, 'evaluations log'))) {
     try {
-      const v = JSON.parse(line) as { version?: unknown };
-      if (v.version !== EVALUATION_VERSION) {
+      const v = JSON.parse(line) as { version?: unknown } | null;
+      if (typeof v !== 'object' || v === null || v.version !== EVALUATION_VERSION) {
         skipped++;
         continue;
       }

@@ -13,6 +13,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { EngineError } from '../../engine/errors';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO, appendLine, makeDir, writeFilesAtomic } from '../runs/atomicFile';
 import { diskError } from './fileErrors';
@@ -58,22 +59,22 @@ export class NodeFs implements LabFs {
   }
 
   async readFile(p: string): Promise<Uint8Array> {
-    let b: Buffer;
+    const fd = openRegular(p);
     try {
-      b = fs.readFileSync(p);
-    } catch (e) {
-      throw diskError(e, p); // a folder, a file over 2 GiB …: one line naming it
+      let b: Buffer;
+      try {
+        b = fs.readFileSync(fd);
+      } catch (e) {
+        throw diskError(e, p); // a file over 2 GiB …: one line naming it
+      }
+      return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+    } finally {
+      fs.closeSync(fd);
     }
-    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
   }
 
   async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
-    let fd: number;
-    try {
-      fd = fs.openSync(p, 'r');
-    } catch (e) {
-      throw diskError(e, p);
-    }
+    const fd = openRegular(p);
     try {
       const out = new Uint8Array(length);
       let got = 0;
@@ -104,11 +105,15 @@ export class NodeFs implements LabFs {
   }
 
   async mkdir(dir: string): Promise<void> {
+    checkCreatable(dir);
     makeDir(dir, this.io);
   }
 
   async writeFiles(files: readonly FileWrite[]): Promise<void> {
-    for (const dir of new Set(files.map((f) => path.dirname(f.path)))) makeDir(dir, this.io);
+    for (const dir of new Set(files.map((f) => path.dirname(f.path)))) {
+      checkCreatable(dir);
+      makeDir(dir, this.io);
+    }
     writeFilesAtomic(files.map((f) => ({ file: f.path, data: f.data })), this.io);
   }
 
@@ -168,6 +173,63 @@ export class NodeFs implements LabFs {
     }
     fs.closeSync(fd);
     return true;
+  }
+}
+
+/** What a path that is not a regular file or a folder is, for people. */
+function specialKind(st: fs.Stats): string {
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isSocket()) return 'a socket';
+  return st.isDirectory() ? 'a folder' : 'not a regular file';
+}
+
+/**
+ * Opens `p` for reading only when it is a regular file (after following links): a FIFO
+ * would block the read forever and /dev/zero never ends. Opened non-blocking so a FIFO with
+ * no writer does not block the open itself; a regular file ignores the flag.
+ */
+function openRegular(p: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(p, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (e) {
+    throw diskError(e, p); // missing, not a folder above it, no permission …: one line naming it
+  }
+  let st: fs.Stats;
+  try {
+    st = fs.fstatSync(fd);
+  } catch (e) {
+    fs.closeSync(fd);
+    throw diskError(e, p);
+  }
+  if (st.isFile()) return fd;
+  fs.closeSync(fd);
+  if (st.isDirectory()) throw diskError(Object.assign(new Error(`EISDIR: ${p}`), { code: 'EISDIR' }), p);
+  throw new EngineError('input/invalid', `${p} is ${specialKind(st)}, not a regular file; Attention Lab reads only regular files — pass a file on disk.`);
+}
+
+/**
+ * Refuses, in one line, a folder that cannot be created because the deepest existing folder
+ * above it takes no new folders (/proc, /sys): there Node's recursive mkdir answers ENOENT
+ * for a parent that exists and retries without end. Creates the first missing level itself
+ * (without recursion) to find out; the rest is left to the caller's mkdir.
+ */
+function checkCreatable(dir: string): void {
+  let first = path.resolve(dir);
+  let parent = path.dirname(first);
+  if (fs.existsSync(first)) return;
+  while (parent !== first && !fs.existsSync(parent)) {
+    first = parent;
+    parent = path.dirname(parent);
+  }
+  if (!fs.statSync(parent).isDirectory()) throw new EngineError('input/invalid', `Cannot create ${dir}: ${parent} is a file, not a folder; choose another folder.`);
+  try {
+    fs.mkdirSync(first);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new EngineError('input/invalid', `Cannot create ${dir}: ${parent} takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.`);
+    // Anything else (no space, no permission, read-only) the caller's mkdir meets again and reports.
   }
 }
 

@@ -26,6 +26,7 @@ import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
+import { EngineError } from '../../engine/errors';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** How a decode reports back, beyond its result. */
@@ -77,8 +78,17 @@ export function withoutEos(tokens: readonly number[], eos: number): number[] {
   return tokens[tokens.length - 1] === eos ? tokens.slice(0, -1) : tokens.slice();
 }
 
+/**
+ * The most tokens one decode generates: greedy decoding and sampling slide past the context,
+ * so without a bound `--max-tokens 1e9` ran a billion model steps.
+ */
+export const MAX_DECODE_TOKENS = 4096;
+
 /** Decodes `params.input` with the run's model (see the file comment). */
 export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOptions = {}): Decoded {
+  if (!(params.maxTokens <= MAX_DECODE_TOKENS)) {
+    throw new EngineError('input/invalid', `A decode generates at most ${MAX_DECODE_TOKENS} tokens; asked for ${params.maxTokens}. Ask for fewer (decode again from the end of the text for more).`);
+  }
   const L = r.model.config.maxLen;
   // Beam search stops at the context, so a cut prompt leaves it room to generate.
   const keep = params.strategy === 'beam' ? L - Math.min(params.maxTokens, Math.ceil(L / 2)) : L;

@@ -25,8 +25,9 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
-import { listNames, readText, scratchFolder } from '../files/labFs';
+import { listNames, scratchFolder } from '../files/labFs';
 import { folderError } from '../files/fileErrors';
+import { readCappedText } from '../files/fileCaps';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../data/documentData';
@@ -103,7 +104,7 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
 async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, unknown> | null> {
   const file = fs.join(dir, 'config.json');
   if ((await fs.stat(file))?.kind !== 'file') return null;
-  const text = await readText(fs, file);
+  const text = await readCappedText(fs, file, 'config.json');
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -139,8 +140,19 @@ export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions 
   const modelFile = await locateCheckpoint(fs, fs.resolve(from));
   const reader = await SafetensorsReader.open(fs, modelFile);
   const configJson = await readConfigJson(fs, fs.dirname(modelFile));
-  const plan = planImport(reader.header.entries, reader.header.metadata, configJson, opts);
-  return { modelFile, name: fs.basename(modelFile), reader, configJson, plan };
+  const name = fs.basename(modelFile);
+  const plan = planNamed(name, reader, configJson, opts);
+  return { modelFile, name, reader, configJson, plan };
+}
+
+/** planImport of an opened file; a refusal that neither names the file nor is about config.json starts with the file's name. */
+function planNamed(name: string, reader: SafetensorsReader, configJson: Record<string, unknown> | null, opts: ImportOptions): ImportPlan {
+  try {
+    return planImport(reader.header.entries, reader.header.metadata, configJson, opts);
+  } catch (e) {
+    if (EngineError.is(e) && !e.message.includes(name) && !e.message.startsWith('config.json')) throw new EngineError(e.code, `${name}: ${e.message}`, { cause: e });
+    throw e;
+  }
 }
 
 /**
@@ -168,7 +180,7 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: Plan
     wte = await reader.readF32(embeddingOf(plan).source, readHooks);
     const head = await reader.readF32(plan.lmHead, readHooks);
     if (sameValues(wte, head)) {
-      plan = planImport(reader.header.entries, reader.header.metadata, opened.configJson, { ...opts, tiedHead: true });
+      plan = planNamed(name, reader, opened.configJson, { ...opts, tiedHead: true });
       notes.push('lm_head.weight equals the token embedding: tied');
     } else notes.push('lm_head.weight differs from the token embedding: an untied output projection');
   }
@@ -194,7 +206,7 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
   const padded = opened.plan.layout !== 'attention-lab' && c.kind === 'decoder-only' && isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
   const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
-  if (padded) opened = { ...opened, plan: planImport(opened.reader.header.entries, opened.reader.header.metadata, opened.configJson, planOpts) };
+  if (padded) opened = { ...opened, plan: planNamed(opened.name, opened.reader, opened.configJson, planOpts) };
   checkVocab(opened.plan.config, tok.tokenizer, tok.source);
   const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);

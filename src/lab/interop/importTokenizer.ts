@@ -11,7 +11,8 @@ import { TOKENIZER_FORMAT } from '../../engine/tokenizers/special';
 import { bpeFromGpt2Files, bpeFromHfTokenizerJson } from '../../engine/tokenizers/gpt2Files';
 import { parseTokenizerJSON } from '../../engine/tokenizers/tokenizerJson';
 import type { LabFs } from '../files/labFs';
-import { exists, readText } from '../files/labFs';
+import { exists } from '../files/labFs';
+import { readCappedText } from '../files/fileCaps';
 
 /** A tokenizer and, for people, where it came from. */
 export interface ImportTokenizer {
@@ -32,7 +33,7 @@ function parseJson(text: string, file: string): unknown {
 }
 
 async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokenizer> {
-  const text = await readText(fs, file);
+  const text = await readCappedText(fs, file, 'tokenizer.json');
   const json = parseJson(text, file);
   const format = (json as { format?: unknown } | null)?.format;
   if (format === TOKENIZER_FORMAT) {
@@ -52,8 +53,8 @@ async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokeniz
 async function fromVocab(fs: LabFs, vocab: string): Promise<ImportTokenizer> {
   const merges = fs.join(fs.dirname(vocab), 'merges.txt');
   if (!(await exists(fs, merges))) bad(`${vocab} has no merges.txt beside it; GPT-2's byte-level BPE needs both files.`);
-  const vocabJson = parseJson(await readText(fs, vocab), vocab);
-  const mergesText = await readText(fs, merges);
+  const vocabJson = parseJson(await readCappedText(fs, vocab, 'vocab.json'), vocab);
+  const mergesText = await readCappedText(fs, merges, 'merges.txt');
   try {
     return { tokenizer: bpeFromGpt2Files(vocabJson, mergesText, { vocab: vocab, merges }), source: `${vocab} + merges.txt` };
   } catch (e) {

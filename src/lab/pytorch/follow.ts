@@ -48,6 +48,7 @@ import { emitSnapshot } from '../training/sessionControl';
 import { saveSnapshot, scoredSnapshot, snapshotOf } from '../training/snapshots';
 import type { TrainerManifest } from './trainerInputs';
 import { PYTORCH_DIR, batchFromIds, readManifest } from './trainerInputs';
+import { readCapped } from '../files/fileCaps';
 
 const WEIGHTS = /^step-(\d+)\.weights\.safetensors$/;
 
@@ -81,7 +82,7 @@ export class SnapshotDrawer {
   /** The drawer of the run in `runDir` (read through `files`), on `backend`. */
   static async open(files: LabFs, runDir: string, backend: Backend, headScores = true): Promise<SnapshotDrawer> {
     const m = readManifest(runDir);
-    const probe = await files.readFile(files.join(runDir, PYTORCH_DIR, m.probe.file));
+    const probe = await readCapped(files, files.join(runDir, PYTORCH_DIR, m.probe.file), 'probe file');
     return new SnapshotDrawer(files, await readRunJson(files, runDir), m, await readTokenizer(files, runDir), backend, headScores, probe);
   }
 

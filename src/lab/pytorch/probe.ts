@@ -13,6 +13,7 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import type { PytorchOptions } from '../../protocol/data';
 import { TRAINER_PACKAGE } from './trainerInputs';
+import { CancelledError } from '../data/documentData';
 import { RunnerError } from '../training/sessionSetup';
 
 /** What a Python offers the PyTorch engine (probe.py's line). */
@@ -45,14 +46,46 @@ export function torchVersion(v: string): [number, number] | null {
   return m ? [Number(m[1]), Number(m[2])] : null;
 }
 
-/** Runs the probe.py of `trainerDir`'s trainer package with `python`; rejects with one line when that is impossible. */
-export function probeTorch(python: string, trainerDir: string, timeoutMs = 120_000): Promise<TorchEnv> {
+/** How a probe waits: its limit, a way to stop it, and what to say while it waits. */
+export interface ProbeOptions {
+  /** Most it waits for the interpreter's answer (default 120 s: a first `import torch` can take a minute). */
+  readonly timeoutMs?: number;
+  /** Aborting it ends the interpreter and rejects at once. */
+  readonly signal?: AbortSignal;
+  /** Told what is awaited when the probe starts, and again every `noticeMs` it still waits. */
+  readonly onWait?: (message: string) => void;
+  /** How often `onWait` hears that the probe still waits (default 10 s). */
+  readonly noticeMs?: number;
+}
+
+/**
+ * Runs the probe.py of `trainerDir`'s trainer package with `python`; rejects with one line when that is
+ * impossible or when it does not answer within the limit, and with a CancelledError when
+ * `opts.signal` stops it.
+ * While it waits, `opts.onWait` hears what it waits for (the interpreter importing torch).
+ */
+export function probeTorch(python: string, trainerDir: string, opts: ProbeOptions = {}): Promise<TorchEnv> {
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const waiting = `Waiting for "${python}" to import torch and report what it runs on (at most ${Math.round(timeoutMs / 1000)} s; stop to cancel)`;
   // An empty path would make execFile throw a TypeError rather than call back.
   if (python.trim() === '') return Promise.reject(fail('No Python given (the path is empty); name the Python 3 that has PyTorch (--python PATH; in VS Code, attentionLab.pytorch.python).'));
   return new Promise((resolve, reject) => {
-    execFile(python, [path.join(trainerDir, TRAINER_PACKAGE, 'probe.py')], { timeout: timeoutMs, windowsHide: true }, (err, stdout, stderr) => {
+    if (opts.signal?.aborted) return reject(new CancelledError(`asking "${python}" what torch it has`));
+    const started = Date.now();
+    opts.onWait?.(`${waiting}…`);
+    const notice = opts.onWait ? setInterval(() => opts.onWait?.(`Still ${waiting.charAt(0).toLowerCase()}${waiting.slice(1)}: ${Math.round((Date.now() - started) / 1000)} s so far…`), opts.noticeMs ?? 10_000) : null;
+    const onAbort = (): void => {
+      child.kill('SIGKILL');
+    };
+    const child = execFile(python, [path.join(trainerDir, TRAINER_PACKAGE, 'probe.py')], { timeout: timeoutMs, killSignal: 'SIGKILL', windowsHide: true }, (err, stdout, stderr) => {
+      if (notice) clearInterval(notice);
+      opts.signal?.removeEventListener('abort', onAbort);
+      if (opts.signal?.aborted) return reject(new CancelledError(`waiting for "${python}" to import torch`));
       const code = (err as NodeJS.ErrnoException | null)?.code;
       if (code === 'ENOENT' || code === 'EACCES') return reject(fail(`No Python at "${python}": install Python 3 with PyTorch (pip install torch), ${CHOOSE}.`));
+      if ((err as { killed?: boolean } | null)?.killed) {
+        return reject(fail(`"${python}" did not report its torch within ${Math.round(timeoutMs / 1000)} s (importing torch hung, or the interpreter waits for input); check that \`${python} -c "import torch"\` ends, ${CHOOSE}.`));
+      }
       const line = stdout.trim().split('\n').at(-1) ?? '';
       let raw: Record<string, unknown>;
       try {
@@ -73,6 +106,7 @@ export function probeTorch(python: string, trainerDir: string, timeoutMs = 120_0
         bf16: raw.bf16 === true, gloo: raw.gloo === true, nccl: raw.nccl === true, launcherDefaults: raw.launcherDefaults !== false,
       });
     });
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

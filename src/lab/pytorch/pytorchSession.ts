@@ -124,7 +124,7 @@ export async function runPytorchSession(
   const files = new NodeFs(io);
   const at = { step: 0 };
   try {
-    const env = await probeTorch(opts.python, opts.trainerDir);
+    const env = await probeTorch(opts.python, opts.trainerDir, { signal: control.signal, onWait: (message) => emit({ type: 'train/didLog', level: 'info', message }) });
     checkOptions(env, opts);
     const share = batchShareProblem(resume ? (await readRunJson(files, runDir)).spec : spec, opts.nproc, opts.accumulate);
     if (share) throw new RunnerError('pytorch/launch', share);

@@ -14,6 +14,8 @@ import { RunnerError } from '../training/sessionSetup';
 
 /** Lines of the trainer's output kept for an error message. */
 const TAIL_LINES = 60;
+/** Characters kept of each of them (the end, where a message says what went wrong). */
+export const TAIL_LINE_CHARS = 4096;
 /** A Python exception's line: "RuntimeError: …", "torch.cuda.OutOfMemoryError: …". */
 const EXCEPTION = /^([A-Za-z_][\w.]*)?(Error|Exception|Interrupt)\b[^:]*:/;
 /** How the trainer's own one-line messages begin (the trainer's train.py). */
@@ -28,8 +30,10 @@ export class Tail {
 
   push(chunk: Buffer): void {
     const parts = (this.partial + chunk.toString('utf8')).split(/\r?\n/);
-    this.partial = parts.pop() ?? '';
-    this.lines.push(...parts.filter((l) => l.trim()));
+    // A line without end (a process printing megabytes with no newline) keeps only its last
+    // TAIL_LINE_CHARS: joining every chunk to the whole line so far was quadratic.
+    this.partial = (parts.pop() ?? '').slice(-TAIL_LINE_CHARS);
+    this.lines.push(...parts.filter((l) => l.trim()).map((l) => (l.length > TAIL_LINE_CHARS ? `…${l.slice(-TAIL_LINE_CHARS)}` : l)));
     if (this.lines.length > TAIL_LINES) this.lines = this.lines.slice(-TAIL_LINES);
   }
 

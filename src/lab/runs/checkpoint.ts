@@ -162,5 +162,10 @@ export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimiz
     return out;
   })) as [Float32Array, Float32Array];
   const optStep = Number(f.header.metadata.optimizerStep);
-  optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });
+  try {
+    optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });
+  } catch (e) {
+    if (EngineError.is(e)) throw new EngineError(e.code, `${source}: ${e.message}`, { cause: e });
+    throw e;
+  }
 }

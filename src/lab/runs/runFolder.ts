@@ -17,7 +17,8 @@ import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, Trai
 import { ProtocolError } from '../../protocol/schema';
 import { dataSummary, validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
-import { completeLines, exists, readText, writeFile } from '../files/labFs';
+import { completeLines, exists, writeFile } from '../files/labFs';
+import { readCappedText } from '../files/fileCaps';
 import { planSegments, segmentsProblem } from './segments';
 
 export const RUN_FORMAT = 'attention-lab-run';
@@ -79,9 +80,10 @@ function invalid(file: string, what: string): EngineError {
 export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
   const file = fs.join(runDir, RUN_FILES.run);
   if (!(await exists(fs, file))) throw new EngineError('input/invalid', `${runDir} is not a run folder (no run.json); pass the folder a training run created.`);
+  const text = await readCappedText(fs, file, 'run.json');
   let raw: unknown;
   try {
-    raw = JSON.parse(await readText(fs, file));
+    raw = JSON.parse(text);
   } catch (e) {
     throw invalid(file, `is not valid JSON (${(e as Error).message}); the file is damaged — restore it or start a new run.`);
   }
@@ -200,7 +202,7 @@ export async function readMetrics(fs: LabFs, runDir: string): Promise<{ steps: S
   const evals: EvalMetrics[] = [];
   let skipped = 0;
   if (!(await exists(fs, file))) return { steps, evals, skipped };
-  for (const text of completeLines(await readText(fs, file))) {
+  for (const text of completeLines(await readCappedText(fs, file, 'metrics log'))) {
     try {
       const v = JSON.parse(text) as Record<string, unknown>;
       if (v.type === 'step') steps.push(validateStepMetrics(v));
@@ -217,7 +219,7 @@ export async function readMetrics(fs: LabFs, runDir: string): Promise<{ steps: S
 export async function truncateMetrics(fs: LabFs, runDir: string, step: number): Promise<void> {
   const file = fs.join(runDir, RUN_FILES.metrics);
   if (!(await exists(fs, file))) return;
-  const keep = completeLines(await readText(fs, file))
+  const keep = completeLines(await readCappedText(fs, file, 'metrics log'))
     .filter((text) => {
       try {
         const v = JSON.parse(text) as { step?: unknown };

@@ -6,7 +6,7 @@
 
 import type { RunState, RunSummary } from '../../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
-import { readSnapshots } from '../training/snapshots';
+import { readSnapshotsCounted } from '../training/snapshots';
 import { readEvaluations } from '../evaluation/evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
@@ -49,9 +49,35 @@ function backendThatWillRun(kind: RunJson['spec']['backend']): string {
   return kind === 'auto' ? (wasmSimdThreadsAvailable() ? 'wasm' : 'reference') : kind;
 }
 
-/** Summary, metrics and snapshots of one run folder. */
-export async function loadRunState(fs: LabFs, runDir: string): Promise<RunState> {
+/** Damaged records left out of a run's state: metrics and evaluation lines, snapshot files. */
+export interface SkippedRecords {
+  readonly metrics: number;
+  readonly evaluations: number;
+  readonly snapshots: number;
+}
+
+/** Summary, metrics and snapshots of one run folder, and what was damaged and left out. */
+export async function loadRunStateCounted(fs: LabFs, runDir: string): Promise<{ state: RunState; skipped: SkippedRecords }> {
   const run = await readRunJson(fs, runDir);
-  const { steps, evals } = await readMetrics(fs, runDir);
-  return { run: runSummary(fs, runDir, run), steps, evals, snapshots: await readSnapshots(fs, runDir), evaluations: (await readEvaluations(fs, runDir)).evaluations };
+  const { steps, evals, skipped: metrics } = await readMetrics(fs, runDir);
+  const { snapshots, skipped: damagedSnapshots } = await readSnapshotsCounted(fs, runDir);
+  const { evaluations, skipped: damagedEvaluations } = await readEvaluations(fs, runDir);
+  return { state: { run: runSummary(fs, runDir, run), steps, evals, snapshots, evaluations }, skipped: { metrics, evaluations: damagedEvaluations, snapshots: damagedSnapshots } };
+}
+
+/** Summary, metrics and snapshots of one run folder (damaged records left out: {@link loadRunStateCounted} counts them). */
+export async function loadRunState(fs: LabFs, runDir: string): Promise<RunState> {
+  return (await loadRunStateCounted(fs, runDir)).state;
+}
+
+/** The one line that says what was left out of `runDir`'s state, or null when nothing was. */
+export function skippedNote(runDir: string, s: SkippedRecords): string | null {
+  const parts: string[] = [];
+  const n = (k: number, one: string, many: string): void => {
+    if (k > 0) parts.push(`${k} ${k === 1 ? one : many}`);
+  };
+  n(s.metrics, 'damaged metrics line', 'damaged metrics lines');
+  n(s.evaluations, 'damaged evaluations line', 'damaged evaluations lines');
+  n(s.snapshots, 'unreadable snapshot', 'unreadable snapshots');
+  return parts.length ? `Skipped ${parts.join(', ')} in ${runDir}; the rest of the run is shown.` : null;
 }

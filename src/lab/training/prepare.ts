@@ -24,7 +24,7 @@ import type { DataSummary, RunSegment, TaskName, TrainSpec } from '../../protoco
 import { TASK_MODEL_KINDS } from '../../protocol/data';
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { LabFs } from '../files/labFs';
-import { exists, readText, writeFile } from '../files/labFs';
+import { exists, writeFile } from '../files/labFs';
 import { learningRateUsed } from '../../common/learningRate';
 import { shownPath } from '../files/slashPaths';
 import type { Dataset } from '../data/dataset';
@@ -38,6 +38,7 @@ import { seededPermutation } from '../data/seededHash';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from '../runs/segments';
 import { INDUCTION_ALPHABET, inductionDataset, inductionPrompts } from '../data/inductionTask';
 import { splitTaskData, taskInfo } from '../data/tasks';
+import { readCappedText } from '../files/fileCaps';
 
 /** Source→target text of a run (pairs files or a generated task), before tokenization. */
 export interface PairsText {
@@ -134,7 +135,7 @@ export function trainTokenizer(spec: TrainSpec, text: PairsText): Tokenizer {
 export async function readTokenizer(fs: LabFs, runDir: string): Promise<Tokenizer> {
   const file = fs.join(runDir, RUN_FILES.tokenizer);
   if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
-  const text = await readText(fs, file);
+  const text = await readCappedText(fs, file, 'tokenizer.json');
   try {
     return parseTokenizerJSON(text);
   } catch (e) {

@@ -13,6 +13,12 @@ export class SessionControl {
   private paused = false;
   private stopped = false;
   private wake: (() => void) | null = null;
+  private readonly aborter = new AbortController();
+
+  /** Aborted by {@link stop}: for what a session awaits outside its steps (a Python's probe). */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
 
   pause(): void {
     this.paused = true;
@@ -25,6 +31,7 @@ export class SessionControl {
 
   stop(): void {
     this.stopped = true;
+    this.aborter.abort();
     this.wake?.();
   }
 

@@ -20,6 +20,7 @@ import { diagnosticRows, forwardAttend, measureInduction, scoreHeads } from './h
 import type { Dataset } from '../data/dataset';
 import { RUN_FILES } from '../runs/runFolder';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { readCapped } from '../files/fileCaps';
 
 /**
  * Runs the probe sample and copies out its attention and masks, then (unless `headScores` is
@@ -112,7 +113,7 @@ export async function readSnapshot(fs: LabFs, runDir: string, step: number): Pro
 }
 
 async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnapshot> {
-  const f = decodeSafetensors(await fs.readFile(file), fs.basename(file));
+  const f = decodeSafetensors(await readCapped(fs, file, 'snapshot'), fs.basename(file));
   const maps: AttentionMapData[] = [];
   const masks: MaskData[] = [];
   for (const [tname, t] of f.tensors) {
@@ -128,15 +129,21 @@ async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnaps
   }, file);
 }
 
-/** Every readable snapshot of a run, by step (damaged files are skipped). */
+/** Every readable snapshot of a run, by step (damaged files are skipped: {@link readSnapshotsCounted} counts them). */
 export async function readSnapshots(fs: LabFs, runDir: string): Promise<AttentionSnapshot[]> {
-  const out: AttentionSnapshot[] = [];
+  return (await readSnapshotsCounted(fs, runDir)).snapshots;
+}
+
+/** Every readable snapshot of a run, by step, and how many damaged files were skipped (the caller says so). */
+export async function readSnapshotsCounted(fs: LabFs, runDir: string): Promise<{ snapshots: AttentionSnapshot[]; skipped: number }> {
+  const snapshots: AttentionSnapshot[] = [];
+  let skipped = 0;
   for (const { file } of await snapshotFiles(fs, runDir)) {
     try {
-      out.push(await readSnapshotFile(fs, file));
+      snapshots.push(await readSnapshotFile(fs, file));
     } catch {
-      // A snapshot cut short by a crash is not worth failing a report over.
+      skipped++; // a snapshot cut short by a crash is not worth failing a report over
     }
   }
-  return out;
+  return { snapshots, skipped };
 }

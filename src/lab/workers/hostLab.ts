@@ -25,7 +25,7 @@ import { resolveConfig } from '../training/prepare';
 import { dataDefaults } from '../runs/runSpec';
 import { RUN_FILES, newRunDir, readRunJson } from '../runs/runFolder';
 export { runNameProblem, setFineTuneData, setRunLabel } from '../runs/runFolder';
-import { loadRunState, runSummary } from '../runs/runState';
+import { loadRunState, loadRunStateCounted, runSummary, skippedNote } from '../runs/runState';
 import type { TrainSpec } from '../../protocol/data';
 import type { RunState, RunSummary } from '../../protocol/webview';
 
@@ -135,5 +135,5 @@ export function errorMessage(e: unknown): string {
   return EngineError.is(e) || e instanceof Error ? e.message : String(e);
 }
 
-export { loadRunState, newRunDir };
+export { loadRunState, loadRunStateCounted, newRunDir, skippedNote };
 export type { PairsCandidate, RunState };

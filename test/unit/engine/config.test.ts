@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/engine/config';
-import { presetConfig, validateConfig } from '../../../src/engine/config';
+import { CONFIG_LIMITS, MAX_PARAMS, applyOverrides, paramsUpperBound, presetConfig, validateConfig } from '../../../src/engine/config';
+import { estimateModel } from '../../../src/engine/models/estimate';
 import { EngineError } from '../../../src/engine/errors';
 
 const good = presetConfig('encoder-decoder', 'tiny', 100, 90);
@@ -44,5 +45,40 @@ describe('config', () => {
 
   it('rejects an unknown preset and lists the real ones', () => {
     expect(() => presetConfig('decoder-only', 'huge', 50)).toThrow(/choose one of tiny, small, gpt/);
+  });
+
+  // Hostile sizes are refused in O(1), before the head suggestion loops over dModel or a
+  // model is planned layer by layer: on the code before, dModel 1e15 with 7 heads looped
+  // 1e15 times on the caller's thread (the extension host sizing the Configuration view).
+  it('refuses an absurd dModel with heads that do not divide it without looping over it', () => {
+    expect(invalid({ dModel: 1e15, nHeads: 7 }).message).toMatch(/dModel 1000000000000000 is larger than the 65536 .*set dModel to at most 65536/);
+    expect(() => applyOverrides(good, { dModel: '1e15', nHeads: 7 })).toThrow(/dModel .* is larger than/);
+  });
+
+  it.each([
+    [{ nDecoderLayers: 1e6 }, /nDecoderLayers 1000000 is larger than the 1024/],
+    [{ nEncoderLayers: 1e9 }, /nEncoderLayers 1000000000 is larger than the 1024/],
+    [{ vocabSize: 2 ** 40 }, /vocabSize .* is larger than/],
+    [{ maxLen: 2 ** 30 }, /maxLen .* is larger than/],
+    [{ dFF: 1e12 }, /dFF .* is larger than/],
+    [{ nHeads: 96, dModel: 64 }, /nHeads 96 is more than dModel 64/],
+    [{ dModel: 65536, dFF: 262144, nHeads: 64, nDecoderLayers: 64 }, /billion parameters, more than the 2\.15 billion.*use fewer layers/],
+  ])('refuses the out-of-bounds sizes %o', (over, re) => {
+    expect(invalid(over).message).toMatch(re);
+  });
+
+  it('keeps the head suggestion nearest the asked heads (divisor pairs up to the square root)', () => {
+    expect(invalid({ dModel: 96, nHeads: 7 }).message).toMatch(/Use nHeads 6 /);
+    expect(invalid({ dModel: 98, nHeads: 13 }).message).toMatch(/Use nHeads 14 /);
+    expect(invalid({ dModel: 7998, nHeads: 100, dFF: 8 }).message).toMatch(/Use nHeads 93 /);
+  });
+
+  it('bounds the exact parameter count from above, and admits GPT-2 XL', () => {
+    for (const c of [good, presetConfig('decoder-only', 'gpt', 50257), presetConfig('encoder-decoder', 'base', 37000)]) {
+      expect(paramsUpperBound(c)).toBeGreaterThanOrEqual(estimateModel(c, { maxBatch: 1, maxLen: 1 }).params);
+    }
+    const xl = validateConfig({ ...presetConfig('decoder-only', 'gpt', 50257), dModel: 1600, nHeads: 25, dFF: 6400, nDecoderLayers: 48 });
+    expect(paramsUpperBound(xl)).toBeLessThan(MAX_PARAMS);
+    expect(CONFIG_LIMITS.nDecoderLayers).toBe(1024);
   });
 });

@@ -6,7 +6,7 @@
 
 import { describe, it, expect } from 'vitest';
 import { Rng } from '../../../../src/engine/rng';
-import { pairKey, trainBpeMerges } from '../../../../src/engine/tokenizers/bpeTrain';
+import { ChunkCounts, MAX_TRAIN_WORD_BYTES, pairKey, trainBpeMerges, trainingWords } from '../../../../src/engine/tokenizers/bpeTrain';
 import { byteId } from '../../../../src/engine/tokenizers/special';
 import { naiveMerges, tinyAlphabetText } from './naiveBpe';
 import { randomText } from './randomText';
@@ -24,6 +24,28 @@ describe('trainBpeMerges', () => {
       expect(expected.length).toBeGreaterThanOrEqual(minMerges); // the comparison is not vacuous
       expect(trainBpeMerges(corpus, 420)).toEqual(expected);
     }
+  });
+
+  // A chunk of megabytes (minified code, base64, unspaced script) was one word that every
+  // merge rewrote whole: 1 MB of such text took minutes. It is learned from in pieces now.
+  it('learns a chunk longer than MAX_TRAIN_WORD_BYTES from its pieces, as the reference does', () => {
+    const rng = new Rng(5);
+    const long = Array.from({ length: 5 * MAX_TRAIN_WORD_BYTES + 17 }, () => 'abcd'[rng.int(4)]).join('');
+    const corpus = [`${long} the end`, long.slice(3)];
+    const expected = naiveMerges(corpus, 330);
+    expect(expected.length).toBe(70);
+    expect(trainBpeMerges(corpus, 330)).toEqual(expected);
+  });
+
+  it('never learns from a word longer than MAX_TRAIN_WORD_BYTES; equal pieces are one word', () => {
+    const counts = new ChunkCounts();
+    counts.add('xy'.repeat(500_000)); // one pre-tokenizer chunk of 1 MB
+    counts.add('short words here');
+    const { symbols, freqs } = trainingWords(counts);
+    expect(Math.max(...symbols.map((w) => w.length))).toBe(MAX_TRAIN_WORD_BYTES);
+    // 1 MB of "xy" is 7813 pieces of 128 bytes (one shorter at the end): two distinct words.
+    expect(freqs.slice(0, 2)).toEqual([7812, 1]);
+    expect(symbols.length).toBe(2 + 3);
   });
 
   it('stops when no pair occurs twice', () => {

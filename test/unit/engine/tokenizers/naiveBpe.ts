@@ -7,6 +7,7 @@
 import type { Rng } from '../../../../src/engine/rng';
 import { pretokenize } from '../../../../src/engine/tokenizers/pretokenize';
 import { byteId } from '../../../../src/engine/tokenizers/special';
+import { MAX_TRAIN_WORD_BYTES } from '../../../../src/engine/tokenizers/bpeTrain';
 import { encodeWtf8 } from '../../../../src/engine/tokenizers/wtf8';
 
 /** Replaces every non-overlapping (a, b), left to right, with `id`. */
@@ -25,7 +26,13 @@ export function replacePair(word: number[], a: number, b: number, id: number): n
 
 /** Reference trainer: recount all pairs of all chunk occurrences at every step. */
 export function naiveMerges(corpus: string[], vocabSize: number): [number, number][] {
-  const words = corpus.flatMap((doc) => pretokenize(doc)).map((c) => Array.from(encodeWtf8(c), byteId));
+  // Chunks longer than MAX_TRAIN_WORD_BYTES are learned from as pieces that long (bpeTrain.ts).
+  const words = corpus.flatMap((doc) => pretokenize(doc)).flatMap((c) => {
+    const bytes = Array.from(encodeWtf8(c), byteId);
+    const out: number[][] = [];
+    for (let at = 0; at < bytes.length; at += MAX_TRAIN_WORD_BYTES) out.push(bytes.slice(at, at + MAX_TRAIN_WORD_BYTES));
+    return out;
+  });
   const merges: [number, number][] = [];
   while (260 + merges.length < vocabSize) {
     const counts = new Map<string, number>();

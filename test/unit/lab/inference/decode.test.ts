@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EOS } from '../../../../src/engine/tokenizers/special';
-import { decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
+import { MAX_DECODE_TOKENS, decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import type { DecodeOutput, DecodeParams } from '../../../../src/protocol/model';
 import { cli } from '../../cli/cliHarness';
@@ -33,6 +33,11 @@ describe('decodeText', () => {
     const s1 = decodeText(mt, { ...params, strategy: 'sample', temperature: 2, seed: 9 }).output;
     const s2 = decodeText(mt, { ...params, strategy: 'sample', temperature: 2, seed: 9 }).output;
     expect(s1.ids).toEqual(s2.ids);
+  });
+
+  it('refuses more than MAX_DECODE_TOKENS before a step (greedy would slide on for a billion)', () => {
+    expect(() => decodeText(lm, { ...params, maxTokens: 1e9 })).toThrow(/^A decode generates at most 4096 tokens; asked for 1000000000\. Ask for fewer/);
+    expect(MAX_DECODE_TOKENS).toBe(4096);
   });
 
   it('says why it stopped, and keeps a chosen EOS in the ids but not in the text', () => {
