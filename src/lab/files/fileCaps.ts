@@ -9,6 +9,7 @@
  * Leaves out: the training data's own limits (the corpus's maxFileBytes, lab/data/).
  */
 
+import { FileError } from './fileErrors';
 import { EngineError } from '../../engine/errors';
 import type { LabFs } from './labFs';
 
@@ -44,12 +45,12 @@ function tooLarge(file: string, kind: FileKind, bytes: number): EngineError {
 
 /**
  * The whole of `file`, a `kind` of file: refused with a one-line EngineError('input/invalid')
- * naming the file when it is larger than its cap or is a folder. A missing file throws
+ * naming the file when it is larger than its cap, or a FileError when it is a folder. A missing file throws
  * what the file system throws (callers check first where missing has a meaning).
  */
 export async function readCapped(fs: LabFs, file: string, kind: FileKind): Promise<Uint8Array> {
   const st = await fs.stat(file);
-  if (st?.kind === 'directory') throw new EngineError('input/invalid', `${file} is a folder, not a ${kind}; pass the file itself.`);
+  if (st?.kind === 'directory') throw new FileError(file, 'isFolder');
   const cap = FILE_CAPS[kind].bytes;
   if (st && st.size > cap) throw tooLarge(file, kind, st.size);
   const bytes = await fs.readFile(file);

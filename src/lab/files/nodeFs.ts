@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import { EngineError } from '../../engine/errors';
 import type { FileIo } from '../runs/atomicFile';
 import { NODE_IO, appendLine, makeDir, writeFilesAtomic } from '../runs/atomicFile';
-import { diskError } from './fileErrors';
+import { FileError, diskError } from './fileErrors';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
 import { bytesOf } from './labFs';
 
@@ -223,7 +223,7 @@ function checkCreatable(dir: string): void {
     first = parent;
     parent = path.dirname(parent);
   }
-  if (!fs.statSync(parent).isDirectory()) throw new EngineError('input/invalid', `Cannot create ${dir}: ${parent} is a file, not a folder; choose another folder.`);
+  if (!fs.statSync(parent).isDirectory()) throw new FileError(dir, 'notFolder');
   try {
     fs.mkdirSync(first);
   } catch (e) {

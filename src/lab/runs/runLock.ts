@@ -31,6 +31,7 @@
  * written into run.json between two of the trainer's rereads: runFolder.ts `setRunLabel`).
  */
 
+import { FileError } from '../files/fileErrors';
 import type { LabFs } from '../files/labFs';
 import { exists, listNames, readText, writeFile } from '../files/labFs';
 
@@ -238,7 +239,9 @@ export interface LockOptions {
  */
 export async function takeRunLock(fs: LabFs, runDir: string, me: LockIdentity, options: LockOptions = {}): Promise<RunLock> {
   const now = options.now ?? Date.now;
-  const newFolder = !(await exists(fs, runDir));
+  const st = await fs.stat(runDir);
+  if (st?.kind === 'file') throw new FileError(runDir, 'exists'); // a run folder's name taken by a file (or /dev/null)
+  const newFolder = st === null;
   if (newFolder) await fs.mkdir(runDir);
   const file = fs.join(runDir, LOCK_FILE);
   const name = fs.basename(runDir);

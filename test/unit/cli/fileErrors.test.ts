@@ -106,16 +106,19 @@ describe('attention-lab: file-system errors', () => {
   });
 
   it('a run name near 255 bytes exports and imports (scratch names fit)', () => {
-    const long = `r${'é'.repeat(120)}n`; // 242 bytes: ".NAME.export-XXXXXX" would pass 255
+    // 240 bytes: ".NAME.export-XXXXXX" would pass 255. The export's folder takes the run's name, which
+    // keeps at most 80 characters: these 80.
+    const long = '語'.repeat(80);
+    const name = long;
     const dir = path.join(tmp.dir, long);
     fs.cpSync(run, dir, { recursive: true });
     const ex = cli(['export', '--run', dir, '--out', 'long-export'], tmp.dir);
     expect(ex.code, ex.stderr).toBe(0);
-    expect(fs.existsSync(path.join(tmp.dir, 'long-export', long, 'model.safetensors'))).toBe(true);
+    expect(fs.existsSync(path.join(tmp.dir, 'long-export', name, 'model.safetensors'))).toBe(true);
     const again = cli(['export', '--run', dir, '--out', 'long-export', '--force'], tmp.dir); // the old export set aside, then removed
     expect(again.code, again.stderr).toBe(0);
-    expect(fs.readdirSync(path.join(tmp.dir, 'long-export'))).toEqual([long]);
-    const im = cli(['import', '--from', path.join(tmp.dir, 'long-export', long), '--out', `${long}-2`], tmp.dir);
+    expect(fs.readdirSync(path.join(tmp.dir, 'long-export'))).toEqual([name]);
+    const im = cli(['import', '--from', path.join(tmp.dir, 'long-export', name), '--out', `${long}-2`], tmp.dir);
     expect(im.code, im.stderr).toBe(0);
     expect(fs.readdirSync(tmp.dir).filter((n) => n.includes('.importing-') || n.includes('.export-'))).toEqual([]);
   });
@@ -153,13 +156,16 @@ describe.skipIf(ro === null)('attention-lab on a read-only disk', () => {
   const dir = ro?.dir ?? '';
   beforeAll(() => {
     fs.cpSync(run, path.join(dir, 'run'), { recursive: true });
+    // An export to import from (a run folder itself is refused: it opens as it is).
+    expect(cli(['export', '--run', run, '--out', path.join(dir, 'exported')], tmp.dir).code).toBe(0);
     ro?.readOnly();
   });
 
   it('a new run, an export and an import into it are refused in one line', () => {
     expectOneLine(cli(['train', '--task', 'copy', '--steps', '2', '--out', path.join(dir, 'new'), ...FAST], tmp.dir), /Cannot write .*ro\/new: the disk is read-only; choose a folder on a writable disk/);
     expectOneLine(cli(['export', '--run', run, '--out', dir], tmp.dir), /Cannot write .*ro\/good-run: the disk is read-only/);
-    expectOneLine(cli(['import', '--from', path.join(dir, 'run'), '--out', path.join(dir, 'imported'), '--json'], tmp.dir), /Cannot write .*ro\/imported: the disk is read-only/);
+    const exported = path.join(dir, 'exported', fs.readdirSync(path.join(dir, 'exported'))[0] as string);
+    expectOneLine(cli(['import', '--from', exported, '--out', path.join(dir, 'imported'), '--json'], tmp.dir), /Cannot write .*ro\/imported: the disk is read-only/);
   });
 
   it('eval of a run on it prints the result, then says in one line that the record could not be written', () => {

@@ -10,6 +10,7 @@ import * as nodeFs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FileError } from '../../../../src/lab/files/fileErrors';
 import { EngineError } from '../../../../src/engine/errors';
 import { encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import type { Optimizer } from '../../../../src/engine/optim/optimizer';
@@ -50,7 +51,7 @@ async function refusal(f: () => Promise<unknown>): Promise<string> {
   try {
     await f();
   } catch (e) {
-    if (!EngineError.is(e)) throw new Error(`expected an EngineError, got ${String(e)}`);
+    if (!EngineError.is(e) && !FileError.is(e)) throw new Error(`expected an EngineError or a FileError, got ${String(e)}`);
     expect(e.message).not.toMatch(/\n/);
     return e.message;
   }
@@ -124,6 +125,6 @@ describe.runIf(nodeFs.existsSync('/proc/self'))('folders that cannot be created'
   it('refuses a folder below a file', async () => {
     const file = path.join(root, `plain-${n++}`);
     nodeFs.writeFileSync(file, 'x');
-    expect(await refusal(() => NODE_FS.mkdir(path.join(file, 'a', 'b')))).toMatch(/is a file, not a folder/);
+    expect(await refusal(() => NODE_FS.mkdir(path.join(file, 'a', 'b')))).toMatch(/: part of that path is a file where a folder must be/);
   });
 });
