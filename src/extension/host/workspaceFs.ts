@@ -5,18 +5,17 @@
  * the path not percent-encoded (lab/files/slashPaths.ts), so names read as they are and the
  * lab joins and splits them without VS Code.
  *
- * `workspace.fs` writes whole files and renames, so the contract (lab/files/labFs.ts) is
- * kept the same way as on disk: a temporary file beside the target, then a rename over it.
- * Appending reads the log and writes it back whole (the web workers send their log lines in
- * batches, so this happens a few times a second at most).
+ * `workspace.fs` writes whole files, has no append, and renames over a file by deleting it
+ * first; lab/files/wholeFileFs.ts keeps the contract (lab/files/labFs.ts) on such calls, so a
+ * reload at any instant loses nothing. This file only adapts `workspace.fs` to those calls.
  *
  * Leaves out: watching and permissions.
  */
 
 import * as vscode from 'vscode';
-import type { DirEntry, FileStat, FileWrite, LabFs } from '../../lab/files/labFs';
-import { bytesOf } from '../../lab/files/labFs';
-import { SlashPaths, basenamePath, dirnamePath, joinPath, splitRoot } from '../../lab/files/slashPaths';
+import type { WholeFileCalls } from '../../lab/files/wholeFileFs';
+import { WholeFileFs } from '../../lab/files/wholeFileFs';
+import { splitRoot } from '../../lab/files/slashPaths';
 
 /** The lab's path of a URI. */
 export function pathOfUri(uri: vscode.Uri): string {
@@ -38,15 +37,9 @@ function kindOf(type: vscode.FileType): 'file' | 'directory' {
   return (type & vscode.FileType.Directory) !== 0 ? 'directory' : 'file';
 }
 
-/** `workspace.fs` as the lab's file system. */
-export class WorkspaceFs extends SlashPaths implements LabFs {
-  private tempCounter = 0;
-  /** The append in flight to each file (appendLine chains the next one after it). */
-  private readonly appending = new Map<string, Promise<void>>();
-  /** The last file read in ranges (a checkpoint being imported piece by piece), whole. */
-  private ranged: { path: string; mtime: number; data: Uint8Array } | null = null;
-
-  async stat(p: string): Promise<FileStat | null> {
+/** `workspace.fs` as the calls of a whole-file file system. */
+const WORKSPACE_CALLS: WholeFileCalls = {
+  async stat(p) {
     try {
       const st = await vscode.workspace.fs.stat(uriOfPath(p));
       const kind = kindOf(st.type);
@@ -55,89 +48,25 @@ export class WorkspaceFs extends SlashPaths implements LabFs {
       if (isMissing(e)) return null;
       throw e;
     }
-  }
-
-  async readFile(p: string): Promise<Uint8Array> {
-    return vscode.workspace.fs.readFile(uriOfPath(p));
-  }
-
-  async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
-    const st = await vscode.workspace.fs.stat(uriOfPath(p));
-    if (this.ranged?.path !== p || this.ranged.mtime !== st.mtime || this.ranged.data.length !== st.size) {
-      this.ranged = { path: p, mtime: st.mtime, data: await this.readFile(p) };
-    }
-    return this.ranged.data.slice(position, position + length);
-  }
-
-  async list(dir: string): Promise<DirEntry[]> {
-    return (await vscode.workspace.fs.readDirectory(uriOfPath(dir))).map(([name, type]) => ({ name, kind: kindOf(type) }));
-  }
-
-  async mkdir(dir: string): Promise<void> {
-    await vscode.workspace.fs.createDirectory(uriOfPath(dir));
-  }
-
-  async writeFiles(files: readonly FileWrite[]): Promise<void> {
-    const temps: { tmp: string; target: string }[] = [];
-    try {
-      for (const f of files) {
-        const dir = dirnamePath(f.path);
-        await this.mkdir(dir);
-        const tmp = joinPath(dir, `.${basenamePath(f.path)}.${Date.now()}${++this.tempCounter}.tmp`);
-        temps.push({ tmp, target: f.path });
-        await vscode.workspace.fs.writeFile(uriOfPath(tmp), bytesOf(f.data));
-      }
-      for (const { tmp, target } of temps) await vscode.workspace.fs.rename(uriOfPath(tmp), uriOfPath(target), { overwrite: true });
-    } catch (e) {
-      for (const { tmp } of temps) await this.remove(tmp).catch(() => undefined);
-      throw e;
-    }
-  }
-
-  async flush(): Promise<void> {
-    // Every append went straight to the disk.
-  }
-
-  appendLine(p: string, line: string): Promise<void> {
-    // One append to a file at a time: two interleaved read-and-write-backs would lose a line.
-    const prev = this.appending.get(p) ?? Promise.resolve();
-    const next = prev.then(() => this.appendNow(p, line));
-    const settled = next.catch(() => undefined);
-    this.appending.set(p, settled);
-    void settled.then(() => this.appending.get(p) === settled && this.appending.delete(p));
-    return next;
-  }
-
-  private async appendNow(p: string, line: string): Promise<void> {
-    let old: Uint8Array;
-    try {
-      old = await this.readFile(p);
-    } catch (e) {
-      if (!isMissing(e)) throw e;
-      old = new Uint8Array(0);
-    }
-    const torn = old.length > 0 && old[old.length - 1] !== 0x0a;
-    const add = bytesOf(torn ? `\n${line}` : line);
-    const data = new Uint8Array(old.length + add.length);
-    data.set(old);
-    data.set(add, old.length);
-    await this.writeFiles([{ path: p, data }]);
-  }
-
-  async rename(from: string, to: string): Promise<void> {
-    const [src, dst] = await Promise.all([this.stat(from), this.stat(to)]);
-    if (src?.kind === 'directory' && dst?.kind === 'directory') {
-      if ((await this.list(to)).length > 0) throw Object.assign(new Error(`${to} is not empty`), { code: 'ENOTEMPTY' });
-      await this.remove(to);
-    }
-    await vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite: src?.kind === 'file' });
-  }
-
-  async remove(p: string): Promise<void> {
+  },
+  readFile: (p) => Promise.resolve(vscode.workspace.fs.readFile(uriOfPath(p))),
+  list: async (dir) => (await vscode.workspace.fs.readDirectory(uriOfPath(dir))).map(([name, type]) => ({ name, kind: kindOf(type) })),
+  mkdir: (dir) => Promise.resolve(vscode.workspace.fs.createDirectory(uriOfPath(dir))),
+  writeFile: (p, data) => Promise.resolve(vscode.workspace.fs.writeFile(uriOfPath(p), data)),
+  rename: (from, to, overwrite) => Promise.resolve(vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite })),
+  async delete(p) {
     try {
       await vscode.workspace.fs.delete(uriOfPath(p), { recursive: true, useTrash: false });
     } catch (e) {
       if (!isMissing(e)) throw e;
     }
+  },
+  isMissing,
+};
+
+/** `workspace.fs` as the lab's file system. */
+export class WorkspaceFs extends WholeFileFs {
+  constructor() {
+    super(WORKSPACE_CALLS);
   }
 }
