@@ -183,6 +183,25 @@ describe.each(DISKS)('a run killed at every instant on $name', (kind) => {
     }
   });
 
+  it('says so when a run killed before its first checkpoint starts over, and --out takes a folder holding only temporary files', async () => {
+    const ref = await reference(kind);
+    const firstCheckpoint = ref.trace.findIndex((t) => /optimizer\.safetensors/.test(t)) + 1;
+    const early = await kind.fresh();
+    await session(early, new KillSwitch(firstCheckpoint), false);
+    const events = await session(early, new KillSwitch(), true);
+    const logs = events.flatMap((e) => (e.type === 'train/didLog' ? [e.message] : []));
+    expect(logs).toContain('The run stopped before its first checkpoint was saved; starting it over from step 0.');
+    expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ startStep: 0 });
+    await expectFinishedAsReference(early, ref, events, 'started over');
+    // Killed while writing its run.json: the folder holds a temporary file alone, and a new run takes it.
+    const firstRunJson = ref.trace.findIndex((t) => /run\.json/.test(t)) + 2;
+    const earlier = await kind.fresh();
+    await session(earlier, new KillSwitch(firstRunJson), false);
+    const fs = earlier.process(new KillSwitch());
+    expect((await fs.list(earlier.dir)).map((e) => e.name)).toEqual([expect.stringMatching(/^\.run\.json\.\d+\.tmp$/)]);
+    await expectFinishedAsReference(earlier, ref, await session(earlier, new KillSwitch(), false), 'a new run over the leftovers');
+  });
+
   it('a resume killed at every instant is restarted and finishes as if nothing had stopped', async () => {
     const ref = await reference(kind);
     // Three instants of the first run: inside its first metrics write, between the two renames
