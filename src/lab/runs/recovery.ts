@@ -4,8 +4,8 @@
  * the newest complete copy of each file it had, and a checkpoint whose two files belong to
  * one step. What a stopped writer can leave (labFs.ts's contract, wholeFileFs.ts):
  * - a kept copy `.NAME.old` (a whole-file file system renames a file aside before its new
- *   contents arrive): with NAME missing it is the file, and is renamed back; beside NAME it is
- *   stale, and removed;
+ *   contents arrive), also in snapshots/: with NAME missing it is the file, and is renamed
+ *   back; beside NAME it is stale, and removed;
  * - temporary files `.NAME.N.tmp`, complete or cut off. A log (metrics.jsonl,
  *   evaluations.jsonl) takes the copy with the most complete lines — every copy is the log as
  *   it was at some instant, so the longest loses nothing; a temporary file is never removed
@@ -45,15 +45,8 @@ function tempTarget(name: string): string | null {
 /** Puts `runDir` right (see the file comment). */
 export async function recoverRunFolder(fs: LabFs, runDir: string): Promise<Recovery> {
   const at = (name: string): string => fs.join(runDir, name);
-  let names = await listNames(fs, runDir);
-  for (const name of names) {
-    const m = KEPT_FILE.exec(name);
-    if (!m) continue;
-    const target = m[1] as string;
-    if (names.includes(target)) await fs.remove(at(name));
-    else await fs.rename(at(name), at(target));
-  }
-  names = await listNames(fs, runDir);
+  for (const dir of [runDir, at(RUN_FILES.snapshots)]) await restoreKeptCopies(fs, dir);
+  const names = await listNames(fs, runDir);
   const tempsOf = (target: string): string[] => names.filter((n) => tempTarget(n) === target);
   for (const log of [RUN_FILES.metrics, RUN_FILES.evaluations]) await keepLongestLog(fs, runDir, log, tempsOf(log), names.includes(log));
   const recovery = await keepNewestPair(fs, runDir, names, tempsOf);
@@ -61,6 +54,18 @@ export async function recoverRunFolder(fs: LabFs, runDir: string): Promise<Recov
     for (const name of await listNames(fs, dir)) if (TEMP_FILE.test(name) || KEPT_FILE.test(name)) await fs.remove(fs.join(dir, name));
   }
   return recovery;
+}
+
+/** Renames each kept copy whose file is missing back to it, and removes the stale ones. */
+async function restoreKeptCopies(fs: LabFs, dir: string): Promise<void> {
+  const names = await listNames(fs, dir);
+  for (const name of names) {
+    const m = KEPT_FILE.exec(name);
+    if (!m) continue;
+    const target = m[1] as string;
+    if (names.includes(target)) await fs.remove(fs.join(dir, name));
+    else await fs.rename(fs.join(dir, name), fs.join(dir, target));
+  }
 }
 
 /** Complete lines of a log copy (0 when it cannot be read). */

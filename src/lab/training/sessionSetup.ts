@@ -153,7 +153,11 @@ export async function prepareSession(
     await writeRunJson(fs, runDir, run);
     own.owned = true;
     await writeTokenizer(fs, runDir, tok);
-    if (resume) await truncateMetrics(fs, runDir, 0);
+    if (resume) {
+      // Nothing of the attempt that stopped belongs to the new start: no optimizer state, no logged step.
+      await fs.remove(fs.join(runDir, RUN_FILES.optimizer));
+      await truncateMetrics(fs, runDir, 0);
+    }
   }
   const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
   const info: ModelInfo = {

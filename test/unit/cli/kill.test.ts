@@ -16,7 +16,7 @@ afterAll(tmp.cleanup);
 
 const KILLS = Number(process.env.ATTENTION_LAB_KILLS ?? 15);
 const SEED = Number(process.env.ATTENTION_LAB_KILL_SEED ?? 1);
-const STEPS = 12;
+const STEPS = 24;
 
 /** mulberry32: the kill instants, the same on every run of the test. */
 function random(seed: number): () => number {
@@ -51,8 +51,15 @@ describe('SIGKILL at random instants, then a restart', () => {
   it(`finishes every run bit-identical to an uninterrupted one (${KILLS} kills)`, async () => {
     const ref = path.join(tmp.dir, 'reference');
     const t0 = Date.now();
-    const r = cli(train(ref), tmp.dir);
-    const span = Date.now() - t0; // how long a whole run takes here: the kills fall within it
+    const reference = cliAsync(train(ref), tmp.dir);
+    let created = 0;
+    const poll = setInterval(() => (created ||= fs.existsSync(path.join(ref, 'run.json')) ? Date.now() - t0 : 0), 2);
+    const started = (): number => created || span / 2;
+    const r = await reference.done;
+    clearInterval(poll);
+    // How long a whole run takes here, and when its run.json appears (Node's start and the
+    // data before it): most kills fall after that, among the steps and their checkpoints.
+    const span = Date.now() - t0;
     expect(r.code, r.stderr).toBe(0);
     const want = result(ref);
     expect(want.steps).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
@@ -61,12 +68,18 @@ describe('SIGKILL at random instants, then a restart', () => {
     let evaluated = false;
     for (let k = 0; k < KILLS; k++) {
       const out = path.join(tmp.dir, `killed-${k}`);
-      const delay = Math.floor(rand() * span);
+      // One kill in five at any instant from the start (Node starting, the data, run.json being
+      // written); the others at an instant after run.json appeared, among the steps and checkpoints.
+      const early = rand() < 0.2;
+      const delay = Math.floor(rand() * (early ? started() * 1.2 : span - started()));
       const { child, done } = cliAsync(train(out), tmp.dir);
-      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const arm = (): void => void (timer = setTimeout(() => child.kill('SIGKILL'), delay));
+      const watch = early ? (arm(), undefined) : setInterval(() => fs.existsSync(path.join(out, 'run.json')) && (clearInterval(watch), arm()), 2);
       const killed = await done;
+      clearInterval(watch);
       clearTimeout(timer);
-      const where = `kill ${k} after ${delay} ms (${killed.code === null ? stage(out) : 'it had finished'})`;
+      const where = `kill ${k}, ${delay} ms after ${early ? 'the start' : 'run.json appeared'} (${killed.code === null ? stage(out) : 'it had finished'})`;
       stages.set(where.replace(/^.*\(|\)$/g, ''), (stages.get(where.replace(/^.*\(|\)$/g, '')) ?? 0) + 1);
       if (!evaluated && stage(out) === 'while training') {
         // A killed run's checkpoint is usable as it is, before any restart.

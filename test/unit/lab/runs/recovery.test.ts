@@ -15,11 +15,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LabFs } from '../../../../src/lab/files/labFs';
-import { exists, writeFile } from '../../../../src/lab/files/labFs';
+import { exists, listNames, readText, writeFile } from '../../../../src/lab/files/labFs';
 import { MemoryFs, workspaceLikeFs } from '../../../../src/lab/files/memoryFs';
 import { NodeFs } from '../../../../src/lab/files/nodeFs';
 import { readCheckpointConfig } from '../../../../src/lab/runs/checkpoint';
 import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
+import { recoverRunFolder } from '../../../../src/lab/runs/recovery';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { TrainSpec } from '../../../../src/protocol/data';
@@ -229,5 +230,27 @@ describe.each(DISKS)('a run killed at every instant on $name', (kind) => {
       }
       expect(resumeChanges).toBeGreaterThan(5);
     }
+  });
+});
+
+describe('recoverRunFolder on what a stopped writer left', () => {
+  it('keeps the history a temporary file holds, puts kept copies back (snapshots too) and removes the rest', async () => {
+    const mem = new MemoryFs();
+    const dir = '/runs/r';
+    const lines = (n: number): string => Array.from({ length: n }, (_, i) => `{"type":"step","step":${i + 1}}\n`).join('');
+    // Issue 27's state: the log renamed away by a replace that never finished, its 320 lines in a temporary file.
+    await writeFile(mem, `${dir}/.metrics.jsonl.17.tmp`, lines(320));
+    await writeFile(mem, `${dir}/.metrics.jsonl.18.tmp`, lines(12).slice(0, -5)); // an older write, cut off
+    await writeFile(mem, `${dir}/.run.json.old`, '{"kept":true}\n');
+    await writeFile(mem, `${dir}/.evaluations.jsonl.old`, 'stale\n');
+    await writeFile(mem, `${dir}/evaluations.jsonl`, 'new\n');
+    await writeFile(mem, `${dir}/snapshots/.step-0000010.safetensors.old`, 'snap');
+    const got = await recoverRunFolder(mem, dir);
+    expect(got).toEqual({ checkpointStep: null, hasModel: false });
+    expect((await listNames(mem, dir)).sort()).toEqual(['evaluations.jsonl', 'metrics.jsonl', 'run.json', 'snapshots']);
+    expect(await readText(mem, `${dir}/metrics.jsonl`)).toBe(lines(320));
+    expect(await readText(mem, `${dir}/run.json`)).toBe('{"kept":true}\n');
+    expect(await readText(mem, `${dir}/evaluations.jsonl`)).toBe('new\n');
+    expect(await listNames(mem, `${dir}/snapshots`)).toEqual(['step-0000010.safetensors']);
   });
 });
