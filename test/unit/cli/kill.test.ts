@@ -71,7 +71,7 @@ describe('SIGKILL at random instants, then a restart', () => {
       // One kill in five at any instant from the start (Node starting, the data, run.json being
       // written); the others at an instant after run.json appeared, among the steps and checkpoints.
       const early = rand() < 0.2;
-      const delay = Math.floor(rand() * (early ? started() * 1.2 : span - started()));
+      const delay = Math.floor(rand() * (early ? started() * 1.2 : 0.8 * (span - started())));
       const { child, done } = cliAsync(train(out), tmp.dir);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const arm = (): void => void (timer = setTimeout(() => child.kill('SIGKILL'), delay));
