@@ -67,7 +67,7 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
 }
 
-/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern). */
+/** The temporary name a write of `file` by this process uses (labFs.ts's TEMP_FILE, which recovery.ts knows). */
 export function tempFileOf(file: string): string {
   return path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
 }
@@ -175,10 +175,4 @@ function syncDir(dir: string): void {
   } finally {
     if (fd !== null) fs.closeSync(fd);
   }
-}
-
-/** Removes temporary files a killed writer may have left in `dir`. */
-export function removeStaleTemps(dir: string): void {
-  if (!fs.existsSync(dir)) return;
-  for (const name of fs.readdirSync(dir)) if (/^\..+\.\d+\.tmp$/.test(name)) fs.rmSync(path.join(dir, name), { force: true });
 }
