@@ -1,8 +1,8 @@
 /**
  * The file system the lab reads and writes through: one small interface with an
  * implementation per host — Node's `fs` (nodeFs.ts: the CLI, desktop VS Code, Node
- * workers), VS Code's `workspace.fs` (the extension's web host, including a github.dev
- * repository's virtual files), a worker's channel to its host (remoteFs.ts: the web's
+ * workers), VS Code's `workspace.fs` (wholeFileFs.ts under the extension's web host, including
+ * a github.dev repository's virtual files), a worker's channel to its host (remoteFs.ts: the web's
  * nested workers) and memory (memoryFs.ts: tests) — so run folders, checkpoints, metrics,
  * snapshots, corpora, imports and exports are written once.
  *
@@ -14,7 +14,10 @@
  * - `writeFiles` replaces each file atomically: a temporary file (`.NAME.N.tmp`, N a number)
  *   beside it is written in full, then renamed over it; a failed write removes its
  *   temporaries and replaces nothing (when several files are given, all are written before
- *   the first rename). Missing parent folders are created.
+ *   the first rename, in the order given). Missing parent folders are created. A reader at
+ *   any instant sees the old or the new contents; a writer killed in the middle leaves both
+ *   (the target, or on a whole-file file system its kept copy `.NAME.old`, and the complete
+ *   temporary file once the renames have begun), which lab/runs/recovery.ts puts right.
  * - `appendLine` adds one line in one piece: a torn last line (a writer killed mid-line)
  *   ends before the new one, which starts on a line of its own.
  * - `stat` answers null for a missing path; `remove` of a missing path does nothing.
@@ -139,7 +142,21 @@ export async function listNames(fs: LabFs, dir: string): Promise<string[]> {
 /** The temporary files `writeFiles` leaves only when its writer is killed: `.NAME.N.tmp`. */
 export const TEMP_FILE = /^\..+\.\d+\.tmp$/;
 
-/** Removes temporary files a killed writer may have left in `dir`. */
+/**
+ * The copy of a file a whole-file file system keeps while it replaces the file (wholeFileFs.ts):
+ * `.NAME.old`; the first group is NAME.
+ */
+export const KEPT_FILE = /^\.(.+)\.old$/;
+
+/** The name of `name`'s kept copy (see {@link KEPT_FILE}). */
+export function keptCopyName(name: string): string {
+  return `.${name}.old`;
+}
+
+/**
+ * Removes temporary files a killed writer may have left in `dir` (a run folder's own files
+ * are put right by lab/runs/recovery.ts instead, which keeps what a temporary file may hold).
+ */
 export async function removeStaleTemps(fs: LabFs, dir: string): Promise<void> {
   for (const name of await listNames(fs, dir)) if (TEMP_FILE.test(name)) await fs.remove(fs.join(dir, name));
 }

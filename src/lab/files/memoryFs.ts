@@ -4,12 +4,20 @@
  * labFs.ts, and can be given a capacity in bytes, past which writes fail as a full disk
  * does (`ENOSPC`), so the tests can fill it.
  *
+ * It can also play VS Code's `workspace.fs` ({@link MemoryFs.wholeFileCalls}: no append, a
+ * `writeFile` that a stopped writer leaves half done, a rename over a file that deletes it
+ * first), under wholeFileFs.ts as the web host runs it ({@link workspaceLikeFs}). Every change
+ * to the files first calls {@link MemoryFs.onChange}, so a test can stop the "process" between
+ * any two changes, as a kill or a window reload would.
+ *
  * Leaves out: concurrency between processes (one owner), permissions and links.
  */
 
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
 import { bytesOf } from './labFs';
 import { SlashPaths, basenamePath, dirnamePath, joinPath, relativePath, resolvePath } from './slashPaths';
+import type { WholeFileCalls } from './wholeFileFs';
+import { WholeFileFs } from './wholeFileFs';
 
 type Node = { readonly kind: 'file'; data: Uint8Array; mtimeMs: number } | { readonly kind: 'directory'; mtimeMs: number };
 
@@ -23,6 +31,8 @@ export class MemoryFs extends SlashPaths implements LabFs {
   private readonly nodes = new Map<string, Node>();
   private clock = 0;
   private tempCounter = 0;
+  /** Called before each change to the files, naming it (a test's kill switch throws from here). */
+  onChange: ((what: string, p: string) => void) | null = null;
 
   /** `capacity`: bytes all files together may hold (a full disk past it); unlimited by default. */
   constructor(private capacity = Number.POSITIVE_INFINITY) {
@@ -88,6 +98,7 @@ export class MemoryFs extends SlashPaths implements LabFs {
     if (node?.kind === 'directory') return;
     if (node) throw fsError('EEXIST', 'file already exists', dir);
     this.mkdirNow(dirnamePath(key));
+    this.onChange?.('mkdir', key);
     this.nodes.set(key, { kind: 'directory', mtimeMs: this.now() });
   }
 
@@ -102,7 +113,16 @@ export class MemoryFs extends SlashPaths implements LabFs {
     if (old?.kind === 'directory') throw fsError('EISDIR', 'is a directory', p);
     if (this.get(dirnamePath(key))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', p);
     if (this.usedBytes - (old?.kind === 'file' ? old.data.length : 0) + data.length > this.capacity) throw fsError('ENOSPC', 'no space left on device', p);
+    this.onChange?.('write', key);
     this.nodes.set(key, { kind: 'file', data, mtimeMs: this.now() });
+  }
+
+  /** Removes `p` and everything under it. */
+  private removeNow(p: string): void {
+    const gone = [...this.nodes.keys()].filter((k) => relativePath(p, k) !== null);
+    if (gone.length === 0) return;
+    this.onChange?.('remove', resolvePath(p));
+    for (const k of gone) this.nodes.delete(k);
   }
 
   async writeFiles(files: readonly FileWrite[]): Promise<void> {
@@ -115,7 +135,7 @@ export class MemoryFs extends SlashPaths implements LabFs {
         this.put(tmp, bytesOf(f.data).slice());
       }
     } catch (e) {
-      for (const { tmp } of temps) this.nodes.delete(resolvePath(tmp));
+      for (const { tmp } of temps) this.removeNow(tmp);
       throw e;
     }
     for (const { tmp, target } of temps) this.renameNow(tmp, target);
@@ -146,6 +166,7 @@ export class MemoryFs extends SlashPaths implements LabFs {
     if (node.kind === 'file') {
       if (target?.kind === 'directory') throw fsError('EISDIR', 'is a directory', to);
       if (this.get(dirnamePath(dst))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', to);
+      this.onChange?.('rename', `${src} -> ${dst}`);
       this.nodes.delete(src);
       this.nodes.set(dst, node);
       return;
@@ -154,6 +175,7 @@ export class MemoryFs extends SlashPaths implements LabFs {
     if (target && [...this.nodes.keys()].some((k) => relativePath(dst, k) && k !== dst)) throw fsError('ENOTEMPTY', 'directory not empty', to);
     if (relativePath(src, dst) !== null) throw fsError('EINVAL', 'cannot move a folder into itself', to);
     if (this.get(dirnamePath(dst))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', to);
+    this.onChange?.('rename', `${src} -> ${dst}`);
     const moved = [...this.nodes].filter(([k]) => relativePath(src, k) !== null);
     for (const [k] of moved) this.nodes.delete(k);
     for (const [k, v] of moved) this.nodes.set(joinPath(dst, relativePath(src, k) as string), v);
@@ -164,7 +186,38 @@ export class MemoryFs extends SlashPaths implements LabFs {
   }
 
   async remove(p: string): Promise<void> {
-    for (const k of [...this.nodes.keys()]) if (relativePath(p, k) !== null) this.nodes.delete(k);
+    this.removeNow(p);
+  }
+
+  /**
+   * These files as VS Code's `workspace.fs` offers them: `writeFile` lands in two changes (the
+   * first half of the bytes, then all of them), and a rename over an existing file in two
+   * (the target deleted, then the rename), so a stop between them leaves what `workspace.fs`
+   * leaves.
+   */
+  wholeFileCalls(): WholeFileCalls {
+    const missing = (p: string): boolean => this.get(p) === undefined;
+    return {
+      stat: (p) => this.stat(p),
+      readFile: (p) => this.readFile(p),
+      list: (dir) => this.list(dir),
+      mkdir: (dir) => this.mkdir(dir),
+      writeFile: async (p, data) => {
+        if (this.get(dirnamePath(p))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', p);
+        this.put(p, data.slice(0, data.length >> 1));
+        this.put(p, data.slice());
+      },
+      rename: async (from, to, overwrite) => {
+        if (missing(from)) throw fsError('ENOENT', 'no such file or directory', from);
+        if (!missing(to)) {
+          if (!overwrite) throw fsError('EEXIST', 'file already exists', to);
+          this.removeNow(to);
+        }
+        this.renameNow(from, to);
+      },
+      delete: async (p) => this.removeNow(p),
+      isMissing: (e) => (e as { code?: unknown } | null)?.code === 'ENOENT',
+    };
   }
 
   async createExclusive(p: string, data: Uint8Array | string): Promise<boolean> {
@@ -173,4 +226,9 @@ export class MemoryFs extends SlashPaths implements LabFs {
     this.put(p, bytesOf(data).slice());
     return true;
   }
+}
+
+/** `mem` as the web host's file system sees VS Code's `workspace.fs` (see the file comment). */
+export function workspaceLikeFs(mem: MemoryFs): WholeFileFs {
+  return new WholeFileFs(mem.wholeFileCalls());
 }

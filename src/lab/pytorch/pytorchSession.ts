@@ -83,7 +83,8 @@ export async function preparePytorchRun(
   const files = new NodeFs(io);
   const prepared = await prepareSession(torchPlatform(files), runDir, spec, resume, control, emit, own, stopAt, extendTo, label);
   const { model, dataset, tok, run, trainer, startStep } = prepared;
-  if (!resume) await saveCheckpoint(files, runDir, model, null, 0);
+  // A new run, or one stopped before its first checkpoint and started over: the seeded weights are the trainer's start.
+  if (prepared.fresh) await saveCheckpoint(files, runDir, model, null, 0);
   const manifest = writeTrainerInputs(runDir, { model, tok, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir, io);
   const snapshot = run.spec.training.snapshotEvery > 0 && startStep === 0 ? takeSnapshot(model, dataset, tok, 0, run.spec.training.seed) : null;
   if (snapshot) await saveSnapshot(files, runDir, snapshot);

@@ -67,7 +67,7 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
 }
 
-/** The temporary name a write of `file` by this process uses (removeStaleTemps knows the pattern; a long name is cut to fit). */
+/** The temporary name a write of `file` by this process uses (labFs.ts's TEMP_FILE, which recovery.ts knows; a long name is cut to fit). */
 export function tempFileOf(file: string): string {
   return path.join(path.dirname(file), fitName('.', path.basename(file), `.${process.pid}.tmp`));
 }
@@ -80,13 +80,16 @@ export function writeFileAtomic(file: string, data: Uint8Array | string, io: Fil
 /**
  * Replaces several files that belong together (a model and its optimizer state): every new
  * file is written and flushed first, then they are renamed into place one after another, so a
- * process killed while writing (the slow part) leaves all the old files; only a kill between
- * the renames (microseconds) could leave a mix. A failed write removes every temporary file
- * and replaces nothing.
+ * process killed while writing (the slow part) leaves all the old files; a kill between the
+ * renames leaves the rest of the new files complete in their temporary files, from which
+ * lab/runs/recovery.ts completes the set. A failed write removes every temporary file and
+ * replaces nothing; a rename that fails after another one succeeded keeps the temporary
+ * files left, for the same reason.
  */
 export function writeFilesAtomic(files: readonly { readonly file: string; readonly data: Uint8Array | string }[], io: FileIo = NODE_IO): void {
   const temps: { tmp: string; file: string }[] = [];
   let current = files[0]?.file ?? '';
+  let renamed = 0;
   try {
     for (const { file, data } of files) {
       current = file;
@@ -103,9 +106,10 @@ export function writeFilesAtomic(files: readonly { readonly file: string; readon
     for (const { tmp, file } of temps) {
       current = file;
       io.renameSync(tmp, file);
+      renamed++;
     }
   } catch (e) {
-    for (const { tmp } of temps) {
+    for (const { tmp } of renamed > 0 ? [] : temps) {
       try {
         io.rmSync(tmp);
       } catch {
@@ -189,10 +193,4 @@ function syncDir(dir: string): void {
   } finally {
     if (fd !== null) fs.closeSync(fd);
   }
-}
-
-/** Removes temporary files a killed writer may have left in `dir`. */
-export function removeStaleTemps(dir: string): void {
-  if (!fs.existsSync(dir)) return;
-  for (const name of fs.readdirSync(dir)) if (/^\..+\.\d+\.tmp$/.test(name)) fs.rmSync(path.join(dir, name), { force: true });
 }

@@ -1,9 +1,12 @@
 /**
  * Checkpoints: model.safetensors (every parameter, fp32, under the model's own names, with
  * the config and step in the metadata) and optimizer.safetensors (Adam's moments and step)
- * for exact resume. Written optimizer first, model second, each atomically, so the model
- * file is always complete; the step recorded in both tells a reader whether they belong
- * together. Readers check format, version, dtype and shape of everything and say what to do.
+ * for exact resume. Both are written in full as temporary files, then renamed into place,
+ * optimizer first, model second, each atomically, so the model file is always complete; the
+ * step recorded in both tells a reader whether they belong together. A writer killed between
+ * the two renames leaves the other file of the new pair complete in its temporary file, and a
+ * resume puts the newest whole pair in place (recovery.ts). Readers check format, version,
+ * dtype and shape of everything and say what to do.
  */
 
 import type { ModelConfig } from '../../engine/config';
@@ -89,6 +92,22 @@ export function checkCheckpointConfig(file: string, saved: ModelConfig, expected
   if (differ.length === 0) return;
   const shown = differ.slice(0, 3).map((k) => `${k} ${String(saved[k])} in the checkpoint, ${String(expected[k])} in run.json`).join('; ');
   throw new EngineError('checkpoint/invalid', `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's own model.safetensors, or open the run the checkpoint came from.`);
+}
+
+/**
+ * The step of a complete checkpoint file of ours of `kind` (its header read and checked
+ * against the file's length), or null for anything else: a file cut off, another format or
+ * version, the other kind.
+ */
+export async function checkpointFileStep(fs: LabFs, file: string, kind: 'model' | 'optimizer'): Promise<number | null> {
+  try {
+    const meta = (await SafetensorsReader.open(fs, file)).header.metadata;
+    checkFormat(file, meta);
+    if (meta.kind !== undefined && meta.kind !== kind) return null;
+    return stepOf(meta, file);
+  } catch {
+    return null;
+  }
 }
 
 /** The config saved in a run's model.safetensors (read from its header alone). */

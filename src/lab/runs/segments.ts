@@ -121,7 +121,8 @@ export function planResume(run: ResumableRun, name: string, extendTo: number | n
   if (extendTo !== null && extendTo <= planned) {
     refuse(`${name} plans ${planned} steps and is at step ${step}, so --steps ${extendTo} would not extend it; pass --until ${extendTo} to stop there, or --steps greater than ${planned} to train beyond its plan.`);
   }
-  if (extendTo === null && step >= planned) refuse(`${name} is complete (step ${step} of ${planned}); pass --steps N with N greater than ${step} to train it longer.`);
+  // A run killed after its last checkpoint but before run.json said so is finished by the resume (no steps left).
+  if (extendTo === null && step >= planned && run.status === 'completed') refuse(`${name} is complete (step ${step} of ${planned}); pass --steps N with N greater than ${step} to train it longer.`);
   if (stopAt !== null && stopAt <= step) refuse(`${name} is already at step ${step}; pass --until greater than ${step}, or leave it out.`);
   if (extendTo === null) return { spec: run.spec, segments: run.segments, extended: false };
   const spec: TrainSpec = { ...run.spec, training: { ...run.spec.training, steps: extendTo } };

@@ -16,7 +16,7 @@ import { estimateModel } from '../../engine/models/estimate';
 import type { RunSegment, TrainSpec } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
 import type { LabFs } from '../files/labFs';
-import { exists, listNames, removeStaleTemps } from '../files/labFs';
+import { KEPT_FILE, TEMP_FILE, exists, listNames, removeStaleTemps } from '../files/labFs';
 import { DiskFullError, fileErrorData } from '../files/fileErrors';
 import type { LabPlatform } from '../workers/platform';
 import { yieldToEvents } from '../workers/yieldToEvents';
@@ -34,6 +34,7 @@ import {
 import type { RunJson } from '../runs/runFolder';
 import { RUN_FILES, RUN_FORMAT, RUN_VERSION, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from '../runs/runFolder';
 import { isLockFile, lockMadeFolder } from '../runs/runLock';
+import { recoverRunFolder } from '../runs/recovery';
 import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
 import type { Emit, SessionControl } from './sessionControl';
@@ -48,6 +49,8 @@ export interface PreparedSession {
   startStep: number;
   info: ModelInfo;
   run: RunJson;
+  /** True when the model was initialized from the seed (a new run, or one started over), not loaded. */
+  fresh: boolean;
 }
 
 /** Whether this session owns the run folder (created it, or resumed it), so may mark it failed. */
@@ -57,9 +60,12 @@ export interface Ownership {
 }
 
 /**
- * Creates the run folder (data read, tokenizer trained and saved, model initialized from the
- * seed, run.json written) or reopens it to resume (plan checked before the folder is taken
- * over, checkpoint and optimizer state loaded, metrics past the checkpoint dropped). Both
+ * Creates the run folder (data read, tokenizer trained, model initialized from the seed,
+ * run.json written, then the tokenizer — so a folder killed before run.json holds only
+ * temporary files, which a new run in it removes) or reopens it to resume (the folder put
+ * right after whatever stopped its writer (recovery.ts), plan checked before the folder is
+ * taken over, checkpoint and optimizer state loaded, metrics past the checkpoint dropped; a
+ * run stopped before its first checkpoint starts over from step 0 and says so). Both
  * engines start here, so a run is the same run whichever engine trains it. `otherEngine` names
  * the engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); the
  * lab's model is then planned for the probe batch only, at the run's context, so a model far
@@ -74,31 +80,37 @@ export async function prepareSession(
   const { fs } = platform;
   const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
+  let startOver = false;
   if (resume) {
-    // Checked before taking the folder over, so a refused resume leaves the run as it was.
+    // Only puts back what a stopped writer left half-moved; the plan is checked before the
+    // folder is taken over, so a refused resume leaves the run otherwise as it was.
+    const recovered = await recoverRunFolder(fs, runDir);
     plan = planResume(await readRunJson(fs, runDir), fs.basename(runDir), extendTo, stopAt);
     spec = plan.spec;
     own.owned = true;
-    await removeStaleTemps(fs, runDir);
-    await removeStaleTemps(fs, fs.join(runDir, RUN_FILES.snapshots));
+    startOver = recovered.checkpointStep === null && !recovered.hasModel;
+    if (startOver) log('The run stopped before its first checkpoint was saved; starting it over from step 0.', 'warn');
   } else {
     if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
     if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
       throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
     }
-    // The host's lock on the folder (runLock.ts) is all a new run's folder may hold.
-    if ((await listNames(fs, runDir)).some((n) => !isLockFile(n))) {
+    // A new run's folder may hold only the host's lock (runLock.ts) and the temporary files a run
+    // killed before writing its run.json leaves (it is started over).
+    if ((await listNames(fs, runDir)).some((n) => !isLockFile(n) && !TEMP_FILE.test(n) && !KEPT_FILE.test(n))) {
       throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
     }
     own.created = !(await exists(fs, runDir)) || (await lockMadeFolder(fs, runDir));
     await fs.mkdir(runDir);
+    await removeStaleTemps(fs, runDir);
   }
+  const fresh = !resume || startOver;
   const hooks: WorkHooks = {
     onProgress: (p) => emit({ type: 'train/didProgress', ...p }),
     isCancelled: () => control.isStopped,
     yieldNow: yieldToEvents,
   };
-  const data = await loadRunData(fs, spec, resume ? await readTokenizer(fs, runDir) : null, hooks);
+  const data = await loadRunData(fs, spec, fresh ? null : await readTokenizer(fs, runDir), hooks);
   // A stop that came while the data was read (or its last piece encoded) ends the session here: nothing trains.
   await yieldToEvents();
   if (control.isStopped) throw new CancelledError('the data was being prepared');
@@ -109,7 +121,7 @@ export async function prepareSession(
     for (const note of data.docs.notes) log(note);
     log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
   }
-  const cfg = resume ? (await readRunJson(fs, runDir)).config : resolveConfig(spec, tok.vocabSize);
+  const cfg = fresh ? resolveConfig(spec, tok.vocabSize) : (await readRunJson(fs, runDir)).config;
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend, () => platform.threads(helpers));
@@ -122,7 +134,7 @@ export async function prepareSession(
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;
   let run: RunJson;
-  if (resume) {
+  if (!fresh) {
     startStep = await loadModelCheckpoint(fs, runDir, model);
     await loadOptimizerCheckpoint(fs, runDir, optimizer, startStep);
     await truncateMetrics(fs, runDir, startStep);
@@ -131,11 +143,23 @@ export async function prepareSession(
     if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
-    await writeTokenizer(fs, runDir, tok);
     const now = new Date().toISOString();
-    run = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null, data: dataSummary(data, dataset), error: null, backendUsed: engine, ...(threads === undefined ? {} : { threadsUsed: threads }) };
+    // Started over: the name, note and creation time the run had are kept.
+    const kept = resume ? await readRunJson(fs, runDir) : null;
+    const { displayName, note } = kept ?? {};
+    run = {
+      format: RUN_FORMAT, version: RUN_VERSION, createdAt: kept?.createdAt ?? now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null,
+      data: dataSummary(data, dataset), error: null, backendUsed: engine, ...(threads === undefined ? {} : { threadsUsed: threads }),
+      ...(displayName === undefined ? {} : { displayName }), ...(note === undefined ? {} : { note }),
+    };
     await writeRunJson(fs, runDir, run);
     own.owned = true;
+    await writeTokenizer(fs, runDir, tok);
+    if (resume) {
+      // Nothing of the attempt that stopped belongs to the new start: no optimizer state, no logged step.
+      await fs.remove(fs.join(runDir, RUN_FILES.optimizer));
+      await truncateMetrics(fs, runDir, 0);
+    }
   }
   const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
   const info: ModelInfo = {
@@ -147,7 +171,7 @@ export async function prepareSession(
     backend: engine,
     ...(threads === undefined ? {} : { threads }),
   };
-  return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run };
+  return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run, fresh };
 }
 
 /**

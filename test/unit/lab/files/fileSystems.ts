@@ -1,7 +1,9 @@
 /**
  * The file systems the lab's tests run on, for `describe.each`: Node's (in a fresh
- * temporary folder) and memory's (under `/work`). Each gives a folder to work in and a way
- * to put fixture files there, so one test body runs on both.
+ * temporary folder), memory's (under `/lab`), memory playing VS Code's `workspace.fs` under
+ * the web host's whole-file layer (no append, a rename over a file that deletes it first),
+ * and a web worker's calls answered by that. Each gives a folder to work in and a way to put
+ * fixture files there, so one test body runs on all.
  */
 
 import * as fs from 'node:fs';
@@ -11,7 +13,7 @@ import type { LabFs } from '../../../../src/lab/files/labFs';
 import { writeFile } from '../../../../src/lab/files/labFs';
 import { MessageChannel } from 'node:worker_threads';
 import { FileServer } from '../../../../src/lab/files/fileServer';
-import { MemoryFs } from '../../../../src/lab/files/memoryFs';
+import { MemoryFs, workspaceLikeFs } from '../../../../src/lab/files/memoryFs';
 import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { RemoteFs } from '../../../../src/lab/files/remoteFs';
 
@@ -61,15 +63,35 @@ export function memoryTestFs(mem = new MemoryFs()): TestFs & { readonly fs: Memo
 }
 
 /**
+ * Memory as the web host sees VS Code's `workspace.fs` (memoryFs.ts's workspaceLikeFs), with
+ * URI paths; `mem` holds the files.
+ */
+export function workspaceTestFs(mem = new MemoryFs()): TestFs & { readonly mem: MemoryFs } {
+  const fs = workspaceLikeFs(mem);
+  let n = 0;
+  return {
+    name: 'workspace',
+    fs,
+    mem,
+    dir: async () => {
+      const d = `vscode-remote://host/home/lab/t${++n}`;
+      await fs.mkdir(d);
+      return d;
+    },
+    put: (dir, files) => putFiles(fs, dir, files),
+  };
+}
+
+/**
  * A web worker's file system: RemoteFs calls travel over a real MessageChannel (structured
- * clone and all) to a FileServer answering from memory, as the extension host answers from
- * `workspace.fs`. Paths are URIs, as the web host spells them.
+ * clone and all) to a FileServer answering from memory playing `workspace.fs`, as the
+ * extension host answers from `workspace.fs`. Paths are URIs, as the web host spells them.
  */
 export function remoteTestFs(): TestFs & { readonly remote: RemoteFs; readonly host: MemoryFs } {
   const host = new MemoryFs();
   const { port1, port2 } = new MessageChannel();
   const remote = new RemoteFs((call, transfer) => port1.postMessage(call, transfer));
-  const server = new FileServer(host, (answer, transfer) => port2.postMessage(answer, transfer));
+  const server = new FileServer(workspaceLikeFs(host), (answer, transfer) => port2.postMessage(answer, transfer));
   port2.on('message', (m: unknown) => server.serve(m));
   port1.on('message', (m: unknown) => remote.receive(m));
   port1.unref();
@@ -89,9 +111,10 @@ export function remoteTestFs(): TestFs & { readonly remote: RemoteFs; readonly h
   };
 }
 
-/** All three, for `describe.each(FILE_SYSTEMS)('… on $name', …)`. */
+/** All four, for `describe.each(FILE_SYSTEMS)('… on $name', …)`. */
 export const FILE_SYSTEMS: readonly { readonly name: string; readonly make: () => TestFs }[] = [
   { name: 'node', make: nodeTestFs },
   { name: 'memory', make: memoryTestFs },
+  { name: 'workspace', make: workspaceTestFs },
   { name: 'remote', make: remoteTestFs },
 ];

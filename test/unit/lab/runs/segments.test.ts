@@ -128,6 +128,8 @@ describe('planResume', () => {
     refused(() => planResume(run(), 'run-a', 20, null), /already at step 1000; pass --steps greater than 1000/);
     refused(() => planResume(run({ step: 400, status: 'stopped' }), 'run-a', 800, null), /run-a plans 1000 steps and is at step 400, so --steps 800 would not extend it; pass --until 800 to stop there, or --steps greater than 1000/);
     refused(() => planResume(run(), 'run-a', null, null), /^run-a is complete \(step 1000 of 1000\); pass --steps N with N greater than 1000 to train it longer\.$/);
+    // Killed after its last checkpoint, before run.json said completed: the resume finishes it.
+    expect(planResume(run({ status: 'training' }), 'run-a', null, null)).toMatchObject({ extended: false, spec: { training: { steps: 1000 } } });
     refused(() => planResume(run({ step: 400, status: 'stopped' }), 'run-a', null, 300), /already at step 400; pass --until greater than 400/);
   });
 });

@@ -1,0 +1,231 @@
+/**
+ * The lab's file system on a file system that only writes whole files and renames: VS Code's
+ * `workspace.fs` (the web host: a remote's disk, a github.dev repository's virtual files,
+ * the extension's storage), and memory configured to behave like it (the tests). Such a file
+ * system has no append, its `writeFile` is not atomic (a writer stopped in the middle leaves
+ * part of the file), and its rename over an existing file deletes the target first, then
+ * renames — so a plain "temporary file, renamed over the target" leaves, for a moment, no
+ * target at all and the only copy in the temporary file.
+ *
+ * The contract (labFs.ts) is kept without that moment ever losing the file:
+ * - a replace writes the temporary file in full, renames the target aside to its kept copy
+ *   `.NAME.old` (nothing is at `.NAME.old` then, or a stale one is deleted first while the
+ *   target is still there), renames the temporary file to the target (nothing is there
+ *   then), and deletes the kept copy. At every instant the target holds the old or the new
+ *   contents, or is missing while `.NAME.old` holds the old ones, complete;
+ * - every read (`stat`, `readFile`, `readRange`) takes a missing file's kept copy in its
+ *   place, so a reader at any instant sees the old or the new contents (`list` shows the
+ *   folder as it is: the kept copy under its own name);
+ * - a log line is appended by reading the log and replacing it with one line more;
+ * - a file is created exclusively by renaming a temporary file onto it without overwriting,
+ *   then reading it back (two racers can both pass the check before the rename).
+ * What a writer stopped in the middle leaves — a kept copy, temporary files — is put right by
+ * the lab when it reopens the folder (lab/runs/recovery.ts).
+ *
+ * Leaves out: the calls themselves (the extension's host/workspaceFs.ts over `workspace.fs`,
+ * memoryFs.ts's for the tests), watching and permissions.
+ */
+
+import { fitName } from './fileErrors';
+import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
+import { bytesOf, keptCopyName } from './labFs';
+import { SlashPaths, basenamePath, dirnamePath, joinPath } from './slashPaths';
+
+/**
+ * How long an exclusive create waits before reading its file back: longer than a provider
+ * takes between its "is the target there?" check and its rename, so any racer's rename has
+ * landed by then.
+ */
+export const CREATE_SETTLE_MS = 50;
+
+/** The calls a whole-file file system offers (the shape of `workspace.fs`), with `/` paths under a URI root. */
+export interface WholeFileCalls {
+  /** What `p` is, or null when nothing is there. */
+  stat(p: string): Promise<FileStat | null>;
+  readFile(p: string): Promise<Uint8Array>;
+  list(dir: string): Promise<DirEntry[]>;
+  /** Creates `dir` and its missing parents. */
+  mkdir(dir: string): Promise<void>;
+  /** Creates or replaces the whole file (not atomically: a writer stopped in the middle may leave part of it). */
+  writeFile(p: string, data: Uint8Array): Promise<void>;
+  /** Moves `from` to `to`; with `overwrite`, an existing `to` is deleted first (two steps, not one). */
+  rename(from: string, to: string, overwrite: boolean): Promise<void>;
+  /** Removes a file or a folder with everything in it; nothing there is fine. */
+  delete(p: string): Promise<void>;
+  /** True for the error a call throws when its path (or its source) is missing. */
+  isMissing(e: unknown): boolean;
+}
+
+/** The lab's file system over {@link WholeFileCalls} (see the file comment). */
+export class WholeFileFs extends SlashPaths implements LabFs {
+  private tempCounter = 0;
+  /** The append in flight to each file (appendLine chains the next one after it). */
+  private readonly appending = new Map<string, Promise<void>>();
+  /** The last file read in ranges (a checkpoint being imported piece by piece), whole. */
+  private ranged: { path: string; mtime: number; data: Uint8Array } | null = null;
+
+  constructor(private readonly calls: WholeFileCalls) {
+    super();
+  }
+
+  /** Where `p`'s contents are kept while it is being replaced. */
+  private kept(p: string): string {
+    return joinPath(dirnamePath(p), keptCopyName(basenamePath(p)));
+  }
+
+  async stat(p: string): Promise<FileStat | null> {
+    // Missing twice, with its kept copy missing between: the replace was not in its gap.
+    for (let tries = 0; tries < 3; tries++) {
+      const st = (await this.calls.stat(p)) ?? (await this.calls.stat(this.kept(p)));
+      if (st) return st;
+    }
+    return null;
+  }
+
+  async readFile(p: string): Promise<Uint8Array> {
+    let missing: unknown;
+    for (let tries = 0; tries < 3; tries++) {
+      for (const at of [p, this.kept(p)]) {
+        try {
+          return await this.calls.readFile(at);
+        } catch (e) {
+          if (!this.calls.isMissing(e)) throw e;
+          missing ??= e;
+        }
+      }
+    }
+    throw missing;
+  }
+
+  async readRange(p: string, position: number, length: number): Promise<Uint8Array> {
+    const st = await this.stat(p);
+    if (this.ranged?.path !== p || !st || this.ranged.mtime !== st.mtimeMs || this.ranged.data.length !== st.size) {
+      this.ranged = { path: p, mtime: st?.mtimeMs ?? 0, data: await this.readFile(p) };
+    }
+    return this.ranged.data.slice(position, position + length);
+  }
+
+  list(dir: string): Promise<DirEntry[]> {
+    return this.calls.list(dir);
+  }
+
+  mkdir(dir: string): Promise<void> {
+    return this.calls.mkdir(dir);
+  }
+
+  async writeFiles(files: readonly FileWrite[]): Promise<void> {
+    const temps: { tmp: string; target: string }[] = [];
+    try {
+      for (const f of files) {
+        const dir = dirnamePath(f.path);
+        await this.calls.mkdir(dir);
+        const tmp = joinPath(dir, fitName('.', basenamePath(f.path), `.${Date.now()}${++this.tempCounter}.tmp`));
+        temps.push({ tmp, target: f.path });
+        await this.calls.writeFile(tmp, bytesOf(f.data));
+      }
+    } catch (e) {
+      for (const { tmp } of temps) await this.calls.delete(tmp).catch(() => undefined);
+      throw e;
+    }
+    // Every new file is complete before the first one replaces its target.
+    for (const { tmp, target } of temps) await this.replace(tmp, target);
+  }
+
+  /**
+   * Moves the complete file `from` over the file `to` so that `to`, or while it is missing
+   * its kept copy, holds the old or the new contents at every instant.
+   */
+  private async replace(from: string, to: string): Promise<void> {
+    const kept = this.kept(to);
+    let aside = false;
+    try {
+      await this.calls.rename(to, kept, true); // a stale kept copy is deleted first, while `to` is still there
+      aside = true;
+    } catch (e) {
+      if (!this.calls.isMissing(e)) throw e; // nothing to keep: a new file
+    }
+    try {
+      await this.calls.rename(from, to, false);
+    } catch (e) {
+      if (aside) await this.calls.rename(kept, to, false).catch(() => undefined);
+      throw e;
+    }
+    if (aside) await this.calls.delete(kept);
+  }
+
+  async flush(): Promise<void> {
+    // Every append went straight to the file system.
+  }
+
+  appendLine(p: string, line: string): Promise<void> {
+    // One append to a file at a time: two interleaved read-and-write-backs would lose a line.
+    const prev = this.appending.get(p) ?? Promise.resolve();
+    const next = prev.then(() => this.appendNow(p, line));
+    const settled = next.catch(() => undefined);
+    this.appending.set(p, settled);
+    void settled.then(() => this.appending.get(p) === settled && this.appending.delete(p));
+    return next;
+  }
+
+  private async appendNow(p: string, line: string): Promise<void> {
+    let old: Uint8Array;
+    try {
+      old = await this.readFile(p);
+    } catch (e) {
+      if (!this.calls.isMissing(e)) throw e;
+      old = new Uint8Array(0);
+    }
+    const torn = old.length > 0 && old[old.length - 1] !== 0x0a;
+    const add = bytesOf(torn ? `\n${line}` : line);
+    const data = new Uint8Array(old.length + add.length);
+    data.set(old);
+    data.set(add, old.length);
+    await this.writeFiles([{ path: p, data }]);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const [src, dst] = await Promise.all([this.calls.stat(from), this.calls.stat(to)]);
+    if (src?.kind === 'file' && dst?.kind === 'file') return this.replace(from, to);
+    if (src?.kind === 'directory' && dst?.kind === 'directory') {
+      if ((await this.calls.list(to)).length > 0) throw Object.assign(new Error(`${to} is not empty`), { code: 'ENOTEMPTY' });
+      await this.calls.delete(to);
+    }
+    await this.calls.rename(from, to, false);
+  }
+
+  async remove(p: string): Promise<void> {
+    await this.calls.delete(p);
+    await this.calls.delete(this.kept(p));
+  }
+
+  /**
+   * A temporary file holding `data`, renamed onto `p` without overwriting (the call refuses
+   * when something is there). Such a file system checks and renames in two steps, so two
+   * racers can both pass the check and the later rename replace the earlier; after
+   * {@link CREATE_SETTLE_MS} the file holds the last one's bytes, and only the caller whose
+   * bytes they are gets true. (Callers put something of their own in `data`: the run lock
+   * writes a random token.)
+   */
+  async createExclusive(p: string, data: Uint8Array | string): Promise<boolean> {
+    if (await this.stat(p)) return false;
+    const bytes = bytesOf(data);
+    const tmp = joinPath(dirnamePath(p), fitName('.', basenamePath(p), `.${Date.now()}${++this.tempCounter}.tmp`));
+    await this.calls.writeFile(tmp, bytes);
+    try {
+      await this.calls.rename(tmp, p, false);
+    } catch (e) {
+      await this.calls.delete(tmp).catch(() => undefined);
+      if (await this.calls.stat(p)) return false; // another racer's rename landed first
+      throw e;
+    }
+    await new Promise((resolve) => setTimeout(resolve, CREATE_SETTLE_MS));
+    let now: Uint8Array;
+    try {
+      now = await this.calls.readFile(p);
+    } catch (e) {
+      if (this.calls.isMissing(e)) return false; // replaced, then removed by whoever won
+      throw e;
+    }
+    return now.length === bytes.length && now.every((b, i) => b === bytes[i]);
+  }
+}
