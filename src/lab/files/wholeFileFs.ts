@@ -26,7 +26,7 @@
  * memoryFs.ts's for the tests), watching and permissions.
  */
 
-import { fitName } from './fileErrors';
+import { DiskFullError, FileError, fitName } from './fileErrors';
 import type { DirEntry, FileStat, FileWrite, LabFs } from './labFs';
 import { bytesOf, keptCopyName } from './labFs';
 import { SlashPaths, basenamePath, dirnamePath, joinPath } from './slashPaths';
@@ -54,6 +54,13 @@ export interface WholeFileCalls {
   delete(p: string): Promise<void>;
   /** True for the error a call throws when its path (or its source) is missing. */
   isMissing(e: unknown): boolean;
+}
+
+/** A failed write of temporary file `tmp` told, as every write is, by the file it replaces. */
+function namingTarget(e: unknown, tmp: string, target: string): unknown {
+  if (FileError.is(e) && e.file === tmp) return new FileError(target, e.problem, { cause: e });
+  if (DiskFullError.is(e) && e.file === tmp) return new DiskFullError(target, { cause: e });
+  return e;
 }
 
 /** The lab's file system over {@link WholeFileCalls} (see the file comment). */
@@ -121,7 +128,9 @@ export class WholeFileFs extends SlashPaths implements LabFs {
         await this.calls.mkdir(dir);
         const tmp = joinPath(dir, fitName('.', basenamePath(f.path), `.${Date.now()}${++this.tempCounter}.tmp`));
         temps.push({ tmp, target: f.path });
-        await this.calls.writeFile(tmp, bytesOf(f.data));
+        await this.calls.writeFile(tmp, bytesOf(f.data)).catch((e: unknown) => {
+          throw namingTarget(e, tmp, f.path);
+        });
       }
     } catch (e) {
       for (const { tmp } of temps) await this.calls.delete(tmp).catch(() => undefined);

@@ -52,7 +52,10 @@ export interface ProbeOptions {
   readonly timeoutMs?: number;
   /** Aborting it ends the interpreter and rejects at once. */
   readonly signal?: AbortSignal;
-  /** Told what is awaited when the probe starts, and again every `noticeMs` it still waits. */
+  /**
+   * Told what is awaited once the probe has waited a moment (2 s, or `noticeMs` when shorter:
+   * a Python that answers at once says nothing), and again every `noticeMs` it still waits.
+   */
   readonly onWait?: (message: string) => void;
   /** How often `onWait` hears that the probe still waits (default 10 s). */
   readonly noticeMs?: number;
@@ -72,12 +75,14 @@ export function probeTorch(python: string, trainerDir: string, opts: ProbeOption
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) return reject(new CancelledError(`asking "${python}" what torch it has`));
     const started = Date.now();
-    opts.onWait?.(`${waiting}…`);
-    const notice = opts.onWait ? setInterval(() => opts.onWait?.(`Still ${waiting.charAt(0).toLowerCase()}${waiting.slice(1)}: ${Math.round((Date.now() - started) / 1000)} s so far…`), opts.noticeMs ?? 10_000) : null;
+    const noticeMs = opts.noticeMs ?? 10_000;
+    const first = opts.onWait ? setTimeout(() => opts.onWait?.(`${waiting}…`), Math.min(2_000, noticeMs)) : null;
+    const notice = opts.onWait ? setInterval(() => opts.onWait?.(`Still ${waiting.charAt(0).toLowerCase()}${waiting.slice(1)}: ${Math.round((Date.now() - started) / 1000)} s so far…`), noticeMs) : null;
     const onAbort = (): void => {
       child.kill('SIGKILL');
     };
     const child = execFile(python, [path.join(trainerDir, TRAINER_PACKAGE, 'probe.py')], { timeout: timeoutMs, killSignal: 'SIGKILL', windowsHide: true }, (err, stdout, stderr) => {
+      if (first) clearTimeout(first);
       if (notice) clearInterval(notice);
       opts.signal?.removeEventListener('abort', onAbort);
       if (opts.signal?.aborted) return reject(new CancelledError(`waiting for "${python}" to import torch`));

@@ -202,7 +202,7 @@ describe('the lab going away during a PyTorch run (a window reload)', () => {
     expect(prepared.code, prepared.stderr).toBe(0);
     // The trainer as the lab launches it, watching its input; a reloading window's extension host
     // ends without a word, and the trainer sees that input close.
-    const trainer = spawn(PY, [path.join(out, 'pytorch', 'trainer', 'trainer.py'), '--run-dir', out, '--stop-on-stdin-eof'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    const trainer = spawn(PY, [path.join(out, 'pytorch', 'trainer', 'attention_lab_trainer'), '--run-dir', out, '--stop-on-stdin-eof'], { stdio: ['pipe', 'ignore', 'ignore'] });
     const exited = new Promise<number | null>((resolve) => trainer.on('close', resolve));
     const t0 = Date.now();
     while (!(fs.existsSync(path.join(out, 'metrics.jsonl')) && metricLines(out, 'step').length >= 3)) {

@@ -54,13 +54,18 @@ function harness() {
   const deps = {
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },
     lab: {
-      get: () => ({
-        loadRunState: async (_fs: unknown, dir: string) => {
+      get: () => {
+        const loadRunState = async (_fs: unknown, dir: string) => {
           if (gated) await new Promise<void>((r) => gates.push(r));
           if (unreadable.has(dir)) throw new Error(`${dir}/run.json is being replaced`);
           return stateOf(dir);
-        },
-      }),
+        };
+        return {
+          loadRunState,
+          loadRunStateCounted: async (fs: unknown, dir: string) => ({ state: await loadRunState(fs, dir), skipped: { metrics: 0, evaluations: 0, snapshots: 0 } }),
+          skippedNote: () => null,
+        };
+      },
     },
     pytorch: null,
     fs: {},

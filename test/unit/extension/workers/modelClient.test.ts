@@ -57,7 +57,7 @@ describe('ModelClient with the model worker', () => {
   it('draws the snapshots a PyTorch run left as weights (a run no lab followed)', async () => {
     const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pending-')), 'run');
     const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 10, snapshotEvery: 5 });
-    await preparePytorchRun(runDir, spec, false, new SessionControl(), () => undefined, { created: false, owned: false }, null, null, path.resolve(__dirname, '../../../../scripts/pytorch'));
+    await preparePytorchRun(runDir, spec, false, new SessionControl(), () => undefined, { created: false, owned: false }, null, null, path.resolve(__dirname, '../../../../python'));
     // What the trainer writes at a snapshot step: the model's weights in the checkpoint format.
     fs.copyFileSync(path.join(runDir, 'model.safetensors'), path.join(runDir, 'snapshots', 'step-0000005.weights.safetensors'));
     const client = new ModelClient(WORKER, () => undefined);
