@@ -62,7 +62,7 @@ export function decodeInput(r: OpenRun, input: string, keep: number = r.model.co
   const { bos, eos } = tok.specialIds;
   if (model.config.kind === 'encoder-decoder') {
     const full = tok.encode(input, { eos: true });
-    const L = model.maxSrcLen;
+    const L = model.config.maxLen;
     if (full.length <= L) return { prompt: Int32Array.of(bos), src: full, cut: null };
     const src = Int32Array.of(...full.subarray(0, L - 1), eos);
     return { prompt: Int32Array.of(bos), src, cut: `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: translated its first ${L - 1} (and EOS).` };

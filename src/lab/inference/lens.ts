@@ -13,10 +13,10 @@
  * when no target is given. Position t shows the prediction of token t + 1.
  *
  * An input longer than the context is refused, unless the caller asks for it to be cut to
- * fit (the playground does, `fit`): a decoder keeps its last L positions (the ones that
- * predict what follows the text, as score.ts's later windows read them, without BOS), a
- * source keeps its first L − 1 tokens and EOS (as attend.ts cuts it), and `truncation` says
- * what is shown.
+ * fit (the playground does, `fit`): then it is cut as the attention of a text is (attend.ts,
+ * one rule for every view of a text): a decoder reads BOS and the first L − 1 tokens, a
+ * source its first L − 1 tokens and EOS, and `truncation` says what is shown in the same
+ * words.
  *
  * Leaves out: the encoder's stream (it never meets the unembedding) and tuned lenses (a
  * learned map per layer).
@@ -28,6 +28,7 @@ import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../runs/openRun';
 import { greedyTarget } from './decode';
+import { truncationNote } from './attend';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target (encoder-decoder). */
@@ -58,28 +59,28 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     throw new EngineError('input/invalid', `${what} of ${n} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
   };
   const notes: string[] = [];
-  /** The last L of `ids` (a decoder's input), noted. */
-  const lastOf = (ids: Int32Array, what: 'Prompt' | 'Target'): Int32Array => {
-    const L = model.maxLen;
+  const L = model.config.maxLen;
+  /** BOS and the first L − 1 of `ids` (a decoder's input), noted. */
+  const firstOf = (ids: Int32Array, what: 'Prompt' | 'Target'): Int32Array => {
     if (ids.length <= L) return ids;
     if (!fit) tooLong(`${what} (with BOS)`, ids.length, L);
-    notes.push(`Showing the last ${L} of the ${ids.length} tokens of BOS + the ${what.toLowerCase()} — the model's context is ${L}.`);
-    return ids.slice(ids.length - L);
+    notes.push(truncationNote(L - 1, ids.length - 1, L, what === 'Prompt' ? 'text' : 'target'));
+    return ids.slice(0, L);
   };
   if (model.config.kind === 'encoder-decoder') {
     if (!('src' in input)) throw new EngineError('input/invalid', 'This run is an encoder-decoder: give a source (and optionally a target), not a prompt.');
     let src = tok.encode(input.src, { eos: true });
-    if (src.length > model.maxSrcLen) {
-      if (!fit) tooLong('Source (with EOS)', src.length, model.maxSrcLen);
-      notes.push(`Showing the first ${model.maxSrcLen - 1} of ${src.length - 1} source tokens (and EOS) — the model's context is ${model.maxSrcLen}.`);
-      src = Int32Array.of(...src.subarray(0, model.maxSrcLen - 1), eos);
+    if (src.length > L) {
+      if (!fit) tooLong('Source (with EOS)', src.length, L);
+      notes.push(truncationNote(L - 1, src.length - 1, L, 'source'));
+      src = Int32Array.of(...src.subarray(0, L - 1), eos);
     }
-    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, model.maxLen - 1);
-    const ids = lastOf(Int32Array.of(bos, ...body), 'Target');
+    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
+    const ids = firstOf(Int32Array.of(bos, ...body), 'Target');
     return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
   if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
-  const ids = lastOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
+  const ids = firstOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
   return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
 }
 

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import type { LensInput } from '../../../../src/lab/inference/lens';
 import { inputBatch, logitLens } from '../../../../src/lab/inference/lens';
+import { attendText } from '../../../../src/lab/inference/attend';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { nextTokenLabel } from '../../../../src/engine/tokenizers/tokenDisplay';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
@@ -63,19 +64,22 @@ describe('logitLens input', () => {
     expect(lens.tokens.length).toBe(4);
   });
 
-  it('with fit, cuts a long input to the context and says so: the last positions of a decoder, the first tokens of a source', () => {
-    const L = lm.model.maxLen;
+  it('with fit, cuts a long input as the attention view does (one rule, one sentence): BOS and the first tokens, a source\'s first tokens and EOS', () => {
+    const L = lm.model.config.maxLen;
     const prompt = 'the cat sat on the mat. '.repeat(3);
     const lens = logitLens(lm, { prompt }, { topK: 2, fit: true });
     expect(lens.tokens).toHaveLength(L);
-    expect(lens.tokens.join('')).toBe(Array.from(prompt.slice(prompt.length - L), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)).join(''));
-    expect(lens.truncation).toBe(`Showing the last ${L} of the ${prompt.length + 1} tokens of BOS + the prompt — the model's context is ${L}.`);
+    expect(lens.tokens[0]).toBe('<bos>');
+    expect(lens.tokens.slice(1).join('')).toBe(Array.from(prompt.slice(0, L - 1), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)).join(''));
+    expect(lens.truncation).toBe(`Showing the first ${L - 1} of ${prompt.length} text tokens — the model's context is ${L}.`);
+    expect(lens.truncation).toBe(attendText(lm, prompt).snapshot.truncation);
+    expect(lens.tokens).toEqual(attendText(lm, prompt).snapshot.tgtTokens);
     const S = mt.model.maxSrcLen;
     const src = 'abcdefghij'.repeat(4);
     const cut = logitLens(mt, { src, tgt: 'ab' }, { topK: 1, fit: true });
     expect(cut.src).toHaveLength(S);
     expect(cut.src?.at(-1)).toBe('<eos>');
-    expect(cut.truncation).toBe(`Showing the first ${S - 1} of ${src.length} source tokens (and EOS) — the model's context is ${S}.`);
+    expect(cut.truncation).toBe(`Showing the first ${S - 1} of ${src.length} source tokens — the model's context is ${S}.`);
     expect(logitLens(lm, { prompt: 'the cat' }, { topK: 1, fit: true }).truncation).toBeUndefined();
   });
 
