@@ -201,10 +201,10 @@ export class Transformer extends ModelParts {
   /**
    * The logit lens of the last forward: logits [B, T, V] read from the decoder's residual
    * stream after `layer` blocks (0 = the embeddings, nDecoderLayers = the top; readouts.ts).
-   * A copy; uses the backward scratch and restores the final norm's statistics, so a
-   * backward() may still follow.
+   * A view of the backward scratch, valid until the next call or backward() (copy what you
+   * keep); restores the final norm's statistics, so a backward() may still follow.
    */
-  residualLogits(layer: number): Float32Array {
+  residualLogits(layer: number): FloatArray {
     const l = this.lastOrThrow('residualLogits');
     const n = this.decoder.length;
     if (!Number.isInteger(layer) || layer < 0 || layer > n) throw new EngineError('input/invalid', `Layer ${layer} does not exist; the decoder's stream is read after layers 0 (embeddings) to ${n}.`);

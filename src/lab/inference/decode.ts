@@ -26,7 +26,7 @@ import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
-import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** How a decode reports back, beyond its result. */
 export interface DecodeTextOptions {
@@ -127,6 +127,8 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
   const rows = params.strategy === 'beam' ? params.beam : 1;
   const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, workspace: r.workspace, ...(src ? { src } : {}) });
   const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
+  // Greedy and sampling never stop in the middle of a character (a byte-level BPE splits many across tokens).
+  const complete = (tokens: readonly number[]): boolean => !endsMidCharacter(r.tok, [...prompt.subarray(Math.max(0, prompt.length - 3)), ...tokens.slice(-4)]);
   const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
   const onToken = opts.onToken;
   // A streamed token reads after the ones before it (a character split across them shows whole).
@@ -141,11 +143,11 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
     : {};
   switch (params.strategy) {
     case 'greedy':
-      return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide })];
+      return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide, complete })];
     case 'beam':
       return beamSearch(stepper, prompt, { ...common, beamSize: params.beam, lengthPenalty: params.lengthPenalty });
     case 'sample':
-      return [sampleDecode(stepper, prompt, { ...common, ...stream, ...slide, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
+      return [sampleDecode(stepper, prompt, { ...common, ...stream, ...slide, complete, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
     default:
       return params.strategy satisfies never;
   }

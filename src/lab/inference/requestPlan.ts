@@ -34,6 +34,7 @@ import type { OpenRun, RunPlan } from '../runs/openRun';
 import { openRun } from '../runs/openRun';
 import { readTokenizer } from '../training/prepare';
 import { DIAGNOSTIC_MAX_LEN } from '../training/headScores';
+import { memoryProblem } from '../../engine/models/estimate';
 import type { LensInput } from './lens';
 
 /** A request on a trained model, as far as planning its model goes. */
@@ -69,10 +70,14 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
   const shorten = (n: number): string => `shorten the text (${tokens(n)})`;
   switch (req.job) {
     case 'attend': {
-      // Decoder-only: the cache path only. Encoder-decoder: the source is encoded by the forward's encoder, and so are the diagnostic sequences.
+      // The cache path; an encoder-decoder's source (and the diagnostic sequences) go through the forward's encoder.
       const n = tok.encode(req.text).length;
       const src = encDec ? { maxSrcLen: rounded(Math.max(srcOf(req.text), DIAGNOSTIC_MAX_LEN), L) } : {};
-      return { shape: { maxBatch: 1, maxLen: 1, ...src }, decodeRows: 1, lower: shorten(n) };
+      const plan = { shape: { maxBatch: 1, maxLen: 1, ...src }, decodeRows: 1, lower: shorten(n) };
+      // The lens and scores of the same text usually follow: planning their forward now spares
+      // a reopening (planned memory no request touches costs address space, not RAM), when it fits.
+      const ahead = { ...plan, shape: { ...plan.shape, maxLen: rounded(1 + n, L) } };
+      return memoryProblem(config, ahead.shape, 'inference', { decodeRows: 1 }) === null ? ahead : plan;
     }
     case 'diagnostic':
       return { shape: { maxBatch: 1, maxLen: 1, ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}) }, decodeRows: 1 };
@@ -109,12 +114,16 @@ export function covers(r: OpenRun, plan: RunPlan): boolean {
   return m.maxBatch >= s.maxBatch && m.maxLen >= (s.maxLen ?? m.config.maxLen) && (m.config.kind !== 'encoder-decoder' || m.maxSrcLen >= (s.maxSrcLen ?? m.config.maxLen));
 }
 
-/** A plan that serves both what `r` was opened for and `plan` (the model worker reopens with it). */
+/**
+ * A plan that serves both what `r` was opened for and `plan` (the model worker reopens with
+ * it), or `plan` alone when both together would not fit.
+ */
 export function widened(r: OpenRun, plan: RunPlan): RunPlan {
   const m = r.model;
   const s = plan.shape;
   const src = m.config.kind === 'encoder-decoder' ? { maxSrcLen: Math.max(m.maxSrcLen, s.maxSrcLen ?? m.config.maxLen) } : {};
-  return { ...plan, shape: { maxBatch: Math.max(m.maxBatch, s.maxBatch), maxLen: Math.max(m.maxLen, s.maxLen ?? m.config.maxLen), ...src } };
+  const wide = { ...plan, shape: { maxBatch: Math.max(m.maxBatch, s.maxBatch), maxLen: Math.max(m.maxLen, s.maxLen ?? m.config.maxLen), ...src } };
+  return memoryProblem(m.config, wide.shape, 'inference', { decodeRows: plan.decodeRows ?? 1 }) === null ? wide : plan;
 }
 
 /** Opens `runDir` planned for `req` (the CLI's commands; the model worker plans the same way and keeps the model open). */

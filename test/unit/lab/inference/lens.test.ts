@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import type { LensInput } from '../../../../src/lab/inference/lens';
-import { inputBatch, logitLens } from '../../../../src/lab/inference/lens';
+import { inputBatch, logitLens, probsAt, topIds, topTokens } from '../../../../src/lab/inference/lens';
 import { attendText } from '../../../../src/lab/inference/attend';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { nextTokenLabel } from '../../../../src/engine/tokenizers/tokenDisplay';
@@ -53,6 +53,21 @@ describe.each([
     for (const l of lens.layers) for (const p of l.positions) {
       expect(p.top.length).toBe(3);
       for (let i = 1; i < p.top.length; i++) expect((p.top[i] as { prob: number }).prob).toBeLessThanOrEqual((p.top[i - 1] as { prob: number }).prob);
+    }
+  });
+});
+
+describe('topTokens', () => {
+  it('gives what probsAt and topIds give, row by row, without their vocabulary-sized arrays', () => {
+    const batch = inputBatch(lm, { prompt: 'the cat sat' });
+    lm.model.forward(batch, { train: false, labelSmoothing: 0 });
+    const logits = Float32Array.from(lm.model.logits());
+    for (let t = 0; t < batch.T; t++) {
+      for (const k of [1, 5, 50]) {
+        const p = probsAt(lm, logits, t);
+        const ctx = batch.input.subarray(0, t + 1);
+        expect(topTokens(lm, logits, t, k, ctx)).toEqual(topIds(p, k).map((id) => ({ token: nextTokenLabel(lm.tok, ctx, id), prob: p[id] })));
+      }
     }
   });
 });

@@ -55,8 +55,11 @@ describe('planRequest: each request planned for what it runs', () => {
 
   it('attention and decoding run the key/value-cache path: one forward position, the beam width as decoding rows', () => {
     const attend = planRequest(gpt2, tok, { job: 'attend', text });
-    expect(attend).toMatchObject({ shape: { maxBatch: 1, maxLen: 1 }, decodeRows: 1 });
+    // The forward of the same text (its lens and scores) is planned ahead when it fits, so the model is not reopened.
+    expect(attend).toMatchObject({ shape: { maxBatch: 1, maxLen: 1024 }, decodeRows: 1 });
     expect(refusal(gpt2, attend)).toBe('');
+    const wide = { ...gpt2, maxLen: 8192 };
+    expect(planRequest(wide, tok, { job: 'attend', text: 'ab'.repeat(4000) }).shape).toEqual({ maxBatch: 1, maxLen: 1 });
     expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({ shape: { maxBatch: 1, maxLen: 1 }, decodeRows: 1 });
     expect(planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 })).toMatchObject({ decodeRows: 8, lower: 'lower the beam width (8)' });
     expect(refusal(gpt2, planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 }))).toBe('');
@@ -76,7 +79,7 @@ describe('planRequest: each request planned for what it runs', () => {
 
   it('an encoder-decoder plans its source for its encoder', () => {
     const mt = { ...presetConfig('encoder-decoder', 'tiny', 40, 40) };
-    expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({ maxBatch: 1, maxLen: 1, maxSrcLen: 64 });
+    expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({ maxBatch: 1, maxLen: 64, maxSrcLen: 64 });
     expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({ maxBatch: 1, maxLen: 64, maxSrcLen: 64 });
   });
 });
