@@ -111,10 +111,13 @@ export function topIds(probs: Float64Array, k: number): number[] {
 
 /**
  * The k most probable tokens of softmax(logits[row]) (ties: the smaller id), each labelled as
- * it would read after `context` (the input up to that row). The numbers of probsAt and topIds,
- * without a vocabulary-sized array per row: a lens of GPT-2 reads 13 × 1,000 rows of 50,257.
+ * it would read after `context` (the input up to that row) — and the one that is the text's
+ * own next token (`after[0]`, with the tokens after it) as the text's axis labels it, so a
+ * character split across tokens reads `映…` there too, not as bytes. The numbers of probsAt
+ * and topIds, without a vocabulary-sized array per row: a lens of GPT-2 reads 13 × 1,000
+ * rows of 50,257.
  */
-export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number, context: ArrayLike<number>): TopToken[] {
+export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number, context: ArrayLike<number>, after: ArrayLike<number> = []): TopToken[] {
   const V = r.model.config.vocabSize;
   const base = row * V;
   let max = -Infinity;
@@ -131,7 +134,13 @@ export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k:
     ids.splice(i, 0, v);
     if (ids.length > k) ids.pop();
   }
-  return ids.map((id) => ({ token: nextTokenLabel(r.tok, context, id), prob: Math.exp((logits[base + id] as number) - max) / sum }));
+  const label = (id: number): string => {
+    if (after.length === 0 || id !== after[0]) return nextTokenLabel(r.tok, context, id);
+    const from = Math.max(0, context.length - 4);
+    const seq = [...Array.from({ length: context.length - from }, (_, i) => context[from + i] as number), ...Array.from({ length: Math.min(4, after.length) }, (_, i) => after[i] as number)];
+    return tokenLabels(r.tok, seq)[context.length - from] as string;
+  };
+  return ids.map((id) => ({ token: label(id), prob: Math.exp((logits[base + id] as number) - max) / sum }));
 }
 
 function checkTopK(topK: number): void {
@@ -146,7 +155,7 @@ export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: n
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
     const logits = r.model.residualLogits(layer);
-    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1)) })) });
+    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)) })) });
   }
   const tokens = tokenLabels(r.tok, batch.input);
   return {
