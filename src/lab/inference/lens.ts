@@ -154,7 +154,7 @@ export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: n
   r.model.forward(batch, { train: false, labelSmoothing: 0 });
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
-    const logits = r.model.residualLogits(layer);
+    const logits = r.model.residualLogits(layer, 'logits'); // nothing reads the forward's logits after it
     layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)) })) });
   }
   const tokens = tokenLabels(r.tok, batch.input);
