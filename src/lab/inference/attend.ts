@@ -41,6 +41,7 @@ import type { OpenRun } from '../runs/openRun';
 import type { InductionByLayer } from '../training/headScores';
 import { diagnosticRows, measureInduction, probeExtent, scoreLayer } from '../training/headScores';
 import { greedyTarget } from './decode';
+import { unseenNote } from '../evaluation/unseenChars';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** The attention of one text. */
@@ -57,8 +58,9 @@ export interface TextAttention {
 /** The attention of `text` (see the file comment for what each model kind shows). */
 export function attendText(r: OpenRun, text: string): TextAttention {
   if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; type or select some text to see its attention.');
-  const { batch, truncation } = attentionBatch(r, text);
+  const { batch, truncation: cut } = attentionBatch(r, text);
   const { snapshot, full } = attendBatch(r, batch);
+  const truncation = [cut, unseenNote(text, r.tok)].filter((n) => n !== null).join(' ') || null;
   return { snapshot: { ...snapshot, text, ...(truncation === null ? {} : { truncation }) }, full };
 }
 

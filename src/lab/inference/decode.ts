@@ -26,6 +26,7 @@ import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
+import { unseenNote } from '../evaluation/unseenChars';
 import { endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** How a decode reports back, beyond its result. */
@@ -88,7 +89,7 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   const best = results[0] as DecodeResult;
   const a = best.attention;
   const slid = contextNote(L, params, best);
-  const note = cut === null ? slid : slid === null ? cut : `${cut} ${slid}`;
+  const note = [cut, slid, unseenNote(params.input, r.tok, r.model.config.kind === 'encoder-decoder' ? 'source' : 'prompt')].filter((n) => n !== null).join(' ') || null;
   const output: DecodeOutput = {
     text: textOf(best),
     promptTokens: tokenLabels(r.tok, src ?? prompt),

@@ -29,6 +29,7 @@ import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../runs/openRun';
 import { greedyTarget } from './decode';
 import { truncationNote } from './attend';
+import { unseenNote } from '../evaluation/unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target (encoder-decoder). */
@@ -77,10 +78,16 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     }
     const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
     const ids = firstOf(Int32Array.of(bos, ...body), 'Target');
+    for (const [text, what] of [[input.src, 'source'], [input.tgt, 'target']] as const) {
+      const unseen = text === undefined ? null : unseenNote(text, tok, what);
+      if (unseen !== null) notes.push(unseen);
+    }
     return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
   if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
   const ids = firstOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
+  const unseen = unseenNote(input.prompt, tok, 'prompt');
+  if (unseen !== null) notes.push(unseen);
   return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
 }
 

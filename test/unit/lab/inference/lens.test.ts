@@ -3,6 +3,7 @@ import { EngineError } from '../../../../src/engine/errors';
 import type { LensInput } from '../../../../src/lab/inference/lens';
 import { inputBatch, logitLens, probsAt, topIds, topTokens } from '../../../../src/lab/inference/lens';
 import { attendText } from '../../../../src/lab/inference/attend';
+import { decodeText } from '../../../../src/lab/inference/decode';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { nextTokenLabel } from '../../../../src/engine/tokenizers/tokenDisplay';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
@@ -70,6 +71,18 @@ describe('topTokens', () => {
         expect(topTokens(lm, logits, t, k, ctx)).toEqual(topIds(p, k).map((id) => ({ token: nextTokenLabel(lm.tok, ctx, id), prob: p[id] })));
       }
     }
+  });
+});
+
+describe('a prompt out of the run\'s vocabulary', () => {
+  it('is said by the lens, the attention and a decode, naming the characters; a prompt in it says nothing', () => {
+    const note = '2 characters of the prompt ("é") are not in the run\'s vocabulary: the model reads them as bytes it never trained on.';
+    expect(logitLens(lm, { prompt: 'é the cat é' }, { topK: 1 }).truncation).toBe(note);
+    expect(attendText(lm, 'é the cat é').snapshot.truncation).toBe(note.replace('the prompt', 'the text'));
+    const d = decodeText(lm, { input: 'é the cat é', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 3, seed: 1 });
+    expect(d.output.contextNote).toBe(note);
+    expect(logitLens(lm, { prompt: 'the cat' }, { topK: 1 }).truncation).toBeUndefined();
+    expect(attendText(lm, 'the cat').snapshot.truncation).toBeUndefined();
   });
 });
 
