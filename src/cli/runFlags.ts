@@ -13,7 +13,6 @@ import type { Backend } from '../engine/backend';
 import { createBackend } from '../engine/backends/select';
 import { NODE_FS } from '../lab/files/nodeFs';
 import type { OpenRun } from '../lab/runs/openRun';
-import { openRun } from '../lab/runs/openRun';
 import type { InferenceRequest } from '../lab/inference/requestPlan';
 import { openForRequest } from '../lab/inference/requestPlan';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
@@ -66,9 +65,4 @@ export async function openRunFor(f: Flags, ctx: CommandContext, command: string,
   const runDir = runDirOf(f, ctx, command);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
   return openForRequest(NODE_FS, runDir, backendOf(f), request(config.kind));
-}
-
-/** Opens the run of `--run` on the backend of `--backend`, its model planned for `maxBatch` sequences. */
-export function openRunOf(f: Flags, ctx: CommandContext, command: string, maxBatch = 1): Promise<OpenRun> {
-  return openRun(NODE_FS, runDirOf(f, ctx, command), backendOf(f), maxBatch);
 }
