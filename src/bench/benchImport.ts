@@ -1,27 +1,27 @@
 /**
  * The import bench: a random GPT-2-layout checkpoint (GPT-2 small's sizes by default: 124M
- * parameters, 498 MB of F32) is written to a temporary folder, imported into a run folder,
- * opened on the WebAssembly backend (as the CLI opens it: helper threads where the machine
- * has cores for them), decoded greedily for 20 tokens with the key/value cache, its heads
- * measured on the diagnostic sequences (induction, once per opened model), and asked for the
- * attention of its whole context (1024 tokens: every layer and head, with head scores).
- * Prints the seconds of each phase, the process's peak resident memory after each, decode
- * ms/token, and how many bytes the attention is kept in.
+ * parameters, 498 MB of F32) is written to a temporary folder, then everything else goes
+ * through the editor's model worker service (lab/workers/modelService.ts, in this process on
+ * Node's platform: the same requests, the same per-request planning, the same kept models
+ * and helper threads the dashboard gets): the checkpoint is imported into a run folder, and
+ * the run is asked for what the dashboard asks of it — the attention and head scores of a
+ * 1,000-token text (Attention and Heads' "Your text"; the first request opens the model and
+ * measures its heads' induction once), the logit lens of that text, a greedy decode of 20
+ * tokens with the key/value cache, and the scores of the text (Score Selection). Prints the
+ * seconds of each and the process's peak resident memory after each, decode ms/token, and
+ * how many bytes the attention is kept in.
  *
  * Peak memory is the process's (resourceUsage().maxRSS): it only grows, so each figure is
- * the most held up to the end of that phase.
+ * the most held up to the end of that phase — the last is the model worker's peak.
  */
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { createWasmBackend } from '../engine/backends/wasm/wasmBackend';
-import { NODE_FS } from '../lab/files/nodeFs';
-import { createWasmThreads } from '../lab/workers/wasmThreads';
-import { importCheckpoint } from '../lab/interop/importCheckpoint';
-import { decodeText } from '../lab/inference/decode';
-import { attendDiagnostic, attendText } from '../lab/inference/attend';
-import { openRun } from '../lab/runs/openRun';
+import { NODE_PLATFORM } from '../lab/workers/nodePlatform';
+import { serveModelRequests } from '../lab/workers/modelService';
+import type { WorkerChannel } from '../lab/workers/platform';
+import type { HostToModelWorker, ModelWorkerToHost } from '../protocol/modelWorker';
 import type { RandomGpt2Sizes } from './randomGpt2';
 import { GPT2_SMALL, writeRandomGpt2 } from './randomGpt2';
 
@@ -31,33 +31,72 @@ export interface ImportBenchResult {
   readonly fileBytes: number;
   readonly generateSeconds: number;
   readonly importSeconds: number;
-  readonly openSeconds: number;
-  /** Tokens decoded and ms per token (greedy, key/value cache). */
-  readonly decodeTokens: number;
-  readonly msPerToken: number;
-  /** Seconds of the heads on the diagnostic sequences (their induction, measured once per opened model). */
-  readonly diagnosticSeconds: number;
+  /** Tokens of the text every view was asked about. */
+  readonly textTokens: number;
   /** Positions whose attention was returned, and the maps' [heads, rows, cols]. */
   readonly attentionTokens: number;
   readonly attentionShape: readonly number[];
+  /** Seconds of the first attention: opening the model, its heads' induction, the text's attention. */
   readonly attendSeconds: number;
-  /** CPU seconds of the attention, all threads (the wall time depends on what else runs). */
+  /** CPU seconds of it, all threads (the wall time depends on what else runs). */
   readonly attendCpuSeconds: number;
-  /** Bytes every layer's whole map is kept in (8-bit codes), and the overviews sent at once. */
-  readonly attentionBytes: number;
+  /** Bytes the layer a person opens is sent in (8-bit codes), and the overviews sent at once. */
+  readonly layerBytes: number;
   readonly overviewBytes: number;
   /** Heads scored. */
   readonly heads: number;
-  /** Threads the kernels ran on. */
-  readonly threads: number;
-  /** Peak resident memory (MiB) after generating, importing, opening, decoding and attending. */
-  readonly peakMiB: { readonly generate: number; readonly import: number; readonly open: number; readonly decode: number; readonly attend: number };
+  /** Seconds of the logit lens of the text (its forward is planned for the text: the model is reopened wider once). */
+  readonly lensSeconds: number;
+  readonly lensPositions: number;
+  /** Tokens decoded and ms per token (greedy, key/value cache). */
+  readonly decodeTokens: number;
+  readonly msPerToken: number;
+  /** Seconds of scoring the text, and tokens scored. */
+  readonly scoreSeconds: number;
+  readonly scoredTokens: number;
+  /** Peak resident memory (MiB) after generating, importing, and each request. */
+  readonly peakMiB: { readonly generate: number; readonly import: number; readonly attend: number; readonly lens: number; readonly decode: number; readonly score: number };
 }
 
 const peakMiB = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
 
-/** Runs the import bench at `sizes` in a temporary folder it removes. */
-export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProgress: (line: string) => void = () => undefined): Promise<ImportBenchResult> {
+/** A request without its id. */
+type Request = HostToModelWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+
+/** The model worker's service in this process: requests in, each request's final answer out (a failure throws its message). */
+function inProcessWorker(): (msg: Request) => Promise<ModelWorkerToHost> {
+  let listener: (msg: unknown) => void = () => undefined;
+  const waiting = new Map<number, { done: (m: ModelWorkerToHost) => void; fail: (e: Error) => void }>();
+  const channel: WorkerChannel<ModelWorkerToHost> = {
+    post: (msg) => {
+      if (msg.type === 'worker/ready' || msg.type === 'model/didToken' || msg.type === 'model/didProgress') return;
+      const w = waiting.get(msg.id);
+      waiting.delete(msg.id);
+      if (msg.type === 'model/didFail') w?.fail(new Error(`the model worker failed: ${msg.error.message}`));
+      else w?.done(msg);
+    },
+    onMessage: (l) => {
+      listener = l;
+    },
+  };
+  serveModelRequests(NODE_PLATFORM, channel);
+  let next = 1;
+  return (msg) =>
+    new Promise((done, fail) => {
+      const id = next++;
+      waiting.set(id, { done, fail });
+      listener({ ...msg, id });
+    });
+}
+
+/** The answer `reply` when it is of `type` (the service answers each request with one). */
+function as<T extends ModelWorkerToHost['type']>(reply: ModelWorkerToHost, type: T): Extract<ModelWorkerToHost, { type: T }> {
+  if (reply.type !== type) throw new Error(`expected ${type}, got ${reply.type}`);
+  return reply as Extract<ModelWorkerToHost, { type: T }>;
+}
+
+/** Runs the import bench at `sizes` in a temporary folder it removes; `textTokens` is the length of the text asked about. */
+export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProgress: (line: string) => void = () => undefined, textTokens = 1000): Promise<ImportBenchResult> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-bench-'));
   try {
     let t = performance.now();
@@ -72,43 +111,43 @@ export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProg
     const gen = writeRandomGpt2(src, sizes);
     const generateSeconds = lap();
     const p0 = peakMiB();
-    onProgress(`import bench: importing ${(gen.bytes / 2 ** 20).toFixed(0)} MiB …`);
+    const ask = inProcessWorker();
+    onProgress(`import bench: importing ${(gen.bytes / 2 ** 20).toFixed(0)} MiB through the model worker …`);
     const runDir = path.join(root, 'run');
-    await importCheckpoint(NODE_FS, { from: src, out: runDir });
+    await ask({ type: 'model/import', from: src, outDir: runDir });
     const importSeconds = lap();
     const p1 = peakMiB();
-    const threads = createWasmThreads();
-    const backend = createWasmBackend({ runner: threads });
-    if (!backend) throw new Error('the import bench needs the wasm backend (WebAssembly SIMD and SharedArrayBuffer)');
-    await threads.whenReady();
-    const r = await openRun(NODE_FS, runDir, backend, 1);
-    const openSeconds = lap();
-    const p2 = peakMiB();
-    onProgress('import bench: decoding 20 tokens …');
-    const decoded = decodeText(r, { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 20, seed: 1 });
-    const decodeSeconds = lap();
-    const p3 = peakMiB();
-    const L = r.model.config.maxLen;
-    // Once per opened model: every head's induction on the diagnostic sequences (what `heads` on an import prints).
-    onProgress('import bench: the heads on the diagnostic sequences …');
-    attendDiagnostic(r);
-    const diagnosticSeconds = lap();
-    onProgress(`import bench: the attention of ${L} tokens …`);
+    const n = Math.min(textTokens, sizes.nPositions - 1);
+    const text = 'ab'.repeat(n); // one token per "ab" (its first merge)
+    onProgress(`import bench: Attention and Heads on a ${n}-token text (opens the model, measures its heads once) …`);
     const cpu0 = process.cpuUsage();
-    const { snapshot, full } = attendText(r, 'ab'.repeat(L - 1)); // BOS + L − 1 tokens: the whole context
+    const { snapshot } = as(await ask({ type: 'model/attend', runDir, text }), 'model/didAttend');
+    const layer = as(await ask({ type: 'model/attendLayer', runDir, text, stack: 'decoder.self', layer: 0 }), 'model/didAttendLayer');
     const attendSeconds = lap();
     // CPU time of every thread of the process: what the attention costs whatever else shares the machine.
     const used = process.cpuUsage(cpu0);
     const attendCpuSeconds = (used.user + used.system) / 1e6;
+    const p2 = peakMiB();
+    onProgress('import bench: the logit lens of the text …');
+    const lens = as(await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }), 'model/didLens');
+    const lensSeconds = lap();
+    const p3 = peakMiB();
+    onProgress('import bench: decoding 20 tokens …');
+    const decoded = as(await ask({ type: 'model/decode', runDir, params: { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 20, seed: 1 } }), 'model/didDecode');
+    const decodeSeconds = lap();
+    const p4 = peakMiB();
+    onProgress('import bench: scoring the text …');
+    const scored = as(await ask({ type: 'model/score', runDir, source: null, text }), 'model/didScore');
+    const scoreSeconds = lap();
     const bytes = (maps: readonly { data: { byteLength: number } }[]): number => maps.reduce((a, m) => a + m.data.byteLength, 0);
-    backend.dispose();
     return {
-      params: gen.params, fileBytes: gen.bytes, generateSeconds, importSeconds, openSeconds,
+      params: gen.params, fileBytes: gen.bytes, generateSeconds, importSeconds, textTokens: n,
+      attentionTokens: snapshot.tgtTokens.length, attentionShape: [...layer.map.shape], attendSeconds, attendCpuSeconds,
+      layerBytes: layer.map.data.byteLength, overviewBytes: bytes(snapshot.maps), heads: snapshot.headScores?.length ?? 0,
+      lensSeconds, lensPositions: lens.output.tokens.length,
       decodeTokens: decoded.output.ids.length, msPerToken: (1000 * decodeSeconds) / Math.max(1, decoded.output.ids.length),
-      diagnosticSeconds, attentionTokens: snapshot.tgtTokens.length, attentionShape: full[0] ? [...full[0].shape] : [], attendSeconds, attendCpuSeconds,
-      attentionBytes: bytes(full), overviewBytes: bytes(snapshot.maps), heads: snapshot.headScores?.length ?? 0,
-      threads: backend.threads,
-      peakMiB: { generate: p0, import: p1, open: p2, decode: p3, attend: peakMiB() },
+      scoreSeconds, scoredTokens: scored.output.logprobs.length,
+      peakMiB: { generate: p0, import: p1, attend: p2, lens: p3, decode: p4, score: peakMiB() },
     };
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
@@ -118,11 +157,12 @@ export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProg
 /** The result as lines for people. */
 export function formatImportBench(r: ImportBenchResult): string {
   return [
-    `Import of a random GPT-2-layout model: ${(r.params / 1e6).toFixed(1)}M parameters, ${(r.fileBytes / 2 ** 20).toFixed(0)} MiB of F32`,
-    `  load: import ${r.importSeconds.toFixed(1)} s (stream, convert, write the run folder), open on wasm (${r.threads} thread${r.threads === 1 ? '' : 's'}) ${r.openSeconds.toFixed(1)} s`,
+    `Import of a random GPT-2-layout model: ${(r.params / 1e6).toFixed(1)}M parameters, ${(r.fileBytes / 2 ** 20).toFixed(0)} MiB of F32, through the model worker's requests`,
+    `  import: ${r.importSeconds.toFixed(1)} s (stream, convert, write the run folder)`,
+    `  attention of a ${r.textTokens}-token text (opening the model, its heads' induction once, ${r.heads} heads scored): ${r.attendSeconds.toFixed(1)} s (${r.attendCpuSeconds.toFixed(1)} CPU-s); a layer [${r.attentionShape.join(', ')}] is sent in ${(r.layerBytes / 2 ** 20).toFixed(1)} MiB of 8-bit codes, the overviews in ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`,
+    `  logit lens of the text (${r.lensPositions} positions, top 5 per layer): ${r.lensSeconds.toFixed(1)} s`,
     `  decode: ${r.decodeTokens} tokens greedy with the KV cache, ${r.msPerToken.toFixed(1)} ms/token`,
-    `  heads on the diagnostic sequences (induction, once per opened model): ${r.diagnosticSeconds.toFixed(1)} s`,
-    `  attention: ${r.attentionTokens} tokens, maps [${r.attentionShape.join(', ')}] per layer, ${r.heads} heads scored, ${r.attendSeconds.toFixed(1)} s (${r.attendCpuSeconds.toFixed(1)} CPU-s on ${r.threads} thread${r.threads === 1 ? '' : 's'}); kept in ${(r.attentionBytes / 2 ** 20).toFixed(0)} MiB of 8-bit codes (float32: ${((4 * r.attentionBytes) / 2 ** 20).toFixed(0)} MiB), overviews ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`,
-    `  peak memory (process RSS, MiB): after generating ${r.peakMiB.generate}, import ${r.peakMiB.import}, open ${r.peakMiB.open}, decode ${r.peakMiB.decode}, attention ${r.peakMiB.attend}`,
+    `  score the text (${r.scoredTokens} tokens): ${r.scoreSeconds.toFixed(1)} s`,
+    `  peak memory (process RSS, MiB): after generating ${r.peakMiB.generate}, import ${r.peakMiB.import}, attention ${r.peakMiB.attend}, lens ${r.peakMiB.lens}, decode ${r.peakMiB.decode}, score ${r.peakMiB.score}`,
   ].join('\n');
 }

@@ -10,7 +10,7 @@ import type { DecodeParams } from '../protocol/model';
 import { MAX_DECODE_TOKENS, decodeText } from '../lab/inference/decode';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
-import { BACKEND_FLAG, RUN_FLAG, openRunOf } from './runFlags';
+import { BACKEND_FLAG, RUN_FLAG, openRunFor } from './runFlags';
 
 export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --src TEXT) [options]
   --strategy greedy|beam|sample (default greedy)   --beam N (4)   --length-penalty A (0.6)
@@ -29,13 +29,15 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
   const maxTokens = f.int('max-tokens', 100, 1, MAX_DECODE_TOKENS); // before the model is loaded
-  const r = await openRunOf(f, ctx, 'decode');
+  const strategy = f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy');
+  const beam = f.int('beam', 4, 1, 64);
+  const r = await openRunFor(f, ctx, 'decode', (kind) => ({ job: 'decode', input: (kind === 'encoder-decoder' ? f.str('src') ?? f.str('prompt') : f.str('prompt')) ?? '', beam: strategy === 'beam' ? beam : 1 }));
   const encdec = r.model.config.kind === 'encoder-decoder';
   const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
   if (input === undefined) throw new UsageError(encdec ? 'This run is an encoder-decoder: pass the source with --src TEXT.' : 'This run is a decoder-only model: pass --prompt TEXT.');
   if (!encdec && f.has('src')) throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
   const params: DecodeParams = {
-    input, strategy: f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy'), beam: f.int('beam', 4, 1, 64), lengthPenalty: f.num('length-penalty', 0.6, 0),
+    input, strategy, beam, lengthPenalty: f.num('length-penalty', 0.6, 0),
     temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens,
     seed: f.int('seed', 1, -2147483648, 2147483647),
   };

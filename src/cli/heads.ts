@@ -15,7 +15,7 @@ import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
 import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
 import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
-import { openRun } from '../lab/runs/openRun';
+import { openForRequest } from '../lab/inference/requestPlan';
 import type { Backend } from '../engine/backend';
 import type { HeadScoreData } from '../protocol/model';
 import { headScoresCsv } from '../common/csv';
@@ -86,8 +86,8 @@ const MEASURED_ON: Readonly<Record<HeadsMeasuredOn, string>> = {
 async function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate: boolean): Promise<{ s: HeadsAtStep | null; note: string | null }> {
   const text = f.str('text');
   if (text !== undefined && f.has('step')) throw new UsageError('--text measures the heads now and --step reads a snapshot; pick one.');
-  if (text !== undefined) return { s: headsOfText(await openRun(NODE_FS, runDir, backend(), 1), text), note: null };
-  if (!f.has('step') && !(await hasSnapshots(NODE_FS, runDir))) return { s: headsOnDiagnostics(await openRun(NODE_FS, runDir, backend(), 1)), note: null };
+  if (text !== undefined) return { s: headsOfText(await openForRequest(NODE_FS, runDir, backend(), { job: 'attend', text }), text), note: null };
+  if (!f.has('step') && !(await hasSnapshots(NODE_FS, runDir))) return { s: headsOnDiagnostics(await openForRequest(NODE_FS, runDir, backend(), { job: 'diagnostic' })), note: null };
   try {
     return { s: await headsOfRun(NODE_FS, runDir, f.has('step') ? f.int('step', 0, 0) : null), note: null };
   } catch (e) {

@@ -7,7 +7,8 @@
 import type { LensInput, LensOutput } from '../lab/inference/lens';
 import { MAX_TOP_K, logitLens } from '../lab/inference/lens';
 import { NODE_FS } from '../lab/files/nodeFs';
-import { openRun } from '../lab/runs/openRun';
+import { openForRequest } from '../lab/inference/requestPlan';
+import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { BACKEND_FLAG, RUN_FLAG, backendOf, runDirOf } from './runFlags';
@@ -57,8 +58,10 @@ export async function lensCommand(argv: string[], ctx: CommandContext): Promise<
   if (f.bool('help')) return ctx.help(LENS_HELP);
   const runDir = runDirOf(f, ctx, 'lens');
   const topK = f.int('top-k', 5, 1, MAX_TOP_K);
-  const r = await openRun(NODE_FS, runDir, backendOf(f), 1);
-  const lens = logitLens(r, lensInput(f, r.model.config.kind), { topK });
+  const { config } = await readCheckpointConfig(NODE_FS, runDir);
+  const input = lensInput(f, config.kind);
+  const r = await openForRequest(NODE_FS, runDir, backendOf(f), { job: 'lens', input });
+  const lens = logitLens(r, input, { topK });
   if (f.bool('json')) ctx.out(JSON.stringify(lens));
   else for (const line of lensTable(lens)) ctx.out(line);
   return 0;

@@ -13,7 +13,10 @@ import type { Backend } from '../engine/backend';
 import { createBackend } from '../engine/backends/select';
 import { NODE_FS } from '../lab/files/nodeFs';
 import type { OpenRun } from '../lab/runs/openRun';
-import { openRun } from '../lab/runs/openRun';
+import type { InferenceRequest } from '../lab/inference/requestPlan';
+import { openForRequest } from '../lab/inference/requestPlan';
+import { readCheckpointConfig } from '../lab/runs/checkpoint';
+import type { ModelKind } from '../engine/config';
 import type { BackendKind } from '../protocol/data';
 import { BACKEND_KINDS } from '../protocol/data';
 import type { Flags } from './args';
@@ -53,7 +56,13 @@ export function backendOf(f: Flags): Backend {
   return createBackend(backendKindOf(f));
 }
 
-/** Opens the run of `--run` on the backend of `--backend`, its model planned for `maxBatch` sequences. */
-export function openRunOf(f: Flags, ctx: CommandContext, command: string, maxBatch = 1): Promise<OpenRun> {
-  return openRun(NODE_FS, runDirOf(f, ctx, command), backendOf(f), maxBatch);
+/**
+ * Opens the run of `--run` on the backend of `--backend`, its model planned for the request
+ * `request` makes of its model's kind (lab/inference/requestPlan.ts: the rule the editor's
+ * model worker plans by too).
+ */
+export async function openRunFor(f: Flags, ctx: CommandContext, command: string, request: (kind: ModelKind) => InferenceRequest): Promise<OpenRun> {
+  const runDir = runDirOf(f, ctx, command);
+  const { config } = await readCheckpointConfig(NODE_FS, runDir);
+  return openForRequest(NODE_FS, runDir, backendOf(f), request(config.kind));
 }

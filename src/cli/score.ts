@@ -11,7 +11,7 @@ import type { ScoredText } from '../lab/inference/score';
 import { MAX_SCORED_TOKENS, scoreText } from '../lab/inference/score';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
-import { BACKEND_FLAG, RUN_FLAG, openRunOf } from './runFlags';
+import { BACKEND_FLAG, RUN_FLAG, openRunFor } from './runFlags';
 
 export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TEXT --tgt TEXT) [--json]
   Per-token log-probabilities, by the rule the editor's Score Selection uses too:
@@ -29,7 +29,7 @@ export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TE
 export async function scoreCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('score', argv, { ...RUN_FLAG, text: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, ...BACKEND_FLAG });
   if (f.bool('help')) return ctx.help(SCORE_HELP);
-  const r = await openRunOf(f, ctx, 'score');
+  const r = await openRunFor(f, ctx, 'score', (kind) => (kind === 'encoder-decoder' ? { job: 'score', text: f.str('tgt') ?? '', source: f.str('src') ?? '' } : { job: 'score', text: f.str('text') ?? '' }));
   let scored: ScoredText;
   if (r.model.config.kind === 'encoder-decoder') {
     const s = f.str('src');

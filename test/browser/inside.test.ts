@@ -100,7 +100,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       const n = lm.run.model?.config.nDecoderLayers as number;
       // Cut to the context, and the page says so.
       expect(lens.tokens).toHaveLength(L);
-      expect(lens.truncation).toMatch(new RegExp(`Showing the last ${L} of the ${long.length + 1} tokens`));
+      expect(lens.truncation).toBe(`Showing the first ${L - 1} of ${long.length} text tokens — the model's context is ${L}.`);
       expect(await page.locator('.lens-status').textContent()).toBe(lens.truncation);
       // Rows: embeddings, after block 1 … after block N = output; columns: the input tokens.
       expect(await page.locator('.lens-grid tbody th').allTextContents()).toEqual(Array.from({ length: n + 1 }, (_, l) => (l === 0 ? 'embeddings' : l === n ? `after block ${l} = output` : `after block ${l}`)));

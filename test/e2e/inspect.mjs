@@ -43,24 +43,9 @@ export function prepareInspect(workspace) {
   fs.writeFileSync(path.join(workspace, 'ja/sentences.txt'), `${lines.join('\n')}\n`);
 }
 
-/** Types `text` into the Attention tab's box and shows it; waits for the grid. */
-async function showText(dash, text) {
-  await dash.locator('#tab-attention').click();
-  const textView = dash.locator('#panel-attention button[data-view="text"]');
-  await textView.click();
-  await dash.locator('#attn-text').fill(text);
-  await dash.locator('#panel-attention .inspect-form button.primary').click();
-  return waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot') || t.startsWith('Could not'), 120_000);
-}
-
-/** Runs the scenario; resolves true when every check passed. */
-export async function runInspect(page, { shots, log, workspace }) {
-  const wb = new Workbench(page, log);
-  const shot = (name) => wb.screenshot(path.join(shots, name));
-
-  // 1. Open the GPT-2 checkpoint through VS Code's own file dialog (a path typed in its box).
+/** Runs "Open PyTorch Checkpoint…" and opens `file` through VS Code's own file dialog (its path typed in the box). */
+export async function openCheckpoint(page, wb, file) {
   await wb.runCommand('Attention Lab: Open PyTorch Checkpoint…');
-  const file = path.join(workspace, 'gpt2/model.safetensors');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 20_000 });
   // The dialog writes its starting folder into the box once it has read it (on a slow host more
@@ -82,6 +67,25 @@ export async function runInspect(page, { shots, log, workspace }) {
     await page.keyboard.press('Enter');
     await sleep(750);
   }
+}
+
+/** Types `text` into the Attention tab's box and shows it; waits for the grid (up to `timeoutMs`). */
+export async function showText(dash, text, timeoutMs = 120_000) {
+  await dash.locator('#tab-attention').click();
+  const textView = dash.locator('#panel-attention button[data-view="text"]');
+  await textView.click();
+  await dash.locator('#attn-text').fill(text);
+  await dash.locator('#panel-attention .inspect-form button.primary').click();
+  return waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot') || t.startsWith('Could not'), timeoutMs);
+}
+
+/** Runs the scenario; resolves true when every check passed. */
+export async function runInspect(page, { shots, log, workspace }) {
+  const wb = new Workbench(page, log);
+  const shot = (name) => wb.screenshot(path.join(shots, name));
+
+  // 1. Open the GPT-2 checkpoint through VS Code's own file dialog (a path typed in its box).
+  await openCheckpoint(page, wb, path.join(workspace, 'gpt2/model.safetensors'));
   const dash = wb.dashboard();
   const header = await waitForText(dash.locator('.run-status'), (t) => t.startsWith('imported'), 120_000);
   log(`imported run's header: "${header}"`);

@@ -17,6 +17,8 @@
 //      200-token sample from the 32-token context comes back whole, the reason said;
 //   2e. looking inside (inspect.mjs): an imported GPT-2 checkpoint's Attention and Heads tabs on a
 //      typed text, a Japanese BPE run's axes in characters, two runs side by side in the playground;
+//   2e'. a big model (bigmodel.mjs): a random GPT-2 small (124M, written at test time) opened from
+//      its checkpoint answers Attention and Heads on 1,000 tokens, the lens, a decode and Score Selection;
 //   2f. the PyTorch engine (pytorch.mjs): two torchrun processes on the induction task, the
 //      curves and the Heads tab filling in, Stop, then Resume in WebAssembly;
 //   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
@@ -31,7 +33,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -50,6 +52,7 @@ import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
 import { TOKENS_SETTINGS, runTokens } from './tokens.mjs';
 import { INSPECT_SETTINGS, prepareInspect, runInspect } from './inspect.mjs';
+import { BIGMODEL_SETTINGS, prepareBigModel, runBigModel } from './bigmodel.mjs';
 import { PYTORCH_SETTINGS, runPytorch } from './pytorch.mjs';
 import { ROWS_SETTINGS, prepareRows, runRowActions } from './rowActions.mjs';
 
@@ -194,6 +197,7 @@ const SCENARIOS = {
   diskfull: [runDiskFull, { ...FAST_TRAINING, ...DISK_FULL_SETTINGS }, { prepare: mountSmallDisk }],
   tokens: [runTokens, TOKENS_SETTINGS, {}],
   inspect: [runInspect, INSPECT_SETTINGS, { prepare: prepareInspect }],
+  bigmodel: [runBigModel, BIGMODEL_SETTINGS, { prepare: prepareBigModel }],
   pytorch: [runPytorch, { ...FAST_TRAINING, ...PYTORCH_SETTINGS }, {}],
   bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],

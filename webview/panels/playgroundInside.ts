@@ -25,7 +25,8 @@ import { ablationResult, headOfKey, headToggles, stacksOf } from './ablationView
 import { lensGrid } from './lensGrid';
 import type { PanelContext } from './panel';
 
-const TIMEOUT_MS = 60_000;
+/** Past the host's own limit for a lens or ablation (10 minutes, which it answers with its error): the host is gone. */
+const TIMEOUT_MS = 630_000;
 /** Pause after the last toggle before the ablation reruns. */
 export const ABLATE_DEBOUNCE_MS = 300;
 

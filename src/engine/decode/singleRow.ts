@@ -1,7 +1,7 @@
 /**
  * The decode loop shared by greedy decoding and sampling: feed the prompt (rows = 1; in one
  * prefill where the stepper can), then repeatedly pick a token from the newest logits, report it, and feed
- * it back, until EOS, `maxTokens`, or the model's context stops it — or, with `slide`, past
+ * it back, until EOS, `maxTokens` (and then the character it split, with `complete`), or the model's context stops it — or, with `slide`, past
  * the context over a sliding window (the stepper is reset and re-primed with the last
  * `slideKeep(context)` tokens whenever its cache is full). Also `feedPrompt`, which beam
  * search uses too.
@@ -11,7 +11,7 @@
 
 import { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
-import { slideKeep } from './stepperContract';
+import { MAX_FINISHING_TOKENS, slideKeep } from './stepperContract';
 import type { DecodeOptions, DecodeResult, DecodeStepper, SlideInfo, StepOutput, StopReason, StreamingOptions } from './stepperContract';
 import type { GenerationBudget } from './validate';
 
@@ -80,7 +80,9 @@ export function decodeSingleRow(
       stopReason = 'eos';
       break;
     }
-    if (k + 1 >= budget.maxGenerated) break; // the last token is never fed
+    // The last token is never fed; past maxTokens only to finish a character, within the context.
+    const finishing = budget.limitReason === 'maxTokens' && opts.complete !== undefined && k + 1 < budget.maxGenerated + MAX_FINISHING_TOKENS && (opts.slide === true || fed < stepper.maxPositions) && !opts.complete(tokens);
+    if (k + 1 >= budget.maxGenerated && !finishing) break;
     if (fed >= stepper.maxPositions) {
       // The cache is full (only reachable with `slide`: the budget stops a plain decode first).
       out = reprime(stepper, context, slideKeep(stepper.maxPositions), trace);

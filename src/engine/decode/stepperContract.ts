@@ -136,7 +136,17 @@ export interface StreamingOptions extends DecodeOptions {
    * on. Without it a decode stops at the context (stop reason 'context').
    */
   readonly slide?: boolean;
+  /**
+   * Whether the generated tokens end on a whole unit of text — a character, where a byte-level
+   * vocabulary splits one across tokens. When `maxTokens` stops a decode mid-character, it goes
+   * on for up to {@link MAX_FINISHING_TOKENS} more tokens until this holds, so a decode never
+   * ends in part of a character (EOS and the context still stop it where they do).
+   */
+  readonly complete?: (tokens: readonly number[]) => boolean;
 }
+
+/** Most tokens past `maxTokens` that finish a character (UTF-8 writes one in at most 4 bytes, each token holds at least one). */
+export const MAX_FINISHING_TOKENS = 3;
 
 /**
  * Tokens a sliding-window decode re-primes with when the context of `maxPositions` is full:

@@ -73,22 +73,60 @@ export const WASM_MEMORY_BYTES = 4 * 2 ** 30;
 export const WASM_RESERVE_BYTES = 256 * 2 ** 20;
 
 /**
- * Why `config` planned at `shape` cannot fit in `limit` bytes of WebAssembly memory, or null
- * when it fits: parameters and gradients (bind allocates both), activations at that shape,
- * and for training Adam's two moments. Computed before anything is allocated; the message
- * names what takes the room and what to lower.
+ * Bytes the key/value-cache path (stepper.ts) takes from a model's backend for `rows` rows
+ * (the beam width) and a source of `srcLen` positions: every decoder layer's cached keys and
+ * values over the whole context, the step buffers, and the buffers of one prefill (its
+ * attention probabilities [H, L, L]). Decoding and the attention of a text need these beside
+ * the model's own buffers.
  */
-export function memoryProblem(config: ModelConfig, shape: ModelShape, use: 'inference' | 'training', limit = WASM_MEMORY_BYTES): string | null {
+export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): number {
+  const { dModel: C, dFF: F, nHeads: H, vocabSize: V } = config;
+  const P = config.maxLen;
+  const S = config.kind === 'encoder-decoder' ? srcLen : 0;
+  const scratch = (R: number): number => R * (6 * C + 2 * F + 2);
+  const caches = config.nDecoderLayers * 2 * rows * (P + S) * C;
+  const step = rows * C + scratch(rows) + rows * V + rows * P * C;
+  const prefill = P * C + scratch(P) + H * P * (P + S);
+  return 4 * (caches + step + prefill) + P * P;
+}
+
+/** What the memory check weighs besides the model planned at its shape. */
+export interface MemoryOptions {
+  /** Bytes WebAssembly has (default WASM_MEMORY_BYTES). */
+  readonly limit?: number;
+  /** Rows of the key/value-cache path to count (stepperBytes): the beam width; none when absent. */
+  readonly decodeRows?: number;
+  /**
+   * What the person can lower from where they asked, when the activations are what does not
+   * fit ("shorten the text (1000 tokens)"); default: the batch size and sequence length of
+   * training, which the CLI's flags and Configure Model both set.
+   */
+  readonly lower?: string;
+}
+
+/**
+ * Why `config` planned at `shape` cannot fit in WebAssembly memory, or null when it fits:
+ * parameters and gradients (bind allocates both), activations at that shape, the decoding
+ * path's buffers when asked, and for training Adam's two moments. Computed before anything
+ * is allocated; the message names what takes the room and only what the person can lower
+ * (`opts.lower`): an opened model is never retrained, so running it names no model setting.
+ */
+export function memoryProblem(config: ModelConfig, shape: ModelShape, use: 'inference' | 'training', opts: MemoryOptions = {}): string | null {
+  const limit = opts.limit ?? WASM_MEMORY_BYTES;
   const e = estimateModel(config, shape);
   const optimizer = use === 'training' ? e.optimizerBytes : 0;
-  const need = e.paramBytes + e.gradBytes + e.activationBytes + optimizer + WASM_RESERVE_BYTES;
+  const T = shape.maxLen ?? config.maxLen;
+  const decode = opts.decodeRows ? stepperBytes(config, opts.decodeRows, shape.maxSrcLen ?? (config.kind === 'encoder-decoder' ? config.maxLen : 0)) : 0;
+  const need = e.paramBytes + e.gradBytes + e.activationBytes + decode + optimizer + WASM_RESERVE_BYTES;
   if (need <= limit) return null;
   const gib = (b: number): string => `${(b / 2 ** 30).toFixed(2)} GiB`;
-  const T = shape.maxLen ?? config.maxLen;
-  const parts = `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} positions${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
+  const parts = `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} positions${decode ? `, decoding ${gib(decode)} for ${opts.decodeRows} row${opts.decodeRows === 1 ? '' : 's'}` : ''}${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
   const fixed = e.paramBytes + e.gradBytes + optimizer + WASM_RESERVE_BYTES;
-  const fix = fixed >= limit
-    ? `the model itself is too large for it: use fewer layers (nDecoderLayers ${config.nDecoderLayers}) or a smaller dModel (${config.dModel})${use === 'training' ? ', or only run it (decode, score) instead of training it' : ''}`
-    : `lower the batch (${shape.maxBatch}) or the positions planned (${T}; --seq or maxLen) until activations fit in ${gib(limit - fixed)}`;
+  const lower = opts.lower ?? (use === 'training' ? `lower the batch size (${shape.maxBatch}) or the sequence length (${T})` : null);
+  const fix = fixed >= limit || lower === null
+    ? use === 'training'
+      ? `the model itself is too large for it: use fewer layers (nDecoderLayers ${config.nDecoderLayers}) or a smaller dModel (${config.dModel}), or only run it (decode, score) instead of training it`
+      : 'the model itself is too large to run in WebAssembly; it needs a model with fewer parameters'
+    : `${lower} until the rest fits in ${gib(limit - fixed)}`;
   return `${config.kind} model of ${e.params} parameters needs ${gib(need)} of WebAssembly memory (${parts}), more than the ${gib(limit)} it has; ${fix}.`;
 }

@@ -131,6 +131,29 @@ export function nextTokenLabel(tok: Tokenizer, context: ArrayLike<number>, next:
   return tokenLabels(tok, ids)[ids.length - 1] as string;
 }
 
+/**
+ * Whether the bytes of `ids` end inside a character: a lead byte of a multi-byte UTF-8
+ * character with fewer of its continuation bytes after it than it announces (a special
+ * token ends a run of bytes: never inside one). What a decode goes on past its last token
+ * for, so it never ends in part of a character.
+ */
+export function endsMidCharacter(tok: Tokenizer, ids: ArrayLike<number>): boolean {
+  const tail: number[] = [];
+  for (let i = ids.length - 1; i >= 0 && tail.length < 4; i--) {
+    const bytes = tok.tokenBytes(ids[i] as number);
+    if (!bytes) break;
+    for (let j = bytes.length - 1; j >= 0 && tail.length < 4; j--) tail.unshift(bytes[j] as number);
+  }
+  for (let back = 1; back <= tail.length; back++) {
+    const b = tail[tail.length - back] as number;
+    if (b < 0x80) return false; // ASCII: whole
+    if (b < 0xc0) continue; // a continuation byte: look further back for its lead
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+    return back < need && b >= 0xc2 && b <= 0xf4;
+  }
+  return false;
+}
+
 function pieceOf(tok: Tokenizer, id: number): TokenPiece {
   return tok.tokenBytes(id) ?? { special: tok.tokenText(id) };
 }

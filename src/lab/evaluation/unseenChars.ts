@@ -61,6 +61,18 @@ export function countUnseenChars(texts: Iterable<string>, tok: Tokenizer): Unsee
 }
 
 /**
+ * The sentence that warns a text (a prompt, a selection) holds characters the run's character
+ * tokenizer never saw — read as byte tokens the model never trained on — naming a few; null
+ * when it holds none (and for BPE, whose bytes are all in its vocabulary).
+ */
+export function unseenNote(text: string, tok: Tokenizer, what = 'text'): string | null {
+  const u = countUnseenChars([text], tok);
+  if (!u.unseen) return null;
+  const named = u.examples.map((c) => JSON.stringify(c)).join(', ');
+  return `${formatCount(u.unseen)} character${u.unseen === 1 ? '' : 's'} of the ${what} (${named}) ${u.unseen === 1 ? 'is' : 'are'} not in the run's vocabulary: the model reads ${u.unseen === 1 ? 'it' : 'them'} as bytes it never trained on.`;
+}
+
+/**
  * Throws `EngineError('input/invalid')`, one line naming a few of the characters, when more
  * than {@link MAX_UNSEEN_FRACTION} of the test text's characters are unseen.
  */

@@ -41,6 +41,7 @@ import type { OpenRun } from '../runs/openRun';
 import type { InductionByLayer } from '../training/headScores';
 import { diagnosticRows, measureInduction, probeExtent, scoreLayer } from '../training/headScores';
 import { greedyTarget } from './decode';
+import { unseenNote } from '../evaluation/unseenChars';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** The attention of one text. */
@@ -57,8 +58,9 @@ export interface TextAttention {
 /** The attention of `text` (see the file comment for what each model kind shows). */
 export function attendText(r: OpenRun, text: string): TextAttention {
   if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; type or select some text to see its attention.');
-  const { batch, truncation } = attentionBatch(r, text);
+  const { batch, truncation: cut } = attentionBatch(r, text);
   const { snapshot, full } = attendBatch(r, batch);
+  const truncation = [cut, unseenNote(text, r.tok)].filter((n) => n !== null).join(' ') || null;
   return { snapshot: { ...snapshot, text, ...(truncation === null ? {} : { truncation }) }, full };
 }
 
@@ -69,7 +71,7 @@ export function attendText(r: OpenRun, text: string): TextAttention {
  * for them.
  */
 export function attendDiagnostic(r: OpenRun): TextAttention | null {
-  const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed);
+  const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed, diagnosticRoom(r));
   const longest = rows?.reduce((a, b) => (b.batch.T > a.batch.T ? b : a));
   return longest ? attendBatch(r, longest.batch) : null;
 }
@@ -116,6 +118,12 @@ function asFloat32(a: FloatArray, n: number): Float32Array {
   return a instanceof Float32Array ? a.subarray(0, n) : Float32Array.from(a.subarray(0, n));
 }
 
+/** Positions a diagnostic row may take: the context (the cache path), and an encoder-decoder's source as its encoder is planned. */
+function diagnosticRoom(r: OpenRun): number {
+  const m = r.model;
+  return m.config.kind === 'encoder-decoder' ? Math.min(m.config.maxLen, m.maxSrcLen) : m.config.maxLen;
+}
+
 /** Feeds `batch` (item 0) through the model's decoding path in one prefill, handing out every layer's attention. */
 function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void {
   const src = batch.src?.subarray(0, batch.S ?? 0);
@@ -126,7 +134,7 @@ function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void 
 /** Induction of every head on the run's diagnostic sequences, measured on first use and kept with the opened run. */
 function inductionOf(r: OpenRun): InductionByLayer | null {
   if (r.measured.induction) return r.measured.induction;
-  const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed);
+  const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed, diagnosticRoom(r));
   if (!rows) return null;
   r.measured.induction = measureInduction(rows, (batch, sink) => runAttention(r, batch, (stack, layer, probs, shape) => sink(stack, layer, asFloat32(probs, shape[0] * shape[1] * shape[2]), shape)));
   return r.measured.induction;
@@ -160,8 +168,11 @@ function masksOf(r: OpenRun, batch: Batch): AttentionSnapshot['masks'] {
   return out.map((m) => ({ name: m.name, shape: m.shape, data: m.data }));
 }
 
-/** The sentence saying a text of `total` tokens was cut to its first `shown` (context `L`). */
-function truncationNote(shown: number, total: number, L: number, what: string): string {
+/**
+ * The sentence saying a text of `total` tokens was cut to its first `shown` (context `L`):
+ * the one rule and wording of every view of a text (attention, heads, logit lens, ablation).
+ */
+export function truncationNote(shown: number, total: number, L: number, what: string): string {
   return `Showing the first ${shown} of ${total} ${what} tokens — the model's context is ${L}.`;
 }
 
@@ -169,18 +180,19 @@ function truncationNote(shown: number, total: number, L: number, what: string): 
 function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: string | null } {
   const { model, tok } = r;
   const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> in its vocabulary
+  const L = model.config.maxLen; // the context: the text goes through the key/value-cache path, not the planned forward
   if (model.config.kind === 'encoder-decoder') {
     const full = tok.encode(text, { eos: true });
-    const cut = full.length > model.maxSrcLen;
-    const src = cut ? Int32Array.of(...full.subarray(0, model.maxSrcLen - 1), eos) : full;
-    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, model.maxLen - 1));
+    const cut = full.length > L;
+    const src = cut ? Int32Array.of(...full.subarray(0, L - 1), eos) : full;
+    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1));
     const targets = Int32Array.of(...input.subarray(1), eos);
-    const truncation = cut ? truncationNote(model.maxSrcLen - 1, full.length - 1, model.maxSrcLen, 'source') : null;
+    const truncation = cut ? truncationNote(L - 1, full.length - 1, L, 'source') : null;
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };
   }
   const body = tok.encode(text);
-  const input = Int32Array.of(bos, ...body.subarray(0, model.maxLen - 1));
+  const input = Int32Array.of(bos, ...body.subarray(0, L - 1));
   const targets = Int32Array.of(...input.subarray(1), PAD);
-  const truncation = body.length > model.maxLen - 1 ? truncationNote(model.maxLen - 1, body.length, model.maxLen, 'text') : null;
+  const truncation = body.length > L - 1 ? truncationNote(L - 1, body.length, L, 'text') : null;
   return { batch: { B: 1, T: input.length, input, targets }, truncation };
 }

@@ -27,7 +27,8 @@ import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 import { EngineError } from '../../engine/errors';
-import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { unseenNote } from '../evaluation/unseenChars';
+import { endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** How a decode reports back, beyond its result. */
 export interface DecodeTextOptions {
@@ -63,7 +64,7 @@ export function decodeInput(r: OpenRun, input: string, keep: number = r.model.co
   const { bos, eos } = tok.specialIds;
   if (model.config.kind === 'encoder-decoder') {
     const full = tok.encode(input, { eos: true });
-    const L = model.maxSrcLen;
+    const L = model.config.maxLen;
     if (full.length <= L) return { prompt: Int32Array.of(bos), src: full, cut: null };
     const src = Int32Array.of(...full.subarray(0, L - 1), eos);
     return { prompt: Int32Array.of(bos), src, cut: `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: translated its first ${L - 1} (and EOS).` };
@@ -98,7 +99,7 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   const best = results[0] as DecodeResult;
   const a = best.attention;
   const slid = contextNote(L, params, best);
-  const note = cut === null ? slid : slid === null ? cut : `${cut} ${slid}`;
+  const note = [cut, slid, unseenNote(params.input, r.tok, r.model.config.kind === 'encoder-decoder' ? 'source' : 'prompt')].filter((n) => n !== null).join(' ') || null;
   const output: DecodeOutput = {
     text: textOf(best),
     promptTokens: tokenLabels(r.tok, src ?? prompt),
@@ -137,6 +138,8 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
   const rows = params.strategy === 'beam' ? params.beam : 1;
   const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, workspace: r.workspace, ...(src ? { src } : {}) });
   const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
+  // Greedy and sampling never stop in the middle of a character (a byte-level BPE splits many across tokens).
+  const complete = (tokens: readonly number[]): boolean => !endsMidCharacter(r.tok, [...prompt.subarray(Math.max(0, prompt.length - 3)), ...tokens.slice(-4)]);
   const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
   const onToken = opts.onToken;
   // A streamed token reads after the ones before it (a character split across them shows whole).
@@ -151,11 +154,11 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
     : {};
   switch (params.strategy) {
     case 'greedy':
-      return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide })];
+      return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide, complete })];
     case 'beam':
       return beamSearch(stepper, prompt, { ...common, beamSize: params.beam, lengthPenalty: params.lengthPenalty });
     case 'sample':
-      return [sampleDecode(stepper, prompt, { ...common, ...stream, ...slide, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
+      return [sampleDecode(stepper, prompt, { ...common, ...stream, ...slide, complete, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
     default:
       return params.strategy satisfies never;
   }

@@ -13,10 +13,10 @@
  * when no target is given. Position t shows the prediction of token t + 1.
  *
  * An input longer than the context is refused, unless the caller asks for it to be cut to
- * fit (the playground does, `fit`): a decoder keeps its last L positions (the ones that
- * predict what follows the text, as score.ts's later windows read them, without BOS), a
- * source keeps its first L − 1 tokens and EOS (as attend.ts cuts it), and `truncation` says
- * what is shown.
+ * fit (the playground does, `fit`): then it is cut as the attention of a text is (attend.ts,
+ * one rule for every view of a text): a decoder reads BOS and the first L − 1 tokens, a
+ * source its first L − 1 tokens and EOS, and `truncation` says what is shown in the same
+ * words.
  *
  * Leaves out: the encoder's stream (it never meets the unembedding) and tuned lenses (a
  * learned map per layer).
@@ -28,6 +28,8 @@ import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from '../runs/openRun';
 import { greedyTarget } from './decode';
+import { truncationNote } from './attend';
+import { unseenNote } from '../evaluation/unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target (encoder-decoder). */
@@ -58,28 +60,34 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     throw new EngineError('input/invalid', `${what} of ${n} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
   };
   const notes: string[] = [];
-  /** The last L of `ids` (a decoder's input), noted. */
-  const lastOf = (ids: Int32Array, what: 'Prompt' | 'Target'): Int32Array => {
-    const L = model.maxLen;
+  const L = model.config.maxLen;
+  /** BOS and the first L − 1 of `ids` (a decoder's input), noted. */
+  const firstOf = (ids: Int32Array, what: 'Prompt' | 'Target'): Int32Array => {
     if (ids.length <= L) return ids;
     if (!fit) tooLong(`${what} (with BOS)`, ids.length, L);
-    notes.push(`Showing the last ${L} of the ${ids.length} tokens of BOS + the ${what.toLowerCase()} — the model's context is ${L}.`);
-    return ids.slice(ids.length - L);
+    notes.push(truncationNote(L - 1, ids.length - 1, L, what === 'Prompt' ? 'text' : 'target'));
+    return ids.slice(0, L);
   };
   if (model.config.kind === 'encoder-decoder') {
     if (!('src' in input)) throw new EngineError('input/invalid', 'This run is an encoder-decoder: give a source (and optionally a target), not a prompt.');
     let src = tok.encode(input.src, { eos: true });
-    if (src.length > model.maxSrcLen) {
-      if (!fit) tooLong('Source (with EOS)', src.length, model.maxSrcLen);
-      notes.push(`Showing the first ${model.maxSrcLen - 1} of ${src.length - 1} source tokens (and EOS) — the model's context is ${model.maxSrcLen}.`);
-      src = Int32Array.of(...src.subarray(0, model.maxSrcLen - 1), eos);
+    if (src.length > L) {
+      if (!fit) tooLong('Source (with EOS)', src.length, L);
+      notes.push(truncationNote(L - 1, src.length - 1, L, 'source'));
+      src = Int32Array.of(...src.subarray(0, L - 1), eos);
     }
-    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, model.maxLen - 1);
-    const ids = lastOf(Int32Array.of(bos, ...body), 'Target');
+    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
+    const ids = firstOf(Int32Array.of(bos, ...body), 'Target');
+    for (const [text, what] of [[input.src, 'source'], [input.tgt, 'target']] as const) {
+      const unseen = text === undefined ? null : unseenNote(text, tok, what);
+      if (unseen !== null) notes.push(unseen);
+    }
     return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
   }
   if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
-  const ids = lastOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
+  const ids = firstOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
+  const unseen = unseenNote(input.prompt, tok, 'prompt');
+  if (unseen !== null) notes.push(unseen);
   return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
 }
 
@@ -108,10 +116,38 @@ export function topIds(probs: Float64Array, k: number): number[] {
   return top;
 }
 
-/** The k most probable tokens of softmax(logits[row]), each labelled as it would read after `context` (the input up to that row). */
-export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number, context: ArrayLike<number>): TopToken[] {
-  const p = probsAt(r, logits, row);
-  return topIds(p, k).map((id) => ({ token: nextTokenLabel(r.tok, context, id), prob: p[id] as number }));
+/**
+ * The k most probable tokens of softmax(logits[row]) (ties: the smaller id), each labelled as
+ * it would read after `context` (the input up to that row) — and the one that is the text's
+ * own next token (`after[0]`, with the tokens after it) as the text's axis labels it, so a
+ * character split across tokens reads `映…` there too, not as bytes. The numbers of probsAt
+ * and topIds, without a vocabulary-sized array per row: a lens of GPT-2 reads 13 × 1,000
+ * rows of 50,257.
+ */
+export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number, context: ArrayLike<number>, after: ArrayLike<number> = []): TopToken[] {
+  const V = r.model.config.vocabSize;
+  const base = row * V;
+  let max = -Infinity;
+  for (let v = 0; v < V; v++) max = Math.max(max, logits[base + v] as number);
+  let sum = 0;
+  for (let v = 0; v < V; v++) sum += Math.exp((logits[base + v] as number) - max);
+  const ids: number[] = []; // the best so far, most probable first
+  const at = (i: number): number => logits[base + (ids[i] as number)] as number;
+  for (let v = 0; v < V; v++) {
+    const x = logits[base + v] as number;
+    if (ids.length === k && x <= at(k - 1)) continue;
+    let i = ids.length;
+    while (i > 0 && at(i - 1) < x) i--; // after equal ones: a smaller id wins a tie
+    ids.splice(i, 0, v);
+    if (ids.length > k) ids.pop();
+  }
+  const label = (id: number): string => {
+    if (after.length === 0 || id !== after[0]) return nextTokenLabel(r.tok, context, id);
+    const from = Math.max(0, context.length - 4);
+    const seq = [...Array.from({ length: context.length - from }, (_, i) => context[from + i] as number), ...Array.from({ length: Math.min(4, after.length) }, (_, i) => after[i] as number)];
+    return tokenLabels(r.tok, seq)[context.length - from] as string;
+  };
+  return ids.map((id) => ({ token: label(id), prob: Math.exp((logits[base + id] as number) - max) / sum }));
 }
 
 function checkTopK(topK: number): void {
@@ -125,8 +161,8 @@ export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: n
   r.model.forward(batch, { train: false, labelSmoothing: 0 });
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
-    const logits = r.model.residualLogits(layer);
-    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1)) })) });
+    const logits = r.model.residualLogits(layer, 'logits'); // nothing reads the forward's logits after it
+    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)) })) });
   }
   const tokens = tokenLabels(r.tok, batch.input);
   return {

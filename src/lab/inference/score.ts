@@ -65,7 +65,7 @@ export function windowLogprobs(r: OpenRun, ids: Int32Array, s: number, e: number
  */
 export function slidingLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] {
   const n = ids.length - 1; // targets
-  const L = r.model.maxLen;
+  const L = r.model.config.maxLen;
   const stride = Math.max(1, Math.floor(L / 2));
   const logprobs: number[] = [];
   while (logprobs.length < n) {
@@ -145,6 +145,6 @@ function sourceIds(r: OpenRun, source: string | null): Int32Array {
     throw new EngineError('input/invalid', 'This run is an encoder-decoder: select a line "source<TAB>target" (or "source → target") so the target can be scored given its source.');
   }
   const src = r.tok.encode(source, { eos: true });
-  if (src.length > r.model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.maxSrcLen}; shorten it or retrain with a longer context.`);
+  if (src.length > r.model.config.maxLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.config.maxLen}; shorten it or retrain with a longer context.`);
   return src;
 }

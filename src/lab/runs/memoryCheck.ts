@@ -7,15 +7,17 @@
 import type { Backend } from '../../engine/backend';
 import type { ModelConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
+import type { MemoryOptions } from '../../engine/models/estimate';
 import { memoryProblem } from '../../engine/models/estimate';
 import type { ModelShape } from '../../engine/models/inputs';
 
 /**
  * Before a model is bound to the WebAssembly backend: throws EngineError('config/invalid')
- * when the estimate says it cannot fit in WebAssembly's 4 GiB, naming what to lower.
+ * when the estimate says it cannot fit in WebAssembly's 4 GiB, naming what to lower (`opts`:
+ * the decoding rows to count and what the person can lower, memoryProblem's).
  */
-export function checkMemory(config: ModelConfig, shape: ModelShape, backend: Backend, use: 'inference' | 'training'): void {
+export function checkMemory(config: ModelConfig, shape: ModelShape, backend: Backend, use: 'inference' | 'training', opts: MemoryOptions = {}): void {
   if (backend.name !== 'wasm') return;
-  const problem = memoryProblem(config, shape, use);
+  const problem = memoryProblem(config, shape, use, opts);
   if (problem) throw new EngineError('config/invalid', problem);
 }

@@ -1,14 +1,17 @@
 /**
  * How long one training step of a configuration will take on this machine, measured
  * before anything is saved (the configure step shows it next to the parameter count and
- * memory). A few real optimizer steps run on random tokens for about a quarter of a
- * second, on the threads training would get (the helpers are waited for, up to a few
+ * memory). Real optimizer steps run on random tokens: first until two in a row take about
+ * the same time (the first steps pay what is paid once — compiling and tiering up the
+ * WebAssembly, starting helper threads, first touches of memory; in a fresh web worker the
+ * first steps took 20× a later one, and an estimate of "≈ 5.5 s per step" became 0.25 s),
+ * then for about a quarter of a second, of which the median step counts; on the threads training would get (the helpers are waited for, up to a few
  * seconds, and the result says how many ran: a web page that is not cross-origin isolated
  * has one); their FLOP rate (the engine's own count: ≈ 6 FLOPs per parameter per token plus
  * attention, Kaplan et al. 2020 §2.1) then scales to the full batch. Models too large to
  * allocate casually are measured at their kind's small preset and scaled by FLOPs.
  *
- * Leaves out: warm-up effects past the first step, and memory pressure of the real size.
+ * Leaves out: memory pressure of the real size.
  */
 
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
@@ -62,6 +65,45 @@ function randomBatch(cfg: ModelConfig, B: number, T: number, rng: Rng): Batch {
   return cfg.kind === 'encoder-decoder' ? { B, T, input, targets, S: T, src: ids(B * T, cfg.srcVocabSize) } : { B, T, input, targets };
 }
 
+/** Most steps and milliseconds of the warm-up, and how close two in a row must be to end it. */
+const MAX_WARMUP_STEPS = 10;
+const MAX_WARMUP_MS = 20_000;
+const STEADY_RATIO = 1.25;
+/** Fewest and most timed steps. */
+const MIN_TIMED_STEPS = 3;
+const MAX_TIMED_STEPS = 50;
+
+/**
+ * Seconds of one `step` by the clock `now` (ms), without what is paid once: steps run until
+ * two in a row are within STEADY_RATIO of each other (at most MAX_WARMUP_STEPS steps or
+ * MAX_WARMUP_MS), untimed; then every step is timed for `budgetMs` (at least MIN_TIMED_STEPS, at
+ * most MAX_TIMED_STEPS) and the median is the answer, so one slow step left over from the
+ * warm-up, a collection or another process moves it no more than one fast one.
+ */
+export function timeStep(step: () => void, now: () => number, budgetMs: number): number {
+  const timed = (): number => {
+    const t = now();
+    step();
+    return now() - t;
+  };
+  const warmStart = now();
+  let last = timed();
+  for (let i = 1; i < MAX_WARMUP_STEPS && now() - warmStart < MAX_WARMUP_MS; i++) {
+    const t = timed();
+    const steady = Math.max(t, last) <= STEADY_RATIO * Math.min(t, last);
+    last = t;
+    if (steady) break;
+  }
+  const times: number[] = [];
+  const t0 = now();
+  do times.push(timed());
+  while (times.length < MIN_TIMED_STEPS || (now() - t0 < budgetMs && times.length < MAX_TIMED_STEPS));
+  times.sort((a, b) => a - b);
+  const mid = times.length >> 1;
+  const median = times.length % 2 ? (times[mid] as number) : ((times[mid - 1] as number) + (times[mid] as number)) / 2;
+  return Math.max(median, 1e-6) / 1000;
+}
+
 /**
  * Seconds per step of `spec` with a tokenizer of `vocabSize` ids, on the helper threads
  * `threads()` gives (the ones training would get). `now` is a millisecond clock (the worker
@@ -84,16 +126,9 @@ export async function calibrate(spec: TrainSpec, vocabSize: number, now: () => n
   model.initialize(rng);
   const trainer = new Trainer(model, buildOptimizer(model, optimizerConfig(probeSpec, cfg)), rng);
   const batch = randomBatch(cfg, B, T, rng);
-  trainer.step(batch); // first step pays one-time costs; not timed
-  let steps = 0;
-  const t0 = now();
-  do {
-    trainer.step(batch);
-    steps++;
-  } while (now() - t0 < budgetMs && steps < 50);
-  const seconds = (now() - t0) / 1000 / steps;
+  const seconds = timeStep(() => trainer.step(batch), now, budgetMs);
   const probeFlops = estimateModel(cfg, { maxBatch: B, maxLen: T }).trainFlopsPerToken * B * T;
-  const flopsPerSec = probeFlops / Math.max(seconds, 1e-9);
+  const flopsPerSec = probeFlops / seconds;
   (backend as Threaded).dispose?.(); // its helper threads end with it
   return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: backend.name, threads: ran };
 }

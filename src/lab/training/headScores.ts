@@ -58,11 +58,12 @@ export interface DiagnosticRow {
  * first, and never among the drawn tokens) are its own, e.g. GPT-2's <|endoftext|> in a
  * vocabulary loaded from its files. The encoder-decoder gets the same tokens as its source,
  * so its encoder heads are measured too. Null when the context or the vocabulary is too
- * small for a repeat of 3.
+ * small for a repeat of 3. `within`: the most positions a row may take (default: what the
+ * model's forward is planned for; the key/value-cache path of an opened run passes its context).
  */
-export function diagnosticRows(model: Transformer, ids: SpecialIds, seed: number): DiagnosticRow[] | null {
+export function diagnosticRows(model: Transformer, ids: SpecialIds, seed: number, within: number = model.config.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen): DiagnosticRow[] | null {
   const cfg = model.config;
-  const maxLen = Math.min(DIAGNOSTIC_MAX_LEN, cfg.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen);
+  const maxLen = Math.min(DIAGNOSTIC_MAX_LEN, within);
   const vocab = cfg.kind === 'encoder-decoder' ? Math.min(cfg.vocabSize, cfg.srcVocabSize) : cfg.vocabSize;
   const learned = vocab - BASE_VOCAB;
   const lo = learned >= MIN_LEARNED ? BASE_VOCAB : NUM_SPECIAL;

@@ -7,9 +7,12 @@
  * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too: this file
  * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in order
  * (an evaluation reads its files before it computes, and the next request waits for it),
- * each with exactly one `model/did*` or `model/didFail` carrying its id. Opened runs are
- * cached and reopened when their checkpoint file changes. An evaluation polls its request's
- * shared cancel flag between batches.
+ * each with exactly one `model/did*` or `model/didFail` carrying its id. Each request opens
+ * its run planned for what it needs (lab/inference/requestPlan.ts, the rule the CLI's commands
+ * open by: one sequence, the text's length, the beam width); opened runs are kept and reopened
+ * when their checkpoint file changes or a request needs more than they were planned for (the
+ * old model's memory is given back first). An evaluation polls its request's shared cancel
+ * flag between batches.
  *
  * Drawing a PyTorch run's pending snapshots is handed in by the Node entry (its weights are
  * listed with Node's `fs`); the web's answers that request with a one-line refusal.
@@ -33,6 +36,12 @@ import { logitLens } from '../inference/lens';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../runs/openRun';
 import { openRun } from '../runs/openRun';
+import type { RunPlan } from '../runs/openRun';
+import type { InferenceRequest } from '../inference/requestPlan';
+import { covers, planRequest, widened } from '../inference/requestPlan';
+import { readCheckpointConfig } from '../runs/checkpoint';
+import { readTokenizer } from '../training/prepare';
+import { memoryProblem } from '../../engine/models/estimate';
 import { backendFor } from '../training/prepare';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
 import type { LabFs } from '../files/labFs';
@@ -57,7 +66,21 @@ interface Context {
   readonly post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void;
 }
 
-async function open({ platform, opened }: Context, runDir: string): Promise<OpenRun> {
+/** What a request needs: an inference request's plan (requestPlan.ts), or a plan made from the run's config. */
+type Need = InferenceRequest | ((config: OpenRun['model']['config']) => RunPlan);
+
+/** Most sequences an evaluation batches (fewer when a bigger model leaves no room for them). */
+const EVAL_ROWS = 4;
+
+/** An evaluation's plan: the most sequences of a whole context, up to EVAL_ROWS, that fit. */
+function evaluationPlan(config: OpenRun['model']['config']): RunPlan {
+  let rows = EVAL_ROWS;
+  while (rows > 1 && memoryProblem(config, { maxBatch: rows }, 'inference', { decodeRows: 1 }) !== null) rows--;
+  return { shape: { maxBatch: rows }, decodeRows: 1 };
+}
+
+/** `runDir`'s model, opened (or kept open) planned for `need`. */
+async function open({ platform, opened }: Context, runDir: string, need: Need): Promise<OpenRun> {
   const { fs } = platform;
   const stat = await fs.stat(fs.join(runDir, RUN_FILES.model));
   if (stat === null) {
@@ -65,8 +88,17 @@ async function open({ platform, opened }: Context, runDir: string): Promise<Open
     throw new EngineError('input/invalid', `${fs.basename(runDir)} has no trained model yet (no ${RUN_FILES.model}); train it for a few steps first.`);
   }
   const hit = opened.get(runDir);
-  if (hit && hit.mtimeMs === stat.mtimeMs) return hit.run;
-  const run = await openRun(fs, runDir, backendFor((await readRunJson(fs, runDir)).spec.backend, platform.threads), 4);
+  const current = hit && hit.mtimeMs === stat.mtimeMs ? hit.run : null;
+  const plan = typeof need === 'function'
+    ? need(current ? current.model.config : (await readCheckpointConfig(fs, runDir)).config)
+    : planRequest(current ? current.model.config : (await readCheckpointConfig(fs, runDir)).config, current ? current.tok : await readTokenizer(fs, runDir), need);
+  if (current && covers(current, plan)) return current;
+  // Give the old model's memory back before the new one takes its own (WebAssembly frees nothing else).
+  if (hit) {
+    opened.delete(runDir);
+    (hit.run.model.backendOrThrow() as { dispose?: () => void }).dispose?.();
+  }
+  const run = await openRun(fs, runDir, backendFor((await readRunJson(fs, runDir)).spec.backend, platform.threads), current ? widened(current, plan) : plan);
   opened.set(runDir, { mtimeMs: stat.mtimeMs, run });
   return run;
 }
@@ -78,7 +110,7 @@ async function open({ platform, opened }: Context, runDir: string): Promise<Open
  * transferred), so what is kept stays whole.
  */
 async function attention(ctx: Context, runDir: string, text: string): Promise<TextAttention> {
-  const r = await open(ctx, runDir);
+  const r = await open(ctx, runDir, { job: 'attend', text });
   const entry = ctx.opened.get(runDir);
   const kept = entry?.attention;
   if (kept && kept.text === text && kept.run === r) return kept.result;
@@ -94,12 +126,12 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
   switch (msg.type) {
     case 'model/decode': {
       const onToken = (token: string, logprob: number): void => post({ type: 'model/didToken', id, token, logprob });
-      const { output } = decodeText(await open(ctx, msg.runDir), msg.params, { attention: true, onToken });
+      const { output } = decodeText(await open(ctx, msg.runDir, { job: 'decode', input: msg.params.input, beam: msg.params.strategy === 'beam' ? msg.params.beam : 1 }), msg.params, { attention: true, onToken });
       post({ type: 'model/didDecode', id, output });
       return;
     }
     case 'model/score':
-      post({ type: 'model/didScore', id, output: scoreText(await open(ctx, msg.runDir), msg.source, msg.text).output });
+      post({ type: 'model/didScore', id, output: scoreText(await open(ctx, msg.runDir, { job: 'score', text: msg.text, ...(msg.source === null ? {} : { source: msg.source }) }), msg.source, msg.text).output });
       return;
     case 'model/attend': {
       const { snapshot } = await attention(ctx, msg.runDir, msg.text);
@@ -113,7 +145,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       return;
     }
     case 'model/export': {
-      const { dir, files, tensors, warnings } = await exportRun(fs, await open(ctx, msg.runDir), msg.outDir, { force: msg.force });
+      const { dir, files, tensors, warnings } = await exportRun(fs, await open(ctx, msg.runDir, { job: 'export' }), msg.outDir, { force: msg.force });
       post({ type: 'model/didExport', id, output: { dir, files: [...files], tensors, warnings: [...warnings] } });
       return;
     }
@@ -123,7 +155,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
     case 'model/evaluateFiles': {
       const cancel = msg.cancel;
       let posted = -Infinity;
-      const output = await evaluateFiles(fs, await open(ctx, msg.runDir), msg.data, {
+      const output = await evaluateFiles(fs, await open(ctx, msg.runDir, evaluationPlan), msg.data, {
         maxPairs: msg.maxPairs,
         decoding: msg.decoding,
         tokenize: msg.tokenize,
@@ -139,7 +171,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       return;
     }
     case 'model/lens':
-      post({ type: 'model/didLens', id, output: logitLens(await open(ctx, msg.runDir), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
+      post({ type: 'model/didLens', id, output: logitLens(await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
       return;
     case 'model/drawSnapshots': {
       if (!ctx.drawSnapshots) throw new EngineError('input/invalid', 'Drawing a PyTorch run\'s snapshots needs desktop VS Code or the CLI (attention-lab heads or report).');
@@ -147,7 +179,7 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       return;
     }
     case 'model/ablate':
-      post({ type: 'model/didAblate', id, output: compareHeadsOff(await open(ctx, msg.runDir), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
+      post({ type: 'model/didAblate', id, output: compareHeadsOff(await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
       return;
     case 'model/import': {
       const cancel = msg.cancel;

@@ -58,7 +58,9 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
     const decode = cli(['decode', '--run', run, '--prompt', prompt, '--max-tokens', '5', '--json'], dir);
     expect(decode.code, decode.stderr).toBe(0);
     const d = JSON.parse(decode.stdout) as { tokens: number[]; context_note: string };
-    expect(d.tokens).toHaveLength(5);
+    // 5 tokens, and up to 3 more when the fifth leaves a character unfinished (this random model writes stray byte tokens).
+    expect(d.tokens.length).toBeGreaterThanOrEqual(5);
+    expect(d.tokens.length).toBeLessThanOrEqual(8);
     expect(d.context_note).toMatch(/^The prompt of \d+ tokens is longer than the model's context of 16: continued from its last 16\./);
   });
 

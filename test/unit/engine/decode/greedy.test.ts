@@ -188,3 +188,31 @@ describe('greedyDecode', () => {
     expect(() => greedyDecode(bad, Int32Array.of(0), { maxTokens: 2, eos: -1, captureAttention: true })).toThrow(/expected \[rows 1, H 2, P 1\]/);
   });
 });
+
+describe('greedyDecode with `complete`: never ends in part of a character', () => {
+  // Tokens 3, 4 and 5 stand for bytes that begin or continue a character; 0 and 1 end one.
+  const whole = (tokens: readonly number[]): boolean => ![3, 4, 5].includes(tokens[tokens.length - 1] as number);
+
+  it('goes on past maxTokens until the character is finished, at most 3 tokens, with the same tokens before', () => {
+    let extended = 0;
+    for (let seed = 1; seed <= 30; seed++) {
+      const sp = spec({ seed, V: 6, eos: -1, eosBias: 0 });
+      const plain = greedyDecode(new HistoryStepper(sp), Int32Array.of(0), { maxTokens: 4, eos: -1 });
+      const r = greedyDecode(new HistoryStepper(sp), Int32Array.of(0), { maxTokens: 4, eos: -1, complete: whole });
+      const ref = refGreedy(sp, [0], 7, -1).tokens;
+      expect(r.tokens.slice(0, 4)).toEqual(plain.tokens);
+      const stop = [4, 5, 6].find((n) => whole(ref.slice(0, n))) ?? 7;
+      expect(r.tokens).toEqual(ref.slice(0, stop));
+      expect(r.stopReason).toBe('maxTokens');
+      if (stop > 4) extended++;
+    }
+    expect(extended).toBeGreaterThan(0); // some seeds end mid-character at 4 tokens
+  });
+
+  it('stops at the context as before: finishing never goes past it without a sliding window', () => {
+    const sp = spec({ seed: 3, V: 6, eos: -1, eosBias: 0, maxPositions: 5 });
+    // 4 tokens fill the context exactly (the mock throws past maxPositions): nothing is added to finish a character.
+    const r = greedyDecode(new HistoryStepper(sp), Int32Array.of(0, 1), { maxTokens: 4, eos: -1, complete: () => false });
+    expect(r.tokens.length).toBe(4);
+  });
+});

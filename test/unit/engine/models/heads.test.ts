@@ -77,6 +77,15 @@ describe.each(CASES)('head ablation and logit lens: %s', (_name, cfg, backend) =
     expect(() => m.residualLogits(n + 1)).toThrow(EngineError);
   });
 
+  it('into the forward\'s logits: the same numbers, layer by layer, with the backward scratch left alone', () => {
+    const m = build(cfg, backend());
+    logitsOf(m, cfg);
+    const n = cfg.nDecoderLayers;
+    const copies = Array.from({ length: n + 1 }, (_, l) => Float32Array.from(m.residualLogits(l)));
+    for (let l = 0; l <= n; l++) expect(Float32Array.from(m.residualLogits(l, 'logits'))).toEqual(copies[l]);
+    expect(Float32Array.from(m.logits())).toEqual(copies[n]); // the top layer is the model's own
+  });
+
   it('a backward after reading the lens gives the same gradients', () => {
     const m = build(cfg, backend());
     m.forward(tinyBatch(cfg), { train: false });

@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
-import { SPLIT_MARK, labelPieces, nextTokenLabel, tokenLabels } from '../../../../src/engine/tokenizers/tokenDisplay';
+import { SPLIT_MARK, endsMidCharacter, labelPieces, nextTokenLabel, tokenLabels } from '../../../../src/engine/tokenizers/tokenDisplay';
+import type { Tokenizer } from '../../../../src/engine/tokenizers/special';
 import { displayText, encodeWtf8 } from '../../../../src/engine/tokenizers/wtf8';
 
 /** `text`'s bytes cut into tokens of the given lengths (the rest in a last token). */
@@ -107,5 +108,27 @@ describe('token labels in their sequence', () => {
     const unseen = chars.encode('a映');
     expect(tokenLabels(chars, unseen)).toEqual(['a', `映${SPLIT_MARK}`, `${SPLIT_MARK}映${SPLIT_MARK}`, `${SPLIT_MARK}映`]);
     expect(solo.length).toBeGreaterThan(0);
+  });
+});
+
+describe('endsMidCharacter', () => {
+  /** A byte-level tokenizer whose token i is `pieces[i]` (null: a special token). */
+  const tokOf = (pieces: readonly (readonly number[] | null)[]): Tokenizer => ({ tokenBytes: (id: number) => (pieces[id] ? Uint8Array.from(pieces[id] as number[]) : null) }) as unknown as Tokenizer;
+  // 映 = E6 98 A0, 😀 = F0 9F 98 80, é = C3 A9
+  const tok = tokOf([[0x61], [0xe6, 0x98], [0xa0], [0xe6], [0x98, 0xa0, 0x61], [0xf0, 0x9f, 0x98], [0x80], [0xc3], [0xa9], null, [0xff]]);
+
+  it('is true only while a lead byte waits for its continuation bytes', () => {
+    expect(endsMidCharacter(tok, [0])).toBe(false);
+    expect(endsMidCharacter(tok, [0, 1])).toBe(true);
+    expect(endsMidCharacter(tok, [1, 2])).toBe(false);
+    expect(endsMidCharacter(tok, [3])).toBe(true);
+    expect(endsMidCharacter(tok, [3, 4])).toBe(false);
+    expect(endsMidCharacter(tok, [5])).toBe(true);
+    expect(endsMidCharacter(tok, [5, 6])).toBe(false);
+    expect(endsMidCharacter(tok, [7])).toBe(true);
+    expect(endsMidCharacter(tok, [7, 8])).toBe(false);
+    expect(endsMidCharacter(tok, [1, 9])).toBe(false); // a special token ends the run of bytes
+    expect(endsMidCharacter(tok, [10])).toBe(false); // a byte no character uses waits for nothing
+    expect(endsMidCharacter(tok, [])).toBe(false);
   });
 });

@@ -107,7 +107,7 @@ describe('attendText', () => {
   it('cuts a text longer than the context to fit', () => {
     const s = attend(lm, 'x'.repeat(100));
     expect(s.tgtTokens).toHaveLength(lm.model.maxLen);
-    expect(s.truncation).toBe("Showing the first 15 of 100 text tokens — the model's context is 16.");
+    expect(s.truncation).toBe("Showing the first 15 of 100 text tokens — the model's context is 16. 100 characters of the text (\"x\") are not in the run's vocabulary: the model reads them as bytes it never trained on.");
     expect(attend(lm, 'the hand').truncation).toBeUndefined();
   });
 

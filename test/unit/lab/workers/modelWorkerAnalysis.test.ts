@@ -56,9 +56,9 @@ describe('model worker: logit lens and ablation', () => {
     const refused = (await worker.request({ type: 'model/lens', runDir: lm.runDir, input: { kind: 'decoder-only', prompt: long }, topK: 3, fit: false })).at(-1);
     expect(refused).toMatchObject({ type: 'model/didFail', error: { code: 'input/invalid', message: expect.stringMatching(/exceeds the context/) } });
     const fitted = await lensOf(lm, { kind: 'decoder-only', prompt: long }, 3, true);
-    const L = lm.model.maxLen;
-    expect(fitted.tokens).toEqual(Array.from(long.slice(long.length - L), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)));
-    expect(fitted.truncation).toBe(`Showing the last ${L} of the ${long.length + 1} tokens of BOS + the prompt — the model's context is ${L}.`);
+    const L = lm.model.config.maxLen;
+    expect(fitted.tokens).toEqual(['<bos>', ...Array.from(long.slice(0, L - 1), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number))]);
+    expect(fitted.truncation).toBe(`Showing the first ${L - 1} of ${long.length} text tokens — the model's context is ${L}.`);
   });
 
   it('ablation: the same numbers as the lab job; none off = unablated bit for bit = the lens output row', async () => {

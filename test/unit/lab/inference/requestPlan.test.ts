@@ -1,0 +1,120 @@
+/**
+ * Planning a trained model for what a request needs (src/lab/inference/requestPlan.ts): a
+ * GPT-2-small-shaped model opened for the one sequence of a 1,000-token text fits in
+ * WebAssembly's memory where 4 sequences of its whole context did not; the advice when it
+ * does not fit names only what the person can change where they asked (the text, the beam
+ * width); and the model worker and the CLI plan by it alike — a generated model whose whole
+ * context at 4 sequences cannot fit answers the worker's lens and score, with the CLI's
+ * numbers.
+ */
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { presetConfig } from '../../../../src/engine/config';
+import type { Backend } from '../../../../src/engine/backend';
+import { memoryProblem } from '../../../../src/engine/models/estimate';
+import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
+import { planRequest } from '../../../../src/lab/inference/requestPlan';
+import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
+import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
+import { writeRandomGpt2 } from '../../../../src/bench/randomGpt2';
+import type { LensOutputData } from '../../../../src/protocol/analysis';
+import type { WorkerDoor } from './frontDoors';
+import { cliJson, startModelWorker } from './frontDoors';
+
+const gpt2 = { ...presetConfig('decoder-only', 'gpt', 50257), activation: 'geluTanh' as const };
+const tok = new CharTokenizer(['a', 'b', ' ']);
+const text = 'ab'.repeat(500); // 1,000 tokens of this tokenizer
+const WASM = { name: 'wasm' } as Backend;
+
+/** The message checkMemory refuses `plan` with on the WebAssembly backend ('' when it fits). */
+function refusal(config: typeof gpt2, plan: ReturnType<typeof planRequest>): string {
+  try {
+    checkMemory(config, plan.shape, WASM, 'inference', { ...(plan.decodeRows ? { decodeRows: plan.decodeRows } : {}), ...(plan.lower ? { lower: plan.lower } : {}) });
+    return '';
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+describe('planRequest: each request planned for what it runs', () => {
+  it('GPT-2 small: the lens, score and ablation of a 1,000-token text plan one sequence of its length and fit; 4 × the context did not', () => {
+    expect(tok.encode(text)).toHaveLength(1000);
+    const lens = planRequest(gpt2, tok, { job: 'lens', input: { prompt: text } });
+    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024 });
+    expect(refusal(gpt2, lens)).toBe('');
+    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({ maxBatch: 1, maxLen: 1024 });
+    expect(memoryProblem(gpt2, { maxBatch: 4 }, 'inference')).toMatch(/needs 7\.\d\d GiB/);
+    // A short text plans a short forward.
+    expect(planRequest(gpt2, tok, { job: 'lens', input: { prompt: 'ab' } }).shape).toEqual({ maxBatch: 1, maxLen: 64 });
+    expect(planRequest(gpt2, tok, { job: 'score', text: 'ab'.repeat(50) }).shape).toEqual({ maxBatch: 1, maxLen: 128 });
+  });
+
+  it('attention and decoding run the key/value-cache path: one forward position, the beam width as decoding rows', () => {
+    const attend = planRequest(gpt2, tok, { job: 'attend', text });
+    // The forward of the same text (its lens and scores) is planned ahead when it fits, so the model is not reopened.
+    expect(attend).toMatchObject({ shape: { maxBatch: 1, maxLen: 1024 }, decodeRows: 1 });
+    expect(refusal(gpt2, attend)).toBe('');
+    const wide = { ...gpt2, maxLen: 8192 };
+    expect(planRequest(wide, tok, { job: 'attend', text: 'ab'.repeat(4000) }).shape).toEqual({ maxBatch: 1, maxLen: 1 });
+    expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({ shape: { maxBatch: 1, maxLen: 1 }, decodeRows: 1 });
+    expect(planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 })).toMatchObject({ decodeRows: 8, lower: 'lower the beam width (8)' });
+    expect(refusal(gpt2, planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 }))).toBe('');
+  });
+
+  it('when it does not fit, the advice names only the text or the beam width: no batch, flag or model setting', () => {
+    const wide = { ...gpt2, maxLen: 8192 }; // a longer context: 8,000 positions of activations cannot fit
+    const long = 'ab'.repeat(4000);
+    const msg = refusal(wide, planRequest(wide, tok, { job: 'lens', input: { prompt: long } }));
+    expect(msg).toMatch(/; shorten the text \(8,000 tokens\) until the rest fits in [\d.]+ GiB\.$/);
+    expect(msg).toMatch(/for 1 × 8192 positions/);
+    for (const other of [/batch/i, /--\w/, /maxLen/, /nDecoderLayers|dModel|fewer layers/, /positions planned/]) expect(msg).not.toMatch(other);
+    const beam = refusal(wide, planRequest(wide, tok, { job: 'decode', input: 'ab', beam: 64 }));
+    expect(beam).toMatch(/lower the beam width \(64\)/);
+    expect(beam).not.toMatch(/batch|--\w|shorten/);
+  });
+
+  it('an encoder-decoder plans its source for its encoder', () => {
+    const mt = { ...presetConfig('encoder-decoder', 'tiny', 40, 40) };
+    expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({ maxBatch: 1, maxLen: 64, maxSrcLen: 64 });
+    expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({ maxBatch: 1, maxLen: 64, maxSrcLen: 64 });
+  });
+});
+
+describe('the model worker and the CLI plan alike', () => {
+  // 2 layers of 32 heads over a context of 2048: 4 sequences of it need 4.3 GiB, one short text a few MiB.
+  let root = '';
+  let runDir = '';
+  let worker: WorkerDoor;
+  beforeAll(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-plan-'));
+    writeRandomGpt2(path.join(root, 'gpt2'), { nLayer: 2, nEmbd: 32, nHead: 32, nPositions: 2048, merges: 30 });
+    runDir = path.join(root, 'run');
+    await importCheckpoint(NODE_FS, { from: path.join(root, 'gpt2'), out: runDir });
+    worker = await startModelWorker();
+  }, 120_000);
+  afterAll(async () => {
+    await worker?.close();
+    if (root) fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('a model whose whole context at 4 sequences cannot fit answers the lens and score of a short text, as the CLI does', async () => {
+    const cfg = { ...gpt2, vocabSize: 287, nDecoderLayers: 2, nHeads: 32, dModel: 32, dFF: 128, maxLen: 2048 };
+    expect(memoryProblem(cfg, { maxBatch: 4 }, 'inference')).not.toBeNull(); // what the worker used to open every run for
+    const prompt = 'the cat sat';
+    const lens = (await worker.request({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt }, topK: 3, fit: true })).at(-1);
+    expect(lens?.type).toBe('model/didLens');
+    const fromCli = cliJson<LensOutputData>(['lens', '--run', runDir, '--prompt', prompt, '--top-k', '3', '--backend', 'wasm']);
+    expect(lens?.type === 'model/didLens' ? lens.output.tokens : null).toEqual(fromCli.tokens);
+    expect(lens?.type === 'model/didLens' ? lens.output.layers.map((l) => l.positions.map((p) => p.top.map((t) => t.token))) : null).toEqual(fromCli.layers.map((l) => l.positions.map((p) => p.top.map((t) => t.token))));
+    const score = (await worker.request({ type: 'model/score', runDir, source: null, text: prompt })).at(-1);
+    expect(score?.type).toBe('model/didScore');
+    const scored = cliJson<{ logprobs: number[] }>(['score', '--run', runDir, '--text', prompt, '--backend', 'wasm']);
+    const got = score?.type === 'model/didScore' ? score.output.logprobs : [];
+    expect(got).toHaveLength(scored.logprobs.length);
+    got.forEach((lp, i) => expect(lp).toBeCloseTo(scored.logprobs[i] as number, 4));
+  }, 120_000);
+});
