@@ -46,6 +46,7 @@ export class App {
   constructor(private readonly root: HTMLElement, private readonly host: Host) {
     this.ui = sanitizeUiState(host.getState());
     this.theme = readTheme();
+    // oxlint-disable-next-line no-this-alias -- the context's getters read the app's current theme
     const app = this;
     const ctx: PanelContext = {
       store: this.store,

@@ -45,7 +45,13 @@ export function configDiff(runs: readonly RunSummary[]): DiffRow[] {
   const settings = runs.map(runSettings);
   const keys: string[] = [];
   const seen = new Set<string>();
-  for (const s of settings) for (const k of s.keys()) if (!seen.has(k)) seen.add(k), keys.push(k);
+  for (const s of settings) {
+    for (const k of s.keys()) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      keys.push(k);
+    }
+  }
   const rows: DiffRow[] = [];
   for (const key of keys) {
     const values = settings.map((s) => s.get(key) ?? ABSENT);

@@ -270,7 +270,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         break;
       case 'train/didLog':
         preparing?.end();
-        progress ? progress.note(m.message) : ctx.err(m.message);
+        if (progress) progress.note(m.message);
+        else ctx.err(m.message);
         break;
       default:
         break;

@@ -107,6 +107,7 @@ export const MAX_EXPORT_CHARS = 48 * 1024 * 1024;
  * characters Windows forbids), at most 120 characters, ending in .png, .svg or .csv.
  */
 export const exportFileName = refine(str, (v, p) => {
+  // oxlint-disable-next-line no-control-regex -- control characters are what a file name may not hold
   if (v.length > 120 || !/^[^\\/:*?"<>|\u0000-\u001f.][^\\/:*?"<>|\u0000-\u001f]*\.(png|svg|csv)$/.test(v)) fail(p, 'a plain file name ending in .png, .svg or .csv (at most 120 characters)', v);
 });
 

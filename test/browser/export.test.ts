@@ -194,7 +194,7 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     expect(rows[0]).toEqual(['step', 'stack', 'layer', 'head', 'previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy']);
     expect(rows.length - 1).toBe(run.snapshots.length * 3 * 4);
     const first = run.snapshots[0]?.headScores?.[0];
-    expect(rows[1]?.slice(0, 5)).toEqual([String(run.snapshots[0]?.step), 'decoder.self', '1', '1', String((first?.scores as { previousToken: number }).previousToken)]);
+    expect(rows[1]?.slice(0, 5)).toEqual([String(run.snapshots[0]?.step), 'decoder.self', '1', '1', String(((first as NonNullable<typeof first>).scores as { previousToken: number }).previousToken)]);
     clean(log);
     await page.close();
   });

@@ -94,6 +94,7 @@ export async function runTokens(page, { shots, log }) {
   // The model learnt from ASCII text; where what it wrote is ASCII too, its tiles read as text.
   const generated = (await pg.locator('.pg-text-gen').textContent()) ?? '';
   log(`generated tiles: ${JSON.stringify(tiles.slice(0, 16))}…`);
+  // oxlint-disable-next-line no-control-regex -- ASCII, control characters included
   if (/^[\x00-\x7f]*$/.test(generated)) expectReadable('the generated tiles', tiles);
   else log('(the sample is not all ASCII: its tiles may show raw bytes)');
   await pg.locator('.pg-prompt').scrollIntoViewIfNeeded();

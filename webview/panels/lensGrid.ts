@@ -82,7 +82,8 @@ function moveFocus(e: KeyboardEvent, cells: readonly HTMLElement[][], r: number,
   const target = cells[to[0]]?.[to[1]];
   if (!target) return;
   e.preventDefault();
-  (cells[r]?.[t] as HTMLElement).tabIndex = -1;
+  const current = cells[r]?.[t];
+  if (current) current.tabIndex = -1;
   target.tabIndex = 0;
   target.focus();
 }

@@ -114,7 +114,7 @@ describe('greedyDecode', () => {
       const a = res.attention;
       expect(a?.queries).toBe(12);
       expect(a?.selfKeys).toBe(12);
-      const last = (a?.self[0] as Float32Array).subarray(11 * 12, 12 * 12); // head 0, last row
+      const last = ((a as NonNullable<typeof a>).self[0] as Float32Array).subarray(11 * 12, 12 * 12); // head 0, last row
       expect(last.reduce((x, y) => x + y, 0)).toBeCloseTo(1, 5);
       expect(last[0]).toBe(0); // left the window
     });

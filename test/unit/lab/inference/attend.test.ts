@@ -81,7 +81,7 @@ describe('attendText', () => {
     (got.headScores ?? []).forEach((h, i) => {
       const w = want.headScores?.[i];
       expect([h.stack, h.layer, h.head]).toEqual([w?.stack, w?.layer, w?.head]);
-      for (const [k, v] of Object.entries(h.scores)) expect(v).toBeCloseTo((w?.scores as Record<string, number>)[k] as number, 5);
+      for (const [k, v] of Object.entries(h.scores)) expect(v).toBeCloseTo(((w as NonNullable<typeof w>).scores as Record<string, number>)[k] as number, 5);
     });
   });
 
