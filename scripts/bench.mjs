@@ -12,5 +12,8 @@ import { buildCli } from './build.mjs';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
 await buildCli();
-const r = spawnSync(process.execPath, [join(root, 'dist/cli.js'), 'bench', ...process.argv.slice(2)], { cwd: root, stdio: 'inherit' });
+const r = spawnSync(process.execPath, [join(root, 'dist/cli.js'), 'bench', ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

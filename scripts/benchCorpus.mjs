@@ -36,8 +36,29 @@ function rng(seed) {
 
 function makeCorpus(dir) {
   const r = rng(42);
-  const syll = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'te', 'vo', 'an', 'el', 'is', 'or', 'th', 'st', 'qu', 'ing', 'er', 'ou'];
-  const words = Array.from({ length: 4000 }, () => Array.from({ length: 1 + Math.floor(r() * 3) }, () => syll[Math.floor(r() * syll.length)]).join(''));
+  const syll = [
+    'ka',
+    'lo',
+    'mi',
+    'ne',
+    'ru',
+    'sa',
+    'te',
+    'vo',
+    'an',
+    'el',
+    'is',
+    'or',
+    'th',
+    'st',
+    'qu',
+    'ing',
+    'er',
+    'ou',
+  ];
+  const words = Array.from({ length: 4000 }, () =>
+    Array.from({ length: 1 + Math.floor(r() * 3) }, () => syll[Math.floor(r() * syll.length)]).join(''),
+  );
   const perFile = Math.round((totalMb * 2 ** 20) / nFiles);
   for (let f = 0; f < nFiles; f++) {
     const parts = [];
@@ -59,17 +80,43 @@ fs.mkdirSync(data);
 let t = Date.now();
 makeCorpus(data);
 const bytes = fs.readdirSync(data).reduce((n, f) => n + fs.statSync(path.join(data, f)).size, 0);
-console.log(`corpus: ${nFiles} files, ${(bytes / 2 ** 20).toFixed(1)} MB (generated in ${((Date.now() - t) / 1000).toFixed(1)} s)`);
+console.log(
+  `corpus: ${nFiles} files, ${(bytes / 2 ** 20).toFixed(1)} MB (generated in ${((Date.now() - t) / 1000).toFixed(1)} s)`,
+);
 // Reports the whole process's peak memory (the training worker is a thread of it) on exit.
 const preload = path.join(work, 'maxrss.cjs');
-fs.writeFileSync(preload, "process.on('exit', () => require('fs').writeSync(2, `\\nmaxrss_kb ${process.resourceUsage().maxRSS}\\n`));\n");
+fs.writeFileSync(
+  preload,
+  "process.on('exit', () => require('fs').writeSync(2, `\\nmaxrss_kb ${process.resourceUsage().maxRSS}\\n`));\n",
+);
 
 for (const tokenizer of tokenizers) {
   const out = path.join(work, `run-${tokenizer}`);
   t = Date.now();
-  const r = spawnSync(process.execPath, ['--require', preload, cli, 'train', '--data', data, '--tokenizer', tokenizer, '--vocab', '2000', '--steps', '1', '--out', out], {
-    cwd: work, encoding: 'utf8', maxBuffer: 1 << 26,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--require',
+      preload,
+      cli,
+      'train',
+      '--data',
+      data,
+      '--tokenizer',
+      tokenizer,
+      '--vocab',
+      '2000',
+      '--steps',
+      '1',
+      '--out',
+      out,
+    ],
+    {
+      cwd: work,
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+    },
+  );
   const seconds = (Date.now() - t) / 1000;
   if (r.status !== 0) {
     console.log(`${tokenizer}: failed (exit ${r.status})\n${r.stderr}`);
@@ -78,9 +125,17 @@ for (const tokenizer of tokenizers) {
   const rss = Number(/maxrss_kb (\d+)/.exec(r.stderr)?.[1] ?? 0) * 1024;
   const run = JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8'));
   const progress = r.stderr.split('\n').filter((l) => /MB\s+\d+%$/.test(l.trim()));
-  console.log(`${tokenizer}: ${seconds.toFixed(1)} s to the first step · peak memory ${(rss / 2 ** 20).toFixed(0)} MB · ${run.data.trainTokens.toLocaleString('en-US')} training / ${run.data.valTokens.toLocaleString('en-US')} validation tokens · vocabulary ${run.config.vocabSize}`);
+  console.log(
+    `${tokenizer}: ${seconds.toFixed(1)} s to the first step · peak memory ${(rss / 2 ** 20).toFixed(0)} MB · ${run.data.trainTokens.toLocaleString('en-US')} training / ${run.data.valTokens.toLocaleString('en-US')} validation tokens · vocabulary ${run.config.vocabSize}`,
+  );
   console.log(`  validation: ${run.data.validation.text}`);
   for (const line of r.stderr.split('\n').filter((l) => /^BPE learned|^Skipped/.test(l))) console.log(`  ${line}`);
-  console.log(`  progress lines: ${progress.length} (${progress.slice(0, 2).concat(progress.slice(-1)).map((l) => l.trim()).join(' | ')})`);
+  console.log(
+    `  progress lines: ${progress.length} (${progress
+      .slice(0, 2)
+      .concat(progress.slice(-1))
+      .map((l) => l.trim())
+      .join(' | ')})`,
+  );
 }
 if (!argv.includes('--keep')) fs.rmSync(work, { recursive: true, force: true });

@@ -24,7 +24,9 @@ const argv = process.argv.slice(2);
 const opt = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const given = opt('--data', process.env.ATTENTION_LAB_SHAKESPEARE);
 if (!given) {
-  console.error("bench:shakespeare: name tinyshakespeare's input.txt: npm run bench:shakespeare -- --data PATH (or set ATTENTION_LAB_SHAKESPEARE).");
+  console.error(
+    "bench:shakespeare: name tinyshakespeare's input.txt: npm run bench:shakespeare -- --data PATH (or set ATTENTION_LAB_SHAKESPEARE).",
+  );
   process.exit(2);
 }
 const data = path.resolve(given);
@@ -39,25 +41,68 @@ if (!fs.existsSync(cli)) execFileSync('npm', ['run', '--silent', 'build'], { cwd
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-shakespeare-'));
 const runDir = path.join(out, 'run');
 
-console.log(`nanoGPT CPU recipe on ${data} (${(fs.statSync(data).size / 2 ** 20).toFixed(2)} MB), ${steps} steps (ours: every core; PyTorch: ${threads} threads)`);
+console.log(
+  `nanoGPT CPU recipe on ${data} (${(fs.statSync(data).size / 2 ** 20).toFixed(2)} MB), ${steps} steps (ours: every core; PyTorch: ${threads} threads)`,
+);
 const t0 = Date.now();
 const ours = JSON.parse(
-  execFileSync(process.execPath, [cli, 'train', '--data', data, '--preset', 'small', '--steps', steps, '--batch', '12', '--seq', '64', '--lr', '1e-3',
-    '--set', 'bias=false', '--eval-every', '250', '--out', runDir, '--json'], { cwd: out, encoding: 'utf8', maxBuffer: 1 << 26 }),
+  execFileSync(
+    process.execPath,
+    [
+      cli,
+      'train',
+      '--data',
+      data,
+      '--preset',
+      'small',
+      '--steps',
+      steps,
+      '--batch',
+      '12',
+      '--seq',
+      '64',
+      '--lr',
+      '1e-3',
+      '--set',
+      'bias=false',
+      '--eval-every',
+      '250',
+      '--out',
+      runDir,
+      '--json',
+    ],
+    { cwd: out, encoding: 'utf8', maxBuffer: 1 << 26 },
+  ),
 );
 const wall = (Date.now() - t0) / 1000;
 const run = JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8'));
-const lines = fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+const lines = fs
+  .readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l));
 const lastStep = lines.filter((l) => l.type === 'step').at(-1);
 const oursSeconds = lastStep.elapsedMs / 1000;
 const evals = lines.filter((l) => l.type === 'eval').map((l) => [l.step, l.loss]);
 console.log(`data: ${run.data.description}; validation: ${run.data.validation.text}`);
-console.log(`ours:    validation loss ${ours.eval.loss.toFixed(4)}  training ${oursSeconds.toFixed(1)} s (${wall.toFixed(1)} s with start-up and data)  ${((lastStep.step * 12 * 64) / oursSeconds).toFixed(0)} tok/s`);
+console.log(
+  `ours:    validation loss ${ours.eval.loss.toFixed(4)}  training ${oursSeconds.toFixed(1)} s (${wall.toFixed(1)} s with start-up and data)  ${((lastStep.step * 12 * 64) / oursSeconds).toFixed(0)} tok/s`,
+);
 console.log(`         evals ${evals.map(([s, l]) => `${s}:${l.toFixed(3)}`).join(' ')}`);
 if (!argv.includes('--no-pytorch')) {
-  const py = JSON.parse(execFileSync('/usr/bin/python3', [path.join(ROOT, 'scripts/pytorch/recipe.py'), '--run', runDir, '--data', data, '--threads', threads], { encoding: 'utf8' }));
-  console.log(`PyTorch: validation loss ${py.val_loss.toFixed(4)}  training ${py.train_seconds.toFixed(1)} s  ${py.tokens_per_s.toFixed(0)} tok/s`);
+  const py = JSON.parse(
+    execFileSync(
+      '/usr/bin/python3',
+      [path.join(ROOT, 'scripts/pytorch/recipe.py'), '--run', runDir, '--data', data, '--threads', threads],
+      { encoding: 'utf8' },
+    ),
+  );
+  console.log(
+    `PyTorch: validation loss ${py.val_loss.toFixed(4)}  training ${py.train_seconds.toFixed(1)} s  ${py.tokens_per_s.toFixed(0)} tok/s`,
+  );
   console.log(`         evals ${py.evals.map(([s, l]) => `${s}:${l.toFixed(3)}`).join(' ')}`);
-  console.log(`Δ validation loss (ours − PyTorch): ${(ours.eval.loss - py.val_loss).toFixed(4)}   wall-time ratio (PyTorch / ours): ${(py.train_seconds / oursSeconds).toFixed(2)}×`);
+  console.log(
+    `Δ validation loss (ours − PyTorch): ${(ours.eval.loss - py.val_loss).toFixed(4)}   wall-time ratio (PyTorch / ours): ${(py.train_seconds / oursSeconds).toFixed(2)}×`,
+  );
 }
 fs.rmSync(out, { recursive: true, force: true });

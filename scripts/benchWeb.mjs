@@ -18,9 +18,31 @@ process.chdir(root);
 await Promise.all([
   buildCli(),
   buildWeb(),
-  build({ entryPoints: ['src/bench/webTrainPage.ts'], outfile: 'dist/benchWebPage.js', bundle: true, platform: 'browser', format: 'iife', target: ['chrome114'], logLevel: 'warning' }),
-  build({ ...nodeBundle, banner: { js: metaUrlBanner }, entryPoints: ['src/bench/benchWebMain.ts'], outfile: 'dist/benchWeb.js', external: ['playwright-core'] }),
+  build({
+    entryPoints: ['src/bench/webTrainPage.ts'],
+    outfile: 'dist/benchWebPage.js',
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: ['chrome114'],
+    logLevel: 'warning',
+  }),
+  build({
+    ...nodeBundle,
+    banner: { js: metaUrlBanner },
+    entryPoints: ['src/bench/benchWebMain.ts'],
+    outfile: 'dist/benchWeb.js',
+    external: ['playwright-core'],
+  }),
 ]);
-const args = ['--node-worker', join(root, 'dist/worker.js'), '--web-worker', 'dist/web/trainingWorker.js', '--page', 'dist/benchWebPage.js', ...process.argv.slice(2)];
+const args = [
+  '--node-worker',
+  join(root, 'dist/worker.js'),
+  '--web-worker',
+  'dist/web/trainingWorker.js',
+  '--page',
+  'dist/benchWebPage.js',
+  ...process.argv.slice(2),
+];
 const r = spawnSync(process.execPath, [join(root, 'dist/benchWeb.js'), ...args], { cwd: root, stdio: 'inherit' });
 process.exit(r.status ?? 1);

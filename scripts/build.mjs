@@ -16,7 +16,12 @@ export async function buildCli() {
   const tfjs = hasTfjs();
   writeExportPython();
   await Promise.all([
-    build({ ...common, entryPoints: ['src/cli/bin.ts'], outfile: 'dist/cli.js', banner: { js: `#!/usr/bin/env node\n${common.banner.js}` } }),
+    build({
+      ...common,
+      entryPoints: ['src/cli/bin.ts'],
+      outfile: 'dist/cli.js',
+      banner: { js: `#!/usr/bin/env node\n${common.banner.js}` },
+    }),
     build({ ...common, entryPoints: ['src/lab/workers/trainingWorker.ts'], outfile: 'dist/worker.js' }),
     build({ ...common, entryPoints: ['src/bench/benchWorker.ts'], outfile: 'dist/benchWorker.js' }),
     ...(tfjs ? [build({ ...common, entryPoints: ['src/bench/benchTfjsMain.ts'], outfile: 'dist/benchTfjs.js' })] : []),
@@ -35,7 +40,8 @@ export function copyTrainer() {
   const pkg = 'attention_lab_trainer';
   rmSync('dist/pytorch', { recursive: true, force: true });
   mkdirSync(`dist/pytorch/${pkg}`, { recursive: true });
-  for (const f of readdirSync(`python/${pkg}`)) if (/^\w+\.py$/.test(f)) copyFileSync(`python/${pkg}/${f}`, `dist/pytorch/${pkg}/${f}`);
+  for (const f of readdirSync(`python/${pkg}`))
+    if (/^\w+\.py$/.test(f)) copyFileSync(`python/${pkg}/${f}`, `dist/pytorch/${pkg}/${f}`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -24,8 +24,20 @@ export async function buildExtension() {
       banner: { js: `const __attentionLabBundleStart = performance.now();\nvar __attentionLabBundleEnd;\n${metaUrl}` },
       footer: { js: '__attentionLabBundleEnd = performance.now();' },
     }),
-    build({ ...common, entryPoints: ['src/lab/workers/nodeHostLab.ts'], outfile: 'dist/extensionLab.js', banner: { js: metaUrl }, minify: true }),
-    build({ ...common, entryPoints: ['src/lab/workers/modelWorker.ts'], outfile: 'dist/modelWorker.js', banner: { js: metaUrl }, minify: true }),
+    build({
+      ...common,
+      entryPoints: ['src/lab/workers/nodeHostLab.ts'],
+      outfile: 'dist/extensionLab.js',
+      banner: { js: metaUrl },
+      minify: true,
+    }),
+    build({
+      ...common,
+      entryPoints: ['src/lab/workers/modelWorker.ts'],
+      outfile: 'dist/modelWorker.js',
+      banner: { js: metaUrl },
+      minify: true,
+    }),
   ]);
   const inputs = Object.keys(main.metafile.inputs);
   // Small lab files are light enough: hosting the training worker (and starting Node workers), the error-code
@@ -34,12 +46,23 @@ export async function buildExtension() {
   // the run folders' locks, and paths as people read them.
   const light = new Set([
     'src/engine/errors.ts',
-    'src/lab/workers/trainingHost.ts', 'src/lab/workers/nodeWorkers.ts', 'src/lab/workers/errorCodes.ts', 'src/lab/runs/runSpec.ts',
-    'src/lab/files/labFs.ts', 'src/lab/files/nodeFs.ts', 'src/lab/files/fileErrors.ts', 'src/lab/runs/atomicFile.ts',
-    'src/lab/runs/runLock.ts', 'src/lab/runs/nodeLockIdentity.ts', 'src/lab/files/slashPaths.ts',
+    'src/lab/workers/trainingHost.ts',
+    'src/lab/workers/nodeWorkers.ts',
+    'src/lab/workers/errorCodes.ts',
+    'src/lab/runs/runSpec.ts',
+    'src/lab/files/labFs.ts',
+    'src/lab/files/nodeFs.ts',
+    'src/lab/files/fileErrors.ts',
+    'src/lab/runs/atomicFile.ts',
+    'src/lab/runs/runLock.ts',
+    'src/lab/runs/nodeLockIdentity.ts',
+    'src/lab/files/slashPaths.ts',
   ]);
   const heavy = inputs.filter((f) => (f.startsWith('src/engine/') || f.startsWith('src/lab/')) && !light.has(f));
-  if (heavy.length) throw new Error(`dist/extension.js must not bundle the engine or the lab (load them through dist/extensionLab.js); it includes ${heavy.join(', ')}`);
+  if (heavy.length)
+    throw new Error(
+      `dist/extension.js must not bundle the engine or the lab (load them through dist/extensionLab.js); it includes ${heavy.join(', ')}`,
+    );
   return inputs;
 }
 

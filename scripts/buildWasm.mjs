@@ -20,16 +20,32 @@ const outFile = join(root, 'src/engine/backends/wasm/kernelsWasm.generated.ts');
 const entry = join(srcDir, 'kernels.ts');
 
 const FLAGS = [
-  '--optimizeLevel', '3', '--shrinkLevel', '0', '--runtime', 'stub', '--noAssert',
-  '--enable', 'simd', '--enable', 'threads',
-  '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536',
+  '--optimizeLevel',
+  '3',
+  '--shrinkLevel',
+  '0',
+  '--runtime',
+  'stub',
+  '--noAssert',
+  '--enable',
+  'simd',
+  '--enable',
+  'threads',
+  '--importMemory',
+  '--sharedMemory',
+  '--initialMemory',
+  '1',
+  '--maximumMemory',
+  '65536',
 ];
 const RELAXED_FLAGS = ['--enable', 'relaxed-simd'];
 
 const ascPkg = JSON.parse(readFileSync(join(root, 'node_modules/assemblyscript/package.json'), 'utf8'));
 const hash = createHash('sha256');
 hash.update(`asc ${ascPkg.version}\n${FLAGS.join(' ')}\n${RELAXED_FLAGS.join(' ')}\n`);
-for (const name of readdirSync(srcDir).filter((f) => f.endsWith('.ts')).sort()) {
+for (const name of readdirSync(srcDir)
+  .filter((f) => f.endsWith('.ts'))
+  .sort()) {
   hash.update(`${name}\n`);
   hash.update(readFileSync(join(srcDir, name)));
 }
@@ -50,12 +66,24 @@ async function compile(extra) {
     writeFile(name, contents) {
       if (name.endsWith('.wasm')) binary = contents;
     },
-    stdout: { write: (s) => { process.stdout.write(s); return true; } },
-    stderr: { write: (s) => { errors.push(String(s)); return true; } },
+    stdout: {
+      write: (s) => {
+        process.stdout.write(s);
+        return true;
+      },
+    },
+    stderr: {
+      write: (s) => {
+        errors.push(String(s));
+        return true;
+      },
+    },
   });
   if (error || !binary) {
     process.stderr.write(errors.join(''));
-    process.stderr.write(`buildWasm: compiling ${entry} ${extra.join(' ')} failed${error ? `: ${error.message}` : ''}\n`);
+    process.stderr.write(
+      `buildWasm: compiling ${entry} ${extra.join(' ')} failed${error ? `: ${error.message}` : ''}\n`,
+    );
     process.exit(1);
   }
   if (errors.join('').includes('WARNING')) process.stderr.write(errors.join(''));

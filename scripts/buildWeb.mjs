@@ -26,9 +26,25 @@ const browser = {
 /** Builds the three web bundles; throws (with esbuild's message) when one of them reaches Node. */
 export async function buildWeb() {
   await Promise.all([
-    build({ ...browser, entryPoints: ['src/extension/webExtension.ts'], outfile: 'dist/web/extension.js', format: 'cjs', external: ['vscode'] }),
-    build({ ...browser, entryPoints: ['src/lab/workers/webTrainingWorker.ts'], outfile: 'dist/web/trainingWorker.js', format: 'iife' }),
-    build({ ...browser, entryPoints: ['src/lab/workers/webModelWorker.ts'], outfile: 'dist/web/modelWorker.js', format: 'iife' }),
+    build({
+      ...browser,
+      entryPoints: ['src/extension/webExtension.ts'],
+      outfile: 'dist/web/extension.js',
+      format: 'cjs',
+      external: ['vscode'],
+    }),
+    build({
+      ...browser,
+      entryPoints: ['src/lab/workers/webTrainingWorker.ts'],
+      outfile: 'dist/web/trainingWorker.js',
+      format: 'iife',
+    }),
+    build({
+      ...browser,
+      entryPoints: ['src/lab/workers/webModelWorker.ts'],
+      outfile: 'dist/web/modelWorker.js',
+      format: 'iife',
+    }),
   ]);
 }
 

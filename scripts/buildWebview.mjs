@@ -22,4 +22,5 @@ export async function buildWebview({ minify = false } = {}) {
   });
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildWebview({ minify: process.argv.includes('--minify') });
+if (process.argv[1] === fileURLToPath(import.meta.url))
+  await buildWebview({ minify: process.argv.includes('--minify') });

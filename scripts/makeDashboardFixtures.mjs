@@ -20,7 +20,9 @@ import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const { values } = parseArgs({ options: { encdec: { type: 'string' }, decoder: { type: 'string' }, out: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { encdec: { type: 'string' }, decoder: { type: 'string' }, out: { type: 'string' } },
+});
 if (!values.encdec || !values.decoder) {
   console.error('usage: node scripts/makeDashboardFixtures.mjs --encdec RUN_DIR --decoder RUN_DIR [--out DIR]');
   process.exit(2);
@@ -65,7 +67,8 @@ function cropSnapshot(s, k) {
     const r = Math.min(R, k);
     const c = Math.min(C, k);
     const data = new Float32Array(H * r * c);
-    for (let h = 0; h < H; h++) for (let t = 0; t < r; t++) data.set(m.data.subarray((h * R + t) * C, (h * R + t) * C + c), (h * r + t) * c);
+    for (let h = 0; h < H; h++)
+      for (let t = 0; t < r; t++) data.set(m.data.subarray((h * R + t) * C, (h * R + t) * C + c), (h * r + t) * c);
     return { ...m, shape: [H, r, c], data };
   });
   const masks = s.masks.map((m) => {
@@ -73,7 +76,8 @@ function cropSnapshot(s, k) {
     const r = R === 1 ? 1 : Math.min(R, k);
     const c = Math.min(C, k);
     const data = new Uint8Array(B * one * r * c);
-    for (let b = 0; b < B; b++) for (let t = 0; t < r; t++) data.set(m.data.subarray((b * R + t) * C, (b * R + t) * C + c), (b * r + t) * c);
+    for (let b = 0; b < B; b++)
+      for (let t = 0; t < r; t++) data.set(m.data.subarray((b * R + t) * C, (b * R + t) * C + c), (b * r + t) * c);
     return { ...m, shape: [B, one, r, c], data };
   });
   return { ...s, srcTokens: s.srcTokens.slice(0, k), tgtTokens: s.tgtTokens.slice(0, k), maps, masks };
@@ -82,7 +86,13 @@ function cropSnapshot(s, k) {
 /** Step metrics rounded to 6 significant digits (halves the fixture; the tests compare with what they load). */
 function roundSteps(steps) {
   const r = (x) => (Number.isFinite(x) ? Number(x.toPrecision(6)) : x);
-  return steps.map((m) => ({ ...m, loss: r(m.loss), lr: r(m.lr), gradNorm: r(m.gradNorm), tokensPerSec: r(m.tokensPerSec) }));
+  return steps.map((m) => ({
+    ...m,
+    loss: r(m.loss),
+    lr: r(m.lr),
+    gradNorm: r(m.gradNorm),
+    tokensPerSec: r(m.tokensPerSec),
+  }));
 }
 
 function relabel(state, id, name) {
@@ -98,7 +108,10 @@ function write(name, value) {
 function recordDecode(runDir, params) {
   const streamed = [];
   const onToken = (token, logprob) => streamed.push({ token, logprob });
-  const { output } = lab.decodeText(lab.openRun(runDir, lab.createBackend('reference')), params, { attention: true, onToken });
+  const { output } = lab.decodeText(lab.openRun(runDir, lab.createBackend('reference')), params, {
+    attention: true,
+    onToken,
+  });
   return { params, streamed, output };
 }
 
@@ -106,7 +119,14 @@ fs.mkdirSync(outDir, { recursive: true });
 const enc = lab.loadRunState(values.encdec);
 write('encdec.json', relabel({ ...enc, snapshots: spread(enc.snapshots, 6) }, 'run-encdec', 'reverse-encdec'));
 const dec = lab.loadRunState(values.decoder);
-write('decoder.json', relabel({ ...dec, snapshots: spread(dec.snapshots, 3).map((s) => cropSnapshot(s, 32)) }, 'run-decoder', 'shakespeare-gpt'));
+write(
+  'decoder.json',
+  relabel(
+    { ...dec, snapshots: spread(dec.snapshots, 3).map((s) => cropSnapshot(s, 32)) },
+    'run-decoder',
+    'shakespeare-gpt',
+  ),
+);
 
 const base = { strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, seed: 1 };
 write('decode-encdec.json', recordDecode(values.encdec, { ...base, input: 'abcdhij', maxTokens: 12 }));
@@ -116,8 +136,13 @@ write('decode-decoder.json', recordDecode(values.decoder, { ...base, input: 'ROM
 const runOut = path.join(outDir, 'run-reverse');
 fs.rmSync(runOut, { recursive: true, force: true });
 fs.mkdirSync(path.join(runOut, 'snapshots'), { recursive: true });
-for (const f of ['run.json', 'metrics.jsonl', 'tokenizer.json']) fs.copyFileSync(path.join(values.encdec, f), path.join(runOut, f));
-const snaps = fs.readdirSync(path.join(values.encdec, 'snapshots')).filter((n) => n.endsWith('.safetensors')).sort();
-for (const n of spread(snaps, 3)) fs.copyFileSync(path.join(values.encdec, 'snapshots', n), path.join(runOut, 'snapshots', n));
+for (const f of ['run.json', 'metrics.jsonl', 'tokenizer.json'])
+  fs.copyFileSync(path.join(values.encdec, f), path.join(runOut, f));
+const snaps = fs
+  .readdirSync(path.join(values.encdec, 'snapshots'))
+  .filter((n) => n.endsWith('.safetensors'))
+  .sort();
+for (const n of spread(snaps, 3))
+  fs.copyFileSync(path.join(values.encdec, 'snapshots', n), path.join(runOut, 'snapshots', n));
 console.log(`${path.relative(root, runOut)}/  ${fs.readdirSync(path.join(runOut, 'snapshots')).length} snapshots`);
 fs.rmSync(path.dirname(bundled), { recursive: true, force: true });

@@ -37,12 +37,23 @@ function encodePng(width, height, rgba) {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
   ihdr[9] = 6; // RGBA
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', deflateSync(raw, { level: 9 })),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** A viridis-like ramp: t in [0, 1] → [r, g, b]. */
 function ramp(t) {
-  const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
+  const stops = [
+    [68, 1, 84],
+    [59, 82, 139],
+    [33, 145, 140],
+    [94, 201, 98],
+    [253, 231, 37],
+  ];
   const x = Math.min(0.9999, Math.max(0, t)) * (stops.length - 1);
   const i = Math.floor(x);
   const f = x - i;
@@ -51,7 +62,10 @@ function ramp(t) {
 
 /** Attention row i: causal softmax of a score that favours the diagonal and token 0. */
 function attentionRow(i) {
-  const scores = Array.from({ length: i + 1 }, (_, j) => (j === i ? 2.2 : 0) + (j === 0 ? 1.4 : 0) + (j === i - 1 ? 0.9 : 0));
+  const scores = Array.from(
+    { length: i + 1 },
+    (_, j) => (j === i ? 2.2 : 0) + (j === 0 ? 1.4 : 0) + (j === i - 1 ? 0.9 : 0),
+  );
   const m = Math.max(...scores);
   const e = scores.map((s) => Math.exp(s - m));
   const z = e.reduce((a, b) => a + b, 0);
@@ -76,7 +90,8 @@ for (let y = 0; y < SIZE; y++) {
     let rgb = [27, 31, 42];
     const cx = Math.floor((x - margin) / cell);
     const cy = Math.floor((y - margin) / cell);
-    const inCell = cx >= 0 && cy >= 0 && cx < N && cy < N && (x - margin) % cell < cell - gap && (y - margin) % cell < cell - gap;
+    const inCell =
+      cx >= 0 && cy >= 0 && cx < N && cy < N && (x - margin) % cell < cell - gap && (y - margin) % cell < cell - gap;
     if (inCell) rgb = cx <= cy ? ramp(Math.sqrt(maps[cy][cx])) : [38, 44, 58];
     img[o] = rgb[0];
     img[o + 1] = rgb[1];

@@ -17,7 +17,11 @@ import { parse } from 'smol-toml';
 const fixFormat = process.argv.includes('--fix-format');
 const settings = parse(readFileSync('ruff.toml', 'utf8'));
 const workspace = new Workspace(settings, PositionEncoding.Utf16);
-const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'python', 'scripts'], { encoding: 'utf8' })
+const files = execFileSync(
+  'git',
+  ['ls-files', '--cached', '--others', '--exclude-standard', '--', 'python', 'scripts'],
+  { encoding: 'utf8' },
+)
   .split('\n')
   .filter((f) => f.endsWith('.py'));
 

@@ -43,7 +43,10 @@ export class App {
   private frame = 0;
   private saveTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(private readonly root: HTMLElement, private readonly host: Host) {
+  constructor(
+    private readonly root: HTMLElement,
+    private readonly host: Host,
+  ) {
     this.ui = sanitizeUiState(host.getState());
     this.theme = readTheme();
     // oxlint-disable-next-line no-this-alias -- the context's getters read the app's current theme
@@ -69,7 +72,14 @@ export class App {
         ctx.show('playground');
       },
     };
-    this.panels = [new CurvesPanel(ctx), new AttentionPanel(ctx), new HeadsPanel(ctx), new MasksPanel(ctx), new ModelPanel(ctx), new PlaygroundPanel(ctx)];
+    this.panels = [
+      new CurvesPanel(ctx),
+      new AttentionPanel(ctx),
+      new HeadsPanel(ctx),
+      new MasksPanel(ctx),
+      new ModelPanel(ctx),
+      new PlaygroundPanel(ctx),
+    ];
     this.header = new RunHeader(ctx, () => this.selectRun());
     this.layout();
     watchTheme(() => {
@@ -145,7 +155,8 @@ export class App {
       if (ev.runId === this.ui.runId && ev.parts.includes('status')) this.header.render();
       else if (ev.runId === this.ui.runId) this.renderHeaderSoon();
       const comparing = this.ui.curves.compare.includes(ev.runId);
-      for (const p of this.panels) if ((ev.runId === this.ui.runId || (comparing && p.id === 'curves')) && p.wants(ev)) this.invalidate(p.id);
+      for (const p of this.panels)
+        if ((ev.runId === this.ui.runId || (comparing && p.id === 'curves')) && p.wants(ev)) this.invalidate(p.id);
       return;
     }
     for (const p of this.panels) if (p.wants(ev)) this.invalidate(p.id);
@@ -202,11 +213,26 @@ export class App {
     const tablist = h('div', { className: 'tabs', attrs: { role: 'tablist', 'aria-label': 'Dashboard views' } });
     const body = h('div', { className: 'panels' });
     this.panels.forEach((p, i) => {
-      const tab = h('button', { className: 'tab', id: `tab-${p.id}`, attrs: { type: 'button', role: 'tab', 'aria-controls': `panel-${p.id}`, 'data-tab': p.id } }, p.label);
+      const tab = h(
+        'button',
+        {
+          className: 'tab',
+          id: `tab-${p.id}`,
+          attrs: { type: 'button', role: 'tab', 'aria-controls': `panel-${p.id}`, 'data-tab': p.id },
+        },
+        p.label,
+      );
       tab.addEventListener('click', () => this.showTab(p.id));
       tab.addEventListener('keydown', (e) => {
         const d = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
-        const to = e.key === 'Home' ? 0 : e.key === 'End' ? this.panels.length - 1 : d !== 0 ? (i + d + this.panels.length) % this.panels.length : -1;
+        const to =
+          e.key === 'Home'
+            ? 0
+            : e.key === 'End'
+              ? this.panels.length - 1
+              : d !== 0
+                ? (i + d + this.panels.length) % this.panels.length
+                : -1;
         if (to < 0) return;
         e.preventDefault();
         const target = this.panels[to] as Panel;

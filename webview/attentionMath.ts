@@ -70,7 +70,11 @@ export function maskNamesFor(map: Pick<AttentionMapData, 'stack'>, s: AttentionS
  * The mask applied to `map` for batch item b, as [rows × cols] with 1 = may attend, or null
  * when the snapshot has no matching mask (then nothing is marked).
  */
-export function maskForMap(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape'>, b = 0): Uint8Array | null {
+export function maskForMap(
+  s: AttentionSnapshot,
+  map: Pick<AttentionMapData, 'stack' | 'shape'>,
+  b = 0,
+): Uint8Array | null {
   const rows = map.shape[1];
   const cols = map.shape[2];
   const out = new Uint8Array(rows * cols);
@@ -80,7 +84,8 @@ export function maskForMap(s: AttentionSnapshot, map: Pick<AttentionMapData, 'st
     for (let t = 0; t < rows; t++) out.set(pad, t * cols);
     return out;
   }
-  const sq = squareOf(findMask(s, 'decoder.self'), b, rows, cols) ?? squareOf(findMask(s, 'decoder.causal'), b, rows, cols);
+  const sq =
+    squareOf(findMask(s, 'decoder.self'), b, rows, cols) ?? squareOf(findMask(s, 'decoder.causal'), b, rows, cols);
   if (!sq) return null;
   out.set(sq);
   return out;
@@ -89,7 +94,10 @@ export function maskForMap(s: AttentionSnapshot, map: Pick<AttentionMapData, 'st
 /** For each query row of `map`: true when that query is a padding token (batch item b). */
 export function paddedRows(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape'>, b = 0): boolean[] {
   const rows = map.shape[1];
-  const pad = map.stack === 'encoder.self' ? paddingRow(findMask(s, 'source.padding'), b, rows) : paddingRow(findMask(s, 'target.padding'), b, rows);
+  const pad =
+    map.stack === 'encoder.self'
+      ? paddingRow(findMask(s, 'source.padding'), b, rows)
+      : paddingRow(findMask(s, 'target.padding'), b, rows);
   return Array.from({ length: rows }, (_, t) => (pad ? pad[t] === 0 : false));
 }
 
@@ -107,7 +115,10 @@ export function rowEntropy(p: ArrayLike<number>, start: number, n: number): numb
  * Mean row entropy of each head of `map`, skipping the rows flagged in `skipRows` (8-bit
  * codes are read back as probabilities; the exact values are the head scores').
  */
-export function headEntropies(map: Pick<AttentionMapData, 'shape' | 'data'>, skipRows: readonly boolean[] = []): number[] {
+export function headEntropies(
+  map: Pick<AttentionMapData, 'shape' | 'data'>,
+  skipRows: readonly boolean[] = [],
+): number[] {
   const [H, R, C] = map.shape;
   const p = probsOf(map.data);
   const out: number[] = [];
@@ -128,9 +139,13 @@ export function headEntropies(map: Pick<AttentionMapData, 'shape' | 'data'>, ski
  * The token strings of a map's query rows and key columns; for an overview (`pool` > 1), each
  * block's first token followed by "…" (its positions are `blockRange`).
  */
-export function axisTokens(s: AttentionSnapshot, map: Pick<AttentionMapData, 'stack' | 'shape' | 'pool'>): { rows: string[]; cols: string[] } {
+export function axisTokens(
+  s: AttentionSnapshot,
+  map: Pick<AttentionMapData, 'stack' | 'shape' | 'pool'>,
+): { rows: string[]; cols: string[] } {
   const f = map.pool ?? 1;
-  const pick = (tokens: readonly string[], n: number): string[] => Array.from({ length: n }, (_, i) => (f === 1 ? tokens[i] ?? `#${i}` : `${tokens[i * f] ?? `#${i * f}`}…`));
+  const pick = (tokens: readonly string[], n: number): string[] =>
+    Array.from({ length: n }, (_, i) => (f === 1 ? (tokens[i] ?? `#${i}`) : `${tokens[i * f] ?? `#${i * f}`}…`));
   const rowsFrom = map.stack === 'encoder.self' ? s.srcTokens : s.tgtTokens;
   const colsFrom = keysAreSource(map.stack) ? s.srcTokens : s.tgtTokens;
   return { rows: pick(rowsFrom, map.shape[1]), cols: pick(colsFrom, map.shape[2]) };

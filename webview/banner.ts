@@ -18,7 +18,15 @@ export class ErrorBanner {
   private readonly items: { text: string; count: number }[] = [];
 
   constructor() {
-    const dismiss = h('button', { className: 'banner-dismiss', attrs: { type: 'button', 'aria-label': 'Dismiss these errors' }, on: { click: () => this.clear() } }, 'Dismiss');
+    const dismiss = h(
+      'button',
+      {
+        className: 'banner-dismiss',
+        attrs: { type: 'button', 'aria-label': 'Dismiss these errors' },
+        on: { click: () => this.clear() },
+      },
+      'Dismiss',
+    );
     this.el = h(
       'div',
       { className: 'banner', attrs: { role: 'alert', hidden: true } },
@@ -40,7 +48,12 @@ export class ErrorBanner {
       this.items.push({ text, count: 1 });
       if (this.items.length > MAX_SHOWN) this.items.shift();
     }
-    replaceChildren(this.list, ...this.items.map((i) => h('li', {}, i.text, i.count > 1 ? h('span', { className: 'banner-count' }, ` (×${i.count})`) : null)));
+    replaceChildren(
+      this.list,
+      ...this.items.map((i) =>
+        h('li', {}, i.text, i.count > 1 ? h('span', { className: 'banner-count' }, ` (×${i.count})`) : null),
+      ),
+    );
     this.el.hidden = false;
   }
 

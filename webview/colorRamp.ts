@@ -63,7 +63,12 @@ export function mix(a: Rgba, b: Rgba, t: number): Rgba {
 /** Composites `top` over an opaque `bottom` (premultiplied "over"), returning an opaque colour. */
 export function over(top: Rgba, bottom: Rgba): Rgba {
   const a = top[3] / 255;
-  return [clamp255(top[0] * a + bottom[0] * (1 - a)), clamp255(top[1] * a + bottom[1] * (1 - a)), clamp255(top[2] * a + bottom[2] * (1 - a)), 255];
+  return [
+    clamp255(top[0] * a + bottom[0] * (1 - a)),
+    clamp255(top[1] * a + bottom[1] * (1 - a)),
+    clamp255(top[2] * a + bottom[2] * (1 - a)),
+    255,
+  ];
 }
 
 /** Packs a colour into one 32-bit word in ImageData byte order (R, G, B, A in memory, little-endian). */

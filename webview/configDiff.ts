@@ -35,7 +35,9 @@ export function runSettings(r: RunSummary): Map<string, string> {
     out.set('backend', r.model.backend);
   }
   // The rate used, not the 0 that stands for the default.
-  if (r.training) for (const [k, v] of Object.entries(r.training)) if (k !== 'steps') out.set(`training.${k}`, k === 'lr' ? learningRateText(r.training) : show(v));
+  if (r.training)
+    for (const [k, v] of Object.entries(r.training))
+      if (k !== 'steps') out.set(`training.${k}`, k === 'lr' ? learningRateText(r.training) : show(v));
   if (r.data) out.set('data', r.data.description);
   return out;
 }

@@ -50,7 +50,16 @@ export function runHeadScoresCsv(run: RunEntry): string {
 
 /** A file-name part from free text (a run name, a chart title): letters, digits, `-` and `_`, at most `max` characters. */
 export function fileSlug(s: string, max = 48): string {
-  return s.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^\w-]+/g, '-').replace(/-+/g, '-').replace(/^-|-$/g, '').slice(0, max).replace(/-$/, '') || 'export';
+  return (
+    s
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/[^\w-]+/g, '-')
+      .replace(/-+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, max)
+      .replace(/-$/, '') || 'export'
+  );
 }
 
 /** `run-what-step120.kind` (the step left out when null); at most 48 + 1 + 48 + 16 + 4 characters, within the host's 120. */

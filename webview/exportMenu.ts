@@ -69,7 +69,11 @@ export async function svgToPng(doc: SvgDoc, scale = PNG_SCALE): Promise<Uint8Arr
 /** The PNG and SVG entries of a chart or heatmap drawn by `svg()`, saved as `name(kind)`. */
 export function imageItems(svg: () => SvgDoc, name: (kind: ExportKind) => string): ExportItem[] {
   return [
-    { label: 'Save as PNG', kind: 'png', make: async () => ({ fileName: name('png'), kind: 'png', content: await svgToPng(svg()) }) },
+    {
+      label: 'Save as PNG',
+      kind: 'png',
+      make: async () => ({ fileName: name('png'), kind: 'png', content: await svgToPng(svg()) }),
+    },
     { label: 'Save as SVG', kind: 'svg', make: () => ({ fileName: name('svg'), kind: 'svg', content: svg().svg }) },
   ];
 }
@@ -108,8 +112,20 @@ export function saveExport(host: Host, file: ExportFile): void {
  * A "…" menu button with `items`; `label` names what it exports ("Export loss chart"). Items
  * run when chosen; a failure goes to `problem` (the dashboard's error banner).
  */
-export function exportMenu(host: Host, label: string, items: () => readonly ExportItem[], problem: (text: string) => void): HTMLElement {
-  const button = h('button', { className: 'export-button', attrs: { type: 'button', 'aria-haspopup': 'menu', 'aria-expanded': 'false', 'aria-label': label, title: label } }, '⋯');
+export function exportMenu(
+  host: Host,
+  label: string,
+  items: () => readonly ExportItem[],
+  problem: (text: string) => void,
+): HTMLElement {
+  const button = h(
+    'button',
+    {
+      className: 'export-button',
+      attrs: { type: 'button', 'aria-haspopup': 'menu', 'aria-expanded': 'false', 'aria-label': label, title: label },
+    },
+    '⋯',
+  );
   const menu = h('div', { className: 'export-list', attrs: { role: 'menu', 'aria-label': label, hidden: true } });
   const root = h('div', { className: 'export-menu' }, button, menu);
   const entries = (): HTMLButtonElement[] => [...menu.querySelectorAll<HTMLButtonElement>('[role="menuitem"]')];
@@ -137,7 +153,17 @@ export function exportMenu(host: Host, label: string, items: () => readonly Expo
   };
   const openMenu = (focusLast = false): void => {
     menu.replaceChildren(
-      ...items().map((it) => h('button', { className: 'export-item', attrs: { type: 'button', role: 'menuitem', tabindex: -1, 'data-kind': it.kind }, on: { click: () => void run(it), pointerenter: (e) => (e.target as HTMLElement).focus() } }, it.label)),
+      ...items().map((it) =>
+        h(
+          'button',
+          {
+            className: 'export-item',
+            attrs: { type: 'button', role: 'menuitem', tabindex: -1, 'data-kind': it.kind },
+            on: { click: () => void run(it), pointerenter: (e) => (e.target as HTMLElement).focus() },
+          },
+          it.label,
+        ),
+      ),
     );
     menu.hidden = false;
     button.setAttribute('aria-expanded', 'true');

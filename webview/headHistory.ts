@@ -20,7 +20,11 @@ const SELF = Object.keys(selfHeadScores.fields) as ScoreName[];
 const CROSS = Object.keys(crossHeadScores.fields) as ScoreName[];
 
 /** The scores of each stack, in display order (the schema's order). */
-export const STACK_SCORES: { readonly [S in AttentionStack]: readonly ScoreName[] } = { 'decoder.self': SELF, 'encoder.self': SELF, 'decoder.cross': CROSS };
+export const STACK_SCORES: { readonly [S in AttentionStack]: readonly ScoreName[] } = {
+  'decoder.self': SELF,
+  'encoder.self': SELF,
+  'decoder.cross': CROSS,
+};
 
 /** Stacks in display order: the decoder's self-attention first (where induction heads form). */
 export const STACK_ORDER: readonly AttentionStack[] = ['decoder.self', 'encoder.self', 'decoder.cross'];
@@ -68,7 +72,13 @@ export class StackSeries {
     const H = Math.max(heads, this.heads);
     for (const [score, cols] of this.values) {
       const next: number[][] = [];
-      for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) next.push(l < this.layers && h < this.heads ? (cols[l * this.heads + h] as number[]) : new Array<number>(rows).fill(NaN));
+      for (let l = 0; l < L; l++)
+        for (let h = 0; h < H; h++)
+          next.push(
+            l < this.layers && h < this.heads
+              ? (cols[l * this.heads + h] as number[])
+              : new Array<number>(rows).fill(NaN),
+          );
       this.values.set(score, next);
     }
     this.layers = L;
@@ -84,8 +94,14 @@ export class HeadHistory {
   selection = false;
 
   /** A history of `snapshots` plus `extra` scores of snapshots not included (a report's). */
-  static of(snapshots: readonly AttentionSnapshot[], extra: readonly { step: number; heads: readonly HeadScoreData[] }[] = []): HeadHistory {
-    const rows = [...snapshots.flatMap((s) => (s.headScores ? [{ step: s.step, heads: s.headScores }] : [])), ...extra].sort((a, b) => a.step - b.step);
+  static of(
+    snapshots: readonly AttentionSnapshot[],
+    extra: readonly { step: number; heads: readonly HeadScoreData[] }[] = [],
+  ): HeadHistory {
+    const rows = [
+      ...snapshots.flatMap((s) => (s.headScores ? [{ step: s.step, heads: s.headScores }] : [])),
+      ...extra,
+    ].sort((a, b) => a.step - b.step);
     const h = new HeadHistory();
     for (const r of rows) h.add(r.step, r.heads);
     h.selection = snapshots[snapshots.length - 1]?.source === 'selection';
@@ -125,13 +141,15 @@ export class HeadHistory {
       for (const [name, cols] of s.values) (cols[x.layer * s.heads + x.head] as number[])[row] = scores[name] ?? NaN;
     }
     // Heads (or stacks) missing from this snapshot get NaN, so every column stays aligned.
-    for (const s of this.stacks.values()) for (const cols of s.values.values()) for (const c of cols) if (c.length <= row) c.push(NaN);
+    for (const s of this.stacks.values())
+      for (const cols of s.values.values()) for (const c of cols) if (c.length <= row) c.push(NaN);
   }
 
   /** Keeps the first `rows` rows. */
   truncate(rows: number): void {
     this.steps.length = Math.min(this.steps.length, rows);
-    for (const s of this.stacks.values()) for (const cols of s.values.values()) for (const c of cols) c.length = Math.min(c.length, rows);
+    for (const s of this.stacks.values())
+      for (const cols of s.values.values()) for (const c of cols) c.length = Math.min(c.length, rows);
   }
 
   /** Drops the rows after `step` (a resume restarts there). */
@@ -170,7 +188,12 @@ export interface Crossing {
  * The first step at which any head of `stack` has `score` ≥ `threshold` (the head with the
  * highest value there when several do), or null when none ever does.
  */
-export function firstCrossing(history: HeadHistory, stack: AttentionStack, score: ScoreName, threshold: number): Crossing | null {
+export function firstCrossing(
+  history: HeadHistory,
+  stack: AttentionStack,
+  score: ScoreName,
+  threshold: number,
+): Crossing | null {
   const s = history.stacks.get(stack);
   const cols = s?.values.get(score);
   if (!s || !cols) return null;
@@ -178,7 +201,14 @@ export function firstCrossing(history: HeadHistory, stack: AttentionStack, score
     let best: Crossing | null = null;
     cols.forEach((c, i) => {
       const v = c[row] as number;
-      if (v >= threshold && (best === null || v > best.value)) best = { step: history.steps[row] as number, stack, layer: Math.floor(i / s.heads), head: i % s.heads, value: v };
+      if (v >= threshold && (best === null || v > best.value))
+        best = {
+          step: history.steps[row] as number,
+          stack,
+          layer: Math.floor(i / s.heads),
+          head: i % s.heads,
+          value: v,
+        };
     });
     if (best) return best;
   }

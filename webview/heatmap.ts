@@ -50,7 +50,8 @@ export function paintCells(pixels: Uint32Array, d: HeatmapData, theme: Theme): v
   if (values instanceof Uint8Array) {
     // 8-bit codes: one colour per code, looked up.
     const word = codeWords(lut, sqrt);
-    for (let i = 0; i < n; i++) pixels[i] = mask !== null && mask[i] === 0 ? maskedWord : (word[values[offset + i] as number] as number);
+    for (let i = 0; i < n; i++)
+      pixels[i] = mask !== null && mask[i] === 0 ? maskedWord : (word[values[offset + i] as number] as number);
     return;
   }
   for (let i = 0; i < n; i++) {
@@ -68,7 +69,10 @@ export function paintCells(pixels: Uint32Array, d: HeatmapData, theme: Theme): v
 /** The colour word of each 8-bit code on the ramp `lut` (p = (q/255)²; on the √ scale the code is √p itself). */
 function codeWords(lut: Uint32Array, sqrt: boolean): Uint32Array {
   const top = lut.length - 1;
-  return Uint32Array.from({ length: 256 }, (_, q) => lut[(top * (sqrt ? q / 255 : (SQRT8_PROBS[q] as number)) + 0.5) | 0] as number);
+  return Uint32Array.from(
+    { length: 256 },
+    (_, q) => lut[(top * (sqrt ? q / 255 : (SQRT8_PROBS[q] as number)) + 0.5) | 0] as number,
+  );
 }
 
 /**
@@ -123,7 +127,14 @@ export class HeatmapCanvas {
    * data-cols / data-cell-w / data-cell-h / data-t0 / data-s0 attributes say where cells
    * are, in canvas pixels.
    */
-  draw(d: HeatmapData, theme: Theme, cssW: number, cssH: number, cursor: { t: number; s: number } | null = null, win: MapWindow | null = null): void {
+  draw(
+    d: HeatmapData,
+    theme: Theme,
+    cssW: number,
+    cssH: number,
+    cursor: { t: number; s: number } | null = null,
+    win: MapWindow | null = null,
+  ): void {
     this.data = d;
     this.cssW = cssW;
     this.cssH = cssH;
@@ -171,7 +182,8 @@ export class HeatmapCanvas {
     if (src.height !== d.rows) src.height = d.rows;
     const sctx = src.getContext('2d');
     if (!sctx) return false;
-    if (!this.img || this.img.width !== d.cols || this.img.height !== d.rows) this.img = sctx.createImageData(d.cols, d.rows);
+    if (!this.img || this.img.width !== d.cols || this.img.height !== d.rows)
+      this.img = sctx.createImageData(d.cols, d.rows);
     const img = this.img;
     paintCells(new Uint32Array(img.data.buffer), d, theme);
     sctx.putImageData(img, 0, 0);
@@ -189,11 +201,25 @@ export class HeatmapCanvas {
     const d = this.data;
     if (!d) return null;
     const r = this.canvas.getBoundingClientRect();
-    return cellAtPoint(d.rows, d.cols, this.win, ((e.clientX - r.left) / r.width) * this.cssW, ((e.clientY - r.top) / r.height) * this.cssH);
+    return cellAtPoint(
+      d.rows,
+      d.cols,
+      this.win,
+      ((e.clientX - r.left) / r.width) * this.cssW,
+      ((e.clientY - r.top) / r.height) * this.cssH,
+    );
   }
 }
 
 /** Whether two maps paint the same cells (the same arrays, offsets, sizes, mask, mode and scale). */
 function sameData(a: HeatmapData, b: HeatmapData): boolean {
-  return a.values === b.values && a.offset === b.offset && a.rows === b.rows && a.cols === b.cols && a.mask === b.mask && a.mode === b.mode && a.scale === b.scale;
+  return (
+    a.values === b.values &&
+    a.offset === b.offset &&
+    a.rows === b.rows &&
+    a.cols === b.cols &&
+    a.mask === b.mask &&
+    a.mode === b.mode &&
+    a.scale === b.scale
+  );
 }

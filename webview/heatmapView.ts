@@ -38,7 +38,6 @@ export interface HeatmapContent {
   describe(t: number, s: number): string;
 }
 
-
 /** Zoom per step of + / − (and per wheel notch of about 100 px). */
 const ZOOM_STEP = 2;
 
@@ -64,7 +63,10 @@ export class HeatmapView {
   /** Called when a cell is chosen with Enter or a click. */
   onPick: ((t: number, s: number) => void) | null = null;
 
-  constructor(label: string, private maxPx = 480) {
+  constructor(
+    label: string,
+    private maxPx = 480,
+  ) {
     this.heat = new HeatmapCanvas(label);
     const c = this.heat.canvas;
     c.tabIndex = 0;
@@ -89,7 +91,8 @@ export class HeatmapView {
     c.addEventListener('focus', () => {
       if (!this.cursor) this.moveTo({ t: 0, s: 0 });
     });
-    const zoomButton = (text: string, title: string, act: () => void): HTMLElement => h('button', { attrs: { type: 'button', title, 'aria-label': title }, on: { click: act } }, text);
+    const zoomButton = (text: string, title: string, act: () => void): HTMLElement =>
+      h('button', { attrs: { type: 'button', title, 'aria-label': title }, on: { click: act } }, text);
     this.zoomBar = h(
       'div',
       { className: 'hm-zoom', attrs: { role: 'group', 'aria-label': 'Zoom' } },
@@ -103,7 +106,19 @@ export class HeatmapView {
       { className: 'hm-view' },
       this.zoomBar,
       // A 3 × 3 grid: [·, ·, column title] / [·, ·, column labels] / [row title, row labels, canvas].
-      h('div', { className: 'hm-grid' }, h('div', {}), h('div', {}), this.colTitle, h('div', {}), h('div', {}), this.colLabels, this.rowTitle, this.rowLabels, c),
+      h(
+        'div',
+        { className: 'hm-grid' },
+        h('div', {}),
+        h('div', {}),
+        this.colTitle,
+        h('div', {}),
+        h('div', {}),
+        this.colLabels,
+        this.rowTitle,
+        this.rowLabels,
+        c,
+      ),
       this.labelNote,
       this.readout,
     );
@@ -119,8 +134,18 @@ export class HeatmapView {
     const ramp = (v: number): number => theme.ramp[rampIndex(v, d.scale)] as number;
     const legend: [string, number][] =
       d.mode === 'mask'
-        ? [['1 — may attend', cellWord({ ...d, values: [1], offset: 0 }, 0, theme)], ['0 — masked', theme.maskedWord]]
-        : [['p = 0', ramp(0)], ['0.25', ramp(0.25)], ['0.5', ramp(0.5)], ['0.75', ramp(0.75)], ['1', ramp(1)], ...(d.mask ? [['masked', theme.maskedWord] as [string, number]] : [])];
+        ? [
+            ['1 — may attend', cellWord({ ...d, values: [1], offset: 0 }, 0, theme)],
+            ['0 — masked', theme.maskedWord],
+          ]
+        : [
+            ['p = 0', ramp(0)],
+            ['0.25', ramp(0.25)],
+            ['0.5', ramp(0.5)],
+            ['0.75', ramp(0.75)],
+            ['1', ramp(1)],
+            ...(d.mask ? [['masked', theme.maskedWord] as [string, number]] : []),
+          ];
     return heatmapSvg({
       title,
       rows: d.rows,
@@ -148,13 +173,15 @@ export class HeatmapView {
     const { rows, cols } = content.data;
     if (this.cursor && (this.cursor.t >= rows || this.cursor.s >= cols)) this.cursor = null;
     const key = `${rows}x${cols}`;
-    this.win = this.win && key === this.shapeKey ? clampWindow(rows, cols, this.win, maxPx) : fitWindow(rows, cols, maxPx);
+    this.win =
+      this.win && key === this.shapeKey ? clampWindow(rows, cols, this.win, maxPx) : fitWindow(rows, cols, maxPx);
     this.shapeKey = key;
     this.colTitle.textContent = content.colTitle;
     this.rowTitle.textContent = content.rowTitle;
     this.paint();
     if (this.cursor) this.readout.textContent = content.describe(this.cursor.t, this.cursor.s);
-    else this.readout.textContent = `Hover a cell, or focus the map and use the arrow keys, to read its value.${rows > 64 || cols > 64 ? ' Scroll or + / − to zoom, drag to pan, 0 to fit.' : ''}`;
+    else
+      this.readout.textContent = `Hover a cell, or focus the map and use the arrow keys, to read its value.${rows > 64 || cols > 64 ? ' Scroll or + / − to zoom, drag to pan, 0 to fit.' : ''}`;
   }
 
   /** Draws the window in view and labels its rows and columns. */
@@ -168,7 +195,9 @@ export class HeatmapView {
     this.heat.draw(content.data, theme, width, height, this.cursor, win);
     const fit = isFit(rows, cols, win, this.maxPx);
     this.zoomBar.hidden = fit && win.cell >= 7; // a map readable whole needs no zoom
-    this.zoomLabel.textContent = fit ? 'whole map' : `${Math.round(visibleCells(rows, cols, win, this.maxPx).rows)} × ${Math.round(visibleCells(rows, cols, win, this.maxPx).cols)} of ${rows} × ${cols}`;
+    this.zoomLabel.textContent = fit
+      ? 'whole map'
+      : `${Math.round(visibleCells(rows, cols, win, this.maxPx).rows)} × ${Math.round(visibleCells(rows, cols, win, this.maxPx).cols)} of ${rows} × ${cols}`;
     this.labels(this.colLabels, content.colLabels, win.cell, win.s0, width, 'col');
     this.labels(this.rowLabels, content.rowLabels, win.cell, win.t0, height, 'row');
     this.colLabels.style.width = `${width}px`;
@@ -181,7 +210,14 @@ export class HeatmapView {
   }
 
   /** Labels the tokens in view along one axis: those from index `first` over `px` pixels. */
-  private labels(box: HTMLElement, labels: readonly string[], cell: number, first: number, px: number, axis: 'row' | 'col'): void {
+  private labels(
+    box: HTMLElement,
+    labels: readonly string[],
+    cell: number,
+    first: number,
+    px: number,
+    axis: 'row' | 'col',
+  ): void {
     const every = labelEvery(cell);
     const from = Math.max(0, Math.floor(first / every) * every);
     const to = Math.min(labels.length, Math.ceil(first + px / cell));
@@ -193,11 +229,21 @@ export class HeatmapView {
     box.dataset.labelEvery = String(every);
     // Rows and columns share the cell size, so both axes agree on this note.
     this.labelNote.hidden = every === 1;
-    this.labelNote.textContent = every === 1 ? '' : `Every ${every === 2 ? 'other' : `${every}th`} token is labelled: the cells are too small for all. Zoom in to read them all, or hover a cell to read its tokens.`;
+    this.labelNote.textContent =
+      every === 1
+        ? ''
+        : `Every ${every === 2 ? 'other' : `${every}th`} token is labelled: the cells are too small for all. Zoom in to read them all, or hover a cell to read its tokens.`;
     const spans: HTMLElement[] = [];
     for (let i = from; i < to; i += every) {
       const tok = labels[i] ?? '';
-      const span = h('span', { className: `hm-label${isPadToken(tok) ? ' pad' : ''}`, attrs: { title: `${i}: ${tokenTitle(tok)}`, 'data-index': i } }, showToken(tok));
+      const span = h(
+        'span',
+        {
+          className: `hm-label${isPadToken(tok) ? ' pad' : ''}`,
+          attrs: { title: `${i}: ${tokenTitle(tok)}`, 'data-index': i },
+        },
+        showToken(tok),
+      );
       // In flow, each over its `every` cells; the first one shifted by how far the view starts into it.
       const size = cell * every;
       const shift = i === from ? `${(from - first) * cell}px` : '';
@@ -238,7 +284,11 @@ export class HeatmapView {
     const d = this.content?.data;
     if (!d || !this.win) return;
     const v = visibleCells(d.rows, d.cols, this.win, this.maxPx);
-    const anchor = at ?? (this.cursor ? { t: this.cursor.t + 0.5, s: this.cursor.s + 0.5 } : { t: this.win.t0 + v.rows / 2, s: this.win.s0 + v.cols / 2 });
+    const anchor =
+      at ??
+      (this.cursor
+        ? { t: this.cursor.t + 0.5, s: this.cursor.s + 0.5 }
+        : { t: this.win.t0 + v.rows / 2, s: this.win.s0 + v.cols / 2 });
     this.win = zoomAt(d.rows, d.cols, this.win, factor, anchor.t, anchor.s, this.maxPx);
     this.paint();
   }
@@ -276,7 +326,14 @@ export class HeatmapView {
     const d = this.content?.data;
     const start = this.drag;
     if (!d || !start) return;
-    this.win = panBy(d.rows, d.cols, start.win, -(e.clientY - start.y) / start.win.cell, -(e.clientX - start.x) / start.win.cell, this.maxPx);
+    this.win = panBy(
+      d.rows,
+      d.cols,
+      start.win,
+      -(e.clientY - start.y) / start.win.cell,
+      -(e.clientX - start.x) / start.win.cell,
+      this.maxPx,
+    );
     this.paint();
   }
 

@@ -49,11 +49,24 @@ export function clampWindow(rows: number, cols: number, w: MapWindow, maxPx: num
  * Zoomed by `factor` (> 1 in) around the map point (t, s), which stays under the same screen
  * point; never out past fit nor in past MAX_CELL_PX.
  */
-export function zoomAt(rows: number, cols: number, w: MapWindow, factor: number, t: number, s: number, maxPx: number): MapWindow {
+export function zoomAt(
+  rows: number,
+  cols: number,
+  w: MapWindow,
+  factor: number,
+  t: number,
+  s: number,
+  maxPx: number,
+): MapWindow {
   const fit = fitWindow(rows, cols, maxPx);
   const cell = Math.min(MAX_CELL_PX, Math.max(fit.cell, w.cell * factor));
   // Screen offset of the anchor stays: (t − t0) · cell = (t − t0′) · cell′.
-  return clampWindow(rows, cols, { cell, t0: t - ((t - w.t0) * w.cell) / cell, s0: s - ((s - w.s0) * w.cell) / cell }, maxPx);
+  return clampWindow(
+    rows,
+    cols,
+    { cell, t0: t - ((t - w.t0) * w.cell) / cell, s0: s - ((s - w.s0) * w.cell) / cell },
+    maxPx,
+  );
 }
 
 /** Moved by (dt, ds) cells. */
@@ -62,14 +75,27 @@ export function panBy(rows: number, cols: number, w: MapWindow, dt: number, ds: 
 }
 
 /** The smallest move that brings cell (t, s) wholly into view. */
-export function ensureVisible(rows: number, cols: number, w: MapWindow, t: number, s: number, maxPx: number): MapWindow {
+export function ensureVisible(
+  rows: number,
+  cols: number,
+  w: MapWindow,
+  t: number,
+  s: number,
+  maxPx: number,
+): MapWindow {
   const v = visibleCells(rows, cols, w, maxPx);
   const into = (x: number, x0: number, n: number): number => (x < x0 ? x : x + 1 > x0 + n ? x + 1 - n : x0);
   return clampWindow(rows, cols, { ...w, t0: into(t, w.t0, v.rows), s0: into(s, w.s0, v.cols) }, maxPx);
 }
 
 /** The cell under view point (x, y) in CSS pixels, or null outside the map. */
-export function cellAtPoint(rows: number, cols: number, w: MapWindow, x: number, y: number): { t: number; s: number } | null {
+export function cellAtPoint(
+  rows: number,
+  cols: number,
+  w: MapWindow,
+  x: number,
+  y: number,
+): { t: number; s: number } | null {
   const t = Math.floor(w.t0 + y / w.cell);
   const s = Math.floor(w.s0 + x / w.cell);
   return t >= 0 && t < rows && s >= 0 && s < cols && x >= 0 && y >= 0 ? { t, s } : null;

@@ -94,7 +94,9 @@ function reportHost(el: HTMLElement): Host {
       }
       const p = typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : {};
       if (p.format !== REPORT_FORMAT || p.version !== 1 || !Array.isArray(p.messages)) {
-        onProblem(`The embedded data is not an Attention Lab report (format ${JSON.stringify(p.format)}, version ${JSON.stringify(p.version)}); regenerate it with this version of attention-lab.`);
+        onProblem(
+          `The embedded data is not an Attention Lab report (format ${JSON.stringify(p.format)}, version ${JSON.stringify(p.version)}); regenerate it with this version of attention-lab.`,
+        );
         return;
       }
       (p.messages as unknown[]).forEach((m, i) => {
@@ -120,7 +122,9 @@ function noHost(): Host {
     getState: () => undefined,
     setState: () => undefined,
     listen(_onMessage, onProblem): void {
-      onProblem('No data: open the dashboard from VS Code (Attention Lab: Open Dashboard) or create a report with `attention-lab report --run DIR`.');
+      onProblem(
+        'No data: open the dashboard from VS Code (Attention Lab: Open Dashboard) or create a report with `attention-lab report --run DIR`.',
+      );
     },
   };
 }

@@ -21,7 +21,10 @@ export function drawLegend(box: HTMLElement, theme: Theme, scale: RampScale): vo
   ramp.height = HEIGHT;
   ramp.className = 'legend-ramp';
   ramp.setAttribute('role', 'img');
-  ramp.setAttribute('aria-label', `colour scale from probability 0 (left) to 1 (right)${scale === 'sqrt' ? ', square-root spaced' : ''}`);
+  ramp.setAttribute(
+    'aria-label',
+    `colour scale from probability 0 (left) to 1 (right)${scale === 'sqrt' ? ', square-root spaced' : ''}`,
+  );
   const ctx = ramp.getContext('2d');
   if (ctx) {
     const img = ctx.createImageData(WIDTH, HEIGHT);

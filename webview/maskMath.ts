@@ -65,7 +65,10 @@ export function scoresUses(name: string, z: Sizes): ScoresUse[] {
  * How a mask of `shape` lines up with scores of `dims`: for each of the 4 dimensions, the
  * mask's size, the scores' size, and whether the mask is repeated along it (size 1 vs > 1).
  */
-export function broadcastPlan(shape: readonly number[], dims: ScoresUse['dims']): { mask: number; scores: number; repeated: boolean }[] {
+export function broadcastPlan(
+  shape: readonly number[],
+  dims: ScoresUse['dims'],
+): { mask: number; scores: number; repeated: boolean }[] {
   return dims.map((d, i) => {
     const mask = shape[i] ?? 1;
     return { mask, scores: d.size, repeated: mask === 1 && d.size !== 1 };

@@ -43,11 +43,22 @@ function sharedEvaluationRows(runs: readonly ComparedRun[]): DiffRow[] {
     const each = latest.map((m) => m.get(hash) ?? null);
     if (each.filter((e) => e !== null).length < 2) continue;
     const name = testDataName(each.find((e) => e !== null) as EvaluationRecord);
-    const row = (what: string, f: (e: EvaluationRecord) => string): DiffRow => ({ key: `${name} · ${what}`, values: each.map((e) => (e ? f(e) : MISSING)) });
-    rows.push(row('step', (e) => formatCount(e.step)), row('loss (nats/token)', (e) => formatLoss(e.loss)), row('bits/byte', (e) => formatBitsPerByte(e.bpb)));
+    const row = (what: string, f: (e: EvaluationRecord) => string): DiffRow => ({
+      key: `${name} · ${what}`,
+      values: each.map((e) => (e ? f(e) : MISSING)),
+    });
+    rows.push(
+      row('step', (e) => formatCount(e.step)),
+      row('loss (nats/token)', (e) => formatLoss(e.loss)),
+      row('bits/byte', (e) => formatBitsPerByte(e.bpb)),
+    );
     if (each.some((e) => e?.translation)) {
       rows.push(
-        row('BLEU', (e) => (e.translation ? `${formatBleu(e.translation.bleu)} ${signatureTokenizer(e.translation.bleuSignature)}` : MISSING)),
+        row('BLEU', (e) =>
+          e.translation
+            ? `${formatBleu(e.translation.bleu)} ${signatureTokenizer(e.translation.bleuSignature)}`
+            : MISSING,
+        ),
         row('chrF', (e) => (e.translation ? formatBleu(e.translation.chrf) : MISSING)),
         row('exact match', (e) => (e.translation ? formatPercent(e.translation.exactMatch) : MISSING)),
       );
@@ -61,7 +72,10 @@ export function comparisonRows(runs: readonly ComparedRun[]): DiffRow[] {
   const lastEval = (r: ComparedRun): EvalMetrics | undefined => r.evals[r.evals.length - 1];
   return [
     { key: 'tokenizer', values: runs.map((r) => r.summary.tokenizer?.type ?? MISSING) },
-    { key: 'vocabulary', values: runs.map((r) => (r.summary.tokenizer ? `${formatCount(r.summary.tokenizer.vocabSize)} tokens` : MISSING)) },
+    {
+      key: 'vocabulary',
+      values: runs.map((r) => (r.summary.tokenizer ? `${formatCount(r.summary.tokenizer.vocabSize)} tokens` : MISSING)),
+    },
     { key: 'validation loss (nats/token)', values: runs.map((r) => formatLoss(lastEval(r)?.loss ?? null)) },
     { key: 'validation bits/byte', values: runs.map((r) => formatBitsPerByte(lastEval(r)?.bpb ?? null)) },
     ...sharedEvaluationRows(runs),

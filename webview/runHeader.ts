@@ -33,19 +33,38 @@ export class RunHeader {
   /** The user's note on the run. */
   private readonly note = h('p', { className: 'run-note', attrs: { id: 'run-note' } });
 
-  constructor(private readonly ctx: PanelContext, selected: () => void) {
+  constructor(
+    private readonly ctx: PanelContext,
+    selected: () => void,
+  ) {
     this.picker.addEventListener('change', () => {
       ctx.ui.runId = this.picker.value;
       selected();
       // In the editor the picked run becomes the active run that the commands use.
-      if (ctx.host.interactive) ctx.host.post({ type: 'dashboard/didSelectRun', runId: this.picker.value } satisfies WebviewToHost);
+      if (ctx.host.interactive)
+        ctx.host.post({ type: 'dashboard/didSelectRun', runId: this.picker.value } satisfies WebviewToHost);
     });
     const theme = ctx.host.kind === 'vscode' ? null : this.themePicker();
-    this.el = h('header', { className: 'header' }, h('h1', {}, 'Attention Lab'), h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'), this.picker, this.status, this.controls, theme, this.note, this.data);
+    this.el = h(
+      'header',
+      { className: 'header' },
+      h('h1', {}, 'Attention Lab'),
+      h('label', { attrs: { for: 'run-picker' }, className: 'visually-hidden' }, 'Run'),
+      this.picker,
+      this.status,
+      this.controls,
+      theme,
+      this.note,
+      this.data,
+    );
   }
 
   private themePicker(): HTMLElement {
-    const sel = h('select', { attrs: { id: 'theme-picker', 'aria-label': 'Colour theme' } }, ...THEMES.map((t) => h('option', { attrs: { value: t.id } }, t.label)));
+    const sel = h(
+      'select',
+      { attrs: { id: 'theme-picker', 'aria-label': 'Colour theme' } },
+      ...THEMES.map((t) => h('option', { attrs: { value: t.id } }, t.label)),
+    );
     sel.addEventListener('change', () => {
       const body = document.body.classList;
       for (const t of THEMES) if (t.cls) body.remove(t.cls);
@@ -59,7 +78,12 @@ export class RunHeader {
   render(): void {
     const runs = this.ctx.store.runs;
     const run = this.ctx.run();
-    replaceChildren(this.picker, ...runs.map((r) => h('option', { attrs: { value: r.id, selected: r.id === run?.id } }, `${r.summary.name} (${r.summary.kind})`)));
+    replaceChildren(
+      this.picker,
+      ...runs.map((r) =>
+        h('option', { attrs: { value: r.id, selected: r.id === run?.id } }, `${r.summary.name} (${r.summary.kind})`),
+      ),
+    );
     this.picker.disabled = runs.length < 2;
     const d = run?.summary.data;
     this.data.textContent = d ? `${d.description}${d.validation ? ` · validation: ${d.validation.text}` : ''}` : '';
@@ -67,7 +91,9 @@ export class RunHeader {
     this.note.textContent = run?.summary.note ?? '';
     this.note.hidden = !run?.summary.note;
     if (!run) {
-      this.status.textContent = this.ctx.store.loaded ? 'No runs yet: train one with attention-lab train or the Train command.' : 'Waiting for data…';
+      this.status.textContent = this.ctx.store.loaded
+        ? 'No runs yet: train one with attention-lab train or the Train command.'
+        : 'Waiting for data…';
       replaceChildren(this.controls);
       return;
     }
@@ -79,26 +105,53 @@ export class RunHeader {
     const shown = shownRunState(s, isLive ? { step: run.steps.lastStep, paused: s.status === 'paused' } : null);
     // A start cancelled while its data was read trained nothing: it reads "cancelled", not failed.
     const cancelled = run.failure?.code === 'cancelled';
-    const parts = cancelled ? [`cancelled before training started (${run.failure?.message ?? ''})`] : importedParts(s, shown.step, isLive) ?? [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`];
+    const parts = cancelled
+      ? [`cancelled before training started (${run.failure?.message ?? ''})`]
+      : (importedParts(s, shown.step, isLive) ?? [`${shown.status}`, `step ${shown.step} of ${s.totalSteps}`]);
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
-    if (s.model) parts.push(`${formatBackend(s.model.backend)}${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`);
+    if (s.model)
+      parts.push(
+        `${formatBackend(s.model.backend)}${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`,
+      );
     if (s.imported && shown.step > 0) parts.push(`imported from ${s.imported.layout}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {
       const p = run.preparing;
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
     }
-    if (run.failure && !cancelled) parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
+    if (run.failure && !cancelled)
+      parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
     this.status.textContent = parts.join(' · ');
     this.status.classList.toggle('error', run.failure !== null && !cancelled);
     const buttons: HTMLElement[] = [];
     if (isLive) {
       const act = (action: 'pause' | 'resume' | 'stop', label: string): HTMLElement =>
-        h('button', { attrs: { type: 'button' }, on: { click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action } satisfies WebviewToHost) } }, label);
+        h(
+          'button',
+          {
+            attrs: { type: 'button' },
+            on: {
+              click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action } satisfies WebviewToHost),
+            },
+          },
+          label,
+        );
       buttons.push(s.status === 'training' ? act('pause', 'Pause') : act('resume', 'Resume'), act('stop', 'Stop'));
     } else if (this.ctx.host.interactive && resumable(shown.status, shown.step, s.totalSteps)) {
       // A stopped or interrupted run goes on from its last checkpoint (the host's Resume).
-      buttons.push(h('button', { attrs: { type: 'button' }, on: { click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action: 'resume' } satisfies WebviewToHost) } }, 'Resume'));
+      buttons.push(
+        h(
+          'button',
+          {
+            attrs: { type: 'button' },
+            on: {
+              click: () =>
+                this.ctx.host.post({ type: 'train/control', runId: run.id, action: 'resume' } satisfies WebviewToHost),
+            },
+          },
+          'Resume',
+        ),
+      );
     }
     replaceChildren(this.controls, ...buttons);
   }
@@ -116,5 +169,10 @@ function resumable(status: string, step: number, totalSteps: number): boolean {
  */
 function importedParts(s: RunSummary, step: number, live: boolean): string[] | null {
   if (!s.imported || step > 0 || live || s.status === 'failed') return null;
-  return ['imported', s.imported.layout, ...(s.model ? [`${formatCompact(s.model.params)} parameters`] : []), 'not trained here'];
+  return [
+    'imported',
+    s.imported.layout,
+    ...(s.model ? [`${formatCompact(s.model.params)} parameters`] : []),
+    'not trained here',
+  ];
 }

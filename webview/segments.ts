@@ -53,10 +53,17 @@ export function segmentMarkers(segments: readonly RunSegment[], steps: StepColum
  * A marker at `step`: in step mode at the step itself; in tokens or time mode at that step's
  * logged value, so a step not logged (yet) has no marker (null).
  */
-export function stepMarker(step: number, label: string, steps: StepColumns, mode: XMode, kind?: SegmentMarker['kind']): SegmentMarker | null {
+export function stepMarker(
+  step: number,
+  label: string,
+  steps: StepColumns,
+  mode: XMode,
+  kind?: SegmentMarker['kind'],
+): SegmentMarker | null {
   const k = kind ? { kind } : {};
   if (mode === 'step') return { step, x: step, label, ...k };
   const row = steps.indexOfStep(step);
-  if (row < steps.length && steps.at('step', row) === step) return { step, x: steps.column(xColumnName(mode))[row] as number, label, ...k };
+  if (row < steps.length && steps.at('step', row) === step)
+    return { step, x: steps.column(xColumnName(mode))[row] as number, label, ...k };
   return null;
 }

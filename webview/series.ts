@@ -25,7 +25,12 @@ export type LossUnit = 'token' | 'byte';
  * Training loss in bits per byte, row by row: loss · tokens / (bytes · ln 2) with each step's
  * own tokens and bytes (NaN where a step has no byte count: runs logged before it was).
  */
-export function bitsPerByteColumn(loss: ArrayLike<number>, tokens: ArrayLike<number>, bytes: ArrayLike<number>, out: Float64Array = new Float64Array(loss.length)): Float64Array {
+export function bitsPerByteColumn(
+  loss: ArrayLike<number>,
+  tokens: ArrayLike<number>,
+  bytes: ArrayLike<number>,
+  out: Float64Array = new Float64Array(loss.length),
+): Float64Array {
   for (let i = 0; i < loss.length; i++) {
     const b = bytes[i] as number;
     out[i] = b > 0 ? ((loss[i] as number) * (tokens[i] as number)) / (b * Math.LN2) : Number.NaN;
@@ -47,7 +52,11 @@ export function xLabel(mode: XMode): string {
  * Debiased EMA of `values` with weight w ∈ [0, 1): s_i = (w·m_{i−1} + (1−w)·v_i) / (1 − wⁱ⁺¹).
  * Non-finite values pass through as NaN and do not disturb the average. w = 0 copies.
  */
-export function smoothEma(values: ArrayLike<number>, w: number, out: Float64Array = new Float64Array(values.length)): Float64Array {
+export function smoothEma(
+  values: ArrayLike<number>,
+  w: number,
+  out: Float64Array = new Float64Array(values.length),
+): Float64Array {
   const weight = Math.min(Math.max(w, 0), 0.999);
   let m = 0;
   let norm = 0;
@@ -68,14 +77,22 @@ export function smoothEma(values: ArrayLike<number>, w: number, out: Float64Arra
  * Validation loss on the rows of `steps`: row i holds the loss of the evaluation at step
  * steps[i] (or the first row after it, when that step was not logged), null elsewhere.
  */
-export function evalOnRows(steps: StepColumns, evals: readonly EvalMetrics[], pick: (e: EvalMetrics) => number = (e) => e.loss): (number | null)[] {
+export function evalOnRows(
+  steps: StepColumns,
+  evals: readonly EvalMetrics[],
+  pick: (e: EvalMetrics) => number = (e) => e.loss,
+): (number | null)[] {
   const out: (number | null)[] = new Array<number | null>(steps.length).fill(null);
   for (const [row, v] of evalRows(steps, evals, pick)) out[row] = v;
   return out;
 }
 
 /** The row of each evaluation (see {@link evalOnRows}) with its value; later evaluations win a shared row. */
-export function evalRows(steps: StepColumns, evals: readonly EvalMetrics[], pick: (e: EvalMetrics) => number = (e) => e.loss): Map<number, number> {
+export function evalRows(
+  steps: StepColumns,
+  evals: readonly EvalMetrics[],
+  pick: (e: EvalMetrics) => number = (e) => e.loss,
+): Map<number, number> {
   return stepRows(steps, evals, pick);
 }
 
@@ -83,7 +100,11 @@ export function evalRows(steps: StepColumns, evals: readonly EvalMetrics[], pick
  * The row of each item's step (the first row at or after it) with its value, for values that
  * are finite (a run logged before bits per byte were has none); later items win a shared row.
  */
-export function stepRows<T extends { readonly step: number }>(steps: StepColumns, items: readonly T[], pick: (e: T) => number | null | undefined): Map<number, number> {
+export function stepRows<T extends { readonly step: number }>(
+  steps: StepColumns,
+  items: readonly T[],
+  pick: (e: T) => number | null | undefined,
+): Map<number, number> {
   const out = new Map<number, number>();
   for (const e of items) {
     const i = steps.indexOfStep(e.step);

@@ -39,7 +39,14 @@ export function sparkRowAt(x: number, n: number, w: number): number {
  * Paints `bands` stacked top to bottom, each `bandH` CSS pixels tall, into `canvas` (sized to
  * `cssW` × bands·bandH). `cursor` is the selected row (−1: none).
  */
-export function drawSparklines(canvas: HTMLCanvasElement, bands: readonly SparkBand[], cursor: number, theme: Theme, cssW: number, bandH: number): void {
+export function drawSparklines(
+  canvas: HTMLCanvasElement,
+  bands: readonly SparkBand[],
+  cursor: number,
+  theme: Theme,
+  cssW: number,
+  bandH: number,
+): void {
   const dpr = Math.max(1, Math.round(window.devicePixelRatio || 1));
   const cssH = bands.length * bandH;
   const W = Math.round(cssW * dpr);

@@ -16,9 +16,21 @@
 import type { StepMetrics } from '../src/protocol/data';
 
 /** Column names a chart can plot. */
-export type StepColumn = 'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec' | 'tokens' | 'elapsedMs' | 'bytes';
+export type StepColumn =
+  'step' | 'loss' | 'lr' | 'gradNorm' | 'tokensSeen' | 'tokensPerSec' | 'wallSec' | 'tokens' | 'elapsedMs' | 'bytes';
 
-const COLUMNS: readonly StepColumn[] = ['step', 'loss', 'lr', 'gradNorm', 'tokensSeen', 'tokensPerSec', 'wallSec', 'tokens', 'elapsedMs', 'bytes'];
+const COLUMNS: readonly StepColumn[] = [
+  'step',
+  'loss',
+  'lr',
+  'gradNorm',
+  'tokensSeen',
+  'tokensPerSec',
+  'wallSec',
+  'tokens',
+  'elapsedMs',
+  'bytes',
+];
 
 /** Growable columnar storage of StepMetrics. */
 export class StepColumns {

@@ -13,7 +13,13 @@
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../src/protocol/analysis';
 import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
 import type { EvaluationRecord } from '../src/protocol/evaluation';
-import type { AttentionMapData, AttentionSnapshot, AttentionStack, DecodeOutput, DecodeParams } from '../src/protocol/model';
+import type {
+  AttentionMapData,
+  AttentionSnapshot,
+  AttentionStack,
+  DecodeOutput,
+  DecodeParams,
+} from '../src/protocol/model';
 import type { WorkerToHost } from '../src/protocol/trainingWorker';
 import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
 import { HeadHistory } from './headHistory';
@@ -79,8 +85,23 @@ export interface DecodeSession {
 
 /** A playground logit lens or ablation, as asked and as answered. */
 export type AnalysisSession =
-  | { readonly kind: 'lens'; readonly id: number; readonly runId: string; readonly input: LensInputData; output: LensOutputData | null; error: ErrorData | null }
-  | { readonly kind: 'ablate'; readonly id: number; readonly runId: string; readonly input: LensInputData; readonly off: readonly HeadRefData[]; output: AblationOutputData | null; error: ErrorData | null };
+  | {
+      readonly kind: 'lens';
+      readonly id: number;
+      readonly runId: string;
+      readonly input: LensInputData;
+      output: LensOutputData | null;
+      error: ErrorData | null;
+    }
+  | {
+      readonly kind: 'ablate';
+      readonly id: number;
+      readonly runId: string;
+      readonly input: LensInputData;
+      readonly off: readonly HeadRefData[];
+      output: AblationOutputData | null;
+      error: ErrorData | null;
+    };
 
 /** What one message changed. */
 export type StoreEvent =
@@ -109,10 +130,24 @@ function entryOf(state: RunState): { entry: RunEntry; skipped: number } {
     if (steps.length === 0 || m.step > steps.lastStep) steps.push(m);
     else skipped++;
   }
-  const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] => [...xs].sort((a, b) => a.step - b.step);
+  const sortByStep = <T extends { readonly step: number }>(xs: readonly T[]): T[] =>
+    [...xs].sort((a, b) => a.step - b.step);
   const snapshots = sortByStep(state.snapshots);
   const heads = HeadHistory.of(snapshots, state.headScores ?? []);
-  const entry = { id: state.run.id, summary: state.run, steps, evals: sortByStep(state.evals), evaluations: [...(state.evaluations ?? [])], snapshots, heads, failure: null, lastLog: null, preparing: null, inspection: null, revision: 0 };
+  const entry = {
+    id: state.run.id,
+    summary: state.run,
+    steps,
+    evals: sortByStep(state.evals),
+    evaluations: [...(state.evaluations ?? [])],
+    snapshots,
+    heads,
+    failure: null,
+    lastLog: null,
+    preparing: null,
+    inspection: null,
+    revision: 0,
+  };
   return { entry, skipped };
 }
 
@@ -167,7 +202,10 @@ export class DashboardStore {
   /** Starts a lens (no `off`) or ablation session; its id goes in the request. */
   beginAnalysis(runId: string, input: LensInputData, off?: readonly HeadRefData[]): AnalysisSession {
     const id = this.nextAnalysisId++;
-    const s: AnalysisSession = off === undefined ? { kind: 'lens', id, runId, input, output: null, error: null } : { kind: 'ablate', id, runId, input, off, output: null, error: null };
+    const s: AnalysisSession =
+      off === undefined
+        ? { kind: 'lens', id, runId, input, output: null, error: null }
+        : { kind: 'ablate', id, runId, input, off, output: null, error: null };
     this.analyses.set(id, s);
     return s;
   }
@@ -189,7 +227,8 @@ export class DashboardStore {
   /** Asks for the whole map of one layer of the run's inspection; null when it is there or on its way. */
   beginLayer(insp: Inspection, stack: AttentionStack, layer: number): number | null {
     const key = layerKey(stack, layer);
-    if (insp.layers.has(key) || insp.failedLayers.has(key) || [...insp.pendingLayers.values()].includes(key)) return null;
+    if (insp.layers.has(key) || insp.failedLayers.has(key) || [...insp.pendingLayers.values()].includes(key))
+      return null;
     const id = this.nextInspectionId++;
     insp.pendingLayers.set(id, key);
     this.inspectionRuns.set(id, insp.runId);
@@ -197,7 +236,17 @@ export class DashboardStore {
   }
 
   private inspectionOf(runId: string, text: string, id: number): Inspection {
-    return { id, runId, text, snapshot: null, error: null, heads: null, layers: new Map(), pendingLayers: new Map(), failedLayers: new Map() };
+    return {
+      id,
+      runId,
+      text,
+      snapshot: null,
+      error: null,
+      heads: null,
+      layers: new Map(),
+      pendingLayers: new Map(),
+      failedLayers: new Map(),
+    };
   }
 
   /** The run's current inspection that request `id` belongs to (as the inspection itself or one of its layers), or null when it was replaced. */
@@ -220,12 +269,18 @@ export class DashboardStore {
         this.runMap.clear();
         const problems: string[] = [];
         for (const r of msg.runs) {
-          if (this.runMap.has(r.run.id)) problems.push(`dashboard/didLoadRuns lists run ${JSON.stringify(r.run.id)} twice; the second copy was ignored.`);
+          if (this.runMap.has(r.run.id))
+            problems.push(
+              `dashboard/didLoadRuns lists run ${JSON.stringify(r.run.id)} twice; the second copy was ignored.`,
+            );
           else {
             const { entry, skipped } = entryOf(r);
             entry.inspection = inspections.get(r.run.id) ?? null;
             this.runMap.set(r.run.id, entry);
-            if (skipped > 0) problems.push(`Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in increasing order and were left out.`);
+            if (skipped > 0)
+              problems.push(
+                `Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in increasing order and were left out.`,
+              );
           }
         }
         this.preferredRunId = msg.selectedId;
@@ -243,25 +298,42 @@ export class DashboardStore {
       }
       case 'decode/didToken': {
         const s = this.decodes.get(msg.id);
-        if (!s) return { events: [], problems: [`decode/didToken for decode ${msg.id}, which this page never requested; ignored.`] };
-        if (s.output || s.error) return { events: [], problems: [`decode/didToken for decode ${msg.id} after it finished; ignored.`] };
+        if (!s)
+          return {
+            events: [],
+            problems: [`decode/didToken for decode ${msg.id}, which this page never requested; ignored.`],
+          };
+        if (s.output || s.error)
+          return { events: [], problems: [`decode/didToken for decode ${msg.id} after it finished; ignored.`] };
         s.tokens.push({ token: msg.token, logprob: msg.logprob });
         return { events: [{ kind: 'decode', id: s.id }], problems: [] };
       }
       case 'decode/didFinish':
       case 'decode/didFail': {
         const s = this.decodes.get(msg.id);
-        if (!s) return { events: [], problems: [`${msg.type} for decode ${msg.id}, which this page never requested; ignored.`] };
-        if (s.output || s.error) return { events: [], problems: [`${msg.type} for decode ${msg.id}, which had already finished; ignored.`] };
+        if (!s)
+          return {
+            events: [],
+            problems: [`${msg.type} for decode ${msg.id}, which this page never requested; ignored.`],
+          };
+        if (s.output || s.error)
+          return { events: [], problems: [`${msg.type} for decode ${msg.id}, which had already finished; ignored.`] };
         if (msg.type === 'decode/didFinish') s.output = msg.output;
         else s.error = msg.error;
         return { events: [{ kind: 'decode', id: s.id }], problems: [] };
       }
       case 'playground/didDecode': {
-        if (!this.runMap.has(msg.runId)) return { events: [], problems: [`playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
+        if (!this.runMap.has(msg.runId))
+          return {
+            events: [],
+            problems: [
+              `playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`,
+            ],
+          };
         const s = this.beginDecode(msg.runId, msg.params);
         s.output = msg.output;
-        for (const [i, token] of msg.output.tokens.entries()) s.tokens.push({ token, logprob: msg.output.logprobs[i] ?? 0 });
+        for (const [i, token] of msg.output.tokens.entries())
+          s.tokens.push({ token, logprob: msg.output.logprobs[i] ?? 0 });
         return { events: [{ kind: 'decode', id: s.id, fromHost: true }], problems: [] };
       }
       case 'lens/didFinish':
@@ -270,21 +342,35 @@ export class DashboardStore {
       case 'ablate/didFail': {
         const kind = msg.type.startsWith('lens/') ? 'lens' : 'ablate';
         const s = this.analyses.get(msg.id);
-        if (!s || s.kind !== kind) return { events: [], problems: [`${msg.type} for ${kind === 'lens' ? 'logit lens' : 'ablation'} ${msg.id}, which this page never requested; ignored.`] };
-        if (s.output || s.error) return { events: [], problems: [`${msg.type} for ${msg.id}, which had already finished; ignored.`] };
+        if (!s || s.kind !== kind)
+          return {
+            events: [],
+            problems: [
+              `${msg.type} for ${kind === 'lens' ? 'logit lens' : 'ablation'} ${msg.id}, which this page never requested; ignored.`,
+            ],
+          };
+        if (s.output || s.error)
+          return { events: [], problems: [`${msg.type} for ${msg.id}, which had already finished; ignored.`] };
         if (msg.type === 'lens/didFinish' && s.kind === 'lens') s.output = msg.output;
         else if (msg.type === 'ablate/didFinish' && s.kind === 'ablate') s.output = msg.output;
         else if (msg.type === 'lens/didFail' || msg.type === 'ablate/didFail') s.error = msg.error;
         return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
       }
       case 'dashboard/show':
-        if (msg.runId !== null && !this.runMap.has(msg.runId)) return { events: [], problems: [`dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
+        if (msg.runId !== null && !this.runMap.has(msg.runId))
+          return {
+            events: [],
+            problems: [
+              `dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`,
+            ],
+          };
         return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
       case 'attend/didFinish':
       case 'attend/didFail':
       case 'attendLayer/didFinish':
       case 'attendLayer/didFail': {
-        if (!this.inspectionRuns.has(msg.id)) return { events: [], problems: [`${msg.type} for ${msg.id}, which this page never requested; ignored.`] };
+        if (!this.inspectionRuns.has(msg.id))
+          return { events: [], problems: [`${msg.type} for ${msg.id}, which this page never requested; ignored.`] };
         const insp = this.inspectionFor(msg.id);
         this.inspectionRuns.delete(msg.id);
         if (!insp) return { events: [], problems: [] }; // another text replaced it meanwhile
@@ -302,12 +388,24 @@ export class DashboardStore {
       }
       case 'dashboard/didAttend': {
         const r = this.runMap.get(msg.runId);
-        if (!r) return { events: [], problems: [`dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`] };
+        if (!r)
+          return {
+            events: [],
+            problems: [
+              `dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`,
+            ],
+          };
         const insp = this.inspectionOf(msg.runId, msg.snapshot.text ?? '', this.nextInspectionId++);
         this.setInspected(insp, msg.snapshot);
         r.inspection = insp;
         r.revision++;
-        return { events: [{ kind: 'run', runId: msg.runId, parts: ['inspection'] }, { kind: 'inspected', runId: msg.runId }], problems: [] };
+        return {
+          events: [
+            { kind: 'run', runId: msg.runId, parts: ['inspection'] },
+            { kind: 'inspected', runId: msg.runId },
+          ],
+          problems: [],
+        };
       }
       case 'dashboard/didSetActiveRun':
         // A run this page does not list (yet) is not a problem: the next run list brings it.
@@ -321,9 +419,26 @@ export class DashboardStore {
     let r = this.runMap.get(runId);
     if (!r) {
       if (ev.type !== 'train/didStart') {
-        return { events: [], problems: [`${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told about (no dashboard/didLoadRuns or train/didStart for it); ignored.`] };
+        return {
+          events: [],
+          problems: [
+            `${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told about (no dashboard/didLoadRuns or train/didStart for it); ignored.`,
+          ],
+        };
       }
-      const summary: RunSummary = { id: runId, name: baseName(ev.runDir), runDir: ev.runDir, status: 'training', kind: ev.model.config.kind, step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, bestValLoss: null, model: ev.model, data: ev.data };
+      const summary: RunSummary = {
+        id: runId,
+        name: baseName(ev.runDir),
+        runDir: ev.runDir,
+        status: 'training',
+        kind: ev.model.config.kind,
+        step: ev.startStep,
+        totalSteps: ev.totalSteps,
+        segments: ev.segments,
+        bestValLoss: null,
+        model: ev.model,
+        data: ev.data,
+      };
       r = entryOf({ run: summary, steps: [], evals: [], snapshots: [] }).entry;
       this.runMap.set(runId, r);
       return { events: [{ kind: 'runs' }], problems: [] };
@@ -355,29 +470,48 @@ export class DashboardStore {
         r.heads.truncateAfter(ev.startStep);
         r.failure = null;
         r.preparing = null;
-        r.summary = { ...r.summary, status: 'training', step: ev.startStep, totalSteps: ev.totalSteps, segments: ev.segments, model: ev.model, data: ev.data };
+        r.summary = {
+          ...r.summary,
+          status: 'training',
+          step: ev.startStep,
+          totalSteps: ev.totalSteps,
+          segments: ev.segments,
+          model: ev.model,
+          data: ev.data,
+        };
         return done(['steps', 'evals', 'snapshots', 'status']);
       }
       case 'train/didStep': {
         if (r.steps.length > 0 && ev.step <= r.steps.lastStep) {
-          return done([], [`Out-of-order train/didStep: step ${ev.step} arrived after step ${r.steps.lastStep} of run ${JSON.stringify(r.summary.name)}; ignored.`]);
+          return done(
+            [],
+            [
+              `Out-of-order train/didStep: step ${ev.step} arrived after step ${r.steps.lastStep} of run ${JSON.stringify(r.summary.name)}; ignored.`,
+            ],
+          );
         }
         r.steps.push(ev);
         return done(['steps']);
       }
       case 'train/didEval': {
         const last = r.evals[r.evals.length - 1];
-        if (last && ev.step < last.step) return done([], [`Out-of-order train/didEval: step ${ev.step} arrived after step ${last.step}; ignored.`]);
+        if (last && ev.step < last.step)
+          return done([], [`Out-of-order train/didEval: step ${ev.step} arrived after step ${last.step}; ignored.`]);
         const { type: _type, ...e } = ev;
         // The same step again (a run restarted from that checkpoint) replaces it.
         if (last && ev.step === last.step) r.evals.pop();
         r.evals.push(e);
-        if (r.summary.bestValLoss === null || e.loss < r.summary.bestValLoss) r.summary = { ...r.summary, bestValLoss: e.loss };
+        if (r.summary.bestValLoss === null || e.loss < r.summary.bestValLoss)
+          r.summary = { ...r.summary, bestValLoss: e.loss };
         return done(['evals']);
       }
       case 'train/didSnapshot': {
         const last = r.snapshots[r.snapshots.length - 1];
-        if (last && ev.step < last.step) return done([], [`Out-of-order train/didSnapshot: step ${ev.step} arrived after step ${last.step}; ignored.`]);
+        if (last && ev.step < last.step)
+          return done(
+            [],
+            [`Out-of-order train/didSnapshot: step ${ev.step} arrived after step ${last.step}; ignored.`],
+          );
         const { type: _type, ...s } = ev;
         // The same step again (a restart from step 0 retakes the step-0 snapshot) replaces it.
         if (last && ev.step === last.step) r.snapshots.pop();

@@ -28,7 +28,10 @@ export interface SvgDoc {
 export function escapeXml(s: string): string {
   return s
     .replace(/[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu, '')
-    .replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] as string);
+    .replace(
+      /[&<>"']/g,
+      (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c] as string,
+    );
 }
 
 const hex2 = (v: number): string => Math.round(v).toString(16).padStart(2, '0');
@@ -69,7 +72,13 @@ export interface SvgStyle {
 }
 
 /** The drawing style of a theme: its resolved colours and font. */
-export function svgStyle(t: { readonly bg: Rgba; readonly muted: Rgba; readonly text: string; readonly grid: string; readonly font: string }): SvgStyle {
+export function svgStyle(t: {
+  readonly bg: Rgba;
+  readonly muted: Rgba;
+  readonly text: string;
+  readonly grid: string;
+  readonly font: string;
+}): SvgStyle {
   const rgb = (c: Rgba): string => `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
   return { background: rgb(t.bg), text: t.text, muted: rgb(t.muted), grid: t.grid, font: t.font };
 }
@@ -126,7 +135,7 @@ export function niceTicks(lo: number, hi: number, n = 5): { ticks: number[]; min
   }
   const raw = (hi - lo) / n;
   const mag = 10 ** Math.floor(Math.log10(raw));
-  const step = ([1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag);
+  const step = [1, 2, 5, 10].map((m) => m * mag).find((s) => s >= raw) ?? 10 * mag;
   const min = Math.floor(lo / step + 1e-9) * step;
   const max = Math.ceil(hi / step - 1e-9) * step;
   const ticks: number[] = [];
@@ -139,7 +148,9 @@ export function logTicks(lo: number, hi: number): { ticks: number[]; min: number
   const a = Math.floor(Math.log10(lo));
   const b = Math.max(a + 1, Math.ceil(Math.log10(hi)));
   const ticks: number[] = [];
-  for (let k = a; k <= b; k++) for (const m of b - a < 3 ? [1, 2, 5] : [1]) if (m === 1 || k < b) ticks.push(Number((m * 10 ** k).toPrecision(12)));
+  for (let k = a; k <= b; k++)
+    for (const m of b - a < 3 ? [1, 2, 5] : [1])
+      if (m === 1 || k < b) ticks.push(Number((m * 10 ** k).toPrecision(12)));
   return { ticks, min: 10 ** a, max: 10 ** b };
 }
 
@@ -147,7 +158,11 @@ export function logTicks(lo: number, hi: number): { ticks: number[]; min: number
 export function lineChartSvg(c: SvgLineChart): SvgDoc {
   const { style, width } = c;
   const font = 11;
-  const legendRows = legendLayout(c.series.map((s) => s.label), width - 16, font);
+  const legendRows = legendLayout(
+    c.series.map((s) => s.label),
+    width - 16,
+    font,
+  );
   const top = 28;
   const bottom = 40 + legendRows.height;
   const left = 64;
@@ -184,10 +199,13 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
   const xAxis = niceTicks(x0, x1, Math.max(2, Math.floor(pw / 90)));
   const px = (x: number): number => left + ((x - x0) / (x1 - x0)) * pw;
   const py = c.yLog
-    ? (y: number): number => top + ph - ((Math.log10(y) - Math.log10(yAxis.min)) / (Math.log10(yAxis.max) - Math.log10(yAxis.min))) * ph
+    ? (y: number): number =>
+        top + ph - ((Math.log10(y) - Math.log10(yAxis.min)) / (Math.log10(yAxis.max) - Math.log10(yAxis.min))) * ph
     : (y: number): number => top + ph - ((y - yAxis.min) / (yAxis.max - yAxis.min)) * ph;
   const out: string[] = [openSvg(width, height, c.title, style)];
-  out.push(`<text x="${n2(width / 2)}" y="18" text-anchor="middle" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(c.title)}</text>`);
+  out.push(
+    `<text x="${n2(width / 2)}" y="18" text-anchor="middle" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(c.title)}</text>`,
+  );
   // Grid, ticks and tick labels.
   const xTicks = xAxis.ticks.filter((t) => t >= x0 - 1e-9 * Math.abs(x1 - x0) && t <= x1 + 1e-9 * Math.abs(x1 - x0));
   const yLabels = formatTicks(yAxis.ticks);
@@ -198,15 +216,25 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
   g.push('</g>');
   out.push(g.join('\n'));
   out.push(`<g class="y-ticks" font-size="${font}" text-anchor="end" ${paint('fill', style.text)}>`);
-  yAxis.ticks.forEach((t, i) => out.push(`<text x="${n2(left - 6)}" y="${n2(py(t) + font / 3)}">${escapeXml(yLabels[i] as string)}</text>`));
+  yAxis.ticks.forEach((t, i) =>
+    out.push(`<text x="${n2(left - 6)}" y="${n2(py(t) + font / 3)}">${escapeXml(yLabels[i] as string)}</text>`),
+  );
   out.push('</g>');
   out.push(`<g class="x-ticks" font-size="${font}" text-anchor="middle" ${paint('fill', style.text)}>`);
-  xTicks.forEach((t, i) => out.push(`<text x="${n2(px(t))}" y="${n2(top + ph + font + 4)}">${escapeXml(xLabels[i] as string)}</text>`));
+  xTicks.forEach((t, i) =>
+    out.push(`<text x="${n2(px(t))}" y="${n2(top + ph + font + 4)}">${escapeXml(xLabels[i] as string)}</text>`),
+  );
   out.push('</g>');
-  out.push(`<text class="x-label" x="${n2(left + pw / 2)}" y="${n2(top + ph + 2 * font + 10)}" text-anchor="middle" font-size="12" ${paint('fill', style.text)}>${escapeXml(c.xLabel)}</text>`);
-  out.push(`<rect x="${left}" y="${top}" width="${n2(pw)}" height="${n2(ph)}" fill="none" ${paint('stroke', style.muted)} stroke-width="1"/>`);
+  out.push(
+    `<text class="x-label" x="${n2(left + pw / 2)}" y="${n2(top + ph + 2 * font + 10)}" text-anchor="middle" font-size="12" ${paint('fill', style.text)}>${escapeXml(c.xLabel)}</text>`,
+  );
+  out.push(
+    `<rect x="${left}" y="${top}" width="${n2(pw)}" height="${n2(ph)}" fill="none" ${paint('stroke', style.muted)} stroke-width="1"/>`,
+  );
   // Series, clipped to the plot.
-  out.push(`<defs><clipPath id="plot"><rect x="${left}" y="${top}" width="${n2(pw)}" height="${n2(ph)}"/></clipPath></defs>`);
+  out.push(
+    `<defs><clipPath id="plot"><rect x="${left}" y="${top}" width="${n2(pw)}" height="${n2(ph)}"/></clipPath></defs>`,
+  );
   out.push('<g class="series" clip-path="url(#plot)" fill="none" stroke-linejoin="round" stroke-linecap="round">');
   for (const s of c.series) {
     let d = '';
@@ -224,11 +252,18 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
       const p = `${n2(px(x))} ${n2(py(y))}`;
       d += `${pen ? 'L' : 'M'}${p}`;
       pen = true;
-      if (s.marksOnly) dots.push(`<circle data-series="${escapeXml(s.label)}" cx="${n2(px(x))}" cy="${n2(py(y))}" r="4.5" fill="none" ${paint('stroke', s.color)} stroke-width="${s.width}"/>`);
-      else if (s.points) dots.push(`<circle cx="${n2(px(x))}" cy="${n2(py(y))}" r="2.5" ${paint('fill', s.color)} stroke="none"/>`);
+      if (s.marksOnly)
+        dots.push(
+          `<circle data-series="${escapeXml(s.label)}" cx="${n2(px(x))}" cy="${n2(py(y))}" r="4.5" fill="none" ${paint('stroke', s.color)} stroke-width="${s.width}"/>`,
+        );
+      else if (s.points)
+        dots.push(`<circle cx="${n2(px(x))}" cy="${n2(py(y))}" r="2.5" ${paint('fill', s.color)} stroke="none"/>`);
     }
     const dash = s.dash && s.dash.length > 0 ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
-    if (!s.marksOnly) out.push(`<path data-series="${escapeXml(s.label)}" d="${d || `M${left} ${top}`}" ${paint('stroke', s.color)} stroke-width="${s.width}"${dash}/>`);
+    if (!s.marksOnly)
+      out.push(
+        `<path data-series="${escapeXml(s.label)}" d="${d || `M${left} ${top}`}" ${paint('stroke', s.color)} stroke-width="${s.width}"${dash}/>`,
+      );
     out.push(...dots);
   }
   out.push('</g>');
@@ -237,9 +272,12 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
   return { svg: out.join('\n'), width, height };
 }
 
-
 /** Legend items placed left to right, wrapping at `maxWidth`. */
-function legendLayout(labels: readonly string[], maxWidth: number, font: number): { at: { x: number; row: number }[]; height: number } {
+function legendLayout(
+  labels: readonly string[],
+  maxWidth: number,
+  font: number,
+): { at: { x: number; row: number }[]; height: number } {
   const at: { x: number; row: number }[] = [];
   let x = 0;
   let row = 0;
@@ -255,13 +293,22 @@ function legendLayout(labels: readonly string[], maxWidth: number, font: number)
   return { at, height: labels.length === 0 ? 0 : (row + 1) * (font + 8) };
 }
 
-function legendSvg(series: readonly SvgSeries[], layout: ReturnType<typeof legendLayout>, x0: number, y0: number, font: number, style: SvgStyle): string {
+function legendSvg(
+  series: readonly SvgSeries[],
+  layout: ReturnType<typeof legendLayout>,
+  x0: number,
+  y0: number,
+  font: number,
+  style: SvgStyle,
+): string {
   const out = [`<g class="legend" font-size="${font}" ${paint('fill', style.text)}>`];
   series.forEach((s, i) => {
     const p = layout.at[i] as { x: number; row: number };
     const y = y0 + p.row * (font + 8);
     const dash = s.dash && s.dash.length > 0 ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
-    out.push(`<path d="M${n2(x0 + p.x)} ${n2(y)}h20" ${paint('stroke', s.color)} stroke-width="${Math.max(2, s.width)}"${dash} fill="none"/>`);
+    out.push(
+      `<path d="M${n2(x0 + p.x)} ${n2(y)}h20" ${paint('stroke', s.color)} stroke-width="${Math.max(2, s.width)}"${dash} fill="none"/>`,
+    );
     out.push(`<text x="${n2(x0 + p.x + 26)}" y="${n2(y + font / 3)}">${escapeXml(s.label)}</text>`);
   });
   out.push('</g>');

@@ -29,7 +29,6 @@ export interface SvgHeatmap {
   readonly style: SvgStyle;
 }
 
-
 /**
  * A heatmap as SVG: a title, the column title and every column token (written vertically,
  * as on screen: CJK upright), the row title and every row token, one `<rect>` per cell, and a
@@ -54,20 +53,34 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
   const legendH = m.legend.length > 0 ? 34 : 0;
   const height = Math.ceil(top + gh + 16 + legendH);
   const out: string[] = [openSvg(width, height, m.title, style)];
-  out.push(`<text x="8" y="0" font-size="13" font-weight="600" ${paint('fill', style.text)}>${titleLines.map((l, i) => `<tspan x="8" y="${22 + 18 * i}">${escapeXml(l)}</tspan>`).join('')}</text>`);
-  out.push(`<text class="col-title" x="${n2(left + gw / 2)}" y="${n2(10 + titleH + 12)}" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.colTitle)}</text>`);
-  out.push(`<text class="row-title" transform="translate(14 ${n2(top + gh / 2)}) rotate(-90)" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.rowTitle)}</text>`);
-  const label = (l: string, attrs: string): string => `<text ${attrs}${m.isPad(l) ? ` ${paint('fill', m.padColor)} font-style="italic"` : ''}>${escapeXml(l)}</text>`;
+  out.push(
+    `<text x="8" y="0" font-size="13" font-weight="600" ${paint('fill', style.text)}>${titleLines.map((l, i) => `<tspan x="8" y="${22 + 18 * i}">${escapeXml(l)}</tspan>`).join('')}</text>`,
+  );
+  out.push(
+    `<text class="col-title" x="${n2(left + gw / 2)}" y="${n2(10 + titleH + 12)}" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.colTitle)}</text>`,
+  );
+  out.push(
+    `<text class="row-title" transform="translate(14 ${n2(top + gh / 2)}) rotate(-90)" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.rowTitle)}</text>`,
+  );
+  const label = (l: string, attrs: string): string =>
+    `<text ${attrs}${m.isPad(l) ? ` ${paint('fill', m.padColor)} font-style="italic"` : ''}>${escapeXml(l)}</text>`;
   out.push(`<g class="col-labels" font-size="${font}" ${paint('fill', style.text)}>`);
   // Vertical writing, as on screen: Latin turns sideways, CJK stays upright; each label ends at the map.
-  m.colLabels.forEach((l, s) => out.push(label(l, `x="${n2(left + (s + 0.5) * cell)}" y="${n2(top - 4)}" writing-mode="vertical-rl" text-anchor="end"`)));
+  m.colLabels.forEach((l, s) =>
+    out.push(
+      label(l, `x="${n2(left + (s + 0.5) * cell)}" y="${n2(top - 4)}" writing-mode="vertical-rl" text-anchor="end"`),
+    ),
+  );
   out.push('</g>');
   out.push(`<g class="row-labels" font-size="${font}" text-anchor="end" ${paint('fill', style.text)}>`);
   m.rowLabels.forEach((l, t) => out.push(label(l, `x="${n2(left - 4)}" y="${n2(top + (t + 0.5) * cell + font / 3)}"`)));
   out.push('</g>');
   out.push('<g class="cells" shape-rendering="crispEdges">');
   for (let t = 0; t < m.rows; t++) {
-    for (let s = 0; s < m.cols; s++) out.push(`<rect x="${left + s * cell}" y="${top + t * cell}" width="${cell}" height="${cell}" fill="${wordColor(m.cellWord(t * m.cols + s))}"/>`);
+    for (let s = 0; s < m.cols; s++)
+      out.push(
+        `<rect x="${left + s * cell}" y="${top + t * cell}" width="${cell}" height="${cell}" fill="${wordColor(m.cellWord(t * m.cols + s))}"/>`,
+      );
   }
   out.push('</g>');
   if (m.legend.length > 0) {
@@ -75,7 +88,9 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
     out.push(`<g class="legend" font-size="11" ${paint('fill', style.text)}>`);
     let x = left;
     for (const [text, word] of m.legend) {
-      out.push(`<rect x="${n2(x)}" y="${y}" width="14" height="14" fill="${wordColor(word)}" ${paint('stroke', style.muted)} stroke-width="0.5"/>`);
+      out.push(
+        `<rect x="${n2(x)}" y="${y}" width="14" height="14" fill="${wordColor(word)}" ${paint('stroke', style.muted)} stroke-width="0.5"/>`,
+      );
       out.push(`<text x="${n2(x + 18)}" y="${y + 11}">${escapeXml(text)}</text>`);
       x += 18 + textWidth(text, 11) + 12;
     }
@@ -131,7 +146,10 @@ export function heatmapGridSvg(g: SvgHeatmapGrid): SvgDoc {
   const { style } = g;
   const all = g.maps.flat();
   const cells = all.reduce((n, m) => n + m.rows * m.cols, 0);
-  if (cells > MAX_GRID_CELLS) throw new Error(`the grid has ${cells} cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`);
+  if (cells > MAX_GRID_CELLS)
+    throw new Error(
+      `the grid has ${cells} cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`,
+    );
   const longest = Math.max(1, ...all.map((m) => Math.max(m.rows, m.cols)));
   const cell = Math.max(1, Math.min(8, Math.floor(128 / longest)));
   const mapW = Math.max(...all.map((m) => m.cols * cell), 40);
@@ -143,12 +161,18 @@ export function heatmapGridSvg(g: SvgHeatmapGrid): SvgDoc {
   const width = Math.ceil(Math.max(left + g.colHeads.length * (mapW + gapX) + 8, textWidth(g.title, 14) + 16, 240));
   const height = Math.ceil(top + g.rowHeads.length * (mapH + gapY) + 8);
   const out: string[] = [openSvg(width, height, g.title, style)];
-  out.push(`<text x="8" y="20" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(g.title)}</text>`);
+  out.push(
+    `<text x="8" y="20" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(g.title)}</text>`,
+  );
   out.push(`<g class="col-heads" font-size="11" text-anchor="middle" ${paint('fill', style.muted)}>`);
-  g.colHeads.forEach((t, j) => out.push(`<text x="${n2(left + j * (mapW + gapX) + mapW / 2)}" y="${top - 8}">${escapeXml(t)}</text>`));
+  g.colHeads.forEach((t, j) =>
+    out.push(`<text x="${n2(left + j * (mapW + gapX) + mapW / 2)}" y="${top - 8}">${escapeXml(t)}</text>`),
+  );
   out.push('</g>');
   out.push(`<g class="row-heads" font-size="11" text-anchor="end" ${paint('fill', style.muted)}>`);
-  g.rowHeads.forEach((t, i) => out.push(`<text x="${left - 8}" y="${n2(top + i * (mapH + gapY) + mapH / 2 + 4)}">${escapeXml(t)}</text>`));
+  g.rowHeads.forEach((t, i) =>
+    out.push(`<text x="${left - 8}" y="${n2(top + i * (mapH + gapY) + mapH / 2 + 4)}">${escapeXml(t)}</text>`),
+  );
   out.push('</g>');
   g.maps.forEach((row, i) =>
     row.forEach((m, j) => {
@@ -156,16 +180,20 @@ export function heatmapGridSvg(g: SvgHeatmapGrid): SvgDoc {
       const y0 = top + i * (mapH + gapY);
       out.push(`<g class="map" data-layer="${i}" data-head="${j}" shape-rendering="crispEdges">`);
       for (let t = 0; t < m.rows; t++) {
-        for (let s = 0; s < m.cols; ) {
+        for (let s = 0; s < m.cols;) {
           const w = m.cellWord(t * m.cols + s);
           let e = s + 1;
           while (e < m.cols && m.cellWord(t * m.cols + e) === w) e++;
-          out.push(`<rect x="${x0 + s * cell}" y="${y0 + t * cell}" width="${(e - s) * cell}" height="${cell}" fill="${wordColor(w)}"/>`);
+          out.push(
+            `<rect x="${x0 + s * cell}" y="${y0 + t * cell}" width="${(e - s) * cell}" height="${cell}" fill="${wordColor(w)}"/>`,
+          );
           s = e;
         }
       }
       out.push('</g>');
-      out.push(`<text x="${n2(x0 + mapW / 2)}" y="${y0 + m.rows * cell + 14}" text-anchor="middle" font-size="10" ${paint('fill', style.muted)}>${escapeXml(m.caption)}</text>`);
+      out.push(
+        `<text x="${n2(x0 + mapW / 2)}" y="${y0 + m.rows * cell + 14}" text-anchor="middle" font-size="10" ${paint('fill', style.muted)}>${escapeXml(m.caption)}</text>`,
+      );
     }),
   );
   out.push('</svg>', '');

@@ -101,12 +101,19 @@ export function readTheme(): Theme {
     // Half-strength red reads as "off" without shouting; high contrast needs it near full.
     const masked = over([red[0], red[1], red[2], Math.round((kind === 'high-contrast' ? 0.85 : 0.45) * 255)], bg);
     const lightBg = luminance(bg) > 0.18;
-    const seriesRgba = SERIES.map(([v, onLight, onDark]) => readable(r.color(v, accent), lightBg ? onLight : onDark, bg, fg));
+    const seriesRgba = SERIES.map(([v, onLight, onDark]) =>
+      readable(r.color(v, accent), lightBg ? onLight : onDark, bg, fg),
+    );
     const series = seriesRgba.map(css);
     const secondary = css(quieter(seriesRgba[0] as Rgba, bg));
     const font = getComputedStyle(document.body).fontFamily || 'sans-serif';
     return {
-      kind, bg, fg, muted, accent, masked,
+      kind,
+      bg,
+      fg,
+      muted,
+      accent,
+      masked,
       ramp: buildRamp([bg, mix(bg, accent, 0.6), accent, mix(accent, fg, 0.75)]),
       maskedWord: pack(masked),
       series,

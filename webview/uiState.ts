@@ -35,14 +35,28 @@ export interface UiState {
    * latest; view: the Attention and Heads tabs show the training snapshots or the model on
    * the user's text (inspectBar.ts).
    */
-  attention: { stack: AttentionStack; layer: number; head: number; snapshot: number; scale: RampScale; view: 'training' | 'text' };
+  attention: {
+    stack: AttentionStack;
+    layer: number;
+    head: number;
+    snapshot: number;
+    scale: RampScale;
+    view: 'training' | 'text';
+  };
   masks: { batch: number };
   /**
    * The Heads view: the score that ranks, filters and marks (`stack` · `score`), its threshold,
    * whether only heads at or above it are shown, the arrangement, and whether the loss curve
    * marks the first step where any head reaches it.
    */
-  heads: { stack: AttentionStack; score: ScoreName; threshold: number; only: boolean; order: 'grid' | 'ranked'; mark: boolean };
+  heads: {
+    stack: AttentionStack;
+    score: ScoreName;
+    threshold: number;
+    only: boolean;
+    order: 'grid' | 'ranked';
+    mark: boolean;
+  };
   /** The playground's settings; `input` is the selected run's text (see playgroundInputs). */
   playground: DecodeParams;
   /** The playground's text per run id, so switching runs never shows another run's prompt. */
@@ -72,7 +86,17 @@ export function defaultUiState(): UiState {
     attention: { stack: 'decoder.self', layer: 0, head: 0, snapshot: -1, scale: 'linear', view: 'training' },
     masks: { batch: 0 },
     heads: { stack: 'decoder.self', score: 'induction', threshold: 0.5, only: false, order: 'grid', mark: true },
-    playground: { input: '', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 40, seed: 1 },
+    playground: {
+      input: '',
+      strategy: 'greedy',
+      beam: 4,
+      lengthPenalty: 0.6,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 40,
+      seed: 1,
+    },
     playgroundInputs: {},
     playgroundTargets: {},
     playgroundOff: {},
@@ -96,11 +120,24 @@ function pick<T>(v: unknown, ok: (x: unknown) => boolean, fallback: T): T {
  * Saves written before the attention tab was keyed by the attention's stack name kept it as
  * `attention.family` in another spelling; read once, then saved as `attention.stack`.
  */
-const FAMILY_STACKS: ReadonlyMap<unknown, AttentionStack> = new Map([['encoder-self', 'encoder.self'], ['decoder-self', 'decoder.self'], ['cross', 'decoder.cross']]);
+const FAMILY_STACKS: ReadonlyMap<unknown, AttentionStack> = new Map([
+  ['encoder-self', 'encoder.self'],
+  ['decoder-self', 'decoder.self'],
+  ['cross', 'decoder.cross'],
+]);
 
-const isOneOf = (values: readonly unknown[]) => (x: unknown): boolean => values.includes(x);
-const isInt = (min: number, max = Number.MAX_SAFE_INTEGER) => (x: unknown): boolean => typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
-const isNum = (min: number, max: number) => (x: unknown): boolean => typeof x === 'number' && Number.isFinite(x) && x >= min && x <= max;
+const isOneOf =
+  (values: readonly unknown[]) =>
+  (x: unknown): boolean =>
+    values.includes(x);
+const isInt =
+  (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  (x: unknown): boolean =>
+    typeof x === 'number' && Number.isInteger(x) && x >= min && x <= max;
+const isNum =
+  (min: number, max: number) =>
+  (x: unknown): boolean =>
+    typeof x === 'number' && Number.isFinite(x) && x >= min && x <= max;
 
 /** Reads a saved state, keeping valid fields and defaulting the rest. */
 export function sanitizeUiState(raw: unknown): UiState {
@@ -136,7 +173,11 @@ export function sanitizeUiState(raw: unknown): UiState {
     masks: { batch: pick(m.batch, isInt(0), 0) },
     heads: {
       stack,
-      score: pick(hd.score, isOneOf(STACK_SCORES[stack]), STACK_SCORES[stack].includes(d.heads.score) ? d.heads.score : (STACK_SCORES[stack][0] as ScoreName)),
+      score: pick(
+        hd.score,
+        isOneOf(STACK_SCORES[stack]),
+        STACK_SCORES[stack].includes(d.heads.score) ? d.heads.score : (STACK_SCORES[stack][0] as ScoreName),
+      ),
       threshold: pick(hd.threshold, isNum(-1e6, 1e6), d.heads.threshold),
       only: pick(hd.only, (x) => typeof x === 'boolean', d.heads.only),
       order: pick(hd.order, isOneOf(['grid', 'ranked']), d.heads.order),
@@ -155,10 +196,15 @@ export function sanitizeUiState(raw: unknown): UiState {
     },
     playgroundInputs: perRun(o.playgroundInputs, (x): x is string => typeof x === 'string'),
     playgroundTargets: perRun(o.playgroundTargets, (x): x is string => typeof x === 'string'),
-    playgroundOff: perRun(o.playgroundOff, (x): x is string[] => Array.isArray(x) && x.every((k) => typeof k === 'string' && HEAD_KEY.test(k))),
+    playgroundOff: perRun(
+      o.playgroundOff,
+      (x): x is string[] => Array.isArray(x) && x.every((k) => typeof k === 'string' && HEAD_KEY.test(k)),
+    ),
     lensTopK: pick(o.lensTopK, isInt(1, 50), d.lensTopK),
     inspectTexts: perRun(o.inspectTexts, (x): x is string => typeof x === 'string'),
-    playgroundCompare: Array.isArray(o.playgroundCompare) ? o.playgroundCompare.filter((x): x is string => typeof x === 'string').slice(0, MAX_PLAYGROUND_INPUTS) : [],
+    playgroundCompare: Array.isArray(o.playgroundCompare)
+      ? o.playgroundCompare.filter((x): x is string => typeof x === 'string').slice(0, MAX_PLAYGROUND_INPUTS)
+      : [],
   };
 }
 

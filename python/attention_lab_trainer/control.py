@@ -68,8 +68,13 @@ class Control:
 
     def poll(self, full=False):
         """(stop, pause) as all processes agree on them now; `full`: this process's writes found the disk full (a stop)."""
-        stop, pause, full = self._agreed([1.0 if self.stop_asked or os.path.exists(self._file("stop")) else 0.0,
-                                          1.0 if os.path.exists(self._file("pause")) else 0.0, 1.0 if full else 0.0])
+        stop, pause, full = self._agreed(
+            [
+                1.0 if self.stop_asked or os.path.exists(self._file("stop")) else 0.0,
+                1.0 if os.path.exists(self._file("pause")) else 0.0,
+                1.0 if full else 0.0,
+            ]
+        )
         return stop or full, pause
 
     def agree(self, flag):

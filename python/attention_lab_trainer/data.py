@@ -52,7 +52,9 @@ class DocumentBatches:
     def __init__(self, folder, d, seed):
         self.stream = read_ints(os.path.join(folder, d["train"]["file"]), d["train"]["dtype"])
         if self.stream.numel() != d["train"]["length"]:
-            raise ValueError(f"{d['train']['file']} holds {self.stream.numel()} tokens, the manifest says {d['train']['length']}")
+            raise ValueError(
+                f"{d['train']['file']} holds {self.stream.numel()} tokens, the manifest says {d['train']['length']}"
+            )
         self.rows, self.T, self.seed = d["rows"], d["T"], seed
 
     def starts(self, step):
@@ -195,7 +197,11 @@ class InductionBatches:
 def train_batches(folder, manifest):
     """The sampler the manifest's `data` names."""
     d, seed = manifest["data"], manifest["training"]["seed"]
-    kinds = {"documents": lambda: DocumentBatches(folder, d, seed), "pairs": lambda: PairBatches(folder, d, seed), "induction": lambda: InductionBatches(d, seed)}
+    kinds = {
+        "documents": lambda: DocumentBatches(folder, d, seed),
+        "pairs": lambda: PairBatches(folder, d, seed),
+        "induction": lambda: InductionBatches(d, seed),
+    }
     if d["kind"] not in kinds:
         raise ValueError(f"unknown data kind {d['kind']!r}")
     return kinds[d["kind"]]()

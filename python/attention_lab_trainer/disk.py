@@ -74,7 +74,12 @@ class RunWriter:
         kept = checkpoint_step(self.dir)
         message = disk_full_message(self.dir, file, step, kept)
         try:
-            update_run_json(self.dir, status="stopped", error={"code": "disk/full", "message": message}, **({"step": kept} if kept is not None else {}))
+            update_run_json(
+                self.dir,
+                status="stopped",
+                error={"code": "disk/full", "message": message},
+                **({"step": kept} if kept is not None else {}),
+            )
         except (OSError, ValueError, DiskFull):
             pass  # no room even for run.json: it still says training at its last checkpoint, which resumes
         return message

@@ -127,18 +127,28 @@ class UserError(Exception):
 
 
 def checkpoint_meta(step, config, kind):
-    return {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "step": str(step), "kind": kind, "config": json.dumps(config, separators=(",", ":"))}
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "step": str(step),
+        "kind": kind,
+        "config": json.dumps(config, separators=(",", ":")),
+    }
 
 
 def read_checkpoint(path, what):
     """(tensors, metadata, step) of one of our checkpoint files, checked like checkpoint.ts."""
     if not os.path.exists(path):
-        raise UserError(f"{path} is missing; the run has no {what} checkpoint (prepare it with attention-lab train --engine pytorch).")
+        raise UserError(
+            f"{path} is missing; the run has no {what} checkpoint (prepare it with attention-lab train --engine pytorch)."
+        )
     tensors, meta = read_safetensors(path)
     if meta.get("format") != CHECKPOINT_FORMAT:
         raise UserError(f"{path} is not an Attention Lab checkpoint (format {meta.get('format')!r}).")
     if meta.get("version") != CHECKPOINT_VERSION:
-        raise UserError(f"{path} has checkpoint version {meta.get('version')!r}; this trainer reads {CHECKPOINT_VERSION}: use the matching Attention Lab.")
+        raise UserError(
+            f"{path} has checkpoint version {meta.get('version')!r}; this trainer reads {CHECKPOINT_VERSION}: use the matching Attention Lab."
+        )
     return tensors, meta, int(meta["step"])
 
 
@@ -164,12 +174,16 @@ class ParamMap:
         for p in params:
             name, third = torch_name(p["name"])
             if name not in named:
-                raise UserError(f"the run's parameter {p['name']} has no counterpart {name} in the PyTorch model; the run folder was prepared for another config.")
+                raise UserError(
+                    f"the run's parameter {p['name']} has no counterpart {name} in the PyTorch model; the run folder was prepared for another config."
+                )
             used.add(name)
             self.entries.append((p["name"], named[name], third, tuple(p["shape"])))
         extra = sorted(set(named) - used)
         if extra:
-            raise UserError(f"the PyTorch model has parameters the run lacks ({', '.join(extra[:3])}); the run folder was prepared for another config.")
+            raise UserError(
+                f"the PyTorch model has parameters the run lacks ({', '.join(extra[:3])}); the run folder was prepared for another config."
+            )
 
     @staticmethod
     def _view(t, third):
@@ -189,11 +203,17 @@ class ParamMap:
                 if name not in tensors:
                     raise UserError(f"model.safetensors lacks {name}; it was written for another config.")
                 if tuple(tensors[name].shape) != shape:
-                    raise UserError(f"model.safetensors has {name} of shape {list(tensors[name].shape)}, the run needs {list(shape)}.")
+                    raise UserError(
+                        f"model.safetensors has {name} of shape {list(tensors[name].shape)}, the run needs {list(shape)}."
+                    )
                 self._view(param, third).copy_(tensors[name])
 
     def flat(self, per_param):
-        return torch.cat([t.detach().reshape(-1).to("cpu", torch.float32) for _, t in self.ours(per_param)]) if self.entries else torch.zeros(0)
+        return (
+            torch.cat([t.detach().reshape(-1).to("cpu", torch.float32) for _, t in self.ours(per_param)])
+            if self.entries
+            else torch.zeros(0)
+        )
 
     def unflat(self, flat, like):
         """{model parameter: tensor} from a flat vector in our order (fused c_attn thirds reassembled)."""
@@ -204,7 +224,9 @@ class ParamMap:
             self._view(out[param], third).copy_(flat[at : at + n].view(shape))
             at += n
         if at != flat.numel():
-            raise UserError(f"optimizer.safetensors has {flat.numel()} moments, the model {at}; it was written for another config.")
+            raise UserError(
+                f"optimizer.safetensors has {flat.numel()} moments, the model {at}; it was written for another config."
+            )
         return {p: t.to(like[p].device) for p, t in out.items()}
 
 
@@ -266,5 +288,10 @@ def append_line(path, text):
 
 def append_metrics(run_dir, line):
     """One line of metrics.jsonl (append_line: a crash or a full disk never leaves half of it)."""
-    text = json.dumps({k: finite_or_none(v) if isinstance(v, float) else v for k, v in line.items()}, separators=(",", ":")) + "\n"
+    text = (
+        json.dumps(
+            {k: finite_or_none(v) if isinstance(v, float) else v for k, v in line.items()}, separators=(",", ":")
+        )
+        + "\n"
+    )
     append_line(os.path.join(run_dir, "metrics.jsonl"), text)

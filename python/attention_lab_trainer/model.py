@@ -308,7 +308,9 @@ class GPT(nn.Module):
         self.cfg = cfg
         d = cfg["dModel"]
         parts = dict(wte=nn.Embedding(cfg["vocabSize"], d))
-        parts["wpe"] = nn.Embedding(cfg["maxLen"], d) if cfg["positional"] == "learned" else PositionalEncoding(cfg["maxLen"], d)
+        parts["wpe"] = (
+            nn.Embedding(cfg["maxLen"], d) if cfg["positional"] == "learned" else PositionalEncoding(cfg["maxLen"], d)
+        )
         parts["drop"] = nn.Dropout(cfg["dropout"])
         parts["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["nDecoderLayers"])])
         if cfg["norm"] == "pre":
@@ -348,4 +350,6 @@ def loss_fn(logits, targets, label_smoothing):
     """Mean cross-entropy over non-PAD targets. With label smoothing ε, PyTorch's rule:
     per target, (1-ε)·(-log p_y) + (ε/V)·Σ_c (-log p_c) over all V classes (PAD included)."""
     V = logits.shape[-1]
-    return F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1).long(), ignore_index=PAD, label_smoothing=label_smoothing)
+    return F.cross_entropy(
+        logits.reshape(-1, V), targets.reshape(-1).long(), ignore_index=PAD, label_smoothing=label_smoothing
+    )

@@ -25,7 +25,7 @@ def _segment_rate(lr, s, step):
     t = s["type"]
     if t == "noam":
         warm = math.inf if s["warmup"] == 0 else step * s["warmup"] ** -1.5
-        return s["factor"] * s["dModel"] ** -0.5 * min(step ** -0.5, warm)
+        return s["factor"] * s["dModel"] ** -0.5 * min(step**-0.5, warm)
     if t == "cosine":
         if step <= s["warmup"]:
             return lr * step / s["warmup"]

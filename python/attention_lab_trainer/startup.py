@@ -19,13 +19,17 @@ MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 2
 def read_manifest(run_dir):
     path = os.path.join(run_dir, "pytorch", "manifest.json")
     if not os.path.exists(path):
-        raise UserError(f"{run_dir} has no pytorch/manifest.json; prepare it with attention-lab train --engine pytorch (or --print-launch).")
+        raise UserError(
+            f"{run_dir} has no pytorch/manifest.json; prepare it with attention-lab train --engine pytorch (or --print-launch)."
+        )
     with open(path, encoding="utf-8") as f:
         m = json.load(f)
     if m.get("format") != MANIFEST_FORMAT:
         raise UserError(f"{path} is not an Attention Lab trainer manifest (format {m.get('format')!r}).")
     if m.get("version") != MANIFEST_VERSION:
-        raise UserError(f"{path} has version {m.get('version')!r}; this trainer reads version {MANIFEST_VERSION}: prepare the run again with this Attention Lab.")
+        raise UserError(
+            f"{path} has version {m.get('version')!r}; this trainer reads version {MANIFEST_VERSION}: prepare the run again with this Attention Lab."
+        )
     return m
 
 
@@ -36,9 +40,13 @@ def setup(args):
     want = args.device if args.device != "auto" else ("cuda" if torch.cuda.is_available() else "cpu")
     if want == "cuda":
         if not torch.cuda.is_available():
-            raise UserError(f"--device cuda, but torch {torch.__version__} sees no GPU here; use --device cpu (or auto).")
+            raise UserError(
+                f"--device cuda, but torch {torch.__version__} sees no GPU here; use --device cpu (or auto)."
+            )
         if local_rank >= torch.cuda.device_count():
-            raise UserError(f"local rank {local_rank} needs GPU {local_rank}, but this machine has {torch.cuda.device_count()}; use --nproc_per_node {torch.cuda.device_count()}.")
+            raise UserError(
+                f"local rank {local_rank} needs GPU {local_rank}, but this machine has {torch.cuda.device_count()}; use --nproc_per_node {torch.cuda.device_count()}."
+            )
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
     else:
@@ -57,8 +65,14 @@ def parse_args(argv):
     ap.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     ap.add_argument("--bf16", action="store_true", help="bf16 autocast (CUDA)")
     ap.add_argument("--until", type=int, default=None, help="stop after this step with a checkpoint")
-    ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per process and step (gradient accumulation)")
-    ap.add_argument("--stop-on-stdin-eof", action="store_true", help="stop with a checkpoint when standard input closes (the lab's launches)")
+    ap.add_argument(
+        "--accumulate", type=int, default=1, help="micro-batches per process and step (gradient accumulation)"
+    )
+    ap.add_argument(
+        "--stop-on-stdin-eof",
+        action="store_true",
+        help="stop with a checkpoint when standard input closes (the lab's launches)",
+    )
     return ap.parse_args(argv)
 
 

@@ -29,7 +29,10 @@ class RunState:
         params = list(self.model.parameters())
         betas = (o["beta1"], o["beta2"])
         if o["type"] == "adamw":
-            groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": o["weightDecay"]}, {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+            groups = [
+                {"params": [p for p in params if p.dim() >= 2], "weight_decay": o["weightDecay"]},
+                {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+            ]
             self.opt = torch.optim.AdamW(groups, lr=o["lr"], betas=betas, eps=o["eps"])
         else:
             self.opt = torch.optim.Adam(params, lr=o["lr"], betas=betas, eps=o["eps"], weight_decay=0.0)
@@ -38,7 +41,9 @@ class RunState:
             return self.opt, 0
         tensors, meta, saved = read_checkpoint(path, "optimizer")
         if saved != step:
-            raise UserError(f"optimizer.safetensors is from step {saved} but model.safetensors from step {step}; resume would not be exact — start a new run from this model.")
+            raise UserError(
+                f"optimizer.safetensors is from step {saved} but model.safetensors from step {step}; resume would not be exact — start a new run from this model."
+            )
         like = {p: p for p in params}
         m, v = self.pmap.unflat(tensors["adam.m"], like), self.pmap.unflat(tensors["adam.v"], like)
         opt_step = int(meta.get("optimizerStep", saved))
@@ -55,15 +60,29 @@ class RunState:
         params = list(self.model.parameters())
         m = self.pmap.flat({p: st[p]["exp_avg"] if p in st else torch.zeros_like(p) for p in params})
         v = self.pmap.flat({p: st[p]["exp_avg_sq"] if p in st else torch.zeros_like(p) for p in params})
-        opt_meta = {**checkpoint_meta(step, self.m["config"], "optimizer"), "optimizerStep": str(opt_step), "optimizer": json.dumps(self.m["optimizer"], separators=(",", ":"))}
+        opt_meta = {
+            **checkpoint_meta(step, self.m["config"], "optimizer"),
+            "optimizerStep": str(opt_step),
+            "optimizer": json.dumps(self.m["optimizer"], separators=(",", ":")),
+        }
         del opt_meta["config"]
-        write_files_atomic([
-            (os.path.join(self.dir, "optimizer.safetensors"), encode_safetensors([("adam.m", m), ("adam.v", v)], opt_meta)),
-            (os.path.join(self.dir, "model.safetensors"), encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.m["config"], "model"))),
-        ])
+        write_files_atomic(
+            [
+                (
+                    os.path.join(self.dir, "optimizer.safetensors"),
+                    encode_safetensors([("adam.m", m), ("adam.v", v)], opt_meta),
+                ),
+                (
+                    os.path.join(self.dir, "model.safetensors"),
+                    encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.m["config"], "model")),
+                ),
+            ]
+        )
 
     def save_weights(self, step):
         """snapshots/step-N.weights.safetensors: the model at a snapshot step, for the lab to draw."""
         os.makedirs(os.path.join(self.dir, "snapshots"), exist_ok=True)
         path = os.path.join(self.dir, "snapshots", f"step-{step:07d}.weights.safetensors")
-        write_files_atomic([(path, encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.m["config"], "model")))])
+        write_files_atomic(
+            [(path, encode_safetensors(self.model_tensors(), checkpoint_meta(step, self.m["config"], "model")))]
+        )

@@ -54,8 +54,10 @@ from .schedule import learning_rate
 from .startup import fail_run, parse_args, read_manifest, setup
 from .state import RunState
 
-LIKELY_CAUSES = ("Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
-                 "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config.")
+LIKELY_CAUSES = (
+    "Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
+    "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config."
+)
 
 
 class NonFinite(Exception):
@@ -119,9 +121,13 @@ class Run:
         if self.args.accumulate < 1:
             raise UserError(f"--accumulate must be 1 or more, got {self.args.accumulate}.")
         if d["kind"] == "pairs" and parts > rows:
-            raise UserError(f"{parts} shares (processes x --accumulate) are more than the {rows} rows a batch of this run has at least; use fewer.")
+            raise UserError(
+                f"{parts} shares (processes x --accumulate) are more than the {rows} rows a batch of this run has at least; use fewer."
+            )
         if d["kind"] != "pairs" and rows % parts:
-            raise UserError(f"the batch of {rows} rows does not divide into {parts} shares (processes x --accumulate); use a number of processes that divides it.")
+            raise UserError(
+                f"the batch of {rows} rows does not divide into {parts} shares (processes x --accumulate); use a number of processes that divides it."
+            )
 
     def read_best(self):
         with open(os.path.join(self.dir, "run.json"), encoding="utf-8") as f:
@@ -135,8 +141,13 @@ class Run:
             logits = forward(self.net, self.kind, b, self.device)
         targets = b["targets"].to(self.device)
         V = logits.shape[-1]
-        return F.cross_entropy(logits.float().reshape(-1, V), targets.reshape(-1), ignore_index=self.ignore, reduction="sum",
-                               label_smoothing=self.cfg["labelSmoothing"])
+        return F.cross_entropy(
+            logits.float().reshape(-1, V),
+            targets.reshape(-1),
+            ignore_index=self.ignore,
+            reduction="sum",
+            label_smoothing=self.cfg["labelSmoothing"],
+        )
 
     def count(self, targets):
         return int((targets != self.ignore).sum()) if self.ignore >= 0 else targets.numel()
@@ -157,11 +168,15 @@ class Run:
             dist.all_reduce(total)
         loss = total.item() / max(1, count)
         if not math.isfinite(loss):
-            raise NonFinite(f"The loss became {loss} at step {step}, so training stopped before updating the parameters. {LIKELY_CAUSES}")
+            raise NonFinite(
+                f"The loss became {loss} at step {step}, so training stopped before updating the parameters. {LIKELY_CAUSES}"
+            )
         clip = self.m["optimizer"]["clipGradNorm"]
         norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip if clip > 0 else math.inf))
         if not math.isfinite(norm):
-            raise NonFinite(f"Gradient is not finite at step {step} (norm {norm}). The parameters were left unchanged. {LIKELY_CAUSES}")
+            raise NonFinite(
+                f"Gradient is not finite at step {step} (norm {norm}). The parameters were left unchanged. {LIKELY_CAUSES}"
+            )
         lr = learning_rate(self.m["optimizer"], self.opt_step0 + step - self.start)
         for g in self.opt.param_groups:
             g["lr"] = lr
@@ -178,13 +193,24 @@ class Run:
                 with torch.autocast(device_type=self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
                     logits = forward(self.model, self.kind, b, self.device)
                 t = b["targets"].to(self.device)
-                total += F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), t.reshape(-1), ignore_index=self.ignore, reduction="sum").item()
+                total += F.cross_entropy(
+                    logits.float().reshape(-1, logits.shape[-1]),
+                    t.reshape(-1),
+                    ignore_index=self.ignore,
+                    reduction="sum",
+                ).item()
                 n += self.count(b["targets"])
                 nbytes += self.bytes(b["targets"])
         self.model.train()
         loss = total / n if n else math.nan
         bpb = loss * n / (nbytes * math.log(2)) if nbytes > 0 else None
-        return {"loss": loss, "ppl": math.exp(loss) if math.isfinite(loss) and loss < 700 else math.inf, "exactMatch": None, "bleu": None, "bpb": bpb}
+        return {
+            "loss": loss,
+            "ppl": math.exp(loss) if math.isfinite(loss) and loss < 700 else math.inf,
+            "exactMatch": None,
+            "bleu": None,
+            "bpb": bpb,
+        }
 
     # ------------------------------------------------------------------------- files (rank 0)
 
@@ -206,7 +232,11 @@ class Run:
         step = self.step
         write(step, update_run_json, self.dir, status="training", error=None, backendUsed=self.describe())
         if zero:
-            print(f"attention-lab trainer: step {self.step} -> {last} of {t['steps']} on {self.describe()}", file=sys.stderr, flush=True)
+            print(
+                f"attention-lab trainer: step {self.step} -> {last} of {t['steps']} on {self.describe()}",
+                file=sys.stderr,
+                flush=True,
+            )
         t0 = since = time.perf_counter()
         tokens_since = 0
         while step < last:
@@ -214,8 +244,11 @@ class Run:
             full = lambda: write.full is not None  # noqa: E731
             stop, pause = control.poll(full())
             if pause and not stop:
-                stop = not control.wait_while_paused(lambda: write(step, update_run_json, self.dir, status="paused"),
-                                                     lambda: write(step, update_run_json, self.dir, status="training"), full)
+                stop = not control.wait_while_paused(
+                    lambda: write(step, update_run_json, self.dir, status="paused"),
+                    lambda: write(step, update_run_json, self.dir, status="training"),
+                    full,
+                )
                 since, tokens_since = time.perf_counter(), 0
             if stop:
                 control.consume_stop()
@@ -225,8 +258,22 @@ class Run:
             loss, lr, norm, count, nbytes = self.train_step(step)
             tokens_since += count
             now = time.perf_counter()
-            write(step, append_metrics, self.dir, {"type": "step", "step": step, "loss": loss, "lr": lr, "gradNorm": norm, "tokens": count,
-                                                   "tokensPerSec": tokens_since / max(1e-3, now - since), "elapsedMs": (now - t0) * 1000, "bytes": nbytes})
+            write(
+                step,
+                append_metrics,
+                self.dir,
+                {
+                    "type": "step",
+                    "step": step,
+                    "loss": loss,
+                    "lr": lr,
+                    "gradNorm": norm,
+                    "tokens": count,
+                    "tokensPerSec": tokens_since / max(1e-3, now - since),
+                    "elapsedMs": (now - t0) * 1000,
+                    "bytes": nbytes,
+                },
+            )
             if now - since > 2:
                 since, tokens_since = now, 0
             if zero and ((t["evalEvery"] > 0 and step % t["evalEvery"] == 0) or step in ends):

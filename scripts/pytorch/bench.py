@@ -39,10 +39,23 @@ def model_config(c):
     """Our ModelConfig fields: nanoGPT's architecture for decoders, the paper's for encoder-decoders."""
     dec = c["kind"] == "decoder-only"
     return dict(
-        kind=c["kind"], srcVocabSize=0 if dec else c["vocab"], vocabSize=c["vocab"], dModel=c["d"], nHeads=c["heads"],
-        dFF=c["dff"], nEncoderLayers=c["layers"][0], nDecoderLayers=c["layers"][1], maxLen=c["seq"] if dec else max(64, c["seq"]),
-        dropout=0.0 if dec else 0.1, norm="pre" if dec else "post", positional="learned" if dec else "sinusoidal",
-        activation="gelu" if dec else "relu", tieEmbeddings=dec, bias=True, layerNormEps=1e-5, embedScale=not dec,
+        kind=c["kind"],
+        srcVocabSize=0 if dec else c["vocab"],
+        vocabSize=c["vocab"],
+        dModel=c["d"],
+        nHeads=c["heads"],
+        dFF=c["dff"],
+        nEncoderLayers=c["layers"][0],
+        nDecoderLayers=c["layers"][1],
+        maxLen=c["seq"] if dec else max(64, c["seq"]),
+        dropout=0.0 if dec else 0.1,
+        norm="pre" if dec else "post",
+        positional="learned" if dec else "sinusoidal",
+        activation="gelu" if dec else "relu",
+        tieEmbeddings=dec,
+        bias=True,
+        layerNormEps=1e-5,
+        embedScale=not dec,
         labelSmoothing=0.0 if dec else 0.1,
     )
 
@@ -134,7 +147,7 @@ def matmul_speed(n, seconds=0.4):
     a = torch.randn(n, n)
     b = torch.randn(n, n)
     c = torch.empty(n, n)
-    flop = 2.0 * n ** 3
+    flop = 2.0 * n**3
     reps = max(1, int(2e8 / flop))
     for _ in range(reps):
         torch.mm(a, b, out=c)

@@ -53,7 +53,15 @@ def train(src, dst, flags, until):
     """Copies `src` to `dst` (unless it is already there) and trains it to step `until`; returns (seconds, stderr)."""
     if src != dst:
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("snapshots", ".*.tmp"))
-    cmd = [sys.executable, os.path.join(dst, "pytorch", "trainer", "attention_lab_trainer"), "--run-dir", dst, *flags, "--until", str(until)]
+    cmd = [
+        sys.executable,
+        os.path.join(dst, "pytorch", "trainer", "attention_lab_trainer"),
+        "--run-dir",
+        dst,
+        *flags,
+        "--until",
+        str(until),
+    ]
     t0 = time.perf_counter()
     r = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if r.returncode != 0:
@@ -78,25 +86,41 @@ def main():
     ap.add_argument("run", help="a run folder prepared with attention-lab train --engine pytorch --print-launch")
     ap.add_argument("--steps", type=int, default=200, help="steps on CUDA (each precision)")
     ap.add_argument("--cpu-steps", type=int, default=20, help="steps on the CPU (20 or more for a tokens/s figure)")
-    ap.add_argument("--gpu", default="cuda", help="the device standing for the GPU (cpu: a dry run of this script where there is none)")
+    ap.add_argument(
+        "--gpu",
+        default="cuda",
+        help="the device standing for the GPU (cpu: a dry run of this script where there is none)",
+    )
     a = ap.parse_args()
     import torch
 
     run = os.path.abspath(a.run)
     with open(os.path.join(run, "run.json"), encoding="utf-8") as f:
         spec = json.load(f)
-    print(f"torch {torch.__version__}, Python {sys.version.split()[0]}, CUDA {torch.version.cuda}: "
-          + (", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())) or "no GPU")
-          + f"; bf16 {'yes' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'no'}")
+    print(
+        f"torch {torch.__version__}, Python {sys.version.split()[0]}, CUDA {torch.version.cuda}: "
+        + (", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())) or "no GPU")
+        + f"; bf16 {'yes' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'no'}"
+    )
     cfg, t = spec["config"], spec["spec"]["training"]
-    print(f"run {run}: {cfg['kind']} d={cfg['dModel']} layers={cfg['nEncoderLayers']}+{cfg['nDecoderLayers']} heads={cfg['nHeads']}, batch {t['batchSize']}, context {t['seqLen']}, {t['steps']} steps planned, at step {spec['step']}")
+    print(
+        f"run {run}: {cfg['kind']} d={cfg['dModel']} layers={cfg['nEncoderLayers']}+{cfg['nDecoderLayers']} heads={cfg['nHeads']}, batch {t['batchSize']}, context {t['seqLen']}, {t['steps']} steps planned, at step {spec['step']}"
+    )
     if spec["step"] != 0 or a.steps + 5 > t["steps"]:
-        sys.exit(f"the folder must be at step 0 with at least --steps + 5 = {a.steps + 5} steps planned; prepare it again (attention-lab train … --steps N --engine pytorch --print-launch).")
+        sys.exit(
+            f"the folder must be at step 0 with at least --steps + 5 = {a.steps + 5} steps planned; prepare it again (attention-lab train … --steps N --engine pytorch --print-launch)."
+        )
     problems, results = [], {}
     with tempfile.TemporaryDirectory(prefix="attention-lab-gpu-check-") as tmp:
         fp32 = f"{a.gpu} fp32"
-        variants = [(fp32, ["--device", a.gpu], a.steps), *([("cuda bf16", ["--device", "cuda", "--bf16"], a.steps)] if a.gpu == "cuda" else []), ("cpu", ["--device", "cpu"], a.cpu_steps)]
-        print(f"\n{'variant':<12} {'steps':>5} {'tokens/s median [min-max]':>28} {'first loss':>10} {'last loss':>10} {'last val loss':>16} {'wall s':>8}")
+        variants = [
+            (fp32, ["--device", a.gpu], a.steps),
+            *([("cuda bf16", ["--device", "cuda", "--bf16"], a.steps)] if a.gpu == "cuda" else []),
+            ("cpu", ["--device", "cpu"], a.cpu_steps),
+        ]
+        print(
+            f"\n{'variant':<12} {'steps':>5} {'tokens/s median [min-max]':>28} {'first loss':>10} {'last loss':>10} {'last val loss':>16} {'wall s':>8}"
+        )
         for name, flags, until in variants:
             dst = os.path.join(tmp, name.replace(" ", "-"))
             try:
@@ -123,7 +147,9 @@ def main():
             try:
                 train(dst, dst, ["--device", "cpu"], a.steps + 5)
                 steps, _ = metrics(dst)
-                print(f"the {fp32} run resumed on the cpu: steps {steps[a.steps]['step']}-{steps[-1]['step']}, loss {steps[-1]['loss']:.4f}")
+                print(
+                    f"the {fp32} run resumed on the cpu: steps {steps[a.steps]['step']}-{steps[-1]['step']}, loss {steps[-1]['loss']:.4f}"
+                )
             except RuntimeError as e:
                 problems.append(f"resuming the cuda run on the cpu: {e}")
     for p in problems:

@@ -35,26 +35,105 @@ N_STEPS = 5
 SEEDS = {"encdec-paper": 1003, "encdec-pre": 1010, "gpt": 1020, "gpt-post": 1031, "gpt2": 1040}
 FLOAT32_BUDGET = 3e-5
 
-_ENCDEC = dict(kind="encoder-decoder", srcVocabSize=11, vocabSize=13, dModel=16, nHeads=2, dFF=32,
-               nEncoderLayers=2, nDecoderLayers=2, maxLen=16, dropout=0.0, layerNormEps=1e-5)
-_GPT = dict(kind="decoder-only", srcVocabSize=0, vocabSize=17, dModel=16, nHeads=2, dFF=64,
-            nEncoderLayers=0, nDecoderLayers=2, maxLen=16, dropout=0.0, layerNormEps=1e-5)
+_ENCDEC = dict(
+    kind="encoder-decoder",
+    srcVocabSize=11,
+    vocabSize=13,
+    dModel=16,
+    nHeads=2,
+    dFF=32,
+    nEncoderLayers=2,
+    nDecoderLayers=2,
+    maxLen=16,
+    dropout=0.0,
+    layerNormEps=1e-5,
+)
+_GPT = dict(
+    kind="decoder-only",
+    srcVocabSize=0,
+    vocabSize=17,
+    dModel=16,
+    nHeads=2,
+    dFF=64,
+    nEncoderLayers=0,
+    nDecoderLayers=2,
+    maxLen=16,
+    dropout=0.0,
+    layerNormEps=1e-5,
+)
 CONFIGS = {
-    "encdec-paper": dict(_ENCDEC, norm="post", positional="sinusoidal", activation="relu", tieEmbeddings=False,
-                         bias=True, embedScale=True, labelSmoothing=0.1),
-    "encdec-pre": dict(_ENCDEC, norm="pre", positional="learned", activation="gelu", tieEmbeddings=True,
-                       bias=False, embedScale=True, labelSmoothing=0.1),
-    "gpt": dict(_GPT, norm="pre", positional="learned", activation="gelu", tieEmbeddings=True, bias=True,
-                embedScale=False, labelSmoothing=0.0),
-    "gpt-post": dict(_GPT, norm="post", positional="sinusoidal", activation="relu", tieEmbeddings=False, bias=False,
-                     embedScale=False, labelSmoothing=0.0),
+    "encdec-paper": dict(
+        _ENCDEC,
+        norm="post",
+        positional="sinusoidal",
+        activation="relu",
+        tieEmbeddings=False,
+        bias=True,
+        embedScale=True,
+        labelSmoothing=0.1,
+    ),
+    "encdec-pre": dict(
+        _ENCDEC,
+        norm="pre",
+        positional="learned",
+        activation="gelu",
+        tieEmbeddings=True,
+        bias=False,
+        embedScale=True,
+        labelSmoothing=0.1,
+    ),
+    "gpt": dict(
+        _GPT,
+        norm="pre",
+        positional="learned",
+        activation="gelu",
+        tieEmbeddings=True,
+        bias=True,
+        embedScale=False,
+        labelSmoothing=0.0,
+    ),
+    "gpt-post": dict(
+        _GPT,
+        norm="post",
+        positional="sinusoidal",
+        activation="relu",
+        tieEmbeddings=False,
+        bias=False,
+        embedScale=False,
+        labelSmoothing=0.0,
+    ),
     # GPT-2's own architecture: nanoGPT's with the tanh GELU (gelu_new) it was trained with.
-    "gpt2": dict(_GPT, norm="pre", positional="learned", activation="geluTanh", tieEmbeddings=True, bias=True,
-                 embedScale=False, labelSmoothing=0.0),
+    "gpt2": dict(
+        _GPT,
+        norm="pre",
+        positional="learned",
+        activation="geluTanh",
+        tieEmbeddings=True,
+        bias=True,
+        embedScale=False,
+        labelSmoothing=0.0,
+    ),
 }
-FIELD_ORDER = ["kind", "srcVocabSize", "vocabSize", "dModel", "nHeads", "dFF", "nEncoderLayers", "nDecoderLayers",
-               "maxLen", "dropout", "norm", "positional", "activation", "tieEmbeddings", "bias", "layerNormEps",
-               "embedScale", "labelSmoothing"]
+FIELD_ORDER = [
+    "kind",
+    "srcVocabSize",
+    "vocabSize",
+    "dModel",
+    "nHeads",
+    "dFF",
+    "nEncoderLayers",
+    "nDecoderLayers",
+    "maxLen",
+    "dropout",
+    "norm",
+    "positional",
+    "activation",
+    "tieEmbeddings",
+    "bias",
+    "layerNormEps",
+    "embedScale",
+    "labelSmoothing",
+]
 
 
 def init_params(model, seed):
@@ -182,6 +261,7 @@ def float32_error(cfg, tensors, batch, losses32):
     }
     return zero, err
 
+
 def write_golden(name, cfg, seed):
     """Builds, checks, writes and re-reads one golden file; returns its path and contents."""
     model, batch, tensors, meta = golden_run(name, cfg, seed)
@@ -207,13 +287,18 @@ def main():
         losses = json.loads(meta["losses"])
         print(f"{name}: {size} bytes, {len(tensors)} tensors, loss {meta['loss']}")
         print(f"  losses {[round(x, 5) for x in losses]}")
-        print(f"  float32 vs float64: " + ", ".join(f"{k} {v:.1e}" for k, v in err.items()) + f"; zeroGrad {meta['zeroGrad']}")
+        print(
+            f"  float32 vs float64: "
+            + ", ".join(f"{k} {v:.1e}" for k, v in err.items())
+            + f"; zeroGrad {meta['zeroGrad']}"
+        )
         assert size < 300_000, f"{path} is {size} bytes; keep golden files under 300 kB"
         assert losses[-1] < losses[0], f"{name}: 5 steps on one batch should lower the loss"
         worst = max(err.values())
         assert worst < FLOAT32_BUDGET, (
             f"{name}: float32 rounding moves a stored value by {worst:.1e} (budget {FLOAT32_BUDGET:.0e}), too close to "
-            f"the TypeScript tests' 1e-4 tolerance; change SEEDS['{name}'] to get a better-conditioned case")
+            f"the TypeScript tests' 1e-4 tolerance; change SEEDS['{name}'] to get a better-conditioned case"
+        )
     print("all golden files written to", os.path.normpath(OUT_DIR))
 
 

@@ -101,9 +101,15 @@ class NanoBlock(nn.Module):
 class NanoGPT(nn.Module):
     def __init__(self, bias, tied):
         super().__init__()
-        self.transformer = nn.ModuleDict(dict(
-            wte=nn.Embedding(V, C), wpe=nn.Embedding(P, C), drop=nn.Dropout(0.0),
-            h=nn.ModuleList([NanoBlock(bias) for _ in range(L)]), ln_f=NanoLayerNorm(C, bias)))
+        self.transformer = nn.ModuleDict(
+            dict(
+                wte=nn.Embedding(V, C),
+                wpe=nn.Embedding(P, C),
+                drop=nn.Dropout(0.0),
+                h=nn.ModuleList([NanoBlock(bias) for _ in range(L)]),
+                ln_f=NanoLayerNorm(C, bias),
+            )
+        )
         self.lm_head = nn.Linear(C, V, bias=False)
         if tied:
             self.transformer.wte.weight = self.lm_head.weight
@@ -231,8 +237,21 @@ def bytes_to_unicode():
     return dict(zip(bs, (chr(c) for c in cs)))
 
 
-MERGES = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n"), ("a", "n"), ("e", "r"), ("o", "n"), ("Ġ", "a"),
-          ("r", "e"), ("a", "t"), ("s", "t"), ("e", "n"), ("o", "r")]
+MERGES = [
+    ("Ġ", "t"),
+    ("h", "e"),
+    ("Ġt", "he"),
+    ("i", "n"),
+    ("a", "n"),
+    ("e", "r"),
+    ("o", "n"),
+    ("Ġ", "a"),
+    ("r", "e"),
+    ("a", "t"),
+    ("s", "t"),
+    ("e", "n"),
+    ("o", "r"),
+]
 
 
 def write_gpt2_tokenizer(folder):
@@ -258,9 +277,11 @@ def save(name, state, config, model, idx, dtype=np.float32):
         f.write("\n")
     with torch.no_grad():
         logits = model(idx)
-    write_safetensors(os.path.join(folder, "expected.safetensors"),
-                      {"input.idx": idx.numpy().astype(np.int32), "output.logits": logits.numpy().astype(np.float32)},
-                      {"format": "attention-lab-import-golden", "torch": torch.__version__})
+    write_safetensors(
+        os.path.join(folder, "expected.safetensors"),
+        {"input.idx": idx.numpy().astype(np.int32), "output.logits": logits.numpy().astype(np.float32)},
+        {"format": "attention-lab-import-golden", "torch": torch.__version__},
+    )
     print(f"{name}: {len(tensors)} tensors, logits {tuple(logits.shape)}, |logits| max {logits.abs().max().item():.3f}")
     return folder
 
@@ -281,8 +302,18 @@ def main():
     sd = {f"_orig_mod.{k}": v for k, v in m.state_dict().items()}
     save("nanogpt-nobias", sd, dict(nano_cfg, bias=False), m.eval(), idx)
 
-    hf_cfg = dict(model_type="gpt2", architectures=["GPT2LMHeadModel"], vocab_size=V, n_positions=P, n_ctx=P,
-                  n_embd=C, n_layer=L, n_head=H, activation_function="gelu_new", layer_norm_epsilon=1e-5)
+    hf_cfg = dict(
+        model_type="gpt2",
+        architectures=["GPT2LMHeadModel"],
+        vocab_size=V,
+        n_positions=P,
+        n_ctx=P,
+        n_embd=C,
+        n_layer=L,
+        n_head=H,
+        activation_function="gelu_new",
+        layer_norm_epsilon=1e-5,
+    )
     m = GPT2Model()
     randomize(m, 3)
     folder = save("hf-gpt2", m.state_dict(), hf_cfg, m.eval(), idx)

@@ -92,7 +92,9 @@ def main():
     val = torch.tensor([ids.get(c, 3) for c in text[cut:]] + [EOS], dtype=torch.long)
     data = run["data"]
     if len(train) != data["trainTokens"] or len(val) != data["valTokens"]:
-        sys.exit(f"token counts differ from the run: {len(train)}/{len(val)} vs {data['trainTokens']}/{data['valTokens']}")
+        sys.exit(
+            f"token counts differ from the run: {len(train)}/{len(val)} vs {data['trainTokens']}/{data['valTokens']}"
+        )
 
     cfg = run["config"]
     t = run["spec"]["training"]
@@ -104,18 +106,22 @@ def main():
     init_like_nanogpt(model, cfg["nDecoderLayers"])
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.99), eps=1e-8)
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr,
+        betas=(0.9, 0.99),
+        eps=1e-8,
+    )
     starts = validation_starts(len(val), T, B * 8)
-    val_x = torch.stack([val[s:s + T] for s in starts])
-    val_y = torch.stack([val[s + 1:s + T + 1] for s in starts])
+    val_x = torch.stack([val[s : s + T] for s in starts])
+    val_y = torch.stack([val[s + 1 : s + T + 1] for s in starts])
 
     def evaluate():
         model.eval()
         with torch.no_grad():
             total, n = 0.0, 0
             for i in range(0, len(starts), B):
-                x, y = val_x[i:i + B], val_y[i:i + B]
+                x, y = val_x[i : i + B], val_y[i : i + B]
                 total += loss_fn(model(x), y, 0).item() * y.numel()
                 n += y.numel()
         model.train()
@@ -127,8 +133,8 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr_at(step, lr, warmup, steps)
         ix = torch.randint(len(train) - T - 1, (B,))
-        x = torch.stack([train[i:i + T] for i in ix])
-        y = torch.stack([train[i + 1:i + T + 1] for i in ix])
+        x = torch.stack([train[i : i + T] for i in ix])
+        y = torch.stack([train[i + 1 : i + T + 1] for i in ix])
         loss = loss_fn(model(x), y, 0)
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -137,7 +143,16 @@ def main():
         if (t["evalEvery"] > 0 and step % t["evalEvery"] == 0) or step == steps:
             evals.append([step, evaluate()])
     seconds = time.perf_counter() - t0
-    print(json.dumps({"val_loss": evals[-1][1], "evals": evals, "train_seconds": seconds, "tokens_per_s": steps * B * T / seconds}))
+    print(
+        json.dumps(
+            {
+                "val_loss": evals[-1][1],
+                "evals": evals,
+                "train_seconds": seconds,
+                "tokens_per_s": steps * B * T / seconds,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,13 @@ import struct
 
 import numpy as np
 
-DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "F16": np.dtype("<f2"), "I32": np.dtype("<i4"), "I64": np.dtype("<i8")}
+DTYPES = {
+    "F32": np.dtype("<f4"),
+    "F64": np.dtype("<f8"),
+    "F16": np.dtype("<f2"),
+    "I32": np.dtype("<i4"),
+    "I64": np.dtype("<i8"),
+}
 
 
 def _dtype_name(arr):

@@ -35,7 +35,9 @@ def load_export(folder):
         lab = json.load(f)["attention_lab"]
     model = build_model(lab["config"]).eval()
     tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
-    state = {k: torch.from_numpy(v.copy()) for k, v in tensors.items() if not k.endswith(".pe")}  # sinusoidal tables are rebuilt
+    state = {
+        k: torch.from_numpy(v.copy()) for k, v in tensors.items() if not k.endswith(".pe")
+    }  # sinusoidal tables are rebuilt
     missing, unexpected = model.load_state_dict(state, strict=False)
     assert not unexpected, f"tensors the model does not have: {unexpected}"
     assert all(k.endswith(".pe") for k in missing), f"tensors missing from model.safetensors: {missing}"
@@ -57,7 +59,7 @@ def sliding_logprobs(model, ids, max_len, src=None):
     while len(out) < n:
         end = min(n, max_len if not out else len(out) + stride)
         start = max(0, end - max_len)
-        out.extend(window_logprobs(model, ids, start, end, src)[len(out) - start:])
+        out.extend(window_logprobs(model, ids, start, end, src)[len(out) - start :])
     return out
 
 
@@ -93,7 +95,9 @@ def main():
     print(f"{n} tokens, total log p {total:.6f} nats, loss {mean:.6f} nats/token, perplexity {math.exp(mean):.4f}")
     if args.text is None and example is not None:
         diff = abs(total - example["logprob_sum"])
-        print(f"attention-lab score at export: {example['logprob_sum']:.6f} nats over {example['tokens']} tokens; difference {diff:.2e}")
+        print(
+            f"attention-lab score at export: {example['logprob_sum']:.6f} nats over {example['tokens']} tokens; difference {diff:.2e}"
+        )
 
 
 if __name__ == "__main__":

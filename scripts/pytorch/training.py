@@ -14,10 +14,25 @@ import torch
 
 from reference import loss_fn
 
-ADAM_META = {"type": "adam", "beta1": 0.9, "beta2": 0.98, "eps": 1e-9, "weightDecay": 0, "clipGradNorm": 0,
-             "schedule": {"type": "noam", "warmup": 4, "dModel": 16, "factor": 1}}
-ADAMW_META = {"type": "adamw", "lr": 0.01, "beta1": 0.9, "beta2": 0.95, "eps": 1e-8, "weightDecay": 0.1,
-              "clipGradNorm": 1.0, "schedule": {"type": "constant", "warmup": 0}}
+ADAM_META = {
+    "type": "adam",
+    "beta1": 0.9,
+    "beta2": 0.98,
+    "eps": 1e-9,
+    "weightDecay": 0,
+    "clipGradNorm": 0,
+    "schedule": {"type": "noam", "warmup": 4, "dModel": 16, "factor": 1},
+}
+ADAMW_META = {
+    "type": "adamw",
+    "lr": 0.01,
+    "beta1": 0.9,
+    "beta2": 0.95,
+    "eps": 1e-8,
+    "weightDecay": 0.1,
+    "clipGradNorm": 1.0,
+    "schedule": {"type": "constant", "warmup": 0},
+}
 
 
 def optimizer_meta(cfg):
@@ -36,7 +51,7 @@ def forward_loss(model, cfg, batch):
 
 def noam_lr(step, d_model, warmup, factor):
     """Paper §5.3: lr = factor · d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), step 1-based."""
-    return factor * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
+    return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
 def make_optimizer(model, cfg):
@@ -44,11 +59,15 @@ def make_optimizer(model, cfg):
     params = list(model.parameters())
     m = optimizer_meta(cfg)
     if m["type"] == "adam":
-        opt = torch.optim.Adam(params, lr=0.0, betas=(m["beta1"], m["beta2"]), eps=m["eps"], weight_decay=0.0, foreach=False)
+        opt = torch.optim.Adam(
+            params, lr=0.0, betas=(m["beta1"], m["beta2"]), eps=m["eps"], weight_decay=0.0, foreach=False
+        )
         sched = m["schedule"]
         return opt, m, lambda s: noam_lr(s, sched["dModel"], sched["warmup"], sched["factor"])
-    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": m["weightDecay"]},
-              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": m["weightDecay"]},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
     opt = torch.optim.AdamW(groups, lr=m["lr"], betas=(m["beta1"], m["beta2"]), eps=m["eps"], foreach=False)
     return opt, m, lambda s: m["lr"]
 

@@ -132,7 +132,9 @@ async function backendWith(threads: number): Promise<Backend> {
 function describeBackend(backend: Backend): string {
   const fma = (backend as Partial<WasmBackend>).fma;
   if (fma === undefined) return backend.name;
-  return fma ? `${backend.name} (SIMD with fused multiply-add)` : `${backend.name} (SIMD without fused multiply-add: relaxed SIMD unavailable)`;
+  return fma
+    ? `${backend.name} (SIMD with fused multiply-add)`
+    : `${backend.name} (SIMD without fused multiply-add: relaxed SIMD unavailable)`;
 }
 
 function release(backend: Backend): void {
@@ -146,7 +148,12 @@ function steps(name: BenchConfigName, quick: boolean): { warmup: number; timed: 
 }
 
 /** Our training and decoding figures for one config at each thread count. */
-async function measureConfig(name: BenchConfigName, threads: readonly number[], quick: boolean, log: (s: string) => void): Promise<{ result: OurConfigResult; backend: string }> {
+async function measureConfig(
+  name: BenchConfigName,
+  threads: readonly number[],
+  quick: boolean,
+  log: (s: string) => void,
+): Promise<{ result: OurConfigResult; backend: string }> {
   const cfg = benchConfig(name);
   const s = steps(name, quick);
   const train: Record<string, Stats> = {};
@@ -162,13 +169,20 @@ async function measureConfig(name: BenchConfigName, threads: readonly number[], 
     } finally {
       release(backend);
     }
-    log(`ours ${name} ${t} thread(s): ${Math.round(train[t]!.median)} tokens/s, decode ${decode[t]!.median.toFixed(3)} ms/token`);
+    log(
+      `ours ${name} ${t} thread(s): ${Math.round(train[t]!.median)} tokens/s, decode ${decode[t]!.median.toFixed(3)} ms/token`,
+    );
   }
   return { result: { train, decode }, backend: backendName };
 }
 
 /** Our matmul GFLOP/s at each size and thread count, the thread counts taking turns (see measureMatmul). */
-async function measureOurMatmul(threads: readonly number[], sizes: readonly number[], quick: boolean, log: (s: string) => void): Promise<Record<string, Record<string, Stats>>> {
+async function measureOurMatmul(
+  threads: readonly number[],
+  sizes: readonly number[],
+  quick: boolean,
+  log: (s: string) => void,
+): Promise<Record<string, Record<string, Stats>>> {
   const matmul: Record<string, Record<string, Stats>> = {};
   const backends: Backend[] = [];
   try {
@@ -181,7 +195,10 @@ async function measureOurMatmul(threads: readonly number[], sizes: readonly numb
   } finally {
     backends.forEach(release);
   }
-  for (const t of threads) log(`ours matmul ${t} thread(s): ${sizes.map((n) => `${n}: ${matmul[t]![n]!.median.toFixed(1)}`).join(', ')} GFLOP/s`);
+  for (const t of threads)
+    log(
+      `ours matmul ${t} thread(s): ${sizes.map((n) => `${n}: ${matmul[t]![n]!.median.toFixed(1)}`).join(', ')} GFLOP/s`,
+    );
   return matmul;
 }
 
@@ -190,10 +207,20 @@ async function measureOurMatmul(threads: readonly number[], sizes: readonly numb
  * both see the same load on a shared machine. Collects into one TorchResult.
  */
 class TorchSide {
-  private result: { torchVersion: string; blas: string | null; configs: Record<string, TorchResult['configs'][string]>; matmul: TorchResult['matmul'] } | null = null;
+  private result: {
+    torchVersion: string;
+    blas: string | null;
+    configs: Record<string, TorchResult['configs'][string]>;
+    matmul: TorchResult['matmul'];
+  } | null = null;
   private failure: string | null;
 
-  private constructor(private readonly script: string, private readonly threads: readonly number[], private readonly quick: boolean, failure: string | null) {
+  private constructor(
+    private readonly script: string,
+    private readonly threads: readonly number[],
+    private readonly quick: boolean,
+    failure: string | null,
+  ) {
     this.failure = failure;
   }
 
@@ -203,7 +230,8 @@ class TorchSide {
     if (options.pytorch === false) return new TorchSide(script, threads, quick, 'disabled');
     const why = await torchUnavailableReason();
     if (why) return new TorchSide(script, threads, quick, `PyTorch is not available: ${why}`);
-    if (!existsSync(script)) return new TorchSide(script, threads, quick, `the PyTorch benchmark script ${script} does not exist`);
+    if (!existsSync(script))
+      return new TorchSide(script, threads, quick, `the PyTorch benchmark script ${script} does not exist`);
     return new TorchSide(script, threads, quick, null);
   }
 
@@ -239,7 +267,14 @@ function measureEventLoop(workerScript: string, threads: number, seconds: number
       else if (m.type === 'failed') reject(new Error(m.message));
       else {
         histogram.disable();
-        resolve({ config, threads, p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6, meanMs: histogram.mean / 1e6, trainTokensPerS: m.tokensPerS });
+        resolve({
+          config,
+          threads,
+          p99Ms: histogram.percentile(99) / 1e6,
+          maxMs: histogram.max / 1e6,
+          meanMs: histogram.mean / 1e6,
+          trainTokensPerS: m.tokensPerS,
+        });
       }
     });
     worker.on('error', reject);
@@ -249,17 +284,30 @@ function measureEventLoop(workerScript: string, threads: number, seconds: number
   });
 }
 
-function runTfjs(script: string, wasmDir: string, quick: boolean): Promise<{ backend: string; train: Stats } | Skipped> {
+function runTfjs(
+  script: string,
+  wasmDir: string,
+  quick: boolean,
+): Promise<{ backend: string; train: Stats } | Skipped> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [script, wasmDir, quick ? '1' : '2', quick ? '3' : '6'], { timeout: 20 * 60_000 }, (err, stdout) => {
-      try {
-        const r = JSON.parse(String(stdout).trim().split('\n').pop() ?? '') as { backend?: string; train?: Stats; skipped?: string };
-        if (r.backend && r.train) resolve({ backend: r.backend, train: r.train });
-        else resolve({ skipped: r.skipped ?? 'TF.js printed no result' });
-      } catch {
-        resolve({ skipped: `TF.js run failed${err ? `: ${err.message}` : ''}` });
-      }
-    });
+    execFile(
+      process.execPath,
+      [script, wasmDir, quick ? '1' : '2', quick ? '3' : '6'],
+      { timeout: 20 * 60_000 },
+      (err, stdout) => {
+        try {
+          const r = JSON.parse(String(stdout).trim().split('\n').pop() ?? '') as {
+            backend?: string;
+            train?: Stats;
+            skipped?: string;
+          };
+          if (r.backend && r.train) resolve({ backend: r.backend, train: r.train });
+          else resolve({ skipped: r.skipped ?? 'TF.js printed no result' });
+        } catch {
+          resolve({ skipped: `TF.js run failed${err ? `: ${err.message}` : ''}` });
+        }
+      },
+    );
   });
 }
 
@@ -284,7 +332,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
   await torch.run(null, log);
 
   const maxThreads = threads[threads.length - 1] ?? 1;
-  let eventLoop: EventLoopResult | Skipped = { skipped: 'no worker script (run through npm run bench or pass workerScript)' };
+  let eventLoop: EventLoopResult | Skipped = {
+    skipped: 'no worker script (run through npm run bench or pass workerScript)',
+  };
   if (options.workerScript) {
     try {
       eventLoop = await measureEventLoop(options.workerScript, maxThreads, quick ? 2 : 5);
@@ -294,10 +344,16 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
     }
   }
 
-  let tfjs: { backend: string; train: Stats } | Skipped = { skipped: 'no TF.js script (run through npm run bench or pass tfjsScript)' };
+  let tfjs: { backend: string; train: Stats } | Skipped = {
+    skipped: 'no TF.js script (run through npm run bench or pass tfjsScript)',
+  };
   if (options.tfjsScript) {
     log('running TensorFlow.js (wasm backend)…');
-    tfjs = await runTfjs(options.tfjsScript, options.tfjsWasmDir ?? path.resolve('node_modules/@tensorflow/tfjs-backend-wasm/dist'), quick);
+    tfjs = await runTfjs(
+      options.tfjsScript,
+      options.tfjsWasmDir ?? path.resolve('node_modules/@tensorflow/tfjs-backend-wasm/dist'),
+      quick,
+    );
   }
 
   let headScores: readonly ScoresCost[] | Skipped = { skipped: 'disabled' };
@@ -308,7 +364,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
         log(`training ${task} with head scores on and off, taking turns…`);
         const c = await measureScoresCost(task, quick ? 2 : 6, now);
         costs.push(c);
-        log(`head scores ${task}: on ${Math.round(c.on.median)} tokens/s, off ${Math.round(c.off.median)} tokens/s, on/off ${c.ratio.median.toFixed(3)}`);
+        log(
+          `head scores ${task}: on ${Math.round(c.on.median)} tokens/s, off ${Math.round(c.off.median)} tokens/s, on/off ${c.ratio.median.toFixed(3)}`,
+        );
       }
       headScores = costs;
     } catch (e) {
@@ -319,7 +377,13 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
   const engines = await measureAllEngines(options, quick, log);
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   return {
-    machine: { cpu, cores, node: process.versions.node, v8: process.versions.v8, loadAverage: [loadBefore, loadavg()[0] ?? 0] },
+    machine: {
+      cpu,
+      cores,
+      node: process.versions.node,
+      v8: process.versions.v8,
+      loadAverage: [loadBefore, loadavg()[0] ?? 0],
+    },
     backend,
     threads,
     configs: ours,
@@ -333,14 +397,20 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
 }
 
 /** The engines on the same run, per task (benchEngines.ts). */
-async function measureAllEngines(options: BenchOptions, quick: boolean, log: (s: string) => void): Promise<readonly EnginesResult[] | Skipped> {
+async function measureAllEngines(
+  options: BenchOptions,
+  quick: boolean,
+  log: (s: string) => void,
+): Promise<readonly EnginesResult[] | Skipped> {
   if (options.pytorch === false) return { skipped: 'disabled' };
   if (!options.trainerDir) return { skipped: 'no trainer (run through npm run bench or pass trainerDir)' };
   const results: EnginesResult[] = [];
   try {
     for (const task of ['induction', 'reverse'] as const) {
       log(`training the ${task} run on each engine…`);
-      results.push(await measureEngines(task, quick ? 30 : 120, options.python ?? TORCH_PYTHON, options.trainerDir, log));
+      results.push(
+        await measureEngines(task, quick ? 30 : 120, options.python ?? TORCH_PYTHON, options.trainerDir, log),
+      );
     }
   } catch (e) {
     return { skipped: e instanceof Error ? e.message : String(e) };

@@ -35,13 +35,37 @@ export interface BenchConfig {
 export function benchConfig(name: BenchConfigName): BenchConfig {
   switch (name) {
     case 'tiny-decoder':
-      return { name, model: presetConfig('decoder-only', 'tiny', 256), batch: 32, seq: 64, optimizer: nanoGptOptimizer(5000) };
+      return {
+        name,
+        model: presetConfig('decoder-only', 'tiny', 256),
+        batch: 32,
+        seq: 64,
+        optimizer: nanoGptOptimizer(5000),
+      };
     case 'small-decoder':
-      return { name, model: presetConfig('decoder-only', 'small', 65), batch: 12, seq: 64, optimizer: nanoGptOptimizer(5000) };
+      return {
+        name,
+        model: presetConfig('decoder-only', 'small', 65),
+        batch: 12,
+        seq: 64,
+        optimizer: nanoGptOptimizer(5000),
+      };
     case 'tiny-encdec':
-      return { name, model: presetConfig('encoder-decoder', 'tiny', 256, 256), batch: 32, seq: 64, optimizer: paperOptimizer(64) };
+      return {
+        name,
+        model: presetConfig('encoder-decoder', 'tiny', 256, 256),
+        batch: 32,
+        seq: 64,
+        optimizer: paperOptimizer(64),
+      };
     case 'base-encdec':
-      return { name, model: presetConfig('encoder-decoder', 'base', 5000, 5000), batch: 8, seq: 100, optimizer: paperOptimizer(512) };
+      return {
+        name,
+        model: presetConfig('encoder-decoder', 'base', 5000, 5000),
+        batch: 8,
+        seq: 100,
+        optimizer: paperOptimizer(512),
+      };
   }
 }
 

@@ -72,7 +72,9 @@ async function trainOnce(task: TaskName, steps: number, pytorch: PytorchOptions 
   };
   try {
     const control = new SessionControl();
-    await (pytorch ? runPytorchSession(runDir, spec, false, control, emit, null, null, pytorch) : runSession(NODE_PLATFORM, runDir, spec, false, control, emit));
+    await (pytorch
+      ? runPytorchSession(runDir, spec, false, control, emit, null, null, pytorch)
+      : runSession(NODE_PLATFORM, runDir, spec, false, control, emit));
     if (failure) throw new Error(failure);
     const rates = await blockRates(runDir);
     if (rates.length === 0) throw new Error(`${steps} steps are too few to time (at least ${2 * BLOCK})`);
@@ -86,9 +88,20 @@ async function trainOnce(task: TaskName, steps: number, pytorch: PytorchOptions 
  * Trains `task`'s run for `steps` steps on our engine and on PyTorch (`python`, the trainer in
  * `trainerDir`) on each device it has; one line per finished engine through `log`.
  */
-export async function measureEngines(task: TaskName, steps: number, python: string, trainerDir: string, log: (line: string) => void): Promise<EnginesResult> {
+export async function measureEngines(
+  task: TaskName,
+  steps: number,
+  python: string,
+  trainerDir: string,
+  log: (line: string) => void,
+): Promise<EnginesResult> {
   const env = await probeTorch(python, trainerDir);
-  const devices: Pick<PytorchOptions, 'device' | 'bf16'>[] = [{ device: 'cpu', bf16: false }, ...(env.cuda ? [{ device: 'cuda' as const, bf16: false }, ...(env.bf16 ? [{ device: 'cuda' as const, bf16: true }] : [])] : [])];
+  const devices: Pick<PytorchOptions, 'device' | 'bf16'>[] = [
+    { device: 'cpu', bf16: false },
+    ...(env.cuda
+      ? [{ device: 'cuda' as const, bf16: false }, ...(env.bf16 ? [{ device: 'cuda' as const, bf16: true }] : [])]
+      : []),
+  ];
   const engines: EngineSpeed[] = [];
   for (const d of [null, ...devices]) {
     const r = await trainOnce(task, steps, d ? { python, nproc: 1, accumulate: 1, trainerDir, ...d } : null);

@@ -55,7 +55,14 @@ export interface ImportBenchResult {
   readonly scoreSeconds: number;
   readonly scoredTokens: number;
   /** Peak resident memory (MiB) after generating, importing, and each request. */
-  readonly peakMiB: { readonly generate: number; readonly import: number; readonly attend: number; readonly lens: number; readonly decode: number; readonly score: number };
+  readonly peakMiB: {
+    readonly generate: number;
+    readonly import: number;
+    readonly attend: number;
+    readonly lens: number;
+    readonly decode: number;
+    readonly score: number;
+  };
 }
 
 const peakMiB = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
@@ -90,13 +97,20 @@ function inProcessWorker(): (msg: Request) => Promise<ModelWorkerToHost> {
 }
 
 /** The answer `reply` when it is of `type` (the service answers each request with one). */
-function as<T extends ModelWorkerToHost['type']>(reply: ModelWorkerToHost, type: T): Extract<ModelWorkerToHost, { type: T }> {
+function as<T extends ModelWorkerToHost['type']>(
+  reply: ModelWorkerToHost,
+  type: T,
+): Extract<ModelWorkerToHost, { type: T }> {
   if (reply.type !== type) throw new Error(`expected ${type}, got ${reply.type}`);
   return reply as Extract<ModelWorkerToHost, { type: T }>;
 }
 
 /** Runs the import bench at `sizes` in a temporary folder it removes; `textTokens` is the length of the text asked about. */
-export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProgress: (line: string) => void = () => undefined, textTokens = 1000): Promise<ImportBenchResult> {
+export async function runImportBench(
+  sizes: RandomGpt2Sizes = GPT2_SMALL,
+  onProgress: (line: string) => void = () => undefined,
+  textTokens = 1000,
+): Promise<ImportBenchResult> {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-bench-'));
   try {
     let t = performance.now();
@@ -106,7 +120,9 @@ export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProg
       t = now;
       return s;
     };
-    onProgress(`import bench: writing a random GPT-2 layout model (${sizes.nLayer} layers, d ${sizes.nEmbd}, vocab ${256 + sizes.merges + 1}) …`);
+    onProgress(
+      `import bench: writing a random GPT-2 layout model (${sizes.nLayer} layers, d ${sizes.nEmbd}, vocab ${256 + sizes.merges + 1}) …`,
+    );
     const src = path.join(root, 'gpt2');
     const gen = writeRandomGpt2(src, sizes);
     const generateSeconds = lap();
@@ -122,31 +138,67 @@ export async function runImportBench(sizes: RandomGpt2Sizes = GPT2_SMALL, onProg
     onProgress(`import bench: Attention and Heads on a ${n}-token text (opens the model, measures its heads once) …`);
     const cpu0 = process.cpuUsage();
     const { snapshot } = as(await ask({ type: 'model/attend', runDir, text }), 'model/didAttend');
-    const layer = as(await ask({ type: 'model/attendLayer', runDir, text, stack: 'decoder.self', layer: 0 }), 'model/didAttendLayer');
+    const layer = as(
+      await ask({ type: 'model/attendLayer', runDir, text, stack: 'decoder.self', layer: 0 }),
+      'model/didAttendLayer',
+    );
     const attendSeconds = lap();
     // CPU time of every thread of the process: what the attention costs whatever else shares the machine.
     const used = process.cpuUsage(cpu0);
     const attendCpuSeconds = (used.user + used.system) / 1e6;
     const p2 = peakMiB();
     onProgress('import bench: the logit lens of the text …');
-    const lens = as(await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }), 'model/didLens');
+    const lens = as(
+      await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }),
+      'model/didLens',
+    );
     const lensSeconds = lap();
     const p3 = peakMiB();
     onProgress('import bench: decoding 20 tokens …');
-    const decoded = as(await ask({ type: 'model/decode', runDir, params: { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 20, seed: 1 } }), 'model/didDecode');
+    const decoded = as(
+      await ask({
+        type: 'model/decode',
+        runDir,
+        params: {
+          input: 'ab',
+          strategy: 'greedy',
+          beam: 1,
+          lengthPenalty: 0,
+          temperature: 1,
+          topK: 0,
+          topP: 1,
+          maxTokens: 20,
+          seed: 1,
+        },
+      }),
+      'model/didDecode',
+    );
     const decodeSeconds = lap();
     const p4 = peakMiB();
     onProgress('import bench: scoring the text …');
     const scored = as(await ask({ type: 'model/score', runDir, source: null, text }), 'model/didScore');
     const scoreSeconds = lap();
-    const bytes = (maps: readonly { data: { byteLength: number } }[]): number => maps.reduce((a, m) => a + m.data.byteLength, 0);
+    const bytes = (maps: readonly { data: { byteLength: number } }[]): number =>
+      maps.reduce((a, m) => a + m.data.byteLength, 0);
     return {
-      params: gen.params, fileBytes: gen.bytes, generateSeconds, importSeconds, textTokens: n,
-      attentionTokens: snapshot.tgtTokens.length, attentionShape: [...layer.map.shape], attendSeconds, attendCpuSeconds,
-      layerBytes: layer.map.data.byteLength, overviewBytes: bytes(snapshot.maps), heads: snapshot.headScores?.length ?? 0,
-      lensSeconds, lensPositions: lens.output.tokens.length,
-      decodeTokens: decoded.output.ids.length, msPerToken: (1000 * decodeSeconds) / Math.max(1, decoded.output.ids.length),
-      scoreSeconds, scoredTokens: scored.output.logprobs.length,
+      params: gen.params,
+      fileBytes: gen.bytes,
+      generateSeconds,
+      importSeconds,
+      textTokens: n,
+      attentionTokens: snapshot.tgtTokens.length,
+      attentionShape: [...layer.map.shape],
+      attendSeconds,
+      attendCpuSeconds,
+      layerBytes: layer.map.data.byteLength,
+      overviewBytes: bytes(snapshot.maps),
+      heads: snapshot.headScores?.length ?? 0,
+      lensSeconds,
+      lensPositions: lens.output.tokens.length,
+      decodeTokens: decoded.output.ids.length,
+      msPerToken: (1000 * decodeSeconds) / Math.max(1, decoded.output.ids.length),
+      scoreSeconds,
+      scoredTokens: scored.output.logprobs.length,
       peakMiB: { generate: p0, import: p1, attend: p2, lens: p3, decode: p4, score: peakMiB() },
     };
   } finally {

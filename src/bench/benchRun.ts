@@ -37,7 +37,10 @@ export function summarize(samples: readonly number[]): Stats {
 
 /** A model of `cfg` on `backend`, initialized from a fixed seed, with its trainer. */
 export function benchTrainer(cfg: BenchConfig, backend: Backend): Trainer {
-  const shape = cfg.model.kind === 'encoder-decoder' ? { maxBatch: cfg.batch, maxLen: cfg.seq, maxSrcLen: cfg.seq } : { maxBatch: cfg.batch, maxLen: cfg.seq };
+  const shape =
+    cfg.model.kind === 'encoder-decoder'
+      ? { maxBatch: cfg.batch, maxLen: cfg.seq, maxSrcLen: cfg.seq }
+      : { maxBatch: cfg.batch, maxLen: cfg.seq };
   const model = new Transformer(cfg.model, shape).bind(backend);
   model.initialize(new Rng(1));
   const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), cfg.optimizer);
@@ -48,7 +51,14 @@ export function benchTrainer(cfg: BenchConfig, backend: Backend): Trainer {
  * Training tokens/s per timed step, after at least `warmup` untimed steps and `warmupMs` of
  * them (the JIT must reach optimized code in every thread's instance).
  */
-export function measureTraining(trainer: Trainer, cfg: BenchConfig, warmup: number, steps: number, now: () => number, warmupMs = 0): Stats {
+export function measureTraining(
+  trainer: Trainer,
+  cfg: BenchConfig,
+  warmup: number,
+  steps: number,
+  now: () => number,
+  warmupMs = 0,
+): Stats {
   const batch = randomBatch(cfg, new Rng(3));
   const warmUntil = now() + warmupMs;
   for (let i = 0; i < warmup || now() < warmUntil; i++) trainer.step(batch);
@@ -62,13 +72,22 @@ export function measureTraining(trainer: Trainer, cfg: BenchConfig, warmup: numb
 }
 
 /** Milliseconds per generated token of greedy decoding with the key/value cache at batch 1. */
-export function measureDecode(trainer: Trainer, cfg: BenchConfig, backend: Backend, repeats: number, now: () => number): Stats {
+export function measureDecode(
+  trainer: Trainer,
+  cfg: BenchConfig,
+  backend: Backend,
+  repeats: number,
+  now: () => number,
+): Stats {
   const model = trainer.model;
   const rng = new Rng(4);
   const tokens = cfg.seq - 1;
   const perToken: number[] = [];
   for (let r = 0; r < repeats + 2; r++) {
-    const src = cfg.model.kind === 'encoder-decoder' ? Int32Array.from({ length: cfg.seq }, () => 4 + rng.int(cfg.model.srcVocabSize - 4)) : null;
+    const src =
+      cfg.model.kind === 'encoder-decoder'
+        ? Int32Array.from({ length: cfg.seq }, () => 4 + rng.int(cfg.model.srcVocabSize - 4))
+        : null;
     const t0 = now();
     const stepper = createStepper(model, backend, { maxRows: 1, ...(src ? { src } : {}) });
     const out = greedyDecode(stepper, Int32Array.of(1), { maxTokens: tokens, eos: -1 });

@@ -117,7 +117,12 @@ class Side {
  * Tokens/s of `task` with head scores on and off, `rounds` counted blocks each (plus one
  * warm-up block), taking turns.
  */
-export async function measureScoresCost(task: TaskName, rounds: number, now: () => number, spec: TrainSpec = benchTaskSpec(task)): Promise<ScoresCost> {
+export async function measureScoresCost(
+  task: TaskName,
+  rounds: number,
+  now: () => number,
+  spec: TrainSpec = benchTaskSpec(task),
+): Promise<ScoresCost> {
   const every = spec.training.snapshotEvery;
   const stopAt = (rounds + 1) * every;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-scores-'));
@@ -143,7 +148,13 @@ export async function measureScoresCost(task: TaskName, rounds: number, now: () 
   const snapOff = summarize(off.snapshotMs);
   const block = summarize([...on.blockMs, ...off.blockMs]);
   return {
-    task, snapshotEvery: every, rounds, on: summarize(on.rates), off: summarize(off.rates), ratio: summarize(ratios),
-    snapshotMs: { on: snapOn, off: snapOff }, overhead: (snapOn.median - snapOff.median) / block.median,
+    task,
+    snapshotEvery: every,
+    rounds,
+    on: summarize(on.rates),
+    off: summarize(off.rates),
+    ratio: summarize(ratios),
+    snapshotMs: { on: snapOn, off: snapOff },
+    overhead: (snapOn.median - snapOff.median) / block.median,
   };
 }

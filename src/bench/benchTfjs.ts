@@ -29,7 +29,13 @@ type Tensor = tf.Tensor;
 type Variable = tf.Variable;
 
 /** tiny-decoder's sizes (benchConfigs.ts). */
-const V = 256, C = 64, H = 4, L = 2, F = 256, T = 64, B = 32;
+const V = 256,
+  C = 64,
+  H = 4,
+  L = 2,
+  F = 256,
+  T = 64,
+  B = 32;
 
 /** Starts tfjs's wasm backend, loading its .wasm files from `wasmDir`; returns why not on failure. */
 async function startWasm(wasmDir: string): Promise<string | null> {
@@ -42,7 +48,10 @@ async function startWasm(wasmDir: string): Promise<string | null> {
 interface Params {
   readonly wte: Variable;
   readonly wpe: Variable;
-  readonly blocks: readonly Record<'g1' | 'b1' | 'wqkv' | 'bqkv' | 'wo' | 'bo' | 'g2' | 'b2' | 'wfc' | 'bfc' | 'wproj' | 'bproj', Variable>[];
+  readonly blocks: readonly Record<
+    'g1' | 'b1' | 'wqkv' | 'bqkv' | 'wo' | 'bo' | 'g2' | 'b2' | 'wfc' | 'bfc' | 'wproj' | 'bproj',
+    Variable
+  >[];
   readonly gf: Variable;
   readonly bf: Variable;
 }
@@ -51,8 +60,18 @@ function initParams(): Params {
   const n = (shape: number[], std = 0.02): Variable => tf.variable(tf.randomNormal(shape, 0, std, 'float32', 7));
   const k = (shape: number[], v: number): Variable => tf.variable(tf.fill(shape, v));
   const blocks = Array.from({ length: L }, () => ({
-    g1: k([C], 1), b1: k([C], 0), wqkv: n([C, 3 * C]), bqkv: k([3 * C], 0), wo: n([C, C], 0.02 / Math.sqrt(2 * L)), bo: k([C], 0),
-    g2: k([C], 1), b2: k([C], 0), wfc: n([C, F]), bfc: k([F], 0), wproj: n([F, C], 0.02 / Math.sqrt(2 * L)), bproj: k([C], 0),
+    g1: k([C], 1),
+    b1: k([C], 0),
+    wqkv: n([C, 3 * C]),
+    bqkv: k([3 * C], 0),
+    wo: n([C, C], 0.02 / Math.sqrt(2 * L)),
+    bo: k([C], 0),
+    g2: k([C], 1),
+    b2: k([C], 0),
+    wfc: n([C, F]),
+    bfc: k([F], 0),
+    wproj: n([F, C], 0.02 / Math.sqrt(2 * L)),
+    bproj: k([C], 0),
   }));
   return { wte: n([V, C]), wpe: n([T, C]), blocks, gf: k([C], 1), bf: k([C], 0) };
 }
@@ -85,14 +104,22 @@ function loss(p: Params, idx: Tensor, targets: Tensor, causalBias: Tensor): tf.S
 }
 
 /** tfjs wasm training tokens/s on tiny-decoder (wasm files from `wasmDir`), or the reason it could not run. */
-export async function measureTfjsTraining(wasmDir: string, warmup: number, steps: number, now: () => number): Promise<{ backend: string; train: Stats } | string> {
+export async function measureTfjsTraining(
+  wasmDir: string,
+  warmup: number,
+  steps: number,
+  now: () => number,
+): Promise<{ backend: string; train: Stats } | string> {
   const failed = await startWasm(wasmDir);
   if (failed !== null) return failed;
   const params = initParams();
   const rand = (): Tensor => tf.randomUniform([B * T], 4, V, 'int32', 3);
   const idx = rand();
   const targets = rand();
-  const causalBias = tf.tensor2d(Array.from({ length: T * T }, (_, i) => (i % T <= Math.floor(i / T) ? 0 : -1e9)), [T, T]);
+  const causalBias = tf.tensor2d(
+    Array.from({ length: T * T }, (_, i) => (i % T <= Math.floor(i / T) ? 0 : -1e9)),
+    [T, T],
+  );
   const opt = tf.train.adam(1e-3, 0.9, 0.99, 1e-8);
   const rates: number[] = [];
   for (let i = 0; i < warmup + steps; i++) {

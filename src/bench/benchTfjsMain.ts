@@ -17,6 +17,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  process.stdout.write(`${JSON.stringify({ skipped: `tfjs failed: ${e instanceof Error ? e.message : String(e)}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ skipped: `tfjs failed: ${e instanceof Error ? e.message : String(e)}` })}\n`,
+  );
   process.exitCode = 1;
 });

@@ -29,10 +29,18 @@ export interface TorchResult {
   readonly matmul: Readonly<Record<string, Readonly<Record<string, Stats>>>>;
 }
 
-function run(file: string, args: readonly string[], timeoutMs: number): Promise<{ code: number; stdout: string; stderr: string }> {
+function run(
+  file: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(file, [...args], { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === 'number'
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -67,10 +75,14 @@ export function parseTorchResult(text: string): TorchResult {
   if (typeof raw.torch_version !== 'string') throw new Error('bench.py output lacks torch_version');
   const configs: Record<string, TorchConfigResult> = {};
   for (const [name, c] of Object.entries((raw.configs ?? {}) as Record<string, Record<string, unknown>>)) {
-    configs[name] = { train: statsTable(c.train_tokens_per_s, `${name}.train_tokens_per_s`), decode: statsTable(c.decode_ms_per_token, `${name}.decode_ms_per_token`) };
+    configs[name] = {
+      train: statsTable(c.train_tokens_per_s, `${name}.train_tokens_per_s`),
+      decode: statsTable(c.decode_ms_per_token, `${name}.decode_ms_per_token`),
+    };
   }
   const matmul: Record<string, Record<string, Stats>> = {};
-  for (const [threads, sizes] of Object.entries((raw.matmul_gflops ?? {}) as Record<string, unknown>)) matmul[threads] = statsTable(sizes, `matmul_gflops.${threads}`);
+  for (const [threads, sizes] of Object.entries((raw.matmul_gflops ?? {}) as Record<string, unknown>))
+    matmul[threads] = statsTable(sizes, `matmul_gflops.${threads}`);
   return { torchVersion: raw.torch_version, blas: typeof raw.blas === 'string' ? raw.blas : null, configs, matmul };
 }
 
@@ -79,12 +91,19 @@ export function parseTorchResult(text: string): TorchResult {
  * its matmul part; throws with its stderr if it fails.
  */
 export async function runTorchBench(
-  script: string, configs: readonly string[], threads: readonly number[], quick: boolean, matmul: boolean,
+  script: string,
+  configs: readonly string[],
+  threads: readonly number[],
+  quick: boolean,
+  matmul: boolean,
 ): Promise<TorchResult> {
   const args = [script, '--configs', configs.length > 0 ? configs.join(',') : 'none', '--threads', threads.join(',')];
   if (quick) args.push('--quick');
   if (!matmul) args.push('--no-matmul');
   const r = await run(TORCH_PYTHON, args, 30 * 60_000);
-  if (r.code !== 0) throw new Error(`${TORCH_PYTHON} ${script} failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  if (r.code !== 0)
+    throw new Error(
+      `${TORCH_PYTHON} ${script} failed (exit ${r.code}): ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`,
+    );
   return parseTorchResult(r.stdout);
 }

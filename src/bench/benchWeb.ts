@@ -73,7 +73,13 @@ async function trainOnNode(o: WebBenchOptions, helpers: number): Promise<WorkerT
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-bench-web-'));
   try {
     const worker = new TrainingWorker(startNodeWorker(o.nodeWorker, 'training worker'));
-    return await trainInWorker(worker, NODE_FS, path.join(dir, 'run'), trainSpecOf({ kind: 'task', task: o.task }, { steps: o.steps }), helpers);
+    return await trainInWorker(
+      worker,
+      NODE_FS,
+      path.join(dir, 'run'),
+      trainSpecOf({ kind: 'task', task: o.task }, { steps: o.steps }),
+      helpers,
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -84,10 +90,15 @@ async function trainOnWeb(browser: Browser, o: WebBenchOptions, isolated: boolea
   const page = await browser.newPage();
   try {
     const html = `<!DOCTYPE html><html><body><script>${o.pageScript}</script></body></html>`;
-    await page.route(`${ORIGIN}/**`, (r) => r.fulfill({ status: 200, contentType: 'text/html', headers: isolated ? ISOLATION : {}, body: html }));
+    await page.route(`${ORIGIN}/**`, (r) =>
+      r.fulfill({ status: 200, contentType: 'text/html', headers: isolated ? ISOLATION : {}, body: html }),
+    );
     await page.goto(`${ORIGIN}/`);
     return await page.evaluate(
-      ([source, task, h, steps]) => (globalThis as unknown as { trainInPage: (s: string, t: string, h: number, n: number) => Promise<PageRun> }).trainInPage(source, task, h, steps),
+      ([source, task, h, steps]) =>
+        (
+          globalThis as unknown as { trainInPage: (s: string, t: string, h: number, n: number) => Promise<PageRun> }
+        ).trainInPage(source, task, h, steps),
       [o.webWorkerSource, o.task, helpers, o.steps] as const,
     );
   } finally {
@@ -107,7 +118,15 @@ export async function runWebBench(o: WebBenchOptions): Promise<WebBenchResult> {
   const browser = await chromium.launch({
     executablePath: o.chromium,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const runs: WebBenchRun[] = [];
   const add = (r: WebBenchRun): void => {
@@ -124,7 +143,12 @@ export async function runWebBench(o: WebBenchOptions): Promise<WebBenchResult> {
     return {
       task: o.task,
       steps: o.steps,
-      machine: { cpu: os.cpus()[0]?.model ?? 'unknown CPU', cores: os.availableParallelism(), node: process.versions.node, chromium: browser.version() },
+      machine: {
+        cpu: os.cpus()[0]?.model ?? 'unknown CPU',
+        cores: os.availableParallelism(),
+        node: process.versions.node,
+        chromium: browser.version(),
+      },
       runs,
     };
   } finally {
@@ -148,7 +172,10 @@ export function formatWebBench(r: WebBenchResult): string {
   ];
   for (const x of r.runs) {
     const node = r.runs.find((n) => n.where === 'node' && n.round === x.round && n.helpers === x.helpers);
-    const ratio = x.where !== 'node' && node && node.run.tokensPerSec > 0 ? `${(x.run.tokensPerSec / node.run.tokensPerSec).toFixed(2)}×` : '';
+    const ratio =
+      x.where !== 'node' && node && node.run.tokensPerSec > 0
+        ? `${(x.run.tokensPerSec / node.run.tokensPerSec).toFixed(2)}×`
+        : '';
     const w = x.run.windows;
     const windows = w ? `${formatCount(w.median)} (${formatCount(w.min)}–${formatCount(w.max)})` : '—';
     const failed = x.run.outcome.kind === 'failed' ? `  failed: ${x.run.outcome.error.message}` : '';

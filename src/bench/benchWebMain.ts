@@ -31,7 +31,8 @@ async function main(): Promise<void> {
   const task = option(argv, '--task', 'reverse') as TaskName;
   if (!TASK_NAMES.includes(task)) throw new Error(`--task ${task}: use one of ${TASK_NAMES.join(', ')}`);
   const chromium = option(argv, '--chromium', process.env.CHROMIUM ?? '/usr/bin/chromium');
-  if (!fs.existsSync(chromium)) throw new Error(`${chromium} is missing: apt-get install -y chromium, or name one with --chromium`);
+  if (!fs.existsSync(chromium))
+    throw new Error(`${chromium} is missing: apt-get install -y chromium, or name one with --chromium`);
   const r = await runWebBench({
     task,
     steps: count(argv, '--steps', '500'),

@@ -61,7 +61,10 @@ async function main(): Promise<void> {
     const tokensPerS = tokens / ((performance.now() - t0) / 1000);
     port.postMessage({ type: 'done', steps, tokensPerS } satisfies BenchWorkerMessage);
   } catch (e) {
-    port.postMessage({ type: 'failed', message: e instanceof Error ? e.message : String(e) } satisfies BenchWorkerMessage);
+    port.postMessage({
+      type: 'failed',
+      message: e instanceof Error ? e.message : String(e),
+    } satisfies BenchWorkerMessage);
   } finally {
     wasm?.dispose();
   }

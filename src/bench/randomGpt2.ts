@@ -43,7 +43,11 @@ function mergePairs(n: number): [number, number][] {
 }
 
 /** Writes the model and its tokenizer files into `dir` (created); returns the model file and its parameter count. */
-export function writeRandomGpt2(dir: string, sizes: RandomGpt2Sizes = GPT2_SMALL, seed = 124): { file: string; params: number; bytes: number } {
+export function writeRandomGpt2(
+  dir: string,
+  sizes: RandomGpt2Sizes = GPT2_SMALL,
+  seed = 124,
+): { file: string; params: number; bytes: number } {
   fs.mkdirSync(dir, { recursive: true });
   const { nLayer: L, nEmbd: C, nHead: H, nPositions: P } = sizes;
   const V = 256 + sizes.merges + 1;
@@ -54,13 +58,19 @@ export function writeRandomGpt2(dir: string, sizes: RandomGpt2Sizes = GPT2_SMALL
   for (let i = 0; i < L; i++) {
     const h = `h.${i}.`;
     tensors.push(
-      { name: `${h}ln_1.weight`, shape: [C], init: 'one' }, { name: `${h}ln_1.bias`, shape: [C], init: 'zero' },
+      { name: `${h}ln_1.weight`, shape: [C], init: 'one' },
+      { name: `${h}ln_1.bias`, shape: [C], init: 'zero' },
       { name: `${h}attn.bias`, shape: [1, 1, P, P], init: 'mask' },
-      { name: `${h}attn.c_attn.weight`, shape: [C, 3 * C], init: 'normal' }, { name: `${h}attn.c_attn.bias`, shape: [3 * C], init: 'zero' },
-      { name: `${h}attn.c_proj.weight`, shape: [C, C], init: 'normal' }, { name: `${h}attn.c_proj.bias`, shape: [C], init: 'zero' },
-      { name: `${h}ln_2.weight`, shape: [C], init: 'one' }, { name: `${h}ln_2.bias`, shape: [C], init: 'zero' },
-      { name: `${h}mlp.c_fc.weight`, shape: [C, 4 * C], init: 'normal' }, { name: `${h}mlp.c_fc.bias`, shape: [4 * C], init: 'zero' },
-      { name: `${h}mlp.c_proj.weight`, shape: [4 * C, C], init: 'normal' }, { name: `${h}mlp.c_proj.bias`, shape: [C], init: 'zero' },
+      { name: `${h}attn.c_attn.weight`, shape: [C, 3 * C], init: 'normal' },
+      { name: `${h}attn.c_attn.bias`, shape: [3 * C], init: 'zero' },
+      { name: `${h}attn.c_proj.weight`, shape: [C, C], init: 'normal' },
+      { name: `${h}attn.c_proj.bias`, shape: [C], init: 'zero' },
+      { name: `${h}ln_2.weight`, shape: [C], init: 'one' },
+      { name: `${h}ln_2.bias`, shape: [C], init: 'zero' },
+      { name: `${h}mlp.c_fc.weight`, shape: [C, 4 * C], init: 'normal' },
+      { name: `${h}mlp.c_fc.bias`, shape: [4 * C], init: 'zero' },
+      { name: `${h}mlp.c_proj.weight`, shape: [4 * C, C], init: 'normal' },
+      { name: `${h}mlp.c_proj.bias`, shape: [C], init: 'zero' },
     );
   }
   tensors.push({ name: 'ln_f.weight', shape: [C], init: 'one' }, { name: 'ln_f.bias', shape: [C], init: 'zero' });
@@ -70,7 +80,9 @@ export function writeRandomGpt2(dir: string, sizes: RandomGpt2Sizes = GPT2_SMALL
   for (const t of tensors) {
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (t.init !== 'mask') params += n;
-    entries.push(`${JSON.stringify(t.name)}:{"dtype":"F32","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${offset + 4 * n}]}`);
+    entries.push(
+      `${JSON.stringify(t.name)}:{"dtype":"F32","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${offset + 4 * n}]}`,
+    );
     offset += 4 * n;
   }
   const json = Buffer.from(`{${entries.join(',')}}`, 'utf8');
@@ -91,7 +103,16 @@ export function writeRandomGpt2(dir: string, sizes: RandomGpt2Sizes = GPT2_SMALL
         const k = Math.min(piece.length, n - done);
         for (let i = 0; i < k; i++) {
           const at = done + i;
-          piece[i] = t.init === 'normal' ? 0.02 * rng.normal() : t.init === 'one' ? 1 : t.init === 'zero' ? 0 : (at % P) <= Math.floor(at / P) % P ? 1 : 0;
+          piece[i] =
+            t.init === 'normal'
+              ? 0.02 * rng.normal()
+              : t.init === 'one'
+                ? 1
+                : t.init === 'zero'
+                  ? 0
+                  : at % P <= Math.floor(at / P) % P
+                    ? 1
+                    : 0;
         }
         fs.writeSync(fd, new Uint8Array(piece.buffer, 0, 4 * k));
       }
@@ -99,7 +120,10 @@ export function writeRandomGpt2(dir: string, sizes: RandomGpt2Sizes = GPT2_SMALL
   } finally {
     fs.closeSync(fd);
   }
-  fs.writeFileSync(path.join(dir, 'config.json'), `${JSON.stringify({ model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: L, n_head: H, activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 }, null, 2)}\n`);
+  fs.writeFileSync(
+    path.join(dir, 'config.json'),
+    `${JSON.stringify({ model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: L, n_head: H, activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 }, null, 2)}\n`,
+  );
   writeTokenizerFiles(dir, sizes.merges);
   return { file, params, bytes: 8 + headerLength + offset };
 }

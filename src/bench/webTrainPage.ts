@@ -30,7 +30,10 @@ async function trainInPage(source: string, task: TaskName, helpers?: number, ste
   const worker = new TrainingWorker(startWebWorker(Promise.resolve(source), fs, 'training worker'));
   const spec = trainSpecOf({ kind: 'task', task }, steps === undefined ? {} : { steps });
   const run = await trainInWorker(worker, fs, runDir, spec, helpers);
-  return { ...run, crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true };
+  return {
+    ...run,
+    crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true,
+  };
 }
 
 (globalThis as unknown as { trainInPage: typeof trainInPage }).trainInPage = trainInPage;

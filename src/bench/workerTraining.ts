@@ -67,7 +67,13 @@ export function warmThroughput(steps: readonly StepMetrics[]): { tokensPerSec: n
  * on `helpers` helper threads (absent: the worker's default), waits for the end, ends the
  * worker, and reads back what {@link WorkerTraining} holds.
  */
-export async function trainInWorker(worker: TrainingWorker, fs: LabFs, runDir: string, spec: TrainSpec, helpers?: number): Promise<WorkerTraining> {
+export async function trainInWorker(
+  worker: TrainingWorker,
+  fs: LabFs,
+  runDir: string,
+  spec: TrainSpec,
+  helpers?: number,
+): Promise<WorkerTraining> {
   const events: WorkerToHost[] = [];
   worker.onMessage((m) => events.push(m));
   await worker.start(runDir, spec, false, null, null, null, helpers);

@@ -50,7 +50,9 @@ export class Flags {
     if (s === undefined) return fallback;
     const n = Number(s);
     if (!Number.isInteger(n) || n < min || n > max) {
-      throw new UsageError(`--${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ` ≥ ${min}`}, got "${s}".`);
+      throw new UsageError(
+        `--${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ` ≥ ${min}`}, got "${s}".`,
+      );
     }
     return n;
   }
@@ -60,7 +62,10 @@ export class Flags {
     const s = this.str(name);
     if (s === undefined) return fallback;
     const n = Number(s);
-    if (s.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new UsageError(`--${name} must be a number${Number.isFinite(min) ? ` ≥ ${min}` : ''}${Number.isFinite(max) ? ` and ≤ ${max}` : ''}, got "${s}".`);
+    if (s.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+      throw new UsageError(
+        `--${name} must be a number${Number.isFinite(min) ? ` ≥ ${min}` : ''}${Number.isFinite(max) ? ` and ≤ ${max}` : ''}, got "${s}".`,
+      );
     return n;
   }
 
@@ -68,7 +73,8 @@ export class Flags {
   choice<T extends string>(name: string, choices: readonly T[], fallback: T): T {
     const s = this.str(name);
     if (s === undefined) return fallback;
-    if (!(choices as readonly string[]).includes(s)) throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${s}".`);
+    if (!(choices as readonly string[]).includes(s))
+      throw new UsageError(`--${name} must be one of ${choices.join(', ')}, got "${s}".`);
     return s as T;
   }
 }
@@ -77,13 +83,23 @@ export class Flags {
 export function parseFlags(command: string, argv: string[], spec: FlagSpec, maxPositionals = 0): Flags {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...spec, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...spec, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (e) {
     const m = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
     throw new UsageError(`${m.replace(/^Unknown option/, 'unknown flag')} (see \`attention-lab ${command} --help\`).`);
   }
   if (parsed.positionals.length > maxPositionals) {
-    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}" for \`${command}\` (see \`attention-lab ${command} --help\`).`);
+    throw new UsageError(
+      `unexpected argument "${parsed.positionals[maxPositionals]}" for \`${command}\` (see \`attention-lab ${command} --help\`).`,
+    );
   }
-  return new Flags(parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>, parsed.positionals);
+  return new Flags(
+    parsed.values as Record<string, string | boolean | (string | boolean)[] | undefined>,
+    parsed.positionals,
+  );
 }

@@ -32,7 +32,15 @@ export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.j
 
 /** `bench`. */
 export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('bench', argv, { configs: { type: 'string' }, threads: { type: 'string' }, quick: { type: 'boolean' }, 'no-pytorch': { type: 'boolean' }, 'no-scores': { type: 'boolean' }, import: { type: 'boolean' }, python: { type: 'string' } });
+  const f = parseFlags('bench', argv, {
+    configs: { type: 'string' },
+    threads: { type: 'string' },
+    quick: { type: 'boolean' },
+    'no-pytorch': { type: 'boolean' },
+    'no-scores': { type: 'boolean' },
+    import: { type: 'boolean' },
+    python: { type: 'string' },
+  });
   if (f.bool('help')) return ctx.help(BENCH_HELP);
   if (f.bool('import')) {
     const r = await runImportBench(GPT2_SMALL, (line) => ctx.err(line));
@@ -41,13 +49,16 @@ export async function benchCommand(argv: string[], ctx: CommandContext): Promise
   }
   const configs: BenchConfigName[] = [];
   for (const c of (f.str('configs') ?? '').split(',').filter(Boolean)) {
-    if (!isBenchConfigName(c)) throw new UsageError(`--configs: unknown config "${c}"; choose from ${BENCH_CONFIG_NAMES.join(', ')}.`);
+    if (!isBenchConfigName(c))
+      throw new UsageError(`--configs: unknown config "${c}"; choose from ${BENCH_CONFIG_NAMES.join(', ')}.`);
     configs.push(c);
   }
   const threads = f.str('threads')?.split(',').map(Number);
-  if (threads?.some((t) => !Number.isInteger(t) || t < 1)) throw new UsageError('--threads takes positive whole numbers, e.g. 1,2.');
+  if (threads?.some((t) => !Number.isInteger(t) || t < 1))
+    throw new UsageError('--threads takes positive whole numbers, e.g. 1,2.');
   const dist = path.dirname(ctx.workerScript);
-  const sibling = (name: string): string | null => (fs.existsSync(path.join(dist, name)) ? path.join(dist, name) : null);
+  const sibling = (name: string): string | null =>
+    fs.existsSync(path.join(dist, name)) ? path.join(dist, name) : null;
   const result = await runBench({
     quick: f.bool('quick'),
     pytorch: !f.bool('no-pytorch'),

@@ -23,31 +23,64 @@ export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --sr
 /** `decode`: flags → the lab's decode (as the playground runs it) → text or JSON. */
 export async function decodeCommand(argv: string[], ctx: CommandContext): Promise<number> {
   const f = parseFlags('decode', argv, {
-    ...RUN_FLAG, prompt: { type: 'string' }, src: { type: 'string' }, strategy: { type: 'string' }, beam: { type: 'string' },
-    'length-penalty': { type: 'string' }, temperature: { type: 'string' }, 'top-k': { type: 'string' }, 'top-p': { type: 'string' },
-    'max-tokens': { type: 'string' }, seed: { type: 'string' }, ...BACKEND_FLAG,
+    ...RUN_FLAG,
+    prompt: { type: 'string' },
+    src: { type: 'string' },
+    strategy: { type: 'string' },
+    beam: { type: 'string' },
+    'length-penalty': { type: 'string' },
+    temperature: { type: 'string' },
+    'top-k': { type: 'string' },
+    'top-p': { type: 'string' },
+    'max-tokens': { type: 'string' },
+    seed: { type: 'string' },
+    ...BACKEND_FLAG,
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
   const maxTokens = f.int('max-tokens', 100, 1, MAX_DECODE_TOKENS); // before the model is loaded
   const strategy = f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy');
   const beam = f.int('beam', 4, 1, 64);
-  const r = await openRunFor(f, ctx, 'decode', (kind) => ({ job: 'decode', input: (kind === 'encoder-decoder' ? f.str('src') ?? f.str('prompt') : f.str('prompt')) ?? '', beam: strategy === 'beam' ? beam : 1 }));
+  const r = await openRunFor(f, ctx, 'decode', (kind) => ({
+    job: 'decode',
+    input: (kind === 'encoder-decoder' ? (f.str('src') ?? f.str('prompt')) : f.str('prompt')) ?? '',
+    beam: strategy === 'beam' ? beam : 1,
+  }));
   const encdec = r.model.config.kind === 'encoder-decoder';
-  const input = encdec ? f.str('src') ?? f.str('prompt') : f.str('prompt');
-  if (input === undefined) throw new UsageError(encdec ? 'This run is an encoder-decoder: pass the source with --src TEXT.' : 'This run is a decoder-only model: pass --prompt TEXT.');
-  if (!encdec && f.has('src')) throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
+  const input = encdec ? (f.str('src') ?? f.str('prompt')) : f.str('prompt');
+  if (input === undefined)
+    throw new UsageError(
+      encdec
+        ? 'This run is an encoder-decoder: pass the source with --src TEXT.'
+        : 'This run is a decoder-only model: pass --prompt TEXT.',
+    );
+  if (!encdec && f.has('src'))
+    throw new UsageError('--src is for encoder-decoder runs; this one is decoder-only, so use --prompt.');
   const params: DecodeParams = {
-    input, strategy, beam, lengthPenalty: f.num('length-penalty', 0.6, 0),
-    temperature: f.num('temperature', 1, 0), topK: f.int('top-k', 0, 0), topP: f.num('top-p', 1, 0, 1), maxTokens,
+    input,
+    strategy,
+    beam,
+    lengthPenalty: f.num('length-penalty', 0.6, 0),
+    temperature: f.num('temperature', 1, 0),
+    topK: f.int('top-k', 0, 0),
+    topP: f.num('top-p', 1, 0, 1),
+    maxTokens,
     seed: f.int('seed', 1, -2147483648, 2147483647),
   };
   const { output: d } = decodeText(r, params);
   if (f.bool('json')) {
-    ctx.out(JSON.stringify({
-      text: d.text, tokens: d.ids, token_text: d.tokens, logprobs: d.logprobs, score: d.score,
-      stop_reason: d.stopReason, strategy: params.strategy, ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
-      ...(d.contextNote !== undefined ? { context_note: d.contextNote } : {}),
-    }));
+    ctx.out(
+      JSON.stringify({
+        text: d.text,
+        tokens: d.ids,
+        token_text: d.tokens,
+        logprobs: d.logprobs,
+        score: d.score,
+        stop_reason: d.stopReason,
+        strategy: params.strategy,
+        ...(params.strategy === 'beam' ? { beams: d.beams } : {}),
+        ...(d.contextNote !== undefined ? { context_note: d.contextNote } : {}),
+      }),
+    );
   } else ctx.out(encdec ? d.text : input + d.text);
   if (d.contextNote !== undefined) ctx.err(d.contextNote); // stderr, so the text on stdout stays clean
   return 0;

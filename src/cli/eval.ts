@@ -8,7 +8,14 @@
  */
 
 import * as path from 'node:path';
-import { formatBitsPerByte, formatBleu, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import {
+  formatBitsPerByte,
+  formatBleu,
+  formatDecoding,
+  formatLoss,
+  formatPercent,
+  formatPerplexity,
+} from '../common/format';
 import type { ValidationEvaluation } from '../lab/evaluation/evaluateValidation';
 import { evaluateValidation } from '../lab/evaluation/evaluateValidation';
 import { NODE_FS } from '../lab/files/nodeFs';
@@ -49,9 +56,18 @@ Decoding and scoring of pairs:
 
 /** The flags of `eval`. */
 const EVAL_FLAGS = {
-  ...RUN_FLAG, 'max-pairs': { type: 'string' }, data: { type: 'string', multiple: true }, pairs: { type: 'string' }, 'max-file-mb': { type: 'string' },
-  'max-total-mb': { type: 'string' }, out: { type: 'string' }, strategy: { type: 'string' }, beam: { type: 'string' }, 'length-penalty': { type: 'string' },
-  'bleu-tokenize': { type: 'string' }, ...BACKEND_FLAG,
+  ...RUN_FLAG,
+  'max-pairs': { type: 'string' },
+  data: { type: 'string', multiple: true },
+  pairs: { type: 'string' },
+  'max-file-mb': { type: 'string' },
+  'max-total-mb': { type: 'string' },
+  out: { type: 'string' },
+  strategy: { type: 'string' },
+  beam: { type: 'string' },
+  'length-penalty': { type: 'string' },
+  'bleu-tokenize': { type: 'string' },
+  ...BACKEND_FLAG,
 } as const;
 
 /** `eval`. */
@@ -60,11 +76,16 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   if (f.bool('help')) return ctx.help(EVAL_HELP);
   const runDir = runDirOf(f, ctx, 'eval');
   if (f.has('data') || f.has('pairs')) return evalFilesCommand(f, ctx, runDir);
-  if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`);
+  if (f.positionals.length)
+    throw new UsageError(
+      `unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`,
+    );
   const out = f.str('out');
   // Printed before the lab records it, so a folder that refuses the record loses no result.
   await evaluateValidation(NODE_FS, runDir, backendOf(f), {
-    maxPairs: f.int('max-pairs', 1000), decoding: decodingOf(f), tokenize: f.has('bleu-tokenize') ? f.choice('bleu-tokenize', BLEU_TOKENIZE, '13a') : null,
+    maxPairs: f.int('max-pairs', 1000),
+    decoding: decodingOf(f),
+    tokenize: f.has('bleu-tokenize') ? f.choice('bleu-tokenize', BLEU_TOKENIZE, '13a') : null,
     ...(out !== undefined ? { hypothesesFile: path.resolve(ctx.cwd, out) } : {}),
     onResult: (r) => printValidation(r, f.bool('json'), ctx),
   });
@@ -76,12 +97,33 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
 function printValidation(r: ValidationEvaluation, json: boolean, ctx: CommandContext): void {
   const t = r.translation;
   if (json) {
-    ctx.out(JSON.stringify({
-      step: r.step, loss: r.loss, ppl: r.ppl, bpb: r.bpb, tokens: r.tokens, bytes: r.bytes,
-      ...(t ? { exact_match: t.exactMatch, bleu: t.bleu, bleu_signature: t.bleuSignature, chrf: t.chrf, chrf_signature: t.chrfSignature, decoding: t.decoding } : {}),
-    }));
+    ctx.out(
+      JSON.stringify({
+        step: r.step,
+        loss: r.loss,
+        ppl: r.ppl,
+        bpb: r.bpb,
+        tokens: r.tokens,
+        bytes: r.bytes,
+        ...(t
+          ? {
+              exact_match: t.exactMatch,
+              bleu: t.bleu,
+              bleu_signature: t.bleuSignature,
+              chrf: t.chrf,
+              chrf_signature: t.chrfSignature,
+              decoding: t.decoding,
+            }
+          : {}),
+      }),
+    );
     return;
   }
-  ctx.out(`step ${r.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}  bits/byte ${formatBitsPerByte(r.bpb)}`);
-  if (t) ctx.out(`exact match ${formatPercent(t.exactMatch)}  BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})  chrF ${formatBleu(t.chrf)}  · ${formatDecoding(t.decoding)} decodes`);
+  ctx.out(
+    `step ${r.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}  bits/byte ${formatBitsPerByte(r.bpb)}`,
+  );
+  if (t)
+    ctx.out(
+      `exact match ${formatPercent(t.exactMatch)}  BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})  chrF ${formatBleu(t.chrf)}  · ${formatDecoding(t.decoding)} decodes`,
+    );
 }

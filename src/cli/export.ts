@@ -27,19 +27,43 @@ export const EXPORT_HELP = `attention-lab export --run DIR --out DIR [--format p
 
 /** `export`: flags → the lab's export folder → the files written, or JSON. */
 export async function exportCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('export', argv, { ...RUN_FLAG, format: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean' }, text: { type: 'string' }, src: { type: 'string' } });
+  const f = parseFlags('export', argv, {
+    ...RUN_FLAG,
+    format: { type: 'string' },
+    out: { type: 'string' },
+    force: { type: 'boolean' },
+    text: { type: 'string' },
+    src: { type: 'string' },
+  });
   if (f.bool('help')) return ctx.help(EXPORT_HELP);
   f.choice('format', ['pytorch'] as const, 'pytorch');
   const out = f.str('out');
-  if (!f.str('run') || !out) throw new UsageError('`export` needs --run DIR and --out DIR (the export goes into DIR/<run name>).');
+  if (!f.str('run') || !out)
+    throw new UsageError('`export` needs --run DIR and --out DIR (the export goes into DIR/<run name>).');
   const r = await openRun(NODE_FS, runDirOf(f, ctx, 'export'), createBackend('reference'));
   const text = f.str('text');
   const source = f.str('src');
-  const res = await exportRun(NODE_FS, r, path.resolve(ctx.cwd, out), { force: f.bool('force'), ...(text !== undefined ? { text } : {}), ...(source !== undefined ? { source } : {}) });
-  if (f.bool('json')) ctx.out(JSON.stringify({ dir: res.dir, files: res.files, tensors: res.tensors, warnings: res.warnings, example: res.example }));
+  const res = await exportRun(NODE_FS, r, path.resolve(ctx.cwd, out), {
+    force: f.bool('force'),
+    ...(text !== undefined ? { text } : {}),
+    ...(source !== undefined ? { source } : {}),
+  });
+  if (f.bool('json'))
+    ctx.out(
+      JSON.stringify({
+        dir: res.dir,
+        files: res.files,
+        tensors: res.tensors,
+        warnings: res.warnings,
+        example: res.example,
+      }),
+    );
   else {
     ctx.out(`Wrote ${res.dir}: ${res.files.map((p) => path.basename(p)).join(', ')} (${res.tensors} tensors)`);
-    if (res.example) ctx.out(`Example: ${res.example.tokens} tokens, total log p ${res.example.logprobSum.toFixed(4)} nats (see README.md)`);
+    if (res.example)
+      ctx.out(
+        `Example: ${res.example.tokens} tokens, total log p ${res.example.logprobSum.toFixed(4)} nats (see README.md)`,
+      );
     for (const w of res.warnings) ctx.err(`note: ${w}`);
   }
   return 0;

@@ -64,11 +64,22 @@ function table(rows: readonly HeadRow[]): string[] {
     const names = first.scores ? Object.keys(first.scores) : [];
     const ablated = some.some((h) => h.deltaLoss !== undefined);
     const w = Math.max(...names.map((n) => n.length), 6);
-    lines.push(['stack'.padEnd(13), 'layer', 'head', ...names.map((n) => n.padStart(w)), ...(ablated ? ['Δloss'.padStart(9)] : [])].join('  '));
+    lines.push(
+      [
+        'stack'.padEnd(13),
+        'layer',
+        'head',
+        ...names.map((n) => n.padStart(w)),
+        ...(ablated ? ['Δloss'.padStart(9)] : []),
+      ].join('  '),
+    );
     for (const h of some) {
       const vals = h.scores ? Object.values(h.scores).map((v: number) => v.toFixed(3).padStart(w)) : [];
-      const delta = h.deltaLoss === undefined ? [] : [`${h.deltaLoss >= 0 ? '+' : ''}${h.deltaLoss.toFixed(4)}`.padStart(9)];
-      lines.push([h.stack.padEnd(13), String(h.layer).padStart(5), String(h.head).padStart(4), ...vals, ...delta].join('  '));
+      const delta =
+        h.deltaLoss === undefined ? [] : [`${h.deltaLoss >= 0 ? '+' : ''}${h.deltaLoss.toFixed(4)}`.padStart(9)];
+      lines.push(
+        [h.stack.padEnd(13), String(h.layer).padStart(5), String(h.head).padStart(4), ...vals, ...delta].join('  '),
+      );
     }
     lines.push('');
   }
@@ -83,11 +94,25 @@ const MEASURED_ON: Readonly<Record<HeadsMeasuredOn, string>> = {
 };
 
 /** The scores to print (see HEADS_HELP), or none with the reason when --ablate may go on without them. */
-async function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate: boolean): Promise<{ s: HeadsAtStep | null; note: string | null }> {
+async function scoresOf(
+  runDir: string,
+  f: Flags,
+  backend: () => Backend,
+  ablate: boolean,
+): Promise<{ s: HeadsAtStep | null; note: string | null }> {
   const text = f.str('text');
-  if (text !== undefined && f.has('step')) throw new UsageError('--text measures the heads now and --step reads a snapshot; pick one.');
-  if (text !== undefined) return { s: headsOfText(await openForRequest(NODE_FS, runDir, backend(), { job: 'attend', text }), text), note: null };
-  if (!f.has('step') && !(await hasSnapshots(NODE_FS, runDir))) return { s: headsOnDiagnostics(await openForRequest(NODE_FS, runDir, backend(), { job: 'diagnostic' })), note: null };
+  if (text !== undefined && f.has('step'))
+    throw new UsageError('--text measures the heads now and --step reads a snapshot; pick one.');
+  if (text !== undefined)
+    return {
+      s: headsOfText(await openForRequest(NODE_FS, runDir, backend(), { job: 'attend', text }), text),
+      note: null,
+    };
+  if (!f.has('step') && !(await hasSnapshots(NODE_FS, runDir)))
+    return {
+      s: headsOnDiagnostics(await openForRequest(NODE_FS, runDir, backend(), { job: 'diagnostic' })),
+      note: null,
+    };
   try {
     return { s: await headsOfRun(NODE_FS, runDir, f.has('step') ? f.int('step', 0, 0) : null), note: null };
   } catch (e) {
@@ -98,7 +123,14 @@ async function scoresOf(runDir: string, f: Flags, backend: () => Backend, ablate
 
 /** Runs `heads`. Returns the exit code. */
 export async function headsCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('heads', argv, { ...RUN_FLAG, step: { type: 'string' }, text: { type: 'string' }, ablate: { type: 'boolean' }, ...BACKEND_FLAG, csv: { type: 'boolean' } });
+  const f = parseFlags('heads', argv, {
+    ...RUN_FLAG,
+    step: { type: 'string' },
+    text: { type: 'string' },
+    ablate: { type: 'boolean' },
+    ...BACKEND_FLAG,
+    csv: { type: 'boolean' },
+  });
   if (f.bool('help')) return ctx.help(HEADS_HELP);
   const runDir = runDirOf(f, ctx, 'heads');
   const ablate = f.bool('ablate');
@@ -109,8 +141,14 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   const theBackend = (): Backend => (backend ??= backendOf(f));
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw
   // them first when the scores come from snapshots (a text is measured on the model now).
-  const drawn = f.str('text') === undefined ? await drawPendingSnapshots(NODE_FS, runDir, () => SnapshotDrawer.open(NODE_FS, runDir, theBackend())) : 0;
-  if (drawn && !json && !csv) ctx.err(`Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`);
+  const drawn =
+    f.str('text') === undefined
+      ? await drawPendingSnapshots(NODE_FS, runDir, () => SnapshotDrawer.open(NODE_FS, runDir, theBackend()))
+      : 0;
+  if (drawn && !json && !csv)
+    ctx.err(
+      `Drew ${drawn} attention ${drawn === 1 ? 'snapshot' : 'snapshots'} from the weights the PyTorch trainer left.`,
+    );
   const { s, note } = await scoresOf(runDir, f, theBackend, ablate);
   const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();
@@ -121,18 +159,26 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   let baseLoss: number | null = null;
   if (ablate) {
     const { run: opened, batches } = await openRunWithValidation(NODE_FS, runDir, theBackend());
-    if (!batches.length) throw new UsageError('This run has no validation batches to measure heads on; retrain it with a validation split.');
+    if (!batches.length)
+      throw new UsageError(
+        'This run has no validation batches to measure heads on; retrain it with a validation split.',
+      );
     if (!json && !csv) ctx.err(`Switching each head off in turn on ${batches.length} validation batches…`);
     const r = headImportance(opened.model, batches);
     baseLoss = r.baseLoss;
     for (const h of r.heads) {
       const k = key({ stack: h.stack, layer: h.layer + 1, head: h.head + 1 });
-      rows.set(k, { ...(rows.get(k) ?? { stack: h.stack, layer: h.layer + 1, head: h.head + 1 }), deltaLoss: h.deltaLoss });
+      rows.set(k, {
+        ...(rows.get(k) ?? { stack: h.stack, layer: h.layer + 1, head: h.head + 1 }),
+        deltaLoss: h.deltaLoss,
+      });
     }
   }
   const heads = [...rows.values()];
   if (json) {
-    ctx.out(JSON.stringify({ step, ...(s ? { measuredOn: s.on } : {}), ...(baseLoss !== null ? { baseLoss } : {}), heads }));
+    ctx.out(
+      JSON.stringify({ step, ...(s ? { measuredOn: s.on } : {}), ...(baseLoss !== null ? { baseLoss } : {}), heads }),
+    );
     return 0;
   }
   if (csv) {
@@ -142,7 +188,9 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   }
   if (note) ctx.err(`No head scores: ${note}`);
   if (s?.truncation) ctx.err(s.truncation);
-  ctx.out(`${s ? `Head scores at step ${s.step} on ${MEASURED_ON[s.on]}` : 'Heads'} (layer and head from 1; entropy in nats)${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`);
+  ctx.out(
+    `${s ? `Head scores at step ${s.step} on ${MEASURED_ON[s.on]}` : 'Heads'} (layer and head from 1; entropy in nats)${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`,
+  );
   for (const line of table(heads)) ctx.out(line);
   return 0;
 }

@@ -34,8 +34,13 @@ Options:
   --json                 print one JSON object`;
 
 const FLAGS = {
-  from: { type: 'string' }, out: { type: 'string' }, heads: { type: 'string' }, tokenizer: { type: 'string' },
-  data: { type: 'string', multiple: true }, steps: { type: 'string' }, lr: { type: 'string' },
+  from: { type: 'string' },
+  out: { type: 'string' },
+  heads: { type: 'string' },
+  tokenizer: { type: 'string' },
+  data: { type: 'string', multiple: true },
+  steps: { type: 'string' },
+  lr: { type: 'string' },
 } as const;
 
 export async function importCommand(argv: string[], ctx: CommandContext): Promise<number> {
@@ -43,16 +48,24 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
   if (f.bool('help')) return ctx.help(IMPORT_HELP);
   const from = f.str('from');
   const out = f.str('out');
-  if (!from || !out) throw new UsageError('`import` needs --from DIR_OR_FILE (a .safetensors checkpoint or its folder) and --out RUN_DIR.');
-  const req: { -readonly [K in keyof ImportRequest]: ImportRequest[K] } = { from: path.resolve(ctx.cwd, from), out: path.resolve(ctx.cwd, out) };
+  if (!from || !out)
+    throw new UsageError(
+      '`import` needs --from DIR_OR_FILE (a .safetensors checkpoint or its folder) and --out RUN_DIR.',
+    );
+  const req: { -readonly [K in keyof ImportRequest]: ImportRequest[K] } = {
+    from: path.resolve(ctx.cwd, from),
+    out: path.resolve(ctx.cwd, out),
+  };
   if (f.has('heads')) req.heads = f.num('heads', 0, 1, 4096);
-  if (f.has('heads') && !Number.isInteger(req.heads)) throw new UsageError(`--heads must be a whole number, got ${f.str('heads')}.`);
+  if (f.has('heads') && !Number.isInteger(req.heads))
+    throw new UsageError(`--heads must be a whole number, got ${f.str('heads')}.`);
   const tokenizer = f.str('tokenizer');
   if (tokenizer) req.tokenizer = path.resolve(ctx.cwd, tokenizer);
   if (f.has('data')) {
     const listed = await listDocumentFiles([...f.list('data'), ...f.positionals], ctx.cwd);
     req.data = { files: listed.files, root: listed.root };
-  } else if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents to fine-tune on with --data GLOB.`);
+  } else if (f.positionals.length)
+    throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents to fine-tune on with --data GLOB.`);
   if (f.has('steps')) req.steps = Math.round(f.num('steps', FINE_TUNE_STEPS, 1, 1e9));
   if (f.has('lr')) req.lr = f.num('lr', FINE_TUNE_LR, 1e-9, 1);
   const json = f.bool('json');
@@ -72,14 +85,35 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
     line.end();
     const seconds = (Date.now() - started) / 1000;
     if (json) {
-      ctx.out(JSON.stringify({ runDir: res.runDir, layout: res.layout, modelFile: res.modelFile, config: res.config, params: res.params, tensors: res.tensors, ignored: res.ignored, tokenizer: res.tokenizer, notes: res.notes, bytesRead: res.bytesRead, seconds }));
+      ctx.out(
+        JSON.stringify({
+          runDir: res.runDir,
+          layout: res.layout,
+          modelFile: res.modelFile,
+          config: res.config,
+          params: res.params,
+          tensors: res.tensors,
+          ignored: res.ignored,
+          tokenizer: res.tokenizer,
+          notes: res.notes,
+          bytesRead: res.bytesRead,
+          seconds,
+        }),
+      );
       return 0;
     }
-    ctx.out(`Imported ${res.layoutText}: ${formatCompact(res.params)} parameters, ${res.tensors} tensors (${formatBytes(res.bytesRead)} in ${seconds.toFixed(1)} s) → ${res.runDir}`);
+    ctx.out(
+      `Imported ${res.layoutText}: ${formatCompact(res.params)} parameters, ${res.tensors} tensors (${formatBytes(res.bytesRead)} in ${seconds.toFixed(1)} s) → ${res.runDir}`,
+    );
     const c = res.config;
-    ctx.out(`  ${c.kind}, ${c.kind === 'decoder-only' ? c.nDecoderLayers : `${c.nEncoderLayers}+${c.nDecoderLayers}`} layers, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, context ${c.maxLen}, ${c.activation}, ${c.tieEmbeddings ? 'tied' : 'untied'} output`);
+    ctx.out(
+      `  ${c.kind}, ${c.kind === 'decoder-only' ? c.nDecoderLayers : `${c.nEncoderLayers}+${c.nDecoderLayers}`} layers, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, context ${c.maxLen}, ${c.activation}, ${c.tieEmbeddings ? 'tied' : 'untied'} output`,
+    );
     ctx.out(`  tokenizer: ${res.tokenizer}`);
-    if (res.ignored.length) ctx.out(`  not used: ${res.ignored.length} tensor(s) (${res.ignored.slice(0, 2).join(', ')}${res.ignored.length > 2 ? ', …' : ''})`);
+    if (res.ignored.length)
+      ctx.out(
+        `  not used: ${res.ignored.length} tensor(s) (${res.ignored.slice(0, 2).join(', ')}${res.ignored.length > 2 ? ', …' : ''})`,
+      );
     for (const n of res.notes) ctx.out(`  ${n}`);
     ctx.out(`Next: attention-lab decode --run ${out} "…", score, lens, heads, report, or train --resume ${out}`);
     return 0;

@@ -28,12 +28,19 @@ function lensInput(f: ReturnType<typeof parseFlags>, kind: 'encoder-decoder' | '
   const src = f.str('src');
   const tgt = f.str('tgt');
   if (kind === 'encoder-decoder') {
-    if (src === undefined) throw new UsageError('This run is an encoder-decoder: pass the source with --src TEXT (and optionally --tgt TEXT).');
-    if (prompt !== undefined) throw new UsageError('--prompt is for decoder-only runs; this one is an encoder-decoder, so use --src (and --tgt).');
+    if (src === undefined)
+      throw new UsageError(
+        'This run is an encoder-decoder: pass the source with --src TEXT (and optionally --tgt TEXT).',
+      );
+    if (prompt !== undefined)
+      throw new UsageError(
+        '--prompt is for decoder-only runs; this one is an encoder-decoder, so use --src (and --tgt).',
+      );
     return tgt === undefined ? { src } : { src, tgt };
   }
   if (prompt === undefined) throw new UsageError('This run is a decoder-only model: pass --prompt TEXT.');
-  if (src !== undefined || tgt !== undefined) throw new UsageError('--src and --tgt are for encoder-decoder runs; this one is decoder-only, so use --prompt.');
+  if (src !== undefined || tgt !== undefined)
+    throw new UsageError('--src and --tgt are for encoder-decoder runs; this one is decoder-only, so use --prompt.');
   return { prompt };
 }
 
@@ -49,12 +56,24 @@ export function lensTable(lens: LensOutput): string[] {
     }
   }
   const widths = (rows[0] ?? []).map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((x, c) => x.padEnd(widths[c] ?? 0)).join('  ').trimEnd());
+  return rows.map((r) =>
+    r
+      .map((x, c) => x.padEnd(widths[c] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
 }
 
 /** `lens`: flags → the lab's logit lens → a grid or JSON. */
 export async function lensCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('lens', argv, { ...RUN_FLAG, prompt: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, 'top-k': { type: 'string' }, ...BACKEND_FLAG });
+  const f = parseFlags('lens', argv, {
+    ...RUN_FLAG,
+    prompt: { type: 'string' },
+    src: { type: 'string' },
+    tgt: { type: 'string' },
+    'top-k': { type: 'string' },
+    ...BACKEND_FLAG,
+  });
   if (f.bool('help')) return ctx.help(LENS_HELP);
   const runDir = runDirOf(f, ctx, 'lens');
   const topK = f.int('top-k', 5, 1, MAX_TOP_K);

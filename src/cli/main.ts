@@ -30,18 +30,41 @@ import { TRAIN_HELP, trainCommand } from './train';
 
 declare const VERSION: string | undefined;
 
-const COMMANDS: Record<string, { run: (argv: string[], ctx: CommandContext) => number | Promise<number>; summary: string; help: string }> = {
+const COMMANDS: Record<
+  string,
+  { run: (argv: string[], ctx: CommandContext) => number | Promise<number>; summary: string; help: string }
+> = {
   train: { run: trainCommand, summary: 'train a model (default: the reverse task) in a run folder', help: TRAIN_HELP },
-  eval: { run: evalCommand, summary: 'loss, perplexity, exact match and BLEU of a run, on its validation set or on test files', help: EVAL_HELP },
+  eval: {
+    run: evalCommand,
+    summary: 'loss, perplexity, exact match and BLEU of a run, on its validation set or on test files',
+    help: EVAL_HELP,
+  },
   decode: { run: decodeCommand, summary: 'generate text: greedy, beam search or sampling', help: DECODE_HELP },
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   lens: { run: lensCommand, summary: 'logit lens: the top next tokens read out after every layer', help: LENS_HELP },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
-  export: { run: exportCommand, summary: 'write a folder for PyTorch: weights (nanoGPT / notebook names), config, tokenizer, README', help: EXPORT_HELP },
-  import: { run: importCommand, summary: 'open a PyTorch .safetensors checkpoint (ours, nanoGPT, GPT-2, notebook) as a run folder', help: IMPORT_HELP },
+  export: {
+    run: exportCommand,
+    summary: 'write a folder for PyTorch: weights (nanoGPT / notebook names), config, tokenizer, README',
+    help: EXPORT_HELP,
+  },
+  import: {
+    run: importCommand,
+    summary: 'open a PyTorch .safetensors checkpoint (ours, nanoGPT, GPT-2, notebook) as a run folder',
+    help: IMPORT_HELP,
+  },
   bench: { run: benchCommand, summary: 'measure speed against PyTorch (and TF.js) in the same run', help: BENCH_HELP },
-  heads: { run: headsCommand, summary: 'what each attention head does: previous-token, induction, alignment … scores; --ablate: Δ loss per head', help: HEADS_HELP },
-  report: { run: reportCommand, summary: 'write the dashboard of a run as one self-contained HTML file', help: REPORT_HELP },
+  heads: {
+    run: headsCommand,
+    summary: 'what each attention head does: previous-token, induction, alignment … scores; --ablate: Δ loss per head',
+    help: HEADS_HELP,
+  },
+  report: {
+    run: reportCommand,
+    summary: 'write the dashboard of a run as one self-contained HTML file',
+    help: REPORT_HELP,
+  },
 };
 
 function usage(): string {

@@ -62,7 +62,10 @@ export class PrepareLine {
 
   update(p: { readonly phase: string; readonly done: number; readonly total: number; readonly message: string }): void {
     const pct = p.total > 0 ? Math.floor((100 * p.done) / p.total) : 0;
-    const text = p.total > 0 ? `${p.message}  ${formatBytes(p.done)} of ${formatBytes(p.total)}  ${formatPercent(p.done / p.total)}` : p.message;
+    const text =
+      p.total > 0
+        ? `${p.message}  ${formatBytes(p.done)} of ${formatBytes(p.total)}  ${formatPercent(p.done / p.total)}`
+        : p.message;
     if (this.out.isTTY) {
       this.out.write(`\r\x1b[2K${text}`);
       this.drawn = true;

@@ -54,7 +54,10 @@ export function spread<T>(items: readonly T[], n: number): T[] {
 
 /** JSON safe inside a <script> element: `<` escaped, so no `</script>` or `<!--` can appear. */
 export function scriptSafeJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function escapeHtml(s: string): string {
@@ -83,22 +86,48 @@ export function reportRunState(state: RunState, maxSnapshots: number | null): Ru
   const snapshots: AttentionSnapshot[] = spread(state.snapshots, keep);
   // The maps of a few snapshots, but the head scores of all: the Heads view loses no step.
   const kept = new Set(snapshots);
-  const headScores = state.snapshots.flatMap((s) => (!kept.has(s) && s.headScores ? [{ step: s.step, heads: s.headScores }] : []));
+  const headScores = state.snapshots.flatMap((s) =>
+    !kept.has(s) && s.headScores ? [{ step: s.step, heads: s.headScores }] : [],
+  );
   // Test files by name only, as the run folder: a shared report does not show the author's folders.
   const evaluations = state.evaluations?.map(({ hypothesesFile, ...e }) => ({
     ...e,
     files: e.files.map((f) => ({ ...f, path: path.basename(f.path) })),
     ...(hypothesesFile !== undefined ? { hypothesesFile: path.basename(hypothesesFile) } : {}),
   }));
-  return { ...state, run: { ...state.run, id: name, runDir: name }, snapshots, ...(headScores.length ? { headScores } : {}), ...(evaluations ? { evaluations } : {}) };
+  return {
+    ...state,
+    run: { ...state.run, id: name, runDir: name },
+    snapshots,
+    ...(headScores.length ? { headScores } : {}),
+    ...(evaluations ? { evaluations } : {}),
+  };
 }
 
 /** The report page for `states`, with the bundle's `script` and `css` inlined under `nonce`. */
-export function buildReportHtml(opts: { states: readonly RunState[]; script: string; css: string; nonce: string; title: string; generatedAt: string }): string {
+export function buildReportHtml(opts: {
+  states: readonly RunState[];
+  script: string;
+  css: string;
+  nonce: string;
+  title: string;
+  generatedAt: string;
+}): string {
   const { nonce } = opts;
-  const messages: HostToWebview[] = [{ type: 'dashboard/didLoadRuns', runs: opts.states, selectedId: opts.states[0]?.run.id ?? null }];
-  const data = scriptSafeJson(encodeArrays({ format: REPORT_FORMAT, version: REPORT_VERSION, generatedAt: opts.generatedAt, messages }));
-  const csp = [`default-src 'none'`, `script-src 'nonce-${nonce}'`, `style-src 'nonce-${nonce}'`, `img-src data: blob:`, `base-uri 'none'`, `form-action 'none'`].join('; ');
+  const messages: HostToWebview[] = [
+    { type: 'dashboard/didLoadRuns', runs: opts.states, selectedId: opts.states[0]?.run.id ?? null },
+  ];
+  const data = scriptSafeJson(
+    encodeArrays({ format: REPORT_FORMAT, version: REPORT_VERSION, generatedAt: opts.generatedAt, messages }),
+  );
+  const csp = [
+    `default-src 'none'`,
+    `script-src 'nonce-${nonce}'`,
+    `style-src 'nonce-${nonce}'`,
+    `img-src data: blob:`,
+    `base-uri 'none'`,
+    `form-action 'none'`,
+  ].join('; ');
   // An inline script or style ends at the first `</script` / `</style`; escape any inside.
   const script = opts.script.replace(/<\/(script)/gi, '<\\/$1');
   const css = opts.css.replace(/<\/(style)/gi, '<\\/$1');
@@ -128,7 +157,9 @@ export function readDashboardBundle(distDir: string): { script: string; css: str
   const js = path.join(distDir, 'webview', 'dashboard.js');
   const css = path.join(distDir, 'webview', 'dashboard.css');
   if (!fs.existsSync(js) || !fs.existsSync(css)) {
-    throw new Error(`The dashboard bundle is missing (${js}); this installation is incomplete — rebuild it with \`npm run build\`.`);
+    throw new Error(
+      `The dashboard bundle is missing (${js}); this installation is incomplete — rebuild it with \`npm run build\`.`,
+    );
   }
   return { script: fs.readFileSync(js, 'utf8'), css: fs.readFileSync(css, 'utf8') };
 }
@@ -142,7 +173,12 @@ async function loadCounted(dir: string, ctx: CommandContext): Promise<RunState> 
 }
 
 /** `report --csv`: the metrics of `runs` as CSV, to `out` or stdout. */
-async function writeMetricsCsv(runs: readonly string[], outFlag: string | undefined, json: boolean, ctx: CommandContext): Promise<number> {
+async function writeMetricsCsv(
+  runs: readonly string[],
+  outFlag: string | undefined,
+  json: boolean,
+  ctx: CommandContext,
+): Promise<number> {
   const states = await Promise.all(runs.map((dir) => loadCounted(dir, ctx)));
   const csv = metricsCsv(states.map((s) => ({ name: s.run.name, steps: s.steps, evals: s.evals })));
   if (outFlag === undefined) {
@@ -161,18 +197,27 @@ async function writeMetricsCsv(runs: readonly string[], outFlag: string | undefi
 
 /** `report`. */
 export async function reportCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('report', argv, { run: { ...RUN_FLAG.run, multiple: true }, out: { type: 'string' }, 'max-snapshots': { type: 'string' }, csv: { type: 'boolean' } });
+  const f = parseFlags('report', argv, {
+    run: { ...RUN_FLAG.run, multiple: true },
+    out: { type: 'string' },
+    'max-snapshots': { type: 'string' },
+    csv: { type: 'boolean' },
+  });
   if (f.bool('help')) return ctx.help(REPORT_HELP);
   const runs = runDirsOf(f, ctx, 'report');
   const maxSnapshots = f.has('max-snapshots') ? f.int('max-snapshots', 40, 1, 10_000) : null;
   if (f.bool('csv')) return writeMetricsCsv(runs, f.str('out'), f.bool('json'), ctx);
   const out = path.resolve(ctx.cwd, f.str('out') ?? path.join(runs[0] as string, 'report.html'));
   // A PyTorch run trained where no lab followed it left its snapshot steps as weights: draw them first.
-  for (const dir of runs) await drawPendingSnapshots(NODE_FS, dir, () => SnapshotDrawer.open(NODE_FS, dir, createBackend('auto')));
-  const states = (await Promise.all(runs.map((dir) => loadCounted(dir, ctx)))).map((s) => reportRunState(s, maxSnapshots));
+  for (const dir of runs)
+    await drawPendingSnapshots(NODE_FS, dir, () => SnapshotDrawer.open(NODE_FS, dir, createBackend('auto')));
+  const states = (await Promise.all(runs.map((dir) => loadCounted(dir, ctx)))).map((s) =>
+    reportRunState(s, maxSnapshots),
+  );
   const names = new Set<string>();
   for (const s of states) {
-    if (names.has(s.run.id)) throw new UsageError(`two runs are both named "${s.run.id}"; pass runs from folders with different names.`);
+    if (names.has(s.run.id))
+      throw new UsageError(`two runs are both named "${s.run.id}"; pass runs from folders with different names.`);
     names.add(s.run.id);
   }
   const bundle = readDashboardBundle(path.dirname(ctx.workerScript));
@@ -188,7 +233,11 @@ export async function reportCommand(argv: string[], ctx: CommandContext): Promis
   writeFileAtomic(out, html);
   const snapshots = states.reduce((n, s) => n + s.snapshots.length, 0);
   const steps = states.reduce((n, s) => n + s.steps.length, 0);
-  if (f.bool('json')) ctx.out(JSON.stringify({ out, bytes: Buffer.byteLength(html), runs: states.length, steps, snapshots }));
-  else ctx.out(`Wrote ${out} (${formatBytes(Buffer.byteLength(html))}: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`);
+  if (f.bool('json'))
+    ctx.out(JSON.stringify({ out, bytes: Buffer.byteLength(html), runs: states.length, steps, snapshots }));
+  else
+    ctx.out(
+      `Wrote ${out} (${formatBytes(Buffer.byteLength(html))}: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`,
+    );
   return 0;
 }

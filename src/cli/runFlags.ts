@@ -61,7 +61,12 @@ export function backendOf(f: Flags): Backend {
  * `request` makes of its model's kind (lab/inference/requestPlan.ts: the rule the editor's
  * model worker plans by too).
  */
-export async function openRunFor(f: Flags, ctx: CommandContext, command: string, request: (kind: ModelKind) => InferenceRequest): Promise<OpenRun> {
+export async function openRunFor(
+  f: Flags,
+  ctx: CommandContext,
+  command: string,
+  request: (kind: ModelKind) => InferenceRequest,
+): Promise<OpenRun> {
   const runDir = runDirOf(f, ctx, command);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
   return openForRequest(NODE_FS, runDir, backendOf(f), request(config.kind));

@@ -15,7 +15,13 @@ import { loadPairsText, loadRunData } from '../lab/training/prepare';
 
 /** One sample line. */
 export type Sample =
-  | { readonly kind: 'pair'; readonly input: string; readonly output: string; readonly expected: string; readonly ok: boolean }
+  | {
+      readonly kind: 'pair';
+      readonly input: string;
+      readonly output: string;
+      readonly expected: string;
+      readonly ok: boolean;
+    }
   | { readonly kind: 'text'; readonly input: string; readonly output: string };
 
 /** Characters of held-out text a continuation starts from. */
@@ -29,7 +35,10 @@ export async function sampleRun(r: OpenRun, n: number): Promise<Sample[]> {
   if (spec.model.kind === 'encoder-decoder') {
     const text = await loadPairsText(NODE_FS, spec);
     return text.valPairs.slice(0, n).map((p) => {
-      const output = r.tok.decode(greedyTarget(r.model, r.tok.specialIds, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen)), { skipSpecial: true });
+      const output = r.tok.decode(
+        greedyTarget(r.model, r.tok.specialIds, r.tok.encode(p.src, { eos: true }).slice(0, r.model.maxSrcLen)),
+        { skipSpecial: true },
+      );
       return { kind: 'pair', input: p.src, output, expected: p.tgt, ok: output === p.tgt };
     });
   }
@@ -54,6 +63,16 @@ function continuation(r: OpenRun, text: string): Sample {
   while (chars.length > 1 && promptLength(chars) > L - 1) chars = chars.slice(0, -1);
   const input = chars.join('');
   const maxTokens = Math.max(1, Math.min(MAX_GENERATED, L - promptLength(chars)));
-  const { output } = decodeText(r, { input, strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens, seed: 1 });
+  const { output } = decodeText(r, {
+    input,
+    strategy: 'greedy',
+    beam: 1,
+    lengthPenalty: 0.6,
+    temperature: 1,
+    topK: 0,
+    topP: 1,
+    maxTokens,
+    seed: 1,
+  });
   return { kind: 'text', input, output: output.text };
 }

@@ -27,14 +27,25 @@ export const SCORE_HELP = `attention-lab score --run DIR (--text TEXT | --src TE
 
 /** `score`: flags → the lab's scoring (as Score Selection runs it) → a table or JSON. */
 export async function scoreCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('score', argv, { ...RUN_FLAG, text: { type: 'string' }, src: { type: 'string' }, tgt: { type: 'string' }, ...BACKEND_FLAG });
+  const f = parseFlags('score', argv, {
+    ...RUN_FLAG,
+    text: { type: 'string' },
+    src: { type: 'string' },
+    tgt: { type: 'string' },
+    ...BACKEND_FLAG,
+  });
   if (f.bool('help')) return ctx.help(SCORE_HELP);
-  const r = await openRunFor(f, ctx, 'score', (kind) => (kind === 'encoder-decoder' ? { job: 'score', text: f.str('tgt') ?? '', source: f.str('src') ?? '' } : { job: 'score', text: f.str('text') ?? '' }));
+  const r = await openRunFor(f, ctx, 'score', (kind) =>
+    kind === 'encoder-decoder'
+      ? { job: 'score', text: f.str('tgt') ?? '', source: f.str('src') ?? '' }
+      : { job: 'score', text: f.str('text') ?? '' },
+  );
   let scored: ScoredText;
   if (r.model.config.kind === 'encoder-decoder') {
     const s = f.str('src');
     const t = f.str('tgt');
-    if (s === undefined || t === undefined) throw new UsageError('This run is an encoder-decoder: pass --src TEXT and --tgt TEXT.');
+    if (s === undefined || t === undefined)
+      throw new UsageError('This run is an encoder-decoder: pass --src TEXT and --tgt TEXT.');
     scored = scoreText(r, s, t);
   } else {
     const text = f.str('text');
@@ -43,15 +54,28 @@ export async function scoreCommand(argv: string[], ctx: CommandContext): Promise
   }
   const { output, ids, src } = scored;
   const { logprobs, truncated } = output;
-  if (truncated > 0) ctx.err(`Scored the first ${MAX_SCORED_TOKENS} tokens; the ${truncated} after them were left out.`);
+  if (truncated > 0)
+    ctx.err(`Scored the first ${MAX_SCORED_TOKENS} tokens; the ${truncated} after them were left out.`);
   if (f.bool('json')) {
     const cut = truncated > 0 ? { truncated } : {};
-    ctx.out(JSON.stringify(src ? { src_ids: Array.from(src), tgt_ids: Array.from(ids), logprobs, ...cut } : { ids: Array.from(ids), logprobs, ...cut }));
+    ctx.out(
+      JSON.stringify(
+        src
+          ? { src_ids: Array.from(src), tgt_ids: Array.from(ids), logprobs, ...cut }
+          : { ids: Array.from(ids), logprobs, ...cut },
+      ),
+    );
   } else {
     ctx.out('token            log p     surprise');
-    logprobs.forEach((lp, i) => ctx.out(`${JSON.stringify(output.tokens[i]).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`));
+    logprobs.forEach((lp, i) =>
+      ctx.out(
+        `${JSON.stringify(output.tokens[i]).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`,
+      ),
+    );
     const total = logprobs.reduce((a, b) => a + b, 0);
-    ctx.out(`total ${total.toFixed(3)} nats · perplexity ${formatPerplexity(Math.exp(-total / Math.max(1, logprobs.length)))}`);
+    ctx.out(
+      `total ${total.toFixed(3)} nats · perplexity ${formatPerplexity(Math.exp(-total / Math.max(1, logprobs.length)))}`,
+    );
   }
   return 0;
 }

@@ -30,13 +30,24 @@ export async function tokenizeCommand(argv: string[], ctx: CommandContext): Prom
   if (text === undefined) throw new UsageError('`tokenize` needs --text TEXT.');
   const ids = tok.encode(text);
   const tokens = tokenLabels(tok, ids);
-  const hex = (id: number): string => Array.from(tok.tokenBytes(id) ?? [], (b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' ');
-  if (f.bool('json')) ctx.out(JSON.stringify({ ids: Array.from(ids), tokens, bytes: Array.from(ids, hex), vocab_size: tok.vocabSize, type: tok.type }));
+  const hex = (id: number): string =>
+    Array.from(tok.tokenBytes(id) ?? [], (b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' ');
+  if (f.bool('json'))
+    ctx.out(
+      JSON.stringify({
+        ids: Array.from(ids),
+        tokens,
+        bytes: Array.from(ids, hex),
+        vocab_size: tok.vocabSize,
+        type: tok.type,
+      }),
+    );
   else {
     ctx.out(`${ids.length} tokens (${tok.type} tokenizer, vocabulary ${tok.vocabSize})`);
     ctx.out(tokens.map((t, i) => `${t}:${ids[i]}`).join(' '));
     const split = tokens.flatMap((t, i) => (isPartialLabel(t) ? [`${t} = ${hex(ids[i] as number)}`] : []));
-    if (split.length) ctx.out(`split characters (… where a character continues in the next or previous token): ${split.join(', ')}`);
+    if (split.length)
+      ctx.out(`split characters (… where a character continues in the next or previous token): ${split.join(', ')}`);
   }
   return 0;
 }

@@ -10,7 +10,14 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { CONFIG_FIELDS } from '../engine/config';
-import { formatBackend, formatBleu, formatCompact, formatLoss, formatPercent, formatPerplexity } from '../common/format';
+import {
+  formatBackend,
+  formatBleu,
+  formatCompact,
+  formatLoss,
+  formatPercent,
+  formatPerplexity,
+} from '../common/format';
 import { errorKind } from '../lab/workers/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
@@ -76,13 +83,31 @@ Training longer (--resume DIR --steps N, N beyond the run's planned steps):
 
 /** The flags of `train` (exported for the tests that parse them as the command does). */
 export const TRAIN_FLAGS = {
-  task: { type: 'string' }, data: { type: 'string', multiple: true }, pairs: { type: 'string' }, resume: { type: 'string' },
-  model: { type: 'string' }, preset: { type: 'string' }, set: { type: 'string', multiple: true }, tokenizer: { type: 'string' },
-  vocab: { type: 'string' }, steps: { type: 'string' }, batch: { type: 'string' }, seq: { type: 'string' },
-  'eval-every': { type: 'string' }, 'checkpoint-every': { type: 'string' }, 'snapshot-every': { type: 'string' },
-  seed: { type: 'string' }, optimizer: { type: 'string' }, lr: { type: 'string' }, warmup: { type: 'string' },
-  backend: { type: 'string' }, out: { type: 'string' }, until: { type: 'string' },
-  'max-file-mb': { type: 'string' }, 'max-total-mb': { type: 'string' }, 'all-files': { type: 'boolean' },
+  task: { type: 'string' },
+  data: { type: 'string', multiple: true },
+  pairs: { type: 'string' },
+  resume: { type: 'string' },
+  model: { type: 'string' },
+  preset: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  tokenizer: { type: 'string' },
+  vocab: { type: 'string' },
+  steps: { type: 'string' },
+  batch: { type: 'string' },
+  seq: { type: 'string' },
+  'eval-every': { type: 'string' },
+  'checkpoint-every': { type: 'string' },
+  'snapshot-every': { type: 'string' },
+  seed: { type: 'string' },
+  optimizer: { type: 'string' },
+  lr: { type: 'string' },
+  warmup: { type: 'string' },
+  backend: { type: 'string' },
+  out: { type: 'string' },
+  until: { type: 'string' },
+  'max-file-mb': { type: 'string' },
+  'max-total-mb': { type: 'string' },
+  'all-files': { type: 'boolean' },
   ...PYTORCH_FLAGS,
 } as const;
 
@@ -92,7 +117,9 @@ const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', ...SESSION_
 /** One line on why flags other than --steps and --until cannot come with --resume. */
 function resumeFlagsProblem(given: readonly string[], name: string, context: number): string {
   const flags = given.map((g) => `--${g}`).join(', ');
-  const seq = given.includes('seq') ? `the context length is fixed by the model (built for ${context} tokens), so ` : '';
+  const seq = given.includes('seq')
+    ? `the context length is fixed by the model (built for ${context} tokens), so `
+    : '';
   return `--resume continues ${name} as it was configured: ${seq}drop ${flags}. Only --steps N (train on to step N) and --until N go with --resume; start a new run to change the model or data.`;
 }
 
@@ -111,41 +138,62 @@ export function parseSets(sets: readonly string[]): Record<string, string> {
 function presetFlag(f: Flags, kind: ModelKind): PresetName {
   const presets: readonly PresetName[] = MODEL_PRESETS[kind];
   const p = f.str('preset') ?? 'tiny';
-  if (!(presets as readonly string[]).includes(p)) throw new UsageError(`--preset must be one of ${presets.join(', ')} for ${kind} models, got "${p}".`);
+  if (!(presets as readonly string[]).includes(p))
+    throw new UsageError(`--preset must be one of ${presets.join(', ')} for ${kind} models, got "${p}".`);
   return p as PresetName;
 }
 
 /** The TrainSpec the flags describe. Paths are made absolute against `cwd`. */
 export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   const sources = ['task', 'data', 'pairs'].filter((k) => f.has(k));
-  if (sources.length > 1) throw new UsageError(`Use one data source, not ${sources.map((s) => `--${s}`).join(' and ')}.`);
+  if (sources.length > 1)
+    throw new UsageError(`Use one data source, not ${sources.map((s) => `--${s}`).join(' and ')}.`);
   let data: TrainSpec['data'];
   let kind: ModelKind = 'encoder-decoder';
   const dataOnly = ['max-file-mb', 'max-total-mb', 'all-files'].filter((k) => f.has(k));
-  if (dataOnly.length && !f.has('data')) throw new UsageError(`${dataOnly.map((k) => `--${k}`).join(' and ')} go with --data (documents).`);
+  if (dataOnly.length && !f.has('data'))
+    throw new UsageError(`${dataOnly.map((k) => `--${k}`).join(' and ')} go with --data (documents).`);
   if (f.has('data')) {
     const patterns = [...f.list('data'), ...f.positionals];
     // Only the file list here: the worker reads, checks and tokenizes them with progress.
     const listed = await listDocumentFiles(patterns, cwd);
-    const mb = (name: string, fallback: number): number => Math.round(f.num(name, fallback / 2 ** 20, 0.001, 2 ** 20) * 2 ** 20);
+    const mb = (name: string, fallback: number): number =>
+      Math.round(f.num(name, fallback / 2 ** 20, 0.001, 2 ** 20) * 2 ** 20);
     data = {
-      kind: 'documents', files: listed.files, root: listed.root,
-      maxFileBytes: mb('max-file-mb', DEFAULT_MAX_FILE_BYTES), maxTotalBytes: mb('max-total-mb', DEFAULT_MAX_TOTAL_BYTES), skipGenerated: !f.bool('all-files'),
+      kind: 'documents',
+      files: listed.files,
+      root: listed.root,
+      maxFileBytes: mb('max-file-mb', DEFAULT_MAX_FILE_BYTES),
+      maxTotalBytes: mb('max-total-mb', DEFAULT_MAX_TOTAL_BYTES),
+      skipGenerated: !f.bool('all-files'),
     };
     kind = 'decoder-only';
   } else if (f.has('pairs')) {
-    if (f.positionals.length > 1) throw new UsageError(`--pairs takes SRC TGT or one FILE; got extra "${f.positionals[1]}".`);
+    if (f.positionals.length > 1)
+      throw new UsageError(`--pairs takes SRC TGT or one FILE; got extra "${f.positionals[1]}".`);
     const src = path.resolve(cwd, f.str('pairs') as string);
     data = { kind: 'pairs', source: src, target: f.positionals[0] ? path.resolve(cwd, f.positionals[0]) : null };
   } else {
-    if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; pass documents with --data GLOB or pairs with --pairs SRC TGT.`);
+    if (f.positionals.length)
+      throw new UsageError(
+        `unexpected argument "${f.positionals[0]}"; pass documents with --data GLOB or pairs with --pairs SRC TGT.`,
+      );
     data = { kind: 'task', task: f.choice<TaskName>('task', TASK_NAMES, 'reverse') };
     kind = TASK_MODEL_KINDS[data.task];
   }
   kind = f.choice('model', MODEL_KINDS, kind);
-  if (data.kind === 'task' && kind !== TASK_MODEL_KINDS[data.task]) throw new UsageError(`Task "${data.task}" trains a ${TASK_MODEL_KINDS[data.task]} model; leave out --model or pass --model ${TASK_MODEL_KINDS[data.task]}.`);
-  if (kind === 'decoder-only' && data.kind === 'pairs') throw new UsageError('A decoder-only model trains on documents (--data) or --task induction; use --model encoder-decoder for pairs.');
-  if (kind === 'encoder-decoder' && data.kind === 'documents') throw new UsageError('An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.');
+  if (data.kind === 'task' && kind !== TASK_MODEL_KINDS[data.task])
+    throw new UsageError(
+      `Task "${data.task}" trains a ${TASK_MODEL_KINDS[data.task]} model; leave out --model or pass --model ${TASK_MODEL_KINDS[data.task]}.`,
+    );
+  if (kind === 'decoder-only' && data.kind === 'pairs')
+    throw new UsageError(
+      'A decoder-only model trains on documents (--data) or --task induction; use --model encoder-decoder for pairs.',
+    );
+  if (kind === 'encoder-decoder' && data.kind === 'documents')
+    throw new UsageError(
+      'An encoder-decoder needs source→target pairs (--pairs or --task); documents train a decoder-only model.',
+    );
   if (data.kind === 'task' && dataDefaults(data).ownTokenizer && f.str('tokenizer') === 'bpe') {
     throw new UsageError(`Task "${data.task}" uses its own character tokenizer (its letters); leave out --tokenizer.`);
   }
@@ -198,7 +246,9 @@ async function releaseLock(ctx: CommandContext, lock: RunLock): Promise<void> {
   try {
     await lock.release();
   } catch (e) {
-    ctx.err(`attention-lab: could not remove ${path.join(lock.runDir, LOCK_FILE)} (${(e as Error).message}); the next session takes it over once this command has exited.`);
+    ctx.err(
+      `attention-lab: could not remove ${path.join(lock.runDir, LOCK_FILE)} (${(e as Error).message}); the next session takes it over once this command has exited.`,
+    );
   }
 }
 
@@ -217,13 +267,18 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     const run = await readRunJson(NODE_FS, runDir);
     const given = Object.keys(TRAIN_FLAGS).filter((k) => !RESUME_FLAGS.includes(k) && f.has(k));
     if (given.length) throw new UsageError(resumeFlagsProblem(given, path.basename(runDir), run.config.maxLen));
-    if (f.positionals.length) throw new UsageError(`unexpected argument "${f.positionals[0]}"; --resume continues the run folder it names and takes no data.`);
+    if (f.positionals.length)
+      throw new UsageError(
+        `unexpected argument "${f.positionals[0]}"; --resume continues the run folder it names and takes no data.`,
+      );
     extendTo = f.has('steps') ? f.int('steps', 1) : null;
     // Checked here too (the worker checks again) so a mistake costs no worker start.
     spec = planResume(run, path.basename(runDir), extendTo, stopAt).spec;
   } else {
     spec = await specFromFlags(f, ctx.cwd);
-    runDir = f.str('out') ? path.resolve(ctx.cwd, f.str('out') as string) : await newRunDir(NODE_FS, path.resolve(ctx.cwd, 'runs'));
+    runDir = f.str('out')
+      ? path.resolve(ctx.cwd, f.str('out') as string)
+      : await newRunDir(NODE_FS, path.resolve(ctx.cwd, 'runs'));
   }
   const pytorch = pytorchFlags(f, ctx);
   // One writer per run folder: refused here (exit 2, one line) while another session trains it.
@@ -257,13 +312,22 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         preparing?.end();
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
-        ctx.err(`Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${formatBackend(m.model.backend)} · ${m.data.description}`);
+        ctx.err(
+          `Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${formatBackend(m.model.backend)} · ${m.data.description}`,
+        );
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
         break;
       case 'train/didStep':
         lastLoss = m.loss;
-        progress?.update(m.step, m.loss, m.tokensPerSec, lastEval ? `${valLabel} ${formatLoss(lastEval.loss)}${lastEval.exactMatch !== null ? ` · exact ${formatPercent(lastEval.exactMatch)}` : ''}` : '');
+        progress?.update(
+          m.step,
+          m.loss,
+          m.tokensPerSec,
+          lastEval
+            ? `${valLabel} ${formatLoss(lastEval.loss)}${lastEval.exactMatch !== null ? ` · exact ${formatPercent(lastEval.exactMatch)}` : ''}`
+            : '',
+        );
         break;
       case 'train/didEval':
         lastEval = m;
@@ -282,7 +346,12 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     interrupts++;
     if (interrupts === 1) {
       // Before the first step there is nothing to save yet: preparation just stops.
-      if (!json) ctx.err(progress ? '\nStopping after this step and saving a checkpoint… (Ctrl-C again to quit at once)' : '\nCancelling… (Ctrl-C again to quit at once)');
+      if (!json)
+        ctx.err(
+          progress
+            ? '\nStopping after this step and saving a checkpoint… (Ctrl-C again to quit at once)'
+            : '\nCancelling… (Ctrl-C again to quit at once)',
+        );
       void worker.stop();
     } else process.exit(130);
   };
@@ -314,15 +383,33 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   const samples = await sampleRun(opened, 3);
   const ev = lastEval as Extract<WorkerToHost, { type: 'train/didEval' }> | null;
   if (json) {
-    ctx.out(JSON.stringify({ runDir, status: outcome.reason, step: outcome.step, loss: lastLoss, eval: ev ? { loss: ev.loss, ppl: ev.ppl, exact_match: ev.exactMatch, bleu: ev.bleu } : null, samples }));
+    ctx.out(
+      JSON.stringify({
+        runDir,
+        status: outcome.reason,
+        step: outcome.step,
+        loss: lastLoss,
+        eval: ev ? { loss: ev.loss, ppl: ev.ppl, exact_match: ev.exactMatch, bleu: ev.bleu } : null,
+        samples,
+      }),
+    );
     return 0;
   }
   // BLEU needs 4-grams of words: on a generated task's single-token strings it says nothing.
   const showBleu = ev?.bleu !== null && spec.data.kind === 'pairs';
-  ctx.err(`${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${formatLoss(ev.loss)} (perplexity ${formatPerplexity(ev.ppl)})${ev.exactMatch !== null ? ` · exact match ${formatPercent(ev.exactMatch)}` : ''}${showBleu ? ` · BLEU ${formatBleu(ev.bleu)}` : ''}` : ''}`);
+  ctx.err(
+    `${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${formatLoss(ev.loss)} (perplexity ${formatPerplexity(ev.ppl)})${ev.exactMatch !== null ? ` · exact match ${formatPercent(ev.exactMatch)}` : ''}${showBleu ? ` · BLEU ${formatBleu(ev.bleu)}` : ''}` : ''}`,
+  );
   ctx.out('\nSamples:');
-  for (const s of samples) ctx.out(s.kind === 'pair' ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}` : `  ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}`);
+  for (const s of samples)
+    ctx.out(
+      s.kind === 'pair'
+        ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}`
+        : `  ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}`,
+    );
   ctx.out(`\nRun folder: ${runDir}`);
-  ctx.out(`Next: attention-lab decode --run ${path.relative(ctx.cwd, runDir) || '.'} ${spec.model.kind === 'encoder-decoder' ? '--src "…"' : '--prompt "…"'}`);
+  ctx.out(
+    `Next: attention-lab decode --run ${path.relative(ctx.cwd, runDir) || '.'} ${spec.model.kind === 'encoder-decoder' ? '--src "…"' : '--prompt "…"'}`,
+  );
   return 0;
 }

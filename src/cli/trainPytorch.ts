@@ -39,8 +39,15 @@ export const PYTORCH_HELP = `Engine (default: ours, WebAssembly on this machine'
 
 /** The flags of this part of `train`. */
 export const PYTORCH_FLAGS = {
-  engine: { type: 'string' }, nproc: { type: 'string' }, device: { type: 'string' }, python: { type: 'string' }, bf16: { type: 'boolean' }, accumulate: { type: 'string' },
-  'print-launch': { type: 'boolean' }, nnodes: { type: 'string' }, 'rdzv-endpoint': { type: 'string' },
+  engine: { type: 'string' },
+  nproc: { type: 'string' },
+  device: { type: 'string' },
+  python: { type: 'string' },
+  bf16: { type: 'boolean' },
+  accumulate: { type: 'string' },
+  'print-launch': { type: 'boolean' },
+  nnodes: { type: 'string' },
+  'rdzv-endpoint': { type: 'string' },
 } as const;
 
 /** These choose how a session trains, not what the run is: they go with --resume too. */
@@ -56,15 +63,28 @@ export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | nu
   const engine = f.choice('engine', ENGINE_KINDS, f.bool('print-launch') ? 'pytorch' : 'wasm');
   if (engine !== 'pytorch') {
     const given = SESSION_FLAGS.filter((k) => k !== 'engine' && f.has(k));
-    if (given.length) throw new UsageError(`${given.map((k) => `--${k}`).join(', ')} ${given.length === 1 ? 'goes' : 'go'} with --engine pytorch.`);
+    if (given.length)
+      throw new UsageError(
+        `${given.map((k) => `--${k}`).join(', ')} ${given.length === 1 ? 'goes' : 'go'} with --engine pytorch.`,
+      );
     return null;
   }
   const launchOnly = ['nnodes', 'rdzv-endpoint'].filter((k) => f.has(k));
-  if (launchOnly.length && !f.bool('print-launch')) throw new UsageError(`${launchOnly.map((k) => `--${k}`).join(' and ')} go with --print-launch (the lab starts one machine's processes itself).`);
+  if (launchOnly.length && !f.bool('print-launch'))
+    throw new UsageError(
+      `${launchOnly.map((k) => `--${k}`).join(' and ')} go with --print-launch (the lab starts one machine's processes itself).`,
+    );
   const python = f.str('python') ?? 'python3';
-  if (python.trim() === '') throw new UsageError('--python is empty; pass the path of the Python 3 that has PyTorch, or leave the flag out for python3 on PATH.');
+  if (python.trim() === '')
+    throw new UsageError(
+      '--python is empty; pass the path of the Python 3 that has PyTorch, or leave the flag out for python3 on PATH.',
+    );
   return {
-    python, nproc: f.int('nproc', 1, 1, 1024), accumulate: f.int('accumulate', 1, 1, 1024), device: f.choice('device', TORCH_DEVICES, 'auto'), bf16: f.bool('bf16'),
+    python,
+    nproc: f.int('nproc', 1, 1, 1024),
+    accumulate: f.int('accumulate', 1, 1, 1024),
+    device: f.choice('device', TORCH_DEVICES, 'auto'),
+    bf16: f.bool('bf16'),
     trainerDir: trainerDirOf(ctx),
   };
 }
@@ -74,23 +94,44 @@ export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | nu
  * inputs and its copy of the trainer) and prints each node's command. Nothing is probed: the
  * nodes have the torch, this machine may not. Returns the exit code.
  */
-export async function printLaunch(f: Flags, ctx: CommandContext, runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null, extendTo: number | null, opts: PytorchOptions): Promise<number> {
+export async function printLaunch(
+  f: Flags,
+  ctx: CommandContext,
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  stopAt: number | null,
+  extendTo: number | null,
+  opts: PytorchOptions,
+): Promise<number> {
   const json = f.bool('json');
   const nnodes = f.int('nnodes', 1, 1, 100_000);
   const endpoint = f.str('rdzv-endpoint') ?? `${os.hostname()}:29500`;
-  if (!/^[^\s:]+(:\d{1,5})?$/.test(endpoint)) throw new UsageError(`--rdzv-endpoint takes HOST[:PORT] (node 0's address), got "${endpoint}".`);
+  if (!/^[^\s:]+(:\d{1,5})?$/.test(endpoint))
+    throw new UsageError(`--rdzv-endpoint takes HOST[:PORT] (node 0's address), got "${endpoint}".`);
   const share = batchShareProblem(spec, opts.nproc * nnodes, opts.accumulate);
-  if (share) throw new UsageError(nnodes > 1 ? `${share} (--nnodes ${nnodes} × --nproc ${opts.nproc} processes in all)` : share);
+  if (share)
+    throw new UsageError(nnodes > 1 ? `${share} (--nnodes ${nnodes} × --nproc ${opts.nproc} processes in all)` : share);
   const preparing = json ? null : new PrepareLine(ctx.stderr);
   const own: Ownership = { created: false, owned: false };
   try {
-    await preparePytorchRun(runDir, spec, resume, new SessionControl(), (m) => {
-      if (m.type === 'train/didProgress') preparing?.update(m);
-      if (m.type === 'train/didLog' && !json) {
-        preparing?.end();
-        ctx.err(m.message);
-      }
-    }, own, stopAt, extendTo, opts.trainerDir);
+    await preparePytorchRun(
+      runDir,
+      spec,
+      resume,
+      new SessionControl(),
+      (m) => {
+        if (m.type === 'train/didProgress') preparing?.update(m);
+        if (m.type === 'train/didLog' && !json) {
+          preparing?.end();
+          ctx.err(m.message);
+        }
+      },
+      own,
+      stopAt,
+      extendTo,
+      opts.trainerDir,
+    );
   } catch (e) {
     // As a training session would: a new folder with nothing worth keeping is removed.
     await reportFailure(NODE_FS, runDir, own, e, 0, () => undefined);
@@ -98,14 +139,34 @@ export async function printLaunch(f: Flags, ctx: CommandContext, runDir: string,
   } finally {
     preparing?.end();
   }
-  const commands = clusterCommands(runDir, { nnodes, nproc: opts.nproc, device: opts.device, bf16: opts.bf16, accumulate: opts.accumulate, endpoint });
+  const commands = clusterCommands(runDir, {
+    nnodes,
+    nproc: opts.nproc,
+    device: opts.device,
+    bf16: opts.bf16,
+    accumulate: opts.accumulate,
+    endpoint,
+  });
   if (json) {
-    ctx.out(JSON.stringify({ runDir, status: 'prepared', nnodes, nprocPerNode: opts.nproc, endpoint: nnodes > 1 ? endpoint : null, commands }));
+    ctx.out(
+      JSON.stringify({
+        runDir,
+        status: 'prepared',
+        nnodes,
+        nprocPerNode: opts.nproc,
+        endpoint: nnodes > 1 ? endpoint : null,
+        commands,
+      }),
+    );
     return 0;
   }
   const [host, port] = splitEndpoint(endpoint);
-  ctx.err(`Prepared ${runDir} for PyTorch (${nnodes * opts.nproc} ${nnodes * opts.nproc === 1 ? 'process' : 'processes'}${nnodes > 1 ? ` on ${nnodes} nodes; node 0 listens on ${host}:${port}` : ''}). It trains wherever this folder is readable and torch ≥ 1.13 is installed.`);
+  ctx.err(
+    `Prepared ${runDir} for PyTorch (${nnodes * opts.nproc} ${nnodes * opts.nproc === 1 ? 'process' : 'processes'}${nnodes > 1 ? ` on ${nnodes} nodes; node 0 listens on ${host}:${port}` : ''}). It trains wherever this folder is readable and torch ≥ 1.13 is installed.`,
+  );
   commands.forEach((c, i) => ctx.out(nnodes > 1 ? `# node ${i}\n${c}` : c));
-  ctx.err(`Stop it with Ctrl-C, a scheduler's cancel or \`touch ${path.join(runDir, 'pytorch', 'stop')}\` (a checkpoint is saved); open the folder in the dashboard, or continue it here with \`attention-lab train --resume ${runDir}\`.`);
+  ctx.err(
+    `Stop it with Ctrl-C, a scheduler's cancel or \`touch ${path.join(runDir, 'pytorch', 'stop')}\` (a checkpoint is saved); open the folder in the dashboard, or continue it here with \`attention-lab train --resume ${runDir}\`.`,
+  );
   return 0;
 }

@@ -89,7 +89,20 @@ export function metricsCsv(runs: readonly MetricsOfRun[]): string {
   const evals = runs.flatMap((r) => r.evals);
   const hasExact = evals.some((e) => e.exactMatch !== null);
   const hasBleu = evals.some((e) => e.bleu !== null);
-  const header = ['step', 'run', 'train loss', 'val loss', 'val perplexity', 'lr', 'grad norm', 'tokens', 'tokens/s', 'elapsed (s)', ...(hasExact ? ['exact match'] : []), ...(hasBleu ? ['bleu'] : [])];
+  const header = [
+    'step',
+    'run',
+    'train loss',
+    'val loss',
+    'val perplexity',
+    'lr',
+    'grad norm',
+    'tokens',
+    'tokens/s',
+    'elapsed (s)',
+    ...(hasExact ? ['exact match'] : []),
+    ...(hasBleu ? ['bleu'] : []),
+  ];
   const rows: CsvCell[][] = [];
   for (const run of runs) {
     const byStep = new Map<number, { s?: StepMetrics; e?: EvalMetrics }>();
@@ -98,7 +111,16 @@ export function metricsCsv(runs: readonly MetricsOfRun[]): string {
     for (const step of [...byStep.keys()].sort((a, b) => a - b)) {
       const { s, e } = byStep.get(step) as { s?: StepMetrics; e?: EvalMetrics };
       rows.push([
-        step, run.name, s?.loss, e?.loss, e?.ppl, s?.lr, s?.gradNorm, s?.tokens, s?.tokensPerSec, s === undefined ? null : s.elapsedMs / 1000,
+        step,
+        run.name,
+        s?.loss,
+        e?.loss,
+        e?.ppl,
+        s?.lr,
+        s?.gradNorm,
+        s?.tokens,
+        s?.tokensPerSec,
+        s === undefined ? null : s.elapsedMs / 1000,
         ...(hasExact ? [e?.exactMatch] : []),
         ...(hasBleu ? [e?.bleu] : []),
       ]);
@@ -120,7 +142,14 @@ export interface HeadScoreRow {
 }
 
 /** Every score a head can have, in the order the columns list them. */
-export const HEAD_SCORE_NAMES = ['previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy'] as const;
+export const HEAD_SCORE_NAMES = [
+  'previousToken',
+  'firstToken',
+  'diagonal',
+  'antiDiagonal',
+  'induction',
+  'entropy',
+] as const;
 export type HeadScoreName = (typeof HEAD_SCORE_NAMES)[number];
 
 /**
@@ -131,10 +160,30 @@ export type HeadScoreName = (typeof HEAD_SCORE_NAMES)[number];
 export function headScoresCsv(rows: readonly HeadScoreRow[]): string {
   const ablated = rows.some((r) => r.deltaLoss !== undefined);
   const header = ['step', 'stack', 'layer', 'head', ...HEAD_SCORE_NAMES, ...(ablated ? ['deltaLoss'] : [])];
-  return toCsv(header, rows.map((r) => [r.step, r.stack, r.layer, r.head, ...HEAD_SCORE_NAMES.map((n) => r.scores?.[n]), ...(ablated ? [r.deltaLoss] : [])]));
+  return toCsv(
+    header,
+    rows.map((r) => [
+      r.step,
+      r.stack,
+      r.layer,
+      r.head,
+      ...HEAD_SCORE_NAMES.map((n) => r.scores?.[n]),
+      ...(ablated ? [r.deltaLoss] : []),
+    ]),
+  );
 }
 
 /** The head-score rows of snapshots (1-based), one per (snapshot step, head), steps ascending. */
-export function headScoreRowsOf(snapshots: readonly { readonly step: number; readonly headScores?: readonly HeadScoreData[] }[]): HeadScoreRow[] {
-  return snapshots.flatMap((s) => (s.headScores ?? []).map((h) => ({ step: s.step, stack: h.stack, layer: h.layer + 1, head: h.head + 1, scores: h.scores })));
+export function headScoreRowsOf(
+  snapshots: readonly { readonly step: number; readonly headScores?: readonly HeadScoreData[] }[],
+): HeadScoreRow[] {
+  return snapshots.flatMap((s) =>
+    (s.headScores ?? []).map((h) => ({
+      step: s.step,
+      stack: h.stack,
+      layer: h.layer + 1,
+      head: h.head + 1,
+      scores: h.scores,
+    })),
+  );
 }

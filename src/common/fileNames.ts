@@ -13,6 +13,11 @@ const MAX_NAME = 80;
 /** `name` as a folder name; `fallback` (the run folder's own name) when nothing of it is left. */
 export function folderNameOf(name: string, fallback: string): string {
   // eslint-disable-next-line no-control-regex
-  const safe = name.replace(/[/\\:*?"<>|\u0000-\u001f\u007f]/g, '-').replace(/\s+/g, ' ').trim().slice(0, MAX_NAME).replace(/^[.\s]+|[.\s]+$/g, '');
+  const safe = name
+    .replace(/[/\\:*?"<>|\u0000-\u001f\u007f]/g, '-')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, MAX_NAME)
+    .replace(/^[.\s]+|[.\s]+$/g, '');
   return safe === '' ? fallback : safe;
 }

@@ -71,7 +71,8 @@ export function formatBytes(n: number): string {
   if (!Number.isFinite(n) || n < 0) return MISSING;
   let v = n;
   let i = 0;
-  const shown = (x: number, unit: number): number => (unit === 0 || x >= 9.95 ? Math.round(x) : Math.round(x * 10) / 10);
+  const shown = (x: number, unit: number): number =>
+    unit === 0 || x >= 9.95 ? Math.round(x) : Math.round(x * 10) / 10;
   while (i < BYTE_UNITS.length - 1 && shown(v, i) >= 1024) {
     v /= 1024;
     i++;

@@ -23,13 +23,18 @@ export function isPartialLabel(label: string): boolean {
   if (label.length < 2) return false;
   const { first, last } = firstAndLast(label);
   const wide = (c: string): boolean => (c.codePointAt(0) ?? 0) >= 0x80;
-  return (label.startsWith(SPLIT_MARK) && wide(first)) || (label.endsWith(SPLIT_MARK) && (wide(last) || label.endsWith(`>${SPLIT_MARK}`)));
+  return (
+    (label.startsWith(SPLIT_MARK) && wide(first)) ||
+    (label.endsWith(SPLIT_MARK) && (wide(last) || label.endsWith(`>${SPLIT_MARK}`)))
+  );
 }
 
 /** "U+6620, UTF-8 E6 98 A0" of one character. */
 function codeOf(ch: string): string {
   const cp = ch.codePointAt(0) ?? 0;
-  const bytes = Array.from(new TextEncoder().encode(ch), (b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' ');
+  const bytes = Array.from(new TextEncoder().encode(ch), (b) => b.toString(16).toUpperCase().padStart(2, '0')).join(
+    ' ',
+  );
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}, UTF-8 ${bytes}`;
 }
 
@@ -43,8 +48,10 @@ export function describeToken(label: string): string {
   const { first, last } = firstAndLast(label);
   const opens = label.startsWith(SPLIT_MARK);
   const closes = label.endsWith(SPLIT_MARK);
-  if (closes && label.endsWith(`>${SPLIT_MARK}`)) return `${label} — ends with the first bytes of a character the sequence cuts off`;
-  if (opens && closes && [...label].length === 3) return `${label} — middle bytes of ${first} (${codeOf(first)}), split across tokens`;
+  if (closes && label.endsWith(`>${SPLIT_MARK}`))
+    return `${label} — ends with the first bytes of a character the sequence cuts off`;
+  if (opens && closes && [...label].length === 3)
+    return `${label} — middle bytes of ${first} (${codeOf(first)}), split across tokens`;
   const parts: string[] = [];
   if (opens) parts.push(`ends ${first} (${codeOf(first)}), begun in the previous token`);
   if (closes) parts.push(`begins ${last} (${codeOf(last)}), finished in the next token`);

@@ -55,7 +55,9 @@ const nodeBuffer = (globalThis as unknown as { readonly Buffer?: NodeBufferLike 
 
 /** Base64 of raw bytes: Node's `Buffer` where there is one, else {@link bytesToBase64Btoa}. */
 export function bytesToBase64(bytes: Uint8Array): string {
-  return nodeBuffer ? nodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') : bytesToBase64Btoa(bytes);
+  return nodeBuffer
+    ? nodeBuffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')
+    : bytesToBase64Btoa(bytes);
 }
 
 /** Base64 of raw bytes with `btoa` (the browser's way; chunked so large arrays do not overflow the argument stack). */
@@ -80,7 +82,8 @@ export function base64ToBytes(b64: string, where = 'value'): Uint8Array {
 
 /** A copy of `value` in which every Float32Array / Uint8Array is replaced by its tagged form. */
 export function encodeArrays(value: unknown): unknown {
-  if (value instanceof Float32Array) return { $f32: bytesToBase64(new Uint8Array(value.buffer, value.byteOffset, value.byteLength)) };
+  if (value instanceof Float32Array)
+    return { $f32: bytesToBase64(new Uint8Array(value.buffer, value.byteOffset, value.byteLength)) };
   if (value instanceof Uint8Array) return { $u8: bytesToBase64(value) };
   if (Array.isArray(value)) return value.map(encodeArrays);
   if (typeof value === 'object' && value !== null) {
@@ -118,7 +121,8 @@ export function decodeArrays(value: unknown, where = 'message'): unknown {
   if (isTag(o, '$f32')) {
     if (typeof o.$f32 !== 'string') throw new WireCodecError(`${where}.$f32: expected a base64 string`);
     const bytes = base64ToBytes(o.$f32, `${where}.$f32`);
-    if (bytes.length % 4 !== 0) throw new WireCodecError(`${where}.$f32: ${bytes.length} bytes is not a whole number of float32 values`);
+    if (bytes.length % 4 !== 0)
+      throw new WireCodecError(`${where}.$f32: ${bytes.length} bytes is not a whole number of float32 values`);
     return new Float32Array(bytes.buffer, 0, bytes.length / 4);
   }
   if (isTag(o, '$u8')) {

@@ -80,9 +80,15 @@ export interface Kernels {
    * op(B) is B stored [K,N], or with transB Bᵀ where B is stored [N,K].
    */
   matmul(
-    c: FloatArray, a: FloatArray, b: FloatArray,
-    M: number, N: number, K: number,
-    transA: boolean, transB: boolean, accumulate: boolean,
+    c: FloatArray,
+    a: FloatArray,
+    b: FloatArray,
+    M: number,
+    N: number,
+    K: number,
+    transA: boolean,
+    transB: boolean,
+    accumulate: boolean,
   ): void;
   /** y[r, c] += bias[c] for r < rows, c < cols. */
   addBias(y: FloatArray, bias: FloatArray, rows: number, cols: number): void;
@@ -98,8 +104,13 @@ export interface Kernels {
    * (pass -1 for none): the padding embedding gets no gradient.
    */
   embeddingBackward(
-    dtable: FloatArray, dout: FloatArray, ids: Int32Array,
-    N: number, C: number, scale: number, paddingIdx: number,
+    dtable: FloatArray,
+    dout: FloatArray,
+    ids: Int32Array,
+    N: number,
+    C: number,
+    scale: number,
+    paddingIdx: number,
   ): void;
   /** x[b, t, :] += pe[start + t, :] (positional encoding, sinusoidal or learned). */
   positionalForward(x: FloatArray, pe: FloatArray, B: number, T: number, C: number, start: number): void;
@@ -111,15 +122,28 @@ export interface Kernels {
    * `b` is null for a LayerNorm without bias. rstd = 1 / sqrt(var + eps), biased variance.
    */
   layernormForward(
-    y: FloatArray, mean: FloatArray, rstd: FloatArray,
-    x: FloatArray, w: FloatArray, b: FloatArray | null,
-    N: number, C: number, eps: number,
+    y: FloatArray,
+    mean: FloatArray,
+    rstd: FloatArray,
+    x: FloatArray,
+    w: FloatArray,
+    b: FloatArray | null,
+    N: number,
+    C: number,
+    eps: number,
   ): void;
   /** Accumulates dx, dw and (unless null) db. */
   layernormBackward(
-    dx: FloatArray, dw: FloatArray, db: FloatArray | null,
-    dy: FloatArray, x: FloatArray, mean: FloatArray, rstd: FloatArray, w: FloatArray,
-    N: number, C: number,
+    dx: FloatArray,
+    dw: FloatArray,
+    db: FloatArray | null,
+    dy: FloatArray,
+    x: FloatArray,
+    mean: FloatArray,
+    rstd: FloatArray,
+    w: FloatArray,
+    N: number,
+    C: number,
   ): void;
 
   /** y = max(x, 0). */
@@ -152,8 +176,12 @@ export interface Kernels {
    * per head, or use the fused attentionForward, which broadcasts over heads itself.)
    */
   softmaxForward(
-    y: FloatArray, x: FloatArray, rows: number, cols: number,
-    mask: MaskView | null, rowsPerBatch: number,
+    y: FloatArray,
+    x: FloatArray,
+    rows: number,
+    cols: number,
+    mask: MaskView | null,
+    rowsPerBatch: number,
   ): void;
   /** dx += y ⊙ (dy − Σ_c dy·y) per row. */
   softmaxBackward(dx: FloatArray, dy: FloatArray, y: FloatArray, rows: number, cols: number): void;
@@ -168,17 +196,29 @@ export interface Kernels {
    * `keep` [B,H,T,S] is null when dropout is off (dropP = 0).
    */
   attentionForward(
-    out: FloatArray, probs: FloatArray,
-    q: FloatArray, k: FloatArray, v: FloatArray,
-    dims: AttentionDims, mask: MaskView | null,
-    keep: Uint8Array | null, dropP: number,
+    out: FloatArray,
+    probs: FloatArray,
+    q: FloatArray,
+    k: FloatArray,
+    v: FloatArray,
+    dims: AttentionDims,
+    mask: MaskView | null,
+    keep: Uint8Array | null,
+    dropP: number,
   ): void;
   /** Accumulates dq, dk, dv from dout, using the probs (and keep) saved by forward. */
   attentionBackward(
-    dq: FloatArray, dk: FloatArray, dv: FloatArray,
-    dout: FloatArray, probs: FloatArray,
-    q: FloatArray, k: FloatArray, v: FloatArray,
-    dims: AttentionDims, keep: Uint8Array | null, dropP: number,
+    dq: FloatArray,
+    dk: FloatArray,
+    dv: FloatArray,
+    dout: FloatArray,
+    probs: FloatArray,
+    q: FloatArray,
+    k: FloatArray,
+    v: FloatArray,
+    dims: AttentionDims,
+    keep: Uint8Array | null,
+    dropP: number,
   ): void;
 
   /**
@@ -189,16 +229,28 @@ export interface Kernels {
    * Returns the summed loss over counted rows and the number of counted rows.
    */
   crossEntropyForward(
-    lse: FloatArray, logits: FloatArray, targets: Int32Array,
-    N: number, V: number, ignoreIndex: number, smoothing: number,
+    lse: FloatArray,
+    logits: FloatArray,
+    targets: Int32Array,
+    N: number,
+    V: number,
+    ignoreIndex: number,
+    smoothing: number,
   ): { sum: number; count: number };
   /**
    * dlogits[n, :] += gradScale · (softmax(logits[n]) − ((1 − ε)·onehot(t) + ε / V)),
    * zero for ignored rows. For the mean loss, gradScale = 1 / count.
    */
   crossEntropyBackward(
-    dlogits: FloatArray, logits: FloatArray, lse: FloatArray, targets: Int32Array,
-    N: number, V: number, ignoreIndex: number, smoothing: number, gradScale: number,
+    dlogits: FloatArray,
+    logits: FloatArray,
+    lse: FloatArray,
+    targets: Int32Array,
+    N: number,
+    V: number,
+    ignoreIndex: number,
+    smoothing: number,
+    gradScale: number,
   ): void;
 
   /**
@@ -210,8 +262,13 @@ export interface Kernels {
    * p ← p − lr · (m / (1−β1^t)) / (sqrt(v / (1−β2^t)) + eps).
    */
   adamStep(
-    params: FloatArray, grads: FloatArray, m: FloatArray, v: FloatArray,
-    n: number, opts: AdamParams, decayMask: Uint8Array | null,
+    params: FloatArray,
+    grads: FloatArray,
+    m: FloatArray,
+    v: FloatArray,
+    n: number,
+    opts: AdamParams,
+    decayMask: Uint8Array | null,
   ): void;
 }
 

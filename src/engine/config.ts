@@ -51,7 +51,10 @@ export interface ModelConfig {
   readonly labelSmoothing: number;
 }
 
-const PAPER: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'> = {
+const PAPER: Omit<
+  ModelConfig,
+  'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'
+> = {
   kind: 'encoder-decoder',
   dropout: 0.1,
   norm: 'post',
@@ -64,7 +67,10 @@ const PAPER: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads
   labelSmoothing: 0.1,
 };
 
-const NANOGPT: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'> = {
+const NANOGPT: Omit<
+  ModelConfig,
+  'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'
+> = {
   kind: 'decoder-only',
   dropout: 0.0,
   norm: 'pre',
@@ -78,14 +84,18 @@ const NANOGPT: Omit<ModelConfig, 'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHea
 };
 
 /** Sizes of the encoder-decoder presets; `base` is the paper's base model (N 6, d 512, h 8, d_ff 2048). */
-const ENCODER_DECODER_SIZES: Readonly<Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>>> = {
+const ENCODER_DECODER_SIZES: Readonly<
+  Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>>
+> = {
   tiny: { dModel: 64, nHeads: 4, dFF: 256, nEncoderLayers: 2, nDecoderLayers: 2, maxLen: 64 },
   small: { dModel: 128, nHeads: 4, dFF: 512, nEncoderLayers: 3, nDecoderLayers: 3, maxLen: 128 },
   base: { dModel: 512, nHeads: 8, dFF: 2048, nEncoderLayers: 6, nDecoderLayers: 6, maxLen: 256 },
 };
 
 /** Sizes of the decoder-only presets: `gpt` is nanoGPT's GPT-2 small shape, `small` its shakespeare_char CPU config. */
-const DECODER_ONLY_SIZES: Readonly<Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'>>> = {
+const DECODER_ONLY_SIZES: Readonly<
+  Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'>>
+> = {
   tiny: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
   small: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
   gpt: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 },
@@ -104,7 +114,12 @@ export function presetNames(kind: ModelKind): readonly string[] {
  * A preset config. Vocabulary sizes come from the tokenizer, so they are arguments. Every
  * decoder-only preset is nanoGPT's architecture; every encoder-decoder preset the paper's.
  */
-export function presetConfig(kind: ModelKind, preset: string, vocabSize: number, srcVocabSize = vocabSize): ModelConfig {
+export function presetConfig(
+  kind: ModelKind,
+  preset: string,
+  vocabSize: number,
+  srcVocabSize = vocabSize,
+): ModelConfig {
   if (kind === 'encoder-decoder') {
     const s = Object.hasOwn(ENCODER_DECODER_SIZES, preset) ? ENCODER_DECODER_SIZES[preset] : undefined;
     if (!s) throw unknownPreset(kind, preset);
@@ -181,24 +196,39 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   if (sizeProblem) bad(sizeProblem);
   if (c.dModel % c.nHeads !== 0) {
     const near = divisorsNear(c.dModel, c.nHeads);
-    bad(`dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads channels. Use nHeads ${near} or a dModel that is a multiple of ${c.nHeads}.`);
+    bad(
+      `dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads channels. Use nHeads ${near} or a dModel that is a multiple of ${c.nHeads}.`,
+    );
   }
-  if (c.vocabSize < MIN_VOCAB) bad(`vocabSize ${c.vocabSize} is too small: the four special tokens (PAD, BOS, EOS, UNK) need at least ${MIN_VOCAB}; train the tokenizer on more text or raise the vocabulary size.`);
+  if (c.vocabSize < MIN_VOCAB)
+    bad(
+      `vocabSize ${c.vocabSize} is too small: the four special tokens (PAD, BOS, EOS, UNK) need at least ${MIN_VOCAB}; train the tokenizer on more text or raise the vocabulary size.`,
+    );
   if (c.kind === 'encoder-decoder') {
-    if (c.srcVocabSize < MIN_VOCAB) bad(`srcVocabSize ${c.srcVocabSize} is too small: need at least ${MIN_VOCAB} (special tokens plus text).`);
-    if (c.nEncoderLayers <= 0) bad(`nEncoderLayers must be greater than 0 for an encoder-decoder, got ${c.nEncoderLayers}.`);
+    if (c.srcVocabSize < MIN_VOCAB)
+      bad(`srcVocabSize ${c.srcVocabSize} is too small: need at least ${MIN_VOCAB} (special tokens plus text).`);
+    if (c.nEncoderLayers <= 0)
+      bad(`nEncoderLayers must be greater than 0 for an encoder-decoder, got ${c.nEncoderLayers}.`);
   } else if (c.nEncoderLayers !== 0 || c.srcVocabSize !== 0) {
-    bad(`A decoder-only model has no encoder: set nEncoderLayers and srcVocabSize to 0 (got ${c.nEncoderLayers} and ${c.srcVocabSize}).`);
+    bad(
+      `A decoder-only model has no encoder: set nEncoderLayers and srcVocabSize to 0 (got ${c.nEncoderLayers} and ${c.srcVocabSize}).`,
+    );
   }
   if (c.dropout < 0 || c.dropout >= 1) bad(`dropout must be in [0, 1), got ${c.dropout}.`);
   if (c.labelSmoothing < 0 || c.labelSmoothing >= 1) bad(`labelSmoothing must be in [0, 1), got ${c.labelSmoothing}.`);
   if (c.layerNormEps <= 0) bad(`layerNormEps must be greater than 0, got ${c.layerNormEps}.`);
-  if (c.positional === 'sinusoidal' && c.dModel % 2 !== 0) bad(`Sinusoidal positions pair sin/cos channels, so dModel must be even; got ${c.dModel}.`);
+  if (c.positional === 'sinusoidal' && c.dModel % 2 !== 0)
+    bad(`Sinusoidal positions pair sin/cos channels, so dModel must be even; got ${c.dModel}.`);
   return c;
 }
 
 /** Largest value of each size field: far past any model this lab builds, small enough that every loop over one ends at once. */
-export const CONFIG_LIMITS: Readonly<Record<'vocabSize' | 'srcVocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen', number>> = {
+export const CONFIG_LIMITS: Readonly<
+  Record<
+    'vocabSize' | 'srcVocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen',
+    number
+  >
+> = {
   vocabSize: 1 << 22,
   srcVocabSize: 1 << 22,
   dModel: 1 << 16,
@@ -217,7 +247,12 @@ export const MAX_PARAMS = 2 ** 31;
  * both stacks, embeddings, learned positions and an untied head), so a config can be refused
  * in O(1) before the model is planned layer by layer.
  */
-export function paramsUpperBound(c: Pick<ModelConfig, 'vocabSize' | 'srcVocabSize' | 'dModel' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'>): number {
+export function paramsUpperBound(
+  c: Pick<
+    ModelConfig,
+    'vocabSize' | 'srcVocabSize' | 'dModel' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'
+  >,
+): number {
   const d = c.dModel;
   const ffn = 2 * d * c.dFF + c.dFF + d;
   const attn = 4 * d * d + 4 * d;
@@ -234,7 +269,8 @@ export function configSizeProblem(c: ModelConfig): string | null {
     const v = c[key];
     if (v > max) return `${key} ${v} is larger than the ${max} Attention Lab allows; set ${key} to at most ${max}.`;
   }
-  if (c.nHeads > c.dModel) return `nHeads ${c.nHeads} is more than dModel ${c.dModel}; each head needs at least one channel, so use at most ${c.dModel} heads.`;
+  if (c.nHeads > c.dModel)
+    return `nHeads ${c.nHeads} is more than dModel ${c.dModel}; each head needs at least one channel, so use at most ${c.dModel} heads.`;
   const params = paramsUpperBound(c);
   if (params > MAX_PARAMS) {
     return `This model would have about ${(params / 1e9).toFixed(1)} billion parameters, more than the ${(MAX_PARAMS / 1e9).toFixed(2)} billion (${(MAX_PARAMS * 4) / 2 ** 30} GiB of float32) Attention Lab holds; use fewer layers (nDecoderLayers ${c.nDecoderLayers}${c.nEncoderLayers ? `, nEncoderLayers ${c.nEncoderLayers}` : ''}), a smaller dModel (${c.dModel}) or dFF (${c.dFF}), or a smaller vocabulary or context.`;
@@ -261,11 +297,18 @@ function divisorsNear(d: number, h: number): number {
  * ("true"/"false", numbers, enum names). Unknown fields and unparsable values throw
  * EngineError('config/invalid') naming the valid choices. Validates the result.
  */
-export function applyOverrides(c: ModelConfig, overrides: Readonly<Record<string, string | number | boolean>>): ModelConfig {
+export function applyOverrides(
+  c: ModelConfig,
+  overrides: Readonly<Record<string, string | number | boolean>>,
+): ModelConfig {
   const out: Record<string, unknown> = { ...c };
   for (const [key, raw] of Object.entries(overrides)) {
     const kind = (FIELD_KINDS as Record<string, (typeof FIELD_KINDS)[keyof ModelConfig] | undefined>)[key];
-    if (!kind) throw new EngineError('config/invalid', `Unknown config field "${key}"; valid fields are ${CONFIG_FIELDS.join(', ')}.`);
+    if (!kind)
+      throw new EngineError(
+        'config/invalid',
+        `Unknown config field "${key}"; valid fields are ${CONFIG_FIELDS.join(', ')}.`,
+      );
     let v: unknown = raw;
     if (typeof raw === 'string') {
       if (kind === 'int' || kind === 'number') v = raw.trim() === '' ? NaN : Number(raw);
@@ -274,7 +317,8 @@ export function applyOverrides(c: ModelConfig, overrides: Readonly<Record<string
     if ((kind === 'int' || kind === 'number') && (typeof v !== 'number' || Number.isNaN(v))) {
       throw new EngineError('config/invalid', `${key} must be a number, got "${String(raw)}".`);
     }
-    if (kind === 'bool' && typeof v !== 'boolean') throw new EngineError('config/invalid', `${key} must be true or false, got "${String(raw)}".`);
+    if (kind === 'bool' && typeof v !== 'boolean')
+      throw new EngineError('config/invalid', `${key} must be true or false, got "${String(raw)}".`);
     out[key] = v;
   }
   return validateConfig(out as unknown as ModelConfig);

@@ -55,7 +55,12 @@ export interface AttentionLabApi {
   /** Announces interrupted runs not announced yet (what activation does after the first read); resolves to the messages shown. */
   readonly announceInterrupted: () => Promise<readonly string[]>;
   /** Which extension host runs the extension, and what its global scope offers (the web tests check there is no `process`). */
-  readonly host: { readonly kind: 'node' | 'web'; readonly hasProcess: boolean; readonly crossOriginIsolated: boolean; readonly threads: string };
+  readonly host: {
+    readonly kind: 'node' | 'web';
+    readonly hasProcess: boolean;
+    readonly crossOriginIsolated: boolean;
+    readonly threads: string;
+  };
   /** The host's spelling of paths (a file path on desktop, a URI on the web), to and from URIs. */
   readonly paths: { readonly of: (uri: vscode.Uri) => string | null; readonly uri: (p: string) => vscode.Uri };
 }
@@ -79,51 +84,133 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   const warned = new Set<string>();
   const settings = (): Settings => {
     const config = vscode.workspace.getConfiguration();
-    const r = readSettings(trustedReader(vscode.workspace.isTrusted, (key) => config.get(key), (key) => config.inspect(key)));
+    const r = readSettings(
+      trustedReader(
+        vscode.workspace.isTrusted,
+        (key) => config.get(key),
+        (key) => config.inspect(key),
+      ),
+    );
     for (const p of r.problems) if (!warned.has(p.message) && warned.add(p.message)) log.warn(p.message);
     return r.settings;
   };
   const storageDir = host.pathOf(context.storageUri ?? context.globalStorageUri) ?? '';
-  const runsRoot = (): ReturnType<typeof resolveRunsRoot> => resolveRunsRoot(host.fs, { settings: settings().runs, trusted: vscode.workspace.isTrusted, storageDir, workspaceDir: workspaceDir() });
+  const runsRoot = (): ReturnType<typeof resolveRunsRoot> =>
+    resolveRunsRoot(host.fs, {
+      settings: settings().runs,
+      trusted: vscode.workspace.isTrusted,
+      storageDir,
+      workspaceDir: workspaceDir(),
+    });
   const registry = new RunRegistry(context.workspaceState, host.fs);
   const controller = store.add(new TrainingController(host.startTrainingWorker, host.fs, log, host.lockIdentity));
   const models = store.add(new ModelClient(host.startModelWorker, (m) => log.warn(m)));
-  const runs = store.add(new RunsModel(lab, host.fs, controller, async () => ({ root: runsRoot().root, opened: await registry.opened() }), (m) => log.warn(m)));
+  const runs = store.add(
+    new RunsModel(
+      lab,
+      host.fs,
+      controller,
+      async () => ({ root: runsRoot().root, opened: await registry.opened() }),
+      (m) => log.warn(m),
+    ),
+  );
   const active = store.add(new ActiveRun(context.workspaceState, runs, (d) => host.fs.resolve(d)));
-  const dashboard = store.add(new DashboardManager(context.extensionUri, { log, lab, pytorch: host.pytorch, fs: host.fs, controller, models, runs, active }));
-  const s: Services = { context, log, host, lab, controller, runs, registry, active, models, dashboard, keys, settings, runsRoot, workspaceDir };
+  const dashboard = store.add(
+    new DashboardManager(context.extensionUri, {
+      log,
+      lab,
+      pytorch: host.pytorch,
+      fs: host.fs,
+      controller,
+      models,
+      runs,
+      active,
+    }),
+  );
+  const s: Services = {
+    context,
+    log,
+    host,
+    lab,
+    controller,
+    runs,
+    registry,
+    active,
+    models,
+    dashboard,
+    keys,
+    settings,
+    runsRoot,
+    workspaceDir,
+  };
 
   store.add(new TrainingStatusBar(controller, 'attentionLab.openDashboard', active.onDidChange));
   store.add(new ActiveRunStatusBar(active, runs, 'attentionLab.pickActiveRun'));
-  store.add(controller.onDidChange((st) => {
-    keys.set('attentionLab.isTraining', st !== null);
-    keys.set('attentionLab.isPaused', st?.paused ?? false);
-  }));
-  store.add(runs.onDidChange((items) => {
-    keys.set('attentionLab.hasRuns', items.length > 0);
-    keys.set('attentionLab.hasTrainedRun', items.some((r) => r.hasModel && r.error === null));
-  }));
+  store.add(
+    controller.onDidChange((st) => {
+      keys.set('attentionLab.isTraining', st !== null);
+      keys.set('attentionLab.isPaused', st?.paused ?? false);
+    }),
+  );
+  store.add(
+    runs.onDidChange((items) => {
+      keys.set('attentionLab.hasRuns', items.length > 0);
+      keys.set(
+        'attentionLab.hasTrainedRun',
+        items.some((r) => r.hasModel && r.error === null),
+      );
+    }),
+  );
   const tree = store.add(new RunsTree(runs, active));
-  store.add(vscode.window.createTreeView('attentionLab.runs', { treeDataProvider: tree, showCollapseAll: false, canSelectMany: true }));
+  store.add(
+    vscode.window.createTreeView('attentionLab.runs', {
+      treeDataProvider: tree,
+      showCollapseAll: false,
+      canSelectMany: true,
+    }),
+  );
   store.add(vscode.window.registerTreeDataProvider('attentionLab.config', store.add(new ConfigView(s))));
   const scores = store.add(new ScoreDecorations(s));
   for (const d of registerCommands(s, scores)) store.add(d);
-  store.add(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('attentionLab.runs') && void runs.refresh()));
+  store.add(
+    vscode.workspace.onDidChangeConfiguration(
+      (e) => e.affectsConfiguration('attentionLab.runs') && void runs.refresh(),
+    ),
+  );
   store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => void runs.refresh()));
 
   // The first read of the runs (it loads the engine bundle) happens after activation; then a
   // run that was training when the window reloaded is announced, with Resume.
-  const interrupted = async (): Promise<readonly string[]> => announceInterrupted(context.workspaceState, runs.isLoaded ? runs.items() : await runs.refresh(), (m, ...a) => vscode.window.showWarningMessage(m, ...a), (r) => resumeCommand(s, r.runDir));
+  const interrupted = async (): Promise<readonly string[]> =>
+    announceInterrupted(
+      context.workspaceState,
+      runs.isLoaded ? runs.items() : await runs.refresh(),
+      (m, ...a) => vscode.window.showWarningMessage(m, ...a),
+      (r) => resumeCommand(s, r.runDir),
+    );
   const first = setTimeout(() => {
     interrupted().catch((e: unknown) => log.warn(`Could not announce interrupted runs: ${String(e)}`));
   }, 0);
   store.add({ dispose: () => clearTimeout(first) });
 
   const activateMs = performance.now() - t0;
-  const moduleMs = typeof __attentionLabBundleStart === 'number' && typeof __attentionLabBundleEnd === 'number' ? __attentionLabBundleEnd - __attentionLabBundleStart : 0;
-  const hostInfo = { kind: host.kind, hasProcess: typeof (globalThis as { process?: unknown }).process !== 'undefined', crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true, threads: host.threadsNote() };
-  const where = host.kind === 'web' ? `the web worker extension host (typeof process: ${typeof (globalThis as { process?: unknown }).process}; crossOriginIsolated: ${hostInfo.crossOriginIsolated})` : 'the Node extension host';
-  log.info(`Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ${formatDuration(moduleMs / 1000)}) in ${where}; training runs on ${hostInfo.threads}; runs are kept in ${runsRoot().root}.`);
+  const moduleMs =
+    typeof __attentionLabBundleStart === 'number' && typeof __attentionLabBundleEnd === 'number'
+      ? __attentionLabBundleEnd - __attentionLabBundleStart
+      : 0;
+  const hostInfo = {
+    kind: host.kind,
+    hasProcess: typeof (globalThis as { process?: unknown }).process !== 'undefined',
+    crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true,
+    threads: host.threadsNote(),
+  };
+  const where =
+    host.kind === 'web'
+      ? `the web worker extension host (typeof process: ${typeof (globalThis as { process?: unknown }).process}; crossOriginIsolated: ${hostInfo.crossOriginIsolated})`
+      : 'the Node extension host';
+  log.info(
+    `Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ${formatDuration(moduleMs / 1000)}) in ${where}; training runs on ${hostInfo.threads}; runs are kept in ${runsRoot().root}.`,
+  );
   return {
     activation: { moduleMs, activateMs },
     engineLoadedAtActivation: lab.isLoaded,

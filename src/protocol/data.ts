@@ -9,7 +9,26 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, define, fail, finiteOrNaN, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, variants } from './schema';
+import {
+  arrayOf,
+  bool,
+  define,
+  fail,
+  finiteOrNaN,
+  int,
+  nonNegInt,
+  nullable,
+  num,
+  obj,
+  oneOf,
+  optional,
+  posInt,
+  ProtocolError,
+  record,
+  refine,
+  str,
+  variants,
+} from './schema';
 
 /** A JSON value. */
 export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
@@ -122,7 +141,8 @@ export const dataSpec = variants('kind', {
 
 /** A `--set key=value` override: a string (parsed by the field's type), number or boolean. */
 const primitive = define<string | number | boolean>((v, p) => {
-  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') fail(p, 'a string, number or boolean', v);
+  if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+    fail(p, 'a string, number or boolean', v);
 });
 
 /** Everything that defines a run; saved in run.json. */
@@ -179,15 +199,31 @@ export const runSegments = refine(arrayOf(runSegment), (segments, p) => {
   if (segments.length === 0) fail(p, 'at least one segment', segments);
   let from = 0;
   segments.forEach((s, i) => {
-    if (s.fromStep !== from) throw new ProtocolError(`${p}[${i}].fromStep: expected ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before ends'}), got ${s.fromStep}`);
-    if (s.toStep <= s.fromStep) throw new ProtocolError(`${p}[${i}].toStep: expected more than fromStep ${s.fromStep}, got ${s.toStep}`);
+    if (s.fromStep !== from)
+      throw new ProtocolError(
+        `${p}[${i}].fromStep: expected ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before ends'}), got ${s.fromStep}`,
+      );
+    if (s.toStep <= s.fromStep)
+      throw new ProtocolError(`${p}[${i}].toStep: expected more than fromStep ${s.fromStep}, got ${s.toStep}`);
     from = s.toStep;
   });
 });
 
 /** Why a file was left out of a corpus, in the order people read them. */
 export type SkipReason = Infer<typeof skipReason>;
-export const skipReason = oneOf('binary', 'not-utf8', 'too-large', 'over-total', 'empty', 'unreadable', 'ignored', 'lockfile', 'vendored', 'minified', 'generated');
+export const skipReason = oneOf(
+  'binary',
+  'not-utf8',
+  'too-large',
+  'over-total',
+  'empty',
+  'unreadable',
+  'ignored',
+  'lockfile',
+  'vendored',
+  'minified',
+  'generated',
+);
 /** Every skip reason, in the order people read them. */
 export const SKIP_REASONS: readonly SkipReason[] = skipReason.values;
 
@@ -259,7 +295,13 @@ export const prepareProgress = obj({
 /** Metrics of one optimizer step (one line of metrics.jsonl); a NaN loss or norm is the runner's to report. */
 export type StepMetrics = Infer<typeof stepMetrics>;
 export const stepMetrics = obj({
-  step: posInt, loss: finiteOrNaN, lr: num, gradNorm: finiteOrNaN, tokens: nonNegInt, tokensPerSec: num, elapsedMs: num,
+  step: posInt,
+  loss: finiteOrNaN,
+  lr: num,
+  gradNorm: finiteOrNaN,
+  tokens: nonNegInt,
+  tokensPerSec: num,
+  elapsedMs: num,
   /** UTF-8 bytes of text the step's scored targets stand for (bits per byte = loss · tokens / (bytes · ln 2)); absent in older runs. */
   bytes: optional(nonNegInt),
 });
@@ -267,7 +309,11 @@ export const stepMetrics = obj({
 /** Validation results at one step. */
 export type EvalMetrics = Infer<typeof evalMetrics>;
 export const evalMetrics = obj({
-  step: nonNegInt, loss: num, ppl: num, exactMatch: nullable(num), bleu: nullable(num),
+  step: nonNegInt,
+  loss: num,
+  ppl: num,
+  exactMatch: nullable(num),
+  bleu: nullable(num),
   /** Bits per UTF-8 byte of the validation text (absent in older runs; null when it has no bytes). */
   bpb: optional(nullable(num)),
 });

@@ -8,7 +8,27 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, f32, f32OrU8, int, nonNegInt, nullable, num, obj, oneOf, optional, posInt, ProtocolError, record, refine, str, tuple, u8, variants } from './schema';
+import {
+  arrayOf,
+  bool,
+  f32,
+  f32OrU8,
+  int,
+  nonNegInt,
+  nullable,
+  num,
+  obj,
+  oneOf,
+  optional,
+  posInt,
+  ProtocolError,
+  record,
+  refine,
+  str,
+  tuple,
+  u8,
+  variants,
+} from './schema';
 import { modelKind } from './data';
 
 /**
@@ -65,7 +85,8 @@ export const modelInfo = obj({
 
 function fills(data: { readonly length: number }, shape: readonly number[], p: string): void {
   const n = shape.reduce((a, b) => a * b, 1);
-  if (data.length !== n) throw new ProtocolError(`${p}.data: ${data.length} values do not fill shape [${shape.join(', ')}]`);
+  if (data.length !== n)
+    throw new ProtocolError(`${p}.data: ${data.length} values do not fill shape [${shape.join(', ')}]`);
 }
 
 /**
@@ -105,7 +126,9 @@ export const attentionMapData = refine(
 
 /** A mask as the engine used it, with its broadcast shape ([B,1,1,S], [1,1,T,T] …). */
 export type MaskData = Infer<typeof maskData>;
-export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data: u8 }), (m, p) => fills(m.data, m.shape, p));
+export const maskData = refine(obj({ name: str, shape: arrayOf(nonNegInt), data: u8 }), (m, p) =>
+  fills(m.data, m.shape, p),
+);
 
 /**
  * Scores of one self-attention head (definitions and references: src/engine/analysis/headScores.ts).

@@ -10,7 +10,22 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, finiteOrNaN, i32Shared, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, str, variants } from './schema';
+import {
+  arrayOf,
+  bool,
+  finiteOrNaN,
+  i32Shared,
+  messages,
+  nonNegInt,
+  nullable,
+  num,
+  obj,
+  oneOf,
+  optional,
+  posInt,
+  str,
+  variants,
+} from './schema';
 import { errorData, skippedFile, trainSpec } from './data';
 import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams } from './model';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
@@ -149,7 +164,14 @@ export const hostToModelWorker = messages({
   /** The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it. */
   'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
   /** Next-token top-k and loss of an input with every head on and with the heads of `off` off (lab/inference/ablate.ts). */
-  'model/ablate': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
+  'model/ablate': {
+    id: nonNegInt,
+    runDir: str,
+    input: lensInputData,
+    off: arrayOf(headRefData),
+    topK: posInt,
+    fit: bool,
+  },
   /**
    * The snapshots a PyTorch run's trainer left as weights where no lab followed it (a cluster):
    * drawn into snapshot files with the lab's model (lab/pytorch/follow.ts); answers how many.

@@ -33,7 +33,10 @@ export interface ShownRunState {
  * The state and step to show for a run whose run.json says `saved` (`step` there is the
  * last checkpoint's), and that is training now when `live` is given.
  */
-export function shownRunState(saved: { readonly status: ShownRunStatus; readonly step: number }, live: LiveProgress | null): ShownRunState {
+export function shownRunState(
+  saved: { readonly status: ShownRunStatus; readonly step: number },
+  live: LiveProgress | null,
+): ShownRunState {
   if (live) return { status: live.paused ? 'paused' : 'training', step: Math.max(saved.step, live.step) };
   if (saved.status === 'training' || saved.status === 'paused') return { status: 'interrupted', step: saved.step };
   return { status: saved.status, step: saved.step };

@@ -61,7 +61,9 @@ export type ObjOf<F extends Fields> = Flat<
 /** Throws "path: expected WANT, got WHAT-IT-WAS" (strings quoted and cut at 40 characters). */
 export function fail(path: string, want: string, v: unknown): never {
   const got = v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
-  throw new ProtocolError(`${path}: expected ${want}, got ${got === 'string' ? JSON.stringify(String(v).slice(0, 40)) : got}`);
+  throw new ProtocolError(
+    `${path}: expected ${want}, got ${got === 'string' ? JSON.stringify(String(v).slice(0, 40)) : got}`,
+  );
 }
 
 /** A schema from a check that throws (with `fail`) or returns: the one place unknown becomes T. */
@@ -149,7 +151,8 @@ export const f32OrU8: Schema<Float32Array | Uint8Array> = define((v, p) => {
  * this module loads in pages without cross-origin isolation too).
  */
 export const i32Shared: Schema<Int32Array> = define((v, p) => {
-  if (!(v instanceof Int32Array) || v.length < 1 || !(v.buffer instanceof SharedArrayBuffer)) fail(p, 'an Int32Array on a SharedArrayBuffer', v);
+  if (!(v instanceof Int32Array) || v.length < 1 || !(v.buffer instanceof SharedArrayBuffer))
+    fail(p, 'an Int32Array on a SharedArrayBuffer', v);
 });
 
 /* ------------------------------------------------------------------ combinators */
@@ -178,7 +181,10 @@ export function arrayOf<T>(s: Schema<T>): Schema<readonly T[]> {
 }
 
 /** A fixed-length array; `what` names its parts for the error ("[heads, rows, cols]"). */
-export function tuple<const T extends readonly Schema<unknown>[]>(what: string, ...items: T): Schema<{ readonly [I in keyof T]: Infer<T[I]> }> {
+export function tuple<const T extends readonly Schema<unknown>[]>(
+  what: string,
+  ...items: T
+): Schema<{ readonly [I in keyof T]: Infer<T[I]> }> {
   return define((v, p) => {
     if (!Array.isArray(v)) fail(p, 'an array', v);
     if (v.length !== items.length) fail(p, what, v);
@@ -263,7 +269,10 @@ export function messages<const T extends Table>(table: T): UnionSchema<'type', T
     const type = v.type;
     if (typeof type !== 'string') fail(`${p}.type`, 'a message type', type);
     const fields = ownFields(table, type);
-    if (!fields) throw new ProtocolError(`${p}.type: unknown message type ${JSON.stringify(type)}; known: ${Object.keys(table).join(', ')}`);
+    if (!fields)
+      throw new ProtocolError(
+        `${p}.type: unknown message type ${JSON.stringify(type)}; known: ${Object.keys(table).join(', ')}`,
+      );
     checkFields(fields, v, `${p}(${type})`);
   });
   return { check, key: 'type', table };

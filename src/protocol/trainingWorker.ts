@@ -10,7 +10,16 @@
 
 import type { Infer } from './schema';
 import { bool, messages, nonNegInt, nullable, oneOf, optional, posInt, str } from './schema';
-import { dataSummary, errorData, evalMetrics, prepareProgress, pytorchOptions, runSegments, stepMetrics, trainSpec } from './data';
+import {
+  dataSummary,
+  errorData,
+  evalMetrics,
+  prepareProgress,
+  pytorchOptions,
+  runSegments,
+  stepMetrics,
+  trainSpec,
+} from './data';
 import { attentionSnapshot, modelInfo } from './model';
 
 /** Commands from the host to the training worker. */

@@ -10,10 +10,32 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, bool, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, refine, str } from './schema';
+import {
+  arrayOf,
+  bool,
+  fail,
+  messages,
+  nonNegInt,
+  nullable,
+  num,
+  obj,
+  oneOf,
+  optional,
+  posInt,
+  refine,
+  str,
+} from './schema';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
-import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
+import {
+  attentionMapData,
+  attentionSnapshot,
+  attentionStack,
+  decodeOutput,
+  decodeParams,
+  headScoreData,
+  modelInfo,
+} from './model';
 import { workerToHost } from './trainingWorker';
 import { evaluationRecord } from './evaluation';
 
@@ -108,7 +130,8 @@ export const MAX_EXPORT_CHARS = 48 * 1024 * 1024;
  */
 export const exportFileName = refine(str, (v, p) => {
   // oxlint-disable-next-line no-control-regex -- control characters are what a file name may not hold
-  if (v.length > 120 || !/^[^\\/:*?"<>|\u0000-\u001f.][^\\/:*?"<>|\u0000-\u001f]*\.(png|svg|csv)$/.test(v)) fail(p, 'a plain file name ending in .png, .svg or .csv (at most 120 characters)', v);
+  if (v.length > 120 || !/^[^\\/:*?"<>|\u0000-\u001f.][^\\/:*?"<>|\u0000-\u001f]*\.(png|svg|csv)$/.test(v))
+    fail(p, 'a plain file name ending in .png, .svg or .csv (at most 120 characters)', v);
 });
 
 /** Messages from the dashboard to its host. */
@@ -126,7 +149,8 @@ export const webviewToHost = messages({
     fileName: exportFileName,
     kind: exportKind,
     content: refine(str, (v, p) => {
-      if (v.length > MAX_EXPORT_CHARS) fail(p, `at most ${MAX_EXPORT_CHARS} characters (a smaller export)`, `${v.length} characters`);
+      if (v.length > MAX_EXPORT_CHARS)
+        fail(p, `at most ${MAX_EXPORT_CHARS} characters (a smaller export)`, `${v.length} characters`);
     }),
   },
   /**
@@ -136,7 +160,14 @@ export const webviewToHost = messages({
    */
   'lens/request': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
   /** The playground's ablation: the input with every head on and with `off` switched off (model/ablate). */
-  'ablate/request': { id: nonNegInt, runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
+  'ablate/request': {
+    id: nonNegInt,
+    runDir: str,
+    input: lensInputData,
+    off: arrayOf(headRefData),
+    topK: posInt,
+    fit: bool,
+  },
   /** The user picked a run in the header's picker: it becomes the active run the commands use. */
   'dashboard/didSelectRun': { runId: str },
   /** The attention of `text` with the model of the run folder `runDir` (the model worker's model/attend). */

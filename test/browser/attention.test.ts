@@ -11,7 +11,18 @@ import type { AttentionSnapshot } from '../../src/protocol/model';
 import { showToken } from '../../webview/format';
 import type { RunState } from '../../src/protocol/webview';
 import { attr, clean, dec, enc, legendColor, load, tab } from './data';
-import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, frames, launchBrowser, openDashboard, pixel, send, until } from './harness';
+import {
+  HAS_CHROMIUM,
+  SKIP_REASON,
+  cellPixel,
+  colorDistance,
+  frames,
+  launchBrowser,
+  openDashboard,
+  pixel,
+  send,
+  until,
+} from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -24,7 +35,7 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await browser?.close();
   });
 
-  it('colours masked cells with the legend\'s masked colour and attended ones by the ramp', async () => {
+  it("colours masked cells with the legend's masked colour and attended ones by the ramp", async () => {
     const { page, log } = await openDashboard(browser);
     await send(page, load);
     await tab(page, 'attention');
@@ -56,7 +67,7 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await page.close();
   });
 
-  it('says when a selection was cut to the model\'s context (Show Attention), and shows no <0x for ASCII', async () => {
+  it("says when a selection was cut to the model's context (Show Attention), and shows no <0x for ASCII", async () => {
     const snap = dec.snapshots[dec.snapshots.length - 1] as AttentionSnapshot;
     const note = "Showing the first 63 of 97 text tokens — the model's context is 64.";
     const cut: RunState = { ...dec, snapshots: [{ ...snap, truncation: note }] };
@@ -66,7 +77,8 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await frames(page);
     expect(await page.locator('.attn-truncation').textContent()).toBe(note);
     expect(await page.locator('.attn-truncation').isVisible()).toBe(true);
-    for (const t of await page.locator('.panel.attention .attn-large .hm-label').allTextContents()) expect(t).not.toContain('<0x');
+    for (const t of await page.locator('.panel.attention .attn-large .hm-label').allTextContents())
+      expect(t).not.toContain('<0x');
     await page.selectOption('#run-picker', enc.run.id);
     await frames(page);
     expect(await page.locator('.attn-truncation').isVisible()).toBe(false);
@@ -86,11 +98,14 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     if (!m) throw new Error('fixture has no encoder map');
     const [, R, C] = m.shape;
     let ent = 0;
-    for (let t = 0; t < R; t++) for (let s = 0; s < C; s++) {
-      const p = m.data[t * C + s] as number;
-      if (p > 0) ent -= (p * Math.log(p)) / R;
-    }
-    expect(await page.locator('.attn-cell[data-layer="0"][data-head="0"] .attn-cell-caption').textContent()).toBe(`${ent.toFixed(2)} nats`);
+    for (let t = 0; t < R; t++)
+      for (let s = 0; s < C; s++) {
+        const p = m.data[t * C + s] as number;
+        if (p > 0) ent -= (p * Math.log(p)) / R;
+      }
+    expect(await page.locator('.attn-cell[data-layer="0"][data-head="0"] .attn-cell-caption').textContent()).toBe(
+      `${ent.toFixed(2)} nats`,
+    );
     expect(await attr(page, '#attn-timeline', 'max')).toBe(String(snaps.length - 1));
     expect(await page.locator('.timeline-label').textContent()).toContain(`step ${latest.step}`);
     const big = '.panel.attention .attn-large canvas';
@@ -119,7 +134,11 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
       for (let r = 0; r < H * R; r++) data[r * C] = 1;
       return { ...m, data };
     });
-    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didSnapshot', ...last, step: last.step + 10, maps } });
+    await send(page, {
+      type: 'run/didUpdate',
+      runId: enc.run.id,
+      event: { type: 'train/didSnapshot', ...last, step: last.step + 10, maps },
+    });
     expect(await attr(page, '#attn-timeline', 'max')).toBe(String(enc.snapshots.length));
     expect(await page.locator('.timeline-label').textContent()).toContain(`step ${last.step + 10}`);
     const big = '.panel.attention .attn-large canvas';
@@ -140,14 +159,21 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     await first.page.keyboard.press('ArrowDown');
     await first.page.keyboard.press('ArrowRight');
     await frames(first.page);
-    expect(await attr(first.page, '[role="gridcell"]:has(> .attn-cell[data-layer="1"][data-head="1"])', 'aria-selected')).toBe('true');
+    expect(
+      await attr(first.page, '[role="gridcell"]:has(> .attn-cell[data-layer="1"][data-head="1"])', 'aria-selected'),
+    ).toBe('true');
     expect(await first.page.locator('[role="gridcell"][aria-selected="true"]').count()).toBe(1);
     expect(await first.page.locator('.attn-caption').textContent()).toContain('layer 2 · head 2');
     await first.page.focus('.panel.attention .attn-large canvas');
     await first.page.keyboard.press('ArrowRight');
-    expect(await first.page.locator('.panel.attention .attn-large .hm-readout').textContent()).toMatch(/^query 0 .* key 1 /);
+    expect(await first.page.locator('.panel.attention .attn-large .hm-readout').textContent()).toMatch(
+      /^query 0 .* key 1 /,
+    );
     await until(first.page, 'window.__savedState && window.__savedState.attention.head === 1');
-    const saved = (await first.page.evaluate('window.__savedState')) as { tab: string; attention: { layer: number; head: number; stack: string } };
+    const saved = (await first.page.evaluate('window.__savedState')) as {
+      tab: string;
+      attention: { layer: number; head: number; stack: string };
+    };
     expect(saved.tab).toBe('attention');
     expect(saved.attention).toMatchObject({ layer: 1, head: 1, stack: 'decoder.self' });
     clean(first.log);

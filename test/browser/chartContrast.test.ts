@@ -16,7 +16,17 @@ import { MIN_CHART_CONTRAST, contrastRatio } from '../../webview/contrast';
 import { clean } from './data';
 import { evaluatedLoad } from './evaluated';
 import type { TestTheme } from './harness';
-import { HAS_CHROMIUM, SKIP_REASON, THEME_VARS, colorDistance, frames, launchBrowser, openDashboard, screenshot, send } from './harness';
+import {
+  HAS_CHROMIUM,
+  SKIP_REASON,
+  THEME_VARS,
+  colorDistance,
+  frames,
+  launchBrowser,
+  openDashboard,
+  screenshot,
+  send,
+} from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -48,9 +58,16 @@ describe.skipIf(!HAS_CHROMIUM)('chart colours in every built-in theme', () => {
       await frames(page);
       const bg = parseColor((await page.evaluate('getComputedStyle(document.body).backgroundColor')) as string) as Rgba;
       expect(bg[3]).toBe(255);
-      expect(bg.slice(0, 3)).toEqual(parseColor(THEME_VARS[theme]['--vscode-editor-background'] as string)?.slice(0, 3));
+      expect(bg.slice(0, 3)).toEqual(
+        parseColor(THEME_VARS[theme]['--vscode-editor-background'] as string)?.slice(0, 3),
+      );
       const charts = (await page.evaluate(LEGENDS)) as { chart: string; series: { label: string; color: string }[] }[];
-      expect(charts.map((c) => c.chart)).toEqual(['Loss against training progress', 'Learning rate', 'Gradient norm', 'Tokens per second']);
+      expect(charts.map((c) => c.chart)).toEqual([
+        'Loss against training progress',
+        'Learning rate',
+        'Gradient norm',
+        'Tokens per second',
+      ]);
       const seen: string[] = [];
       for (const { chart, series } of charts) {
         expect(series.length, chart).toBeGreaterThanOrEqual(2);
@@ -59,7 +76,10 @@ describe.skipIf(!HAS_CHROMIUM)('chart colours in every built-in theme', () => {
           expect(c, `${chart} · ${label}: ${color}`).not.toBeNull();
           expect(c?.[3], `${chart} · ${label} is opaque (${color})`).toBe(255);
           const ratio = contrastRatio(c as Rgba, bg);
-          expect(ratio, `${chart} · ${label}: ${color} on ${bg.join(',')} is ${ratio.toFixed(2)}:1`).toBeGreaterThanOrEqual(MIN_CHART_CONTRAST);
+          expect(
+            ratio,
+            `${chart} · ${label}: ${color} on ${bg.join(',')} is ${ratio.toFixed(2)}:1`,
+          ).toBeGreaterThanOrEqual(MIN_CHART_CONTRAST);
           seen.push(`${chart} · ${label}`);
         }
       }
@@ -70,7 +90,8 @@ describe.skipIf(!HAS_CHROMIUM)('chart colours in every built-in theme', () => {
       const loss = charts[0]?.series ?? [];
       const colorOf = (label: string): Rgba => parseColor(loss.find((s) => s.label === label)?.color ?? '') as Rgba;
       const val = colorOf('reverse-char validation');
-      for (const train of ['reverse-char train', 'reverse-char train (smoothed)']) expect(colorDistance(val, colorOf(train)), train).toBeGreaterThan(80);
+      for (const train of ['reverse-char train', 'reverse-char train (smoothed)'])
+        expect(colorDistance(val, colorOf(train)), train).toBeGreaterThan(80);
       await screenshot(page, `contrast-${theme}`);
       clean(log);
       await page.close();

@@ -41,7 +41,15 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     const legend = await page.locator(`${chart} .u-legend .u-series`).nth(1).locator('.u-value').textContent();
     expect(Number(legend)).toBeCloseTo(last.loss, 3);
     // A live step is appended…
-    const next = { step: last.step + 1, loss: 0.5, lr: last.lr, gradNorm: 1, tokens: 100, tokensPerSec: 1000, elapsedMs: last.elapsedMs + 100 };
+    const next = {
+      step: last.step + 1,
+      loss: 0.5,
+      lr: last.lr,
+      gradNorm: 1,
+      tokens: 100,
+      tokensPerSec: 1000,
+      elapsedMs: last.elapsedMs + 100,
+    };
     await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didStep', ...next } });
     await until(page, `document.querySelector(${JSON.stringify(chart)}).dataset.points === '${enc.steps.length + 1}'`);
     // …an out-of-order one is refused with a visible error, and the chart keeps its points.
@@ -53,7 +61,9 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.selectOption('#curves-x', 'tokens');
     await frames(page);
     expect(Number(await attr(page, chart, 'data-points'))).toBe(enc.steps.length + 1);
-    expect(await page.locator(`${chart} .u-legend .u-series`).first().locator('.u-label').textContent()).toBe('tokens seen');
+    expect(await page.locator(`${chart} .u-legend .u-series`).first().locator('.u-label').textContent()).toBe(
+      'tokens seen',
+    );
     // Overlaying a second run adds its series to the legend.
     await page.check('#curves-compare-0');
     await frames(page);
@@ -68,18 +78,53 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, load);
     const model = enc.run.model;
     const data = { description: 'task reverse', documents: 1, bytes: 0, trainTokens: 100, valTokens: 10, skipped: [] };
-    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStart', runDir: '/runs/live', startStep: 0, totalSteps: 50, segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }], model, data } });
+    await send(page, {
+      type: 'run/didUpdate',
+      runId: '/runs/live',
+      event: {
+        type: 'train/didStart',
+        runDir: '/runs/live',
+        startStep: 0,
+        totalSteps: 50,
+        segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }],
+        model,
+        data,
+      },
+    });
     await page.selectOption('#run-picker', '/runs/live');
     await frames(page);
     expect(await page.locator('.run-status').textContent()).toContain('training · step 0 of 50');
-    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didStep', step: 1, loss: 3, lr: 1e-3, gradNorm: 1, tokens: 10, tokensPerSec: 100, elapsedMs: 5 } });
+    await send(page, {
+      type: 'run/didUpdate',
+      runId: '/runs/live',
+      event: {
+        type: 'train/didStep',
+        step: 1,
+        loss: 3,
+        lr: 1e-3,
+        gradNorm: 1,
+        tokens: 10,
+        tokensPerSec: 100,
+        elapsedMs: 5,
+      },
+    });
     await until(page, `document.querySelector('.panel.curves .chart-main').dataset.points === '1'`);
     await page.click('.run-controls button:has-text("Pause")');
     await until(page, `window.__posted.some((m) => m.type === 'train/control')`);
-    expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([{ type: 'train/control', runId: '/runs/live', action: 'pause' }]);
+    expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([
+      { type: 'train/control', runId: '/runs/live', action: 'pause' },
+    ]);
     await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didPause', step: 1 } });
     expect(await page.locator('.run-controls button').allTextContents()).toEqual(['Resume', 'Stop']);
-    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'The loss became NaN at step 2.' } } });
+    await send(page, {
+      type: 'run/didUpdate',
+      runId: '/runs/live',
+      event: {
+        type: 'train/didFail',
+        step: 1,
+        error: { code: 'train/nonFinite', message: 'The loss became NaN at step 2.' },
+      },
+    });
     expect(await page.locator('.run-status').textContent()).toContain('failed: The loss became NaN at step 2.');
     expect(await page.locator('.run-controls button').count()).toBe(0);
     clean(log);
@@ -91,16 +136,26 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     const base = paddedRun('stopped-run', 6);
     const snap = base.snapshots[0];
     if (!snap) throw new Error('the synthetic run has no snapshot');
-    const run: RunState = { ...base, evals: [], run: { ...base.run, status: 'stopped', step: 55, totalSteps: 3000, bestValLoss: null, data: null } };
+    const run: RunState = {
+      ...base,
+      evals: [],
+      run: { ...base.run, status: 'stopped', step: 55, totalSteps: 3000, bestValLoss: null, data: null },
+    };
     await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'stopped-run' });
-    await send(page, { type: 'dashboard/didAttend', runId: 'stopped-run', snapshot: { ...snap, step: 55, source: 'selection', text: 'the cat' } });
+    await send(page, {
+      type: 'dashboard/didAttend',
+      runId: 'stopped-run',
+      snapshot: { ...snap, step: 55, source: 'selection', text: 'the cat' },
+    });
     await frames(page);
     expect(await page.locator('.run-status').textContent()).toContain('stopped · step 55 of 3000');
     // A stopped run goes on from its checkpoint: Resume, which the host runs as its Resume command.
     expect(await page.locator('.run-controls button').allTextContents()).toEqual(['Resume']);
     await page.click('.run-controls button:has-text("Resume")');
     await until(page, `window.__posted.some((m) => m.type === 'train/control')`);
-    expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([{ type: 'train/control', runId: 'stopped-run', action: 'resume' }]);
+    expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([
+      { type: 'train/control', runId: 'stopped-run', action: 'resume' },
+    ]);
     expect(await page.locator('#run-picker option').count()).toBe(1); // no extra entry beside the run
     clean(log);
     await page.close();
@@ -109,7 +164,16 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
   it('marks where an extended run begins a new schedule segment, on the loss and learning-rate charts', async () => {
     const { page, log } = await openDashboard(browser);
     const base = paddedRun('extended', 20); // steps 1…20, 50 tokens each
-    const run = { ...base, run: { ...base.run, segments: [{ fromStep: 0, toStep: 12, schedule: 'cosine' }, { fromStep: 12, toStep: 20, schedule: 'restart' }] } };
+    const run = {
+      ...base,
+      run: {
+        ...base.run,
+        segments: [
+          { fromStep: 0, toStep: 12, schedule: 'cosine' },
+          { fromStep: 12, toStep: 20, schedule: 'restart' },
+        ],
+      },
+    };
     await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'extended' });
     await frames(page);
     const marker = '.panel.curves .chart-main .segment-marker';
@@ -148,7 +212,9 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, load);
     await page.selectOption('#run-picker', dec.run.id);
     await until(page, `window.__posted.some((m) => m.type === 'dashboard/didSelectRun')`);
-    expect(log.posted.filter((m) => m.type === 'dashboard/didSelectRun')).toEqual([{ type: 'dashboard/didSelectRun', runId: dec.run.id }]);
+    expect(log.posted.filter((m) => m.type === 'dashboard/didSelectRun')).toEqual([
+      { type: 'dashboard/didSelectRun', runId: dec.run.id },
+    ]);
     // The active run set elsewhere (the Runs view, the status bar) moves the picker.
     await send(page, { type: 'dashboard/didSetActiveRun', runId: enc.run.id });
     await until(page, `document.querySelector('#run-picker').value === ${JSON.stringify(enc.run.id)}`);
@@ -177,8 +243,23 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, load);
     await send(page, { type: 'run/didUpdate', runId: 42, event: { type: 'worker/ready' } });
     await send(page, { type: 'dashboard/nonsense' });
-    await send(page, { type: 'run/didUpdate', runId: 'nobody', event: { type: 'train/didStep', step: 1, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 } });
-    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didSnapshot', step: 99999, srcTokens: [], tgtTokens: [], maps: [{ stack: 'encoder.self', layer: 0, shape: [1, 2, 2], data: { $f32: 'AAAAAA==' } }], masks: [] } });
+    await send(page, {
+      type: 'run/didUpdate',
+      runId: 'nobody',
+      event: { type: 'train/didStep', step: 1, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 },
+    });
+    await send(page, {
+      type: 'run/didUpdate',
+      runId: enc.run.id,
+      event: {
+        type: 'train/didSnapshot',
+        step: 99999,
+        srcTokens: [],
+        tgtTokens: [],
+        maps: [{ stack: 'encoder.self', layer: 0, shape: [1, 2, 2], data: { $f32: 'AAAAAA==' } }],
+        masks: [],
+      },
+    });
     const text = (await page.locator('.banner').textContent()) ?? '';
     expect(await page.locator('.banner').isVisible()).toBe(true);
     expect(text).toContain('message(run/didUpdate).runId: expected a string');

@@ -25,18 +25,34 @@ describe.skipIf(!HAS_CHROMIUM)('evaluations and comparison in Chromium', () => {
     await browser?.close();
   });
 
-  it('lists the run\'s evaluations, newest first, marks them on the loss chart, and adds one that arrives live', async () => {
+  it("lists the run's evaluations, newest first, marks them on the loss chart, and adds one that arrives live", async () => {
     const { page, log } = await openDashboard(browser, { theme: 'light' });
     await send(page, evaluatedLoad);
     const rows = page.locator('#evaluations tbody tr');
     expect(await rows.count()).toBe(3);
     const first = (await rows.first().locator('td').allTextContents()).map((t) => t.trim());
-    expect(first.slice(1)).toEqual(['800', 'reverse.tsv (50 pairs)', '0.4000', ((0.4 * 600) / (550 * Math.LN2)).toFixed(4), Math.exp(0.4).toFixed(2), '48.25 tok:13a', '68.25', '42%', 'beam search (beam 4, length penalty 0.6)']);
-    expect(await rows.first().locator('td').nth(6).getAttribute('title')).toBe('nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0');
+    expect(first.slice(1)).toEqual([
+      '800',
+      'reverse.tsv (50 pairs)',
+      '0.4000',
+      ((0.4 * 600) / (550 * Math.LN2)).toFixed(4),
+      Math.exp(0.4).toFixed(2),
+      '48.25 tok:13a',
+      '68.25',
+      '42%',
+      'beam search (beam 4, length penalty 0.6)',
+    ]);
+    expect(await rows.first().locator('td').nth(6).getAttribute('title')).toBe(
+      'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0',
+    );
     expect((await rows.nth(1).locator('td').allTextContents())[2]).toBe('validation split');
     expect(await attr(page, CHART, 'data-evaluation-marks')).toBe('3');
     expect(await page.locator(`${CHART} .u-legend`).textContent()).toContain('reverse-char evaluated on test data');
-    await send(page, { type: 'run/didEvaluate', runId: charRun.run.id, evaluation: pairsEvaluation(700, '2025-03-01T12:00:00.000Z', 0.45, 40) });
+    await send(page, {
+      type: 'run/didEvaluate',
+      runId: charRun.run.id,
+      evaluation: pairsEvaluation(700, '2025-03-01T12:00:00.000Z', 0.45, 40),
+    });
     await until(page, `document.querySelectorAll('#evaluations tbody tr').length === 4`);
     expect((await rows.first().locator('td').allTextContents())[1]).toBe('700');
     await until(page, `document.querySelector(${JSON.stringify(CHART)}).dataset.evaluationMarks === '4'`);
@@ -61,7 +77,8 @@ describe.skipIf(!HAS_CHROMIUM)('evaluations and comparison in Chromium', () => {
     const t = await table();
     expect(t.tokenizer).toEqual(['char', 'bpe']);
     expect(t.vocabulary).toEqual(['287 tokens', '1,000 tokens']);
-    const lastVal = (r: typeof charRun, perToken: number): string => ((r.evals.at(-1)?.loss ?? 0) / (perToken * Math.LN2)).toFixed(4);
+    const lastVal = (r: typeof charRun, perToken: number): string =>
+      ((r.evals.at(-1)?.loss ?? 0) / (perToken * Math.LN2)).toFixed(4);
     expect(t['validation bits/byte']).toEqual([lastVal(charRun, 1), lastVal(bpeRun, 3)]);
     // The latest evaluation of each on the shared file (the char run's at step 800, not 400).
     expect(t['reverse.tsv (50 pairs) · BLEU']).toEqual(['48.25 tok:13a', '30.75 tok:13a']);

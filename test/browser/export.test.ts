@@ -19,7 +19,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCsv } from '../../src/common/csv';
 import { clean, enc, load, tab } from './data';
 import { scoredRun } from './synthetic';
-import { FIXTURES, HAS_CHROMIUM, ROOT, SCREENSHOTS, SKIP_REASON, frames, launchBrowser, openDashboard, screenshot, send, until } from './harness';
+import {
+  FIXTURES,
+  HAS_CHROMIUM,
+  ROOT,
+  SCREENSHOTS,
+  SKIP_REASON,
+  frames,
+  launchBrowser,
+  openDashboard,
+  screenshot,
+  send,
+  until,
+} from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -37,7 +49,7 @@ function readPng(bytes: Buffer): Png {
   const height = bytes.readUInt32BE(20);
   expect([bytes[24], bytes[25]]).toEqual([8, 6]);
   const idat: Buffer[] = [];
-  for (let at = 8; at < bytes.length; ) {
+  for (let at = 8; at < bytes.length;) {
     const len = bytes.readUInt32BE(at);
     if (bytes.toString('latin1', at + 4, at + 8) === 'IDAT') idat.push(bytes.subarray(at + 8, at + 8 + len));
     at += 12 + len;
@@ -48,7 +60,19 @@ function readPng(bytes: Buffer): Png {
 }
 
 /** Facts about an SVG, from the page's DOMParser. */
-async function inspectSvg(page: Page, svg: string): Promise<{ error: string | null; root: string; width: number; height: number; viewBox: string; series: number; cells: number; texts: string[] }> {
+async function inspectSvg(
+  page: Page,
+  svg: string,
+): Promise<{
+  error: string | null;
+  root: string;
+  width: number;
+  height: number;
+  viewBox: string;
+  series: number;
+  cells: number;
+  texts: string[];
+}> {
   return page.evaluate(`(() => {
     const doc = new DOMParser().parseFromString(${JSON.stringify(svg)}, 'image/svg+xml');
     const err = doc.querySelector('parsererror');
@@ -75,7 +99,11 @@ async function choose(page: Page, scope: string, label: string): Promise<void> {
 /** The content of the next `export/save` of `kind` the page posts. */
 async function posted(page: Page, kind: string, before: number): Promise<{ fileName: string; content: string }> {
   await until(page, `window.__posted.filter((m) => m.type === 'export/save').length > ${before}`, 10_000);
-  const all = (await page.evaluate(`window.__posted.filter((m) => m.type === 'export/save')`)) as { fileName: string; kind: string; content: string }[];
+  const all = (await page.evaluate(`window.__posted.filter((m) => m.type === 'export/save')`)) as {
+    fileName: string;
+    kind: string;
+    content: string;
+  }[];
   const last = all[all.length - 1] as { fileName: string; kind: string; content: string };
   expect(last.kind).toBe(kind);
   expect(last.fileName.endsWith(`.${kind}`)).toBe(true);
@@ -129,7 +157,8 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     expect(box).not.toBeNull();
     await page.mouse.move((box?.x ?? 0) + (box?.width ?? 0) / 2, (box?.y ?? 0) + (box?.height ?? 0) / 2);
     await frames(page);
-    const values = async (chart: string): Promise<string[]> => page.locator(`.panel.curves ${chart} .u-legend .u-value`).allTextContents();
+    const values = async (chart: string): Promise<string[]> =>
+      page.locator(`.panel.curves ${chart} .u-legend .u-value`).allTextContents();
     const [tpsStep, tps] = await values('.chart-small:nth-child(3)');
     expect(tpsStep).toMatch(/^\d{1,3}(,\d{3})*$/);
     expect(tps).toMatch(/^\d+(\.\d+)?k?$/);
@@ -137,7 +166,12 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     const [, lr] = await values('.chart-small:nth-child(1)');
     expect(lr).toMatch(/^(\d\.\d+e-\d|0\.\d{1,6})$/);
     const loss = await values('.chart-main');
-    expect(loss.slice(1).filter((v) => v !== '—').every((v) => /^\d+\.\d{4}$/.test(v))).toBe(true);
+    expect(
+      loss
+        .slice(1)
+        .filter((v) => v !== '—')
+        .every((v) => /^\d+\.\d{4}$/.test(v)),
+    ).toBe(true);
     clean(log);
     await page.close();
   });
@@ -149,7 +183,9 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     const button = '.panel.attention .attn-large .export-button';
     await page.focus(button);
     await page.keyboard.press('ArrowDown');
-    expect(await page.evaluate(`document.activeElement.getAttribute('role') + ':' + document.activeElement.textContent`)).toBe('menuitem:Save as PNG');
+    expect(
+      await page.evaluate(`document.activeElement.getAttribute('role') + ':' + document.activeElement.textContent`),
+    ).toBe('menuitem:Save as PNG');
     expect(await page.getAttribute(button, 'aria-expanded')).toBe('true');
     await page.keyboard.press('Escape');
     expect(await page.evaluate(`document.activeElement.classList.contains('export-button')`)).toBe(true);
@@ -161,7 +197,9 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     expect(msg.fileName).toMatch(/layer1-head1-step\d+\.svg$/);
     const svg = await inspectSvg(page, msg.content);
     expect(svg.error).toBeNull();
-    const [rows, cols] = (await page.evaluate(`(() => { const c = document.querySelector('.panel.attention .attn-large canvas'); return [Number(c.dataset.rows), Number(c.dataset.cols)]; })()`)) as [number, number];
+    const [rows, cols] = (await page.evaluate(
+      `(() => { const c = document.querySelector('.panel.attention .attn-large canvas'); return [Number(c.dataset.rows), Number(c.dataset.cols)]; })()`,
+    )) as [number, number];
     expect(rows * cols).toBeGreaterThan(0);
     expect(svg.cells).toBe(rows * cols);
     // Every token is written on the axes (rows + cols labels), besides titles and the key.
@@ -174,15 +212,20 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     // The whole grid: one map per layer × head.
     await choose(page, '.panel.attention .grid-export', 'Save as SVG');
     const gridSvg = (await posted(page, 'svg', 2)).content;
-    const mapCount = (await page.evaluate(`new DOMParser().parseFromString(${JSON.stringify(gridSvg)}, 'image/svg+xml').querySelectorAll('g.map').length`)) as number;
+    const mapCount = (await page.evaluate(
+      `new DOMParser().parseFromString(${JSON.stringify(gridSvg)}, 'image/svg+xml').querySelectorAll('g.map').length`,
+    )) as number;
     expect(mapCount).toBe(await page.locator('.panel.attention .attn-cell').count());
     await choose(page, '.panel.attention .grid-export', 'Save as PNG');
-    fs.writeFileSync(path.join(SCREENSHOTS, 'exported-attention-grid.png'), Buffer.from((await posted(page, 'png', 3)).content, 'base64'));
+    fs.writeFileSync(
+      path.join(SCREENSHOTS, 'exported-attention-grid.png'),
+      Buffer.from((await posted(page, 'png', 3)).content, 'base64'),
+    );
     clean(log);
     await page.close();
   });
 
-  it('saves the Heads tab\'s table as CSV: one row per (snapshot step, head), 1-based', async () => {
+  it("saves the Heads tab's table as CSV: one row per (snapshot step, head), 1-based", async () => {
     const { page, log } = await openDashboard(browser, { theme: 'light' });
     const run = scoredRun('scored', 3, 4, 200);
     await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'scored' });
@@ -191,10 +234,27 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     const msg = await posted(page, 'csv', 0);
     expect(msg.fileName).toBe('scored-head-scores.csv');
     const rows = parseCsv(msg.content);
-    expect(rows[0]).toEqual(['step', 'stack', 'layer', 'head', 'previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy']);
+    expect(rows[0]).toEqual([
+      'step',
+      'stack',
+      'layer',
+      'head',
+      'previousToken',
+      'firstToken',
+      'diagonal',
+      'antiDiagonal',
+      'induction',
+      'entropy',
+    ]);
     expect(rows.length - 1).toBe(run.snapshots.length * 3 * 4);
     const first = run.snapshots[0]?.headScores?.[0];
-    expect(rows[1]?.slice(0, 5)).toEqual([String(run.snapshots[0]?.step), 'decoder.self', '1', '1', String(((first as NonNullable<typeof first>).scores as { previousToken: number }).previousToken)]);
+    expect(rows[1]?.slice(0, 5)).toEqual([
+      String(run.snapshots[0]?.step),
+      'decoder.self',
+      '1',
+      '1',
+      String(((first as NonNullable<typeof first>).scores as { previousToken: number }).previousToken),
+    ]);
     clean(log);
     await page.close();
   });
@@ -203,12 +263,19 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     it(`shows the open menu natively in the ${theme} theme (screenshot)`, async () => {
       const { page, log } = await openDashboard(browser, { theme: theme === 'light' ? 'light' : 'dark' });
       // VS Code's high-contrast body class, with the page's own high-contrast fallbacks (no dark variables).
-      if (theme === 'high-contrast') await page.evaluate(`document.documentElement.removeAttribute('style'); document.body.className = 'vscode-high-contrast'`);
+      if (theme === 'high-contrast')
+        await page.evaluate(
+          `document.documentElement.removeAttribute('style'); document.body.className = 'vscode-high-contrast'`,
+        );
       await send(page, load);
       await tab(page, 'curves');
       await page.click('.panel.curves .chart-main .export-button');
       await frames(page);
-      expect(await page.locator('.panel.curves .chart-main [role="menuitem"]').allTextContents()).toEqual(['Save as PNG', 'Save as SVG', 'Save metrics as CSV']);
+      expect(await page.locator('.panel.curves .chart-main [role="menuitem"]').allTextContents()).toEqual([
+        'Save as PNG',
+        'Save as SVG',
+        'Save metrics as CSV',
+      ]);
       await page.hover('.panel.curves .chart-main [role="menuitem"]:nth-child(2)');
       await screenshot(page, `export-menu-${theme}`);
       await page.mouse.click(5, 5);
@@ -222,7 +289,11 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-export-'));
     try {
       const file = path.join(tmp, 'report.html');
-      execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'report', '--run', path.join(FIXTURES, 'run-reverse'), '--out', file], { encoding: 'utf8' });
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'dist/cli.js'), 'report', '--run', path.join(FIXTURES, 'run-reverse'), '--out', file],
+        { encoding: 'utf8' },
+      );
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(String(e)));
@@ -232,10 +303,13 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
       await frames(page);
       const scope = '.panel.masks .mask-view >> nth=0';
       const menu = page.locator(scope).locator('.export-button');
-      const [svgDownload] = await Promise.all([page.waitForEvent('download'), (async () => {
-        await menu.click();
-        await page.locator(scope).locator('[role="menuitem"]', { hasText: 'Save as SVG' }).click();
-      })()]);
+      const [svgDownload] = await Promise.all([
+        page.waitForEvent('download'),
+        (async () => {
+          await menu.click();
+          await page.locator(scope).locator('[role="menuitem"]', { hasText: 'Save as SVG' }).click();
+        })(),
+      ]);
       expect(svgDownload.suggestedFilename()).toMatch(/^run-reverse-.*-step\d+\.svg$/);
       const svgText = fs.readFileSync((await svgDownload.path()) as string, 'utf8');
       const svg = await inspectSvg(page, svgText);
@@ -245,10 +319,13 @@ describe.skipIf(!HAS_CHROMIUM)('export menu in Chromium', () => {
       const cols = Number(await canvas.getAttribute('data-cols'));
       expect(rows * cols).toBeGreaterThan(0);
       expect(svg.cells).toBe(rows * cols);
-      const [pngDownload] = await Promise.all([page.waitForEvent('download'), (async () => {
-        await menu.click();
-        await page.locator(scope).locator('[role="menuitem"]', { hasText: 'Save as PNG' }).click();
-      })()]);
+      const [pngDownload] = await Promise.all([
+        page.waitForEvent('download'),
+        (async () => {
+          await menu.click();
+          await page.locator(scope).locator('[role="menuitem"]', { hasText: 'Save as PNG' }).click();
+        })(),
+      ]);
       const png = readPng(fs.readFileSync((await pngDownload.path()) as string));
       expect([png.width, png.height]).toEqual([2 * svg.width, 2 * svg.height]);
       expect(png.distinctBytes).toBeGreaterThan(8);

@@ -34,7 +34,16 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -59,7 +68,12 @@ export type TestTheme = 'light' | 'dark' | 'high-contrast' | 'high-contrast-ligh
 /** The same themes under the name some suites use. */
 export type ThemeName = TestTheme;
 
-const BODY_CLASS: Record<TestTheme, string> = { light: 'vscode-light', dark: 'vscode-dark', 'high-contrast': 'vscode-high-contrast', 'high-contrast-light': 'vscode-high-contrast vscode-high-contrast-light' };
+const BODY_CLASS: Record<TestTheme, string> = {
+  light: 'vscode-light',
+  dark: 'vscode-dark',
+  'high-contrast': 'vscode-high-contrast',
+  'high-contrast-light': 'vscode-high-contrast vscode-high-contrast-light',
+};
 
 /**
  * The variables VS Code 1.139 defines on a webview's <html> for its built-in themes Light
@@ -70,24 +84,60 @@ const BODY_CLASS: Record<TestTheme, string> = { light: 'vscode-light', dark: 'vs
  */
 export const THEME_VARS: Record<TestTheme, Record<string, string>> = {
   light: {
-    '--vscode-editor-background': '#ffffff', '--vscode-editor-foreground': '#3b3b3b', '--vscode-descriptionForeground': '#3b3b3b', '--vscode-panel-border': '#e5e5e5',
-    '--vscode-focusBorder': '#005fb8', '--vscode-charts-foreground': '#3b3b3b', '--vscode-charts-blue': '#0063d3', '--vscode-charts-red': '#e51400',
-    '--vscode-charts-yellow': '#bf8803', '--vscode-charts-orange': '#ea5c0055', '--vscode-charts-green': '#388a34', '--vscode-charts-purple': '#652d90',
+    '--vscode-editor-background': '#ffffff',
+    '--vscode-editor-foreground': '#3b3b3b',
+    '--vscode-descriptionForeground': '#3b3b3b',
+    '--vscode-panel-border': '#e5e5e5',
+    '--vscode-focusBorder': '#005fb8',
+    '--vscode-charts-foreground': '#3b3b3b',
+    '--vscode-charts-blue': '#0063d3',
+    '--vscode-charts-red': '#e51400',
+    '--vscode-charts-yellow': '#bf8803',
+    '--vscode-charts-orange': '#ea5c0055',
+    '--vscode-charts-green': '#388a34',
+    '--vscode-charts-purple': '#652d90',
   },
   dark: {
-    '--vscode-editor-background': '#1f1f1f', '--vscode-editor-foreground': '#cccccc', '--vscode-descriptionForeground': '#9d9d9d', '--vscode-panel-border': '#2b2b2b',
-    '--vscode-focusBorder': '#0078d4', '--vscode-charts-foreground': '#cccccc', '--vscode-charts-blue': '#59a4f9', '--vscode-charts-red': '#f14c4c',
-    '--vscode-charts-yellow': '#cca700', '--vscode-charts-orange': '#ea5c0055', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+    '--vscode-editor-background': '#1f1f1f',
+    '--vscode-editor-foreground': '#cccccc',
+    '--vscode-descriptionForeground': '#9d9d9d',
+    '--vscode-panel-border': '#2b2b2b',
+    '--vscode-focusBorder': '#0078d4',
+    '--vscode-charts-foreground': '#cccccc',
+    '--vscode-charts-blue': '#59a4f9',
+    '--vscode-charts-red': '#f14c4c',
+    '--vscode-charts-yellow': '#cca700',
+    '--vscode-charts-orange': '#ea5c0055',
+    '--vscode-charts-green': '#89d185',
+    '--vscode-charts-purple': '#b180d7',
   },
   'high-contrast': {
-    '--vscode-editor-background': '#000000', '--vscode-editor-foreground': '#ffffff', '--vscode-descriptionForeground': '#ffffff', '--vscode-panel-border': '#6fc3df',
-    '--vscode-focusBorder': '#f38518', '--vscode-contrastBorder': '#6fc3df', '--vscode-charts-foreground': '#ffffff', '--vscode-charts-blue': '#59a4f9',
-    '--vscode-charts-red': '#f48771', '--vscode-charts-yellow': '#ffd370', '--vscode-charts-green': '#89d185', '--vscode-charts-purple': '#b180d7',
+    '--vscode-editor-background': '#000000',
+    '--vscode-editor-foreground': '#ffffff',
+    '--vscode-descriptionForeground': '#ffffff',
+    '--vscode-panel-border': '#6fc3df',
+    '--vscode-focusBorder': '#f38518',
+    '--vscode-contrastBorder': '#6fc3df',
+    '--vscode-charts-foreground': '#ffffff',
+    '--vscode-charts-blue': '#59a4f9',
+    '--vscode-charts-red': '#f48771',
+    '--vscode-charts-yellow': '#ffd370',
+    '--vscode-charts-green': '#89d185',
+    '--vscode-charts-purple': '#b180d7',
   },
   'high-contrast-light': {
-    '--vscode-editor-background': '#ffffff', '--vscode-editor-foreground': '#292929', '--vscode-descriptionForeground': '#292929', '--vscode-panel-border': '#0f4a85',
-    '--vscode-focusBorder': '#006bbd', '--vscode-contrastBorder': '#0f4a85', '--vscode-charts-foreground': '#292929', '--vscode-charts-blue': '#0063d3',
-    '--vscode-charts-red': '#b5200d', '--vscode-charts-yellow': '#895503', '--vscode-charts-green': '#374e06', '--vscode-charts-purple': '#652d90',
+    '--vscode-editor-background': '#ffffff',
+    '--vscode-editor-foreground': '#292929',
+    '--vscode-descriptionForeground': '#292929',
+    '--vscode-panel-border': '#0f4a85',
+    '--vscode-focusBorder': '#006bbd',
+    '--vscode-contrastBorder': '#0f4a85',
+    '--vscode-charts-foreground': '#292929',
+    '--vscode-charts-blue': '#0063d3',
+    '--vscode-charts-red': '#b5200d',
+    '--vscode-charts-yellow': '#895503',
+    '--vscode-charts-green': '#374e06',
+    '--vscode-charts-purple': '#652d90',
   },
 };
 
@@ -113,10 +163,18 @@ window.acquireVsCodeApi = () => ({
 /** Opens the dashboard as a VS Code webview would host it; `onPost` plays the host. */
 export async function openDashboard(
   browser: Browser,
-  opts: { theme?: TestTheme; state?: unknown; onPost?: (msg: { type: string; [k: string]: unknown }, page: Page) => void | Promise<void>; width?: number } = {},
+  opts: {
+    theme?: TestTheme;
+    state?: unknown;
+    onPost?: (msg: { type: string; [k: string]: unknown }, page: Page) => void | Promise<void>;
+    width?: number;
+  } = {},
 ): Promise<{ page: Page; log: PageLog }> {
   const theme = opts.theme ?? 'light';
-  const page = await browser.newPage({ viewport: { width: opts.width ?? 1280, height: 900 }, colorScheme: theme === 'light' || theme === 'high-contrast-light' ? 'light' : 'dark' });
+  const page = await browser.newPage({
+    viewport: { width: opts.width ?? 1280, height: 900 },
+    colorScheme: theme === 'light' || theme === 'high-contrast-light' ? 'light' : 'dark',
+  });
   const log: PageLog = { posted: [], blocked: [], errors: [] };
   page.on('pageerror', (e) => log.errors.push(String(e)));
   page.on('console', (m) => {
@@ -124,9 +182,15 @@ export async function openDashboard(
   });
   await page.route('**/*', async (route) => {
     const url = route.request().url();
-    if (url === `${ORIGIN}/index.html`) return route.fulfill({ contentType: 'text/html', body: hostPage(opts.state, theme) });
-    if (url === `${ORIGIN}/dashboard.js`) return route.fulfill({ contentType: 'text/javascript', body: fs.readFileSync(path.join(BUNDLE, 'dashboard.js')) });
-    if (url === `${ORIGIN}/dashboard.css`) return route.fulfill({ contentType: 'text/css', body: fs.readFileSync(path.join(BUNDLE, 'dashboard.css')) });
+    if (url === `${ORIGIN}/index.html`)
+      return route.fulfill({ contentType: 'text/html', body: hostPage(opts.state, theme) });
+    if (url === `${ORIGIN}/dashboard.js`)
+      return route.fulfill({
+        contentType: 'text/javascript',
+        body: fs.readFileSync(path.join(BUNDLE, 'dashboard.js')),
+      });
+    if (url === `${ORIGIN}/dashboard.css`)
+      return route.fulfill({ contentType: 'text/css', body: fs.readFileSync(path.join(BUNDLE, 'dashboard.css')) });
     log.blocked.push(url);
     return route.abort();
   });
@@ -163,7 +227,12 @@ export async function frames(page: Page): Promise<void> {
 }
 
 /** RGBA of one canvas pixel (canvas pixel coordinates). */
-export async function pixel(page: Page, selector: string, x: number, y: number): Promise<[number, number, number, number]> {
+export async function pixel(
+  page: Page,
+  selector: string,
+  x: number,
+  y: number,
+): Promise<[number, number, number, number]> {
   return page.evaluate(`(() => {
     const c = document.querySelector(${JSON.stringify(selector)});
     if (!(c instanceof HTMLCanvasElement)) throw new Error('no canvas at ' + ${JSON.stringify(selector)});
@@ -172,14 +241,25 @@ export async function pixel(page: Page, selector: string, x: number, y: number):
 }
 
 /** RGBA at the centre of heatmap cell (t, s) of the canvas at `selector` (uses its data-cell-* attributes). */
-export async function cellPixel(page: Page, selector: string, t: number, s: number): Promise<[number, number, number, number]> {
-  const geo = (await page.evaluate(`(() => { const c = document.querySelector(${JSON.stringify(selector)}); return [Number(c.dataset.cellW), Number(c.dataset.cellH)]; })()`)) as [number, number];
+export async function cellPixel(
+  page: Page,
+  selector: string,
+  t: number,
+  s: number,
+): Promise<[number, number, number, number]> {
+  const geo = (await page.evaluate(
+    `(() => { const c = document.querySelector(${JSON.stringify(selector)}); return [Number(c.dataset.cellW), Number(c.dataset.cellH)]; })()`,
+  )) as [number, number];
   return pixel(page, selector, (s + 0.5) * geo[0], (t + 0.5) * geo[1]);
 }
 
 /** Largest per-channel difference of two colours. */
 export function colorDistance(a: readonly number[], b: readonly number[]): number {
-  return Math.max(Math.abs((a[0] ?? 0) - (b[0] ?? 0)), Math.abs((a[1] ?? 0) - (b[1] ?? 0)), Math.abs((a[2] ?? 0) - (b[2] ?? 0)));
+  return Math.max(
+    Math.abs((a[0] ?? 0) - (b[0] ?? 0)),
+    Math.abs((a[1] ?? 0) - (b[1] ?? 0)),
+    Math.abs((a[2] ?? 0) - (b[2] ?? 0)),
+  );
 }
 
 /** Saves a screenshot (of the viewport, or the whole page) under test/browser/screenshots/. */

@@ -24,14 +24,28 @@ import { showToken } from '../../webview/format';
 import { tinyDocuments, tinySpec, trainTiny } from '../unit/lab/tinyRuns';
 import { clean } from './data';
 import type { ThemeName } from './harness';
-import { HAS_CHROMIUM, ROOT, SKIP_REASON, frames, launchBrowser, openDashboard, screenshot, send, until } from './harness';
+import {
+  HAS_CHROMIUM,
+  ROOT,
+  SKIP_REASON,
+  frames,
+  launchBrowser,
+  openDashboard,
+  screenshot,
+  send,
+  until,
+} from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
 type Request = Extract<WebviewToHost, { type: 'lens/request' | 'ablate/request' }>;
 
 /** A host that answers lens and ablation requests through the real model worker, recording requests and answers. */
-function workerHost(client: ModelClient): { requests: Request[]; answers: Map<number, LensOutputData | AblationOutputData>; onPost: (msg: { type: string }, page: Page) => Promise<void> } {
+function workerHost(client: ModelClient): {
+  requests: Request[];
+  answers: Map<number, LensOutputData | AblationOutputData>;
+  onPost: (msg: { type: string }, page: Page) => Promise<void>;
+} {
   const requests: Request[] = [];
   const answers = new Map<number, LensOutputData | AblationOutputData>();
   return {
@@ -52,7 +66,11 @@ function workerHost(client: ModelClient): { requests: Request[]; answers: Map<nu
           await send(page, { type: 'ablate/didFinish', id: req.id, output });
         }
       } catch (e) {
-        await send(page, { type: req.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id: req.id, error: { code: (e as { code?: string }).code ?? 'internal', message: (e as Error).message } });
+        await send(page, {
+          type: req.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail',
+          id: req.id,
+          error: { code: (e as { code?: string }).code ?? 'internal', message: (e as Error).message },
+        });
       }
     },
   };
@@ -66,10 +84,16 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
   let lm: RunState;
   let mt: RunState;
   beforeAll(async () => {
-    const [a, b] = await Promise.all([trainTiny({ ...tinySpec(await tinyDocuments(), 200, 64), backend: 'wasm' }), trainTiny({ ...tinySpec({ kind: 'task', task: 'reverse' }, 150, 24), backend: 'wasm' })]);
+    const [a, b] = await Promise.all([
+      trainTiny({ ...tinySpec(await tinyDocuments(), 200, 64), backend: 'wasm' }),
+      trainTiny({ ...tinySpec({ kind: 'task', task: 'reverse' }, 150, 24), backend: 'wasm' }),
+    ]);
     lm = await loadRunState(NODE_FS, a.runDir);
     mt = await loadRunState(NODE_FS, b.runDir);
-    client = new ModelClient(() => startNodeWorker(path.join(ROOT, 'dist/modelWorker.js'), 'model worker'), () => undefined);
+    client = new ModelClient(
+      () => startNodeWorker(path.join(ROOT, 'dist/modelWorker.js'), 'model worker'),
+      () => undefined,
+    );
     browser = await launchBrowser();
   }, 120_000);
   afterAll(async () => {
@@ -77,7 +101,11 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
     await browser?.close();
   });
 
-  async function open(theme: ThemeName, host: ReturnType<typeof workerHost>, runId: string): Promise<{ page: Page; log: Awaited<ReturnType<typeof openDashboard>>['log'] }> {
+  async function open(
+    theme: ThemeName,
+    host: ReturnType<typeof workerHost>,
+    runId: string,
+  ): Promise<{ page: Page; log: Awaited<ReturnType<typeof openDashboard>>['log'] }> {
     const opened = await openDashboard(browser, { theme, onPost: host.onPost });
     await send(opened.page, { type: 'dashboard/didLoadRuns', runs: [lm, mt], selectedId: runId });
     await opened.page.click('#tab-playground');
@@ -94,22 +122,40 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       await until(page, `document.querySelector('.lens-grid')`, 30_000);
       expect(host.requests).toHaveLength(1);
       const req = host.requests[0] as Request;
-      expect(req).toMatchObject({ type: 'lens/request', runDir: lm.run.runDir, input: { kind: 'decoder-only', prompt: long }, topK: 5, fit: true });
+      expect(req).toMatchObject({
+        type: 'lens/request',
+        runDir: lm.run.runDir,
+        input: { kind: 'decoder-only', prompt: long },
+        topK: 5,
+        fit: true,
+      });
       const lens = host.answers.get(req.id) as LensOutputData;
       const L = lm.run.model?.config.maxLen as number;
       const n = lm.run.model?.config.nDecoderLayers as number;
       // Cut to the context, and the page says so.
       expect(lens.tokens).toHaveLength(L);
-      expect(lens.truncation).toBe(`Showing the first ${L - 1} of ${long.length} text tokens — the model's context is ${L}.`);
+      expect(lens.truncation).toBe(
+        `Showing the first ${L - 1} of ${long.length} text tokens — the model's context is ${L}.`,
+      );
       expect(await page.locator('.lens-status').textContent()).toBe(lens.truncation);
       // Rows: embeddings, after block 1 … after block N = output; columns: the input tokens.
-      expect(await page.locator('.lens-grid tbody th').allTextContents()).toEqual(Array.from({ length: n + 1 }, (_, l) => (l === 0 ? 'embeddings' : l === n ? `after block ${l} = output` : `after block ${l}`)));
-      expect(await page.locator('.lens-grid thead .lens-col .lens-tok').allTextContents()).toEqual(lens.tokens.map(showToken));
+      expect(await page.locator('.lens-grid tbody th').allTextContents()).toEqual(
+        Array.from({ length: n + 1 }, (_, l) =>
+          l === 0 ? 'embeddings' : l === n ? `after block ${l} = output` : `after block ${l}`,
+        ),
+      );
+      expect(await page.locator('.lens-grid thead .lens-col .lens-tok').allTextContents()).toEqual(
+        lens.tokens.map(showToken),
+      );
       // Each cell: top-1 token and its probability.
       const out = lens.layers[n] as LensOutputData['layers'][number];
       const row = page.locator('.lens-grid tbody tr').nth(n);
-      expect(await row.locator('.lens-cell .lens-tok').allTextContents()).toEqual(out.positions.map((p) => showToken(p.top[0]?.token ?? '')));
-      expect(await row.locator('.lens-cell .lens-p').allTextContents()).toEqual(out.positions.map((p) => formatPercent(p.top[0]?.prob ?? 0)));
+      expect(await row.locator('.lens-cell .lens-tok').allTextContents()).toEqual(
+        out.positions.map((p) => showToken(p.top[0]?.token ?? '')),
+      );
+      expect(await row.locator('.lens-cell .lens-p').allTextContents()).toEqual(
+        out.positions.map((p) => formatPercent(p.top[0]?.prob ?? 0)),
+      );
       // Shade = probability: the most confident cell of the output row is further from the background than the least.
       const probs = out.positions.map((p) => p.top[0]?.prob ?? 0);
       const hi = probs.indexOf(Math.max(...probs));
@@ -126,20 +172,30 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       // Hover shows the cell's top-k; arrow keys move the focus, and the box follows.
       await page.hover(`.lens-cell[data-layer="${n}"][data-pos="3"]`);
       expect(await page.locator('.lens-tip').isVisible()).toBe(true);
-      expect(await page.locator('.lens-tip li code').allTextContents()).toEqual((out.positions[3]?.top ?? []).map((t) => showToken(t.token)));
-      expect(await page.locator('.lens-tip li .lens-tip-p').allTextContents()).toEqual((out.positions[3]?.top ?? []).map((t) => formatPercent(t.prob)));
+      expect(await page.locator('.lens-tip li code').allTextContents()).toEqual(
+        (out.positions[3]?.top ?? []).map((t) => showToken(t.token)),
+      );
+      expect(await page.locator('.lens-tip li .lens-tip-p').allTextContents()).toEqual(
+        (out.positions[3]?.top ?? []).map((t) => formatPercent(t.prob)),
+      );
       await screenshot(page, `${theme}-playground-lens-hover`);
       await page.focus('.lens-cell[data-layer="0"][data-pos="0"]');
       await page.keyboard.press('ArrowDown');
       await page.keyboard.press('ArrowRight');
-      expect(await page.evaluate('document.activeElement.dataset.layer + "/" + document.activeElement.dataset.pos')).toBe('1/1');
+      expect(
+        await page.evaluate('document.activeElement.dataset.layer + "/" + document.activeElement.dataset.pos'),
+      ).toBe('1/1');
       expect(await page.locator('.lens-tip-title').textContent()).toContain('after block 1 · position 1');
       // Long inputs scroll inside the grid, not the page; the layer names stay in view.
-      const geo = (await page.evaluate(`(() => { const s = document.querySelector('.lens-scroll'); return [s.scrollWidth, s.clientWidth, document.documentElement.scrollWidth, window.innerWidth]; })()`)) as number[];
+      const geo = (await page.evaluate(
+        `(() => { const s = document.querySelector('.lens-scroll'); return [s.scrollWidth, s.clientWidth, document.documentElement.scrollWidth, window.innerWidth]; })()`,
+      )) as number[];
       expect(geo[0]).toBeGreaterThan(geo[1] as number);
       expect(geo[2]).toBeLessThanOrEqual(geo[3] as number);
       await page.evaluate(`document.querySelector('.lens-scroll').scrollLeft = 400`);
-      const stuck = (await page.evaluate(`(() => { const s = document.querySelector('.lens-scroll').getBoundingClientRect(); const th = document.querySelector('.lens-grid tbody th').getBoundingClientRect(); return Math.abs(th.left - s.left); })()`)) as number;
+      const stuck = (await page.evaluate(
+        `(() => { const s = document.querySelector('.lens-scroll').getBoundingClientRect(); const th = document.querySelector('.lens-grid tbody th').getBoundingClientRect(); return Math.abs(th.left - s.left); })()`,
+      )) as number;
       expect(stuck).toBeLessThanOrEqual(2);
       await page.evaluate(`document.querySelector('.lens-scroll').scrollLeft = 0`);
       await page.mouse.move(0, 0);
@@ -156,40 +212,76 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       const { page, log } = await open(theme, host, mt.run.id);
       const cfg = mt.run.model?.config;
       const H = cfg?.nHeads as number;
-      for (const [stack, layers] of [['encoder.self', cfg?.nEncoderLayers], ['decoder.self', cfg?.nDecoderLayers], ['decoder.cross', cfg?.nDecoderLayers]] as const) {
-        expect(await page.locator(`.ab-stack[data-stack="${stack}"] button.ab-head`).count()).toBe((layers as number) * H);
+      for (const [stack, layers] of [
+        ['encoder.self', cfg?.nEncoderLayers],
+        ['decoder.self', cfg?.nDecoderLayers],
+        ['decoder.cross', cfg?.nDecoderLayers],
+      ] as const) {
+        expect(await page.locator(`.ab-stack[data-stack="${stack}"] button.ab-head`).count()).toBe(
+          (layers as number) * H,
+        );
       }
       await page.fill('#pg-input', 'abcde');
       await page.fill('#pg-target', 'ed');
       // Two toggles in a burst: one request, after the pause, with both heads off.
       // (Both in one turn of the page's event loop, so a slow machine cannot stretch the burst past the pause.)
-      await page.evaluate(`['decoder.cross:0:0', 'decoder.self:1:1'].forEach((k) => document.querySelector('button[data-head="' + k + '"]').click())`);
+      await page.evaluate(
+        `['decoder.cross:0:0', 'decoder.self:1:1'].forEach((k) => document.querySelector('button[data-head="' + k + '"]').click())`,
+      );
       await until(page, `document.querySelector('.ab-table')`, 30_000);
       expect(host.requests).toHaveLength(1);
       const req = host.requests[0] as Extract<Request, { type: 'ablate/request' }>;
-      expect(req).toMatchObject({ type: 'ablate/request', runDir: mt.run.runDir, input: { kind: 'encoder-decoder', src: 'abcde', tgt: 'ed' }, fit: true });
-      expect(req.off).toEqual([{ stack: 'decoder.cross', layer: 0, head: 0 }, { stack: 'decoder.self', layer: 1, head: 1 }]);
+      expect(req).toMatchObject({
+        type: 'ablate/request',
+        runDir: mt.run.runDir,
+        input: { kind: 'encoder-decoder', src: 'abcde', tgt: 'ed' },
+        fit: true,
+      });
+      expect(req.off).toEqual([
+        { stack: 'decoder.cross', layer: 0, head: 0 },
+        { stack: 'decoder.self', layer: 1, head: 1 },
+      ]);
       expect(await page.getAttribute('button[data-head="decoder.cross:0:0"]', 'aria-pressed')).toBe('true');
       const ab = host.answers.get(req.id) as AblationOutputData;
-      expect(await page.locator('.ab-table tbody tr td:first-child').allTextContents()).toEqual(ab.compare.map((c) => showToken(c.token)));
-      expect(await page.locator('.ab-table td[data-col="base"]').allTextContents()).toEqual(ab.compare.map((c) => formatPercent(c.base)));
-      expect(await page.locator('.ab-table td[data-col="ablated"]').allTextContents()).toEqual(ab.compare.map((c) => formatPercent(c.ablated)));
-      expect(await page.locator('.ab-table td[data-col="delta"]').allTextContents()).toEqual(ab.compare.map((c) => formatProbDelta(c.ablated - c.base)));
-      expect(await page.locator('[data-loss="delta"]').textContent()).toBe(formatLossDelta(ab.ablated.loss - ab.base.loss));
+      expect(await page.locator('.ab-table tbody tr td:first-child').allTextContents()).toEqual(
+        ab.compare.map((c) => showToken(c.token)),
+      );
+      expect(await page.locator('.ab-table td[data-col="base"]').allTextContents()).toEqual(
+        ab.compare.map((c) => formatPercent(c.base)),
+      );
+      expect(await page.locator('.ab-table td[data-col="ablated"]').allTextContents()).toEqual(
+        ab.compare.map((c) => formatPercent(c.ablated)),
+      );
+      expect(await page.locator('.ab-table td[data-col="delta"]').allTextContents()).toEqual(
+        ab.compare.map((c) => formatProbDelta(c.ablated - c.base)),
+      );
+      expect(await page.locator('[data-loss="delta"]').textContent()).toBe(
+        formatLossDelta(ab.ablated.loss - ab.base.loss),
+      );
       expect(ab.ablated.loss).not.toBe(ab.base.loss);
       await page.locator('.pg-inside').scrollIntoViewIfNeeded();
       await screenshot(page, `${theme}-playground-ablation`);
       // Reset: every head on; the rerun's two columns are the same numbers, bit for bit.
       await page.click('#pg-ablate-reset');
-      await until(page, `document.querySelectorAll('button.ab-head[aria-pressed="true"]').length === 0 && document.querySelector('[data-loss="delta"]')?.textContent === '±0'`, 30_000);
+      await until(
+        page,
+        `document.querySelectorAll('button.ab-head[aria-pressed="true"]').length === 0 && document.querySelector('[data-loss="delta"]')?.textContent === '±0'`,
+        30_000,
+      );
       const again = host.requests.at(-1) as Extract<Request, { type: 'ablate/request' }>;
       expect(again.off).toEqual([]);
       const none = host.answers.get(again.id) as AblationOutputData;
       expect(none.ablated).toEqual(none.base);
       expect(none.compare.every((c) => c.ablated === c.base)).toBe(true);
-      expect(await page.locator('.ab-table td[data-col="ablated"]').allTextContents()).toEqual(await page.locator('.ab-table td[data-col="base"]').allTextContents());
-      expect(new Set(await page.locator('.ab-table td[data-col="delta"]').allTextContents())).toEqual(new Set(['±0 pp']));
-      expect(await page.locator('[data-loss="base"]').textContent()).toBe(await page.locator('[data-loss="ablated"]').textContent());
+      expect(await page.locator('.ab-table td[data-col="ablated"]').allTextContents()).toEqual(
+        await page.locator('.ab-table td[data-col="base"]').allTextContents(),
+      );
+      expect(new Set(await page.locator('.ab-table td[data-col="delta"]').allTextContents())).toEqual(
+        new Set(['±0 pp']),
+      );
+      expect(await page.locator('[data-loss="base"]').textContent()).toBe(
+        await page.locator('[data-loss="ablated"]').textContent(),
+      );
       // The unablated numbers are those of the first comparison's "all heads on" column.
       expect(none.base).toEqual(ab.base);
       clean(log);
@@ -204,7 +296,9 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
     await page.click('button[data-head="encoder.self:1:2"]');
     await page.click('#pg-lens');
     await until(page, `document.querySelector('.lens-grid') && document.querySelector('.ab-table')`, 30_000);
-    const lens = host.answers.get((host.requests.find((r) => r.type === 'lens/request') as Request).id) as LensOutputData;
+    const lens = host.answers.get(
+      (host.requests.find((r) => r.type === 'lens/request') as Request).id,
+    ) as LensOutputData;
     expect(await page.locator('.lens-src .chip').allTextContents()).toEqual((lens.src ?? []).map(showToken));
     expect(lens.tokens[0]).toBe('<bos>');
     await page.locator('.lens-box').scrollIntoViewIfNeeded();
@@ -219,11 +313,15 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
     // Back: the encoder-decoder's lens, comparison and switched-off head are still there.
     await page.selectOption('#run-picker', mt.run.id);
     await frames(page);
-    expect(await page.locator('.lens-grid thead .lens-col .lens-tok').allTextContents()).toEqual(lens.tokens.map(showToken));
+    expect(await page.locator('.lens-grid thead .lens-col .lens-tok').allTextContents()).toEqual(
+      lens.tokens.map(showToken),
+    );
     expect(await page.getAttribute('button[data-head="encoder.self:1:2"]', 'aria-pressed')).toBe('true');
     expect(await page.locator('.ab-table').count()).toBe(1);
     await send(page, { type: 'lens/didFinish', id: 999, output: lens });
-    expect(await page.locator('.banner').textContent()).toContain('lens/didFinish for logit lens 999, which this page never requested');
+    expect(await page.locator('.banner').textContent()).toContain(
+      'lens/didFinish for logit lens 999, which this page never requested',
+    );
     clean(log);
     await page.close();
   });

@@ -22,10 +22,37 @@ const H = 3;
 function importedRun(id: string): RunState {
   return {
     run: {
-      id, name: id, runDir: `/runs/${id}`, status: 'stopped', kind: 'decoder-only', step: 0, totalSteps: 200, segments: [{ fromStep: 0, toStep: 200, schedule: 'cosine' }], bestValLoss: null, data: null,
-      model: { config: { kind: 'decoder-only', dModel: 48, nHeads: H, dFF: 96, nEncoderLayers: 0, nDecoderLayers: L, vocabSize: 300, maxLen: 1024 }, params: 60000, paramsByModule: { embeddings: 20000, decoder: 40000 }, memoryBytes: 1 << 20, flopsPerToken: 1e5, backend: 'auto' },
+      id,
+      name: id,
+      runDir: `/runs/${id}`,
+      status: 'stopped',
+      kind: 'decoder-only',
+      step: 0,
+      totalSteps: 200,
+      segments: [{ fromStep: 0, toStep: 200, schedule: 'cosine' }],
+      bestValLoss: null,
+      data: null,
+      model: {
+        config: {
+          kind: 'decoder-only',
+          dModel: 48,
+          nHeads: H,
+          dFF: 96,
+          nEncoderLayers: 0,
+          nDecoderLayers: L,
+          vocabSize: 300,
+          maxLen: 1024,
+        },
+        params: 60000,
+        paramsByModule: { embeddings: 20000, decoder: 40000 },
+        memoryBytes: 1 << 20,
+        flopsPerToken: 1e5,
+        backend: 'auto',
+      },
     },
-    steps: [], evals: [], snapshots: [],
+    steps: [],
+    evals: [],
+    snapshots: [],
   };
 }
 
@@ -37,7 +64,18 @@ function codedMap(layer: number, T: number): AttentionMapData {
 }
 
 function scores(text: number): HeadScoreData[] {
-  return Array.from({ length: L * H }, (_, i) => ({ stack: 'decoder.self' as const, layer: Math.floor(i / H), head: i % H, scores: { previousToken: i % H === 1 ? 1 : 0, firstToken: i % H === 0 ? 1 : 0, diagonal: 0, induction: 0.01 * i, entropy: text } }));
+  return Array.from({ length: L * H }, (_, i) => ({
+    stack: 'decoder.self' as const,
+    layer: Math.floor(i / H),
+    head: i % H,
+    scores: {
+      previousToken: i % H === 1 ? 1 : 0,
+      firstToken: i % H === 0 ? 1 : 0,
+      diagonal: 0,
+      induction: 0.01 * i,
+      entropy: text,
+    },
+  }));
 }
 
 /** The snapshot the host answers for a text of T positions: whole maps, or overviews pooled by `pool`. */
@@ -50,11 +88,21 @@ function answer(tokens: string[], pool = 1): AttentionSnapshot {
     return { ...m, shape: [H, R, R] as const, data: poolMax(m.data as Uint8Array, H, T, T, pool), pool };
   });
   const causal = new Uint8Array(T * T).map((_, i) => (i % T <= Math.floor(i / T) ? 1 : 0));
-  return { step: 0, srcTokens: [], tgtTokens: tokens, maps, masks: [{ name: 'decoder.causal', shape: [1, 1, T, T], data: causal }], headScores: scores(0.5), source: 'selection', text: tokens.join('') };
+  return {
+    step: 0,
+    srcTokens: [],
+    tgtTokens: tokens,
+    maps,
+    masks: [{ name: 'decoder.causal', shape: [1, 1, T, T], data: causal }],
+    headScores: scores(0.5),
+    source: 'selection',
+    text: tokens.join(''),
+  };
 }
 
 /** Everything the page posted so far. */
-const posted = async (page: Page): Promise<{ type: string; [k: string]: unknown }[]> => (await page.evaluate('window.__posted')) as { type: string; [k: string]: unknown }[];
+const posted = async (page: Page): Promise<{ type: string; [k: string]: unknown }[]> =>
+  (await page.evaluate('window.__posted')) as { type: string; [k: string]: unknown }[];
 
 describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
   let browser: Browser;
@@ -74,16 +122,31 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await page.fill('#attn-text', 'the cat\nsat');
     await page.locator('#panel-attention .inspect-form button.primary').click();
     await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
-    const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as { id: number; runDir: string; text: string };
+    const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as {
+      id: number;
+      runDir: string;
+      text: string;
+    };
     expect(req.runDir).toBe('/runs/gpt2');
     expect(req.text).toBe('the cat\nsat'); // the newline kept
     // The panel redraws on the next frame after the request is posted.
-    await until(page, 'document.querySelector("#panel-attention .inspect-status").textContent === "Computing the attention…"');
+    await until(
+      page,
+      'document.querySelector("#panel-attention .inspect-status").textContent === "Computing the attention…"',
+    );
     await send(page, { type: 'attend/didFinish', id: req.id, snapshot: answer(['<bos>', 'the', '·cat', '↵', 'sat']) });
     await until(page, 'document.querySelectorAll("#panel-attention .attn-grid canvas").length === 6');
-    expect(await page.locator('#panel-attention .inspect-status').textContent()).toContain("The model at step 0 on your text (5 tokens), not a training snapshot.");
+    expect(await page.locator('#panel-attention .inspect-status').textContent()).toContain(
+      'The model at step 0 on your text (5 tokens), not a training snapshot.',
+    );
     expect(await page.locator('.attn-caption').textContent()).toContain("step 0's model on your text");
-    expect(await page.locator('#panel-attention .hm-cols .hm-label').allTextContents()).toEqual(['<bos>', 'the', '·cat', '↵', 'sat']);
+    expect(await page.locator('#panel-attention .hm-cols .hm-label').allTextContents()).toEqual([
+      '<bos>',
+      'the',
+      '·cat',
+      '↵',
+      'sat',
+    ]);
     await screenshot(page, 'inspect-imported-attention');
     await tab(page, 'heads');
     expect(await page.locator('.heads-note').textContent()).toContain('measured on your text');
@@ -92,7 +155,10 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     // The same text's logit lens and ablation: the playground opens on it and asks for the lens.
     await page.locator('#panel-heads .inspect-inside').click();
     await until(page, 'window.__posted.some((m) => m.type === "lens/request")');
-    const lens = (await posted(page)).find((m) => m.type === 'lens/request') as unknown as { runDir: string; input: { kind: string; prompt: string } };
+    const lens = (await posted(page)).find((m) => m.type === 'lens/request') as unknown as {
+      runDir: string;
+      input: { kind: string; prompt: string };
+    };
     expect(lens.runDir).toBe('/runs/gpt2');
     expect(lens.input).toEqual({ kind: 'decoder-only', prompt: 'the cat\nsat' });
     await until(page, 'document.querySelector("#panel-playground")?.hidden === false');
@@ -109,11 +175,17 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await page.fill('#attn-text', 'ab'.repeat(300));
     await page.locator('#panel-attention .inspect-form button.primary').click();
     await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
-    const req = (await posted(page)).find((m) => m.type === "attend/request") as unknown as { id: number };
+    const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as { id: number };
     const tokens = ['<bos>', ...Array.from({ length: 599 }, (_, i) => (i % 2 ? 'b' : 'a'))];
     await send(page, { type: 'attend/didFinish', id: req.id, snapshot: answer(tokens, 3) });
     await until(page, 'window.__posted.some((m) => m.type === "attendLayer/request")');
-    const layerReq = (await posted(page)).find((m) => m.type === 'attendLayer/request') as unknown as { id: number; stack: string; layer: number; text: string; runDir: string };
+    const layerReq = (await posted(page)).find((m) => m.type === 'attendLayer/request') as unknown as {
+      id: number;
+      stack: string;
+      layer: number;
+      text: string;
+      runDir: string;
+    };
     expect([layerReq.stack, layerReq.layer, layerReq.runDir]).toEqual(['decoder.self', 0, '/runs/gpt2']);
     expect(await page.locator('.attn-overview').textContent()).toContain('largest weight of 3 × 3 positions');
     expect(await page.locator('.attn-large .hm-view canvas').getAttribute('data-rows')).toBe('200');
@@ -137,7 +209,20 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     const tokens = Array.from({ length: T }, (_, i) => (i === 0 ? '<|endoftext|>' : `t${i}`));
     const map = codedMap(0, T);
     const causal = new Uint8Array(T * T).map((_, i) => (i % T <= Math.floor(i / T) ? 1 : 0));
-    await send(page, { type: 'dashboard/didAttend', runId: 'gpt2', snapshot: { step: 0, srcTokens: [], tgtTokens: tokens, maps: [map], masks: [{ name: 'decoder.causal', shape: [1, 1, T, T], data: causal }], headScores: scores(0.5).slice(0, H), source: 'selection', text: 'x' } });
+    await send(page, {
+      type: 'dashboard/didAttend',
+      runId: 'gpt2',
+      snapshot: {
+        step: 0,
+        srcTokens: [],
+        tgtTokens: tokens,
+        maps: [map],
+        masks: [{ name: 'decoder.causal', shape: [1, 1, T, T], data: causal }],
+        headScores: scores(0.5).slice(0, H),
+        source: 'selection',
+        text: 'x',
+      },
+    });
     const canvas = '.attn-large .hm-view canvas';
     await until(page, `document.querySelector(${JSON.stringify(canvas)})?.dataset.rows === "1024"`);
     const box = await page.locator(canvas).boundingBox();
@@ -147,7 +232,9 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect(Number(await page.locator(canvas).getAttribute('data-cell-w'))).toBeLessThan(1);
     expect(Number(await page.locator('.attn-large .hm-cols').getAttribute('data-label-every'))).toBeGreaterThan(1);
     expect(await page.locator('.attn-large .hm-label-note').isVisible()).toBe(true);
-    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(true);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth')).toBe(
+      true,
+    );
     // Zoom in by keyboard around the cursor: every token in view labelled, the view a window of the map.
     await page.locator(canvas).focus();
     for (let i = 0; i < 5; i++) await page.keyboard.press('+');
@@ -172,7 +259,9 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect(Number(await page.locator(canvas).getAttribute('data-s0'))).toBeLessThan(s0);
     await page.mouse.move(b.x + 5, b.y + 5);
     await frames(page);
-    expect(await page.locator('.attn-large .hm-readout').textContent()).toMatch(/^query \d+ “(t\d+|<\|endoftext\|>)” → key \d+ “(t\d+|<\|endoftext\|>)”: p = /);
+    expect(await page.locator('.attn-large .hm-readout').textContent()).toMatch(
+      /^query \d+ “(t\d+|<\|endoftext\|>)” → key \d+ “(t\d+|<\|endoftext\|>)”: p = /,
+    );
     // The wheel zooms out, and 0 shows the whole map again.
     await page.mouse.wheel(0, 400);
     await frames(page);
@@ -185,7 +274,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await page.close();
   });
 
-  it('a rename while another run is shown never mixes runs: header, picker and tabs stay that run\'s', async () => {
+  it("a rename while another run is shown never mixes runs: header, picker and tabs stay that run's", async () => {
     const { page, log } = await openDashboard(browser);
     const trained = { ...paddedRun('trained', 6), evals: [] };
     const gpt2 = importedRun('gpt2');
@@ -198,8 +287,16 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect(await page.locator('#panel-attention .empty').textContent()).toContain('Type a text above');
     await send(page, { type: 'dashboard/didAttend', runId: 'gpt2', snapshot: answer(['<bos>', 'hi']) });
     // The other run is renamed (the host resends every run, keeping the page's choice), then this one.
-    await send(page, { type: 'dashboard/didLoadRuns', runs: [{ ...trained, run: { ...trained.run, name: 'renamed' } }, gpt2], selectedId: null });
-    await send(page, { type: 'dashboard/didLoadRuns', runs: [trained, { ...gpt2, run: { ...gpt2.run, name: 'my GPT-2' } }], selectedId: null });
+    await send(page, {
+      type: 'dashboard/didLoadRuns',
+      runs: [{ ...trained, run: { ...trained.run, name: 'renamed' } }, gpt2],
+      selectedId: null,
+    });
+    await send(page, {
+      type: 'dashboard/didLoadRuns',
+      runs: [trained, { ...gpt2, run: { ...gpt2.run, name: 'my GPT-2' } }],
+      selectedId: null,
+    });
     await frames(page);
     expect(await page.locator('#run-picker').inputValue()).toBe('gpt2');
     expect(await page.locator('#run-picker option:checked').textContent()).toBe('my GPT-2 (decoder-only)');
@@ -214,7 +311,13 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
   });
 
   it('after a reload, asks again for the text each run showed (kept in the saved UI state)', async () => {
-    const state = { version: 1, tab: 'attention', runId: 'gpt2', attention: { view: 'text' }, inspectTexts: { gpt2: 'the cat\nsat' } };
+    const state = {
+      version: 1,
+      tab: 'attention',
+      runId: 'gpt2',
+      attention: { view: 'text' },
+      inspectTexts: { gpt2: 'the cat\nsat' },
+    };
     const { page, log } = await openDashboard(browser, { state });
     await send(page, { type: 'dashboard/didLoadRuns', runs: [importedRun('gpt2')], selectedId: null });
     await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
@@ -233,9 +336,19 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await page.locator('#panel-attention .inspect-form button.primary').click();
     await page.fill('#attn-text', 'second');
     await page.locator('#panel-attention .inspect-form button.primary').click();
-    const [first, second] = (await posted(page)).filter((m) => m.type === 'attend/request') as unknown as { id: number }[];
-    await send(page, { type: 'attend/didFinish', id: (second as { id: number }).id, snapshot: answer(['<bos>', 'second']) });
-    await send(page, { type: 'attend/didFinish', id: (first as { id: number }).id, snapshot: answer(['<bos>', 'first', 'x']) });
+    const [first, second] = (await posted(page)).filter((m) => m.type === 'attend/request') as unknown as {
+      id: number;
+    }[];
+    await send(page, {
+      type: 'attend/didFinish',
+      id: (second as { id: number }).id,
+      snapshot: answer(['<bos>', 'second']),
+    });
+    await send(page, {
+      type: 'attend/didFinish',
+      id: (first as { id: number }).id,
+      snapshot: answer(['<bos>', 'first', 'x']),
+    });
     await frames(page);
     expect(await page.locator('#panel-attention .hm-cols .hm-label').allTextContents()).toEqual(['<bos>', 'second']);
     // Run b has nothing of run a's.

@@ -8,7 +8,17 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clean, legendColor, load, padded, selectRun, tab } from './data';
 import { PADDED } from './synthetic';
-import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, frames, launchBrowser, openDashboard, pixel, send } from './harness';
+import {
+  HAS_CHROMIUM,
+  SKIP_REASON,
+  cellPixel,
+  colorDistance,
+  frames,
+  launchBrowser,
+  openDashboard,
+  pixel,
+  send,
+} from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -27,13 +37,33 @@ describe.skipIf(!HAS_CHROMIUM)('mask view in Chromium', () => {
     await selectRun(page, padded.run.id);
     await tab(page, 'masks');
     const card = '.mask-card[data-mask="source.padding"]';
-    expect(await page.locator(`${card} h3 .dim`).allTextContents()).toEqual([`B=${PADDED.B}`, '1', '1', `S=${PADDED.S}`]);
-    expect(await page.locator('.mask-card[data-mask="decoder.causal"] h3 .dim').allTextContents()).toEqual(['1', '1', `T=${PADDED.T}`, `T=${PADDED.T}`]);
-    expect(await page.locator('.mask-card[data-mask="decoder.self"] h3 .dim').allTextContents()).toEqual([`B=${PADDED.B}`, '1', `T=${PADDED.T}`, `T=${PADDED.T}`]);
+    expect(await page.locator(`${card} h3 .dim`).allTextContents()).toEqual([
+      `B=${PADDED.B}`,
+      '1',
+      '1',
+      `S=${PADDED.S}`,
+    ]);
+    expect(await page.locator('.mask-card[data-mask="decoder.causal"] h3 .dim').allTextContents()).toEqual([
+      '1',
+      '1',
+      `T=${PADDED.T}`,
+      `T=${PADDED.T}`,
+    ]);
+    expect(await page.locator('.mask-card[data-mask="decoder.self"] h3 .dim').allTextContents()).toEqual([
+      `B=${PADDED.B}`,
+      '1',
+      `T=${PADDED.T}`,
+      `T=${PADDED.T}`,
+    ]);
     // Broadcast to the cross-attention scores: the mask's size-1 dims repeat over H and T.
     const cross = page.locator(`${card} table.broadcast`).nth(1);
     expect(await cross.locator('td.repeated').allTextContents()).toEqual(['1', '1']);
-    expect(await cross.locator('td.plan').allTextContents()).toEqual(['matches', `repeated ×${PADDED.H}`, `repeated ×${PADDED.T}`, 'matches']);
+    expect(await cross.locator('td.plan').allTextContents()).toEqual([
+      'matches',
+      `repeated ×${PADDED.H}`,
+      `repeated ×${PADDED.T}`,
+      'matches',
+    ]);
     // The tensor: batch item 0's last two source positions are PAD (masked), item 1 has none.
     const tensor = `${card} .mask-view:nth-of-type(1) canvas`;
     const pad = await cellPixel(page, tensor, 0, 5);

@@ -30,7 +30,9 @@ describe.skipIf(!HAS_CHROMIUM)('model tab in Chromium', () => {
   it('draws an encoder-decoder and a decoder-only run from their config fields', async () => {
     const { page, log } = await openDashboard(browser);
     const e = await modelText(page, enc);
-    expect(e).toContain('encoder-decoder · post-LN (Add & Norm) · dropout 0.1 · label smoothing 0.1 · LayerNorm ε 0.00001');
+    expect(e).toContain(
+      'encoder-decoder · post-LN (Add & Norm) · dropout 0.1 · label smoothing 0.1 · LayerNorm ε 0.00001',
+    );
     expect(e).toContain('Encoder × 2');
     expect(e).toContain('4 heads × d_k = 8');
     expect(e).toContain('270 × 32, scaled by √d_model');
@@ -48,7 +50,10 @@ describe.skipIf(!HAS_CHROMIUM)('model tab in Chromium', () => {
 
   it('shows "?" for the fields a config leaves out', async () => {
     const { page, log } = await openDashboard(browser);
-    const bare: RunState = { ...dec, run: { ...dec.run, id: 'bare', model: dec.run.model && { ...dec.run.model, config: { kind: 'decoder-only' } } } };
+    const bare: RunState = {
+      ...dec,
+      run: { ...dec.run, id: 'bare', model: dec.run.model && { ...dec.run.model, config: { kind: 'decoder-only' } } },
+    };
     const text = await modelText(page, bare);
     expect(text).toContain('? heads × d_k = ?');
     expect(text).toContain('decoder-only · norm ? · dropout ? · label smoothing ? · LayerNorm ε ?');

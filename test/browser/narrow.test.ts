@@ -31,10 +31,14 @@ describe.skipIf(!HAS_CHROMIUM)('the dashboard at 500 px', () => {
         for (const t of TABS) {
           await tab(page, t);
           await frames(page);
-          const wide = await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 6).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`);
+          const wide = await page.evaluate(
+            `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1).slice(0, 6).map((e) => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right))`,
+          );
           expect(await page.evaluate(overflow), `${run} · ${t} tab: ${JSON.stringify(wide)}`).toBeLessThanOrEqual(0);
           // Grids wrap rather than cut their cells off: no grid scrolls sideways either.
-          const cut = await page.evaluate(`[...document.querySelectorAll('#panel-${t} .heads-grid, #panel-${t} .attn-grid')].filter((g) => g.scrollWidth > g.clientWidth + 1).length`);
+          const cut = await page.evaluate(
+            `[...document.querySelectorAll('#panel-${t} .heads-grid, #panel-${t} .attn-grid')].filter((g) => g.scrollWidth > g.clientWidth + 1).length`,
+          );
           expect(cut, `${run} · ${t} tab: a grid cut off`).toBe(0);
           if (width === 500) await screenshot(page, `narrow-${run === 'gpt2-sized' ? 'big' : 'enc'}-${t}`, true);
         }

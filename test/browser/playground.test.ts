@@ -14,7 +14,20 @@ import { showToken } from '../../webview/format';
 import { formatPercent } from '../../src/common/format';
 import { decodeArrays } from '../../src/common/wireCodec';
 import { clean } from './data';
-import { HAS_CHROMIUM, SKIP_REASON, cellPixel, colorDistance, fixture, frames, launchBrowser, openDashboard, pixel, screenshot, send, until } from './harness';
+import {
+  HAS_CHROMIUM,
+  SKIP_REASON,
+  cellPixel,
+  colorDistance,
+  fixture,
+  frames,
+  launchBrowser,
+  openDashboard,
+  pixel,
+  screenshot,
+  send,
+  until,
+} from './harness';
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
@@ -30,7 +43,13 @@ const decodeEnc = decodeArrays(fixture('decode-encdec.json')) as Recorded;
 const decodeDec = decodeArrays(fixture('decode-decoder.json')) as Recorded;
 
 /** A host that answers every decode/request with `rec` (or fails it). */
-function fakeHost(rec: Recorded, fail = false): { requests: { id: number; runId: string; params: DecodeParams }[]; onPost: (msg: { type: string }, page: Page) => Promise<void> } {
+function fakeHost(
+  rec: Recorded,
+  fail = false,
+): {
+  requests: { id: number; runId: string; params: DecodeParams }[];
+  onPost: (msg: { type: string }, page: Page) => Promise<void>;
+} {
   const requests: { id: number; runId: string; params: DecodeParams }[] = [];
   return {
     requests,
@@ -38,8 +57,14 @@ function fakeHost(rec: Recorded, fail = false): { requests: { id: number; runId:
       if (msg.type !== 'decode/request') return;
       const req = msg as unknown as { id: number; runId: string; params: DecodeParams };
       requests.push(req);
-      if (fail) return send(page, { type: 'decode/didFail', id: req.id, error: { code: 'input/invalid', message: 'Source of 99 tokens exceeds the context of 24; shorten it.' } });
-      for (const t of rec.streamed) await send(page, { type: 'decode/didToken', id: req.id, token: t.token, logprob: t.logprob });
+      if (fail)
+        return send(page, {
+          type: 'decode/didFail',
+          id: req.id,
+          error: { code: 'input/invalid', message: 'Source of 99 tokens exceeds the context of 24; shorten it.' },
+        });
+      for (const t of rec.streamed)
+        await send(page, { type: 'decode/didToken', id: req.id, token: t.token, logprob: t.logprob });
       await send(page, { type: 'decode/didFinish', id: req.id, output: rec.output });
     },
   };
@@ -63,15 +88,45 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
   });
 
   it('decodes the same prompt through two runs side by side: one column each, with its tokens and its next-token lens', async () => {
-    const other: RunState = { ...dec, run: { ...dec.run, id: '/runs/other', name: 'other run', runDir: '/runs/other' } };
+    const other: RunState = {
+      ...dec,
+      run: { ...dec.run, id: '/runs/other', name: 'other run', runDir: '/runs/other' },
+    };
     const posted: { type: string; id: number; runId?: string; runDir?: string; params?: DecodeParams }[] = [];
     const { page, log } = await openDashboard(browser, {
       onPost: async (msg, p) => {
-        const m = msg as unknown as { type: string; id: number; runId?: string; runDir?: string; params?: DecodeParams };
+        const m = msg as unknown as {
+          type: string;
+          id: number;
+          runId?: string;
+          runDir?: string;
+          params?: DecodeParams;
+        };
         if (m.type !== 'decode/request' && m.type !== 'lens/request') return;
         posted.push(m);
-        if (m.type === 'decode/request') await send(p, { type: 'decode/didFinish', id: m.id, output: { ...decodeDec.output, text: `${m.runId} wrote this` } });
-        else await send(p, { type: 'lens/didFinish', id: m.id, output: { tokens: ['<bos>', 'a'], layers: [{ layer: 0, positions: [{ top: [{ token: 'x', prob: 0.5 }] }, { top: [{ token: m.runDir === '/runs/other' ? 'other' : 'mine', prob: 0.75 }] }] }] } });
+        if (m.type === 'decode/request')
+          await send(p, {
+            type: 'decode/didFinish',
+            id: m.id,
+            output: { ...decodeDec.output, text: `${m.runId} wrote this` },
+          });
+        else
+          await send(p, {
+            type: 'lens/didFinish',
+            id: m.id,
+            output: {
+              tokens: ['<bos>', 'a'],
+              layers: [
+                {
+                  layer: 0,
+                  positions: [
+                    { top: [{ token: 'x', prob: 0.5 }] },
+                    { top: [{ token: m.runDir === '/runs/other' ? 'other' : 'mine', prob: 0.75 }] },
+                  ],
+                },
+              ],
+            },
+          });
       },
     });
     await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec, other], selectedId: dec.run.id });
@@ -82,14 +137,28 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await page.fill('#pg-input', 'To be');
     await page.check('#pg-compare-\\/runs\\/other');
     await page.click('.pg-compare button');
-    await until(page, 'document.querySelectorAll(".pg-column").length === 2 && !document.querySelector(".pg-columns").textContent.includes("Decoding…")');
+    await until(
+      page,
+      'document.querySelectorAll(".pg-column").length === 2 && !document.querySelector(".pg-columns").textContent.includes("Decoding…")',
+    );
     const decodes = posted.filter((m) => m.type === 'decode/request');
     expect(decodes.map((m) => m.runId)).toEqual([dec.run.id, '/runs/other']);
     expect(decodes.every((m) => m.params?.input === 'To be')).toBe(true);
-    expect(posted.filter((m) => m.type === 'lens/request').map((m) => m.runDir)).toEqual([dec.run.runDir, '/runs/other']);
-    expect(await page.locator('.pg-column h4').allTextContents()).toEqual([`${dec.run.name} (shown above)`, 'other run']);
-    expect(await page.locator('.pg-column .pg-text').allTextContents()).toEqual([`${dec.run.id} wrote this`, '/runs/other wrote this']);
-    expect(await page.locator('.pg-column').nth(1).locator('.pg-output .chip').count()).toBe(decodeDec.output.tokens.length);
+    expect(posted.filter((m) => m.type === 'lens/request').map((m) => m.runDir)).toEqual([
+      dec.run.runDir,
+      '/runs/other',
+    ]);
+    expect(await page.locator('.pg-column h4').allTextContents()).toEqual([
+      `${dec.run.name} (shown above)`,
+      'other run',
+    ]);
+    expect(await page.locator('.pg-column .pg-text').allTextContents()).toEqual([
+      `${dec.run.id} wrote this`,
+      '/runs/other wrote this',
+    ]);
+    expect(await page.locator('.pg-column').nth(1).locator('.pg-output .chip').count()).toBe(
+      decodeDec.output.tokens.length,
+    );
     expect(await page.locator('.pg-column .pg-next code').allTextContents()).toEqual(['mine', 'other']);
     await screenshot(page, 'playground-side-by-side', true);
     clean(log);
@@ -126,7 +195,9 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     expect(host.requests[0]?.params).toMatchObject({ input: decodeEnc.params.input, strategy: 'greedy' });
     const out = decodeEnc.output;
     // The status says how many tokens and why the decode stopped (this one chose EOS).
-    expect(await page.locator('.pg-status').textContent()).toContain(`Done: ${out.tokens.length} token(s) — the model ended the text (it chose the end-of-sequence token). Score `);
+    expect(await page.locator('.pg-status').textContent()).toContain(
+      `Done: ${out.tokens.length} token(s) — the model ended the text (it chose the end-of-sequence token). Score `,
+    );
     expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(out.tokens.map(showToken));
     const probs = await page.locator('.pg-output .chip .prob').allTextContents();
     expect(probs).toEqual(out.logprobs.map((lp) => formatPercent(Math.exp(lp))));
@@ -172,9 +243,13 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
     await decode(page, dec.run.id, decodeDec.params.input);
     await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
-    expect(await page.locator('.pg-prompt .chip').allTextContents()).toEqual(decodeDec.output.promptTokens.map(showToken));
+    expect(await page.locator('.pg-prompt .chip').allTextContents()).toEqual(
+      decodeDec.output.promptTokens.map(showToken),
+    );
     expect(await page.locator('.pg-output .chip').count()).toBe(decodeDec.output.tokens.length);
-    expect(await page.locator('.pg-status').textContent()).toContain(`Done: ${decodeDec.output.tokens.length} token(s) — as many as asked for (max tokens).`);
+    expect(await page.locator('.pg-status').textContent()).toContain(
+      `Done: ${decodeDec.output.tokens.length} token(s) — as many as asked for (max tokens).`,
+    );
     await page.click('.pg-output button[data-index="3"]');
     await frames(page);
     expect(await page.locator('.pg-map[data-stack="decoder.cross"]').count()).toBe(0);
@@ -186,13 +261,20 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
   it('shows a decode the host ran itself (the Decode command) and switches to it with dashboard/show', async () => {
     const { page, log } = await openDashboard(browser);
     await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
-    await send(page, { type: 'playground/didDecode', runId: enc.run.id, params: decodeEnc.params, output: decodeEnc.output });
+    await send(page, {
+      type: 'playground/didDecode',
+      runId: enc.run.id,
+      params: decodeEnc.params,
+      output: decodeEnc.output,
+    });
     await send(page, { type: 'dashboard/show', runId: enc.run.id, tab: 'playground' });
     await frames(page);
     expect(await page.getAttribute('#tab-playground', 'aria-selected')).toBe('true');
     expect(await page.inputValue('#run-picker')).toBe(enc.run.id);
     expect(await page.inputValue('#pg-input')).toBe(decodeEnc.params.input);
-    expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(decodeEnc.output.tokens.map(showToken));
+    expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(
+      decodeEnc.output.tokens.map(showToken),
+    );
     await send(page, { type: 'dashboard/show', runId: null, tab: 'attention' });
     await frames(page);
     expect(await page.getAttribute('#tab-attention', 'aria-selected')).toBe('true');
@@ -202,17 +284,23 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await page.close();
   });
 
-  it('shows the decoded text above the tiles, keeps the playground per run, and suggests prompts from the run\'s data', async () => {
-    const note = "Generated 16 tokens past the model's context of 8 with a sliding window: each token was chosen from the last 4–8 tokens before it.";
+  it("shows the decoded text above the tiles, keeps the playground per run, and suggests prompts from the run's data", async () => {
+    const note =
+      "Generated 16 tokens past the model's context of 8 with a sliding window: each token was chosen from the last 4–8 tokens before it.";
     const host = fakeHost({ ...decodeDec, output: { ...decodeDec.output, contextNote: note } });
-    const withPrompts = (r: RunState, prompts: string[]): RunState => ({ ...r, run: { ...r.run, data: r.run.data ? { ...r.run.data, prompts } : null } });
+    const withPrompts = (r: RunState, prompts: string[]): RunState => ({
+      ...r,
+      run: { ...r.run, data: r.run.data ? { ...r.run.data, prompts } : null },
+    });
     const encP = withPrompts(enc, ['ghfedcba', 'abc']);
     const decP = withPrompts(dec, ['First Citizen:\nBefore we proceed any further, hear me speak.']);
     const { page, log } = await openDashboard(browser, { onPost: host.onPost });
     await send(page, { type: 'dashboard/didLoadRuns', runs: [encP, decP], selectedId: dec.run.id });
     await page.click('#tab-playground');
     await frames(page);
-    expect(await page.getAttribute('#pg-input', 'placeholder')).toBe('a prompt, e.g. First Citizen: Before we proceed any…');
+    expect(await page.getAttribute('#pg-input', 'placeholder')).toBe(
+      'a prompt, e.g. First Citizen: Before we proceed any…',
+    );
     await decode(page, dec.run.id, decodeDec.params.input);
     await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
     expect(await page.locator('.pg-status').textContent()).toContain(note);
@@ -246,7 +334,9 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await until(page, `document.querySelector('.pg-status').textContent.startsWith('Decode failed')`);
     expect(await page.locator('.pg-status').textContent()).toContain('exceeds the context of 24');
     await send(page, { type: 'decode/didToken', id: 777, token: 'a', logprob: -1 });
-    expect(await page.locator('.banner').textContent()).toContain('decode/didToken for decode 777, which this page never requested');
+    expect(await page.locator('.banner').textContent()).toContain(
+      'decode/didToken for decode 777, which this page never requested',
+    );
     expect(log.posted.some((m) => m.type === 'webview/didError')).toBe(true);
     await page.close();
   });

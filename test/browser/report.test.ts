@@ -33,8 +33,17 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
     // The recorded run, evaluated once on a test file in a folder the report must not show.
     RUN = path.join(tmp, 'run-reverse');
     fs.cpSync(FIXTURE, RUN, { recursive: true });
-    await appendEvaluation(NODE_FS, RUN, { ...PAIRS_RECORD, step: 400, files: [{ path: '/home/someone/private/test.tsv', bytes: 812, sha256: 'ab'.repeat(32) }], hypothesesFile: '/home/someone/private/hyps.txt' });
-    const stdout = execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'report', '--run', RUN, '--out', file, '--json'], { encoding: 'utf8' });
+    await appendEvaluation(NODE_FS, RUN, {
+      ...PAIRS_RECORD,
+      step: 400,
+      files: [{ path: '/home/someone/private/test.tsv', bytes: 812, sha256: 'ab'.repeat(32) }],
+      hypothesesFile: '/home/someone/private/hyps.txt',
+    });
+    const stdout = execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'dist/cli.js'), 'report', '--run', RUN, '--out', file, '--json'],
+      { encoding: 'utf8' },
+    );
     expect(JSON.parse(stdout)).toMatchObject({ out: file, runs: 1 });
     browser = await launchBrowser();
   });
@@ -66,10 +75,15 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
       expect(csp).toContain("default-src 'none'");
       expect(await page.evaluate(`document.querySelector('script:not([type])').nonce`)).toBe(nonce);
       // Every logged step is on the chart.
-      const lines = fs.readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"step"'));
+      const lines = fs
+        .readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"type":"step"'));
       expect(Number(await page.getAttribute('.panel.curves .chart-main', 'data-points'))).toBe(lines.length);
       // Attention: the grid and the timeline over the embedded snapshots.
-      const run = JSON.parse(fs.readFileSync(path.join(RUN, 'run.json'), 'utf8')) as { config: { nHeads: number; nEncoderLayers: number } };
+      const run = JSON.parse(fs.readFileSync(path.join(RUN, 'run.json'), 'utf8')) as {
+        config: { nHeads: number; nEncoderLayers: number };
+      };
       const snapshots = fs.readdirSync(path.join(RUN, 'snapshots')).filter((n) => n.endsWith('.safetensors')).length;
       await page.click('#tab-attention');
       await page.click('.segmented button[data-stack="encoder.self"]');
@@ -93,7 +107,9 @@ describe.skipIf(!HAS_CHROMIUM)('report page in Chromium', () => {
       expect(await page.locator('.playground > .offline').textContent()).toContain('standalone report');
       expect(await page.isDisabled('.pg-form button[type="submit"]')).toBe(true);
       // So are the logit lens and head ablation: they say so instead of offering controls that cannot work.
-      expect(await page.locator('.pg-inside [data-off="lens-ablation"]').textContent()).toContain('off in this standalone report');
+      expect(await page.locator('.pg-inside [data-off="lens-ablation"]').textContent()).toContain(
+        'off in this standalone report',
+      );
       expect(await page.locator('.pg-inside button, .pg-inside input').count()).toBe(0);
       await page.locator('.pg-inside').scrollIntoViewIfNeeded();
       await screenshot(page, `report-${theme}-playground-inside-off`);

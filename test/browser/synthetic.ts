@@ -11,7 +11,13 @@
  */
 
 import type { StepMetrics } from '../../src/protocol/data';
-import type { AttentionMapData, AttentionSnapshot, AttentionStack, HeadScoreData, MaskData } from '../../src/protocol/model';
+import type {
+  AttentionMapData,
+  AttentionSnapshot,
+  AttentionStack,
+  HeadScoreData,
+  MaskData,
+} from '../../src/protocol/model';
 import type { RunState } from '../../src/protocol/webview';
 
 export const PADDED = {
@@ -32,7 +38,12 @@ export const PADDED = {
 } as const;
 
 /** Attention rows for item 0: uniform (head 0) or 0.7 on one allowed key (head 1) over `allowed(t, s)`. */
-function map(stack: AttentionStack, rows: number, cols: number, allowed: (t: number, s: number) => boolean): AttentionMapData {
+function map(
+  stack: AttentionStack,
+  rows: number,
+  cols: number,
+  allowed: (t: number, s: number) => boolean,
+): AttentionMapData {
   const H = PADDED.H;
   const data = new Float32Array(H * rows * cols);
   for (let h = 0; h < H; h++) {
@@ -51,7 +62,8 @@ function map(stack: AttentionStack, rows: number, cols: number, allowed: (t: num
 function mask(name: string, shape: number[], f: (b: number, t: number, s: number) => number): MaskData {
   const [B = 1, , R = 1, C = 1] = shape;
   const data = new Uint8Array(B * R * C);
-  for (let b = 0; b < B; b++) for (let t = 0; t < R; t++) for (let s = 0; s < C; s++) data[(b * R + t) * C + s] = f(b, t, s);
+  for (let b = 0; b < B; b++)
+    for (let t = 0; t < R; t++) for (let s = 0; s < C; s++) data[(b * R + t) * C + s] = f(b, t, s);
   return { name, shape, data };
 }
 
@@ -80,14 +92,51 @@ export function paddedSnapshot(step: number): AttentionSnapshot {
 
 /** A run with `n` logged steps, a few evaluations and two padded snapshots. */
 export function paddedRun(id = 'padded', n = 20): RunState {
-  const steps: StepMetrics[] = Array.from({ length: n }, (_, i) => ({ step: i + 1, loss: 4 / (i + 1) + 0.5, lr: 1e-3, gradNorm: 1, tokens: 50, tokensPerSec: 1000, elapsedMs: 10 * (i + 1) }));
+  const steps: StepMetrics[] = Array.from({ length: n }, (_, i) => ({
+    step: i + 1,
+    loss: 4 / (i + 1) + 0.5,
+    lr: 1e-3,
+    gradNorm: 1,
+    tokens: 50,
+    tokensPerSec: 1000,
+    elapsedMs: 10 * (i + 1),
+  }));
   return {
     run: {
-      id, name: id, runDir: `/runs/${id}`, status: 'completed', kind: 'encoder-decoder', step: n, totalSteps: n, segments: [{ fromStep: 0, toStep: n, schedule: 'cosine' }], bestValLoss: 0.9, data: null,
-      model: { config: { kind: 'encoder-decoder', dModel: 8, nHeads: 2, dFF: 16, nEncoderLayers: 1, nDecoderLayers: 1, vocabSize: 270, srcVocabSize: 270, maxLen: 8 }, params: 1000, paramsByModule: { embeddings: 600, 'encoder.0': 200, 'decoder.0': 200 }, memoryBytes: 65536, flopsPerToken: 6000, backend: 'reference' },
+      id,
+      name: id,
+      runDir: `/runs/${id}`,
+      status: 'completed',
+      kind: 'encoder-decoder',
+      step: n,
+      totalSteps: n,
+      segments: [{ fromStep: 0, toStep: n, schedule: 'cosine' }],
+      bestValLoss: 0.9,
+      data: null,
+      model: {
+        config: {
+          kind: 'encoder-decoder',
+          dModel: 8,
+          nHeads: 2,
+          dFF: 16,
+          nEncoderLayers: 1,
+          nDecoderLayers: 1,
+          vocabSize: 270,
+          srcVocabSize: 270,
+          maxLen: 8,
+        },
+        params: 1000,
+        paramsByModule: { embeddings: 600, 'encoder.0': 200, 'decoder.0': 200 },
+        memoryBytes: 65536,
+        flopsPerToken: 6000,
+        backend: 'reference',
+      },
     },
     steps,
-    evals: [{ step: n / 2, loss: 1.2, ppl: Math.exp(1.2), exactMatch: 0.1, bleu: null }, { step: n, loss: 0.9, ppl: Math.exp(0.9), exactMatch: 0.3, bleu: null }],
+    evals: [
+      { step: n / 2, loss: 1.2, ppl: Math.exp(1.2), exactMatch: 0.1, bleu: null },
+      { step: n, loss: 0.9, ppl: Math.exp(0.9), exactMatch: 0.3, bleu: null },
+    ],
     snapshots: [paddedSnapshot(n / 2), paddedSnapshot(n)],
   };
 }
@@ -114,7 +163,9 @@ export function scoredSnapshot(step: number, layers: number, heads: number): Att
       const wobble = 0.05 * Math.sin(step / 97 + layer * 3 + head);
       const base = 0.1 + wobble;
       headScores.push({
-        stack: 'decoder.self', layer, head,
+        stack: 'decoder.self',
+        layer,
+        head,
         scores: {
           previousToken: layer === 0 && head === 1 ? Math.min(0.95, step / 1000) : base,
           firstToken: 0.3 + wobble - (0.2 * step) / 2000,
@@ -125,18 +176,63 @@ export function scoredSnapshot(step: number, layers: number, heads: number): Att
       });
     }
   }
-  const maps = Array.from({ length: layers }, (_, layer): AttentionMapData => ({ stack: 'decoder.self', layer, shape: [heads, 2, 2], data: new Float32Array(heads * 4).map((_, i) => (i % 4 === 1 ? 0 : i % 4 === 0 ? 1 : 0.5)) }));
-  return { step, srcTokens: [], tgtTokens: ['<bos>', 'a'], maps, masks: [mask('decoder.causal', [1, 1, 2, 2], (_b, t, s) => (s <= t ? 1 : 0))], headScores };
+  const maps = Array.from({ length: layers }, (_, layer): AttentionMapData => ({
+    stack: 'decoder.self',
+    layer,
+    shape: [heads, 2, 2],
+    data: new Float32Array(heads * 4).map((_, i) => (i % 4 === 1 ? 0 : i % 4 === 0 ? 1 : 0.5)),
+  }));
+  return {
+    step,
+    srcTokens: [],
+    tgtTokens: ['<bos>', 'a'],
+    maps,
+    masks: [mask('decoder.causal', [1, 1, 2, 2], (_b, t, s) => (s <= t ? 1 : 0))],
+    headScores,
+  };
 }
 
 /** The run's start, steps and snapshots up to `last`, as a live run would send them. */
 export function scoredRun(id: string, layers: number, heads: number, last: number): RunState {
-  const steps: StepMetrics[] = Array.from({ length: last }, (_, i) => ({ step: i + 1, loss: 3 * Math.exp(-(i + 1) / 500) + 0.4 - (i + 1 > INDUCTION_CROSSING ? 0.3 : 0), lr: 1e-3, gradNorm: 1, tokens: 64, tokensPerSec: 5000, elapsedMs: 20 * (i + 1) }));
+  const steps: StepMetrics[] = Array.from({ length: last }, (_, i) => ({
+    step: i + 1,
+    loss: 3 * Math.exp(-(i + 1) / 500) + 0.4 - (i + 1 > INDUCTION_CROSSING ? 0.3 : 0),
+    lr: 1e-3,
+    gradNorm: 1,
+    tokens: 64,
+    tokensPerSec: 5000,
+    elapsedMs: 20 * (i + 1),
+  }));
   const snapshots = Array.from({ length: Math.floor(last / 20) + 1 }, (_, i) => scoredSnapshot(20 * i, layers, heads));
   return {
     run: {
-      id, name: id, runDir: `/runs/${id}`, status: 'training', kind: 'decoder-only', step: last, totalSteps: 2000, segments: [{ fromStep: 0, toStep: 2000, schedule: 'cosine' }], bestValLoss: null, data: null,
-      model: { config: { kind: 'decoder-only', dModel: 64, nHeads: heads, dFF: 256, nEncoderLayers: 0, nDecoderLayers: layers, vocabSize: 270, maxLen: 64 }, params: 100000, paramsByModule: { embeddings: 20000, decoder: 80000 }, memoryBytes: 1 << 20, flopsPerToken: 6e5, backend: 'wasm' },
+      id,
+      name: id,
+      runDir: `/runs/${id}`,
+      status: 'training',
+      kind: 'decoder-only',
+      step: last,
+      totalSteps: 2000,
+      segments: [{ fromStep: 0, toStep: 2000, schedule: 'cosine' }],
+      bestValLoss: null,
+      data: null,
+      model: {
+        config: {
+          kind: 'decoder-only',
+          dModel: 64,
+          nHeads: heads,
+          dFF: 256,
+          nEncoderLayers: 0,
+          nDecoderLayers: layers,
+          vocabSize: 270,
+          maxLen: 64,
+        },
+        params: 100000,
+        paramsByModule: { embeddings: 20000, decoder: 80000 },
+        memoryBytes: 1 << 20,
+        flopsPerToken: 6e5,
+        backend: 'wasm',
+      },
     },
     steps,
     evals: [],

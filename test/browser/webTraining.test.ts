@@ -33,7 +33,12 @@ async function openPage(isolated: boolean): Promise<Page> {
     throw e;
   });
   await page.route(`${ORIGIN}/**`, (r) =>
-    r.fulfill({ status: 200, contentType: 'text/html', headers: isolated ? ISOLATION : {}, body: `<!DOCTYPE html><html><body><script>${pageScript}</script></body></html>` }),
+    r.fulfill({
+      status: 200,
+      contentType: 'text/html',
+      headers: isolated ? ISOLATION : {},
+      body: `<!DOCTYPE html><html><body><script>${pageScript}</script></body></html>`,
+    }),
   );
   await page.goto(`${ORIGIN}/`);
   return page;
@@ -44,7 +49,12 @@ async function train(page: Page, helpers?: number): Promise<PageRun & { workers:
   let workers = 0;
   let done = false;
   const run = page.evaluate(
-    ([src, h]) => (globalThis as unknown as { trainInPage: (s: string, t: string, h?: number) => Promise<PageRun> }).trainInPage(src, 'reverse', h ?? undefined),
+    ([src, h]) =>
+      (globalThis as unknown as { trainInPage: (s: string, t: string, h?: number) => Promise<PageRun> }).trainInPage(
+        src,
+        'reverse',
+        h ?? undefined,
+      ),
     [workerSource, helpers ?? null] as const,
   );
   void run.finally(() => (done = true));
@@ -60,7 +70,15 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker in Chromium', () => {
     const bundle = path.join(ROOT, 'dist/web/trainingWorker.js');
     if (!fs.existsSync(bundle)) throw new Error(`${bundle} is missing; run \`npm run build\` first.`);
     workerSource = fs.readFileSync(bundle, 'utf8');
-    const out = await build({ entryPoints: [path.join(ROOT, 'src/bench/webTrainPage.ts')], bundle: true, platform: 'browser', format: 'iife', target: ['chrome114'], write: false, logLevel: 'warning' });
+    const out = await build({
+      entryPoints: [path.join(ROOT, 'src/bench/webTrainPage.ts')],
+      bundle: true,
+      platform: 'browser',
+      format: 'iife',
+      target: ['chrome114'],
+      write: false,
+      logLevel: 'warning',
+    });
     pageScript = out.outputFiles[0]?.text ?? '';
     browser = await launchBrowser();
   }, 60_000);
@@ -79,7 +97,14 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker in Chromium', () => {
     expect(r.logs.join('\n')).toMatch(/WebAssembly runs on 1 thread: this page is not cross-origin isolated/);
     expect(r.exactMatch).toBeGreaterThanOrEqual(0.99);
     expect(r.status).toBe('completed');
-    expect(r.files).toEqual(['metrics.jsonl', 'model.safetensors', 'optimizer.safetensors', 'run.json', 'snapshots', 'tokenizer.json']);
+    expect(r.files).toEqual([
+      'metrics.jsonl',
+      'model.safetensors',
+      'optimizer.safetensors',
+      'run.json',
+      'snapshots',
+      'tokenizer.json',
+    ]);
     expect(r.steps).toBe(1500);
     await page.close();
   }, 600_000);

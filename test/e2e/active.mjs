@@ -11,7 +11,6 @@ import { Workbench, expectVisible } from './lib/workbench.mjs';
 
 const STEP = /step (\d+)\/(\d+)/;
 
-
 /** Reloads the window and waits for the workbench; returns the page and a new Workbench. */
 async function reload(page, log) {
   await page.reload();
@@ -37,7 +36,8 @@ async function stop(wb) {
 async function runRows(page) {
   const rows = page.locator('.pane-body .monaco-list-row', { hasText: /run-\d|·/ });
   const out = [];
-  for (let i = 0; i < (await rows.count()); i++) out.push({ text: ((await rows.nth(i).textContent()) ?? '').trim(), row: rows.nth(i) });
+  for (let i = 0; i < (await rows.count()); i++)
+    out.push({ text: ((await rows.nth(i).textContent()) ?? '').trim(), row: rows.nth(i) });
   return out.filter((r) => /\d+\/\d+/.test(r.text));
 }
 
@@ -89,33 +89,53 @@ export async function runActive(page, { shots, log }) {
   // 2. The notification names the run and its last checkpoint; Resume continues it.
   await wb.openActivity('Attention Lab');
   let notes = [];
-  for (let i = 0; i < 60 && !notes.some((n) => n.includes('was interrupted at step')); i++, await sleep(500)) notes = await wb.notifications();
+  for (let i = 0; i < 60 && !notes.some((n) => n.includes('was interrupted at step')); i++, await sleep(500))
+    notes = await wb.notifications();
   const note = notes.find((n) => n.includes('was interrupted at step'));
   log(`notification: ${JSON.stringify(note)}`);
   const m = /Training of run (\S+) was interrupted at step (\d+) \(last checkpoint\)\./.exec(note ?? '');
   if (!m) throw new Error(`no interrupted-run notification; the notification centre holds ${JSON.stringify(notes)}`);
   const [, firstName, checkpoint] = m;
-  if (Number(checkpoint) < 40 || Number(checkpoint) % 20 !== 0) throw new Error(`the notification says step ${checkpoint}; the last checkpoint was at a multiple of 20, at least 40`);
+  if (Number(checkpoint) < 40 || Number(checkpoint) % 20 !== 0)
+    throw new Error(
+      `the notification says step ${checkpoint}; the last checkpoint was at a multiple of 20, at least 40`,
+    );
   const row = page.locator('.pane-body .monaco-list-row', { hasText: 'interrupted' });
   await expectVisible(row, 'the interrupted run in the Runs view');
   const rowText = ((await row.first().textContent()) ?? '').trim();
   log(`Runs view: "${rowText}"`);
-  if (!rowText.includes(`interrupted · ${checkpoint}/`)) throw new Error(`the Runs view does not show the run interrupted at step ${checkpoint}: ${rowText}`);
+  if (!rowText.includes(`interrupted · ${checkpoint}/`))
+    throw new Error(`the Runs view does not show the run interrupted at step ${checkpoint}: ${rowText}`);
   await page.locator('#status\\.notifications').click();
-  const item = page.locator('.notifications-center .notification-list-item', { hasText: 'was interrupted at step' }).first();
+  const item = page
+    .locator('.notifications-center .notification-list-item', { hasText: 'was interrupted at step' })
+    .first();
   await expectVisible(item, 'the notification in the notification centre');
   await shot('a1-interrupted-notification.png');
   await item.locator('.monaco-button', { hasText: 'Resume' }).first().click();
-  const resumed = await wb.waitForStatus('Attention Lab: step', (t) => Number(STEP.exec(t)?.[1] ?? 0) > Number(checkpoint) + 5, 120_000);
+  const resumed = await wb.waitForStatus(
+    'Attention Lab: step',
+    (t) => Number(STEP.exec(t)?.[1] ?? 0) > Number(checkpoint) + 5,
+    120_000,
+  );
   log(`after Resume: "${resumed}"`);
   // The dashboard says the same as the Runs view and the status bar: training, past the checkpoint.
   const header = wb.dashboard().locator('.run-status');
   let headerText = '';
   // The header may first show the checkpoint's step as the worker starts again: wait for it to move past.
   const past = (t) => Number(/^training · step (\d+)/.exec(t)?.[1] ?? 0) > Number(checkpoint);
-  for (let i = 0; i < 120 && !past(headerText); i++, await sleep(250)) headerText = ((await header.first().textContent().catch(() => '')) ?? '').trim();
+  for (let i = 0; i < 120 && !past(headerText); i++, await sleep(250))
+    headerText = (
+      (await header
+        .first()
+        .textContent()
+        .catch(() => '')) ?? ''
+    ).trim();
   log(`dashboard header after Resume: "${headerText}"`);
-  if (!past(headerText)) throw new Error(`the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(headerText)}`);
+  if (!past(headerText))
+    throw new Error(
+      `the dashboard does not show the resumed run training past step ${checkpoint}: ${JSON.stringify(headerText)}`,
+    );
   await shot('a2-resumed.png');
   await stop(wb);
 
@@ -125,7 +145,8 @@ export async function runActive(page, { shots, log }) {
   await wb.openActivity('Attention Lab');
   let rows = [];
   for (let i = 0; i < 40 && rows.length < 2; i++, await sleep(250)) rows = await runRows(page);
-  if (rows.length !== 2) throw new Error(`expected two runs in the Runs view, saw ${JSON.stringify(rows.map((r) => r.text))}`);
+  if (rows.length !== 2)
+    throw new Error(`expected two runs in the Runs view, saw ${JSON.stringify(rows.map((r) => r.text))}`);
   const second = rows.find((r) => !r.text.includes(firstName));
   const secondName = /run-[\d-]+/.exec(second?.text ?? '')?.[0];
   if (!secondName) throw new Error(`no second run among ${JSON.stringify(rows.map((r) => r.text))}`);
@@ -137,7 +158,10 @@ export async function runActive(page, { shots, log }) {
   await firstRow.click();
   const nowActive = await wb.waitForStatus('decoder-only · step', (t) => t.includes(firstName), 20_000);
   log(`status bar after clicking ${firstName}: "${nowActive}"`);
-  await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: firstName }).filter({ hasText: 'active run' }), 'the active-run mark on the clicked run');
+  await expectVisible(
+    page.locator('.pane-body .monaco-list-row', { hasText: firstName }).filter({ hasText: 'active run' }),
+    'the active-run mark on the clicked run',
+  );
   await shot('a3-active-run.png');
 
   // …and Score Selection uses it: the hover of a shaded token names it.
@@ -150,10 +174,19 @@ export async function runActive(page, { shots, log }) {
     if (!box) continue;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await sleep(1500);
-    hover = ((await page.locator('.monaco-hover').first().textContent().catch(() => '')) ?? '').replace(/\s+/g, ' ').trim();
+    hover = (
+      (await page
+        .locator('.monaco-hover')
+        .first()
+        .textContent()
+        .catch(() => '')) ?? ''
+    )
+      .replace(/\s+/g, ' ')
+      .trim();
   }
   log(`hover: ${JSON.stringify(hover)}`);
-  if (!hover.includes(`scored by ${firstName}`)) throw new Error(`the score hover does not name the active run ${firstName}: ${JSON.stringify(hover)}`);
+  if (!hover.includes(`scored by ${firstName}`))
+    throw new Error(`the score hover does not name the active run ${firstName}: ${JSON.stringify(hover)}`);
   await shot('a4-score-hover.png');
 
   // 5. The dashboard's run picker sets the active run.
@@ -161,9 +194,11 @@ export async function runActive(page, { shots, log }) {
   const picker = wb.dashboard().locator('select#run-picker');
   await expectVisible(picker, 'the dashboard run picker', 60_000);
   // The picker shows before the runs arrive (the web host reads them through workspace.fs, more slowly).
-  const listed = () => picker.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent })));
+  const listed = () =>
+    picker.locator('option').evaluateAll((os) => os.map((o) => ({ value: o.value, text: o.textContent })));
   let options = await listed();
-  for (let i = 0; i < 80 && !options.some((o) => o.text.includes(secondName)); i++, await sleep(250)) options = await listed();
+  for (let i = 0; i < 80 && !options.some((o) => o.text.includes(secondName)); i++, await sleep(250))
+    options = await listed();
   const other = options.find((o) => o.text.includes(secondName));
   if (!other) throw new Error(`the picker does not list ${secondName}: ${JSON.stringify(options)}`);
   await picker.selectOption(other.value);
@@ -177,7 +212,8 @@ export async function runActive(page, { shots, log }) {
   await expectVisible(diffTitle, 'the table of what differs between the compared runs');
   const diffText = ((await dash.locator('.config-diff-box').textContent()) ?? '').replace(/\s+/g, ' ');
   log(`compare: "${diffText.slice(0, 200)}"`);
-  if (!/What differs between the compared runs/.test(diffText) || !/(are the same|setting)/.test(diffText)) throw new Error(`the comparison says ${JSON.stringify(diffText)}`);
+  if (!/What differs between the compared runs/.test(diffText) || !/(are the same|setting)/.test(diffText))
+    throw new Error(`the comparison says ${JSON.stringify(diffText)}`);
   await shot('a5-dashboard-picker-compare.png');
 
   // 6. Rename Run… from the context menu: the Runs view shows the new name.
@@ -185,7 +221,10 @@ export async function runActive(page, { shots, log }) {
   rows = await runRows(page);
   await contextMenu(page, rows.find((r) => r.text.includes(firstName)).row, 'Rename Run…');
   await wb.answerInput('baseline run');
-  await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: 'baseline run' }), 'the renamed run in the Runs view');
+  await expectVisible(
+    page.locator('.pane-body .monaco-list-row', { hasText: 'baseline run' }),
+    'the renamed run in the Runs view',
+  );
   await shot('a6-renamed.png');
 
   // 7. Select both runs and delete them with one confirmation that says how many.
@@ -200,6 +239,9 @@ export async function runActive(page, { shots, log }) {
   if (!said.includes('Delete 2 runs?')) throw new Error(`the confirmation does not say how many runs: ${said}`);
   await shot('a7-delete-two.png');
   await dialog.locator('.monaco-button', { hasText: 'Delete' }).first().click();
-  await expectVisible(page.locator('.welcome-view-content', { hasText: 'No runs yet' }), 'the welcome view after deleting both runs');
+  await expectVisible(
+    page.locator('.welcome-view-content', { hasText: 'No runs yet' }),
+    'the welcome view after deleting both runs',
+  );
   return true;
 }

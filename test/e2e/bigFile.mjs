@@ -19,8 +19,29 @@ const STEP = /step (\d+)\/(\d+)/;
  */
 export function writeBigFile(workspace, rel) {
   let s = 12345;
-  const next = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296);
-  const head = ['the', 'king', 'shall', 'speak', 'of', 'love', 'and', 'honour', 'to', 'my', 'lord', 'what', 'is', 'this', 'night', 'that', 'we', 'fear', 'no', 'more'];
+  const next = () => (s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 4294967296;
+  const head = [
+    'the',
+    'king',
+    'shall',
+    'speak',
+    'of',
+    'love',
+    'and',
+    'honour',
+    'to',
+    'my',
+    'lord',
+    'what',
+    'is',
+    'this',
+    'night',
+    'that',
+    'we',
+    'fear',
+    'no',
+    'more',
+  ];
   const tail = head.map((w) => [...w].reverse().join(''));
   const total = 1.1 * 2 ** 20;
   const lines = [];
@@ -45,22 +66,29 @@ export async function runBigFile(page, { shots, log }) {
   const dash = wb.dashboard();
   const header = dash.locator('#run-data');
   let text = '';
-  for (let i = 0; i < 120 && !/validation:/.test(text); i++, await sleep(500)) text = (await header.textContent().catch(() => '')) ?? '';
+  for (let i = 0; i < 120 && !/validation:/.test(text); i++, await sleep(500))
+    text = (await header.textContent().catch(() => '')) ?? '';
   log(`run header: "${text}"`);
-  if (!/^1 document \(input\.txt, 1\.1 MB\) in .*books · validation: last 10% of 1 document, [\d,]+ tokens$/.test(text)) {
+  if (
+    !/^1 document \(input\.txt, 1\.1 MB\) in .*books · validation: last 10% of 1 document, [\d,]+ tokens$/.test(text)
+  ) {
     throw new Error(`the run header does not state the held-out split: ${JSON.stringify(text)}`);
   }
   const summary = dash.locator('.curves-summary');
   let line = '';
-  for (let i = 0; i < 120 && !/validation at step/.test(line); i++, await sleep(500)) line = (await summary.textContent().catch(() => '')) ?? '';
+  for (let i = 0; i < 120 && !/validation at step/.test(line); i++, await sleep(500))
+    line = (await summary.textContent().catch(() => '')) ?? '';
   log(`curves: "${line}"`);
   const train = /step (\d+): loss ([\d.]+)/.exec(line);
   const val = /validation at step (\d+): loss ([\d.]+)/.exec(line);
   if (!train || !val) throw new Error(`the curves report no training and validation loss: ${JSON.stringify(line)}`);
   // The held-out tail is other words: a real held-out loss stands well above the training loss.
-  if (!(Number(val[2]) > Number(train[2]) + 0.3)) throw new Error(`the validation loss (${val[2]}) is not above the training loss (${train[2]}): is it held out?`);
+  if (!(Number(val[2]) > Number(train[2]) + 0.3))
+    throw new Error(`the validation loss (${val[2]}) is not above the training loss (${train[2]}): is it held out?`);
   await wb.screenshot(path.join(shots, '09-one-big-file.png'));
   await wb.runCommand('Attention Lab: Stop Training');
-  await wb.waitForStatus('Attention Lab', (t) => !/step \d+\/\d+ · loss/.test(t) || /stopped/.test(t), 60_000).catch(() => '');
+  await wb
+    .waitForStatus('Attention Lab', (t) => !/step \d+\/\d+ · loss/.test(t) || /stopped/.test(t), 60_000)
+    .catch(() => '');
   return true;
 }

@@ -29,7 +29,14 @@ export const BIGMODEL_SETTINGS = { ...FAST_TRAINING };
 /** Writes the random GPT-2 small (weights, config.json, vocab.json, merges.txt) and a 1,000-token text file into the workspace. */
 export function prepareBigModel(workspace) {
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-e2e-gpt2-')), 'randomGpt2.cjs');
-  buildSync({ entryPoints: [path.join(HERE, '../../src/bench/randomGpt2.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: out, logLevel: 'error' });
+  buildSync({
+    entryPoints: [path.join(HERE, '../../src/bench/randomGpt2.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    outfile: out,
+    logLevel: 'error',
+  });
   const { GPT2_SMALL, writeRandomGpt2 } = createRequire(import.meta.url)(out);
   writeRandomGpt2(path.join(workspace, 'gpt2'), GPT2_SMALL);
   // The same 1,000 tokens for Score Selection, one "ab" a line: every line's shade is its own span
@@ -48,17 +55,23 @@ export async function runBigModel(page, { shots, log, workspace }) {
   const dash = wb.dashboard();
   const header = await waitForText(dash.locator('.run-status'), (t) => t.startsWith('imported'), SLOW);
   log(`imported (${lap()}): "${header}"`);
-  if (!/12\d(\.\d+)?M parameters/.test(header)) throw new Error(`the imported run is not GPT-2 small's size: ${JSON.stringify(header)}`);
+  if (!/12\d(\.\d+)?M parameters/.test(header))
+    throw new Error(`the imported run is not GPT-2 small's size: ${JSON.stringify(header)}`);
 
   // Attention and Heads, "Your text": 1,000 tokens.
   const status = await showText(dash, TEXT, SLOW);
   log(`attention (${lap()}): "${status}"`);
-  if (!status.includes('not a training snapshot')) throw new Error(`the attention of 1,000 tokens did not come: ${JSON.stringify(status)}`);
+  if (!status.includes('not a training snapshot'))
+    throw new Error(`the attention of 1,000 tokens did not come: ${JSON.stringify(status)}`);
   const cells = await dash.locator('#panel-attention .attn-grid .attn-cell').count();
   if (cells !== 12 * 12) throw new Error(`the grid shows ${cells} heads, not GPT-2 small's 12 layers × 12 heads`);
   await shot('b1-attention-1000.png');
   await dash.locator('#tab-heads').click();
-  await expectVisible(dash.locator('.heads-note', { hasText: 'measured on your text' }), 'the head scores on the text', SLOW);
+  await expectVisible(
+    dash.locator('.heads-note', { hasText: 'measured on your text' }),
+    'the head scores on the text',
+    SLOW,
+  );
   await shot('b2-heads.png');
 
   // The playground: the logit lens of the same text, then a decode.
@@ -72,7 +85,11 @@ export async function runBigModel(page, { shots, log, workspace }) {
   await shot('b3-lens.png');
   await dash.locator('#pg-input').fill('ab');
   await dash.locator('.pg-form button[type="submit"]').click();
-  const decoded = await waitForText(dash.locator('.pg-status'), (t) => t.startsWith('Done') || t.startsWith('Decode failed'), SLOW);
+  const decoded = await waitForText(
+    dash.locator('.pg-status'),
+    (t) => t.startsWith('Done') || t.startsWith('Decode failed'),
+    SLOW,
+  );
   log(`decode (${lap()}): "${decoded}"`);
   if (!decoded.startsWith('Done')) throw new Error(decoded);
   await shot('b4-decode.png');

@@ -47,7 +47,12 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   const count = await text(message);
   log(`glob count: "${count}"`);
   // The sample workspace: 4 text files; notes/blob.bin.txt is binary and build/generated.txt is ignored by .gitignore.
-  if (!/^4 files, [\d.]+ [KM]?B · 2 skipped: .*binary.*ignored by \.gitignore|^4 files, [\d.]+ [KM]?B · 2 skipped: .*ignored by \.gitignore.*binary/.test(count)) throw new Error(`unexpected count: ${count}`);
+  if (
+    !/^4 files, [\d.]+ [KM]?B · 2 skipped: .*binary.*ignored by \.gitignore|^4 files, [\d.]+ [KM]?B · 2 skipped: .*ignored by \.gitignore.*binary/.test(
+      count,
+    )
+  )
+    throw new Error(`unexpected count: ${count}`);
   await shot('c1-configure-glob-count.png');
 
   // 2. "Preview files…" lists the files with sizes and the skipped ones with why; Escape returns to the glob.
@@ -55,22 +60,31 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await visible(rows.filter({ hasText: 'skipped: binary' }), 'the skipped binary file in the preview list');
   const listed = await texts(rows);
   log(`preview rows: ${JSON.stringify(listed)}`);
-  if (!listed.some((r) => /README\.md/.test(r) && /\d+ B/.test(r))) throw new Error('the preview does not list README.md with its size');
-  if (!listed.some((r) => /generated\.txt/.test(r) && /ignored by \.gitignore/.test(r))) throw new Error('the preview does not list the .gitignored file as skipped');
+  if (!listed.some((r) => /README\.md/.test(r) && /\d+ B/.test(r)))
+    throw new Error('the preview does not list README.md with its size');
+  if (!listed.some((r) => /generated\.txt/.test(r) && /ignored by \.gitignore/.test(r)))
+    throw new Error('the preview does not list the .gitignored file as skipped');
   await shot('c2-configure-preview-files.png');
   await page.keyboard.press('Escape');
   await visible(message.filter({ hasText: /4 files/ }), 'the glob box again after the preview');
-  if ((await input.inputValue()) !== '**/*.{md,txt}') throw new Error(`the glob changed to ${await input.inputValue()}`);
+  if ((await input.inputValue()) !== '**/*.{md,txt}')
+    throw new Error(`the glob changed to ${await input.inputValue()}`);
 
   // 3. A glob matching nothing is refused at once, and Enter does not move on.
   const t0 = Date.now();
   await input.fill('**/*.nothing');
-  await visible(message.filter({ hasText: 'No file in this workspace matches' }), 'the refusal of a glob matching nothing', 15_000);
+  await visible(
+    message.filter({ hasText: 'No file in this workspace matches' }),
+    'the refusal of a glob matching nothing',
+    15_000,
+  );
   log(`refusal after ${Date.now() - t0} ms: "${await text(message)}"`);
   await page.keyboard.press('Enter');
   await sleep(1000);
-  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0) throw new Error('Enter moved past a glob that matches nothing');
-  if ((await input.inputValue()) !== '**/*.nothing') throw new Error('the glob box closed on a glob that matches nothing');
+  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0)
+    throw new Error('Enter moved past a glob that matches nothing');
+  if ((await input.inputValue()) !== '**/*.nothing')
+    throw new Error('the glob box closed on a glob that matches nothing');
   await shot('c3-configure-glob-refused.png');
 
   // 4. Back to a good glob; the tokenizer, then the presets sized with it.
@@ -81,30 +95,43 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes');
   const tiny = /\d[\d.]*[kMG]? parameters.*$/.exec(await text(rows.filter({ hasText: 'd_model 64' })))?.[0] ?? '';
   log(`preset tiny: "${tiny}"`);
-  if (!/^[\d.]+k parameters · ~[\d.]+ [KMG]?B with \d+ tokens \(\d+ characters in the files\)$/.test(tiny)) throw new Error(`the preset size states no vocabulary from the files: ${tiny}`);
+  if (!/^[\d.]+k parameters · ~[\d.]+ [KMG]?B with \d+ tokens \(\d+ characters in the files\)$/.test(tiny))
+    throw new Error(`the preset size states no vocabulary from the files: ${tiny}`);
   await shot('c4-configure-presets.png');
   await pick('d_model 64');
   // The steps box reuses the preset list's input element: wait for its prompt, or '30' lands in the list's filter.
   await visible(message.filter({ hasText: 'Training steps' }), 'the steps box');
   await input.fill('30');
-  if ((await input.inputValue()) !== '30') throw new Error(`the steps box holds "${await input.inputValue()}" after typing 30`);
+  if ((await input.inputValue()) !== '30')
+    throw new Error(`the steps box holds "${await input.inputValue()}" after typing 30`);
   await page.keyboard.press('Enter');
 
   // 5. The review: where the settings go, the same size as the preset list, and Save and Train reachable.
   try {
     await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step', 60_000);
   } catch (e) {
-    log(`quick input now: message "${await text(message).catch(() => '')}", rows ${JSON.stringify(await texts(rows).catch(() => []))}`);
+    log(
+      `quick input now: message "${await text(message).catch(() => '')}", rows ${JSON.stringify(await texts(rows).catch(() => []))}`,
+    );
     await shot('c5-configure-no-time-per-step.png');
     throw e;
   }
   const reviewRows = await texts(rows);
   log(`review rows: ${JSON.stringify(reviewRows)}`);
-  if (!reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))) throw new Error('the review does not say where the settings go');
+  if (
+    !reviewRows.some((r) => r.includes('Save and Train') && r.includes('to workspace settings (.vscode/settings.json)'))
+  )
+    throw new Error('the review does not say where the settings go');
   // The engine row: desktop offers the PyTorch engine beside ours; the browser's VS Code starts no processes, so it offers none and says why.
   const engineRow = reviewRows.some((r) => r.includes('Engine: ') && r.includes('change…'));
-  if (engineRow !== (host === 'node')) throw new Error(`in the ${host} host the review ${engineRow ? 'has' : 'lacks'} the engine row: ${JSON.stringify(reviewRows)}`);
-  if (host !== 'node' && !reviewRows.some((r) => r.includes('PyTorch needs desktop VS Code'))) throw new Error(`the ${host} host's review does not say why there is no engine choice: ${JSON.stringify(reviewRows)}`);
+  if (engineRow !== (host === 'node'))
+    throw new Error(
+      `in the ${host} host the review ${engineRow ? 'has' : 'lacks'} the engine row: ${JSON.stringify(reviewRows)}`,
+    );
+  if (host !== 'node' && !reviewRows.some((r) => r.includes('PyTorch needs desktop VS Code')))
+    throw new Error(
+      `the ${host} host's review does not say why there is no engine choice: ${JSON.stringify(reviewRows)}`,
+    );
   const size = reviewRows.find((r) => r.includes('parameters')) ?? '';
   if (!size.includes(tiny)) throw new Error(`the review's size "${size}" is not the preset list's "${tiny}"`);
   const train = rows.filter({ hasText: 'Save and Train' }).first();
@@ -141,12 +168,23 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await shot('c5-configure-review-hover.png');
   // The review can switch to user settings and back; the rows then say where they save.
   await pick('Save to user settings (every workspace) instead');
-  await visible(rows.filter({ hasText: 'Save to workspace settings (.vscode/settings.json) instead' }), 'the switch back to workspace settings');
+  await visible(
+    rows.filter({ hasText: 'Save to workspace settings (.vscode/settings.json) instead' }),
+    'the switch back to workspace settings',
+  );
   const userRows = await texts(rows);
-  if (!userRows.some((r) => r.startsWith('Save and Train') && r.includes('to user settings (every workspace)'))) throw new Error(`after the switch the review does not save to user settings: ${JSON.stringify(userRows)}`);
+  if (!userRows.some((r) => r.startsWith('Save and Train') && r.includes('to user settings (every workspace)')))
+    throw new Error(`after the switch the review does not save to user settings: ${JSON.stringify(userRows)}`);
   await pick('Save to workspace settings (.vscode/settings.json) instead');
-  await visible(rows.filter({ hasText: 'Save to user settings (every workspace) instead' }), 'the review back on workspace settings');
-  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time, kept across the switch', 5_000);
+  await visible(
+    rows.filter({ hasText: 'Save to user settings (every workspace) instead' }),
+    'the review back on workspace settings',
+  );
+  await visible(
+    rows.filter({ hasText: /per step on \d+ threads? \(/ }),
+    'the measured time, kept across the switch',
+    5_000,
+  );
   await train.click();
 
   // 6. Saved where it said, and training starts.
@@ -156,12 +194,17 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await sleep(500);
   const saved = read();
   log(`.vscode/settings.json: ${saved.replace(/\s+/g, ' ')}`);
-  if (!/"attentionLab\.training\.steps":\s*30/.test(saved) || !saved.includes('"attentionLab.data.include": "**/*.{md,txt}"')) throw new Error('the settings were not saved to .vscode/settings.json');
+  if (
+    !/"attentionLab\.training\.steps":\s*30/.test(saved) ||
+    !saved.includes('"attentionLab.data.include": "**/*.{md,txt}"')
+  )
+    throw new Error('the settings were not saved to .vscode/settings.json');
   const done = await wb.waitForStatus('Attention Lab:', (t) => /finished at step 30\/30/.test(t), 120_000);
   log(`status bar: "${done}"`);
   const messages = await wb.notifications();
   log(`notifications: ${JSON.stringify(messages)}`);
-  if (!messages.some((m) => m.includes('Saved to workspace settings (.vscode/settings.json)'))) throw new Error('no message said where the settings were saved');
+  if (!messages.some((m) => m.includes('Saved to workspace settings (.vscode/settings.json)')))
+    throw new Error('no message said where the settings were saved');
   await shot('c6-configure-saved.png');
 
   // 7. The induction task: listed among the decoder-only model's built-in tasks; no tokenizer
@@ -180,31 +223,45 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await shot('c7-configure-induction-task.png');
   await task.first().click();
   await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes of the induction model (no tokenizer step)');
-  const tinyInduction = /\d[\d.]*[kMG]? parameters.*$/.exec(await text(rows.filter({ hasText: 'd_model 64' })))?.[0] ?? '';
+  const tinyInduction =
+    /\d[\d.]*[kMG]? parameters.*$/.exec(await text(rows.filter({ hasText: 'd_model 64' })))?.[0] ?? '';
   log(`preset tiny, induction: "${tinyInduction}"`);
-  if (!/ with 286 tokens \(the task's 26 letters\)$/.test(tinyInduction)) throw new Error(`the induction preset is not sized with the task's letters: ${tinyInduction}`);
+  if (!/ with 286 tokens \(the task's 26 letters\)$/.test(tinyInduction))
+    throw new Error(`the induction preset is not sized with the task's letters: ${tinyInduction}`);
   // Back from the presets passes over the tokenizer step the task does not have, to the data step.
   await widget.locator('.codicon-quick-input-back, [aria-label="Back"]').first().click();
   await visible(rows.filter({ hasText: 'a glob, now' }), 'the data step, after Back from the presets');
-  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0) throw new Error('Back from the presets showed the tokenizer step');
+  if ((await rows.filter({ hasText: 'one token per character' }).count()) !== 0)
+    throw new Error('Back from the presets showed the tokenizer step');
   await pick('repeated random letters');
   await visible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
   await pick('d_model 64');
   await visible(widget.filter({ hasText: 'Training steps' }), 'the steps box');
-  if ((await input.inputValue()) !== '3000') throw new Error(`the steps box shows ${await input.inputValue()}, not the induction task's own 3000`);
+  if ((await input.inputValue()) !== '3000')
+    throw new Error(`the steps box shows ${await input.inputValue()}, not the induction task's own 3000`);
   await input.fill('20');
   await page.keyboard.press('Enter');
-  await visible(rows.filter({ hasText: /per step on \d+ threads? \(/ }), 'the measured time per step of the induction model', 60_000);
+  await visible(
+    rows.filter({ hasText: /per step on \d+ threads? \(/ }),
+    'the measured time per step of the induction model',
+    60_000,
+  );
   const describe = (await input.getAttribute('placeholder')) ?? '';
   log(`review: "${describe}"`);
-  if (!describe.startsWith('decoder-only · tiny · task induction · its own letters · 20 steps · context 32')) throw new Error(`the review describes ${describe}`);
-  if (!(await texts(rows)).some((r) => r.includes(tinyInduction))) throw new Error('the review size is not the preset list\'s');
+  if (!describe.startsWith('decoder-only · tiny · task induction · its own letters · 20 steps · context 32'))
+    throw new Error(`the review describes ${describe}`);
+  if (!(await texts(rows)).some((r) => r.includes(tinyInduction)))
+    throw new Error("the review size is not the preset list's");
   await shot('c8-configure-induction-review.png');
   await pick('Save and Train');
   for (let i = 0; i < 60 && !read().includes('"attentionLab.data.task": "induction"'); i++) await sleep(250);
   const savedTask = read();
   log(`.vscode/settings.json: ${savedTask.replace(/\s+/g, ' ')}`);
-  if (!savedTask.includes('"attentionLab.model.kind": "decoder-only"') || !savedTask.includes('"attentionLab.data.source": "task"')) throw new Error('the induction task was not saved');
+  if (
+    !savedTask.includes('"attentionLab.model.kind": "decoder-only"') ||
+    !savedTask.includes('"attentionLab.data.source": "task"')
+  )
+    throw new Error('the induction task was not saved');
   const trained = await wb.waitForStatus('Attention Lab:', (t) => /finished at step 20\/20/.test(t), 120_000);
   log(`status bar: "${trained}"`);
   await shot('c9-configure-induction-trained.png');

@@ -36,7 +36,16 @@ export function prepareInspect(workspace) {
   fs.cpSync(path.join(HERE, '../golden/import/hf-gpt2'), path.join(workspace, 'gpt2'), { recursive: true });
   const who = ['私は', '彼は', '彼女は', '子供たちは', '先生は', '友達は', '母は', '兄は'];
   const what = ['映画を', '本を', '手紙を', '音楽を', '写真を', '料理を', '日本語を', '新聞を'];
-  const how = ['見ると必ず感動する。', '毎日読みます。', '静かに待っていた。', '駅で書きました。', '明日も勉強します。', '楽しそうに作った。', 'ゆっくり聞いている。', 'もう一度探した。'];
+  const how = [
+    '見ると必ず感動する。',
+    '毎日読みます。',
+    '静かに待っていた。',
+    '駅で書きました。',
+    '明日も勉強します。',
+    '楽しそうに作った。',
+    'ゆっくり聞いている。',
+    'もう一度探した。',
+  ];
   const lines = [];
   for (const a of who) for (const b of what) for (const c of how) lines.push(`${a}${b}${c}`);
   fs.mkdirSync(path.join(workspace, 'ja'), { recursive: true });
@@ -76,7 +85,11 @@ export async function showText(dash, text, timeoutMs = 120_000) {
   await textView.click();
   await dash.locator('#attn-text').fill(text);
   await dash.locator('#panel-attention .inspect-form button.primary').click();
-  return waitForText(dash.locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot') || t.startsWith('Could not'), timeoutMs);
+  return waitForText(
+    dash.locator('#panel-attention .inspect-status'),
+    (t) => t.includes('not a training snapshot') || t.startsWith('Could not'),
+    timeoutMs,
+  );
 }
 
 /** Runs the scenario; resolves true when every check passed. */
@@ -89,18 +102,23 @@ export async function runInspect(page, { shots, log, workspace }) {
   const dash = wb.dashboard();
   const header = await waitForText(dash.locator('.run-status'), (t) => t.startsWith('imported'), 120_000);
   log(`imported run's header: "${header}"`);
-  if (!/^imported · Hugging Face GPT-2 · [\d.]+k? parameters · not trained here/.test(header)) throw new Error(`the imported run does not read as imported: ${JSON.stringify(header)}`);
+  if (!/^imported · Hugging Face GPT-2 · [\d.]+k? parameters · not trained here/.test(header))
+    throw new Error(`the imported run does not read as imported: ${JSON.stringify(header)}`);
 
   // 2. Its Attention and Heads tabs: the model now, on a typed text.
   const status = await showText(dash, 'the rain in the east ran at the station');
   log(`GPT-2 attention: "${status}"`);
-  if (!status.includes('not a training snapshot')) throw new Error(`the imported model's attention did not come: ${JSON.stringify(status)}`);
+  if (!status.includes('not a training snapshot'))
+    throw new Error(`the imported model's attention did not come: ${JSON.stringify(status)}`);
   await expectVisible(dash.locator('#panel-attention .attn-grid canvas'), "the imported model's heads");
   const cells = await dash.locator('#panel-attention .attn-grid .attn-cell').count();
   if (cells !== 2 * 4) throw new Error(`the grid shows ${cells} heads, not the checkpoint's 2 layers × 4 heads`);
   await shot('i1-imported-attention.png');
   await dash.locator('#tab-heads').click();
-  await expectVisible(dash.locator('.heads-note', { hasText: 'measured on your text' }), "the imported model's head scores");
+  await expectVisible(
+    dash.locator('.heads-note', { hasText: 'measured on your text' }),
+    "the imported model's head scores",
+  );
   const heads = await dash.locator('.heads-stack[data-stack="decoder.self"] .heads-cell').count();
   if (heads !== 8) throw new Error(`the Heads tab shows ${heads} heads, not 8`);
   await shot('i2-imported-heads.png');
@@ -121,10 +139,16 @@ export async function runInspect(page, { shots, log, workspace }) {
   await expectVisible(large.locator('.hm-cols .hm-label'), "the Japanese heatmap's column labels");
   const cols = await large.locator('.hm-cols .hm-label').allTextContents();
   log(`columns: ${JSON.stringify(cols)}`);
-  if (cols.some((c) => c.includes('<0x'))) throw new Error(`Japanese reads as bytes on the axes: ${JSON.stringify(cols)}`);
-  for (const ch of ['映', '画', '感', '動']) if (!cols.some((c) => c.includes(ch))) throw new Error(`the axes do not show ${ch}: ${JSON.stringify(cols)}`);
-  const upright = await large.locator('.hm-cols .hm-label').first().evaluate((e) => `${getComputedStyle(e).writingMode} ${getComputedStyle(e).transform}`);
-  if (upright !== 'vertical-rl none') throw new Error(`column labels are turned (${upright}), so CJK would lie on its side`);
+  if (cols.some((c) => c.includes('<0x')))
+    throw new Error(`Japanese reads as bytes on the axes: ${JSON.stringify(cols)}`);
+  for (const ch of ['映', '画', '感', '動'])
+    if (!cols.some((c) => c.includes(ch))) throw new Error(`the axes do not show ${ch}: ${JSON.stringify(cols)}`);
+  const upright = await large
+    .locator('.hm-cols .hm-label')
+    .first()
+    .evaluate((e) => `${getComputedStyle(e).writingMode} ${getComputedStyle(e).transform}`);
+  if (upright !== 'vertical-rl none')
+    throw new Error(`column labels are turned (${upright}), so CJK would lie on its side`);
   await shot('i3-japanese-axes.png');
 
   // 4. The playground: one prompt through both runs, side by side.
@@ -134,7 +158,11 @@ export async function runInspect(page, { shots, log, workspace }) {
   await expectVisible(other, 'the run to compare with');
   await other.first().check();
   await dash.locator('.pg-compare button').click();
-  await waitForText(dash.locator('.pg-columns'), (t) => !t.includes('Decoding…') && !t.includes('Reading the logit lens') && t.length > 0, 120_000);
+  await waitForText(
+    dash.locator('.pg-columns'),
+    (t) => !t.includes('Decoding…') && !t.includes('Reading the logit lens') && t.length > 0,
+    120_000,
+  );
   const columns = await dash.locator('.pg-column h4').allTextContents();
   log(`side by side: ${JSON.stringify(columns)}`);
   if (columns.length !== 2) throw new Error(`the playground shows ${columns.length} columns, not 2`);

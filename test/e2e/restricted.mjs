@@ -34,31 +34,49 @@ export async function runRestricted(page, { shots, log }) {
 
   // The Runs view explains the limited mode.
   await wb.openActivity('Attention Lab');
-  await visible(page.locator('.welcome-view-content', { hasText: 'Restricted Mode' }), 'the Restricted Mode welcome text');
-  await visible(page.locator('.pane-body .monaco-list-row', { hasText: 'only built-in tasks train here' }), 'the Restricted Mode line of the Configuration view');
+  await visible(
+    page.locator('.welcome-view-content', { hasText: 'Restricted Mode' }),
+    'the Restricted Mode welcome text',
+  );
+  await visible(
+    page.locator('.pane-body .monaco-list-row', { hasText: 'only built-in tasks train here' }),
+    'the Restricted Mode line of the Configuration view',
+  );
   await shot('r1-restricted-welcome.png');
 
   // Training on the workspace's documents is refused, with the reason.
   await wb.runCommand('Attention Lab: Train');
   let messages = [];
-  for (let i = 0; i < 40 && !messages.some((m) => m.includes('Restricted Mode')); i++, await sleep(250)) messages = await wb.notifications();
+  for (let i = 0; i < 40 && !messages.some((m) => m.includes('Restricted Mode')); i++, await sleep(250))
+    messages = await wb.notifications();
   log(`notifications: ${JSON.stringify(messages)}`);
-  if (!messages.some((m) => /Restricted Mode, so Attention Lab does not train on its files/.test(m))) throw new Error('Train did not explain that Restricted Mode forbids training on workspace files');
+  if (!messages.some((m) => /Restricted Mode, so Attention Lab does not train on its files/.test(m)))
+    throw new Error('Train did not explain that Restricted Mode forbids training on workspace files');
   if (await wb.statusItem('Attention Lab: step')) throw new Error('something trained on the workspace files');
 
   // Configure Model: only built-in tasks are offered (decoder-only: the induction task, no
   // documents); go forward, back, forward.
   await wb.runCommand('Attention Lab: Configure Model…');
   await visible(rows.filter({ hasText: 'encoder-decoder' }), 'the model-kind step');
-  await visible(rows.filter({ hasText: 'Restricted Mode: the built-in induction task only' }), 'the decoder-only choice, limited to its task');
+  await visible(
+    rows.filter({ hasText: 'Restricted Mode: the built-in induction task only' }),
+    'the decoder-only choice, limited to its task',
+  );
   await pick('GPT-style language model');
   await visible(rows.filter({ hasText: 'repeated random letters' }), 'the induction task');
-  if ((await rows.filter({ hasText: 'Documents in this workspace' }).count()) !== 0) throw new Error('workspace documents were offered in Restricted Mode');
-  await page.locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]').first().click();
+  if ((await rows.filter({ hasText: 'Documents in this workspace' }).count()) !== 0)
+    throw new Error('workspace documents were offered in Restricted Mode');
+  await page
+    .locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]')
+    .first()
+    .click();
   await visible(rows.filter({ hasText: '"Attention Is All You Need"' }), 'the model-kind step, after Back');
   await pick('encoder-decoder');
   await visible(rows.filter({ hasText: 'reverse' }), 'the built-in tasks');
-  await page.locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]').first().click();
+  await page
+    .locator('.quick-input-widget .codicon-quick-input-back, .quick-input-widget [aria-label="Back"]')
+    .first()
+    .click();
   await visible(rows.filter({ hasText: '"Attention Is All You Need"' }), 'the model-kind step again, after Back');
   await pick('encoder-decoder');
   await pick('reverse');
@@ -69,7 +87,10 @@ export async function runRestricted(page, { shots, log }) {
   // The steps box reuses the preset list's input element: wait for its prompt, or the typing lands in the list's filter.
   await visible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');
   await input.fill('0');
-  await visible(page.locator('.quick-input-widget', { hasText: 'Steps must be from 1' }), 'the steps validation message');
+  await visible(
+    page.locator('.quick-input-widget', { hasText: 'Steps must be from 1' }),
+    'the steps validation message',
+  );
   await input.fill('40');
   await page.keyboard.press('Enter');
   // The review: size now, and the time per step once measured.
@@ -85,7 +106,10 @@ export async function runRestricted(page, { shots, log }) {
   // The task trains to the end; the run is listed.
   const done = await wb.waitForStatus('Attention Lab:', (t) => /finished at step 40\/40/.test(t), 120_000);
   log(`status bar: "${done}"`);
-  await visible(page.locator('.pane-body .monaco-list-row', { hasText: 'completed · 40/40' }), 'the completed task run in the Runs view');
+  await visible(
+    page.locator('.pane-body .monaco-list-row', { hasText: 'completed · 40/40' }),
+    'the completed task run in the Runs view',
+  );
   await shot('r3-restricted-trained.png');
   return true;
 }

@@ -61,9 +61,13 @@ const ROOT = path.resolve(HERE, '../..');
 const argv = process.argv.slice(2);
 const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : null;
 const onlyHost = argv.includes('--host') ? argv[argv.indexOf('--host') + 1] : null;
-if (onlyHost !== null && !HOSTS.includes(onlyHost)) throw new Error(`--host ${onlyHost}: use one of ${HOSTS.join(', ')}`);
+if (onlyHost !== null && !HOSTS.includes(onlyHost))
+  throw new Error(`--host ${onlyHost}: use one of ${HOSTS.join(', ')}`);
 /** The hosts a scenario runs on: every host for the ones that run on the web too, else Node's. */
-const hostsOf = (name) => (['host', 'ui', 'active', 'configure', 'inspect'].includes(name) ? HOSTS : ['node']).filter((h) => onlyHost === null || h === onlyHost);
+const hostsOf = (name) =>
+  (['host', 'ui', 'active', 'configure', 'inspect'].includes(name) ? HOSTS : ['node']).filter(
+    (h) => onlyHost === null || h === onlyHost,
+  );
 const keep = argv.includes('--keep');
 const t0 = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
@@ -71,8 +75,11 @@ const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).
 /** The screenshots the README shows, by the scenario that takes them (in the Node host): [taken, media/screenshots/ name]. */
 const README_SHOTS = {
   ui: [
-    ['03-dashboard-curves.png', 'curves.png'], ['04-dashboard-attention.png', 'attention.png'],
-    ['07-score-selection.png', 'score.png'], ['08-selection-attention.png', 'your-text.png'], ['02-configure-preset.png', 'configure.png'],
+    ['03-dashboard-curves.png', 'curves.png'],
+    ['04-dashboard-attention.png', 'attention.png'],
+    ['07-score-selection.png', 'score.png'],
+    ['08-selection-attention.png', 'your-text.png'],
+    ['02-configure-preset.png', 'configure.png'],
   ],
   active: [['a5-dashboard-picker-compare.png', 'compare.png']],
 };
@@ -97,16 +104,38 @@ function hostFixtures(dir, host) {
   fs.cpSync(path.join(ROOT, 'test/golden/import/hf-gpt2'), hfGpt2, { recursive: true });
   const cliRun = (name) => {
     const out = path.join(root, name);
-    execFileSync(process.execPath, [path.join(ROOT, 'dist/cli.js'), 'train', '--task', 'copy', '--steps', '6', '--batch', '4', '--out', out, '--json'], { stdio: 'ignore', timeout: 120_000 });
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'dist/cli.js'),
+        'train',
+        '--task',
+        'copy',
+        '--steps',
+        '6',
+        '--batch',
+        '4',
+        '--out',
+        out,
+        '--json',
+      ],
+      { stdio: 'ignore', timeout: 120_000 },
+    );
     return out;
   };
   const exports = path.join(root, 'exports');
   fs.mkdirSync(exports, { recursive: true });
-  return { attentionLabE2e: { host, hfGpt2, copyRun: cliRun('copy-run'), continuedRun: cliRun('continued-run'), exports } };
+  return {
+    attentionLabE2e: { host, hfGpt2, copyRun: cliRun('copy-run'), continuedRun: cliRun('continued-run'), exports },
+  };
 }
 
 async function hostTests(vsix, host) {
-  const { dir, session, workspace } = newSession('host', { ...FAST_TRAINING }, { host, settings: (d) => hostFixtures(d, host) });
+  const { dir, session, workspace } = newSession(
+    'host',
+    { ...FAST_TRAINING },
+    { host, settings: (d) => hostFixtures(d, host) },
+  );
   log(`extension-host tests (${host} extension host) in ${dir}`);
   let code = 'timeout';
   try {
@@ -123,7 +152,10 @@ async function hostTests(vsix, host) {
     const suite = path.join(session.extensions, installed, 'e2e-suite.cjs');
     fs.copyFileSync(path.join(HERE, 'extensionHost/suite.cjs'), suite);
     await session.open(workspace, {
-      payload: [['extensionDevelopmentPath', session.remote(path.join(session.extensions, installed))], ['extensionTestsPath', session.remote(suite)]],
+      payload: [
+        ['extensionDevelopmentPath', session.remote(path.join(session.extensions, installed))],
+        ['extensionTestsPath', session.remote(suite)],
+      ],
       onLog: (type, args) => console.log(...args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a)))),
       onExit: (c) => exit(c),
     });
@@ -157,7 +189,9 @@ async function browserTests(name, vsix, scenario, settings, options = {}) {
         await page.screenshot({ path: path.join(shots, `failure-${name}.png`) });
         fs.writeFileSync(path.join(dir, 'failure-dom.html'), await page.content());
       }
-    } catch { /* the browser is gone */ }
+    } catch {
+      /* the browser is gone */
+    }
   } finally {
     await session.stop();
     if (!keep && ok) fs.rmSync(dir, { recursive: true, force: true });
@@ -187,7 +221,11 @@ if (!argv.includes('--no-package')) {
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const vsix = path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
 log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
-const bigFile = { 'attentionLab.data.include': 'books/input.txt', 'attentionLab.training.steps': 2000, 'attentionLab.training.evalEvery': 20 };
+const bigFile = {
+  'attentionLab.data.include': 'books/input.txt',
+  'attentionLab.training.steps': 2000,
+  'attentionLab.training.evalEvery': 20,
+};
 const trust = { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'always' };
 /** Each browser scenario: its function, settings and session options. */
 const SCENARIOS = {
@@ -207,7 +245,8 @@ const results = [];
 if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));
 for (const [name, [scenario, settings, options]] of Object.entries(SCENARIOS)) {
   if (only && only !== name) continue;
-  for (const host of hostsOf(name)) results.push(await browserTests(name, vsix, scenario, settings, { ...options, host }));
+  for (const host of hostsOf(name))
+    results.push(await browserTests(name, vsix, scenario, settings, { ...options, host }));
 }
 const pass = results.every(Boolean);
 log(pass ? 'E2E PASS' : 'E2E FAIL');

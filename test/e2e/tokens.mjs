@@ -35,8 +35,10 @@ function tokensOf(titles) {
 function expectReadable(what, tokens) {
   if (tokens.length < 5) throw new Error(`${what}: only ${tokens.length} tokens: ${JSON.stringify(tokens)}`);
   const raw = tokens.filter((t) => t.includes('<0x'));
-  if (raw.length) throw new Error(`${what} show ASCII text as raw bytes: ${JSON.stringify(raw)} among ${JSON.stringify(tokens)}`);
-  if (!tokens.some((t) => t.startsWith('·'))) throw new Error(`${what}: no token shows its leading space as ·: ${JSON.stringify(tokens)}`);
+  if (raw.length)
+    throw new Error(`${what} show ASCII text as raw bytes: ${JSON.stringify(raw)} among ${JSON.stringify(tokens)}`);
+  if (!tokens.some((t) => t.startsWith('·')))
+    throw new Error(`${what}: no token shows its leading space as ·: ${JSON.stringify(tokens)}`);
 }
 
 /** Runs the scenario; resolves true when every check passed. */
@@ -53,7 +55,10 @@ export async function runTokens(page, { shots, log }) {
 
   // 2. Show Attention for Selection on an ASCII text: the heatmap's axis labels read as text.
   await wb.openFile('attention.txt');
-  await page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: 'Attention lets every token' }).first().waitFor({ state: 'visible', timeout: 30_000 });
+  await page
+    .locator('.editor-group-container.active .monaco-editor .view-line', { hasText: 'Attention lets every token' })
+    .first()
+    .waitFor({ state: 'visible', timeout: 30_000 });
   await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
   await page.keyboard.press('Control+A');
   await wb.runCommand('Attention Lab: Show Attention for Selection');
@@ -63,14 +68,23 @@ export async function runTokens(page, { shots, log }) {
   const large = dash.locator('.panel.attention .attn-large');
   await expectVisible(large.locator('.hm-cols .hm-label'), "the heatmap's column labels");
   // Every label's title names its token (shown or not, when the cells are too small for all).
-  const cols = tokensOf(await large.locator('.hm-cols .hm-label').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? '')));
-  const rows = tokensOf(await large.locator('.hm-rows .hm-label').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? '')));
-  const shown = (await large.locator('.hm-cols .hm-label, .hm-rows .hm-label').allTextContents()).filter((t) => t !== '');
+  const cols = tokensOf(
+    await large.locator('.hm-cols .hm-label').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? '')),
+  );
+  const rows = tokensOf(
+    await large.locator('.hm-rows .hm-label').evaluateAll((els) => els.map((e) => e.getAttribute('title') ?? '')),
+  );
+  const shown = (await large.locator('.hm-cols .hm-label, .hm-rows .hm-label').allTextContents()).filter(
+    (t) => t !== '',
+  );
   log(`heatmap: ${cols.length} columns ${JSON.stringify(cols.slice(0, 12))}…, ${shown.length} labels drawn`);
   expectReadable('the heatmap columns', cols);
   expectReadable('the heatmap rows', rows);
   expectReadable('the drawn heatmap labels', shown);
-  if (cols.join('') !== rows.join('')) throw new Error(`rows and columns of self-attention name different tokens: ${JSON.stringify(rows)} vs ${JSON.stringify(cols)}`);
+  if (cols.join('') !== rows.join(''))
+    throw new Error(
+      `rows and columns of self-attention name different tokens: ${JSON.stringify(rows)} vs ${JSON.stringify(cols)}`,
+    );
   await shot('t1-bpe-attention-labels.png');
 
   // 3. Decode… samples 200 tokens past the 32-token context; the notification says why it stopped.
@@ -81,11 +95,14 @@ export async function runTokens(page, { shots, log }) {
   await pg.locator('#tab-playground').click();
   const pgStatus = pg.locator('.pg-status');
   let said = '';
-  for (let i = 0; i < 120 && !said.startsWith('Done'); i++, await sleep(250)) said = ((await pgStatus.textContent({ timeout: 1_000 }).catch(() => '')) ?? '').trim();
+  for (let i = 0; i < 120 && !said.startsWith('Done'); i++, await sleep(250))
+    said = ((await pgStatus.textContent({ timeout: 1_000 }).catch(() => '')) ?? '').trim();
   log(`playground: "${said}"`);
-  const expected = "Done: 200 token(s) — as many as asked for (max tokens).";
-  if (!said.startsWith(expected)) throw new Error(`the playground does not say 200 tokens came, as many as asked for: ${JSON.stringify(said)}`);
-  if (!said.includes("Generated 200 tokens past the model's context of 32 with a sliding window")) throw new Error(`the playground does not say the window slid past the context: ${JSON.stringify(said)}`);
+  const expected = 'Done: 200 token(s) — as many as asked for (max tokens).';
+  if (!said.startsWith(expected))
+    throw new Error(`the playground does not say 200 tokens came, as many as asked for: ${JSON.stringify(said)}`);
+  if (!said.includes("Generated 200 tokens past the model's context of 32 with a sliding window"))
+    throw new Error(`the playground does not say the window slid past the context: ${JSON.stringify(said)}`);
   const tiles = await pg.locator('.pg-output .chip.token .tok').allTextContents();
   if (tiles.length !== 200) throw new Error(`the playground shows ${tiles.length} generated tokens, not 200`);
   const prompt = await pg.locator('.pg-prompt .chip').allTextContents();
@@ -102,8 +119,15 @@ export async function runTokens(page, { shots, log }) {
   const notes = await wb.notifications();
   const note = notes.find((n) => n.startsWith('Attention Lab: Decoded'));
   log(`notification: ${JSON.stringify(note)}`);
-  if (!note || !/^Attention Lab: Decoded 200 token\(s\) with \S+ — as many as asked for \(max tokens\); the setting attentionLab\.decode\.maxTokens asks for more\. Generated 200 tokens past the model's context of 32 with a sliding window/.test(note)) {
-    throw new Error(`no notification says how many tokens came and why it stopped; the notification centre holds ${JSON.stringify(notes)}`);
+  if (
+    !note ||
+    !/^Attention Lab: Decoded 200 token\(s\) with \S+ — as many as asked for \(max tokens\); the setting attentionLab\.decode\.maxTokens asks for more\. Generated 200 tokens past the model's context of 32 with a sliding window/.test(
+      note,
+    )
+  ) {
+    throw new Error(
+      `no notification says how many tokens came and why it stopped; the notification centre holds ${JSON.stringify(notes)}`,
+    );
   }
   return true;
 }

@@ -11,7 +11,6 @@ import { Workbench, expectVisible, waitForText } from './lib/workbench.mjs';
 
 const STEP = /step (\d+)\/(\d+)/;
 
-
 /** Distinct colours of a canvas (inside the dashboard frame). */
 async function canvasColours(locator) {
   return locator.evaluate((c) => {
@@ -31,21 +30,41 @@ export async function runUi(page, { shots, log, reopen }) {
   // 1. The sidebar: no runs yet, so the welcome view offers Configure and Train.
   await wb.openActivity('Attention Lab');
   await expectVisible(page.locator('.welcome-view-content', { hasText: 'No runs yet' }), 'the Runs welcome view');
-  await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: 'parameters' }), 'the Configuration view with the model size');
+  await expectVisible(
+    page.locator('.pane-body .monaco-list-row', { hasText: 'parameters' }),
+    'the Configuration view with the model size',
+  );
   await shot('01-sidebar-welcome.png');
 
   // 2. Configure Model…: kind, documents, glob (counted), tokenizer, then the presets with parameter counts; cancel.
   await wb.runCommand('Attention Lab: Configure Model…');
-  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'decoder-only' }), 'the model-kind step');
+  await expectVisible(
+    page.locator('.quick-input-list .monaco-list-row', { hasText: 'decoder-only' }),
+    'the model-kind step',
+  );
   await page.keyboard.press('Enter');
   // Documents (the active choice, as the settings say) or the built-in induction task.
-  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'Documents in this workspace' }), 'the documents-or-task step');
+  await expectVisible(
+    page.locator('.quick-input-list .monaco-list-row', { hasText: 'Documents in this workspace' }),
+    'the documents-or-task step',
+  );
   await page.keyboard.press('Enter');
-  await expectVisible(page.locator('.quick-input-widget .quick-input-message', { hasText: /\d+ files?, / }), 'the file count of the glob', 30_000);
+  await expectVisible(
+    page.locator('.quick-input-widget .quick-input-message', { hasText: /\d+ files?, / }),
+    'the file count of the glob',
+    30_000,
+  );
   await page.keyboard.press('Enter');
-  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'one token per character' }), 'the tokenizer step');
+  await expectVisible(
+    page.locator('.quick-input-list .monaco-list-row', { hasText: 'one token per character' }),
+    'the tokenizer step',
+  );
   await page.keyboard.press('Enter');
-  await expectVisible(page.locator('.quick-input-list .monaco-list-row', { hasText: 'parameters' }), 'preset sizes', 30_000);
+  await expectVisible(
+    page.locator('.quick-input-list .monaco-list-row', { hasText: 'parameters' }),
+    'preset sizes',
+    30_000,
+  );
   await shot('02-configure-preset.png');
   await page.keyboard.press('Escape');
 
@@ -63,7 +82,8 @@ export async function runUi(page, { shots, log, reopen }) {
   const chart = dash.locator('figure.chart-main[data-points]');
   await expectVisible(chart, 'the loss chart', 60_000);
   let points = 0;
-  for (let i = 0; i < 100 && points < 20; i++, await sleep(300)) points = Number((await chart.first().getAttribute('data-points')) ?? 0);
+  for (let i = 0; i < 100 && points < 20; i++, await sleep(300))
+    points = Number((await chart.first().getAttribute('data-points')) ?? 0);
   if (points < 20) throw new Error(`the loss chart has only ${points} points`);
   const plot = await canvasColours(chart.first().locator('canvas').first());
   log(`loss chart: ${points} points, canvas ${plot.width}×${plot.height} with ${plot.colours} colours`);
@@ -86,7 +106,8 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(spark, 'the Heads tab sparklines');
   const values = await dash.locator('.heads-value').allTextContents();
   log(`Heads tab: ${await dash.locator('.heads-cell').count()} heads, values ${values.slice(0, 5).join(' ')} …`);
-  if (!values.some((v) => /^\d/.test(v))) throw new Error(`the Heads tab shows no score values: ${values.slice(0, 10).join(', ')}`);
+  if (!values.some((v) => /^\d/.test(v)))
+    throw new Error(`the Heads tab shows no score values: ${values.slice(0, 10).join(', ')}`);
   await shot('04b-dashboard-heads.png');
 
   // …the masks the engine used (the causal one at least), and the model's architecture with its parameters.
@@ -105,7 +126,8 @@ export async function runUi(page, { shots, log, reopen }) {
   const stopped = await wb.waitForStatus('Attention Lab:', (t) => /stopped at step/.test(t), 60_000);
   const stopStep = Number(STEP.exec(stopped)?.[1] ?? NaN);
   log(`status bar after Stop: "${stopped}"`);
-  if (!(stopStep > s1 && stopStep < total)) throw new Error(`stopped at step ${stopStep}, expected between ${s1} and ${total}`);
+  if (!(stopStep > s1 && stopStep < total))
+    throw new Error(`stopped at step ${stopStep}, expected between ${s1} and ${total}`);
 
   // 5b. Export: the loss chart's "⋯" menu saves the metrics as CSV through VS Code's save
   // dialog (the file name proposed by the page, in the workspace), and the file opens.
@@ -117,15 +139,18 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(saveInput, 'the save dialog');
   // The simple file dialog fills in the folder first, then the proposed name.
   let proposed = await saveInput.inputValue();
-  for (let i = 0; i < 50 && !/-metrics\.csv$/.test(proposed); i++, await sleep(200)) proposed = await saveInput.inputValue();
+  for (let i = 0; i < 50 && !/-metrics\.csv$/.test(proposed); i++, await sleep(200))
+    proposed = await saveInput.inputValue();
   log(`save dialog proposes ${proposed}`);
-  if (!/-metrics\.csv$/.test(proposed)) throw new Error(`the save dialog proposes ${JSON.stringify(proposed)}, expected a name ending in -metrics.csv`);
+  if (!/-metrics\.csv$/.test(proposed))
+    throw new Error(`the save dialog proposes ${JSON.stringify(proposed)}, expected a name ending in -metrics.csv`);
   await page.keyboard.press('Enter');
   await sleep(1500);
   await exp.locator('#tab-attention').click();
   await wb.openFile(path.basename(proposed));
   let csvText = '';
-  for (let i = 0; i < 50 && !csvText.startsWith('step,run,train loss'); i++, await sleep(200)) csvText = (await wb.editorTexts()).find((t) => t.startsWith('step,run')) ?? '';
+  for (let i = 0; i < 50 && !csvText.startsWith('step,run,train loss'); i++, await sleep(200))
+    csvText = (await wb.editorTexts()).find((t) => t.startsWith('step,run')) ?? '';
   if (!csvText.startsWith('step,run,train loss')) throw new Error('the saved metrics CSV did not open with its header');
   log(`saved CSV: ${csvText.split('\n').length} visible lines`);
   await shot('05b-export-csv.png');
@@ -137,18 +162,24 @@ export async function runUi(page, { shots, log, reopen }) {
   await expectVisible(row, 'the stopped run in the Runs view');
   const rowText = (await row.first().textContent()) ?? '';
   log(`Runs view: "${rowText.trim()}"`);
-  if (!rowText.includes(`${stopStep}/${total}`)) throw new Error(`the Runs view row does not show ${stopStep}/${total}: ${rowText}`);
+  if (!rowText.includes(`${stopStep}/${total}`))
+    throw new Error(`the Runs view row does not show ${stopStep}/${total}: ${rowText}`);
   await shot('05-runs-view.png');
 
   // 7. Decode from the palette: the text opens in an editor.
   await wb.runCommand('Attention Lab: Decode…');
   await wb.answerInput('The model ');
   let text = '';
-  for (let i = 0; i < 100 && !(text.startsWith('The model ') && text.length > 'The model '.length); i++, await sleep(300)) {
+  for (
+    let i = 0;
+    i < 100 && !(text.startsWith('The model ') && text.length > 'The model '.length);
+    i++, await sleep(300)
+  ) {
     text = (await wb.editorTexts()).find((t) => t.startsWith('The model ')) ?? '';
   }
   log(`decoded: ${JSON.stringify(text)}`);
-  if (!(text.startsWith('The model ') && text.length > 'The model '.length)) throw new Error(`Decode did not return text; the editor shows ${JSON.stringify(text)}`);
+  if (!(text.startsWith('The model ') && text.length > 'The model '.length))
+    throw new Error(`Decode did not return text; the editor shows ${JSON.stringify(text)}`);
   await shot('06-decode.png');
 
   // 8. Score Selection: every token of the selected file gets a shade and a hover.
@@ -158,10 +189,13 @@ export async function runUi(page, { shots, log, reopen }) {
 
   // Show Attention for Selection: the run's own Attention tab shows the text ("Your text").
   await wb.runCommand('Attention Lab: Show Attention for Selection');
-  const said = await waitForText(wb.dashboard().locator('#panel-attention .inspect-status'), (t) => t.includes('not a training snapshot'));
+  const said = await waitForText(wb.dashboard().locator('#panel-attention .inspect-status'), (t) =>
+    t.includes('not a training snapshot'),
+  );
   log(`dashboard after Show Attention: "${said}"`);
   const boxed = await wb.dashboard().locator('#attn-text').inputValue();
-  if (!boxed.startsWith('Attention lets every')) throw new Error(`the Attention tab's text box does not hold the selection: ${JSON.stringify(boxed)}`);
+  if (!boxed.startsWith('Attention lets every'))
+    throw new Error(`the Attention tab's text box does not hold the selection: ${JSON.stringify(boxed)}`);
 
   // The playground looks inside the model (through the host's model worker): the logit lens of
   // a prompt, then a head switched off and the comparison with every head on.
@@ -173,7 +207,9 @@ export async function runUi(page, { shots, log, reopen }) {
   const lensRows = await pg.locator('.lens-grid tbody tr').count();
   await pg.locator('button.ab-head').first().click();
   await expectVisible(pg.locator('.ab-table'), 'the ablation comparison', 60_000);
-  log(`playground: logit lens with ${lensRows} layer rows; one head off, Δloss ${await pg.locator('[data-loss="delta"]').textContent()}`);
+  log(
+    `playground: logit lens with ${lensRows} layer rows; one head off, Δloss ${await pg.locator('[data-loss="delta"]').textContent()}`,
+  );
   if (lensRows < 2) throw new Error(`the logit lens shows ${lensRows} layer rows`);
   await shot('08a-playground-lens-ablation.png');
   await wb.dashboard().locator('#tab-attention').click();
@@ -181,10 +217,16 @@ export async function runUi(page, { shots, log, reopen }) {
   await shot('08-selection-attention.png');
   // The selection's head scores: positional ones of the text, induction of the diagnostic sequence.
   await wb.dashboard().locator('#tab-heads').click();
-  await expectVisible(wb.dashboard().locator('.heads-note', { hasText: 'measured on your text' }), "the Heads tab's note on the selection");
+  await expectVisible(
+    wb.dashboard().locator('.heads-note', { hasText: 'measured on your text' }),
+    "the Heads tab's note on the selection",
+  );
   await shot('08b-selection-heads.png');
   await wb.dashboard().locator('#tab-attention').click();
-  await expectVisible(wb.dashboard().locator('#tab-attention[aria-selected="true"]'), 'the Attention tab selected before the reload');
+  await expectVisible(
+    wb.dashboard().locator('#tab-attention[aria-selected="true"]'),
+    'the Attention tab selected before the reload',
+  );
 
   // 9. Reload the window as a person does (Developer: Reload Window, which shuts the workbench
   // down and saves its state; a bare browser reload can lose the webview's last setState):
@@ -199,15 +241,21 @@ export async function runUi(page, { shots, log, reopen }) {
   wb = new Workbench(page, log);
   // The page restores its own UI state (getState/setState): it comes back on the Attention tab.
   const restoredDash = wb.dashboard();
-  await expectVisible(restoredDash.locator('#tab-attention[aria-selected="true"]'), 'the restored dashboard on its Attention tab', 90_000);
+  await expectVisible(
+    restoredDash.locator('#tab-attention[aria-selected="true"]'),
+    'the restored dashboard on its Attention tab',
+    90_000,
+  );
   await expectVisible(restoredDash.locator('.hm-grid canvas'), 'the restored heatmap');
   await restoredDash.locator('#tab-curves').click();
   const restored = restoredDash.locator('figure.chart-main[data-points]');
   await expectVisible(restored, 'the restored loss chart');
   let restoredPoints = 0;
-  for (let i = 0; i < 60 && restoredPoints < stopStep; i++, await sleep(300)) restoredPoints = Number((await restored.first().getAttribute('data-points')) ?? 0);
+  for (let i = 0; i < 60 && restoredPoints < stopStep; i++, await sleep(300))
+    restoredPoints = Number((await restored.first().getAttribute('data-points')) ?? 0);
   log(`restored dashboard: ${restoredPoints} points`);
-  if (restoredPoints < stopStep) throw new Error(`the restored dashboard shows ${restoredPoints} points, expected ${stopStep}`);
+  if (restoredPoints < stopStep)
+    throw new Error(`the restored dashboard shows ${restoredPoints} points, expected ${stopStep}`);
   await wb.openActivity('Attention Lab');
   await expectVisible(page.locator('.pane-body .monaco-list-row', { hasText: 'stopped' }), 'the run after the reload');
   await shot('09-after-reload.png');
@@ -220,21 +268,31 @@ export async function runUi(page, { shots, log, reopen }) {
   await sleep(300); // the menu animates in; an early click can land before it takes input
   await item.click();
   const dialog = page.locator('.monaco-dialog-box');
-  if (!(await dialog.waitFor({ timeout: 5_000 }).then(() => true, () => false))) {
+  if (
+    !(await dialog.waitFor({ timeout: 5_000 }).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     await item.hover().catch(() => undefined);
     await page.keyboard.press('Enter');
   }
   await expectVisible(dialog, 'the delete confirmation');
   log(`delete dialog: "${((await dialog.textContent()) ?? '').replace(/\s+/g, ' ').slice(0, 120)}"`);
   await dialog.locator('.monaco-button', { hasText: 'Delete' }).first().click();
-  await expectVisible(page.locator('.welcome-view-content', { hasText: 'No runs yet' }), 'the welcome view after deleting the only run');
+  await expectVisible(
+    page.locator('.welcome-view-content', { hasText: 'No runs yet' }),
+    'the welcome view after deleting the only run',
+  );
 
   // 11. VS Code's own measure of the activation time (Developer: Show Running Extensions).
   try {
     await wb.runCommand('Developer: Show Running Extensions', 15_000);
     const rowEl = page.locator('.runtime-extensions-editor .monaco-list-row', { hasText: 'Attention Lab' });
     await rowEl.first().waitFor({ timeout: 15_000 });
-    const titles = await rowEl.first().evaluate((el) => [...el.querySelectorAll('[title]')].map((e) => e.getAttribute('title')).join(' | '));
+    const titles = await rowEl
+      .first()
+      .evaluate((el) => [...el.querySelectorAll('[title]')].map((e) => e.getAttribute('title')).join(' | '));
     log(`Running Extensions: ${((await rowEl.first().textContent()) ?? '').replace(/\s+/g, ' ').trim()} (${titles})`);
     await shot('10-running-extensions.png');
   } catch (e) {

@@ -56,7 +56,6 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   webview: ['uplot'],
 };
 
-
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {
   if (rel.startsWith('webview/')) return 'webview';
@@ -108,20 +107,27 @@ function layerViolations(files: readonly string[], read: (rel: string) => string
   for (const file of files) {
     const from = layerOf(file);
     if (!from) {
-      problems.push(`${file}: belongs to no layer (put it under src/{engine,common,protocol,lab,bench,cli,extension}/ or webview/)`);
+      problems.push(
+        `${file}: belongs to no layer (put it under src/{engine,common,protocol,lab,bench,cli,extension}/ or webview/)`,
+      );
       continue;
     }
     for (const spec of importSpecifiers(read(file))) {
       if (spec.startsWith('.')) {
         const target = resolveRelative(file, spec);
         const to = layerOf(target);
-        if (to === null) problems.push(`${file}: imports ${spec} (layer ${from} may not import ${target}, which is in no layer)`);
-        else if (!MAY_IMPORT[from].includes(to)) problems.push(`${file}: imports ${spec} (layer ${from} may not import layer ${to})`);
+        if (to === null)
+          problems.push(`${file}: imports ${spec} (layer ${from} may not import ${target}, which is in no layer)`);
+        else if (!MAY_IMPORT[from].includes(to))
+          problems.push(`${file}: imports ${spec} (layer ${from} may not import layer ${to})`);
         continue;
       }
       const isNode = spec.startsWith('node:') || NODE_BUILTINS.has(packageName(spec));
       const allowed = isNode ? MAY_USE[from].includes('node') : MAY_USE[from].includes(packageName(spec));
-      if (!allowed) problems.push(`${file}: imports ${spec} (layer ${from} may not import ${isNode ? 'Node built-ins' : `the package ${packageName(spec)}`})`);
+      if (!allowed)
+        problems.push(
+          `${file}: imports ${spec} (layer ${from} may not import ${isNode ? 'Node built-ins' : `the package ${packageName(spec)}`})`,
+        );
     }
   }
   return problems;
@@ -132,7 +138,10 @@ function importCycles(files: readonly string[], read: (rel: string) => string): 
   const known = new Set(files);
   const edges = new Map<string, string[]>();
   for (const f of files) {
-    const targets = importSpecifiers(read(f)).filter((s) => s.startsWith('.')).map((s) => resolveRelative(f, s)).filter((t) => known.has(t));
+    const targets = importSpecifiers(read(f))
+      .filter((s) => s.startsWith('.'))
+      .map((s) => resolveRelative(f, s))
+      .filter((t) => known.has(t));
     edges.set(f, [...new Set(targets)]);
   }
   const cycles: string[] = [];
@@ -158,7 +167,11 @@ describe('layers (imports point down only)', () => {
 
   it('finds the files and their imports', () => {
     expect(files.length).toBeGreaterThan(100);
-    expect(importSpecifiers("import type { A } from '../a';\nexport { b } from './b';\nimport './c.css';\nconst d = require('node:fs');\ntype E = typeof import('./e');")).toEqual(['../a', './b', './c.css', './e', 'node:fs']);
+    expect(
+      importSpecifiers(
+        "import type { A } from '../a';\nexport { b } from './b';\nimport './c.css';\nconst d = require('node:fs');\ntype E = typeof import('./e');",
+      ),
+    ).toEqual(['../a', './b', './c.css', './e', 'node:fs']);
   });
 
   it('has no import that goes up or sideways', () => {
@@ -171,7 +184,12 @@ describe('layers (imports point down only)', () => {
 
   it('keeps src/lab and src/extension in rooms: no file at their top but the extension entries (desktop, web), the activation they call and its services', () => {
     const loose = files.filter((f) => /^src\/(lab|extension)\/[^/]+\.ts$/.test(f));
-    expect(loose.sort()).toEqual(['src/extension/activation.ts', 'src/extension/extension.ts', 'src/extension/services.ts', 'src/extension/webExtension.ts']);
+    expect(loose.sort()).toEqual([
+      'src/extension/activation.ts',
+      'src/extension/extension.ts',
+      'src/extension/services.ts',
+      'src/extension/webExtension.ts',
+    ]);
   });
 
   it('reports an engine file that reaches into lab or Node, and a webview file that reaches into the engine', () => {

@@ -28,7 +28,9 @@ export function headOfKey(key: string): HeadRefData {
 }
 
 /** The attention stacks of a model, with their layer counts; null when its sizes are unknown. */
-export function stacksOf(cfg: ModelConfigData | undefined): { stack: AttentionStack; layers: number; heads: number }[] | null {
+export function stacksOf(
+  cfg: ModelConfigData | undefined,
+): { stack: AttentionStack; layers: number; heads: number }[] | null {
   if (!cfg || cfg.nHeads === undefined || cfg.nDecoderLayers === undefined) return null;
   const heads = cfg.nHeads;
   if (cfg.kind === 'decoder-only') return [{ stack: 'decoder.self', layers: cfg.nDecoderLayers, heads }];
@@ -41,7 +43,12 @@ export function stacksOf(cfg: ModelConfigData | undefined): { stack: AttentionSt
 }
 
 /** The toggle grids; `onToggle(key)` flips one head. Layers and heads are labelled from 1. */
-export function headToggles(stacks: NonNullable<ReturnType<typeof stacksOf>>, off: ReadonlySet<string>, enabled: boolean, onToggle: (key: string) => void): HTMLElement {
+export function headToggles(
+  stacks: NonNullable<ReturnType<typeof stacksOf>>,
+  off: ReadonlySet<string>,
+  enabled: boolean,
+  onToggle: (key: string) => void,
+): HTMLElement {
   const grids = stacks.map(({ stack, layers, heads }) => {
     const rows = Array.from({ length: layers }, (_, l) =>
       h(
@@ -58,7 +65,14 @@ export function headToggles(stacks: NonNullable<ReturnType<typeof stacksOf>>, of
               'button',
               {
                 className: 'ab-head',
-                attrs: { type: 'button', 'data-head': key, 'aria-pressed': String(isOff), disabled: !enabled, 'aria-label': `${STACK_LABELS[stack]} layer ${l + 1} head ${hd + 1}: ${isOff ? 'off' : 'on'}`, title: `${STACK_LABELS[stack]}, layer ${l + 1}, head ${hd + 1} — ${isOff ? 'off (click to switch on)' : 'on (click to switch off)'}` },
+                attrs: {
+                  type: 'button',
+                  'data-head': key,
+                  'aria-pressed': String(isOff),
+                  disabled: !enabled,
+                  'aria-label': `${STACK_LABELS[stack]} layer ${l + 1} head ${hd + 1}: ${isOff ? 'off' : 'on'}`,
+                  title: `${STACK_LABELS[stack]}, layer ${l + 1}, head ${hd + 1} — ${isOff ? 'off (click to switch on)' : 'on (click to switch off)'}`,
+                },
                 on: { click: () => onToggle(key) },
               },
               String(hd + 1),
@@ -67,9 +81,19 @@ export function headToggles(stacks: NonNullable<ReturnType<typeof stacksOf>>, of
         }),
       ),
     );
-    const headRow = h('tr', {}, h('th', {}, ''), ...Array.from({ length: heads }, (_, hd) => h('th', { attrs: { scope: 'col' } }, `H${hd + 1}`)));
+    const headRow = h(
+      'tr',
+      {},
+      h('th', {}, ''),
+      ...Array.from({ length: heads }, (_, hd) => h('th', { attrs: { scope: 'col' } }, `H${hd + 1}`)),
+    );
     const nOff = [...off].filter((k) => k.startsWith(`${stack}:`)).length;
-    return h('figure', { className: 'ab-stack', attrs: { 'data-stack': stack } }, h('figcaption', {}, STACK_LABELS[stack], h('span', { className: 'hint' }, ` ${nOff} of ${layers * heads} off`)), h('table', { className: 'ab-grid' }, h('thead', {}, headRow), h('tbody', {}, ...rows)));
+    return h(
+      'figure',
+      { className: 'ab-stack', attrs: { 'data-stack': stack } },
+      h('figcaption', {}, STACK_LABELS[stack], h('span', { className: 'hint' }, ` ${nOff} of ${layers * heads} off`)),
+      h('table', { className: 'ab-grid' }, h('thead', {}, headRow), h('tbody', {}, ...rows)),
+    );
   });
   return h('div', { className: 'ab-stacks' }, ...grids);
 }
@@ -89,7 +113,14 @@ export function ablationResult(out: AblationOutputData): HTMLElement {
           ' with every head on, ',
           h('strong', { attrs: { 'data-loss': 'ablated' } }, formatLoss(out.ablated.loss)),
           ` with ${offLabel} — Δloss `,
-          h('strong', { className: 'ab-delta', attrs: { 'data-loss': 'delta', 'data-sign': Math.sign(out.ablated.loss - out.base.loss) } }, formatLossDelta(out.ablated.loss - out.base.loss)),
+          h(
+            'strong',
+            {
+              className: 'ab-delta',
+              attrs: { 'data-loss': 'delta', 'data-sign': Math.sign(out.ablated.loss - out.base.loss) },
+            },
+            formatLossDelta(out.ablated.loss - out.base.loss),
+          ),
         );
   const last = out.tokens[out.tokens.length - 1] ?? '';
   const rows = out.compare.map((c) => {
@@ -105,14 +136,38 @@ export function ablationResult(out: AblationOutputData): HTMLElement {
       h('td', {}, h('code', {}, showToken(c.token))),
       h('td', { className: 'num', attrs: { 'data-col': 'base' } }, bar(c.base), formatPercent(c.base)),
       h('td', { className: 'num', attrs: { 'data-col': 'ablated' } }, bar(c.ablated), formatPercent(c.ablated)),
-      h('td', { className: 'num ab-delta', attrs: { 'data-col': 'delta', 'data-sign': Math.sign(d) } }, formatProbDelta(d)),
+      h(
+        'td',
+        { className: 'num ab-delta', attrs: { 'data-col': 'delta', 'data-sign': Math.sign(d) } },
+        formatProbDelta(d),
+      ),
     );
   });
   const table = h(
     'table',
-    { className: 'ab-table', attrs: { 'aria-label': 'Next-token probabilities with every head on and with the chosen heads off' } },
-    h('thead', {}, h('tr', {}, h('th', { attrs: { scope: 'col' } }, `next token after “${showToken(last)}”`), h('th', { attrs: { scope: 'col' } }, 'all heads on'), h('th', { attrs: { scope: 'col' } }, offLabel), h('th', { attrs: { scope: 'col' } }, 'Δ'))),
+    {
+      className: 'ab-table',
+      attrs: { 'aria-label': 'Next-token probabilities with every head on and with the chosen heads off' },
+    },
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'col' } }, `next token after “${showToken(last)}”`),
+        h('th', { attrs: { scope: 'col' } }, 'all heads on'),
+        h('th', { attrs: { scope: 'col' } }, offLabel),
+        h('th', { attrs: { scope: 'col' } }, 'Δ'),
+      ),
+    ),
     h('tbody', {}, ...rows),
   );
-  return h('div', { className: 'ab-result' }, lossRow, table, h('p', { className: 'hint' }, 'Rows: every token in either top-k, with its probability both ways.'));
+  return h(
+    'div',
+    { className: 'ab-result' },
+    lossRow,
+    table,
+    h('p', { className: 'hint' }, 'Rows: every token in either top-k, with its probability both ways.'),
+  );
 }

@@ -15,7 +15,17 @@ import { probAt } from '../../src/common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack } from '../../src/protocol/model';
 import { ATTENTION_STACKS } from '../../src/protocol/model';
 import type { WebviewToHost } from '../../src/protocol/webview';
-import { STACK_LABELS, axisTokens, blockRange, headEntropies, keysAreSource, mapsOf, maskForMap, maskNamesFor, paddedRows } from '../attentionMath';
+import {
+  STACK_LABELS,
+  axisTokens,
+  blockRange,
+  headEntropies,
+  keysAreSource,
+  mapsOf,
+  maskForMap,
+  maskNamesFor,
+  paddedRows,
+} from '../attentionMath';
 import type { RampScale } from '../colorRamp';
 import { h, replaceChildren } from '../dom';
 import { formatNumber } from '../../src/common/format';
@@ -36,11 +46,33 @@ export class AttentionPanel implements Panel {
   readonly id = 'attention' as const;
   readonly label = 'Attention';
   readonly el: HTMLElement;
-  private readonly stacks = h('div', { className: 'segmented', attrs: { role: 'radiogroup', 'aria-label': 'Attention kind' } });
-  private readonly slider = h('input', { attrs: { type: 'range', id: 'attn-timeline', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Snapshot (training step)' } });
+  private readonly stacks = h('div', {
+    className: 'segmented',
+    attrs: { role: 'radiogroup', 'aria-label': 'Attention kind' },
+  });
+  private readonly slider = h('input', {
+    attrs: {
+      type: 'range',
+      id: 'attn-timeline',
+      min: 0,
+      max: 0,
+      step: 1,
+      value: 0,
+      'aria-label': 'Snapshot (training step)',
+    },
+  });
   private readonly stepLabel = h('output', { className: 'timeline-label', attrs: { for: 'attn-timeline' } });
-  private readonly play = h('button', { attrs: { type: 'button', 'aria-label': 'Play the snapshots in order' } }, '▶ Play');
-  private readonly scaleSel = h('select', { attrs: { id: 'attn-scale', 'aria-label': 'Colour scale' } }, h('option', { attrs: { value: 'linear' } }, 'linear'), h('option', { attrs: { value: 'sqrt' } }, '√ (shows small values)'));
+  private readonly play = h(
+    'button',
+    { attrs: { type: 'button', 'aria-label': 'Play the snapshots in order' } },
+    '▶ Play',
+  );
+  private readonly scaleSel = h(
+    'select',
+    { attrs: { id: 'attn-scale', 'aria-label': 'Colour scale' } },
+    h('option', { attrs: { value: 'linear' } }, 'linear'),
+    h('option', { attrs: { value: 'sqrt' } }, '√ (shows small values)'),
+  );
   private readonly grid = new AttentionGrid();
   private readonly large = new HeatmapView('Selected attention head', 520);
   private readonly caption = h('h3', { className: 'attn-caption' });
@@ -80,11 +112,36 @@ export class AttentionPanel implements Panel {
     this.body = h(
       'div',
       { className: 'attn-body' },
-      h('div', { className: 'attn-grid-box' }, h('div', { className: 'caption-row grid-export' }, h('span', { className: 'note' }, 'all heads'), exportMenu(ctx.host, 'Export the grid of all heads', () => this.gridItems(), (t) => ctx.problem(t))), this.grid.el),
+      h(
+        'div',
+        { className: 'attn-grid-box' },
+        h(
+          'div',
+          { className: 'caption-row grid-export' },
+          h('span', { className: 'note' }, 'all heads'),
+          exportMenu(
+            ctx.host,
+            'Export the grid of all heads',
+            () => this.gridItems(),
+            (t) => ctx.problem(t),
+          ),
+        ),
+        this.grid.el,
+      ),
       h(
         'div',
         { className: 'attn-large' },
-        h('div', { className: 'caption-row' }, this.caption, exportMenu(ctx.host, 'Export the selected head’s heatmap', () => this.largeItems(), (t) => ctx.problem(t))),
+        h(
+          'div',
+          { className: 'caption-row' },
+          this.caption,
+          exportMenu(
+            ctx.host,
+            'Export the selected head’s heatmap',
+            () => this.largeItems(),
+            (t) => ctx.problem(t),
+          ),
+        ),
         this.overviewNote,
         this.large.el,
         this.legend,
@@ -96,7 +153,13 @@ export class AttentionPanel implements Panel {
       'section',
       { className: 'panel attention' },
       this.bar.el,
-      h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Attention options' } }, this.stacks, h('label', { attrs: { for: 'attn-scale' } }, 'scale '), this.scaleSel),
+      h(
+        'div',
+        { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Attention options' } },
+        this.stacks,
+        h('label', { attrs: { for: 'attn-scale' } }, 'scale '),
+        this.scaleSel,
+      ),
       this.timelineBox,
       this.empty,
       this.truncation,
@@ -110,7 +173,10 @@ export class AttentionPanel implements Panel {
     const snap = this.shown(run).snap;
     if (!run || !snap) return [];
     const { stack } = this.ctx.ui.attention;
-    return imageItems(() => this.grid.svg(`${run.summary.name} · ${STACK_LABELS[stack]} · every layer and head · step ${snap.step}`), (kind) => exportFileName(run.summary.name, `${stack}-grid`, snap.step, kind));
+    return imageItems(
+      () => this.grid.svg(`${run.summary.name} · ${STACK_LABELS[stack]} · every layer and head · step ${snap.step}`),
+      (kind) => exportFileName(run.summary.name, `${stack}-grid`, snap.step, kind),
+    );
   }
 
   /** PNG and SVG of the large view, named after the run, the head and the step. */
@@ -120,15 +186,24 @@ export class AttentionPanel implements Panel {
     if (!run || !snap) return [];
     const ui = this.ctx.ui.attention;
     const what = `${ui.stack}-layer${ui.layer + 1}-head${ui.head + 1}`;
-    return imageItems(() => this.large.svg(`${run.summary.name} · ${this.caption.textContent ?? ''}`), (kind) => exportFileName(run.summary.name, what, snap.step, kind));
+    return imageItems(
+      () => this.large.svg(`${run.summary.name} · ${this.caption.textContent ?? ''}`),
+      (kind) => exportFileName(run.summary.name, what, snap.step, kind),
+    );
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('snapshots') || ev.parts.includes('inspection')));
+    return (
+      ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('snapshots') || ev.parts.includes('inspection')))
+    );
   }
 
   /** The snapshots this tab steps through for `run` (the text's one in the text view) and the one shown. */
-  private shown(run: RunEntry | undefined): { snaps: readonly AttentionSnapshot[]; snap: AttentionSnapshot | undefined; insp: Inspection | null } {
+  private shown(run: RunEntry | undefined): {
+    snaps: readonly AttentionSnapshot[];
+    snap: AttentionSnapshot | undefined;
+    insp: Inspection | null;
+  } {
     if (inspectView(this.ctx, run) === 'text') {
       const insp = run?.inspection ?? null;
       const snaps = insp?.snapshot ? [insp.snapshot] : [];
@@ -158,7 +233,9 @@ export class AttentionPanel implements Panel {
       this.empty.textContent = !run
         ? 'No run selected.'
         : text
-          ? insp ? '' : 'Type a text above and press Show: the model runs on it and every layer and head is drawn here.'
+          ? insp
+            ? ''
+            : 'Type a text above and press Show: the model runs on it and every layer and head is drawn here.'
           : 'No attention snapshots yet: they are taken every --snapshot-every steps during training. Choose "Your text" to see the model on a text now.';
       this.empty.hidden = this.empty.textContent === '';
       replaceChildren(this.stacks);
@@ -176,12 +253,17 @@ export class AttentionPanel implements Panel {
     const present = ATTENTION_STACKS.filter((s) => mapsOf(snap, s).length > 0);
     if (!present.includes(ui.stack)) ui.stack = present[0] as AttentionStack;
     if (full || this.stacks.childElementCount !== present.length) this.buildStacks(present);
-    for (const b of this.stacks.querySelectorAll('button')) b.setAttribute('aria-checked', String(b.dataset.stack === ui.stack));
+    for (const b of this.stacks.querySelectorAll('button'))
+      b.setAttribute('aria-checked', String(b.dataset.stack === ui.stack));
     const maps = mapsOf(snap, ui.stack);
     const heads = maps[0]?.shape[0] ?? 1;
     ui.layer = Math.min(ui.layer, maps.length - 1);
     ui.head = Math.min(ui.head, heads - 1);
-    const grid: GridMap[] = maps.map((m) => ({ map: m, mask: m.pool ? null : maskForMap(snap, m), entropies: () => this.entropies(snap, m) }));
+    const grid: GridMap[] = maps.map((m) => ({
+      map: m,
+      mask: m.pool ? null : maskForMap(snap, m),
+      entropies: () => this.entropies(snap, m),
+    }));
     const width = this.el.clientWidth || 900;
     // Thumbnails share ~45 % of the width beside the large view, or all of it in a narrow panel, where the large view wraps below.
     const share = width < 700 ? width - 70 : Math.min(width, 1000) * 0.45;
@@ -215,25 +297,38 @@ export class AttentionPanel implements Panel {
     const failed = insp.failedLayers.get(key);
     const id = failed === undefined ? this.ctx.store.beginLayer(insp, m.stack, m.layer) : null;
     const run = this.ctx.run();
-    if (id !== null && run) this.ctx.host.post({ type: 'attendLayer/request', id, runDir: run.summary.runDir, text: insp.text, stack: m.stack, layer: m.layer } satisfies WebviewToHost);
-    this.overviewNote.textContent = failed !== undefined
-      ? `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions): the whole layer could not be loaded (${failed}).`
-      : `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions) while the whole layer loads…`;
+    if (id !== null && run)
+      this.ctx.host.post({
+        type: 'attendLayer/request',
+        id,
+        runDir: run.summary.runDir,
+        text: insp.text,
+        stack: m.stack,
+        layer: m.layer,
+      } satisfies WebviewToHost);
+    this.overviewNote.textContent =
+      failed !== undefined
+        ? `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions): the whole layer could not be loaded (${failed}).`
+        : `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions) while the whole layer loads…`;
     return g;
   }
 
   private buildStacks(present: readonly AttentionStack[]): void {
     const buttons = present.map((stack) =>
-      h('button', {
-        attrs: { type: 'button', role: 'radio', 'data-stack': stack },
-        on: {
-          click: () => {
-            this.ctx.ui.attention.stack = stack;
-            this.ctx.saveUi();
-            this.render(false);
+      h(
+        'button',
+        {
+          attrs: { type: 'button', role: 'radio', 'data-stack': stack },
+          on: {
+            click: () => {
+              this.ctx.ui.attention.stack = stack;
+              this.ctx.saveUi();
+              this.render(false);
+            },
           },
         },
-      }, STACK_LABELS[stack]),
+        STACK_LABELS[stack],
+      ),
     );
     replaceChildren(this.stacks, ...buttons);
   }
@@ -242,8 +337,13 @@ export class AttentionPanel implements Panel {
     const hit = this.entropyCache.get(m.data);
     if (hit) return hit;
     // A text's maps come as 8-bit codes (or overviews): its head scores hold the exact entropies.
-    const scored = snap.headScores?.filter((x) => x.stack === m.stack && x.layer === m.layer).sort((a, b) => a.head - b.head);
-    const e = m.data instanceof Uint8Array && scored?.length === m.shape[0] ? scored.map((x) => x.scores.entropy) : headEntropies(m, paddedRows(snap, m));
+    const scored = snap.headScores
+      ?.filter((x) => x.stack === m.stack && x.layer === m.layer)
+      .sort((a, b) => a.head - b.head);
+    const e =
+      m.data instanceof Uint8Array && scored?.length === m.shape[0]
+        ? scored.map((x) => x.scores.entropy)
+        : headEntropies(m, paddedRows(snap, m));
     this.entropyCache.set(m.data, e);
     return e;
   }
@@ -263,7 +363,15 @@ export class AttentionPanel implements Panel {
     const colName = keysAreSource(m.stack) ? 'S' : 'T';
     this.large.set(
       {
-        data: { rows: R, cols: C, values: m.data, offset, mask: g.mask, mode: 'prob', scale: this.ctx.ui.attention.scale },
+        data: {
+          rows: R,
+          cols: C,
+          values: m.data,
+          offset,
+          mask: g.mask,
+          mode: 'prob',
+          scale: this.ctx.ui.attention.scale,
+        },
         rowLabels: rows,
         colLabels: cols,
         rowTitle: `queries t (${rowName} = ${R})`,

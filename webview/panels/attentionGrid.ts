@@ -54,7 +54,14 @@ export class AttentionGrid {
    * large grid (6 × 8 maps of 128 × 128) never blocks input for long. A newer render cancels
    * the rest of an older one.
    */
-  render(maps: readonly GridMap[], theme: Theme, scale: RampScale, selected: { layer: number; head: number }, thumb: number, stackLabel: string): void {
+  render(
+    maps: readonly GridMap[],
+    theme: Theme,
+    scale: RampScale,
+    selected: { layer: number; head: number },
+    thumb: number,
+    stackLabel: string,
+  ): void {
     const heads = maps[0]?.map.shape[0] ?? 0;
     this.last = { maps, theme, scale, stackLabel };
     const key = `${maps.length}x${heads}|${stackLabel}`;
@@ -62,32 +69,46 @@ export class AttentionGrid {
     const generation = ++this.generation;
     const jobs: [number, number][] = [];
     const order = [selected.layer, ...maps.map((_, l) => l).filter((l) => l !== selected.layer)];
-    for (const layer of order) for (let head = 0; head < (maps[layer]?.map.shape[0] ?? 0); head++) jobs.push([layer, head]);
+    for (const layer of order)
+      for (let head = 0; head < (maps[layer]?.map.shape[0] ?? 0); head++) jobs.push([layer, head]);
     const sizeOf = (g: GridMap): [number, number] => {
       const [, R, C] = g.map.shape;
       const aspect = C / Math.max(1, R);
-      return [aspect >= 1 ? thumb : Math.max(8, Math.round(thumb * aspect)), aspect >= 1 ? Math.max(8, Math.round(thumb / aspect)) : thumb];
+      return [
+        aspect >= 1 ? thumb : Math.max(8, Math.round(thumb * aspect)),
+        aspect >= 1 ? Math.max(8, Math.round(thumb / aspect)) : thumb,
+      ];
     };
     // Every cell takes its size at once: one not painted yet must not lay out as a default 300 × 150 canvas.
-    maps.forEach((g, layer) => this.cells[layer]?.forEach((cell) => {
-      const [w, hgt] = sizeOf(g);
-      cell.heat.canvas.style.width = `${w}px`;
-      cell.heat.canvas.style.height = `${hgt}px`;
-    }));
+    maps.forEach((g, layer) =>
+      this.cells[layer]?.forEach((cell) => {
+        const [w, hgt] = sizeOf(g);
+        cell.heat.canvas.style.width = `${w}px`;
+        cell.heat.canvas.style.height = `${hgt}px`;
+      }),
+    );
     const paint = (layer: number, head: number): void => {
       const g = maps[layer];
       const cell = this.cells[layer]?.[head];
       if (!g || !cell) return;
       const [, R, C] = g.map.shape;
       const [w, hgt] = sizeOf(g);
-      cell.heat.draw({ rows: R, cols: C, values: g.map.data, offset: head * R * C, mask: g.mask, mode: 'prob', scale }, theme, w, hgt);
+      cell.heat.draw(
+        { rows: R, cols: C, values: g.map.data, offset: head * R * C, mask: g.mask, mode: 'prob', scale },
+        theme,
+        w,
+        hgt,
+      );
       const ent = g.entropies()[head] ?? 0;
       cell.caption.textContent = `${ent.toFixed(2)} nats`;
       const isSel = layer === selected.layer && head === selected.head;
       cell.gridcell.setAttribute('aria-selected', String(isSel));
       cell.button.classList.toggle('selected', isSel);
       cell.button.tabIndex = isSel ? 0 : -1;
-      cell.button.setAttribute('aria-label', `${stackLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} nats${isSel ? ' (selected)' : ''}`);
+      cell.button.setAttribute(
+        'aria-label',
+        `${stackLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} nats${isSel ? ' (selected)' : ''}`,
+      );
     };
     const firstLayer = jobs.filter(([l]) => l === selected.layer);
     for (const [l, hd] of firstLayer) paint(l, hd);
@@ -118,8 +139,21 @@ export class AttentionGrid {
       maps: last.maps.map((g) => {
         const [H, R, C] = g.map.shape;
         return Array.from({ length: H }, (_, head) => {
-          const d = { rows: R, cols: C, values: g.map.data, offset: head * R * C, mask: g.mask, mode: 'prob' as const, scale: last.scale };
-          return { rows: R, cols: C, cellWord: (i: number) => cellWord(d, i, last.theme), caption: `${(g.entropies()[head] ?? 0).toFixed(2)} nats` };
+          const d = {
+            rows: R,
+            cols: C,
+            values: g.map.data,
+            offset: head * R * C,
+            mask: g.mask,
+            mode: 'prob' as const,
+            scale: last.scale,
+          };
+          return {
+            rows: R,
+            cols: C,
+            cellWord: (i: number) => cellWord(d, i, last.theme),
+            caption: `${(g.entropies()[head] ?? 0).toFixed(2)} nats`,
+          };
         });
       }),
       style: svgStyle(last.theme),
@@ -136,18 +170,38 @@ export class AttentionGrid {
     this.heads = heads;
     this.shapeKey = `${layers}x${heads}|${stackLabel}`;
     this.cells = [];
-    const header = h('div', { className: 'attn-grid-row', attrs: { role: 'row' } }, h('span', { className: 'attn-grid-corner', attrs: { role: 'columnheader' } }, ''));
-    for (let j = 0; j < heads; j++) header.appendChild(h('span', { className: 'attn-grid-colhead', attrs: { role: 'columnheader' } }, `head ${j + 1}`));
+    const header = h(
+      'div',
+      { className: 'attn-grid-row', attrs: { role: 'row' } },
+      h('span', { className: 'attn-grid-corner', attrs: { role: 'columnheader' } }, ''),
+    );
+    for (let j = 0; j < heads; j++)
+      header.appendChild(
+        h('span', { className: 'attn-grid-colhead', attrs: { role: 'columnheader' } }, `head ${j + 1}`),
+      );
     const rows: HTMLElement[] = [header];
     for (let layer = 0; layer < layers; layer++) {
-      const row = h('div', { className: 'attn-grid-row', attrs: { role: 'row' } }, h('span', { className: 'attn-grid-rowhead', attrs: { role: 'rowheader' } }, `layer ${layer + 1}`));
+      const row = h(
+        'div',
+        { className: 'attn-grid-row', attrs: { role: 'row' } },
+        h('span', { className: 'attn-grid-rowhead', attrs: { role: 'rowheader' } }, `layer ${layer + 1}`),
+      );
       const cells: Cell[] = [];
       for (let head = 0; head < heads; head++) {
         const heat = new HeatmapCanvas(`layer ${layer + 1} head ${head + 1}`);
         heat.canvas.setAttribute('aria-hidden', 'true');
         const caption = h('span', { className: 'attn-cell-caption' });
-        const button = h('button', { className: 'attn-cell', attrs: { type: 'button', 'data-layer': layer, 'data-head': head } }, heat.canvas, caption);
-        const gridcell = h('div', { className: 'attn-gridcell', attrs: { role: 'gridcell', 'aria-selected': 'false' } }, button);
+        const button = h(
+          'button',
+          { className: 'attn-cell', attrs: { type: 'button', 'data-layer': layer, 'data-head': head } },
+          heat.canvas,
+          caption,
+        );
+        const gridcell = h(
+          'div',
+          { className: 'attn-gridcell', attrs: { role: 'gridcell', 'aria-selected': 'false' } },
+          button,
+        );
         button.addEventListener('click', () => this.onSelect(layer, head));
         button.addEventListener('keydown', (e) => this.key(e, layer, head));
         row.appendChild(gridcell);

@@ -35,7 +35,11 @@ function tickValues(splits: readonly (number | null)[]): (string | null)[] {
   return splits.map((v) => (v !== null && Number.isFinite(v) ? (labels[i++] as string) : null));
 }
 
-const HOVER_X: Readonly<Record<XMode, (v: number) => string>> = { step: formatCount, tokens: (v) => formatCompact(v), time: formatDuration };
+const HOVER_X: Readonly<Record<XMode, (v: number) => string>> = {
+  step: formatCount,
+  tokens: (v) => formatCompact(v),
+  time: formatDuration,
+};
 
 /** What one chart draws. */
 export interface ChartSpec {
@@ -65,8 +69,21 @@ export class Chart {
 
   constructor(label: string, className: string, ctx: PanelContext, extra: () => readonly ExportItem[]) {
     this.box = h('figure', { className: `chart ${className}`, attrs: { 'aria-label': label } });
-    const name = (kind: ExportKind): string => exportFileName(ctx.run()?.summary.name ?? 'run', this.spec?.title ?? label, ctx.run()?.steps.lastStep ?? null, kind);
-    this.box.append(exportMenu(ctx.host, `Export ${label.toLowerCase()}`, () => [...(this.spec ? imageItems(() => this.svg(ctx), name) : []), ...extra()], (t) => ctx.problem(t)));
+    const name = (kind: ExportKind): string =>
+      exportFileName(
+        ctx.run()?.summary.name ?? 'run',
+        this.spec?.title ?? label,
+        ctx.run()?.steps.lastStep ?? null,
+        kind,
+      );
+    this.box.append(
+      exportMenu(
+        ctx.host,
+        `Export ${label.toLowerCase()}`,
+        () => [...(this.spec ? imageItems(() => this.svg(ctx), name) : []), ...extra()],
+        (t) => ctx.problem(t),
+      ),
+    );
   }
 
   /** The chart as drawn now (x range as zoomed) in vector form. */
@@ -78,7 +95,15 @@ export class Chart {
     const series = spec.series
       .map((s, i) => ({ s, y: spec.data[i + 1] as ArrayLike<number | null> }))
       .filter(({ s }) => s.show !== false)
-      .map(({ s, y }) => ({ label: String(s.label ?? ''), color: typeof s.stroke === 'string' ? s.stroke : t.text, width: s.width ?? 1, dash: s.dash, points: s.points?.show === true, marksOnly: s.paths !== undefined, y }));
+      .map(({ s, y }) => ({
+        label: String(s.label ?? ''),
+        color: typeof s.stroke === 'string' ? s.stroke : t.text,
+        width: s.width ?? 1,
+        dash: s.dash,
+        points: s.points?.show === true,
+        marksOnly: s.paths !== undefined,
+        y,
+      }));
     return lineChartSvg({
       title: spec.title,
       width: this.plot?.width ?? 640,
@@ -106,7 +131,15 @@ export class Chart {
     this.plot?.destroy();
     this.key = structure;
     // Tick labels with as many digits as keep them distinct (no "0.001 / 0.001" on the lr axis).
-    const axis = (label: string): uPlot.Axis => ({ label, stroke: t.text, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: `11px ${t.font}`, labelFont: `12px ${t.font}`, values: (_u, splits) => tickValues(splits) });
+    const axis = (label: string): uPlot.Axis => ({
+      label,
+      stroke: t.text,
+      grid: { stroke: t.grid, width: 1 },
+      ticks: { stroke: t.grid, width: 1 },
+      font: `11px ${t.font}`,
+      labelFont: `12px ${t.font}`,
+      values: (_u, splits) => tickValues(splits),
+    });
     const opts: uPlot.Options = {
       title: spec.title,
       width,
@@ -132,7 +165,14 @@ export class Chart {
         const left = u.valToPos(m.x, 'x');
         // A label near the right edge reads leftwards, so it stays inside the plot.
         const end = left > 0.6 * u.over.clientWidth;
-        const el = h('div', { className: `segment-marker${m.kind === 'threshold' ? ' threshold-marker' : ''}${end ? ' segment-marker-end' : ''}`, attrs: { 'data-step': m.step, title: m.label } }, this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null);
+        const el = h(
+          'div',
+          {
+            className: `segment-marker${m.kind === 'threshold' ? ' threshold-marker' : ''}${end ? ' segment-marker-end' : ''}`,
+            attrs: { 'data-step': m.step, title: m.label },
+          },
+          this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null,
+        );
         // CSSOM, not a style attribute: the page's CSP allows no inline style attributes.
         el.style.left = `${left}px`;
         return el;

@@ -20,8 +20,15 @@ export function comparedRun(r: RunEntry): ComparedRun {
 }
 
 function table(id: string, runs: readonly ComparedRun[], rows: readonly DiffRow[], first: string): HTMLElement {
-  const head = h('tr', {}, h('th', { attrs: { scope: 'col' } }, first), ...runs.map((r) => h('th', { attrs: { scope: 'col' } }, r.summary.name)));
-  const body = rows.map((row) => h('tr', {}, h('th', { attrs: { scope: 'row' } }, row.key), ...row.values.map((v) => h('td', {}, v))));
+  const head = h(
+    'tr',
+    {},
+    h('th', { attrs: { scope: 'col' } }, first),
+    ...runs.map((r) => h('th', { attrs: { scope: 'col' } }, r.summary.name)),
+  );
+  const body = rows.map((row) =>
+    h('tr', {}, h('th', { attrs: { scope: 'row' } }, row.key), ...row.values.map((v) => h('td', {}, v))),
+  );
   return h('table', { className: 'config-diff', attrs: { id } }, h('thead', {}, head), h('tbody', {}, ...body));
 }
 
@@ -33,6 +40,8 @@ export function configDiffTable(runs: readonly ComparedRun[]): HTMLElement[] {
     h('h3', { className: 'config-diff-title' }, 'Compared runs'),
     table('run-comparison', runs, comparisonRows(runs), 'measure'),
     h('h3', { className: 'config-diff-title' }, 'What differs between the compared runs'),
-    rows.length === 0 ? h('p', { className: 'note' }, 'Their model, training settings, backend and data are the same.') : table('config-diff', runs, rows, 'setting'),
+    rows.length === 0
+      ? h('p', { className: 'note' }, 'Their model, training settings, backend and data are the same.')
+      : table('config-diff', runs, rows, 'setting'),
   ];
 }

@@ -19,13 +19,33 @@
 
 import uPlot from 'uplot';
 import { h, replaceChildren } from '../dom';
-import { MISSING, formatBitsPerByte, formatBleu, formatCompact, formatLoss, formatNumber, formatPercent, formatPerplexity } from '../../src/common/format';
+import {
+  MISSING,
+  formatBitsPerByte,
+  formatBleu,
+  formatCompact,
+  formatLoss,
+  formatNumber,
+  formatPercent,
+  formatPerplexity,
+} from '../../src/common/format';
 import { csvItem } from '../exportMenu';
 import type { ExportItem } from '../exportMenu';
 import { exportFileName, runsMetricsCsv } from '../exportData';
 import { Chart } from './chart';
 import type { RunEntry, StoreEvent } from '../store';
-import { bitsPerByteColumn, countFinite, decimateRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, stepRows, xColumnName } from '../series';
+import {
+  bitsPerByteColumn,
+  countFinite,
+  decimateRows,
+  evalRows,
+  finiteRange,
+  gather,
+  gatherSparse,
+  smoothEma,
+  stepRows,
+  xColumnName,
+} from '../series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
 import { comparedRun, configDiffTable } from './configDiffTable';
@@ -53,14 +73,31 @@ export function evalLabel(run: RunEntry): string {
   return run.summary.data?.validation?.kind === 'none' ? 'training loss (nothing held out)' : 'validation';
 }
 
-function line(label: string, stroke: string, width: number, q: Quantity, extra: Partial<uPlot.Series> = {}): uPlot.Series {
-  return { label, stroke, width, points: { show: false }, value: (_u, v) => (v == null ? MISSING : HOVER[q](v)), ...extra };
+function line(
+  label: string,
+  stroke: string,
+  width: number,
+  q: Quantity,
+  extra: Partial<uPlot.Series> = {},
+): uPlot.Series {
+  return {
+    label,
+    stroke,
+    width,
+    points: { show: false },
+    value: (_u, v) => (v == null ? MISSING : HOVER[q](v)),
+    ...extra,
+  };
 }
 
 /** What the bits-per-byte axis leaves out: runs logged before steps recorded their bytes. */
 function noBytesNote(runs: readonly RunEntry[]): string {
-  const without = runs.filter((r) => r.steps.length > 0 && !Number.isFinite(r.steps.at('bytes', r.steps.length - 1))).map((r) => r.summary.name);
-  return without.length ? `No bits per byte for ${without.join(', ')}: trained before byte counts were logged (its evaluations still have them).` : '';
+  const without = runs
+    .filter((r) => r.steps.length > 0 && !Number.isFinite(r.steps.at('bytes', r.steps.length - 1)))
+    .map((r) => r.summary.name);
+  return without.length
+    ? `No bits per byte for ${without.join(', ')}: trained before byte counts were logged (its evaluations still have them).`
+    : '';
 }
 
 /** The training-curves tab. */
@@ -82,9 +119,19 @@ export class CurvesPanel implements Panel {
   private pending = false;
 
   constructor(private readonly ctx: PanelContext) {
-    const csv = (): readonly ExportItem[] => [csvItem('Save metrics as CSV', () => this.csvName(), () => runsMetricsCsv(this.shownRuns()))];
+    const csv = (): readonly ExportItem[] => [
+      csvItem(
+        'Save metrics as CSV',
+        () => this.csvName(),
+        () => runsMetricsCsv(this.shownRuns()),
+      ),
+    ];
     this.loss = new Chart('Loss against training progress', 'chart-main', ctx, csv);
-    this.small = { lr: new Chart('Learning rate', 'chart-small', ctx, csv), grad: new Chart('Gradient norm', 'chart-small', ctx, csv), tps: new Chart('Tokens per second', 'chart-small', ctx, csv) };
+    this.small = {
+      lr: new Chart('Learning rate', 'chart-small', ctx, csv),
+      grad: new Chart('Gradient norm', 'chart-small', ctx, csv),
+      tps: new Chart('Tokens per second', 'chart-small', ctx, csv),
+    };
     this.toolbar = h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Chart options' } });
     this.el = h(
       'section',
@@ -102,7 +149,12 @@ export class CurvesPanel implements Panel {
   private shownRuns(): RunEntry[] {
     const run = this.ctx.run();
     if (!run) return [];
-    return [run, ...this.ctx.ui.curves.compare.map((id) => this.ctx.store.run(id)).filter((r): r is RunEntry => r !== undefined && r.id !== run.id)];
+    return [
+      run,
+      ...this.ctx.ui.curves.compare
+        .map((id) => this.ctx.store.run(id))
+        .filter((r): r is RunEntry => r !== undefined && r.id !== run.id),
+    ];
   }
 
   private csvName(): string {
@@ -111,7 +163,11 @@ export class CurvesPanel implements Panel {
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && (['steps', 'evals', 'evaluations', 'status', 'snapshots'] as const).some((p) => ev.parts.includes(p)));
+    return (
+      ev.kind === 'runs' ||
+      (ev.kind === 'run' &&
+        (['steps', 'evals', 'evaluations', 'status', 'snapshots'] as const).some((p) => ev.parts.includes(p)))
+    );
   }
 
   render(full: boolean): void {
@@ -149,7 +205,9 @@ export class CurvesPanel implements Panel {
   /** The training loss of `r` in the chosen unit: nats per token as logged, or bits per byte. */
   private trainLoss(r: RunEntry): Float64Array {
     const loss = r.steps.column('loss');
-    return this.ctx.ui.curves.per === 'byte' ? bitsPerByteColumn(loss, r.steps.column('tokens'), r.steps.column('bytes')) : loss;
+    return this.ctx.ui.curves.per === 'byte'
+      ? bitsPerByteColumn(loss, r.steps.column('tokens'), r.steps.column('bytes'))
+      : loss;
   }
 
   /**
@@ -157,7 +215,12 @@ export class CurvesPanel implements Panel {
    * decimated to about `buckets` columns; `withMarks` adds the run's evaluations on test data
    * at their steps (the marks on the validation curve).
    */
-  private lossTable(r: RunEntry, buckets: number, withRaw: boolean, withMarks: boolean): { table: Table; drawn: number } {
+  private lossTable(
+    r: RunEntry,
+    buckets: number,
+    withRaw: boolean,
+    withMarks: boolean,
+  ): { table: Table; drawn: number } {
     const ui = this.ctx.ui.curves;
     const perByte = ui.per === 'byte';
     const n = r.steps.length;
@@ -168,7 +231,10 @@ export class CurvesPanel implements Panel {
     const marks = withMarks ? stepRows(r.steps, r.evaluations, (e) => (perByte ? e.bpb : e.loss)) : null;
     const rows = decimateRows(raw, buckets, [...val.keys(), ...(marks?.keys() ?? [])]);
     const x = r.steps.column(xColumnName(ui.x));
-    const cols: Table[number][] = rows.length === n ? [x, ...(withRaw ? [raw] : []), smooth] : [gather(x, rows), ...(withRaw ? [gather(raw, rows)] : []), gather(smooth, rows)];
+    const cols: Table[number][] =
+      rows.length === n
+        ? [x, ...(withRaw ? [raw] : []), smooth]
+        : [gather(x, rows), ...(withRaw ? [gather(raw, rows)] : []), gather(smooth, rows)];
     // Copy the smoothed view: smoothBuf is reused by the next run's table.
     if (rows.length === n) cols[cols.length - 1] = Float64Array.from(smooth);
     cols.push(gatherSparse(val, rows));
@@ -179,7 +245,9 @@ export class CurvesPanel implements Panel {
   private draw(run: RunEntry): void {
     const ui = this.ctx.ui.curves;
     const theme = this.ctx.theme;
-    const others = ui.compare.map((id) => this.ctx.store.run(id)).filter((r): r is RunEntry => r !== undefined && r.id !== run.id);
+    const others = ui.compare
+      .map((id) => this.ctx.store.run(id))
+      .filter((r): r is RunEntry => r !== undefined && r.id !== run.id);
     const xName = xColumnName(ui.x);
     const colors = theme.series;
     const c0 = colors[0] ?? theme.text;
@@ -191,11 +259,26 @@ export class CurvesPanel implements Panel {
       // Raw loss under its smoothed curve: a quieter, still readable shade of the run's colour; without smoothing, the colour itself.
       line(`${run.summary.name} train`, ui.smoothing > 0 ? theme.secondary : c0, 1, 'loss'),
       line(`${run.summary.name} train (smoothed)`, c0, 2, 'loss', { show: ui.smoothing > 0 }),
-      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, 'loss', { spanGaps: true, points: { show: true, size: 6, fill: c1 } }),
+      line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, 'loss', {
+        spanGaps: true,
+        points: { show: true, size: 6, fill: c1 },
+      }),
     ];
     // Evaluations on test data: rings at their steps, in the foreground colour, no line.
     const marked = run.evaluations.length > 0;
-    if (marked) lossSeries.push(line(`${run.summary.name} evaluated on test data`, theme.text, 2, 'loss', { paths: () => null, points: { show: true, size: 11, width: 2, stroke: theme.text, fill: `rgb(${theme.bg[0]}, ${theme.bg[1]}, ${theme.bg[2]})` } }));
+    if (marked)
+      lossSeries.push(
+        line(`${run.summary.name} evaluated on test data`, theme.text, 2, 'loss', {
+          paths: () => null,
+          points: {
+            show: true,
+            size: 11,
+            width: 2,
+            stroke: theme.text,
+            fill: `rgb(${theme.bg[0]}, ${theme.bg[1]}, ${theme.bg[2]})`,
+          },
+        }),
+      );
     const main = this.lossTable(run, buckets, true, marked);
     const markers = segmentMarkers(run.summary.segments, run.steps, ui.x);
     const threshold = this.thresholdMarker(run);
@@ -203,44 +286,93 @@ export class CurvesPanel implements Panel {
     others.forEach((o, i) => {
       const c = colors[(i + 2) % colors.length] ?? theme.text;
       tables.push(this.lossTable(o, buckets, false, false).table);
-      lossSeries = lossSeries.concat([line(`${o.summary.name} train (smoothed)`, c, 2, 'loss'), line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, 'loss', { dash: [6, 4], spanGaps: true, points: { show: true, size: 5, fill: c } })]);
+      lossSeries = lossSeries.concat([
+        line(`${o.summary.name} train (smoothed)`, c, 2, 'loss'),
+        line(`${o.summary.name} ${evalLabel(o)}`, c, 1.5, 'loss', {
+          dash: [6, 4],
+          spanGaps: true,
+          points: { show: true, size: 5, fill: c },
+        }),
+      ]);
     });
     const lossData = tables.length === 1 ? (tables[0] as Table) : uPlot.join(tables);
     const raw = this.trainLoss(run);
     const canLog = ui.log && (finiteRange(raw)?.min ?? 1) > 0;
-    const notes = [canLog || !ui.log ? '' : 'Log scale is off: some losses are not positive.', ui.per === 'byte' ? noBytesNote([run, ...others]) : ''].filter((t) => t !== '');
+    const notes = [
+      canLog || !ui.log ? '' : 'Log scale is off: some losses are not positive.',
+      ui.per === 'byte' ? noBytesNote([run, ...others]) : '',
+    ].filter((t) => t !== '');
     this.note.hidden = notes.length === 0;
     this.note.textContent = notes.join(' ');
     const key = `${ui.x}|${ui.per}|${marked}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
     const yLabel = ui.per === 'byte' ? 'bits per byte' : 'nats per token';
-    this.loss.update({ key, title: 'Loss', yLabel, height: 300, log: canLog, series: lossSeries, data: lossData, markers: threshold ? [...markers, threshold] : markers, markerLabels: true }, this.ctx, width, ui.x);
+    this.loss.update(
+      {
+        key,
+        title: 'Loss',
+        yLabel,
+        height: 300,
+        log: canLog,
+        series: lossSeries,
+        data: lossData,
+        markers: threshold ? [...markers, threshold] : markers,
+        markerLabels: true,
+      },
+      this.ctx,
+      width,
+      ui.x,
+    );
     this.loss.box.dataset.points = String(countFinite(raw));
     this.loss.box.dataset.valPoints = String(evalRows(run.steps, run.evals).size);
     this.loss.box.dataset.evaluationMarks = String(stepRows(run.steps, run.evaluations, (e) => e.loss).size);
     this.loss.box.dataset.unit = ui.per;
     this.loss.box.dataset.drawnRows = String(main.drawn);
     const smallWidth = Math.max(240, Math.floor((width - 16) / 3));
-    const metric = (chart: Chart, col: 'lr' | 'gradNorm' | 'tokensPerSec', title: string, log: boolean, marked: readonly SegmentMarker[] = []): void => {
+    const metric = (
+      chart: Chart,
+      col: 'lr' | 'gradNorm' | 'tokensPerSec',
+      title: string,
+      log: boolean,
+      marked: readonly SegmentMarker[] = [],
+    ): void => {
       const runs = [run, ...others];
       const small = runs.map((r): Table => {
         const y = r.steps.column(col);
         const rows = decimateRows(y, Math.max(50, smallWidth - 50));
-        return rows.length === y.length ? [r.steps.column(xName), y] : [gather(r.steps.column(xName), rows), gather(y, rows)];
+        return rows.length === y.length
+          ? [r.steps.column(xName), y]
+          : [gather(r.steps.column(xName), rows), gather(y, rows)];
       });
       const data = small.length === 1 ? (small[0] as Table) : uPlot.join(small);
-      const series = runs.map((r, i) => line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5, col));
+      const series = runs.map((r, i) =>
+        line(r.summary.name, colors[i === 0 ? 0 : (i + 1) % colors.length] ?? theme.text, 1.5, col),
+      );
       const positive = (finiteRange(run.steps.column(col))?.min ?? 1) > 0;
-      chart.update({ key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data, markers: marked }, this.ctx, smallWidth, ui.x);
+      chart.update(
+        { key: `${key}|${log && positive}`, title, height: 170, log: log && positive, series, data, markers: marked },
+        this.ctx,
+        smallWidth,
+        ui.x,
+      );
     };
     metric(this.small.lr, 'lr', 'Learning rate', false, markers);
     metric(this.small.grad, 'gradNorm', 'Gradient norm', ui.log);
     metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
     this.summarize(run);
     const compared = [run, ...others];
-    const diffKey = compared.map((r) => `${r.id}:${r.summary.name}:${r.summary.totalSteps}:${r.summary.model?.backend ?? ''}:${r.evaluations.length}:${r.evals.length}`).join('|');
+    const diffKey = compared
+      .map(
+        (r) =>
+          `${r.id}:${r.summary.name}:${r.summary.totalSteps}:${r.summary.model?.backend ?? ''}:${r.evaluations.length}:${r.evals.length}`,
+      )
+      .join('|');
     if (diffKey !== this.diffKey) {
       this.diffKey = diffKey;
-      replaceChildren(this.diff, ...configDiffTable(compared.map(comparedRun)), ...evaluationsTable(run.summary.name, run.evaluations));
+      replaceChildren(
+        this.diff,
+        ...configDiffTable(compared.map(comparedRun)),
+        ...evaluationsTable(run.summary.name, run.evaluations),
+      );
     }
   }
 
@@ -252,16 +384,29 @@ export class CurvesPanel implements Panel {
     const h = this.ctx.ui.heads;
     if (!h.mark) return null;
     const c = firstCrossing(run.heads, h.stack, h.score, h.threshold);
-    return c ? stepMarker(c.step, crossingLabel(h.score, formatNumber(h.threshold), c), run.steps, this.ctx.ui.curves.x, 'threshold') : null;
+    return c
+      ? stepMarker(
+          c.step,
+          crossingLabel(h.score, formatNumber(h.threshold), c),
+          run.steps,
+          this.ctx.ui.curves.x,
+          'threshold',
+        )
+      : null;
   }
 
   private summarize(run: RunEntry): void {
     const n = run.steps.length;
     const last = run.evals[run.evals.length - 1];
     const parts = [`${n} steps logged`];
-    if (n > 0) parts.push(`step ${run.steps.lastStep}: loss ${formatLoss(run.steps.at('loss', n - 1))}, lr ${formatNumber(run.steps.at('lr', n - 1))}, ${formatCompact(run.steps.at('tokensPerSec', n - 1))} tokens/s`);
+    if (n > 0)
+      parts.push(
+        `step ${run.steps.lastStep}: loss ${formatLoss(run.steps.at('loss', n - 1))}, lr ${formatNumber(run.steps.at('lr', n - 1))}, ${formatCompact(run.steps.at('tokensPerSec', n - 1))} tokens/s`,
+      );
     if (last) {
-      parts.push(`${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}, perplexity ${formatPerplexity(last.ppl)}${last.bpb != null ? `, ${formatBitsPerByte(last.bpb)} bits/byte` : ''}`);
+      parts.push(
+        `${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}, perplexity ${formatPerplexity(last.ppl)}${last.bpb != null ? `, ${formatBitsPerByte(last.bpb)} bits/byte` : ''}`,
+      );
       if (last.exactMatch !== null) parts.push(`exact match ${formatPercent(last.exactMatch)}`);
       if (last.bleu !== null) parts.push(`BLEU ${formatBleu(last.bleu)}`);
     }

@@ -7,7 +7,14 @@
  * Leaves out: recording evaluations (src/lab/evaluation) and the marks on the loss chart (curves.ts).
  */
 
-import { formatBitsPerByte, formatBleu, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../../src/common/format';
+import {
+  formatBitsPerByte,
+  formatBleu,
+  formatDecoding,
+  formatLoss,
+  formatPercent,
+  formatPerplexity,
+} from '../../src/common/format';
 import type { EvaluationRecord } from '../../src/protocol/evaluation';
 import { h } from '../dom';
 import { signatureTokenizer, testDataName } from '../evaluationText';
@@ -19,12 +26,24 @@ function when(at: string): string {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-const HEAD = ['when', 'step', 'test data', 'loss', 'bits/byte', 'perplexity', 'BLEU', 'chrF', 'exact match', 'decoding'];
+const HEAD = [
+  'when',
+  'step',
+  'test data',
+  'loss',
+  'bits/byte',
+  'perplexity',
+  'BLEU',
+  'chrF',
+  'exact match',
+  'decoding',
+];
 
 /** The table (or nothing, when the run was never evaluated on test data). */
 export function evaluationsTable(runName: string, evaluations: readonly EvaluationRecord[]): HTMLElement[] {
   if (evaluations.length === 0) return [];
-  const num = (text: string, title?: string): HTMLElement => h('td', { className: 'num', ...(title ? { attrs: { title } } : {}) }, text);
+  const num = (text: string, title?: string): HTMLElement =>
+    h('td', { className: 'num', ...(title ? { attrs: { title } } : {}) }, text);
   const rows = [...evaluations].reverse().map((e) => {
     const t = e.translation;
     const files = e.files.map((f) => `${f.path} (${f.bytes} bytes, sha256 ${f.sha256.slice(0, 12)}…)`).join('\n');

@@ -28,22 +28,48 @@ import { HeadsGrid } from './headsGrid';
 import type { Panel, PanelContext } from './panel';
 
 /** The chart colour (index into theme.series) of each score, the same in every stack; entropy (nats, not a weight) in the text colour. */
-const COLOR: { readonly [K in ScoreName]: number | 'text' } = { previousToken: 0, firstToken: 1, diagonal: 2, induction: 3, entropy: 'text', antiDiagonal: 4 };
+const COLOR: { readonly [K in ScoreName]: number | 'text' } = {
+  previousToken: 0,
+  firstToken: 1,
+  diagonal: 2,
+  induction: 3,
+  entropy: 'text',
+  antiDiagonal: 4,
+};
 
 /** The Heads tab. */
 export class HeadsPanel implements Panel {
   readonly id = 'heads' as const;
   readonly label = 'Heads';
   readonly el: HTMLElement;
-  private readonly scoreSel = h('select', { attrs: { id: 'heads-score', 'aria-label': 'Score that ranks, filters and marks heads' } });
-  private readonly threshold = h('input', { attrs: { id: 'heads-threshold', type: 'number', step: 0.05, 'aria-label': 'Threshold' } });
+  private readonly scoreSel = h('select', {
+    attrs: { id: 'heads-score', 'aria-label': 'Score that ranks, filters and marks heads' },
+  });
+  private readonly threshold = h('input', {
+    attrs: { id: 'heads-threshold', type: 'number', step: 0.05, 'aria-label': 'Threshold' },
+  });
   private readonly only = h('input', { attrs: { id: 'heads-only', type: 'checkbox' } });
-  private readonly orderSel = h('select', { attrs: { id: 'heads-order', 'aria-label': 'Arrangement' } }, h('option', { attrs: { value: 'grid' } }, 'layer × head'), h('option', { attrs: { value: 'ranked' } }, 'ranked, highest first'));
+  private readonly orderSel = h(
+    'select',
+    { attrs: { id: 'heads-order', 'aria-label': 'Arrangement' } },
+    h('option', { attrs: { value: 'grid' } }, 'layer × head'),
+    h('option', { attrs: { value: 'ranked' } }, 'ranked, highest first'),
+  );
   private readonly mark = h('input', { attrs: { id: 'heads-mark', type: 'checkbox' } });
   private readonly count = h('output', { className: 'heads-count', attrs: { 'aria-live': 'polite' } });
   /** Where an "Export CSV" of the head-score table goes (the export menu fills it). */
   readonly exportSlot = h('span', { className: 'toolbar-slot heads-export', attrs: { 'data-slot': 'export' } });
-  private readonly slider = h('input', { attrs: { type: 'range', id: 'heads-timeline', min: 0, max: 0, step: 1, value: 0, 'aria-label': 'Snapshot (training step)' } });
+  private readonly slider = h('input', {
+    attrs: {
+      type: 'range',
+      id: 'heads-timeline',
+      min: 0,
+      max: 0,
+      step: 1,
+      value: 0,
+      'aria-label': 'Snapshot (training step)',
+    },
+  });
   private readonly stepLabel = h('output', { className: 'heads-step', attrs: { for: 'heads-timeline' } });
   private readonly note = h('p', { className: 'note heads-note' });
   private readonly crossing = h('p', { className: 'heads-crossing' });
@@ -57,10 +83,23 @@ export class HeadsPanel implements Panel {
 
   constructor(private readonly ctx: PanelContext) {
     this.exportSlot.append(
-      exportMenu(ctx.host, 'Export head scores', () => {
-        const run = ctx.run();
-        return run && run.heads.length > 0 ? [csvItem('Save head scores as CSV', () => exportFileName(run.summary.name, 'head-scores', null, 'csv'), () => runHeadScoresCsv(run))] : [];
-      }, (t) => ctx.problem(t)),
+      exportMenu(
+        ctx.host,
+        'Export head scores',
+        () => {
+          const run = ctx.run();
+          return run && run.heads.length > 0
+            ? [
+                csvItem(
+                  'Save head scores as CSV',
+                  () => exportFileName(run.summary.name, 'head-scores', null, 'csv'),
+                  () => runHeadScoresCsv(run),
+                ),
+              ]
+            : [];
+        },
+        (t) => ctx.problem(t),
+      ),
     );
     const ui = ctx.ui.heads;
     const changed = (full = false): void => {
@@ -110,22 +149,42 @@ export class HeadsPanel implements Panel {
       this.scoreSel,
       h('label', { attrs: { for: 'heads-threshold' } }, '≥ '),
       this.threshold,
-      h('span', { className: 'toolbar-item' }, this.only, h('label', { attrs: { for: 'heads-only' } }, ' only heads at or above it')),
+      h(
+        'span',
+        { className: 'toolbar-item' },
+        this.only,
+        h('label', { attrs: { for: 'heads-only' } }, ' only heads at or above it'),
+      ),
       h('label', { attrs: { for: 'heads-order' } }, 'arrange '),
       this.orderSel,
-      h('span', { className: 'toolbar-item' }, this.mark, h('label', { attrs: { for: 'heads-mark' } }, ' mark the first crossing on the loss curve')),
+      h(
+        'span',
+        { className: 'toolbar-item' },
+        this.mark,
+        h('label', { attrs: { for: 'heads-mark' } }, ' mark the first crossing on the loss curve'),
+      ),
       this.count,
       this.exportSlot,
     );
     this.timelineBox = h('div', { className: 'timeline' }, this.slider, this.stepLabel);
-    this.body = h('div', { className: 'heads-main' }, toolbar, this.timelineBox, this.crossing, this.note, this.stacksBox);
+    this.body = h(
+      'div',
+      { className: 'heads-main' },
+      toolbar,
+      this.timelineBox,
+      this.crossing,
+      this.note,
+      this.stacksBox,
+    );
     this.bar = new InspectBar(ctx, 'heads');
     this.el = h('section', { className: 'panel heads' }, this.bar.el, this.empty, this.body, this.tip);
     this.tip.hidden = true;
   }
 
   wants(ev: StoreEvent): boolean {
-    return ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('snapshots') || ev.parts.includes('inspection')));
+    return (
+      ev.kind === 'runs' || (ev.kind === 'run' && (ev.parts.includes('snapshots') || ev.parts.includes('inspection')))
+    );
   }
 
   render(full: boolean): void {
@@ -133,7 +192,7 @@ export class HeadsPanel implements Panel {
     const run = this.ctx.run();
     this.bar.render(run);
     const text = inspectView(this.ctx, run) === 'text';
-    const hist = text ? run?.inspection?.heads ?? undefined : run?.heads;
+    const hist = text ? (run?.inspection?.heads ?? undefined) : run?.heads;
     const present = hist?.present() ?? [];
     this.timelineBox.hidden = text;
     this.body.hidden = present.length === 0 || hist === undefined || hist.length === 0;
@@ -142,7 +201,9 @@ export class HeadsPanel implements Panel {
       this.empty.textContent = !run
         ? 'No run selected.'
         : text
-          ? run.inspection ? '' : "Type a text above and press Show: every head's scores on it (induction on the run's diagnostic sequences)."
+          ? run.inspection
+            ? ''
+            : "Type a text above and press Show: every head's scores on it (induction on the run's diagnostic sequences)."
           : run.snapshots.length > 0
             ? 'These snapshots carry no head scores (they were recorded before head scores existed); choose "Your text" to measure them now.'
             : 'No head scores yet: they are computed at every attention snapshot (every --snapshot-every steps).';
@@ -160,7 +221,12 @@ export class HeadsPanel implements Panel {
         if (!STACK_SCORES[ui.stack].includes(ui.score)) ui.score = STACK_SCORES[ui.stack][0] as ScoreName;
       }
     }
-    if (full || this.scoreSel.options.length === 0 || this.scoreSel.dataset.stacks !== present.map((s) => s.stack).join()) this.buildScores(present.map((s) => s.stack));
+    if (
+      full ||
+      this.scoreSel.options.length === 0 ||
+      this.scoreSel.dataset.stacks !== present.map((s) => s.stack).join()
+    )
+      this.buildScores(present.map((s) => s.stack));
     this.scoreSel.value = `${ui.stack}|${ui.score}`;
     this.threshold.value = String(ui.threshold);
     this.only.checked = ui.only;
@@ -173,26 +239,42 @@ export class HeadsPanel implements Panel {
       ? `First crossing: ${crossingLabel(ui.score, formatNumber(ui.threshold), c)} (${SCORE_LABELS[ui.score].full} ${formatNumber(c.value, 3)}).`
       : `No ${STACK_LABELS[ui.stack].toLowerCase()} head has reached ${SCORE_LABELS[ui.score].full} ≥ ${formatNumber(ui.threshold)} yet.`;
     const theme = this.ctx.theme;
-    const colors = new Map<ScoreName, string>((Object.keys(COLOR) as ScoreName[]).map((k) => {
-      const c = COLOR[k];
-      return [k, c === 'text' ? theme.text : (theme.series[c % theme.series.length] ?? theme.text)];
-    }));
+    const colors = new Map<ScoreName, string>(
+      (Object.keys(COLOR) as ScoreName[]).map((k) => {
+        const c = COLOR[k];
+        return [k, c === 'text' ? theme.text : (theme.series[c % theme.series.length] ?? theme.text)];
+      }),
+    );
     const keep = new Map<AttentionStack, HeadsGrid>();
     let shown = 0;
     let total = 0;
     for (const s of present) {
       const grid = this.grids.get(s.stack) ?? this.newGrid(s.stack);
       keep.set(s.stack, grid);
-      const visible = grid.render({
-        series: s, row, steps: hist.steps, ranges: ranges(s.stack, hist), colors,
-        chosen: s.stack === ui.stack ? ui.score : null, threshold: ui.threshold, only: ui.only, ranked: ui.order === 'ranked',
-      }, theme);
+      const visible = grid.render(
+        {
+          series: s,
+          row,
+          steps: hist.steps,
+          ranges: ranges(s.stack, hist),
+          colors,
+          chosen: s.stack === ui.stack ? ui.score : null,
+          threshold: ui.threshold,
+          only: ui.only,
+          ranked: ui.order === 'ranked',
+        },
+        theme,
+      );
       if (s.stack === ui.stack) {
         shown = visible;
         total = s.layers * s.heads;
       }
     }
-    if (full || keep.size !== this.grids.size || [...keep.keys()].some((k, i) => this.stacksBox.children[i] !== keep.get(k)?.el)) {
+    if (
+      full ||
+      keep.size !== this.grids.size ||
+      [...keep.keys()].some((k, i) => this.stacksBox.children[i] !== keep.get(k)?.el)
+    ) {
       replaceChildren(this.stacksBox, ...[...keep.values()].map((g) => g.el));
       for (const g of keep.values()) g.wrap(); // now that the grids have the panel's width
     }
@@ -221,7 +303,15 @@ export class HeadsPanel implements Panel {
     this.scoreSel.dataset.stacks = stacks.join();
     replaceChildren(
       this.scoreSel,
-      ...stacks.map((stack) => h('optgroup', { attrs: { label: STACK_LABELS[stack] } }, ...STACK_SCORES[stack].map((score) => h('option', { attrs: { value: `${stack}|${score}` } }, SCORE_LABELS[score].full)))),
+      ...stacks.map((stack) =>
+        h(
+          'optgroup',
+          { attrs: { label: STACK_LABELS[stack] } },
+          ...STACK_SCORES[stack].map((score) =>
+            h('option', { attrs: { value: `${stack}|${score}` } }, SCORE_LABELS[score].full),
+          ),
+        ),
+      ),
     );
   }
 
@@ -291,6 +381,8 @@ function ranges(stack: AttentionStack, hist: HeadHistory): Map<ScoreName, { min:
 /** Says what each score is measured on (the probe, a selected text, the diagnostic sequences). */
 function measuredOn(hist: HeadHistory, encDec: boolean): string {
   const on = hist.selection ? 'your text' : "the run's probe sample (the same sequence at every snapshot)";
-  const cross = encDec ? `; cross-attention diagonal and anti-diagonal on ${hist.selection ? 'the text and the model’s greedy output for it' : 'the probe’s source → target pair'}` : '';
+  const cross = encDec
+    ? `; cross-attention diagonal and anti-diagonal on ${hist.selection ? 'the text and the model’s greedy output for it' : 'the probe’s source → target pair'}`
+    : '';
   return `Previous token, first token, diagonal and entropy are measured on ${on}${cross}; induction on the run’s eight diagnostic sequences (seeded random tokens repeated twice, with different lengths and starts: the mean), which a text cannot stand in for. Values are mean attention weights (0–1); entropy is in nats.`;
 }

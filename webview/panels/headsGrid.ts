@@ -69,10 +69,17 @@ export class HeadsGrid {
   /** A head was opened: at `row` when the click was on a sparkline, else at the selected row. */
   onOpen: (layer: number, head: number, row: number | null) => void = () => undefined;
   /** The pointer is over a head's score at a row (null: left). */
-  onHover: (hit: { layer: number; head: number; score: ScoreName; row: number; x: number; y: number } | null) => void = () => undefined;
+  onHover: (hit: { layer: number; head: number; score: ScoreName; row: number; x: number; y: number } | null) => void =
+    () => undefined;
 
   constructor(readonly stack: AttentionStack) {
-    this.el = h('section', { className: 'heads-stack', attrs: { 'data-stack': stack } }, this.title, this.none, this.grid);
+    this.el = h(
+      'section',
+      { className: 'heads-stack', attrs: { 'data-stack': stack } },
+      this.title,
+      this.none,
+      this.grid,
+    );
     this.grid.setAttribute('aria-label', `${STACK_LABELS[stack]} heads`);
   }
 
@@ -90,7 +97,13 @@ export class HeadsGrid {
     for (const cell of this.cells) {
       const bands: SparkBand[] = scores.map((score) => {
         const range = v.ranges.get(score) ?? { min: 0, max: 1 };
-        return { values: s.column(score, cell.layer, cell.head), min: range.min, max: range.max, color: v.colors.get(score) ?? theme.text, threshold: score === v.chosen ? v.threshold : null };
+        return {
+          values: s.column(score, cell.layer, cell.head),
+          min: range.min,
+          max: range.max,
+          color: v.colors.get(score) ?? theme.text,
+          threshold: score === v.chosen ? v.threshold : null,
+        };
       });
       drawSparklines(cell.canvas, bands, v.row, theme, SPARK_W, BAND_H);
       cell.canvas.dataset.rows = String(v.steps.length);
@@ -99,20 +112,27 @@ export class HeadsGrid {
         const x = bands[k]?.values[v.row];
         const text = x === undefined || !Number.isFinite(x) ? '—' : formatNumber(x, 2);
         (cell.values[k] as HTMLElement).textContent = text;
-        parts.push(`${SCORE_LABELS[score].full} ${x === undefined || !Number.isFinite(x) ? 'not measured' : formatNumber(x, 3)}`);
+        parts.push(
+          `${SCORE_LABELS[score].full} ${x === undefined || !Number.isFinite(x) ? 'not measured' : formatNumber(x, 3)}`,
+        );
       });
       const value = v.chosen ? (s.column(v.chosen, cell.layer, cell.head)[v.row] ?? NaN) : NaN;
       cell.visible = !(v.only && v.chosen !== null && !(value >= v.threshold));
       cell.button.classList.toggle('below', !cell.visible);
       cell.button.classList.toggle('above', v.chosen !== null && value >= v.threshold);
-      cell.button.setAttribute('aria-label', `${STACK_LABELS[this.stack]}, layer ${cell.layer + 1}, head ${cell.head + 1}${step === undefined ? '' : `, step ${step}`}: ${parts.join(', ')}. Enter opens its attention map.`);
+      cell.button.setAttribute(
+        'aria-label',
+        `${STACK_LABELS[this.stack]}, layer ${cell.layer + 1}, head ${cell.head + 1}${step === undefined ? '' : `, step ${step}`}: ${parts.join(', ')}. Enter opens its attention map.`,
+      );
       ranked.push({ cell, value: Number.isFinite(value) ? value : -Infinity });
     }
-    if (v.ranked && v.chosen !== null) ranked.sort((a, b) => b.value - a.value || a.cell.layer - b.cell.layer || a.cell.head - b.cell.head);
-    ranked.forEach((r, i) => (r.cell.button.parentElement as HTMLElement).style.order = String(i));
+    if (v.ranked && v.chosen !== null)
+      ranked.sort((a, b) => b.value - a.value || a.cell.layer - b.cell.layer || a.cell.head - b.cell.head);
+    ranked.forEach((r, i) => ((r.cell.button.parentElement as HTMLElement).style.order = String(i)));
     this.order = ranked.map((r) => r.cell).filter((c) => c.visible);
     this.none.hidden = this.order.length > 0;
-    if (v.chosen !== null) this.none.textContent = `No head has ${SCORE_LABELS[v.chosen].full} ≥ ${formatNumber(v.threshold)}${step === undefined ? '' : ` at step ${step}`}; lower the threshold or show every head.`;
+    if (v.chosen !== null)
+      this.none.textContent = `No head has ${SCORE_LABELS[v.chosen].full} ≥ ${formatNumber(v.threshold)}${step === undefined ? '' : ` at step ${step}`}; lower the threshold or show every head.`;
     this.focusIndex = Math.min(this.focusIndex, Math.max(0, this.order.length - 1));
     this.cells.forEach((c) => (c.button.tabIndex = -1));
     this.heads = s.heads;
@@ -132,14 +152,25 @@ export class HeadsGrid {
         const canvas = h('canvas', { className: 'heads-spark', attrs: { 'aria-hidden': 'true' } });
         const values = scores.map(() => h('span', { className: 'heads-value' }));
         const rows = scores.flatMap((score, k) => [
-          h('span', { className: 'heads-score', attrs: { title: SCORE_LABELS[score].full } }, SCORE_LABELS[score].short),
+          h(
+            'span',
+            { className: 'heads-score', attrs: { title: SCORE_LABELS[score].full } },
+            SCORE_LABELS[score].short,
+          ),
           values[k] as HTMLElement,
         ]);
         const body = h('span', { className: 'heads-body' }, canvas, ...rows);
         body.style.setProperty('--bands', String(scores.length));
-        const button = h('button', { className: 'heads-cell', attrs: { type: 'button', 'data-layer': layer, 'data-head': head } }, h('span', { className: 'heads-name' }, `layer ${layer + 1} · head ${head + 1}`), body);
+        const button = h(
+          'button',
+          { className: 'heads-cell', attrs: { type: 'button', 'data-layer': layer, 'data-head': head } },
+          h('span', { className: 'heads-name' }, `layer ${layer + 1} · head ${head + 1}`),
+          body,
+        );
         const cell: Cell = { layer, head, button, canvas, values, visible: true };
-        button.addEventListener('click', (e) => this.onOpen(layer, head, e.target === canvas ? this.rowAt(canvas, e) : null));
+        button.addEventListener('click', (e) =>
+          this.onOpen(layer, head, e.target === canvas ? this.rowAt(canvas, e) : null),
+        );
         button.addEventListener('keydown', (e) => this.key(e, cell));
         button.addEventListener('focus', () => {
           const i = this.order.indexOf(cell);
@@ -148,7 +179,14 @@ export class HeadsGrid {
         canvas.addEventListener('pointermove', (e) => {
           const r = canvas.getBoundingClientRect();
           const band = Math.max(0, Math.min(scores.length - 1, Math.floor((e.clientY - r.top) / BAND_H)));
-          this.onHover({ layer, head, score: scores[band] as ScoreName, row: this.rowAt(canvas, e), x: e.clientX, y: e.clientY });
+          this.onHover({
+            layer,
+            head,
+            score: scores[band] as ScoreName,
+            row: this.rowAt(canvas, e),
+            x: e.clientX,
+            y: e.clientY,
+          });
         });
         canvas.addEventListener('pointerleave', () => this.onHover(null));
         this.cells.push(cell);
@@ -169,7 +207,8 @@ export class HeadsGrid {
     const first = this.cells[0]?.button.parentElement;
     const avail = this.el.clientWidth;
     const cellW = first?.offsetWidth ?? 0;
-    const cols = avail > 0 && cellW > 0 ? Math.max(1, Math.min(heads, Math.floor((avail + GAP_PX) / (cellW + GAP_PX)))) : heads;
+    const cols =
+      avail > 0 && cellW > 0 ? Math.max(1, Math.min(heads, Math.floor((avail + GAP_PX) / (cellW + GAP_PX)))) : heads;
     this.grid.style.setProperty('--cols', String(cols));
   }
 
@@ -181,8 +220,18 @@ export class HeadsGrid {
   private key(e: KeyboardEvent, cell: Cell): void {
     const i = this.order.indexOf(cell);
     if (i < 0) return;
-    const cols = Math.max(1, Number(this.grid.style.getPropertyValue('--cols')) || Number(this.grid.style.getPropertyValue('--heads')) || 1);
-    const to: Record<string, number> = { ArrowLeft: i - 1, ArrowRight: i + 1, ArrowUp: i - cols, ArrowDown: i + cols, Home: 0, End: this.order.length - 1 };
+    const cols = Math.max(
+      1,
+      Number(this.grid.style.getPropertyValue('--cols')) || Number(this.grid.style.getPropertyValue('--heads')) || 1,
+    );
+    const to: Record<string, number> = {
+      ArrowLeft: i - 1,
+      ArrowRight: i + 1,
+      ArrowUp: i - cols,
+      ArrowDown: i + cols,
+      Home: 0,
+      End: this.order.length - 1,
+    };
     const j = to[e.key];
     if (j === undefined) return;
     e.preventDefault();

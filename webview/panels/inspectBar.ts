@@ -27,22 +27,42 @@ export function inspectView(ctx: PanelContext, run: RunEntry | undefined): Inspe
 /** One tab's copy of the bar (both read and write the same state). */
 export class InspectBar {
   readonly el: HTMLElement;
-  private readonly training = h('button', { attrs: { type: 'button', role: 'radio', 'data-view': 'training' } }, 'Training snapshots');
+  private readonly training = h(
+    'button',
+    { attrs: { type: 'button', role: 'radio', 'data-view': 'training' } },
+    'Training snapshots',
+  );
   private readonly yours = h('button', { attrs: { type: 'button', role: 'radio', 'data-view': 'text' } }, 'Your text');
   private readonly input: HTMLTextAreaElement;
   private readonly show = h('button', { className: 'primary', attrs: { type: 'button' } }, 'Show');
   private readonly inside = h(
     'button',
-    { className: 'inspect-inside', attrs: { type: 'button', title: "Opens the Playground on this text: the logit lens (each layer's next-token guess) and head ablation (switch heads off and compare)" } },
+    {
+      className: 'inspect-inside',
+      attrs: {
+        type: 'button',
+        title:
+          "Opens the Playground on this text: the logit lens (each layer's next-token guess) and head ablation (switch heads off and compare)",
+      },
+    },
     'Logit lens and ablation…',
   );
   private readonly status = h('p', { className: 'note inspect-status', attrs: { 'aria-live': 'polite' } });
   private readonly form: HTMLElement;
 
-  constructor(private readonly ctx: PanelContext, id: string) {
+  constructor(
+    private readonly ctx: PanelContext,
+    id: string,
+  ) {
     this.input = h('textarea', {
       className: 'inspect-text',
-      attrs: { id: `${id}-text`, rows: 2, spellcheck: false, placeholder: 'Type or paste a text; Show runs the model on it (Ctrl+Enter)', 'aria-label': 'Text to run the model on' },
+      attrs: {
+        id: `${id}-text`,
+        rows: 2,
+        spellcheck: false,
+        placeholder: 'Type or paste a text; Show runs the model on it (Ctrl+Enter)',
+        'aria-label': 'Text to run the model on',
+      },
       on: {
         input: () => {
           const run = ctx.run();
@@ -63,12 +83,23 @@ export class InspectBar {
       if (this.input.value.trim() === '') this.status.textContent = 'Type a text first.';
       else ctx.lookInside(this.input.value);
     });
-    for (const b of [this.training, this.yours]) b.addEventListener('click', () => this.choose(b.dataset.view as InspectView));
-    this.form = h('div', { className: 'inspect-form' }, this.input, h('div', { className: 'inspect-actions' }, this.show, this.inside));
+    for (const b of [this.training, this.yours])
+      b.addEventListener('click', () => this.choose(b.dataset.view as InspectView));
+    this.form = h(
+      'div',
+      { className: 'inspect-form' },
+      this.input,
+      h('div', { className: 'inspect-actions' }, this.show, this.inside),
+    );
     this.el = h(
       'div',
       { className: 'inspect-bar' },
-      h('div', { className: 'segmented', attrs: { role: 'radiogroup', 'aria-label': 'What to show' } }, this.training, this.yours),
+      h(
+        'div',
+        { className: 'segmented', attrs: { role: 'radiogroup', 'aria-label': 'What to show' } },
+        this.training,
+        this.yours,
+      ),
       this.form,
       this.status,
     );
@@ -98,7 +129,12 @@ export class InspectBar {
     const insp = this.ctx.store.beginInspection(run.id, text);
     if (!insp) return;
     this.ctx.ui.inspectTexts[run.id] = text;
-    this.ctx.host.post({ type: 'attend/request', id: insp.id, runDir: run.summary.runDir, text } satisfies WebviewToHost);
+    this.ctx.host.post({
+      type: 'attend/request',
+      id: insp.id,
+      runDir: run.summary.runDir,
+      text,
+    } satisfies WebviewToHost);
   }
 
   /** Shows the bar for `run`. */
@@ -107,14 +143,16 @@ export class InspectBar {
     const interactive = this.ctx.host.interactive;
     const hasSnapshots = (run?.snapshots.length ?? 0) > 0;
     this.training.disabled = !hasSnapshots;
-    this.training.title = hasSnapshots ? '' : 'This run has no attention snapshots (an imported model, or one trained without --snapshot-every)';
+    this.training.title = hasSnapshots
+      ? ''
+      : 'This run has no attention snapshots (an imported model, or one trained without --snapshot-every)';
     this.training.setAttribute('aria-checked', String(view === 'training'));
     this.yours.setAttribute('aria-checked', String(view === 'text'));
     this.form.hidden = view !== 'text';
     this.input.disabled = !interactive || !run;
     this.show.disabled = !interactive || !run;
     this.inside.disabled = !interactive || !run;
-    const kept = run ? this.ctx.ui.inspectTexts[run.id] ?? run.inspection?.text ?? '' : '';
+    const kept = run ? (this.ctx.ui.inspectTexts[run.id] ?? run.inspection?.text ?? '') : '';
     // The text a run showed before the page reloaded (kept in the UI state) is asked for again
     // (the model worker answers from what it kept, or computes it anew after a window reload).
     if (view === 'text' && run && !run.inspection && kept.trim() !== '' && interactive) this.request(run, kept);
@@ -122,13 +160,18 @@ export class InspectBar {
     if (document.activeElement !== this.input) this.input.value = kept;
     this.status.hidden = view !== 'text';
     this.status.classList.toggle('error', insp?.error !== null && insp?.error !== undefined);
-    if (!interactive) this.status.textContent = 'This page is a saved report: open the run in VS Code to run its model on a text.';
-    else if (!insp) this.status.textContent = `Runs ${run ? `the model of ${run.summary.name}` : 'the model'} now on your text: every layer's and head's attention, and each head's scores.`;
+    if (!interactive)
+      this.status.textContent = 'This page is a saved report: open the run in VS Code to run its model on a text.';
+    else if (!insp)
+      this.status.textContent = `Runs ${run ? `the model of ${run.summary.name}` : 'the model'} now on your text: every layer's and head's attention, and each head's scores.`;
     else if (insp.error) this.status.textContent = `Could not compute the attention: ${insp.error.message}`;
     else if (!insp.snapshot) this.status.textContent = 'Computing the attention…';
     else {
       const s = insp.snapshot;
-      const n = s.srcTokens.length > 0 ? `${s.srcTokens.length} source and ${s.tgtTokens.length} target tokens` : `${s.tgtTokens.length} tokens`;
+      const n =
+        s.srcTokens.length > 0
+          ? `${s.srcTokens.length} source and ${s.tgtTokens.length} target tokens`
+          : `${s.tgtTokens.length} tokens`;
       this.status.textContent = `The model at step ${s.step} on your text (${n}), not a training snapshot.${s.truncation ? ` ${s.truncation}` : ''}`;
     }
   }

@@ -34,7 +34,17 @@ export function lensGrid(lens: LensOutputData, tip: HTMLElement): HTMLElement {
     'tr',
     {},
     h('th', { className: 'lens-corner', attrs: { scope: 'col' } }, 'layer ↓  position →'),
-    ...lens.tokens.map((t, i) => h('th', { className: 'lens-col', attrs: { scope: 'col', title: `position ${i}: “${tokenTitle(t)}” — its column predicts the token after it` } }, h('span', { className: 'lens-tok' }, showToken(t)), h('span', { className: 'lens-pos' }, String(i)))),
+    ...lens.tokens.map((t, i) =>
+      h(
+        'th',
+        {
+          className: 'lens-col',
+          attrs: { scope: 'col', title: `position ${i}: “${tokenTitle(t)}” — its column predicts the token after it` },
+        },
+        h('span', { className: 'lens-tok' }, showToken(t)),
+        h('span', { className: 'lens-pos' }, String(i)),
+      ),
+    ),
   );
   const cells: HTMLElement[][] = [];
   const rows = lens.layers.map((l, r) => {
@@ -47,13 +57,23 @@ export function lensGrid(lens: LensOutputData, tip: HTMLElement): HTMLElement {
       const label = `${name}, position ${t} (“${showToken(lens.tokens[t] ?? '')}”): ${topLines(p.top).join(', ')}`;
       const cell = h(
         'td',
-        { className: `lens-cell${hit ? ' hit' : ''}`, attrs: { tabindex: r === 0 && t === 0 ? 0 : -1, 'data-layer': l.layer, 'data-pos': t, 'data-prob': prob, 'aria-label': label } },
+        {
+          className: `lens-cell${hit ? ' hit' : ''}`,
+          attrs: {
+            tabindex: r === 0 && t === 0 ? 0 : -1,
+            'data-layer': l.layer,
+            'data-pos': t,
+            'data-prob': prob,
+            'aria-label': label,
+          },
+        },
         h('span', { className: 'lens-tok' }, best ? showToken(best.token) : '∅'),
         h('span', { className: 'lens-p' }, formatPercent(best?.prob ?? null)),
       );
       // Square-root scale: lens probabilities are mostly small, and √ keeps 5% and 20% apart.
       cell.style.setProperty('--shade', Math.sqrt(prob).toFixed(3));
-      const show = (): void => showTip(tip, cell, `${name} · position ${t} (“${showToken(lens.tokens[t] ?? '')}”) predicts`, p.top);
+      const show = (): void =>
+        showTip(tip, cell, `${name} · position ${t} (“${showToken(lens.tokens[t] ?? '')}”) predicts`, p.top);
       cell.addEventListener('mouseenter', show);
       cell.addEventListener('focus', show);
       cell.addEventListener('mouseleave', () => hideTip(tip, cell));
@@ -62,14 +82,40 @@ export function lensGrid(lens: LensOutputData, tip: HTMLElement): HTMLElement {
       return cell;
     });
     cells.push(row);
-    return h('tr', { className: l.layer === n ? 'lens-output' : '' }, h('th', { className: 'lens-layer', attrs: { scope: 'row' } }, name), ...row);
+    return h(
+      'tr',
+      { className: l.layer === n ? 'lens-output' : '' },
+      h('th', { className: 'lens-layer', attrs: { scope: 'row' } }, name),
+      ...row,
+    );
   });
-  const table = h('table', { className: 'lens-grid', attrs: { 'aria-label': `Logit lens: ${n + 1} layers × ${T} positions; each cell is the most probable next token` } }, h('thead', {}, head), h('tbody', {}, ...rows));
+  const table = h(
+    'table',
+    {
+      className: 'lens-grid',
+      attrs: {
+        'aria-label': `Logit lens: ${n + 1} layers × ${T} positions; each cell is the most probable next token`,
+      },
+    },
+    h('thead', {}, head),
+    h('tbody', {}, ...rows),
+  );
   return h(
     'div',
     {},
-    h('div', { className: 'lens-scroll', attrs: { role: 'region', 'aria-label': 'Logit lens grid (scrolls sideways)', tabindex: -1 } }, table),
-    h('p', { className: 'hint lens-legend' }, 'Shade: the probability of the cell’s token (square-root scale). Underlined: it is the next input token.'),
+    h(
+      'div',
+      {
+        className: 'lens-scroll',
+        attrs: { role: 'region', 'aria-label': 'Logit lens grid (scrolls sideways)', tabindex: -1 },
+      },
+      table,
+    ),
+    h(
+      'p',
+      { className: 'hint lens-legend' },
+      'Shade: the probability of the cell’s token (square-root scale). Underlined: it is the next input token.',
+    ),
   );
 }
 
@@ -77,7 +123,19 @@ export function lensGrid(lens: LensOutputData, tip: HTMLElement): HTMLElement {
 function moveFocus(e: KeyboardEvent, cells: readonly HTMLElement[][], r: number, t: number): void {
   const row = cells[r] ?? [];
   const to: [number, number] | null =
-    e.key === 'ArrowRight' ? [r, t + 1] : e.key === 'ArrowLeft' ? [r, t - 1] : e.key === 'ArrowDown' ? [r + 1, t] : e.key === 'ArrowUp' ? [r - 1, t] : e.key === 'Home' ? [r, 0] : e.key === 'End' ? [r, row.length - 1] : null;
+    e.key === 'ArrowRight'
+      ? [r, t + 1]
+      : e.key === 'ArrowLeft'
+        ? [r, t - 1]
+        : e.key === 'ArrowDown'
+          ? [r + 1, t]
+          : e.key === 'ArrowUp'
+            ? [r - 1, t]
+            : e.key === 'Home'
+              ? [r, 0]
+              : e.key === 'End'
+                ? [r, row.length - 1]
+                : null;
   if (!to) return;
   const target = cells[to[0]]?.[to[1]];
   if (!target) return;
@@ -89,7 +147,12 @@ function moveFocus(e: KeyboardEvent, cells: readonly HTMLElement[][], r: number,
 }
 
 /** Fills the floating box with `top` and puts it below `cell` (above when there is no room). */
-function showTip(tip: HTMLElement, cell: HTMLElement, title: string, top: LensOutputData['layers'][number]['positions'][number]['top']): void {
+function showTip(
+  tip: HTMLElement,
+  cell: HTMLElement,
+  title: string,
+  top: LensOutputData['layers'][number]['positions'][number]['top'],
+): void {
   tip.replaceChildren(
     h('div', { className: 'lens-tip-title' }, title),
     h(
@@ -98,7 +161,13 @@ function showTip(tip: HTMLElement, cell: HTMLElement, title: string, top: LensOu
       ...top.map((c) => {
         const bar = h('span', { className: 'lens-tip-bar' });
         bar.style.setProperty('--p', c.prob.toFixed(3));
-        return h('li', {}, h('code', {}, showToken(c.token)), h('span', { className: 'lens-tip-p' }, formatPercent(c.prob)), bar);
+        return h(
+          'li',
+          {},
+          h('code', {}, showToken(c.token)),
+          h('span', { className: 'lens-tip-p' }, formatPercent(c.prob)),
+          bar,
+        );
       }),
     ),
   );
@@ -114,5 +183,6 @@ function showTip(tip: HTMLElement, cell: HTMLElement, title: string, top: LensOu
 }
 
 function hideTip(tip: HTMLElement, cell: HTMLElement): void {
-  if (tip.dataset.for === `${cell.dataset.layer}/${cell.dataset.pos}` && document.activeElement !== cell) tip.hidden = true;
+  if (tip.dataset.for === `${cell.dataset.layer}/${cell.dataset.pos}` && document.activeElement !== cell)
+    tip.hidden = true;
 }

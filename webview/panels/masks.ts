@@ -23,9 +23,11 @@ import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 
 const ABOUT: Record<string, string> = {
-  'source.padding': 'Source padding: 1 where the source token is real, 0 where it is <pad>. Used by encoder self-attention and by cross-attention (keys are source positions).',
+  'source.padding':
+    'Source padding: 1 where the source token is real, 0 where it is <pad>. Used by encoder self-attention and by cross-attention (keys are source positions).',
   'target.padding': 'Target padding: 1 where the decoder input token is real, 0 where it is <pad>.',
-  'decoder.causal': 'Causal mask: query t may attend to keys s ≤ t only, so the decoder cannot look ahead. Shared by the whole batch.',
+  'decoder.causal':
+    'Causal mask: query t may attend to keys s ≤ t only, so the decoder cannot look ahead. Shared by the whole batch.',
   'decoder.self': 'Decoder self-attention mask: target padding ∧ causal, one square per batch item.',
 };
 
@@ -47,7 +49,12 @@ export class MasksPanel implements Panel {
     this.el = h(
       'section',
       { className: 'panel masks' },
-      h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Mask options' } }, h('label', { attrs: { for: 'mask-batch' } }, 'batch item b '), this.batchSel),
+      h(
+        'div',
+        { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Mask options' } },
+        h('label', { attrs: { for: 'mask-batch' } }, 'batch item b '),
+        this.batchSel,
+      ),
       this.intro,
       this.cards,
     );
@@ -61,13 +68,18 @@ export class MasksPanel implements Panel {
     const run = this.ctx.run();
     const snap = run?.snapshots[run.snapshots.length - 1];
     if (!run || !snap) {
-      this.intro.textContent = run ? 'No snapshot yet: masks are recorded with the attention snapshots of the probe batch.' : 'No run selected.';
+      this.intro.textContent = run
+        ? 'No snapshot yet: masks are recorded with the attention snapshots of the probe batch.'
+        : 'No run selected.';
       replaceChildren(this.cards);
       return;
     }
     const B = batchSize(snap);
     const b = Math.min(this.ctx.ui.masks.batch, B - 1);
-    replaceChildren(this.batchSel, ...Array.from({ length: B }, (_, i) => h('option', { attrs: { value: i, selected: i === b } }, String(i))));
+    replaceChildren(
+      this.batchSel,
+      ...Array.from({ length: B }, (_, i) => h('option', { attrs: { value: i, selected: i === b } }, String(i))),
+    );
     const src = findMask(snap, 'source.padding');
     const tgt = findMask(snap, 'target.padding');
     const z: Sizes = {
@@ -83,7 +95,13 @@ export class MasksPanel implements Panel {
     replaceChildren(this.cards, ...cards);
   }
 
-  private labelsFor(snap: AttentionSnapshot, which: 'S' | 'T', b: number, n: number, pad: MaskData | undefined): string[] {
+  private labelsFor(
+    snap: AttentionSnapshot,
+    which: 'S' | 'T',
+    b: number,
+    n: number,
+    pad: MaskData | undefined,
+  ): string[] {
     const tokens = which === 'S' ? snap.srcTokens : snap.tgtTokens;
     const padRow = pad ? broadcastSlice(pad, b, 1) : null;
     return Array.from({ length: n }, (_, i) => {
@@ -103,22 +121,74 @@ export class MasksPanel implements Panel {
     // The tensor itself: all B rows of a padding mask, or item b's square.
     const tensorRows = isPadding ? (m.shape[0] ?? 1) : (m.shape[2] ?? 1);
     const tensor = isPadding ? m.data : broadcastSlice(m, b, tensorRows);
-    const rowLabels = isPadding ? Array.from({ length: tensorRows }, (_, i) => `b=${i}`) : this.labelsFor(snap, 'T', b, tensorRows, findMask(snap, 'target.padding'));
-    views.push(this.view(`${m.name} values`, isPadding ? `the tensor: batch items × ${which} (the two size-1 dims dropped)` : `the tensor for item b = ${b}`, tensor, tensorRows, cols, rowLabels, colLabels, isPadding ? 'batch item b' : `queries t (T = ${tensorRows})`, `keys s (${which} = ${cols})`));
+    const rowLabels = isPadding
+      ? Array.from({ length: tensorRows }, (_, i) => `b=${i}`)
+      : this.labelsFor(snap, 'T', b, tensorRows, findMask(snap, 'target.padding'));
+    views.push(
+      this.view(
+        `${m.name} values`,
+        isPadding ? `the tensor: batch items × ${which} (the two size-1 dims dropped)` : `the tensor for item b = ${b}`,
+        tensor,
+        tensorRows,
+        cols,
+        rowLabels,
+        colLabels,
+        isPadding ? 'batch item b' : `queries t (T = ${tensorRows})`,
+        `keys s (${which} = ${cols})`,
+      ),
+    );
     const uses = scoresUses(m.name, z);
     for (const u of uses) {
       const q = u.dims[2] as { name: string; size: number };
       if (!isPadding || q.size === 0) continue;
       const slice = broadcastSlice(m, b, q.size);
-      const qLabels = this.labelsFor(snap, q.name as 'S' | 'T', b, q.size, findMask(snap, q.name === 'S' ? 'source.padding' : 'target.padding'));
-      views.push(this.view(`${m.name} broadcast`, `as applied to the ${u.label} of item b = ${b}, every head`, slice, q.size, cols, qLabels, colLabels, `queries t (${q.name} = ${q.size})`, `keys s (${which} = ${cols})`));
+      const qLabels = this.labelsFor(
+        snap,
+        q.name as 'S' | 'T',
+        b,
+        q.size,
+        findMask(snap, q.name === 'S' ? 'source.padding' : 'target.padding'),
+      );
+      views.push(
+        this.view(
+          `${m.name} broadcast`,
+          `as applied to the ${u.label} of item b = ${b}, every head`,
+          slice,
+          q.size,
+          cols,
+          qLabels,
+          colLabels,
+          `queries t (${q.name} = ${q.size})`,
+          `keys s (${which} = ${cols})`,
+        ),
+      );
     }
     const masked = maskedCount(isPadding ? broadcastSlice(m, b, 1) : tensor);
     return h(
       'article',
       { className: 'mask-card', attrs: { 'data-mask': m.name, 'aria-label': `${m.name} mask` } },
-      h('h3', {}, m.name, ' ', h('code', { className: 'shape', attrs: { 'aria-label': `shape ${dims.join(' by ')}` } }, '[', ...dims.flatMap((d, i) => [i > 0 ? ', ' : '', h('span', { className: `dim${d === '1' ? ' dim-one' : ''}`, attrs: { 'data-dim': i } }, d)]), ']')),
-      h('p', {}, ABOUT[m.name] ?? 'A mask the engine used.', ` Item b = ${b}: ${masked} masked ${isPadding ? 'key position(s)' : 'cell(s)'}.`),
+      h(
+        'h3',
+        {},
+        m.name,
+        ' ',
+        h(
+          'code',
+          { className: 'shape', attrs: { 'aria-label': `shape ${dims.join(' by ')}` } },
+          '[',
+          ...dims.flatMap((d, i) => [
+            i > 0 ? ', ' : '',
+            h('span', { className: `dim${d === '1' ? ' dim-one' : ''}`, attrs: { 'data-dim': i } }, d),
+          ]),
+          ']',
+        ),
+      ),
+      h(
+        'p',
+        {},
+        ABOUT[m.name] ?? 'A mask the engine used.',
+        ` Item b = ${b}: ${masked} masked ${isPadding ? 'key position(s)' : 'cell(s)'}.`,
+      ),
       ...uses.map((u) => this.broadcastTable(m, u)),
       h('div', { className: 'mask-views' }, ...views),
     );
@@ -131,9 +201,30 @@ export class MasksPanel implements Panel {
       'table',
       { className: 'broadcast', attrs: { 'aria-label': `${m.name} broadcast to ${u.label}` } },
       h('caption', {}, `broadcast to the ${u.label} [${u.dims.map((d) => d.name).join(', ')}]`),
-      h('tr', {}, h('th', { attrs: { scope: 'row' } }, 'mask'), ...dims.map((d, i) => h('td', { className: plan[i]?.repeated ? 'repeated' : '' }, d))),
-      h('tr', {}, h('th', { attrs: { scope: 'row' } }, 'scores'), ...u.dims.map((d) => h('td', {}, `${d.name}=${d.size}`))),
-      h('tr', {}, h('th', { attrs: { scope: 'row' } }, ''), ...plan.map((p) => h('td', { className: 'plan' }, p.repeated ? `repeated ×${p.scores}` : p.mask === p.scores ? 'matches' : `${p.mask} ≠ ${p.scores}!`))),
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'row' } }, 'mask'),
+        ...dims.map((d, i) => h('td', { className: plan[i]?.repeated ? 'repeated' : '' }, d)),
+      ),
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'row' } }, 'scores'),
+        ...u.dims.map((d) => h('td', {}, `${d.name}=${d.size}`)),
+      ),
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'row' } }, ''),
+        ...plan.map((p) =>
+          h(
+            'td',
+            { className: 'plan' },
+            p.repeated ? `repeated ×${p.scores}` : p.mask === p.scores ? 'matches' : `${p.mask} ≠ ${p.scores}!`,
+          ),
+        ),
+      ),
     );
   }
 
@@ -143,13 +234,46 @@ export class MasksPanel implements Panel {
     return h(
       'article',
       { className: 'mask-card computed', attrs: { 'data-mask': 'combined (computed)' } },
-      h('h3', {}, 'target.padding ∧ decoder.causal ', h('code', { className: 'shape' }, `[B=${tgt.shape[0]}, 1, T=${T}, T=${T}]`)),
-      h('p', {}, 'Computed here for illustration: this probe batch has no target padding, so the engine applied decoder.causal alone and built no [B,1,T,T] mask.'),
-      h('div', { className: 'mask-views' }, this.view('combined', `item b = ${b}`, combine(tgt, causal, b), T, T, labels, labels, `queries t (T = ${T})`, `keys s (T = ${T})`)),
+      h(
+        'h3',
+        {},
+        'target.padding ∧ decoder.causal ',
+        h('code', { className: 'shape' }, `[B=${tgt.shape[0]}, 1, T=${T}, T=${T}]`),
+      ),
+      h(
+        'p',
+        {},
+        'Computed here for illustration: this probe batch has no target padding, so the engine applied decoder.causal alone and built no [B,1,T,T] mask.',
+      ),
+      h(
+        'div',
+        { className: 'mask-views' },
+        this.view(
+          'combined',
+          `item b = ${b}`,
+          combine(tgt, causal, b),
+          T,
+          T,
+          labels,
+          labels,
+          `queries t (T = ${T})`,
+          `keys s (T = ${T})`,
+        ),
+      ),
     );
   }
 
-  private view(label: string, caption: string, mask: Uint8Array, rows: number, cols: number, rowLabels: string[], colLabels: string[], rowTitle: string, colTitle: string): HTMLElement {
+  private view(
+    label: string,
+    caption: string,
+    mask: Uint8Array,
+    rows: number,
+    cols: number,
+    rowLabels: string[],
+    colLabels: string[],
+    rowTitle: string,
+    colTitle: string,
+  ): HTMLElement {
     const v = new HeatmapView(label, 320);
     v.set(
       {
@@ -168,7 +292,21 @@ export class MasksPanel implements Panel {
     );
     const run = this.ctx.run();
     const step = run?.snapshots[run.snapshots.length - 1]?.step ?? null;
-    const menu = exportMenu(this.ctx.host, `Export ${label}`, () => imageItems(() => v.svg(`${run?.summary.name ?? ''} · ${label} · ${caption}`), (kind) => exportFileName(run?.summary.name ?? 'run', label, step, kind)), (t) => this.ctx.problem(t));
-    return h('figure', { className: 'mask-view' }, h('div', { className: 'caption-row' }, h('figcaption', {}, caption), menu), v.el);
+    const menu = exportMenu(
+      this.ctx.host,
+      `Export ${label}`,
+      () =>
+        imageItems(
+          () => v.svg(`${run?.summary.name ?? ''} · ${label} · ${caption}`),
+          (kind) => exportFileName(run?.summary.name ?? 'run', label, step, kind),
+        ),
+      (t) => this.ctx.problem(t),
+    );
+    return h(
+      'figure',
+      { className: 'mask-view' },
+      h('div', { className: 'caption-row' }, h('figcaption', {}, caption), menu),
+      v.el,
+    );
   }
 }

@@ -25,23 +25,47 @@ function headDim(c: ModelConfigData): number | undefined {
 }
 
 function box(title: string, ...lines: string[]): HTMLElement {
-  return h('div', { className: 'arch-box' }, h('strong', {}, title), ...lines.map((l) => h('span', { className: 'arch-line' }, l)));
+  return h(
+    'div',
+    { className: 'arch-box' },
+    h('strong', {}, title),
+    ...lines.map((l) => h('span', { className: 'arch-line' }, l)),
+  );
 }
 
 function stack(label: string, n: string, boxes: HTMLElement[]): HTMLElement {
-  return h('div', { className: 'arch-stack', attrs: { role: 'group', 'aria-label': `${label}, ${n} layers` } }, h('div', { className: 'arch-stack-head' }, `${label} × ${n}`), ...boxes);
+  return h(
+    'div',
+    { className: 'arch-stack', attrs: { role: 'group', 'aria-label': `${label}, ${n} layers` } },
+    h('div', { className: 'arch-stack-head' }, `${label} × ${n}`),
+    ...boxes,
+  );
 }
 
 function architecture(info: ModelInfo): HTMLElement {
   const c = info.config;
   const encdec = c.kind === 'encoder-decoder';
   const d = field(c.dModel);
-  const attn = (kind: string): HTMLElement => box(kind, `${field(c.nHeads)} heads × d_k = ${field(headDim(c))}`, `W_Q, W_K, W_V, W_O: ${d}×${d}`);
-  const ffn = (): HTMLElement => box('Feed-forward', `${d} → ${field(c.dFF)} → ${d}`, `activation ${field(c.activation)}`);
-  const embed = (which: string, vocab: number | undefined): HTMLElement => box(`${which} embedding`, `${field(vocab)} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`, `${field(c.positional)} positions (max ${field(c.maxLen)})`);
+  const attn = (kind: string): HTMLElement =>
+    box(kind, `${field(c.nHeads)} heads × d_k = ${field(headDim(c))}`, `W_Q, W_K, W_V, W_O: ${d}×${d}`);
+  const ffn = (): HTMLElement =>
+    box('Feed-forward', `${d} → ${field(c.dFF)} → ${d}`, `activation ${field(c.activation)}`);
+  const embed = (which: string, vocab: number | undefined): HTMLElement =>
+    box(
+      `${which} embedding`,
+      `${field(vocab)} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`,
+      `${field(c.positional)} positions (max ${field(c.maxLen)})`,
+    );
   const parts: HTMLElement[] = [];
   if (encdec) {
-    parts.push(h('div', { className: 'arch-col' }, embed('Source', c.srcVocabSize), stack('Encoder', field(c.nEncoderLayers), [attn('Self-attention'), ffn()])));
+    parts.push(
+      h(
+        'div',
+        { className: 'arch-col' },
+        embed('Source', c.srcVocabSize),
+        stack('Encoder', field(c.nEncoderLayers), [attn('Self-attention'), ffn()]),
+      ),
+    );
   }
   const dec = [attn(encdec ? 'Masked self-attention' : 'Causal self-attention')];
   if (encdec) dec.push(attn('Cross-attention (queries: decoder, keys/values: encoder)'));
@@ -52,14 +76,22 @@ function architecture(info: ModelInfo): HTMLElement {
       { className: 'arch-col' },
       embed(encdec ? 'Target' : 'Token', c.vocabSize),
       stack('Decoder', field(c.nDecoderLayers), dec),
-      box('Output', `linear ${d} → ${field(c.vocabSize)}${c.tieEmbeddings === true ? ' (tied to the embedding)' : ''}`, 'softmax over the vocabulary'),
+      box(
+        'Output',
+        `linear ${d} → ${field(c.vocabSize)}${c.tieEmbeddings === true ? ' (tied to the embedding)' : ''}`,
+        'softmax over the vocabulary',
+      ),
     ),
   );
   const norm = c.norm === undefined ? 'norm ?' : c.norm === 'pre' ? 'pre-LN' : 'post-LN (Add & Norm)';
   return h(
     'div',
     { className: 'arch' },
-    h('p', { className: 'note' }, `${c.kind} · ${norm} · dropout ${field(c.dropout)} · label smoothing ${field(c.labelSmoothing)} · LayerNorm ε ${field(c.layerNormEps)}`),
+    h(
+      'p',
+      { className: 'note' },
+      `${c.kind} · ${norm} · dropout ${field(c.dropout)} · label smoothing ${field(c.labelSmoothing)} · LayerNorm ε ${field(c.layerNormEps)}`,
+    ),
     h('div', { className: 'arch-cols' }, ...parts),
   );
 }
@@ -70,16 +102,38 @@ function paramsTable(info: ModelInfo): HTMLElement {
   return h(
     'table',
     { className: 'params', attrs: { 'aria-label': 'Parameters per module' } },
-    h('thead', {}, h('tr', {}, h('th', { attrs: { scope: 'col' } }, 'module'), h('th', { attrs: { scope: 'col' } }, 'parameters'), h('th', { attrs: { scope: 'col' } }, 'share'))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { attrs: { scope: 'col' } }, 'module'),
+        h('th', { attrs: { scope: 'col' } }, 'parameters'),
+        h('th', { attrs: { scope: 'col' } }, 'share'),
+      ),
+    ),
     h(
       'tbody',
       {},
       ...entries.map(([name, n]) => {
         const bar = h('span', { className: 'bar' });
         bar.style.width = `${((100 * n) / max).toFixed(1)}%`;
-        return h('tr', {}, h('td', {}, name), h('td', { className: 'num' }, formatCount(n)), h('td', { className: 'bar-cell', attrs: { 'aria-label': formatPercent(n / Math.max(1, info.params)) } }, bar));
+        return h(
+          'tr',
+          {},
+          h('td', {}, name),
+          h('td', { className: 'num' }, formatCount(n)),
+          h('td', { className: 'bar-cell', attrs: { 'aria-label': formatPercent(n / Math.max(1, info.params)) } }, bar),
+        );
       }),
-      h('tr', { className: 'total' }, h('td', {}, 'total'), h('td', { className: 'num' }, formatCount(info.params)), h('td', {})),
+      h(
+        'tr',
+        { className: 'total' },
+        h('td', {}, 'total'),
+        h('td', { className: 'num' }, formatCount(info.params)),
+        h('td', {}),
+      ),
     ),
   );
 }
@@ -100,7 +154,10 @@ export class ModelPanel implements Panel {
     const run = this.ctx.run();
     const info = run?.summary.model;
     if (!run || !info) {
-      replaceChildren(this.el, h('p', { className: 'empty' }, run ? 'This run has no model information yet.' : 'No run selected.'));
+      replaceChildren(
+        this.el,
+        h('p', { className: 'empty' }, run ? 'This run has no model information yet.' : 'No run selected.'),
+      );
       return;
     }
     const data = run.summary.data;
@@ -120,7 +177,15 @@ export class ModelPanel implements Panel {
         h('dt', {}, 'backend'),
         h('dd', {}, info.backend),
         ...(data
-          ? [h('dt', {}, 'data'), h('dd', {}, `${data.description} — ${formatCompact(data.trainTokens)} training / ${formatCompact(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`), ...(data.validation ? [h('dt', {}, 'validation'), h('dd', {}, data.validation.text)] : [])]
+          ? [
+              h('dt', {}, 'data'),
+              h(
+                'dd',
+                {},
+                `${data.description} — ${formatCompact(data.trainTokens)} training / ${formatCompact(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`,
+              ),
+              ...(data.validation ? [h('dt', {}, 'validation'), h('dd', {}, data.validation.text)] : []),
+            ]
           : []),
       ),
       h('h3', {}, 'Parameters per module'),

@@ -38,7 +38,10 @@ export class PlaygroundPanel implements Panel {
   /** The decoded text as text (decoder-only: the prompt, then the continuation). */
   private readonly text = h('div', { className: 'pg-text-box' });
   private readonly prompt = h('div', { className: 'pg-prompt' });
-  private readonly output = h('div', { className: 'pg-output', attrs: { role: 'toolbar', 'aria-label': 'Generated tokens' } });
+  private readonly output = h('div', {
+    className: 'pg-output',
+    attrs: { role: 'toolbar', 'aria-label': 'Generated tokens' },
+  });
   private readonly beams = h('div', { className: 'pg-beams' });
   private readonly attention = h('div', { className: 'pg-attention' });
   /** The last decode of each run (by run id): the playground state is per run. */
@@ -75,7 +78,9 @@ export class PlaygroundPanel implements Panel {
       }
       return true;
     }
-    return ev.kind === 'runs' || (ev.kind === 'decode' && (ev.id === this.session?.id || this.compare.owns(ev.id, 'decode')));
+    return (
+      ev.kind === 'runs' || (ev.kind === 'decode' && (ev.id === this.session?.id || this.compare.owns(ev.id, 'decode')))
+    );
   }
 
   /** The selected run's last decode, if any. */
@@ -92,13 +97,19 @@ export class PlaygroundPanel implements Panel {
       const host = this.ctx.host;
       const encdec = run?.summary.kind === 'encoder-decoder';
       const ui = this.ctx.ui;
-      Object.assign(ui.playground, { input: run ? ui.playgroundInputs[run.id] ?? '' : '' });
+      Object.assign(ui.playground, { input: run ? (ui.playgroundInputs[run.id] ?? '') : '' });
       const onChange = (): void => {
         if (run) ui.playgroundInputs[run.id] = ui.playground.input;
         this.ctx.saveUi();
       };
       const examples = run?.summary.data?.prompts ?? [];
-      const form = playgroundForm(ui.playground, { encdec, examples, enabled: host.interactive && run !== undefined, onChange, submit: () => this.decode() });
+      const form = playgroundForm(ui.playground, {
+        encdec,
+        examples,
+        enabled: host.interactive && run !== undefined,
+        onChange,
+        submit: () => this.decode(),
+      });
       replaceChildren(
         this.el,
         host.offlineReason ? h('p', { className: 'note offline', attrs: { role: 'note' } }, host.offlineReason) : null,
@@ -107,7 +118,12 @@ export class PlaygroundPanel implements Panel {
         this.text,
         h('h3', {}, encdec ? 'Source tokens' : 'Prompt tokens'),
         this.prompt,
-        h('h3', {}, 'Generated tokens ', h('span', { className: 'hint' }, '(probability under the model; click one to see its attention)')),
+        h(
+          'h3',
+          {},
+          'Generated tokens ',
+          h('span', { className: 'hint' }, '(probability under the model; click one to see its attention)'),
+        ),
         this.output,
         this.beams,
         this.attention,
@@ -162,7 +178,10 @@ export class PlaygroundPanel implements Panel {
     const s = this.session;
     this.timer = setTimeout(() => {
       if (s && !s.output && !s.error) {
-        s.error = { code: 'decode/timeout', message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.` };
+        s.error = {
+          code: 'decode/timeout',
+          message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.`,
+        };
         this.showSession();
       }
     }, TIMEOUT_MS);
@@ -186,27 +205,67 @@ export class PlaygroundPanel implements Panel {
     const out = s.output;
     if (s.error) this.status.textContent = `Decode failed: ${s.error.message}`;
     else if (!out) this.status.textContent = `Decoding… ${s.tokens.length} token(s)`;
-    else this.status.textContent = `Done: ${out.tokens.length} token(s) — ${stopReasonText(out.stopReason)}. Score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
+    else
+      this.status.textContent = `Done: ${out.tokens.length} token(s) — ${stopReasonText(out.stopReason)}. Score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
     this.status.classList.toggle('error', s.error !== null);
     this.showText(s);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
-    replaceChildren(this.prompt, ...(out ? out.promptTokens.map((t, i) => h('span', { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}: ${tokenTitle(t)}` } }, showToken(t))) : []));
+    replaceChildren(
+      this.prompt,
+      ...(out
+        ? out.promptTokens.map((t, i) =>
+            h(
+              'span',
+              { className: `chip${isPadToken(t) ? ' pad' : ''}`, attrs: { title: `position ${i}: ${tokenTitle(t)}` } },
+              showToken(t),
+            ),
+          )
+        : []),
+    );
     const chips = tokens.map((t, i) => {
       const p = Math.exp(t.logprob);
-      const b = h('button', { className: 'chip token', attrs: { type: 'button', 'data-index': i, 'aria-pressed': String(i === this.picked), 'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${formatPercent(p)}`, tabindex: i === Math.max(0, this.picked) ? 0 : -1 } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, formatPercent(p)));
+      const b = h(
+        'button',
+        {
+          className: 'chip token',
+          attrs: {
+            type: 'button',
+            'data-index': i,
+            'aria-pressed': String(i === this.picked),
+            'aria-label': `token ${i + 1}: ${showToken(t.token)}, probability ${formatPercent(p)}`,
+            tabindex: i === Math.max(0, this.picked) ? 0 : -1,
+          },
+        },
+        h('span', { className: 'tok' }, showToken(t.token)),
+        h('span', { className: 'prob' }, formatPercent(p)),
+      );
       b.style.setProperty('--p', p.toFixed(3));
       b.addEventListener('click', () => this.pick(i));
       b.addEventListener('keydown', (e) => {
         const d = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
         if (d === 0) return;
         e.preventDefault();
-        const next = this.output.querySelector<HTMLButtonElement>(`button[data-index="${Math.min(tokens.length - 1, Math.max(0, i + d))}"]`);
+        const next = this.output.querySelector<HTMLButtonElement>(
+          `button[data-index="${Math.min(tokens.length - 1, Math.max(0, i + d))}"]`,
+        );
         next?.focus();
       });
       return b;
     });
     replaceChildren(this.output, ...chips);
-    replaceChildren(this.beams, ...(out && out.beams.length > 1 ? [h('h3', {}, 'Beams (n-best)'), h('ol', {}, ...out.beams.map((b) => h('li', {}, h('code', {}, b.text), ` score ${formatNumber(b.score, 3)}`)))] : []));
+    replaceChildren(
+      this.beams,
+      ...(out && out.beams.length > 1
+        ? [
+            h('h3', {}, 'Beams (n-best)'),
+            h(
+              'ol',
+              {},
+              ...out.beams.map((b) => h('li', {}, h('code', {}, b.text), ` score ${formatNumber(b.score, 3)}`)),
+            ),
+          ]
+        : []),
+    );
     if (out && this.picked >= 0) this.showAttention(out, this.picked);
     else replaceChildren(this.attention);
   }
@@ -221,12 +280,34 @@ export class PlaygroundPanel implements Panel {
     const run = this.ctx.store.run(s.runId);
     const encdec = run?.summary.kind === 'encoder-decoder';
     const full = encdec ? out.text : s.params.input + out.text;
-    const pre = h('pre', { className: 'pg-text', attrs: { 'aria-label': 'Decoded text' } }, encdec ? null : h('span', { className: 'pg-text-prompt' }, s.params.input), h('span', { className: 'pg-text-gen' }, out.text));
-    const copy = h('button', { className: 'pg-copy', attrs: { type: 'button', title: 'Copy the decoded text' } }, 'Copy');
+    const pre = h(
+      'pre',
+      { className: 'pg-text', attrs: { 'aria-label': 'Decoded text' } },
+      encdec ? null : h('span', { className: 'pg-text-prompt' }, s.params.input),
+      h('span', { className: 'pg-text-gen' }, out.text),
+    );
+    const copy = h(
+      'button',
+      { className: 'pg-copy', attrs: { type: 'button', title: 'Copy the decoded text' } },
+      'Copy',
+    );
     copy.addEventListener('click', () => {
-      void navigator.clipboard?.writeText(full).then(() => (copy.textContent = 'Copied'), () => (copy.textContent = 'Select the text to copy'));
+      void navigator.clipboard?.writeText(full).then(
+        () => (copy.textContent = 'Copied'),
+        () => (copy.textContent = 'Select the text to copy'),
+      );
     });
-    replaceChildren(this.text, h('h3', {}, encdec ? 'Output text' : 'Text ', encdec ? null : h('span', { className: 'hint' }, '(prompt, then what the model wrote)')), pre, copy);
+    replaceChildren(
+      this.text,
+      h(
+        'h3',
+        {},
+        encdec ? 'Output text' : 'Text ',
+        encdec ? null : h('span', { className: 'hint' }, '(prompt, then what the model wrote)'),
+      ),
+      pre,
+      copy,
+    );
   }
 
   private pick(i: number): void {
@@ -238,7 +319,14 @@ export class PlaygroundPanel implements Panel {
   private showAttention(out: DecodeOutput, i: number): void {
     const a = out.attention;
     if (!a || i >= a.queries) {
-      replaceChildren(this.attention, h('p', { className: 'note' }, a ? 'No attention recorded for this token.' : 'The host returned no attention for this decode.'));
+      replaceChildren(
+        this.attention,
+        h(
+          'p',
+          { className: 'note' },
+          a ? 'No attention recorded for this token.' : 'The host returned no attention for this decode.',
+        ),
+      );
       return;
     }
     const run = this.ctx.store.run(this.session?.runId);
@@ -250,14 +338,21 @@ export class PlaygroundPanel implements Panel {
     const q = a.queryStart + i;
     const rowLabels = a.self.flatMap((_, l) => Array.from({ length: H }, (__, hd) => `L${l + 1}·H${hd + 1}`));
     const views: HTMLElement[] = [];
-    const build = (maps: readonly Float32Array[], cols: number, colLabels: string[], label: string, stack: AttentionStack): void => {
+    const build = (
+      maps: readonly Float32Array[],
+      cols: number,
+      colLabels: string[],
+      label: string,
+      stack: AttentionStack,
+    ): void => {
       const causal = stack === 'decoder.self';
       const rows = maps.length * H;
       const values = new Float32Array(rows * cols);
       maps.forEach((m, l) => {
-        for (let hd = 0; hd < H; hd++) values.set(m.subarray((hd * T + i) * cols, (hd * T + i + 1) * cols), (l * H + hd) * cols);
+        for (let hd = 0; hd < H; hd++)
+          values.set(m.subarray((hd * T + i) * cols, (hd * T + i + 1) * cols), (l * H + hd) * cols);
       });
-      const mask = causal ? Uint8Array.from({ length: rows * cols }, (_, k) => ((k % cols) <= q ? 1 : 0)) : null;
+      const mask = causal ? Uint8Array.from({ length: rows * cols }, (_, k) => (k % cols <= q ? 1 : 0)) : null;
       const v = new HeatmapView(label, 520);
       v.set(
         {
@@ -266,17 +361,33 @@ export class PlaygroundPanel implements Panel {
           colLabels,
           rowTitle: 'layer · head',
           colTitle: `keys (${cols})`,
-          describe: (t, s) => `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ${formatNumber(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
+          describe: (t, s) =>
+            `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ${formatNumber(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
         },
         this.ctx.theme,
       );
-      views.push(h('figure', { className: 'pg-map', attrs: { 'data-stack': stack } }, h('figcaption', {}, label), v.el));
+      views.push(
+        h('figure', { className: 'pg-map', attrs: { 'data-stack': stack } }, h('figcaption', {}, label), v.el),
+      );
     };
     // Row i is the query at position q, whose output chose token i: its keys are positions ≤ q.
     const chosen = showToken(out.tokens[i] ?? '');
     const query = showToken(context[q] ?? '');
-    build(a.self, K, Array.from({ length: K }, (_, s) => context[s] ?? `#${s}`), `Self-attention while choosing “${chosen}” (query: position ${q}, “${query}”)`, 'decoder.self');
-    if (a.cross.length > 0 && a.sourceLength > 0) build(a.cross, a.sourceLength, Array.from({ length: a.sourceLength }, (_, s) => out.promptTokens[s] ?? `#${s}`), `Cross-attention over the source while choosing “${chosen}”`, 'decoder.cross');
+    build(
+      a.self,
+      K,
+      Array.from({ length: K }, (_, s) => context[s] ?? `#${s}`),
+      `Self-attention while choosing “${chosen}” (query: position ${q}, “${query}”)`,
+      'decoder.self',
+    );
+    if (a.cross.length > 0 && a.sourceLength > 0)
+      build(
+        a.cross,
+        a.sourceLength,
+        Array.from({ length: a.sourceLength }, (_, s) => out.promptTokens[s] ?? `#${s}`),
+        `Cross-attention over the source while choosing “${chosen}”`,
+        'decoder.cross',
+      );
     replaceChildren(this.attention, ...views);
   }
 }

@@ -31,7 +31,10 @@ interface Column {
 /** The side-by-side section of the playground. */
 export class PlaygroundCompare {
   readonly el: HTMLElement;
-  private readonly runsBox = h('div', { className: 'pg-compare-runs', attrs: { role: 'group', 'aria-label': 'Runs to compare' } });
+  private readonly runsBox = h('div', {
+    className: 'pg-compare-runs',
+    attrs: { role: 'group', 'aria-label': 'Runs to compare' },
+  });
   private readonly button = h('button', { attrs: { type: 'button' } }, 'Decode side by side');
   private readonly note = h('p', { className: 'note pg-compare-note' });
   private readonly columnsBox = h('div', { className: 'pg-columns' });
@@ -42,7 +45,12 @@ export class PlaygroundCompare {
     this.el = h(
       'section',
       { className: 'pg-compare' },
-      h('h3', {}, 'Side by side ', h('span', { className: 'hint' }, '(the same prompt and settings through other runs of this kind)')),
+      h(
+        'h3',
+        {},
+        'Side by side ',
+        h('span', { className: 'hint' }, '(the same prompt and settings through other runs of this kind)'),
+      ),
       this.runsBox,
       this.button,
       this.note,
@@ -62,7 +70,9 @@ export class PlaygroundCompare {
     replaceChildren(
       this.runsBox,
       ...others.map((r) => {
-        const box = h('input', { attrs: { type: 'checkbox', id: `pg-compare-${r.id}`, 'data-run': r.id, checked: picked.has(r.id) } });
+        const box = h('input', {
+          attrs: { type: 'checkbox', id: `pg-compare-${r.id}`, 'data-run': r.id, checked: picked.has(r.id) },
+        });
         box.addEventListener('change', () => {
           const set = new Set(this.ctx.ui.playgroundCompare);
           if (box.checked) set.add(r.id);
@@ -70,7 +80,12 @@ export class PlaygroundCompare {
           this.ctx.ui.playgroundCompare = [...set];
           this.ctx.saveUi();
         });
-        return h('label', { className: 'pg-compare-run', attrs: { for: `pg-compare-${r.id}` } }, box, ` ${r.summary.name}`);
+        return h(
+          'label',
+          { className: 'pg-compare-run', attrs: { for: `pg-compare-${r.id}` } },
+          box,
+          ` ${r.summary.name}`,
+        );
       }),
     );
     this.el.hidden = others.length === 0;
@@ -82,24 +97,42 @@ export class PlaygroundCompare {
   private run(): void {
     const run = this.ctx.run();
     if (!run || !this.ctx.host.interactive) return;
-    const params: DecodeParams = { ...this.ctx.ui.playground, input: this.ctx.ui.playgroundInputs[run.id] ?? this.ctx.ui.playground.input };
+    const params: DecodeParams = {
+      ...this.ctx.ui.playground,
+      input: this.ctx.ui.playgroundInputs[run.id] ?? this.ctx.ui.playground.input,
+    };
     if (params.input === '') {
       this.note.textContent = `Type ${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'} above first.`;
       return;
     }
-    const ids = [run.id, ...this.ctx.ui.playgroundCompare.filter((id) => id !== run.id && this.ctx.store.run(id)?.summary.kind === run.summary.kind)];
+    const ids = [
+      run.id,
+      ...this.ctx.ui.playgroundCompare.filter(
+        (id) => id !== run.id && this.ctx.store.run(id)?.summary.kind === run.summary.kind,
+      ),
+    ];
     if (ids.length < 2) {
       this.note.textContent = 'Tick at least one other run to compare with.';
       return;
     }
-    const input: LensInputData = run.summary.kind === 'decoder-only' ? { kind: 'decoder-only', prompt: params.input } : { kind: 'encoder-decoder', src: params.input };
+    const input: LensInputData =
+      run.summary.kind === 'decoder-only'
+        ? { kind: 'decoder-only', prompt: params.input }
+        : { kind: 'encoder-decoder', src: params.input };
     this.columns = ids.flatMap((id) => {
       const r = this.ctx.store.run(id);
       if (!r) return [];
       const decode = this.ctx.store.beginDecode(id, params);
       const lens = this.ctx.store.beginAnalysis(id, input);
       this.ctx.host.post({ type: 'decode/request', id: decode.id, runId: id, params } satisfies WebviewToHost);
-      this.ctx.host.post({ type: 'lens/request', id: lens.id, runDir: r.summary.runDir, input, topK: this.ctx.ui.lensTopK, fit: true } satisfies WebviewToHost);
+      this.ctx.host.post({
+        type: 'lens/request',
+        id: lens.id,
+        runDir: r.summary.runDir,
+        input,
+        topK: this.ctx.ui.lensTopK,
+        fit: true,
+      } satisfies WebviewToHost);
       return [{ runId: id, decode, lens }];
     });
     this.note.textContent = `${params.strategy} decode of ${JSON.stringify(params.input.length > 40 ? `${params.input.slice(0, 40)}…` : params.input)} through ${this.columns.length} runs.`;
@@ -123,7 +156,12 @@ export class PlaygroundCompare {
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
     const chips = tokens.map((t) => {
       const p = Math.exp(t.logprob);
-      const chip = h('span', { className: 'chip token', attrs: { title: `${tokenTitle(t.token)} · p = ${formatPercent(p)}` } }, h('span', { className: 'tok' }, showToken(t.token)), h('span', { className: 'prob' }, formatPercent(p)));
+      const chip = h(
+        'span',
+        { className: 'chip token', attrs: { title: `${tokenTitle(t.token)} · p = ${formatPercent(p)}` } },
+        h('span', { className: 'tok' }, showToken(t.token)),
+        h('span', { className: 'prob' }, formatPercent(p)),
+      );
       chip.style.setProperty('--p', p.toFixed(3));
       return chip;
     });
@@ -132,12 +170,28 @@ export class PlaygroundCompare {
     const next = c.lens.error
       ? h('p', { className: 'note error' }, `Lens failed: ${c.lens.error.message}`)
       : lens
-        ? h('ol', { className: 'pg-next' }, ...last.map((t) => h('li', {}, h('code', { attrs: { title: tokenTitle(t.token) } }, showToken(t.token)), ` ${formatPercent(t.prob)}`)))
+        ? h(
+            'ol',
+            { className: 'pg-next' },
+            ...last.map((t) =>
+              h(
+                'li',
+                {},
+                h('code', { attrs: { title: tokenTitle(t.token) } }, showToken(t.token)),
+                ` ${formatPercent(t.prob)}`,
+              ),
+            ),
+          )
         : h('p', { className: 'note' }, 'Reading the logit lens…');
     return h(
       'article',
       { className: 'pg-column', attrs: { 'data-run': c.runId } },
-      h('h4', {}, run?.summary.name ?? c.runId, c.runId === this.ctx.run()?.id ? h('span', { className: 'hint' }, ' (shown above)') : null),
+      h(
+        'h4',
+        {},
+        run?.summary.name ?? c.runId,
+        c.runId === this.ctx.run()?.id ? h('span', { className: 'hint' }, ' (shown above)') : null,
+      ),
       h('p', { className: `pg-column-status${s.error ? ' error' : ''}` }, status),
       out ? h('pre', { className: 'pg-text' }, out.text) : null,
       h('div', { className: 'pg-output' }, ...chips),

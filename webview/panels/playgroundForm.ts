@@ -13,7 +13,14 @@ import { h } from '../dom';
 
 type NumKey = 'beam' | 'lengthPenalty' | 'temperature' | 'topK' | 'topP' | 'maxTokens' | 'seed';
 
-const KNOBS: readonly { key: NumKey; label: string; min: number; max: number; step: number; for: readonly DecodeParams['strategy'][] }[] = [
+const KNOBS: readonly {
+  key: NumKey;
+  label: string;
+  min: number;
+  max: number;
+  step: number;
+  for: readonly DecodeParams['strategy'][];
+}[] = [
   { key: 'beam', label: 'beam size', min: 1, max: 16, step: 1, for: ['beam'] },
   { key: 'lengthPenalty', label: 'length penalty α', min: 0, max: 2, step: 0.1, for: ['beam'] },
   { key: 'temperature', label: 'temperature', min: 0.05, max: 5, step: 0.05, for: ['sample'] },
@@ -48,7 +55,8 @@ export function playgroundForm(
   input.value = params.input;
   const knobs = h('div', { className: 'pg-knobs' });
   const showKnobs = (): void => {
-    for (const el of knobs.querySelectorAll<HTMLElement>('[data-for]')) el.hidden = !(el.dataset.for ?? '').split(' ').includes(params.strategy);
+    for (const el of knobs.querySelectorAll<HTMLElement>('[data-for]'))
+      el.hidden = !(el.dataset.for ?? '').split(' ').includes(params.strategy);
   };
   for (const k of KNOBS) {
     const id = `pg-${k.key}`;
@@ -63,7 +71,14 @@ export function playgroundForm(
         },
       },
     });
-    knobs.appendChild(h('span', { className: 'pg-knob', attrs: { 'data-for': k.for.join(' ') } }, h('label', { attrs: { for: id } }, k.label), field));
+    knobs.appendChild(
+      h(
+        'span',
+        { className: 'pg-knob', attrs: { 'data-for': k.for.join(' ') } },
+        h('label', { attrs: { for: id } }, k.label),
+        field,
+      ),
+    );
   }
   const strategies = h(
     'fieldset',

@@ -32,7 +32,10 @@ export const ABLATE_DEBOUNCE_MS = 300;
 
 /** The lens and ablation section of the playground. */
 export class PlaygroundInside {
-  readonly el = h('section', { className: 'pg-inside', attrs: { 'aria-label': 'Inside the model: logit lens and head ablation' } });
+  readonly el = h('section', {
+    className: 'pg-inside',
+    attrs: { 'aria-label': 'Inside the model: logit lens and head ablation' },
+  });
   private readonly lensStatus = h('p', { className: 'lens-status', attrs: { 'aria-live': 'polite' } });
   private readonly lensBox = h('div', { className: 'lens-box' });
   private readonly ablateStatus = h('p', { className: 'ab-status', attrs: { 'aria-live': 'polite' } });
@@ -63,49 +66,105 @@ export class PlaygroundInside {
       replaceChildren(
         this.el,
         h('h3', {}, 'Inside the model'),
-        h('p', { className: 'note offline', attrs: { role: 'note', 'data-off': 'lens-ablation' } }, offlineText(host.kind)),
+        h(
+          'p',
+          { className: 'note offline', attrs: { role: 'note', 'data-off': 'lens-ablation' } },
+          offlineText(host.kind),
+        ),
       );
       return;
     }
     const encdec = run?.summary.kind === 'encoder-decoder';
     const ui = this.ctx.ui;
-    const target = encdec && run
-      ? h('span', { className: 'pg-knob' }, h('label', { attrs: { for: 'pg-target' } }, 'target prefix'), h('input', {
-          attrs: { id: 'pg-target', type: 'text', spellcheck: false, placeholder: 'empty: the model’s translation', value: ui.playgroundTargets[run.id] ?? '' },
-          on: {
-            input: (e) => {
-              ui.playgroundTargets[run.id] = (e.target as HTMLInputElement).value;
-              this.ctx.saveUi();
-            },
+    const target =
+      encdec && run
+        ? h(
+            'span',
+            { className: 'pg-knob' },
+            h('label', { attrs: { for: 'pg-target' } }, 'target prefix'),
+            h('input', {
+              attrs: {
+                id: 'pg-target',
+                type: 'text',
+                spellcheck: false,
+                placeholder: 'empty: the model’s translation',
+                value: ui.playgroundTargets[run.id] ?? '',
+              },
+              on: {
+                input: (e) => {
+                  ui.playgroundTargets[run.id] = (e.target as HTMLInputElement).value;
+                  this.ctx.saveUi();
+                },
+              },
+            }),
+          )
+        : null;
+    const topK = h(
+      'span',
+      { className: 'pg-knob' },
+      h('label', { attrs: { for: 'pg-lens-k' } }, 'top-k'),
+      h('input', {
+        attrs: { id: 'pg-lens-k', type: 'number', min: 1, max: 20, step: 1, value: ui.lensTopK },
+        on: {
+          change: (e) => {
+            const v = Math.round(Number((e.target as HTMLInputElement).value));
+            if (Number.isFinite(v)) ui.lensTopK = Math.min(20, Math.max(1, v));
+            (e.target as HTMLInputElement).value = String(ui.lensTopK);
+            this.ctx.saveUi();
           },
-        }))
-      : null;
-    const topK = h('span', { className: 'pg-knob' }, h('label', { attrs: { for: 'pg-lens-k' } }, 'top-k'), h('input', {
-      attrs: { id: 'pg-lens-k', type: 'number', min: 1, max: 20, step: 1, value: ui.lensTopK },
-      on: {
-        change: (e) => {
-          const v = Math.round(Number((e.target as HTMLInputElement).value));
-          if (Number.isFinite(v)) ui.lensTopK = Math.min(20, Math.max(1, v));
-          (e.target as HTMLInputElement).value = String(ui.lensTopK);
-          this.ctx.saveUi();
         },
-      },
-    }));
-    const lensButton = h('button', { className: 'primary', attrs: { type: 'button', id: 'pg-lens', disabled: !run } }, 'Show logit lens');
+      }),
+    );
+    const lensButton = h(
+      'button',
+      { className: 'primary', attrs: { type: 'button', id: 'pg-lens', disabled: !run } },
+      'Show logit lens',
+    );
     lensButton.addEventListener('click', () => this.requestLens());
     const compare = h('button', { attrs: { type: 'button', id: 'pg-ablate', disabled: !run } }, 'Compare');
     compare.addEventListener('click', () => this.requestAblation());
-    const reset = h('button', { attrs: { type: 'button', id: 'pg-ablate-reset', disabled: !run } }, 'Reset (all heads on)');
+    const reset = h(
+      'button',
+      { attrs: { type: 'button', id: 'pg-ablate-reset', disabled: !run } },
+      'Reset (all heads on)',
+    );
     reset.addEventListener('click', () => this.reset());
     replaceChildren(
       this.el,
-      h('h3', {}, 'Inside the model ', h('span', { className: 'hint' }, encdec ? '(for the source above and a target prefix)' : '(for the prompt above)')),
+      h(
+        'h3',
+        {},
+        'Inside the model ',
+        h(
+          'span',
+          { className: 'hint' },
+          encdec ? '(for the source above and a target prefix)' : '(for the prompt above)',
+        ),
+      ),
       h('div', { className: 'pg-knobs' }, target, topK),
-      h('h4', {}, 'Logit lens ', h('span', { className: 'hint' }, '(what the model would predict next if it stopped after each layer; hover or focus a cell for its top-k)')),
+      h(
+        'h4',
+        {},
+        'Logit lens ',
+        h(
+          'span',
+          { className: 'hint' },
+          '(what the model would predict next if it stopped after each layer; hover or focus a cell for its top-k)',
+        ),
+      ),
       lensButton,
       this.lensStatus,
       this.lensBox,
-      h('h4', {}, 'Head ablation ', h('span', { className: 'hint' }, '(switch heads off — their output zeroed — and compare; changes rerun by themselves)')),
+      h(
+        'h4',
+        {},
+        'Head ablation ',
+        h(
+          'span',
+          { className: 'hint' },
+          '(switch heads off — their output zeroed — and compare; changes rerun by themselves)',
+        ),
+      ),
       this.toggles,
       h('div', { className: 'ab-actions' }, compare, reset),
       this.ablateStatus,
@@ -123,7 +182,8 @@ export class PlaygroundInside {
     if (!this.ctx.host.interactive) return;
     const lens = run ? this.lens.get(run.id) : undefined;
     const ab = run ? this.ablation.get(run.id) : undefined;
-    const state = (s: AnalysisSession | undefined): string => (s ? `${s.id}:${s.output ? 'done' : s.error ? 'failed' : 'waiting'}` : `none:${run?.id ?? ''}`);
+    const state = (s: AnalysisSession | undefined): string =>
+      s ? `${s.id}:${s.output ? 'done' : s.error ? 'failed' : 'waiting'}` : `none:${run?.id ?? ''}`;
     if (state(lens) !== this.drawn.lens) {
       this.drawn.lens = state(lens);
       this.showLens(lens);
@@ -140,21 +200,41 @@ export class PlaygroundInside {
       this.lensStatus.textContent = '';
       replaceChildren(this.lensBox);
     } else if (lens.kind === 'lens') {
-      this.lensStatus.textContent = lens.error ? `Logit lens failed: ${lens.error.message}` : lens.output ? (lens.output.truncation ?? '') : 'Computing the logit lens…';
+      this.lensStatus.textContent = lens.error
+        ? `Logit lens failed: ${lens.error.message}`
+        : lens.output
+          ? (lens.output.truncation ?? '')
+          : 'Computing the logit lens…';
       this.lensStatus.classList.toggle('error', lens.error !== null);
       const src = lens.output?.src;
-      replaceChildren(this.lensBox, src ? h('p', { className: 'lens-src' }, 'Source: ', ...src.map((t) => h('span', { className: 'chip' }, showToken(t)))) : null, lens.output ? lensGrid(lens.output, this.tip) : null);
+      replaceChildren(
+        this.lensBox,
+        src
+          ? h(
+              'p',
+              { className: 'lens-src' },
+              'Source: ',
+              ...src.map((t) => h('span', { className: 'chip' }, showToken(t))),
+            )
+          : null,
+        lens.output ? lensGrid(lens.output, this.tip) : null,
+      );
     }
   }
 
   private showAblation(run: RunEntry | undefined, ab: AnalysisSession | undefined): void {
     if (!ab || ab.kind !== 'ablate') {
-      this.ablateStatus.textContent = run && this.inputOf(run) === null ? 'Type a text above, then switch heads off or press Compare.' : '';
+      this.ablateStatus.textContent =
+        run && this.inputOf(run) === null ? 'Type a text above, then switch heads off or press Compare.' : '';
       this.ablateStatus.classList.remove('error');
       replaceChildren(this.ablateBox);
       return;
     }
-    this.ablateStatus.textContent = ab.error ? `Ablation failed: ${ab.error.message}` : ab.output ? (ab.output.truncation ?? '') : `Comparing with ${ab.off.length} head(s) off…`;
+    this.ablateStatus.textContent = ab.error
+      ? `Ablation failed: ${ab.error.message}`
+      : ab.output
+        ? (ab.output.truncation ?? '')
+        : `Comparing with ${ab.off.length} head(s) off…`;
     this.ablateStatus.classList.toggle('error', ab.error !== null);
     replaceChildren(this.ablateBox, ab.output ? ablationResult(ab.output) : null);
   }
@@ -169,11 +249,23 @@ export class PlaygroundInside {
   private drawToggles(run: RunEntry | undefined): void {
     const stacks = stacksOf(run?.summary.model?.config);
     if (!run || !stacks) {
-      replaceChildren(this.toggles, h('p', { className: 'note' }, run ? 'This run does not say how many layers and heads its model has; ablation needs them.' : 'No run selected.'));
+      replaceChildren(
+        this.toggles,
+        h(
+          'p',
+          { className: 'note' },
+          run
+            ? 'This run does not say how many layers and heads its model has; ablation needs them.'
+            : 'No run selected.',
+        ),
+      );
       return;
     }
     const off = new Set(this.ctx.ui.playgroundOff[run.id] ?? []);
-    replaceChildren(this.toggles, headToggles(stacks, off, true, (key) => this.toggle(run, key)));
+    replaceChildren(
+      this.toggles,
+      headToggles(stacks, off, true, (key) => this.toggle(run, key)),
+    );
   }
 
   private toggle(run: RunEntry, key: string): void {
@@ -225,7 +317,13 @@ export class PlaygroundInside {
       return;
     }
     const s = this.ctx.store.beginAnalysis(run.id, input);
-    if (this.send({ type: 'lens/request', id: s.id, runDir: run.summary.runDir, input, topK: this.ctx.ui.lensTopK, fit: true }, s)) this.lens.set(run.id, s);
+    if (
+      this.send(
+        { type: 'lens/request', id: s.id, runDir: run.summary.runDir, input, topK: this.ctx.ui.lensTopK, fit: true },
+        s,
+      )
+    )
+      this.lens.set(run.id, s);
     this.show();
   }
 
@@ -239,7 +337,21 @@ export class PlaygroundInside {
     }
     const off: HeadRefData[] = (this.ctx.ui.playgroundOff[run.id] ?? []).map(headOfKey);
     const s = this.ctx.store.beginAnalysis(run.id, input, off);
-    if (this.send({ type: 'ablate/request', id: s.id, runDir: run.summary.runDir, input, off, topK: this.ctx.ui.lensTopK, fit: true }, s)) this.ablation.set(run.id, s);
+    if (
+      this.send(
+        {
+          type: 'ablate/request',
+          id: s.id,
+          runDir: run.summary.runDir,
+          input,
+          off,
+          topK: this.ctx.ui.lensTopK,
+          fit: true,
+        },
+        s,
+      )
+    )
+      this.ablation.set(run.id, s);
     this.show();
   }
 
@@ -248,7 +360,9 @@ export class PlaygroundInside {
     try {
       validateWebviewToHost(msg);
     } catch (e) {
-      this.ctx.problem(`The ${s.kind === 'lens' ? 'logit lens' : 'ablation'} request is invalid: ${(e as Error).message}`);
+      this.ctx.problem(
+        `The ${s.kind === 'lens' ? 'logit lens' : 'ablation'} request is invalid: ${(e as Error).message}`,
+      );
       return false;
     }
     this.timers.set(
@@ -256,7 +370,10 @@ export class PlaygroundInside {
       setTimeout(() => {
         this.timers.delete(s.id);
         if (s.output || s.error) return;
-        s.error = { code: `${s.kind}/timeout`, message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.` };
+        s.error = {
+          code: `${s.kind}/timeout`,
+          message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.`,
+        };
         this.show();
       }, TIMEOUT_MS),
     );
@@ -274,7 +391,8 @@ export class PlaygroundInside {
 
 /** What the section says where no model can answer. */
 export function offlineText(kind: 'vscode' | 'report' | 'none'): string {
-  const cli = 'or run `attention-lab lens --run DIR --prompt TEXT` (`--src TEXT` for an encoder-decoder) and `attention-lab heads --run DIR --ablate`';
+  const cli =
+    'or run `attention-lab lens --run DIR --prompt TEXT` (`--src TEXT` for an encoder-decoder) and `attention-lab heads --run DIR --ablate`';
   return kind === 'report'
     ? `The logit lens and head ablation are off in this standalone report: they need the run's live model. Open the run in VS Code (Attention Lab: Open Dashboard) ${cli}.`
     : `The logit lens and head ablation are off: this page has no host to run the model. Open the dashboard in VS Code ${cli}.`;

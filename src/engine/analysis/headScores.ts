@@ -62,7 +62,8 @@ export interface Repeat {
 
 function dims(m: HeadMap): { H: number; T: number; S: number; rows: number; cols: number } {
   const [H, T, S] = m.shape;
-  if (m.probs.length !== H * T * S) throw new Error(`attention of ${m.probs.length} values does not fill [${H}, ${T}, ${S}]`);
+  if (m.probs.length !== H * T * S)
+    throw new Error(`attention of ${m.probs.length} values does not fill [${H}, ${T}, ${S}]`);
   return { H, T, S, rows: Math.min(m.rows ?? T, T), cols: Math.min(m.cols ?? S, S) };
 }
 

@@ -10,7 +10,14 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
-import { geluBackward, geluForward, geluTanhBackward, geluTanhForward, reluBackward, reluForward } from '../ops/activations';
+import {
+  geluBackward,
+  geluForward,
+  geluTanhBackward,
+  geluTanhForward,
+  reluBackward,
+  reluForward,
+} from '../ops/activations';
 import { adamStep } from '../ops/adam';
 import { createAttentionKernels } from '../ops/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../ops/crossEntropy';

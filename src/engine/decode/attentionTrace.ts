@@ -36,7 +36,10 @@ export class AttentionTrace {
    * @param nHeads H of the stepper.
    * @param queryStart the position of the first query that will be recorded.
    */
-  constructor(private readonly nHeads: number, readonly queryStart: number) {}
+  constructor(
+    private readonly nHeads: number,
+    readonly queryStart: number,
+  ) {}
 
   /** Number of steps recorded so far. */
   get length(): number {
@@ -50,7 +53,10 @@ export class AttentionTrace {
    * cross-attention is exactly [rows, H, S], and that every step has the same layers and S.
    */
   record(att: StepAttention | null, rows: number, keyStart = 0): void {
-    if (att === null) mismatch('The decode stepper returned no attention although capture was requested; implement capture in the model\'s stepper or decode without captureAttention.');
+    if (att === null)
+      mismatch(
+        "The decode stepper returned no attention although capture was requested; implement capture in the model's stepper or decode without captureAttention.",
+      );
     const H = this.nHeads;
     const P = this.queryStart + this.steps.length + 1 - keyStart;
     if (this.nLayers < 0) {
@@ -58,16 +64,23 @@ export class AttentionTrace {
       this.nCross = att.cross.length;
     }
     if (att.self.length !== this.nLayers || att.cross.length !== this.nCross) {
-      mismatch(`The decode stepper returned attention for ${att.self.length} self / ${att.cross.length} cross layers; earlier steps had ${this.nLayers} / ${this.nCross}.`);
+      mismatch(
+        `The decode stepper returned attention for ${att.self.length} self / ${att.cross.length} cross layers; earlier steps had ${this.nLayers} / ${this.nCross}.`,
+      );
     }
     const self = att.self.map((a, l) => {
-      if (a.length !== rows * H * P) mismatch(`Self-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, P ${P}] = ${rows * H * P}.`);
+      if (a.length !== rows * H * P)
+        mismatch(
+          `Self-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, P ${P}] = ${rows * H * P}.`,
+        );
       return a.slice(0, rows * H * P);
     });
     const cross = att.cross.map((a, l) => {
       const S = a.length / (rows * H);
       if (!Number.isInteger(S) || (this.S >= 0 && S !== this.S)) {
-        mismatch(`Cross-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, S]${this.S >= 0 ? ` with S ${this.S}` : ''}.`);
+        mismatch(
+          `Cross-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, S]${this.S >= 0 ? ` with S ${this.S}` : ''}.`,
+        );
       }
       this.S = S;
       return a.slice();
@@ -96,7 +109,8 @@ export class AttentionTrace {
       for (let l = 0; l < self.length; l++) {
         const src = step.self[l] as Float32Array;
         const dst = self[l] as Float32Array;
-        for (let h = 0; h < H; h++) dst.set(src.subarray((r * H + h) * P, (r * H + h + 1) * P), (h * T + t) * K + step.keyStart);
+        for (let h = 0; h < H; h++)
+          dst.set(src.subarray((r * H + h) * P, (r * H + h + 1) * P), (h * T + t) * K + step.keyStart);
       }
       for (let l = 0; l < cross.length; l++) {
         const src = step.cross[l] as Float32Array;

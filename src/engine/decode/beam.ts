@@ -69,7 +69,16 @@ interface Finished {
 }
 
 /** Follows backpointers from row r at step k, then appends the final token v. */
-function finish(history: BeamStep[], k: number, r: number, v: number, lp: number, raw: number, alpha: number, stopReason: StopReason): Finished {
+function finish(
+  history: BeamStep[],
+  k: number,
+  r: number,
+  v: number,
+  lp: number,
+  raw: number,
+  alpha: number,
+  stopReason: StopReason,
+): Finished {
   const tokens = new Array<number>(k + 1);
   const logprobs = new Array<number>(k + 1);
   const rowAt = new Int32Array(k + 1);
@@ -105,15 +114,29 @@ function cannotImprove(step: BeamStep, length: number, maxLen: number, alpha: nu
 function validateBeam(stepper: DecodeStepper, opts: BeamOptions): void {
   const B = opts.beamSize;
   if (!Number.isInteger(B) || B < 1 || B > stepper.maxRows) {
-    throw new EngineError('input/invalid', `beamSize must be an integer in [1, ${stepper.maxRows}] (the rows this model's stepper was built for), got ${String(B)}; use 4 as the paper does, or 1 for greedy.`);
+    throw new EngineError(
+      'input/invalid',
+      `beamSize must be an integer in [1, ${stepper.maxRows}] (the rows this model's stepper was built for), got ${String(B)}; use 4 as the paper does, or 1 for greedy.`,
+    );
   }
-  checkNumber('lengthPenalty', opts.lengthPenalty, (v) => v >= 0, 'a number ≥ 0 (0 = raw log-probability)', 'use 0.6 as the paper does');
+  checkNumber(
+    'lengthPenalty',
+    opts.lengthPenalty,
+    (v) => v >= 0,
+    'a number ≥ 0 (0 = raw log-probability)',
+    'use 0.6 as the paper does',
+  );
 }
 
 /** The state of one search: the beams of every step (backpointers) and the finished hypotheses. */
 class BeamState {
   private readonly history: BeamStep[] = [
-    { parents: new Int32Array(1), tokens: new Int32Array(1), logprobs: new Float64Array(1), scores: new Float64Array(1) },
+    {
+      parents: new Int32Array(1),
+      tokens: new Int32Array(1),
+      logprobs: new Float64Array(1),
+      scores: new Float64Array(1),
+    },
   ];
   private readonly finished: Finished[] = [];
   private readonly top: TopK; // at most R ≤ B candidates are EOS, so B + R always fill the beam
@@ -124,7 +147,11 @@ class BeamState {
   private readonly logprobs: Float64Array;
   private readonly scores: Float64Array;
 
-  constructor(private readonly V: number, private readonly opts: BeamOptions, private readonly budget: GenerationBudget) {
+  constructor(
+    private readonly V: number,
+    private readonly opts: BeamOptions,
+    private readonly budget: GenerationBudget,
+  ) {
     const B = opts.beamSize;
     this.top = new TopK(2 * B);
     this.lse = new Float64Array(B);
@@ -183,8 +210,10 @@ class BeamState {
     }
     if (last || live === 0 || this.finished.length >= B) return null; // rules (c), (a)
     const next: BeamStep = {
-      parents: this.parents.slice(0, live), tokens: this.tokens.slice(0, live),
-      logprobs: this.logprobs.slice(0, live), scores: this.scores.slice(0, live),
+      parents: this.parents.slice(0, live),
+      tokens: this.tokens.slice(0, live),
+      logprobs: this.logprobs.slice(0, live),
+      scores: this.scores.slice(0, live),
     };
     if (this.finished.length > 0) {
       const best = Math.max(...this.finished.map((f) => f.score));

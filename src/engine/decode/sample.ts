@@ -52,7 +52,10 @@ export class Sampler {
   private readonly top: TopK | null;
 
   /** `filter` must have temperature > 0 (temperature 0 is greedy and never samples). */
-  constructor(private readonly V: number, private readonly filterOpts: SamplingFilter) {
+  constructor(
+    private readonly V: number,
+    private readonly filterOpts: SamplingFilter,
+  ) {
     this.ids = new Int32Array(V);
     this.weights = new Float64Array(V);
     const k = filterOpts.topK;
@@ -127,9 +130,21 @@ export class Sampler {
 
 /** Throws EngineError('input/invalid') unless temperature, topK and topP are in range. */
 export function validateSamplingFilter(f: SamplingFilter): void {
-  checkNumber('temperature', f.temperature, (v) => v >= 0, 'a number ≥ 0 (0 = greedy, 1 = the model\'s own distribution)', 'use 0.7–1.0 for varied but sensible text');
+  checkNumber(
+    'temperature',
+    f.temperature,
+    (v) => v >= 0,
+    "a number ≥ 0 (0 = greedy, 1 = the model's own distribution)",
+    'use 0.7–1.0 for varied but sensible text',
+  );
   checkInt('topK', f.topK, 0, Number.MAX_SAFE_INTEGER, 'use 0 to turn top-k off');
-  checkNumber('topP', f.topP, (v) => v > 0 && v <= 1, 'in (0, 1] (1 = off)', 'use 0.9 for nucleus sampling or 1 to turn it off');
+  checkNumber(
+    'topP',
+    f.topP,
+    (v) => v > 0 && v <= 1,
+    'in (0, 1] (1 = off)',
+    'use 0.9 for nucleus sampling or 1 to turn it off',
+  );
 }
 
 /**
@@ -156,7 +171,8 @@ export function sampleDecode(stepper: DecodeStepper, prompt: Int32Array, opts: S
   const budget = validateCommon(stepper, prompt, opts, opts.slide === true);
   validateSamplingFilter(opts);
   const V = stepper.vocabSize;
-  if (opts.temperature === 0) return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
+  if (opts.temperature === 0)
+    return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
   const sampler = new Sampler(V, opts);
   return decodeSingleRow(stepper, prompt, opts, budget, (logits) => sampler.draw(logits, opts.rng));
 }

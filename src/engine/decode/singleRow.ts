@@ -12,7 +12,15 @@
 import { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
 import { MAX_FINISHING_TOKENS, slideKeep } from './stepperContract';
-import type { DecodeOptions, DecodeResult, DecodeStepper, SlideInfo, StepOutput, StopReason, StreamingOptions } from './stepperContract';
+import type {
+  DecodeOptions,
+  DecodeResult,
+  DecodeStepper,
+  SlideInfo,
+  StepOutput,
+  StopReason,
+  StreamingOptions,
+} from './stepperContract';
 import type { GenerationBudget } from './validate';
 
 /** The trace for a decode, or null when attention is not captured. */
@@ -53,7 +61,11 @@ export type PickToken = (logits: Float32Array, lse: number) => number;
 
 /** Runs the one-row decode loop (see the file header); `budget` comes from validateCommon. */
 export function decodeSingleRow(
-  stepper: DecodeStepper, prompt: Int32Array, opts: StreamingOptions, budget: GenerationBudget, pick: PickToken,
+  stepper: DecodeStepper,
+  prompt: Int32Array,
+  opts: StreamingOptions,
+  budget: GenerationBudget,
+  pick: PickToken,
 ): DecodeResult {
   const V = stepper.vocabSize;
   const trace = makeTrace(stepper, prompt, opts);
@@ -81,7 +93,12 @@ export function decodeSingleRow(
       break;
     }
     // The last token is never fed; past maxTokens only to finish a character, within the context.
-    const finishing = budget.limitReason === 'maxTokens' && opts.complete !== undefined && k + 1 < budget.maxGenerated + MAX_FINISHING_TOKENS && (opts.slide === true || fed < stepper.maxPositions) && !opts.complete(tokens);
+    const finishing =
+      budget.limitReason === 'maxTokens' &&
+      opts.complete !== undefined &&
+      k + 1 < budget.maxGenerated + MAX_FINISHING_TOKENS &&
+      (opts.slide === true || fed < stepper.maxPositions) &&
+      !opts.complete(tokens);
     if (k + 1 >= budget.maxGenerated && !finishing) break;
     if (fed >= stepper.maxPositions) {
       // The cache is full (only reachable with `slide`: the budget stops a plain decode first).
@@ -105,7 +122,12 @@ export function decodeSingleRow(
  * model sees them as nanoGPT's cropped `idx[:, -block_size:]`; returns the logits after the
  * newest. Records the newest token's attention at its place in the whole context.
  */
-function reprime(stepper: DecodeStepper, context: readonly number[], keep: number, trace: AttentionTrace | null): StepOutput {
+function reprime(
+  stepper: DecodeStepper,
+  context: readonly number[],
+  keep: number,
+  trace: AttentionTrace | null,
+): StepOutput {
   stepper.reset();
   const start = context.length - keep;
   if (stepper.prefill) {

@@ -44,23 +44,36 @@ export interface GenerationBudget {
  * maxPositions − prompt.length + 1 tokens fit, and a prompt that fills the context exactly
  * still gets one token. A sliding-window decode (`slide`) is limited by maxTokens alone.
  */
-export function validateCommon(stepper: DecodeStepper, prompt: Int32Array, opts: DecodeOptions, slide = false): GenerationBudget {
+export function validateCommon(
+  stepper: DecodeStepper,
+  prompt: Int32Array,
+  opts: DecodeOptions,
+  slide = false,
+): GenerationBudget {
   const V = stepper.vocabSize;
   if (prompt.length === 0) {
-    invalid('The prompt is empty; decoding needs at least one token to start from (BOS for an encoder-decoder, the tokenized prompt for a decoder-only model).');
+    invalid(
+      'The prompt is empty; decoding needs at least one token to start from (BOS for an encoder-decoder, the tokenized prompt for a decoder-only model).',
+    );
   }
   if (prompt.length > stepper.maxPositions) {
-    invalid(`Prompt of ${prompt.length} tokens exceeds the context of ${stepper.maxPositions}; shorten it or retrain with a longer context.`);
+    invalid(
+      `Prompt of ${prompt.length} tokens exceeds the context of ${stepper.maxPositions}; shorten it or retrain with a longer context.`,
+    );
   }
   for (let i = 0; i < prompt.length; i++) {
     const t = prompt[i] as number;
     if (t < 0 || t >= V) {
-      invalid(`Prompt token ${t} at index ${i} is outside the vocabulary [0, ${V}); tokenize the prompt with the model's own tokenizer.`);
+      invalid(
+        `Prompt token ${t} at index ${i} is outside the vocabulary [0, ${V}); tokenize the prompt with the model's own tokenizer.`,
+      );
     }
   }
   checkInt('maxTokens', opts.maxTokens, 1, Number.MAX_SAFE_INTEGER, 'ask for at least one token');
   if (!Number.isInteger(opts.eos) || opts.eos < -1 || opts.eos >= V) {
-    invalid(`eos must be a token id in [0, ${V}) or -1 for none, got ${String(opts.eos)}; pass the tokenizer's EOS id.`);
+    invalid(
+      `eos must be a token id in [0, ${V}) or -1 for none, got ${String(opts.eos)}; pass the tokenizer's EOS id.`,
+    );
   }
   const byContext = stepper.maxPositions - prompt.length + 1;
   return slide || opts.maxTokens <= byContext

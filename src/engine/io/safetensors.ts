@@ -31,8 +31,13 @@ export interface TensorToWrite {
 }
 
 /** The array type a decoded tensor of dtype D is stored in (I64 is narrowed to int32, F16 and BF16 widened to float32). */
-export type TensorArray<D extends SafetensorsDtype = SafetensorsDtype> =
-  D extends 'F32' | 'F16' | 'BF16' ? Float32Array : D extends 'F64' ? Float64Array : D extends 'U8' ? Uint8Array : Int32Array;
+export type TensorArray<D extends SafetensorsDtype = SafetensorsDtype> = D extends 'F32' | 'F16' | 'BF16'
+  ? Float32Array
+  : D extends 'F64'
+    ? Float64Array
+    : D extends 'U8'
+      ? Uint8Array
+      : Int32Array;
 
 /** One tensor read back from a file. */
 export interface DecodedTensor {
@@ -60,7 +65,10 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: 
   const parts: string[] = [];
   if (metadata !== undefined) {
     const fields = Object.entries(metadata).map(([k, v]) => {
-      if (typeof v !== 'string') throw badInput(`metadata value "${k}" must be a string, got ${typeof v}; stringify it (e.g. JSON.stringify) first.`);
+      if (typeof v !== 'string')
+        throw badInput(
+          `metadata value "${k}" must be a string, got ${typeof v}; stringify it (e.g. JSON.stringify) first.`,
+        );
       return `${JSON.stringify(k)}:${JSON.stringify(v)}`;
     });
     parts.push(`"__metadata__":{${fields.join(',')}}`);
@@ -70,7 +78,9 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: 
   for (const t of tensors) {
     checkTensorToWrite(t, names);
     const end = offset + t.data.length * DTYPE_SIZE[t.dtype];
-    parts.push(`${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`);
+    parts.push(
+      `${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`,
+    );
     offset = end;
   }
   const json = encodeUtf8(`{${parts.join(',')}}`);
@@ -114,13 +124,20 @@ export function decodeSafetensors(bytes: Uint8Array, source = 'safetensors file'
  * EngineError('checkpoint/invalid') naming what is missing or different.
  */
 export function expectTensor<D extends SafetensorsDtype>(
-  file: SafetensorsFile, name: string, dtype: D, shape: readonly number[],
+  file: SafetensorsFile,
+  name: string,
+  dtype: D,
+  shape: readonly number[],
 ): TensorArray<D> {
   const t = file.tensors.get(name);
   const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
-  if (t === undefined) throw new EngineError('checkpoint/invalid', `${file.source} has no tensor ${JSON.stringify(name)}; ${fix}.`);
+  if (t === undefined)
+    throw new EngineError('checkpoint/invalid', `${file.source} has no tensor ${JSON.stringify(name)}; ${fix}.`);
   if (t.dtype !== dtype) {
-    throw new EngineError('checkpoint/invalid', `${file.source}: tensor ${JSON.stringify(name)} is ${t.dtype} but ${dtype} was expected; ${fix}.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file.source}: tensor ${JSON.stringify(name)} is ${t.dtype} but ${dtype} was expected; ${fix}.`,
+    );
   }
   if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
     throw new EngineError(
@@ -149,16 +166,21 @@ function checkTensorToWrite(t: TensorToWrite, names: Set<string>): void {
   if (t.name === '__metadata__') throw badInput(`the name "__metadata__" is reserved for metadata; rename the tensor.`);
   if (names.has(t.name)) throw badInput(`${label} appears twice; every tensor needs its own name.`);
   names.add(t.name);
-  if (!Object.hasOwn(DTYPE_SIZE, t.dtype)) throw badInput(`${label} has dtype ${String(t.dtype)}; use one of ${Object.keys(DTYPE_SIZE).join(', ')}.`);
-  if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0)) throw badInput(`${label} has shape [${t.shape.join(', ')}]; dims must be whole numbers ≥ 0.`);
+  if (!Object.hasOwn(DTYPE_SIZE, t.dtype))
+    throw badInput(`${label} has dtype ${String(t.dtype)}; use one of ${Object.keys(DTYPE_SIZE).join(', ')}.`);
+  if (!t.shape.every((d) => Number.isSafeInteger(d) && d >= 0))
+    throw badInput(`${label} has shape [${t.shape.join(', ')}]; dims must be whole numbers ≥ 0.`);
   const elements = t.shape.reduce((a, d) => a * d, 1);
-  if (elements !== t.data.length) throw badInput(`${label} has shape [${t.shape.join(', ')}] (${elements} elements) but ${t.data.length} values.`);
+  if (elements !== t.data.length)
+    throw badInput(`${label} has shape [${t.shape.join(', ')}] (${elements} elements) but ${t.data.length} values.`);
   const range = INT_RANGE[t.dtype];
   if (range === undefined) return;
   for (let i = 0; i < t.data.length; i++) {
     const x = t.data[i] as number;
     if (!Number.isInteger(x) || x < range[0] || x > range[1]) {
-      throw badInput(`${label} (${t.dtype}) holds ${x} at index ${i}, which ${t.dtype} cannot store; round or rescale it, or use F32.`);
+      throw badInput(
+        `${label} (${t.dtype}) holds ${x} at index ${i}, which ${t.dtype} cannot store; round or rescale it, or use F32.`,
+      );
     }
   }
 }
@@ -169,7 +191,9 @@ function writeElements(view: DataView, pos: number, dtype: SafetensorsDtype, dat
     case 'F32':
       if (LITTLE_ENDIAN && data instanceof Float32Array) {
         // Same bytes on a little-endian host: one copy instead of n DataView calls (500 MB for GPT-2 small).
-        new Uint8Array(view.buffer, view.byteOffset + pos, 4 * n).set(new Uint8Array(data.buffer, data.byteOffset, 4 * n));
+        new Uint8Array(view.buffer, view.byteOffset + pos, 4 * n).set(
+          new Uint8Array(data.buffer, data.byteOffset, 4 * n),
+        );
         return;
       }
       for (let i = 0; i < n; i++) view.setFloat32(pos + 4 * i, data[i] as number, true);
@@ -203,7 +227,10 @@ function writeElements(view: DataView, pos: number, dtype: SafetensorsDtype, dat
 }
 
 function readElements(
-  view: DataView, pos: number, dtype: SafetensorsDtype, n: number,
+  view: DataView,
+  pos: number,
+  dtype: SafetensorsDtype,
+  n: number,
   tooWide: (index: number, value: bigint) => never,
 ): Float32Array | Float64Array | Int32Array | Uint8Array {
   switch (dtype) {

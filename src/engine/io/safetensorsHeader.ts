@@ -22,10 +22,32 @@ import { decodeUtf8Strict } from './utf8';
 export type SafetensorsDtype = 'F32' | 'F64' | 'I32' | 'I64' | 'U8' | 'F16' | 'BF16';
 
 /** Bytes per element of each supported dtype. */
-export const DTYPE_SIZE: Readonly<Record<SafetensorsDtype, number>> = { F32: 4, F64: 8, I32: 4, I64: 8, U8: 1, F16: 2, BF16: 2 };
+export const DTYPE_SIZE: Readonly<Record<SafetensorsDtype, number>> = {
+  F32: 4,
+  F64: 8,
+  I32: 4,
+  I64: 8,
+  U8: 1,
+  F16: 2,
+  BF16: 2,
+};
 
 /** Dtypes the format defines that this project does not read. */
-const OTHER_DTYPES = ['BOOL', 'I8', 'I16', 'U16', 'U32', 'U64', 'F8_E4M3', 'F8_E5M2', 'F8_E8M0', 'F6_E2M3', 'F6_E3M2', 'F4', 'C64'];
+const OTHER_DTYPES = [
+  'BOOL',
+  'I8',
+  'I16',
+  'U16',
+  'U32',
+  'U64',
+  'F8_E4M3',
+  'F8_E5M2',
+  'F8_E8M0',
+  'F6_E2M3',
+  'F6_E3M2',
+  'F4',
+  'C64',
+];
 
 /** Largest header accepted (the reference implementation's limit, 100 MB). */
 export const MAX_HEADER_BYTES = 100_000_000;
@@ -63,16 +85,21 @@ export function safetensorsHeaderLength(first: Uint8Array, fileLength: number, s
     throw new EngineError('checkpoint/invalid', `${source}: ${msg}`);
   };
   if (first.length < 8 || fileLength < 8) {
-    bad(`the file is ${Math.min(first.length, fileLength)} bytes long, but a safetensors file starts with an 8-byte header length; the file is empty or was cut off — restore it from a backup or retrain.`);
+    bad(
+      `the file is ${Math.min(first.length, fileLength)} bytes long, but a safetensors file starts with an 8-byte header length; the file is empty or was cut off — restore it from a backup or retrain.`,
+    );
   }
   const view = new DataView(first.buffer, first.byteOffset, 8);
   const lo = view.getUint32(0, true);
   const hi = view.getUint32(4, true);
   const n = hi * 2 ** 32 + lo;
-  if (hi !== 0 || n > MAX_HEADER_BYTES) bad(`the header length field says ${n} bytes, more than the ${MAX_HEADER_BYTES}-byte limit; ${CORRUPT}.`);
+  if (hi !== 0 || n > MAX_HEADER_BYTES)
+    bad(`the header length field says ${n} bytes, more than the ${MAX_HEADER_BYTES}-byte limit; ${CORRUPT}.`);
   if (n < 2) bad(`the header length field says ${n} bytes, too small for even an empty JSON object; ${CORRUPT}.`);
   if (8 + n > fileLength) {
-    bad(`the file is truncated: its header says ${n} bytes but only ${fileLength - 8} follow; the file was cut off — restore it from a backup or retrain.`);
+    bad(
+      `the file is truncated: its header says ${n} bytes but only ${fileLength - 8} follow; the file was cut off — restore it from a backup or retrain.`,
+    );
   }
   return n;
 }
@@ -86,7 +113,8 @@ export function parseSafetensorsHeaderPrefix(prefix: Uint8Array, fileLength: num
     throw new EngineError('checkpoint/invalid', `${source}: ${msg}`, cause === undefined ? undefined : { cause });
   };
   const n = safetensorsHeaderLength(prefix, fileLength, source);
-  if (prefix.length < 8 + n) throw new Error(`parseSafetensorsHeaderPrefix: pass the first ${8 + n} bytes, got ${prefix.length}`);
+  if (prefix.length < 8 + n)
+    throw new Error(`parseSafetensorsHeaderPrefix: pass the first ${8 + n} bytes, got ${prefix.length}`);
   const bytes = prefix;
   let text = '';
   try {
@@ -94,7 +122,8 @@ export function parseSafetensorsHeaderPrefix(prefix: Uint8Array, fileLength: num
   } catch (e) {
     bad(`the header is not valid UTF-8; ${CORRUPT}.`, e);
   }
-  if (!text.startsWith('{')) bad(`the header must start with "{", found ${JSON.stringify(text.slice(0, 10))}; ${CORRUPT}.`);
+  if (!text.startsWith('{'))
+    bad(`the header must start with "{", found ${JSON.stringify(text.slice(0, 10))}; ${CORRUPT}.`);
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -137,28 +166,39 @@ function checkEntry(name: string, value: unknown, dataLength: number, bad: Bad):
     const missing = ['dtype', 'shape', 'data_offsets'].filter((k) => value[k] === undefined);
     bad(`${t} is missing ${missing.join(', ')}; ${CORRUPT}.`);
   }
-  if (typeof dtype !== 'string') return bad(`${t} has a dtype that is not a string (${JSON.stringify(dtype)}); ${CORRUPT}.`);
+  if (typeof dtype !== 'string')
+    return bad(`${t} has a dtype that is not a string (${JSON.stringify(dtype)}); ${CORRUPT}.`);
   if (!Object.hasOwn(DTYPE_SIZE, dtype)) {
     if (OTHER_DTYPES.includes(dtype)) {
-      bad(`${t} has dtype ${dtype}, which Attention Lab does not read (it reads ${Object.keys(DTYPE_SIZE).join(', ')}); convert the tensor to F32 before loading.`);
+      bad(
+        `${t} has dtype ${dtype}, which Attention Lab does not read (it reads ${Object.keys(DTYPE_SIZE).join(', ')}); convert the tensor to F32 before loading.`,
+      );
     }
     bad(`${t} has unknown dtype ${JSON.stringify(dtype)}; ${CORRUPT}.`);
   }
   const size = DTYPE_SIZE[dtype as SafetensorsDtype];
   if (!Array.isArray(shape) || !shape.every(isCount)) {
-    return bad(`${t} has shape ${JSON.stringify(shape)}; a shape is a list of whole numbers ≥ 0. ${capitalize(CORRUPT)}.`);
+    return bad(
+      `${t} has shape ${JSON.stringify(shape)}; a shape is a list of whole numbers ≥ 0. ${capitalize(CORRUPT)}.`,
+    );
   }
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) {
-    return bad(`${t} has data_offsets ${JSON.stringify(offsets)}; they must be two whole numbers [begin, end]. ${capitalize(CORRUPT)}.`);
+    return bad(
+      `${t} has data_offsets ${JSON.stringify(offsets)}; they must be two whole numbers [begin, end]. ${capitalize(CORRUPT)}.`,
+    );
   }
   const [begin, end] = offsets as [number, number];
   if (end < begin) bad(`${t} ends (byte ${end}) before it begins (byte ${begin}); ${CORRUPT}.`);
   if (end > dataLength) {
-    bad(`${t} ends at data byte ${end} but the data section has only ${dataLength} bytes; the file was cut off or is corrupt — restore it from a backup or retrain.`);
+    bad(
+      `${t} ends at data byte ${end} but the data section has only ${dataLength} bytes; the file was cut off or is corrupt — restore it from a backup or retrain.`,
+    );
   }
   const elements = shape.includes(0) ? 0 : (shape as number[]).reduce((a, d) => a * d, 1);
   if (elements * size !== end - begin) {
-    bad(`${t} has shape [${shape.join(', ')}] of ${dtype}, which needs ${elements * size} bytes, but its data_offsets [${begin}, ${end}] hold ${end - begin}; ${CORRUPT}.`);
+    bad(
+      `${t} has shape [${shape.join(', ')}] of ${dtype}, which needs ${elements * size} bytes, but its data_offsets [${begin}, ${end}] hold ${end - begin}; ${CORRUPT}.`,
+    );
   }
   return { name, dtype: dtype as SafetensorsDtype, shape: shape as number[], begin, end };
 }
@@ -170,13 +210,17 @@ function checkTiling(entries: readonly HeaderEntry[], dataLength: number, bad: B
   let prev: HeaderEntry | null = null;
   for (const e of sorted) {
     if (e.begin < pos && prev) {
-      bad(`tensors ${JSON.stringify(prev.name)} [${prev.begin}, ${prev.end}) and ${JSON.stringify(e.name)} [${e.begin}, ${e.end}) overlap; ${CORRUPT}.`);
+      bad(
+        `tensors ${JSON.stringify(prev.name)} [${prev.begin}, ${prev.end}) and ${JSON.stringify(e.name)} [${e.begin}, ${e.end}) overlap; ${CORRUPT}.`,
+      );
     }
-    if (e.begin > pos) bad(`data bytes [${pos}, ${e.begin}) belong to no tensor (a hole before ${JSON.stringify(e.name)}); ${CORRUPT}.`);
+    if (e.begin > pos)
+      bad(`data bytes [${pos}, ${e.begin}) belong to no tensor (a hole before ${JSON.stringify(e.name)}); ${CORRUPT}.`);
     pos = e.end;
     prev = e;
   }
-  if (pos !== dataLength) bad(`data bytes [${pos}, ${dataLength}) after the last tensor belong to no tensor; ${CORRUPT}.`);
+  if (pos !== dataLength)
+    bad(`data bytes [${pos}, ${dataLength}) after the last tensor belong to no tensor; ${CORRUPT}.`);
 }
 
 function isCount(x: unknown): x is number {

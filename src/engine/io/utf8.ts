@@ -12,7 +12,10 @@
 /** The part of the Encoding API used here. */
 interface EncodingApi {
   readonly TextEncoder: new () => { encode(text: string): Uint8Array };
-  readonly TextDecoder: new (label: 'utf-8', options: { fatal: boolean; ignoreBOM: boolean }) => { decode(bytes: Uint8Array): string };
+  readonly TextDecoder: new (
+    label: 'utf-8',
+    options: { fatal: boolean; ignoreBOM: boolean },
+  ) => { decode(bytes: Uint8Array): string };
 }
 
 /** The UTF-8 bytes of `text` (a lone surrogate becomes U+FFFD, as TextEncoder does). */
@@ -22,5 +25,7 @@ export function encodeUtf8(text: string): Uint8Array {
 
 /** `bytes` decoded as UTF-8; throws a TypeError on any ill-formed sequence, and keeps a BOM. */
 export function decodeUtf8Strict(bytes: Uint8Array): string {
-  return new (globalThis as unknown as EncodingApi).TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  return new (globalThis as unknown as EncodingApi).TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(
+    bytes,
+  );
 }

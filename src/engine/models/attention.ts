@@ -127,8 +127,17 @@ export class MultiHeadAttention {
 
   /** out[rows, C] = W_o · Attention(q, kb, vb) with the probabilities in probs. */
   private attend(
-    k: Backend, out: FloatArray, att: FloatArray, probs: FloatArray, q: FloatArray, kb: FloatArray, vb: FloatArray,
-    dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number,
+    k: Backend,
+    out: FloatArray,
+    att: FloatArray,
+    probs: FloatArray,
+    q: FloatArray,
+    kb: FloatArray,
+    vb: FloatArray,
+    dims: AttentionDims,
+    mask: MaskView | null,
+    keep: Uint8Array | null,
+    dropP: number,
   ): void {
     k.attentionForward(att, probs, q, kb, vb, dims, mask, keep, dropP);
     if (this.headsOff) this.zeroHeads(k, att, dims.B * dims.T);
@@ -140,7 +149,8 @@ export class MultiHeadAttention {
    * inference only, since backward does not mask the gradient of the heads it zeroed.
    */
   setHeadsOff(heads: readonly number[] | null): void {
-    for (const h of heads ?? []) if (!Number.isInteger(h) || h < 0 || h >= this.H) throw new Error(`head ${h} outside 0..${this.H - 1}`);
+    for (const h of heads ?? [])
+      if (!Number.isInteger(h) || h < 0 || h >= this.H) throw new Error(`head ${h} outside 0..${this.H - 1}`);
     this.headsOff = heads && heads.length ? [...heads] : null;
   }
 
@@ -154,8 +164,16 @@ export class MultiHeadAttention {
 
   /** out[B,T,C] = MultiHead(xq, xkv, xkv) under `mask` (null = attend everywhere). */
   forward(
-    k: Backend, out: FloatArray, xq: FloatArray, xkv: FloatArray,
-    B: number, T: number, S: number, mask: MaskView | null, train: boolean, rng: Rng | null,
+    k: Backend,
+    out: FloatArray,
+    xq: FloatArray,
+    xkv: FloatArray,
+    B: number,
+    T: number,
+    S: number,
+    mask: MaskView | null,
+    train: boolean,
+    rng: Rng | null,
   ): void {
     this.shape.B = B;
     this.shape.T = T;
@@ -168,18 +186,42 @@ export class MultiHeadAttention {
       drawKeepMask(this.keep.data, B * this.H * T * S, this.dropP, rng, k);
     }
     const keep = this.dropActive ? this.keep.data : null;
-    this.attend(k, out, this.att.data, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S, S * this.C), mask, keep, this.dropActive ? this.dropP : 0);
+    this.attend(
+      k,
+      out,
+      this.att.data,
+      this.probs.data,
+      this.qb.data,
+      this.kb.data,
+      this.vb.data,
+      this.dims(B, T, S, S * this.C),
+      mask,
+      keep,
+      this.dropActive ? this.dropP : 0,
+    );
   }
 
   /** An empty self-attention cache for up to maxRows rows × `positions` positions (buffers from `alloc`). */
   createCache(alloc: Alloc, maxRows: number, positions: number): KVCache {
     const rowStride = positions * this.C;
-    return { k: alloc(maxRows * rowStride), v: alloc(maxRows * rowStride), probs: alloc(maxRows * this.H * positions), positions, rowStride };
+    return {
+      k: alloc(maxRows * rowStride),
+      v: alloc(maxRows * rowStride),
+      probs: alloc(maxRows * this.H * positions),
+      positions,
+      rowStride,
+    };
   }
 
   /** A cross-attention cache: the keys and values of the encoder output memory [S, C], once. */
   createMemoryCache(k: Backend, alloc: Alloc, maxRows: number, memory: FloatArray, S: number): KVCache {
-    const cache = { k: alloc(S * this.C), v: alloc(S * this.C), probs: alloc(maxRows * this.H * S), positions: S, rowStride: 0 };
+    const cache = {
+      k: alloc(S * this.C),
+      v: alloc(S * this.C),
+      probs: alloc(maxRows * this.H * S),
+      positions: S,
+      rowStride: 0,
+    };
     this.projectKV(k, cache.k, cache.v, memory, S);
     return cache;
   }
@@ -189,7 +231,15 @@ export class MultiHeadAttention {
    * whose key and value are appended to the cache, attending to the rows' positions
    * 0..P − 1 (causal by construction, so no mask). out [R, C].
    */
-  stepSelf(k: Backend, out: FloatArray, x: FloatArray, R: number, P: number, cache: KVCache, s: AttentionScratch): void {
+  stepSelf(
+    k: Backend,
+    out: FloatArray,
+    x: FloatArray,
+    R: number,
+    P: number,
+    cache: KVCache,
+    s: AttentionScratch,
+  ): void {
     const C = this.C;
     this.q.forward(k, s.qNew, x, R);
     this.projectKV(k, s.kNew, s.vNew, x, R);
@@ -198,13 +248,45 @@ export class MultiHeadAttention {
       cache.k.set(s.kNew.subarray(r * C, (r + 1) * C), at);
       cache.v.set(s.vNew.subarray(r * C, (r + 1) * C), at);
     }
-    this.attend(k, out, s.att, cache.probs, s.qNew, cache.k, cache.v, this.dims(R, 1, P, cache.rowStride), null, null, 0);
+    this.attend(
+      k,
+      out,
+      s.att,
+      cache.probs,
+      s.qNew,
+      cache.k,
+      cache.v,
+      this.dims(R, 1, P, cache.rowStride),
+      null,
+      null,
+      0,
+    );
   }
 
   /** Cross-attention of R new queries x [R, C] over the cached encoder positions, under `mask`. out [R, C]. */
-  stepCross(k: Backend, out: FloatArray, x: FloatArray, R: number, cache: KVCache, mask: MaskView | null, s: AttentionScratch): void {
+  stepCross(
+    k: Backend,
+    out: FloatArray,
+    x: FloatArray,
+    R: number,
+    cache: KVCache,
+    mask: MaskView | null,
+    s: AttentionScratch,
+  ): void {
     this.q.forward(k, s.qNew, x, R);
-    this.attend(k, out, s.att, cache.probs, s.qNew, cache.k, cache.v, this.dims(R, 1, cache.positions, cache.rowStride), mask, null, 0);
+    this.attend(
+      k,
+      out,
+      s.att,
+      cache.probs,
+      s.qNew,
+      cache.k,
+      cache.v,
+      this.dims(R, 1, cache.positions, cache.rowStride),
+      mask,
+      null,
+      0,
+    );
   }
 
   /**
@@ -213,7 +295,16 @@ export class MultiHeadAttention {
    * can follow), every query attending to the positions up to its own under the causal
    * `mask` [T, T]. out [T, C]; probabilities [H, T, T] in `probs`.
    */
-  prefillSelf(k: Backend, out: FloatArray, x: FloatArray, T: number, cache: KVCache, mask: MaskView, s: AttentionScratch, probs: FloatArray): void {
+  prefillSelf(
+    k: Backend,
+    out: FloatArray,
+    x: FloatArray,
+    T: number,
+    cache: KVCache,
+    mask: MaskView,
+    s: AttentionScratch,
+    probs: FloatArray,
+  ): void {
     const n = T * this.C;
     this.q.forward(k, s.qNew, x, T);
     this.projectKV(k, cache.k.subarray(0, n), cache.v.subarray(0, n), x, T);
@@ -221,9 +312,30 @@ export class MultiHeadAttention {
   }
 
   /** Cross-attention of T positions of one sequence x [T, C] at once (a prefill), under `mask`. out [T, C]; probabilities [H, T, S] in `probs`. */
-  prefillCross(k: Backend, out: FloatArray, x: FloatArray, T: number, cache: KVCache, mask: MaskView | null, s: AttentionScratch, probs: FloatArray): void {
+  prefillCross(
+    k: Backend,
+    out: FloatArray,
+    x: FloatArray,
+    T: number,
+    cache: KVCache,
+    mask: MaskView | null,
+    s: AttentionScratch,
+    probs: FloatArray,
+  ): void {
     this.q.forward(k, s.qNew, x, T);
-    this.attend(k, out, s.att, probs, s.qNew, cache.k, cache.v, this.dims(1, T, cache.positions, cache.rowStride), mask, null, 0);
+    this.attend(
+      k,
+      out,
+      s.att,
+      probs,
+      s.qNew,
+      cache.k,
+      cache.v,
+      this.dims(1, T, cache.positions, cache.rowStride),
+      mask,
+      null,
+      0,
+    );
   }
 
   /**
@@ -239,7 +351,19 @@ export class MultiHeadAttention {
     k.fill(this.dk.data, B * S * C, 0);
     k.fill(this.dv.data, B * S * C, 0);
     const keep = this.dropActive ? this.keep.data : null;
-    k.attentionBackward(this.dq.data, this.dk.data, this.dv.data, datt, this.probs.data, this.qb.data, this.kb.data, this.vb.data, this.dims(B, T, S, S * C), keep, this.dropActive ? this.dropP : 0);
+    k.attentionBackward(
+      this.dq.data,
+      this.dk.data,
+      this.dv.data,
+      datt,
+      this.probs.data,
+      this.qb.data,
+      this.kb.data,
+      this.vb.data,
+      this.dims(B, T, S, S * C),
+      keep,
+      this.dropActive ? this.dropP : 0,
+    );
     this.q.backward(k, dxq, this.dq.data, xq, B * T);
     this.k.backward(k, dxkv, this.dk.data, xkv, B * S);
     this.v.backward(k, dxkv, this.dv.data, xkv, B * S);

@@ -75,7 +75,18 @@ export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch 
 /** Allocates the scratch of decoding steps (or a prefill) of up to R rows. */
 export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number): BlockScratch {
   const rc = (): FloatArray => alloc(R * C);
-  return { mid: rc(), y: rc(), qNew: rc(), kNew: rc(), vNew: rc(), att: rc(), h: alloc(R * F), a: alloc(R * F), mean: alloc(R), rstd: alloc(R) };
+  return {
+    mid: rc(),
+    y: rc(),
+    qNew: rc(),
+    kNew: rc(),
+    vNew: rc(),
+    att: rc(),
+    h: alloc(R * F),
+    a: alloc(R * F),
+    mean: alloc(R),
+    rstd: alloc(R),
+  };
 }
 
 /** What a decoding step of a block needs besides its input. */
@@ -143,7 +154,11 @@ export class Block {
   private inputs: BlockInputs | null = null;
 
   constructor(
-    store: ParamStore, arena: Arena, cfg: ModelConfig, names: BlockNames, init: BlockInit,
+    store: ParamStore,
+    arena: Arena,
+    cfg: ModelConfig,
+    names: BlockNames,
+    init: BlockInit,
     max: { B: number; T: number; S: number },
   ) {
     this.pre = cfg.norm === 'pre';
@@ -151,15 +166,45 @@ export class Block {
     const maxN = max.B * max.T;
     const n = maxN * C;
     const attnInit = { qkv: init.qkv, o: init.out };
-    this.selfAttn = new MultiHeadAttention(store, arena, names.selfAttn, C, cfg.nHeads, cfg.dropout, cfg.bias, attnInit, { B: max.B, T: max.T, S: max.T });
+    this.selfAttn = new MultiHeadAttention(
+      store,
+      arena,
+      names.selfAttn,
+      C,
+      cfg.nHeads,
+      cfg.dropout,
+      cfg.bias,
+      attnInit,
+      { B: max.B, T: max.T, S: max.T },
+    );
     const kinds: SublayerKind[] = ['self'];
     this.crossAttn = null;
     if (names.crossAttn) {
-      this.crossAttn = new MultiHeadAttention(store, arena, names.crossAttn, C, cfg.nHeads, cfg.dropout, cfg.bias, attnInit, max);
+      this.crossAttn = new MultiHeadAttention(
+        store,
+        arena,
+        names.crossAttn,
+        C,
+        cfg.nHeads,
+        cfg.dropout,
+        cfg.bias,
+        attnInit,
+        max,
+      );
       kinds.push('cross');
     }
     kinds.push('ffn');
-    this.ffn = new FeedForward(store, arena, { fc1: names.fc1, fc2: names.fc2 }, C, cfg.dFF, cfg.activation, cfg.bias, { fc1: init.fc1, fc2: init.out }, maxN);
+    this.ffn = new FeedForward(
+      store,
+      arena,
+      { fc1: names.fc1, fc2: names.fc2 },
+      C,
+      cfg.dFF,
+      cfg.activation,
+      cfg.bias,
+      { fc1: init.fc1, fc2: init.out },
+      maxN,
+    );
     kinds.forEach((kind, i) => {
       const normName = names.norms[i];
       if (normName === undefined) throw new Error(`block needs ${kinds.length} norm names`);
@@ -186,7 +231,13 @@ export class Block {
   }
 
   /** An empty cache for decoding up to maxRows rows × `positions` positions; with `memory` [S, C], cross-attention's keys and values. */
-  createCache(k: Backend, alloc: Alloc, maxRows: number, positions: number, memory: { readonly data: FloatArray; readonly S: number } | null): BlockCache {
+  createCache(
+    k: Backend,
+    alloc: Alloc,
+    maxRows: number,
+    positions: number,
+    memory: { readonly data: FloatArray; readonly S: number } | null,
+  ): BlockCache {
     const self = this.selfAttn.createCache(alloc, maxRows, positions);
     if (!this.crossAttn) return { self, cross: null };
     if (!memory) throw new Error('a decoder layer with cross-attention needs the encoder output to decode');
@@ -202,7 +253,8 @@ export class Block {
         else this.selfAttn.stepSelf(k, y, x, p.R, p.P, p.cache.self, p.scratch);
       } else if (s.kind === 'cross') {
         if (!this.crossAttn || !p.cache.cross) throw new Error('cross-attention needs the encoder output');
-        if (isPrefill(p) && p.crossProbs) this.crossAttn.prefillCross(k, y, x, p.T, p.cache.cross, p.crossMask, p.scratch, p.crossProbs);
+        if (isPrefill(p) && p.crossProbs)
+          this.crossAttn.prefillCross(k, y, x, p.T, p.cache.cross, p.crossMask, p.scratch, p.crossProbs);
         else if (isPrefill(p)) throw new Error('a prefill with cross-attention needs crossProbs');
         else this.crossAttn.stepCross(k, y, x, p.R, p.cache.cross, p.crossMask, p.scratch);
       } else this.ffn.step(k, y, x, rows, p.scratch);
@@ -224,7 +276,16 @@ export class Block {
    * over N rows, y receiving f's output. A decoding step or prefill has no dropout, keeps
    * its norm statistics in its scratch, and may pass out = x.
    */
-  private sublayer(k: Backend, s: Sublayer, out: FloatArray, x: FloatArray, mid: FloatArray, y: FloatArray, N: number, p: Pass): void {
+  private sublayer(
+    k: Backend,
+    s: Sublayer,
+    out: FloatArray,
+    x: FloatArray,
+    mid: FloatArray,
+    y: FloatArray,
+    N: number,
+    p: Pass,
+  ): void {
     const n = N * this.selfAttn.C;
     if (this.pre) {
       this.norm(k, s, mid, x, N, p);
@@ -245,7 +306,8 @@ export class Block {
   private backSublayer(k: Backend, s: Sublayer, dx: FloatArray, dy: FloatArray, x: FloatArray, io: BlockInputs): void {
     if (s.kind === 'self') this.selfAttn.backward(k, dx, dx, dy, x, x);
     else if (s.kind === 'cross') {
-      if (!this.crossAttn || !io.memory || !io.dMemory) throw new Error('cross-attention backward needs the encoder output');
+      if (!this.crossAttn || !io.memory || !io.dMemory)
+        throw new Error('cross-attention backward needs the encoder output');
       this.crossAttn.backward(k, dx, io.dMemory, dy, x, io.memory);
     } else this.ffn.backward(k, dx, dy, x, io.B * io.T);
   }

@@ -31,9 +31,13 @@ export class Embedder {
   private start = 0;
 
   constructor(
-    store: ParamStore, arena: Arena, cfg: ModelConfig,
-    names: { table: string; positions: string }, vocab: number,
-    init: { table: ParamInit; positions: ParamInit }, maxN: number,
+    store: ParamStore,
+    arena: Arena,
+    cfg: ModelConfig,
+    names: { table: string; positions: string },
+    vocab: number,
+    init: { table: ParamInit; positions: ParamInit },
+    maxN: number,
   ) {
     const C = cfg.dModel;
     this.table = store.add(names.table, [vocab, C], init.table);
@@ -62,7 +66,15 @@ export class Embedder {
   }
 
   /** x[b,t] = E[ids[b,t]]·scale + P[start + t], then dropout. Returns [B, T, C]. */
-  forward(k: Backend, ids: Int32Array, B: number, T: number, start: number, train: boolean, rng: Rng | null): FloatArray {
+  forward(
+    k: Backend,
+    ids: Int32Array,
+    B: number,
+    T: number,
+    start: number,
+    train: boolean,
+    rng: Rng | null,
+  ): FloatArray {
     this.ids = ids;
     this.B = B;
     this.T = T;

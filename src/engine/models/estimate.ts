@@ -50,10 +50,15 @@ export function estimateModel(config: ModelConfig, shape: ModelShape): ModelEsti
   const T = model.maxLen;
   const S = model.maxSrcLen || T;
   let matmulParams = 0;
-  for (const p of model.store.params) if (p.shape.length === 2 && !/embedding|wte|wpe|positions/.test(p.name)) matmulParams += p.size;
+  for (const p of model.store.params)
+    if (p.shape.length === 2 && !/embedding|wte|wpe|positions/.test(p.name)) matmulParams += p.size;
   if (config.tieEmbeddings) matmulParams += config.vocabSize * C;
   const encPerTgt = config.kind === 'encoder-decoder' ? S / T : 0;
-  const attn = 2 * 2 * C * (config.nDecoderLayers * (T + (config.kind === 'encoder-decoder' ? S : 0)) + config.nEncoderLayers * S * encPerTgt);
+  const attn =
+    2 *
+    2 *
+    C *
+    (config.nDecoderLayers * (T + (config.kind === 'encoder-decoder' ? S : 0)) + config.nEncoderLayers * S * encPerTgt);
   const trainFlopsPerToken = 3 * (2 * matmulParams + attn);
   return {
     params,
@@ -111,22 +116,32 @@ export interface MemoryOptions {
  * is allocated; the message names what takes the room and only what the person can lower
  * (`opts.lower`): an opened model is never retrained, so running it names no model setting.
  */
-export function memoryProblem(config: ModelConfig, shape: ModelShape, use: 'inference' | 'training', opts: MemoryOptions = {}): string | null {
+export function memoryProblem(
+  config: ModelConfig,
+  shape: ModelShape,
+  use: 'inference' | 'training',
+  opts: MemoryOptions = {},
+): string | null {
   const limit = opts.limit ?? WASM_MEMORY_BYTES;
   const e = estimateModel(config, shape);
   const optimizer = use === 'training' ? e.optimizerBytes : 0;
   const T = shape.maxLen ?? config.maxLen;
-  const decode = opts.decodeRows ? stepperBytes(config, opts.decodeRows, shape.maxSrcLen ?? (config.kind === 'encoder-decoder' ? config.maxLen : 0)) : 0;
+  const decode = opts.decodeRows
+    ? stepperBytes(config, opts.decodeRows, shape.maxSrcLen ?? (config.kind === 'encoder-decoder' ? config.maxLen : 0))
+    : 0;
   const need = e.paramBytes + e.gradBytes + e.activationBytes + decode + optimizer + WASM_RESERVE_BYTES;
   if (need <= limit) return null;
   const gib = (b: number): string => `${(b / 2 ** 30).toFixed(2)} GiB`;
   const parts = `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} positions${decode ? `, decoding ${gib(decode)} for ${opts.decodeRows} row${opts.decodeRows === 1 ? '' : 's'}` : ''}${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
   const fixed = e.paramBytes + e.gradBytes + optimizer + WASM_RESERVE_BYTES;
-  const lower = opts.lower ?? (use === 'training' ? `lower the batch size (${shape.maxBatch}) or the sequence length (${T})` : null);
-  const fix = fixed >= limit || lower === null
-    ? use === 'training'
-      ? `the model itself is too large for it: use fewer layers (nDecoderLayers ${config.nDecoderLayers}) or a smaller dModel (${config.dModel}), or only run it (decode, score) instead of training it`
-      : 'the model itself is too large to run in WebAssembly; it needs a model with fewer parameters'
-    : `${lower} until the rest fits in ${gib(limit - fixed)}`;
+  const lower =
+    opts.lower ??
+    (use === 'training' ? `lower the batch size (${shape.maxBatch}) or the sequence length (${T})` : null);
+  const fix =
+    fixed >= limit || lower === null
+      ? use === 'training'
+        ? `the model itself is too large for it: use fewer layers (nDecoderLayers ${config.nDecoderLayers}) or a smaller dModel (${config.dModel}), or only run it (decode, score) instead of training it`
+        : 'the model itself is too large to run in WebAssembly; it needs a model with fewer parameters'
+      : `${lower} until the rest fits in ${gib(limit - fixed)}`;
   return `${config.kind} model of ${e.params} parameters needs ${gib(need)} of WebAssembly memory (${parts}), more than the ${gib(limit)} it has; ${fix}.`;
 }

@@ -37,11 +37,18 @@ export interface AttentionLayer {
 
 /** Every head of a model of config `cfg`, in the order encoder self, decoder self, decoder cross; by layer, then head. */
 export function allHeads(cfg: ModelConfig): HeadRef[] {
-  const stacks: [AttentionStack, number][] = cfg.kind === 'encoder-decoder'
-    ? [['encoder.self', cfg.nEncoderLayers], ['decoder.self', cfg.nDecoderLayers], ['decoder.cross', cfg.nDecoderLayers]]
-    : [['decoder.self', cfg.nDecoderLayers]];
+  const stacks: [AttentionStack, number][] =
+    cfg.kind === 'encoder-decoder'
+      ? [
+          ['encoder.self', cfg.nEncoderLayers],
+          ['decoder.self', cfg.nDecoderLayers],
+          ['decoder.cross', cfg.nDecoderLayers],
+        ]
+      : [['decoder.self', cfg.nDecoderLayers]];
   const heads: HeadRef[] = [];
-  for (const [stack, n] of stacks) for (let layer = 0; layer < n; layer++) for (let head = 0; head < cfg.nHeads; head++) heads.push({ stack, layer, head });
+  for (const [stack, n] of stacks)
+    for (let layer = 0; layer < n; layer++)
+      for (let head = 0; head < cfg.nHeads; head++) heads.push({ stack, layer, head });
   return heads;
 }
 
@@ -54,10 +61,14 @@ export function applyHeadsOff(layers: readonly AttentionLayer[], off: readonly H
     const found = layers.some((l) => l.stack === h.stack && l.layer === h.layer);
     if (!found || !Number.isInteger(h.head) || h.head < 0 || h.head >= nHeads) {
       const stacks = [...new Set(layers.map((l) => l.stack))].join(', ');
-      throw new EngineError('input/invalid', `No attention head ${h.stack} layer ${h.layer} head ${h.head}; this model has ${stacks} with layers 0..${Math.max(...layers.map((l) => l.layer))} and heads 0..${nHeads - 1}.`);
+      throw new EngineError(
+        'input/invalid',
+        `No attention head ${h.stack} layer ${h.layer} head ${h.head}; this model has ${stacks} with layers 0..${Math.max(...layers.map((l) => l.layer))} and heads 0..${nHeads - 1}.`,
+      );
     }
   }
-  for (const l of layers) l.attn.setHeadsOff(off.filter((h) => h.stack === l.stack && h.layer === l.layer).map((h) => h.head));
+  for (const l of layers)
+    l.attn.setHeadsOff(off.filter((h) => h.stack === l.stack && h.layer === l.layer).map((h) => h.head));
 }
 
 /** Every attention layer of a model's blocks, by stack (encoder self, decoder self, decoder cross), then layer. */

@@ -133,7 +133,12 @@ const fmt = (s: readonly number[] | undefined): string => (s ? `[${s.join(', ')}
  * config.json beside the file (null when there is none); `metadata` the file's
  * `__metadata__`. Throws EngineError('checkpoint/invalid') in one line naming what is wrong.
  */
-export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<Record<string, string>>, configJson: Json | null, opts: ImportOptions = {}): ImportPlan {
+export function planImport(
+  tensors: readonly SourceTensor[],
+  metadata: Readonly<Record<string, string>>,
+  configJson: Json | null,
+  opts: ImportOptions = {},
+): ImportPlan {
   const strip = tensors.some((t) => t.name.startsWith('_orig_mod.'));
   const shapes = new Map(tensors.map((t) => [strip ? t.name.replace(/^_orig_mod\./, '') : t.name, t.shape]));
   const notes: string[] = strip ? ["names start with torch.compile's `_orig_mod.`, which is dropped"] : [];
@@ -145,17 +150,26 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
     layout = ours ? 'attention-lab' : 'seed-transformer';
     config = ours ?? sized(configJson, () => seedConfig(shapes, configJson, opts, notes));
   } else {
-    prefix = shapes.has('transformer.wte.weight') ? 'transformer.' : shapes.has('wte.weight') ? '' : unknownLayout(shapes);
+    prefix = shapes.has('transformer.wte.weight')
+      ? 'transformer.'
+      : shapes.has('wte.weight')
+        ? ''
+        : unknownLayout(shapes);
     countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
     const gpt = gptShapes(shapes, prefix);
     layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
     config = ours ?? sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
   }
   const fileVocab = config.vocabSize;
-  const keepRows = !ours && config.kind === 'decoder-only' && opts.vocabRows !== undefined && opts.vocabRows < fileVocab ? opts.vocabRows : null;
+  const keepRows =
+    !ours && config.kind === 'decoder-only' && opts.vocabRows !== undefined && opts.vocabRows < fileVocab
+      ? opts.vocabRows
+      : null;
   if (keepRows !== null) {
     config = validateConfig({ ...config, vocabSize: keepRows });
-    notes.push(`the embedding has ${fileVocab} rows for a tokenizer of ${keepRows} ids: the last ${fileVocab - keepRows} are vocabulary padding (nanoGPT rounds up to a multiple of ${VOCAB_PAD_MULTIPLE}) that no token uses, and are dropped`);
+    notes.push(
+      `the embedding has ${fileVocab} rows for a tokenizer of ${keepRows} ids: the last ${fileVocab - keepRows} are vocabulary padding (nanoGPT rounds up to a multiple of ${VOCAB_PAD_MULTIPLE}) that no token uses, and are dropped`,
+    );
   }
   const hasHead = config.kind === 'decoder-only' && shapes.has('lm_head.weight');
   const lmHead = hasHead && !ours && !opts.tiedHead ? `${strip ? '_orig_mod.' : ''}lm_head.weight` : null;
@@ -165,20 +179,33 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
   const planned = torchTensors(model).filter((t) => !t.alias);
   const wanted = new Set<string>();
   const sources = planned.map((target): TensorSource => {
-    const source = target.name.startsWith('transformer.') ? prefix + target.name.slice('transformer.'.length) : target.name;
+    const source = target.name.startsWith('transformer.')
+      ? prefix + target.name.slice('transformer.'.length)
+      : target.name;
     const transpose = conv1d && CONV1D.test(source);
     const expected = transpose ? [...target.shape].reverse() : [...target.shape];
     const found = shapes.get(source);
     const shown = strip ? `_orig_mod.${source}` : source;
     // A padded vocabulary: the file's rows are fileVocab, the model keeps the first keepRows.
-    const padded = keepRows !== null && !transpose && VOCAB_ROWS.test(source) && found?.length === 2 && found[0] === fileVocab && found[1] === expected[1];
+    const padded =
+      keepRows !== null &&
+      !transpose &&
+      VOCAB_ROWS.test(source) &&
+      found?.length === 2 &&
+      found[0] === fileVocab &&
+      found[1] === expected[1];
     if (padded) {
       wanted.add(source);
       return { target, source: shown, transpose, keepRows };
     }
-    if (!found) bad(`The checkpoint has no tensor ${shown} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`);
+    if (!found)
+      bad(
+        `The checkpoint has no tensor ${shown} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`,
+      );
     if (found.length !== expected.length || found.some((d, i) => d !== expected[i])) {
-      bad(`Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), found ${fmt(found)}; check config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`);
+      bad(
+        `Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), found ${fmt(found)}; check config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`,
+      );
     }
     wanted.add(source);
     return { target, source: shown, transpose };
@@ -186,9 +213,15 @@ export function planImport(tensors: readonly SourceTensor[], metadata: Readonly<
   const ignored: string[] = [];
   for (const name of shapes.keys()) {
     if (wanted.has(name)) continue;
-    const tiedCopy = name === 'lm_head.weight' && config.tieEmbeddings && sameShape(shapes.get(name), shapes.get(`${prefix}wte.weight`));
+    const tiedCopy =
+      name === 'lm_head.weight' &&
+      config.tieEmbeddings &&
+      sameShape(shapes.get(name), shapes.get(`${prefix}wte.weight`));
     if (IGNORED.test(name) || tiedCopy) ignored.push(strip ? `_orig_mod.${name}` : name);
-    else bad(`Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`);
+    else
+      bad(
+        `Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`,
+      );
   }
   return { layout, config, model, tensors: sources, lmHead, ignored, notes };
 }
@@ -199,7 +232,9 @@ function sized(configJson: Json | null, read: () => ModelConfig): ModelConfig {
     return read();
   } catch (e) {
     if (!EngineError.is(e, 'config/invalid')) throw e;
-    return bad(`${configJson ? 'config.json and the checkpoint\'s tensors give' : 'The checkpoint\'s tensors give'} an invalid model: ${e.message}`);
+    return bad(
+      `${configJson ? "config.json and the checkpoint's tensors give" : "The checkpoint's tensors give"} an invalid model: ${e.message}`,
+    );
   }
 }
 
@@ -208,13 +243,16 @@ function sameShape(a: readonly number[] | undefined, b: readonly number[] | unde
 }
 
 function describe(c: ModelConfig): string {
-  const layers = c.kind === 'decoder-only' ? `${c.nDecoderLayers} layers` : `${c.nEncoderLayers}+${c.nDecoderLayers} layers`;
+  const layers =
+    c.kind === 'decoder-only' ? `${c.nDecoderLayers} layers` : `${c.nEncoderLayers}+${c.nDecoderLayers} layers`;
   return `${layers}, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, context ${c.maxLen}, ${c.bias ? 'biases' : 'no biases'}`;
 }
 
 function unknownLayout(shapes: ReadonlyMap<string, readonly number[]>): never {
   const some = [...shapes.keys()].slice(0, 3).join(', ');
-  return bad(`Unknown checkpoint layout (tensors such as ${some || 'none'}): Attention Lab imports ${Object.values(IMPORT_LAYOUTS).join('; ')} — save the model with one of these state_dict layouts.`);
+  return bad(
+    `Unknown checkpoint layout (tensors such as ${some || 'none'}): Attention Lab imports ${Object.values(IMPORT_LAYOUTS).join('; ')} — save the model with one of these state_dict layouts.`,
+  );
 }
 
 /** Our ModelConfig from the metadata our export writes, or null. */
@@ -224,7 +262,9 @@ function parseOwnConfig(metadata: Readonly<Record<string, string>>): ModelConfig
   try {
     return validateConfig(JSON.parse(raw) as ModelConfig);
   } catch (e) {
-    return bad(`The checkpoint's attention_lab_config metadata is not a valid config (${(e as Error).message}); re-export it, or remove that metadata to import it by its shapes.`);
+    return bad(
+      `The checkpoint's attention_lab_config metadata is not a valid config (${(e as Error).message}); re-export it, or remove that metadata to import it by its shapes.`,
+    );
   }
 }
 
@@ -237,7 +277,9 @@ function num(cfg: Json | null, ...keys: string[]): number | undefined {
     const v = cfg?.[k];
     if (v === undefined || v === null) continue;
     if (typeof v === 'number' && Number.isFinite(v)) return v;
-    return bad(`config.json's ${k} is ${JSON.stringify(v) ?? String(v)}, not a number; fix it or remove it to size the model from its tensors.`);
+    return bad(
+      `config.json's ${k} is ${JSON.stringify(v) ?? String(v)}, not a number; fix it or remove it to size the model from its tensors.`,
+    );
   }
   return undefined;
 }
@@ -246,7 +288,10 @@ function num(cfg: Json | null, ...keys: string[]): number | undefined {
 function agrees(cfg: Json | null, found: number, from: string, ...keys: string[]): void {
   for (const k of keys) {
     const v = num(cfg, k);
-    if (v !== undefined && v !== found) bad(`config.json says ${k} ${v} but ${from} gives ${found}; use the config.json saved with this checkpoint, or remove it.`);
+    if (v !== undefined && v !== found)
+      bad(
+        `config.json says ${k} ${v} but ${from} gives ${found}; use the config.json saved with this checkpoint, or remove it.`,
+      );
   }
 }
 
@@ -267,8 +312,13 @@ function countBlocks(shapes: ReadonlyMap<string, readonly number[]>, stack: stri
   }
   let n = 0;
   for (const i of seen) n = Math.max(n, i + 1); // not Math.max(...seen): a header may name a million blocks
-  if (n > CONFIG_LIMITS.nDecoderLayers) bad(`The checkpoint has blocks up to ${stack}.${n - 1}, more than the ${CONFIG_LIMITS.nDecoderLayers} layers Attention Lab holds; it is damaged or too deep to import.`);
-  for (let i = 0; i < n; i++) if (!seen.has(i)) bad(`The checkpoint has blocks up to ${stack}.${n - 1} but none named ${stack}.${i}; it is incomplete.`);
+  if (n > CONFIG_LIMITS.nDecoderLayers)
+    bad(
+      `The checkpoint has blocks up to ${stack}.${n - 1}, more than the ${CONFIG_LIMITS.nDecoderLayers} layers Attention Lab holds; it is damaged or too deep to import.`,
+    );
+  for (let i = 0; i < n; i++)
+    if (!seen.has(i))
+      bad(`The checkpoint has blocks up to ${stack}.${n - 1} but none named ${stack}.${i}; it is incomplete.`);
   return n;
 }
 
@@ -278,7 +328,10 @@ function heads(cfg: Json | null, opts: ImportOptions, C: number, notes: string[]
     bad(`--heads ${opts.heads} disagrees with config.json's ${keys[0]} ${fromCfg}; drop --heads or fix config.json.`);
   }
   const h = opts.heads ?? fromCfg;
-  if (h === undefined) return bad(`The number of attention heads cannot be read from the tensor shapes (d_model ${C}) and there is no config.json with ${keys[0]} beside the checkpoint; pass --heads N (a divisor of ${C}, e.g. ${C % 64 === 0 ? C / 64 : C % 12 === 0 ? 12 : 4}).`);
+  if (h === undefined)
+    return bad(
+      `The number of attention heads cannot be read from the tensor shapes (d_model ${C}) and there is no config.json with ${keys[0]} beside the checkpoint; pass --heads N (a divisor of ${C}, e.g. ${C % 64 === 0 ? C / 64 : C % 12 === 0 ? 12 : 4}).`,
+    );
   notes.push(`${h} heads from ${opts.heads !== undefined ? '--heads' : `config.json ${keys[0]}`}`);
   return h;
 }
@@ -289,17 +342,35 @@ function gptShapes(shapes: ReadonlyMap<string, readonly number[]>, p: string): {
   const qkv = need(shapes, `${p}h.0.attn.c_attn.weight`, 2);
   if (qkv[0] === 3 * C && qkv[1] === C) return { conv1d: false };
   if (qkv[0] === C && qkv[1] === 3 * C) return { conv1d: true };
-  return bad(`Tensor ${p}h.0.attn.c_attn.weight: expected shape [${3 * C}, ${C}] (nn.Linear) or [${C}, ${3 * C}] (Conv1D) for d_model ${C}, found ${fmt(qkv)}.`);
+  return bad(
+    `Tensor ${p}h.0.attn.c_attn.weight: expected shape [${3 * C}, ${C}] (nn.Linear) or [${C}, ${3 * C}] (Conv1D) for d_model ${C}, found ${fmt(qkv)}.`,
+  );
 }
 
-const HF_ACTIVATIONS: Readonly<Record<string, Activation>> = { gelu_new: 'geluTanh', gelu_pytorch_tanh: 'geluTanh', gelu_fast: 'geluTanh', gelu: 'gelu', relu: 'relu' };
+const HF_ACTIVATIONS: Readonly<Record<string, Activation>> = {
+  gelu_new: 'geluTanh',
+  gelu_pytorch_tanh: 'geluTanh',
+  gelu_fast: 'geluTanh',
+  gelu: 'gelu',
+  relu: 'relu',
+};
 
-function gptConfig(shapes: ReadonlyMap<string, readonly number[]>, p: string, conv1d: boolean, cfg: Json | null, opts: ImportOptions, notes: string[]): ModelConfig {
+function gptConfig(
+  shapes: ReadonlyMap<string, readonly number[]>,
+  p: string,
+  conv1d: boolean,
+  cfg: Json | null,
+  opts: ImportOptions,
+  notes: string[],
+): ModelConfig {
   const [V, C] = need(shapes, `${p}wte.weight`, 2) as [number, number];
   const wpe = shapes.get(`${p}wpe.weight`);
   const nLayer = countBlocks(shapes, `${p}h`);
   const layersCfg = num(cfg, 'n_layer');
-  if (layersCfg !== undefined && layersCfg !== nLayer) bad(`config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`);
+  if (layersCfg !== undefined && layersCfg !== nLayer)
+    bad(
+      `config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`,
+    );
   const fc = need(shapes, `${p}h.0.mlp.c_fc.weight`, 2);
   const dFF = (conv1d ? fc[1] : fc[0]) as number;
   agrees(cfg, C, `${p}wte.weight`, 'n_embd', 'hidden_size');
@@ -307,26 +378,51 @@ function gptConfig(shapes: ReadonlyMap<string, readonly number[]>, p: string, co
   agrees(cfg, dFF, `${p}h.0.mlp.c_fc.weight`, 'n_inner');
   if (wpe) agrees(cfg, wpe[0] as number, `${p}wpe.weight`, 'block_size', 'n_positions', 'n_ctx');
   const maxLen = wpe ? (wpe[0] as number) : num(cfg, 'block_size', 'n_positions', 'n_ctx');
-  if (maxLen === undefined) return bad(`The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context length is unknown; add block_size to config.json.`);
+  if (maxLen === undefined)
+    return bad(
+      `The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context length is unknown; add block_size to config.json.`,
+    );
   let activation: Activation = 'gelu';
   if (conv1d) {
     const name = cfg?.activation_function;
     if (name !== undefined && (typeof name !== 'string' || !Object.hasOwn(HF_ACTIVATIONS, name))) {
-      bad(`config.json's activation_function ${JSON.stringify(name)} is not one Attention Lab has; it has ${Object.keys(HF_ACTIVATIONS).join(', ')}.`);
+      bad(
+        `config.json's activation_function ${JSON.stringify(name)} is not one Attention Lab has; it has ${Object.keys(HF_ACTIVATIONS).join(', ')}.`,
+      );
     }
     activation = HF_ACTIVATIONS[(name as string | undefined) ?? 'gelu_new'] as Activation;
   }
-  notes.push(`${nLayer} layers from ${p}h.{0…${nLayer - 1}}, vocab ${V} and d_model ${C} from ${p}wte.weight, d_ff ${dFF} from ${p}h.0.mlp.c_fc.weight${wpe ? `, context ${maxLen} from ${p}wpe.weight` : ''}, activation ${activation}`);
+  notes.push(
+    `${nLayer} layers from ${p}h.{0…${nLayer - 1}}, vocab ${V} and d_model ${C} from ${p}wte.weight, d_ff ${dFF} from ${p}h.0.mlp.c_fc.weight${wpe ? `, context ${maxLen} from ${p}wpe.weight` : ''}, activation ${activation}`,
+  );
   return validateConfig({
-    kind: 'decoder-only', srcVocabSize: 0, vocabSize: V, dModel: C, nHeads: heads(cfg, opts, C, notes, 'n_head', 'num_attention_heads'), dFF,
-    nEncoderLayers: 0, nDecoderLayers: nLayer, maxLen, dropout: 0,
-    norm: shapes.has(`${p}ln_f.weight`) ? 'pre' : 'post', positional: wpe ? 'learned' : 'sinusoidal', activation,
-    tieEmbeddings: true, bias: shapes.has(`${p}h.0.attn.c_attn.bias`), layerNormEps: num(cfg, 'layer_norm_epsilon', 'layer_norm_eps') ?? 1e-5,
-    embedScale: false, labelSmoothing: 0,
+    kind: 'decoder-only',
+    srcVocabSize: 0,
+    vocabSize: V,
+    dModel: C,
+    nHeads: heads(cfg, opts, C, notes, 'n_head', 'num_attention_heads'),
+    dFF,
+    nEncoderLayers: 0,
+    nDecoderLayers: nLayer,
+    maxLen,
+    dropout: 0,
+    norm: shapes.has(`${p}ln_f.weight`) ? 'pre' : 'post',
+    positional: wpe ? 'learned' : 'sinusoidal',
+    activation,
+    tieEmbeddings: true,
+    bias: shapes.has(`${p}h.0.attn.c_attn.bias`),
+    layerNormEps: num(cfg, 'layer_norm_epsilon', 'layer_norm_eps') ?? 1e-5,
+    embedScale: false,
+    labelSmoothing: 0,
   });
 }
 
-function seedConfig(shapes: ReadonlyMap<string, readonly number[]>, cfg: Json | null, opts: ImportOptions, notes: string[]): ModelConfig {
+function seedConfig(
+  shapes: ReadonlyMap<string, readonly number[]>,
+  cfg: Json | null,
+  opts: ImportOptions,
+  notes: string[],
+): ModelConfig {
   const [V, C] = need(shapes, 'decoder_embedding.weight', 2) as [number, number];
   const [srcV] = need(shapes, 'encoder_embedding.weight', 2) as [number, number];
   const nEnc = countBlocks(shapes, 'encoder_layers');
@@ -335,7 +431,10 @@ function seedConfig(shapes: ReadonlyMap<string, readonly number[]>, cfg: Json | 
   const pe = shapes.get('positional_encoding.pe');
   const learned = shapes.get('decoder_positions.weight');
   const maxLen = num(cfg, 'max_seq_length') ?? (learned ? learned[0] : pe ? pe[pe.length - 2] : undefined);
-  if (maxLen === undefined) return bad('The checkpoint has no positional_encoding.pe and config.json gives no max_seq_length, so its context length is unknown; add max_seq_length to config.json.');
+  if (maxLen === undefined)
+    return bad(
+      'The checkpoint has no positional_encoding.pe and config.json gives no max_seq_length, so its context length is unknown; add max_seq_length to config.json.',
+    );
   const str = (k: string): string | undefined => (typeof cfg?.[k] === 'string' ? (cfg[k] as string) : undefined);
   const bool = (k: string): boolean | undefined => (typeof cfg?.[k] === 'boolean' ? (cfg[k] as boolean) : undefined);
   const scale = num(cfg, 'embed_scale');
@@ -348,11 +447,23 @@ function seedConfig(shapes: ReadonlyMap<string, readonly number[]>, cfg: Json | 
   if (learned) agrees(cfg, learned[0] as number, 'decoder_positions.weight', 'max_seq_length');
   notes.push(`${nEnc}+${nDec} layers, vocab ${srcV}→${V}, d_model ${C}, d_ff ${dFF} from the tensor shapes`);
   return validateConfig({
-    kind: 'encoder-decoder', srcVocabSize: srcV, vocabSize: V, dModel: C, nHeads: heads(cfg, opts, C, notes, 'num_heads'), dFF,
-    nEncoderLayers: nEnc, nDecoderLayers: nDec, maxLen, dropout: num(cfg, 'dropout') ?? 0.1,
-    norm: shapes.has('encoder_norm.weight') ? 'pre' : 'post', positional: learned ? 'learned' : 'sinusoidal',
-    activation: (str('activation') as Activation | undefined) ?? 'relu', tieEmbeddings: bool('tie_embeddings') ?? !shapes.has('fc.weight'),
-    bias: shapes.has('encoder_layers.0.self_attn.W_q.bias'), layerNormEps: num(cfg, 'layer_norm_eps') ?? 1e-5,
-    embedScale: scale === undefined ? true : scale !== 1, labelSmoothing: num(cfg, 'label_smoothing') ?? 0.1,
+    kind: 'encoder-decoder',
+    srcVocabSize: srcV,
+    vocabSize: V,
+    dModel: C,
+    nHeads: heads(cfg, opts, C, notes, 'num_heads'),
+    dFF,
+    nEncoderLayers: nEnc,
+    nDecoderLayers: nDec,
+    maxLen,
+    dropout: num(cfg, 'dropout') ?? 0.1,
+    norm: shapes.has('encoder_norm.weight') ? 'pre' : 'post',
+    positional: learned ? 'learned' : 'sinusoidal',
+    activation: (str('activation') as Activation | undefined) ?? 'relu',
+    tieEmbeddings: bool('tie_embeddings') ?? !shapes.has('fc.weight'),
+    bias: shapes.has('encoder_layers.0.self_attn.W_q.bias'),
+    layerNormEps: num(cfg, 'layer_norm_eps') ?? 1e-5,
+    embedScale: scale === undefined ? true : scale !== 1,
+    labelSmoothing: num(cfg, 'label_smoothing') ?? 0.1,
   });
 }

@@ -26,7 +26,12 @@ export function initFor(cfg: ModelConfig): ModelInit {
   const C = cfg.dModel;
   if (cfg.kind === 'decoder-only') {
     const n: ParamInit = { kind: 'normal', std: 0.02 };
-    return { block: { qkv: n, fc1: n, out: { kind: 'normal', std: 0.02 / Math.sqrt(2 * cfg.nDecoderLayers) } }, embed: n, pos: n, head: n };
+    return {
+      block: { qkv: n, fc1: n, out: { kind: 'normal', std: 0.02 / Math.sqrt(2 * cfg.nDecoderLayers) } },
+      embed: n,
+      pos: n,
+      head: n,
+    };
   }
   const xavier = (i: number, o: number): ParamInit => ({ kind: 'uniform', bound: Math.sqrt(6 / (i + o)) });
   return {
@@ -43,7 +48,12 @@ export function drawParams(params: readonly Param[], rng: Rng): void {
     const d = p.data;
     const init = p.init;
     for (let i = 0; i < p.size; i++) {
-      d[i] = init.kind === 'const' ? init.value : init.kind === 'normal' ? rng.normal() * init.std : (rng.next() * 2 - 1) * init.bound;
+      d[i] =
+        init.kind === 'const'
+          ? init.value
+          : init.kind === 'normal'
+            ? rng.normal() * init.std
+            : (rng.next() * 2 - 1) * init.bound;
     }
   }
 }

@@ -75,16 +75,24 @@ export function planShape(cfg: ModelConfig, shape: ModelShape): PlannedShape {
   const bad = (m: string): never => {
     throw new EngineError('config/invalid', m);
   };
-  if (!Number.isInteger(shape.maxBatch) || shape.maxBatch <= 0) bad(`Batch size must be a positive integer, got ${shape.maxBatch}.`);
+  if (!Number.isInteger(shape.maxBatch) || shape.maxBatch <= 0)
+    bad(`Batch size must be a positive integer, got ${shape.maxBatch}.`);
   const maxLen = shape.maxLen ?? cfg.maxLen;
-  const maxSrcLen = cfg.kind === 'encoder-decoder' ? shape.maxSrcLen ?? cfg.maxLen : 0;
+  const maxSrcLen = cfg.kind === 'encoder-decoder' ? (shape.maxSrcLen ?? cfg.maxLen) : 0;
   const padId = shape.padId ?? PAD;
   if (padId !== PAD && (cfg.kind !== 'decoder-only' || padId !== -1)) {
-    bad(`padId ${padId} is not supported: a decoder-only model pads with ${PAD} or has no padding (−1); an encoder-decoder pads with ${PAD}.`);
+    bad(
+      `padId ${padId} is not supported: a decoder-only model pads with ${PAD} or has no padding (−1); an encoder-decoder pads with ${PAD}.`,
+    );
   }
-  for (const [what, v] of [['Sequence length', maxLen], ['Source length', maxSrcLen]] as const) {
-    if (v > cfg.maxLen) bad(`${what} ${v} exceeds the context of ${cfg.maxLen}; use shorter sequences or set maxLen ≥ ${v}.`);
-    if (!Number.isInteger(v) || v < 0 || (what === 'Sequence length' && v === 0)) bad(`${what} must be a positive integer, got ${v}.`);
+  for (const [what, v] of [
+    ['Sequence length', maxLen],
+    ['Source length', maxSrcLen],
+  ] as const) {
+    if (v > cfg.maxLen)
+      bad(`${what} ${v} exceeds the context of ${cfg.maxLen}; use shorter sequences or set maxLen ≥ ${v}.`);
+    if (!Number.isInteger(v) || v < 0 || (what === 'Sequence length' && v === 0))
+      bad(`${what} must be a positive integer, got ${v}.`);
   }
   return { maxBatch: shape.maxBatch, maxLen, maxSrcLen, padId };
 }
@@ -94,16 +102,27 @@ export function checkBatch(b: Batch, cfg: ModelConfig, limits: Omit<PlannedShape
   const bad = (m: string): never => {
     throw new EngineError('input/invalid', m);
   };
-  if (b.B < 1 || b.B > limits.maxBatch) bad(`Batch of ${b.B} sequences exceeds the planned batch of ${limits.maxBatch}; build the model with a larger maxBatch.`);
-  if (b.T < 1 || b.T > limits.maxLen) bad(`Sequence length ${b.T} exceeds the context of ${limits.maxLen}; shorten the sequences or retrain with a longer context.`);
-  if (b.input.length < b.B * b.T || b.targets.length < b.B * b.T) bad(`input and targets need ${b.B * b.T} tokens (B×T), got ${b.input.length} and ${b.targets.length}.`);
+  if (b.B < 1 || b.B > limits.maxBatch)
+    bad(
+      `Batch of ${b.B} sequences exceeds the planned batch of ${limits.maxBatch}; build the model with a larger maxBatch.`,
+    );
+  if (b.T < 1 || b.T > limits.maxLen)
+    bad(
+      `Sequence length ${b.T} exceeds the context of ${limits.maxLen}; shorten the sequences or retrain with a longer context.`,
+    );
+  if (b.input.length < b.B * b.T || b.targets.length < b.B * b.T)
+    bad(`input and targets need ${b.B * b.T} tokens (B×T), got ${b.input.length} and ${b.targets.length}.`);
   checkIds(b.input, b.B * b.T, cfg.vocabSize, 'input');
   checkIds(b.targets, b.B * b.T, cfg.vocabSize, 'targets');
   if (cfg.kind === 'encoder-decoder') {
     const S = b.S ?? 0;
     if (!b.src || S < 1) bad('An encoder-decoder batch needs source tokens (src, S).');
-    if (S > limits.maxSrcLen) bad(`Source length ${S} exceeds the context of ${limits.maxSrcLen}; shorten the source or retrain with a longer context.`);
-    if ((b.src as Int32Array).length < b.B * S) bad(`src needs ${b.B * S} tokens (B×S), got ${(b.src as Int32Array).length}.`);
+    if (S > limits.maxSrcLen)
+      bad(
+        `Source length ${S} exceeds the context of ${limits.maxSrcLen}; shorten the source or retrain with a longer context.`,
+      );
+    if ((b.src as Int32Array).length < b.B * S)
+      bad(`src needs ${b.B * S} tokens (B×S), got ${(b.src as Int32Array).length}.`);
     checkIds(b.src as Int32Array, b.B * S, cfg.srcVocabSize, 'src');
   }
 }
@@ -112,7 +131,10 @@ function checkIds(ids: Int32Array, n: number, V: number, what: string): void {
   for (let i = 0; i < n; i++) {
     const id = ids[i] as number;
     if (id < 0 || id >= V) {
-      throw new EngineError('input/invalid', `${what} has token id ${id} at position ${i}, outside the vocabulary of ${V}; the data was tokenized with a different tokenizer than the model's.`);
+      throw new EngineError(
+        'input/invalid',
+        `${what} has token id ${id} at position ${i}, outside the vocabulary of ${V}; the data was tokenized with a different tokenizer than the model's.`,
+      );
     }
   }
 }

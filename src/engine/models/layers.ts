@@ -17,7 +17,16 @@ import type { Rng } from '../rng';
 import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
 
 /** y[N,O] = x[N,I] · Wᵀ + b, W stored [O, I] as in PyTorch's nn.Linear (overwrites y). */
-export function linearForward(k: Backend, w: FloatArray, b: FloatArray | null, y: FloatArray, x: FloatArray, N: number, I: number, O: number): void {
+export function linearForward(
+  k: Backend,
+  w: FloatArray,
+  b: FloatArray | null,
+  y: FloatArray,
+  x: FloatArray,
+  N: number,
+  I: number,
+  O: number,
+): void {
   k.matmul(y, x, w, N, O, I, false, true, false);
   if (b) k.addBias(y, b, N, O);
 }
@@ -27,7 +36,16 @@ export function linearForward(k: Backend, w: FloatArray, b: FloatArray | null, y
  * spares the caller zeroing a fresh buffer first), dW += dyᵀ x, db += Σ_rows dy.
  */
 export function linearBackward(
-  k: Backend, w: Param, b: Param | null, dx: FloatArray | null, dy: FloatArray, x: FloatArray, N: number, I: number, O: number, setDx = false,
+  k: Backend,
+  w: Param,
+  b: Param | null,
+  dx: FloatArray | null,
+  dy: FloatArray,
+  x: FloatArray,
+  N: number,
+  I: number,
+  O: number,
+  setDx = false,
 ): void {
   if (dx) k.matmul(dx, dy, w.data, N, I, O, false, false, !setDx);
   k.matmul(w.grad, dy, x, O, I, N, true, false, true);
@@ -80,7 +98,15 @@ export class LayerNorm {
   private readonly mean: Slot;
   private readonly rstd: Slot;
 
-  constructor(store: ParamStore, arena: Arena, name: string, readonly C: number, bias: boolean, readonly eps: number, maxN: number) {
+  constructor(
+    store: ParamStore,
+    arena: Arena,
+    name: string,
+    readonly C: number,
+    bias: boolean,
+    readonly eps: number,
+    maxN: number,
+  ) {
     this.w = store.add(`${name}.weight`, [C], { kind: 'const', value: 1 });
     this.b = bias ? store.add(`${name}.bias`, [C], { kind: 'const', value: 0 }) : null;
     this.mean = arena.buffer(maxN);
@@ -102,7 +128,18 @@ export class LayerNorm {
 
   /** Backward of y = LN(x); accumulates dx, dw, db. */
   backward(k: Backend, dx: FloatArray, dy: FloatArray, x: FloatArray, N: number): void {
-    k.layernormBackward(dx, this.w.grad, this.b ? this.b.grad : null, dy, x, this.mean.data, this.rstd.data, this.w.data, N, this.C);
+    k.layernormBackward(
+      dx,
+      this.w.grad,
+      this.b ? this.b.grad : null,
+      dy,
+      x,
+      this.mean.data,
+      this.rstd.data,
+      this.w.data,
+      N,
+      this.C,
+    );
   }
 }
 
@@ -116,7 +153,11 @@ export class Dropout {
   private readonly keep: ByteSlot;
   private active = false;
 
-  constructor(arena: Arena, readonly p: number, maxSize: number) {
+  constructor(
+    arena: Arena,
+    readonly p: number,
+    maxSize: number,
+  ) {
     this.out = arena.buffer(p > 0 ? maxSize : 0);
     this.keep = arena.bytes(p > 0 ? maxSize : 0);
   }

@@ -67,11 +67,18 @@ export function combinedView(mask: Uint8Array, T: number): MaskView {
 }
 
 /** Dense copy of a mask view for its declared shape [b, 1, t, s] (b or t may be 1: broadcast). */
-export function snapshotMask(name: MaskSnapshot['name'], view: MaskView, b: number, t: number, s: number): MaskSnapshot {
+export function snapshotMask(
+  name: MaskSnapshot['name'],
+  view: MaskView,
+  b: number,
+  t: number,
+  s: number,
+): MaskSnapshot {
   const data = new Uint8Array(b * t * s);
   for (let i = 0; i < b; i++) {
     for (let j = 0; j < t; j++) {
-      for (let l = 0; l < s; l++) data[(i * t + j) * s + l] = view.data[i * view.batchStride + j * view.rowStride + l] ?? 0;
+      for (let l = 0; l < s; l++)
+        data[(i * t + j) * s + l] = view.data[i * view.batchStride + j * view.rowStride + l] ?? 0;
     }
   }
   return { name, shape: [b, 1, t, s], data };

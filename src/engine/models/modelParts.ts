@@ -70,7 +70,12 @@ export abstract class ModelParts {
   constructor(config: ModelConfig, shape: ModelShape) {
     const cfg = validateConfig(config);
     this.config = cfg;
-    ({ maxBatch: this.maxBatch, maxLen: this.maxLen, maxSrcLen: this.maxSrcLen, padId: this.padId } = planShape(cfg, shape));
+    ({
+      maxBatch: this.maxBatch,
+      maxLen: this.maxLen,
+      maxSrcLen: this.maxSrcLen,
+      padId: this.padId,
+    } = planShape(cfg, shape));
     const { store, arena } = this;
     const B = this.maxBatch;
     const T = this.maxLen;
@@ -83,17 +88,24 @@ export abstract class ModelParts {
 
     if (!gpt) {
       this.encEmbed = new Embedder(store, arena, cfg, names.encEmbed, cfg.srcVocabSize, embedInit, B * S);
-      for (let i = 0; i < cfg.nEncoderLayers; i++) this.encoder.push(new Block(store, arena, cfg, blockNames(cfg, 'encoder', i), init.block, { B, T: S, S }));
-      this.encNorm = cfg.norm === 'pre' ? new LayerNorm(store, arena, names.encNorm, C, cfg.bias, cfg.layerNormEps, B * S) : null;
+      for (let i = 0; i < cfg.nEncoderLayers; i++)
+        this.encoder.push(new Block(store, arena, cfg, blockNames(cfg, 'encoder', i), init.block, { B, T: S, S }));
+      this.encNorm =
+        cfg.norm === 'pre' ? new LayerNorm(store, arena, names.encNorm, C, cfg.bias, cfg.layerNormEps, B * S) : null;
     } else {
       this.encEmbed = null;
       this.encNorm = null;
     }
     this.decEmbed = new Embedder(store, arena, cfg, names.decEmbed, cfg.vocabSize, embedInit, B * T);
-    for (let i = 0; i < cfg.nDecoderLayers; i++) this.decoder.push(new Block(store, arena, cfg, blockNames(cfg, 'decoder', i), init.block, { B, T, S }));
-    this.decNorm = cfg.norm === 'pre' ? new LayerNorm(store, arena, names.decNorm, C, cfg.bias, cfg.layerNormEps, B * T) : null;
-    this.headW = cfg.tieEmbeddings ? this.decEmbed.table : store.add(`${names.head}.weight`, [cfg.vocabSize, C], init.head);
-    this.headB = !gpt && cfg.bias ? store.add(`${names.head}.bias`, [cfg.vocabSize], { kind: 'const', value: 0 }) : null;
+    for (let i = 0; i < cfg.nDecoderLayers; i++)
+      this.decoder.push(new Block(store, arena, cfg, blockNames(cfg, 'decoder', i), init.block, { B, T, S }));
+    this.decNorm =
+      cfg.norm === 'pre' ? new LayerNorm(store, arena, names.decNorm, C, cfg.bias, cfg.layerNormEps, B * T) : null;
+    this.headW = cfg.tieEmbeddings
+      ? this.decEmbed.table
+      : store.add(`${names.head}.weight`, [cfg.vocabSize, C], init.head);
+    this.headB =
+      !gpt && cfg.bias ? store.add(`${names.head}.bias`, [cfg.vocabSize], { kind: 'const', value: 0 }) : null;
 
     const nT = B * T * C;
     const nS = B * S * C;
@@ -157,13 +169,21 @@ export abstract class ModelParts {
   /** A parameter by name, or throws naming the close alternatives. */
   param(name: string): Param {
     const p = this.store.params.find((q) => q.name === name);
-    if (!p) throw new EngineError('checkpoint/invalid', `Model has no parameter "${name}"; it has ${this.store.params.length} parameters such as ${this.store.params.slice(0, 3).map((q) => q.name).join(', ')}.`);
+    if (!p)
+      throw new EngineError(
+        'checkpoint/invalid',
+        `Model has no parameter "${name}"; it has ${this.store.params.length} parameters such as ${this.store.params
+          .slice(0, 3)
+          .map((q) => q.name)
+          .join(', ')}.`,
+      );
     return p;
   }
 
   /** Draws initial weights from `rng` (padding rows of the embeddings start at zero, as in PyTorch). */
   initialize(rng: Rng): void {
     drawParams(this.store.params, rng);
-    for (const e of [this.encEmbed, this.decEmbed]) if (e && this.config.kind === 'encoder-decoder') e.table.data.fill(0, 0, this.config.dModel);
+    for (const e of [this.encEmbed, this.decEmbed])
+      if (e && this.config.kind === 'encoder-decoder') e.table.data.fill(0, 0, this.config.dModel);
   }
 }

@@ -44,7 +44,16 @@ export class ParamStore {
 
   add(name: string, shape: readonly number[], init: ParamInit): Param {
     const size = shape.reduce((a, b) => a * b, 1);
-    const p: Param = { name, shape, offset: this.total, size, decay: shape.length >= 2, init, data: EMPTY, grad: EMPTY };
+    const p: Param = {
+      name,
+      shape,
+      offset: this.total,
+      size,
+      decay: shape.length >= 2,
+      init,
+      data: EMPTY,
+      grad: EMPTY,
+    };
     this.total += size;
     this.params.push(p);
     return p;

@@ -41,7 +41,9 @@ export function modelNames(cfg: ModelConfig): ModelNames {
   return {
     encEmbed: { table: 'encoder_embedding.weight', positions: 'encoder_positions.weight' },
     encNorm: 'encoder_norm',
-    decEmbed: gpt ? { table: 'transformer.wte.weight', positions: 'transformer.wpe.weight' } : { table: 'decoder_embedding.weight', positions: 'decoder_positions.weight' },
+    decEmbed: gpt
+      ? { table: 'transformer.wte.weight', positions: 'transformer.wpe.weight' }
+      : { table: 'decoder_embedding.weight', positions: 'decoder_positions.weight' },
     decNorm: gpt ? 'transformer.ln_f' : 'decoder_norm',
     head: gpt ? 'lm_head' : 'fc',
   };
@@ -60,7 +62,12 @@ export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: nu
     };
   }
   const p = `${stack}_layers.${i}`;
-  const attn = (n: string): BlockNames['selfAttn'] => ({ q: `${p}.${n}.W_q`, k: `${p}.${n}.W_k`, v: `${p}.${n}.W_v`, o: `${p}.${n}.W_o` });
+  const attn = (n: string): BlockNames['selfAttn'] => ({
+    q: `${p}.${n}.W_q`,
+    k: `${p}.${n}.W_k`,
+    v: `${p}.${n}.W_v`,
+    o: `${p}.${n}.W_o`,
+  });
   return {
     selfAttn: attn('self_attn'),
     crossAttn: stack === 'decoder' ? attn('cross_attn') : null,
@@ -129,7 +136,10 @@ export function gatherTorchTensor(t: TorchTensor, grads = false): Float32Array {
  * Loads every (non-alias) tensor through `get(name, shape)`, which returns its data or
  * null when the file lacks it. Throws EngineError('checkpoint/invalid') listing what is missing.
  */
-export function loadTorchTensors(model: NamedParams, get: (name: string, shape: readonly number[]) => ArrayLike<number> | null): void {
+export function loadTorchTensors(
+  model: NamedParams,
+  get: (name: string, shape: readonly number[]) => ArrayLike<number> | null,
+): void {
   const missing: string[] = [];
   for (const t of torchTensors(model)) {
     if (t.alias) continue;
@@ -141,14 +151,18 @@ export function loadTorchTensors(model: NamedParams, get: (name: string, shape: 
     setTorchTensor(t, data);
   }
   if (missing.length) {
-    throw new EngineError('checkpoint/invalid', `Missing ${missing.length} tensor(s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; the file was written for a different model config.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `Missing ${missing.length} tensor(s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; the file was written for a different model config.`,
+    );
   }
 }
 
 /** Copies `data` (the tensor's values, row-major in PyTorch's shape) into the parameters it is made of. */
 export function setTorchTensor(t: TorchTensor, data: ArrayLike<number>): void {
   const n = t.parts.reduce((a, p) => a + p.size, 0);
-  if (data.length !== n) throw new EngineError('checkpoint/invalid', `Tensor ${t.name} needs ${n} values, got ${data.length}.`);
+  if (data.length !== n)
+    throw new EngineError('checkpoint/invalid', `Tensor ${t.name} needs ${n} values, got ${data.length}.`);
   let off = 0;
   for (const p of t.parts) {
     copy(p.data, data, off, p.size);

@@ -43,7 +43,13 @@ export interface ForwardSizes {
  * The attention maps of batch item `b` (per layer [H, T, S]): encoder self-attention by
  * layer, then each decoder layer's self- and cross-attention.
  */
-export function attentionMaps(encoder: readonly Block[], decoder: readonly Block[], H: number, l: ForwardSizes, b: number): AttentionMap[] {
+export function attentionMaps(
+  encoder: readonly Block[],
+  decoder: readonly Block[],
+  H: number,
+  l: ForwardSizes,
+  b: number,
+): AttentionMap[] {
   const maps: AttentionMap[] = [];
   const take = (stack: AttentionStack, layer: number, probs: FloatArray, Tq: number, Sk: number): void => {
     const n = H * Tq * Sk;

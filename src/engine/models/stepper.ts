@@ -85,7 +85,12 @@ export interface StepperOptions {
  * One layer's attention probabilities during a prefill: [H, rows, cols] in `probs`, valid
  * only during the call (the buffer is the next layer's): copy what you keep.
  */
-export type LayerAttentionSink = (stack: AttentionStack, layer: number, probs: FloatArray, shape: readonly [number, number, number]) => void;
+export type LayerAttentionSink = (
+  stack: AttentionStack,
+  layer: number,
+  probs: FloatArray,
+  shape: readonly [number, number, number],
+) => void;
 
 /** A stepper that can also feed a whole prompt at once (see the file comment). */
 export interface ModelStepper extends DecodeStepper {
@@ -133,9 +138,14 @@ class KVCacheStepper implements ModelStepper {
   private rows = 1;
   private pos = 0;
 
-  constructor(private readonly model: Transformer, private readonly k: Backend, opts: StepperOptions) {
+  constructor(
+    private readonly model: Transformer,
+    private readonly k: Backend,
+    opts: StepperOptions,
+  ) {
     const cfg = model.config;
-    if (!Number.isInteger(opts.maxRows) || opts.maxRows < 1) throw new EngineError('input/invalid', `maxRows must be a positive integer, got ${opts.maxRows}.`);
+    if (!Number.isInteger(opts.maxRows) || opts.maxRows < 1)
+      throw new EngineError('input/invalid', `maxRows must be a positive integer, got ${opts.maxRows}.`);
     this.vocabSize = cfg.vocabSize;
     this.nHeads = cfg.nHeads;
     this.maxPositions = cfg.maxLen;
@@ -146,8 +156,13 @@ class KVCacheStepper implements ModelStepper {
     let memory: { data: FloatArray; S: number } | null = null;
     if (cfg.kind === 'encoder-decoder') {
       const src = opts.src;
-      if (!src || src.length === 0) throw new EngineError('input/invalid', 'An encoder-decoder needs a non-empty source sequence to decode from.');
-      if (src.length > model.maxSrcLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`);
+      if (!src || src.length === 0)
+        throw new EngineError('input/invalid', 'An encoder-decoder needs a non-empty source sequence to decode from.');
+      if (src.length > model.maxSrcLen)
+        throw new EngineError(
+          'input/invalid',
+          `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`,
+        );
       this.S = src.length;
       memory = { data: model.encode(src, 1, this.S, false, null).memory, S: this.S };
       const pad = new Uint8Array(this.S);
@@ -191,11 +206,19 @@ class KVCacheStepper implements ModelStepper {
     const V = this.vocabSize;
     const H = this.nHeads;
     const C = this.C;
-    if (this.pos !== 0 || this.rows !== 1) throw new EngineError('input/invalid', 'prefill() needs a fresh or reset stepper (one row at position 0).');
-    if (T < 1 || T > this.maxPositions) throw new EngineError('input/invalid', `A prefill of ${T} tokens does not fit the context of ${this.maxPositions} positions; feed 1 to ${this.maxPositions}.`);
-    for (const id of tokens) if (id < 0 || id >= V) throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
+    if (this.pos !== 0 || this.rows !== 1)
+      throw new EngineError('input/invalid', 'prefill() needs a fresh or reset stepper (one row at position 0).');
+    if (T < 1 || T > this.maxPositions)
+      throw new EngineError(
+        'input/invalid',
+        `A prefill of ${T} tokens does not fit the context of ${this.maxPositions} positions; feed 1 to ${this.maxPositions}.`,
+      );
+    for (const id of tokens)
+      if (id < 0 || id >= V)
+        throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
     const b = this.prefillBuffers();
-    if (onAttention) model.encoder.forEach((blk, l) => onAttention('encoder.self', l, blk.selfAttn.probs.data, [H, this.S, this.S]));
+    if (onAttention)
+      model.encoder.forEach((blk, l) => onAttention('encoder.self', l, blk.selfAttn.probs.data, [H, this.S, this.S]));
     // With `capture`, the last position's row of every layer, as a step there would return it.
     const self: Float32Array[] = [];
     const cross: Float32Array[] = [];
@@ -208,7 +231,15 @@ class KVCacheStepper implements ModelStepper {
     model.decEmbed.prefill(k, x, tokens, T);
     model.decoder.forEach((blk, l) => {
       const cache = this.caches[l] as BlockCache;
-      blk.prefill(k, x, { T, cache, selfMask: b.causal, crossMask: this.crossMask, scratch: b.scratch, selfProbs: b.selfProbs, crossProbs: b.crossProbs });
+      blk.prefill(k, x, {
+        T,
+        cache,
+        selfMask: b.causal,
+        crossMask: this.crossMask,
+        scratch: b.scratch,
+        selfProbs: b.selfProbs,
+        crossProbs: b.crossProbs,
+      });
       onAttention?.('decoder.self', l, b.selfProbs, [H, T, T]);
       if (capture) self.push(lastRow(b.selfProbs, T));
       if (cache.cross && b.crossProbs) {
@@ -224,7 +255,8 @@ class KVCacheStepper implements ModelStepper {
     }
     model.head(k, this.logits, top, 1);
     this.pos = T;
-    const logits = this.logits instanceof Float32Array ? this.logits.subarray(0, V) : copyInto(this.out32, this.logits, V);
+    const logits =
+      this.logits instanceof Float32Array ? this.logits.subarray(0, V) : copyInto(this.out32, this.logits, V);
     return { logits, attention: capture ? { self, cross } : null };
   }
 
@@ -233,15 +265,32 @@ class KVCacheStepper implements ModelStepper {
     const model = this.model;
     const V = this.vocabSize;
     const R = tokens.length;
-    if (R !== this.rows) throw new EngineError('input/invalid', `step() got ${R} tokens but the stepper has ${this.rows} rows; call reorder() to change the number of rows.`);
-    if (this.pos >= this.maxPositions) throw new EngineError('input/invalid', `The context of ${this.maxPositions} positions is full; decode fewer tokens or retrain with a longer context.`);
+    if (R !== this.rows)
+      throw new EngineError(
+        'input/invalid',
+        `step() got ${R} tokens but the stepper has ${this.rows} rows; call reorder() to change the number of rows.`,
+      );
+    if (this.pos >= this.maxPositions)
+      throw new EngineError(
+        'input/invalid',
+        `The context of ${this.maxPositions} positions is full; decode fewer tokens or retrain with a longer context.`,
+      );
     for (let i = 0; i < R; i++) {
       const id = tokens[i] as number;
-      if (id < 0 || id >= V) throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
+      if (id < 0 || id >= V)
+        throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
     }
     const P = this.pos + 1;
     model.decEmbed.step(k, this.x, tokens, R, this.pos);
-    model.decoder.forEach((blk, li) => blk.step(k, this.x, { R, P, cache: this.caches[li] as BlockCache, crossMask: this.crossMask, scratch: this.scratch }));
+    model.decoder.forEach((blk, li) =>
+      blk.step(k, this.x, {
+        R,
+        P,
+        cache: this.caches[li] as BlockCache,
+        crossMask: this.crossMask,
+        scratch: this.scratch,
+      }),
+    );
     let top = this.x;
     if (model.decNorm) {
       model.decNorm.step(k, this.scratch.mid, this.x, R, this.scratch);
@@ -250,13 +299,16 @@ class KVCacheStepper implements ModelStepper {
     model.head(k, this.logits, top, R);
     this.pos = P;
     const nl = R * V;
-    const logits = this.logits instanceof Float32Array ? this.logits.subarray(0, nl) : copyInto(this.out32, this.logits, nl);
+    const logits =
+      this.logits instanceof Float32Array ? this.logits.subarray(0, nl) : copyInto(this.out32, this.logits, nl);
     let attention: StepAttention | null = null;
     if (capture) {
       const H = this.nHeads;
       attention = {
         self: this.caches.map((c) => Float32Array.from(c.self.probs.subarray(0, R * H * P))),
-        cross: this.caches.flatMap((c) => (c.cross ? [Float32Array.from(c.cross.probs.subarray(0, R * H * this.S))] : [])),
+        cross: this.caches.flatMap((c) =>
+          c.cross ? [Float32Array.from(c.cross.probs.subarray(0, R * H * this.S))] : [],
+        ),
       };
     }
     return { logits, attention };
@@ -270,10 +322,12 @@ class KVCacheStepper implements ModelStepper {
 
   reorder(parents: Int32Array): void {
     const R = parents.length;
-    if (R < 1 || R > this.maxRows) throw new EngineError('input/invalid', `reorder() needs 1 to ${this.maxRows} rows, got ${R}.`);
+    if (R < 1 || R > this.maxRows)
+      throw new EngineError('input/invalid', `reorder() needs 1 to ${this.maxRows} rows, got ${R}.`);
     for (let i = 0; i < R; i++) {
       const p = parents[i] as number;
-      if (!Number.isInteger(p) || p < 0 || p >= this.rows) throw new EngineError('input/invalid', `reorder() parent ${p} is not one of the ${this.rows} current rows.`);
+      if (!Number.isInteger(p) || p < 0 || p >= this.rows)
+        throw new EngineError('input/invalid', `reorder() parent ${p} is not one of the ${this.rows} current rows.`);
     }
     const row = this.maxPositions * this.C;
     const used = this.pos * this.C;

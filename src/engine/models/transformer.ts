@@ -59,7 +59,13 @@ export class Transformer extends ModelParts {
   }
 
   /** Runs the encoder on src [B, S]; returns the memory [B, S, C] and its padding mask view. */
-  encode(src: Int32Array, B: number, S: number, train: boolean, rng: Rng | null): { memory: FloatArray; mask: MaskView } {
+  encode(
+    src: Int32Array,
+    B: number,
+    S: number,
+    train: boolean,
+    rng: Rng | null,
+  ): { memory: FloatArray; mask: MaskView } {
     const k = this.k;
     if (!this.encEmbed) throw new Error('decoder-only model has no encoder');
     fillPaddingMask(this.srcPad.data, src, B, S);
@@ -84,7 +90,11 @@ export class Transformer extends ModelParts {
   forward(batch: Batch, opts: ForwardOptions): { loss: number; tokens: number } {
     const ablate = opts.ablate ?? [];
     if (!ablate.length) return this.run(batch, opts, false);
-    if (opts.train) throw new EngineError('input/invalid', 'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.');
+    if (opts.train)
+      throw new EngineError(
+        'input/invalid',
+        'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.',
+      );
     const layers = this.attentionLayers();
     applyHeadsOff(layers, ablate, this.config.nHeads);
     try {
@@ -131,14 +141,45 @@ export class Transformer extends ModelParts {
     const V = cfg.vocabSize;
     this.head(k, this.logitsSlot.data, y, N);
     const smoothing = opts.labelSmoothing ?? (train ? cfg.labelSmoothing : 0);
-    const { sum, count } = k.crossEntropyForward(this.lse.data, this.logitsSlot.data, batch.targets, N, V, this.padId, smoothing);
-    this.last = { B, T, S, count, smoothing, targets: batch.targets, headInput: y, decTop, encTop: memory, selfMask, srcMask, decIn, ablated };
+    const { sum, count } = k.crossEntropyForward(
+      this.lse.data,
+      this.logitsSlot.data,
+      batch.targets,
+      N,
+      V,
+      this.padId,
+      smoothing,
+    );
+    this.last = {
+      B,
+      T,
+      S,
+      count,
+      smoothing,
+      targets: batch.targets,
+      headInput: y,
+      decTop,
+      encTop: memory,
+      selfMask,
+      srcMask,
+      decIn,
+      ablated,
+    };
     return { loss: count > 0 ? sum / count : 0, tokens: count };
   }
 
   /** logits [N, V] = y [N, C] · W_headᵀ + b: the output projection (the embedding table when tied). */
   head(k: Backend, logits: FloatArray, y: FloatArray, N: number): void {
-    linearForward(k, this.headW.data, this.headB ? this.headB.data : null, logits, y, N, this.config.dModel, this.config.vocabSize);
+    linearForward(
+      k,
+      this.headW.data,
+      this.headB ? this.headB.data : null,
+      logits,
+      y,
+      N,
+      this.config.dModel,
+      this.config.vocabSize,
+    );
   }
 
   /** Gradients of the last forward's mean loss, written (not accumulated) into {@link grads}. */
@@ -155,7 +196,18 @@ export class Transformer extends ModelParts {
     k.fill(this.grads, this.store.count, 0);
     const dlogits = this.dlogits.data;
     k.fill(dlogits, N * V, 0);
-    if (l.count > 0) k.crossEntropyBackward(dlogits, this.logitsSlot.data, this.lse.data, l.targets, N, V, this.padId, l.smoothing, 1 / l.count);
+    if (l.count > 0)
+      k.crossEntropyBackward(
+        dlogits,
+        this.logitsSlot.data,
+        this.lse.data,
+        l.targets,
+        N,
+        V,
+        this.padId,
+        l.smoothing,
+        1 / l.count,
+      );
     // logits = y Wᵀ + b
     let dTop = this.gA.data;
     linearBackward(k, this.headW, this.headB, dTop, dlogits, l.headInput, N, C, V, true);
@@ -210,10 +262,31 @@ export class Transformer extends ModelParts {
   residualLogits(layer: number, into: 'scratch' | 'logits' = 'scratch'): FloatArray {
     const l = this.lastOrThrow('residualLogits');
     const n = this.decoder.length;
-    if (!Number.isInteger(layer) || layer < 0 || layer > n) throw new EngineError('input/invalid', `Layer ${layer} does not exist; the decoder's stream is read after layers 0 (embeddings) to ${n}.`);
+    if (!Number.isInteger(layer) || layer < 0 || layer > n)
+      throw new EngineError(
+        'input/invalid',
+        `Layer ${layer} does not exist; the decoder's stream is read after layers 0 (embeddings) to ${n}.`,
+      );
     const head = (k: Backend, logits: FloatArray, y: FloatArray, N: number): void => this.head(k, logits, y, N);
-    const lens = { decoder: this.decoder, decNorm: this.decNorm, N: l.B * l.T, decIn: l.decIn, decTop: l.decTop, head, V: this.config.vocabSize };
-    return lensLogits(this.k, { ...lens, normed: this.gA.data, normOut: this.decOut.data, logits: into === 'logits' ? this.logitsSlot.data : this.dlogits.data }, layer);
+    const lens = {
+      decoder: this.decoder,
+      decNorm: this.decNorm,
+      N: l.B * l.T,
+      decIn: l.decIn,
+      decTop: l.decTop,
+      head,
+      V: this.config.vocabSize,
+    };
+    return lensLogits(
+      this.k,
+      {
+        ...lens,
+        normed: this.gA.data,
+        normOut: this.decOut.data,
+        logits: into === 'logits' ? this.logitsSlot.data : this.dlogits.data,
+      },
+      layer,
+    );
   }
 
   /**
@@ -222,7 +295,8 @@ export class Transformer extends ModelParts {
    */
   captureAttention(b = 0): AttentionCapture {
     const l = this.lastOrThrow('captureAttention');
-    if (b < 0 || b >= l.B) throw new EngineError('input/invalid', `Batch item ${b} does not exist; the last batch had ${l.B} items.`);
+    if (b < 0 || b >= l.B)
+      throw new EngineError('input/invalid', `Batch item ${b} does not exist; the last batch had ${l.B} items.`);
     return { maps: attentionMaps(this.encoder, this.decoder, this.config.nHeads, l, b), masks: this.captureMasks() };
   }
 

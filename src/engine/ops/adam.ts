@@ -17,8 +17,13 @@ import type { AdamParams, FloatArray } from '../backend';
  * decayMask[i] = 1; a null mask decays nothing.
  */
 export function adamStep(
-  params: FloatArray, grads: FloatArray, m: FloatArray, v: FloatArray,
-  n: number, opts: AdamParams, decayMask: Uint8Array | null,
+  params: FloatArray,
+  grads: FloatArray,
+  m: FloatArray,
+  v: FloatArray,
+  n: number,
+  opts: AdamParams,
+  decayMask: Uint8Array | null,
 ): void {
   const { lr, beta1, beta2, eps, weightDecay, step } = opts;
   // Bias corrections (Alg. 1: m̂ = m / (1 − β1^t), v̂ = v / (1 − β2^t)), computed once.

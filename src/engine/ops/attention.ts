@@ -33,10 +33,15 @@ function dot(x: FloatArray, xOff: number, y: FloatArray, yOff: number, n: number
  * (overwrites out). keep null = no dropout. A fully masked row gives p = 0 and out = 0.
  */
 export function attentionForward(
-  out: FloatArray, probs: FloatArray,
-  q: FloatArray, k: FloatArray, v: FloatArray,
-  dims: AttentionDims, mask: MaskView | null,
-  keep: Uint8Array | null, dropP: number,
+  out: FloatArray,
+  probs: FloatArray,
+  q: FloatArray,
+  k: FloatArray,
+  v: FloatArray,
+  dims: AttentionDims,
+  mask: MaskView | null,
+  keep: Uint8Array | null,
+  dropP: number,
 ): void {
   const { B, T, S, H, D, qBatchStride, kvBatchStride, scale } = dims;
   const C = H * D;
@@ -78,10 +83,17 @@ export function attentionForward(
  * `scratch` holds dp for one row (length ≥ S). Positions with p = 0 (masked) get nothing.
  */
 export function attentionBackward(
-  dq: FloatArray, dk: FloatArray, dv: FloatArray,
-  dout: FloatArray, probs: FloatArray,
-  q: FloatArray, k: FloatArray, v: FloatArray,
-  dims: AttentionDims, keep: Uint8Array | null, dropP: number,
+  dq: FloatArray,
+  dk: FloatArray,
+  dv: FloatArray,
+  dout: FloatArray,
+  probs: FloatArray,
+  q: FloatArray,
+  k: FloatArray,
+  v: FloatArray,
+  dims: AttentionDims,
+  keep: Uint8Array | null,
+  dropP: number,
   scratch: Float64Array,
 ): void {
   const { B, T, S, H, D, qBatchStride, kvBatchStride, scale } = dims;

@@ -50,8 +50,13 @@ function logSumExp(logits: FloatArray, off: number, V: number): number {
  * Throws EngineError for a counted target outside [0, V).
  */
 export function crossEntropyForward(
-  lse: FloatArray, logits: FloatArray, targets: Int32Array,
-  N: number, V: number, ignoreIndex: number, smoothing: number,
+  lse: FloatArray,
+  logits: FloatArray,
+  targets: Int32Array,
+  N: number,
+  V: number,
+  ignoreIndex: number,
+  smoothing: number,
 ): { sum: number; count: number } {
   let sum = 0;
   let count = 0;
@@ -80,8 +85,15 @@ export function crossEntropyForward(
  * from the saved lse; ignored rows get nothing.
  */
 export function crossEntropyBackward(
-  dlogits: FloatArray, logits: FloatArray, lse: FloatArray, targets: Int32Array,
-  N: number, V: number, ignoreIndex: number, smoothing: number, gradScale: number,
+  dlogits: FloatArray,
+  logits: FloatArray,
+  lse: FloatArray,
+  targets: Int32Array,
+  N: number,
+  V: number,
+  ignoreIndex: number,
+  smoothing: number,
+  gradScale: number,
 ): void {
   const uniform = smoothing / V;
   for (let n = 0; n < N; n++) {

@@ -108,7 +108,11 @@ const REFERENCE_MASK: Pick<Kernels, 'dropoutMask'> = { dropoutMask };
  * the reference kernel). Each mask advances the rng by exactly two words, whatever n is.
  */
 export function drawKeepMask(
-  keep: Uint8Array, n: number, p: number, rng: Rng, kernels: Pick<Kernels, 'dropoutMask'> = REFERENCE_MASK,
+  keep: Uint8Array,
+  n: number,
+  p: number,
+  rng: Rng,
+  kernels: Pick<Kernels, 'dropoutMask'> = REFERENCE_MASK,
 ): void {
   const key0 = rng.nextU32();
   const key1 = rng.nextU32();

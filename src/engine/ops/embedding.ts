@@ -35,7 +35,12 @@ function checkId(id: number, n: number, table: FloatArray, C: number): void {
 
 /** out[n, :] = table[ids[n], :] · scale (overwrites out). Throws EngineError for an id outside the table. */
 export function embeddingForward(
-  out: FloatArray, ids: Int32Array, table: FloatArray, N: number, C: number, scale: number,
+  out: FloatArray,
+  ids: Int32Array,
+  table: FloatArray,
+  N: number,
+  C: number,
+  scale: number,
 ): void {
   for (let n = 0; n < N; n++) {
     const id = ids[n] as number;
@@ -53,8 +58,13 @@ export function embeddingForward(
  * `padding_idx`). A token seen twice gets both rows' gradients.
  */
 export function embeddingBackward(
-  dtable: FloatArray, dout: FloatArray, ids: Int32Array,
-  N: number, C: number, scale: number, paddingIdx: number,
+  dtable: FloatArray,
+  dout: FloatArray,
+  ids: Int32Array,
+  N: number,
+  C: number,
+  scale: number,
+  paddingIdx: number,
 ): void {
   for (let n = 0; n < N; n++) {
     const id = ids[n] as number;
@@ -67,9 +77,7 @@ export function embeddingBackward(
 }
 
 /** x[b, t, :] += pe[start + t, :] for b < B, t < T (x is [B, T, C], pe is [maxLen, C]). */
-export function positionalForward(
-  x: FloatArray, pe: FloatArray, B: number, T: number, C: number, start: number,
-): void {
+export function positionalForward(x: FloatArray, pe: FloatArray, B: number, T: number, C: number, start: number): void {
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {
       const xRow = (b * T + t) * C;
@@ -84,7 +92,12 @@ export function positionalForward(
  * (accumulates; used for learned positions only).
  */
 export function positionalBackward(
-  dpe: FloatArray, dx: FloatArray, B: number, T: number, C: number, start: number,
+  dpe: FloatArray,
+  dx: FloatArray,
+  B: number,
+  T: number,
+  C: number,
+  start: number,
 ): void {
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {

@@ -17,9 +17,15 @@ import type { FloatArray } from '../backend';
  * |mean| ≫ std).
  */
 export function layernormForward(
-  y: FloatArray, mean: FloatArray, rstd: FloatArray,
-  x: FloatArray, w: FloatArray, b: FloatArray | null,
-  N: number, C: number, eps: number,
+  y: FloatArray,
+  mean: FloatArray,
+  rstd: FloatArray,
+  x: FloatArray,
+  w: FloatArray,
+  b: FloatArray | null,
+  N: number,
+  C: number,
+  eps: number,
 ): void {
   for (let n = 0; n < N; n++) {
     const row = n * C;
@@ -49,9 +55,16 @@ export function layernormForward(
  * every x in the row). x̂ is recomputed from the saved mean and rstd.
  */
 export function layernormBackward(
-  dx: FloatArray, dw: FloatArray, db: FloatArray | null,
-  dy: FloatArray, x: FloatArray, mean: FloatArray, rstd: FloatArray, w: FloatArray,
-  N: number, C: number,
+  dx: FloatArray,
+  dw: FloatArray,
+  db: FloatArray | null,
+  dy: FloatArray,
+  x: FloatArray,
+  mean: FloatArray,
+  rstd: FloatArray,
+  w: FloatArray,
+  N: number,
+  C: number,
 ): void {
   for (let n = 0; n < N; n++) {
     const row = n * C;

@@ -24,9 +24,15 @@ import type { FloatArray } from '../backend';
  * op(B) is B stored [K,N], or with transB Bᵀ where B is stored [N,K].
  */
 export function matmul(
-  c: FloatArray, a: FloatArray, b: FloatArray,
-  M: number, N: number, K: number,
-  transA: boolean, transB: boolean, accumulate: boolean,
+  c: FloatArray,
+  a: FloatArray,
+  b: FloatArray,
+  M: number,
+  N: number,
+  K: number,
+  transA: boolean,
+  transB: boolean,
+  accumulate: boolean,
 ): void {
   if (transB) {
     if (transA) matmulTT(c, a, b, M, N, K, accumulate);
@@ -43,8 +49,14 @@ export function matmul(
  * Rows of C are updated two at a time so each loaded B element serves both.
  */
 function matmulAxpy(
-  c: FloatArray, a: FloatArray, b: FloatArray,
-  M: number, N: number, K: number, transA: boolean, accumulate: boolean,
+  c: FloatArray,
+  a: FloatArray,
+  b: FloatArray,
+  M: number,
+  N: number,
+  K: number,
+  transA: boolean,
+  accumulate: boolean,
 ): void {
   const sI = transA ? 1 : K;
   const sK = transA ? M : 1;
@@ -59,8 +71,15 @@ function matmulAxpy(
  * stored K/4 times instead of K.
  */
 function axpyRowPair(
-  c: FloatArray, a: FloatArray, b: FloatArray,
-  i: number, sI: number, sK: number, N: number, K: number, accumulate: boolean,
+  c: FloatArray,
+  a: FloatArray,
+  b: FloatArray,
+  i: number,
+  sI: number,
+  sK: number,
+  N: number,
+  K: number,
+  accumulate: boolean,
 ): void {
   const c0 = i * N;
   const c1 = c0 + N;
@@ -69,14 +88,23 @@ function axpyRowPair(
   const r1 = r0 + sI;
   let k = 0;
   for (; k + 3 < K; k += 4) {
-    const x0 = a[r0 + k * sK] as number, x1 = a[r0 + (k + 1) * sK] as number;
-    const x2 = a[r0 + (k + 2) * sK] as number, x3 = a[r0 + (k + 3) * sK] as number;
-    const y0 = a[r1 + k * sK] as number, y1 = a[r1 + (k + 1) * sK] as number;
-    const y2 = a[r1 + (k + 2) * sK] as number, y3 = a[r1 + (k + 3) * sK] as number;
-    const b0 = k * N, b1 = b0 + N, b2 = b1 + N, b3 = b2 + N;
+    const x0 = a[r0 + k * sK] as number,
+      x1 = a[r0 + (k + 1) * sK] as number;
+    const x2 = a[r0 + (k + 2) * sK] as number,
+      x3 = a[r0 + (k + 3) * sK] as number;
+    const y0 = a[r1 + k * sK] as number,
+      y1 = a[r1 + (k + 1) * sK] as number;
+    const y2 = a[r1 + (k + 2) * sK] as number,
+      y3 = a[r1 + (k + 3) * sK] as number;
+    const b0 = k * N,
+      b1 = b0 + N,
+      b2 = b1 + N,
+      b3 = b2 + N;
     for (let j = 0; j < N; j++) {
-      const u0 = b[b0 + j] as number, u1 = b[b1 + j] as number;
-      const u2 = b[b2 + j] as number, u3 = b[b3 + j] as number;
+      const u0 = b[b0 + j] as number,
+        u1 = b[b1 + j] as number;
+      const u2 = b[b2 + j] as number,
+        u3 = b[b3 + j] as number;
       c[c0 + j] = (c[c0 + j] as number) + x0 * u0 + x1 * u1 + x2 * u2 + x3 * u3;
       c[c1 + j] = (c[c1 + j] as number) + y0 * u0 + y1 * u1 + y2 * u2 + y3 * u3;
     }
@@ -95,21 +123,36 @@ function axpyRowPair(
 
 /** The last row when M is odd: C[i,:] (+)= Σ_k A[i,k]·B[k,:], four k per pass. */
 function axpyRow(
-  c: FloatArray, a: FloatArray, b: FloatArray,
-  i: number, sI: number, sK: number, N: number, K: number, accumulate: boolean,
+  c: FloatArray,
+  a: FloatArray,
+  b: FloatArray,
+  i: number,
+  sI: number,
+  sK: number,
+  N: number,
+  K: number,
+  accumulate: boolean,
 ): void {
   const c0 = i * N;
   if (!accumulate) for (let j = 0; j < N; j++) c[c0 + j] = 0;
   const r0 = i * sI;
   let k = 0;
   for (; k + 3 < K; k += 4) {
-    const x0 = a[r0 + k * sK] as number, x1 = a[r0 + (k + 1) * sK] as number;
-    const x2 = a[r0 + (k + 2) * sK] as number, x3 = a[r0 + (k + 3) * sK] as number;
-    const b0 = k * N, b1 = b0 + N, b2 = b1 + N, b3 = b2 + N;
+    const x0 = a[r0 + k * sK] as number,
+      x1 = a[r0 + (k + 1) * sK] as number;
+    const x2 = a[r0 + (k + 2) * sK] as number,
+      x3 = a[r0 + (k + 3) * sK] as number;
+    const b0 = k * N,
+      b1 = b0 + N,
+      b2 = b1 + N,
+      b3 = b2 + N;
     for (let j = 0; j < N; j++) {
-      c[c0 + j] = (c[c0 + j] as number)
-        + x0 * (b[b0 + j] as number) + x1 * (b[b1 + j] as number)
-        + x2 * (b[b2 + j] as number) + x3 * (b[b3 + j] as number);
+      c[c0 + j] =
+        (c[c0 + j] as number) +
+        x0 * (b[b0 + j] as number) +
+        x1 * (b[b1 + j] as number) +
+        x2 * (b[b2 + j] as number) +
+        x3 * (b[b3 + j] as number);
     }
   }
   for (; k < K; k++) {
@@ -125,20 +168,33 @@ function axpyRow(
  * of A and of B is used twice; odd edges fall back to single dot products.
  */
 function matmulNT(
-  c: FloatArray, a: FloatArray, b: FloatArray,
-  M: number, N: number, K: number, accumulate: boolean,
+  c: FloatArray,
+  a: FloatArray,
+  b: FloatArray,
+  M: number,
+  N: number,
+  K: number,
+  accumulate: boolean,
 ): void {
   let i = 0;
   for (; i + 1 < M; i += 2) {
-    const a0 = i * K, a1 = a0 + K;
-    const c0 = i * N, c1 = c0 + N;
+    const a0 = i * K,
+      a1 = a0 + K;
+    const c0 = i * N,
+      c1 = c0 + N;
     let j = 0;
     for (; j + 1 < N; j += 2) {
-      const b0 = j * K, b1 = b0 + K;
-      let s00 = 0, s01 = 0, s10 = 0, s11 = 0;
+      const b0 = j * K,
+        b1 = b0 + K;
+      let s00 = 0,
+        s01 = 0,
+        s10 = 0,
+        s11 = 0;
       for (let k = 0; k < K; k++) {
-        const x0 = a[a0 + k] as number, x1 = a[a1 + k] as number;
-        const y0 = b[b0 + k] as number, y1 = b[b1 + k] as number;
+        const x0 = a[a0 + k] as number,
+          x1 = a[a1 + k] as number;
+        const y0 = b[b0 + k] as number,
+          y1 = b[b1 + k] as number;
         s00 += x0 * y0;
         s01 += x0 * y1;
         s10 += x1 * y0;
@@ -176,8 +232,13 @@ function store(c: FloatArray, idx: number, s: number, accumulate: boolean): void
  * variant; it exists for completeness, so it is the plain dot product (A read strided).
  */
 function matmulTT(
-  c: FloatArray, a: FloatArray, b: FloatArray,
-  M: number, N: number, K: number, accumulate: boolean,
+  c: FloatArray,
+  a: FloatArray,
+  b: FloatArray,
+  M: number,
+  N: number,
+  K: number,
+  accumulate: boolean,
 ): void {
   for (let i = 0; i < M; i++) {
     for (let j = 0; j < N; j++) {

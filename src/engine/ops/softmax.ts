@@ -22,8 +22,13 @@ import type { FloatArray, MaskView } from '../backend';
  * place): each x element is read before its y element is written.
  */
 export function softmaxRow(
-  y: FloatArray, yOff: number, x: FloatArray, xOff: number, n: number,
-  maskData: Uint8Array | null, mOff: number,
+  y: FloatArray,
+  yOff: number,
+  x: FloatArray,
+  xOff: number,
+  n: number,
+  maskData: Uint8Array | null,
+  mOff: number,
 ): void {
   let max = -Infinity;
   for (let c = 0; c < n; c++) {
@@ -56,13 +61,16 @@ export function softmaxRow(
  * x). See the file header for the mask indexing and the fully masked case.
  */
 export function softmaxForward(
-  y: FloatArray, x: FloatArray, rows: number, cols: number,
-  mask: MaskView | null, rowsPerBatch: number,
+  y: FloatArray,
+  x: FloatArray,
+  rows: number,
+  cols: number,
+  mask: MaskView | null,
+  rowsPerBatch: number,
 ): void {
   for (let r = 0; r < rows; r++) {
-    const mOff = mask === null
-      ? 0
-      : Math.floor(r / rowsPerBatch) * mask.batchStride + (r % rowsPerBatch) * mask.rowStride;
+    const mOff =
+      mask === null ? 0 : Math.floor(r / rowsPerBatch) * mask.batchStride + (r % rowsPerBatch) * mask.rowStride;
     softmaxRow(y, r * cols, x, r * cols, cols, mask === null ? null : mask.data, mOff);
   }
 }

@@ -83,10 +83,19 @@ export class Optimizer {
    * allocates m, v and the decay mask once. Throws EngineError ('config/invalid' or
    * 'shape/mismatch').
    */
-  constructor(backend: Backend, params: FloatArray, grads: FloatArray, segments: readonly ParamSegment[], cfg: OptimizerConfig) {
+  constructor(
+    backend: Backend,
+    params: FloatArray,
+    grads: FloatArray,
+    segments: readonly ParamSegment[],
+    cfg: OptimizerConfig,
+  ) {
     this.config = validateOptimizerConfig(cfg);
     if (params.length !== grads.length) {
-      throw new EngineError('shape/mismatch', `Optimizer needs one gradient per parameter: params has ${params.length} elements but grads has ${grads.length}; allocate both from the same parameter plan.`);
+      throw new EngineError(
+        'shape/mismatch',
+        `Optimizer needs one gradient per parameter: params has ${params.length} elements but grads has ${grads.length}; allocate both from the same parameter plan.`,
+      );
     }
     checkSegments(segments, params.length);
     this.backend = backend;
@@ -97,9 +106,17 @@ export class Optimizer {
     this.m = backend.alloc(this.n);
     this.v = backend.alloc(this.n);
     // In the backend's memory where it has its own, so adamStep reads it in place.
-    this.decayMask = cfg.type === 'adamw' ? (backend.allocBytes ? backend.allocBytes(this.n) : new Uint8Array(this.n)) : null;
+    this.decayMask =
+      cfg.type === 'adamw' ? (backend.allocBytes ? backend.allocBytes(this.n) : new Uint8Array(this.n)) : null;
     if (this.decayMask) for (const s of segments) if (s.decay) this.decayMask.fill(1, s.offset, s.offset + s.size);
-    this.adam = { lr: 0, beta1: cfg.beta1, beta2: cfg.beta2, eps: cfg.eps, weightDecay: cfg.type === 'adamw' ? cfg.weightDecay : 0, step: 0 };
+    this.adam = {
+      lr: 0,
+      beta1: cfg.beta1,
+      beta2: cfg.beta2,
+      eps: cfg.eps,
+      weightDecay: cfg.type === 'adamw' ? cfg.weightDecay : 0,
+      step: 0,
+    };
   }
 
   /** Steps taken so far (0 before the first). */
@@ -151,17 +168,28 @@ export class Optimizer {
    */
   loadState(s: OptimizerStateInput): void {
     const bad = (msg: string): never => {
-      throw new EngineError('checkpoint/invalid', `${msg} Resume with the config the run was saved with, or start a fresh run.`);
+      throw new EngineError(
+        'checkpoint/invalid',
+        `${msg} Resume with the config the run was saved with, or start a fresh run.`,
+      );
     };
-    if (!Number.isInteger(s.step) || s.step < 0) bad(`The optimizer state's step must be a whole number ≥ 0, got ${String(s.step)}.`);
-    for (const [name, arr] of [['m', s.m], ['v', s.v]] as const) {
+    if (!Number.isInteger(s.step) || s.step < 0)
+      bad(`The optimizer state's step must be a whole number ≥ 0, got ${String(s.step)}.`);
+    for (const [name, arr] of [
+      ['m', s.m],
+      ['v', s.v],
+    ] as const) {
       if (arr.length !== this.n) {
-        bad(`The optimizer state's ${name} has ${arr.length} values but this model has ${this.n} parameters; it was saved for a different model config.`);
+        bad(
+          `The optimizer state's ${name} has ${arr.length} values but this model has ${this.n} parameters; it was saved for a different model config.`,
+        );
       }
       for (let i = 0; i < this.n; i++) {
         const x = arr[i] as number;
         if (!Number.isFinite(x) || (name === 'v' && x < 0)) {
-          bad(`The optimizer state's ${name}[${i}] (${this.describeIndex(i)}) is ${x}, which no Adam step produces; the file is corrupt.`);
+          bad(
+            `The optimizer state's ${name}[${i}] (${this.describeIndex(i)}) is ${x}, which no Adam step produces; the file is corrupt.`,
+          );
         }
       }
     }
@@ -178,9 +206,10 @@ export class Optimizer {
         break;
       }
     }
-    const where = bad >= 0
-      ? `the gradient of ${this.describeIndex(bad)} is ${String(this.grads[bad])}`
-      : `every gradient is finite but the sum of their squares overflowed (norm ${String(norm)})`;
+    const where =
+      bad >= 0
+        ? `the gradient of ${this.describeIndex(bad)} is ${String(this.grads[bad])}`
+        : `every gradient is finite but the sum of their squares overflowed (norm ${String(norm)})`;
     return new EngineError(
       'train/nonFinite',
       `Gradient is not finite at step ${step}: ${where}. The parameters were left unchanged. ${LIKELY_CAUSES}`,
@@ -201,19 +230,30 @@ const LIKELY_CAUSES =
 /** Each segment lies inside [0, n), its size is its shape's product, and none overlap. */
 function checkSegments(segments: readonly ParamSegment[], n: number): void {
   const bad = (msg: string): never => {
-    throw new EngineError('shape/mismatch', `${msg} The model's parameter plan is inconsistent; this is a bug in the model code.`);
+    throw new EngineError(
+      'shape/mismatch',
+      `${msg} The model's parameter plan is inconsistent; this is a bug in the model code.`,
+    );
   };
   for (const s of segments) {
-    if (!Number.isInteger(s.offset) || !Number.isInteger(s.size) || s.offset < 0 || s.size < 0 || s.offset + s.size > n) {
+    if (
+      !Number.isInteger(s.offset) ||
+      !Number.isInteger(s.size) ||
+      s.offset < 0 ||
+      s.size < 0 ||
+      s.offset + s.size > n
+    ) {
       bad(`Parameter segment "${s.name}" spans [${s.offset}, ${s.offset + s.size}), outside the ${n}-element buffer.`);
     }
     const product = s.shape.reduce((a, d) => a * d, 1);
-    if (product !== s.size) bad(`Parameter segment "${s.name}" has shape [${s.shape.join(', ')}] (${product} elements) but size ${s.size}.`);
+    if (product !== s.size)
+      bad(`Parameter segment "${s.name}" has shape [${s.shape.join(', ')}] (${product} elements) but size ${s.size}.`);
   }
   const sorted = [...segments].sort((a, b) => a.offset - b.offset);
   for (let i = 1; i < sorted.length; i++) {
     const prev = sorted[i - 1] as ParamSegment;
     const cur = sorted[i] as ParamSegment;
-    if (cur.offset < prev.offset + prev.size) bad(`Parameter segments "${prev.name}" and "${cur.name}" overlap at element ${cur.offset}.`);
+    if (cur.offset < prev.offset + prev.size)
+      bad(`Parameter segments "${prev.name}" and "${cur.name}" overlap at element ${cur.offset}.`);
   }
 }

@@ -43,7 +43,10 @@ export const PAPER_WARMUP = 4000;
  */
 export function paperOptimizer(dModel: number): OptimizerConfig {
   if (!Number.isInteger(dModel) || dModel <= 0) {
-    throw new EngineError('config/invalid', `paperOptimizer needs the model's dModel (a positive integer), got ${String(dModel)}.`);
+    throw new EngineError(
+      'config/invalid',
+      `paperOptimizer needs the model's dModel (a positive integer), got ${String(dModel)}.`,
+    );
   }
   const schedule: ScheduleConfig = { type: 'noam', warmup: PAPER_WARMUP, dModel, factor: 1 };
   return validateOptimizerConfig({
@@ -65,7 +68,10 @@ export function paperOptimizer(dModel: number): OptimizerConfig {
  */
 export function nanoGptOptimizer(maxSteps: number): OptimizerConfig {
   if (!Number.isInteger(maxSteps) || maxSteps < 1) {
-    throw new EngineError('config/invalid', `maxSteps must be a positive integer (the number of training steps), got ${String(maxSteps)}.`);
+    throw new EngineError(
+      'config/invalid',
+      `maxSteps must be a positive integer (the number of training steps), got ${String(maxSteps)}.`,
+    );
   }
   const lr = 1e-3;
   return validateOptimizerConfig({
@@ -90,10 +96,12 @@ export function validateOptimizerConfig(cfg: OptimizerConfig): OptimizerConfig {
   };
   const c = cfg as unknown as Record<string, unknown>;
   if (typeof c !== 'object' || c === null) return bad(`optimizer config must be an object, got ${String(c)}.`);
-  if (c['type'] !== 'adam' && c['type'] !== 'adamw') bad(`optimizer type must be adam or adamw, got ${String(c['type'])}.`);
+  if (c['type'] !== 'adam' && c['type'] !== 'adamw')
+    bad(`optimizer type must be adam or adamw, got ${String(c['type'])}.`);
   const num = (key: string): number => {
     const v = c[key];
-    if (typeof v !== 'number' || !Number.isFinite(v)) return bad(`optimizer ${key} must be a finite number, got ${String(v)}.`);
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      return bad(`optimizer ${key} must be a finite number, got ${String(v)}.`);
     return v;
   };
   const lr = num('lr');
@@ -103,18 +111,25 @@ export function validateOptimizerConfig(cfg: OptimizerConfig): OptimizerConfig {
     if (b < 0 || b >= 1) bad(`optimizer ${key} must be in [0, 1), got ${b}; the paper uses β1 0.9, β2 0.98.`);
   }
   const eps = num('eps');
-  if (eps <= 0) bad(`optimizer eps must be greater than 0 (it keeps the update finite when v is 0), got ${eps}; the paper uses 1e-9.`);
+  if (eps <= 0)
+    bad(
+      `optimizer eps must be greater than 0 (it keeps the update finite when v is 0), got ${eps}; the paper uses 1e-9.`,
+    );
   const wd = num('weightDecay');
   if (wd < 0) bad(`optimizer weightDecay must be ≥ 0, got ${wd}.`);
   if (wd > 0 && c['type'] === 'adam') {
-    bad(`optimizer weightDecay ${wd} has no effect with type adam; set type to adamw (decoupled decay) or weightDecay to 0.`);
+    bad(
+      `optimizer weightDecay ${wd} has no effect with type adam; set type to adamw (decoupled decay) or weightDecay to 0.`,
+    );
   }
   const clip = num('clipGradNorm');
   if (clip < 0) bad(`optimizer clipGradNorm must be ≥ 0 (0 = no clipping), got ${clip}; nanoGPT uses 1.0.`);
   validateSchedule(cfg.schedule, lr);
   const peak = peakLearningRate(cfg);
   if (wd * peak >= 1) {
-    bad(`optimizer weightDecay ${wd} × peak learning rate ${peak} ≥ 1 would flip the sign of every decayed weight in one step; lower weightDecay (nanoGPT uses 0.1) or the learning rate.`);
+    bad(
+      `optimizer weightDecay ${wd} × peak learning rate ${peak} ≥ 1 would flip the sign of every decayed weight in one step; lower weightDecay (nanoGPT uses 0.1) or the learning rate.`,
+    );
   }
   return cfg;
 }

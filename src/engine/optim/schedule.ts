@@ -32,7 +32,13 @@ export type SegmentSchedule =
   | { readonly type: 'noam'; readonly warmup: number; readonly dModel: number; readonly factor: number }
   | { readonly type: 'cosine'; readonly warmup: number; readonly maxSteps: number; readonly minLr: number }
   | { readonly type: 'constant'; readonly warmup: number }
-  | { readonly type: 'restart'; readonly start: number; readonly warmup: number; readonly maxSteps: number; readonly minLr: number };
+  | {
+      readonly type: 'restart';
+      readonly start: number;
+      readonly warmup: number;
+      readonly maxSteps: number;
+      readonly minLr: number;
+    };
 
 /** Steps fromStep+1 … toStep of a run, and the schedule they follow. */
 export interface ScheduleSegment {
@@ -42,7 +48,8 @@ export interface ScheduleSegment {
 }
 
 /** How the learning rate changes over training: one schedule, or one per segment. */
-export type ScheduleConfig = SegmentSchedule | { readonly type: 'segments'; readonly segments: readonly ScheduleSegment[] };
+export type ScheduleConfig =
+  SegmentSchedule | { readonly type: 'segments'; readonly segments: readonly ScheduleSegment[] };
 
 /** The two fields a schedule reads: the base rate and the schedule itself. */
 export interface RateConfig {
@@ -106,7 +113,8 @@ function cosineDecay(lr: number, minLr: number, k: number, span: number): number
  */
 export function peakLearningRate(cfg: RateConfig): number {
   const s = cfg.schedule;
-  if (s.type === 'segments') return Math.max(...s.segments.map((seg) => peakLearningRate({ lr: cfg.lr, schedule: seg.schedule })));
+  if (s.type === 'segments')
+    return Math.max(...s.segments.map((seg) => peakLearningRate({ lr: cfg.lr, schedule: seg.schedule })));
   return s.type === 'noam' ? learningRate(cfg, Math.max(1, s.warmup)) : cfg.lr;
 }
 
@@ -119,17 +127,23 @@ export function validateSchedule(schedule: ScheduleConfig, lr: number): Schedule
   if (typeof s !== 'object' || s === null) return bad(`schedule must be an object, got ${String(s)}.`);
   if (s['type'] !== 'segments') return validateSegmentSchedule(s, lr, 'schedule');
   const segments = s['segments'];
-  if (!Array.isArray(segments) || segments.length === 0) return bad(`schedule.segments must be a non-empty list of segments, got ${String(segments)}.`);
+  if (!Array.isArray(segments) || segments.length === 0)
+    return bad(`schedule.segments must be a non-empty list of segments, got ${String(segments)}.`);
   let from = 0;
   segments.forEach((seg: unknown, i) => {
     const where = `schedule.segments[${i}]`;
     if (typeof seg !== 'object' || seg === null) return bad(`${where} must be an object, got ${String(seg)}.`);
     const g = seg as Record<string, unknown>;
-    if (g['fromStep'] !== from) bad(`${where}.fromStep must be ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}), got ${String(g['fromStep'])}.`);
+    if (g['fromStep'] !== from)
+      bad(
+        `${where}.fromStep must be ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}), got ${String(g['fromStep'])}.`,
+      );
     const to = g['toStep'];
-    if (typeof to !== 'number' || !Number.isInteger(to) || to <= from) bad(`${where}.toStep must be an integer greater than fromStep (${from}), got ${String(to)}.`);
+    if (typeof to !== 'number' || !Number.isInteger(to) || to <= from)
+      bad(`${where}.toStep must be an integer greater than fromStep (${from}), got ${String(to)}.`);
     const inner = g['schedule'] as Record<string, unknown> | null;
-    if (typeof inner === 'object' && inner !== null && inner['type'] === 'segments') bad(`${where}.schedule cannot itself be segments; give each segment one schedule.`);
+    if (typeof inner === 'object' && inner !== null && inner['type'] === 'segments')
+      bad(`${where}.schedule cannot itself be segments; give each segment one schedule.`);
     validateSegmentSchedule(inner, lr, `${where}.schedule`);
     from = to as number;
   });
@@ -167,7 +181,9 @@ function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, 
     const maxSteps = s['maxSteps'];
     const least = (start as number) + (warmup as number);
     if (typeof maxSteps !== 'number' || !Number.isInteger(maxSteps) || maxSteps <= least) {
-      bad(`${where}.maxSteps must be an integer greater than ${type === 'restart' ? 'start + warmup' : 'warmup'} (${least}), got ${String(maxSteps)}; set it to the step where the decay ends.`);
+      bad(
+        `${where}.maxSteps must be an integer greater than ${type === 'restart' ? 'start + warmup' : 'warmup'} (${least}), got ${String(maxSteps)}; set it to the step where the decay ends.`,
+      );
     }
     const minLr = s['minLr'];
     if (typeof minLr !== 'number' || !Number.isFinite(minLr) || minLr < 0 || minLr > lr) {

@@ -19,11 +19,17 @@ function isId(x: unknown, size: number): x is number {
  * The first problem of `layout` with `merges` for a vocabulary of `vocabSize` ids, as a
  * phrase naming the field ("layout.byteIds[3] …"), or null when it is consistent.
  */
-export function checkBpeLayout(merges: readonly (readonly [number, number])[], layout: BpeLayoutJSON, vocabSize: number): string | null {
-  if (!Number.isInteger(vocabSize) || vocabSize < 257 || vocabSize > MAX_VOCAB) return `vocabSize must be an integer in 257..${MAX_VOCAB}, found ${String(vocabSize)}`;
+export function checkBpeLayout(
+  merges: readonly (readonly [number, number])[],
+  layout: BpeLayoutJSON,
+  vocabSize: number,
+): string | null {
+  if (!Number.isInteger(vocabSize) || vocabSize < 257 || vocabSize > MAX_VOCAB)
+    return `vocabSize must be an integer in 257..${MAX_VOCAB}, found ${String(vocabSize)}`;
   const { byteIds, mergeIds, specials, roles } = layout;
   if (!Array.isArray(byteIds) || byteIds.length !== 256) return 'layout.byteIds must list the ids of the 256 bytes';
-  if (!Array.isArray(mergeIds) || mergeIds.length !== merges.length) return `layout.mergeIds must list one id per merge (${merges.length})`;
+  if (!Array.isArray(mergeIds) || mergeIds.length !== merges.length)
+    return `layout.mergeIds must list one id per merge (${merges.length})`;
   if (!Array.isArray(specials)) return 'layout.specials must be an array of {id, text}';
   if (256 + merges.length + specials.length !== vocabSize) {
     return `vocabSize is ${vocabSize} but 256 bytes + ${merges.length} merges + ${specials.length} special tokens make ${256 + merges.length + specials.length}`;
@@ -44,7 +50,8 @@ export function checkBpeLayout(merges: readonly (readonly [number, number])[], l
   }
   for (let i = 0; i < specials.length; i++) {
     const sp = specials[i];
-    if (typeof sp !== 'object' || sp === null || typeof sp.text !== 'string' || sp.text === '') return `layout.specials[${i}] must be {id, text} with a non-empty text`;
+    if (typeof sp !== 'object' || sp === null || typeof sp.text !== 'string' || sp.text === '')
+      return `layout.specials[${i}] must be {id, text} with a non-empty text`;
     const p = claim(sp.id, () => `layout.specials[${i}] (${JSON.stringify(sp.text)})`);
     if (p) return p;
   }
@@ -66,7 +73,8 @@ export function checkBpeLayout(merges: readonly (readonly [number, number])[], l
   for (const role of ['pad', 'bos', 'eos', 'unk'] as const) {
     const id: unknown = roles?.[role];
     if (id === -1) continue;
-    if (!isId(id, vocabSize) || !specials.some((sp) => sp.id === id)) return `layout.roles.${role} must be -1 or the id of a special token, found ${JSON.stringify(id)}`;
+    if (!isId(id, vocabSize) || !specials.some((sp) => sp.id === id))
+      return `layout.roles.${role} must be -1 or the id of a special token, found ${JSON.stringify(id)}`;
   }
   return null;
 }

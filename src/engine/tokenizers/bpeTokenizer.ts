@@ -205,7 +205,8 @@ export class BpeTokenizer implements Tokenizer {
         if (!skipSpecial) parts.push(special);
         continue;
       }
-      for (let k = this.start[id] as number; k < (this.start[id + 1] as number); k++) pending.push(this.bytes[k] as number);
+      for (let k = this.start[id] as number; k < (this.start[id + 1] as number); k++)
+        pending.push(this.bytes[k] as number);
     }
     flush();
     return parts.join('');

@@ -103,7 +103,7 @@ function addPairs(word: readonly number[], delta: number, into: Map<number, numb
 /** `word` with every non-overlapping (a, b), scanned left to right, replaced by `id`; null if none. */
 function mergeWord(word: readonly number[], a: number, b: number, id: number): number[] | null {
   let out: number[] | null = null;
-  for (let i = 0; i < word.length; ) {
+  for (let i = 0; i < word.length;) {
     if (i + 1 < word.length && word[i] === a && word[i + 1] === b) {
       out ??= word.slice(0, i);
       out.push(id);

@@ -60,7 +60,7 @@ export class CharTokenizer implements Tokenizer {
   encode(text: string, opts?: EncodeOptions): Int32Array {
     const ids: number[] = [];
     const bytes: number[] = [];
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       const cp = codePointAt(text, i);
       i += cp > 0xffff ? 2 : 1;
       const id = this.idOf.get(cp);
@@ -164,7 +164,7 @@ export class CharCounts {
   /** Counts the code points of `text` (lone surrogates are skipped: they always take the byte path). */
   add(text: string): void {
     const counts = this.counts;
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       const cp = codePointAt(text, i);
       i += cp > 0xffff ? 2 : 1;
       if (cp >= 0xd800 && cp <= 0xdfff) continue;

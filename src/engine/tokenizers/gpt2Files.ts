@@ -49,7 +49,10 @@ export function bytesToUnicode(): string[] {
 }
 
 function bad(what: string): EngineError {
-  return new EngineError('tokenizer/invalid', `${what}; use the vocab.json and merges.txt (or tokenizer.json) of one and the same model.`);
+  return new EngineError(
+    'tokenizer/invalid',
+    `${what}; use the vocab.json and merges.txt (or tokenizer.json) of one and the same model.`,
+  );
 }
 
 function quote(s: string): string {
@@ -58,15 +61,20 @@ function quote(s: string): string {
 
 /** {token: id} as a map, with ids 0..n-1 each used once. */
 function vocabMap(vocab: unknown, file: string): Map<string, number> {
-  if (typeof vocab !== 'object' || vocab === null || Array.isArray(vocab)) throw bad(`${file} must be a JSON object {token: id}`);
+  if (typeof vocab !== 'object' || vocab === null || Array.isArray(vocab))
+    throw bad(`${file} must be a JSON object {token: id}`);
   const obj = vocab as Record<string, unknown>;
   const n = Object.keys(obj).length;
   const map = new Map<string, number>();
   const used = new Uint8Array(n);
   for (const token in obj) {
     const id = obj[token];
-    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) throw bad(`${file}: token ${quote(token)} has id ${JSON.stringify(id)}, expected a non-negative integer`);
-    if (id >= n) throw bad(`${file}: token ${quote(token)} has id ${id}, but ${n} tokens need ids 0..${n - 1} (a gap or a missing token)`);
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0)
+      throw bad(`${file}: token ${quote(token)} has id ${JSON.stringify(id)}, expected a non-negative integer`);
+    if (id >= n)
+      throw bad(
+        `${file}: token ${quote(token)} has id ${id}, but ${n} tokens need ids 0..${n - 1} (a gap or a missing token)`,
+      );
     if (used[id]) {
       const other = [...map].find(([, v]) => v === id)?.[0] ?? '';
       throw bad(`${file}: tokens ${quote(other)} and ${quote(token)} both have id ${id}`);
@@ -88,7 +96,7 @@ export interface MergeLines {
 export function parseMergesText(text: string, file = 'merges.txt'): MergeLines {
   const out: MergeLines = { left: [], right: [], lines: [] };
   let line = 0;
-  for (let pos = 0; pos < text.length; ) {
+  for (let pos = 0; pos < text.length;) {
     let end = text.indexOf('\n', pos);
     if (end < 0) end = text.length;
     const stop = end > pos && text.charCodeAt(end - 1) === 13 ? end - 1 : end; // "\r\n"
@@ -99,7 +107,9 @@ export function parseMergesText(text: string, file = 'merges.txt'): MergeLines {
     if (!blank && !version) {
       const sp2 = sp < 0 ? -1 : text.indexOf(' ', sp + 1);
       if (sp <= pos || sp >= stop - 1 || (sp2 !== -1 && sp2 < stop)) {
-        throw bad(`${file} line ${line}: expected two tokens separated by one space, found ${quote(text.slice(pos, stop))}`);
+        throw bad(
+          `${file} line ${line}: expected two tokens separated by one space, found ${quote(text.slice(pos, stop))}`,
+        );
       }
       out.left.push(text.slice(pos, sp));
       out.right.push(text.slice(sp + 1, stop));
@@ -124,11 +134,13 @@ function rolesOf(specials: readonly BpeSpecialToken[]): SpecialIds {
 
 /** True when the layout is ours (specials 0..3 named as ours, byte b at 4 + b, merge i at 260 + i). */
 function isOwnLayout(layout: BpeLayoutJSON): boolean {
-  return layout.specials.length === NUM_SPECIAL
-    && layout.specials.every((s) => s.text === SPECIAL_TOKENS[s.id])
-    && layout.byteIds.every((id, b) => id === NUM_SPECIAL + b)
-    && layout.mergeIds.every((id, i) => id === BASE_VOCAB + i)
-    && (['pad', 'bos', 'eos', 'unk'] as const).every((r) => layout.roles[r] === OWN_SPECIAL_IDS[r]);
+  return (
+    layout.specials.length === NUM_SPECIAL &&
+    layout.specials.every((s) => s.text === SPECIAL_TOKENS[s.id]) &&
+    layout.byteIds.every((id, b) => id === NUM_SPECIAL + b) &&
+    layout.mergeIds.every((id, i) => id === BASE_VOCAB + i) &&
+    (['pad', 'bos', 'eos', 'unk'] as const).every((r) => layout.roles[r] === OWN_SPECIAL_IDS[r])
+  );
 }
 
 /** Ids a vocabulary and its added tokens span (the largest id + 1). */
@@ -144,13 +156,19 @@ function vocabSize(vocab: ReadonlyMap<string, number>, extra: readonly BpeSpecia
  * (tokenizer.json's added_tokens) that may be missing from the vocabulary.
  */
 function buildTokenizer(
-  vocab: Map<string, number>, pairs: MergeLines, files: { vocab: string; merges: string },
-  where: (i: number) => string, extra: readonly BpeSpecialToken[] = [],
+  vocab: Map<string, number>,
+  pairs: MergeLines,
+  files: { vocab: string; merges: string },
+  where: (i: number) => string,
+  extra: readonly BpeSpecialToken[] = [],
 ): BpeTokenizer {
   const table = bytesToUnicode();
   const byteIds = table.map((ch, b) => {
     const id = vocab.get(ch);
-    if (id === undefined) throw bad(`${files.vocab} has no token for byte 0x${b.toString(16).toUpperCase().padStart(2, '0')} (${quote(ch)}); a byte-level BPE vocabulary needs all 256 bytes`);
+    if (id === undefined)
+      throw bad(
+        `${files.vocab} has no token for byte 0x${b.toString(16).toUpperCase().padStart(2, '0')} (${quote(ch)}); a byte-level BPE vocabulary needs all 256 bytes`,
+      );
     return id;
   });
   // What makes each id: -1 a byte, i ≥ 0 merge i, -2 nothing (yet). No strings on the happy path.
@@ -161,15 +179,22 @@ function buildTokenizer(
   const mergeIds: number[] = [];
   const idOf = (t: string, i: number, l: string, r: string): number => {
     const id = vocab.get(t);
-    if (id === undefined) throw bad(`${where(i)}: ${quote(l)} + ${quote(r)} needs ${quote(t)}, which is not in ${files.vocab}`);
+    if (id === undefined)
+      throw bad(`${where(i)}: ${quote(l)} + ${quote(r)} needs ${quote(t)}, which is not in ${files.vocab}`);
     return id;
   };
   for (let i = 0; i < pairs.left.length; i++) {
-    const l = pairs.left[i] as string, r = pairs.right[i] as string;
-    const a = idOf(l, i, l, r), b = idOf(r, i, l, r), c = idOf(l + r, i, l, r);
+    const l = pairs.left[i] as string,
+      r = pairs.right[i] as string;
+    const a = idOf(l, i, l, r),
+      b = idOf(r, i, l, r),
+      c = idOf(l + r, i, l, r);
     if (made[a] === -2) throw bad(`${where(i)} uses ${quote(l)} before any earlier merge makes it`);
     if (made[b] === -2) throw bad(`${where(i)} uses ${quote(r)} before any earlier merge makes it`);
-    if (made[c] !== -2) throw bad(`${where(i)} makes ${quote(l + r)}, which ${maker(c)} already makes (a vocabulary that makes one token twice, or merges a pair twice, is not supported)`);
+    if (made[c] !== -2)
+      throw bad(
+        `${where(i)} makes ${quote(l + r)}, which ${maker(c)} already makes (a vocabulary that makes one token twice, or merges a pair twice, is not supported)`,
+      );
     made[c] = i;
     merges.push([a, b]);
     mergeIds.push(c);
@@ -188,7 +213,11 @@ function buildTokenizer(
  * Our BPE tokenizer from GPT-2's `vocab.json` (`encoder.json`), parsed, and `merges.txt`
  * (`vocab.bpe`), as text. Ids are the files' ids: GPT-2's text encodes to GPT-2's ids.
  */
-export function bpeFromGpt2Files(vocabJson: unknown, mergesText: string, names = { vocab: 'vocab.json', merges: 'merges.txt' }): BpeTokenizer {
+export function bpeFromGpt2Files(
+  vocabJson: unknown,
+  mergesText: string,
+  names = { vocab: 'vocab.json', merges: 'merges.txt' },
+): BpeTokenizer {
   const vocab = vocabMap(vocabJson, names.vocab);
   const merges = parseMergesText(mergesText, names.merges);
   return buildTokenizer(vocab, merges, names, (i) => `${names.merges} line ${merges.lines[i] as number}`);
@@ -222,7 +251,10 @@ export function gpt2FilesOf(tok: BpeTokenizer): Gpt2Files {
     const key = text(id);
     const other = owner.get(key);
     if (other !== undefined) {
-      throw new EngineError('tokenizer/invalid', `Tokens ${other} and ${id} are both ${quote(key)}, and vocab.json keys tokens by text, so it cannot hold this vocabulary; use tokenizer.json instead.`);
+      throw new EngineError(
+        'tokenizer/invalid',
+        `Tokens ${other} and ${id} are both ${quote(key)}, and vocab.json keys tokens by text, so it cannot hold this vocabulary; use tokenizer.json instead.`,
+      );
     }
     owner.set(key, id);
     vocab[key] = id;
@@ -235,7 +267,10 @@ export function gpt2FilesOf(tok: BpeTokenizer): Gpt2Files {
 /** Checks one field of a Hugging Face tokenizer.json; throws naming it and what is supported. */
 function expectField(ok: boolean, field: string, found: unknown, supported: string): void {
   if (!ok) {
-    throw new EngineError('tokenizer/invalid', `tokenizer.json: ${field} is ${JSON.stringify(found) ?? 'missing'}, but only ${supported} is supported (a GPT-2-style ByteLevel BPE); use the model's vocab.json and merges.txt, or a GPT-2-style tokenizer.`);
+    throw new EngineError(
+      'tokenizer/invalid',
+      `tokenizer.json: ${field} is ${JSON.stringify(found) ?? 'missing'}, but only ${supported} is supported (a GPT-2-style ByteLevel BPE); use the model's vocab.json and merges.txt, or a GPT-2-style tokenizer.`,
+    );
   }
 }
 
@@ -251,7 +286,12 @@ function field(o: unknown, key: string): unknown {
 export function bpeFromHfTokenizerJson(json: unknown): BpeTokenizer {
   const model = field(json, 'model');
   expectField(typeof model === 'object' && model !== null, 'model', model, 'a BPE model object');
-  expectField(field(model, 'type') === 'BPE' || field(model, 'type') === undefined, 'model.type', field(model, 'type'), '"BPE"');
+  expectField(
+    field(model, 'type') === 'BPE' || field(model, 'type') === undefined,
+    'model.type',
+    field(model, 'type'),
+    '"BPE"',
+  );
   for (const k of ['dropout', 'continuing_subword_prefix', 'end_of_word_suffix'] as const) {
     const v = field(model, k);
     expectField(v === undefined || v === null || v === '', `model.${k}`, v, 'null');
@@ -265,7 +305,12 @@ export function bpeFromHfTokenizerJson(json: unknown): BpeTokenizer {
   expectField(field(pre, 'add_prefix_space') !== true, 'pre_tokenizer.add_prefix_space', true, 'false');
   expectField(field(pre, 'use_regex') !== false, 'pre_tokenizer.use_regex', false, 'true');
   const post = field(json, 'post_processor');
-  expectField(post === undefined || post === null || field(post, 'type') === 'ByteLevel', 'post_processor.type', field(post, 'type'), 'null or "ByteLevel"');
+  expectField(
+    post === undefined || post === null || field(post, 'type') === 'ByteLevel',
+    'post_processor.type',
+    field(post, 'type'),
+    'null or "ByteLevel"',
+  );
   const rawMerges = field(model, 'merges');
   expectField(Array.isArray(rawMerges), 'model.merges', typeof rawMerges, 'an array');
   const pairs: MergeLines = { left: [], right: [], lines: [] };
@@ -282,18 +327,30 @@ export function bpeFromHfTokenizerJson(json: unknown): BpeTokenizer {
       pairs.right.push(m[1]);
       return;
     }
-    throw bad(`tokenizer.json model.merges[${i}] must be "a b" or ["a", "b"], found ${quote(JSON.stringify(m) ?? String(m))}`);
+    throw bad(
+      `tokenizer.json model.merges[${i}] must be "a b" or ["a", "b"], found ${quote(JSON.stringify(m) ?? String(m))}`,
+    );
   });
   const added = field(json, 'added_tokens');
   const extra: BpeSpecialToken[] = [];
   if (Array.isArray(added)) {
     for (const t of added) {
-      const id = field(t, 'id'), content = field(t, 'content');
-      if (typeof id !== 'number' || typeof content !== 'string') throw bad(`tokenizer.json added_tokens entries need a numeric "id" and a string "content", found ${quote(JSON.stringify(t) ?? '')}`);
+      const id = field(t, 'id'),
+        content = field(t, 'content');
+      if (typeof id !== 'number' || typeof content !== 'string')
+        throw bad(
+          `tokenizer.json added_tokens entries need a numeric "id" and a string "content", found ${quote(JSON.stringify(t) ?? '')}`,
+        );
       extra.push({ id, text: content });
     }
   }
   const vocab = vocabMap(field(model, 'vocab'), 'tokenizer.json model.vocab');
   for (const sp of extra) if (!vocab.has(sp.text) && sp.id === vocab.size) vocab.set(sp.text, sp.id);
-  return buildTokenizer(vocab, pairs, { vocab: 'tokenizer.json model.vocab', merges: 'model.merges' }, (i) => `tokenizer.json model.merges[${i}]`, extra);
+  return buildTokenizer(
+    vocab,
+    pairs,
+    { vocab: 'tokenizer.json model.vocab', merges: 'model.merges' },
+    (i) => `tokenizer.json model.merges[${i}]`,
+    extra,
+  );
 }

@@ -36,7 +36,8 @@ export class PairHeap {
 
   /** Adds an entry. */
   push(p: number, s: number): void {
-    const P = this.primary, S = this.secondary;
+    const P = this.primary,
+      S = this.secondary;
     let i = P.length;
     P.push(p);
     S.push(s);
@@ -53,7 +54,8 @@ export class PairHeap {
 
   /** Removes the top entry (no-op when empty); read it first with the peek methods. */
   pop(): void {
-    const P = this.primary, S = this.secondary;
+    const P = this.primary,
+      S = this.secondary;
     const lastP = P.pop();
     const lastS = S.pop();
     if (P.length === 0 || lastP === undefined || lastS === undefined) return;

@@ -177,11 +177,18 @@ export function checkId(id: number, vocabSize: number): void {
  * Ids to put around encoded text: BOS first and EOS last when asked. Shared so both
  * tokenizers treat the options the same way. `ids` are the vocabulary's (ours by default).
  */
-export function wrapSpecials(body: readonly number[], opts: EncodeOptions | undefined, ids: SpecialIds = OWN_SPECIAL_IDS): Int32Array {
+export function wrapSpecials(
+  body: readonly number[],
+  opts: EncodeOptions | undefined,
+  ids: SpecialIds = OWN_SPECIAL_IDS,
+): Int32Array {
   const bos = opts?.bos === true ? 1 : 0;
   const eos = opts?.eos === true ? 1 : 0;
   if ((bos && ids.bos < 0) || (eos && ids.eos < 0)) {
-    throw new EngineError('tokenizer/invalid', `This vocabulary has no ${bos && ids.bos < 0 ? 'BOS' : 'EOS'} token; encode without it.`);
+    throw new EngineError(
+      'tokenizer/invalid',
+      `This vocabulary has no ${bos && ids.bos < 0 ? 'BOS' : 'EOS'} token; encode without it.`,
+    );
   }
   const out = new Int32Array(body.length + bos + eos);
   if (bos) out[0] = ids.bos;

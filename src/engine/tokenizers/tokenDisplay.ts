@@ -50,7 +50,7 @@ function unitsOf(bytes: Uint8Array): Unit[] {
   const text = (from: number, to: number): void => {
     const s = decodeWtf8(bytes.subarray(from, to));
     let at = from;
-    for (let i = 0; i < s.length; ) {
+    for (let i = 0; i < s.length;) {
       const cp = codePointAt(s, i);
       const n = cp > 0xffff ? 2 : 1;
       const len = utf8Length(cp);
@@ -89,7 +89,8 @@ export function labelPieces(pieces: readonly TokenPiece[]): string[] {
     // A run of byte tokens, labelled together.
     let j = i;
     const bounds: number[] = [0];
-    while (j < pieces.length && pieces[j] instanceof Uint8Array) bounds.push((bounds[bounds.length - 1] as number) + (pieces[j++] as Uint8Array).length);
+    while (j < pieces.length && pieces[j] instanceof Uint8Array)
+      bounds.push((bounds[bounds.length - 1] as number) + (pieces[j++] as Uint8Array).length);
     const bytes = new Uint8Array(bounds[bounds.length - 1] as number);
     for (let k = i; k < j; k++) bytes.set(pieces[k] as Uint8Array, bounds[k - i] as number);
     const units = unitsOf(bytes);
@@ -105,7 +106,8 @@ function labelOf(units: readonly Unit[], bytes: Uint8Array, a: number, b: number
   for (const u of units) {
     if (u.end <= a || u.start >= b) continue;
     if (u.text === null) {
-      label += hexByte(bytes[u.start] as number) + (u.cut && u.end === bytes.length && b === bytes.length ? SPLIT_MARK : '');
+      label +=
+        hexByte(bytes[u.start] as number) + (u.cut && u.end === bytes.length && b === bytes.length ? SPLIT_MARK : '');
       continue;
     }
     label += `${u.start < a ? SPLIT_MARK : ''}${displayText(u.text)}${u.end > b ? SPLIT_MARK : ''}`;

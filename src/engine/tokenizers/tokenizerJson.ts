@@ -41,7 +41,8 @@ function describe(v: unknown): string {
 
 function checkKeys(obj: Record<string, unknown>, allowed: readonly string[]): void {
   for (const key of allowed) {
-    if (!(key in obj)) throw invalid(`missing field "${key}" (a ${String(obj['type'])} tokenizer has ${allowed.join(', ')})`);
+    if (!(key in obj))
+      throw invalid(`missing field "${key}" (a ${String(obj['type'])} tokenizer has ${allowed.join(', ')})`);
   }
   for (const key of Object.keys(obj)) {
     if (!allowed.includes(key)) throw invalid(`unknown field "${key}" (expected only ${allowed.join(', ')})`);
@@ -63,7 +64,8 @@ function checkVocabSize(obj: Record<string, unknown>, learned: number, what: str
 function charFromJSON(obj: Record<string, unknown>): CharTokenizer {
   checkKeys(obj, ['format', 'version', 'type', 'vocabSize', 'chars']);
   const chars = obj['chars'];
-  if (!Array.isArray(chars)) throw invalid(`"chars" must be an array of single-character strings, found ${describe(chars)}`);
+  if (!Array.isArray(chars))
+    throw invalid(`"chars" must be an array of single-character strings, found ${describe(chars)}`);
   const seen = new Map<string, number>();
   for (let i = 0; i < chars.length; i++) {
     const c: unknown = chars[i];
@@ -73,9 +75,13 @@ function charFromJSON(obj: Record<string, unknown>): CharTokenizer {
     if (cp === undefined || String.fromCodePoint(cp) !== c) {
       throw invalid(`${where} must be exactly one code point, found ${describe(c)} (${c.length} UTF-16 units)`);
     }
-    if (cp >= 0xd800 && cp <= 0xdfff) throw invalid(`${where} is a lone surrogate U+${cp.toString(16).toUpperCase()}, which is always byte-encoded and never a vocabulary entry`);
+    if (cp >= 0xd800 && cp <= 0xdfff)
+      throw invalid(
+        `${where} is a lone surrogate U+${cp.toString(16).toUpperCase()}, which is always byte-encoded and never a vocabulary entry`,
+      );
     const first = seen.get(c);
-    if (first !== undefined) throw invalid(`${where} duplicates "chars"[${first}] (${JSON.stringify(c)}); each character may appear once`);
+    if (first !== undefined)
+      throw invalid(`${where} duplicates "chars"[${first}] (${JSON.stringify(c)}); each character may appear once`);
     seen.set(c, i);
   }
   checkVocabSize(obj, chars.length, 'characters');
@@ -85,11 +91,13 @@ function charFromJSON(obj: Record<string, unknown>): CharTokenizer {
 /** A BPE tokenizer in another vocabulary's layout (GPT-2's ids): shapes first, then checkBpeLayout. */
 function bpeWithLayout(obj: Record<string, unknown>, merges: unknown[]): BpeTokenizer {
   const layout = obj['layout'];
-  if (typeof layout !== 'object' || layout === null || Array.isArray(layout)) throw invalid(`"layout" must be an object, found ${describe(layout)}`);
+  if (typeof layout !== 'object' || layout === null || Array.isArray(layout))
+    throw invalid(`"layout" must be an object, found ${describe(layout)}`);
   const pairs: [number, number][] = [];
   for (let i = 0; i < merges.length; i++) {
     const m: unknown = merges[i];
-    if (!Array.isArray(m) || m.length !== 2) throw invalid(`"merges"[${i}] must be a pair [a, b], found ${describe(m)}`);
+    if (!Array.isArray(m) || m.length !== 2)
+      throw invalid(`"merges"[${i}] must be a pair [a, b], found ${describe(m)}`);
     pairs.push([m[0] as number, m[1] as number]);
   }
   const problem = checkBpeLayout(pairs, layout as BpeLayoutJSON, obj['vocabSize'] as number);
@@ -99,9 +107,19 @@ function bpeWithLayout(obj: Record<string, unknown>, merges: unknown[]): BpeToke
 
 function bpeFromJSON(obj: Record<string, unknown>): BpeTokenizer {
   const withLayout = 'layout' in obj;
-  checkKeys(obj, ['format', 'version', 'type', 'vocabSize', 'pretokenizer', 'merges', ...(withLayout ? ['layout'] : [])]);
+  checkKeys(obj, [
+    'format',
+    'version',
+    'type',
+    'vocabSize',
+    'pretokenizer',
+    'merges',
+    ...(withLayout ? ['layout'] : []),
+  ]);
   if (obj['pretokenizer'] !== PRETOKENIZER_NAME) {
-    throw invalid(`"pretokenizer" must be "${PRETOKENIZER_NAME}" (the only one this build knows), found ${describe(obj['pretokenizer'])}`);
+    throw invalid(
+      `"pretokenizer" must be "${PRETOKENIZER_NAME}" (the only one this build knows), found ${describe(obj['pretokenizer'])}`,
+    );
   }
   const merges = obj['merges'];
   if (!Array.isArray(merges)) throw invalid(`"merges" must be an array of [a, b] id pairs, found ${describe(merges)}`);
@@ -123,7 +141,8 @@ function bpeFromJSON(obj: Record<string, unknown>): BpeTokenizer {
     const [a, b] = m as [number, number];
     const key = `${a},${b}`;
     const first = seen.get(key);
-    if (first !== undefined) throw invalid(`${where} repeats the pair [${a}, ${b}] of "merges"[${first}]; each pair may be merged once`);
+    if (first !== undefined)
+      throw invalid(`${where} repeats the pair [${a}, ${b}] of "merges"[${first}]; each pair may be merged once`);
     seen.set(key, i);
     out.push([a, b]);
   }
@@ -141,11 +160,14 @@ export function tokenizerFromJSON(json: unknown): Tokenizer {
   }
   const obj = json as Record<string, unknown>;
   if (obj['format'] !== TOKENIZER_FORMAT) {
-    throw invalid(`"format" must be "${TOKENIZER_FORMAT}", found ${describe(obj['format'])} (is this an Attention Lab tokenizer.json?)`);
+    throw invalid(
+      `"format" must be "${TOKENIZER_FORMAT}", found ${describe(obj['format'])} (is this an Attention Lab tokenizer.json?)`,
+    );
   }
   if (obj['version'] !== TOKENIZER_VERSION) {
     const v = obj['version'];
-    const hint = typeof v === 'number' && v > TOKENIZER_VERSION ? ' — it was written by a newer Attention Lab; update, or' : ' —';
+    const hint =
+      typeof v === 'number' && v > TOKENIZER_VERSION ? ' — it was written by a newer Attention Lab; update, or' : ' —';
     throw new EngineError(
       'tokenizer/invalid',
       `Invalid tokenizer JSON: "version" must be ${TOKENIZER_VERSION}, found ${describe(v)}${hint} ${RETRAIN}.`,

@@ -47,7 +47,7 @@ export function codePointAt(s: string, i: number): number {
 /** WTF-8 bytes of `s` (equal to UTF-8 when `s` has no lone surrogates). */
 export function encodeWtf8(s: string): Uint8Array {
   const out: number[] = [];
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const cp = codePointAt(s, i);
     pushCodePointBytes(cp, out);
     i += cp > 0xffff ? 2 : 1;
@@ -84,15 +84,25 @@ export function decodeWtf8(
     parts.push(onInvalid(bytes, start, end));
   };
   // WHATWG state: code point so far, continuation bytes needed / seen, bounds of the next byte.
-  let cp = 0, needed = 0, seen = 0, lower = 0x80, upper = 0xbf, start = 0;
+  let cp = 0,
+    needed = 0,
+    seen = 0,
+    lower = 0x80,
+    upper = 0xbf,
+    start = 0;
   for (let i = 0; i < length; i++) {
     const b = (bytes[i] as number) & 0xff;
     if (needed === 0) {
       start = i;
       if (b <= 0x7f) emitUnit(b);
-      else if (b >= 0xc2 && b <= 0xdf) { needed = 1; cp = b & 0x1f; }
-      else if (b >= 0xe0 && b <= 0xef) { if (b === 0xe0) lower = 0xa0; needed = 2; cp = b & 0x0f; }
-      else if (b >= 0xf0 && b <= 0xf4) {
+      else if (b >= 0xc2 && b <= 0xdf) {
+        needed = 1;
+        cp = b & 0x1f;
+      } else if (b >= 0xe0 && b <= 0xef) {
+        if (b === 0xe0) lower = 0xa0;
+        needed = 2;
+        cp = b & 0x0f;
+      } else if (b >= 0xf0 && b <= 0xf4) {
         if (b === 0xf0) lower = 0x90;
         if (b === 0xf4) upper = 0x8f;
         needed = 3;
@@ -103,11 +113,16 @@ export function decodeWtf8(
     if (b < lower || b > upper) {
       // Ill-formed: replace what we have so far and read this byte again as a new start.
       emitInvalid(start, i);
-      cp = 0; needed = 0; seen = 0; lower = 0x80; upper = 0xbf;
+      cp = 0;
+      needed = 0;
+      seen = 0;
+      lower = 0x80;
+      upper = 0xbf;
       i--;
       continue;
     }
-    lower = 0x80; upper = 0xbf;
+    lower = 0x80;
+    upper = 0xbf;
     cp = (cp << 6) | (b & 0x3f);
     if (++seen === needed) {
       if (cp > 0xffff) {
@@ -116,7 +131,9 @@ export function decodeWtf8(
       } else {
         emitUnit(cp);
       }
-      cp = 0; needed = 0; seen = 0;
+      cp = 0;
+      needed = 0;
+      seen = 0;
     }
   }
   if (needed !== 0) emitInvalid(start, length);
@@ -162,13 +179,14 @@ export function byteTokenText(b: number): string {
  */
 export function displayText(s: string): string {
   let out = '';
-  for (let i = 0; i < s.length; ) {
+  for (let i = 0; i < s.length;) {
     const cp = codePointAt(s, i);
     const n = cp > 0xffff ? 2 : 1;
     const mark = WHITESPACE_MARKS.get(cp);
     if (mark !== undefined) out += mark;
     else if (cp < 0x20 || cp === 0x7f) out += hexByte(cp);
-    else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff)) out += `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
+    else if ((cp >= 0x80 && cp <= 0x9f) || (cp >= 0xd800 && cp <= 0xdfff))
+      out += `<U+${cp.toString(16).toUpperCase().padStart(4, '0')}>`;
     else out += s.slice(i, i + n);
     i += n;
   }

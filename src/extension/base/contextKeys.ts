@@ -8,7 +8,12 @@
 import * as vscode from 'vscode';
 
 /** Names of the keys. */
-export type ContextKey = 'attentionLab.isTraining' | 'attentionLab.isPaused' | 'attentionLab.hasRuns' | 'attentionLab.hasTrainedRun' | 'attentionLab.hasScores';
+export type ContextKey =
+  | 'attentionLab.isTraining'
+  | 'attentionLab.isPaused'
+  | 'attentionLab.hasRuns'
+  | 'attentionLab.hasTrainedRun'
+  | 'attentionLab.hasScores';
 
 /** Sets context keys, skipping values that did not change. */
 export class ContextKeys {

@@ -25,16 +25,29 @@ export function messageOf(e: unknown): string {
  * Logs `message` (and the cause's stack) and shows it with "Open Log" plus `actions`.
  * Returns at once: the buttons act when clicked, so no command waits on the user.
  */
-export function showError(log: vscode.LogOutputChannel, message: string, cause?: unknown, ...actions: ErrorAction[]): void {
+export function showError(
+  log: vscode.LogOutputChannel,
+  message: string,
+  cause?: unknown,
+  ...actions: ErrorAction[]
+): void {
   log.error(message);
   const shown = shownPathsIn(message);
   if (cause instanceof Error && cause.stack && cause.message !== message) log.debug(cause.stack);
   const all = [...actions, { title: 'Open Log', run: () => log.show(true) }];
-  void vscode.window.showErrorMessage(shown, ...all.map((a) => a.title)).then((chosen) => all.find((a) => a.title === chosen)?.run());
+  void vscode.window
+    .showErrorMessage(shown, ...all.map((a) => a.title))
+    .then((chosen) => all.find((a) => a.title === chosen)?.run());
 }
 
 /** The "Configure Model…" action. */
-export const CONFIGURE_ACTION: ErrorAction = { title: 'Configure Model…', run: () => vscode.commands.executeCommand('attentionLab.configure') };
+export const CONFIGURE_ACTION: ErrorAction = {
+  title: 'Configure Model…',
+  run: () => vscode.commands.executeCommand('attentionLab.configure'),
+};
 
 /** The "Manage Workspace Trust" action (Restricted Mode reads no workspace files). */
-export const TRUST_ACTION: ErrorAction = { title: 'Manage Workspace Trust', run: () => vscode.commands.executeCommand('workbench.trust.manage') };
+export const TRUST_ACTION: ErrorAction = {
+  title: 'Manage Workspace Trust',
+  run: () => vscode.commands.executeCommand('workbench.trust.manage'),
+};

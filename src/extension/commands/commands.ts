@@ -17,7 +17,16 @@ import { evaluateFilesCommand } from './evaluateCommand';
 import { openPytorchCheckpointCommand } from './importCommand';
 import { pickRun, runDirOf } from '../runs/pickRun';
 import { pickActiveRunCommand } from '../runs/activeRunStatus';
-import { deleteRunCommand, editRunNoteCommand, exportRunCommand, findStrayRunsCommand, openRunCommand, renameRunCommand, revealRunCommand, showAttentionCommand } from '../runs/runActions';
+import {
+  deleteRunCommand,
+  editRunNoteCommand,
+  exportRunCommand,
+  findStrayRunsCommand,
+  openRunCommand,
+  renameRunCommand,
+  revealRunCommand,
+  showAttentionCommand,
+} from '../runs/runActions';
 import type { ScoreDecorations } from './scoreDecorations';
 import type { Services } from '../services';
 import { continueCommand, fineTuneCommand, resumeCommand, trainCommand } from '../training/trainCommand';
@@ -48,18 +57,28 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
     'attentionLab.stop': () => stopTraining(s),
     'attentionLab.togglePause': () => togglePause(s),
     'attentionLab.decode': (arg, text) => decodeCommand(s, arg, typeof text === 'string' ? text : undefined),
-    'attentionLab.openDashboard': (arg) => s.dashboard.open(runDirOf(s, arg) ?? s.controller.state?.runId ?? s.active.id()),
+    'attentionLab.openDashboard': (arg) =>
+      s.dashboard.open(runDirOf(s, arg) ?? s.controller.state?.runId ?? s.active.id()),
     'attentionLab.openRun': (arg) => openRunCommand(s, arg),
     'attentionLab.findRuns': () => findStrayRunsCommand(s),
     'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
     // From the Runs view the second argument is the tree's selection, not a list of files.
-    'attentionLab.evaluateFiles': (arg, files) => evaluateFilesCommand(s, arg, Array.isArray(files) && files.length > 0 && files.every((f) => typeof f === 'string') ? (files as string[]) : undefined),
+    'attentionLab.evaluateFiles': (arg, files) =>
+      evaluateFilesCommand(
+        s,
+        arg,
+        Array.isArray(files) && files.length > 0 && files.every((f) => typeof f === 'string')
+          ? (files as string[])
+          : undefined,
+      ),
     'attentionLab.openPytorchCheckpoint': (arg) => openPytorchCheckpointCommand(s, arg),
     'attentionLab.scoreSelection': (arg) => scores.score(arg),
-    'attentionLab.showAttention': (arg, text) => showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
+    'attentionLab.showAttention': (arg, text) =>
+      showAttentionCommand(s, arg, typeof text === 'string' ? text : undefined),
     'attentionLab.clearScores': () => scores.clear(),
     'attentionLab.refreshRuns': async () => (await s.runs.refresh()).length,
-    'attentionLab.continueTraining': (arg, more) => continueCommand(s, arg, typeof more === 'number' ? more : undefined),
+    'attentionLab.continueTraining': (arg, more) =>
+      continueCommand(s, arg, typeof more === 'number' ? more : undefined),
     'attentionLab.run.openDashboard': async (arg) => {
       const run = await pickRun(s, arg, { trained: false, purpose: 'open' });
       if (!run) return;

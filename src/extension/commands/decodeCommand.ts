@@ -45,7 +45,9 @@ export async function decodeCommand(s: Services, arg: unknown, textArg?: string)
   if (!input) {
     const typed = await vscode.window.showInputBox({
       title: `Attention Lab: decode with ${run.name}`,
-      prompt: encdec ? 'Source text to translate (the model was trained on source → target pairs)' : 'Prompt for the model to continue',
+      prompt: encdec
+        ? 'Source text to translate (the model was trained on source → target pairs)'
+        : 'Prompt for the model to continue',
       placeHolder: placeholderOf(run.data?.prompts ?? [], encdec),
       ignoreFocusOut: true,
     });
@@ -53,11 +55,28 @@ export async function decodeCommand(s: Services, arg: unknown, textArg?: string)
     input = typed;
   }
   const d = s.settings().decode;
-  const params: DecodeParams = { input, strategy: d.strategy, beam: d.beamSize, lengthPenalty: d.lengthPenalty, temperature: d.temperature, topK: d.topK, topP: d.topP, maxTokens: d.maxTokens, seed: 1 };
+  const params: DecodeParams = {
+    input,
+    strategy: d.strategy,
+    beam: d.beamSize,
+    lengthPenalty: d.lengthPenalty,
+    temperature: d.temperature,
+    topK: d.topK,
+    topP: d.topP,
+    maxTokens: d.maxTokens,
+    seed: 1,
+  };
   const t0 = Date.now();
   let output;
   try {
-    output = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: decoding with ${run.name}`, cancellable: false }, () => s.models.decode(run.runDir, params));
+    output = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Attention Lab: decoding with ${run.name}`,
+        cancellable: false,
+      },
+      () => s.models.decode(run.runDir, params),
+    );
   } catch (e) {
     await showError(s.log, `Decoding with ${run.name} failed: ${messageOf(e)}`, e);
     return undefined;

@@ -8,7 +8,15 @@
  */
 
 import type { LabFs } from '../../lab/files/labFs';
-import { formatBitsPerByte, formatBleu, formatCount, formatDecoding, formatLoss, formatPercent, formatPerplexity } from '../../common/format';
+import {
+  formatBitsPerByte,
+  formatBleu,
+  formatCount,
+  formatDecoding,
+  formatLoss,
+  formatPercent,
+  formatPerplexity,
+} from '../../common/format';
 import type { ModelKind } from '../../protocol/data';
 import type { EvalFilesData, EvalFilesOutput } from '../../protocol/modelWorker';
 import { summarizeSkipped } from '../../protocol/data';
@@ -28,7 +36,10 @@ export interface LinePair {
  * is in, `test.ja` beside `test.en`), with their line counts: what Evaluate on Files offers as
  * the target before a second file dialog.
  */
-export function otherSides(candidates: readonly LinePair[], chosen: string): { readonly file: string; readonly pairs: number }[] {
+export function otherSides(
+  candidates: readonly LinePair[],
+  chosen: string,
+): { readonly file: string; readonly pairs: number }[] {
   const out: { file: string; pairs: number }[] = [];
   for (const c of candidates) {
     if (c.target === null) continue;
@@ -49,7 +60,12 @@ export function isPairsFile(file: string): boolean {
  * one .tsv / .jsonl file, or a source and a target line file, for an encoder-decoder.
  * Returns a message saying what to choose instead when the files do not fit.
  */
-export function testDataOf(fs: Pick<LabFs, 'dirname' | 'basename'>, kind: ModelKind, files: readonly string[], root: string | null): EvalFilesData | { readonly error: string } {
+export function testDataOf(
+  fs: Pick<LabFs, 'dirname' | 'basename'>,
+  kind: ModelKind,
+  files: readonly string[],
+  root: string | null,
+): EvalFilesData | { readonly error: string } {
   if (files.length === 0) return { error: 'Choose at least one test file.' };
   if (kind === 'decoder-only') {
     return { kind: 'documents', paths: files, cwd: root ?? fs.dirname(files[0] as string), glob: false };
@@ -57,10 +73,14 @@ export function testDataOf(fs: Pick<LabFs, 'dirname' | 'basename'>, kind: ModelK
   const [source, target] = files as [string, string | undefined];
   if (files.length === 1) {
     if (isPairsFile(source)) return { kind: 'pairs', source, target: null };
-    return { error: `${fs.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source line file and then its target line file.` };
+    return {
+      error: `${fs.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source line file and then its target line file.`,
+    };
   }
   if (files.length === 2 && target !== undefined) return { kind: 'pairs', source, target };
-  return { error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.` };
+  return {
+    error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.`,
+  };
 }
 
 /**
@@ -68,9 +88,19 @@ export function testDataOf(fs: Pick<LabFs, 'dirname' | 'basename'>, kind: ModelK
  * match 12.5% · BLEU 23.46 (nrefs:1|…|tok:13a|…) · chrF 45.67 · greedy · 1,234 tokens".
  */
 export function evalSummary(r: EvalFilesOutput): string {
-  const parts = [`loss ${formatLoss(r.loss)}`, `${formatBitsPerByte(r.bpb)} bits/byte`, `perplexity ${formatPerplexity(r.ppl)}`];
+  const parts = [
+    `loss ${formatLoss(r.loss)}`,
+    `${formatBitsPerByte(r.bpb)} bits/byte`,
+    `perplexity ${formatPerplexity(r.ppl)}`,
+  ];
   const t = r.translation;
-  if (t) parts.push(`exact match ${formatPercent(t.exactMatch)}`, `BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})`, `chrF ${formatBleu(t.chrf)}`, formatDecoding(t.decoding));
+  if (t)
+    parts.push(
+      `exact match ${formatPercent(t.exactMatch)}`,
+      `BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})`,
+      `chrF ${formatBleu(t.chrf)}`,
+      formatDecoding(t.decoding),
+    );
   parts.push(`${formatCount(r.tokens)} tokens`);
   if (r.skipped.length) parts.push(`${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} skipped`);
   if (r.pairsTooLong) parts.push(`${r.pairsTooLong} too long`);
@@ -87,16 +117,28 @@ export function evalLogLines(r: EvalFilesOutput): string[] {
   const t = r.translation;
   if (!t) lines.push(`  ${r.documents} ${r.documents === 1 ? 'document' : 'documents'} scored`);
   else {
-    lines.push(`  ${r.pairs} pairs scored${r.pairsTooLong ? `, ${r.pairsTooLong} longer than the context left out` : ''}`);
-    lines.push(`  exact match ${formatPercent(t.exactMatch)} · BLEU ${formatBleu(t.bleu)} · chrF ${formatBleu(t.chrf)} (${formatDecoding(t.decoding)} decodes of ${t.decoded === r.pairs + r.pairsTooLong ? 'every pair' : `the first ${t.decoded} of ${r.pairs + r.pairsTooLong} pairs`})`);
+    lines.push(
+      `  ${r.pairs} pairs scored${r.pairsTooLong ? `, ${r.pairsTooLong} longer than the context left out` : ''}`,
+    );
+    lines.push(
+      `  exact match ${formatPercent(t.exactMatch)} · BLEU ${formatBleu(t.bleu)} · chrF ${formatBleu(t.chrf)} (${formatDecoding(t.decoding)} decodes of ${t.decoded === r.pairs + r.pairsTooLong ? 'every pair' : `the first ${t.decoded} of ${r.pairs + r.pairsTooLong} pairs`})`,
+    );
     lines.push(`  BLEU: ${t.bleuSignature}${r.bleuTokenizeReason ? ` — ${r.bleuTokenizeReason}` : ''}`);
     lines.push(`  chrF: ${t.chrfSignature}`);
   }
   if (r.skipped.length) {
-    const named = r.skipped.slice(0, 20).map((s) => s.path).join(', ');
-    lines.push(`  skipped ${r.skipped.length} (${summarizeSkipped(r.skipped)}): ${named}${r.skipped.length > 20 ? ', …' : ''}`);
+    const named = r.skipped
+      .slice(0, 20)
+      .map((s) => s.path)
+      .join(', ');
+    lines.push(
+      `  skipped ${r.skipped.length} (${summarizeSkipped(r.skipped)}): ${named}${r.skipped.length > 20 ? ', …' : ''}`,
+    );
   }
-  if (r.unseenChars) lines.push(`  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`);
+  if (r.unseenChars)
+    lines.push(
+      `  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`,
+    );
   lines.push(`  recorded in the run's evaluations.jsonl (test data ${r.record.dataHash.slice(0, 12)}…)`);
   return lines;
 }

@@ -31,7 +31,9 @@ function localPaths(s: Services, uris: readonly vscode.Uri[] | undefined): strin
   if (!uris?.length) return undefined;
   const paths = uris.map((u) => s.host.pathOf(u));
   if (paths.some((p) => p === null)) {
-    void vscode.window.showWarningMessage('Attention Lab reads test files from this machine’s disk; choose files there, not in a virtual or remote workspace.');
+    void vscode.window.showWarningMessage(
+      'Attention Lab reads test files from this machine’s disk; choose files there, not in a virtual or remote workspace.',
+    );
     return undefined;
   }
   return paths as string[];
@@ -42,32 +44,60 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
   if (kind === 'decoder-only') {
     const picked = await vscode.window.showOpenDialog({
       title: `Attention Lab: text files to evaluate ${run.name} on (files it never trained on)`,
-      canSelectFiles: true, canSelectFolders: false, canSelectMany: true, openLabel: 'Evaluate', ...defaultUri(s),
+      canSelectFiles: true,
+      canSelectFolders: false,
+      canSelectMany: true,
+      openLabel: 'Evaluate',
+      ...defaultUri(s),
     });
     return localPaths(s, picked);
   }
   const first = await vscode.window.showOpenDialog({
     title: `Attention Lab: test pairs for ${run.name}: a .tsv / .jsonl file, or the source line file`,
-    canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Choose', ...defaultUri(s),
+    canSelectFiles: true,
+    canSelectFolders: false,
+    canSelectMany: false,
+    openLabel: 'Choose',
+    ...defaultUri(s),
   });
   const source = localPaths(s, first)?.[0];
   if (!source) return undefined;
   if (isPairsFile(source)) return [source];
   // The file beside it that pairs with it line for line (test.ja beside test.en), offered first.
   const { fs } = s.host;
-  const sides = otherSides(await s.lab.get().detectPairs(fs, [fs.dirname(source)]).catch(() => []), source);
+  const sides = otherSides(
+    await s.lab
+      .get()
+      .detectPairs(fs, [fs.dirname(source)])
+      .catch(() => []),
+    source,
+  );
   if (sides.length > 0) {
     const other = { label: '$(folder-opened) Another file…', file: null };
-    const picked = await vscode.window.showQuickPick([...sides.map((o) => ({ label: `$(file) ${fs.basename(o.file)}`, description: `${o.pairs} lines, line for line with ${fs.basename(source)}`, file: o.file })), other], {
-      title: `Attention Lab: the target line file for ${fs.basename(source)}`,
-      placeHolder: 'Line i of the target translates line i of the source',
-    });
+    const picked = await vscode.window.showQuickPick(
+      [
+        ...sides.map((o) => ({
+          label: `$(file) ${fs.basename(o.file)}`,
+          description: `${o.pairs} lines, line for line with ${fs.basename(source)}`,
+          file: o.file,
+        })),
+        other,
+      ],
+      {
+        title: `Attention Lab: the target line file for ${fs.basename(source)}`,
+        placeHolder: 'Line i of the target translates line i of the source',
+      },
+    );
     if (!picked) return undefined;
     if (picked.file !== null) return [source, picked.file];
   }
   const second = await vscode.window.showOpenDialog({
     title: `Attention Lab: the target line file (line i translates line i of ${s.host.fs.basename(source)})`,
-    canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Evaluate', defaultUri: s.host.uriOf(s.host.fs.dirname(source)),
+    canSelectFiles: true,
+    canSelectFolders: false,
+    canSelectMany: false,
+    openLabel: 'Evaluate',
+    defaultUri: s.host.uriOf(s.host.fs.dirname(source)),
   });
   const target = localPaths(s, second)?.[0];
   return target ? [source, target] : undefined;
@@ -75,7 +105,11 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
 
 /** Runs the evaluation in the model worker with a cancellable progress notification; undefined when cancelled. */
 function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): Thenable<EvalFilesOutput | undefined> {
-  return withWorkerProgress(`Attention Lab: evaluating ${run.name}`, (done, total) => `${done} of ${total} batches and decodes`, (hooks) => s.models.evaluateFiles(run.runDir, data, { maxPairs: EVAL_MAX_PAIRS }, hooks));
+  return withWorkerProgress(
+    `Attention Lab: evaluating ${run.name}`,
+    (done, total) => `${done} of ${total} batches and decodes`,
+    (hooks) => s.models.evaluateFiles(run.runDir, data, { maxPairs: EVAL_MAX_PAIRS }, hooks),
+  );
 }
 
 /**
@@ -83,16 +117,27 @@ function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): T
  * given (absolute paths, as the file dialogs would return them), else chosen in dialogs.
  * Resolves to the result, or undefined when cancelled or failed (failures are shown).
  */
-export async function evaluateFilesCommand(s: Services, arg: unknown, files?: readonly string[]): Promise<EvalFilesOutput | undefined> {
+export async function evaluateFilesCommand(
+  s: Services,
+  arg: unknown,
+  files?: readonly string[],
+): Promise<EvalFilesOutput | undefined> {
   const run = await pickRun(s, arg, { trained: true, purpose: 'evaluate' });
   if (!run) return undefined;
   if (!vscode.workspace.isTrusted) {
-    showError(s.log, 'This workspace is in Restricted Mode, so Attention Lab does not read its files to evaluate a run. Trust the workspace first.', undefined, TRUST_ACTION);
+    showError(
+      s.log,
+      'This workspace is in Restricted Mode, so Attention Lab does not read its files to evaluate a run. Trust the workspace first.',
+      undefined,
+      TRUST_ACTION,
+    );
     return undefined;
   }
   const kind = run.kind;
   if (kind === null) {
-    void vscode.window.showWarningMessage(`${run.name} has not said what kind of model it is yet; try again once it has saved a checkpoint.`);
+    void vscode.window.showWarningMessage(
+      `${run.name} has not said what kind of model it is yet; try again once it has saved a checkpoint.`,
+    );
     return undefined;
   }
   const chosen = files ?? (await pickTestFiles(s, run, kind));
@@ -104,7 +149,14 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   }
   // Test documents are read within the same size limits as training data.
   const limits = s.settings().data;
-  const data: EvalFilesData = found.kind === 'documents' ? { ...found, maxFileBytes: Math.round(limits.maxFileSizeMB * 2 ** 20), maxTotalBytes: Math.round(limits.maxTotalSizeMB * 2 ** 20) } : found;
+  const data: EvalFilesData =
+    found.kind === 'documents'
+      ? {
+          ...found,
+          maxFileBytes: Math.round(limits.maxFileSizeMB * 2 ** 20),
+          maxTotalBytes: Math.round(limits.maxTotalSizeMB * 2 ** 20),
+        }
+      : found;
   let out: EvalFilesOutput | undefined;
   try {
     out = await evaluateWithProgress(s, run, data);
@@ -119,9 +171,15 @@ export async function evaluateFilesCommand(s: Services, arg: unknown, files?: re
   for (const line of evalLogLines(out)) s.log.info(`${run.name}: ${line}`);
   const result = out;
   s.dashboard.showEvaluation(run.runDir, result.record);
-  void vscode.window.showInformationMessage(`${run.name} on ${shownPathsIn(result.source)}: ${evalSummary(result)}`, 'Open Dashboard', 'Open Log').then((a) => {
-    if (a === 'Open Log') s.log.show(true);
-    if (a === 'Open Dashboard') s.dashboard.open(run.runDir);
-  });
+  void vscode.window
+    .showInformationMessage(
+      `${run.name} on ${shownPathsIn(result.source)}: ${evalSummary(result)}`,
+      'Open Dashboard',
+      'Open Log',
+    )
+    .then((a) => {
+      if (a === 'Open Log') s.log.show(true);
+      if (a === 'Open Dashboard') s.dashboard.open(run.runDir);
+    });
   return result;
 }

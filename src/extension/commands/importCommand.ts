@@ -30,8 +30,12 @@ export async function importRunDir(fs: LabFs, root: string, from: string): Promi
 async function pickCheckpoint(s: Services): Promise<string | undefined> {
   const dir = s.workspaceDir();
   const picked = await vscode.window.showOpenDialog({
-    title: 'Attention Lab: a PyTorch checkpoint (.safetensors) or the folder holding it with config.json and the tokenizer',
-    canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: 'Import',
+    title:
+      'Attention Lab: a PyTorch checkpoint (.safetensors) or the folder holding it with config.json and the tokenizer',
+    canSelectFiles: true,
+    canSelectFolders: true,
+    canSelectMany: false,
+    openLabel: 'Import',
     filters: { 'safetensors checkpoints': ['safetensors'] },
     ...(dir ? { defaultUri: s.host.uriOf(dir) } : {}),
   });
@@ -39,14 +43,20 @@ async function pickCheckpoint(s: Services): Promise<string | undefined> {
   if (!uri) return undefined;
   const p = s.host.pathOf(uri);
   if (p === null) {
-    void vscode.window.showWarningMessage('Attention Lab reads checkpoints from this machine’s disk; choose one there, not in a virtual or remote workspace.');
+    void vscode.window.showWarningMessage(
+      'Attention Lab reads checkpoints from this machine’s disk; choose one there, not in a virtual or remote workspace.',
+    );
     return undefined;
   }
   return p;
 }
 
 function importWithProgress(s: Services, from: string, outDir: string): Thenable<ImportOutput | undefined> {
-  return withWorkerProgress(`Attention Lab: importing ${s.host.fs.basename(from)}`, (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`, (hooks) => s.models.importCheckpoint(from, outDir, hooks));
+  return withWorkerProgress(
+    `Attention Lab: importing ${s.host.fs.basename(from)}`,
+    (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`,
+    (hooks) => s.models.importCheckpoint(from, outDir, hooks),
+  );
 }
 
 /**
@@ -56,11 +66,21 @@ function importWithProgress(s: Services, from: string, outDir: string): Thenable
  */
 export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): Promise<ImportOutput | undefined> {
   if (!vscode.workspace.isTrusted) {
-    showError(s.log, 'This workspace is in Restricted Mode, so Attention Lab does not read checkpoints into it. Trust the workspace first.', undefined, TRUST_ACTION);
+    showError(
+      s.log,
+      'This workspace is in Restricted Mode, so Attention Lab does not read checkpoints into it. Trust the workspace first.',
+      undefined,
+      TRUST_ACTION,
+    );
     return undefined;
   }
   const { fs } = s.host;
-  const from = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? s.host.pathOf(arg) ?? undefined : await pickCheckpoint(s);
+  const from =
+    typeof arg === 'string'
+      ? arg
+      : arg instanceof vscode.Uri
+        ? (s.host.pathOf(arg) ?? undefined)
+        : await pickCheckpoint(s);
   if (!from) return undefined;
   const outDir = await importRunDir(fs, s.runsRoot().root, fs.resolve(from));
   let out: ImportOutput | undefined;
@@ -74,11 +94,15 @@ export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): 
     s.log.info(`Import of ${from} cancelled; nothing was written.`);
     return undefined;
   }
-  s.log.info(`Imported ${out.modelFile} (${out.layoutText}): ${formatCompact(out.params)} parameters, tokenizer ${out.tokenizer} → ${out.runDir}`);
+  s.log.info(
+    `Imported ${out.modelFile} (${out.layoutText}): ${formatCompact(out.params)} parameters, tokenizer ${out.tokenizer} → ${out.runDir}`,
+  );
   for (const n of out.notes) s.log.info(`  ${n}`);
   await s.runs.refresh();
   await s.active.set(out.runDir);
   s.dashboard.open(out.runDir);
-  void vscode.window.showInformationMessage(`Imported ${fs.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ${fs.basename(out.runDir)}.`);
+  void vscode.window.showInformationMessage(
+    `Imported ${fs.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ${fs.basename(out.runDir)}.`,
+  );
   return out;
 }

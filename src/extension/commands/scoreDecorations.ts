@@ -36,7 +36,11 @@ export class ScoreDecorations implements DisposableLike {
         }),
       ),
     );
-    this.store.add(vscode.workspace.onDidChangeTextDocument((e) => e.contentChanges.length && this.scored?.uri === e.document.uri.toString() && this.clear()));
+    this.store.add(
+      vscode.workspace.onDidChangeTextDocument(
+        (e) => e.contentChanges.length && this.scored?.uri === e.document.uri.toString() && this.clear(),
+      ),
+    );
     this.store.add(vscode.window.onDidChangeVisibleTextEditors(() => this.redraw()));
   }
 
@@ -44,7 +48,9 @@ export class ScoreDecorations implements DisposableLike {
   async score(arg: unknown): Promise<ScoredToken[] | undefined> {
     const ed = vscode.window.activeTextEditor;
     if (!ed || ed.selection.isEmpty) {
-      void vscode.window.showInformationMessage('Select the text to score first (Score Selection shades each token by how much it surprised the model).');
+      void vscode.window.showInformationMessage(
+        'Select the text to score first (Score Selection shades each token by how much it surprised the model).',
+      );
       return undefined;
     }
     const run = await pickRun(this.s, arg, { trained: true, purpose: 'score' });
@@ -61,7 +67,12 @@ export class ScoreDecorations implements DisposableLike {
         const msg = `${run.name} is an encoder-decoder run: select one "source<TAB>target" (or "source → target") line and its target is scored given the source — or score this text with a decoder-only run (${others.length === 0 ? 'none is trained yet' : 'pick one; it becomes the active run, which you can also set in the Runs view or the status bar'}).`;
         void vscode.window.showInformationMessage(msg, ...(others.length > 0 ? [choice] : [])).then(async (a) => {
           if (a !== choice) return;
-          const other = await askForRun(this.s, others, 'score', `${run.name} scores only source → target pairs; pick a decoder-only run for this text.`);
+          const other = await askForRun(
+            this.s,
+            others,
+            'score',
+            `${run.name} scores only source → target pairs; pick a decoder-only run for this text.`,
+          );
           if (other) await vscode.commands.executeCommand('attentionLab.scoreSelection', other);
         });
         return undefined;
@@ -72,7 +83,10 @@ export class ScoreDecorations implements DisposableLike {
     }
     let out;
     try {
-      out = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Attention Lab: scoring with ${run.name}` }, () => this.s.models.score(run.runDir, source, target));
+      out = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: `Attention Lab: scoring with ${run.name}` },
+        () => this.s.models.score(run.runDir, source, target),
+      );
     } catch (e) {
       await showError(this.s.log, `Scoring with ${run.name} failed: ${messageOf(e)}`, e);
       return undefined;
@@ -92,7 +106,10 @@ export class ScoreDecorations implements DisposableLike {
     this.redraw();
     const summary = scoreSummary(tokens, out.truncated);
     this.s.log.info(`Scored with ${run.name}: ${summary}`);
-    vscode.window.setStatusBarMessage(`$(pulse) ${run.name}: ${summary} — shades: < ${SURPRISE_BUCKETS.join(', < ')} nats`, 15000);
+    vscode.window.setStatusBarMessage(
+      `$(pulse) ${run.name}: ${summary} — shades: < ${SURPRISE_BUCKETS.join(', < ')} nats`,
+      15000,
+    );
     return tokens;
   }
 

@@ -37,7 +37,14 @@ export function scoredTokens(out: ScoreOutput): ScoredToken[] {
   return out.tokens.map((token, i) => {
     const logprob = out.logprobs[i] as number;
     const surprise = -logprob;
-    return { token, start: out.starts[i] as number, end: out.ends[i] as number, logprob, surprise, bucket: bucketOf(surprise) };
+    return {
+      token,
+      start: out.starts[i] as number,
+      end: out.ends[i] as number,
+      logprob,
+      surprise,
+      bucket: bucketOf(surprise),
+    };
   });
 }
 

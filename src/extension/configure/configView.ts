@@ -30,19 +30,50 @@ export interface ConfigLine {
 /** The lines for some settings (the size line is added by the view). */
 export function configLines(s: Settings, runsWhere: string): ConfigLine[] {
   const d = s.data;
-  const data = d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource || '(not set)'}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}${d.exclude ? ` minus ${d.exclude}` : ''}`;
+  const data =
+    d.source === 'task'
+      ? `task ${d.task}`
+      : d.source === 'pairs'
+        ? `pairs ${d.pairsSource || '(not set)'}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}`
+        : `documents ${d.include}${d.exclude ? ` minus ${d.exclude}` : ''}`;
   // Steps and context as Train resolves them (a setting at 0 takes the data's default, e.g. a task's own run).
   const draft = draftFromSettings(s);
   const t = estimateSpecOf(s, draft).training;
   const lines: ConfigLine[] = [
-    { label: 'Model', value: `${s.model.kind} · ${s.model.preset}${Object.keys(s.model.overrides).length ? ` · ${Object.entries(s.model.overrides).map(([k, v]) => `${k}=${String(v)}`).join(', ')}` : ''}`, query: 'attentionLab.model', icon: 'circuit-board' },
+    {
+      label: 'Model',
+      value: `${s.model.kind} · ${s.model.preset}${
+        Object.keys(s.model.overrides).length
+          ? ` · ${Object.entries(s.model.overrides)
+              .map(([k, v]) => `${k}=${String(v)}`)
+              .join(', ')}`
+          : ''
+      }`,
+      query: 'attentionLab.model',
+      icon: 'circuit-board',
+    },
     { label: 'Data', value: data, query: 'attentionLab.data', icon: 'files' },
-    { label: 'Tokenizer', value: ownTokenizer(draft) ? "characters (the task's own letters)" : s.tokenizer.type === 'bpe' ? `byte-level BPE · ${s.tokenizer.vocabSize}` : 'characters', query: 'attentionLab.tokenizer', icon: 'symbol-text' },
-    { label: 'Training', value: `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`, query: 'attentionLab.training', icon: 'pulse' },
+    {
+      label: 'Tokenizer',
+      value: ownTokenizer(draft)
+        ? "characters (the task's own letters)"
+        : s.tokenizer.type === 'bpe'
+          ? `byte-level BPE · ${s.tokenizer.vocabSize}`
+          : 'characters',
+      query: 'attentionLab.tokenizer',
+      icon: 'symbol-text',
+    },
+    {
+      label: 'Training',
+      value: `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`,
+      query: 'attentionLab.training',
+      icon: 'pulse',
+    },
     { label: 'Runs', value: runsWhere, query: 'attentionLab.runs', icon: 'folder' },
   ];
   const wrong = mismatch(s);
-  if (wrong) lines.unshift({ label: 'Problem', value: wrong, query: 'attentionLab.model', icon: 'warning', problem: true });
+  if (wrong)
+    lines.unshift({ label: 'Problem', value: wrong, query: 'attentionLab.model', icon: 'warning', problem: true });
   return lines;
 }
 
@@ -54,7 +85,11 @@ export class ConfigView implements vscode.TreeDataProvider<ConfigLine>, Disposab
 
   constructor(private readonly s: Services) {
     this.store.add(this.changed);
-    this.store.add(vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration('attentionLab') && this.changed.fire(undefined)));
+    this.store.add(
+      vscode.workspace.onDidChangeConfiguration(
+        (e) => e.affectsConfiguration('attentionLab') && this.changed.fire(undefined),
+      ),
+    );
     this.store.add(vscode.workspace.onDidGrantWorkspaceTrust(() => this.changed.fire(undefined)));
   }
 
@@ -62,13 +97,26 @@ export class ConfigView implements vscode.TreeDataProvider<ConfigLine>, Disposab
     if (element) return [];
     const settings = this.s.settings();
     const root = this.s.runsRoot();
-    const lines = configLines(settings, root.where === 'workspace' ? `workspace · ${vscode.workspace.asRelativePath(root.root)}` : 'extension storage');
+    const lines = configLines(
+      settings,
+      root.where === 'workspace' ? `workspace · ${vscode.workspace.asRelativePath(root.root)}` : 'extension storage',
+    );
     if (!vscode.workspace.isTrusted && settings.data.source !== 'task') {
-      lines.unshift({ label: 'Restricted Mode', value: 'only built-in tasks train here; choose one in Configure Model…', query: 'attentionLab.data', icon: 'shield', problem: true });
+      lines.unshift({
+        label: 'Restricted Mode',
+        value: 'only built-in tasks train here; choose one in Configure Model…',
+        query: 'attentionLab.data',
+        icon: 'shield',
+        problem: true,
+      });
     }
     // The same size line Configure's preset list and review show.
-    const sized = draftSize(settings, draftFromSettings(settings), (spec, chars) => this.s.lab.get().estimateSpec(spec, chars));
-    const size: ConfigLine = sized.ok ? { label: 'Size', value: sized.line, query: 'attentionLab.model', icon: 'dashboard' } : { label: 'Size', value: sized.error, query: 'attentionLab.model', icon: 'warning', problem: true };
+    const sized = draftSize(settings, draftFromSettings(settings), (spec, chars) =>
+      this.s.lab.get().estimateSpec(spec, chars),
+    );
+    const size: ConfigLine = sized.ok
+      ? { label: 'Size', value: sized.line, query: 'attentionLab.model', icon: 'dashboard' }
+      : { label: 'Size', value: sized.error, query: 'attentionLab.model', icon: 'warning', problem: true };
     return [...lines, size];
   }
 
@@ -76,7 +124,10 @@ export class ConfigView implements vscode.TreeDataProvider<ConfigLine>, Disposab
     const item = new vscode.TreeItem(line.label, vscode.TreeItemCollapsibleState.None);
     item.description = line.value;
     item.tooltip = `${line.label}: ${line.value}\n\nClick to open the ${line.query}.* settings.`;
-    item.iconPath = new vscode.ThemeIcon(line.icon, line.problem ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined);
+    item.iconPath = new vscode.ThemeIcon(
+      line.icon,
+      line.problem ? new vscode.ThemeColor('problemsWarningIcon.foreground') : undefined,
+    );
     item.command = { command: 'workbench.action.openSettings', title: 'Open Settings', arguments: [line.query] };
     return item;
   }

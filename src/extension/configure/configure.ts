@@ -18,7 +18,22 @@
 import * as vscode from 'vscode';
 import type { Draft, SettingsTarget, StepName } from './configureDraft';
 import {
-  STEP_ORDER, draftFromSettings, draftSize, draftUpdates, engineText, estimateSpecOf, ownTokenizer, presetSizes, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+  STEP_ORDER,
+  draftFromSettings,
+  draftSize,
+  draftUpdates,
+  engineText,
+  estimateSpecOf,
+  ownTokenizer,
+  presetSizes,
+  stepFrom,
+  targetText,
+  tasksOf,
+  validateGlob,
+  validateSteps,
+  validateVocab,
+  withData,
+  withKind,
 } from './configureDraft';
 import type { GlobPreview } from './dataPreview';
 import { previewLine, previewRows } from './dataPreview';
@@ -52,7 +67,7 @@ export async function configureModel(s: Services): Promise<boolean> {
   let draft = draftFromSettings(s.settings());
   if (!trusted) draft = withKind(draft, draft.kind, true);
   // A step the draft skips (the tokenizer of a task with its own letters) is passed over, forward and back.
-  for (let i = stepFrom(draft, -1, 1); i < STEP_ORDER.length; ) {
+  for (let i = stepFrom(draft, -1, 1); i < STEP_ORDER.length;) {
     const r = await byName[STEP_ORDER[i] as StepName](draft, i > 0);
     if (r === undefined) return false;
     if (r !== BACK) draft = r;
@@ -61,14 +76,20 @@ export async function configureModel(s: Services): Promise<boolean> {
   const hasFolder = (vscode.workspace.workspaceFolders?.length ?? 0) > 0;
   const choice = await reviewStep(s, draft, hasFolder ? 'workspace' : 'user', hasFolder);
   if (!choice) return false;
-  const target = choice.target === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const target =
+    choice.target === 'workspace' ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   const config = vscode.workspace.getConfiguration();
   for (const [key, value] of draftUpdates(choice.draft)) await config.update(key, value, target);
   const where = targetText(choice.target, workspaceFileName());
   s.log.info(`Saved the configuration to ${where}.`);
   // Not awaited: training starts while the message is up.
   void vscode.window.showInformationMessage(`Saved to ${where}.`, 'Open').then((open) => {
-    if (open) void vscode.commands.executeCommand(choice.target === 'workspace' ? 'workbench.action.openWorkspaceSettingsFile' : 'workbench.action.openSettingsJson');
+    if (open)
+      void vscode.commands.executeCommand(
+        choice.target === 'workspace'
+          ? 'workbench.action.openWorkspaceSettingsFile'
+          : 'workbench.action.openSettingsJson',
+      );
   });
   if (choice.action === 'train') await vscode.commands.executeCommand('attentionLab.train');
   return true;
@@ -87,12 +108,19 @@ async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefin
   const trusted = vscode.workspace.isTrusted;
   const items: ValueItem<Draft['kind']>[] = [
     {
-      label: 'decoder-only', value: 'decoder-only', description: 'GPT-style language model',
+      label: 'decoder-only',
+      value: 'decoder-only',
+      description: 'GPT-style language model',
       detail: trusted
         ? `Trains on documents (workspace files) or the built-in ${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
         : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace files are not read).`,
     },
-    { label: 'encoder-decoder', value: 'encoder-decoder', description: '"Attention Is All You Need"', detail: 'Trains on source → target pairs or a built-in task (reverse, sort, dates…) and translates.' },
+    {
+      label: 'encoder-decoder',
+      value: 'encoder-decoder',
+      description: '"Attention Is All You Need"',
+      detail: 'Trains on source → target pairs or a built-in task (reverse, sort, dates…) and translates.',
+    },
   ];
   const r = await pickStep({ ...opts(stepNo('kind'), back), placeholder: 'Which transformer?', items, active: d.kind });
   return r === undefined || r === BACK ? r : withKind(d, r, !trusted);
@@ -101,18 +129,33 @@ async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefin
 async function presetStep(s: Services, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
   const base = s.settings();
   const sizes = presetSizes(base, d, (spec, chars) => s.lab.get().estimateSpec(spec, chars));
-  const items = sizes.map((c): ValueItem<Draft['preset']> => ({ label: c.preset, value: c.preset, description: c.label, detail: c.size.ok ? c.size.line : c.size.error }));
-  const r = await pickStep({ ...opts(stepNo('preset'), back), placeholder: `Size of the ${d.kind} model`, items, active: d.preset });
+  const items = sizes.map((c): ValueItem<Draft['preset']> => ({
+    label: c.preset,
+    value: c.preset,
+    description: c.label,
+    detail: c.size.ok ? c.size.line : c.size.error,
+  }));
+  const r = await pickStep({
+    ...opts(stepNo('preset'), back),
+    placeholder: `Size of the ${d.kind} model`,
+    items,
+    active: d.preset,
+  });
   return r === undefined || r === BACK ? r : { ...d, preset: r };
 }
 
-type DataChoice = { kind: 'documents' } | { kind: 'pairs'; source: string; target: string } | { kind: 'task'; task: Draft['task'] };
+type DataChoice =
+  { kind: 'documents' } | { kind: 'pairs'; source: string; target: string } | { kind: 'task'; task: Draft['task'] };
 
 /** The built-in tasks of a model kind, under a separator. */
 function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
   return [
     { label: 'Built-in tasks', kind: vscode.QuickPickItemKind.Separator },
-    ...tasksOf(kind).map((task): ValueItem<DataChoice> => ({ label: `$(beaker) ${task}`, value: { kind: 'task', task }, description: taskBlurb(task) })),
+    ...tasksOf(kind).map((task): ValueItem<DataChoice> => ({
+      label: `$(beaker) ${task}`,
+      value: { kind: 'task', task },
+      description: taskBlurb(task),
+    })),
   ];
 }
 
@@ -120,17 +163,41 @@ function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
  * Documents (then the glob box) or the decoder-only model's built-in task. One line per row:
  * a truncated detail line would open a hover over the row below it.
  */
-async function decoderDataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
+async function decoderDataStep(
+  s: Services,
+  d: Draft,
+  back: boolean,
+  trusted: boolean,
+): Promise<Draft | Back | undefined> {
   // A window with no folder has no workspace files to offer.
   const folder = s.workspaceDir() !== null;
-  const documents: ValueItem<DataChoice>[] = trusted && folder
-    ? [{ label: '$(files) Documents in this workspace…', value: { kind: 'documents' }, description: `a glob, now ${d.include}` }]
-    : [];
+  const documents: ValueItem<DataChoice>[] =
+    trusted && folder
+      ? [
+          {
+            label: '$(files) Documents in this workspace…',
+            value: { kind: 'documents' },
+            description: `a glob, now ${d.include}`,
+          },
+        ]
+      : [];
   const items = [...documents, ...taskItems('decoder-only')];
   for (;;) {
-    const active = d.source === 'task' ? items.find((i) => i.value?.kind === 'task' && i.value.task === d.task)?.value : documents[0]?.value;
-    const placeholder = !trusted ? 'Built-in task (Restricted Mode: workspace files are not read)' : folder ? 'Train on documents or a built-in task' : 'Built-in task (no folder is open: open one to train on its files)';
-    const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder, items, ...(active ? { active } : {}) });
+    const active =
+      d.source === 'task'
+        ? items.find((i) => i.value?.kind === 'task' && i.value.task === d.task)?.value
+        : documents[0]?.value;
+    const placeholder = !trusted
+      ? 'Built-in task (Restricted Mode: workspace files are not read)'
+      : folder
+        ? 'Train on documents or a built-in task'
+        : 'Built-in task (no folder is open: open one to train on its files)';
+    const r = await pickStep<DataChoice>({
+      ...opts(stepNo('data'), back),
+      placeholder,
+      items,
+      ...(active ? { active } : {}),
+    });
     if (r === undefined || r === BACK) return r;
     if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
     const g = await globStep(s, d, true);
@@ -144,10 +211,19 @@ async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean):
   const tasks = taskItems('encoder-decoder');
   const pairs = trusted && ws ? findPairs(s, ws).catch(() => []) : Promise.resolve([]);
   const withPairs = pairs.then((found) => [
-    ...(found.length ? [{ label: 'Pairs files in this workspace', kind: vscode.QuickPickItemKind.Separator } as ValueItem<DataChoice>, ...found] : []),
+    ...(found.length
+      ? [
+          { label: 'Pairs files in this workspace', kind: vscode.QuickPickItemKind.Separator } as ValueItem<DataChoice>,
+          ...found,
+        ]
+      : []),
     ...tasks,
   ]);
-  const placeholder = !trusted ? 'Built-in task (Restricted Mode: workspace files are not read)' : ws ? 'Source → target data' : 'Built-in task (no folder is open: open one to train on its pairs files)';
+  const placeholder = !trusted
+    ? 'Built-in task (Restricted Mode: workspace files are not read)'
+    : ws
+      ? 'Source → target data'
+      : 'Built-in task (no folder is open: open one to train on its pairs files)';
   const r = await pickStep<DataChoice>({ ...opts(stepNo('data'), back), placeholder, items: tasks, busy: withPairs });
   if (r === undefined || r === BACK) return r;
   if (r.kind === 'task') return withData(d, { source: 'task', task: r.task });
@@ -179,19 +255,50 @@ async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | B
 }
 
 /** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
-async function previewGlob(s: Services, glob: string, token: vscode.CancellationToken): Promise<GlobPreview & { chars: number | null }> {
+async function previewGlob(
+  s: Services,
+  glob: string,
+  token: vscode.CancellationToken,
+): Promise<GlobPreview & { chars: number | null }> {
   const settings = s.settings();
   const found = await findDocumentFiles(s.host, glob, settings.data.exclude, s.runsRoot().root, PREVIEW_FILES, token);
-  const none = { glob, found: 0, capped: false, excluded: found.excluded, files: [], bytes: 0, skipped: [], read: 0, planned: 0, chars: null };
+  const none = {
+    glob,
+    found: 0,
+    capped: false,
+    excluded: found.excluded,
+    files: [],
+    bytes: 0,
+    skipped: [],
+    read: 0,
+    planned: 0,
+    chars: null,
+  };
   if (found.files.length === 0) return none;
   const data = specFromSettings(settings, { kind: 'documents', files: [], root: '' }).data;
-  const limits = data.kind === 'documents' ? { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes, skipGenerated: data.skipGenerated } : {};
+  const limits =
+    data.kind === 'documents'
+      ? { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes, skipGenerated: data.skipGenerated }
+      : {};
   const abort = new AbortController();
   const sub = token.onCancellationRequested(() => abort.abort());
   try {
-    const p = await s.lab.get().previewDocuments(s.host.fs, found.files, documentsRoot(s.host, found.files), limits, {}, abort.signal);
+    const p = await s.lab
+      .get()
+      .previewDocuments(s.host.fs, found.files, documentsRoot(s.host, found.files), limits, {}, abort.signal);
     const complete = !found.capped && p.read === p.planned;
-    return { glob, found: found.files.length, capped: found.capped, excluded: found.excluded, files: p.files, bytes: p.bytes, skipped: p.skipped, read: p.read, planned: p.planned, chars: complete ? p.distinctChars : null };
+    return {
+      glob,
+      found: found.files.length,
+      capped: found.capped,
+      excluded: found.excluded,
+      files: p.files,
+      bytes: p.bytes,
+      skipped: p.skipped,
+      read: p.read,
+      planned: p.planned,
+      chars: complete ? p.distinctChars : null,
+    };
   } finally {
     sub.dispose();
   }
@@ -207,7 +314,12 @@ async function showPreview(s: Services, glob: string, seen: Map<string, GlobPrev
   const show = (p: GlobPreview): void => {
     qp.busy = false;
     qp.items = previewRows(p).map((row): vscode.QuickPickItem =>
-      row.kind === 'separator' ? { label: row.label, kind: vscode.QuickPickItemKind.Separator } : { label: `$(${row.kind === 'file' ? 'file' : 'circle-slash'}) ${row.label}`, ...(row.description ? { description: row.description } : {}) },
+      row.kind === 'separator'
+        ? { label: row.label, kind: vscode.QuickPickItemKind.Separator }
+        : {
+            label: `$(${row.kind === 'file' ? 'file' : 'circle-slash'}) ${row.label}`,
+            ...(row.description ? { description: row.description } : {}),
+          },
     );
     if (p.found === 0) qp.items = [{ label: `$(warning) ${previewLine(p).message}` }];
   };
@@ -233,11 +345,23 @@ async function showPreview(s: Services, glob: string, seen: Map<string, GlobPrev
 }
 
 function taskBlurb(task: Draft['task']): string {
-  return { copy: "'abc' → 'abc'", reverse: "'abcde' → 'edcba'", sort: "'dbca' → 'abcd'", addition: "'12+345' → '357'", dates: "'Wed, 3 Mar 2021' → '2021-03-03'", induction: "'qxfb…qxfb…' repeated random letters: watch an induction head form" }[task];
+  return {
+    copy: "'abc' → 'abc'",
+    reverse: "'abcde' → 'edcba'",
+    sort: "'dbca' → 'abcd'",
+    addition: "'12+345' → '357'",
+    dates: "'Wed, 3 Mar 2021' → '2021-03-03'",
+    induction: "'qxfb…qxfb…' repeated random letters: watch an induction head form",
+  }[task];
 }
 
 async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
-  const hits = await findWorkspaceFiles(s.host, '**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}', 200, s.runsRoot().root);
+  const hits = await findWorkspaceFiles(
+    s.host,
+    '**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}',
+    200,
+    s.runsRoot().root,
+  );
   const { fs } = s.host;
   const dirs = [ws, ...hits.map((p) => fs.dirname(p))];
   const found = await s.lab.get().detectPairs(fs, dirs);
@@ -246,26 +370,55 @@ async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>
     const cut = p.lastIndexOf('/');
     return cut < 0 ? '' : p.slice(0, cut);
   };
-  return found.map((c) => ({ label: `$(files) ${c.label}`, value: { kind: 'pairs', source: rel(c.source), target: c.target ? rel(c.target) : '' }, description: folderOf(rel(c.source)) }));
+  return found.map((c) => ({
+    label: `$(files) ${c.label}`,
+    value: { kind: 'pairs', source: rel(c.source), target: c.target ? rel(c.target) : '' },
+    description: folderOf(rel(c.source)),
+  }));
 }
 
 async function tokenizerStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
   const items: ValueItem<Draft['tokenizer']>[] = [
-    { label: 'char', value: 'char', description: 'one token per character', detail: 'Small vocabulary; the clearest attention maps.' },
-    { label: 'bpe', value: 'bpe', description: 'byte-level BPE (GPT-2 pre-tokenizer)', detail: 'Merges frequent byte pairs; shorter sequences, larger vocabulary.' },
+    {
+      label: 'char',
+      value: 'char',
+      description: 'one token per character',
+      detail: 'Small vocabulary; the clearest attention maps.',
+    },
+    {
+      label: 'bpe',
+      value: 'bpe',
+      description: 'byte-level BPE (GPT-2 pre-tokenizer)',
+      detail: 'Merges frequent byte pairs; shorter sequences, larger vocabulary.',
+    },
   ];
   for (;;) {
-    const r = await pickStep({ ...opts(stepNo('tokenizer'), back), placeholder: 'Tokenizer (trained on your data before the model)', items, active: d.tokenizer });
+    const r = await pickStep({
+      ...opts(stepNo('tokenizer'), back),
+      placeholder: 'Tokenizer (trained on your data before the model)',
+      items,
+      active: d.tokenizer,
+    });
     if (r === undefined || r === BACK) return r;
     if (r === 'char') return { ...d, tokenizer: 'char' };
-    const v = await inputStep({ ...opts(stepNo('tokenizer'), true), prompt: 'BPE vocabulary size (260 special and byte tokens plus merges)', value: String(d.vocabSize), validate: validateVocab });
+    const v = await inputStep({
+      ...opts(stepNo('tokenizer'), true),
+      prompt: 'BPE vocabulary size (260 special and byte tokens plus merges)',
+      value: String(d.vocabSize),
+      validate: validateVocab,
+    });
     if (v === undefined) return undefined;
     if (v !== BACK) return { ...d, tokenizer: 'bpe', vocabSize: Number(v.trim()) };
   }
 }
 
 async function stepsStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
-  const r = await inputStep({ ...opts(stepNo('steps'), back), prompt: 'Training steps (optimizer updates)', value: String(d.steps), validate: validateSteps });
+  const r = await inputStep({
+    ...opts(stepNo('steps'), back),
+    prompt: 'Training steps (optimizer updates)',
+    value: String(d.steps),
+    validate: validateSteps,
+  });
   return r === undefined || r === BACK ? r : { ...d, steps: Number(r.trim()) };
 }
 
@@ -284,7 +437,13 @@ type ReviewValue = 'save' | 'train' | 'where' | 'engine';
  * (a row opens the list; for PyTorch it says what the chosen Python's torch offers), and the
  * configuration with its size and measured speed on the last row.
  */
-async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwitch: boolean, timing?: Promise<string>): Promise<ReviewChoice | undefined> {
+async function reviewStep(
+  s: Services,
+  d: Draft,
+  target: SettingsTarget,
+  canSwitch: boolean,
+  timing?: Promise<string>,
+): Promise<ReviewChoice | undefined> {
   const spec = estimateSpecOf(s.settings(), d);
   const size = draftSize(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars));
   const describe = `${d.engine === 'pytorch' ? 'PyTorch · ' : ''}${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`} · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
@@ -297,25 +456,50 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
       : [
           { label: '$(play) Save and Train', value: 'train', description: `to ${where}` },
           { label: '$(check) Save', value: 'save', description: `to ${where}` },
-          ...(canSwitch ? [{ label: `$(arrow-swap) Save to ${targetText(other, workspaceFileName())} instead`, value: 'where' as const }] : []),
+          ...(canSwitch
+            ? [
+                {
+                  label: `$(arrow-swap) Save to ${targetText(other, workspaceFileName())} instead`,
+                  value: 'where' as const,
+                },
+              ]
+            : []),
           // The browser's VS Code starts no processes: no engine to choose there, unless a setting already asks for PyTorch.
           ...(s.host.pytorch || d.engine === 'pytorch' ? [engineRow<ReviewValue>(d, 'engine', probe)] : []),
           { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
-          ...(s.host.pytorch || d.engine === 'pytorch' ? [] : [{ label: `$(server-process) Engine: ${engineText(d)}`, description: 'PyTorch needs desktop VS Code' }]),
+          ...(s.host.pytorch || d.engine === 'pytorch'
+            ? []
+            : [{ label: `$(server-process) Engine: ${engineText(d)}`, description: 'PyTorch needs desktop VS Code' }]),
           // Timed on our engine; PyTorch reports its own tokens/s once it trains.
-          { label: `$(info) ${size.line}`, detail: d.engine === 'pytorch' && time ? `our engine on this machine: ${time}` : time },
+          {
+            label: `$(info) ${size.line}`,
+            detail: d.engine === 'pytorch' && time ? `our engine on this machine: ${time}` : time,
+          },
         ];
   const timed =
     timing ??
     (size.ok
-      ? s.models.calibrate(spec, s.lab.get().estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null).vocabSize).then(
-          (c) => `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
-          (err) => `Time per step unknown: ${messageOf(err)}`,
-        )
+      ? s.models
+          .calibrate(
+            spec,
+            s.lab.get().estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null)
+              .vocabSize,
+          )
+          .then(
+            (c) =>
+              `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
+            (err) => `Time per step unknown: ${messageOf(err)}`,
+          )
       : Promise.resolve(''));
   const probing = torch ? ('probing' as const) : null;
   const ready = Promise.all([timed, torch]).then(([time, t]) => items(time, t));
-  const r = await pickStep({ ...opts(TOTAL, true), placeholder: describe, items: items('Measuring time per step on this machine…', probing), busy: ready, active: 'train' });
+  const r = await pickStep({
+    ...opts(TOTAL, true),
+    placeholder: describe,
+    items: items('Measuring time per step on this machine…', probing),
+    busy: ready,
+    active: 'train',
+  });
   if (r === BACK) return reviewBack(s, d, target, canSwitch);
   if (r === 'where') return reviewStep(s, d, other, canSwitch, timed);
   if (r === 'engine') {
@@ -325,7 +509,12 @@ async function reviewStep(s: Services, d: Draft, target: SettingsTarget, canSwit
   return r === 'save' || r === 'train' ? { action: r, target, draft: d } : undefined;
 }
 
-async function reviewBack(s: Services, d: Draft, target: SettingsTarget, canSwitch: boolean): Promise<ReviewChoice | undefined> {
+async function reviewBack(
+  s: Services,
+  d: Draft,
+  target: SettingsTarget,
+  canSwitch: boolean,
+): Promise<ReviewChoice | undefined> {
   const r = await stepsStep(d, true);
   if (r === undefined || r === BACK) return undefined;
   return reviewStep(s, r, target, canSwitch);

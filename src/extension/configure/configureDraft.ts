@@ -85,7 +85,10 @@ export function draftFromSettings(s: Settings): Draft {
     task: s.data.task,
     tokenizer: s.tokenizer.type,
     vocabSize: s.tokenizer.vocabSize,
-    steps: s.training.steps > 0 ? s.training.steps : dataDefaults(draftData({ source: s.data.source, task: s.data.task })).steps,
+    steps:
+      s.training.steps > 0
+        ? s.training.steps
+        : dataDefaults(draftData({ source: s.data.source, task: s.data.task })).steps,
     charsSeen: null,
     engine: s.training.engine,
     processes: s.pytorch.processes,
@@ -99,7 +102,10 @@ export function draftFromSettings(s: Settings): Draft {
  * not carried to the next; the steps step comes after and can set them for it. Another glob
  * or pair of files of the same source keeps the steps.
  */
-export function withData(d: Draft, data: Partial<Pick<Draft, 'source' | 'task' | 'include' | 'pairsSource' | 'pairsTarget' | 'charsSeen'>>): Draft {
+export function withData(
+  d: Draft,
+  data: Partial<Pick<Draft, 'source' | 'task' | 'include' | 'pairsSource' | 'pairsTarget' | 'charsSeen'>>,
+): Draft {
   const next = { ...d, ...data };
   const other = next.source !== d.source || (next.source === 'task' && next.task !== d.task);
   return { ...next, steps: other ? dataDefaults(draftData(next)).steps : d.steps };
@@ -116,12 +122,14 @@ export function draftUpdates(d: Draft): [string, unknown][] {
     ['attentionLab.training.engine', d.engine],
   ];
   // Our engine leaves the PyTorch settings as they are, for the next time PyTorch is chosen.
-  if (d.engine === 'pytorch') out.push(['attentionLab.pytorch.processes', d.processes], ['attentionLab.pytorch.device', d.device]);
+  if (d.engine === 'pytorch')
+    out.push(['attentionLab.pytorch.processes', d.processes], ['attentionLab.pytorch.device', d.device]);
   // A task with its own tokenizer leaves the tokenizer settings as they are, for other data.
   if (!ownTokenizer(d)) out.push(['attentionLab.tokenizer.type', d.tokenizer]);
   if (d.tokenizer === 'bpe' && !ownTokenizer(d)) out.push(['attentionLab.tokenizer.vocabSize', d.vocabSize]);
   if (d.source === 'documents') out.push(['attentionLab.data.include', d.include]);
-  if (d.source === 'pairs') out.push(['attentionLab.data.pairsSource', d.pairsSource], ['attentionLab.data.pairsTarget', d.pairsTarget]);
+  if (d.source === 'pairs')
+    out.push(['attentionLab.data.pairsSource', d.pairsSource], ['attentionLab.data.pairsTarget', d.pairsTarget]);
   if (d.source === 'task') out.push(['attentionLab.data.task', d.task]);
   return out;
 }
@@ -131,7 +139,14 @@ export function applyDraft(s: Settings, d: Draft): Settings {
   return {
     ...s,
     model: { ...s.model, kind: d.kind, preset: d.preset },
-    data: { ...s.data, source: d.source, include: d.include, pairsSource: d.pairsSource, pairsTarget: d.pairsTarget, task: d.task },
+    data: {
+      ...s.data,
+      source: d.source,
+      include: d.include,
+      pairsSource: d.pairsSource,
+      pairsTarget: d.pairsTarget,
+      task: d.task,
+    },
     tokenizer: { type: d.tokenizer, vocabSize: d.vocabSize },
     training: { ...s.training, steps: d.steps, engine: d.engine },
     pytorch: { ...s.pytorch, processes: d.processes, device: d.device },
@@ -141,7 +156,11 @@ export function applyDraft(s: Settings, d: Draft): Settings {
 /** The engine of a draft in a few words: "ours (WebAssembly, this machine's CPU)", "PyTorch · 2 processes · CPU". */
 export function engineText(d: Pick<Draft, 'engine' | 'processes' | 'device'>): string {
   if (d.engine === 'wasm') return "ours (WebAssembly, this machine's CPU)";
-  const where = { auto: 'CUDA if torch sees a GPU, else the CPU', cpu: 'CPU', cuda: d.processes > 1 ? 'one GPU each' : 'GPU' }[d.device];
+  const where = {
+    auto: 'CUDA if torch sees a GPU, else the CPU',
+    cpu: 'CPU',
+    cuda: d.processes > 1 ? 'one GPU each' : 'GPU',
+  }[d.device];
   return `PyTorch · ${d.processes} ${d.processes === 1 ? 'process' : 'processes'} · ${where}`;
 }
 
@@ -151,12 +170,19 @@ export function engineText(d: Pick<Draft, 'engine' | 'processes' | 'device'>): s
  */
 export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
   const data: TrainSpec['data'] =
-    d.source === 'task' ? { kind: 'task', task: d.task } : d.source === 'pairs' ? { kind: 'pairs', source: '', target: null } : { kind: 'documents', files: [], root: '' };
+    d.source === 'task'
+      ? { kind: 'task', task: d.task }
+      : d.source === 'pairs'
+        ? { kind: 'pairs', source: '', target: null }
+        : { kind: 'documents', files: [], root: '' };
   return specFromSettings(applyDraft(s, d), data);
 }
 
 /** The size estimate the lab module makes of a spec (hostLab.ts `estimateSpec`). */
-export type Estimator = (spec: TrainSpec, charsSeen: number | null) => { readonly params: number; readonly memoryBytes: number; readonly vocabNote: string };
+export type Estimator = (
+  spec: TrainSpec,
+  charsSeen: number | null,
+) => { readonly params: number; readonly memoryBytes: number; readonly vocabNote: string };
 
 /** A draft's model size in one line, or why the configuration is invalid. */
 export type DraftSize = { readonly ok: true; readonly line: string } | { readonly ok: false; readonly error: string };
@@ -175,7 +201,11 @@ export function draftSize(s: Settings, d: Draft, estimate: Estimator): DraftSize
 }
 
 /** The preset list: each preset with what it is and its size for this draft. */
-export function presetSizes(s: Settings, d: Draft, estimate: Estimator): { preset: Draft['preset']; label: string; size: DraftSize }[] {
+export function presetSizes(
+  s: Settings,
+  d: Draft,
+  estimate: Estimator,
+): { preset: Draft['preset']; label: string; size: DraftSize }[] {
   return presetChoices(d.kind).map((c) => ({ ...c, size: draftSize(s, { ...d, preset: c.preset }, estimate) }));
 }
 
@@ -212,8 +242,17 @@ export function fitPreset(kind: Draft['kind'], preset: Draft['preset']): Draft['
  */
 export function withKind(d: Draft, kind: Draft['kind'], tasksOnly = false): Draft {
   const fits = kindForData(d.source, d.task) === kind && !(tasksOnly && d.source !== 'task');
-  const task = TASK_MODEL_KINDS[d.task] === kind ? d.task : kind === 'encoder-decoder' ? pairTask(d.task) : (tasksOf(kind)[0] as TaskName);
-  const data = fits ? {} : kind === 'decoder-only' && !tasksOnly ? { source: 'documents' as const } : { source: 'task' as const, task };
+  const task =
+    TASK_MODEL_KINDS[d.task] === kind
+      ? d.task
+      : kind === 'encoder-decoder'
+        ? pairTask(d.task)
+        : (tasksOf(kind)[0] as TaskName);
+  const data = fits
+    ? {}
+    : kind === 'decoder-only' && !tasksOnly
+      ? { source: 'documents' as const }
+      : { source: 'task' as const, task };
   return { ...withData(d, data), kind, preset: fitPreset(kind, d.preset) };
 }
 

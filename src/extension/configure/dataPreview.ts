@@ -40,7 +40,10 @@ const plural = (n: number, one: string, many = `${one}s`): string => `${formatCo
 /** The refusal of a glob that matched no file, and what to try instead. */
 export function noMatchMessage(glob: string, excluded: number): string {
   const cause = excluded ? ` once attentionLab.data.exclude leaves out ${plural(excluded, 'file')}` : '';
-  const hint = glob.includes('/') || glob.startsWith('**') ? 'check the folder and the extension' : `try **/${glob} to search every folder`;
+  const hint =
+    glob.includes('/') || glob.startsWith('**')
+      ? 'check the folder and the extension'
+      : `try **/${glob} to search every folder`;
   return `No file in this workspace matches "${glob}"${cause} (files.exclude applies): ${hint}, e.g. **/*.md or docs/**/*.txt.`;
 }
 
@@ -49,12 +52,20 @@ export function previewLine(p: GlobPreview): { severity: PreviewSeverity; messag
   if (p.found === 0) return { severity: 'error', message: noMatchMessage(p.glob, p.excluded) };
   const skipped = p.skipped.length ? ` · ${formatCount(p.skipped.length)} skipped: ${summarizeSkipped(p.skipped)}` : '';
   if (p.files.length === 0) {
-    return { severity: 'error', message: `All ${plural(p.found, 'matching file')} would be skipped (${summarizeSkipped(p.skipped)}); point the glob at UTF-8 text files.` };
+    return {
+      severity: 'error',
+      message: `All ${plural(p.found, 'matching file')} would be skipped (${summarizeSkipped(p.skipped)}); point the glob at UTF-8 text files.`,
+    };
   }
   const files = plural(p.files.length, 'file');
-  const count = p.capped ? `${formatCount(p.found)}+ files match; of ${formatCount(p.found)} looked at: ${files}` : files;
+  const count = p.capped
+    ? `${formatCount(p.found)}+ files match; of ${formatCount(p.found)} looked at: ${files}`
+    : files;
   const unread = p.planned - p.read;
-  const notes = [p.excluded ? `${formatCount(p.excluded)} excluded by attentionLab.data.exclude` : '', unread > 0 ? `contents of ${formatCount(unread)} checked when training reads them` : ''].filter(Boolean);
+  const notes = [
+    p.excluded ? `${formatCount(p.excluded)} excluded by attentionLab.data.exclude` : '',
+    unread > 0 ? `contents of ${formatCount(unread)} checked when training reads them` : '',
+  ].filter(Boolean);
   const message = `${count}, ${formatBytes(p.bytes)}${skipped}${notes.length ? ` (${notes.join('; ')})` : ''} — Preview files… lists them.`;
   return { severity: p.skipped.length > 0 || p.capped ? 'warning' : 'info', message };
 }
@@ -70,15 +81,24 @@ export interface PreviewRow {
 export function previewRows(p: GlobPreview, maxRows = 500): PreviewRow[] {
   const rows: PreviewRow[] = [];
   const files = p.files.slice(0, maxRows);
-  rows.push({ kind: 'separator', label: `${plural(p.files.length, 'file')} to train on, ${formatBytes(p.bytes)}${p.capped ? ` (of ${formatCount(p.found)} looked at)` : ''}` });
+  rows.push({
+    kind: 'separator',
+    label: `${plural(p.files.length, 'file')} to train on, ${formatBytes(p.bytes)}${p.capped ? ` (of ${formatCount(p.found)} looked at)` : ''}`,
+  });
   for (const f of files) rows.push({ kind: 'file', label: f.path, description: formatBytes(f.bytes) });
-  if (p.files.length > files.length) rows.push({ kind: 'separator', label: `… and ${plural(p.files.length - files.length, 'more file')}` });
+  if (p.files.length > files.length)
+    rows.push({ kind: 'separator', label: `… and ${plural(p.files.length - files.length, 'more file')}` });
   if (p.skipped.length) {
     rows.push({ kind: 'separator', label: `${formatCount(p.skipped.length)} skipped` });
     for (const f of p.skipped.slice(0, maxRows)) {
-      rows.push({ kind: 'skipped', label: f.path, description: `skipped: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}` });
+      rows.push({
+        kind: 'skipped',
+        label: f.path,
+        description: `skipped: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`,
+      });
     }
-    if (p.skipped.length > maxRows) rows.push({ kind: 'separator', label: `… and ${plural(p.skipped.length - maxRows, 'more skipped file')}` });
+    if (p.skipped.length > maxRows)
+      rows.push({ kind: 'separator', label: `… and ${plural(p.skipped.length - maxRows, 'more skipped file')}` });
   }
   return rows;
 }

@@ -38,16 +38,30 @@ export function shortTorchLine(probe: { readonly ok: boolean; readonly line: str
 }
 
 /** The review's engine row (its detail is the probe's short line once it is known). */
-export function engineRow<V>(d: Draft, value: V, probe: { readonly ok: boolean; readonly line: string } | 'probing' | null): ValueItem<V> {
+export function engineRow<V>(
+  d: Draft,
+  value: V,
+  probe: { readonly ok: boolean; readonly line: string } | 'probing' | null,
+): ValueItem<V> {
   const detail = probe === null ? null : probe === 'probing' ? 'Looking for torch…' : shortTorchLine(probe);
-  return { label: `$(server-process) Engine: ${engineText(d)}`, value, description: 'change…', ...(detail !== null ? { detail } : {}) };
+  return {
+    label: `$(server-process) Engine: ${engineText(d)}`,
+    value,
+    description: 'change…',
+    ...(detail !== null ? { detail } : {}),
+  };
 }
 
 /** What the engine list resolves to: a layout, or choosing the Python. */
 type EngineValue = Layout | 'python';
 
 /** The engine list; resolves to the draft with the engine chosen, BACK, or undefined (cancelled). */
-export async function pickEngine(s: Services, base: Settings, d: Draft, step: StepOptions): Promise<Draft | Back | undefined> {
+export async function pickEngine(
+  s: Services,
+  base: Settings,
+  d: Draft,
+  step: StepOptions,
+): Promise<Draft | Back | undefined> {
   for (let settings = base; ; settings = s.settings()) {
     const r = await engineList(s, settings, d, step);
     if (r !== 'python') return r;
@@ -55,26 +69,48 @@ export async function pickEngine(s: Services, base: Settings, d: Draft, step: St
   }
 }
 
-async function engineList(s: Services, base: Settings, d: Draft, step: StepOptions): Promise<Draft | Back | 'python' | undefined> {
-  const probe = torchSummary(s, applyDraft(base, { ...d, engine: 'pytorch', processes: 1, device: 'auto' }), estimateSpecOf(base, d));
+async function engineList(
+  s: Services,
+  base: Settings,
+  d: Draft,
+  step: StepOptions,
+): Promise<Draft | Back | 'python' | undefined> {
+  const probe = torchSummary(
+    s,
+    applyDraft(base, { ...d, engine: 'pytorch', processes: 1, device: 'auto' }),
+    estimateSpecOf(base, d),
+  );
   const layouts: Layout[] = [
     { engine: 'pytorch', processes: 1, device: 'auto' },
     { engine: 'pytorch', processes: 2, device: 'cpu' },
   ];
   const gpus = probe.then((p) => Number(/CUDA: (\d+) ×/.exec(p.line)?.[1] ?? 0));
-  const ours: ValueItem<EngineValue> = { label: "Ours — WebAssembly on this machine's CPU", value: { engine: 'wasm', processes: d.processes, device: d.device }, description: 'in a worker thread' };
+  const ours: ValueItem<EngineValue> = {
+    label: "Ours — WebAssembly on this machine's CPU",
+    value: { engine: 'wasm', processes: d.processes, device: d.device },
+    description: 'in a worker thread',
+  };
   const items = (p: { ok: boolean; line: string } | null, n: number): ValueItem<EngineValue>[] => [
     ours,
-    ...[...layouts, ...(n > 1 ? [{ engine: 'pytorch' as const, processes: n, device: 'cuda' as const }] : [])].map((l): ValueItem<EngineValue> => ({
-      label: `PyTorch — ${engineText(l).replace(/^PyTorch · /, '')}`,
-      // A layout the chosen Python cannot train asks for another Python instead of doing nothing.
-      value: p === null || p.ok ? l : 'python',
-      description: p === null || p.ok ? 'torchrun in a child process' : 'needs a Python with torch: Enter chooses one',
-    })),
+    ...[...layouts, ...(n > 1 ? [{ engine: 'pytorch' as const, processes: n, device: 'cuda' as const }] : [])].map(
+      (l): ValueItem<EngineValue> => ({
+        label: `PyTorch — ${engineText(l).replace(/^PyTorch · /, '')}`,
+        // A layout the chosen Python cannot train asks for another Python instead of doing nothing.
+        value: p === null || p.ok ? l : 'python',
+        description:
+          p === null || p.ok ? 'torchrun in a child process' : 'needs a Python with torch: Enter chooses one',
+      }),
+    ),
     { label: 'Python', kind: vscode.QuickPickItemKind.Separator },
-    { label: '$(folder-opened) Choose the Python for PyTorch…', value: 'python', description: p === null ? 'looking for torch…' : p.ok ? 'change…' : 'torch not usable', detail: p === null ? 'Looking for torch…' : `${p.ok ? '' : '$(warning) '}${p.line}` },
+    {
+      label: '$(folder-opened) Choose the Python for PyTorch…',
+      value: 'python',
+      description: p === null ? 'looking for torch…' : p.ok ? 'change…' : 'torch not usable',
+      detail: p === null ? 'Looking for torch…' : `${p.ok ? '' : '$(warning) '}${p.line}`,
+    },
   ];
-  const current = d.engine === 'wasm' ? ours.value : layouts.find((l) => l.processes === d.processes && l.device === d.device);
+  const current =
+    d.engine === 'wasm' ? ours.value : layouts.find((l) => l.processes === d.processes && l.device === d.device);
   const r = await pickStep<EngineValue>({
     ...step,
     placeholder: 'Which engine trains the run? (The run folder is the same; a run moves between engines.)',
@@ -98,20 +134,55 @@ export async function askForPython(s: Services): Promise<void> {
   const hasExtension = vscode.extensions.getExtension(PYTHON_EXTENSION) !== undefined;
   type Way = 'extension' | 'file' | 'type' | 'clear';
   const ways: (vscode.QuickPickItem & { way: Way })[] = [
-    ...(hasExtension ? [{ label: '$(list-selection) Select Interpreter…', description: "the Python extension's picker", way: 'extension' as const }] : []),
-    { label: '$(folder-opened) Browse for a Python…', description: 'an interpreter with torch, e.g. in a virtual environment', way: 'file' },
-    { label: '$(edit) Type a path or command…', description: 'e.g. /usr/bin/python3 or ~/venv/bin/python', way: 'type' },
-    ...(now.from === 'setting' ? [{ label: '$(discard) Clear attentionLab.pytorch.python', description: hasExtension ? "use the Python extension's interpreter" : 'use python3 on PATH', way: 'clear' as const }] : []),
+    ...(hasExtension
+      ? [
+          {
+            label: '$(list-selection) Select Interpreter…',
+            description: "the Python extension's picker",
+            way: 'extension' as const,
+          },
+        ]
+      : []),
+    {
+      label: '$(folder-opened) Browse for a Python…',
+      description: 'an interpreter with torch, e.g. in a virtual environment',
+      way: 'file',
+    },
+    {
+      label: '$(edit) Type a path or command…',
+      description: 'e.g. /usr/bin/python3 or ~/venv/bin/python',
+      way: 'type',
+    },
+    ...(now.from === 'setting'
+      ? [
+          {
+            label: '$(discard) Clear attentionLab.pytorch.python',
+            description: hasExtension ? "use the Python extension's interpreter" : 'use python3 on PATH',
+            way: 'clear' as const,
+          },
+        ]
+      : []),
   ];
-  const picked = await vscode.window.showQuickPick(ways, { title: 'Attention Lab: the Python for the PyTorch engine', placeHolder: `Now: ${now.python} (from ${now.from}). It needs torch 1.13 or newer.` });
+  const picked = await vscode.window.showQuickPick(ways, {
+    title: 'Attention Lab: the Python for the PyTorch engine',
+    placeHolder: `Now: ${now.python} (from ${now.from}). It needs torch 1.13 or newer.`,
+  });
   if (!picked) return;
   const config = vscode.workspace.getConfiguration();
-  const target = (vscode.workspace.workspaceFolders?.length ?? 0) > 0 ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const target =
+    (vscode.workspace.workspaceFolders?.length ?? 0) > 0
+      ? vscode.ConfigurationTarget.Workspace
+      : vscode.ConfigurationTarget.Global;
   const save = async (python: string | undefined): Promise<void> => {
     // Either target may hold the setting; the one written here must be the one read.
     await config.update('attentionLab.pytorch.python', python, target);
-    if (python === undefined && target === vscode.ConfigurationTarget.Workspace) await config.update('attentionLab.pytorch.python', undefined, vscode.ConfigurationTarget.Global);
-    s.log.info(python ? `The PyTorch engine uses ${python} (attentionLab.pytorch.python).` : 'Cleared attentionLab.pytorch.python.');
+    if (python === undefined && target === vscode.ConfigurationTarget.Workspace)
+      await config.update('attentionLab.pytorch.python', undefined, vscode.ConfigurationTarget.Global);
+    s.log.info(
+      python
+        ? `The PyTorch engine uses ${python} (attentionLab.pytorch.python).`
+        : 'Cleared attentionLab.pytorch.python.',
+    );
   };
   if (picked.way === 'clear') return save(undefined);
   if (picked.way === 'extension') {
@@ -120,10 +191,22 @@ export async function askForPython(s: Services): Promise<void> {
     return;
   }
   if (picked.way === 'file') {
-    const file = await vscode.window.showOpenDialog({ title: 'Attention Lab: the Python for the PyTorch engine', canSelectFiles: true, canSelectFolders: false, canSelectMany: false, openLabel: 'Use This Python' });
+    const file = await vscode.window.showOpenDialog({
+      title: 'Attention Lab: the Python for the PyTorch engine',
+      canSelectFiles: true,
+      canSelectFolders: false,
+      canSelectMany: false,
+      openLabel: 'Use This Python',
+    });
     if (file?.[0]) await save(file[0].fsPath);
     return;
   }
-  const typed = await vscode.window.showInputBox({ title: 'Attention Lab: the Python for the PyTorch engine', prompt: 'A path to a Python with torch, or a command on PATH', value: now.from === 'setting' ? now.python : '', ignoreFocusOut: true, validateInput: (v) => (v.trim() ? null : 'Type a path or a command, e.g. python3') });
+  const typed = await vscode.window.showInputBox({
+    title: 'Attention Lab: the Python for the PyTorch engine',
+    prompt: 'A path to a Python with torch, or a command on PATH',
+    value: now.from === 'setting' ? now.python : '',
+    ignoreFocusOut: true,
+    validateInput: (v) => (v.trim() ? null : 'Type a path or a command, e.g. python3'),
+  });
   if (typed !== undefined) await save(typed.trim());
 }

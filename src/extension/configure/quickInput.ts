@@ -26,7 +26,14 @@ export interface StepOptions {
 }
 
 /** Shows a single-choice pick; items without a value (separators) cannot be chosen. */
-export function pickStep<T>(opts: StepOptions & { readonly placeholder: string; readonly items: readonly ValueItem<T>[]; readonly active?: T; readonly busy?: Promise<readonly ValueItem<T>[]> }): Promise<T | Back | undefined> {
+export function pickStep<T>(
+  opts: StepOptions & {
+    readonly placeholder: string;
+    readonly items: readonly ValueItem<T>[];
+    readonly active?: T;
+    readonly busy?: Promise<readonly ValueItem<T>[]>;
+  },
+): Promise<T | Back | undefined> {
   const qp = vscode.window.createQuickPick<ValueItem<T>>();
   qp.title = opts.title;
   qp.step = opts.step;
@@ -94,14 +101,26 @@ export interface InputButton {
   run(value: string): Promise<void>;
 }
 
-const SEVERITY = { info: vscode.InputBoxValidationSeverity.Info, warning: vscode.InputBoxValidationSeverity.Warning, error: vscode.InputBoxValidationSeverity.Error } as const;
+const SEVERITY = {
+  info: vscode.InputBoxValidationSeverity.Info,
+  warning: vscode.InputBoxValidationSeverity.Warning,
+  error: vscode.InputBoxValidationSeverity.Error,
+} as const;
 
 /**
  * Shows an input box; `validate` returns an error message or null. With `live`, the check
  * runs as the user types (debounced, cancelled by the next keystroke) and its line shows
  * under the box; Enter waits for the check of the current text and is refused on 'error'.
  */
-export function inputStep(opts: StepOptions & { readonly prompt: string; readonly value: string; readonly validate: (v: string) => string | null; readonly live?: LiveCheck; readonly button?: InputButton }): Promise<string | Back | undefined> {
+export function inputStep(
+  opts: StepOptions & {
+    readonly prompt: string;
+    readonly value: string;
+    readonly validate: (v: string) => string | null;
+    readonly live?: LiveCheck;
+    readonly button?: InputButton;
+  },
+): Promise<string | Back | undefined> {
   const box = vscode.window.createInputBox();
   box.title = opts.title;
   box.step = opts.step;
@@ -109,7 +128,9 @@ export function inputStep(opts: StepOptions & { readonly prompt: string; readonl
   box.prompt = opts.prompt;
   box.value = opts.value;
   box.ignoreFocusOut = true;
-  const extra: vscode.QuickInputButton | null = opts.button ? { iconPath: new vscode.ThemeIcon(opts.button.icon), tooltip: opts.button.tooltip } : null;
+  const extra: vscode.QuickInputButton | null = opts.button
+    ? { iconPath: new vscode.ThemeIcon(opts.button.icon), tooltip: opts.button.tooltip }
+    : null;
   box.buttons = [...(opts.back ? [vscode.QuickInputButtons.Back] : []), ...(extra ? [extra] : [])];
   let away = false; // the extra button's own quick input is showing: hiding the box is not Escape
   let timer: NodeJS.Timeout | undefined;
@@ -135,7 +156,12 @@ export function inputStep(opts: StepOptions & { readonly prompt: string; readonl
       timer = setTimeout(() => {
         live.run(v, source.token).then(
           (r) => resolve(source.token.isCancellationRequested ? null : r),
-          (e: unknown) => resolve(source.token.isCancellationRequested ? null : { severity: 'error', message: e instanceof Error ? e.message : String(e) }),
+          (e: unknown) =>
+            resolve(
+              source.token.isCancellationRequested
+                ? null
+                : { severity: 'error', message: e instanceof Error ? e.message : String(e) },
+            ),
         );
       }, live.delayMs);
     });

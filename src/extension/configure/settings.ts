@@ -8,8 +8,27 @@
  * do) and collecting the files a `documents` source names (training/trainCommand.ts does).
  */
 
-import type { BackendKind, DataSpec, EngineKind, ModelKind, PresetName, PytorchOptions, TaskName, TorchDevice, TrainSpec } from '../../protocol/data';
-import { BACKEND_KINDS, ENGINE_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, TASK_MODEL_KINDS, TASK_NAMES, TORCH_DEVICES } from '../../protocol/data';
+import type {
+  BackendKind,
+  DataSpec,
+  EngineKind,
+  ModelKind,
+  PresetName,
+  PytorchOptions,
+  TaskName,
+  TorchDevice,
+  TrainSpec,
+} from '../../protocol/data';
+import {
+  BACKEND_KINDS,
+  ENGINE_KINDS,
+  MODEL_KINDS,
+  MODEL_PRESETS,
+  PRESET_NAMES,
+  TASK_MODEL_KINDS,
+  TASK_NAMES,
+  TORCH_DEVICES,
+} from '../../protocol/data';
 import { dataDefaults, trainSpecOf } from '../../lab/runs/runSpec';
 
 /** Every setting, with its type. */
@@ -73,9 +92,31 @@ export interface Settings {
 /** The defaults; package.json declares the same ones (a unit test compares them). */
 export const DEFAULT_SETTINGS: Settings = {
   model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
-  data: { source: 'documents', include: '**/*.{md,txt}', exclude: '', pairsSource: '', pairsTarget: '', task: 'reverse', maxFileSizeMB: 64, maxTotalSizeMB: 256, skipGenerated: true },
+  data: {
+    source: 'documents',
+    include: '**/*.{md,txt}',
+    exclude: '',
+    pairsSource: '',
+    pairsTarget: '',
+    task: 'reverse',
+    maxFileSizeMB: 64,
+    maxTotalSizeMB: 256,
+    skipGenerated: true,
+  },
   tokenizer: { type: 'char', vocabSize: 1000 },
-  training: { steps: 0, batchSize: 32, seqLen: 0, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 0, optimizer: 'adamw', learningRate: 0, seed: 1, backend: 'auto', engine: 'wasm' },
+  training: {
+    steps: 0,
+    batchSize: 32,
+    seqLen: 0,
+    evalEvery: 0,
+    snapshotEvery: 0,
+    checkpointEvery: 0,
+    optimizer: 'adamw',
+    learningRate: 0,
+    seed: 1,
+    backend: 'auto',
+    engine: 'wasm',
+  },
   pytorch: { python: '', processes: 1, device: 'auto', bf16: false },
   runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
   decode: { strategy: 'greedy', maxTokens: 100, temperature: 1, topK: 0, topP: 1, beamSize: 4, lengthPenalty: 0.6 },
@@ -89,7 +130,12 @@ export type SettingsReader = (key: string) => unknown;
  * `restrictedConfigurations` names the same ones): where runs are written, the interpreter
  * run, and the model's sizes (a workspace's `{"dModel": 1e15}` sizes a preview on the host).
  */
-export const RESTRICTED_SETTINGS: readonly string[] = ['attentionLab.runs.location', 'attentionLab.runs.folder', 'attentionLab.pytorch.python', 'attentionLab.model.overrides'];
+export const RESTRICTED_SETTINGS: readonly string[] = [
+  'attentionLab.runs.location',
+  'attentionLab.runs.folder',
+  'attentionLab.pytorch.python',
+  'attentionLab.model.overrides',
+];
 
 /** What VS Code's `WorkspaceConfiguration.inspect` reports of a setting (the levels read here). */
 export interface SettingLevels {
@@ -102,7 +148,11 @@ export interface SettingLevels {
  * user's (global) value or the default, never the workspace's or a folder's; other keys
  * read as `get` reads them. A trusted workspace reads everything through `get`.
  */
-export function trustedReader(trusted: boolean, get: SettingsReader, inspect: (key: string) => SettingLevels | undefined): SettingsReader {
+export function trustedReader(
+  trusted: boolean,
+  get: SettingsReader,
+  inspect: (key: string) => SettingLevels | undefined,
+): SettingsReader {
   if (trusted) return get;
   return (key) => {
     if (!RESTRICTED_SETTINGS.includes(key)) return get(key);
@@ -119,23 +169,47 @@ export interface SettingProblem {
   readonly message: string;
 }
 
-function pick<T>(get: SettingsReader, problems: SettingProblem[], section: Section, name: string, fallback: T, ok: (v: unknown) => boolean, want: string): T {
+function pick<T>(
+  get: SettingsReader,
+  problems: SettingProblem[],
+  section: Section,
+  name: string,
+  fallback: T,
+  ok: (v: unknown) => boolean,
+  want: string,
+): T {
   const key = `attentionLab.${section}.${name}`;
   const v = get(key);
   if (v === undefined || v === null) return fallback;
   if (ok(v)) return v as T;
-  problems.push({ key, message: `${key} must be ${want}; got ${JSON.stringify(v)}. Using ${JSON.stringify(fallback)}.` });
+  problems.push({
+    key,
+    message: `${key} must be ${want}; got ${JSON.stringify(v)}. Using ${JSON.stringify(fallback)}.`,
+  });
   return fallback;
 }
 
-const oneOf = (values: readonly string[]) => (v: unknown): boolean => typeof v === 'string' && values.includes(v);
+const oneOf =
+  (values: readonly string[]) =>
+  (v: unknown): boolean =>
+    typeof v === 'string' && values.includes(v);
 /** "a, b or c". */
-const orList = (values: readonly string[]): string => (values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values.join(''));
-const intIn = (min: number, max: number) => (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
-const numIn = (min: number, max: number) => (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const orList = (values: readonly string[]): string =>
+  values.length > 1 ? `${values.slice(0, -1).join(', ')} or ${values.at(-1)}` : values.join('');
+const intIn =
+  (min: number, max: number) =>
+  (v: unknown): boolean =>
+    typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const numIn =
+  (min: number, max: number) =>
+  (v: unknown): boolean =>
+    typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
 const isString = (v: unknown): boolean => typeof v === 'string';
 const isOverrides = (v: unknown): boolean =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
+  typeof v === 'object' &&
+  v !== null &&
+  !Array.isArray(v) &&
+  Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
 
 /** Reads every setting; values of the wrong type or range fall back to the default and are reported. */
 export function readSettings(get: SettingsReader): { settings: Settings; problems: SettingProblem[] } {
@@ -148,45 +222,165 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       overrides: pick(get, p, 'model', 'overrides', d.model.overrides, isOverrides, 'an object of config fields'),
     },
     data: {
-      source: pick(get, p, 'data', 'source', d.data.source, oneOf(['documents', 'pairs', 'task']), 'documents, pairs or task'),
+      source: pick(
+        get,
+        p,
+        'data',
+        'source',
+        d.data.source,
+        oneOf(['documents', 'pairs', 'task']),
+        'documents, pairs or task',
+      ),
       include: pick(get, p, 'data', 'include', d.data.include, isString, 'a glob'),
       exclude: pick(get, p, 'data', 'exclude', d.data.exclude, isString, 'a glob'),
       pairsSource: pick(get, p, 'data', 'pairsSource', d.data.pairsSource, isString, 'a path'),
       pairsTarget: pick(get, p, 'data', 'pairsTarget', d.data.pairsTarget, isString, 'a path'),
       task: pick(get, p, 'data', 'task', d.data.task, oneOf(TASK_NAMES), orList(TASK_NAMES)),
-      maxFileSizeMB: pick(get, p, 'data', 'maxFileSizeMB', d.data.maxFileSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
-      maxTotalSizeMB: pick(get, p, 'data', 'maxTotalSizeMB', d.data.maxTotalSizeMB, numIn(0.001, 1 << 20), 'a size in MB above 0'),
-      skipGenerated: pick(get, p, 'data', 'skipGenerated', d.data.skipGenerated, (v) => typeof v === 'boolean', 'true or false'),
+      maxFileSizeMB: pick(
+        get,
+        p,
+        'data',
+        'maxFileSizeMB',
+        d.data.maxFileSizeMB,
+        numIn(0.001, 1 << 20),
+        'a size in MB above 0',
+      ),
+      maxTotalSizeMB: pick(
+        get,
+        p,
+        'data',
+        'maxTotalSizeMB',
+        d.data.maxTotalSizeMB,
+        numIn(0.001, 1 << 20),
+        'a size in MB above 0',
+      ),
+      skipGenerated: pick(
+        get,
+        p,
+        'data',
+        'skipGenerated',
+        d.data.skipGenerated,
+        (v) => typeof v === 'boolean',
+        'true or false',
+      ),
     },
     tokenizer: {
       type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(['char', 'bpe']), 'char or bpe'),
-      vocabSize: pick(get, p, 'tokenizer', 'vocabSize', d.tokenizer.vocabSize, intIn(261, 65536), 'an integer in 261..65536'),
+      vocabSize: pick(
+        get,
+        p,
+        'tokenizer',
+        'vocabSize',
+        d.tokenizer.vocabSize,
+        intIn(261, 65536),
+        'an integer in 261..65536',
+      ),
     },
     training: {
-      steps: pick(get, p, 'training', 'steps', d.training.steps, intIn(0, 1e6), 'an integer in 0..1000000 (0 = the data\'s default)'),
+      steps: pick(
+        get,
+        p,
+        'training',
+        'steps',
+        d.training.steps,
+        intIn(0, 1e6),
+        "an integer in 0..1000000 (0 = the data's default)",
+      ),
       batchSize: pick(get, p, 'training', 'batchSize', d.training.batchSize, intIn(1, 4096), 'an integer in 1..4096'),
-      seqLen: pick(get, p, 'training', 'seqLen', d.training.seqLen, (v) => v === 0 || intIn(2, 4096)(v), 'an integer in 2..4096, or 0 for the data\'s default'),
+      seqLen: pick(
+        get,
+        p,
+        'training',
+        'seqLen',
+        d.training.seqLen,
+        (v) => v === 0 || intIn(2, 4096)(v),
+        "an integer in 2..4096, or 0 for the data's default",
+      ),
       evalEvery: pick(get, p, 'training', 'evalEvery', d.training.evalEvery, intIn(0, 1e6), 'an integer ≥ 0'),
-      snapshotEvery: pick(get, p, 'training', 'snapshotEvery', d.training.snapshotEvery, intIn(0, 1e6), 'an integer ≥ 0'),
-      checkpointEvery: pick(get, p, 'training', 'checkpointEvery', d.training.checkpointEvery, intIn(0, 1e6), 'an integer ≥ 0'),
-      optimizer: pick(get, p, 'training', 'optimizer', d.training.optimizer, oneOf(['adamw', 'paper']), 'adamw or paper'),
-      learningRate: pick(get, p, 'training', 'learningRate', d.training.learningRate, numIn(0, 10), 'a number in 0..10'),
+      snapshotEvery: pick(
+        get,
+        p,
+        'training',
+        'snapshotEvery',
+        d.training.snapshotEvery,
+        intIn(0, 1e6),
+        'an integer ≥ 0',
+      ),
+      checkpointEvery: pick(
+        get,
+        p,
+        'training',
+        'checkpointEvery',
+        d.training.checkpointEvery,
+        intIn(0, 1e6),
+        'an integer ≥ 0',
+      ),
+      optimizer: pick(
+        get,
+        p,
+        'training',
+        'optimizer',
+        d.training.optimizer,
+        oneOf(['adamw', 'paper']),
+        'adamw or paper',
+      ),
+      learningRate: pick(
+        get,
+        p,
+        'training',
+        'learningRate',
+        d.training.learningRate,
+        numIn(0, 10),
+        'a number in 0..10',
+      ),
       seed: pick(get, p, 'training', 'seed', d.training.seed, intIn(-2147483648, 2147483647), 'a 32-bit integer'),
       backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(BACKEND_KINDS), orList(BACKEND_KINDS)),
       engine: pick(get, p, 'training', 'engine', d.training.engine, oneOf(ENGINE_KINDS), orList(ENGINE_KINDS)),
     },
     pytorch: {
-      python: pick(get, p, 'pytorch', 'python', d.pytorch.python, isString, 'a path to a Python interpreter (or empty)'),
+      python: pick(
+        get,
+        p,
+        'pytorch',
+        'python',
+        d.pytorch.python,
+        isString,
+        'a path to a Python interpreter (or empty)',
+      ),
       processes: pick(get, p, 'pytorch', 'processes', d.pytorch.processes, intIn(1, 1024), 'an integer in 1..1024'),
       device: pick(get, p, 'pytorch', 'device', d.pytorch.device, oneOf(TORCH_DEVICES), orList(TORCH_DEVICES)),
       bf16: pick(get, p, 'pytorch', 'bf16', d.pytorch.bf16, (v) => typeof v === 'boolean', 'true or false'),
     },
     runs: {
-      location: pick(get, p, 'runs', 'location', d.runs.location, oneOf(['extensionStorage', 'workspace']), 'extensionStorage or workspace'),
-      folder: pick(get, p, 'runs', 'folder', d.runs.folder, (v) => typeof v === 'string' && v.trim() !== '', 'a folder path'),
+      location: pick(
+        get,
+        p,
+        'runs',
+        'location',
+        d.runs.location,
+        oneOf(['extensionStorage', 'workspace']),
+        'extensionStorage or workspace',
+      ),
+      folder: pick(
+        get,
+        p,
+        'runs',
+        'folder',
+        d.runs.folder,
+        (v) => typeof v === 'string' && v.trim() !== '',
+        'a folder path',
+      ),
     },
     decode: {
-      strategy: pick(get, p, 'decode', 'strategy', d.decode.strategy, oneOf(['greedy', 'beam', 'sample']), 'greedy, beam or sample'),
+      strategy: pick(
+        get,
+        p,
+        'decode',
+        'strategy',
+        d.decode.strategy,
+        oneOf(['greedy', 'beam', 'sample']),
+        'greedy, beam or sample',
+      ),
       maxTokens: pick(get, p, 'decode', 'maxTokens', d.decode.maxTokens, intIn(1, 4096), 'an integer in 1..4096'),
       temperature: pick(get, p, 'decode', 'temperature', d.decode.temperature, numIn(0, 10), 'a number in 0..10'),
       topK: pick(get, p, 'decode', 'topK', d.decode.topK, intIn(0, 65536), 'an integer ≥ 0'),
@@ -207,12 +401,19 @@ export function kindForData(source: Settings['data']['source'], task: TaskName):
 export function mismatch(s: Settings): string | null {
   const want = kindForData(s.data.source, s.data.task);
   if (s.model.kind !== want) {
-    const data = s.data.source === 'documents' ? 'Documents train' : s.data.source === 'pairs' ? 'A pairs file trains' : `The built-in task "${s.data.task}" trains`;
+    const data =
+      s.data.source === 'documents'
+        ? 'Documents train'
+        : s.data.source === 'pairs'
+          ? 'A pairs file trains'
+          : `The built-in task "${s.data.task}" trains`;
     return `${data} a${want === 'encoder-decoder' ? 'n' : ''} ${want} model, but attentionLab.model.kind is ${s.model.kind}. Run "Attention Lab: Configure Model…" or set the kind to ${want}.`;
   }
   const presets: readonly string[] = MODEL_PRESETS[s.model.kind];
   if (!presets.includes(s.model.preset)) {
-    const of = MODEL_KINDS.filter((k) => (MODEL_PRESETS[k] as readonly string[]).includes(s.model.preset)).join(' and ');
+    const of = MODEL_KINDS.filter((k) => (MODEL_PRESETS[k] as readonly string[]).includes(s.model.preset)).join(
+      ' and ',
+    );
     return `Preset "${s.model.preset}" is for ${of} models; for ${s.model.kind} models choose ${orList(presets)}.`;
   }
   return null;
@@ -228,7 +429,12 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
   const mb = (v: number): number => Math.max(1, Math.round(v * 2 ** 20));
   const data: DataSpec =
     found.kind === 'documents'
-      ? { ...found, maxFileBytes: mb(s.data.maxFileSizeMB), maxTotalBytes: mb(s.data.maxTotalSizeMB), skipGenerated: s.data.skipGenerated }
+      ? {
+          ...found,
+          maxFileBytes: mb(s.data.maxFileSizeMB),
+          maxTotalBytes: mb(s.data.maxTotalSizeMB),
+          skipGenerated: s.data.skipGenerated,
+        }
       : found;
   const auto = (v: number): number | undefined => (v > 0 ? v : undefined);
   return trainSpecOf(data, {
@@ -258,5 +464,12 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
  */
 export function pytorchOptionsOf(s: Settings, python: string, trainerDir: string): PytorchOptions | null {
   if (s.training.engine !== 'pytorch') return null;
-  return { python, nproc: s.pytorch.processes, accumulate: 1, device: s.pytorch.device, bf16: s.pytorch.bf16, trainerDir };
+  return {
+    python,
+    nproc: s.pytorch.processes,
+    accumulate: 1,
+    device: s.pytorch.device,
+    bf16: s.pytorch.bf16,
+    trainerDir,
+  };
 }

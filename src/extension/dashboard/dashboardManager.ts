@@ -33,12 +33,19 @@ export class DashboardManager implements DisposableLike {
     private readonly extensionUri: vscode.Uri,
     deps: Omit<SessionDeps, 'saveExport' | 'resume'>,
   ) {
-    this.deps = { ...deps, saveExport: (msg) => saveExportFile(msg, deps.log), resume: (runDir) => vscode.commands.executeCommand('attentionLab.run.resume', runDir) };
+    this.deps = {
+      ...deps,
+      saveExport: (msg) => saveExportFile(msg, deps.log),
+      resume: (runDir) => vscode.commands.executeCommand('attentionLab.run.resume', runDir),
+    };
     this.store.add(deps.active.onDidChange((id) => id !== null && this.session?.showActive(id)));
     this.store.add(
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
-          const runId = typeof (state as { runId?: unknown } | undefined)?.runId === 'string' ? (state as { runId: string }).runId : null;
+          const runId =
+            typeof (state as { runId?: unknown } | undefined)?.runId === 'string'
+              ? (state as { runId: string }).runId
+              : null;
           this.deps.log.info('Restoring the dashboard after a reload.');
           this.attach(panel, runId);
         },
@@ -58,7 +65,12 @@ export class DashboardManager implements DisposableLike {
       if (runId) this.session.select(runId);
       return;
     }
-    const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Attention Lab', { viewColumn: vscode.ViewColumn.Active, preserveFocus }, this.options());
+    const panel = vscode.window.createWebviewPanel(
+      DASHBOARD_VIEW_TYPE,
+      'Attention Lab',
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus },
+      this.options(),
+    );
     this.attach(panel, runId);
   }
 
@@ -72,7 +84,10 @@ export class DashboardManager implements DisposableLike {
     const listing = await this.deps.lab.get().readListing(this.deps.fs, runDir);
     const runId = listing.ok ? listing.summary.id : runDir;
     this.open(runId);
-    this.session?.afterLoad([{ type: 'dashboard/didAttend', runId, snapshot }, { type: 'dashboard/show', runId, tab: 'attention' }]);
+    this.session?.afterLoad([
+      { type: 'dashboard/didAttend', runId, snapshot },
+      { type: 'dashboard/show', runId, tab: 'attention' },
+    ]);
   }
 
   /**
@@ -81,7 +96,9 @@ export class DashboardManager implements DisposableLike {
    * stays (the text itself is in the editor the command opened).
    */
   showDecode(runDir: string, params: DecodeParams, output: DecodeOutput): void {
-    this.deps.log.info(`Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`);
+    this.deps.log.info(
+      `Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`,
+    );
     this.open(runDir, true);
     this.session?.afterLoad([{ type: 'playground/didDecode', runId: runDir, params, output }]);
   }
@@ -101,7 +118,10 @@ export class DashboardManager implements DisposableLike {
       enableScripts: true,
       enableFindWidget: true,
       retainContextWhenHidden: false,
-      localResourceRoots: [vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(this.extensionUri, 'media')],
+      localResourceRoots: [
+        vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview'),
+        vscode.Uri.joinPath(this.extensionUri, 'media'),
+      ],
     };
   }
 

@@ -83,7 +83,9 @@ export class DashboardSession implements DisposableLike {
     // A run the last list did not have (read before its folder was, or while its run.json
     // could not be read, as on the web where reading takes longer) is listed once the runs
     // model has it; so is a run gone from it.
-    this.store.add(deps.runs.onDidChange((items) => this.ready && this.loading === 0 && this.listChanged(items) && this.sendRuns()));
+    this.store.add(
+      deps.runs.onDidChange((items) => this.ready && this.loading === 0 && this.listChanged(items) && this.sendRuns()),
+    );
   }
 
   /** Whether `items` has a readable run the last list did not try, or lacks one it did. */
@@ -119,7 +121,11 @@ export class DashboardSession implements DisposableLike {
   private post(msg: HostToWebview): void {
     // Typed arrays go as base64 strings: VS Code transfers ArrayBuffers to the page, and a
     // message it delivers twice then arrives with empty arrays (see src/common/wireCodec.ts).
-    void this.panel.webview.postMessage(encodeArrays(msg)).then(undefined, (e: unknown) => this.deps.log.warn(`Could not post ${msg.type} to the dashboard: ${messageOf(e)}`));
+    void this.panel.webview
+      .postMessage(encodeArrays(msg))
+      .then(undefined, (e: unknown) =>
+        this.deps.log.warn(`Could not post ${msg.type} to the dashboard: ${messageOf(e)}`),
+      );
   }
 
   private onMessage(raw: unknown): void {
@@ -127,7 +133,9 @@ export class DashboardSession implements DisposableLike {
     try {
       msg = validateWebviewToHost(raw);
     } catch (e) {
-      this.deps.log.warn(`Ignored an invalid message from the dashboard: ${e instanceof ProtocolError ? e.message : messageOf(e)}`);
+      this.deps.log.warn(
+        `Ignored an invalid message from the dashboard: ${e instanceof ProtocolError ? e.message : messageOf(e)}`,
+      );
       return;
     }
     if (!this.namesKnownRun(msg)) return;
@@ -174,7 +182,10 @@ export class DashboardSession implements DisposableLike {
   private namesKnownRun(msg: WebviewToHost): boolean {
     const dir = 'runDir' in msg ? msg.runDir : 'runId' in msg ? msg.runId : null;
     if (dir === null || this.deps.runs.find(dir)) return true;
-    const error = { code: 'input/invalid', message: `${dir} is not a run this window lists; pick a run from the dashboard's list or the Runs view.` };
+    const error = {
+      code: 'input/invalid',
+      message: `${dir} is not a run this window lists; pick a run from the dashboard's list or the Runs view.`,
+    };
     this.deps.log.warn(`Refused a dashboard message about an unknown run (${msg.type}): ${dir}`);
     switch (msg.type) {
       case 'decode/request':
@@ -186,7 +197,11 @@ export class DashboardSession implements DisposableLike {
         break;
       case 'attend/request':
       case 'attendLayer/request':
-        this.post({ type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail', id: msg.id, error });
+        this.post({
+          type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail',
+          id: msg.id,
+          error,
+        });
         break;
       default:
         break; // train/control and a selection: nothing to answer
@@ -194,9 +209,15 @@ export class DashboardSession implements DisposableLike {
     return false;
   }
 
-  private async decode(id: number, runId: string, msg: Extract<WebviewToHost, { type: 'decode/request' }>): Promise<void> {
+  private async decode(
+    id: number,
+    runId: string,
+    msg: Extract<WebviewToHost, { type: 'decode/request' }>,
+  ): Promise<void> {
     try {
-      const output = await this.deps.models.decode(runId, msg.params, (token, logprob) => this.post({ type: 'decode/didToken', id, token, logprob }));
+      const output = await this.deps.models.decode(runId, msg.params, (token, logprob) =>
+        this.post({ type: 'decode/didToken', id, token, logprob }),
+      );
       this.post({ type: 'decode/didFinish', id, output });
     } catch (e) {
       this.post({ type: 'decode/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
@@ -210,10 +231,24 @@ export class DashboardSession implements DisposableLike {
   private async analyse(msg: Extract<WebviewToHost, { type: 'lens/request' | 'ablate/request' }>): Promise<void> {
     const id = msg.id;
     try {
-      if (msg.type === 'lens/request') this.post({ type: 'lens/didFinish', id, output: await this.deps.models.lens(msg.runDir, msg.input, msg.topK, msg.fit) });
-      else this.post({ type: 'ablate/didFinish', id, output: await this.deps.models.ablate(msg.runDir, msg.input, msg.off, msg.topK, msg.fit) });
+      if (msg.type === 'lens/request')
+        this.post({
+          type: 'lens/didFinish',
+          id,
+          output: await this.deps.models.lens(msg.runDir, msg.input, msg.topK, msg.fit),
+        });
+      else
+        this.post({
+          type: 'ablate/didFinish',
+          id,
+          output: await this.deps.models.ablate(msg.runDir, msg.input, msg.off, msg.topK, msg.fit),
+        });
     } catch (e) {
-      this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
+      this.post({
+        type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail',
+        id,
+        error: { code: codeOf(e), message: messageOf(e) },
+      });
     }
   }
 
@@ -221,10 +256,20 @@ export class DashboardSession implements DisposableLike {
   private async attend(msg: Extract<WebviewToHost, { type: 'attend/request' | 'attendLayer/request' }>): Promise<void> {
     const id = msg.id;
     try {
-      if (msg.type === 'attend/request') this.post({ type: 'attend/didFinish', id, snapshot: await this.deps.models.attend(msg.runDir, msg.text) });
-      else this.post({ type: 'attendLayer/didFinish', id, map: await this.deps.models.attendLayer(msg.runDir, msg.text, msg.stack, msg.layer) });
+      if (msg.type === 'attend/request')
+        this.post({ type: 'attend/didFinish', id, snapshot: await this.deps.models.attend(msg.runDir, msg.text) });
+      else
+        this.post({
+          type: 'attendLayer/didFinish',
+          id,
+          map: await this.deps.models.attendLayer(msg.runDir, msg.text, msg.stack, msg.layer),
+        });
     } catch (e) {
-      this.post({ type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
+      this.post({
+        type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail',
+        id,
+        error: { code: codeOf(e), message: messageOf(e) },
+      });
     }
   }
 
@@ -256,7 +301,8 @@ export class DashboardSession implements DisposableLike {
     const { runId, event } = e;
     if (!this.ready || event.type === 'worker/ready') return;
     const w = this.sent.get(runId);
-    if (event.type === 'train/didStart') this.sent.set(runId, { step: event.startStep, evalStep: event.startStep, snapshotStep: event.startStep - 1 });
+    if (event.type === 'train/didStart')
+      this.sent.set(runId, { step: event.startStep, evalStep: event.startStep, snapshotStep: event.startStep - 1 });
     else if (w && event.type === 'train/didStep') {
       if (event.step <= w.step) return;
       w.step = event.step;
@@ -288,7 +334,11 @@ export class DashboardSession implements DisposableLike {
     if (!this.deps.runs.isLoaded) await this.deps.runs.refresh();
     const live = this.deps.controller.state;
     const items = this.deps.runs.items().filter((r) => r.error === null);
-    const withSnapshots = new Set([...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir), this.selectedId, live?.runId]);
+    const withSnapshots = new Set([
+      ...items.slice(0, SNAPSHOT_RUNS).map((r) => r.runDir),
+      this.selectedId,
+      live?.runId,
+    ]);
     const read = await Promise.all(
       items.map(async (item) => {
         try {
@@ -342,7 +392,12 @@ export class DashboardSession implements DisposableLike {
    * weights: the model worker draws them (never this thread), then the runs are sent again.
    */
   private drawPending(runDir: string): void {
-    if (!this.deps.pytorch || this.drawing.has(runDir) || this.deps.pytorch().pendingSnapshotWeights(runDir).length === 0) return;
+    if (
+      !this.deps.pytorch ||
+      this.drawing.has(runDir) ||
+      this.deps.pytorch().pendingSnapshotWeights(runDir).length === 0
+    )
+      return;
     this.drawing.add(runDir);
     void this.deps.models.drawSnapshots(runDir).then(
       (drawn) => {

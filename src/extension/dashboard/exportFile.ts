@@ -15,7 +15,10 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 
 /** What to write for an export; throws with a one-line reason when the content is not what its kind says. */
 export function exportBytes(fileName: string, kind: ExportKind, content: string): Uint8Array {
-  if (!fileName.toLowerCase().endsWith(`.${kind}`)) throw new Error(`The export "${fileName}" should end in .${kind} for a ${kind.toUpperCase()} file; this is a bug in the dashboard, please report it.`);
+  if (!fileName.toLowerCase().endsWith(`.${kind}`))
+    throw new Error(
+      `The export "${fileName}" should end in .${kind} for a ${kind.toUpperCase()} file; this is a bug in the dashboard, please report it.`,
+    );
   if (kind !== 'png') return new TextEncoder().encode(content);
   let bytes: Uint8Array;
   try {
@@ -23,6 +26,9 @@ export function exportBytes(fileName: string, kind: ExportKind, content: string)
   } catch {
     bytes = new Uint8Array(0);
   }
-  if (bytes.length < 24 || PNG_SIGNATURE.some((b, i) => bytes[i] !== b)) throw new Error(`The export "${fileName}" is not a PNG image (${bytes.length} bytes without the PNG signature); try Save as SVG instead.`);
+  if (bytes.length < 24 || PNG_SIGNATURE.some((b, i) => bytes[i] !== b))
+    throw new Error(
+      `The export "${fileName}" is not a PNG image (${bytes.length} bytes without the PNG signature); try Save as SVG instead.`,
+    );
   return bytes;
 }

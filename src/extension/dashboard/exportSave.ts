@@ -18,17 +18,27 @@ const FILTERS: Readonly<Record<ExportKind, Record<string, string[]>>> = {
 };
 
 /** Asks where to save `fileName` and writes it; returns the written file, or null when cancelled. */
-export async function saveExportFile(msg: { readonly fileName: string; readonly kind: ExportKind; readonly content: string }, log: vscode.LogOutputChannel): Promise<vscode.Uri | null> {
+export async function saveExportFile(
+  msg: { readonly fileName: string; readonly kind: ExportKind; readonly content: string },
+  log: vscode.LogOutputChannel,
+): Promise<vscode.Uri | null> {
   try {
     const bytes = exportBytes(msg.fileName, msg.kind, msg.content);
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const target = await vscode.window.showSaveDialog({ title: `Attention Lab: save ${msg.kind.toUpperCase()}`, ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, msg.fileName) } : {}), filters: FILTERS[msg.kind], saveLabel: 'Save' });
+    const target = await vscode.window.showSaveDialog({
+      title: `Attention Lab: save ${msg.kind.toUpperCase()}`,
+      ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, msg.fileName) } : {}),
+      filters: FILTERS[msg.kind],
+      saveLabel: 'Save',
+    });
     if (!target) return null;
     await vscode.workspace.fs.writeFile(target, bytes);
     log.info(`Saved ${target.toString(true)} (${bytes.length} bytes).`);
-    void vscode.window.showInformationMessage(`Saved ${vscode.workspace.asRelativePath(target)}.`, 'Open').then((choice) => {
-      if (choice === 'Open') void vscode.commands.executeCommand('vscode.open', target);
-    });
+    void vscode.window
+      .showInformationMessage(`Saved ${vscode.workspace.asRelativePath(target)}.`, 'Open')
+      .then((choice) => {
+        if (choice === 'Open') void vscode.commands.executeCommand('vscode.open', target);
+      });
     return target;
   } catch (e) {
     const text = e instanceof Error ? e.message : String(e);

@@ -15,7 +15,10 @@ export type HostLab = typeof import('../../lab/workers/hostLab');
 export type NodeHostLab = typeof import('../../lab/workers/nodeHostLab');
 
 /** The PyTorch engine's host side: the torch probe and checks (Python in a child process), a run's pending snapshot weights. */
-export type PytorchLab = Pick<NodeHostLab, 'probeTorch' | 'checkOptions' | 'describeEnv' | 'batchShareProblem' | 'pendingSnapshotWeights'>;
+export type PytorchLab = Pick<
+  NodeHostLab,
+  'probeTorch' | 'checkOptions' | 'describeEnv' | 'batchShareProblem' | 'pendingSnapshotWeights'
+>;
 
 /** Gives the module, loading it on the first `get` where it is separate. */
 export interface LabLoader<T extends HostLab = HostLab> {

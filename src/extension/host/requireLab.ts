@@ -20,7 +20,10 @@ export function requireLab(distDir: string): LabLoader<NodeHostLab> {
           // engine is not part of dist/extension.js.
           loaded = require(file) as NodeHostLab;
         } catch (e) {
-          throw new Error(`Attention Lab could not load ${file} (${String((e as Error).message).split('\n')[0]}); reinstall the extension.`, { cause: e });
+          throw new Error(
+            `Attention Lab could not load ${file} (${String((e as Error).message).split('\n')[0]}); reinstall the extension.`,
+            { cause: e },
+          );
         }
       }
       return loaded;
@@ -30,4 +33,3 @@ export function requireLab(distDir: string): LabLoader<NodeHostLab> {
     },
   };
 }
-

@@ -27,7 +27,9 @@ export function webHost(extensionUri: vscode.Uri): LabHost {
   const bundle = (name: string): Promise<string> => {
     let text = bundles.get(name);
     if (!text) {
-      text = Promise.resolve(vscode.workspace.fs.readFile(vscode.Uri.joinPath(extensionUri, 'dist', 'web', name))).then((b) => new TextDecoder().decode(b));
+      text = Promise.resolve(vscode.workspace.fs.readFile(vscode.Uri.joinPath(extensionUri, 'dist', 'web', name))).then(
+        (b) => new TextDecoder().decode(b),
+      );
       bundles.set(name, text);
     }
     return text;

@@ -35,7 +35,9 @@ export function uriOfPath(p: string): vscode.Uri {
 }
 
 function isMissing(e: unknown): boolean {
-  return (e instanceof vscode.FileSystemError && e.code === 'FileNotFound') || (FileError.is(e) && e.problem === 'missing');
+  return (
+    (e instanceof vscode.FileSystemError && e.code === 'FileNotFound') || (FileError.is(e) && e.problem === 'missing')
+  );
 }
 
 /** Runs one call of `workspace.fs` on `p`, its failure told in one line naming `p` (fileErrors.ts). */
@@ -64,10 +66,15 @@ const WORKSPACE_CALLS: WholeFileCalls = {
     }
   },
   readFile: (p) => told(p, () => vscode.workspace.fs.readFile(uriOfPath(p))),
-  list: async (dir) => (await told(dir, () => vscode.workspace.fs.readDirectory(uriOfPath(dir)))).map(([name, type]) => ({ name, kind: kindOf(type) })),
+  list: async (dir) =>
+    (await told(dir, () => vscode.workspace.fs.readDirectory(uriOfPath(dir)))).map(([name, type]) => ({
+      name,
+      kind: kindOf(type),
+    })),
   mkdir: (dir) => told(dir, () => vscode.workspace.fs.createDirectory(uriOfPath(dir))),
   writeFile: (p, data) => told(p, () => vscode.workspace.fs.writeFile(uriOfPath(p), data)),
-  rename: (from, to, overwrite) => told(to, () => vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite })),
+  rename: (from, to, overwrite) =>
+    told(to, () => vscode.workspace.fs.rename(uriOfPath(from), uriOfPath(to), { overwrite })),
   async delete(p) {
     try {
       await told(p, () => vscode.workspace.fs.delete(uriOfPath(p), { recursive: true, useTrash: false }));

@@ -45,13 +45,15 @@ export class ActiveRun implements DisposableLike {
     this.store.add(this.changes);
     this.last = this.state.get<string | null>(ACTIVE_KEY, null);
     // A run that disappeared (deleted here or on disk) stops being the active one.
-    this.store.add(runs.onDidChange(() => {
-      const id = this.id();
-      if (id !== this.last) {
-        this.last = id;
-        this.changes.fire(id);
-      }
-    }));
+    this.store.add(
+      runs.onDidChange(() => {
+        const id = this.id();
+        if (id !== this.last) {
+          this.last = id;
+          this.changes.fire(id);
+        }
+      }),
+    );
   }
 
   /** The active run's folder, or null (none chosen, or it no longer exists once the runs are read). */

@@ -27,7 +27,9 @@ export class ActiveRunStatusBar implements DisposableLike {
     private readonly runs: RunsModel,
     pickCommand: string,
   ) {
-    this.item = this.store.add(vscode.window.createStatusBarItem('attentionLab.activeRun', vscode.StatusBarAlignment.Left, 49));
+    this.item = this.store.add(
+      vscode.window.createStatusBarItem('attentionLab.activeRun', vscode.StatusBarAlignment.Left, 49),
+    );
     this.item.name = 'Attention Lab Active Run';
     this.item.command = { command: pickCommand, title: 'Pick Active Run' };
     this.store.add(active.onDidChange(() => this.draw()));

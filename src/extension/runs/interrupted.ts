@@ -23,7 +23,8 @@ export function interruptionKey(r: RunItem): string {
 
 /** The notification's text for an interrupted run. */
 export function interruptedMessage(r: RunItem): string {
-  if (!r.hasModel) return `Training of run ${r.name} was interrupted before its first checkpoint; there is nothing to resume — train it again.`;
+  if (!r.hasModel)
+    return `Training of run ${r.name} was interrupted before its first checkpoint; there is nothing to resume — train it again.`;
   return `Training of run ${r.name} was interrupted at step ${r.step} (last checkpoint).`;
 }
 
@@ -34,7 +35,12 @@ export type Warn = (message: string, ...actions: string[]) => Thenable<string | 
  * Announces the interrupted runs in `runs` not announced before; `resume` runs when the user
  * presses Resume. Resolves to the messages shown (without waiting for the user).
  */
-export async function announceInterrupted(state: StateStore, runs: readonly RunItem[], warn: Warn, resume: (r: RunItem) => unknown): Promise<string[]> {
+export async function announceInterrupted(
+  state: StateStore,
+  runs: readonly RunItem[],
+  warn: Warn,
+  resume: (r: RunItem) => unknown,
+): Promise<string[]> {
   const interrupted = runs.filter((r) => r.status === 'interrupted' && r.error === null);
   const seen = new Set(state.get<string[]>(ANNOUNCED_KEY, []));
   const fresh = interrupted.filter((r) => !seen.has(interruptionKey(r)));

@@ -23,7 +23,8 @@ export type RunArg = RunItem | string | vscode.Uri | undefined;
 export function runDirOf(s: Pick<Services, 'host'>, arg: unknown): string | null {
   if (typeof arg === 'string') return s.host.fs.resolve(arg);
   if (arg instanceof vscode.Uri) return s.host.pathOf(arg);
-  if (typeof arg === 'object' && arg !== null && typeof (arg as { runDir?: unknown }).runDir === 'string') return (arg as RunItem).runDir;
+  if (typeof arg === 'object' && arg !== null && typeof (arg as { runDir?: unknown }).runDir === 'string')
+    return (arg as RunItem).runDir;
   return null;
 }
 
@@ -37,7 +38,11 @@ export interface RunFilter {
 }
 
 /** Resolves the run for a command; undefined when the user cancelled or there is none (they were told). */
-export async function pickRun(s: Services, arg: unknown, opts: { readonly trained: boolean; readonly purpose: string; readonly only?: RunFilter }): Promise<RunItem | undefined> {
+export async function pickRun(
+  s: Services,
+  arg: unknown,
+  opts: { readonly trained: boolean; readonly purpose: string; readonly only?: RunFilter },
+): Promise<RunItem | undefined> {
   const items = s.runs.isLoaded ? s.runs.items() : await s.runs.refresh();
   const usable = (r: RunItem): boolean => r.error === null && (!opts.trained || r.hasModel);
   const ok = (r: RunItem): boolean => usable(r) && (opts.only?.accept(r) ?? true);
@@ -45,7 +50,11 @@ export async function pickRun(s: Services, arg: unknown, opts: { readonly traine
   if (named) {
     const r = s.runs.find(named);
     if (r && ok(r)) return r;
-    const why = !r ? `${named} is not one of the known runs; use "Attention Lab: Open Run…" first.` : usable(r) && opts.only ? opts.only.why(r) : `${r.name} has no trained model yet; train it for a few steps first.`;
+    const why = !r
+      ? `${named} is not one of the known runs; use "Attention Lab: Open Run…" first.`
+      : usable(r) && opts.only
+        ? opts.only.why(r)
+        : `${r.name} has no trained model yet; train it for a few steps first.`;
     void vscode.window.showWarningMessage(why);
     return undefined;
   }
@@ -55,7 +64,9 @@ export async function pickRun(s: Services, arg: unknown, opts: { readonly traine
     return undefined;
   }
   if (candidates.length === 0) {
-    const msg = opts.trained ? `No run has a trained model yet, so there is nothing to ${opts.purpose} with. Train one first.` : 'There are no runs yet.';
+    const msg = opts.trained
+      ? `No run has a trained model yet, so there is nothing to ${opts.purpose} with. Train one first.`
+      : 'There are no runs yet.';
     const a = await vscode.window.showInformationMessage(msg, 'Train', 'Open Run…');
     if (a === 'Train') await vscode.commands.executeCommand('attentionLab.train');
     if (a === 'Open Run…') await vscode.commands.executeCommand('attentionLab.openRun');
@@ -67,7 +78,13 @@ export async function pickRun(s: Services, arg: unknown, opts: { readonly traine
     await s.active.set((candidates[0] as RunItem).runDir);
     return candidates[0];
   }
-  const why = !active ? null : !usable(active) ? (active.error !== null ? `it cannot be read (${active.error})` : 'it has no trained model yet') : (opts.only?.why(active) ?? '');
+  const why = !active
+    ? null
+    : !usable(active)
+      ? active.error !== null
+        ? `it cannot be read (${active.error})`
+        : 'it has no trained model yet'
+      : (opts.only?.why(active) ?? '');
   const placeHolder = active
     ? `The active run, ${active.name}, cannot be used: ${why}${/[.!?]$/.test(why ?? '') ? '' : '.'} Pick another (it becomes the active run).`
     : 'No run is active: pick the run to use (it becomes the active run; change it in the Runs view or the status bar).';
@@ -95,7 +112,12 @@ export async function pickRunToChange(s: Services, arg: unknown, purpose: string
 }
 
 /** The "… with…" quick pick over `candidates`; the picked run becomes the active run. */
-export async function askForRun(s: Services, candidates: readonly RunItem[], purpose: string, placeHolder: string): Promise<RunItem | undefined> {
+export async function askForRun(
+  s: Services,
+  candidates: readonly RunItem[],
+  purpose: string,
+  placeHolder: string,
+): Promise<RunItem | undefined> {
   const picked = await vscode.window.showQuickPick(runPickItems(candidates, s.active.id()), {
     title: `Attention Lab: ${purpose.charAt(0).toUpperCase()}${purpose.slice(1)} with…`,
     placeHolder,
@@ -105,7 +127,10 @@ export async function askForRun(s: Services, candidates: readonly RunItem[], pur
 }
 
 /** Quick-pick items of `runs`, the active one starred. */
-export function runPickItems(runs: readonly RunItem[], activeId: string | null): (vscode.QuickPickItem & { readonly run: RunItem })[] {
+export function runPickItems(
+  runs: readonly RunItem[],
+  activeId: string | null,
+): (vscode.QuickPickItem & { readonly run: RunItem })[] {
   return runs.map((r) => ({
     label: `${r.runDir === activeId ? '$(star-full) ' : ''}${r.name}`,
     description: runChoiceDescription(r),

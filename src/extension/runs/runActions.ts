@@ -23,19 +23,32 @@ import { selectedText } from '../commands/decodeCommand';
 /** "Open Run…": adds a run folder chosen on disk to the runs and opens it in the dashboard. */
 export async function openRunCommand(s: Services, arg?: unknown): Promise<string | undefined> {
   const { fs } = s.host;
-  let dir = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? s.host.pathOf(arg) ?? undefined : undefined;
+  let dir = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? (s.host.pathOf(arg) ?? undefined) : undefined;
   if (!dir) {
-    const picked = await vscode.window.showOpenDialog({ title: 'Attention Lab: open a run folder (it holds run.json)', canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Open Run', ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}) });
+    const picked = await vscode.window.showOpenDialog({
+      title: 'Attention Lab: open a run folder (it holds run.json)',
+      canSelectFolders: true,
+      canSelectFiles: false,
+      canSelectMany: false,
+      openLabel: 'Open Run',
+      ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
+    });
     if (!picked?.[0]) return undefined;
     dir = s.host.pathOf(picked[0]) ?? undefined;
     if (!dir) {
-      await showError(s.log, `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can read here; choose a folder on disk.`);
+      await showError(
+        s.log,
+        `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can read here; choose a folder on disk.`,
+      );
       return undefined;
     }
   }
   const lab = s.lab.get();
   if (!(await lab.isRunFolder(fs, dir))) {
-    await showError(s.log, `${shownPath(dir)} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`);
+    await showError(
+      s.log,
+      `${shownPath(dir)} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`,
+    );
     return undefined;
   }
   const listing = await lab.readListing(fs, dir);
@@ -68,28 +81,47 @@ export async function findStrayRunsCommand(s: Services): Promise<string[]> {
   }
   const lab = s.lab.get();
   const folder = vscode.workspace.workspaceFile ?? vscode.workspace.workspaceFolders?.[0]?.uri;
-  const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Attention Lab: looking for runs in other workspace storage' }, () =>
-    findStrayRuns(fs, storage, folder ? folder.toString() : null, (d) => lab.isRunFolder(fs, d)),
+  const found = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: 'Attention Lab: looking for runs in other workspace storage',
+    },
+    () => findStrayRuns(fs, storage, folder ? folder.toString() : null, (d) => lab.isRunFolder(fs, d)),
   );
   const items = found.flatMap((st) =>
-    st.runs.filter((d) => !s.runs.find(d)).map((runDir): vscode.QuickPickItem & { runDir: string } => ({
-      label: fs.basename(runDir),
-      description: st.sameFolder ? 'this folder at another address' : `from ${st.folder ?? 'a workspace VS Code did not name'}`,
-      detail: runDir,
-      picked: st.sameFolder,
-      runDir,
-    })),
+    st.runs
+      .filter((d) => !s.runs.find(d))
+      .map((runDir): vscode.QuickPickItem & { runDir: string } => ({
+        label: fs.basename(runDir),
+        description: st.sameFolder
+          ? 'this folder at another address'
+          : `from ${st.folder ?? 'a workspace VS Code did not name'}`,
+        detail: runDir,
+        picked: st.sameFolder,
+        runDir,
+      })),
   );
   if (items.length === 0) {
-    void vscode.window.showInformationMessage(`No runs in other workspace storage beside ${fs.dirname(storage)}. ${here} On vscode.dev, runs trained in another browser or profile stay in that browser's storage.`);
+    void vscode.window.showInformationMessage(
+      `No runs in other workspace storage beside ${fs.dirname(storage)}. ${here} On vscode.dev, runs trained in another browser or profile stay in that browser's storage.`,
+    );
     return [];
   }
-  const picked = await vscode.window.showQuickPick(items, { canPickMany: true, title: 'Attention Lab: add runs kept in other workspace storage', placeHolder: 'Runs of this folder opened at another address are checked; they stay where they are and show in the Runs view' });
+  const picked = await vscode.window.showQuickPick(items, {
+    canPickMany: true,
+    title: 'Attention Lab: add runs kept in other workspace storage',
+    placeHolder:
+      'Runs of this folder opened at another address are checked; they stay where they are and show in the Runs view',
+  });
   if (!picked?.length) return [];
   for (const p of picked) await s.registry.addOpened(p.runDir);
   await s.runs.refresh();
-  s.log.info(`Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} from other workspace storage: ${picked.map((p) => p.runDir).join(', ')}.`);
-  void vscode.window.showInformationMessage(`Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} to the Runs view; ${picked.length === 1 ? 'it stays' : 'they stay'} in the other storage. ${here}`);
+  s.log.info(
+    `Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} from other workspace storage: ${picked.map((p) => p.runDir).join(', ')}.`,
+  );
+  void vscode.window.showInformationMessage(
+    `Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} to the Runs view; ${picked.length === 1 ? 'it stays' : 'they stay'} in the other storage. ${here}`,
+  );
   return picked.map((p) => p.runDir);
 }
 
@@ -139,14 +171,20 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
     if (problem) locked.set(r, problem);
   }
   runs = runs.filter((r) => !locked.has(r));
-  const trainingHere = training.length > 0 ? `${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.` : '';
+  const trainingHere =
+    training.length > 0
+      ? `${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.`
+      : '';
   if (runs.length === 0) {
     void vscode.window.showWarningMessage([trainingHere, ...locked.values()].filter(Boolean).join(' '));
     return false;
   }
   const one = runs.length === 1 ? (runs[0] as RunItem) : null;
   const keptNames = [...training, ...locked.keys()].map((r) => r.name);
-  const kept = keptNames.length > 0 ? ` ${keptNames.join(', ')} ${keptNames.length === 1 ? 'is' : 'are'} training and will be kept.` : '';
+  const kept =
+    keptNames.length > 0
+      ? ` ${keptNames.join(', ')} ${keptNames.length === 1 ? 'is' : 'are'} training and will be kept.`
+      : '';
   const answer = await vscode.window.showWarningMessage(
     one ? `Delete ${one.name}?` : `Delete ${runs.length} runs?`,
     {
@@ -226,7 +264,8 @@ export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: st
       ? noteArg
       : await vscode.window.showInputBox({
           title: `Attention Lab: note on ${run.name}`,
-          prompt: 'What this run tries or found (shown in the Runs view tooltip and the dashboard header). Empty removes the note.',
+          prompt:
+            'What this run tries or found (shown in the Runs view tooltip and the dashboard header). Empty removes the note.',
           value: run.note ?? '',
           ignoreFocusOut: true,
         });
@@ -249,36 +288,60 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
   const { fs } = s.host;
   let out = outDir;
   if (!out) {
-    const picked = await vscode.window.showOpenDialog({ title: `Attention Lab: export ${run.name} for PyTorch into…`, canSelectFolders: true, canSelectFiles: false, canSelectMany: false, openLabel: 'Export Here', ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}) });
+    const picked = await vscode.window.showOpenDialog({
+      title: `Attention Lab: export ${run.name} for PyTorch into…`,
+      canSelectFolders: true,
+      canSelectFiles: false,
+      canSelectMany: false,
+      openLabel: 'Export Here',
+      ...(vscode.workspace.workspaceFolders?.[0] ? { defaultUri: vscode.workspace.workspaceFolders[0].uri } : {}),
+    });
     if (!picked?.[0]) return undefined;
     out = s.host.pathOf(picked[0]) ?? undefined;
     if (!out) {
-      await showError(s.log, `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can write here; choose a folder on disk.`);
+      await showError(
+        s.log,
+        `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can write here; choose a folder on disk.`,
+      );
       return undefined;
     }
   }
   const target = fs.join(out, folderNameOf(run.name, fs.basename(run.runDir)));
   let force = false;
   if ((await listNames(fs, target)).length > 0) {
-    const replace = await vscode.window.showWarningMessage(`${shownPath(target)} already exists and is not empty. Replace it with this export?`, { modal: true }, 'Replace');
+    const replace = await vscode.window.showWarningMessage(
+      `${shownPath(target)} already exists and is not empty. Replace it with this export?`,
+      { modal: true },
+      'Replace',
+    );
     if (replace !== 'Replace') return undefined;
     force = true;
   }
   let result;
   try {
-    result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` }, () => s.models.exportPytorch(run.runDir, out as string, force));
+    result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` },
+      () => s.models.exportPytorch(run.runDir, out as string, force),
+    );
   } catch (e) {
     await showError(s.log, `Export of ${run.name} failed: ${messageOf(e)}`, e);
     return undefined;
   }
   const names = run.kind === 'decoder-only' ? "nanoGPT's GPT" : "the notebook Transformer's";
   const dir = result.dir;
-  s.log.info(`Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => fs.basename(f)).join(', ')}`);
+  s.log.info(
+    `Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => fs.basename(f)).join(', ')}`,
+  );
   for (const w of result.warnings) s.log.warn(`Export of ${run.name}: ${w}`);
   const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';
-  void vscode.window.showInformationMessage(`Exported ${run.name} for PyTorch into ${shownPath(dir)} (weights, config, tokenizer, README).${warn}`, 'Open README').then((a) => {
-    if (a) void vscode.window.showTextDocument(s.host.uriOf(fs.join(dir, 'README.md')));
-  });
+  void vscode.window
+    .showInformationMessage(
+      `Exported ${run.name} for PyTorch into ${shownPath(dir)} (weights, config, tokenizer, README).${warn}`,
+      'Open README',
+    )
+    .then((a) => {
+      if (a) void vscode.window.showTextDocument(s.host.uriOf(fs.join(dir, 'README.md')));
+    });
   return [...result.files];
 }
 
@@ -286,15 +349,21 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
 export async function showAttentionCommand(s: Services, arg: unknown, textArg?: string): Promise<boolean> {
   const text = typeof textArg === 'string' ? textArg : selectedText();
   if (!text) {
-    void vscode.window.showInformationMessage('Select some text first: Show Attention draws how every token of it attends to the others, per layer and head.');
+    void vscode.window.showInformationMessage(
+      'Select some text first: Show Attention draws how every token of it attends to the others, per layer and head.',
+    );
     return false;
   }
   const run = await pickRun(s, arg, { trained: true, purpose: 'show attention' });
   if (!run) return false;
   try {
-    const snapshot = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` }, () => s.models.attend(run.runDir, text));
+    const snapshot = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` },
+      () => s.models.attend(run.runDir, text),
+    );
     await s.dashboard.showAttention(run.runDir, snapshot);
-    if (snapshot.truncation !== undefined) void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
+    if (snapshot.truncation !== undefined)
+      void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
     return true;
   } catch (e) {
     await showError(s.log, `Computing attention with ${run.name} failed: ${messageOf(e)}`, e);

@@ -37,7 +37,13 @@ export function activeRunTooltip(r: RunItem | undefined): string {
 }
 
 /** The progress notification's line: the state the run is in now, in words. */
-export function trainingProgressMessage(st: { readonly step: number; readonly totalSteps: number; readonly loss: number | null; readonly paused: boolean; readonly stopping: boolean }): string {
+export function trainingProgressMessage(st: {
+  readonly step: number;
+  readonly totalSteps: number;
+  readonly loss: number | null;
+  readonly paused: boolean;
+  readonly stopping: boolean;
+}): string {
   const where = `step ${st.step}/${st.totalSteps} · loss ${formatLoss(st.loss)}`;
   // Not "after step N": the step in progress (a PyTorch run's next one or two) still finishes first.
   if (st.stopping) return `stopping at the end of the step in progress, with a checkpoint · ${where}…`;

@@ -34,11 +34,25 @@ export interface RootInputs {
 export function resolveRunsRoot(fs: LabFs, i: RootInputs): RunsRoot {
   const storage = fs.join(i.storageDir, 'runs');
   if (i.settings.location !== 'workspace') return { root: storage, where: 'extensionStorage', note: null };
-  if (!i.trusted) return { root: storage, where: 'extensionStorage', note: 'Runs are kept in extension storage because this workspace is in Restricted Mode.' };
-  if (!i.workspaceDir) return { root: storage, where: 'extensionStorage', note: 'Runs are kept in extension storage because no workspace folder on disk is open.' };
+  if (!i.trusted)
+    return {
+      root: storage,
+      where: 'extensionStorage',
+      note: 'Runs are kept in extension storage because this workspace is in Restricted Mode.',
+    };
+  if (!i.workspaceDir)
+    return {
+      root: storage,
+      where: 'extensionStorage',
+      note: 'Runs are kept in extension storage because no workspace folder on disk is open.',
+    };
   const root = fs.resolve(i.settings.folder, i.workspaceDir);
   if (!isInside(fs, i.workspaceDir, root) || root === fs.resolve(i.workspaceDir)) {
-    return { root: storage, where: 'extensionStorage', note: `attentionLab.runs.folder "${i.settings.folder}" points outside the workspace; runs are kept in extension storage instead.` };
+    return {
+      root: storage,
+      where: 'extensionStorage',
+      note: `attentionLab.runs.folder "${i.settings.folder}" points outside the workspace; runs are kept in extension storage instead.`,
+    };
   }
   return { root, where: 'workspace', note: null };
 }

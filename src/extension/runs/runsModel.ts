@@ -57,7 +57,12 @@ export function isResumable(r: RunItem): boolean {
 
 /** True when a run can be trained for more steps than it planned ("Continue Training…"): a finished, stopped or interrupted run with a checkpoint. */
 export function isExtendable(r: RunItem): boolean {
-  return !r.active && r.error === null && r.hasModel && (r.status === 'completed' || r.status === 'stopped' || r.status === 'interrupted');
+  return (
+    !r.active &&
+    r.error === null &&
+    r.hasModel &&
+    (r.status === 'completed' || r.status === 'stopped' || r.status === 'interrupted')
+  );
 }
 
 /**
@@ -66,7 +71,8 @@ export function isExtendable(r: RunItem): boolean {
  * training action is Fine-tune…), `.active` is training now, `.current` is the active run the commands use.
  */
 export function contextValueOf(r: RunItem, current = false): string {
-  const tag = r.imported !== null ? '.imported' : `${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}`;
+  const tag =
+    r.imported !== null ? '.imported' : `${isResumable(r) ? '.resumable' : ''}${isExtendable(r) ? '.extendable' : ''}`;
   return `run.${r.status}${r.hasModel ? '.trained' : ''}${tag}${r.active ? '.active' : ''}${current ? '.current' : ''}`;
 }
 
@@ -133,11 +139,47 @@ export class RunsModel implements DisposableLike {
     try {
       const lab = this.lab.get();
       const elsewhere = opened.filter((d) => fs.dirname(fs.resolve(d)) !== fs.resolve(root));
-      const listings = [...(await lab.listRuns(fs, root)), ...(await Promise.all(elsewhere.map((d) => lab.readListing(fs, d))))];
+      const listings = [
+        ...(await lab.listRuns(fs, root)),
+        ...(await Promise.all(elsewhere.map((d) => lab.readListing(fs, d)))),
+      ];
       this.disk = listings.map((l): RunItem => {
-        if (!l.ok) return { runDir: l.runDir, name: fs.basename(l.runDir), status: 'failed', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, imported: null, error: l.error };
+        if (!l.ok)
+          return {
+            runDir: l.runDir,
+            name: fs.basename(l.runDir),
+            status: 'failed',
+            note: null,
+            backend: null,
+            kind: null,
+            step: 0,
+            totalSteps: 0,
+            bestValLoss: null,
+            hasModel: false,
+            active: false,
+            params: null,
+            data: null,
+            imported: null,
+            error: l.error,
+          };
         const s = l.summary;
-        return { runDir: s.runDir, name: s.name, status: s.status, note: s.note ?? null, backend: s.model?.backend ?? null, kind: s.kind, step: s.step, totalSteps: s.totalSteps, bestValLoss: s.bestValLoss, hasModel: l.hasModel, active: false, params: s.model?.params ?? null, data: s.data, imported: s.imported && s.step === 0 ? s.imported.layout : null, error: null };
+        return {
+          runDir: s.runDir,
+          name: s.name,
+          status: s.status,
+          note: s.note ?? null,
+          backend: s.model?.backend ?? null,
+          kind: s.kind,
+          step: s.step,
+          totalSteps: s.totalSteps,
+          bestValLoss: s.bestValLoss,
+          hasModel: l.hasModel,
+          active: false,
+          params: s.model?.params ?? null,
+          data: s.data,
+          imported: s.imported && s.step === 0 ? s.imported.layout : null,
+          error: null,
+        };
       });
     } catch (e) {
       this.onError(`Could not read the runs in ${root}: ${(e as Error).message}`);
@@ -155,11 +197,35 @@ export class RunsModel implements DisposableLike {
       const mine = live !== null && live.runId === r.runDir ? live : null;
       const shown = r.error === null ? shownRunState(r, mine) : { status: r.status, step: r.step };
       // While it fine-tunes, an imported model is a run training like any other.
-      if (mine) return { ...r, ...shown, active: true, imported: null, totalSteps: mine.totalSteps, bestValLoss: mine.bestValLoss ?? r.bestValLoss, backend: mine.backend ?? r.backend };
+      if (mine)
+        return {
+          ...r,
+          ...shown,
+          active: true,
+          imported: null,
+          totalSteps: mine.totalSteps,
+          bestValLoss: mine.bestValLoss ?? r.bestValLoss,
+          backend: mine.backend ?? r.backend,
+        };
       return { ...r, ...shown };
     });
     if (live && !out.some((r) => r.runDir === live.runId)) {
-      out.unshift({ runDir: live.runId, name: live.name, ...shownRunState({ status: 'created', step: 0 }, live), note: null, backend: live.backend, kind: null, totalSteps: live.totalSteps, bestValLoss: live.bestValLoss, hasModel: false, active: true, params: null, data: null, imported: null, error: null });
+      out.unshift({
+        runDir: live.runId,
+        name: live.name,
+        ...shownRunState({ status: 'created', step: 0 }, live),
+        note: null,
+        backend: live.backend,
+        kind: null,
+        totalSteps: live.totalSteps,
+        bestValLoss: live.bestValLoss,
+        hasModel: false,
+        active: true,
+        params: null,
+        data: null,
+        imported: null,
+        error: null,
+      });
     }
     return out;
   }

@@ -43,7 +43,21 @@ function escapeMd(text: string): string {
 }
 
 /** What a row shows for a run no longer listed (until the list is redrawn without it). */
-const GONE: Omit<RunItem, 'runDir' | 'name'> = { status: 'stopped', note: null, backend: null, kind: null, step: 0, totalSteps: 0, bestValLoss: null, hasModel: false, active: false, params: null, data: null, imported: null, error: 'This run is no longer listed; refresh the Runs view.' };
+const GONE: Omit<RunItem, 'runDir' | 'name'> = {
+  status: 'stopped',
+  note: null,
+  backend: null,
+  kind: null,
+  step: 0,
+  totalSteps: 0,
+  bestValLoss: null,
+  hasModel: false,
+  active: false,
+  params: null,
+  data: null,
+  imported: null,
+  error: 'This run is no longer listed; refresh the Runs view.',
+};
 
 /** The item's description: "completed · 60/60 · val 1.234"; "imported · Hugging Face GPT-2 · not trained here". */
 export function describeRun(r: RunItem): string {
@@ -132,7 +146,11 @@ export class RunsTree implements vscode.TreeDataProvider<RunRow>, DisposableLike
 
   getTreeItem(row: RunRow): vscode.TreeItem {
     // A row refreshed just as its run went away keeps its folder's name until the list is redrawn.
-    const r = this.model.find(row.runDir) ?? { ...GONE, runDir: row.runDir, name: row.runDir.slice(Math.max(row.runDir.lastIndexOf('/'), row.runDir.lastIndexOf('\\')) + 1) };
+    const r = this.model.find(row.runDir) ?? {
+      ...GONE,
+      runDir: row.runDir,
+      name: row.runDir.slice(Math.max(row.runDir.lastIndexOf('/'), row.runDir.lastIndexOf('\\')) + 1),
+    };
     const item = new vscode.TreeItem(r.name, vscode.TreeItemCollapsibleState.None);
     item.id = r.runDir;
     const current = this.active.id() === r.runDir;
@@ -140,16 +158,27 @@ export class RunsTree implements vscode.TreeDataProvider<RunRow>, DisposableLike
     item.contextValue = contextValueOf(r, current);
     const [icon, color] = r.imported !== null ? IMPORTED_ICON : ICONS[r.status];
     // The active run wears a star (in its status colour); its status is in the description.
-    item.iconPath = new vscode.ThemeIcon(current ? 'star-full' : icon, color ? new vscode.ThemeColor(color) : undefined);
+    item.iconPath = new vscode.ThemeIcon(
+      current ? 'star-full' : icon,
+      color ? new vscode.ThemeColor(color) : undefined,
+    );
     const md = new vscode.MarkdownString(undefined, true);
-    md.appendMarkdown(`**${escapeMd(r.name)}** — ${r.imported !== null ? `imported (${escapeMd(r.imported)}), not trained here; Fine-tune… trains it` : r.status}${current ? ' · the active run (commands use it)' : ''}\n\n`);
+    md.appendMarkdown(
+      `**${escapeMd(r.name)}** — ${r.imported !== null ? `imported (${escapeMd(r.imported)}), not trained here; Fine-tune… trains it` : r.status}${current ? ' · the active run (commands use it)' : ''}\n\n`,
+    );
     if (r.note) md.appendText(`${r.note}\n\n`);
     if (r.error) md.appendText(r.error);
     else {
-      md.appendMarkdown(`${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}${r.backend ? ` · ${r.backend} backend` : ''}\n\n`);
-      if (r.imported === null) md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);
+      md.appendMarkdown(
+        `${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}${r.backend ? ` · ${r.backend} backend` : ''}\n\n`,
+      );
+      if (r.imported === null)
+        md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);
       if (r.data) md.appendText(`${r.data.description} — ${dataLine(r.data)}\n\n`);
-      if (r.status === 'interrupted') md.appendMarkdown(`Interrupted (the window reloaded while it trained): resume it from its last checkpoint, step ${r.step}.\n\n`);
+      if (r.status === 'interrupted')
+        md.appendMarkdown(
+          `Interrupted (the window reloaded while it trained): resume it from its last checkpoint, step ${r.step}.\n\n`,
+        );
     }
     md.appendText(r.runDir);
     item.tooltip = md;

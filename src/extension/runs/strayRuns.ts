@@ -38,7 +38,12 @@ export function uriPath(uri: string): string {
  * extension storage: `…/workspaceStorage/<id>/<extension>`), those of a folder with the same
  * path as `folderUri` first. `isRun` says whether a folder is a run.
  */
-export async function findStrayRuns(fs: LabFs, storageDir: string, folderUri: string | null, isRun: (dir: string) => Promise<boolean>): Promise<StrayStorage[]> {
+export async function findStrayRuns(
+  fs: LabFs,
+  storageDir: string,
+  folderUri: string | null,
+  isRun: (dir: string) => Promise<boolean>,
+): Promise<StrayStorage[]> {
   const extensionName = fs.basename(storageDir);
   const idDir = fs.dirname(storageDir);
   const all = fs.dirname(idDir);
@@ -56,18 +61,29 @@ export async function findStrayRuns(fs: LabFs, storageDir: string, folderUri: st
     const runsDir = fs.join(id, extensionName, 'runs');
     if (!(await exists(fs, runsDir))) continue;
     const runs: string[] = [];
-    for (const e of await fs.list(runsDir)) if (e.kind === 'directory' && (await isRun(fs.join(runsDir, e.name)))) runs.push(fs.join(runsDir, e.name));
+    for (const e of await fs.list(runsDir))
+      if (e.kind === 'directory' && (await isRun(fs.join(runsDir, e.name)))) runs.push(fs.join(runsDir, e.name));
     if (runs.length === 0) continue;
     const folder = await workspaceFolderOf(fs, id);
-    found.push({ runsDir, folder, sameFolder: here !== null && folder !== null && uriPath(folder) === here, runs: runs.sort() });
+    found.push({
+      runsDir,
+      folder,
+      sameFolder: here !== null && folder !== null && uriPath(folder) === here,
+      runs: runs.sort(),
+    });
   }
-  return found.sort((a, b) => Number(b.sameFolder) - Number(a.sameFolder) || (a.folder ?? '').localeCompare(b.folder ?? ''));
+  return found.sort(
+    (a, b) => Number(b.sameFolder) - Number(a.sameFolder) || (a.folder ?? '').localeCompare(b.folder ?? ''),
+  );
 }
 
 /** The folder or workspace URI a workspace storage's workspace.json names, or null. */
 async function workspaceFolderOf(fs: LabFs, idDir: string): Promise<string | null> {
   try {
-    const json = JSON.parse(await readText(fs, fs.join(idDir, 'workspace.json'))) as { folder?: unknown; workspace?: unknown };
+    const json = JSON.parse(await readText(fs, fs.join(idDir, 'workspace.json'))) as {
+      folder?: unknown;
+      workspace?: unknown;
+    };
     const v = json.folder ?? json.workspace;
     return typeof v === 'string' ? v : null;
   } catch {

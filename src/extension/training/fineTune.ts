@@ -26,7 +26,15 @@ export interface SourceItem {
  */
 export function fineTuneSources(include: string, workspaceFiles: boolean): SourceItem[] {
   return [
-    ...(workspaceFiles ? [{ label: '$(search) Documents in this workspace', description: `every file matching ${include}, as Train takes them`, value: 'workspace' as const }] : []),
+    ...(workspaceFiles
+      ? [
+          {
+            label: '$(search) Documents in this workspace',
+            description: `every file matching ${include}, as Train takes them`,
+            value: 'workspace' as const,
+          },
+        ]
+      : []),
     { label: '$(files) Choose files…', description: 'one or more text files', value: 'files' },
   ];
 }
@@ -42,7 +50,12 @@ export interface StepTime {
  * The confirmation's text: what is fine-tuned on how many files for how many steps, and how
  * long that takes here (or why it could not be measured).
  */
-export function fineTuneEstimate(name: string, files: number, steps: number, time: StepTime | { readonly error: string }): string {
+export function fineTuneEstimate(
+  name: string,
+  files: number,
+  steps: number,
+  time: StepTime | { readonly error: string },
+): string {
   const what = `Fine-tune ${name} on ${formatCount(files)} ${files === 1 ? 'file' : 'files'} for ${formatCount(steps)} ${steps === 1 ? 'step' : 'steps'}`;
   if ('error' in time) return `${what}? (The time per step could not be measured: ${time.error})`;
   const on = `${time.threads} ${time.threads === 1 ? 'thread' : 'threads'}, ${time.backend} backend`;

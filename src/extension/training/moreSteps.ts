@@ -18,13 +18,17 @@ export const MAX_MORE_STEPS = 1_000_000;
 /** The runs "Continue Training…" offers, and what it says about the others. */
 export const EXTENDABLE: RunFilter = {
   accept: isExtendable,
-  why: (r) => (r.active ? `${r.name} is training; stop it first, then continue it.` : `${r.name} ${r.status === 'failed' ? 'failed' : `is ${r.status}`}; only a finished or stopped run can continue training.`),
+  why: (r) =>
+    r.active
+      ? `${r.name} is training; stop it first, then continue it.`
+      : `${r.name} ${r.status === 'failed' ? 'failed' : `is ${r.status}`}; only a finished or stopped run can continue training.`,
   none: 'No run can continue training now: only a finished or stopped run with a checkpoint can. Train one, or stop the one training.',
 };
 
 /** The input box's prompt: where the run stands, and what the new steps are added to. */
 export function moreStepsPrompt(r: Pick<RunItem, 'name' | 'step' | 'totalSteps'>): string {
-  if (r.step >= r.totalSteps) return `${r.name} finished its ${r.totalSteps} steps. How many more steps should it train?`;
+  if (r.step >= r.totalSteps)
+    return `${r.name} finished its ${r.totalSteps} steps. How many more steps should it train?`;
   return `${r.name} is at step ${r.step} of ${r.totalSteps}. How many steps beyond ${r.totalSteps}? (It trains to ${r.totalSteps} first.)`;
 }
 

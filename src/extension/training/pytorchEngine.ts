@@ -18,7 +18,8 @@ import { pytorchOptionsOf } from '../configure/settings';
 import type { Services } from '../services';
 
 /** Why the PyTorch engine is not offered on this host (VS Code in the browser), in one line. */
-export const NO_PYTORCH_HERE = 'The PyTorch engine needs desktop VS Code (it starts Python processes, which VS Code in the browser cannot); set attentionLab.training.engine to wasm to train here.';
+export const NO_PYTORCH_HERE =
+  'The PyTorch engine needs desktop VS Code (it starts Python processes, which VS Code in the browser cannot); set attentionLab.training.engine to wasm to train here.';
 
 /** The Python the engine uses, and where that choice came from. */
 export interface PythonChoice {
@@ -30,7 +31,9 @@ export interface PythonChoice {
 interface PythonApi {
   readonly environments?: {
     getActiveEnvironmentPath(resource?: vscode.Uri): { readonly path: string };
-    resolveEnvironment(env: { readonly path: string }): Promise<{ readonly executable?: { readonly uri?: vscode.Uri } } | undefined>;
+    resolveEnvironment(env: {
+      readonly path: string;
+    }): Promise<{ readonly executable?: { readonly uri?: vscode.Uri } } | undefined>;
   };
   readonly settings?: { getExecutionDetails(resource?: vscode.Uri): { readonly execCommand?: readonly string[] } };
 }
@@ -66,7 +69,10 @@ export function trainerDir(s: Services): string {
 }
 
 /** The PyTorch session options of the settings (null: our engine trains), with the Python chosen. */
-export async function pytorchOptions(s: Services, settings: Settings): Promise<{ options: PytorchOptions; python: PythonChoice } | null> {
+export async function pytorchOptions(
+  s: Services,
+  settings: Settings,
+): Promise<{ options: PytorchOptions; python: PythonChoice } | null> {
   if (settings.training.engine !== 'pytorch') return null;
   const python = await choosePython(settings);
   const options = pytorchOptionsOf(settings, python.python, trainerDir(s));
@@ -78,7 +84,11 @@ export async function pytorchOptions(s: Services, settings: Settings): Promise<{
  * NVIDIA H100 (bf16) · python3 from PATH"), or the one-line reason it cannot train (no Python,
  * no torch, an old torch, a device it lacks, a batch the processes cannot share).
  */
-export async function torchSummary(s: Services, settings: Settings, spec: TrainSpec): Promise<{ ok: boolean; line: string }> {
+export async function torchSummary(
+  s: Services,
+  settings: Settings,
+  spec: TrainSpec,
+): Promise<{ ok: boolean; line: string }> {
   const chosen = await pytorchOptions(s, settings);
   if (!chosen) return { ok: true, line: '' };
   if (!s.host.pytorch) return { ok: false, line: NO_PYTORCH_HERE };

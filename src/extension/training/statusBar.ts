@@ -29,18 +29,22 @@ export class TrainingStatusBar implements DisposableLike {
 
   /** `activeChanges`: the active run's folder whenever it changes (runs/activeRun.ts). */
   constructor(controller: TrainingController, openCommand: string, activeChanges?: Event<string | null>) {
-    this.item = this.store.add(vscode.window.createStatusBarItem('attentionLab.status', vscode.StatusBarAlignment.Left, 50));
+    this.item = this.store.add(
+      vscode.window.createStatusBarItem('attentionLab.status', vscode.StatusBarAlignment.Left, 50),
+    );
     this.item.name = 'Attention Lab Training';
     this.item.command = { command: openCommand, title: 'Open Dashboard' };
     this.store.add(controller.onDidChange((s) => s && this.onChange(s)));
     this.store.add(controller.onDidEnd((e) => this.finish(e)));
     if (activeChanges) {
-      this.store.add(activeChanges((active) => {
-        if (this.ended !== null && !endedRunStays(this.ended, active)) {
-          this.ended = null;
-          this.item.hide();
-        }
-      }));
+      this.store.add(
+        activeChanges((active) => {
+          if (this.ended !== null && !endedRunStays(this.ended, active)) {
+            this.ended = null;
+            this.item.hide();
+          }
+        }),
+      );
     }
     this.store.add({ dispose: () => this.timer && clearTimeout(this.timer) });
   }
@@ -71,11 +75,25 @@ export class TrainingStatusBar implements DisposableLike {
     // A full disk stops a run with its last checkpoint kept (it resumes): stopped, not failed.
     const diskFull = outcome.kind === 'failed' && outcome.error.code === 'disk/full';
     const failed = outcome.kind === 'failed' && !diskFull;
-    const how = outcome.kind === 'failed' ? (diskFull ? 'stopped (disk full)' : 'failed') : outcome.reason === 'completed' ? 'finished' : 'stopped';
-    const icon = failed ? '$(error)' : diskFull || (outcome.kind === 'finished' && outcome.reason === 'stopped') ? '$(debug-stop)' : '$(check)';
+    const how =
+      outcome.kind === 'failed'
+        ? diskFull
+          ? 'stopped (disk full)'
+          : 'failed'
+        : outcome.reason === 'completed'
+          ? 'finished'
+          : 'stopped';
+    const icon = failed
+      ? '$(error)'
+      : diskFull || (outcome.kind === 'finished' && outcome.reason === 'stopped')
+        ? '$(debug-stop)'
+        : '$(check)';
     this.ended = s.runDir;
     this.item.text = `${icon} Attention Lab: ${how} at step ${outcome.step}/${s.totalSteps} · loss ${formatLoss(s.loss)}`;
-    this.item.tooltip = outcome.kind === 'failed' ? `${s.name} ${how}: ${outcome.error.message}\n\nClick to open the dashboard.` : `${s.name} ${how}. Click to open the dashboard.`;
+    this.item.tooltip =
+      outcome.kind === 'failed'
+        ? `${s.name} ${how}: ${outcome.error.message}\n\nClick to open the dashboard.`
+        : `${s.name} ${how}. Click to open the dashboard.`;
     this.item.show();
   }
 

@@ -33,10 +33,16 @@ import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
 function busy(s: Services): boolean {
   const live = s.controller.state;
   if (!live) return false;
-  void vscode.window.showInformationMessage(`${live.name} is training (step ${live.step} of ${live.totalSteps}). Stop it before starting another run.`, 'Open Dashboard', 'Stop Training').then((a) => {
-    if (a === 'Open Dashboard') s.dashboard.open(live.runId);
-    if (a === 'Stop Training') s.controller.stop();
-  });
+  void vscode.window
+    .showInformationMessage(
+      `${live.name} is training (step ${live.step} of ${live.totalSteps}). Stop it before starting another run.`,
+      'Open Dashboard',
+      'Stop Training',
+    )
+    .then((a) => {
+      if (a === 'Open Dashboard') s.dashboard.open(live.runId);
+      if (a === 'Stop Training') s.controller.stop();
+    });
   return true;
 }
 
@@ -50,19 +56,36 @@ export async function trainCommand(s: Services): Promise<void> {
   if (root.note) s.log.warn(root.note);
   let found;
   try {
-    found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Attention Lab: finding training data', cancellable: true }, (progress, token) =>
-      findTrainingData(s.host, settings, s.workspaceDir(), root.root, token, { onProgress: (message) => progress.report({ message }) }),
+    found = await vscode.window.withProgress(
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: 'Attention Lab: finding training data',
+        cancellable: true,
+      },
+      (progress, token) =>
+        findTrainingData(s.host, settings, s.workspaceDir(), root.root, token, {
+          onProgress: (message) => progress.report({ message }),
+        }),
     );
   } catch (e) {
-    if (e instanceof FindCancelled) return s.log.info('Train: cancelled while finding the training data; nothing was started.');
-    if (e instanceof DataError) return showError(s.log, e.message, undefined, ...(e.fix === 'trust' ? [TRUST_ACTION, CONFIGURE_ACTION] : e.fix === 'configure' ? [CONFIGURE_ACTION] : []));
+    if (e instanceof FindCancelled)
+      return s.log.info('Train: cancelled while finding the training data; nothing was started.');
+    if (e instanceof DataError)
+      return showError(
+        s.log,
+        e.message,
+        undefined,
+        ...(e.fix === 'trust' ? [TRUST_ACTION, CONFIGURE_ACTION] : e.fix === 'configure' ? [CONFIGURE_ACTION] : []),
+      );
     return showError(s.log, `Could not find the training data: ${messageOf(e)}`, e);
   }
   const spec = specFromSettings(settings, found.data);
   const lab = s.lab.get();
   try {
     const est = lab.estimateSpec(spec);
-    s.log.info(`Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; data: ${found.found}.`);
+    s.log.info(
+      `Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; data: ${found.found}.`,
+    );
   } catch (e) {
     return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
   }
@@ -80,7 +103,12 @@ export async function resumeCommand(s: Services, runDir: string, extendTo: numbe
     return showError(s.log, `Cannot resume ${s.host.fs.basename(runDir)}: ${messageOf(e)}`, e);
   }
   if (spec.data.kind !== 'task' && !vscode.workspace.isTrusted) {
-    return showError(s.log, `${s.host.fs.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`, undefined, TRUST_ACTION);
+    return showError(
+      s.log,
+      `${s.host.fs.basename(runDir)} trains on workspace files, which Attention Lab does not read in Restricted Mode.`,
+      undefined,
+      TRUST_ACTION,
+    );
   }
   await runWithUi(s, runDir, spec, true, extendTo);
 }
@@ -107,9 +135,18 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
   }
   // How long it takes here, measured before it starts (as Configure's review says for a new run).
   const steps = Math.max(0, spec.training.steps - run.step);
-  const time = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Attention Lab: measuring a step of ${run.name} on this machine…` }, () =>
-    s.models.calibrate(spec, spec.tokenizer.vocabSize).catch((e: unknown) => ({ error: messageOf(e) })));
-  const go = await vscode.window.showInformationMessage(fineTuneEstimate(run.name, docs.files.length, steps, time), { modal: true }, 'Fine-tune');
+  const time = await vscode.window.withProgress(
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `Attention Lab: measuring a step of ${run.name} on this machine…`,
+    },
+    () => s.models.calibrate(spec, spec.tokenizer.vocabSize).catch((e: unknown) => ({ error: messageOf(e) })),
+  );
+  const go = await vscode.window.showInformationMessage(
+    fineTuneEstimate(run.name, docs.files.length, steps, time),
+    { modal: true },
+    'Fine-tune',
+  );
   if (go !== 'Fine-tune') return;
   await resumeCommand(s, run.runDir);
 }
@@ -120,24 +157,45 @@ async function fineTuneDocuments(s: Services, name: string): Promise<{ files: st
   const ws = s.workspaceDir();
   const { include, exclude } = s.settings().data;
   const items = fineTuneSources(include, ws !== null && vscode.workspace.isTrusted);
-  const source = items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { title: `Attention Lab: Fine-tune ${name} on…`, placeHolder: 'The documents to fine-tune on' });
+  const source =
+    items.length === 1
+      ? items[0]
+      : await vscode.window.showQuickPick(items, {
+          title: `Attention Lab: Fine-tune ${name} on…`,
+          placeHolder: 'The documents to fine-tune on',
+        });
   if (!source) return undefined;
   if (source.value === 'workspace') {
-    const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding documents' }, () =>
-      findDocumentFiles(s.host, include, exclude, s.runsRoot().root, MAX_FILES));
+    const found = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: 'Attention Lab: finding documents' },
+      () => findDocumentFiles(s.host, include, exclude, s.runsRoot().root, MAX_FILES),
+    );
     if (found.files.length === 0) {
-      showError(s.log, `No files in this workspace match "${include}"; change attentionLab.data.include in "Configure Model…", or choose files.`, undefined, CONFIGURE_ACTION);
+      showError(
+        s.log,
+        `No files in this workspace match "${include}"; change attentionLab.data.include in "Configure Model…", or choose files.`,
+        undefined,
+        CONFIGURE_ACTION,
+      );
       return undefined;
     }
     return { files: [...found.files], root: documentsRoot(s.host, found.files) };
   }
   const picked = await vscode.window.showOpenDialog({
-    title: `Attention Lab: Fine-tune ${name} on…`, openLabel: 'Fine-tune on These', canSelectFiles: true, canSelectFolders: false, canSelectMany: true, ...(folder ? { defaultUri: folder } : {}),
+    title: `Attention Lab: Fine-tune ${name} on…`,
+    openLabel: 'Fine-tune on These',
+    canSelectFiles: true,
+    canSelectFolders: false,
+    canSelectMany: true,
+    ...(folder ? { defaultUri: folder } : {}),
   });
   if (!picked?.length) return undefined;
   const paths = picked.flatMap((u) => s.host.pathOf(u) ?? []);
   if (paths.length < picked.length) {
-    showError(s.log, `Cannot fine-tune ${name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`);
+    showError(
+      s.log,
+      `Cannot fine-tune ${name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`,
+    );
     return undefined;
   }
   return { files: paths, root: ws ?? s.host.fs.dirname(paths[0] as string) };
@@ -168,15 +226,31 @@ export async function continueCommand(s: Services, arg: unknown, more?: number):
   await resumeCommand(s, run.runDir, extendedTotal(run, steps));
 }
 
-async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null): Promise<void> {
+async function runWithUi(
+  s: Services,
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  extendTo: number | null = null,
+): Promise<void> {
   const runId = s.host.fs.resolve(runDir);
   const settings = s.settings();
-  if (settings.training.engine === 'pytorch' && !s.host.pytorch) return showError(s.log, NO_PYTORCH_HERE, undefined, CONFIGURE_ACTION);
+  if (settings.training.engine === 'pytorch' && !s.host.pytorch)
+    return showError(s.log, NO_PYTORCH_HERE, undefined, CONFIGURE_ACTION);
   if (settings.training.engine === 'pytorch' && !vscode.workspace.isTrusted) {
-    return showError(s.log, 'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.', undefined, TRUST_ACTION, CONFIGURE_ACTION);
+    return showError(
+      s.log,
+      'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.',
+      undefined,
+      TRUST_ACTION,
+      CONFIGURE_ACTION,
+    );
   }
   const torch = await pytorchOptions(s, settings);
-  if (torch) s.log.info(`Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`);
+  if (torch)
+    s.log.info(
+      `Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`,
+    );
   const known = s.runs.find(runId);
   const name = known?.name ?? s.host.fs.basename(runId);
   let skipped: readonly SkippedFile[] = [];
@@ -188,16 +262,25 @@ async function runWithUi(s: Services, runDir: string, spec: TrainSpec, resume: b
     s.log.info(`${name}: ${event.data.description} — ${dataLine(event.data)}.`);
     if (event.data.validation) s.log.info(`  validation: ${event.data.validation.text}`);
     skipped = event.data.skipped;
-    for (const f of event.data.skipped) s.log.info(`  skipped ${f.path}: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`);
+    for (const f of event.data.skipped)
+      s.log.info(
+        `  skipped ${f.path}: ${skippedReason(f.reason)}${f.bytes !== undefined ? ` (${formatBytes(f.bytes)})` : ''}`,
+      );
     if (event.data.skipped.length > 0) {
-      s.log.info('  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, minified and generated files are skipped unless attentionLab.data.skipGenerated is off; files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)');
+      s.log.info(
+        '  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, minified and generated files are skipped unless attentionLab.data.skipGenerated is off; files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)',
+      );
     }
     s.dashboard.open(runId, true);
   });
   let outcome: RunOutcome;
   try {
     outcome = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : resume ? `training ${name} from its checkpoint at step ${known?.step ?? 0}` : `training ${name}`}`, cancellable: true },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : resume ? `training ${name} from its checkpoint at step ${known?.step ?? 0}` : `training ${name}`}`,
+        cancellable: true,
+      },
       (progress, token) => {
         token.onCancellationRequested(() => s.controller.stop());
         if (resume) progress.report({ message: 'resuming from the last checkpoint…' });
@@ -247,19 +330,34 @@ function announce(s: Services, runId: string, outcome: RunOutcome, skipped: read
   const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
-    if (kind === 'cancelled') void vscode.window.showInformationMessage(`${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`);
+    if (kind === 'cancelled')
+      void vscode.window.showInformationMessage(
+        `${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`,
+      );
     // A full disk stopped the run with its checkpoint kept: once there is space, it resumes.
-    else if (outcome.error.code === 'disk/full') void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, { title: 'Resume', run: () => resumeCommand(s, runId) });
+    else if (outcome.error.code === 'disk/full')
+      void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, {
+        title: 'Resume',
+        run: () => resumeCommand(s, runId),
+      });
     // A file in the way or a read-only disk is fixed on the disk (the message says how), not in the model's settings.
-    else void showError(s.log, `${name} failed at step ${outcome.step}: ${outcome.error.message}`, undefined, ...(kind === 'fixable' && outcome.error.code !== 'file/unusable' ? [CONFIGURE_ACTION] : []));
+    else
+      void showError(
+        s.log,
+        `${name} failed at step ${outcome.step}: ${outcome.error.message}`,
+        undefined,
+        ...(kind === 'fixable' && outcome.error.code !== 'file/unusable' ? [CONFIGURE_ACTION] : []),
+      );
     return;
   }
   const best = s.runs.find(runId)?.bestValLoss ?? null;
   const verb = outcome.reason === 'completed' ? 'finished' : 'stopped';
   const text = `${name} ${verb} at step ${outcome.step}${best !== null ? ` · best validation loss ${formatLoss(best)}` : ''}.${skippedNotice(skipped)}`;
-  void vscode.window.showInformationMessage(text, 'Decode…', 'Open Dashboard', ...(skipped.length > 0 ? ['Open Log'] : [])).then((choice) => {
-    if (choice === 'Open Log') s.log.show();
-    if (choice === 'Decode…') void vscode.commands.executeCommand('attentionLab.run.decode', runId);
-    if (choice === 'Open Dashboard') s.dashboard.open(runId);
-  });
+  void vscode.window
+    .showInformationMessage(text, 'Decode…', 'Open Dashboard', ...(skipped.length > 0 ? ['Open Log'] : []))
+    .then((choice) => {
+      if (choice === 'Open Log') s.log.show();
+      if (choice === 'Decode…') void vscode.commands.executeCommand('attentionLab.run.decode', runId);
+      if (choice === 'Open Dashboard') s.dashboard.open(runId);
+    });
 }

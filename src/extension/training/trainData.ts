@@ -42,30 +42,75 @@ export interface FoundData {
  * Resolves the settings' data source for a Train command, in `host`'s paths; files under
  * `runsRoot` (earlier runs) are never training data.
  */
-export async function findTrainingData(host: LabHost, s: Settings, workspaceDir: string | null, runsRoot: string, token: vscode.CancellationToken, how: FindOptions = {}): Promise<FoundData> {
+export async function findTrainingData(
+  host: LabHost,
+  s: Settings,
+  workspaceDir: string | null,
+  runsRoot: string,
+  token: vscode.CancellationToken,
+  how: FindOptions = {},
+): Promise<FoundData> {
   const { fs } = host;
   const d = s.data;
   if (d.source === 'task') return { data: { kind: 'task', task: d.task }, found: `built-in task "${d.task}"` };
   if (!vscode.workspace.isTrusted) {
-    throw new DataError('This workspace is in Restricted Mode, so Attention Lab does not train on its files. Trust the workspace, or choose a built-in task in "Configure Model…".', 'trust');
+    throw new DataError(
+      'This workspace is in Restricted Mode, so Attention Lab does not train on its files. Trust the workspace, or choose a built-in task in "Configure Model…".',
+      'trust',
+    );
   }
   if (!workspaceDir) {
-    throw new DataError(`Training on ${d.source} needs a workspace folder on disk (none is open, or it is virtual). Open a folder, or choose a built-in task in "Configure Model…".`, 'configure');
+    throw new DataError(
+      `Training on ${d.source} needs a workspace folder on disk (none is open, or it is virtual). Open a folder, or choose a built-in task in "Configure Model…".`,
+      'configure',
+    );
   }
   if (d.source === 'pairs') {
-    if (!d.pairsSource.trim()) throw new DataError('No pairs file is set (attentionLab.data.pairsSource). Choose one in "Configure Model…".', 'configure');
+    if (!d.pairsSource.trim())
+      throw new DataError(
+        'No pairs file is set (attentionLab.data.pairsSource). Choose one in "Configure Model…".',
+        'configure',
+      );
     const source = fs.resolve(d.pairsSource, workspaceDir);
     const target = d.pairsTarget.trim() ? fs.resolve(d.pairsTarget, workspaceDir) : null;
-    for (const f of [source, target]) if (f && !(await exists(fs, f))) throw new DataError(`The pairs file ${f} does not exist. Fix attentionLab.data.pairsSource / pairsTarget, or choose pairs in "Configure Model…".`, 'configure');
-    return { data: { kind: 'pairs', source, target }, found: `pairs ${fs.basename(source)}${target ? ` → ${fs.basename(target)}` : ''}` };
+    for (const f of [source, target])
+      if (f && !(await exists(fs, f)))
+        throw new DataError(
+          `The pairs file ${f} does not exist. Fix attentionLab.data.pairsSource / pairsTarget, or choose pairs in "Configure Model…".`,
+          'configure',
+        );
+    return {
+      data: { kind: 'pairs', source, target },
+      found: `pairs ${fs.basename(source)}${target ? ` → ${fs.basename(target)}` : ''}`,
+    };
   }
-  const { files, capped, excluded, settingsLeftOut } = await findDocumentFiles(host, d.include, d.exclude, runsRoot, MAX_FILES, token, how);
+  const { files, capped, excluded, settingsLeftOut } = await findDocumentFiles(
+    host,
+    d.include,
+    d.exclude,
+    runsRoot,
+    MAX_FILES,
+    token,
+    how,
+  );
   if (files.length === 0) {
-    throw new DataError(`No files in this workspace match "${d.include}"${excluded ? ` once "${d.exclude}" is left out` : ''} (files.exclude applies). Change attentionLab.data.include in "Configure Model…".`, 'configure');
+    throw new DataError(
+      `No files in this workspace match "${d.include}"${excluded ? ` once "${d.exclude}" is left out` : ''} (files.exclude applies). Change attentionLab.data.include in "Configure Model…".`,
+      'configure',
+    );
   }
   const root = documentsRoot(host, files);
-  const notes = [excluded ? `${excluded} excluded by attentionLab.data.exclude` : '', settingsLeftOut ? `the editor's ${SETTINGS_FILE} left out` : '', capped ? `only the first ${MAX_FILES} taken` : ''].filter(Boolean).join(', ');
-  return { data: { kind: 'documents', files, root }, found: `${files.length} ${files.length === 1 ? 'file' : 'files'} matching "${d.include}"${notes ? ` (${notes})` : ''}` };
+  const notes = [
+    excluded ? `${excluded} excluded by attentionLab.data.exclude` : '',
+    settingsLeftOut ? `the editor's ${SETTINGS_FILE} left out` : '',
+    capped ? `only the first ${MAX_FILES} taken` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return {
+    data: { kind: 'documents', files, root },
+    found: `${files.length} ${files.length === 1 ? 'file' : 'files'} matching "${d.include}"${notes ? ` (${notes})` : ''}`,
+  };
 }
 
 /** Files a documents glob names, as training takes them. */
@@ -91,10 +136,23 @@ export const SETTINGS_FILE = '.vscode/settings.json';
  * sorted, the first `limit` of them. Used by Train and by Configure's live count, so both
  * see the same files.
  */
-export async function findDocumentFiles(host: LabHost, include: string, exclude: string, runsRoot: string, limit: number, token?: vscode.CancellationToken, how: FindOptions = {}): Promise<DocumentFiles> {
-  const reachable = (uris: readonly vscode.Uri[]): string[] => uris.map((u) => host.pathOf(u)).filter((p): p is string => p !== null);
+export async function findDocumentFiles(
+  host: LabHost,
+  include: string,
+  exclude: string,
+  runsRoot: string,
+  limit: number,
+  token?: vscode.CancellationToken,
+  how: FindOptions = {},
+): Promise<DocumentFiles> {
+  const reachable = (uris: readonly vscode.Uri[]): string[] =>
+    uris.map((u) => host.pathOf(u)).filter((p): p is string => p !== null);
   const found = await searchOrWalk(host, include, limit + 1, runsRoot, token, how);
-  const settings = new Set(reachable((vscode.workspace.workspaceFolders ?? []).map((w) => vscode.Uri.joinPath(w.uri, ...SETTINGS_FILE.split('/')))));
+  const settings = new Set(
+    reachable(
+      (vscode.workspace.workspaceFolders ?? []).map((w) => vscode.Uri.joinPath(w.uri, ...SETTINGS_FILE.split('/'))),
+    ),
+  );
   const outside = found.filter((f) => !isInside(host.fs, runsRoot, f));
   let files = outside.filter((f) => !settings.has(f));
   const settingsLeftOut = outside.length - files.length;
@@ -135,7 +193,14 @@ export interface FindOptions {
  * through the host's file system with the same glob and `files.exclude`, whichever finishes
  * first. Cancelling `token` rejects with {@link FindCancelled} at once.
  */
-async function searchOrWalk(host: LabHost, glob: string, max: number | undefined, runsRoot: string, token: vscode.CancellationToken | undefined, how: FindOptions): Promise<string[]> {
+async function searchOrWalk(
+  host: LabHost,
+  glob: string,
+  max: number | undefined,
+  runsRoot: string,
+  token: vscode.CancellationToken | undefined,
+  how: FindOptions,
+): Promise<string[]> {
   const cts = new vscode.CancellationTokenSource();
   const outer = token?.onCancellationRequested(() => cts.cancel());
   if (token?.isCancellationRequested) cts.cancel();
@@ -145,8 +210,12 @@ async function searchOrWalk(host: LabHost, glob: string, max: number | undefined
       if (cts.token.isCancellationRequested) reject(new FindCancelled());
       cts.token.onCancellationRequested(() => reject(new FindCancelled()));
     });
-    const search = Promise.resolve(vscode.workspace.findFiles(glob, undefined, max, cts.token)).then((uris) => uris.map((u) => host.pathOf(u)).filter((p): p is string => p !== null));
-    const walk = new Promise<void>((resolve) => (timer = setTimeout(resolve, how.graceMs ?? SEARCH_GRACE_MS))).then(() => walkWorkspace(host, glob, max ?? Number.POSITIVE_INFINITY, runsRoot, cts.token, how.onProgress));
+    const search = Promise.resolve(vscode.workspace.findFiles(glob, undefined, max, cts.token)).then((uris) =>
+      uris.map((u) => host.pathOf(u)).filter((p): p is string => p !== null),
+    );
+    const walk = new Promise<void>((resolve) => (timer = setTimeout(resolve, how.graceMs ?? SEARCH_GRACE_MS))).then(
+      () => walkWorkspace(host, glob, max ?? Number.POSITIVE_INFINITY, runsRoot, cts.token, how.onProgress),
+    );
     return await Promise.race([search, walk, cancelled]);
   } catch (e) {
     throw e instanceof WalkCancelled ? new FindCancelled() : e;
@@ -159,25 +228,41 @@ async function searchOrWalk(host: LabHost, glob: string, max: number | undefined
 }
 
 /** The workspace files `glob` names (VS Code's search, else a walk of the folders), as `host`'s paths, at most `max`. */
-export function findWorkspaceFiles(host: LabHost, glob: string, max: number, runsRoot: string, token?: vscode.CancellationToken): Promise<string[]> {
+export function findWorkspaceFiles(
+  host: LabHost,
+  glob: string,
+  max: number,
+  runsRoot: string,
+  token?: vscode.CancellationToken,
+): Promise<string[]> {
   return searchOrWalk(host, glob, max, runsRoot, token, {});
 }
 
 /** Walks every workspace folder the host reaches for `glob`, leaving out `files.exclude` and the runs folder. */
-async function walkWorkspace(host: LabHost, glob: string, max: number, runsRoot: string, token: vscode.CancellationToken, onProgress?: (message: string) => void): Promise<string[]> {
+async function walkWorkspace(
+  host: LabHost,
+  glob: string,
+  max: number,
+  runsRoot: string,
+  token: vscode.CancellationToken,
+  onProgress?: (message: string) => void,
+): Promise<string[]> {
   const match = globMatcher(glob);
   const out: string[] = [];
   for (const folder of vscode.workspace.workspaceFolders ?? []) {
     const root = host.pathOf(folder.uri);
     if (root === null || out.length >= max) continue;
-    const excludes = Object.entries(vscode.workspace.getConfiguration('files', folder.uri).get<Record<string, unknown>>('exclude') ?? {})
+    const excludes = Object.entries(
+      vscode.workspace.getConfiguration('files', folder.uri).get<Record<string, unknown>>('exclude') ?? {},
+    )
       .filter(([, on]) => on === true)
       .map(([g]) => globMatcher(g));
     const files = await walkFiles(host.fs, root, match, {
       limit: max - out.length,
       skip: (rel) => excludes.some((x) => x(rel)) || isInside(host.fs, runsRoot, host.fs.join(root, rel)),
       cancelled: () => token.isCancellationRequested,
-      onFolder: (rel, n) => onProgress?.(`VS Code's search did not answer; listing ${folder.name}/${rel} · ${n + out.length} files so far`),
+      onFolder: (rel, n) =>
+        onProgress?.(`VS Code's search did not answer; listing ${folder.name}/${rel} · ${n + out.length} files so far`),
     });
     out.push(...files);
   }
@@ -186,6 +271,10 @@ async function walkWorkspace(host: LabHost, glob: string, max: number, runsRoot:
 
 /** The folder document paths are relative to: the workspace folder when it holds them all, else their common folder. */
 export function documentsRoot(host: LabHost, files: readonly string[]): string {
-  const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => host.pathOf(f.uri)).filter((p): p is string => p !== null);
-  return folders.length === 1 && files.every((f) => isInside(host.fs, folders[0] as string, f)) ? (folders[0] as string) : commonFolder(host.fs, files);
+  const folders = (vscode.workspace.workspaceFolders ?? [])
+    .map((f) => host.pathOf(f.uri))
+    .filter((p): p is string => p !== null);
+  return folders.length === 1 && files.every((f) => isInside(host.fs, folders[0] as string, f))
+    ? (folders[0] as string)
+    : commonFolder(host.fs, files);
 }

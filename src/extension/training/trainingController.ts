@@ -66,7 +66,9 @@ export class TrainingController implements DisposableLike {
   private worker: TrainingWorker | null = null;
   private current: TrainingState | null = null;
   private readonly events = new Emitter<RunEvent>((e) => this.log.error(`A listener failed: ${String(e)}`));
-  private readonly changes = new Emitter<TrainingState | null>((e) => this.log.error(`A listener failed: ${String(e)}`));
+  private readonly changes = new Emitter<TrainingState | null>((e) =>
+    this.log.error(`A listener failed: ${String(e)}`),
+  );
   private readonly ends = new Emitter<RunEnd>((e) => this.log.error(`A listener failed: ${String(e)}`));
   private disposed = false;
   /** The run of a start waiting for its lock, or null (a second start is refused meanwhile). */
@@ -100,10 +102,17 @@ export class TrainingController implements DisposableLike {
    * process). Throws when a run is already training here, and RunLockedError (naming the
    * session) when another session trains `runDir`; nothing changes here then.
    */
-  async start(runDir: string, spec: TrainSpec, resume: boolean, extendTo: number | null = null, pytorch: PytorchOptions | null = null): Promise<RunOutcome> {
+  async start(
+    runDir: string,
+    spec: TrainSpec,
+    resume: boolean,
+    extendTo: number | null = null,
+    pytorch: PytorchOptions | null = null,
+  ): Promise<RunOutcome> {
     if (this.disposed) throw new Error('Attention Lab is shutting down; training was not started.');
     if (this.current) throw new Error(`${this.current.name} is still training; stop it before starting another run.`);
-    if (this.starting !== null) throw new Error(`${this.starting} is still training; stop it before starting another run.`);
+    if (this.starting !== null)
+      throw new Error(`${this.starting} is still training; stop it before starting another run.`);
     const runId = this.fs.resolve(runDir);
     let lock: RunLock;
     this.starting = this.fs.basename(runId);
@@ -120,11 +129,31 @@ export class TrainingController implements DisposableLike {
     const worker = new TrainingWorker(this.startWorker(), lock);
     this.worker = worker;
     const name = this.fs.basename(runId);
-    this.current = { runId, runDir: runId, name, step: 0, startStep: 0, totalSteps: extendTo ?? spec.training.steps, loss: null, tokensPerSec: 0, bestValLoss: null, paused: false, stopping: false, backend: null, threads: null };
+    this.current = {
+      runId,
+      runDir: runId,
+      name,
+      step: 0,
+      startStep: 0,
+      totalSteps: extendTo ?? spec.training.steps,
+      loss: null,
+      tokensPerSec: 0,
+      bestValLoss: null,
+      paused: false,
+      stopping: false,
+      backend: null,
+      threads: null,
+    };
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
-    this.log.info(`${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`);
-    let outcome: RunOutcome = { kind: 'failed', step: 0, error: { code: 'internal', message: 'The training worker did not start.' } };
+    this.log.info(
+      `${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`,
+    );
+    let outcome: RunOutcome = {
+      kind: 'failed',
+      step: 0,
+      error: { code: 'internal', message: 'The training worker did not start.' },
+    };
     try {
       await worker.start(runId, spec, resume, null, extendTo, pytorch);
       outcome = await worker.outcome;
@@ -139,8 +168,10 @@ export class TrainingController implements DisposableLike {
         this.changes.fire(null);
       }
     }
-    if (outcome.kind === 'failed' && outcome.error.code === 'cancelled') this.log.info(`${name}: cancelled before training started (${outcome.error.message}).`);
-    else if (outcome.kind === 'failed') this.log.error(`${name} failed at step ${outcome.step}: ${outcome.error.message}`);
+    if (outcome.kind === 'failed' && outcome.error.code === 'cancelled')
+      this.log.info(`${name}: cancelled before training started (${outcome.error.message}).`);
+    else if (outcome.kind === 'failed')
+      this.log.error(`${name} failed at step ${outcome.step}: ${outcome.error.message}`);
     else this.log.info(`${name} ${outcome.reason === 'completed' ? 'finished' : 'stopped'} at step ${outcome.step}.`);
     return outcome;
   }
@@ -150,7 +181,9 @@ export class TrainingController implements DisposableLike {
     try {
       await lock.release();
     } catch (e) {
-      this.log.warn(`Could not remove the lock of ${this.fs.basename(lock.runDir)}: ${(e as Error)?.message ?? String(e)}`);
+      this.log.warn(
+        `Could not remove the lock of ${this.fs.basename(lock.runDir)}: ${(e as Error)?.message ?? String(e)}`,
+      );
     }
   }
 
@@ -159,7 +192,13 @@ export class TrainingController implements DisposableLike {
     if (!s || s.runId !== runId) return;
     switch (event.type) {
       case 'train/didStart':
-        this.update({ step: event.startStep, startStep: event.startStep, totalSteps: event.totalSteps, backend: event.model.backend, threads: event.model.threads ?? 1 });
+        this.update({
+          step: event.startStep,
+          startStep: event.startStep,
+          totalSteps: event.totalSteps,
+          backend: event.model.backend,
+          threads: event.model.threads ?? 1,
+        });
         break;
       case 'train/didStep':
         this.update({ step: event.step, loss: event.loss, tokensPerSec: event.tokensPerSec });

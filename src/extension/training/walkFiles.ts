@@ -39,7 +39,11 @@ function globSource(glob: string): string {
         out += '\\{';
         continue;
       }
-      out += `(?:${glob.slice(i + 1, end).split(',').map(globSource).join('|')})`;
+      out += `(?:${glob
+        .slice(i + 1, end)
+        .split(',')
+        .map(globSource)
+        .join('|')})`;
       i = end;
     } else if (c === '[') {
       const end = glob.indexOf(']', i + 2);
@@ -76,7 +80,12 @@ export interface WalkOptions {
 }
 
 /** The files under `root` whose relative paths `match` accepts, as `fs` paths, in path order, at most `limit`. */
-export async function walkFiles(fs: LabFs, root: string, match: (relPath: string) => boolean, o: WalkOptions): Promise<string[]> {
+export async function walkFiles(
+  fs: LabFs,
+  root: string,
+  match: (relPath: string) => boolean,
+  o: WalkOptions,
+): Promise<string[]> {
   const found: string[] = [];
   const walk = async (dir: string, rel: string): Promise<void> => {
     if (o.cancelled()) throw new WalkCancelled();

@@ -12,8 +12,22 @@
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../../protocol/analysis';
 import type { TrainSpec } from '../../protocol/data';
 import type { BleuTokenize, EvalDecoding } from '../../protocol/evaluation';
-import type { AttentionMapData, AttentionSnapshot, AttentionStack, DecodeOutput, DecodeParams } from '../../protocol/model';
-import type { EvalFilesData, EvalFilesOutput, ExportOutput, HostToModelWorker, ImportOutput, ModelWorkerToHost, ScoreOutput } from '../../protocol/modelWorker';
+import type {
+  AttentionMapData,
+  AttentionSnapshot,
+  AttentionStack,
+  DecodeOutput,
+  DecodeParams,
+} from '../../protocol/model';
+import type {
+  EvalFilesData,
+  EvalFilesOutput,
+  ExportOutput,
+  HostToModelWorker,
+  ImportOutput,
+  ModelWorkerToHost,
+  ScoreOutput,
+} from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateModelWorkerToHost } from '../../protocol/modelWorker';
 import type { HostedWorker, StartWorker } from '../../lab/workers/hostedWorker';
@@ -25,7 +39,17 @@ import { PendingRequests, RequestError } from './pendingRequests';
  * small's logit lens of 1,000 tokens is 13 unembeddings of 50,257 ids, minutes on two busy
  * cores; an evaluation on files shows its progress and can be cancelled, so it gets an hour.
  */
-const TIMEOUT_MS = { decode: 300_000, score: 300_000, attend: 300_000, lens: 600_000, ablate: 600_000, export: 300_000, calibrate: 60_000, evaluate: 3_600_000, import: 1_800_000 } as const;
+const TIMEOUT_MS = {
+  decode: 300_000,
+  score: 300_000,
+  attend: 300_000,
+  lens: 600_000,
+  ablate: 600_000,
+  export: 300_000,
+  calibrate: 60_000,
+  evaluate: 3_600_000,
+  import: 1_800_000,
+} as const;
 
 /** What `calibrate` measured. */
 export interface CalibrationResult {
@@ -65,7 +89,10 @@ export class ModelClient implements DisposableLike {
   private worker: HostedWorker | null = null;
   private ready: Promise<void> | null = null;
   private notReady: ((e: RequestError) => void) | null = null;
-  private readonly pending = new PendingRequests({ set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) }, (what) => this.restart(what));
+  private readonly pending = new PendingRequests(
+    { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as NodeJS.Timeout) },
+    (what) => this.restart(what),
+  );
   private readonly tokenListeners = new Map<number, (token: string, logprob: number) => void>();
   private readonly progressListeners = new Map<number, (done: number, total: number) => void>();
   private disposed = false;
@@ -76,8 +103,17 @@ export class ModelClient implements DisposableLike {
   ) {}
 
   /** Decodes with a run's model; `onToken` sees greedy and sampled tokens as they come. */
-  decode(runDir: string, params: DecodeParams, onToken?: (token: string, logprob: number) => void): Promise<DecodeOutput> {
-    return this.request<DecodeOutput>('Decoding', TIMEOUT_MS.decode, { type: 'model/decode', runDir, params }, onToken ? { onToken } : {});
+  decode(
+    runDir: string,
+    params: DecodeParams,
+    onToken?: (token: string, logprob: number) => void,
+  ): Promise<DecodeOutput> {
+    return this.request<DecodeOutput>(
+      'Decoding',
+      TIMEOUT_MS.decode,
+      { type: 'model/decode', runDir, params },
+      onToken ? { onToken } : {},
+    );
   }
 
   /** Per-token log-probabilities of `text` (given `source` for an encoder-decoder). */
@@ -87,22 +123,51 @@ export class ModelClient implements DisposableLike {
 
   /** The model's attention on `text`: every head's scores, and every layer's map (an overview of one longer than OVERVIEW_SIDE). */
   attend(runDir: string, text: string): Promise<AttentionSnapshot> {
-    return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attend', runDir, text });
+    return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, {
+      type: 'model/attend',
+      runDir,
+      text,
+    });
   }
 
   /** One layer's whole map of the attention of `text` (after `attend` gave its overview). */
   attendLayer(runDir: string, text: string, stack: AttentionStack, layer: number): Promise<AttentionMapData> {
-    return this.request<AttentionMapData>('Computing attention', TIMEOUT_MS.attend, { type: 'model/attendLayer', runDir, text, stack, layer });
+    return this.request<AttentionMapData>('Computing attention', TIMEOUT_MS.attend, {
+      type: 'model/attendLayer',
+      runDir,
+      text,
+      stack,
+      layer,
+    });
   }
 
   /** The logit lens of `input` (top-`topK` per layer and position); `fit` cuts an input longer than the context. */
   lens(runDir: string, input: LensInputData, topK: number, fit: boolean): Promise<LensOutputData> {
-    return this.request<LensOutputData>('Computing the logit lens', TIMEOUT_MS.lens, { type: 'model/lens', runDir, input, topK, fit });
+    return this.request<LensOutputData>('Computing the logit lens', TIMEOUT_MS.lens, {
+      type: 'model/lens',
+      runDir,
+      input,
+      topK,
+      fit,
+    });
   }
 
   /** Next-token top-`topK` and loss of `input` with every head on and with the heads of `off` switched off. */
-  ablate(runDir: string, input: LensInputData, off: readonly HeadRefData[], topK: number, fit: boolean): Promise<AblationOutputData> {
-    return this.request<AblationOutputData>('Ablating heads', TIMEOUT_MS.ablate, { type: 'model/ablate', runDir, input, off, topK, fit });
+  ablate(
+    runDir: string,
+    input: LensInputData,
+    off: readonly HeadRefData[],
+    topK: number,
+    fit: boolean,
+  ): Promise<AblationOutputData> {
+    return this.request<AblationOutputData>('Ablating heads', TIMEOUT_MS.ablate, {
+      type: 'model/ablate',
+      runDir,
+      input,
+      off,
+      topK,
+      fit,
+    });
   }
 
   /** Writes the run's export folder `<outDir>/<run name>` (lab/interop/exportFolder.ts); `force` replaces a non-empty one. */
@@ -112,7 +177,11 @@ export class ModelClient implements DisposableLike {
 
   /** Measures seconds per training step of `spec` on this machine. */
   calibrate(spec: TrainSpec, vocabSize: number): Promise<CalibrationResult> {
-    return this.request<CalibrationResult>('Measuring speed', TIMEOUT_MS.calibrate, { type: 'model/calibrate', spec, vocabSize });
+    return this.request<CalibrationResult>('Measuring speed', TIMEOUT_MS.calibrate, {
+      type: 'model/calibrate',
+      spec,
+      vocabSize,
+    });
   }
 
   /**
@@ -120,21 +189,42 @@ export class ModelClient implements DisposableLike {
    * pairs decoded (greedy unless `opts.decoding` says beam) for exact match, BLEU and chrF;
    * the worker records it in the run's evaluations.jsonl.
    */
-  evaluateFiles(runDir: string, data: EvalFilesData, opts: { readonly maxPairs: number; readonly decoding?: EvalDecoding; readonly tokenize?: BleuTokenize | null }, hooks: EvaluateFilesHooks = {}): Promise<EvalFilesOutput> {
+  evaluateFiles(
+    runDir: string,
+    data: EvalFilesData,
+    opts: { readonly maxPairs: number; readonly decoding?: EvalDecoding; readonly tokenize?: BleuTokenize | null },
+    hooks: EvaluateFilesHooks = {},
+  ): Promise<EvalFilesOutput> {
     const cancel = cancelFlag();
-    const msg = { type: 'model/evaluateFiles', runDir, data, maxPairs: opts.maxPairs, decoding: opts.decoding ?? { strategy: 'greedy' }, tokenize: opts.tokenize ?? null, ...(cancel ? { cancel } : {}) } as const;
+    const msg = {
+      type: 'model/evaluateFiles',
+      runDir,
+      data,
+      maxPairs: opts.maxPairs,
+      decoding: opts.decoding ?? { strategy: 'greedy' },
+      tokenize: opts.tokenize ?? null,
+      ...(cancel ? { cancel } : {}),
+    } as const;
     return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, msg, { ...hooks, cancelFlag: cancel });
   }
 
   /** Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in bytes. */
   importCheckpoint(from: string, outDir: string, hooks: EvaluateFilesHooks = {}): Promise<ImportOutput> {
     const cancel = cancelFlag();
-    return this.request<ImportOutput>('Importing', TIMEOUT_MS.import, { type: 'model/import', from, outDir, ...(cancel ? { cancel } : {}) }, { ...hooks, cancelFlag: cancel });
+    return this.request<ImportOutput>(
+      'Importing',
+      TIMEOUT_MS.import,
+      { type: 'model/import', from, outDir, ...(cancel ? { cancel } : {}) },
+      { ...hooks, cancelFlag: cancel },
+    );
   }
 
   /** Draws the snapshots a PyTorch run's trainer left as weights (a run no lab followed); resolves to how many. */
   drawSnapshots(runDir: string): Promise<number> {
-    return this.request<number>('Drawing attention snapshots', TIMEOUT_MS.export, { type: 'model/drawSnapshots', runDir });
+    return this.request<number>('Drawing attention snapshots', TIMEOUT_MS.export, {
+      type: 'model/drawSnapshots',
+      runDir,
+    });
   }
 
   private async request<T>(what: string, timeoutMs: number, req: Request, hooks: RequestHooks = {}): Promise<T> {
@@ -143,7 +233,8 @@ export class ModelClient implements DisposableLike {
     if (hooks.signal?.aborted) throw cancelled();
     const worker = this.start();
     await this.ready;
-    if (this.disposed || this.worker !== worker) throw new RequestError('disposed', `${what} was cancelled: the model worker stopped.`);
+    if (this.disposed || this.worker !== worker)
+      throw new RequestError('disposed', `${what} was cancelled: the model worker stopped.`);
     if (hooks.signal?.aborted) throw cancelled();
     let sent: number | null = null;
     const onAbort = (): void => {
@@ -192,7 +283,9 @@ export class ModelClient implements DisposableLike {
         try {
           msg = validateModelWorkerToHost(raw);
         } catch (e) {
-          this.log(`Ignored an invalid message from the model worker: ${e instanceof ProtocolError ? e.message : String(e)}`);
+          this.log(
+            `Ignored an invalid message from the model worker: ${e instanceof ProtocolError ? e.message : String(e)}`,
+          );
           return;
         }
         if (msg.type === 'worker/ready') resolve();
@@ -225,7 +318,12 @@ export class ModelClient implements DisposableLike {
         this.finish(msg.id, msg.output);
         return;
       case 'model/didCalibrate':
-        this.finish(msg.id, { secondsPerStep: msg.secondsPerStep, flopsPerSec: msg.flopsPerSec, backend: msg.backend, threads: msg.threads });
+        this.finish(msg.id, {
+          secondsPerStep: msg.secondsPerStep,
+          flopsPerSec: msg.flopsPerSec,
+          backend: msg.backend,
+          threads: msg.threads,
+        });
         return;
       case 'model/didProgress':
         this.progressListeners.get(msg.id)?.(msg.done, msg.total);
@@ -254,14 +352,20 @@ export class ModelClient implements DisposableLike {
 
   private finish(id: number, value: unknown): void {
     this.forget(id);
-    if (!this.pending.resolve(id, value)) this.log(`The model worker answered request ${id}, which was no longer waiting (timed out or cancelled).`);
+    if (!this.pending.resolve(id, value))
+      this.log(`The model worker answered request ${id}, which was no longer waiting (timed out or cancelled).`);
   }
 
   private lost(worker: HostedWorker, message: string): void {
     if (this.worker !== worker) return;
     this.worker = null;
     this.ready = null;
-    this.notReady?.(new RequestError(this.disposed ? 'disposed' : 'internal', this.disposed ? 'Cancelled: Attention Lab is shutting down.' : message));
+    this.notReady?.(
+      new RequestError(
+        this.disposed ? 'disposed' : 'internal',
+        this.disposed ? 'Cancelled: Attention Lab is shutting down.' : message,
+      ),
+    );
     this.notReady = null;
     this.tokenListeners.clear();
     this.progressListeners.clear();

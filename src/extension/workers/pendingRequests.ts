@@ -54,14 +54,21 @@ export class PendingRequests {
       const timer = this.timers.set(() => {
         const e = this.settle(id);
         if (!e) return;
-        e.reject(new RequestError('timeout', `${what} took longer than ${Math.round(timeoutMs / 1000)} s and was abandoned; try a shorter input or a smaller model.`));
+        e.reject(
+          new RequestError(
+            'timeout',
+            `${what} took longer than ${Math.round(timeoutMs / 1000)} s and was abandoned; try a shorter input or a smaller model.`,
+          ),
+        );
         this.onTimeout(what);
       }, timeoutMs);
       this.entries.set(id, { resolve: resolve as (v: unknown) => void, reject, timer, what });
       try {
         send(id);
       } catch (e) {
-        this.settle(id)?.reject(new RequestError('internal', `${what} could not be sent: ${(e as Error)?.message ?? String(e)}`));
+        this.settle(id)?.reject(
+          new RequestError('internal', `${what} could not be sent: ${(e as Error)?.message ?? String(e)}`),
+        );
       }
     });
   }

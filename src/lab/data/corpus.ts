@@ -76,9 +76,15 @@ export const LIMIT_HINTS = {
 export function limitsOf(opts: CorpusLimits): { maxFile: number; maxTotal: number; skipGenerated: boolean } {
   const maxFile = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const maxTotal = opts.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
-  for (const [name, v] of [['maxFileBytes', maxFile], ['maxTotalBytes', maxTotal]] as const) {
+  for (const [name, v] of [
+    ['maxFileBytes', maxFile],
+    ['maxTotalBytes', maxTotal],
+  ] as const) {
     if (!Number.isSafeInteger(v) || v < 1) {
-      throw new EngineError('input/invalid', `${name} must be a whole number of bytes ≥ 1; got ${v}. Give a positive size.`);
+      throw new EngineError(
+        'input/invalid',
+        `${name} must be a whole number of bytes ≥ 1; got ${v}. Give a positive size.`,
+      );
     }
   }
   return { maxFile, maxTotal, skipGenerated: opts.skipGenerated ?? true };
@@ -111,7 +117,12 @@ export interface CorpusPlan {
  * extensions, unreadable entries, and the per-file and total size limits (a file past the
  * total is skipped, and the files after it may still fit).
  */
-export async function planCorpus(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits): Promise<CorpusPlan> {
+export async function planCorpus(
+  fs: LabFs,
+  files: readonly string[],
+  root: string,
+  limits: CorpusLimits,
+): Promise<CorpusPlan> {
   const { maxFile, maxTotal, skipGenerated } = limitsOf(limits);
   const filter = new GitignoreFilter(fs, root);
   const entries = files.map((abs) => ({ abs, path: fs.relative(root, abs) ?? fs.basename(abs) })).sort(byPath);
@@ -149,7 +160,11 @@ export async function planCorpus(fs: LabFs, files: readonly string[], root: stri
  * not UTF-8, empty, minified or generated (the last two unless `skipGenerated` is false).
  * CRLF becomes LF and a BOM is dropped.
  */
-export async function readPlannedFile(fs: LabFs, file: PlannedFile, skipGenerated = true): Promise<{ ok: true; text: string } | { ok: false; reason: SkippedFile['reason'] }> {
+export async function readPlannedFile(
+  fs: LabFs,
+  file: PlannedFile,
+  skipGenerated = true,
+): Promise<{ ok: true; text: string } | { ok: false; reason: SkippedFile['reason'] }> {
   const r = await readTextFile(fs, file.abs, Number.MAX_SAFE_INTEGER);
   if (!r.ok) return r;
   const text = r.text.includes('\r') ? r.text.replace(/\r\n/g, '\n') : r.text;
@@ -167,9 +182,15 @@ export function skippedNote(skipped: readonly SkippedFile[], limits: CorpusLimit
   const largest = (reason: SkippedFile['reason']): SkippedFile | undefined =>
     skipped.filter((f) => f.reason === reason).sort((a, b) => (b.bytes ?? 0) - (a.bytes ?? 0))[0];
   const big = largest('too-large');
-  if (big) parts.push(`${big.path} is ${formatBytes(big.bytes ?? 0)}, over the ${formatBytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`);
+  if (big)
+    parts.push(
+      `${big.path} is ${formatBytes(big.bytes ?? 0)}, over the ${formatBytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`,
+    );
   const over = largest('over-total');
-  if (over) parts.push(`${over.path} (${formatBytes(over.bytes ?? 0)}) would take the corpus past its ${formatBytes(maxTotal)} total: ${LIMIT_HINTS.total}`);
+  if (over)
+    parts.push(
+      `${over.path} (${formatBytes(over.bytes ?? 0)}) would take the corpus past its ${formatBytes(maxTotal)} total: ${LIMIT_HINTS.total}`,
+    );
   return parts.join('; ');
 }
 
@@ -188,7 +209,13 @@ export function noDocumentsError(skipped: readonly SkippedFile[], what: string, 
  * Reads every file that passes the checks (for callers that want the texts; training
  * streams instead). `what` says which files were asked for, for the error when none is left.
  */
-export async function readCorpus(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits, what: string): Promise<Corpus> {
+export async function readCorpus(
+  fs: LabFs,
+  files: readonly string[],
+  root: string,
+  limits: CorpusLimits,
+  what: string,
+): Promise<Corpus> {
   const plan = await planCorpus(fs, files, root, limits);
   const { skipGenerated } = limitsOf(limits);
   const documents: CorpusDocument[] = [];
@@ -212,11 +239,19 @@ export async function readCorpus(fs: LabFs, files: readonly string[], root: stri
  * {@link collectDocuments} but no globbing: for callers that found the files themselves.
  * Document paths are relative to `root`.
  */
-export async function collectFromPaths(fs: LabFs, paths: readonly string[], root: string, opts: CorpusLimits = {}): Promise<Corpus> {
+export async function collectFromPaths(
+  fs: LabFs,
+  paths: readonly string[],
+  root: string,
+  opts: CorpusLimits = {},
+): Promise<Corpus> {
   const absRoot = fs.resolve(root);
   limitsOf(opts);
   if (paths.length === 0) {
-    throw new EngineError('input/invalid', `No files given to collect under ${shownPath(absRoot)}; choose at least one text file.`);
+    throw new EngineError(
+      'input/invalid',
+      `No files given to collect under ${shownPath(absRoot)}; choose at least one text file.`,
+    );
   }
   const files = [...new Set(paths.map((p) => fs.resolve(p, absRoot)))];
   return readCorpus(fs, files, absRoot, opts, `given under ${shownPath(absRoot)}`);
@@ -235,7 +270,10 @@ export function splitDocuments<T extends { readonly path: string }>(
   seed: number,
 ): { train: T[]; val: T[] } {
   if (!(valFraction >= 0 && valFraction < 1)) {
-    throw new EngineError('input/invalid', `The validation fraction must be in [0, 1); got ${valFraction}. Use e.g. 0.1.`);
+    throw new EngineError(
+      'input/invalid',
+      `The validation fraction must be in [0, 1); got ${valFraction}. Use e.g. 0.1.`,
+    );
   }
   const scored = docs.map((doc) => ({ doc, u: unitInterval(hashString(doc.path, seed)) }));
   const isVal = scored.map((s) => s.u < valFraction);

@@ -63,7 +63,14 @@ export class PreviewCancelled extends Error {
  * Plans the corpus of `files` (absolute paths) under `root` exactly as training does, then
  * reads the first planned files within `budget` for the content checks.
  */
-export async function previewCorpus(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget = {}, signal?: AbortSignal): Promise<CorpusPreview> {
+export async function previewCorpus(
+  fs: LabFs,
+  files: readonly string[],
+  root: string,
+  limits: CorpusLimits,
+  budget: PreviewBudget = {},
+  signal?: AbortSignal,
+): Promise<CorpusPreview> {
   const { skipGenerated } = limitsOf(limits);
   const check = (): void => {
     if (signal?.aborted) throw new PreviewCancelled();
@@ -113,7 +120,15 @@ export async function previewCorpus(fs: LabFs, files: readonly string[], root: s
   }
   for (const file of plan.files.slice(i)) await keepUnread(file);
   skipped.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { root, files: kept, bytes: kept.reduce((n, f) => n + f.bytes, 0), skipped, read, planned: plan.files.length, distinctChars };
+  return {
+    root,
+    files: kept,
+    bytes: kept.reduce((n, f) => n + f.bytes, 0),
+    skipped,
+    read,
+    planned: plan.files.length,
+    distinctChars,
+  };
 }
 
 /**

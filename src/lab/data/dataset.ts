@@ -40,8 +40,22 @@ export interface PairExample {
  */
 export type SamplerInputs =
   | { readonly kind: 'documents'; readonly stream: TokenIds; readonly rows: number; readonly T: number }
-  | { readonly kind: 'pairs'; readonly sorted: readonly PairExample[]; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly bos: number; readonly eos: number }
-  | { readonly kind: 'induction'; readonly ids: readonly number[]; readonly rows: number; readonly Lmax: number; readonly bos: number };
+  | {
+      readonly kind: 'pairs';
+      readonly sorted: readonly PairExample[];
+      readonly rows: number;
+      readonly maxBatch: number;
+      readonly budget: number;
+      readonly bos: number;
+      readonly eos: number;
+    }
+  | {
+      readonly kind: 'induction';
+      readonly ids: readonly number[];
+      readonly rows: number;
+      readonly Lmax: number;
+      readonly bos: number;
+    };
 
 /** What the training loop needs from the data. */
 export interface Dataset {
@@ -63,7 +77,11 @@ export interface Dataset {
 }
 
 /** Tokenizes pairs; drops the ones longer than `maxLen` positions and says how many. */
-export function tokenizePairs(pairs: readonly { src: string; tgt: string }[], tok: Tokenizer, maxLen: number): { examples: PairExample[]; dropped: number } {
+export function tokenizePairs(
+  pairs: readonly { src: string; tgt: string }[],
+  tok: Tokenizer,
+  maxLen: number,
+): { examples: PairExample[]; dropped: number } {
   const examples: PairExample[] = [];
   let dropped = 0;
   for (const p of pairs) {
@@ -118,7 +136,13 @@ function probeExamples(val: readonly PairExample[]): PairExample[] {
 }
 
 /** Encoder-decoder data with token-budget batching; `ids` are the tokenizer's special ids. */
-export function pairDataset(train: PairExample[], val: PairExample[], seed: number, rows: number, ids: SpecialIds): Dataset {
+export function pairDataset(
+  train: PairExample[],
+  val: PairExample[],
+  seed: number,
+  rows: number,
+  ids: SpecialIds,
+): Dataset {
   if (train.length === 0) throw new Error('no training pairs');
   const sorted = [...train].sort((a, b) => len(a) - len(b));
   const maxLen = Math.max(...train.concat(val).map((e) => e.tgt.length + 1));
@@ -205,7 +229,14 @@ export function validationStarts(length: number, T: number, n: number): number[]
  * With no held-out text (`val` shorter than 2 tokens: the run's data summary says so and
  * labels the curve) the fixed windows come from the training stream.
  */
-export function documentDataset(train: TokenIds, val: TokenIds, seed: number, rows: number, seqLen: number, maxEvalBatches = 8): Dataset {
+export function documentDataset(
+  train: TokenIds,
+  val: TokenIds,
+  seed: number,
+  rows: number,
+  seqLen: number,
+  maxEvalBatches = 8,
+): Dataset {
   const T = Math.max(1, Math.min(seqLen, train.length - 1));
   if (train.length < 2) throw new Error('training stream too short');
   const valStream = val.length >= 2 ? val : train;

@@ -116,7 +116,10 @@ export function tailCut(text: string): number {
 /** Progress reports at most every {@link PROGRESS_MS}, plus cancellation and yielding between pieces. */
 class Pacer {
   private last = 0;
-  constructor(private readonly hooks: WorkHooks, private readonly total: number) {}
+  constructor(
+    private readonly hooks: WorkHooks,
+    private readonly total: number,
+  ) {}
 
   async tick(phase: PrepareProgress['phase'], done: number, message: string, what: string): Promise<void> {
     if (this.hooks.yieldNow) await this.hooks.yieldNow();
@@ -130,7 +133,15 @@ class Pacer {
 }
 
 /** Pass 1: learns the tokenizer from the training text (BPE from a seeded sample past BPE_SAMPLE_BYTES). */
-async function learnTokenizer(fs: LabFs, src: { train: 'char' | 'bpe'; vocabSize: number }, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer, notes: string[]): Promise<Tokenizer> {
+async function learnTokenizer(
+  fs: LabFs,
+  src: { train: 'char' | 'bpe'; vocabSize: number },
+  files: readonly PlannedFile[],
+  split: Split,
+  opts: LoadOptions,
+  pacer: Pacer,
+  notes: string[],
+): Promise<Tokenizer> {
   const trainBytes = files.reduce((n, f) => n + (split.kind === 'documents' && split.val.has(f.path) ? 0 : f.bytes), 0);
   const sampleBytes = opts.bpeSampleBytes ?? BPE_SAMPLE_BYTES;
   const sampleRate = src.train === 'bpe' && trainBytes > sampleBytes ? sampleBytes / trainBytes : 1;
@@ -153,13 +164,21 @@ async function learnTokenizer(fs: LabFs, src: { train: 'char' | 'bpe'; vocabSize
           chunks.add(piece);
           sampled += piece.length;
         }
-        await pacer.tick('tokenizer', done + Math.round((start + piece.length) * scale), `${verb} ${file.path}`, 'reading the data');
+        await pacer.tick(
+          'tokenizer',
+          done + Math.round((start + piece.length) * scale),
+          `${verb} ${file.path}`,
+          'reading the data',
+        );
       }
     }
     done += file.bytes;
   }
   if (src.train === 'char') return chars.tokenizer();
-  if (sampleRate < 1) notes.push(`BPE learned its merges from a seeded sample of ${formatBytes(sampled)} of the ${formatBytes(trainBytes)} of training text.`);
+  if (sampleRate < 1)
+    notes.push(
+      `BPE learned its merges from a seeded sample of ${formatBytes(sampled)} of the ${formatBytes(trainBytes)} of training text.`,
+    );
   await pacer.tick('tokenizer', done, `Learning ${src.vocabSize} BPE tokens`, 'training the tokenizer');
   return trainBpeTokenizer(chunks, { vocabSize: src.vocabSize });
 }
@@ -176,7 +195,13 @@ export interface LoadOptions extends WorkHooks, CorpusLimits {
 }
 
 /** Encodes `text` piece by piece into `into`, ticking between pieces. */
-async function encodeInto(tok: Tokenizer, text: string, into: TokenBuffer, pieceChars: number, tick: (charsDone: number) => Promise<void>): Promise<number> {
+async function encodeInto(
+  tok: Tokenizer,
+  text: string,
+  into: TokenBuffer,
+  pieceChars: number,
+  tick: (charsDone: number) => Promise<void>,
+): Promise<number> {
   let inexact = 0;
   for (const { piece, start, exact } of textPieces(text, pieceChars)) {
     into.push(tok.encode(piece));
@@ -199,8 +224,25 @@ interface Encoded {
 }
 
 /** Pass 2: reads and encodes every file into the training or validation stream as the split says. */
-async function encodeAll(fs: LabFs, tok: Tokenizer, files: readonly PlannedFile[], split: Split, opts: LoadOptions, pacer: Pacer): Promise<Encoded> {
-  const out: Encoded = { train: new TokenBuffer(tok.vocabSize), val: new TokenBuffer(tok.vocabSize), documents: 0, bytes: 0, heldOutDocs: 0, skipped: [], prompts: [], folders: [], inexactCuts: 0 };
+async function encodeAll(
+  fs: LabFs,
+  tok: Tokenizer,
+  files: readonly PlannedFile[],
+  split: Split,
+  opts: LoadOptions,
+  pacer: Pacer,
+): Promise<Encoded> {
+  const out: Encoded = {
+    train: new TokenBuffer(tok.vocabSize),
+    val: new TokenBuffer(tok.vocabSize),
+    documents: 0,
+    bytes: 0,
+    heldOutDocs: 0,
+    skipped: [],
+    prompts: [],
+    folders: [],
+    inexactCuts: 0,
+  };
   const onlyVal = opts.need === 'validation' && split.kind !== 'none';
   const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> (both) in its vocabulary
   let done = 0;
@@ -220,12 +262,25 @@ async function encodeAll(fs: LabFs, tok: Tokenizer, files: readonly PlannedFile[
     out.bytes += file.bytes;
     out.folders.push(fs.dirname(file.abs));
     const scale = file.bytes / Math.max(1, r.text.length);
-    const tick = (offset: number) => (chars: number): Promise<void> =>
-      pacer.tick('encode', done + Math.round((offset + chars) * scale), `Encoding ${file.path} (${tok.type})`, 'encoding the data');
+    const tick =
+      (offset: number) =>
+      (chars: number): Promise<void> =>
+        pacer.tick(
+          'encode',
+          done + Math.round((offset + chars) * scale),
+          `Encoding ${file.path} (${tok.type})`,
+          'encoding the data',
+        );
     const cut = split.kind === 'tail' ? tailCut(r.text) : wholeVal ? 0 : r.text.length;
     if (cut > 0 && !onlyVal) {
       out.train.pushId(bos);
-      out.inexactCuts += await encodeInto(tok, r.text.slice(0, cut), out.train, opts.pieceChars ?? PIECE_CHARS, tick(0));
+      out.inexactCuts += await encodeInto(
+        tok,
+        r.text.slice(0, cut),
+        out.train,
+        opts.pieceChars ?? PIECE_CHARS,
+        tick(0),
+      );
     }
     if (cut < r.text.length) {
       if (cut === 0) out.val.pushId(bos);
@@ -272,8 +327,10 @@ const docs = (n: number): string => `${count(n)} ${n === 1 ? 'document' : 'docum
 
 /** What validation is, in a line. */
 function validationText(split: Split, e: Encoded, trainTokens: number): string {
-  if (split.kind === 'documents') return `${count(e.heldOutDocs)} of ${docs(e.documents)} held out whole, ${count(e.val.length)} tokens`;
-  if (split.kind === 'tail') return `last 10% of ${e.documents === 1 ? '1 document' : `each of ${docs(e.documents)}`}, ${count(e.val.length)} tokens`;
+  if (split.kind === 'documents')
+    return `${count(e.heldOutDocs)} of ${docs(e.documents)} held out whole, ${count(e.val.length)} tokens`;
+  if (split.kind === 'tail')
+    return `last 10% of ${e.documents === 1 ? '1 document' : `each of ${docs(e.documents)}`}, ${count(e.val.length)} tokens`;
   return `none: too little text to hold any out (${count(trainTokens)} tokens; ${MIN_VAL_TOKENS * 10} or more are needed) — the validation curve shows training loss`;
 }
 
@@ -282,8 +339,17 @@ function validationText(split: Split, e: Encoded, trainTokens: number): string {
  * says which to train). Throws `EngineError('input/invalid')` when no document is usable,
  * {@link CancelledError} when cancelled.
  */
-export async function loadDocumentData(fs: LabFs, spec: DocumentsSpec, source: TokenizerSource, opts: LoadOptions): Promise<DocumentData> {
-  const limits: CorpusLimits = { maxFileBytes: spec.maxFileBytes, maxTotalBytes: spec.maxTotalBytes, skipGenerated: spec.skipGenerated };
+export async function loadDocumentData(
+  fs: LabFs,
+  spec: DocumentsSpec,
+  source: TokenizerSource,
+  opts: LoadOptions,
+): Promise<DocumentData> {
+  const limits: CorpusLimits = {
+    maxFileBytes: spec.maxFileBytes,
+    maxTotalBytes: spec.maxTotalBytes,
+    skipGenerated: spec.skipGenerated,
+  };
   const skipGenerated = limitsOf(limits).skipGenerated;
   const o: LoadOptions = { ...opts, skipGenerated };
   const plan = await planCorpus(fs, spec.files, spec.root, limits);
@@ -293,19 +359,28 @@ export async function loadDocumentData(fs: LabFs, spec: DocumentsSpec, source: T
   const pacer = new Pacer(opts, plan.bytes);
   const tok = 'train' in source ? await learnTokenizer(fs, source, plan.files, split, o, pacer, notes) : source;
   let e = await encodeAll(fs, tok, plan.files, split, o, pacer);
-  if (e.documents === 0) throw noDocumentsError([...plan.skipped, ...e.skipped], `given under ${shownPath(plan.root)}`, limits);
+  if (e.documents === 0)
+    throw noDocumentsError([...plan.skipped, ...e.skipped], `given under ${shownPath(plan.root)}`, limits);
   if (e.val.length < MIN_VAL_TOKENS) {
     split = { kind: 'none' };
     e = await encodeAll(fs, tok, plan.files, split, o, pacer);
   }
   if (e.train.length + e.val.length < 3 && opts.need !== 'validation') {
-    throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
+    throw new EngineError(
+      'input/invalid',
+      'The documents hold too little text to train on (fewer than 3 tokens); add more files.',
+    );
   }
-  if (e.inexactCuts > 0 && tok.type === 'bpe') notes.push(`${count(e.inexactCuts)} piece(s) of text with no whitespace for 64K characters were cut mid-word for encoding; a word there may take one token more.`);
+  if (e.inexactCuts > 0 && tok.type === 'bpe')
+    notes.push(
+      `${count(e.inexactCuts)} piece(s) of text with no whitespace for 64K characters were cut mid-word for encoding; a word there may take one token more.`,
+    );
   const skipped = [...plan.skipped, ...e.skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const folder = shownPath(commonFolder(fs, e.folders));
   const only = e.documents === 1 ? plan.files.find((f) => !skipped.some((s) => s.path === f.path)) : undefined;
-  const description = only ? `1 document (${fs.basename(only.abs)}, ${formatBytes(only.bytes)}) in ${folder}` : `${docs(e.documents)} (${formatBytes(e.bytes)}) in ${folder}`;
+  const description = only
+    ? `1 document (${fs.basename(only.abs)}, ${formatBytes(only.bytes)}) in ${folder}`
+    : `${docs(e.documents)} (${formatBytes(e.bytes)}) in ${folder}`;
   const train = e.train.ids();
   return {
     tok,

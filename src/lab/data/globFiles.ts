@@ -33,7 +33,11 @@ async function expandPatterns(patterns: readonly string[], root: string): Promis
   const found = new Set<string>();
   const globs: string[] = [];
   for (const pattern of patterns) {
-    if (pattern.trim() === '') throw new EngineError('input/invalid', 'A data pattern is empty; give a file, a folder or a glob such as "docs/**/*.md".');
+    if (pattern.trim() === '')
+      throw new EngineError(
+        'input/invalid',
+        'A data pattern is empty; give a file, a folder or a glob such as "docs/**/*.md".',
+      );
     if (isDynamicPattern(pattern)) {
       globs.push(pattern);
       continue;
@@ -41,7 +45,8 @@ async function expandPatterns(patterns: readonly string[], root: string): Promis
     const abs = path.resolve(root, pattern);
     const kind = kindOf(abs);
     if (kind === 'file') found.add(abs);
-    else if (kind === 'directory') globs.push(`${escapePath(path.relative(root, abs).split(path.sep).join('/') || '.')}/**`);
+    else if (kind === 'directory')
+      globs.push(`${escapePath(path.relative(root, abs).split(path.sep).join('/') || '.')}/**`);
   }
   if (globs.length > 0) {
     const matches = await glob(globs, {
@@ -63,11 +68,17 @@ async function expandPatterns(patterns: readonly string[], root: string): Promis
  * absolute), without reading them; `.git/` and `node_modules/` are never listed. Throws
  * `EngineError('input/invalid')` when nothing matches.
  */
-export async function listDocumentFiles(patterns: readonly string[], cwd: string): Promise<{ root: string; files: string[] }> {
+export async function listDocumentFiles(
+  patterns: readonly string[],
+  cwd: string,
+): Promise<{ root: string; files: string[] }> {
   const root = path.resolve(cwd);
   const quoted = patterns.map((p) => JSON.stringify(p)).join(', ');
   if (patterns.length === 0) {
-    throw new EngineError('input/invalid', 'No data patterns given; name files, folders or globs such as "docs/**/*.md".');
+    throw new EngineError(
+      'input/invalid',
+      'No data patterns given; name files, folders or globs such as "docs/**/*.md".',
+    );
   }
   const files = await expandPatterns(patterns, root);
   if (files.length === 0) {

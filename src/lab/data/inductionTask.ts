@@ -48,7 +48,11 @@ const VAL_SEQUENCES = 256;
 /** Longest random segment Lmax for a context of `seqLen` positions (the input is 2·Lmax long). */
 export function segmentLength(seqLen: number): number {
   const L = Math.floor(seqLen / 2);
-  if (L < 3) throw new EngineError('input/invalid', `The induction task needs a context of at least 6 positions; got --seq ${seqLen}. Raise --seq.`);
+  if (L < 3)
+    throw new EngineError(
+      'input/invalid',
+      `The induction task needs a context of at least 6 positions; got --seq ${seqLen}. Raise --seq.`,
+    );
   return L;
 }
 
@@ -73,17 +77,31 @@ export interface RepeatRow {
 }
 
 /** Fills row b of a [B, T] batch with `seq` (from BOS): inputs seq[i], targets seq[i+1] from row `firstLoss` on. */
-function fillSequence(input: Int32Array, targets: Int32Array, b: number, T: number, seq: readonly number[], firstLoss: number): void {
+function fillSequence(
+  input: Int32Array,
+  targets: Int32Array,
+  b: number,
+  T: number,
+  seq: readonly number[],
+  firstLoss: number,
+): void {
   for (let i = 0; i < T; i++) {
     input[b * T + i] = seq[i] ?? PAD;
-    targets[b * T + i] = i >= firstLoss ? seq[i + 1] ?? PAD : PAD;
+    targets[b * T + i] = i >= firstLoss ? (seq[i + 1] ?? PAD) : PAD;
   }
 }
 
 /** Fills row b of a [B, T] batch: BOS (the tokenizer's id `bos`) + filler + seg + seg (input), the repeat's next tokens (targets). */
 function fillRow(input: Int32Array, targets: Int32Array, b: number, T: number, r: RepeatRow, bos: number): void {
   // The first loss row predicts the repeat's second token.
-  fillSequence(input, targets, b, T, [bos, ...r.filler, ...r.segment, ...r.segment], 1 + r.filler.length + r.segment.length);
+  fillSequence(
+    input,
+    targets,
+    b,
+    T,
+    [bos, ...r.filler, ...r.segment, ...r.segment],
+    1 + r.filler.length + r.segment.length,
+  );
 }
 
 /** A batch of sequences (all 1 + filler + 2·segment − 1 = T tokens long), each from the tokenizer's BOS id `bos`. */
@@ -120,7 +138,8 @@ function chainSequence(rng: Rng, T: number, ids: readonly number[], bos: number)
   const letters = randomSegment(rng, k, ids.length);
   const successor = Array.from({ length: k }, () => rng.int(k));
   const xs = [rng.int(k)];
-  while (xs.length < T) xs.push(rng.next() < CHAIN_FOLLOW ? (successor[xs[xs.length - 1] as number] as number) : rng.int(k));
+  while (xs.length < T)
+    xs.push(rng.next() < CHAIN_FOLLOW ? (successor[xs[xs.length - 1] as number] as number) : rng.int(k));
   return [bos, ...xs.map((i) => ids[letters[i] as number] as number)];
 }
 
@@ -148,7 +167,11 @@ export function repeatOf(L: number, P = 0): { period: number; from: number; to: 
 export function alphabetIds(tok: Tokenizer): number[] {
   return [...INDUCTION_ALPHABET].map((c) => {
     const ids = tok.encode(c);
-    if (ids.length !== 1) throw new EngineError('tokenizer/invalid', `The induction task needs each letter to be one token; "${c}" is ${ids.length}. Use --tokenizer char.`);
+    if (ids.length !== 1)
+      throw new EngineError(
+        'tokenizer/invalid',
+        `The induction task needs each letter to be one token; "${c}" is ${ids.length}. Use --tokenizer char.`,
+      );
     return ids[0] as number;
   });
 }
@@ -161,7 +184,9 @@ function validationRows(ids: readonly number[], seed: number, Lmax: number): Rep
 
 /** Beginnings of `n` held-out sequences, up to two tokens into the repeat: samples to continue. */
 export function inductionPrompts(tok: Tokenizer, seed: number, seqLen: number, n: number): string[] {
-  return validationRows(alphabetIds(tok), seed, segmentLength(seqLen)).slice(0, n).map((r) => tok.decode([...r.filler, ...r.segment, ...r.segment.slice(0, 2)]));
+  return validationRows(alphabetIds(tok), seed, segmentLength(seqLen))
+    .slice(0, n)
+    .map((r) => tok.decode([...r.filler, ...r.segment, ...r.segment.slice(0, 2)]));
 }
 
 /** The induction task's data: fresh sequences each step, a fixed validation set. */

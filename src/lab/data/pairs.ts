@@ -49,9 +49,14 @@ async function readUtf8(fs: LabFs, file: string, role: string): Promise<string> 
   } catch (e) {
     if (EngineError.is(e)) throw e;
     const code = (e as { code?: unknown }).code;
-    throw new EngineError('input/invalid', `Cannot read the ${role} ${file} (${String(code ?? e)}); check its permissions.`, { cause: e });
+    throw new EngineError(
+      'input/invalid',
+      `Cannot read the ${role} ${file} (${String(code ?? e)}); check its permissions.`,
+      { cause: e },
+    );
   }
-  if (looksBinary(bytes)) throw invalid(`The ${role} ${file} looks binary (it holds NUL bytes); give a UTF-8 text file.`);
+  if (looksBinary(bytes))
+    throw invalid(`The ${role} ${file} looks binary (it holds NUL bytes); give a UTF-8 text file.`);
   const text = decodeUtf8(bytes);
   if (text === null) {
     throw invalid(`The ${role} ${file} is not valid UTF-8 (line ${firstInvalidUtf8Line(bytes)}); save it as UTF-8.`);
@@ -69,7 +74,9 @@ export function splitLines(text: string): string[] {
 
 function checkNotBlank(line: string, lineNo: number, file: string, what: string): void {
   if (line.trim() === '') {
-    throw invalid(`Line ${lineNo} of ${file} has an empty ${what}; every line needs one (remove the line or fill it in).`);
+    throw invalid(
+      `Line ${lineNo} of ${file} has an empty ${what}; every line needs one (remove the line or fill it in).`,
+    );
   }
 }
 
@@ -111,12 +118,15 @@ function kindOf(v: unknown): string {
 function readJsonl(text: string, file: string): Pair[] {
   return splitLines(text).map((line, i) => {
     const where = `Line ${i + 1} of ${file}`;
-    if (line.trim() === '') throw invalid(`${where} is blank; each line must be a JSON object like {"src": "…", "tgt": "…"}.`);
+    if (line.trim() === '')
+      throw invalid(`${where} is blank; each line must be a JSON object like {"src": "…", "tgt": "…"}.`);
     let v: unknown;
     try {
       v = JSON.parse(line);
     } catch (e) {
-      throw invalid(`${where} is not valid JSON (${(e as Error).message}); each line must be one object like {"src": "…", "tgt": "…"}.`);
+      throw invalid(
+        `${where} is not valid JSON (${(e as Error).message}); each line must be one object like {"src": "…", "tgt": "…"}.`,
+      );
     }
     if (typeof v !== 'object' || v === null || Array.isArray(v)) {
       throw invalid(`${where} is ${kindOf(v)}, not an object; each line must be like {"src": "…", "tgt": "…"}.`);
@@ -141,7 +151,10 @@ function readJsonl(text: string, file: string): Pair[] {
  */
 export async function readPairs(fs: LabFs, source: string, target: string | null): Promise<Pair[]> {
   if (target !== null) {
-    const [srcText, tgtText] = await Promise.all([readUtf8(fs, source, 'source file'), readUtf8(fs, target, 'target file')]);
+    const [srcText, tgtText] = await Promise.all([
+      readUtf8(fs, source, 'source file'),
+      readUtf8(fs, target, 'target file'),
+    ]);
     return readParallel(srcText, tgtText, source, target);
   }
   const ext = extensionOf(source);
@@ -157,8 +170,41 @@ export async function readPairs(fs: LabFs, source: string, target: string | null
 
 /** Extensions that name a document type, never one side of a parallel corpus. */
 const NOT_A_SIDE = new Set([
-  'md', 'txt', 'rst', 'json', 'jsonl', 'tsv', 'csv', 'xml', 'html', 'htm', 'yml', 'yaml', 'toml', 'ini', 'cfg', 'log',
-  'py', 'js', 'ts', 'mjs', 'cjs', 'sh', 'c', 'h', 'cc', 'cpp', 'go', 'rs', 'rb', 'pl', 'java', 'lock', 'pdf', 'zip', 'gz',
+  'md',
+  'txt',
+  'rst',
+  'json',
+  'jsonl',
+  'tsv',
+  'csv',
+  'xml',
+  'html',
+  'htm',
+  'yml',
+  'yaml',
+  'toml',
+  'ini',
+  'cfg',
+  'log',
+  'py',
+  'js',
+  'ts',
+  'mjs',
+  'cjs',
+  'sh',
+  'c',
+  'h',
+  'cc',
+  'cpp',
+  'go',
+  'rs',
+  'rb',
+  'pl',
+  'java',
+  'lock',
+  'pdf',
+  'zip',
+  'gz',
 ]);
 
 /** Orders the two sides: `src`/`source` first, `tgt`/`target` second, else alphabetical. */
@@ -210,7 +256,9 @@ export async function detectPairsFiles(fs: LabFs, dir: string): Promise<PairsCan
     }
   }
   for (const files of byStem.values()) {
-    const sides = files.sort((a, b) => sideRank(extensionOf(a)) - sideRank(extensionOf(b)) || (a < b ? -1 : a > b ? 1 : 0));
+    const sides = files.sort(
+      (a, b) => sideRank(extensionOf(a)) - sideRank(extensionOf(b)) || (a < b ? -1 : a > b ? 1 : 0),
+    );
     const counts = await Promise.all(sides.map((f) => pairCount(fs, fs.join(root, f))));
     for (let i = 0; i < sides.length; i++) {
       for (let j = i + 1; j < sides.length; j++) {

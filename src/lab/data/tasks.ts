@@ -55,7 +55,20 @@ const ALPHABET = 'abcdefghij';
 const SEQ_MIN = 3;
 const SEQ_MAX = 12;
 const ADD_DIGITS = 3;
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 /** Weekday names indexed by 0 = Sunday. */
 const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const FIRST_YEAR = 1950;
@@ -136,7 +149,10 @@ function randomOperand(rng: Rng, maxDigits: number): number {
 
 function checkInt(name: string, v: number, min: number, max: number): void {
   if (!Number.isInteger(v) || v < min || v > max) {
-    throw new EngineError('input/invalid', `${name} must be a whole number from ${min} to ${max}; got ${v}. Change ${name}.`);
+    throw new EngineError(
+      'input/invalid',
+      `${name} must be a whole number from ${min} to ${max}; got ${v}. Change ${name}.`,
+    );
   }
 }
 
@@ -178,7 +194,10 @@ function onePair(task: TaskName, rng: Rng, o: { minLen: number; maxLen: number; 
     case 'dates':
       return randomDate(rng);
     case 'induction':
-      throw new EngineError('input/invalid', 'Task "induction" trains a decoder-only model on sequences (inductionTask.ts), not source→target pairs.');
+      throw new EngineError(
+        'input/invalid',
+        'Task "induction" trains a decoder-only model on sequences (inductionTask.ts), not source→target pairs.',
+      );
     default:
       return task satisfies never;
   }
@@ -207,28 +226,62 @@ function describeTask(task: TaskName): Omit<TaskInfo, keyof TaskRun> {
   const seq = { min: SEQ_MIN, max: SEQ_MAX };
   switch (task) {
     case 'copy':
-      return { task, description: "copy: 'abcde' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
+      return {
+        task,
+        description: "copy: 'abcde' → 'abcde'",
+        srcLength: seq,
+        maxTgtLength: SEQ_MAX,
+        trainPairs: 20000,
+        valPairs: 500,
+      };
     case 'reverse':
-      return { task, description: "reverse: 'abcde' → 'edcba'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
+      return {
+        task,
+        description: "reverse: 'abcde' → 'edcba'",
+        srcLength: seq,
+        maxTgtLength: SEQ_MAX,
+        trainPairs: 20000,
+        valPairs: 500,
+      };
     case 'sort':
-      return { task, description: "sort: 'dbeca' → 'abcde'", srcLength: seq, maxTgtLength: SEQ_MAX, trainPairs: 20000, valPairs: 500 };
+      return {
+        task,
+        description: "sort: 'dbeca' → 'abcde'",
+        srcLength: seq,
+        maxTgtLength: SEQ_MAX,
+        trainPairs: 20000,
+        valPairs: 500,
+      };
     case 'addition':
       return {
-        task, description: "addition: '123+58' → '181'", srcLength: { min: 3, max: 2 * ADD_DIGITS + 1 },
-        maxTgtLength: ADD_DIGITS + 1, trainPairs: 40000, valPairs: 500,
+        task,
+        description: "addition: '123+58' → '181'",
+        srcLength: { min: 3, max: 2 * ADD_DIGITS + 1 },
+        maxTgtLength: ADD_DIGITS + 1,
+        trainPairs: 40000,
+        valPairs: 500,
       };
     case 'dates':
       // Shortest: "1.1.1950" (8); longest: "Wednesday, September 30, 2020" (29).
       return {
-        task, description: "dates: 'Wednesday, March 3, 2021' → '2021-03-03'", srcLength: { min: 8, max: 29 },
-        maxTgtLength: 10, trainPairs: 40000, valPairs: 500,
+        task,
+        description: "dates: 'Wednesday, March 3, 2021' → '2021-03-03'",
+        srcLength: { min: 8, max: 29 },
+        maxTgtLength: 10,
+        trainPairs: 40000,
+        valPairs: 500,
       };
     case 'induction':
       // Decoder-only (inductionTask.ts): sequences of 2L = --seq tokens drawn afresh each step,
       // so no training set; "pairs" here count the held-out sequences.
       return {
-        task, description: "induction: 'qxfbm…qxfbm…' random letters, repeated (loss on the repeat), and letter chains with a fresh rule each", srcLength: { min: 0, max: 0 },
-        maxTgtLength: 0, trainPairs: 0, valPairs: 256,
+        task,
+        description:
+          "induction: 'qxfbm…qxfbm…' random letters, repeated (loss on the repeat), and letter chains with a fresh rule each",
+        srcLength: { min: 0, max: 0 },
+        maxTgtLength: 0,
+        trainPairs: 0,
+        valPairs: 256,
       };
     default:
       return task satisfies never;

@@ -15,7 +15,10 @@ export class TokenBuffer {
   private buf: TokenIds;
   private n = 0;
 
-  constructor(readonly vocabSize: number, initialCapacity = 1 << 16) {
+  constructor(
+    readonly vocabSize: number,
+    initialCapacity = 1 << 16,
+  ) {
     this.buf = vocabSize <= 1 << 16 ? new Uint16Array(initialCapacity) : new Int32Array(initialCapacity);
   }
 
@@ -27,7 +30,10 @@ export class TokenBuffer {
   private reserve(extra: number): void {
     const need = this.n + extra;
     if (need <= this.buf.length) return;
-    const next = this.buf instanceof Uint16Array ? new Uint16Array(Math.max(need, Math.ceil(this.buf.length * 1.5))) : new Int32Array(Math.max(need, Math.ceil(this.buf.length * 1.5)));
+    const next =
+      this.buf instanceof Uint16Array
+        ? new Uint16Array(Math.max(need, Math.ceil(this.buf.length * 1.5)))
+        : new Int32Array(Math.max(need, Math.ceil(this.buf.length * 1.5)));
     next.set(this.buf.subarray(0, this.n));
     this.buf = next;
   }

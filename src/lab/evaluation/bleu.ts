@@ -65,7 +65,11 @@ function ngramCounts(tokens: readonly string[]): Map<string, number> {
  * A corpus whose hypotheses share no unigram with the references, or have no 4-grams at
  * all (every hypothesis shorter than four tokens), scores 0, as in sacreBLEU.
  */
-export function corpusBleu(hyps: readonly string[], refs: readonly string[], tokenize: BleuTokenize = '13a'): BleuResult {
+export function corpusBleu(
+  hyps: readonly string[],
+  refs: readonly string[],
+  tokenize: BleuTokenize = '13a',
+): BleuResult {
   if (hyps.length !== refs.length) {
     throw new EngineError(
       'input/invalid',

@@ -63,18 +63,35 @@ function regexpTokens(s: string): string[] {
  */
 export function tokenize13a(line: string): string[] {
   let s = line.replaceAll('<skipped>', '').replaceAll('-\n', '').replaceAll('\n', ' ');
-  if (s.includes('&')) s = s.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&lt;', '<').replaceAll('&gt;', '>');
+  if (s.includes('&'))
+    s = s.replaceAll('&quot;', '"').replaceAll('&amp;', '&').replaceAll('&lt;', '<').replaceAll('&gt;', '>');
   return regexpTokens(` ${s} `);
 }
 
 /** Code point ranges (inclusive) sacreBLEU's `zh` tokenizer treats as Chinese; see the file comment. */
 const ZH_RANGES: readonly (readonly [number, number])[] = [
-  [0x3400, 0x4db5], [0x4e00, 0x9fa5], [0x9fa6, 0x9fbb], [0xf900, 0xfa2d], [0xfa30, 0xfa6a], [0xfa70, 0xfad9],
+  [0x3400, 0x4db5],
+  [0x4e00, 0x9fa5],
+  [0x9fa6, 0x9fbb],
+  [0xf900, 0xfa2d],
+  [0xfa30, 0xfa6a],
+  [0xfa70, 0xfad9],
   [0x2001, 0x2a6d], // written '\u20000'–'\u2a6d6' (meant: Extension B)
   [0x2f81, 0x2fa1], // written '\u2f800'–'\u2fa1d' (meant: the Compatibility Supplement)
-  [0xff00, 0xffef], [0x2e80, 0x2eff], [0x3000, 0x303f], [0x31c0, 0x31ef], [0x2f00, 0x2fdf], [0x2ff0, 0x2fff],
-  [0x3100, 0x312f], [0x31a0, 0x31bf], [0xfe10, 0xfe1f], [0xfe30, 0xfe4f], [0x2600, 0x26ff], [0x2700, 0x27bf],
-  [0x3200, 0x32ff], [0x3300, 0x33ff],
+  [0xff00, 0xffef],
+  [0x2e80, 0x2eff],
+  [0x3000, 0x303f],
+  [0x31c0, 0x31ef],
+  [0x2f00, 0x2fdf],
+  [0x2ff0, 0x2fff],
+  [0x3100, 0x312f],
+  [0x31a0, 0x31bf],
+  [0xfe10, 0xfe1f],
+  [0xfe30, 0xfe4f],
+  [0x2600, 0x26ff],
+  [0x2700, 0x27bf],
+  [0x3200, 0x32ff],
+  [0x3300, 0x33ff],
 ];
 
 function isChineseChar(cp: number): boolean {
@@ -147,7 +164,12 @@ export function chooseBleuTokenizer(refs: readonly string[]): BleuTokenizerChoic
       else if (HAN.test(ch)) han++;
     }
   }
-  if (letters > 0 && kana / letters >= 0.02) return { tokenize: 'char', reason: 'the references are Japanese: one token per character (sacreBLEU’s ja-mecab needs MeCab)' };
-  if (letters > 0 && han / letters >= 0.3) return { tokenize: 'zh', reason: 'the references are Chinese: sacreBLEU’s zh tokenizer' };
+  if (letters > 0 && kana / letters >= 0.02)
+    return {
+      tokenize: 'char',
+      reason: 'the references are Japanese: one token per character (sacreBLEU’s ja-mecab needs MeCab)',
+    };
+  if (letters > 0 && han / letters >= 0.3)
+    return { tokenize: 'zh', reason: 'the references are Chinese: sacreBLEU’s zh tokenizer' };
   return { tokenize: '13a', reason: 'sacreBLEU’s default' };
 }

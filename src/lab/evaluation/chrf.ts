@@ -60,7 +60,10 @@ function fScore(stats: readonly (readonly [number, number, number])[]): number {
 /** Corpus chrF of `hyps[i]` against `refs[i]`, as `CHRF().corpus_score(hyps, [refs])` computes it. */
 export function corpusChrf(hyps: readonly string[], refs: readonly string[]): number {
   if (hyps.length !== refs.length) {
-    throw new EngineError('input/invalid', `chrF needs one reference per hypothesis; got ${hyps.length} hypotheses and ${refs.length} references. Pass lists of equal length.`);
+    throw new EngineError(
+      'input/invalid',
+      `chrF needs one reference per hypothesis; got ${hyps.length} hypotheses and ${refs.length} references. Pass lists of equal length.`,
+    );
   }
   const stats = Array.from({ length: CHAR_ORDER }, () => [0, 0, 0] as [number, number, number]);
   for (let k = 0; k < hyps.length; k++) {

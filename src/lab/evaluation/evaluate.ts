@@ -57,15 +57,25 @@ export interface ScorePairsOptions {
  * Decodes every pair's source and scores the decodes against the references. A line break in
  * a decode becomes a space, so that the hypotheses, written one per line, score the same.
  */
-export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly Pick<PairExample, 'src' | 'tgtText'>[], opts: ScorePairsOptions): PairScores {
+export function scorePairs(
+  model: Transformer,
+  tok: Tokenizer,
+  pairs: readonly Pick<PairExample, 'src' | 'tgtText'>[],
+  opts: ScorePairsOptions,
+): PairScores {
   const workspace = new StepperWorkspace(model.backendOrThrow()); // one set of decode buffers for every pair
   const hypotheses = pairs.map((p) => {
-    const h = tok.decode(decodeTarget(model, tok.specialIds, p.src, opts.decoding, workspace), { skipSpecial: true }).replace(/\r\n|[\r\n]/g, ' ');
+    const h = tok
+      .decode(decodeTarget(model, tok.specialIds, p.src, opts.decoding, workspace), { skipSpecial: true })
+      .replace(/\r\n|[\r\n]/g, ' ');
     opts.onPair?.();
     return h;
   });
   const refs = pairs.map((p) => p.tgtText);
-  const chosen = opts.tokenize !== null ? { tokenize: opts.tokenize, reason: 'chosen with --bleu-tokenize' } : chooseBleuTokenizer(refs);
+  const chosen =
+    opts.tokenize !== null
+      ? { tokenize: opts.tokenize, reason: 'chosen with --bleu-tokenize' }
+      : chooseBleuTokenizer(refs);
   const exact = hypotheses.filter((h, i) => h === refs[i]).length;
   return {
     decoded: pairs.length,
@@ -84,7 +94,13 @@ export function scorePairs(model: Transformer, tok: Tokenizer, pairs: readonly P
 /** Token-weighted loss over the validation batches, with the bytes of text their targets stand for. */
 export function validationLoss(model: Transformer, dataset: Dataset, tok: Tokenizer): TextLoss {
   const batches = dataset.valBatches();
-  return meanLoss(model, batches.length, (i) => batches[i] as Batch, new ByteCounter(tok, model.padId), new Progress(batches.length, {}));
+  return meanLoss(
+    model,
+    batches.length,
+    (i) => batches[i] as Batch,
+    new ByteCounter(tok, model.padId),
+    new Progress(batches.length, {}),
+  );
 }
 
 /** Loss over the validation batches (token-weighted) with bits per byte, and greedy decode metrics for pairs. */

@@ -69,7 +69,10 @@ export interface EvaluateFilesOptions {
    * Reads the documents globs name (`data.glob`): the command line's globbing
    * (lab/data/globFiles.ts `collectDocuments`). Without it only exact paths are taken.
    */
-  readonly collectGlobs?: (patterns: readonly string[], opts: { readonly cwd: string; readonly maxFileBytes?: number; readonly maxTotalBytes?: number }) => Promise<Corpus>;
+  readonly collectGlobs?: (
+    patterns: readonly string[],
+    opts: { readonly cwd: string; readonly maxFileBytes?: number; readonly maxTotalBytes?: number },
+  ) => Promise<Corpus>;
 }
 
 function plural(n: number, word: string): string {
@@ -80,10 +83,16 @@ function plural(n: number, word: string): string {
 function checkKind(r: OpenRun, kind: EvalFilesData['kind']): void {
   const encdec = r.model.config.kind === 'encoder-decoder';
   if (encdec && kind === 'documents') {
-    throw new EngineError('input/invalid', 'This run is an encoder-decoder, trained on source→target pairs: evaluate it on test pairs (--pairs SRC TGT, or a .tsv / .jsonl file), not on documents.');
+    throw new EngineError(
+      'input/invalid',
+      'This run is an encoder-decoder, trained on source→target pairs: evaluate it on test pairs (--pairs SRC TGT, or a .tsv / .jsonl file), not on documents.',
+    );
   }
   if (!encdec && kind === 'pairs') {
-    throw new EngineError('input/invalid', 'This run is a decoder-only language model, trained on documents: evaluate it on text files (--data GLOB…), not on source→target pairs.');
+    throw new EngineError(
+      'input/invalid',
+      'This run is a decoder-only language model, trained on documents: evaluate it on text files (--data GLOB…), not on source→target pairs.',
+    );
   }
 }
 
@@ -91,7 +100,13 @@ function checkKind(r: OpenRun, kind: EvalFilesData['kind']): void {
 type Measured = Omit<EvalFilesOutput, 'record'>;
 
 function lossFields(l: TextLoss): Pick<Measured, 'loss' | 'ppl' | 'tokens' | 'bytes' | 'bpb'> {
-  return { loss: l.loss, ppl: Math.exp(l.loss), tokens: l.tokens, bytes: l.bytes, bpb: bitsPerByte(l.loss, l.tokens, l.bytes) };
+  return {
+    loss: l.loss,
+    ppl: Math.exp(l.loss),
+    tokens: l.tokens,
+    bytes: l.bytes,
+    bpb: bitsPerByte(l.loss, l.tokens, l.bytes),
+  };
 }
 
 function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOptions): Measured {
@@ -101,7 +116,13 @@ function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOption
   const stream = tokenStream(texts, r.tok);
   const T = r.model.maxLen;
   const groups = scoringWindows(stream.length, T, r.model.maxBatch);
-  const l = meanLoss(r.model, groups.length, (i) => windowBatch(stream, groups[i] as (typeof groups)[number]), new ByteCounter(r.tok, r.model.padId), new Progress(groups.length, opts));
+  const l = meanLoss(
+    r.model,
+    groups.length,
+    (i) => windowBatch(stream, groups[i] as (typeof groups)[number]),
+    new ByteCounter(r.tok, r.model.padId),
+    new Progress(groups.length, opts),
+  );
   return {
     kind: 'documents',
     source: `${plural(corpus.documents.length, 'document')} under ${shownPath(corpus.root)}`,
@@ -127,7 +148,10 @@ function evaluateDocuments(r: OpenRun, corpus: Corpus, opts: EvaluateFilesOption
  * decoded (so the hypotheses line up with the references, line for line), a source longer
  * than the encoder's context cut to its first tokens and EOS; `cut` counts those.
  */
-function decodable(pairs: readonly Pair[], r: OpenRun): { toDecode: { src: Int32Array; tgtText: string }[]; cut: number } {
+function decodable(
+  pairs: readonly Pair[],
+  r: OpenRun,
+): { toDecode: { src: Int32Array; tgtText: string }[]; cut: number } {
   const max = r.model.maxSrcLen;
   const eos = r.tok.specialIds.eos;
   let cut = 0;
@@ -143,7 +167,10 @@ function decodable(pairs: readonly Pair[], r: OpenRun): { toDecode: { src: Int32
 }
 
 function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts: EvaluateFilesOptions): Measured {
-  const unseen = countUnseenChars(pairs.flatMap((p) => [p.src, p.tgt]), r.tok);
+  const unseen = countUnseenChars(
+    pairs.flatMap((p) => [p.src, p.tgt]),
+    r.tok,
+  );
   refuseUnseenChars(unseen);
   const limit = Math.min(r.model.maxLen, r.model.maxSrcLen);
   const { examples, dropped } = tokenizePairs(pairs, r.tok, limit);
@@ -158,7 +185,13 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
   const batches = Math.ceil(examples.length / rows);
   const { toDecode, cut } = decodable(pairs.slice(0, opts.maxPairs), r);
   const progress = new Progress(batches + toDecode.length, opts);
-  const l = meanLoss(r.model, batches, (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows), r.tok.specialIds), new ByteCounter(r.tok, r.model.padId), progress);
+  const l = meanLoss(
+    r.model,
+    batches,
+    (i) => pairBatch(examples.slice(i * rows, (i + 1) * rows), r.tok.specialIds),
+    new ByteCounter(r.tok, r.model.padId),
+    progress,
+  );
   progress.check();
   const scored = scorePairs(r.model, r.tok, toDecode, {
     decoding: opts.decoding ?? GREEDY,
@@ -217,26 +250,44 @@ async function measuredOf(m: Measured, files: readonly EvaluatedFile[]): Promise
  * {@link EvaluationCancelled} when `opts.cancelled` says stop; DiskFullError when the
  * hypotheses or the record do not fit on the disk.
  */
-export async function evaluateFiles(fs: LabFs, r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions): Promise<EvalFilesOutput> {
+export async function evaluateFiles(
+  fs: LabFs,
+  r: OpenRun,
+  data: EvalFilesData,
+  opts: EvaluateFilesOptions,
+): Promise<EvalFilesOutput> {
   checkKind(r, data.kind);
   if (!Number.isInteger(opts.maxPairs) || opts.maxPairs < 1) {
-    throw new EngineError('input/invalid', `The number of pairs to decode must be a whole number ≥ 1; got ${opts.maxPairs}.`);
+    throw new EngineError(
+      'input/invalid',
+      `The number of pairs to decode must be a whole number ≥ 1; got ${opts.maxPairs}.`,
+    );
   }
   let measured: Measured;
   let files: EvaluatedFile[];
   if (data.kind === 'documents') {
     const limits = { maxFileBytes: data.maxFileBytes, maxTotalBytes: data.maxTotalBytes };
-    if (data.glob && !opts.collectGlobs) throw new EngineError('input/invalid', 'Globs are not expanded here; name the test files themselves.');
-    const corpus = data.glob && opts.collectGlobs ? await opts.collectGlobs(data.paths, { cwd: data.cwd, ...limits }) : await collectFromPaths(fs, data.paths, data.cwd, limits);
+    if (data.glob && !opts.collectGlobs)
+      throw new EngineError('input/invalid', 'Globs are not expanded here; name the test files themselves.');
+    const corpus =
+      data.glob && opts.collectGlobs
+        ? await opts.collectGlobs(data.paths, { cwd: data.cwd, ...limits })
+        : await collectFromPaths(fs, data.paths, data.cwd, limits);
     measured = evaluateDocuments(r, corpus, opts);
     files = await Promise.all(corpus.documents.map((d) => describeFile(fs, d.abs)));
   } else {
     const pairs = await readPairs(fs, data.source, data.target);
-    const names = data.target === null ? shownPath(data.source) : `${shownPath(data.source)} → ${shownPath(data.target)}`;
+    const names =
+      data.target === null ? shownPath(data.source) : `${shownPath(data.source)} → ${shownPath(data.target)}`;
     measured = evaluatePairs(r, pairs, `${names} (${plural(pairs.length, 'pair')})`, opts);
-    files = await Promise.all([data.source, ...(data.target === null ? [] : [data.target])].map((f) => describeFile(fs, f)));
+    files = await Promise.all(
+      [data.source, ...(data.target === null ? [] : [data.target])].map((f) => describeFile(fs, f)),
+    );
   }
   const onRecord = opts.onResult && ((record: EvaluationRecord): void => opts.onResult?.({ ...measured, record }));
-  const record = await recordEvaluation(fs, r.runDir, await measuredOf(measured, files), measured.hypotheses, { ...opts, ...(onRecord ? { onRecord } : {}) });
+  const record = await recordEvaluation(fs, r.runDir, await measuredOf(measured, files), measured.hypotheses, {
+    ...opts,
+    ...(onRecord ? { onRecord } : {}),
+  });
   return { ...measured, record };
 }

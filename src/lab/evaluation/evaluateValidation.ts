@@ -43,7 +43,12 @@ export interface ValidationEvaluation {
 }
 
 /** Scores the run in `runDir` (on `fs`) on its validation split (see the file comment) and records it. */
-export async function evaluateValidation(fs: LabFs, runDir: string, backend: Backend, opts: ValidationOptions): Promise<ValidationEvaluation> {
+export async function evaluateValidation(
+  fs: LabFs,
+  runDir: string,
+  backend: Backend,
+  opts: ValidationOptions,
+): Promise<ValidationEvaluation> {
   const run = await readRunJson(fs, runDir);
   const tok = await readTokenizer(fs, runDir);
   const data = await loadRunData(fs, run.spec, tok, { need: 'validation' });
@@ -51,25 +56,51 @@ export async function evaluateValidation(fs: LabFs, runDir: string, backend: Bac
   const r = await openRun(fs, runDir, backend, dataset.maxBatch);
   const l = validationLoss(r.model, dataset, tok);
   const pairs = dataset.kind === 'pairs' ? dataset.valPairs.slice(0, opts.maxPairs) : [];
-  const scored = pairs.length ? scorePairs(r.model, tok, pairs, { decoding: opts.decoding, tokenize: opts.tokenize }) : null;
-  const translation = scored && { decoded: scored.decoded, exactMatch: scored.exactMatch, bleu: scored.bleu, bleuSignature: scored.bleuSignature, chrf: scored.chrf, chrfSignature: scored.chrfSignature, decoding: scored.decoding };
+  const scored = pairs.length
+    ? scorePairs(r.model, tok, pairs, { decoding: opts.decoding, tokenize: opts.tokenize })
+    : null;
+  const translation = scored && {
+    decoded: scored.decoded,
+    exactMatch: scored.exactMatch,
+    bleu: scored.bleu,
+    bleuSignature: scored.bleuSignature,
+    chrf: scored.chrf,
+    chrfSignature: scored.chrfSignature,
+    decoding: scored.decoding,
+  };
   const hypotheses = scored?.hypotheses ?? [];
   const bpb = bitsPerByte(l.loss, l.tokens, l.bytes);
-  const measured = { step: r.step, loss: l.loss, ppl: Math.exp(l.loss), bpb, tokens: l.tokens, bytes: l.bytes, translation, bleuTokenizeReason: scored?.tokenizeReason ?? null, hypotheses };
-  const onRecord = opts.onResult && ((record: EvaluationRecord): void => opts.onResult?.({ ...measured, record }));
-  const record = await recordEvaluation(fs, runDir, {
+  const measured = {
     step: r.step,
-    data: 'validation',
-    source: `the run's validation split (${run.data.validation?.text ?? 'held out from its data'})`,
-    files: [],
-    dataHash: await validationHashOf(run.spec.data, run.spec.training.seed),
     loss: l.loss,
     ppl: Math.exp(l.loss),
+    bpb,
     tokens: l.tokens,
     bytes: l.bytes,
-    bpb,
-    items: dataset.kind === 'pairs' ? dataset.valPairs.length : 0,
     translation,
-  }, hypotheses, { ...opts, ...(onRecord ? { onRecord } : {}) });
+    bleuTokenizeReason: scored?.tokenizeReason ?? null,
+    hypotheses,
+  };
+  const onRecord = opts.onResult && ((record: EvaluationRecord): void => opts.onResult?.({ ...measured, record }));
+  const record = await recordEvaluation(
+    fs,
+    runDir,
+    {
+      step: r.step,
+      data: 'validation',
+      source: `the run's validation split (${run.data.validation?.text ?? 'held out from its data'})`,
+      files: [],
+      dataHash: await validationHashOf(run.spec.data, run.spec.training.seed),
+      loss: l.loss,
+      ppl: Math.exp(l.loss),
+      tokens: l.tokens,
+      bytes: l.bytes,
+      bpb,
+      items: dataset.kind === 'pairs' ? dataset.valPairs.length : 0,
+      translation,
+    },
+    hypotheses,
+    { ...opts, ...(onRecord ? { onRecord } : {}) },
+  );
   return { ...measured, record };
 }

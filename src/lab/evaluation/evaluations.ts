@@ -24,7 +24,9 @@ interface Digest {
 }
 
 async function sha256(data: Uint8Array | string): Promise<string> {
-  const hash = new Uint8Array(await (globalThis as unknown as { crypto: Digest }).crypto.subtle.digest('SHA-256', bytesOf(data)));
+  const hash = new Uint8Array(
+    await (globalThis as unknown as { crypto: Digest }).crypto.subtle.digest('SHA-256', bytesOf(data)),
+  );
   return Array.from(hash, (b) => b.toString(16).padStart(2, '0')).join('');
 }
 
@@ -36,7 +38,12 @@ export async function describeFile(fs: LabFs, file: string): Promise<EvaluatedFi
 
 /** One hash for a set of test files: of their sorted content hashes (names and folders do not matter). */
 export function dataHashOf(files: readonly EvaluatedFile[]): Promise<string> {
-  return sha256(files.map((f) => f.sha256).sort().join('\n'));
+  return sha256(
+    files
+      .map((f) => f.sha256)
+      .sort()
+      .join('\n'),
+  );
 }
 
 /** A hash naming a run's own validation split: its data description and seed decide it. */
@@ -63,9 +70,20 @@ export interface RecordOptions {
  * order) to `opts.hypothesesFile` when given, then appends the evaluation to the run's
  * evaluations.jsonl; returns the line appended.
  */
-export async function recordEvaluation(fs: LabFs, runDir: string, measured: MeasuredEvaluation, hypotheses: readonly string[], opts: RecordOptions): Promise<EvaluationRecord> {
+export async function recordEvaluation(
+  fs: LabFs,
+  runDir: string,
+  measured: MeasuredEvaluation,
+  hypotheses: readonly string[],
+  opts: RecordOptions,
+): Promise<EvaluationRecord> {
   const out = opts.hypothesesFile;
-  const record: EvaluationRecord = { version: EVALUATION_VERSION, at: new Date().toISOString(), ...measured, ...(out !== undefined ? { hypothesesFile: out } : {}) };
+  const record: EvaluationRecord = {
+    version: EVALUATION_VERSION,
+    at: new Date().toISOString(),
+    ...measured,
+    ...(out !== undefined ? { hypothesesFile: out } : {}),
+  };
   opts.onRecord?.(record);
   if (out !== undefined) await writeFile(fs, out, hypotheses.map((h) => `${h}\n`).join(''));
   await appendEvaluation(fs, runDir, record);
@@ -84,7 +102,10 @@ export async function appendEvaluation(fs: LabFs, runDir: string, record: Evalua
  * The run's evaluations, oldest first. Lines that are torn, damaged or of another version are
  * skipped and counted (the rest still show), so one bad line never hides a run's history.
  */
-export async function readEvaluations(fs: LabFs, runDir: string): Promise<{ evaluations: EvaluationRecord[]; skipped: number }> {
+export async function readEvaluations(
+  fs: LabFs,
+  runDir: string,
+): Promise<{ evaluations: EvaluationRecord[]; skipped: number }> {
   const file = fs.join(runDir, RUN_FILES.evaluations);
   const evaluations: EvaluationRecord[] = [];
   let skipped = 0;

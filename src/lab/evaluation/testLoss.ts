@@ -58,7 +58,10 @@ export class Progress {
 
   constructor(
     private readonly total: number,
-    private readonly hooks: { readonly onProgress?: (done: number, total: number) => void; readonly cancelled?: () => boolean },
+    private readonly hooks: {
+      readonly onProgress?: (done: number, total: number) => void;
+      readonly cancelled?: () => boolean;
+    },
   ) {}
 
   /** Throws {@link EvaluationCancelled} if the caller cancelled. */
@@ -80,7 +83,13 @@ export interface TextLoss {
 }
 
 /** Token-weighted mean loss over `count` batches (no dropout, no label smoothing), with the bytes of their targets. */
-export function meanLoss(model: Transformer, count: number, batch: (i: number) => Batch, counter: ByteCounter, progress: Progress): TextLoss {
+export function meanLoss(
+  model: Transformer,
+  count: number,
+  batch: (i: number) => Batch,
+  counter: ByteCounter,
+  progress: Progress,
+): TextLoss {
   let sum = 0;
   let tokens = 0;
   let bytes = 0;

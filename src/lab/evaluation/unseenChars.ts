@@ -37,7 +37,7 @@ export function countUnseenChars(texts: Iterable<string>, tok: Tokenizer): Unsee
   const known = new Map<number, boolean>();
   const missed = new Map<string, number>();
   for (const text of texts) {
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       const cp = text.codePointAt(i) as number;
       const ch = String.fromCodePoint(cp);
       i += ch.length;
@@ -56,7 +56,10 @@ export function countUnseenChars(texts: Iterable<string>, tok: Tokenizer): Unsee
       }
     }
   }
-  const examples = [...missed].sort((a, b) => b[1] - a[1]).slice(0, EXAMPLES).map(([ch]) => ch);
+  const examples = [...missed]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, EXAMPLES)
+    .map(([ch]) => ch);
   return { characters, unseen: tok.type === 'char' ? unseen : null, examples };
 }
 

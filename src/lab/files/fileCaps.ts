@@ -25,7 +25,10 @@ export const FILE_CAPS = {
   'merges.txt': { bytes: 64 * MiB, fix: 'pass the merges.txt the model was trained with' },
   'config.json': { bytes: 4 * MiB, fix: 'fix it, or remove it to size the model from its tensors' },
   checkpoint: { bytes: 2 ** 31 - 1, fix: 'the file is damaged, or the model is larger than Attention Lab holds' },
-  'optimizer state': { bytes: 2 ** 31 - 1, fix: 'the file is damaged; move it aside to fine-tune with a fresh optimizer' },
+  'optimizer state': {
+    bytes: 2 ** 31 - 1,
+    fix: 'the file is damaged; move it aside to fine-tune with a fresh optimizer',
+  },
   snapshot: { bytes: 256 * MiB, fix: 'the file is damaged; remove it from the snapshots folder' },
   'pairs file': { bytes: 256 * MiB, fix: 'split it, or train on part of it' },
   'probe file': { bytes: 64 * MiB, fix: 'the file is damaged; train again' },
@@ -40,7 +43,10 @@ function size(bytes: number): string {
 
 function tooLarge(file: string, kind: FileKind, bytes: number): EngineError {
   const cap = FILE_CAPS[kind];
-  return new EngineError('input/invalid', `${file} is ${size(bytes)}, more than the ${size(cap.bytes)} a ${kind} may hold; ${cap.fix}.`);
+  return new EngineError(
+    'input/invalid',
+    `${file} is ${size(bytes)}, more than the ${size(cap.bytes)} a ${kind} may hold; ${cap.fix}.`,
+  );
 }
 
 /**

@@ -21,7 +21,18 @@
 const FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 
 /** What went wrong with a file, as far as a person can do something about it. */
-export type FileProblem = 'readOnly' | 'denied' | 'notFolder' | 'isFolder' | 'nameTooLong' | 'exists' | 'notEmpty' | 'missing' | 'tooLarge' | 'busy' | 'io';
+export type FileProblem =
+  | 'readOnly'
+  | 'denied'
+  | 'notFolder'
+  | 'isFolder'
+  | 'nameTooLong'
+  | 'exists'
+  | 'notEmpty'
+  | 'missing'
+  | 'tooLarge'
+  | 'busy'
+  | 'io';
 
 /** Node's codes and VS Code's `FileSystemError` codes, by the problem each means. */
 const PROBLEM_OF_CODE: Readonly<Record<string, FileProblem>> = {
@@ -46,7 +57,8 @@ const PROBLEM_OF_CODE: Readonly<Record<string, FileProblem>> = {
 };
 
 /** The Node codes above, as they appear in a message that lost its code on the way. */
-const CODE_IN_MESSAGE = /\b(EROFS|EACCES|EPERM|ENOTDIR|EISDIR|ENAMETOOLONG|EEXIST|ENOTEMPTY|ENOENT|ERR_FS_FILE_TOO_LARGE|EBUSY|ETXTBSY|EIO)\b/;
+const CODE_IN_MESSAGE =
+  /\b(EROFS|EACCES|EPERM|ENOTDIR|EISDIR|ENAMETOOLONG|EEXIST|ENOTEMPTY|ENOENT|ERR_FS_FILE_TOO_LARGE|EBUSY|ETXTBSY|EIO)\b/;
 
 /** The one line each problem is told in: what is wrong with `file`, and what to do. */
 function problemMessage(problem: FileProblem, file: string): string {
@@ -164,7 +176,9 @@ export function folderError(e: unknown, dir: string): unknown {
  * crossed a thread as data (its code kept); or Node's own error that reached the top without
  * passing a call that knew its file, told about the path it carries.
  */
-export function fileErrorData(e: unknown): { readonly code: 'disk/full' | 'file/unusable'; readonly message: string } | null {
+export function fileErrorData(
+  e: unknown,
+): { readonly code: 'disk/full' | 'file/unusable'; readonly message: string } | null {
   if (typeof e !== 'object' || e === null) return null;
   const { code, message, path } = e as { code?: unknown; message?: unknown; path?: unknown };
   if ((code === 'disk/full' || code === 'file/unusable') && typeof message === 'string') return { code, message };

@@ -77,7 +77,10 @@ export class FileServer {
     } catch (e) {
       const id = (raw as { id?: unknown } | null)?.id;
       const message = `Invalid file call (${e instanceof ProtocolError ? e.message : String(e)}).`;
-      this.post({ type: 'fs/didFail', id: typeof id === 'number' && id >= 0 ? id : 0, error: { code: 'protocol', message } }, []);
+      this.post(
+        { type: 'fs/didFail', id: typeof id === 'number' && id >= 0 ? id : 0, error: { code: 'protocol', message } },
+        [],
+      );
       return;
     }
     this.queue = this.queue.then(async () => {
@@ -85,7 +88,11 @@ export class FileServer {
       try {
         reply = await answer(this.fs, call);
       } catch (e) {
-        reply = { type: 'fs/didFail', id: call.id, error: { code: codeOf(e), message: (e as Error)?.message ?? String(e) } };
+        reply = {
+          type: 'fs/didFail',
+          id: call.id,
+          error: { code: codeOf(e), message: (e as Error)?.message ?? String(e) },
+        };
       }
       this.post(reply, reply.type === 'fs/didRead' && ownsBuffer(reply.data) ? [reply.data.buffer as ArrayBuffer] : []);
     });

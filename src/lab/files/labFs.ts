@@ -168,7 +168,10 @@ export async function removeStaleTemps(fs: LabFs, dir: string): Promise<void> {
 export async function scratchFolder(fs: LabFs, target: string, what: string): Promise<string> {
   const parent = fs.dirname(target);
   for (;;) {
-    const dir = fs.join(parent, fitName('.', fs.basename(target), `.${what}-${Math.random().toString(36).slice(2, 8)}`));
+    const dir = fs.join(
+      parent,
+      fitName('.', fs.basename(target), `.${what}-${Math.random().toString(36).slice(2, 8)}`),
+    );
     if (!(await exists(fs, dir))) return dir;
   }
 }
@@ -179,5 +182,10 @@ export async function scratchFolder(fs: LabFs, target: string, what: string): Pr
  */
 export function completeLines(text: string): string[] {
   const end = text.lastIndexOf('\n');
-  return end < 0 ? [] : text.slice(0, end).split('\n').filter((l) => l.trim() !== '');
+  return end < 0
+    ? []
+    : text
+        .slice(0, end)
+        .split('\n')
+        .filter((l) => l.trim() !== '');
 }

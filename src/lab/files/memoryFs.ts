@@ -19,7 +19,8 @@ import { SlashPaths, basenamePath, dirnamePath, joinPath, relativePath, resolveP
 import type { WholeFileCalls } from './wholeFileFs';
 import { WholeFileFs } from './wholeFileFs';
 
-type Node = { readonly kind: 'file'; data: Uint8Array; mtimeMs: number } | { readonly kind: 'directory'; mtimeMs: number };
+type Node =
+  { readonly kind: 'file'; data: Uint8Array; mtimeMs: number } | { readonly kind: 'directory'; mtimeMs: number };
 
 /** An error with a Node-style code (ENOENT, EEXIST, ENOTDIR, EISDIR, ENOTEMPTY, ENOSPC). */
 function fsError(code: string, what: string, p: string): Error {
@@ -87,7 +88,8 @@ export class MemoryFs extends SlashPaths implements LabFs {
     if (node.kind !== 'directory') throw fsError('ENOTDIR', 'not a directory', dir);
     const out: DirEntry[] = [];
     for (const [key, child] of this.nodes) {
-      if (relativePath(dir, key) === basenamePath(key) && key !== resolvePath(dir)) out.push({ name: basenamePath(key), kind: child.kind });
+      if (relativePath(dir, key) === basenamePath(key) && key !== resolvePath(dir))
+        out.push({ name: basenamePath(key), kind: child.kind });
     }
     return out;
   }
@@ -112,7 +114,8 @@ export class MemoryFs extends SlashPaths implements LabFs {
     const old = this.nodes.get(key);
     if (old?.kind === 'directory') throw fsError('EISDIR', 'is a directory', p);
     if (this.get(dirnamePath(key))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', p);
-    if (this.usedBytes - (old?.kind === 'file' ? old.data.length : 0) + data.length > this.capacity) throw fsError('ENOSPC', 'no space left on device', p);
+    if (this.usedBytes - (old?.kind === 'file' ? old.data.length : 0) + data.length > this.capacity)
+      throw fsError('ENOSPC', 'no space left on device', p);
     this.onChange?.('write', key);
     this.nodes.set(key, { kind: 'file', data, mtimeMs: this.now() });
   }
@@ -172,7 +175,8 @@ export class MemoryFs extends SlashPaths implements LabFs {
       return;
     }
     if (target?.kind === 'file') throw fsError('ENOTDIR', 'not a directory', to);
-    if (target && [...this.nodes.keys()].some((k) => relativePath(dst, k) && k !== dst)) throw fsError('ENOTEMPTY', 'directory not empty', to);
+    if (target && [...this.nodes.keys()].some((k) => relativePath(dst, k) && k !== dst))
+      throw fsError('ENOTEMPTY', 'directory not empty', to);
     if (relativePath(src, dst) !== null) throw fsError('EINVAL', 'cannot move a folder into itself', to);
     if (this.get(dirnamePath(dst))?.kind !== 'directory') throw fsError('ENOENT', 'no such file or directory', to);
     this.onChange?.('rename', `${src} -> ${dst}`);

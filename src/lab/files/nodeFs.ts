@@ -114,7 +114,10 @@ export class NodeFs implements LabFs {
       checkCreatable(dir);
       makeDir(dir, this.io);
     }
-    writeFilesAtomic(files.map((f) => ({ file: f.path, data: f.data })), this.io);
+    writeFilesAtomic(
+      files.map((f) => ({ file: f.path, data: f.data })),
+      this.io,
+    );
   }
 
   async flush(): Promise<void> {
@@ -162,7 +165,7 @@ export class NodeFs implements LabFs {
     }
     try {
       const bytes = bytesOf(data);
-      for (let off = 0; off < bytes.length; ) {
+      for (let off = 0; off < bytes.length;) {
         const n = fs.writeSync(fd, bytes, off, bytes.length - off);
         if (!(n > 0)) throw Object.assign(new Error(`no progress writing ${p}`), { code: 'ENOSPC' });
         off += n;
@@ -208,7 +211,10 @@ function openRegular(p: string): number {
   if (st.isFile()) return fd;
   fs.closeSync(fd);
   if (st.isDirectory()) throw diskError(Object.assign(new Error(`EISDIR: ${p}`), { code: 'EISDIR' }), p);
-  throw new EngineError('input/invalid', `${p} is ${specialKind(st)}, not a regular file; Attention Lab reads only regular files — pass a file on disk.`);
+  throw new EngineError(
+    'input/invalid',
+    `${p} is ${specialKind(st)}, not a regular file; Attention Lab reads only regular files — pass a file on disk.`,
+  );
 }
 
 /**
@@ -230,7 +236,11 @@ function checkCreatable(dir: string): void {
     fs.mkdirSync(first);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new EngineError('input/invalid', `Cannot create ${dir}: ${parent} takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.`);
+    if (code === 'ENOENT')
+      throw new EngineError(
+        'input/invalid',
+        `Cannot create ${dir}: ${parent} takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.`,
+      );
     // Anything else (no space, no permission, read-only) the caller's mkdir meets again and reports.
   }
 }

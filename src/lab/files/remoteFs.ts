@@ -62,7 +62,11 @@ export class RemoteFs extends SlashPaths implements LabFs {
       const w = typeof id === 'number' ? this.waiting.get(id) : undefined;
       if (w) {
         this.waiting.delete(id as number);
-        w.reject(new Error(`The extension host answered a file call wrongly (${e instanceof ProtocolError ? e.message : String(e)}).`));
+        w.reject(
+          new Error(
+            `The extension host answered a file call wrongly (${e instanceof ProtocolError ? e.message : String(e)}).`,
+          ),
+        );
       }
       return;
     }

@@ -196,7 +196,8 @@ export class WholeFileFs extends SlashPaths implements LabFs {
     const [src, dst] = await Promise.all([this.calls.stat(from), this.calls.stat(to)]);
     if (src?.kind === 'file' && dst?.kind === 'file') return this.replace(from, to);
     if (src?.kind === 'directory' && dst?.kind === 'directory') {
-      if ((await this.calls.list(to)).length > 0) throw Object.assign(new Error(`${to} is not empty`), { code: 'ENOTEMPTY' });
+      if ((await this.calls.list(to)).length > 0)
+        throw Object.assign(new Error(`${to} is not empty`), { code: 'ENOTEMPTY' });
       await this.calls.delete(to);
     }
     await this.calls.rename(from, to, false);

@@ -53,7 +53,11 @@ export function lossWithHeadsOff(model: Transformer, batches: readonly Batch[], 
 }
 
 /** Δloss of each head alone switched off on `batches`; `onHead` runs after each (it may throw to stop). */
-export function headImportance(model: Transformer, batches: readonly Batch[], onHead?: (done: number, total: number) => void): HeadImportanceResult {
+export function headImportance(
+  model: Transformer,
+  batches: readonly Batch[],
+  onHead?: (done: number, total: number) => void,
+): HeadImportanceResult {
   const baseLoss = lossWithHeadsOff(model, batches, []);
   const all = allHeads(model.config);
   const heads = all.map((h, i) => {
@@ -65,7 +69,11 @@ export function headImportance(model: Transformer, batches: readonly Batch[], on
 }
 
 /** A run opened for its validation batches (the model planned for their batch size). */
-export async function openRunWithValidation(fs: LabFs, runDir: string, backend: Backend): Promise<{ run: OpenRun; batches: readonly Batch[] }> {
+export async function openRunWithValidation(
+  fs: LabFs,
+  runDir: string,
+  backend: Backend,
+): Promise<{ run: OpenRun; batches: readonly Batch[] }> {
   const json = await readRunJson(fs, runDir);
   const tok = await readTokenizer(fs, runDir);
   const data = await loadRunData(fs, json.spec, tok, { need: 'validation' });
@@ -82,7 +90,12 @@ export interface AblatedPrediction {
 }
 
 /** Next-token probabilities and loss of `input` (as the lens reads it) with the heads of `off` switched off. */
-export function predictWithHeadsOff(r: OpenRun, input: LensInput, off: readonly HeadRef[], topK = 5): AblatedPrediction {
+export function predictWithHeadsOff(
+  r: OpenRun,
+  input: LensInput,
+  off: readonly HeadRef[],
+  topK = 5,
+): AblatedPrediction {
   const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(topK)));
   const batch = inputBatch(r, input);
   const { loss } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
@@ -90,11 +103,27 @@ export function predictWithHeadsOff(r: OpenRun, input: LensInput, off: readonly 
 }
 
 /** The prediction of `batch` (one sequence) with the heads of `off` switched off, and the full next-token distribution. */
-function predictBatch(r: OpenRun, batch: Batch, off: readonly HeadRef[], k: number): { prediction: PredictionData; probs: Float64Array; top: number[] } {
+function predictBatch(
+  r: OpenRun,
+  batch: Batch,
+  off: readonly HeadRef[],
+  k: number,
+): { prediction: PredictionData; probs: Float64Array; top: number[] } {
   const { loss, tokens } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
   const probs = probsAt(r, r.model.logits(), batch.T - 1);
   const top = topIds(probs, k);
-  return { prediction: { loss, scored: tokens, next: top.map((id) => ({ token: nextTokenLabel(r.tok, batch.input.subarray(0, batch.T), id), prob: probs[id] as number })) }, probs, top };
+  return {
+    prediction: {
+      loss,
+      scored: tokens,
+      next: top.map((id) => ({
+        token: nextTokenLabel(r.tok, batch.input.subarray(0, batch.T), id),
+        prob: probs[id] as number,
+      })),
+    },
+    probs,
+    top,
+  };
 }
 
 /**
@@ -103,19 +132,33 @@ function predictBatch(r: OpenRun, batch: Batch, off: readonly HeadRef[], k: numb
  * off — next-token top-k and loss, side by side. Both come from the same forward code, and
  * with `off` empty the two are the same numbers bit for bit.
  */
-export function compareHeadsOff(r: OpenRun, input: LensInput, off: readonly HeadRef[], opts: { readonly topK: number; readonly fit?: boolean }): AblationOutputData {
+export function compareHeadsOff(
+  r: OpenRun,
+  input: LensInput,
+  off: readonly HeadRef[],
+  opts: { readonly topK: number; readonly fit?: boolean },
+): AblationOutputData {
   const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(opts.topK)));
   const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
   const ablated = predictBatch(r, batch, off, k); // first: a head that does not exist is refused before any work
   const base = predictBatch(r, batch, [], k);
   const ids = [...new Set([...base.top, ...ablated.top])];
-  ids.sort((a, b) => (base.probs[b] as number) - (base.probs[a] as number) || (ablated.probs[b] as number) - (ablated.probs[a] as number) || a - b);
+  ids.sort(
+    (a, b) =>
+      (base.probs[b] as number) - (base.probs[a] as number) ||
+      (ablated.probs[b] as number) - (ablated.probs[a] as number) ||
+      a - b,
+  );
   return {
     tokens: tokenLabels(r.tok, batch.input),
     off: off.map(({ stack, layer, head }) => ({ stack, layer, head })),
     base: base.prediction,
     ablated: ablated.prediction,
-    compare: ids.map((id) => ({ token: nextTokenLabel(r.tok, batch.input, id), base: base.probs[id] as number, ablated: ablated.probs[id] as number })),
+    compare: ids.map((id) => ({
+      token: nextTokenLabel(r.tok, batch.input, id),
+      base: base.probs[id] as number,
+      ablated: ablated.probs[id] as number,
+    })),
     ...(truncation !== null ? { truncation } : {}),
   };
 }

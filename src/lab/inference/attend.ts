@@ -30,7 +30,15 @@ import type { FloatArray } from '../../engine/backend';
 import { EngineError } from '../../engine/errors';
 import type { AttentionStack } from '../../engine/models/heads';
 import type { MaskSnapshot } from '../../engine/models/masks';
-import { causalView, combinedView, fillCausalMask, fillCombinedMask, fillPaddingMask, paddingView, snapshotMask } from '../../engine/models/masks';
+import {
+  causalView,
+  combinedView,
+  fillCausalMask,
+  fillCombinedMask,
+  fillPaddingMask,
+  paddingView,
+  snapshotMask,
+} from '../../engine/models/masks';
 import type { LayerAttentionSink } from '../../engine/models/stepper';
 import { createStepper } from '../../engine/models/stepper';
 import type { Batch } from '../../engine/models/inputs';
@@ -57,7 +65,8 @@ export interface TextAttention {
 
 /** The attention of `text` (see the file comment for what each model kind shows). */
 export function attendText(r: OpenRun, text: string): TextAttention {
-  if (text.length === 0) throw new EngineError('input/invalid', 'The text is empty; type or select some text to see its attention.');
+  if (text.length === 0)
+    throw new EngineError('input/invalid', 'The text is empty; type or select some text to see its attention.');
   const { batch, truncation: cut } = attentionBatch(r, text);
   const { snapshot, full } = attendBatch(r, batch);
   const truncation = [cut, unseenNote(text, r.tok)].filter((n) => n !== null).join(' ') || null;
@@ -92,9 +101,14 @@ function attendBatch(r: OpenRun, batch: Batch): TextAttention {
     const map: AttentionMapData = { stack, layer, shape: [H, R, C], data: codes };
     full.push(map);
     const f = poolFactor(R, C);
-    overview.push(f === 1 ? map : { stack, layer, shape: [H, Math.ceil(R / f), Math.ceil(C / f)], data: poolMax(codes, H, R, C, f), pool: f });
+    overview.push(
+      f === 1
+        ? map
+        : { stack, layer, shape: [H, Math.ceil(R / f), Math.ceil(C / f)], data: poolMax(codes, H, R, C, f), pool: f },
+    );
   });
-  const tokens = (ids: Int32Array | undefined, n: number): string[] => (ids ? tokenLabels(r.tok, ids.subarray(0, n)) : []);
+  const tokens = (ids: Int32Array | undefined, n: number): string[] =>
+    ids ? tokenLabels(r.tok, ids.subarray(0, n)) : [];
   const snapshot: AttentionSnapshot = {
     step: r.step,
     srcTokens: tokens(batch.src, batch.S ?? 0),
@@ -127,7 +141,11 @@ function diagnosticRoom(r: OpenRun): number {
 /** Feeds `batch` (item 0) through the model's decoding path in one prefill, handing out every layer's attention. */
 function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void {
   const src = batch.src?.subarray(0, batch.S ?? 0);
-  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: 1, workspace: r.workspace, ...(src ? { src } : {}) });
+  const stepper = createStepper(r.model, r.model.backendOrThrow(), {
+    maxRows: 1,
+    workspace: r.workspace,
+    ...(src ? { src } : {}),
+  });
   stepper.prefill(batch.input.subarray(0, batch.T), false, sink);
 }
 
@@ -136,7 +154,11 @@ function inductionOf(r: OpenRun): InductionByLayer | null {
   if (r.measured.induction) return r.measured.induction;
   const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed, diagnosticRoom(r));
   if (!rows) return null;
-  r.measured.induction = measureInduction(rows, (batch, sink) => runAttention(r, batch, (stack, layer, probs, shape) => sink(stack, layer, asFloat32(probs, shape[0] * shape[1] * shape[2]), shape)));
+  r.measured.induction = measureInduction(rows, (batch, sink) =>
+    runAttention(r, batch, (stack, layer, probs, shape) =>
+      sink(stack, layer, asFloat32(probs, shape[0] * shape[1] * shape[2]), shape),
+    ),
+  );
   return r.measured.induction;
 }
 

@@ -67,11 +67,19 @@ export function decodeInput(r: OpenRun, input: string, keep: number = r.model.co
     const L = model.config.maxLen;
     if (full.length <= L) return { prompt: Int32Array.of(bos), src: full, cut: null };
     const src = Int32Array.of(...full.subarray(0, L - 1), eos);
-    return { prompt: Int32Array.of(bos), src, cut: `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: translated its first ${L - 1} (and EOS).` };
+    return {
+      prompt: Int32Array.of(bos),
+      src,
+      cut: `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: translated its first ${L - 1} (and EOS).`,
+    };
   }
   const prompt = tok.encode(input, { bos: true });
   if (prompt.length <= keep) return { prompt, src: null, cut: null };
-  return { prompt: prompt.slice(prompt.length - keep), src: null, cut: `The prompt of ${prompt.length - 1} tokens is longer than the model's context of ${model.config.maxLen}: continued from its last ${keep}.` };
+  return {
+    prompt: prompt.slice(prompt.length - keep),
+    src: null,
+    cut: `The prompt of ${prompt.length - 1} tokens is longer than the model's context of ${model.config.maxLen}: continued from its last ${keep}.`,
+  };
 }
 
 /** `tokens` without the EOS (the run's tokenizer's id `eos`) the decoders leave at the end of a hypothesis that chose it. */
@@ -88,18 +96,25 @@ export const MAX_DECODE_TOKENS = 4096;
 /** Decodes `params.input` with the run's model (see the file comment). */
 export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOptions = {}): Decoded {
   if (!(params.maxTokens <= MAX_DECODE_TOKENS)) {
-    throw new EngineError('input/invalid', `A decode generates at most ${MAX_DECODE_TOKENS} tokens; asked for ${params.maxTokens}. Ask for fewer (decode again from the end of the text for more).`);
+    throw new EngineError(
+      'input/invalid',
+      `A decode generates at most ${MAX_DECODE_TOKENS} tokens; asked for ${params.maxTokens}. Ask for fewer (decode again from the end of the text for more).`,
+    );
   }
   const L = r.model.config.maxLen;
   // Beam search stops at the context, so a cut prompt leaves it room to generate.
   const keep = params.strategy === 'beam' ? L - Math.min(params.maxTokens, Math.ceil(L / 2)) : L;
   const { prompt, src, cut } = decodeInput(r, params.input, keep);
   const results = runStrategy(r, prompt, src, params, opts);
-  const textOf = (d: DecodeResult): string => r.tok.decode(withoutEos(d.tokens, r.tok.specialIds.eos), { skipSpecial: true });
+  const textOf = (d: DecodeResult): string =>
+    r.tok.decode(withoutEos(d.tokens, r.tok.specialIds.eos), { skipSpecial: true });
   const best = results[0] as DecodeResult;
   const a = best.attention;
   const slid = contextNote(L, params, best);
-  const note = [cut, slid, unseenNote(params.input, r.tok, r.model.config.kind === 'encoder-decoder' ? 'source' : 'prompt')].filter((n) => n !== null).join(' ') || null;
+  const note =
+    [cut, slid, unseenNote(params.input, r.tok, r.model.config.kind === 'encoder-decoder' ? 'source' : 'prompt')]
+      .filter((n) => n !== null)
+      .join(' ') || null;
   const output: DecodeOutput = {
     text: textOf(best),
     promptTokens: tokenLabels(r.tok, src ?? prompt),
@@ -108,7 +123,17 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
     ids: best.tokens,
     logprobs: best.logprobs,
     score: best.score,
-    attention: a ? { queryStart: a.queryStart, queries: a.queries, selfKeys: a.selfKeys, sourceLength: a.sourceLength, nHeads: a.nHeads, self: a.self, cross: a.cross } : null,
+    attention: a
+      ? {
+          queryStart: a.queryStart,
+          queries: a.queries,
+          selfKeys: a.selfKeys,
+          sourceLength: a.sourceLength,
+          nHeads: a.nHeads,
+          self: a.self,
+          cross: a.cross,
+        }
+      : null,
     beams: params.strategy === 'beam' ? results.map((d) => ({ text: textOf(d), score: d.score })) : [],
     ...(note !== null ? { contextNote: note } : {}),
     stopReason: best.stopReason,
@@ -127,19 +152,33 @@ export function contextNote(L: number, params: DecodeParams, best: DecodeResult)
     return `Generated ${n} tokens past the model's context of ${L} with a sliding window: each token was chosen from the last ${lo}–${L} tokens before it.`;
   }
   if (best.stopReason === 'context') {
-    const fix = params.strategy === 'beam' ? 'beam search does not slide; use greedy or sampling to generate more' : 'retrain with a longer context to generate more';
+    const fix =
+      params.strategy === 'beam'
+        ? 'beam search does not slide; use greedy or sampling to generate more'
+        : 'retrain with a longer context to generate more';
     return `Stopped at the model's context of ${L} tokens after ${n} of ${params.maxTokens} token(s); ${fix}.`;
   }
   return null;
 }
 
 /** Hypotheses of one decode, best first (one for greedy and sampling). */
-function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, params: DecodeParams, opts: DecodeTextOptions): DecodeResult[] {
+function runStrategy(
+  r: OpenRun,
+  prompt: Int32Array,
+  src: Int32Array | null,
+  params: DecodeParams,
+  opts: DecodeTextOptions,
+): DecodeResult[] {
   const rows = params.strategy === 'beam' ? params.beam : 1;
-  const stepper = createStepper(r.model, r.model.backendOrThrow(), { maxRows: rows, workspace: r.workspace, ...(src ? { src } : {}) });
+  const stepper = createStepper(r.model, r.model.backendOrThrow(), {
+    maxRows: rows,
+    workspace: r.workspace,
+    ...(src ? { src } : {}),
+  });
   const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
   // Greedy and sampling never stop in the middle of a character (a byte-level BPE splits many across tokens).
-  const complete = (tokens: readonly number[]): boolean => !endsMidCharacter(r.tok, [...prompt.subarray(Math.max(0, prompt.length - 3)), ...tokens.slice(-4)]);
+  const complete = (tokens: readonly number[]): boolean =>
+    !endsMidCharacter(r.tok, [...prompt.subarray(Math.max(0, prompt.length - 3)), ...tokens.slice(-4)]);
   const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
   const onToken = opts.onToken;
   // A streamed token reads after the ones before it (a character split across them shows whole).
@@ -158,7 +197,18 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
     case 'beam':
       return beamSearch(stepper, prompt, { ...common, beamSize: params.beam, lengthPenalty: params.lengthPenalty });
     case 'sample':
-      return [sampleDecode(stepper, prompt, { ...common, ...stream, ...slide, complete, temperature: params.temperature, topK: params.topK, topP: params.topP, rng: new Rng(params.seed) })];
+      return [
+        sampleDecode(stepper, prompt, {
+          ...common,
+          ...stream,
+          ...slide,
+          complete,
+          temperature: params.temperature,
+          topK: params.topK,
+          topP: params.topP,
+          rng: new Rng(params.seed),
+        }),
+      ];
     default:
       return params.strategy satisfies never;
   }
@@ -170,14 +220,29 @@ function runStrategy(r: OpenRun, prompt: Int32Array, src: Int32Array | null, par
  * with BOS and EOS the ids of the run's tokenizer (`ids`). What exact match, BLEU and chrF
  * are computed on; `workspace` lends the stepper its buffers (one set for many decodes).
  */
-export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Array, decoding: EvalDecoding, workspace?: StepperWorkspace): number[] {
+export function decodeTarget(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  decoding: EvalDecoding,
+  workspace?: StepperWorkspace,
+): number[] {
   const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
-  const stepper = createStepper(model, model.backendOrThrow(), { maxRows: rows, src, ...(workspace ? { workspace } : {}) });
+  const stepper = createStepper(model, model.backendOrThrow(), {
+    maxRows: rows,
+    src,
+    ...(workspace ? { workspace } : {}),
+  });
   const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos };
   const start = Int32Array.of(ids.bos);
-  const best = decoding.strategy === 'beam'
-    ? (beamSearch(stepper, start, { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty })[0] as DecodeResult)
-    : greedyDecode(stepper, start, common);
+  const best =
+    decoding.strategy === 'beam'
+      ? (beamSearch(stepper, start, {
+          ...common,
+          beamSize: decoding.beam,
+          lengthPenalty: decoding.lengthPenalty,
+        })[0] as DecodeResult)
+      : greedyDecode(stepper, start, common);
   return withoutEos(best.tokens, ids.eos);
 }
 
@@ -185,6 +250,11 @@ export function decodeTarget(model: Transformer, ids: SpecialIds, src: Int32Arra
  * An encoder-decoder's greedy target for `src` ({@link decodeTarget}): what validation's
  * greedy decodes and the attention and lens of a source show; `workspace` as there (an opened run's).
  */
-export function greedyTarget(model: Transformer, ids: SpecialIds, src: Int32Array, workspace?: StepperWorkspace): number[] {
+export function greedyTarget(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  workspace?: StepperWorkspace,
+): number[] {
   return decodeTarget(model, ids, src, { strategy: 'greedy' }, workspace);
 }

@@ -36,25 +36,45 @@ export async function hasSnapshots(fs: LabFs, runDir: string): Promise<boolean> 
 /** The head scores at `step`, or at the latest snapshot when `step` is null. */
 export async function headsOfRun(fs: LabFs, runDir: string, step: number | null): Promise<HeadsAtStep> {
   const steps = await snapshotSteps(fs, runDir);
-  if (steps.length === 0) throw new EngineError('input/invalid', `${runDir} has no attention snapshots; measure the heads now with --text TEXT (or with no flags, on the diagnostic sequences), or train with --snapshot-every N (N > 0).`);
+  if (steps.length === 0)
+    throw new EngineError(
+      'input/invalid',
+      `${runDir} has no attention snapshots; measure the heads now with --text TEXT (or with no flags, on the diagnostic sequences), or train with --snapshot-every N (N > 0).`,
+    );
   const at = step ?? (steps[steps.length - 1] as number);
   if (!steps.includes(at)) {
-    throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${at}; pick --step from ${steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, …` : steps.join(', ')}.`);
+    throw new EngineError(
+      'input/invalid',
+      `${runDir} has no snapshot at step ${at}; pick --step from ${steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, …` : steps.join(', ')}.`,
+    );
   }
   const snap = await readSnapshot(fs, runDir, at);
-  if (!snap.headScores) throw new EngineError('input/invalid', `The snapshot at step ${at} has no head scores (it was written before they existed); measure them now with --text TEXT, or train a new run.`);
+  if (!snap.headScores)
+    throw new EngineError(
+      'input/invalid',
+      `The snapshot at step ${at} has no head scores (it was written before they existed); measure them now with --text TEXT, or train a new run.`,
+    );
   return { step: at, heads: snap.headScores, on: 'snapshot' };
 }
 
 /** The head scores of the run's model on `text` (induction on the diagnostic sequences). */
 export function headsOfText(r: OpenRun, text: string): HeadsAtStep {
   const { snapshot } = attendText(r, text);
-  return { step: r.step, heads: snapshot.headScores ?? [], on: 'text', ...(snapshot.truncation !== undefined ? { truncation: snapshot.truncation } : {}) };
+  return {
+    step: r.step,
+    heads: snapshot.headScores ?? [],
+    on: 'text',
+    ...(snapshot.truncation !== undefined ? { truncation: snapshot.truncation } : {}),
+  };
 }
 
 /** The head scores of the run's model on its diagnostic sequences (see attend.ts `attendDiagnostic`). */
 export function headsOnDiagnostics(r: OpenRun): HeadsAtStep {
   const a = attendDiagnostic(r);
-  if (!a) throw new EngineError('input/invalid', `The model's context or vocabulary is too small for the diagnostic sequences; measure the heads on a text with --text TEXT.`);
+  if (!a)
+    throw new EngineError(
+      'input/invalid',
+      `The model's context or vocabulary is too small for the diagnostic sequences; measure the heads on a text with --text TEXT.`,
+    );
   return { step: r.step, heads: a.snapshot.headScores ?? [], on: 'diagnostic' };
 }

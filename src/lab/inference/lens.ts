@@ -57,7 +57,10 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
   const { model, tok } = r;
   const { bos, eos } = tok.specialIds;
   const tooLong = (what: string, n: number, L: number): never => {
-    throw new EngineError('input/invalid', `${what} of ${n} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`);
+    throw new EngineError(
+      'input/invalid',
+      `${what} of ${n} tokens exceeds the context of ${L}; shorten it or retrain with a longer context.`,
+    );
   };
   const notes: string[] = [];
   const L = model.config.maxLen;
@@ -69,26 +72,43 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     return ids.slice(0, L);
   };
   if (model.config.kind === 'encoder-decoder') {
-    if (!('src' in input)) throw new EngineError('input/invalid', 'This run is an encoder-decoder: give a source (and optionally a target), not a prompt.');
+    if (!('src' in input))
+      throw new EngineError(
+        'input/invalid',
+        'This run is an encoder-decoder: give a source (and optionally a target), not a prompt.',
+      );
     let src = tok.encode(input.src, { eos: true });
     if (src.length > L) {
       if (!fit) tooLong('Source (with EOS)', src.length, L);
       notes.push(truncationNote(L - 1, src.length - 1, L, 'source'));
       src = Int32Array.of(...src.subarray(0, L - 1), eos);
     }
-    const body = input.tgt !== undefined ? Array.from(tok.encode(input.tgt)) : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
+    const body =
+      input.tgt !== undefined
+        ? Array.from(tok.encode(input.tgt))
+        : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
     const ids = firstOf(Int32Array.of(bos, ...body), 'Target');
-    for (const [text, what] of [[input.src, 'source'], [input.tgt, 'target']] as const) {
+    for (const [text, what] of [
+      [input.src, 'source'],
+      [input.tgt, 'target'],
+    ] as const) {
       const unseen = text === undefined ? null : unseenNote(text, tok, what);
       if (unseen !== null) notes.push(unseen);
     }
-    return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src }, truncation: notes.length ? notes.join(' ') : null };
+    return {
+      batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), eos), S: src.length, src },
+      truncation: notes.length ? notes.join(' ') : null,
+    };
   }
-  if (!('prompt' in input)) throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
+  if (!('prompt' in input))
+    throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
   const ids = firstOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
   const unseen = unseenNote(input.prompt, tok, 'prompt');
   if (unseen !== null) notes.push(unseen);
-  return { batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) }, truncation: notes.length ? notes.join(' ') : null };
+  return {
+    batch: { B: 1, T: ids.length, input: ids, targets: Int32Array.of(...ids.subarray(1), PAD) },
+    truncation: notes.length ? notes.join(' ') : null,
+  };
 }
 
 /** softmax(logits[row]) over the vocabulary, in float64 after subtracting the row max. */
@@ -124,7 +144,14 @@ export function topIds(probs: Float64Array, k: number): number[] {
  * and topIds, without a vocabulary-sized array per row: a lens of GPT-2 reads 13 × 1,000
  * rows of 50,257.
  */
-export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k: number, context: ArrayLike<number>, after: ArrayLike<number> = []): TopToken[] {
+export function topTokens(
+  r: OpenRun,
+  logits: ArrayLike<number>,
+  row: number,
+  k: number,
+  context: ArrayLike<number>,
+  after: ArrayLike<number> = [],
+): TopToken[] {
   const V = r.model.config.vocabSize;
   const base = row * V;
   let max = -Infinity;
@@ -144,25 +171,38 @@ export function topTokens(r: OpenRun, logits: ArrayLike<number>, row: number, k:
   const label = (id: number): string => {
     if (after.length === 0 || id !== after[0]) return nextTokenLabel(r.tok, context, id);
     const from = Math.max(0, context.length - 4);
-    const seq = [...Array.from({ length: context.length - from }, (_, i) => context[from + i] as number), ...Array.from({ length: Math.min(4, after.length) }, (_, i) => after[i] as number)];
+    const seq = [
+      ...Array.from({ length: context.length - from }, (_, i) => context[from + i] as number),
+      ...Array.from({ length: Math.min(4, after.length) }, (_, i) => after[i] as number),
+    ];
     return tokenLabels(r.tok, seq)[context.length - from] as string;
   };
   return ids.map((id) => ({ token: label(id), prob: Math.exp((logits[base + id] as number) - max) / sum }));
 }
 
 function checkTopK(topK: number): void {
-  if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K) throw new EngineError('input/invalid', `top-k must be a whole number from 1 to ${MAX_TOP_K}, got ${topK}.`);
+  if (!Number.isInteger(topK) || topK < 1 || topK > MAX_TOP_K)
+    throw new EngineError('input/invalid', `top-k must be a whole number from 1 to ${MAX_TOP_K}, got ${topK}.`);
 }
 
 /** The logit lens of `input` (see the file comment): one forward, then every layer read out; `fit` cuts a long input instead of refusing it. */
-export function logitLens(r: OpenRun, input: LensInput, opts: { readonly topK: number; readonly fit?: boolean }): LensOutput {
+export function logitLens(
+  r: OpenRun,
+  input: LensInput,
+  opts: { readonly topK: number; readonly fit?: boolean },
+): LensOutput {
   checkTopK(opts.topK);
   const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
   r.model.forward(batch, { train: false, labelSmoothing: 0 });
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
     const logits = r.model.residualLogits(layer, 'logits'); // nothing reads the forward's logits after it
-    layers.push({ layer, positions: Array.from({ length: batch.T }, (_, t) => ({ top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)) })) });
+    layers.push({
+      layer,
+      positions: Array.from({ length: batch.T }, (_, t) => ({
+        top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)),
+      })),
+    });
   }
   const tokens = tokenLabels(r.tok, batch.input);
   return {

@@ -80,11 +80,18 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       return memoryProblem(config, ahead.shape, 'inference', { decodeRows: 1 }) === null ? ahead : plan;
     }
     case 'diagnostic':
-      return { shape: { maxBatch: 1, maxLen: 1, ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}) }, decodeRows: 1 };
+      return {
+        shape: { maxBatch: 1, maxLen: 1, ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}) },
+        decodeRows: 1,
+      };
     case 'decode': {
       const rows = Math.max(1, req.beam);
       const src = encDec ? { maxSrcLen: rounded(srcOf(req.input), L) } : {};
-      return { shape: { maxBatch: 1, maxLen: 1, ...src }, decodeRows: rows, ...(rows > 1 ? { lower: `lower the beam width (${rows})` } : {}) };
+      return {
+        shape: { maxBatch: 1, maxLen: 1, ...src },
+        decodeRows: rows,
+        ...(rows > 1 ? { lower: `lower the beam width (${rows})` } : {}),
+      };
     }
     case 'lens': {
       if ('prompt' in req.input) {
@@ -93,7 +100,11 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       }
       // Without a target the decoder reads the model's own translation, up to the context.
       const t = req.input.tgt === undefined ? L : 1 + tok.encode(req.input.tgt).length;
-      return { shape: { maxBatch: 1, maxLen: rounded(t, L), maxSrcLen: rounded(srcOf(req.input.src), L) }, decodeRows: 1, lower: shorten(tok.encode(req.input.src).length) };
+      return {
+        shape: { maxBatch: 1, maxLen: rounded(t, L), maxSrcLen: rounded(srcOf(req.input.src), L) },
+        decodeRows: 1,
+        lower: shorten(tok.encode(req.input.src).length),
+      };
     }
     case 'score': {
       const n = tok.encode(req.text).length;
@@ -111,7 +122,11 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
 export function covers(r: OpenRun, plan: RunPlan): boolean {
   const m = r.model;
   const s = plan.shape;
-  return m.maxBatch >= s.maxBatch && m.maxLen >= (s.maxLen ?? m.config.maxLen) && (m.config.kind !== 'encoder-decoder' || m.maxSrcLen >= (s.maxSrcLen ?? m.config.maxLen));
+  return (
+    m.maxBatch >= s.maxBatch &&
+    m.maxLen >= (s.maxLen ?? m.config.maxLen) &&
+    (m.config.kind !== 'encoder-decoder' || m.maxSrcLen >= (s.maxSrcLen ?? m.config.maxLen))
+  );
 }
 
 /**
@@ -121,13 +136,26 @@ export function covers(r: OpenRun, plan: RunPlan): boolean {
 export function widened(r: OpenRun, plan: RunPlan): RunPlan {
   const m = r.model;
   const s = plan.shape;
-  const src = m.config.kind === 'encoder-decoder' ? { maxSrcLen: Math.max(m.maxSrcLen, s.maxSrcLen ?? m.config.maxLen) } : {};
-  const wide = { ...plan, shape: { maxBatch: Math.max(m.maxBatch, s.maxBatch), maxLen: Math.max(m.maxLen, s.maxLen ?? m.config.maxLen), ...src } };
+  const src =
+    m.config.kind === 'encoder-decoder' ? { maxSrcLen: Math.max(m.maxSrcLen, s.maxSrcLen ?? m.config.maxLen) } : {};
+  const wide = {
+    ...plan,
+    shape: {
+      maxBatch: Math.max(m.maxBatch, s.maxBatch),
+      maxLen: Math.max(m.maxLen, s.maxLen ?? m.config.maxLen),
+      ...src,
+    },
+  };
   return memoryProblem(m.config, wide.shape, 'inference', { decodeRows: plan.decodeRows ?? 1 }) === null ? wide : plan;
 }
 
 /** Opens `runDir` planned for `req` (the CLI's commands; the model worker plans the same way and keeps the model open). */
-export async function openForRequest(fs: LabFs, runDir: string, backend: Backend, req: InferenceRequest): Promise<OpenRun> {
+export async function openForRequest(
+  fs: LabFs,
+  runDir: string,
+  backend: Backend,
+  req: InferenceRequest,
+): Promise<OpenRun> {
   const tok = await readTokenizer(fs, runDir);
   const { config } = await readCheckpointConfig(fs, runDir);
   return openRun(fs, runDir, backend, planRequest(config, tok, req));

@@ -52,7 +52,13 @@ export function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, 
 export function windowLogprobs(r: OpenRun, ids: Int32Array, s: number, e: number, src?: Int32Array): number[] {
   const T = e - s;
   if (T < 1) return [];
-  const batch: Batch = { B: 1, T, input: ids.slice(s, e), targets: ids.slice(s + 1, e + 1), ...(src ? { S: src.length, src } : {}) };
+  const batch: Batch = {
+    B: 1,
+    T,
+    input: ids.slice(s, e),
+    targets: ids.slice(s + 1, e + 1),
+    ...(src ? { S: src.length, src } : {}),
+  };
   r.model.forward(batch, { train: false, labelSmoothing: 0 });
   const logits = r.model.logits();
   const V = r.model.config.vocabSize;
@@ -82,7 +88,11 @@ export function slidingLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): 
  * character) shares that whole character's range with the tokens that complete it.
  * Linear: only the tokens since the last character boundary are decoded at each step.
  */
-export function tokenOffsets(tok: Tokenizer, body: ArrayLike<number>, text: string): { starts: number[]; ends: number[] } {
+export function tokenOffsets(
+  tok: Tokenizer,
+  body: ArrayLike<number>,
+  text: string,
+): { starts: number[]; ends: number[] } {
   const starts: number[] = [];
   const ends: number[] = [];
   const ids = Array.from(body);
@@ -121,7 +131,8 @@ export interface ScoredText {
  */
 export function scoreText(r: OpenRun, source: string | null, text: string): ScoredText {
   const { model, tok } = r;
-  if (text.length === 0) throw new EngineError('input/invalid', 'The text to score is empty; give it at least one character.');
+  if (text.length === 0)
+    throw new EngineError('input/invalid', 'The text to score is empty; give it at least one character.');
   const src = model.config.kind === 'encoder-decoder' ? sourceIds(r, source) : null;
   const body = tok.encode(text);
   const keep = Math.min(body.length, MAX_SCORED_TOKENS);
@@ -136,15 +147,28 @@ export function scoreText(r: OpenRun, source: string | null, text: string): Scor
     starts.push(text.length);
     ends.push(text.length);
   }
-  const output: ScoreOutput = { tokens: tokenLabels(tok, ids).slice(1), logprobs, starts, ends, truncated: body.length - keep };
+  const output: ScoreOutput = {
+    tokens: tokenLabels(tok, ids).slice(1),
+    logprobs,
+    starts,
+    ends,
+    truncated: body.length - keep,
+  };
   return { output, ids, src };
 }
 
 function sourceIds(r: OpenRun, source: string | null): Int32Array {
   if (source === null) {
-    throw new EngineError('input/invalid', 'This run is an encoder-decoder: select a line "source<TAB>target" (or "source → target") so the target can be scored given its source.');
+    throw new EngineError(
+      'input/invalid',
+      'This run is an encoder-decoder: select a line "source<TAB>target" (or "source → target") so the target can be scored given its source.',
+    );
   }
   const src = r.tok.encode(source, { eos: true });
-  if (src.length > r.model.config.maxLen) throw new EngineError('input/invalid', `Source of ${src.length} tokens exceeds the context of ${r.model.config.maxLen}; shorten it or retrain with a longer context.`);
+  if (src.length > r.model.config.maxLen)
+    throw new EngineError(
+      'input/invalid',
+      `Source of ${src.length} tokens exceeds the context of ${r.model.config.maxLen}; shorten it or retrain with a longer context.`,
+    );
   return src;
 }

@@ -51,7 +51,10 @@ export const EXPORT_FORMAT = 'attention-lab-export';
 export const EXPORT_VERSION = 1;
 
 /** The example scored at export time when none is given and the run recorded no held-out text. */
-export const DEFAULT_EXAMPLE = { text: 'To be, or not to be, that is the question.\n', source: 'the cat sat on the mat' } as const;
+export const DEFAULT_EXAMPLE = {
+  text: 'To be, or not to be, that is the question.\n',
+  source: 'the cat sat on the mat',
+} as const;
 
 /** Options of {@link exportRun}. */
 export interface ExportOptions {
@@ -94,7 +97,11 @@ function scoreExample(r: OpenRun, opts: ExportOptions, warnings: string[]): Expo
 }
 
 /** The files of the export, in memory: name → contents. */
-function exportFiles(r: OpenRun, name: string, opts: ExportOptions): { files: Map<string, Uint8Array | string>; tensors: number; warnings: string[]; example: ExportExample | null } {
+function exportFiles(
+  r: OpenRun,
+  name: string,
+  opts: ExportOptions,
+): { files: Map<string, Uint8Array | string>; tensors: number; warnings: string[]; example: ExportExample | null } {
   const c = r.model.config;
   const { bytes, tensors, warnings } = pytorchTensors(r.model);
   const files = new Map<string, Uint8Array | string>();
@@ -117,14 +124,41 @@ function exportFiles(r: OpenRun, name: string, opts: ExportOptions): { files: Ma
   const config = {
     ...pytorchConfig(c),
     attention_lab: {
-      format: EXPORT_FORMAT, version: EXPORT_VERSION, run: name, step: r.step, config: c,
-      tokenizer: { type: tok.type, file: 'tokenizer.json', vocab_size: tok.vocabSize, special_ids: tok.specialIds, ...(gpt2 ? { vocab: 'vocab.json', merges: 'merges.txt' } : {}) },
-      example: example && { text: example.text, ...(example.source !== null ? { source: example.source } : {}), tokens: example.tokens, logprob_sum: example.logprobSum },
+      format: EXPORT_FORMAT,
+      version: EXPORT_VERSION,
+      run: name,
+      step: r.step,
+      config: c,
+      tokenizer: {
+        type: tok.type,
+        file: 'tokenizer.json',
+        vocab_size: tok.vocabSize,
+        special_ids: tok.specialIds,
+        ...(gpt2 ? { vocab: 'vocab.json', merges: 'merges.txt' } : {}),
+      },
+      example: example && {
+        text: example.text,
+        ...(example.source !== null ? { source: example.source } : {}),
+        tokens: example.tokens,
+        logprob_sum: example.logprobSum,
+      },
     },
   };
   files.set('config.json', `${JSON.stringify(config, null, 2)}\n`);
   for (const [file, text] of Object.entries(EXPORT_PYTHON_FILES)) files.set(file, text);
-  files.set('README.md', exportReadme({ name, step: r.step, config: c, tokType: tok.type, gpt2Files: gpt2, specialIds: tok.specialIds, example, warnings }));
+  files.set(
+    'README.md',
+    exportReadme({
+      name,
+      step: r.step,
+      config: c,
+      tokType: tok.type,
+      gpt2Files: gpt2,
+      specialIds: tok.specialIds,
+      example,
+      warnings,
+    }),
+  );
   return { files, tensors, warnings, example };
 }
 
@@ -139,23 +173,44 @@ export function exportFolderName(fs: LabFs, r: OpenRun): string {
  * it wrote. Throws EngineError('input/invalid') when the folder exists and is not empty
  * (unless `force`), or would be a run folder.
  */
-export async function exportRun(fs: LabFs, r: OpenRun, outParent: string, opts: ExportOptions = {}): Promise<ExportResult> {
+export async function exportRun(
+  fs: LabFs,
+  r: OpenRun,
+  outParent: string,
+  opts: ExportOptions = {},
+): Promise<ExportResult> {
   const name = exportFolderName(fs, r);
   const dir = fs.join(fs.resolve(outParent), name);
   if (await exists(fs, fs.join(outParent, RUN_FILES.run))) {
-    throw new EngineError('input/invalid', `${outParent} is a run folder; export into another folder, so that the run's own files stay as they are.`);
+    throw new EngineError(
+      'input/invalid',
+      `${outParent} is a run folder; export into another folder, so that the run's own files stay as they are.`,
+    );
   }
   if ((await exists(fs, fs.join(dir, RUN_FILES.run))) || fs.resolve(dir) === fs.resolve(r.runDir)) {
-    throw new EngineError('input/invalid', `${dir} is a run folder; choose another --out folder, so that no run is replaced by its export.`);
+    throw new EngineError(
+      'input/invalid',
+      `${dir} is a run folder; choose another --out folder, so that no run is replaced by its export.`,
+    );
   }
   const kind = (await fs.stat(dir))?.kind;
   if (kind === 'file') {
-    throw new EngineError('input/invalid', `${dir} exists and is a file, not a folder; move it, or choose another --out folder.`);
+    throw new EngineError(
+      'input/invalid',
+      `${dir} exists and is a file, not a folder; move it, or choose another --out folder.`,
+    );
   }
   if ((await listNames(fs, dir)).length > 0 && opts.force !== true) {
-    throw new EngineError('input/invalid', `${dir} already exists and is not empty; pass --force to replace it, or choose another --out folder.`);
+    throw new EngineError(
+      'input/invalid',
+      `${dir} already exists and is not empty; pass --force to replace it, or choose another --out folder.`,
+    );
   }
-  const { files, tensors, warnings, example } = exportFiles(r, r.run.displayName ?? fs.basename(fs.resolve(r.runDir)), opts);
+  const { files, tensors, warnings, example } = exportFiles(
+    r,
+    r.run.displayName ?? fs.basename(fs.resolve(r.runDir)),
+    opts,
+  );
   const tmp = await scratchFolder(fs, dir, 'export');
   try {
     await fs.writeFiles([...files].map(([file, data]) => ({ path: fs.join(tmp, file), data })));

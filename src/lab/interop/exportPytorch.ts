@@ -28,16 +28,35 @@ export function hfActivationName(a: ModelConfig['activation']): string {
 export function pytorchConfig(c: ModelConfig): Record<string, unknown> {
   if (c.kind === 'decoder-only') {
     return {
-      block_size: c.maxLen, vocab_size: c.vocabSize, n_layer: c.nDecoderLayers, n_head: c.nHeads, n_embd: c.dModel, dropout: c.dropout, bias: c.bias,
+      block_size: c.maxLen,
+      vocab_size: c.vocabSize,
+      n_layer: c.nDecoderLayers,
+      n_head: c.nHeads,
+      n_embd: c.dModel,
+      dropout: c.dropout,
+      bias: c.bias,
       activation_function: hfActivationName(c.activation),
     };
   }
   return {
-    src_vocab_size: c.srcVocabSize, tgt_vocab_size: c.vocabSize, d_model: c.dModel, num_heads: c.nHeads,
-    num_layers: c.nEncoderLayers, num_encoder_layers: c.nEncoderLayers, num_decoder_layers: c.nDecoderLayers,
-    d_ff: c.dFF, max_seq_length: c.maxLen, dropout: c.dropout, embed_scale: c.embedScale ? Math.sqrt(c.dModel) : 1,
-    norm_placement: c.norm, activation: c.activation, positional: c.positional, tie_embeddings: c.tieEmbeddings,
-    bias: c.bias, layer_norm_eps: c.layerNormEps, label_smoothing: c.labelSmoothing,
+    src_vocab_size: c.srcVocabSize,
+    tgt_vocab_size: c.vocabSize,
+    d_model: c.dModel,
+    num_heads: c.nHeads,
+    num_layers: c.nEncoderLayers,
+    num_encoder_layers: c.nEncoderLayers,
+    num_decoder_layers: c.nDecoderLayers,
+    d_ff: c.dFF,
+    max_seq_length: c.maxLen,
+    dropout: c.dropout,
+    embed_scale: c.embedScale ? Math.sqrt(c.dModel) : 1,
+    norm_placement: c.norm,
+    activation: c.activation,
+    positional: c.positional,
+    tie_embeddings: c.tieEmbeddings,
+    bias: c.bias,
+    layer_norm_eps: c.layerNormEps,
+    label_smoothing: c.labelSmoothing,
   };
 }
 
@@ -56,13 +75,35 @@ function nanoGptDifferences(c: ModelConfig): string[] {
 }
 
 /** The model's tensors for PyTorch and the ways it differs from the class it is named after. */
-export function pytorchTensors(model: Transformer): { readonly bytes: Uint8Array; readonly tensors: number; readonly warnings: string[] } {
+export function pytorchTensors(model: Transformer): {
+  readonly bytes: Uint8Array;
+  readonly tensors: number;
+  readonly warnings: string[];
+} {
   const c = model.config;
-  const tensors = torchTensors(model).map((t) => ({ name: t.name, dtype: 'F32' as const, shape: t.shape, data: gatherTorchTensor(t) }));
+  const tensors = torchTensors(model).map((t) => ({
+    name: t.name,
+    dtype: 'F32' as const,
+    shape: t.shape,
+    data: gatherTorchTensor(t),
+  }));
   if (c.kind === 'encoder-decoder' && c.positional === 'sinusoidal') {
-    tensors.push({ name: 'positional_encoding.pe', dtype: 'F32', shape: [1, c.maxLen, c.dModel], data: sinusoidalTable(c.maxLen, c.dModel) });
+    tensors.push({
+      name: 'positional_encoding.pe',
+      dtype: 'F32',
+      shape: [1, c.maxLen, c.dModel],
+      data: sinusoidalTable(c.maxLen, c.dModel),
+    });
   }
   // Our whole config rides along in the metadata, so `import` gives back exactly this model
   // (activation, norm placement … that the PyTorch config.json has no field for).
-  return { bytes: encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab', attention_lab_config: JSON.stringify(c) }), tensors: tensors.length, warnings: nanoGptDifferences(c) };
+  return {
+    bytes: encodeSafetensors(tensors, {
+      format: 'pt',
+      source: 'attention-lab',
+      attention_lab_config: JSON.stringify(c),
+    }),
+    tensors: tensors.length,
+    warnings: nanoGptDifferences(c),
+  };
 }

@@ -43,7 +43,9 @@ const NANOGPT_FIELDS = "('block_size', 'vocab_size', 'n_layer', 'n_head', 'n_emb
 
 function specialsNote(ids: SpecialIds): string {
   const own = ids.pad === 0 && ids.bos === 1 && ids.eos === 2 && ids.unk === 3;
-  return own ? '`<pad> <bos> <eos> <unk>` = ids 0–3' : `BOS ${ids.bos}, EOS ${ids.eos}${ids.pad < 0 ? ', no PAD' : `, PAD ${ids.pad}`}`;
+  return own
+    ? '`<pad> <bos> <eos> <unk>` = ids 0–3'
+    : `BOS ${ids.bos}, EOS ${ids.eos}${ids.pad < 0 ? ', no PAD' : `, PAD ${ids.pad}`}`;
 }
 
 function fileTable(f: ReadmeFacts): string[] {
@@ -54,7 +56,11 @@ function fileTable(f: ReadmeFacts): string[] {
     `| \`model.safetensors\` | the weights, fp32, under ${names} state_dict names (Linear weights \`[out, in]\`) |`,
     "| `config.json` | the PyTorch class's constructor fields, and `attention_lab`: Attention Lab's whole model config, the tokenizer's special ids, and the example below |",
     `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} tokenizer, as the run saved it |`,
-    ...(f.gpt2Files ? [`| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's \`GPT2Tokenizer\` reads), same ids; special tokens are listed under their text (${specialsNote(f.specialIds)}) |`] : []),
+    ...(f.gpt2Files
+      ? [
+          `| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's \`GPT2Tokenizer\` reads), same ids; special tokens are listed under their text (${specialsNote(f.specialIds)}) |`,
+        ]
+      : []),
     "| `reference.py` | Attention Lab's model in PyTorch, built from `attention_lab.config` (the same logits) |",
     '| `safetensors_io.py`, `lab_tokenizers.py` | a safetensors reader (numpy only) and the tokenizer, for the lines below |',
     '| `score_export.py` | scores a text the way `attention-lab score` does: the check below |',
@@ -63,11 +69,16 @@ function fileTable(f: ReadmeFacts): string[] {
 
 function exampleLines(f: ReadmeFacts): string[] {
   const e = f.example;
-  if (e === null) return ['No example was scored at export time:', ...f.warnings.filter((w) => w.startsWith('no example')).map((w) => `- ${w}`)];
+  if (e === null)
+    return [
+      'No example was scored at export time:',
+      ...f.warnings.filter((w) => w.startsWith('no example')).map((w) => `- ${w}`),
+    ];
   const mean = -e.logprobSum / Math.max(1, e.tokens);
-  const cli = e.source === null
-    ? `attention-lab score --run RUN_DIR --text ${JSON.stringify(e.text)}`
-    : `attention-lab score --run RUN_DIR --src ${JSON.stringify(e.source)} --tgt ${JSON.stringify(e.text)}`;
+  const cli =
+    e.source === null
+      ? `attention-lab score --run RUN_DIR --text ${JSON.stringify(e.text)}`
+      : `attention-lab score --run RUN_DIR --src ${JSON.stringify(e.source)} --tgt ${JSON.stringify(e.text)}`;
   return [
     `At export (step ${f.step}), \`${cli}\` gave:`,
     '',
@@ -84,9 +95,16 @@ function exampleLines(f: ReadmeFacts): string[] {
 
 function decoderLines(f: ReadmeFacts): string[] {
   const c = f.config;
-  const nano = c.norm === 'pre' && c.positional === 'learned' && c.activation === 'gelu' && c.tieEmbeddings && !c.embedScale && c.dFF === 4 * c.dModel && c.layerNormEps === 1e-5;
+  const nano =
+    c.norm === 'pre' &&
+    c.positional === 'learned' &&
+    c.activation === 'gelu' &&
+    c.tieEmbeddings &&
+    !c.embedScale &&
+    c.dFF === 4 * c.dModel &&
+    c.layerNormEps === 1e-5;
   return [
-    'Score a text by hand (decoder-only: BOS, then the text\'s ids; no EOS):',
+    "Score a text by hand (decoder-only: BOS, then the text's ids; no EOS):",
     '',
     '```python',
     'import torch.nn.functional as F',
@@ -116,7 +134,8 @@ function decoderLines(f: ReadmeFacts): string[] {
 
 /** The README.md text of an export folder. */
 export function exportReadme(f: ReadmeFacts): string {
-  const kind = f.config.kind === 'decoder-only' ? 'decoder-only (GPT-style)' : 'encoder-decoder (the paper\'s Transformer)';
+  const kind =
+    f.config.kind === 'decoder-only' ? 'decoder-only (GPT-style)' : "encoder-decoder (the paper's Transformer)";
   const notes = f.warnings.filter((w) => !w.startsWith('no example'));
   return [
     // The generated-file marker the corpus skips (data/codeFiles.ts), so an export saved inside a

@@ -91,11 +91,15 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
     return from;
   }
   const names = await listNames(fs, from);
-  if (names.includes('run.json')) badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
+  if (names.includes('run.json'))
+    badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
   if (names.includes('model.safetensors')) return fs.join(from, 'model.safetensors');
   const st = names.filter((n) => n.endsWith('.safetensors')).sort();
   if (st.length === 1) return fs.join(from, st[0] as string);
-  if (st.length > 1) badInput(`${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one to import (sharded checkpoints must be merged into one file first).`);
+  if (st.length > 1)
+    badInput(
+      `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one to import (sharded checkpoints must be merged into one file first).`,
+    );
   const pickle = names.find((n) => isPickleName(n));
   if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(fs.join(from, pickle)));
   return badInput(`${from} holds no .safetensors file; pass the checkpoint file, or the folder it is in.`);
@@ -109,9 +113,16 @@ async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, un
   try {
     v = JSON.parse(text);
   } catch (e) {
-    throw new EngineError('checkpoint/invalid', `${file} is not valid JSON (${(e as Error).message}); fix it or remove it to size the model from its tensors.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} is not valid JSON (${(e as Error).message}); fix it or remove it to size the model from its tensors.`,
+    );
   }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new EngineError('checkpoint/invalid', `${file} must hold a JSON object of config fields; fix it or remove it.`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} must hold a JSON object of config fields; fix it or remove it.`,
+    );
   return v as Record<string, unknown>;
 }
 
@@ -119,7 +130,8 @@ async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, un
 async function checkOut(fs: LabFs, out: string): Promise<void> {
   const kind = (await fs.stat(out))?.kind;
   if (kind === undefined) return;
-  if (kind !== 'directory' || (await listNames(fs, out)).length > 0) badInput(`${out} already exists and is not empty; choose a new --out folder so nothing in it is overwritten.`);
+  if (kind !== 'directory' || (await listNames(fs, out)).length > 0)
+    badInput(`${out} already exists and is not empty; choose a new --out folder so nothing in it is overwritten.`);
 }
 
 /** A checkpoint opened and planned, its weights not read yet. */
@@ -146,11 +158,17 @@ export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions 
 }
 
 /** planImport of an opened file; a refusal that neither names the file nor is about config.json starts with the file's name. */
-function planNamed(name: string, reader: SafetensorsReader, configJson: Record<string, unknown> | null, opts: ImportOptions): ImportPlan {
+function planNamed(
+  name: string,
+  reader: SafetensorsReader,
+  configJson: Record<string, unknown> | null,
+  opts: ImportOptions,
+): ImportPlan {
   try {
     return planImport(reader.header.entries, reader.header.metadata, configJson, opts);
   } catch (e) {
-    if (EngineError.is(e) && !e.message.includes(name) && !e.message.startsWith('config.json')) throw new EngineError(e.code, `${name}: ${e.message}`, { cause: e });
+    if (EngineError.is(e) && !e.message.includes(name) && !e.message.startsWith('config.json'))
+      throw new EngineError(e.code, `${name}: ${e.message}`, { cause: e });
     throw e;
   }
 }
@@ -160,7 +178,11 @@ function planNamed(name: string, reader: SafetensorsReader, configJson: Record<s
  * (unbound: each parameter gets its own array; no gradients or activations). Returns the
  * final plan (a separate lm_head equal to the embedding makes it tied) and notes.
  */
-export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: PlanOptions = {}, hooks: WorkHooks = {}): Promise<{ plan: ImportPlan; notes: string[] }> {
+export async function readCheckpointWeights(
+  opened: OpenedCheckpoint,
+  opts: PlanOptions = {},
+  hooks: WorkHooks = {},
+): Promise<{ plan: ImportPlan; notes: string[] }> {
   const { reader, name } = opened;
   let plan = opened.plan;
   const notes = [...plan.notes];
@@ -172,8 +194,17 @@ export async function readCheckpointWeights(opened: OpenedCheckpoint, opts: Plan
     total += e ? e.end - e.begin : 0;
   }
   const progress = (done: number): void =>
-    hooks.onProgress?.({ phase: 'read', done: Math.min(done, total), total, message: `Reading ${name}` } satisfies PrepareProgress);
-  const readHooks = { onBytes: progress, ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}), ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}) };
+    hooks.onProgress?.({
+      phase: 'read',
+      done: Math.min(done, total),
+      total,
+      message: `Reading ${name}`,
+    } satisfies PrepareProgress);
+  const readHooks = {
+    onBytes: progress,
+    ...(hooks.isCancelled ? { isCancelled: hooks.isCancelled } : {}),
+    ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}),
+  };
   let wte: Float32Array | null = null;
   if (plan.lmHead) {
     // A tied output projection is saved twice by tools that refuse shared tensors: same values, same model.
@@ -204,7 +235,10 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   const tok = await loadImportTokenizer(fs, opened.modelFile, req.tokenizer);
   const c = opened.plan.config;
   // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
-  const padded = opened.plan.layout !== 'attention-lab' && c.kind === 'decoder-only' && isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
+  const padded =
+    opened.plan.layout !== 'attention-lab' &&
+    c.kind === 'decoder-only' &&
+    isPaddedVocab(c.vocabSize, tok.tokenizer.vocabSize);
   const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
   if (padded) opened = { ...opened, plan: planNamed(opened.name, opened.reader, opened.configJson, planOpts) };
   checkVocab(opened.plan.config, tok.tokenizer, tok.source);
@@ -212,11 +246,25 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
   const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);
   const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
-  await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description, { layout: plan.layout, from: opened.modelFile });
-  notes.push(`train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`);
+  await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description, {
+    layout: plan.layout,
+    from: opened.modelFile,
+  });
+  notes.push(
+    `train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`,
+  );
   return {
-    runDir: out, layout: plan.layout, layoutText: IMPORT_LAYOUTS[plan.layout], modelFile: opened.modelFile, config: plan.config, params: plan.model.store.count,
-    tensors: plan.tensors.length, ignored: plan.ignored, tokenizer: tok.source, notes, bytesRead: opened.reader.dataBytes,
+    runDir: out,
+    layout: plan.layout,
+    layoutText: IMPORT_LAYOUTS[plan.layout],
+    modelFile: opened.modelFile,
+    config: plan.config,
+    params: plan.model.store.count,
+    tensors: plan.tensors.length,
+    ignored: plan.ignored,
+    tokenizer: tok.source,
+    notes,
+    bytesRead: opened.reader.dataBytes,
   };
 }
 
@@ -230,10 +278,16 @@ function embeddingOf(plan: ImportPlan): ImportPlan['tensors'][number] {
 /** The tokenizer's ids must be the model's rows. */
 function checkVocab(c: ModelConfig, tok: Tokenizer, source: string): void {
   if (tok.vocabSize !== c.vocabSize) {
-    throw new EngineError('checkpoint/invalid', `The tokenizer (${source}) has ${tok.vocabSize} ids but the model's embedding has ${c.vocabSize} rows; pass the tokenizer the model was trained with (--tokenizer PATH).`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `The tokenizer (${source}) has ${tok.vocabSize} ids but the model's embedding has ${c.vocabSize} rows; pass the tokenizer the model was trained with (--tokenizer PATH).`,
+    );
   }
   if (c.kind === 'encoder-decoder' && c.srcVocabSize !== tok.vocabSize) {
-    throw new EngineError('checkpoint/invalid', `The tokenizer (${source}) has ${tok.vocabSize} ids but the encoder's embedding has ${c.srcVocabSize} rows; Attention Lab shares one tokenizer between source and target.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `The tokenizer (${source}) has ${tok.vocabSize} ids but the encoder's embedding has ${c.srcVocabSize} rows; Attention Lab shares one tokenizer between source and target.`,
+    );
   }
 }
 
@@ -254,23 +308,44 @@ function transpose(src: Float32Array, shape: readonly number[]): Float32Array {
 /** What `train --resume` does with an imported run: fine-tune on the documents named at import. */
 function fineTuneSpec(fs: LabFs, c: ModelConfig, tok: Tokenizer, req: ImportRequest): TrainSpec {
   const { kind, ...fields } = c;
-  const data: TrainSpec['data'] = c.kind === 'encoder-decoder'
-    ? { kind: 'pairs', source: '', target: null }
-    : { kind: 'documents', files: req.data ? [...req.data.files] : [], root: req.data?.root ?? fs.dirname(fs.resolve(req.out)) };
+  const data: TrainSpec['data'] =
+    c.kind === 'encoder-decoder'
+      ? { kind: 'pairs', source: '', target: null }
+      : {
+          kind: 'documents',
+          files: req.data ? [...req.data.files] : [],
+          root: req.data?.root ?? fs.dirname(fs.resolve(req.out)),
+        };
   return {
     model: { kind, preset: 'tiny', overrides: { ...fields } },
     tokenizer: { type: tok.type, vocabSize: tok.vocabSize },
     data,
     training: {
-      steps: req.steps ?? FINE_TUNE_STEPS, batchSize: 4, seqLen: Math.min(c.maxLen, 256), evalEvery: 50, checkpointEvery: 50, snapshotEvery: 50,
-      seed: 1337, optimizer: 'adamw', lr: req.lr ?? FINE_TUNE_LR, warmup: 20,
+      steps: req.steps ?? FINE_TUNE_STEPS,
+      batchSize: 4,
+      seqLen: Math.min(c.maxLen, 256),
+      evalEvery: 50,
+      checkpointEvery: 50,
+      snapshotEvery: 50,
+      seed: 1337,
+      optimizer: 'adamw',
+      lr: req.lr ?? FINE_TUNE_LR,
+      warmup: 20,
     },
     backend: 'auto',
   };
 }
 
 /** run.json, tokenizer.json and model.safetensors (step 0) into a temporary folder, renamed to `out` when complete. */
-async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: Tokenizer, spec: TrainSpec, description: string, imported: NonNullable<RunJson['imported']>): Promise<void> {
+async function writeRunFolder(
+  fs: LabFs,
+  out: string,
+  model: Transformer,
+  tok: Tokenizer,
+  spec: TrainSpec,
+  description: string,
+  imported: NonNullable<RunJson['imported']>,
+): Promise<void> {
   const tmp = await scratchFolder(fs, out, 'importing');
   try {
     await fs.mkdir(tmp);
@@ -278,7 +353,21 @@ async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: T
     await saveCheckpoint(fs, tmp, model, null, 0);
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
-    const run: RunJson = { format: RUN_FORMAT, version: RUN_VERSION, createdAt: now, updatedAt: now, status: 'stopped', spec, config: model.config, segments: planSegments(spec), step: 0, bestValLoss: null, data, error: null, imported };
+    const run: RunJson = {
+      format: RUN_FORMAT,
+      version: RUN_VERSION,
+      createdAt: now,
+      updatedAt: now,
+      status: 'stopped',
+      spec,
+      config: model.config,
+      segments: planSegments(spec),
+      step: 0,
+      bestValLoss: null,
+      data,
+      error: null,
+      imported,
+    };
     await writeRunJson(fs, tmp, run);
     await fs.rename(tmp, out); // `out` is missing or empty (checked before)
   } catch (e) {
@@ -286,4 +375,3 @@ async function writeRunFolder(fs: LabFs, out: string, model: Transformer, tok: T
     throw folderError(e, out); // a full disk leaves no half run folder, and says so in one line
   }
 }
-

@@ -52,11 +52,15 @@ async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokeniz
 
 async function fromVocab(fs: LabFs, vocab: string): Promise<ImportTokenizer> {
   const merges = fs.join(fs.dirname(vocab), 'merges.txt');
-  if (!(await exists(fs, merges))) bad(`${vocab} has no merges.txt beside it; GPT-2's byte-level BPE needs both files.`);
+  if (!(await exists(fs, merges)))
+    bad(`${vocab} has no merges.txt beside it; GPT-2's byte-level BPE needs both files.`);
   const vocabJson = parseJson(await readCappedText(fs, vocab, 'vocab.json'), vocab);
   const mergesText = await readCappedText(fs, merges, 'merges.txt');
   try {
-    return { tokenizer: bpeFromGpt2Files(vocabJson, mergesText, { vocab: vocab, merges }), source: `${vocab} + merges.txt` };
+    return {
+      tokenizer: bpeFromGpt2Files(vocabJson, mergesText, { vocab: vocab, merges }),
+      source: `${vocab} + merges.txt`,
+    };
   } catch (e) {
     return bad((e as Error).message);
   }
@@ -76,12 +80,23 @@ export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: 
   if (given !== undefined) {
     const p = fs.resolve(given);
     const st = await fs.stat(p);
-    if (st === null) bad(`--tokenizer ${given} does not exist; pass a tokenizer.json, a vocab.json (with merges.txt beside it), or a folder holding one.`);
+    if (st === null)
+      bad(
+        `--tokenizer ${given} does not exist; pass a tokenizer.json, a vocab.json (with merges.txt beside it), or a folder holding one.`,
+      );
     if (st.kind === 'directory') {
-      return (await inFolder(fs, p)) ?? bad(`${p} holds no tokenizer.json and no vocab.json + merges.txt; pass the tokenizer file itself.`);
+      return (
+        (await inFolder(fs, p)) ??
+        bad(`${p} holds no tokenizer.json and no vocab.json + merges.txt; pass the tokenizer file itself.`)
+      );
     }
     return fs.basename(p) === 'vocab.json' || p.endsWith('.vocab.json') ? fromVocab(fs, p) : fromTokenizerJson(fs, p);
   }
   const dir = fs.dirname(modelFile);
-  return (await inFolder(fs, dir)) ?? bad(`No tokenizer beside ${fs.basename(modelFile)} (looked for tokenizer.json, or vocab.json + merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`);
+  return (
+    (await inFolder(fs, dir)) ??
+    bad(
+      `No tokenizer beside ${fs.basename(modelFile)} (looked for tokenizer.json, or vocab.json + merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`,
+    )
+  );
 }

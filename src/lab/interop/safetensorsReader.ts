@@ -63,7 +63,10 @@ export function isPickleName(file: string): boolean {
 
 /** Pickle protocol 2+ starts with 0x80; `torch.save` since 1.6 writes a zip ("PK\x03\x04"). */
 function looksLikePickle(first: Uint8Array): boolean {
-  return (first[0] === 0x80 && (first[1] ?? 0) >= 2 && (first[1] ?? 0) <= 5) || (first[0] === 0x50 && first[1] === 0x4b && first[2] === 0x03 && first[3] === 0x04);
+  return (
+    (first[0] === 0x80 && (first[1] ?? 0) >= 2 && (first[1] ?? 0) <= 5) ||
+    (first[0] === 0x50 && first[1] === 0x4b && first[2] === 0x03 && first[3] === 0x04)
+  );
 }
 
 /** An open safetensors file: its validated header, and tensors read one at a time (each piece read on its own, so nothing stays open). */
@@ -119,7 +122,10 @@ export class SafetensorsReader {
     const e = this.byName.get(name);
     if (!e) throw new EngineError('checkpoint/invalid', `${nameOf(this.file)} has no tensor ${JSON.stringify(name)}.`);
     if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16' && e.dtype !== 'F64') {
-      throw new EngineError('checkpoint/invalid', `${nameOf(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be F32, F16, BF16 or F64; re-save it as float32.`);
+      throw new EngineError(
+        'checkpoint/invalid',
+        `${nameOf(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be F32, F16, BF16 or F64; re-save it as float32.`,
+      );
     }
     const size = e.dtype === 'F32' ? 4 : e.dtype === 'F64' ? 8 : 2;
     const count = (e.end - e.begin) / size;
@@ -149,7 +155,8 @@ export class SafetensorsReader {
    */
   async readF32Into(name: string, dst: Float32Array | Float64Array): Promise<void> {
     const e = this.byName.get(name);
-    if (!e || e.dtype !== 'F32' || (e.end - e.begin) / 4 !== dst.length) throw new Error(`readF32Into: ${name} is not an F32 tensor of ${dst.length} values`);
+    if (!e || e.dtype !== 'F32' || (e.end - e.begin) / 4 !== dst.length)
+      throw new Error(`readF32Into: ${name} is not an F32 tensor of ${dst.length} values`);
     const target = dst instanceof Float32Array ? dst : new Float32Array(dst.length);
     const bytes = new Uint8Array(target.buffer, target.byteOffset, target.byteLength);
     for (let off = 0; off < bytes.length; off += this.chunkBytes) {
@@ -166,7 +173,10 @@ function checkFinite(out: Float32Array, at: number, count: number, file: string,
   for (let i = at; i < at + count; i++) {
     const x = out[i] as number;
     if (x - x !== 0) {
-      throw new EngineError('checkpoint/invalid', `${nameOf(file)}: tensor ${JSON.stringify(name)} holds ${x} at index ${i} of ${out.length}; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.`);
+      throw new EngineError(
+        'checkpoint/invalid',
+        `${nameOf(file)}: tensor ${JSON.stringify(name)} holds ${x} at index ${i} of ${out.length}; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.`,
+      );
     }
   }
 }
@@ -184,7 +194,10 @@ function widen(dtype: 'F16' | 'BF16' | 'F64', src: Uint8Array, dst: Float32Array
 async function readFully(fs: LabFs, file: string, position: number, length: number): Promise<Uint8Array> {
   const got = await fs.readRange(file, position, length);
   if (got.length < length) {
-    throw new EngineError('checkpoint/invalid', `the file ended ${length - got.length} bytes early while reading at byte ${position + got.length}; it was cut off or is being written — wait for it to finish, or copy it again.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `the file ended ${length - got.length} bytes early while reading at byte ${position + got.length}; it was cut off or is being written — wait for it to finish, or copy it again.`,
+    );
   }
   return got;
 }

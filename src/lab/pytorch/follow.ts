@@ -56,10 +56,13 @@ const WEIGHTS = /^step-(\d+)\.weights\.safetensors$/;
 export function pendingSnapshotWeights(runDir: string): { step: number; file: string }[] {
   const dir = path.join(runDir, RUN_FILES.snapshots);
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir).flatMap((n) => {
-    const m = WEIGHTS.exec(n);
-    return m ? [{ step: Number(m[1]), file: path.join(dir, n) }] : [];
-  }).sort((a, b) => a.step - b.step);
+  return fs
+    .readdirSync(dir)
+    .flatMap((n) => {
+      const m = WEIGHTS.exec(n);
+      return m ? [{ step: Number(m[1]), file: path.join(dir, n) }] : [];
+    })
+    .sort((a, b) => a.step - b.step);
 }
 
 /** Draws attention snapshots from weights files of one run, with the lab's model of it. */
@@ -70,12 +73,23 @@ export class SnapshotDrawer {
   private readonly seed: number;
 
   private constructor(
-    private readonly files: LabFs, run: RunJson, m: TrainerManifest, tok: Tokenizer, backend: Backend, private readonly headScores: boolean, probeBytes: Uint8Array,
+    private readonly files: LabFs,
+    run: RunJson,
+    m: TrainerManifest,
+    tok: Tokenizer,
+    backend: Backend,
+    private readonly headScores: boolean,
+    probeBytes: Uint8Array,
   ) {
     this.tok = tok;
     this.seed = run.spec.training.seed;
     this.probe = batchFromIds(new Int32Array(probeBytes.slice().buffer), m.probe);
-    const plan = { maxBatch: Math.max(m.plan.maxBatch, this.probe.B), maxLen: m.plan.maxLen, ...(run.config.kind === 'encoder-decoder' ? { maxSrcLen: m.plan.maxSrcLen } : {}), padId: modelPadId(this.tok) };
+    const plan = {
+      maxBatch: Math.max(m.plan.maxBatch, this.probe.B),
+      maxLen: m.plan.maxLen,
+      ...(run.config.kind === 'encoder-decoder' ? { maxSrcLen: m.plan.maxSrcLen } : {}),
+      padId: modelPadId(this.tok),
+    };
     this.model = new Transformer(run.config, plan).bind(backend);
   }
 
@@ -83,13 +97,23 @@ export class SnapshotDrawer {
   static async open(files: LabFs, runDir: string, backend: Backend, headScores = true): Promise<SnapshotDrawer> {
     const m = readManifest(runDir);
     const probe = await readCapped(files, files.join(runDir, PYTORCH_DIR, m.probe.file), 'probe file');
-    return new SnapshotDrawer(files, await readRunJson(files, runDir), m, await readTokenizer(files, runDir), backend, headScores, probe);
+    return new SnapshotDrawer(
+      files,
+      await readRunJson(files, runDir),
+      m,
+      await readTokenizer(files, runDir),
+      backend,
+      headScores,
+      probe,
+    );
   }
 
   /** The snapshot of the weights in `file` at `step`; throws when the file cannot be loaded. */
   async draw(step: number, file: string): Promise<AttentionSnapshot> {
     await loadModelFile(this.files, file, this.model);
-    return this.headScores ? scoredSnapshot(this.model, this.probe, this.tok, step, this.seed) : snapshotOf(this.model, this.probe, this.tok, step);
+    return this.headScores
+      ? scoredSnapshot(this.model, this.probe, this.tok, step, this.seed)
+      : snapshotOf(this.model, this.probe, this.tok, step);
   }
 }
 
@@ -101,7 +125,10 @@ export class SnapshotDrawer {
  * and keeps the weights of the snapshot it could not save.
  */
 export async function drawPendingSnapshots(
-  files: LabFs, runDir: string, drawer: SnapshotDrawer | (() => Promise<SnapshotDrawer>), onSnapshot?: (s: AttentionSnapshot) => void,
+  files: LabFs,
+  runDir: string,
+  drawer: SnapshotDrawer | (() => Promise<SnapshotDrawer>),
+  onSnapshot?: (s: AttentionSnapshot) => void,
 ): Promise<number> {
   const pending = pendingSnapshotWeights(runDir);
   if (pending.length === 0) return 0;
@@ -212,7 +239,15 @@ export class RunFollower {
     } else if (v.type === 'eval' && typeof v.step === 'number' && typeof v.loss === 'number') {
       const e = v as unknown as EvalMetrics;
       const bpb = e.bpb === undefined ? {} : { bpb: typeof e.bpb === 'number' ? e.bpb : null };
-      this.emit({ type: 'train/didEval', step: e.step, loss: e.loss, ppl: e.ppl ?? Math.exp(e.loss), exactMatch: e.exactMatch ?? null, bleu: e.bleu ?? null, ...bpb });
+      this.emit({
+        type: 'train/didEval',
+        step: e.step,
+        loss: e.loss,
+        ppl: e.ppl ?? Math.exp(e.loss),
+        exactMatch: e.exactMatch ?? null,
+        bleu: e.bleu ?? null,
+        ...bpb,
+      });
     }
   }
 

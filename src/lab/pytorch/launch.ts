@@ -45,24 +45,53 @@ export function trainerScript(runDir: string): string {
  * torchrun option (launch.test.ts checks them against the installed torchrun's).
  */
 export function trainerArgs(runDir: string, device: string, bf16: boolean, accumulate: number): string[] {
-  return [trainerScript(runDir), '--run-dir', runDir, ...(device !== 'auto' ? ['--device', device] : []), ...(bf16 ? ['--bf16'] : []), ...(accumulate > 1 ? ['--accumulate', String(accumulate)] : [])];
+  return [
+    trainerScript(runDir),
+    '--run-dir',
+    runDir,
+    ...(device !== 'auto' ? ['--device', device] : []),
+    ...(bf16 ? ['--bf16'] : []),
+    ...(accumulate > 1 ? ['--accumulate', String(accumulate)] : []),
+  ];
 }
 
 /**
  * How the lab starts the trainer on this machine. `port` is a free local port for the
  * rendezvous and `logDir` a temporary folder for torchrun's rank logs (used with N > 1).
  */
-export function localLaunch(runDir: string, opts: PytorchOptions, env: TorchEnv, port: number, logDir: string): LaunchCommand {
+export function localLaunch(
+  runDir: string,
+  opts: PytorchOptions,
+  env: TorchEnv,
+  port: number,
+  logDir: string,
+): LaunchCommand {
   const device = resolvedDevice(env, opts.device);
   const trainer = [...trainerArgs(runDir, device, opts.bf16, opts.accumulate), '--stop-on-stdin-eof'];
   if (opts.nproc === 1) return { command: opts.python, args: trainer, env: {} };
   // torchrun gives each process 1 thread unless told otherwise; on the CPU share the cores.
-  const threads: Record<string, string> = device === 'cpu' ? { OMP_NUM_THREADS: String(Math.max(1, Math.floor(os.availableParallelism() / opts.nproc))) } : {};
+  const threads: Record<string, string> =
+    device === 'cpu'
+      ? { OMP_NUM_THREADS: String(Math.max(1, Math.floor(os.availableParallelism() / opts.nproc))) }
+      : {};
   // Rank logs and error files in a folder the lab removes (else torchrun leaves one in the temp folder).
   const redirect = ['--log_dir', logDir, ...(env.launcherDefaults ? [] : ['--redirects', '1', '--tee', '2'])];
   return {
     command: opts.python,
-    args: ['-m', 'torch.distributed.run', '--nnodes', '1', '--nproc_per_node', String(opts.nproc), '--master_addr', '127.0.0.1', '--master_port', String(port), ...redirect, ...trainer],
+    args: [
+      '-m',
+      'torch.distributed.run',
+      '--nnodes',
+      '1',
+      '--nproc_per_node',
+      String(opts.nproc),
+      '--master_addr',
+      '127.0.0.1',
+      '--master_port',
+      String(port),
+      ...redirect,
+      ...trainer,
+    ],
     env: threads,
   };
 }
@@ -89,7 +118,22 @@ export function clusterCommands(runDir: string, plan: ClusterPlan): string[] {
   if (plan.nnodes === 1 && plan.nproc === 1) return [['python3', ...trainer].map(shellWord).join(' ')];
   const [host, port] = splitEndpoint(plan.endpoint);
   return Array.from({ length: plan.nnodes }, (_, rank) =>
-    ['torchrun', '--nnodes', String(plan.nnodes), '--node_rank', String(rank), '--nproc_per_node', String(plan.nproc), '--master_addr', host, '--master_port', String(port), ...trainer].map(shellWord).join(' '),
+    [
+      'torchrun',
+      '--nnodes',
+      String(plan.nnodes),
+      '--node_rank',
+      String(rank),
+      '--nproc_per_node',
+      String(plan.nproc),
+      '--master_addr',
+      host,
+      '--master_port',
+      String(port),
+      ...trainer,
+    ]
+      .map(shellWord)
+      .join(' '),
   );
 }
 

@@ -55,12 +55,19 @@ export function batchShareProblem(spec: TrainSpec, nproc: number, accumulate = 1
   const rows = spec.training.batchSize;
   const shares = nproc * accumulate;
   if (shares <= 1) return null;
-  const what = accumulate > 1 ? `${nproc} ${nproc === 1 ? 'process' : 'processes'} × --accumulate ${accumulate}` : `${nproc} processes`;
+  const what =
+    accumulate > 1
+      ? `${nproc} ${nproc === 1 ? 'process' : 'processes'} × --accumulate ${accumulate}`
+      : `${nproc} processes`;
   if (spec.data.kind === 'pairs' || (spec.data.kind === 'task' && spec.model.kind === 'encoder-decoder')) {
-    return shares > rows ? `${what} are more shares than the batch has rows (--batch ${rows}); pass --nproc ${Math.max(1, Math.floor(rows / accumulate))} or less, or a larger --batch.` : null;
+    return shares > rows
+      ? `${what} are more shares than the batch has rows (--batch ${rows}); pass --nproc ${Math.max(1, Math.floor(rows / accumulate))} or less, or a larger --batch.`
+      : null;
   }
   if (rows % shares === 0) return null;
-  const fits = Array.from({ length: Math.min(rows, 16) }, (_, i) => i + 1).filter((n) => rows % (n * accumulate) === 0 && n > 1);
+  const fits = Array.from({ length: Math.min(rows, 16) }, (_, i) => i + 1).filter(
+    (n) => rows % (n * accumulate) === 0 && n > 1,
+  );
   return `--batch ${rows} does not divide among ${what}; pass --nproc ${fits.join(' or ') || 1}, or a --batch that ${shares} divides (e.g. ${Math.ceil(rows / shares) * shares}).`;
 }
 
@@ -77,16 +84,44 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
  * starting, names it exactly.
  */
 export async function preparePytorchRun(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null, trainerDir: string, label = 'pytorch',
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  control: SessionControl,
+  emit: Emit,
+  own: Ownership,
+  stopAt: number | null,
+  extendTo: number | null,
+  trainerDir: string,
+  label = 'pytorch',
   io: FileIo = NODE_IO,
 ): Promise<{ prepared: PreparedSession; manifest: TrainerManifest; snapshot: AttentionSnapshot | null }> {
   const files = new NodeFs(io);
-  const prepared = await prepareSession(torchPlatform(files), runDir, spec, resume, control, emit, own, stopAt, extendTo, label);
+  const prepared = await prepareSession(
+    torchPlatform(files),
+    runDir,
+    spec,
+    resume,
+    control,
+    emit,
+    own,
+    stopAt,
+    extendTo,
+    label,
+  );
   const { model, dataset, tok, run, trainer, startStep } = prepared;
   // A new run, or one stopped before its first checkpoint and started over: the seeded weights are the trainer's start.
   if (prepared.fresh) await saveCheckpoint(files, runDir, model, null, 0);
-  const manifest = writeTrainerInputs(runDir, { model, tok, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt }, trainerDir, io);
-  const snapshot = run.spec.training.snapshotEvery > 0 && startStep === 0 ? takeSnapshot(model, dataset, tok, 0, run.spec.training.seed) : null;
+  const manifest = writeTrainerInputs(
+    runDir,
+    { model, tok, dataset, spec: run.spec, segments: run.segments, optimizer: trainer.optimizer.config, stopAt },
+    trainerDir,
+    io,
+  );
+  const snapshot =
+    run.spec.training.snapshotEvery > 0 && startStep === 0
+      ? takeSnapshot(model, dataset, tok, 0, run.spec.training.seed)
+      : null;
   if (snapshot) await saveSnapshot(files, runDir, snapshot);
   return { prepared, manifest, snapshot };
 }
@@ -117,7 +152,14 @@ function freePort(): Promise<number> {
  * that fills up). Never throws.
  */
 export async function runPytorchSession(
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null, extendTo: number | null, opts: PytorchOptions,
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  control: SessionControl,
+  emit: Emit,
+  stopAt: number | null,
+  extendTo: number | null,
+  opts: PytorchOptions,
   options: SessionOptions & { readonly io?: FileIo } = {},
 ): Promise<void> {
   const own: Ownership = { created: false, owned: false };
@@ -125,18 +167,49 @@ export async function runPytorchSession(
   const files = new NodeFs(io);
   const at = { step: 0 };
   try {
-    const env = await probeTorch(opts.python, opts.trainerDir, { signal: control.signal, onWait: (message) => emit({ type: 'train/didLog', level: 'info', message }) });
+    const env = await probeTorch(opts.python, opts.trainerDir, {
+      signal: control.signal,
+      onWait: (message) => emit({ type: 'train/didLog', level: 'info', message }),
+    });
     checkOptions(env, opts);
-    const share = batchShareProblem(resume ? (await readRunJson(files, runDir)).spec : spec, opts.nproc, opts.accumulate);
+    const share = batchShareProblem(
+      resume ? (await readRunJson(files, runDir)).spec : spec,
+      opts.nproc,
+      opts.accumulate,
+    );
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
     const label = engineLabel(resolvedDevice(env, opts.device), opts.nproc, opts.bf16);
-    const { prepared, snapshot } = await preparePytorchRun(runDir, spec, resume, control, emit, own, stopAt, extendTo, opts.trainerDir, label, io);
+    const { prepared, snapshot } = await preparePytorchRun(
+      runDir,
+      spec,
+      resume,
+      control,
+      emit,
+      own,
+      stopAt,
+      extendTo,
+      opts.trainerDir,
+      label,
+      io,
+    );
     at.step = prepared.startStep;
     const { run } = prepared;
-    emit({ type: 'train/didStart', runDir, startStep: at.step, totalSteps: run.spec.training.steps, segments: run.segments, model: prepared.info, data: run.data });
+    emit({
+      type: 'train/didStart',
+      runDir,
+      startStep: at.step,
+      totalSteps: run.spec.training.steps,
+      segments: run.segments,
+      model: prepared.info,
+      data: run.data,
+    });
     if (snapshot) emitSnapshot(emit, snapshot);
-    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env, { headScores: options.headScores ?? true, files, at });
+    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env, {
+      headScores: options.headScores ?? true,
+      files,
+      at,
+    });
     emit({ type: 'train/didFinish', step: reason.step, reason: reason.reason });
   } catch (e) {
     await reportFailure(files, runDir, own, e, at.step, emit);
@@ -161,7 +234,13 @@ interface FollowOptions {
 }
 
 async function launchAndFollow(
-  runDir: string, prepared: PreparedSession, control: SessionControl, emit: Emit, opts: PytorchOptions, env: TorchEnv, follow: FollowOptions,
+  runDir: string,
+  prepared: PreparedSession,
+  control: SessionControl,
+  emit: Emit,
+  opts: PytorchOptions,
+  env: TorchEnv,
+  follow: FollowOptions,
 ): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-torchrun-'));
   const cmd = localLaunch(runDir, opts, env, await freePort(), logDir);
@@ -214,7 +293,11 @@ async function launchAndFollow(
         // The run is saved and over; a process stuck on its way out (a launcher or a library
         // that hangs at exit) must not keep the session, or the GPU, busy.
         ended = true;
-        emit({ type: 'train/didLog', level: 'warn', message: `The PyTorch trainer had not exited ${EXIT_GRACE_MS / 1000} s after the run was ${status}; ended it.` });
+        emit({
+          type: 'train/didLog',
+          level: 'warn',
+          message: `The PyTorch trainer had not exited ${EXIT_GRACE_MS / 1000} s after the run was ${status}; ended it.`,
+        });
         killGroup(child.pid);
       }
     }

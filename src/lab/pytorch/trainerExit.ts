@@ -33,7 +33,9 @@ export class Tail {
     // A line without end (a process printing megabytes with no newline) keeps only its last
     // TAIL_LINE_CHARS: joining every chunk to the whole line so far was quadratic.
     this.partial = (parts.pop() ?? '').slice(-TAIL_LINE_CHARS);
-    this.lines.push(...parts.filter((l) => l.trim()).map((l) => (l.length > TAIL_LINE_CHARS ? `…${l.slice(-TAIL_LINE_CHARS)}` : l)));
+    this.lines.push(
+      ...parts.filter((l) => l.trim()).map((l) => (l.length > TAIL_LINE_CHARS ? `…${l.slice(-TAIL_LINE_CHARS)}` : l)),
+    );
     if (this.lines.length > TAIL_LINES) this.lines = this.lines.slice(-TAIL_LINES);
   }
 
@@ -53,7 +55,13 @@ export async function recordedDiskFull(files: LabFs, runDir: string): Promise<Ru
 }
 
 /** The error of a trainer that exited with `code`: what it recorded in run.json, its own one line, or the launcher's last lines. */
-export async function exitError(files: LabFs, runDir: string, code: number | null, signal: string | null, tail: Tail): Promise<Error> {
+export async function exitError(
+  files: LabFs,
+  runDir: string,
+  code: number | null,
+  signal: string | null,
+  tail: Tail,
+): Promise<Error> {
   const full = await recordedDiskFull(files, runDir);
   if (full) return full;
   let recorded: { code: string; message: string } | null = null;
@@ -63,8 +71,14 @@ export async function exitError(files: LabFs, runDir: string, code: number | nul
   } catch {
     // run.json unreadable: the launcher's own lines below say more
   }
-  if (recorded?.code === 'train/nonFinite') return new EngineError('train/nonFinite', recorded.message.replace(/ The last good checkpoint.*$/, ''));
-  const own = tail.last().map((l) => l.replace(/^\[[^\]]*\]:/, '')).reverse().find((l) => l.startsWith(OWN))?.slice(OWN.length);
+  if (recorded?.code === 'train/nonFinite')
+    return new EngineError('train/nonFinite', recorded.message.replace(/ The last good checkpoint.*$/, ''));
+  const own = tail
+    .last()
+    .map((l) => l.replace(/^\[[^\]]*\]:/, ''))
+    .reverse()
+    .find((l) => l.startsWith(OWN))
+    ?.slice(OWN.length);
   // A disk so full that the trainer could not record its reason in run.json: its line says it.
   if (own?.startsWith(DISK_FULL)) return new RunnerError('disk/full', own);
   if (code === 2 && own) return new RunnerError('pytorch/launch', own);
@@ -72,6 +86,12 @@ export async function exitError(files: LabFs, runDir: string, code: number | nul
   // The exception of a failed process (torchrun's summary quotes it), else the last lines.
   const lines = tail.last().map((l) => l.replace(/^\[[^\]]*\]:/, '').trim());
   const cause = lines.reverse().find((l) => EXCEPTION.test(l));
-  const why = recorded ? `: ${recorded.message}` : cause ? `: ${cause}` : lines.length ? `; its last lines: ${lines.slice(0, 3).reverse().join(' | ')}` : '';
+  const why = recorded
+    ? `: ${recorded.message}`
+    : cause
+      ? `: ${cause}`
+      : lines.length
+        ? `; its last lines: ${lines.slice(0, 3).reverse().join(' | ')}`
+        : '';
   return new RunnerError(recorded ? 'internal' : 'pytorch/launch', `The PyTorch trainer ${how}${why}`);
 }

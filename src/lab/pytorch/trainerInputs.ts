@@ -70,9 +70,31 @@ export const TRAINER_FILE = /^\w+\.py$/;
 
 /** The sampler inputs as the manifest names them (files relative to `pytorch/`). */
 export type ManifestData =
-  | { readonly kind: 'documents'; readonly rows: number; readonly T: number; readonly train: { readonly file: string; readonly dtype: 'u16' | 'i32'; readonly length: number } }
-  | { readonly kind: 'pairs'; readonly rows: number; readonly maxBatch: number; readonly budget: number; readonly bos: number; readonly eos: number; readonly src: string; readonly tgt: string; readonly lengths: string; readonly count: number }
-  | { readonly kind: 'induction'; readonly rows: number; readonly Lmax: number; readonly ids: readonly number[]; readonly bos: number };
+  | {
+      readonly kind: 'documents';
+      readonly rows: number;
+      readonly T: number;
+      readonly train: { readonly file: string; readonly dtype: 'u16' | 'i32'; readonly length: number };
+    }
+  | {
+      readonly kind: 'pairs';
+      readonly rows: number;
+      readonly maxBatch: number;
+      readonly budget: number;
+      readonly bos: number;
+      readonly eos: number;
+      readonly src: string;
+      readonly tgt: string;
+      readonly lengths: string;
+      readonly count: number;
+    }
+  | {
+      readonly kind: 'induction';
+      readonly rows: number;
+      readonly Lmax: number;
+      readonly ids: readonly number[];
+      readonly bos: number;
+    };
 
 /** Contents of `pytorch/manifest.json`. */
 export interface TrainerManifest {
@@ -134,8 +156,23 @@ function writeData(dir: string, d: Dataset['sampler'], io: FileIo): ManifestData
     case 'pairs': {
       writeFileAtomic(path.join(dir, 'pairs-src.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.src))), io);
       writeFileAtomic(path.join(dir, 'pairs-tgt.i32'), bytesOf(concatInt32(d.sorted.map((e) => e.tgt))), io);
-      writeFileAtomic(path.join(dir, 'pairs-lengths.i32'), bytesOf(concatInt32(d.sorted.map((e) => [e.src.length, e.tgt.length]))), io);
-      return { kind: 'pairs', rows: Math.min(d.rows, d.sorted.length), maxBatch: d.maxBatch, budget: d.budget, bos: d.bos, eos: d.eos, src: 'pairs-src.i32', tgt: 'pairs-tgt.i32', lengths: 'pairs-lengths.i32', count: d.sorted.length };
+      writeFileAtomic(
+        path.join(dir, 'pairs-lengths.i32'),
+        bytesOf(concatInt32(d.sorted.map((e) => [e.src.length, e.tgt.length]))),
+        io,
+      );
+      return {
+        kind: 'pairs',
+        rows: Math.min(d.rows, d.sorted.length),
+        maxBatch: d.maxBatch,
+        budget: d.budget,
+        bos: d.bos,
+        eos: d.eos,
+        src: 'pairs-src.i32',
+        tgt: 'pairs-tgt.i32',
+        lengths: 'pairs-lengths.i32',
+        count: d.sorted.length,
+      };
     }
     case 'induction':
       return { kind: 'induction', rows: d.rows, Lmax: d.Lmax, ids: d.ids, bos: d.bos };
@@ -147,7 +184,11 @@ function writeData(dir: string, d: Dataset['sampler'], io: FileIo): ManifestData
 /** Writes token-bytes.i32 (each id's UTF-8 byte length) and returns its manifest entry. */
 function writeTokenBytes(dir: string, tok: Tokenizer, io: FileIo): TrainerManifest['tokenBytes'] {
   const file = 'token-bytes.i32';
-  writeFileAtomic(path.join(dir, file), bytesOf(Int32Array.from({ length: tok.vocabSize }, (_, id) => tok.byteLength(id))), io);
+  writeFileAtomic(
+    path.join(dir, file),
+    bytesOf(Int32Array.from({ length: tok.vocabSize }, (_, id) => tok.byteLength(id))),
+    io,
+  );
   return { file, count: tok.vocabSize };
 }
 
@@ -155,14 +196,25 @@ const shapeOf = (b: Batch): BatchShape => ({ B: b.B, T: b.T, S: b.S ?? 0 });
 
 function batchParts(b: Batch): Int32Array[] {
   const S = b.S ?? 0;
-  return [...(S > 0 && b.src ? [b.src.subarray(0, b.B * S)] : []), b.input.subarray(0, b.B * b.T), b.targets.subarray(0, b.B * b.T)];
+  return [
+    ...(S > 0 && b.src ? [b.src.subarray(0, b.B * S)] : []),
+    b.input.subarray(0, b.B * b.T),
+    b.targets.subarray(0, b.B * b.T),
+  ];
 }
 
 /** The modules of the trainer package in `trainerDir` (the shipped ones only). */
 export function trainerFiles(trainerDir: string): string[] {
   const pkg = path.join(trainerDir, TRAINER_PACKAGE);
-  if (!fs.existsSync(pkg)) throw new EngineError('config/invalid', `The PyTorch trainer is missing: ${pkg} does not exist; reinstall Attention Lab (or run \`npm run build\` in its repository).`);
-  return fs.readdirSync(pkg).filter((n) => TRAINER_FILE.test(n)).sort();
+  if (!fs.existsSync(pkg))
+    throw new EngineError(
+      'config/invalid',
+      `The PyTorch trainer is missing: ${pkg} does not exist; reinstall Attention Lab (or run \`npm run build\` in its repository).`,
+    );
+  return fs
+    .readdirSync(pkg)
+    .filter((n) => TRAINER_FILE.test(n))
+    .sort();
 }
 
 /** Reads a run folder's manifest (checked for format and version). */
@@ -172,10 +224,16 @@ export function readManifest(runDir: string): TrainerManifest {
   try {
     m = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<TrainerManifest>;
   } catch (e) {
-    throw new EngineError('checkpoint/invalid', `${file} cannot be read (${(e as Error).message}); prepare the run again (attention-lab train --resume DIR --engine pytorch).`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} cannot be read (${(e as Error).message}); prepare the run again (attention-lab train --resume DIR --engine pytorch).`,
+    );
   }
   if (m.format !== MANIFEST_FORMAT || m.version !== MANIFEST_VERSION) {
-    throw new EngineError('checkpoint/invalid', `${file} is ${m.format === MANIFEST_FORMAT ? `version ${String(m.version)}` : 'not a trainer manifest'}; this Attention Lab reads version ${MANIFEST_VERSION}: prepare the run again with it.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} is ${m.format === MANIFEST_FORMAT ? `version ${String(m.version)}` : 'not a trainer manifest'}; this Attention Lab reads version ${MANIFEST_VERSION}: prepare the run again with it.`,
+    );
   }
   return m as TrainerManifest;
 }
@@ -185,7 +243,13 @@ export function batchFromIds(ids: Int32Array, shape: BatchShape): Batch {
   const { B, T, S } = shape;
   const src = S > 0 ? ids.slice(0, B * S) : undefined;
   const at = S > 0 ? B * S : 0;
-  return { B, T, ...(src ? { S, src } : {}), input: ids.slice(at, at + B * T), targets: ids.slice(at + B * T, at + 2 * B * T) };
+  return {
+    B,
+    T,
+    ...(src ? { S, src } : {}),
+    input: ids.slice(at, at + B * T),
+    targets: ids.slice(at + B * T, at + 2 * B * T),
+  };
 }
 
 /**
@@ -194,14 +258,21 @@ export function batchFromIds(ids: Int32Array, shape: BatchShape): Batch {
  * atomicFile.ts's DiskFullError, nothing half-written). Stale stop and pause requests are
  * removed. Returns the manifest.
  */
-export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trainerDir: string, io: FileIo = NODE_IO): TrainerManifest {
+export function writeTrainerInputs(
+  runDir: string,
+  src: TrainerInputSource,
+  trainerDir: string,
+  io: FileIo = NODE_IO,
+): TrainerManifest {
   const dir = path.join(runDir, PYTORCH_DIR);
   const pkg = path.join(dir, 'trainer', TRAINER_PACKAGE);
   makeDir(pkg, io);
   for (const f of ['stop', 'pause']) fs.rmSync(path.join(dir, f), { force: true });
   // A folder prepared by an older version holds its trainer as loose files beside the package.
-  for (const n of fs.readdirSync(path.join(dir, 'trainer'))) if (/\.py$/.test(n)) fs.rmSync(path.join(dir, 'trainer', n), { force: true });
-  for (const f of trainerFiles(trainerDir)) writeFileAtomic(path.join(pkg, f), fs.readFileSync(path.join(trainerDir, TRAINER_PACKAGE, f)), io);
+  for (const n of fs.readdirSync(path.join(dir, 'trainer')))
+    if (/\.py$/.test(n)) fs.rmSync(path.join(dir, 'trainer', n), { force: true });
+  for (const f of trainerFiles(trainerDir))
+    writeFileAtomic(path.join(pkg, f), fs.readFileSync(path.join(trainerDir, TRAINER_PACKAGE, f)), io);
   const val = src.dataset.valBatches();
   writeFileAtomic(path.join(dir, 'val.i32'), bytesOf(concatInt32(val.flatMap(batchParts))), io);
   const probe = src.dataset.probe();
@@ -217,7 +288,12 @@ export function writeTrainerInputs(runDir: string, src: TrainerInputSource, trai
     params: src.model.paramList.map((p) => ({ name: p.name, shape: p.shape })),
     optimizer: src.optimizer,
     training: {
-      steps: t.steps, stopAt: src.stopAt, seed: t.seed, evalEvery: t.evalEvery, checkpointEvery: t.checkpointEvery, snapshotEvery: t.snapshotEvery,
+      steps: t.steps,
+      stopAt: src.stopAt,
+      seed: t.seed,
+      evalEvery: t.evalEvery,
+      checkpointEvery: t.checkpointEvery,
+      snapshotEvery: t.snapshotEvery,
       segmentEnds: src.segments.map((s) => s.toStep),
     },
     data: writeData(dir, src.dataset.sampler, io),

@@ -56,7 +56,7 @@ export const NODE_IO: FileIo = {
 
 /** Writes every byte of `data` at the file position, continuing after short writes. */
 function writeAll(io: FileIo, fd: number, data: Uint8Array): void {
-  for (let off = 0; off < data.length; ) {
+  for (let off = 0; off < data.length;) {
     const n = io.writeSync(fd, data, off, data.length - off);
     if (!(n > 0)) throw Object.assign(new Error(`no progress writing ${data.length - off} bytes`), { code: 'ENOSPC' });
     off += n;
@@ -86,7 +86,10 @@ export function writeFileAtomic(file: string, data: Uint8Array | string, io: Fil
  * replaces nothing; a rename that fails after another one succeeded keeps the temporary
  * files left, for the same reason.
  */
-export function writeFilesAtomic(files: readonly { readonly file: string; readonly data: Uint8Array | string }[], io: FileIo = NODE_IO): void {
+export function writeFilesAtomic(
+  files: readonly { readonly file: string; readonly data: Uint8Array | string }[],
+  io: FileIo = NODE_IO,
+): void {
   const temps: { tmp: string; file: string }[] = [];
   let current = files[0]?.file ?? '';
   let renamed = 0;

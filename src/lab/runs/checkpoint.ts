@@ -29,7 +29,13 @@ export const CHECKPOINT_VERSION = '1';
  * or a full disk while a checkpoint is being written leaves the previous pair, from one step,
  * to resume from (a full disk throws lab/files/fileErrors.ts's DiskFullError).
  */
-export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transformer, optimizer: Optimizer | null, step: number): Promise<string> {
+export async function saveCheckpoint(
+  fs: LabFs,
+  runDir: string,
+  model: Transformer,
+  optimizer: Optimizer | null,
+  step: number,
+): Promise<string> {
   const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
   const files: { path: string; data: Uint8Array }[] = [];
   if (optimizer) {
@@ -45,7 +51,10 @@ export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transform
   }
   const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
   const file = fs.join(runDir, RUN_FILES.model);
-  files.push({ path: file, data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }) });
+  files.push({
+    path: file,
+    data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }),
+  });
   await fs.writeFiles(files);
   return file;
 }
@@ -53,16 +62,26 @@ export async function saveCheckpoint(fs: LabFs, runDir: string, model: Transform
 /** Throws unless `metadata` is an Attention Lab checkpoint's of this version. */
 function checkFormat(file: string, metadata: Readonly<Record<string, string>>): void {
   if (metadata.format !== CHECKPOINT_FORMAT) {
-    throw new EngineError('checkpoint/invalid', `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`,
+    );
   }
   if (metadata.version !== CHECKPOINT_VERSION) {
-    throw new EngineError('checkpoint/invalid', `${file} was written by a different version of Attention Lab (checkpoint version ${JSON.stringify(metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the matching version or retrain.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} was written by a different version of Attention Lab (checkpoint version ${JSON.stringify(metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the matching version or retrain.`,
+    );
   }
 }
 
 function stepOf(metadata: Readonly<Record<string, string>>, source: string): number {
   const step = Number(metadata.step);
-  if (!Number.isInteger(step) || step < 0) throw new EngineError('checkpoint/invalid', `${source} has no valid step in its metadata; the file is damaged — retrain.`);
+  if (!Number.isInteger(step) || step < 0)
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${source} has no valid step in its metadata; the file is damaged — retrain.`,
+    );
   return step;
 }
 
@@ -72,7 +91,11 @@ function stepOf(metadata: Readonly<Record<string, string>>, source: string): num
  * its tensors are read one at a time, each straight into where it goes.
  */
 async function openModelFile(fs: LabFs, file: string, what = 'model'): Promise<SafetensorsReader> {
-  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`);
+  if (!(await exists(fs, file)))
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`,
+    );
   const f = await SafetensorsReader.open(fs, file);
   checkFormat(file, f.header.metadata);
   return f;
@@ -90,8 +113,14 @@ const TRAINING_ONLY: ReadonlySet<keyof ModelConfig> = new Set(['dropout', 'label
 export function checkCheckpointConfig(file: string, saved: ModelConfig, expected: ModelConfig): void {
   const differ = CONFIG_FIELDS.filter((k) => !TRAINING_ONLY.has(k) && saved[k] !== expected[k]);
   if (differ.length === 0) return;
-  const shown = differ.slice(0, 3).map((k) => `${k} ${String(saved[k])} in the checkpoint, ${String(expected[k])} in run.json`).join('; ');
-  throw new EngineError('checkpoint/invalid', `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's own model.safetensors, or open the run the checkpoint came from.`);
+  const shown = differ
+    .slice(0, 3)
+    .map((k) => `${k} ${String(saved[k])} in the checkpoint, ${String(expected[k])} in run.json`)
+    .join('; ');
+  throw new EngineError(
+    'checkpoint/invalid',
+    `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's own model.safetensors, or open the run the checkpoint came from.`,
+  );
 }
 
 /**
@@ -122,7 +151,11 @@ function configOf(f: SafetensorsReader, source: string): ModelConfig {
   try {
     return validateConfig(JSON.parse(f.header.metadata.config ?? 'null') as ModelConfig);
   } catch (e) {
-    throw new EngineError('checkpoint/invalid', `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`, { cause: e });
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${source} has an invalid config in its metadata (${(e as Error).message}); retrain.`,
+      { cause: e },
+    );
   }
 }
 
@@ -146,19 +179,35 @@ export async function loadModelFile(fs: LabFs, file: string, model: Transformer)
   for (const p of model.paramList) {
     const e = f.entry(p.name);
     if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(p.name)}; ${fix}.`);
-    if (e.dtype !== 'F32') throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} is ${e.dtype} but F32 was expected; ${fix}.`);
+    if (e.dtype !== 'F32')
+      throw new EngineError(
+        'checkpoint/invalid',
+        `${source}: tensor ${JSON.stringify(p.name)} is ${e.dtype} but F32 was expected; ${fix}.`,
+      );
     if (e.shape.length !== p.shape.length || e.shape.some((d, i) => d !== p.shape[i])) {
-      throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but [${p.shape.join(', ')}] was expected; ${fix}.`);
+      throw new EngineError(
+        'checkpoint/invalid',
+        `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but [${p.shape.join(', ')}] was expected; ${fix}.`,
+      );
     }
   }
   const extra = f.names.filter((n) => !model.paramList.some((p) => p.name === n));
-  if (extra.length) throw new EngineError('checkpoint/invalid', `${source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`);
+  if (extra.length)
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${source} has tensors this model lacks (${extra.slice(0, 3).join(', ')}); it was saved with a different config.`,
+    );
   for (const p of model.paramList) await f.readF32Into(p.name, p.data);
   return stepOf(f.header.metadata, source);
 }
 
 /** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
-export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimizer: Optimizer, modelStep: number): Promise<void> {
+export async function loadOptimizerCheckpoint(
+  fs: LabFs,
+  runDir: string,
+  optimizer: Optimizer,
+  modelStep: number,
+): Promise<void> {
   // A run at step 0 without optimizer state (an imported model) starts from Adam's zero moments, which is exact.
   if (modelStep === 0 && !(await exists(fs, fs.join(runDir, RUN_FILES.optimizer)))) return;
   // Read in pieces, each tensor straight into its array: the file may pass the 2 GiB a whole read allows.
@@ -166,20 +215,28 @@ export async function loadOptimizerCheckpoint(fs: LabFs, runDir: string, optimiz
   const source = fs.basename(f.file);
   const step = stepOf(f.header.metadata, source);
   if (step !== modelStep) {
-    throw new EngineError('checkpoint/invalid', `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`);
+    throw new EngineError(
+      'checkpoint/invalid',
+      `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`,
+    );
   }
   const n = optimizer.state().m.length;
-  const [m, v] = await Promise.all(['adam.m', 'adam.v'].map(async (name) => {
-    const e = f.entry(name);
-    const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
-    if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(name)}; ${fix}.`);
-    if (e.dtype !== 'F32' || e.shape.length !== 1 || e.shape[0] !== n) {
-      throw new EngineError('checkpoint/invalid', `${source}: tensor ${JSON.stringify(name)} is ${e.dtype} [${e.shape.join(', ')}] but F32 [${n}] was expected; ${fix}.`);
-    }
-    const out = new Float32Array(n);
-    await f.readF32Into(name, out);
-    return out;
-  })) as [Float32Array, Float32Array];
+  const [m, v] = (await Promise.all(
+    ['adam.m', 'adam.v'].map(async (name) => {
+      const e = f.entry(name);
+      const fix = 'it was written by a different model config — load it with the config it was saved with, or retrain';
+      if (!e) throw new EngineError('checkpoint/invalid', `${source} has no tensor ${JSON.stringify(name)}; ${fix}.`);
+      if (e.dtype !== 'F32' || e.shape.length !== 1 || e.shape[0] !== n) {
+        throw new EngineError(
+          'checkpoint/invalid',
+          `${source}: tensor ${JSON.stringify(name)} is ${e.dtype} [${e.shape.join(', ')}] but F32 [${n}] was expected; ${fix}.`,
+        );
+      }
+      const out = new Float32Array(n);
+      await f.readF32Into(name, out);
+      return out;
+    }),
+  )) as [Float32Array, Float32Array];
   const optStep = Number(f.header.metadata.optimizerStep);
   try {
     optimizer.loadState({ step: Number.isInteger(optStep) ? optStep : step, m, v });

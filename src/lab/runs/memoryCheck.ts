@@ -16,7 +16,13 @@ import type { ModelShape } from '../../engine/models/inputs';
  * when the estimate says it cannot fit in WebAssembly's 4 GiB, naming what to lower (`opts`:
  * the decoding rows to count and what the person can lower, memoryProblem's).
  */
-export function checkMemory(config: ModelConfig, shape: ModelShape, backend: Backend, use: 'inference' | 'training', opts: MemoryOptions = {}): void {
+export function checkMemory(
+  config: ModelConfig,
+  shape: ModelShape,
+  backend: Backend,
+  use: 'inference' | 'training',
+  opts: MemoryOptions = {},
+): void {
   if (backend.name !== 'wasm') return;
   const problem = memoryProblem(config, shape, use, opts);
   if (problem) throw new EngineError('config/invalid', problem);

@@ -37,7 +37,8 @@ export type SameConfigFieldTypes = Holds<Same<Required<ModelConfigData>, ModelCo
 export type SameAttentionStacks = Holds<Same<EngineAttentionStack, AttentionStack>>;
 
 /** A captured attention map is a snapshot's map (the protocol adds only the optional `pool` of an overview), with the same stacks. */
-export type SameAttentionMapFields = Holds<Same<keyof AttentionMap | 'pool', keyof AttentionMapData>> & Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;
+export type SameAttentionMapFields = Holds<Same<keyof AttentionMap | 'pool', keyof AttentionMapData>> &
+  Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;
 
 /** A head named on the wire is a head the engine can switch off, and back. */
 export type SameHeadRefs = Holds<Same<HeadRef, HeadRefData>>;

@@ -44,14 +44,22 @@ export interface RunPlan {
 }
 
 /** Opens `runDir` with a model planned for `plan`: a RunPlan, or a number of sequences of up to the context length. */
-export async function openRun(fs: LabFs, runDir: string, backend: Backend, plan: number | RunPlan = 1): Promise<OpenRun> {
+export async function openRun(
+  fs: LabFs,
+  runDir: string,
+  backend: Backend,
+  plan: number | RunPlan = 1,
+): Promise<OpenRun> {
   const run = await readRunJson(fs, runDir);
   const tok = await readTokenizer(fs, runDir);
   const { config } = await readCheckpointConfig(fs, runDir);
   checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config); // a model copied in from another run is refused here
   const p: RunPlan = typeof plan === 'number' ? { shape: { maxBatch: plan } } : plan;
   const shape = { ...p.shape, padId: modelPadId(tok) };
-  checkMemory(config, shape, backend, 'inference', { ...(p.decodeRows === undefined ? {} : { decodeRows: p.decodeRows }), ...(p.lower === undefined ? {} : { lower: p.lower }) });
+  checkMemory(config, shape, backend, 'inference', {
+    ...(p.decodeRows === undefined ? {} : { decodeRows: p.decodeRows }),
+    ...(p.lower === undefined ? {} : { lower: p.lower }),
+  });
   const model = new Transformer(config, shape).bind(backend);
   const step = await loadModelCheckpoint(fs, runDir, model);
   return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };

@@ -48,10 +48,12 @@ export async function recoverRunFolder(fs: LabFs, runDir: string): Promise<Recov
   for (const dir of [runDir, at(RUN_FILES.snapshots)]) await restoreKeptCopies(fs, dir);
   const names = await listNames(fs, runDir);
   const tempsOf = (target: string): string[] => names.filter((n) => tempTarget(n) === target);
-  for (const log of [RUN_FILES.metrics, RUN_FILES.evaluations]) await keepLongestLog(fs, runDir, log, tempsOf(log), names.includes(log));
+  for (const log of [RUN_FILES.metrics, RUN_FILES.evaluations])
+    await keepLongestLog(fs, runDir, log, tempsOf(log), names.includes(log));
   const recovery = await keepNewestPair(fs, runDir, names, tempsOf);
   for (const dir of [runDir, at(RUN_FILES.snapshots)]) {
-    for (const name of await listNames(fs, dir)) if (TEMP_FILE.test(name) || KEPT_FILE.test(name)) await fs.remove(fs.join(dir, name));
+    for (const name of await listNames(fs, dir))
+      if (TEMP_FILE.test(name) || KEPT_FILE.test(name)) await fs.remove(fs.join(dir, name));
   }
   return recovery;
 }
@@ -78,7 +80,13 @@ async function linesIn(fs: LabFs, file: string): Promise<number> {
 }
 
 /** Puts the copy of the log `name` with the most complete lines in place. */
-async function keepLongestLog(fs: LabFs, runDir: string, name: string, temps: readonly string[], present: boolean): Promise<void> {
+async function keepLongestLog(
+  fs: LabFs,
+  runDir: string,
+  name: string,
+  temps: readonly string[],
+  present: boolean,
+): Promise<void> {
   let best: string | null = null;
   let most = present ? await linesIn(fs, fs.join(runDir, name)) : -1;
   for (const t of temps) {
@@ -89,7 +97,12 @@ async function keepLongestLog(fs: LabFs, runDir: string, name: string, temps: re
 }
 
 /** Puts the newest complete checkpoint pair in place (see the file comment). */
-async function keepNewestPair(fs: LabFs, runDir: string, names: readonly string[], tempsOf: (target: string) => string[]): Promise<Recovery> {
+async function keepNewestPair(
+  fs: LabFs,
+  runDir: string,
+  names: readonly string[],
+  tempsOf: (target: string) => string[],
+): Promise<Recovery> {
   const copies = async (target: string, kind: 'model' | 'optimizer'): Promise<Map<number, string>> => {
     const byStep = new Map<number, string>();
     // The file in place first, so a temporary file with the same step never replaces it.

@@ -79,30 +79,43 @@ function invalid(file: string, what: string): EngineError {
 /** Reads and validates run.json of `runDir`. */
 export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
   const file = fs.join(runDir, RUN_FILES.run);
-  if (!(await exists(fs, file))) throw new EngineError('input/invalid', `${runDir} is not a run folder (no run.json); pass the folder a training run created.`);
+  if (!(await exists(fs, file)))
+    throw new EngineError(
+      'input/invalid',
+      `${runDir} is not a run folder (no run.json); pass the folder a training run created.`,
+    );
   const text = await readCappedText(fs, file, 'run.json');
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw invalid(file, `is not valid JSON (${(e as Error).message}); the file is damaged — restore it or start a new run.`);
+    throw invalid(
+      file,
+      `is not valid JSON (${(e as Error).message}); the file is damaged — restore it or start a new run.`,
+    );
   }
   if (typeof raw !== 'object' || raw === null) throw invalid(file, 'is not a JSON object; start a new run.');
   const r = raw as Record<string, unknown>;
-  if (r.format !== RUN_FORMAT) throw invalid(file, `is not an Attention Lab run file (format ${JSON.stringify(r.format)}); pass a run folder.`);
+  if (r.format !== RUN_FORMAT)
+    throw invalid(file, `is not an Attention Lab run file (format ${JSON.stringify(r.format)}); pass a run folder.`);
   if (r.version !== RUN_VERSION) {
-    throw invalid(file, `was written by a different version of Attention Lab (run format version ${JSON.stringify(r.version)}; this version reads ${RUN_VERSION}); use the matching version or start a new run.`);
+    throw invalid(
+      file,
+      `was written by a different version of Attention Lab (run format version ${JSON.stringify(r.version)}; this version reads ${RUN_VERSION}); use the matching version or start a new run.`,
+    );
   }
   try {
     validateTrainSpec(r.spec, 'spec');
   } catch (e) {
-    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged or from another version — start a new run.`);
+    if (e instanceof ProtocolError)
+      throw invalid(file, `${e.message}; the file is damaged or from another version — start a new run.`);
     throw e;
   }
   try {
     dataSummary.check(r.data, 'data'); // what the run trains on: eval, reports and the dashboard read it
   } catch (e) {
-    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
+    if (e instanceof ProtocolError)
+      throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
     throw e;
   }
   try {
@@ -111,26 +124,43 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
     throw invalid(file, `has an invalid model config: ${(e as Error).message}`);
   }
   const statuses: RunStatus[] = ['created', 'training', 'paused', 'completed', 'stopped', 'failed'];
-  if (!statuses.includes(r.status as RunStatus)) throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
+  if (!statuses.includes(r.status as RunStatus))
+    throw invalid(file, `has an unknown status ${JSON.stringify(r.status)}.`);
   if (typeof r.step !== 'number' || !Number.isInteger(r.step) || r.step < 0) throw invalid(file, 'has no valid step.');
-  if (r.threadsUsed !== undefined && !(Number.isInteger(r.threadsUsed) && (r.threadsUsed as number) >= 1)) throw invalid(file, `has threadsUsed that is not a whole number ≥ 1 (${JSON.stringify(r.threadsUsed)}); fix or remove it.`);
+  if (r.threadsUsed !== undefined && !(Number.isInteger(r.threadsUsed) && (r.threadsUsed as number) >= 1))
+    throw invalid(
+      file,
+      `has threadsUsed that is not a whole number ≥ 1 (${JSON.stringify(r.threadsUsed)}); fix or remove it.`,
+    );
   for (const k of ['displayName', 'note', 'backendUsed'] as const) {
-    if (r[k] !== undefined && typeof r[k] !== 'string') throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
+    if (r[k] !== undefined && typeof r[k] !== 'string')
+      throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
   }
   const imp = r.imported as { layout?: unknown; from?: unknown } | undefined;
-  if (imp !== undefined && (typeof imp !== 'object' || imp === null || typeof imp.from !== 'string' || !Object.hasOwn(IMPORT_LAYOUTS, String(imp.layout)))) {
-    throw invalid(file, `has an "imported" entry that is not {layout, from} (${JSON.stringify(imp)}); fix or remove it.`);
+  if (
+    imp !== undefined &&
+    (typeof imp !== 'object' ||
+      imp === null ||
+      typeof imp.from !== 'string' ||
+      !Object.hasOwn(IMPORT_LAYOUTS, String(imp.layout)))
+  ) {
+    throw invalid(
+      file,
+      `has an "imported" entry that is not {layout, from} (${JSON.stringify(imp)}); fix or remove it.`,
+    );
   }
   const spec = r.spec as TrainSpec;
   if (r.segments === undefined) return { ...(raw as RunJson), segments: planSegments(spec) };
   try {
     validateRunSegments(r.segments, 'segments');
   } catch (e) {
-    if (e instanceof ProtocolError) throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
+    if (e instanceof ProtocolError)
+      throw invalid(file, `${e.message}; the file is damaged — restore it or start a new run.`);
     throw e;
   }
   const problem = segmentsProblem(r.segments as RunSegment[], spec);
-  if (problem) throw invalid(file, `has inconsistent segments: ${problem}; the file is damaged — restore it or start a new run.`);
+  if (problem)
+    throw invalid(file, `has inconsistent segments: ${problem}; the file is damaged — restore it or start a new run.`);
   return raw as RunJson;
 }
 
@@ -140,7 +170,13 @@ export function writeRunJson(fs: LabFs, runDir: string, run: RunJson): Promise<v
 }
 
 /** Updates some fields of run.json (and its timestamp). */
-export async function updateRunJson(fs: LabFs, runDir: string, patch: Partial<Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed' | 'threadsUsed'>>): Promise<RunJson> {
+export async function updateRunJson(
+  fs: LabFs,
+  runDir: string,
+  patch: Partial<
+    Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed' | 'threadsUsed'>
+  >,
+): Promise<RunJson> {
   const run = { ...(await readRunJson(fs, runDir)), ...patch, updatedAt: new Date().toISOString() };
   await writeRunJson(fs, runDir, run);
   return run;
@@ -153,7 +189,8 @@ export const MAX_RUN_NAME = 80;
 export function runNameProblem(name: string): string | null {
   const n = name.trim();
   if (/[\r\n\t]/.test(n)) return 'A run name is one line: remove the line breaks and tabs.';
-  if (n.length > MAX_RUN_NAME) return `A run name has at most ${MAX_RUN_NAME} characters; this one has ${n.length}. Shorten it (the note can say more).`;
+  if (n.length > MAX_RUN_NAME)
+    return `A run name has at most ${MAX_RUN_NAME} characters; this one has ${n.length}. Shorten it (the note can say more).`;
   return null;
 }
 
@@ -162,7 +199,11 @@ export function runNameProblem(name: string): string | null {
  * `updatedAt` is kept (it orders the runs by training, not by naming). The write is atomic;
  * a training worker updating run.json at the same moment rereads it before each write.
  */
-export async function setRunLabel(fs: LabFs, runDir: string, label: { readonly displayName?: string; readonly note?: string }): Promise<RunJson> {
+export async function setRunLabel(
+  fs: LabFs,
+  runDir: string,
+  label: { readonly displayName?: string; readonly note?: string },
+): Promise<RunJson> {
   const problem = label.displayName === undefined ? null : runNameProblem(label.displayName);
   if (problem) throw new EngineError('input/invalid', problem);
   const { displayName, note, ...rest } = await readRunJson(fs, runDir);
@@ -178,9 +219,18 @@ export async function setRunLabel(fs: LabFs, runDir: string, label: { readonly d
  * Fine-tune…): `files` (absolute paths of `fs`), `root` the folder their paths are shown relative to.
  * Only a decoder-only run's documents can be set this way.
  */
-export async function setFineTuneData(fs: LabFs, runDir: string, files: readonly string[], root: string): Promise<RunJson> {
+export async function setFineTuneData(
+  fs: LabFs,
+  runDir: string,
+  files: readonly string[],
+  root: string,
+): Promise<RunJson> {
   const run = await readRunJson(fs, runDir);
-  if (run.spec.data.kind !== 'documents') throw new EngineError('input/invalid', `${fs.basename(runDir)} trains on ${run.spec.data.kind}, not documents; fine-tune it with its own data.`);
+  if (run.spec.data.kind !== 'documents')
+    throw new EngineError(
+      'input/invalid',
+      `${fs.basename(runDir)} trains on ${run.spec.data.kind}, not documents; fine-tune it with its own data.`,
+    );
   if (files.length === 0) throw new EngineError('input/invalid', 'Pick at least one file to fine-tune on.');
   const next: RunJson = { ...run, spec: { ...run.spec, data: { ...run.spec.data, files: [...files], root } } };
   await writeRunJson(fs, runDir, next);
@@ -196,7 +246,10 @@ export function appendMetrics(fs: LabFs, runDir: string, line: MetricsLine): Pro
 }
 
 /** Every step and evaluation logged so far, skipping lines a crash tore. */
-export async function readMetrics(fs: LabFs, runDir: string): Promise<{ steps: StepMetrics[]; evals: EvalMetrics[]; skipped: number }> {
+export async function readMetrics(
+  fs: LabFs,
+  runDir: string,
+): Promise<{ steps: StepMetrics[]; evals: EvalMetrics[]; skipped: number }> {
   const file = fs.join(runDir, RUN_FILES.metrics);
   const steps: StepMetrics[] = [];
   const evals: EvalMetrics[] = [];
@@ -206,7 +259,8 @@ export async function readMetrics(fs: LabFs, runDir: string): Promise<{ steps: S
     try {
       const v = JSON.parse(text) as Record<string, unknown>;
       if (v.type === 'step') steps.push(validateStepMetrics(v));
-      else if (v.type === 'eval' && typeof v.step === 'number' && typeof v.loss === 'number') evals.push(v as unknown as EvalMetrics);
+      else if (v.type === 'eval' && typeof v.step === 'number' && typeof v.loss === 'number')
+        evals.push(v as unknown as EvalMetrics);
       else skipped++;
     } catch {
       skipped++;
@@ -219,15 +273,14 @@ export async function readMetrics(fs: LabFs, runDir: string): Promise<{ steps: S
 export async function truncateMetrics(fs: LabFs, runDir: string, step: number): Promise<void> {
   const file = fs.join(runDir, RUN_FILES.metrics);
   if (!(await exists(fs, file))) return;
-  const keep = completeLines(await readCappedText(fs, file, 'metrics log'))
-    .filter((text) => {
-      try {
-        const v = JSON.parse(text) as { step?: unknown };
-        return typeof v.step === 'number' && v.step <= step;
-      } catch {
-        return false;
-      }
-    });
+  const keep = completeLines(await readCappedText(fs, file, 'metrics log')).filter((text) => {
+    try {
+      const v = JSON.parse(text) as { step?: unknown };
+      return typeof v.step === 'number' && v.step <= step;
+    } catch {
+      return false;
+    }
+  });
   await writeFile(fs, file, keep.length ? `${keep.join('\n')}\n` : '');
 }
 

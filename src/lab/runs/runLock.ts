@@ -120,9 +120,17 @@ function parseRecord(text: string): LockRecord | null {
   const r = v as Partial<LockRecord> | null;
   const optional = (x: unknown, type: string): boolean => x === null || typeof x === type;
   const ok =
-    typeof r === 'object' && r !== null && r.format === LOCK_FORMAT && r.version === LOCK_VERSION && optional(r.pid, 'number') && optional(r.host, 'string')
-    && optional(r.boot, 'string') && typeof r.by === 'string' && typeof r.token === 'string' && !Number.isNaN(Date.parse(r.startedAt ?? ''))
-    && !Number.isNaN(Date.parse(r.heartbeatAt ?? ''));
+    typeof r === 'object' &&
+    r !== null &&
+    r.format === LOCK_FORMAT &&
+    r.version === LOCK_VERSION &&
+    optional(r.pid, 'number') &&
+    optional(r.host, 'string') &&
+    optional(r.boot, 'string') &&
+    typeof r.by === 'string' &&
+    typeof r.token === 'string' &&
+    !Number.isNaN(Date.parse(r.startedAt ?? '')) &&
+    !Number.isNaN(Date.parse(r.heartbeatAt ?? ''));
   return ok ? (r as LockRecord) : null;
 }
 
@@ -149,7 +157,9 @@ export function clockTime(ms: number, now: number): string {
   const d = new Date(ms);
   const two = (n: number): string => String(n).padStart(2, '0');
   const hm = `${two(d.getHours())}:${two(d.getMinutes())}`;
-  return d.toDateString() === new Date(now).toDateString() ? hm : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${hm}`;
+  return d.toDateString() === new Date(now).toDateString()
+    ? hm
+    : `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${hm}`;
 }
 
 /** "process 1234 on host box (attention-lab train)", or "VS Code for the web". */
@@ -161,9 +171,13 @@ function holderText(r: LockRecord): string {
 /** Why the lock found is stale (its holder is gone), or null while it holds. */
 function staleReason(found: Found, me: LockIdentity, now: number): string | null {
   const r = found.record;
-  if (!r) return now - found.mtimeMs > STALE_MS ? `its ${LOCK_FILE} was damaged and untouched since ${clockTime(found.mtimeMs, now)}` : null;
+  if (!r)
+    return now - found.mtimeMs > STALE_MS
+      ? `its ${LOCK_FILE} was damaged and untouched since ${clockTime(found.mtimeMs, now)}`
+      : null;
   if (r.pid !== null && r.host !== null && r.host === me.host && me.pid !== null) {
-    if (r.boot !== null && me.boot !== null && r.boot !== me.boot) return `process ${r.pid} held it before this machine restarted`;
+    if (r.boot !== null && me.boot !== null && r.boot !== me.boot)
+      return `process ${r.pid} held it before this machine restarted`;
     const alive = me.alive(r.pid);
     if (alive === false) return `process ${r.pid} (${r.by}) is no longer running`;
     if (alive === true) return null;
@@ -175,10 +189,14 @@ function staleReason(found: Found, me: LockIdentity, now: number): string | null
 /** The one line that refuses a second writer. */
 function refusal(name: string, found: Found, now: number): string {
   const r = found.record;
-  if (!r) return `${name} holds a lock file being written (${LOCK_FILE}) — another session is starting it; wait, or try again in a moment.`;
+  if (!r)
+    return `${name} holds a lock file being written (${LOCK_FILE}) — another session is starting it; wait, or try again in a moment.`;
   const heard = Date.parse(r.heartbeatAt);
   // Only a running process on this machine keeps a lock while silent this long (suspended, or a reused process id).
-  const silent = now - heard > STALE_MS ? ` (silent since ${clockTime(heard, now)}: if process ${r.pid} is not training it, delete ${LOCK_FILE})` : '';
+  const silent =
+    now - heard > STALE_MS
+      ? ` (silent since ${clockTime(heard, now)}: if process ${r.pid} is not training it, delete ${LOCK_FILE})`
+      : '';
   return `${name} is being trained by ${holderText(r)} since ${clockTime(Date.parse(r.startedAt), now)}${silent} — stop it first, or wait.`;
 }
 
@@ -186,7 +204,12 @@ function refusal(name: string, found: Found, now: number): string {
  * Why `runDir` cannot be written now — the line naming the session training it — or null when
  * no live session holds its lock (none, or a stale one).
  */
-export async function runLockProblem(fs: LabFs, runDir: string, me: LockIdentity, now = Date.now()): Promise<string | null> {
+export async function runLockProblem(
+  fs: LabFs,
+  runDir: string,
+  me: LockIdentity,
+  now = Date.now(),
+): Promise<string | null> {
   const found = await readLock(fs, fs.join(runDir, LOCK_FILE));
   if (!found || staleReason(found, me, now) !== null) return null;
   return refusal(fs.basename(runDir), found, now);
@@ -237,7 +260,12 @@ export interface LockOptions {
  * one ({@link RunLock.tookOver} says so); throws {@link RunLockedError} naming the run and
  * its holder when a live session holds it.
  */
-export async function takeRunLock(fs: LabFs, runDir: string, me: LockIdentity, options: LockOptions = {}): Promise<RunLock> {
+export async function takeRunLock(
+  fs: LabFs,
+  runDir: string,
+  me: LockIdentity,
+  options: LockOptions = {},
+): Promise<RunLock> {
   const now = options.now ?? Date.now;
   const st = await fs.stat(runDir);
   if (st?.kind === 'file') throw new FileError(runDir, 'exists'); // a run folder's name taken by a file (or /dev/null)
@@ -248,15 +276,29 @@ export async function takeRunLock(fs: LabFs, runDir: string, me: LockIdentity, o
   let tookOver: string | null = null;
   for (let attempt = 0; attempt < 8; attempt++) {
     const at = new Date(now()).toISOString();
-    const record: LockRecord = { format: LOCK_FORMAT, version: LOCK_VERSION, pid: me.pid, host: me.host, boot: me.boot, by: me.by, startedAt: at, heartbeatAt: at, token: newToken(), newFolder };
-    if (await fs.createExclusive(file, serialize(record))) return new RunLock(fs, runDir, record, tookOver, now, options.heartbeatMs ?? HEARTBEAT_MS);
+    const record: LockRecord = {
+      format: LOCK_FORMAT,
+      version: LOCK_VERSION,
+      pid: me.pid,
+      host: me.host,
+      boot: me.boot,
+      by: me.by,
+      startedAt: at,
+      heartbeatAt: at,
+      token: newToken(),
+      newFolder,
+    };
+    if (await fs.createExclusive(file, serialize(record)))
+      return new RunLock(fs, runDir, record, tookOver, now, options.heartbeatMs ?? HEARTBEAT_MS);
     const found = await readLock(fs, file);
     if (!found) continue; // released in between
     const stale = staleReason(found, me, now());
     if (stale === null) throw new RunLockedError(refusal(name, found, now()));
     if (await removeStale(fs, file, found)) tookOver = `Took over the lock of ${name}: ${stale}.`;
   }
-  throw new RunLockedError(`${name}'s lock changed hands while this session tried to take it — another session is starting it; wait, or try again in a moment.`);
+  throw new RunLockedError(
+    `${name}'s lock changed hands while this session tried to take it — another session is starting it; wait, or try again in a moment.`,
+  );
 }
 
 /** A lock held: rewritten at its cadence until released. */
@@ -333,6 +375,11 @@ export class RunLock {
     await this.beating;
     const found = await readLock(this.fs, this.file);
     if (found?.record?.token === this.record.token) await this.fs.remove(this.file);
-    if (this.record.newFolder && (await exists(this.fs, this.runDir)) && (await listNames(this.fs, this.runDir)).length === 0) await this.fs.remove(this.runDir);
+    if (
+      this.record.newFolder &&
+      (await exists(this.fs, this.runDir)) &&
+      (await listNames(this.fs, this.runDir)).length === 0
+    )
+      await this.fs.remove(this.runDir);
   }
 }

@@ -59,7 +59,13 @@ export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
   sort: { steps: 1500, seqLen: PAIR_TASK_SEQ, model: {} },
   addition: { steps: 4000, seqLen: PAIR_TASK_SEQ, model: {} },
   dates: { steps: 1500, seqLen: PAIR_TASK_SEQ, model: {} },
-  induction: { steps: 3000, seqLen: 32, model: { dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' }, evals: 30, snapshots: 60 },
+  induction: {
+    steps: 3000,
+    seqLen: 32,
+    model: { dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' },
+    evals: 30,
+    snapshots: 60,
+  },
 };
 
 /** What a run's data brings by default. */
@@ -84,13 +90,29 @@ export type DataChoice = { readonly kind: 'documents' | 'pairs' } | { readonly k
 
 /** The defaults a data source brings (see {@link trainSpecOf}). */
 export function dataDefaults(data: DataChoice): DataDefaults {
-  if (data.kind !== 'task') return { kind: data.kind === 'documents' ? 'decoder-only' : 'encoder-decoder', steps: 2000, seqLen: 64, lr: 0, overrides: {}, ownTokenizer: false, evals: EVALS, snapshots: SNAPSHOTS };
+  if (data.kind !== 'task')
+    return {
+      kind: data.kind === 'documents' ? 'decoder-only' : 'encoder-decoder',
+      steps: 2000,
+      seqLen: 64,
+      lr: 0,
+      overrides: {},
+      ownTokenizer: false,
+      evals: EVALS,
+      snapshots: SNAPSHOTS,
+    };
   const run = TASK_RUNS[data.task];
   const kind = TASK_MODEL_KINDS[data.task];
   // Generated tasks are noise-free, so the paper's regularization (dropout, label smoothing) only slows them down.
   return {
-    kind, steps: run.steps, seqLen: run.seqLen, lr: 3e-3, overrides: { dropout: 0, labelSmoothing: 0, ...run.model }, ownTokenizer: kind === 'decoder-only',
-    evals: run.evals ?? EVALS, snapshots: run.snapshots ?? SNAPSHOTS,
+    kind,
+    steps: run.steps,
+    seqLen: run.seqLen,
+    lr: 3e-3,
+    overrides: { dropout: 0, labelSmoothing: 0, ...run.model },
+    ownTokenizer: kind === 'decoder-only',
+    evals: run.evals ?? EVALS,
+    snapshots: run.snapshots ?? SNAPSHOTS,
   };
 }
 
@@ -136,8 +158,14 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
   const steps = choices.steps ?? d.steps;
   const every = (v: number | undefined, fraction: number): number => v ?? Math.max(1, Math.round(steps * fraction));
   return {
-    model: { kind: choices.kind ?? d.kind, preset: choices.preset ?? 'tiny', overrides: { ...d.overrides, ...choices.overrides } },
-    tokenizer: d.ownTokenizer ? { type: 'char', vocabSize: DEFAULT_VOCAB } : { type: choices.tokenizer ?? 'char', vocabSize: choices.vocabSize ?? DEFAULT_VOCAB },
+    model: {
+      kind: choices.kind ?? d.kind,
+      preset: choices.preset ?? 'tiny',
+      overrides: { ...d.overrides, ...choices.overrides },
+    },
+    tokenizer: d.ownTokenizer
+      ? { type: 'char', vocabSize: DEFAULT_VOCAB }
+      : { type: choices.tokenizer ?? 'char', vocabSize: choices.vocabSize ?? DEFAULT_VOCAB },
     data,
     training: {
       steps,

@@ -40,7 +40,9 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
     tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
-    ...(run.imported ? { imported: { layout: IMPORT_LAYOUT_NAMES[run.imported.layout], from: run.imported.from } } : {}),
+    ...(run.imported
+      ? { imported: { layout: IMPORT_LAYOUT_NAMES[run.imported.layout], from: run.imported.from } }
+      : {}),
   };
 }
 
@@ -57,12 +59,18 @@ export interface SkippedRecords {
 }
 
 /** Summary, metrics and snapshots of one run folder, and what was damaged and left out. */
-export async function loadRunStateCounted(fs: LabFs, runDir: string): Promise<{ state: RunState; skipped: SkippedRecords }> {
+export async function loadRunStateCounted(
+  fs: LabFs,
+  runDir: string,
+): Promise<{ state: RunState; skipped: SkippedRecords }> {
   const run = await readRunJson(fs, runDir);
   const { steps, evals, skipped: metrics } = await readMetrics(fs, runDir);
   const { snapshots, skipped: damagedSnapshots } = await readSnapshotsCounted(fs, runDir);
   const { evaluations, skipped: damagedEvaluations } = await readEvaluations(fs, runDir);
-  return { state: { run: runSummary(fs, runDir, run), steps, evals, snapshots, evaluations }, skipped: { metrics, evaluations: damagedEvaluations, snapshots: damagedSnapshots } };
+  return {
+    state: { run: runSummary(fs, runDir, run), steps, evals, snapshots, evaluations },
+    skipped: { metrics, evaluations: damagedEvaluations, snapshots: damagedSnapshots },
+  };
 }
 
 /** Summary, metrics and snapshots of one run folder (damaged records left out: {@link loadRunStateCounted} counts them). */

@@ -69,14 +69,17 @@ export function restartWarmup(runWarmup: number, segment: RunSegment): number {
 export function segmentsProblem(segments: readonly RunSegment[], spec: TrainSpec): string | null {
   const first = segments[0] as RunSegment;
   const want = firstSchedule(spec, first.toStep);
-  if (first.schedule !== want) return `segment 1 has schedule ${first.schedule}, but a run with optimizer ${spec.training.optimizer} and ${first.toStep} steps plans ${want}`;
+  if (first.schedule !== want)
+    return `segment 1 has schedule ${first.schedule}, but a run with optimizer ${spec.training.optimizer} and ${first.toStep} steps plans ${want}`;
   for (let i = 1; i < segments.length; i++) {
     const s = segments[i] as RunSegment;
     const next = nextSchedule((segments[i - 1] as RunSegment).schedule);
-    if (s.schedule !== next) return `segment ${i + 1} has schedule ${s.schedule}, but it continues a ${(segments[i - 1] as RunSegment).schedule} segment, so it must be ${next}`;
+    if (s.schedule !== next)
+      return `segment ${i + 1} has schedule ${s.schedule}, but it continues a ${(segments[i - 1] as RunSegment).schedule} segment, so it must be ${next}`;
   }
   const total = (segments[segments.length - 1] as RunSegment).toStep;
-  if (total !== spec.training.steps) return `the segments end at step ${total} but spec.training.steps is ${spec.training.steps}`;
+  if (total !== spec.training.steps)
+    return `the segments end at step ${total} but spec.training.steps is ${spec.training.steps}`;
   return null;
 }
 
@@ -84,9 +87,15 @@ export function segmentsProblem(segments: readonly RunSegment[], spec: TrainSpec
  * The learning-rate schedule of each segment, for the optimizer: one schedule for a run
  * never extended (exactly what it always was), else one per segment.
  */
-export function segmentedSchedule(segments: readonly RunSegment[], scheduleOf: (segment: RunSegment) => EngineSchedule): ScheduleConfig {
+export function segmentedSchedule(
+  segments: readonly RunSegment[],
+  scheduleOf: (segment: RunSegment) => EngineSchedule,
+): ScheduleConfig {
   if (segments.length === 1) return scheduleOf(segments[0] as RunSegment);
-  return { type: 'segments', segments: segments.map((s) => ({ fromStep: s.fromStep, toStep: s.toStep, schedule: scheduleOf(s) })) };
+  return {
+    type: 'segments',
+    segments: segments.map((s) => ({ fromStep: s.fromStep, toStep: s.toStep, schedule: scheduleOf(s) })),
+  };
 }
 
 /** What a resume will do: train to `spec.training.steps` under `segments`, from `step`. */
@@ -111,19 +120,31 @@ export interface ResumableRun {
  * with one line saying what to pass instead: a total not beyond the run's step or plan, a
  * complete run with nothing to extend it by, a stop step already passed.
  */
-export function planResume(run: ResumableRun, name: string, extendTo: number | null, stopAt: number | null): ResumePlan {
+export function planResume(
+  run: ResumableRun,
+  name: string,
+  extendTo: number | null,
+  stopAt: number | null,
+): ResumePlan {
   const step = run.step;
   const planned = run.spec.training.steps;
   const refuse = (message: string): never => {
     throw new EngineError('input/invalid', message);
   };
-  if (extendTo !== null && extendTo <= step) refuse(`${name} is already at step ${step}; pass --steps greater than ${step} to train it longer.`);
+  if (extendTo !== null && extendTo <= step)
+    refuse(`${name} is already at step ${step}; pass --steps greater than ${step} to train it longer.`);
   if (extendTo !== null && extendTo <= planned) {
-    refuse(`${name} plans ${planned} steps and is at step ${step}, so --steps ${extendTo} would not extend it; pass --until ${extendTo} to stop there, or --steps greater than ${planned} to train beyond its plan.`);
+    refuse(
+      `${name} plans ${planned} steps and is at step ${step}, so --steps ${extendTo} would not extend it; pass --until ${extendTo} to stop there, or --steps greater than ${planned} to train beyond its plan.`,
+    );
   }
   // A run killed after its last checkpoint but before run.json said so is finished by the resume (no steps left).
-  if (extendTo === null && step >= planned && run.status === 'completed') refuse(`${name} is complete (step ${step} of ${planned}); pass --steps N with N greater than ${step} to train it longer.`);
-  if (stopAt !== null && stopAt <= step) refuse(`${name} is already at step ${step}; pass --until greater than ${step}, or leave it out.`);
+  if (extendTo === null && step >= planned && run.status === 'completed')
+    refuse(
+      `${name} is complete (step ${step} of ${planned}); pass --steps N with N greater than ${step} to train it longer.`,
+    );
+  if (stopAt !== null && stopAt <= step)
+    refuse(`${name} is already at step ${step}; pass --until greater than ${step}, or leave it out.`);
   if (extendTo === null) return { spec: run.spec, segments: run.segments, extended: false };
   const spec: TrainSpec = { ...run.spec, training: { ...run.spec.training, steps: extendTo } };
   return { spec, segments: extendSegments(run.segments, extendTo), extended: true };

@@ -62,7 +62,9 @@ function randomBatch(cfg: ModelConfig, B: number, T: number, rng: Rng): Batch {
   const ids = (n: number, vocab: number): Int32Array => Int32Array.from({ length: n }, () => 4 + rng.int(vocab - 4));
   const input = ids(B * T, cfg.vocabSize);
   const targets = ids(B * T, cfg.vocabSize);
-  return cfg.kind === 'encoder-decoder' ? { B, T, input, targets, S: T, src: ids(B * T, cfg.srcVocabSize) } : { B, T, input, targets };
+  return cfg.kind === 'encoder-decoder'
+    ? { B, T, input, targets, S: T, src: ids(B * T, cfg.srcVocabSize) }
+    : { B, T, input, targets };
 }
 
 /** Most steps and milliseconds of the warm-up, and how close two in a row must be to end it. */
@@ -109,7 +111,13 @@ export function timeStep(step: () => void, now: () => number, budgetMs: number):
  * `threads()` gives (the ones training would get). `now` is a millisecond clock (the worker
  * passes `performance.now`).
  */
-export async function calibrate(spec: TrainSpec, vocabSize: number, now: () => number, threads: () => ParallelRunner | null, budgetMs = 250): Promise<Calibration> {
+export async function calibrate(
+  spec: TrainSpec,
+  vocabSize: number,
+  now: () => number,
+  threads: () => ParallelRunner | null,
+  budgetMs = 250,
+): Promise<Calibration> {
   const full = resolveConfig(spec, vocabSize);
   const rows = spec.training.batchSize;
   const len = Math.min(spec.training.seqLen, full.maxLen);
@@ -121,7 +129,11 @@ export async function calibrate(spec: TrainSpec, vocabSize: number, now: () => n
   const B = Math.min(rows, PROBE_ROWS);
   const backend = backendFor(spec.backend, threads);
   const ran = await helpersStarted(backend as Threaded, () => Date.now());
-  const model = new Transformer(cfg, { maxBatch: B, maxLen: T, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: T } : {}) }).bind(backend);
+  const model = new Transformer(cfg, {
+    maxBatch: B,
+    maxLen: T,
+    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: T } : {}),
+  }).bind(backend);
   const rng = new Rng(1);
   model.initialize(rng);
   const trainer = new Trainer(model, buildOptimizer(model, optimizerConfig(probeSpec, cfg)), rng);

@@ -61,7 +61,12 @@ export interface DiagnosticRow {
  * small for a repeat of 3. `within`: the most positions a row may take (default: what the
  * model's forward is planned for; the key/value-cache path of an opened run passes its context).
  */
-export function diagnosticRows(model: Transformer, ids: SpecialIds, seed: number, within: number = model.config.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen): DiagnosticRow[] | null {
+export function diagnosticRows(
+  model: Transformer,
+  ids: SpecialIds,
+  seed: number,
+  within: number = model.config.kind === 'encoder-decoder' ? Math.min(model.maxLen, model.maxSrcLen) : model.maxLen,
+): DiagnosticRow[] | null {
   const cfg = model.config;
   const maxLen = Math.min(DIAGNOSTIC_MAX_LEN, within);
   const vocab = cfg.kind === 'encoder-decoder' ? Math.min(cfg.vocabSize, cfg.srcVocabSize) : cfg.vocabSize;
@@ -80,7 +85,10 @@ export function diagnosticRows(model: Transformer, ids: SpecialIds, seed: number
     const P = rng.int(Math.min(maxLen - 2 * L, n - L) + 1);
     const drawn = randomSegment(rng, P + L, n).map((k) => pool[k] as number);
     const b = repeatBatch([{ filler: drawn.slice(0, P), segment: drawn.slice(P) }], ids.bos);
-    return { batch: cfg.kind === 'encoder-decoder' ? { ...b, S: b.T, src: b.input.slice() } : b, repeat: repeatOf(L, P) };
+    return {
+      batch: cfg.kind === 'encoder-decoder' ? { ...b, S: b.T, src: b.input.slice() } : b,
+      repeat: repeatOf(L, P),
+    };
   });
 }
 
@@ -91,7 +99,11 @@ function realLength(ids: Int32Array | undefined, n: number, pad: number): number
   return k;
 }
 
-function headMap(m: { readonly shape: readonly [number, number, number]; readonly data: Float32Array }, rows: number, cols: number): HeadMap {
+function headMap(
+  m: { readonly shape: readonly [number, number, number]; readonly data: Float32Array },
+  rows: number,
+  cols: number,
+): HeadMap {
   return { probs: m.data, shape: m.shape, rows, cols };
 }
 
@@ -99,7 +111,12 @@ function headMap(m: { readonly shape: readonly [number, number, number]; readonl
  * Receives one layer's attention [H, rows, cols] of a sequence being measured; the data is
  * valid only during the call.
  */
-export type AttentionSink = (stack: AttentionStack, layer: number, data: Float32Array, shape: readonly [number, number, number]) => void;
+export type AttentionSink = (
+  stack: AttentionStack,
+  layer: number,
+  data: Float32Array,
+  shape: readonly [number, number, number],
+) => void;
 
 /** Runs a batch of one sequence through the model and hands every layer's attention to the sink. */
 export type AttendBatch = (batch: Batch, sink: AttentionSink) => void;
@@ -161,12 +178,30 @@ export function probeExtent(batch: Batch, ids: SpecialIds): ProbeExtent {
  * positional scores or cross-attention alignment on the probe's real tokens, induction from
  * `induction` (0 when it is null).
  */
-export function scoreLayer(stack: AttentionStack, layer: number, data: Float32Array, shape: readonly [number, number, number], e: ProbeExtent, induction: InductionByLayer | null): HeadScoreData[] {
+export function scoreLayer(
+  stack: AttentionStack,
+  layer: number,
+  data: Float32Array,
+  shape: readonly [number, number, number],
+  e: ProbeExtent,
+  induction: InductionByLayer | null,
+): HeadScoreData[] {
   const m = { data, shape };
-  if (stack === 'decoder.cross') return crossHeadScores(headMap(m, e.alignRows, e.alignCols)).map((scores, head) => ({ stack, layer, head, scores }));
+  if (stack === 'decoder.cross')
+    return crossHeadScores(headMap(m, e.alignRows, e.alignCols)).map((scores, head) => ({
+      stack,
+      layer,
+      head,
+      scores,
+    }));
   const n = stack === 'encoder.self' ? e.srcLen : e.tgtLen;
   const ind = induction?.get(`${stack}.${layer}`);
-  return selfHeadScores(headMap(m, n, n)).map((s, head) => ({ stack, layer, head, scores: { ...s, induction: ind?.[head] ?? 0 } }));
+  return selfHeadScores(headMap(m, n, n)).map((s, head) => ({
+    stack,
+    layer,
+    head,
+    scores: { ...s, induction: ind?.[head] ?? 0 },
+  }));
 }
 
 /**
@@ -174,7 +209,11 @@ export function scoreLayer(stack: AttentionStack, layer: number, data: Float32Ar
  * induction from the diagnostic sequences (`induction`, see {@link measureInduction}).
  * `ids` are the tokenizer's special ids, which say where the probe's text ends.
  */
-export function scoreHeads(probe: { batch: Batch; maps: readonly AttentionMapData[] }, induction: InductionByLayer | null, ids: SpecialIds): HeadScoreData[] {
+export function scoreHeads(
+  probe: { batch: Batch; maps: readonly AttentionMapData[] },
+  induction: InductionByLayer | null,
+  ids: SpecialIds,
+): HeadScoreData[] {
   const e = probeExtent(probe.batch, ids);
   return probe.maps.flatMap((m) => scoreLayer(m.stack, m.layer, probsOf(m.data), m.shape, e, induction));
 }

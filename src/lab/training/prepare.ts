@@ -75,10 +75,21 @@ export async function loadPairsText(fs: LabFs, spec: TrainSpec): Promise<PairsTe
   const d = spec.data;
   const seed = spec.training.seed;
   if (d.kind === 'task') {
-    if (TASK_MODEL_KINDS[d.task] !== 'encoder-decoder') throw new EngineError('input/invalid', `Task "${d.task}" trains a decoder-only model on sequences, not source→target pairs.`);
+    if (TASK_MODEL_KINDS[d.task] !== 'encoder-decoder')
+      throw new EngineError(
+        'input/invalid',
+        `Task "${d.task}" trains a decoder-only model on sequences, not source→target pairs.`,
+      );
     const info = taskInfo(d.task);
     const { train, val } = splitTaskData(d.task, info.trainPairs, info.valPairs, seed);
-    return { trainPairs: train, valPairs: val, description: `task ${info.description}`, documents: train.length + val.length, bytes: 0, validation: { kind: 'task', text: `${count(val.length)} generated pairs the training never sees` } };
+    return {
+      trainPairs: train,
+      valPairs: val,
+      description: `task ${info.description}`,
+      documents: train.length + val.length,
+      bytes: 0,
+      validation: { kind: 'task', text: `${count(val.length)} generated pairs the training never sees` },
+    };
   }
   if (d.kind !== 'pairs') throw new Error('loadPairsText needs a task or pairs spec');
   const pairs = await readPairs(fs, d.source, d.target);
@@ -101,19 +112,46 @@ export async function loadPairsText(fs: LabFs, spec: TrainSpec): Promise<PairsTe
  * on the training part when `tok` is null. Documents stream with progress and cancellation
  * (documentData.ts); `need: 'validation'` skips encoding what only training uses.
  */
-export async function loadRunData(fs: LabFs, spec: TrainSpec, tok: Tokenizer | null, hooks: WorkHooks & { need?: 'all' | 'validation' } = {}): Promise<RunData> {
+export async function loadRunData(
+  fs: LabFs,
+  spec: TrainSpec,
+  tok: Tokenizer | null,
+  hooks: WorkHooks & { need?: 'all' | 'validation' } = {},
+): Promise<RunData> {
   if (spec.data.kind === 'documents') {
-    const docs = await loadDocumentData(fs, spec.data, tok ?? { train: spec.tokenizer.type, vocabSize: spec.tokenizer.vocabSize }, { ...hooks, seed: spec.training.seed });
+    const docs = await loadDocumentData(
+      fs,
+      spec.data,
+      tok ?? { train: spec.tokenizer.type, vocabSize: spec.tokenizer.vocabSize },
+      { ...hooks, seed: spec.training.seed },
+    );
     return { kind: 'documents', tok: docs.tok, docs };
   }
   if (spec.data.kind === 'task' && TASK_MODEL_KINDS[spec.data.task] === 'decoder-only') {
     const t = tok ?? trainCharTokenizer([INDUCTION_ALPHABET], {});
     const info = taskInfo(spec.data.task);
     const prompts = inductionPrompts(t, spec.training.seed, spec.training.seqLen, 3);
-    return { kind: 'sequences', tok: t, seq: { task: spec.data.task, description: `task ${info.description}`, prompts, validation: { kind: 'task', text: `${count(info.valPairs)} generated repeats the training never sees (the loss on the repeat; the training curve also counts the chains, whose random jumps keep it higher)` } } };
+    return {
+      kind: 'sequences',
+      tok: t,
+      seq: {
+        task: spec.data.task,
+        description: `task ${info.description}`,
+        prompts,
+        validation: {
+          kind: 'task',
+          text: `${count(info.valPairs)} generated repeats the training never sees (the loss on the repeat; the training curve also counts the chains, whose random jumps keep it higher)`,
+        },
+      },
+    };
   }
   const text = await loadPairsText(fs, spec);
-  hooks.onProgress?.({ phase: 'tokenizer', done: 0, total: 0, message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer` });
+  hooks.onProgress?.({
+    phase: 'tokenizer',
+    done: 0,
+    total: 0,
+    message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer`,
+  });
   return { kind: 'pairs', tok: tok ?? trainTokenizer(spec, text), text };
 }
 
@@ -127,14 +165,18 @@ function splitPairs<T>(pairs: readonly T[], seed: number): { train: T[]; val: T[
 /** Trains the tokenizer the spec asks for on the training pairs. */
 export function trainTokenizer(spec: TrainSpec, text: PairsText): Tokenizer {
   const corpus = text.trainPairs.flatMap((p) => [p.src, p.tgt]);
-  if (corpus.every((s) => s.length === 0)) throw new EngineError('input/invalid', 'The training data has no text; check the files or pairs you passed.');
-  return spec.tokenizer.type === 'bpe' ? trainBpeTokenizer(corpus, { vocabSize: spec.tokenizer.vocabSize }) : trainCharTokenizer(corpus, {});
+  if (corpus.every((s) => s.length === 0))
+    throw new EngineError('input/invalid', 'The training data has no text; check the files or pairs you passed.');
+  return spec.tokenizer.type === 'bpe'
+    ? trainBpeTokenizer(corpus, { vocabSize: spec.tokenizer.vocabSize })
+    : trainCharTokenizer(corpus, {});
 }
 
 /** Reads a run's tokenizer.json. */
 export async function readTokenizer(fs: LabFs, runDir: string): Promise<Tokenizer> {
   const file = fs.join(runDir, RUN_FILES.tokenizer);
-  if (!(await exists(fs, file))) throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
+  if (!(await exists(fs, file)))
+    throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
   const text = await readCappedText(fs, file, 'tokenizer.json');
   try {
     return parseTokenizerJSON(text);
@@ -164,13 +206,23 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
     const tr = tokenizePairs(data.text.trainPairs, data.tok, maxLen);
     const va = tokenizePairs(data.text.valPairs, data.tok, maxLen);
     if (tr.examples.length === 0) {
-      throw new EngineError('input/invalid', `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`);
+      throw new EngineError(
+        'input/invalid',
+        `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`,
+      );
     }
-    return { dataset: pairDataset(tr.examples, va.examples, seed, rows, data.tok.specialIds), dropped: tr.dropped + va.dropped };
+    return {
+      dataset: pairDataset(tr.examples, va.examples, seed, rows, data.tok.specialIds),
+      dropped: tr.dropped + va.dropped,
+    };
   }
   if (data.kind === 'sequences') return { dataset: inductionDataset(data.tok, seed, rows, maxLen), dropped: 0 };
   const { train, val } = data.docs;
-  if (train.length < 3 && val.length < 3) throw new EngineError('input/invalid', 'The documents hold too little text to train on (fewer than 3 tokens); add more files.');
+  if (train.length < 3 && val.length < 3)
+    throw new EngineError(
+      'input/invalid',
+      'The documents hold too little text to train on (fewer than 3 tokens); add more files.',
+    );
   // Loaded for validation only (eval): the held-out stream also gives the windows' shape.
   return { dataset: documentDataset(train.length >= 3 ? train : val, val, seed, rows, maxLen), dropped: 0 };
 }
@@ -180,7 +232,11 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
  * nanoGPT's AdamW + cosine. A run extended with more steps passes its `segments`: the first
  * keeps the schedule it was planned with, each later one continues it (segments.ts).
  */
-export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig, segments: readonly RunSegment[] = planSegments(spec)): OptimizerConfig {
+export function optimizerConfig(
+  spec: TrainSpec,
+  cfg: ModelConfig,
+  segments: readonly RunSegment[] = planSegments(spec),
+): OptimizerConfig {
   const t = spec.training;
   // Planned from the first segment, so extending a run never changes the rates it trained with.
   const planned = (segments[0] as RunSegment).toStep;
@@ -190,7 +246,16 @@ export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig, segments: rea
     // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
     const peak = factor * Math.pow(cfg.dModel, -0.5) * Math.pow(warmup, -0.5);
     const noam = { type: 'noam', warmup, dModel: cfg.dModel, factor } as const;
-    return { type: 'adam', lr: peak, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 0, schedule: segmentedSchedule(segments, () => noam) };
+    return {
+      type: 'adam',
+      lr: peak,
+      beta1: 0.9,
+      beta2: 0.98,
+      eps: 1e-9,
+      weightDecay: 0,
+      clipGradNorm: 0,
+      schedule: segmentedSchedule(segments, () => noam),
+    };
   }
   const lr = learningRateUsed(t);
   const minLr = lr / 10;
@@ -203,12 +268,24 @@ export function optimizerConfig(spec: TrainSpec, cfg: ModelConfig, segments: rea
       case 'restart':
         return { type: 'restart', start: s.fromStep, warmup: restartWarmup(warmup, s), maxSteps: s.toStep, minLr };
       case 'noam':
-        throw new EngineError('config/invalid', 'A noam schedule segment needs the paper optimizer; this run uses adamw.');
+        throw new EngineError(
+          'config/invalid',
+          'A noam schedule segment needs the paper optimizer; this run uses adamw.',
+        );
       default:
         return s.schedule satisfies never;
     }
   };
-  return { type: 'adamw', lr, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0.1, clipGradNorm: 1, schedule: segmentedSchedule(segments, scheduleOf) };
+  return {
+    type: 'adamw',
+    lr,
+    beta1: 0.9,
+    beta2: 0.99,
+    eps: 1e-8,
+    weightDecay: 0.1,
+    clipGradNorm: 1,
+    schedule: segmentedSchedule(segments, scheduleOf),
+  };
 }
 
 /**
@@ -220,8 +297,18 @@ export function modelPadId(tok: Tokenizer): number {
 }
 
 /** A bound model (and optimizer) for a config and dataset shape, padding with `padId` (see {@link modelPadId}). */
-export function buildModel(cfg: ModelConfig, dataset: Pick<Dataset, 'maxBatch' | 'maxLen' | 'maxSrcLen'>, backend: Backend, padId?: number): Transformer {
-  const shape = { maxBatch: dataset.maxBatch, maxLen: Math.min(dataset.maxLen, cfg.maxLen), ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}), ...(padId === undefined ? {} : { padId }) };
+export function buildModel(
+  cfg: ModelConfig,
+  dataset: Pick<Dataset, 'maxBatch' | 'maxLen' | 'maxSrcLen'>,
+  backend: Backend,
+  padId?: number,
+): Transformer {
+  const shape = {
+    maxBatch: dataset.maxBatch,
+    maxLen: Math.min(dataset.maxLen, cfg.maxLen),
+    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
+    ...(padId === undefined ? {} : { padId }),
+  };
   checkMemory(cfg, shape, backend, 'training');
   return new Transformer(cfg, shape).bind(backend);
 }
@@ -242,9 +329,11 @@ export function buildOptimizer(model: Transformer, cfg: OptimizerConfig): Optimi
 /** The summary people see of a run's data. */
 export function dataSummary(data: RunData, dataset: Dataset): DataSummary {
   const d =
-    data.kind === 'pairs' ? { ...data.text, skipped: [], prompts: data.text.valPairs.slice(0, 3).map((p) => p.src) }
-    : data.kind === 'sequences' ? { ...data.seq, documents: 0, bytes: 0, skipped: [] }
-    : data.docs;
+    data.kind === 'pairs'
+      ? { ...data.text, skipped: [], prompts: data.text.valPairs.slice(0, 3).map((p) => p.src) }
+      : data.kind === 'sequences'
+        ? { ...data.seq, documents: 0, bytes: 0, skipped: [] }
+        : data.docs;
   return {
     description: d.description,
     documents: d.documents,

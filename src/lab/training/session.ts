@@ -29,7 +29,14 @@ import { saveSnapshot, takeSnapshot } from './snapshots';
  * stays loadable; a refused resume leaves the run folder as it was).
  */
 export async function runSession(
-  platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null = null, extendTo: number | null = null,
+  platform: LabPlatform,
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  control: SessionControl,
+  emit: Emit,
+  stopAt: number | null = null,
+  extendTo: number | null = null,
   options: SessionOptions = {},
 ): Promise<void> {
   let step = 0;
@@ -37,13 +44,33 @@ export async function runSession(
   const own: Ownership = { created: false, owned: false };
   const { fs } = platform;
   try {
-    prepared = await prepareSession(platform, runDir, spec, resume, control, emit, own, stopAt, extendTo, null, options.helpers);
+    prepared = await prepareSession(
+      platform,
+      runDir,
+      spec,
+      resume,
+      control,
+      emit,
+      own,
+      stopAt,
+      extendTo,
+      null,
+      options.helpers,
+    );
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
     step = prepared.startStep;
     const segments = prepared.run.segments;
-    emit({ type: 'train/didStart', runDir, startStep: step, totalSteps: t.steps, segments, model: info, data: prepared.run.data });
+    emit({
+      type: 'train/didStart',
+      runDir,
+      startStep: step,
+      totalSteps: t.steps,
+      segments,
+      model: info,
+      data: prepared.run.data,
+    });
     // Each segment's last step evaluates (the run's last step among them).
     const segmentEnds = new Set(segments.map((s) => s.toStep));
     let bestVal = prepared.run.bestValLoss;
@@ -89,7 +116,16 @@ export async function runSession(
       tokensSince += r.tokens;
       const now = Date.now();
       const bytes = byteCounter.bytes(batch.targets, batch.B * batch.T);
-      const metrics = { step, loss: r.loss, lr: r.lr, gradNorm: r.gradNorm, tokens: r.tokens, tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000), elapsedMs: now - t0, bytes };
+      const metrics = {
+        step,
+        loss: r.loss,
+        lr: r.lr,
+        gradNorm: r.gradNorm,
+        tokens: r.tokens,
+        tokensPerSec: tokensSince / Math.max(1e-3, (now - since) / 1000),
+        elapsedMs: now - t0,
+        bytes,
+      };
       await appendMetrics(fs, runDir, { type: 'step', ...metrics });
       emit({ type: 'train/didStep', ...metrics });
       if (now - since > 2000) {

@@ -71,5 +71,8 @@ export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
 
 /** Sends a snapshot as train/didSnapshot, its maps' and masks' buffers moved, not copied (the snapshot is spent). */
 export function emitSnapshot(emit: Emit, snap: AttentionSnapshot): void {
-  emit({ type: 'train/didSnapshot', ...snap }, [...snap.maps.map((m) => m.data.buffer as ArrayBuffer), ...snap.masks.map((m) => m.data.buffer as ArrayBuffer)]);
+  emit({ type: 'train/didSnapshot', ...snap }, [
+    ...snap.maps.map((m) => m.data.buffer as ArrayBuffer),
+    ...snap.masks.map((m) => m.data.buffer as ArrayBuffer),
+  ]);
 }

@@ -28,11 +28,28 @@ import type { ErrorCode } from '../workers/errorCodes';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../data/documentData';
 import {
-  backendFor, buildDataset, buildModel, buildOptimizer, dataSummary, loadRunData, modelPadId, optimizerConfig, readTokenizer,
-  resolveConfig, writeTokenizer,
+  backendFor,
+  buildDataset,
+  buildModel,
+  buildOptimizer,
+  dataSummary,
+  loadRunData,
+  modelPadId,
+  optimizerConfig,
+  readTokenizer,
+  resolveConfig,
+  writeTokenizer,
 } from './prepare';
 import type { RunJson } from '../runs/runFolder';
-import { RUN_FILES, RUN_FORMAT, RUN_VERSION, readRunJson, truncateMetrics, updateRunJson, writeRunJson } from '../runs/runFolder';
+import {
+  RUN_FILES,
+  RUN_FORMAT,
+  RUN_VERSION,
+  readRunJson,
+  truncateMetrics,
+  updateRunJson,
+  writeRunJson,
+} from '../runs/runFolder';
 import { isLockFile, lockMadeFolder } from '../runs/runLock';
 import { recoverRunFolder } from '../runs/recovery';
 import type { ResumePlan } from '../runs/segments';
@@ -74,11 +91,21 @@ export interface Ownership {
  * DiskFullError, nothing half-written); our engine's backend gets `helpers` of its threads.
  */
 export async function prepareSession(
-  platform: LabPlatform, runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, own: Ownership, stopAt: number | null, extendTo: number | null,
-  otherEngine: string | null = null, helpers?: number,
+  platform: LabPlatform,
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  control: SessionControl,
+  emit: Emit,
+  own: Ownership,
+  stopAt: number | null,
+  extendTo: number | null,
+  otherEngine: string | null = null,
+  helpers?: number,
 ): Promise<PreparedSession> {
   const { fs } = platform;
-  const log = (message: string, level: 'info' | 'warn' = 'info'): void => emit({ type: 'train/didLog', level, message });
+  const log = (message: string, level: 'info' | 'warn' = 'info'): void =>
+    emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
   let startOver = false;
   if (resume) {
@@ -91,14 +118,24 @@ export async function prepareSession(
     startOver = recovered.checkpointStep === null && !recovered.hasModel;
     if (startOver) log('The run stopped before its first checkpoint was saved; starting it over from step 0.', 'warn');
   } else {
-    if (extendTo !== null) throw new EngineError('input/invalid', 'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.');
+    if (extendTo !== null)
+      throw new EngineError(
+        'input/invalid',
+        'Only a resumed run can be extended to more steps; pass --resume DIR with --steps.',
+      );
     if (await exists(fs, fs.join(runDir, RUN_FILES.run))) {
-      throw new EngineError('input/invalid', `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`);
+      throw new EngineError(
+        'input/invalid',
+        `${runDir} already holds a run; pass --resume ${runDir} to continue it, or choose another --out folder.`,
+      );
     }
     // A new run's folder may hold only the host's lock (runLock.ts) and the temporary files a run
     // killed before writing its run.json leaves (it is started over).
     if ((await listNames(fs, runDir)).some((n) => !isLockFile(n) && !TEMP_FILE.test(n) && !KEPT_FILE.test(n))) {
-      throw new EngineError('input/invalid', `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`);
+      throw new EngineError(
+        'input/invalid',
+        `${runDir} is not empty; choose a new --out folder so nothing in it is overwritten.`,
+      );
     }
     own.created = !(await exists(fs, runDir)) || (await lockMadeFolder(fs, runDir));
     await fs.mkdir(runDir);
@@ -117,7 +154,11 @@ export async function prepareSession(
   const tok = data.tok;
   if (data.kind === 'documents') {
     const limits = spec.data.kind === 'documents' ? spec.data : {};
-    if (data.docs.skipped.length) log(`Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ${skippedNote(data.docs.skipped, limits)}`, 'warn');
+    if (data.docs.skipped.length)
+      log(
+        `Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ${skippedNote(data.docs.skipped, limits)}`,
+        'warn',
+      );
     for (const note of data.docs.notes) log(note);
     log(`Validation: ${data.docs.validation.text}.`, data.docs.validation.kind === 'none' ? 'warn' : 'info');
   }
@@ -126,7 +167,12 @@ export async function prepareSession(
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const backend = backendFor(spec.backend, () => platform.threads(helpers));
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
-  const model = buildModel(cfg, otherEngine === null ? dataset : { ...dataset, maxBatch: dataset.probe().B }, backend, modelPadId(tok));
+  const model = buildModel(
+    cfg,
+    otherEngine === null ? dataset : { ...dataset, maxBatch: dataset.probe().B },
+    backend,
+    modelPadId(tok),
+  );
   const engine = otherEngine ?? backend.name;
   // Our kernels' threads; another engine's processes are in its label, not here.
   const threads = otherEngine === null ? threadsOf(backend) : undefined;
@@ -138,9 +184,19 @@ export async function prepareSession(
     startStep = await loadModelCheckpoint(fs, runDir, model);
     await loadOptimizerCheckpoint(fs, runDir, optimizer, startStep);
     await truncateMetrics(fs, runDir, startStep);
-    run = await updateRunJson(fs, runDir, { status: 'training', step: startStep, error: null, backendUsed: engine, threadsUsed: threads, ...(plan?.extended ? { spec, segments } : {}) });
+    run = await updateRunJson(fs, runDir, {
+      status: 'training',
+      step: startStep,
+      error: null,
+      backendUsed: engine,
+      threadsUsed: threads,
+      ...(plan?.extended ? { spec, segments } : {}),
+    });
     log(`Resumed at step ${startStep}.`);
-    if (plan?.extended) log(`Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`);
+    if (plan?.extended)
+      log(
+        `Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`,
+      );
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));
     const now = new Date().toISOString();
@@ -148,9 +204,22 @@ export async function prepareSession(
     const kept = resume ? await readRunJson(fs, runDir) : null;
     const { displayName, note } = kept ?? {};
     run = {
-      format: RUN_FORMAT, version: RUN_VERSION, createdAt: kept?.createdAt ?? now, updatedAt: now, status: 'training', spec, config: cfg, segments, step: 0, bestValLoss: null,
-      data: dataSummary(data, dataset), error: null, backendUsed: engine, ...(threads === undefined ? {} : { threadsUsed: threads }),
-      ...(displayName === undefined ? {} : { displayName }), ...(note === undefined ? {} : { note }),
+      format: RUN_FORMAT,
+      version: RUN_VERSION,
+      createdAt: kept?.createdAt ?? now,
+      updatedAt: now,
+      status: 'training',
+      spec,
+      config: cfg,
+      segments,
+      step: 0,
+      bestValLoss: null,
+      data: dataSummary(data, dataset),
+      error: null,
+      backendUsed: engine,
+      ...(threads === undefined ? {} : { threadsUsed: threads }),
+      ...(displayName === undefined ? {} : { displayName }),
+      ...(note === undefined ? {} : { note }),
     };
     await writeRunJson(fs, runDir, run);
     own.owned = true;
@@ -161,7 +230,11 @@ export async function prepareSession(
       await truncateMetrics(fs, runDir, 0);
     }
   }
-  const est = estimateModel(cfg, { maxBatch: dataset.maxBatch, maxLen: model.maxLen, ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}) });
+  const est = estimateModel(cfg, {
+    maxBatch: dataset.maxBatch,
+    maxLen: model.maxLen,
+    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}),
+  });
   const info: ModelInfo = {
     config: { ...cfg },
     params: est.params,
@@ -171,7 +244,16 @@ export async function prepareSession(
     backend: engine,
     ...(threads === undefined ? {} : { threads }),
   };
-  return { model, trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)), dataset, tok, startStep, info, run, fresh };
+  return {
+    model,
+    trainer: new Trainer(model, optimizer, stepRng(spec.training.seed, STREAMS.dropout, 0)),
+    dataset,
+    tok,
+    startStep,
+    info,
+    run,
+    fresh,
+  };
 }
 
 /**
@@ -182,17 +264,30 @@ export async function prepareSession(
  * the run instead: run.json says stopped, with the reason and the step of the checkpoint
  * kept, so it resumes once there is space.
  */
-export async function reportFailure(fs: LabFs, runDir: string, own: Ownership, e: unknown, step: number, emit: Emit): Promise<void> {
+export async function reportFailure(
+  fs: LabFs,
+  runDir: string,
+  own: Ownership,
+  e: unknown,
+  step: number,
+  emit: Emit,
+): Promise<void> {
   const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
     ? e.toData()
     : DiskFullError.is(e)
-      ? { code: e.code, message: diskFullMessage(fs, runDir, e.file, step, own.owned ? await lastCheckpointStep(fs, runDir) : null) }
+      ? {
+          code: e.code,
+          message: diskFullMessage(fs, runDir, e.file, step, own.owned ? await lastCheckpointStep(fs, runDir) : null),
+        }
       : e instanceof CancelledError
         ? { code: 'cancelled', message: e.message }
         : isCodedError(e)
           ? { code: e.code, message: e.message }
           : (fileErrorData(e) ?? { code: 'internal', message: `Internal error: ${(e as Error).message ?? String(e)}` });
-  const message = error.code === 'train/nonFinite' ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.` : error.message;
+  const message =
+    error.code === 'train/nonFinite'
+      ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.`
+      : error.message;
   try {
     // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
     // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
@@ -201,7 +296,12 @@ export async function reportFailure(fs: LabFs, runDir: string, own: Ownership, e
     const kept = full ? await lastCheckpointStep(fs, runDir) : null;
     const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && kept === null);
     // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).
-    if (keep) await updateRunJson(fs, runDir, { status: full ? 'stopped' : 'failed', error: { code: error.code, message }, ...(kept !== null ? { step: kept } : {}) });
+    if (keep)
+      await updateRunJson(fs, runDir, {
+        status: full ? 'stopped' : 'failed',
+        error: { code: error.code, message },
+        ...(kept !== null ? { step: kept } : {}),
+      });
     else if (own.created) await fs.remove(runDir); // nothing worth keeping yet
   } catch {
     // The run folder is unreadable, or the disk has no room even for run.json (it then still
@@ -212,7 +312,10 @@ export async function reportFailure(fs: LabFs, runDir: string, own: Ownership, e
 
 /** An error a runner raises with one of its own codes (errorCodes.ts), such as the PyTorch engine's. */
 export class RunnerError extends Error {
-  constructor(readonly code: ErrorCode, message: string) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
     super(message);
     this.name = 'RunnerError';
   }

@@ -27,7 +27,14 @@ import { readCapped } from '../files/fileCaps';
  * false — only the benchmark turns them off, to measure what they cost) runs the run's
  * diagnostic sequence (seeded by `seed`) and scores every head (headScores.ts).
  */
-export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenizer, step: number, seed: number, headScores = true): AttentionSnapshot {
+export function takeSnapshot(
+  model: Transformer,
+  dataset: Dataset,
+  tok: Tokenizer,
+  step: number,
+  seed: number,
+  headScores = true,
+): AttentionSnapshot {
   const batch = dataset.probe();
   return headScores ? scoredSnapshot(model, batch, tok, step, seed) : snapshotOf(model, batch, tok, step);
 }
@@ -37,7 +44,13 @@ export function takeSnapshot(model: Transformer, dataset: Dataset, tok: Tokenize
  * scores and cross-attention alignment measured on `batch` itself, induction on the run's
  * diagnostic sequence (seeded by `seed`), which is the same whatever `batch` is.
  */
-export function scoredSnapshot(model: Transformer, batch: Batch, tok: Tokenizer, step: number, seed: number): AttentionSnapshot {
+export function scoredSnapshot(
+  model: Transformer,
+  batch: Batch,
+  tok: Tokenizer,
+  step: number,
+  seed: number,
+): AttentionSnapshot {
   const snap = snapshotOf(model, batch, tok, step);
   // One sequence per forward: the model may be planned for a batch of one (inference).
   const rows = diagnosticRows(model, tok.specialIds, seed);
@@ -84,7 +97,11 @@ export async function saveSnapshot(fs: LabFs, runDir: string, s: AttentionSnapsh
   ];
   // Version 2 adds headScores (JSON); version 1 files, without it, still load.
   const meta = {
-    format: 'attention-lab-snapshot', version: SNAPSHOT_VERSION, step: String(s.step), srcTokens: JSON.stringify(s.srcTokens), tgtTokens: JSON.stringify(s.tgtTokens),
+    format: 'attention-lab-snapshot',
+    version: SNAPSHOT_VERSION,
+    step: String(s.step),
+    srcTokens: JSON.stringify(s.srcTokens),
+    tgtTokens: JSON.stringify(s.tgtTokens),
     ...(s.headScores ? { headScores: JSON.stringify(s.headScores) } : {}),
   };
   await writeFile(fs, fileOf(fs, runDir, s.step), encodeSafetensors(tensors, meta));
@@ -93,10 +110,12 @@ export async function saveSnapshot(fs: LabFs, runDir: string, s: AttentionSnapsh
 /** The run's snapshot files by step, ascending. */
 async function snapshotFiles(fs: LabFs, runDir: string): Promise<{ step: number; file: string }[]> {
   const dir = fs.join(runDir, RUN_FILES.snapshots);
-  return (await listNames(fs, dir)).flatMap((n) => {
-    const m = /^step-(\d+)\.safetensors$/.exec(n);
-    return m ? [{ step: Number(m[1]), file: fs.join(dir, n) }] : [];
-  }).sort((a, b) => a.step - b.step);
+  return (await listNames(fs, dir))
+    .flatMap((n) => {
+      const m = /^step-(\d+)\.safetensors$/.exec(n);
+      return m ? [{ step: Number(m[1]), file: fs.join(dir, n) }] : [];
+    })
+    .sort((a, b) => a.step - b.step);
 }
 
 /** Steps of the run's snapshot files, ascending. */
@@ -108,7 +127,11 @@ export async function snapshotSteps(fs: LabFs, runDir: string): Promise<number[]
 export async function readSnapshot(fs: LabFs, runDir: string, step: number): Promise<AttentionSnapshot> {
   const files = await snapshotFiles(fs, runDir);
   const found = files.find((f) => f.step === step);
-  if (!found) throw new EngineError('input/invalid', `${runDir} has no snapshot at step ${step}; snapshots: ${files.map((f) => f.step).join(', ') || 'none'}.`);
+  if (!found)
+    throw new EngineError(
+      'input/invalid',
+      `${runDir} has no snapshot at step ${step}; snapshots: ${files.map((f) => f.step).join(', ') || 'none'}.`,
+    );
   return readSnapshotFile(fs, found.file);
 }
 
@@ -119,14 +142,27 @@ async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnaps
   for (const [tname, t] of f.tensors) {
     const m = MAP_TENSOR.exec(tname);
     if (m && t.data instanceof Float32Array) {
-      maps.push({ stack: m[1] as AttentionStack, layer: Number(m[2]), shape: t.shape as unknown as [number, number, number], data: t.data });
-    } else if (tname.startsWith('mask.') && t.data instanceof Uint8Array) masks.push({ name: tname.slice(5), shape: t.shape, data: t.data });
+      maps.push({
+        stack: m[1] as AttentionStack,
+        layer: Number(m[2]),
+        shape: t.shape as unknown as [number, number, number],
+        data: t.data,
+      });
+    } else if (tname.startsWith('mask.') && t.data instanceof Uint8Array)
+      masks.push({ name: tname.slice(5), shape: t.shape, data: t.data });
   }
   const scores: unknown = f.metadata.headScores === undefined ? undefined : JSON.parse(f.metadata.headScores);
-  return validateSnapshot({
-    step: Number(f.metadata.step), srcTokens: JSON.parse(f.metadata.srcTokens ?? '[]'), tgtTokens: JSON.parse(f.metadata.tgtTokens ?? '[]'), maps, masks,
-    ...(scores === undefined ? {} : { headScores: scores }),
-  }, file);
+  return validateSnapshot(
+    {
+      step: Number(f.metadata.step),
+      srcTokens: JSON.parse(f.metadata.srcTokens ?? '[]'),
+      tgtTokens: JSON.parse(f.metadata.tgtTokens ?? '[]'),
+      maps,
+      masks,
+      ...(scores === undefined ? {} : { headScores: scores }),
+    },
+    file,
+  );
 }
 
 /** Every readable snapshot of a run, by step (damaged files are skipped: {@link readSnapshotsCounted} counts them). */
@@ -135,7 +171,10 @@ export async function readSnapshots(fs: LabFs, runDir: string): Promise<Attentio
 }
 
 /** Every readable snapshot of a run, by step, and how many damaged files were skipped (the caller says so). */
-export async function readSnapshotsCounted(fs: LabFs, runDir: string): Promise<{ snapshots: AttentionSnapshot[]; skipped: number }> {
+export async function readSnapshotsCounted(
+  fs: LabFs,
+  runDir: string,
+): Promise<{ snapshots: AttentionSnapshot[]; skipped: number }> {
   const snapshots: AttentionSnapshot[] = [];
   let skipped = 0;
   for (const { file } of await snapshotFiles(fs, runDir)) {

@@ -33,7 +33,8 @@ export type ErrorKind = 'fixable' | 'cancelled' | 'failed';
  * (the PyTorch engine could not run: no Python, no or too old a torch, no GPU for
  * --device cuda, or torchrun exiting with an error, whose last lines the message quotes).
  */
-export type ErrorCode = EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full' | 'file/unusable' | 'pytorch/launch';
+export type ErrorCode =
+  EngineErrorCode | 'cancelled' | 'internal' | 'protocol' | 'disk/full' | 'file/unusable' | 'pytorch/launch';
 
 const ERROR_KINDS = {
   'config/invalid': 'fixable',

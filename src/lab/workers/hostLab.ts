@@ -30,7 +30,9 @@ import type { TrainSpec } from '../../protocol/data';
 import type { RunState, RunSummary } from '../../protocol/webview';
 
 /** One folder under the runs root: a readable run, or why it is not one. */
-export type RunListing = { readonly ok: true; readonly summary: RunSummary; readonly hasModel: boolean; readonly updatedAt: string } | { readonly ok: false; readonly runDir: string; readonly error: string };
+export type RunListing =
+  | { readonly ok: true; readonly summary: RunSummary; readonly hasModel: boolean; readonly updatedAt: string }
+  | { readonly ok: false; readonly runDir: string; readonly error: string };
 
 /** Sizes of a configuration before anything exists. */
 export interface SpecEstimate {
@@ -52,7 +54,9 @@ export async function listRuns(fs: LabFs, root: string): Promise<RunListing[]> {
     return [];
   }
   const dirs = names.map((name) => fs.join(root, name));
-  const runs = await Promise.all(dirs.map(async (runDir) => ((await isRunFolder(fs, runDir)) ? readListing(fs, runDir) : null)));
+  const runs = await Promise.all(
+    dirs.map(async (runDir) => ((await isRunFolder(fs, runDir)) ? readListing(fs, runDir) : null)),
+  );
   const out = runs.filter((r): r is RunListing => r !== null);
   const key = (r: RunListing): string => (r.ok ? r.updatedAt : '');
   return out.sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0));
@@ -62,7 +66,12 @@ export async function listRuns(fs: LabFs, root: string): Promise<RunListing[]> {
 export async function readListing(fs: LabFs, runDir: string): Promise<RunListing> {
   try {
     const run = await readRunJson(fs, runDir);
-    return { ok: true, summary: runSummary(fs, runDir, run), hasModel: await exists(fs, fs.join(runDir, RUN_FILES.model)), updatedAt: run.updatedAt };
+    return {
+      ok: true,
+      summary: runSummary(fs, runDir, run),
+      hasModel: await exists(fs, fs.join(runDir, RUN_FILES.model)),
+      updatedAt: run.updatedAt,
+    };
   } catch (e) {
     return { ok: false, runDir: fs.resolve(runDir), error: (e as Error).message };
   }
@@ -103,7 +112,9 @@ export function vocabNote(spec: TrainSpec, charsSeen: number | null = null): str
   const letters = taskLetters(spec);
   if (letters !== null) return `${formatCount(n)} tokens (the task's ${letters} letters)`;
   if (spec.tokenizer.type === 'bpe') return `a ${formatCount(n)}-token BPE vocabulary`;
-  return charsSeen === null ? `≈${formatCount(n)} tokens (~${ASSUMED_CHARS} characters assumed)` : `${formatCount(n)} tokens (${formatCount(charsSeen)} characters in the files)`;
+  return charsSeen === null
+    ? `≈${formatCount(n)} tokens (~${ASSUMED_CHARS} characters assumed)`
+    : `${formatCount(n)} tokens (${formatCount(charsSeen)} characters in the files)`;
 }
 
 /**
@@ -115,12 +126,30 @@ export function estimateSpec(spec: TrainSpec, charsSeen: number | null = null): 
   const vocabSize = expectedVocab(spec, charsSeen);
   const config = resolveConfig(spec, vocabSize);
   const len = Math.min(spec.training.seqLen, config.maxLen);
-  const est = estimateModel(config, { maxBatch: spec.training.batchSize, maxLen: len, ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}) });
-  return { params: est.params, memoryBytes: est.totalBytes, flopsPerToken: est.trainFlopsPerToken, vocabSize, vocabNote: vocabNote(spec, charsSeen), config: { ...config } };
+  const est = estimateModel(config, {
+    maxBatch: spec.training.batchSize,
+    maxLen: len,
+    ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}),
+  });
+  return {
+    params: est.params,
+    memoryBytes: est.totalBytes,
+    flopsPerToken: est.trainFlopsPerToken,
+    vocabSize,
+    vocabNote: vocabNote(spec, charsSeen),
+    config: { ...config },
+  };
 }
 
 /** Configure's live look at a documents glob: the corpus plan training makes, plus content checks within a budget. */
-export function previewDocuments(fs: LabFs, files: readonly string[], root: string, limits: CorpusLimits, budget: PreviewBudget, signal?: AbortSignal): Promise<CorpusPreview> {
+export function previewDocuments(
+  fs: LabFs,
+  files: readonly string[],
+  root: string,
+  limits: CorpusLimits,
+  budget: PreviewBudget,
+  signal?: AbortSignal,
+): Promise<CorpusPreview> {
   return previewCorpus(fs, files, root, limits, budget, signal);
 }
 

@@ -53,7 +53,10 @@ import { validateHostToModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 
 /** Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for. */
-type RunCache = Map<string, { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }>;
+type RunCache = Map<
+  string,
+  { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }
+>;
 
 /** Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.ts); resolves to how many. */
 export type SnapshotDrawing = (fs: LabFs, runDir: string) => Promise<number>;
@@ -85,20 +88,33 @@ async function open({ platform, opened }: Context, runDir: string, need: Need): 
   const stat = await fs.stat(fs.join(runDir, RUN_FILES.model));
   if (stat === null) {
     await readRunJson(fs, runDir); // says clearly when the folder is not a run at all
-    throw new EngineError('input/invalid', `${fs.basename(runDir)} has no trained model yet (no ${RUN_FILES.model}); train it for a few steps first.`);
+    throw new EngineError(
+      'input/invalid',
+      `${fs.basename(runDir)} has no trained model yet (no ${RUN_FILES.model}); train it for a few steps first.`,
+    );
   }
   const hit = opened.get(runDir);
   const current = hit && hit.mtimeMs === stat.mtimeMs ? hit.run : null;
-  const plan = typeof need === 'function'
-    ? need(current ? current.model.config : (await readCheckpointConfig(fs, runDir)).config)
-    : planRequest(current ? current.model.config : (await readCheckpointConfig(fs, runDir)).config, current ? current.tok : await readTokenizer(fs, runDir), need);
+  const plan =
+    typeof need === 'function'
+      ? need(current ? current.model.config : (await readCheckpointConfig(fs, runDir)).config)
+      : planRequest(
+          current ? current.model.config : (await readCheckpointConfig(fs, runDir)).config,
+          current ? current.tok : await readTokenizer(fs, runDir),
+          need,
+        );
   if (current && covers(current, plan)) return current;
   // Give the old model's memory back before the new one takes its own (WebAssembly frees nothing else).
   if (hit) {
     opened.delete(runDir);
     (hit.run.model.backendOrThrow() as { dispose?: () => void }).dispose?.();
   }
-  const run = await openRun(fs, runDir, backendFor((await readRunJson(fs, runDir)).spec.backend, platform.threads), current ? widened(current, plan) : plan);
+  const run = await openRun(
+    fs,
+    runDir,
+    backendFor((await readRunJson(fs, runDir)).spec.backend, platform.threads),
+    current ? widened(current, plan) : plan,
+  );
   opened.set(runDir, { mtimeMs: stat.mtimeMs, run });
   return run;
 }
@@ -126,12 +142,32 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
   switch (msg.type) {
     case 'model/decode': {
       const onToken = (token: string, logprob: number): void => post({ type: 'model/didToken', id, token, logprob });
-      const { output } = decodeText(await open(ctx, msg.runDir, { job: 'decode', input: msg.params.input, beam: msg.params.strategy === 'beam' ? msg.params.beam : 1 }), msg.params, { attention: true, onToken });
+      const { output } = decodeText(
+        await open(ctx, msg.runDir, {
+          job: 'decode',
+          input: msg.params.input,
+          beam: msg.params.strategy === 'beam' ? msg.params.beam : 1,
+        }),
+        msg.params,
+        { attention: true, onToken },
+      );
       post({ type: 'model/didDecode', id, output });
       return;
     }
     case 'model/score':
-      post({ type: 'model/didScore', id, output: scoreText(await open(ctx, msg.runDir, { job: 'score', text: msg.text, ...(msg.source === null ? {} : { source: msg.source }) }), msg.source, msg.text).output });
+      post({
+        type: 'model/didScore',
+        id,
+        output: scoreText(
+          await open(ctx, msg.runDir, {
+            job: 'score',
+            text: msg.text,
+            ...(msg.source === null ? {} : { source: msg.source }),
+          }),
+          msg.source,
+          msg.text,
+        ).output,
+      });
       return;
     case 'model/attend': {
       const { snapshot } = await attention(ctx, msg.runDir, msg.text);
@@ -139,18 +175,29 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       return;
     }
     case 'model/attendLayer': {
-      const map = (await attention(ctx, msg.runDir, msg.text)).full.find((m) => m.stack === msg.stack && m.layer === msg.layer);
+      const map = (await attention(ctx, msg.runDir, msg.text)).full.find(
+        (m) => m.stack === msg.stack && m.layer === msg.layer,
+      );
       if (!map) throw new EngineError('input/invalid', `The model has no ${msg.stack} layer ${msg.layer + 1}.`);
       post({ type: 'model/didAttendLayer', id, map });
       return;
     }
     case 'model/export': {
-      const { dir, files, tensors, warnings } = await exportRun(fs, await open(ctx, msg.runDir, { job: 'export' }), msg.outDir, { force: msg.force });
+      const { dir, files, tensors, warnings } = await exportRun(
+        fs,
+        await open(ctx, msg.runDir, { job: 'export' }),
+        msg.outDir,
+        { force: msg.force },
+      );
       post({ type: 'model/didExport', id, output: { dir, files: [...files], tensors, warnings: [...warnings] } });
       return;
     }
     case 'model/calibrate':
-      post({ type: 'model/didCalibrate', id, ...(await calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads)) });
+      post({
+        type: 'model/didCalibrate',
+        id,
+        ...(await calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads)),
+      });
       return;
     case 'model/evaluateFiles': {
       const cancel = msg.cancel;
@@ -171,29 +218,58 @@ async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
       return;
     }
     case 'model/lens':
-      post({ type: 'model/didLens', id, output: logitLens(await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }), lensInput(msg.input), { topK: msg.topK, fit: msg.fit }) });
+      post({
+        type: 'model/didLens',
+        id,
+        output: logitLens(
+          await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }),
+          lensInput(msg.input),
+          { topK: msg.topK, fit: msg.fit },
+        ),
+      });
       return;
     case 'model/drawSnapshots': {
-      if (!ctx.drawSnapshots) throw new EngineError('input/invalid', 'Drawing a PyTorch run\'s snapshots needs desktop VS Code or the CLI (attention-lab heads or report).');
+      if (!ctx.drawSnapshots)
+        throw new EngineError(
+          'input/invalid',
+          "Drawing a PyTorch run's snapshots needs desktop VS Code or the CLI (attention-lab heads or report).",
+        );
       post({ type: 'model/didDrawSnapshots', id, drawn: await ctx.drawSnapshots(fs, msg.runDir) });
       return;
     }
     case 'model/ablate':
-      post({ type: 'model/didAblate', id, output: compareHeadsOff(await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }), lensInput(msg.input), msg.off, { topK: msg.topK, fit: msg.fit }) });
+      post({
+        type: 'model/didAblate',
+        id,
+        output: compareHeadsOff(
+          await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }),
+          lensInput(msg.input),
+          msg.off,
+          { topK: msg.topK, fit: msg.fit },
+        ),
+      });
       return;
     case 'model/import': {
       const cancel = msg.cancel;
       let posted = -Infinity;
-      const res = await importCheckpoint(fs, { from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) }, {
-        onProgress: (p) => {
-          if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
-          posted = performance.now();
-          post({ type: 'model/didProgress', id, done: p.done, total: p.total });
+      const res = await importCheckpoint(
+        fs,
+        { from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) },
+        {
+          onProgress: (p) => {
+            if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
+            posted = performance.now();
+            post({ type: 'model/didProgress', id, done: p.done, total: p.total });
+          },
+          isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
         },
-        isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
-      });
+      );
       const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
-      post({ type: 'model/didImport', id, output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] } });
+      post({
+        type: 'model/didImport',
+        id,
+        output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] },
+      });
       return;
     }
     default:
@@ -220,7 +296,11 @@ function errorOf(e: unknown): ErrorData {
  * Answers requests arriving on `channel` (with `platform`'s files and threads) until the worker
  * is ended; `drawSnapshots` serves model/drawSnapshots (null: refused in one line).
  */
-export function serveModelRequests(platform: LabPlatform, channel: WorkerChannel<ModelWorkerToHost>, drawSnapshots: SnapshotDrawing | null = null): void {
+export function serveModelRequests(
+  platform: LabPlatform,
+  channel: WorkerChannel<ModelWorkerToHost>,
+  drawSnapshots: SnapshotDrawing | null = null,
+): void {
   let queue: Promise<void> = Promise.resolve(); // requests run one after another
   const post = (msg: ModelWorkerToHost, transfer: ArrayBuffer[] = []): void => channel.post(msg, transfer);
   const ctx: Context = { platform, drawSnapshots, opened: new Map(), post };
@@ -230,7 +310,14 @@ export function serveModelRequests(platform: LabPlatform, channel: WorkerChannel
       msg = validateHostToModelWorker(raw);
     } catch (e) {
       const id = typeof (raw as { id?: unknown })?.id === 'number' ? (raw as { id: number }).id : 0;
-      post({ type: 'model/didFail', id, error: { code: 'protocol', message: `The model worker got an invalid request (${e instanceof ProtocolError ? e.message : String(e)}).` } });
+      post({
+        type: 'model/didFail',
+        id,
+        error: {
+          code: 'protocol',
+          message: `The model worker got an invalid request (${e instanceof ProtocolError ? e.message : String(e)}).`,
+        },
+      });
       return;
     }
     queue = queue

@@ -20,7 +20,13 @@ enableWasmRelaxedSimd();
 
 /** A PyTorch run's pending snapshots, drawn on one thread (a few probe batches). */
 async function drawSnapshots(fs: LabFs, runDir: string): Promise<number> {
-  return drawPendingSnapshots(fs, runDir, async () => SnapshotDrawer.open(fs, runDir, backendFor((await readRunJson(fs, runDir)).spec.backend, () => null)));
+  return drawPendingSnapshots(fs, runDir, async () =>
+    SnapshotDrawer.open(
+      fs,
+      runDir,
+      backendFor((await readRunJson(fs, runDir)).spec.backend, () => null),
+    ),
+  );
 }
 
 serveModelRequests(NODE_PLATFORM, parentChannel('dist/modelWorker.js'), drawSnapshots);

@@ -46,7 +46,11 @@ export class TrainingWorker {
         msg = validateWorkerToHost(raw);
       } catch (e) {
         const message = e instanceof ProtocolError ? e.message : String(e);
-        settle({ kind: 'failed', step: this.lastStep, error: { code: 'protocol', message: `The training worker sent an invalid message (${message}).` } });
+        settle({
+          kind: 'failed',
+          step: this.lastStep,
+          error: { code: 'protocol', message: `The training worker sent an invalid message (${message}).` },
+        });
         return;
       }
       if (msg.type === 'worker/ready') markReady();
@@ -79,8 +83,25 @@ export class TrainingWorker {
    * segment); `pytorch` trains it with the PyTorch engine instead of ours (a Node host only);
    * `helpers` sets the WebAssembly helper threads (default: as many as the host offers).
    */
-  start(runDir: string, spec: TrainSpec, resume: boolean, stopAt: number | null = null, extendTo: number | null = null, pytorch: PytorchOptions | null = null, helpers?: number): Promise<void> {
-    return this.send({ type: 'train/start', runDir, spec, resume, stopAt, extendTo, pytorch, ...(helpers === undefined ? {} : { helpers }) });
+  start(
+    runDir: string,
+    spec: TrainSpec,
+    resume: boolean,
+    stopAt: number | null = null,
+    extendTo: number | null = null,
+    pytorch: PytorchOptions | null = null,
+    helpers?: number,
+  ): Promise<void> {
+    return this.send({
+      type: 'train/start',
+      runDir,
+      spec,
+      resume,
+      stopAt,
+      extendTo,
+      pytorch,
+      ...(helpers === undefined ? {} : { helpers }),
+    });
   }
 
   pause(): Promise<void> {

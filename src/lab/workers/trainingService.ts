@@ -19,11 +19,19 @@ import type { LabPlatform, WorkerChannel } from './platform';
 
 /** A PyTorch session runner (src/lab/pytorch/pytorchSession.ts's runPytorchSession), given by a host that can start processes. */
 export type PytorchRunner = (
-  runDir: string, spec: TrainSpec, resume: boolean, control: SessionControl, emit: Emit, stopAt: number | null, extendTo: number | null, opts: PytorchOptions,
+  runDir: string,
+  spec: TrainSpec,
+  resume: boolean,
+  control: SessionControl,
+  emit: Emit,
+  stopAt: number | null,
+  extendTo: number | null,
+  opts: PytorchOptions,
 ) => Promise<void>;
 
 /** What a host without processes (the web) says to a run asked to train on PyTorch. */
-export const NO_PYTORCH = 'The PyTorch engine needs desktop VS Code or the CLI (it starts Python processes); set attentionLab.training.engine to "wasm" to train here.';
+export const NO_PYTORCH =
+  'The PyTorch engine needs desktop VS Code or the CLI (it starts Python processes); set attentionLab.training.engine to "wasm" to train here.';
 
 /**
  * Serves one run's commands arriving on `channel`, training on `platform`'s files and
@@ -31,7 +39,12 @@ export const NO_PYTORCH = 'The PyTorch engine needs desktop VS Code or the CLI (
  * run starts), or is null; `pytorch` runs a session on the PyTorch engine (null: this host
  * refuses one in one line).
  */
-export function serveTraining(platform: LabPlatform, channel: WorkerChannel<WorkerToHost>, oneThread: string | null = null, pytorch: PytorchRunner | null = null): void {
+export function serveTraining(
+  platform: LabPlatform,
+  channel: WorkerChannel<WorkerToHost>,
+  oneThread: string | null = null,
+  pytorch: PytorchRunner | null = null,
+): void {
   const control = new SessionControl();
   let started = false;
   const post = (msg: WorkerToHost, transfer?: ArrayBuffer[]): void => channel.post(msg, transfer ?? []);
@@ -50,18 +63,34 @@ export function serveTraining(platform: LabPlatform, channel: WorkerChannel<Work
     switch (msg.type) {
       case 'train/start':
         if (started) {
-          post({ type: 'train/didLog', level: 'warn', message: 'A run is already training in this worker; start ignored.' });
+          post({
+            type: 'train/didLog',
+            level: 'warn',
+            message: 'A run is already training in this worker; start ignored.',
+          });
           return;
         }
         started = true;
         if (msg.pytorch) {
           // PyTorch trains in a child process this worker follows; ours trains here.
-          if (pytorch) void pytorch(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo, msg.pytorch);
+          if (pytorch)
+            void pytorch(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo, msg.pytorch);
           else post({ type: 'train/didFail', step: 0, error: { code: 'input/invalid', message: NO_PYTORCH } });
           return;
         }
-        if (oneThread !== null && msg.spec.backend !== 'reference') post({ type: 'train/didLog', level: 'info', message: `WebAssembly runs on 1 thread: ${oneThread}.` });
-        void runSession(platform, msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo, msg.helpers === undefined ? {} : { helpers: msg.helpers });
+        if (oneThread !== null && msg.spec.backend !== 'reference')
+          post({ type: 'train/didLog', level: 'info', message: `WebAssembly runs on 1 thread: ${oneThread}.` });
+        void runSession(
+          platform,
+          msg.runDir,
+          msg.spec,
+          msg.resume,
+          control,
+          post,
+          msg.stopAt,
+          msg.extendTo,
+          msg.helpers === undefined ? {} : { helpers: msg.helpers },
+        );
         return;
       case 'train/pause':
         control.pause();

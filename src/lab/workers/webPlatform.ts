@@ -21,7 +21,9 @@ interface WorkerScope {
 
 /** Why the backend runs on one thread here, or null when helpers can run. */
 export function oneThreadReason(): string | null {
-  return webThreadsAvailable() ? null : 'this page is not cross-origin isolated, so no helper thread can share the WebAssembly memory (SharedArrayBuffer needs COOP/COEP)';
+  return webThreadsAvailable()
+    ? null
+    : 'this page is not cross-origin isolated, so no helper thread can share the WebAssembly memory (SharedArrayBuffer needs COOP/COEP)';
 }
 
 /** This worker's platform and its channel to the host that started it. */

@@ -19,7 +19,10 @@ const version = argv.includes('--version') ? argv[argv.indexOf('--version') + 1]
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-electron-'));
 const userData = path.join(dir, 'user-data');
 fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
-fs.writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...FAST_TRAINING }, null, 2));
+fs.writeFileSync(
+  path.join(userData, 'User/settings.json'),
+  JSON.stringify({ ...QUIET_SETTINGS, ...FAST_TRAINING }, null, 2),
+);
 const workspace = prepareWorkspace(path.join(dir, 'workspace'));
 
 try {
@@ -27,7 +30,16 @@ try {
     version,
     extensionDevelopmentPath: ROOT,
     extensionTestsPath: path.join(HERE, '../extensionHost/suite.cjs'),
-    launchArgs: [workspace, '--user-data-dir', userData, '--extensions-dir', path.join(dir, 'extensions'), '--disable-workspace-trust', '--skip-welcome', '--skip-release-notes'],
+    launchArgs: [
+      workspace,
+      '--user-data-dir',
+      userData,
+      '--extensions-dir',
+      path.join(dir, 'extensions'),
+      '--disable-workspace-trust',
+      '--skip-welcome',
+      '--skip-release-notes',
+    ],
   });
   process.exitCode = code;
 } catch (e) {

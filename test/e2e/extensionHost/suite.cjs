@@ -61,9 +61,17 @@ const serverPath = (p) => pathOf(wsUri().with({ path: p }));
 const readText = async (p) => new TextDecoder().decode(await vscode.workspace.fs.readFile(uri(p)));
 const readBytes = (p) => vscode.workspace.fs.readFile(uri(p));
 const list = async (p) => (await vscode.workspace.fs.readDirectory(uri(p))).map(([name]) => name);
-const exists = (p) => Promise.resolve(vscode.workspace.fs.stat(uri(p))).then(() => true, () => false);
+const exists = (p) =>
+  Promise.resolve(vscode.workspace.fs.stat(uri(p))).then(
+    () => true,
+    () => false,
+  );
 const writeText = (p, text) => vscode.workspace.fs.writeFile(uri(p), new TextEncoder().encode(text));
-const stepsOf = async (p) => (await readText(join(p, 'metrics.jsonl'))).split('\n').filter((l) => l.includes('"type":"step"')).map((l) => JSON.parse(l));
+const stepsOf = async (p) =>
+  (await readText(join(p, 'metrics.jsonl')))
+    .split('\n')
+    .filter((l) => l.includes('"type":"step"'))
+    .map((l) => JSON.parse(l));
 
 test('activates in the extension host the harness expects (the web one has no Node), lazily', async () => {
   const ext = vscode.extensions.getExtension(EXT_ID);
@@ -74,7 +82,9 @@ test('activates in the extension host the harness expects (the web one has no No
   api = await ext.activate(); // loads dist/extension.js (desktop) or dist/web/extension.js (web) and runs activate()
   const wall = performance.now() - t0;
   const { moduleMs, activateMs } = api.activation;
-  console.log(`    activation: ${wall.toFixed(1)} ms wall (bundle evaluation ${moduleMs.toFixed(1)} ms, activate() ${activateMs.toFixed(1)} ms)`);
+  console.log(
+    `    activation: ${wall.toFixed(1)} ms wall (bundle evaluation ${moduleMs.toFixed(1)} ms, activate() ${activateMs.toFixed(1)} ms)`,
+  );
   console.log(`    host: ${show(api.host)}; typeof process in the suite: ${typeof process}`);
   const expected = fixtures().host;
   assert.equal(api.host.kind, expected === 'node' ? 'node' : 'web', 'the extension host kind');
@@ -82,14 +92,20 @@ test('activates in the extension host the harness expects (the web one has no No
   assert.equal(api.host.hasProcess, expected === 'node', 'the extension sees a Node process');
   if (expected !== 'node') {
     assert.equal(api.host.crossOriginIsolated, expected === 'web-isolated', 'the page is cross-origin isolated');
-    assert.match(api.host.threads, expected === 'web-isolated' ? /^\d+ threads \(the page is cross-origin isolated\)$/ : /^1 thread \(the page is not cross-origin isolated\)$/);
+    assert.match(
+      api.host.threads,
+      expected === 'web-isolated'
+        ? /^\d+ threads \(the page is cross-origin isolated\)$/
+        : /^1 thread \(the page is not cross-origin isolated\)$/,
+    );
   }
   // Times are logged, not asserted (shared, noisy CI cores): what keeps activation fast on
   // desktop is structural — no "*" activation, and the engine bundle is not loaded until
   // first needed (scripts/buildExtension.mjs fails the build if the engine lands in
   // extension.js). The web host can load one file only, so there the engine is in it.
   assert.ok(Number.isFinite(moduleMs) && Number.isFinite(activateMs), 'the extension reports its activation timings');
-  if (api.host.kind === 'node') assert.equal(api.engineLoadedAtActivation, false, 'the engine bundle was loaded during activation');
+  if (api.host.kind === 'node')
+    assert.equal(api.engineLoadedAtActivation, false, 'the engine bundle was loaded during activation');
 });
 
 test('registers every contributed command', async () => {
@@ -118,12 +134,21 @@ test('trains on the workspace documents, honoring .gitignore, in extension stora
   const steps = await stepsOf(runDir);
   assert.equal(steps.length, 40);
   const losses = steps.map((s) => s.loss);
-  assert.ok(losses.slice(-5).reduce((a, b) => a + b) < losses.slice(0, 5).reduce((a, b) => a + b), `loss did not go down: ${losses.join(' ')}`);
+  assert.ok(
+    losses.slice(-5).reduce((a, b) => a + b) < losses.slice(0, 5).reduce((a, b) => a + b),
+    `loss did not go down: ${losses.join(' ')}`,
+  );
   assert.ok((await list(join(runDir, 'snapshots'))).length >= 4);
 });
 
 test('trains the reverse task (an encoder-decoder on a built-in task)', async () => {
-  const settings = { 'data.source': 'task', 'data.task': 'reverse', 'model.kind': 'encoder-decoder', 'training.seqLen': 0, 'training.steps': 30 };
+  const settings = {
+    'data.source': 'task',
+    'data.task': 'reverse',
+    'model.kind': 'encoder-decoder',
+    'training.seqLen': 0,
+    'training.steps': 30,
+  };
   try {
     for (const [k, v] of Object.entries(settings)) await config().update(k, v, vscode.ConfigurationTarget.Global);
     const known = new Set(api.runs().map((r) => r.runDir));
@@ -146,7 +171,11 @@ test('decodes a prompt into an editor, saying how many tokens came and why it st
   const out = await vscode.commands.executeCommand('attentionLab.decode', runDir, 'The model ');
   assert.equal(typeof out.text, 'string');
   assert.ok(out.text.length > 0, 'empty decode');
-  const doc = await until('the output editor', () => vscode.window.visibleTextEditors.map((e) => e.document).find((d) => d.isUntitled && d.getText().startsWith('The model ')));
+  const doc = await until('the output editor', () =>
+    vscode.window.visibleTextEditors
+      .map((e) => e.document)
+      .find((d) => d.isUntitled && d.getText().startsWith('The model ')),
+  );
   assert.equal(doc.getText(), `The model ${out.text}`);
   // The sessions' settings ask for 24 tokens: the message shown says how many came and why.
   if (out.stopReason === 'maxTokens') assert.equal(out.tokens, 24);
@@ -158,7 +187,8 @@ test('samples 200 tokens from a model with a 32-token context: a sliding window,
   const { config: model } = JSON.parse(await readText(join(runDir, 'run.json')));
   assert.equal(model.maxLen, 32, 'the run trained above has a 32-token context');
   const decode = { strategy: 'sample', maxTokens: 200, topK: 8 };
-  for (const [k, v] of Object.entries(decode)) await config().update(`decode.${k}`, v, vscode.ConfigurationTarget.Global);
+  for (const [k, v] of Object.entries(decode))
+    await config().update(`decode.${k}`, v, vscode.ConfigurationTarget.Global);
   try {
     // Top-8 sampling: the end-of-text token, rare in the training text, is never among the
     // likeliest eight mid-sentence, so the decode runs to the 200 asked for.
@@ -168,10 +198,18 @@ test('samples 200 tokens from a model with a 32-token context: a sliding window,
       out.message.replace(/ with .+? — /, ' with RUN — '),
       "Decoded 200 token(s) with RUN — as many as asked for (max tokens); the setting attentionLab.decode.maxTokens asks for more. Generated 200 tokens past the model's context of 32 with a sliding window: each token was chosen from the last 16–32 tokens before it.",
     );
-    const doc = await until('the sampled text in an editor', () => vscode.window.visibleTextEditors.map((e) => e.document).find((d) => d.isUntitled && d.getText() === `The model ${out.text}`));
-    assert.ok(doc.getText().length > 'The model '.length + 100, `200 sampled tokens give more than 100 characters: ${show(doc.getText())}`);
+    const doc = await until('the sampled text in an editor', () =>
+      vscode.window.visibleTextEditors
+        .map((e) => e.document)
+        .find((d) => d.isUntitled && d.getText() === `The model ${out.text}`),
+    );
+    assert.ok(
+      doc.getText().length > 'The model '.length + 100,
+      `200 sampled tokens give more than 100 characters: ${show(doc.getText())}`,
+    );
   } finally {
-    for (const k of Object.keys(decode)) await config().update(`decode.${k}`, undefined, vscode.ConfigurationTarget.Global);
+    for (const k of Object.keys(decode))
+      await config().update(`decode.${k}`, undefined, vscode.ConfigurationTarget.Global);
   }
 });
 
@@ -199,15 +237,26 @@ test('scores the selection token by token', async () => {
 test('shows the attention of a selection in the dashboard', async () => {
   const ok = await vscode.commands.executeCommand('attentionLab.showAttention', runDir, 'attention heads');
   assert.equal(ok, true);
-  await until('the dashboard tab', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')));
+  await until('the dashboard tab', () =>
+    vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')),
+  );
 });
 
 test('exports the model for PyTorch: a folder named after the run (nanoGPT names, tokenizer, README)', async () => {
   const parent = serverPath(fixtures().exports);
   const files = await vscode.commands.executeCommand('attentionLab.export', runDir, parent);
   const out = join(parent, basename(runDir));
-  assert.ok(files.every((f) => dirname(f) === out), `files outside ${out}: ${files.join(', ')}`);
-  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']) assert.ok(files.some((p) => basename(p) === f), `no ${f}`);
+  assert.ok(
+    files.every((f) => dirname(f) === out),
+    `files outside ${out}: ${files.join(', ')}`,
+  );
+  for (const f of ['config.json', 'model.safetensors', 'tokenizer.json', 'README.md'])
+    assert.ok(
+      files.some((p) => basename(p) === f),
+      `no ${f}`,
+    );
   assert.match(await readText(join(out, 'README.md')), /score_export\.py/);
   const cfg = JSON.parse(await readText(join(out, 'config.json')));
   assert.equal(cfg.attention_lab.format, 'attention-lab-export');
@@ -221,13 +270,18 @@ test('exports the model for PyTorch: a folder named after the run (nanoGPT names
 });
 
 test('evaluates a run on files it never saw', async () => {
-  const out = await vscode.commands.executeCommand('attentionLab.evaluateFiles', runDir, [join(workspace(), 'notes/masks.md')]);
+  const out = await vscode.commands.executeCommand('attentionLab.evaluateFiles', runDir, [
+    join(workspace(), 'notes/masks.md'),
+  ]);
   assert.ok(out, 'the evaluation returned nothing');
   assert.equal(out.kind, 'documents');
   assert.equal(out.documents, 1);
   assert.ok(Number.isFinite(out.loss) && out.loss > 0, `loss ${out.loss}`);
   // What the notification and the dashboard show: the folder as a person reads it, never the web host's URI.
-  assert.ok(!/[a-z-]+:\/\//.test(out.source) && out.record.source === out.source, `the evaluation's source reads ${out.source}`);
+  assert.ok(
+    !/[a-z-]+:\/\//.test(out.source) && out.record.source === out.source,
+    `the evaluation's source reads ${out.source}`,
+  );
 });
 
 test('pauses, resumes and stops a long run; resumes it from its checkpoint', async () => {
@@ -262,7 +316,11 @@ test('pauses, resumes and stops a long run; resumes it from its checkpoint', asy
   assert.equal(again.status, 'stopped');
   assert.ok(again.step > stopped.step);
   const lines = (await stepsOf(stopped.runDir)).map((s) => s.step);
-  assert.deepEqual(lines, Array.from({ length: lines.length }, (_, i) => i + 1), 'metrics steps must be 1..n with no gap or repeat across the resume');
+  assert.deepEqual(
+    lines,
+    Array.from({ length: lines.length }, (_, i) => i + 1),
+    'metrics steps must be 1..n with no gap or repeat across the resume',
+  );
 });
 
 test('opens a run folder the command line trained, and decodes with it', async () => {
@@ -275,7 +333,11 @@ test('opens a run folder the command line trained, and decodes with it', async (
   assert.equal(run.status, 'completed');
   const decoded = await vscode.commands.executeCommand('attentionLab.decode', out, 'abc');
   assert.equal(typeof decoded.text, 'string');
-  assert.equal(await vscode.commands.executeCommand('attentionLab.openRun', serverPath(fixtures().exports)), undefined, 'a folder without run.json is not a run');
+  assert.equal(
+    await vscode.commands.executeCommand('attentionLab.openRun', serverPath(fixtures().exports)),
+    undefined,
+    'a folder without run.json is not a run',
+  );
 });
 
 test('evaluates a run on test files in the model worker and records it in the run (evaluations.jsonl)', async () => {
@@ -289,7 +351,10 @@ test('evaluates a run on test files in the model worker and records it in the ru
   assert.ok(!/[a-z-]+:\/\//.test(out.source), `the evaluation's source reads ${out.source}`);
   assert.equal(out.translation.decoded, 3);
   assert.match(out.translation.bleuSignature, /^nrefs:1\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:2\.6\.0$/);
-  assert.ok(Number.isFinite(out.bpb) && Math.abs(out.bpb - (out.loss * out.tokens) / (out.bytes * Math.LN2)) < 1e-9, `bits per byte ${out.bpb}`);
+  assert.ok(
+    Number.isFinite(out.bpb) && Math.abs(out.bpb - (out.loss * out.tokens) / (out.bytes * Math.LN2)) < 1e-9,
+    `bits per byte ${out.bpb}`,
+  );
   const lines = (await readText(join(run.runDir, 'evaluations.jsonl'))).trim().split('\n');
   const recorded = JSON.parse(lines[lines.length - 1]);
   assert.deepEqual(recorded, out.record);
@@ -304,17 +369,30 @@ test('opens a PyTorch checkpoint (Hugging Face GPT-2 layout), shows its attentio
   assert.ok(await exists(join(out.runDir, 'run.json')));
   const run = await until('the imported run in the Runs view', () => api.runs().find((x) => x.runDir === out.runDir));
   assert.equal(run.kind, 'decoder-only');
-  assert.equal(await vscode.commands.executeCommand('attentionLab.showAttention', out.runDir, 'the rain in the east'), true);
-  await until('the dashboard tab', () => vscode.window.tabGroups.all.flatMap((g) => g.tabs).find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')));
+  assert.equal(
+    await vscode.commands.executeCommand('attentionLab.showAttention', out.runDir, 'the rain in the east'),
+    true,
+  );
+  await until('the dashboard tab', () =>
+    vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputWebview && t.input.viewType.includes('attentionLab.dashboard')),
+  );
   const doc = await vscode.workspace.openTextDocument({ content: 'the artist returned to the station\n' });
   const editor = await vscode.window.showTextDocument(doc);
   editor.selection = new vscode.Selection(doc.lineAt(0).range.start, doc.lineAt(0).range.end);
   const tokens = await vscode.commands.executeCommand('attentionLab.scoreSelection', out.runDir);
-  assert.ok(tokens.length > 3 && tokens.length < doc.lineAt(0).text.length, `GPT-2 BPE tokens, fewer than characters: ${tokens.length}`);
+  assert.ok(
+    tokens.length > 3 && tokens.length < doc.lineAt(0).text.length,
+    `GPT-2 BPE tokens, fewer than characters: ${tokens.length}`,
+  );
   for (const t of tokens) assert.ok(Number.isFinite(t.surprise) && t.surprise >= 0);
   // Byte-level BPE on ASCII text: tokens read as text (a space as ·), never as raw bytes like <0x20>.
   for (const t of tokens) assert.ok(!t.token.includes('<0x'), `token ${show(t.token)} shown as raw bytes`);
-  assert.ok(tokens.some((t) => t.token.startsWith('·')), `no token shows its leading space as ·: ${tokens.map((t) => t.token).join(' ')}`);
+  assert.ok(
+    tokens.some((t) => t.token.startsWith('·')),
+    `no token shows its leading space as ·: ${tokens.map((t) => t.token).join(' ')}`,
+  );
   await vscode.commands.executeCommand('attentionLab.clearScores');
   // A pickle is refused (shown as an error), and nothing is written.
   const pt = join(serverPath(fixtures().exports), 'ckpt.pt');
@@ -343,7 +421,10 @@ function memoryFileSystem() {
       const e = get(uri);
       return { type: e.type, ctime: 0, mtime: e.mtime, size: e.data ? e.data.length : 0 };
     },
-    readDirectory: (uri) => under(uri.path).filter((k) => parentOf(k) === uri.path).map((k) => [k.slice(k.lastIndexOf('/') + 1), entries.get(k).type]),
+    readDirectory: (uri) =>
+      under(uri.path)
+        .filter((k) => parentOf(k) === uri.path)
+        .map((k) => [k.slice(k.lastIndexOf('/') + 1), entries.get(k).type]),
     createDirectory: (uri) => {
       get(uri.with({ path: parentOf(uri.path) }));
       entries.set(uri.path, { type: vscode.FileType.Directory, data: null, mtime: Date.now() });
@@ -373,29 +454,45 @@ function memoryFileSystem() {
 
 test('reads and writes a virtual file system: evaluates, exports and imports there (web hosts)', async () => {
   if (fixtures().host === 'node') {
-    console.log('    (the Node host reads files from disk in its workers: a virtual file system is the web hosts\' case)');
+    console.log(
+      "    (the Node host reads files from disk in its workers: a virtual file system is the web hosts' case)",
+    );
     return;
   }
-  const registration = vscode.workspace.registerFileSystemProvider('attentionlab-mem', memoryFileSystem(), { isCaseSensitive: true });
+  const registration = vscode.workspace.registerFileSystemProvider('attentionlab-mem', memoryFileSystem(), {
+    isCaseSensitive: true,
+  });
   let imported;
   try {
     const root = vscode.Uri.from({ scheme: 'attentionlab-mem', authority: 'e2e', path: '/' });
     const at = (...names) => vscode.Uri.joinPath(root, ...names);
     await vscode.workspace.fs.createDirectory(at('repo'));
-    await vscode.workspace.fs.writeFile(at('repo', 'held-out.md'), new TextEncoder().encode('Attention weighs every token against the others.\n'));
-    const evaluated = await vscode.commands.executeCommand('attentionLab.evaluateFiles', runDir, [pathOf(at('repo', 'held-out.md'))]);
+    await vscode.workspace.fs.writeFile(
+      at('repo', 'held-out.md'),
+      new TextEncoder().encode('Attention weighs every token against the others.\n'),
+    );
+    const evaluated = await vscode.commands.executeCommand('attentionLab.evaluateFiles', runDir, [
+      pathOf(at('repo', 'held-out.md')),
+    ]);
     assert.ok(evaluated, 'the evaluation of a virtual file returned nothing');
     assert.deepEqual([evaluated.kind, evaluated.documents], ['documents', 1]);
     assert.ok(Number.isFinite(evaluated.loss) && evaluated.loss > 0, `loss ${evaluated.loss}`);
     const files = await vscode.commands.executeCommand('attentionLab.export', runDir, pathOf(at('repo', 'exports')));
-    assert.ok(files.some((f) => basename(f) === 'model.safetensors'), show(files));
+    assert.ok(
+      files.some((f) => basename(f) === 'model.safetensors'),
+      show(files),
+    );
     const exported = await vscode.workspace.fs.readFile(at('repo', 'exports', basename(runDir), 'model.safetensors'));
     assert.ok(exported.length > 1000, `model.safetensors of ${exported.length} bytes`);
     // A checkpoint picked in the virtual workspace opens as a run.
     await vscode.workspace.fs.createDirectory(at('repo', 'gpt2'));
     const hf = serverPath(fixtures().hfGpt2);
-    for (const name of ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt']) await vscode.workspace.fs.writeFile(at('repo', 'gpt2', name), await readBytes(join(hf, name)));
-    imported = await vscode.commands.executeCommand('attentionLab.openPytorchCheckpoint', pathOf(at('repo', 'gpt2', 'model.safetensors')));
+    for (const name of ['config.json', 'model.safetensors', 'vocab.json', 'merges.txt'])
+      await vscode.workspace.fs.writeFile(at('repo', 'gpt2', name), await readBytes(join(hf, name)));
+    imported = await vscode.commands.executeCommand(
+      'attentionLab.openPytorchCheckpoint',
+      pathOf(at('repo', 'gpt2', 'model.safetensors')),
+    );
     assert.ok(imported, 'the import from the virtual file system returned nothing');
     assert.equal(imported.layout, 'hf-gpt2');
     assert.ok(await exists(join(imported.runDir, 'model.safetensors')));
@@ -416,9 +513,19 @@ test('continues a finished run for more steps, as a new schedule segment', async
   assert.ok(run, 'the continued run is not listed');
   assert.deepEqual([run.status, run.step, run.totalSteps], ['completed', 10, 10]);
   const json = JSON.parse(await readText(join(out, 'run.json')));
-  assert.deepEqual(json.segments.map((s) => [s.fromStep, s.toStep, s.schedule]), [[0, 6, 'cosine'], [6, 10, 'restart']]);
+  assert.deepEqual(
+    json.segments.map((s) => [s.fromStep, s.toStep, s.schedule]),
+    [
+      [0, 6, 'cosine'],
+      [6, 10, 'restart'],
+    ],
+  );
   const steps = (await stepsOf(out)).map((s) => s.step);
-  assert.deepEqual(steps, Array.from({ length: 10 }, (_, i) => i + 1), 'metrics steps must be 1..n with no gap across the extension');
+  assert.deepEqual(
+    steps,
+    Array.from({ length: 10 }, (_, i) => i + 1),
+    'metrics steps must be 1..n with no gap across the extension',
+  );
 });
 
 test('commands without a run use the active run; the Runs view, the status bar and the dashboard share it', async () => {
@@ -432,7 +539,11 @@ test('commands without a run use the active run; the Runs view, the status bar a
   const withA = surprises(await vscode.commands.executeCommand('attentionLab.scoreSelection', a.runDir));
   const withB = surprises(await vscode.commands.executeCommand('attentionLab.scoreSelection', b.runDir));
   assert.notEqual(withA, withB, 'two different runs scored the text alike');
-  for (const [run, expected] of [[a, withA], [b, withB], [a, withA]]) {
+  for (const [run, expected] of [
+    [a, withA],
+    [b, withB],
+    [a, withA],
+  ]) {
     assert.equal(await vscode.commands.executeCommand('attentionLab.run.setActive', run.runDir), run.runDir);
     assert.equal(api.activeRun(), run.runDir);
     const tokens = await vscode.commands.executeCommand('attentionLab.scoreSelection');
@@ -444,8 +555,14 @@ test('commands without a run use the active run; the Runs view, the status bar a
 test('renames a run and notes on it in run.json, keeping its folder', async () => {
   // The run trained above (not the imported checkpoint, which no backend trained).
   const run = api.runs().find((r) => r.runDir === runDir);
-  assert.equal(await vscode.commands.executeCommand('attentionLab.run.rename', run.runDir, 'wide context'), 'wide context');
-  assert.equal(await vscode.commands.executeCommand('attentionLab.run.editNote', run.runDir, 'seqLen 32, 40 steps'), 'seqLen 32, 40 steps');
+  assert.equal(
+    await vscode.commands.executeCommand('attentionLab.run.rename', run.runDir, 'wide context'),
+    'wide context',
+  );
+  assert.equal(
+    await vscode.commands.executeCommand('attentionLab.run.editNote', run.runDir, 'seqLen 32, 40 steps'),
+    'seqLen 32, 40 steps',
+  );
   const renamed = api.runs().find((r) => r.runDir === run.runDir);
   assert.deepEqual([renamed.name, renamed.note], ['wide context', 'seqLen 32, 40 steps']);
   assert.ok(await exists(join(run.runDir, 'run.json')), 'the folder must keep its name');
@@ -501,7 +618,13 @@ test('the PyTorch engine is desktop-only: in the web host, Train with it set sta
 
 test("trains the built-in induction task with the command line's default run (decoder-only, dFF 4, sinusoidal, context 32)", async () => {
   // Steps and context at 0 take the task's own; the model kind must fit the task (refused first, then set).
-  const settings = { 'data.source': 'task', 'data.task': 'induction', 'model.kind': 'encoder-decoder', 'training.seqLen': 0, 'training.steps': 6 };
+  const settings = {
+    'data.source': 'task',
+    'data.task': 'induction',
+    'model.kind': 'encoder-decoder',
+    'training.seqLen': 0,
+    'training.steps': 6,
+  };
   const saved = Object.fromEntries(Object.keys(settings).map((k) => [k, config().inspect(k).globalValue]));
   try {
     for (const [k, v] of Object.entries(settings)) await config().update(k, v, vscode.ConfigurationTarget.Global);
@@ -515,7 +638,18 @@ test("trains the built-in induction task with the command line's default run (de
     assert.deepEqual([run.status, run.step, run.kind], ['completed', 6, 'decoder-only']);
     const json = JSON.parse(await readText(join(run.runDir, 'run.json')));
     const { kind, dFF, positional, maxLen, tieEmbeddings, dropout, labelSmoothing } = json.config;
-    assert.deepEqual({ kind, dFF, positional, maxLen, tieEmbeddings, dropout, labelSmoothing }, { kind: 'decoder-only', dFF: 4, positional: 'sinusoidal', maxLen: 32, tieEmbeddings: false, dropout: 0, labelSmoothing: 0 });
+    assert.deepEqual(
+      { kind, dFF, positional, maxLen, tieEmbeddings, dropout, labelSmoothing },
+      {
+        kind: 'decoder-only',
+        dFF: 4,
+        positional: 'sinusoidal',
+        maxLen: 32,
+        tieEmbeddings: false,
+        dropout: 0,
+        labelSmoothing: 0,
+      },
+    );
     assert.deepEqual(json.spec.data, { kind: 'task', task: 'induction' });
     assert.deepEqual([json.spec.training.seqLen, json.spec.training.lr, json.spec.tokenizer.type], [32, 3e-3, 'char']);
     assert.ok((await list(join(run.runDir, 'snapshots'))).length > 0, 'no attention snapshot for the Heads tab');
@@ -536,7 +670,8 @@ exports.run = async function run() {
       console.error(`  FAIL  ${t.name}: ${(e && e.stack) || e}`);
     }
   }
-  for (const key of ['training.steps', 'training.checkpointEvery', 'model.kind']) await config().update(key, undefined, vscode.ConfigurationTarget.Global);
+  for (const key of ['training.steps', 'training.checkpointEvery', 'model.kind'])
+    await config().update(key, undefined, vscode.ConfigurationTarget.Global);
   console.log(`${tests.length - failed}/${tests.length} extension-host tests passed`);
   if (failed) throw new Error(`${failed} extension-host test(s) failed`);
 };

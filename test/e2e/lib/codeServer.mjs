@@ -43,7 +43,8 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Throws with the fix when the toolchain is missing. */
 export function checkToolchain() {
   for (const f of [NODE24, ENTRY, CHROMIUM]) {
-    if (!fs.existsSync(f)) throw new Error(`${f} is missing; run test/e2e/setup.sh first (it installs code-server, Node 24 and chromium).`);
+    if (!fs.existsSync(f))
+      throw new Error(`${f} is missing; run test/e2e/setup.sh first (it installs code-server, Node 24 and chromium).`);
   }
 }
 
@@ -69,9 +70,18 @@ function groupAlive(pgid) {
 
 async function killGroup(pgid) {
   if (!groupAlive(pgid)) return;
-  try { process.kill(-pgid, 'SIGTERM'); } catch { /* already gone */ }
+  try {
+    process.kill(-pgid, 'SIGTERM');
+  } catch {
+    /* already gone */
+  }
   for (let i = 0; i < 50 && groupAlive(pgid); i++) await sleep(100);
-  if (groupAlive(pgid)) try { process.kill(-pgid, 'SIGKILL'); } catch { /* already gone */ }
+  if (groupAlive(pgid))
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
 }
 
 /** The extension hosts a session can run the extension in. */
@@ -98,7 +108,10 @@ export class CodeServerSession {
     fs.mkdirSync(this.extensions, { recursive: true });
     fs.mkdirSync(path.join(dir, 't'), { recursive: true });
     fs.writeFileSync(this.config, 'cert: false\n');
-    fs.writeFileSync(path.join(this.userData, 'User/settings.json'), JSON.stringify({ ...QUIET_SETTINGS, ...(host === 'node' ? {} : WEB_KIND), ...settings }, null, 2));
+    fs.writeFileSync(
+      path.join(this.userData, 'User/settings.json'),
+      JSON.stringify({ ...QUIET_SETTINGS, ...(host === 'node' ? {} : WEB_KIND), ...settings }, null, 2),
+    );
     this.env = {
       ...process.env,
       XDG_CONFIG_HOME: path.join(dir, 'xdg/config'),
@@ -112,7 +125,21 @@ export class CodeServerSession {
 
   /** Installs a .vsix into this session's extensions folder, as a user would. */
   installVsix(vsix) {
-    const out = execFileSync(NODE24, [ENTRY, '--config', this.config, '--user-data-dir', this.userData, '--extensions-dir', this.extensions, '--install-extension', vsix], { env: this.env, encoding: 'utf8', timeout: 120_000 });
+    const out = execFileSync(
+      NODE24,
+      [
+        ENTRY,
+        '--config',
+        this.config,
+        '--user-data-dir',
+        this.userData,
+        '--extensions-dir',
+        this.extensions,
+        '--install-extension',
+        vsix,
+      ],
+      { env: this.env, encoding: 'utf8', timeout: 120_000 },
+    );
     return out.trim().split('\n').pop();
   }
 
@@ -122,17 +149,42 @@ export class CodeServerSession {
     this.port = this.serverPort;
     this.base = `http://127.0.0.1:${this.port}`;
     const log = fs.openSync(path.join(this.dir, 'code-server.log'), 'a');
-    const args = [ENTRY, '--config', this.config, '--bind-addr', `127.0.0.1:${this.port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check',
-      ...(this.workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', '--disable-proxy', '--ignore-last-opened',
-      '--user-data-dir', this.userData, '--extensions-dir', this.extensions, '--vscode-option', 'enable-smoke-test-driver', '--log', 'info'];
+    const args = [
+      ENTRY,
+      '--config',
+      this.config,
+      '--bind-addr',
+      `127.0.0.1:${this.port}`,
+      '--auth',
+      'none',
+      '--disable-telemetry',
+      '--disable-update-check',
+      ...(this.workspaceTrust ? [] : ['--disable-workspace-trust']),
+      '--disable-getting-started-override',
+      '--disable-proxy',
+      '--ignore-last-opened',
+      '--user-data-dir',
+      this.userData,
+      '--extensions-dir',
+      this.extensions,
+      '--vscode-option',
+      'enable-smoke-test-driver',
+      '--log',
+      'info',
+    ];
     const child = spawn(NODE24, args, { env: this.env, detached: true, stdio: ['ignore', log, log] });
     this.pgids.push(child.pid);
     const end = Date.now() + 60_000;
     for (;;) {
       try {
         if ((await fetch(`${this.base}/healthz`)).ok) break;
-      } catch { /* not up yet */ }
-      if (Date.now() > end) throw new Error(`code-server did not answer on ${this.base} within 60 s; see ${path.join(this.dir, 'code-server.log')}`);
+      } catch {
+        /* not up yet */
+      }
+      if (Date.now() > end)
+        throw new Error(
+          `code-server did not answer on ${this.base} within 60 s; see ${path.join(this.dir, 'code-server.log')}`,
+        );
       await sleep(100);
     }
     if (this.host === 'web-isolated') await this.isolate();
@@ -157,7 +209,16 @@ export class CodeServerSession {
       executablePath: CHROMIUM,
       headless: true,
       env: { ...this.env, HOME: path.join(this.dir, 'chromium-home') },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-dev-shm-usage',
+      ],
       viewport: { width: 1400, height: 900 },
     });
     const page = this.context.pages()[0] ?? (await this.context.newPage());
@@ -177,7 +238,11 @@ export class CodeServerSession {
   /** Closes the browser and stops code-server (its whole process group). */
   async stop() {
     if (this.context) {
-      try { await this.context.close(); } catch { /* already closed */ }
+      try {
+        await this.context.close();
+      } catch {
+        /* already closed */
+      }
       this.context = null;
     }
     if (this.proxy) await this.proxy.close();

@@ -19,11 +19,14 @@ export function startCoiProxy(targetPort) {
   const sockets = new Set();
   const server = http.createServer((req, res) => {
     // The Host header stays the proxy's: code-server checks that a WebSocket's Origin matches it.
-    const up = http.request({ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers }, (r) => {
-      const out = { ...r.headers, ...ISOLATION };
-      res.writeHead(r.statusCode ?? 502, out);
-      r.pipe(res);
-    });
+    const up = http.request(
+      { host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers: req.headers },
+      (r) => {
+        const out = { ...r.headers, ...ISOLATION };
+        res.writeHead(r.statusCode ?? 502, out);
+        r.pipe(res);
+      },
+    );
     up.on('error', (e) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`proxy: ${e.message}`);

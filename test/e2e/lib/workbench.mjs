@@ -41,7 +41,13 @@ export class Workbench {
     const end = Date.now() + timeoutMs;
     for (;;) {
       // Escape only closes an open quick input: in an editor it would drop the selection.
-      if (await page.locator('.quick-input-widget').isVisible().catch(() => false)) await page.keyboard.press('Escape');
+      if (
+        await page
+          .locator('.quick-input-widget')
+          .isVisible()
+          .catch(() => false)
+      )
+        await page.keyboard.press('Escape');
       await page.keyboard.press('F1');
       const input = page.locator('.quick-input-widget input');
       await input.waitFor({ state: 'visible', timeout: 20_000 });
@@ -101,7 +107,10 @@ export class Workbench {
   async scoreFile(name, firstLine, min = 20) {
     const { page } = this;
     await this.openFile(name);
-    await page.locator('.editor-group-container.active .monaco-editor .view-line', { hasText: firstLine }).first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page
+      .locator('.editor-group-container.active .monaco-editor .view-line', { hasText: firstLine })
+      .first()
+      .waitFor({ state: 'visible', timeout: 30_000 });
     await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
     await page.keyboard.press('Control+A');
     await this.runCommand('Attention Lab: Score Selection');
@@ -134,7 +143,8 @@ export class Workbench {
     for (;;) {
       last = await this.statusItem(needle);
       if (last !== null && predicate(last)) return last;
-      if (Date.now() > end) throw new Error(`Status bar never showed what was expected for "${needle}"; last: ${JSON.stringify(last)}`);
+      if (Date.now() > end)
+        throw new Error(`Status bar never showed what was expected for "${needle}"; last: ${JSON.stringify(last)}`);
       await sleep(200);
     }
   }
@@ -156,8 +166,13 @@ export class Workbench {
   async openActivity(title) {
     const item = this.page.locator(`.activitybar .action-item:has([aria-label^="${title}"])`).first();
     await item.waitFor({ timeout: 30_000 });
-    const checked = (await item.getAttribute('aria-checked')) === 'true' || ((await item.getAttribute('class')) ?? '').includes('checked');
-    const sidebar = await this.page.locator('.part.sidebar').isVisible().catch(() => false);
+    const checked =
+      (await item.getAttribute('aria-checked')) === 'true' ||
+      ((await item.getAttribute('class')) ?? '').includes('checked');
+    const sidebar = await this.page
+      .locator('.part.sidebar')
+      .isVisible()
+      .catch(() => false);
     if (checked && sidebar) return;
     await item.locator(`[aria-label^="${title}"]`).first().click();
   }
@@ -170,7 +185,13 @@ export class Workbench {
   /** The visible lines of every visible text editor, one string per editor. */
   async editorTexts() {
     return this.page.locator('.editor-group-container .monaco-editor .view-lines').evaluateAll((els) =>
-      els.map((el) => [...el.querySelectorAll('.view-line')].sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top)).map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n')));
+      els.map((el) =>
+        [...el.querySelectorAll('.view-line')]
+          .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+          .map((l) => l.textContent.replace(/\u00a0/g, ' '))
+          .join('\n'),
+      ),
+    );
   }
 
   /** Saves a PNG screenshot of the whole window. */

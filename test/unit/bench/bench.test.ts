@@ -49,7 +49,8 @@ describe('bench statistics and parsing', () => {
 
   it('parses the PyTorch script output and rejects malformed output', () => {
     const text = JSON.stringify({
-      torch_version: '1.13', blas: '/usr/lib/libblas.so.3',
+      torch_version: '1.13',
+      blas: '/usr/lib/libblas.so.3',
       configs: { 'tiny-decoder': { train_tokens_per_s: { 1: st(100) }, decode_ms_per_token: { 1: st(2) } } },
       matmul_gflops: { 1: { 64: st(50) } },
     });
@@ -71,13 +72,36 @@ function fakeResult(): BenchResult {
     matmul: { 1: { 64: st(30) }, 2: { 64: st(55) } },
     eventLoop: { config: 'tiny-decoder', threads: 2, p99Ms: 12.5, maxMs: 20, meanMs: 10.1, trainTokensPerS: 50000 },
     pytorch: {
-      torchVersion: '1.13', blas: null,
+      torchVersion: '1.13',
+      blas: null,
       configs: { 'tiny-decoder': { train: { 1: st(50000), 2: st(40000) }, decode: { 1: st(0.6), 2: st(0.5) } } },
       matmul: { 1: { 64: st(100) }, 2: { 64: st(110) } },
     },
     tfjs: { skipped: 'not installed' },
-    headScores: [{ task: 'reverse', snapshotEvery: 75, rounds: 6, on: st(9800), off: st(10000), ratio: { median: 0.98, min: 0.95, max: 1.01, n: 6 }, snapshotMs: { on: st(30), off: st(20) }, overhead: 0.004 }],
-    engines: [{ task: 'induction', steps: 120, torch: 'torch 2.3.1 (Python 3.12.1) · CUDA: 1 × H100', engines: [{ engine: 'ours (wasm)', tokensPerS: st(20000) }, { engine: 'pytorch cpu', tokensPerS: st(10000) }, { engine: 'pytorch cuda', tokensPerS: st(400000) }] }],
+    headScores: [
+      {
+        task: 'reverse',
+        snapshotEvery: 75,
+        rounds: 6,
+        on: st(9800),
+        off: st(10000),
+        ratio: { median: 0.98, min: 0.95, max: 1.01, n: 6 },
+        snapshotMs: { on: st(30), off: st(20) },
+        overhead: 0.004,
+      },
+    ],
+    engines: [
+      {
+        task: 'induction',
+        steps: 120,
+        torch: 'torch 2.3.1 (Python 3.12.1) · CUDA: 1 × H100',
+        engines: [
+          { engine: 'ours (wasm)', tokensPerS: st(20000) },
+          { engine: 'pytorch cpu', tokensPerS: st(10000) },
+          { engine: 'pytorch cuda', tokensPerS: st(400000) },
+        ],
+      },
+    ],
   };
 }
 
@@ -87,7 +111,10 @@ describe('bench report', () => {
     expect(j.configs).toEqual({ 'tiny-decoder': { train_tokens_per_s: 60000, decode_ms_per_token: 0.08 } });
     expect(j.matmul_gflops).toEqual({ 64: 55 });
     expect(j.event_loop_delay_p99_ms).toBe(12.5);
-    expect((j.pytorch as { configs: Record<string, { train_tokens_per_s: number }> }).configs['tiny-decoder']?.train_tokens_per_s).toBe(40000);
+    expect(
+      (j.pytorch as { configs: Record<string, { train_tokens_per_s: number }> }).configs['tiny-decoder']
+        ?.train_tokens_per_s,
+    ).toBe(40000);
     expect(JSON.parse(JSON.stringify(j)).threads).toBe(2);
   });
 
@@ -102,19 +129,40 @@ describe('bench report', () => {
     expect(text).toContain('p99 12.5 ms');
     expect(text).toContain('TensorFlow.js: not compared — not installed');
     expect(text).toContain('2.50 after — other processes were using the cores');
-    expect(text).toMatch(/reverse\s+75\s+9,800 \[8,820–10,780\]\s+10,000 \[9,000–11,000\]\s+0\.980 \[0\.950–1\.010\]\s+30\.0 \[27\.0–33\.0\] \/ 20\.0 \[18\.0–22\.0\]\s+0\.40%\s+yes/);
+    expect(text).toMatch(
+      /reverse\s+75\s+9,800 \[8,820–10,780\]\s+10,000 \[9,000–11,000\]\s+0\.980 \[0\.950–1\.010\]\s+30\.0 \[27\.0–33\.0\] \/ 20\.0 \[18\.0–22\.0\]\s+0\.40%\s+yes/,
+    );
     expect(text).toContain('Engines on the same run: train --task induction, 120 steps');
     expect(text).toMatch(/pytorch cpu\s+10,000 \[9,000–11,000\]\s+2\.00×/);
     expect(text).toMatch(/pytorch cuda\s+400,000 \[360,000–440,000\]\s+0\.05×/);
-    expect(benchJson(fakeResult()).engines).toEqual({ induction: { 'ours (wasm)': 20000, 'pytorch cpu': 10000, 'pytorch cuda': 400000 } });
-    expect(benchJson(fakeResult()).head_scores).toEqual({ reverse: { on_tokens_per_s: 9800, off_tokens_per_s: 10000, on_over_off: 0.98, snapshot_ms_on: 30, snapshot_ms_off: 20, share_of_training: 0.004 } });
+    expect(benchJson(fakeResult()).engines).toEqual({
+      induction: { 'ours (wasm)': 20000, 'pytorch cpu': 10000, 'pytorch cuda': 400000 },
+    });
+    expect(benchJson(fakeResult()).head_scores).toEqual({
+      reverse: {
+        on_tokens_per_s: 9800,
+        off_tokens_per_s: 10000,
+        on_over_off: 0.98,
+        snapshot_ms_on: 30,
+        snapshot_ms_off: 20,
+        share_of_training: 0.004,
+      },
+    });
   });
 });
 
 describe('runBench', () => {
   it('measures a tiny real run end to end (one config, one thread, no PyTorch)', async () => {
     const lines: string[] = [];
-    const r = await runBench({ configs: ['tiny-decoder'], threads: [1], matmulSizes: [64], quick: true, pytorch: false, scores: false, onProgress: (l) => lines.push(l) });
+    const r = await runBench({
+      configs: ['tiny-decoder'],
+      threads: [1],
+      matmulSizes: [64],
+      quick: true,
+      pytorch: false,
+      scores: false,
+      onProgress: (l) => lines.push(l),
+    });
     expect(r.backend).toBe('wasm (SIMD with fused multiply-add)'); // test/setupWasm.ts turns relaxed SIMD on
     const c = r.configs['tiny-decoder']!;
     expect(c.train['1']!.median).toBeGreaterThan(0);
@@ -131,7 +179,14 @@ describe('runBench', () => {
 
   it('times the training session with head scores on and off, block by block', async () => {
     const spec = benchTaskSpec('reverse');
-    const tiny = { ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, dModel: 16, dFF: 32, nEncoderLayers: 1, nDecoderLayers: 1 } }, training: { ...spec.training, steps: 40, batchSize: 8, snapshotEvery: 2 } };
+    const tiny = {
+      ...spec,
+      model: {
+        ...spec.model,
+        overrides: { ...spec.model.overrides, dModel: 16, dFF: 32, nEncoderLayers: 1, nDecoderLayers: 1 },
+      },
+      training: { ...spec.training, steps: 40, batchSize: 8, snapshotEvery: 2 },
+    };
     const c = await measureScoresCost('reverse', 2, () => performance.now(), tiny);
     expect(c).toMatchObject({ task: 'reverse', snapshotEvery: 2, rounds: 2 });
     expect(c.on.n).toBe(2);

@@ -11,7 +11,13 @@ import { measureEngines } from '../../../src/bench/benchEngines';
 describe('measureEngines', () => {
   it('trains the same run on ours and on PyTorch (cpu here) and times both by the same rule', async () => {
     const lines: string[] = [];
-    const r = await measureEngines('induction', 30, '/usr/bin/python3', path.resolve(__dirname, '../../../scripts/pytorch'), (l) => lines.push(l));
+    const r = await measureEngines(
+      'induction',
+      30,
+      '/usr/bin/python3',
+      path.resolve(__dirname, '../../../scripts/pytorch'),
+      (l) => lines.push(l),
+    );
     expect(r.task).toBe('induction');
     expect(r.torch).toMatch(/^torch \d+\.\d+/);
     expect(r.engines.map((e) => e.engine).slice(0, 2)).toEqual(['ours (wasm)', 'pytorch cpu']);

@@ -48,7 +48,9 @@ describe('warmThroughput', () => {
 
 function training(tokensPerSec: number, threads: number, failed = false): WorkerTraining {
   return {
-    outcome: failed ? { kind: 'failed', step: 3, error: { code: 'internal', message: 'The training worker crashed: out of memory' } } : { kind: 'finished', step: 500, reason: 'completed' },
+    outcome: failed
+      ? { kind: 'failed', step: 3, error: { code: 'internal', message: 'The training worker crashed: out of memory' } }
+      : { kind: 'finished', step: 500, reason: 'completed' },
     threads,
     backend: 'wasm',
     exactMatch: failed ? null : 0.5,
@@ -69,7 +71,12 @@ describe('formatWebBench', () => {
       { where: 'node', round: 1, helpers: 1, run: training(8000, 2) },
       { where: 'web-isolated', round: 1, helpers: 1, run: training(4000, 2, true) },
     ];
-    const r: WebBenchResult = { task: 'reverse', steps: 500, machine: { cpu: 'Some CPU', cores: 2, node: '20.0.0', chromium: '150.0' }, runs };
+    const r: WebBenchResult = {
+      task: 'reverse',
+      steps: 500,
+      machine: { cpu: 'Some CPU', cores: 2, node: '20.0.0', chromium: '150.0' },
+      runs,
+    };
     const lines = formatWebBench(r).split('\n');
     expect(lines[0]).toMatch(/^Training tokens\/s, the reverse task's default run for 500 steps/);
     expect(lines[1]).toBe('Some CPU, 2 cores; Node 20.0.0, Chromium 150.0');
@@ -77,6 +84,8 @@ describe('formatWebBench', () => {
     expect(rows).toHaveLength(4);
     expect(rows[0]).toMatch(/^Node's worker thread \(desktop\) +1 +1 +6,000 +6,000 \(3,000–12,000\) +0\.500$/);
     expect(rows[1]).toMatch(/^Web Worker, page not isolated +1 +1 +9,000 +9,000 \(4,500–18,000\) +1\.50× +0\.500$/);
-    expect(rows[3]).toMatch(/^Web Worker, COOP\/COEP page +1 +2 +4,000 .* 0\.50× +— +failed: The training worker crashed: out of memory$/);
+    expect(rows[3]).toMatch(
+      /^Web Worker, COOP\/COEP page +1 +2 +4,000 .* 0\.50× +— +failed: The training worker crashed: out of memory$/,
+    );
   });
 });

@@ -9,13 +9,26 @@ describe('attention-lab bench', () => {
   it('prints {"configs": {…}, "matmul_gflops": {…}} with --json', () => {
     const tmp = tempDir();
     try {
-      const r = cli(['bench', '--quick', '--configs', 'tiny-decoder', '--threads', '1', '--no-pytorch', '--json'], tmp.dir, 300_000);
+      const r = cli(
+        ['bench', '--quick', '--configs', 'tiny-decoder', '--threads', '1', '--no-pytorch', '--json'],
+        tmp.dir,
+        300_000,
+      );
       expect(r.code, r.stderr).toBe(0);
-      const j = JSON.parse(r.stdout) as { configs: Record<string, { train_tokens_per_s: number; decode_ms_per_token: number }>; matmul_gflops: Record<string, number> };
+      const j = JSON.parse(r.stdout) as {
+        configs: Record<string, { train_tokens_per_s: number; decode_ms_per_token: number }>;
+        matmul_gflops: Record<string, number>;
+      };
       const c = j.configs['tiny-decoder'];
       expect(c?.train_tokens_per_s).toBeGreaterThan(0);
       expect(c?.decode_ms_per_token).toBeGreaterThan(0);
-      expect(Object.keys(j.matmul_gflops).sort((a, b) => Number(a) - Number(b))).toEqual(['64', '128', '256', '512', '1024']);
+      expect(Object.keys(j.matmul_gflops).sort((a, b) => Number(a) - Number(b))).toEqual([
+        '64',
+        '128',
+        '256',
+        '512',
+        '1024',
+      ]);
       for (const v of Object.values(j.matmul_gflops)) expect(Number.isFinite(v) && v > 0).toBe(true);
       expect(r.stderr).toMatch(/matmul/);
     } finally {

@@ -29,7 +29,21 @@ function expectOneLine(args: string[], pattern: RegExp): void {
 
 describe('attention-lab: bounded work', () => {
   it('refuses --set nDecoderLayers=1e6 before the worker plans a layer', () => {
-    expectOneLine(['train', '--task', 'copy', '--steps', '2', '--out', path.join(tmp.dir, 'deep'), ...FAST, '--set', 'nDecoderLayers=1e6'], /nDecoderLayers 1000000 is larger than the 1024 Attention Lab allows/);
+    expectOneLine(
+      [
+        'train',
+        '--task',
+        'copy',
+        '--steps',
+        '2',
+        '--out',
+        path.join(tmp.dir, 'deep'),
+        ...FAST,
+        '--set',
+        'nDecoderLayers=1e6',
+      ],
+      /nDecoderLayers 1000000 is larger than the 1024 Attention Lab allows/,
+    );
     expect(fs.existsSync(path.join(tmp.dir, 'deep', 'model.safetensors'))).toBe(false);
   });
 
@@ -40,14 +54,23 @@ describe('attention-lab: bounded work', () => {
     const json = JSON.parse(fs.readFileSync(file, 'utf8')) as { config: Record<string, unknown> };
     json.config = { ...json.config, dModel: 1e15, nHeads: 7 };
     fs.writeFileSync(file, JSON.stringify(json));
-    expectOneLine(['decode', '--run', dir, '--src', 'abc'], /run\.json: has an invalid model config: dModel 1000000000000000 is larger than the 65536/);
+    expectOneLine(
+      ['decode', '--run', dir, '--src', 'abc'],
+      /run\.json: has an invalid model config: dModel 1000000000000000 is larger than the 65536/,
+    );
   });
 
   it('refuses decode --max-tokens 1e9', () => {
-    expectOneLine(['decode', '--run', run, '--src', 'abc', '--max-tokens', '1e9'], /--max-tokens must be a whole number from 1 to 4096, got "1e9"/);
+    expectOneLine(
+      ['decode', '--run', run, '--src', 'abc', '--max-tokens', '1e9'],
+      /--max-tokens must be a whole number from 1 to 4096, got "1e9"/,
+    );
   });
 
   it.runIf(fs.existsSync('/proc/self'))('refuses --out under /proc', () => {
-    expectOneLine(['train', '--task', 'copy', '--steps', '2', '--out', '/proc/attention-lab-run', ...FAST], /Cannot create \/proc\/attention-lab-run.*takes no new folders/);
+    expectOneLine(
+      ['train', '--task', 'copy', '--steps', '2', '--out', '/proc/attention-lab-run', ...FAST],
+      /Cannot create \/proc\/attention-lab-run.*takes no new folders/,
+    );
   });
 });

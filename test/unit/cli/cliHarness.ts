@@ -20,12 +20,20 @@ export interface CliResult {
 /** Runs the CLI synchronously in `cwd`. */
 export function cli(args: readonly string[], cwd: string, timeoutMs = 120_000): CliResult {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first`);
-  const r = spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, NO_COLOR: '1' } });
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    cwd,
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Runs the CLI asynchronously (so a test can kill it). */
-export function cliAsync(args: readonly string[], cwd: string): { child: ReturnType<typeof spawn>; done: Promise<CliResult> } {
+export function cliAsync(
+  args: readonly string[],
+  cwd: string,
+): { child: ReturnType<typeof spawn>; done: Promise<CliResult> } {
   const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, NO_COLOR: '1' } });
   let stdout = '';
   let stderr = '';
@@ -56,10 +64,42 @@ export function snapshotTree(dir: string): Map<string, string> {
 }
 
 /** Small, fast training flags for tests. */
-export const FAST = ['--backend', 'reference', '--set', 'dModel=16', '--set', 'nHeads=2', '--set', 'dFF=32', '--set', 'nEncoderLayers=1', '--set', 'nDecoderLayers=1', '--batch', '8', '--seq', '16'];
+export const FAST = [
+  '--backend',
+  'reference',
+  '--set',
+  'dModel=16',
+  '--set',
+  'nHeads=2',
+  '--set',
+  'dFF=32',
+  '--set',
+  'nEncoderLayers=1',
+  '--set',
+  'nDecoderLayers=1',
+  '--batch',
+  '8',
+  '--seq',
+  '16',
+];
 
 /** Fast flags for a decoder-only model on documents. */
-export const FAST_DEC = ['--backend', 'reference', '--set', 'dModel=16', '--set', 'nHeads=2', '--set', 'dFF=32', '--set', 'nDecoderLayers=1', '--batch', '4', '--seq', '16'];
+export const FAST_DEC = [
+  '--backend',
+  'reference',
+  '--set',
+  'dModel=16',
+  '--set',
+  'nHeads=2',
+  '--set',
+  'dFF=32',
+  '--set',
+  'nDecoderLayers=1',
+  '--batch',
+  '4',
+  '--seq',
+  '16',
+];
 
 /** Lines of a run's metrics.jsonl of one type. */
 export function metricLines(runDir: string, type: 'step' | 'eval'): Record<string, number>[] {

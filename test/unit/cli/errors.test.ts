@@ -44,11 +44,23 @@ describe('attention-lab: bad input', () => {
     ['invalid number', ['train', '--steps', 'many'], /--steps must be a whole number/],
     ['invalid choice', ['train', '--task', 'juggle'], /--task must be one of copy, reverse, sort, addition, dates/],
     ['two data sources', ['train', '--task', 'copy', '--pairs', 'x.tsv'], /Use one data source/],
-    ['preset of the other kind', ['train', '--task', 'copy', '--preset', 'gpt'], /--preset must be one of tiny, small, base for encoder-decoder models, got "gpt"/],
+    [
+      'preset of the other kind',
+      ['train', '--task', 'copy', '--preset', 'gpt'],
+      /--preset must be one of tiny, small, base for encoder-decoder models, got "gpt"/,
+    ],
     ['unknown backend', ['train', '--backend', 'gpu'], /--backend must be one of auto, wasm, reference/],
     ['bad --set', ['train', '--set', 'dModel'], /--set needs KEY=VALUE/],
-    ['unknown config field', ['train', '--steps', '2', '--set', 'dmodel=64', ...FAST.slice(0, 2)], /Unknown config field "dmodel"; valid fields are/],
-    ['heads do not divide', ['train', '--steps', '2', '--backend', 'reference', '--set', 'dModel=30', '--set', 'nHeads=4'], /dModel 30 is not divisible by nHeads 4/],
+    [
+      'unknown config field',
+      ['train', '--steps', '2', '--set', 'dmodel=64', ...FAST.slice(0, 2)],
+      /Unknown config field "dmodel"; valid fields are/,
+    ],
+    [
+      'heads do not divide',
+      ['train', '--steps', '2', '--backend', 'reference', '--set', 'dModel=30', '--set', 'nHeads=4'],
+      /dModel 30 is not divisible by nHeads 4/,
+    ],
     ['no files match', ['train', '--data', 'nothing-here/**/*.md'], /No files match/],
     ['missing pairs file', ['train', '--pairs', 'missing.tsv'], /missing\.tsv/],
     ['decode without --run', ['decode', '--prompt', 'x'], /needs --run DIR/],
@@ -68,14 +80,67 @@ describe('attention-lab: bad input', () => {
   });
 
   it.each<[string, string, (b: Buffer) => Buffer | string, RegExp]>([
-    ['truncated model', 'model.safetensors', (b) => b.subarray(0, Math.floor(b.length / 2)), /truncated|cut off|bytes/i],
-    ['bad header length', 'model.safetensors', (b) => Buffer.concat([Buffer.from([255, 255, 255, 255, 0, 0, 0, 0]), b.subarray(8)]), /header/i],
-    ['bad header JSON', 'model.safetensors', (b) => Buffer.concat([b.subarray(0, 8), Buffer.from('x', 'utf8'), b.subarray(9)]), /header must start with/],
-    ['offsets out of range', 'model.safetensors', (b) => Buffer.from(b.toString('latin1').replace(/"data_offsets":\[(\d+),(\d+)\]/, (_m, a: string, e: string) => `"data_offsets":[${a},${'9'.repeat(e.length)}]`), 'latin1'), /offset|range|bytes/i],
-    ['wrong shape', 'model.safetensors', (b) => Buffer.from(b.toString('latin1').replace(/"shape":\[(\d+),(\d+)\]/, (_m, a: string, c: string) => `"shape":[${c},${a}]`), 'latin1'), /shape/i],
-    ['wrong dtype', 'model.safetensors', (b) => Buffer.from(b.toString('latin1').replace('"F32"', '"I32"'), 'latin1'), /I32 but F32|dtype/],
-    ['tokenizer from another version', 'tokenizer.json', (b) => b.toString().replace('"version":1', '"version":99'), /version/],
-    ['run.json from another version', 'run.json', (b) => b.toString().replace('"version": 1', '"version": 2'), /different version/],
+    [
+      'truncated model',
+      'model.safetensors',
+      (b) => b.subarray(0, Math.floor(b.length / 2)),
+      /truncated|cut off|bytes/i,
+    ],
+    [
+      'bad header length',
+      'model.safetensors',
+      (b) => Buffer.concat([Buffer.from([255, 255, 255, 255, 0, 0, 0, 0]), b.subarray(8)]),
+      /header/i,
+    ],
+    [
+      'bad header JSON',
+      'model.safetensors',
+      (b) => Buffer.concat([b.subarray(0, 8), Buffer.from('x', 'utf8'), b.subarray(9)]),
+      /header must start with/,
+    ],
+    [
+      'offsets out of range',
+      'model.safetensors',
+      (b) =>
+        Buffer.from(
+          b
+            .toString('latin1')
+            .replace(
+              /"data_offsets":\[(\d+),(\d+)\]/,
+              (_m, a: string, e: string) => `"data_offsets":[${a},${'9'.repeat(e.length)}]`,
+            ),
+          'latin1',
+        ),
+      /offset|range|bytes/i,
+    ],
+    [
+      'wrong shape',
+      'model.safetensors',
+      (b) =>
+        Buffer.from(
+          b.toString('latin1').replace(/"shape":\[(\d+),(\d+)\]/, (_m, a: string, c: string) => `"shape":[${c},${a}]`),
+          'latin1',
+        ),
+      /shape/i,
+    ],
+    [
+      'wrong dtype',
+      'model.safetensors',
+      (b) => Buffer.from(b.toString('latin1').replace('"F32"', '"I32"'), 'latin1'),
+      /I32 but F32|dtype/,
+    ],
+    [
+      'tokenizer from another version',
+      'tokenizer.json',
+      (b) => b.toString().replace('"version":1', '"version":99'),
+      /version/,
+    ],
+    [
+      'run.json from another version',
+      'run.json',
+      (b) => b.toString().replace('"version": 1', '"version": 2'),
+      /different version/,
+    ],
     ['run.json not JSON', 'run.json', () => '{ not json', /not valid JSON/],
   ])('%s: eval exits 2 and says what to do', (name, file, mutate, pattern) => {
     const dir = damaged(name.replace(/\W+/g, '-'), file, mutate);
@@ -83,13 +148,35 @@ describe('attention-lab: bad input', () => {
   });
 
   it.each<[string, string[], RegExp]>([
-    ['--steps not beyond the step', ['--steps', '3'], /good-run is already at step 4; pass --steps greater than 4 to train it longer\.$/],
-    ['a complete run without --steps', [], /good-run is complete \(step 4 of 4\); pass --steps N with N greater than 4 to train it longer\.$/],
+    [
+      '--steps not beyond the step',
+      ['--steps', '3'],
+      /good-run is already at step 4; pass --steps greater than 4 to train it longer\.$/,
+    ],
+    [
+      'a complete run without --steps',
+      [],
+      /good-run is complete \(step 4 of 4\); pass --steps N with N greater than 4 to train it longer\.$/,
+    ],
     ['--until already passed', ['--steps', '8', '--until', '4'], /already at step 4; pass --until greater than 4/],
-    ['--seq', ['--steps', '8', '--seq', '32'], /the context length is fixed by the model \(built for 16 tokens\), so drop --seq\. Only --steps N/],
-    ['flags that change the run', ['--lr', '0.1', '--task', 'sort'], /--resume continues good-run as it was configured: drop --task, --lr\./],
-    ['data arguments', ['notes.md'], /unexpected argument "notes\.md"; --resume continues the run folder it names and takes no data\./],
-  ])('resume refuses %s with one line', (_name, args, pattern) => expectUserError(['train', '--resume', run, ...args], pattern));
+    [
+      '--seq',
+      ['--steps', '8', '--seq', '32'],
+      /the context length is fixed by the model \(built for 16 tokens\), so drop --seq\. Only --steps N/,
+    ],
+    [
+      'flags that change the run',
+      ['--lr', '0.1', '--task', 'sort'],
+      /--resume continues good-run as it was configured: drop --task, --lr\./,
+    ],
+    [
+      'data arguments',
+      ['notes.md'],
+      /unexpected argument "notes\.md"; --resume continues the run folder it names and takes no data\./,
+    ],
+  ])('resume refuses %s with one line', (_name, args, pattern) =>
+    expectUserError(['train', '--resume', run, ...args], pattern),
+  );
 
   it('never changed the good run folder', () => {
     expectUserError(['train', '--out', run, '--task', 'copy', '--steps', '2', ...FAST], /already holds a run/);

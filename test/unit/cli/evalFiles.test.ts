@@ -29,10 +29,16 @@ function put(name: string, body: string | Buffer): void {
 }
 
 beforeAll(async () => {
-  put('train.tsv', Array.from({ length: 30 }, (_, i) => `${i % 2 ? 'a b' : 'b a'} !\t! ${i % 3 ? 'a' : 'b'}`).join('\n'));
+  put(
+    'train.tsv',
+    Array.from({ length: 30 }, (_, i) => `${i % 2 ? 'a b' : 'b a'} !\t! ${i % 3 ? 'a' : 'b'}`).join('\n'),
+  );
   put('notes/a.md', TEXT.repeat(10));
   put('notes/b.md', TEXT.repeat(8));
-  for (const [args, out] of [[['--pairs', 'train.tsv', ...FAST, '--seq', '12'], pairsRun], [['--data', 'notes', ...FAST_DEC], docsRun]] as const) {
+  for (const [args, out] of [
+    [['--pairs', 'train.tsv', ...FAST, '--seq', '12'], pairsRun],
+    [['--data', 'notes', ...FAST_DEC], docsRun],
+  ] as const) {
     const r = cli(['train', ...args, '--steps', '2', '--out', out, '--json'], tmp.dir);
     if (r.code !== 0) throw new Error(`setup failed: ${r.stderr}`);
   }
@@ -63,10 +69,34 @@ describe('eval on test files', () => {
   it('--pairs FILE.tsv and --pairs SRC TGT give hand-computed loss, exact match and BLEU', () => {
     const tsv = json(['eval', '--run', bangRun, '--pairs', 'test/bang.tsv', '--json']);
     expect(Object.keys(tsv).sort()).toEqual([
-      'bleu', 'bleu_signature', 'bleu_tokenize_reason', 'bpb', 'bytes', 'characters', 'chrf', 'chrf_signature', 'context', 'data_hash', 'decoded', 'decoding',
-      'exact_match', 'loss', 'pairs', 'pairs_too_long', 'ppl', 'source', 'sources_cut', 'step', 'tokens', 'unseen_chars', 'unseen_examples',
+      'bleu',
+      'bleu_signature',
+      'bleu_tokenize_reason',
+      'bpb',
+      'bytes',
+      'characters',
+      'chrf',
+      'chrf_signature',
+      'context',
+      'data_hash',
+      'decoded',
+      'decoding',
+      'exact_match',
+      'loss',
+      'pairs',
+      'pairs_too_long',
+      'ppl',
+      'source',
+      'sources_cut',
+      'step',
+      'tokens',
+      'unseen_chars',
+      'unseen_examples',
     ]);
-    expect(tsv).toMatchObject({ bleu_signature: 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0', decoding: { strategy: 'greedy' } });
+    expect(tsv).toMatchObject({
+      bleu_signature: 'nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0',
+      decoding: { strategy: 'greedy' },
+    });
     // Hypothesis 11 × "!" for every source. 13a n-gram matches / hypothesis n-grams:
     //   "!!!!!!!!!!!" (11 × "!")  11/11 10/10 9/9 8/8   (also the one exact match)
     //   "a ! ! b"                   2/11  1/10 0/9 0/8
@@ -94,18 +124,43 @@ describe('eval on test files', () => {
     expect(r.stdout).toMatch(/^pairs +3 \(1 longer than the context, left out\)$/m);
     expect(r.stderr).toMatch(/exact match, BLEU and chrF cover the first 2 of the 4 pairs \(--max-pairs 2\)/);
     expect(r.stdout).toMatch(/^decoding +greedy \(the default; --strategy beam for beam search\)$/m);
-    expect(r.stdout).toMatch(/^BLEU +\d+\.\d{2} +nrefs:1\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:2\.6\.0 \(sacreBLEU’s default\)$/m);
-    expect(r.stdout).toMatch(/^chrF +\d+\.\d{2} +nrefs:1\|case:mixed\|eff:yes\|nc:6\|nw:0\|space:no\|version:2\.6\.0$/m);
+    expect(r.stdout).toMatch(
+      /^BLEU +\d+\.\d{2} +nrefs:1\|case:mixed\|eff:no\|tok:13a\|smooth:exp\|version:2\.6\.0 \(sacreBLEU’s default\)$/m,
+    );
+    expect(r.stdout).toMatch(
+      /^chrF +\d+\.\d{2} +nrefs:1\|case:mixed\|eff:yes\|nc:6\|nw:0\|space:no\|version:2\.6\.0$/m,
+    );
     expect(r.stderr).toMatch(/^Recorded in .*bang-run.evaluations\.jsonl\.$/m);
     expect(r.stderr).toMatch(/left out 1 pair longer than the context of 12 tokens/);
   });
 
   it('--data GLOB…: loss over every token of the documents, skipped files listed', () => {
     const d = json(['eval', '--run', docsRun, '--data', 'test/docs', '--json']);
-    expect(Object.keys(d).sort()).toEqual(['bpb', 'bytes', 'characters', 'context', 'data_hash', 'documents', 'loss', 'ppl', 'skipped', 'source', 'step', 'tokens', 'unseen_chars', 'unseen_examples']);
+    expect(Object.keys(d).sort()).toEqual([
+      'bpb',
+      'bytes',
+      'characters',
+      'context',
+      'data_hash',
+      'documents',
+      'loss',
+      'ppl',
+      'skipped',
+      'source',
+      'step',
+      'tokens',
+      'unseen_chars',
+      'unseen_examples',
+    ]);
     expect(d.bytes).toBe(48); // the two 24-byte documents; BOS and EOS stand for no text
     expect(d.bpb as number).toBeCloseTo(((d.loss as number) * (d.tokens as number)) / (48 * Math.LN2), 12);
-    expect(d).toMatchObject({ documents: 2, tokens: 2 * 26 - 1, context: 16, unseen_chars: 0, skipped: [{ path: 'test/docs/c.bin', reason: 'binary' }] });
+    expect(d).toMatchObject({
+      documents: 2,
+      tokens: 2 * 26 - 1,
+      context: 16,
+      unseen_chars: 0,
+      skipped: [{ path: 'test/docs/c.bin', reason: 'binary' }],
+    });
     expect(d.ppl as number).toBeCloseTo(Math.exp(d.loss as number), 6);
     const glob = json(['eval', '--run', docsRun, '--data', 'test/docs/*.txt', '--json']);
     expect(glob.loss).toBe(d.loss);
@@ -115,21 +170,46 @@ describe('eval on test files', () => {
     expect(table.stdout).toMatch(/^documents +2$/m);
   });
 
-  it('--out FILE writes the decodes in test order; BLEU on that file with the signature\'s tokenizer is the BLEU printed; the run records it', async () => {
+  it("--out FILE writes the decodes in test order; BLEU on that file with the signature's tokenizer is the BLEU printed; the run records it", async () => {
     const before = (await readEvaluations(NODE_FS, pairsRun)).evaluations.length;
     const hyps = path.join(tmp.dir, 'out', 'hyps.txt');
     put('test/mixed.tsv', ['a b\t! a', 'b a\tb ! a', 'a a\ta', 'b b\t! b !'].join('\n'));
-    const r = json(['eval', '--run', pairsRun, '--pairs', 'test/mixed.tsv', '--out', 'out/hyps.txt', '--strategy', 'beam', '--beam', '3', '--length-penalty', '1', '--bleu-tokenize', 'intl', '--json']);
+    const r = json([
+      'eval',
+      '--run',
+      pairsRun,
+      '--pairs',
+      'test/mixed.tsv',
+      '--out',
+      'out/hyps.txt',
+      '--strategy',
+      'beam',
+      '--beam',
+      '3',
+      '--length-penalty',
+      '1',
+      '--bleu-tokenize',
+      'intl',
+      '--json',
+    ]);
     const written = fs.readFileSync(hyps, 'utf8').split('\n').slice(0, -1);
     expect(written).toHaveLength(4);
-    expect(r).toMatchObject({ decoding: { strategy: 'beam', beam: 3, length_penalty: 1 }, hypotheses_file: hyps, bleu_signature: 'nrefs:1|case:mixed|eff:no|tok:intl|smooth:exp|version:2.6.0' });
+    expect(r).toMatchObject({
+      decoding: { strategy: 'beam', beam: 3, length_penalty: 1 },
+      hypotheses_file: hyps,
+      bleu_signature: 'nrefs:1|case:mixed|eff:no|tok:intl|smooth:exp|version:2.6.0',
+    });
     const tok = /tok:([^|]+)/.exec(r.bleu_signature as string)?.[1] as BleuTokenize;
     expect(r.bleu).toBe(corpusBleu(written, ['! a', 'b ! a', 'a', '! b !'], tok).score);
     expect(r.chrf).toBe(corpusChrf(written, ['! a', 'b ! a', 'a', '! b !']));
     const { evaluations } = await readEvaluations(NODE_FS, pairsRun);
     expect(evaluations).toHaveLength(before + 1);
     expect(evaluations.at(-1)).toMatchObject({
-      data: 'pairs', hypothesesFile: hyps, bpb: r.bpb, dataHash: r.data_hash, items: 4,
+      data: 'pairs',
+      hypothesesFile: hyps,
+      bpb: r.bpb,
+      dataHash: r.data_hash,
+      items: 4,
       translation: { bleu: r.bleu, chrf: r.chrf, decoding: { strategy: 'beam', beam: 3, lengthPenalty: 1 } },
     });
   });
@@ -139,7 +219,11 @@ describe('eval on test files', () => {
     const r = cli(['eval', '--run', docsRun, '--data', 'test/accent', '--json'], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ unseen_chars: 1, unseen_examples: ['é'] });
-    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^warning: 1 of 97 characters \(1%\) never occur in the run's training data \(e\.g\. "é"\)/)]);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^warning: 1 of 97 characters \(1%\) never occur in the run's training data \(e\.g\. "é"\)/,
+      ),
+    ]);
   });
 });
 
@@ -155,19 +239,75 @@ describe('eval on test files: bad input', () => {
   }
 
   it.each<[string, () => string[], RegExp]>([
-    ['unequal pair files', () => (put('u.src', 'a\nb\na\n'), put('u.tgt', 'a\nb\n'), ['--run', pairsRun, '--pairs', 'u.src', 'u.tgt']), /different line counts: .*u\.src has 3, .*u\.tgt has 2/],
-    ['pairs for a decoder-only run', () => ['--run', docsRun, '--pairs', 'test/bang.tsv'], /decoder-only language model: evaluate it on text files with --data GLOB…, not --pairs/],
-    ['documents for an encoder-decoder run', () => ['--run', pairsRun, '--data', 'test/docs'], /encoder-decoder: evaluate it on test pairs with --pairs SRC TGT or --pairs FILE\.tsv\|\.jsonl, not --data/],
-    ['both kinds of test data', () => ['--run', docsRun, '--data', 'test/docs', '--pairs', 'x.tsv'], /Use one kind of test data/],
-    ['no matching files', () => ['--run', docsRun, '--data', 'nowhere/**/*.md'], /No files match "nowhere\/\*\*\/\*\.md"/],
-    ['files over the size limit', () => (put('big/a.txt', TEXT.repeat(25_000)), ['--run', docsRun, '--data', 'big', '--max-file-mb', '0.5']), /The only file .* was skipped \(1 too large; big\/a\.txt is [\d.]+ [KM]B, over the 512 KB limit per file: raise it with --max-file-mb/],
-    ['unseen vocabulary', () => (put('greek/a.txt', 'η γάτα κάθεται'), ['--run', docsRun, '--data', 'greek']), /^attention-lab: 85\.7% of the test text's characters \(12 of 14, e\.g\. .*\) never occur in the run's training data.*retrain with these files in the data\.$/],
-    ['all pairs too long', () => (put('long.tsv', `a\t${'a '.repeat(8)}\n${'b '.repeat(8)}\tb`), ['--run', pairsRun, '--pairs', 'long.tsv']), /All 2 test pairs are too long for the model's context of 12 tokens/],
-    ['a pairs file that is neither .tsv nor .jsonl', () => ['--run', pairsRun, '--pairs', 'test/bang.src'], /must end in \.tsv .* or \.jsonl/],
-    ['three pairs files', () => ['--run', pairsRun, '--pairs', 'a', 'b', 'c'], /--pairs takes SRC TGT or one FILE; got extra "c"/],
-    ['a stray argument without test data', () => ['--run', pairsRun, 'test/bang.tsv'], /unexpected argument "test\/bang\.tsv"; pass test documents with --data/],
-    ['beam flags without --strategy beam', () => ['--run', pairsRun, '--pairs', 'test/bang.tsv', '--beam', '3'], /--beam and --length-penalty are for beam search: add --strategy beam/],
-    ['an unknown BLEU tokenizer', () => ['--run', pairsRun, '--pairs', 'test/bang.tsv', '--bleu-tokenize', 'ja-mecab'], /--bleu-tokenize must be one of 13a, zh, char, intl, got "ja-mecab"/],
-    ['--out for documents', () => ['--run', docsRun, '--data', 'test/docs', '--out', 'x.txt'], /--out, --strategy and --bleu-tokenize are for test pairs/],
+    [
+      'unequal pair files',
+      () => (put('u.src', 'a\nb\na\n'), put('u.tgt', 'a\nb\n'), ['--run', pairsRun, '--pairs', 'u.src', 'u.tgt']),
+      /different line counts: .*u\.src has 3, .*u\.tgt has 2/,
+    ],
+    [
+      'pairs for a decoder-only run',
+      () => ['--run', docsRun, '--pairs', 'test/bang.tsv'],
+      /decoder-only language model: evaluate it on text files with --data GLOB…, not --pairs/,
+    ],
+    [
+      'documents for an encoder-decoder run',
+      () => ['--run', pairsRun, '--data', 'test/docs'],
+      /encoder-decoder: evaluate it on test pairs with --pairs SRC TGT or --pairs FILE\.tsv\|\.jsonl, not --data/,
+    ],
+    [
+      'both kinds of test data',
+      () => ['--run', docsRun, '--data', 'test/docs', '--pairs', 'x.tsv'],
+      /Use one kind of test data/,
+    ],
+    [
+      'no matching files',
+      () => ['--run', docsRun, '--data', 'nowhere/**/*.md'],
+      /No files match "nowhere\/\*\*\/\*\.md"/,
+    ],
+    [
+      'files over the size limit',
+      () => (put('big/a.txt', TEXT.repeat(25_000)), ['--run', docsRun, '--data', 'big', '--max-file-mb', '0.5']),
+      /The only file .* was skipped \(1 too large; big\/a\.txt is [\d.]+ [KM]B, over the 512 KB limit per file: raise it with --max-file-mb/,
+    ],
+    [
+      'unseen vocabulary',
+      () => (put('greek/a.txt', 'η γάτα κάθεται'), ['--run', docsRun, '--data', 'greek']),
+      /^attention-lab: 85\.7% of the test text's characters \(12 of 14, e\.g\. .*\) never occur in the run's training data.*retrain with these files in the data\.$/,
+    ],
+    [
+      'all pairs too long',
+      () => (put('long.tsv', `a\t${'a '.repeat(8)}\n${'b '.repeat(8)}\tb`), ['--run', pairsRun, '--pairs', 'long.tsv']),
+      /All 2 test pairs are too long for the model's context of 12 tokens/,
+    ],
+    [
+      'a pairs file that is neither .tsv nor .jsonl',
+      () => ['--run', pairsRun, '--pairs', 'test/bang.src'],
+      /must end in \.tsv .* or \.jsonl/,
+    ],
+    [
+      'three pairs files',
+      () => ['--run', pairsRun, '--pairs', 'a', 'b', 'c'],
+      /--pairs takes SRC TGT or one FILE; got extra "c"/,
+    ],
+    [
+      'a stray argument without test data',
+      () => ['--run', pairsRun, 'test/bang.tsv'],
+      /unexpected argument "test\/bang\.tsv"; pass test documents with --data/,
+    ],
+    [
+      'beam flags without --strategy beam',
+      () => ['--run', pairsRun, '--pairs', 'test/bang.tsv', '--beam', '3'],
+      /--beam and --length-penalty are for beam search: add --strategy beam/,
+    ],
+    [
+      'an unknown BLEU tokenizer',
+      () => ['--run', pairsRun, '--pairs', 'test/bang.tsv', '--bleu-tokenize', 'ja-mecab'],
+      /--bleu-tokenize must be one of 13a, zh, char, intl, got "ja-mecab"/,
+    ],
+    [
+      '--out for documents',
+      () => ['--run', docsRun, '--data', 'test/docs', '--out', 'x.txt'],
+      /--out, --strategy and --bleu-tokenize are for test pairs/,
+    ],
   ])('%s', (_name, args, pattern) => expectOneLine(['eval', ...args()], pattern));
 });

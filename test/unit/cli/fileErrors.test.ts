@@ -17,7 +17,26 @@ const tmp = tempDir();
 const run = path.join(tmp.dir, 'good-run');
 
 beforeAll(() => {
-  const r = cli(['train', '--task', 'copy', '--steps', '4', '--until', '2', '--checkpoint-every', '1', '--snapshot-every', '1', '--out', run, '--json', ...FAST], tmp.dir);
+  const r = cli(
+    [
+      'train',
+      '--task',
+      'copy',
+      '--steps',
+      '4',
+      '--until',
+      '2',
+      '--checkpoint-every',
+      '1',
+      '--snapshot-every',
+      '1',
+      '--out',
+      run,
+      '--json',
+      ...FAST,
+    ],
+    tmp.dir,
+  );
   if (r.code !== 0) throw new Error(`setup run failed: ${r.stderr}`);
 });
 afterAll(tmp.cleanup);
@@ -49,16 +68,28 @@ function expectLastLine(r: CliResult, pattern: RegExp): void {
 describe('attention-lab: file-system errors', () => {
   it('export onto an existing file names it', () => {
     fs.writeFileSync(path.join(tmp.dir, 'a-file'), 'x');
-    expectOneLine(cli(['export', '--run', run, '--out', 'a-file'], tmp.dir), /a-file\/good-run: part of that path is a file where a folder must be/);
+    expectOneLine(
+      cli(['export', '--run', run, '--out', 'a-file'], tmp.dir),
+      /a-file\/good-run: part of that path is a file where a folder must be/,
+    );
   });
 
   it('export into /dev/null names it', () => {
-    expectOneLine(cli(['export', '--run', run, '--out', '/dev/null'], tmp.dir), /\/dev\/null\/good-run: part of that path is a file/);
+    expectOneLine(
+      cli(['export', '--run', run, '--out', '/dev/null'], tmp.dir),
+      /\/dev\/null\/good-run: part of that path is a file/,
+    );
   });
 
   it('/dev/null as a run folder is refused in one line', () => {
-    expectOneLine(cli(['train', '--task', 'copy', '--steps', '2', '--out', '/dev/null', ...FAST], tmp.dir), /\/dev\/null already exists and is not a folder/);
-    expectOneLine(cli(['train', '--task', 'copy', '--steps', '2', '--out', '/dev/null/run', ...FAST], tmp.dir), /\/dev\/null\/run: part of that path is a file/);
+    expectOneLine(
+      cli(['train', '--task', 'copy', '--steps', '2', '--out', '/dev/null', ...FAST], tmp.dir),
+      /\/dev\/null already exists and is not a folder/,
+    );
+    expectOneLine(
+      cli(['train', '--task', 'copy', '--steps', '2', '--out', '/dev/null/run', ...FAST], tmp.dir),
+      /\/dev\/null\/run: part of that path is a file/,
+    );
   });
 
   it('`snapshots` as a file stops a resume in one line naming it; --json says the step kept', () => {
@@ -102,7 +133,13 @@ describe('attention-lab: file-system errors', () => {
   });
 
   it('an empty --python is refused in one line', () => {
-    expectOneLine(cli(['train', '--engine', 'pytorch', '--python', '', '--task', 'copy', '--steps', '2', '--out', 'py-run'], tmp.dir), /--python is empty/);
+    expectOneLine(
+      cli(
+        ['train', '--engine', 'pytorch', '--python', '', '--task', 'copy', '--steps', '2', '--out', 'py-run'],
+        tmp.dir,
+      ),
+      /--python is empty/,
+    );
   });
 
   it('a run name near 255 bytes exports and imports (scratch names fit)', () => {
@@ -162,10 +199,19 @@ describe.skipIf(ro === null)('attention-lab on a read-only disk', () => {
   });
 
   it('a new run, an export and an import into it are refused in one line', () => {
-    expectOneLine(cli(['train', '--task', 'copy', '--steps', '2', '--out', path.join(dir, 'new'), ...FAST], tmp.dir), /Cannot write .*ro\/new: the disk is read-only; choose a folder on a writable disk/);
-    expectOneLine(cli(['export', '--run', run, '--out', dir], tmp.dir), /Cannot write .*ro\/good-run: the disk is read-only/);
+    expectOneLine(
+      cli(['train', '--task', 'copy', '--steps', '2', '--out', path.join(dir, 'new'), ...FAST], tmp.dir),
+      /Cannot write .*ro\/new: the disk is read-only; choose a folder on a writable disk/,
+    );
+    expectOneLine(
+      cli(['export', '--run', run, '--out', dir], tmp.dir),
+      /Cannot write .*ro\/good-run: the disk is read-only/,
+    );
     const exported = path.join(dir, 'exported', fs.readdirSync(path.join(dir, 'exported'))[0] as string);
-    expectOneLine(cli(['import', '--from', exported, '--out', path.join(dir, 'imported'), '--json'], tmp.dir), /Cannot write .*ro\/imported: the disk is read-only/);
+    expectOneLine(
+      cli(['import', '--from', exported, '--out', path.join(dir, 'imported'), '--json'], tmp.dir),
+      /Cannot write .*ro\/imported: the disk is read-only/,
+    );
   });
 
   it('eval of a run on it prints the result, then says in one line that the record could not be written', () => {
@@ -187,7 +233,10 @@ describe.skipIf(ro === null)('attention-lab on a read-only disk', () => {
 function padSafetensors(file: string, bytes: number): void {
   const b = fs.readFileSync(file);
   const n = Number(b.readBigUInt64LE(0));
-  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8')) as Record<string, { data_offsets?: [number, number] }>;
+  const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8')) as Record<
+    string,
+    { data_offsets?: [number, number] }
+  >;
   const data = b.subarray(8 + n);
   const end = Math.max(...Object.values(header).map((e) => e.data_offsets?.[1] ?? 0));
   const padded = { ...header, zpad: { dtype: 'U8', shape: [bytes], data_offsets: [end, end + bytes] } };

@@ -26,12 +26,21 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
   const doc = path.join(dir, 'notes.txt');
   fs.writeFileSync(doc, 'the rain in the east ran at the station; the artist returned.\n'.repeat(8));
   const run = path.join(dir, 'gpt2-run');
-  const imported = cli(['import', '--from', path.join(GOLDEN, 'hf-gpt2'), '--out', run, '--data', doc, '--steps', '2', '--json'], dir);
+  const imported = cli(
+    ['import', '--from', path.join(GOLDEN, 'hf-gpt2'), '--out', run, '--data', doc, '--steps', '2', '--json'],
+    dir,
+  );
 
   it('writes a run folder and says what it imported', () => {
     expect(imported.stderr).toBe('');
     expect(imported.code).toBe(0);
-    const res = JSON.parse(imported.stdout) as { layout: string; params: number; ignored: string[]; notes: string[]; tokenizer: string };
+    const res = JSON.parse(imported.stdout) as {
+      layout: string;
+      params: number;
+      ignored: string[];
+      notes: string[];
+      tokenizer: string;
+    };
     expect(res.layout).toBe('hf-gpt2');
     expect(res.ignored).toHaveLength(4); // attn.bias and attn.masked_bias of both blocks
     expect(res.tokenizer).toMatch(/vocab\.json \+ merges\.txt/);
@@ -42,9 +51,15 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
   it('looks inside without snapshots: heads on the diagnostic sequences and on a text; a prompt 10× the context is cut and said', () => {
     const heads = cli(['heads', '--run', run, '--json'], dir);
     expect(heads.code, heads.stderr).toBe(0);
-    const j = JSON.parse(heads.stdout) as { step: number; measuredOn: string; heads: { stack: string; layer: number; head: number; scores: Record<string, number> }[] };
+    const j = JSON.parse(heads.stdout) as {
+      step: number;
+      measuredOn: string;
+      heads: { stack: string; layer: number; head: number; scores: Record<string, number> }[];
+    };
     expect(j.measuredOn).toBe('diagnostic');
-    expect(j.heads.map((h) => `${h.stack} ${h.layer}.${h.head}`)).toEqual([1, 2].flatMap((l) => [1, 2, 3, 4].map((h) => `decoder.self ${l}.${h}`)));
+    expect(j.heads.map((h) => `${h.stack} ${h.layer}.${h.head}`)).toEqual(
+      [1, 2].flatMap((l) => [1, 2, 3, 4].map((h) => `decoder.self ${l}.${h}`)),
+    );
     for (const h of j.heads) for (const v of Object.values(h.scores)) expect(Number.isFinite(v)).toBe(true);
     const onText = cli(['heads', '--run', run, '--text', 'the rain in the east', '--json'], dir);
     expect(onText.code, onText.stderr).toBe(0);
@@ -53,7 +68,9 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
     expect(t.heads.map((h) => h.scores.induction)).toEqual(j.heads.map((h) => h.scores.induction)); // induction: the diagnostic sequences either way
     expect(t.heads.map((h) => h.scores.entropy)).not.toEqual(j.heads.map((h) => h.scores.entropy));
     const table = cli(['heads', '--run', run], dir);
-    expect(table.stdout).toMatch(/Head scores at step 0 on the run's diagnostic sequences \(no snapshots: measured now\)/);
+    expect(table.stdout).toMatch(
+      /Head scores at step 0 on the run's diagnostic sequences \(no snapshots: measured now\)/,
+    );
     const prompt = 'the rain in the east ran at the station. '.repeat(4); // 164 characters: over 10 contexts of 16
     const decode = cli(['decode', '--run', run, '--prompt', prompt, '--max-tokens', '5', '--json'], dir);
     expect(decode.code, decode.stderr).toBe(0);
@@ -61,7 +78,9 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
     // 5 tokens, and up to 3 more when the fifth leaves a character unfinished (this random model writes stray byte tokens).
     expect(d.tokens.length).toBeGreaterThanOrEqual(5);
     expect(d.tokens.length).toBeLessThanOrEqual(8);
-    expect(d.context_note).toMatch(/^The prompt of \d+ tokens is longer than the model's context of 16: continued from its last 16\./);
+    expect(d.context_note).toMatch(
+      /^The prompt of \d+ tokens is longer than the model's context of 16: continued from its last 16\./,
+    );
   });
 
   it('is opened by score, decode, lens and export', () => {
@@ -89,7 +108,10 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
   it('fine-tunes with train --resume on the documents named at import', () => {
     const train = cli(['train', '--resume', run, '--json'], dir, 300_000);
     expect(train.code, train.stderr).toBe(0);
-    const runJson = JSON.parse(fs.readFileSync(path.join(run, 'run.json'), 'utf8')) as { step: number; spec: { training: { lr: number } } };
+    const runJson = JSON.parse(fs.readFileSync(path.join(run, 'run.json'), 'utf8')) as {
+      step: number;
+      spec: { training: { lr: number } };
+    };
     expect(runJson.step).toBe(2);
     expect(runJson.spec.training.lr).toBe(3e-5);
   });
@@ -97,32 +119,87 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
 
 describe('attention-lab import refuses bad input with exit 2 and one line, writing nothing', () => {
   const cases: [string, () => string | string[], RegExp][] = [
-    ['a pickle', () => {
-      const f = path.join(dir, 'ckpt.pt');
-      fs.writeFileSync(f, Uint8Array.of(0x80, 2, 0x7d));
-      return ['--from', f];
-    }, /ckpt\.pt is a PyTorch pickle checkpoint.*safetensors/],
-    ['a truncated safetensors file', () => copyOf('nanogpt-bias', 'trunc', (f) => {
-      const m = path.join(f, 'model.safetensors');
-      fs.truncateSync(m, fs.statSync(m).size - 100);
-    }), /model\.safetensors: tensor ".*" ends at data byte \d+ but the data section has only/],
-    ['a shape that does not match config.json', () => copyOf('nanogpt-bias', 'shape', (f) => {
-      fs.writeFileSync(path.join(f, 'config.json'), JSON.stringify({ n_layer: 1, n_head: 4, n_embd: 32, block_size: 16, vocab_size: 270, bias: true }));
-      const bytes = encodeSafetensors([{ name: 'transformer.wte.weight', dtype: 'F32', shape: [270, 32], data: new Float32Array(270 * 32) }, { name: 'transformer.h.0.attn.c_attn.weight', dtype: 'F32', shape: [96, 32], data: new Float32Array(96 * 32) }, { name: 'transformer.h.0.mlp.c_fc.weight', dtype: 'F32', shape: [128, 32], data: new Float32Array(128 * 32) }, { name: 'transformer.wpe.weight', dtype: 'F32', shape: [16, 33], data: new Float32Array(16 * 33) }]);
-      fs.writeFileSync(path.join(f, 'model.safetensors'), bytes);
-    }), /Tensor transformer\.wpe\.weight: expected shape \[16, 32\] .*found \[16, 33\]/],
-    ['no heads anywhere', () => copyOf('nanogpt-bias', 'noheads', (f) => fs.rmSync(path.join(f, 'config.json'))), /number of attention heads cannot be read .*--heads N/],
-    ['no tokenizer', () => copyOf('nanogpt-bias', 'notok'), /No tokenizer beside model\.safetensors .*--tokenizer PATH/],
-    ['a NaN weight', () => ['--json', '--from', copyOf('hf-gpt2', 'nan', (f) => {
-      const m = path.join(f, 'model.safetensors');
-      const b = fs.readFileSync(m);
-      const n = Number(b.readBigUInt64LE(0));
-      const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8')) as Record<string, { data_offsets: [number, number] }>;
-      const name = Object.keys(header).find((k) => k.endsWith('h.0.mlp.c_fc.weight')) as string;
-      b.writeFloatLE(Number.NaN, 8 + n + (header[name]?.data_offsets[0] ?? 0) + 4 * 5);
-      fs.writeFileSync(m, b);
-    })], /model\.safetensors: tensor ".*h\.0\.mlp\.c_fc\.weight" holds NaN at index 5 of \d+/],
-    ['a merges file that does not match the vocabulary', () => copyOf('hf-gpt2', 'badmerges', (f) => fs.writeFileSync(path.join(f, 'merges.txt'), '#version: 0.2\nq z\n')), /merges\.txt/],
+    [
+      'a pickle',
+      () => {
+        const f = path.join(dir, 'ckpt.pt');
+        fs.writeFileSync(f, Uint8Array.of(0x80, 2, 0x7d));
+        return ['--from', f];
+      },
+      /ckpt\.pt is a PyTorch pickle checkpoint.*safetensors/,
+    ],
+    [
+      'a truncated safetensors file',
+      () =>
+        copyOf('nanogpt-bias', 'trunc', (f) => {
+          const m = path.join(f, 'model.safetensors');
+          fs.truncateSync(m, fs.statSync(m).size - 100);
+        }),
+      /model\.safetensors: tensor ".*" ends at data byte \d+ but the data section has only/,
+    ],
+    [
+      'a shape that does not match config.json',
+      () =>
+        copyOf('nanogpt-bias', 'shape', (f) => {
+          fs.writeFileSync(
+            path.join(f, 'config.json'),
+            JSON.stringify({ n_layer: 1, n_head: 4, n_embd: 32, block_size: 16, vocab_size: 270, bias: true }),
+          );
+          const bytes = encodeSafetensors([
+            { name: 'transformer.wte.weight', dtype: 'F32', shape: [270, 32], data: new Float32Array(270 * 32) },
+            {
+              name: 'transformer.h.0.attn.c_attn.weight',
+              dtype: 'F32',
+              shape: [96, 32],
+              data: new Float32Array(96 * 32),
+            },
+            {
+              name: 'transformer.h.0.mlp.c_fc.weight',
+              dtype: 'F32',
+              shape: [128, 32],
+              data: new Float32Array(128 * 32),
+            },
+            { name: 'transformer.wpe.weight', dtype: 'F32', shape: [16, 33], data: new Float32Array(16 * 33) },
+          ]);
+          fs.writeFileSync(path.join(f, 'model.safetensors'), bytes);
+        }),
+      /Tensor transformer\.wpe\.weight: expected shape \[16, 32\] .*found \[16, 33\]/,
+    ],
+    [
+      'no heads anywhere',
+      () => copyOf('nanogpt-bias', 'noheads', (f) => fs.rmSync(path.join(f, 'config.json'))),
+      /number of attention heads cannot be read .*--heads N/,
+    ],
+    [
+      'no tokenizer',
+      () => copyOf('nanogpt-bias', 'notok'),
+      /No tokenizer beside model\.safetensors .*--tokenizer PATH/,
+    ],
+    [
+      'a NaN weight',
+      () => [
+        '--json',
+        '--from',
+        copyOf('hf-gpt2', 'nan', (f) => {
+          const m = path.join(f, 'model.safetensors');
+          const b = fs.readFileSync(m);
+          const n = Number(b.readBigUInt64LE(0));
+          const header = JSON.parse(b.subarray(8, 8 + n).toString('utf8')) as Record<
+            string,
+            { data_offsets: [number, number] }
+          >;
+          const name = Object.keys(header).find((k) => k.endsWith('h.0.mlp.c_fc.weight')) as string;
+          b.writeFloatLE(Number.NaN, 8 + n + (header[name]?.data_offsets[0] ?? 0) + 4 * 5);
+          fs.writeFileSync(m, b);
+        }),
+      ],
+      /model\.safetensors: tensor ".*h\.0\.mlp\.c_fc\.weight" holds NaN at index 5 of \d+/,
+    ],
+    [
+      'a merges file that does not match the vocabulary',
+      () => copyOf('hf-gpt2', 'badmerges', (f) => fs.writeFileSync(path.join(f, 'merges.txt'), '#version: 0.2\nq z\n')),
+      /merges\.txt/,
+    ],
   ];
   it.each(cases)('%s', (name, setup, pattern) => {
     const out = `out-${name.replace(/\W+/g, '-')}`;

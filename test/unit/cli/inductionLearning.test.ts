@@ -35,7 +35,10 @@ describe('attention-lab train --task induction', () => {
   it('grows a layer-1 previous-token head and a layer-2 induction head (≥ 0.8); one layer learns neither the repeat nor induction (≤ 0.3)', () => {
     const two = train('two', []);
     expect(two.loss).toBeLessThan(0.1);
-    const best = (h: Heads, layer: number, score: string): number => Math.max(...h.heads.filter((x) => x.stack === 'decoder.self' && x.layer === layer).map((x) => x.scores[score] ?? NaN));
+    const best = (h: Heads, layer: number, score: string): number =>
+      Math.max(
+        ...h.heads.filter((x) => x.stack === 'decoder.self' && x.layer === layer).map((x) => x.scores[score] ?? NaN),
+      );
     expect(two.heads.heads.filter((x) => x.layer === 2)).toHaveLength(4);
     expect(best(two.heads, 1, 'previousToken')).toBeGreaterThanOrEqual(0.8);
     expect(best(two.heads, 2, 'induction')).toBeGreaterThanOrEqual(0.8);

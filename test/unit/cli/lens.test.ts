@@ -22,11 +22,21 @@ const cwd = os.tmpdir();
 
 describe('attention-lab lens', () => {
   it('--json: a layer × position grid of the top-k, for a prompt and for a source and target', () => {
-    const d = JSON.parse(cli(['lens', '--run', lm.runDir, '--prompt', 'the cat', '--top-k', '3', '--json'], cwd).stdout) as LensOutput;
+    const d = JSON.parse(
+      cli(['lens', '--run', lm.runDir, '--prompt', 'the cat', '--top-k', '3', '--json'], cwd).stdout,
+    ) as LensOutput;
     expect(d.tokens.length).toBe(8); // BOS + 7 characters
     expect(d.layers.length).toBe(lm.model.config.nDecoderLayers + 1);
-    for (const l of d.layers) for (const p of l.positions) expect(p.top.map((t) => Object.keys(t).sort())).toEqual([['prob', 'token'], ['prob', 'token'], ['prob', 'token']]);
-    const e = JSON.parse(cli(['lens', '--run', mt.runDir, '--src', 'abc', '--tgt', 'cba', '--json'], cwd).stdout) as LensOutput;
+    for (const l of d.layers)
+      for (const p of l.positions)
+        expect(p.top.map((t) => Object.keys(t).sort())).toEqual([
+          ['prob', 'token'],
+          ['prob', 'token'],
+          ['prob', 'token'],
+        ]);
+    const e = JSON.parse(
+      cli(['lens', '--run', mt.runDir, '--src', 'abc', '--tgt', 'cba', '--json'], cwd).stdout,
+    ) as LensOutput;
     expect(e.tokens.length).toBe(4);
     expect(e.layers[0]?.positions[0]?.top.length).toBe(5);
   });
@@ -49,7 +59,10 @@ describe('attention-lab lens', () => {
     [['lens', '--run', 'RUN_LM', '--prompt', 'x', '--top-k', '0'], /--top-k/],
     [['heads', '--ablate'], /needs --run/],
   ])('bad input %j exits 2 with one line', (args, message) => {
-    const r = cli(args.map((a) => (a === 'RUN_LM' ? lm.runDir : a === 'RUN_MT' ? mt.runDir : a)), cwd);
+    const r = cli(
+      args.map((a) => (a === 'RUN_LM' ? lm.runDir : a === 'RUN_MT' ? mt.runDir : a)),
+      cwd,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n').length).toBe(1);
     expect(r.stderr).toMatch(message);
@@ -61,7 +74,10 @@ describe('attention-lab heads --ablate', () => {
   it('--json: base loss and a finite Δloss per head, layers and heads from 1', () => {
     const r = cli(['heads', '--run', mt.runDir, '--ablate', '--json'], cwd);
     expect(r.code).toBe(0);
-    const d = JSON.parse(r.stdout) as { baseLoss: number; heads: { stack: string; layer: number; head: number; deltaLoss: number }[] };
+    const d = JSON.parse(r.stdout) as {
+      baseLoss: number;
+      heads: { stack: string; layer: number; head: number; deltaLoss: number }[];
+    };
     const cfg = mt.model.config;
     expect(Number.isFinite(d.baseLoss)).toBe(true);
     expect(d.heads.length).toBe(cfg.nHeads * (cfg.nEncoderLayers + 2 * cfg.nDecoderLayers));
@@ -74,7 +90,10 @@ describe('attention-lab heads --ablate', () => {
   it('prints a table with one row per head', () => {
     const r = cli(['heads', '--run', lm.runDir, '--ablate'], cwd);
     expect(r.code).toBe(0);
-    const rows = r.stdout.trim().split('\n').filter((l) => l.startsWith('decoder.self'));
+    const rows = r.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('decoder.self'));
     expect(rows.length).toBe(lm.model.config.nHeads * lm.model.config.nDecoderLayers);
   });
 });

@@ -1,7 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SNAPSHOT_BUDGET, buildReportHtml, reportRunState, scriptSafeJson, snapshotBytes, spread } from '../../../src/cli/report';
+import {
+  DEFAULT_SNAPSHOT_BUDGET,
+  buildReportHtml,
+  reportRunState,
+  scriptSafeJson,
+  snapshotBytes,
+  spread,
+} from '../../../src/cli/report';
 import type { RunState } from '../../../src/protocol/webview';
 import { validateHostToWebview } from '../../../src/protocol/webview';
 import { decodeArrays, encodeArrays } from '../../../src/common/wireCodec';
@@ -39,10 +46,31 @@ describe('report', () => {
 
   it('builds a page whose only script and style carry the CSP nonce', () => {
     const state: RunState = {
-      run: { id: 'r', name: 'r', runDir: 'r', status: 'completed', kind: 'decoder-only', step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null },
-      steps: [], evals: [], snapshots: [],
+      run: {
+        id: 'r',
+        name: 'r',
+        runDir: 'r',
+        status: 'completed',
+        kind: 'decoder-only',
+        step: 1,
+        totalSteps: 1,
+        segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }],
+        bestValLoss: null,
+        model: null,
+        data: null,
+      },
+      steps: [],
+      evals: [],
+      snapshots: [],
     };
-    const html = buildReportHtml({ states: [state], script: 'var x = "</script>";', css: 'a{}', nonce: 'N0nce', title: 'T <x>', generatedAt: '2026-01-01T00:00:00Z' });
+    const html = buildReportHtml({
+      states: [state],
+      script: 'var x = "</script>";',
+      css: 'a{}',
+      nonce: 'N0nce',
+      title: 'T <x>',
+      generatedAt: '2026-01-01T00:00:00Z',
+    });
     expect(html).toContain(`content="default-src 'none'; script-src 'nonce-N0nce'; style-src 'nonce-N0nce';`);
     expect(html.match(/<script nonce="N0nce">/g)).toHaveLength(1);
     expect(html.match(/<style nonce="N0nce">/g)).toHaveLength(1);
@@ -55,36 +83,113 @@ describe('report', () => {
   });
 
   it('reduces run paths to folder names and thins snapshots', () => {
-    const snaps = Array.from({ length: 10 }, (_, i) => ({ step: i, srcTokens: [], tgtTokens: [], maps: [], masks: [] }));
-    const s = reportRunState({ run: { id: '/home/me/runs/r7', name: 'r7', runDir: '/home/me/runs/r7', status: 'completed', kind: 'decoder-only', step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null }, steps: [], evals: [], snapshots: snaps }, 4);
+    const snaps = Array.from({ length: 10 }, (_, i) => ({
+      step: i,
+      srcTokens: [],
+      tgtTokens: [],
+      maps: [],
+      masks: [],
+    }));
+    const s = reportRunState(
+      {
+        run: {
+          id: '/home/me/runs/r7',
+          name: 'r7',
+          runDir: '/home/me/runs/r7',
+          status: 'completed',
+          kind: 'decoder-only',
+          step: 1,
+          totalSteps: 1,
+          segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }],
+          bestValLoss: null,
+          model: null,
+          data: null,
+        },
+        steps: [],
+        evals: [],
+        snapshots: snaps,
+      },
+      4,
+    );
     expect(s.run.id).toBe('r7');
     expect(s.run.runDir).toBe('r7');
     expect(s.snapshots.map((x) => x.step)).toEqual([0, 3, 6, 9]);
     expect(s.headScores).toBeUndefined(); // none of these snapshots had scores
     // Evaluations keep their test files by name only.
-    const evaluated = reportRunState({ ...s, evaluations: [{ ...PAIRS_RECORD, hypothesesFile: '/home/me/out/hyps.txt' }] }, 4);
+    const evaluated = reportRunState(
+      { ...s, evaluations: [{ ...PAIRS_RECORD, hypothesesFile: '/home/me/out/hyps.txt' }] },
+      4,
+    );
     expect(evaluated.evaluations?.[0]?.files.map((f) => f.path)).toEqual(['test.tsv']);
     expect(evaluated.evaluations?.[0]?.hypothesesFile).toBe('hyps.txt');
     expect(evaluated.evaluations?.[0]?.translation).toEqual(PAIRS_RECORD.translation);
   });
 
   it('keeps the head scores of the snapshots it leaves out, so the Heads view loses no step', () => {
-    const heads = (v: number): RunState['snapshots'][number]['headScores'] => [{ stack: 'decoder.self', layer: 0, head: 0, scores: { previousToken: v, firstToken: 0, diagonal: 0, induction: v, entropy: 1 } }];
-    const snaps = Array.from({ length: 10 }, (_, i) => ({ step: 10 * i, srcTokens: [], tgtTokens: [], maps: [], masks: [], headScores: heads(i / 10) }));
-    const run = { id: 'r', name: 'r', runDir: 'r', status: 'completed' as const, kind: 'decoder-only' as const, step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null };
+    const heads = (v: number): RunState['snapshots'][number]['headScores'] => [
+      {
+        stack: 'decoder.self',
+        layer: 0,
+        head: 0,
+        scores: { previousToken: v, firstToken: 0, diagonal: 0, induction: v, entropy: 1 },
+      },
+    ];
+    const snaps = Array.from({ length: 10 }, (_, i) => ({
+      step: 10 * i,
+      srcTokens: [],
+      tgtTokens: [],
+      maps: [],
+      masks: [],
+      headScores: heads(i / 10),
+    }));
+    const run = {
+      id: 'r',
+      name: 'r',
+      runDir: 'r',
+      status: 'completed' as const,
+      kind: 'decoder-only' as const,
+      step: 1,
+      totalSteps: 1,
+      segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }],
+      bestValLoss: null,
+      model: null,
+      data: null,
+    };
     const s = reportRunState({ run, steps: [], evals: [], snapshots: snaps }, 4);
     expect(s.snapshots.map((x) => x.step)).toEqual([0, 30, 60, 90]);
     expect(s.headScores?.map((x) => x.step)).toEqual([10, 20, 40, 50, 70, 80]);
     expect(s.headScores?.[0]?.heads).toEqual(heads(0.1));
-    expect(validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [s], selectedId: null }).type).toBe('dashboard/didLoadRuns');
+    expect(validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [s], selectedId: null }).type).toBe(
+      'dashboard/didLoadRuns',
+    );
   });
 
   it('by default keeps only as many snapshots as fit the byte budget', () => {
     const big = new Float32Array(DEFAULT_SNAPSHOT_BUDGET / 4 / 5); // a fifth of the budget each
-    const snaps = Array.from({ length: 12 }, (_, i) => ({ step: i, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, 1, big.length] as const, data: big }], masks: [] }));
-    const run = { id: 'r', name: 'r', runDir: 'r', status: 'completed' as const, kind: 'decoder-only' as const, step: 1, totalSteps: 1, segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }], bestValLoss: null, model: null, data: null };
+    const snaps = Array.from({ length: 12 }, (_, i) => ({
+      step: i,
+      srcTokens: [],
+      tgtTokens: [],
+      maps: [{ stack: 'decoder.self' as const, layer: 0, shape: [1, 1, big.length] as const, data: big }],
+      masks: [],
+    }));
+    const run = {
+      id: 'r',
+      name: 'r',
+      runDir: 'r',
+      status: 'completed' as const,
+      kind: 'decoder-only' as const,
+      step: 1,
+      totalSteps: 1,
+      segments: [{ fromStep: 0, toStep: 1, schedule: 'constant' as const }],
+      bestValLoss: null,
+      model: null,
+      data: null,
+    };
     expect(snapshotBytes(snaps[0] as RunState['snapshots'][number])).toBe(big.byteLength);
-    expect(reportRunState({ run, steps: [], evals: [], snapshots: snaps }, null).snapshots.map((x) => x.step)).toEqual([0, 3, 6, 8, 11]);
+    expect(reportRunState({ run, steps: [], evals: [], snapshots: snaps }, null).snapshots.map((x) => x.step)).toEqual([
+      0, 3, 6, 8, 11,
+    ]);
     expect(reportRunState({ run, steps: [], evals: [], snapshots: snaps }, 12).snapshots).toHaveLength(12);
   });
 
@@ -101,7 +206,10 @@ describe('report', () => {
       expect(html).not.toContain(path.dirname(RUN));
       const msg = validateHostToWebview(decodeArrays(embedded(html).messages[0]));
       if (msg.type !== 'dashboard/didLoadRuns') throw new Error(msg.type);
-      const steps = fs.readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"type":"step"')).length;
+      const steps = fs
+        .readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l.includes('"type":"step"')).length;
       expect(msg.runs[0]?.steps).toHaveLength(steps);
       expect(res.steps).toBe(steps);
       expect(msg.runs[0]?.snapshots[0]?.maps[0]?.data).toBeInstanceOf(Float32Array);
@@ -125,7 +233,11 @@ describe('report', () => {
   });
 
   it('--csv writes the metrics of one or more runs, one row per (run, logged step), to stdout or --out', () => {
-    const logged = fs.readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as { step: number; loss?: number; lr?: number; kind?: string });
+    const logged = fs
+      .readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { step: number; loss?: number; lr?: number; kind?: string });
     const r = cli(['report', '--run', RUN, '--csv'], RUN);
     expect(r.code, r.stderr).toBe(0);
     const rows = parseCsv(r.stdout);

@@ -26,19 +26,36 @@ function waitFor(check: () => boolean, timeoutMs: number): Promise<void> {
   });
 }
 
-const TRAIN = ['--task', 'copy', '--steps', '100000', '--checkpoint-every', '20', '--eval-every', '0', '--snapshot-every', '0', ...FAST];
+const TRAIN = [
+  '--task',
+  'copy',
+  '--steps',
+  '100000',
+  '--checkpoint-every',
+  '20',
+  '--eval-every',
+  '0',
+  '--snapshot-every',
+  '0',
+  ...FAST,
+];
 
 type Started = ReturnType<typeof cliAsync>;
 
 /** The first of two commands to exit, and the other. */
 async function firstToExit(a: Started, b: Started): Promise<{ result: CliResult; other: Started }> {
-  return Promise.race([a.done.then((result) => ({ result, other: b })), b.done.then((result) => ({ result, other: a }))]);
+  return Promise.race([
+    a.done.then((result) => ({ result, other: b })),
+    b.done.then((result) => ({ result, other: a })),
+  ]);
 }
 
 const stepsOf = (runDir: string): number[] => metricLines(runDir, 'step').map((l) => l.step as number);
 const oneTo = (n: number): number[] => Array.from({ length: n }, (_, i) => i + 1);
 const refusal = (name: string, pid: number | undefined): RegExp =>
-  new RegExp(`^attention-lab: ${name} is being trained by process ${pid} on host ${os.hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(attention-lab train\\) since (\\d{4}-\\d\\d-\\d\\d )?\\d\\d:\\d\\d — stop it first, or wait\\.$`);
+  new RegExp(
+    `^attention-lab: ${name} is being trained by process ${pid} on host ${os.hostname().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(attention-lab train\\) since (\\d{4}-\\d\\d-\\d\\d )?\\d\\d:\\d\\d — stop it first, or wait\\.$`,
+  );
 
 /** Lets the winner train a few steps, stops it with Ctrl-C (a checkpoint is saved), and checks the run holds its steps once each. */
 async function stopAndCheck(winner: Started, runDir: string, after: number): Promise<void> {
@@ -48,7 +65,10 @@ async function stopAndCheck(winner: Started, runDir: string, after: number): Pro
   expect(r.code, r.stderr).toBe(0);
   const steps = stepsOf(runDir);
   expect(steps).toEqual(oneTo(steps.length));
-  expect(JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8'))).toMatchObject({ status: 'stopped', step: steps.length });
+  expect(JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8'))).toMatchObject({
+    status: 'stopped',
+    step: steps.length,
+  });
   expect(fs.existsSync(path.join(runDir, 'lock.json'))).toBe(false);
 }
 
@@ -81,16 +101,25 @@ describe('one writer per run folder', () => {
     const out = path.join(tmp.dir, 'killed');
     const { child, done } = cliAsync(['train', ...TRAIN, '--checkpoint-every', '3', '--out', out], tmp.dir);
     // run.json names a checkpoint once one is saved (it is replaced whole: never read half-written).
-    const savedStep = (): number => (fs.existsSync(path.join(out, 'run.json')) ? (JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as { step: number }).step : 0);
+    const savedStep = (): number =>
+      fs.existsSync(path.join(out, 'run.json'))
+        ? (JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as { step: number }).step
+        : 0;
     await waitFor(() => savedStep() > 0, 120_000);
     child.kill('SIGKILL');
     expect((await done).code).toBe(null);
-    expect(JSON.parse(fs.readFileSync(path.join(out, 'lock.json'), 'utf8'))).toMatchObject({ pid: child.pid, host: os.hostname(), by: 'attention-lab train' });
+    expect(JSON.parse(fs.readFileSync(path.join(out, 'lock.json'), 'utf8'))).toMatchObject({
+      pid: child.pid,
+      host: os.hostname(),
+      by: 'attention-lab train',
+    });
     const step = savedStep();
     expect(step).toBeGreaterThan(0);
     const r = cli(['train', '--resume', out, '--until', String(step + 4), '--json'], tmp.dir);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr.split('\n')).toContain(`Took over the lock of killed: process ${child.pid} (attention-lab train) is no longer running.`);
+    expect(r.stderr.split('\n')).toContain(
+      `Took over the lock of killed: process ${child.pid} (attention-lab train) is no longer running.`,
+    );
     expect(stepsOf(out)).toEqual(oneTo(step + 4));
     expect(fs.existsSync(path.join(out, 'lock.json'))).toBe(false);
   }, 180_000);
@@ -109,4 +138,3 @@ describe('one writer per run folder', () => {
     expect(fs.readdirSync(path.join(tmp.dir, 'kept'))).toEqual([]);
   });
 });
-

@@ -41,12 +41,15 @@ function pin(id: number): void {
 }
 
 describe('the samples after train, on a GPT-2 vocabulary', () => {
-  it('stop at the tokenizer\'s EOS (<|endoftext|>), leaving it out of the text', async () => {
+  it("stop at the tokenizer's EOS (<|endoftext|>), leaving it out of the text", async () => {
     const { eos } = r.tok.specialIds;
     expect(eos).toBe(r.tok.vocabSize - 1);
     pin(eos);
     const samples = await sampleRun(r, 2);
-    expect(samples).toEqual([{ kind: 'text', input: 'ab', output: '' }, { kind: 'text', input: 'the station!', output: '' }]);
+    expect(samples).toEqual([
+      { kind: 'text', input: 'ab', output: '' },
+      { kind: 'text', input: 'the station!', output: '' },
+    ]);
   });
 
   it('go on past id 2, an ordinary token there, up to the context', async () => {
@@ -58,7 +61,17 @@ describe('the samples after train, on a GPT-2 vocabulary', () => {
     expect(s).toEqual({ kind: 'text', input: 'ab', output: r.tok.decode(new Array<number>(L - prompt).fill(2)) });
     expect(s?.output.length).toBeGreaterThan(1);
     // The same text as the decode behind `decode`, the playground and the editor.
-    const d = decodeText(r, { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: L - prompt, seed: 1 });
+    const d = decodeText(r, {
+      input: 'ab',
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0.6,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: L - prompt,
+      seed: 1,
+    });
     expect(d.output.text).toBe(s?.output);
   });
 

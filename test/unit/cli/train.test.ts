@@ -9,21 +9,37 @@ afterAll(tmp.cleanup);
 describe('attention-lab train', () => {
   it('trains a task into a run folder and reports one JSON object with --json', () => {
     const out = path.join(tmp.dir, 'run-a');
-    const r = cli(['train', '--task', 'copy', '--steps', '12', '--eval-every', '6', '--out', out, '--json', ...FAST], tmp.dir);
+    const r = cli(
+      ['train', '--task', 'copy', '--steps', '12', '--eval-every', '6', '--out', out, '--json', ...FAST],
+      tmp.dir,
+    );
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    const j = JSON.parse(r.stdout) as { runDir: string; status: string; step: number; eval: { loss: number; exact_match: number }; samples: unknown[] };
+    const j = JSON.parse(r.stdout) as {
+      runDir: string;
+      status: string;
+      step: number;
+      eval: { loss: number; exact_match: number };
+      samples: unknown[];
+    };
     expect(j.runDir).toBe(out);
     expect(j.status).toBe('completed');
     expect(j.step).toBe(12);
     expect(j.eval.loss).toBeGreaterThan(0);
     expect(j.samples.length).toBe(3);
-    for (const f of ['run.json', 'metrics.jsonl', 'tokenizer.json', 'model.safetensors', 'optimizer.safetensors']) expect(fs.existsSync(path.join(out, f)), f).toBe(true);
+    for (const f of ['run.json', 'metrics.jsonl', 'tokenizer.json', 'model.safetensors', 'optimizer.safetensors'])
+      expect(fs.existsSync(path.join(out, f)), f).toBe(true);
     const steps = metricLines(out, 'step');
     expect(steps.map((s) => s.step)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-    for (const s of steps) for (const k of ['loss', 'lr', 'gradNorm', 'tokensPerSec', 'elapsedMs']) expect(Number.isFinite(s[k]), k).toBe(true);
+    for (const s of steps)
+      for (const k of ['loss', 'lr', 'gradNorm', 'tokensPerSec', 'elapsedMs'])
+        expect(Number.isFinite(s[k]), k).toBe(true);
     expect(metricLines(out, 'eval').map((e) => e.step)).toEqual([6, 12]);
-    const run = JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as { status: string; step: number; version: number };
+    const run = JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as {
+      status: string;
+      step: number;
+      version: number;
+    };
     expect([run.status, run.step, run.version]).toEqual(['completed', 12, 1]);
     expect(fs.readdirSync(path.join(out, 'snapshots')).length).toBeGreaterThan(0);
   });
@@ -65,13 +81,36 @@ describe('attention-lab train', () => {
     expect(sb.map((s) => s.loss)).toEqual(sa.map((s) => s.loss));
     expect(sb.map((s) => s.lr)).toEqual(sa.map((s) => s.lr));
     expect(metricLines(b, 'eval').map((e) => e.loss)).toEqual(metricLines(a, 'eval').map((e) => e.loss));
-    const run = JSON.parse(fs.readFileSync(path.join(b, 'run.json'), 'utf8')) as { status: string; step: number; spec: { training: { steps: number } }; segments: unknown };
+    const run = JSON.parse(fs.readFileSync(path.join(b, 'run.json'), 'utf8')) as {
+      status: string;
+      step: number;
+      spec: { training: { steps: number } };
+      segments: unknown;
+    };
     expect([run.status, run.step, run.spec.training.steps]).toEqual(['completed', 24, 24]);
-    expect(run.segments).toEqual([{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 24, schedule: 'restart' }]);
+    expect(run.segments).toEqual([
+      { fromStep: 0, toStep: 10, schedule: 'cosine' },
+      { fromStep: 10, toStep: 24, schedule: 'restart' },
+    ]);
   });
 
   it.each(['adamw', 'paper'])('trains a single step with the %s optimizer', (opt) => {
-    const r = cli(['train', '--task', 'sort', '--steps', '1', '--optimizer', opt, '--out', path.join(tmp.dir, `one-${opt}`), '--json', ...FAST], tmp.dir);
+    const r = cli(
+      [
+        'train',
+        '--task',
+        'sort',
+        '--steps',
+        '1',
+        '--optimizer',
+        opt,
+        '--out',
+        path.join(tmp.dir, `one-${opt}`),
+        '--json',
+        ...FAST,
+      ],
+      tmp.dir,
+    );
     expect(r.stderr).toBe('');
     expect((JSON.parse(r.stdout) as { step: number }).step).toBe(1);
   });

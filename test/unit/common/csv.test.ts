@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { csvField, headScoreRowsOf, headScoresCsv, metricsCsv, parseCsv, toCsv } from '../../../src/common/csv';
 import type { StepMetrics } from '../../../src/protocol/data';
 
-const step = (n: number, extra: Partial<StepMetrics> = {}): StepMetrics => ({ step: n, loss: 3 - n / 10, lr: 1e-3 * n, gradNorm: 0.5, tokens: 256, tokensPerSec: 12345.678, elapsedMs: 100 * n, ...extra });
+const step = (n: number, extra: Partial<StepMetrics> = {}): StepMetrics => ({
+  step: n,
+  loss: 3 - n / 10,
+  lr: 1e-3 * n,
+  gradNorm: 0.5,
+  tokens: 256,
+  tokensPerSec: 12345.678,
+  elapsedMs: 100 * n,
+  ...extra,
+});
 
 describe('csv writer', () => {
   it('quotes only the fields that need it, doubling quotes', () => {
@@ -32,13 +41,49 @@ describe('csv writer', () => {
 describe('metricsCsv', () => {
   it('writes one record per (run, step), the evaluation on its step, and an evaluation-only step on its own record', () => {
     const csv = metricsCsv([
-      { name: 'run, one', steps: [step(1), step(2)], evals: [{ step: 2, loss: 2.5, ppl: Math.exp(2.5), exactMatch: null, bleu: null }, { step: 3, loss: 2.4, ppl: 11, exactMatch: 0.5, bleu: null }] },
+      {
+        name: 'run, one',
+        steps: [step(1), step(2)],
+        evals: [
+          { step: 2, loss: 2.5, ppl: Math.exp(2.5), exactMatch: null, bleu: null },
+          { step: 3, loss: 2.4, ppl: 11, exactMatch: 0.5, bleu: null },
+        ],
+      },
       { name: 'two', steps: [step(1, { loss: Number.NaN })], evals: [] },
     ]);
     const rows = parseCsv(csv);
-    expect(rows[0]).toEqual(['step', 'run', 'train loss', 'val loss', 'val perplexity', 'lr', 'grad norm', 'tokens', 'tokens/s', 'elapsed (s)', 'exact match']);
-    expect(rows.slice(1).map((r) => [r[0], r[1]])).toEqual([['1', 'run, one'], ['2', 'run, one'], ['3', 'run, one'], ['1', 'two']]);
-    expect(rows[2]).toEqual(['2', 'run, one', '2.8', '2.5', String(Math.exp(2.5)), '0.002', '0.5', '256', '12345.678', '0.2', '']);
+    expect(rows[0]).toEqual([
+      'step',
+      'run',
+      'train loss',
+      'val loss',
+      'val perplexity',
+      'lr',
+      'grad norm',
+      'tokens',
+      'tokens/s',
+      'elapsed (s)',
+      'exact match',
+    ]);
+    expect(rows.slice(1).map((r) => [r[0], r[1]])).toEqual([
+      ['1', 'run, one'],
+      ['2', 'run, one'],
+      ['3', 'run, one'],
+      ['1', 'two'],
+    ]);
+    expect(rows[2]).toEqual([
+      '2',
+      'run, one',
+      '2.8',
+      '2.5',
+      String(Math.exp(2.5)),
+      '0.002',
+      '0.5',
+      '256',
+      '12345.678',
+      '0.2',
+      '',
+    ]);
     expect(rows[3]?.slice(2, 4)).toEqual(['', '2.4']);
     expect(rows[3]?.[10]).toBe('0.5');
     expect(rows[4]?.[2]).toBe('');
@@ -52,17 +97,47 @@ describe('headScoresCsv', () => {
       {
         step: 5,
         headScores: [
-          { stack: 'decoder.self', layer: 0, head: 1, scores: { previousToken: 0.9, firstToken: 0.05, diagonal: 0.01, induction: 0.2, entropy: 1.25 } },
+          {
+            stack: 'decoder.self',
+            layer: 0,
+            head: 1,
+            scores: { previousToken: 0.9, firstToken: 0.05, diagonal: 0.01, induction: 0.2, entropy: 1.25 },
+          },
           { stack: 'decoder.cross', layer: 1, head: 0, scores: { diagonal: 0.1, antiDiagonal: 0.8, entropy: 0.5 } },
         ],
       },
     ]);
     const t = parseCsv(headScoresCsv(rows));
-    expect(t[0]).toEqual(['step', 'stack', 'layer', 'head', 'previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy']);
+    expect(t[0]).toEqual([
+      'step',
+      'stack',
+      'layer',
+      'head',
+      'previousToken',
+      'firstToken',
+      'diagonal',
+      'antiDiagonal',
+      'induction',
+      'entropy',
+    ]);
     expect(t[1]).toEqual(['5', 'decoder.self', '1', '2', '0.9', '0.05', '0.01', '', '0.2', '1.25']);
     expect(t[2]).toEqual(['5', 'decoder.cross', '2', '1', '', '', '0.1', '0.8', '', '0.5']);
-    expect(parseCsv(headScoresCsv([{ step: null, stack: 'encoder.self', layer: 1, head: 1, deltaLoss: -0.25 }]))).toEqual([
-      ['step', 'stack', 'layer', 'head', 'previousToken', 'firstToken', 'diagonal', 'antiDiagonal', 'induction', 'entropy', 'deltaLoss'],
+    expect(
+      parseCsv(headScoresCsv([{ step: null, stack: 'encoder.self', layer: 1, head: 1, deltaLoss: -0.25 }])),
+    ).toEqual([
+      [
+        'step',
+        'stack',
+        'layer',
+        'head',
+        'previousToken',
+        'firstToken',
+        'diagonal',
+        'antiDiagonal',
+        'induction',
+        'entropy',
+        'deltaLoss',
+      ],
       ['', 'encoder.self', '1', '1', '', '', '', '', '', '', '-0.25'],
     ]);
   });

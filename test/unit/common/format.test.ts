@@ -1,11 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import {
-  MISSING, formatBleu, formatBytes, formatCompact, formatCount, formatDuration, formatExample, formatLoss, formatLossDelta, formatNumber, formatPercent, formatPerplexity, formatProbDelta, formatTicks,
+  MISSING,
+  formatBleu,
+  formatBytes,
+  formatCompact,
+  formatCount,
+  formatDuration,
+  formatExample,
+  formatLoss,
+  formatLossDelta,
+  formatNumber,
+  formatPercent,
+  formatPerplexity,
+  formatProbDelta,
+  formatTicks,
 } from '../../../src/common/format';
 
 describe('formatCount', () => {
   it('separates thousands with commas, whatever the locale', () => {
-    expect([0, 7, 999, 1000, 12_345, 1_234_567, 124_439_808].map(formatCount)).toEqual(['0', '7', '999', '1,000', '12,345', '1,234,567', '124,439,808']);
+    expect([0, 7, 999, 1000, 12_345, 1_234_567, 124_439_808].map(formatCount)).toEqual([
+      '0',
+      '7',
+      '999',
+      '1,000',
+      '12,345',
+      '1,234,567',
+      '124,439,808',
+    ]);
   });
 
   it('rounds to whole numbers, keeps the sign and prints a non-number as missing', () => {
@@ -16,17 +37,32 @@ describe('formatCount', () => {
 
 describe('formatCompact', () => {
   it('uses three significant digits and an SI prefix', () => {
-    expect([0, 7, 999, 1000, 1234, 12_345, 123_456, 1_234_567, 12_345_678, 124_439_808, 1.5e9, 2e12].map((n) => formatCompact(n))).toEqual([
-      '0', '7', '999', '1k', '1.23k', '12.3k', '123k', '1.23M', '12.3M', '124M', '1.5G', '2T',
-    ]);
+    expect(
+      [0, 7, 999, 1000, 1234, 12_345, 123_456, 1_234_567, 12_345_678, 124_439_808, 1.5e9, 2e12].map((n) =>
+        formatCompact(n),
+      ),
+    ).toEqual(['0', '7', '999', '1k', '1.23k', '12.3k', '123k', '1.23M', '12.3M', '124M', '1.5G', '2T']);
   });
 
   it('moves to the next prefix when rounding reaches 1000 (999.6 → 1k, 999,500 → 1M)', () => {
-    expect([999.4, 999.6, 99_950, 999_499, 999_500, 999_999_999].map((n) => formatCompact(n))).toEqual(['999', '1k', '100k', '999k', '1M', '1G']);
+    expect([999.4, 999.6, 99_950, 999_499, 999_500, 999_999_999].map((n) => formatCompact(n))).toEqual([
+      '999',
+      '1k',
+      '100k',
+      '999k',
+      '1M',
+      '1G',
+    ]);
   });
 
   it('rounds small rates to whole numbers and keeps the sign', () => {
-    expect([12.7, 0.3, -0.3, -1234, -12_345_678].map((n) => formatCompact(n))).toEqual(['13', '0', '0', '-1.23k', '-12.3M']);
+    expect([12.7, 0.3, -0.3, -1234, -12_345_678].map((n) => formatCompact(n))).toEqual([
+      '13',
+      '0',
+      '0',
+      '-1.23k',
+      '-12.3M',
+    ]);
     expect([Number.NaN, Number.NEGATIVE_INFINITY].map((n) => formatCompact(n))).toEqual([MISSING, MISSING]);
   });
 
@@ -39,8 +75,34 @@ describe('formatCompact', () => {
 
 describe('formatBytes', () => {
   it('counts in powers of 1024 with one decimal below 10 and none above', () => {
-    expect([0, 1, 512, 1023, 1024, 1536, 10 * 1024, 6.4 * 2 ** 20, 64 * 2 ** 20, 256 * 2 ** 20, 1.5 * 2 ** 30, 3 * 2 ** 40].map(formatBytes)).toEqual([
-      '0 B', '1 B', '512 B', '1023 B', '1 KB', '1.5 KB', '10 KB', '6.4 MB', '64 MB', '256 MB', '1.5 GB', '3 TB',
+    expect(
+      [
+        0,
+        1,
+        512,
+        1023,
+        1024,
+        1536,
+        10 * 1024,
+        6.4 * 2 ** 20,
+        64 * 2 ** 20,
+        256 * 2 ** 20,
+        1.5 * 2 ** 30,
+        3 * 2 ** 40,
+      ].map(formatBytes),
+    ).toEqual([
+      '0 B',
+      '1 B',
+      '512 B',
+      '1023 B',
+      '1 KB',
+      '1.5 KB',
+      '10 KB',
+      '6.4 MB',
+      '64 MB',
+      '256 MB',
+      '1.5 GB',
+      '3 TB',
     ]);
   });
 
@@ -60,12 +122,33 @@ describe('formatBytes', () => {
 describe('formatDuration', () => {
   it('prints milliseconds, tenths of seconds, seconds, minutes and hours', () => {
     expect([0, 0.0004, 0.012, 0.35, 1, 1.44, 9.9, 12, 59, 185, 3600, 3720, 100 * 3600].map(formatDuration)).toEqual([
-      '0s', '<1ms', '12ms', '350ms', '1.0s', '1.4s', '9.9s', '12s', '59s', '3m05s', '1h00m', '1h02m', '100h00m',
+      '0s',
+      '<1ms',
+      '12ms',
+      '350ms',
+      '1.0s',
+      '1.4s',
+      '9.9s',
+      '12s',
+      '59s',
+      '3m05s',
+      '1h00m',
+      '1h02m',
+      '100h00m',
     ]);
   });
 
   it('rounds before splitting: 0.9996 s is 1.0s, 9.96 s is 10s, 59.6 s is 1m00s, 3599.6 s is 1h00m', () => {
-    expect([0.9996, 9.949, 9.96, 59.4, 59.6, 3599.4, 3599.6, 3659.9].map(formatDuration)).toEqual(['1.0s', '9.9s', '10s', '59s', '1m00s', '59m59s', '1h00m', '1h01m']);
+    expect([0.9996, 9.949, 9.96, 59.4, 59.6, 3599.4, 3599.6, 3659.9].map(formatDuration)).toEqual([
+      '1.0s',
+      '9.9s',
+      '10s',
+      '59s',
+      '1m00s',
+      '59m59s',
+      '1h00m',
+      '1h01m',
+    ]);
   });
 
   it('prints a negative or non-number duration as missing', () => {
@@ -76,18 +159,41 @@ describe('formatDuration', () => {
 describe('formatLoss, formatPerplexity, formatBleu', () => {
   it('prints losses with four decimals, and missing before the first one', () => {
     expect([2.34567, 0, 10, 1e-7].map(formatLoss)).toEqual(['2.3457', '0.0000', '10.0000', '0.0000']);
-    expect([formatLoss(null), formatLoss(Number.NaN), formatLoss(Number.POSITIVE_INFINITY)]).toEqual([MISSING, 'NaN', 'Infinity']);
+    expect([formatLoss(null), formatLoss(Number.NaN), formatLoss(Number.POSITIVE_INFINITY)]).toEqual([
+      MISSING,
+      'NaN',
+      'Infinity',
+    ]);
   });
 
   it('prints perplexity and BLEU with two decimals', () => {
-    expect([formatPerplexity(3.4371), formatPerplexity(1.0012), formatPerplexity(null), formatPerplexity(Number.POSITIVE_INFINITY)]).toEqual(['3.44', '1.00', MISSING, 'Infinity']);
-    expect([formatBleu(51.0213), formatBleu(0), formatBleu(100), formatBleu(null)]).toEqual(['51.02', '0.00', '100.00', MISSING]);
+    expect([
+      formatPerplexity(3.4371),
+      formatPerplexity(1.0012),
+      formatPerplexity(null),
+      formatPerplexity(Number.POSITIVE_INFINITY),
+    ]).toEqual(['3.44', '1.00', MISSING, 'Infinity']);
+    expect([formatBleu(51.0213), formatBleu(0), formatBleu(100), formatBleu(null)]).toEqual([
+      '51.02',
+      '0.00',
+      '100.00',
+      MISSING,
+    ]);
   });
 });
 
 describe('formatPercent', () => {
   it('prints a fraction as a percentage with one decimal, dropping ".0"', () => {
-    expect([0, 0.125, 0.5, 0.875, 0.12345, 1, 1.5, -0.25].map(formatPercent)).toEqual(['0%', '12.5%', '50%', '87.5%', '12.3%', '100%', '150%', '-25%']);
+    expect([0, 0.125, 0.5, 0.875, 0.12345, 1, 1.5, -0.25].map(formatPercent)).toEqual([
+      '0%',
+      '12.5%',
+      '50%',
+      '87.5%',
+      '12.3%',
+      '100%',
+      '150%',
+      '-25%',
+    ]);
   });
 
   it('never rounds a fraction that is not 0 or 1 to 0% or 100%', () => {
@@ -101,7 +207,14 @@ describe('formatPercent', () => {
 
 describe('formatNumber', () => {
   it('uses fixed decimals for moderate values and exponents for tiny or huge ones', () => {
-    expect([formatNumber(0), formatNumber(1.23456), formatNumber(1.5), formatNumber(1e-5), formatNumber(2e7), formatNumber(-0.25)]).toEqual(['0', '1.235', '1.5', '1.00e-5', '2.00e+7', '-0.25']);
+    expect([
+      formatNumber(0),
+      formatNumber(1.23456),
+      formatNumber(1.5),
+      formatNumber(1e-5),
+      formatNumber(2e7),
+      formatNumber(-0.25),
+    ]).toEqual(['0', '1.235', '1.5', '1.00e-5', '2.00e+7', '-0.25']);
     expect(formatNumber(1.23456, 1)).toBe('1.2');
     expect([formatNumber(Number.NaN), formatNumber(Number.POSITIVE_INFINITY)]).toEqual(['NaN', 'Infinity']);
   });
@@ -110,7 +223,9 @@ describe('formatNumber', () => {
 describe('formatExample', () => {
   it('writes one line, cut at a word past 40 characters', () => {
     expect(formatExample('  ROMEO:\n  But soft ')).toBe('ROMEO: But soft');
-    expect(formatExample('First Citizen:\nBefore we proceed any further, hear me speak.')).toBe('First Citizen: Before we proceed any…');
+    expect(formatExample('First Citizen:\nBefore we proceed any further, hear me speak.')).toBe(
+      'First Citizen: Before we proceed any…',
+    );
     expect(formatExample('x'.repeat(50))).toBe(`${'x'.repeat(40)}…`);
   });
 });
@@ -137,7 +252,12 @@ describe('formatTicks', () => {
   });
 
   it('never repeats a label of distinct values, whatever the spacing', () => {
-    for (const [lo, step] of [[0.001, 1e-7], [1, 1e-9], [123.4, 0.01], [5e-5, 1e-9]] as const) {
+    for (const [lo, step] of [
+      [0.001, 1e-7],
+      [1, 1e-9],
+      [123.4, 0.01],
+      [5e-5, 1e-9],
+    ] as const) {
       const ticks = [0, 1, 2, 3, 4].map((i) => lo + i * step);
       const labels = formatTicks(ticks);
       expect(new Set(labels).size, labels.join(' ')).toBe(5);
@@ -147,7 +267,21 @@ describe('formatTicks', () => {
 
 describe('formatLossDelta and formatProbDelta', () => {
   it('sign every change, say ±0 only for exactly zero, and keep the sign of tiny changes', () => {
-    expect([0.0123, -0.5, 0, 1e-7, -1e-7, Number.NaN].map(formatLossDelta)).toEqual(['+0.0123', '\u22120.5000', '±0', '+0.0000', '\u22120.0000', 'NaN']);
-    expect([0.123, -0.004, 0, 0.0001, -0.0001, 0.5].map(formatProbDelta)).toEqual(['+12.3 pp', '\u22120.4 pp', '±0 pp', '+<0.1 pp', '\u2212<0.1 pp', '+50 pp']);
+    expect([0.0123, -0.5, 0, 1e-7, -1e-7, Number.NaN].map(formatLossDelta)).toEqual([
+      '+0.0123',
+      '\u22120.5000',
+      '±0',
+      '+0.0000',
+      '\u22120.0000',
+      'NaN',
+    ]);
+    expect([0.123, -0.004, 0, 0.0001, -0.0001, 0.5].map(formatProbDelta)).toEqual([
+      '+12.3 pp',
+      '\u22120.4 pp',
+      '±0 pp',
+      '+<0.1 pp',
+      '\u2212<0.1 pp',
+      '+50 pp',
+    ]);
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { WireCodecError, base64ToBytes, bytesToBase64, bytesToBase64Btoa, decodeArrays, encodeArrays } from '../../../src/common/wireCodec';
+import {
+  WireCodecError,
+  base64ToBytes,
+  bytesToBase64,
+  bytesToBase64Btoa,
+  decodeArrays,
+  encodeArrays,
+} from '../../../src/common/wireCodec';
 
 describe('wireCodec', () => {
   it('round-trips Float32Array and Uint8Array anywhere in a message', () => {
@@ -33,7 +40,9 @@ describe('wireCodec', () => {
   it('passes typed arrays through and rejects broken tags with the path', () => {
     const f = Float32Array.of(1);
     expect((decodeArrays({ a: f }) as { a: Float32Array }).a).toBe(f);
-    expect(() => decodeArrays({ maps: [{ data: { $f32: 'AAA' } }] })).toThrow(/message\.maps\[0\]\.data\.\$f32: 2 bytes is not a whole number/);
+    expect(() => decodeArrays({ maps: [{ data: { $f32: 'AAA' } }] })).toThrow(
+      /message\.maps\[0\]\.data\.\$f32: 2 bytes is not a whole number/,
+    );
     expect(() => decodeArrays({ d: { $u8: '*not base64*' } })).toThrow(WireCodecError);
     expect(() => decodeArrays({ d: { $f32: 5 } })).toThrow(/expected a base64 string/);
   });
@@ -60,7 +69,10 @@ describe('encodeArrays (host → dashboard posts)', () => {
     const map = Float32Array.from([0.25, 0.5, 0.125, 0.125]);
     const mask = Uint8Array.from([1, 0, 1, 1]);
     const view = new Float32Array(new Float32Array([9, 1, 2, 3]).buffer, 4, 3); // a view with an offset
-    const msg = { type: 'dashboard/didLoadRuns', runs: [{ snapshots: [{ maps: [{ data: map }, { data: view }], masks: [{ data: mask }] }] }] };
+    const msg = {
+      type: 'dashboard/didLoadRuns',
+      runs: [{ snapshots: [{ maps: [{ data: map }, { data: view }], masks: [{ data: mask }] }] }],
+    };
     const encoded = encodeArrays(msg);
     // What VS Code does to a webview message's ArrayBuffers: moves them to the page.
     structuredClone(null, { transfer: [map.buffer, mask.buffer, view.buffer] });

@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/engine/config';
-import { CONFIG_LIMITS, MAX_PARAMS, applyOverrides, paramsUpperBound, presetConfig, validateConfig } from '../../../src/engine/config';
+import {
+  CONFIG_LIMITS,
+  MAX_PARAMS,
+  applyOverrides,
+  paramsUpperBound,
+  presetConfig,
+  validateConfig,
+} from '../../../src/engine/config';
 import { estimateModel } from '../../../src/engine/models/estimate';
 import { EngineError } from '../../../src/engine/errors';
 
@@ -19,10 +26,25 @@ function invalid(over: Partial<ModelConfig>): EngineError {
 describe('config', () => {
   it('builds the paper base and nanoGPT presets', () => {
     const base = presetConfig('encoder-decoder', 'base', 37000);
-    expect([base.nEncoderLayers, base.nDecoderLayers, base.dModel, base.nHeads, base.dFF]).toEqual([6, 6, 512, 8, 2048]);
-    expect([base.norm, base.positional, base.activation, base.labelSmoothing, base.dropout]).toEqual(['post', 'sinusoidal', 'relu', 0.1, 0.1]);
+    expect([base.nEncoderLayers, base.nDecoderLayers, base.dModel, base.nHeads, base.dFF]).toEqual([
+      6, 6, 512, 8, 2048,
+    ]);
+    expect([base.norm, base.positional, base.activation, base.labelSmoothing, base.dropout]).toEqual([
+      'post',
+      'sinusoidal',
+      'relu',
+      0.1,
+      0.1,
+    ]);
     const gpt = presetConfig('decoder-only', 'small', 65);
-    expect([gpt.norm, gpt.positional, gpt.activation, gpt.tieEmbeddings, gpt.bias, gpt.layerNormEps]).toEqual(['pre', 'learned', 'gelu', true, true, 1e-5]);
+    expect([gpt.norm, gpt.positional, gpt.activation, gpt.tieEmbeddings, gpt.bias, gpt.layerNormEps]).toEqual([
+      'pre',
+      'learned',
+      'gelu',
+      true,
+      true,
+      1e-5,
+    ]);
   });
 
   it('says how to fix d_model not divisible by heads', () => {
@@ -51,7 +73,9 @@ describe('config', () => {
   // model is planned layer by layer: on the code before, dModel 1e15 with 7 heads looped
   // 1e15 times on the caller's thread (the extension host sizing the Configuration view).
   it('refuses an absurd dModel with heads that do not divide it without looping over it', () => {
-    expect(invalid({ dModel: 1e15, nHeads: 7 }).message).toMatch(/dModel 1000000000000000 is larger than the 65536 .*set dModel to at most 65536/);
+    expect(invalid({ dModel: 1e15, nHeads: 7 }).message).toMatch(
+      /dModel 1000000000000000 is larger than the 65536 .*set dModel to at most 65536/,
+    );
     expect(() => applyOverrides(good, { dModel: '1e15', nHeads: 7 })).toThrow(/dModel .* is larger than/);
   });
 
@@ -62,7 +86,10 @@ describe('config', () => {
     [{ maxLen: 2 ** 30 }, /maxLen .* is larger than/],
     [{ dFF: 1e12 }, /dFF .* is larger than/],
     [{ nHeads: 96, dModel: 64 }, /nHeads 96 is more than dModel 64/],
-    [{ dModel: 65536, dFF: 262144, nHeads: 64, nDecoderLayers: 64 }, /billion parameters, more than the 2\.15 billion.*use fewer layers/],
+    [
+      { dModel: 65536, dFF: 262144, nHeads: 64, nDecoderLayers: 64 },
+      /billion parameters, more than the 2\.15 billion.*use fewer layers/,
+    ],
   ])('refuses the out-of-bounds sizes %o', (over, re) => {
     expect(invalid(over).message).toMatch(re);
   });
@@ -74,10 +101,20 @@ describe('config', () => {
   });
 
   it('bounds the exact parameter count from above, and admits GPT-2 XL', () => {
-    for (const c of [good, presetConfig('decoder-only', 'gpt', 50257), presetConfig('encoder-decoder', 'base', 37000)]) {
+    for (const c of [
+      good,
+      presetConfig('decoder-only', 'gpt', 50257),
+      presetConfig('encoder-decoder', 'base', 37000),
+    ]) {
       expect(paramsUpperBound(c)).toBeGreaterThanOrEqual(estimateModel(c, { maxBatch: 1, maxLen: 1 }).params);
     }
-    const xl = validateConfig({ ...presetConfig('decoder-only', 'gpt', 50257), dModel: 1600, nHeads: 25, dFF: 6400, nDecoderLayers: 48 });
+    const xl = validateConfig({
+      ...presetConfig('decoder-only', 'gpt', 50257),
+      dModel: 1600,
+      nHeads: 25,
+      dFF: 6400,
+      nDecoderLayers: 48,
+    });
     expect(paramsUpperBound(xl)).toBeLessThan(MAX_PARAMS);
     expect(CONFIG_LIMITS.nDecoderLayers).toBe(1024);
   });

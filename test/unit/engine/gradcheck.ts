@@ -66,7 +66,12 @@ function pickIndices(n: number, opts: GradCheckOptions): readonly number[] {
  * @param x the input being perturbed in place.
  * @param analytic the gradient under test, same length as x.
  */
-export function gradCheck(f: () => number, x: FloatArray, analytic: FloatArray, opts: GradCheckOptions = {}): GradCheckResult {
+export function gradCheck(
+  f: () => number,
+  x: FloatArray,
+  analytic: FloatArray,
+  opts: GradCheckOptions = {},
+): GradCheckResult {
   const eps = opts.eps ?? 1e-6;
   const rtol = opts.rtol ?? 1e-6;
   const atol = opts.atol ?? 1e-8;
@@ -101,10 +106,11 @@ export function gradCheck(f: () => number, x: FloatArray, analytic: FloatArray, 
     }
   }
   const ok = worstIndex === -1 || worstRatio <= 1;
-  const message = worstIndex === -1
-    ? 'gradCheck: no elements checked'
-    : `gradCheck ${ok ? 'passed' : 'FAILED'} over ${indices.length} elements: worst at index ${worstIndex}, ` +
-      `analytic ${worstA}, numeric ${worstN}, error/tolerance ${worstRatio.toPrecision(3)} ` +
-      `(rtol ${rtol}, atol ${atol}, eps ${eps})`;
+  const message =
+    worstIndex === -1
+      ? 'gradCheck: no elements checked'
+      : `gradCheck ${ok ? 'passed' : 'FAILED'} over ${indices.length} elements: worst at index ${worstIndex}, ` +
+        `analytic ${worstA}, numeric ${worstN}, error/tolerance ${worstRatio.toPrecision(3)} ` +
+        `(rtol ${rtol}, atol ${atol}, eps ${eps})`;
   return { ok, checked: indices.length, worstIndex, analytic: worstA, numeric: worstN, worstRatio, message };
 }

@@ -17,7 +17,12 @@ const importsVscode = (src: string): boolean => /from ['"]vscode['"]|require\(['
 
 describe('layering of the extension', () => {
   it('keeps vscode out of the engine, the lab (its workers included), the protocol and the common helpers', () => {
-    const pure = [...sources('src/engine'), ...sources('src/lab'), ...sources('src/protocol'), ...sources('src/common')];
+    const pure = [
+      ...sources('src/engine'),
+      ...sources('src/lab'),
+      ...sources('src/protocol'),
+      ...sources('src/common'),
+    ];
     expect(pure.length).toBeGreaterThan(50);
     expect(pure.filter((f) => importsVscode(read(f)))).toEqual([]);
   });

@@ -104,7 +104,10 @@ export function limitedIo(free: number): FileIo & { free: number; readonly used:
  * `pick` accepts fails like a disk that fills during it: its first write is short (half the
  * bytes land), the next fails with ENOSPC. `hits` counts the picked opens so far.
  */
-export function failingIo(pick: (file: string) => boolean, nth: number): FileIo & { readonly hits: number; readonly failed: string | null } {
+export function failingIo(
+  pick: (file: string) => boolean,
+  nth: number,
+): FileIo & { readonly hits: number; readonly failed: string | null } {
   let hits = 0;
   let failing: number | null = null;
   let failed: string | null = null;

@@ -21,10 +21,25 @@ import { nodeTestFs } from './files/fileSystems';
 /** A spec of a tiny model trained for `steps` steps. */
 export function tinySpec(data: TrainSpec['data'], steps = 3, seqLen = 16): TrainSpec {
   return {
-    model: { kind: data.kind === 'documents' ? 'decoder-only' : 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32, dFF: 64 } },
+    model: {
+      kind: data.kind === 'documents' ? 'decoder-only' : 'encoder-decoder',
+      preset: 'tiny',
+      overrides: { dModel: 32, dFF: 64 },
+    },
     tokenizer: { type: 'char', vocabSize: 1000 },
     data,
-    training: { steps, batchSize: 4, seqLen, evalEvery: 0, checkpointEvery: 0, snapshotEvery: 0, seed: 3, optimizer: 'adamw', lr: 3e-3, warmup: 0 },
+    training: {
+      steps,
+      batchSize: 4,
+      seqLen,
+      evalEvery: 0,
+      checkpointEvery: 0,
+      snapshotEvery: 0,
+      seed: 3,
+      optimizer: 'adamw',
+      lr: 3e-3,
+      warmup: 0,
+    },
     backend: 'reference',
   };
 }

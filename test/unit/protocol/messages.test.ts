@@ -13,11 +13,26 @@ import type { DataSummary, TrainSpec } from '../../../src/protocol/data';
 import type { Fields, Schema, UnionSchema } from '../../../src/protocol/schema';
 import { ProtocolError } from '../../../src/protocol/schema';
 import type { HostToModelWorker, ModelWorkerToHost } from '../../../src/protocol/modelWorker';
-import { hostToModelWorker, modelWorkerToHost, validateHostToModelWorker, validateModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import {
+  hostToModelWorker,
+  modelWorkerToHost,
+  validateHostToModelWorker,
+  validateModelWorkerToHost,
+} from '../../../src/protocol/modelWorker';
 import type { HostToWorker, WorkerToHost } from '../../../src/protocol/trainingWorker';
-import { hostToWorker, validateHostToWorker, validateWorkerToHost, workerToHost } from '../../../src/protocol/trainingWorker';
+import {
+  hostToWorker,
+  validateHostToWorker,
+  validateWorkerToHost,
+  workerToHost,
+} from '../../../src/protocol/trainingWorker';
 import type { HostToWebview, WebviewToHost } from '../../../src/protocol/webview';
-import { hostToWebview, validateHostToWebview, validateWebviewToHost, webviewToHost } from '../../../src/protocol/webview';
+import {
+  hostToWebview,
+  validateHostToWebview,
+  validateWebviewToHost,
+  webviewToHost,
+} from '../../../src/protocol/webview';
 import { DOCS_OUTPUT, PAIRS_RECORD } from '../../evalOutputs';
 
 /** One sample of each message of a union. */
@@ -27,36 +42,134 @@ const spec: TrainSpec = {
   model: { kind: 'decoder-only', preset: 'tiny', overrides: { dModel: 32, tieEmbeddings: 'true' } },
   tokenizer: { type: 'bpe', vocabSize: 300 },
   data: { kind: 'documents', files: ['a.md'], root: '/w', maxFileBytes: 1024, skipGenerated: true },
-  training: { steps: 10, batchSize: 4, seqLen: 16, evalEvery: 5, checkpointEvery: 5, snapshotEvery: 5, seed: 1, optimizer: 'adamw', lr: 0, warmup: 0 },
+  training: {
+    steps: 10,
+    batchSize: 4,
+    seqLen: 16,
+    evalEvery: 5,
+    checkpointEvery: 5,
+    snapshotEvery: 5,
+    seed: 1,
+    optimizer: 'adamw',
+    lr: 0,
+    warmup: 0,
+  },
   backend: 'auto',
 };
 const model: ModelInfo = {
-  config: { kind: 'decoder-only', dModel: 32, nHeads: 4, dFF: 128, nDecoderLayers: 2, nEncoderLayers: 0, srcVocabSize: 0, vocabSize: 300, maxLen: 16, norm: 'pre', positional: 'learned', activation: 'gelu', dropout: 0, tieEmbeddings: true, bias: true, layerNormEps: 1e-5, embedScale: false, labelSmoothing: 0 },
-  params: 1000, paramsByModule: { embeddings: 600, 'decoder.0': 400 }, memoryBytes: 4096, flopsPerToken: 6000, backend: 'wasm',
+  config: {
+    kind: 'decoder-only',
+    dModel: 32,
+    nHeads: 4,
+    dFF: 128,
+    nDecoderLayers: 2,
+    nEncoderLayers: 0,
+    srcVocabSize: 0,
+    vocabSize: 300,
+    maxLen: 16,
+    norm: 'pre',
+    positional: 'learned',
+    activation: 'gelu',
+    dropout: 0,
+    tieEmbeddings: true,
+    bias: true,
+    layerNormEps: 1e-5,
+    embedScale: false,
+    labelSmoothing: 0,
+  },
+  params: 1000,
+  paramsByModule: { embeddings: 600, 'decoder.0': 400 },
+  memoryBytes: 4096,
+  flopsPerToken: 6000,
+  backend: 'wasm',
 };
 const data: DataSummary = {
-  description: '1 document', documents: 1, bytes: 100, trainTokens: 90, valTokens: 10, skipped: [{ path: 'big.bin', reason: 'binary', bytes: 9 }],
-  validation: { kind: 'tail', text: 'the last 10% of each document' }, prompts: ['Once'],
+  description: '1 document',
+  documents: 1,
+  bytes: 100,
+  trainTokens: 90,
+  valTokens: 10,
+  skipped: [{ path: 'big.bin', reason: 'binary', bytes: 9 }],
+  validation: { kind: 'tail', text: 'the last 10% of each document' },
+  prompts: ['Once'],
 };
 const snapshot: AttentionSnapshot = {
-  step: 5, srcTokens: [], tgtTokens: ['<bos>', 'a'],
+  step: 5,
+  srcTokens: [],
+  tgtTokens: ['<bos>', 'a'],
   maps: [{ stack: 'decoder.self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
   masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
 };
-const params: DecodeParams = { input: 'ab', strategy: 'sample', beam: 4, lengthPenalty: 0.6, temperature: 0.8, topK: 5, topP: 0.9, maxTokens: 10, seed: 1 };
+const params: DecodeParams = {
+  input: 'ab',
+  strategy: 'sample',
+  beam: 4,
+  lengthPenalty: 0.6,
+  temperature: 0.8,
+  topK: 5,
+  topP: 0.9,
+  maxTokens: 10,
+  seed: 1,
+};
 const output: DecodeOutput = {
-  text: 'abc', promptTokens: ['a'], tokens: ['b', 'c'], ids: [7, 8], logprobs: [-0.1, -0.2], score: -0.3,
-  attention: { queryStart: 1, queries: 2, selfKeys: 3, sourceLength: 0, nHeads: 4, self: [new Float32Array(24)], cross: [] }, beams: [{ text: 'abc', score: -0.3 }], stopReason: 'maxTokens',
+  text: 'abc',
+  promptTokens: ['a'],
+  tokens: ['b', 'c'],
+  ids: [7, 8],
+  logprobs: [-0.1, -0.2],
+  score: -0.3,
+  attention: {
+    queryStart: 1,
+    queries: 2,
+    selfKeys: 3,
+    sourceLength: 0,
+    nHeads: 4,
+    self: [new Float32Array(24)],
+    cross: [],
+  },
+  beams: [{ text: 'abc', score: -0.3 }],
+  stopReason: 'maxTokens',
 };
 const lensInput = { kind: 'encoder-decoder', src: 'abc', tgt: 'c' } as const;
-const lens: LensOutputData = { tokens: ['<bos>', 'c'], src: ['a', 'b', 'c', '<eos>'], layers: [{ layer: 0, positions: [{ top: [{ token: 'c', prob: 0.5 }] }, { top: [{ token: 'b', prob: 0.4 }] }] }], truncation: 'Showing the last 2 of 3 tokens.' };
+const lens: LensOutputData = {
+  tokens: ['<bos>', 'c'],
+  src: ['a', 'b', 'c', '<eos>'],
+  layers: [{ layer: 0, positions: [{ top: [{ token: 'c', prob: 0.5 }] }, { top: [{ token: 'b', prob: 0.4 }] }] }],
+  truncation: 'Showing the last 2 of 3 tokens.',
+};
 const off = [{ stack: 'decoder.cross', layer: 0, head: 1 }] as const;
-const ablation: AblationOutputData = { tokens: ['<bos>', 'c'], off: [...off], base: { loss: 0.5, scored: 2, next: [{ token: 'b', prob: 0.9 }] }, ablated: { loss: 1.5, scored: 2, next: [{ token: 'a', prob: 0.6 }] }, compare: [{ token: 'b', base: 0.9, ablated: 0.1 }, { token: 'a', base: 0.05, ablated: 0.6 }] };
-const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.7, tokens: 40, tokensPerSec: 900, elapsedMs: 12 } as const;
+const ablation: AblationOutputData = {
+  tokens: ['<bos>', 'c'],
+  off: [...off],
+  base: { loss: 0.5, scored: 2, next: [{ token: 'b', prob: 0.9 }] },
+  ablated: { loss: 1.5, scored: 2, next: [{ token: 'a', prob: 0.6 }] },
+  compare: [
+    { token: 'b', base: 0.9, ablated: 0.1 },
+    { token: 'a', base: 0.05, ablated: 0.6 },
+  ],
+};
+const step = {
+  type: 'train/didStep',
+  step: 3,
+  loss: 1.5,
+  lr: 1e-3,
+  gradNorm: 0.7,
+  tokens: 40,
+  tokensPerSec: 900,
+  elapsedMs: 12,
+} as const;
 const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }] as const;
 
 const HOST_TO_WORKER: Fixtures<HostToWorker> = {
-  'train/start': { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 5, extendTo: null, pytorch: { python: 'python3', nproc: 2, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/t' } },
+  'train/start': {
+    type: 'train/start',
+    runDir: '/r',
+    spec,
+    resume: true,
+    stopAt: 5,
+    extendTo: null,
+    pytorch: { python: 'python3', nproc: 2, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/t' },
+  },
   'train/pause': { type: 'train/pause' },
   'train/resume': { type: 'train/resume' },
   'train/stop': { type: 'train/stop' },
@@ -65,7 +178,13 @@ const HOST_TO_WORKER: Fixtures<HostToWorker> = {
 const WORKER_TO_HOST: Fixtures<WorkerToHost> = {
   'worker/ready': { type: 'worker/ready' },
   'train/didLog': { type: 'train/didLog', level: 'warn', message: 'skipped 1 file' },
-  'train/didProgress': { type: 'train/didProgress', phase: 'encode', done: 10, total: 100, message: 'Encoding a.md (bpe)' },
+  'train/didProgress': {
+    type: 'train/didProgress',
+    phase: 'encode',
+    done: 10,
+    total: 100,
+    message: 'Encoding a.md (bpe)',
+  },
   'train/didStart': { type: 'train/didStart', runDir: '/r', startStep: 0, totalSteps: 10, segments, model, data },
   'train/didStep': step,
   'train/didEval': { type: 'train/didEval', step: 5, loss: 1.2, ppl: Math.exp(1.2), exactMatch: null, bleu: 12.5 },
@@ -74,7 +193,11 @@ const WORKER_TO_HOST: Fixtures<WorkerToHost> = {
   'train/didPause': { type: 'train/didPause', step: 5 },
   'train/didResume': { type: 'train/didResume', step: 5 },
   'train/didFinish': { type: 'train/didFinish', step: 10, reason: 'completed' },
-  'train/didFail': { type: 'train/didFail', step: 4, error: { code: 'train/nonFinite', message: 'The loss became NaN.' } },
+  'train/didFail': {
+    type: 'train/didFail',
+    step: 4,
+    error: { code: 'train/nonFinite', message: 'The loss became NaN.' },
+  },
 };
 
 const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
@@ -85,43 +208,123 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   'model/drawSnapshots': { type: 'model/drawSnapshots', id: 12, runDir: '/r' },
   'model/export': { type: 'model/export', id: 4, runDir: '/r', outDir: '/o', force: false },
   'model/calibrate': { type: 'model/calibrate', id: 5, spec, vocabSize: 300 },
-  'model/evaluateFiles': { type: 'model/evaluateFiles', id: 6, runDir: '/r', data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true }, maxPairs: 100, decoding: { strategy: 'greedy' }, tokenize: null, cancel: new Int32Array(new SharedArrayBuffer(4)) },
-  'model/lens': { type: 'model/lens', id: 7, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, topK: 5, fit: true },
+  'model/evaluateFiles': {
+    type: 'model/evaluateFiles',
+    id: 6,
+    runDir: '/r',
+    data: { kind: 'documents', paths: ['test/*.md'], cwd: '/w', glob: true },
+    maxPairs: 100,
+    decoding: { strategy: 'greedy' },
+    tokenize: null,
+    cancel: new Int32Array(new SharedArrayBuffer(4)),
+  },
+  'model/lens': {
+    type: 'model/lens',
+    id: 7,
+    runDir: '/r',
+    input: { kind: 'decoder-only', prompt: 'the' },
+    topK: 5,
+    fit: true,
+  },
   'model/ablate': { type: 'model/ablate', id: 8, runDir: '/r', input: lensInput, off: [...off], topK: 5, fit: false },
-  'model/import': { type: 'model/import', id: 9, from: '/w/gpt2', outDir: '/w/runs/gpt2', cancel: new Int32Array(new SharedArrayBuffer(4)) },
+  'model/import': {
+    type: 'model/import',
+    id: 9,
+    from: '/w/gpt2',
+    outDir: '/w/runs/gpt2',
+    cancel: new Int32Array(new SharedArrayBuffer(4)),
+  },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'worker/ready': { type: 'worker/ready' },
   'model/didToken': { type: 'model/didToken', id: 1, token: 'b', logprob: -0.1 },
   'model/didDecode': { type: 'model/didDecode', id: 1, output },
-  'model/didScore': { type: 'model/didScore', id: 2, output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 } },
+  'model/didScore': {
+    type: 'model/didScore',
+    id: 2,
+    output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 },
+  },
   'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
-  'model/didAttendLayer': { type: 'model/didAttendLayer', id: 3, map: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) } },
+  'model/didAttendLayer': {
+    type: 'model/didAttendLayer',
+    id: 3,
+    map: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) },
+  },
   'model/didDrawSnapshots': { type: 'model/didDrawSnapshots', id: 12, drawn: 3 },
-  'model/didExport': { type: 'model/didExport', id: 4, output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'], tensors: 12, warnings: [] } },
-  'model/didCalibrate': { type: 'model/didCalibrate', id: 5, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
+  'model/didExport': {
+    type: 'model/didExport',
+    id: 4,
+    output: {
+      dir: '/o/run-1',
+      files: ['/o/run-1/model.safetensors', '/o/run-1/config.json'],
+      tensors: 12,
+      warnings: [],
+    },
+  },
+  'model/didCalibrate': {
+    type: 'model/didCalibrate',
+    id: 5,
+    secondsPerStep: 0.01,
+    flopsPerSec: 1e9,
+    backend: 'wasm',
+    threads: 1,
+  },
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
   'model/didEvaluateFiles': {
-    type: 'model/didEvaluateFiles', id: 6,
+    type: 'model/didEvaluateFiles',
+    id: 6,
     output: DOCS_OUTPUT,
   },
   'model/didLens': { type: 'model/didLens', id: 7, output: lens },
   'model/didAblate': { type: 'model/didAblate', id: 8, output: ablation },
   'model/didImport': {
-    type: 'model/didImport', id: 9,
-    output: { runDir: '/w/runs/gpt2', layout: 'hf-gpt2', layoutText: 'Hugging Face GPT-2', modelFile: '/w/gpt2/model.safetensors', params: 124439808, tensors: 148, tokenizer: '/w/gpt2/vocab.json + merges.txt', notes: [] },
+    type: 'model/didImport',
+    id: 9,
+    output: {
+      runDir: '/w/runs/gpt2',
+      layout: 'hf-gpt2',
+      layoutText: 'Hugging Face GPT-2',
+      modelFile: '/w/gpt2/model.safetensors',
+      params: 124439808,
+      tensors: 148,
+      tokenizer: '/w/gpt2/vocab.json + merges.txt',
+      notes: [],
+    },
   },
-  'model/didFail': { type: 'model/didFail', id: 6, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
+  'model/didFail': {
+    type: 'model/didFail',
+    id: 6,
+    error: { code: 'cancelled', message: 'The evaluation was cancelled.' },
+  },
 };
 
 const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'dashboard/didLoadRuns': {
-    type: 'dashboard/didLoadRuns', selectedId: '/r',
-    runs: [{
-      run: { id: '/r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, segments, bestValLoss: 1.1, model, data, tokenizer: { type: 'bpe', vocabSize: 300 } },
-      steps: [step], evals: [], snapshots: [snapshot], evaluations: [DOCS_OUTPUT.record],
-    }],
+    type: 'dashboard/didLoadRuns',
+    selectedId: '/r',
+    runs: [
+      {
+        run: {
+          id: '/r',
+          name: 'r',
+          runDir: '/r',
+          status: 'completed',
+          kind: 'decoder-only',
+          step: 10,
+          totalSteps: 10,
+          segments,
+          bestValLoss: 1.1,
+          model,
+          data,
+          tokenizer: { type: 'bpe', vocabSize: 300 },
+        },
+        steps: [step],
+        evals: [],
+        snapshots: [snapshot],
+        evaluations: [DOCS_OUTPUT.record],
+      },
+    ],
   },
   'run/didUpdate': { type: 'run/didUpdate', runId: '/r', event: step },
   'run/didEvaluate': { type: 'run/didEvaluate', runId: '/r', evaluation: PAIRS_RECORD },
@@ -133,13 +336,29 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   'lens/didFinish': { type: 'lens/didFinish', id: 2, output: lens },
   'lens/didFail': { type: 'lens/didFail', id: 2, error: { code: 'input/invalid', message: 'Type a prompt.' } },
   'ablate/didFinish': { type: 'ablate/didFinish', id: 3, output: ablation },
-  'ablate/didFail': { type: 'ablate/didFail', id: 3, error: { code: 'input/invalid', message: 'No attention head decoder.self layer 9 head 0.' } },
+  'ablate/didFail': {
+    type: 'ablate/didFail',
+    id: 3,
+    error: { code: 'input/invalid', message: 'No attention head decoder.self layer 9 head 0.' },
+  },
   'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runId: '/r' },
   'attend/didFinish': { type: 'attend/didFinish', id: 4, snapshot: { ...snapshot, source: 'selection', text: 'ab' } },
   'attend/didFail': { type: 'attend/didFail', id: 4, error: { code: 'input/invalid', message: 'The text is empty.' } },
-  'attendLayer/didFinish': { type: 'attendLayer/didFinish', id: 5, map: { stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) } },
-  'attendLayer/didFail': { type: 'attendLayer/didFail', id: 5, error: { code: 'input/invalid', message: 'No such layer.' } },
-  'dashboard/didAttend': { type: 'dashboard/didAttend', runId: '/r', snapshot: { ...snapshot, source: 'selection', text: 'ab' } },
+  'attendLayer/didFinish': {
+    type: 'attendLayer/didFinish',
+    id: 5,
+    map: { stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) },
+  },
+  'attendLayer/didFail': {
+    type: 'attendLayer/didFail',
+    id: 5,
+    error: { code: 'input/invalid', message: 'No such layer.' },
+  },
+  'dashboard/didAttend': {
+    type: 'dashboard/didAttend',
+    runId: '/r',
+    snapshot: { ...snapshot, source: 'selection', text: 'ab' },
+  },
 };
 
 const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
@@ -147,12 +366,32 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
-  'export/save': { type: 'export/save', fileName: 'r-loss-step10.svg', kind: 'svg', content: '<svg xmlns="http://www.w3.org/2000/svg"/>' },
+  'export/save': {
+    type: 'export/save',
+    fileName: 'r-loss-step10.svg',
+    kind: 'svg',
+    content: '<svg xmlns="http://www.w3.org/2000/svg"/>',
+  },
   'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
-  'ablate/request': { type: 'ablate/request', id: 3, runDir: '/r', input: { kind: 'decoder-only', prompt: 'the' }, off: [...off], topK: 5, fit: true },
+  'ablate/request': {
+    type: 'ablate/request',
+    id: 3,
+    runDir: '/r',
+    input: { kind: 'decoder-only', prompt: 'the' },
+    off: [...off],
+    topK: 5,
+    fit: true,
+  },
   'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
   'attend/request': { type: 'attend/request', id: 4, runDir: '/r', text: 'the cat\nsat' },
-  'attendLayer/request': { type: 'attendLayer/request', id: 5, runDir: '/r', text: 'the cat\nsat', stack: 'decoder.cross', layer: 1 },
+  'attendLayer/request': {
+    type: 'attendLayer/request',
+    id: 5,
+    runDir: '/r',
+    text: 'the cat\nsat',
+    stack: 'decoder.cross',
+    layer: 1,
+  },
 };
 
 interface Channel {
@@ -164,8 +403,16 @@ interface Channel {
 const CHANNELS: { readonly [name: string]: Channel } = {
   'host → training worker': { schema: hostToWorker, fixtures: HOST_TO_WORKER, validate: validateHostToWorker },
   'training worker → host': { schema: workerToHost, fixtures: WORKER_TO_HOST, validate: validateWorkerToHost },
-  'host → model worker': { schema: hostToModelWorker, fixtures: HOST_TO_MODEL_WORKER, validate: validateHostToModelWorker },
-  'model worker → host': { schema: modelWorkerToHost, fixtures: MODEL_WORKER_TO_HOST, validate: validateModelWorkerToHost },
+  'host → model worker': {
+    schema: hostToModelWorker,
+    fixtures: HOST_TO_MODEL_WORKER,
+    validate: validateHostToModelWorker,
+  },
+  'model worker → host': {
+    schema: modelWorkerToHost,
+    fixtures: MODEL_WORKER_TO_HOST,
+    validate: validateModelWorkerToHost,
+  },
   'host → dashboard': { schema: hostToWebview, fixtures: HOST_TO_WEBVIEW, validate: validateHostToWebview },
   'dashboard → host': { schema: webviewToHost, fixtures: WEBVIEW_TO_HOST, validate: validateWebviewToHost },
 };

@@ -1,8 +1,30 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { Infer, Schema } from '../../../src/protocol/schema';
 import {
-  arrayOf, bool, define, f32, fail, finiteOrNaN, i32Shared, int, literal, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt,
-  ProtocolError, record, refine, str, tuple, u8, variants,
+  arrayOf,
+  bool,
+  define,
+  f32,
+  fail,
+  finiteOrNaN,
+  i32Shared,
+  int,
+  literal,
+  messages,
+  nonNegInt,
+  nullable,
+  num,
+  obj,
+  oneOf,
+  optional,
+  posInt,
+  ProtocolError,
+  record,
+  refine,
+  str,
+  tuple,
+  u8,
+  variants,
 } from '../../../src/protocol/schema';
 
 /** The ProtocolError message `s.check(v, 'x')` throws. */
@@ -18,18 +40,90 @@ function error(s: Schema<unknown>, v: unknown, path = 'x'): string {
 
 describe('schema primitives', () => {
   it.each<[string, Schema<unknown>, readonly unknown[], readonly [unknown, string][]]>([
-    ['num', num, [0, -1.5, Infinity], [[Number.NaN, 'x: expected a number, got number'], ['1', 'x: expected a number, got "1"']]],
+    [
+      'num',
+      num,
+      [0, -1.5, Infinity],
+      [
+        [Number.NaN, 'x: expected a number, got number'],
+        ['1', 'x: expected a number, got "1"'],
+      ],
+    ],
     ['finiteOrNaN', finiteOrNaN, [0, Number.NaN, -Infinity], [[null, 'x: expected a number, got null']]],
-    ['int', int, [0, -3, 2 ** 40], [[1.5, 'x: expected an integer, got number'], [undefined, 'x: expected an integer, got undefined']]],
-    ['nonNegInt', nonNegInt, [0, 7], [[-1, 'x: expected an integer ≥ 0, got number'], ['x', 'x: expected an integer ≥ 0, got "x"']]],
-    ['posInt', posInt, [1, 9], [[0, 'x: expected an integer ≥ 1, got number'], [[1], 'x: expected an integer ≥ 1, got array']]],
-    ['str', str, ['', 'a'], [[1, 'x: expected a string, got number'], [{}, 'x: expected a string, got object']]],
-    ['bool', bool, [true, false], [['true', 'x: expected true or false, got "true"'], [0, 'x: expected true or false, got number']]],
+    [
+      'int',
+      int,
+      [0, -3, 2 ** 40],
+      [
+        [1.5, 'x: expected an integer, got number'],
+        [undefined, 'x: expected an integer, got undefined'],
+      ],
+    ],
+    [
+      'nonNegInt',
+      nonNegInt,
+      [0, 7],
+      [
+        [-1, 'x: expected an integer ≥ 0, got number'],
+        ['x', 'x: expected an integer ≥ 0, got "x"'],
+      ],
+    ],
+    [
+      'posInt',
+      posInt,
+      [1, 9],
+      [
+        [0, 'x: expected an integer ≥ 1, got number'],
+        [[1], 'x: expected an integer ≥ 1, got array'],
+      ],
+    ],
+    [
+      'str',
+      str,
+      ['', 'a'],
+      [
+        [1, 'x: expected a string, got number'],
+        [{}, 'x: expected a string, got object'],
+      ],
+    ],
+    [
+      'bool',
+      bool,
+      [true, false],
+      [
+        ['true', 'x: expected true or false, got "true"'],
+        [0, 'x: expected true or false, got number'],
+      ],
+    ],
     ['literal', literal('v1'), ['v1'], [['v2', 'x: expected "v1", got "v2"']]],
-    ['oneOf', oneOf('a', 'b'), ['a', 'b'], [['c', 'x: expected one of a, b, got "c"'], ['constructor', 'x: expected one of a, b, got "constructor"']]],
-    ['f32', f32, [new Float32Array(2)], [[[0, 1], 'x: expected a Float32Array, got array'], [new Float64Array(1), 'x: expected a Float32Array, got object']]],
+    [
+      'oneOf',
+      oneOf('a', 'b'),
+      ['a', 'b'],
+      [
+        ['c', 'x: expected one of a, b, got "c"'],
+        ['constructor', 'x: expected one of a, b, got "constructor"'],
+      ],
+    ],
+    [
+      'f32',
+      f32,
+      [new Float32Array(2)],
+      [
+        [[0, 1], 'x: expected a Float32Array, got array'],
+        [new Float64Array(1), 'x: expected a Float32Array, got object'],
+      ],
+    ],
     ['u8', u8, [Uint8Array.of(1)], [[new Int8Array(1), 'x: expected a Uint8Array, got object']]],
-    ['i32Shared', i32Shared, [new Int32Array(new SharedArrayBuffer(4))], [[new Int32Array(1), 'x: expected an Int32Array on a SharedArrayBuffer, got object'], [new Int32Array(new SharedArrayBuffer(0)), 'x: expected an Int32Array on a SharedArrayBuffer, got object']]],
+    [
+      'i32Shared',
+      i32Shared,
+      [new Int32Array(new SharedArrayBuffer(4))],
+      [
+        [new Int32Array(1), 'x: expected an Int32Array on a SharedArrayBuffer, got object'],
+        [new Int32Array(new SharedArrayBuffer(0)), 'x: expected an Int32Array on a SharedArrayBuffer, got object'],
+      ],
+    ],
   ])('%s accepts what it declares and names what it got otherwise', (_name, s, good, bad) => {
     for (const v of good) expect(s.check(v, 'x')).toBe(v);
     for (const [v, message] of bad) expect(error(s, v)).toBe(message);
@@ -110,15 +204,26 @@ describe('schema combinators', () => {
     expect(m.check(pong, 'message')).toBe(pong);
     expect(error(m, 7, 'message')).toBe('message: expected a message object, got number');
     expect(error(m, { n: 1 }, 'message')).toBe('message.type: expected a message type, got undefined');
-    expect(error(m, { type: 'a/bang' }, 'message')).toBe('message.type: unknown message type "a/bang"; known: a/ping, a/didPong');
+    expect(error(m, { type: 'a/bang' }, 'message')).toBe(
+      'message.type: unknown message type "a/bang"; known: a/ping, a/didPong',
+    );
     expect(error(m, { type: '__proto__' }, 'message')).toMatch(/unknown message type "__proto__"/);
-    expect(error(m, { type: 'a/didPong', n: 0 }, 'event')).toBe('event(a/didPong).n: expected an integer ≥ 1, got number');
+    expect(error(m, { type: 'a/didPong', n: 0 }, 'event')).toBe(
+      'event(a/didPong).n: expected an integer ≥ 1, got number',
+    );
   });
 });
 
 describe('Infer', () => {
   it('gives readonly types, `?:` for optional fields and unions for oneOf, variants and messages', () => {
-    const s = obj({ a: num, b: optional(str), c: nullable(arrayOf(bool)), d: oneOf('x', 'y'), e: record(f32), t: tuple('[a, b]', int, str) });
+    const s = obj({
+      a: num,
+      b: optional(str),
+      c: nullable(arrayOf(bool)),
+      d: oneOf('x', 'y'),
+      e: record(f32),
+      t: tuple('[a, b]', int, str),
+    });
     expectTypeOf<Infer<typeof s>>().toEqualTypeOf<{
       readonly a: number;
       readonly b?: string;
@@ -128,9 +233,14 @@ describe('Infer', () => {
       readonly t: readonly [number, string];
     }>();
     const v = variants('kind', { circle: { r: num }, rect: { w: num, h: optional(num) } });
-    expectTypeOf<Infer<typeof v>>().toEqualTypeOf<{ readonly kind: 'circle'; readonly r: number } | { readonly kind: 'rect'; readonly w: number; readonly h?: number }>();
+    expectTypeOf<Infer<typeof v>>().toEqualTypeOf<
+      | { readonly kind: 'circle'; readonly r: number }
+      | { readonly kind: 'rect'; readonly w: number; readonly h?: number }
+    >();
     const m = messages({ 'a/ping': {}, 'a/didPong': { n: posInt } });
-    expectTypeOf<Infer<typeof m>>().toEqualTypeOf<{ readonly type: 'a/ping' } | { readonly type: 'a/didPong'; readonly n: number }>();
+    expectTypeOf<Infer<typeof m>>().toEqualTypeOf<
+      { readonly type: 'a/ping' } | { readonly type: 'a/didPong'; readonly n: number }
+    >();
     expectTypeOf(m.check).returns.toEqualTypeOf<Infer<typeof m>>();
   });
 

@@ -5,7 +5,13 @@ import type { ModelKind as EngineModelKind } from '../../../src/engine/config';
 import { presetConfig, presetNames } from '../../../src/engine/config';
 import { TRAIN_HELP } from '../../../src/cli/train';
 import type { BackendKind, ModelKind, TrainSpec } from '../../../src/protocol/data';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, PRESET_NAMES, validateRunSegments } from '../../../src/protocol/data';
+import {
+  BACKEND_KINDS,
+  MODEL_KINDS,
+  MODEL_PRESETS,
+  PRESET_NAMES,
+  validateRunSegments,
+} from '../../../src/protocol/data';
 import { ProtocolError } from '../../../src/protocol/schema';
 import { validateHostToWorker, validateWorkerToHost } from '../../../src/protocol/trainingWorker';
 import { validateHostToWebview, validateWebviewToHost } from '../../../src/protocol/webview';
@@ -14,7 +20,18 @@ const spec: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32 } },
   tokenizer: { type: 'char', vocabSize: 1000 },
   data: { kind: 'task', task: 'reverse' },
-  training: { steps: 10, batchSize: 4, seqLen: 16, evalEvery: 5, checkpointEvery: 5, snapshotEvery: 5, seed: 1, optimizer: 'adamw', lr: 0, warmup: 0 },
+  training: {
+    steps: 10,
+    batchSize: 4,
+    seqLen: 16,
+    evalEvery: 5,
+    checkpointEvery: 5,
+    snapshotEvery: 5,
+    seed: 1,
+    optimizer: 'adamw',
+    lr: 0,
+    warmup: 0,
+  },
   backend: 'reference',
 };
 
@@ -31,12 +48,34 @@ function rejects(f: () => unknown, pattern: RegExp): void {
 
 describe('protocol validation', () => {
   it('accepts well-formed commands and notifications', () => {
-    expect(validateHostToWorker({ type: 'train/start', runDir: '/r', spec, resume: false, stopAt: null, extendTo: null, pytorch: null }).type).toBe('train/start');
+    expect(
+      validateHostToWorker({
+        type: 'train/start',
+        runDir: '/r',
+        spec,
+        resume: false,
+        stopAt: null,
+        extendTo: null,
+        pytorch: null,
+      }).type,
+    ).toBe('train/start');
     expect(validateHostToWorker({ type: 'train/stop' }).type).toBe('train/stop');
-    const step = { type: 'train/didStep', step: 3, loss: 1.5, lr: 1e-3, gradNorm: 0.7, tokens: 40, tokensPerSec: 900, elapsedMs: 12 };
+    const step = {
+      type: 'train/didStep',
+      step: 3,
+      loss: 1.5,
+      lr: 1e-3,
+      gradNorm: 0.7,
+      tokens: 40,
+      tokensPerSec: 900,
+      elapsedMs: 12,
+    };
     expect(validateWorkerToHost(step)).toBe(step);
     const snap = {
-      type: 'train/didSnapshot', step: 5, srcTokens: ['a'], tgtTokens: ['<bos>', 'a'],
+      type: 'train/didSnapshot',
+      step: 5,
+      srcTokens: ['a'],
+      tgtTokens: ['<bos>', 'a'],
       maps: [{ stack: 'decoder.self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
       masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
     };
@@ -49,26 +88,78 @@ describe('protocol validation', () => {
     ['not an object', 42, /expected a message object/],
     ['no type', {}, /type: expected a message type/],
     ['unknown type', { type: 'train/explode' }, /unknown message type "train\/explode"; known: train\/start/],
-    ['missing field', { type: 'train/start', runDir: '/r', resume: false, stopAt: null, extendTo: null, pytorch: null }, /spec: expected an object/],
-    ['wrong field type', { type: 'train/start', runDir: 1, spec, resume: false, stopAt: null, extendTo: null, pytorch: null }, /runDir: expected a string/],
-    ['bad enum', { type: 'train/start', runDir: '/r', spec: { ...spec, backend: 'gpu' }, resume: false, stopAt: null, extendTo: null, pytorch: null }, /backend: expected one of auto, wasm, reference/],
-    ['negative steps', { type: 'train/start', runDir: '/r', spec: { ...spec, training: { ...spec.training, steps: -1 } }, resume: false, stopAt: null, extendTo: null, pytorch: null }, /steps: expected an integer ≥ 1/],
+    [
+      'missing field',
+      { type: 'train/start', runDir: '/r', resume: false, stopAt: null, extendTo: null, pytorch: null },
+      /spec: expected an object/,
+    ],
+    [
+      'wrong field type',
+      { type: 'train/start', runDir: 1, spec, resume: false, stopAt: null, extendTo: null, pytorch: null },
+      /runDir: expected a string/,
+    ],
+    [
+      'bad enum',
+      {
+        type: 'train/start',
+        runDir: '/r',
+        spec: { ...spec, backend: 'gpu' },
+        resume: false,
+        stopAt: null,
+        extendTo: null,
+        pytorch: null,
+      },
+      /backend: expected one of auto, wasm, reference/,
+    ],
+    [
+      'negative steps',
+      {
+        type: 'train/start',
+        runDir: '/r',
+        spec: { ...spec, training: { ...spec.training, steps: -1 } },
+        resume: false,
+        stopAt: null,
+        extendTo: null,
+        pytorch: null,
+      },
+      /steps: expected an integer ≥ 1/,
+    ],
     ['prototype key', { type: 'constructor' }, /unknown message type/],
   ])('rejects a command that is %s', (_n, msg, pattern) => rejects(() => validateHostToWorker(msg), pattern));
 
   it('rejects a snapshot whose data does not fill its shape', () => {
     rejects(
-      () => validateWorkerToHost({ type: 'train/didSnapshot', step: 1, srcTokens: [], tgtTokens: [], maps: [{ stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: new Float32Array(3) }], masks: [] }),
+      () =>
+        validateWorkerToHost({
+          type: 'train/didSnapshot',
+          step: 1,
+          srcTokens: [],
+          tgtTokens: [],
+          maps: [{ stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: new Float32Array(3) }],
+          masks: [],
+        }),
       /3 values do not fill shape \[1, 2, 2\]/,
     );
   });
 
   it('rejects a forwarded worker event that is itself malformed', () => {
-    rejects(() => validateHostToWebview({ type: 'run/didUpdate', runId: 'r', event: { type: 'train/didStep', step: 'x' } }), /event\(train\/didStep\)\.step/);
+    rejects(
+      () => validateHostToWebview({ type: 'run/didUpdate', runId: 'r', event: { type: 'train/didStep', step: 'x' } }),
+      /event\(train\/didStep\)\.step/,
+    );
   });
 
   it('rejects a NaN learning rate but allows a NaN loss (which the runner reports as a failure)', () => {
-    const base = { type: 'train/didStep', step: 1, loss: Number.NaN, lr: 1e-3, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 };
+    const base = {
+      type: 'train/didStep',
+      step: 1,
+      loss: Number.NaN,
+      lr: 1e-3,
+      gradNorm: 1,
+      tokens: 1,
+      tokensPerSec: 1,
+      elapsedMs: 1,
+    };
     expect(validateWorkerToHost(base).type).toBe('train/didStep');
     rejects(() => validateWorkerToHost({ ...base, lr: Number.NaN }), /lr: expected a number/);
   });
@@ -78,30 +169,104 @@ describe('protocol validation', () => {
     expect(validateHostToWorker(start)).toBe(start);
     rejects(() => validateHostToWorker({ ...start, extendTo: 0 }), /extendTo: expected an integer ≥ 1/);
     rejects(() => validateHostToWorker({ ...start, extendTo: 12.5 }), /extendTo: expected an integer ≥ 1/);
-    rejects(() => validateHostToWorker({ ...start, extendTo: undefined }), /extendTo: expected an integer ≥ 1, got undefined/);
+    rejects(
+      () => validateHostToWorker({ ...start, extendTo: undefined }),
+      /extendTo: expected an integer ≥ 1, got undefined/,
+    );
   });
 
-  const model = { config: { kind: 'decoder-only' }, params: 1, paramsByModule: {}, memoryBytes: 1, flopsPerToken: 1, backend: 'reference' };
+  const model = {
+    config: { kind: 'decoder-only' },
+    params: 1,
+    paramsByModule: {},
+    memoryBytes: 1,
+    flopsPerToken: 1,
+    backend: 'reference',
+  };
   const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
-  const extended = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 25, schedule: 'restart' }];
+  const extended = [
+    { fromStep: 0, toStep: 10, schedule: 'cosine' },
+    { fromStep: 10, toStep: 25, schedule: 'restart' },
+  ];
 
   it('carries the segments of an extended run in train/didStart and in run summaries', () => {
-    const didStart = { type: 'train/didStart', runDir: '/r', startStep: 10, totalSteps: 25, segments: extended, model, data };
+    const didStart = {
+      type: 'train/didStart',
+      runDir: '/r',
+      startStep: 10,
+      totalSteps: 25,
+      segments: extended,
+      model,
+      data,
+    };
     expect(validateWorkerToHost(didStart)).toBe(didStart);
-    const run = { id: 'r', name: 'r', runDir: '/r', status: 'completed', kind: 'decoder-only', step: 25, totalSteps: 25, segments: extended, bestValLoss: null, model: null, data: null };
-    expect(validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [{ run, steps: [], evals: [], snapshots: [] }], selectedId: null }).type).toBe('dashboard/didLoadRuns');
-    rejects(() => validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [{ run: { ...run, segments: undefined }, steps: [], evals: [], snapshots: [] }], selectedId: null }), /run\.segments: expected an array/);
+    const run = {
+      id: 'r',
+      name: 'r',
+      runDir: '/r',
+      status: 'completed',
+      kind: 'decoder-only',
+      step: 25,
+      totalSteps: 25,
+      segments: extended,
+      bestValLoss: null,
+      model: null,
+      data: null,
+    };
+    expect(
+      validateHostToWebview({
+        type: 'dashboard/didLoadRuns',
+        runs: [{ run, steps: [], evals: [], snapshots: [] }],
+        selectedId: null,
+      }).type,
+    ).toBe('dashboard/didLoadRuns');
+    rejects(
+      () =>
+        validateHostToWebview({
+          type: 'dashboard/didLoadRuns',
+          runs: [{ run: { ...run, segments: undefined }, steps: [], evals: [], snapshots: [] }],
+          selectedId: null,
+        }),
+      /run\.segments: expected an array/,
+    );
   });
 
   it.each<[string, unknown, RegExp]>([
     ['empty', [], /segments: expected at least one segment/],
     ['not from step 0', [{ fromStep: 5, toStep: 10, schedule: 'cosine' }], /segments\[0\]\.fromStep: expected 0/],
-    ['with a gap', [extended[0], { fromStep: 11, toStep: 25, schedule: 'restart' }], /segments\[1\]\.fromStep: expected 10 \(where the segment before ends\), got 11/],
-    ['empty segment', [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 10, schedule: 'restart' }], /segments\[1\]\.toStep: expected more than fromStep 10/],
-    ['of an unknown schedule', [{ fromStep: 0, toStep: 10, schedule: 'linear' }], /schedule: expected one of cosine, constant, noam, restart/],
+    [
+      'with a gap',
+      [extended[0], { fromStep: 11, toStep: 25, schedule: 'restart' }],
+      /segments\[1\]\.fromStep: expected 10 \(where the segment before ends\), got 11/,
+    ],
+    [
+      'empty segment',
+      [
+        { fromStep: 0, toStep: 10, schedule: 'cosine' },
+        { fromStep: 10, toStep: 10, schedule: 'restart' },
+      ],
+      /segments\[1\]\.toStep: expected more than fromStep 10/,
+    ],
+    [
+      'of an unknown schedule',
+      [{ fromStep: 0, toStep: 10, schedule: 'linear' }],
+      /schedule: expected one of cosine, constant, noam, restart/,
+    ],
   ])('rejects segments that are %s', (_n, segments, pattern) => {
     rejects(() => validateRunSegments(segments), pattern);
-    rejects(() => validateWorkerToHost({ type: 'train/didStart', runDir: '/r', startStep: 0, totalSteps: 25, segments, model, data }), pattern);
+    rejects(
+      () =>
+        validateWorkerToHost({
+          type: 'train/didStart',
+          runDir: '/r',
+          startStep: 0,
+          totalSteps: 25,
+          segments,
+          model,
+          data,
+        }),
+      pattern,
+    );
   });
 });
 
@@ -117,18 +282,45 @@ describe('declared names (each list declared once)', () => {
       expect(presetNames(kind), kind).toEqual(MODEL_PRESETS[kind]);
       for (const preset of MODEL_PRESETS[kind]) expect(presetConfig(kind, preset, 50).kind).toBe(kind);
     }
-    expect(() => presetConfig('decoder-only', 'toString', 50)).toThrow(/Unknown preset "toString" for decoder-only; choose one of tiny, small, gpt/);
+    expect(() => presetConfig('decoder-only', 'toString', 50)).toThrow(
+      /Unknown preset "toString" for decoder-only; choose one of tiny, small, gpt/,
+    );
   });
 
   it("names exactly the engine's model kinds and backends", () => {
     expectTypeOf<ModelKind>().toEqualTypeOf<EngineModelKind>();
     expectTypeOf<BackendKind>().toEqualTypeOf<EngineBackendKind>();
-    for (const kind of BACKEND_KINDS) expect(createBackend(kind).name, kind).toMatch(kind === 'reference' ? /^reference/ : /./);
+    for (const kind of BACKEND_KINDS)
+      expect(createBackend(kind).name, kind).toMatch(kind === 'reference' ? /^reference/ : /./);
   });
 
   it('validates run specs against the lists', () => {
-    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, preset: 'huge' } }, resume: false, stopAt: null, extendTo: null, pytorch: null }), /preset: expected one of tiny, small, gpt, base/);
-    rejects(() => validateHostToWorker({ type: 'train/start', runDir: '/r', spec: { ...spec, model: { ...spec.model, kind: 'rnn' } }, resume: false, stopAt: null, extendTo: null, pytorch: null }), /kind: expected one of decoder-only, encoder-decoder/);
+    rejects(
+      () =>
+        validateHostToWorker({
+          type: 'train/start',
+          runDir: '/r',
+          spec: { ...spec, model: { ...spec.model, preset: 'huge' } },
+          resume: false,
+          stopAt: null,
+          extendTo: null,
+          pytorch: null,
+        }),
+      /preset: expected one of tiny, small, gpt, base/,
+    );
+    rejects(
+      () =>
+        validateHostToWorker({
+          type: 'train/start',
+          runDir: '/r',
+          spec: { ...spec, model: { ...spec.model, kind: 'rnn' } },
+          resume: false,
+          stopAt: null,
+          extendTo: null,
+          pytorch: null,
+        }),
+      /kind: expected one of decoder-only, encoder-decoder/,
+    );
   });
 
   it("puts every name in the CLI's train help", () => {

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { AttentionSnapshot } from '../../../src/protocol/model';
-import { axisTokens, batchSize, headEntropies, keysAreSource, mapsOf, maskForMap, paddedRows, rowEntropy } from '../../../webview/attentionMath';
+import {
+  axisTokens,
+  batchSize,
+  headEntropies,
+  keysAreSource,
+  mapsOf,
+  maskForMap,
+  paddedRows,
+  rowEntropy,
+} from '../../../webview/attentionMath';
 
 const u8 = (...v: number[]): Uint8Array => Uint8Array.from(v);
 
@@ -40,13 +49,20 @@ describe('attentionMath', () => {
     const enc = snap.maps[1] as AttentionSnapshot['maps'][number];
     expect(Array.from(maskForMap(snap, enc, 0) ?? [])).toEqual([1, 1, 0, 1, 1, 0, 1, 1, 0]);
     expect(Array.from(maskForMap(snap, enc, 1) ?? [])).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1]);
-    expect(Array.from(maskForMap(snap, snap.maps[0] as AttentionSnapshot['maps'][number], 0) ?? [])).toEqual([1, 1, 0, 1, 1, 0]);
+    expect(Array.from(maskForMap(snap, snap.maps[0] as AttentionSnapshot['maps'][number], 0) ?? [])).toEqual([
+      1, 1, 0, 1, 1, 0,
+    ]);
   });
 
   it('decoder self-attention falls back to the causal mask when no combined mask was built', () => {
     expect(Array.from(maskForMap(snap, snap.maps[2] as AttentionSnapshot['maps'][number]) ?? [])).toEqual([1, 0, 1, 1]);
-    const withSelf: AttentionSnapshot = { ...snap, masks: [...snap.masks, { name: 'decoder.self', shape: [2, 1, 2, 2], data: u8(1, 0, 1, 1, 1, 0, 1, 0) }] };
-    expect(Array.from(maskForMap(withSelf, snap.maps[2] as AttentionSnapshot['maps'][number], 1) ?? [])).toEqual([1, 0, 1, 0]);
+    const withSelf: AttentionSnapshot = {
+      ...snap,
+      masks: [...snap.masks, { name: 'decoder.self', shape: [2, 1, 2, 2], data: u8(1, 0, 1, 1, 1, 0, 1, 0) }],
+    };
+    expect(Array.from(maskForMap(withSelf, snap.maps[2] as AttentionSnapshot['maps'][number], 1) ?? [])).toEqual([
+      1, 0, 1, 0,
+    ]);
   });
 
   it('returns null when the masks do not fit the map', () => {
@@ -58,9 +74,18 @@ describe('attentionMath', () => {
     expect(paddedRows(snap, snap.maps[1] as AttentionSnapshot['maps'][number], 0)).toEqual([false, false, true]);
     expect(paddedRows(snap, snap.maps[2] as AttentionSnapshot['maps'][number], 1)).toEqual([false, true]);
     expect(batchSize(snap)).toBe(2);
-    expect(axisTokens(snap, snap.maps[0] as AttentionSnapshot['maps'][number])).toEqual({ rows: ['<bos>', 'x'], cols: ['a', 'b', '<pad>'] });
-    expect(axisTokens(snap, snap.maps[1] as AttentionSnapshot['maps'][number])).toEqual({ rows: ['a', 'b', '<pad>'], cols: ['a', 'b', '<pad>'] });
-    expect(axisTokens(snap, snap.maps[2] as AttentionSnapshot['maps'][number])).toEqual({ rows: ['<bos>', 'x'], cols: ['<bos>', 'x'] });
+    expect(axisTokens(snap, snap.maps[0] as AttentionSnapshot['maps'][number])).toEqual({
+      rows: ['<bos>', 'x'],
+      cols: ['a', 'b', '<pad>'],
+    });
+    expect(axisTokens(snap, snap.maps[1] as AttentionSnapshot['maps'][number])).toEqual({
+      rows: ['a', 'b', '<pad>'],
+      cols: ['a', 'b', '<pad>'],
+    });
+    expect(axisTokens(snap, snap.maps[2] as AttentionSnapshot['maps'][number])).toEqual({
+      rows: ['<bos>', 'x'],
+      cols: ['<bos>', 'x'],
+    });
     expect(snap.maps.map((m) => keysAreSource(m.stack))).toEqual([true, true, false]);
     expect(mapsOf(snap, 'decoder.cross').map((m) => m.layer)).toEqual([1]);
     expect(mapsOf(snap, 'encoder.self').map((m) => m.stack)).toEqual(['encoder.self']);

@@ -25,7 +25,10 @@ describe('colorRamp', () => {
   });
 
   it('a ramp runs from the first stop to the last, and values map onto it', () => {
-    const lut = buildRamp([[255, 255, 255, 255], [0, 0, 255, 255]]);
+    const lut = buildRamp([
+      [255, 255, 255, 255],
+      [0, 0, 255, 255],
+    ]);
     expect(lut.length).toBe(RAMP_SIZE);
     expect(unpack(lut[0] as number)).toEqual([255, 255, 255, 255]);
     expect(unpack(lut[RAMP_SIZE - 1] as number)).toEqual([0, 0, 255, 255]);

@@ -30,7 +30,9 @@ describe('contrast', () => {
     expect(contrastRatio(c, WHITE)).toBeGreaterThanOrEqual(MIN_CHART_CONTRAST);
     expect(c[3]).toBe(255);
     expect(readable(null, [40, 40, 40, 255], DARK, WHITE)).not.toEqual([40, 40, 40, 255]);
-    expect(contrastRatio(readable(null, [40, 40, 40, 255], DARK, WHITE), DARK)).toBeGreaterThanOrEqual(MIN_CHART_CONTRAST);
+    expect(contrastRatio(readable(null, [40, 40, 40, 255], DARK, WHITE), DARK)).toBeGreaterThanOrEqual(
+      MIN_CHART_CONTRAST,
+    );
   });
 
   it('quieter keeps the hue readable, nearer the background', () => {

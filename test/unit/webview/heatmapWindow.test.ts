@@ -1,6 +1,17 @@
 /** The part of a heatmap in view (webview/heatmapWindow.ts): fit, zoom around a point, pan, follow the cursor. */
 import { describe, expect, it } from 'vitest';
-import { MAX_CELL_PX, cellAtPoint, clampWindow, ensureVisible, fitWindow, isFit, panBy, viewSize, visibleCells, zoomAt } from '../../../webview/heatmapWindow';
+import {
+  MAX_CELL_PX,
+  cellAtPoint,
+  clampWindow,
+  ensureVisible,
+  fitWindow,
+  isFit,
+  panBy,
+  viewSize,
+  visibleCells,
+  zoomAt,
+} from '../../../webview/heatmapWindow';
 
 const N = 1024;
 const PX = 640;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { broadcastPlan, broadcastSlice, combine, maskDimLabels, maskedCount, scoresUses } from '../../../webview/maskMath';
+import {
+  broadcastPlan,
+  broadcastSlice,
+  combine,
+  maskDimLabels,
+  maskedCount,
+  scoresUses,
+} from '../../../webview/maskMath';
 
 const u8 = (...v: number[]): Uint8Array => Uint8Array.from(v);
 
@@ -15,7 +22,9 @@ describe('maskMath', () => {
     const [enc, cross] = scoresUses('source.padding', z);
     expect(enc?.dims.map((d) => `${d.name}=${d.size}`)).toEqual(['B=4', 'H=8', 'S=12', 'S=12']);
     expect(broadcastPlan([4, 1, 1, 12], cross?.dims ?? []).map((p) => p.repeated)).toEqual([false, true, true, false]);
-    expect(broadcastPlan([1, 1, 10, 10], scoresUses('decoder.causal', z)[0]?.dims ?? []).map((p) => p.repeated)).toEqual([true, true, false, false]);
+    expect(
+      broadcastPlan([1, 1, 10, 10], scoresUses('decoder.causal', z)[0]?.dims ?? []).map((p) => p.repeated),
+    ).toEqual([true, true, false, false]);
     // A notebook-style bug: a [B,1,S,1] mask where [B,1,1,S] was meant does not line up.
     const bad = broadcastPlan([4, 1, 12, 1], cross?.dims ?? []);
     expect(bad[2]).toEqual({ mask: 12, scores: 10, repeated: false });

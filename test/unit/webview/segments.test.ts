@@ -11,15 +11,20 @@ const segments: RunSegment[] = [
 
 function steps(n: number): StepColumns {
   const s = new StepColumns();
-  for (let i = 1; i <= n; i++) s.push({ step: i, loss: 1, lr: 1e-3, gradNorm: 1, tokens: 100, tokensPerSec: 1000, elapsedMs: 50 * i });
+  for (let i = 1; i <= n; i++)
+    s.push({ step: i, loss: 1, lr: 1e-3, gradNorm: 1, tokens: 100, tokensPerSec: 1000, elapsedMs: 50 * i });
   return s;
 }
 
 describe('segment markers', () => {
   it('label each segment after the first with its added steps and what the rate does', () => {
     expect(segmentLabel(segments[1] as RunSegment, 1)).toBe('segment 2: +20 steps, warm restart');
-    expect(segmentLabel({ fromStep: 100, toStep: 400, schedule: 'noam' }, 1)).toBe("segment 2: +300 steps, paper's schedule continues");
-    expect(segmentLabel({ fromStep: 5, toStep: 6, schedule: 'constant' }, 3)).toBe('segment 4: +1 step, constant rate continues');
+    expect(segmentLabel({ fromStep: 100, toStep: 400, schedule: 'noam' }, 1)).toBe(
+      "segment 2: +300 steps, paper's schedule continues",
+    );
+    expect(segmentLabel({ fromStep: 5, toStep: 6, schedule: 'constant' }, 3)).toBe(
+      'segment 4: +1 step, constant rate continues',
+    );
   });
 
   it('sit at the step each segment starts after, in steps, tokens seen or wall time', () => {

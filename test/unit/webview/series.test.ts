@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { bitsPerByteColumn, countFinite, decimateRows, evalOnRows, evalRows, finiteRange, gather, gatherSparse, smoothEma, stepRows, xColumnName } from '../../../webview/series';
+import {
+  bitsPerByteColumn,
+  countFinite,
+  decimateRows,
+  evalOnRows,
+  evalRows,
+  finiteRange,
+  gather,
+  gatherSparse,
+  smoothEma,
+  stepRows,
+  xColumnName,
+} from '../../../webview/series';
 import { StepColumns } from '../../../webview/stepColumns';
 
 describe('bits per byte and values at steps', () => {
-  it('turns each step\'s loss into loss · tokens / (bytes · ln 2), NaN where a step has no byte count', () => {
+  it("turns each step's loss into loss · tokens / (bytes · ln 2), NaN where a step has no byte count", () => {
     const out = bitsPerByteColumn([2, 3, 1], [10, 20, 5], [40, Number.NaN, 0]);
     expect(out[0]).toBeCloseTo((2 * 10) / (40 * Math.LN2), 12);
     expect([Number.isNaN(out[1]), Number.isNaN(out[2])]).toEqual([true, true]);
@@ -20,9 +32,22 @@ describe('bits per byte and values at steps', () => {
 
   it('places items on the row of their step and leaves out values that are not finite', () => {
     const cols = new StepColumns(4);
-    for (const s of [10, 20, 30]) cols.push({ step: s, loss: 1, lr: 0.1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: s });
-    const rows = stepRows(cols, [{ step: 15, v: 1 }, { step: 20, v: null }, { step: 30, v: 3 }, { step: 99, v: 4 }], (e) => e.v);
-    expect([...rows]).toEqual([[1, 1], [2, 3]]);
+    for (const s of [10, 20, 30])
+      cols.push({ step: s, loss: 1, lr: 0.1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: s });
+    const rows = stepRows(
+      cols,
+      [
+        { step: 15, v: 1 },
+        { step: 20, v: null },
+        { step: 30, v: 3 },
+        { step: 99, v: 4 },
+      ],
+      (e) => e.v,
+    );
+    expect([...rows]).toEqual([
+      [1, 1],
+      [2, 3],
+    ]);
   });
 });
 
@@ -50,8 +75,13 @@ describe('series', () => {
 
   it('places evaluations on the row of their step (or the next logged one)', () => {
     const c = new StepColumns();
-    for (const step of [10, 20, 30]) c.push({ step, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: step });
-    const rows = evalOnRows(c, [{ step: 20, loss: 0.5, ppl: 1, exactMatch: null, bleu: null }, { step: 25, loss: 0.4, ppl: 1, exactMatch: null, bleu: null }, { step: 99, loss: 0.1, ppl: 1, exactMatch: null, bleu: null }]);
+    for (const step of [10, 20, 30])
+      c.push({ step, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: step });
+    const rows = evalOnRows(c, [
+      { step: 20, loss: 0.5, ppl: 1, exactMatch: null, bleu: null },
+      { step: 25, loss: 0.4, ppl: 1, exactMatch: null, bleu: null },
+      { step: 99, loss: 0.1, ppl: 1, exactMatch: null, bleu: null },
+    ]);
     expect(rows).toEqual([null, 0.5, 0.4]);
     expect(countFinite(rows)).toBe(2);
   });
@@ -59,10 +89,14 @@ describe('series', () => {
   it('ranges and x columns', () => {
     expect(finiteRange([null, 3, Number.NaN, -1, Number.POSITIVE_INFINITY])).toEqual({ min: -1, max: 3 });
     expect(finiteRange([null])).toBeNull();
-    expect([xColumnName('step'), xColumnName('tokens'), xColumnName('time')]).toEqual(['step', 'tokensSeen', 'wallSec']);
+    expect([xColumnName('step'), xColumnName('tokens'), xColumnName('time')]).toEqual([
+      'step',
+      'tokensSeen',
+      'wallSec',
+    ]);
   });
 
-  it('decimation keeps every bucket\'s extremes, the last row and the rows asked for', () => {
+  it("decimation keeps every bucket's extremes, the last row and the rows asked for", () => {
     const n = 10_000;
     const y = Float64Array.from({ length: n }, (_, i) => Math.sin(i / 50));
     y[1234] = 99;
@@ -81,7 +115,8 @@ describe('series', () => {
 
   it('gathers sparse evaluation values onto decimated rows', () => {
     const c = new StepColumns();
-    for (let s = 1; s <= 6; s++) c.push({ step: s, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: s });
+    for (let s = 1; s <= 6; s++)
+      c.push({ step: s, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: s });
     const ev = evalRows(c, [{ step: 3, loss: 0.7, ppl: 1, exactMatch: null, bleu: null }]);
     expect(gatherSparse(ev, Uint32Array.of(0, 2, 5))).toEqual([null, 0.7, null]);
   });

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { StepMetrics } from '../../../src/protocol/data';
 import { StepColumns } from '../../../webview/stepColumns';
 
-const m = (step: number, elapsedMs: number, tokens = 10): StepMetrics => ({ step, loss: 1 / step, lr: 0.1, gradNorm: 1, tokens, tokensPerSec: 100, elapsedMs });
+const m = (step: number, elapsedMs: number, tokens = 10): StepMetrics => ({
+  step,
+  loss: 1 / step,
+  lr: 0.1,
+  gradNorm: 1,
+  tokens,
+  tokensPerSec: 100,
+  elapsedMs,
+});
 
 describe('StepColumns', () => {
   it('grows past its capacity and keeps every value', () => {

@@ -6,12 +6,39 @@ import type { HostToWebview, RunState } from '../../../src/protocol/webview';
 import { DashboardStore } from '../../../webview/store';
 import { PAIRS_RECORD } from '../../evalOutputs';
 
-const step = (s: number, loss = 1): StepMetrics => ({ step: s, loss, lr: 0.1, gradNorm: 1, tokens: 10, tokensPerSec: 100, elapsedMs: s * 10 });
-const model: ModelInfo = { config: { kind: 'decoder-only' }, params: 10, paramsByModule: {}, memoryBytes: 1, flopsPerToken: 1, backend: 'reference' };
+const step = (s: number, loss = 1): StepMetrics => ({
+  step: s,
+  loss,
+  lr: 0.1,
+  gradNorm: 1,
+  tokens: 10,
+  tokensPerSec: 100,
+  elapsedMs: s * 10,
+});
+const model: ModelInfo = {
+  config: { kind: 'decoder-only' },
+  params: 10,
+  paramsByModule: {},
+  memoryBytes: 1,
+  flopsPerToken: 1,
+  backend: 'reference',
+};
 
 function state(id: string, n: number): RunState {
   return {
-    run: { id, name: id, runDir: `/r/${id}`, status: 'training', kind: 'decoder-only', step: n, totalSteps: 100, segments: [{ fromStep: 0, toStep: 100, schedule: 'cosine' }], bestValLoss: null, model, data: null },
+    run: {
+      id,
+      name: id,
+      runDir: `/r/${id}`,
+      status: 'training',
+      kind: 'decoder-only',
+      step: n,
+      totalSteps: 100,
+      segments: [{ fromStep: 0, toStep: 100, schedule: 'cosine' }],
+      bestValLoss: null,
+      model,
+      data: null,
+    },
     steps: Array.from({ length: n }, (_, i) => step(i + 1)),
     evals: [],
     snapshots: [{ step: 5, srcTokens: [], tgtTokens: ['a'], maps: [], masks: [] }],
@@ -40,12 +67,20 @@ describe('DashboardStore', () => {
     expect(r.events).toEqual([]);
     expect(r.problems[0]).toMatch(/Out-of-order train\/didStep: step 2 arrived after step 3/);
     expect(s.run('a')?.steps.length).toBe(3);
-    expect(s.apply(update('a', { type: 'train/didSnapshot', step: 4, srcTokens: [], tgtTokens: [], maps: [], masks: [] })).problems[0]).toMatch(/didSnapshot: step 4 arrived after step 5/);
+    expect(
+      s.apply(update('a', { type: 'train/didSnapshot', step: 4, srcTokens: [], tgtTokens: [], maps: [], masks: [] }))
+        .problems[0],
+    ).toMatch(/didSnapshot: step 4 arrived after step 5/);
     // The same step again replaces the snapshot (a restart retakes it).
-    expect(s.apply(update('a', { type: 'train/didSnapshot', step: 5, srcTokens: ['z'], tgtTokens: [], maps: [], masks: [] })).problems).toEqual([]);
+    expect(
+      s.apply(update('a', { type: 'train/didSnapshot', step: 5, srcTokens: ['z'], tgtTokens: [], maps: [], masks: [] }))
+        .problems,
+    ).toEqual([]);
     expect(s.run('a')?.snapshots.map((x) => x.srcTokens)).toEqual([['z']]);
     s.apply(update('a', { type: 'train/didEval', step: 3, loss: 2, ppl: 7, exactMatch: null, bleu: null }));
-    expect(s.apply(update('a', { type: 'train/didEval', step: 2, loss: 2, ppl: 7, exactMatch: null, bleu: null })).problems).toHaveLength(1);
+    expect(
+      s.apply(update('a', { type: 'train/didEval', step: 2, loss: 2, ppl: 7, exactMatch: null, bleu: null })).problems,
+    ).toHaveLength(1);
     expect(s.run('a')?.summary.bestValLoss).toBe(2);
   });
 
@@ -53,16 +88,41 @@ describe('DashboardStore', () => {
     const s = new DashboardStore();
     expect(s.apply(update('x', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(/has not been told about/);
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
-    const r = s.apply(update('x', { type: 'train/didStart', runDir: '/runs/new-run', startStep: 0, totalSteps: 50, segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }], model, data }));
+    const r = s.apply(
+      update('x', {
+        type: 'train/didStart',
+        runDir: '/runs/new-run',
+        startStep: 0,
+        totalSteps: 50,
+        segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }],
+        model,
+        data,
+      }),
+    );
     expect(r.events).toEqual([{ kind: 'runs' }]);
-    expect(s.run('x')?.summary).toMatchObject({ name: 'new-run', status: 'training', totalSteps: 50, kind: 'decoder-only' });
+    expect(s.run('x')?.summary).toMatchObject({
+      name: 'new-run',
+      status: 'training',
+      totalSteps: 50,
+      kind: 'decoder-only',
+    });
   });
 
   it('a resume (didStart at an earlier step) drops what was logged after its checkpoint', () => {
     const s = new DashboardStore();
     s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 10)], selectedId: null });
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
-    s.apply(update('a', { type: 'train/didStart', runDir: '/r/a', startStep: 4, totalSteps: 100, segments: [{ fromStep: 0, toStep: 100, schedule: 'cosine' }], model, data }));
+    s.apply(
+      update('a', {
+        type: 'train/didStart',
+        runDir: '/r/a',
+        startStep: 4,
+        totalSteps: 100,
+        segments: [{ fromStep: 0, toStep: 100, schedule: 'cosine' }],
+        model,
+        data,
+      }),
+    );
     expect(s.run('a')?.steps.lastStep).toBe(4);
     expect(s.run('a')?.snapshots).toHaveLength(0);
     expect(s.apply(update('a', { type: 'train/didStep', ...step(5) })).problems).toEqual([]);
@@ -73,64 +133,127 @@ describe('DashboardStore', () => {
     s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1)], selectedId: null });
     s.apply(update('a', { type: 'train/didPause', step: 1 }));
     expect(s.run('a')?.summary.status).toBe('paused');
-    s.apply(update('a', { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'loss is NaN' } }));
+    s.apply(
+      update('a', { type: 'train/didFail', step: 1, error: { code: 'train/nonFinite', message: 'loss is NaN' } }),
+    );
     expect(s.run('a')?.summary.status).toBe('failed');
     expect(s.run('a')?.failure?.message).toBe('loss is NaN');
     // A full disk stops the run (its checkpoint is kept and it resumes); the message still shows.
-    s.apply(update('a', { type: 'train/didFail', step: 1, error: { code: 'disk/full', message: 'Disk full while saving the checkpoint at step 1' } }));
+    s.apply(
+      update('a', {
+        type: 'train/didFail',
+        step: 1,
+        error: { code: 'disk/full', message: 'Disk full while saving the checkpoint at step 1' },
+      }),
+    );
     expect(s.run('a')?.summary.status).toBe('stopped');
     expect(s.run('a')?.failure?.code).toBe('disk/full');
   });
 
-  it('keeps a run\'s evaluations and adds one that arrives, for runs it lists', () => {
+  it("keeps a run's evaluations and adds one that arrives, for runs it lists", () => {
     const s = new DashboardStore();
-    s.apply({ type: 'dashboard/didLoadRuns', runs: [{ ...state('a', 3), evaluations: [PAIRS_RECORD] }, state('b', 1)], selectedId: null });
+    s.apply({
+      type: 'dashboard/didLoadRuns',
+      runs: [{ ...state('a', 3), evaluations: [PAIRS_RECORD] }, state('b', 1)],
+      selectedId: null,
+    });
     expect(s.run('a')?.evaluations).toEqual([PAIRS_RECORD]);
     expect(s.run('b')?.evaluations).toEqual([]);
     const next = { ...PAIRS_RECORD, step: 3, at: '2025-02-01T00:00:00.000Z' };
-    expect(s.apply({ type: 'run/didEvaluate', runId: 'b', evaluation: next })).toEqual({ events: [{ kind: 'run', runId: 'b', parts: ['evaluations'] }], problems: [] });
+    expect(s.apply({ type: 'run/didEvaluate', runId: 'b', evaluation: next })).toEqual({
+      events: [{ kind: 'run', runId: 'b', parts: ['evaluations'] }],
+      problems: [],
+    });
     expect(s.run('b')?.evaluations).toEqual([next]);
-    expect(s.apply({ type: 'run/didEvaluate', runId: 'unknown', evaluation: next })).toEqual({ events: [], problems: [] });
+    expect(s.apply({ type: 'run/didEvaluate', runId: 'unknown', evaluation: next })).toEqual({
+      events: [],
+      problems: [],
+    });
   });
 
   it('streams decodes it requested and refuses answers to others or after the end', () => {
     const s = new DashboardStore();
-    const d = s.beginDecode('a', { input: 'x', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 5, seed: 1 });
+    const d = s.beginDecode('a', {
+      input: 'x',
+      strategy: 'greedy',
+      beam: 4,
+      lengthPenalty: 0.6,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 5,
+      seed: 1,
+    });
     expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'q', logprob: -0.1 }).problems).toEqual([]);
     expect(s.decode(d.id)?.tokens).toEqual([{ token: 'q', logprob: -0.1 }]);
-    expect(s.apply({ type: 'decode/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(/never requested/);
+    expect(s.apply({ type: 'decode/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(
+      /never requested/,
+    );
     s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'too long' } });
-    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(/after it finished/);
-    expect(s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0]).toMatch(/already finished/);
+    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(
+      /after it finished/,
+    );
+    expect(
+      s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0],
+    ).toMatch(/already finished/);
   });
 
   it('leaves out loaded steps that go backwards, and says so', () => {
     const s = new DashboardStore();
     const st = state('a', 3);
-    const r = s.apply({ type: 'dashboard/didLoadRuns', runs: [{ ...st, steps: [...st.steps, step(2)] }], selectedId: null });
+    const r = s.apply({
+      type: 'dashboard/didLoadRuns',
+      runs: [{ ...st, steps: [...st.steps, step(2)] }],
+      selectedId: null,
+    });
     expect(r.problems[0]).toMatch(/1 logged step\(s\) were not in increasing order/);
     expect(s.run('a')?.steps.length).toBe(3);
   });
 
   it('reports duplicate runs in one load', () => {
     const s = new DashboardStore();
-    expect(s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1), state('a', 2)], selectedId: null }).problems[0]).toMatch(/twice/);
+    expect(
+      s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1), state('a', 2)], selectedId: null }).problems[0],
+    ).toMatch(/twice/);
     expect(s.runs).toHaveLength(1);
   });
 
   it('answers lens and ablation sessions it started, and refuses others, mixed kinds and repeats', () => {
     const s = new DashboardStore();
     const lens = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' });
-    const ab = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' }, [{ stack: 'decoder.self', layer: 0, head: 1 }]);
+    const ab = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' }, [
+      { stack: 'decoder.self', layer: 0, head: 1 },
+    ]);
     expect([lens.kind, ab.kind]).toEqual(['lens', 'ablate']);
     expect(ab.id).not.toBe(lens.id);
     const output = { tokens: ['<bos>', 'a', 'b'], layers: [] };
-    expect(s.apply({ type: 'ablate/didFinish', id: lens.id, output: { tokens: [], off: [], base: { loss: 0, scored: 0, next: [] }, ablated: { loss: 0, scored: 0, next: [] }, compare: [] } }).problems[0]).toMatch(/ablation \d+, which this page never requested/);
-    expect(s.apply({ type: 'lens/didFinish', id: lens.id, output }).events).toEqual([{ kind: 'analysis', id: lens.id }]);
+    expect(
+      s.apply({
+        type: 'ablate/didFinish',
+        id: lens.id,
+        output: {
+          tokens: [],
+          off: [],
+          base: { loss: 0, scored: 0, next: [] },
+          ablated: { loss: 0, scored: 0, next: [] },
+          compare: [],
+        },
+      }).problems[0],
+    ).toMatch(/ablation \d+, which this page never requested/);
+    expect(s.apply({ type: 'lens/didFinish', id: lens.id, output }).events).toEqual([
+      { kind: 'analysis', id: lens.id },
+    ]);
     expect(s.analysis(lens.id)?.output).toEqual(output);
-    expect(s.apply({ type: 'lens/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(/had already finished/);
-    expect(s.apply({ type: 'ablate/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } }).events).toEqual([{ kind: 'analysis', id: ab.id }]);
+    expect(s.apply({ type: 'lens/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(
+      /had already finished/,
+    );
+    expect(
+      s.apply({ type: 'ablate/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } })
+        .events,
+    ).toEqual([{ kind: 'analysis', id: ab.id }]);
     expect(s.analysis(ab.id)?.error?.message).toBe('No attention head');
-    expect(s.apply({ type: 'lens/didFinish', id: 99, output }).problems[0]).toMatch(/logit lens 99, which this page never requested/);
+    expect(s.apply({ type: 'lens/didFinish', id: 99, output }).problems[0]).toMatch(
+      /logit lens 99, which this page never requested/,
+    );
   });
 });

@@ -8,7 +8,13 @@ import { escapeXml, lineChartSvg, logTicks, niceTicks, paint } from '../../../we
 import { MAX_GRID_CELLS, heatmapGridSvg, heatmapSvg } from '../../../webview/svgHeatmap';
 import type { SvgStyle } from '../../../webview/svg';
 
-const style: SvgStyle = { background: 'rgb(31, 31, 31)', text: 'rgba(204, 204, 204, 1.000)', muted: 'rgb(157, 157, 157)', grid: 'rgba(157, 157, 157, 0.235)', font: '"Segoe UI", system-ui, sans-serif' };
+const style: SvgStyle = {
+  background: 'rgb(31, 31, 31)',
+  text: 'rgba(204, 204, 204, 1.000)',
+  muted: 'rgb(157, 157, 157)',
+  grid: 'rgba(157, 157, 157, 0.235)',
+  font: '"Segoe UI", system-ui, sans-serif',
+};
 
 interface El {
   readonly name: string;
@@ -26,7 +32,12 @@ function parseXml(xml: string): El {
   const checkText = (t: string): string => {
     if (/</.test(t)) throw new Error(`stray < in ${JSON.stringify(t.slice(0, 40))}`);
     if (/&/.test(t.replace(entity, ''))) throw new Error(`bad entity in ${JSON.stringify(t.slice(0, 40))}`);
-    return t.replace(entity, (_m, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e] ?? String.fromCodePoint(e.startsWith('#x') ? parseInt(e.slice(2), 16) : Number(e.slice(1))));
+    return t.replace(
+      entity,
+      (_m, e: string) =>
+        ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" })[e] ??
+        String.fromCodePoint(e.startsWith('#x') ? parseInt(e.slice(2), 16) : Number(e.slice(1))),
+    );
   };
   const tag = /<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>/y;
   let i = 0;
@@ -94,7 +105,13 @@ describe('lineChartSvg', () => {
     yLog: false,
     series: [
       { label: 'train', color: 'rgba(55, 148, 255, 1.000)', width: 1, y: [3, 2.5, 2, Number.NaN, 1.5, 1.2] },
-      { label: 'validation <val>', color: 'rgb(209, 134, 22)', width: 2, points: true, y: [null, 2.6, null, 2.1, null, 1.4] },
+      {
+        label: 'validation <val>',
+        color: 'rgb(209, 134, 22)',
+        width: 2,
+        points: true,
+        y: [null, 2.6, null, 2.1, null, 1.4],
+      },
       { label: 'lr', color: '#89d185', width: 1.5, dash: [6, 4], y: [1, 1, 1, 1, 1, 1] },
     ],
     style,
@@ -127,7 +144,10 @@ describe('lineChartSvg', () => {
     expect(texts).toContain('step');
     expect(texts).toContain('validation <val>');
     expect(chart.svg).toContain('Loss &lt;of&gt; &quot;run &amp; co&quot;');
-    const yTicks = all(svg, 'g').find((g) => g.attrs.class === 'y-ticks')?.children.map((t) => t.text) ?? [];
+    const yTicks =
+      all(svg, 'g')
+        .find((g) => g.attrs.class === 'y-ticks')
+        ?.children.map((t) => t.text) ?? [];
     expect(yTicks.length).toBeGreaterThan(2);
     expect(new Set(yTicks).size).toBe(yTicks.length);
   });
@@ -147,7 +167,10 @@ describe('heatmapSvg', () => {
     colTitle: 'keys s (S = 4)',
     isPad: (l) => l === '<pad>',
     padColor: 'rgb(241, 76, 76)',
-    legend: [['p = 0', 0xff000000], ['1', 0xffffffff]],
+    legend: [
+      ['p = 0', 0xff000000],
+      ['1', 0xffffffff],
+    ],
     style,
   });
   const svg = parseXml(doc.svg);
@@ -178,7 +201,12 @@ describe('heatmapSvg', () => {
 describe('heatmapGridSvg', () => {
   // A causal 4 × 4 map: row t has t + 1 attended cells (each its own colour) then one masked run.
   const MASKED = 0xff0000ff;
-  const causal = (caption: string) => ({ rows: 4, cols: 4, caption, cellWord: (i: number) => (i % 4 > Math.floor(i / 4) ? MASKED : (0xff000000 | (i + 1)) >>> 0) });
+  const causal = (caption: string) => ({
+    rows: 4,
+    cols: 4,
+    caption,
+    cellWord: (i: number) => (i % 4 > Math.floor(i / 4) ? MASKED : (0xff000000 | (i + 1)) >>> 0),
+  });
   const grid = {
     title: 'every layer & head',
     rowHeads: ['layer 1', 'layer 2'],
@@ -194,12 +222,16 @@ describe('heatmapGridSvg', () => {
     expect(maps).toHaveLength(6);
     // rows 0–2 have a masked run after their cells (t + 1 + 1 rects), row 3 none (4 rects): 2 + 3 + 4 + 4.
     expect(maps[0]?.children).toHaveLength(13);
-    expect(all(svg, 'text').map((t) => t.text)).toEqual(expect.arrayContaining(['every layer & head', 'head 3', 'layer 2', '1.2 nats']));
+    expect(all(svg, 'text').map((t) => t.text)).toEqual(
+      expect.arrayContaining(['every layer & head', 'head 3', 'layer 2', '1.2 nats']),
+    );
     expect(svg.attrs.viewBox).toBe(`0 0 ${doc.width} ${doc.height}`);
   });
 
   it('refuses a grid too large for one file, saying what to do instead', () => {
     const big = { rows: 400, cols: 400, caption: '', cellWord: () => 0 };
-    expect(() => heatmapGridSvg({ ...grid, maps: [[big, big, big]] })).toThrow(`the grid has 480000 cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`);
+    expect(() => heatmapGridSvg({ ...grid, maps: [[big, big, big]] })).toThrow(
+      `the grid has 480000 cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`,
+    );
   });
 });

@@ -16,8 +16,10 @@ import { keepScale } from '../../ops/dropout';
 import type { WasmRuntime } from './wasmRuntime';
 
 /** The kernels wrapped here. */
-export type AttentionLossKernels = Pick<Kernels,
-  'attentionForward' | 'attentionBackward' | 'crossEntropyForward' | 'crossEntropyBackward' | 'adamStep'>;
+export type AttentionLossKernels = Pick<
+  Kernels,
+  'attentionForward' | 'attentionBackward' | 'crossEntropyForward' | 'crossEntropyBackward' | 'adamStep'
+>;
 
 /** Elements of mask.data that attention over dims reads, or −1 if the view is unusable here. */
 function attentionMaskExtent(mask: MaskView, dims: AttentionDims): number {
@@ -69,21 +71,40 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
   const usable = (d: AttentionDims): boolean => d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0;
   return {
     attentionForward(out, probs, q, k, v, dims, mask, keep, dropP): void {
-      const ok = usable(dims) && at(out, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4)
-        && at(null, 5) && at(null, 6) && at(null, 7) && putShape(dims, mask, keep, dropP);
+      const ok =
+        usable(dims) &&
+        at(out, 0) &&
+        at(probs, 1) &&
+        at(q, 2) &&
+        at(k, 3) &&
+        at(v, 4) &&
+        at(null, 5) &&
+        at(null, 6) &&
+        at(null, 7) &&
+        putShape(dims, mask, keep, dropP);
       if (!ok) return ref.attentionForward(out, probs, q, k, v, dims, mask, keep, dropP);
       rt.exec(c.K_ATTENTION_FORWARD, dims.B * dims.H * dims.T * dims.S * dims.D);
     },
     attentionBackward(dq, dk, dv, dout, probs, q, k, v, dims, keep, dropP): void {
-      const ok = usable(dims) && at(dq, 0) && at(probs, 1) && at(q, 2) && at(k, 3) && at(v, 4)
-        && at(dk, 5) && at(dv, 6) && at(dout, 7) && putShape(dims, null, keep, dropP);
+      const ok =
+        usable(dims) &&
+        at(dq, 0) &&
+        at(probs, 1) &&
+        at(q, 2) &&
+        at(k, 3) &&
+        at(v, 4) &&
+        at(dk, 5) &&
+        at(dv, 6) &&
+        at(dout, 7) &&
+        putShape(dims, null, keep, dropP);
       if (!ok) return ref.attentionBackward(dq, dk, dv, dout, probs, q, k, v, dims, keep, dropP);
       const C = dims.H * dims.D;
       const disjoint = dims.B === 1 || (dims.kvBatchStride >= dims.S * C && dims.qBatchStride >= dims.T * C);
       rt.exec(c.K_ATTENTION_BACKWARD, disjoint ? 2 * dims.B * dims.H * dims.T * dims.S * dims.D : 0);
     },
     crossEntropyForward(lse, logits, targets, N, V, ignoreIndex, smoothing): { sum: number; count: number } {
-      const pl = rt.ptr(lse), pz = rt.ptr(logits);
+      const pl = rt.ptr(lse),
+        pz = rt.ptr(logits);
       if (pl < 0 || pz < 0 || !targetsValid(targets, N, V, ignoreIndex)) {
         return ref.crossEntropyForward(lse, logits, targets, N, V, ignoreIndex, smoothing);
       }
@@ -103,7 +124,9 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
       return { sum: rt.fns.sumF64(rows, N), count };
     },
     crossEntropyBackward(dlogits, logits, lse, targets, N, V, ignoreIndex, smoothing, gradScale): void {
-      const pd = rt.ptr(dlogits), pz = rt.ptr(logits), pl = rt.ptr(lse);
+      const pd = rt.ptr(dlogits),
+        pz = rt.ptr(logits),
+        pl = rt.ptr(lse);
       if (pd < 0 || pz < 0 || pl < 0 || !targetsValid(targets, N, V, ignoreIndex)) {
         return ref.crossEntropyBackward(dlogits, logits, lse, targets, N, V, ignoreIndex, smoothing, gradScale);
       }

@@ -13,7 +13,10 @@ import type { FloatArray, Kernels } from '../../backend';
 import type { WasmRuntime } from './wasmRuntime';
 
 /** The dense kernels of one backend instance. */
-export type DenseKernels = Pick<Kernels, 'matmul' | 'addBias' | 'biasBackward' | 'fill' | 'scale' | 'add' | 'sumSquares'>;
+export type DenseKernels = Pick<
+  Kernels,
+  'matmul' | 'addBias' | 'biasBackward' | 'fill' | 'scale' | 'add' | 'sumSquares'
+>;
 
 /** Creates the dense kernels over `rt`. */
 export function createDenseKernels(rt: WasmRuntime): DenseKernels {
@@ -39,7 +42,9 @@ export function createDenseKernels(rt: WasmRuntime): DenseKernels {
       rt.exec(c.K_SCALE, n >> 2);
     },
     add(out, a, b, n): void {
-      const po = rt.ptr(out), pa = rt.ptr(a), pb = rt.ptr(b);
+      const po = rt.ptr(out),
+        pa = rt.ptr(a),
+        pb = rt.ptr(b);
       if (po < 0 || pa < 0 || pb < 0) return ref.add(out, a, b, n);
       if (n <= 0) return;
       args[0] = po;
@@ -61,7 +66,9 @@ export function createDenseKernels(rt: WasmRuntime): DenseKernels {
       return rt.fns.sumF64(partials, chunks);
     },
     matmul(cm, a, b, M, N, K, transA, transB, accumulate): void {
-      const pc = rt.ptr(cm), pa = rt.ptr(a), pb = rt.ptr(b);
+      const pc = rt.ptr(cm),
+        pa = rt.ptr(a),
+        pb = rt.ptr(b);
       if (pc < 0 || pa < 0 || pb < 0) return ref.matmul(cm, a, b, M, N, K, transA, transB, accumulate);
       if (M <= 0 || N <= 0) return;
       if (K <= 0) {
@@ -82,7 +89,8 @@ export function createDenseKernels(rt: WasmRuntime): DenseKernels {
       rt.exec(c.K_MATMUL, M < 4 ? N * K : (M * N * K) / 8, 2); // 2 chunks per thread: each chunk packs its own B
     },
     addBias(y, bias, rows, cols): void {
-      const py = rt.ptr(y), pb = rt.ptr(bias);
+      const py = rt.ptr(y),
+        pb = rt.ptr(bias);
       if (py < 0 || pb < 0) return ref.addBias(y, bias, rows, cols);
       if (rows <= 0 || cols <= 0) return;
       args[0] = py;
@@ -92,7 +100,8 @@ export function createDenseKernels(rt: WasmRuntime): DenseKernels {
       rt.exec(c.K_ADD_BIAS, (rows * cols) >> 1);
     },
     biasBackward(dbias, dy, rows, cols): void {
-      const pd = rt.ptr(dbias), py = rt.ptr(dy);
+      const pd = rt.ptr(dbias),
+        py = rt.ptr(dy);
       if (pd < 0 || py < 0) return ref.biasBackward(dbias, dy, rows, cols);
       if (rows <= 0 || cols <= 0) return;
       args[0] = pd;

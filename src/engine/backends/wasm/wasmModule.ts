@@ -38,13 +38,44 @@ export interface KernelExports {
 
 /** Names of the exported integer constants (control-block layout and kernel ids). */
 export const CONSTANT_NAMES = [
-  'CTL_BYTES', 'CTL_ARGS', 'CTL_SCRATCH', 'CTL_READY', 'CTL_FAILED', 'CTL_DONE', 'MAX_ARGS', 'MAX_THREADS',
-  'K_MATMUL', 'K_FILL', 'K_SCALE', 'K_ADD', 'K_SUM_SQUARES', 'K_ADD_BIAS', 'K_BIAS_BACKWARD',
-  'K_EMBEDDING_FORWARD', 'K_EMBEDDING_BACKWARD', 'K_POSITIONAL_FORWARD', 'K_POSITIONAL_BACKWARD',
-  'K_LAYERNORM_FORWARD', 'K_LAYERNORM_BACKWARD_DX', 'K_LAYERNORM_BACKWARD_DW',
-  'K_RELU_FORWARD', 'K_RELU_BACKWARD', 'K_GELU_FORWARD', 'K_GELU_BACKWARD', 'K_GELU_TANH_FORWARD', 'K_GELU_TANH_BACKWARD',
-  'K_DROPOUT_FORWARD', 'K_DROPOUT_BACKWARD', 'K_DROPOUT_MASK', 'K_SOFTMAX_FORWARD', 'K_SOFTMAX_BACKWARD',
-  'K_ATTENTION_FORWARD', 'K_ATTENTION_BACKWARD', 'K_CROSS_ENTROPY_FORWARD', 'K_CROSS_ENTROPY_BACKWARD', 'K_ADAM',
+  'CTL_BYTES',
+  'CTL_ARGS',
+  'CTL_SCRATCH',
+  'CTL_READY',
+  'CTL_FAILED',
+  'CTL_DONE',
+  'MAX_ARGS',
+  'MAX_THREADS',
+  'K_MATMUL',
+  'K_FILL',
+  'K_SCALE',
+  'K_ADD',
+  'K_SUM_SQUARES',
+  'K_ADD_BIAS',
+  'K_BIAS_BACKWARD',
+  'K_EMBEDDING_FORWARD',
+  'K_EMBEDDING_BACKWARD',
+  'K_POSITIONAL_FORWARD',
+  'K_POSITIONAL_BACKWARD',
+  'K_LAYERNORM_FORWARD',
+  'K_LAYERNORM_BACKWARD_DX',
+  'K_LAYERNORM_BACKWARD_DW',
+  'K_RELU_FORWARD',
+  'K_RELU_BACKWARD',
+  'K_GELU_FORWARD',
+  'K_GELU_BACKWARD',
+  'K_GELU_TANH_FORWARD',
+  'K_GELU_TANH_BACKWARD',
+  'K_DROPOUT_FORWARD',
+  'K_DROPOUT_BACKWARD',
+  'K_DROPOUT_MASK',
+  'K_SOFTMAX_FORWARD',
+  'K_SOFTMAX_BACKWARD',
+  'K_ATTENTION_FORWARD',
+  'K_ATTENTION_BACKWARD',
+  'K_CROSS_ENTROPY_FORWARD',
+  'K_CROSS_ENTROPY_BACKWARD',
+  'K_ADAM',
 ] as const;
 
 /** The exported constants by name. */
@@ -52,8 +83,8 @@ export type KernelConstants = Record<(typeof CONSTANT_NAMES)[number], number>;
 
 // (module (func (result v128) v128.const i32x4 0 0 0 0)): valid only where SIMD is supported.
 const SIMD_PROBE = new Uint8Array([
-  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12,
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 11,
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 22, 1, 20, 0, 253, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 11,
 ]);
 
 /** True when this runtime has WebAssembly SIMD, shared WebAssembly memory and atomics (helper threads need more: see parallel.ts). */
@@ -126,14 +157,18 @@ function requireWasm(): NonNullable<ReturnType<typeof webAssembly>> {
 }
 
 /** Instantiates the module on `memory`; returns its functions and constants. */
-export function instantiateKernels(module: WasmModule, memory: WasmMemory): { fns: KernelExports; consts: KernelConstants } {
+export function instantiateKernels(
+  module: WasmModule,
+  memory: WasmMemory,
+): { fns: KernelExports; consts: KernelConstants } {
   const wa = requireWasm();
   const instance = new wa.Instance(module, { env: { memory } });
   const ex = instance.exports as Record<string, unknown>;
   const consts = {} as Record<string, number>;
   for (const name of CONSTANT_NAMES) {
     const g = ex[name];
-    if (!(g instanceof wa.Global)) throw new Error(`kernel module lacks the constant ${name}; rebuild it with npm run build:wasm`);
+    if (!(g instanceof wa.Global))
+      throw new Error(`kernel module lacks the constant ${name}; rebuild it with npm run build:wasm`);
     consts[name] = g.value as number;
   }
   if (typeof ex.run !== 'function') throw new Error('kernel module lacks run(); rebuild it with npm run build:wasm');

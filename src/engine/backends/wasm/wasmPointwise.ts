@@ -17,10 +17,26 @@ import { keepScale, keepThreshold } from '../../ops/dropout';
 import type { WasmRuntime } from './wasmRuntime';
 
 /** The kernels wrapped here. */
-export type PointwiseKernels = Pick<Kernels,
-  | 'embeddingForward' | 'embeddingBackward' | 'positionalForward' | 'positionalBackward'
-  | 'layernormForward' | 'layernormBackward' | 'reluForward' | 'reluBackward' | 'geluForward' | 'geluBackward' | 'geluTanhForward' | 'geluTanhBackward'
-  | 'dropoutMask' | 'dropoutForward' | 'dropoutBackward' | 'softmaxForward' | 'softmaxBackward'>;
+export type PointwiseKernels = Pick<
+  Kernels,
+  | 'embeddingForward'
+  | 'embeddingBackward'
+  | 'positionalForward'
+  | 'positionalBackward'
+  | 'layernormForward'
+  | 'layernormBackward'
+  | 'reluForward'
+  | 'reluBackward'
+  | 'geluForward'
+  | 'geluBackward'
+  | 'geluTanhForward'
+  | 'geluTanhBackward'
+  | 'dropoutMask'
+  | 'dropoutForward'
+  | 'dropoutBackward'
+  | 'softmaxForward'
+  | 'softmaxBackward'
+>;
 
 /** 2³²: a threshold this large keeps nothing (it does not fit the kernel's u32). */
 const TWO_32 = 4294967296;
@@ -56,7 +72,8 @@ export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
   };
   return {
     embeddingForward(out, ids, table, N, C, scale): void {
-      const po = rt.ptr(out), pt = rt.ptr(table);
+      const po = rt.ptr(out),
+        pt = rt.ptr(table);
       if (po < 0 || pt < 0 || !idsValid(ids, N, Math.floor(table.length / C), NaN)) {
         return ref.embeddingForward(out, ids, table, N, C, scale);
       }
@@ -110,7 +127,15 @@ export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
       rt.exec(c.K_LAYERNORM_FORWARD, N * C);
     },
     layernormBackward(dx, dw, db, dy, x, mean, rstd, w, N, C): void {
-      const ok = at(dx, 0) && at(dw, 1) && at(dy, 3) && at(x, 4) && at(mean, 5) && at(rstd, 6) && at(w, 7) && (db === null || rt.ptr(db) >= 0);
+      const ok =
+        at(dx, 0) &&
+        at(dw, 1) &&
+        at(dy, 3) &&
+        at(x, 4) &&
+        at(mean, 5) &&
+        at(rstd, 6) &&
+        at(w, 7) &&
+        (db === null || rt.ptr(db) >= 0);
       if (!ok) return ref.layernormBackward(dx, dw, db, dy, x, mean, rstd, w, N, C);
       if (N <= 0) return;
       args[2] = db === null ? 0 : rt.ptr(db);

@@ -49,7 +49,13 @@ export class WasmRuntime {
   /** Kernel calls run in chunks shared with the helpers, and run alone. */
   readonly jobs = { parallel: 0, single: 0 };
 
-  constructor(heap: WasmHeap, fns: KernelExports, c: KernelConstants, module: WasmModule, runner: ParallelRunner | null) {
+  constructor(
+    heap: WasmHeap,
+    fns: KernelExports,
+    c: KernelConstants,
+    module: WasmModule,
+    runner: ParallelRunner | null,
+  ) {
     this.heap = heap;
     this.fns = fns;
     this.c = c;
@@ -105,7 +111,9 @@ export class WasmRuntime {
     if (this.fns.run(kernel, parallel ? this.threads * chunksPerThread : 1, parallel ? 1 : 0) === 0) {
       this.failed = true;
       this.helpersReady = false;
-      throw new Error('A WebAssembly helper thread failed while running a kernel; the backend continues on one thread. This is a bug: please report it.');
+      throw new Error(
+        'A WebAssembly helper thread failed while running a kernel; the backend continues on one thread. This is a bug: please report it.',
+      );
     }
   }
 

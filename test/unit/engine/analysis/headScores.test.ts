@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { HeadMap } from '../../../../src/engine/analysis/headScores';
-import { crossHeadScores, headEntropy, inductionScore, selfHeadScores } from '../../../../src/engine/analysis/headScores';
+import {
+  crossHeadScores,
+  headEntropy,
+  inductionScore,
+  selfHeadScores,
+} from '../../../../src/engine/analysis/headScores';
 
 /** One head [1, T, S] whose row t is `row(t)` (a dense probability row). */
 function head(T: number, S: number, row: (t: number, s: number) => number): HeadMap {
@@ -41,7 +46,11 @@ describe('selfHeadScores', () => {
   });
 
   it('padding rows and keys do not count', () => {
-    const m = { ...head(T, T, (t, s) => (t < 4 ? (s === Math.max(0, t - 1) ? 1 : 0) : s === 7 ? 1 : 0)), rows: 4, cols: 4 };
+    const m = {
+      ...head(T, T, (t, s) => (t < 4 ? (s === Math.max(0, t - 1) ? 1 : 0) : s === 7 ? 1 : 0)),
+      rows: 4,
+      cols: 4,
+    };
     expect(selfHeadScores(m)[0]?.previousToken).toBeCloseTo(1, 6);
   });
 });

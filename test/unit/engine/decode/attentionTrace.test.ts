@@ -3,7 +3,13 @@ import { AttentionTrace } from '../../../../src/engine/decode/attentionTrace';
 import { EngineError } from '../../../../src/engine/errors';
 
 /** Attention whose value encodes (step, row, head, key): easy to trace where each cell came from. */
-function stepAtt(step: number, rows: number, H: number, P: number, S: number): { self: Float32Array[]; cross: Float32Array[] } {
+function stepAtt(
+  step: number,
+  rows: number,
+  H: number,
+  P: number,
+  S: number,
+): { self: Float32Array[]; cross: Float32Array[] } {
   const self = new Float32Array(rows * H * P).map((_, i) => 1000 * step + i);
   const cross = new Float32Array(rows * H * S).map((_, i) => -(1000 * step + i));
   return { self: [self], cross: [cross] };
@@ -27,7 +33,8 @@ describe('AttentionTrace', () => {
           const want = k < P ? 1000 * t + ((rowAt[t] as number) * H + h) * P + k : 0;
           expect(a.self[0]?.[(h * 3 + t) * 4 + k]).toBe(want);
         }
-        for (let s = 0; s < S; s++) expect(a.cross[0]?.[(h * 3 + t) * S + s]).toBe(-(1000 * t + ((rowAt[t] as number) * H + h) * S + s));
+        for (let s = 0; s < S; s++)
+          expect(a.cross[0]?.[(h * 3 + t) * S + s]).toBe(-(1000 * t + ((rowAt[t] as number) * H + h) * S + s));
       }
     }
     expect(trace.assemble([0]).queries).toBe(1); // a hypothesis that ended early uses a prefix

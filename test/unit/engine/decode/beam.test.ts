@@ -2,13 +2,27 @@ import { describe, it, expect } from 'vitest';
 import { beamSearch, lengthPenalty } from '../../../../src/engine/decode/beam';
 import { greedyDecode } from '../../../../src/engine/decode/greedy';
 import type { DecodeResult } from '../../../../src/engine/decode/stepperContract';
-import { FixedStepper, HistoryStepper, MarkovStepper, expectedAttention, mockLogits, refLogSoftmax, spec } from './mockStepper';
+import {
+  FixedStepper,
+  HistoryStepper,
+  MarkovStepper,
+  expectedAttention,
+  mockLogits,
+  refLogSoftmax,
+  spec,
+} from './mockStepper';
 import type { MockSpec } from './mockStepper';
 
 const lp = (n: number, alpha: number): number => ((5 + n) / 6) ** alpha;
 
 /** Every complete sequence (EOS-ended, or cut at maxLen) with its length-penalized score. */
-function exhaustive(sp: MockSpec, prompt: number[], maxLen: number, eos: number, alpha: number): { tokens: number[]; score: number }[] {
+function exhaustive(
+  sp: MockSpec,
+  prompt: number[],
+  maxLen: number,
+  eos: number,
+  alpha: number,
+): { tokens: number[]; score: number }[] {
   const all: { tokens: number[]; score: number }[] = [];
   const dfs = (ctx: number[], tokens: number[], raw: number): void => {
     const logp = refLogSoftmax(mockLogits(sp, ctx));
@@ -39,7 +53,8 @@ function expectConsistent(sp: MockSpec, prompt: number[], hyps: DecodeResult[], 
     h.logprobs.forEach((l, i) => expect(l).toBeCloseTo(ref[i] as number, 9));
     expect(h.score).toBeCloseTo(ref.reduce((a, b) => a + b, 0) / lp(h.tokens.length, alpha), 9);
   }
-  for (let i = 1; i < hyps.length; i++) expect((hyps[i - 1] as DecodeResult).score).toBeGreaterThanOrEqual((hyps[i] as DecodeResult).score);
+  for (let i = 1; i < hyps.length; i++)
+    expect((hyps[i - 1] as DecodeResult).score).toBeGreaterThanOrEqual((hyps[i] as DecodeResult).score);
 }
 
 describe('lengthPenalty', () => {
@@ -57,7 +72,12 @@ describe('beamSearch', () => {
         const sp = spec({ V: 4, eos: 3, seed: seed * 17, eosBias: 0.2 * seed, scale: 1.5, maxRows: 128 });
         const prompt = [seed % 3];
         const all = exhaustive(sp, prompt, 4, 3, alpha).sort((a, b) => b.score - a.score);
-        const hyps = beamSearch(new HistoryStepper(sp), Int32Array.from(prompt), { beamSize: 128, lengthPenalty: alpha, maxTokens: 4, eos: 3 });
+        const hyps = beamSearch(new HistoryStepper(sp), Int32Array.from(prompt), {
+          beamSize: 128,
+          lengthPenalty: alpha,
+          maxTokens: 4,
+          eos: 3,
+        });
         expect(hyps[0]?.tokens).toEqual(all[0]?.tokens);
         expect(hyps[0]?.score).toBeCloseTo(all[0]?.score as number, 9);
         expectConsistent(sp, prompt, hyps, alpha);
@@ -94,11 +114,20 @@ describe('beamSearch', () => {
   });
 
   it('returns, for every hypothesis, the attention the model emitted for its history', () => {
-    for (const [S, includePrompt] of [[5, false], [0, true], [3, true]] as const) {
+    for (const [S, includePrompt] of [
+      [5, false],
+      [0, true],
+      [3, true],
+    ] as const) {
       const sp = spec({ seed: 31, V: 6, eos: 2, eosBias: 0.1, S, scale: 0.8 });
       const prompt = [1, 4];
       const hyps = beamSearch(new HistoryStepper(sp), Int32Array.from(prompt), {
-        beamSize: 3, lengthPenalty: 0.6, maxTokens: 7, eos: 2, captureAttention: true, attentionIncludesPrompt: includePrompt,
+        beamSize: 3,
+        lengthPenalty: 0.6,
+        maxTokens: 7,
+        eos: 2,
+        captureAttention: true,
+        attentionIncludesPrompt: includePrompt,
       });
       for (const h of hyps) {
         const queryStart = includePrompt ? 0 : 1;
@@ -113,17 +142,39 @@ describe('beamSearch', () => {
 
   it('stops at maxTokens and at the context, ranking cut hypotheses', () => {
     const sp = spec({ eos: -1, V: 5 });
-    const byTokens = beamSearch(new HistoryStepper(sp), Int32Array.of(0), { beamSize: 3, lengthPenalty: 0.6, maxTokens: 5, eos: -1 });
-    expect(byTokens.map((h) => [h.tokens.length, h.stopReason])).toEqual([[5, 'maxTokens'], [5, 'maxTokens'], [5, 'maxTokens']]);
+    const byTokens = beamSearch(new HistoryStepper(sp), Int32Array.of(0), {
+      beamSize: 3,
+      lengthPenalty: 0.6,
+      maxTokens: 5,
+      eos: -1,
+    });
+    expect(byTokens.map((h) => [h.tokens.length, h.stopReason])).toEqual([
+      [5, 'maxTokens'],
+      [5, 'maxTokens'],
+      [5, 'maxTokens'],
+    ]);
     const small = spec({ eos: -1, V: 5, maxPositions: 4 });
-    const byContext = beamSearch(new HistoryStepper(small), Int32Array.of(0, 1), { beamSize: 2, lengthPenalty: 0.6, maxTokens: 50, eos: -1 });
-    expect(byContext.map((h) => [h.tokens.length, h.stopReason])).toEqual([[3, 'context'], [3, 'context']]);
+    const byContext = beamSearch(new HistoryStepper(small), Int32Array.of(0, 1), {
+      beamSize: 2,
+      lengthPenalty: 0.6,
+      maxTokens: 50,
+      eos: -1,
+    });
+    expect(byContext.map((h) => [h.tokens.length, h.stopReason])).toEqual([
+      [3, 'context'],
+      [3, 'context'],
+    ]);
     expectConsistent(small, [0, 1], byContext, 0.6);
   });
 
   it('stops at EOS: finished hypotheses end with EOS and are never fed', () => {
     const sp = spec({ eosBias: 1, V: 6 });
-    const hyps = beamSearch(new HistoryStepper(sp), Int32Array.of(3), { beamSize: 4, lengthPenalty: 0.6, maxTokens: 40, eos: 2 });
+    const hyps = beamSearch(new HistoryStepper(sp), Int32Array.of(3), {
+      beamSize: 4,
+      lengthPenalty: 0.6,
+      maxTokens: 40,
+      eos: 2,
+    });
     for (const h of hyps) {
       expect(h.stopReason).toBe('eos');
       expect(h.tokens.indexOf(2)).toBe(h.tokens.length - 1);
@@ -153,7 +204,12 @@ describe('beamSearch', () => {
     // score is below it, but eight 1s score (log 0.3 + 7 log 0.999) / lp(8) ≈ −0.258 (α = 2).
     const later = [1e-9, 0.999, 0.0005, 0.0005 - 1e-9];
     const probs = [later, later, later, [0.7, 0.3 - 2e-6, 1e-6, 1e-6]];
-    const hyps = beamSearch(new MarkovStepper(probs), Int32Array.of(3), { beamSize: 2, lengthPenalty: 2, maxTokens: 8, eos: 0 });
+    const hyps = beamSearch(new MarkovStepper(probs), Int32Array.of(3), {
+      beamSize: 2,
+      lengthPenalty: 2,
+      maxTokens: 8,
+      eos: 0,
+    });
     expect(hyps[0]?.tokens).toEqual([1, 1, 1, 1, 1, 1, 1, 1]);
     expect(hyps[0]?.stopReason).toBe('maxTokens');
     expect(hyps[0]?.score).toBeCloseTo((Math.log(0.3 - 2e-6) + 7 * Math.log(0.999)) / lp(8, 2), 5);
@@ -168,7 +224,12 @@ describe('beamSearch', () => {
       [0.3, 0.6, 0.05, 0.05],
       [0.05, 0.5, 0.4, 0.05],
     ];
-    const hyps = beamSearch(new MarkovStepper(probs), Int32Array.of(3), { beamSize: 2, lengthPenalty: 0, maxTokens: 10, eos: 0 });
+    const hyps = beamSearch(new MarkovStepper(probs), Int32Array.of(3), {
+      beamSize: 2,
+      lengthPenalty: 0,
+      maxTokens: 10,
+      eos: 0,
+    });
     expect(hyps.map((h) => h.tokens)).toEqual([[1, 0]]);
     expect(hyps[0]?.score).toBeCloseTo(Math.log(0.5 * 0.6), 6);
   });

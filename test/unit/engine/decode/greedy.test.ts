@@ -6,7 +6,12 @@ import { FixedStepper, HistoryStepper, expectedAttention, mockLogits, refLogSoft
 import type { MockSpec } from './mockStepper';
 
 /** Greedy written out plainly from the mock's pure logits: the oracle. */
-function refGreedy(sp: MockSpec, prompt: number[], maxTokens: number, eos: number): { tokens: number[]; logprobs: number[] } {
+function refGreedy(
+  sp: MockSpec,
+  prompt: number[],
+  maxTokens: number,
+  eos: number,
+): { tokens: number[]; logprobs: number[] } {
   const ctx = [...prompt];
   const tokens: number[] = [];
   const logprobs: number[] = [];
@@ -32,7 +37,10 @@ describe('greedyDecode', () => {
       const ref = refGreedy(sp, prompt, 20, 3);
       expect(res.tokens).toEqual(ref.tokens);
       res.logprobs.forEach((lp, i) => expect(lp).toBeCloseTo(ref.logprobs[i] as number, 10));
-      expect(res.score).toBeCloseTo(ref.logprobs.reduce((a, b) => a + b, 0), 10);
+      expect(res.score).toBeCloseTo(
+        ref.logprobs.reduce((a, b) => a + b, 0),
+        10,
+      );
     }
   });
 
@@ -87,7 +95,12 @@ describe('greedyDecode', () => {
       for (const maxTokens of [1, 3, 7]) {
         const plain = greedyDecode(new HistoryStepper(sp), Int32Array.of(1, 4, 0), { maxTokens, eos: -1 });
         const stepper = new HistoryStepper(sp);
-        const slid = greedyDecode(stepper, Int32Array.of(1, 4, 0), { maxTokens, eos: -1, slide: true, captureAttention: true });
+        const slid = greedyDecode(stepper, Int32Array.of(1, 4, 0), {
+          maxTokens,
+          eos: -1,
+          slide: true,
+          captureAttention: true,
+        });
         expect(slid.tokens).toEqual(plain.tokens);
         expect(slid.logprobs).toEqual(plain.logprobs);
         expect(slid.slid).toBeUndefined();
@@ -110,7 +123,12 @@ describe('greedyDecode', () => {
 
     it('keeps attention rows summing to 1 at their place in the whole context', () => {
       const sp = spec({ eos: -1, maxPositions: 5, S: 0, seed: 7 });
-      const res = greedyDecode(new HistoryStepper(sp), Int32Array.of(1), { maxTokens: 12, eos: -1, slide: true, captureAttention: true });
+      const res = greedyDecode(new HistoryStepper(sp), Int32Array.of(1), {
+        maxTokens: 12,
+        eos: -1,
+        slide: true,
+        captureAttention: true,
+      });
       const a = res.attention;
       expect(a?.queries).toBe(12);
       expect(a?.selfKeys).toBe(12);
@@ -124,7 +142,8 @@ describe('greedyDecode', () => {
     const seen: [number, number][] = [];
     const stepper = new HistoryStepper(spec({ seed: 5 }));
     const res = greedyDecode(stepper, Int32Array.of(0), {
-      maxTokens: 12, eos: 2,
+      maxTokens: 12,
+      eos: 2,
       onToken: (t, lp) => {
         // the stepper has been fed every earlier token but not this one yet
         expect(stepper.rows[0]).toHaveLength(1 + seen.length);
@@ -139,15 +158,31 @@ describe('greedyDecode', () => {
     for (const S of [5, 0]) {
       const sp = spec({ seed: 9, S, eos: -1 });
       const prompt = [1, 3, 4];
-      const res = greedyDecode(new HistoryStepper(sp), Int32Array.from(prompt), { maxTokens: 6, eos: -1, captureAttention: true });
+      const res = greedyDecode(new HistoryStepper(sp), Int32Array.from(prompt), {
+        maxTokens: 6,
+        eos: -1,
+        captureAttention: true,
+      });
       const att = res.attention;
       if (att === undefined) throw new Error('no attention');
-      expect([att.queryStart, att.queries, att.selfKeys, att.nLayers, att.nHeads, att.sourceLength]).toEqual([2, 6, 8, 2, 2, S]);
+      expect([att.queryStart, att.queries, att.selfKeys, att.nLayers, att.nHeads, att.sourceLength]).toEqual([
+        2,
+        6,
+        8,
+        2,
+        2,
+        S,
+      ]);
       const exp = expectedAttention(sp, [...prompt, ...res.tokens], 2, 6);
       expect(att.self).toEqual(exp.self);
       expect(att.cross).toEqual(exp.cross);
 
-      const withPrompt = greedyDecode(new HistoryStepper(sp), Int32Array.from(prompt), { maxTokens: 6, eos: -1, captureAttention: true, attentionIncludesPrompt: true });
+      const withPrompt = greedyDecode(new HistoryStepper(sp), Int32Array.from(prompt), {
+        maxTokens: 6,
+        eos: -1,
+        captureAttention: true,
+        attentionIncludesPrompt: true,
+      });
       const expP = expectedAttention(sp, [...prompt, ...withPrompt.tokens], 0, 8);
       expect(withPrompt.attention?.queries).toBe(8);
       expect(withPrompt.attention?.self).toEqual(expP.self);
@@ -163,7 +198,10 @@ describe('greedyDecode', () => {
   });
 
   it('is numerically stable for huge logits', () => {
-    const res = greedyDecode(new FixedStepper(Float32Array.of(3e4, 3e4 - 1, -3e4, 3e4 - 2)), Int32Array.of(0), { maxTokens: 2, eos: -1 });
+    const res = greedyDecode(new FixedStepper(Float32Array.of(3e4, 3e4 - 1, -3e4, 3e4 - 2)), Int32Array.of(0), {
+      maxTokens: 2,
+      eos: -1,
+    });
     expect(res.tokens).toEqual([0, 0]);
     expect(res.logprobs[0]).toBeCloseTo(-Math.log(1 + Math.exp(-1) + Math.exp(-2)), 6);
   });
@@ -180,12 +218,17 @@ describe('greedyDecode', () => {
 
   it('rejects a stepper whose attention has the wrong shape', () => {
     const bad: DecodeStepper = {
-      vocabSize: 4, nHeads: 2, maxPositions: 8, maxRows: 1,
+      vocabSize: 4,
+      nHeads: 2,
+      maxPositions: 8,
+      maxRows: 1,
       step: (): StepOutput => ({ logits: new Float32Array(4), attention: { self: [new Float32Array(3)], cross: [] } }),
       reorder: () => undefined,
       reset: () => undefined,
     };
-    expect(() => greedyDecode(bad, Int32Array.of(0), { maxTokens: 2, eos: -1, captureAttention: true })).toThrow(/expected \[rows 1, H 2, P 1\]/);
+    expect(() => greedyDecode(bad, Int32Array.of(0), { maxTokens: 2, eos: -1, captureAttention: true })).toThrow(
+      /expected \[rows 1, H 2, P 1\]/,
+    );
   });
 });
 
@@ -212,7 +255,11 @@ describe('greedyDecode with `complete`: never ends in part of a character', () =
   it('stops at the context as before: finishing never goes past it without a sliding window', () => {
     const sp = spec({ seed: 3, V: 6, eos: -1, eosBias: 0, maxPositions: 5 });
     // 4 tokens fill the context exactly (the mock throws past maxPositions): nothing is added to finish a character.
-    const r = greedyDecode(new HistoryStepper(sp), Int32Array.of(0, 1), { maxTokens: 4, eos: -1, complete: () => false });
+    const r = greedyDecode(new HistoryStepper(sp), Int32Array.of(0, 1), {
+      maxTokens: 4,
+      eos: -1,
+      complete: () => false,
+    });
     expect(r.tokens.length).toBe(4);
   });
 });

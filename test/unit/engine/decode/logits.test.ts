@@ -16,16 +16,19 @@ describe('rowLogSumExp', () => {
     expect(rowLogSumExp(Float32Array.of(-Infinity, 0), 0, 2, 0)).toBe(0);
   });
 
-  it.each([[[0, NaN]], [[NaN, 0]], [[Infinity, 0]], [[-Infinity, -Infinity]]])('throws train/nonFinite for %j', (row) => {
-    let e: unknown;
-    try {
-      rowLogSumExp(Float32Array.from(row), 0, 2, 4);
-    } catch (err) {
-      e = err;
-    }
-    expect(EngineError.is(e, 'train/nonFinite')).toBe(true);
-    expect((e as Error).message).toMatch(/decode step 4/);
-  });
+  it.each([[[0, NaN]], [[NaN, 0]], [[Infinity, 0]], [[-Infinity, -Infinity]]])(
+    'throws train/nonFinite for %j',
+    (row) => {
+      let e: unknown;
+      try {
+        rowLogSumExp(Float32Array.from(row), 0, 2, 4);
+      } catch (err) {
+        e = err;
+      }
+      expect(EngineError.is(e, 'train/nonFinite')).toBe(true);
+      expect((e as Error).message).toMatch(/decode step 4/);
+    },
+  );
 });
 
 describe('argmaxRow', () => {

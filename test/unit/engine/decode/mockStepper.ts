@@ -77,7 +77,10 @@ export function mockCross(spec: MockSpec, history: readonly number[], l: number,
 }
 
 /** One call the decoder made. */
-export type MockCall = { readonly kind: 'step'; readonly tokens: number[]; readonly capture: boolean } | { readonly kind: 'reorder'; readonly parents: number[] } | { readonly kind: 'reset' };
+export type MockCall =
+  | { readonly kind: 'step'; readonly tokens: number[]; readonly capture: boolean }
+  | { readonly kind: 'reorder'; readonly parents: number[] }
+  | { readonly kind: 'reset' };
 
 /** A stepper whose outputs depend on each row's whole history (see the file header). */
 export class HistoryStepper implements DecodeStepper {
@@ -98,8 +101,12 @@ export class HistoryStepper implements DecodeStepper {
     this.maxPositions = spec.maxPositions;
     this.maxRows = spec.maxRows;
     this.logits = new Float32Array(spec.maxRows * spec.V);
-    this.selfBuf = Array.from({ length: spec.nLayers }, () => new Float32Array(spec.maxRows * spec.H * spec.maxPositions));
-    this.crossBuf = spec.S > 0 ? Array.from({ length: spec.nLayers }, () => new Float32Array(spec.maxRows * spec.H * spec.S)) : [];
+    this.selfBuf = Array.from(
+      { length: spec.nLayers },
+      () => new Float32Array(spec.maxRows * spec.H * spec.maxPositions),
+    );
+    this.crossBuf =
+      spec.S > 0 ? Array.from({ length: spec.nLayers }, () => new Float32Array(spec.maxRows * spec.H * spec.S)) : [];
   }
 
   get stepCount(): number {
@@ -129,14 +136,18 @@ export class HistoryStepper implements DecodeStepper {
       }
     }
     const attention: StepAttention | null = capture
-      ? { self: this.selfBuf.map((b) => b.subarray(0, R * H * P)), cross: this.crossBuf.map((b) => b.subarray(0, R * H * S)) }
+      ? {
+          self: this.selfBuf.map((b) => b.subarray(0, R * H * P)),
+          cross: this.crossBuf.map((b) => b.subarray(0, R * H * S)),
+        }
       : null;
     return { logits: this.logits.subarray(0, R * V), attention };
   }
 
   reorder(parents: Int32Array): void {
     const R = this.rows.length;
-    if (parents.length < 1 || parents.length > this.maxRows) throw new Error(`mock: ${parents.length} rows outside [1, ${this.maxRows}]`);
+    if (parents.length < 1 || parents.length > this.maxRows)
+      throw new Error(`mock: ${parents.length} rows outside [1, ${this.maxRows}]`);
     for (const p of parents) if (p < 0 || p >= R) throw new Error(`mock: parent ${p} outside [0, ${R})`);
     this.calls.push({ kind: 'reorder', parents: Array.from(parents) });
     this.rows = Array.from(parents, (p) => (this.rows[p] as number[]).slice());
@@ -159,7 +170,11 @@ export class FixedStepper implements DecodeStepper {
   /** Number of step calls so far. */
   steps = 0;
 
-  constructor(private readonly row: Float32Array, maxPositions = 64, maxRows = 8) {
+  constructor(
+    private readonly row: Float32Array,
+    maxPositions = 64,
+    maxRows = 8,
+  ) {
     this.vocabSize = row.length;
     this.maxPositions = maxPositions;
     this.maxRows = maxRows;
@@ -192,7 +207,19 @@ export function refLogSoftmax(logits: Float32Array): number[] {
 
 /** Default spec with overrides. */
 export function spec(over: Partial<MockSpec> = {}): MockSpec {
-  return { V: 6, H: 2, nLayers: 2, S: 5, maxPositions: 32, maxRows: 8, seed: 1, scale: 2, eos: 2, eosBias: 0.3, ...over };
+  return {
+    V: 6,
+    H: 2,
+    nLayers: 2,
+    S: 5,
+    maxPositions: 32,
+    maxRows: 8,
+    seed: 1,
+    scale: 2,
+    eos: 2,
+    eosBias: 0.3,
+    ...over,
+  };
 }
 
 /**
@@ -200,7 +227,12 @@ export function spec(over: Partial<MockSpec> = {}): MockSpec {
  * built from the mock's pure attention functions: row t is the query at position
  * queryStart + t, whose history is context[0..queryStart + t].
  */
-export function expectedAttention(sp: MockSpec, context: readonly number[], queryStart: number, T: number): { self: Float32Array[]; cross: Float32Array[] } {
+export function expectedAttention(
+  sp: MockSpec,
+  context: readonly number[],
+  queryStart: number,
+  T: number,
+): { self: Float32Array[]; cross: Float32Array[] } {
   const { H, S, nLayers } = sp;
   const K = queryStart + T;
   const self: Float32Array[] = [];
@@ -241,7 +273,9 @@ export class MarkovStepper implements DecodeStepper {
   step(tokens: Int32Array): StepOutput {
     if (tokens.length !== this.last.length) throw new Error('mock: token count differs from rows');
     this.last = Array.from(tokens);
-    this.last.forEach((t, r) => this.logits.set((this.probs[t] as readonly number[]).map(Math.log), r * this.vocabSize));
+    this.last.forEach((t, r) =>
+      this.logits.set((this.probs[t] as readonly number[]).map(Math.log), r * this.vocabSize),
+    );
     return { logits: this.logits.subarray(0, tokens.length * this.vocabSize), attention: null };
   }
 

@@ -25,7 +25,8 @@ function refDistribution(logits: number[], f: SamplingFilter): Map<number, numbe
 describe('samplingDistribution', () => {
   // probabilities 0.05, 0.4, 0.1, 0.3, 0.15 → sorted ids 1, 3, 4, 2, 0
   const logits = Float32Array.from([0.05, 0.4, 0.1, 0.3, 0.15], Math.log);
-  const keep = (f: Partial<SamplingFilter>): number[] => samplingDistribution(logits, { temperature: 1, topK: 0, topP: 1, ...f }).ids;
+  const keep = (f: Partial<SamplingFilter>): number[] =>
+    samplingDistribution(logits, { temperature: 1, topK: 0, topP: 1, ...f }).ids;
 
   it('top-p keeps the smallest prefix whose mass reaches p', () => {
     expect(keep({ topP: 0.3 })).toEqual([1]);
@@ -60,7 +61,7 @@ describe('samplingDistribution', () => {
     const big = Float32Array.of(3e4, 3e4 - 1, 3e4 - 2);
     const d = samplingDistribution(big, { temperature: 1, topK: 0, topP: 1 });
     const z = 1 + Math.exp(-1) + Math.exp(-2);
-    d.probs.forEach((p, i) => expect(p).toBeCloseTo([1, Math.exp(-1), Math.exp(-2)][i] as number / z, 9));
+    d.probs.forEach((p, i) => expect(p).toBeCloseTo(([1, Math.exp(-1), Math.exp(-2)][i] as number) / z, 9));
     const cold = samplingDistribution(Float32Array.of(0.5, 0.2, 0.1), { temperature: 1e-6, topK: 0, topP: 1 });
     expect(cold.probs[0]).toBe(1);
     expect(cold.probs.slice(1)).toEqual([0, 0]);
@@ -69,7 +70,9 @@ describe('samplingDistribution', () => {
   it('breaks top-k ties toward the lower id, with a short list and a full sort', () => {
     const flat = new Float32Array(100);
     expect(samplingDistribution(flat, { temperature: 1, topK: 3, topP: 1 }).ids).toEqual([0, 1, 2]);
-    expect(samplingDistribution(flat, { temperature: 1, topK: 80, topP: 1 }).ids).toEqual(Array.from({ length: 80 }, (_, i) => i));
+    expect(samplingDistribution(flat, { temperature: 1, topK: 80, topP: 1 }).ids).toEqual(
+      Array.from({ length: 80 }, (_, i) => i),
+    );
   });
 });
 
@@ -78,8 +81,22 @@ describe('sampleDecode', () => {
     for (let seed = 1; seed <= 6; seed++) {
       const sp = spec({ seed, V: 9, eos: 4, eosBias: 0.1 });
       const greedy = greedyDecode(new HistoryStepper(sp), Int32Array.of(0), { maxTokens: 15, eos: 4 });
-      const t0 = sampleDecode(new HistoryStepper(sp), Int32Array.of(0), { maxTokens: 15, eos: 4, temperature: 0, topK: 0, topP: 1, rng: new Rng(seed) });
-      const k1 = sampleDecode(new HistoryStepper(sp), Int32Array.of(0), { maxTokens: 15, eos: 4, temperature: 1.7, topK: 1, topP: 1, rng: new Rng(seed) });
+      const t0 = sampleDecode(new HistoryStepper(sp), Int32Array.of(0), {
+        maxTokens: 15,
+        eos: 4,
+        temperature: 0,
+        topK: 0,
+        topP: 1,
+        rng: new Rng(seed),
+      });
+      const k1 = sampleDecode(new HistoryStepper(sp), Int32Array.of(0), {
+        maxTokens: 15,
+        eos: 4,
+        temperature: 1.7,
+        topK: 1,
+        topP: 1,
+        rng: new Rng(seed),
+      });
       expect(t0.tokens).toEqual(greedy.tokens);
       expect(k1.tokens).toEqual(greedy.tokens);
       expect(k1.logprobs).toEqual(greedy.logprobs);
@@ -89,14 +106,28 @@ describe('sampleDecode', () => {
   it('same seed gives the same output; another seed another one', () => {
     const sp = spec({ V: 12, eos: -1, scale: 0.5 });
     const run = (seed: number): number[] =>
-      sampleDecode(new HistoryStepper(sp), Int32Array.of(3), { maxTokens: 25, eos: -1, temperature: 1.2, topK: 0, topP: 0.95, rng: new Rng(seed) }).tokens;
+      sampleDecode(new HistoryStepper(sp), Int32Array.of(3), {
+        maxTokens: 25,
+        eos: -1,
+        temperature: 1.2,
+        topK: 0,
+        topP: 0.95,
+        rng: new Rng(seed),
+      }).tokens;
     expect(run(7)).toEqual(run(7));
     expect(run(7)).not.toEqual(run(8));
   });
 
   it('reports untempered log-probabilities under the model', () => {
     const sp = spec({ V: 8, eos: 2, seed: 3 });
-    const res = sampleDecode(new HistoryStepper(sp), Int32Array.of(1), { maxTokens: 10, eos: 2, temperature: 2.5, topK: 5, topP: 0.9, rng: new Rng(11) });
+    const res = sampleDecode(new HistoryStepper(sp), Int32Array.of(1), {
+      maxTokens: 10,
+      eos: 2,
+      temperature: 2.5,
+      topK: 5,
+      topP: 0.9,
+      rng: new Rng(11),
+    });
     const ctx = [1];
     res.tokens.forEach((t, i) => {
       expect(res.logprobs[i]).toBeCloseTo(refLogSoftmax(mockLogits(sp, ctx))[t] as number, 10);
@@ -135,7 +166,15 @@ describe('sampleDecode', () => {
 
   it('returns the attention of the sampled history', () => {
     const sp = spec({ seed: 21, eos: -1 });
-    const res = sampleDecode(new HistoryStepper(sp), Int32Array.of(4, 0), { maxTokens: 5, eos: -1, temperature: 1, topK: 0, topP: 1, rng: new Rng(5), captureAttention: true });
+    const res = sampleDecode(new HistoryStepper(sp), Int32Array.of(4, 0), {
+      maxTokens: 5,
+      eos: -1,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      rng: new Rng(5),
+      captureAttention: true,
+    });
     const exp = expectedAttention(sp, [4, 0, ...res.tokens], 1, 5);
     expect(res.attention?.self).toEqual(exp.self);
     expect(res.attention?.cross).toEqual(exp.cross);
@@ -143,22 +182,52 @@ describe('sampleDecode', () => {
 
   it('stops at EOS, maxTokens and the context', () => {
     const opts = { temperature: 1, topK: 0, topP: 1 };
-    const eos = sampleDecode(new HistoryStepper(spec({ eosBias: 1.5 })), Int32Array.of(0), { maxTokens: 60, eos: 2, ...opts, rng: new Rng(1) });
+    const eos = sampleDecode(new HistoryStepper(spec({ eosBias: 1.5 })), Int32Array.of(0), {
+      maxTokens: 60,
+      eos: 2,
+      ...opts,
+      rng: new Rng(1),
+    });
     expect(eos.stopReason).toBe('eos');
     expect(eos.tokens.indexOf(2)).toBe(eos.tokens.length - 1);
-    const max = sampleDecode(new HistoryStepper(spec({ eos: -1 })), Int32Array.of(0), { maxTokens: 9, eos: -1, ...opts, rng: new Rng(1) });
+    const max = sampleDecode(new HistoryStepper(spec({ eos: -1 })), Int32Array.of(0), {
+      maxTokens: 9,
+      eos: -1,
+      ...opts,
+      rng: new Rng(1),
+    });
     expect([max.tokens.length, max.stopReason]).toEqual([9, 'maxTokens']);
-    const ctx = sampleDecode(new HistoryStepper(spec({ eos: -1, maxPositions: 5 })), Int32Array.of(0, 1), { maxTokens: 9, eos: -1, ...opts, rng: new Rng(1) });
+    const ctx = sampleDecode(new HistoryStepper(spec({ eos: -1, maxPositions: 5 })), Int32Array.of(0, 1), {
+      maxTokens: 9,
+      eos: -1,
+      ...opts,
+      rng: new Rng(1),
+    });
     expect([ctx.tokens.length, ctx.stopReason]).toEqual([4, 'context']);
-    const slid = sampleDecode(new HistoryStepper(spec({ eos: -1, maxPositions: 5 })), Int32Array.of(0, 1), { maxTokens: 40, eos: -1, slide: true, ...opts, rng: new Rng(1) });
+    const slid = sampleDecode(new HistoryStepper(spec({ eos: -1, maxPositions: 5 })), Int32Array.of(0, 1), {
+      maxTokens: 40,
+      eos: -1,
+      slide: true,
+      ...opts,
+      rng: new Rng(1),
+    });
     expect([slid.tokens.length, slid.stopReason]).toEqual([40, 'maxTokens']);
   });
 
   it('samples the same tokens with and without slide while within the context', () => {
     const opts = { temperature: 1.3, topK: 4, topP: 0.9, eos: -1 };
     const sp = spec({ eos: -1, maxPositions: 12 });
-    const plain = sampleDecode(new HistoryStepper(sp), Int32Array.of(0, 1), { maxTokens: 11, ...opts, rng: new Rng(5) });
-    const slid = sampleDecode(new HistoryStepper(sp), Int32Array.of(0, 1), { maxTokens: 11, slide: true, ...opts, rng: new Rng(5) });
+    const plain = sampleDecode(new HistoryStepper(sp), Int32Array.of(0, 1), {
+      maxTokens: 11,
+      ...opts,
+      rng: new Rng(5),
+    });
+    const slid = sampleDecode(new HistoryStepper(sp), Int32Array.of(0, 1), {
+      maxTokens: 11,
+      slide: true,
+      ...opts,
+      rng: new Rng(5),
+    });
     expect(slid.tokens).toEqual(plain.tokens);
     expect(slid.logprobs).toEqual(plain.logprobs);
   });

@@ -10,7 +10,10 @@ describe('TopK', () => {
       const values = Array.from({ length: 200 }, () => Math.round(rng.normal() * 5)); // many ties
       top.reset(k);
       values.forEach((v, i) => top.push(v, i));
-      const ref = values.map((v, i) => ({ v, i })).sort((a, b) => b.v - a.v || a.i - b.i).slice(0, k);
+      const ref = values
+        .map((v, i) => ({ v, i }))
+        .sort((a, b) => b.v - a.v || a.i - b.i)
+        .slice(0, k);
       expect(top.count).toBe(k);
       expect(Array.from(top.ids.subarray(0, k))).toEqual(ref.map((r) => r.i));
       expect(Array.from(top.values.subarray(0, k))).toEqual(ref.map((r) => r.v));

@@ -8,7 +8,6 @@ import { engineErrorOf as thrown } from '../../../engineErrorOf';
 const hex = (s: string): number[] => (s.match(/../g) ?? []).map((b) => parseInt(b, 16));
 const ascii = (s: string): number[] => Array.from(s, (c) => c.charCodeAt(0));
 
-
 describe('encodeSafetensors follows the format byte for byte', () => {
   it('writes length, JSON header padded with spaces to 8, then little-endian data', () => {
     const bytes = encodeSafetensors(
@@ -18,24 +17,29 @@ describe('encodeSafetensors follows the format byte for byte', () => {
       ],
       { format: 'pt' },
     );
-    const json = '{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}}';
+    const json =
+      '{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[3],"data_offsets":[8,11]}}';
     const expected = [
       ...hex('9000000000000000'), // 144 = 138 bytes of JSON + 6 spaces
-      ...ascii(json), ...ascii('      '),
+      ...ascii(json),
+      ...ascii('      '),
       ...hex('0000803f000000c0'), // 1.0f, -2.0f
       ...hex('0102ff'),
     ];
     expect(Array.from(bytes)).toEqual(expected);
   });
 
-  it('writes I64 as two\'s complement and F64 as IEEE doubles, little-endian', () => {
+  it("writes I64 as two's complement and F64 as IEEE doubles, little-endian", () => {
     const bytes = encodeSafetensors([
       { name: 'i', dtype: 'I64', shape: [2], data: [-5, 2 ** 40 + 3] },
       { name: 'd', dtype: 'F64', shape: [1], data: [0.1] },
       { name: 'n', dtype: 'I32', shape: [1], data: [-2] },
     ]);
     expect(Array.from(bytes.subarray(bytes.length - 28))).toEqual([
-      ...hex('fbffffffffffffff'), ...hex('0300000000010000'), ...hex('9a9999999999b93f'), ...hex('feffffff'),
+      ...hex('fbffffffffffffff'),
+      ...hex('0300000000010000'),
+      ...hex('9a9999999999b93f'),
+      ...hex('feffffff'),
     ]);
     expect((bytes.length - 28) % 8).toBe(0); // data starts 8-aligned
   });
@@ -74,7 +78,15 @@ describe('round trip', () => {
     const file = decodeSafetensors(encodeSafetensors(tensors, { format: 'pt', config: '{"d":8}', '': 'é' }));
     expect(file.metadata).toEqual({ format: 'pt', config: '{"d":8}', '': 'é' });
     expect([...file.tensors.keys()].sort()).toEqual(tensors.map((t) => t.name).sort());
-    const kinds = { F32: Float32Array, F64: Float64Array, I32: Int32Array, I64: Int32Array, U8: Uint8Array, F16: Float32Array, BF16: Float32Array };
+    const kinds = {
+      F32: Float32Array,
+      F64: Float64Array,
+      I32: Int32Array,
+      I64: Int32Array,
+      U8: Uint8Array,
+      F16: Float32Array,
+      BF16: Float32Array,
+    };
     for (const t of tensors) {
       const d = file.tensors.get(t.name) as DecodedTensor;
       expect(d.dtype).toBe(t.dtype);
@@ -117,7 +129,9 @@ describe('I64 narrowing', () => {
 });
 
 describe('encodeSafetensors rejects bad input', () => {
-  const one = (patch: Partial<TensorToWrite>): TensorToWrite[] => [{ name: 'a', dtype: 'F32', shape: [2], data: [1, 2], ...patch }];
+  const one = (patch: Partial<TensorToWrite>): TensorToWrite[] => [
+    { name: 'a', dtype: 'F32', shape: [2], data: [1, 2], ...patch },
+  ];
   const cases: [string, TensorToWrite[], RegExp][] = [
     ['duplicate names', [...one({}), ...one({})], /appears twice/],
     ['the reserved name', one({ name: '__metadata__' }), /reserved/],
@@ -153,7 +167,13 @@ describe('expectTensor', () => {
   });
 
   it.each([
-    ['missing name', 'x', 'F32', [4, 2], /model.safetensors has no tensor "x"; it was written by a different model config/],
+    [
+      'missing name',
+      'x',
+      'F32',
+      [4, 2],
+      /model.safetensors has no tensor "x"; it was written by a different model config/,
+    ],
     ['wrong dtype', 'wte', 'F64', [4, 2], /"wte" is F32 but F64 was expected/],
     ['wrong shape', 'wte', 'F32', [2, 4], /"wte" has shape \[4, 2\] but \[2, 4\] was expected/],
     ['wrong rank', 'wte', 'F32', [8], /has shape \[4, 2\] but \[8\]/],
@@ -178,10 +198,21 @@ describe('fuzz: decoding mutated files', () => {
     { format: 'pt', config: '{"dModel":8}' },
   );
   const headerLength = new DataView(base.buffer).getUint32(0, true);
-  const header = JSON.parse(new TextDecoder().decode(base.subarray(8, 8 + headerLength))) as Record<string, Record<string, unknown>>;
+  const header = JSON.parse(new TextDecoder().decode(base.subarray(8, 8 + headerLength))) as Record<
+    string,
+    Record<string, unknown>
+  >;
   const data = base.subarray(8 + headerLength);
   const SIZE = { F32: 4, F64: 8, I32: 4, I64: 8, U8: 1, F16: 2, BF16: 2 } as const;
-  const KIND = { F32: Float32Array, F64: Float64Array, I32: Int32Array, I64: Int32Array, U8: Uint8Array, F16: Float32Array, BF16: Float32Array };
+  const KIND = {
+    F32: Float32Array,
+    F64: Float64Array,
+    I32: Int32Array,
+    I64: Int32Array,
+    U8: Uint8Array,
+    F16: Float32Array,
+    BF16: Float32Array,
+  };
 
   /** Re-serializes an edited header with a correct length field and padding. */
   function rebuild(h: unknown, d: Uint8Array = data): Uint8Array {
@@ -194,7 +225,25 @@ describe('fuzz: decoding mutated files', () => {
   }
 
   const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[rng.int(xs.length)] as T;
-  const WEIRD: readonly unknown[] = [-1, 1.5, 0, 1, 2, 3, 8, 2 ** 53, 1e300, '4', null, [], {}, true, 'F32', 'F16', 'XYZ'];
+  const WEIRD: readonly unknown[] = [
+    -1,
+    1.5,
+    0,
+    1,
+    2,
+    3,
+    8,
+    2 ** 53,
+    1e300,
+    '4',
+    null,
+    [],
+    {},
+    true,
+    'F32',
+    'F16',
+    'XYZ',
+  ];
 
   function editJson(rng: Rng): Uint8Array {
     const h = structuredClone(header) as Record<string, unknown>;
@@ -202,22 +251,51 @@ describe('fuzz: decoding mutated files', () => {
     const t = h[pick(rng, names)] as Record<string, unknown>;
     const offsets = t['data_offsets'] as number[];
     switch (rng.int(12)) {
-      case 0: offsets.reverse(); break;
-      case 1: { // swap offsets with another tensor
+      case 0:
+        offsets.reverse();
+        break;
+      case 1: {
+        // swap offsets with another tensor
         const u = h[pick(rng, names)] as Record<string, unknown>;
         [t['data_offsets'], u['data_offsets']] = [u['data_offsets'], t['data_offsets']];
         break;
       }
-      case 2: t['dtype'] = pick(rng, ['F32', 'F64', 'I32', 'I64', 'U8', 'F16', 'BF16', 'XYZ', 5, null]); break;
-      case 3: (t['shape'] as unknown[]).push(pick(rng, WEIRD)); break;
-      case 4: (t['shape'] as unknown[]).pop(); break;
-      case 5: (t['shape'] as unknown[])[0] = pick(rng, WEIRD); break;
-      case 6: delete t[pick(rng, ['dtype', 'shape', 'data_offsets'])]; break;
-      case 7: offsets[rng.int(2)] = (offsets[rng.int(2)] as number) + pick(rng, [-8, -4, -1, 1, 4, 8]); break;
-      case 8: t['data_offsets'] = pick(rng, [[0], [0, 4, 8], ['0', '4'], null, [0.5, 4]]); break;
-      case 9: h['__metadata__'] = pick(rng, [{ a: 1 }, { a: null }, ['x'], null, 'x', { a: 'ok' }]); break;
-      case 10: h[pick(rng, ['extra', '__proto__', 'w'])] = pick(rng, [null, 7, { dtype: 'U8', shape: [4], data_offsets: [0, 4] }]); break;
-      default: return rebuild(h, rng.next() < 0.5 ? data.subarray(0, rng.int(data.length)) : Uint8Array.from([...data, 0, 0, 0, 0]));
+      case 2:
+        t['dtype'] = pick(rng, ['F32', 'F64', 'I32', 'I64', 'U8', 'F16', 'BF16', 'XYZ', 5, null]);
+        break;
+      case 3:
+        (t['shape'] as unknown[]).push(pick(rng, WEIRD));
+        break;
+      case 4:
+        (t['shape'] as unknown[]).pop();
+        break;
+      case 5:
+        (t['shape'] as unknown[])[0] = pick(rng, WEIRD);
+        break;
+      case 6:
+        delete t[pick(rng, ['dtype', 'shape', 'data_offsets'])];
+        break;
+      case 7:
+        offsets[rng.int(2)] = (offsets[rng.int(2)] as number) + pick(rng, [-8, -4, -1, 1, 4, 8]);
+        break;
+      case 8:
+        t['data_offsets'] = pick(rng, [[0], [0, 4, 8], ['0', '4'], null, [0.5, 4]]);
+        break;
+      case 9:
+        h['__metadata__'] = pick(rng, [{ a: 1 }, { a: null }, ['x'], null, 'x', { a: 'ok' }]);
+        break;
+      case 10:
+        h[pick(rng, ['extra', '__proto__', 'w'])] = pick(rng, [
+          null,
+          7,
+          { dtype: 'U8', shape: [4], data_offsets: [0, 4] },
+        ]);
+        break;
+      default:
+        return rebuild(
+          h,
+          rng.next() < 0.5 ? data.subarray(0, rng.int(data.length)) : Uint8Array.from([...data, 0, 0, 0, 0]),
+        );
     }
     return rebuild(h);
   }
@@ -226,7 +304,8 @@ describe('fuzz: decoding mutated files', () => {
     const kind = rng.int(6);
     if (kind === 4) return editJson(rng);
     const b = Uint8Array.from(base);
-    if (kind === 0 || kind === 1) { // bit flips anywhere, or only in the header
+    if (kind === 0 || kind === 1) {
+      // bit flips anywhere, or only in the header
       const span = kind === 0 ? b.length : 8 + headerLength;
       for (let k = 1 + rng.int(3); k > 0; k--) {
         const i = rng.int(span);
@@ -235,9 +314,21 @@ describe('fuzz: decoding mutated files', () => {
       return b;
     }
     if (kind === 2) return b.subarray(0, rng.int(b.length));
-    if (kind === 3) { // header-length tampering
+    if (kind === 3) {
+      // header-length tampering
       const view = new DataView(b.buffer);
-      const lo = pick(rng, [0, 1, 2, headerLength - 1, headerLength + 1, headerLength + 8, b.length - 8, b.length, 2 ** 32 - 1, rng.nextU32()]);
+      const lo = pick(rng, [
+        0,
+        1,
+        2,
+        headerLength - 1,
+        headerLength + 1,
+        headerLength + 8,
+        b.length - 8,
+        b.length,
+        2 ** 32 - 1,
+        rng.nextU32(),
+      ]);
       view.setUint32(0, lo, true);
       view.setUint32(4, rng.next() < 0.8 ? 0 : rng.nextU32(), true);
       return b;
@@ -245,7 +336,10 @@ describe('fuzz: decoding mutated files', () => {
     // Splice the header text: insert or delete one random character, keep the length right.
     const text = new TextDecoder().decode(b.subarray(8, 8 + headerLength)).trimEnd();
     const at = rng.int(text.length);
-    const edited = rng.next() < 0.5 ? text.slice(0, at) + text.slice(at + 1) : text.slice(0, at) + pick(rng, ['{', '}', '"', ',', ':', '0', '-', '\u00ff', '\ud800']) + text.slice(at);
+    const edited =
+      rng.next() < 0.5
+        ? text.slice(0, at) + text.slice(at + 1)
+        : text.slice(0, at) + pick(rng, ['{', '}', '"', ',', ':', '0', '-', '\u00ff', '\ud800']) + text.slice(at);
     const json = new TextEncoder().encode(edited);
     const out = new Uint8Array(8 + json.length + data.length);
     new DataView(out.buffer).setUint32(0, json.length, true);

@@ -15,7 +15,8 @@ import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokeni
 import { EOS } from '../../../../src/engine/tokenizers/special';
 import { Trainer } from '../../../../src/engine/train';
 
-const TEXT = 'Attention is all you need. The dominant sequence transduction models are based on complex recurrent or convolutional neural networks.';
+const TEXT =
+  'Attention is all you need. The dominant sequence transduction models are based on complex recurrent or convolutional neural networks.';
 
 describe('learning: decoder-only memorizes a short text', () => {
   it('reproduces the text from an 8-character prompt after 300 steps', () => {
@@ -23,14 +24,27 @@ describe('learning: decoder-only memorizes a short text', () => {
     const ids = tok.encode(TEXT);
     const T = 32;
     const B = 8;
-    const cfg = { ...presetConfig('decoder-only', 'tiny', tok.vocabSize), dModel: 48, nHeads: 4, dFF: 192, nDecoderLayers: 2, maxLen: T };
+    const cfg = {
+      ...presetConfig('decoder-only', 'tiny', tok.vocabSize),
+      dModel: 48,
+      nHeads: 4,
+      dFF: 192,
+      nDecoderLayers: 2,
+      maxLen: T,
+    };
     const backend = createReferenceBackend();
     const model = new Transformer(cfg, { maxBatch: B }).bind(backend);
     const rng = new Rng(3);
     model.initialize(rng.split());
     const steps = 300;
     const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), {
-      type: 'adamw', lr: 1e-2, beta1: 0.9, beta2: 0.95, eps: 1e-8, weightDecay: 0, clipGradNorm: 1,
+      type: 'adamw',
+      lr: 1e-2,
+      beta1: 0.9,
+      beta2: 0.95,
+      eps: 1e-8,
+      weightDecay: 0,
+      clipGradNorm: 1,
       schedule: { type: 'cosine', warmup: 20, maxSteps: steps, minLr: 1e-3 },
     });
     const trainer = new Trainer(model, optimizer, rng.split());

@@ -45,9 +45,24 @@ function batch(r: Rng): Batch {
 describe('learning: encoder-decoder reverses sequences', () => {
   it('reaches ≥ 99% exact match on held-out sequences in 700 steps', () => {
     const cfg = validateConfig({
-      kind: 'encoder-decoder', srcVocabSize: 4 + SYMBOLS, vocabSize: 4 + SYMBOLS, dModel: 32, nHeads: 4, dFF: 64,
-      nEncoderLayers: 2, nDecoderLayers: 2, maxLen: 10, dropout: 0, norm: 'post', positional: 'sinusoidal',
-      activation: 'relu', tieEmbeddings: false, bias: true, layerNormEps: 1e-5, embedScale: true, labelSmoothing: 0,
+      kind: 'encoder-decoder',
+      srcVocabSize: 4 + SYMBOLS,
+      vocabSize: 4 + SYMBOLS,
+      dModel: 32,
+      nHeads: 4,
+      dFF: 64,
+      nEncoderLayers: 2,
+      nDecoderLayers: 2,
+      maxLen: 10,
+      dropout: 0,
+      norm: 'post',
+      positional: 'sinusoidal',
+      activation: 'relu',
+      tieEmbeddings: false,
+      bias: true,
+      layerNormEps: 1e-5,
+      embedScale: true,
+      labelSmoothing: 0,
     });
     const backend = createReferenceBackend();
     const model = new Transformer(cfg, { maxBatch: B, maxLen: T, maxSrcLen: S }).bind(backend);
@@ -55,7 +70,13 @@ describe('learning: encoder-decoder reverses sequences', () => {
     model.initialize(rng.split());
     const steps = 700;
     const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), {
-      type: 'adam', lr: 3e-3, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0, clipGradNorm: 1,
+      type: 'adam',
+      lr: 3e-3,
+      beta1: 0.9,
+      beta2: 0.98,
+      eps: 1e-9,
+      weightDecay: 0,
+      clipGradNorm: 1,
       schedule: { type: 'cosine', warmup: 50, maxSteps: steps, minLr: 3e-4 },
     });
     const trainer = new Trainer(model, optimizer, rng.split());

@@ -37,7 +37,9 @@ describe('estimateModel', () => {
     expect(est.totalBytes).toBe(est.paramBytes * 4 + est.activationBytes);
     const sum = Object.values(est.paramsByModule).reduce((a, b) => a + b, 0);
     expect(sum).toBe(est.params);
-    expect(Object.keys(est.paramsByModule)).toEqual(expect.arrayContaining(['embeddings', 'encoder.0', 'decoder.1', 'output']));
+    expect(Object.keys(est.paramsByModule)).toEqual(
+      expect.arrayContaining(['embeddings', 'encoder.0', 'decoder.1', 'output']),
+    );
   });
 
   it('grows activation memory with the batch but not the parameter count', () => {
@@ -59,25 +61,34 @@ describe('memoryProblem: what fits in WebAssembly memory, before anything is all
 
   it('training GPT-2 small at batch 8 × 1024 does not, and the message names batch size and sequence length, no flag', () => {
     const msg = memoryProblem(gpt2, { maxBatch: 8, maxLen: 1024 }, 'training');
-    expect(msg).toMatch(/124439808 parameters needs [\d.]+ GiB of WebAssembly memory .*more than the 4\.00 GiB it has; lower the batch size \(8\) or the sequence length \(1024\) until/);
+    expect(msg).toMatch(
+      /124439808 parameters needs [\d.]+ GiB of WebAssembly memory .*more than the 4\.00 GiB it has; lower the batch size \(8\) or the sequence length \(1024\) until/,
+    );
     expect(msg).not.toMatch(/--seq|maxLen/);
     expect(memoryProblem(gpt2, { maxBatch: 1, maxLen: 128 }, 'training')).toBeNull();
   });
 
-  it('GPT-2 XL (1.5B) cannot fit at all: training names the model\'s sizes, running it names none (an opened model is not retrained)', () => {
+  it("GPT-2 XL (1.5B) cannot fit at all: training names the model's sizes, running it names none (an opened model is not retrained)", () => {
     const xl = { ...gpt2, dModel: 1600, nHeads: 25, dFF: 6400, nDecoderLayers: 48 };
-    expect(memoryProblem(xl, { maxBatch: 1, maxLen: 16 }, 'training')).toMatch(/the model itself is too large for it: use fewer layers \(nDecoderLayers 48\) or a smaller dModel \(1600\)/);
+    expect(memoryProblem(xl, { maxBatch: 1, maxLen: 16 }, 'training')).toMatch(
+      /the model itself is too large for it: use fewer layers \(nDecoderLayers 48\) or a smaller dModel \(1600\)/,
+    );
     const run = memoryProblem(xl, { maxBatch: 1, maxLen: 16 }, 'inference', { lower: 'shorten the text (16 tokens)' });
     expect(run).toMatch(/the model itself is too large to run in WebAssembly/);
     expect(run).not.toMatch(/nDecoderLayers|dModel|batch|shorten/);
   });
 
   it('running: the advice is only what the caller says the person can lower, and the decoding rows count', () => {
-    const msg = memoryProblem(gpt2, { maxBatch: 4, maxLen: 1024 }, 'inference', { lower: 'shorten the text (1000 tokens)' });
+    const msg = memoryProblem(gpt2, { maxBatch: 4, maxLen: 1024 }, 'inference', {
+      lower: 'shorten the text (1000 tokens)',
+    });
     expect(msg).toMatch(/; shorten the text \(1000 tokens\) until the rest fits in [\d.]+ GiB\.$/);
     expect(msg).not.toMatch(/batch|--seq|maxLen|positions planned/);
     expect(memoryProblem(gpt2, { maxBatch: 1, maxLen: 1 }, 'inference', { decodeRows: 1 })).toBeNull();
-    const beam = memoryProblem(gpt2, { maxBatch: 1, maxLen: 1 }, 'inference', { decodeRows: 64, lower: 'lower the beam width (64)' });
+    const beam = memoryProblem(gpt2, { maxBatch: 1, maxLen: 1 }, 'inference', {
+      decodeRows: 64,
+      lower: 'lower the beam width (64)',
+    });
     expect(beam).toMatch(/decoding [\d.]+ GiB for 64 rows.*lower the beam width \(64\)/);
     expect(stepperBytes(gpt2, 2)).toBeGreaterThan(stepperBytes(gpt2, 1));
   });

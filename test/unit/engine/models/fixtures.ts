@@ -12,14 +12,44 @@ export function tinyConfig(kind: ModelConfig['kind'], over: Partial<ModelConfig>
   const base: ModelConfig =
     kind === 'encoder-decoder'
       ? {
-          kind, srcVocabSize: 9, vocabSize: 11, dModel: 8, nHeads: 2, dFF: 12, nEncoderLayers: 2, nDecoderLayers: 2,
-          maxLen: 8, dropout: 0, norm: 'post', positional: 'sinusoidal', activation: 'relu', tieEmbeddings: false,
-          bias: true, layerNormEps: 1e-5, embedScale: true, labelSmoothing: 0.1,
+          kind,
+          srcVocabSize: 9,
+          vocabSize: 11,
+          dModel: 8,
+          nHeads: 2,
+          dFF: 12,
+          nEncoderLayers: 2,
+          nDecoderLayers: 2,
+          maxLen: 8,
+          dropout: 0,
+          norm: 'post',
+          positional: 'sinusoidal',
+          activation: 'relu',
+          tieEmbeddings: false,
+          bias: true,
+          layerNormEps: 1e-5,
+          embedScale: true,
+          labelSmoothing: 0.1,
         }
       : {
-          kind, srcVocabSize: 0, vocabSize: 11, dModel: 8, nHeads: 2, dFF: 12, nEncoderLayers: 0, nDecoderLayers: 2,
-          maxLen: 8, dropout: 0, norm: 'pre', positional: 'learned', activation: 'gelu', tieEmbeddings: true,
-          bias: true, layerNormEps: 1e-5, embedScale: false, labelSmoothing: 0,
+          kind,
+          srcVocabSize: 0,
+          vocabSize: 11,
+          dModel: 8,
+          nHeads: 2,
+          dFF: 12,
+          nEncoderLayers: 0,
+          nDecoderLayers: 2,
+          maxLen: 8,
+          dropout: 0,
+          norm: 'pre',
+          positional: 'learned',
+          activation: 'gelu',
+          tieEmbeddings: true,
+          bias: true,
+          layerNormEps: 1e-5,
+          embedScale: false,
+          labelSmoothing: 0,
         };
   return validateConfig({ ...base, ...over });
 }
@@ -41,7 +71,8 @@ export function tinyBatch(cfg: ModelConfig, seed = 1, padded = true): Batch {
   if (cfg.kind === 'encoder-decoder') for (let b = 0; b < B; b++) input[b * T] = 1; // BOS
   const targets = new Int32Array(B * T);
   for (let b = 0; b < B; b++) {
-    for (let t = 0; t < (tLens[b] as number); t++) targets[b * T + t] = t + 1 < (tLens[b] as number) ? (input[b * T + t + 1] as number) : 2;
+    for (let t = 0; t < (tLens[b] as number); t++)
+      targets[b * T + t] = t + 1 < (tLens[b] as number) ? (input[b * T + t + 1] as number) : 2;
   }
   if (cfg.kind === 'decoder-only') return { B, T, input, targets };
   const S = 6;

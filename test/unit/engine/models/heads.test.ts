@@ -12,7 +12,9 @@ import { tinyBatch, tinyConfig } from './fixtures';
 
 const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
-  ...(createWasmBackend({ fma: false }) ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: false })
+    ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]]
+    : []),
 ];
 
 const VARIANTS: [string, ModelConfig][] = [
@@ -30,7 +32,11 @@ function build(cfg: ModelConfig, backend: Backend): Transformer {
   return m;
 }
 
-function logitsOf(m: Transformer, cfg: ModelConfig, ablate?: readonly HeadRef[]): { loss: number; logits: Float32Array } {
+function logitsOf(
+  m: Transformer,
+  cfg: ModelConfig,
+  ablate?: readonly HeadRef[],
+): { loss: number; logits: Float32Array } {
   const loss = m.forward(tinyBatch(cfg), { train: false, ...(ablate ? { ablate } : {}) }).loss;
   return { loss, logits: Float32Array.from(m.logits()) };
 }
@@ -63,7 +69,7 @@ describe.each(CASES)('head ablation and logit lens: %s', (_name, cfg, backend) =
     }
   });
 
-  it('the top layer of the lens is the model\'s logits; lower layers are finite and differ', () => {
+  it("the top layer of the lens is the model's logits; lower layers are finite and differ", () => {
     const m = build(cfg, backend());
     const { logits } = logitsOf(m, cfg);
     const n = cfg.nDecoderLayers;
@@ -77,7 +83,7 @@ describe.each(CASES)('head ablation and logit lens: %s', (_name, cfg, backend) =
     expect(() => m.residualLogits(n + 1)).toThrow(EngineError);
   });
 
-  it('into the forward\'s logits: the same numbers, layer by layer, with the backward scratch left alone', () => {
+  it("into the forward's logits: the same numbers, layer by layer, with the backward scratch left alone", () => {
     const m = build(cfg, backend());
     logitsOf(m, cfg);
     const n = cfg.nDecoderLayers;
@@ -102,8 +108,15 @@ describe.each(CASES)('head ablation and logit lens: %s', (_name, cfg, backend) =
     const bad = (ablate: HeadRef[]): unknown => m.forward(tinyBatch(cfg), { train: false, ablate });
     expect(() => bad([{ stack: 'decoder.self', layer: 0, head: cfg.nHeads }])).toThrow(/No attention head/);
     expect(() => bad([{ stack: 'decoder.self', layer: cfg.nDecoderLayers, head: 0 }])).toThrow(EngineError);
-    if (cfg.kind === 'decoder-only') expect(() => bad([{ stack: 'decoder.cross', layer: 0, head: 0 }])).toThrow(EngineError);
-    expect(() => m.forward(tinyBatch(cfg), { train: true, rng: new Rng(1), ablate: [{ stack: 'decoder.self', layer: 0, head: 0 }] })).toThrow(/evaluation/);
+    if (cfg.kind === 'decoder-only')
+      expect(() => bad([{ stack: 'decoder.cross', layer: 0, head: 0 }])).toThrow(EngineError);
+    expect(() =>
+      m.forward(tinyBatch(cfg), {
+        train: true,
+        rng: new Rng(1),
+        ablate: [{ stack: 'decoder.self', layer: 0, head: 0 }],
+      }),
+    ).toThrow(/evaluation/);
     m.forward(tinyBatch(cfg), { train: false, ablate: [{ stack: 'decoder.self', layer: 0, head: 0 }] });
     expect(() => m.backward()).toThrow(/inference only/);
   });
@@ -113,7 +126,11 @@ describe('allHeads', () => {
   it('lists encoder self, decoder self and cross heads of an encoder-decoder, decoder self of a GPT', () => {
     const ed = allHeads(tinyConfig('encoder-decoder'));
     expect(ed.length).toBe(3 * 2 * 2);
-    expect(ed.map((h) => h.stack).filter((s, i, a) => a.indexOf(s) === i)).toEqual(['encoder.self', 'decoder.self', 'decoder.cross']);
+    expect(ed.map((h) => h.stack).filter((s, i, a) => a.indexOf(s) === i)).toEqual([
+      'encoder.self',
+      'decoder.self',
+      'decoder.cross',
+    ]);
     expect(allHeads(tinyConfig('decoder-only')).every((h) => h.stack === 'decoder.self')).toBe(true);
   });
 });

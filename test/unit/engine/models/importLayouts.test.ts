@@ -9,10 +9,15 @@ const F = 64;
 const P = 32;
 
 /** The tensors of a 2-layer GPT in nanoGPT's (Linear) or Hugging Face's (Conv1D) layout. */
-function gpt(opts: { conv1d?: boolean; prefix?: string; bias?: boolean; lmHead?: boolean; buffers?: boolean } = {}): SourceTensor[] {
+function gpt(
+  opts: { conv1d?: boolean; prefix?: string; bias?: boolean; lmHead?: boolean; buffers?: boolean } = {},
+): SourceTensor[] {
   const p = opts.prefix ?? 'transformer.';
   const lin = (o: number, i: number): number[] => (opts.conv1d ? [i, o] : [o, i]);
-  const out: SourceTensor[] = [{ name: `${p}wte.weight`, shape: [V, C] }, { name: `${p}wpe.weight`, shape: [P, C] }];
+  const out: SourceTensor[] = [
+    { name: `${p}wte.weight`, shape: [V, C] },
+    { name: `${p}wpe.weight`, shape: [P, C] },
+  ];
   const bias = opts.bias ?? true;
   for (let i = 0; i < 2; i++) {
     const b = `${p}h.${i}.`;
@@ -26,7 +31,8 @@ function gpt(opts: { conv1d?: boolean; prefix?: string; bias?: boolean; lmHead?:
     add('ln_2', C, null);
     add('mlp.c_fc', F, C);
     add('mlp.c_proj', C, F);
-    if (opts.buffers) out.push({ name: `${b}attn.bias`, shape: [1, 1, P, P] }, { name: `${b}attn.masked_bias`, shape: [] });
+    if (opts.buffers)
+      out.push({ name: `${b}attn.bias`, shape: [1, 1, P, P] }, { name: `${b}attn.masked_bias`, shape: [] });
   }
   out.push({ name: `${p}ln_f.weight`, shape: [C] });
   if (bias) out.push({ name: `${p}ln_f.bias`, shape: [C] });
@@ -34,12 +40,24 @@ function gpt(opts: { conv1d?: boolean; prefix?: string; bias?: boolean; lmHead?:
   return out;
 }
 
-
 describe('planImport detects', () => {
   it("nanoGPT's GPT: sizes from shapes, heads from config.json, exact GELU, tied", () => {
     const plan = planImport(gpt(), {}, { n_head: 4 });
     expect(plan.layout).toBe('nanogpt');
-    expect(plan.config).toMatchObject({ kind: 'decoder-only', vocabSize: V, dModel: C, nHeads: 4, dFF: F, nDecoderLayers: 2, maxLen: P, activation: 'gelu', bias: true, tieEmbeddings: true, norm: 'pre', positional: 'learned' });
+    expect(plan.config).toMatchObject({
+      kind: 'decoder-only',
+      vocabSize: V,
+      dModel: C,
+      nHeads: 4,
+      dFF: F,
+      nDecoderLayers: 2,
+      maxLen: P,
+      activation: 'gelu',
+      bias: true,
+      tieEmbeddings: true,
+      norm: 'pre',
+      positional: 'learned',
+    });
     expect(plan.tensors.every((t) => !t.transpose)).toBe(true);
     expect(plan.tensors.map((t) => t.source)).toContain('transformer.h.1.attn.c_attn.weight');
     expect(plan.lmHead).toBeNull();
@@ -52,7 +70,11 @@ describe('planImport detects', () => {
     expect(plan.config.tieEmbeddings).toBe(false);
     expect(plan.lmHead).toBe('_orig_mod.lm_head.weight');
     expect(plan.notes.join(' ')).toMatch(/_orig_mod/);
-    expect(plan.tensors.every((x) => x.source.startsWith('_orig_mod.transformer.') || x.source === '_orig_mod.lm_head.weight')).toBe(true);
+    expect(
+      plan.tensors.every(
+        (x) => x.source.startsWith('_orig_mod.transformer.') || x.source === '_orig_mod.lm_head.weight',
+      ),
+    ).toBe(true);
     const tied = planImport(t, {}, null, { heads: 2, tiedHead: true });
     expect(tied.config.tieEmbeddings).toBe(true);
     expect(tied.ignored).toEqual(['_orig_mod.lm_head.weight']);
@@ -60,7 +82,11 @@ describe('planImport detects', () => {
 
   it('Hugging Face GPT-2 with and without the transformer. prefix: Conv1D transposed, gelu_new, mask buffers ignored', () => {
     for (const prefix of ['', 'transformer.']) {
-      const plan = planImport(gpt({ conv1d: true, prefix, buffers: true }), {}, { n_head: 4, activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 });
+      const plan = planImport(
+        gpt({ conv1d: true, prefix, buffers: true }),
+        {},
+        { n_head: 4, activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 },
+      );
       expect(plan.layout).toBe('hf-gpt2');
       expect(plan.config.activation).toBe('geluTanh');
       expect(plan.ignored).toHaveLength(4);
@@ -80,21 +106,50 @@ describe('planImport refuses in one line', () => {
   it('a wrong shape, naming the tensor, the expected and the found shape', () => {
     const t = gpt().map((x) => (x.name === 'transformer.h.1.mlp.c_proj.weight' ? { ...x, shape: [C, F + 1] } : x));
     const e = errorOf(() => planImport(t, {}, { n_head: 4 }));
-    expect(e.message).toMatch(/Tensor transformer\.h\.1\.mlp\.c_proj\.weight: expected shape \[16, 64\] .*found \[16, 65\]/);
+    expect(e.message).toMatch(
+      /Tensor transformer\.h\.1\.mlp\.c_proj\.weight: expected shape \[16, 64\] .*found \[16, 65\]/,
+    );
     expect(e.message).not.toContain('\n');
   });
 
   it('a missing tensor, a missing block, an extra tensor and an unknown layout', () => {
-    expect(errorOf(() => planImport(gpt().filter((x) => x.name !== 'transformer.h.0.ln_2.bias'), {}, { n_head: 4 })).message).toMatch(/no tensor transformer\.h\.0\.ln_2\.bias/);
-    expect(errorOf(() => planImport(gpt().filter((x) => !x.name.startsWith('transformer.h.0.')), {}, { n_head: 4 })).message).toMatch(/blocks up to transformer\.h\.1 but none named transformer\.h\.0/);
-    expect(errorOf(() => planImport([...gpt(), { name: 'transformer.h.0.attn.rotary', shape: [4] }], {}, { n_head: 4 })).message).toMatch(/rotary \[4\] has no place/);
-    expect(errorOf(() => planImport([{ name: 'model.layers.0.q_proj.weight', shape: [4, 4] }], {}, null)).message).toMatch(/Unknown checkpoint layout/);
+    expect(
+      errorOf(() =>
+        planImport(
+          gpt().filter((x) => x.name !== 'transformer.h.0.ln_2.bias'),
+          {},
+          { n_head: 4 },
+        ),
+      ).message,
+    ).toMatch(/no tensor transformer\.h\.0\.ln_2\.bias/);
+    expect(
+      errorOf(() =>
+        planImport(
+          gpt().filter((x) => !x.name.startsWith('transformer.h.0.')),
+          {},
+          { n_head: 4 },
+        ),
+      ).message,
+    ).toMatch(/blocks up to transformer\.h\.1 but none named transformer\.h\.0/);
+    expect(
+      errorOf(() => planImport([...gpt(), { name: 'transformer.h.0.attn.rotary', shape: [4] }], {}, { n_head: 4 }))
+        .message,
+    ).toMatch(/rotary \[4\] has no place/);
+    expect(
+      errorOf(() => planImport([{ name: 'model.layers.0.q_proj.weight', shape: [4, 4] }], {}, null)).message,
+    ).toMatch(/Unknown checkpoint layout/);
   });
 
   it('config.json disagreeing with the shapes or --heads, and an unknown activation', () => {
-    expect(errorOf(() => planImport(gpt(), {}, { n_head: 4, n_layer: 3 })).message).toMatch(/n_layer 3 but the checkpoint has blocks/);
-    expect(errorOf(() => planImport(gpt(), {}, { n_head: 4 }, { heads: 2 })).message).toMatch(/--heads 2 disagrees with config\.json's n_head 4/);
-    expect(errorOf(() => planImport(gpt({ conv1d: true }), {}, { n_head: 4, activation_function: 'swish' })).message).toMatch(/activation_function "swish"/);
+    expect(errorOf(() => planImport(gpt(), {}, { n_head: 4, n_layer: 3 })).message).toMatch(
+      /n_layer 3 but the checkpoint has blocks/,
+    );
+    expect(errorOf(() => planImport(gpt(), {}, { n_head: 4 }, { heads: 2 })).message).toMatch(
+      /--heads 2 disagrees with config\.json's n_head 4/,
+    );
+    expect(
+      errorOf(() => planImport(gpt({ conv1d: true }), {}, { n_head: 4, activation_function: 'swish' })).message,
+    ).toMatch(/activation_function "swish"/);
     expect(errorOf(() => planImport(gpt(), {}, { n_head: 5 })).message).toMatch(/not divisible by nHeads 5/);
   });
 });

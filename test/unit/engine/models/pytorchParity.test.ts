@@ -24,8 +24,12 @@ const GOLDEN = join(__dirname, '../../../golden');
 const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
   // WebAssembly SIMD (float32, fused kernels), where the runtime has it.
-  ...(createWasmBackend({ fma: false }) ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]] : []),
-  ...(createWasmBackend({ fma: true }) ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: false })
+    ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]]
+    : []),
+  ...(createWasmBackend({ fma: true })
+    ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]]
+    : []),
 ];
 const FILES = ['encdec-paper', 'encdec-pre', 'gpt', 'gpt-post', 'gpt2'];
 
@@ -35,7 +39,10 @@ function tensor(f: SafetensorsFile, name: string): { shape: number[]; data: Floa
   return { shape: t.shape, data: t.data as Float32Array | Int32Array };
 }
 
-function setup(name: string, backend: Backend): { f: SafetensorsFile; cfg: ModelConfig; model: Transformer; batch: Batch } {
+function setup(
+  name: string,
+  backend: Backend,
+): { f: SafetensorsFile; cfg: ModelConfig; model: Transformer; batch: Batch } {
   const f = decodeSafetensors(new Uint8Array(readFileSync(join(GOLDEN, `${name}.safetensors`))), `${name}.safetensors`);
   const cfg = validateConfig(JSON.parse(f.metadata.config as string) as ModelConfig);
   let batch: Batch;
@@ -43,13 +50,24 @@ function setup(name: string, backend: Backend): { f: SafetensorsFile; cfg: Model
     const src = tensor(f, 'input.src');
     const tin = tensor(f, 'input.tgt_in');
     const [B, T] = tin.shape as [number, number];
-    batch = { B, T, S: src.shape[1] as number, src: src.data as Int32Array, input: tin.data as Int32Array, targets: tensor(f, 'input.tgt_out').data as Int32Array };
+    batch = {
+      B,
+      T,
+      S: src.shape[1] as number,
+      src: src.data as Int32Array,
+      input: tin.data as Int32Array,
+      targets: tensor(f, 'input.tgt_out').data as Int32Array,
+    };
   } else {
     const idx = tensor(f, 'input.idx');
     const [B, T] = idx.shape as [number, number];
     batch = { B, T, input: idx.data as Int32Array, targets: tensor(f, 'input.targets').data as Int32Array };
   }
-  const model = new Transformer(cfg, { maxBatch: batch.B, maxLen: batch.T, ...(batch.S ? { maxSrcLen: batch.S } : {}) }).bind(backend);
+  const model = new Transformer(cfg, {
+    maxBatch: batch.B,
+    maxLen: batch.T,
+    ...(batch.S ? { maxSrcLen: batch.S } : {}),
+  }).bind(backend);
   loadTorchTensors(model, (n, shape) => {
     const t = f.tensors.get(`param.${n}`);
     if (!t) return null;
@@ -83,7 +101,8 @@ describe.each(BACKENDS)('PyTorch parity (%s backend)', (_b, makeBackend) => {
       if (cfg.positional === 'sinusoidal') {
         const pe = tensor(f, 'buffer.pe').data;
         const ours = model.decEmbed.positionTable;
-        for (let i = 0; i < pe.length; i++) expect(Math.abs((ours[i] as number) - (pe[i] as number))).toBeLessThan(1e-6);
+        for (let i = 0; i < pe.length; i++)
+          expect(Math.abs((ours[i] as number) - (pe[i] as number))).toBeLessThan(1e-6);
       }
     });
 
@@ -114,7 +133,10 @@ describe.each(BACKENDS)('PyTorch parity (%s backend)', (_b, makeBackend) => {
     it('follows the same 5 optimizer steps (losses to 1e-4, final weights to 1e-3)', () => {
       const { f, cfg, model, batch } = setup(name, makeBackend());
       const opt = JSON.parse(f.metadata.optimizer as string) as OptimizerConfig;
-      const optimizer = new Optimizer(model.backendOrThrow(), model.params, model.grads, model.segments(), { ...opt, lr: opt.lr ?? 0.01 });
+      const optimizer = new Optimizer(model.backendOrThrow(), model.params, model.grads, model.segments(), {
+        ...opt,
+        lr: opt.lr ?? 0.01,
+      });
       const losses = JSON.parse(f.metadata.losses as string) as number[];
       for (let s = 0; s < 5; s++) {
         const { loss } = model.forward(batch, { train: true, labelSmoothing: cfg.labelSmoothing });
@@ -133,7 +155,8 @@ describe.each(BACKENDS)('PyTorch parity (%s backend)', (_b, makeBackend) => {
           if (inRanges(i, zero[t.name])) continue;
           const a = got[i] as number;
           const b = want[i] as number;
-          if (Math.abs(a - b) > 1e-3 * Math.abs(b) + 1e-4) expect.fail(`${t.name}[${i}] after 5 steps: ours ${a}, PyTorch ${b}`);
+          if (Math.abs(a - b) > 1e-3 * Math.abs(b) + 1e-4)
+            expect.fail(`${t.name}[${i}] after 5 steps: ours ${a}, PyTorch ${b}`);
         }
       }
     });

@@ -10,7 +10,10 @@ import { tinyConfig } from './fixtures';
 
 const VARIANTS: [string, ModelConfig][] = [
   ['encoder-decoder post-LN', tinyConfig('encoder-decoder')],
-  ['encoder-decoder pre-LN tied', tinyConfig('encoder-decoder', { norm: 'pre', tieEmbeddings: true, positional: 'learned', activation: 'gelu' })],
+  [
+    'encoder-decoder pre-LN tied',
+    tinyConfig('encoder-decoder', { norm: 'pre', tieEmbeddings: true, positional: 'learned', activation: 'gelu' }),
+  ],
   ['decoder-only pre-LN', tinyConfig('decoder-only')],
   ['decoder-only post-LN sinusoidal', tinyConfig('decoder-only', { norm: 'post', positional: 'sinusoidal' })],
 ];
@@ -24,7 +27,18 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
   const src = Int32Array.from([5, 6, 7, 8, 0]); // one PAD at the end
 
   function fullLogits(input: Int32Array, rows = 1): Float32Array {
-    const batch = { B: rows, T, input, targets: new Int32Array(rows * T), ...(cfg.kind === 'encoder-decoder' ? { S: src.length, src: Int32Array.from({ length: rows * src.length }, (_, i) => src[i % src.length] as number) } : {}) };
+    const batch = {
+      B: rows,
+      T,
+      input,
+      targets: new Int32Array(rows * T),
+      ...(cfg.kind === 'encoder-decoder'
+        ? {
+            S: src.length,
+            src: Int32Array.from({ length: rows * src.length }, (_, i) => src[i % src.length] as number),
+          }
+        : {}),
+    };
     model.forward(batch, { train: false });
     return Float32Array.from(model.logits());
   }
@@ -48,7 +62,9 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
     stepper.reorder(Int32Array.of(1, 0, 1)); // rows: other, seq, other
     let out = new Float32Array(0);
     for (let t = 2; t < T; t++) {
-      out = Float32Array.from(stepper.step(Int32Array.of(other[t] as number, seq[t] as number, other[t] as number), true).logits);
+      out = Float32Array.from(
+        stepper.step(Int32Array.of(other[t] as number, seq[t] as number, other[t] as number), true).logits,
+      );
     }
     const V = cfg.vocabSize;
     const fs = fullLogits(seq).subarray((T - 1) * V, T * V);
@@ -71,7 +87,8 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
     const selfMaps = cap.maps.filter((m) => m.stack === 'decoder.self');
     att?.self.forEach((a, l) => {
       const map = selfMaps[l];
-      for (let h = 0; h < H; h++) for (let s = 0; s < T; s++) expect(a[h * T + s]).toBeCloseTo(map?.data[(h * T + (T - 1)) * T + s] as number, 5);
+      for (let h = 0; h < H; h++)
+        for (let s = 0; s < T; s++) expect(a[h * T + s]).toBeCloseTo(map?.data[(h * T + (T - 1)) * T + s] as number, 5);
     });
     expect(att?.cross.length).toBe(cfg.kind === 'encoder-decoder' ? cfg.nDecoderLayers : 0);
     if (cfg.kind === 'encoder-decoder') expect(att?.cross[0]?.[src.length - 1]).toBe(0); // PAD column
@@ -91,11 +108,16 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
     for (let t = 0; t < cfg.maxLen; t++) used.step(Int32Array.of(9), false);
     used.reorder(Int32Array.of(0, 0));
     used.reset();
-    seq.subarray(0, 3).forEach((t, i) => expect(Float32Array.from(used.step(Int32Array.of(t), false).logits)).toEqual(want[i]));
+    seq
+      .subarray(0, 3)
+      .forEach((t, i) => expect(Float32Array.from(used.step(Int32Array.of(t), false).logits)).toEqual(want[i]));
   });
 });
 
-describe.each([...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'reference']), ['decoder-only pre-LN', tinyConfig('decoder-only'), 'wasm'] as [string, ModelConfig, string]])('prefill: %s on %s', (_n, cfg, backendName) => {
+describe.each([
+  ...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'reference']),
+  ['decoder-only pre-LN', tinyConfig('decoder-only'), 'wasm'] as [string, ModelConfig, string],
+])('prefill: %s on %s', (_n, cfg, backendName) => {
   const backend = backendName === 'wasm' ? (createWasmBackend({ fma: false }) as Backend) : createReferenceBackend();
   const model = new Transformer(cfg, { maxBatch: 1 }).bind(backend);
   model.initialize(new Rng(5));
@@ -116,15 +138,25 @@ describe.each([...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c,
     out.logits.forEach((v, i) => expect(v).toBeCloseTo(wantLogits[i] as number, 4));
     out.attention?.self.forEach((a, l) => a.forEach((v, i) => expect(v).toBeCloseTo(wantSelf[l]?.[i] as number, 5)));
     expect(out.attention?.cross.length).toBe(cfg.kind === 'encoder-decoder' ? cfg.nDecoderLayers : 0);
-    Float32Array.from(pre.step(Int32Array.of(3), false).logits).forEach((v, i) => expect(v).toBeCloseTo(next[i] as number, 4));
+    Float32Array.from(pre.step(Int32Array.of(3), false).logits).forEach((v, i) =>
+      expect(v).toBeCloseTo(next[i] as number, 4),
+    );
   });
 
-  it('hands out every layer\'s attention, equal to the full forward pass', () => {
-    const batch = { B: 1, T, input: seq, targets: new Int32Array(T), ...(cfg.kind === 'encoder-decoder' ? { S: src.length, src } : {}) };
+  it("hands out every layer's attention, equal to the full forward pass", () => {
+    const batch = {
+      B: 1,
+      T,
+      input: seq,
+      targets: new Int32Array(T),
+      ...(cfg.kind === 'encoder-decoder' ? { S: src.length, src } : {}),
+    };
     model.forward(batch, { train: false });
     const want = model.captureAttention(0).maps;
     const got: { stack: string; layer: number; shape: readonly number[]; data: Float32Array }[] = [];
-    createStepper(model, backend, opts).prefill(seq, false, (stack, layer, probs, shape) => got.push({ stack, layer, shape, data: Float32Array.from(probs.subarray(0, shape[0] * shape[1] * shape[2])) }));
+    createStepper(model, backend, opts).prefill(seq, false, (stack, layer, probs, shape) =>
+      got.push({ stack, layer, shape, data: Float32Array.from(probs.subarray(0, shape[0] * shape[1] * shape[2])) }),
+    );
     expect(got.map((m) => `${m.stack}.${m.layer}`).sort()).toEqual(want.map((m) => `${m.stack}.${m.layer}`).sort());
     for (const m of got) {
       const w = want.find((x) => x.stack === m.stack && x.layer === m.layer);
@@ -144,7 +176,9 @@ describe.each([...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c,
   it('steppers sharing a workspace reuse its buffers and give the same numbers', () => {
     const ws = new StepperWorkspace(backend);
     const a = Float32Array.from(createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq, false).logits);
-    const b = Float32Array.from(createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq.subarray(0, 3), false).logits);
+    const b = Float32Array.from(
+      createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq.subarray(0, 3), false).logits,
+    );
     const c = Float32Array.from(createStepper(model, backend, { ...opts, workspace: ws }).prefill(seq, false).logits);
     expect(c).toEqual(a);
     expect(b).not.toEqual(a);

@@ -12,8 +12,12 @@ import { tinyBatch, tinyConfig } from './fixtures';
 /** float32 backends the behavioural tests run on: the reference and (where available) WebAssembly SIMD. */
 const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
-  ...(createWasmBackend({ fma: false }) ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]] : []),
-  ...(createWasmBackend({ fma: true }) ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]] : []),
+  ...(createWasmBackend({ fma: false })
+    ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]]
+    : []),
+  ...(createWasmBackend({ fma: true })
+    ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]]
+    : []),
 ];
 
 function build(cfg: ModelConfig, dtype: 'f32' | 'f64' = 'f32', seed = 7, backend?: Backend): Transformer {
@@ -29,9 +33,29 @@ function lossOf(m: Transformer, batch: Batch, train: boolean): number {
 
 const VARIANTS: [string, ModelConfig][] = [
   ['encoder-decoder, paper (post-LN, sinusoidal, ReLU, untied)', tinyConfig('encoder-decoder')],
-  ['encoder-decoder, pre-LN, learned, GELU, tied, no bias, dropout', tinyConfig('encoder-decoder', { norm: 'pre', positional: 'learned', activation: 'gelu', tieEmbeddings: true, bias: false, dropout: 0.2 })],
+  [
+    'encoder-decoder, pre-LN, learned, GELU, tied, no bias, dropout',
+    tinyConfig('encoder-decoder', {
+      norm: 'pre',
+      positional: 'learned',
+      activation: 'gelu',
+      tieEmbeddings: true,
+      bias: false,
+      dropout: 0.2,
+    }),
+  ],
   ['decoder-only, nanoGPT (pre-LN, learned, GELU, tied)', tinyConfig('decoder-only')],
-  ['decoder-only, post-LN, sinusoidal, ReLU, untied, no bias, dropout', tinyConfig('decoder-only', { norm: 'post', positional: 'sinusoidal', activation: 'relu', tieEmbeddings: false, bias: false, dropout: 0.2 })],
+  [
+    'decoder-only, post-LN, sinusoidal, ReLU, untied, no bias, dropout',
+    tinyConfig('decoder-only', {
+      norm: 'post',
+      positional: 'sinusoidal',
+      activation: 'relu',
+      tieEmbeddings: false,
+      bias: false,
+      dropout: 0.2,
+    }),
+  ],
 ];
 
 describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
@@ -70,28 +94,32 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
     expect(nonzero).toBeGreaterThan(m.params.length * 0.5);
   });
 
-  it.runIf(BACKENDS.length > 1)('wasm backend: loss and every gradient match the float64 reference on the same weights and dropout', () => {
-    const ref = build(cfg, 'f64');
-    const wasm = build(cfg, 'f32', 7, createWasmBackend() as Backend);
-    wasm.params.set(Float32Array.from(ref.params));
-    const batch = tinyBatch(cfg);
-    const train = cfg.dropout > 0;
-    const lossRef = lossOf(ref, batch, train);
-    const lossWasm = lossOf(wasm, batch, train);
-    expect(Math.abs(lossWasm - lossRef)).toBeLessThan(1e-5 * Math.max(1, Math.abs(lossRef)));
-    ref.backward();
-    wasm.backward();
-    let scale = 0;
-    for (let i = 0; i < ref.grads.length; i++) scale = Math.max(scale, Math.abs(ref.grads[i] as number));
-    for (const seg of ref.paramList) {
-      for (let i = 0; i < seg.size; i++) {
-        const j = seg.offset + i;
-        const a = wasm.grads[j] as number;
-        const b = ref.grads[j] as number;
-        if (Math.abs(a - b) > 1e-3 * Math.abs(b) + 2e-6 * scale) expect.fail(`${seg.name}[${i}]: wasm ${a}, float64 reference ${b}`);
+  it.runIf(BACKENDS.length > 1)(
+    'wasm backend: loss and every gradient match the float64 reference on the same weights and dropout',
+    () => {
+      const ref = build(cfg, 'f64');
+      const wasm = build(cfg, 'f32', 7, createWasmBackend() as Backend);
+      wasm.params.set(Float32Array.from(ref.params));
+      const batch = tinyBatch(cfg);
+      const train = cfg.dropout > 0;
+      const lossRef = lossOf(ref, batch, train);
+      const lossWasm = lossOf(wasm, batch, train);
+      expect(Math.abs(lossWasm - lossRef)).toBeLessThan(1e-5 * Math.max(1, Math.abs(lossRef)));
+      ref.backward();
+      wasm.backward();
+      let scale = 0;
+      for (let i = 0; i < ref.grads.length; i++) scale = Math.max(scale, Math.abs(ref.grads[i] as number));
+      for (const seg of ref.paramList) {
+        for (let i = 0; i < seg.size; i++) {
+          const j = seg.offset + i;
+          const a = wasm.grads[j] as number;
+          const b = ref.grads[j] as number;
+          if (Math.abs(a - b) > 1e-3 * Math.abs(b) + 2e-6 * scale)
+            expect.fail(`${seg.name}[${i}]: wasm ${a}, float64 reference ${b}`);
+        }
       }
-    }
-  });
+    },
+  );
 
   describe.each(BACKENDS)('on the %s backend', (_b, makeBackend) => {
     it('is deterministic: same seed, same losses bit for bit', () => {
@@ -111,7 +139,7 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
       const V = cfg.vocabSize;
       const j = 3;
       const input = Int32Array.from(batch.input);
-      input[j] = ((input[j] as number) - 4 + 1) % (V - 4) + 4;
+      input[j] = (((input[j] as number) - 4 + 1) % (V - 4)) + 4;
       m.forward({ ...batch, input }, { train: false });
       const after = m.logits();
       for (let t = 0; t < batch.T; t++) {
@@ -158,7 +186,12 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
             const v = map.data[r * Sk + s] as number;
             sum += v;
             const causalMasked = map.stack === 'decoder.self' && s > t;
-            const padded = map.stack === 'decoder.self' ? batch.input[batch.T + s] === 0 : batch.src ? batch.src[(batch.S as number) + s] === 0 : false;
+            const padded =
+              map.stack === 'decoder.self'
+                ? batch.input[batch.T + s] === 0
+                : batch.src
+                  ? batch.src[(batch.S as number) + s] === 0
+                  : false;
             if (causalMasked || padded) expect(v).toBe(0);
           }
           expect(sum).toBeCloseTo(1, 5);
@@ -198,7 +231,9 @@ describe('Transformer: validation', () => {
 describe('Transformer: padId', () => {
   const cfg = tinyConfig('decoder-only');
   const build = (padId?: number): Transformer => {
-    const m = new Transformer(cfg, padId === undefined ? { maxBatch: 1 } : { maxBatch: 1, padId }).bind(createReferenceBackend());
+    const m = new Transformer(cfg, padId === undefined ? { maxBatch: 1 } : { maxBatch: 1, padId }).bind(
+      createReferenceBackend(),
+    );
     m.initialize(new Rng(4));
     return m;
   };
@@ -216,13 +251,17 @@ describe('Transformer: padId', () => {
     const row = (m: Transformer): number[] => Array.from(m.logits().subarray(2 * cfg.vocabSize, 3 * cfg.vocabSize));
     expect(row(none)).not.toEqual(row(pad));
     // The first position sees only itself either way.
-    expect(Array.from(none.logits().subarray(0, cfg.vocabSize))).toEqual(Array.from(pad.logits().subarray(0, cfg.vocabSize)));
+    expect(Array.from(none.logits().subarray(0, cfg.vocabSize))).toEqual(
+      Array.from(pad.logits().subarray(0, cfg.vocabSize)),
+    );
     none.backward();
     expect(Array.from(none.decEmbed.table.grad.subarray(0, cfg.dModel)).some((g) => g !== 0)).toBe(true);
   });
 
   it('is refused for an encoder-decoder and for other ids', () => {
-    expect(() => new Transformer(tinyConfig('encoder-decoder'), { maxBatch: 1, padId: -1 })).toThrow(/padId -1 is not supported/);
+    expect(() => new Transformer(tinyConfig('encoder-decoder'), { maxBatch: 1, padId: -1 })).toThrow(
+      /padId -1 is not supported/,
+    );
     expect(() => new Transformer(cfg, { maxBatch: 1, padId: 3 })).toThrow(/padId 3 is not supported/);
   });
 });

@@ -77,7 +77,11 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     const x = randn(rng, 200, 1.5).map((v) => Math.max(-4, Math.min(4, v)));
     const y = backend.alloc(200);
     backend.geluForward(y, toBackend(backend, x), 200);
-    expectClose(y, x.map((v) => 0.5 * v * (1 + seriesErf(v / Math.SQRT2))), tol);
+    expectClose(
+      y,
+      x.map((v) => 0.5 * v * (1 + seriesErf(v / Math.SQRT2))),
+      tol,
+    );
 
     const big = toBackend(backend, [1e4, -1e4, 40, -40]);
     const yb = backend.alloc(4);
@@ -85,7 +89,7 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     expectClose(yb, [1e4, 0, 40, 0], tol);
   });
 
-  it('geluTanh is GPT-2\'s gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))), not the exact GELU', () => {
+  it("geluTanh is GPT-2's gelu_new: ½x(1 + tanh(√(2/π)(x + 0.044715x³))), not the exact GELU", () => {
     const y = backend.alloc(3);
     backend.geluTanhForward(y, toBackend(backend, [1, -1, 0]), 3);
     // PyTorch: F.gelu(torch.tensor([1., -1.], dtype=torch.float64), approximate='tanh').
@@ -100,7 +104,11 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     const y = backend.alloc(203);
     backend.geluTanhForward(y, toBackend(backend, x), 203);
     const k = Math.sqrt(2 / Math.PI);
-    expectClose(y, x.map((v) => 0.5 * v * (1 + Math.tanh(k * (v + 0.044715 * v ** 3)))), tol);
+    expectClose(
+      y,
+      x.map((v) => 0.5 * v * (1 + Math.tanh(k * (v + 0.044715 * v ** 3)))),
+      tol,
+    );
     const big = toBackend(backend, [1e4, -1e4, 40, -40, 1e15, -1e15]);
     const yb = backend.alloc(6);
     backend.geluTanhForward(yb, big, 6);
@@ -113,30 +121,37 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     expect(yn[0]).toBeNaN();
   });
 
-  it.each(['relu', 'gelu', 'geluTanh'] as const)('%s backward matches finite differences and accumulates (twice doubles)', (act) => {
-    const rng = new Rng(62);
-    const n = 50;
-    // Keep x away from relu's kink at 0, where the finite difference is meaningless.
-    const x = randn(rng, n, 2).map((v) => (Math.abs(v) < 0.01 ? 0.5 : v));
-    const r = randn(rng, n);
-    const dx = backend.alloc(n);
-    const back = (): void => {
-      if (act === 'relu') backend.reluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
-      else if (act === 'gelu') backend.geluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
-      else backend.geluTanhBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
-    };
-    back();
-    const ref = oracle();
-    const y = new Float64Array(n);
-    const f = (): number => {
-      if (act === 'relu') ref.reluForward(y, x, n);
-      else if (act === 'gelu') ref.geluForward(y, x, n);
-      else ref.geluTanhForward(y, x, n);
-      return weightedSum(y, r);
-    };
-    expectGradOk(gradCheck(f, x, dx, grad));
-    const once = Array.from(dx);
-    back();
-    expectClose(dx, once.map((v) => 2 * v), tol);
-  });
+  it.each(['relu', 'gelu', 'geluTanh'] as const)(
+    '%s backward matches finite differences and accumulates (twice doubles)',
+    (act) => {
+      const rng = new Rng(62);
+      const n = 50;
+      // Keep x away from relu's kink at 0, where the finite difference is meaningless.
+      const x = randn(rng, n, 2).map((v) => (Math.abs(v) < 0.01 ? 0.5 : v));
+      const r = randn(rng, n);
+      const dx = backend.alloc(n);
+      const back = (): void => {
+        if (act === 'relu') backend.reluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+        else if (act === 'gelu') backend.geluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+        else backend.geluTanhBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+      };
+      back();
+      const ref = oracle();
+      const y = new Float64Array(n);
+      const f = (): number => {
+        if (act === 'relu') ref.reluForward(y, x, n);
+        else if (act === 'gelu') ref.geluForward(y, x, n);
+        else ref.geluTanhForward(y, x, n);
+        return weightedSum(y, r);
+      };
+      expectGradOk(gradCheck(f, x, dx, grad));
+      const once = Array.from(dx);
+      back();
+      expectClose(
+        dx,
+        once.map((v) => 2 * v),
+        tol,
+      );
+    },
+  );
 });

@@ -7,9 +7,7 @@ import { backendCases, expectClose, randn, toBackend } from './opTestUtils';
  * Kingma & Ba Algorithm 1, one scalar at a time, written out longhand, with AdamW's
  * decoupled decay (Loshchilov & Hutter) applied to θ first when `decay` is set.
  */
-function handAdam(
-  theta: number[], grads: number[][], o: Omit<AdamParams, 'step'>, decay: boolean[],
-): number[] {
+function handAdam(theta: number[], grads: number[][], o: Omit<AdamParams, 'step'>, decay: boolean[]): number[] {
   const m = theta.map(() => 0);
   const v = theta.map(() => 0);
   const th = [...theta];
@@ -29,7 +27,12 @@ function handAdam(
 }
 
 describe.each(backendCases())('adamStep ($label)', ({ backend, tol }) => {
-  const run = (theta: Float64Array, grads: Float64Array[], o: Omit<AdamParams, 'step'>, mask: Uint8Array | null): ArrayLike<number> => {
+  const run = (
+    theta: Float64Array,
+    grads: Float64Array[],
+    o: Omit<AdamParams, 'step'>,
+    mask: Uint8Array | null,
+  ): ArrayLike<number> => {
     const n = theta.length;
     const p = toBackend(backend, theta);
     const m = backend.alloc(n);
@@ -50,7 +53,12 @@ describe.each(backendCases())('adamStep ($label)', ({ backend, tol }) => {
     const theta = randn(rng, n);
     const grads = Array.from({ length: 5 }, () => randn(rng, n));
     const o = { lr: 3e-3, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0 };
-    const expected = handAdam(Array.from(theta), grads.map((g) => Array.from(g)), o, Array<boolean>(n).fill(false));
+    const expected = handAdam(
+      Array.from(theta),
+      grads.map((g) => Array.from(g)),
+      o,
+      Array<boolean>(n).fill(false),
+    );
     expectClose(run(theta, grads, o, null), expected, tol);
   });
 
@@ -64,7 +72,12 @@ describe.each(backendCases())('adamStep ($label)', ({ backend, tol }) => {
     const decay = Array.from(mask, (b) => b === 1);
     const g = grads.map((x) => Array.from(x));
     expectClose(run(theta, grads, o, mask), handAdam(Array.from(theta), g, o, decay), tol, 'masked');
-    expectClose(run(theta, grads, o, null), handAdam(Array.from(theta), g, o, Array<boolean>(n).fill(false)), tol, 'null mask');
+    expectClose(
+      run(theta, grads, o, null),
+      handAdam(Array.from(theta), g, o, Array<boolean>(n).fill(false)),
+      tol,
+      'null mask',
+    );
     // The decay must actually matter at this scale, or the test above could not fail.
     const withAll = handAdam(Array.from(theta), g, o, Array<boolean>(n).fill(true));
     const without = handAdam(Array.from(theta), g, o, Array<boolean>(n).fill(false));
@@ -75,7 +88,15 @@ describe.each(backendCases())('adamStep ($label)', ({ backend, tol }) => {
     const p = toBackend(backend, [1, 2, 3]);
     const m = backend.alloc(3);
     const v = backend.alloc(3);
-    backend.adamStep(p, toBackend(backend, [1, 1, 1]), m, v, 2, { lr: 0.1, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0, step: 1 }, null);
+    backend.adamStep(
+      p,
+      toBackend(backend, [1, 1, 1]),
+      m,
+      v,
+      2,
+      { lr: 0.1, beta1: 0.9, beta2: 0.99, eps: 1e-8, weightDecay: 0, step: 1 },
+      null,
+    );
     expect(p[2]).toBe(3);
     expectClose(m, [0.1, 0.1, 0], tol);
     expectClose(v, [0.01, 0.01, 0], tol);

@@ -4,7 +4,13 @@ import type { AttentionDims, MaskView } from '../../../../src/engine/backend';
 import { Rng } from '../../../../src/engine/rng';
 import { gradCheck } from '../gradcheck';
 import {
-  allowed, causalMask, combinedMask, compactDims, naiveAttention, paddingMask, runAttention,
+  allowed,
+  causalMask,
+  combinedMask,
+  compactDims,
+  naiveAttention,
+  paddingMask,
+  runAttention,
 } from './attentionFixtures';
 import { backendCases, expectAllFinite, expectClose, expectGradOk, oracle, randn, weightedSum } from './opTestUtils';
 
@@ -81,8 +87,17 @@ describe.each(backendCases())('attention ($label)', ({ backend, tol, grad }) => 
   it('gives a fully masked query row zero probabilities and zero output, never NaN', () => {
     const rng = new Rng(103);
     const dims = compactDims(B, T, T, H, D);
-    const run = runAttention(backend, randn(rng, B * T * C), randn(rng, B * T * C), randn(rng, B * T * C),
-      dims, masks['combined [B,1,T,T]'] ?? null, null, 0, randn(rng, B * T * C));
+    const run = runAttention(
+      backend,
+      randn(rng, B * T * C),
+      randn(rng, B * T * C),
+      randn(rng, B * T * C),
+      dims,
+      masks['combined [B,1,T,T]'] ?? null,
+      null,
+      0,
+      randn(rng, B * T * C),
+    );
     expectAllFinite(run.out);
     expectAllFinite(run.dq);
     for (let i = T * C; i < 2 * T * C; i++) expect(run.out[i]).toBe(0);
@@ -93,7 +108,17 @@ describe.each(backendCases())('attention ($label)', ({ backend, tol, grad }) => 
     const rng = new Rng(104);
     const dims = compactDims(1, T, T, H, D);
     const q = randn(rng, T * C, 300); // scores ~ 1e4–1e5
-    const run = runAttention(backend, q, randn(rng, T * C, 30), randn(rng, T * C), dims, causalMask(T), null, 0, randn(rng, T * C));
+    const run = runAttention(
+      backend,
+      q,
+      randn(rng, T * C, 30),
+      randn(rng, T * C),
+      dims,
+      causalMask(T),
+      null,
+      0,
+      randn(rng, T * C),
+    );
     expectAllFinite(run.out, undefined, 'out');
     expectAllFinite(run.probs, undefined, 'probs');
     expectAllFinite(run.dq, undefined, 'dq');
@@ -124,7 +149,8 @@ describe.each(backendCases())('attention ($label)', ({ backend, tol, grad }) => 
     const a = runAttention(backend, q, k, v, compact, mask, null, 0, dout);
     const s = runAttention(backend, qs, ks, vs, strided, mask, null, 0, ds);
     for (let b = 0; b < B; b++) {
-      const at = (x: ArrayLike<number>, off: number, n: number): number[] => Array.from({ length: n }, (_, i) => x[off + i] as number);
+      const at = (x: ArrayLike<number>, off: number, n: number): number[] =>
+        Array.from({ length: n }, (_, i) => x[off + i] as number);
       expect(at(s.out, b * qStride, Tq * C)).toEqual(at(a.out, b * Tq * C, Tq * C));
       expect(at(s.dq, b * qStride, Tq * C)).toEqual(at(a.dq, b * Tq * C, Tq * C));
       expect(at(s.dk, b * maxS * C, S * C)).toEqual(at(a.dk, b * S * C, S * C));
@@ -250,8 +276,23 @@ describe.each(backendCases())('attention ($label)', ({ backend, tol, grad }) => 
     bv.set(v);
     br.set(r);
     backend.attentionBackward(run.dq, run.dk, run.dv, br, run.probs, bq, bk, bv, dims, keep, p);
-    expectClose(run.dq, once[0].map((x) => 2 * x), tol, 'dq twice');
-    expectClose(run.dk, once[1].map((x) => 2 * x), tol, 'dk twice');
-    expectClose(run.dv, once[2].map((x) => 2 * x), tol, 'dv twice');
+    expectClose(
+      run.dq,
+      once[0].map((x) => 2 * x),
+      tol,
+      'dq twice',
+    );
+    expectClose(
+      run.dk,
+      once[1].map((x) => 2 * x),
+      tol,
+      'dk twice',
+    );
+    expectClose(
+      run.dv,
+      once[2].map((x) => 2 * x),
+      tol,
+      'dv twice',
+    );
   });
 });

@@ -51,8 +51,13 @@ export function allowed(mask: MaskView | null, b: number, t: number, s: number):
  * (matmul), scatter O_h back. All in float64 on the reference backend.
  */
 export function naiveAttention(
-  q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>,
-  dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  dims: AttentionDims,
+  mask: MaskView | null,
+  keep: Uint8Array | null,
+  dropP: number,
 ): { out: Float64Array; probs: Float64Array } {
   const ref = oracle();
   const { B, T, S, H, D, qBatchStride, kvBatchStride, scale } = dims;
@@ -67,7 +72,8 @@ export function naiveAttention(
   const oh = new Float64Array(T * D);
   for (let b = 0; b < B; b++) {
     for (let h = 0; h < H; h++) {
-      for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) qh[t * D + d] = q[b * qBatchStride + t * C + h * D + d] as number;
+      for (let t = 0; t < T; t++)
+        for (let d = 0; d < D; d++) qh[t * D + d] = q[b * qBatchStride + t * C + h * D + d] as number;
       for (let s = 0; s < S; s++) {
         for (let d = 0; d < D; d++) {
           kh[s * D + d] = k[b * kvBatchStride + s * C + h * D + d] as number;
@@ -76,16 +82,18 @@ export function naiveAttention(
       }
       ref.matmul(scores, qh, kh, T, S, D, false, true, false);
       ref.scale(scores, T * S, scale);
-      const view: MaskView | null = mask === null
-        ? null
-        : { data: mask.data.subarray(b * mask.batchStride), batchStride: 0, rowStride: mask.rowStride };
+      const view: MaskView | null =
+        mask === null
+          ? null
+          : { data: mask.data.subarray(b * mask.batchStride), batchStride: 0, rowStride: mask.rowStride };
       ref.softmaxForward(p, scores, T, S, view, T);
       probs.set(p, (b * H + h) * T * S);
       if (keep !== null) {
         for (let i = 0; i < T * S; i++) p[i] = keep[(b * H + h) * T * S + i] === 1 ? (p[i] as number) / (1 - dropP) : 0;
       }
       ref.matmul(oh, p, vh, T, D, S, false, false, false);
-      for (let t = 0; t < T; t++) for (let d = 0; d < D; d++) out[b * qBatchStride + t * C + h * D + d] = oh[t * D + d] as number;
+      for (let t = 0; t < T; t++)
+        for (let d = 0; d < D; d++) out[b * qBatchStride + t * C + h * D + d] = oh[t * D + d] as number;
     }
   }
   return { out, probs };
@@ -105,8 +113,14 @@ export interface AttentionRun {
  * with inputs copied into its own buffers and zeroed gradients.
  */
 export function runAttention(
-  backend: Backend, q: ArrayLike<number>, k: ArrayLike<number>, v: ArrayLike<number>,
-  dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number,
+  backend: Backend,
+  q: ArrayLike<number>,
+  k: ArrayLike<number>,
+  v: ArrayLike<number>,
+  dims: AttentionDims,
+  mask: MaskView | null,
+  keep: Uint8Array | null,
+  dropP: number,
   dout: ArrayLike<number> | null,
 ): AttentionRun {
   const bq = toBackend(backend, q);
@@ -118,7 +132,8 @@ export function runAttention(
   const dq = backend.alloc(q.length);
   const dk = backend.alloc(k.length);
   const dv = backend.alloc(v.length);
-  if (dout !== null) backend.attentionBackward(dq, dk, dv, toBackend(backend, dout), probs, bq, bk, bv, dims, keep, dropP);
+  if (dout !== null)
+    backend.attentionBackward(dq, dk, dv, toBackend(backend, dout), probs, bq, bk, bv, dims, keep, dropP);
   return { out, probs, dq, dk, dv };
 }
 
@@ -129,8 +144,16 @@ export function runAttention(
  * caller can check what ran (e.g. that no fallback kernel was taken).
  */
 export function compareAttention(
-  fast: Backend, ref: Backend, tol: Tolerance, dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number, seed: number,
-  lengths: { qLen?: number; kvLen?: number } = {}, around: (run: () => AttentionRun) => AttentionRun = (run) => run(),
+  fast: Backend,
+  ref: Backend,
+  tol: Tolerance,
+  dims: AttentionDims,
+  mask: MaskView | null,
+  keep: Uint8Array | null,
+  dropP: number,
+  seed: number,
+  lengths: { qLen?: number; kvLen?: number } = {},
+  around: (run: () => AttentionRun) => AttentionRun = (run) => run(),
 ): void {
   const rng = new Rng(seed);
   const C = dims.H * dims.D;

@@ -9,7 +9,14 @@ import { backendCases, expectAllFinite, expectClose, expectGradOk, oracle, randn
  * definition of cross-entropy against a smoothed target distribution (log-softmax via
  * the row max for safety). Returns the per-row losses; ignored rows are NaN.
  */
-function naiveLosses(logits: ArrayLike<number>, targets: ArrayLike<number>, N: number, V: number, ignore: number, eps: number): number[] {
+function naiveLosses(
+  logits: ArrayLike<number>,
+  targets: ArrayLike<number>,
+  N: number,
+  V: number,
+  ignore: number,
+  eps: number,
+): number[] {
   const out: number[] = [];
   for (let n = 0; n < N; n++) {
     const row = Array.from({ length: V }, (_, v) => logits[n * V + v] as number);
@@ -32,7 +39,15 @@ function naiveLosses(logits: ArrayLike<number>, targets: ArrayLike<number>, N: n
 describe.each(backendCases())('cross-entropy ($label)', ({ backend, tol, grad }) => {
   it('gives ln 2 for two equal logits, and lse = ln 2', () => {
     const lse = backend.alloc(1);
-    const { sum, count } = backend.crossEntropyForward(lse, toBackend(backend, [0, 0]), Int32Array.from([1]), 1, 2, -1, 0);
+    const { sum, count } = backend.crossEntropyForward(
+      lse,
+      toBackend(backend, [0, 0]),
+      Int32Array.from([1]),
+      1,
+      2,
+      -1,
+      0,
+    );
     expect(count).toBe(1);
     expect(sum).toBeCloseTo(Math.LN2, 6);
     expect(lse[0]).toBeCloseTo(Math.LN2, 6);
@@ -43,7 +58,15 @@ describe.each(backendCases())('cross-entropy ($label)', ({ backend, tol, grad })
     const lseRef = Math.log(Math.E + Math.E ** 2 + Math.E ** 3);
     const formula = 0.9 * (lseRef - 1) + 0.1 * (lseRef - 2);
     const lse = backend.alloc(1);
-    const { sum } = backend.crossEntropyForward(lse, toBackend(backend, [1, 2, 3]), Int32Array.from([0]), 1, 3, -1, 0.1);
+    const { sum } = backend.crossEntropyForward(
+      lse,
+      toBackend(backend, [1, 2, 3]),
+      Int32Array.from([0]),
+      1,
+      3,
+      -1,
+      0.1,
+    );
     expect(sum).toBeCloseTo(formula, 5);
     expect(sum).toBeCloseTo(naiveLosses([1, 2, 3], [0], 1, 3, -1, 0.1)[0] as number, 5);
   });
@@ -91,7 +114,7 @@ describe.each(backendCases())('cross-entropy ($label)', ({ backend, tol, grad })
     const { sum } = backend.crossEntropyForward(lse, logits, targets, 2, 3, -1, 0.1);
     expect(Number.isFinite(sum)).toBe(true);
     expectAllFinite(lse);
-    const expected = (naiveLosses([1e4, 0, -1e4, -1e4, 1e4, 1e4], [1, 0], 2, 3, -1, 0.1) as [number, number]);
+    const expected = naiveLosses([1e4, 0, -1e4, -1e4, 1e4, 1e4], [1, 0], 2, 3, -1, 0.1) as [number, number];
     expect(Math.abs(sum - (expected[0] + expected[1]))).toBeLessThan(1e-3 * Math.abs(sum));
     const d = backend.alloc(6);
     backend.crossEntropyBackward(d, logits, lse, targets, 2, 3, -1, 0.1, 1);
@@ -129,7 +152,11 @@ describe.each(backendCases())('cross-entropy ($label)', ({ backend, tol, grad })
     expectGradOk(gradCheck(f, logits, d, grad));
     const once = Array.from(d);
     backend.crossEntropyBackward(d, bl, lse, targets, N, V, ignore, eps, 1 / count);
-    expectClose(d, once.map((v) => 2 * v), tol);
+    expectClose(
+      d,
+      once.map((v) => 2 * v),
+      tol,
+    );
   });
 
   it('backward is softmax − q: each counted row of the gradient sums to 0', () => {

@@ -13,15 +13,19 @@ function countKept(keep: Uint8Array, n: number): number {
 
 /** Pearson correlation of keep[i] and keep[i + lag] over i < n − lag. */
 function lagCorrelation(keep: Uint8Array, n: number, lag: number): number {
-  let sa = 0, sb = 0, sab = 0;
+  let sa = 0,
+    sb = 0,
+    sab = 0;
   const m = n - lag;
   for (let i = 0; i < m; i++) {
-    const a = keep[i] as number, b = keep[i + lag] as number;
+    const a = keep[i] as number,
+      b = keep[i + lag] as number;
     sa += a;
     sb += b;
     sab += a * b;
   }
-  const ma = sa / m, mb = sb / m;
+  const ma = sa / m,
+    mb = sb / m;
   // For 0/1 values, the variance is mean · (1 − mean).
   return (sab / m - ma * mb) / Math.sqrt(ma * (1 - ma) * mb * (1 - mb));
 }
@@ -46,7 +50,7 @@ describe.each(backendCases())('dropout keep-mask ($label)', ({ backend }) => {
     return keep;
   };
 
-  it('gives the reference kernel\'s bytes exactly', () => {
+  it("gives the reference kernel's bytes exactly", () => {
     for (const p of [0.1, 0.5]) {
       const want = new Uint8Array(n);
       dropoutMask(want, n, p, 0x2545f491, 0x9e3779b9);
@@ -58,7 +62,11 @@ describe.each(backendCases())('dropout keep-mask ($label)', ({ backend }) => {
   });
 
   it.each([0.1, 0.5, 0.9])('keeps a fraction 1 − p within 5 binomial sigmas (p = %f)', (p) => {
-    for (const [k0, k1] of [[0, 0], [1, 0], [0xdeadbeef, 0x01234567]] as const) {
+    for (const [k0, k1] of [
+      [0, 0],
+      [1, 0],
+      [0xdeadbeef, 0x01234567],
+    ] as const) {
       const kept = countKept(maskOf(p, k0, k1), n);
       const sigma = Math.sqrt(n * p * (1 - p));
       expect(Math.abs(kept - n * (1 - p)), `key ${k0}, ${k1}: kept ${kept} of ${n}`).toBeLessThan(5 * sigma);
@@ -80,11 +88,19 @@ describe.each(backendCases())('dropout keep-mask ($label)', ({ backend }) => {
     // Two independent masks agree where both keep or both drop: p² + (1 − p)² of the time.
     const expected = n * (p * p + (1 - p) * (1 - p));
     const sigma = Math.sqrt(n * 0.25);
-    for (const [k0, k1] of [[0x12345679, 0x9abcdef0], [0x12345678, 0x9abcdef1], [0x92345678, 0x9abcdef0], [0, 0]] as const) {
+    for (const [k0, k1] of [
+      [0x12345679, 0x9abcdef0],
+      [0x12345678, 0x9abcdef1],
+      [0x92345678, 0x9abcdef0],
+      [0, 0],
+    ] as const) {
       const other = maskOf(p, k0, k1);
       let agree = 0;
       for (let i = 0; i < n; i++) if (other[i] === base[i]) agree++;
-      expect(Math.abs(agree - expected), `key ${k0.toString(16)}, ${k1.toString(16)}: ${agree} of ${n} agree`).toBeLessThan(5 * sigma);
+      expect(
+        Math.abs(agree - expected),
+        `key ${k0.toString(16)}, ${k1.toString(16)}: ${agree} of ${n} agree`,
+      ).toBeLessThan(5 * sigma);
     }
   });
 
@@ -124,7 +140,11 @@ describe.each(backendCases())('dropout ($label)', ({ backend, tol, grad }) => {
     const dy = randn(rng, 20);
     const dx = toBackend(backend, [...Array<number>(20).fill(1)]);
     backend.dropoutBackward(dx, toBackend(backend, dy), keep, 20, 0);
-    expectClose(dx, dy.map((v) => v + 1), tol);
+    expectClose(
+      dx,
+      dy.map((v) => v + 1),
+      tol,
+    );
   });
 
   it('with a seeded mask, keeps exactly the kept units scaled by 1/(1−p) and zeroes the rest', () => {
@@ -139,7 +159,11 @@ describe.each(backendCases())('dropout ($label)', ({ backend, tol, grad }) => {
     const x = randn(rng, n);
     const y = backend.alloc(n);
     backend.dropoutForward(y, toBackend(backend, x), keep, n, p);
-    expectClose(y, x.map((v, i) => (keep[i] === 1 ? v / (1 - p) : 0)), tol);
+    expectClose(
+      y,
+      x.map((v, i) => (keep[i] === 1 ? v / (1 - p) : 0)),
+      tol,
+    );
     for (let i = 0; i < n; i++) if (keep[i] === 0) expect(y[i]).toBe(0);
   });
 
@@ -161,7 +185,11 @@ describe.each(backendCases())('dropout ($label)', ({ backend, tol, grad }) => {
     expectGradOk(gradCheck(f, x, dx, grad));
     const once = Array.from(dx);
     backend.dropoutBackward(dx, toBackend(backend, r), keep, n, p);
-    expectClose(dx, once.map((v) => 2 * v), tol);
+    expectClose(
+      dx,
+      once.map((v) => 2 * v),
+      tol,
+    );
   });
 
   it('p = 1 drops everything without producing NaN', () => {

@@ -102,7 +102,11 @@ describe.each(backendCases())('embedding ($label)', ({ backend, tol, grad }) => 
     for (let i = 0; i < start * C; i++) expect(dpe[i]).toBe(0);
     const once = Array.from(dpe);
     backend.positionalBackward(dpe, toBackend(backend, r), B, T, C, start);
-    expectClose(dpe, once.map((v) => 2 * v), tol);
+    expectClose(
+      dpe,
+      once.map((v) => 2 * v),
+      tol,
+    );
   });
 });
 

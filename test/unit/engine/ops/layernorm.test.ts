@@ -5,7 +5,12 @@ import { backendCases, expectClose, expectGradOk, oracle, randn, toBackend, weig
 
 /** Direct per-row LayerNorm in float64: biased variance, eps inside the root. */
 function naiveLayernorm(
-  x: ArrayLike<number>, w: ArrayLike<number>, b: ArrayLike<number> | null, N: number, C: number, eps: number,
+  x: ArrayLike<number>,
+  w: ArrayLike<number>,
+  b: ArrayLike<number> | null,
+  N: number,
+  C: number,
+  eps: number,
 ): { y: Float64Array; mean: Float64Array; rstd: Float64Array } {
   const y = new Float64Array(N * C);
   const mean = new Float64Array(N);
@@ -29,7 +34,17 @@ describe.each(backendCases())('layernorm ($label)', ({ backend, tol, grad }) => 
     const y = backend.alloc(4);
     const mean = backend.alloc(1);
     const rstd = backend.alloc(1);
-    backend.layernormForward(y, mean, rstd, toBackend(backend, [1, 2, 3, 4]), toBackend(backend, [1, 1, 1, 1]), null, 1, 4, 0);
+    backend.layernormForward(
+      y,
+      mean,
+      rstd,
+      toBackend(backend, [1, 2, 3, 4]),
+      toBackend(backend, [1, 1, 1, 1]),
+      null,
+      1,
+      4,
+      0,
+    );
     const s = 1 / Math.sqrt(1.25);
     expectClose(y, [-1.5 * s, -0.5 * s, 0.5 * s, 1.5 * s], tol);
     expectClose(mean, [2.5], tol);
@@ -45,7 +60,17 @@ describe.each(backendCases())('layernorm ($label)', ({ backend, tol, grad }) => 
     const y = backend.alloc(N * C);
     const mean = backend.alloc(N);
     const rstd = backend.alloc(N);
-    backend.layernormForward(y, mean, rstd, toBackend(backend, x), toBackend(backend, w), b && toBackend(backend, b), N, C, eps);
+    backend.layernormForward(
+      y,
+      mean,
+      rstd,
+      toBackend(backend, x),
+      toBackend(backend, w),
+      b && toBackend(backend, b),
+      N,
+      C,
+      eps,
+    );
     const expected = naiveLayernorm(x, w, b, N, C, eps);
     expectClose(y, expected.y, tol, 'y');
     expectClose(mean, expected.mean, tol, 'mean');
@@ -55,8 +80,15 @@ describe.each(backendCases())('layernorm ($label)', ({ backend, tol, grad }) => 
   it('a constant row gives b (not NaN) thanks to eps', () => {
     const y = backend.alloc(3);
     backend.layernormForward(
-      y, backend.alloc(1), backend.alloc(1),
-      toBackend(backend, [4, 4, 4]), toBackend(backend, [2, 2, 2]), toBackend(backend, [0.5, -1, 3]), 1, 3, 1e-5,
+      y,
+      backend.alloc(1),
+      backend.alloc(1),
+      toBackend(backend, [4, 4, 4]),
+      toBackend(backend, [2, 2, 2]),
+      toBackend(backend, [0.5, -1, 3]),
+      1,
+      3,
+      1e-5,
     );
     expectClose(y, [0.5, -1, 3], tol);
   });
@@ -95,9 +127,25 @@ describe.each(backendCases())('layernorm ($label)', ({ backend, tol, grad }) => 
     // Accumulation: a second call doubles every gradient.
     const once = [Array.from(dx), Array.from(dw), db === null ? [] : Array.from(db)] as const;
     backend.layernormBackward(dx, dw, db, toBackend(backend, r), bx, mean, rstd, bw, N, C);
-    expectClose(dx, once[0].map((v) => 2 * v), tol, 'dx twice');
-    expectClose(dw, once[1].map((v) => 2 * v), tol, 'dw twice');
-    if (db !== null) expectClose(db, once[2].map((v) => 2 * v), tol, 'db twice');
+    expectClose(
+      dx,
+      once[0].map((v) => 2 * v),
+      tol,
+      'dx twice',
+    );
+    expectClose(
+      dw,
+      once[1].map((v) => 2 * v),
+      tol,
+      'dw twice',
+    );
+    if (db !== null)
+      expectClose(
+        db,
+        once[2].map((v) => 2 * v),
+        tol,
+        'db twice',
+      );
   });
 
   it('dx sums to zero per row (the mean is subtracted out)', () => {
@@ -109,7 +157,18 @@ describe.each(backendCases())('layernorm ($label)', ({ backend, tol, grad }) => 
     const rstd = backend.alloc(N);
     backend.layernormForward(backend.alloc(N * C), mean, rstd, x, w, null, N, C, 1e-5);
     const dx = backend.alloc(N * C);
-    backend.layernormBackward(dx, backend.alloc(C), null, toBackend(backend, randn(rng, N * C)), x, mean, rstd, w, N, C);
+    backend.layernormBackward(
+      dx,
+      backend.alloc(C),
+      null,
+      toBackend(backend, randn(rng, N * C)),
+      x,
+      mean,
+      rstd,
+      w,
+      N,
+      C,
+    );
     for (let n = 0; n < N; n++) {
       let s = 0;
       for (let c = 0; c < C; c++) s += dx[n * C + c] as number;

@@ -15,7 +15,13 @@ function opB(b: ArrayLike<number>, k: number, j: number, N: number, K: number, t
 
 /** The obviously correct triple loop, in float64. */
 function naiveMatmul(
-  a: ArrayLike<number>, b: ArrayLike<number>, M: number, N: number, K: number, transA: boolean, transB: boolean,
+  a: ArrayLike<number>,
+  b: ArrayLike<number>,
+  M: number,
+  N: number,
+  K: number,
+  transA: boolean,
+  transB: boolean,
 ): Float64Array {
   const c = new Float64Array(M * N);
   for (let i = 0; i < M; i++) {
@@ -71,7 +77,12 @@ describe.each(backendCases())('matmul ($label)', ({ backend, tol, grad }) => {
       const c = backend.alloc(M * N);
       backend.fill(c, M * N, 123); // stale contents must be overwritten
       backend.matmul(c, toBackend(backend, a), toBackend(backend, b), M, N, K, tA, tB, false);
-      expectClose(c, naiveMatmul(a, b, M, N, K, tA, tB), { rtol: tol.rtol * 10, atol: tol.atol * 10 }, `C ${M}x${N}x${K}`);
+      expectClose(
+        c,
+        naiveMatmul(a, b, M, N, K, tA, tB),
+        { rtol: tol.rtol * 10, atol: tol.atol * 10 },
+        `C ${M}x${N}x${K}`,
+      );
     }
   });
 
@@ -84,7 +95,11 @@ describe.each(backendCases())('matmul ($label)', ({ backend, tol, grad }) => {
     const c = toBackend(backend, c0);
     backend.matmul(c, toBackend(backend, a), toBackend(backend, b), M, N, K, tA, tB, true);
     const prod = naiveMatmul(a, b, M, N, K, tA, tB);
-    expectClose(c, prod.map((v, i) => v + (c0[i] as number)), { rtol: tol.rtol * 10, atol: tol.atol * 10 });
+    expectClose(
+      c,
+      prod.map((v, i) => v + (c0[i] as number)),
+      { rtol: tol.rtol * 10, atol: tol.atol * 10 },
+    );
   });
 
   it('writes only the [M,N] prefix of C', () => {

@@ -38,9 +38,13 @@ export interface BackendCase {
  */
 export function backendCases(): BackendCase[] {
   const wasmCase: BackendCase[] = [];
-  for (const [label, fma] of [['wasm simd', false], ['wasm simd+fma', true]] as const) {
+  for (const [label, fma] of [
+    ['wasm simd', false],
+    ['wasm simd+fma', true],
+  ] as const) {
     const wasm = createWasmBackend({ fma });
-    if (wasm !== null) wasmCase.push({ label, backend: wasm, tol: { rtol: 2e-5, atol: 2e-6 }, grad: { rtol: 1e-3, atol: 1e-5 } });
+    if (wasm !== null)
+      wasmCase.push({ label, backend: wasm, tol: { rtol: 2e-5, atol: 2e-6 }, grad: { rtol: 1e-3, atol: 1e-5 } });
   }
   return [
     {
@@ -92,7 +96,12 @@ export function weightedSum(out: ArrayLike<number>, w: ArrayLike<number>): numbe
  * Asserts element-wise closeness over the first expected.length elements, reporting the
  * worst index. NaN never passes; infinities must match exactly.
  */
-export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, tol: Tolerance, what = 'values'): void {
+export function expectClose(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  tol: Tolerance,
+  what = 'values',
+): void {
   let worst = -1;
   let worstRatio = 0;
   for (let i = 0; i < expected.length; i++) {
@@ -107,9 +116,10 @@ export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<numbe
       worst = i;
     }
   }
-  const msg = worst < 0
-    ? ''
-    : `${what}: worst at index ${worst}: got ${actual[worst]}, expected ${expected[worst]} (error/tolerance ${worstRatio.toPrecision(3)})`;
+  const msg =
+    worst < 0
+      ? ''
+      : `${what}: worst at index ${worst}: got ${actual[worst]}, expected ${expected[worst]} (error/tolerance ${worstRatio.toPrecision(3)})`;
   expect(worstRatio <= 1, msg).toBe(true);
 }
 

@@ -2,10 +2,24 @@ import { describe, expect, it } from 'vitest';
 import type { MaskView } from '../../../../src/engine/backend';
 import { Rng } from '../../../../src/engine/rng';
 import { gradCheck } from '../gradcheck';
-import { backendCases, expectAllFinite, expectClose, expectGradOk, oracle, randn, toBackend, weightedSum } from './opTestUtils';
+import {
+  backendCases,
+  expectAllFinite,
+  expectClose,
+  expectGradOk,
+  oracle,
+  randn,
+  toBackend,
+  weightedSum,
+} from './opTestUtils';
 
 /** exp(x)/Σexp(x) over the allowed entries of each row, straight from the definition. */
-function naiveSoftmax(x: ArrayLike<number>, rows: number, cols: number, allowed: (r: number, c: number) => boolean): Float64Array {
+function naiveSoftmax(
+  x: ArrayLike<number>,
+  rows: number,
+  cols: number,
+  allowed: (r: number, c: number) => boolean,
+): Float64Array {
   const y = new Float64Array(rows * cols);
   for (let r = 0; r < rows; r++) {
     let z = 0;
@@ -34,7 +48,11 @@ describe.each(backendCases())('softmax ($label)', ({ backend, tol, grad }) => {
     const x = randn(rng, rows * cols, 2);
     const y = backend.alloc(rows * cols);
     backend.softmaxForward(y, toBackend(backend, x), rows, cols, null, rows);
-    expectClose(y, naiveSoftmax(x, rows, cols, () => true), tol);
+    expectClose(
+      y,
+      naiveSoftmax(x, rows, cols, () => true),
+      tol,
+    );
     for (let r = 0; r < rows; r++) {
       let s = 0;
       for (let c = 0; c < cols; c++) s += y[r * cols + c] as number;
@@ -47,7 +65,11 @@ describe.each(backendCases())('softmax ($label)', ({ backend, tol, grad }) => {
     const x = randn(rng, 12);
     const y = toBackend(backend, x);
     backend.softmaxForward(y, y, 3, 4, null, 3);
-    expectClose(y, naiveSoftmax(x, 3, 4, () => true), tol);
+    expectClose(
+      y,
+      naiveSoftmax(x, 3, 4, () => true),
+      tol,
+    );
   });
 
   it('stays finite for large logits (1e4) and is shift-invariant', () => {
@@ -75,7 +97,8 @@ describe.each(backendCases())('softmax ($label)', ({ backend, tol, grad }) => {
     const combined = new Uint8Array(B * T * T);
     for (let b = 0; b < B; b++) {
       for (let t = 0; t < T; t++) {
-        for (let s = 0; s < S; s++) combined[(b * T + t) * S + s] = (padding[b * S + s] as number) & (causal[t * T + s] as number);
+        for (let s = 0; s < S; s++)
+          combined[(b * T + t) * S + s] = (padding[b * S + s] as number) & (causal[t * T + s] as number);
       }
     }
     const views: Record<string, MaskView> = {
@@ -137,6 +160,10 @@ describe.each(backendCases())('softmax ($label)', ({ backend, tol, grad }) => {
     for (let i = 0; i < rows * cols; i++) if (y[i] === 0) expect(dx[i]).toBe(0);
     const once = Array.from(dx);
     backend.softmaxBackward(dx, toBackend(backend, r), y, rows, cols);
-    expectClose(dx, once.map((v) => 2 * v), tol);
+    expectClose(
+      dx,
+      once.map((v) => 2 * v),
+      tol,
+    );
   });
 });

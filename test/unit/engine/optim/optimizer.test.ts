@@ -15,13 +15,23 @@ const SEGMENTS: readonly ParamSegment[] = [
 
 function config(patch: Partial<OptimizerConfig> = {}): OptimizerConfig {
   return {
-    type: 'adamw', lr: 0.1, beta1: 0.9, beta2: 0.999, eps: 1e-8, weightDecay: 0, clipGradNorm: 0,
-    schedule: { type: 'constant', warmup: 0 }, ...patch,
+    type: 'adamw',
+    lr: 0.1,
+    beta1: 0.9,
+    beta2: 0.999,
+    eps: 1e-8,
+    weightDecay: 0,
+    clipGradNorm: 0,
+    schedule: { type: 'constant', warmup: 0 },
+    ...patch,
   };
 }
 
 /** Float64 buffers by default (exact comparisons); 'f32' is what models train in. */
-function setup(patch: Partial<OptimizerConfig> = {}, dtype: 'f32' | 'f64' = 'f64'): { opt: Optimizer; params: FloatArray; grads: FloatArray; backend: Backend } {
+function setup(
+  patch: Partial<OptimizerConfig> = {},
+  dtype: 'f32' | 'f64' = 'f64',
+): { opt: Optimizer; params: FloatArray; grads: FloatArray; backend: Backend } {
   const backend = createReferenceBackend({ dtype });
   const params = backend.alloc(9);
   params.set([1, -2, 3, -4, 5, -6, 0.5, -0.5, 2]);
@@ -38,7 +48,10 @@ function norm(x: ArrayLike<number>): number {
 describe('Optimizer.step', () => {
   it('takes the first Adam step of size lr along −sign(g), with the scheduled lr', () => {
     // Bias-corrected first step: m̂ = g, v̂ = g², so Δp = −lr·g/(|g| + eps) ≈ −lr·sign(g).
-    const { opt, params, grads } = setup({ type: 'adam', schedule: { type: 'noam', warmup: 4, dModel: 16, factor: 1 } });
+    const { opt, params, grads } = setup({
+      type: 'adam',
+      schedule: { type: 'noam', warmup: 4, dModel: 16, factor: 1 },
+    });
     const before = Float64Array.from(params);
     grads.set([3, -1, 0.25, 7, -2, 1, 1, -4, 0.5]);
     const info = opt.step();
@@ -122,7 +135,9 @@ describe('Optimizer.step', () => {
     const a = Float64Array.from({ length: n }, (_, i) => 10 ** ((i % 3) - 1));
     const c = Float64Array.from({ length: n }, () => rng.normal());
     const { opt, params, grads } = setup({
-      type: 'adam', lr: 0.1, schedule: { type: 'cosine', warmup: 20, maxSteps: 1500, minLr: 1e-4 },
+      type: 'adam',
+      lr: 0.1,
+      schedule: { type: 'cosine', warmup: 20, maxSteps: 1500, minLr: 1e-4 },
     });
     const loss = (): number => {
       let f = 0;
@@ -163,7 +178,12 @@ describe('Optimizer state', () => {
   };
 
   it.each(['f32', 'f64'] as const)('round trip gives bit-identical subsequent steps (%s)', (dtype) => {
-    const cfg = { type: 'adamw', weightDecay: 0.1, clipGradNorm: 0.5, schedule: { type: 'cosine', warmup: 3, maxSteps: 10, minLr: 0.01 } } as const;
+    const cfg = {
+      type: 'adamw',
+      weightDecay: 0.1,
+      clipGradNorm: 0.5,
+      schedule: { type: 'cosine', warmup: 3, maxSteps: 10, minLr: 0.01 },
+    } as const;
     const run = setup(cfg, dtype);
     for (let t = 1; t <= 5; t++) {
       gradAt(run.grads, run.params, t);
@@ -223,7 +243,10 @@ describe('Optimizer construction', () => {
     const cfg = config();
     const p = new Float64Array(9);
     expect(() => new Optimizer(b, p, new Float64Array(8), SEGMENTS, cfg)).toThrow(/grads has 8/);
-    const overlap: ParamSegment[] = [SEGMENTS[0] as ParamSegment, { name: 'b', offset: 5, size: 3, shape: [3], decay: false }];
+    const overlap: ParamSegment[] = [
+      SEGMENTS[0] as ParamSegment,
+      { name: 'b', offset: 5, size: 3, shape: [3], decay: false },
+    ];
     expect(() => new Optimizer(b, p, new Float64Array(9), overlap, cfg)).toThrow(/overlap/);
     const outside: ParamSegment[] = [{ name: 'x', offset: 7, size: 3, shape: [3], decay: false }];
     expect(() => new Optimizer(b, p, new Float64Array(9), outside, cfg)).toThrow(/outside/);

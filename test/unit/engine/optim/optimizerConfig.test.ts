@@ -1,6 +1,10 @@
 import { describe, it, expect } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
-import { nanoGptOptimizer, paperOptimizer, validateOptimizerConfig } from '../../../../src/engine/optim/optimizerConfig';
+import {
+  nanoGptOptimizer,
+  paperOptimizer,
+  validateOptimizerConfig,
+} from '../../../../src/engine/optim/optimizerConfig';
 import type { OptimizerConfig } from '../../../../src/engine/optim/optimizerConfig';
 import { learningRate } from '../../../../src/engine/optim/schedule';
 

@@ -144,19 +144,56 @@ describe('segments schedule', () => {
 
   it('continues noam and constant schedules unchanged across segments', () => {
     const noamS = { type: 'noam', warmup: 10, dModel: 16, factor: 1 } as const;
-    const seg: RateConfig = { lr, schedule: { type: 'segments', segments: [{ fromStep: 0, toStep: 20, schedule: noamS }, { fromStep: 20, toStep: 40, schedule: noamS }] } };
+    const seg: RateConfig = {
+      lr,
+      schedule: {
+        type: 'segments',
+        segments: [
+          { fromStep: 0, toStep: 20, schedule: noamS },
+          { fromStep: 20, toStep: 40, schedule: noamS },
+        ],
+      },
+    };
     for (let s = 1; s <= 45; s++) expect(learningRate(seg, s)).toBe(learningRate({ lr, schedule: noamS }, s));
-    const c: RateConfig = { lr, schedule: { type: 'segments', segments: [{ fromStep: 0, toStep: 3, schedule: { type: 'constant', warmup: 2 } }, { fromStep: 3, toStep: 9, schedule: { type: 'constant', warmup: 2 } }] } };
+    const c: RateConfig = {
+      lr,
+      schedule: {
+        type: 'segments',
+        segments: [
+          { fromStep: 0, toStep: 3, schedule: { type: 'constant', warmup: 2 } },
+          { fromStep: 3, toStep: 9, schedule: { type: 'constant', warmup: 2 } },
+        ],
+      },
+    };
     expect([1, 2, 3, 4, 9].map((s) => learningRate(c, s))).toEqual([lr / 2, lr, lr, lr, lr]);
   });
 
   it.each<[string, unknown, RegExp]>([
     ['empty', [], /non-empty/],
-    ['not starting at 0', [{ fromStep: 1, toStep: 5, schedule: { type: 'constant', warmup: 0 } }], /segments\[0\]\.fromStep must be 0/],
-    ['with a gap', [{ fromStep: 0, toStep: 5, schedule: { type: 'constant', warmup: 0 } }, { fromStep: 6, toStep: 9, schedule: { type: 'constant', warmup: 0 } }], /segments\[1\]\.fromStep must be 5/],
-    ['empty segment', [{ fromStep: 0, toStep: 0, schedule: { type: 'constant', warmup: 0 } }], /toStep must be an integer greater than fromStep/],
+    [
+      'not starting at 0',
+      [{ fromStep: 1, toStep: 5, schedule: { type: 'constant', warmup: 0 } }],
+      /segments\[0\]\.fromStep must be 0/,
+    ],
+    [
+      'with a gap',
+      [
+        { fromStep: 0, toStep: 5, schedule: { type: 'constant', warmup: 0 } },
+        { fromStep: 6, toStep: 9, schedule: { type: 'constant', warmup: 0 } },
+      ],
+      /segments\[1\]\.fromStep must be 5/,
+    ],
+    [
+      'empty segment',
+      [{ fromStep: 0, toStep: 0, schedule: { type: 'constant', warmup: 0 } }],
+      /toStep must be an integer greater than fromStep/,
+    ],
     ['nested', [{ fromStep: 0, toStep: 5, schedule: { type: 'segments', segments: [] } }], /cannot itself be segments/],
-    ['a bad restart', [{ fromStep: 0, toStep: 5, schedule: { type: 'restart', start: 0, warmup: 5, maxSteps: 5, minLr: 0 } }], /segments\[0\]\.schedule\.maxSteps/],
+    [
+      'a bad restart',
+      [{ fromStep: 0, toStep: 5, schedule: { type: 'restart', start: 0, warmup: 5, maxSteps: 5, minLr: 0 } }],
+      /segments\[0\]\.schedule\.maxSteps/,
+    ],
   ])('rejects segments that are %s', (_name, segments, pattern) => {
     expect(() => validateSchedule({ type: 'segments', segments } as unknown as ScheduleConfig, lr)).toThrow(pattern);
   });
@@ -182,7 +219,10 @@ describe('validateSchedule', () => {
     [{ type: 'cosine', warmup: 10, maxSteps: 100, minLr: -1 }, /minLr/],
     [{ type: 'linear', warmup: 10 } as unknown as ScheduleConfig, /schedule.type/],
     [{ type: 'restart', start: -1, warmup: 0, maxSteps: 10, minLr: 0 }, /start/],
-    [{ type: 'restart', start: 10, warmup: 5, maxSteps: 15, minLr: 0 }, /maxSteps must be an integer greater than start \+ warmup \(15\)/],
+    [
+      { type: 'restart', start: 10, warmup: 5, maxSteps: 15, minLr: 0 },
+      /maxSteps must be an integer greater than start \+ warmup \(15\)/,
+    ],
     [{ type: 'restart', start: 10, warmup: 5, maxSteps: 20, minLr: 1 }, /minLr/],
   ];
   it.each(bad)('rejects %j', (schedule, field) => {

@@ -31,9 +31,16 @@ function thrown(f: () => unknown): EngineError {
 describe('trainBpeTokenizer', () => {
   it('encodes exactly as the naive reference, including long runs', () => {
     const rng = new Rng(32);
-    const tok = trainBpeTokenizer(Array.from({ length: 40 }, () => tinyAlphabetText(rng, 80)), { vocabSize: 360 });
+    const tok = trainBpeTokenizer(
+      Array.from({ length: 40 }, () => tinyAlphabetText(rng, 80)),
+      { vocabSize: 360 },
+    );
     const merges = tok.toJSON().merges;
-    const texts = [...Array.from({ length: 200 }, () => tinyAlphabetText(rng, 50)), 'a'.repeat(3001), ' ' + 'ab'.repeat(999)];
+    const texts = [
+      ...Array.from({ length: 200 }, () => tinyAlphabetText(rng, 50)),
+      'a'.repeat(3001),
+      ' ' + 'ab'.repeat(999),
+    ];
     for (const s of texts) expect(Array.from(tok.encode(s))).toEqual(naiveEncode(s, merges));
   });
 
@@ -48,7 +55,12 @@ describe('trainBpeTokenizer', () => {
   it('is deterministic: the same corpus gives the same JSON', () => {
     const make = (): string => {
       const rng = new Rng(7);
-      return JSON.stringify(trainBpeTokenizer(Array.from({ length: 80 }, () => randomText(rng)), { vocabSize: 500 }).toJSON());
+      return JSON.stringify(
+        trainBpeTokenizer(
+          Array.from({ length: 80 }, () => randomText(rng)),
+          { vocabSize: 500 },
+        ).toJSON(),
+      );
     };
     expect(make()).toBe(make());
   });
@@ -75,7 +87,8 @@ describe('BPE on real text (State of the Union addresses, 1790–1809)', () => {
 
   it('never produces UNK or any special, and round-trips exactly', () => {
     const ids = tok.encode(heldOut);
-    let minId = Infinity, maxId = -Infinity;
+    let minId = Infinity,
+      maxId = -Infinity;
     for (const id of ids) {
       minId = Math.min(minId, id);
       maxId = Math.max(maxId, id);
@@ -97,7 +110,9 @@ describe('BPE on real text (State of the Union addresses, 1790–1809)', () => {
 
   it('round-trips thousands of random strings (text it never saw) without UNK', () => {
     const rng = new Rng(41);
-    let failures = 0, minId = Infinity, merged = 0;
+    let failures = 0,
+      minId = Infinity,
+      merged = 0;
     for (let n = 0; n < 3000; n++) {
       const s = randomText(rng);
       const ids = tok.encode(s);

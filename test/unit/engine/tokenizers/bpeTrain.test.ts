@@ -6,7 +6,13 @@
 
 import { describe, it, expect } from 'vitest';
 import { Rng } from '../../../../src/engine/rng';
-import { ChunkCounts, MAX_TRAIN_WORD_BYTES, pairKey, trainBpeMerges, trainingWords } from '../../../../src/engine/tokenizers/bpeTrain';
+import {
+  ChunkCounts,
+  MAX_TRAIN_WORD_BYTES,
+  pairKey,
+  trainBpeMerges,
+  trainingWords,
+} from '../../../../src/engine/tokenizers/bpeTrain';
 import { byteId } from '../../../../src/engine/tokenizers/special';
 import { naiveMerges, tinyAlphabetText } from './naiveBpe';
 import { randomText } from './randomText';
@@ -53,7 +59,10 @@ describe('trainBpeMerges', () => {
     // "abab": (a,b) occurs twice → one merge; then (ab,ab) occurs once → stop.
     expect(trainBpeMerges(['abab'], 300)).toEqual([[byteId(0x61), byteId(0x62)]]);
     // Chunks count once per occurrence: " ab" twice across documents makes (␣,a) and (a,b) twice.
-    expect(trainBpeMerges(['x ab', 'y ab'], 300)).toEqual([[byteId(0x20), byteId(0x61)], [260, byteId(0x62)]]);
+    expect(trainBpeMerges(['x ab', 'y ab'], 300)).toEqual([
+      [byteId(0x20), byteId(0x61)],
+      [260, byteId(0x62)],
+    ]);
   });
 
   it('learns exactly vocabSize − 260 merges when pairs remain', () => {

@@ -50,7 +50,13 @@ describe('trainCharTokenizer', () => {
     const tok = trainCharTokenizer(['abc'], {});
     const s = 'a😀b€\ud800';
     const ids = Array.from(tok.encode(s));
-    const expected = [260, ...Array.from(encodeWtf8('😀'), byteId), 261, ...Array.from(encodeWtf8('€'), byteId), ...Array.from(encodeWtf8('\ud800'), byteId)];
+    const expected = [
+      260,
+      ...Array.from(encodeWtf8('😀'), byteId),
+      261,
+      ...Array.from(encodeWtf8('€'), byteId),
+      ...Array.from(encodeWtf8('\ud800'), byteId),
+    ];
     expect(ids).toEqual(expected);
     expect(ids).not.toContain(UNK);
     expect(tok.decode(ids)).toBe(s);
@@ -76,7 +82,9 @@ describe('trainCharTokenizer', () => {
     const rng = new Rng(21);
     const corpus = Array.from({ length: 200 }, () => randomText(rng));
     const tok = trainCharTokenizer(corpus, { maxVocab: 600 });
-    let minId = Infinity, maxId = -Infinity, failures = 0;
+    let minId = Infinity,
+      maxId = -Infinity,
+      failures = 0;
     for (let n = 0; n < 3000; n++) {
       const s = randomText(rng);
       const ids = tok.encode(s);
@@ -124,9 +132,16 @@ describe('trainCharTokenizer', () => {
   });
 
   it('is deterministic: the same corpus gives the same JSON', () => {
-    const rng1 = new Rng(5), rng2 = new Rng(5);
-    const a = trainCharTokenizer(Array.from({ length: 50 }, () => randomText(rng1)), { maxVocab: 400 });
-    const b = trainCharTokenizer(Array.from({ length: 50 }, () => randomText(rng2)), { maxVocab: 400 });
+    const rng1 = new Rng(5),
+      rng2 = new Rng(5);
+    const a = trainCharTokenizer(
+      Array.from({ length: 50 }, () => randomText(rng1)),
+      { maxVocab: 400 },
+    );
+    const b = trainCharTokenizer(
+      Array.from({ length: 50 }, () => randomText(rng2)),
+      { maxVocab: 400 },
+    );
     expect(JSON.stringify(a.toJSON())).toBe(JSON.stringify(b.toJSON()));
     expect(a.vocabSize).toBe(400);
   });

@@ -14,7 +14,13 @@ import { EngineError } from '../../../../src/engine/errors';
 import { Rng } from '../../../../src/engine/rng';
 import type { BpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
-import { bpeFromGpt2Files, bpeFromHfTokenizerJson, bytesToUnicode, gpt2FilesOf, parseMergesText } from '../../../../src/engine/tokenizers/gpt2Files';
+import {
+  bpeFromGpt2Files,
+  bpeFromHfTokenizerJson,
+  bytesToUnicode,
+  gpt2FilesOf,
+  parseMergesText,
+} from '../../../../src/engine/tokenizers/gpt2Files';
 import { parseTokenizerJSON } from '../../../../src/engine/tokenizers/tokenizerJson';
 import { hasLoneSurrogate, randomText } from './randomText';
 
@@ -24,7 +30,7 @@ const gpt3 = require_('gpt-3-encoder') as { encode(text: string): number[]; deco
 
 /** Text GPT-2's tokenizer must split exactly as encoder.py: languages, emoji, code, whitespace runs. */
 const MIXED = [
-  'Hello, world! It\'s 2024 — we\'ll see; they\'re "quoted" and I\'m done. You\'ve 3,141.59 reasons.',
+  "Hello, world! It's 2024 — we'll see; they're \"quoted\" and I'm done. You've 3,141.59 reasons.",
   'Ça va? Naïve façade, Größe, smørrebrød, Ελληνικά, русский текст, עברית, العربية, हिन्दी, ไทย.',
   '日本語のテキストと中文文本，한국어 텍스트。全角：ＡＢＣ１２３',
   'Emoji: 🤖🎉👩‍👩‍👧‍👦 🇫🇷 ✌🏽 ❤️ 🫠 — and 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛.',
@@ -74,7 +80,7 @@ describe('GPT-2 vocab.json + merges.txt into our BPE', () => {
     expect(loadCpuMs).toBeLessThan(1000);
   });
 
-  it('gives gpt-3-encoder\'s ids exactly on mixed text, and decodes back', () => {
+  it("gives gpt-3-encoder's ids exactly on mixed text, and decodes back", () => {
     for (const text of [MIXED, ALL_LOW, ...MIXED.split('\n')]) {
       const ids = Array.from(gpt2.encode(text));
       expect(ids).toEqual(gpt3.encode(text));
@@ -84,7 +90,7 @@ describe('GPT-2 vocab.json + merges.txt into our BPE', () => {
     expect(Array.from(gpt2.encode('Hello world'))).toEqual([15496, 995]);
   });
 
-  it('maps every byte to GPT-2\'s byte token and back', () => {
+  it("maps every byte to GPT-2's byte token and back", () => {
     const vocab = JSON.parse(vocabText) as Record<string, number>;
     const table = bytesToUnicode();
     expect(new Set(table).size).toBe(256);
@@ -120,7 +126,7 @@ describe('GPT-2 vocab.json + merges.txt into our BPE', () => {
     expect(gpt2.tokenText(995)).toBe('·world');
   });
 
-  it('survives its own JSON form (the layout keeps GPT-2\'s ids), and writes the same two files back', () => {
+  it("survives its own JSON form (the layout keeps GPT-2's ids), and writes the same two files back", () => {
     const back = parseTokenizerJSON(JSON.stringify(gpt2.toJSON())) as BpeTokenizer;
     expect(back.vocabSize).toBe(50257);
     expect(Array.from(back.encode(MIXED))).toEqual(gpt3.encode(MIXED));
@@ -141,14 +147,32 @@ describe('a Hugging Face tokenizer.json of GPT-2', () => {
       version: '1.0',
       truncation: null,
       padding: null,
-      added_tokens: [{ id: 50256, content: '<|endoftext|>', single_word: false, lstrip: false, rstrip: false, normalized: true, special: true }],
+      added_tokens: [
+        {
+          id: 50256,
+          content: '<|endoftext|>',
+          single_word: false,
+          lstrip: false,
+          rstrip: false,
+          normalized: true,
+          special: true,
+        },
+      ],
       normalizer: null,
       pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
       post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
       decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
       model: {
-        type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false,
-        byte_fallback: false, vocab: JSON.parse(vocabText) as unknown, merges: m.left.map((l, i) => `${l} ${m.right[i] as string}`), ...modelPatch,
+        type: 'BPE',
+        dropout: null,
+        unk_token: null,
+        continuing_subword_prefix: '',
+        end_of_word_suffix: '',
+        fuse_unk: false,
+        byte_fallback: false,
+        vocab: JSON.parse(vocabText) as unknown,
+        merges: m.left.map((l, i) => `${l} ${m.right[i] as string}`),
+        ...modelPatch,
       },
       ...patch,
     };
@@ -164,12 +188,22 @@ describe('a Hugging Face tokenizer.json of GPT-2', () => {
   });
 
   it('refuses what would change the ids, naming the field', () => {
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ normalizer: { type: 'NFC' } })))).toMatch(/tokenizer\.json: normalizer is \{"type":"NFC"\}, but only null is supported/);
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true } })))).toMatch(/pre_tokenizer\.add_prefix_space/);
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ pre_tokenizer: { type: 'Metaspace' } })))).toMatch(/pre_tokenizer\.type is "Metaspace"/);
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { type: 'WordPiece' })))).toMatch(/model\.type is "WordPiece", but only "BPE"/);
+    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ normalizer: { type: 'NFC' } })))).toMatch(
+      /tokenizer\.json: normalizer is \{"type":"NFC"\}, but only null is supported/,
+    );
+    expect(
+      oneLine(() => bpeFromHfTokenizerJson(hfJson({ pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true } }))),
+    ).toMatch(/pre_tokenizer\.add_prefix_space/);
+    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ pre_tokenizer: { type: 'Metaspace' } })))).toMatch(
+      /pre_tokenizer\.type is "Metaspace"/,
+    );
+    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { type: 'WordPiece' })))).toMatch(
+      /model\.type is "WordPiece", but only "BPE"/,
+    );
     expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { ignore_merges: true })))).toMatch(/model\.ignore_merges/);
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { merges: [['a', 'b', 'c']] })))).toMatch(/model\.merges\[0\] must be "a b"/);
+    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { merges: [['a', 'b', 'c']] })))).toMatch(
+      /model\.merges\[0\] must be "a b"/,
+    );
   });
 });
 
@@ -198,38 +232,58 @@ describe('broken files: one line naming the entry', () => {
     delete vocab['Ġth'];
     vocab['<|endoftext|>'] = 257;
     vocab['Ġthe'] = 258;
-    expect(oneLine(() => bpeFromGpt2Files(vocab, merges))).toMatch(/^merges\.txt line 3: "Ġt" \+ "h" needs "Ġth", which is not in vocab\.json; use the vocab\.json and merges\.txt .* of one and the same model\.$/);
+    expect(oneLine(() => bpeFromGpt2Files(vocab, merges))).toMatch(
+      /^merges\.txt line 3: "Ġt" \+ "h" needs "Ġth", which is not in vocab\.json; use the vocab\.json and merges\.txt .* of one and the same model\.$/,
+    );
     const t = tiny();
-    expect(oneLine(() => bpeFromGpt2Files(t.vocab, `${t.merges}Ġthe x\n`))).toMatch(/merges\.txt line 5: "Ġthe" \+ "x" needs "Ġthex", which is not in vocab\.json/);
-    expect(oneLine(() => bpeFromGpt2Files(t.vocab, '#version: 0.2\nĠt h\n'))).toMatch(/merges\.txt line 2 uses "Ġt" before any earlier merge makes it/);
+    expect(oneLine(() => bpeFromGpt2Files(t.vocab, `${t.merges}Ġthe x\n`))).toMatch(
+      /merges\.txt line 5: "Ġthe" \+ "x" needs "Ġthex", which is not in vocab\.json/,
+    );
+    expect(oneLine(() => bpeFromGpt2Files(t.vocab, '#version: 0.2\nĠt h\n'))).toMatch(
+      /merges\.txt line 2 uses "Ġt" before any earlier merge makes it/,
+    );
   });
 
   it('a byte missing from the vocabulary, broken ids, malformed lines, a repeated merge', () => {
     const a = tiny();
     delete a.vocab['Ċ'];
     a.vocab['<extra>'] = 0x0a; // the id stays used: only the byte's token is gone
-    expect(oneLine(() => bpeFromGpt2Files(a.vocab, a.merges))).toMatch(/vocab\.json has no token for byte 0x0A \("Ċ"\); a byte-level BPE vocabulary needs all 256 bytes/);
+    expect(oneLine(() => bpeFromGpt2Files(a.vocab, a.merges))).toMatch(
+      /vocab\.json has no token for byte 0x0A \("Ċ"\); a byte-level BPE vocabulary needs all 256 bytes/,
+    );
     const b = tiny();
     b.vocab['Ġthe'] = 256;
-    expect(oneLine(() => bpeFromGpt2Files(b.vocab, b.merges))).toMatch(/vocab\.json: tokens "Ġt" and "Ġthe" both have id 256/);
+    expect(oneLine(() => bpeFromGpt2Files(b.vocab, b.merges))).toMatch(
+      /vocab\.json: tokens "Ġt" and "Ġthe" both have id 256/,
+    );
     const c = tiny();
     c.vocab['<|endoftext|>'] = 300;
     expect(oneLine(() => bpeFromGpt2Files(c.vocab, c.merges))).toMatch(/has id 300, but 260 tokens need ids 0\.\.259/);
     expect(oneLine(() => bpeFromGpt2Files([1, 2], c.merges))).toMatch(/vocab\.json must be a JSON object/);
     const d = tiny();
-    expect(oneLine(() => bpeFromGpt2Files(d.vocab, '#version: 0.2\nĠ t\nĠt  h\n'))).toMatch(/merges\.txt line 3: expected two tokens separated by one space, found "Ġt  h"/);
+    expect(oneLine(() => bpeFromGpt2Files(d.vocab, '#version: 0.2\nĠ t\nĠt  h\n'))).toMatch(
+      /merges\.txt line 3: expected two tokens separated by one space, found "Ġt  h"/,
+    );
     expect(oneLine(() => bpeFromGpt2Files(d.vocab, '#version: 0.2\nĠt\n'))).toMatch(/line 2: expected two tokens/);
-    expect(oneLine(() => bpeFromGpt2Files(d.vocab, '#version: 0.2\nĠ t\nĠ t\n'))).toMatch(/line 3 makes "Ġt", which merges\.txt line 2 already makes/);
+    expect(oneLine(() => bpeFromGpt2Files(d.vocab, '#version: 0.2\nĠ t\nĠ t\n'))).toMatch(
+      /line 3 makes "Ġt", which merges\.txt line 2 already makes/,
+    );
   });
 
   it('a tokenizer.json layout that does not add up is refused on load', () => {
     const { vocab, merges } = tiny();
     const json = bpeFromGpt2Files(vocab, merges).toJSON();
     const broken = { ...json, layout: { ...json.layout!, mergeIds: [256, 257, 0] } };
-    expect(oneLine(() => parseTokenizerJSON(JSON.stringify(broken)))).toMatch(/layout\.mergeIds\[2\] gives id 0, which layout\.byteIds\[\d+\] already has/);
+    expect(oneLine(() => parseTokenizerJSON(JSON.stringify(broken)))).toMatch(
+      /layout\.mergeIds\[2\] gives id 0, which layout\.byteIds\[\d+\] already has/,
+    );
     const roles = { ...json, layout: { ...json.layout!, roles: { pad: 5, bos: 259, eos: 259, unk: -1 } } };
-    expect(oneLine(() => parseTokenizerJSON(JSON.stringify(roles)))).toMatch(/layout\.roles\.pad must be -1 or the id of a special token, found 5/);
-    expect(oneLine(() => parseTokenizerJSON(JSON.stringify({ ...json, vocabSize: 261 })))).toMatch(/vocabSize is 261 but 256 bytes \+ 3 merges \+ 1 special tokens make 260/);
+    expect(oneLine(() => parseTokenizerJSON(JSON.stringify(roles)))).toMatch(
+      /layout\.roles\.pad must be -1 or the id of a special token, found 5/,
+    );
+    expect(oneLine(() => parseTokenizerJSON(JSON.stringify({ ...json, vocabSize: 261 })))).toMatch(
+      /vocabSize is 261 but 256 bytes \+ 3 merges \+ 1 special tokens make 260/,
+    );
   });
 });
 
@@ -241,7 +295,14 @@ describe('our BPE as vocab.json + merges.txt', () => {
     const files = gpt2FilesOf(ours);
     expect(files.mergesText.startsWith('#version: 0.2\n')).toBe(true);
     const vocab = JSON.parse(files.vocabJson) as Record<string, number>;
-    expect([vocab['<pad>'], vocab['<bos>'], vocab['<eos>'], vocab['<unk>'], vocab['Ġ'], vocab['!']]).toEqual([0, 1, 2, 3, 4 + 0x20, 4 + 0x21]);
+    expect([vocab['<pad>'], vocab['<bos>'], vocab['<eos>'], vocab['<unk>'], vocab['Ġ'], vocab['!']]).toEqual([
+      0,
+      1,
+      2,
+      3,
+      4 + 0x20,
+      4 + 0x21,
+    ]);
     const back = bpeFromGpt2Files(vocab, files.mergesText);
     expect(back.toJSON()).toEqual(ours.toJSON());
     for (const s of [MIXED, ALL_LOW, ...docs]) expect(Array.from(back.encode(s))).toEqual(Array.from(ours.encode(s)));

@@ -27,12 +27,15 @@ export function replacePair(word: number[], a: number, b: number, id: number): n
 /** Reference trainer: recount all pairs of all chunk occurrences at every step. */
 export function naiveMerges(corpus: string[], vocabSize: number): [number, number][] {
   // Chunks longer than MAX_TRAIN_WORD_BYTES are learned from as pieces that long (bpeTrain.ts).
-  const words = corpus.flatMap((doc) => pretokenize(doc)).flatMap((c) => {
-    const bytes = Array.from(encodeWtf8(c), byteId);
-    const out: number[][] = [];
-    for (let at = 0; at < bytes.length; at += MAX_TRAIN_WORD_BYTES) out.push(bytes.slice(at, at + MAX_TRAIN_WORD_BYTES));
-    return out;
-  });
+  const words = corpus
+    .flatMap((doc) => pretokenize(doc))
+    .flatMap((c) => {
+      const bytes = Array.from(encodeWtf8(c), byteId);
+      const out: number[][] = [];
+      for (let at = 0; at < bytes.length; at += MAX_TRAIN_WORD_BYTES)
+        out.push(bytes.slice(at, at + MAX_TRAIN_WORD_BYTES));
+      return out;
+    });
   const merges: [number, number][] = [];
   while (260 + merges.length < vocabSize) {
     const counts = new Map<string, number>();
@@ -42,7 +45,8 @@ export function naiveMerges(corpus: string[], vocabSize: number): [number, numbe
         counts.set(k, (counts.get(k) ?? 0) + 1);
       }
     }
-    let best: [number, number] | null = null, bestCount = 1;
+    let best: [number, number] | null = null,
+      bestCount = 1;
     for (const [k, c] of counts) {
       const [a, b] = k.split(',').map(Number) as [number, number];
       if (c > bestCount || (c === bestCount && best !== null && (a < best[0] || (a === best[0] && b < best[1])))) {

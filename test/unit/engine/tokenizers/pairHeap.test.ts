@@ -40,6 +40,10 @@ describe('PairHeap', () => {
     expect([heap.peekPrimary(), heap.peekSecondary()]).toEqual([3, 2]);
     heap.pop();
     heap.push(1, 1);
-    expect(drain(heap)).toEqual([[1, 1], [3, 9], [5, 0]]);
+    expect(drain(heap)).toEqual([
+      [1, 1],
+      [3, 9],
+      [5, 0],
+    ]);
   });
 });

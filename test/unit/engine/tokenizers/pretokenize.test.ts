@@ -8,7 +8,15 @@ import { randomText } from './randomText';
 describe('pretokenize', () => {
   it('splits words, contractions, numbers, punctuation and whitespace like GPT-2', () => {
     expect(pretokenize("Hello world, it's 2024!\n\n  ok")).toEqual([
-      'Hello', ' world', ',', ' it', "'s", ' 2024', '!', '\n\n ', ' ok',
+      'Hello',
+      ' world',
+      ',',
+      ' it',
+      "'s",
+      ' 2024',
+      '!',
+      '\n\n ',
+      ' ok',
     ]);
     expect(pretokenize("we'll   go")).toEqual(['we', "'ll", '  ', ' go']);
     expect(pretokenize('  ')).toEqual(['  ']);
@@ -27,7 +35,9 @@ describe('pretokenize', () => {
 
   it('gives non-empty chunks that rejoin to the input for thousands of random strings', () => {
     const rng = new Rng(11);
-    let broken = 0, empty = 0, chunkCount = 0;
+    let broken = 0,
+      empty = 0,
+      chunkCount = 0;
     for (let n = 0; n < 3000; n++) {
       const s = randomText(rng);
       const chunks = pretokenize(s);

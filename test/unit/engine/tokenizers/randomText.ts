@@ -9,7 +9,10 @@ import type { Rng } from '../../../../src/engine/rng';
 
 type Piece = (rng: Rng) => string;
 
-const range = (lo: number, hi: number): Piece => (rng) => String.fromCodePoint(lo + rng.int(hi - lo + 1));
+const range =
+  (lo: number, hi: number): Piece =>
+  (rng) =>
+    String.fromCodePoint(lo + rng.int(hi - lo + 1));
 
 const PIECES: readonly Piece[] = [
   range(0x61, 0x7a), // a-z

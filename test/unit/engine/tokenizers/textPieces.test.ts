@@ -48,7 +48,10 @@ describe('pieces tokenize as the whole', () => {
   const corpus = mixed(2, 400);
   const bpe = trainBpeTokenizer([corpus], { vocabSize: 400 });
   const char = trainCharTokenizer([corpus]);
-  for (const [name, tok] of [['bpe', bpe], ['char', char]] as const) {
+  for (const [name, tok] of [
+    ['bpe', bpe],
+    ['char', char],
+  ] as const) {
     it(`${name}: ids of the pieces = ids of the whole (exact cuts)`, () => {
       for (const seed of [3, 4, 5]) {
         const text = mixed(seed, 200);
@@ -84,6 +87,8 @@ describe('counts fed piece by piece', () => {
     c.add(text);
     for (const p of piecesOf(text, 50)) d.add(p);
     expect([...d.freq].sort()).toEqual([...c.freq].sort());
-    expect(trainBpeTokenizer(d, { vocabSize: 350 }).toJSON()).toEqual(trainBpeTokenizer([text], { vocabSize: 350 }).toJSON());
+    expect(trainBpeTokenizer(d, { vocabSize: 350 }).toJSON()).toEqual(
+      trainBpeTokenizer([text], { vocabSize: 350 }).toJSON(),
+    );
   });
 });

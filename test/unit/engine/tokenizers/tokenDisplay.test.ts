@@ -7,7 +7,13 @@
 import { describe, expect, it } from 'vitest';
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
-import { SPLIT_MARK, endsMidCharacter, labelPieces, nextTokenLabel, tokenLabels } from '../../../../src/engine/tokenizers/tokenDisplay';
+import {
+  SPLIT_MARK,
+  endsMidCharacter,
+  labelPieces,
+  nextTokenLabel,
+  tokenLabels,
+} from '../../../../src/engine/tokenizers/tokenDisplay';
 import type { Tokenizer } from '../../../../src/engine/tokenizers/special';
 import { displayText, encodeWtf8 } from '../../../../src/engine/tokenizers/wtf8';
 
@@ -30,7 +36,8 @@ function characterWith(b: number): { ch: string; at: number } | null {
   if (b <= 0xbf) return { ch: String.fromCodePoint(0x1000 | (b & 0x3f)), at: 2 }; // E1 80 b
   if (b >= 0xc2 && b <= 0xdf) return { ch: String.fromCodePoint(((b & 0x1f) << 6) | 0x00), at: 0 };
   if (b >= 0xe0 && b <= 0xef) return { ch: String.fromCodePoint(((b & 0x0f) << 12) | (b === 0xe0 ? 0x800 : 0)), at: 0 };
-  if (b >= 0xf0 && b <= 0xf4) return { ch: String.fromCodePoint(((b & 0x07) << 18) | (b === 0xf0 ? 0x10000 : 0)), at: 0 };
+  if (b >= 0xf0 && b <= 0xf4)
+    return { ch: String.fromCodePoint(((b & 0x07) << 18) | (b === 0xf0 ? 0x10000 : 0)), at: 0 };
   return null; // C0, C1, F5..FF: never in well-formed UTF-8
 }
 
@@ -47,7 +54,9 @@ describe('token labels in their sequence', () => {
       }
       const bytes = encodeWtf8(c.ch);
       expect(bytes[c.at]).toBe(b);
-      const pieces = [bytes.subarray(0, c.at), bytes.subarray(c.at, c.at + 1), bytes.subarray(c.at + 1)].filter((p) => p.length > 0);
+      const pieces = [bytes.subarray(0, c.at), bytes.subarray(c.at, c.at + 1), bytes.subarray(c.at + 1)].filter(
+        (p) => p.length > 0,
+      );
       const labels = labelPieces(pieces);
       const mine = labels[c.at === 0 ? 0 : 1] as string;
       const shown = displayText(c.ch);
@@ -64,14 +73,21 @@ describe('token labels in their sequence', () => {
   it('Japanese split at every byte reads as its characters, each split one marked, never <0x', () => {
     const text = '映画を見ると必ず感動する。';
     for (const size of [1, 2, 4, 5]) {
-      const pieces = cut(text, Array.from({ length: 40 }, () => size));
+      const pieces = cut(
+        text,
+        Array.from({ length: 40 }, () => size),
+      );
       const labels = labelPieces(pieces);
       expect(labels.join('')).not.toContain('<0x');
       // Dropping the marks and the repeats of split characters gives the text back.
       const chars = labels.flatMap((l) => [...l.replaceAll(SPLIT_MARK, '')]);
       expect([...new Set(chars)].join('')).toBe([...new Set(text)].join(''));
     }
-    expect(labelPieces(cut('映画', [2, 2]))).toEqual([`映${SPLIT_MARK}`, `${SPLIT_MARK}映画${SPLIT_MARK}`, `${SPLIT_MARK}画`]);
+    expect(labelPieces(cut('映画', [2, 2]))).toEqual([
+      `映${SPLIT_MARK}`,
+      `${SPLIT_MARK}映画${SPLIT_MARK}`,
+      `${SPLIT_MARK}画`,
+    ]);
   });
 
   it('emoji, zero-width joiners and combining marks: surrogate pairs stay whole, each code point labelled', () => {
@@ -88,12 +104,21 @@ describe('token labels in their sequence', () => {
   it('a character cut off where the sequence ends stays bytes, marked; specials end a run of bytes', () => {
     expect(labelPieces(cut('映', [2]).slice(0, 1))).toEqual([`<0xE6><0x98>${SPLIT_MARK}`]);
     const [a, b] = cut('映', [1]);
-    expect(labelPieces([a as Uint8Array, { special: '<|endoftext|>' }, b as Uint8Array])).toEqual([`<0xE6>${SPLIT_MARK}`, '<|endoftext|>', '<0x98><0xA0>']);
+    expect(labelPieces([a as Uint8Array, { special: '<|endoftext|>' }, b as Uint8Array])).toEqual([
+      `<0xE6>${SPLIT_MARK}`,
+      '<|endoftext|>',
+      '<0x98><0xA0>',
+    ]);
     expect(labelPieces([encodeWtf8(' the\n\t'), { special: '<bos>' }])).toEqual(['·the↵→', '<bos>']);
   });
 
   it('tokenLabels and nextTokenLabel read a real BPE trained on Japanese: 600 tokens, characters everywhere', () => {
-    const corpus = ['映画を見ると必ず感動する。', '私は毎日日本語を勉強します。', '彼女は駅で友達を待っていた。', '明日は雨が降るかもしれない。'].map((s) => s.repeat(3));
+    const corpus = [
+      '映画を見ると必ず感動する。',
+      '私は毎日日本語を勉強します。',
+      '彼女は駅で友達を待っていた。',
+      '明日は雨が降るかもしれない。',
+    ].map((s) => s.repeat(3));
     const tok = trainBpeTokenizer(corpus, { vocabSize: 600 });
     const ids = tok.encode('映画を見ると必ず感動する。');
     const labels = tokenLabels(tok, ids);
@@ -102,20 +127,42 @@ describe('token labels in their sequence', () => {
     const solo = Array.from(ids, (id) => tok.tokenText(id)).join('');
     expect(tokenLabels(tok, Int32Array.of(tok.specialIds.bos, ...ids))[0]).toBe('<bos>');
     // The last token read after its context equals its label in the sequence.
-    expect(nextTokenLabel(tok, ids.subarray(0, ids.length - 1), ids[ids.length - 1] as number)).toBe(labels[labels.length - 1]);
+    expect(nextTokenLabel(tok, ids.subarray(0, ids.length - 1), ids[ids.length - 1] as number)).toBe(
+      labels[labels.length - 1],
+    );
     // A char tokenizer's byte fallback for an unseen character reads the same way.
     const chars = trainCharTokenizer(['abc']);
     const unseen = chars.encode('a映');
-    expect(tokenLabels(chars, unseen)).toEqual(['a', `映${SPLIT_MARK}`, `${SPLIT_MARK}映${SPLIT_MARK}`, `${SPLIT_MARK}映`]);
+    expect(tokenLabels(chars, unseen)).toEqual([
+      'a',
+      `映${SPLIT_MARK}`,
+      `${SPLIT_MARK}映${SPLIT_MARK}`,
+      `${SPLIT_MARK}映`,
+    ]);
     expect(solo.length).toBeGreaterThan(0);
   });
 });
 
 describe('endsMidCharacter', () => {
   /** A byte-level tokenizer whose token i is `pieces[i]` (null: a special token). */
-  const tokOf = (pieces: readonly (readonly number[] | null)[]): Tokenizer => ({ tokenBytes: (id: number) => (pieces[id] ? Uint8Array.from(pieces[id] as number[]) : null) }) as unknown as Tokenizer;
+  const tokOf = (pieces: readonly (readonly number[] | null)[]): Tokenizer =>
+    ({
+      tokenBytes: (id: number) => (pieces[id] ? Uint8Array.from(pieces[id] as number[]) : null),
+    }) as unknown as Tokenizer;
   // 映 = E6 98 A0, 😀 = F0 9F 98 80, é = C3 A9
-  const tok = tokOf([[0x61], [0xe6, 0x98], [0xa0], [0xe6], [0x98, 0xa0, 0x61], [0xf0, 0x9f, 0x98], [0x80], [0xc3], [0xa9], null, [0xff]]);
+  const tok = tokOf([
+    [0x61],
+    [0xe6, 0x98],
+    [0xa0],
+    [0xe6],
+    [0x98, 0xa0, 0x61],
+    [0xf0, 0x9f, 0x98],
+    [0x80],
+    [0xc3],
+    [0xa9],
+    null,
+    [0xff],
+  ]);
 
   it('is true only while a lead byte waits for its continuation bytes', () => {
     expect(endsMidCharacter(tok, [0])).toBe(false);

@@ -44,7 +44,8 @@ describe('tokenizerFromJSON round-trip', () => {
       let mismatches = 0;
       for (let n = 0; n < 1000; n++) {
         const s = randomText(r);
-        const a = tok.encode(s), b = loaded.encode(s);
+        const a = tok.encode(s),
+          b = loaded.encode(s);
         if (a.length !== b.length || a.some((x, i) => x !== b[i]) || loaded.decode(b) !== s) mismatches++;
       }
       expect(mismatches).toBe(0);
@@ -88,21 +89,56 @@ const CASES: readonly Case[] = [
   ['char: missing chars', without(char, 'chars'), /missing field "chars"/],
   ['char: chars not an array', { ...char, chars: 'abc' }, /"chars" must be an array/],
   ['char: non-string entry', { ...char, chars: [...chars.slice(0, 3), 7] }, /"chars"\[3\].*must be a string/],
-  ['char: two characters in one entry', { ...char, chars: ['ab'], vocabSize: 261 }, /"chars"\[0\].*exactly one code point/],
+  [
+    'char: two characters in one entry',
+    { ...char, chars: ['ab'], vocabSize: 261 },
+    /"chars"\[0\].*exactly one code point/,
+  ],
   ['char: empty entry', { ...char, chars: [''], vocabSize: 261 }, /exactly one code point/],
   ['char: lone surrogate entry', { ...char, chars: ['\ud800'], vocabSize: 261 }, /lone surrogate U\+D800/],
-  ['char: duplicate character', { ...char, chars: ['a', 'b', 'a'], vocabSize: 263 }, /"chars"\[2\].*duplicates "chars"\[0\]/],
+  [
+    'char: duplicate character',
+    { ...char, chars: ['a', 'b', 'a'], vocabSize: 263 },
+    /"chars"\[2\].*duplicates "chars"\[0\]/,
+  ],
   ['char: vocabSize disagrees', { ...char, vocabSize: 499 }, /"vocabSize" is 499 but/],
   ['char: missing vocabSize', without(char, 'vocabSize'), /missing field "vocabSize"/],
   ['char: unknown field', { ...char, merges: [] }, /unknown field "merges"/],
   ['bpe: missing merges', without(bpe, 'merges'), /missing field "merges"/],
   ['bpe: merges not an array', { ...bpe, merges: {} }, /"merges" must be an array/],
   ['bpe: merge not a pair', { ...bpe, merges: [[4, 5, 6]], vocabSize: 261 }, /"merges"\[0\].*must be a pair/],
-  ['bpe: merge of a special id', { ...bpe, merges: [[2, 100]], vocabSize: 261 }, /"merges"\[0\].*joins number 2.*special ids/],
-  ['bpe: merge of a later id', { ...bpe, merges: [[100, 101], [261, 100]], vocabSize: 262 }, /"merges"\[1\] \(id 261\) joins number 261/],
+  [
+    'bpe: merge of a special id',
+    { ...bpe, merges: [[2, 100]], vocabSize: 261 },
+    /"merges"\[0\].*joins number 2.*special ids/,
+  ],
+  [
+    'bpe: merge of a later id',
+    {
+      ...bpe,
+      merges: [
+        [100, 101],
+        [261, 100],
+      ],
+      vocabSize: 262,
+    },
+    /"merges"\[1\] \(id 261\) joins number 261/,
+  ],
   ['bpe: non-integer id', { ...bpe, merges: [[4.5, 100]], vocabSize: 261 }, /joins number 4\.5/],
   ['bpe: id as a string', { ...bpe, merges: [['4', 100]], vocabSize: 261 }, /joins the string "4"/],
-  ['bpe: duplicate merge', { ...bpe, merges: [[100, 101], [102, 103], [100, 101]], vocabSize: 263 }, /"merges"\[2\].*repeats the pair \[100, 101\] of "merges"\[0\]/],
+  [
+    'bpe: duplicate merge',
+    {
+      ...bpe,
+      merges: [
+        [100, 101],
+        [102, 103],
+        [100, 101],
+      ],
+      vocabSize: 263,
+    },
+    /"merges"\[2\].*repeats the pair \[100, 101\] of "merges"\[0\]/,
+  ],
   ['bpe: vocabSize disagrees', { ...bpe, merges: merges.slice(0, 10) }, /"vocabSize" is 600 but 10 merges give 270/],
   ['bpe: vocabSize not an integer', { ...bpe, vocabSize: 'big' }, /"vocabSize" must be an integer/],
   ['bpe: unknown pretokenizer', { ...bpe, pretokenizer: 'gpt4' }, /"pretokenizer" must be "gpt2"/],

@@ -5,7 +5,13 @@
 
 import { describe, it, expect } from 'vitest';
 import { Rng } from '../../../../src/engine/rng';
-import { byteTokenText, decodeWtf8, displayBytes, displayText, encodeWtf8 } from '../../../../src/engine/tokenizers/wtf8';
+import {
+  byteTokenText,
+  decodeWtf8,
+  displayBytes,
+  displayText,
+  encodeWtf8,
+} from '../../../../src/engine/tokenizers/wtf8';
 import { hasLoneSurrogate, randomText } from './randomText';
 
 describe('encodeWtf8', () => {
@@ -48,7 +54,10 @@ describe('decodeWtf8', () => {
   it('replaces ill-formed bytes exactly as the WHATWG UTF-8 decoder does (bytes without 0xED)', () => {
     const rng = new Rng(3);
     const dec = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-    const interesting = [0x00, 0x41, 0x7f, 0x80, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x9f, 0xa0, 0x90, 0x8f];
+    const interesting = [
+      0x00, 0x41, 0x7f, 0x80, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0x9f, 0xa0, 0x90,
+      0x8f,
+    ];
     for (let n = 0; n < 3000; n++) {
       const len = rng.int(12);
       const bytes = new Uint8Array(len);

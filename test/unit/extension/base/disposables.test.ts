@@ -26,8 +26,16 @@ describe('DisposableStore', () => {
     const ran: string[] = [];
     const s = new DisposableStore();
     s.add(toDisposable(() => ran.push('first')));
-    s.add(toDisposable(() => { throw new Error('x'); }));
-    s.add(toDisposable(() => { throw new Error('y'); }));
+    s.add(
+      toDisposable(() => {
+        throw new Error('x');
+      }),
+    );
+    s.add(
+      toDisposable(() => {
+        throw new Error('y');
+      }),
+    );
     expect(() => s.dispose()).toThrow('2 disposables failed');
     expect(ran).toEqual(['first']);
   });
@@ -48,7 +56,9 @@ describe('Emitter', () => {
     const e = new Emitter<number>((err) => errors.push(err));
     const got: number[] = [];
     const sub = e.event((v) => got.push(v));
-    e.event(() => { throw new Error('bad listener'); });
+    e.event(() => {
+      throw new Error('bad listener');
+    });
     e.fire(1);
     sub.dispose();
     e.fire(2);

@@ -24,7 +24,9 @@ describe('folders', () => {
   it('works on URIs too (the web host spells paths so)', () => {
     expect(isInside(mem, 'vscode-vfs://github/o/r', 'vscode-vfs://github/o/r/docs/a.md')).toBe(true);
     expect(isInside(mem, 'vscode-vfs://github/o/r', 'vscode-vfs://github/o/rr/a.md')).toBe(false);
-    expect(commonFolder(mem, ['vscode-vfs://github/o/r/a/x.md', 'vscode-vfs://github/o/r/b/y.md'])).toBe('vscode-vfs://github/o/r');
+    expect(commonFolder(mem, ['vscode-vfs://github/o/r/a/x.md', 'vscode-vfs://github/o/r/b/y.md'])).toBe(
+      'vscode-vfs://github/o/r',
+    );
     expect(commonFolder(mem, ['vscode-vfs://github/o/r/x.md', 'file:///w/y.md'])).toBe('vscode-vfs://github/');
   });
 });

@@ -14,7 +14,9 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(__dirname, '../../../../src/extension');
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+  );
 }
 
 /** The first argument of every message call in `src`, with the line it starts on. */
@@ -38,7 +40,8 @@ function messages(src: string): { line: number; text: string }[] {
 
 /** An interpolation that names a path (a folder, a file, a URI) without showing it as a person reads it. */
 const PATHISH = /\b(?:runDir|dir|target|out|root|from|file|abs|source|uri|path)\b(?![.(\w])|toString\(/;
-const SHOWN = /^(?:shownPath|shownPathsIn|fs\.basename|s\.host\.fs\.basename|basename|vscode\.workspace\.asRelativePath)\(/;
+const SHOWN =
+  /^(?:shownPath|shownPathsIn|fs\.basename|s\.host\.fs\.basename|basename|vscode\.workspace\.asRelativePath)\(/;
 
 function rawPaths(text: string): string[] {
   const raw: string[] = [];
@@ -60,7 +63,9 @@ describe('paths in the messages of the extension', () => {
 
   it('quotes every path as a person reads it', () => {
     const found = files(ROOT).flatMap((f) =>
-      messages(readFileSync(f, 'utf8')).flatMap((m) => rawPaths(m.text).map((e) => `${path.relative(ROOT, f)}:${m.line}: \${${e}}`)),
+      messages(readFileSync(f, 'utf8')).flatMap((m) =>
+        rawPaths(m.text).map((e) => `${path.relative(ROOT, f)}:${m.line}: \${${e}}`),
+      ),
     );
     expect(found).toEqual([]);
   });

@@ -1,6 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import {
-  STEP_ORDER, applyDraft, draftFromSettings, draftSize, draftUpdates, engineText, estimateSpecOf, fitPreset, presetChoices, presetSizes, skipsStep, stepFrom, targetText, tasksOf, validateGlob, validateSteps, validateVocab, withData, withKind,
+  STEP_ORDER,
+  applyDraft,
+  draftFromSettings,
+  draftSize,
+  draftUpdates,
+  engineText,
+  estimateSpecOf,
+  fitPreset,
+  presetChoices,
+  presetSizes,
+  skipsStep,
+  stepFrom,
+  targetText,
+  tasksOf,
+  validateGlob,
+  validateSteps,
+  validateVocab,
+  withData,
+  withKind,
 } from '../../../../src/extension/configure/configureDraft';
 import { estimateSpec } from '../../../../src/lab/workers/hostLab';
 import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../../src/extension/configure/settings';
@@ -13,7 +31,10 @@ describe('configure draft', () => {
   it('round-trips the settings it was made from, with the steps resolved', () => {
     // Steps at 0 (the data's default) become the number Train will use, which the steps box shows.
     expect(draft.steps).toBe(2000);
-    expect(applyDraft(DEFAULT_SETTINGS, draft)).toEqual({ ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 2000 } });
+    expect(applyDraft(DEFAULT_SETTINGS, draft)).toEqual({
+      ...DEFAULT_SETTINGS,
+      training: { ...DEFAULT_SETTINGS.training, steps: 2000 },
+    });
     const set: Settings = { ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 77 } };
     expect(applyDraft(set, draftFromSettings(set))).toEqual(set);
   });
@@ -28,7 +49,10 @@ describe('configure draft', () => {
     // A default is saved as 0, so a later task gets its own; a step count the user set is saved as set.
     expect(new Map(draftUpdates({ ...draft, steps: 2000 })).get('attentionLab.training.steps')).toBe(0);
     expect(new Map(draftUpdates({ ...draft, steps: 600 })).get('attentionLab.training.steps')).toBe(600);
-    const settings: Settings = { ...DEFAULT_SETTINGS, data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' } };
+    const settings: Settings = {
+      ...DEFAULT_SETTINGS,
+      data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' },
+    };
     expect(draftFromSettings(settings).steps).toBe(3000);
   });
 
@@ -43,13 +67,24 @@ describe('configure draft', () => {
     // The induction task trains the decoder-only model: choosing a kind moves off a task of the other kind.
     const induction = withData(withKind(draft, 'decoder-only'), { source: 'task', task: 'induction' });
     expect(withKind(induction, 'decoder-only')).toEqual(induction);
-    expect(withKind(induction, 'encoder-decoder')).toMatchObject({ kind: 'encoder-decoder', source: 'task', task: 'reverse', steps: 1500 });
+    expect(withKind(induction, 'encoder-decoder')).toMatchObject({
+      kind: 'encoder-decoder',
+      source: 'task',
+      task: 'reverse',
+      steps: 1500,
+    });
     expect(withKind(ed, 'decoder-only')).toMatchObject({ kind: 'decoder-only', source: 'documents', steps: 2000 });
     // Restricted Mode (tasks only): the kind's own task.
-    expect(withKind(ed, 'decoder-only', true)).toMatchObject({ kind: 'decoder-only', source: 'task', task: 'induction', steps: 3000 });
+    expect(withKind(ed, 'decoder-only', true)).toMatchObject({
+      kind: 'decoder-only',
+      source: 'task',
+      task: 'induction',
+      steps: 3000,
+    });
     expect(withKind(draft, 'decoder-only', true)).toMatchObject({ source: 'task', task: 'induction' });
     expect(withKind(draft, 'encoder-decoder', true)).toMatchObject({ source: 'task', task: 'reverse' });
-    for (const d of [induction, withKind(induction, 'encoder-decoder'), withKind(ed, 'decoder-only', true)]) expect(mismatch(applyDraft(DEFAULT_SETTINGS, d))).toBeNull();
+    for (const d of [induction, withKind(induction, 'encoder-decoder'), withKind(ed, 'decoder-only', true)])
+      expect(mismatch(applyDraft(DEFAULT_SETTINGS, d))).toBeNull();
     expect(tasksOf('decoder-only')).toEqual(['induction']);
     expect(tasksOf('encoder-decoder')).toEqual(['copy', 'reverse', 'sort', 'addition', 'dates']);
     expect(fitPreset('encoder-decoder', 'base')).toBe('base');
@@ -64,13 +99,21 @@ describe('configure draft', () => {
     const keys = (d: typeof draft): string[] => draftUpdates(d).map(([k]) => k);
     expect(keys(draft)).toContain('attentionLab.data.include');
     expect(keys(draft)).not.toContain('attentionLab.tokenizer.vocabSize');
-    const task = { ...withKind(draft, 'encoder-decoder'), task: 'dates' as const, tokenizer: 'bpe' as const, vocabSize: 500 };
+    const task = {
+      ...withKind(draft, 'encoder-decoder'),
+      task: 'dates' as const,
+      tokenizer: 'bpe' as const,
+      vocabSize: 500,
+    };
     const updates = new Map(draftUpdates(task));
     expect(updates.get('attentionLab.data.task')).toBe('dates');
     expect(updates.get('attentionLab.tokenizer.vocabSize')).toBe(500);
     expect(updates.has('attentionLab.data.include')).toBe(false);
     const pairs = new Map(draftUpdates({ ...task, source: 'pairs', pairsSource: 'a.de', pairsTarget: 'a.en' }));
-    expect([pairs.get('attentionLab.data.pairsSource'), pairs.get('attentionLab.data.pairsTarget')]).toEqual(['a.de', 'a.en']);
+    expect([pairs.get('attentionLab.data.pairsSource'), pairs.get('attentionLab.data.pairsTarget')]).toEqual([
+      'a.de',
+      'a.en',
+    ]);
   });
 
   it('skips the tokenizer for the induction task (its own letters) and leaves the tokenizer settings alone', () => {
@@ -104,7 +147,11 @@ describe('configure draft', () => {
     expect(keys).not.toContain('attentionLab.pytorch.processes');
     const torch = { ...draft, engine: 'pytorch' as const, processes: 2, device: 'cpu' as const };
     const updates = new Map(draftUpdates(torch));
-    expect([updates.get('attentionLab.training.engine'), updates.get('attentionLab.pytorch.processes'), updates.get('attentionLab.pytorch.device')]).toEqual(['pytorch', 2, 'cpu']);
+    expect([
+      updates.get('attentionLab.training.engine'),
+      updates.get('attentionLab.pytorch.processes'),
+      updates.get('attentionLab.pytorch.device'),
+    ]).toEqual(['pytorch', 2, 'cpu']);
     expect(engineText(draft)).toBe("ours (WebAssembly, this machine's CPU)");
     expect(engineText(torch)).toBe('PyTorch · 2 processes · CPU');
     expect(engineText({ ...torch, processes: 4, device: 'cuda' })).toBe('PyTorch · 4 processes · one GPU each');
@@ -115,14 +162,24 @@ describe('configure draft', () => {
 
   it('estimates with data of the right kind', () => {
     expect(estimateSpecOf(DEFAULT_SETTINGS, draft).data.kind).toBe('documents');
-    expect(estimateSpecOf(DEFAULT_SETTINGS, withKind(draft, 'encoder-decoder')).data).toEqual({ kind: 'task', task: 'reverse' });
+    expect(estimateSpecOf(DEFAULT_SETTINGS, withKind(draft, 'encoder-decoder')).data).toEqual({
+      kind: 'task',
+      task: 'reverse',
+    });
     expect(estimateSpecOf(DEFAULT_SETTINGS, { ...draft, steps: 77 }).training.steps).toBe(77);
-    expect(estimateSpecOf(DEFAULT_SETTINGS, withData(withKind(draft, 'encoder-decoder'), { source: 'pairs', pairsSource: 'a.tsv' })).data.kind).toBe('pairs');
+    expect(
+      estimateSpecOf(
+        DEFAULT_SETTINGS,
+        withData(withKind(draft, 'encoder-decoder'), { source: 'pairs', pairsSource: 'a.tsv' }),
+      ).data.kind,
+    ).toBe('pairs');
     // The induction task: the run Train (and `attention-lab train --task induction`) makes.
     const induction = withKind(draft, 'decoder-only', true);
     const spec = estimateSpecOf(DEFAULT_SETTINGS, induction);
     expect(spec).toEqual(trainSpecOf({ kind: 'task', task: 'induction' }));
-    expect(spec).toEqual(specFromSettings(applyDraft(DEFAULT_SETTINGS, induction), { kind: 'task', task: 'induction' }));
+    expect(spec).toEqual(
+      specFromSettings(applyDraft(DEFAULT_SETTINGS, induction), { kind: 'task', task: 'induction' }),
+    );
   });
 
   it('validates typed-in values with messages that say the range', () => {

@@ -54,10 +54,12 @@ vi.mock('vscode', () => {
     commands: { executeCommand: async (id: string) => void commands.push(id) },
     workspace: {
       workspaceFolders: [{ uri: {} }],
-      getConfiguration: () => ({ update: async (key: string, value: unknown, target: number) => {
-        updates.push([key, value, target]);
-        if (key === 'attentionLab.pytorch.python') settings.python = typeof value === 'string' ? value : '';
-      } }),
+      getConfiguration: () => ({
+        update: async (key: string, value: unknown, target: number) => {
+          updates.push([key, value, target]);
+          if (key === 'attentionLab.pytorch.python') settings.python = typeof value === 'string' ? value : '';
+        },
+      }),
     },
     window: {
       createQuickPick,
@@ -73,8 +75,13 @@ const { draftFromSettings } = await import('../../../../src/extension/configure/
 const { engineRow, pickEngine, shortTorchLine } = await import('../../../../src/extension/configure/engineChoice');
 type Services = import('../../../../src/extension/services').Services;
 
-const NO_TORCH = "python3 cannot import torch: ModuleNotFoundError: No module named 'torch'; install torch 1.13 or newer into it, or choose another Python";
-const current = () => ({ ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, engine: 'pytorch' as const }, pytorch: { ...DEFAULT_SETTINGS.pytorch, python: settings.python } });
+const NO_TORCH =
+  "python3 cannot import torch: ModuleNotFoundError: No module named 'torch'; install torch 1.13 or newer into it, or choose another Python";
+const current = () => ({
+  ...DEFAULT_SETTINGS,
+  training: { ...DEFAULT_SETTINGS.training, engine: 'pytorch' as const },
+  pytorch: { ...DEFAULT_SETTINGS.pytorch, python: settings.python },
+});
 const s = {
   settings: current,
   context: { extensionUri: {} },
@@ -108,7 +115,12 @@ describe('the engine choice', () => {
     const failed = engineRow(d, 'engine', { ok: false, line: `${NO_TORCH} (python3 from setting)` });
     expect(failed.detail).not.toContain('ModuleNotFoundError');
     expect(failed.detail).toMatch(/cannot train with the chosen Python/);
-    expect(shortTorchLine({ ok: true, line: 'torch 2.3.1 (Python 3.12.1) · CPU only · /a/very/long/venv/bin/python from setting' })).toBe('torch 2.3.1 (Python 3.12.1) · CPU only');
+    expect(
+      shortTorchLine({
+        ok: true,
+        line: 'torch 2.3.1 (Python 3.12.1) · CPU only · /a/very/long/venv/bin/python from setting',
+      }),
+    ).toBe('torch 2.3.1 (Python 3.12.1) · CPU only');
   });
 
   it('turns Enter on a PyTorch layout the Python cannot train into choosing a Python, then trains with the one typed', async () => {
@@ -120,13 +132,22 @@ describe('the engine choice', () => {
     // First list: no torch; the layout's Enter asked for a Python; the typed one was saved.
     const first = lists[0] ?? [];
     expect(first.find((i) => i.label.includes('PyTorch — 2 processes'))?.value).toBe('python');
-    expect(first.filter((i) => i.kind !== -1).slice(0, -1).every((i) => i.detail === undefined)).toBe(true);
+    expect(
+      first
+        .filter((i) => i.kind !== -1)
+        .slice(0, -1)
+        .every((i) => i.detail === undefined),
+    ).toBe(true);
     expect(first.at(-1)?.label).toMatch(/Choose the Python for PyTorch/);
     expect(first.at(-1)?.detail).toContain('No module named');
     expect(quickPicks[0]?.map((i) => i.way)).toEqual(['extension', 'file', 'type', 'clear']);
     expect(updates).toContainEqual(['attentionLab.pytorch.python', '/venv/bin/python', 2]);
     // Second list: the new Python's torch trains the layout.
-    expect(lists[1]?.find((i) => i.label.includes('PyTorch — 2 processes'))?.value).toEqual({ engine: 'pytorch', processes: 2, device: 'cpu' });
+    expect(lists[1]?.find((i) => i.label.includes('PyTorch — 2 processes'))?.value).toEqual({
+      engine: 'pytorch',
+      processes: 2,
+      device: 'cpu',
+    });
     expect(d).toMatchObject({ engine: 'pytorch', processes: 2, device: 'cpu' });
   });
 
@@ -136,6 +157,9 @@ describe('the engine choice', () => {
     pickWay = 'extension';
     expect(await pickEngine(s, current(), draftFromSettings(current()), step)).toBeUndefined();
     expect(commands).toEqual(['python.setInterpreter']);
-    expect(updates.filter(([k]) => k === 'attentionLab.pytorch.python').map(([, v]) => v)).toEqual([undefined, undefined]);
+    expect(updates.filter(([k]) => k === 'attentionLab.pytorch.python').map(([, v]) => v)).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 });

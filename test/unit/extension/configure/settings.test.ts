@@ -1,8 +1,22 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SETTINGS, kindForData, mismatch, pytorchOptionsOf, readSettings, specFromSettings } from '../../../../src/extension/configure/settings';
+import {
+  DEFAULT_SETTINGS,
+  kindForData,
+  mismatch,
+  pytorchOptionsOf,
+  readSettings,
+  specFromSettings,
+} from '../../../../src/extension/configure/settings';
 import type { Settings } from '../../../../src/extension/configure/settings';
-import { BACKEND_KINDS, ENGINE_KINDS, MODEL_KINDS, PRESET_NAMES, TASK_NAMES, TORCH_DEVICES } from '../../../../src/protocol/data';
+import {
+  BACKEND_KINDS,
+  ENGINE_KINDS,
+  MODEL_KINDS,
+  PRESET_NAMES,
+  TASK_NAMES,
+  TORCH_DEVICES,
+} from '../../../../src/protocol/data';
 
 interface ManifestProperty {
   readonly type: string | string[];
@@ -21,7 +35,8 @@ const props = manifest.contributes.configuration.properties;
 
 function flatten(s: Settings): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [section, values] of Object.entries(s)) for (const [k, v] of Object.entries(values as object)) out[`attentionLab.${section}.${k}`] = v;
+  for (const [section, values] of Object.entries(s))
+    for (const [k, v] of Object.entries(values as object)) out[`attentionLab.${section}.${k}`] = v;
   return out;
 }
 
@@ -55,7 +70,10 @@ describe('settings against package.json', () => {
     for (const [key, p] of Object.entries(props)) {
       if (p.maximum === undefined) continue;
       const { settings, problems } = readSettings((k) => (k === key ? p.maximum! + 1 : undefined));
-      expect(problems.map((x) => x.key), key).toEqual([key]);
+      expect(
+        problems.map((x) => x.key),
+        key,
+      ).toEqual([key]);
       expect(flatten(settings)[key]).toEqual(p.default);
       expect(readSettings((k) => (k === key ? p.maximum : undefined)).problems, key).toEqual([]);
     }
@@ -84,14 +102,21 @@ describe('readSettings', () => {
     expect(settings.model.overrides).toEqual({ dModel: 96, bias: false, norm: 'post' });
     expect(settings.data.task).toBe('dates');
     expect(problems.map((p) => p.key).sort()).toEqual(['attentionLab.model.preset', 'attentionLab.training.batchSize']);
-    expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(/tiny, small, gpt or base.*"huge"/);
+    expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(
+      /tiny, small, gpt or base.*"huge"/,
+    );
   });
 
-  it('accepts every built-in task, the induction task included, and 0 (the data\'s default) for steps and context', () => {
-    for (const task of TASK_NAMES) expect(readSettings((k) => (k === 'attentionLab.data.task' ? task : undefined)).settings.data.task).toBe(task);
-    const zero = readSettings((k) => (k === 'attentionLab.training.steps' || k === 'attentionLab.training.seqLen' ? 0 : undefined));
+  it("accepts every built-in task, the induction task included, and 0 (the data's default) for steps and context", () => {
+    for (const task of TASK_NAMES)
+      expect(readSettings((k) => (k === 'attentionLab.data.task' ? task : undefined)).settings.data.task).toBe(task);
+    const zero = readSettings((k) =>
+      k === 'attentionLab.training.steps' || k === 'attentionLab.training.seqLen' ? 0 : undefined,
+    );
     expect(zero.problems).toEqual([]);
-    const one = readSettings((k) => (k === 'attentionLab.training.seqLen' ? 1 : k === 'attentionLab.data.task' ? 'induct' : undefined));
+    const one = readSettings((k) =>
+      k === 'attentionLab.training.seqLen' ? 1 : k === 'attentionLab.data.task' ? 'induct' : undefined,
+    );
     expect(one.problems.map((p) => p.key).sort()).toEqual(['attentionLab.data.task', 'attentionLab.training.seqLen']);
     expect(one.problems.find((p) => p.key === 'attentionLab.data.task')?.message).toMatch(/dates or induction/);
   });
@@ -104,7 +129,10 @@ describe('readSettings', () => {
 
 describe('specFromSettings', () => {
   it('turns automatic intervals into fractions of the run', () => {
-    const s: Settings = { ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, steps: 400, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 7 } };
+    const s: Settings = {
+      ...DEFAULT_SETTINGS,
+      training: { ...DEFAULT_SETTINGS.training, steps: 400, evalEvery: 0, snapshotEvery: 0, checkpointEvery: 7 },
+    };
     const spec = specFromSettings(s, { kind: 'task', task: 'sort' });
     expect(spec.training).toMatchObject({ steps: 400, evalEvery: 40, snapshotEvery: 20, checkpointEvery: 7 });
     expect(spec.data).toEqual({ kind: 'task', task: 'sort' });
@@ -117,13 +145,27 @@ describe('specFromSettings', () => {
   });
 
   it("gives 0 steps, context and learning rate the data's defaults: a task's own run, the general ones for documents", () => {
-    const task: Settings = { ...DEFAULT_SETTINGS, model: { ...DEFAULT_SETTINGS.model, kind: 'decoder-only' }, data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' } };
+    const task: Settings = {
+      ...DEFAULT_SETTINGS,
+      model: { ...DEFAULT_SETTINGS.model, kind: 'decoder-only' },
+      data: { ...DEFAULT_SETTINGS.data, source: 'task', task: 'induction' },
+    };
     const spec = specFromSettings(task, { kind: 'task', task: 'induction' });
     expect(spec.training).toMatchObject({ steps: 3000, seqLen: 32, lr: 3e-3, evalEvery: 100, snapshotEvery: 50 });
-    expect(spec.model.overrides).toEqual({ dropout: 0, labelSmoothing: 0, dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' });
+    expect(spec.model.overrides).toEqual({
+      dropout: 0,
+      labelSmoothing: 0,
+      dFF: 4,
+      tieEmbeddings: false,
+      positional: 'sinusoidal',
+    });
     const docs = specFromSettings(DEFAULT_SETTINGS, { kind: 'documents', files: [], root: '' });
     expect(docs.training).toMatchObject({ steps: 2000, seqLen: 64, lr: 0 });
-    const mine: Settings = { ...task, model: { ...task.model, overrides: { dFF: 32 } }, training: { ...task.training, steps: 50, seqLen: 20 } };
+    const mine: Settings = {
+      ...task,
+      model: { ...task.model, overrides: { dFF: 32 } },
+      training: { ...task.training, steps: 50, seqLen: 20 },
+    };
     const chosen = specFromSettings(mine, { kind: 'task', task: 'induction' });
     expect(chosen.training).toMatchObject({ steps: 50, seqLen: 20 });
     expect(chosen.model.overrides).toMatchObject({ dFF: 32, positional: 'sinusoidal' });
@@ -139,7 +181,11 @@ describe('specFromSettings', () => {
 });
 
 describe('mismatch', () => {
-  const with_ = (kind: Settings['model']['kind'], source: Settings['data']['source'], preset: Settings['model']['preset'] = 'tiny'): Settings => ({
+  const with_ = (
+    kind: Settings['model']['kind'],
+    source: Settings['data']['source'],
+    preset: Settings['model']['preset'] = 'tiny',
+  ): Settings => ({
     ...DEFAULT_SETTINGS,
     model: { ...DEFAULT_SETTINGS.model, kind, preset },
     data: { ...DEFAULT_SETTINGS.data, source },
@@ -152,15 +198,23 @@ describe('mismatch', () => {
     expect(kindForData('task', 'reverse')).toBe('encoder-decoder');
     expect(kindForData('task', 'induction')).toBe('decoder-only');
     expect(kindForData('documents', 'induction')).toBe('decoder-only');
-    const induction = { ...with_('decoder-only', 'task', 'gpt'), data: { ...DEFAULT_SETTINGS.data, source: 'task' as const, task: 'induction' as const } };
+    const induction = {
+      ...with_('decoder-only', 'task', 'gpt'),
+      data: { ...DEFAULT_SETTINGS.data, source: 'task' as const, task: 'induction' as const },
+    };
     expect(mismatch(induction)).toBeNull();
   });
 
   it('explains a kind that does not fit the data, and a preset of the other kind', () => {
     expect(mismatch(with_('encoder-decoder', 'documents'))).toMatch(/decoder-only/);
     expect(mismatch(with_('decoder-only', 'task'))).toMatch(/built-in task "reverse" trains an encoder-decoder model/);
-    const induction = { ...with_('encoder-decoder', 'task'), data: { ...DEFAULT_SETTINGS.data, source: 'task' as const, task: 'induction' as const } };
-    expect(mismatch(induction)).toMatch(/built-in task "induction" trains a decoder-only model, but attentionLab.model.kind is encoder-decoder.*set the kind to decoder-only/);
+    const induction = {
+      ...with_('encoder-decoder', 'task'),
+      data: { ...DEFAULT_SETTINGS.data, source: 'task' as const, task: 'induction' as const },
+    };
+    expect(mismatch(induction)).toMatch(
+      /built-in task "induction" trains a decoder-only model, but attentionLab.model.kind is encoder-decoder.*set the kind to decoder-only/,
+    );
     expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(/tiny, small or gpt/);
     expect(mismatch(with_('encoder-decoder', 'pairs', 'gpt'))).toMatch(/tiny, small or base/);
   });
@@ -169,8 +223,23 @@ describe('mismatch', () => {
 describe('pytorchOptionsOf', () => {
   it('is null for our engine, and the session options of the PyTorch settings otherwise', () => {
     expect(pytorchOptionsOf(DEFAULT_SETTINGS, 'python3', '/ext/dist/pytorch')).toBeNull();
-    const { settings, problems } = readSettings((k) => ({ 'attentionLab.training.engine': 'pytorch', 'attentionLab.pytorch.processes': 2, 'attentionLab.pytorch.device': 'cpu', 'attentionLab.pytorch.bf16': 'yes' })[k]);
+    const { settings, problems } = readSettings(
+      (k) =>
+        ({
+          'attentionLab.training.engine': 'pytorch',
+          'attentionLab.pytorch.processes': 2,
+          'attentionLab.pytorch.device': 'cpu',
+          'attentionLab.pytorch.bf16': 'yes',
+        })[k],
+    );
     expect(problems.map((p) => p.key)).toEqual(['attentionLab.pytorch.bf16']);
-    expect(pytorchOptionsOf(settings, '/usr/bin/python3', '/ext/dist/pytorch')).toEqual({ python: '/usr/bin/python3', nproc: 2, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/ext/dist/pytorch' });
+    expect(pytorchOptionsOf(settings, '/usr/bin/python3', '/ext/dist/pytorch')).toEqual({
+      python: '/usr/bin/python3',
+      nproc: 2,
+      accumulate: 1,
+      device: 'cpu',
+      bf16: false,
+      trainerDir: '/ext/dist/pytorch',
+    });
   });
 });

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { dashboardCsp, dashboardHtml, makeNonce } from '../../../../src/extension/dashboard/dashboardHtml';
 
 describe('dashboard page', () => {
-  const page = { cspSource: 'https://x.vscode-cdn.net', nonce: 'abc123', scriptUri: 'https://x.vscode-cdn.net/dist/webview/dashboard.js', styleUri: 'https://x.vscode-cdn.net/dist/webview/dashboard.css', title: 'Attention <Lab>' };
+  const page = {
+    cspSource: 'https://x.vscode-cdn.net',
+    nonce: 'abc123',
+    scriptUri: 'https://x.vscode-cdn.net/dist/webview/dashboard.js',
+    styleUri: 'https://x.vscode-cdn.net/dist/webview/dashboard.css',
+    title: 'Attention <Lab>',
+  };
 
   it('allows nothing by default, and only nonce-tagged scripts', () => {
     const csp = dashboardCsp(page.cspSource, page.nonce);

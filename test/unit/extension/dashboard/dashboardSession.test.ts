@@ -26,11 +26,42 @@ class Emitter<T> {
 }
 
 const item = (runDir: string): RunItem => ({
-  runDir, name: runDir.slice(1), status: 'stopped', note: null, backend: 'wasm', kind: 'decoder-only', step: 40, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, imported: null, error: null,
+  runDir,
+  name: runDir.slice(1),
+  status: 'stopped',
+  note: null,
+  backend: 'wasm',
+  kind: 'decoder-only',
+  step: 40,
+  totalSteps: 100,
+  bestValLoss: 2,
+  hasModel: true,
+  active: false,
+  params: 1,
+  data: null,
+  imported: null,
+  error: null,
 });
 
 const stateOf = (runDir: string): RunState =>
-  ({ run: { id: runDir, name: runDir.slice(1), runDir, status: 'stopped', kind: 'decoder-only', step: 40, totalSteps: 100, segments: [], bestValLoss: 2, model: null, data: null }, steps: [], evals: [], snapshots: [] }) as unknown as RunState;
+  ({
+    run: {
+      id: runDir,
+      name: runDir.slice(1),
+      runDir,
+      status: 'stopped',
+      kind: 'decoder-only',
+      step: 40,
+      totalSteps: 100,
+      segments: [],
+      bestValLoss: 2,
+      model: null,
+      data: null,
+    },
+    steps: [],
+    evals: [],
+    snapshots: [],
+  }) as unknown as RunState;
 
 const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -47,10 +78,12 @@ function harness() {
   const gates: (() => void)[] = [];
   let gated = false;
   const opened: string[] = [];
-  const modelCall = (what: string) => async (runDir: string): Promise<object> => {
-    opened.push(`${what} ${runDir}`);
-    return {};
-  };
+  const modelCall =
+    (what: string) =>
+    async (runDir: string): Promise<object> => {
+      opened.push(`${what} ${runDir}`);
+      return {};
+    };
   const deps = {
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },
     lab: {
@@ -62,16 +95,36 @@ function harness() {
         };
         return {
           loadRunState,
-          loadRunStateCounted: async (fs: unknown, dir: string) => ({ state: await loadRunState(fs, dir), skipped: { metrics: 0, evaluations: 0, snapshots: 0 } }),
+          loadRunStateCounted: async (fs: unknown, dir: string) => ({
+            state: await loadRunState(fs, dir),
+            skipped: { metrics: 0, evaluations: 0, snapshots: 0 },
+          }),
           skippedNote: () => null,
         };
       },
     },
     pytorch: null,
     fs: {},
-    controller: { get state() { return live; }, onEvent: events.event },
-    models: { decode: modelCall('decode'), lens: modelCall('lens'), ablate: modelCall('ablate'), attend: modelCall('attend'), attendLayer: modelCall('attendLayer') },
-    runs: { isLoaded: true, items: () => disk, refresh: async () => disk, onDidChange: runsChanged.event, find: (d: string) => disk.find((r) => r.runDir === d) },
+    controller: {
+      get state() {
+        return live;
+      },
+      onEvent: events.event,
+    },
+    models: {
+      decode: modelCall('decode'),
+      lens: modelCall('lens'),
+      ablate: modelCall('ablate'),
+      attend: modelCall('attend'),
+      attendLayer: modelCall('attendLayer'),
+    },
+    runs: {
+      isLoaded: true,
+      items: () => disk,
+      refresh: async () => disk,
+      onDidChange: runsChanged.event,
+      find: (d: string) => disk.find((r) => r.runDir === d),
+    },
     active: { id: () => null, set: async () => undefined },
     saveExport: async () => undefined,
     resume: (runDir: string) => resumed.push(runDir),
@@ -106,13 +159,36 @@ function harness() {
       gated = false;
       gates.splice(0).forEach((r) => r());
     },
-    lists: () => posted.filter((m): m is Extract<HostToWebview, { type: 'dashboard/didLoadRuns' }> => m.type === 'dashboard/didLoadRuns').map((m) => m.runs.map((r) => r.run.id)),
+    lists: () =>
+      posted
+        .filter(
+          (m): m is Extract<HostToWebview, { type: 'dashboard/didLoadRuns' }> => m.type === 'dashboard/didLoadRuns',
+        )
+        .map((m) => m.runs.map((r) => r.run.id)),
   };
 }
 
 const start = (runDir: string): WorkerToHost =>
-  ({ type: 'train/didStart', runDir, startStep: 40, totalSteps: 100, segments: [], model: {}, data: {} }) as unknown as WorkerToHost;
-const step = (n: number): WorkerToHost => ({ type: 'train/didStep', step: n, loss: 1, lr: 1e-3, gradNorm: 1, tokens: 8, tokensPerSec: 1, elapsedMs: 1 }) as unknown as WorkerToHost;
+  ({
+    type: 'train/didStart',
+    runDir,
+    startStep: 40,
+    totalSteps: 100,
+    segments: [],
+    model: {},
+    data: {},
+  }) as unknown as WorkerToHost;
+const step = (n: number): WorkerToHost =>
+  ({
+    type: 'train/didStep',
+    step: n,
+    loss: 1,
+    lr: 1e-3,
+    gradNorm: 1,
+    tokens: 8,
+    tokensPerSec: 1,
+    elapsedMs: 1,
+  }) as unknown as WorkerToHost;
 
 describe('DashboardSession', () => {
   it('lists a run the runs model reads after the page got its first, empty list', async () => {
@@ -167,7 +243,11 @@ describe('DashboardSession', () => {
     expect(h.posted).toEqual([]);
     h.release();
     await tick();
-    expect(h.posted.map((m) => (m.type === 'run/didUpdate' ? m.event.type : m.type))).toEqual(['dashboard/didLoadRuns', 'train/didStart', 'train/didStep']);
+    expect(h.posted.map((m) => (m.type === 'run/didUpdate' ? m.event.type : m.type))).toEqual([
+      'dashboard/didLoadRuns',
+      'train/didStart',
+      'train/didStep',
+    ]);
     h.session.dispose();
   });
 
@@ -199,15 +279,39 @@ describe('DashboardSession', () => {
     h.send({ type: 'ablate/request', id: 2, runDir: '/a/../etc', input, off: [], topK: 3, fit: true });
     h.send({ type: 'attend/request', id: 3, runDir: '/home/someone/other-run', text: 'x' });
     h.send({ type: 'attendLayer/request', id: 4, runDir: '/b', text: 'x', stack: 'decoder.self', layer: 0 });
-    h.send({ type: 'decode/request', id: 5, runId: '/b', params: { input: 'x', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 4, seed: 1 } });
+    h.send({
+      type: 'decode/request',
+      id: 5,
+      runId: '/b',
+      params: {
+        input: 'x',
+        strategy: 'greedy',
+        beam: 1,
+        lengthPenalty: 0,
+        temperature: 1,
+        topK: 0,
+        topP: 1,
+        maxTokens: 4,
+        seed: 1,
+      },
+    });
     await tick();
     expect(h.opened).toEqual([]);
-    const fails = h.posted.filter((m) => m.type.endsWith('/didFail')) as { type: string; id: number; error: { code: string; message: string } }[];
+    const fails = h.posted.filter((m) => m.type.endsWith('/didFail')) as {
+      type: string;
+      id: number;
+      error: { code: string; message: string };
+    }[];
     expect(fails.map((m) => [m.type, m.id, m.error.code])).toEqual([
-      ['lens/didFail', 1, 'input/invalid'], ['ablate/didFail', 2, 'input/invalid'], ['attend/didFail', 3, 'input/invalid'], ['attendLayer/didFail', 4, 'input/invalid'],
+      ['lens/didFail', 1, 'input/invalid'],
+      ['ablate/didFail', 2, 'input/invalid'],
+      ['attend/didFail', 3, 'input/invalid'],
+      ['attendLayer/didFail', 4, 'input/invalid'],
       ['decode/didFail', 5, 'input/invalid'],
     ]);
-    expect(fails[0]?.error.message).toBe("/etc is not a run this window lists; pick a run from the dashboard's list or the Runs view.");
+    expect(fails[0]?.error.message).toBe(
+      "/etc is not a run this window lists; pick a run from the dashboard's list or the Runs view.",
+    );
     h.send({ type: 'lens/request', id: 6, runDir: '/a', input, topK: 3, fit: true });
     h.send({ type: 'attend/request', id: 7, runDir: '/a', text: 'x' });
     await tick();

@@ -17,6 +17,8 @@ describe('requireLab', () => {
   });
 
   it('says to reinstall when the bundle is missing', () => {
-    expect(() => requireLab(path.join(os.tmpdir(), 'nowhere')).get()).toThrow(/could not load .*extensionLab\.js.*reinstall the extension/);
+    expect(() => requireLab(path.join(os.tmpdir(), 'nowhere')).get()).toThrow(
+      /could not load .*extensionLab\.js.*reinstall the extension/,
+    );
   });
 });

@@ -6,9 +6,22 @@ import type { RunItem } from '../../../../src/extension/runs/runsModel';
 import { Memento } from '../memento';
 
 const item = (runDir: string): RunItem => ({
-  runDir, name: runDir.slice(1), status: 'completed', kind: 'decoder-only', step: 10, totalSteps: 10, bestValLoss: 1, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: 'wasm',
+  runDir,
+  name: runDir.slice(1),
+  status: 'completed',
+  kind: 'decoder-only',
+  step: 10,
+  totalSteps: 10,
+  bestValLoss: 1,
+  hasModel: true,
+  active: false,
+  params: 1,
+  data: null,
+  imported: null,
+  error: null,
+  note: null,
+  backend: 'wasm',
 });
-
 
 class Runs implements RunsSource {
   readonly emitter = new Emitter<readonly RunItem[]>();

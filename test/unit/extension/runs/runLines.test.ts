@@ -1,15 +1,41 @@
 import { describe, expect, it } from 'vitest';
-import { activeRunText, activeRunTooltip, endedRunStays, runChoiceDescription, trainingProgressMessage, trainingStatusText } from '../../../../src/extension/runs/runLines';
+import {
+  activeRunText,
+  activeRunTooltip,
+  endedRunStays,
+  runChoiceDescription,
+  trainingProgressMessage,
+  trainingStatusText,
+} from '../../../../src/extension/runs/runLines';
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'tiny shakespeare', status: 'completed', kind: 'decoder-only', step: 60, totalSteps: 60, bestValLoss: 1.2345, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: 'wasm', ...over,
+  runDir: '/r/a',
+  name: 'tiny shakespeare',
+  status: 'completed',
+  kind: 'decoder-only',
+  step: 60,
+  totalSteps: 60,
+  bestValLoss: 1.2345,
+  hasModel: true,
+  active: false,
+  params: 1,
+  data: null,
+  imported: null,
+  error: null,
+  note: null,
+  backend: 'wasm',
+  ...over,
 });
 
 describe('run wording', () => {
   it('tells runs apart in a quick pick by kind, state, step and loss', () => {
     expect(runChoiceDescription(item({}))).toBe('decoder-only · completed · step 60/60 · val 1.2345');
-    expect(runChoiceDescription(item({ kind: 'encoder-decoder', status: 'interrupted', step: 120, totalSteps: 200, bestValLoss: null }))).toBe('encoder-decoder · interrupted · step 120/200');
+    expect(
+      runChoiceDescription(
+        item({ kind: 'encoder-decoder', status: 'interrupted', step: 120, totalSteps: 200, bestValLoss: null }),
+      ),
+    ).toBe('encoder-decoder · interrupted · step 120/200');
   });
 
   it('shows the active run in the status bar with its name, kind and step, and the backend that ran in its tooltip', () => {
@@ -22,7 +48,13 @@ describe('run wording', () => {
   });
 
   it('says an imported model is imported and was not trained here: no step, no training state', () => {
-    const gpt2 = item({ imported: 'Hugging Face GPT-2', status: 'stopped', step: 0, totalSteps: 200, bestValLoss: null });
+    const gpt2 = item({
+      imported: 'Hugging Face GPT-2',
+      status: 'stopped',
+      step: 0,
+      totalSteps: 200,
+      bestValLoss: null,
+    });
     expect(runChoiceDescription(gpt2)).toBe('decoder-only · imported (Hugging Face GPT-2) · not trained here');
     expect(activeRunText(gpt2)).toBe('$(star-full) tiny shakespeare · decoder-only · imported');
     const tip = activeRunTooltip(gpt2);
@@ -36,14 +68,20 @@ describe('run wording', () => {
     expect(trainingProgressMessage({ ...st, paused: true })).toMatch(/^paused at step 12\/100 · loss 2\.5000 — /);
     expect(trainingProgressMessage({ ...st, paused: true })).not.toMatch(/resuming/i);
     // Not "stopping after step 12": the step in progress still ends first (it then said "stopped at 14").
-    expect(trainingProgressMessage({ ...st, stopping: true })).toBe('stopping at the end of the step in progress, with a checkpoint · step 12/100 · loss 2.5000…');
+    expect(trainingProgressMessage({ ...st, stopping: true })).toBe(
+      'stopping at the end of the step in progress, with a checkpoint · step 12/100 · loss 2.5000…',
+    );
   });
 
   it('the status bar says paused and stopping in words, not only by its icon', () => {
     const st = { step: 12, totalSteps: 100, loss: 2.5, tokensPerSec: 12_800, paused: false, stopping: false };
     expect(trainingStatusText(st)).toBe('$(sync~spin) Attention Lab: step 12/100 · loss 2.5000 · 12.8k tok/s');
-    expect(trainingStatusText({ ...st, paused: true })).toBe('$(debug-pause) Attention Lab: paused at step 12/100 · loss 2.5000');
-    expect(trainingStatusText({ ...st, stopping: true })).toBe('$(loading~spin) Attention Lab: stopping · step 12/100 · loss 2.5000 · 12.8k tok/s');
+    expect(trainingStatusText({ ...st, paused: true })).toBe(
+      '$(debug-pause) Attention Lab: paused at step 12/100 · loss 2.5000',
+    );
+    expect(trainingStatusText({ ...st, stopping: true })).toBe(
+      '$(loading~spin) Attention Lab: stopping · step 12/100 · loss 2.5000 · 12.8k tok/s',
+    );
   });
 
   it("a run's end stays in the status bar only while no other run is the active one", () => {

@@ -13,31 +13,52 @@ const runs = (location: 'extensionStorage' | 'workspace', folder = '.attention-l
 
 describe('resolveRunsRoot', () => {
   it('keeps runs in extension storage by default', () => {
-    expect(resolveRunsRoot({ settings: runs('extensionStorage'), trusted: true, storageDir: '/s', workspaceDir: '/w' })).toEqual({ root: path.join('/s', 'runs'), where: 'extensionStorage', note: null });
+    expect(
+      resolveRunsRoot({ settings: runs('extensionStorage'), trusted: true, storageDir: '/s', workspaceDir: '/w' }),
+    ).toEqual({ root: path.join('/s', 'runs'), where: 'extensionStorage', note: null });
   });
 
   it('uses the workspace folder when asked and allowed', () => {
-    expect(resolveRunsRoot({ settings: runs('workspace'), trusted: true, storageDir: '/s', workspaceDir: '/w' })).toEqual({ root: path.resolve('/w/.attention-lab/runs'), where: 'workspace', note: null });
+    expect(
+      resolveRunsRoot({ settings: runs('workspace'), trusted: true, storageDir: '/s', workspaceDir: '/w' }),
+    ).toEqual({ root: path.resolve('/w/.attention-lab/runs'), where: 'workspace', note: null });
   });
 
   it('falls back to storage, with a note, when untrusted, without a folder, or pointing outside', () => {
     const cases = [
       resolveRunsRoot({ settings: runs('workspace'), trusted: false, storageDir: '/s', workspaceDir: '/w' }),
       resolveRunsRoot({ settings: runs('workspace'), trusted: true, storageDir: '/s', workspaceDir: null }),
-      resolveRunsRoot({ settings: runs('workspace', '../elsewhere'), trusted: true, storageDir: '/s', workspaceDir: '/w' }),
+      resolveRunsRoot({
+        settings: runs('workspace', '../elsewhere'),
+        trusted: true,
+        storageDir: '/s',
+        workspaceDir: '/w',
+      }),
       resolveRunsRoot({ settings: runs('workspace', '.'), trusted: true, storageDir: '/s', workspaceDir: '/w' }),
     ];
     for (const r of cases) {
       expect(r.where).toBe('extensionStorage');
       expect(r.root).toBe(path.join('/s', 'runs'));
     }
-    expect(cases.map((c) => c.note)).toEqual([expect.stringMatching(/Restricted Mode/), expect.stringMatching(/no workspace folder/), expect.stringMatching(/outside the workspace/), expect.stringMatching(/outside the workspace/)]);
+    expect(cases.map((c) => c.note)).toEqual([
+      expect.stringMatching(/Restricted Mode/),
+      expect.stringMatching(/no workspace folder/),
+      expect.stringMatching(/outside the workspace/),
+      expect.stringMatching(/outside the workspace/),
+    ]);
   });
 
   it('spells the roots in URIs on the web', () => {
-    const i = { settings: runs('workspace'), trusted: true, storageDir: 'vscode-userdata://h/User/workspaceStorage/x', workspaceDir: 'vscode-vfs://github/o/r' };
+    const i = {
+      settings: runs('workspace'),
+      trusted: true,
+      storageDir: 'vscode-userdata://h/User/workspaceStorage/x',
+      workspaceDir: 'vscode-vfs://github/o/r',
+    };
     expect(resolve(new MemoryFs(), i).root).toBe('vscode-vfs://github/o/r/.attention-lab/runs');
-    expect(resolve(new MemoryFs(), { ...i, settings: runs('extensionStorage') }).root).toBe('vscode-userdata://h/User/workspaceStorage/x/runs');
+    expect(resolve(new MemoryFs(), { ...i, settings: runs('extensionStorage') }).root).toBe(
+      'vscode-userdata://h/User/workspaceStorage/x/runs',
+    );
     expect(resolve(new MemoryFs(), { ...i, settings: runs('workspace', '../../x') }).where).toBe('extensionStorage');
   });
 });
@@ -45,7 +66,10 @@ describe('resolveRunsRoot', () => {
 describe('RunRegistry', () => {
   it('remembers opened run folders that still exist, and the selected run', async () => {
     const data = new Map<string, unknown>();
-    const state = { get: <T>(k: string, d: T): T => (data.has(k) ? (data.get(k) as T) : d), update: async (k: string, v: unknown): Promise<void> => void data.set(k, v) };
+    const state = {
+      get: <T>(k: string, d: T): T => (data.has(k) ? (data.get(k) as T) : d),
+      update: async (k: string, v: unknown): Promise<void> => void data.set(k, v),
+    };
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-registry-'));
     const a = path.join(dir, 'a');
     const b = path.join(dir, 'b');

@@ -11,7 +11,22 @@ import { tinySpec, trainTiny } from '../../lab/tinyRuns';
 
 const DIST = path.resolve(__dirname, '../../../../dist');
 const item = (over: Partial<RunItem>): RunItem => ({
-  runDir: '/r/a', name: 'a', status: 'stopped', kind: 'decoder-only', step: 10, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, note: null, backend: null, ...over,
+  runDir: '/r/a',
+  name: 'a',
+  status: 'stopped',
+  kind: 'decoder-only',
+  step: 10,
+  totalSteps: 100,
+  bestValLoss: 2,
+  hasModel: true,
+  active: false,
+  params: 1,
+  data: null,
+  imported: null,
+  error: null,
+  note: null,
+  backend: null,
+  ...over,
 });
 
 describe('run context values', () => {
@@ -41,16 +56,29 @@ describe('RunsModel', () => {
     const cut = path.join(root, 'cut');
     fs.cpSync(done, cut, { recursive: true });
     const json = JSON.parse(fs.readFileSync(path.join(cut, 'run.json'), 'utf8'));
-    fs.writeFileSync(path.join(cut, 'run.json'), JSON.stringify({ ...json, status: 'training', updatedAt: '2000-01-01T00:00:00.000Z' }));
+    fs.writeFileSync(
+      path.join(cut, 'run.json'),
+      JSON.stringify({ ...json, status: 'training', updatedAt: '2000-01-01T00:00:00.000Z' }),
+    );
     fs.mkdirSync(path.join(root, 'broken'));
     fs.writeFileSync(path.join(root, 'broken', 'run.json'), '{ not json');
     fs.mkdirSync(path.join(root, 'not-a-run'));
   });
 
   it('lists the run folders under the root, marking interrupted and unreadable ones', async () => {
-    const c = new TrainingController(() => startNodeWorker(path.join(DIST, 'worker.js'), 'training worker'), NODE_FS, { info: () => undefined, warn: () => undefined, error: () => undefined });
+    const c = new TrainingController(() => startNodeWorker(path.join(DIST, 'worker.js'), 'training worker'), NODE_FS, {
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+    });
     const lab = requireLab(DIST);
-    const m = new RunsModel(lab, NODE_FS, c, async () => ({ root, opened: [] }), () => undefined);
+    const m = new RunsModel(
+      lab,
+      NODE_FS,
+      c,
+      async () => ({ root, opened: [] }),
+      () => undefined,
+    );
     const seen: number[] = [];
     m.onDidChange((items) => seen.push(items.length));
     expect(m.isLoaded).toBe(false);
@@ -59,7 +87,14 @@ describe('RunsModel', () => {
     expect(seen).toEqual([3]);
     const by = new Map(items.map((r) => [r.name, r]));
     expect([...by.keys()].sort()).toEqual(['broken', 'cut', 'run']);
-    expect(by.get('run')).toMatchObject({ status: 'completed', step: 2, totalSteps: 2, hasModel: true, kind: 'encoder-decoder', error: null });
+    expect(by.get('run')).toMatchObject({
+      status: 'completed',
+      step: 2,
+      totalSteps: 2,
+      hasModel: true,
+      kind: 'encoder-decoder',
+      error: null,
+    });
     expect(by.get('cut')?.status).toBe('interrupted');
     expect(by.get('broken')?.error).toMatch(/not valid JSON/);
     expect(items.at(-1)?.name).not.toBe('run'); // newest first: "cut" is dated 2000
@@ -69,8 +104,18 @@ describe('RunsModel', () => {
   });
 
   it('adds opened run folders from elsewhere', async () => {
-    const c = new TrainingController(() => startNodeWorker(path.join(DIST, 'worker.js'), 'training worker'), NODE_FS, { info: () => undefined, warn: () => undefined, error: () => undefined });
-    const m = new RunsModel(requireLab(DIST), NODE_FS, c, async () => ({ root: path.join(root, 'empty'), opened: [done] }), () => undefined);
+    const c = new TrainingController(() => startNodeWorker(path.join(DIST, 'worker.js'), 'training worker'), NODE_FS, {
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+    });
+    const m = new RunsModel(
+      requireLab(DIST),
+      NODE_FS,
+      c,
+      async () => ({ root: path.join(root, 'empty'), opened: [done] }),
+      () => undefined,
+    );
     expect((await m.refresh()).map((r) => r.runDir)).toEqual([done]);
     m.dispose();
     c.dispose();

@@ -64,12 +64,28 @@ vi.mock('vscode', () => {
 });
 
 const { RunsTree } = await import('../../../../src/extension/runs/runsTree');
-const { deleteRunCommand, editRunNoteCommand, renameRunCommand } = await import('../../../../src/extension/runs/runActions');
+const { deleteRunCommand, editRunNoteCommand, renameRunCommand } =
+  await import('../../../../src/extension/runs/runActions');
 type RunItem = import('../../../../src/extension/runs/runsModel').RunItem;
 type Services = import('../../../../src/extension/services').Services;
 
 const item = (runDir: string, over: Partial<RunItem> = {}): RunItem => ({
-  runDir, name: runDir.slice(1), status: 'stopped', note: null, backend: 'wasm', kind: 'decoder-only', step: 40, totalSteps: 100, bestValLoss: 2, hasModel: true, active: false, params: 1, data: null, imported: null, error: null, ...over,
+  runDir,
+  name: runDir.slice(1),
+  status: 'stopped',
+  note: null,
+  backend: 'wasm',
+  kind: 'decoder-only',
+  step: 40,
+  totalSteps: 100,
+  bestValLoss: 2,
+  hasModel: true,
+  active: false,
+  params: 1,
+  data: null,
+  imported: null,
+  error: null,
+  ...over,
 });
 
 /** A runs model whose list the test sets; every `items()` call returns fresh objects, as the real one does. */
@@ -114,7 +130,8 @@ describe('RunsTree', () => {
     const fired = (tree as unknown as { changed: { fired: unknown[] } }).changed.fired;
     const rows = await tree.getChildren();
     // Ten steps arrive: one redraw, of the two rows, not of the whole tree.
-    for (let step = 41; step <= 50; step++) runs.set([item('/a'), item('/b', { status: 'training', active: true, step })]);
+    for (let step = 41; step <= 50; step++)
+      runs.set([item('/a'), item('/b', { status: 'training', active: true, step })]);
     await vi.advanceTimersByTimeAsync(1000);
     expect(fired).toHaveLength(1);
     expect(fired[0]).toEqual(rows);
@@ -144,8 +161,20 @@ describe('renaming, annotating and deleting a run', () => {
     const s = {
       runs: runs.model,
       active: { id: () => '/training', get: () => runs.model.find('/training'), set: async () => undefined },
-      host: { fs: { resolve: (p: string) => p, basename: (p: string) => p.slice(1), remove: async (p: string) => void removed.push(p) }, pathOf: () => null },
-      lab: { get: () => ({ runNameProblem: () => null, setRunLabel: async (_fs: unknown, runDir: string, label: unknown) => void labelled.push({ runDir, label }) }) },
+      host: {
+        fs: {
+          resolve: (p: string) => p,
+          basename: (p: string) => p.slice(1),
+          remove: async (p: string) => void removed.push(p),
+        },
+        pathOf: () => null,
+      },
+      lab: {
+        get: () => ({
+          runNameProblem: () => null,
+          setRunLabel: async (_fs: unknown, runDir: string, label: unknown) => void labelled.push({ runDir, label }),
+        }),
+      },
       log: { info: () => undefined, warn: () => undefined, error: () => undefined },
       dashboard: { reload: () => undefined },
       registry: { removeOpened: async () => undefined },

@@ -13,13 +13,22 @@ async function storage(): Promise<MemoryFs> {
   const fs = new MemoryFs();
   const run = (id: string, name: string) => ({ path: `${ws}/${id}/${EXT}/runs/${name}/run.json`, data: '{}' });
   await fs.writeFiles([
-    { path: `${ws}/now/workspace.json`, data: JSON.stringify({ folder: 'vscode-remote://localhost:8081/home/me/project' }) },
+    {
+      path: `${ws}/now/workspace.json`,
+      data: JSON.stringify({ folder: 'vscode-remote://localhost:8081/home/me/project' }),
+    },
     run('now', 'run-3'),
-    { path: `${ws}/old/workspace.json`, data: JSON.stringify({ folder: 'vscode-remote://localhost:8080/home/me/project/' }) },
+    {
+      path: `${ws}/old/workspace.json`,
+      data: JSON.stringify({ folder: 'vscode-remote://localhost:8080/home/me/project/' }),
+    },
     run('old', 'run-1'),
     run('old', 'run-2'),
     { path: `${ws}/old/${EXT}/runs/not-a-run/notes.txt`, data: 'x' },
-    { path: `${ws}/other/workspace.json`, data: JSON.stringify({ folder: 'vscode-remote://localhost:8080/home/me/elsewhere' }) },
+    {
+      path: `${ws}/other/workspace.json`,
+      data: JSON.stringify({ folder: 'vscode-remote://localhost:8080/home/me/elsewhere' }),
+    },
     run('other', 'run-9'),
     { path: `${ws}/nameless/${EXT}/runs/run-7/run.json`, data: '{}' },
     { path: `${ws}/empty/workspace.json`, data: JSON.stringify({ folder: 'file:///home/me/project' }) },
@@ -30,7 +39,9 @@ async function storage(): Promise<MemoryFs> {
 describe('findStrayRuns', () => {
   it('finds the runs of every other identity, those of the same folder at another port first', async () => {
     const fs = await storage();
-    const found = await findStrayRuns(fs, `${ws}/now/${EXT}`, 'vscode-remote://localhost:8081/home/me/project', (d) => exists(fs, `${d}/run.json`));
+    const found = await findStrayRuns(fs, `${ws}/now/${EXT}`, 'vscode-remote://localhost:8081/home/me/project', (d) =>
+      exists(fs, `${d}/run.json`),
+    );
     expect(found.map((f) => [f.sameFolder, f.folder, f.runs.map((r) => fs.basename(r))])).toEqual([
       [true, 'vscode-remote://localhost:8080/home/me/project/', ['run-1', 'run-2']],
       [false, null, ['run-7']],

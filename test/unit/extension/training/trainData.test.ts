@@ -11,7 +11,10 @@ const excludeSetting: Record<string, unknown> = { '**/.git': true, '**/hidden': 
 vi.mock('vscode', () => {
   class CancellationTokenSource {
     private readonly ls: (() => void)[] = [];
-    readonly token = { isCancellationRequested: false, onCancellationRequested: (l: () => void) => (this.ls.push(l), { dispose: () => undefined }) };
+    readonly token = {
+      isCancellationRequested: false,
+      onCancellationRequested: (l: () => void) => (this.ls.push(l), { dispose: () => undefined }),
+    };
     cancel(): void {
       if (this.token.isCancellationRequested) return;
       this.token.isCancellationRequested = true;
@@ -30,7 +33,8 @@ vi.mock('vscode', () => {
   };
 });
 
-const { FindCancelled, findDocumentFiles, findWorkspaceFiles, SETTINGS_FILE } = await import('../../../../src/extension/training/trainData');
+const { FindCancelled, findDocumentFiles, findWorkspaceFiles, SETTINGS_FILE } =
+  await import('../../../../src/extension/training/trainData');
 const { skippedNotice } = await import('../../../../src/extension/training/trainCommand');
 const { globMatcher } = await import('../../../../src/extension/training/walkFiles');
 
@@ -39,7 +43,10 @@ const never = (): Promise<never> => new Promise(() => undefined);
 /** A cancellation token the test cancels. */
 function token() {
   const ls: (() => void)[] = [];
-  const t = { isCancellationRequested: false, onCancellationRequested: (l: () => void) => (ls.push(l), { dispose: () => undefined }) };
+  const t = {
+    isCancellationRequested: false,
+    onCancellationRequested: (l: () => void) => (ls.push(l), { dispose: () => undefined }),
+  };
   return { token: t as never, cancel: () => ((t.isCancellationRequested = true), ls.forEach((l) => l())) };
 }
 
@@ -76,14 +83,21 @@ describe('findDocumentFiles', () => {
   it('walks the folders through the file system when the search never answers, honouring files.exclude', async () => {
     search = never;
     const messages: string[] = [];
-    const r = await findDocumentFiles(host, '**/*.{md,txt}', '', '/ws/.attention-lab/runs', 100, undefined, { graceMs: 0, onProgress: (m) => messages.push(m) });
+    const r = await findDocumentFiles(host, '**/*.{md,txt}', '', '/ws/.attention-lab/runs', 100, undefined, {
+      graceMs: 0,
+      onProgress: (m) => messages.push(m),
+    });
     expect(r.files).toEqual(['/ws/a.md', '/ws/docs/b.txt', '/ws/off/f.md']);
     expect(messages.some((m) => /did not answer; listing ws\/docs/.test(m))).toBe(true);
     // The exclude glob is walked for too.
-    const x = await findDocumentFiles(host, '**/*.{md,txt}', 'off/**', '/ws/.attention-lab/runs', 100, undefined, { graceMs: 0 });
+    const x = await findDocumentFiles(host, '**/*.{md,txt}', 'off/**', '/ws/.attention-lab/runs', 100, undefined, {
+      graceMs: 0,
+    });
     expect(x.files).toEqual(['/ws/a.md', '/ws/docs/b.txt']);
     expect(x.excluded).toBe(1);
-    const capped = await findDocumentFiles(host, '**/*.{md,txt}', '', '/ws/.attention-lab/runs', 2, undefined, { graceMs: 0 });
+    const capped = await findDocumentFiles(host, '**/*.{md,txt}', '', '/ws/.attention-lab/runs', 2, undefined, {
+      graceMs: 0,
+    });
     expect(capped).toMatchObject({ files: ['/ws/a.md', '/ws/docs/b.txt'], capped: true });
   });
 
@@ -108,7 +122,11 @@ describe('findDocumentFiles', () => {
   });
 
   it('takes the search’s answer when it comes, and never trains on the workspace settings file', async () => {
-    search = async () => [{ path: '/ws/a.md' }, { path: `/ws/${SETTINGS_FILE}` }, { path: '/ws/.attention-lab/runs/r/notes.md' }];
+    search = async () => [
+      { path: '/ws/a.md' },
+      { path: `/ws/${SETTINGS_FILE}` },
+      { path: '/ws/.attention-lab/runs/r/notes.md' },
+    ];
     const r = await findDocumentFiles(host, '**/*', '', '/ws/.attention-lab/runs', 100, undefined, { graceMs: 60_000 });
     expect(r.files).toEqual(['/ws/a.md']);
     expect(r.settingsLeftOut).toBe(1);
@@ -123,7 +141,14 @@ describe('findDocumentFiles', () => {
 describe('skippedNotice', () => {
   it('says in the finish message how many files were left out and why', () => {
     expect(skippedNotice([])).toBe('');
-    expect(skippedNotice([{ path: 'weights.dat', reason: 'binary' }])).toMatch(/^ 1 file was not trained on \(1 binary\b.*\); the log lists it\.$/);
-    expect(skippedNotice([{ path: 'a.bin', reason: 'binary' }, { path: 'build/x.txt', reason: 'ignored' }])).toMatch(/^ 2 files were not trained on \(.*binary.*ignored.*\)/);
+    expect(skippedNotice([{ path: 'weights.dat', reason: 'binary' }])).toMatch(
+      /^ 1 file was not trained on \(1 binary\b.*\); the log lists it\.$/,
+    );
+    expect(
+      skippedNotice([
+        { path: 'a.bin', reason: 'binary' },
+        { path: 'build/x.txt', reason: 'ignored' },
+      ]),
+    ).toMatch(/^ 2 files were not trained on \(.*binary.*ignored.*\)/);
   });
 });

@@ -11,11 +11,17 @@ import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { tinySpec } from '../../lab/tinyRuns';
 
 // The real training worker bundle (npm test builds dist/ first).
-const WORKER = (): HostedWorker => startNodeWorker(path.resolve(__dirname, '../../../../dist/worker.js'), 'training worker');
+const WORKER = (): HostedWorker =>
+  startNodeWorker(path.resolve(__dirname, '../../../../dist/worker.js'), 'training worker');
 
 function quietLog(): { lines: string[]; info(m: string): void; warn(m: string): void; error(m: string): void } {
   const lines: string[] = [];
-  return { lines, info: (m) => lines.push(`info ${m}`), warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) };
+  return {
+    lines,
+    info: (m) => lines.push(`info ${m}`),
+    warn: (m) => lines.push(`warn ${m}`),
+    error: (m) => lines.push(`error ${m}`),
+  };
 }
 
 const newRunDir = (): string => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-ctl-')), 'run');
@@ -33,8 +39,13 @@ describe('TrainingController', () => {
     const runDir = newRunDir();
     const outcome = await c.start(runDir, tinySpec({ kind: 'task', task: 'copy' }, 12, 24), false);
     expect(outcome).toEqual({ kind: 'finished', step: 12, reason: 'completed' });
-    expect(events.filter((e) => e.type === 'train/didStep').map((e) => (e as { step: number }).step)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
-    expect(events.find((e) => e.type !== 'worker/ready' && e.type !== 'train/didProgress' && e.type !== 'train/didLog')?.type).toBe('train/didStart');
+    expect(events.filter((e) => e.type === 'train/didStep').map((e) => (e as { step: number }).step)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+    expect(
+      events.find((e) => e.type !== 'worker/ready' && e.type !== 'train/didProgress' && e.type !== 'train/didLog')
+        ?.type,
+    ).toBe('train/didStart');
     expect(events.at(-1)?.type).toBe('train/didFinish');
     const live = states.filter((s): s is TrainingState => s !== null);
     expect(live.at(-1)).toMatchObject({ runId: runDir, step: 12, totalSteps: 12, paused: false });
@@ -60,11 +71,28 @@ describe('TrainingController', () => {
     sub.dispose();
     expect(new Set(totals)).toEqual(new Set([10]));
     expect(log.lines.some((l) => /Extending run to 10 steps/.test(l))).toBe(true);
-    const json = JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as { status: string; step: number; segments: unknown };
-    expect(json).toMatchObject({ status: 'completed', step: 10, segments: [{ fromStep: 0, toStep: 6, schedule: 'cosine' }, { fromStep: 6, toStep: 10, schedule: 'restart' }] });
+    const json = JSON.parse(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')) as {
+      status: string;
+      step: number;
+      segments: unknown;
+    };
+    expect(json).toMatchObject({
+      status: 'completed',
+      step: 10,
+      segments: [
+        { fromStep: 0, toStep: 6, schedule: 'cosine' },
+        { fromStep: 6, toStep: 10, schedule: 'restart' },
+      ],
+    });
     const before = fs.readFileSync(path.join(runDir, 'run.json'), 'utf8');
     const refused = await c.start(runDir, spec, true, 8);
-    expect(refused).toMatchObject({ kind: 'failed', error: { code: 'input/invalid', message: 'run is already at step 10; pass --steps greater than 10 to train it longer.' } });
+    expect(refused).toMatchObject({
+      kind: 'failed',
+      error: {
+        code: 'input/invalid',
+        message: 'run is already at step 10; pass --steps greater than 10 to train it longer.',
+      },
+    });
     expect(fs.readFileSync(path.join(runDir, 'run.json'), 'utf8')).toBe(before);
     c.dispose();
   });
@@ -74,7 +102,9 @@ describe('TrainingController', () => {
     expect(c.togglePause()).toBeNull();
     expect(c.stop()).toBe(false);
     const running = c.start(newRunDir(), tinySpec({ kind: 'task', task: 'copy' }, 100000, 24), false);
-    await expect(c.start(newRunDir(), tinySpec({ kind: 'task', task: 'copy' }), false)).rejects.toThrow(/still training/);
+    await expect(c.start(newRunDir(), tinySpec({ kind: 'task', task: 'copy' }), false)).rejects.toThrow(
+      /still training/,
+    );
     const waitFor = async (ok: (s: TrainingState) => boolean): Promise<TrainingState> => {
       for (let i = 0; i < 400; i++) {
         const s = c.state;
@@ -100,7 +130,11 @@ describe('TrainingController', () => {
 
   it('reports a run that fails to start as a failed outcome', async () => {
     const c = new TrainingController(WORKER, NODE_FS, quietLog());
-    const outcome = await c.start(newRunDir(), { ...tinySpec({ kind: 'task', task: 'copy' }), model: { kind: 'encoder-decoder', preset: 'gpt', overrides: {} } }, false);
+    const outcome = await c.start(
+      newRunDir(),
+      { ...tinySpec({ kind: 'task', task: 'copy' }), model: { kind: 'encoder-decoder', preset: 'gpt', overrides: {} } },
+      false,
+    );
     expect(outcome.kind).toBe('failed');
     expect(outcome.kind === 'failed' && outcome.error.message).toMatch(/Unknown preset "gpt" for encoder-decoder/);
     c.dispose();

@@ -17,7 +17,8 @@ import type { TrainingState } from '../../../../src/extension/training/trainingC
 import { TrainingController } from '../../../../src/extension/training/trainingController';
 import { tinySpec } from '../../lab/tinyRuns';
 
-const WORKER = (): HostedWorker => startNodeWorker(path.resolve(__dirname, '../../../../dist/worker.js'), 'training worker');
+const WORKER = (): HostedWorker =>
+  startNodeWorker(path.resolve(__dirname, '../../../../dist/worker.js'), 'training worker');
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const newRunDir = (): string => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-lock-')), 'run');
 
@@ -35,14 +36,21 @@ describe('TrainingController and the run lock', () => {
   it('refuses a run another session trains, in one line, and changes nothing', async () => {
     const runDir = newRunDir();
     // The command line trains it: process 4242 of this machine, alive.
-    await takeRunLock(NODE_FS, runDir, { pid: 4242, host: os.hostname(), boot: null, by: 'attention-lab train', alive: () => true }, { heartbeatMs: 0 });
+    await takeRunLock(
+      NODE_FS,
+      runDir,
+      { pid: 4242, host: os.hostname(), boot: null, by: 'attention-lab train', alive: () => true },
+      { heartbeatMs: 0 },
+    );
     const before = fs.readFileSync(path.join(runDir, 'lock.json'), 'utf8');
     const me = { ...nodeLockIdentity('VS Code'), alive: (pid: number) => pid === 4242 };
     const c = new TrainingController(WORKER, NODE_FS, quiet, me);
     const states: (TrainingState | null)[] = [];
     c.onDidChange((s) => states.push(s));
     const line = await refused(c.start(runDir, tinySpec({ kind: 'task', task: 'copy' }, 6, 24), false));
-    expect(line).toMatch(/^run is being trained by process 4242 on host .* \(attention-lab train\) since .* — stop it first, or wait\.$/);
+    expect(line).toMatch(
+      /^run is being trained by process 4242 on host .* \(attention-lab train\) since .* — stop it first, or wait\.$/,
+    );
     expect(states).toEqual([]);
     expect(c.state).toBeNull();
     expect(fs.readdirSync(runDir)).toEqual(['lock.json']);
@@ -60,9 +68,18 @@ describe('TrainingController and the run lock', () => {
     c.onEvent((e) => e.event.type === 'train/didStep' && stepped());
     const running = c.start(runDir, spec, false);
     await firstStep;
-    expect(JSON.parse(fs.readFileSync(path.join(runDir, 'lock.json'), 'utf8'))).toMatchObject({ pid: process.pid, host: os.hostname(), by: 'VS Code', newFolder: true });
+    expect(JSON.parse(fs.readFileSync(path.join(runDir, 'lock.json'), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      host: os.hostname(),
+      by: 'VS Code',
+      newFolder: true,
+    });
     const line = await refused(other.start(runDir, spec, true));
-    expect(line).toMatch(new RegExp(`^run is being trained by process ${process.pid} on host .* \\(VS Code\\) since .* — stop it first, or wait\\.$`));
+    expect(line).toMatch(
+      new RegExp(
+        `^run is being trained by process ${process.pid} on host .* \\(VS Code\\) since .* — stop it first, or wait\\.$`,
+      ),
+    );
     expect(other.state).toBeNull();
     c.stop();
     expect(await running).toMatchObject({ kind: 'finished', reason: 'stopped' });

@@ -20,7 +20,17 @@ import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 // The real model worker bundle (npm test builds dist/ first).
 const SCRIPT = path.resolve(__dirname, '../../../../dist/modelWorker.js');
 const WORKER = (): HostedWorker => startNodeWorker(SCRIPT, 'model worker');
-const greedy: DecodeParams = { input: 'the ', strategy: 'greedy', beam: 4, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 };
+const greedy: DecodeParams = {
+  input: 'the ',
+  strategy: 'greedy',
+  beam: 4,
+  lengthPenalty: 0.6,
+  temperature: 1,
+  topK: 0,
+  topP: 1,
+  maxTokens: 8,
+  seed: 1,
+};
 
 let lm: OpenRun;
 beforeAll(async () => {
@@ -45,7 +55,9 @@ describe('ModelClient with the model worker', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
     const exp = await client.exportPytorch(lm.runDir, dir);
     expect(exp.dir).toBe(path.join(dir, path.basename(lm.runDir)));
-    expect(exp.files.map((f) => path.basename(f))).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']));
+    expect(exp.files.map((f) => path.basename(f))).toEqual(
+      expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']),
+    );
     await expect(client.exportPytorch(lm.runDir, dir)).rejects.toThrow(/already exists and is not empty; pass --force/);
     expect((await client.exportPytorch(lm.runDir, dir, true)).dir).toBe(exp.dir);
     const cal = await client.calibrate(tinySpec({ kind: 'task', task: 'copy' }), 300);
@@ -57,13 +69,29 @@ describe('ModelClient with the model worker', () => {
   it('draws the snapshots a PyTorch run left as weights (a run no lab followed)', async () => {
     const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pending-')), 'run');
     const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 10, snapshotEvery: 5 });
-    await preparePytorchRun(runDir, spec, false, new SessionControl(), () => undefined, { created: false, owned: false }, null, null, path.resolve(__dirname, '../../../../python'));
+    await preparePytorchRun(
+      runDir,
+      spec,
+      false,
+      new SessionControl(),
+      () => undefined,
+      { created: false, owned: false },
+      null,
+      null,
+      path.resolve(__dirname, '../../../../python'),
+    );
     // What the trainer writes at a snapshot step: the model's weights in the checkpoint format.
-    fs.copyFileSync(path.join(runDir, 'model.safetensors'), path.join(runDir, 'snapshots', 'step-0000005.weights.safetensors'));
+    fs.copyFileSync(
+      path.join(runDir, 'model.safetensors'),
+      path.join(runDir, 'snapshots', 'step-0000005.weights.safetensors'),
+    );
     const client = new ModelClient(WORKER, () => undefined);
     expect(await client.drawSnapshots(runDir)).toBe(1);
-    expect(fs.readdirSync(path.join(runDir, 'snapshots')).sort()).toEqual(['step-0000000.safetensors', 'step-0000005.safetensors']);
-    const [first, drawn] = (await readSnapshots(NODE_FS, runDir));
+    expect(fs.readdirSync(path.join(runDir, 'snapshots')).sort()).toEqual([
+      'step-0000000.safetensors',
+      'step-0000005.safetensors',
+    ]);
+    const [first, drawn] = await readSnapshots(NODE_FS, runDir);
     // The same weights as step 0 give the same maps and head scores as the lab's own step-0 snapshot.
     expect(drawn?.headScores).toEqual(first?.headScores);
     expect(drawn?.maps[0]?.data).toEqual(first?.maps[0]?.data);
@@ -73,12 +101,17 @@ describe('ModelClient with the model worker', () => {
 
   it('passes the worker’s errors on, with their codes, and keeps serving', async () => {
     const client = new ModelClient(WORKER, () => undefined);
-    await expect(client.decode(path.join(os.tmpdir(), 'no-such-run'), greedy)).rejects.toMatchObject({ code: 'input/invalid', message: expect.stringMatching(/not a run folder/) });
+    await expect(client.decode(path.join(os.tmpdir(), 'no-such-run'), greedy)).rejects.toMatchObject({
+      code: 'input/invalid',
+      message: expect.stringMatching(/not a run folder/),
+    });
     await expect(client.score(lm.runDir, null, '')).rejects.toMatchObject({ code: 'input/invalid' });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
     fs.mkdirSync(path.join(dir, path.basename(lm.runDir)));
     fs.writeFileSync(path.join(dir, path.basename(lm.runDir), 'run.json'), '{}');
-    await expect(client.exportPytorch(lm.runDir, dir, true)).rejects.toThrow(/is a run folder; choose another --out folder/);
+    await expect(client.exportPytorch(lm.runDir, dir, true)).rejects.toThrow(
+      /is a run folder; choose another --out folder/,
+    );
     expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
     client.dispose();
   });
@@ -103,7 +136,11 @@ describe('ModelClient with the model worker', () => {
     });
     await w.terminate();
     expect(replies[0]).toEqual({ type: 'worker/ready' });
-    expect(replies[1]).toMatchObject({ type: 'model/didFail', id: 7, error: { code: 'protocol', message: expect.stringMatching(/text: expected a string/) } });
+    expect(replies[1]).toMatchObject({
+      type: 'model/didFail',
+      id: 7,
+      error: { code: 'protocol', message: expect.stringMatching(/text: expected a string/) },
+    });
   });
 
   describe('evaluation on files', () => {
@@ -119,13 +156,30 @@ describe('ModelClient with the model worker', () => {
     it('runs in the worker and reports its progress', async () => {
       const client = new ModelClient(WORKER, () => undefined);
       const seen: [number, number][] = [];
-      const out = await client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { onProgress: (done, total) => seen.push([done, total]) });
-      expect(out).toMatchObject({ kind: 'documents', documents: 1, tokens: text.length + 1, unseenChars: 0, skipped: [] });
+      const out = await client.evaluateFiles(
+        lm.runDir,
+        data,
+        { maxPairs: 10 },
+        { onProgress: (done, total) => seen.push([done, total]) },
+      );
+      expect(out).toMatchObject({
+        kind: 'documents',
+        documents: 1,
+        tokens: text.length + 1,
+        unseenChars: 0,
+        skipped: [],
+      });
       expect(Number.isFinite(out.loss)).toBe(true);
       const total = seen[0]?.[1] as number;
       expect(total).toBeGreaterThan(1);
       expect(seen.at(-1)).toEqual([total, total]);
-      await expect(client.evaluateFiles(lm.runDir, { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false }, { maxPairs: 10 })).rejects.toMatchObject({ code: 'input/invalid' });
+      await expect(
+        client.evaluateFiles(
+          lm.runDir,
+          { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false },
+          { maxPairs: 10 },
+        ),
+      ).rejects.toMatchObject({ code: 'input/invalid' });
       client.dispose();
     });
 
@@ -133,9 +187,18 @@ describe('ModelClient with the model worker', () => {
       const client = new ModelClient(WORKER, () => undefined);
       const before = new AbortController();
       before.abort();
-      await expect(client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: before.signal })).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(
+        client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: before.signal }),
+      ).rejects.toMatchObject({ code: 'cancelled' });
       const during = new AbortController();
-      await expect(client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(
+        client.evaluateFiles(
+          lm.runDir,
+          data,
+          { maxPairs: 10 },
+          { signal: during.signal, onProgress: () => during.abort() },
+        ),
+      ).rejects.toMatchObject({ code: 'cancelled' });
       expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
       client.dispose();
     });
@@ -146,7 +209,14 @@ describe('ModelClient with the model worker', () => {
       vi.stubGlobal('SharedArrayBuffer', undefined);
       try {
         const during = new AbortController();
-        await expect(client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: during.signal, onProgress: () => during.abort() })).rejects.toMatchObject({ code: 'cancelled' });
+        await expect(
+          client.evaluateFiles(
+            lm.runDir,
+            data,
+            { maxPairs: 10 },
+            { signal: during.signal, onProgress: () => during.abort() },
+          ),
+        ).rejects.toMatchObject({ code: 'cancelled' });
       } finally {
         vi.unstubAllGlobals();
       }
@@ -165,10 +235,23 @@ describe('ModelClient with the model worker', () => {
           replies.push(validateModelWorkerToHost(m));
           if (replies.length === 2) resolve();
         });
-        w.postMessage({ type: 'model/evaluateFiles', id: 3, runDir: lm.runDir, data, maxPairs: 10, decoding: { strategy: 'greedy' }, tokenize: null, cancel });
+        w.postMessage({
+          type: 'model/evaluateFiles',
+          id: 3,
+          runDir: lm.runDir,
+          data,
+          maxPairs: 10,
+          decoding: { strategy: 'greedy' },
+          tokenize: null,
+          cancel,
+        });
       });
       await w.terminate();
-      expect(replies[1]).toEqual({ type: 'model/didFail', id: 3, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } });
+      expect(replies[1]).toEqual({
+        type: 'model/didFail',
+        id: 3,
+        error: { code: 'cancelled', message: 'The evaluation was cancelled.' },
+      });
     });
   });
 
@@ -180,7 +263,9 @@ describe('ModelClient with the model worker', () => {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-worker-'));
       try {
         const seen: [number, number][] = [];
-        const out = await client.importCheckpoint(golden, path.join(root, 'gpt2'), { onProgress: (done, total) => seen.push([done, total]) });
+        const out = await client.importCheckpoint(golden, path.join(root, 'gpt2'), {
+          onProgress: (done, total) => seen.push([done, total]),
+        });
         expect(out.layout).toBe('hf-gpt2');
         expect(out.runDir).toBe(path.join(root, 'gpt2'));
         expect(seen.length).toBeGreaterThan(0);
@@ -189,9 +274,13 @@ describe('ModelClient with the model worker', () => {
         expect(decoded.ids.length).toBeGreaterThan(0);
         const abort = new AbortController();
         abort.abort(); // mid-flight cancellation of a file this small races its end; the lab test covers it (safetensorsReader.test.ts)
-        await expect(client.importCheckpoint(golden, path.join(root, 'again'), { signal: abort.signal })).rejects.toMatchObject({ code: 'cancelled' });
+        await expect(
+          client.importCheckpoint(golden, path.join(root, 'again'), { signal: abort.signal }),
+        ).rejects.toMatchObject({ code: 'cancelled' });
         // Requests run in order: once this one is answered, the cancelled one has finished.
-        await expect(client.importCheckpoint(path.join(root, 'nothing'), path.join(root, 'x'))).rejects.toMatchObject({ code: 'input/invalid' });
+        await expect(client.importCheckpoint(path.join(root, 'nothing'), path.join(root, 'x'))).rejects.toMatchObject({
+          code: 'input/invalid',
+        });
         expect(fs.readdirSync(root)).toEqual(['gpt2']);
       } finally {
         client.dispose();

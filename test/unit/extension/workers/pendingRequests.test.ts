@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { PendingRequests, RequestError } from '../../../../src/extension/workers/pendingRequests';
 
 /** Timers that fire only when the test says so. */
-function fakeTimers(): { timers: { set(fn: () => void, ms: number): unknown; clear(h: unknown): void }; fire(): void; live(): number } {
+function fakeTimers(): {
+  timers: { set(fn: () => void, ms: number): unknown; clear(h: unknown): void };
+  fire(): void;
+  live(): number;
+} {
   const pending = new Map<number, () => void>();
   let next = 0;
   return {
@@ -43,7 +47,11 @@ describe('PendingRequests', () => {
     const p = new PendingRequests(fakeTimers().timers);
     const r = p.start('Decoding', 1000, () => undefined);
     p.reject(1, 'input/invalid', 'Prompt too long; shorten it.');
-    await expect(r).rejects.toMatchObject({ name: 'RequestError', code: 'input/invalid', message: 'Prompt too long; shorten it.' });
+    await expect(r).rejects.toMatchObject({
+      name: 'RequestError',
+      code: 'input/invalid',
+      message: 'Prompt too long; shorten it.',
+    });
   });
 
   it('times out with a message naming the request, then tells the owner', async () => {

@@ -62,7 +62,14 @@ describe('collectDocuments', () => {
   it('keeps UTF-8 text and reports every skipped file with its reason, sorted by path', async () => {
     const c = await collectDocuments(['**/*'], { cwd: dir, maxFileBytes: 1000 });
     expect(c.root).toBe(path.resolve(dir));
-    expect(c.documents.map((d) => d.path)).toEqual(['a.md', 'bom.txt', 'crlf.txt', 'docs/deep/more.md', 'docs/guide.md', 'nested/keep.md']);
+    expect(c.documents.map((d) => d.path)).toEqual([
+      'a.md',
+      'bom.txt',
+      'crlf.txt',
+      'docs/deep/more.md',
+      'docs/guide.md',
+      'nested/keep.md',
+    ]);
     expect(c.skipped).toEqual([
       { path: 'big.txt', reason: 'too-large', bytes: 5000 },
       { path: 'blank.txt', reason: 'empty' },
@@ -119,13 +126,18 @@ describe('collectDocuments', () => {
   });
 
   it('lists the counts per reason when every file is skipped', async () => {
-    const e = await rejection(collectDocuments(['empty.txt', 'blank.txt', 'nul.txt', 'latin1.txt', 'ignored.txt'], { cwd: dir }));
+    const e = await rejection(
+      collectDocuments(['empty.txt', 'blank.txt', 'nul.txt', 'latin1.txt', 'ignored.txt'], { cwd: dir }),
+    );
     expect(e.message).toMatch(/^All 5 files matching .* were skipped \(/);
-    for (const part of ['2 empty', '1 binary', '1 not UTF-8', '1 ignored by .gitignore']) expect(e.message).toContain(part);
+    for (const part of ['2 empty', '1 binary', '1 not UTF-8', '1 ignored by .gitignore'])
+      expect(e.message).toContain(part);
   });
 
   it('rejects nonsense limits', async () => {
-    expect((await rejection(collectDocuments(['a.md'], { cwd: dir, maxFileBytes: 0 }))).message).toMatch(/maxFileBytes must be/);
+    expect((await rejection(collectDocuments(['a.md'], { cwd: dir, maxFileBytes: 0 }))).message).toMatch(
+      /maxFileBytes must be/,
+    );
   });
 });
 
@@ -138,8 +150,9 @@ describe.each(FILE_SYSTEMS)('collectFromPaths on $name', ({ make }) => {
   });
 
   it('applies the same filters to given paths, without globbing', async () => {
-    const paths = ['a.md', 'node_modules/pkg/readme.md', 'ignored.txt', 'missing.md', 'image.png', 'docs/guide.md']
-      .map((p) => t.fs.join(root, p));
+    const paths = ['a.md', 'node_modules/pkg/readme.md', 'ignored.txt', 'missing.md', 'image.png', 'docs/guide.md'].map(
+      (p) => t.fs.join(root, p),
+    );
     const c = await collectFromPaths(t.fs, [...paths, t.fs.join(root, 'a.md'), 'crlf.txt'], root);
     expect(c.documents.map((d) => d.path)).toEqual(['a.md', 'crlf.txt', 'docs/guide.md']);
     expect(c.documents[1]?.text).toBe('one\ntwo\n');
@@ -153,7 +166,9 @@ describe.each(FILE_SYSTEMS)('collectFromPaths on $name', ({ make }) => {
 
   it('errors on an empty list and when everything is skipped', async () => {
     expect((await rejection(collectFromPaths(t.fs, [], root))).message).toMatch(/No files given/);
-    expect((await rejection(collectFromPaths(t.fs, ['missing.md'], root))).message).toMatch(/^The only file given .* was skipped \(1 unreadable\)/);
+    expect((await rejection(collectFromPaths(t.fs, ['missing.md'], root))).message).toMatch(
+      /^The only file given .* was skipped \(1 unreadable\)/,
+    );
   });
 
   it('names the folder as a person reads it in its errors (no URI root: the web host spells paths as URIs)', async () => {

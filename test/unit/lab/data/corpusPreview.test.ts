@@ -9,7 +9,13 @@ describe.each(FILE_SYSTEMS)('previewCorpus on $name', ({ make }) => {
   let dir = '';
   let files: string[] = [];
   const limits = { maxFileBytes: 8192 };
-  const previewCorpus = (f: readonly string[], root: string, l: typeof limits, budget: PreviewBudget = {}, signal?: AbortSignal): ReturnType<typeof preview> => preview(t.fs, f, root, l, budget, signal);
+  const previewCorpus = (
+    f: readonly string[],
+    root: string,
+    l: typeof limits,
+    budget: PreviewBudget = {},
+    signal?: AbortSignal,
+  ): ReturnType<typeof preview> => preview(t.fs, f, root, l, budget, signal);
 
   beforeAll(async () => {
     dir = await t.dir();

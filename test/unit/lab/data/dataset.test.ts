@@ -9,7 +9,14 @@ import { OWN_SPECIAL_IDS, PAD } from '../../../../src/engine/tokenizers/special'
 import { pairBatch, tokenizePairs } from '../../../../src/lab/data/dataset';
 
 const tok = trainCharTokenizer(['abc xyz']);
-const { examples } = tokenizePairs([{ src: 'abc', tgt: 'xy' }, { src: 'a', tgt: 'xyz' }], tok, 16);
+const { examples } = tokenizePairs(
+  [
+    { src: 'abc', tgt: 'xy' },
+    { src: 'a', tgt: 'xyz' },
+  ],
+  tok,
+  16,
+);
 
 describe('pairBatch', () => {
   it('pads sources, starts the decoder at BOS and ends the targets with EOS (our ids 1 and 2)', () => {

@@ -27,8 +27,14 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
     dir = await t.dir();
   });
   const put = async (rel: string, data: string): Promise<string> => (await t.put(dir, { [rel]: data }))[0] as string;
-  const spec = (files: string[], extra: Partial<DocumentsSpec> = {}): DocumentsSpec => ({ kind: 'documents', files, root: dir, ...extra });
-  const loadDocumentData = (sp: DocumentsSpec, source: TokenizerSource, opts: LoadOptions): ReturnType<typeof load> => load(t.fs, sp, source, opts);
+  const spec = (files: string[], extra: Partial<DocumentsSpec> = {}): DocumentsSpec => ({
+    kind: 'documents',
+    files,
+    root: dir,
+    ...extra,
+  });
+  const loadDocumentData = (sp: DocumentsSpec, source: TokenizerSource, opts: LoadOptions): ReturnType<typeof load> =>
+    load(t.fs, sp, source, opts);
 
   describe('the held-out split', () => {
     it('one file: the last 10% of its text is validation, as nanoGPT splits input.txt', async () => {
@@ -39,7 +45,9 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
       expect(cut / text.length).toBeGreaterThanOrEqual(0.9);
       expect(cut / text.length).toBeLessThan(0.901);
       expect(d.validation.kind).toBe('tail');
-      expect(d.validation.text).toBe(`last 10% of 1 document, ${(text.length - cut + 1).toLocaleString('en-US')} tokens`);
+      expect(d.validation.text).toBe(
+        `last 10% of 1 document, ${(text.length - cut + 1).toLocaleString('en-US')} tokens`,
+      );
       // Streamed in pieces, the ids are those of the parts encoded whole: BOS + train | val + EOS.
       expect(Array.from(d.train)).toEqual([BOS, ...d.tok.encode(text.slice(0, cut))]);
       expect(Array.from(d.val)).toEqual([...d.tok.encode(text.slice(cut)), EOS]);
@@ -54,7 +62,9 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
     });
 
     it('a few files: the last 10% of each', async () => {
-      const files = await Promise.all(['a', 'b', 'c'].map((n, i) => put(`few/${n}.txt`, `${n.toUpperCase()} `.repeat(50 + i) + LINE.repeat(20))));
+      const files = await Promise.all(
+        ['a', 'b', 'c'].map((n, i) => put(`few/${n}.txt`, `${n.toUpperCase()} `.repeat(50 + i) + LINE.repeat(20))),
+      );
       const d = await loadDocumentData(spec(files), CHAR, { seed: 1 });
       expect(d.validation.kind).toBe('tail');
       expect(d.validation.text).toMatch(/^last 10% of each of 3 documents, [\d,]+ tokens$/);
@@ -65,7 +75,11 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
     });
 
     it('many files: whole documents held out, none of them in the training stream', async () => {
-      const files = await Promise.all(Array.from({ length: 40 }, (_, i) => put(`many/doc${String(i).padStart(2, '0')}.md`, `# Doc ${i}\n${LINE.repeat(3)}`)));
+      const files = await Promise.all(
+        Array.from({ length: 40 }, (_, i) =>
+          put(`many/doc${String(i).padStart(2, '0')}.md`, `# Doc ${i}\n${LINE.repeat(3)}`),
+        ),
+      );
       const d = await loadDocumentData(spec(files), CHAR, { seed: 7 });
       expect(d.validation.kind).toBe('documents');
       const m = /^(\d+) of 40 documents held out whole, ([\d,]+) tokens$/.exec(d.validation.text);
@@ -84,14 +98,19 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
       const file = await put('tiny/t.txt', 'hi there');
       const d = await loadDocumentData(spec([file]), CHAR, { seed: 1 });
       expect(d.validation.kind).toBe('none');
-      expect(d.validation.text).toMatch(/^none: too little text to hold any out \(10 tokens; 80 or more are needed\) — the validation curve shows training loss$/);
+      expect(d.validation.text).toMatch(
+        /^none: too little text to hold any out \(10 tokens; 80 or more are needed\) — the validation curve shows training loss$/,
+      );
       expect(d.val.length).toBe(0);
       expect(Array.from(d.train)).toEqual([BOS, ...d.tok.encode('hi there'), EOS]);
     });
 
-    it('puts the tokenizer\'s own BOS and EOS around each document: GPT-2\'s <|endoftext|>, not our ids 1 and 2', async () => {
+    it("puts the tokenizer's own BOS and EOS around each document: GPT-2's <|endoftext|>, not our ids 1 and 2", async () => {
       const golden = path.join(__dirname, '../../../golden/import/hf-gpt2');
-      const gpt2 = bpeFromGpt2Files(JSON.parse(readFileSync(path.join(golden, 'vocab.json'), 'utf8')), readFileSync(path.join(golden, 'merges.txt'), 'utf8'));
+      const gpt2 = bpeFromGpt2Files(
+        JSON.parse(readFileSync(path.join(golden, 'vocab.json'), 'utf8')),
+        readFileSync(path.join(golden, 'merges.txt'), 'utf8'),
+      );
       const { bos, eos } = gpt2.specialIds;
       expect([bos, eos]).toEqual([gpt2.vocabSize - 1, gpt2.vocabSize - 1]);
       const file = await put('gpt2/t.txt', 'hi there');
@@ -163,11 +182,15 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
 
   describe('streaming', () => {
     it('BPE learns from a seeded sample past the sample size, and says so', async () => {
-      const files = await Promise.all(Array.from({ length: 3 }, (_, i) => put(`bpe/f${i}.txt`, `${LINE}${i} `.repeat(300))));
+      const files = await Promise.all(
+        Array.from({ length: 3 }, (_, i) => put(`bpe/f${i}.txt`, `${LINE}${i} `.repeat(300))),
+      );
       const opts = { seed: 3, bpeSampleBytes: 20_000, pieceChars: 2000 };
       const a = await loadDocumentData(spec(files), { train: 'bpe', vocabSize: 300 }, opts);
       const b = await loadDocumentData(spec(files), { train: 'bpe', vocabSize: 300 }, opts);
-      expect(a.notes.join(' ')).toMatch(/BPE learned its merges from a seeded sample of \d+ KB of the \d+ KB of training text\./);
+      expect(a.notes.join(' ')).toMatch(
+        /BPE learned its merges from a seeded sample of \d+ KB of the \d+ KB of training text\./,
+      );
       expect(a.tok.toJSON()).toEqual(b.tok.toJSON());
       expect(a.tok.vocabSize).toBe(300);
       expect(Array.from(a.train)).toEqual(Array.from(b.train));
@@ -180,9 +203,17 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
       expect(seen.length).toBeGreaterThan(0);
       expect(new Set(seen.map((p) => p.phase))).toEqual(new Set(['tokenizer', 'encode']));
       for (const p of seen) expect(p.done).toBeLessThanOrEqual(p.total);
-      expect(seen[seen.length - 1]).toMatchObject({ phase: 'encode', done: LINE.length * 3000, total: LINE.length * 3000 });
+      expect(seen[seen.length - 1]).toMatchObject({
+        phase: 'encode',
+        done: LINE.length * 3000,
+        total: LINE.length * 3000,
+      });
       let ticks = 0;
-      const cancelled = loadDocumentData(spec([file]), CHAR, { seed: 1, pieceChars: 5000, isCancelled: () => ++ticks > 3 });
+      const cancelled = loadDocumentData(spec([file]), CHAR, {
+        seed: 1,
+        pieceChars: 5000,
+        isCancelled: () => ++ticks > 3,
+      });
       await expect(cancelled).rejects.toBeInstanceOf(CancelledError);
       await expect(cancelled).rejects.toThrow(/^Cancelled while reading the data; nothing was saved\.$/);
     });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
 import { BOS, PAD } from '../../../../src/engine/tokenizers/special';
-import { INDUCTION_ALPHABET, alphabetIds, inductionDataset, inductionPrompts, repeatBatch, segmentLength } from '../../../../src/lab/data/inductionTask';
+import {
+  INDUCTION_ALPHABET,
+  alphabetIds,
+  inductionDataset,
+  inductionPrompts,
+  repeatBatch,
+  segmentLength,
+} from '../../../../src/lab/data/inductionTask';
 
 const tok = trainCharTokenizer([INDUCTION_ALPHABET]);
 
@@ -71,7 +78,11 @@ describe('the induction task', () => {
     expect(Array.from(b.input)).toEqual([BOS, ...ids, ...ids.slice(0, 2)]);
     expect(Array.from(b.targets)).toEqual([PAD, PAD, PAD, PAD, ids[1], ids[2]]);
     // A vocabulary laid out otherwise (GPT-2's <|endoftext|> last) starts from its own BOS.
-    expect(Array.from(repeatBatch([{ filler: [], segment: ids }], 50256).input)).toEqual([50256, ...ids, ...ids.slice(0, 2)]);
+    expect(Array.from(repeatBatch([{ filler: [], segment: ids }], 50256).input)).toEqual([
+      50256,
+      ...ids,
+      ...ids.slice(0, 2),
+    ]);
   });
 
   it('needs a context of at least 6 positions', () => {

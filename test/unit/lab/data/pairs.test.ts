@@ -10,13 +10,34 @@ import { FILE_SYSTEMS } from '../files/fileSystems';
  * file each, line i of one the translation of line i of the other), written by the test:
  * German with umlauts and ß, a CRLF file, and a last line without a newline.
  */
-async function multi30kShaped(tfs: TestFs, dir: string, root: string, counts: { train: number; val: number; test: number }): Promise<string> {
-  const de = ['Zwei junge Männer stehen draußen.', 'Ein Hund läuft über die grüne Wiese.', 'Eine Frau in einem roten Mantel liest ein Buch.', 'Kinder spielen im Schnee, während es dämmert.'];
-  const en = ['Two young men are standing outside.', 'A dog runs across the green meadow.', 'A woman in a red coat is reading a book.', 'Children play in the snow as dusk falls.'];
-  const lines = (from: readonly string[], n: number, tag: string): string[] => Array.from({ length: n }, (_, i) => `${from[i % from.length]} (${tag} ${i + 1})`);
-  for (const [split, n] of [['train', counts.train], ['val', counts.val], ['test_2016_flickr', counts.test]] as const) {
+async function multi30kShaped(
+  tfs: TestFs,
+  dir: string,
+  root: string,
+  counts: { train: number; val: number; test: number },
+): Promise<string> {
+  const de = [
+    'Zwei junge Männer stehen draußen.',
+    'Ein Hund läuft über die grüne Wiese.',
+    'Eine Frau in einem roten Mantel liest ein Buch.',
+    'Kinder spielen im Schnee, während es dämmert.',
+  ];
+  const en = [
+    'Two young men are standing outside.',
+    'A dog runs across the green meadow.',
+    'A woman in a red coat is reading a book.',
+    'Children play in the snow as dusk falls.',
+  ];
+  const lines = (from: readonly string[], n: number, tag: string): string[] =>
+    Array.from({ length: n }, (_, i) => `${from[i % from.length]} (${tag} ${i + 1})`);
+  for (const [split, n] of [
+    ['train', counts.train],
+    ['val', counts.val],
+    ['test_2016_flickr', counts.test],
+  ] as const) {
     await tfs.put(dir, {
-      [`${root}/${split}.de`]: lines(de, n, split).join(split === 'val' ? '\r\n' : '\n') + (split === 'test_2016_flickr' ? '' : '\n'),
+      [`${root}/${split}.de`]:
+        lines(de, n, split).join(split === 'val' ? '\r\n' : '\n') + (split === 'test_2016_flickr' ? '' : '\n'),
       [`${root}/${split}.en`]: lines(en, n, split).join('\n') + '\n',
     });
   }
@@ -45,7 +66,8 @@ describe('splitLines', () => {
 describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
   const tfs = make();
   let dir = '';
-  const put = async (rel: string, data: string | Uint8Array): Promise<string> => (await tfs.put(dir, { [rel]: data }))[0] as string;
+  const put = async (rel: string, data: string | Uint8Array): Promise<string> =>
+    (await tfs.put(dir, { [rel]: data }))[0] as string;
   beforeAll(async () => {
     dir = await tfs.dir();
   });
@@ -71,17 +93,27 @@ describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
     it('rejects a blank line inside a file, naming it', async () => {
       const s = await put('b/a.de', 'eins\n\ndrei\n');
       const t = await put('b/a.en', 'one\ntwo\nthree\n');
-      expect(await message(readPairs(tfs.fs, s, t))).toMatch(new RegExp(`^Line 2 of ${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has an empty source`));
+      expect(await message(readPairs(tfs.fs, s, t))).toMatch(
+        new RegExp(`^Line 2 of ${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has an empty source`),
+      );
     });
 
     it('gives clear errors for missing, empty, folder, binary and non-UTF-8 files', async () => {
       const ok = await put('e/ok.en', 'one\n');
-      expect(await message(readPairs(tfs.fs, tfs.fs.join(dir, 'e/missing.de'), ok))).toMatch(/source file .*missing\.de does not exist; check the path/);
-      expect(await message(readPairs(tfs.fs, ok, await put('e/empty.de', '\n\n')))).toMatch(/target file .*empty\.de is empty/);
+      expect(await message(readPairs(tfs.fs, tfs.fs.join(dir, 'e/missing.de'), ok))).toMatch(
+        /source file .*missing\.de does not exist; check the path/,
+      );
+      expect(await message(readPairs(tfs.fs, ok, await put('e/empty.de', '\n\n')))).toMatch(
+        /target file .*empty\.de is empty/,
+      );
       expect(await message(readPairs(tfs.fs, tfs.fs.join(dir, 'e'), ok))).toMatch(/is a folder/);
-      expect(await message(readPairs(tfs.fs, await put('e/bin.de', new Uint8Array([1, 0, 2])), ok))).toMatch(/looks binary/);
+      expect(await message(readPairs(tfs.fs, await put('e/bin.de', new Uint8Array([1, 0, 2])), ok))).toMatch(
+        /looks binary/,
+      );
       const latin1 = await put('e/latin1.de', new Uint8Array([0x6f, 0x6b, 0x0a, 0x63, 0x61, 0x66, 0xe9, 0x0a]));
-      expect(await message(readPairs(tfs.fs, latin1, ok))).toMatch(/latin1\.de is not valid UTF-8 \(line 2\); save it as UTF-8/);
+      expect(await message(readPairs(tfs.fs, latin1, ok))).toMatch(
+        /latin1\.de is not valid UTF-8 \(line 2\); save it as UTF-8/,
+      );
     });
   });
 
@@ -100,12 +132,18 @@ describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
         `Line 2 of ${none} has no tab; each line must be SOURCE<TAB>TARGET with exactly one tab.`,
       );
       const two = await put('t/two.tsv', 'a\tb\tc\n');
-      expect(await message(readPairs(tfs.fs, two, null))).toMatch(/^Line 1 of .*two\.tsv has 2 tabs; each line must be SOURCE<TAB>TARGET/);
-      expect(await message(readPairs(tfs.fs, await put('t/emptyside.tsv', 'a\t\n'), null))).toMatch(/Line 1 of .* has an empty target/);
+      expect(await message(readPairs(tfs.fs, two, null))).toMatch(
+        /^Line 1 of .*two\.tsv has 2 tabs; each line must be SOURCE<TAB>TARGET/,
+      );
+      expect(await message(readPairs(tfs.fs, await put('t/emptyside.tsv', 'a\t\n'), null))).toMatch(
+        /Line 1 of .* has an empty target/,
+      );
     });
 
     it('asks for .tsv or .jsonl when one file of another kind is given', async () => {
-      expect(await message(readPairs(tfs.fs, await put('t/data.csv', 'a,b\n'), null))).toMatch(/must end in \.tsv .* or \.jsonl .*give both: SRC TGT/);
+      expect(await message(readPairs(tfs.fs, await put('t/data.csv', 'a,b\n'), null))).toMatch(
+        /must end in \.tsv .* or \.jsonl .*give both: SRC TGT/,
+      );
     });
   });
 
@@ -120,7 +158,10 @@ describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
 
     it('names the line and the problem', async () => {
       const cases: [string, RegExp][] = [
-        ['{"src":"a","tgt":"b"}\n{"src":"a",\n', /^Line 2 of .* is not valid JSON \(.*\); each line must be one object/],
+        [
+          '{"src":"a","tgt":"b"}\n{"src":"a",\n',
+          /^Line 2 of .* is not valid JSON \(.*\); each line must be one object/,
+        ],
         ['["a","b"]\n', /^Line 1 of .* is an array, not an object/],
         ['{"src":"a"}\n', /^Line 1 of .* has no "tgt" field/],
         ['{"src":3,"tgt":"b"}\n', /^Line 1 of .*: "src" is a number; it must be a string/],
@@ -162,7 +203,12 @@ describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
       expect(found).toEqual([
         { source: tfs.fs.join(d, 'data.jsonl'), target: null, pairs: 2, label: 'data.jsonl (2 pairs)' },
         { source: tfs.fs.join(d, 'data.tsv'), target: null, pairs: 1, label: 'data.tsv (1 pair)' },
-        { source: tfs.fs.join(d, 'train.src'), target: tfs.fs.join(d, 'train.tgt'), pairs: 3, label: 'train.src → train.tgt (3 pairs)' },
+        {
+          source: tfs.fs.join(d, 'train.src'),
+          target: tfs.fs.join(d, 'train.tgt'),
+          pairs: 3,
+          label: 'train.src → train.tgt (3 pairs)',
+        },
       ]);
       expect(await detectPairsFiles(tfs.fs, tfs.fs.join(dir, 'no-such-folder'))).toEqual([]);
     });
@@ -188,7 +234,10 @@ describe.each(FILE_SYSTEMS)('pairs files on $name', ({ make }) => {
       await put('enja/dev-set.tsv', 'a\tb\n');
       await put('enja/contest.tsv', 'a\tb\n'); // "test" inside a word is no split
       expect((await detectPairsFiles(tfs.fs, d)).map((c) => c.label)).toEqual([
-        'contest.tsv (1 pair)', 'train.en → train.ja (3 pairs)', 'dev-set.tsv (1 pair)', 'test.en → test.ja (2 pairs)',
+        'contest.tsv (1 pair)',
+        'train.en → train.ja (3 pairs)',
+        'dev-set.tsv (1 pair)',
+        'test.en → test.ja (2 pairs)',
       ]);
     });
   });

@@ -38,7 +38,26 @@ describe('seeded choices of existing run folders (bit-identical across versions)
   it('splits 20 pairs the same way for seeds 1 and 2', async () => {
     expect(await pairsSplit(20, 1)).toEqual({
       val: ['s13', 's9'],
-      train: ['s19', 's4', 's17', 's7', 's0', 's16', 's18', 's2', 's14', 's15', 's8', 's12', 's3', 's5', 's1', 's11', 's6', 's10'],
+      train: [
+        's19',
+        's4',
+        's17',
+        's7',
+        's0',
+        's16',
+        's18',
+        's2',
+        's14',
+        's15',
+        's8',
+        's12',
+        's3',
+        's5',
+        's1',
+        's11',
+        's6',
+        's10',
+      ],
       text: '2 of 20 pairs held out (seeded)',
     });
     const two = await pairsSplit(20, 2);
@@ -49,12 +68,38 @@ describe('seeded choices of existing run folders (bit-identical across versions)
   it('splits 1,234 pairs the same way for seed 3', async () => {
     const r = await pairsSplit(1234, 3);
     expect(r.val).toHaveLength(123);
-    expect(r.val.slice(0, 10)).toEqual(['s812', 's643', 's827', 's1113', 's1044', 's1137', 's805', 's256', 's838', 's645']);
-    expect(r.train.slice(0, 10)).toEqual(['s342', 's1201', 's284', 's848', 's290', 's489', 's1084', 's208', 's350', 's1003']);
+    expect(r.val.slice(0, 10)).toEqual([
+      's812',
+      's643',
+      's827',
+      's1113',
+      's1044',
+      's1137',
+      's805',
+      's256',
+      's838',
+      's645',
+    ]);
+    expect(r.train.slice(0, 10)).toEqual([
+      's342',
+      's1201',
+      's284',
+      's848',
+      's290',
+      's489',
+      's1084',
+      's208',
+      's350',
+      's1003',
+    ]);
   });
 
   it('holds out the same documents for given paths and seeds', () => {
-    const docs = [...Array.from({ length: 12 }, (_, i) => ({ path: `notes/doc${i}.md` })), { path: 'src/ü-λ.ts' }, { path: 'README.md' }];
+    const docs = [
+      ...Array.from({ length: 12 }, (_, i) => ({ path: `notes/doc${i}.md` })),
+      { path: 'src/ü-λ.ts' },
+      { path: 'README.md' },
+    ];
     const val = (seed: number): string[] => splitDocuments(docs, 0.2, seed).val.map((d) => d.path);
     expect(val(1)).toEqual(['notes/doc1.md', 'notes/doc2.md', 'README.md']);
     expect(val(2)).toEqual(['notes/doc3.md', 'notes/doc6.md', 'notes/doc10.md', 'src/ü-λ.ts']);
@@ -75,7 +120,9 @@ describe('seeded choices of existing run folders (bit-identical across versions)
   });
 
   it('samples the same BPE pieces', () => {
-    expect([hashSeed(1, 0, 0), hashSeed(7, 3, 12), hashSeed(-1, 2 ** 31, 5)]).toEqual([2317889555, 792061187, 1799727141]);
+    expect([hashSeed(1, 0, 0), hashSeed(7, 3, 12), hashSeed(-1, 2 ** 31, 5)]).toEqual([
+      2317889555, 792061187, 1799727141,
+    ]);
   });
 });
 

@@ -4,7 +4,20 @@ import { Rng } from '../../../../src/engine/rng';
 import { PAIR_TASK_NAMES } from '../../../../src/protocol/data';
 import { generatePairs, splitTaskData, taskInfo } from '../../../../src/lab/data/tasks';
 
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 const DAYS = ['saturday', 'sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday'];
 
 /** Zeller's congruence (0 = Saturday): an oracle independent of the code under test. */
@@ -25,8 +38,10 @@ function monthOf(name: string): number {
 /** Parses every format the task promises; returns [y, m, d, weekday name or null]. */
 function parseHumanDate(s: string): [number, number, number, string | null] {
   let r: RegExpExecArray | null;
-  if ((r = /^(?:([A-Za-z]+), )?([A-Za-z]+) (\d{1,2})(?:st|nd|rd|th)?, (\d{4})$/.exec(s))) return [Number(r[4]), monthOf(r[2] ?? ''), Number(r[3]), r[1] ?? null];
-  if ((r = /^(?:([A-Za-z]+), )?(\d{1,2}) ([A-Za-z]+) (\d{4})$/.exec(s))) return [Number(r[4]), monthOf(r[3] ?? ''), Number(r[2]), r[1] ?? null];
+  if ((r = /^(?:([A-Za-z]+), )?([A-Za-z]+) (\d{1,2})(?:st|nd|rd|th)?, (\d{4})$/.exec(s)))
+    return [Number(r[4]), monthOf(r[2] ?? ''), Number(r[3]), r[1] ?? null];
+  if ((r = /^(?:([A-Za-z]+), )?(\d{1,2}) ([A-Za-z]+) (\d{4})$/.exec(s)))
+    return [Number(r[4]), monthOf(r[3] ?? ''), Number(r[2]), r[1] ?? null];
   if ((r = /^(\d{2})\/(\d{2})\/(\d{4})$/.exec(s))) return [Number(r[3]), Number(r[1]), Number(r[2]), null];
   if ((r = /^(\d{4})\.(\d{1,2})\.(\d{1,2})$/.exec(s))) return [Number(r[1]), Number(r[2]), Number(r[3]), null];
   if ((r = /^(\d{1,2})\.(\d{1,2})\.(\d{4})$/.exec(s))) return [Number(r[3]), Number(r[2]), Number(r[1]), null];
@@ -159,7 +174,9 @@ describe('splitTaskData', () => {
   });
 
   it('throws a clear error when there are not enough fresh sources', () => {
-    expect(() => splitTaskData('copy', 500, 50, 3, { minLen: 1, maxLen: 1 })).toThrow(/ran out of new sources.*fewer pairs/);
+    expect(() => splitTaskData('copy', 500, 50, 3, { minLen: 1, maxLen: 1 })).toThrow(
+      /ran out of new sources.*fewer pairs/,
+    );
   });
 
   it('is deterministic per seed, and the training set does not depend on nVal', () => {

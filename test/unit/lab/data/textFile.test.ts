@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { decodeUtf8, extensionOf, firstInvalidUtf8Line, looksBinary, readTextFile } from '../../../../src/lab/data/textFile';
+import {
+  decodeUtf8,
+  extensionOf,
+  firstInvalidUtf8Line,
+  looksBinary,
+  readTextFile,
+} from '../../../../src/lab/data/textFile';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 
 describe('byte checks', () => {
@@ -39,12 +45,22 @@ describe.each(FILE_SYSTEMS)('readTextFile on $name', ({ make }) => {
   it('reads text and says why other files are not text', async () => {
     const { fs, dir: fresh, put: putAll } = make();
     const dir = await fresh();
-    const put = async (name: string, data: string | Uint8Array): Promise<string> => (await putAll(dir, { [name]: data }))[0] as string;
+    const put = async (name: string, data: string | Uint8Array): Promise<string> =>
+      (await putAll(dir, { [name]: data }))[0] as string;
     expect(await readTextFile(fs, await put('ok.txt', 'héllo'), 100)).toEqual({ ok: true, text: 'héllo', bytes: 6 });
-    expect(await readTextFile(fs, await put('big.txt', 'x'.repeat(101)), 100)).toEqual({ ok: false, reason: 'too-large' });
+    expect(await readTextFile(fs, await put('big.txt', 'x'.repeat(101)), 100)).toEqual({
+      ok: false,
+      reason: 'too-large',
+    });
     expect(await readTextFile(fs, await put('pic.jpg', 'text inside'), 100)).toEqual({ ok: false, reason: 'binary' });
-    expect(await readTextFile(fs, await put('nul.txt', new Uint8Array([104, 0])), 100)).toEqual({ ok: false, reason: 'binary' });
-    expect(await readTextFile(fs, await put('bad.txt', new Uint8Array([0xff, 0xfe, 0x41])), 100)).toEqual({ ok: false, reason: 'not-utf8' });
+    expect(await readTextFile(fs, await put('nul.txt', new Uint8Array([104, 0])), 100)).toEqual({
+      ok: false,
+      reason: 'binary',
+    });
+    expect(await readTextFile(fs, await put('bad.txt', new Uint8Array([0xff, 0xfe, 0x41])), 100)).toEqual({
+      ok: false,
+      reason: 'not-utf8',
+    });
     expect(await readTextFile(fs, await put('ws.txt', ' \n\r\n\t'), 100)).toEqual({ ok: false, reason: 'empty' });
     expect(await readTextFile(fs, fs.join(dir, 'missing.txt'), 100)).toEqual({ ok: false, reason: 'unreadable' });
     expect(await readTextFile(fs, dir, 100)).toEqual({ ok: false, reason: 'unreadable' });

@@ -16,12 +16,33 @@ describe('13a tokenization', () => {
     expect(tokenize13a('It costs $3.50, ok.')).toEqual(['It', 'costs', '$', '3.50', ',', 'ok', '.']);
     expect(tokenize13a('1,000 people')).toEqual(['1,000', 'people']);
     expect(tokenize13a('a.b')).toEqual(['a', '.', 'b']);
-    expect(tokenize13a('x (y) [z] {w} a/b "q" #1 50% @me')).toEqual(
-      ['x', '(', 'y', ')', '[', 'z', ']', '{', 'w', '}', 'a', '/', 'b', '"', 'q', '"', '#', '1', '50', '%', '@', 'me'],
-    );
+    expect(tokenize13a('x (y) [z] {w} a/b "q" #1 50% @me')).toEqual([
+      'x',
+      '(',
+      'y',
+      ')',
+      '[',
+      'z',
+      ']',
+      '{',
+      'w',
+      '}',
+      'a',
+      '/',
+      'b',
+      '"',
+      'q',
+      '"',
+      '#',
+      '1',
+      '50',
+      '%',
+      '@',
+      'me',
+    ]);
   });
 
-  it("keeps apostrophes and hyphens inside words, splits a dash after a digit", () => {
+  it('keeps apostrophes and hyphens inside words, splits a dash after a digit', () => {
     expect(tokenize13a("don't well-known")).toEqual(["don't", 'well-known']);
     expect(tokenize13a('pages 10-20')).toEqual(['pages', '10', '-', '20']);
   });

@@ -21,7 +21,11 @@ import { decodeTarget } from '../../../../src/lab/inference/decode';
 import { failingIo } from '../fullDisk';
 import { collectDocuments } from '../../../../src/lab/data/globFiles';
 import type { EvaluateFilesOptions } from '../../../../src/lab/evaluation/evaluateFiles';
-import { EvaluationCancelled, evaluateFiles as evaluateOn, scoringWindows } from '../../../../src/lab/evaluation/evaluateFiles';
+import {
+  EvaluationCancelled,
+  evaluateFiles as evaluateOn,
+  scoringWindows,
+} from '../../../../src/lab/evaluation/evaluateFiles';
 import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { writeFile } from '../../../../src/lab/files/labFs';
@@ -34,7 +38,11 @@ import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
 import { tinySpec, trainTiny } from '../tinyRuns';
 
 /** The CLI's evaluation: Node's files (through `io` when given: a disk that fills up), globs expanded. */
-const evaluateFiles = (r: OpenRun, data: EvalFilesData, opts: EvaluateFilesOptions & { readonly io?: FileIo }): ReturnType<typeof evaluateOn> =>
+const evaluateFiles = (
+  r: OpenRun,
+  data: EvalFilesData,
+  opts: EvaluateFilesOptions & { readonly io?: FileIo },
+): ReturnType<typeof evaluateOn> =>
   evaluateOn(opts.io ? new NodeFs(opts.io) : NODE_FS, r, data, { collectGlobs: collectDocuments, ...opts });
 
 let lm: OpenRun; // decoder-only, char tokenizer, context 16, batches of 2
@@ -72,22 +80,36 @@ beforeAll(async () => {
   const text = 'the cat sat on the mat. the dog sat on the log. a bird in the hand is worth two in the bush. ';
   const files = write({ 'train/a.txt': text.repeat(3), 'train/b.txt': text.repeat(2) });
   lm = await trainTiny(tinySpec({ kind: 'documents', files, root: path.join(dir, 'train') }));
-  const [train] = write({ 'train.tsv': Array.from({ length: 20 }, (_, i) => `${i % 2 ? 'a b' : 'b a'} !\t! ${i % 3 ? 'a' : 'b'}`).join('\n') });
+  const [train] = write({
+    'train.tsv': Array.from({ length: 20 }, (_, i) => `${i % 2 ? 'a b' : 'b a'} !\t! ${i % 3 ? 'a' : 'b'}`).join('\n'),
+  });
   mt = await trainTiny(tinySpec({ kind: 'pairs', source: train as string, target: null }, 1, 12));
 });
 
 describe('scoringWindows', () => {
   it('cuts the stream into non-overlapping windows of the context, the last one shorter', () => {
-    expect(scoringWindows(40, 16, 2)).toEqual([{ starts: [0, 16], length: 16 }, { starts: [32], length: 7 }]);
+    expect(scoringWindows(40, 16, 2)).toEqual([
+      { starts: [0, 16], length: 16 },
+      { starts: [32], length: 7 },
+    ]);
     expect(scoringWindows(33, 16, 2)).toEqual([{ starts: [0, 16], length: 16 }]);
-    expect(scoringWindows(50, 16, 2)).toEqual([{ starts: [0, 16], length: 16 }, { starts: [32], length: 16 }, { starts: [48], length: 1 }]);
+    expect(scoringWindows(50, 16, 2)).toEqual([
+      { starts: [0, 16], length: 16 },
+      { starts: [32], length: 16 },
+      { starts: [48], length: 1 },
+    ]);
     expect(scoringWindows(2, 16, 4)).toEqual([{ starts: [0], length: 1 }]);
   });
 
   it('scores every target (tokens 1 … n − 1) exactly once', () => {
-    for (const [n, T, rows] of [[1000, 16, 3], [17, 16, 1], [64, 7, 5]] as const) {
+    for (const [n, T, rows] of [
+      [1000, 16, 3],
+      [17, 16, 1],
+      [64, 7, 5],
+    ] as const) {
       const hits = new Array<number>(n).fill(0);
-      for (const g of scoringWindows(n, T, rows)) for (const s of g.starts) for (let t = s + 1; t <= s + g.length; t++) hits[t] = (hits[t] as number) + 1;
+      for (const g of scoringWindows(n, T, rows))
+        for (const s of g.starts) for (let t = s + 1; t <= s + g.length; t++) hits[t] = (hits[t] as number) + 1;
       expect(hits[0]).toBe(0);
       expect(hits.slice(1).every((h) => h === 1)).toBe(true);
     }
@@ -104,7 +126,17 @@ describe('evaluateFiles on documents', () => {
     const val = evaluate(lm.model, documentDataset(stream, stream, 1, 2, 16), lm.tok, { maxPairs: 1 });
     expect(out.loss).toBeCloseTo(val.loss, 10);
     expect(out.ppl).toBeCloseTo(Math.exp(val.loss), 8);
-    expect(out).toMatchObject({ kind: 'documents', tokens: 32, documents: 1, context: 16, step: lm.step, unseenChars: 0, characters: 31, translation: null, skipped: [] });
+    expect(out).toMatchObject({
+      kind: 'documents',
+      tokens: 32,
+      documents: 1,
+      context: 16,
+      step: lm.step,
+      unseenChars: 0,
+      characters: 31,
+      translation: null,
+      skipped: [],
+    });
     expect(out.bpb).toBeCloseTo(val.bpb as number, 10);
   });
 
@@ -121,7 +153,11 @@ describe('evaluateFiles on documents', () => {
   it('records a file outside the folder it is shown under by its own path and bytes', async () => {
     const [outside] = write({ 'elsewhere/held-out.txt': 'the cat sat on the log. ' });
     const cwd = path.join(dir, 'bytes'); // holds other files, not this one
-    const out = await evaluateFiles(lm, { kind: 'documents', paths: [outside as string], cwd, glob: false }, { maxPairs: 1 });
+    const out = await evaluateFiles(
+      lm,
+      { kind: 'documents', paths: [outside as string], cwd, glob: false },
+      { maxPairs: 1 },
+    );
     expect(out.record.files).toEqual([expect.objectContaining({ path: outside, bytes: 24 })]);
   });
 
@@ -131,7 +167,8 @@ describe('evaluateFiles on documents', () => {
     const out = await evaluateFiles(lm, { kind: 'documents', paths, cwd: dir, glob: false }, { maxPairs: 1 });
     const stream = Int32Array.from(tokenStream(texts, lm.tok));
     let nll = 0;
-    for (let s = 0; s < stream.length - 1; s += 16) nll -= windowLogprobs(lm, stream, s, Math.min(s + 16, stream.length - 1)).reduce((a, b) => a + b, 0);
+    for (let s = 0; s < stream.length - 1; s += 16)
+      nll -= windowLogprobs(lm, stream, s, Math.min(s + 16, stream.length - 1)).reduce((a, b) => a + b, 0);
     expect(out.tokens).toBe(stream.length - 1);
     expect(out.documents).toBe(2);
     expect(out.loss).toBeCloseTo(nll / (stream.length - 1), 5);
@@ -147,7 +184,10 @@ describe('evaluateFiles on documents', () => {
   });
 
   it('reports skipped files and counts a few unseen characters', async () => {
-    write({ 'mixed/a.md': 'the cat sat on the mat. the dog sat on the log. é', 'mixed/b.bin': Buffer.from([0, 1, 2, 0]) });
+    write({
+      'mixed/a.md': 'the cat sat on the mat. the dog sat on the log. é',
+      'mixed/b.bin': Buffer.from([0, 1, 2, 0]),
+    });
     const out = await evaluateFiles(lm, docs(['mixed']), { maxPairs: 1 });
     expect(out.documents).toBe(1);
     expect(out.skipped).toEqual([{ path: 'mixed/b.bin', reason: 'binary' }]);
@@ -157,11 +197,15 @@ describe('evaluateFiles on documents', () => {
 
   it('refuses text whose characters are more than 5% unseen, naming them', async () => {
     write({ 'foreign/a.txt': 'the cat ßß €€ sat' });
-    await expect(evaluateFiles(lm, docs(['foreign']), { maxPairs: 1 })).rejects.toThrow(/^23\.5% of the test text's characters \(4 of 17, e\.g\. "ß", "€"\) never occur in the run's training data.*retrain with these files in the data\.$/);
+    await expect(evaluateFiles(lm, docs(['foreign']), { maxPairs: 1 })).rejects.toThrow(
+      /^23\.5% of the test text's characters \(4 of 17, e\.g\. "ß", "€"\) never occur in the run's training data.*retrain with these files in the data\.$/,
+    );
   });
 
   it('refuses pairs for a decoder-only run, no matching files and a non-positive maxPairs', async () => {
-    await expect(evaluateFiles(lm, { kind: 'pairs', source: 'x.tsv', target: null }, { maxPairs: 1 })).rejects.toThrow(/decoder-only language model.*--data GLOB/);
+    await expect(evaluateFiles(lm, { kind: 'pairs', source: 'x.tsv', target: null }, { maxPairs: 1 })).rejects.toThrow(
+      /decoder-only language model.*--data GLOB/,
+    );
     await expect(evaluateFiles(lm, docs(['nothing/**/*.txt']), { maxPairs: 1 })).rejects.toThrow(/No files match/);
     await expect(evaluateFiles(lm, docs(['same']), { maxPairs: 0 })).rejects.toThrow(/whole number ≥ 1/);
   });
@@ -189,7 +233,15 @@ describe('evaluateFiles on pairs', () => {
     // Context 12: a target fits with up to 11 tokens (BOS + target, target + EOS), so the
     // last pair (12 '!') is left out of the loss; every pair is decoded (the hypotheses line up
     // with the references), and every greedy decode is 11 '!' (one 13a token each).
-    expect(out).toMatchObject({ kind: 'pairs', context: 12, pairs: 3, pairsTooLong: 1, documents: 0, skipped: [], unseenChars: 0 });
+    expect(out).toMatchObject({
+      kind: 'pairs',
+      context: 12,
+      pairs: 3,
+      pairsTooLong: 1,
+      documents: 0,
+      skipped: [],
+      unseenChars: 0,
+    });
     expect(out.hypotheses).toEqual(['!'.repeat(11), '!'.repeat(11), '!'.repeat(11), '!'.repeat(11)]);
     const t = out.translation as NonNullable<typeof out.translation>;
     expect(t.decoded).toBe(4);
@@ -227,7 +279,11 @@ describe('evaluateFiles on pairs', () => {
     const hyps = path.join(dir, 'rec', 'hyps.txt');
     const before = (await readEvaluations(NODE_FS, mt.runDir)).evaluations.length;
     const beam = { strategy: 'beam', beam: 3, lengthPenalty: 0.6 } as const;
-    const out = await evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 10, decoding: beam, tokenize: 'char', hypothesesFile: hyps });
+    const out = await evaluateFiles(
+      mt,
+      { kind: 'pairs', source: tsv as string, target: null },
+      { maxPairs: 10, decoding: beam, tokenize: 'char', hypothesesFile: hyps },
+    );
     expect(fs.readFileSync(hyps, 'utf8')).toBe(out.hypotheses.map((h) => `${h}\n`).join(''));
     const t = out.translation as NonNullable<typeof out.translation>;
     expect(t.decoding).toEqual(beam);
@@ -235,14 +291,22 @@ describe('evaluateFiles on pairs', () => {
     expect(t.bleu).toBeCloseTo(corpusBleu(out.hypotheses, ['! a', 'b !', 'a'], 'char').score, 12);
     // Each hypothesis is the best beam of decodeTarget, in test order.
     const srcs = ['a b', 'b a', 'a a'].map((s) => mt.tok.encode(s, { eos: true }));
-    expect(out.hypotheses).toEqual(srcs.map((s) => mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, s, beam), { skipSpecial: true })));
-    const { evaluations, skipped } = (await readEvaluations(NODE_FS, mt.runDir));
+    expect(out.hypotheses).toEqual(
+      srcs.map((s) => mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, s, beam), { skipSpecial: true })),
+    );
+    const { evaluations, skipped } = await readEvaluations(NODE_FS, mt.runDir);
     expect([evaluations.length, skipped]).toEqual([before + 1, 0]);
     const rec = evaluations.at(-1);
     expect(rec).toEqual(out.record);
     const bytes = fs.readFileSync(tsv as string);
     expect(rec).toMatchObject({
-      version: 1, step: mt.step, data: 'pairs', items: 3, hypothesesFile: hyps, loss: out.loss, bpb: out.bpb,
+      version: 1,
+      step: mt.step,
+      data: 'pairs',
+      items: 3,
+      hypothesesFile: hyps,
+      loss: out.loss,
+      bpb: out.bpb,
       files: [{ path: tsv, bytes: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') }],
     });
     expect(Date.parse(rec?.at ?? '')).toBeGreaterThan(Date.now() - 60_000);
@@ -259,7 +323,9 @@ describe('evaluateFiles on pairs', () => {
     const log = path.join(mt.runDir, 'evaluations.jsonl');
     const before = fs.readFileSync(log, 'utf8');
     const io = failingIo((f) => f === log, 1);
-    await expect(evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 1, io })).rejects.toThrow(`Disk full while writing ${log}; nothing was half-written`);
+    await expect(
+      evaluateFiles(mt, { kind: 'pairs', source: tsv as string, target: null }, { maxPairs: 1, io }),
+    ).rejects.toThrow(`Disk full while writing ${log}; nothing was half-written`);
     expect(fs.readFileSync(log, 'utf8')).toBe(before);
   });
 
@@ -270,20 +336,40 @@ describe('evaluateFiles on pairs', () => {
     await mem.mkdir(lm.runDir);
     await mem.mkdir(mt.runDir);
     await writeFile(mem, `${root}/test.txt`, 'the cat sat on the log. ');
-    const out = await evaluateOn(mem, lm, { kind: 'documents', paths: [`${root}/test.txt`], cwd: root, glob: false }, { maxPairs: 1 });
+    const out = await evaluateOn(
+      mem,
+      lm,
+      { kind: 'documents', paths: [`${root}/test.txt`], cwd: root, glob: false },
+      { maxPairs: 1 },
+    );
     expect(out.source).toBe('1 document under /home/me/notes');
     expect(out.record.source).toBe(out.source);
     expect(out.record.files.map((f) => f.path)).toEqual([`${root}/test.txt`]);
     await writeFile(mem, `${root}/p.src`, 'a b\n');
     await writeFile(mem, `${root}/p.tgt`, '! a\n');
-    const pairs = await evaluateOn(mem, mt, { kind: 'pairs', source: `${root}/p.src`, target: `${root}/p.tgt` }, { maxPairs: 1 });
+    const pairs = await evaluateOn(
+      mem,
+      mt,
+      { kind: 'pairs', source: `${root}/p.src`, target: `${root}/p.tgt` },
+      { maxPairs: 1 },
+    );
     expect(pairs.source).toBe('/home/me/notes/p.src → /home/me/notes/p.tgt (1 pair)');
   });
 
   it('reads two line files too, and caps the decodes at maxPairs', async () => {
     const [src, tgt] = write({ 'p.src': 'a b\nb a\na a\n', 'p.tgt': '! a\nb !\na\n' });
-    const out = await evaluateFiles(mt, { kind: 'pairs', source: src as string, target: tgt as string }, { maxPairs: 2 });
-    expect(out).toMatchObject({ pairs: 3, translation: { decoded: 2 }, pairsTooLong: 0, tokens: 4 + 4 + 2, source: `${src} → ${tgt} (3 pairs)` });
+    const out = await evaluateFiles(
+      mt,
+      { kind: 'pairs', source: src as string, target: tgt as string },
+      { maxPairs: 2 },
+    );
+    expect(out).toMatchObject({
+      pairs: 3,
+      translation: { decoded: 2 },
+      pairsTooLong: 0,
+      tokens: 4 + 4 + 2,
+      source: `${src} → ${tgt} (3 pairs)`,
+    });
     expect(out.record.files.map((f) => f.path)).toEqual([src, tgt]);
     expect(Number.isFinite(out.loss)).toBe(true);
   });
@@ -294,15 +380,23 @@ describe('evaluateFiles on pairs', () => {
     expect([out.pairs, out.pairsTooLong, out.sourcesCut, out.hypotheses.length]).toEqual([2, 1, 1, 3]);
     const long = mt.tok.encode('a b '.repeat(10), { eos: true });
     const cut = Int32Array.of(...long.subarray(0, mt.model.maxSrcLen - 1), mt.tok.specialIds.eos);
-    expect(out.hypotheses[1]).toBe(mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, cut, { strategy: 'greedy' }), { skipSpecial: true }));
+    expect(out.hypotheses[1]).toBe(
+      mt.tok.decode(decodeTarget(mt.model, mt.tok.specialIds, cut, { strategy: 'greedy' }), { skipSpecial: true }),
+    );
   });
 
   it('refuses unequal pair files, pairs all longer than the context, and documents', async () => {
     const [src, tgt] = write({ 'u.src': 'a\nb\na\n', 'u.tgt': 'b\na\n' });
-    await expect(evaluateFiles(mt, { kind: 'pairs', source: src as string, target: tgt as string }, { maxPairs: 1 })).rejects.toThrow(/different line counts: .*has 3, .*has 2/);
+    await expect(
+      evaluateFiles(mt, { kind: 'pairs', source: src as string, target: tgt as string }, { maxPairs: 1 }),
+    ).rejects.toThrow(/different line counts: .*has 3, .*has 2/);
     const [long] = write({ 'long.tsv': `a\t${'a '.repeat(8)}\n${'b '.repeat(8)}\tb` });
-    await expect(evaluateFiles(mt, { kind: 'pairs', source: long as string, target: null }, { maxPairs: 1 })).rejects.toThrow(/^All 2 test pairs are too long for the model's context of 12 tokens/);
-    await expect(evaluateFiles(mt, docs(['same']), { maxPairs: 1 })).rejects.toThrow(/encoder-decoder.*--pairs SRC TGT/);
+    await expect(
+      evaluateFiles(mt, { kind: 'pairs', source: long as string, target: null }, { maxPairs: 1 }),
+    ).rejects.toThrow(/^All 2 test pairs are too long for the model's context of 12 tokens/);
+    await expect(evaluateFiles(mt, docs(['same']), { maxPairs: 1 })).rejects.toThrow(
+      /encoder-decoder.*--pairs SRC TGT/,
+    );
   });
 });
 
@@ -310,7 +404,9 @@ describe('unseen characters', () => {
   it('counts code points, lone surrogates as unseen, most frequent first', () => {
     const u = countUnseenChars(['ab€', '€\ud800x👋'], mt.tok); // x, €, 👋 and the lone surrogate are not in a, b, !, space
     expect(u).toEqual({ characters: 7, unseen: 5, examples: ['€', '\ud800', 'x', '👋'] });
-    expect(() => refuseUnseenChars(u)).toThrow(/^71\.4% of the test text's characters \(5 of 7, e\.g\. "€", "\\ud800", "x", "👋"\)/);
+    expect(() => refuseUnseenChars(u)).toThrow(
+      /^71\.4% of the test text's characters \(5 of 7, e\.g\. "€", "\\ud800", "x", "👋"\)/,
+    );
     expect(() => refuseUnseenChars({ characters: 100, unseen: 5, examples: ['x'] })).not.toThrow(); // exactly 5% passes
   });
 

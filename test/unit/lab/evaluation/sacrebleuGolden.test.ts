@@ -28,7 +28,10 @@ interface GoldenBleu {
 
 interface Golden {
   readonly sacrebleu: string;
-  readonly languages: Record<string, { lines: number; bleu: Record<BleuTokenize, GoldenBleu>; chrf: { score: number; signature: string } }>;
+  readonly languages: Record<
+    string,
+    { lines: number; bleu: Record<BleuTokenize, GoldenBleu>; chrf: { score: number; signature: string } }
+  >;
   readonly edge: { lines: string[]; tokens: Record<BleuTokenize, string[][]> };
 }
 
@@ -42,7 +45,8 @@ function lines(name: string): string[] {
 describe('BLEU and chrF against sacreBLEU', () => {
   it('covers every tokenizer we offer, in four languages', () => {
     expect(Object.keys(golden.languages).sort()).toEqual(['de', 'en', 'ja', 'zh']);
-    for (const lang of Object.values(golden.languages)) expect(Object.keys(lang.bleu).sort()).toEqual([...BLEU_TOKENIZE].sort());
+    for (const lang of Object.values(golden.languages))
+      expect(Object.keys(lang.bleu).sort()).toEqual([...BLEU_TOKENIZE].sort());
   });
 
   for (const [lang, g] of Object.entries(golden.languages)) {
@@ -71,7 +75,9 @@ describe('BLEU and chrF against sacreBLEU', () => {
 
   for (const tok of BLEU_TOKENIZE) {
     it(`${tok} splits hard lines exactly as sacreBLEU does`, () => {
-      golden.edge.lines.forEach((line, i) => expect(bleuTokens(line, tok), JSON.stringify(line)).toEqual(golden.edge.tokens[tok][i]));
+      golden.edge.lines.forEach((line, i) =>
+        expect(bleuTokens(line, tok), JSON.stringify(line)).toEqual(golden.edge.tokens[tok][i]),
+      );
     });
   }
 });

@@ -10,7 +10,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DiskFullError, FileError, MAX_NAME_BYTES, diskError, fileErrorData, fitName, folderError } from '../../../../src/lab/files/fileErrors';
+import {
+  DiskFullError,
+  FileError,
+  MAX_NAME_BYTES,
+  diskError,
+  fileErrorData,
+  fitName,
+  folderError,
+} from '../../../../src/lab/files/fileErrors';
 import { writeFile } from '../../../../src/lab/files/labFs';
 import { NodeFs } from '../../../../src/lab/files/nodeFs';
 import type { FileIo } from '../../../../src/lab/runs/atomicFile';
@@ -23,7 +31,8 @@ import { platformOf, tinySpec } from '../tinyRuns';
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-file-errors-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-const nodeError = (code: string, message = `${code}: something, open '/x'`): Error => Object.assign(new Error(message), { code });
+const nodeError = (code: string, message = `${code}: something, open '/x'`): Error =>
+  Object.assign(new Error(message), { code });
 const bytes = (s: string): number => new TextEncoder().encode(s).length;
 
 describe('diskError', () => {
@@ -36,7 +45,10 @@ describe('diskError', () => {
     ['FileNotADirectory', /^Cannot use \/r\/f: part of that path is a file/],
     ['EISDIR', /^\/r\/f is a folder where a file must be; remove or rename that folder/],
     ['FileIsADirectory', /^\/r\/f is a folder where a file must be/],
-    ['ENAMETOOLONG', /^Cannot use \/r\/f: a name in it is longer than the file system allows \(255 bytes\); choose a shorter name\.$/],
+    [
+      'ENAMETOOLONG',
+      /^Cannot use \/r\/f: a name in it is longer than the file system allows \(255 bytes\); choose a shorter name\.$/,
+    ],
     ['EEXIST', /^\/r\/f already exists and is not a folder; remove or rename it/],
     ['FileExists', /^\/r\/f already exists/],
     ['ERR_FS_FILE_TOO_LARGE', /^\/r\/f is over 2 GiB/],
@@ -51,7 +63,9 @@ describe('diskError', () => {
   });
 
   it('reads the code from the message of an error that lost it crossing a thread or VS Code', () => {
-    expect((diskError(new Error("Unable to write file '/r/f' (EROFS: read-only file system)"), '/r/f') as Error).message).toMatch(/the disk is read-only/);
+    expect(
+      (diskError(new Error("Unable to write file '/r/f' (EROFS: read-only file system)"), '/r/f') as Error).message,
+    ).toMatch(/the disk is read-only/);
     expect(DiskFullError.is(diskError(new Error('ENOSPC: no space left on device'), '/r/f'))).toBe(true);
   });
 
@@ -60,13 +74,23 @@ describe('diskError', () => {
     expect(diskError(inner, '/r/run')).toBe(inner);
     const other = new TypeError('a bug');
     expect(diskError(other, '/r/f')).toBe(other);
-    expect((folderError(diskError(nodeError('ENOTDIR'), '/r/a-file/.run.export-abc123'), '/r/a-file/run') as Error).message).toMatch(/^Cannot use \/r\/a-file\/run: part of that path is a file/);
+    expect(
+      (folderError(diskError(nodeError('ENOTDIR'), '/r/a-file/.run.export-abc123'), '/r/a-file/run') as Error).message,
+    ).toMatch(/^Cannot use \/r\/a-file\/run: part of that path is a file/);
   });
 
   it('gives the CLI and the workers their code and line: told, crossed as data, or a bare Node error with its path', () => {
-    expect(fileErrorData(diskError(nodeError('EROFS'), '/r/f'))).toEqual({ code: 'file/unusable', message: expect.stringMatching(/^Cannot write \/r\/f/) });
-    expect(fileErrorData(Object.assign(new Error('Cannot write /r/f: …'), { code: 'file/unusable' }))).toEqual({ code: 'file/unusable', message: 'Cannot write /r/f: …' });
-    expect(fileErrorData(Object.assign(nodeError('ENOTDIR'), { path: '/dev/null/x' }))?.message).toMatch(/^Cannot use \/dev\/null\/x: part of that path is a file/);
+    expect(fileErrorData(diskError(nodeError('EROFS'), '/r/f'))).toEqual({
+      code: 'file/unusable',
+      message: expect.stringMatching(/^Cannot write \/r\/f/),
+    });
+    expect(fileErrorData(Object.assign(new Error('Cannot write /r/f: …'), { code: 'file/unusable' }))).toEqual({
+      code: 'file/unusable',
+      message: 'Cannot write /r/f: …',
+    });
+    expect(fileErrorData(Object.assign(nodeError('ENOTDIR'), { path: '/dev/null/x' }))?.message).toMatch(
+      /^Cannot use \/dev\/null\/x: part of that path is a file/,
+    );
     expect(fileErrorData(nodeError('ENOTDIR'))).toBeNull(); // no file to name: not told here
     expect(fileErrorData(new Error('x'))).toBeNull();
   });
@@ -99,8 +123,12 @@ function refusingIo(code: string, hit: (p: string) => boolean): FileIo {
 describe("Node's file system on a disk that refuses", () => {
   it('tells a read-only disk and a refused permission in one line naming the file', async () => {
     const ro = new NodeFs(refusingIo('EROFS', (p) => p !== tmp)); // the folder is there: its files are refused
-    await expect(writeFile(ro, path.join(tmp, 'a.json'), '{}')).rejects.toThrow(/^Cannot write .*a\.json: the disk is read-only/);
-    await expect(ro.appendLine(path.join(tmp, 'log.jsonl'), '{}\n')).rejects.toThrow(/^Cannot write .*log\.jsonl: the disk is read-only/);
+    await expect(writeFile(ro, path.join(tmp, 'a.json'), '{}')).rejects.toThrow(
+      /^Cannot write .*a\.json: the disk is read-only/,
+    );
+    await expect(ro.appendLine(path.join(tmp, 'log.jsonl'), '{}\n')).rejects.toThrow(
+      /^Cannot write .*log\.jsonl: the disk is read-only/,
+    );
     const denied = new NodeFs(refusingIo('EACCES', (p) => p.endsWith('sub')));
     await expect(denied.mkdir(path.join(tmp, 'sub'))).rejects.toThrow(/^Permission denied for .*sub;/);
   });
@@ -109,7 +137,9 @@ describe("Node's file system on a disk that refuses", () => {
     const nfs = new NodeFs();
     fs.mkdirSync(path.join(tmp, 'folder'));
     await expect(nfs.readFile(path.join(tmp, 'folder'))).rejects.toThrow(/folder is a folder where a file must be/);
-    await expect(nfs.readRange(path.join(tmp, 'folder'), 0, 4)).rejects.toThrow(/folder is a folder where a file must be/);
+    await expect(nfs.readRange(path.join(tmp, 'folder'), 0, 4)).rejects.toThrow(
+      /folder is a folder where a file must be/,
+    );
     fs.writeFileSync(path.join(tmp, 'plain'), 'x');
     await expect(nfs.list(path.join(tmp, 'plain'))).rejects.toThrow(/plain: part of that path is a file/);
     await expect(nfs.remove(path.join(tmp, 'plain', 'below'))).resolves.toBeUndefined();
@@ -121,8 +151,21 @@ describe('a training session on a disk that refuses', () => {
     const runDir = path.join(tmp, 'run');
     const events: WorkerToHost[] = [];
     const nfs = new NodeFs(refusingIo('EROFS', (p) => p.endsWith('metrics.jsonl')));
-    await runSession(platformOf(nfs), runDir, tinySpec({ kind: 'task', task: 'reverse' }, 2), false, new SessionControl(), (m) => events.push(m));
+    await runSession(
+      platformOf(nfs),
+      runDir,
+      tinySpec({ kind: 'task', task: 'reverse' }, 2),
+      false,
+      new SessionControl(),
+      (m) => events.push(m),
+    );
     const fail = events.find((e) => e.type === 'train/didFail');
-    expect(fail).toMatchObject({ type: 'train/didFail', error: { code: 'file/unusable', message: expect.stringMatching(/^Cannot write .*metrics\.jsonl: the disk is read-only/) } });
+    expect(fail).toMatchObject({
+      type: 'train/didFail',
+      error: {
+        code: 'file/unusable',
+        message: expect.stringMatching(/^Cannot write .*metrics\.jsonl: the disk is read-only/),
+      },
+    });
   });
 });

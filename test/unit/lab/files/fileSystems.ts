@@ -27,7 +27,11 @@ export interface TestFs {
   put(dir: string, files: Readonly<Record<string, string | Uint8Array>>): Promise<string[]>;
 }
 
-async function putFiles(lab: LabFs, dir: string, files: Readonly<Record<string, string | Uint8Array>>): Promise<string[]> {
+async function putFiles(
+  lab: LabFs,
+  dir: string,
+  files: Readonly<Record<string, string | Uint8Array>>,
+): Promise<string[]> {
   const out: string[] = [];
   for (const [name, data] of Object.entries(files)) {
     const p = lab.join(dir, name);

@@ -5,7 +5,16 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import { TEMP_FILE, completeLines, exists, listNames, readText, removeStaleTemps, scratchFolder, writeFile } from '../../../../src/lab/files/labFs';
+import {
+  TEMP_FILE,
+  completeLines,
+  exists,
+  listNames,
+  readText,
+  removeStaleTemps,
+  scratchFolder,
+  writeFile,
+} from '../../../../src/lab/files/labFs';
 import { shownPath, shownPathsIn } from '../../../../src/lab/files/slashPaths';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { FILE_SYSTEMS, memoryTestFs, remoteTestFs } from './fileSystems';
@@ -37,7 +46,10 @@ describe.each(FILE_SYSTEMS)('the lab file system on $name', ({ make }) => {
     expect((await fs.stat(fs.join(d, 'sub')))?.kind).toBe('directory');
     await writeFile(fs, fs.join(d, 'sub', 'y.bin'), new Uint8Array([0, 1, 2, 3, 4, 5]));
     const entries = (await fs.list(fs.join(d, 'sub'))).sort((a, b) => a.name.localeCompare(b.name));
-    expect(entries).toEqual([{ name: 'deep', kind: 'directory' }, { name: 'y.bin', kind: 'file' }]);
+    expect(entries).toEqual([
+      { name: 'deep', kind: 'directory' },
+      { name: 'y.bin', kind: 'file' },
+    ]);
     expect(await fs.readRange(fs.join(d, 'sub', 'y.bin'), 2, 3)).toEqual(new Uint8Array([2, 3, 4]));
     expect(await fs.readRange(fs.join(d, 'sub', 'y.bin'), 4, 10)).toEqual(new Uint8Array([4, 5]));
     await expect(fs.readFile(fs.join(d, 'missing'))).rejects.toThrow();
@@ -49,8 +61,14 @@ describe.each(FILE_SYSTEMS)('the lab file system on $name', ({ make }) => {
     const d = await dir();
     const a = fs.join(d, 'a.json');
     const b = fs.join(d, 'b.json');
-    await fs.writeFiles([{ path: a, data: 'one' }, { path: b, data: 'two' }]);
-    await fs.writeFiles([{ path: a, data: 'three' }, { path: b, data: new Uint8Array([52]) }]);
+    await fs.writeFiles([
+      { path: a, data: 'one' },
+      { path: b, data: 'two' },
+    ]);
+    await fs.writeFiles([
+      { path: a, data: 'three' },
+      { path: b, data: new Uint8Array([52]) },
+    ]);
     expect(await readText(fs, a)).toBe('three');
     expect(await readText(fs, b)).toBe('4');
     expect((await listNames(fs, d)).sort()).toEqual(['a.json', 'b.json']);
@@ -141,7 +159,8 @@ describe('a web worker file system (RemoteFs)', () => {
     await remote.appendLine('/runs/log.jsonl', 'a\n');
     // Nothing else is asked of the remote side (a call would send the lines itself); a busy
     // machine may run the timer late, so the host is watched for a generous while.
-    for (let i = 0; i < 100 && (await host.stat('/runs/log.jsonl')) === null; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await host.stat('/runs/log.jsonl')) === null; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(await readText(host, '/runs/log.jsonl')).toBe('a\n');
   });
 
@@ -184,10 +203,14 @@ describe('paths as a person reads them (shownPath)', () => {
 
 describe('paths inside a message as a person reads them (shownPathsIn)', () => {
   it('rewrites every URI root in a message and leaves the rest, names with spaces and web addresses alone', () => {
-    expect(shownPathsIn('All 2 files given under vscode-remote://127.0.0.1:8080/home/me/my notes were skipped (a.md is 2 MB).'))
-      .toBe('All 2 files given under /home/me/my notes were skipped (a.md is 2 MB).');
-    expect(shownPathsIn('"vscode-vfs://github/owner/repo/x" and (memfs:///a b) at vscode-remote://host'))
-      .toBe('"github/owner/repo/x" and (memfs:/a b) at /');
+    expect(
+      shownPathsIn(
+        'All 2 files given under vscode-remote://127.0.0.1:8080/home/me/my notes were skipped (a.md is 2 MB).',
+      ),
+    ).toBe('All 2 files given under /home/me/my notes were skipped (a.md is 2 MB).');
+    expect(shownPathsIn('"vscode-vfs://github/owner/repo/x" and (memfs:///a b) at vscode-remote://host')).toBe(
+      '"github/owner/repo/x" and (memfs:/a b) at /',
+    );
     expect(shownPathsIn('see https://example.org/x, file:///tmp/run')).toBe('see https://example.org/x, /tmp/run');
     expect(shownPathsIn('nothing here: step 3/4')).toBe('nothing here: step 3/4');
   });

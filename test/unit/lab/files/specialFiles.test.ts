@@ -44,14 +44,18 @@ function withSpecial(special: Special, name: string): { dir: string; file: strin
 
 /** A tiny valid safetensors file (one tensor), for the readers that open the checkpoint before config.json. */
 function validCheckpoint(file: string): void {
-  nodeFs.writeFileSync(file, encodeSafetensors([{ name: 'x', dtype: 'F32', shape: [1], data: new Float32Array(1) }], { format: 'pt' }));
+  nodeFs.writeFileSync(
+    file,
+    encodeSafetensors([{ name: 'x', dtype: 'F32', shape: [1], data: new Float32Array(1) }], { format: 'pt' }),
+  );
 }
 
 async function refusal(f: () => Promise<unknown>): Promise<string> {
   try {
     await f();
   } catch (e) {
-    if (!EngineError.is(e) && !FileError.is(e)) throw new Error(`expected an EngineError or a FileError, got ${String(e)}`);
+    if (!EngineError.is(e) && !FileError.is(e))
+      throw new Error(`expected an EngineError or a FileError, got ${String(e)}`);
     expect(e.message).not.toMatch(/\n/);
     return e.message;
   }
@@ -68,28 +72,48 @@ const READERS: readonly [string, string, (dir: string, file: string) => Promise<
   ['snapshot', 'snapshots/step-5.safetensors', (dir) => readSnapshot(NODE_FS, dir, 5)],
   ['pairs file', 'pairs.tsv', (_dir, file) => readPairs(NODE_FS, file, null)],
   ['imported checkpoint', 'model.safetensors', (dir) => openCheckpoint(NODE_FS, dir)],
-  ['config.json', 'config.json', (dir) => {
-    validCheckpoint(path.join(dir, 'model.safetensors'));
-    return openCheckpoint(NODE_FS, dir);
-  }],
-  ['tokenizer.json to import', 'tokenizer.json', (dir, file) => loadImportTokenizer(NODE_FS, path.join(dir, 'model.safetensors'), file)],
-  ['vocab.json', 'vocab.json', (dir, file) => {
-    nodeFs.writeFileSync(path.join(dir, 'merges.txt'), '#version: 0.2\n');
-    return loadImportTokenizer(NODE_FS, path.join(dir, 'model.safetensors'), file);
-  }],
-  ['merges.txt', 'merges.txt', (dir) => {
-    nodeFs.writeFileSync(path.join(dir, 'vocab.json'), '{}');
-    return loadImportTokenizer(NODE_FS, path.join(dir, 'model.safetensors'), path.join(dir, 'vocab.json'));
-  }],
+  [
+    'config.json',
+    'config.json',
+    (dir) => {
+      validCheckpoint(path.join(dir, 'model.safetensors'));
+      return openCheckpoint(NODE_FS, dir);
+    },
+  ],
+  [
+    'tokenizer.json to import',
+    'tokenizer.json',
+    (dir, file) => loadImportTokenizer(NODE_FS, path.join(dir, 'model.safetensors'), file),
+  ],
+  [
+    'vocab.json',
+    'vocab.json',
+    (dir, file) => {
+      nodeFs.writeFileSync(path.join(dir, 'merges.txt'), '#version: 0.2\n');
+      return loadImportTokenizer(NODE_FS, path.join(dir, 'model.safetensors'), file);
+    },
+  ],
+  [
+    'merges.txt',
+    'merges.txt',
+    (dir) => {
+      nodeFs.writeFileSync(path.join(dir, 'vocab.json'), '{}');
+      return loadImportTokenizer(NODE_FS, path.join(dir, 'model.safetensors'), path.join(dir, 'vocab.json'));
+    },
+  ],
 ];
 
 describe.runIf(posix)('special files are refused before they are read', () => {
-  const cases = READERS.flatMap(([what, name, read]) => (['fifo', '/dev/zero', '/dev/urandom'] as const).map((s) => [what, s, name, read] as const));
+  const cases = READERS.flatMap(([what, name, read]) =>
+    (['fifo', '/dev/zero', '/dev/urandom'] as const).map((s) => [what, s, name, read] as const),
+  );
   it.each(cases)('%s as %s', async (_what, special, name, read) => {
     const { dir, file } = withSpecial(special, name);
     const msg = await refusal(() => read(dir, file));
     expect(msg).toContain(path.basename(file));
-    expect(msg).toMatch(special === 'fifo' ? /is a FIFO \(named pipe\), not a regular file/ : /is a device, not a regular file/);
+    expect(msg).toMatch(
+      special === 'fifo' ? /is a FIFO \(named pipe\), not a regular file/ : /is a device, not a regular file/,
+    );
   });
 });
 
@@ -109,22 +133,32 @@ describe('size caps per kind of file', () => {
     nodeFs.mkdirSync(dir);
     nodeFs.writeFileSync(path.join(dir, 'metrics.jsonl'), '');
     nodeFs.truncateSync(path.join(dir, 'metrics.jsonl'), FILE_CAPS['metrics log'].bytes + 1);
-    expect(await refusal(() => readMetrics(NODE_FS, dir))).toMatch(/metrics\.jsonl is .* a metrics log may hold; move it aside/);
+    expect(await refusal(() => readMetrics(NODE_FS, dir))).toMatch(
+      /metrics\.jsonl is .* a metrics log may hold; move it aside/,
+    );
     nodeFs.writeFileSync(path.join(dir, 'config.json'), ' '.repeat(FILE_CAPS['config.json'].bytes + 1));
-    expect(await refusal(() => readCapped(NODE_FS, path.join(dir, 'config.json'), 'config.json'))).toMatch(/config\.json is 4\.0 MB, more than the 4\.0 MB a config\.json may hold/);
+    expect(await refusal(() => readCapped(NODE_FS, path.join(dir, 'config.json'), 'config.json'))).toMatch(
+      /config\.json is 4\.0 MB, more than the 4\.0 MB a config\.json may hold/,
+    );
   });
 });
 
 describe.runIf(nodeFs.existsSync('/proc/self'))('folders that cannot be created', () => {
   it('refuses --out under /proc in one line instead of looping in mkdir', async () => {
     const msg = await refusal(() => NODE_FS.mkdir('/proc/attention-lab-out/run'));
-    expect(msg).toBe('Cannot create /proc/attention-lab-out/run: /proc takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.');
-    expect(await refusal(() => NODE_FS.writeFiles([{ path: '/proc/attention-lab-out/run.json', data: '{}' }]))).toMatch(/^Cannot create \/proc\/attention-lab-out: \/proc takes no new folders/);
+    expect(msg).toBe(
+      'Cannot create /proc/attention-lab-out/run: /proc takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.',
+    );
+    expect(await refusal(() => NODE_FS.writeFiles([{ path: '/proc/attention-lab-out/run.json', data: '{}' }]))).toMatch(
+      /^Cannot create \/proc\/attention-lab-out: \/proc takes no new folders/,
+    );
   });
 
   it('refuses a folder below a file', async () => {
     const file = path.join(root, `plain-${n++}`);
     nodeFs.writeFileSync(file, 'x');
-    expect(await refusal(() => NODE_FS.mkdir(path.join(file, 'a', 'b')))).toMatch(/: part of that path is a file where a folder must be/);
+    expect(await refusal(() => NODE_FS.mkdir(path.join(file, 'a', 'b')))).toMatch(
+      /: part of that path is a file where a folder must be/,
+    );
   });
 });

@@ -3,7 +3,12 @@ import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { allHeads } from '../../../../src/engine/models/heads';
 import type { Batch } from '../../../../src/engine/models/inputs';
-import { headImportance, lossWithHeadsOff, openRunWithValidation, predictWithHeadsOff } from '../../../../src/lab/inference/ablate';
+import {
+  headImportance,
+  lossWithHeadsOff,
+  openRunWithValidation,
+  predictWithHeadsOff,
+} from '../../../../src/lab/inference/ablate';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import { tinySpec, trainTiny } from '../tinyRuns';
 
@@ -23,7 +28,9 @@ describe('head ablation on a trained reverse model', () => {
       mt.model.forward(b, { train: false, labelSmoothing: 0, ablate: [] });
       expect(Float32Array.from(mt.model.logits())).toEqual(plain);
     }
-    expect(predictWithHeadsOff(mt, { src: 'abc', tgt: 'cba' }, [])).toEqual(predictWithHeadsOff(mt, { src: 'abc', tgt: 'cba' }, []));
+    expect(predictWithHeadsOff(mt, { src: 'abc', tgt: 'cba' }, [])).toEqual(
+      predictWithHeadsOff(mt, { src: 'abc', tgt: 'cba' }, []),
+    );
   });
 
   it('ablating every head raises the validation loss', () => {

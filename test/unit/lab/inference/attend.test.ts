@@ -11,7 +11,8 @@ function rowSums(m: AttentionMapData): number[] {
   const [H, T, S] = m.shape;
   const p = probsOf(m.data);
   const sums: number[] = [];
-  for (let h = 0; h < H; h++) for (let t = 0; t < T; t++) sums.push(p.subarray((h * T + t) * S, (h * T + t + 1) * S).reduce((a, b) => a + b, 0));
+  for (let h = 0; h < H; h++)
+    for (let t = 0; t < T; t++) sums.push(p.subarray((h * T + t) * S, (h * T + t + 1) * S).reduce((a, b) => a + b, 0));
   return sums;
 }
 
@@ -37,18 +38,21 @@ describe('attendText', () => {
     for (const m of s.maps) {
       expect(m.shape).toEqual([4, 9, 9]);
       for (const x of rowSums(m)) expect(Math.abs(x - 1)).toBeLessThan(0.02); // 8-bit codes
-      for (let h = 0; h < 4; h++) for (let t = 0; t < 9; t++) for (let k = t + 1; k < 9; k++) expect(m.data[(h * 9 + t) * 9 + k]).toBe(0); // no attention to the future
+      for (let h = 0; h < 4; h++)
+        for (let t = 0; t < 9; t++) for (let k = t + 1; k < 9; k++) expect(m.data[(h * 9 + t) * 9 + k]).toBe(0); // no attention to the future
       expect(m.pool).toBeUndefined();
     }
     expect(s.masks.length).toBeGreaterThan(0);
   });
 
-  it('carries every head\'s scores: positional ones of the text, induction of the run\'s diagnostic sequence', () => {
+  it("carries every head's scores: positional ones of the text, induction of the run's diagnostic sequence", () => {
     const a = attend(lm, 'the hand');
     const b = attend(lm, 'a cat sat on the mat');
     expect(a.source).toBe('selection');
     const heads = a.headScores ?? [];
-    expect(heads.map((x) => `${x.stack}.${x.layer}.${x.head}`)).toEqual([0, 1].flatMap((l) => [0, 1, 2, 3].map((h) => `decoder.self.${l}.${h}`)));
+    expect(heads.map((x) => `${x.stack}.${x.layer}.${x.head}`)).toEqual(
+      [0, 1].flatMap((l) => [0, 1, 2, 3].map((h) => `decoder.self.${l}.${h}`)),
+    );
     // previousToken of layer 0, head 2, from the map itself: mean over t ≥ 1 of A[t, t−1].
     const m = a.maps[0] as AttentionMapData;
     const T = m.shape[1];
@@ -59,7 +63,8 @@ describe('attendText', () => {
     // Scored in float32 before the map was coded to 8 bits: equal to the coded map's within its precision.
     expect(h2 && 'previousToken' in h2 ? h2.previousToken : NaN).toBeCloseTo(sum / (T - 1), 2);
     // Induction is measured on the diagnostic sequence, not the text: the same for both texts.
-    const induction = (s: typeof a): number[] => (s.headScores ?? []).map((x) => ('induction' in x.scores ? x.scores.induction : NaN));
+    const induction = (s: typeof a): number[] =>
+      (s.headScores ?? []).map((x) => ('induction' in x.scores ? x.scores.induction : NaN));
     expect(induction(a)).toEqual(induction(b));
     expect((b.headScores ?? []).map((x) => x.scores.entropy)).not.toEqual(heads.map((x) => x.scores.entropy));
     // An encoder-decoder's selection has its cross-attention alignment scored too.
@@ -81,7 +86,8 @@ describe('attendText', () => {
     (got.headScores ?? []).forEach((h, i) => {
       const w = want.headScores?.[i];
       expect([h.stack, h.layer, h.head]).toEqual([w?.stack, w?.layer, w?.head]);
-      for (const [k, v] of Object.entries(h.scores)) expect(v).toBeCloseTo(((w as NonNullable<typeof w>).scores as Record<string, number>)[k] as number, 5);
+      for (const [k, v] of Object.entries(h.scores))
+        expect(v).toBeCloseTo(((w as NonNullable<typeof w>).scores as Record<string, number>)[k] as number, 5);
     });
   });
 
@@ -96,9 +102,16 @@ describe('attendText', () => {
     expect(over.shape).toEqual([4, Math.ceil(T / 2), Math.ceil(T / 2)]);
     // Each overview cell is the largest code of its 2 × 2 block (the code is monotonic in p).
     const [, R, C] = over.shape;
-    for (const [h, r, c] of [[0, 0, 0], [1, 50, 20], [3, R - 1, C - 1], [2, 100, 99]] as const) {
+    for (const [h, r, c] of [
+      [0, 0, 0],
+      [1, 50, 20],
+      [3, R - 1, C - 1],
+      [2, 100, 99],
+    ] as const) {
       let best = 0;
-      for (let t = 2 * r; t < Math.min(T, 2 * r + 2); t++) for (let k = 2 * c; k < Math.min(T, 2 * c + 2); k++) best = Math.max(best, whole.data[(h * T + t) * T + k] as number);
+      for (let t = 2 * r; t < Math.min(T, 2 * r + 2); t++)
+        for (let k = 2 * c; k < Math.min(T, 2 * c + 2); k++)
+          best = Math.max(best, whole.data[(h * T + t) * T + k] as number);
       expect(over.data[(h * R + r) * C + c]).toBe(best);
     }
     expect(snapshot.tgtTokens).toHaveLength(T);
@@ -107,7 +120,9 @@ describe('attendText', () => {
   it('cuts a text longer than the context to fit', () => {
     const s = attend(lm, 'x'.repeat(100));
     expect(s.tgtTokens).toHaveLength(lm.model.maxLen);
-    expect(s.truncation).toBe("Showing the first 15 of 100 text tokens — the model's context is 16. 100 characters of the text (\"x\") are not in the run's vocabulary: the model reads them as bytes it never trained on.");
+    expect(s.truncation).toBe(
+      'Showing the first 15 of 100 text tokens — the model\'s context is 16. 100 characters of the text ("x") are not in the run\'s vocabulary: the model reads them as bytes it never trained on.',
+    );
     expect(attend(lm, 'the hand').truncation).toBeUndefined();
   });
 
@@ -127,7 +142,17 @@ describe('attendText', () => {
     const text = 'The cat.\nA dog\tsat!';
     const s = attend(bpe, text);
     expect(s.tgtTokens.join('')).toBe('<bos>The·cat.↵A·dog→sat!');
-    const { output } = decodeText(bpe, { input: text, strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 8, seed: 1 });
+    const { output } = decodeText(bpe, {
+      input: text,
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0.6,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 8,
+      seed: 1,
+    });
     for (const t of [...s.tgtTokens, ...output.promptTokens, ...output.tokens]) expect(t).not.toContain('<0x');
   });
 });

@@ -15,7 +15,17 @@ beforeAll(async () => {
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
 });
 
-const params: DecodeParams = { input: 'abc', strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 5, seed: 1 };
+const params: DecodeParams = {
+  input: 'abc',
+  strategy: 'greedy',
+  beam: 1,
+  lengthPenalty: 0.6,
+  temperature: 1,
+  topK: 0,
+  topP: 1,
+  maxTokens: 5,
+  seed: 1,
+};
 
 describe('decodeText', () => {
   it('returns text, tokens, log-probabilities and per-layer attention; streams greedy tokens', () => {
@@ -36,7 +46,9 @@ describe('decodeText', () => {
   });
 
   it('refuses more than MAX_DECODE_TOKENS before a step (greedy would slide on for a billion)', () => {
-    expect(() => decodeText(lm, { ...params, maxTokens: 1e9 })).toThrow(/^A decode generates at most 4096 tokens; asked for 1000000000\. Ask for fewer/);
+    expect(() => decodeText(lm, { ...params, maxTokens: 1e9 })).toThrow(
+      /^A decode generates at most 4096 tokens; asked for 1000000000\. Ask for fewer/,
+    );
     expect(MAX_DECODE_TOKENS).toBe(4096);
   });
 
@@ -49,7 +61,9 @@ describe('decodeText', () => {
     expect(full.output.text).not.toContain('<eos>');
     const beam = decodeText(mt, { ...params, strategy: 'beam', beam: 2, maxTokens: 1000 });
     if (beam.output.stopReason === 'context') {
-      expect(beam.output.contextNote).toBe(`Stopped at the model's context of 24 tokens after ${beam.output.ids.length} of 1000 token(s); beam search does not slide; use greedy or sampling to generate more.`);
+      expect(beam.output.contextNote).toBe(
+        `Stopped at the model's context of 24 tokens after ${beam.output.ids.length} of 1000 token(s); beam search does not slide; use greedy or sampling to generate more.`,
+      );
     }
     expect(withoutEos([5, 6, EOS], EOS)).toEqual([5, 6]);
     expect(withoutEos([5, 6], EOS)).toEqual([5, 6]);
@@ -67,16 +81,36 @@ describe('decodeText', () => {
     if (d.output.stopReason === 'maxTokens') {
       expect(d.output.ids).toHaveLength(200);
       expect(streamed).toHaveLength(200);
-      expect(d.output.contextNote).toBe("Generated 200 tokens past the model's context of 64 with a sliding window: each token was chosen from the last 32–64 tokens before it.");
+      expect(d.output.contextNote).toBe(
+        "Generated 200 tokens past the model's context of 64 with a sliding window: each token was chosen from the last 32–64 tokens before it.",
+      );
       expect(d.output.attention?.queries).toBe(200);
     } else {
       expect(d.output.stopReason).toBe('eos'); // the model may end a document; it never stops at the context
     }
     const within = decodeText(long, { ...p, maxTokens: 20 });
     expect(within.output.contextNote).toBeUndefined();
-    const r = cli(['decode', '--run', long.runDir, '--prompt', 'the ', '--strategy', 'sample', '--seed', '4', '--max-tokens', '200', '--backend', 'reference'], long.runDir);
+    const r = cli(
+      [
+        'decode',
+        '--run',
+        long.runDir,
+        '--prompt',
+        'the ',
+        '--strategy',
+        'sample',
+        '--seed',
+        '4',
+        '--max-tokens',
+        '200',
+        '--backend',
+        'reference',
+      ],
+      long.runDir,
+    );
     expect(r.code).toBe(0);
-    if (d.output.stopReason === 'maxTokens') expect(r.stderr).toContain("past the model's context of 64 with a sliding window");
+    if (d.output.stopReason === 'maxTokens')
+      expect(r.stderr).toContain("past the model's context of 64 with a sliding window");
   });
 
   it('fits a prompt or a source longer than the context, and says how (CLI too)', () => {
@@ -88,14 +122,23 @@ describe('decodeText', () => {
     const d = decodeText(lm, { ...params, input: long, maxTokens: 5 });
     expect(d.output.ids.length).toBeGreaterThan(0);
     expect(d.output.promptTokens).toHaveLength(L);
-    expect(d.output.contextNote).toMatch(new RegExp(`^The prompt of ${long.length} tokens is longer than the model's context of ${L}: continued from its last ${L}\\.`));
+    expect(d.output.contextNote).toMatch(
+      new RegExp(
+        `^The prompt of ${long.length} tokens is longer than the model's context of ${L}: continued from its last ${L}\\.`,
+      ),
+    );
     const beam = decodeText(lm, { ...params, input: long, strategy: 'beam', beam: 2, maxTokens: 4 });
     expect(beam.output.promptTokens).toHaveLength(L - 4); // room left for beam search, which stops at the context
     expect(beam.output.contextNote).toMatch(/continued from its last 12\./);
     const src = decodeText(mt, { ...params, input: 'x'.repeat(40), maxTokens: 3 });
     expect(src.output.promptTokens).toHaveLength(24);
-    expect(src.output.contextNote).toMatch(/^The source of 40 tokens is longer than the model's context of 24: translated its first 23 \(and EOS\)\./);
-    const r = cli(['decode', '--run', lm.runDir, '--prompt', long, '--max-tokens', '5', '--json', '--backend', 'reference'], lm.runDir);
+    expect(src.output.contextNote).toMatch(
+      /^The source of 40 tokens is longer than the model's context of 24: translated its first 23 \(and EOS\)\./,
+    );
+    const r = cli(
+      ['decode', '--run', lm.runDir, '--prompt', long, '--max-tokens', '5', '--json', '--backend', 'reference'],
+      lm.runDir,
+    );
     expect(r.code, r.stderr).toBe(0);
     const j = JSON.parse(r.stdout) as { tokens: number[]; context_note: string };
     expect(j.tokens.length).toBeGreaterThan(0);
@@ -111,26 +154,60 @@ describe('one decode at both front doors', () => {
   });
   afterAll(() => worker?.close());
 
-  type CliDecode = { text: string; tokens: number[]; token_text: string[]; logprobs: number[]; score: number; stop_reason: string; beams?: { text: string; score: number }[] };
+  type CliDecode = {
+    text: string;
+    tokens: number[];
+    token_text: string[];
+    logprobs: number[];
+    score: number;
+    stop_reason: string;
+    beams?: { text: string; score: number }[];
+  };
 
   const cases: [string, () => OpenRun, DecodeParams, string[]][] = [
     ['greedy', () => lm, { ...params, input: 'the ', maxTokens: 8 }, ['--prompt', 'the ', '--max-tokens', '8']],
-    ['beam', () => mt, { ...params, strategy: 'beam', beam: 3, maxTokens: 10 }, ['--src', 'abc', '--strategy', 'beam', '--beam', '3', '--max-tokens', '10']],
-    ['sample', () => lm, { ...params, input: 'the', strategy: 'sample', temperature: 1.5, topK: 5, seed: 3, maxTokens: 10 }, ['--prompt', 'the', '--strategy', 'sample', '--temperature', '1.5', '--top-k', '5', '--seed', '3', '--max-tokens', '10']],
+    [
+      'beam',
+      () => mt,
+      { ...params, strategy: 'beam', beam: 3, maxTokens: 10 },
+      ['--src', 'abc', '--strategy', 'beam', '--beam', '3', '--max-tokens', '10'],
+    ],
+    [
+      'sample',
+      () => lm,
+      { ...params, input: 'the', strategy: 'sample', temperature: 1.5, topK: 5, seed: 3, maxTokens: 10 },
+      [
+        '--prompt',
+        'the',
+        '--strategy',
+        'sample',
+        '--temperature',
+        '1.5',
+        '--top-k',
+        '5',
+        '--seed',
+        '3',
+        '--max-tokens',
+        '10',
+      ],
+    ],
   ];
 
-  it.each(cases)('%s: `attention-lab decode` and the playground give the same tokens, numbers and text', async (_, run, p, flags) => {
-    const r = run();
-    const fromCli = cliJson<CliDecode>(['decode', '--run', r.runDir, '--backend', 'reference', ...flags]);
-    const replies = await worker.request({ type: 'model/decode', runDir: r.runDir, params: p });
-    const last = replies.at(-1);
-    if (last?.type !== 'model/didDecode') throw new Error(JSON.stringify(last));
-    const out: DecodeOutput = last.output;
-    expect(fromCli.tokens).toEqual(out.ids);
-    expect(fromCli.token_text).toEqual(out.tokens);
-    expect(fromCli.logprobs).toEqual(out.logprobs);
-    expect(fromCli.score).toEqual(out.score);
-    expect(fromCli.text).toBe(out.text);
-    expect(fromCli.beams ?? []).toEqual(out.beams);
-  });
+  it.each(cases)(
+    '%s: `attention-lab decode` and the playground give the same tokens, numbers and text',
+    async (_, run, p, flags) => {
+      const r = run();
+      const fromCli = cliJson<CliDecode>(['decode', '--run', r.runDir, '--backend', 'reference', ...flags]);
+      const replies = await worker.request({ type: 'model/decode', runDir: r.runDir, params: p });
+      const last = replies.at(-1);
+      if (last?.type !== 'model/didDecode') throw new Error(JSON.stringify(last));
+      const out: DecodeOutput = last.output;
+      expect(fromCli.tokens).toEqual(out.ids);
+      expect(fromCli.token_text).toEqual(out.tokens);
+      expect(fromCli.logprobs).toEqual(out.logprobs);
+      expect(fromCli.score).toEqual(out.score);
+      expect(fromCli.text).toBe(out.text);
+      expect(fromCli.beams ?? []).toEqual(out.beams);
+    },
+  );
 });

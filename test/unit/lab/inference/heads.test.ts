@@ -16,7 +16,10 @@ describe.each(FILE_SYSTEMS)('head scores of training snapshots on $name', ({ mak
   let lm: OpenRun;
   let mt: OpenRun;
   beforeAll(async () => {
-    const every = (s: ReturnType<typeof tinySpec>): ReturnType<typeof tinySpec> => ({ ...s, training: { ...s.training, snapshotEvery: 2 } });
+    const every = (s: ReturnType<typeof tinySpec>): ReturnType<typeof tinySpec> => ({
+      ...s,
+      training: { ...s.training, snapshotEvery: 2 },
+    });
     lm = await trainTiny(every(tinySpec(await tinyDocuments(t), 4)), t);
     mt = await trainTiny(every(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24)), t);
   });
@@ -31,7 +34,9 @@ describe.each(FILE_SYSTEMS)('head scores of training snapshots on $name', ({ mak
     expect(await snapshotSteps(fs, lm.runDir)).toEqual([0, 2, 4]);
     const r = await headsOfRun(lm.runDir, null);
     expect(r.step).toBe(4);
-    expect(r.heads.map((h) => `${h.stack}.${h.layer}.${h.head}`)).toEqual([0, 1].flatMap((l) => [0, 1, 2, 3].map((h) => `decoder.self.${l}.${h}`)));
+    expect(r.heads.map((h) => `${h.stack}.${h.layer}.${h.head}`)).toEqual(
+      [0, 1].flatMap((l) => [0, 1, 2, 3].map((h) => `decoder.self.${l}.${h}`)),
+    );
     for (const h of r.heads) {
       for (const [k, v] of Object.entries(h.scores)) {
         if (k === 'entropy') expect(v).toBeGreaterThanOrEqual(0);
@@ -60,7 +65,12 @@ describe.each(FILE_SYSTEMS)('head scores of training snapshots on $name', ({ mak
     expect(f.metadata.version).toBe('2');
     expect(JSON.parse(f.metadata.headScores ?? '[]')).toHaveLength(8);
     const { headScores: _dropped, version: _v, ...old } = f.metadata;
-    const tensors = [...f.tensors].map(([name, t]) => ({ name, dtype: t.data instanceof Float32Array ? ('F32' as const) : ('U8' as const), shape: t.shape, data: t.data }));
+    const tensors = [...f.tensors].map(([name, t]) => ({
+      name,
+      dtype: t.data instanceof Float32Array ? ('F32' as const) : ('U8' as const),
+      shape: t.shape,
+      data: t.data,
+    }));
     await writeFile(fs, file, encodeSafetensors(tensors, { ...old, version: '1' }));
     const snaps = await readSnapshots(lm.runDir);
     expect(snaps).toHaveLength(3);
@@ -73,11 +83,20 @@ describe.each(FILE_SYSTEMS)('head scores of training snapshots on $name', ({ mak
     const f = decodeSafetensors(await fs.readFile(await firstSnapshot(mt.runDir)), 'x');
     const names = [...f.tensors.keys()].filter((n) => n.startsWith('map.'));
     expect(names).toEqual((await readSnapshots(mt.runDir))[0]?.maps.map((m) => `map.${m.stack}.${m.layer}`));
-    expect(new Set(names.map((n) => n.split('.').slice(1, 3).join('.')))).toEqual(new Set(['encoder.self', 'decoder.self', 'decoder.cross']));
+    expect(new Set(names.map((n) => n.split('.').slice(1, 3).join('.')))).toEqual(
+      new Set(['encoder.self', 'decoder.self', 'decoder.cross']),
+    );
     // A run folder written by an earlier version (format 1, no head scores), committed with the browser tests.
     const old = await read(NODE_FS, path.resolve(__dirname, '../../../browser/fixtures/run-reverse'));
     expect(old).toHaveLength(3);
-    expect(old[0]?.maps.map((m) => `${m.stack}.${m.layer}`)).toEqual(['encoder.self.0', 'encoder.self.1', 'decoder.self.0', 'decoder.cross.0', 'decoder.self.1', 'decoder.cross.1']);
+    expect(old[0]?.maps.map((m) => `${m.stack}.${m.layer}`)).toEqual([
+      'encoder.self.0',
+      'encoder.self.1',
+      'decoder.self.0',
+      'decoder.cross.0',
+      'decoder.self.1',
+      'decoder.cross.1',
+    ]);
   });
 
   it('says which steps exist when asked for another', async () => {
@@ -89,8 +108,15 @@ describe('the AttentionSnapshot protocol', () => {
   it('validates head scores and rejects a cross head with self scores', () => {
     const base = { step: 1, srcTokens: [], tgtTokens: [], maps: [], masks: [] };
     const self = { previousToken: 1, firstToken: 0, diagonal: 0, induction: 0, entropy: 0 };
-    expect(validateSnapshot({ ...base, headScores: [{ stack: 'decoder.self', layer: 0, head: 1, scores: self }] }).headScores).toHaveLength(1);
-    expect(() => validateSnapshot({ ...base, headScores: [{ stack: 'decoder.cross', layer: 0, head: 0, scores: self }] })).toThrow(/antiDiagonal/);
-    expect(() => validateSnapshot({ ...base, headScores: [{ stack: 'encoder.cross', layer: 0, head: 0, scores: self }] })).toThrow(/stack/);
+    expect(
+      validateSnapshot({ ...base, headScores: [{ stack: 'decoder.self', layer: 0, head: 1, scores: self }] })
+        .headScores,
+    ).toHaveLength(1);
+    expect(() =>
+      validateSnapshot({ ...base, headScores: [{ stack: 'decoder.cross', layer: 0, head: 0, scores: self }] }),
+    ).toThrow(/antiDiagonal/);
+    expect(() =>
+      validateSnapshot({ ...base, headScores: [{ stack: 'encoder.cross', layer: 0, head: 0, scores: self }] }),
+    ).toThrow(/stack/);
   });
 });

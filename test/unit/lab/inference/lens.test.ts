@@ -46,16 +46,25 @@ describe.each([
     expect(top.length).toBe(probs.length);
     const ids = inputBatch(r, input).input;
     top.forEach((pos, t) => {
-      const sorted = (probs[t] as number[]).map((p, id) => ({ p, id })).sort((a, b) => b.p - a.p || a.id - b.id).slice(0, 3);
+      const sorted = (probs[t] as number[])
+        .map((p, id) => ({ p, id }))
+        .sort((a, b) => b.p - a.p || a.id - b.id)
+        .slice(0, 3);
       // Each candidate reads as it would after the input so far (a byte that starts a character is marked as cut off);
       // the input's own next token reads as its column does.
-      expect(pos.top.map((x) => x.token)).toEqual(sorted.map((s) => (s.id === ids[t + 1] ? lens.tokens[t + 1] : nextTokenLabel(r.tok, ids.subarray(0, t + 1), s.id))));
+      expect(pos.top.map((x) => x.token)).toEqual(
+        sorted.map((s) =>
+          s.id === ids[t + 1] ? lens.tokens[t + 1] : nextTokenLabel(r.tok, ids.subarray(0, t + 1), s.id),
+        ),
+      );
       pos.top.forEach((x, i) => expect(Math.abs(x.prob - (sorted[i] as { p: number }).p)).toBeLessThan(1e-6));
     });
-    for (const l of lens.layers) for (const p of l.positions) {
-      expect(p.top.length).toBe(3);
-      for (let i = 1; i < p.top.length; i++) expect((p.top[i] as { prob: number }).prob).toBeLessThanOrEqual((p.top[i - 1] as { prob: number }).prob);
-    }
+    for (const l of lens.layers)
+      for (const p of l.positions) {
+        expect(p.top.length).toBe(3);
+        for (let i = 1; i < p.top.length; i++)
+          expect((p.top[i] as { prob: number }).prob).toBeLessThanOrEqual((p.top[i - 1] as { prob: number }).prob);
+      }
   });
 });
 
@@ -68,18 +77,31 @@ describe('topTokens', () => {
       for (const k of [1, 5, 50]) {
         const p = probsAt(lm, logits, t);
         const ctx = batch.input.subarray(0, t + 1);
-        expect(topTokens(lm, logits, t, k, ctx)).toEqual(topIds(p, k).map((id) => ({ token: nextTokenLabel(lm.tok, ctx, id), prob: p[id] })));
+        expect(topTokens(lm, logits, t, k, ctx)).toEqual(
+          topIds(p, k).map((id) => ({ token: nextTokenLabel(lm.tok, ctx, id), prob: p[id] })),
+        );
       }
     }
   });
 });
 
-describe('a prompt out of the run\'s vocabulary', () => {
+describe("a prompt out of the run's vocabulary", () => {
   it('is said by the lens, the attention and a decode, naming the characters; a prompt in it says nothing', () => {
-    const note = '2 characters of the prompt ("é") are not in the run\'s vocabulary: the model reads them as bytes it never trained on.';
+    const note =
+      '2 characters of the prompt ("é") are not in the run\'s vocabulary: the model reads them as bytes it never trained on.';
     expect(logitLens(lm, { prompt: 'é the cat é' }, { topK: 1 }).truncation).toBe(note);
     expect(attendText(lm, 'é the cat é').snapshot.truncation).toBe(note.replace('the prompt', 'the text'));
-    const d = decodeText(lm, { input: 'é the cat é', strategy: 'greedy', beam: 1, lengthPenalty: 0, temperature: 1, topK: 0, topP: 1, maxTokens: 3, seed: 1 });
+    const d = decodeText(lm, {
+      input: 'é the cat é',
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 3,
+      seed: 1,
+    });
     expect(d.output.contextNote).toBe(note);
     expect(logitLens(lm, { prompt: 'the cat' }, { topK: 1 }).truncation).toBeUndefined();
     expect(attendText(lm, 'the cat').snapshot.truncation).toBeUndefined();
@@ -93,14 +115,18 @@ describe('logitLens input', () => {
     expect(lens.tokens.length).toBe(4);
   });
 
-  it('with fit, cuts a long input as the attention view does (one rule, one sentence): BOS and the first tokens, a source\'s first tokens and EOS', () => {
+  it("with fit, cuts a long input as the attention view does (one rule, one sentence): BOS and the first tokens, a source's first tokens and EOS", () => {
     const L = lm.model.config.maxLen;
     const prompt = 'the cat sat on the mat. '.repeat(3);
     const lens = logitLens(lm, { prompt }, { topK: 2, fit: true });
     expect(lens.tokens).toHaveLength(L);
     expect(lens.tokens[0]).toBe('<bos>');
-    expect(lens.tokens.slice(1).join('')).toBe(Array.from(prompt.slice(0, L - 1), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)).join(''));
-    expect(lens.truncation).toBe(`Showing the first ${L - 1} of ${prompt.length} text tokens — the model's context is ${L}.`);
+    expect(lens.tokens.slice(1).join('')).toBe(
+      Array.from(prompt.slice(0, L - 1), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)).join(''),
+    );
+    expect(lens.truncation).toBe(
+      `Showing the first ${L - 1} of ${prompt.length} text tokens — the model's context is ${L}.`,
+    );
     expect(lens.truncation).toBe(attendText(lm, prompt).snapshot.truncation);
     expect(lens.tokens).toEqual(attendText(lm, prompt).snapshot.tgtTokens);
     const S = mt.model.maxSrcLen;
@@ -108,7 +134,9 @@ describe('logitLens input', () => {
     const cut = logitLens(mt, { src, tgt: 'ab' }, { topK: 1, fit: true });
     expect(cut.src).toHaveLength(S);
     expect(cut.src?.at(-1)).toBe('<eos>');
-    expect(cut.truncation).toBe(`Showing the first ${S - 1} of ${src.length} source tokens — the model's context is ${S}.`);
+    expect(cut.truncation).toBe(
+      `Showing the first ${S - 1} of ${src.length} source tokens — the model's context is ${S}.`,
+    );
     expect(logitLens(lm, { prompt: 'the cat' }, { topK: 1, fit: true }).truncation).toBeUndefined();
   });
 

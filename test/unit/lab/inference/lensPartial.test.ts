@@ -32,7 +32,7 @@ afterAll(() => {
 });
 
 describe('logit lens: a character split across tokens', () => {
-  it('a candidate that is the text\'s next token reads as its column does (the Attention axes\' label), never as byte codes', () => {
+  it("a candidate that is the text's next token reads as its column does (the Attention axes' label), never as byte codes", () => {
     const prompt = '映画';
     const ids = r.tok.encode(prompt);
     expect(ids).toHaveLength(6); // E6 98 A0 E7 94 BB, one byte each
@@ -48,7 +48,9 @@ describe('logit lens: a character split across tokens', () => {
     const V = r.model.config.vocabSize;
     for (let t = 0; t + 1 < axis.length; t++) {
       const next = axis[t + 1] as string;
-      const all = topTokens(r, logits, t, V, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)).map((c) => c.token);
+      const all = topTokens(r, logits, t, V, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)).map(
+        (c) => c.token,
+      );
       expect(all).toContain(next);
       expect(all.filter((c) => c === next)).toHaveLength(1);
     }

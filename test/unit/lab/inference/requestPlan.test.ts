@@ -33,7 +33,10 @@ const WASM = { name: 'wasm' } as Backend;
 /** The message checkMemory refuses `plan` with on the WebAssembly backend ('' when it fits). */
 function refusal(config: typeof gpt2, plan: ReturnType<typeof planRequest>): string {
   try {
-    checkMemory(config, plan.shape, WASM, 'inference', { ...(plan.decodeRows ? { decodeRows: plan.decodeRows } : {}), ...(plan.lower ? { lower: plan.lower } : {}) });
+    checkMemory(config, plan.shape, WASM, 'inference', {
+      ...(plan.decodeRows ? { decodeRows: plan.decodeRows } : {}),
+      ...(plan.lower ? { lower: plan.lower } : {}),
+    });
     return '';
   } catch (e) {
     return (e as Error).message;
@@ -59,9 +62,18 @@ describe('planRequest: each request planned for what it runs', () => {
     expect(attend).toMatchObject({ shape: { maxBatch: 1, maxLen: 1024 }, decodeRows: 1 });
     expect(refusal(gpt2, attend)).toBe('');
     const wide = { ...gpt2, maxLen: 8192 };
-    expect(planRequest(wide, tok, { job: 'attend', text: 'ab'.repeat(4000) }).shape).toEqual({ maxBatch: 1, maxLen: 1 });
-    expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({ shape: { maxBatch: 1, maxLen: 1 }, decodeRows: 1 });
-    expect(planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 })).toMatchObject({ decodeRows: 8, lower: 'lower the beam width (8)' });
+    expect(planRequest(wide, tok, { job: 'attend', text: 'ab'.repeat(4000) }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 1,
+    });
+    expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({
+      shape: { maxBatch: 1, maxLen: 1 },
+      decodeRows: 1,
+    });
+    expect(planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 })).toMatchObject({
+      decodeRows: 8,
+      lower: 'lower the beam width (8)',
+    });
     expect(refusal(gpt2, planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 }))).toBe('');
   });
 
@@ -71,7 +83,8 @@ describe('planRequest: each request planned for what it runs', () => {
     const msg = refusal(wide, planRequest(wide, tok, { job: 'lens', input: { prompt: long } }));
     expect(msg).toMatch(/; shorten the text \(8,000 tokens\) until the rest fits in [\d.]+ GiB\.$/);
     expect(msg).toMatch(/for 1 × 8192 positions/);
-    for (const other of [/batch/i, /--\w/, /maxLen/, /nDecoderLayers|dModel|fewer layers/, /positions planned/]) expect(msg).not.toMatch(other);
+    for (const other of [/batch/i, /--\w/, /maxLen/, /nDecoderLayers|dModel|fewer layers/, /positions planned/])
+      expect(msg).not.toMatch(other);
     const beam = refusal(wide, planRequest(wide, tok, { job: 'decode', input: 'ab', beam: 64 }));
     expect(beam).toMatch(/lower the beam width \(64\)/);
     expect(beam).not.toMatch(/batch|--\w|shorten/);
@@ -79,8 +92,16 @@ describe('planRequest: each request planned for what it runs', () => {
 
   it('an encoder-decoder plans its source for its encoder', () => {
     const mt = { ...presetConfig('encoder-decoder', 'tiny', 40, 40) };
-    expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({ maxBatch: 1, maxLen: 64, maxSrcLen: 64 });
-    expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({ maxBatch: 1, maxLen: 64, maxSrcLen: 64 });
+    expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 64,
+      maxSrcLen: 64,
+    });
+    expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 64,
+      maxSrcLen: 64,
+    });
   });
 });
 
@@ -105,11 +126,27 @@ describe('the model worker and the CLI plan alike', () => {
     const cfg = { ...gpt2, vocabSize: 287, nDecoderLayers: 2, nHeads: 32, dModel: 32, dFF: 128, maxLen: 2048 };
     expect(memoryProblem(cfg, { maxBatch: 4 }, 'inference')).not.toBeNull(); // what the worker used to open every run for
     const prompt = 'the cat sat';
-    const lens = (await worker.request({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt }, topK: 3, fit: true })).at(-1);
+    const lens = (
+      await worker.request({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt }, topK: 3, fit: true })
+    ).at(-1);
     expect(lens?.type).toBe('model/didLens');
-    const fromCli = cliJson<LensOutputData>(['lens', '--run', runDir, '--prompt', prompt, '--top-k', '3', '--backend', 'wasm']);
+    const fromCli = cliJson<LensOutputData>([
+      'lens',
+      '--run',
+      runDir,
+      '--prompt',
+      prompt,
+      '--top-k',
+      '3',
+      '--backend',
+      'wasm',
+    ]);
     expect(lens?.type === 'model/didLens' ? lens.output.tokens : null).toEqual(fromCli.tokens);
-    expect(lens?.type === 'model/didLens' ? lens.output.layers.map((l) => l.positions.map((p) => p.top.map((t) => t.token))) : null).toEqual(fromCli.layers.map((l) => l.positions.map((p) => p.top.map((t) => t.token))));
+    expect(
+      lens?.type === 'model/didLens'
+        ? lens.output.layers.map((l) => l.positions.map((p) => p.top.map((t) => t.token)))
+        : null,
+    ).toEqual(fromCli.layers.map((l) => l.positions.map((p) => p.top.map((t) => t.token))));
     const score = (await worker.request({ type: 'model/score', runDir, source: null, text: prompt })).at(-1);
     expect(score?.type).toBe('model/didScore');
     const scored = cliJson<{ logprobs: number[] }>(['score', '--run', runDir, '--text', prompt, '--backend', 'wasm']);

@@ -11,7 +11,10 @@ import { cliJson, startModelWorker } from './frontDoors';
 /** log p(ids[t+1] | ids[0..t]) for every t, from one forward pass, with a plain (unshifted) log-softmax in float64. */
 function naiveLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] {
   const T = ids.length - 1;
-  r.model.forward({ B: 1, T, input: ids.slice(0, T), targets: ids.slice(1), ...(src ? { S: src.length, src } : {}) }, { train: false, labelSmoothing: 0 });
+  r.model.forward(
+    { B: 1, T, input: ids.slice(0, T), targets: ids.slice(1), ...(src ? { S: src.length, src } : {}) },
+    { train: false, labelSmoothing: 0 },
+  );
   const logits = r.model.logits();
   const V = r.model.config.vocabSize;
   return Array.from({ length: T }, (_, t) => {
@@ -32,7 +35,8 @@ describe('logSoftmaxAt', () => {
   it('matches log(softmax) and stays finite for huge logits', () => {
     const row = [1, 2, 3, 0.5];
     const z = row.reduce((a, x) => a + Math.exp(x), 0);
-    for (let i = 0; i < 4; i++) expect(logSoftmaxAt(row, 0, 4, i)).toBeCloseTo(Math.log(Math.exp(row[i] as number) / z), 12);
+    for (let i = 0; i < 4; i++)
+      expect(logSoftmaxAt(row, 0, 4, i)).toBeCloseTo(Math.log(Math.exp(row[i] as number) / z), 12);
     expect(logSoftmaxAt([0, 0, 1000, 1000], 1, 2, 0)).toBeCloseTo(-Math.LN2, 12);
   });
 });
@@ -108,8 +112,12 @@ describe('scoreText', () => {
     const s = src ?? undefined;
     naiveLogprobs(mt, ids.slice(0, L + 1), s).forEach((lp, i) => expect(out.logprobs[i]).toBeCloseTo(lp, 5));
     const end = L + L / 2;
-    naiveLogprobs(mt, ids.slice(end - L, end + 1), s).slice(L / 2).forEach((lp, i) => expect(out.logprobs[L + i]).toBeCloseTo(lp, 5));
-    expect(() => scoreText(mt, 'a'.repeat(L), 'cba')).toThrow(/Source of 25 tokens exceeds the context of 24; shorten it or retrain with a longer context/);
+    naiveLogprobs(mt, ids.slice(end - L, end + 1), s)
+      .slice(L / 2)
+      .forEach((lp, i) => expect(out.logprobs[L + i]).toBeCloseTo(lp, 5));
+    expect(() => scoreText(mt, 'a'.repeat(L), 'cba')).toThrow(
+      /Source of 25 tokens exceeds the context of 24; shorten it or retrain with a longer context/,
+    );
   });
 });
 
@@ -130,7 +138,15 @@ describe('one scoring rule at both front doors', () => {
     ['shorter than the context', 'the hand'],
     ['longer than the context', 'the cat sat on the mat. the dog sat on the log.'],
   ])('decoder-only, %s: `score --text` and Score Selection give identical numbers', async (_, text) => {
-    const fromCli = cliJson<{ ids: number[]; logprobs: number[] }>(['score', '--run', lm.runDir, '--text', text, '--backend', 'reference']);
+    const fromCli = cliJson<{ ids: number[]; logprobs: number[] }>([
+      'score',
+      '--run',
+      lm.runDir,
+      '--text',
+      text,
+      '--backend',
+      'reference',
+    ]);
     const fromEditor = await editor(lm, null, text);
     expect(fromCli.logprobs).toEqual(fromEditor.logprobs);
     expect(fromCli.ids.slice(1).map((id) => lm.tok.tokenText(id))).toEqual(fromEditor.tokens);
@@ -141,7 +157,17 @@ describe('one scoring rule at both front doors', () => {
     ['shorter than the context', 'cba'],
     ['longer than the context', 'abcdefghij'.repeat(4)],
   ])('encoder-decoder, %s: `score --src --tgt` and Score Selection give identical numbers', async (_, target) => {
-    const fromCli = cliJson<{ tgt_ids: number[]; logprobs: number[] }>(['score', '--run', mt.runDir, '--src', 'abc', '--tgt', target, '--backend', 'reference']);
+    const fromCli = cliJson<{ tgt_ids: number[]; logprobs: number[] }>([
+      'score',
+      '--run',
+      mt.runDir,
+      '--src',
+      'abc',
+      '--tgt',
+      target,
+      '--backend',
+      'reference',
+    ]);
     const fromEditor = await editor(mt, 'abc', target);
     expect(fromCli.logprobs).toEqual(fromEditor.logprobs);
     expect(fromCli.tgt_ids.slice(1).map((id) => mt.tok.tokenText(id))).toEqual(fromEditor.tokens);

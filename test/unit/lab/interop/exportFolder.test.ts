@@ -24,7 +24,6 @@ import { FILE_SYSTEMS, nodeTestFs } from '../files/fileSystems';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
-
 describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
   const t = make();
   const { fs } = t;
@@ -34,35 +33,60 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     bpe = await trainTiny({ ...tinySpec(await tinyDocuments(t)), tokenizer: { type: 'bpe', vocabSize: 300 } }, t);
     encdec = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }), t);
   });
-  const exportRun = (r: OpenRun, out: string, opts: ExportOptions = {}): ReturnType<typeof exportTo> => exportTo(fs, r, out, opts);
+  const exportRun = (r: OpenRun, out: string, opts: ExportOptions = {}): ReturnType<typeof exportTo> =>
+    exportTo(fs, r, out, opts);
   const tmpDir = (): Promise<string> => t.dir();
   const sorted = async (dir: string): Promise<string[]> => (await listNames(fs, dir)).sort();
 
-  it('writes <out>/<run name> with weights, config, tokenizer, GPT-2 files and a README with the example\'s score', async () => {
+  it("writes <out>/<run name> with weights, config, tokenizer, GPT-2 files and a README with the example's score", async () => {
     const parent = await tmpDir();
     const res = await exportRun(bpe, parent, { text: 'the cat sat on the log.' });
     const dir = fs.join(parent, fs.basename(bpe.runDir));
     expect(res.dir).toBe(dir);
-    expect((await sorted(parent))).toEqual([fs.basename(bpe.runDir)]);
-    expect((await sorted(dir))).toEqual(['README.md', 'config.json', 'lab_tokenizers.py', 'merges.txt', 'model.safetensors', 'reference.py', 'safetensors_io.py', 'score_export.py', 'tokenizer.json', 'vocab.json']);
-    const cfg = JSON.parse((await readText(fs, fs.join(dir, 'config.json')))) as Record<string, unknown> & { attention_lab: Record<string, unknown> & { tokenizer: { special_ids: unknown }; example: { tokens: number; logprob_sum: number } } };
+    expect(await sorted(parent)).toEqual([fs.basename(bpe.runDir)]);
+    expect(await sorted(dir)).toEqual([
+      'README.md',
+      'config.json',
+      'lab_tokenizers.py',
+      'merges.txt',
+      'model.safetensors',
+      'reference.py',
+      'safetensors_io.py',
+      'score_export.py',
+      'tokenizer.json',
+      'vocab.json',
+    ]);
+    const cfg = JSON.parse(await readText(fs, fs.join(dir, 'config.json'))) as Record<string, unknown> & {
+      attention_lab: Record<string, unknown> & {
+        tokenizer: { special_ids: unknown };
+        example: { tokens: number; logprob_sum: number };
+      };
+    };
     expect(cfg.attention_lab['format']).toBe(EXPORT_FORMAT);
     expect(cfg.attention_lab['config']).toEqual(bpe.model.config);
     expect(cfg.attention_lab.tokenizer.special_ids).toEqual({ pad: 0, bos: 1, eos: 2, unk: 3 });
     const want = scoreText(bpe, null, 'the cat sat on the log.').output.logprobs;
     expect(cfg.attention_lab.example.tokens).toBe(want.length);
-    expect(cfg.attention_lab.example.logprob_sum).toBeCloseTo(want.reduce((a, b) => a + b, 0), 9);
+    expect(cfg.attention_lab.example.logprob_sum).toBeCloseTo(
+      want.reduce((a, b) => a + b, 0),
+      9,
+    );
     expect(res.example?.logprobSum).toBe(cfg.attention_lab.example.logprob_sum);
-    const readme = (await readText(fs, fs.join(dir, 'README.md')));
+    const readme = await readText(fs, fs.join(dir, 'README.md'));
     expect(readme).toContain('python3 score_export.py .');
     // Everything the README runs is in the folder: no path into Attention Lab's repository.
     expect(readme).not.toMatch(/scripts\/pytorch|path\/to/);
     // The models are the PyTorch engine's (what users train), never the golden-file oracle.
-    expect(await readText(fs, fs.join(dir, 'reference.py'))).toBe(readFileSync(path.resolve(__dirname, '../../../../python/attention_lab_trainer/model.py'), 'utf8'));
+    expect(await readText(fs, fs.join(dir, 'reference.py'))).toBe(
+      readFileSync(path.resolve(__dirname, '../../../../python/attention_lab_trainer/model.py'), 'utf8'),
+    );
     expect(readme).toContain(`${want.length} scored tokens`);
     // The two files GPT-2-style loaders read give our ids back, and so does tokenizer.json.
-    const fromFiles = bpeFromGpt2Files(JSON.parse((await readText(fs, fs.join(dir, 'vocab.json')))), (await readText(fs, fs.join(dir, 'merges.txt'))));
-    const fromJson = parseTokenizerJSON((await readText(fs, fs.join(dir, 'tokenizer.json'))));
+    const fromFiles = bpeFromGpt2Files(
+      JSON.parse(await readText(fs, fs.join(dir, 'vocab.json'))),
+      await readText(fs, fs.join(dir, 'merges.txt')),
+    );
+    const fromJson = parseTokenizerJSON(await readText(fs, fs.join(dir, 'tokenizer.json')));
     for (const text of ['the bird sat in the bush', 'naïve 🤖 text\n\n  spaces']) {
       expect(Array.from(fromFiles.encode(text))).toEqual(Array.from(bpe.tok.encode(text)));
       expect(Array.from(fromJson.encode(text))).toEqual(Array.from(bpe.tok.encode(text)));
@@ -97,11 +121,13 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     const parent = await tmpDir();
     const dir = fs.join(parent, fs.basename(bpe.runDir));
     await writeFile(fs, fs.join(dir, 'notes.txt'), 'mine');
-    await expect(exportRun(bpe, parent)).rejects.toThrow(/already exists and is not empty; pass --force to replace it, or choose another --out folder/);
-    expect((await sorted(dir))).toEqual(['notes.txt']);
+    await expect(exportRun(bpe, parent)).rejects.toThrow(
+      /already exists and is not empty; pass --force to replace it, or choose another --out folder/,
+    );
+    expect(await sorted(dir)).toEqual(['notes.txt']);
     await exportRun(bpe, parent, { force: true });
     expect(await exists(fs, fs.join(dir, 'notes.txt'))).toBe(false);
-    expect((await sorted(parent))).toEqual([fs.basename(bpe.runDir)]); // no temporary or old folder left
+    expect(await sorted(parent)).toEqual([fs.basename(bpe.runDir)]); // no temporary or old folder left
     await expect(exportRun(bpe, fs.dirname(bpe.runDir), { force: true })).rejects.toThrow(/is a run folder/);
     await expect(exportRun(bpe, bpe.runDir)).rejects.toThrow(/is a run folder; export into another folder/);
     expect(await exists(fs, fs.join(bpe.runDir, 'run.json'))).toBe(true);
@@ -116,7 +142,7 @@ describe.each(FILE_SYSTEMS)('exportRun on $name', ({ make }) => {
     const long = await exportRun(encdec, await tmpDir(), { source: 'x'.repeat(500), text: 'y' });
     expect(long.example).toBeNull();
     expect(long.warnings.join(' ')).toMatch(/no example score in README\.md: .*context/);
-    expect((await readText(fs, fs.join(long.dir, 'README.md')))).toMatch(/No example was scored at export time/);
+    expect(await readText(fs, fs.join(long.dir, 'README.md'))).toMatch(/No example was scored at export time/);
   });
 });
 
@@ -128,7 +154,9 @@ describe('exportRun on a full disk (Node)', () => {
     const first = await exportTo(NODE_FS, bpe, parent);
     const before = fs.readFileSync(path.join(first.dir, 'model.safetensors'));
     const io = failingIo((f) => f.endsWith('.model.safetensors.' + process.pid + '.tmp'), 1);
-    await expect(exportTo(new NodeFs(io), bpe, parent, { force: true })).rejects.toThrow(new RegExp(`^Disk full while writing ${first.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`));
+    await expect(exportTo(new NodeFs(io), bpe, parent, { force: true })).rejects.toThrow(
+      new RegExp(`^Disk full while writing ${first.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')};`),
+    );
     expect(io.failed).not.toBeNull();
     expect(fs.readdirSync(parent)).toEqual([path.basename(bpe.runDir)]);
     expect(fs.readFileSync(path.join(first.dir, 'model.safetensors')).equals(before)).toBe(true);
@@ -136,14 +164,18 @@ describe('exportRun on a full disk (Node)', () => {
   });
 });
 
-describe('an export folder on its own (Debian\'s torch)', () => {
-  it("checks itself with the score_export.py it carries, run in a copy of the folder with nothing else on the path", async () => {
+describe("an export folder on its own (Debian's torch)", () => {
+  it('checks itself with the score_export.py it carries, run in a copy of the folder with nothing else on the path', async () => {
     const t = nodeTestFs();
     const bpe = await trainTiny({ ...tinySpec(await tinyDocuments(t)), tokenizer: { type: 'bpe', vocabSize: 300 } }, t);
     const res = await exportTo(NODE_FS, bpe, await t.dir());
     const alone = path.join(await t.dir(), 'copied');
     fs.cpSync(res.dir, alone, { recursive: true });
-    const out = execFileSync('/usr/bin/python3', ['score_export.py', '.'], { cwd: alone, encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', PYTHONNOUSERSITE: '1' } });
+    const out = execFileSync('/usr/bin/python3', ['score_export.py', '.'], {
+      cwd: alone,
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '', PYTHONNOUSERSITE: '1' },
+    });
     const diff = /difference ([\d.e+-]+)/.exec(out)?.[1];
     expect(out).toMatch(new RegExp(`^${res.example?.tokens} tokens, total log p`));
     expect(Number(diff)).toBeLessThan(1e-3);

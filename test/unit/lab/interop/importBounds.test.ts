@@ -59,7 +59,10 @@ describe('import bounds and config.json contradictions', () => {
   });
 
   it('refuses metadata that says nDecoderLayers 1e6 before planning a layer', async () => {
-    const dir = await folder(null, { format: 'pt', attention_lab_config: JSON.stringify({ ...c, nDecoderLayers: 1e6 }) });
+    const dir = await folder(null, {
+      format: 'pt',
+      attention_lab_config: JSON.stringify({ ...c, nDecoderLayers: 1e6 }),
+    });
     expect(await refusal(dir)).toMatch(/attention_lab_config .*nDecoderLayers 1000000 is larger than the 1024/);
   });
 
@@ -71,7 +74,9 @@ describe('import bounds and config.json contradictions', () => {
     const one = { dtype: 'F32' as const, shape: [1], data: new Float32Array(1) };
     for (let i = 0; i < 200_000; i++) tensors.push({ name: `transformer.h.${i}.x`, ...one });
     await writeFile(fs, file, encodeSafetensors(tensors, { format: 'pt' }));
-    expect(await refusal(dir)).toMatch(/model\.safetensors: The checkpoint has blocks up to transformer\.h\.199999, more than the 1024 layers/);
+    expect(await refusal(dir)).toMatch(
+      /model\.safetensors: The checkpoint has blocks up to transformer\.h\.199999, more than the 1024 layers/,
+    );
   });
 
   it.each([
@@ -87,7 +92,10 @@ describe('import bounds and config.json contradictions', () => {
   });
 
   it("takes Hugging Face's null n_inner as unset", async () => {
-    const res = await importCheckpoint(fs, { from: await folder({ ...pytorchConfig(c), n_inner: null }), out: fs.join(root, 'null-inner-run') });
+    const res = await importCheckpoint(fs, {
+      from: await folder({ ...pytorchConfig(c), n_inner: null }),
+      out: fs.join(root, 'null-inner-run'),
+    });
     expect(res.config.dFF).toBe(c.dFF);
   });
 });

@@ -32,7 +32,9 @@ function batch(c: ModelConfig, seed: number): Batch {
   const ids = (n: number, V: number): Int32Array => Int32Array.from({ length: n }, () => 4 + rng.int(V - 4));
   const input = ids(T, c.vocabSize);
   const targets = ids(T, c.vocabSize);
-  return c.kind === 'decoder-only' ? { B: 1, T, input, targets } : { B: 1, T, input, targets, S: 5, src: ids(5, c.srcVocabSize) };
+  return c.kind === 'decoder-only'
+    ? { B: 1, T, input, targets }
+    : { B: 1, T, input, targets, S: 5, src: ids(5, c.srcVocabSize) };
 }
 
 function logitsOf(model: Transformer, b: Batch): Float32Array {
@@ -53,7 +55,13 @@ function errorOf(f: () => Promise<unknown>): Promise<EngineError> {
 }
 
 /** Exports a randomly initialized model of `c` (with our tokenizer beside it) into `root`/`name`; returns the folder. */
-async function exported(fs: LabFs, root: string, c: ModelConfig, name: string, seed = 5): Promise<{ dir: string; model: Transformer }> {
+async function exported(
+  fs: LabFs,
+  root: string,
+  c: ModelConfig,
+  name: string,
+  seed = 5,
+): Promise<{ dir: string; model: Transformer }> {
   const model = new Transformer(c, { maxBatch: 1 }).bind(createReferenceBackend());
   model.initialize(new Rng(seed));
   const dir = fs.join(root, name);
@@ -87,10 +95,17 @@ describe('import: round trip of every preset through export (on Node)', () => {
   const root = rootOf(t);
   // Every preset's width, heads and d_ff; layers capped at 2 and the context at 32 so the
   // big presets (gpt: 12 layers, d 768) stay a unit test's size.
-  const cases = (['decoder-only', 'encoder-decoder'] as const).flatMap((kind) => presetNames(kind).map((preset) => [kind, preset] as const));
+  const cases = (['decoder-only', 'encoder-decoder'] as const).flatMap((kind) =>
+    presetNames(kind).map((preset) => [kind, preset] as const),
+  );
   it.each(cases)('%s %s gives identical logits', async (kind, preset) => {
     const p = presetConfig(kind, preset, tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0);
-    const c = validateConfig({ ...p, nDecoderLayers: Math.min(2, p.nDecoderLayers), nEncoderLayers: Math.min(2, p.nEncoderLayers), maxLen: 32 });
+    const c = validateConfig({
+      ...p,
+      nDecoderLayers: Math.min(2, p.nDecoderLayers),
+      nEncoderLayers: Math.min(2, p.nEncoderLayers),
+      maxLen: 32,
+    });
     const { dir, model } = await exported(fs, root(), c, `${kind}-${preset}`);
     const out = fs.join(root(), `${kind}-${preset}-run`);
     const res = await importCheckpoint(fs, { from: dir, out });
@@ -103,7 +118,15 @@ describe('import: round trip of every preset through export (on Node)', () => {
   });
 
   it('keeps options the PyTorch config has no field for (post-LN, ReLU, sinusoidal, untied, no bias)', async () => {
-    const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', tok.vocabSize), norm: 'post', activation: 'relu', positional: 'sinusoidal', tieEmbeddings: false, bias: false, maxLen: 16 });
+    const c = validateConfig({
+      ...presetConfig('decoder-only', 'tiny', tok.vocabSize),
+      norm: 'post',
+      activation: 'relu',
+      positional: 'sinusoidal',
+      tieEmbeddings: false,
+      bias: false,
+      maxLen: 16,
+    });
     const { dir, model } = await exported(fs, root(), c, 'odd');
     await importCheckpoint(fs, { from: fs.join(dir, 'model.safetensors'), out: fs.join(root(), 'odd-run') });
     const r = await openRun(fs, fs.join(root(), 'odd-run'), createReferenceBackend(), 1);
@@ -113,14 +136,20 @@ describe('import: round trip of every preset through export (on Node)', () => {
   });
 });
 
-describe.each(FILE_SYSTEMS)("import on $name", ({ make }) => {
+describe.each(FILE_SYSTEMS)('import on $name', ({ make }) => {
   const t = make();
-    const { fs } = t;
-    const root = rootOf(t);
+  const { fs } = t;
+  const root = rootOf(t);
 
-    describe("the seed notebook's Transformer and nanoGPT without our metadata", () => {
-    it.each([['encoder-decoder', 'seed-transformer'], ['decoder-only', 'nanogpt']] as const)('%s is read by its names, shapes and config.json (%s)', async (kind, layout) => {
-      const c = validateConfig({ ...presetConfig(kind, 'tiny', tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0), maxLen: 16 });
+  describe("the seed notebook's Transformer and nanoGPT without our metadata", () => {
+    it.each([
+      ['encoder-decoder', 'seed-transformer'],
+      ['decoder-only', 'nanogpt'],
+    ] as const)('%s is read by its names, shapes and config.json (%s)', async (kind, layout) => {
+      const c = validateConfig({
+        ...presetConfig(kind, 'tiny', tok.vocabSize, kind === 'encoder-decoder' ? tok.vocabSize : 0),
+        maxLen: 16,
+      });
       const { dir, model } = await exported(fs, root(), c, `${layout}-plain`);
       await asPytorchSaved(fs, dir);
       const out = fs.join(root(), `${layout}-plain-run`);
@@ -137,23 +166,31 @@ describe.each(FILE_SYSTEMS)("import on $name", ({ make }) => {
     // nanoGPT rounds its vocabulary up to a multiple of 64 (GPT-2's 50257 → 50304); the rows past
     // the tokenizer's ids are never a token. A model of that padded size, saved as PyTorch would.
     const rows = Math.ceil((tok.vocabSize + 1) / 64) * 64;
-    it.each([true, false])('keeps the tokenizer\'s rows (tied %s): logits equal the padded model\'s for every real id', async (tied) => {
-      const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', rows), maxLen: 16, tieEmbeddings: tied });
-      const { dir, model } = await exported(fs, root(), c, `padded-${tied}`);
-      await asPytorchSaved(fs, dir);
-      const out = fs.join(root(), `padded-${tied}-run`);
-      const res = await importCheckpoint(fs, { from: dir, out });
-      expect(res.layout).toBe('nanogpt');
-      expect(res.config.vocabSize).toBe(tok.vocabSize);
-      expect(res.config.tieEmbeddings).toBe(tied);
-      expect(res.notes.join('\n')).toMatch(new RegExp(`embedding has ${rows} rows for a tokenizer of ${tok.vocabSize} ids: the last ${rows - tok.vocabSize} are vocabulary padding`));
-      const r = await openRun(fs, out, createReferenceBackend(), 1);
-      const b = batch(r.model.config, 3);
-      const mine = logitsOf(r.model, b);
-      const theirs = logitsOf(model, b);
-      const V = tok.vocabSize;
-      for (let t = 0; t < b.T; t++) expect(mine.subarray(t * V, (t + 1) * V)).toEqual(theirs.subarray(t * rows, t * rows + V));
-    });
+    it.each([true, false])(
+      "keeps the tokenizer's rows (tied %s): logits equal the padded model's for every real id",
+      async (tied) => {
+        const c = validateConfig({ ...presetConfig('decoder-only', 'tiny', rows), maxLen: 16, tieEmbeddings: tied });
+        const { dir, model } = await exported(fs, root(), c, `padded-${tied}`);
+        await asPytorchSaved(fs, dir);
+        const out = fs.join(root(), `padded-${tied}-run`);
+        const res = await importCheckpoint(fs, { from: dir, out });
+        expect(res.layout).toBe('nanogpt');
+        expect(res.config.vocabSize).toBe(tok.vocabSize);
+        expect(res.config.tieEmbeddings).toBe(tied);
+        expect(res.notes.join('\n')).toMatch(
+          new RegExp(
+            `embedding has ${rows} rows for a tokenizer of ${tok.vocabSize} ids: the last ${rows - tok.vocabSize} are vocabulary padding`,
+          ),
+        );
+        const r = await openRun(fs, out, createReferenceBackend(), 1);
+        const b = batch(r.model.config, 3);
+        const mine = logitsOf(r.model, b);
+        const theirs = logitsOf(model, b);
+        const V = tok.vocabSize;
+        for (let t = 0; t < b.T; t++)
+          expect(mine.subarray(t * V, (t + 1) * V)).toEqual(theirs.subarray(t * rows, t * rows + V));
+      },
+    );
 
     it("is nanoGPT's rule: the next multiple of 64 above the tokenizer's ids", () => {
       expect(isPaddedVocab(50304, 50257)).toBe(true);
@@ -190,11 +227,13 @@ describe.each(FILE_SYSTEMS)("import on $name", ({ make }) => {
       expect(await exists(fs, fs.join(out, 'run.json'))).toBe(true);
     });
 
-    it('a tokenizer whose vocabulary is not the model\'s', async () => {
+    it("a tokenizer whose vocabulary is not the model's", async () => {
       const other = fs.join(root(), 'other-tok');
       await writeTokenizer(fs, other, trainCharTokenizer(['ab']));
       const e = await errorOf(() => importCheckpoint(fs, { from: dir, out: fs.join(root(), 'x1'), tokenizer: other }));
-      expect(e.message).toMatch(/has 262 ids but the model's embedding has \d+ rows; pass the tokenizer the model was trained with/);
+      expect(e.message).toMatch(
+        /has 262 ids but the model's embedding has \d+ rows; pass the tokenizer the model was trained with/,
+      );
       expect(await exists(fs, fs.join(root(), 'x1'))).toBe(false);
     });
 
@@ -203,13 +242,15 @@ describe.each(FILE_SYSTEMS)("import on $name", ({ make }) => {
       await writeFile(fs, fs.join(full, 'keep.txt'), 'x');
       const e = await errorOf(() => importCheckpoint(fs, { from: dir, out: full }));
       expect(e.message).toMatch(/already exists and is not empty/);
-      expect((await listNames(fs, full))).toEqual(['keep.txt']);
+      expect(await listNames(fs, full)).toEqual(['keep.txt']);
     });
 
     it('a cancelled import (between pieces of the file)', async () => {
       const out = fs.join(root(), 'cancelled');
       let calls = 0;
-      await expect(importCheckpoint(fs, { from: dir, out }, { isCancelled: () => ++calls > 1 })).rejects.toBeInstanceOf(CancelledError);
+      await expect(importCheckpoint(fs, { from: dir, out }, { isCancelled: () => ++calls > 1 })).rejects.toBeInstanceOf(
+        CancelledError,
+      );
       expect(await exists(fs, out)).toBe(false);
       expect((await listNames(fs, root())).filter((n) => n.includes('importing'))).toEqual([]);
     });
@@ -227,7 +268,7 @@ describe('import: an imported GPT-2 uses its own <|endoftext|>, not our ids 1 an
   const t = nodeTestFs();
   const { fs } = t;
   const root = rootOf(t);
-  it('decode, lens and attend start from the tokenizer\'s BOS, and decoding stops on its EOS', async () => {
+  it("decode, lens and attend start from the tokenizer's BOS, and decoding stops on its EOS", async () => {
     const { decodeText } = await import('../../../../src/lab/inference/decode');
     const { logitLens } = await import('../../../../src/lab/inference/lens');
     const { attendText } = await import('../../../../src/lab/inference/attend');
@@ -239,7 +280,17 @@ describe('import: an imported GPT-2 uses its own <|endoftext|>, not our ids 1 an
     expect(eos).toBe(bos);
     const bosText = r.tok.tokenText(bos);
     expect(bosText).not.toBe(r.tok.tokenText(1));
-    const d = decodeText(r, { input: 'ab', strategy: 'greedy', beam: 1, lengthPenalty: 0.6, temperature: 1, topK: 0, topP: 1, maxTokens: 6, seed: 1 });
+    const d = decodeText(r, {
+      input: 'ab',
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0.6,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 6,
+      seed: 1,
+    });
     expect(d.output.promptTokens[0]).toBe(bosText);
     // A hypothesis ends at the first EOS of the tokenizer (never at our id 2).
     expect(d.output.tokens.slice(0, -1)).not.toContain(bosText);
@@ -257,7 +308,9 @@ describe('import on a full disk (Node)', () => {
     const { dir } = await exported(NODE_FS, root, c, 'full-disk');
     const out = path.join(root, 'full-disk-run');
     const io = failingIo((f) => f.includes('.model.safetensors.'), 1);
-    await expect(importCheckpoint(new NodeFs(io), { from: dir, out })).rejects.toThrow(`Disk full while writing ${out}; nothing was half-written — free space and try again.`);
+    await expect(importCheckpoint(new NodeFs(io), { from: dir, out })).rejects.toThrow(
+      `Disk full while writing ${out}; nothing was half-written — free space and try again.`,
+    );
     expect(io.failed).not.toBeNull();
     expect(await exists(NODE_FS, out)).toBe(false);
     expect(tempFilesUnder(root)).toEqual([]);

@@ -28,7 +28,10 @@ const CASES = [
 ] as const;
 
 /** Largest |ours − PyTorch's| over the golden input, on `backend`. */
-async function maxDiff(name: string, backend: Backend): Promise<{ diff: number; layout: string; config: Transformer['config'] }> {
+async function maxDiff(
+  name: string,
+  backend: Backend,
+): Promise<{ diff: number; layout: string; config: Transformer['config'] }> {
   const opened = await openCheckpoint(NODE_FS, path.join(GOLDEN, name));
   const { plan } = await readCheckpointWeights(opened);
   const expected = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(GOLDEN, name, 'expected.safetensors'))));
@@ -44,7 +47,8 @@ async function maxDiff(name: string, backend: Backend): Promise<{ diff: number; 
   const ours = model.logits();
   expect(ours.length).toBe(logits.data.length);
   let diff = 0;
-  for (let i = 0; i < ours.length; i++) diff = Math.max(diff, Math.abs((ours[i] as number) - (logits.data[i] as number)));
+  for (let i = 0; i < ours.length; i++)
+    diff = Math.max(diff, Math.abs((ours[i] as number) - (logits.data[i] as number)));
   return { diff, layout: plan.layout, config: plan.config };
 }
 
@@ -52,7 +56,15 @@ describe('import golden checkpoints: PyTorch logits to 1e-4', () => {
   it.each(CASES)('%s (reference backend)', async (name, layout, expectConfig) => {
     const r = await maxDiff(name, createReferenceBackend());
     expect(r.layout).toBe(layout);
-    expect(r.config).toMatchObject({ ...expectConfig, vocabSize: 270, dModel: 32, nHeads: 4, nDecoderLayers: 2, dFF: 128, maxLen: 16 });
+    expect(r.config).toMatchObject({
+      ...expectConfig,
+      vocabSize: 270,
+      dModel: 32,
+      nHeads: 4,
+      nDecoderLayers: 2,
+      dFF: 128,
+      maxLen: 16,
+    });
     expect(r.diff).toBeLessThan(TOL);
   });
 

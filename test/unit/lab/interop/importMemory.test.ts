@@ -12,7 +12,11 @@ import { runImportBench } from '../../../../src/bench/benchImport';
 
 describe('import of a generated GPT-2-layout model, through the model worker', () => {
   it('imports; answers attention, lens, decode and score of a text of the context', async () => {
-    const r = await runImportBench({ nLayer: 2, nEmbd: 64, nHead: 4, nPositions: 128, merges: 1000 }, () => undefined, 1000);
+    const r = await runImportBench(
+      { nLayer: 2, nEmbd: 64, nHead: 4, nPositions: 128, merges: 1000 },
+      () => undefined,
+      1000,
+    );
     expect(r.params).toBe(1257 * 64 + 128 * 64 + 2 * (12 * 64 * 64 + 13 * 64) + 2 * 64);
     expect(r.textTokens).toBe(127); // capped at the context less BOS
     expect(r.attentionTokens).toBe(128);

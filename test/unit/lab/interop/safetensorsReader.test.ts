@@ -21,15 +21,20 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
   const t = make();
   let dir = '';
   let file = '';
-  const write = async (name: string, bytes: Uint8Array): Promise<string> => (await t.put(dir, { [name]: bytes }))[0] as string;
-  const open = (f: string, opts: { chunkBytes?: number } = {}): Promise<SafetensorsReader> => SafetensorsReader.open(t.fs, f, opts);
-  const bytes = encodeSafetensors([
-    { name: 'a', dtype: 'F32', shape: [10, 100], data: values },
-    { name: 'h', dtype: 'F16', shape: [1000], data: values },
-    { name: 'b', dtype: 'BF16', shape: [1000], data: values },
-    { name: 'd', dtype: 'F64', shape: [1000], data: values },
-    { name: 'i', dtype: 'I32', shape: [2], data: [1, 2] },
-  ], { format: 'pt' });
+  const write = async (name: string, bytes: Uint8Array): Promise<string> =>
+    (await t.put(dir, { [name]: bytes }))[0] as string;
+  const open = (f: string, opts: { chunkBytes?: number } = {}): Promise<SafetensorsReader> =>
+    SafetensorsReader.open(t.fs, f, opts);
+  const bytes = encodeSafetensors(
+    [
+      { name: 'a', dtype: 'F32', shape: [10, 100], data: values },
+      { name: 'h', dtype: 'F16', shape: [1000], data: values },
+      { name: 'b', dtype: 'BF16', shape: [1000], data: values },
+      { name: 'd', dtype: 'F64', shape: [1000], data: values },
+      { name: 'i', dtype: 'I32', shape: [2], data: [1, 2] },
+    ],
+    { format: 'pt' },
+  );
   beforeAll(async () => {
     dir = await t.dir();
     file = await write('m.safetensors', bytes);
@@ -38,14 +43,21 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
   it('reads each tensor in pieces, widened to float32, with progress up to the data size', async () => {
     const r = await open(file, { chunkBytes: 100 });
     const seen: number[] = [];
-    const hooks = { onBytes: (done: number, total: number): void => { seen.push(done); expect(total).toBe(r.dataBytes); } };
+    const hooks = {
+      onBytes: (done: number, total: number): void => {
+        seen.push(done);
+        expect(total).toBe(r.dataBytes);
+      },
+    };
     expect(r.names).toEqual(['a', 'h', 'b', 'd', 'i']);
     expect(r.header.metadata.format).toBe('pt');
     expect(await r.readF32('a', hooks)).toEqual(values);
     const h = await r.readF32('h', hooks);
-    for (let i = 0; i < 1000; i++) expect(Math.abs((h[i] as number) - (values[i] as number))).toBeLessThanOrEqual(2 ** -11 * 4);
+    for (let i = 0; i < 1000; i++)
+      expect(Math.abs((h[i] as number) - (values[i] as number))).toBeLessThanOrEqual(2 ** -11 * 4);
     const b = await r.readF32('b', hooks);
-    for (let i = 0; i < 1000; i++) expect(Math.abs((b[i] as number) - (values[i] as number))).toBeLessThanOrEqual(2 ** -8 * 4);
+    for (let i = 0; i < 1000; i++)
+      expect(Math.abs((b[i] as number) - (values[i] as number))).toBeLessThanOrEqual(2 ** -8 * 4);
     expect(await r.readF32('d', hooks)).toEqual(values);
     expect(seen.length).toBeGreaterThan(100); // 4000 bytes in 100-byte pieces, then the rest
     expect(seen[seen.length - 1]).toBe(4000 + 2000 + 2000 + 8000);
@@ -59,17 +71,25 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
     inf[3] = Number.NEGATIVE_INFINITY;
     const big = Float64Array.from(values);
     big[999] = 1e300; // finite in F64, infinite as float32
-    const f = await write('bad.safetensors', encodeSafetensors([
-      { name: 'ok', dtype: 'F32', shape: [1000], data: values },
-      { name: 'nan', dtype: 'F32', shape: [1000], data: bad },
-      { name: 'inf', dtype: 'F16', shape: [1000], data: inf },
-      { name: 'big', dtype: 'F64', shape: [1000], data: big },
-    ], {}));
+    const f = await write(
+      'bad.safetensors',
+      encodeSafetensors(
+        [
+          { name: 'ok', dtype: 'F32', shape: [1000], data: values },
+          { name: 'nan', dtype: 'F32', shape: [1000], data: bad },
+          { name: 'inf', dtype: 'F16', shape: [1000], data: inf },
+          { name: 'big', dtype: 'F64', shape: [1000], data: big },
+        ],
+        {},
+      ),
+    );
     const r = await open(f, { chunkBytes: 64 });
     expect(await r.readF32('ok')).toEqual(values);
     const e = await errorOf(r.readF32('nan'));
     expect(e.code).toBe('checkpoint/invalid');
-    expect(e.message).toBe('bad.safetensors: tensor "nan" holds NaN at index 617 of 1000; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.');
+    expect(e.message).toBe(
+      'bad.safetensors: tensor "nan" holds NaN at index 617 of 1000; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.',
+    );
     await expect(r.readF32('inf')).rejects.toThrow(/tensor "inf" holds -Infinity at index 3 of 1000/);
     await expect(r.readF32('big')).rejects.toThrow(/tensor "big" holds Infinity at index 999 of 1000/);
   });
@@ -88,7 +108,9 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
       expect(e.message).toContain(`torch.load("ckpt${ext}"`);
       expect(e.message).toMatch(/import torch, safetensors\.torch as st ⏎ .* ⏎ st\.save_file/);
     }
-    expect((await errorOf(open(await write('zip.safetensors', Uint8Array.of(0x50, 0x4b, 3, 4, 0, 0, 0, 0, 0))))).message).toBe(pickleMessage('zip.safetensors'));
+    expect(
+      (await errorOf(open(await write('zip.safetensors', Uint8Array.of(0x50, 0x4b, 3, 4, 0, 0, 0, 0, 0))))).message,
+    ).toBe(pickleMessage('zip.safetensors'));
   });
 
   it('refuses truncated files, headers past the end, overlaps and unknown dtypes, one line each', async () => {
@@ -104,7 +126,14 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
       ['truncated data', good.subarray(0, good.length - 10), /ends at data byte \d+ but the data section has only/],
       ['a short file', good.subarray(0, 5), /5 bytes long/],
       ['a header past the end', good.subarray(0, 20), /truncated: its header says \d+ bytes but only 12 follow/],
-      ['overlapping offsets', header('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}', 12), /"a" \[0, 8\) and "b" \[4, 12\) overlap/],
+      [
+        'overlapping offsets',
+        header(
+          '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}',
+          12,
+        ),
+        /"a" \[0, 8\) and "b" \[4, 12\) overlap/,
+      ],
       ['an unknown dtype', header('{"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,4]}}', 4), /unknown dtype "Q4"/],
     ];
     for (const [name, data, pattern] of cases) {

@@ -30,7 +30,10 @@ import { failingIo, tempFilesUnder } from '../fullDisk';
 import { PYTHON, lossGap, python, runPath, stepLines, torchOptions, trainSession, weightGap } from './torchRuns';
 
 const TIMEOUT = 300_000;
-const SPEC = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 40, evalEvery: 0, snapshotEvery: 10, checkpointEvery: 10, seed: 3 });
+const SPEC = trainSpecOf(
+  { kind: 'task', task: 'induction' },
+  { steps: 40, evalEvery: 0, snapshotEvery: 10, checkpointEvery: 10, seed: 3 },
+);
 const root = path.dirname(runPath());
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
@@ -107,16 +110,34 @@ function fullPython(name: string, fault: Fault): string {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'sitecustomize.py'), SITECUSTOMIZE);
   const file = path.join(dir, 'python3');
-  fs.writeFileSync(file, `#!/bin/sh\nPYTHONPATH='${dir}' AL_TEST_FULL_DISK='${JSON.stringify(fault)}' exec ${PYTHON} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    file,
+    `#!/bin/sh\nPYTHONPATH='${dir}' AL_TEST_FULL_DISK='${JSON.stringify(fault)}' exec ${PYTHON} "$@"\n`,
+    { mode: 0o755 },
+  );
   return file;
 }
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Trains `runDir` in PyTorch and returns the notifications (a failure is one of them). */
-async function train(runDir: string, opts: PytorchOptions, extra: { resume?: boolean; stopAt?: number | null; io?: ReturnType<typeof failingIo>; control?: SessionControl } = {}): Promise<WorkerToHost[]> {
+async function train(
+  runDir: string,
+  opts: PytorchOptions,
+  extra: { resume?: boolean; stopAt?: number | null; io?: ReturnType<typeof failingIo>; control?: SessionControl } = {},
+): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runPytorchSession(runDir, SPEC, extra.resume ?? false, extra.control ?? new SessionControl(), (m) => events.push(m), extra.stopAt ?? null, null, opts, extra.io ? { io: extra.io } : {});
+  await runPytorchSession(
+    runDir,
+    SPEC,
+    extra.resume ?? false,
+    extra.control ?? new SessionControl(),
+    (m) => events.push(m),
+    extra.stopAt ?? null,
+    null,
+    opts,
+    extra.io ? { io: extra.io } : {},
+  );
   return events;
 }
 
@@ -127,12 +148,18 @@ function failure(events: readonly WorkerToHost[]): { step: number; code: string;
 }
 
 /** The one line of a run stopped while `what`, with the checkpoint of `kept`. */
-const line = (dir: string, what: string, kept: number): string => `Disk full while ${what} in ${dir}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${dir}\`.`;
+const line = (dir: string, what: string, kept: number): string =>
+  `Disk full while ${what} in ${dir}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${dir}\`.`;
 
 /** After a full disk: the reason, run.json, no temporary file, a loadable checkpoint, a log without a torn line. */
-async function expectStopped(dir: string, events: readonly WorkerToHost[], message: string, kept: number): Promise<void> {
+async function expectStopped(
+  dir: string,
+  events: readonly WorkerToHost[],
+  message: string,
+  kept: number,
+): Promise<void> {
   expect(failure(events)).toMatchObject({ code: 'disk/full', message });
-  const run = (await readRunJson(NODE_FS, dir));
+  const run = await readRunJson(NODE_FS, dir);
   expect(run).toMatchObject({ status: 'stopped', step: kept, error: { code: 'disk/full', message } });
   expect(tempFilesUnder(dir)).toEqual([]);
   expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
@@ -143,75 +170,123 @@ async function expectStopped(dir: string, events: readonly WorkerToHost[], messa
 const reference = path.join(root, 'reference');
 beforeAll(async () => {
   await trainSession(reference, SPEC, { pytorch: torchOptions() });
-  expect((await readRunJson(NODE_FS, reference))).toMatchObject({ status: 'completed', step: 40 });
+  expect(await readRunJson(NODE_FS, reference)).toMatchObject({ status: 'completed', step: 40 });
 }, TIMEOUT);
 
 describe('the trainer on a full disk', () => {
-  it('keeps the last checkpoint when a checkpoint finds no room, and resumes to the uninterrupted run', async () => {
-    const dir = path.join(root, 'checkpoint');
-    // The checkpoint of step 20: its optimizer state lands, the model's half, then no room.
-    const events = await train(dir, torchOptions(1, { python: fullPython('checkpoint', { match: String.raw`^\.model\.safetensors\.\d+\.tmp$`, nth: 2 }) }));
-    await expectStopped(dir, events, line(dir, 'saving the checkpoint at step 20', 10), 10);
-    expect(failure(events).step).toBe(20);
-    expect(fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')).toContain('"step":20,');
-    // With room again: on from step 10, to exactly the run the disk never interrupted.
-    const resumed = await trainSession(dir, SPEC, { resume: true, pytorch: torchOptions() });
-    expect(resumed.find((e) => e.type === 'train/didStart')).toMatchObject({ startStep: 10 });
-    expect((await readRunJson(NODE_FS, dir))).toMatchObject({ status: 'completed', step: 40, error: null });
-    expect(stepLines(dir).map((s) => s.step)).toEqual(stepLines(reference).map((s) => s.step));
-    expect(lossGap(stepLines(reference), stepLines(dir))).toBeLessThan(1e-6);
-    expect(weightGap(reference, dir)).toBeLessThan(1e-6);
-  }, TIMEOUT);
+  it(
+    'keeps the last checkpoint when a checkpoint finds no room, and resumes to the uninterrupted run',
+    async () => {
+      const dir = path.join(root, 'checkpoint');
+      // The checkpoint of step 20: its optimizer state lands, the model's half, then no room.
+      const events = await train(
+        dir,
+        torchOptions(1, {
+          python: fullPython('checkpoint', { match: String.raw`^\.model\.safetensors\.\d+\.tmp$`, nth: 2 }),
+        }),
+      );
+      await expectStopped(dir, events, line(dir, 'saving the checkpoint at step 20', 10), 10);
+      expect(failure(events).step).toBe(20);
+      expect(fs.readFileSync(path.join(dir, 'metrics.jsonl'), 'utf8')).toContain('"step":20,');
+      // With room again: on from step 10, to exactly the run the disk never interrupted.
+      const resumed = await trainSession(dir, SPEC, { resume: true, pytorch: torchOptions() });
+      expect(resumed.find((e) => e.type === 'train/didStart')).toMatchObject({ startStep: 10 });
+      expect(await readRunJson(NODE_FS, dir)).toMatchObject({ status: 'completed', step: 40, error: null });
+      expect(stepLines(dir).map((s) => s.step)).toEqual(stepLines(reference).map((s) => s.step));
+      expect(lossGap(stepLines(reference), stepLines(dir))).toBeLessThan(1e-6);
+      expect(weightGap(reference, dir)).toBeLessThan(1e-6);
+    },
+    TIMEOUT,
+  );
 
-  it('cuts a metrics line back when the disk stays full, even with no room for run.json (the lab records the reason)', async () => {
-    const dir = path.join(root, 'metrics');
-    const fault = { match: String.raw`^metrics\.jsonl$`, nth: 15, after: `^${escape(dir)}/` };
-    const events = await train(dir, torchOptions(1, { python: fullPython('metrics', fault) }));
-    await expectStopped(dir, events, line(dir, 'logging the metrics of step 15', 10), 10);
-    expect(stepLines(dir).map((s) => s.step)).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
-    const resumed = await trainSession(dir, SPEC, { resume: true, pytorch: torchOptions() });
-    expect(resumed.at(-1)).toMatchObject({ type: 'train/didFinish', step: 40, reason: 'completed' });
-    expect(lossGap(stepLines(reference), stepLines(dir))).toBeLessThan(1e-6);
-  }, TIMEOUT);
+  it(
+    'cuts a metrics line back when the disk stays full, even with no room for run.json (the lab records the reason)',
+    async () => {
+      const dir = path.join(root, 'metrics');
+      const fault = { match: String.raw`^metrics\.jsonl$`, nth: 15, after: `^${escape(dir)}/` };
+      const events = await train(dir, torchOptions(1, { python: fullPython('metrics', fault) }));
+      await expectStopped(dir, events, line(dir, 'logging the metrics of step 15', 10), 10);
+      expect(stepLines(dir).map((s) => s.step)).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
+      const resumed = await trainSession(dir, SPEC, { resume: true, pytorch: torchOptions() });
+      expect(resumed.at(-1)).toMatchObject({ type: 'train/didFinish', step: 40, reason: 'completed' });
+      expect(lossGap(stepLines(reference), stepLines(dir))).toBeLessThan(1e-6);
+    },
+    TIMEOUT,
+  );
 
-  it('with two processes, stops both at the same step when the snapshot weights find no room', async () => {
-    const dir = path.join(root, 'weights-two');
-    const fault = { match: String.raw`^\.step-0000020\.weights\.safetensors\.\d+\.tmp$`, nth: 1 };
-    const events = await train(dir, torchOptions(2, { python: fullPython('weights', fault) }));
-    await expectStopped(dir, events, line(dir, 'saving the attention snapshot of step 20', 10), 10);
-    expect(fs.readdirSync(path.join(dir, 'snapshots')).sort()).toEqual(['step-0000000.safetensors', 'step-0000010.safetensors']);
-    expect((await readRunJson(NODE_FS, dir)).backendUsed).toBe('pytorch cpu ×2');
-  }, TIMEOUT);
+  it(
+    'with two processes, stops both at the same step when the snapshot weights find no room',
+    async () => {
+      const dir = path.join(root, 'weights-two');
+      const fault = { match: String.raw`^\.step-0000020\.weights\.safetensors\.\d+\.tmp$`, nth: 1 };
+      const events = await train(dir, torchOptions(2, { python: fullPython('weights', fault) }));
+      await expectStopped(dir, events, line(dir, 'saving the attention snapshot of step 20', 10), 10);
+      expect(fs.readdirSync(path.join(dir, 'snapshots')).sort()).toEqual([
+        'step-0000000.safetensors',
+        'step-0000010.safetensors',
+      ]);
+      expect((await readRunJson(NODE_FS, dir)).backendUsed).toBe('pytorch cpu ×2');
+    },
+    TIMEOUT,
+  );
 });
 
 describe('the lab on a full disk while it follows the trainer', () => {
-  it('stops the trainer when a snapshot finds no room, keeping its weights to draw once there is space', async () => {
-    const dir = path.join(root, 'lab-snapshot');
-    const io = failingIo((f) => path.basename(f).startsWith('.step-0000020.safetensors.'), 1);
-    const spec = { ...SPEC, training: { ...SPEC.training, steps: 100_000 } };
-    const events: WorkerToHost[] = [];
-    await runPytorchSession(dir, spec, false, new SessionControl(), (m) => events.push(m), null, null, torchOptions(), { io });
-    const f = failure(events);
-    const kept = (await readRunJson(NODE_FS, dir)).step;
-    expect(kept).toBeGreaterThanOrEqual(20);
-    expect(f).toMatchObject({ step: 20, code: 'disk/full', message: line(dir, 'saving the attention snapshot of step 20', kept) });
-    expect((await readRunJson(NODE_FS, dir))).toMatchObject({ status: 'stopped', error: { code: 'disk/full' } });
-    expect(tempFilesUnder(dir)).toEqual([]);
-    expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
-    expect(fs.existsSync(path.join(dir, 'snapshots', 'step-0000020.weights.safetensors'))).toBe(true);
-    // Resumed with room: the weights left waiting become the snapshot of step 20.
-    const resumed: WorkerToHost[] = [];
-    await runPytorchSession(dir, spec, true, new SessionControl(), (m) => resumed.push(m), kept + 10, null, torchOptions());
-    expect(resumed.at(-1)).toMatchObject({ type: 'train/didFinish', step: kept + 10, reason: 'stopped' });
-    const snaps = fs.readdirSync(path.join(dir, 'snapshots')).sort();
-    expect(snaps.filter((n) => n.includes('.weights.'))).toEqual([]);
-    expect(snaps).toContain('step-0000020.safetensors');
-  }, TIMEOUT);
+  it(
+    'stops the trainer when a snapshot finds no room, keeping its weights to draw once there is space',
+    async () => {
+      const dir = path.join(root, 'lab-snapshot');
+      const io = failingIo((f) => path.basename(f).startsWith('.step-0000020.safetensors.'), 1);
+      const spec = { ...SPEC, training: { ...SPEC.training, steps: 100_000 } };
+      const events: WorkerToHost[] = [];
+      await runPytorchSession(
+        dir,
+        spec,
+        false,
+        new SessionControl(),
+        (m) => events.push(m),
+        null,
+        null,
+        torchOptions(),
+        { io },
+      );
+      const f = failure(events);
+      const kept = (await readRunJson(NODE_FS, dir)).step;
+      expect(kept).toBeGreaterThanOrEqual(20);
+      expect(f).toMatchObject({
+        step: 20,
+        code: 'disk/full',
+        message: line(dir, 'saving the attention snapshot of step 20', kept),
+      });
+      expect(await readRunJson(NODE_FS, dir)).toMatchObject({ status: 'stopped', error: { code: 'disk/full' } });
+      expect(tempFilesUnder(dir)).toEqual([]);
+      expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
+      expect(fs.existsSync(path.join(dir, 'snapshots', 'step-0000020.weights.safetensors'))).toBe(true);
+      // Resumed with room: the weights left waiting become the snapshot of step 20.
+      const resumed: WorkerToHost[] = [];
+      await runPytorchSession(
+        dir,
+        spec,
+        true,
+        new SessionControl(),
+        (m) => resumed.push(m),
+        kept + 10,
+        null,
+        torchOptions(),
+      );
+      expect(resumed.at(-1)).toMatchObject({ type: 'train/didFinish', step: kept + 10, reason: 'stopped' });
+      const snaps = fs.readdirSync(path.join(dir, 'snapshots')).sort();
+      expect(snaps.filter((n) => n.includes('.weights.'))).toEqual([]);
+      expect(snaps).toContain('step-0000020.safetensors');
+    },
+    TIMEOUT,
+  );
 });
 
 describe("the trainer's writers", () => {
   it('leave the old file and no temporary file when a write fails, and cut a failed log line back', () => {
-    const out = JSON.parse(python(String.raw`
+    const out = JSON.parse(
+      python(String.raw`
 import builtins, errno, json, os, tempfile
 from attention_lab_trainer import files as tf
 d = tempfile.mkdtemp()
@@ -249,7 +324,8 @@ with real_open(log, "ab") as f:
 tf.append_metrics(d, {"type": "step", "step": 3})
 print(json.dumps({"raised": raised, "model": real_open(model, "rb").read().decode(), "optimizer": real_open(opt, "rb").read().decode(),
                   "files": sorted(os.listdir(d)), "appended": appended, "log": real_open(log).read()}))
-`)) as { raised: string; model: string; optimizer: string; files: string[]; appended: boolean; log: string };
+`),
+    ) as { raised: string; model: string; optimizer: string; files: string[]; appended: boolean; log: string };
     expect(out).toEqual({
       raised: 'model.safetensors',
       model: 'old model',

@@ -32,19 +32,39 @@ const FIXTURE = path.resolve(__dirname, '../../../fixtures/text/state-of-the-uni
 /** The fixture beside text of two- and three-byte characters, so bytes are not tokens. */
 const DOCS = fs.mkdtempSync(path.join(os.tmpdir(), 'al-parity-docs-'));
 fs.copyFileSync(FIXTURE, path.join(DOCS, 'union.txt'));
-fs.writeFileSync(path.join(DOCS, 'greetings.txt'), 'Grüße aus Köln — naïve café, smörgåsbord. 東京の朝は静かです。'.repeat(400));
+fs.writeFileSync(
+  path.join(DOCS, 'greetings.txt'),
+  'Grüße aus Köln — naïve café, smörgåsbord. 東京の朝は静かです。'.repeat(400),
+);
 const STEPS = 30;
 const small = { steps: STEPS, evalEvery: 10, snapshotEvery: 0, checkpointEvery: 0 } as const;
 const TIMEOUT = 400_000;
 
 const RUNS: { name: string; spec: TrainSpec }[] = [
-  { name: 'decoder-only on documents', spec: trainSpecOf({ kind: 'documents', files: [path.join(DOCS, 'union.txt'), path.join(DOCS, 'greetings.txt')], root: DOCS }, { ...small, batchSize: 16, seqLen: 32, seed: 5 }) },
-  { name: 'encoder-decoder on the reverse task', spec: trainSpecOf({ kind: 'task', task: 'reverse' }, { ...small, seed: 2 }) },
-  { name: 'decoder-only on the induction task', spec: trainSpecOf({ kind: 'task', task: 'induction' }, { ...small, seed: 4 }) },
+  {
+    name: 'decoder-only on documents',
+    spec: trainSpecOf(
+      { kind: 'documents', files: [path.join(DOCS, 'union.txt'), path.join(DOCS, 'greetings.txt')], root: DOCS },
+      { ...small, batchSize: 16, seqLen: 32, seed: 5 },
+    ),
+  },
+  {
+    name: 'encoder-decoder on the reverse task',
+    spec: trainSpecOf({ kind: 'task', task: 'reverse' }, { ...small, seed: 2 }),
+  },
+  {
+    name: 'decoder-only on the induction task',
+    spec: trainSpecOf({ kind: 'task', task: 'induction' }, { ...small, seed: 4 }),
+  },
 ];
 
 function evalLines(runDir: string): { loss: number; bpb: number | null }[] {
-  return fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; loss: number; bpb: number | null }).filter((l) => l.type === 'eval');
+  return fs
+    .readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; loss: number; bpb: number | null })
+    .filter((l) => l.type === 'eval');
 }
 
 function evalLosses(runDir: string): number[] {
@@ -52,30 +72,39 @@ function evalLosses(runDir: string): number[] {
 }
 
 describe('PyTorch (one process) trains the run as our engine does', () => {
-  it.each(RUNS)('$name: per-step loss within 1e-3 over 30 steps', async ({ spec }) => {
-    expect(spec.model.overrides.dropout ?? 0).toBe(0);
-    const ours = runPath('ours');
-    const theirs = runPath('pytorch');
-    await trainSession(ours, spec);
-    const events = await trainSession(theirs, spec, { pytorch: torchOptions() });
-    expect(stepLines(theirs)).toHaveLength(STEPS);
-    expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);
-    const [a, b] = [evalLosses(ours), evalLosses(theirs)];
-    expect(b).toHaveLength(3);
-    b.forEach((x, i) => expect(Math.abs(x - (a[i] as number))).toBeLessThan(1e-3));
-    // The learning rates are ours, the loss fell, and the session reported as ours does.
-    expect(stepLines(theirs).map((s) => s.lr)).toEqual(stepLines(ours).map((s) => s.lr));
-    expect((stepLines(theirs).at(-1) as { loss: number }).loss).toBeLessThan((stepLines(theirs)[0] as { loss: number }).loss);
-    expect(events.filter((e) => e.type === 'train/didStep')).toHaveLength(STEPS);
-    expect(events.at(-1)).toMatchObject({ type: 'train/didFinish', step: STEPS, reason: 'completed' });
-    expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ model: { backend: 'pytorch cpu' } });
-    // Bits per byte: the same bytes per step, the same validation bits per byte, reported live.
-    expect(stepLines(theirs).map((s) => s.bytes)).toEqual(stepLines(ours).map((s) => s.bytes));
-    if (spec.data.kind === 'documents') expect(stepLines(theirs).some((s) => (s.bytes as number) > s.tokens)).toBe(true);
-    const [bo, bt] = [evalLines(ours).map((l) => l.bpb as number), evalLines(theirs).map((l) => l.bpb as number)];
-    bt.forEach((x, i) => expect(Math.abs(x - (bo[i] as number))).toBeLessThan(2e-3));
-    expect(events.filter((e) => e.type === 'train/didEval').map((e) => (e as { bpb?: number | null }).bpb)).toEqual(bt);
-  }, TIMEOUT);
+  it.each(RUNS)(
+    '$name: per-step loss within 1e-3 over 30 steps',
+    async ({ spec }) => {
+      expect(spec.model.overrides.dropout ?? 0).toBe(0);
+      const ours = runPath('ours');
+      const theirs = runPath('pytorch');
+      await trainSession(ours, spec);
+      const events = await trainSession(theirs, spec, { pytorch: torchOptions() });
+      expect(stepLines(theirs)).toHaveLength(STEPS);
+      expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);
+      const [a, b] = [evalLosses(ours), evalLosses(theirs)];
+      expect(b).toHaveLength(3);
+      b.forEach((x, i) => expect(Math.abs(x - (a[i] as number))).toBeLessThan(1e-3));
+      // The learning rates are ours, the loss fell, and the session reported as ours does.
+      expect(stepLines(theirs).map((s) => s.lr)).toEqual(stepLines(ours).map((s) => s.lr));
+      expect((stepLines(theirs).at(-1) as { loss: number }).loss).toBeLessThan(
+        (stepLines(theirs)[0] as { loss: number }).loss,
+      );
+      expect(events.filter((e) => e.type === 'train/didStep')).toHaveLength(STEPS);
+      expect(events.at(-1)).toMatchObject({ type: 'train/didFinish', step: STEPS, reason: 'completed' });
+      expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ model: { backend: 'pytorch cpu' } });
+      // Bits per byte: the same bytes per step, the same validation bits per byte, reported live.
+      expect(stepLines(theirs).map((s) => s.bytes)).toEqual(stepLines(ours).map((s) => s.bytes));
+      if (spec.data.kind === 'documents')
+        expect(stepLines(theirs).some((s) => (s.bytes as number) > s.tokens)).toBe(true);
+      const [bo, bt] = [evalLines(ours).map((l) => l.bpb as number), evalLines(theirs).map((l) => l.bpb as number)];
+      bt.forEach((x, i) => expect(Math.abs(x - (bo[i] as number))).toBeLessThan(2e-3));
+      expect(events.filter((e) => e.type === 'train/didEval').map((e) => (e as { bpb?: number | null }).bpb)).toEqual(
+        bt,
+      );
+    },
+    TIMEOUT,
+  );
 });
 
 describe('torchrun with two processes trains the run as one process does', () => {
@@ -83,19 +112,23 @@ describe('torchrun with two processes trains the run as one process does', () =>
   // rounding apart grows over the steps (1.8e-5 by step 30 on an AMD EPYC with OpenBLAS's Haswell
   // kernels, under 1e-5 on other processors); one process summing the same shares must agree
   // with two to 1e-5 everywhere.
-  it.each(RUNS.slice(1))('$name: losses within 1e-4, and weights within 1e-5 of one process summing the same shares', async ({ spec }) => {
-    const one = runPath('one');
-    const summed = runPath('one-accumulating');
-    const two = runPath('two');
-    await trainSession(one, spec, { pytorch: torchOptions(1) });
-    await trainSession(summed, spec, { pytorch: torchOptions(1, { accumulate: 2 }) });
-    const events = await trainSession(two, spec, { pytorch: torchOptions(2) });
-    expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ model: { backend: 'pytorch cpu ×2' } });
-    expect(lossGap(stepLines(one), stepLines(two))).toBeLessThan(1e-4);
-    evalLosses(two).forEach((x, i) => expect(Math.abs(x - (evalLosses(one)[i] as number))).toBeLessThan(1e-4));
-    expect(lossGap(stepLines(summed), stepLines(two))).toBeLessThan(1e-5);
-    expect(weightGap(summed, two)).toBeLessThan(1e-5);
-    expect(stepLines(two).map((s) => s.tokens)).toEqual(stepLines(one).map((s) => s.tokens));
-    expect(stepLines(two).map((s) => s.bytes)).toEqual(stepLines(one).map((s) => s.bytes));
-  }, TIMEOUT);
+  it.each(RUNS.slice(1))(
+    '$name: losses within 1e-4, and weights within 1e-5 of one process summing the same shares',
+    async ({ spec }) => {
+      const one = runPath('one');
+      const summed = runPath('one-accumulating');
+      const two = runPath('two');
+      await trainSession(one, spec, { pytorch: torchOptions(1) });
+      await trainSession(summed, spec, { pytorch: torchOptions(1, { accumulate: 2 }) });
+      const events = await trainSession(two, spec, { pytorch: torchOptions(2) });
+      expect(events.find((e) => e.type === 'train/didStart')).toMatchObject({ model: { backend: 'pytorch cpu ×2' } });
+      expect(lossGap(stepLines(one), stepLines(two))).toBeLessThan(1e-4);
+      evalLosses(two).forEach((x, i) => expect(Math.abs(x - (evalLosses(one)[i] as number))).toBeLessThan(1e-4));
+      expect(lossGap(stepLines(summed), stepLines(two))).toBeLessThan(1e-5);
+      expect(weightGap(summed, two)).toBeLessThan(1e-5);
+      expect(stepLines(two).map((s) => s.tokens)).toEqual(stepLines(one).map((s) => s.tokens));
+      expect(stepLines(two).map((s) => s.bytes)).toEqual(stepLines(one).map((s) => s.bytes));
+    },
+    TIMEOUT,
+  );
 });

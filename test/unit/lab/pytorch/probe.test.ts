@@ -23,22 +23,36 @@ describe.runIf(process.platform !== 'win32')('probeTorch with a Python that neve
     const control = new SessionControl();
     const heard: string[] = [];
     const probe = probeTorch(hanging, dir, {
-      timeoutMs: 600_000, noticeMs: 20, signal: control.signal,
+      timeoutMs: 600_000,
+      noticeMs: 20,
+      signal: control.signal,
       onWait: (m) => {
         heard.push(m);
         if (heard.length === 3) control.stop();
       },
     });
-    const e = await probe.then(() => null, (x: unknown) => x);
+    const e = await probe.then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(CancelledError);
     expect((e as Error).message).toBe(`Cancelled while waiting for "${hanging}" to import torch; nothing was saved.`);
-    expect(heard[0]).toBe(`Waiting for "${hanging}" to import torch and report what it runs on (at most 600 s; stop to cancel)…`);
-    expect(heard[1]).toMatch(/^Still waiting for ".*" to import torch and report what it runs on \(at most 600 s; stop to cancel\): \d+ s so far…$/);
+    expect(heard[0]).toBe(
+      `Waiting for "${hanging}" to import torch and report what it runs on (at most 600 s; stop to cancel)…`,
+    );
+    expect(heard[1]).toMatch(
+      /^Still waiting for ".*" to import torch and report what it runs on \(at most 600 s; stop to cancel\): \d+ s so far…$/,
+    );
   });
 
   it('ends at its limit with one line naming the interpreter', async () => {
-    const e = await probeTorch(hanging, dir, { timeoutMs: 1000 }).then(() => null, (x: unknown) => x);
-    expect((e as Error).message).toMatch(/^".*python-that-hangs" did not report its torch within 1 s \(importing torch hung, or the interpreter waits for input\); check that/);
+    const e = await probeTorch(hanging, dir, { timeoutMs: 1000 }).then(
+      () => null,
+      (x: unknown) => x,
+    );
+    expect((e as Error).message).toMatch(
+      /^".*python-that-hangs" did not report its torch within 1 s \(importing torch hung, or the interpreter waits for input\); check that/,
+    );
   });
 
   it('is cancelled before it starts when the session already stopped', async () => {
@@ -51,9 +65,14 @@ describe.runIf(process.platform !== 'win32')('probeTorch with a Python that neve
 describe('probeTorch without a Python path', () => {
   it('refuses an empty Python path in one line naming the flag and the setting', async () => {
     for (const python of ['', '  ']) {
-      const e = await probeTorch(python, '.').then(() => null, (err: unknown) => err as Error & { code?: string });
+      const e = await probeTorch(python, '.').then(
+        () => null,
+        (err: unknown) => err as Error & { code?: string },
+      );
       expect(e?.code).toBe('pytorch/launch');
-      expect(e?.message).toBe('No Python given (the path is empty); name the Python 3 that has PyTorch (--python PATH; in VS Code, attentionLab.pytorch.python).');
+      expect(e?.message).toBe(
+        'No Python given (the path is empty); name the Python 3 that has PyTorch (--python PATH; in VS Code, attentionLab.pytorch.python).',
+      );
     }
   });
 });

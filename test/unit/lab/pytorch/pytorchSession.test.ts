@@ -27,7 +27,10 @@ const until = async (check: () => boolean, what: string, ms = 120_000): Promise<
 describe('a PyTorch session', () => {
   it('pauses, resumes and stops between steps, and draws the snapshots the trainer leaves', async () => {
     const runDir = runPath();
-    const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 100_000, snapshotEvery: 5, evalEvery: 0, checkpointEvery: 0, batchSize: 8 });
+    const spec = trainSpecOf(
+      { kind: 'task', task: 'induction' },
+      { steps: 100_000, snapshotEvery: 5, evalEvery: 0, checkpointEvery: 0, batchSize: 8 },
+    );
     const control = new SessionControl();
     const events: WorkerToHost[] = [];
     const steps = (): number => events.filter((e) => e.type === 'train/didStep').length;
@@ -41,22 +44,27 @@ describe('a PyTorch session', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(steps()).toBe(pausedAt);
     control.resume();
-    await until(() => events.some((e) => e.type === 'train/didResume') && steps() >= pausedAt + 6, 'steps after resuming');
+    await until(
+      () => events.some((e) => e.type === 'train/didResume') && steps() >= pausedAt + 6,
+      'steps after resuming',
+    );
     control.stop();
     await done;
     const last = events.at(-1);
     expect(last).toMatchObject({ type: 'train/didFinish', reason: 'stopped' });
-    const run = (await readRunJson(NODE_FS, runDir));
+    const run = await readRunJson(NODE_FS, runDir);
     expect(run.status).toBe('stopped');
     expect(run.step).toBe((last as { step: number }).step);
     expect(stepLines(runDir).map((s) => s.step)).toEqual(Array.from({ length: run.step }, (_, i) => i + 1));
     for (const f of ['pause', 'stop']) expect(fs.existsSync(path.join(runDir, 'pytorch', f))).toBe(false);
     // Every snapshot step became a snapshot with head scores; no weights are left waiting.
-    const snaps = (await readSnapshots(NODE_FS, runDir));
+    const snaps = await readSnapshots(NODE_FS, runDir);
     expect(snaps.map((s) => s.step)).toEqual(Array.from({ length: Math.floor(run.step / 5) + 1 }, (_, i) => i * 5));
     expect(snaps.every((s) => (s.headScores?.length ?? 0) === 8)).toBe(true);
     expect(fs.readdirSync(path.join(runDir, 'snapshots')).filter((f) => f.includes('.weights.'))).toEqual([]);
-    expect(events.filter((e) => e.type === 'train/didSnapshot').map((e) => (e as { step: number }).step)).toEqual(snaps.map((s) => s.step));
+    expect(events.filter((e) => e.type === 'train/didSnapshot').map((e) => (e as { step: number }).step)).toEqual(
+      snaps.map((s) => s.step),
+    );
   }, 300_000);
 
   it('extends a finished run with more steps (a new schedule segment) as our engine does', async () => {
@@ -67,7 +75,11 @@ describe('a PyTorch session', () => {
     await trainSession(ours, spec, { resume: true, extendTo: 30 });
     await trainSession(theirs, spec);
     await trainSession(theirs, spec, { resume: true, extendTo: 30, pytorch: torchOptions() });
-    expect((await readRunJson(NODE_FS, theirs))).toMatchObject({ status: 'completed', step: 30, segments: (await readRunJson(NODE_FS, ours)).segments });
+    expect(await readRunJson(NODE_FS, theirs)).toMatchObject({
+      status: 'completed',
+      step: 30,
+      segments: (await readRunJson(NODE_FS, ours)).segments,
+    });
     expect((await readRunJson(NODE_FS, theirs)).segments).toHaveLength(2);
     expect(stepLines(theirs).map((s) => s.lr)).toEqual(stepLines(ours).map((s) => s.lr));
     expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);

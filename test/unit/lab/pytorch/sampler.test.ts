@@ -33,13 +33,28 @@ print(json.dumps([{k: t.tolist() for k, t in s.batch(step).items()} for step in 
 
 async function samePython(spec: TrainSpec): Promise<number> {
   const runDir = runPath();
-  const { prepared } = await preparePytorchRun(runDir, spec, false, new SessionControl(), () => undefined, { created: false, owned: false }, null, null, TRAINER_DIR);
+  const { prepared } = await preparePytorchRun(
+    runDir,
+    spec,
+    false,
+    new SessionControl(),
+    () => undefined,
+    { created: false, owned: false },
+    null,
+    null,
+    TRAINER_DIR,
+  );
   const py = pythonBatches(runDir);
   let rows = 0;
   for (let step = 1; step <= STEPS; step++) {
     const b = prepared.dataset.trainBatch(step);
-    const rowsOf = (a: Int32Array | undefined, width: number): number[][] => Array.from({ length: b.B }, (_, r) => Array.from((a as Int32Array).subarray(r * width, (r + 1) * width)));
-    const want: Record<string, number[][]> = { input: rowsOf(b.input, b.T), targets: rowsOf(b.targets, b.T), ...(b.src ? { src: rowsOf(b.src, b.S as number) } : {}) };
+    const rowsOf = (a: Int32Array | undefined, width: number): number[][] =>
+      Array.from({ length: b.B }, (_, r) => Array.from((a as Int32Array).subarray(r * width, (r + 1) * width)));
+    const want: Record<string, number[][]> = {
+      input: rowsOf(b.input, b.T),
+      targets: rowsOf(b.targets, b.T),
+      ...(b.src ? { src: rowsOf(b.src, b.S as number) } : {}),
+    };
     expect(py[step - 1], `step ${step}`).toEqual(want);
     rows += b.B;
   }
@@ -48,7 +63,10 @@ async function samePython(spec: TrainSpec): Promise<number> {
 
 describe('the PyTorch trainer draws our batches', () => {
   it('documents: the same random windows of the training stream for 200 steps', async () => {
-    const spec = trainSpecOf({ kind: 'documents', files: [FIXTURE], root: path.dirname(FIXTURE) }, { steps: 300, batchSize: 6, seqLen: 24, seed: 7 });
+    const spec = trainSpecOf(
+      { kind: 'documents', files: [FIXTURE], root: path.dirname(FIXTURE) },
+      { steps: 300, batchSize: 6, seqLen: 24, seed: 7 },
+    );
     expect(await samePython(spec)).toBe(STEPS * 6);
   });
 
@@ -72,12 +90,27 @@ describe('the PyTorch trainer steps with our learning rates', () => {
     {
       name: 'segments: cosine, then a warm restart',
       lr: 1e-3,
-      schedule: { type: 'segments', segments: [{ fromStep: 0, toStep: 100, schedule: { type: 'cosine', warmup: 10, maxSteps: 100, minLr: 1e-4 } }, { fromStep: 100, toStep: 180, schedule: { type: 'restart', start: 100, warmup: 8, maxSteps: 180, minLr: 1e-4 } }] },
+      schedule: {
+        type: 'segments',
+        segments: [
+          { fromStep: 0, toStep: 100, schedule: { type: 'cosine', warmup: 10, maxSteps: 100, minLr: 1e-4 } },
+          {
+            fromStep: 100,
+            toStep: 180,
+            schedule: { type: 'restart', start: 100, warmup: 8, maxSteps: 180, minLr: 1e-4 },
+          },
+        ],
+      },
     },
   ];
   it.each(cases)('$name', ({ lr, schedule }) => {
     const steps = Array.from({ length: STEPS }, (_, i) => i + 1);
-    const got = JSON.parse(python('import json\nfrom attention_lab_trainer.schedule import learning_rate\ncfg = json.load(sys.stdin)\nprint(json.dumps([learning_rate(cfg, s) for s in range(1, 201)]))', JSON.stringify({ lr, schedule }))) as number[];
+    const got = JSON.parse(
+      python(
+        'import json\nfrom attention_lab_trainer.schedule import learning_rate\ncfg = json.load(sys.stdin)\nprint(json.dumps([learning_rate(cfg, s) for s in range(1, 201)]))',
+        JSON.stringify({ lr, schedule }),
+      ),
+    ) as number[];
     const want = steps.map((s) => learningRate({ lr, schedule }, s));
     got.forEach((g, i) => expect(g, `step ${i + 1}`).toBeCloseTo(want[i] as number, 15));
   });

@@ -59,18 +59,27 @@ export async function trainSession(runDir: string, spec: TrainSpec, plan: Sessio
 
 /** The step lines of a run's metrics.jsonl. */
 export function stepLines(runDir: string): StepMetrics[] {
-  return fs.readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as StepMetrics & { type: string }).filter((l) => l.type === 'step');
+  return fs
+    .readFileSync(path.join(runDir, 'metrics.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as StepMetrics & { type: string })
+    .filter((l) => l.type === 'step');
 }
 
 /** The largest difference of two runs' per-step training losses (same steps, same count). */
 export function lossGap(a: readonly StepMetrics[], b: readonly StepMetrics[]): number {
-  if (a.length !== b.length || a.some((x, i) => x.step !== b[i]?.step)) throw new Error(`steps differ: ${a.map((x) => x.step)} vs ${b.map((x) => x.step)}`);
+  if (a.length !== b.length || a.some((x, i) => x.step !== b[i]?.step))
+    throw new Error(`steps differ: ${a.map((x) => x.step)} vs ${b.map((x) => x.step)}`);
   return Math.max(...a.map((x, i) => Math.abs(x.loss - (b[i] as StepMetrics).loss)));
 }
 
 /** Every tensor of a run's model.safetensors. */
 export function modelTensors(runDir: string): Map<string, Float32Array> {
-  const f = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(runDir, 'model.safetensors'))), 'model.safetensors');
+  const f = decodeSafetensors(
+    new Uint8Array(fs.readFileSync(path.join(runDir, 'model.safetensors'))),
+    'model.safetensors',
+  );
   return new Map([...f.tensors].map(([k, t]) => [k, t.data as Float32Array]));
 }
 
@@ -78,7 +87,8 @@ export function modelTensors(runDir: string): Map<string, Float32Array> {
 export function weightGap(a: string, b: string): number {
   const x = modelTensors(a);
   const y = modelTensors(b);
-  if ([...x.keys()].sort().join() !== [...y.keys()].sort().join()) throw new Error('the two checkpoints hold different tensors');
+  if ([...x.keys()].sort().join() !== [...y.keys()].sort().join())
+    throw new Error('the two checkpoints hold different tensors');
   let gap = 0;
   for (const [k, t] of x) {
     const u = y.get(k) as Float32Array;
@@ -89,5 +99,9 @@ export function weightGap(a: string, b: string): number {
 
 /** Runs Python `code` (with the trainer's folder importable) on `input`; returns stdout. */
 export function python(code: string, input = ''): string {
-  return execFileSync(PYTHON, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(TRAINER_DIR)})\n${code}`], { input, encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+  return execFileSync(PYTHON, ['-c', `import sys; sys.path.insert(0, ${JSON.stringify(TRAINER_DIR)})\n${code}`], {
+    input,
+    encoding: 'utf8',
+    maxBuffer: 256 * 2 ** 20,
+  });
 }

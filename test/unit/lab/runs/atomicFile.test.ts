@@ -3,7 +3,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FileIo } from '../../../../src/lab/runs/atomicFile';
-import { DiskFullError, NODE_IO, appendLine, completeLines, isNoSpace, writeFileAtomic, writeFilesAtomic } from '../../../../src/lab/runs/atomicFile';
+import {
+  DiskFullError,
+  NODE_IO,
+  appendLine,
+  completeLines,
+  isNoSpace,
+  writeFileAtomic,
+  writeFilesAtomic,
+} from '../../../../src/lab/runs/atomicFile';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 
 describe('writeFilesAtomic', () => {
@@ -11,13 +19,24 @@ describe('writeFilesAtomic', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-atomic-'));
     const a = path.join(dir, 'optimizer.safetensors');
     const b = path.join(dir, 'model.safetensors');
-    writeFilesAtomic([{ file: a, data: 'opt@40' }, { file: b, data: 'model@40' }]);
+    writeFilesAtomic([
+      { file: a, data: 'opt@40' },
+      { file: b, data: 'model@40' },
+    ]);
     expect([fs.readFileSync(a, 'utf8'), fs.readFileSync(b, 'utf8')]).toEqual(['opt@40', 'model@40']);
     // The second write fails (its folder is gone), as a killed writer would stop: the first
     // file must not have been replaced yet — the pair stays from one step.
-    expect(() => writeFilesAtomic([{ file: a, data: 'opt@60' }, { file: path.join(dir, 'gone', 'model.safetensors'), data: 'model@60' }])).toThrow();
+    expect(() =>
+      writeFilesAtomic([
+        { file: a, data: 'opt@60' },
+        { file: path.join(dir, 'gone', 'model.safetensors'), data: 'model@60' },
+      ]),
+    ).toThrow();
     expect(fs.readFileSync(a, 'utf8')).toBe('opt@40');
-    writeFilesAtomic([{ file: a, data: 'opt@60' }, { file: b, data: 'model@60' }]);
+    writeFilesAtomic([
+      { file: a, data: 'opt@60' },
+      { file: b, data: 'model@60' },
+    ]);
     expect([fs.readFileSync(a, 'utf8'), fs.readFileSync(b, 'utf8')]).toEqual(['opt@60', 'model@60']);
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -46,7 +65,9 @@ describe('writes on a full disk', () => {
     }
     expect(DiskFullError.is(thrown)).toBe(true);
     expect((thrown as DiskFullError).file).toBe(file);
-    expect((thrown as DiskFullError).message).toBe(`Disk full while writing ${file}; nothing was half-written — free space and try again.`);
+    expect((thrown as DiskFullError).message).toBe(
+      `Disk full while writing ${file}; nothing was half-written — free space and try again.`,
+    );
     expect(fs.readFileSync(file, 'utf8')).toBe('old checkpoint');
     expect(tempFilesUnder(dir)).toEqual([]);
   });
@@ -54,8 +75,19 @@ describe('writes on a full disk', () => {
   it('leaves both old files of a pair when the second fills the disk', () => {
     const a = path.join(dir, 'optimizer.safetensors');
     const b = path.join(dir, 'model.safetensors');
-    writeFilesAtomic([{ file: a, data: 'opt@1' }, { file: b, data: 'model@1' }]);
-    expect(() => writeFilesAtomic([{ file: a, data: 'opt@2' }, { file: b, data: 'model@2' }], failingIo((f) => f.includes('.model.'), 1))).toThrow(/Disk full while writing .*model\.safetensors/);
+    writeFilesAtomic([
+      { file: a, data: 'opt@1' },
+      { file: b, data: 'model@1' },
+    ]);
+    expect(() =>
+      writeFilesAtomic(
+        [
+          { file: a, data: 'opt@2' },
+          { file: b, data: 'model@2' },
+        ],
+        failingIo((f) => f.includes('.model.'), 1),
+      ),
+    ).toThrow(/Disk full while writing .*model\.safetensors/);
     expect([fs.readFileSync(a, 'utf8'), fs.readFileSync(b, 'utf8')]).toEqual(['opt@1', 'model@1']);
     expect(tempFilesUnder(dir)).toEqual([]);
   });
@@ -63,7 +95,13 @@ describe('writes on a full disk', () => {
   it('cuts a log back to where it was when an append fails, so no line is torn', () => {
     const log = path.join(dir, 'metrics.jsonl');
     appendLine(log, '{"step":1}\n');
-    expect(() => appendLine(log, `{"step":2,"pad":"${'x'.repeat(100)}"}\n`, failingIo((f) => f === log, 1))).toThrow(DiskFullError);
+    expect(() =>
+      appendLine(
+        log,
+        `{"step":2,"pad":"${'x'.repeat(100)}"}\n`,
+        failingIo((f) => f === log, 1),
+      ),
+    ).toThrow(DiskFullError);
     expect(fs.readFileSync(log, 'utf8')).toBe('{"step":1}\n');
     appendLine(log, '{"step":2}\n');
     expect(fs.readFileSync(log, 'utf8')).toBe('{"step":1}\n{"step":2}\n');

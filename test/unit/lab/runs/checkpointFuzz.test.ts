@@ -33,13 +33,16 @@ function mutate(good: Uint8Array, rng: Rng): Uint8Array {
     case 3: // header length tampering
       new DataView(b.buffer).setUint32(0, rng.int(2) ? rng.nextU32() : headerLen + rng.int(16) - 8, true);
       return b;
-    case 4: { // digit edits in the header (offsets, shapes)
+    case 4: {
+      // digit edits in the header (offsets, shapes)
       const text = new TextDecoder('latin1').decode(b.subarray(8, 8 + headerLen));
       const digits = [...text.matchAll(/\d/g)].map((m) => m.index as number);
-      for (let i = 0, n = 1 + rng.int(3); i < n && digits.length; i++) b[8 + (digits[rng.int(digits.length)] as number)] = 48 + rng.int(10);
+      for (let i = 0, n = 1 + rng.int(3); i < n && digits.length; i++)
+        b[8 + (digits[rng.int(digits.length)] as number)] = 48 + rng.int(10);
       return b;
     }
-    default: { // splice a random chunk of the file elsewhere
+    default: {
+      // splice a random chunk of the file elsewhere
       const from = rng.int(b.length);
       const to = rng.int(b.length);
       const len = rng.int(64);

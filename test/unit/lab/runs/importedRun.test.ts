@@ -33,7 +33,10 @@ describe('an imported run', () => {
     expect(data.kind === 'documents' ? [data.files, data.root] : null).toEqual([[doc], root]);
     await expect(setFineTuneData(NODE_FS, runDir, [], root)).rejects.toThrow(/at least one file/);
     // A damaged entry is named, not guessed at.
-    await writeRunJson(NODE_FS, runDir, { ...run, imported: { layout: 'keras', from: 'x' } as unknown as typeof run.imported });
+    await writeRunJson(NODE_FS, runDir, {
+      ...run,
+      imported: { layout: 'keras', from: 'x' } as unknown as typeof run.imported,
+    });
     await expect(readRunJson(NODE_FS, runDir)).rejects.toThrow(/an "imported" entry that is not \{layout, from\}/);
   });
 });

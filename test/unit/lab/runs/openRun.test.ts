@@ -25,7 +25,8 @@ let own: OpenRun;
 let foreign: string;
 let worker: WorkerDoor;
 
-const MESSAGE = /model\.safetensors is not this run's model \(activation gelu in the checkpoint, relu in run\.json\); restore the run's own model\.safetensors/;
+const MESSAGE =
+  /model\.safetensors is not this run's model \(activation gelu in the checkpoint, relu in run\.json\); restore the run's own model\.safetensors/;
 
 function withActivation(spec: TrainSpec, activation: 'relu' | 'gelu'): TrainSpec {
   return { ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, activation } } };
@@ -52,7 +53,10 @@ function expectRefused(args: string[]): void {
 
 describe('a checkpoint of another architecture', () => {
   it('is refused when the run opens, in one line naming both configs', async () => {
-    const e = await openRun(NODE_FS, foreign, createReferenceBackend(), 1).then(() => null, (err: unknown) => err);
+    const e = await openRun(NODE_FS, foreign, createReferenceBackend(), 1).then(
+      () => null,
+      (err: unknown) => err,
+    );
     expect(EngineError.is(e) && e.code).toBe('checkpoint/invalid');
     expect((e as Error).message).toMatch(MESSAGE);
     expect((e as Error).message).not.toContain('\n');
@@ -66,8 +70,19 @@ describe('a checkpoint of another architecture', () => {
   });
 
   it('is refused by the model worker', async () => {
-    const reply = (await worker.request({ type: 'model/lens', runDir: foreign, input: { kind: 'decoder-only', prompt: 'the' }, topK: 3, fit: false })).at(-1);
-    expect(reply).toMatchObject({ type: 'model/didFail', error: { code: 'checkpoint/invalid', message: expect.stringMatching(MESSAGE) } });
+    const reply = (
+      await worker.request({
+        type: 'model/lens',
+        runDir: foreign,
+        input: { kind: 'decoder-only', prompt: 'the' },
+        topK: 3,
+        fit: false,
+      })
+    ).at(-1);
+    expect(reply).toMatchObject({
+      type: 'model/didFail',
+      error: { code: 'checkpoint/invalid', message: expect.stringMatching(MESSAGE) },
+    });
   });
 
   it('is refused by eval, export and decode', () => {

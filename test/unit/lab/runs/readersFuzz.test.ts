@@ -52,8 +52,30 @@ const good = new Map<string, Uint8Array>();
 
 /** Values a hostile or damaged JSON file may hold where a good one holds anything. */
 const HOSTILE: readonly unknown[] = [
-  1e15, -1, 0, 1e6, 2 ** 31, 2 ** 53 + 2, -0, 0.5, 1e308, -1e308, 7, null, true, false, '', 'x', '1e15', 'NaN', [], [1e15], {}, { a: 1e15 },
-  'a'.repeat(5000), Array.from({ length: 200 }, () => 0),
+  1e15,
+  -1,
+  0,
+  1e6,
+  2 ** 31,
+  2 ** 53 + 2,
+  -0,
+  0.5,
+  1e308,
+  -1e308,
+  7,
+  null,
+  true,
+  false,
+  '',
+  'x',
+  '1e15',
+  'NaN',
+  [],
+  [1e15],
+  {},
+  { a: 1e15 },
+  'a'.repeat(5000),
+  Array.from({ length: 200 }, () => 0),
 ];
 
 function pick<T>(rng: Rng, xs: readonly T[]): T {
@@ -75,7 +97,8 @@ function paths(v: unknown): (string | number)[][] {
     const [x, p] = queue.shift() as [unknown, (string | number)[]];
     out.push(p);
     if (Array.isArray(x)) x.slice(0, 50).forEach((y, i) => queue.push([y, [...p, i]]));
-    else if (typeof x === 'object' && x !== null) for (const [k, y] of Object.entries(x).slice(0, 200)) queue.push([y, [...p, k]]);
+    else if (typeof x === 'object' && x !== null)
+      for (const [k, y] of Object.entries(x).slice(0, 200)) queue.push([y, [...p, k]]);
   }
   return out;
 }
@@ -83,7 +106,9 @@ function paths(v: unknown): (string | number)[][] {
 function setAt(v: unknown, p: readonly (string | number)[], value: unknown, remove: boolean): unknown {
   if (p.length === 0) return value;
   const [head, ...rest] = p as [string | number, ...(string | number)[]];
-  const copy: Record<string | number, unknown> = Array.isArray(v) ? [...v] as unknown as Record<number, unknown> : { ...(v as Record<string, unknown>) };
+  const copy: Record<string | number, unknown> = Array.isArray(v)
+    ? ([...v] as unknown as Record<number, unknown>)
+    : { ...(v as Record<string, unknown>) };
   if (remove && rest.length === 0) {
     if (Array.isArray(copy)) (copy as unknown as unknown[]).splice(Number(head), 1);
     else delete copy[head];
@@ -127,7 +152,9 @@ function mutateBytes(b0: Uint8Array, rng: Rng): Uint8Array {
     }
     case 3: {
       const i = at();
-      const junk = Uint8Array.from({ length: 1 + rng.int(32) }, () => pick(rng, [0, 0x0a, 0x22, 0x7b, 0x7d, 0xff, 0xc3, 0x5c, 0x09, rng.int(256)]));
+      const junk = Uint8Array.from({ length: 1 + rng.int(32) }, () =>
+        pick(rng, [0, 0x0a, 0x22, 0x7b, 0x7d, 0xff, 0xc3, 0x5c, 0x09, rng.int(256)]),
+      );
       const out = new Uint8Array(b.length + junk.length);
       out.set(b.subarray(0, i));
       out.set(junk, i);
@@ -139,7 +166,8 @@ function mutateBytes(b0: Uint8Array, rng: Rng): Uint8Array {
     default: {
       // A digit changed (sizes, offsets, shapes), or a run of digits made huge.
       const digits: number[] = [];
-      for (let i = 0; i < b.length && digits.length < 5000; i++) if (b[i] as number >= 48 && b[i] as number <= 57) digits.push(i);
+      for (let i = 0; i < b.length && digits.length < 5000; i++)
+        if ((b[i] as number) >= 48 && (b[i] as number) <= 57) digits.push(i);
       if (!digits.length) return b;
       const i = pick(rng, digits);
       b[i] = 48 + rng.int(10);
@@ -214,34 +242,95 @@ interface Target {
 const backend = createReferenceBackend();
 
 const TARGETS: readonly Target[] = [
-  { where: 'run', file: 'run.json', folder: () => runDir, mutate: mutateJsonFile, read: async (dir) => [await loadRunStateCounted(NODE_FS, dir), await openRun(NODE_FS, dir, backend)] },
-  { where: 'run', file: 'tokenizer.json', folder: () => runDir, mutate: mutateJsonFile, read: (dir) => openRun(NODE_FS, dir, backend) },
-  { where: 'run', file: 'model.safetensors', folder: () => runDir, mutate: mutateSafetensors, read: (dir) => openRun(NODE_FS, dir, backend) },
   {
-    where: 'run', file: 'optimizer.safetensors', folder: () => runDir, mutate: mutateSafetensors,
+    where: 'run',
+    file: 'run.json',
+    folder: () => runDir,
+    mutate: mutateJsonFile,
+    read: async (dir) => [await loadRunStateCounted(NODE_FS, dir), await openRun(NODE_FS, dir, backend)],
+  },
+  {
+    where: 'run',
+    file: 'tokenizer.json',
+    folder: () => runDir,
+    mutate: mutateJsonFile,
+    read: (dir) => openRun(NODE_FS, dir, backend),
+  },
+  {
+    where: 'run',
+    file: 'model.safetensors',
+    folder: () => runDir,
+    mutate: mutateSafetensors,
+    read: (dir) => openRun(NODE_FS, dir, backend),
+  },
+  {
+    where: 'run',
+    file: 'optimizer.safetensors',
+    folder: () => runDir,
+    mutate: mutateSafetensors,
     read: async (dir) => {
       const r = await openRun(NODE_FS, dir, backend);
       const opt = buildOptimizer(r.model, optimizerConfig(r.run.spec, r.model.config));
       await loadOptimizerCheckpoint(NODE_FS, dir, opt, r.step);
     },
   },
-  { where: 'run', file: 'metrics.jsonl', folder: () => runDir, mutate: mutateJsonLines, read: (dir) => loadRunStateCounted(NODE_FS, dir) },
-  { where: 'run', file: 'evaluations.jsonl', folder: () => runDir, mutate: mutateJsonLines, read: (dir) => loadRunStateCounted(NODE_FS, dir) },
-  { where: 'run', file: 'snapshots/step-0000002.safetensors', folder: () => runDir, mutate: mutateSafetensors, read: (dir) => loadRunStateCounted(NODE_FS, dir) },
+  {
+    where: 'run',
+    file: 'metrics.jsonl',
+    folder: () => runDir,
+    mutate: mutateJsonLines,
+    read: (dir) => loadRunStateCounted(NODE_FS, dir),
+  },
+  {
+    where: 'run',
+    file: 'evaluations.jsonl',
+    folder: () => runDir,
+    mutate: mutateJsonLines,
+    read: (dir) => loadRunStateCounted(NODE_FS, dir),
+  },
+  {
+    where: 'run',
+    file: 'snapshots/step-0000002.safetensors',
+    folder: () => runDir,
+    mutate: mutateSafetensors,
+    read: (dir) => loadRunStateCounted(NODE_FS, dir),
+  },
   { where: 'import', file: 'config.json', folder: () => importDir, mutate: mutateJsonFile, read: importInto },
   { where: 'import', file: 'vocab.json', folder: () => importDir, mutate: mutateJsonFile, read: importInto },
   { where: 'import', file: 'merges.txt', folder: () => importDir, mutate: mutateBytes, read: importInto },
   { where: 'import', file: 'model.safetensors', folder: () => importDir, mutate: mutateSafetensors, read: importInto },
-  { where: 'import', file: 'hf/tokenizer.json', folder: () => importDir, mutate: mutateJsonFile, read: (dir) => importInto(dir, path.join(dir, 'hf', 'tokenizer.json')) },
-  { where: 'root', file: 'pairs.tsv', folder: () => root, mutate: mutateBytes, read: (dir) => readPairs(NODE_FS, path.join(dir, 'pairs.tsv'), null) },
-  { where: 'root', file: 'pairs.jsonl', folder: () => root, mutate: mutateJsonLines, read: (dir) => readPairs(NODE_FS, path.join(dir, 'pairs.jsonl'), null) },
+  {
+    where: 'import',
+    file: 'hf/tokenizer.json',
+    folder: () => importDir,
+    mutate: mutateJsonFile,
+    read: (dir) => importInto(dir, path.join(dir, 'hf', 'tokenizer.json')),
+  },
+  {
+    where: 'root',
+    file: 'pairs.tsv',
+    folder: () => root,
+    mutate: mutateBytes,
+    read: (dir) => readPairs(NODE_FS, path.join(dir, 'pairs.tsv'), null),
+  },
+  {
+    where: 'root',
+    file: 'pairs.jsonl',
+    folder: () => root,
+    mutate: mutateJsonLines,
+    read: (dir) => readPairs(NODE_FS, path.join(dir, 'pairs.jsonl'), null),
+  },
 ];
 
 let imports = 0;
 async function importInto(dir: string, tokenizer?: string): Promise<unknown> {
   const out = path.join(root, `import-out-${imports++}`);
   try {
-    return await importCheckpoint(NODE_FS, { from: dir, out, ...(tokenizer ? { tokenizer } : { tokenizer: path.join(dir, 'vocab.json') }) });
+    return await importCheckpoint(NODE_FS, {
+      from: dir,
+      out,
+      ...(tokenizer ? { tokenizer } : { tokenizer: path.join(dir, 'vocab.json') }),
+    });
   } finally {
     nodeFs.rmSync(out, { recursive: true, force: true });
   }
@@ -260,32 +349,68 @@ beforeAll(async () => {
   // A run with every file: checkpoints with optimizer state, evaluations, metrics and a snapshot at step 2.
   runDir = path.join(root, 'run');
   const spec = tinySpec(await tinyDocuments(t), 2);
-  await trainInto(t, runDir, { ...spec, training: { ...spec.training, evalEvery: 1, checkpointEvery: 2, snapshotEvery: 2 } });
+  await trainInto(t, runDir, {
+    ...spec,
+    training: { ...spec.training, evalEvery: 1, checkpointEvery: 2, snapshotEvery: 2 },
+  });
   const record: EvaluationRecord = {
-    version: 1, at: '2026-01-01T00:00:00.000Z', step: 2, data: 'documents', source: 'test.txt', files: [{ path: 'test.txt', bytes: 10, sha256: 'ab' }], dataHash: 'cd',
-    loss: 1.5, ppl: 4.48, tokens: 10, bytes: 10, bpb: 2.1, items: 1, translation: null,
+    version: 1,
+    at: '2026-01-01T00:00:00.000Z',
+    step: 2,
+    data: 'documents',
+    source: 'test.txt',
+    files: [{ path: 'test.txt', bytes: 10, sha256: 'ab' }],
+    dataHash: 'cd',
+    loss: 1.5,
+    ppl: 4.48,
+    tokens: 10,
+    bytes: 10,
+    bpb: 2.1,
+    items: 1,
+    translation: null,
   };
   await appendEvaluation(NODE_FS, runDir, record);
   // An import folder as PyTorch and Hugging Face save one: weights without our metadata, config.json, GPT-2's tokenizer files.
   importDir = path.join(root, 'import');
   const tok = trainBpeTokenizer(['the cat sat on the mat; the dog sat on the log. '.repeat(8)], { vocabSize: 280 });
   const c = presetConfig('decoder-only', 'tiny', tok.vocabSize);
-  const model = new Transformer({ ...c, nDecoderLayers: 1, dModel: 16, nHeads: 2, dFF: 32, maxLen: 16 }, { maxBatch: 1 }).bind(backend);
+  const model = new Transformer(
+    { ...c, nDecoderLayers: 1, dModel: 16, nHeads: 2, dFF: 32, maxLen: 16 },
+    { maxBatch: 1 },
+  ).bind(backend);
   model.initialize(new Rng(1));
   const f = decodeSafetensors(pytorchTensors(model).bytes);
   nodeFs.mkdirSync(path.join(importDir, 'hf'), { recursive: true });
-  nodeFs.writeFileSync(path.join(importDir, 'model.safetensors'), encodeSafetensors([...f.tensors].map(([name, x]) => ({ name, dtype: x.dtype, shape: x.shape, data: x.data })), { format: 'pt' }));
+  nodeFs.writeFileSync(
+    path.join(importDir, 'model.safetensors'),
+    encodeSafetensors(
+      [...f.tensors].map(([name, x]) => ({ name, dtype: x.dtype, shape: x.shape, data: x.data })),
+      { format: 'pt' },
+    ),
+  );
   nodeFs.writeFileSync(path.join(importDir, 'config.json'), JSON.stringify(pytorchConfig(model.config)));
   const files = gpt2FilesOf(tok);
   nodeFs.writeFileSync(path.join(importDir, 'vocab.json'), files.vocabJson);
   nodeFs.writeFileSync(path.join(importDir, 'merges.txt'), files.mergesText);
-  nodeFs.writeFileSync(path.join(importDir, 'hf', 'tokenizer.json'), JSON.stringify({
-    model: { type: 'BPE', vocab: JSON.parse(files.vocabJson) as unknown, merges: files.mergesText.split('\n').slice(1).filter((l) => l) },
-    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false }, added_tokens: [],
-  }));
+  nodeFs.writeFileSync(
+    path.join(importDir, 'hf', 'tokenizer.json'),
+    JSON.stringify({
+      model: {
+        type: 'BPE',
+        vocab: JSON.parse(files.vocabJson) as unknown,
+        merges: files.mergesText
+          .split('\n')
+          .slice(1)
+          .filter((l) => l),
+      },
+      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false },
+      added_tokens: [],
+    }),
+  );
   nodeFs.writeFileSync(path.join(root, 'pairs.tsv'), 'one\tuno\ntwo\tdos\nthree\ttres\n');
   nodeFs.writeFileSync(path.join(root, 'pairs.jsonl'), '{"src":"one","tgt":"uno"}\n{"src":"two","tgt":"dos"}\n');
-  for (const target of TARGETS) good.set(keyOf(target), new Uint8Array(nodeFs.readFileSync(path.join(target.folder(), target.file))));
+  for (const target of TARGETS)
+    good.set(keyOf(target), new Uint8Array(nodeFs.readFileSync(path.join(target.folder(), target.file))));
 });
 
 describe('readers fuzz: every file the lab reads', () => {
@@ -295,33 +420,39 @@ describe('readers fuzz: every file the lab reads', () => {
     expect(skipped).toEqual({ metrics: 0, evaluations: 0, snapshots: 0 });
   });
 
-  it.each(TARGETS.map((target, i) => [keyOf(target), target, i] as const))(`%s: ${CASES} mutations end as a result (damage counted) or a one-line EngineError naming the file`, async (_key, target, i) => {
-    const rng = new Rng(SEED + i);
-    const file = path.join(target.folder(), target.file);
-    const original = good.get(keyOf(target)) as Uint8Array;
-    let refused = 0; // refusals, and results that counted damage
-    try {
-      for (let k = 0; k < CASES; k++) {
-        const bytes = target.mutate(original, rng);
-        nodeFs.writeFileSync(file, bytes);
-        try {
-          const result = await target.read(target.folder());
-          if (skippedSome(result)) refused++;
-        } catch (e) {
-          const shown = `case ${k} of ${target.file} (${bytes.length} bytes): ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
-          if (!EngineError.is(e)) throw new Error(`not an EngineError — ${shown}`);
-          if (/\n/.test(e.message)) throw new Error(`not one line — ${shown}`);
-          if (/internal error/i.test(e.message)) throw new Error(`an internal error — ${shown}`);
-          if (!e.message.includes(path.basename(target.file))) throw new Error(`does not name ${path.basename(target.file)} — ${shown}`);
-          refused++;
+  it.each(TARGETS.map((target, i) => [keyOf(target), target, i] as const))(
+    `%s: ${CASES} mutations end as a result (damage counted) or a one-line EngineError naming the file`,
+    async (_key, target, i) => {
+      const rng = new Rng(SEED + i);
+      const file = path.join(target.folder(), target.file);
+      const original = good.get(keyOf(target)) as Uint8Array;
+      let refused = 0; // refusals, and results that counted damage
+      try {
+        for (let k = 0; k < CASES; k++) {
+          const bytes = target.mutate(original, rng);
+          nodeFs.writeFileSync(file, bytes);
+          try {
+            const result = await target.read(target.folder());
+            if (skippedSome(result)) refused++;
+          } catch (e) {
+            const shown = `case ${k} of ${target.file} (${bytes.length} bytes): ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}`;
+            if (!EngineError.is(e)) throw new Error(`not an EngineError — ${shown}`);
+            if (/\n/.test(e.message)) throw new Error(`not one line — ${shown}`);
+            if (/internal error/i.test(e.message)) throw new Error(`an internal error — ${shown}`);
+            if (!e.message.includes(path.basename(target.file)))
+              throw new Error(`does not name ${path.basename(target.file)} — ${shown}`);
+            refused++;
+          }
+          if (process.memoryUsage().heapUsed > HEAP_CAP)
+            throw new Error(`case ${k} of ${target.file} left over ${HEAP_CAP} bytes of heap`);
         }
-        if (process.memoryUsage().heapUsed > HEAP_CAP) throw new Error(`case ${k} of ${target.file} left over ${HEAP_CAP} bytes of heap`);
+      } finally {
+        nodeFs.writeFileSync(file, original);
       }
-    } finally {
-      nodeFs.writeFileSync(file, original);
-    }
-    expect(refused).toBeGreaterThan(0);
-  }, 120_000);
+      expect(refused).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 
   it('counts damaged metrics lines and snapshots and says so in one line', async () => {
     const metrics = path.join(runDir, 'metrics.jsonl');
@@ -334,7 +465,9 @@ describe('readers fuzz: every file the lab reads', () => {
       expect(skipped).toEqual({ metrics: 2, evaluations: 0, snapshots: 1 });
       expect(state.steps.length).toBeGreaterThan(0);
       expect(state.snapshots.map((x) => x.step)).toEqual([0]);
-      expect(skippedNote(runDir, skipped)).toBe(`Skipped 2 damaged metrics lines, 1 unreadable snapshot in ${runDir}; the rest of the run is shown.`);
+      expect(skippedNote(runDir, skipped)).toBe(
+        `Skipped 2 damaged metrics lines, 1 unreadable snapshot in ${runDir}; the rest of the run is shown.`,
+      );
       expect(skippedNote(runDir, { metrics: 0, evaluations: 0, snapshots: 0 })).toBeNull();
     } finally {
       nodeFs.writeFileSync(metrics, keep[0]);

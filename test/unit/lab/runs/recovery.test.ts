@@ -38,7 +38,18 @@ function spec(file: string, root: string): TrainSpec {
     model: { kind: 'decoder-only', preset: 'tiny', overrides: { dModel: 8, nHeads: 2, dFF: 16, nDecoderLayers: 1 } },
     tokenizer: { type: 'char', vocabSize: 1000 },
     data: { kind: 'documents', files: [file], root },
-    training: { steps: STEPS, batchSize: 2, seqLen: 8, evalEvery: 0, checkpointEvery: 1, snapshotEvery: 0, seed: 5, optimizer: 'adamw', lr: 3e-3, warmup: 0 },
+    training: {
+      steps: STEPS,
+      batchSize: 2,
+      seqLen: 8,
+      evalEvery: 0,
+      checkpointEvery: 1,
+      snapshotEvery: 0,
+      seed: 5,
+      optimizer: 'adamw',
+      lr: 3e-3,
+      warmup: 0,
+    },
     backend: 'reference',
   };
 }
@@ -80,7 +91,11 @@ const DISKS: readonly DiskKind[] = [
       const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-kill-'));
       fs.mkdirSync(path.join(root, 'data'));
       fs.writeFileSync(path.join(root, 'data', 'a.txt'), TEXT);
-      return { dir: path.join(root, 'run'), spec: spec(path.join(root, 'data', 'a.txt'), path.join(root, 'data')), process: (sw) => killableFs(new NodeFs(killableIo(sw)), sw) };
+      return {
+        dir: path.join(root, 'run'),
+        spec: spec(path.join(root, 'data', 'a.txt'), path.join(root, 'data')),
+        process: (sw) => killableFs(new NodeFs(killableIo(sw)), sw),
+      };
     },
   },
 ];
@@ -88,7 +103,9 @@ const DISKS: readonly DiskKind[] = [
 /** One process: trains (or resumes) the run until it finishes or `sw` kills it. */
 async function session(disk: Disk, sw: KillSwitch, resume: boolean): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runSession(platformOf(disk.process(sw)), disk.dir, disk.spec, resume, new SessionControl(), (m) => events.push(m));
+  await runSession(platformOf(disk.process(sw)), disk.dir, disk.spec, resume, new SessionControl(), (m) =>
+    events.push(m),
+  );
   return events;
 }
 
@@ -104,7 +121,9 @@ async function restart(disk: Disk, sw = new KillSwitch()): Promise<WorkerToHost[
 }
 
 /** What a reader (the dashboard, the runs view) sees of the run right now. */
-async function view(disk: Disk): Promise<{ run: boolean; steps: { step: number; loss: number }[]; checkpoint: number | null }> {
+async function view(
+  disk: Disk,
+): Promise<{ run: boolean; steps: { step: number; loss: number }[]; checkpoint: number | null }> {
   const fs = disk.process(new KillSwitch());
   const run = await readRunJson(fs, disk.dir).then(
     () => true,
@@ -140,26 +159,55 @@ async function reference(kind: DiskKind): Promise<Reference> {
 }
 
 /** The run finished after its restarts exactly as the uninterrupted one did. */
-async function expectFinishedAsReference(disk: Disk, ref: Reference, events: WorkerToHost[] | null, where: string): Promise<void> {
+async function expectFinishedAsReference(
+  disk: Disk,
+  ref: Reference,
+  events: WorkerToHost[] | null,
+  where: string,
+): Promise<void> {
   if (events) {
-    expect(events.find((e) => e.type === 'train/didFail'), where).toBeUndefined();
-    expect(events.find((e) => e.type === 'train/didFinish'), where).toMatchObject({ step: STEPS, reason: 'completed' });
+    expect(
+      events.find((e) => e.type === 'train/didFail'),
+      where,
+    ).toBeUndefined();
+    expect(
+      events.find((e) => e.type === 'train/didFinish'),
+      where,
+    ).toMatchObject({ step: STEPS, reason: 'completed' });
   }
   const fs = disk.process(new KillSwitch());
   expect((await readRunJson(fs, disk.dir)).status, where).toBe('completed');
   const steps = (await readMetrics(fs, disk.dir)).steps;
-  expect(steps.map((s) => s.step), where).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
-  expect(steps.map((s) => s.loss), where).toEqual(ref.losses);
-  expect(Buffer.from(await fs.readFile(fs.join(disk.dir, 'model.safetensors'))).equals(Buffer.from(ref.model)), `${where}: final weights`).toBe(true);
+  expect(
+    steps.map((s) => s.step),
+    where,
+  ).toEqual(Array.from({ length: STEPS }, (_, i) => i + 1));
+  expect(
+    steps.map((s) => s.loss),
+    where,
+  ).toEqual(ref.losses);
+  expect(
+    Buffer.from(await fs.readFile(fs.join(disk.dir, 'model.safetensors'))).equals(Buffer.from(ref.model)),
+    `${where}: final weights`,
+  ).toBe(true);
 }
 
 /** What a reader sees is whole: every logged step once, in order, with the reference's loss, and at least up to the checkpoint. */
 function expectWhole(seen: Awaited<ReturnType<typeof view>>, ref: Reference, where: string): void {
-  expect(seen.steps.map((s) => s.step), where).toEqual(Array.from({ length: seen.steps.length }, (_, i) => i + 1));
-  expect(seen.steps.map((s) => s.loss), where).toEqual(ref.losses.slice(0, seen.steps.length));
+  expect(
+    seen.steps.map((s) => s.step),
+    where,
+  ).toEqual(Array.from({ length: seen.steps.length }, (_, i) => i + 1));
+  expect(
+    seen.steps.map((s) => s.loss),
+    where,
+  ).toEqual(ref.losses.slice(0, seen.steps.length));
   if (seen.checkpoint !== null) {
     expect(seen.run, `${where}: run.json beside the checkpoint`).toBe(true);
-    expect(seen.steps.length, `${where}: metrics up to the checkpoint of step ${seen.checkpoint}`).toBeGreaterThanOrEqual(seen.checkpoint);
+    expect(
+      seen.steps.length,
+      `${where}: metrics up to the checkpoint of step ${seen.checkpoint}`,
+    ).toBeGreaterThanOrEqual(seen.checkpoint);
   }
 }
 
@@ -200,7 +248,12 @@ describe.each(DISKS)('a run killed at every instant on $name', (kind) => {
     await session(earlier, new KillSwitch(firstRunJson), false);
     const fs = earlier.process(new KillSwitch());
     expect((await fs.list(earlier.dir)).map((e) => e.name)).toEqual([expect.stringMatching(/^\.run\.json\.\d+\.tmp$/)]);
-    await expectFinishedAsReference(earlier, ref, await session(earlier, new KillSwitch(), false), 'a new run over the leftovers');
+    await expectFinishedAsReference(
+      earlier,
+      ref,
+      await session(earlier, new KillSwitch(), false),
+      'a new run over the leftovers',
+    );
   });
 
   it('a resume killed at every instant is restarted and finishes as if nothing had stopped', async () => {
@@ -237,7 +290,8 @@ describe('recoverRunFolder on what a stopped writer left', () => {
   it('keeps the history a temporary file holds, puts kept copies back (snapshots too) and removes the rest', async () => {
     const mem = new MemoryFs();
     const dir = '/runs/r';
-    const lines = (n: number): string => Array.from({ length: n }, (_, i) => `{"type":"step","step":${i + 1}}\n`).join('');
+    const lines = (n: number): string =>
+      Array.from({ length: n }, (_, i) => `{"type":"step","step":${i + 1}}\n`).join('');
     // Issue 27's state: the log renamed away by a replace that never finished, its 320 lines in a temporary file.
     await writeFile(mem, `${dir}/.metrics.jsonl.17.tmp`, lines(320));
     await writeFile(mem, `${dir}/.metrics.jsonl.18.tmp`, lines(12).slice(0, -5)); // an older write, cut off

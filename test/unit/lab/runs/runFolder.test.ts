@@ -1,11 +1,29 @@
 import { describe, expect, it } from 'vitest';
 import { completeLines, exists, readText, writeFile } from '../../../../src/lab/files/labFs';
-import { appendMetrics, newRunDir, readMetrics, readRunJson, runNameProblem, setRunLabel, truncateMetrics, updateRunJson } from '../../../../src/lab/runs/runFolder';
+import {
+  appendMetrics,
+  newRunDir,
+  readMetrics,
+  readRunJson,
+  runNameProblem,
+  setRunLabel,
+  truncateMetrics,
+  updateRunJson,
+} from '../../../../src/lab/runs/runFolder';
 import { runSummary } from '../../../../src/lab/runs/runState';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
-const step = (n: number) => ({ type: 'step' as const, step: n, loss: 2 - n / 10, lr: 1e-3, gradNorm: 1, tokens: 64, tokensPerSec: 1000, elapsedMs: n * 10 });
+const step = (n: number) => ({
+  type: 'step' as const,
+  step: n,
+  loss: 2 - n / 10,
+  lr: 1e-3,
+  gradNorm: 1,
+  tokens: 64,
+  tokensPerSec: 1000,
+  elapsedMs: n * 10,
+});
 
 describe.each(FILE_SYSTEMS)('a run folder on $name', ({ make }) => {
   it('keeps a display name and note in run.json without renaming the folder or reordering the runs, and shows them in the summary', async () => {
@@ -22,7 +40,13 @@ describe.each(FILE_SYSTEMS)('a run folder on $name', ({ make }) => {
     expect(after.updatedAt).toBe(before.updatedAt);
     expect(await exists(fs, fs.join(runDir, 'run.json'))).toBe(true);
     const s = runSummary(fs, runDir, await readRunJson(fs, runDir));
-    expect([s.name, s.note, fs.basename(s.runDir), s.model?.backend, s.model?.threads]).toEqual(['small lr', 'lr 3e-3, 2 steps', 'run', 'reference', 1]);
+    expect([s.name, s.note, fs.basename(s.runDir), s.model?.backend, s.model?.threads]).toEqual([
+      'small lr',
+      'lr 3e-3, 2 steps',
+      'run',
+      'reference',
+      1,
+    ]);
     // The worker's own updates keep them (it rereads run.json before each write).
     await updateRunJson(fs, runDir, { step: before.step });
     expect((await readRunJson(fs, runDir)).displayName).toBe('small lr');
@@ -51,7 +75,7 @@ describe.each(FILE_SYSTEMS)('a run folder on $name', ({ make }) => {
     expect((await readMetrics(fs, runDir)).steps.map((m) => m.step)).toEqual([1, 2, 3, 4, 5]);
     await truncateMetrics(fs, runDir, 2);
     expect(completeLines(await readText(fs, file)).map((l) => JSON.parse(l).step)).toEqual([1, 2]);
-    expect((await readMetrics(fs, (await dir()))).steps).toEqual([]);
+    expect((await readMetrics(fs, await dir())).steps).toEqual([]);
   });
 
   it('names new run folders that do not exist yet', async () => {

@@ -9,7 +9,15 @@
 import { describe, expect, it } from 'vitest';
 import { exists, listNames, readText, writeFile } from '../../../../src/lab/files/labFs';
 import type { LockIdentity, LockRecord } from '../../../../src/lab/runs/runLock';
-import { LOCK_FILE, RunLockedError, STALE_MS, readRunLock, runLockProblem, takeRunLock, uncheckedIdentity } from '../../../../src/lab/runs/runLock';
+import {
+  LOCK_FILE,
+  RunLockedError,
+  STALE_MS,
+  readRunLock,
+  runLockProblem,
+  takeRunLock,
+  uncheckedIdentity,
+} from '../../../../src/lab/runs/runLock';
 import { TrainingWorker } from '../../../../src/lab/workers/trainingHost';
 import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
 import { FILE_SYSTEMS, memoryTestFs } from '../files/fileSystems';
@@ -17,10 +25,20 @@ import { FILE_SYSTEMS, memoryTestFs } from '../files/fileSystems';
 /** Processes of machine "box" that run. */
 function machine(alive: number[]): (pid: number, over?: Partial<LockIdentity>) => LockIdentity {
   const running = new Set(alive);
-  return (pid, over = {}) => ({ pid, host: 'box', boot: 'boot-1', by: 'attention-lab train', alive: (p) => running.has(p), ...over });
+  return (pid, over = {}) => ({
+    pid,
+    host: 'box',
+    boot: 'boot-1',
+    by: 'attention-lab train',
+    alive: (p) => running.has(p),
+    ...over,
+  });
 }
 
-const at = (ms: number): (() => number) => () => ms;
+const at =
+  (ms: number): (() => number) =>
+  () =>
+    ms;
 // Now: the takers that leave out the clock read the real one, which must not be far from it.
 const T0 = Date.now();
 const NO_BEAT = { heartbeatMs: 0 };
@@ -43,9 +61,20 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     const lock = await takeRunLock(fs, runDir, on(200), { ...NO_BEAT, now: at(T0) });
     expect(lock.tookOver).toBeNull();
     const record = JSON.parse(await readText(fs, fs.join(runDir, LOCK_FILE))) as LockRecord;
-    expect(record).toMatchObject({ format: 'attention-lab-lock', version: 1, pid: 200, host: 'box', boot: 'boot-1', by: 'attention-lab train', startedAt: new Date(T0).toISOString(), newFolder: true });
+    expect(record).toMatchObject({
+      format: 'attention-lab-lock',
+      version: 1,
+      pid: 200,
+      host: 'box',
+      boot: 'boot-1',
+      by: 'attention-lab train',
+      startedAt: new Date(T0).toISOString(),
+      newFolder: true,
+    });
     const line = await refusal(takeRunLock(fs, runDir, on(100), NO_BEAT));
-    expect(line).toMatch(/^run-a is being trained by process 200 on host box \(attention-lab train\) since (\d{4}-\d\d-\d\d )?\d\d:\d\d — stop it first, or wait\.$/);
+    expect(line).toMatch(
+      /^run-a is being trained by process 200 on host box \(attention-lab train\) since (\d{4}-\d\d-\d\d )?\d\d:\d\d — stop it first, or wait\.$/,
+    );
     expect(await runLockProblem(fs, runDir, on(100))).toBe(line);
     await lock.release();
     await lock.release(); // idempotent
@@ -103,7 +132,9 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     await takeRunLock(fs, runDir, on(200), { ...NO_BEAT, now: at(T0) });
     // Suspended (Ctrl-Z) for an hour: still its lock; the line says how to clear a leftover.
     const line = await refusal(takeRunLock(fs, runDir, on(100), { ...NO_BEAT, now: at(T0 + 3_600_000) }));
-    expect(line).toMatch(/^run-e is being trained by process 200 .* \(silent since .*: if process 200 is not training it, delete lock\.json\) — stop it first, or wait\.$/);
+    expect(line).toMatch(
+      /^run-e is being trained by process 200 .* \(silent since .*: if process 200 is not training it, delete lock\.json\) — stop it first, or wait\.$/,
+    );
     const lock = await takeRunLock(fs, runDir, on(100, { boot: 'boot-2' }), { ...NO_BEAT, now: at(T0 + 1000) });
     expect(lock.tookOver).toBe('Took over the lock of run-e: process 200 held it before this machine restarted.');
   });
@@ -114,17 +145,25 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     const other = machine([200])(200, { host: 'other' });
     await takeRunLock(fs, runDir, other, { ...NO_BEAT, now: at(T0) });
     const here = machine([200])(100);
-    expect(await refusal(takeRunLock(fs, runDir, here, { ...NO_BEAT, now: at(T0 + STALE_MS) }))).toMatch(/^run-f is being trained by process 200 on host other \(attention-lab train\) since/);
+    expect(await refusal(takeRunLock(fs, runDir, here, { ...NO_BEAT, now: at(T0 + STALE_MS) }))).toMatch(
+      /^run-f is being trained by process 200 on host other \(attention-lab train\) since/,
+    );
     const lock = await takeRunLock(fs, runDir, here, { ...NO_BEAT, now: at(T0 + STALE_MS + 1) });
-    expect(lock.tookOver).toMatch(/^Took over the lock of run-f: process 200 on host other \(attention-lab train\) has not been heard from since (\d{4}-\d\d-\d\d )?\d\d:\d\d\.$/);
+    expect(lock.tookOver).toMatch(
+      /^Took over the lock of run-f: process 200 on host other \(attention-lab train\) has not been heard from since (\d{4}-\d\d-\d\d )?\d\d:\d\d\.$/,
+    );
     await lock.release();
     // The web can check no process: a browser's lock lives by its heartbeat alone, and so does a process's seen from the web.
     const web = uncheckedIdentity('VS Code for the web');
     await takeRunLock(fs, runDir, web, { ...NO_BEAT, now: at(T0) });
-    expect(await refusal(takeRunLock(fs, runDir, here, { ...NO_BEAT, now: at(T0 + 1000) }))).toMatch(/^run-f is being trained by VS Code for the web since .* — stop it first, or wait\.$/);
+    expect(await refusal(takeRunLock(fs, runDir, here, { ...NO_BEAT, now: at(T0 + 1000) }))).toMatch(
+      /^run-f is being trained by VS Code for the web since .* — stop it first, or wait\.$/,
+    );
     const fromWeb = await takeRunLock(fs, runDir, here, { ...NO_BEAT, now: at(T0 + STALE_MS + 1) });
     expect(fromWeb.tookOver).toMatch(/VS Code for the web has not been heard from since/);
-    expect(await refusal(takeRunLock(fs, runDir, web, { ...NO_BEAT, now: at(Date.now()) }))).toMatch(/^run-f is being trained by process 100 on host box/);
+    expect(await refusal(takeRunLock(fs, runDir, web, { ...NO_BEAT, now: at(Date.now()) }))).toMatch(
+      /^run-f is being trained by process 100 on host box/,
+    );
   });
 
   it('treats a damaged lock file as being written until it is old', async () => {
@@ -133,7 +172,9 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     await fs.mkdir(runDir);
     await writeFile(fs, fs.join(runDir, LOCK_FILE), '{"format":"attention-lab-lo');
     const me = machine([100])(100);
-    expect(await refusal(takeRunLock(fs, runDir, me, NO_BEAT))).toBe('run-g holds a lock file being written (lock.json) — another session is starting it; wait, or try again in a moment.');
+    expect(await refusal(takeRunLock(fs, runDir, me, NO_BEAT))).toBe(
+      'run-g holds a lock file being written (lock.json) — another session is starting it; wait, or try again in a moment.',
+    );
     const lock = await takeRunLock(fs, runDir, me, { ...NO_BEAT, now: at(Date.now() + STALE_MS + 60_000) });
     expect(lock.tookOver).toMatch(/^Took over the lock of run-g: its lock\.json was damaged and untouched since/);
   });
@@ -189,20 +230,36 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     const { fs, dir } = make();
     const runDir = fs.join(await dir(), 'run-i');
     let now = T0;
-    const holder = await takeRunLock(fs, runDir, machine([200])(200, { host: 'other' }), { heartbeatMs: 0, now: () => now });
+    const holder = await takeRunLock(fs, runDir, machine([200])(200, { host: 'other' }), {
+      heartbeatMs: 0,
+      now: () => now,
+    });
     now = T0 + 60_000;
     await holder.beat();
-    expect(await readRunLock(fs, runDir)).toMatchObject({ startedAt: new Date(T0).toISOString(), heartbeatAt: new Date(T0 + 60_000).toISOString() });
+    expect(await readRunLock(fs, runDir)).toMatchObject({
+      startedAt: new Date(T0).toISOString(),
+      heartbeatAt: new Date(T0 + 60_000).toISOString(),
+    });
     // The worker its host started; the lock taken over ends it at once.
     let terminated = 0;
-    const hosted: HostedWorker = { post: () => undefined, onMessage: () => undefined, onLost: () => undefined, terminate: async () => void terminated++ };
+    const hosted: HostedWorker = {
+      post: () => undefined,
+      onMessage: () => undefined,
+      onLost: () => undefined,
+      terminate: async () => void terminated++,
+    };
     const worker = new TrainingWorker(hosted, holder);
-    const taker = await takeRunLock(fs, runDir, uncheckedIdentity('VS Code for the web'), { ...NO_BEAT, now: at(T0 + 60_000 + STALE_MS + 1) });
+    const taker = await takeRunLock(fs, runDir, uncheckedIdentity('VS Code for the web'), {
+      ...NO_BEAT,
+      now: at(T0 + 60_000 + STALE_MS + 1),
+    });
     expect(taker.tookOver).toMatch(/process 200 on host other/);
     const lost: string[] = [];
     holder.onLost((m) => lost.push(m));
     await holder.beat();
-    expect(lost).toEqual(['run-i was taken over by VS Code for the web; this session stopped at once without saving, so that only one writes the run.']);
+    expect(lost).toEqual([
+      'run-i was taken over by VS Code for the web; this session stopped at once without saving, so that only one writes the run.',
+    ]);
     expect(await worker.outcome).toEqual({ kind: 'failed', step: 0, error: { code: 'run/locked', message: lost[0] } });
     expect(terminated).toBe(1);
     await holder.release();
@@ -243,4 +300,3 @@ describe('the run lock, released during a heartbeat', () => {
     expect(await listNames(fs, runDir)).toEqual(['run.json']);
   });
 });
-

@@ -14,7 +14,13 @@ import type { ModelConfig } from '../../../../src/engine/config';
 import type { RunSegment, TrainSpec } from '../../../../src/protocol/data';
 import { optimizerConfig } from '../../../../src/lab/training/prepare';
 import { readRunJson } from '../../../../src/lab/runs/runFolder';
-import { extendSegments, planResume, planSegments, restartWarmup, segmentsProblem } from '../../../../src/lab/runs/segments';
+import {
+  extendSegments,
+  planResume,
+  planSegments,
+  restartWarmup,
+  segmentsProblem,
+} from '../../../../src/lab/runs/segments';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-segments-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -24,7 +30,19 @@ function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
     model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
     tokenizer: { type: 'char', vocabSize: 1000 },
     data: { kind: 'task', task: 'copy' },
-    training: { steps: 1000, batchSize: 4, seqLen: 16, evalEvery: 0, checkpointEvery: 0, snapshotEvery: 0, seed: 1, optimizer: 'adamw', lr: 0, warmup: 0, ...over },
+    training: {
+      steps: 1000,
+      batchSize: 4,
+      seqLen: 16,
+      evalEvery: 0,
+      checkpointEvery: 0,
+      snapshotEvery: 0,
+      seed: 1,
+      optimizer: 'adamw',
+      lr: 0,
+      warmup: 0,
+      ...over,
+    },
     backend: 'reference',
   };
 }
@@ -44,7 +62,10 @@ describe('planned segments', () => {
 
   it('continues cosine and restart with a warm restart, noam and constant as they were', () => {
     const cos = extendSegments(planSegments(spec()), 1500);
-    expect(cos).toEqual([{ fromStep: 0, toStep: 1000, schedule: 'cosine' }, { fromStep: 1000, toStep: 1500, schedule: 'restart' }]);
+    expect(cos).toEqual([
+      { fromStep: 0, toStep: 1000, schedule: 'cosine' },
+      { fromStep: 1000, toStep: 1500, schedule: 'restart' },
+    ]);
     expect(extendSegments(cos, 1600)[2]).toEqual({ fromStep: 1500, toStep: 1600, schedule: 'restart' });
     expect(extendSegments(planSegments(spec({ optimizer: 'paper' })), 2000)[1]?.schedule).toBe('noam');
     expect(extendSegments(planSegments(spec({ steps: 5, warmup: 10 })), 9)[1]?.schedule).toBe('constant');
@@ -74,8 +95,10 @@ describe('the learning rate of an extended run', () => {
     expect(lrAt(extended, two, 1050)).toBeCloseTo(1e-3, 15);
     expect(lrAt(extended, two, 1275)).toBeCloseTo(5.5e-4, 15); // half-way through the decay
     expect(lrAt(extended, two, 1500)).toBe(1e-4);
-    for (let step = 1002; step <= 1050; step++) expect(lrAt(extended, two, step)).toBeGreaterThan(lrAt(extended, two, step - 1));
-    for (let step = 1051; step <= 1500; step++) expect(lrAt(extended, two, step)).toBeLessThan(lrAt(extended, two, step - 1));
+    for (let step = 1002; step <= 1050; step++)
+      expect(lrAt(extended, two, step)).toBeGreaterThan(lrAt(extended, two, step - 1));
+    for (let step = 1051; step <= 1500; step++)
+      expect(lrAt(extended, two, step)).toBeLessThan(lrAt(extended, two, step - 1));
   });
 
   it('rises by no more than one warm-up increment per step at the restart (continuous from minLr)', () => {
@@ -86,10 +109,13 @@ describe('the learning rate of an extended run', () => {
   it('continues the paper schedule and a constant rate with their own formula', () => {
     const p = spec({ optimizer: 'paper', steps: 100 });
     const pExt: TrainSpec = { ...p, training: { ...p.training, steps: 300 } };
-    for (const step of [1, 10, 100, 101, 250, 300]) expect(lrAt(pExt, extendSegments(planSegments(p), 300), step)).toBe(lrAt(p, planSegments(p), step));
+    for (const step of [1, 10, 100, 101, 250, 300])
+      expect(lrAt(pExt, extendSegments(planSegments(p), 300), step)).toBe(lrAt(p, planSegments(p), step));
     const c = spec({ steps: 5, warmup: 10 });
     const cExt: TrainSpec = { ...c, training: { ...c.training, steps: 20 } };
-    expect([4, 5, 6, 20].map((step) => lrAt(cExt, extendSegments(planSegments(c), 20), step))).toEqual([1e-3, 1e-3, 1e-3, 1e-3]);
+    expect([4, 5, 6, 20].map((step) => lrAt(cExt, extendSegments(planSegments(c), 20), step))).toEqual([
+      1e-3, 1e-3, 1e-3, 1e-3,
+    ]);
   });
 });
 
@@ -114,23 +140,44 @@ describe('planResume', () => {
     const p = planResume(run(), 'r', 1500, null);
     expect(p.extended).toBe(true);
     expect(p.spec.training.steps).toBe(1500);
-    expect(p.segments).toEqual([{ fromStep: 0, toStep: 1000, schedule: 'cosine' }, { fromStep: 1000, toStep: 1500, schedule: 'restart' }]);
+    expect(p.segments).toEqual([
+      { fromStep: 0, toStep: 1000, schedule: 'cosine' },
+      { fromStep: 1000, toStep: 1500, schedule: 'restart' },
+    ]);
   });
 
   it('extends a stopped run from its planned total, so it finishes its plan first', () => {
     const p = planResume(run({ step: 400, status: 'stopped' }), 'r', 1500, 1200);
     expect(p.segments[1]).toEqual({ fromStep: 1000, toStep: 1500, schedule: 'restart' });
-    expect(planResume(run({ step: 400, status: 'stopped' }), 'r', null, null)).toMatchObject({ extended: false, spec: { training: { steps: 1000 } } });
+    expect(planResume(run({ step: 400, status: 'stopped' }), 'r', null, null)).toMatchObject({
+      extended: false,
+      spec: { training: { steps: 1000 } },
+    });
   });
 
   it('refuses what would not train the run any further, saying what to pass', () => {
-    refused(() => planResume(run(), 'run-a', 1000, null), /^run-a is already at step 1000; pass --steps greater than 1000 to train it longer\.$/);
+    refused(
+      () => planResume(run(), 'run-a', 1000, null),
+      /^run-a is already at step 1000; pass --steps greater than 1000 to train it longer\.$/,
+    );
     refused(() => planResume(run(), 'run-a', 20, null), /already at step 1000; pass --steps greater than 1000/);
-    refused(() => planResume(run({ step: 400, status: 'stopped' }), 'run-a', 800, null), /run-a plans 1000 steps and is at step 400, so --steps 800 would not extend it; pass --until 800 to stop there, or --steps greater than 1000/);
-    refused(() => planResume(run(), 'run-a', null, null), /^run-a is complete \(step 1000 of 1000\); pass --steps N with N greater than 1000 to train it longer\.$/);
+    refused(
+      () => planResume(run({ step: 400, status: 'stopped' }), 'run-a', 800, null),
+      /run-a plans 1000 steps and is at step 400, so --steps 800 would not extend it; pass --until 800 to stop there, or --steps greater than 1000/,
+    );
+    refused(
+      () => planResume(run(), 'run-a', null, null),
+      /^run-a is complete \(step 1000 of 1000\); pass --steps N with N greater than 1000 to train it longer\.$/,
+    );
     // Killed after its last checkpoint, before run.json said completed: the resume finishes it.
-    expect(planResume(run({ status: 'training' }), 'run-a', null, null)).toMatchObject({ extended: false, spec: { training: { steps: 1000 } } });
-    refused(() => planResume(run({ step: 400, status: 'stopped' }), 'run-a', null, 300), /already at step 400; pass --until greater than 400/);
+    expect(planResume(run({ status: 'training' }), 'run-a', null, null)).toMatchObject({
+      extended: false,
+      spec: { training: { steps: 1000 } },
+    });
+    refused(
+      () => planResume(run({ step: 400, status: 'stopped' }), 'run-a', null, 300),
+      /already at step 400; pass --until greater than 400/,
+    );
   });
 });
 
@@ -139,27 +186,86 @@ describe('segments in run.json', () => {
   function writeRun(name: string, extra: Record<string, unknown>): string {
     const dir = path.join(root, name);
     fs.mkdirSync(dir, { recursive: true });
-    const config = { kind: 'decoder-only', dModel: 16, nHeads: 2, dFF: 32, nDecoderLayers: 1, nEncoderLayers: 0, maxLen: 16, vocabSize: 270, srcVocabSize: 0, dropout: 0, norm: 'pre', positional: 'learned', activation: 'gelu', tieEmbeddings: true, bias: true, layerNormEps: 1e-5, embedScale: false, labelSmoothing: 0 };
+    const config = {
+      kind: 'decoder-only',
+      dModel: 16,
+      nHeads: 2,
+      dFF: 32,
+      nDecoderLayers: 1,
+      nEncoderLayers: 0,
+      maxLen: 16,
+      vocabSize: 270,
+      srcVocabSize: 0,
+      dropout: 0,
+      norm: 'pre',
+      positional: 'learned',
+      activation: 'gelu',
+      tieEmbeddings: true,
+      bias: true,
+      layerNormEps: 1e-5,
+      embedScale: false,
+      labelSmoothing: 0,
+    };
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
-    const run = { format: 'attention-lab-run', version: 1, createdAt: 'x', updatedAt: 'x', status: 'completed', spec: s, config, step: 10, bestValLoss: null, data, error: null, ...extra };
+    const run = {
+      format: 'attention-lab-run',
+      version: 1,
+      createdAt: 'x',
+      updatedAt: 'x',
+      status: 'completed',
+      spec: s,
+      config,
+      step: 10,
+      bestValLoss: null,
+      data,
+      error: null,
+      ...extra,
+    };
     fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify(run));
     return dir;
   }
 
   it('reads a run.json from before segments existed as one segment', async () => {
-    expect((await readRunJson(NODE_FS, writeRun('old', {}))).segments).toEqual([{ fromStep: 0, toStep: 10, schedule: 'cosine' }]);
+    expect((await readRunJson(NODE_FS, writeRun('old', {}))).segments).toEqual([
+      { fromStep: 0, toStep: 10, schedule: 'cosine' },
+    ]);
   });
 
   it('reads the segments of an extended run', async () => {
-    const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 30, schedule: 'restart' }];
-    expect((await readRunJson(NODE_FS, writeRun('extended', { spec: { ...s, training: { ...s.training, steps: 30 } }, segments }))).segments).toEqual(segments);
+    const segments = [
+      { fromStep: 0, toStep: 10, schedule: 'cosine' },
+      { fromStep: 10, toStep: 30, schedule: 'restart' },
+    ];
+    expect(
+      (
+        await readRunJson(
+          NODE_FS,
+          writeRun('extended', { spec: { ...s, training: { ...s.training, steps: 30 } }, segments }),
+        )
+      ).segments,
+    ).toEqual(segments);
   });
 
   it.each<[string, unknown, RegExp]>([
     ['not a list', 'cosine', /segments: expected an array/],
-    ['with a gap', [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 12, toStep: 30, schedule: 'restart' }], /segments\[1\]\.fromStep: expected 10/],
-    ['ending before the planned total', [{ fromStep: 0, toStep: 8, schedule: 'cosine' }], /segments end at step 8 but spec.training.steps is 10/],
-    ['of another optimizer', [{ fromStep: 0, toStep: 10, schedule: 'noam' }], /segment 1 has schedule noam, but a run with optimizer adamw and 10 steps plans cosine/],
+    [
+      'with a gap',
+      [
+        { fromStep: 0, toStep: 10, schedule: 'cosine' },
+        { fromStep: 12, toStep: 30, schedule: 'restart' },
+      ],
+      /segments\[1\]\.fromStep: expected 10/,
+    ],
+    [
+      'ending before the planned total',
+      [{ fromStep: 0, toStep: 8, schedule: 'cosine' }],
+      /segments end at step 8 but spec.training.steps is 10/,
+    ],
+    [
+      'of another optimizer',
+      [{ fromStep: 0, toStep: 10, schedule: 'noam' }],
+      /segment 1 has schedule noam, but a run with optimizer adamw and 10 steps plans cosine/,
+    ],
   ])('rejects segments %s, saying the file is damaged', async (name, segments, pattern) => {
     let err: unknown;
     try {
@@ -173,7 +279,12 @@ describe('segments in run.json', () => {
   });
 
   it('segmentsProblem names a segment that does not continue the one before', () => {
-    const bad: RunSegment[] = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }, { fromStep: 10, toStep: 20, schedule: 'constant' }];
-    expect(segmentsProblem(bad, { ...s, training: { ...s.training, steps: 20 } })).toMatch(/segment 2 has schedule constant, but it continues a cosine segment, so it must be restart/);
+    const bad: RunSegment[] = [
+      { fromStep: 0, toStep: 10, schedule: 'cosine' },
+      { fromStep: 10, toStep: 20, schedule: 'constant' },
+    ];
+    expect(segmentsProblem(bad, { ...s, training: { ...s.training, steps: 20 } })).toMatch(
+      /segment 2 has schedule constant, but it continues a cosine segment, so it must be restart/,
+    );
   });
 });

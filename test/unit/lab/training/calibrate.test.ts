@@ -41,7 +41,10 @@ describe('timeStep: the time of a step without what is paid once', () => {
 
 describe('calibrate', () => {
   it('times real steps and scales the FLOP rate to the full batch', async () => {
-    const spec: TrainSpec = { ...tinySpec({ kind: 'task', task: 'reverse' }, 100, 24), training: { ...tinySpec({ kind: 'task', task: 'reverse' }).training, batchSize: 16, seqLen: 24 } };
+    const spec: TrainSpec = {
+      ...tinySpec({ kind: 'task', task: 'reverse' }, 100, 24),
+      training: { ...tinySpec({ kind: 'task', task: 'reverse' }).training, batchSize: 16, seqLen: 24 },
+    };
     // Every step reads the clock twice, 100 ms apart: two warm-up steps agree, then three timed steps of 100 ms.
     const c = await calibrate(spec, 300, clock(100), () => null, 250);
     const cfg = resolveConfig(spec, 300);
@@ -56,11 +59,27 @@ describe('calibrate', () => {
 
   it('waits for the helper threads training would get, and says how many ran', async () => {
     const spec: TrainSpec = { ...tinySpec({ kind: 'task', task: 'reverse' }, 100, 24), backend: 'wasm' };
-    const c = await calibrate(spec, 300, () => performance.now(), () => createWasmThreads(1), 50);
+    const c = await calibrate(
+      spec,
+      300,
+      () => performance.now(),
+      () => createWasmThreads(1),
+      50,
+    );
     expect(c.backend).toBe('wasm');
     expect(c.threads).toBe(2);
     expect(c.secondsPerStep).toBeGreaterThan(0);
-    expect((await calibrate(spec, 300, () => performance.now(), () => null, 50)).threads).toBe(1);
+    expect(
+      (
+        await calibrate(
+          spec,
+          300,
+          () => performance.now(),
+          () => null,
+          50,
+        )
+      ).threads,
+    ).toBe(1);
   });
 
   it('measures a model too large to allocate at its kind’s small preset', async () => {

@@ -10,7 +10,12 @@ import { Transformer } from '../../../../src/engine/models/transformer';
 import type { SpecialIds } from '../../../../src/engine/tokenizers/special';
 import { BASE_VOCAB, BOS, NUM_SPECIAL, OWN_SPECIAL_IDS } from '../../../../src/engine/tokenizers/special';
 import type { DiagnosticRow } from '../../../../src/lab/training/headScores';
-import { DIAGNOSTIC_MAX_LEN, diagnosticRows, measureInduction, scoreHeads } from '../../../../src/lab/training/headScores';
+import {
+  DIAGNOSTIC_MAX_LEN,
+  diagnosticRows,
+  measureInduction,
+  scoreHeads,
+} from '../../../../src/lab/training/headScores';
 import { tinyConfig } from '../../engine/models/fixtures';
 
 /** The special ids of a GPT-2 vocabulary of `V` ids: <|endoftext|> last, as both BOS and EOS; no PAD, no UNK. */
@@ -50,7 +55,7 @@ describe('the diagnostic sequences', () => {
     expect(new Set(rs.map((r) => r.repeat.from - r.repeat.period)).size).toBeGreaterThan(1);
   });
 
-  it('start from the tokenizer\'s BOS and never draw its special tokens (a GPT-2 vocabulary: <|endoftext|> last)', () => {
+  it("start from the tokenizer's BOS and never draw its special tokens (a GPT-2 vocabulary: <|endoftext|> last)", () => {
     const V = BASE_VOCAB + 26;
     for (const { batch } of rows(V, 64, gpt2Ids(V))) {
       const ids = Array.from(batch.input);
@@ -72,7 +77,13 @@ describe('the diagnostic sequences', () => {
       const ids = Array.from(batch.input).slice(1);
       expect(ids.every((t) => t >= NUM_SPECIAL)).toBe(true);
     }
-    expect(bytes.some(({ batch }) => Array.from(batch.input).slice(1).some((t) => t < BASE_VOCAB))).toBe(true);
+    expect(
+      bytes.some(({ batch }) =>
+        Array.from(batch.input)
+          .slice(1)
+          .some((t) => t < BASE_VOCAB),
+      ),
+    ).toBe(true);
   });
 
   it('an induction head scores 1 on their mean; a head at any fixed offset scores at most 1/4', () => {
@@ -84,7 +95,14 @@ describe('the diagnostic sequences', () => {
         sink('decoder.self', 0, mapOf(row), [1, batch.T, batch.T]);
       });
       const probe = rs[0] as DiagnosticRow;
-      const heads = scoreHeads({ batch: probe.batch, maps: [{ stack: 'decoder.self', layer: 0, shape: [1, probe.batch.T, probe.batch.T], data: mapOf(probe) }] }, induction, OWN_SPECIAL_IDS);
+      const heads = scoreHeads(
+        {
+          batch: probe.batch,
+          maps: [{ stack: 'decoder.self', layer: 0, shape: [1, probe.batch.T, probe.batch.T], data: mapOf(probe) }],
+        },
+        induction,
+        OWN_SPECIAL_IDS,
+      );
       const s = heads[0]?.scores;
       return s && 'induction' in s ? s.induction : NaN;
     };
@@ -93,7 +111,9 @@ describe('the diagnostic sequences', () => {
     // The engine's definition on one of them, for reference: the same target key.
     const r0 = rs[0] as DiagnosticRow;
     const T = r0.batch.T;
-    expect(inductionScore({ probs: pointMap(T, (t) => t - r0.repeat.period + 1), shape: [1, T, T] }, 0, r0.repeat)).toBe(1);
+    expect(
+      inductionScore({ probs: pointMap(T, (t) => t - r0.repeat.period + 1), shape: [1, T, T] }, 0, r0.repeat),
+    ).toBe(1);
   });
 
   it('count the probe\'s real tokens up to the tokenizer\'s PAD: in a GPT-2 vocabulary (no PAD) id 0 is "!", a real token', () => {
@@ -103,7 +123,8 @@ describe('the diagnostic sequences', () => {
     [0, 0, 2, 3].forEach((k, t) => (data[t * T + k] = 1));
     const batch = { B: 1, T, input: Int32Array.of(269, 5, 0, 7), targets: Int32Array.of(5, 0, 7, 9) };
     const first = (ids: SpecialIds): number => {
-      const s = scoreHeads({ batch, maps: [{ stack: 'decoder.self', layer: 0, shape: [1, T, T], data }] }, null, ids)[0]?.scores;
+      const s = scoreHeads({ batch, maps: [{ stack: 'decoder.self', layer: 0, shape: [1, T, T], data }] }, null, ids)[0]
+        ?.scores;
       return s && 'firstToken' in s ? s.firstToken : NaN;
     };
     expect(first(gpt2Ids(270))).toBeCloseTo(1 / 3, 6);

@@ -33,13 +33,26 @@ const SPEC: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32, dFF: 64 } },
   tokenizer: { type: 'char', vocabSize: 1000 },
   data: { kind: 'task', task: 'reverse' },
-  training: { steps: 40, batchSize: 8, seqLen: 16, evalEvery: 0, checkpointEvery: 10, snapshotEvery: 10, seed: 5, optimizer: 'adamw', lr: 0, warmup: 0 },
+  training: {
+    steps: 40,
+    batchSize: 8,
+    seqLen: 16,
+    evalEvery: 0,
+    checkpointEvery: 10,
+    snapshotEvery: 10,
+    seed: 5,
+    optimizer: 'adamw',
+    lr: 0,
+    warmup: 0,
+  },
   backend: 'reference',
 };
 
 async function train(dir: string, resume: boolean, io?: FileIo): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runSession(platformOf(io ? new NodeFs(io) : NODE_FS), dir, SPEC, resume, new SessionControl(), (m) => events.push(m));
+  await runSession(platformOf(io ? new NodeFs(io) : NODE_FS), dir, SPEC, resume, new SessionControl(), (m) =>
+    events.push(m),
+  );
   return events;
 }
 
@@ -64,7 +77,13 @@ beforeAll(async () => {
  * After the disk filled while writing `what` at `step`: the one-line reason, run.json, no
  * temporary files, the kept checkpoint; then resumes (with room again) and checks the result.
  */
-async function expectStoppedAndResumable(dir: string, events: readonly WorkerToHost[], what: string, step: number, kept: number): Promise<void> {
+async function expectStoppedAndResumable(
+  dir: string,
+  events: readonly WorkerToHost[],
+  what: string,
+  step: number,
+  kept: number,
+): Promise<void> {
   const f = failure(events);
   const message = `Disk full while ${what} in ${dir}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${dir}\`.`;
   expect(f).toEqual({ step, code: 'disk/full', message });
@@ -82,9 +101,14 @@ async function expectStoppedAndResumable(dir: string, events: readonly WorkerToH
   expect(resumed.find((e) => e.type === 'train/didStart')).toMatchObject({ startStep: kept });
   expect(resumed.at(-1)).toEqual({ type: 'train/didFinish', step: 40, reason: 'completed' });
   for (const file of ['model.safetensors', 'optimizer.safetensors']) {
-    expect(fs.readFileSync(path.join(dir, file)).equals(fs.readFileSync(path.join(reference, file))), `${file} is bit-exact`).toBe(true);
+    expect(
+      fs.readFileSync(path.join(dir, file)).equals(fs.readFileSync(path.join(reference, file))),
+      `${file} is bit-exact`,
+    ).toBe(true);
   }
-  expect((await readMetrics(NODE_FS, dir)).steps.map(exact)).toEqual((await readMetrics(NODE_FS, reference)).steps.map(exact));
+  expect((await readMetrics(NODE_FS, dir)).steps.map(exact)).toEqual(
+    (await readMetrics(NODE_FS, reference)).steps.map(exact),
+  );
   expect(await readRunJson(NODE_FS, dir)).toMatchObject({ status: 'completed', step: 40, error: null });
 }
 
@@ -98,7 +122,9 @@ describe('a full disk while training', () => {
       const events = await train(dir, false, io);
       const f = failure(events);
       expect(f.message).not.toMatch(/\n/);
-      expect(f.message).toMatch(/^Disk full while saving the checkpoint at step 20 in .*; the checkpoint of step 10 is kept — free space and `train --resume .*`\.$/);
+      expect(f.message).toMatch(
+        /^Disk full while saving the checkpoint at step 20 in .*; the checkpoint of step 10 is kept — free space and `train --resume .*`\.$/,
+      );
       // Space comes back: the mount grows (or the simulated disk does), then the run resumes.
       if (mount) {
         expect(tempFilesUnder(dir)).toEqual([]);
@@ -110,13 +136,49 @@ describe('a full disk while training', () => {
     }
   }, 60_000);
 
-  const cases: { kind: string; pick: (f: string) => boolean; nth: number; what: string; step: number; kept: number }[] = [
-    { kind: 'model.safetensors', pick: (f) => f.includes('.model.safetensors.'), nth: 3, what: 'saving the checkpoint at step 30', step: 30, kept: 20 },
-    { kind: 'optimizer.safetensors', pick: (f) => f.includes('.optimizer.safetensors.'), nth: 2, what: 'saving the checkpoint at step 20', step: 20, kept: 10 },
-    { kind: 'metrics.jsonl', pick: (f) => f.endsWith('metrics.jsonl'), nth: 25, what: 'logging the metrics of step 25', step: 25, kept: 20 },
-    { kind: 'a snapshot', pick: (f) => f.includes(`${path.sep}snapshots${path.sep}`), nth: 3, what: 'saving the attention snapshot of step 20', step: 20, kept: 10 },
-    { kind: 'run.json', pick: (f) => f.includes('.run.json.'), nth: 3, what: 'updating run.json at step 20', step: 20, kept: 20 },
-  ];
+  const cases: { kind: string; pick: (f: string) => boolean; nth: number; what: string; step: number; kept: number }[] =
+    [
+      {
+        kind: 'model.safetensors',
+        pick: (f) => f.includes('.model.safetensors.'),
+        nth: 3,
+        what: 'saving the checkpoint at step 30',
+        step: 30,
+        kept: 20,
+      },
+      {
+        kind: 'optimizer.safetensors',
+        pick: (f) => f.includes('.optimizer.safetensors.'),
+        nth: 2,
+        what: 'saving the checkpoint at step 20',
+        step: 20,
+        kept: 10,
+      },
+      {
+        kind: 'metrics.jsonl',
+        pick: (f) => f.endsWith('metrics.jsonl'),
+        nth: 25,
+        what: 'logging the metrics of step 25',
+        step: 25,
+        kept: 20,
+      },
+      {
+        kind: 'a snapshot',
+        pick: (f) => f.includes(`${path.sep}snapshots${path.sep}`),
+        nth: 3,
+        what: 'saving the attention snapshot of step 20',
+        step: 20,
+        kept: 10,
+      },
+      {
+        kind: 'run.json',
+        pick: (f) => f.includes('.run.json.'),
+        nth: 3,
+        what: 'updating run.json at step 20',
+        step: 20,
+        kept: 20,
+      },
+    ];
   for (const c of cases) {
     it(`at ${c.kind}: stops with the one-line reason, keeps the last checkpoint, leaves no temporary file, resumes bit-exactly`, async () => {
       const dir = path.join(root, c.kind.replace(/\W+/g, '-'));
@@ -129,8 +191,16 @@ describe('a full disk while training', () => {
 
   it('before the first checkpoint of a new run: says nothing was kept and leaves no folder behind', async () => {
     const dir = path.join(root, 'early');
-    const events = await train(dir, false, failingIo((f) => f.endsWith('metrics.jsonl'), 3));
-    expect(failure(events)).toEqual({ step: 3, code: 'disk/full', message: `Disk full while logging the metrics of step 3 in ${dir}; nothing was kept — free space and train again.` });
+    const events = await train(
+      dir,
+      false,
+      failingIo((f) => f.endsWith('metrics.jsonl'), 3),
+    );
+    expect(failure(events)).toEqual({
+      step: 3,
+      code: 'disk/full',
+      message: `Disk full while logging the metrics of step 3 in ${dir}; nothing was kept — free space and train again.`,
+    });
     expect(fs.existsSync(dir)).toBe(false);
   });
 });

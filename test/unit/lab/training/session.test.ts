@@ -21,10 +21,26 @@ import { platformOf } from '../tinyRuns';
 
 function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
   return {
-    model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 16, nHeads: 2, dFF: 32, nEncoderLayers: 1, nDecoderLayers: 1 } },
+    model: {
+      kind: 'encoder-decoder',
+      preset: 'tiny',
+      overrides: { dModel: 16, nHeads: 2, dFF: 32, nEncoderLayers: 1, nDecoderLayers: 1 },
+    },
     tokenizer: { type: 'char', vocabSize: 1000 },
     data: { kind: 'task', task: 'copy' },
-    training: { steps: 40, batchSize: 4, seqLen: 16, evalEvery: 0, checkpointEvery: 5, snapshotEvery: 10, seed: 3, optimizer: 'adamw', lr: 0, warmup: 0, ...over },
+    training: {
+      steps: 40,
+      batchSize: 4,
+      seqLen: 16,
+      evalEvery: 0,
+      checkpointEvery: 5,
+      snapshotEvery: 10,
+      seed: 3,
+      optimizer: 'adamw',
+      lr: 0,
+      warmup: 0,
+      ...over,
+    },
     backend: 'reference',
   };
 }
@@ -35,8 +51,16 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   beforeAll(async () => {
     root = await fresh();
   });
-  const runSession = (dir: string, sp: TrainSpec, resume: boolean, control: Control, emit: Emit, stopAt: number | null = null, extendTo: number | null = null, options = {}): Promise<void> =>
-    run(platformOf(fs), dir, sp, resume, control, emit, stopAt, extendTo, options);
+  const runSession = (
+    dir: string,
+    sp: TrainSpec,
+    resume: boolean,
+    control: Control,
+    emit: Emit,
+    stopAt: number | null = null,
+    extendTo: number | null = null,
+    options = {},
+  ): Promise<void> => run(platformOf(fs), dir, sp, resume, control, emit, stopAt, extendTo, options);
 
   it('a stop while the data is prepared ends the session there: cancelled, nothing trained, the new folder gone', async () => {
     const dir = fs.join(root, 'cancelled');
@@ -69,24 +93,45 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     expect(fin).toEqual({ type: 'train/didFinish', step: 6, reason: 'stopped' });
     expect((await readRunJson(fs, dir)).status).toBe('stopped');
     expect((await openRun(fs, dir, createReferenceBackend())).step).toBe(6);
-    const state = (await loadRunState(fs, dir));
+    const state = await loadRunState(fs, dir);
     expect(state.steps.map((s) => s.step)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(state.snapshots.map((s) => s.step)).toEqual([0]);
     expect(state.run.status).toBe('stopped');
     expect(state.snapshots[0]?.maps.length).toBe(3); // encoder self, decoder self, cross
-    expect(state.snapshots[0]?.masks.map((m) => m.name)).toEqual(['source.padding', 'target.padding', 'decoder.causal', 'decoder.self']);
+    expect(state.snapshots[0]?.masks.map((m) => m.name)).toEqual([
+      'source.padding',
+      'target.padding',
+      'decoder.causal',
+      'decoder.self',
+    ]);
   });
 
   it('scores every head at each snapshot, unless the benchmark turns scores off', async () => {
     const run = async (name: string, headScores?: boolean): Promise<Awaited<ReturnType<typeof loadRunState>>> => {
       const dir = fs.join(root, name);
-      await runSession(dir, spec({ steps: 10, checkpointEvery: 0 }), false, new SessionControl(), () => undefined, null, null, headScores === undefined ? {} : { headScores });
+      await runSession(
+        dir,
+        spec({ steps: 10, checkpointEvery: 0 }),
+        false,
+        new SessionControl(),
+        () => undefined,
+        null,
+        null,
+        headScores === undefined ? {} : { headScores },
+      );
       return loadRunState(fs, dir);
     };
     const on = await run('scores-on');
     const off = await run('scores-off', false);
     expect(on.snapshots.map((s) => s.step)).toEqual([0, 10]);
-    expect(on.snapshots[1]?.headScores?.map((x) => x.stack)).toEqual(['encoder.self', 'encoder.self', 'decoder.self', 'decoder.self', 'decoder.cross', 'decoder.cross']);
+    expect(on.snapshots[1]?.headScores?.map((x) => x.stack)).toEqual([
+      'encoder.self',
+      'encoder.self',
+      'decoder.self',
+      'decoder.self',
+      'decoder.cross',
+      'decoder.cross',
+    ]);
     expect(off.snapshots.map((s) => s.step)).toEqual([0, 10]);
     expect(off.snapshots.every((s) => s.headScores === undefined)).toBe(true);
     // The same maps either way: scoring reads them, it does not change the training.
@@ -96,17 +141,25 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('records the backend that ran, which the run summary shows instead of "auto"', async () => {
     const dir = fs.join(root, 'auto-backend');
     const events: WorkerToHost[] = [];
-    await runSession(dir, { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' }, false, new SessionControl(), (m) => events.push(m));
+    await runSession(
+      dir,
+      { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' },
+      false,
+      new SessionControl(),
+      (m) => events.push(m),
+    );
     const start = events.find((e) => e.type === 'train/didStart');
     if (start?.type !== 'train/didStart') throw new Error('no train/didStart');
     expect(start.model.backend).not.toBe('auto');
-    const run = (await readRunJson(fs, dir));
+    const run = await readRunJson(fs, dir);
     expect(run.backendUsed).toBe(start.model.backend);
     expect((await loadRunState(fs, dir)).run.model?.backend).toBe(start.model.backend);
     // A run.json from before the backend was recorded shows the backend that will run it: "auto" is wasm where the runtime has it.
     const { backendUsed: _dropped, ...old } = run;
     await writeRunJson(fs, dir, old);
-    expect((await loadRunState(fs, dir)).run.model?.backend).toBe(old.spec.backend === 'auto' ? 'wasm' : old.spec.backend);
+    expect((await loadRunState(fs, dir)).run.model?.backend).toBe(
+      old.spec.backend === 'auto' ? 'wasm' : old.spec.backend,
+    );
     await writeFile(fs, fs.join(dir, 'run.json'), JSON.stringify({ ...old, backendUsed: 7 }));
     await expect(readRunJson(fs, dir)).rejects.toThrow(/backendUsed that is not a string \(7\)/);
   });
@@ -114,7 +167,13 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {
     const dir = fs.join(root, 'diverged');
     const events: WorkerToHost[] = [];
-    await runSession(dir, spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 }), false, new SessionControl(), (m) => events.push(m));
+    await runSession(
+      dir,
+      spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 }),
+      false,
+      new SessionControl(),
+      (m) => events.push(m),
+    );
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail, 'the run should diverge').toBeDefined();
     if (fail?.type !== 'train/didFail') return;
@@ -122,27 +181,29 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     expect(fail.error.message).toMatch(new RegExp(`step ${fail.step + 1}|step ${fail.step}`));
     expect(fail.error.message).toMatch(/learning rate/i);
     expect(fail.error.message).toMatch(/last good checkpoint \(step \d+\) is kept/);
-    const run = (await readRunJson(fs, dir));
+    const run = await readRunJson(fs, dir);
     expect(run.status).toBe('failed');
-    const opened = (await openRun(fs, dir, createReferenceBackend()));
+    const opened = await openRun(fs, dir, createReferenceBackend());
     expect(opened.step).toBe(run.step);
     expect(Array.from(opened.model.params).every(Number.isFinite)).toBe(true);
   });
 
   it('refuses to start a new run in a folder that holds one, without touching it', async () => {
     const dir = fs.join(root, 'controlled');
-    const before = (await readText(fs, fs.join(dir, 'run.json')));
+    const before = await readText(fs, fs.join(dir, 'run.json'));
     const events: WorkerToHost[] = [];
     await runSession(dir, spec(), false, new SessionControl(), (m) => events.push(m));
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' && fail.error.message).toMatch(/already holds a run; pass --resume/);
-    expect((await readText(fs, fs.join(dir, 'run.json')))).toBe(before);
+    expect(await readText(fs, fs.join(dir, 'run.json'))).toBe(before);
   });
 
   it('continues the metrics from the last step, records both segments and restarts the schedule warm', async () => {
     const dir = fs.join(root, 'extended');
     const first: WorkerToHost[] = [];
-    await runSession(dir, spec({ steps: 20, checkpointEvery: 0 }), false, new SessionControl(), (m) => first.push(validateWorkerToHost(m)));
+    await runSession(dir, spec({ steps: 20, checkpointEvery: 0 }), false, new SessionControl(), (m) =>
+      first.push(validateWorkerToHost(m)),
+    );
     expect(first.at(-1)).toEqual({ type: 'train/didFinish', step: 20, reason: 'completed' });
     // As a run.json from before segments existed: it reads as one segment and extends the same.
     const file = fs.join(dir, 'run.json');
@@ -151,14 +212,23 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     const events: WorkerToHost[] = [];
     await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(validateWorkerToHost(m)), null, 40);
     const start = events.find((e) => e.type === 'train/didStart');
-    const segments = [{ fromStep: 0, toStep: 20, schedule: 'cosine' }, { fromStep: 20, toStep: 40, schedule: 'restart' }];
+    const segments = [
+      { fromStep: 0, toStep: 20, schedule: 'cosine' },
+      { fromStep: 20, toStep: 40, schedule: 'restart' },
+    ];
     expect(start).toMatchObject({ startStep: 20, totalSteps: 40, segments });
-    expect(events.some((e) => e.type === 'train/didLog' && /Extended to 40 steps\. Segment 2: steps 21–40 \(\+20\), a warm restart/.test(e.message))).toBe(true);
+    expect(
+      events.some(
+        (e) =>
+          e.type === 'train/didLog' &&
+          /Extended to 40 steps\. Segment 2: steps 21–40 \(\+20\), a warm restart/.test(e.message),
+      ),
+    ).toBe(true);
     expect(events.at(-1)).toEqual({ type: 'train/didFinish', step: 40, reason: 'completed' });
-    const run = (await readRunJson(fs, dir));
+    const run = await readRunJson(fs, dir);
     expect([run.status, run.step, run.spec.training.steps]).toEqual(['completed', 40, 40]);
     expect(run.segments).toEqual(segments);
-    const state = (await loadRunState(fs, dir));
+    const state = await loadRunState(fs, dir);
     expect(state.run).toMatchObject({ totalSteps: 40, segments });
     expect(state.steps.map((x) => x.step)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
     const losses = state.steps.map((x) => x.loss);
@@ -177,11 +247,14 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
 
   it('refuses a total that would not extend the run, leaving it as it was', async () => {
     const dir = fs.join(root, 'extended');
-    const before = (await readText(fs, fs.join(dir, 'run.json')));
+    const before = await readText(fs, fs.join(dir, 'run.json'));
     const events: WorkerToHost[] = [];
     await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(m), null, 30);
     const fail = events.find((e) => e.type === 'train/didFail');
-    expect(fail?.type === 'train/didFail' && fail.error).toEqual({ code: 'input/invalid', message: 'extended is already at step 40; pass --steps greater than 40 to train it longer.' });
-    expect((await readText(fs, fs.join(dir, 'run.json')))).toBe(before);
+    expect(fail?.type === 'train/didFail' && fail.error).toEqual({
+      code: 'input/invalid',
+      message: 'extended is already at step 40; pass --steps greater than 40 to train it longer.',
+    });
+    expect(await readText(fs, fs.join(dir, 'run.json'))).toBe(before);
   });
 });

@@ -1,20 +1,32 @@
 import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
-import { detectPairs, errorMessage, estimateSpec, expectedVocab, isRunFolder, listRuns } from '../../../../src/lab/workers/hostLab';
+import {
+  detectPairs,
+  errorMessage,
+  estimateSpec,
+  expectedVocab,
+  isRunFolder,
+  listRuns,
+} from '../../../../src/lab/workers/hostLab';
 import { resolveConfig } from '../../../../src/lab/training/prepare';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 import { tinySpec, trainTiny } from '../tinyRuns';
 
 describe('hostLab', () => {
   it('estimates a spec exactly as the model plans itself, with a guessed vocabulary', () => {
-    const spec = { ...tinySpec({ kind: 'task', task: 'reverse' }, 10, 24), tokenizer: { type: 'bpe' as const, vocabSize: 700 } };
+    const spec = {
+      ...tinySpec({ kind: 'task', task: 'reverse' }, 10, 24),
+      tokenizer: { type: 'bpe' as const, vocabSize: 700 },
+    };
     const e = estimateSpec(spec);
     expect(e.vocabSize).toBe(700);
     const plan = estimateModel(resolveConfig(spec, 700), { maxBatch: 4, maxLen: 24, maxSrcLen: 24 });
     expect(e.params).toBe(plan.params);
     expect(e.memoryBytes).toBe(plan.totalBytes);
     expect(expectedVocab(tinySpec({ kind: 'task', task: 'copy' }))).toBe(360);
-    expect(() => estimateSpec({ ...spec, model: { ...spec.model, overrides: { nHeads: 5 } } })).toThrow(/not divisible by nHeads 5/);
+    expect(() => estimateSpec({ ...spec, model: { ...spec.model, overrides: { nHeads: 5 } } })).toThrow(
+      /not divisible by nHeads 5/,
+    );
   });
 
   it('says what an error says', () => {

@@ -32,7 +32,12 @@ async function lensOf(r: OpenRun, input: LensInputData, topK: number, fit = fals
   return reply.output;
 }
 
-async function ablateOf(r: OpenRun, input: LensInputData, off: AblationOutputData['off'], topK: number): Promise<AblationOutputData> {
+async function ablateOf(
+  r: OpenRun,
+  input: LensInputData,
+  off: AblationOutputData['off'],
+  topK: number,
+): Promise<AblationOutputData> {
   const reply = (await worker.request({ type: 'model/ablate', runDir: r.runDir, input, off, topK, fit: true })).at(-1);
   if (reply?.type !== 'model/didAblate') throw new Error(JSON.stringify(reply));
   return reply.output;
@@ -40,25 +45,61 @@ async function ablateOf(r: OpenRun, input: LensInputData, off: AblationOutputDat
 
 describe('model worker: logit lens and ablation', () => {
   it('decoder-only: the lens equals `attention-lab lens --json`, number for number', async () => {
-    const fromCli = cliJson<LensOutputData>(['lens', '--run', lm.runDir, '--prompt', 'the cat', '--top-k', '4', '--backend', 'reference']);
+    const fromCli = cliJson<LensOutputData>([
+      'lens',
+      '--run',
+      lm.runDir,
+      '--prompt',
+      'the cat',
+      '--top-k',
+      '4',
+      '--backend',
+      'reference',
+    ]);
     const fromWorker = await lensOf(lm, { kind: 'decoder-only', prompt: 'the cat' }, 4);
     expect(fromWorker).toEqual(fromCli);
     expect(fromWorker.layers).toHaveLength(lm.model.config.nDecoderLayers + 1);
   });
 
   it('encoder-decoder: the lens equals `lens --src --tgt --json`', async () => {
-    const fromCli = cliJson<LensOutputData>(['lens', '--run', mt.runDir, '--src', 'abc', '--tgt', 'cb', '--backend', 'reference']);
+    const fromCli = cliJson<LensOutputData>([
+      'lens',
+      '--run',
+      mt.runDir,
+      '--src',
+      'abc',
+      '--tgt',
+      'cb',
+      '--backend',
+      'reference',
+    ]);
     expect(await lensOf(mt, { kind: 'encoder-decoder', src: 'abc', tgt: 'cb' }, 5)).toEqual(fromCli);
   });
 
   it('refuses a prompt longer than the context unless asked to fit it, then says what it shows', async () => {
     const long = 'the cat sat on the mat. '.repeat(3);
-    const refused = (await worker.request({ type: 'model/lens', runDir: lm.runDir, input: { kind: 'decoder-only', prompt: long }, topK: 3, fit: false })).at(-1);
-    expect(refused).toMatchObject({ type: 'model/didFail', error: { code: 'input/invalid', message: expect.stringMatching(/exceeds the context/) } });
+    const refused = (
+      await worker.request({
+        type: 'model/lens',
+        runDir: lm.runDir,
+        input: { kind: 'decoder-only', prompt: long },
+        topK: 3,
+        fit: false,
+      })
+    ).at(-1);
+    expect(refused).toMatchObject({
+      type: 'model/didFail',
+      error: { code: 'input/invalid', message: expect.stringMatching(/exceeds the context/) },
+    });
     const fitted = await lensOf(lm, { kind: 'decoder-only', prompt: long }, 3, true);
     const L = lm.model.config.maxLen;
-    expect(fitted.tokens).toEqual(['<bos>', ...Array.from(long.slice(0, L - 1), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number))]);
-    expect(fitted.truncation).toBe(`Showing the first ${L - 1} of ${long.length} text tokens — the model's context is ${L}.`);
+    expect(fitted.tokens).toEqual([
+      '<bos>',
+      ...Array.from(long.slice(0, L - 1), (c) => lm.tok.tokenText(lm.tok.encode(c)[0] as number)),
+    ]);
+    expect(fitted.truncation).toBe(
+      `Showing the first ${L - 1} of ${long.length} text tokens — the model's context is ${L}.`,
+    );
   });
 
   it('ablation: the same numbers as the lab job; none off = unablated bit for bit = the lens output row', async () => {
@@ -74,11 +115,28 @@ describe('model worker: logit lens and ablation', () => {
     const lens = await lensOf(mt, input, 5);
     expect(lens.layers.at(-1)?.positions.at(-1)?.top).toEqual(none.base.next);
     const lmNone = await ablateOf(lm, { kind: 'decoder-only', prompt: 'the ca' }, [], 3);
-    expect(lmNone.base.next).toEqual((await lensOf(lm, { kind: 'decoder-only', prompt: 'the ca' }, 3)).layers.at(-1)?.positions.at(-1)?.top);
+    expect(lmNone.base.next).toEqual(
+      (await lensOf(lm, { kind: 'decoder-only', prompt: 'the ca' }, 3)).layers.at(-1)?.positions.at(-1)?.top,
+    );
   });
 
   it('answers a head the model lacks with a one-line input error', async () => {
-    const reply = (await worker.request({ type: 'model/ablate', runDir: lm.runDir, input: { kind: 'decoder-only', prompt: 'the' }, off: [{ stack: 'decoder.cross', layer: 0, head: 0 }], topK: 3, fit: true })).at(-1);
-    expect(reply).toMatchObject({ type: 'model/didFail', error: { code: 'input/invalid', message: expect.stringMatching(/^No attention head decoder.cross layer 0 head 0; this model has decoder.self/) } });
+    const reply = (
+      await worker.request({
+        type: 'model/ablate',
+        runDir: lm.runDir,
+        input: { kind: 'decoder-only', prompt: 'the' },
+        off: [{ stack: 'decoder.cross', layer: 0, head: 0 }],
+        topK: 3,
+        fit: true,
+      })
+    ).at(-1);
+    expect(reply).toMatchObject({
+      type: 'model/didFail',
+      error: {
+        code: 'input/invalid',
+        message: expect.stringMatching(/^No attention head decoder.cross layer 0 head 0; this model has decoder.self/),
+      },
+    });
   });
 });

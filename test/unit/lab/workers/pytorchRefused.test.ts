@@ -15,11 +15,22 @@ import { NO_PYTORCH, serveTraining } from '../../../../src/lab/workers/trainingS
 import type { PytorchOptions } from '../../../../src/protocol/data';
 import { platformOf } from '../tinyRuns';
 
-const OPTIONS: PytorchOptions = { python: 'python3', nproc: 1, accumulate: 1, device: 'cpu', bf16: false, trainerDir: '/trainer' };
+const OPTIONS: PytorchOptions = {
+  python: 'python3',
+  nproc: 1,
+  accumulate: 1,
+  device: 'cpu',
+  bf16: false,
+  trainerDir: '/trainer',
+};
 const SPEC = trainSpecOf({ kind: 'task', task: 'copy' }, { steps: 2 });
 
 /** A channel whose posts are recorded and whose listener the test calls. */
-function channel<Out>(): WorkerChannel<Out> & { readonly posted: Out[]; send(msg: unknown): void; settled(): Promise<void> } {
+function channel<Out>(): WorkerChannel<Out> & {
+  readonly posted: Out[];
+  send(msg: unknown): void;
+  settled(): Promise<void>;
+} {
   const posted: Out[] = [];
   let listener: ((msg: unknown) => void) | null = null;
   return {
@@ -36,9 +47,20 @@ describe('the PyTorch engine on a host without processes', () => {
     const fs = new MemoryFs();
     const ch = channel();
     serveTraining(platformOf(fs), ch);
-    ch.send({ type: 'train/start', runDir: '/runs/a', spec: SPEC, resume: false, stopAt: null, extendTo: null, pytorch: OPTIONS });
+    ch.send({
+      type: 'train/start',
+      runDir: '/runs/a',
+      spec: SPEC,
+      resume: false,
+      stopAt: null,
+      extendTo: null,
+      pytorch: OPTIONS,
+    });
     await ch.settled();
-    expect(ch.posted).toEqual([{ type: 'worker/ready' }, { type: 'train/didFail', step: 0, error: { code: 'input/invalid', message: NO_PYTORCH } }]);
+    expect(ch.posted).toEqual([
+      { type: 'worker/ready' },
+      { type: 'train/didFail', step: 0, error: { code: 'input/invalid', message: NO_PYTORCH } },
+    ]);
     expect(NO_PYTORCH).not.toContain('\n');
     expect(await fs.stat('/runs/a')).toBeNull();
   });
@@ -50,19 +72,31 @@ describe('the PyTorch engine on a host without processes', () => {
     };
     const ch = channel();
     serveTraining(platformOf(new MemoryFs()), ch, null, runner);
-    ch.send({ type: 'train/start', runDir: '/runs/b', spec: SPEC, resume: true, stopAt: 5, extendTo: null, pytorch: OPTIONS });
+    ch.send({
+      type: 'train/start',
+      runDir: '/runs/b',
+      spec: SPEC,
+      resume: true,
+      stopAt: 5,
+      extendTo: null,
+      pytorch: OPTIONS,
+    });
     await ch.settled();
     expect(calls).toHaveLength(1);
     expect(calls[0]?.slice(0, 3)).toEqual(['/runs/b', SPEC, true]);
     expect(calls[0]?.slice(5)).toEqual([5, null, OPTIONS]);
   });
 
-  it('the model service refuses to draw a PyTorch run\'s snapshots without a drawer, and uses one it is given', async () => {
+  it("the model service refuses to draw a PyTorch run's snapshots without a drawer, and uses one it is given", async () => {
     const ch = channel();
     serveModelRequests(platformOf(new MemoryFs()), ch);
     ch.send({ type: 'model/drawSnapshots', id: 7, runDir: '/runs/c' });
     await ch.settled();
-    expect(ch.posted[1]).toMatchObject({ type: 'model/didFail', id: 7, error: { code: 'input/invalid', message: expect.stringMatching(/needs desktop VS Code or the CLI/) } });
+    expect(ch.posted[1]).toMatchObject({
+      type: 'model/didFail',
+      id: 7,
+      error: { code: 'input/invalid', message: expect.stringMatching(/needs desktop VS Code or the CLI/) },
+    });
     const drawn = channel();
     serveModelRequests(platformOf(new MemoryFs()), drawn, async (_fs, runDir) => (runDir === '/runs/c' ? 3 : 0));
     drawn.send({ type: 'model/drawSnapshots', id: 8, runDir: '/runs/c' });

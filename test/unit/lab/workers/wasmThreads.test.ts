@@ -31,7 +31,12 @@ function workload(be: Backend): number[] {
     out.push(...Array.from(x));
   };
   const [M, N, K] = [130, 97, 75];
-  for (const [tA, tB] of [[false, false], [false, true], [true, false], [true, true]] as const) {
+  for (const [tA, tB] of [
+    [false, false],
+    [false, true],
+    [true, false],
+    [true, true],
+  ] as const) {
     const c = filled(be, M * N, rng);
     be.matmul(c, filled(be, M * K, rng), filled(be, K * N, rng), M, N, K, tA, tB, true);
     keep(c);
@@ -42,12 +47,17 @@ function workload(be: Backend): number[] {
   const [B, T, H, D] = [4, 40, 4, 16];
   const C = H * D;
   const dims: AttentionDims = { B, T, S: T, H, D, qBatchStride: T * C, kvBatchStride: T * C, scale: 0.25 };
-  const q = filled(be, B * T * C, rng), k = filled(be, B * T * C, rng), v = filled(be, B * T * C, rng);
-  const att = be.alloc(B * T * C), probs = be.alloc(B * H * T * T);
+  const q = filled(be, B * T * C, rng),
+    k = filled(be, B * T * C, rng),
+    v = filled(be, B * T * C, rng);
+  const att = be.alloc(B * T * C),
+    probs = be.alloc(B * H * T * T);
   const drop = new Uint8Array(B * H * T * T);
   drawKeepMask(drop, drop.length, 0.1, new Rng(5));
   be.attentionForward(att, probs, q, k, v, dims, causalMask(T), drop, 0.1);
-  const dq = be.alloc(B * T * C), dk = be.alloc(B * T * C), dv = be.alloc(B * T * C);
+  const dq = be.alloc(B * T * C),
+    dk = be.alloc(B * T * C),
+    dv = be.alloc(B * T * C);
   be.attentionBackward(dq, dk, dv, filled(be, B * T * C, rng), probs, q, k, v, dims, drop, 0.1);
   [att, probs, dq, dk, dv].forEach(keep);
   // Again without dropout (probs read in place), under a padding mask whose tiles attend
@@ -64,25 +74,35 @@ function workload(be: Backend): number[] {
       out.push(...Array.from(bytes));
     }
   }
-  const x = filled(be, n, rng), y = be.alloc(n), dx = filled(be, n, rng);
+  const x = filled(be, n, rng),
+    y = be.alloc(n),
+    dx = filled(be, n, rng);
   be.geluForward(y, x, n);
   be.geluBackward(dx, filled(be, n, rng), x, n);
   keep(y);
   keep(dx);
-  const yt = be.alloc(n), dxt = filled(be, n, rng);
+  const yt = be.alloc(n),
+    dxt = filled(be, n, rng);
   be.geluTanhForward(yt, x, n);
   be.geluTanhBackward(dxt, filled(be, n, rng), x, n);
   keep(yt);
   keep(dxt);
   const [R, W] = [600, 130];
-  const lnY = be.alloc(R * W), mean = be.alloc(R), rstd = be.alloc(R), w = filled(be, W, rng), bias = filled(be, W, rng);
+  const lnY = be.alloc(R * W),
+    mean = be.alloc(R),
+    rstd = be.alloc(R),
+    w = filled(be, W, rng),
+    bias = filled(be, W, rng);
   const lnX = filled(be, R * W, rng);
   be.layernormForward(lnY, mean, rstd, lnX, w, bias, R, W, 1e-5);
-  const lnDx = be.alloc(R * W), dw = be.alloc(W), db = be.alloc(W);
+  const lnDx = be.alloc(R * W),
+    dw = be.alloc(W),
+    db = be.alloc(W);
   be.layernormBackward(lnDx, dw, db, filled(be, R * W, rng), lnX, mean, rstd, w, R, W);
   [lnY, lnDx, dw, db].forEach(keep);
   const [Nr, V] = [300, 257];
-  const logits = filled(be, Nr * V, rng, 3), lse = be.alloc(Nr);
+  const logits = filled(be, Nr * V, rng, 3),
+    lse = be.alloc(Nr);
   const targets = Int32Array.from({ length: Nr }, (_, i) => (i % 7 === 0 ? -1 : (i * 31) % V));
   const ce = be.crossEntropyForward(lse, logits, targets, Nr, V, -1, 0.1);
   const dlog = be.alloc(Nr * V);
@@ -90,10 +110,21 @@ function workload(be: Backend): number[] {
   out.push(ce.sum, ce.count);
   keep(dlog);
   const P = 90001;
-  const params = filled(be, P, rng), grads = filled(be, P, rng), m = be.alloc(P), vv = be.alloc(P);
+  const params = filled(be, P, rng),
+    grads = filled(be, P, rng),
+    m = be.alloc(P),
+    vv = be.alloc(P);
   out.push(be.sumSquares(grads, P));
-  const mask = Uint8Array.from({ length: P }, (_, i) => i % 3 === 0 ? 1 : 0);
-  be.adamStep(params, grads, m, vv, P, { lr: 1e-3, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0.1, step: 3 }, mask);
+  const mask = Uint8Array.from({ length: P }, (_, i) => (i % 3 === 0 ? 1 : 0));
+  be.adamStep(
+    params,
+    grads,
+    m,
+    vv,
+    P,
+    { lr: 1e-3, beta1: 0.9, beta2: 0.98, eps: 1e-9, weightDecay: 0.1, step: 3 },
+    mask,
+  );
   keep(params);
   const bsum = be.alloc(W);
   be.biasBackward(bsum, lnDx, R, W);
@@ -137,19 +168,29 @@ describe('wasm helper threads in a process of their own', () => {
     try {
       const entry = path.join(dir, 'entry.ts');
       const src = (p: string): string => JSON.stringify(path.resolve(__dirname, p));
-      writeFileSync(entry, [
-        `import { createWasmBackend } from ${src('../../../../src/engine/backends/wasm/wasmBackend')};`,
-        `import { createWasmThreads } from ${src('../../../../src/lab/workers/wasmThreads')};`,
-        'const threads = createWasmThreads(1);',
-        'const be = createWasmBackend({ runner: threads })!;',
-        'void threads.whenReady().then(() => {',
-        '  const x = be.alloc(1 << 20);',
-        '  be.fill(x, 1 << 20, 2);',
-        "  console.log(`sum ${be.sumSquares(x, 1 << 20)} ready ${be.threadsReady()}`);",
-        '});',
-      ].join('\n'));
+      writeFileSync(
+        entry,
+        [
+          `import { createWasmBackend } from ${src('../../../../src/engine/backends/wasm/wasmBackend')};`,
+          `import { createWasmThreads } from ${src('../../../../src/lab/workers/wasmThreads')};`,
+          'const threads = createWasmThreads(1);',
+          'const be = createWasmBackend({ runner: threads })!;',
+          'void threads.whenReady().then(() => {',
+          '  const x = be.alloc(1 << 20);',
+          '  be.fill(x, 1 << 20, 2);',
+          '  console.log(`sum ${be.sumSquares(x, 1 << 20)} ready ${be.threadsReady()}`);',
+          '});',
+        ].join('\n'),
+      );
       const out = path.join(dir, 'entry.js');
-      await build({ entryPoints: [entry], outfile: out, bundle: true, platform: 'node', format: 'cjs', logLevel: 'silent' });
+      await build({
+        entryPoints: [entry],
+        outfile: out,
+        bundle: true,
+        platform: 'node',
+        format: 'cjs',
+        logLevel: 'silent',
+      });
       const r = spawnSync(process.execPath, [out], { timeout: 20_000, encoding: 'utf8' });
       expect(r.signal, 'the process had to be killed: a helper kept it alive').toBeNull();
       expect(r.status).toBe(0);

@@ -12,14 +12,29 @@ import { createReferenceBackend } from '../../../../../src/engine/backends/refer
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
 import { WASM_BUILDS } from './wasmBuilds';
 import { Rng } from '../../../../../src/engine/rng';
-import { causalMask, combinedMask, compactDims, compareAttention, paddingMask, runAttention } from '../../ops/attentionFixtures';
+import {
+  causalMask,
+  combinedMask,
+  compactDims,
+  compareAttention,
+  paddingMask,
+  runAttention,
+} from '../../ops/attentionFixtures';
 import { expectClose, randn } from '../../ops/opTestUtils';
 
 let wasm = createWasmBackend()!;
 const ref = createReferenceBackend({ dtype: 'f64' });
 const TOL = { rtol: 1e-4, atol: 1e-5 };
 
-function compare(dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number, seed: number, qLen?: number, kvLen?: number): void {
+function compare(
+  dims: AttentionDims,
+  mask: MaskView | null,
+  keep: Uint8Array | null,
+  dropP: number,
+  seed: number,
+  qLen?: number,
+  kvLen?: number,
+): void {
   compareAttention(wasm, ref, TOL, dims, mask, keep, dropP, seed, { qLen, kvLen });
 }
 
@@ -41,11 +56,14 @@ for (const [label, fma] of WASM_BUILDS) {
     it.each(cases)('%s: matches the reference without a mask', (_n, B, T, S, H, D) => {
       compare(compactDims(B, T, S, H, D), null, null, 0, 11 + T);
     });
-    it.each(cases.filter((c) => c[2] === c[3]))('%s: matches the reference with causal and combined masks', (_n, B, T, S, H, D) => {
-      compare(compactDims(B, T, S, H, D), causalMask(T), null, 0, 21 + T);
-      const lens = Array.from({ length: B }, (_, b) => (b === 1 ? 0 : Math.max(1, T - b - 1)));
-      compare(compactDims(B, T, S, H, D), combinedMask(lens, T), null, 0, 31 + T);
-    });
+    it.each(cases.filter((c) => c[2] === c[3]))(
+      '%s: matches the reference with causal and combined masks',
+      (_n, B, T, S, H, D) => {
+        compare(compactDims(B, T, S, H, D), causalMask(T), null, 0, 21 + T);
+        const lens = Array.from({ length: B }, (_, b) => (b === 1 ? 0 : Math.max(1, T - b - 1)));
+        compare(compactDims(B, T, S, H, D), combinedMask(lens, T), null, 0, 31 + T);
+      },
+    );
     it.each(cases)('%s: matches the reference with a padding mask and dropout', (_n, B, T, S, H, D) => {
       const lens = Array.from({ length: B }, (_, b) => Math.max(1, S - 2 * b));
       const keep = new Uint8Array(B * H * T * S);
@@ -56,7 +74,15 @@ for (const [label, fma] of WASM_BUILDS) {
     it('reads a key/value cache through a batch stride larger than S·C, and shared k/v (stride 0)', () => {
       const [B, T, S, H, D, maxS] = [2, 3, 5, 2, 8, 9];
       const C = H * D;
-      compare({ ...compactDims(B, T, S, H, D), kvBatchStride: maxS * C, qBatchStride: 4 * C }, paddingMask([5, 3], S), null, 0, 51, B * 4 * C, B * maxS * C);
+      compare(
+        { ...compactDims(B, T, S, H, D), kvBatchStride: maxS * C, qBatchStride: 4 * C },
+        paddingMask([5, 3], S),
+        null,
+        0,
+        51,
+        B * 4 * C,
+        B * maxS * C,
+      );
       compare({ ...compactDims(B, T, S, H, D), kvBatchStride: 0 }, null, null, 0, 52, undefined, S * C);
     });
 
@@ -68,7 +94,8 @@ for (const [label, fma] of WASM_BUILDS) {
     function holeyMask(pad: readonly number[], T: number): MaskView {
       const data = new Uint8Array(pad.length * T * T);
       pad.forEach((p, b) => {
-        for (let t = 0; t < T; t++) for (let s = p; s <= t; s++) data[(b * T + t) * T + s] = s === 7 && t % 2 === 0 ? 0 : 1;
+        for (let t = 0; t < T; t++)
+          for (let s = p; s <= t; s++) data[(b * T + t) * T + s] = s === 7 && t % 2 === 0 ? 0 : 1;
       });
       return { data, batchStride: T * T, rowStride: T };
     }
@@ -103,7 +130,9 @@ for (const [label, fma] of WASM_BUILDS) {
     it('gives a row whose every allowed score is −∞ zero probabilities and output, as the reference does', () => {
       const [B, T, H, D] = [1, 8, 1, 4];
       const rng = new Rng(98);
-      const q = randn(rng, B * T * D), k = randn(rng, B * T * D).map((x) => Math.abs(x) + 0.5), v = randn(rng, B * T * D);
+      const q = randn(rng, B * T * D),
+        k = randn(rng, B * T * D).map((x) => Math.abs(x) + 0.5),
+        v = randn(rng, B * T * D);
       q.fill(0, 5 * D, 6 * D);
       q[5 * D] = -Infinity; // row 5 (inside a full 4-row block): −∞ against every key
       const dims = compactDims(B, T, T, H, D);
@@ -121,9 +150,13 @@ for (const [label, fma] of WASM_BUILDS) {
       const dims = compactDims(B, T, T, H, D);
       const mask = holeyMask(pad, T);
       const rng = new Rng(99);
-      const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C), dout = randn(rng, B * T * C);
+      const q = randn(rng, B * T * C),
+        k = randn(rng, B * T * C),
+        v = randn(rng, B * T * C),
+        dout = randn(rng, B * T * C);
       const base = runAttention(wasm, q, k, v, dims, mask, null, 0, dout);
-      const k2 = Float64Array.from(k), v2 = Float64Array.from(v);
+      const k2 = Float64Array.from(k),
+        v2 = Float64Array.from(v);
       pad.forEach((p, b) => {
         for (let s = 0; s < p; s++) for (let c = 0; c < C; c++) k2[(b * T + s) * C + c] = v2[(b * T + s) * C + c] = NaN;
       });
@@ -149,9 +182,13 @@ for (const [label, fma] of WASM_BUILDS) {
       const dims = compactDims(B, T, T, H, D);
       const mask = paddingMask([6, 3], T);
       const rng = new Rng(61);
-      const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C), dout = randn(rng, B * T * C);
+      const q = randn(rng, B * T * C),
+        k = randn(rng, B * T * C),
+        v = randn(rng, B * T * C),
+        dout = randn(rng, B * T * C);
       const base = runAttention(wasm, q, k, v, dims, mask, null, 0, dout);
-      const k2 = Float64Array.from(k), v2 = Float64Array.from(v);
+      const k2 = Float64Array.from(k),
+        v2 = Float64Array.from(v);
       for (let s = 3; s < T; s++) for (let c = 0; c < C; c++) k2[(T + s) * C + c] = v2[(T + s) * C + c] = NaN;
       const changed = runAttention(wasm, q, k2, v2, dims, mask, null, 0, dout);
       expect(Array.from(changed.out)).toEqual(Array.from(base.out));
@@ -170,7 +207,9 @@ for (const [label, fma] of WASM_BUILDS) {
       const C = H * D;
       const dims = compactDims(B, T, T, H, D);
       const rng = new Rng(71);
-      const q = randn(rng, B * T * C), k = randn(rng, B * T * C), v = randn(rng, B * T * C);
+      const q = randn(rng, B * T * C),
+        k = randn(rng, B * T * C),
+        v = randn(rng, B * T * C);
       const base = runAttention(wasm, q, k, v, dims, causalMask(T), null, 0, null);
       for (const future of [1, 4, 8]) {
         const [q2, k2, v2] = [q, k, v].map((x) => Float64Array.from(x)) as [Float64Array, Float64Array, Float64Array];
@@ -183,7 +222,8 @@ for (const [label, fma] of WASM_BUILDS) {
           }
         }
         const changed = runAttention(wasm, q2, k2, v2, dims, causalMask(T), null, 0, null);
-        for (let b = 0; b < B; b++) for (let i = 0; i < future * C; i++) expect(changed.out[b * T * C + i]).toBe(base.out[b * T * C + i]);
+        for (let b = 0; b < B; b++)
+          for (let i = 0; i < future * C; i++) expect(changed.out[b * T * C + i]).toBe(base.out[b * T * C + i]);
       }
     });
 
@@ -192,13 +232,24 @@ for (const [label, fma] of WASM_BUILDS) {
       const C = H * D;
       const dims = compactDims(B, T, T, H, D);
       const rng = new Rng(81);
-      const run = runAttention(wasm, randn(rng, B * T * C, 300), randn(rng, B * T * C, 30), randn(rng, B * T * C), dims, combinedMask([5, 0], T), null, 0, randn(rng, B * T * C));
+      const run = runAttention(
+        wasm,
+        randn(rng, B * T * C, 300),
+        randn(rng, B * T * C, 30),
+        randn(rng, B * T * C),
+        dims,
+        combinedMask([5, 0], T),
+        null,
+        0,
+        randn(rng, B * T * C),
+      );
       for (let i = T * C; i < 2 * T * C; i++) {
         expect(run.out[i]).toBe(0);
         expect(run.dq[i]).toBe(0);
       }
       for (let i = T * T; i < 2 * T * T; i++) expect(run.probs[i]).toBe(0);
-      for (const x of [run.out, run.probs, run.dq, run.dk, run.dv]) expect(Array.from(x).every(Number.isFinite)).toBe(true);
+      for (const x of [run.out, run.probs, run.dq, run.dk, run.dv])
+        expect(Array.from(x).every(Number.isFinite)).toBe(true);
     });
   });
 }

@@ -16,7 +16,14 @@ import type { WasmBackend } from '../../../../../src/engine/backends/wasm/wasmBa
 import { createWasmBackend } from '../../../../../src/engine/backends/wasm/wasmBackend';
 import { drawKeepMask } from '../../../../../src/engine/ops/dropout';
 import { Rng } from '../../../../../src/engine/rng';
-import { causalMask, combinedMask, compactDims, compareAttention, paddingMask, runAttention } from '../../ops/attentionFixtures';
+import {
+  causalMask,
+  combinedMask,
+  compactDims,
+  compareAttention,
+  paddingMask,
+  runAttention,
+} from '../../ops/attentionFixtures';
 import { expectClose, randn } from '../../ops/opTestUtils';
 import { WASM_BUILDS } from './wasmBuilds';
 
@@ -41,7 +48,15 @@ for (const [label, fma] of WASM_BUILDS) {
     });
 
     /** Runs both directions on wasm and on the reference and compares every output. */
-    function compare(dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number, seed: number, qLen?: number, kvLen?: number): void {
+    function compare(
+      dims: AttentionDims,
+      mask: MaskView | null,
+      keep: Uint8Array | null,
+      dropP: number,
+      seed: number,
+      qLen?: number,
+      kvLen?: number,
+    ): void {
       compareAttention(wasm, ref, TOL, dims, mask, keep, dropP, seed, { qLen, kvLen }, (run) => {
         const before = wasm.jobStats();
         const got = run();
@@ -68,17 +83,31 @@ for (const [label, fma] of WASM_BUILDS) {
       compare(compactDims(B, T, S, H, D), paddingMask([10, 7], S), keep, 0.25, 130 + D);
     });
 
-    it.each(HEAD_SIZES)('D = %i: matches the reference when keys no row attends lie below attended ones (packed rows)', (D) => {
-      compare(compactDims(3, 10, 10, 2, D), leftPaddedCausal([2, 0, 5], 10), null, 0, 140 + D);
-    });
+    it.each(HEAD_SIZES)(
+      'D = %i: matches the reference when keys no row attends lie below attended ones (packed rows)',
+      (D) => {
+        compare(compactDims(3, 10, 10, 2, D), leftPaddedCausal([2, 0, 5], 10), null, 0, 140 + D);
+      },
+    );
 
-    it.each(HEAD_SIZES)('D = %i: matches the reference on decoding shapes: one query over a strided cache, and shared keys/values', (D) => {
-      const [B, S, H, maxS] = [3, 7, 2, 12];
-      const C = H * D;
-      compare({ ...compactDims(B, 1, S, H, D), kvBatchStride: maxS * C }, null, null, 0, 150 + D, B * C, B * maxS * C);
-      const sourcePadding = { data: paddingMask([5], S).data, batchStride: 0, rowStride: 0 }; // cross-attention while decoding
-      compare({ ...compactDims(B, 1, S, H, D), kvBatchStride: 0 }, sourcePadding, null, 0, 160 + D, B * C, S * C);
-    });
+    it.each(HEAD_SIZES)(
+      'D = %i: matches the reference on decoding shapes: one query over a strided cache, and shared keys/values',
+      (D) => {
+        const [B, S, H, maxS] = [3, 7, 2, 12];
+        const C = H * D;
+        compare(
+          { ...compactDims(B, 1, S, H, D), kvBatchStride: maxS * C },
+          null,
+          null,
+          0,
+          150 + D,
+          B * C,
+          B * maxS * C,
+        );
+        const sourcePadding = { data: paddingMask([5], S).data, batchStride: 0, rowStride: 0 }; // cross-attention while decoding
+        compare({ ...compactDims(B, 1, S, H, D), kvBatchStride: 0 }, sourcePadding, null, 0, 160 + D, B * C, S * C);
+      },
+    );
 
     it.each([1, 3, 5, 6, 7])('D = %i: writes nothing past the arrays it was given', (D) => {
       const [B, T, H] = [2, 7, 3];
@@ -88,7 +117,16 @@ for (const [label, fma] of WASM_BUILDS) {
       const rng = new Rng(170 + D);
       // Each operand is the front of a longer heap buffer whose tail holds sentinels.
       const buffers = Array.from({ length: 8 }, () => wasm.alloc(n + pad));
-      const [q, k, v, out, dq, dk, dv, dout] = buffers.map((b) => b.subarray(0, n)) as [FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray];
+      const [q, k, v, out, dq, dk, dv, dout] = buffers.map((b) => b.subarray(0, n)) as [
+        FloatArray,
+        FloatArray,
+        FloatArray,
+        FloatArray,
+        FloatArray,
+        FloatArray,
+        FloatArray,
+        FloatArray,
+      ];
       for (const x of [q, k, v, dout]) x.set(randn(rng, n));
       for (const b of buffers) b.fill(-7, n);
       const dims = compactDims(B, T, T, H, D);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { compileKernels, CONSTANT_NAMES, decodeBase64, instantiateKernels, wasmFmaAvailable, wasmSimdThreadsAvailable } from '../../../../../src/engine/backends/wasm/wasmModule';
+import {
+  compileKernels,
+  CONSTANT_NAMES,
+  decodeBase64,
+  instantiateKernels,
+  wasmFmaAvailable,
+  wasmSimdThreadsAvailable,
+} from '../../../../../src/engine/backends/wasm/wasmModule';
 import { webAssembly } from '../../../../../src/engine/backends/wasm/webAssemblyApi';
 import { Rng } from '../../../../../src/engine/rng';
 
@@ -28,8 +35,12 @@ describe('wasm kernel module', () => {
 
   it('has the relaxed-SIMD build where relaxed SIMD is on (test/setupWasm.ts turns it on, as the hosts do), with the same exports', () => {
     expect(wasmFmaAvailable()).toBe(true);
-    const api = (globalThis as unknown as { WebAssembly: { Module: { exports(m: unknown): { name: string }[] } } }).WebAssembly;
-    const names = (fma: boolean): string[] => api.Module.exports(compileKernels(fma)).map((e) => e.name).sort();
+    const api = (globalThis as unknown as { WebAssembly: { Module: { exports(m: unknown): { name: string }[] } } })
+      .WebAssembly;
+    const names = (fma: boolean): string[] =>
+      api.Module.exports(compileKernels(fma))
+        .map((e) => e.name)
+        .sort();
     const plain = names(false);
     const fma = names(true);
     expect(fma).toEqual(plain);
