@@ -48,7 +48,9 @@ export function runHeadScoresCsv(run: RunEntry): string {
   return headScoresCsv(headHistoryRows(run.heads));
 }
 
-/** A file-name part from free text (a run name, a chart title): letters, digits, `-` and `_`, at most `max` characters. */
+/**
+ * A file-name part from free text (a run name, a chart title): letters, digits, `-` and `_`, at most `max` characters.
+ */
 export function fileSlug(s: string, max = 48): string {
   return (
     s
@@ -62,7 +64,10 @@ export function fileSlug(s: string, max = 48): string {
   );
 }
 
-/** `run-what-step120.kind` (the step left out when null); at most 48 + 1 + 48 + 16 + 4 characters, within the host's 120. */
+/**
+ * `run-what-step120.kind` (the step left out when null); at most 48 + 1 + 48 + 16 + 4 characters, within the host's
+ * 120.
+ */
 export function exportFileName(runName: string, what: string, step: number | null, kind: ExportKind): string {
   return `${fileSlug(runName)}-${fileSlug(what)}${step === null ? '' : `-step${Math.max(0, Math.floor(step))}`}.${kind}`;
 }

@@ -217,7 +217,10 @@ export function firstCrossing(
 
 /** The marker's label: "induction ≥ 0.5 · L2H3 · step 840". */
 export function crossingLabel(score: ScoreName, threshold: string, c: Crossing): string {
-  return `${SCORE_LABELS[score].full.replace(' (nats)', '')} ≥ ${threshold} · ${headName(c.layer, c.head)} · step ${c.step}`;
+  return (
+    `${SCORE_LABELS[score].full.replace(' (nats)', '')} ≥ ${threshold} · ` +
+    `${headName(c.layer, c.head)} · step ${c.step}`
+  );
 }
 
 /** One head's scores at one row, as a table row (for the view's labels and a CSV export). */

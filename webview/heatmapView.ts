@@ -181,7 +181,9 @@ export class HeatmapView {
     this.paint();
     if (this.cursor) this.readout.textContent = content.describe(this.cursor.t, this.cursor.s);
     else
-      this.readout.textContent = `Hover a cell, or focus the map and use the arrow keys, to read its value.${rows > 64 || cols > 64 ? ' Scroll or + / − to zoom, drag to pan, 0 to fit.' : ''}`;
+      this.readout.textContent =
+        `Hover a cell, or focus the map and use the arrow keys, to read ` +
+        `its value.${rows > 64 || cols > 64 ? ' Scroll or + / − to zoom, drag to pan, 0 to fit.' : ''}`;
   }
 
   /** Draws the window in view and labels its rows and columns. */
@@ -197,7 +199,8 @@ export class HeatmapView {
     this.zoomBar.hidden = fit && win.cell >= 7; // a map readable whole needs no zoom
     this.zoomLabel.textContent = fit
       ? 'whole map'
-      : `${Math.round(visibleCells(rows, cols, win, this.maxPx).rows)} × ${Math.round(visibleCells(rows, cols, win, this.maxPx).cols)} of ${rows} × ${cols}`;
+      : `${Math.round(visibleCells(rows, cols, win, this.maxPx).rows)} × ` +
+        `${Math.round(visibleCells(rows, cols, win, this.maxPx).cols)} of ${rows} × ${cols}`;
     this.labels(this.colLabels, content.colLabels, win.cell, win.s0, width, 'col');
     this.labels(this.rowLabels, content.rowLabels, win.cell, win.t0, height, 'row');
     this.colLabels.style.width = `${width}px`;

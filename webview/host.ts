@@ -78,7 +78,9 @@ function reportHost(el: HTMLElement): Host {
     kind: 'report',
     interactive: false,
     offlineReason:
-      'This is a standalone report: it holds the run’s metrics and attention snapshots but no live model. To decode, open the run in VS Code (Attention Lab: Open Dashboard) or run `attention-lab decode --run DIR --prompt TEXT`.',
+      'This is a standalone report: it holds the run’s metrics and attention snapshots but no live ' +
+      'model. To decode, open the run in VS Code (Attention Lab: Open Dashboard) or run ' +
+      '`attention-lab decode --run DIR --prompt TEXT`.',
     post: () => undefined,
     getState: () => state,
     setState: (s) => {
@@ -95,7 +97,8 @@ function reportHost(el: HTMLElement): Host {
       const p = typeof payload === 'object' && payload !== null ? (payload as Record<string, unknown>) : {};
       if (p.format !== REPORT_FORMAT || p.version !== 1 || !Array.isArray(p.messages)) {
         onProblem(
-          `The embedded data is not an Attention Lab report (format ${JSON.stringify(p.format)}, version ${JSON.stringify(p.version)}); regenerate it with this version of attention-lab.`,
+          `The embedded data is not an Attention Lab report (format ${JSON.stringify(p.format)}, ` +
+            `version ${JSON.stringify(p.version)}); regenerate it with this version of attention-lab.`,
         );
         return;
       }
@@ -123,7 +126,8 @@ function noHost(): Host {
     setState: () => undefined,
     listen(_onMessage, onProblem): void {
       onProblem(
-        'No data: open the dashboard from VS Code (Attention Lab: Open Dashboard) or create a report with `attention-lab report --run DIR`.',
+        'No data: open the dashboard from VS Code (Attention Lab: Open Dashboard) or create a ' +
+          'report with `attention-lab report --run DIR`.',
       );
     },
   };

@@ -42,7 +42,10 @@ export interface RunEntry {
   lastLog: { readonly level: 'info' | 'warn'; readonly message: string } | null;
   /** What the worker is doing before the first step (reading, tokenizer, encoding); null once training. */
   preparing: PrepareProgress | null;
-  /** The attention of a text with this run's model (the Attention and Heads tabs' text box, Show Attention for Selection). */
+  /**
+   * The attention of a text with this run's model (the Attention and Heads tabs' text box, Show Attention for
+   * Selection).
+   */
   inspection: Inspection | null;
   /** Bumped on every change, so views can skip redraws. */
   revision: number;
@@ -112,7 +115,10 @@ export type StoreEvent =
   | { readonly kind: 'show'; readonly runId: string | null; readonly tab: DashboardTab }
   /** The host's active run changed: show it (the tab stays). */
   | { readonly kind: 'select'; readonly runId: string }
-  /** The host computed the attention of a text for a run (Show Attention for Selection): show it, not the training snapshots. */
+  /**
+   * The host computed the attention of a text for a run (Show Attention for Selection): show it, not the training
+   * snapshots.
+   */
   | { readonly kind: 'inspected'; readonly runId: string };
 
 /** Result of applying one message. */
@@ -249,7 +255,10 @@ export class DashboardStore {
     };
   }
 
-  /** The run's current inspection that request `id` belongs to (as the inspection itself or one of its layers), or null when it was replaced. */
+  /**
+   * The run's current inspection that request `id` belongs to (as the inspection itself or one of its layers), or null
+   * when it was replaced.
+   */
   private inspectionFor(id: number): Inspection | null {
     const insp = this.runMap.get(this.inspectionRuns.get(id) ?? '')?.inspection ?? null;
     return insp && (insp.id === id || insp.pendingLayers.has(id)) ? insp : null;
@@ -279,7 +288,8 @@ export class DashboardStore {
             this.runMap.set(r.run.id, entry);
             if (skipped > 0)
               problems.push(
-                `Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in increasing order and were left out.`,
+                `Run ${JSON.stringify(r.run.name)}: ${skipped} logged step(s) were not in ` +
+                  `increasing order and were left out.`,
               );
           }
         }
@@ -327,7 +337,8 @@ export class DashboardStore {
           return {
             events: [],
             problems: [
-              `playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`,
+              `playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has ` +
+                `not been told about; ignored.`,
             ],
           };
         const s = this.beginDecode(msg.runId, msg.params);
@@ -346,7 +357,8 @@ export class DashboardStore {
           return {
             events: [],
             problems: [
-              `${msg.type} for ${kind === 'lens' ? 'logit lens' : 'ablation'} ${msg.id}, which this page never requested; ignored.`,
+              `${msg.type} for ${kind === 'lens' ? 'logit lens' : 'ablation'} ${msg.id}, which this ` +
+                `page never requested; ignored.`,
             ],
           };
         if (s.output || s.error)
@@ -361,7 +373,8 @@ export class DashboardStore {
           return {
             events: [],
             problems: [
-              `dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`,
+              `dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not ` +
+                `been told about; ignored.`,
             ],
           };
         return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
@@ -392,7 +405,8 @@ export class DashboardStore {
           return {
             events: [],
             problems: [
-              `dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has not been told about; ignored.`,
+              `dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has ` +
+                `not been told about; ignored.`,
             ],
           };
         const insp = this.inspectionOf(msg.runId, msg.snapshot.text ?? '', this.nextInspectionId++);
@@ -422,7 +436,8 @@ export class DashboardStore {
         return {
           events: [],
           problems: [
-            `${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told about (no dashboard/didLoadRuns or train/didStart for it); ignored.`,
+            `${ev.type} for run ${JSON.stringify(runId)}, which the dashboard has not been told ` +
+              `about (no dashboard/didLoadRuns or train/didStart for it); ignored.`,
           ],
         };
       }
@@ -486,7 +501,8 @@ export class DashboardStore {
           return done(
             [],
             [
-              `Out-of-order train/didStep: step ${ev.step} arrived after step ${r.steps.lastStep} of run ${JSON.stringify(r.summary.name)}; ignored.`,
+              `Out-of-order train/didStep: step ${ev.step} arrived after step ${r.steps.lastStep} ` +
+                `of run ${JSON.stringify(r.summary.name)}; ignored.`,
             ],
           );
         }

@@ -143,7 +143,10 @@ export function niceTicks(lo: number, hi: number, n = 5): { ticks: number[]; min
   return { ticks, min: ticks[0] as number, max: ticks[ticks.length - 1] as number };
 }
 
-/** Ticks of a log-10 axis over [lo, hi] (lo > 0): the decades, plus 2 and 5 within them when fewer than three decades show. */
+/**
+ * Ticks of a log-10 axis over [lo, hi] (lo > 0): the decades, plus 2 and 5 within them when fewer than three decades
+ * show.
+ */
 export function logTicks(lo: number, hi: number): { ticks: number[]; min: number; max: number } {
   const a = Math.floor(Math.log10(lo));
   const b = Math.max(a + 1, Math.ceil(Math.log10(hi)));
@@ -154,7 +157,10 @@ export function logTicks(lo: number, hi: number): { ticks: number[]; min: number
   return { ticks, min: 10 ** a, max: 10 ** b };
 }
 
-/** A line chart as SVG: title, plot frame with grid, ticks and tick labels on both axes, the x-axis label, one `<path>` per series, a legend. */
+/**
+ * A line chart as SVG: title, plot frame with grid, ticks and tick labels on both axes, the x-axis label, one `<path>`
+ * per series, a legend.
+ */
 export function lineChartSvg(c: SvgLineChart): SvgDoc {
   const { style, width } = c;
   const font = 11;
@@ -204,7 +210,8 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
     : (y: number): number => top + ph - ((y - yAxis.min) / (yAxis.max - yAxis.min)) * ph;
   const out: string[] = [openSvg(width, height, c.title, style)];
   out.push(
-    `<text x="${n2(width / 2)}" y="18" text-anchor="middle" font-size="13" font-weight="600" ${paint('fill', style.text)}>${escapeXml(c.title)}</text>`,
+    `<text x="${n2(width / 2)}" y="18" text-anchor="middle" font-size="13" font-weight="600" ` +
+      `${paint('fill', style.text)}>${escapeXml(c.title)}</text>`,
   );
   // Grid, ticks and tick labels.
   const xTicks = xAxis.ticks.filter((t) => t >= x0 - 1e-9 * Math.abs(x1 - x0) && t <= x1 + 1e-9 * Math.abs(x1 - x0));
@@ -226,10 +233,12 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
   );
   out.push('</g>');
   out.push(
-    `<text class="x-label" x="${n2(left + pw / 2)}" y="${n2(top + ph + 2 * font + 10)}" text-anchor="middle" font-size="12" ${paint('fill', style.text)}>${escapeXml(c.xLabel)}</text>`,
+    `<text class="x-label" x="${n2(left + pw / 2)}" y="${n2(top + ph + 2 * font + 10)}" ` +
+      `text-anchor="middle" font-size="12" ${paint('fill', style.text)}>${escapeXml(c.xLabel)}</text>`,
   );
   out.push(
-    `<rect x="${left}" y="${top}" width="${n2(pw)}" height="${n2(ph)}" fill="none" ${paint('stroke', style.muted)} stroke-width="1"/>`,
+    `<rect x="${left}" y="${top}" width="${n2(pw)}" height="${n2(ph)}" fill="none" ` +
+      `${paint('stroke', style.muted)} stroke-width="1"/>`,
   );
   // Series, clipped to the plot.
   out.push(
@@ -254,7 +263,8 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
       pen = true;
       if (s.marksOnly)
         dots.push(
-          `<circle data-series="${escapeXml(s.label)}" cx="${n2(px(x))}" cy="${n2(py(y))}" r="4.5" fill="none" ${paint('stroke', s.color)} stroke-width="${s.width}"/>`,
+          `<circle data-series="${escapeXml(s.label)}" cx="${n2(px(x))}" cy="${n2(py(y))}" r="4.5" ` +
+            `fill="none" ${paint('stroke', s.color)} stroke-width="${s.width}"/>`,
         );
       else if (s.points)
         dots.push(`<circle cx="${n2(px(x))}" cy="${n2(py(y))}" r="2.5" ${paint('fill', s.color)} stroke="none"/>`);
@@ -307,7 +317,8 @@ function legendSvg(
     const y = y0 + p.row * (font + 8);
     const dash = s.dash && s.dash.length > 0 ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
     out.push(
-      `<path d="M${n2(x0 + p.x)} ${n2(y)}h20" ${paint('stroke', s.color)} stroke-width="${Math.max(2, s.width)}"${dash} fill="none"/>`,
+      `<path d="M${n2(x0 + p.x)} ${n2(y)}h20" ${paint('stroke', s.color)} ` +
+        `stroke-width="${Math.max(2, s.width)}"${dash} fill="none"/>`,
     );
     out.push(`<text x="${n2(x0 + p.x + 26)}" y="${n2(y + font / 3)}">${escapeXml(s.label)}</text>`);
   });

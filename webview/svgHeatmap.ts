@@ -57,10 +57,12 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
     `<text x="8" y="0" font-size="13" font-weight="600" ${paint('fill', style.text)}>${titleLines.map((l, i) => `<tspan x="8" y="${22 + 18 * i}">${escapeXml(l)}</tspan>`).join('')}</text>`,
   );
   out.push(
-    `<text class="col-title" x="${n2(left + gw / 2)}" y="${n2(10 + titleH + 12)}" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.colTitle)}</text>`,
+    `<text class="col-title" x="${n2(left + gw / 2)}" y="${n2(10 + titleH + 12)}" ` +
+      `text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.colTitle)}</text>`,
   );
   out.push(
-    `<text class="row-title" transform="translate(14 ${n2(top + gh / 2)}) rotate(-90)" text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.rowTitle)}</text>`,
+    `<text class="row-title" transform="translate(14 ${n2(top + gh / 2)}) rotate(-90)" ` +
+      `text-anchor="middle" font-size="12" ${paint('fill', style.muted)}>${escapeXml(m.rowTitle)}</text>`,
   );
   const label = (l: string, attrs: string): string =>
     `<text ${attrs}${m.isPad(l) ? ` ${paint('fill', m.padColor)} font-style="italic"` : ''}>${escapeXml(l)}</text>`;
@@ -79,7 +81,8 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
   for (let t = 0; t < m.rows; t++) {
     for (let s = 0; s < m.cols; s++)
       out.push(
-        `<rect x="${left + s * cell}" y="${top + t * cell}" width="${cell}" height="${cell}" fill="${wordColor(m.cellWord(t * m.cols + s))}"/>`,
+        `<rect x="${left + s * cell}" y="${top + t * cell}" width="${cell}" height="${cell}" ` +
+          `fill="${wordColor(m.cellWord(t * m.cols + s))}"/>`,
       );
   }
   out.push('</g>');
@@ -89,7 +92,8 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
     let x = left;
     for (const [text, word] of m.legend) {
       out.push(
-        `<rect x="${n2(x)}" y="${y}" width="14" height="14" fill="${wordColor(word)}" ${paint('stroke', style.muted)} stroke-width="0.5"/>`,
+        `<rect x="${n2(x)}" y="${y}" width="14" height="14" fill="${wordColor(word)}" ` +
+          `${paint('stroke', style.muted)} stroke-width="0.5"/>`,
       );
       out.push(`<text x="${n2(x + 18)}" y="${y + 11}">${escapeXml(text)}</text>`);
       x += 18 + textWidth(text, 11) + 12;
@@ -148,7 +152,8 @@ export function heatmapGridSvg(g: SvgHeatmapGrid): SvgDoc {
   const cells = all.reduce((n, m) => n + m.rows * m.cols, 0);
   if (cells > MAX_GRID_CELLS)
     throw new Error(
-      `the grid has ${cells} cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads from the large view`,
+      `the grid has ${cells} cells, more than ${MAX_GRID_CELLS} fit in one SVG; export single heads ` +
+        `from the large view`,
     );
   const longest = Math.max(1, ...all.map((m) => Math.max(m.rows, m.cols)));
   const cell = Math.max(1, Math.min(8, Math.floor(128 / longest)));
@@ -185,14 +190,16 @@ export function heatmapGridSvg(g: SvgHeatmapGrid): SvgDoc {
           let e = s + 1;
           while (e < m.cols && m.cellWord(t * m.cols + e) === w) e++;
           out.push(
-            `<rect x="${x0 + s * cell}" y="${y0 + t * cell}" width="${(e - s) * cell}" height="${cell}" fill="${wordColor(w)}"/>`,
+            `<rect x="${x0 + s * cell}" y="${y0 + t * cell}" width="${(e - s) * cell}" ` +
+              `height="${cell}" fill="${wordColor(w)}"/>`,
           );
           s = e;
         }
       }
       out.push('</g>');
       out.push(
-        `<text x="${n2(x0 + mapW / 2)}" y="${y0 + m.rows * cell + 14}" text-anchor="middle" font-size="10" ${paint('fill', style.muted)}>${escapeXml(m.caption)}</text>`,
+        `<text x="${n2(x0 + mapW / 2)}" y="${y0 + m.rows * cell + 14}" text-anchor="middle" ` +
+          `font-size="10" ${paint('fill', style.muted)}>${escapeXml(m.caption)}</text>`,
       );
     }),
   );

@@ -37,7 +37,10 @@ export interface Theme {
   readonly maskedWord: number;
   /** CSS colours for chart series, in order: opaque, each at least 3:1 against `bg`. */
   readonly series: readonly string[];
-  /** CSS colour of a quieter line of the first series' hue (the raw training loss under its smoothed curve): opaque, at least 3:1 against `bg`. */
+  /**
+   * CSS colour of a quieter line of the first series' hue (the raw training loss under its smoothed curve): opaque, at
+   * least 3:1 against `bg`.
+   */
   readonly secondary: string;
   readonly grid: string;
   readonly text: string;

@@ -1,7 +1,8 @@
 /**
  * The dashboard's UI state — which tab, run, layer and head are selected, where the timeline
  * slider is, the chart toggles and the playground's settings — and nothing else: it is what
- * the webview saves through `vscode.setState` (persist only UI state: CONTRIBUTING.md, "Disposables and webview state"), so it
+ * the webview saves through `vscode.setState` (persist only UI state: CONTRIBUTING.md, "Disposables and webview
+ * state"), so it
  * must survive being read back from an older or damaged save. `sanitizeUiState` keeps every
  * valid field and replaces the rest with defaults.
  *
@@ -61,7 +62,10 @@ export interface UiState {
   playground: DecodeParams;
   /** The playground's text per run id, so switching runs never shows another run's prompt. */
   playgroundInputs: Record<string, string>;
-  /** An encoder-decoder's target prefix for the logit lens and ablation, per run id (empty: the model's own translation). */
+  /**
+   * An encoder-decoder's target prefix for the logit lens and ablation, per run id (empty: the model's own
+   * translation).
+   */
   playgroundTargets: Record<string, string>;
   /** Heads switched off in the playground's ablation, per run id, as `stack:layer:head` (0-based). */
   playgroundOff: Record<string, string[]>;

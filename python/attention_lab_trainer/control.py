@@ -67,7 +67,8 @@ class Control:
         return [f > 0 for f in flags]
 
     def poll(self, full=False):
-        """(stop, pause) as all processes agree on them now; `full`: this process's writes found the disk full (a stop)."""
+        """(stop, pause) as all processes agree on them now; `full`: this process's writes found the disk full
+        (a stop)."""
         stop, pause, full = self._agreed(
             [
                 1.0 if self.stop_asked or os.path.exists(self._file("stop")) else 0.0,

@@ -140,14 +140,16 @@ def read_checkpoint(path, what):
     """(tensors, metadata, step) of one of our checkpoint files, checked like checkpoint.ts."""
     if not os.path.exists(path):
         raise UserError(
-            f"{path} is missing; the run has no {what} checkpoint (prepare it with attention-lab train --engine pytorch)."
+            f"{path} is missing; the run has no {what} checkpoint (prepare it with attention-lab train --engine "
+            "pytorch)."
         )
     tensors, meta = read_safetensors(path)
     if meta.get("format") != CHECKPOINT_FORMAT:
         raise UserError(f"{path} is not an Attention Lab checkpoint (format {meta.get('format')!r}).")
     if meta.get("version") != CHECKPOINT_VERSION:
         raise UserError(
-            f"{path} has checkpoint version {meta.get('version')!r}; this trainer reads {CHECKPOINT_VERSION}: use the matching Attention Lab."
+            f"{path} has checkpoint version {meta.get('version')!r}; this trainer reads {CHECKPOINT_VERSION}: "
+            "use the matching Attention Lab."
         )
     return tensors, meta, int(meta["step"])
 
@@ -175,14 +177,16 @@ class ParamMap:
             name, third = torch_name(p["name"])
             if name not in named:
                 raise UserError(
-                    f"the run's parameter {p['name']} has no counterpart {name} in the PyTorch model; the run folder was prepared for another config."
+                    f"the run's parameter {p['name']} has no counterpart {name} in the PyTorch model; the run "
+                    "folder was prepared for another config."
                 )
             used.add(name)
             self.entries.append((p["name"], named[name], third, tuple(p["shape"])))
         extra = sorted(set(named) - used)
         if extra:
             raise UserError(
-                f"the PyTorch model has parameters the run lacks ({', '.join(extra[:3])}); the run folder was prepared for another config."
+                f"the PyTorch model has parameters the run lacks ({', '.join(extra[:3])}); the run folder was "
+                "prepared for another config."
             )
 
     @staticmethod
@@ -204,7 +208,8 @@ class ParamMap:
                     raise UserError(f"model.safetensors lacks {name}; it was written for another config.")
                 if tuple(tensors[name].shape) != shape:
                     raise UserError(
-                        f"model.safetensors has {name} of shape {list(tensors[name].shape)}, the run needs {list(shape)}."
+                        f"model.safetensors has {name} of shape {list(tensors[name].shape)}, the run needs "
+                        f"{list(shape)}."
                     )
                 self._view(param, third).copy_(tensors[name])
 

@@ -20,7 +20,8 @@ def read_manifest(run_dir):
     path = os.path.join(run_dir, "pytorch", "manifest.json")
     if not os.path.exists(path):
         raise UserError(
-            f"{run_dir} has no pytorch/manifest.json; prepare it with attention-lab train --engine pytorch (or --print-launch)."
+            f"{run_dir} has no pytorch/manifest.json; prepare it with attention-lab train --engine pytorch (or "
+            "--print-launch)."
         )
     with open(path, encoding="utf-8") as f:
         m = json.load(f)
@@ -28,7 +29,8 @@ def read_manifest(run_dir):
         raise UserError(f"{path} is not an Attention Lab trainer manifest (format {m.get('format')!r}).")
     if m.get("version") != MANIFEST_VERSION:
         raise UserError(
-            f"{path} has version {m.get('version')!r}; this trainer reads version {MANIFEST_VERSION}: prepare the run again with this Attention Lab."
+            f"{path} has version {m.get('version')!r}; this trainer reads version {MANIFEST_VERSION}: prepare "
+            "the run again with this Attention Lab."
         )
     return m
 
@@ -45,7 +47,8 @@ def setup(args):
             )
         if local_rank >= torch.cuda.device_count():
             raise UserError(
-                f"local rank {local_rank} needs GPU {local_rank}, but this machine has {torch.cuda.device_count()}; use --nproc_per_node {torch.cuda.device_count()}."
+                f"local rank {local_rank} needs GPU {local_rank}, but this machine has "
+                f"{torch.cuda.device_count()}; use --nproc_per_node {torch.cuda.device_count()}."
             )
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)

@@ -24,7 +24,8 @@ class RunState:
         self.opt = None
 
     def optimizer(self, step):
-        """(optimizer, its step count) at the run's checkpoint `step`: fresh moments at step 0 without a file (exact)."""
+        """(optimizer, its step count) at the run's checkpoint `step`: fresh moments at step 0 without a file
+        (exact)."""
         o = self.m["optimizer"]
         params = list(self.model.parameters())
         betas = (o["beta1"], o["beta2"])
@@ -42,7 +43,8 @@ class RunState:
         tensors, meta, saved = read_checkpoint(path, "optimizer")
         if saved != step:
             raise UserError(
-                f"optimizer.safetensors is from step {saved} but model.safetensors from step {step}; resume would not be exact — start a new run from this model."
+                f"optimizer.safetensors is from step {saved} but model.safetensors from step {step}; resume "
+                "would not be exact — start a new run from this model."
             )
         like = {p: p for p in params}
         m, v = self.pmap.unflat(tensors["adam.m"], like), self.pmap.unflat(tensors["adam.v"], like)

@@ -56,7 +56,8 @@ from .state import RunState
 
 LIKELY_CAUSES = (
     "Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), "
-    "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config."
+    "or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after "
+    "changing the config."
 )
 
 
@@ -115,18 +116,21 @@ class Run:
         return int(self.token_bytes[t[t != self.ignore]].sum())
 
     def check_shares(self):
-        """Every process and micro-batch gets rows: a fixed batch divides evenly, a pairs batch (at least `rows` rows) has enough."""
+        """Every process and micro-batch gets rows: a fixed batch divides evenly, a pairs batch (at least
+        `rows` rows) has enough."""
         d, parts = self.m["data"], self.world * self.args.accumulate
         rows = d.get("rows", 1)
         if self.args.accumulate < 1:
             raise UserError(f"--accumulate must be 1 or more, got {self.args.accumulate}.")
         if d["kind"] == "pairs" and parts > rows:
             raise UserError(
-                f"{parts} shares (processes x --accumulate) are more than the {rows} rows a batch of this run has at least; use fewer."
+                f"{parts} shares (processes x --accumulate) are more than the {rows} rows a batch of this run "
+                "has at least; use fewer."
             )
         if d["kind"] != "pairs" and rows % parts:
             raise UserError(
-                f"the batch of {rows} rows does not divide into {parts} shares (processes x --accumulate); use a number of processes that divides it."
+                f"the batch of {rows} rows does not divide into {parts} shares (processes x --accumulate); use "
+                "a number of processes that divides it."
             )
 
     def read_best(self):
@@ -159,7 +163,8 @@ class Run:
         share, k = shard(batch, self.rank, self.world), self.args.accumulate
         total = torch.zeros(1, device=self.device)
         for i in range(k):
-            # Gradients accumulate over this process's micro-batches; DDP averages them across processes once, after the last.
+            # Gradients accumulate over this process's micro-batches; DDP averages them across
+            # processes once, after the last.
             with self.net.no_sync() if self.world > 1 and i < k - 1 else contextlib.nullcontext():
                 local = self.loss_sum(shard(share, i, k))
                 (local * (self.world / max(1, count))).backward()
@@ -169,13 +174,15 @@ class Run:
         loss = total.item() / max(1, count)
         if not math.isfinite(loss):
             raise NonFinite(
-                f"The loss became {loss} at step {step}, so training stopped before updating the parameters. {LIKELY_CAUSES}"
+                f"The loss became {loss} at step {step}, so training stopped before updating the parameters. "
+                f"{LIKELY_CAUSES}"
             )
         clip = self.m["optimizer"]["clipGradNorm"]
         norm = float(torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip if clip > 0 else math.inf))
         if not math.isfinite(norm):
             raise NonFinite(
-                f"Gradient is not finite at step {step} (norm {norm}). The parameters were left unchanged. {LIKELY_CAUSES}"
+                f"Gradient is not finite at step {step} (norm {norm}). The parameters were left unchanged. "
+                f"{LIKELY_CAUSES}"
             )
         lr = learning_rate(self.m["optimizer"], self.opt_step0 + step - self.start)
         for g in self.opt.param_groups:
@@ -185,7 +192,8 @@ class Run:
         return loss, lr, norm, count, self.bytes(batch["targets"])
 
     def evaluate(self):
-        """Token-weighted mean loss over the validation batches, no dropout, no label smoothing, and bits per byte (evaluate.ts)."""
+        """Token-weighted mean loss over the validation batches, no dropout, no label smoothing, and bits per
+        byte (evaluate.ts)."""
         self.model.eval()
         total, n, nbytes = 0.0, 0, 0
         with torch.no_grad():
@@ -245,8 +253,8 @@ class Run:
             stop, pause = control.poll(full())
             if pause and not stop:
                 stop = not control.wait_while_paused(
-                    lambda: write(step, update_run_json, self.dir, status="paused"),
-                    lambda: write(step, update_run_json, self.dir, status="training"),
+                    lambda at=step: write(at, update_run_json, self.dir, status="paused"),
+                    lambda at=step: write(at, update_run_json, self.dir, status="training"),
                     full,
                 )
                 since, tokens_since = time.perf_counter(), 0

@@ -73,7 +73,8 @@ def describe(name, steps, evals, seconds):
     rates = block_rates(steps)
     rate = f"{statistics.median(rates):,.0f} [{min(rates):,.0f}-{max(rates):,.0f}]" if rates else "- (too few steps)"
     last_eval = f"{evals[-1]['loss']:.4f} @ {evals[-1]['step']}" if evals else "-"
-    return f"{name:<12} {len(steps):>5} {rate:>28} {steps[0]['loss']:>10.4f} {steps[-1]['loss']:>10.4f} {last_eval:>16} {seconds:>8.1f}"
+    first, last = steps[0]["loss"], steps[-1]["loss"]
+    return f"{name:<12} {len(steps):>5} {rate:>28} {first:>10.4f} {last:>10.4f} {last_eval:>16} {seconds:>8.1f}"
 
 
 def gap(a, b):
@@ -104,11 +105,14 @@ def main():
     )
     cfg, t = spec["config"], spec["spec"]["training"]
     print(
-        f"run {run}: {cfg['kind']} d={cfg['dModel']} layers={cfg['nEncoderLayers']}+{cfg['nDecoderLayers']} heads={cfg['nHeads']}, batch {t['batchSize']}, context {t['seqLen']}, {t['steps']} steps planned, at step {spec['step']}"
+        f"run {run}: {cfg['kind']} d={cfg['dModel']} layers={cfg['nEncoderLayers']}+{cfg['nDecoderLayers']} "
+        f"heads={cfg['nHeads']}, batch {t['batchSize']}, context {t['seqLen']}, {t['steps']} steps planned, "
+        f"at step {spec['step']}"
     )
     if spec["step"] != 0 or a.steps + 5 > t["steps"]:
         sys.exit(
-            f"the folder must be at step 0 with at least --steps + 5 = {a.steps + 5} steps planned; prepare it again (attention-lab train … --steps N --engine pytorch --print-launch)."
+            f"the folder must be at step 0 with at least --steps + 5 = {a.steps + 5} steps planned; prepare it "
+            "again (attention-lab train … --steps N --engine pytorch --print-launch)."
         )
     problems, results = [], {}
     with tempfile.TemporaryDirectory(prefix="attention-lab-gpu-check-") as tmp:
@@ -119,7 +123,8 @@ def main():
             ("cpu", ["--device", "cpu"], a.cpu_steps),
         ]
         print(
-            f"\n{'variant':<12} {'steps':>5} {'tokens/s median [min-max]':>28} {'first loss':>10} {'last loss':>10} {'last val loss':>16} {'wall s':>8}"
+            f"\n{'variant':<12} {'steps':>5} {'tokens/s median [min-max]':>28} {'first loss':>10} "
+            f"{'last loss':>10} {'last val loss':>16} {'wall s':>8}"
         )
         for name, flags, until in variants:
             dst = os.path.join(tmp, name.replace(" ", "-"))
@@ -148,7 +153,8 @@ def main():
                 train(dst, dst, ["--device", "cpu"], a.steps + 5)
                 steps, _ = metrics(dst)
                 print(
-                    f"the {fp32} run resumed on the cpu: steps {steps[a.steps]['step']}-{steps[-1]['step']}, loss {steps[-1]['loss']:.4f}"
+                    f"the {fp32} run resumed on the cpu: steps {steps[a.steps]['step']}-{steps[-1]['step']}, "
+                    f"loss {steps[-1]['loss']:.4f}"
                 )
             except RuntimeError as e:
                 problems.append(f"resuming the cuda run on the cpu: {e}")

@@ -288,7 +288,7 @@ def main():
         print(f"{name}: {size} bytes, {len(tensors)} tensors, loss {meta['loss']}")
         print(f"  losses {[round(x, 5) for x in losses]}")
         print(
-            f"  float32 vs float64: "
+            "  float32 vs float64: "
             + ", ".join(f"{k} {v:.1e}" for k, v in err.items())
             + f"; zeroGrad {meta['zeroGrad']}"
         )

@@ -24,9 +24,9 @@ import torch.nn.functional as F
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lab_tokenizers import load_export_tokenizer  # noqa: E402
 from reference import build_model  # noqa: E402
 from safetensors_io import read_safetensors  # noqa: E402
-from lab_tokenizers import load_export_tokenizer  # noqa: E402
 
 
 def load_export(folder):
@@ -96,7 +96,8 @@ def main():
     if args.text is None and example is not None:
         diff = abs(total - example["logprob_sum"])
         print(
-            f"attention-lab score at export: {example['logprob_sum']:.6f} nats over {example['tokens']} tokens; difference {diff:.2e}"
+            f"attention-lab score at export: {example['logprob_sum']:.6f} nats over {example['tokens']} tokens; "
+            f"difference {diff:.2e}"
         )
 
 

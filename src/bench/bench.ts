@@ -170,7 +170,8 @@ async function measureConfig(
       release(backend);
     }
     log(
-      `ours ${name} ${t} thread(s): ${Math.round(train[t]!.median)} tokens/s, decode ${decode[t]!.median.toFixed(3)} ms/token`,
+      `ours ${name} ${t} thread(s): ${Math.round(train[t]!.median)} tokens/s, decode ` +
+        `${decode[t]!.median.toFixed(3)} ms/token`,
     );
   }
   return { result: { train, decode }, backend: backendName };
@@ -365,7 +366,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResult>
         const c = await measureScoresCost(task, quick ? 2 : 6, now);
         costs.push(c);
         log(
-          `head scores ${task}: on ${Math.round(c.on.median)} tokens/s, off ${Math.round(c.off.median)} tokens/s, on/off ${c.ratio.median.toFixed(3)}`,
+          `head scores ${task}: on ${Math.round(c.on.median)} tokens/s, off ` +
+            `${Math.round(c.off.median)} tokens/s, on/off ${c.ratio.median.toFixed(3)}`,
         );
       }
       headScores = costs;

@@ -70,7 +70,10 @@ const peakMiB = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
 /** A request without its id. */
 type Request = HostToModelWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
 
-/** The model worker's service in this process: requests in, each request's final answer out (a failure throws its message). */
+/**
+ * The model worker's service in this process: requests in, each request's final answer out (a failure throws its
+ * message).
+ */
 function inProcessWorker(): (msg: Request) => Promise<ModelWorkerToHost> {
   let listener: (msg: unknown) => void = () => undefined;
   const waiting = new Map<number, { done: (m: ModelWorkerToHost) => void; fail: (e: Error) => void }>();
@@ -105,7 +108,10 @@ function as<T extends ModelWorkerToHost['type']>(
   return reply as Extract<ModelWorkerToHost, { type: T }>;
 }
 
-/** Runs the import bench at `sizes` in a temporary folder it removes; `textTokens` is the length of the text asked about. */
+/**
+ * Runs the import bench at `sizes` in a temporary folder it removes; `textTokens` is the length of the text asked
+ * about.
+ */
 export async function runImportBench(
   sizes: RandomGpt2Sizes = GPT2_SMALL,
   onProgress: (line: string) => void = () => undefined,
@@ -121,7 +127,8 @@ export async function runImportBench(
       return s;
     };
     onProgress(
-      `import bench: writing a random GPT-2 layout model (${sizes.nLayer} layers, d ${sizes.nEmbd}, vocab ${256 + sizes.merges + 1}) …`,
+      `import bench: writing a random GPT-2 layout model (${sizes.nLayer} layers, d ${sizes.nEmbd}, ` +
+        `vocab ${256 + sizes.merges + 1}) …`,
     );
     const src = path.join(root, 'gpt2');
     const gen = writeRandomGpt2(src, sizes);
@@ -209,12 +216,18 @@ export async function runImportBench(
 /** The result as lines for people. */
 export function formatImportBench(r: ImportBenchResult): string {
   return [
-    `Import of a random GPT-2-layout model: ${(r.params / 1e6).toFixed(1)}M parameters, ${(r.fileBytes / 2 ** 20).toFixed(0)} MiB of F32, through the model worker's requests`,
+    `Import of a random GPT-2-layout model: ${(r.params / 1e6).toFixed(1)}M parameters, ` +
+      `${(r.fileBytes / 2 ** 20).toFixed(0)} MiB of F32, through the model worker's requests`,
     `  import: ${r.importSeconds.toFixed(1)} s (stream, convert, write the run folder)`,
-    `  attention of a ${r.textTokens}-token text (opening the model, its heads' induction once, ${r.heads} heads scored): ${r.attendSeconds.toFixed(1)} s (${r.attendCpuSeconds.toFixed(1)} CPU-s); a layer [${r.attentionShape.join(', ')}] is sent in ${(r.layerBytes / 2 ** 20).toFixed(1)} MiB of 8-bit codes, the overviews in ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`,
+    `  attention of a ${r.textTokens}-token text (opening the model, its heads' induction once, ` +
+      `${r.heads} heads scored): ${r.attendSeconds.toFixed(1)} s (${r.attendCpuSeconds.toFixed(1)} ` +
+      `CPU-s); a layer [${r.attentionShape.join(', ')}] is sent in ` +
+      `${(r.layerBytes / 2 ** 20).toFixed(1)} MiB of 8-bit codes, the overviews in ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`,
     `  logit lens of the text (${r.lensPositions} positions, top 5 per layer): ${r.lensSeconds.toFixed(1)} s`,
     `  decode: ${r.decodeTokens} tokens greedy with the KV cache, ${r.msPerToken.toFixed(1)} ms/token`,
     `  score the text (${r.scoredTokens} tokens): ${r.scoreSeconds.toFixed(1)} s`,
-    `  peak memory (process RSS, MiB): after generating ${r.peakMiB.generate}, import ${r.peakMiB.import}, attention ${r.peakMiB.attend}, lens ${r.peakMiB.lens}, decode ${r.peakMiB.decode}, score ${r.peakMiB.score}`,
+    `  peak memory (process RSS, MiB): after generating ${r.peakMiB.generate}, import ` +
+      `${r.peakMiB.import}, attention ${r.peakMiB.attend}, lens ${r.peakMiB.lens}, decode ` +
+      `${r.peakMiB.decode}, score ${r.peakMiB.score}`,
   ].join('\n');
 }

@@ -110,11 +110,14 @@ export function formatBench(r: BenchResult): string {
   const torch = isSkipped(r.pytorch) ? null : r.pytorch;
   const out: string[] = [];
   out.push(
-    `Attention Lab benchmark — ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node} (V8 ${r.machine.v8}), ${r.backend} backend`,
+    `Attention Lab benchmark — ${r.machine.cpu}, ${r.machine.cores} cores, Node ${r.machine.node} ` +
+      `(V8 ${r.machine.v8}), ${r.backend} backend`,
   );
   const [l0, l1] = r.machine.loadAverage;
   out.push(
-    `Figures are median [min–max] over the timed samples. Load average (1 min) ${l0.toFixed(2)} before, ${l1.toFixed(2)} after${Math.max(l0, l1) > 0.5 ? ' — other processes were using the cores, so expect noise' : ''}.`,
+    `Figures are median [min–max] over the timed samples. Load average (1 min) ${l0.toFixed(2)} ` +
+      `before, ${l1.toFixed(2)} ` +
+      `after${Math.max(l0, l1) > 0.5 ? ' — other processes were using the cores, so expect noise' : ''}.`,
   );
   out.push(
     torch
@@ -151,7 +154,8 @@ export function formatBench(r: BenchResult): string {
   out.push(table(['config', 'threads', 'ours', 'PyTorch', 'ours/PyTorch'], trainRows));
   out.push(
     '',
-    'Greedy decoding, ms/token at batch 1 (ours with the key/value cache; PyTorch re-runs the prefix, as the tutorials do)',
+    'Greedy decoding, ms/token at batch 1 (ours with the key/value cache; PyTorch re-runs the ' +
+      'prefix, as the tutorials do)',
   );
   out.push(table(['config', 'threads', 'ours', 'PyTorch', 'PyTorch/ours'], decodeRows));
 
@@ -184,14 +188,17 @@ export function formatBench(r: BenchResult): string {
   else {
     const e = r.eventLoop;
     out.push(
-      `Event-loop delay of the main thread while ${e.config} trains in a worker (${e.threads} threads, ${formatCount(e.trainTokensPerS)} tokens/s meanwhile): p99 ${e.p99Ms.toFixed(1)} ms, mean ${e.meanMs.toFixed(1)} ms, max ${e.maxMs.toFixed(1)} ms`,
+      `Event-loop delay of the main thread while ${e.config} trains in a worker (${e.threads} ` +
+        `threads, ${formatCount(e.trainTokensPerS)} tokens/s meanwhile): p99 ${e.p99Ms.toFixed(1)} ` +
+        `ms, mean ${e.meanMs.toFixed(1)} ms, max ${e.maxMs.toFixed(1)} ms`,
     );
   }
   if (isSkipped(r.tfjs)) out.push(`TensorFlow.js: not compared — ${r.tfjs.skipped}`);
   else {
     const ours = r.configs['tiny-decoder']?.train[topThreads(r)];
     out.push(
-      `TensorFlow.js (${r.tfjs.backend} backend, 1 thread) tiny-decoder training: ${cell(r.tfjs.train, 0)} tokens/s; ours/TF.js ${ratio(ours?.median, r.tfjs.train.median)}`,
+      `TensorFlow.js (${r.tfjs.backend} backend, 1 thread) tiny-decoder training: ` +
+        `${cell(r.tfjs.train, 0)} tokens/s; ours/TF.js ${ratio(ours?.median, r.tfjs.train.median)}`,
     );
   }
   out.push('', ...formatScoresCost(r.headScores));
@@ -207,7 +214,8 @@ function formatEngines(engines: BenchResult['engines']): string[] {
     const rows = e.engines.map((x) => [x.engine, cell(x.tokensPerS, 0), ratio(ours, x.tokensPerS.median)]);
     return [
       ...(i > 0 ? [''] : []),
-      `Engines on the same run: train --task ${e.task}, ${e.steps} steps, no evaluation or snapshots (tokens/s per block of 10 steps after the first; ${e.torch})`,
+      `Engines on the same run: train --task ${e.task}, ${e.steps} steps, no evaluation or ` +
+        `snapshots (tokens/s per block of 10 steps after the first; ${e.torch})`,
       table(['engine', 'tokens/s', 'ours/engine'], rows),
     ];
   });
@@ -227,7 +235,8 @@ function formatScoresCost(costs: BenchResult['headScores']): string[] {
     c.overhead <= 0.03 ? 'yes' : 'no',
   ]);
   return [
-    'Training tokens/s with head scores on vs off (the session as `train --task` runs it, at the snapshot cadence each task sets; the two take turns block by block)',
+    'Training tokens/s with head scores on vs off (the session as `train --task` runs it, at the ' +
+      'snapshot cadence each task sets; the two take turns block by block)',
     table(
       [
         'task',

@@ -44,7 +44,10 @@ export interface ScoresCost {
   readonly overhead: number;
 }
 
-/** The spec `attention-lab train --task TASK` makes (the one rule: src/lab/runs/runSpec.ts), without evaluation or periodic checkpoints. */
+/**
+ * The spec `attention-lab train --task TASK` makes (the one rule: src/lab/runs/runSpec.ts), without evaluation or
+ * periodic checkpoints.
+ */
 export function benchTaskSpec(task: TaskName): TrainSpec {
   return trainSpecOf({ kind: 'task', task }, { evalEvery: 0, checkpointEvery: 0 });
 }

@@ -110,7 +110,10 @@ async function trainOnWeb(browser: Browser, o: WebBenchOptions, isolated: boolea
 function progressLine(r: WebBenchRun): string {
   const { run } = r;
   const end = run.outcome.kind === 'finished' ? run.outcome.reason : `failed: ${run.outcome.error.message}`;
-  return `${r.where} round ${r.round}: ${run.threads ?? '?'} thread(s), ${formatCount(run.tokensPerSec)} tokens/s, ${end}`;
+  return (
+    `${r.where} round ${r.round}: ${run.threads ?? '?'} thread(s), ` +
+    `${formatCount(run.tokensPerSec)} tokens/s, ${end}`
+  );
 }
 
 /** Runs the benchmark: each round Node on one thread, the web on one, Node on two, the web isolated on two. */
@@ -162,13 +165,18 @@ const WHERE: Readonly<Record<WebBenchWhere, string>> = {
   'web-isolated': 'Web Worker, COOP/COEP page',
 };
 
-/** The result as a table: one row per run, tokens/s with the windows' median (min–max), and the ratio to Node on the same threads in the same round. */
+/**
+ * The result as a table: one row per run, tokens/s with the windows' median (min–max), and the ratio to Node on the
+ * same threads in the same round.
+ */
 export function formatWebBench(r: WebBenchResult): string {
   const lines = [
-    `Training tokens/s, the ${r.task} task's default run for ${r.steps} steps (steps after the first tenth; median and min–max over ten windows)`,
+    `Training tokens/s, the ${r.task} task's default run for ${r.steps} steps (steps after the ` +
+      `first tenth; median and min–max over ten windows)`,
     `${r.machine.cpu}, ${r.machine.cores} cores; Node ${r.machine.node}, Chromium ${r.machine.chromium}`,
     '',
-    `${'where'.padEnd(32)}${'round'.padStart(6)}${'threads'.padStart(9)}${'tokens/s'.padStart(11)}   ${'windows'.padEnd(24)}${'vs Node'.padStart(8)}  exact match`,
+    `${'where'.padEnd(32)}${'round'.padStart(6)}${'threads'.padStart(9)}${'tokens/s'.padStart(11)}  ` +
+      ` ${'windows'.padEnd(24)}${'vs Node'.padStart(8)}  exact match`,
   ];
   for (const x of r.runs) {
     const node = r.runs.find((n) => n.where === 'node' && n.round === x.round && n.helpers === x.helpers);

@@ -23,7 +23,10 @@ export interface PageRun extends WorkerTraining {
   readonly crossOriginIsolated: boolean;
 }
 
-/** Trains `task`'s default run (`steps` steps when given) in the web training worker of `source`, on `helpers` helper threads. */
+/**
+ * Trains `task`'s default run (`steps` steps when given) in the web training worker of `source`, on `helpers` helper
+ * threads.
+ */
 async function trainInPage(source: string, task: TaskName, helpers?: number, steps?: number): Promise<PageRun> {
   const fs = new MemoryFs();
   const runDir = 'vscode-userdata://test/User/globalStorage/attention-lab/runs/run-1';

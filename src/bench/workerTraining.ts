@@ -44,7 +44,9 @@ export interface WorkerTraining {
   readonly windows: Stats | null;
 }
 
-/** Tokens/s from the first to the last of `steps` (the first one's own tokens not counted: its time is before the span). */
+/**
+ * Tokens/s from the first to the last of `steps` (the first one's own tokens not counted: its time is before the span).
+ */
 function rate(steps: readonly StepMetrics[]): number {
   const first = steps[0];
   const last = steps[steps.length - 1];

@@ -95,7 +95,8 @@ export function parseFlags(command: string, argv: string[], spec: FlagSpec, maxP
   }
   if (parsed.positionals.length > maxPositionals) {
     throw new UsageError(
-      `unexpected argument "${parsed.positionals[maxPositionals]}" for \`${command}\` (see \`attention-lab ${command} --help\`).`,
+      `unexpected argument "${parsed.positionals[maxPositionals]}" for \`${command}\` (see ` +
+        `\`attention-lab ${command} --help\`).`,
     );
   }
   return new Flags(

@@ -78,7 +78,8 @@ export async function evalCommand(argv: string[], ctx: CommandContext): Promise<
   if (f.has('data') || f.has('pairs')) return evalFilesCommand(f, ctx, runDir);
   if (f.positionals.length)
     throw new UsageError(
-      `unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test pairs with --pairs SRC TGT.`,
+      `unexpected argument "${f.positionals[0]}"; pass test documents with --data GLOB… or test ` +
+        `pairs with --pairs SRC TGT.`,
     );
   const out = f.str('out');
   // Printed before the lab records it, so a folder that refuses the record loses no result.
@@ -120,10 +121,12 @@ function printValidation(r: ValidationEvaluation, json: boolean, ctx: CommandCon
     return;
   }
   ctx.out(
-    `step ${r.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}  bits/byte ${formatBitsPerByte(r.bpb)}`,
+    `step ${r.step}  validation loss ${formatLoss(r.loss)}  perplexity ${formatPerplexity(r.ppl)}  ` +
+      `bits/byte ${formatBitsPerByte(r.bpb)}`,
   );
   if (t)
     ctx.out(
-      `exact match ${formatPercent(t.exactMatch)}  BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})  chrF ${formatBleu(t.chrf)}  · ${formatDecoding(t.decoding)} decodes`,
+      `exact match ${formatPercent(t.exactMatch)}  BLEU ${formatBleu(t.bleu)} (${t.bleuSignature})  ` +
+        `chrF ${formatBleu(t.chrf)}  · ${formatDecoding(t.decoding)} decodes`,
     );
 }

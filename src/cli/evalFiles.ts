@@ -46,7 +46,8 @@ function testData(f: Flags, ctx: CommandContext, kind: ModelKind): EvalFilesData
   if (f.has('data')) {
     if (kind === 'encoder-decoder')
       throw new UsageError(
-        'This run is an encoder-decoder: evaluate it on test pairs with --pairs SRC TGT or --pairs FILE.tsv|.jsonl, not --data.',
+        'This run is an encoder-decoder: evaluate it on test pairs with --pairs SRC TGT or --pairs ' +
+          'FILE.tsv|.jsonl, not --data.',
       );
     const mb = (name: string): number | undefined =>
       f.has(name) ? Math.round(f.num(name, 1, 0.001, 2 ** 20) * 2 ** 20) : undefined;
@@ -160,7 +161,9 @@ function printNotes(r: EvalFilesOutput, ctx: CommandContext, maxPairs: number): 
   if (r.unseenChars) {
     const pct = formatPercent(r.unseenChars / Math.max(1, r.characters));
     ctx.err(
-      `warning: ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters (${pct}) never occur in the run's training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')}); the model never trained on their tokens.`,
+      `warning: ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters (${pct}) ` +
+        `never occur in the run's training data (e.g. ` +
+        `${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')}); the model never trained on their tokens.`,
     );
   }
   if (r.skipped.length)
@@ -172,16 +175,20 @@ function printNotes(r: EvalFilesOutput, ctx: CommandContext, maxPairs: number): 
     );
   if (r.pairsTooLong)
     ctx.err(
-      `note: left out ${r.pairsTooLong} ${r.pairsTooLong === 1 ? 'pair' : 'pairs'} longer than the context of ${r.context} tokens.`,
+      `note: left out ${r.pairsTooLong} ${r.pairsTooLong === 1 ? 'pair' : 'pairs'} longer than the ` +
+        `context of ${r.context} tokens.`,
     );
   const inFile = r.pairs + r.pairsTooLong;
   if (r.translation && r.translation.decoded < inFile)
     ctx.err(
-      `note: exact match, BLEU and chrF cover the first ${r.translation.decoded} of the ${inFile} pairs (--max-pairs ${maxPairs}).`,
+      `note: exact match, BLEU and chrF cover the first ${r.translation.decoded} of the ${inFile} ` +
+        `pairs (--max-pairs ${maxPairs}).`,
     );
   if (r.sourcesCut)
     ctx.err(
-      `note: ${r.sourcesCut} ${r.sourcesCut === 1 ? 'source was' : 'sources were'} longer than the context of ${r.context} tokens and decoded from ${r.sourcesCut === 1 ? 'its' : 'their'} first ${r.context} tokens.`,
+      `note: ${r.sourcesCut} ${r.sourcesCut === 1 ? 'source was' : 'sources were'} longer than the ` +
+        `context of ${r.context} tokens and decoded from ${r.sourcesCut === 1 ? 'its' : 'their'} ` +
+        `first ${r.context} tokens.`,
     );
 }
 
@@ -195,7 +202,8 @@ export async function evalFilesCommand(f: Flags, ctx: CommandContext, runDir: st
   const outFlag = f.str('out');
   if (data.kind === 'documents' && (outFlag !== undefined || f.has('strategy') || tokenize !== null)) {
     throw new UsageError(
-      "--out, --strategy and --bleu-tokenize are for test pairs (an encoder-decoder's decodes); documents are scored by loss only.",
+      "--out, --strategy and --bleu-tokenize are for test pairs (an encoder-decoder's decodes); " +
+        'documents are scored by loss only.',
     );
   }
   const json = f.bool('json');

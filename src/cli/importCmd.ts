@@ -103,7 +103,8 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
       return 0;
     }
     ctx.out(
-      `Imported ${res.layoutText}: ${formatCompact(res.params)} parameters, ${res.tensors} tensors (${formatBytes(res.bytesRead)} in ${seconds.toFixed(1)} s) → ${res.runDir}`,
+      `Imported ${res.layoutText}: ${formatCompact(res.params)} parameters, ${res.tensors} tensors ` +
+        `(${formatBytes(res.bytesRead)} in ${seconds.toFixed(1)} s) → ${res.runDir}`,
     );
     const c = res.config;
     ctx.out(
@@ -112,7 +113,8 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
     ctx.out(`  tokenizer: ${res.tokenizer}`);
     if (res.ignored.length)
       ctx.out(
-        `  not used: ${res.ignored.length} tensor(s) (${res.ignored.slice(0, 2).join(', ')}${res.ignored.length > 2 ? ', …' : ''})`,
+        `  not used: ${res.ignored.length} tensor(s) ` +
+          `(${res.ignored.slice(0, 2).join(', ')}${res.ignored.length > 2 ? ', …' : ''})`,
       );
     for (const n of res.notes) ctx.out(`  ${n}`);
     ctx.out(`Next: attention-lab decode --run ${out} "…", score, lens, heads, report, or train --resume ${out}`);

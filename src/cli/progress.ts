@@ -53,7 +53,10 @@ export class ProgressLine {
   }
 }
 
-/** Draws the work before the first step (reading, tokenizer, encoding): redrawn on a terminal, a line per phase and quarter otherwise. */
+/**
+ * Draws the work before the first step (reading, tokenizer, encoding): redrawn on a terminal, a line per phase and
+ * quarter otherwise.
+ */
 export class PrepareLine {
   private drawn = false;
   private lastKey = '';

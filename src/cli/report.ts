@@ -237,7 +237,8 @@ export async function reportCommand(argv: string[], ctx: CommandContext): Promis
     ctx.out(JSON.stringify({ out, bytes: Buffer.byteLength(html), runs: states.length, steps, snapshots }));
   else
     ctx.out(
-      `Wrote ${out} (${formatBytes(Buffer.byteLength(html))}: ${states.length} run(s), ${steps} steps, ${snapshots} snapshots). Open it in any browser.`,
+      `Wrote ${out} (${formatBytes(Buffer.byteLength(html))}: ${states.length} run(s), ${steps} ` +
+        `steps, ${snapshots} snapshots). Open it in any browser.`,
     );
   return 0;
 }

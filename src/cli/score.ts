@@ -69,12 +69,14 @@ export async function scoreCommand(argv: string[], ctx: CommandContext): Promise
     ctx.out('token            log p     surprise');
     logprobs.forEach((lp, i) =>
       ctx.out(
-        `${JSON.stringify(output.tokens[i]).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`,
+        `${JSON.stringify(output.tokens[i]).padEnd(16)} ${lp.toFixed(3).padStart(8)}  ` +
+          `${'▇'.repeat(Math.min(30, Math.round(-lp * 3)))}`,
       ),
     );
     const total = logprobs.reduce((a, b) => a + b, 0);
     ctx.out(
-      `total ${total.toFixed(3)} nats · perplexity ${formatPerplexity(Math.exp(-total / Math.max(1, logprobs.length)))}`,
+      `total ${total.toFixed(3)} nats · perplexity ` +
+        `${formatPerplexity(Math.exp(-total / Math.max(1, logprobs.length)))}`,
     );
   }
   return 0;

@@ -111,7 +111,9 @@ export const TRAIN_FLAGS = {
   ...PYTORCH_FLAGS,
 } as const;
 
-/** The flags `--resume` takes: the rest would change the model, the data or how the run trains (the engine may change). */
+/**
+ * The flags `--resume` takes: the rest would change the model, the data or how the run trains (the engine may change).
+ */
 const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', ...SESSION_FLAGS];
 
 /** One line on why flags other than --steps and --until cannot come with --resume. */
@@ -120,7 +122,10 @@ function resumeFlagsProblem(given: readonly string[], name: string, context: num
   const seq = given.includes('seq')
     ? `the context length is fixed by the model (built for ${context} tokens), so `
     : '';
-  return `--resume continues ${name} as it was configured: ${seq}drop ${flags}. Only --steps N (train on to step N) and --until N go with --resume; start a new run to change the model or data.`;
+  return (
+    `--resume continues ${name} as it was configured: ${seq}drop ${flags}. Only --steps N ` +
+    `(train on to step N) and --until N go with --resume; start a new run to change the model or data.`
+  );
 }
 
 /** Parses `--set key=value` flags. */
@@ -184,7 +189,8 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   kind = f.choice('model', MODEL_KINDS, kind);
   if (data.kind === 'task' && kind !== TASK_MODEL_KINDS[data.task])
     throw new UsageError(
-      `Task "${data.task}" trains a ${TASK_MODEL_KINDS[data.task]} model; leave out --model or pass --model ${TASK_MODEL_KINDS[data.task]}.`,
+      `Task "${data.task}" trains a ${TASK_MODEL_KINDS[data.task]} model; leave out --model or pass ` +
+        `--model ${TASK_MODEL_KINDS[data.task]}.`,
     );
   if (kind === 'decoder-only' && data.kind === 'pairs')
     throw new UsageError(
@@ -198,7 +204,8 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     throw new UsageError(`Task "${data.task}" uses its own character tokenizer (its letters); leave out --tokenizer.`);
   }
   const given = <T>(name: string, read: () => T): T | undefined => (f.has(name) ? read() : undefined);
-  // Flags left out take the data's defaults (a task's own run: src/lab/runs/runSpec.ts), as the extension's settings do.
+  // Flags left out take the data's defaults (a task's own run: src/lab/runs/runSpec.ts), as the extension's settings
+  // do.
   const spec = trainSpecOf(data, {
     kind,
     preset: presetFlag(f, kind),
@@ -247,7 +254,8 @@ async function releaseLock(ctx: CommandContext, lock: RunLock): Promise<void> {
     await lock.release();
   } catch (e) {
     ctx.err(
-      `attention-lab: could not remove ${path.join(lock.runDir, LOCK_FILE)} (${(e as Error).message}); the next session takes it over once this command has exited.`,
+      `attention-lab: could not remove ${path.join(lock.runDir, LOCK_FILE)} ` +
+        `(${(e as Error).message}); the next session takes it over once this command has exited.`,
     );
   }
 }
@@ -313,7 +321,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         // With no held-out text the evaluation runs on training windows, and is called so.
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
         ctx.err(
-          `Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters · ${formatBackend(m.model.backend)} · ${m.data.description}`,
+          `Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters ` +
+            `· ${formatBackend(m.model.backend)} · ${m.data.description}`,
         );
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);
@@ -409,7 +418,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     );
   ctx.out(`\nRun folder: ${runDir}`);
   ctx.out(
-    `Next: attention-lab decode --run ${path.relative(ctx.cwd, runDir) || '.'} ${spec.model.kind === 'encoder-decoder' ? '--src "…"' : '--prompt "…"'}`,
+    `Next: attention-lab decode --run ${path.relative(ctx.cwd, runDir) || '.'} ` +
+      `${spec.model.kind === 'encoder-decoder' ? '--src "…"' : '--prompt "…"'}`,
   );
   return 0;
 }

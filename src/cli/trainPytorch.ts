@@ -166,7 +166,9 @@ export async function printLaunch(
   );
   commands.forEach((c, i) => ctx.out(nnodes > 1 ? `# node ${i}\n${c}` : c));
   ctx.err(
-    `Stop it with Ctrl-C, a scheduler's cancel or \`touch ${path.join(runDir, 'pytorch', 'stop')}\` (a checkpoint is saved); open the folder in the dashboard, or continue it here with \`attention-lab train --resume ${runDir}\`.`,
+    `Stop it with Ctrl-C, a scheduler's cancel or \`touch ${path.join(runDir, 'pytorch', 'stop')}\` ` +
+      `(a checkpoint is saved); open the folder in the dashboard, or continue it here with ` +
+      `\`attention-lab train --resume ${runDir}\`.`,
   );
   return 0;
 }

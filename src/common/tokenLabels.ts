@@ -9,7 +9,10 @@
  * Leaves out: making labels (the engine) and the token's own bytes (`tokenize --json` prints them).
  */
 
-/** The mark of a split character's continuation (the engine's SPLIT_MARK; src/lab/runs/modelConfigShape.ts checks they agree). */
+/**
+ * The mark of a split character's continuation (the engine's SPLIT_MARK; src/lab/runs/modelConfigShape.ts checks they
+ * agree).
+ */
 export const SPLIT_MARK = '…';
 
 /** The characters (code points) of a label, with whether each starts or ends at a split mark. */
@@ -18,7 +21,10 @@ function firstAndLast(label: string): { first: string; last: string } {
   return { first: cps[1] ?? '', last: cps[cps.length - 2] ?? '' };
 }
 
-/** True when a label holds part of a character: a split mark next to a character UTF-8 writes in more than one byte, or after cut-off bytes. */
+/**
+ * True when a label holds part of a character: a split mark next to a character UTF-8 writes in more than one byte, or
+ * after cut-off bytes.
+ */
 export function isPartialLabel(label: string): boolean {
   if (label.length < 2) return false;
   const { first, last } = firstAndLast(label);

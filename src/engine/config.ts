@@ -197,12 +197,14 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   if (c.dModel % c.nHeads !== 0) {
     const near = divisorsNear(c.dModel, c.nHeads);
     bad(
-      `dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads channels. Use nHeads ${near} or a dModel that is a multiple of ${c.nHeads}.`,
+      `dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads ` +
+        `channels. Use nHeads ${near} or a dModel that is a multiple of ${c.nHeads}.`,
     );
   }
   if (c.vocabSize < MIN_VOCAB)
     bad(
-      `vocabSize ${c.vocabSize} is too small: the four special tokens (PAD, BOS, EOS, UNK) need at least ${MIN_VOCAB}; train the tokenizer on more text or raise the vocabulary size.`,
+      `vocabSize ${c.vocabSize} is too small: the four special tokens (PAD, BOS, EOS, UNK) need at ` +
+        `least ${MIN_VOCAB}; train the tokenizer on more text or raise the vocabulary size.`,
     );
   if (c.kind === 'encoder-decoder') {
     if (c.srcVocabSize < MIN_VOCAB)
@@ -211,7 +213,8 @@ export function validateConfig(c: ModelConfig): ModelConfig {
       bad(`nEncoderLayers must be greater than 0 for an encoder-decoder, got ${c.nEncoderLayers}.`);
   } else if (c.nEncoderLayers !== 0 || c.srcVocabSize !== 0) {
     bad(
-      `A decoder-only model has no encoder: set nEncoderLayers and srcVocabSize to 0 (got ${c.nEncoderLayers} and ${c.srcVocabSize}).`,
+      `A decoder-only model has no encoder: set nEncoderLayers and srcVocabSize to 0 (got ` +
+        `${c.nEncoderLayers} and ${c.srcVocabSize}).`,
     );
   }
   if (c.dropout < 0 || c.dropout >= 1) bad(`dropout must be in [0, 1), got ${c.dropout}.`);
@@ -222,7 +225,10 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   return c;
 }
 
-/** Largest value of each size field: far past any model this lab builds, small enough that every loop over one ends at once. */
+/**
+ * Largest value of each size field: far past any model this lab builds, small enough that every loop over one ends at
+ * once.
+ */
 export const CONFIG_LIMITS: Readonly<
   Record<
     'vocabSize' | 'srcVocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen',
@@ -270,7 +276,10 @@ export function configSizeProblem(c: ModelConfig): string | null {
     if (v > max) return `${key} ${v} is larger than the ${max} Attention Lab allows; set ${key} to at most ${max}.`;
   }
   if (c.nHeads > c.dModel)
-    return `nHeads ${c.nHeads} is more than dModel ${c.dModel}; each head needs at least one channel, so use at most ${c.dModel} heads.`;
+    return (
+      `nHeads ${c.nHeads} is more than dModel ${c.dModel}; each head needs at least one ` +
+      `channel, so use at most ${c.dModel} heads.`
+    );
   const params = paramsUpperBound(c);
   if (params > MAX_PARAMS) {
     return `This model would have about ${(params / 1e9).toFixed(1)} billion parameters, more than the ${(MAX_PARAMS / 1e9).toFixed(2)} billion (${(MAX_PARAMS * 4) / 2 ** 30} GiB of float32) Attention Lab holds; use fewer layers (nDecoderLayers ${c.nDecoderLayers}${c.nEncoderLayers ? `, nEncoderLayers ${c.nEncoderLayers}` : ''}), a smaller dModel (${c.dModel}) or dFF (${c.dFF}), or a smaller vocabulary or context.`;
@@ -278,7 +287,10 @@ export function configSizeProblem(c: ModelConfig): string | null {
   return null;
 }
 
-/** The divisor of `d` nearest `h` (the smaller on a tie), from the divisor pairs up to √d: at most 256 steps for d ≤ 2^16. */
+/**
+ * The divisor of `d` nearest `h` (the smaller on a tie), from the divisor pairs up to √d: at most 256 steps for d ≤
+ * 2^16.
+ */
 function divisorsNear(d: number, h: number): number {
   let best = 1;
   const closer = (k: number): void => {

@@ -52,9 +52,15 @@ export interface AttentionLabApi {
   readonly training: () => TrainingState | null;
   /** The active run's folder (activeRun.ts), or null. */
   readonly activeRun: () => string | null;
-  /** Announces interrupted runs not announced yet (what activation does after the first read); resolves to the messages shown. */
+  /**
+   * Announces interrupted runs not announced yet (what activation does after the first read); resolves to the messages
+   * shown.
+   */
   readonly announceInterrupted: () => Promise<readonly string[]>;
-  /** Which extension host runs the extension, and what its global scope offers (the web tests check there is no `process`). */
+  /**
+   * Which extension host runs the extension, and what its global scope offers (the web tests check there is no
+   * `process`).
+   */
   readonly host: {
     readonly kind: 'node' | 'web';
     readonly hasProcess: boolean;
@@ -206,10 +212,13 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
   };
   const where =
     host.kind === 'web'
-      ? `the web worker extension host (typeof process: ${typeof (globalThis as { process?: unknown }).process}; crossOriginIsolated: ${hostInfo.crossOriginIsolated})`
+      ? `the web worker extension host (typeof process: ` +
+        `${typeof (globalThis as { process?: unknown }).process}; crossOriginIsolated: ${hostInfo.crossOriginIsolated})`
       : 'the Node extension host';
   log.info(
-    `Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ${formatDuration(moduleMs / 1000)}) in ${where}; training runs on ${hostInfo.threads}; runs are kept in ${runsRoot().root}.`,
+    `Activated in ${formatDuration(activateMs / 1000)} (bundle evaluated in ` +
+      `${formatDuration(moduleMs / 1000)}) in ${where}; training runs on ${hostInfo.threads}; runs ` +
+      `are kept in ${runsRoot().root}.`,
   );
   return {
     activation: { moduleMs, activateMs },

@@ -12,7 +12,10 @@ import type { Infer } from './schema';
 import { arrayOf, nonNegInt, num, obj, optional, str, variants } from './schema';
 import { attentionStack } from './model';
 
-/** What the lens and the ablation read: a prompt (decoder-only) or a source and an optional target prefix (encoder-decoder). */
+/**
+ * What the lens and the ablation read: a prompt (decoder-only) or a source and an optional target prefix
+ * (encoder-decoder).
+ */
 export type LensInputData = Infer<typeof lensInputData>;
 export const lensInputData = variants('kind', {
   'decoder-only': { prompt: str },

@@ -201,7 +201,8 @@ export const runSegments = refine(arrayOf(runSegment), (segments, p) => {
   segments.forEach((s, i) => {
     if (s.fromStep !== from)
       throw new ProtocolError(
-        `${p}[${i}].fromStep: expected ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before ends'}), got ${s.fromStep}`,
+        `${p}[${i}].fromStep: expected ${from} ` +
+          `(${i === 0 ? 'the first segment starts at step 0' : 'where the segment before ends'}), got ${s.fromStep}`,
       );
     if (s.toStep <= s.fromStep)
       throw new ProtocolError(`${p}[${i}].toStep: expected more than fromStep ${s.fromStep}, got ${s.toStep}`);
@@ -302,7 +303,10 @@ export const stepMetrics = obj({
   tokens: nonNegInt,
   tokensPerSec: num,
   elapsedMs: num,
-  /** UTF-8 bytes of text the step's scored targets stand for (bits per byte = loss · tokens / (bytes · ln 2)); absent in older runs. */
+  /**
+   * UTF-8 bytes of text the step's scored targets stand for (bits per byte = loss · tokens / (bytes · ln 2)); absent in
+   * older runs.
+   */
   bytes: optional(nonNegInt),
 });
 

@@ -1,7 +1,8 @@
 /**
  * The model as the other side of a channel sees it: its config (the engine's ModelConfig
  * fields, declared again here because the protocol imports nothing outside itself;
- * src/lab/runs/modelConfigShape.ts fails to compile if the two differ), its sizes, attention snapshots with their masks, and
+ * src/lab/runs/modelConfigShape.ts fails to compile if the two differ), its sizes, attention snapshots with their
+ * masks, and
  * decode options and results. Tensors travel as Float32Array / Uint8Array plus shape.
  *
  * Leaves out: computing any of it (the engine and src/lab), and the messages that carry it.
@@ -79,7 +80,10 @@ export const modelInfo = obj({
   memoryBytes: nonNegInt,
   flopsPerToken: num,
   backend: str,
-  /** Threads the kernels run on: 1, or 1 + the helper threads (absent before it was recorded, and for a run not training). */
+  /**
+   * Threads the kernels run on: 1, or 1 + the helper threads (absent before it was recorded, and for a run not
+   * training).
+   */
   threads: optional(posInt),
 });
 

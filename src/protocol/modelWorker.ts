@@ -38,7 +38,10 @@ export const scoreOutput = obj({
   tokens: arrayOf(str),
   /** log p(token | what precedes it, up to a context: lab/inference/score.ts states the rule), one per token. */
   logprobs: arrayOf(finiteOrNaN),
-  /** UTF-16 offsets [start, end) of each token in the scored text (a token inside a split character gets that character's range). */
+  /**
+   * UTF-16 offsets [start, end) of each token in the scored text (a token inside a split character gets that
+   * character's range).
+   */
   starts: arrayOf(nonNegInt),
   ends: arrayOf(nonNegInt),
   /** Tokens past the most one text is scored on (MAX_SCORED_TOKENS), left unscored. */
@@ -91,12 +94,18 @@ export const evalFilesOutput = obj({
   pairs: nonNegInt,
   /** Pairs left out of the loss because the source or the target does not fit the context. */
   pairsTooLong: nonNegInt,
-  /** Decoded pairs whose source was cut to the encoder's context (every pair is decoded, so hypotheses line up with references). */
+  /**
+   * Decoded pairs whose source was cut to the encoder's context (every pair is decoded, so hypotheses line up with
+   * references).
+   */
   sourcesCut: nonNegInt,
   /** UTF-8 bytes of the text the scored tokens stand for, and bits per byte (lab/evaluation/bitsPerByte.ts). */
   bytes: nonNegInt,
   bpb: nullable(num),
-  /** Exact match, BLEU and chrF of the decoded pairs (the first `maxPairs` of the test file, in its order); null for documents. */
+  /**
+   * Exact match, BLEU and chrF of the decoded pairs (the first `maxPairs` of the test file, in its order); null for
+   * documents.
+   */
   translation: nullable(translationScores),
   /** Why BLEU tokenized as its signature says, for people (null for documents). */
   bleuTokenizeReason: nullable(str),
@@ -161,9 +170,13 @@ export const hostToModelWorker = messages({
      */
     cancel: optional(i32Shared),
   },
-  /** The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it. */
+  /**
+   * The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it.
+   */
   'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
-  /** Next-token top-k and loss of an input with every head on and with the heads of `off` off (lab/inference/ablate.ts). */
+  /**
+   * Next-token top-k and loss of an input with every head on and with the heads of `off` off (lab/inference/ablate.ts).
+   */
   'model/ablate': {
     id: nonNegInt,
     runDir: str,
@@ -191,7 +204,10 @@ export const modelWorkerToHost = messages({
   'model/didExport': { id: nonNegInt, output: exportOutput },
   /** `threads`: the threads the measured steps ran on. */
   'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str, threads: posInt },
-  /** Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes (`model/import`). */
+  /**
+   * Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes
+   * (`model/import`).
+   */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
   'model/didLens': { id: nonNegInt, output: lensOutputData },

@@ -108,12 +108,16 @@ export const hostToWebview = messages({
   'ablate/didFail': { id: nonNegInt, error: errorData },
   /** The active run changed elsewhere (Runs view, status bar, a command's quick pick): show it. */
   'dashboard/didSetActiveRun': { runId: str },
-  /** Answers to attend/request (the attention of a text: every map, an overview of a long one) and attendLayer/request. */
+  /**
+   * Answers to attend/request (the attention of a text: every map, an overview of a long one) and attendLayer/request.
+   */
   'attend/didFinish': { id: nonNegInt, snapshot: attentionSnapshot },
   'attend/didFail': { id: nonNegInt, error: errorData },
   'attendLayer/didFinish': { id: nonNegInt, map: attentionMapData },
   'attendLayer/didFail': { id: nonNegInt, error: errorData },
-  /** The attention of a text the host computed (Show Attention for Selection): the run's, shown in its Attention tab. */
+  /**
+   * The attention of a text the host computed (Show Attention for Selection): the run's, shown in its Attention tab.
+   */
   'dashboard/didAttend': { runId: str, snapshot: attentionSnapshot },
 });
 

@@ -71,7 +71,9 @@ export function headToggles(
                   'aria-pressed': String(isOff),
                   disabled: !enabled,
                   'aria-label': `${STACK_LABELS[stack]} layer ${l + 1} head ${hd + 1}: ${isOff ? 'off' : 'on'}`,
-                  title: `${STACK_LABELS[stack]}, layer ${l + 1}, head ${hd + 1} — ${isOff ? 'off (click to switch on)' : 'on (click to switch off)'}`,
+                  title:
+                    `${STACK_LABELS[stack]}, layer ${l + 1}, head ${hd + 1} — ` +
+                    `${isOff ? 'off (click to switch on)' : 'on (click to switch off)'}`,
                 },
                 on: { click: () => onToggle(key) },
               },

@@ -236,7 +236,8 @@ export class AttentionPanel implements Panel {
           ? insp
             ? ''
             : 'Type a text above and press Show: the model runs on it and every layer and head is drawn here.'
-          : 'No attention snapshots yet: they are taken every --snapshot-every steps during training. Choose "Your text" to see the model on a text now.';
+          : 'No attention snapshots yet: they are taken every --snapshot-every steps during ' +
+            'training. Choose "Your text" to see the model on a text now.';
       this.empty.hidden = this.empty.textContent === '';
       replaceChildren(this.stacks);
       this.grid.render([], this.ctx.theme, ui.scale, { layer: 0, head: 0 }, 36, '');
@@ -248,7 +249,8 @@ export class AttentionPanel implements Panel {
     this.slider.max = String(snaps.length - 1);
     this.slider.value = String(idx);
     this.slider.setAttribute('aria-valuetext', `step ${snap.step}`);
-    this.stepLabel.textContent = `step ${snap.step} · snapshot ${idx + 1} of ${snaps.length}${ui.snapshot < 0 ? ' (latest)' : ''}`;
+    this.stepLabel.textContent =
+      `step ${snap.step} · snapshot ${idx + 1} of ` + `${snaps.length}${ui.snapshot < 0 ? ' (latest)' : ''}`;
     this.scaleSel.value = ui.scale;
     const present = ATTENTION_STACKS.filter((s) => mapsOf(snap, s).length > 0);
     if (!present.includes(ui.stack)) ui.stack = present[0] as AttentionStack;
@@ -265,7 +267,8 @@ export class AttentionPanel implements Panel {
       entropies: () => this.entropies(snap, m),
     }));
     const width = this.el.clientWidth || 900;
-    // Thumbnails share ~45 % of the width beside the large view, or all of it in a narrow panel, where the large view wraps below.
+    // Thumbnails share ~45 % of the width beside the large view, or all of it in a narrow panel, where the large view
+    // wraps below.
     const share = width < 700 ? width - 70 : Math.min(width, 1000) * 0.45;
     const thumb = Math.max(16, Math.min(110, Math.floor(share / heads) - 10));
     const stackLabel = STACK_LABELS[ui.stack];
@@ -308,8 +311,10 @@ export class AttentionPanel implements Panel {
       } satisfies WebviewToHost);
     this.overviewNote.textContent =
       failed !== undefined
-        ? `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions): the whole layer could not be loaded (${failed}).`
-        : `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions) while the whole layer loads…`;
+        ? `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions): ` +
+          `the whole layer could not be loaded (${failed}).`
+        : `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions) ` +
+          `while the whole layer loads…`;
     return g;
   }
 
@@ -381,10 +386,16 @@ export class AttentionPanel implements Panel {
           if (f > 1) {
             const [t0, t1] = blockRange(t, f, (m.stack === 'encoder.self' ? snap.srcTokens : snap.tgtTokens).length);
             const [s0, s1] = blockRange(s, f, keys);
-            return `queries ${t0}–${t1} → keys ${s0}–${s1} (from “${showToken(rows[t] ?? '')}” and “${showToken(cols[s] ?? '')}”): largest p = ${formatNumber(p, 4)}`;
+            return (
+              `queries ${t0}–${t1} → keys ${s0}–${s1} (from “${showToken(rows[t] ?? '')}” and ` +
+              `“${showToken(cols[s] ?? '')}”): largest p = ${formatNumber(p, 4)}`
+            );
           }
           const masked = g.mask !== null && g.mask[t * C + s] === 0;
-          return `query ${t} “${showToken(rows[t] ?? '')}” → key ${s} “${showToken(cols[s] ?? '')}”: p = ${formatNumber(p, 4)}${masked ? ' — masked' : ''}`;
+          return (
+            `query ${t} “${showToken(rows[t] ?? '')}” → key ${s} ` +
+            `“${showToken(cols[s] ?? '')}”: p = ${formatNumber(p, 4)}${masked ? ' — masked' : ''}`
+          );
         },
       },
       this.ctx.theme,

@@ -107,7 +107,8 @@ export class AttentionGrid {
       cell.button.tabIndex = isSel ? 0 : -1;
       cell.button.setAttribute(
         'aria-label',
-        `${stackLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} nats${isSel ? ' (selected)' : ''}`,
+        `${stackLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} ` +
+          `nats${isSel ? ' (selected)' : ''}`,
       );
     };
     const firstLayer = jobs.filter(([l]) => l === selected.layer);

@@ -96,7 +96,8 @@ function noBytesNote(runs: readonly RunEntry[]): string {
     .filter((r) => r.steps.length > 0 && !Number.isFinite(r.steps.at('bytes', r.steps.length - 1)))
     .map((r) => r.summary.name);
   return without.length
-    ? `No bits per byte for ${without.join(', ')}: trained before byte counts were logged (its evaluations still have them).`
+    ? `No bits per byte for ${without.join(', ')}: trained before byte counts were logged (its ` +
+        `evaluations still have them).`
     : '';
 }
 
@@ -256,7 +257,8 @@ export class CurvesPanel implements Panel {
     // About one bucket per horizontal pixel: ≤ 3 drawn points per pixel whatever the run length.
     const buckets = Math.max(100, width - 60);
     let lossSeries: uPlot.Series[] = [
-      // Raw loss under its smoothed curve: a quieter, still readable shade of the run's colour; without smoothing, the colour itself.
+      // Raw loss under its smoothed curve: a quieter, still readable shade of the run's colour; without smoothing, the
+      // colour itself.
       line(`${run.summary.name} train`, ui.smoothing > 0 ? theme.secondary : c0, 1, 'loss'),
       line(`${run.summary.name} train (smoothed)`, c0, 2, 'loss', { show: ui.smoothing > 0 }),
       line(`${run.summary.name} ${evalLabel(run)}`, c1, 2, 'loss', {
@@ -401,7 +403,8 @@ export class CurvesPanel implements Panel {
     const parts = [`${n} steps logged`];
     if (n > 0)
       parts.push(
-        `step ${run.steps.lastStep}: loss ${formatLoss(run.steps.at('loss', n - 1))}, lr ${formatNumber(run.steps.at('lr', n - 1))}, ${formatCompact(run.steps.at('tokensPerSec', n - 1))} tokens/s`,
+        `step ${run.steps.lastStep}: loss ${formatLoss(run.steps.at('loss', n - 1))}, lr ` +
+          `${formatNumber(run.steps.at('lr', n - 1))}, ${formatCompact(run.steps.at('tokensPerSec', n - 1))} tokens/s`,
       );
     if (last) {
       parts.push(

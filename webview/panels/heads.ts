@@ -27,7 +27,10 @@ import { InspectBar, inspectView } from './inspectBar';
 import { HeadsGrid } from './headsGrid';
 import type { Panel, PanelContext } from './panel';
 
-/** The chart colour (index into theme.series) of each score, the same in every stack; entropy (nats, not a weight) in the text colour. */
+/**
+ * The chart colour (index into theme.series) of each score, the same in every stack; entropy (nats, not a weight) in
+ * the text colour.
+ */
 const COLOR: { readonly [K in ScoreName]: number | 'text' } = {
   previousToken: 0,
   firstToken: 1,
@@ -203,9 +206,11 @@ export class HeadsPanel implements Panel {
         : text
           ? run.inspection
             ? ''
-            : "Type a text above and press Show: every head's scores on it (induction on the run's diagnostic sequences)."
+            : "Type a text above and press Show: every head's scores on it (induction on the run's " +
+              'diagnostic sequences).'
           : run.snapshots.length > 0
-            ? 'These snapshots carry no head scores (they were recorded before head scores existed); choose "Your text" to measure them now.'
+            ? 'These snapshots carry no head scores (they were recorded before head scores ' +
+              'existed); choose "Your text" to measure them now.'
             : 'No head scores yet: they are computed at every attention snapshot (every --snapshot-every steps).';
       this.empty.hidden = this.empty.textContent === '';
       replaceChildren(this.stacksBox);
@@ -236,8 +241,10 @@ export class HeadsPanel implements Panel {
     this.note.textContent = measuredOn(hist, run.summary.kind === 'encoder-decoder');
     const c = firstCrossing(hist, ui.stack, ui.score, ui.threshold);
     this.crossing.textContent = c
-      ? `First crossing: ${crossingLabel(ui.score, formatNumber(ui.threshold), c)} (${SCORE_LABELS[ui.score].full} ${formatNumber(c.value, 3)}).`
-      : `No ${STACK_LABELS[ui.stack].toLowerCase()} head has reached ${SCORE_LABELS[ui.score].full} ≥ ${formatNumber(ui.threshold)} yet.`;
+      ? `First crossing: ${crossingLabel(ui.score, formatNumber(ui.threshold), c)} ` +
+        `(${SCORE_LABELS[ui.score].full} ${formatNumber(c.value, 3)}).`
+      : `No ${STACK_LABELS[ui.stack].toLowerCase()} head has reached ${SCORE_LABELS[ui.score].full} ` +
+        `≥ ${formatNumber(ui.threshold)} yet.`;
     const theme = this.ctx.theme;
     const colors = new Map<ScoreName, string>(
       (Object.keys(COLOR) as ScoreName[]).map((k) => {
@@ -382,7 +389,13 @@ function ranges(stack: AttentionStack, hist: HeadHistory): Map<ScoreName, { min:
 function measuredOn(hist: HeadHistory, encDec: boolean): string {
   const on = hist.selection ? 'your text' : "the run's probe sample (the same sequence at every snapshot)";
   const cross = encDec
-    ? `; cross-attention diagonal and anti-diagonal on ${hist.selection ? 'the text and the model’s greedy output for it' : 'the probe’s source → target pair'}`
+    ? `; cross-attention diagonal and anti-diagonal on ` +
+      `${hist.selection ? 'the text and the model’s greedy output for it' : 'the probe’s source → target pair'}`
     : '';
-  return `Previous token, first token, diagonal and entropy are measured on ${on}${cross}; induction on the run’s eight diagnostic sequences (seeded random tokens repeated twice, with different lengths and starts: the mean), which a text cannot stand in for. Values are mean attention weights (0–1); entropy is in nats.`;
+  return (
+    `Previous token, first token, diagonal and entropy are measured on ${on}${cross}; ` +
+    `induction on the run’s eight diagnostic sequences (seeded random tokens repeated twice, with ` +
+    `different lengths and starts: the mean), which a text cannot stand in for. Values are mean ` +
+    `attention weights (0–1); entropy is in nats.`
+  );
 }

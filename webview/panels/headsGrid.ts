@@ -89,7 +89,9 @@ export class HeadsGrid {
     const scores = STACK_SCORES[this.stack];
     const key = `${s.layers}x${s.heads}`;
     if (key !== this.shape) this.build(s.layers, s.heads, scores);
-    this.title.textContent = `${STACK_LABELS[this.stack]} · ${s.layers} layer${s.layers === 1 ? '' : 's'} × ${s.heads} head${s.heads === 1 ? '' : 's'}`;
+    this.title.textContent =
+      `${STACK_LABELS[this.stack]} · ${s.layers} ` +
+      `layer${s.layers === 1 ? '' : 's'} × ${s.heads} head${s.heads === 1 ? '' : 's'}`;
     this.grid.classList.toggle('ranked', v.ranked);
     this.grid.style.setProperty('--heads', String(s.heads));
     const step = v.steps[v.row];

@@ -42,7 +42,8 @@ export class InspectBar {
       attrs: {
         type: 'button',
         title:
-          "Opens the Playground on this text: the logit lens (each layer's next-token guess) and head ablation (switch heads off and compare)",
+          "Opens the Playground on this text: the logit lens (each layer's next-token guess) and " +
+          'head ablation (switch heads off and compare)',
       },
     },
     'Logit lens and ablation…',

@@ -24,7 +24,8 @@ import type { Panel, PanelContext } from './panel';
 
 const ABOUT: Record<string, string> = {
   'source.padding':
-    'Source padding: 1 where the source token is real, 0 where it is <pad>. Used by encoder self-attention and by cross-attention (keys are source positions).',
+    'Source padding: 1 where the source token is real, 0 where it is <pad>. Used by encoder ' +
+    'self-attention and by cross-attention (keys are source positions).',
   'target.padding': 'Target padding: 1 where the decoder input token is real, 0 where it is <pad>.',
   'decoder.causal':
     'Causal mask: query t may attend to keys s ≤ t only, so the decoder cannot look ahead. Shared by the whole batch.',
@@ -243,7 +244,8 @@ export class MasksPanel implements Panel {
       h(
         'p',
         {},
-        'Computed here for illustration: this probe batch has no target padding, so the engine applied decoder.causal alone and built no [B,1,T,T] mask.',
+        'Computed here for illustration: this probe batch has no target padding, so the engine ' +
+          'applied decoder.causal alone and built no [B,1,T,T] mask.',
       ),
       h(
         'div',
@@ -285,7 +287,10 @@ export class MasksPanel implements Panel {
         describe: (t, s) => {
           const on = mask[t * cols + s] === 1;
           const key = colLabels[s] ?? '';
-          return `${rowTitle.split(' ')[0]} ${t} “${showToken(rowLabels[t] ?? '')}”, key ${s} “${showToken(key)}”: ${on ? '1 — may attend' : '0 — masked'}${isPadToken(key) ? ' (PAD key)' : ''}`;
+          return (
+            `${rowTitle.split(' ')[0]} ${t} “${showToken(rowLabels[t] ?? '')}”, key ${s} ` +
+            `“${showToken(key)}”: ${on ? '1 — may attend' : '0 — masked'}${isPadToken(key) ? ' (PAD key)' : ''}`
+          );
         },
       },
       this.ctx.theme,

@@ -90,7 +90,8 @@ function architecture(info: ModelInfo): HTMLElement {
     h(
       'p',
       { className: 'note' },
-      `${c.kind} · ${norm} · dropout ${field(c.dropout)} · label smoothing ${field(c.labelSmoothing)} · LayerNorm ε ${field(c.layerNormEps)}`,
+      `${c.kind} · ${norm} · dropout ${field(c.dropout)} · label smoothing ` +
+        `${field(c.labelSmoothing)} · LayerNorm ε ${field(c.layerNormEps)}`,
     ),
     h('div', { className: 'arch-cols' }, ...parts),
   );

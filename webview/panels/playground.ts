@@ -6,7 +6,8 @@
  * token over its context (self-attention, every layer and head) and over the source
  * (cross-attention). The decoded text comes first, as text people can copy. The state is
  * per run: switching runs shows that run's own last decode and prompt, never another's.
- * A request with no answer for 60 s fails with a visible error (requests time out: docs/ARCHITECTURE.md, "The protocol").
+ * A request with no answer for 60 s fails with a visible error (requests time out: docs/ARCHITECTURE.md, "The
+ * protocol").
  * Below the decode, the same text through other runs side by side (playgroundCompare.ts), and
  * the logit lens and head ablation of the same text (playgroundInside.ts).
  *
@@ -180,7 +181,9 @@ export class PlaygroundPanel implements Panel {
       if (s && !s.output && !s.error) {
         s.error = {
           code: 'decode/timeout',
-          message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.`,
+          message:
+            `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the ` +
+            `Attention Lab output channel.`,
         };
         this.showSession();
       }
@@ -362,7 +365,8 @@ export class PlaygroundPanel implements Panel {
           rowTitle: 'layer · head',
           colTitle: `keys (${cols})`,
           describe: (t, s) =>
-            `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ${formatNumber(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
+            `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ` +
+            `${formatNumber(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
         },
         this.ctx.theme,
       );

@@ -47,7 +47,10 @@ export class PlaygroundInside {
   private readonly lens = new Map<string, AnalysisSession>();
   private readonly ablation = new Map<string, AnalysisSession>();
   private debounce: ReturnType<typeof setTimeout> | null = null;
-  /** What the lens and ablation areas show now (session id and state), so unrelated redraws leave them (and the focus) alone. */
+  /**
+   * What the lens and ablation areas show now (session id and state), so unrelated redraws leave them (and the focus)
+   * alone.
+   */
   private drawn = { lens: '', ablate: '' };
   private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
 
@@ -372,7 +375,9 @@ export class PlaygroundInside {
         if (s.output || s.error) return;
         s.error = {
           code: `${s.kind}/timeout`,
-          message: `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the Attention Lab output channel.`,
+          message:
+            `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the ` +
+            `Attention Lab output channel.`,
         };
         this.show();
       }, TIMEOUT_MS),
@@ -392,8 +397,11 @@ export class PlaygroundInside {
 /** What the section says where no model can answer. */
 export function offlineText(kind: 'vscode' | 'report' | 'none'): string {
   const cli =
-    'or run `attention-lab lens --run DIR --prompt TEXT` (`--src TEXT` for an encoder-decoder) and `attention-lab heads --run DIR --ablate`';
+    'or run `attention-lab lens --run DIR --prompt TEXT` (`--src TEXT` for an encoder-decoder) and ' +
+    '`attention-lab heads --run DIR --ablate`';
   return kind === 'report'
-    ? `The logit lens and head ablation are off in this standalone report: they need the run's live model. Open the run in VS Code (Attention Lab: Open Dashboard) ${cli}.`
-    : `The logit lens and head ablation are off: this page has no host to run the model. Open the dashboard in VS Code ${cli}.`;
+    ? `The logit lens and head ablation are off in this standalone report: they need the run's live ` +
+        `model. Open the run in VS Code (Attention Lab: Open Dashboard) ${cli}.`
+    : `The logit lens and head ablation are off: this page has no host to run the model. Open the ` +
+        `dashboard in VS Code ${cli}.`;
 }

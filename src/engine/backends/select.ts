@@ -32,7 +32,8 @@ export function createBackend(kind: BackendKind, opts: CreateBackendOptions = {}
   if (kind === 'wasm') {
     throw new EngineError(
       'config/invalid',
-      'The wasm backend needs WebAssembly SIMD and shared WebAssembly memory, which this runtime lacks; use backend "auto" or "reference" (Node 20+ and Chromium have both).',
+      'The wasm backend needs WebAssembly SIMD and shared WebAssembly memory, which this runtime ' +
+        'lacks; use backend "auto" or "reference" (Node 20+ and Chromium have both).',
     );
   }
   return createReferenceBackend();

@@ -55,7 +55,8 @@ export class AttentionTrace {
   record(att: StepAttention | null, rows: number, keyStart = 0): void {
     if (att === null)
       mismatch(
-        "The decode stepper returned no attention although capture was requested; implement capture in the model's stepper or decode without captureAttention.",
+        'The decode stepper returned no attention although capture was requested; implement capture ' +
+          "in the model's stepper or decode without captureAttention.",
       );
     const H = this.nHeads;
     const P = this.queryStart + this.steps.length + 1 - keyStart;
@@ -65,13 +66,15 @@ export class AttentionTrace {
     }
     if (att.self.length !== this.nLayers || att.cross.length !== this.nCross) {
       mismatch(
-        `The decode stepper returned attention for ${att.self.length} self / ${att.cross.length} cross layers; earlier steps had ${this.nLayers} / ${this.nCross}.`,
+        `The decode stepper returned attention for ${att.self.length} self / ${att.cross.length} ` +
+          `cross layers; earlier steps had ${this.nLayers} / ${this.nCross}.`,
       );
     }
     const self = att.self.map((a, l) => {
       if (a.length !== rows * H * P)
         mismatch(
-          `Self-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, P ${P}] = ${rows * H * P}.`,
+          `Self-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, P ` +
+            `${P}] = ${rows * H * P}.`,
         );
       return a.slice(0, rows * H * P);
     });

@@ -116,7 +116,8 @@ function validateBeam(stepper: DecodeStepper, opts: BeamOptions): void {
   if (!Number.isInteger(B) || B < 1 || B > stepper.maxRows) {
     throw new EngineError(
       'input/invalid',
-      `beamSize must be an integer in [1, ${stepper.maxRows}] (the rows this model's stepper was built for), got ${String(B)}; use 4 as the paper does, or 1 for greedy.`,
+      `beamSize must be an integer in [1, ${stepper.maxRows}] (the rows this model's stepper was ` +
+        `built for), got ${String(B)}; use 4 as the paper does, or 1 for greedy.`,
     );
   }
   checkNumber(

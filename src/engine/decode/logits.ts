@@ -29,7 +29,9 @@ export function rowLogSumExp(logits: Float32Array, offset: number, V: number, st
   if (sawNaN || !Number.isFinite(lse)) {
     throw new EngineError(
       'train/nonFinite',
-      `The model produced non-finite logits (max ${m}) at decode step ${step}; expected finite numbers. The checkpoint has diverged or is damaged: load an earlier checkpoint or retrain with a lower learning rate.`,
+      `The model produced non-finite logits (max ${m}) at decode step ${step}; expected finite ` +
+        `numbers. The checkpoint has diverged or is damaged: load an earlier checkpoint or retrain ` +
+        `with a lower learning rate.`,
     );
   }
   return lse;
@@ -54,7 +56,8 @@ export function checkLogitsLength(logits: Float32Array, rows: number, V: number)
   if (logits.length < rows * V) {
     throw new EngineError(
       'shape/mismatch',
-      `The decode stepper returned ${logits.length} logits for ${rows} row(s); expected at least ${rows * V} (rows × vocabSize ${V}). The model's stepper and its vocabulary disagree.`,
+      `The decode stepper returned ${logits.length} logits for ${rows} row(s); expected at least ` +
+        `${rows * V} (rows × vocabSize ${V}). The model's stepper and its vocabulary disagree.`,
     );
   }
 }

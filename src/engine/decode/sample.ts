@@ -164,7 +164,8 @@ export function samplingDistribution(logits: Float32Array, filter: SamplingFilte
 
 /**
  * Feeds `prompt`, then draws tokens (see the file header) until EOS (included), `maxTokens`
- * tokens, or the stepper's context is full (with `slide`, it goes on over a sliding window). `stepper` must be fresh (empty cache, rows = 1).
+ * tokens, or the stepper's context is full (with `slide`, it goes on over a sliding window). `stepper` must be fresh
+ * (empty cache, rows = 1).
  * Throws EngineError('input/invalid') for a bad prompt or option.
  */
 export function sampleDecode(stepper: DecodeStepper, prompt: Int32Array, opts: SampleOptions): DecodeResult {

@@ -1,7 +1,8 @@
 /**
  * The decode loop shared by greedy decoding and sampling: feed the prompt (rows = 1; in one
  * prefill where the stepper can), then repeatedly pick a token from the newest logits, report it, and feed
- * it back, until EOS, `maxTokens` (and then the character it split, with `complete`), or the model's context stops it — or, with `slide`, past
+ * it back, until EOS, `maxTokens` (and then the character it split, with `complete`), or the model's context stops it —
+ * or, with `slide`, past
  * the context over a sliding window (the stepper is reset and re-primed with the last
  * `slideKeep(context)` tokens whenever its cache is full). Also `feedPrompt`, which beam
  * search uses too.

@@ -145,7 +145,10 @@ export interface StreamingOptions extends DecodeOptions {
   readonly complete?: (tokens: readonly number[]) => boolean;
 }
 
-/** Most tokens past `maxTokens` that finish a character (UTF-8 writes one in at most 4 bytes, each token holds at least one). */
+/**
+ * Most tokens past `maxTokens` that finish a character (UTF-8 writes one in at most 4 bytes, each token holds at least
+ * one).
+ */
 export const MAX_FINISHING_TOKENS = 3;
 
 /**

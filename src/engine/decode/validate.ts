@@ -53,19 +53,22 @@ export function validateCommon(
   const V = stepper.vocabSize;
   if (prompt.length === 0) {
     invalid(
-      'The prompt is empty; decoding needs at least one token to start from (BOS for an encoder-decoder, the tokenized prompt for a decoder-only model).',
+      'The prompt is empty; decoding needs at least one token to start from (BOS for an ' +
+        'encoder-decoder, the tokenized prompt for a decoder-only model).',
     );
   }
   if (prompt.length > stepper.maxPositions) {
     invalid(
-      `Prompt of ${prompt.length} tokens exceeds the context of ${stepper.maxPositions}; shorten it or retrain with a longer context.`,
+      `Prompt of ${prompt.length} tokens exceeds the context of ${stepper.maxPositions}; shorten it ` +
+        `or retrain with a longer context.`,
     );
   }
   for (let i = 0; i < prompt.length; i++) {
     const t = prompt[i] as number;
     if (t < 0 || t >= V) {
       invalid(
-        `Prompt token ${t} at index ${i} is outside the vocabulary [0, ${V}); tokenize the prompt with the model's own tokenizer.`,
+        `Prompt token ${t} at index ${i} is outside the vocabulary [0, ${V}); tokenize the prompt ` +
+          `with the model's own tokenizer.`,
       );
     }
   }

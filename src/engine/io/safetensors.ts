@@ -30,7 +30,9 @@ export interface TensorToWrite {
   readonly data: ArrayLike<number>;
 }
 
-/** The array type a decoded tensor of dtype D is stored in (I64 is narrowed to int32, F16 and BF16 widened to float32). */
+/**
+ * The array type a decoded tensor of dtype D is stored in (I64 is narrowed to int32, F16 and BF16 widened to float32).
+ */
 export type TensorArray<D extends SafetensorsDtype = SafetensorsDtype> = D extends 'F32' | 'F16' | 'BF16'
   ? Float32Array
   : D extends 'F64'
@@ -111,7 +113,9 @@ export function decodeSafetensors(bytes: Uint8Array, source = 'safetensors file'
     const data = readElements(view, header.dataStart + e.begin, e.dtype, count, (i, value) => {
       throw new EngineError(
         'checkpoint/invalid',
-        `${source}: tensor ${JSON.stringify(e.name)} (I64) holds ${value} at index ${i}, which does not fit in 32 bits; Attention Lab keeps integer tensors as int32 — re-export the tensor with values in [-2147483648, 2147483647].`,
+        `${source}: tensor ${JSON.stringify(e.name)} (I64) holds ${value} at index ${i}, which does ` +
+          `not fit in 32 bits; Attention Lab keeps integer tensors as int32 — re-export the tensor ` +
+          `with values in [-2147483648, 2147483647].`,
       );
     });
     tensors.set(e.name, { dtype: e.dtype, shape: e.shape, data });
@@ -142,7 +146,8 @@ export function expectTensor<D extends SafetensorsDtype>(
   if (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i])) {
     throw new EngineError(
       'checkpoint/invalid',
-      `${file.source}: tensor ${JSON.stringify(name)} has shape [${t.shape.join(', ')}] but [${shape.join(', ')}] was expected; ${fix}.`,
+      `${file.source}: tensor ${JSON.stringify(name)} has shape [${t.shape.join(', ')}] but ` +
+        `[${shape.join(', ')}] was expected; ${fix}.`,
     );
   }
   return t.data as TensorArray<D>;
@@ -179,7 +184,8 @@ function checkTensorToWrite(t: TensorToWrite, names: Set<string>): void {
     const x = t.data[i] as number;
     if (!Number.isInteger(x) || x < range[0] || x > range[1]) {
       throw badInput(
-        `${label} (${t.dtype}) holds ${x} at index ${i}, which ${t.dtype} cannot store; round or rescale it, or use F32.`,
+        `${label} (${t.dtype}) holds ${x} at index ${i}, which ${t.dtype} cannot store; round or ` +
+          `rescale it, or use F32.`,
       );
     }
   }

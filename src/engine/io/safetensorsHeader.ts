@@ -86,7 +86,8 @@ export function safetensorsHeaderLength(first: Uint8Array, fileLength: number, s
   };
   if (first.length < 8 || fileLength < 8) {
     bad(
-      `the file is ${Math.min(first.length, fileLength)} bytes long, but a safetensors file starts with an 8-byte header length; the file is empty or was cut off — restore it from a backup or retrain.`,
+      `the file is ${Math.min(first.length, fileLength)} bytes long, but a safetensors file starts ` +
+        `with an 8-byte header length; the file is empty or was cut off — restore it from a backup or retrain.`,
     );
   }
   const view = new DataView(first.buffer, first.byteOffset, 8);
@@ -98,7 +99,8 @@ export function safetensorsHeaderLength(first: Uint8Array, fileLength: number, s
   if (n < 2) bad(`the header length field says ${n} bytes, too small for even an empty JSON object; ${CORRUPT}.`);
   if (8 + n > fileLength) {
     bad(
-      `the file is truncated: its header says ${n} bytes but only ${fileLength - 8} follow; the file was cut off — restore it from a backup or retrain.`,
+      `the file is truncated: its header says ${n} bytes but only ${fileLength - 8} follow; the ` +
+        `file was cut off — restore it from a backup or retrain.`,
     );
   }
   return n;
@@ -171,7 +173,8 @@ function checkEntry(name: string, value: unknown, dataLength: number, bad: Bad):
   if (!Object.hasOwn(DTYPE_SIZE, dtype)) {
     if (OTHER_DTYPES.includes(dtype)) {
       bad(
-        `${t} has dtype ${dtype}, which Attention Lab does not read (it reads ${Object.keys(DTYPE_SIZE).join(', ')}); convert the tensor to F32 before loading.`,
+        `${t} has dtype ${dtype}, which Attention Lab does not read (it reads ` +
+          `${Object.keys(DTYPE_SIZE).join(', ')}); convert the tensor to F32 before loading.`,
       );
     }
     bad(`${t} has unknown dtype ${JSON.stringify(dtype)}; ${CORRUPT}.`);
@@ -184,20 +187,23 @@ function checkEntry(name: string, value: unknown, dataLength: number, bad: Bad):
   }
   if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) {
     return bad(
-      `${t} has data_offsets ${JSON.stringify(offsets)}; they must be two whole numbers [begin, end]. ${capitalize(CORRUPT)}.`,
+      `${t} has data_offsets ${JSON.stringify(offsets)}; they must be two whole numbers [begin, ` +
+        `end]. ${capitalize(CORRUPT)}.`,
     );
   }
   const [begin, end] = offsets as [number, number];
   if (end < begin) bad(`${t} ends (byte ${end}) before it begins (byte ${begin}); ${CORRUPT}.`);
   if (end > dataLength) {
     bad(
-      `${t} ends at data byte ${end} but the data section has only ${dataLength} bytes; the file was cut off or is corrupt — restore it from a backup or retrain.`,
+      `${t} ends at data byte ${end} but the data section has only ${dataLength} bytes; the file ` +
+        `was cut off or is corrupt — restore it from a backup or retrain.`,
     );
   }
   const elements = shape.includes(0) ? 0 : (shape as number[]).reduce((a, d) => a * d, 1);
   if (elements * size !== end - begin) {
     bad(
-      `${t} has shape [${shape.join(', ')}] of ${dtype}, which needs ${elements * size} bytes, but its data_offsets [${begin}, ${end}] hold ${end - begin}; ${CORRUPT}.`,
+      `${t} has shape [${shape.join(', ')}] of ${dtype}, which needs ${elements * size} bytes, but ` +
+        `its data_offsets [${begin}, ${end}] hold ${end - begin}; ${CORRUPT}.`,
     );
   }
   return { name, dtype: dtype as SafetensorsDtype, shape: shape as number[], begin, end };
@@ -211,7 +217,8 @@ function checkTiling(entries: readonly HeaderEntry[], dataLength: number, bad: B
   for (const e of sorted) {
     if (e.begin < pos && prev) {
       bad(
-        `tensors ${JSON.stringify(prev.name)} [${prev.begin}, ${prev.end}) and ${JSON.stringify(e.name)} [${e.begin}, ${e.end}) overlap; ${CORRUPT}.`,
+        `tensors ${JSON.stringify(prev.name)} [${prev.begin}, ${prev.end}) and ` +
+          `${JSON.stringify(e.name)} [${e.begin}, ${e.end}) overlap; ${CORRUPT}.`,
       );
     }
     if (e.begin > pos)

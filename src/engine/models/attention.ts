@@ -311,7 +311,10 @@ export class MultiHeadAttention {
     this.attend(k, out, s.att, probs, s.qNew, cache.k, cache.v, this.dims(1, T, T, cache.rowStride), mask, null, 0);
   }
 
-  /** Cross-attention of T positions of one sequence x [T, C] at once (a prefill), under `mask`. out [T, C]; probabilities [H, T, S] in `probs`. */
+  /**
+   * Cross-attention of T positions of one sequence x [T, C] at once (a prefill), under `mask`. out [T, C];
+   * probabilities [H, T, S] in `probs`.
+   */
   prefillCross(
     k: Backend,
     out: FloatArray,

@@ -230,7 +230,10 @@ export class Block {
     return last.out.data;
   }
 
-  /** An empty cache for decoding up to maxRows rows × `positions` positions; with `memory` [S, C], cross-attention's keys and values. */
+  /**
+   * An empty cache for decoding up to maxRows rows × `positions` positions; with `memory` [S, C], cross-attention's
+   * keys and values.
+   */
   createCache(
     k: Backend,
     alloc: Alloc,

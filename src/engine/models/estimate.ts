@@ -140,8 +140,13 @@ export function memoryProblem(
   const fix =
     fixed >= limit || lower === null
       ? use === 'training'
-        ? `the model itself is too large for it: use fewer layers (nDecoderLayers ${config.nDecoderLayers}) or a smaller dModel (${config.dModel}), or only run it (decode, score) instead of training it`
+        ? `the model itself is too large for it: use fewer layers (nDecoderLayers ` +
+          `${config.nDecoderLayers}) or a smaller dModel (${config.dModel}), or only run it ` +
+          `(decode, score) instead of training it`
         : 'the model itself is too large to run in WebAssembly; it needs a model with fewer parameters'
       : `${lower} until the rest fits in ${gib(limit - fixed)}`;
-  return `${config.kind} model of ${e.params} parameters needs ${gib(need)} of WebAssembly memory (${parts}), more than the ${gib(limit)} it has; ${fix}.`;
+  return (
+    `${config.kind} model of ${e.params} parameters needs ${gib(need)} of WebAssembly memory ` +
+    `(${parts}), more than the ${gib(limit)} it has; ${fix}.`
+  );
 }

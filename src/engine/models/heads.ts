@@ -35,7 +35,9 @@ export interface AttentionLayer {
   readonly attn: MultiHeadAttention;
 }
 
-/** Every head of a model of config `cfg`, in the order encoder self, decoder self, decoder cross; by layer, then head. */
+/**
+ * Every head of a model of config `cfg`, in the order encoder self, decoder self, decoder cross; by layer, then head.
+ */
 export function allHeads(cfg: ModelConfig): HeadRef[] {
   const stacks: [AttentionStack, number][] =
     cfg.kind === 'encoder-decoder'
@@ -63,7 +65,8 @@ export function applyHeadsOff(layers: readonly AttentionLayer[], off: readonly H
       const stacks = [...new Set(layers.map((l) => l.stack))].join(', ');
       throw new EngineError(
         'input/invalid',
-        `No attention head ${h.stack} layer ${h.layer} head ${h.head}; this model has ${stacks} with layers 0..${Math.max(...layers.map((l) => l.layer))} and heads 0..${nHeads - 1}.`,
+        `No attention head ${h.stack} layer ${h.layer} head ${h.head}; this model has ${stacks} ` +
+          `with layers 0..${Math.max(...layers.map((l) => l.layer))} and heads 0..${nHeads - 1}.`,
       );
     }
   }

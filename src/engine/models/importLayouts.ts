@@ -62,7 +62,9 @@ export interface TensorSource {
   readonly source: string;
   /** Stored [in, out] (Conv1D): transpose on reading. */
   readonly transpose: boolean;
-  /** The file's tensor has more rows (vocabulary padding, {@link ImportOptions.vocabRows}): keep this many, the first. */
+  /**
+   * The file's tensor has more rows (vocabulary padding, {@link ImportOptions.vocabRows}): keep this many, the first.
+   */
   readonly keepRows?: number;
 }
 
@@ -168,7 +170,9 @@ export function planImport(
   if (keepRows !== null) {
     config = validateConfig({ ...config, vocabSize: keepRows });
     notes.push(
-      `the embedding has ${fileVocab} rows for a tokenizer of ${keepRows} ids: the last ${fileVocab - keepRows} are vocabulary padding (nanoGPT rounds up to a multiple of ${VOCAB_PAD_MULTIPLE}) that no token uses, and are dropped`,
+      `the embedding has ${fileVocab} rows for a tokenizer of ${keepRows} ids: the last ` +
+        `${fileVocab - keepRows} are vocabulary padding (nanoGPT rounds up to a multiple of ` +
+        `${VOCAB_PAD_MULTIPLE}) that no token uses, and are dropped`,
     );
   }
   const hasHead = config.kind === 'decoder-only' && shapes.has('lm_head.weight');
@@ -200,11 +204,14 @@ export function planImport(
     }
     if (!found)
       bad(
-        `The checkpoint has no tensor ${shown} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`,
+        `The checkpoint has no tensor ${shown} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} ` +
+          `needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`,
       );
     if (found.length !== expected.length || found.some((d, i) => d !== expected[i])) {
       bad(
-        `Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), found ${fmt(found)}; check config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`,
+        `Tensor ${shown}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ` +
+          `${describe(config)}), found ${fmt(found)}; check ` +
+          `config.json${opts.heads ? ' and --heads' : ''} against the checkpoint.`,
       );
     }
     wanted.add(source);
@@ -245,13 +252,17 @@ function sameShape(a: readonly number[] | undefined, b: readonly number[] | unde
 function describe(c: ModelConfig): string {
   const layers =
     c.kind === 'decoder-only' ? `${c.nDecoderLayers} layers` : `${c.nEncoderLayers}+${c.nDecoderLayers} layers`;
-  return `${layers}, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, context ${c.maxLen}, ${c.bias ? 'biases' : 'no biases'}`;
+  return (
+    `${layers}, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, ` +
+    `context ${c.maxLen}, ${c.bias ? 'biases' : 'no biases'}`
+  );
 }
 
 function unknownLayout(shapes: ReadonlyMap<string, readonly number[]>): never {
   const some = [...shapes.keys()].slice(0, 3).join(', ');
   return bad(
-    `Unknown checkpoint layout (tensors such as ${some || 'none'}): Attention Lab imports ${Object.values(IMPORT_LAYOUTS).join('; ')} — save the model with one of these state_dict layouts.`,
+    `Unknown checkpoint layout (tensors such as ${some || 'none'}): Attention Lab imports ` +
+      `${Object.values(IMPORT_LAYOUTS).join('; ')} — save the model with one of these state_dict layouts.`,
   );
 }
 
@@ -263,7 +274,8 @@ function parseOwnConfig(metadata: Readonly<Record<string, string>>): ModelConfig
     return validateConfig(JSON.parse(raw) as ModelConfig);
   } catch (e) {
     return bad(
-      `The checkpoint's attention_lab_config metadata is not a valid config (${(e as Error).message}); re-export it, or remove that metadata to import it by its shapes.`,
+      `The checkpoint's attention_lab_config metadata is not a valid config ` +
+        `(${(e as Error).message}); re-export it, or remove that metadata to import it by its shapes.`,
     );
   }
 }
@@ -278,7 +290,8 @@ function num(cfg: Json | null, ...keys: string[]): number | undefined {
     if (v === undefined || v === null) continue;
     if (typeof v === 'number' && Number.isFinite(v)) return v;
     return bad(
-      `config.json's ${k} is ${JSON.stringify(v) ?? String(v)}, not a number; fix it or remove it to size the model from its tensors.`,
+      `config.json's ${k} is ${JSON.stringify(v) ?? String(v)}, not a number; fix it or remove it ` +
+        `to size the model from its tensors.`,
     );
   }
   return undefined;
@@ -290,7 +303,8 @@ function agrees(cfg: Json | null, found: number, from: string, ...keys: string[]
     const v = num(cfg, k);
     if (v !== undefined && v !== found)
       bad(
-        `config.json says ${k} ${v} but ${from} gives ${found}; use the config.json saved with this checkpoint, or remove it.`,
+        `config.json says ${k} ${v} but ${from} gives ${found}; use the config.json saved with this ` +
+          `checkpoint, or remove it.`,
       );
   }
 }
@@ -314,7 +328,8 @@ function countBlocks(shapes: ReadonlyMap<string, readonly number[]>, stack: stri
   for (const i of seen) n = Math.max(n, i + 1); // not Math.max(...seen): a header may name a million blocks
   if (n > CONFIG_LIMITS.nDecoderLayers)
     bad(
-      `The checkpoint has blocks up to ${stack}.${n - 1}, more than the ${CONFIG_LIMITS.nDecoderLayers} layers Attention Lab holds; it is damaged or too deep to import.`,
+      `The checkpoint has blocks up to ${stack}.${n - 1}, more than the ` +
+        `${CONFIG_LIMITS.nDecoderLayers} layers Attention Lab holds; it is damaged or too deep to import.`,
     );
   for (let i = 0; i < n; i++)
     if (!seen.has(i))
@@ -330,7 +345,9 @@ function heads(cfg: Json | null, opts: ImportOptions, C: number, notes: string[]
   const h = opts.heads ?? fromCfg;
   if (h === undefined)
     return bad(
-      `The number of attention heads cannot be read from the tensor shapes (d_model ${C}) and there is no config.json with ${keys[0]} beside the checkpoint; pass --heads N (a divisor of ${C}, e.g. ${C % 64 === 0 ? C / 64 : C % 12 === 0 ? 12 : 4}).`,
+      `The number of attention heads cannot be read from the tensor shapes (d_model ${C}) and there ` +
+        `is no config.json with ${keys[0]} beside the checkpoint; pass --heads N (a divisor of ` +
+        `${C}, e.g. ${C % 64 === 0 ? C / 64 : C % 12 === 0 ? 12 : 4}).`,
     );
   notes.push(`${h} heads from ${opts.heads !== undefined ? '--heads' : `config.json ${keys[0]}`}`);
   return h;
@@ -343,7 +360,8 @@ function gptShapes(shapes: ReadonlyMap<string, readonly number[]>, p: string): {
   if (qkv[0] === 3 * C && qkv[1] === C) return { conv1d: false };
   if (qkv[0] === C && qkv[1] === 3 * C) return { conv1d: true };
   return bad(
-    `Tensor ${p}h.0.attn.c_attn.weight: expected shape [${3 * C}, ${C}] (nn.Linear) or [${C}, ${3 * C}] (Conv1D) for d_model ${C}, found ${fmt(qkv)}.`,
+    `Tensor ${p}h.0.attn.c_attn.weight: expected shape [${3 * C}, ${C}] (nn.Linear) or [${C}, ` +
+      `${3 * C}] (Conv1D) for d_model ${C}, found ${fmt(qkv)}.`,
   );
 }
 
@@ -369,7 +387,8 @@ function gptConfig(
   const layersCfg = num(cfg, 'n_layer');
   if (layersCfg !== undefined && layersCfg !== nLayer)
     bad(
-      `config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`,
+      `config.json says n_layer ${layersCfg} but the checkpoint has blocks ${p}h.0 … ` +
+        `${p}h.${nLayer - 1}; use the config.json saved with this checkpoint.`,
     );
   const fc = need(shapes, `${p}h.0.mlp.c_fc.weight`, 2);
   const dFF = (conv1d ? fc[1] : fc[0]) as number;
@@ -380,14 +399,16 @@ function gptConfig(
   const maxLen = wpe ? (wpe[0] as number) : num(cfg, 'block_size', 'n_positions', 'n_ctx');
   if (maxLen === undefined)
     return bad(
-      `The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context length is unknown; add block_size to config.json.`,
+      `The checkpoint has no ${p}wpe.weight and config.json gives no block_size, so its context ` +
+        `length is unknown; add block_size to config.json.`,
     );
   let activation: Activation = 'gelu';
   if (conv1d) {
     const name = cfg?.activation_function;
     if (name !== undefined && (typeof name !== 'string' || !Object.hasOwn(HF_ACTIVATIONS, name))) {
       bad(
-        `config.json's activation_function ${JSON.stringify(name)} is not one Attention Lab has; it has ${Object.keys(HF_ACTIVATIONS).join(', ')}.`,
+        `config.json's activation_function ${JSON.stringify(name)} is not one Attention Lab has; it ` +
+          `has ${Object.keys(HF_ACTIVATIONS).join(', ')}.`,
       );
     }
     activation = HF_ACTIVATIONS[(name as string | undefined) ?? 'gelu_new'] as Activation;
@@ -433,7 +454,8 @@ function seedConfig(
   const maxLen = num(cfg, 'max_seq_length') ?? (learned ? learned[0] : pe ? pe[pe.length - 2] : undefined);
   if (maxLen === undefined)
     return bad(
-      'The checkpoint has no positional_encoding.pe and config.json gives no max_seq_length, so its context length is unknown; add max_seq_length to config.json.',
+      'The checkpoint has no positional_encoding.pe and config.json gives no max_seq_length, so its ' +
+        'context length is unknown; add max_seq_length to config.json.',
     );
   const str = (k: string): string | undefined => (typeof cfg?.[k] === 'string' ? (cfg[k] as string) : undefined);
   const bool = (k: string): boolean | undefined => (typeof cfg?.[k] === 'boolean' ? (cfg[k] as boolean) : undefined);

@@ -82,7 +82,8 @@ export function planShape(cfg: ModelConfig, shape: ModelShape): PlannedShape {
   const padId = shape.padId ?? PAD;
   if (padId !== PAD && (cfg.kind !== 'decoder-only' || padId !== -1)) {
     bad(
-      `padId ${padId} is not supported: a decoder-only model pads with ${PAD} or has no padding (−1); an encoder-decoder pads with ${PAD}.`,
+      `padId ${padId} is not supported: a decoder-only model pads with ${PAD} or has no padding ` +
+        `(−1); an encoder-decoder pads with ${PAD}.`,
     );
   }
   for (const [what, v] of [
@@ -104,11 +105,13 @@ export function checkBatch(b: Batch, cfg: ModelConfig, limits: Omit<PlannedShape
   };
   if (b.B < 1 || b.B > limits.maxBatch)
     bad(
-      `Batch of ${b.B} sequences exceeds the planned batch of ${limits.maxBatch}; build the model with a larger maxBatch.`,
+      `Batch of ${b.B} sequences exceeds the planned batch of ${limits.maxBatch}; build the model ` +
+        `with a larger maxBatch.`,
     );
   if (b.T < 1 || b.T > limits.maxLen)
     bad(
-      `Sequence length ${b.T} exceeds the context of ${limits.maxLen}; shorten the sequences or retrain with a longer context.`,
+      `Sequence length ${b.T} exceeds the context of ${limits.maxLen}; shorten the sequences or ` +
+        `retrain with a longer context.`,
     );
   if (b.input.length < b.B * b.T || b.targets.length < b.B * b.T)
     bad(`input and targets need ${b.B * b.T} tokens (B×T), got ${b.input.length} and ${b.targets.length}.`);
@@ -119,7 +122,8 @@ export function checkBatch(b: Batch, cfg: ModelConfig, limits: Omit<PlannedShape
     if (!b.src || S < 1) bad('An encoder-decoder batch needs source tokens (src, S).');
     if (S > limits.maxSrcLen)
       bad(
-        `Source length ${S} exceeds the context of ${limits.maxSrcLen}; shorten the source or retrain with a longer context.`,
+        `Source length ${S} exceeds the context of ${limits.maxSrcLen}; shorten the source or ` +
+          `retrain with a longer context.`,
       );
     if ((b.src as Int32Array).length < b.B * S)
       bad(`src needs ${b.B * S} tokens (B×S), got ${(b.src as Int32Array).length}.`);
@@ -133,7 +137,8 @@ function checkIds(ids: Int32Array, n: number, V: number, what: string): void {
     if (id < 0 || id >= V) {
       throw new EngineError(
         'input/invalid',
-        `${what} has token id ${id} at position ${i}, outside the vocabulary of ${V}; the data was tokenized with a different tokenizer than the model's.`,
+        `${what} has token id ${id} at position ${i}, outside the vocabulary of ${V}; the data was ` +
+          `tokenized with a different tokenizer than the model's.`,
       );
     }
   }

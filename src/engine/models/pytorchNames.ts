@@ -49,7 +49,9 @@ export function modelNames(cfg: ModelConfig): ModelNames {
   };
 }
 
-/** Parameter names of block `i` of a stack: nanoGPT's `transformer.h.{i}` or the seed notebook's `{stack}_layers.{i}`. */
+/**
+ * Parameter names of block `i` of a stack: nanoGPT's `transformer.h.{i}` or the seed notebook's `{stack}_layers.{i}`.
+ */
 export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: number): BlockNames {
   if (cfg.kind === 'decoder-only') {
     const p = `transformer.h.${i}`;
@@ -153,7 +155,9 @@ export function loadTorchTensors(
   if (missing.length) {
     throw new EngineError(
       'checkpoint/invalid',
-      `Missing ${missing.length} tensor(s): ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; the file was written for a different model config.`,
+      `Missing ${missing.length} tensor(s): ` +
+        `${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}; the file was written ` +
+        `for a different model config.`,
     );
   }
 }

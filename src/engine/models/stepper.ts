@@ -161,7 +161,8 @@ class KVCacheStepper implements ModelStepper {
       if (src.length > model.maxSrcLen)
         throw new EngineError(
           'input/invalid',
-          `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or retrain with a longer context.`,
+          `Source of ${src.length} tokens exceeds the context of ${model.maxSrcLen}; shorten it or ` +
+            `retrain with a longer context.`,
         );
       this.S = src.length;
       memory = { data: model.encode(src, 1, this.S, false, null).memory, S: this.S };
@@ -211,7 +212,8 @@ class KVCacheStepper implements ModelStepper {
     if (T < 1 || T > this.maxPositions)
       throw new EngineError(
         'input/invalid',
-        `A prefill of ${T} tokens does not fit the context of ${this.maxPositions} positions; feed 1 to ${this.maxPositions}.`,
+        `A prefill of ${T} tokens does not fit the context of ${this.maxPositions} positions; feed ` +
+          `1 to ${this.maxPositions}.`,
       );
     for (const id of tokens)
       if (id < 0 || id >= V)

@@ -300,7 +300,10 @@ export class Transformer extends ModelParts {
     return { maps: attentionMaps(this.encoder, this.decoder, this.config.nHeads, l, b), masks: this.captureMasks() };
   }
 
-  /** The masks of the last forward, dense, for the whole batch, with the broadcast shapes the kernels used (readouts.ts). */
+  /**
+   * The masks of the last forward, dense, for the whole batch, with the broadcast shapes the kernels used
+   * (readouts.ts).
+   */
   captureMasks(): MaskSnapshot[] {
     const l = this.lastOrThrow('captureMasks');
     return forwardMasks({ ...l, tgtPad: this.tgtPad.data, causal: this.causal.data, maxT: this.maxLen });

@@ -94,7 +94,8 @@ export class Optimizer {
     if (params.length !== grads.length) {
       throw new EngineError(
         'shape/mismatch',
-        `Optimizer needs one gradient per parameter: params has ${params.length} elements but grads has ${grads.length}; allocate both from the same parameter plan.`,
+        `Optimizer needs one gradient per parameter: params has ${params.length} elements but grads ` +
+          `has ${grads.length}; allocate both from the same parameter plan.`,
       );
     }
     checkSegments(segments, params.length);
@@ -153,7 +154,8 @@ export class Optimizer {
     if (Number.isFinite(loss)) return;
     throw new EngineError(
       'train/nonFinite',
-      `The loss became ${String(loss)} at step ${step}, so training stopped before updating the parameters. ${LIKELY_CAUSES}`,
+      `The loss became ${String(loss)} at step ${step}, so training stopped before updating the ` +
+        `parameters. ${LIKELY_CAUSES}`,
     );
   }
 
@@ -181,14 +183,16 @@ export class Optimizer {
     ] as const) {
       if (arr.length !== this.n) {
         bad(
-          `The optimizer state's ${name} has ${arr.length} values but this model has ${this.n} parameters; it was saved for a different model config.`,
+          `The optimizer state's ${name} has ${arr.length} values but this model has ${this.n} ` +
+            `parameters; it was saved for a different model config.`,
         );
       }
       for (let i = 0; i < this.n; i++) {
         const x = arr[i] as number;
         if (!Number.isFinite(x) || (name === 'v' && x < 0)) {
           bad(
-            `The optimizer state's ${name}[${i}] (${this.describeIndex(i)}) is ${x}, which no Adam step produces; the file is corrupt.`,
+            `The optimizer state's ${name}[${i}] (${this.describeIndex(i)}) is ${x}, which no Adam ` +
+              `step produces; the file is corrupt.`,
           );
         }
       }
@@ -225,7 +229,8 @@ export class Optimizer {
 
 const LIKELY_CAUSES =
   'Likely causes: the learning rate is too high (lower lr or factor), there is no warm-up (set schedule.warmup), ' +
-  'or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint after changing the config.';
+  'or floating-point overflow (enable clipGradNorm, e.g. 1.0). Resume from the last good checkpoint ' +
+  'after changing the config.';
 
 /** Each segment lies inside [0, n), its size is its shape's product, and none overlap. */
 function checkSegments(segments: readonly ParamSegment[], n: number): void {

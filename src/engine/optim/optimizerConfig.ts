@@ -119,7 +119,8 @@ export function validateOptimizerConfig(cfg: OptimizerConfig): OptimizerConfig {
   if (wd < 0) bad(`optimizer weightDecay must be ≥ 0, got ${wd}.`);
   if (wd > 0 && c['type'] === 'adam') {
     bad(
-      `optimizer weightDecay ${wd} has no effect with type adam; set type to adamw (decoupled decay) or weightDecay to 0.`,
+      `optimizer weightDecay ${wd} has no effect with type adam; set type to adamw (decoupled ` +
+        `decay) or weightDecay to 0.`,
     );
   }
   const clip = num('clipGradNorm');
@@ -128,7 +129,8 @@ export function validateOptimizerConfig(cfg: OptimizerConfig): OptimizerConfig {
   const peak = peakLearningRate(cfg);
   if (wd * peak >= 1) {
     bad(
-      `optimizer weightDecay ${wd} × peak learning rate ${peak} ≥ 1 would flip the sign of every decayed weight in one step; lower weightDecay (nanoGPT uses 0.1) or the learning rate.`,
+      `optimizer weightDecay ${wd} × peak learning rate ${peak} ≥ 1 would flip the sign of every ` +
+        `decayed weight in one step; lower weightDecay (nanoGPT uses 0.1) or the learning rate.`,
     );
   }
   return cfg;

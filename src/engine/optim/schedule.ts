@@ -136,7 +136,8 @@ export function validateSchedule(schedule: ScheduleConfig, lr: number): Schedule
     const g = seg as Record<string, unknown>;
     if (g['fromStep'] !== from)
       bad(
-        `${where}.fromStep must be ${from} (${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}), got ${String(g['fromStep'])}.`,
+        `${where}.fromStep must be ${from} ` +
+          `(${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}), got ${String(g['fromStep'])}.`,
       );
     const to = g['toStep'];
     if (typeof to !== 'number' || !Number.isInteger(to) || to <= from)
@@ -182,7 +183,9 @@ function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, 
     const least = (start as number) + (warmup as number);
     if (typeof maxSteps !== 'number' || !Number.isInteger(maxSteps) || maxSteps <= least) {
       bad(
-        `${where}.maxSteps must be an integer greater than ${type === 'restart' ? 'start + warmup' : 'warmup'} (${least}), got ${String(maxSteps)}; set it to the step where the decay ends.`,
+        `${where}.maxSteps must be an integer greater than ` +
+          `${type === 'restart' ? 'start + warmup' : 'warmup'} (${least}), got ${String(maxSteps)}; ` +
+          `set it to the step where the decay ends.`,
       );
     }
     const minLr = s['minLr'];

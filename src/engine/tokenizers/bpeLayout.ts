@@ -32,7 +32,10 @@ export function checkBpeLayout(
     return `layout.mergeIds must list one id per merge (${merges.length})`;
   if (!Array.isArray(specials)) return 'layout.specials must be an array of {id, text}';
   if (256 + merges.length + specials.length !== vocabSize) {
-    return `vocabSize is ${vocabSize} but 256 bytes + ${merges.length} merges + ${specials.length} special tokens make ${256 + merges.length + specials.length}`;
+    return (
+      `vocabSize is ${vocabSize} but 256 bytes + ${merges.length} merges + ${specials.length} ` +
+      `special tokens make ${256 + merges.length + specials.length}`
+    );
   }
   // Who holds each id, as a field path made only when a message needs it (50k merges load in
   // well under a second only if the happy path allocates no strings).
@@ -61,7 +64,10 @@ export function checkBpeLayout(
   for (let i = 0; i < merges.length; i++) {
     const [a, b] = merges[i] as readonly [number, number];
     if (!isId(a, vocabSize) || !isId(b, vocabSize) || !defined[a] || !defined[b]) {
-      return `merges[${i}] joins [${String(a)}, ${String(b)}], but a merge may only join byte ids or ids made by earlier merges`;
+      return (
+        `merges[${i}] joins [${String(a)}, ${String(b)}], but a merge may only join byte ids ` +
+        `or ids made by earlier merges`
+      );
     }
     const key = pairKey(a, b);
     if (seen.has(key)) return `merges[${i}] repeats the pair [${a}, ${b}]; each pair may be merged once`;

@@ -167,7 +167,8 @@ function buildTokenizer(
     const id = vocab.get(ch);
     if (id === undefined)
       throw bad(
-        `${files.vocab} has no token for byte 0x${b.toString(16).toUpperCase().padStart(2, '0')} (${quote(ch)}); a byte-level BPE vocabulary needs all 256 bytes`,
+        `${files.vocab} has no token for byte 0x${b.toString(16).toUpperCase().padStart(2, '0')} ` +
+          `(${quote(ch)}); a byte-level BPE vocabulary needs all 256 bytes`,
       );
     return id;
   });
@@ -193,7 +194,8 @@ function buildTokenizer(
     if (made[b] === -2) throw bad(`${where(i)} uses ${quote(r)} before any earlier merge makes it`);
     if (made[c] !== -2)
       throw bad(
-        `${where(i)} makes ${quote(l + r)}, which ${maker(c)} already makes (a vocabulary that makes one token twice, or merges a pair twice, is not supported)`,
+        `${where(i)} makes ${quote(l + r)}, which ${maker(c)} already makes (a vocabulary that ` +
+          `makes one token twice, or merges a pair twice, is not supported)`,
       );
     made[c] = i;
     merges.push([a, b]);
@@ -253,7 +255,8 @@ export function gpt2FilesOf(tok: BpeTokenizer): Gpt2Files {
     if (other !== undefined) {
       throw new EngineError(
         'tokenizer/invalid',
-        `Tokens ${other} and ${id} are both ${quote(key)}, and vocab.json keys tokens by text, so it cannot hold this vocabulary; use tokenizer.json instead.`,
+        `Tokens ${other} and ${id} are both ${quote(key)}, and vocab.json keys tokens by text, so ` +
+          `it cannot hold this vocabulary; use tokenizer.json instead.`,
       );
     }
     owner.set(key, id);
@@ -269,7 +272,9 @@ function expectField(ok: boolean, field: string, found: unknown, supported: stri
   if (!ok) {
     throw new EngineError(
       'tokenizer/invalid',
-      `tokenizer.json: ${field} is ${JSON.stringify(found) ?? 'missing'}, but only ${supported} is supported (a GPT-2-style ByteLevel BPE); use the model's vocab.json and merges.txt, or a GPT-2-style tokenizer.`,
+      `tokenizer.json: ${field} is ${JSON.stringify(found) ?? 'missing'}, but only ${supported} is ` +
+        `supported (a GPT-2-style ByteLevel BPE); use the model's vocab.json and merges.txt, or a ` +
+        `GPT-2-style tokenizer.`,
     );
   }
 }
@@ -339,7 +344,8 @@ export function bpeFromHfTokenizerJson(json: unknown): BpeTokenizer {
         content = field(t, 'content');
       if (typeof id !== 'number' || typeof content !== 'string')
         throw bad(
-          `tokenizer.json added_tokens entries need a numeric "id" and a string "content", found ${quote(JSON.stringify(t) ?? '')}`,
+          `tokenizer.json added_tokens entries need a numeric "id" and a string "content", found ` +
+            `${quote(JSON.stringify(t) ?? '')}`,
         );
       extra.push({ id, text: content });
     }

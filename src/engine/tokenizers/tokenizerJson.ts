@@ -56,7 +56,8 @@ function checkVocabSize(obj: Record<string, unknown>, learned: number, what: str
   }
   if (v !== BASE_VOCAB + learned) {
     throw invalid(
-      `"vocabSize" is ${v} but ${learned} ${what} give ${BASE_VOCAB + learned} (${BASE_VOCAB} base ids + ${learned}); the file may be truncated or edited`,
+      `"vocabSize" is ${v} but ${learned} ${what} give ${BASE_VOCAB + learned} (${BASE_VOCAB} base ` +
+        `ids + ${learned}); the file may be truncated or edited`,
     );
   }
 }
@@ -77,7 +78,8 @@ function charFromJSON(obj: Record<string, unknown>): CharTokenizer {
     }
     if (cp >= 0xd800 && cp <= 0xdfff)
       throw invalid(
-        `${where} is a lone surrogate U+${cp.toString(16).toUpperCase()}, which is always byte-encoded and never a vocabulary entry`,
+        `${where} is a lone surrogate U+${cp.toString(16).toUpperCase()}, which is always ` +
+          `byte-encoded and never a vocabulary entry`,
       );
     const first = seen.get(c);
     if (first !== undefined)
@@ -118,7 +120,8 @@ function bpeFromJSON(obj: Record<string, unknown>): BpeTokenizer {
   ]);
   if (obj['pretokenizer'] !== PRETOKENIZER_NAME) {
     throw invalid(
-      `"pretokenizer" must be "${PRETOKENIZER_NAME}" (the only one this build knows), found ${describe(obj['pretokenizer'])}`,
+      `"pretokenizer" must be "${PRETOKENIZER_NAME}" (the only one this build knows), found ` +
+        `${describe(obj['pretokenizer'])}`,
     );
   }
   const merges = obj['merges'];
@@ -134,7 +137,9 @@ function bpeFromJSON(obj: Record<string, unknown>): BpeTokenizer {
     for (const x of m as unknown[]) {
       if (typeof x !== 'number' || !Number.isInteger(x) || x < NUM_SPECIAL || x >= id) {
         throw invalid(
-          `${where} joins ${describe(x)}, but a merge may only join byte ids ${NUM_SPECIAL}..${BASE_VOCAB - 1} or ids of earlier merges (below ${id}); special ids 0..${NUM_SPECIAL - 1} are never merged`,
+          `${where} joins ${describe(x)}, but a merge may only join byte ids ` +
+            `${NUM_SPECIAL}..${BASE_VOCAB - 1} or ids of earlier merges (below ${id}); special ids ` +
+            `0..${NUM_SPECIAL - 1} are never merged`,
         );
       }
     }
@@ -161,7 +166,8 @@ export function tokenizerFromJSON(json: unknown): Tokenizer {
   const obj = json as Record<string, unknown>;
   if (obj['format'] !== TOKENIZER_FORMAT) {
     throw invalid(
-      `"format" must be "${TOKENIZER_FORMAT}", found ${describe(obj['format'])} (is this an Attention Lab tokenizer.json?)`,
+      `"format" must be "${TOKENIZER_FORMAT}", found ${describe(obj['format'])} (is this an ` +
+        `Attention Lab tokenizer.json?)`,
     );
   }
   if (obj['version'] !== TOKENIZER_VERSION) {

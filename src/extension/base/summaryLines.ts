@@ -42,5 +42,8 @@ export function estimateLine(params: number, memoryBytes: number, secondsPerStep
 export function decodeMessage(runName: string, output: DecodeOutput): string {
   const more = output.stopReason === 'maxTokens' ? '; the setting attentionLab.decode.maxTokens asks for more' : '';
   const note = output.contextNote !== undefined ? ` ${output.contextNote}` : '';
-  return `Decoded ${output.tokens.length} token(s) with ${runName} — ${stopReasonText(output.stopReason)}${more}.${note}`;
+  return (
+    `Decoded ${output.tokens.length} token(s) with ${runName} — ` +
+    `${stopReasonText(output.stopReason)}${more}.${note}`
+  );
 }

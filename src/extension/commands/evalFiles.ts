@@ -74,12 +74,16 @@ export function testDataOf(
   if (files.length === 1) {
     if (isPairsFile(source)) return { kind: 'pairs', source, target: null };
     return {
-      error: `${fs.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source line file and then its target line file.`,
+      error:
+        `${fs.basename(source)} is not a .tsv or .jsonl file; choose one of those, or a source ` +
+        `line file and then its target line file.`,
     };
   }
   if (files.length === 2 && target !== undefined) return { kind: 'pairs', source, target };
   return {
-    error: `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line files (source, then target), not ${files.length} files.`,
+    error:
+      `An encoder-decoder is evaluated on pairs: choose one .tsv / .jsonl file, or two line ` +
+      `files (source, then target), not ${files.length} files.`,
   };
 }
 
@@ -112,7 +116,8 @@ export function evalSummary(r: EvalFilesOutput): string {
 export function evalLogLines(r: EvalFilesOutput): string[] {
   const lines = [
     `Evaluated step ${r.step} on ${r.source} (context ${r.context} tokens)`,
-    `  loss ${formatLoss(r.loss)} nats/token · ${formatBitsPerByte(r.bpb)} bits/byte (${formatCount(r.bytes)} bytes) · perplexity ${formatPerplexity(r.ppl)} · ${formatCount(r.tokens)} tokens`,
+    `  loss ${formatLoss(r.loss)} nats/token · ${formatBitsPerByte(r.bpb)} bits/byte ` +
+      `(${formatCount(r.bytes)} bytes) · perplexity ${formatPerplexity(r.ppl)} · ${formatCount(r.tokens)} tokens`,
   ];
   const t = r.translation;
   if (!t) lines.push(`  ${r.documents} ${r.documents === 1 ? 'document' : 'documents'} scored`);
@@ -137,7 +142,8 @@ export function evalLogLines(r: EvalFilesOutput): string[] {
   }
   if (r.unseenChars)
     lines.push(
-      `  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`,
+      `  ${formatCount(r.unseenChars)} of ${formatCount(r.characters)} characters never occur in ` +
+        `the training data (e.g. ${r.unseenExamples.map((c) => JSON.stringify(c)).join(', ')})`,
     );
   lines.push(`  recorded in the run's evaluations.jsonl (test data ${r.record.dataHash.slice(0, 12)}…)`);
   return lines;

@@ -32,7 +32,8 @@ function localPaths(s: Services, uris: readonly vscode.Uri[] | undefined): strin
   const paths = uris.map((u) => s.host.pathOf(u));
   if (paths.some((p) => p === null)) {
     void vscode.window.showWarningMessage(
-      'Attention Lab reads test files from this machine’s disk; choose files there, not in a virtual or remote workspace.',
+      'Attention Lab reads test files from this machine’s disk; choose files there, not in a ' +
+        'virtual or remote workspace.',
     );
     return undefined;
   }
@@ -127,7 +128,8 @@ export async function evaluateFilesCommand(
   if (!vscode.workspace.isTrusted) {
     showError(
       s.log,
-      'This workspace is in Restricted Mode, so Attention Lab does not read its files to evaluate a run. Trust the workspace first.',
+      'This workspace is in Restricted Mode, so Attention Lab does not read its files to evaluate a ' +
+        'run. Trust the workspace first.',
       undefined,
       TRUST_ACTION,
     );

@@ -44,7 +44,8 @@ async function pickCheckpoint(s: Services): Promise<string | undefined> {
   const p = s.host.pathOf(uri);
   if (p === null) {
     void vscode.window.showWarningMessage(
-      'Attention Lab reads checkpoints from this machine’s disk; choose one there, not in a virtual or remote workspace.',
+      'Attention Lab reads checkpoints from this machine’s disk; choose one there, not in a virtual ' +
+        'or remote workspace.',
     );
     return undefined;
   }
@@ -68,7 +69,8 @@ export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): 
   if (!vscode.workspace.isTrusted) {
     showError(
       s.log,
-      'This workspace is in Restricted Mode, so Attention Lab does not read checkpoints into it. Trust the workspace first.',
+      'This workspace is in Restricted Mode, so Attention Lab does not read checkpoints into it. ' +
+        'Trust the workspace first.',
       undefined,
       TRUST_ACTION,
     );
@@ -95,14 +97,16 @@ export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): 
     return undefined;
   }
   s.log.info(
-    `Imported ${out.modelFile} (${out.layoutText}): ${formatCompact(out.params)} parameters, tokenizer ${out.tokenizer} → ${out.runDir}`,
+    `Imported ${out.modelFile} (${out.layoutText}): ${formatCompact(out.params)} parameters, ` +
+      `tokenizer ${out.tokenizer} → ${out.runDir}`,
   );
   for (const n of out.notes) s.log.info(`  ${n}`);
   await s.runs.refresh();
   await s.active.set(out.runDir);
   s.dashboard.open(out.runDir);
   void vscode.window.showInformationMessage(
-    `Imported ${fs.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ${fs.basename(out.runDir)}.`,
+    `Imported ${fs.basename(from)} (${out.layoutText}, ${formatCompact(out.params)} parameters) as ` +
+      `${fs.basename(out.runDir)}.`,
   );
   return out;
 }

@@ -64,7 +64,11 @@ export class ScoreDecorations implements DisposableLike {
       if (!pair) {
         const others = this.s.runs.items().filter((r) => r.kind === 'decoder-only' && r.hasModel && r.error === null);
         const choice = others.length === 0 ? 'Pick Another Run…' : 'Score with a Decoder-Only Run…';
-        const msg = `${run.name} is an encoder-decoder run: select one "source<TAB>target" (or "source → target") line and its target is scored given the source — or score this text with a decoder-only run (${others.length === 0 ? 'none is trained yet' : 'pick one; it becomes the active run, which you can also set in the Runs view or the status bar'}).`;
+        const msg =
+          `${run.name} is an encoder-decoder run: select one "source<TAB>target" (or ` +
+          `"source → target") line and its target is scored given the source — or score this text ` +
+          `with a decoder-only run ` +
+          `(${others.length === 0 ? 'none is trained yet' : 'pick one; it becomes the active run, which you can also set in the Runs view or the status bar'}).`;
         void vscode.window.showInformationMessage(msg, ...(others.length > 0 ? [choice] : [])).then(async (a) => {
           if (a !== choice) return;
           const other = await askForRun(

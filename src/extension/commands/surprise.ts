@@ -54,7 +54,10 @@ export function hoverText(t: ScoredToken): string {
   // Below 0.1% a percentage says little; the exponent says how unlikely.
   const pct = p >= 0.001 ? formatPercent(p) : p.toExponential(1);
   const split = isPartialLabel(t.token) ? ` (${describeToken(t.token).slice(t.token.length + 3)})` : '';
-  return `Token \`${JSON.stringify(t.token)}\`${split} — surprise ${t.surprise.toFixed(2)} nats (p = ${pct}, log p = ${t.logprob.toFixed(3)})`;
+  return (
+    `Token \`${JSON.stringify(t.token)}\`${split} — surprise ${t.surprise.toFixed(2)} nats (p ` +
+    `= ${pct}, log p = ${t.logprob.toFixed(3)})`
+  );
 }
 
 /** "42 tokens · mean surprise 1.23 nats · perplexity 3.42 · most surprising "x" (5.20)". */
@@ -63,7 +66,11 @@ export function scoreSummary(tokens: readonly ScoredToken[], truncated: number):
   const mean = tokens.reduce((a, t) => a + t.surprise, 0) / tokens.length;
   const worst = tokens.reduce((a, t) => (t.surprise > a.surprise ? t : a));
   const cut = truncated > 0 ? ` · ${truncated} tokens past the scoring limit were not scored` : '';
-  return `${tokens.length} tokens · mean surprise ${mean.toFixed(2)} nats · perplexity ${formatPerplexity(Math.exp(mean))} · most surprising ${JSON.stringify(worst.token)} (${worst.surprise.toFixed(2)})${cut}`;
+  return (
+    `${tokens.length} tokens · mean surprise ${mean.toFixed(2)} nats · perplexity ` +
+    `${formatPerplexity(Math.exp(mean))} · most surprising ${JSON.stringify(worst.token)} ` +
+    `(${worst.surprise.toFixed(2)})${cut}`
+  );
 }
 
 /** Source and target of a selected pair line, and where the target starts in it; null when there is no separator. */

@@ -65,7 +65,9 @@ export function configLines(s: Settings, runsWhere: string): ConfigLine[] {
     },
     {
       label: 'Training',
-      value: `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`,
+      value:
+        `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ` +
+        `${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`,
       query: 'attentionLab.training',
       icon: 'pulse',
     },

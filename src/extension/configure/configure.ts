@@ -112,8 +112,10 @@ async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefin
       value: 'decoder-only',
       description: 'GPT-style language model',
       detail: trusted
-        ? `Trains on documents (workspace files) or the built-in ${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
-        : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace files are not read).`,
+        ? `Trains on documents (workspace files) or the built-in ` +
+          `${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
+        : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace ` +
+          `files are not read).`,
     },
     {
       label: 'encoder-decoder',
@@ -464,7 +466,8 @@ async function reviewStep(
                 },
               ]
             : []),
-          // The browser's VS Code starts no processes: no engine to choose there, unless a setting already asks for PyTorch.
+          // The browser's VS Code starts no processes: no engine to choose there, unless a setting already asks for
+          // PyTorch.
           ...(s.host.pytorch || d.engine === 'pytorch' ? [engineRow<ReviewValue>(d, 'engine', probe)] : []),
           { label: 'Review', kind: vscode.QuickPickItemKind.Separator },
           ...(s.host.pytorch || d.engine === 'pytorch'
@@ -487,7 +490,10 @@ async function reviewStep(
           )
           .then(
             (c) =>
-              `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ${formatDuration(c.secondsPerStep * d.steps)}`,
+              `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ` +
+              `${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} ` +
+              `measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ` +
+              `${formatDuration(c.secondsPerStep * d.steps)}`,
             (err) => `Time per step unknown: ${messageOf(err)}`,
           )
       : Promise.resolve(''));

@@ -52,7 +52,10 @@ export function draftData(d: Pick<Draft, 'source' | 'task'>): DataChoice {
   return d.source === 'task' ? { kind: 'task', task: d.task } : { kind: d.source };
 }
 
-/** True when the draft's data brings its own tokenizer (the induction task), so the tokenizer step and settings do not apply. */
+/**
+ * True when the draft's data brings its own tokenizer (the induction task), so the tokenizer step and settings do not
+ * apply.
+ */
 export function ownTokenizer(d: Pick<Draft, 'source' | 'task'>): boolean {
   return dataDefaults(draftData(d)).ownTokenizer;
 }

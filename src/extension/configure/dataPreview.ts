@@ -44,7 +44,10 @@ export function noMatchMessage(glob: string, excluded: number): string {
     glob.includes('/') || glob.startsWith('**')
       ? 'check the folder and the extension'
       : `try **/${glob} to search every folder`;
-  return `No file in this workspace matches "${glob}"${cause} (files.exclude applies): ${hint}, e.g. **/*.md or docs/**/*.txt.`;
+  return (
+    `No file in this workspace matches "${glob}"${cause} (files.exclude applies): ${hint}, ` +
+    `e.g. **/*.md or docs/**/*.txt.`
+  );
 }
 
 /** The line under the glob box, and how serious it is. */
@@ -54,7 +57,9 @@ export function previewLine(p: GlobPreview): { severity: PreviewSeverity; messag
   if (p.files.length === 0) {
     return {
       severity: 'error',
-      message: `All ${plural(p.found, 'matching file')} would be skipped (${summarizeSkipped(p.skipped)}); point the glob at UTF-8 text files.`,
+      message:
+        `All ${plural(p.found, 'matching file')} would be skipped ` +
+        `(${summarizeSkipped(p.skipped)}); point the glob at UTF-8 text files.`,
     };
   }
   const files = plural(p.files.length, 'file');

@@ -392,7 +392,10 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
   return { settings, problems: p };
 }
 
-/** The model kind the settings' data trains: documents → decoder-only, pairs → encoder-decoder, a built-in task → its own (induction: decoder-only). */
+/**
+ * The model kind the settings' data trains: documents → decoder-only, pairs → encoder-decoder, a built-in task → its
+ * own (induction: decoder-only).
+ */
 export function kindForData(source: Settings['data']['source'], task: TaskName): ModelKind {
   return source === 'task' ? TASK_MODEL_KINDS[task] : dataDefaults({ kind: source }).kind;
 }
@@ -407,7 +410,10 @@ export function mismatch(s: Settings): string | null {
         : s.data.source === 'pairs'
           ? 'A pairs file trains'
           : `The built-in task "${s.data.task}" trains`;
-    return `${data} a${want === 'encoder-decoder' ? 'n' : ''} ${want} model, but attentionLab.model.kind is ${s.model.kind}. Run "Attention Lab: Configure Model…" or set the kind to ${want}.`;
+    return (
+      `${data} a${want === 'encoder-decoder' ? 'n' : ''} ${want} model, but ` +
+      `attentionLab.model.kind is ${s.model.kind}. Run "Attention Lab: Configure Model…" or set the kind to ${want}.`
+    );
   }
   const presets: readonly string[] = MODEL_PRESETS[s.model.kind];
   if (!presets.includes(s.model.preset)) {

@@ -3,7 +3,8 @@
  * then sends every known run (`dashboard/didLoadRuns`) and forwards the live run's worker
  * notifications (`run/didUpdate`), dropping the ones already contained in what was read
  * from disk so the page never sees a step twice. Answers the page's decode, attention,
- * logit-lens and ablation requests through the model worker and its pause / resume / stop buttons through the controller.
+ * logit-lens and ablation requests through the model worker and its pause / resume / stop buttons through the
+ * controller.
  * Every message from the page is validated first. Resent whole whenever the page reloads
  * (hidden panels are not kept alive: `retainContextWhenHidden` stays off).
  *
@@ -252,7 +253,10 @@ export class DashboardSession implements DisposableLike {
     }
   }
 
-  /** The attention of a text, or one layer of it, from the model worker (lab/inference/attend.ts), answered with the request's id. */
+  /**
+   * The attention of a text, or one layer of it, from the model worker (lab/inference/attend.ts), answered with the
+   * request's id.
+   */
   private async attend(msg: Extract<WebviewToHost, { type: 'attend/request' | 'attendLayer/request' }>): Promise<void> {
     const id = msg.id;
     try {
@@ -370,7 +374,8 @@ export class DashboardSession implements DisposableLike {
         snapshotStep: state.snapshots.at(-1)?.step ?? -1,
       });
     }
-    // The run asked for, else the active run; null lets the page keep the run its saved UI state had (webview/README.md).
+    // The run asked for, else the active run; null lets the page keep the run its saved UI state had
+    // (webview/README.md).
     const want = this.selectedId ?? this.deps.active.id();
     const selected = want && runs.some((r) => r.run.id === want) ? want : null;
     this.post({ type: 'dashboard/didLoadRuns', runs, selectedId: selected });

@@ -17,7 +17,8 @@ const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
 export function exportBytes(fileName: string, kind: ExportKind, content: string): Uint8Array {
   if (!fileName.toLowerCase().endsWith(`.${kind}`))
     throw new Error(
-      `The export "${fileName}" should end in .${kind} for a ${kind.toUpperCase()} file; this is a bug in the dashboard, please report it.`,
+      `The export "${fileName}" should end in .${kind} for a ${kind.toUpperCase()} file; this is a ` +
+        `bug in the dashboard, please report it.`,
     );
   if (kind !== 'png') return new TextEncoder().encode(content);
   let bytes: Uint8Array;
@@ -28,7 +29,8 @@ export function exportBytes(fileName: string, kind: ExportKind, content: string)
   }
   if (bytes.length < 24 || PNG_SIGNATURE.some((b, i) => bytes[i] !== b))
     throw new Error(
-      `The export "${fileName}" is not a PNG image (${bytes.length} bytes without the PNG signature); try Save as SVG instead.`,
+      `The export "${fileName}" is not a PNG image (${bytes.length} bytes without the PNG ` +
+        `signature); try Save as SVG instead.`,
     );
   return bytes;
 }

@@ -14,7 +14,10 @@ export type HostLab = typeof import('../../lab/workers/hostLab');
 /** Desktop's module (dist/extensionLab.js): the same, plus the PyTorch engine's host side. */
 export type NodeHostLab = typeof import('../../lab/workers/nodeHostLab');
 
-/** The PyTorch engine's host side: the torch probe and checks (Python in a child process), a run's pending snapshot weights. */
+/**
+ * The PyTorch engine's host side: the torch probe and checks (Python in a child process), a run's pending snapshot
+ * weights.
+ */
 export type PytorchLab = Pick<
   NodeHostLab,
   'probeTorch' | 'checkOptions' | 'describeEnv' | 'batchShareProblem' | 'pendingSnapshotWeights'

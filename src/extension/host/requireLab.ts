@@ -21,7 +21,8 @@ export function requireLab(distDir: string): LabLoader<NodeHostLab> {
           loaded = require(file) as NodeHostLab;
         } catch (e) {
           throw new Error(
-            `Attention Lab could not load ${file} (${String((e as Error).message).split('\n')[0]}); reinstall the extension.`,
+            `Attention Lab could not load ${file} (${String((e as Error).message).split('\n')[0]}); ` +
+              `reinstall the extension.`,
             { cause: e },
           );
         }

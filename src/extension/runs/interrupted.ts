@@ -24,7 +24,10 @@ export function interruptionKey(r: RunItem): string {
 /** The notification's text for an interrupted run. */
 export function interruptedMessage(r: RunItem): string {
   if (!r.hasModel)
-    return `Training of run ${r.name} was interrupted before its first checkpoint; there is nothing to resume — train it again.`;
+    return (
+      `Training of run ${r.name} was interrupted before its first checkpoint; there is nothing ` +
+      `to resume — train it again.`
+    );
   return `Training of run ${r.name} was interrupted at step ${r.step} (last checkpoint).`;
 }
 

@@ -86,8 +86,10 @@ export async function pickRun(
         : 'it has no trained model yet'
       : (opts.only?.why(active) ?? '');
   const placeHolder = active
-    ? `The active run, ${active.name}, cannot be used: ${why}${/[.!?]$/.test(why ?? '') ? '' : '.'} Pick another (it becomes the active run).`
-    : 'No run is active: pick the run to use (it becomes the active run; change it in the Runs view or the status bar).';
+    ? `The active run, ${active.name}, cannot be used: ${why}${/[.!?]$/.test(why ?? '') ? '' : '.'} ` +
+      `Pick another (it becomes the active run).`
+    : 'No run is active: pick the run to use (it becomes the active run; change it in the Runs view ' +
+      'or the status bar).';
   return askForRun(s, candidates, opts.purpose, placeHolder);
 }
 

@@ -1,8 +1,10 @@
 /**
  * Commands on one run: open a run folder from disk ("Open Run…", e.g. one the command
- * line trained), find the runs kept under another identity of this workspace, reveal its folder, rename it and note on it, delete it or several (after one
+ * line trained), find the runs kept under another identity of this workspace, reveal its folder, rename it and note on
+ * it, delete it or several (after one
  * modal confirmation; never while it trains) — the last three act on the row they were invoked
- * on, and given none they ask which run rather than take the active one — export it for PyTorch into a chosen folder, and show the model's attention on
+ * on, and given none they ask which run rather than take the active one — export it for PyTorch into a chosen folder,
+ * and show the model's attention on
  * the editor's selection in the dashboard.
  *
  * Leaves out: training and decoding (training/trainCommand.ts, commands/decodeCommand.ts).
@@ -38,7 +40,8 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
     if (!dir) {
       await showError(
         s.log,
-        `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can read here; choose a folder on disk.`,
+        `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can read ` +
+          `here; choose a folder on disk.`,
       );
       return undefined;
     }
@@ -47,7 +50,8 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
   if (!(await lab.isRunFolder(fs, dir))) {
     await showError(
       s.log,
-      `${shownPath(dir)} is not a run folder (it has no run.json). Choose a folder that "Attention Lab: Train" or \`attention-lab train\` created.`,
+      `${shownPath(dir)} is not a run folder (it has no run.json). Choose a folder that "Attention ` +
+        `Lab: Train" or \`attention-lab train\` created.`,
     );
     return undefined;
   }
@@ -103,7 +107,8 @@ export async function findStrayRunsCommand(s: Services): Promise<string[]> {
   );
   if (items.length === 0) {
     void vscode.window.showInformationMessage(
-      `No runs in other workspace storage beside ${fs.dirname(storage)}. ${here} On vscode.dev, runs trained in another browser or profile stay in that browser's storage.`,
+      `No runs in other workspace storage beside ${fs.dirname(storage)}. ${here} On vscode.dev, ` +
+        `runs trained in another browser or profile stay in that browser's storage.`,
     );
     return [];
   }
@@ -117,15 +122,20 @@ export async function findStrayRunsCommand(s: Services): Promise<string[]> {
   for (const p of picked) await s.registry.addOpened(p.runDir);
   await s.runs.refresh();
   s.log.info(
-    `Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} from other workspace storage: ${picked.map((p) => p.runDir).join(', ')}.`,
+    `Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} from other workspace storage: ` +
+      `${picked.map((p) => p.runDir).join(', ')}.`,
   );
   void vscode.window.showInformationMessage(
-    `Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} to the Runs view; ${picked.length === 1 ? 'it stays' : 'they stay'} in the other storage. ${here}`,
+    `Added ${picked.length} ${picked.length === 1 ? 'run' : 'runs'} to the Runs view; ` +
+      `${picked.length === 1 ? 'it stays' : 'they stay'} in the other storage. ${here}`,
   );
   return picked.map((p) => p.runDir);
 }
 
-/** Reveals a run's folder: in the Explorer when it is inside the workspace, else in the OS (desktop) or by opening run.json. */
+/**
+ * Reveals a run's folder: in the Explorer when it is inside the workspace, else in the OS (desktop) or by opening
+ * run.json.
+ */
 export async function revealRunCommand(s: Services, arg: unknown): Promise<void> {
   const run = await pickRun(s, arg, { trained: false, purpose: 'reveal' });
   if (!run) return;
@@ -173,7 +183,8 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
   runs = runs.filter((r) => !locked.has(r));
   const trainingHere =
     training.length > 0
-      ? `${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} training; stop it before deleting it.`
+      ? `${training.map((r) => r.name).join(', ')} ${training.length === 1 ? 'is' : 'are'} ` +
+        `training; stop it before deleting it.`
       : '';
   if (runs.length === 0) {
     void vscode.window.showWarningMessage([trainingHere, ...locked.values()].filter(Boolean).join(' '));
@@ -190,8 +201,10 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
     {
       modal: true,
       detail: one
-        ? `This removes ${shownPath(one.runDir)} and everything in it (model, checkpoints, metrics, snapshots). It cannot be undone.${kept}`
-        : `This removes the folders of ${runs.map((r) => r.name).join(', ')} and everything in them (models, checkpoints, metrics, snapshots). It cannot be undone.${kept}`,
+        ? `This removes ${shownPath(one.runDir)} and everything in it (model, checkpoints, metrics, ` +
+          `snapshots). It cannot be undone.${kept}`
+        : `This removes the folders of ${runs.map((r) => r.name).join(', ')} and everything in them ` +
+          `(models, checkpoints, metrics, snapshots). It cannot be undone.${kept}`,
     },
     'Delete',
   );
@@ -235,7 +248,9 @@ export async function renameRunCommand(s: Services, arg: unknown, nameArg?: stri
       ? nameArg
       : await vscode.window.showInputBox({
           title: `Attention Lab: rename ${run.name}`,
-          prompt: `The name the Runs view, the dashboard and the status bar show (the folder ${s.host.fs.basename(run.runDir)} keeps its name). Empty: the folder's name.`,
+          prompt:
+            `The name the Runs view, the dashboard and the status bar show (the folder ` +
+            `${s.host.fs.basename(run.runDir)} keeps its name). Empty: the folder's name.`,
           value: run.name,
           valueSelection: [0, run.name.length],
           validateInput: (v) => lab.runNameProblem(v),
@@ -265,7 +280,8 @@ export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: st
       : await vscode.window.showInputBox({
           title: `Attention Lab: note on ${run.name}`,
           prompt:
-            'What this run tries or found (shown in the Runs view tooltip and the dashboard header). Empty removes the note.',
+            'What this run tries or found (shown in the Runs view tooltip and the dashboard ' +
+            'header). Empty removes the note.',
           value: run.note ?? '',
           ignoreFocusOut: true,
         });
@@ -301,7 +317,8 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
     if (!out) {
       await showError(
         s.log,
-        `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can write here; choose a folder on disk.`,
+        `${shownPath(picked[0].toString(true))} is not on a file system Attention Lab can write ` +
+          `here; choose a folder on disk.`,
       );
       return undefined;
     }
@@ -330,7 +347,8 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
   const names = run.kind === 'decoder-only' ? "nanoGPT's GPT" : "the notebook Transformer's";
   const dir = result.dir;
   s.log.info(
-    `Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ${result.files.map((f) => fs.basename(f)).join(', ')}`,
+    `Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ` +
+      `${result.files.map((f) => fs.basename(f)).join(', ')}`,
   );
   for (const w of result.warnings) s.log.warn(`Export of ${run.name}: ${w}`);
   const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';

@@ -51,7 +51,9 @@ export function resolveRunsRoot(fs: LabFs, i: RootInputs): RunsRoot {
     return {
       root: storage,
       where: 'extensionStorage',
-      note: `attentionLab.runs.folder "${i.settings.folder}" points outside the workspace; runs are kept in extension storage instead.`,
+      note:
+        `attentionLab.runs.folder "${i.settings.folder}" points outside the workspace; runs are ` +
+        `kept in extension storage instead.`,
     };
   }
   return { root, where: 'workspace', note: null };

@@ -55,7 +55,10 @@ export function isResumable(r: RunItem): boolean {
   return !r.active && r.error === null && r.hasModel && r.step < r.totalSteps && r.status !== 'completed';
 }
 
-/** True when a run can be trained for more steps than it planned ("Continue Training…"): a finished, stopped or interrupted run with a checkpoint. */
+/**
+ * True when a run can be trained for more steps than it planned ("Continue Training…"): a finished, stopped or
+ * interrupted run with a checkpoint.
+ */
 export function isExtendable(r: RunItem): boolean {
   return (
     !r.active &&

@@ -26,7 +26,9 @@ export interface StrayStorage {
   readonly runs: readonly string[];
 }
 
-/** The path part of a URI string ("vscode-remote://localhost:8080/home/me/x" → "/home/me/x"), without a trailing slash. */
+/**
+ * The path part of a URI string ("vscode-remote://localhost:8080/home/me/x" → "/home/me/x"), without a trailing slash.
+ */
 export function uriPath(uri: string): string {
   const m = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)?$/i.exec(uri);
   const p = decodeURIComponent(m ? (m[1] ?? '/') : uri);

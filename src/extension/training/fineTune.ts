@@ -56,8 +56,13 @@ export function fineTuneEstimate(
   steps: number,
   time: StepTime | { readonly error: string },
 ): string {
-  const what = `Fine-tune ${name} on ${formatCount(files)} ${files === 1 ? 'file' : 'files'} for ${formatCount(steps)} ${steps === 1 ? 'step' : 'steps'}`;
+  const what =
+    `Fine-tune ${name} on ${formatCount(files)} ${files === 1 ? 'file' : 'files'} for ` +
+    `${formatCount(steps)} ${steps === 1 ? 'step' : 'steps'}`;
   if ('error' in time) return `${what}? (The time per step could not be measured: ${time.error})`;
   const on = `${time.threads} ${time.threads === 1 ? 'thread' : 'threads'}, ${time.backend} backend`;
-  return `${what}: ≈ ${formatDuration(time.secondsPerStep * steps)} on this machine (≈ ${formatDuration(time.secondsPerStep)} per step on ${on}, measured just now).`;
+  return (
+    `${what}: ≈ ${formatDuration(time.secondsPerStep * steps)} on this machine (≈ ` +
+    `${formatDuration(time.secondsPerStep)} per step on ${on}, measured just now).`
+  );
 }

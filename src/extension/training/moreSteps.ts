@@ -22,14 +22,19 @@ export const EXTENDABLE: RunFilter = {
     r.active
       ? `${r.name} is training; stop it first, then continue it.`
       : `${r.name} ${r.status === 'failed' ? 'failed' : `is ${r.status}`}; only a finished or stopped run can continue training.`,
-  none: 'No run can continue training now: only a finished or stopped run with a checkpoint can. Train one, or stop the one training.',
+  none:
+    'No run can continue training now: only a finished or stopped run with a checkpoint can. ' +
+    'Train one, or stop the one training.',
 };
 
 /** The input box's prompt: where the run stands, and what the new steps are added to. */
 export function moreStepsPrompt(r: Pick<RunItem, 'name' | 'step' | 'totalSteps'>): string {
   if (r.step >= r.totalSteps)
     return `${r.name} finished its ${r.totalSteps} steps. How many more steps should it train?`;
-  return `${r.name} is at step ${r.step} of ${r.totalSteps}. How many steps beyond ${r.totalSteps}? (It trains to ${r.totalSteps} first.)`;
+  return (
+    `${r.name} is at step ${r.step} of ${r.totalSteps}. How many steps beyond ${r.totalSteps}? ` +
+    `(It trains to ${r.totalSteps} first.)`
+  );
 }
 
 /** Why `text` is not a number of more steps (for the input box), or undefined when it is. */

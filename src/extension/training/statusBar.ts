@@ -1,7 +1,8 @@
 /**
  * The training status-bar item: step / total, loss and tokens per second while a run
  * trains (a spinning icon; "paused at" and a pause icon when paused), the final step and loss
- * after it ends, until another run becomes the active one; clicking it opens the dashboard. Updates are throttled to a few per
+ * after it ends, until another run becomes the active one; clicking it opens the dashboard. Updates are throttled to a
+ * few per
  * second, however fast steps arrive.
  *
  * Leaves out: anything but the one item (progress notifications live in trainCommand.ts).
@@ -89,7 +90,8 @@ export class TrainingStatusBar implements DisposableLike {
         ? '$(debug-stop)'
         : '$(check)';
     this.ended = s.runDir;
-    this.item.text = `${icon} Attention Lab: ${how} at step ${outcome.step}/${s.totalSteps} · loss ${formatLoss(s.loss)}`;
+    this.item.text =
+      `${icon} Attention Lab: ${how} at step ${outcome.step}/${s.totalSteps} · loss ` + `${formatLoss(s.loss)}`;
     this.item.tooltip =
       outcome.kind === 'failed'
         ? `${s.name} ${how}: ${outcome.error.message}\n\nClick to open the dashboard.`

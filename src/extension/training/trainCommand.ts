@@ -84,7 +84,8 @@ export async function trainCommand(s: Services): Promise<void> {
   try {
     const est = lab.estimateSpec(spec);
     s.log.info(
-      `Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; data: ${found.found}.`,
+      `Model: ${spec.model.kind} ${spec.model.preset}, about ${formatCount(est.params)} parameters; ` +
+        `data: ${found.found}.`,
     );
   } catch (e) {
     return showError(s.log, `The model configuration is invalid: ${messageOf(e)}`, e, CONFIGURE_ACTION);
@@ -151,7 +152,10 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
   await resumeCommand(s, run.runDir);
 }
 
-/** The documents a fine-tuning trains on: the workspace's (as Train finds them) or files chosen by hand; undefined when cancelled. */
+/**
+ * The documents a fine-tuning trains on: the workspace's (as Train finds them) or files chosen by hand; undefined when
+ * cancelled.
+ */
 async function fineTuneDocuments(s: Services, name: string): Promise<{ files: string[]; root: string } | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   const ws = s.workspaceDir();
@@ -173,7 +177,8 @@ async function fineTuneDocuments(s: Services, name: string): Promise<{ files: st
     if (found.files.length === 0) {
       showError(
         s.log,
-        `No files in this workspace match "${include}"; change attentionLab.data.include in "Configure Model…", or choose files.`,
+        `No files in this workspace match "${include}"; change attentionLab.data.include in ` +
+          `"Configure Model…", or choose files.`,
         undefined,
         CONFIGURE_ACTION,
       );
@@ -194,7 +199,8 @@ async function fineTuneDocuments(s: Services, name: string): Promise<{ files: st
   if (paths.length < picked.length) {
     showError(
       s.log,
-      `Cannot fine-tune ${name} on files the training worker cannot read here (a virtual workspace in desktop VS Code); pick files on disk.`,
+      `Cannot fine-tune ${name} on files the training worker cannot read here (a virtual workspace ` +
+        `in desktop VS Code); pick files on disk.`,
     );
     return undefined;
   }
@@ -240,7 +246,8 @@ async function runWithUi(
   if (settings.training.engine === 'pytorch' && !vscode.workspace.isTrusted) {
     return showError(
       s.log,
-      'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.',
+      'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in ' +
+        'Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.',
       undefined,
       TRUST_ACTION,
       CONFIGURE_ACTION,
@@ -249,7 +256,10 @@ async function runWithUi(
   const torch = await pytorchOptions(s, settings);
   if (torch)
     s.log.info(
-      `Engine: PyTorch (${torch.options.nproc} ${torch.options.nproc === 1 ? 'process' : 'processes'}, device ${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} from ${torch.python.from}.`,
+      `Engine: PyTorch (${torch.options.nproc} ` +
+        `${torch.options.nproc === 1 ? 'process' : 'processes'}, device ` +
+        `${torch.options.device}${torch.options.bf16 ? ', bf16' : ''}) with ${torch.python.python} ` +
+        `from ${torch.python.from}.`,
     );
   const known = s.runs.find(runId);
   const name = known?.name ?? s.host.fs.basename(runId);
@@ -268,7 +278,9 @@ async function runWithUi(
       );
     if (event.data.skipped.length > 0) {
       s.log.info(
-        '  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, minified and generated files are skipped unless attentionLab.data.skipGenerated is off; files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)',
+        '  (.gitignore and files.exclude are honored; lockfiles, vendored and build folders, ' +
+          'minified and generated files are skipped unless attentionLab.data.skipGenerated is off; ' +
+          'files over attentionLab.data.maxFileSizeMB, or past attentionLab.data.maxTotalSizeMB in all, are skipped)',
       );
     }
     s.dashboard.open(runId, true);
@@ -322,10 +334,16 @@ async function runWithUi(
 /** The finish message's note on files the data left out ("" when none): how many and why, and where they are listed. */
 export function skippedNotice(skipped: readonly SkippedFile[]): string {
   if (skipped.length === 0) return '';
-  return ` ${formatCount(skipped.length)} ${skipped.length === 1 ? 'file was' : 'files were'} not trained on (${summarizeSkipped(skipped)}); the log lists ${skipped.length === 1 ? 'it' : 'them'}.`;
+  return (
+    ` ${formatCount(skipped.length)} ${skipped.length === 1 ? 'file was' : 'files were'} not ` +
+    `trained on (${summarizeSkipped(skipped)}); the log lists ${skipped.length === 1 ? 'it' : 'them'}.`
+  );
 }
 
-/** Says how the run ended, and which files it left out; never waits for the user (the Train command resolves when training ends). */
+/**
+ * Says how the run ended, and which files it left out; never waits for the user (the Train command resolves when
+ * training ends).
+ */
 function announce(s: Services, runId: string, outcome: RunOutcome, skipped: readonly SkippedFile[]): void {
   const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {

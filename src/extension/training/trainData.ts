@@ -55,13 +55,15 @@ export async function findTrainingData(
   if (d.source === 'task') return { data: { kind: 'task', task: d.task }, found: `built-in task "${d.task}"` };
   if (!vscode.workspace.isTrusted) {
     throw new DataError(
-      'This workspace is in Restricted Mode, so Attention Lab does not train on its files. Trust the workspace, or choose a built-in task in "Configure Model…".',
+      'This workspace is in Restricted Mode, so Attention Lab does not train on its files. Trust ' +
+        'the workspace, or choose a built-in task in "Configure Model…".',
       'trust',
     );
   }
   if (!workspaceDir) {
     throw new DataError(
-      `Training on ${d.source} needs a workspace folder on disk (none is open, or it is virtual). Open a folder, or choose a built-in task in "Configure Model…".`,
+      `Training on ${d.source} needs a workspace folder on disk (none is open, or it is virtual). ` +
+        `Open a folder, or choose a built-in task in "Configure Model…".`,
       'configure',
     );
   }
@@ -76,7 +78,8 @@ export async function findTrainingData(
     for (const f of [source, target])
       if (f && !(await exists(fs, f)))
         throw new DataError(
-          `The pairs file ${f} does not exist. Fix attentionLab.data.pairsSource / pairsTarget, or choose pairs in "Configure Model…".`,
+          `The pairs file ${f} does not exist. Fix attentionLab.data.pairsSource / pairsTarget, or ` +
+            `choose pairs in "Configure Model…".`,
           'configure',
         );
     return {
@@ -121,7 +124,9 @@ export interface DocumentFiles {
   readonly capped: boolean;
   /** Files left out by the exclude glob. */
   readonly excluded: number;
-  /** Workspace settings files (`.vscode/settings.json`, which Configure writes) the glob matched and that were left out. */
+  /**
+   * Workspace settings files (`.vscode/settings.json`, which Configure writes) the glob matched and that were left out.
+   */
   readonly settingsLeftOut: number;
 }
 
@@ -227,7 +232,9 @@ async function searchOrWalk(
   }
 }
 
-/** The workspace files `glob` names (VS Code's search, else a walk of the folders), as `host`'s paths, at most `max`. */
+/**
+ * The workspace files `glob` names (VS Code's search, else a walk of the folders), as `host`'s paths, at most `max`.
+ */
 export function findWorkspaceFiles(
   host: LabHost,
   glob: string,

@@ -66,7 +66,10 @@ type Request = HostToModelWorker extends infer R ? (R extends { id: number } ? O
 interface RequestHooks {
   readonly onToken?: (token: string, logprob: number) => void;
   readonly onProgress?: (done: number, total: number) => void;
-  /** Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker (null: ends the worker). */
+  /**
+   * Aborting fails the request at once with code 'cancelled' and sets `cancelFlag` for the worker (null: ends the
+   * worker).
+   */
   readonly signal?: AbortSignal;
   readonly cancelFlag?: Int32Array | null;
 }
@@ -79,7 +82,10 @@ export interface EvaluateFilesHooks {
   readonly signal?: AbortSignal;
 }
 
-/** A flag the worker reads while it computes, or null where there is no SharedArrayBuffer (a page that is not cross-origin isolated). */
+/**
+ * A flag the worker reads while it computes, or null where there is no SharedArrayBuffer (a page that is not
+ * cross-origin isolated).
+ */
 function cancelFlag(): Int32Array | null {
   return typeof SharedArrayBuffer === 'function' ? new Int32Array(new SharedArrayBuffer(4)) : null;
 }
@@ -121,7 +127,10 @@ export class ModelClient implements DisposableLike {
     return this.request<ScoreOutput>('Scoring', TIMEOUT_MS.score, { type: 'model/score', runDir, source, text });
   }
 
-  /** The model's attention on `text`: every head's scores, and every layer's map (an overview of one longer than OVERVIEW_SIDE). */
+  /**
+   * The model's attention on `text`: every head's scores, and every layer's map (an overview of one longer than
+   * OVERVIEW_SIDE).
+   */
   attend(runDir: string, text: string): Promise<AttentionSnapshot> {
     return this.request<AttentionSnapshot>('Computing attention', TIMEOUT_MS.attend, {
       type: 'model/attend',
@@ -170,7 +179,10 @@ export class ModelClient implements DisposableLike {
     });
   }
 
-  /** Writes the run's export folder `<outDir>/<run name>` (lab/interop/exportFolder.ts); `force` replaces a non-empty one. */
+  /**
+   * Writes the run's export folder `<outDir>/<run name>` (lab/interop/exportFolder.ts); `force` replaces a non-empty
+   * one.
+   */
   exportPytorch(runDir: string, outDir: string, force = false): Promise<ExportOutput> {
     return this.request<ExportOutput>('Exporting', TIMEOUT_MS.export, { type: 'model/export', runDir, outDir, force });
   }
@@ -208,7 +220,10 @@ export class ModelClient implements DisposableLike {
     return this.request<EvalFilesOutput>('Evaluating', TIMEOUT_MS.evaluate, msg, { ...hooks, cancelFlag: cancel });
   }
 
-  /** Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in bytes. */
+  /**
+   * Imports a PyTorch checkpoint (a .safetensors file or its folder) into the new run folder `outDir`; progress in
+   * bytes.
+   */
   importCheckpoint(from: string, outDir: string, hooks: EvaluateFilesHooks = {}): Promise<ImportOutput> {
     const cancel = cancelFlag();
     return this.request<ImportOutput>(

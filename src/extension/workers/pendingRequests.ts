@@ -57,7 +57,8 @@ export class PendingRequests {
         e.reject(
           new RequestError(
             'timeout',
-            `${what} took longer than ${Math.round(timeoutMs / 1000)} s and was abandoned; try a shorter input or a smaller model.`,
+            `${what} took longer than ${Math.round(timeoutMs / 1000)} s and was abandoned; try a ` +
+              `shorter input or a smaller model.`,
           ),
         );
         this.onTimeout(what);

@@ -184,12 +184,14 @@ export function skippedNote(skipped: readonly SkippedFile[], limits: CorpusLimit
   const big = largest('too-large');
   if (big)
     parts.push(
-      `${big.path} is ${formatBytes(big.bytes ?? 0)}, over the ${formatBytes(maxFile)} limit per file: ${LIMIT_HINTS.file}`,
+      `${big.path} is ${formatBytes(big.bytes ?? 0)}, over the ${formatBytes(maxFile)} limit per ` +
+        `file: ${LIMIT_HINTS.file}`,
     );
   const over = largest('over-total');
   if (over)
     parts.push(
-      `${over.path} (${formatBytes(over.bytes ?? 0)}) would take the corpus past its ${formatBytes(maxTotal)} total: ${LIMIT_HINTS.total}`,
+      `${over.path} (${formatBytes(over.bytes ?? 0)}) would take the corpus past its ` +
+        `${formatBytes(maxTotal)} total: ${LIMIT_HINTS.total}`,
     );
   return parts.join('; ');
 }

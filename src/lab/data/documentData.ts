@@ -177,7 +177,8 @@ async function learnTokenizer(
   if (src.train === 'char') return chars.tokenizer();
   if (sampleRate < 1)
     notes.push(
-      `BPE learned its merges from a seeded sample of ${formatBytes(sampled)} of the ${formatBytes(trainBytes)} of training text.`,
+      `BPE learned its merges from a seeded sample of ${formatBytes(sampled)} of the ` +
+        `${formatBytes(trainBytes)} of training text.`,
     );
   await pacer.tick('tokenizer', done, `Learning ${src.vocabSize} BPE tokens`, 'training the tokenizer');
   return trainBpeTokenizer(chunks, { vocabSize: src.vocabSize });
@@ -331,7 +332,10 @@ function validationText(split: Split, e: Encoded, trainTokens: number): string {
     return `${count(e.heldOutDocs)} of ${docs(e.documents)} held out whole, ${count(e.val.length)} tokens`;
   if (split.kind === 'tail')
     return `last 10% of ${e.documents === 1 ? '1 document' : `each of ${docs(e.documents)}`}, ${count(e.val.length)} tokens`;
-  return `none: too little text to hold any out (${count(trainTokens)} tokens; ${MIN_VAL_TOKENS * 10} or more are needed) — the validation curve shows training loss`;
+  return (
+    `none: too little text to hold any out (${count(trainTokens)} tokens; ` +
+    `${MIN_VAL_TOKENS * 10} or more are needed) — the validation curve shows training loss`
+  );
 }
 
 /**
@@ -373,7 +377,8 @@ export async function loadDocumentData(
   }
   if (e.inexactCuts > 0 && tok.type === 'bpe')
     notes.push(
-      `${count(e.inexactCuts)} piece(s) of text with no whitespace for 64K characters were cut mid-word for encoding; a word there may take one token more.`,
+      `${count(e.inexactCuts)} piece(s) of text with no whitespace for 64K characters were cut ` +
+        `mid-word for encoding; a word there may take one token more.`,
     );
   const skipped = [...plan.skipped, ...e.skipped].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const folder = shownPath(commonFolder(fs, e.folders));

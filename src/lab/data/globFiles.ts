@@ -84,7 +84,8 @@ export async function listDocumentFiles(
   if (files.length === 0) {
     throw new EngineError(
       'input/invalid',
-      `No files match ${quoted} (relative to ${root}); check the pattern or quote it so your shell does not expand it. ` +
+      `No files match ${quoted} (relative to ${root}); check the pattern or quote it so your shell ` +
+        `does not expand it. ` +
         '(.git/ and node_modules/ are always left out.)',
     );
   }

@@ -91,7 +91,10 @@ function fillSequence(
   }
 }
 
-/** Fills row b of a [B, T] batch: BOS (the tokenizer's id `bos`) + filler + seg + seg (input), the repeat's next tokens (targets). */
+/**
+ * Fills row b of a [B, T] batch: BOS (the tokenizer's id `bos`) + filler + seg + seg (input), the repeat's next tokens
+ * (targets).
+ */
 function fillRow(input: Int32Array, targets: Int32Array, b: number, T: number, r: RepeatRow, bos: number): void {
   // The first loss row predicts the repeat's second token.
   fillSequence(

@@ -125,7 +125,8 @@ function readJsonl(text: string, file: string): Pair[] {
       v = JSON.parse(line);
     } catch (e) {
       throw invalid(
-        `${where} is not valid JSON (${(e as Error).message}); each line must be one object like {"src": "…", "tgt": "…"}.`,
+        `${where} is not valid JSON (${(e as Error).message}); each line must be one object like ` +
+          `{"src": "…", "tgt": "…"}.`,
       );
     }
     if (typeof v !== 'object' || v === null || Array.isArray(v)) {

@@ -277,7 +277,8 @@ function describeTask(task: TaskName): Omit<TaskInfo, keyof TaskRun> {
       return {
         task,
         description:
-          "induction: 'qxfbm…qxfbm…' random letters, repeated (loss on the repeat), and letter chains with a fresh rule each",
+          "induction: 'qxfbm…qxfbm…' random letters, repeated (loss on the repeat), and letter " +
+          'chains with a fresh rule each',
         srcLength: { min: 0, max: 0 },
         maxTgtLength: 0,
         trainPairs: 0,
@@ -318,7 +319,8 @@ export function splitTaskData(
   if (val.length < nVal) {
     throw new EngineError(
       'input/invalid',
-      `Task "${task}" ran out of new sources: found ${val.length} of ${nVal} held-out pairs not in the ${nTrain} training pairs. ` +
+      `Task "${task}" ran out of new sources: found ${val.length} of ${nVal} held-out pairs not in ` +
+        `the ${nTrain} training pairs. ` +
         'Ask for fewer pairs or allow longer sources.',
     );
   }

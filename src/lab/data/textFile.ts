@@ -112,7 +112,10 @@ export type TextFileResult =
   | { readonly ok: true; readonly text: string; readonly bytes: number }
   | { readonly ok: false; readonly reason: SkippedFile['reason'] };
 
-/** Lower-case extension of a path's last name, without the dot ("" when there is none; `/` and `\\` both separate names). */
+/**
+ * Lower-case extension of a path's last name, without the dot ("" when there is none; `/` and `\\` both separate
+ * names).
+ */
 export function extensionOf(file: string): string {
   const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
   const dot = name.lastIndexOf('.');

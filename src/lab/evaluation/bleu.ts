@@ -73,7 +73,8 @@ export function corpusBleu(
   if (hyps.length !== refs.length) {
     throw new EngineError(
       'input/invalid',
-      `BLEU needs one reference per hypothesis; got ${hyps.length} hypotheses and ${refs.length} references. Pass lists of equal length.`,
+      `BLEU needs one reference per hypothesis; got ${hyps.length} hypotheses and ${refs.length} ` +
+        `references. Pass lists of equal length.`,
     );
   }
   const counts = [0, 0, 0, 0];

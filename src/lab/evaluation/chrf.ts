@@ -23,7 +23,10 @@ export function chrfSignature(): string {
   return `nrefs:1|case:mixed|eff:yes|nc:${CHAR_ORDER}|nw:0|space:no|version:${SACREBLEU_VERSION}`;
 }
 
-/** Character n-gram counts of orders 1..CHAR_ORDER of `line` without its whitespace (code points, as Python indexes strings). */
+/**
+ * Character n-gram counts of orders 1..CHAR_ORDER of `line` without its whitespace (code points, as Python indexes
+ * strings).
+ */
 function charNgrams(line: string): Map<string, number>[] {
   const chars = Array.from(pySplit(line).join(''));
   const out: Map<string, number>[] = [];
@@ -62,7 +65,8 @@ export function corpusChrf(hyps: readonly string[], refs: readonly string[]): nu
   if (hyps.length !== refs.length) {
     throw new EngineError(
       'input/invalid',
-      `chrF needs one reference per hypothesis; got ${hyps.length} hypotheses and ${refs.length} references. Pass lists of equal length.`,
+      `chrF needs one reference per hypothesis; got ${hyps.length} hypotheses and ${refs.length} ` +
+        `references. Pass lists of equal length.`,
     );
   }
   const stats = Array.from({ length: CHAR_ORDER }, () => [0, 0, 0] as [number, number, number]);

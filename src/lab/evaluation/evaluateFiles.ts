@@ -85,13 +85,15 @@ function checkKind(r: OpenRun, kind: EvalFilesData['kind']): void {
   if (encdec && kind === 'documents') {
     throw new EngineError(
       'input/invalid',
-      'This run is an encoder-decoder, trained on source→target pairs: evaluate it on test pairs (--pairs SRC TGT, or a .tsv / .jsonl file), not on documents.',
+      'This run is an encoder-decoder, trained on source→target pairs: evaluate it on test pairs ' +
+        '(--pairs SRC TGT, or a .tsv / .jsonl file), not on documents.',
     );
   }
   if (!encdec && kind === 'pairs') {
     throw new EngineError(
       'input/invalid',
-      'This run is a decoder-only language model, trained on documents: evaluate it on text files (--data GLOB…), not on source→target pairs.',
+      'This run is a decoder-only language model, trained on documents: evaluate it on text files ' +
+        '(--data GLOB…), not on source→target pairs.',
     );
   }
 }
@@ -177,7 +179,8 @@ function evaluatePairs(r: OpenRun, pairs: readonly Pair[], source: string, opts:
   if (examples.length === 0) {
     throw new EngineError(
       'input/invalid',
-      `All ${plural(pairs.length, 'test pair')} are too long for the model's context of ${limit} tokens (source + EOS and BOS + target must each fit); ` +
+      `All ${plural(pairs.length, 'test pair')} are too long for the model's context of ${limit} ` +
+        `tokens (source + EOS and BOS + target must each fit); ` +
         'evaluate on shorter pairs, or retrain with a longer context (--seq).',
     );
   }

@@ -90,7 +90,9 @@ export async function recordEvaluation(
   return record;
 }
 
-/** Appends `record` to the run's evaluations.jsonl (throws DiskFullError, leaving the log as it was, on a full disk). */
+/**
+ * Appends `record` to the run's evaluations.jsonl (throws DiskFullError, leaving the log as it was, on a full disk).
+ */
 export async function appendEvaluation(fs: LabFs, runDir: string, record: EvaluationRecord): Promise<void> {
   evaluationRecord.check(record, 'evaluation');
   await fs.appendLine(fs.join(runDir, RUN_FILES.evaluations), `${JSON.stringify(record)}\n`);

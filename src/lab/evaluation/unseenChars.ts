@@ -72,7 +72,11 @@ export function unseenNote(text: string, tok: Tokenizer, what = 'text'): string 
   const u = countUnseenChars([text], tok);
   if (!u.unseen) return null;
   const named = u.examples.map((c) => JSON.stringify(c)).join(', ');
-  return `${formatCount(u.unseen)} character${u.unseen === 1 ? '' : 's'} of the ${what} (${named}) ${u.unseen === 1 ? 'is' : 'are'} not in the run's vocabulary: the model reads ${u.unseen === 1 ? 'it' : 'them'} as bytes it never trained on.`;
+  return (
+    `${formatCount(u.unseen)} character${u.unseen === 1 ? '' : 's'} of the ${what} (${named}) ` +
+    `${u.unseen === 1 ? 'is' : 'are'} not in the run's vocabulary: the model reads ` +
+    `${u.unseen === 1 ? 'it' : 'them'} as bytes it never trained on.`
+  );
 }
 
 /**
@@ -84,8 +88,11 @@ export function refuseUnseenChars(u: UnseenCharacters): void {
   const named = u.examples.map((c) => JSON.stringify(c)).join(', ');
   throw new EngineError(
     'input/invalid',
-    `${formatPercent(u.unseen / u.characters)} of the test text's characters (${formatCount(u.unseen)} of ${formatCount(u.characters)}, e.g. ${named}) never occur in the run's training data, ` +
-      `so the model has no trained tokens for them (more than ${formatPercent(MAX_UNSEEN_FRACTION)} makes the loss meaningless); ` +
+    `${formatPercent(u.unseen / u.characters)} of the test text's characters ` +
+      `(${formatCount(u.unseen)} of ${formatCount(u.characters)}, e.g. ${named}) never occur in the ` +
+      `run's training data, ` +
+      `so the model has no trained tokens for them (more than ${formatPercent(MAX_UNSEEN_FRACTION)} ` +
+      `makes the loss meaningless); ` +
       'evaluate on text in the training data’s alphabet, or retrain with these files in the data.',
   );
 }

@@ -64,15 +64,24 @@ const CODE_IN_MESSAGE =
 function problemMessage(problem: FileProblem, file: string): string {
   switch (problem) {
     case 'readOnly':
-      return `Cannot write ${file}: the disk is read-only; choose a folder on a writable disk, or make this one writable.`;
+      return (
+        `Cannot write ${file}: the disk is read-only; choose a folder on a writable disk, or ` +
+        `make this one writable.`
+      );
     case 'denied':
       return `Permission denied for ${file}; choose a folder you may write to, or change the permissions of this one.`;
     case 'notFolder':
-      return `Cannot use ${file}: part of that path is a file where a folder must be; remove or rename that file, or choose another path.`;
+      return (
+        `Cannot use ${file}: part of that path is a file where a folder must be; remove or ` +
+        `rename that file, or choose another path.`
+      );
     case 'isFolder':
       return `${file} is a folder where a file must be; remove or rename that folder, or choose another path.`;
     case 'nameTooLong':
-      return `Cannot use ${file}: a name in it is longer than the file system allows (255 bytes); choose a shorter name.`;
+      return (
+        `Cannot use ${file}: a name in it is longer than the file system allows (255 bytes); ` +
+        `choose a shorter name.`
+      );
     case 'exists':
       return `${file} already exists and is not a folder; remove or rename it, or choose another path.`;
     case 'notEmpty':
@@ -137,7 +146,9 @@ export function isNoSpace(e: unknown): boolean {
   return /\b(ENOSPC|EDQUOT)\b/.test(String((e as { message?: unknown }).message ?? ''));
 }
 
-/** The problem a file-system error reports (by its code, or by Node's code in its message), or null for any other error. */
+/**
+ * The problem a file-system error reports (by its code, or by Node's code in its message), or null for any other error.
+ */
 export function fileProblemOf(e: unknown): FileProblem | null {
   if (typeof e !== 'object' || e === null) return null;
   const code = (e as { code?: unknown }).code;
@@ -187,7 +198,10 @@ export function fileErrorData(
   return DiskFullError.is(told) || FileError.is(told) ? { code: told.code, message: told.message } : null;
 }
 
-/** The most bytes a name in a folder may have on the file systems the lab writes to (ext4, APFS, NTFS's 255 UTF-16 units hold more). */
+/**
+ * The most bytes a name in a folder may have on the file systems the lab writes to (ext4, APFS, NTFS's 255 UTF-16 units
+ * hold more).
+ */
 export const MAX_NAME_BYTES = 255;
 
 const encoder = new TextEncoder();

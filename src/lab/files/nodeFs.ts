@@ -239,7 +239,8 @@ function checkCreatable(dir: string): void {
     if (code === 'ENOENT')
       throw new EngineError(
         'input/invalid',
-        `Cannot create ${dir}: ${parent} takes no new folders (a virtual file system such as /proc or /sys); choose a folder on a disk.`,
+        `Cannot create ${dir}: ${parent} takes no new folders (a virtual file system such as /proc ` +
+          `or /sys); choose a folder on a disk.`,
       );
     // Anything else (no space, no permission, read-only) the caller's mkdir meets again and reports.
   }

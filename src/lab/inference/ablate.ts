@@ -102,7 +102,9 @@ export function predictWithHeadsOff(
   return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k, batch.input.subarray(0, batch.T)) };
 }
 
-/** The prediction of `batch` (one sequence) with the heads of `off` switched off, and the full next-token distribution. */
+/**
+ * The prediction of `batch` (one sequence) with the heads of `off` switched off, and the full next-token distribution.
+ */
 function predictBatch(
   r: OpenRun,
   batch: Batch,

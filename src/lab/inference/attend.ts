@@ -132,7 +132,10 @@ function asFloat32(a: FloatArray, n: number): Float32Array {
   return a instanceof Float32Array ? a.subarray(0, n) : Float32Array.from(a.subarray(0, n));
 }
 
-/** Positions a diagnostic row may take: the context (the cache path), and an encoder-decoder's source as its encoder is planned. */
+/**
+ * Positions a diagnostic row may take: the context (the cache path), and an encoder-decoder's source as its encoder is
+ * planned.
+ */
 function diagnosticRoom(r: OpenRun): number {
   const m = r.model;
   return m.config.kind === 'encoder-decoder' ? Math.min(m.config.maxLen, m.maxSrcLen) : m.config.maxLen;

@@ -70,7 +70,9 @@ export function decodeInput(r: OpenRun, input: string, keep: number = r.model.co
     return {
       prompt: Int32Array.of(bos),
       src,
-      cut: `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: translated its first ${L - 1} (and EOS).`,
+      cut:
+        `The source of ${full.length - 1} tokens is longer than the model's context of ${L}: ` +
+        `translated its first ${L - 1} (and EOS).`,
     };
   }
   const prompt = tok.encode(input, { bos: true });
@@ -78,11 +80,16 @@ export function decodeInput(r: OpenRun, input: string, keep: number = r.model.co
   return {
     prompt: prompt.slice(prompt.length - keep),
     src: null,
-    cut: `The prompt of ${prompt.length - 1} tokens is longer than the model's context of ${model.config.maxLen}: continued from its last ${keep}.`,
+    cut:
+      `The prompt of ${prompt.length - 1} tokens is longer than the model's context of ` +
+      `${model.config.maxLen}: continued from its last ${keep}.`,
   };
 }
 
-/** `tokens` without the EOS (the run's tokenizer's id `eos`) the decoders leave at the end of a hypothesis that chose it. */
+/**
+ * `tokens` without the EOS (the run's tokenizer's id `eos`) the decoders leave at the end of a hypothesis that chose
+ * it.
+ */
 export function withoutEos(tokens: readonly number[], eos: number): number[] {
   return tokens[tokens.length - 1] === eos ? tokens.slice(0, -1) : tokens.slice();
 }
@@ -98,7 +105,8 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   if (!(params.maxTokens <= MAX_DECODE_TOKENS)) {
     throw new EngineError(
       'input/invalid',
-      `A decode generates at most ${MAX_DECODE_TOKENS} tokens; asked for ${params.maxTokens}. Ask for fewer (decode again from the end of the text for more).`,
+      `A decode generates at most ${MAX_DECODE_TOKENS} tokens; asked for ${params.maxTokens}. Ask ` +
+        `for fewer (decode again from the end of the text for more).`,
     );
   }
   const L = r.model.config.maxLen;
@@ -149,7 +157,10 @@ export function contextNote(L: number, params: DecodeParams, best: DecodeResult)
   const n = best.tokens.length;
   if (best.slid) {
     const lo = Math.min(L, Math.ceil(L / 2));
-    return `Generated ${n} tokens past the model's context of ${L} with a sliding window: each token was chosen from the last ${lo}–${L} tokens before it.`;
+    return (
+      `Generated ${n} tokens past the model's context of ${L} with a sliding window: each ` +
+      `token was chosen from the last ${lo}–${L} tokens before it.`
+    );
   }
   if (best.stopReason === 'context') {
     const fix =

@@ -39,7 +39,8 @@ export async function headsOfRun(fs: LabFs, runDir: string, step: number | null)
   if (steps.length === 0)
     throw new EngineError(
       'input/invalid',
-      `${runDir} has no attention snapshots; measure the heads now with --text TEXT (or with no flags, on the diagnostic sequences), or train with --snapshot-every N (N > 0).`,
+      `${runDir} has no attention snapshots; measure the heads now with --text TEXT (or with no ` +
+        `flags, on the diagnostic sequences), or train with --snapshot-every N (N > 0).`,
     );
   const at = step ?? (steps[steps.length - 1] as number);
   if (!steps.includes(at)) {
@@ -52,7 +53,8 @@ export async function headsOfRun(fs: LabFs, runDir: string, step: number | null)
   if (!snap.headScores)
     throw new EngineError(
       'input/invalid',
-      `The snapshot at step ${at} has no head scores (it was written before they existed); measure them now with --text TEXT, or train a new run.`,
+      `The snapshot at step ${at} has no head scores (it was written before they existed); measure ` +
+        `them now with --text TEXT, or train a new run.`,
     );
   return { step: at, heads: snap.headScores, on: 'snapshot' };
 }
@@ -74,7 +76,8 @@ export function headsOnDiagnostics(r: OpenRun): HeadsAtStep {
   if (!a)
     throw new EngineError(
       'input/invalid',
-      `The model's context or vocabulary is too small for the diagnostic sequences; measure the heads on a text with --text TEXT.`,
+      `The model's context or vocabulary is too small for the diagnostic sequences; measure the ` +
+        `heads on a text with --text TEXT.`,
     );
   return { step: r.step, heads: a.snapshot.headScores ?? [], on: 'diagnostic' };
 }

@@ -32,7 +32,10 @@ import { truncationNote } from './attend';
 import { unseenNote } from '../evaluation/unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
-/** What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target (encoder-decoder). */
+/**
+ * What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target
+ * (encoder-decoder).
+ */
 export type LensInput = { readonly prompt: string } | { readonly src: string; readonly tgt?: string };
 
 /** One candidate next token. */
@@ -44,7 +47,10 @@ export type LensOutput = LensOutputData;
 /** Most tokens a lens or prediction shows per position. */
 export const MAX_TOP_K = 50;
 
-/** The one-sequence batch of `input` for `r`'s model (targets: the input shifted, then PAD or EOS); refuses what does not fit. */
+/**
+ * The one-sequence batch of `input` for `r`'s model (targets: the input shifted, then PAD or EOS); refuses what does
+ * not fit.
+ */
 export function inputBatch(r: OpenRun, input: LensInput): Batch {
   return fittedBatch(r, input, false).batch;
 }
@@ -185,7 +191,10 @@ function checkTopK(topK: number): void {
     throw new EngineError('input/invalid', `top-k must be a whole number from 1 to ${MAX_TOP_K}, got ${topK}.`);
 }
 
-/** The logit lens of `input` (see the file comment): one forward, then every layer read out; `fit` cuts a long input instead of refusing it. */
+/**
+ * The logit lens of `input` (see the file comment): one forward, then every layer read out; `fit` cuts a long input
+ * instead of refusing it.
+ */
 export function logitLens(
   r: OpenRun,
   input: LensInput,

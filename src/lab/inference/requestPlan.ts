@@ -149,7 +149,9 @@ export function widened(r: OpenRun, plan: RunPlan): RunPlan {
   return memoryProblem(m.config, wide.shape, 'inference', { decodeRows: plan.decodeRows ?? 1 }) === null ? wide : plan;
 }
 
-/** Opens `runDir` planned for `req` (the CLI's commands; the model worker plans the same way and keeps the model open). */
+/**
+ * Opens `runDir` planned for `req` (the CLI's commands; the model worker plans the same way and keeps the model open).
+ */
 export async function openForRequest(
   fs: LabFs,
   runDir: string,

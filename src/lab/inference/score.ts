@@ -161,14 +161,16 @@ function sourceIds(r: OpenRun, source: string | null): Int32Array {
   if (source === null) {
     throw new EngineError(
       'input/invalid',
-      'This run is an encoder-decoder: select a line "source<TAB>target" (or "source → target") so the target can be scored given its source.',
+      'This run is an encoder-decoder: select a line "source<TAB>target" (or "source → target") so ' +
+        'the target can be scored given its source.',
     );
   }
   const src = r.tok.encode(source, { eos: true });
   if (src.length > r.model.config.maxLen)
     throw new EngineError(
       'input/invalid',
-      `Source of ${src.length} tokens exceeds the context of ${r.model.config.maxLen}; shorten it or retrain with a longer context.`,
+      `Source of ${src.length} tokens exceeds the context of ${r.model.config.maxLen}; shorten it ` +
+        `or retrain with a longer context.`,
     );
   return src;
 }

@@ -54,15 +54,20 @@ function fileTable(f: ReadmeFacts): string[] {
     '| file | what it is |',
     '|---|---|',
     `| \`model.safetensors\` | the weights, fp32, under ${names} state_dict names (Linear weights \`[out, in]\`) |`,
-    "| `config.json` | the PyTorch class's constructor fields, and `attention_lab`: Attention Lab's whole model config, the tokenizer's special ids, and the example below |",
-    `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} tokenizer, as the run saved it |`,
+    "| `config.json` | the PyTorch class's constructor fields, and `attention_lab`: Attention Lab's " +
+      "whole model config, the tokenizer's special ids, and the example below |",
+    `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} ` +
+      `tokenizer, as the run saved it |`,
     ...(f.gpt2Files
       ? [
-          `| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's \`GPT2Tokenizer\` reads), same ids; special tokens are listed under their text (${specialsNote(f.specialIds)}) |`,
+          `| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's ` +
+            `\`GPT2Tokenizer\` reads), same ids; special tokens are listed under their text ` +
+            `(${specialsNote(f.specialIds)}) |`,
         ]
       : []),
     "| `reference.py` | Attention Lab's model in PyTorch, built from `attention_lab.config` (the same logits) |",
-    '| `safetensors_io.py`, `lab_tokenizers.py` | a safetensors reader (numpy only) and the tokenizer, for the lines below |',
+    '| `safetensors_io.py`, `lab_tokenizers.py` | a safetensors reader (numpy only) and the ' +
+      'tokenizer, for the lines below |',
     '| `score_export.py` | scores a text the way `attention-lab score` does: the check below |',
   ];
 }
@@ -85,7 +90,8 @@ function exampleLines(f: ReadmeFacts): string[] {
     `- ${e.tokens} scored tokens, total log-probability **${formatNumber(e.logprobSum, 4)} nats**`,
     `- loss ${formatLoss(mean)} nats/token, perplexity ${formatPerplexity(Math.exp(mean))}`,
     '',
-    'The same number from PyTorch (it tokenizes with the files here, puts BOS first as `score` does, and slides windows over text longer than the context):',
+    'The same number from PyTorch (it tokenizes with the files here, puts BOS first as `score` ' +
+      'does, and slides windows over text longer than the context):',
     '',
     '```',
     'python3 score_export.py .   # in this folder; or: --text "…" (--src "…" for an encoder-decoder)',
@@ -110,7 +116,8 @@ function decoderLines(f: ReadmeFacts): string[] {
     'import torch.nn.functional as F',
     'bos = json.load(open("config.json"))["attention_lab"]["tokenizer"]["special_ids"]["bos"]',
     'from lab_tokenizers import load_export_tokenizer',
-    'token_ids = load_export_tokenizer(".", json.load(open("config.json"))["attention_lab"]["tokenizer"]).encode("some text")',
+    'token_ids = load_export_tokenizer(".", ' +
+      'json.load(open("config.json"))["attention_lab"]["tokenizer"]).encode("some text")',
     'ids = torch.tensor([[bos] + token_ids])',
     'with torch.no_grad():',
     '    logp = F.log_softmax(model(ids[:, :-1]), -1)  # (1, T, V); keep T within block_size',
@@ -119,7 +126,8 @@ function decoderLines(f: ReadmeFacts): string[] {
     '',
     ...(nano
       ? [
-          "This model is nanoGPT's architecture, so nanoGPT's `model.py` loads it too (only its causal-mask buffers are missing):",
+          "This model is nanoGPT's architecture, so nanoGPT's `model.py` loads it too (only its " +
+            'causal-mask buffers are missing):',
           '',
           '```python',
           'from model import GPT, GPTConfig                 # nanoGPT',
@@ -149,7 +157,8 @@ export function exportReadme(f: ReadmeFacts): string {
     '',
     '## Load it in PyTorch',
     '',
-    "With Attention Lab's reference model, `reference.py` in this folder (it reads the `attention_lab.config` block and gives the same logits), run in this folder:",
+    "With Attention Lab's reference model, `reference.py` in this folder (it reads the " +
+      '`attention_lab.config` block and gives the same logits), run in this folder:',
     '',
     '```python',
     'import json, torch',
@@ -159,7 +168,8 @@ export function exportReadme(f: ReadmeFacts): string {
     'model = build_model(json.load(open("config.json"))["attention_lab"]["config"]).eval()',
     'tensors, _ = read_safetensors("model.safetensors")',
     '# Sinusoidal tables are rebuilt by the model, so a stored one (`….pe`) is skipped:',
-    'model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items() if not k.endswith(".pe")}, strict=False)',
+    'model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in tensors.items() if not ' +
+      'k.endswith(".pe")}, strict=False)',
     '```',
     '',
     ...(f.config.kind === 'decoder-only' ? decoderLines(f) : []),

@@ -98,7 +98,8 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
   if (st.length === 1) return fs.join(from, st[0] as string);
   if (st.length > 1)
     badInput(
-      `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one to import (sharded checkpoints must be merged into one file first).`,
+      `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one ` +
+        `to import (sharded checkpoints must be merged into one file first).`,
     );
   const pickle = names.find((n) => isPickleName(n));
   if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(fs.join(from, pickle)));
@@ -157,7 +158,10 @@ export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions 
   return { modelFile, name, reader, configJson, plan };
 }
 
-/** planImport of an opened file; a refusal that neither names the file nor is about config.json starts with the file's name. */
+/**
+ * planImport of an opened file; a refusal that neither names the file nor is about config.json starts with the file's
+ * name.
+ */
 function planNamed(
   name: string,
   reader: SafetensorsReader,
@@ -245,7 +249,9 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
   const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);
-  const description = `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not trained here. Tokenizer: ${tok.source}.`;
+  const description =
+    `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not ` +
+    `trained here. Tokenizer: ${tok.source}.`;
   await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description, {
     layout: plan.layout,
     from: opened.modelFile,
@@ -280,13 +286,15 @@ function checkVocab(c: ModelConfig, tok: Tokenizer, source: string): void {
   if (tok.vocabSize !== c.vocabSize) {
     throw new EngineError(
       'checkpoint/invalid',
-      `The tokenizer (${source}) has ${tok.vocabSize} ids but the model's embedding has ${c.vocabSize} rows; pass the tokenizer the model was trained with (--tokenizer PATH).`,
+      `The tokenizer (${source}) has ${tok.vocabSize} ids but the model's embedding has ` +
+        `${c.vocabSize} rows; pass the tokenizer the model was trained with (--tokenizer PATH).`,
     );
   }
   if (c.kind === 'encoder-decoder' && c.srcVocabSize !== tok.vocabSize) {
     throw new EngineError(
       'checkpoint/invalid',
-      `The tokenizer (${source}) has ${tok.vocabSize} ids but the encoder's embedding has ${c.srcVocabSize} rows; Attention Lab shares one tokenizer between source and target.`,
+      `The tokenizer (${source}) has ${tok.vocabSize} ids but the encoder's embedding has ` +
+        `${c.srcVocabSize} rows; Attention Lab shares one tokenizer between source and target.`,
     );
   }
 }

@@ -82,7 +82,8 @@ export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: 
     const st = await fs.stat(p);
     if (st === null)
       bad(
-        `--tokenizer ${given} does not exist; pass a tokenizer.json, a vocab.json (with merges.txt beside it), or a folder holding one.`,
+        `--tokenizer ${given} does not exist; pass a tokenizer.json, a vocab.json (with merges.txt ` +
+          `beside it), or a folder holding one.`,
       );
     if (st.kind === 'directory') {
       return (
@@ -96,7 +97,8 @@ export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: 
   return (
     (await inFolder(fs, dir)) ??
     bad(
-      `No tokenizer beside ${fs.basename(modelFile)} (looked for tokenizer.json, or vocab.json + merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`,
+      `No tokenizer beside ${fs.basename(modelFile)} (looked for tokenizer.json, or vocab.json + ` +
+        `merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`,
     )
   );
 }

@@ -50,8 +50,10 @@ function nameOf(file: string): string {
 export function pickleMessage(file: string): string {
   const name = nameOf(file);
   return (
-    `${name} is a PyTorch pickle checkpoint, which Attention Lab never opens (unpickling can run code); convert it to safetensors with the safetensors package (pip install safetensors) and import that: ` +
-    `import torch, safetensors.torch as st ⏎ sd = torch.load(${JSON.stringify(name)}, map_location="cpu"); sd = sd.get("model", sd) ⏎ ` +
+    `${name} is a PyTorch pickle checkpoint, which Attention Lab never opens (unpickling can run ` +
+    `code); convert it to safetensors with the safetensors package (pip install safetensors) and import that: ` +
+    `import torch, safetensors.torch as st ⏎ sd = torch.load(${JSON.stringify(name)}, ` +
+    `map_location="cpu"); sd = sd.get("model", sd) ⏎ ` +
     `st.save_file({k: v.detach().clone().contiguous() for k, v in sd.items()}, "model.safetensors")`
   );
 }
@@ -69,7 +71,10 @@ function looksLikePickle(first: Uint8Array): boolean {
   );
 }
 
-/** An open safetensors file: its validated header, and tensors read one at a time (each piece read on its own, so nothing stays open). */
+/**
+ * An open safetensors file: its validated header, and tensors read one at a time (each piece read on its own, so
+ * nothing stays open).
+ */
 export class SafetensorsReader {
   private readonly byName: Map<string, HeaderEntry>;
   private done = 0;
@@ -124,7 +129,8 @@ export class SafetensorsReader {
     if (e.dtype !== 'F32' && e.dtype !== 'F16' && e.dtype !== 'BF16' && e.dtype !== 'F64') {
       throw new EngineError(
         'checkpoint/invalid',
-        `${nameOf(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be F32, F16, BF16 or F64; re-save it as float32.`,
+        `${nameOf(this.file)}: tensor ${JSON.stringify(name)} is ${e.dtype}, but a weight must be ` +
+          `F32, F16, BF16 or F64; re-save it as float32.`,
       );
     }
     const size = e.dtype === 'F32' ? 4 : e.dtype === 'F64' ? 8 : 2;
@@ -175,7 +181,8 @@ function checkFinite(out: Float32Array, at: number, count: number, file: string,
     if (x - x !== 0) {
       throw new EngineError(
         'checkpoint/invalid',
-        `${nameOf(file)}: tensor ${JSON.stringify(name)} holds ${x} at index ${i} of ${out.length}; the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.`,
+        `${nameOf(file)}: tensor ${JSON.stringify(name)} holds ${x} at index ${i} of ${out.length}; ` +
+          `the weights are damaged or come from a run whose loss diverged — import a checkpoint saved before that.`,
       );
     }
   }
@@ -196,7 +203,8 @@ async function readFully(fs: LabFs, file: string, position: number, length: numb
   if (got.length < length) {
     throw new EngineError(
       'checkpoint/invalid',
-      `the file ended ${length - got.length} bytes early while reading at byte ${position + got.length}; it was cut off or is being written — wait for it to finish, or copy it again.`,
+      `the file ended ${length - got.length} bytes early while reading at byte ` +
+        `${position + got.length}; it was cut off or is being written — wait for it to finish, or copy it again.`,
     );
   }
   return got;

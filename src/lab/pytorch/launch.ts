@@ -2,7 +2,8 @@
  * The command lines that start the PyTorch trainer of a prepared run folder: the one the lab
  * runs on this machine, and the per-node ones `train --print-launch` prints for a cluster.
  *
- * On this machine: one process runs `python attention_lab_trainer` (the package folder) directly; N processes run torchrun
+ * On this machine: one process runs `python attention_lab_trainer` (the package folder) directly; N processes run
+ * torchrun
  * as `python -m torch.distributed.run` of the same interpreter (so the launcher and the
  * trainer share one torch), with a static rendezvous on 127.0.0.1 and a free port, and, where
  * the probe found torchrun's default stream redirection broken (torch 1.13 on Python 3.11),

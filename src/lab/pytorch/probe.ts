@@ -69,12 +69,15 @@ export interface ProbeOptions {
  */
 export function probeTorch(python: string, trainerDir: string, opts: ProbeOptions = {}): Promise<TorchEnv> {
   const timeoutMs = opts.timeoutMs ?? 120_000;
-  const waiting = `Waiting for "${python}" to import torch and report what it runs on (at most ${Math.round(timeoutMs / 1000)} s; stop to cancel)`;
+  const waiting =
+    `Waiting for "${python}" to import torch and report what it runs on (at most ` +
+    `${Math.round(timeoutMs / 1000)} s; stop to cancel)`;
   // An empty path would make execFile throw a TypeError rather than call back.
   if (python.trim() === '')
     return Promise.reject(
       fail(
-        'No Python given (the path is empty); name the Python 3 that has PyTorch (--python PATH; in VS Code, attentionLab.pytorch.python).',
+        'No Python given (the path is empty); name the Python 3 that has PyTorch (--python PATH; in ' +
+          'VS Code, attentionLab.pytorch.python).',
       ),
     );
   return new Promise((resolve, reject) => {
@@ -86,7 +89,8 @@ export function probeTorch(python: string, trainerDir: string, opts: ProbeOption
       ? setInterval(
           () =>
             opts.onWait?.(
-              `Still ${waiting.charAt(0).toLowerCase()}${waiting.slice(1)}: ${Math.round((Date.now() - started) / 1000)} s so far…`,
+              `Still ${waiting.charAt(0).toLowerCase()}${waiting.slice(1)}: ` +
+                `${Math.round((Date.now() - started) / 1000)} s so far…`,
             ),
           noticeMs,
         )
@@ -111,7 +115,9 @@ export function probeTorch(python: string, trainerDir: string, opts: ProbeOption
         if ((err as { killed?: boolean } | null)?.killed) {
           return reject(
             fail(
-              `"${python}" did not report its torch within ${Math.round(timeoutMs / 1000)} s (importing torch hung, or the interpreter waits for input); check that \`${python} -c "import torch"\` ends, ${CHOOSE}.`,
+              `"${python}" did not report its torch within ${Math.round(timeoutMs / 1000)} s ` +
+                `(importing torch hung, or the interpreter waits for input); check that \`${python} ` +
+                `-c "import torch"\` ends, ${CHOOSE}.`,
             ),
           );
         }
@@ -132,14 +138,16 @@ export function probeTorch(python: string, trainerDir: string, opts: ProbeOption
         if (!v || v[0] < MIN_TORCH[0] || (v[0] === MIN_TORCH[0] && v[1] < MIN_TORCH[1])) {
           return reject(
             fail(
-              `Python at ${exe} has torch ${raw.torch}; the PyTorch engine needs torch ≥ ${MIN_TORCH.join('.')}: upgrade it (pip install -U torch) ${CHOOSE}.`,
+              `Python at ${exe} has torch ${raw.torch}; the PyTorch engine needs torch ≥ ` +
+                `${MIN_TORCH.join('.')}: upgrade it (pip install -U torch) ${CHOOSE}.`,
             ),
           );
         }
         if (typeof raw.error === 'string')
           return reject(
             fail(
-              `torch ${raw.torch} at ${exe} could not say what it runs on (${raw.error}); reinstall it (pip install -U torch) ${CHOOSE}.`,
+              `torch ${raw.torch} at ${exe} could not say what it runs on (${raw.error}); reinstall ` +
+                `it (pip install -U torch) ${CHOOSE}.`,
             ),
           );
         resolve({
@@ -180,7 +188,8 @@ export function checkOptions(env: TorchEnv, opts: Pick<PytorchOptions, 'nproc' |
     );
   if (device === 'cuda' && opts.nproc > env.devices.length) {
     throw fail(
-      `--nproc ${opts.nproc} needs one GPU per process, but ${where} sees ${env.devices.length}; pass --nproc ${env.devices.length} (or --device cpu).`,
+      `--nproc ${opts.nproc} needs one GPU per process, but ${where} sees ${env.devices.length}; ` +
+        `pass --nproc ${env.devices.length} (or --device cpu).`,
     );
   }
   if (opts.nproc > 1 && device === 'cpu' && !env.gloo)

@@ -61,14 +61,18 @@ export function batchShareProblem(spec: TrainSpec, nproc: number, accumulate = 1
       : `${nproc} processes`;
   if (spec.data.kind === 'pairs' || (spec.data.kind === 'task' && spec.model.kind === 'encoder-decoder')) {
     return shares > rows
-      ? `${what} are more shares than the batch has rows (--batch ${rows}); pass --nproc ${Math.max(1, Math.floor(rows / accumulate))} or less, or a larger --batch.`
+      ? `${what} are more shares than the batch has rows (--batch ${rows}); pass --nproc ` +
+          `${Math.max(1, Math.floor(rows / accumulate))} or less, or a larger --batch.`
       : null;
   }
   if (rows % shares === 0) return null;
   const fits = Array.from({ length: Math.min(rows, 16) }, (_, i) => i + 1).filter(
     (n) => rows % (n * accumulate) === 0 && n > 1,
   );
-  return `--batch ${rows} does not divide among ${what}; pass --nproc ${fits.join(' or ') || 1}, or a --batch that ${shares} divides (e.g. ${Math.ceil(rows / shares) * shares}).`;
+  return (
+    `--batch ${rows} does not divide among ${what}; pass --nproc ${fits.join(' or ') || 1}, or ` +
+    `a --batch that ${shares} divides (e.g. ${Math.ceil(rows / shares) * shares}).`
+  );
 }
 
 /** The engine as people see it: "pytorch cpu ×2", "pytorch cuda bf16" (the trainer writes the same into run.json). */
@@ -80,7 +84,8 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
  * Prepares (or reopens) the run folder for the trainer: our engine's preparation, then the
  * seeded weights saved as the step-0 checkpoint of a new run, the trainer's inputs, and the
  * step-0 attention snapshot, every file written through `io` (Node's file calls: the trainer
- * runs on Node). Failures are thrown (the caller reports them with `own`). `label` is the engine run.json names until the trainer,
+ * runs on Node). Failures are thrown (the caller reports them with `own`). `label` is the engine run.json names until
+ * the trainer,
  * starting, names it exactly.
  */
 export async function preparePytorchRun(
@@ -226,7 +231,10 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/** How the lab follows a trainer: head scores in snapshots, the file system, and `at.step`, kept at the last step the trainer logged (or the snapshot the lab could not save). */
+/**
+ * How the lab follows a trainer: head scores in snapshots, the file system, and `at.step`, kept at the last step the
+ * trainer logged (or the snapshot the lab could not save).
+ */
 interface FollowOptions {
   readonly headScores: boolean;
   readonly files: NodeFs;
@@ -296,7 +304,8 @@ async function launchAndFollow(
         emit({
           type: 'train/didLog',
           level: 'warn',
-          message: `The PyTorch trainer had not exited ${EXIT_GRACE_MS / 1000} s after the run was ${status}; ended it.`,
+          message:
+            `The PyTorch trainer had not exited ${EXIT_GRACE_MS / 1000} s after the run was ` + `${status}; ended it.`,
         });
         killGroup(child.pid);
       }

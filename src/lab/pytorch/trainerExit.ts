@@ -54,7 +54,10 @@ export async function recordedDiskFull(files: LabFs, runDir: string): Promise<Ru
   }
 }
 
-/** The error of a trainer that exited with `code`: what it recorded in run.json, its own one line, or the launcher's last lines. */
+/**
+ * The error of a trainer that exited with `code`: what it recorded in run.json, its own one line, or the launcher's
+ * last lines.
+ */
 export async function exitError(
   files: LabFs,
   runDir: string,

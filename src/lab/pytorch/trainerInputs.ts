@@ -209,7 +209,8 @@ export function trainerFiles(trainerDir: string): string[] {
   if (!fs.existsSync(pkg))
     throw new EngineError(
       'config/invalid',
-      `The PyTorch trainer is missing: ${pkg} does not exist; reinstall Attention Lab (or run \`npm run build\` in its repository).`,
+      `The PyTorch trainer is missing: ${pkg} does not exist; reinstall Attention Lab (or run \`npm ` +
+        `run build\` in its repository).`,
     );
   return fs
     .readdirSync(pkg)
@@ -226,7 +227,8 @@ export function readManifest(runDir: string): TrainerManifest {
   } catch (e) {
     throw new EngineError(
       'checkpoint/invalid',
-      `${file} cannot be read (${(e as Error).message}); prepare the run again (attention-lab train --resume DIR --engine pytorch).`,
+      `${file} cannot be read (${(e as Error).message}); prepare the run again (attention-lab train ` +
+        `--resume DIR --engine pytorch).`,
     );
   }
   if (m.format !== MANIFEST_FORMAT || m.version !== MANIFEST_VERSION) {

@@ -67,12 +67,18 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
   return typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
 }
 
-/** The temporary name a write of `file` by this process uses (labFs.ts's TEMP_FILE, which recovery.ts knows; a long name is cut to fit). */
+/**
+ * The temporary name a write of `file` by this process uses (labFs.ts's TEMP_FILE, which recovery.ts knows; a long name
+ * is cut to fit).
+ */
 export function tempFileOf(file: string): string {
   return path.join(path.dirname(file), fitName('.', path.basename(file), `.${process.pid}.tmp`));
 }
 
-/** Atomically replaces `file` with `data`. Throws {@link DiskFullError} (leaving `file` as it was) when the disk is full. */
+/**
+ * Atomically replaces `file` with `data`. Throws {@link DiskFullError} (leaving `file` as it was) when the disk is
+ * full.
+ */
 export function writeFileAtomic(file: string, data: Uint8Array | string, io: FileIo = NODE_IO): void {
   writeFilesAtomic([{ file, data }], io);
 }

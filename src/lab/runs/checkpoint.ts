@@ -64,13 +64,17 @@ function checkFormat(file: string, metadata: Readonly<Record<string, string>>): 
   if (metadata.format !== CHECKPOINT_FORMAT) {
     throw new EngineError(
       'checkpoint/invalid',
-      `${file} is not an Attention Lab checkpoint (format ${JSON.stringify(metadata.format ?? null)}); use \`attention-lab export\` files only for PyTorch, and pass a run folder here.`,
+      `${file} is not an Attention Lab checkpoint (format ` +
+        `${JSON.stringify(metadata.format ?? null)}); use \`attention-lab export\` files only for ` +
+        `PyTorch, and pass a run folder here.`,
     );
   }
   if (metadata.version !== CHECKPOINT_VERSION) {
     throw new EngineError(
       'checkpoint/invalid',
-      `${file} was written by a different version of Attention Lab (checkpoint version ${JSON.stringify(metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the matching version or retrain.`,
+      `${file} was written by a different version of Attention Lab (checkpoint version ` +
+        `${JSON.stringify(metadata.version)}; this version reads ${CHECKPOINT_VERSION}); use the ` +
+        `matching version or retrain.`,
     );
   }
 }
@@ -94,7 +98,8 @@ async function openModelFile(fs: LabFs, file: string, what = 'model'): Promise<S
   if (!(await exists(fs, file)))
     throw new EngineError(
       'checkpoint/invalid',
-      `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a run that saved one).`,
+      `${file} is missing; the run has no ${what} checkpoint yet — train it first (or resume from a ` +
+        `run that saved one).`,
     );
   const f = await SafetensorsReader.open(fs, file);
   checkFormat(file, f.header.metadata);
@@ -119,7 +124,8 @@ export function checkCheckpointConfig(file: string, saved: ModelConfig, expected
     .join('; ');
   throw new EngineError(
     'checkpoint/invalid',
-    `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's own model.safetensors, or open the run the checkpoint came from.`,
+    `${file} is not this run's model (${shown}${differ.length > 3 ? '; …' : ''}); restore the run's ` +
+      `own model.safetensors, or open the run the checkpoint came from.`,
   );
 }
 
@@ -187,7 +193,8 @@ export async function loadModelFile(fs: LabFs, file: string, model: Transformer)
     if (e.shape.length !== p.shape.length || e.shape.some((d, i) => d !== p.shape[i])) {
       throw new EngineError(
         'checkpoint/invalid',
-        `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but [${p.shape.join(', ')}] was expected; ${fix}.`,
+        `${source}: tensor ${JSON.stringify(p.name)} has shape [${e.shape.join(', ')}] but ` +
+          `[${p.shape.join(', ')}] was expected; ${fix}.`,
       );
     }
   }
@@ -217,7 +224,9 @@ export async function loadOptimizerCheckpoint(
   if (step !== modelStep) {
     throw new EngineError(
       'checkpoint/invalid',
-      `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the process was stopped between the two writes); resume would not be exact — start a new run from this model or retrain.`,
+      `optimizer.safetensors is from step ${step} but model.safetensors from step ${modelStep} (the ` +
+        `process was stopped between the two writes); resume would not be exact — start a new run ` +
+        `from this model or retrain.`,
     );
   }
   const n = optimizer.state().m.length;
@@ -229,7 +238,8 @@ export async function loadOptimizerCheckpoint(
       if (e.dtype !== 'F32' || e.shape.length !== 1 || e.shape[0] !== n) {
         throw new EngineError(
           'checkpoint/invalid',
-          `${source}: tensor ${JSON.stringify(name)} is ${e.dtype} [${e.shape.join(', ')}] but F32 [${n}] was expected; ${fix}.`,
+          `${source}: tensor ${JSON.stringify(name)} is ${e.dtype} [${e.shape.join(', ')}] but F32 ` +
+            `[${n}] was expected; ${fix}.`,
         );
       }
       const out = new Float32Array(n);

@@ -36,7 +36,10 @@ export type SameConfigFieldTypes = Holds<Same<Required<ModelConfigData>, ModelCo
 /** The engine's and the protocol's attention stacks are the same union of the same spellings. */
 export type SameAttentionStacks = Holds<Same<EngineAttentionStack, AttentionStack>>;
 
-/** A captured attention map is a snapshot's map (the protocol adds only the optional `pool` of an overview), with the same stacks. */
+/**
+ * A captured attention map is a snapshot's map (the protocol adds only the optional `pool` of an overview), with the
+ * same stacks.
+ */
 export type SameAttentionMapFields = Holds<Same<keyof AttentionMap | 'pool', keyof AttentionMapData>> &
   Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;
 

@@ -1,6 +1,7 @@
 /**
  * Reopening a run folder to use its model: run.json, tokenizer.json and model.safetensors,
- * each validated (the checkpoint's config must be run.json's), into a model bound to a backend, planned for what it will be asked (a
+ * each validated (the checkpoint's config must be run.json's), into a model bound to a backend, planned for what it
+ * will be asked (a
  * batch size, or a RunPlan: the shape of its forward passes and the decoding rows, which
  * lab/inference/requestPlan.ts makes from a request), with the buffers its decodes share and
  * what is measured once per model (its heads' induction on the diagnostic sequences).

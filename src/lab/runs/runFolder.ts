@@ -101,7 +101,9 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
   if (r.version !== RUN_VERSION) {
     throw invalid(
       file,
-      `was written by a different version of Attention Lab (run format version ${JSON.stringify(r.version)}; this version reads ${RUN_VERSION}); use the matching version or start a new run.`,
+      `was written by a different version of Attention Lab (run format version ` +
+        `${JSON.stringify(r.version)}; this version reads ${RUN_VERSION}); use the matching version ` +
+        `or start a new run.`,
     );
   }
   try {
@@ -190,7 +192,10 @@ export function runNameProblem(name: string): string | null {
   const n = name.trim();
   if (/[\r\n\t]/.test(n)) return 'A run name is one line: remove the line breaks and tabs.';
   if (n.length > MAX_RUN_NAME)
-    return `A run name has at most ${MAX_RUN_NAME} characters; this one has ${n.length}. Shorten it (the note can say more).`;
+    return (
+      `A run name has at most ${MAX_RUN_NAME} characters; this one has ${n.length}. Shorten it ` +
+      `(the note can say more).`
+    );
   return null;
 }
 

@@ -190,14 +190,20 @@ function staleReason(found: Found, me: LockIdentity, now: number): string | null
 function refusal(name: string, found: Found, now: number): string {
   const r = found.record;
   if (!r)
-    return `${name} holds a lock file being written (${LOCK_FILE}) — another session is starting it; wait, or try again in a moment.`;
+    return (
+      `${name} holds a lock file being written (${LOCK_FILE}) — another session is starting ` +
+      `it; wait, or try again in a moment.`
+    );
   const heard = Date.parse(r.heartbeatAt);
   // Only a running process on this machine keeps a lock while silent this long (suspended, or a reused process id).
   const silent =
     now - heard > STALE_MS
       ? ` (silent since ${clockTime(heard, now)}: if process ${r.pid} is not training it, delete ${LOCK_FILE})`
       : '';
-  return `${name} is being trained by ${holderText(r)} since ${clockTime(Date.parse(r.startedAt), now)}${silent} — stop it first, or wait.`;
+  return (
+    `${name} is being trained by ${holderText(r)} since ` +
+    `${clockTime(Date.parse(r.startedAt), now)}${silent} — stop it first, or wait.`
+  );
 }
 
 /**
@@ -297,7 +303,8 @@ export async function takeRunLock(
     if (await removeStale(fs, file, found)) tookOver = `Took over the lock of ${name}: ${stale}.`;
   }
   throw new RunLockedError(
-    `${name}'s lock changed hands while this session tried to take it — another session is starting it; wait, or try again in a moment.`,
+    `${name}'s lock changed hands while this session tried to take it — another session is starting ` +
+      `it; wait, or try again in a moment.`,
   );
 }
 
@@ -331,7 +338,9 @@ export class RunLock {
     return this.fs.join(this.runDir, LOCK_FILE);
   }
 
-  /** Calls `listener` with one line if another session takes this lock over (this one was silent past {@link STALE_MS}). */
+  /**
+   * Calls `listener` with one line if another session takes this lock over (this one was silent past {@link STALE_MS}).
+   */
   onLost(listener: (message: string) => void): void {
     if (this.lost !== null) listener(this.lost);
     else this.lostListeners.push(listener);
@@ -351,7 +360,9 @@ export class RunLock {
     if (found.record?.token !== this.record.token) {
       this.stopBeating();
       const by = found.record ? holderText(found.record) : 'another session';
-      this.lost = `${this.fs.basename(this.runDir)} was taken over by ${by}; this session stopped at once without saving, so that only one writes the run.`;
+      this.lost =
+        `${this.fs.basename(this.runDir)} was taken over by ${by}; this session stopped ` +
+        `at once without saving, so that only one writes the run.`;
       for (const l of this.lostListeners.splice(0)) l(this.lost);
       return;
     }

@@ -78,7 +78,10 @@ export interface DataDefaults {
   readonly lr: number;
   /** Model config fields set over the preset. */
   readonly overrides: Readonly<Record<string, FieldValue>>;
-  /** True when the data comes with its own tokenizer (the induction task's letters): the tokenizer choice does not apply. */
+  /**
+   * True when the data comes with its own tokenizer (the induction task's letters): the tokenizer choice does not
+   * apply.
+   */
   readonly ownTokenizer: boolean;
   /** Validations and attention snapshots per run (their cadence is the steps divided by these). */
   readonly evals: number;

@@ -73,7 +73,9 @@ export async function loadRunStateCounted(
   };
 }
 
-/** Summary, metrics and snapshots of one run folder (damaged records left out: {@link loadRunStateCounted} counts them). */
+/**
+ * Summary, metrics and snapshots of one run folder (damaged records left out: {@link loadRunStateCounted} counts them).
+ */
 export async function loadRunState(fs: LabFs, runDir: string): Promise<RunState> {
   return (await loadRunStateCounted(fs, runDir)).state;
 }

@@ -70,12 +70,18 @@ export function segmentsProblem(segments: readonly RunSegment[], spec: TrainSpec
   const first = segments[0] as RunSegment;
   const want = firstSchedule(spec, first.toStep);
   if (first.schedule !== want)
-    return `segment 1 has schedule ${first.schedule}, but a run with optimizer ${spec.training.optimizer} and ${first.toStep} steps plans ${want}`;
+    return (
+      `segment 1 has schedule ${first.schedule}, but a run with optimizer ` +
+      `${spec.training.optimizer} and ${first.toStep} steps plans ${want}`
+    );
   for (let i = 1; i < segments.length; i++) {
     const s = segments[i] as RunSegment;
     const next = nextSchedule((segments[i - 1] as RunSegment).schedule);
     if (s.schedule !== next)
-      return `segment ${i + 1} has schedule ${s.schedule}, but it continues a ${(segments[i - 1] as RunSegment).schedule} segment, so it must be ${next}`;
+      return (
+        `segment ${i + 1} has schedule ${s.schedule}, but it continues a ` +
+        `${(segments[i - 1] as RunSegment).schedule} segment, so it must be ${next}`
+      );
   }
   const total = (segments[segments.length - 1] as RunSegment).toStep;
   if (total !== spec.training.steps)
@@ -135,13 +141,16 @@ export function planResume(
     refuse(`${name} is already at step ${step}; pass --steps greater than ${step} to train it longer.`);
   if (extendTo !== null && extendTo <= planned) {
     refuse(
-      `${name} plans ${planned} steps and is at step ${step}, so --steps ${extendTo} would not extend it; pass --until ${extendTo} to stop there, or --steps greater than ${planned} to train beyond its plan.`,
+      `${name} plans ${planned} steps and is at step ${step}, so --steps ${extendTo} would not ` +
+        `extend it; pass --until ${extendTo} to stop there, or --steps greater than ${planned} to ` +
+        `train beyond its plan.`,
     );
   }
   // A run killed after its last checkpoint but before run.json said so is finished by the resume (no steps left).
   if (extendTo === null && step >= planned && run.status === 'completed')
     refuse(
-      `${name} is complete (step ${step} of ${planned}); pass --steps N with N greater than ${step} to train it longer.`,
+      `${name} is complete (step ${step} of ${planned}); pass --steps N with N greater than ${step} ` +
+        `to train it longer.`,
     );
   if (stopAt !== null && stopAt <= step)
     refuse(`${name} is already at step ${step}; pass --until greater than ${step}, or leave it out.`);
@@ -154,11 +163,15 @@ export function planResume(
 export function describeSegment(segment: RunSegment, index: number, runWarmup: number): string {
   const what =
     segment.schedule === 'restart'
-      ? `a warm restart: the learning rate warms up again over ${restartWarmup(runWarmup, segment)} steps to its peak, then decays (cosine) to a tenth of it at step ${segment.toStep}`
+      ? `a warm restart: the learning rate warms up again over ${restartWarmup(runWarmup, segment)} ` +
+        `steps to its peak, then decays (cosine) to a tenth of it at step ${segment.toStep}`
       : segment.schedule === 'noam'
         ? "the paper's schedule continues"
         : segment.schedule === 'constant'
           ? 'the learning rate stays constant'
           : 'cosine decay';
-  return `Segment ${index + 1}: steps ${segment.fromStep + 1}–${segment.toStep} (+${segment.toStep - segment.fromStep}), ${what}.`;
+  return (
+    `Segment ${index + 1}: steps ${segment.fromStep + 1}–${segment.toStep} ` +
+    `(+${segment.toStep - segment.fromStep}), ${what}.`
+  );
 }

@@ -5,7 +5,8 @@
  * the same time (the first steps pay what is paid once — compiling and tiering up the
  * WebAssembly, starting helper threads, first touches of memory; in a fresh web worker the
  * first steps took 20× a later one, and an estimate of "≈ 5.5 s per step" became 0.25 s),
- * then for about a quarter of a second, of which the median step counts; on the threads training would get (the helpers are waited for, up to a few
+ * then for about a quarter of a second, of which the median step counts; on the threads training would get (the helpers
+ * are waited for, up to a few
  * seconds, and the result says how many ran: a web page that is not cross-origin isolated
  * has one); their FLOP rate (the engine's own count: ≈ 6 FLOPs per parameter per token plus
  * attention, Kaplan et al. 2020 §2.1) then scales to the full batch. Models too large to
@@ -49,7 +50,9 @@ interface Threaded {
   dispose?(): void;
 }
 
-/** Waits (letting the workers start) until the backend's helpers serve or the wait is over; returns the threads in use. */
+/**
+ * Waits (letting the workers start) until the backend's helpers serve or the wait is over; returns the threads in use.
+ */
 async function helpersStarted(backend: Threaded, now: () => number): Promise<number> {
   const threads = backend.threads ?? 1;
   if (threads <= 1 || !backend.threadsReady) return 1;

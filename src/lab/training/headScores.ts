@@ -34,7 +34,10 @@ const MIN_LEARNED = 4;
 export const DIAGNOSTIC_MAX_LEN = 4 * MAX_SEGMENT;
 /** Diagnostic sequences induction is averaged over (each with its own period and start). */
 const DIAGNOSTIC_ROWS = 8;
-/** Shortest period: at 2 the token after the earlier occurrence is the previous token, so a previous-token head would score. */
+/**
+ * Shortest period: at 2 the token after the earlier occurrence is the previous token, so a previous-token head would
+ * score.
+ */
 const MIN_PERIOD = 3;
 
 /** One diagnostic sequence and where it repeats. */
@@ -92,7 +95,10 @@ export function diagnosticRows(
   });
 }
 
-/** Real tokens at the start of row 0 of `ids` [B, n]: up to the first `pad` (the tokenizer's PAD; −1, none, in GPT-2's vocabulary). */
+/**
+ * Real tokens at the start of row 0 of `ids` [B, n]: up to the first `pad` (the tokenizer's PAD; −1, none, in GPT-2's
+ * vocabulary).
+ */
 function realLength(ids: Int32Array | undefined, n: number, pad: number): number {
   let k = 0;
   while (ids && k < n && ids[k] !== pad) k++;

@@ -140,7 +140,9 @@ export async function loadRunData(
         prompts,
         validation: {
           kind: 'task',
-          text: `${count(info.valPairs)} generated repeats the training never sees (the loss on the repeat; the training curve also counts the chains, whose random jumps keep it higher)`,
+          text:
+            `${count(info.valPairs)} generated repeats the training never sees (the loss on the ` +
+            `repeat; the training curve also counts the chains, whose random jumps keep it higher)`,
         },
       },
     };
@@ -208,7 +210,8 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
     if (tr.examples.length === 0) {
       throw new EngineError(
         'input/invalid',
-        `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set maxLen=…) or use shorter pairs.`,
+        `Every training pair is longer than the context of ${maxLen} tokens; raise --seq (or --set ` +
+          `maxLen=…) or use shorter pairs.`,
       );
     }
     return {

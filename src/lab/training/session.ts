@@ -22,7 +22,8 @@ import { prepareSession, reportFailure } from './sessionSetup';
 import { saveSnapshot, takeSnapshot } from './snapshots';
 
 /**
- * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or `stopAt`, whichever
+ * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or
+ * `stopAt`, whichever
  * comes first; a run stopped early resumes exactly where it stopped). With `resume`,
  * `extendTo` trains a finished or stopped run on to that total as a new schedule segment
  * (segments.ts). Never throws: failures are reported as `train/didFail` (the last checkpoint

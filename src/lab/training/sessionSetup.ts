@@ -156,7 +156,8 @@ export async function prepareSession(
     const limits = spec.data.kind === 'documents' ? spec.data : {};
     if (data.docs.skipped.length)
       log(
-        `Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ${skippedNote(data.docs.skipped, limits)}`,
+        `Skipped ${data.docs.skipped.length} ${data.docs.skipped.length === 1 ? 'file' : 'files'}: ` +
+          `${skippedNote(data.docs.skipped, limits)}`,
         'warn',
       );
     for (const note of data.docs.notes) log(note);
@@ -195,7 +196,8 @@ export async function prepareSession(
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended)
       log(
-        `Extended to ${spec.training.steps} steps. ${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`,
+        `Extended to ${spec.training.steps} steps. ` +
+          `${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`,
       );
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));

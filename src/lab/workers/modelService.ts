@@ -1,11 +1,13 @@
 /**
  * The extension's model worker, on any host (its entries: modelWorker.ts on Node,
- * webModelWorker.ts on the web): answers decode, score, attention (and its layers one at a time), export, import, speed-calibration, evaluate-on-files,
+ * webModelWorker.ts on the web): answers decode, score, attention (and its layers one at a time), export, import,
+ * speed-calibration, evaluate-on-files,
  * logit-lens and head-ablation requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
  * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
  * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too: this file
- * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in order
+ * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in
+ * order
  * (an evaluation reads its files before it computes, and the next request waits for it),
  * each with exactly one `model/did*` or `model/didFail` carrying its id. Each request opens
  * its run planned for what it needs (lab/inference/requestPlan.ts, the rule the CLI's commands
@@ -52,13 +54,18 @@ import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelW
 import { validateHostToModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 
-/** Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for. */
+/**
+ * Open runs by folder, with the checkpoint's mtime they were opened at and the attention of the last text asked for.
+ */
 type RunCache = Map<
   string,
   { mtimeMs: number; run: OpenRun; attention?: { text: string; run: OpenRun; result: TextAttention } }
 >;
 
-/** Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.ts); resolves to how many. */
+/**
+ * Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.ts); resolves to how
+ * many.
+ */
 export type SnapshotDrawing = (fs: LabFs, runDir: string) => Promise<number>;
 
 /** What every request's handling shares. */

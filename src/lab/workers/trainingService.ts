@@ -17,7 +17,10 @@ import type { Emit } from '../training/sessionControl';
 import { SessionControl } from '../training/sessionControl';
 import type { LabPlatform, WorkerChannel } from './platform';
 
-/** A PyTorch session runner (src/lab/pytorch/pytorchSession.ts's runPytorchSession), given by a host that can start processes. */
+/**
+ * A PyTorch session runner (src/lab/pytorch/pytorchSession.ts's runPytorchSession), given by a host that can start
+ * processes.
+ */
 export type PytorchRunner = (
   runDir: string,
   spec: TrainSpec,
@@ -31,7 +34,8 @@ export type PytorchRunner = (
 
 /** What a host without processes (the web) says to a run asked to train on PyTorch. */
 export const NO_PYTORCH =
-  'The PyTorch engine needs desktop VS Code or the CLI (it starts Python processes); set attentionLab.training.engine to "wasm" to train here.';
+  'The PyTorch engine needs desktop VS Code or the CLI (it starts Python processes); set ' +
+  'attentionLab.training.engine to "wasm" to train here.';
 
 /**
  * Serves one run's commands arriving on `channel`, training on `platform`'s files and

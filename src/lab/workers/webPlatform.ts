@@ -23,7 +23,8 @@ interface WorkerScope {
 export function oneThreadReason(): string | null {
   return webThreadsAvailable()
     ? null
-    : 'this page is not cross-origin isolated, so no helper thread can share the WebAssembly memory (SharedArrayBuffer needs COOP/COEP)';
+    : 'this page is not cross-origin isolated, so no helper thread can share the WebAssembly memory ' +
+        '(SharedArrayBuffer needs COOP/COEP)';
 }
 
 /** This worker's platform and its channel to the host that started it. */

@@ -4,7 +4,8 @@
  * test "is this array inside it?" that decides between the fast kernels and the reference.
  *
  * Why shared memory: `alloc(n)` hands out Float32Array views into wasm memory (and
- * `allocU8(n)` byte views, for masks) so kernels read and write tensors without copies. Growing an ordinary memory detaches its
+ * `allocU8(n)` byte views, for masks) so kernels read and write tensors without copies. Growing an ordinary memory
+ * detaches its
  * ArrayBuffer and with it every view handed out so far; growing a shared memory does not
  * (each grow yields a new, longer SharedArrayBuffer, and the old ones keep aliasing the
  * same bytes). So views stay valid for the backend's life, and helper threads can run
@@ -12,7 +13,8 @@
  * view is made, not only when we grow: V8 (11.3) hands out a new buffer object for a
  * shared memory whenever *any* shared memory in the isolate grows, so with two backends in
  * one process (the benchmark's 1- and 2-thread runs, a worker with two runs open) a view
- * would otherwise look foreign and silently take the reference kernels. V8 reserves the maximum (4 GiB, the wasm32 limit) as address
+ * would otherwise look foreign and silently take the reference kernels. V8 reserves the maximum (4 GiB, the wasm32
+ * limit) as address
  * space up front; only what is allocated is committed.
  *
  * Nothing is ever freed: models allocate their parameters, gradients and activations once
@@ -78,8 +80,10 @@ export class WasmHeap {
         } catch (e) {
           throw new EngineError(
             'config/invalid',
-            `The WebAssembly backend cannot allocate ${mib(bytes)} more (${mib(this.top)} in use; WebAssembly memory ends at 4 GiB). ` +
-              'Use a smaller batch, context or model, or the reference backend (backend "reference"), which has no such limit.',
+            `The WebAssembly backend cannot allocate ${mib(bytes)} more (${mib(this.top)} in use; ` +
+              `WebAssembly memory ends at 4 GiB). ` +
+              'Use a smaller batch, context or model, or the reference backend (backend ' +
+              '"reference"), which has no such limit.',
             { cause: e },
           );
         }

@@ -23,7 +23,10 @@ import { webAssembly } from './webAssemblyApi';
 
 /** The functions and constants the kernel module exports (see assembly/kernels.ts). */
 export interface KernelExports {
-  /** Runs a kernel whose arguments are in the control block, in nChunks chunks, with the helpers (1) or alone (0); 0 if a helper failed. */
+  /**
+   * Runs a kernel whose arguments are in the control block, in nChunks chunks, with the helpers (1) or alone (0); 0 if
+   * a helper failed.
+   */
   run(kernel: number, nChunks: number, helpers: number): number;
   setControl(control: number, tid: number): void;
   helperAttach(control: number, tid: number): number;
@@ -87,7 +90,10 @@ const SIMD_PROBE = new Uint8Array([
   0, 0, 0, 0, 0, 0, 0, 11,
 ]);
 
-/** True when this runtime has WebAssembly SIMD, shared WebAssembly memory and atomics (helper threads need more: see parallel.ts). */
+/**
+ * True when this runtime has WebAssembly SIMD, shared WebAssembly memory and atomics (helper threads need more: see
+ * parallel.ts).
+ */
 export function wasmSimdThreadsAvailable(): boolean {
   try {
     const wa = webAssembly();
@@ -144,7 +150,9 @@ export function wasmFmaAvailable(): boolean {
   return fmaValid;
 }
 
-/** Compiles the kernel module, the fused multiply-add build if `fma` (synchronously: it is small, and Node allows it). */
+/**
+ * Compiles the kernel module, the fused multiply-add build if `fma` (synchronously: it is small, and Node allows it).
+ */
 export function compileKernels(fma: boolean): WasmModule {
   const bytes = fma ? (fmaBytes ??= decodeBase64(KERNELS_FMA_WASM_BASE64)) : decodeBase64(KERNELS_WASM_BASE64);
   return new (requireWasm().Module)(bytes);

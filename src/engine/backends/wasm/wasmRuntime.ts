@@ -112,7 +112,8 @@ export class WasmRuntime {
       this.failed = true;
       this.helpersReady = false;
       throw new Error(
-        'A WebAssembly helper thread failed while running a kernel; the backend continues on one thread. This is a bug: please report it.',
+        'A WebAssembly helper thread failed while running a kernel; the backend continues on one ' +
+          'thread. This is a bug: please report it.',
       );
     }
   }
