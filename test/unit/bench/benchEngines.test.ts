@@ -15,7 +15,7 @@ describe('measureEngines', () => {
       'induction',
       30,
       '/usr/bin/python3',
-      path.resolve(__dirname, '../../../scripts/pytorch'),
+      path.resolve(__dirname, '../../../python'),
       (l) => lines.push(l),
     );
     expect(r.task).toBe('induction');
