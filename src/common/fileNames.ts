@@ -12,8 +12,8 @@ const MAX_NAME = 80;
 
 /** `name` as a folder name; `fallback` (the run folder's own name) when nothing of it is left. */
 export function folderNameOf(name: string, fallback: string): string {
-  // eslint-disable-next-line no-control-regex
   const safe = name
+    // oxlint-disable-next-line no-control-regex -- control characters are what a folder name may not hold
     .replace(/[/\\:*?"<>|\u0000-\u001f\u007f]/g, '-')
     .replace(/\s+/g, ' ')
     .trim()
