@@ -32,7 +32,8 @@ export type FileProblem =
   | 'missing'
   | 'tooLarge'
   | 'busy'
-  | 'io';
+  | 'io'
+  | 'special';
 
 /** Node's codes and VS Code's `FileSystemError` codes, by the problem each means. */
 const PROBLEM_OF_CODE: Readonly<Record<string, FileProblem>> = {
@@ -94,6 +95,11 @@ function problemMessage(problem: FileProblem, file: string): string {
       return `${file} is in use by another program; close that program and try again.`;
     case 'io':
       return `The disk failed reading or writing ${file} (an I/O error); check the disk, then try again.`;
+    case 'special':
+      return (
+        `${file} is not a regular file (a device, a FIFO or a socket); Attention Lab writes only ` +
+        `regular files — choose another path.`
+      );
   }
 }
 

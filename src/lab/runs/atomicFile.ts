@@ -21,7 +21,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { diskError, fitName } from '../files/fileErrors';
+import { FileError, diskError, fitName } from '../files/fileErrors';
 export { DiskFullError, diskError, isNoSpace } from '../files/fileErrors';
 export { completeLines } from '../files/labFs';
 
@@ -96,6 +96,7 @@ export function writeFilesAtomic(
   files: readonly { readonly file: string; readonly data: Uint8Array | string }[],
   io: FileIo = NODE_IO,
 ): void {
+  for (const { file } of files) checkReplaceable(file);
   const temps: { tmp: string; file: string }[] = [];
   let current = files[0]?.file ?? '';
   let renamed = 0;
@@ -136,6 +137,7 @@ export function writeFilesAtomic(
  * length, so the log never ends in half of this line. Throws {@link DiskFullError} when full.
  */
 export function appendLine(file: string, line: string, io: FileIo = NODE_IO): void {
+  checkReplaceable(file, true);
   let fd: number;
   try {
     fd = io.openSync(file, 'a+');
@@ -189,6 +191,23 @@ function mkdirCause(e: unknown, dir: string): unknown {
     return again;
   }
   return e;
+}
+
+/**
+ * Refuses to write over anything but a regular file: renamed over `/dev/null` as root, a write
+ * would replace the device itself; a FIFO blocks an append once nobody reads it; a folder
+ * cannot take a file's place. A link is fine to replace (a rename replaces the link, never
+ * follows it); an append, which writes through a link, looks at what it points to (`follow`).
+ */
+function checkReplaceable(file: string, follow = false): void {
+  let st: fs.Stats | undefined;
+  try {
+    st = follow ? fs.statSync(file, { throwIfNoEntry: false }) : fs.lstatSync(file, { throwIfNoEntry: false });
+  } catch {
+    return; // a path below a file, no permission …: the write meets it and says so
+  }
+  if (!st || st.isFile() || st.isSymbolicLink()) return;
+  throw new FileError(file, st.isDirectory() ? 'isFolder' : 'special');
 }
 
 /** Flushes a directory entry (best effort: not every platform can open a directory). */

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -40,6 +41,26 @@ describe('writeFilesAtomic', () => {
     expect([fs.readFileSync(a, 'utf8'), fs.readFileSync(b, 'utf8')]).toEqual(['opt@60', 'model@60']);
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  // `eval --out /dev/null` as root renamed a regular file over the device. A FIFO stands in for
+  // it here (replacing a device in a test would break the machine if the check ever went).
+  it.runIf(process.platform !== 'win32')(
+    'never writes over a FIFO or a device, nor appends to one: one line naming it',
+    () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-atomic-'));
+      const fifo = path.join(dir, 'hyps.txt');
+      execFileSync('mkfifo', [fifo]);
+      const line = `${fifo} is not a regular file (a device, a FIFO or a socket); Attention Lab writes only regular files — choose another path.`;
+      expect(() => writeFileAtomic(fifo, 'x')).toThrow(line);
+      expect(() => appendLine(fifo, 'x\n')).toThrow(line);
+      expect(fs.lstatSync(fifo).isFIFO()).toBe(true);
+      expect(fs.readdirSync(dir)).toEqual(['hyps.txt']); // no temporary file either
+      const folder = path.join(dir, 'metrics.jsonl');
+      fs.mkdirSync(folder);
+      expect(() => appendLine(folder, 'x\n')).toThrow(`${folder} is a folder where a file must be`);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  );
 });
 
 describe('writes on a full disk', () => {
