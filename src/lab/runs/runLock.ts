@@ -18,7 +18,10 @@
  * - same machine, and this host can check processes (Node): gone when its process is not
  *   running, or the machine has restarted since (another boot id). A running process keeps
  *   its lock however long it has been silent (a run suspended with Ctrl-Z resumes later).
- * - any other case (another machine sharing the folder, a holder or a taker on the web): gone
+ * - a browser window's lock (no process id, no host: VS Code for the web), rewritten every
+ *   {@link WEB_HEARTBEAT_MS}: gone when silent for {@link WEB_STALE_MS}; a taker that finds it
+ *   fresh watches it for a beat before refusing, since a reloaded window's last beat is fresh;
+ * - any other case (another machine sharing the folder, a taker on the web): gone
  *   when not rewritten for {@link STALE_MS} (8 missed heartbeats; the machines' clocks are
  *   taken to agree within a minute). A holder that finds its lock taken over (it was silent
  *   that long: a suspended laptop) stops at once without saving.
@@ -45,6 +48,18 @@ export const LOCK_VERSION = 1;
 export const HEARTBEAT_MS = 15_000;
 /** A lock not rewritten this long, whose holder cannot be checked otherwise, is stale. */
 export const STALE_MS = 120_000;
+/**
+ * A browser window (VS Code for the web: no process, no host to check) rewrites its lock this
+ * often, and its lock is stale once silent for {@link WEB_STALE_MS}: a window reload ends the old
+ * window without a word, and the reloaded one must be able to resume its run within seconds.
+ */
+export const WEB_HEARTBEAT_MS = 5_000;
+export const WEB_STALE_MS = 20_000;
+
+/** True for a holder that is a browser window (no process id, no host name). */
+function isWindow(r: { readonly pid: number | null; readonly host: string | null }): boolean {
+  return r.pid === null && r.host === null;
+}
 
 /** Who takes locks here, and how this host tells whether another holder still runs. */
 export interface LockIdentity {
@@ -183,7 +198,9 @@ function staleReason(found: Found, me: LockIdentity, now: number): string | null
     if (alive === true) return null;
   }
   const heard = Date.parse(r.heartbeatAt);
-  return now - heard > STALE_MS ? `${holderText(r)} has not been heard from since ${clockTime(heard, now)}` : null;
+  return now - heard > (isWindow(r) ? WEB_STALE_MS : STALE_MS)
+    ? `${holderText(r)} has not been heard from since ${clockTime(heard, now)}`
+    : null;
 }
 
 /** The one line that refuses a second writer. */
@@ -257,8 +274,37 @@ async function removeStale(fs: LabFs, file: string, found: Found): Promise<boole
 /** How a lock is taken (tests set the clock and the cadence). */
 export interface LockOptions {
   readonly now?: () => number;
-  /** Milliseconds between heartbeats (default {@link HEARTBEAT_MS}); 0: none (the caller beats). */
+  /**
+   * Milliseconds between heartbeats (default {@link HEARTBEAT_MS}, {@link WEB_HEARTBEAT_MS} for a
+   * browser window); 0: none (the caller beats).
+   */
   readonly heartbeatMs?: number;
+  /** Waits `ms` (tests pass a clock of their own); default: a timer. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * Whether a browser window's lock is still beating: watched until its heartbeat moves (a live
+ * window: true) or it goes stale (a window that was reloaded or closed: false), at most
+ * {@link WEB_STALE_MS}. Anything else about the lock changing ends the watch too (true: look again).
+ */
+async function windowBeats(
+  fs: LabFs,
+  file: string,
+  found: Found,
+  me: LockIdentity,
+  options: LockOptions,
+): Promise<boolean> {
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  // One look a second, for as long as a lock takes to go stale (whatever the clock says).
+  for (let looks = 0; looks <= WEB_STALE_MS / 1_000; looks++) {
+    if (staleReason(found, me, now()) !== null) return false;
+    await sleep(1_000);
+    const again = await readLock(fs, file);
+    if (!again || again.text !== found.text) return true;
+  }
+  return staleReason(found, me, now()) === null;
 }
 
 /**
@@ -295,9 +341,25 @@ export async function takeRunLock(
       newFolder,
     };
     if (await fs.createExclusive(file, serialize(record)))
-      return new RunLock(fs, runDir, record, tookOver, now, options.heartbeatMs ?? HEARTBEAT_MS);
+      return new RunLock(
+        fs,
+        runDir,
+        record,
+        tookOver,
+        now,
+        options.heartbeatMs ?? (isWindow(me) ? WEB_HEARTBEAT_MS : HEARTBEAT_MS),
+      );
     const found = await readLock(fs, file);
     if (!found) continue; // released in between
+    // A browser window's lock after a reload: the old window is gone but its last beat is fresh.
+    // Watch it for a beat (a live window) or until it goes stale (a reloaded one), at most 20 s.
+    if (found.record && isWindow(found.record) && staleReason(found, me, now()) === null) {
+      if (await windowBeats(fs, file, found, me, options)) {
+        const latest = await readLock(fs, file);
+        if (latest && staleReason(latest, me, now()) === null) throw new RunLockedError(refusal(name, latest, now()));
+        continue;
+      }
+    }
     const stale = staleReason(found, me, now());
     if (stale === null) throw new RunLockedError(refusal(name, found, now()));
     if (await removeStale(fs, file, found)) tookOver = `Took over the lock of ${name}: ${stale}.`;

@@ -125,8 +125,8 @@ describe('WorkspaceFs', () => {
     const fs = new WorkspaceFs();
     const web = uncheckedIdentity('VS Code for the web');
     const got = await Promise.allSettled([
-      takeRunLock(fs, '/runs/run-w', web, { heartbeatMs: 0 }),
-      takeRunLock(fs, '/runs/run-w', web, { heartbeatMs: 0 }),
+      takeRunLock(fs, '/runs/run-w', web, { heartbeatMs: 0, sleep: () => Promise.resolve() }),
+      takeRunLock(fs, '/runs/run-w', web, { heartbeatMs: 0, sleep: () => Promise.resolve() }),
     ]);
     const won = got.find((g) => g.status === 'fulfilled');
     const lost = got.find((g) => g.status === 'rejected');

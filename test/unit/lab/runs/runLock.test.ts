@@ -13,6 +13,7 @@ import {
   LOCK_FILE,
   RunLockedError,
   STALE_MS,
+  WEB_STALE_MS,
   readRunLock,
   runLockProblem,
   takeRunLock,
@@ -41,7 +42,8 @@ const at =
     ms;
 // Now: the takers that leave out the clock read the real one, which must not be far from it.
 const T0 = Date.now();
-const NO_BEAT = { heartbeatMs: 0 };
+// No heartbeat, and a browser window's lock watched without waiting (the clock given decides).
+const NO_BEAT = { heartbeatMs: 0, sleep: () => Promise.resolve() };
 
 async function refusal(p: Promise<unknown>): Promise<string> {
   try {
@@ -137,6 +139,35 @@ describe.each(FILE_SYSTEMS)('the run lock on $name', ({ make }) => {
     );
     const lock = await takeRunLock(fs, runDir, on(100, { boot: 'boot-2' }), { ...NO_BEAT, now: at(T0 + 1000) });
     expect(lock.tookOver).toBe('Took over the lock of run-e: process 200 held it before this machine restarted.');
+  });
+
+  it("takes over a reloaded browser window's lock once it stops beating, and refuses a window that beats", async () => {
+    const { fs, dir } = make();
+    const runDir = fs.join(await dir(), 'run-w');
+    const web = uncheckedIdentity('VS Code for the web');
+    await takeRunLock(fs, runDir, web, { ...NO_BEAT, now: at(T0) });
+    // The reloaded window, 2 s later: the old one's last beat is fresh, but no beat follows.
+    let t = T0 + 2_000;
+    const waited = { ms: 0 };
+    const clock = { now: () => t, sleep: async (ms: number) => void ((t += ms), (waited.ms += ms)) };
+    const lock = await takeRunLock(fs, runDir, web, { heartbeatMs: 0, ...clock });
+    expect(lock.tookOver).toMatch(/^Took over the lock of run-w: VS Code for the web has not been heard from since/);
+    expect(waited.ms).toBeGreaterThanOrEqual(WEB_STALE_MS - 2_000);
+    expect(waited.ms).toBeLessThanOrEqual(WEB_STALE_MS);
+    // A window that still beats (its lock rewritten while the other watches) is refused.
+    const file = fs.join(runDir, LOCK_FILE);
+    const beating = {
+      now: () => t,
+      sleep: async (ms: number) => {
+        t += ms;
+        const r = JSON.parse(await readText(fs, file)) as LockRecord;
+        await writeFile(fs, file, JSON.stringify({ ...r, heartbeatAt: new Date(t).toISOString() }));
+      },
+    };
+    expect(await refusal(takeRunLock(fs, runDir, web, { heartbeatMs: 0, ...beating }))).toMatch(
+      /^run-w is being trained by VS Code for the web since .* — stop it first, or wait\.$/,
+    );
+    await lock.release();
   });
 
   it('takes over a lock whose holder cannot be checked only once it has been silent too long', async () => {
