@@ -73,13 +73,37 @@ export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /**
- * The training engines: `wasm` is ours (TypeScript and WebAssembly, on this machine's CPU);
- * `pytorch` hands the prepared run folder to PyTorch through torchrun (GPUs, many processes,
- * many machines; src/lab/pytorch/). A run moves between them through its checkpoint files.
+ * The training engines: `builtin` is ours (TypeScript and WebAssembly, on this machine's CPU;
+ * its kernels are one of {@link BACKEND_KINDS}); `pytorch` hands the prepared run folder to
+ * PyTorch through torchrun (GPUs, many processes, many machines; src/lab/pytorch/). A run moves
+ * between them through its checkpoint files. No engine shares a name with a backend.
  */
-export const ENGINE_KINDS = ['wasm', 'pytorch'] as const;
+export const ENGINE_KINDS = ['builtin', 'pytorch'] as const;
 /** A training engine. */
 export type EngineKind = (typeof ENGINE_KINDS)[number];
+
+/** Engine names of earlier versions, each with the engine it names now (`builtin` was called `wasm`). */
+export const OLD_ENGINE_NAMES: Readonly<Record<string, EngineKind>> = { wasm: 'builtin' };
+
+/**
+ * The engine a setting or flag value names, old names included: `renamed` is set when the
+ * value is an old name (the caller says so once, in one line); null when it names no engine.
+ */
+export function engineNamed(value: unknown): { engine: EngineKind; renamed: boolean } | null {
+  if (typeof value !== 'string') return null;
+  if ((ENGINE_KINDS as readonly string[]).includes(value)) return { engine: value as EngineKind, renamed: false };
+  const now = Object.hasOwn(OLD_ENGINE_NAMES, value) ? OLD_ENGINE_NAMES[value] : undefined;
+  return now ? { engine: now, renamed: true } : null;
+}
+
+/**
+ * The one-line notice for an old engine name given as `what` (a flag or a setting's key),
+ * ending with `todo`, what to write instead: '--engine "wasm" is now "builtin" (wasm names
+ * a kernel backend); training with builtin: write --engine builtin.'
+ */
+export function oldEngineNotice(what: string, old: string, now: EngineKind, todo: string): string {
+  return `${what} "${old}" is now "${now}" (${old} names a kernel backend); training with ${now}: ${todo}.`;
+}
 
 /** Where the PyTorch engine trains: `auto` is CUDA when torch sees a GPU, else the CPU. */
 export const TORCH_DEVICES = ['auto', 'cpu', 'cuda'] as const;

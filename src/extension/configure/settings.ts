@@ -22,8 +22,10 @@ import type {
 import {
   BACKEND_KINDS,
   ENGINE_KINDS,
+  engineNamed,
   MODEL_KINDS,
   MODEL_PRESETS,
+  oldEngineNotice,
   PRESET_NAMES,
   TASK_MODEL_KINDS,
   TASK_NAMES,
@@ -115,7 +117,7 @@ export const DEFAULT_SETTINGS: Settings = {
     learningRate: 0,
     seed: 1,
     backend: 'auto',
-    engine: 'wasm',
+    engine: 'builtin',
   },
   pytorch: { python: '', processes: 1, device: 'auto', bf16: false },
   runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
@@ -211,10 +213,26 @@ const isOverrides = (v: unknown): boolean =>
   !Array.isArray(v) &&
   Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
 
-/** Reads every setting; values of the wrong type or range fall back to the default and are reported. */
-export function readSettings(get: SettingsReader): { settings: Settings; problems: SettingProblem[] } {
+/** The engine setting's key. */
+const ENGINE_KEY = 'attentionLab.training.engine';
+
+/**
+ * Reads every setting; values of the wrong type or range fall back to the default and are
+ * reported in `problems`. An old name of a value (the engine `wasm`) is read as its new name,
+ * with a one-line `notices` entry (the caller shows each once per session).
+ */
+export function readSettings(get: SettingsReader): {
+  settings: Settings;
+  problems: SettingProblem[];
+  notices: string[];
+} {
   const p: SettingProblem[] = [];
+  const notices: string[] = [];
   const d = DEFAULT_SETTINGS;
+  const engineValue = get(ENGINE_KEY);
+  const engine = engineNamed(engineValue);
+  if (engine?.renamed)
+    notices.push(oldEngineNotice(ENGINE_KEY, String(engineValue), engine.engine, `set it to "${engine.engine}"`));
   const settings: Settings = {
     model: {
       kind: pick(get, p, 'model', 'kind', d.model.kind, oneOf(MODEL_KINDS), orList(MODEL_KINDS)),
@@ -335,7 +353,15 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       ),
       seed: pick(get, p, 'training', 'seed', d.training.seed, intIn(-2147483648, 2147483647), 'a 32-bit integer'),
       backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(BACKEND_KINDS), orList(BACKEND_KINDS)),
-      engine: pick(get, p, 'training', 'engine', d.training.engine, oneOf(ENGINE_KINDS), orList(ENGINE_KINDS)),
+      engine: pick(
+        () => engine?.engine ?? engineValue,
+        p,
+        'training',
+        'engine',
+        d.training.engine,
+        oneOf(ENGINE_KINDS),
+        orList(ENGINE_KINDS),
+      ),
     },
     pytorch: {
       python: pick(
@@ -389,7 +415,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       lengthPenalty: pick(get, p, 'decode', 'lengthPenalty', d.decode.lengthPenalty, numIn(0, 5), 'a number in 0..5'),
     },
   };
-  return { settings, problems: p };
+  return { settings, problems: p, notices };
 }
 
 /**
