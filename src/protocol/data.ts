@@ -67,6 +67,24 @@ export type PresetName = (typeof MODEL_PRESETS)[ModelKind][number];
 /** Every preset name, each once, in the order of {@link MODEL_PRESETS}. */
 export const PRESET_NAMES: readonly PresetName[] = [...new Set(MODEL_KINDS.flatMap((k) => MODEL_PRESETS[k]))];
 
+/** The tokenizer types: one token per character, or byte-level BPE trained on the data. */
+export const TOKENIZER_TYPES = ['char', 'bpe'] as const;
+/** A tokenizer type. */
+export type TokenizerType = (typeof TOKENIZER_TYPES)[number];
+
+/**
+ * The optimizer presets (src/lab/training/prepare.ts builds them): `adamw` is AdamW with a
+ * cosine decay; `paper` is the paper's Adam (0.9, 0.98, 1e-9) with its warm-up schedule.
+ */
+export const OPTIMIZER_PRESETS = ['adamw', 'paper'] as const;
+/** An optimizer preset. */
+export type OptimizerPreset = (typeof OPTIMIZER_PRESETS)[number];
+
+/** The decode strategies (src/engine/decode/): greedy, beam search, sampling. */
+export const DECODE_STRATEGIES = ['greedy', 'beam', 'sample'] as const;
+/** A decode strategy. */
+export type DecodeStrategy = (typeof DECODE_STRATEGIES)[number];
+
 /** The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else reference. */
 export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
 /** A kernel backend a run can ask for. */
@@ -179,7 +197,7 @@ export const trainSpec = obj({
     /** Config fields to override (`--set key=value`). */
     overrides: record(primitive),
   }),
-  tokenizer: obj({ type: oneOf('char', 'bpe'), vocabSize: posInt }),
+  tokenizer: obj({ type: oneOf(...TOKENIZER_TYPES), vocabSize: posInt }),
   data: dataSpec,
   training: obj({
     steps: posInt,
@@ -192,7 +210,7 @@ export const trainSpec = obj({
     /** Attention snapshot of the probe sample every N steps (0 = off). */
     snapshotEvery: nonNegInt,
     seed: int,
-    optimizer: oneOf('paper', 'adamw'),
+    optimizer: oneOf(...OPTIMIZER_PRESETS),
     /** Peak learning rate (adamw) or factor of the paper's schedule (paper); 0 = default. */
     lr: num,
     warmup: nonNegInt,

@@ -11,24 +11,30 @@
 import type {
   BackendKind,
   DataSpec,
+  DecodeStrategy,
   EngineKind,
   ModelKind,
+  OptimizerPreset,
   PresetName,
   PytorchOptions,
   TaskName,
+  TokenizerType,
   TorchDevice,
   TrainSpec,
 } from '../../protocol/data';
 import {
   BACKEND_KINDS,
+  DECODE_STRATEGIES,
   ENGINE_KINDS,
   engineNamed,
   MODEL_KINDS,
   MODEL_PRESETS,
   oldEngineNotice,
+  OPTIMIZER_PRESETS,
   PRESET_NAMES,
   TASK_MODEL_KINDS,
   TASK_NAMES,
+  TOKENIZER_TYPES,
   TORCH_DEVICES,
 } from '../../protocol/data';
 import { dataDefaults, trainSpecOf } from '../../lab/runs/runSpec';
@@ -54,7 +60,7 @@ export interface Settings {
     /** Skip lockfiles, vendored folders, minified and generated files. */
     readonly skipGenerated: boolean;
   };
-  readonly tokenizer: { readonly type: 'char' | 'bpe'; readonly vocabSize: number };
+  readonly tokenizer: { readonly type: TokenizerType; readonly vocabSize: number };
   readonly training: {
     /** 0 = the data's default (a built-in task's own run; 2000 otherwise). */
     readonly steps: number;
@@ -64,7 +70,7 @@ export interface Settings {
     readonly evalEvery: number;
     readonly snapshotEvery: number;
     readonly checkpointEvery: number;
-    readonly optimizer: 'adamw' | 'paper';
+    readonly optimizer: OptimizerPreset;
     /** 0 = the data's default (3e-3 for built-in tasks, the optimizer's own otherwise). */
     readonly learningRate: number;
     readonly seed: number;
@@ -81,7 +87,7 @@ export interface Settings {
   };
   readonly runs: { readonly location: 'extensionStorage' | 'workspace'; readonly folder: string };
   readonly decode: {
-    readonly strategy: 'greedy' | 'beam' | 'sample';
+    readonly strategy: DecodeStrategy;
     readonly maxTokens: number;
     readonly temperature: number;
     readonly topK: number;
@@ -283,7 +289,7 @@ export function readSettings(get: SettingsReader): {
       ),
     },
     tokenizer: {
-      type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(['char', 'bpe']), 'char or bpe'),
+      type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(TOKENIZER_TYPES), orList(TOKENIZER_TYPES)),
       vocabSize: pick(
         get,
         p,
@@ -339,8 +345,8 @@ export function readSettings(get: SettingsReader): {
         'training',
         'optimizer',
         d.training.optimizer,
-        oneOf(['adamw', 'paper']),
-        'adamw or paper',
+        oneOf(OPTIMIZER_PRESETS),
+        orList(OPTIMIZER_PRESETS),
       ),
       learningRate: pick(
         get,
@@ -404,8 +410,8 @@ export function readSettings(get: SettingsReader): {
         'decode',
         'strategy',
         d.decode.strategy,
-        oneOf(['greedy', 'beam', 'sample']),
-        'greedy, beam or sample',
+        oneOf(DECODE_STRATEGIES),
+        orList(DECODE_STRATEGIES),
       ),
       maxTokens: pick(get, p, 'decode', 'maxTokens', d.decode.maxTokens, intIn(1, 4096), 'an integer in 1..4096'),
       temperature: pick(get, p, 'decode', 'temperature', d.decode.temperature, numIn(0, 10), 'a number in 0..10'),

@@ -11,11 +11,14 @@ import {
 import type { Settings } from '../../../../src/extension/configure/settings';
 import {
   BACKEND_KINDS,
+  DECODE_STRATEGIES,
   ENGINE_KINDS,
   MODEL_KINDS,
   OLD_ENGINE_NAMES,
+  OPTIMIZER_PRESETS,
   PRESET_NAMES,
   TASK_NAMES,
+  TOKENIZER_TYPES,
   TORCH_DEVICES,
 } from '../../../../src/protocol/data';
 
@@ -65,6 +68,9 @@ describe('settings against package.json', () => {
     expect(props['attentionLab.data.task']?.enum).toEqual(TASK_NAMES);
     expect(props['attentionLab.training.engine']?.enum).toEqual(ENGINE_KINDS);
     expect(props['attentionLab.pytorch.device']?.enum).toEqual(TORCH_DEVICES);
+    expect(props['attentionLab.tokenizer.type']?.enum).toEqual(TOKENIZER_TYPES);
+    expect(props['attentionLab.training.optimizer']?.enum).toEqual(OPTIMIZER_PRESETS);
+    expect(props['attentionLab.decode.strategy']?.enum).toEqual(DECODE_STRATEGIES);
   });
 
   it('names no engine as a backend (of the old engine names, wasm was one)', () => {
