@@ -14,6 +14,7 @@ import { dashboardTab } from '../src/protocol/webview';
 
 import type { AttentionStack, DecodeParams } from '../src/protocol/model';
 import { ATTENTION_STACKS } from '../src/protocol/model';
+import { DECODE_STRATEGIES } from '../src/protocol/data';
 import type { RampScale } from './colorRamp';
 import type { ScoreName } from './headHistory';
 import { STACK_SCORES } from './headHistory';
@@ -189,7 +190,7 @@ export function sanitizeUiState(raw: unknown): UiState {
     },
     playground: {
       input: pick(p.input, (x) => typeof x === 'string', dp.input),
-      strategy: pick(p.strategy, isOneOf(['greedy', 'beam', 'sample']), dp.strategy),
+      strategy: pick(p.strategy, isOneOf(DECODE_STRATEGIES), dp.strategy),
       beam: pick(p.beam, isInt(1, 64), dp.beam),
       lengthPenalty: pick(p.lengthPenalty, isNum(0, 10), dp.lengthPenalty),
       temperature: pick(p.temperature, isNum(0, 100), dp.temperature),

@@ -6,6 +6,7 @@
  * Leaves out: decoding itself (src/lab/inference/decode.ts, src/engine/decode).
  */
 
+import { DECODE_STRATEGIES } from '../protocol/data';
 import type { DecodeParams } from '../protocol/model';
 import { MAX_DECODE_TOKENS, decodeText } from '../lab/inference/decode';
 import { UsageError, parseFlags } from './args';
@@ -13,7 +14,7 @@ import type { CommandContext } from './context';
 import { BACKEND_FLAG, RUN_FLAG, openRunFor } from './runFlags';
 
 export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --src TEXT) [options]
-  --strategy greedy|beam|sample (default greedy)   --beam N (4)   --length-penalty A (0.6)
+  --strategy ${DECODE_STRATEGIES.join('|')} (default greedy)   --beam N (4)   --length-penalty A (0.6)
   --temperature T (1)   --top-k K (0 = off)   --top-p P (1 = off)   --max-tokens N (100)   --seed N
   --json   one object: {"text", "tokens", "logprobs", "score", ...}
   Greedy and sampling go past the model's context with a sliding window (the model sees the
@@ -38,7 +39,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
   const maxTokens = f.int('max-tokens', 100, 1, MAX_DECODE_TOKENS); // before the model is loaded
-  const strategy = f.choice('strategy', ['greedy', 'beam', 'sample'] as const, 'greedy');
+  const strategy = f.choice('strategy', DECODE_STRATEGIES, 'greedy');
   const beam = f.int('beam', 4, 1, 64);
   const r = await openRunFor(f, ctx, 'decode', (kind) => ({
     job: 'decode',

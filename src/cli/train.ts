@@ -21,7 +21,15 @@ import {
 import { errorKind } from '../lab/workers/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
-import { BACKEND_KINDS, MODEL_KINDS, MODEL_PRESETS, TASK_MODEL_KINDS, TASK_NAMES } from '../protocol/data';
+import {
+  BACKEND_KINDS,
+  MODEL_KINDS,
+  MODEL_PRESETS,
+  OPTIMIZER_PRESETS,
+  TASK_MODEL_KINDS,
+  TASK_NAMES,
+  TOKENIZER_TYPES,
+} from '../protocol/data';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from '../lab/data/corpus';
 import { listDocumentFiles } from '../lab/data/globFiles';
 import { NODE_FS } from '../lab/files/nodeFs';
@@ -65,10 +73,10 @@ Model:
   --model KIND           ${MODEL_KINDS.join(' | ')} (default: from the data)
   --preset NAME          ${MODEL_KINDS.map((k) => `${MODEL_PRESETS[k].join(' | ')} (${k})`).join('; ')}
   --set KEY=VALUE        any config field (${CONFIG_FIELDS.join(', ')})
-  --tokenizer char|bpe   (default char)      --vocab N   BPE vocabulary size (default 1000)
+  --tokenizer ${TOKENIZER_TYPES.join('|')}   (default char)      --vocab N   BPE vocabulary size (default 1000)
 Training:
   --steps N  --batch N  --seq N  --eval-every N  --checkpoint-every N  --snapshot-every N
-  --seed N  --optimizer adamw|paper  --lr X  --warmup N  --backend ${BACKEND_KINDS.join('|')}
+  --seed N  --optimizer ${OPTIMIZER_PRESETS.join('|')}  --lr X  --warmup N  --backend ${BACKEND_KINDS.join('|')}
   --out DIR              run folder (default: runs/run-<time>)
   --until N              stop after step N with a checkpoint (continue later with --resume)
   --json                 print one JSON object when done (no progress line)
@@ -210,7 +218,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     kind,
     preset: presetFlag(f, kind),
     overrides: parseSets(f.list('set')),
-    tokenizer: given('tokenizer', () => f.choice('tokenizer', ['char', 'bpe'] as const, 'char')),
+    tokenizer: given('tokenizer', () => f.choice('tokenizer', TOKENIZER_TYPES, 'char')),
     vocabSize: given('vocab', () => f.int('vocab', DEFAULT_VOCAB, 261)),
     steps: given('steps', () => f.int('steps', 1)),
     batchSize: given('batch', () => f.int('batch', 32)),
@@ -219,7 +227,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     checkpointEvery: given('checkpoint-every', () => f.int('checkpoint-every', 0, 0)),
     snapshotEvery: given('snapshot-every', () => f.int('snapshot-every', 0, 0)),
     seed: given('seed', () => f.int('seed', 1, -2147483648, 2147483647)),
-    optimizer: given('optimizer', () => f.choice('optimizer', ['adamw', 'paper'] as const, 'adamw')),
+    optimizer: given('optimizer', () => f.choice('optimizer', OPTIMIZER_PRESETS, 'adamw')),
     lr: given('lr', () => f.num('lr', 0, 0, 10)),
     warmup: given('warmup', () => f.int('warmup', 0, 0)),
     backend: given('backend', () => backendKindOf(f)),

@@ -10,8 +10,8 @@
 
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { PytorchOptions, TrainSpec } from '../protocol/data';
-import { ENGINE_KINDS, TORCH_DEVICES } from '../protocol/data';
+import type { EngineKind, PytorchOptions, TrainSpec } from '../protocol/data';
+import { ENGINE_KINDS, engineNamed, oldEngineNotice, TORCH_DEVICES } from '../protocol/data';
 import { NODE_FS } from '../lab/files/nodeFs';
 import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch';
 import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession';
@@ -23,8 +23,9 @@ import { UsageError } from './args';
 import type { CommandContext } from './context';
 import { PrepareLine } from './progress';
 
-export const PYTORCH_HELP = `Engine (default: ours, WebAssembly on this machine's CPU):
-  --engine wasm|pytorch  pytorch trains the same run folder with PyTorch (needs torch ≥ 1.13);
+export const PYTORCH_HELP = `Engine (default builtin: ours, WebAssembly on this machine's CPU):
+  --engine builtin|pytorch
+                         pytorch trains the same run folder with PyTorch (needs torch ≥ 1.13);
                          a run moves between engines with --resume
   --nproc N              PyTorch processes on this machine (torchrun; default 1); each takes
                          its share of every batch (one GPU each on CUDA, gloo on the CPU)
@@ -58,9 +59,22 @@ export function trainerDirOf(ctx: CommandContext): string {
   return path.join(path.dirname(ctx.workerScript), 'pytorch');
 }
 
+/**
+ * --engine, its old value `wasm` included: that trains with `builtin` and says so in one line
+ * on stderr. Without the flag: pytorch with --print-launch, else builtin.
+ */
+function engineFlag(f: Flags, ctx: CommandContext): EngineKind {
+  const given = f.str('engine');
+  const named = engineNamed(given);
+  if (given === undefined || !named)
+    return f.choice('engine', ENGINE_KINDS, f.bool('print-launch') ? 'pytorch' : 'builtin');
+  if (named.renamed) ctx.err(oldEngineNotice('--engine', given, named.engine, `write --engine ${named.engine}`));
+  return named.engine;
+}
+
 /** The PyTorch options of the flags, or null for our engine (PyTorch-only flags then refused). */
 export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | null {
-  const engine = f.choice('engine', ENGINE_KINDS, f.bool('print-launch') ? 'pytorch' : 'wasm');
+  const engine = engineFlag(f, ctx);
   if (engine !== 'pytorch') {
     const given = SESSION_FLAGS.filter((k) => k !== 'engine' && f.has(k));
     if (given.length)

@@ -98,6 +98,7 @@ export function activateLab(context: vscode.ExtensionContext, host: LabHost): At
       ),
     );
     for (const p of r.problems) if (!warned.has(p.message) && warned.add(p.message)) log.warn(p.message);
+    for (const n of r.notices) if (!warned.has(n) && warned.add(n)) log.info(n);
     return r.settings;
   };
   const storageDir = host.pathOf(context.storageUri ?? context.globalStorageUri) ?? '';

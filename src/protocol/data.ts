@@ -67,19 +67,61 @@ export type PresetName = (typeof MODEL_PRESETS)[ModelKind][number];
 /** Every preset name, each once, in the order of {@link MODEL_PRESETS}. */
 export const PRESET_NAMES: readonly PresetName[] = [...new Set(MODEL_KINDS.flatMap((k) => MODEL_PRESETS[k]))];
 
+/** The tokenizer types: one token per character, or byte-level BPE trained on the data. */
+export const TOKENIZER_TYPES = ['char', 'bpe'] as const;
+/** A tokenizer type. */
+export type TokenizerType = (typeof TOKENIZER_TYPES)[number];
+
+/**
+ * The optimizer presets (src/lab/training/prepare.ts builds them): `adamw` is AdamW with a
+ * cosine decay; `paper` is the paper's Adam (0.9, 0.98, 1e-9) with its warm-up schedule.
+ */
+export const OPTIMIZER_PRESETS = ['adamw', 'paper'] as const;
+/** An optimizer preset. */
+export type OptimizerPreset = (typeof OPTIMIZER_PRESETS)[number];
+
+/** The decode strategies (src/engine/decode/): greedy, beam search, sampling. */
+export const DECODE_STRATEGIES = ['greedy', 'beam', 'sample'] as const;
+/** A decode strategy. */
+export type DecodeStrategy = (typeof DECODE_STRATEGIES)[number];
+
 /** The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else reference. */
 export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
 /** A kernel backend a run can ask for. */
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 
 /**
- * The training engines: `wasm` is ours (TypeScript and WebAssembly, on this machine's CPU);
- * `pytorch` hands the prepared run folder to PyTorch through torchrun (GPUs, many processes,
- * many machines; src/lab/pytorch/). A run moves between them through its checkpoint files.
+ * The training engines: `builtin` is ours (TypeScript and WebAssembly, on this machine's CPU;
+ * its kernels are one of {@link BACKEND_KINDS}); `pytorch` hands the prepared run folder to
+ * PyTorch through torchrun (GPUs, many processes, many machines; src/lab/pytorch/). A run moves
+ * between them through its checkpoint files. No engine shares a name with a backend.
  */
-export const ENGINE_KINDS = ['wasm', 'pytorch'] as const;
+export const ENGINE_KINDS = ['builtin', 'pytorch'] as const;
 /** A training engine. */
 export type EngineKind = (typeof ENGINE_KINDS)[number];
+
+/** Engine names of earlier versions, each with the engine it names now (`builtin` was called `wasm`). */
+export const OLD_ENGINE_NAMES: Readonly<Record<string, EngineKind>> = { wasm: 'builtin' };
+
+/**
+ * The engine a setting or flag value names, old names included: `renamed` is set when the
+ * value is an old name (the caller says so once, in one line); null when it names no engine.
+ */
+export function engineNamed(value: unknown): { engine: EngineKind; renamed: boolean } | null {
+  if (typeof value !== 'string') return null;
+  if ((ENGINE_KINDS as readonly string[]).includes(value)) return { engine: value as EngineKind, renamed: false };
+  const now = Object.hasOwn(OLD_ENGINE_NAMES, value) ? OLD_ENGINE_NAMES[value] : undefined;
+  return now ? { engine: now, renamed: true } : null;
+}
+
+/**
+ * The one-line notice for an old engine name given as `what` (a flag or a setting's key),
+ * ending with `todo`, what to write instead: '--engine "wasm" is now "builtin" (wasm names
+ * a kernel backend); training with builtin: write --engine builtin.'
+ */
+export function oldEngineNotice(what: string, old: string, now: EngineKind, todo: string): string {
+  return `${what} "${old}" is now "${now}" (${old} names a kernel backend); training with ${now}: ${todo}.`;
+}
 
 /** Where the PyTorch engine trains: `auto` is CUDA when torch sees a GPU, else the CPU. */
 export const TORCH_DEVICES = ['auto', 'cpu', 'cuda'] as const;
@@ -155,7 +197,7 @@ export const trainSpec = obj({
     /** Config fields to override (`--set key=value`). */
     overrides: record(primitive),
   }),
-  tokenizer: obj({ type: oneOf('char', 'bpe'), vocabSize: posInt }),
+  tokenizer: obj({ type: oneOf(...TOKENIZER_TYPES), vocabSize: posInt }),
   data: dataSpec,
   training: obj({
     steps: posInt,
@@ -168,7 +210,7 @@ export const trainSpec = obj({
     /** Attention snapshot of the probe sample every N steps (0 = off). */
     snapshotEvery: nonNegInt,
     seed: int,
-    optimizer: oneOf('paper', 'adamw'),
+    optimizer: oneOf(...OPTIMIZER_PRESETS),
     /** Peak learning rate (adamw) or factor of the paper's schedule (paper); 0 = default. */
     lr: num,
     warmup: nonNegInt,

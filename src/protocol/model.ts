@@ -30,7 +30,7 @@ import {
   u8,
   variants,
 } from './schema';
-import { modelKind } from './data';
+import { DECODE_STRATEGIES, modelKind } from './data';
 
 /**
  * A model's hyper-parameters, as the dashboard draws them: the engine's ModelConfig
@@ -188,7 +188,7 @@ export const attentionSnapshot = obj({
 export type DecodeParams = Infer<typeof decodeParams>;
 export const decodeParams = obj({
   input: str,
-  strategy: oneOf('greedy', 'beam', 'sample'),
+  strategy: oneOf(...DECODE_STRATEGIES),
   beam: posInt,
   lengthPenalty: num,
   temperature: num,

@@ -61,7 +61,7 @@ export const runSummary = obj({
   /** The training settings (run.json's `spec.training`), for comparing runs. */
   training: optional(trainSpec.fields.training),
   /** The tokenizer's kind and vocabulary size (the model's rows), for comparing runs. */
-  tokenizer: optional(obj({ type: oneOf('char', 'bpe'), vocabSize: posInt })),
+  tokenizer: optional(trainSpec.fields.tokenizer),
   /** Set for a run made by importing a checkpoint: its layout, for people ("Hugging Face GPT-2"), and the file. */
   imported: optional(obj({ layout: str, from: str })),
 });

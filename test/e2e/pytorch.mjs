@@ -94,7 +94,8 @@ export async function runPytorch(page, { shots, log, workspace }) {
     throw new Error(`the engine list does not name the Python: ${pythonText}`);
   const layouts = (await rows.allTextContents()).map((t) => t.trim().slice(0, 60));
   log(`engine list: ${JSON.stringify(layouts)}`);
-  if (!layouts.some((t) => t.startsWith('Ours — WebAssembly'))) throw new Error('the engine list does not offer ours');
+  if (!layouts.some((t) => t.startsWith('builtin — ours: WebAssembly')))
+    throw new Error('the engine list does not offer ours');
   await shot('p0b-configure-engine-list.png');
   await page.keyboard.press('Escape');
 
@@ -170,10 +171,10 @@ export async function runPytorch(page, { shots, log, workspace }) {
   await toReview();
   await expectVisible(engine, "the review's engine row again");
   await engine.first().click();
-  const ours = rows.filter({ hasText: 'Ours — WebAssembly' });
+  const ours = rows.filter({ hasText: 'builtin — ours: WebAssembly' });
   await expectVisible(ours, 'our engine in the engine list');
   await ours.first().click();
-  await expectVisible(rows.filter({ hasText: 'Engine: ours (WebAssembly' }), 'the review with our engine');
+  await expectVisible(rows.filter({ hasText: 'Engine: builtin (ours: WebAssembly' }), 'the review with our engine');
   await rows
     .filter({ hasText: /^\W*Save\s*to workspace/ })
     .first()
@@ -184,7 +185,7 @@ export async function runPytorch(page, { shots, log, workspace }) {
     .first()
     .waitFor({ state: 'attached', timeout: 30_000 });
   const saved = JSON.parse(fs.readFileSync(path.join(workspace, '.vscode/settings.json'), 'utf8'));
-  if (saved['attentionLab.training.engine'] !== 'wasm')
+  if (saved['attentionLab.training.engine'] !== 'builtin')
     throw new Error(`.vscode/settings.json's engine is ${saved['attentionLab.training.engine']} after choosing ours`);
   await wb.openActivity('Attention Lab');
   const row = page.locator('.pane-body .monaco-list-row', { hasText: 'stopped' }).first();

@@ -7,6 +7,7 @@
  * Leaves out: sending the request and showing the result (playground.ts).
  */
 
+import { DECODE_STRATEGIES } from '../../src/protocol/data';
 import type { DecodeParams } from '../../src/protocol/model';
 import { formatExample } from '../../src/common/format';
 import { h } from '../dom';
@@ -27,7 +28,7 @@ const KNOBS: readonly {
   { key: 'topK', label: 'top-k (0 = off)', min: 0, max: 1000, step: 1, for: ['sample'] },
   { key: 'topP', label: 'top-p (1 = off)', min: 0.05, max: 1, step: 0.05, for: ['sample'] },
   { key: 'seed', label: 'seed', min: 0, max: 2 ** 31 - 1, step: 1, for: ['sample'] },
-  { key: 'maxTokens', label: 'max tokens', min: 1, max: 1000, step: 1, for: ['greedy', 'beam', 'sample'] },
+  { key: 'maxTokens', label: 'max tokens', min: 1, max: 1000, step: 1, for: DECODE_STRATEGIES },
 ];
 
 /** Builds the form; `submit` is called with Enter (Ctrl+Enter in the text box) or the button. */
@@ -84,7 +85,7 @@ export function playgroundForm(
     'fieldset',
     { className: 'pg-strategy' },
     h('legend', {}, 'strategy'),
-    ...(['greedy', 'beam', 'sample'] as const).map((s) =>
+    ...DECODE_STRATEGIES.map((s) =>
       h(
         'label',
         {},

@@ -156,9 +156,9 @@ export function applyDraft(s: Settings, d: Draft): Settings {
   };
 }
 
-/** The engine of a draft in a few words: "ours (WebAssembly, this machine's CPU)", "PyTorch · 2 processes · CPU". */
+/** The engine of a draft in a few words: "builtin (ours: WebAssembly, this machine's CPU)", "PyTorch · 2 processes · CPU". */
 export function engineText(d: Pick<Draft, 'engine' | 'processes' | 'device'>): string {
-  if (d.engine === 'wasm') return "ours (WebAssembly, this machine's CPU)";
+  if (d.engine === 'builtin') return "builtin (ours: WebAssembly, this machine's CPU)";
   const where = {
     auto: 'CUDA if torch sees a GPU, else the CPU',
     cpu: 'CPU',

@@ -86,8 +86,8 @@ async function engineList(
   ];
   const gpus = probe.then((p) => Number(/CUDA: (\d+) ×/.exec(p.line)?.[1] ?? 0));
   const ours: ValueItem<EngineValue> = {
-    label: "Ours — WebAssembly on this machine's CPU",
-    value: { engine: 'wasm', processes: d.processes, device: d.device },
+    label: "builtin — ours: WebAssembly on this machine's CPU",
+    value: { engine: 'builtin', processes: d.processes, device: d.device },
     description: 'in a worker thread',
   };
   const items = (p: { ok: boolean; line: string } | null, n: number): ValueItem<EngineValue>[] => [
@@ -110,7 +110,7 @@ async function engineList(
     },
   ];
   const current =
-    d.engine === 'wasm' ? ours.value : layouts.find((l) => l.processes === d.processes && l.device === d.device);
+    d.engine === 'builtin' ? ours.value : layouts.find((l) => l.processes === d.processes && l.device === d.device);
   const r = await pickStep<EngineValue>({
     ...step,
     placeholder: 'Which engine trains the run? (The run folder is the same; a run moves between engines.)',

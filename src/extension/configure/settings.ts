@@ -11,22 +11,30 @@
 import type {
   BackendKind,
   DataSpec,
+  DecodeStrategy,
   EngineKind,
   ModelKind,
+  OptimizerPreset,
   PresetName,
   PytorchOptions,
   TaskName,
+  TokenizerType,
   TorchDevice,
   TrainSpec,
 } from '../../protocol/data';
 import {
   BACKEND_KINDS,
+  DECODE_STRATEGIES,
   ENGINE_KINDS,
+  engineNamed,
   MODEL_KINDS,
   MODEL_PRESETS,
+  oldEngineNotice,
+  OPTIMIZER_PRESETS,
   PRESET_NAMES,
   TASK_MODEL_KINDS,
   TASK_NAMES,
+  TOKENIZER_TYPES,
   TORCH_DEVICES,
 } from '../../protocol/data';
 import { dataDefaults, trainSpecOf } from '../../lab/runs/runSpec';
@@ -52,7 +60,7 @@ export interface Settings {
     /** Skip lockfiles, vendored folders, minified and generated files. */
     readonly skipGenerated: boolean;
   };
-  readonly tokenizer: { readonly type: 'char' | 'bpe'; readonly vocabSize: number };
+  readonly tokenizer: { readonly type: TokenizerType; readonly vocabSize: number };
   readonly training: {
     /** 0 = the data's default (a built-in task's own run; 2000 otherwise). */
     readonly steps: number;
@@ -62,7 +70,7 @@ export interface Settings {
     readonly evalEvery: number;
     readonly snapshotEvery: number;
     readonly checkpointEvery: number;
-    readonly optimizer: 'adamw' | 'paper';
+    readonly optimizer: OptimizerPreset;
     /** 0 = the data's default (3e-3 for built-in tasks, the optimizer's own otherwise). */
     readonly learningRate: number;
     readonly seed: number;
@@ -79,7 +87,7 @@ export interface Settings {
   };
   readonly runs: { readonly location: 'extensionStorage' | 'workspace'; readonly folder: string };
   readonly decode: {
-    readonly strategy: 'greedy' | 'beam' | 'sample';
+    readonly strategy: DecodeStrategy;
     readonly maxTokens: number;
     readonly temperature: number;
     readonly topK: number;
@@ -115,7 +123,7 @@ export const DEFAULT_SETTINGS: Settings = {
     learningRate: 0,
     seed: 1,
     backend: 'auto',
-    engine: 'wasm',
+    engine: 'builtin',
   },
   pytorch: { python: '', processes: 1, device: 'auto', bf16: false },
   runs: { location: 'extensionStorage', folder: '.attention-lab/runs' },
@@ -211,10 +219,26 @@ const isOverrides = (v: unknown): boolean =>
   !Array.isArray(v) &&
   Object.values(v).every((x) => ['string', 'number', 'boolean'].includes(typeof x));
 
-/** Reads every setting; values of the wrong type or range fall back to the default and are reported. */
-export function readSettings(get: SettingsReader): { settings: Settings; problems: SettingProblem[] } {
+/** The engine setting's key. */
+const ENGINE_KEY = 'attentionLab.training.engine';
+
+/**
+ * Reads every setting; values of the wrong type or range fall back to the default and are
+ * reported in `problems`. An old name of a value (the engine `wasm`) is read as its new name,
+ * with a one-line `notices` entry (the caller shows each once per session).
+ */
+export function readSettings(get: SettingsReader): {
+  settings: Settings;
+  problems: SettingProblem[];
+  notices: string[];
+} {
   const p: SettingProblem[] = [];
+  const notices: string[] = [];
   const d = DEFAULT_SETTINGS;
+  const engineValue = get(ENGINE_KEY);
+  const engine = engineNamed(engineValue);
+  if (engine?.renamed)
+    notices.push(oldEngineNotice(ENGINE_KEY, String(engineValue), engine.engine, `set it to "${engine.engine}"`));
   const settings: Settings = {
     model: {
       kind: pick(get, p, 'model', 'kind', d.model.kind, oneOf(MODEL_KINDS), orList(MODEL_KINDS)),
@@ -265,7 +289,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       ),
     },
     tokenizer: {
-      type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(['char', 'bpe']), 'char or bpe'),
+      type: pick(get, p, 'tokenizer', 'type', d.tokenizer.type, oneOf(TOKENIZER_TYPES), orList(TOKENIZER_TYPES)),
       vocabSize: pick(
         get,
         p,
@@ -321,8 +345,8 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
         'training',
         'optimizer',
         d.training.optimizer,
-        oneOf(['adamw', 'paper']),
-        'adamw or paper',
+        oneOf(OPTIMIZER_PRESETS),
+        orList(OPTIMIZER_PRESETS),
       ),
       learningRate: pick(
         get,
@@ -335,7 +359,15 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       ),
       seed: pick(get, p, 'training', 'seed', d.training.seed, intIn(-2147483648, 2147483647), 'a 32-bit integer'),
       backend: pick(get, p, 'training', 'backend', d.training.backend, oneOf(BACKEND_KINDS), orList(BACKEND_KINDS)),
-      engine: pick(get, p, 'training', 'engine', d.training.engine, oneOf(ENGINE_KINDS), orList(ENGINE_KINDS)),
+      engine: pick(
+        () => engine?.engine ?? engineValue,
+        p,
+        'training',
+        'engine',
+        d.training.engine,
+        oneOf(ENGINE_KINDS),
+        orList(ENGINE_KINDS),
+      ),
     },
     pytorch: {
       python: pick(
@@ -378,8 +410,8 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
         'decode',
         'strategy',
         d.decode.strategy,
-        oneOf(['greedy', 'beam', 'sample']),
-        'greedy, beam or sample',
+        oneOf(DECODE_STRATEGIES),
+        orList(DECODE_STRATEGIES),
       ),
       maxTokens: pick(get, p, 'decode', 'maxTokens', d.decode.maxTokens, intIn(1, 4096), 'an integer in 1..4096'),
       temperature: pick(get, p, 'decode', 'temperature', d.decode.temperature, numIn(0, 10), 'a number in 0..10'),
@@ -389,7 +421,7 @@ export function readSettings(get: SettingsReader): { settings: Settings; problem
       lengthPenalty: pick(get, p, 'decode', 'lengthPenalty', d.decode.lengthPenalty, numIn(0, 5), 'a number in 0..5'),
     },
   };
-  return { settings, problems: p };
+  return { settings, problems: p, notices };
 }
 
 /**

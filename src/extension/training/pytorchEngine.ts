@@ -20,7 +20,7 @@ import type { Services } from '../services';
 /** Why the PyTorch engine is not offered on this host (VS Code in the browser), in one line. */
 export const NO_PYTORCH_HERE =
   'The PyTorch engine needs desktop VS Code (it starts Python processes, which VS Code in the ' +
-  'browser cannot); set attentionLab.training.engine to wasm to train here.';
+  'browser cannot); set attentionLab.training.engine to builtin to train here.';
 
 /** The Python the engine uses, and where that choice came from. */
 export interface PythonChoice {

@@ -247,7 +247,7 @@ async function runWithUi(
     return showError(
       s.log,
       'The PyTorch engine starts a Python interpreter, which Attention Lab does not do in ' +
-        'Restricted Mode; trust the workspace, or set attentionLab.training.engine to wasm.',
+        'Restricted Mode; trust the workspace, or set attentionLab.training.engine to builtin.',
       undefined,
       TRUST_ACTION,
       CONFIGURE_ACTION,

@@ -30,7 +30,7 @@ import { CharCounts } from '../../engine/tokenizers/charTokenizer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { safeCut, textPieces } from '../../engine/tokenizers/textPieces';
 import { formatBytes, formatCount } from '../../common/format';
-import type { DataSpec, PrepareProgress, SkippedFile, ValidationKind } from '../../protocol/data';
+import type { DataSpec, PrepareProgress, SkippedFile, TokenizerType, ValidationKind } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
 import { shownPath } from '../files/slashPaths';
 import type { CorpusLimits, PlannedFile } from './corpus';
@@ -56,7 +56,7 @@ const PROGRESS_MS = 100;
 export type DocumentsSpec = Extract<DataSpec, { kind: 'documents' }>;
 
 /** The tokenizer to use, or the one to train. */
-export type TokenizerSource = Tokenizer | { readonly train: 'char' | 'bpe'; readonly vocabSize: number };
+export type TokenizerSource = Tokenizer | { readonly train: TokenizerType; readonly vocabSize: number };
 
 /** Hooks for long work: progress, cancellation, and a chance for messages to arrive. */
 export interface WorkHooks {
@@ -135,7 +135,7 @@ class Pacer {
 /** Pass 1: learns the tokenizer from the training text (BPE from a seeded sample past BPE_SAMPLE_BYTES). */
 async function learnTokenizer(
   fs: LabFs,
-  src: { train: 'char' | 'bpe'; vocabSize: number },
+  src: { train: TokenizerType; vocabSize: number },
   files: readonly PlannedFile[],
   split: Split,
   opts: LoadOptions,

@@ -13,6 +13,7 @@
 import type { ModelConfig } from '../../engine/config';
 import type { SpecialIds } from '../../engine/tokenizers/special';
 import { formatLoss, formatNumber, formatPerplexity } from '../../common/format';
+import type { TokenizerType } from '../../protocol/data';
 
 /** The example's score, as `attention-lab score` computes it. */
 export interface ExportExample {
@@ -30,7 +31,7 @@ export interface ReadmeFacts {
   readonly name: string;
   readonly step: number;
   readonly config: ModelConfig;
-  readonly tokType: 'char' | 'bpe';
+  readonly tokType: TokenizerType;
   /** vocab.json + merges.txt were written. */
   readonly gpt2Files: boolean;
   /** The tokenizer's ids of the special roles (ours 0..3; GPT-2's 50256 for BOS and EOS). */

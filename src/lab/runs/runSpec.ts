@@ -11,7 +11,16 @@
  * settings' `mismatch`), and the model config itself (the engine resolves preset + overrides).
  */
 
-import type { BackendKind, DataSpec, ModelKind, PresetName, TaskName, TrainSpec } from '../../protocol/data';
+import type {
+  BackendKind,
+  DataSpec,
+  ModelKind,
+  OptimizerPreset,
+  PresetName,
+  TaskName,
+  TokenizerType,
+  TrainSpec,
+} from '../../protocol/data';
 import { TASK_MODEL_KINDS } from '../../protocol/data';
 
 /** A model config field's value, as `--set` and `attentionLab.model.overrides` give it. */
@@ -133,7 +142,7 @@ export interface RunChoices {
   readonly preset?: PresetName | undefined;
   /** Model config fields over the data's (`--set`, `attentionLab.model.overrides`): these win. */
   readonly overrides?: Readonly<Record<string, FieldValue>> | undefined;
-  readonly tokenizer?: 'char' | 'bpe' | undefined;
+  readonly tokenizer?: TokenizerType | undefined;
   readonly vocabSize?: number | undefined;
   readonly steps?: number | undefined;
   readonly batchSize?: number | undefined;
@@ -145,7 +154,7 @@ export interface RunChoices {
   /** Attention snapshot every N steps: undefined = a twentieth of the run (the data may ask for more), 0 = never. */
   readonly snapshotEvery?: number | undefined;
   readonly seed?: number | undefined;
-  readonly optimizer?: 'adamw' | 'paper' | undefined;
+  readonly optimizer?: OptimizerPreset | undefined;
   /** Peak learning rate; undefined = the data's default. */
   readonly lr?: number | undefined;
   readonly warmup?: number | undefined;

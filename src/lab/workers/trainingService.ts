@@ -35,7 +35,7 @@ export type PytorchRunner = (
 /** What a host without processes (the web) says to a run asked to train on PyTorch. */
 export const NO_PYTORCH =
   'The PyTorch engine needs desktop VS Code or the CLI (it starts Python processes); set ' +
-  'attentionLab.training.engine to "wasm" to train here.';
+  'attentionLab.training.engine to "builtin" to train here.';
 
 /**
  * Serves one run's commands arriving on `channel`, training on `platform`'s files and

@@ -115,3 +115,33 @@ describe('attention-lab train', () => {
     expect((JSON.parse(r.stdout) as { step: number }).step).toBe(1);
   });
 });
+
+describe('--engine', () => {
+  it('trains with builtin; the old value wasm still does, saying so in one stderr line', () => {
+    const now = path.join(tmp.dir, 'engine-builtin');
+    const a = cli(
+      ['train', '--task', 'copy', '--steps', '2', '--engine', 'builtin', '--out', now, '--json', ...FAST],
+      tmp.dir,
+    );
+    expect([a.code, a.stderr]).toEqual([0, '']);
+    const old = path.join(tmp.dir, 'engine-wasm');
+    const b = cli(
+      ['train', '--task', 'copy', '--steps', '2', '--engine', 'wasm', '--out', old, '--json', ...FAST],
+      tmp.dir,
+    );
+    expect(b.code, b.stderr).toBe(0);
+    expect(b.stderr).toBe(
+      '--engine "wasm" is now "builtin" (wasm names a kernel backend); training with builtin: write --engine builtin.\n',
+    );
+    expect((JSON.parse(b.stdout) as { status: string; step: number }).step).toBe(2);
+    expect(metricLines(old, 'step').map((s) => s.loss)).toEqual(metricLines(now, 'step').map((s) => s.loss));
+  });
+
+  it('refuses a name that is neither an engine nor an old one, listing the engines', () => {
+    const out = path.join(tmp.dir, 'engine-bad');
+    const r = cli(['train', '--task', 'copy', '--steps', '2', '--engine', 'reference', '--out', out, ...FAST], tmp.dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe('attention-lab: --engine must be one of builtin, pytorch, got "reference".');
+    expect(fs.existsSync(out)).toBe(false);
+  });
+});

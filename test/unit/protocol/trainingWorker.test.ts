@@ -4,14 +4,23 @@ import { createBackend } from '../../../src/engine/backends/select';
 import type { ModelKind as EngineModelKind } from '../../../src/engine/config';
 import { presetConfig, presetNames } from '../../../src/engine/config';
 import { TRAIN_HELP } from '../../../src/cli/train';
-import type { BackendKind, ModelKind, TrainSpec } from '../../../src/protocol/data';
+import type { Tokenizer } from '../../../src/engine/tokenizers/special';
+import { optimizerConfig } from '../../../src/lab/training/prepare';
+import type { BackendKind, DecodeStrategy, ModelKind, TokenizerType, TrainSpec } from '../../../src/protocol/data';
 import {
   BACKEND_KINDS,
+  DECODE_STRATEGIES,
   MODEL_KINDS,
   MODEL_PRESETS,
+  OPTIMIZER_PRESETS,
   PRESET_NAMES,
+  TOKENIZER_TYPES,
+  trainSpec,
   validateRunSegments,
 } from '../../../src/protocol/data';
+import { EVAL_STRATEGIES } from '../../../src/protocol/evaluation';
+import type { DecodeParams } from '../../../src/protocol/model';
+import { decodeParams } from '../../../src/protocol/model';
 import { ProtocolError } from '../../../src/protocol/schema';
 import { validateHostToWorker, validateWorkerToHost } from '../../../src/protocol/trainingWorker';
 import { validateHostToWebview, validateWebviewToHost } from '../../../src/protocol/webview';
@@ -292,6 +301,21 @@ describe('declared names (each list declared once)', () => {
     expectTypeOf<BackendKind>().toEqualTypeOf<EngineBackendKind>();
     for (const kind of BACKEND_KINDS)
       expect(createBackend(kind).name, kind).toMatch(kind === 'reference' ? /^reference/ : /./);
+  });
+
+  it("validates tokenizers, optimizers and decodes by the lists, and the engine's tokenizer types are the same", () => {
+    expectTypeOf<Tokenizer['type']>().toEqualTypeOf<TokenizerType>();
+    expectTypeOf<DecodeParams['strategy']>().toEqualTypeOf<DecodeStrategy>();
+    expect(trainSpec.fields.tokenizer.fields.type.values).toEqual(TOKENIZER_TYPES);
+    expect(trainSpec.fields.training.fields.optimizer.values).toEqual(OPTIMIZER_PRESETS);
+    expect(decodeParams.fields.strategy.values).toEqual(DECODE_STRATEGIES);
+    for (const s of EVAL_STRATEGIES) expect(DECODE_STRATEGIES).toContain(s);
+    // Each optimizer preset builds an optimizer (the lab's one reading of the names).
+    const cfg = presetConfig('encoder-decoder', 'tiny', 50);
+    const types = OPTIMIZER_PRESETS.map(
+      (optimizer) => optimizerConfig({ ...spec, training: { ...spec.training, optimizer } }, cfg).type,
+    );
+    expect(types).toEqual(['adamw', 'adam']);
   });
 
   it('validates run specs against the lists', () => {

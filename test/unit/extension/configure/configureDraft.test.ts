@@ -135,7 +135,7 @@ describe('configure draft', () => {
         ['attentionLab.model.preset', 'tiny'],
         ['attentionLab.data.source', 'task'],
         ['attentionLab.training.steps', 0],
-        ['attentionLab.training.engine', 'wasm'],
+        ['attentionLab.training.engine', 'builtin'],
         ['attentionLab.data.task', 'induction'],
       ]),
     );
@@ -152,7 +152,7 @@ describe('configure draft', () => {
       updates.get('attentionLab.pytorch.processes'),
       updates.get('attentionLab.pytorch.device'),
     ]).toEqual(['pytorch', 2, 'cpu']);
-    expect(engineText(draft)).toBe("ours (WebAssembly, this machine's CPU)");
+    expect(engineText(draft)).toBe("builtin (ours: WebAssembly, this machine's CPU)");
     expect(engineText(torch)).toBe('PyTorch · 2 processes · CPU');
     expect(engineText({ ...torch, processes: 4, device: 'cuda' })).toBe('PyTorch · 4 processes · one GPU each');
     const applied = applyDraft(DEFAULT_SETTINGS, torch);

@@ -11,10 +11,14 @@ import {
 import type { Settings } from '../../../../src/extension/configure/settings';
 import {
   BACKEND_KINDS,
+  DECODE_STRATEGIES,
   ENGINE_KINDS,
   MODEL_KINDS,
+  OLD_ENGINE_NAMES,
+  OPTIMIZER_PRESETS,
   PRESET_NAMES,
   TASK_NAMES,
+  TOKENIZER_TYPES,
   TORCH_DEVICES,
 } from '../../../../src/protocol/data';
 
@@ -64,6 +68,19 @@ describe('settings against package.json', () => {
     expect(props['attentionLab.data.task']?.enum).toEqual(TASK_NAMES);
     expect(props['attentionLab.training.engine']?.enum).toEqual(ENGINE_KINDS);
     expect(props['attentionLab.pytorch.device']?.enum).toEqual(TORCH_DEVICES);
+    expect(props['attentionLab.tokenizer.type']?.enum).toEqual(TOKENIZER_TYPES);
+    expect(props['attentionLab.training.optimizer']?.enum).toEqual(OPTIMIZER_PRESETS);
+    expect(props['attentionLab.decode.strategy']?.enum).toEqual(DECODE_STRATEGIES);
+  });
+
+  it('names no engine as a backend (of the old engine names, wasm was one)', () => {
+    const engines = [...ENGINE_KINDS, ...Object.keys(OLD_ENGINE_NAMES)];
+    expect(engines.filter((e) => (BACKEND_KINDS as readonly string[]).includes(e))).toEqual(['wasm']);
+    expect(ENGINE_KINDS.filter((e) => (BACKEND_KINDS as readonly string[]).includes(e))).toEqual([]);
+    const offered = (key: string): readonly string[] => props[key]?.enum ?? [];
+    expect(
+      offered('attentionLab.training.engine').filter((e) => offered('attentionLab.training.backend').includes(e)),
+    ).toEqual([]);
   });
 
   it('rejects, with a message naming the key, values outside the declared minimum and maximum', () => {
@@ -81,6 +98,25 @@ describe('settings against package.json', () => {
 });
 
 describe('readSettings', () => {
+  it('reads the old engine value wasm as builtin, with one notice and no problem', () => {
+    const old = readSettings((k) => (k === 'attentionLab.training.engine' ? 'wasm' : undefined));
+    expect(old.settings).toEqual(DEFAULT_SETTINGS);
+    expect(old.settings.training.engine).toBe('builtin');
+    expect(old.problems).toEqual([]);
+    expect(old.notices).toEqual([
+      'attentionLab.training.engine "wasm" is now "builtin" (wasm names a kernel backend); training with builtin: set it to "builtin".',
+    ]);
+    for (const engine of ENGINE_KINDS) {
+      const r = readSettings((k) => (k === 'attentionLab.training.engine' ? engine : undefined));
+      expect([r.settings.training.engine, r.problems, r.notices]).toEqual([engine, [], []]);
+    }
+    const bad = readSettings((k) => (k === 'attentionLab.training.engine' ? 'reference' : undefined));
+    expect([bad.settings.training.engine, bad.notices]).toEqual(['builtin', []]);
+    expect(bad.problems.map((p) => p.message)).toEqual([
+      'attentionLab.training.engine must be builtin or pytorch; got "reference". Using "builtin".',
+    ]);
+  });
+
   it('uses the defaults for unset values', () => {
     const { settings, problems } = readSettings(() => undefined);
     expect(settings).toEqual(DEFAULT_SETTINGS);
