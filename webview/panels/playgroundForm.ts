@@ -9,7 +9,7 @@
 
 import type { DecodeParams } from '../../src/protocol/model';
 import { formatExample } from '../../src/common/format';
-import { h } from '../dom';
+import { h } from '../base/dom';
 
 type NumKey = 'beam' | 'lengthPenalty' | 'temperature' | 'topK' | 'topP' | 'maxTokens' | 'seed';
 
