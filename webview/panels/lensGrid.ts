@@ -164,7 +164,7 @@ function showTip(
         return h(
           'li',
           {},
-          h('code', {}, showToken(c.token)),
+          h('code', { attrs: { title: tokenTitle(c.token) } }, showToken(c.token)),
           h('span', { className: 'lens-tip-p' }, formatPercent(c.prob)),
           bar,
         );
