@@ -12,7 +12,7 @@
 import { validateHostToWebview } from '../src/protocol/webview';
 import type { HostToWebview } from '../src/protocol/webview';
 import { ErrorBanner } from './banner';
-import { h, replaceChildren } from './dom';
+import { h, replaceChildren } from './base/dom';
 import type { Host } from './host';
 import { AttentionPanel } from './panels/attention';
 import { CurvesPanel } from './panels/curves';
@@ -24,8 +24,8 @@ import { PlaygroundPanel } from './panels/playground';
 import { RunHeader } from './runHeader';
 import { DashboardStore } from './store';
 import type { StoreEvent } from './store';
-import type { Theme } from './theme';
-import { readTheme, watchTheme } from './theme';
+import type { Theme } from './base/theme';
+import { readTheme, watchTheme } from './base/theme';
 import type { TabId, UiState } from './uiState';
 import { sanitizeUiState } from './uiState';
 

@@ -7,7 +7,7 @@
  * Leaves out: deciding what is a problem (app.ts, store.ts).
  */
 
-import { h, replaceChildren } from './dom';
+import { h, replaceChildren } from './base/dom';
 
 const MAX_SHOWN = 5;
 

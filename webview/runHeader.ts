@@ -11,7 +11,7 @@
 
 import { shownRunState } from '../src/protocol/runStatus';
 import type { RunSummary, WebviewToHost } from '../src/protocol/webview';
-import { h, replaceChildren } from './dom';
+import { h, replaceChildren } from './base/dom';
 import { formatBackend, formatCompact, formatLoss, formatPercent } from '../src/common/format';
 import type { PanelContext } from './panels/panel';
 

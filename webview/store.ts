@@ -22,8 +22,8 @@ import type {
 } from '../src/protocol/model';
 import type { WorkerToHost } from '../src/protocol/trainingWorker';
 import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
-import { HeadHistory } from './headHistory';
-import { StepColumns } from './stepColumns';
+import { HeadHistory } from './charts/headHistory';
+import { StepColumns } from './charts/stepColumns';
 
 /** One run as the dashboard holds it. */
 export interface RunEntry {

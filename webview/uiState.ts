@@ -15,10 +15,10 @@ import { dashboardTab } from '../src/protocol/webview';
 import type { AttentionStack, DecodeParams } from '../src/protocol/model';
 import { ATTENTION_STACKS } from '../src/protocol/model';
 import { DECODE_STRATEGIES } from '../src/protocol/data';
-import type { RampScale } from './colorRamp';
-import type { ScoreName } from './headHistory';
-import { STACK_SCORES } from './headHistory';
-import type { LossUnit, XMode } from './series';
+import type { RampScale } from './base/colorRamp';
+import type { ScoreName } from './charts/headHistory';
+import { STACK_SCORES } from './charts/headHistory';
+import type { LossUnit, XMode } from './charts/series';
 
 /** The dashboard's tabs. */
 export type TabId = DashboardTab;

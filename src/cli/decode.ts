@@ -19,7 +19,8 @@ export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --sr
   --json   one object: {"text", "tokens", "logprobs", "score", ...}
   Greedy and sampling go past the model's context with a sliding window (the model sees the
   last half to whole context); beam search stops at the context. Either way a note on stderr
-  (--json: "context_note") says so.`;
+  (--json: "context_note") says so. A limit that splits a character goes on for at most 3
+  more tokens to finish it; the text never ends in part of one.`;
 
 /** `decode`: flags → the lab's decode (as the playground runs it) → text or JSON. */
 export async function decodeCommand(argv: string[], ctx: CommandContext): Promise<number> {

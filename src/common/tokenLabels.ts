@@ -1,7 +1,8 @@
 /**
  * Reading a token label back, for hovers and notes: every label is made by the engine's one
  * labelling (src/engine/tokenizers/tokenDisplay.ts), where a character split across tokens
- * is written in each token that holds some of its bytes, with `…` where it continues. Here,
+ * is written in each token that holds some of its bytes, with `…` where it continues, and a
+ * character the sequence cuts off as `◌…` (which one is unknown). Here,
  * from the label alone: whether it is such a piece, and a sentence for its hover naming the
  * character, its code point and its UTF-8 bytes. Shared by the dashboard, the CLI and the
  * editor's hovers.
@@ -15,6 +16,9 @@
  */
 export const SPLIT_MARK = '…';
 
+/** What stands for a character the sequence cuts off (the engine's CUT_MARK; test/unit/common checks they agree). */
+export const CUT_MARK = '◌';
+
 /** The characters (code points) of a label, with whether each starts or ends at a split mark. */
 function firstAndLast(label: string): { first: string; last: string } {
   const cps = [...label];
@@ -23,7 +27,7 @@ function firstAndLast(label: string): { first: string; last: string } {
 
 /**
  * True when a label holds part of a character: a split mark next to a character UTF-8 writes in more than one byte, or
- * after cut-off bytes.
+ * after a character the sequence cuts off (`◌…`; `<0xE6>…` in labels saved before).
  */
 export function isPartialLabel(label: string): boolean {
   if (label.length < 2) return false;
@@ -54,8 +58,13 @@ export function describeToken(label: string): string {
   const { first, last } = firstAndLast(label);
   const opens = label.startsWith(SPLIT_MARK);
   const closes = label.endsWith(SPLIT_MARK);
-  if (closes && label.endsWith(`>${SPLIT_MARK}`))
-    return `${label} — ends with the first bytes of a character the sequence cuts off`;
+  // A character cut off where the sequence ends (`◌…`; labels saved before it read `<0xE6>…`).
+  if (closes && (label.endsWith(`${CUT_MARK}${SPLIT_MARK}`) || label.endsWith(`>${SPLIT_MARK}`))) {
+    if (opens && [...label].length === 3) return `${label} — more bytes of a character the sequence cuts off`;
+    const parts = opens && first !== CUT_MARK ? [`ends ${first} (${codeOf(first)}), begun in the previous token`] : [];
+    parts.push('ends with the first bytes of a character the sequence cuts off (which one, its next bytes would say)');
+    return `${label} — ${parts.join('; ')}`;
+  }
   if (opens && closes && [...label].length === 3)
     return `${label} — middle bytes of ${first} (${codeOf(first)}), split across tokens`;
   const parts: string[] = [];

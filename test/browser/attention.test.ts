@@ -8,7 +8,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttentionSnapshot } from '../../src/protocol/model';
-import { showToken } from '../../webview/format';
+import { showToken } from '../../webview/base/format';
 import type { RunState } from '../../src/protocol/webview';
 import { attr, clean, dec, enc, legendColor, load, tab } from './data';
 import {

@@ -10,9 +10,9 @@
 
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseColor } from '../../webview/colorRamp';
-import type { Rgba } from '../../webview/colorRamp';
-import { MIN_CHART_CONTRAST, contrastRatio } from '../../webview/contrast';
+import { parseColor } from '../../webview/base/colorRamp';
+import type { Rgba } from '../../webview/base/colorRamp';
+import { MIN_CHART_CONTRAST, contrastRatio } from '../../webview/base/contrast';
 import { clean } from './data';
 import { evaluatedLoad } from './evaluated';
 import type { TestTheme } from './harness';

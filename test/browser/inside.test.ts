@@ -20,7 +20,7 @@ import { loadRunState } from '../../src/lab/runs/runState';
 import type { AblationOutputData, LensOutputData } from '../../src/protocol/analysis';
 import type { RunState, WebviewToHost } from '../../src/protocol/webview';
 import { formatLossDelta, formatPercent, formatProbDelta } from '../../src/common/format';
-import { showToken } from '../../webview/format';
+import { showToken } from '../../webview/base/format';
 import { tinyDocuments, tinySpec, trainTiny } from '../unit/lab/tinyRuns';
 import { clean } from './data';
 import type { ThemeName } from './harness';

@@ -10,7 +10,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodeOutput, DecodeParams } from '../../src/protocol/model';
 import type { RunState } from '../../src/protocol/webview';
-import { showToken } from '../../webview/format';
+import { showToken } from '../../webview/base/format';
 import { formatPercent } from '../../src/common/format';
 import { decodeArrays } from '../../src/common/wireCodec';
 import { clean } from './data';

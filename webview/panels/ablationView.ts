@@ -12,9 +12,9 @@
 import type { AblationOutputData, HeadRefData } from '../../src/protocol/analysis';
 import type { AttentionStack, ModelConfigData } from '../../src/protocol/model';
 import { formatLoss, formatLossDelta, formatPercent, formatProbDelta } from '../../src/common/format';
-import { STACK_LABELS } from '../attentionMath';
-import { h } from '../dom';
-import { showToken } from '../format';
+import { STACK_LABELS } from '../heatmap/attentionMath';
+import { h } from '../base/dom';
+import { showToken } from '../base/format';
 
 /** A head as the UI state keeps it: `stack:layer:head` (0-based). */
 export function headKey(h: HeadRefData): string {

@@ -25,15 +25,15 @@ import {
   maskForMap,
   maskNamesFor,
   paddedRows,
-} from '../attentionMath';
-import type { RampScale } from '../colorRamp';
-import { h, replaceChildren } from '../dom';
+} from '../heatmap/attentionMath';
+import type { RampScale } from '../base/colorRamp';
+import { h, replaceChildren } from '../base/dom';
 import { formatNumber } from '../../src/common/format';
-import { showToken } from '../format';
-import { HeatmapView } from '../heatmapView';
-import { exportMenu, imageItems } from '../exportMenu';
-import { exportFileName } from '../exportData';
-import { drawLegend } from '../legend';
+import { showToken } from '../base/format';
+import { HeatmapView } from '../heatmap/heatmapView';
+import { exportMenu, imageItems } from '../export/exportMenu';
+import { exportFileName } from '../export/exportData';
+import { drawLegend } from '../heatmap/legend';
 import type { Inspection, RunEntry, StoreEvent } from '../store';
 import { layerKey } from '../store';
 import { InspectBar, inspectView } from './inspectBar';

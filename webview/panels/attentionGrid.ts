@@ -10,14 +10,14 @@
  */
 
 import type { AttentionMapData } from '../../src/protocol/model';
-import type { RampScale } from '../colorRamp';
-import { h, replaceChildren } from '../dom';
+import type { RampScale } from '../base/colorRamp';
+import { h, replaceChildren } from '../base/dom';
 import { formatNumber } from '../../src/common/format';
-import { HeatmapCanvas, cellWord } from '../heatmap';
-import { svgStyle } from '../svg';
-import { heatmapGridSvg } from '../svgHeatmap';
-import type { SvgDoc } from '../svg';
-import type { Theme } from '../theme';
+import { HeatmapCanvas, cellWord } from '../heatmap/heatmap';
+import { svgStyle } from '../base/svg';
+import { heatmapGridSvg } from '../heatmap/svgHeatmap';
+import type { SvgDoc } from '../base/svg';
+import type { Theme } from '../base/theme';
 
 /** One map of the grid with what the cell shows. */
 export interface GridMap {

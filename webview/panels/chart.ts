@@ -8,17 +8,17 @@
  */
 
 import uPlot from 'uplot';
-import { h, replaceChildren } from '../dom';
+import { h, replaceChildren } from '../base/dom';
 import { MISSING, formatCompact, formatCount, formatDuration, formatTicks } from '../../src/common/format';
 import type { ExportKind } from '../../src/protocol/webview';
-import { exportMenu, imageItems } from '../exportMenu';
-import { exportFileName } from '../exportData';
-import type { ExportItem } from '../exportMenu';
-import type { SegmentMarker } from '../segments';
-import { xLabel } from '../series';
-import type { XMode } from '../series';
-import { lineChartSvg, svgStyle } from '../svg';
-import type { SvgDoc } from '../svg';
+import { exportMenu, imageItems } from '../export/exportMenu';
+import { exportFileName } from '../export/exportData';
+import type { ExportItem } from '../export/exportMenu';
+import type { SegmentMarker } from '../charts/segments';
+import { xLabel } from '../charts/series';
+import type { XMode } from '../charts/series';
+import { lineChartSvg, svgStyle } from '../base/svg';
+import type { SvgDoc } from '../base/svg';
 import type { PanelContext } from './panel';
 
 /** Columns of a chart: x, then one per series (uPlot's aligned data). */

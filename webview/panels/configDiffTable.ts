@@ -7,11 +7,11 @@
  * Leaves out: computing the rows (runComparison.ts, configDiff.ts).
  */
 
-import { configDiff } from '../configDiff';
-import type { DiffRow } from '../configDiff';
-import { h } from '../dom';
-import type { ComparedRun } from '../runComparison';
-import { comparisonRows } from '../runComparison';
+import { configDiff } from './configDiff';
+import type { DiffRow } from './configDiff';
+import { h } from '../base/dom';
+import type { ComparedRun } from './runComparison';
+import { comparisonRows } from './runComparison';
 import type { RunEntry } from '../store';
 
 /** What the table reads of a run in the store. */

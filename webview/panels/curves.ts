@@ -18,7 +18,7 @@
  */
 
 import uPlot from 'uplot';
-import { h, replaceChildren } from '../dom';
+import { h, replaceChildren } from '../base/dom';
 import {
   MISSING,
   formatBitsPerByte,
@@ -29,9 +29,9 @@ import {
   formatPercent,
   formatPerplexity,
 } from '../../src/common/format';
-import { csvItem } from '../exportMenu';
-import type { ExportItem } from '../exportMenu';
-import { exportFileName, runsMetricsCsv } from '../exportData';
+import { csvItem } from '../export/exportMenu';
+import type { ExportItem } from '../export/exportMenu';
+import { exportFileName, runsMetricsCsv } from '../export/exportData';
 import { Chart } from './chart';
 import type { RunEntry, StoreEvent } from '../store';
 import {
@@ -45,14 +45,14 @@ import {
   smoothEma,
   stepRows,
   xColumnName,
-} from '../series';
+} from '../charts/series';
 import type { Panel, PanelContext } from './panel';
 import { curvesToolbar } from './curvesToolbar';
 import { comparedRun, configDiffTable } from './configDiffTable';
 import { evaluationsTable } from './evaluationsTable';
-import { segmentMarkers, stepMarker } from '../segments';
-import { crossingLabel, firstCrossing } from '../headHistory';
-import type { SegmentMarker } from '../segments';
+import { segmentMarkers, stepMarker } from '../charts/segments';
+import { crossingLabel, firstCrossing } from '../charts/headHistory';
+import type { SegmentMarker } from '../charts/segments';
 
 type Table = uPlot.AlignedData;
 

@@ -7,8 +7,8 @@
  * Leaves out: the charts (curves.ts).
  */
 
-import { h } from '../dom';
-import type { LossUnit, XMode } from '../series';
+import { h } from '../base/dom';
+import type { LossUnit, XMode } from '../charts/series';
 import type { PanelContext } from './panel';
 
 /** Builds the toolbar's controls. */

@@ -16,8 +16,8 @@ import {
   formatPerplexity,
 } from '../../src/common/format';
 import type { EvaluationRecord } from '../../src/protocol/evaluation';
-import { h } from '../dom';
-import { signatureTokenizer, testDataName } from '../evaluationText';
+import { h } from '../base/dom';
+import { signatureTokenizer, testDataName } from './evaluationText';
 
 function when(at: string): string {
   const d = new Date(at);

@@ -16,12 +16,12 @@
 
 import { formatNumber } from '../../src/common/format';
 import type { AttentionStack } from '../../src/protocol/model';
-import { STACK_LABELS } from '../attentionMath';
-import { h, replaceChildren } from '../dom';
-import { exportFileName, runHeadScoresCsv } from '../exportData';
-import { csvItem, exportMenu } from '../exportMenu';
-import type { HeadHistory, ScoreName } from '../headHistory';
-import { SCORE_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isFraction } from '../headHistory';
+import { STACK_LABELS } from '../heatmap/attentionMath';
+import { h, replaceChildren } from '../base/dom';
+import { exportFileName, runHeadScoresCsv } from '../export/exportData';
+import { csvItem, exportMenu } from '../export/exportMenu';
+import type { HeadHistory, ScoreName } from '../charts/headHistory';
+import { SCORE_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isFraction } from '../charts/headHistory';
 import type { StoreEvent } from '../store';
 import { InspectBar, inspectView } from './inspectBar';
 import { HeadsGrid } from './headsGrid';

@@ -11,14 +11,14 @@
  */
 
 import { formatNumber } from '../../src/common/format';
-import { h, replaceChildren } from '../dom';
+import { h, replaceChildren } from '../base/dom';
 import type { AttentionStack } from '../../src/protocol/model';
-import { STACK_LABELS } from '../attentionMath';
-import type { ScoreName, StackSeries } from '../headHistory';
-import { SCORE_LABELS, STACK_SCORES } from '../headHistory';
-import type { SparkBand } from '../sparkline';
-import { drawSparklines, sparkRowAt } from '../sparkline';
-import type { Theme } from '../theme';
+import { STACK_LABELS } from '../heatmap/attentionMath';
+import type { ScoreName, StackSeries } from '../charts/headHistory';
+import { SCORE_LABELS, STACK_SCORES } from '../charts/headHistory';
+import type { SparkBand } from '../charts/sparkline';
+import { drawSparklines, sparkRowAt } from '../charts/sparkline';
+import type { Theme } from '../base/theme';
 
 /** The gap between cells, in CSS pixels (dashboard.css's .heads-grid). */
 const GAP_PX = 4;

@@ -12,7 +12,7 @@
  */
 
 import type { WebviewToHost } from '../../src/protocol/webview';
-import { h } from '../dom';
+import { h } from '../base/dom';
 import type { RunEntry } from '../store';
 import type { PanelContext } from './panel';
 

@@ -12,8 +12,8 @@
 
 import type { LensOutputData } from '../../src/protocol/analysis';
 import { formatPercent } from '../../src/common/format';
-import { h } from '../dom';
-import { showToken, tokenTitle } from '../format';
+import { h } from '../base/dom';
+import { showToken, tokenTitle } from '../base/format';
 
 /** The name of lens layer `layer` of a decoder with `n` blocks. */
 export function layerName(layer: number, n: number): string {
@@ -164,7 +164,7 @@ function showTip(
         return h(
           'li',
           {},
-          h('code', {}, showToken(c.token)),
+          h('code', { attrs: { title: tokenTitle(c.token) } }, showToken(c.token)),
           h('span', { className: 'lens-tip-p' }, formatPercent(c.prob)),
           bar,
         );

@@ -11,14 +11,14 @@
  */
 
 import type { AttentionSnapshot, MaskData } from '../../src/protocol/model';
-import { batchSize, findMask } from '../attentionMath';
-import { h, replaceChildren } from '../dom';
-import { isPadToken, showToken } from '../format';
-import { HeatmapView } from '../heatmapView';
-import { exportMenu, imageItems } from '../exportMenu';
-import { exportFileName } from '../exportData';
-import { broadcastPlan, broadcastSlice, combine, maskDimLabels, maskedCount, scoresUses } from '../maskMath';
-import type { Sizes } from '../maskMath';
+import { batchSize, findMask } from '../heatmap/attentionMath';
+import { h, replaceChildren } from '../base/dom';
+import { isPadToken, showToken } from '../base/format';
+import { HeatmapView } from '../heatmap/heatmapView';
+import { exportMenu, imageItems } from '../export/exportMenu';
+import { exportFileName } from '../export/exportData';
+import { broadcastPlan, broadcastSlice, combine, maskDimLabels, maskedCount, scoresUses } from './maskMath';
+import type { Sizes } from './maskMath';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 

@@ -9,7 +9,7 @@
  */
 
 import type { ModelConfigData, ModelInfo } from '../../src/protocol/model';
-import { h, replaceChildren } from '../dom';
+import { h, replaceChildren } from '../base/dom';
 import { formatBytes, formatCompact, formatCount, formatPercent } from '../../src/common/format';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';

@@ -7,7 +7,7 @@
  * Leaves out: the panels themselves (one file each in this folder).
  */
 
-import type { Theme } from '../theme';
+import type { Theme } from '../base/theme';
 import type { Host } from '../host';
 import type { DashboardStore, RunEntry, StoreEvent } from '../store';
 import type { TabId, UiState } from '../uiState';

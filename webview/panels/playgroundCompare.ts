@@ -16,8 +16,8 @@ import type { DecodeParams } from '../../src/protocol/model';
 import { stopReasonText } from '../../src/protocol/model';
 import type { LensInputData } from '../../src/protocol/analysis';
 import type { WebviewToHost } from '../../src/protocol/webview';
-import { h, replaceChildren } from '../dom';
-import { showToken, tokenTitle } from '../format';
+import { h, replaceChildren } from '../base/dom';
+import { showToken, tokenTitle } from '../base/format';
 import type { AnalysisSession, DecodeSession, RunEntry } from '../store';
 import type { PanelContext } from './panel';
 

@@ -10,7 +10,7 @@
 import { DECODE_STRATEGIES } from '../../src/protocol/data';
 import type { DecodeParams } from '../../src/protocol/model';
 import { formatExample } from '../../src/common/format';
-import { h } from '../dom';
+import { h } from '../base/dom';
 
 type NumKey = 'beam' | 'lengthPenalty' | 'temperature' | 'topK' | 'topP' | 'maxTokens' | 'seed';
 

@@ -18,8 +18,8 @@
 import type { HeadRefData, LensInputData } from '../../src/protocol/analysis';
 import type { WebviewToHost } from '../../src/protocol/webview';
 import { validateWebviewToHost } from '../../src/protocol/webview';
-import { h, replaceChildren } from '../dom';
-import { showToken } from '../format';
+import { h, replaceChildren } from '../base/dom';
+import { showToken } from '../base/format';
 import type { AnalysisSession, RunEntry, StoreEvent } from '../store';
 import { ablationResult, headOfKey, headToggles, stacksOf } from './ablationView';
 import { lensGrid } from './lensGrid';

@@ -11,12 +11,15 @@
  *    - EOS: becomes a finished hypothesis if its rank is < beamSize, else is dropped;
  *    - any other token: becomes a live beam of the next step, until beamSize are live.
  *    When no further token fits (`maxTokens` or the context), the chosen non-EOS candidates
- *    become finished hypotheses too, with stop reason 'maxTokens' / 'context'.
+ *    become finished hypotheses too, with stop reason 'maxTokens' / 'context' — except, with
+ *    `complete`, a candidate that `maxTokens` stops inside a character: it stays live for up
+ *    to MAX_FINISHING_TOKENS more steps (within the context) and finishes at the first step
+ *    that completes the character, as greedy decoding and sampling do.
  * 3. The stepper's rows follow the live beams: reorder(parents) where parents[i] is the row
  *    of new beam i's parent (after the prompt that is reorder(new Int32Array(beamSize)), or
  *    fewer rows when the vocabulary is too small to fill the beam), then step(their tokens).
  * 4. Stop after a step when any of these holds:
- *    (a) beamSize hypotheses have finished;
+ *    (a) beamSize hypotheses have finished (not while the live beams only finish characters);
  *    (b) at least one has finished and no live beam can beat the best finished score: a live
  *        beam of raw score s ≤ 0 and length n can only lose probability, so its final score
  *        is at most max(s / lp(n + 1), s / lp(maxLen)) (lp is monotone in the length, so the
@@ -34,6 +37,7 @@ import { EngineError } from '../errors';
 import type { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
 import { feedPrompt, makeTrace } from './singleRow';
+import { MAX_FINISHING_TOKENS } from './stepperContract';
 import type { DecodeOptions, DecodeResult, DecodeStepper, StopReason } from './stepperContract';
 import { TopK } from './topK';
 import { checkNumber, validateCommon } from './validate';
@@ -66,6 +70,19 @@ interface Finished {
   readonly score: number;
   readonly stopReason: StopReason;
   readonly rowAt: Int32Array; // stepper row of this hypothesis at generation steps 0..|Y|-1
+}
+
+/** The tokens of the hypothesis of row r at step k followed by v (backpointers, as `finish` follows them). */
+function tokensOf(history: BeamStep[], k: number, r: number, v: number): number[] {
+  const tokens = new Array<number>(k + 1);
+  tokens[k] = v;
+  let row = r;
+  for (let i = k; i >= 1; i--) {
+    const step = history[i] as BeamStep;
+    tokens[i - 1] = step.tokens[row] as number;
+    row = step.parents[row] as number;
+  }
+  return tokens;
 }
 
 /** Follows backpointers from row r at step k, then appends the final token v. */
@@ -148,11 +165,19 @@ class BeamState {
   private readonly logprobs: Float64Array;
   private readonly scores: Float64Array;
 
+  /** Generation steps a hypothesis may reach: `maxGenerated`, or past it to finish a character (within the context). */
+  private readonly reach: number;
+
   constructor(
     private readonly V: number,
     private readonly opts: BeamOptions,
     private readonly budget: GenerationBudget,
+    byContext: number,
   ) {
+    this.reach =
+      opts.complete !== undefined && budget.limitReason === 'maxTokens'
+        ? Math.min(budget.maxGenerated + MAX_FINISHING_TOKENS, byContext)
+        : budget.maxGenerated;
     const B = opts.beamSize;
     this.top = new TopK(2 * B);
     this.lse = new Float64Array(B);
@@ -190,9 +215,11 @@ class BeamState {
     this.rank(logits, k);
     const { V, top, opts, budget } = this;
     const B = opts.beamSize;
-    const last = k + 1 >= budget.maxGenerated; // tokens chosen now can never be fed
+    const limit = k + 1 >= budget.maxGenerated; // past it, only hypotheses inside a character go on
+    const last = k + 1 >= this.reach; // tokens chosen now can never be fed
     let live = 0;
-    for (let rank = 0; rank < top.count && live < B; rank++) {
+    let taken = 0; // non-EOS candidates taken: live, or finished at the limit
+    for (let rank = 0; rank < top.count && taken < B; rank++) {
       const id = top.ids[rank] as number;
       const j = Math.floor(id / V);
       const v = id - j * V;
@@ -202,14 +229,18 @@ class BeamState {
         if (rank < B) this.finished.push(finish(this.history, k, j, v, lp, raw, opts.lengthPenalty, 'eos'));
         continue;
       }
-      if (last) this.finished.push(finish(this.history, k, j, v, lp, raw, opts.lengthPenalty, budget.limitReason));
+      taken++;
+      if (limit && (last || opts.complete?.(tokensOf(this.history, k, j, v)) !== false)) {
+        this.finished.push(finish(this.history, k, j, v, lp, raw, opts.lengthPenalty, budget.limitReason));
+        continue;
+      }
       this.parents[live] = j;
       this.tokens[live] = v;
       this.logprobs[live] = lp;
       this.scores[live] = raw;
       live++;
     }
-    if (last || live === 0 || this.finished.length >= B) return null; // rules (c), (a)
+    if (last || live === 0 || (!limit && this.finished.length >= B)) return null; // rules (c), (a)
     const next: BeamStep = {
       parents: this.parents.slice(0, live),
       tokens: this.tokens.slice(0, live),
@@ -218,7 +249,7 @@ class BeamState {
     };
     if (this.finished.length > 0) {
       const best = Math.max(...this.finished.map((f) => f.score));
-      if (cannotImprove(next, k + 1, budget.maxGenerated, opts.lengthPenalty, best)) return null; // rule (b)
+      if (cannotImprove(next, k + 1, this.reach, opts.lengthPenalty, best)) return null; // rule (b)
     }
     this.history.push(next);
     return next;
@@ -239,7 +270,7 @@ class BeamState {
 export function beamSearch(stepper: DecodeStepper, prompt: Int32Array, opts: BeamOptions): DecodeResult[] {
   const budget = validateCommon(stepper, prompt, opts);
   validateBeam(stepper, opts);
-  const search = new BeamState(stepper.vocabSize, opts, budget);
+  const search = new BeamState(stepper.vocabSize, opts, budget, stepper.maxPositions - prompt.length + 1);
   const trace = makeTrace(stepper, prompt, opts);
   let out = feedPrompt(stepper, prompt, trace);
   for (let k = 0; ; k++) {

@@ -123,6 +123,14 @@ export interface DecodeOptions {
   readonly captureAttention?: boolean;
   /** With `captureAttention`, also keep the rows of the prompt's tokens (queryStart = 0). */
   readonly attentionIncludesPrompt?: boolean;
+  /**
+   * Whether the generated tokens end on a whole unit of text — a character, where a byte-level
+   * vocabulary splits one across tokens. When `maxTokens` stops a decode (in beam search, a
+   * hypothesis) mid-character, it goes on for up to {@link MAX_FINISHING_TOKENS} more tokens
+   * until this holds, so a decode never ends in part of a character (EOS and the context still
+   * stop it where they do).
+   */
+  readonly complete?: (tokens: readonly number[]) => boolean;
 }
 
 /** Options of the decoders that pick one token at a time and can stream it. */
@@ -136,13 +144,6 @@ export interface StreamingOptions extends DecodeOptions {
    * on. Without it a decode stops at the context (stop reason 'context').
    */
   readonly slide?: boolean;
-  /**
-   * Whether the generated tokens end on a whole unit of text — a character, where a byte-level
-   * vocabulary splits one across tokens. When `maxTokens` stops a decode mid-character, it goes
-   * on for up to {@link MAX_FINISHING_TOKENS} more tokens until this holds, so a decode never
-   * ends in part of a character (EOS and the context still stop it where they do).
-   */
-  readonly complete?: (tokens: readonly number[]) => boolean;
 }
 
 /**

@@ -10,8 +10,11 @@
  *   space, `↵` newline, `→` tab — displayText in wtf8.ts);
  * - a character split across tokens is written in each token that holds some of its bytes,
  *   with `…` on the side where it continues: E6 98 | A0 画 read `映…` and `…映画`;
- * - bytes that form no character (ill-formed, or a character cut off where the sequence
- *   ends) stay `<0xNN>`; a cut-off one ends in `…` — the only `<0x..>` a text shows;
+ * - a character cut off where the sequence ends (its first bytes, the rest never came: the
+ *   last position of a lens, a prediction, a decode stopped inside one) reads as `◌…` in
+ *   each token holding some of its bytes (`…◌…` in a later one): which character it would
+ *   have been is unknown, so the dotted circle stands in for it;
+ * - bytes that form no character (ill-formed) stay `<0xNN>` — the only `<0x..>` a text shows;
  * - special tokens (`<bos>`, `<|endoftext|>`) read as their names and end a run of bytes.
  *
  * What a label holds, for hovers, is said by src/common/tokenLabels.ts (which the dashboard
@@ -25,6 +28,9 @@ import { codePointAt, decodeWtf8, displayText, hexByte } from './wtf8';
 
 /** The mark written where a split character continues in the next or previous token. */
 export const SPLIT_MARK = '…';
+
+/** What stands for a character the sequence cuts off (U+25CC DOTTED CIRCLE): `◌…`. */
+export const CUT_MARK = '◌';
 
 /** A token of a sequence: its bytes, or the name of a special token (which has none). */
 export type TokenPiece = Uint8Array | { readonly special: string };
@@ -63,8 +69,8 @@ function unitsOf(bytes: Uint8Array): Unit[] {
     text(pos, start);
     // Cut off: the start of a character (a lead byte and what followed) reaching the end of the run.
     const lead = bytes[start] as number;
-    const cut = end === bytes.length && lead >= 0xc2 && lead <= 0xf4;
-    for (let i = start; i < end; i++) units.push({ start: i, end: i + 1, text: null, cut });
+    if (end === bytes.length && lead >= 0xc2 && lead <= 0xf4) units.push({ start, end, text: null, cut: true });
+    else for (let i = start; i < end; i++) units.push({ start: i, end: i + 1, text: null, cut: false });
     pos = end;
     return '';
   });
@@ -106,8 +112,8 @@ function labelOf(units: readonly Unit[], bytes: Uint8Array, a: number, b: number
   for (const u of units) {
     if (u.end <= a || u.start >= b) continue;
     if (u.text === null) {
-      label +=
-        hexByte(bytes[u.start] as number) + (u.cut && u.end === bytes.length && b === bytes.length ? SPLIT_MARK : '');
+      // A cut-off character continues past every token that holds its bytes (the rest never came).
+      label += u.cut ? `${u.start < a ? SPLIT_MARK : ''}${CUT_MARK}${SPLIT_MARK}` : hexByte(bytes[u.start] as number);
       continue;
     }
     label += `${u.start < a ? SPLIT_MARK : ''}${displayText(u.text)}${u.end > b ? SPLIT_MARK : ''}`;
@@ -134,26 +140,33 @@ export function nextTokenLabel(tok: Tokenizer, context: ArrayLike<number>, next:
 }
 
 /**
- * Whether the bytes of `ids` end inside a character: a lead byte of a multi-byte UTF-8
- * character with fewer of its continuation bytes after it than it announces (a special
- * token ends a run of bytes: never inside one). What a decode goes on past its last token
- * for, so it never ends in part of a character.
+ * How many bytes at the end of `ids` begin a character they do not finish: a lead byte of a
+ * multi-byte UTF-8 character and the continuation bytes after it, fewer than it announces
+ * (0 when the bytes end on a whole character, on bytes that form none, or on a special
+ * token, which ends a run of bytes). The last four bytes decide it: a character has at most four.
  */
-export function endsMidCharacter(tok: Tokenizer, ids: ArrayLike<number>): boolean {
+export function cutCharacterBytes(tok: Tokenizer, ids: ArrayLike<number>): number {
   const tail: number[] = [];
   for (let i = ids.length - 1; i >= 0 && tail.length < 4; i--) {
     const bytes = tok.tokenBytes(ids[i] as number);
     if (!bytes) break;
     for (let j = bytes.length - 1; j >= 0 && tail.length < 4; j--) tail.unshift(bytes[j] as number);
   }
-  for (let back = 1; back <= tail.length; back++) {
-    const b = tail[tail.length - back] as number;
-    if (b < 0x80) return false; // ASCII: whole
-    if (b < 0xc0) continue; // a continuation byte: look further back for its lead
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
-    return back < need && b >= 0xc2 && b <= 0xf4;
-  }
-  return false;
+  let cut = 0;
+  decodeWtf8(tail, tail.length, (b, start, end) => {
+    const lead = b[start] as number;
+    cut = end === tail.length && lead >= 0xc2 && lead <= 0xf4 ? end - start : 0;
+    return '';
+  });
+  return cut;
+}
+
+/**
+ * Whether the bytes of `ids` end inside a character ({@link cutCharacterBytes}): what a
+ * decode goes on past its last token for, so it never ends in part of a character.
+ */
+export function endsMidCharacter(tok: Tokenizer, ids: ArrayLike<number>): boolean {
+  return cutCharacterBytes(tok, ids) > 0;
 }
 
 function pieceOf(tok: Tokenizer, id: number): TokenPiece {

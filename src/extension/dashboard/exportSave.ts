@@ -4,7 +4,7 @@
  * notification with "Open" (images open in VS Code's image preview, SVG and CSV as text).
  * Cancelling the dialog writes nothing.
  *
- * Leaves out: checking the content (exportFile.ts) and making it (webview/exportMenu.ts).
+ * Leaves out: checking the content (exportFile.ts) and making it (webview/export/exportMenu.ts).
  */
 
 import * as vscode from 'vscode';

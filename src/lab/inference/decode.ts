@@ -10,6 +10,11 @@
  * there. Either way `contextNote` says so. EOS, when the model chose it, stays
  * in `ids`/`tokens` (it is what the model did) and is left out of `text` (it is not text).
  *
+ * A decode never ends inside a character (a byte-level BPE splits many across tokens): every
+ * strategy, beam search included, goes on past `maxTokens` for at most 3 more tokens to
+ * finish the character the limit split. Where it still ends in part of one (the model chose
+ * EOS, or the context came first), `text` leaves those bytes out and their token reads `◌…`.
+ *
  * Leaves out: flag parsing and printing (cli/decode.ts), posting (the model worker), and
  * the algorithms themselves (engine/decode/).
  */
@@ -28,7 +33,8 @@ import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from '../runs/openRun';
 import { EngineError } from '../../engine/errors';
 import { unseenNote } from '../evaluation/unseenChars';
-import { endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { cutCharacterBytes, endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import type { Tokenizer } from '../../engine/tokenizers/special';
 
 /** How a decode reports back, beyond its result. */
 export interface DecodeTextOptions {
@@ -95,6 +101,18 @@ export function withoutEos(tokens: readonly number[], eos: number): number[] {
 }
 
 /**
+ * The text of generated `tokens` (continuing a prompt that ends on a whole character): without
+ * the EOS the decoders leave at the end, and without the first bytes of a character the
+ * tokens cut off, which would read as `�` (see the file comment).
+ */
+export function decodedText(tok: Tokenizer, tokens: readonly number[]): string {
+  const ids = withoutEos(tokens, tok.specialIds.eos);
+  const text = tok.decode(ids, { skipSpecial: true });
+  // A cut-off character decodes as one U+FFFD (WHATWG: one per maximal subpart).
+  return cutCharacterBytes(tok, ids) > 0 && text.endsWith('\ufffd') ? text.slice(0, -1) : text;
+}
+
+/**
  * The most tokens one decode generates: greedy decoding and sampling slide past the context,
  * so without a bound `--max-tokens 1e9` ran a billion model steps.
  */
@@ -114,8 +132,7 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   const keep = params.strategy === 'beam' ? L - Math.min(params.maxTokens, Math.ceil(L / 2)) : L;
   const { prompt, src, cut } = decodeInput(r, params.input, keep);
   const results = runStrategy(r, prompt, src, params, opts);
-  const textOf = (d: DecodeResult): string =>
-    r.tok.decode(withoutEos(d.tokens, r.tok.specialIds.eos), { skipSpecial: true });
+  const textOf = (d: DecodeResult): string => decodedText(r.tok, d.tokens);
   const best = results[0] as DecodeResult;
   const a = best.attention;
   const slid = contextNote(L, params, best);
@@ -187,7 +204,7 @@ function runStrategy(
     ...(src ? { src } : {}),
   });
   const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
-  // Greedy and sampling never stop in the middle of a character (a byte-level BPE splits many across tokens).
+  // No strategy stops in the middle of a character (a byte-level BPE splits many across tokens).
   const complete = (tokens: readonly number[]): boolean =>
     !endsMidCharacter(r.tok, [...prompt.subarray(Math.max(0, prompt.length - 3)), ...tokens.slice(-4)]);
   const slide = { slide: true }; // greedy and sampling go past the context (beam search stops there)
@@ -206,7 +223,12 @@ function runStrategy(
     case 'greedy':
       return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide, complete })];
     case 'beam':
-      return beamSearch(stepper, prompt, { ...common, beamSize: params.beam, lengthPenalty: params.lengthPenalty });
+      return beamSearch(stepper, prompt, {
+        ...common,
+        complete,
+        beamSize: params.beam,
+        lengthPenalty: params.lengthPenalty,
+      });
     case 'sample':
       return [
         sampleDecode(stepper, prompt, {

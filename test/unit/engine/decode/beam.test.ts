@@ -234,3 +234,72 @@ describe('beamSearch', () => {
     expect(hyps[0]?.score).toBeCloseTo(Math.log(0.5 * 0.6), 6);
   });
 });
+
+describe('beamSearch with `complete`: never ends in part of a character', () => {
+  // Tokens 1 and 2 stand for bytes that begin or continue a character (0 finishes it); 3 is EOS.
+  const whole = (tokens: readonly number[]): boolean => tokens[tokens.length - 1] === 0;
+
+  /** Every sequence the search may return: EOS-ended, or at maxLen or later when whole, or at maxLen + 3 regardless. */
+  function exhaustiveWhole(sp: MockSpec, prompt: number[], maxLen: number, alpha: number) {
+    const all: { tokens: number[]; score: number }[] = [];
+    const dfs = (ctx: number[], tokens: number[], raw: number): void => {
+      const logp = refLogSoftmax(mockLogits(sp, ctx));
+      for (let v = 0; v < sp.V; v++) {
+        const next = [...tokens, v];
+        const r = raw + (logp[v] as number);
+        const done = v === 3 || (next.length >= maxLen && (whole(next) || next.length === maxLen + 3));
+        if (done) all.push({ tokens: next, score: r / lp(next.length, alpha) });
+        else dfs([...ctx, v], next, r);
+      }
+    };
+    dfs(prompt, [], 0);
+    return all.sort((a, b) => b.score - a.score);
+  }
+
+  it('goes on past maxTokens until the hypothesis ends on a whole character (at most 3 tokens): an exhaustive search agrees', () => {
+    let extended = 0;
+    for (const alpha of [0, 0.6, 1.5]) {
+      for (let seed = 1; seed <= 8; seed++) {
+        const sp = spec({ V: 4, eos: 3, seed: seed * 31, eosBias: 0.1, scale: 1.5, maxRows: 128 });
+        const best = exhaustiveWhole(sp, [0], 3, alpha)[0] as { tokens: number[]; score: number };
+        const hyps = beamSearch(new HistoryStepper(sp), Int32Array.of(0), {
+          beamSize: 128,
+          lengthPenalty: alpha,
+          maxTokens: 3,
+          eos: 3,
+          complete: whole,
+        });
+        expectConsistent(sp, [0], hyps, alpha);
+        expect(hyps[0]?.tokens).toEqual(best.tokens);
+        expect(hyps[0]?.score).toBeCloseTo(best.score, 9);
+        if (best.tokens.length > 3) extended++; // the best hypothesis went on to finish a character
+        for (const h of hyps) {
+          if (h.stopReason === 'eos') continue;
+          expect(h.stopReason).toBe('maxTokens');
+          expect(whole(h.tokens) || h.tokens.length === 6).toBe(true);
+        }
+      }
+    }
+    expect(extended).toBeGreaterThan(0);
+  });
+
+  it('without `complete` still cuts at maxTokens, and never finishes past the context', () => {
+    const sp = spec({ V: 4, eos: 3, seed: 5, eosBias: 0, scale: 1.5, maxRows: 16, maxPositions: 4 });
+    const plain = beamSearch(new HistoryStepper(sp), Int32Array.of(0), {
+      beamSize: 4,
+      lengthPenalty: 0.6,
+      maxTokens: 3,
+      eos: 3,
+    });
+    for (const h of plain) expect(h.tokens.length).toBeLessThanOrEqual(3);
+    // 1 prompt token + 3 generated fill a context of 4: the limit is the context, nothing is added.
+    const atContext = beamSearch(new HistoryStepper(sp), Int32Array.of(0), {
+      beamSize: 4,
+      lengthPenalty: 0.6,
+      maxTokens: 4,
+      eos: 3,
+      complete: () => false,
+    });
+    for (const h of atContext) expect(h.tokens.length).toBeLessThanOrEqual(4);
+  });
+});

@@ -8,7 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
 import {
+  CUT_MARK,
   SPLIT_MARK,
+  cutCharacterBytes,
   endsMidCharacter,
   labelPieces,
   nextTokenLabel,
@@ -101,13 +103,19 @@ describe('token labels in their sequence', () => {
     expect(labelPieces(cut(accent, [1]))).toEqual(['e', '\u0301']);
   });
 
-  it('a character cut off where the sequence ends stays bytes, marked; specials end a run of bytes', () => {
-    expect(labelPieces(cut('映', [2]).slice(0, 1))).toEqual([`<0xE6><0x98>${SPLIT_MARK}`]);
+  it('a character cut off where the sequence ends reads ◌… in each of its tokens, never as bytes; specials end a run', () => {
+    expect(labelPieces(cut('映', [2]).slice(0, 1))).toEqual([`${CUT_MARK}${SPLIT_MARK}`]);
+    expect(labelPieces(cut('映', [1, 1]).slice(0, 2))).toEqual([
+      `${CUT_MARK}${SPLIT_MARK}`,
+      `${SPLIT_MARK}${CUT_MARK}${SPLIT_MARK}`,
+    ]);
+    expect(labelPieces(cut('画映', [4]).slice(0, 1))).toEqual([`画${CUT_MARK}${SPLIT_MARK}`]);
+    expect(labelPieces(cut('😀', [3]).slice(0, 1))).toEqual([`${CUT_MARK}${SPLIT_MARK}`]);
     const [a, b] = cut('映', [1]);
     expect(labelPieces([a as Uint8Array, { special: '<|endoftext|>' }, b as Uint8Array])).toEqual([
-      `<0xE6>${SPLIT_MARK}`,
+      `${CUT_MARK}${SPLIT_MARK}`,
       '<|endoftext|>',
-      '<0x98><0xA0>',
+      '<0x98><0xA0>', // continuation bytes with no lead form no character: bytes
     ]);
     expect(labelPieces([encodeWtf8(' the\n\t'), { special: '<bos>' }])).toEqual(['·the↵→', '<bos>']);
   });
@@ -177,5 +185,14 @@ describe('endsMidCharacter', () => {
     expect(endsMidCharacter(tok, [1, 9])).toBe(false); // a special token ends the run of bytes
     expect(endsMidCharacter(tok, [10])).toBe(false); // a byte no character uses waits for nothing
     expect(endsMidCharacter(tok, [])).toBe(false);
+  });
+
+  it('cutCharacterBytes counts the bytes of the cut-off character, 0 for ill-formed bytes that no byte can finish', () => {
+    expect(cutCharacterBytes(tok, [0, 1])).toBe(2);
+    expect(cutCharacterBytes(tok, [3])).toBe(1);
+    expect(cutCharacterBytes(tok, [0, 5])).toBe(3);
+    expect(cutCharacterBytes(tok, [1, 2])).toBe(0);
+    expect(cutCharacterBytes(tok, [1, 0])).toBe(0); // E6 98 then 'a': ill-formed, not waiting
+    expect(cutCharacterBytes(tok, [4, 3])).toBe(1); // …映a then E6
   });
 });

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { configDiff } from '../../../../webview/panels/configDiff';
+import type { RunSummary } from '../../../../src/protocol/webview';
+
+const run = (
+  name: string,
+  over: { config?: Record<string, unknown>; training?: Record<string, unknown>; backend?: string; steps?: number },
+): RunSummary =>
+  ({
+    id: `/r/${name}`,
+    name,
+    runDir: `/r/${name}`,
+    status: 'completed',
+    kind: 'decoder-only',
+    step: 10,
+    totalSteps: over.steps ?? 10,
+    segments: [],
+    bestValLoss: null,
+    model: {
+      config: { kind: 'decoder-only', dModel: 64, nLayers: 2, dropout: 0.1, ...over.config },
+      params: 1000,
+      paramsByModule: {},
+      memoryBytes: 1,
+      flopsPerToken: 1,
+      backend: over.backend ?? 'wasm',
+    },
+    data: null,
+    training: { steps: over.steps ?? 10, batchSize: 8, lr: 0.001, optimizer: 'adamw', ...over.training },
+  }) as unknown as RunSummary;
+
+describe('configDiff', () => {
+  it('lists only the settings whose values differ, one value per run', () => {
+    const rows = configDiff([
+      run('a', {}),
+      run('b', { config: { dModel: 128 }, training: { lr: 0.0003 } }),
+      run('c', { steps: 20, backend: 'reference' }),
+    ]);
+    expect(rows).toEqual([
+      { key: 'steps', values: ['10', '10', '20'] },
+      { key: 'model.dModel', values: ['64', '128', '64'] },
+      { key: 'backend', values: ['wasm', 'wasm', 'reference'] },
+      { key: 'training.lr', values: ['0.001', '0.0003', '0.001'] },
+    ]);
+  });
+
+  it('shows the learning rate a run trains with where its settings say 0 (the default), not "0"', () => {
+    expect(configDiff([run('a', { training: { lr: 0 } }), run('b', { training: { lr: 0.0003 } })])).toEqual([
+      { key: 'training.lr', values: ['0.001 (default)', '0.0003'] },
+    ]);
+    // The default and the same rate given by hand train alike, and the table says which is which.
+    expect(configDiff([run('a', { training: { lr: 0 } }), run('b', {})])).toEqual([
+      { key: 'training.lr', values: ['0.001 (default)', '0.001'] },
+    ]);
+    const paper = configDiff([
+      run('a', { training: { lr: 0, optimizer: 'paper' } }),
+      run('b', { training: { lr: 2, optimizer: 'paper' } }),
+    ]);
+    expect(paper).toEqual([{ key: 'training.lr', values: ['noam factor 1 (default)', 'noam factor 2'] }]);
+  });
+
+  it('marks a key one run lacks, and finds nothing between equal runs', () => {
+    expect(configDiff([run('a', {}), run('b', { config: { window: 16 } })])).toEqual([
+      { key: 'model.window', values: ['—', '16'] },
+    ]);
+    expect(configDiff([run('a', {}), run('b', {})])).toEqual([]);
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import {
+  broadcastPlan,
+  broadcastSlice,
+  combine,
+  maskDimLabels,
+  maskedCount,
+  scoresUses,
+} from '../../../../webview/panels/maskMath';
+
+const u8 = (...v: number[]): Uint8Array => Uint8Array.from(v);
+
+describe('maskMath', () => {
+  it('labels each dimension with its symbol and size', () => {
+    expect(maskDimLabels({ name: 'source.padding', shape: [4, 1, 1, 12] })).toEqual(['B=4', '1', '1', 'S=12']);
+    expect(maskDimLabels({ name: 'decoder.causal', shape: [1, 1, 9, 9] })).toEqual(['1', '1', 'T=9', 'T=9']);
+    expect(maskDimLabels({ name: 'decoder.self', shape: [1, 1, 9, 9] })).toEqual(['B=1', '1', 'T=9', 'T=9']);
+  });
+
+  it('plans the broadcast to the scores: size-1 dims repeat, others must match', () => {
+    const z = { B: 4, H: 8, T: 10, S: 12 };
+    const [enc, cross] = scoresUses('source.padding', z);
+    expect(enc?.dims.map((d) => `${d.name}=${d.size}`)).toEqual(['B=4', 'H=8', 'S=12', 'S=12']);
+    expect(broadcastPlan([4, 1, 1, 12], cross?.dims ?? []).map((p) => p.repeated)).toEqual([false, true, true, false]);
+    expect(
+      broadcastPlan([1, 1, 10, 10], scoresUses('decoder.causal', z)[0]?.dims ?? []).map((p) => p.repeated),
+    ).toEqual([true, true, false, false]);
+    // A notebook-style bug: a [B,1,S,1] mask where [B,1,1,S] was meant does not line up.
+    const bad = broadcastPlan([4, 1, 12, 1], cross?.dims ?? []);
+    expect(bad[2]).toEqual({ mask: 12, scores: 10, repeated: false });
+  });
+
+  it('slices item b of a mask, repeating a size-1 query dimension', () => {
+    const pad = { name: 'source.padding', shape: [2, 1, 1, 3], data: u8(1, 1, 0, 1, 1, 1) };
+    expect(Array.from(broadcastSlice(pad, 0, 2))).toEqual([1, 1, 0, 1, 1, 0]);
+    expect(Array.from(broadcastSlice(pad, 1, 1))).toEqual([1, 1, 1]);
+    const causal = { name: 'decoder.causal', shape: [1, 1, 3, 3], data: u8(1, 0, 0, 1, 1, 0, 1, 1, 1) };
+    expect(Array.from(broadcastSlice(causal, 1, 3))).toEqual(Array.from(causal.data));
+    expect(Array.from(combine(pad, causal, 0))).toEqual([1, 0, 0, 1, 1, 0, 1, 1, 0]);
+    expect(maskedCount(combine(pad, causal, 0))).toBe(4);
+  });
+});
