@@ -245,13 +245,13 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
     id: 2,
     output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 },
   },
-  'model/didAttend': { type: 'model/didAttend', id: 3, snapshot },
+  'model/didAttend': { type: 'model/didAttend', id: 3, output: snapshot },
   'model/didAttendLayer': {
     type: 'model/didAttendLayer',
     id: 3,
-    map: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) },
+    output: { stack: 'decoder.self', layer: 1, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) },
   },
-  'model/didDrawSnapshots': { type: 'model/didDrawSnapshots', id: 12, drawn: 3 },
+  'model/didDrawSnapshots': { type: 'model/didDrawSnapshots', id: 12, output: 3 },
   'model/didExport': {
     type: 'model/didExport',
     id: 4,
@@ -265,10 +265,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   'model/didCalibrate': {
     type: 'model/didCalibrate',
     id: 5,
-    secondsPerStep: 0.01,
-    flopsPerSec: 1e9,
-    backend: 'wasm',
-    threads: 1,
+    output: { secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
   },
   'model/didProgress': { type: 'model/didProgress', id: 6, done: 1, total: 3 },
   'model/didEvaluateFiles': {
@@ -328,31 +325,19 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   },
   'run/didUpdate': { type: 'run/didUpdate', runId: '/r', event: step },
   'run/didEvaluate': { type: 'run/didEvaluate', runId: '/r', evaluation: PAIRS_RECORD },
-  'decode/didToken': { type: 'decode/didToken', id: 1, token: 'b', logprob: -0.1 },
-  'decode/didFinish': { type: 'decode/didFinish', id: 1, output },
-  'decode/didFail': { type: 'decode/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
+  'model/didToken': { type: 'model/didToken', id: 1, token: 'b', logprob: -0.1 },
+  'model/didDecode': { type: 'model/didDecode', id: 1, output },
+  'model/didFail': { type: 'model/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
   'playground/didDecode': { type: 'playground/didDecode', runId: '/r', params, output },
   'dashboard/show': { type: 'dashboard/show', runId: null, tab: 'attention' },
-  'lens/didFinish': { type: 'lens/didFinish', id: 2, output: lens },
-  'lens/didFail': { type: 'lens/didFail', id: 2, error: { code: 'input/invalid', message: 'Type a prompt.' } },
-  'ablate/didFinish': { type: 'ablate/didFinish', id: 3, output: ablation },
-  'ablate/didFail': {
-    type: 'ablate/didFail',
-    id: 3,
-    error: { code: 'input/invalid', message: 'No attention head decoder.self layer 9 head 0.' },
-  },
+  'model/didLens': { type: 'model/didLens', id: 2, output: lens },
+  'model/didAblate': { type: 'model/didAblate', id: 3, output: ablation },
   'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runId: '/r' },
-  'attend/didFinish': { type: 'attend/didFinish', id: 4, snapshot: { ...snapshot, source: 'selection', text: 'ab' } },
-  'attend/didFail': { type: 'attend/didFail', id: 4, error: { code: 'input/invalid', message: 'The text is empty.' } },
-  'attendLayer/didFinish': {
-    type: 'attendLayer/didFinish',
+  'model/didAttend': { type: 'model/didAttend', id: 4, output: { ...snapshot, source: 'selection', text: 'ab' } },
+  'model/didAttendLayer': {
+    type: 'model/didAttendLayer',
     id: 5,
-    map: { stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) },
-  },
-  'attendLayer/didFail': {
-    type: 'attendLayer/didFail',
-    id: 5,
-    error: { code: 'input/invalid', message: 'No such layer.' },
+    output: { stack: 'decoder.self', layer: 0, shape: [1, 2, 2], data: Uint8Array.of(255, 0, 128, 180) },
   },
   'dashboard/didAttend': {
     type: 'dashboard/didAttend',
@@ -364,7 +349,7 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
 const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/ready': { type: 'webview/ready' },
   'webview/didError': { type: 'webview/didError', message: 'boom' },
-  'decode/request': { type: 'decode/request', id: 1, runId: '/r', params },
+  'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
   'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
   'export/save': {
     type: 'export/save',
@@ -372,9 +357,9 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
     kind: 'svg',
     content: '<svg xmlns="http://www.w3.org/2000/svg"/>',
   },
-  'lens/request': { type: 'lens/request', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
-  'ablate/request': {
-    type: 'ablate/request',
+  'model/lens': { type: 'model/lens', id: 2, runDir: '/r', input: lensInput, topK: 5, fit: true },
+  'model/ablate': {
+    type: 'model/ablate',
     id: 3,
     runDir: '/r',
     input: { kind: 'decoder-only', prompt: 'the' },
@@ -383,9 +368,9 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
     fit: true,
   },
   'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
-  'attend/request': { type: 'attend/request', id: 4, runDir: '/r', text: 'the cat\nsat' },
-  'attendLayer/request': {
-    type: 'attendLayer/request',
+  'model/attend': { type: 'model/attend', id: 4, runDir: '/r', text: 'the cat\nsat' },
+  'model/attendLayer': {
+    type: 'model/attendLayer',
     id: 5,
     runDir: '/r',
     text: 'the cat\nsat',

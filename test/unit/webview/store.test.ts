@@ -184,17 +184,17 @@ describe('DashboardStore', () => {
       maxTokens: 5,
       seed: 1,
     });
-    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'q', logprob: -0.1 }).problems).toEqual([]);
+    expect(s.apply({ type: 'model/didToken', id: d.id, token: 'q', logprob: -0.1 }).problems).toEqual([]);
     expect(s.decode(d.id)?.tokens).toEqual([{ token: 'q', logprob: -0.1 }]);
-    expect(s.apply({ type: 'decode/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(
+    expect(s.apply({ type: 'model/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(
       /never requested/,
     );
-    s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'too long' } });
-    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(
+    s.apply({ type: 'model/didFail', id: d.id, error: { code: 'input/invalid', message: 'too long' } });
+    expect(s.apply({ type: 'model/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(
       /after it finished/,
     );
     expect(
-      s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0],
+      s.apply({ type: 'model/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0],
     ).toMatch(/already finished/);
   });
 
@@ -229,7 +229,7 @@ describe('DashboardStore', () => {
     const output = { tokens: ['<bos>', 'a', 'b'], layers: [] };
     expect(
       s.apply({
-        type: 'ablate/didFinish',
+        type: 'model/didAblate',
         id: lens.id,
         output: {
           tokens: [],
@@ -240,20 +240,47 @@ describe('DashboardStore', () => {
         },
       }).problems[0],
     ).toMatch(/ablation \d+, which this page never requested/);
-    expect(s.apply({ type: 'lens/didFinish', id: lens.id, output }).events).toEqual([
-      { kind: 'analysis', id: lens.id },
-    ]);
+    expect(s.apply({ type: 'model/didLens', id: lens.id, output }).events).toEqual([{ kind: 'analysis', id: lens.id }]);
     expect(s.analysis(lens.id)?.output).toEqual(output);
-    expect(s.apply({ type: 'lens/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(
+    expect(s.apply({ type: 'model/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(
       /had already finished/,
     );
     expect(
-      s.apply({ type: 'ablate/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } })
+      s.apply({ type: 'model/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } })
         .events,
     ).toEqual([{ kind: 'analysis', id: ab.id }]);
     expect(s.analysis(ab.id)?.error?.message).toBe('No attention head');
-    expect(s.apply({ type: 'lens/didFinish', id: 99, output }).problems[0]).toMatch(
+    expect(s.apply({ type: 'model/didLens', id: 99, output }).problems[0]).toMatch(
       /logit lens 99, which this page never requested/,
+    );
+  });
+
+  it('numbers every model request of the page from one counter, so a model/didFail fails the one it names', () => {
+    const s = new DashboardStore();
+    s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1)], selectedId: null });
+    const d = s.beginDecode('a', {
+      input: 'x',
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 5,
+      seed: 1,
+    });
+    const lens = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' });
+    const insp = s.beginInspection('a', 'ab');
+    expect(new Set([d.id, lens.id, insp?.id]).size).toBe(3);
+    const error = { code: 'input/invalid', message: 'no' };
+    expect(s.apply({ type: 'model/didFail', id: lens.id, error }).events).toEqual([{ kind: 'analysis', id: lens.id }]);
+    expect(s.analysis(lens.id)?.error).toEqual(error);
+    expect(s.decode(d.id)?.error).toBeNull();
+    expect(s.apply({ type: 'model/didFail', id: insp?.id as number, error }).problems).toEqual([]);
+    expect(s.run('a')?.inspection?.error).toEqual(error);
+    expect(s.decode(d.id)?.error).toBeNull();
+    expect(s.apply({ type: 'model/didFail', id: 99, error }).problems[0]).toMatch(
+      /99, which this page never requested/,
     );
   });
 });
