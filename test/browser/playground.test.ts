@@ -149,7 +149,7 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
       'other run',
     ]);
     expect(await page.locator('.pg-column .pg-text').allTextContents()).toEqual([
-      `${dec.run.id} wrote this`,
+      `${dec.run.runDir} wrote this`,
       '/runs/other wrote this',
     ]);
     expect(await page.locator('.pg-column').nth(1).locator('.pg-output .chip').count()).toBe(
