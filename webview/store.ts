@@ -189,6 +189,12 @@ export class DashboardStore {
     return id == null ? undefined : this.runMap.get(id);
   }
 
+  /** The run whose folder is `runDir` (messages name a run by its folder; the page keys it by its id). */
+  runAt(runDir: string): RunEntry | undefined {
+    for (const r of this.runMap.values()) if (r.summary.runDir === runDir) return r;
+    return undefined;
+  }
+
   /** A decode session, if known. */
   decode(id: number): DecodeSession | undefined {
     return this.decodes.get(id);
@@ -299,9 +305,9 @@ export class DashboardStore {
         return { events: [{ kind: 'runs' }], problems };
       }
       case 'run/didUpdate':
-        return this.applyWorkerEvent(msg.runId, msg.event);
+        return this.applyWorkerEvent(msg.runDir, msg.event);
       case 'run/didEvaluate': {
-        const r = this.runMap.get(msg.runId);
+        const r = this.runAt(msg.runDir);
         if (!r) return { events: [], problems: [] }; // a run this page does not list: the next run list brings it
         r.evaluations.push(msg.evaluation);
         r.revision++;
@@ -327,15 +333,16 @@ export class DashboardStore {
         if (this.analyses.has(msg.id)) return this.analysisDone(msg.type, msg.id, { error: msg.error });
         return this.inspectionDone(msg.type, msg.id, { error: msg.error });
       case 'playground/didDecode': {
-        if (!this.runMap.has(msg.runId))
+        const r = this.runAt(msg.runDir);
+        if (!r)
           return {
             events: [],
             problems: [
-              `playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has ` +
+              `playground/didDecode for run ${JSON.stringify(msg.runDir)}, which the dashboard has ` +
                 `not been told about; ignored.`,
             ],
           };
-        const s = this.beginDecode(msg.runId, msg.params);
+        const s = this.beginDecode(r.id, msg.params);
         s.output = msg.output;
         for (const [i, token] of msg.output.tokens.entries())
           s.tokens.push({ token, logprob: msg.output.logprobs[i] ?? 0 });
@@ -345,45 +352,49 @@ export class DashboardStore {
         return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'lens' });
       case 'model/didAblate':
         return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'ablate' });
-      case 'dashboard/show':
-        if (msg.runId !== null && !this.runMap.has(msg.runId))
+      case 'dashboard/show': {
+        const r = msg.runDir === null ? null : this.runAt(msg.runDir);
+        if (r === undefined)
           return {
             events: [],
             problems: [
-              `dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not ` +
+              `dashboard/show for run ${JSON.stringify(msg.runDir)}, which the dashboard has not ` +
                 `been told about; ignored.`,
             ],
           };
-        return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
+        return { events: [{ kind: 'show', runId: r?.id ?? null, tab: msg.tab }], problems: [] };
+      }
       case 'model/didAttend':
         return this.inspectionDone(msg.type, msg.id, { snapshot: msg.output });
       case 'model/didAttendLayer':
         return this.inspectionDone(msg.type, msg.id, { map: msg.output });
       case 'dashboard/didAttend': {
-        const r = this.runMap.get(msg.runId);
+        const r = this.runAt(msg.runDir);
         if (!r)
           return {
             events: [],
             problems: [
-              `dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has ` +
+              `dashboard/didAttend for run ${JSON.stringify(msg.runDir)}, which the dashboard has ` +
                 `not been told about; ignored.`,
             ],
           };
-        const insp = this.inspectionOf(msg.runId, msg.snapshot.text ?? '', this.nextRequestId++);
+        const insp = this.inspectionOf(r.id, msg.snapshot.text ?? '', this.nextRequestId++);
         this.setInspected(insp, msg.snapshot);
         r.inspection = insp;
         r.revision++;
         return {
           events: [
-            { kind: 'run', runId: msg.runId, parts: ['inspection'] },
-            { kind: 'inspected', runId: msg.runId },
+            { kind: 'run', runId: r.id, parts: ['inspection'] },
+            { kind: 'inspected', runId: r.id },
           ],
           problems: [],
         };
       }
-      case 'dashboard/didSetActiveRun':
+      case 'dashboard/didSetActiveRun': {
         // A run this page does not list (yet) is not a problem: the next run list brings it.
-        return { events: this.runMap.has(msg.runId) ? [{ kind: 'select', runId: msg.runId }] : [], problems: [] };
+        const r = this.runAt(msg.runDir);
+        return { events: r ? [{ kind: 'select', runId: r.id }] : [], problems: [] };
+      }
       default:
         return msg satisfies never;
     }
@@ -455,8 +466,10 @@ export class DashboardStore {
     return { events, problems: [] };
   }
 
-  private applyWorkerEvent(runId: string, ev: WorkerToHost): ApplyResult {
-    let r = this.runMap.get(runId);
+  /** A training notification of the run in `runDir`; a train/didStart adds a run it does not list (its id: `runDir`). */
+  private applyWorkerEvent(runDir: string, ev: WorkerToHost): ApplyResult {
+    let r = this.runAt(runDir);
+    const runId = r?.id ?? runDir;
     if (!r) {
       if (ev.type !== 'train/didStart') {
         return {
@@ -470,7 +483,7 @@ export class DashboardStore {
       const summary: RunSummary = {
         id: runId,
         name: baseName(ev.runDir),
-        runDir: ev.runDir,
+        runDir,
         status: 'training',
         kind: ev.model.config.kind,
         step: ev.startStep,

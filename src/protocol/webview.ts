@@ -78,19 +78,19 @@ export const hostToWebview = messages({
   'model/didFail': modelStreams['model/didFail'],
   'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
   /** A training worker's notification about one run, forwarded as it came. */
-  'run/didUpdate': { runId: str, event: workerToHost },
+  'run/didUpdate': { runDir: str, event: workerToHost },
   /** The run was just evaluated on test data (a new line of its evaluations.jsonl). */
-  'run/didEvaluate': { runId: str, evaluation: evaluationRecord },
+  'run/didEvaluate': { runDir: str, evaluation: evaluationRecord },
   /** A decode the host ran itself (the Decode command): show it in the playground. */
-  'playground/didDecode': { runId: str, params: decodeParams, output: decodeOutput },
+  'playground/didDecode': { runDir: str, params: decodeParams, output: decodeOutput },
   /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
-  'dashboard/show': { runId: nullable(str), tab: dashboardTab },
+  'dashboard/show': { runDir: nullable(str), tab: dashboardTab },
   /** The active run changed elsewhere (Runs view, status bar, a command's quick pick): show it. */
-  'dashboard/didSetActiveRun': { runId: str },
+  'dashboard/didSetActiveRun': { runDir: str },
   /**
    * The attention of a text the host computed (Show Attention for Selection): the run's, shown in its Attention tab.
    */
-  'dashboard/didAttend': { runId: str, snapshot: attentionSnapshot },
+  'dashboard/didAttend': { runDir: str, snapshot: attentionSnapshot },
 });
 
 /** What the dashboard can export: an image (PNG, sent as base64), a vector image, a table. */
@@ -121,7 +121,7 @@ export const webviewToHost = messages({
   ...modelRequests.pageRequests,
   'webview/ready': {},
   'webview/didError': { message: str },
-  'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
+  'train/control': { runDir: str, action: oneOf('pause', 'resume', 'stop') },
   /**
    * Save an exported chart, heatmap or table: the host asks where (a save dialog proposing
    * `fileName`) and writes it. `content` is base64 for 'png', the text itself otherwise.
@@ -135,7 +135,7 @@ export const webviewToHost = messages({
     }),
   },
   /** The user picked a run in the header's picker: it becomes the active run the commands use. */
-  'dashboard/didSelectRun': { runId: str },
+  'dashboard/didSelectRun': { runDir: str },
 });
 
 /** A model worker request the page sent (`model/decode`, …), which the host forwards as it came. */

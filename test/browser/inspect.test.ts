@@ -211,7 +211,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     const causal = new Uint8Array(T * T).map((_, i) => (i % T <= Math.floor(i / T) ? 1 : 0));
     await send(page, {
       type: 'dashboard/didAttend',
-      runId: 'gpt2',
+      runDir: '/runs/gpt2',
       snapshot: {
         step: 0,
         srcTokens: [],
@@ -285,7 +285,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await frames(page);
     expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
     expect(await page.locator('#panel-attention .empty').textContent()).toContain('Type a text above');
-    await send(page, { type: 'dashboard/didAttend', runId: 'gpt2', snapshot: answer(['<bos>', 'hi']) });
+    await send(page, { type: 'dashboard/didAttend', runDir: '/runs/gpt2', snapshot: answer(['<bos>', 'hi']) });
     // The other run is renamed (the host resends every run, keeping the page's choice), then this one.
     await send(page, {
       type: 'dashboard/didLoadRuns',
@@ -356,7 +356,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await frames(page);
     expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
     expect(await page.inputValue('#attn-text')).toBe('');
-    await send(page, { type: 'dashboard/didAttend', runId: 'a', snapshot: answer(['<bos>', 'third']) });
+    await send(page, { type: 'dashboard/didAttend', runDir: '/runs/a', snapshot: answer(['<bos>', 'third']) });
     await frames(page);
     expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
     await page.selectOption('#run-picker', 'a');

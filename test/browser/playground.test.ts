@@ -259,11 +259,11 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
     await send(page, {
       type: 'playground/didDecode',
-      runId: enc.run.id,
+      runDir: enc.run.runDir,
       params: decodeEnc.params,
       output: decodeEnc.output,
     });
-    await send(page, { type: 'dashboard/show', runId: enc.run.id, tab: 'playground' });
+    await send(page, { type: 'dashboard/show', runDir: enc.run.runDir, tab: 'playground' });
     await frames(page);
     expect(await page.getAttribute('#tab-playground', 'aria-selected')).toBe('true');
     expect(await page.inputValue('#run-picker')).toBe(enc.run.id);
@@ -271,10 +271,10 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(
       decodeEnc.output.tokens.map(showToken),
     );
-    await send(page, { type: 'dashboard/show', runId: null, tab: 'attention' });
+    await send(page, { type: 'dashboard/show', runDir: null, tab: 'attention' });
     await frames(page);
     expect(await page.getAttribute('#tab-attention', 'aria-selected')).toBe('true');
-    await send(page, { type: 'dashboard/show', runId: 'no-such-run', tab: 'masks' });
+    await send(page, { type: 'dashboard/show', runDir: 'no-such-run', tab: 'masks' });
     expect(await page.locator('.banner').textContent()).toContain('dashboard/show for run "no-such-run"');
     expect(log.errors).toEqual([]);
     await page.close();

@@ -109,7 +109,7 @@ export class DashboardSession implements DisposableLike {
 
   /** Shows the active run that was set elsewhere (the page ignores a run it does not list). */
   showActive(runId: string): void {
-    if (this.ready) this.post({ type: 'dashboard/didSetActiveRun', runId });
+    if (this.ready) this.post({ type: 'dashboard/didSetActiveRun', runDir: runId });
   }
 
   /** Posts `msgs` once the page has its runs (at once when it already has). */
@@ -155,13 +155,13 @@ export class DashboardSession implements DisposableLike {
         this.deps.log.warn(`Dashboard: ${msg.message}`);
         return;
       case 'train/control':
-        this.control(msg.runId, msg.action);
+        this.control(msg.runDir, msg.action);
         return;
       case 'export/save':
         void this.deps.saveExport(msg);
         return;
       case 'dashboard/didSelectRun':
-        if (this.deps.runs.find(msg.runId)) void this.deps.active.set(msg.runId);
+        if (this.deps.runs.find(msg.runDir)) void this.deps.active.set(msg.runDir);
         return;
       default:
         msg satisfies never;
@@ -169,13 +169,13 @@ export class DashboardSession implements DisposableLike {
   }
 
   /**
-   * Whether a message that names a run (by the folder or id the page sends) names one the runs
+   * Whether a message that names a run (its folder, `runDir`) names one the runs
    * model knows: the page is never trusted to pick a folder, so a model is opened, a decode run
    * or training controlled only for a run this window lists. A request for any other is
    * answered with a one-line refusal; anything else is logged and dropped.
    */
   private namesKnownRun(msg: WebviewToHost): boolean {
-    const dir = 'runDir' in msg ? msg.runDir : 'runId' in msg ? msg.runId : null;
+    const dir = 'runDir' in msg ? msg.runDir : null;
     if (dir === null || this.deps.runs.find(dir)) return true;
     this.deps.log.warn(`Refused a dashboard message about an unknown run (${msg.type}): ${dir}`);
     if (isPageModelRequest(msg))
@@ -248,7 +248,7 @@ export class DashboardSession implements DisposableLike {
       if (event.step <= w.snapshotStep) return;
       w.snapshotStep = event.step;
     } else if (!w) return; // the page learns of a run from didStart or didLoadRuns first
-    this.post({ type: 'run/didUpdate', runId, event });
+    this.post({ type: 'run/didUpdate', runDir: runId, event });
   }
 
   /** Reads every run and sends the list (after any list still being read). */

@@ -323,16 +323,16 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
       },
     ],
   },
-  'run/didUpdate': { type: 'run/didUpdate', runId: '/r', event: step },
-  'run/didEvaluate': { type: 'run/didEvaluate', runId: '/r', evaluation: PAIRS_RECORD },
+  'run/didUpdate': { type: 'run/didUpdate', runDir: '/r', event: step },
+  'run/didEvaluate': { type: 'run/didEvaluate', runDir: '/r', evaluation: PAIRS_RECORD },
   'model/didToken': { type: 'model/didToken', id: 1, token: 'b', logprob: -0.1 },
   'model/didDecode': { type: 'model/didDecode', id: 1, output },
   'model/didFail': { type: 'model/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
-  'playground/didDecode': { type: 'playground/didDecode', runId: '/r', params, output },
-  'dashboard/show': { type: 'dashboard/show', runId: null, tab: 'attention' },
+  'playground/didDecode': { type: 'playground/didDecode', runDir: '/r', params, output },
+  'dashboard/show': { type: 'dashboard/show', runDir: null, tab: 'attention' },
   'model/didLens': { type: 'model/didLens', id: 2, output: lens },
   'model/didAblate': { type: 'model/didAblate', id: 3, output: ablation },
-  'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runId: '/r' },
+  'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runDir: '/r' },
   'model/didAttend': { type: 'model/didAttend', id: 4, output: { ...snapshot, source: 'selection', text: 'ab' } },
   'model/didAttendLayer': {
     type: 'model/didAttendLayer',
@@ -341,7 +341,7 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   },
   'dashboard/didAttend': {
     type: 'dashboard/didAttend',
-    runId: '/r',
+    runDir: '/r',
     snapshot: { ...snapshot, source: 'selection', text: 'ab' },
   },
 };
@@ -350,7 +350,7 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
   'webview/ready': { type: 'webview/ready' },
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
-  'train/control': { type: 'train/control', runId: '/r', action: 'stop' },
+  'train/control': { type: 'train/control', runDir: '/r', action: 'stop' },
   'export/save': {
     type: 'export/save',
     fileName: 'r-loss-step10.svg',
@@ -367,7 +367,7 @@ const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
     topK: 5,
     fit: true,
   },
-  'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runId: '/r' },
+  'dashboard/didSelectRun': { type: 'dashboard/didSelectRun', runDir: '/r' },
   'model/attend': { type: 'model/attend', id: 4, runDir: '/r', text: 'the cat\nsat' },
   'model/attendLayer': {
     type: 'model/attendLayer',

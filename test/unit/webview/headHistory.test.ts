@@ -121,7 +121,7 @@ describe('HeadHistory', () => {
     };
     store.apply({
       type: 'run/didUpdate',
-      runId: 'r',
+      runDir: 'r',
       event: {
         type: 'train/didStart',
         runDir: '/r',
@@ -138,7 +138,7 @@ describe('HeadHistory', () => {
     ] as const) {
       store.apply({
         type: 'run/didUpdate',
-        runId: 'r',
+        runDir: 'r',
         event: {
           type: 'train/didSnapshot',
           step,
@@ -155,7 +155,7 @@ describe('HeadHistory', () => {
     expect(r?.heads.selection).toBe(false);
     store.apply({
       type: 'run/didUpdate',
-      runId: 'r',
+      runDir: 'r',
       event: {
         type: 'train/didStart',
         runDir: '/r',
@@ -169,7 +169,7 @@ describe('HeadHistory', () => {
     expect(r?.heads.steps).toEqual([0]);
     store.apply({
       type: 'run/didUpdate',
-      runId: 'r',
+      runDir: 'r',
       event: {
         type: 'train/didSnapshot',
         step: 4,

@@ -45,7 +45,12 @@ function state(id: string, n: number): RunState {
   };
 }
 
-const update = (runId: string, event: WorkerToHost): HostToWebview => ({ type: 'run/didUpdate', runId, event });
+/** A notification of the run `id` (whose folder is `/r/<id>`, as `state` makes it). */
+const update = (id: string, event: WorkerToHost): HostToWebview => ({
+  type: 'run/didUpdate',
+  runDir: `/r/${id}`,
+  event,
+});
 
 describe('DashboardStore', () => {
   it('loads runs and appends live steps in order', () => {
@@ -86,12 +91,14 @@ describe('DashboardStore', () => {
 
   it('creates a run on train/didStart and refuses other events for unknown runs', () => {
     const s = new DashboardStore();
-    expect(s.apply(update('x', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(/has not been told about/);
+    expect(s.apply(update('new-run', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(
+      /has not been told about/,
+    );
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
     const r = s.apply(
-      update('x', {
+      update('new-run', {
         type: 'train/didStart',
-        runDir: '/runs/new-run',
+        runDir: '/r/new-run',
         startStep: 0,
         totalSteps: 50,
         segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }],
@@ -100,7 +107,9 @@ describe('DashboardStore', () => {
       }),
     );
     expect(r.events).toEqual([{ kind: 'runs' }]);
-    expect(s.run('x')?.summary).toMatchObject({
+    // Known by its folder, which is its id too.
+    expect(s.runAt('/r/new-run')).toBe(s.run('/r/new-run'));
+    expect(s.run('/r/new-run')?.summary).toMatchObject({
       name: 'new-run',
       status: 'training',
       totalSteps: 50,
@@ -160,12 +169,12 @@ describe('DashboardStore', () => {
     expect(s.run('a')?.evaluations).toEqual([PAIRS_RECORD]);
     expect(s.run('b')?.evaluations).toEqual([]);
     const next = { ...PAIRS_RECORD, step: 3, at: '2025-02-01T00:00:00.000Z' };
-    expect(s.apply({ type: 'run/didEvaluate', runId: 'b', evaluation: next })).toEqual({
+    expect(s.apply({ type: 'run/didEvaluate', runDir: '/r/b', evaluation: next })).toEqual({
       events: [{ kind: 'run', runId: 'b', parts: ['evaluations'] }],
       problems: [],
     });
     expect(s.run('b')?.evaluations).toEqual([next]);
-    expect(s.apply({ type: 'run/didEvaluate', runId: 'unknown', evaluation: next })).toEqual({
+    expect(s.apply({ type: 'run/didEvaluate', runDir: 'unknown', evaluation: next })).toEqual({
       events: [],
       problems: [],
     });

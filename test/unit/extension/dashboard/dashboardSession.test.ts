@@ -215,7 +215,7 @@ describe('DashboardSession', () => {
     const h = harness();
     h.setDisk([item('/a')]);
     h.gate(true);
-    h.session.afterLoad([{ type: 'dashboard/show', runId: '/a', tab: 'attention' }]);
+    h.session.afterLoad([{ type: 'dashboard/show', runDir: '/a', tab: 'attention' }]);
     h.ready();
     await tick();
     expect(h.posted.map((m) => m.type)).toEqual([]);
@@ -384,9 +384,9 @@ describe('DashboardSession', () => {
     h.setDisk([item('/a')]);
     h.ready();
     await tick();
-    h.fromPage({ type: 'train/control', runId: '/a', action: 'resume' });
-    h.fromPage({ type: 'train/control', runId: '/a', action: 'stop' });
-    h.fromPage({ type: 'train/control', runId: '/gone', action: 'resume' });
+    h.fromPage({ type: 'train/control', runDir: '/a', action: 'resume' });
+    h.fromPage({ type: 'train/control', runDir: '/a', action: 'stop' });
+    h.fromPage({ type: 'train/control', runDir: '/gone', action: 'resume' });
     await tick();
     expect(h.resumed).toEqual(['/a']);
   });
