@@ -21,9 +21,9 @@ import { PendingRequests, RequestError } from './pendingRequests';
 
 /** What a request streams back (as its declaration's `streams` says), and how to stop it. */
 export interface RequestHooks {
-  /** Each decoded token (`streams: 'token'`). */
+  /** Each decoded token (a request declared with `streams: 'token'`; others never call it). */
   readonly onToken?: (token: string, logprob: number) => void;
-  /** `done` of `total` (`streams: 'progress'`; at most ten calls a second). */
+  /** `done` of `total` (a request declared with `streams: 'progress'`; at most ten calls a second). */
   readonly onProgress?: (done: number, total: number) => void;
   /**
    * Abort to cancel: the request fails at once with code 'cancelled'; a request with a `cancel` field gets a shared
@@ -70,7 +70,7 @@ export class ModelClient implements DisposableLike {
     params: ModelParams<K>,
     hooks: RequestHooks = {},
   ): Promise<ModelAnswer<K>> {
-    const { what, timeoutMs } = modelRequests.table[kind];
+    const { what, timeoutMs, streams } = modelRequests.table[kind];
     if (this.disposed) throw new RequestError('disposed', `${what} was cancelled: Attention Lab is shutting down.`);
     const cancelled = (): RequestError => new RequestError('cancelled', `${what} was cancelled.`);
     if (hooks.signal?.aborted) throw cancelled();
@@ -92,8 +92,9 @@ export class ModelClient implements DisposableLike {
     hooks.signal?.addEventListener('abort', onAbort, { once: true });
     try {
       return await this.pending.start<ModelAnswer<K>>(what, timeoutMs, (id) => {
-        if (hooks.onToken) this.tokenListeners.set(id, hooks.onToken);
-        if (hooks.onProgress) this.progressListeners.set(id, hooks.onProgress);
+        // Only what the request's declaration says it streams reaches its hooks.
+        if (hooks.onToken && streams === 'token') this.tokenListeners.set(id, hooks.onToken);
+        if (hooks.onProgress && streams === 'progress') this.progressListeners.set(id, hooks.onProgress);
         this.kinds.set(id, kind);
         sent = id;
         worker.post(modelRequests.request(kind, id, flag ? { ...params, cancel: flag } : params));

@@ -74,12 +74,16 @@ export function answers(output: DecodeOutput): ModelWorkerToHost[] {
 
 /* ------------------------------------------------------------------ run time */
 
-/** A model worker that answers every request with `reply(request)`. */
+/** A model worker that answers every request with `reply(request)` (a list: those messages in order). */
 function fakeWorker(reply: (req: { type: string; id: number }) => unknown): () => HostedWorker {
   return () => {
     let listener: (msg: unknown) => void = () => undefined;
     return {
-      post: (msg) => queueMicrotask(() => listener(reply(msg as { type: string; id: number }))),
+      post: (msg) =>
+        queueMicrotask(() => {
+          const answer = reply(msg as { type: string; id: number });
+          for (const m of Array.isArray(answer) ? answer : [answer]) listener(m);
+        }),
       onMessage: (l) => {
         listener = l;
         queueMicrotask(() => l({ type: 'worker/ready' }));
@@ -131,6 +135,42 @@ describe('model worker requests, declared once (modelRequests)', () => {
       runDir: '/r',
       text: 'x',
     });
+  });
+
+  it('the client passes on only what a request is declared to stream', async () => {
+    const worker = (answer: string, output: unknown) =>
+      fakeWorker((req) => [
+        { type: 'model/didToken', id: req.id, token: 'a', logprob: -1 },
+        { type: 'model/didProgress', id: req.id, done: 1, total: 2 },
+        { type: answer, id: req.id, output },
+      ]);
+    const seen: string[] = [];
+    const hooks = {
+      onToken: (t: string) => seen.push(`token ${t}`),
+      onProgress: (d: number) => seen.push(`done ${d}`),
+    };
+    const drawing = new ModelClient(worker('model/didDrawSnapshots', 0), () => undefined);
+    await drawing.request('drawSnapshots', { runDir: '/r' }, hooks);
+    expect(seen).toEqual([]); // declared `streams: null`
+    drawing.dispose();
+    const imported: ModelAnswer<'import'> = {
+      runDir: '/w/runs/gpt2',
+      layout: 'hf-gpt2',
+      layoutText: 'Hugging Face GPT-2',
+      modelFile: '/w/gpt2/model.safetensors',
+      params: 10,
+      tensors: 2,
+      tokenizer: '/w/gpt2/vocab.json',
+      notes: [],
+    };
+    const importing = new ModelClient(worker('model/didImport', imported), () => undefined);
+    await expect(importing.request('import', { from: '/w/gpt2', outDir: '/w/runs/gpt2' }, hooks)).resolves.toEqual(
+      imported,
+    );
+    expect(seen).toEqual(['done 1']); // declared `streams: 'progress'`
+    importing.dispose();
+    expect(modelRequests.table.decode.streams).toBe('token');
+    expect(modelRequests.table.import.streams).toBe('progress');
   });
 
   it('the client resolves to the answer of the kind it asked, and refuses an answer of another kind', async () => {
