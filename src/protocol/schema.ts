@@ -16,6 +16,11 @@
  *   });
  *   validateWorkerToHost = (msg: unknown): WorkerToHost => workerToHost.check(msg, 'message');
  *
+ * Requests answered once are declared together with their answer (`requests('model', { decode:
+ * { params, answer, what, timeoutMs, streams, page } })`): the request and answer message tables,
+ * and the types a client's `request(kind, params)` and a handler map are checked against, come
+ * from that one entry (modelWorker.ts `modelRequests`).
+ *
  * Shared shapes follow the same pattern: a JSDoc'd `export type X = Infer<typeof x>` above
  * `export const x = obj({ … })`, with each field's comment on the schema's field.
  *
