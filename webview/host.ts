@@ -29,7 +29,7 @@ export interface VsCodeApi {
 /** The dashboard's view of its host. */
 export interface Host {
   readonly kind: 'vscode' | 'report' | 'none';
-  /** Whether decode/request and train/control will be answered. */
+  /** Whether the model requests (model/decode, …) and train/control will be answered. */
   readonly interactive: boolean;
   post(msg: WebviewToHost): void;
   getState(): unknown;

@@ -41,8 +41,9 @@ export class RunHeader {
       ctx.ui.runId = this.picker.value;
       selected();
       // In the editor the picked run becomes the active run that the commands use.
-      if (ctx.host.interactive)
-        ctx.host.post({ type: 'dashboard/didSelectRun', runId: this.picker.value } satisfies WebviewToHost);
+      const picked = ctx.store.run(this.picker.value);
+      if (ctx.host.interactive && picked)
+        ctx.host.post({ type: 'dashboard/didSelectRun', runDir: picked.summary.runDir } satisfies WebviewToHost);
     });
     const theme = ctx.host.kind === 'vscode' ? null : this.themePicker();
     this.el = h(
@@ -131,7 +132,12 @@ export class RunHeader {
           {
             attrs: { type: 'button' },
             on: {
-              click: () => this.ctx.host.post({ type: 'train/control', runId: run.id, action } satisfies WebviewToHost),
+              click: () =>
+                this.ctx.host.post({
+                  type: 'train/control',
+                  runDir: run.summary.runDir,
+                  action,
+                } satisfies WebviewToHost),
             },
           },
           label,
@@ -146,7 +152,11 @@ export class RunHeader {
             attrs: { type: 'button' },
             on: {
               click: () =>
-                this.ctx.host.post({ type: 'train/control', runId: run.id, action: 'resume' } satisfies WebviewToHost),
+                this.ctx.host.post({
+                  type: 'train/control',
+                  runDir: run.summary.runDir,
+                  action: 'resume',
+                } satisfies WebviewToHost),
             },
           },
           'Resume',

@@ -166,11 +166,12 @@ function baseName(dir: string): string {
 export class DashboardStore {
   private readonly runMap = new Map<string, RunEntry>();
   private readonly decodes = new Map<number, DecodeSession>();
-  private nextDecodeId = 1;
   private readonly analyses = new Map<number, AnalysisSession>();
-  private nextAnalysisId = 1;
-  /** Ids of inspection and layer requests, shared (one counter, so an answer names one request). */
-  private nextInspectionId = 1;
+  /**
+   * Ids of the page's model requests — decodes, lenses, ablations, inspections and layers — from one counter, so a
+   * `model/didFail` names one request.
+   */
+  private nextRequestId = 1;
   /** The run of each inspection or layer request id. */
   private readonly inspectionRuns = new Map<number, string>();
   /** The run the host asked to select (null: the first). */
@@ -188,14 +189,20 @@ export class DashboardStore {
     return id == null ? undefined : this.runMap.get(id);
   }
 
+  /** The run whose folder is `runDir` (messages name a run by its folder; the page keys it by its id). */
+  runAt(runDir: string): RunEntry | undefined {
+    for (const r of this.runMap.values()) if (r.summary.runDir === runDir) return r;
+    return undefined;
+  }
+
   /** A decode session, if known. */
   decode(id: number): DecodeSession | undefined {
     return this.decodes.get(id);
   }
 
-  /** Starts a decode session; returns it (its id goes in the decode/request). */
+  /** Starts a decode session; returns it (its id goes in the model/decode). */
   beginDecode(runId: string, params: DecodeParams): DecodeSession {
-    const s: DecodeSession = { id: this.nextDecodeId++, runId, params, tokens: [], output: null, error: null };
+    const s: DecodeSession = { id: this.nextRequestId++, runId, params, tokens: [], output: null, error: null };
     this.decodes.set(s.id, s);
     return s;
   }
@@ -207,7 +214,7 @@ export class DashboardStore {
 
   /** Starts a lens (no `off`) or ablation session; its id goes in the request. */
   beginAnalysis(runId: string, input: LensInputData, off?: readonly HeadRefData[]): AnalysisSession {
-    const id = this.nextAnalysisId++;
+    const id = this.nextRequestId++;
     const s: AnalysisSession =
       off === undefined
         ? { kind: 'lens', id, runId, input, output: null, error: null }
@@ -218,12 +225,12 @@ export class DashboardStore {
 
   /**
    * Starts the attention of `text` with run `runId`'s model: it replaces what the run showed
-   * for another text. Its id goes in the attend/request.
+   * for another text. Its id goes in the model/attend.
    */
   beginInspection(runId: string, text: string): Inspection | null {
     const r = this.runMap.get(runId);
     if (!r) return null;
-    const insp = this.inspectionOf(runId, text, this.nextInspectionId++);
+    const insp = this.inspectionOf(runId, text, this.nextRequestId++);
     this.inspectionRuns.set(insp.id, runId);
     r.inspection = insp;
     r.revision++;
@@ -235,7 +242,7 @@ export class DashboardStore {
     const key = layerKey(stack, layer);
     if (insp.layers.has(key) || insp.failedLayers.has(key) || [...insp.pendingLayers.values()].includes(key))
       return null;
-    const id = this.nextInspectionId++;
+    const id = this.nextRequestId++;
     insp.pendingLayers.set(id, key);
     this.inspectionRuns.set(id, insp.runId);
     return id;
@@ -298,139 +305,171 @@ export class DashboardStore {
         return { events: [{ kind: 'runs' }], problems };
       }
       case 'run/didUpdate':
-        return this.applyWorkerEvent(msg.runId, msg.event);
+        return this.applyWorkerEvent(msg.runDir, msg.event);
       case 'run/didEvaluate': {
-        const r = this.runMap.get(msg.runId);
+        const r = this.runAt(msg.runDir);
         if (!r) return { events: [], problems: [] }; // a run this page does not list: the next run list brings it
         r.evaluations.push(msg.evaluation);
         r.revision++;
         return { events: [{ kind: 'run', runId: r.id, parts: ['evaluations'] }], problems: [] };
       }
-      case 'decode/didToken': {
+      case 'model/didToken': {
         const s = this.decodes.get(msg.id);
         if (!s)
           return {
             events: [],
-            problems: [`decode/didToken for decode ${msg.id}, which this page never requested; ignored.`],
+            problems: [`model/didToken for decode ${msg.id}, which this page never requested; ignored.`],
           };
         if (s.output || s.error)
-          return { events: [], problems: [`decode/didToken for decode ${msg.id} after it finished; ignored.`] };
+          return { events: [], problems: [`model/didToken for decode ${msg.id} after it finished; ignored.`] };
         s.tokens.push({ token: msg.token, logprob: msg.logprob });
         return { events: [{ kind: 'decode', id: s.id }], problems: [] };
       }
-      case 'decode/didFinish':
-      case 'decode/didFail': {
-        const s = this.decodes.get(msg.id);
-        if (!s)
-          return {
-            events: [],
-            problems: [`${msg.type} for decode ${msg.id}, which this page never requested; ignored.`],
-          };
-        if (s.output || s.error)
-          return { events: [], problems: [`${msg.type} for decode ${msg.id}, which had already finished; ignored.`] };
-        if (msg.type === 'decode/didFinish') s.output = msg.output;
-        else s.error = msg.error;
-        return { events: [{ kind: 'decode', id: s.id }], problems: [] };
-      }
+      case 'model/didDecode':
+        return this.decodeDone(msg.type, msg.id, { output: msg.output });
+      case 'model/didFail':
+        // Every request of the page has its own id (one counter): the id says which kind failed.
+        if (this.decodes.has(msg.id)) return this.decodeDone(msg.type, msg.id, { error: msg.error });
+        if (this.analyses.has(msg.id)) return this.analysisDone(msg.type, msg.id, { error: msg.error });
+        return this.inspectionDone(msg.type, msg.id, { error: msg.error });
       case 'playground/didDecode': {
-        if (!this.runMap.has(msg.runId))
+        const r = this.runAt(msg.runDir);
+        if (!r)
           return {
             events: [],
             problems: [
-              `playground/didDecode for run ${JSON.stringify(msg.runId)}, which the dashboard has ` +
+              `playground/didDecode for run ${JSON.stringify(msg.runDir)}, which the dashboard has ` +
                 `not been told about; ignored.`,
             ],
           };
-        const s = this.beginDecode(msg.runId, msg.params);
+        const s = this.beginDecode(r.id, msg.params);
         s.output = msg.output;
         for (const [i, token] of msg.output.tokens.entries())
           s.tokens.push({ token, logprob: msg.output.logprobs[i] ?? 0 });
         return { events: [{ kind: 'decode', id: s.id, fromHost: true }], problems: [] };
       }
-      case 'lens/didFinish':
-      case 'lens/didFail':
-      case 'ablate/didFinish':
-      case 'ablate/didFail': {
-        const kind = msg.type.startsWith('lens/') ? 'lens' : 'ablate';
-        const s = this.analyses.get(msg.id);
-        if (!s || s.kind !== kind)
+      case 'model/didLens':
+        return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'lens' });
+      case 'model/didAblate':
+        return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'ablate' });
+      case 'dashboard/show': {
+        const r = msg.runDir === null ? null : this.runAt(msg.runDir);
+        if (r === undefined)
           return {
             events: [],
             problems: [
-              `${msg.type} for ${kind === 'lens' ? 'logit lens' : 'ablation'} ${msg.id}, which this ` +
-                `page never requested; ignored.`,
-            ],
-          };
-        if (s.output || s.error)
-          return { events: [], problems: [`${msg.type} for ${msg.id}, which had already finished; ignored.`] };
-        if (msg.type === 'lens/didFinish' && s.kind === 'lens') s.output = msg.output;
-        else if (msg.type === 'ablate/didFinish' && s.kind === 'ablate') s.output = msg.output;
-        else if (msg.type === 'lens/didFail' || msg.type === 'ablate/didFail') s.error = msg.error;
-        return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
-      }
-      case 'dashboard/show':
-        if (msg.runId !== null && !this.runMap.has(msg.runId))
-          return {
-            events: [],
-            problems: [
-              `dashboard/show for run ${JSON.stringify(msg.runId)}, which the dashboard has not ` +
+              `dashboard/show for run ${JSON.stringify(msg.runDir)}, which the dashboard has not ` +
                 `been told about; ignored.`,
             ],
           };
-        return { events: [{ kind: 'show', runId: msg.runId, tab: msg.tab }], problems: [] };
-      case 'attend/didFinish':
-      case 'attend/didFail':
-      case 'attendLayer/didFinish':
-      case 'attendLayer/didFail': {
-        if (!this.inspectionRuns.has(msg.id))
-          return { events: [], problems: [`${msg.type} for ${msg.id}, which this page never requested; ignored.`] };
-        const insp = this.inspectionFor(msg.id);
-        this.inspectionRuns.delete(msg.id);
-        if (!insp) return { events: [], problems: [] }; // another text replaced it meanwhile
-        const events: StoreEvent[] = [{ kind: 'run', runId: insp.runId, parts: ['inspection'] }];
-        if (msg.type === 'attend/didFinish') this.setInspected(insp, msg.snapshot);
-        else if (msg.type === 'attend/didFail') insp.error = msg.error;
-        else {
-          const key = insp.pendingLayers.get(msg.id) as string;
-          insp.pendingLayers.delete(msg.id);
-          if (msg.type === 'attendLayer/didFinish') insp.layers.set(key, msg.map);
-          else insp.failedLayers.set(key, msg.error.message);
-        }
-        (this.runMap.get(insp.runId) as RunEntry).revision++;
-        return { events, problems: [] };
+        return { events: [{ kind: 'show', runId: r?.id ?? null, tab: msg.tab }], problems: [] };
       }
+      case 'model/didAttend':
+        return this.inspectionDone(msg.type, msg.id, { snapshot: msg.output });
+      case 'model/didAttendLayer':
+        return this.inspectionDone(msg.type, msg.id, { map: msg.output });
       case 'dashboard/didAttend': {
-        const r = this.runMap.get(msg.runId);
+        const r = this.runAt(msg.runDir);
         if (!r)
           return {
             events: [],
             problems: [
-              `dashboard/didAttend for run ${JSON.stringify(msg.runId)}, which the dashboard has ` +
+              `dashboard/didAttend for run ${JSON.stringify(msg.runDir)}, which the dashboard has ` +
                 `not been told about; ignored.`,
             ],
           };
-        const insp = this.inspectionOf(msg.runId, msg.snapshot.text ?? '', this.nextInspectionId++);
+        const insp = this.inspectionOf(r.id, msg.snapshot.text ?? '', this.nextRequestId++);
         this.setInspected(insp, msg.snapshot);
         r.inspection = insp;
         r.revision++;
         return {
           events: [
-            { kind: 'run', runId: msg.runId, parts: ['inspection'] },
-            { kind: 'inspected', runId: msg.runId },
+            { kind: 'run', runId: r.id, parts: ['inspection'] },
+            { kind: 'inspected', runId: r.id },
           ],
           problems: [],
         };
       }
-      case 'dashboard/didSetActiveRun':
+      case 'dashboard/didSetActiveRun': {
         // A run this page does not list (yet) is not a problem: the next run list brings it.
-        return { events: this.runMap.has(msg.runId) ? [{ kind: 'select', runId: msg.runId }] : [], problems: [] };
+        const r = this.runAt(msg.runDir);
+        return { events: r ? [{ kind: 'select', runId: r.id }] : [], problems: [] };
+      }
       default:
         return msg satisfies never;
     }
   }
 
-  private applyWorkerEvent(runId: string, ev: WorkerToHost): ApplyResult {
-    let r = this.runMap.get(runId);
+  /** Decode `id` finished (`output`) or failed (`error`). */
+  private decodeDone(
+    type: string,
+    id: number,
+    end: { readonly output: DecodeOutput } | { readonly error: ErrorData },
+  ): ApplyResult {
+    const s = this.decodes.get(id);
+    if (!s) return { events: [], problems: [`${type} for decode ${id}, which this page never requested; ignored.`] };
+    if (s.output || s.error)
+      return { events: [], problems: [`${type} for decode ${id}, which had already finished; ignored.`] };
+    if ('output' in end) s.output = end.output;
+    else s.error = end.error;
+    return { events: [{ kind: 'decode', id: s.id }], problems: [] };
+  }
+
+  /** Lens or ablation `id` finished (`output`, of the kind asked) or failed (`error`). */
+  private analysisDone(
+    type: string,
+    id: number,
+    end:
+      | { readonly kind: 'lens'; readonly output: LensOutputData }
+      | { readonly kind: 'ablate'; readonly output: AblationOutputData }
+      | { readonly error: ErrorData },
+  ): ApplyResult {
+    const s = this.analyses.get(id);
+    if (!s || ('kind' in end && s.kind !== end.kind))
+      return {
+        events: [],
+        problems: [
+          `${type} for ${'kind' in end && end.kind === 'ablate' ? 'ablation' : 'logit lens'} ${id}, which this ` +
+            `page never requested; ignored.`,
+        ],
+      };
+    if (s.output || s.error)
+      return { events: [], problems: [`${type} for ${id}, which had already finished; ignored.`] };
+    if (!('kind' in end)) s.error = end.error;
+    else if (end.kind === 'lens' && s.kind === 'lens') s.output = end.output;
+    else if (end.kind === 'ablate' && s.kind === 'ablate') s.output = end.output;
+    return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
+  }
+
+  /** Inspection `id`, or one of its layers, arrived (`snapshot`, `map`) or failed (`error`). */
+  private inspectionDone(
+    type: string,
+    id: number,
+    end: { readonly snapshot: AttentionSnapshot } | { readonly map: AttentionMapData } | { readonly error: ErrorData },
+  ): ApplyResult {
+    if (!this.inspectionRuns.has(id))
+      return { events: [], problems: [`${type} for ${id}, which this page never requested; ignored.`] };
+    const insp = this.inspectionFor(id);
+    this.inspectionRuns.delete(id);
+    if (!insp) return { events: [], problems: [] }; // another text replaced it meanwhile
+    const events: StoreEvent[] = [{ kind: 'run', runId: insp.runId, parts: ['inspection'] }];
+    const key = insp.pendingLayers.get(id);
+    if (key === undefined) {
+      if ('snapshot' in end) this.setInspected(insp, end.snapshot);
+      else if ('error' in end) insp.error = end.error;
+    } else {
+      insp.pendingLayers.delete(id);
+      if ('map' in end) insp.layers.set(key, end.map);
+      else if ('error' in end) insp.failedLayers.set(key, end.error.message);
+    }
+    (this.runMap.get(insp.runId) as RunEntry).revision++;
+    return { events, problems: [] };
+  }
+
+  /** A training notification of the run in `runDir`; a train/didStart adds a run it does not list (its id: `runDir`). */
+  private applyWorkerEvent(runDir: string, ev: WorkerToHost): ApplyResult {
+    let r = this.runAt(runDir);
+    const runId = r?.id ?? runDir;
     if (!r) {
       if (ev.type !== 'train/didStart') {
         return {
@@ -444,7 +483,7 @@ export class DashboardStore {
       const summary: RunSummary = {
         id: runId,
         name: baseName(ev.runDir),
-        runDir: ev.runDir,
+        runDir,
         status: 'training',
         kind: ev.model.config.kind,
         step: ev.startStep,

@@ -144,7 +144,7 @@ export async function runImportBench(
     const text = 'ab'.repeat(n); // one token per "ab" (its first merge)
     onProgress(`import bench: Attention and Heads on a ${n}-token text (opens the model, measures its heads once) …`);
     const cpu0 = process.cpuUsage();
-    const { snapshot } = as(await ask({ type: 'model/attend', runDir, text }), 'model/didAttend');
+    const { output: snapshot } = as(await ask({ type: 'model/attend', runDir, text }), 'model/didAttend');
     const layer = as(
       await ask({ type: 'model/attendLayer', runDir, text, stack: 'decoder.self', layer: 0 }),
       'model/didAttendLayer',
@@ -194,10 +194,10 @@ export async function runImportBench(
       importSeconds,
       textTokens: n,
       attentionTokens: snapshot.tgtTokens.length,
-      attentionShape: [...layer.map.shape],
+      attentionShape: [...layer.output.shape],
       attendSeconds,
       attendCpuSeconds,
-      layerBytes: layer.map.data.byteLength,
+      layerBytes: layer.output.data.byteLength,
       overviewBytes: bytes(snapshot.maps),
       heads: snapshot.headScores?.length ?? 0,
       lensSeconds,

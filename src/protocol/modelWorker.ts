@@ -2,14 +2,16 @@
  * Extension host ⇄ model worker (src/lab/workers/modelWorker.ts): requests (decode,
  * score, attention and one layer of it, export, speed calibration, evaluation on test files,
  * logit lens, head ablation, drawing a PyTorch run's pending snapshots), each answered by
- * exactly one `model/did*` response with the same id, or `model/didFail`; a decode streams
- * `model/didToken` and a long evaluation `model/didProgress` before its answer. Each message
- * is one table entry: its type and its validator both come from it (schema.ts `messages`).
+ * exactly one `model/did<Kind>` answer with the same id, or `model/didFail`; a decode streams
+ * `model/didToken` and a long evaluation `model/didProgress` before its answer. Each request
+ * is one entry of `modelRequests` (schema.ts `requests`): its fields, answer, time-out, what it
+ * streams and whether the dashboard may send it; the messages, their validators, the client's
+ * `request(kind, params)` and the worker's handlers are typed from it.
  *
  * Leaves out: data shared with other channels (data.ts, model.ts).
  */
 
-import type { Infer } from './schema';
+import type { AnswerMessageOf, AnswerOf, Infer, PageKinds, ParamsOf, RequestMessageOf } from './schema';
 import {
   arrayOf,
   bool,
@@ -23,6 +25,8 @@ import {
   oneOf,
   optional,
   posInt,
+  ProtocolError,
+  requests,
   str,
   variants,
 } from './schema';
@@ -137,85 +141,199 @@ export const importOutput = obj({
   notes: arrayOf(str),
 });
 
-/** Requests from the extension host to its model worker. */
-export type HostToModelWorker = Infer<typeof hostToModelWorker>;
-export const hostToModelWorker = messages({
-  'model/decode': { id: nonNegInt, runDir: str, params: decodeParams },
-  'model/score': { id: nonNegInt, runDir: str, source: nullable(str), text: str },
-  'model/attend': { id: nonNegInt, runDir: str, text: str },
+/** What `model/calibrate` measured. */
+export type CalibrationOutput = Infer<typeof calibrationOutput>;
+export const calibrationOutput = obj({
+  secondsPerStep: num,
+  flopsPerSec: num,
+  backend: str,
+  /** The threads the measured steps ran on. */
+  threads: posInt,
+});
+
+/**
+ * The model worker's requests, each declared once: its fields, its answer, its time-out, what it
+ * streams, and whether the dashboard may send it (forwarded as it came: docs/ARCHITECTURE.md,
+ * "The protocol"). A big model on a long text is the slowest short request — GPT-2 small's
+ * logit lens of 1,000 tokens is 13 unembeddings of 50,257 ids, minutes on two busy cores; an
+ * evaluation on files shows its progress and can be cancelled, so it gets an hour.
+ */
+export const modelRequests = requests('model', {
+  decode: {
+    params: { runDir: str, params: decodeParams },
+    answer: decodeOutput,
+    what: 'Decoding',
+    timeoutMs: 300_000,
+    streams: 'token',
+    page: true,
+  },
+  score: {
+    params: { runDir: str, source: nullable(str), text: str },
+    answer: scoreOutput,
+    what: 'Scoring',
+    timeoutMs: 300_000,
+    streams: null,
+    page: false,
+  },
+  /** The attention of `text`: every head's scores, every layer's map (an overview of a long one). */
+  attend: {
+    params: { runDir: str, text: str },
+    answer: attentionSnapshot,
+    what: 'Computing attention',
+    timeoutMs: 300_000,
+    streams: null,
+    page: true,
+  },
   /** One layer's whole map of the attention of `text` (after `model/attend` sent its overview). */
-  'model/attendLayer': { id: nonNegInt, runDir: str, text: str, stack: attentionStack, layer: nonNegInt },
-  /** force: replace a non-empty `<outDir>/<run name>`. */
-  'model/export': { id: nonNegInt, runDir: str, outDir: str, force: bool },
-  'model/calibrate': { id: nonNegInt, spec: trainSpec, vocabSize: posInt },
-  /**
-   * "Open PyTorch Checkpoint…": a .safetensors file or its folder into a new run folder
-   * `outDir`; progress in bytes read; `cancel` as for evaluateFiles (checked between pieces).
-   */
-  'model/import': { id: nonNegInt, from: str, outDir: str, heads: optional(posInt), cancel: optional(i32Shared) },
-  'model/evaluateFiles': {
-    id: nonNegInt,
-    runDir: str,
-    data: evalFilesData,
-    /** Most pairs to decode for exact match, BLEU and chrF (the loss covers every pair). */
-    maxPairs: posInt,
-    decoding: evalDecoding,
-    /** BLEU's tokenizer; null: the one the references' language calls for. */
-    tokenize: nullable(bleuTokenize),
-    /**
-     * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
-     * computing, reads it between batches (a cancel message would wait behind the work).
-     * Absent where there is no SharedArrayBuffer (a web page that is not cross-origin
-     * isolated): the host then cancels by ending the worker.
-     */
-    cancel: optional(i32Shared),
+  attendLayer: {
+    params: { runDir: str, text: str, stack: attentionStack, layer: nonNegInt },
+    answer: attentionMapData,
+    what: 'Computing attention',
+    timeoutMs: 300_000,
+    streams: null,
+    page: true,
   },
   /**
    * The logit lens of an input (lab/inference/lens.ts); `fit` cuts one longer than the context instead of refusing it.
    */
-  'model/lens': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
+  lens: {
+    params: { runDir: str, input: lensInputData, topK: posInt, fit: bool },
+    answer: lensOutputData,
+    what: 'Computing the logit lens',
+    timeoutMs: 600_000,
+    streams: null,
+    page: true,
+  },
   /**
    * Next-token top-k and loss of an input with every head on and with the heads of `off` off (lab/inference/ablate.ts).
    */
-  'model/ablate': {
-    id: nonNegInt,
-    runDir: str,
-    input: lensInputData,
-    off: arrayOf(headRefData),
-    topK: posInt,
-    fit: bool,
+  ablate: {
+    params: { runDir: str, input: lensInputData, off: arrayOf(headRefData), topK: posInt, fit: bool },
+    answer: ablationOutputData,
+    what: 'Ablating heads',
+    timeoutMs: 600_000,
+    streams: null,
+    page: true,
+  },
+  /** The run's export folder `<outDir>/<run name>`; force: replace a non-empty one. */
+  export: {
+    params: { runDir: str, outDir: str, force: bool },
+    answer: exportOutput,
+    what: 'Exporting',
+    timeoutMs: 300_000,
+    streams: null,
+    page: false,
+  },
+  /** Seconds per training step of `spec` on this machine. */
+  calibrate: {
+    params: { spec: trainSpec, vocabSize: posInt },
+    answer: calibrationOutput,
+    what: 'Measuring speed',
+    timeoutMs: 60_000,
+    streams: null,
+    page: false,
+  },
+  /**
+   * "Open PyTorch Checkpoint…": a .safetensors file or its folder into a new run folder
+   * `outDir`; progress in bytes read; `cancel` as for evaluateFiles (checked between pieces).
+   */
+  import: {
+    params: { from: str, outDir: str, heads: optional(posInt), cancel: optional(i32Shared) },
+    answer: importOutput,
+    what: 'Importing',
+    timeoutMs: 1_800_000,
+    streams: 'progress',
+    page: false,
+  },
+  /** The run evaluated on test files it never saw, recorded in its evaluations.jsonl; progress in batches and decodes. */
+  evaluateFiles: {
+    params: {
+      runDir: str,
+      data: evalFilesData,
+      /** Most pairs to decode for exact match, BLEU and chrF (the loss covers every pair). */
+      maxPairs: posInt,
+      decoding: evalDecoding,
+      /** BLEU's tokenizer; null: the one the references' language calls for. */
+      tokenize: nullable(bleuTokenize),
+      /**
+       * One Int32 on a SharedArrayBuffer: the host stores 1 to cancel, and the worker, busy
+       * computing, reads it between batches (a cancel message would wait behind the work).
+       * Absent where there is no SharedArrayBuffer (a web page that is not cross-origin
+       * isolated): the host then cancels by ending the worker.
+       */
+      cancel: optional(i32Shared),
+    },
+    answer: evalFilesOutput,
+    what: 'Evaluating',
+    timeoutMs: 3_600_000,
+    streams: 'progress',
+    page: false,
   },
   /**
    * The snapshots a PyTorch run's trainer left as weights where no lab followed it (a cluster):
    * drawn into snapshot files with the lab's model (lab/pytorch/follow.ts); answers how many.
    */
-  'model/drawSnapshots': { id: nonNegInt, runDir: str },
+  drawSnapshots: {
+    params: { runDir: str },
+    answer: nonNegInt,
+    what: 'Drawing attention snapshots',
+    timeoutMs: 300_000,
+    streams: null,
+    page: false,
+  },
 });
 
-/** Responses (and streamed tokens) from the model worker. */
-export type ModelWorkerToHost = Infer<typeof modelWorkerToHost>;
-export const modelWorkerToHost = messages({
-  'worker/ready': {},
+/** The model worker's requests by kind. */
+export type ModelRequests = typeof modelRequests.table;
+/** A kind of model worker request (`decode` for `model/decode`). */
+export type ModelRequestKind = keyof ModelRequests & string;
+/** What request `K` sends besides its type and id. */
+export type ModelParams<K extends ModelRequestKind> = ParamsOf<ModelRequests, K>;
+/** What request `K` resolves to. */
+export type ModelAnswer<K extends ModelRequestKind> = AnswerOf<ModelRequests, K>;
+/** The message answering request `K` (`model/didDecode` for `decode`). */
+export type ModelAnswerMessage<K extends ModelRequestKind> = AnswerMessageOf<'model', ModelRequests, K>;
+/** The request message of kind `K`. */
+export type ModelRequestMessage<K extends ModelRequestKind> = RequestMessageOf<'model', ModelRequests, K>;
+/**
+ * One handler per request kind, each resolving to its kind's answer: a missing handler, or one answering the wrong
+ * type, does not compile. `C` is what the handlers share.
+ */
+export type ModelHandlers<C> = {
+  readonly [K in ModelRequestKind]: (msg: ModelRequestMessage<K>, ctx: C) => Promise<ModelAnswer<K>>;
+};
+/** The kinds the dashboard may send (forwarded to the model worker as they came). */
+export type PageRequestKind = PageKinds<ModelRequests>;
+
+/** What a request streams, and how it fails: shared by every request of the channel, and by the dashboard's. */
+export const modelStreams = {
+  /** A decoded token (`streams: 'token'`). */
   'model/didToken': { id: nonNegInt, token: str, logprob: num },
-  'model/didDecode': { id: nonNegInt, output: decodeOutput },
-  'model/didScore': { id: nonNegInt, output: scoreOutput },
-  'model/didAttend': { id: nonNegInt, snapshot: attentionSnapshot },
-  'model/didAttendLayer': { id: nonNegInt, map: attentionMapData },
-  'model/didExport': { id: nonNegInt, output: exportOutput },
-  /** `threads`: the threads the measured steps ran on. */
-  'model/didCalibrate': { id: nonNegInt, secondsPerStep: num, flopsPerSec: num, backend: str, threads: posInt },
   /**
-   * Progress of a long request: `done` of `total` batches and decodes (`model/evaluateFiles`) or bytes
-   * (`model/import`).
+   * Progress of a long request (`streams: 'progress'`): `done` of `total` batches and decodes (`model/evaluateFiles`)
+   * or bytes (`model/import`).
    */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
-  'model/didEvaluateFiles': { id: nonNegInt, output: evalFilesOutput },
-  'model/didLens': { id: nonNegInt, output: lensOutputData },
-  'model/didAblate': { id: nonNegInt, output: ablationOutputData },
-  'model/didImport': { id: nonNegInt, output: importOutput },
-  'model/didDrawSnapshots': { id: nonNegInt, drawn: nonNegInt },
   'model/didFail': { id: nonNegInt, error: errorData },
-});
+} as const;
+
+/** Requests from the extension host to its model worker. */
+export type HostToModelWorker = Infer<typeof hostToModelWorker>;
+export const hostToModelWorker = messages(modelRequests.requests);
+
+/** Answers (and streamed tokens and progress) from the model worker. */
+export type ModelWorkerToHost = Infer<typeof modelWorkerToHost>;
+export const modelWorkerToHost = messages({ 'worker/ready': {}, ...modelRequests.answers, ...modelStreams });
+
+/** The kind of a request type (`decode` for `model/decode`). */
+export type ModelKindOf<T extends string> = T extends `model/${infer K extends ModelRequestKind}` ? K : never;
+
+/** The kind of a request (`decode` for `model/decode`). */
+export function modelRequestKind<M extends HostToModelWorker>(msg: M): ModelKindOf<M['type']> {
+  const kind = modelRequests.kindOf(msg.type);
+  if (kind === null) throw new ProtocolError(`${msg.type} is not a model worker request.`);
+  return kind as ModelKindOf<M['type']>; // kindOf is `type` without its `model/`
+}
 
 /** Validates a request arriving at the model worker; throws ProtocolError. */
 export function validateHostToModelWorker(msg: unknown): HostToModelWorker {

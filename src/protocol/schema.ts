@@ -16,6 +16,11 @@
  *   });
  *   validateWorkerToHost = (msg: unknown): WorkerToHost => workerToHost.check(msg, 'message');
  *
+ * Requests answered once are declared together with their answer (`requests('model', { decode:
+ * { params, answer, what, timeoutMs, streams, page } })`): the request and answer message tables,
+ * and the types a client's `request(kind, params)` and a handler map are checked against, come
+ * from that one entry (modelWorker.ts `modelRequests`).
+ *
  * Shared shapes follow the same pattern: a JSDoc'd `export type X = Infer<typeof x>` above
  * `export const x = obj({ … })`, with each field's comment on the schema's field.
  *
@@ -276,4 +281,129 @@ export function messages<const T extends Table>(table: T): UnionSchema<'type', T
     checkFields(fields, v, `${p}(${type})`);
   });
   return { check, key: 'type', table };
+}
+
+/* ------------------------------------------------------------------ requests and their answers */
+
+/** What a request sends before its answer, besides nothing: tokens as they are decoded, or progress. */
+export type StreamKind = 'token' | 'progress';
+
+/**
+ * One request, declared once: its fields, the answer it resolves to, how long it may take,
+ * what it streams before the answer, and whether the dashboard may ask it (the extension
+ * forwards it as it came).
+ */
+export interface RequestSpec {
+  readonly params: Fields;
+  readonly answer: Schema<unknown>;
+  /** What it does, for people: "Decoding" ("Decoding took longer than 300 s …", "Decoding was cancelled."). */
+  readonly what: string;
+  readonly timeoutMs: number;
+  readonly streams: StreamKind | null;
+  /** The dashboard may send it (its own id, the same fields) and gets its answer back. */
+  readonly page: boolean;
+}
+
+/** Request kinds → their declarations. */
+export type RequestTable = { readonly [kind: string]: RequestSpec };
+
+/** The fields every request and answer message adds: the id the answer carries back. */
+type IdField = { readonly id: Schema<number> };
+
+/** The message table of the requests: `<prefix>/<kind>` → id and the request's fields. */
+export type RequestMessages<P extends string, T extends RequestTable> = {
+  readonly [K in keyof T & string as `${P}/${K}`]: IdField & T[K]['params'];
+};
+/** The message table of the answers: `<prefix>/did<Kind>` → id and `output`, the answer. */
+export type AnswerMessages<P extends string, T extends RequestTable> = {
+  readonly [K in keyof T & string as `${P}/did${Capitalize<K>}`]: IdField & { readonly output: T[K]['answer'] };
+};
+/** The kinds of `T` the dashboard may send. */
+export type PageKinds<T extends RequestTable> = {
+  [K in keyof T & string]: T[K]['page'] extends true ? K : never;
+}[keyof T & string];
+
+/** What request `K` sends (its message without `type` and `id`); a union of kinds gives the union of their fields. */
+export type ParamsOf<T extends RequestTable, K extends keyof T> = K extends keyof T ? ObjOf<T[K]['params']> : never;
+/** What request `K` resolves to. */
+export type AnswerOf<T extends RequestTable, K extends keyof T> = K extends keyof T ? Infer<T[K]['answer']> : never;
+/** The message that answers request `K`. */
+export type AnswerMessageOf<P extends string, T extends RequestTable, K extends keyof T & string> = K extends string
+  ? { readonly type: `${P}/did${Capitalize<K>}`; readonly id: number; readonly output: AnswerOf<T, K> }
+  : never;
+/** The request message of kind `K`. */
+export type RequestMessageOf<P extends string, T extends RequestTable, K extends keyof T & string> = K extends string
+  ? Flat<{ readonly type: `${P}/${K}`; readonly id: number } & ObjOf<T[K]['params']>>
+  : never;
+
+/** A table of requests, and the message tables and names derived from it. */
+export interface Requests<P extends string, T extends RequestTable> {
+  readonly prefix: P;
+  readonly table: T;
+  /** `<prefix>/<kind>` → `{ id, ...params }`, for `messages`. */
+  readonly requests: RequestMessages<P, T>;
+  /** `<prefix>/did<Kind>` → `{ id, output }`, for `messages`. */
+  readonly answers: AnswerMessages<P, T>;
+  /** The requests the dashboard may send, and their answers. */
+  readonly pageRequests: Pick<RequestMessages<P, T>, `${P}/${PageKinds<T>}` & keyof RequestMessages<P, T>>;
+  readonly pageAnswers: Pick<AnswerMessages<P, T>, `${P}/did${Capitalize<PageKinds<T>>}` & keyof AnswerMessages<P, T>>;
+  /** The kind of a request message's type, or null when `type` is not one. */
+  kindOf(type: string): (keyof T & string) | null;
+  /** The kind an answer message's type answers, or null when `type` is not an answer. */
+  answeredKind(type: string): (keyof T & string) | null;
+  /** The request message of kind `kind`. */
+  request<K extends keyof T & string>(kind: K, id: number, params: ParamsOf<T, K>): RequestMessageOf<P, T, K>;
+  /** The message answering request `id` of kind `kind` with `output`. */
+  answer<K extends keyof T & string>(kind: K, id: number, output: AnswerOf<T, K>): AnswerMessageOf<P, T, K>;
+}
+
+function capitalized(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/**
+ * Requests answered exactly once, each declared once (`requests('model', { decode: { params,
+ * answer, what, timeoutMs, streams, page } })`): the request messages (`model/decode` with an
+ * `id` and the params' fields), the answer messages (`model/didDecode` with the `id` and
+ * `output`), the client's typed `request(kind, params)`, the handlers' map and the time-outs
+ * all come from it. Failures and streamed messages are the channel's own entries.
+ */
+export function requests<const P extends string, const T extends RequestTable>(prefix: P, table: T): Requests<P, T> {
+  const req: { [type: string]: Fields } = {};
+  const ans: { [type: string]: Fields } = {};
+  const pageReq: { [type: string]: Fields } = {};
+  const pageAns: { [type: string]: Fields } = {};
+  const byAnswer = new Map<string, string>();
+  for (const [kind, spec] of Object.entries(table)) {
+    const answerType = `${prefix}/did${capitalized(kind)}`;
+    req[`${prefix}/${kind}`] = { id: nonNegInt, ...spec.params };
+    ans[answerType] = { id: nonNegInt, output: spec.answer };
+    byAnswer.set(answerType, kind);
+    if (spec.page) {
+      pageReq[`${prefix}/${kind}`] = req[`${prefix}/${kind}`];
+      pageAns[answerType] = ans[answerType];
+    }
+  }
+  const own = (kind: string): (keyof T & string) | null =>
+    Object.prototype.hasOwnProperty.call(table, kind) ? (kind as keyof T & string) : null;
+  return {
+    prefix,
+    table,
+    // The tables built above hold exactly the entries their types map (one per kind).
+    requests: req as RequestMessages<P, T>,
+    answers: ans as AnswerMessages<P, T>,
+    pageRequests: pageReq as Requests<P, T>['pageRequests'],
+    pageAnswers: pageAns as Requests<P, T>['pageAnswers'],
+    kindOf: (type) => (type.startsWith(`${prefix}/`) ? own(type.slice(prefix.length + 1)) : null),
+    answeredKind: (type) => own(byAnswer.get(type) ?? ''),
+    request: (kind, id, params) => {
+      // The declared fields only (a forwarded message may carry others), under the kind's type.
+      const msg: { [field: string]: unknown } = { type: `${prefix}/${kind}`, id };
+      const given = params as { readonly [field: string]: unknown };
+      for (const field of Object.keys(table[kind].params)) if (given[field] !== undefined) msg[field] = given[field];
+      return msg as RequestMessageOf<P, T, typeof kind>;
+    },
+    answer: (kind, id, output) =>
+      ({ type: `${prefix}/did${capitalized(kind)}`, id, output }) as AnswerMessageOf<P, T, typeof kind>,
+  };
 }

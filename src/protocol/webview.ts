@@ -1,42 +1,22 @@
 /**
  * Host ⇄ dashboard (webview/; its hosts are the extension's panel and the report page's
  * loader): runs to draw, forwarded training events, decodes, the attention of a text, logit
- * lenses and ablations, and the dashboard's requests.
+ * lenses and ablations, and the dashboard's requests. The model worker's requests the page
+ * may send (modelWorker.ts `modelRequests`, its `page` entries) and their answers are the
+ * model worker's own messages, forwarded as they came.
  * Each message is one table entry: its type and its validator both come from it (schema.ts
- * `messages`). The dashboard bundles this file, so it stays free of Node and of the model
- * worker's channel.
+ * `messages`). The dashboard bundles this file, so it stays free of Node.
  *
  * Leaves out: data shared with other channels (data.ts, model.ts).
  */
 
 import type { Infer } from './schema';
-import {
-  arrayOf,
-  bool,
-  fail,
-  messages,
-  nonNegInt,
-  nullable,
-  num,
-  obj,
-  oneOf,
-  optional,
-  posInt,
-  refine,
-  str,
-} from './schema';
-import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
-import { dataSummary, errorData, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
-import {
-  attentionMapData,
-  attentionSnapshot,
-  attentionStack,
-  decodeOutput,
-  decodeParams,
-  headScoreData,
-  modelInfo,
-} from './model';
+import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, refine, str } from './schema';
+import { dataSummary, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
+import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';
+import type { ModelRequestMessage, PageRequestKind } from './modelWorker';
+import { modelRequests, modelStreams } from './modelWorker';
 import { evaluationRecord } from './evaluation';
 
 /** A run as the dashboard lists it. */
@@ -89,36 +69,28 @@ export const dashboardTab = oneOf('curves', 'attention', 'heads', 'masks', 'mode
 /** Messages from the extension host (or the report page's loader) to the dashboard. */
 export type HostToWebview = Infer<typeof hostToWebview>;
 export const hostToWebview = messages({
+  /**
+   * Answers to the model worker's requests the page sent (`model/didDecode`, `model/didLens`, …: modelRequests's
+   * `page` entries), its decoded tokens and its failures, forwarded as the model worker sent them, with the page's id.
+   */
+  ...modelRequests.pageAnswers,
+  'model/didToken': modelStreams['model/didToken'],
+  'model/didFail': modelStreams['model/didFail'],
   'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
   /** A training worker's notification about one run, forwarded as it came. */
-  'run/didUpdate': { runId: str, event: workerToHost },
+  'run/didUpdate': { runDir: str, event: workerToHost },
   /** The run was just evaluated on test data (a new line of its evaluations.jsonl). */
-  'run/didEvaluate': { runId: str, evaluation: evaluationRecord },
-  'decode/didToken': { id: nonNegInt, token: str, logprob: num },
-  'decode/didFinish': { id: nonNegInt, output: decodeOutput },
-  'decode/didFail': { id: nonNegInt, error: errorData },
+  'run/didEvaluate': { runDir: str, evaluation: evaluationRecord },
   /** A decode the host ran itself (the Decode command): show it in the playground. */
-  'playground/didDecode': { runId: str, params: decodeParams, output: decodeOutput },
+  'playground/didDecode': { runDir: str, params: decodeParams, output: decodeOutput },
   /** Bring a run (if given) and a tab to the front, e.g. after "Show Attention for Selection". */
-  'dashboard/show': { runId: nullable(str), tab: dashboardTab },
-  /** Answers to lens/request and ablate/request, with their id. */
-  'lens/didFinish': { id: nonNegInt, output: lensOutputData },
-  'lens/didFail': { id: nonNegInt, error: errorData },
-  'ablate/didFinish': { id: nonNegInt, output: ablationOutputData },
-  'ablate/didFail': { id: nonNegInt, error: errorData },
+  'dashboard/show': { runDir: nullable(str), tab: dashboardTab },
   /** The active run changed elsewhere (Runs view, status bar, a command's quick pick): show it. */
-  'dashboard/didSetActiveRun': { runId: str },
-  /**
-   * Answers to attend/request (the attention of a text: every map, an overview of a long one) and attendLayer/request.
-   */
-  'attend/didFinish': { id: nonNegInt, snapshot: attentionSnapshot },
-  'attend/didFail': { id: nonNegInt, error: errorData },
-  'attendLayer/didFinish': { id: nonNegInt, map: attentionMapData },
-  'attendLayer/didFail': { id: nonNegInt, error: errorData },
+  'dashboard/didSetActiveRun': { runDir: str },
   /**
    * The attention of a text the host computed (Show Attention for Selection): the run's, shown in its Attention tab.
    */
-  'dashboard/didAttend': { runId: str, snapshot: attentionSnapshot },
+  'dashboard/didAttend': { runDir: str, snapshot: attentionSnapshot },
 });
 
 /** What the dashboard can export: an image (PNG, sent as base64), a vector image, a table. */
@@ -141,10 +113,15 @@ export const exportFileName = refine(str, (v, p) => {
 /** Messages from the dashboard to its host. */
 export type WebviewToHost = Infer<typeof webviewToHost>;
 export const webviewToHost = messages({
+  /**
+   * The model worker's requests the page may send (`model/decode`, `model/attend`, `model/attendLayer`, `model/lens`,
+   * `model/ablate`: modelRequests's `page` entries), with the page's own id; the host forwards them as they came,
+   * for a run folder it lists.
+   */
+  ...modelRequests.pageRequests,
   'webview/ready': {},
   'webview/didError': { message: str },
-  'decode/request': { id: nonNegInt, runId: str, params: decodeParams },
-  'train/control': { runId: str, action: oneOf('pause', 'resume', 'stop') },
+  'train/control': { runDir: str, action: oneOf('pause', 'resume', 'stop') },
   /**
    * Save an exported chart, heatmap or table: the host asks where (a save dialog proposing
    * `fileName`) and writes it. `content` is base64 for 'png', the text itself otherwise.
@@ -157,28 +134,17 @@ export const webviewToHost = messages({
         fail(p, `at most ${MAX_EXPORT_CHARS} characters (a smaller export)`, `${v.length} characters`);
     }),
   },
-  /**
-   * The playground's logit lens of an input (the model worker's model/lens) with the model of
-   * the run folder `runDir` (the selected entry's, which may be a selection made from a run);
-   * `fit` cuts a long input to the context.
-   */
-  'lens/request': { id: nonNegInt, runDir: str, input: lensInputData, topK: posInt, fit: bool },
-  /** The playground's ablation: the input with every head on and with `off` switched off (model/ablate). */
-  'ablate/request': {
-    id: nonNegInt,
-    runDir: str,
-    input: lensInputData,
-    off: arrayOf(headRefData),
-    topK: posInt,
-    fit: bool,
-  },
   /** The user picked a run in the header's picker: it becomes the active run the commands use. */
-  'dashboard/didSelectRun': { runId: str },
-  /** The attention of `text` with the model of the run folder `runDir` (the model worker's model/attend). */
-  'attend/request': { id: nonNegInt, runDir: str, text: str },
-  /** One layer's whole map of that attention (model/attendLayer), when its overview is shown. */
-  'attendLayer/request': { id: nonNegInt, runDir: str, text: str, stack: attentionStack, layer: nonNegInt },
+  'dashboard/didSelectRun': { runDir: str },
 });
+
+/** A model worker request the page sent (`model/decode`, …), which the host forwards as it came. */
+export type PageModelRequest = ModelRequestMessage<PageRequestKind>;
+
+/** Whether `msg` is a model worker request the page sent. */
+export function isPageModelRequest(msg: WebviewToHost): msg is PageModelRequest {
+  return modelRequests.kindOf(msg.type) !== null;
+}
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */
 export function validateHostToWebview(msg: unknown): HostToWebview {

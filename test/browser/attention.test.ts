@@ -136,7 +136,7 @@ describe.skipIf(!HAS_CHROMIUM)('attention view in Chromium', () => {
     });
     await send(page, {
       type: 'run/didUpdate',
-      runId: enc.run.id,
+      runDir: enc.run.runDir,
       event: { type: 'train/didSnapshot', ...last, step: last.step + 10, maps },
     });
     expect(await attr(page, '#attn-timeline', 'max')).toBe(String(enc.snapshots.length));

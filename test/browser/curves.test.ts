@@ -50,10 +50,14 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
       tokensPerSec: 1000,
       elapsedMs: last.elapsedMs + 100,
     };
-    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didStep', ...next } });
+    await send(page, { type: 'run/didUpdate', runDir: enc.run.runDir, event: { type: 'train/didStep', ...next } });
     await until(page, `document.querySelector(${JSON.stringify(chart)}).dataset.points === '${enc.steps.length + 1}'`);
     // …an out-of-order one is refused with a visible error, and the chart keeps its points.
-    await send(page, { type: 'run/didUpdate', runId: enc.run.id, event: { type: 'train/didStep', ...next, step: 5 } });
+    await send(page, {
+      type: 'run/didUpdate',
+      runDir: enc.run.runDir,
+      event: { type: 'train/didStep', ...next, step: 5 },
+    });
     await expect.poll(() => page.locator('.banner').isVisible()).toBe(true);
     expect(await page.locator('.banner').textContent()).toContain('Out-of-order train/didStep: step 5');
     expect(Number(await attr(page, chart, 'data-points'))).toBe(enc.steps.length + 1);
@@ -80,7 +84,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     const data = { description: 'task reverse', documents: 1, bytes: 0, trainTokens: 100, valTokens: 10, skipped: [] };
     await send(page, {
       type: 'run/didUpdate',
-      runId: '/runs/live',
+      runDir: '/runs/live',
       event: {
         type: 'train/didStart',
         runDir: '/runs/live',
@@ -96,7 +100,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     expect(await page.locator('.run-status').textContent()).toContain('training · step 0 of 50');
     await send(page, {
       type: 'run/didUpdate',
-      runId: '/runs/live',
+      runDir: '/runs/live',
       event: {
         type: 'train/didStep',
         step: 1,
@@ -112,13 +116,13 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.click('.run-controls button:has-text("Pause")');
     await until(page, `window.__posted.some((m) => m.type === 'train/control')`);
     expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([
-      { type: 'train/control', runId: '/runs/live', action: 'pause' },
+      { type: 'train/control', runDir: '/runs/live', action: 'pause' },
     ]);
-    await send(page, { type: 'run/didUpdate', runId: '/runs/live', event: { type: 'train/didPause', step: 1 } });
+    await send(page, { type: 'run/didUpdate', runDir: '/runs/live', event: { type: 'train/didPause', step: 1 } });
     expect(await page.locator('.run-controls button').allTextContents()).toEqual(['Resume', 'Stop']);
     await send(page, {
       type: 'run/didUpdate',
-      runId: '/runs/live',
+      runDir: '/runs/live',
       event: {
         type: 'train/didFail',
         step: 1,
@@ -144,7 +148,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await send(page, { type: 'dashboard/didLoadRuns', runs: [run], selectedId: 'stopped-run' });
     await send(page, {
       type: 'dashboard/didAttend',
-      runId: 'stopped-run',
+      runDir: '/runs/stopped-run',
       snapshot: { ...snap, step: 55, source: 'selection', text: 'the cat' },
     });
     await frames(page);
@@ -154,7 +158,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.click('.run-controls button:has-text("Resume")');
     await until(page, `window.__posted.some((m) => m.type === 'train/control')`);
     expect(log.posted.filter((m) => m.type === 'train/control')).toEqual([
-      { type: 'train/control', runId: 'stopped-run', action: 'resume' },
+      { type: 'train/control', runDir: '/runs/stopped-run', action: 'resume' },
     ]);
     expect(await page.locator('#run-picker option').count()).toBe(1); // no extra entry beside the run
     clean(log);
@@ -213,13 +217,13 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     await page.selectOption('#run-picker', dec.run.id);
     await until(page, `window.__posted.some((m) => m.type === 'dashboard/didSelectRun')`);
     expect(log.posted.filter((m) => m.type === 'dashboard/didSelectRun')).toEqual([
-      { type: 'dashboard/didSelectRun', runId: dec.run.id },
+      { type: 'dashboard/didSelectRun', runDir: dec.run.runDir },
     ]);
     // The active run set elsewhere (the Runs view, the status bar) moves the picker.
-    await send(page, { type: 'dashboard/didSetActiveRun', runId: enc.run.id });
+    await send(page, { type: 'dashboard/didSetActiveRun', runDir: enc.run.runDir });
     await until(page, `document.querySelector('#run-picker').value === ${JSON.stringify(enc.run.id)}`);
     // An unknown run is ignored without a banner.
-    await send(page, { type: 'dashboard/didSetActiveRun', runId: '/runs/unknown' });
+    await send(page, { type: 'dashboard/didSetActiveRun', runDir: '/runs/unknown' });
     expect(await page.locator('#run-picker').inputValue()).toBe(enc.run.id);
     // Comparing another run: a table of the settings whose values differ, one column per run.
     await page.locator('input[id^="curves-compare-"]').first().check();
@@ -241,16 +245,16 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
   it('shows a visible error for malformed messages and keeps drawing', async () => {
     const { page, log } = await openDashboard(browser);
     await send(page, load);
-    await send(page, { type: 'run/didUpdate', runId: 42, event: { type: 'worker/ready' } });
+    await send(page, { type: 'run/didUpdate', runDir: 42, event: { type: 'worker/ready' } });
     await send(page, { type: 'dashboard/nonsense' });
     await send(page, {
       type: 'run/didUpdate',
-      runId: 'nobody',
+      runDir: 'nobody',
       event: { type: 'train/didStep', step: 1, loss: 1, lr: 1, gradNorm: 1, tokens: 1, tokensPerSec: 1, elapsedMs: 1 },
     });
     await send(page, {
       type: 'run/didUpdate',
-      runId: enc.run.id,
+      runDir: enc.run.runDir,
       event: {
         type: 'train/didSnapshot',
         step: 99999,
@@ -262,7 +266,7 @@ describe.skipIf(!HAS_CHROMIUM)('training curves and messages in Chromium', () =>
     });
     const text = (await page.locator('.banner').textContent()) ?? '';
     expect(await page.locator('.banner').isVisible()).toBe(true);
-    expect(text).toContain('message(run/didUpdate).runId: expected a string');
+    expect(text).toContain('message(run/didUpdate).runDir: expected a string');
     expect(text).toContain('unknown message type "dashboard/nonsense"');
     expect(text).toContain('which the dashboard has not been told about');
     expect(text).toContain('do not fill shape [1, 2, 2]');

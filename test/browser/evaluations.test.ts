@@ -50,7 +50,7 @@ describe.skipIf(!HAS_CHROMIUM)('evaluations and comparison in Chromium', () => {
     expect(await page.locator(`${CHART} .u-legend`).textContent()).toContain('reverse-char evaluated on test data');
     await send(page, {
       type: 'run/didEvaluate',
-      runId: charRun.run.id,
+      runDir: charRun.run.runDir,
       evaluation: pairsEvaluation(700, '2025-03-01T12:00:00.000Z', 0.45, 40),
     });
     await until(page, `document.querySelectorAll('#evaluations tbody tr').length === 4`);

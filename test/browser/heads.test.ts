@@ -50,7 +50,7 @@ async function stream(page: Page, id: string, from: number, to: number): Promise
   for (let step = from + 1; step <= to; step++) {
     msgs.push({
       type: 'run/didUpdate',
-      runId: id,
+      runDir: `/runs/${id}`,
       event: {
         type: 'train/didStep',
         step,
@@ -65,7 +65,7 @@ async function stream(page: Page, id: string, from: number, to: number): Promise
     if (step % 20 === 0)
       msgs.push({
         type: 'run/didUpdate',
-        runId: id,
+        runDir: `/runs/${id}`,
         event: { type: 'train/didSnapshot', ...scoredSnapshot(step, L, H) },
       });
   }
@@ -135,7 +135,7 @@ describe.skipIf(!HAS_CHROMIUM)('the Heads tab in Chromium', () => {
     await tab(page, 'heads');
     await send(page, {
       type: 'dashboard/didAttend',
-      runId: 'sel',
+      runDir: '/runs/sel',
       snapshot: { ...scoredSnapshot(700, L, H), source: 'selection', text: 'the cat' },
     });
     expect(await page.locator('.heads-note').textContent()).toContain('measured on your text');

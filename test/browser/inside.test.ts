@@ -38,7 +38,7 @@ import {
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
-type Request = Extract<WebviewToHost, { type: 'lens/request' | 'ablate/request' }>;
+type Request = Extract<WebviewToHost, { type: 'model/lens' | 'model/ablate' }>;
 
 /** A host that answers lens and ablation requests through the real model worker, recording requests and answers. */
 function workerHost(client: ModelClient): {
@@ -52,22 +52,22 @@ function workerHost(client: ModelClient): {
     requests,
     answers,
     onPost: async (msg, page) => {
-      if (msg.type !== 'lens/request' && msg.type !== 'ablate/request') return;
+      if (msg.type !== 'model/lens' && msg.type !== 'model/ablate') return;
       const req = msg as Request;
       requests.push(req);
       try {
-        if (req.type === 'lens/request') {
-          const output = await client.lens(req.runDir, req.input, req.topK, req.fit);
+        if (req.type === 'model/lens') {
+          const output = await client.request('lens', req);
           answers.set(req.id, output);
-          await send(page, { type: 'lens/didFinish', id: req.id, output });
+          await send(page, { type: 'model/didLens', id: req.id, output });
         } else {
-          const output = await client.ablate(req.runDir, req.input, req.off, req.topK, req.fit);
+          const output = await client.request('ablate', req);
           answers.set(req.id, output);
-          await send(page, { type: 'ablate/didFinish', id: req.id, output });
+          await send(page, { type: 'model/didAblate', id: req.id, output });
         }
       } catch (e) {
         await send(page, {
-          type: req.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail',
+          type: 'model/didFail',
           id: req.id,
           error: { code: (e as { code?: string }).code ?? 'internal', message: (e as Error).message },
         });
@@ -123,7 +123,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       expect(host.requests).toHaveLength(1);
       const req = host.requests[0] as Request;
       expect(req).toMatchObject({
-        type: 'lens/request',
+        type: 'model/lens',
         runDir: lm.run.runDir,
         input: { kind: 'decoder-only', prompt: long },
         topK: 5,
@@ -230,9 +230,9 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
       );
       await until(page, `document.querySelector('.ab-table')`, 30_000);
       expect(host.requests).toHaveLength(1);
-      const req = host.requests[0] as Extract<Request, { type: 'ablate/request' }>;
+      const req = host.requests[0] as Extract<Request, { type: 'model/ablate' }>;
       expect(req).toMatchObject({
-        type: 'ablate/request',
+        type: 'model/ablate',
         runDir: mt.run.runDir,
         input: { kind: 'encoder-decoder', src: 'abcde', tgt: 'ed' },
         fit: true,
@@ -268,7 +268,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
         `document.querySelectorAll('button.ab-head[aria-pressed="true"]').length === 0 && document.querySelector('[data-loss="delta"]')?.textContent === '±0'`,
         30_000,
       );
-      const again = host.requests.at(-1) as Extract<Request, { type: 'ablate/request' }>;
+      const again = host.requests.at(-1) as Extract<Request, { type: 'model/ablate' }>;
       expect(again.off).toEqual([]);
       const none = host.answers.get(again.id) as AblationOutputData;
       expect(none.ablated).toEqual(none.base);
@@ -296,9 +296,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
     await page.click('button[data-head="encoder.self:1:2"]');
     await page.click('#pg-lens');
     await until(page, `document.querySelector('.lens-grid') && document.querySelector('.ab-table')`, 30_000);
-    const lens = host.answers.get(
-      (host.requests.find((r) => r.type === 'lens/request') as Request).id,
-    ) as LensOutputData;
+    const lens = host.answers.get((host.requests.find((r) => r.type === 'model/lens') as Request).id) as LensOutputData;
     expect(await page.locator('.lens-src .chip').allTextContents()).toEqual((lens.src ?? []).map(showToken));
     expect(lens.tokens[0]).toBe('<bos>');
     await page.locator('.lens-box').scrollIntoViewIfNeeded();
@@ -318,9 +316,9 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens and ablation in the playground (Chrom
     );
     expect(await page.getAttribute('button[data-head="encoder.self:1:2"]', 'aria-pressed')).toBe('true');
     expect(await page.locator('.ab-table').count()).toBe(1);
-    await send(page, { type: 'lens/didFinish', id: 999, output: lens });
+    await send(page, { type: 'model/didLens', id: 999, output: lens });
     expect(await page.locator('.banner').textContent()).toContain(
-      'lens/didFinish for logit lens 999, which this page never requested',
+      'model/didLens for logit lens 999, which this page never requested',
     );
     clean(log);
     await page.close();

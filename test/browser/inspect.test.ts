@@ -1,8 +1,8 @@
 /**
  * The Attention and Heads tabs on a text, in Chromium: a run with no snapshots (an imported
- * model) shows the text box; Show posts attend/request with the run's folder and the text as
+ * model) shows the text box; Show posts model/attend with the run's folder and the text as
  * typed (newlines kept); the answer is drawn in both tabs; a long text's overview stands in
- * for the selected layer until its whole map, asked for with attendLayer/request, arrives;
+ * for the selected layer until its whole map, asked for with model/attendLayer, arrives;
  * and another run's answer never lands in the run on screen.
  */
 
@@ -121,8 +121,8 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect(await page.locator('#panel-attention button[data-view="training"]').isDisabled()).toBe(true);
     await page.fill('#attn-text', 'the cat\nsat');
     await page.locator('#panel-attention .inspect-form button.primary').click();
-    await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
-    const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as {
+    await until(page, 'window.__posted.some((m) => m.type === "model/attend")');
+    const req = (await posted(page)).find((m) => m.type === 'model/attend') as unknown as {
       id: number;
       runDir: string;
       text: string;
@@ -134,7 +134,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
       page,
       'document.querySelector("#panel-attention .inspect-status").textContent === "Computing the attention…"',
     );
-    await send(page, { type: 'attend/didFinish', id: req.id, snapshot: answer(['<bos>', 'the', '·cat', '↵', 'sat']) });
+    await send(page, { type: 'model/didAttend', id: req.id, output: answer(['<bos>', 'the', '·cat', '↵', 'sat']) });
     await until(page, 'document.querySelectorAll("#panel-attention .attn-grid canvas").length === 6');
     expect(await page.locator('#panel-attention .inspect-status').textContent()).toContain(
       'The model at step 0 on your text (5 tokens), not a training snapshot.',
@@ -154,8 +154,8 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await screenshot(page, 'inspect-imported-heads');
     // The same text's logit lens and ablation: the playground opens on it and asks for the lens.
     await page.locator('#panel-heads .inspect-inside').click();
-    await until(page, 'window.__posted.some((m) => m.type === "lens/request")');
-    const lens = (await posted(page)).find((m) => m.type === 'lens/request') as unknown as {
+    await until(page, 'window.__posted.some((m) => m.type === "model/lens")');
+    const lens = (await posted(page)).find((m) => m.type === 'model/lens') as unknown as {
       runDir: string;
       input: { kind: string; prompt: string };
     };
@@ -174,12 +174,12 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await tab(page, 'attention');
     await page.fill('#attn-text', 'ab'.repeat(300));
     await page.locator('#panel-attention .inspect-form button.primary').click();
-    await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
-    const req = (await posted(page)).find((m) => m.type === 'attend/request') as unknown as { id: number };
+    await until(page, 'window.__posted.some((m) => m.type === "model/attend")');
+    const req = (await posted(page)).find((m) => m.type === 'model/attend') as unknown as { id: number };
     const tokens = ['<bos>', ...Array.from({ length: 599 }, (_, i) => (i % 2 ? 'b' : 'a'))];
-    await send(page, { type: 'attend/didFinish', id: req.id, snapshot: answer(tokens, 3) });
-    await until(page, 'window.__posted.some((m) => m.type === "attendLayer/request")');
-    const layerReq = (await posted(page)).find((m) => m.type === 'attendLayer/request') as unknown as {
+    await send(page, { type: 'model/didAttend', id: req.id, output: answer(tokens, 3) });
+    await until(page, 'window.__posted.some((m) => m.type === "model/attendLayer")');
+    const layerReq = (await posted(page)).find((m) => m.type === 'model/attendLayer') as unknown as {
       id: number;
       stack: string;
       layer: number;
@@ -189,14 +189,14 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     expect([layerReq.stack, layerReq.layer, layerReq.runDir]).toEqual(['decoder.self', 0, '/runs/gpt2']);
     expect(await page.locator('.attn-overview').textContent()).toContain('largest weight of 3 × 3 positions');
     expect(await page.locator('.attn-large .hm-view canvas').getAttribute('data-rows')).toBe('200');
-    await send(page, { type: 'attendLayer/didFinish', id: layerReq.id, map: codedMap(0, 600) });
+    await send(page, { type: 'model/didAttendLayer', id: layerReq.id, output: codedMap(0, 600) });
     await frames(page);
     expect(await page.locator('.attn-overview').isVisible()).toBe(false);
     expect(await page.locator('.attn-large .hm-view canvas').getAttribute('data-rows')).toBe('600');
     // Asked once per layer: redrawing the same layer asks nothing more.
     await page.selectOption('#attn-scale', 'sqrt');
     await frames(page);
-    expect((await posted(page)).filter((m) => m.type === 'attendLayer/request')).toHaveLength(1);
+    expect((await posted(page)).filter((m) => m.type === 'model/attendLayer')).toHaveLength(1);
     clean(log);
     await page.close();
   });
@@ -211,7 +211,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     const causal = new Uint8Array(T * T).map((_, i) => (i % T <= Math.floor(i / T) ? 1 : 0));
     await send(page, {
       type: 'dashboard/didAttend',
-      runId: 'gpt2',
+      runDir: '/runs/gpt2',
       snapshot: {
         step: 0,
         srcTokens: [],
@@ -285,7 +285,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await frames(page);
     expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
     expect(await page.locator('#panel-attention .empty').textContent()).toContain('Type a text above');
-    await send(page, { type: 'dashboard/didAttend', runId: 'gpt2', snapshot: answer(['<bos>', 'hi']) });
+    await send(page, { type: 'dashboard/didAttend', runDir: '/runs/gpt2', snapshot: answer(['<bos>', 'hi']) });
     // The other run is renamed (the host resends every run, keeping the page's choice), then this one.
     await send(page, {
       type: 'dashboard/didLoadRuns',
@@ -320,8 +320,8 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     };
     const { page, log } = await openDashboard(browser, { state });
     await send(page, { type: 'dashboard/didLoadRuns', runs: [importedRun('gpt2')], selectedId: null });
-    await until(page, 'window.__posted.some((m) => m.type === "attend/request")');
-    const reqs = (await posted(page)).filter((m) => m.type === 'attend/request');
+    await until(page, 'window.__posted.some((m) => m.type === "model/attend")');
+    const reqs = (await posted(page)).filter((m) => m.type === 'model/attend');
     expect(reqs.map((m) => [m.runDir, m.text])).toEqual([['/runs/gpt2', 'the cat\nsat']]);
     expect(await page.inputValue('#attn-text')).toBe('the cat\nsat');
     clean(log);
@@ -336,18 +336,18 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await page.locator('#panel-attention .inspect-form button.primary').click();
     await page.fill('#attn-text', 'second');
     await page.locator('#panel-attention .inspect-form button.primary').click();
-    const [first, second] = (await posted(page)).filter((m) => m.type === 'attend/request') as unknown as {
+    const [first, second] = (await posted(page)).filter((m) => m.type === 'model/attend') as unknown as {
       id: number;
     }[];
     await send(page, {
-      type: 'attend/didFinish',
+      type: 'model/didAttend',
       id: (second as { id: number }).id,
-      snapshot: answer(['<bos>', 'second']),
+      output: answer(['<bos>', 'second']),
     });
     await send(page, {
-      type: 'attend/didFinish',
+      type: 'model/didAttend',
       id: (first as { id: number }).id,
-      snapshot: answer(['<bos>', 'first', 'x']),
+      output: answer(['<bos>', 'first', 'x']),
     });
     await frames(page);
     expect(await page.locator('#panel-attention .hm-cols .hm-label').allTextContents()).toEqual(['<bos>', 'second']);
@@ -356,7 +356,7 @@ describe.skipIf(!HAS_CHROMIUM)('the model on a text, in Chromium', () => {
     await frames(page);
     expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
     expect(await page.inputValue('#attn-text')).toBe('');
-    await send(page, { type: 'dashboard/didAttend', runId: 'a', snapshot: answer(['<bos>', 'third']) });
+    await send(page, { type: 'dashboard/didAttend', runDir: '/runs/a', snapshot: answer(['<bos>', 'third']) });
     await frames(page);
     expect(await page.locator('#panel-attention .attn-body').isVisible()).toBe(false);
     await page.selectOption('#run-picker', 'a');

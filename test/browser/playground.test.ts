@@ -1,5 +1,5 @@
 /**
- * The playground in headless Chromium against a fake host that answers decode/request with
+ * The playground in headless Chromium against a fake host that answers model/decode with
  * recorded decodes (test/browser/fixtures/decode-*.json, from real runs): the request carries
  * the form's settings, streamed tokens appear with their probabilities, the prompt's
  * tokenization is shown, clicking a token draws its self- and cross-attention (future keys
@@ -42,30 +42,30 @@ const dec = decodeArrays(fixture('decoder.json')) as RunState;
 const decodeEnc = decodeArrays(fixture('decode-encdec.json')) as Recorded;
 const decodeDec = decodeArrays(fixture('decode-decoder.json')) as Recorded;
 
-/** A host that answers every decode/request with `rec` (or fails it). */
+/** A host that answers every model/decode with `rec` (or fails it). */
 function fakeHost(
   rec: Recorded,
   fail = false,
 ): {
-  requests: { id: number; runId: string; params: DecodeParams }[];
+  requests: { id: number; runDir: string; params: DecodeParams }[];
   onPost: (msg: { type: string }, page: Page) => Promise<void>;
 } {
-  const requests: { id: number; runId: string; params: DecodeParams }[] = [];
+  const requests: { id: number; runDir: string; params: DecodeParams }[] = [];
   return {
     requests,
     onPost: async (msg, page) => {
-      if (msg.type !== 'decode/request') return;
-      const req = msg as unknown as { id: number; runId: string; params: DecodeParams };
+      if (msg.type !== 'model/decode') return;
+      const req = msg as unknown as { id: number; runDir: string; params: DecodeParams };
       requests.push(req);
       if (fail)
         return send(page, {
-          type: 'decode/didFail',
+          type: 'model/didFail',
           id: req.id,
           error: { code: 'input/invalid', message: 'Source of 99 tokens exceeds the context of 24; shorten it.' },
         });
       for (const t of rec.streamed)
-        await send(page, { type: 'decode/didToken', id: req.id, token: t.token, logprob: t.logprob });
-      await send(page, { type: 'decode/didFinish', id: req.id, output: rec.output });
+        await send(page, { type: 'model/didToken', id: req.id, token: t.token, logprob: t.logprob });
+      await send(page, { type: 'model/didDecode', id: req.id, output: rec.output });
     },
   };
 }
@@ -92,27 +92,26 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
       ...dec,
       run: { ...dec.run, id: '/runs/other', name: 'other run', runDir: '/runs/other' },
     };
-    const posted: { type: string; id: number; runId?: string; runDir?: string; params?: DecodeParams }[] = [];
+    const posted: { type: string; id: number; runDir?: string; params?: DecodeParams }[] = [];
     const { page, log } = await openDashboard(browser, {
       onPost: async (msg, p) => {
         const m = msg as unknown as {
           type: string;
           id: number;
-          runId?: string;
           runDir?: string;
           params?: DecodeParams;
         };
-        if (m.type !== 'decode/request' && m.type !== 'lens/request') return;
+        if (m.type !== 'model/decode' && m.type !== 'model/lens') return;
         posted.push(m);
-        if (m.type === 'decode/request')
+        if (m.type === 'model/decode')
           await send(p, {
-            type: 'decode/didFinish',
+            type: 'model/didDecode',
             id: m.id,
-            output: { ...decodeDec.output, text: `${m.runId} wrote this` },
+            output: { ...decodeDec.output, text: `${m.runDir} wrote this` },
           });
         else
           await send(p, {
-            type: 'lens/didFinish',
+            type: 'model/didLens',
             id: m.id,
             output: {
               tokens: ['<bos>', 'a'],
@@ -141,19 +140,16 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
       page,
       'document.querySelectorAll(".pg-column").length === 2 && !document.querySelector(".pg-columns").textContent.includes("Decoding…")',
     );
-    const decodes = posted.filter((m) => m.type === 'decode/request');
-    expect(decodes.map((m) => m.runId)).toEqual([dec.run.id, '/runs/other']);
+    const decodes = posted.filter((m) => m.type === 'model/decode');
+    expect(decodes.map((m) => m.runDir)).toEqual([dec.run.runDir, '/runs/other']);
     expect(decodes.every((m) => m.params?.input === 'To be')).toBe(true);
-    expect(posted.filter((m) => m.type === 'lens/request').map((m) => m.runDir)).toEqual([
-      dec.run.runDir,
-      '/runs/other',
-    ]);
+    expect(posted.filter((m) => m.type === 'model/lens').map((m) => m.runDir)).toEqual([dec.run.runDir, '/runs/other']);
     expect(await page.locator('.pg-column h4').allTextContents()).toEqual([
       `${dec.run.name} (shown above)`,
       'other run',
     ]);
     expect(await page.locator('.pg-column .pg-text').allTextContents()).toEqual([
-      `${dec.run.id} wrote this`,
+      `${dec.run.runDir} wrote this`,
       '/runs/other wrote this',
     ]);
     expect(await page.locator('.pg-column').nth(1).locator('.pg-output .chip').count()).toBe(
@@ -178,7 +174,7 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     expect(await page.inputValue('#pg-input')).toBe('First line\nsecond line');
     expect(host.requests).toHaveLength(0);
     await page.keyboard.press('Control+Enter');
-    await until(page, 'window.__posted.some((m) => m.type === "decode/request")');
+    await until(page, 'window.__posted.some((m) => m.type === "model/decode")');
     expect(host.requests[0]?.params.input).toBe('First line\nsecond line');
     clean(log);
     await page.close();
@@ -191,7 +187,7 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await decode(page, enc.run.id, decodeEnc.params.input);
     await until(page, `document.querySelector('.pg-status').textContent.startsWith('Done')`);
     expect(host.requests).toHaveLength(1);
-    expect(host.requests[0]?.runId).toBe(enc.run.id);
+    expect(host.requests[0]?.runDir).toBe(enc.run.runDir);
     expect(host.requests[0]?.params).toMatchObject({ input: decodeEnc.params.input, strategy: 'greedy' });
     const out = decodeEnc.output;
     // The status says how many tokens and why the decode stopped (this one chose EOS).
@@ -263,11 +259,11 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await send(page, { type: 'dashboard/didLoadRuns', runs: [enc, dec], selectedId: dec.run.id });
     await send(page, {
       type: 'playground/didDecode',
-      runId: enc.run.id,
+      runDir: enc.run.runDir,
       params: decodeEnc.params,
       output: decodeEnc.output,
     });
-    await send(page, { type: 'dashboard/show', runId: enc.run.id, tab: 'playground' });
+    await send(page, { type: 'dashboard/show', runDir: enc.run.runDir, tab: 'playground' });
     await frames(page);
     expect(await page.getAttribute('#tab-playground', 'aria-selected')).toBe('true');
     expect(await page.inputValue('#run-picker')).toBe(enc.run.id);
@@ -275,10 +271,10 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     expect(await page.locator('.pg-output .chip .tok').allTextContents()).toEqual(
       decodeEnc.output.tokens.map(showToken),
     );
-    await send(page, { type: 'dashboard/show', runId: null, tab: 'attention' });
+    await send(page, { type: 'dashboard/show', runDir: null, tab: 'attention' });
     await frames(page);
     expect(await page.getAttribute('#tab-attention', 'aria-selected')).toBe('true');
-    await send(page, { type: 'dashboard/show', runId: 'no-such-run', tab: 'masks' });
+    await send(page, { type: 'dashboard/show', runDir: 'no-such-run', tab: 'masks' });
     expect(await page.locator('.banner').textContent()).toContain('dashboard/show for run "no-such-run"');
     expect(log.errors).toEqual([]);
     await page.close();
@@ -333,9 +329,9 @@ describe.skipIf(!HAS_CHROMIUM)('playground in Chromium', () => {
     await decode(page, enc.run.id, 'x'.repeat(99));
     await until(page, `document.querySelector('.pg-status').textContent.startsWith('Decode failed')`);
     expect(await page.locator('.pg-status').textContent()).toContain('exceeds the context of 24');
-    await send(page, { type: 'decode/didToken', id: 777, token: 'a', logprob: -1 });
+    await send(page, { type: 'model/didToken', id: 777, token: 'a', logprob: -1 });
     expect(await page.locator('.banner').textContent()).toContain(
-      'decode/didToken for decode 777, which this page never requested',
+      'model/didToken for decode 777, which this page never requested',
     );
     expect(log.posted.some((m) => m.type === 'webview/didError')).toBe(true);
     await page.close();

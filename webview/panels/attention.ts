@@ -302,7 +302,7 @@ export class AttentionPanel implements Panel {
     const run = this.ctx.run();
     if (id !== null && run)
       this.ctx.host.post({
-        type: 'attendLayer/request',
+        type: 'model/attendLayer',
         id,
         runDir: run.summary.runDir,
         text: insp.text,

@@ -3,7 +3,7 @@
  * a text: "Training snapshots" (the run's probe sample over training) or "Your text" (the
  * model now, on what is typed in the box — any run, trained here or imported, with or
  * without snapshots). The text box takes newlines; Show (or Ctrl+Enter) asks the host for
- * the attention (`attend/request`), which both tabs then draw; "Logit lens and ablation…"
+ * the attention (`model/attend`), which both tabs then draw; "Logit lens and ablation…"
  * opens the playground on the same text. The text is kept per run (in
  * the saved UI state), so switching runs never shows another run's text or result, and after
  * a reload a run's text is asked for again.
@@ -131,7 +131,7 @@ export class InspectBar {
     if (!insp) return;
     this.ctx.ui.inspectTexts[run.id] = text;
     this.ctx.host.post({
-      type: 'attend/request',
+      type: 'model/attend',
       id: insp.id,
       runDir: run.summary.runDir,
       text,

@@ -1,6 +1,6 @@
 /**
- * The playground tab: decode with the selected run's model through the host (decode/request,
- * answered by decode/didToken while tokens stream and decode/didFinish or decode/didFail),
+ * The playground tab: decode with the selected run's model through the host (model/decode,
+ * answered by model/didToken while tokens stream and model/didDecode or model/didFail),
  * showing each generated token with its probability, the prompt's tokenization, the n-best
  * list of beam search, and — on click or Enter on a generated token — the attention of that
  * token over its context (self-attention, every layer and head) and over the source
@@ -160,7 +160,7 @@ export class PlaygroundPanel implements Panel {
     const params = { ...this.ctx.ui.playground };
     const s = this.ctx.store.beginDecode(run.id, params);
     this.ctx.ui.playgroundInputs[run.id] = params.input;
-    const msg: WebviewToHost = { type: 'decode/request', id: s.id, runId: run.id, params };
+    const msg: WebviewToHost = { type: 'model/decode', id: s.id, runDir: run.summary.runDir, params };
     try {
       validateWebviewToHost(msg);
     } catch (e) {

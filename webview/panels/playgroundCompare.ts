@@ -3,8 +3,8 @@
  * several runs of the same kind, one column each — each run's continuation with every
  * token's probability and the decode's score, and what the model expects right after the
  * prompt (the logit lens's top tokens at the last layer and position). Runs are picked with
- * checkboxes (kept per page in the UI state); "Decode side by side" sends one decode/request
- * and one lens/request per run, and each column fills in as its answers arrive. A column
+ * checkboxes (kept per page in the UI state); "Decode side by side" sends one model/decode
+ * and one model/lens per run, and each column fills in as its answers arrive. A column
  * belongs to its run: its header names the run, and picking another run in the header never
  * moves a column.
  *
@@ -124,9 +124,14 @@ export class PlaygroundCompare {
       if (!r) return [];
       const decode = this.ctx.store.beginDecode(id, params);
       const lens = this.ctx.store.beginAnalysis(id, input);
-      this.ctx.host.post({ type: 'decode/request', id: decode.id, runId: id, params } satisfies WebviewToHost);
       this.ctx.host.post({
-        type: 'lens/request',
+        type: 'model/decode',
+        id: decode.id,
+        runDir: r.summary.runDir,
+        params,
+      } satisfies WebviewToHost);
+      this.ctx.host.post({
+        type: 'model/lens',
         id: lens.id,
         runDir: r.summary.runDir,
         input,

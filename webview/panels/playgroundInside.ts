@@ -1,7 +1,7 @@
 /**
  * "Inside the model", below the playground's decode: the logit lens of the playground's text
- * (lens/request → lens/didFinish | lens/didFail) and head ablation (ablate/request →
- * ablate/didFinish | ablate/didFail), both answered by the host's model worker with the
+ * (model/lens → model/didLens | model/didFail) and head ablation (model/ablate →
+ * model/didAblate | model/didFail), both answered by the host's model worker with the
  * lab's one implementation of each (src/lab/inference/lens.ts, ablate.ts) — the numbers
  * `attention-lab lens` and `attention-lab heads --ablate` compute. A decoder-only run reads
  * the prompt; an encoder-decoder the source and a target prefix (empty: the model's own
@@ -322,7 +322,7 @@ export class PlaygroundInside {
     const s = this.ctx.store.beginAnalysis(run.id, input);
     if (
       this.send(
-        { type: 'lens/request', id: s.id, runDir: run.summary.runDir, input, topK: this.ctx.ui.lensTopK, fit: true },
+        { type: 'model/lens', id: s.id, runDir: run.summary.runDir, input, topK: this.ctx.ui.lensTopK, fit: true },
         s,
       )
     )
@@ -343,7 +343,7 @@ export class PlaygroundInside {
     if (
       this.send(
         {
-          type: 'ablate/request',
+          type: 'model/ablate',
           id: s.id,
           runDir: run.summary.runDir,
           input,

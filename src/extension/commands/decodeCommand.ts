@@ -75,7 +75,7 @@ export async function decodeCommand(s: Services, arg: unknown, textArg?: string)
         title: `Attention Lab: decoding with ${run.name}`,
         cancellable: false,
       },
-      () => s.models.decode(run.runDir, params),
+      () => s.models.request('decode', { runDir: run.runDir, params }),
     );
   } catch (e) {
     await showError(s.log, `Decoding with ${run.name} failed: ${messageOf(e)}`, e);

@@ -109,7 +109,12 @@ function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): T
   return withWorkerProgress(
     `Attention Lab: evaluating ${run.name}`,
     (done, total) => `${done} of ${total} batches and decodes`,
-    (hooks) => s.models.evaluateFiles(run.runDir, data, { maxPairs: EVAL_MAX_PAIRS }, hooks),
+    (hooks) =>
+      s.models.request(
+        'evaluateFiles',
+        { runDir: run.runDir, data, maxPairs: EVAL_MAX_PAIRS, decoding: { strategy: 'greedy' }, tokenize: null },
+        hooks,
+      ),
   );
 }
 

@@ -56,7 +56,7 @@ function importWithProgress(s: Services, from: string, outDir: string): Thenable
   return withWorkerProgress(
     `Attention Lab: importing ${s.host.fs.basename(from)}`,
     (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`,
-    (hooks) => s.models.importCheckpoint(from, outDir, hooks),
+    (hooks) => s.models.request('import', { from, outDir }, hooks),
   );
 }
 

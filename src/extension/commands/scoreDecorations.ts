@@ -89,7 +89,7 @@ export class ScoreDecorations implements DisposableLike {
     try {
       out = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Window, title: `Attention Lab: scoring with ${run.name}` },
-        () => this.s.models.score(run.runDir, source, target),
+        () => this.s.models.request('score', { runDir: run.runDir, source, text: target }),
       );
     } catch (e) {
       await showError(this.s.log, `Scoring with ${run.name} failed: ${messageOf(e)}`, e);

@@ -483,11 +483,12 @@ async function reviewStep(
     timing ??
     (size.ok
       ? s.models
-          .calibrate(
+          .request('calibrate', {
             spec,
-            s.lab.get().estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null)
-              .vocabSize,
-          )
+            vocabSize: s.lab
+              .get()
+              .estimateSpec(spec, d.tokenizer === 'char' && d.source === 'documents' ? d.charsSeen : null).vocabSize,
+          })
           .then(
             (c) =>
               `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ` +

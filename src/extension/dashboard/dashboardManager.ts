@@ -82,11 +82,11 @@ export class DashboardManager implements DisposableLike {
    */
   async showAttention(runDir: string, snapshot: AttentionSnapshot): Promise<void> {
     const listing = await this.deps.lab.get().readListing(this.deps.fs, runDir);
-    const runId = listing.ok ? listing.summary.id : runDir;
-    this.open(runId);
+    const shown = listing.ok ? listing.summary.runDir : runDir;
+    this.open(shown);
     this.session?.afterLoad([
-      { type: 'dashboard/didAttend', runId, snapshot },
-      { type: 'dashboard/show', runId, tab: 'attention' },
+      { type: 'dashboard/didAttend', runDir: shown, snapshot },
+      { type: 'dashboard/show', runDir: shown, tab: 'attention' },
     ]);
   }
 
@@ -100,12 +100,12 @@ export class DashboardManager implements DisposableLike {
       `Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`,
     );
     this.open(runDir, true);
-    this.session?.afterLoad([{ type: 'playground/didDecode', runId: runDir, params, output }]);
+    this.session?.afterLoad([{ type: 'playground/didDecode', runDir, params, output }]);
   }
 
   /** Adds a run's new evaluation to an open dashboard (a closed one reads it from evaluations.jsonl when it opens). */
   showEvaluation(runDir: string, evaluation: EvaluationRecord): void {
-    this.session?.afterLoad([{ type: 'run/didEvaluate', runId: runDir, evaluation }]);
+    this.session?.afterLoad([{ type: 'run/didEvaluate', runDir, evaluation }]);
   }
 
   /** Resends every run to an open dashboard. */

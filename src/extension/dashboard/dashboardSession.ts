@@ -2,9 +2,9 @@
  * One open dashboard panel: waits for the page's `webview/ready` before posting anything,
  * then sends every known run (`dashboard/didLoadRuns`) and forwards the live run's worker
  * notifications (`run/didUpdate`), dropping the ones already contained in what was read
- * from disk so the page never sees a step twice. Answers the page's decode, attention,
- * logit-lens and ablation requests through the model worker and its pause / resume / stop buttons through the
- * controller.
+ * from disk so the page never sees a step twice. Forwards the page's model worker requests
+ * (decode, attention, logit lens, ablation: `modelRequests`'s `page` entries) with one generic
+ * forwarder, and answers its pause / resume / stop buttons through the controller.
  * Every message from the page is validated first. Resent whole whenever the page reloads
  * (hidden panels are not kept alive: `retainContextWhenHidden` stays off).
  *
@@ -12,9 +12,10 @@
  */
 
 import type * as vscode from 'vscode';
-import type { HostToWebview, RunState, WebviewToHost } from '../../protocol/webview';
+import type { HostToWebview, PageModelRequest, RunState, WebviewToHost } from '../../protocol/webview';
 import { ProtocolError } from '../../protocol/schema';
-import { validateWebviewToHost } from '../../protocol/webview';
+import { modelRequestKind, modelRequests } from '../../protocol/modelWorker';
+import { isPageModelRequest, validateWebviewToHost } from '../../protocol/webview';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { encodeArrays } from '../../common/wireCodec';
@@ -108,7 +109,7 @@ export class DashboardSession implements DisposableLike {
 
   /** Shows the active run that was set elsewhere (the page ignores a run it does not list). */
   showActive(runId: string): void {
-    if (this.ready) this.post({ type: 'dashboard/didSetActiveRun', runId });
+    if (this.ready) this.post({ type: 'dashboard/didSetActiveRun', runDir: runId });
   }
 
   /** Posts `msgs` once the page has its runs (at once when it already has). */
@@ -140,6 +141,10 @@ export class DashboardSession implements DisposableLike {
       return;
     }
     if (!this.namesKnownRun(msg)) return;
+    if (isPageModelRequest(msg)) {
+      void this.forwardRequest(msg);
+      return;
+    }
     switch (msg.type) {
       case 'webview/ready':
         this.ready = true;
@@ -149,25 +154,14 @@ export class DashboardSession implements DisposableLike {
       case 'webview/didError':
         this.deps.log.warn(`Dashboard: ${msg.message}`);
         return;
-      case 'decode/request':
-        void this.decode(msg.id, msg.runId, msg);
-        return;
       case 'train/control':
-        this.control(msg.runId, msg.action);
+        this.control(msg.runDir, msg.action);
         return;
       case 'export/save':
         void this.deps.saveExport(msg);
         return;
-      case 'lens/request':
-      case 'ablate/request':
-        void this.analyse(msg);
-        return;
-      case 'attend/request':
-      case 'attendLayer/request':
-        void this.attend(msg);
-        return;
       case 'dashboard/didSelectRun':
-        if (this.deps.runs.find(msg.runId)) void this.deps.active.set(msg.runId);
+        if (this.deps.runs.find(msg.runDir)) void this.deps.active.set(msg.runDir);
         return;
       default:
         msg satisfies never;
@@ -175,105 +169,42 @@ export class DashboardSession implements DisposableLike {
   }
 
   /**
-   * Whether a message that names a run (by the folder or id the page sends) names one the runs
+   * Whether a message that names a run (its folder, `runDir`) names one the runs
    * model knows: the page is never trusted to pick a folder, so a model is opened, a decode run
    * or training controlled only for a run this window lists. A request for any other is
    * answered with a one-line refusal; anything else is logged and dropped.
    */
   private namesKnownRun(msg: WebviewToHost): boolean {
-    const dir = 'runDir' in msg ? msg.runDir : 'runId' in msg ? msg.runId : null;
+    const dir = 'runDir' in msg ? msg.runDir : null;
     if (dir === null || this.deps.runs.find(dir)) return true;
-    const error = {
-      code: 'input/invalid',
-      message: `${dir} is not a run this window lists; pick a run from the dashboard's list or the Runs view.`,
-    };
     this.deps.log.warn(`Refused a dashboard message about an unknown run (${msg.type}): ${dir}`);
-    switch (msg.type) {
-      case 'decode/request':
-        this.post({ type: 'decode/didFail', id: msg.id, error });
-        break;
-      case 'lens/request':
-      case 'ablate/request':
-        this.post({ type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail', id: msg.id, error });
-        break;
-      case 'attend/request':
-      case 'attendLayer/request':
-        this.post({
-          type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail',
-          id: msg.id,
-          error,
-        });
-        break;
-      default:
-        break; // train/control and a selection: nothing to answer
-    }
-    return false;
-  }
-
-  private async decode(
-    id: number,
-    runId: string,
-    msg: Extract<WebviewToHost, { type: 'decode/request' }>,
-  ): Promise<void> {
-    try {
-      const output = await this.deps.models.decode(runId, msg.params, (token, logprob) =>
-        this.post({ type: 'decode/didToken', id, token, logprob }),
-      );
-      this.post({ type: 'decode/didFinish', id, output });
-    } catch (e) {
-      this.post({ type: 'decode/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
-    }
+    if (isPageModelRequest(msg))
+      this.post({
+        type: 'model/didFail',
+        id: msg.id,
+        error: {
+          code: 'input/invalid',
+          message: `${dir} is not a run this window lists; pick a run from the dashboard's list or the Runs view.`,
+        },
+      });
+    return false; // train/control and a selection: nothing to answer
   }
 
   /**
-   * A playground lens or ablation, computed by the model worker's one implementation
-   * (lab/inference/lens.ts, ablate.ts) and answered with the request's id.
+   * A model worker request of the page (decode, attention, lens, ablation: modelRequests's `page` entries), sent to
+   * the model worker as it came and answered with the page's id: its answer, its tokens, or its failure. The model
+   * worker's answer was validated on arrival (modelClient.ts), the page validates what it gets.
    */
-  private async analyse(msg: Extract<WebviewToHost, { type: 'lens/request' | 'ablate/request' }>): Promise<void> {
-    const id = msg.id;
+  private async forwardRequest(msg: PageModelRequest): Promise<void> {
+    const { id } = msg;
+    const kind = modelRequestKind(msg);
     try {
-      if (msg.type === 'lens/request')
-        this.post({
-          type: 'lens/didFinish',
-          id,
-          output: await this.deps.models.lens(msg.runDir, msg.input, msg.topK, msg.fit),
-        });
-      else
-        this.post({
-          type: 'ablate/didFinish',
-          id,
-          output: await this.deps.models.ablate(msg.runDir, msg.input, msg.off, msg.topK, msg.fit),
-        });
-    } catch (e) {
-      this.post({
-        type: msg.type === 'lens/request' ? 'lens/didFail' : 'ablate/didFail',
-        id,
-        error: { code: codeOf(e), message: messageOf(e) },
+      const output = await this.deps.models.request(kind, msg, {
+        onToken: (token, logprob) => this.post({ type: 'model/didToken', id, token, logprob }),
       });
-    }
-  }
-
-  /**
-   * The attention of a text, or one layer of it, from the model worker (lab/inference/attend.ts), answered with the
-   * request's id.
-   */
-  private async attend(msg: Extract<WebviewToHost, { type: 'attend/request' | 'attendLayer/request' }>): Promise<void> {
-    const id = msg.id;
-    try {
-      if (msg.type === 'attend/request')
-        this.post({ type: 'attend/didFinish', id, snapshot: await this.deps.models.attend(msg.runDir, msg.text) });
-      else
-        this.post({
-          type: 'attendLayer/didFinish',
-          id,
-          map: await this.deps.models.attendLayer(msg.runDir, msg.text, msg.stack, msg.layer),
-        });
+      this.post(modelRequests.answer(kind, id, output));
     } catch (e) {
-      this.post({
-        type: msg.type === 'attend/request' ? 'attend/didFail' : 'attendLayer/didFail',
-        id,
-        error: { code: codeOf(e), message: messageOf(e) },
-      });
+      this.post({ type: 'model/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
     }
   }
 
@@ -317,7 +248,7 @@ export class DashboardSession implements DisposableLike {
       if (event.step <= w.snapshotStep) return;
       w.snapshotStep = event.step;
     } else if (!w) return; // the page learns of a run from didStart or didLoadRuns first
-    this.post({ type: 'run/didUpdate', runId, event });
+    this.post({ type: 'run/didUpdate', runDir: runId, event });
   }
 
   /** Reads every run and sends the list (after any list still being read). */
@@ -404,7 +335,7 @@ export class DashboardSession implements DisposableLike {
     )
       return;
     this.drawing.add(runDir);
-    void this.deps.models.drawSnapshots(runDir).then(
+    void this.deps.models.request('drawSnapshots', { runDir }).then(
       (drawn) => {
         this.drawing.delete(runDir);
         if (drawn > 0 && this.ready) this.sendRuns();

@@ -338,7 +338,7 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
   try {
     result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` },
-      () => s.models.exportPytorch(run.runDir, out as string, force),
+      () => s.models.request('export', { runDir: run.runDir, outDir: out as string, force }),
     );
   } catch (e) {
     await showError(s.log, `Export of ${run.name} failed: ${messageOf(e)}`, e);
@@ -377,7 +377,7 @@ export async function showAttentionCommand(s: Services, arg: unknown, textArg?: 
   try {
     const snapshot = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` },
-      () => s.models.attend(run.runDir, text),
+      () => s.models.request('attend', { runDir: run.runDir, text }),
     );
     await s.dashboard.showAttention(run.runDir, snapshot);
     if (snapshot.truncation !== undefined)

@@ -141,7 +141,10 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
       location: vscode.ProgressLocation.Notification,
       title: `Attention Lab: measuring a step of ${run.name} on this machine…`,
     },
-    () => s.models.calibrate(spec, spec.tokenizer.vocabSize).catch((e: unknown) => ({ error: messageOf(e) })),
+    () =>
+      s.models
+        .request('calibrate', { spec, vocabSize: spec.tokenizer.vocabSize })
+        .catch((e: unknown) => ({ error: messageOf(e) })),
   );
   const go = await vscode.window.showInformationMessage(
     fineTuneEstimate(run.name, docs.files.length, steps, time),

@@ -6,7 +6,8 @@
  * so none of that compute runs on the extension host's thread. Each job is written once in
  * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
  * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too: this file
- * opens runs, calls the job and posts what it returns. Requests are validated on arrival and answered one at a time, in
+ * opens runs, and its one handler per request kind (`ModelHandlers`, typed from protocol/modelWorker.ts
+ * `modelRequests`) calls the job and returns its answer, which is posted as the kind's `model/did<Kind>`. Requests are validated on arrival and answered one at a time, in
  * order
  * (an evaluation reads its files before it computes, and the next request waits for it),
  * each with exactly one `model/did*` or `model/didFail` carrying its id. Each request opens
@@ -50,8 +51,14 @@ import type { LabFs } from '../files/labFs';
 import type { LabPlatform, WorkerChannel } from './platform';
 import type { LensInputData } from '../../protocol/analysis';
 import type { ErrorData } from '../../protocol/data';
-import type { HostToModelWorker, ModelWorkerToHost } from '../../protocol/modelWorker';
-import { validateHostToModelWorker } from '../../protocol/modelWorker';
+import type {
+  HostToModelWorker,
+  ModelHandlers,
+  ModelRequestKind,
+  ModelRequestMessage,
+  ModelWorkerToHost,
+} from '../../protocol/modelWorker';
+import { modelRequestKind, modelRequests, validateHostToModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 
 /**
@@ -142,146 +149,111 @@ async function attention(ctx: Context, runDir: string, text: string): Promise<Te
   return result;
 }
 
-async function handle(msg: HostToModelWorker, ctx: Context): Promise<void> {
-  const { post } = ctx;
-  const { fs } = ctx.platform;
-  const id = msg.id;
-  switch (msg.type) {
-    case 'model/decode': {
-      const onToken = (token: string, logprob: number): void => post({ type: 'model/didToken', id, token, logprob });
-      const { output } = decodeText(
-        await open(ctx, msg.runDir, {
-          job: 'decode',
-          input: msg.params.input,
-          beam: msg.params.strategy === 'beam' ? msg.params.beam : 1,
-        }),
-        msg.params,
-        { attention: true, onToken },
+/** One handler per request kind (protocol/modelWorker.ts `modelRequests`), each returning its kind's answer. */
+const HANDLERS: ModelHandlers<Context> = {
+  async decode(msg, ctx) {
+    const id = msg.id;
+    const onToken = (token: string, logprob: number): void => ctx.post({ type: 'model/didToken', id, token, logprob });
+    const { output } = decodeText(
+      await open(ctx, msg.runDir, {
+        job: 'decode',
+        input: msg.params.input,
+        beam: msg.params.strategy === 'beam' ? msg.params.beam : 1,
+      }),
+      msg.params,
+      { attention: true, onToken },
+    );
+    return output;
+  },
+  async score(msg, ctx) {
+    const run = await open(ctx, msg.runDir, {
+      job: 'score',
+      text: msg.text,
+      ...(msg.source === null ? {} : { source: msg.source }),
+    });
+    return scoreText(run, msg.source, msg.text).output;
+  },
+  async attend(msg, ctx) {
+    return (await attention(ctx, msg.runDir, msg.text)).snapshot;
+  },
+  async attendLayer(msg, ctx) {
+    const map = (await attention(ctx, msg.runDir, msg.text)).full.find(
+      (m) => m.stack === msg.stack && m.layer === msg.layer,
+    );
+    if (!map) throw new EngineError('input/invalid', `The model has no ${msg.stack} layer ${msg.layer + 1}.`);
+    return map;
+  },
+  async export(msg, ctx) {
+    const { dir, files, tensors, warnings } = await exportRun(
+      ctx.platform.fs,
+      await open(ctx, msg.runDir, { job: 'export' }),
+      msg.outDir,
+      { force: msg.force },
+    );
+    return { dir, files: [...files], tensors, warnings: [...warnings] };
+  },
+  async calibrate(msg, ctx) {
+    return calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads);
+  },
+  async evaluateFiles(msg, ctx) {
+    const { id, cancel } = msg;
+    let posted = -Infinity;
+    return evaluateFiles(ctx.platform.fs, await open(ctx, msg.runDir, evaluationPlan), msg.data, {
+      maxPairs: msg.maxPairs,
+      decoding: msg.decoding,
+      tokenize: msg.tokenize,
+      onProgress: (done, total) => {
+        // At most ten a second: a large test set is thousands of batches.
+        if (done < total && performance.now() - posted < 100) return;
+        posted = performance.now();
+        ctx.post({ type: 'model/didProgress', id, done, total });
+      },
+      cancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
+    });
+  },
+  async lens(msg, ctx) {
+    const input = lensInput(msg.input);
+    return logitLens(await open(ctx, msg.runDir, { job: 'lens', input }), input, { topK: msg.topK, fit: msg.fit });
+  },
+  async drawSnapshots(msg, ctx) {
+    if (!ctx.drawSnapshots)
+      throw new EngineError(
+        'input/invalid',
+        "Drawing a PyTorch run's snapshots needs desktop VS Code or the CLI (attention-lab heads or report).",
       );
-      post({ type: 'model/didDecode', id, output });
-      return;
-    }
-    case 'model/score':
-      post({
-        type: 'model/didScore',
-        id,
-        output: scoreText(
-          await open(ctx, msg.runDir, {
-            job: 'score',
-            text: msg.text,
-            ...(msg.source === null ? {} : { source: msg.source }),
-          }),
-          msg.source,
-          msg.text,
-        ).output,
-      });
-      return;
-    case 'model/attend': {
-      const { snapshot } = await attention(ctx, msg.runDir, msg.text);
-      post({ type: 'model/didAttend', id, snapshot });
-      return;
-    }
-    case 'model/attendLayer': {
-      const map = (await attention(ctx, msg.runDir, msg.text)).full.find(
-        (m) => m.stack === msg.stack && m.layer === msg.layer,
-      );
-      if (!map) throw new EngineError('input/invalid', `The model has no ${msg.stack} layer ${msg.layer + 1}.`);
-      post({ type: 'model/didAttendLayer', id, map });
-      return;
-    }
-    case 'model/export': {
-      const { dir, files, tensors, warnings } = await exportRun(
-        fs,
-        await open(ctx, msg.runDir, { job: 'export' }),
-        msg.outDir,
-        { force: msg.force },
-      );
-      post({ type: 'model/didExport', id, output: { dir, files: [...files], tensors, warnings: [...warnings] } });
-      return;
-    }
-    case 'model/calibrate':
-      post({
-        type: 'model/didCalibrate',
-        id,
-        ...(await calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads)),
-      });
-      return;
-    case 'model/evaluateFiles': {
-      const cancel = msg.cancel;
-      let posted = -Infinity;
-      const output = await evaluateFiles(fs, await open(ctx, msg.runDir, evaluationPlan), msg.data, {
-        maxPairs: msg.maxPairs,
-        decoding: msg.decoding,
-        tokenize: msg.tokenize,
-        onProgress: (done, total) => {
-          // At most ten a second: a large test set is thousands of batches.
-          if (done < total && performance.now() - posted < 100) return;
+    return ctx.drawSnapshots(ctx.platform.fs, msg.runDir);
+  },
+  async ablate(msg, ctx) {
+    const input = lensInput(msg.input);
+    return compareHeadsOff(await open(ctx, msg.runDir, { job: 'lens', input }), input, msg.off, {
+      topK: msg.topK,
+      fit: msg.fit,
+    });
+  },
+  async import(msg, ctx) {
+    const { id, cancel } = msg;
+    let posted = -Infinity;
+    const res = await importCheckpoint(
+      ctx.platform.fs,
+      { from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) },
+      {
+        onProgress: (p) => {
+          if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
           posted = performance.now();
-          post({ type: 'model/didProgress', id, done, total });
+          ctx.post({ type: 'model/didProgress', id, done: p.done, total: p.total });
         },
-        cancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
-      });
-      post({ type: 'model/didEvaluateFiles', id, output });
-      return;
-    }
-    case 'model/lens':
-      post({
-        type: 'model/didLens',
-        id,
-        output: logitLens(
-          await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }),
-          lensInput(msg.input),
-          { topK: msg.topK, fit: msg.fit },
-        ),
-      });
-      return;
-    case 'model/drawSnapshots': {
-      if (!ctx.drawSnapshots)
-        throw new EngineError(
-          'input/invalid',
-          "Drawing a PyTorch run's snapshots needs desktop VS Code or the CLI (attention-lab heads or report).",
-        );
-      post({ type: 'model/didDrawSnapshots', id, drawn: await ctx.drawSnapshots(fs, msg.runDir) });
-      return;
-    }
-    case 'model/ablate':
-      post({
-        type: 'model/didAblate',
-        id,
-        output: compareHeadsOff(
-          await open(ctx, msg.runDir, { job: 'lens', input: lensInput(msg.input) }),
-          lensInput(msg.input),
-          msg.off,
-          { topK: msg.topK, fit: msg.fit },
-        ),
-      });
-      return;
-    case 'model/import': {
-      const cancel = msg.cancel;
-      let posted = -Infinity;
-      const res = await importCheckpoint(
-        fs,
-        { from: msg.from, out: msg.outDir, ...(msg.heads === undefined ? {} : { heads: msg.heads }) },
-        {
-          onProgress: (p) => {
-            if (p.done < p.total && performance.now() - posted < 100) return; // at most ten a second
-            posted = performance.now();
-            post({ type: 'model/didProgress', id, done: p.done, total: p.total });
-          },
-          isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
-        },
-      );
-      const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
-      post({
-        type: 'model/didImport',
-        id,
-        output: { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] },
-      });
-      return;
-    }
-    default:
-      msg satisfies never;
-  }
+        isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
+      },
+    );
+    const { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes } = res;
+    return { runDir, layout, layoutText, modelFile, params, tensors, tokenizer, notes: [...notes] };
+  },
+};
+
+/** Handles one request and posts its answer. */
+async function handle<K extends ModelRequestKind>(kind: K, msg: ModelRequestMessage<K>, ctx: Context): Promise<void> {
+  const handler: ModelHandlers<Context>[K] = HANDLERS[kind];
+  ctx.post(modelRequests.answer(kind, msg.id, await handler(msg, ctx)));
 }
 
 /** The lab's lens input of a request's. */
@@ -330,7 +302,7 @@ export function serveModelRequests(
     queue = queue
       .then(async () => {
         try {
-          await handle(msg, ctx);
+          await handle(modelRequestKind(msg), msg, ctx);
         } catch (e) {
           post({ type: 'model/didFail', id: msg.id, error: errorOf(e) });
         }

@@ -90,13 +90,17 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
         id: 2,
         output: { tokens: ['a'], logprobs: [-1], starts: [0], ends: [1], truncated: 0 },
       },
-      { type: 'model/didAttend', id: 4, snapshot },
+      { type: 'model/didAttend', id: 4, output: snapshot },
       {
         type: 'model/didExport',
         id: 5,
         output: { dir: '/o/run-1', files: ['/o/run-1/model.safetensors'], tensors: 12, warnings: [] },
       },
-      { type: 'model/didCalibrate', id: 6, secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
+      {
+        type: 'model/didCalibrate',
+        id: 6,
+        output: { secondsPerStep: 0.01, flopsPerSec: 1e9, backend: 'wasm', threads: 1 },
+      },
       { type: 'model/didFail', id: 7, error: { code: 'input/invalid', message: 'no' } },
     ];
     for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);
@@ -105,7 +109,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
         ...snapshot,
         type: 'model/didAttend',
         id: 4,
-        snapshot: { ...snapshot, maps: [{ ...snapshot.maps[0], data: new Float32Array(3) }] },
+        output: { ...snapshot, maps: [{ ...snapshot.maps[0], data: new Float32Array(3) }] },
       }),
     ).toThrow(/3 values do not fill shape \[1, 2, 2\]/);
     expect(() =>

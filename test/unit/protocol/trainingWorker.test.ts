@@ -89,8 +89,8 @@ describe('protocol validation', () => {
       masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
     };
     expect(validateWorkerToHost(snap).type).toBe('train/didSnapshot');
-    expect(validateWebviewToHost({ type: 'train/control', runId: 'r', action: 'pause' }).type).toBe('train/control');
-    expect(validateHostToWebview({ type: 'run/didUpdate', runId: 'r', event: step }).type).toBe('run/didUpdate');
+    expect(validateWebviewToHost({ type: 'train/control', runDir: 'r', action: 'pause' }).type).toBe('train/control');
+    expect(validateHostToWebview({ type: 'run/didUpdate', runDir: 'r', event: step }).type).toBe('run/didUpdate');
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -153,7 +153,7 @@ describe('protocol validation', () => {
 
   it('rejects a forwarded worker event that is itself malformed', () => {
     rejects(
-      () => validateHostToWebview({ type: 'run/didUpdate', runId: 'r', event: { type: 'train/didStep', step: 'x' } }),
+      () => validateHostToWebview({ type: 'run/didUpdate', runDir: 'r', event: { type: 'train/didStep', step: 'x' } }),
       /event\(train\/didStep\)\.step/,
     );
   });

@@ -45,7 +45,12 @@ function state(id: string, n: number): RunState {
   };
 }
 
-const update = (runId: string, event: WorkerToHost): HostToWebview => ({ type: 'run/didUpdate', runId, event });
+/** A notification of the run `id` (whose folder is `/r/<id>`, as `state` makes it). */
+const update = (id: string, event: WorkerToHost): HostToWebview => ({
+  type: 'run/didUpdate',
+  runDir: `/r/${id}`,
+  event,
+});
 
 describe('DashboardStore', () => {
   it('loads runs and appends live steps in order', () => {
@@ -86,12 +91,14 @@ describe('DashboardStore', () => {
 
   it('creates a run on train/didStart and refuses other events for unknown runs', () => {
     const s = new DashboardStore();
-    expect(s.apply(update('x', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(/has not been told about/);
+    expect(s.apply(update('new-run', { type: 'train/didStep', ...step(1) })).problems[0]).toMatch(
+      /has not been told about/,
+    );
     const data = { description: 'd', documents: 1, bytes: 1, trainTokens: 1, valTokens: 1, skipped: [] };
     const r = s.apply(
-      update('x', {
+      update('new-run', {
         type: 'train/didStart',
-        runDir: '/runs/new-run',
+        runDir: '/r/new-run',
         startStep: 0,
         totalSteps: 50,
         segments: [{ fromStep: 0, toStep: 50, schedule: 'cosine' }],
@@ -100,7 +107,9 @@ describe('DashboardStore', () => {
       }),
     );
     expect(r.events).toEqual([{ kind: 'runs' }]);
-    expect(s.run('x')?.summary).toMatchObject({
+    // Known by its folder, which is its id too.
+    expect(s.runAt('/r/new-run')).toBe(s.run('/r/new-run'));
+    expect(s.run('/r/new-run')?.summary).toMatchObject({
       name: 'new-run',
       status: 'training',
       totalSteps: 50,
@@ -160,12 +169,12 @@ describe('DashboardStore', () => {
     expect(s.run('a')?.evaluations).toEqual([PAIRS_RECORD]);
     expect(s.run('b')?.evaluations).toEqual([]);
     const next = { ...PAIRS_RECORD, step: 3, at: '2025-02-01T00:00:00.000Z' };
-    expect(s.apply({ type: 'run/didEvaluate', runId: 'b', evaluation: next })).toEqual({
+    expect(s.apply({ type: 'run/didEvaluate', runDir: '/r/b', evaluation: next })).toEqual({
       events: [{ kind: 'run', runId: 'b', parts: ['evaluations'] }],
       problems: [],
     });
     expect(s.run('b')?.evaluations).toEqual([next]);
-    expect(s.apply({ type: 'run/didEvaluate', runId: 'unknown', evaluation: next })).toEqual({
+    expect(s.apply({ type: 'run/didEvaluate', runDir: 'unknown', evaluation: next })).toEqual({
       events: [],
       problems: [],
     });
@@ -184,17 +193,17 @@ describe('DashboardStore', () => {
       maxTokens: 5,
       seed: 1,
     });
-    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'q', logprob: -0.1 }).problems).toEqual([]);
+    expect(s.apply({ type: 'model/didToken', id: d.id, token: 'q', logprob: -0.1 }).problems).toEqual([]);
     expect(s.decode(d.id)?.tokens).toEqual([{ token: 'q', logprob: -0.1 }]);
-    expect(s.apply({ type: 'decode/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(
+    expect(s.apply({ type: 'model/didToken', id: d.id + 1, token: 'q', logprob: -0.1 }).problems[0]).toMatch(
       /never requested/,
     );
-    s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'too long' } });
-    expect(s.apply({ type: 'decode/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(
+    s.apply({ type: 'model/didFail', id: d.id, error: { code: 'input/invalid', message: 'too long' } });
+    expect(s.apply({ type: 'model/didToken', id: d.id, token: 'r', logprob: -1 }).problems[0]).toMatch(
       /after it finished/,
     );
     expect(
-      s.apply({ type: 'decode/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0],
+      s.apply({ type: 'model/didFail', id: d.id, error: { code: 'input/invalid', message: 'again' } }).problems[0],
     ).toMatch(/already finished/);
   });
 
@@ -229,7 +238,7 @@ describe('DashboardStore', () => {
     const output = { tokens: ['<bos>', 'a', 'b'], layers: [] };
     expect(
       s.apply({
-        type: 'ablate/didFinish',
+        type: 'model/didAblate',
         id: lens.id,
         output: {
           tokens: [],
@@ -240,20 +249,47 @@ describe('DashboardStore', () => {
         },
       }).problems[0],
     ).toMatch(/ablation \d+, which this page never requested/);
-    expect(s.apply({ type: 'lens/didFinish', id: lens.id, output }).events).toEqual([
-      { kind: 'analysis', id: lens.id },
-    ]);
+    expect(s.apply({ type: 'model/didLens', id: lens.id, output }).events).toEqual([{ kind: 'analysis', id: lens.id }]);
     expect(s.analysis(lens.id)?.output).toEqual(output);
-    expect(s.apply({ type: 'lens/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(
+    expect(s.apply({ type: 'model/didFail', id: lens.id, error: { code: 'x', message: 'late' } }).problems[0]).toMatch(
       /had already finished/,
     );
     expect(
-      s.apply({ type: 'ablate/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } })
+      s.apply({ type: 'model/didFail', id: ab.id, error: { code: 'input/invalid', message: 'No attention head' } })
         .events,
     ).toEqual([{ kind: 'analysis', id: ab.id }]);
     expect(s.analysis(ab.id)?.error?.message).toBe('No attention head');
-    expect(s.apply({ type: 'lens/didFinish', id: 99, output }).problems[0]).toMatch(
+    expect(s.apply({ type: 'model/didLens', id: 99, output }).problems[0]).toMatch(
       /logit lens 99, which this page never requested/,
+    );
+  });
+
+  it('numbers every model request of the page from one counter, so a model/didFail fails the one it names', () => {
+    const s = new DashboardStore();
+    s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1)], selectedId: null });
+    const d = s.beginDecode('a', {
+      input: 'x',
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 5,
+      seed: 1,
+    });
+    const lens = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'ab' });
+    const insp = s.beginInspection('a', 'ab');
+    expect(new Set([d.id, lens.id, insp?.id]).size).toBe(3);
+    const error = { code: 'input/invalid', message: 'no' };
+    expect(s.apply({ type: 'model/didFail', id: lens.id, error }).events).toEqual([{ kind: 'analysis', id: lens.id }]);
+    expect(s.analysis(lens.id)?.error).toEqual(error);
+    expect(s.decode(d.id)?.error).toBeNull();
+    expect(s.apply({ type: 'model/didFail', id: insp?.id as number, error }).problems).toEqual([]);
+    expect(s.run('a')?.inspection?.error).toEqual(error);
+    expect(s.decode(d.id)?.error).toBeNull();
+    expect(s.apply({ type: 'model/didFail', id: 99, error }).problems[0]).toMatch(
+      /99, which this page never requested/,
     );
   });
 });

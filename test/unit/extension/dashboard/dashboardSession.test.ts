@@ -78,12 +78,9 @@ function harness() {
   const gates: (() => void)[] = [];
   let gated = false;
   const opened: string[] = [];
-  const modelCall =
-    (what: string) =>
-    async (runDir: string): Promise<object> => {
-      opened.push(`${what} ${runDir}`);
-      return {};
-    };
+  /** What the model client was asked (kind, fields), and how it answers: streams a token, then `{ kind }`. */
+  const asked: { kind: string; params: object }[] = [];
+  let modelFails: Error | null = null;
   const deps = {
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },
     lab: {
@@ -112,11 +109,17 @@ function harness() {
       onEvent: events.event,
     },
     models: {
-      decode: modelCall('decode'),
-      lens: modelCall('lens'),
-      ablate: modelCall('ablate'),
-      attend: modelCall('attend'),
-      attendLayer: modelCall('attendLayer'),
+      request: async (
+        kind: string,
+        params: { runDir: string },
+        hooks: { onToken?: (t: string, p: number) => void },
+      ): Promise<object> => {
+        opened.push(`${kind} ${params.runDir}`);
+        asked.push({ kind, params });
+        if (modelFails) throw modelFails;
+        if (kind === 'decode') hooks.onToken?.('a', -0.5);
+        return { kind };
+      },
     },
     runs: {
       isLoaded: true,
@@ -147,6 +150,8 @@ function harness() {
     ready: () => fromPage.fire({ type: 'webview/ready' }),
     send: (msg: unknown) => fromPage.fire(msg),
     opened,
+    asked,
+    failModel: (e: Error | null) => (modelFails = e),
     emit: (runId: string, event: WorkerToHost) => events.fire({ runId, event }),
     setDisk: (runs: RunItem[]) => {
       disk = runs;
@@ -210,7 +215,7 @@ describe('DashboardSession', () => {
     const h = harness();
     h.setDisk([item('/a')]);
     h.gate(true);
-    h.session.afterLoad([{ type: 'dashboard/show', runId: '/a', tab: 'attention' }]);
+    h.session.afterLoad([{ type: 'dashboard/show', runDir: '/a', tab: 'attention' }]);
     h.ready();
     await tick();
     expect(h.posted.map((m) => m.type)).toEqual([]);
@@ -275,14 +280,14 @@ describe('DashboardSession', () => {
     h.ready();
     await tick();
     const input = { kind: 'decoder-only', prompt: 'x' };
-    h.send({ type: 'lens/request', id: 1, runDir: '/etc', input, topK: 3, fit: true });
-    h.send({ type: 'ablate/request', id: 2, runDir: '/a/../etc', input, off: [], topK: 3, fit: true });
-    h.send({ type: 'attend/request', id: 3, runDir: '/home/someone/other-run', text: 'x' });
-    h.send({ type: 'attendLayer/request', id: 4, runDir: '/b', text: 'x', stack: 'decoder.self', layer: 0 });
+    h.send({ type: 'model/lens', id: 1, runDir: '/etc', input, topK: 3, fit: true });
+    h.send({ type: 'model/ablate', id: 2, runDir: '/a/../etc', input, off: [], topK: 3, fit: true });
+    h.send({ type: 'model/attend', id: 3, runDir: '/home/someone/other-run', text: 'x' });
+    h.send({ type: 'model/attendLayer', id: 4, runDir: '/b', text: 'x', stack: 'decoder.self', layer: 0 });
     h.send({
-      type: 'decode/request',
+      type: 'model/decode',
       id: 5,
-      runId: '/b',
+      runDir: '/b',
       params: {
         input: 'x',
         strategy: 'greedy',
@@ -303,19 +308,74 @@ describe('DashboardSession', () => {
       error: { code: string; message: string };
     }[];
     expect(fails.map((m) => [m.type, m.id, m.error.code])).toEqual([
-      ['lens/didFail', 1, 'input/invalid'],
-      ['ablate/didFail', 2, 'input/invalid'],
-      ['attend/didFail', 3, 'input/invalid'],
-      ['attendLayer/didFail', 4, 'input/invalid'],
-      ['decode/didFail', 5, 'input/invalid'],
+      ['model/didFail', 1, 'input/invalid'],
+      ['model/didFail', 2, 'input/invalid'],
+      ['model/didFail', 3, 'input/invalid'],
+      ['model/didFail', 4, 'input/invalid'],
+      ['model/didFail', 5, 'input/invalid'],
     ]);
     expect(fails[0]?.error.message).toBe(
       "/etc is not a run this window lists; pick a run from the dashboard's list or the Runs view.",
     );
-    h.send({ type: 'lens/request', id: 6, runDir: '/a', input, topK: 3, fit: true });
-    h.send({ type: 'attend/request', id: 7, runDir: '/a', text: 'x' });
+    h.send({ type: 'model/lens', id: 6, runDir: '/a', input, topK: 3, fit: true });
+    h.send({ type: 'model/attend', id: 7, runDir: '/a', text: 'x' });
     await tick();
     expect(h.opened).toEqual(['lens /a', 'attend /a']);
+    h.session.dispose();
+  });
+
+  it("forwards the page's model requests as they came, answering with the page's id, tokens and failures", async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.ready();
+    await tick();
+    const params = {
+      input: 'x',
+      strategy: 'greedy',
+      beam: 1,
+      lengthPenalty: 0,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 4,
+      seed: 1,
+    };
+    h.send({ type: 'model/decode', id: 41, runDir: '/a', params });
+    h.send({ type: 'model/attendLayer', id: 42, runDir: '/a', text: 'x', stack: 'decoder.self', layer: 1 });
+    await tick();
+    expect(h.asked).toEqual([
+      { kind: 'decode', params: { type: 'model/decode', id: 41, runDir: '/a', params } },
+      {
+        kind: 'attendLayer',
+        params: { type: 'model/attendLayer', id: 42, runDir: '/a', text: 'x', stack: 'decoder.self', layer: 1 },
+      },
+    ]);
+    const answers = h.posted.filter((m) => m.type.startsWith('model/'));
+    expect(answers).toEqual([
+      { type: 'model/didToken', id: 41, token: 'a', logprob: -0.5 },
+      { type: 'model/didDecode', id: 41, output: { kind: 'decode' } },
+      { type: 'model/didAttendLayer', id: 42, output: { kind: 'attendLayer' } },
+    ]);
+    h.failModel(Object.assign(new Error('Computing the logit lens took longer than 600 s.'), { code: 'timeout' }));
+    h.send({
+      type: 'model/lens',
+      id: 43,
+      runDir: '/a',
+      input: { kind: 'decoder-only', prompt: 'x' },
+      topK: 3,
+      fit: true,
+    });
+    // A request the page may not send (not a `page` entry of modelRequests) is refused on arrival.
+    h.send({ type: 'model/export', id: 44, runDir: '/a', outDir: '/tmp', force: true });
+    await tick();
+    expect(h.posted.filter((m) => m.type.startsWith('model/')).slice(3)).toEqual([
+      {
+        type: 'model/didFail',
+        id: 43,
+        error: { code: 'timeout', message: 'Computing the logit lens took longer than 600 s.' },
+      },
+    ]);
+    expect(h.asked.map((a) => a.kind)).toEqual(['decode', 'attendLayer', 'lens']);
     h.session.dispose();
   });
 
@@ -324,9 +384,9 @@ describe('DashboardSession', () => {
     h.setDisk([item('/a')]);
     h.ready();
     await tick();
-    h.fromPage({ type: 'train/control', runId: '/a', action: 'resume' });
-    h.fromPage({ type: 'train/control', runId: '/a', action: 'stop' });
-    h.fromPage({ type: 'train/control', runId: '/gone', action: 'resume' });
+    h.fromPage({ type: 'train/control', runDir: '/a', action: 'resume' });
+    h.fromPage({ type: 'train/control', runDir: '/a', action: 'stop' });
+    h.fromPage({ type: 'train/control', runDir: '/gone', action: 'resume' });
     await tick();
     expect(h.resumed).toEqual(['/a']);
   });

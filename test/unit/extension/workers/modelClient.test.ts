@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
 import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
+import type { RequestHooks } from '../../../../src/extension/workers/modelClient';
 import { ModelClient } from '../../../../src/extension/workers/modelClient';
 import type { OpenRun } from '../../../../src/lab/runs/openRun';
 import type { DecodeParams } from '../../../../src/protocol/model';
@@ -20,6 +21,13 @@ import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 // The real model worker bundle (npm test builds dist/ first).
 const SCRIPT = path.resolve(__dirname, '../../../../dist/modelWorker.js');
 const WORKER = (): HostedWorker => startNodeWorker(SCRIPT, 'model worker');
+/** Evaluates `runDir` on `data`, ten pairs at most, greedy. */
+const evaluate = (client: ModelClient, runDir: string, data: EvalFilesData, hooks: RequestHooks = {}) =>
+  client.request(
+    'evaluateFiles',
+    { runDir, data, maxPairs: 10, decoding: { strategy: 'greedy' }, tokenize: null },
+    hooks,
+  );
 const greedy: DecodeParams = {
   input: 'the ',
   strategy: 'greedy',
@@ -42,25 +50,36 @@ describe('ModelClient with the model worker', () => {
     const logs: string[] = [];
     const client = new ModelClient(WORKER, (m) => logs.push(m));
     const streamed: string[] = [];
-    const out = await client.decode(lm.runDir, greedy, (t) => streamed.push(t));
+    const out = await client.request(
+      'decode',
+      { runDir: lm.runDir, params: greedy },
+      { onToken: (t) => streamed.push(t) },
+    );
     expect(out.tokens.length).toBeGreaterThan(0);
     expect(streamed).toEqual(out.tokens);
-    const score = await client.score(lm.runDir, null, 'the hand');
+    const score = await client.request('score', { runDir: lm.runDir, source: null, text: 'the hand' });
     expect(score.logprobs).toHaveLength(8);
-    const snap = await client.attend(lm.runDir, 'the hand');
+    const snap = await client.request('attend', { runDir: lm.runDir, text: 'the hand' });
     expect(snap.maps[0]?.data).toBeInstanceOf(Uint8Array); // 8-bit codes of the probabilities
-    const layer = await client.attendLayer(lm.runDir, 'the hand', 'decoder.self', 1);
+    const layer = await client.request('attendLayer', {
+      runDir: lm.runDir,
+      text: 'the hand',
+      stack: 'decoder.self',
+      layer: 1,
+    });
     expect([layer.stack, layer.layer, ...layer.shape]).toEqual(['decoder.self', 1, ...(snap.maps[1]?.shape ?? [])]);
     expect(layer.data).toEqual(snap.maps[1]?.data); // a short text's maps come whole at once, and its layers agree
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
-    const exp = await client.exportPytorch(lm.runDir, dir);
+    const exp = await client.request('export', { runDir: lm.runDir, outDir: dir, force: false });
     expect(exp.dir).toBe(path.join(dir, path.basename(lm.runDir)));
     expect(exp.files.map((f) => path.basename(f))).toEqual(
       expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'README.md']),
     );
-    await expect(client.exportPytorch(lm.runDir, dir)).rejects.toThrow(/already exists and is not empty; pass --force/);
-    expect((await client.exportPytorch(lm.runDir, dir, true)).dir).toBe(exp.dir);
-    const cal = await client.calibrate(tinySpec({ kind: 'task', task: 'copy' }), 300);
+    await expect(client.request('export', { runDir: lm.runDir, outDir: dir, force: false })).rejects.toThrow(
+      /already exists and is not empty; pass --force/,
+    );
+    expect((await client.request('export', { runDir: lm.runDir, outDir: dir, force: true })).dir).toBe(exp.dir);
+    const cal = await client.request('calibrate', { spec: tinySpec({ kind: 'task', task: 'copy' }), vocabSize: 300 });
     expect(cal.secondsPerStep).toBeGreaterThan(0);
     expect(logs).toEqual([]);
     client.dispose();
@@ -86,7 +105,7 @@ describe('ModelClient with the model worker', () => {
       path.join(runDir, 'snapshots', 'step-0000005.weights.safetensors'),
     );
     const client = new ModelClient(WORKER, () => undefined);
-    expect(await client.drawSnapshots(runDir)).toBe(1);
+    expect(await client.request('drawSnapshots', { runDir })).toBe(1);
     expect(fs.readdirSync(path.join(runDir, 'snapshots')).sort()).toEqual([
       'step-0000000.safetensors',
       'step-0000005.safetensors',
@@ -95,33 +114,39 @@ describe('ModelClient with the model worker', () => {
     // The same weights as step 0 give the same maps and head scores as the lab's own step-0 snapshot.
     expect(drawn?.headScores).toEqual(first?.headScores);
     expect(drawn?.maps[0]?.data).toEqual(first?.maps[0]?.data);
-    expect(await client.drawSnapshots(runDir)).toBe(0);
+    expect(await client.request('drawSnapshots', { runDir })).toBe(0);
     client.dispose();
   });
 
   it('passes the worker’s errors on, with their codes, and keeps serving', async () => {
     const client = new ModelClient(WORKER, () => undefined);
-    await expect(client.decode(path.join(os.tmpdir(), 'no-such-run'), greedy)).rejects.toMatchObject({
+    await expect(
+      client.request('decode', { runDir: path.join(os.tmpdir(), 'no-such-run'), params: greedy }),
+    ).rejects.toMatchObject({
       code: 'input/invalid',
       message: expect.stringMatching(/not a run folder/),
     });
-    await expect(client.score(lm.runDir, null, '')).rejects.toMatchObject({ code: 'input/invalid' });
+    await expect(client.request('score', { runDir: lm.runDir, source: null, text: '' })).rejects.toMatchObject({
+      code: 'input/invalid',
+    });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-exp-'));
     fs.mkdirSync(path.join(dir, path.basename(lm.runDir)));
     fs.writeFileSync(path.join(dir, path.basename(lm.runDir), 'run.json'), '{}');
-    await expect(client.exportPytorch(lm.runDir, dir, true)).rejects.toThrow(
+    await expect(client.request('export', { runDir: lm.runDir, outDir: dir, force: true })).rejects.toThrow(
       /is a run folder; choose another --out folder/,
     );
-    expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+    expect((await client.request('score', { runDir: lm.runDir, source: null, text: 'the' })).tokens).toHaveLength(3);
     client.dispose();
   });
 
   it('fails what is in flight when disposed, and refuses new requests', async () => {
     const client = new ModelClient(WORKER, () => undefined);
-    const pending = client.decode(lm.runDir, { ...greedy, maxTokens: 4 });
+    const pending = client.request('decode', { runDir: lm.runDir, params: { ...greedy, maxTokens: 4 } });
     client.dispose();
     await expect(pending).rejects.toMatchObject({ code: 'disposed' });
-    await expect(client.score(lm.runDir, null, 'x')).rejects.toMatchObject({ code: 'disposed' });
+    await expect(client.request('score', { runDir: lm.runDir, source: null, text: 'x' })).rejects.toMatchObject({
+      code: 'disposed',
+    });
   });
 
   it('the worker answers a malformed request with model/didFail naming the field', async () => {
@@ -156,12 +181,7 @@ describe('ModelClient with the model worker', () => {
     it('runs in the worker and reports its progress', async () => {
       const client = new ModelClient(WORKER, () => undefined);
       const seen: [number, number][] = [];
-      const out = await client.evaluateFiles(
-        lm.runDir,
-        data,
-        { maxPairs: 10 },
-        { onProgress: (done, total) => seen.push([done, total]) },
-      );
+      const out = await evaluate(client, lm.runDir, data, { onProgress: (done, total) => seen.push([done, total]) });
       expect(out).toMatchObject({
         kind: 'documents',
         documents: 1,
@@ -174,11 +194,7 @@ describe('ModelClient with the model worker', () => {
       expect(total).toBeGreaterThan(1);
       expect(seen.at(-1)).toEqual([total, total]);
       await expect(
-        client.evaluateFiles(
-          lm.runDir,
-          { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false },
-          { maxPairs: 10 },
-        ),
+        evaluate(client, lm.runDir, { kind: 'documents', paths: [], cwd: os.tmpdir(), glob: false }),
       ).rejects.toMatchObject({ code: 'input/invalid' });
       client.dispose();
     });
@@ -187,19 +203,14 @@ describe('ModelClient with the model worker', () => {
       const client = new ModelClient(WORKER, () => undefined);
       const before = new AbortController();
       before.abort();
-      await expect(
-        client.evaluateFiles(lm.runDir, data, { maxPairs: 10 }, { signal: before.signal }),
-      ).rejects.toMatchObject({ code: 'cancelled' });
+      await expect(evaluate(client, lm.runDir, data, { signal: before.signal })).rejects.toMatchObject({
+        code: 'cancelled',
+      });
       const during = new AbortController();
       await expect(
-        client.evaluateFiles(
-          lm.runDir,
-          data,
-          { maxPairs: 10 },
-          { signal: during.signal, onProgress: () => during.abort() },
-        ),
+        evaluate(client, lm.runDir, data, { signal: during.signal, onProgress: () => during.abort() }),
       ).rejects.toMatchObject({ code: 'cancelled' });
-      expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+      expect((await client.request('score', { runDir: lm.runDir, source: null, text: 'the' })).tokens).toHaveLength(3);
       client.dispose();
     });
 
@@ -210,18 +221,13 @@ describe('ModelClient with the model worker', () => {
       try {
         const during = new AbortController();
         await expect(
-          client.evaluateFiles(
-            lm.runDir,
-            data,
-            { maxPairs: 10 },
-            { signal: during.signal, onProgress: () => during.abort() },
-          ),
+          evaluate(client, lm.runDir, data, { signal: during.signal, onProgress: () => during.abort() }),
         ).rejects.toMatchObject({ code: 'cancelled' });
       } finally {
         vi.unstubAllGlobals();
       }
       expect(logs.join('\n')).toMatch(/Evaluating was cancelled; restarting the model worker/);
-      expect((await client.score(lm.runDir, null, 'the')).tokens).toHaveLength(3);
+      expect((await client.request('score', { runDir: lm.runDir, source: null, text: 'the' })).tokens).toHaveLength(3);
       client.dispose();
     });
 
@@ -263,22 +269,28 @@ describe('ModelClient with the model worker', () => {
       const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-import-worker-'));
       try {
         const seen: [number, number][] = [];
-        const out = await client.importCheckpoint(golden, path.join(root, 'gpt2'), {
-          onProgress: (done, total) => seen.push([done, total]),
-        });
+        const out = await client.request(
+          'import',
+          { from: golden, outDir: path.join(root, 'gpt2') },
+          {
+            onProgress: (done, total) => seen.push([done, total]),
+          },
+        );
         expect(out.layout).toBe('hf-gpt2');
         expect(out.runDir).toBe(path.join(root, 'gpt2'));
         expect(seen.length).toBeGreaterThan(0);
         expect(seen[seen.length - 1]?.[0]).toBe(seen[seen.length - 1]?.[1]);
-        const decoded = await client.decode(out.runDir, greedy);
+        const decoded = await client.request('decode', { runDir: out.runDir, params: greedy });
         expect(decoded.ids.length).toBeGreaterThan(0);
         const abort = new AbortController();
         abort.abort(); // mid-flight cancellation of a file this small races its end; the lab test covers it (safetensorsReader.test.ts)
         await expect(
-          client.importCheckpoint(golden, path.join(root, 'again'), { signal: abort.signal }),
+          client.request('import', { from: golden, outDir: path.join(root, 'again') }, { signal: abort.signal }),
         ).rejects.toMatchObject({ code: 'cancelled' });
         // Requests run in order: once this one is answered, the cancelled one has finished.
-        await expect(client.importCheckpoint(path.join(root, 'nothing'), path.join(root, 'x'))).rejects.toMatchObject({
+        await expect(
+          client.request('import', { from: path.join(root, 'nothing'), outDir: path.join(root, 'x') }),
+        ).rejects.toMatchObject({
           code: 'input/invalid',
         });
         expect(fs.readdirSync(root)).toEqual(['gpt2']);

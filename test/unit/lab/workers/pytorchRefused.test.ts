@@ -101,6 +101,6 @@ describe('the PyTorch engine on a host without processes', () => {
     serveModelRequests(platformOf(new MemoryFs()), drawn, async (_fs, runDir) => (runDir === '/runs/c' ? 3 : 0));
     drawn.send({ type: 'model/drawSnapshots', id: 8, runDir: '/runs/c' });
     await drawn.settled();
-    expect(drawn.posted[1]).toEqual({ type: 'model/didDrawSnapshots', id: 8, drawn: 3 });
+    expect(drawn.posted[1]).toEqual({ type: 'model/didDrawSnapshots', id: 8, output: 3 });
   });
 });

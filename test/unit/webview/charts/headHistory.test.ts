@@ -127,7 +127,7 @@ describe('HeadHistory', () => {
     };
     store.apply({
       type: 'run/didUpdate',
-      runId: 'r',
+      runDir: 'r',
       event: {
         type: 'train/didStart',
         runDir: '/r',
@@ -144,7 +144,7 @@ describe('HeadHistory', () => {
     ] as const) {
       store.apply({
         type: 'run/didUpdate',
-        runId: 'r',
+        runDir: 'r',
         event: {
           type: 'train/didSnapshot',
           step,
@@ -161,7 +161,7 @@ describe('HeadHistory', () => {
     expect(r?.heads.selection).toBe(false);
     store.apply({
       type: 'run/didUpdate',
-      runId: 'r',
+      runDir: 'r',
       event: {
         type: 'train/didStart',
         runDir: '/r',
@@ -175,7 +175,7 @@ describe('HeadHistory', () => {
     expect(r?.heads.steps).toEqual([0]);
     store.apply({
       type: 'run/didUpdate',
-      runId: 'r',
+      runDir: 'r',
       event: {
         type: 'train/didSnapshot',
         step: 4,
