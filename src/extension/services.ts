@@ -16,7 +16,7 @@ import type { LabLoader } from './host/labLoader';
 import type { ModelClient } from './workers/modelClient';
 import type { RunRegistry, RunsRoot } from './runs/runStore';
 import type { RunsModel } from './runs/runsModel';
-import type { Settings } from './configure/settings';
+import type { Settings } from './base/settings';
 import type { TrainingController } from './training/trainingController';
 
 /** The extension's shared objects. */

@@ -25,8 +25,8 @@ import {
   openRunCommand,
   renameRunCommand,
   revealRunCommand,
-  showAttentionCommand,
 } from '../runs/runActions';
+import { showAttentionCommand } from './attentionCommand';
 import type { ScoreDecorations } from './scoreDecorations';
 import type { Services } from '../services';
 import { continueCommand, fineTuneCommand, resumeCommand, trainCommand } from '../training/trainCommand';

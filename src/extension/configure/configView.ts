@@ -14,8 +14,8 @@ import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { draftFromSettings, draftSize, estimateSpecOf, ownTokenizer } from './configureDraft';
 import type { Services } from '../services';
-import type { Settings } from './settings';
-import { mismatch } from './settings';
+import type { Settings } from '../base/settings';
+import { mismatch } from '../base/settings';
 
 /** One line of the view. */
 export interface ConfigLine {

@@ -42,7 +42,7 @@ import { formatCompact, formatCount, formatDuration } from '../../common/format'
 import type { Back, LiveResult, StepOptions, ValueItem } from './quickInput';
 import { BACK, inputStep, pickStep } from './quickInput';
 import type { Services } from '../services';
-import { specFromSettings } from './settings';
+import { specFromSettings } from '../base/settings';
 import { engineRow, pickEngine, torchLine } from './engineChoice';
 import { documentsRoot, findDocumentFiles, findWorkspaceFiles } from '../training/trainData';
 

@@ -16,7 +16,7 @@
 import * as vscode from 'vscode';
 import type { Draft } from './configureDraft';
 import { applyDraft, engineText, estimateSpecOf } from './configureDraft';
-import type { Settings } from './settings';
+import type { Settings } from '../base/settings';
 import type { Back, StepOptions, ValueItem } from './quickInput';
 import { BACK, pickStep } from './quickInput';
 import type { Services } from '../services';

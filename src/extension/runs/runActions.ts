@@ -3,11 +3,11 @@
  * line trained), find the runs kept under another identity of this workspace, reveal its folder, rename it and note on
  * it, delete it or several (after one
  * modal confirmation; never while it trains) — the last three act on the row they were invoked
- * on, and given none they ask which run rather than take the active one — export it for PyTorch into a chosen folder,
- * and show the model's attention on
- * the editor's selection in the dashboard.
+ * on, and given none they ask which run rather than take the active one — and export it for PyTorch into a chosen
+ * folder.
  *
- * Leaves out: training and decoding (training/trainCommand.ts, commands/decodeCommand.ts).
+ * Leaves out: training, decoding and showing attention (training/trainCommand.ts, commands/decodeCommand.ts,
+ * commands/attentionCommand.ts).
  */
 
 import * as vscode from 'vscode';
@@ -20,7 +20,6 @@ import { pickRun, pickRunToChange, runDirOf } from './pickRun';
 import { findStrayRuns } from './strayRuns';
 import type { RunItem } from './runsModel';
 import type { Services } from '../services';
-import { selectedText } from '../commands/decodeCommand';
 
 /** "Open Run…": adds a run folder chosen on disk to the runs and opens it in the dashboard. */
 export async function openRunCommand(s: Services, arg?: unknown): Promise<string | undefined> {
@@ -361,30 +360,4 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
       if (a) void vscode.window.showTextDocument(s.host.uriOf(fs.join(dir, 'README.md')));
     });
   return [...result.files];
-}
-
-/** Shows the attention of a trained run on the editor's selection, in the dashboard. */
-export async function showAttentionCommand(s: Services, arg: unknown, textArg?: string): Promise<boolean> {
-  const text = typeof textArg === 'string' ? textArg : selectedText();
-  if (!text) {
-    void vscode.window.showInformationMessage(
-      'Select some text first: Show Attention draws how every token of it attends to the others, per layer and head.',
-    );
-    return false;
-  }
-  const run = await pickRun(s, arg, { trained: true, purpose: 'show attention' });
-  if (!run) return false;
-  try {
-    const snapshot = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` },
-      () => s.models.attend(run.runDir, text),
-    );
-    await s.dashboard.showAttention(run.runDir, snapshot);
-    if (snapshot.truncation !== undefined)
-      void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
-    return true;
-  } catch (e) {
-    await showError(s.log, `Computing attention with ${run.name} failed: ${messageOf(e)}`, e);
-    return false;
-  }
 }

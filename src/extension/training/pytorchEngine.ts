@@ -13,8 +13,8 @@
 
 import * as vscode from 'vscode';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
-import type { Settings } from '../configure/settings';
-import { pytorchOptionsOf } from '../configure/settings';
+import type { Settings } from '../base/settings';
+import { pytorchOptionsOf } from '../base/settings';
 import type { Services } from '../services';
 
 /** Why the PyTorch engine is not offered on this host (VS Code in the browser), in one line. */

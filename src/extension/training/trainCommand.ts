@@ -25,7 +25,7 @@ import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './
 import { pickRun } from '../runs/pickRun';
 import { trainingProgressMessage } from '../runs/runLines';
 import type { Services } from '../services';
-import { mismatch, specFromSettings } from '../configure/settings';
+import { mismatch, specFromSettings } from '../base/settings';
 import { DataError, FindCancelled, MAX_FILES, documentsRoot, findDocumentFiles, findTrainingData } from './trainData';
 import { fineTuneEstimate, fineTuneSources } from './fineTune';
 import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';

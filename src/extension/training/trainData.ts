@@ -15,7 +15,7 @@ import { exists } from '../../lab/files/labFs';
 import type { DataSpec } from '../../protocol/data';
 import { commonFolder, isInside } from '../base/folders';
 import type { LabHost } from '../host/labHost';
-import type { Settings } from '../configure/settings';
+import type { Settings } from '../base/settings';
 import { WalkCancelled, globMatcher, walkFiles } from './walkFiles';
 
 /** Most files one run takes from the workspace. */

@@ -70,7 +70,7 @@ vi.mock('vscode', () => {
   };
 });
 
-const { DEFAULT_SETTINGS } = await import('../../../../src/extension/configure/settings');
+const { DEFAULT_SETTINGS } = await import('../../../../src/extension/base/settings');
 const { draftFromSettings } = await import('../../../../src/extension/configure/configureDraft');
 const { engineRow, pickEngine, shortTorchLine } = await import('../../../../src/extension/configure/engineChoice');
 type Services = import('../../../../src/extension/services').Services;
