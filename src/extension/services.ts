@@ -2,9 +2,10 @@
  * What every command and view shares, created once in `activate` and passed explicitly
  * (no module-level singletons: CONTRIBUTING.md, "No globals"): the log channel, the lazily loaded lab
  * module, the training controller, the runs, the model worker client, the dashboard, the
- * context keys, and the settings as read right now.
+ * context keys, and the settings as read right now. Only activation holds the whole object: each
+ * room declares the part it uses (`RunPickDeps`, `TrainDeps`, `CommandDeps`…), which this satisfies.
  *
- * Leaves out: creating them (extension.ts) and any command logic.
+ * Leaves out: creating them (activation.ts) and any command logic.
  */
 
 import type * as vscode from 'vscode';

@@ -8,11 +8,20 @@
 import * as vscode from 'vscode';
 import { messageOf, showError } from '../base/errors';
 import { pickRun } from '../runs/pickRun';
-import type { Services } from '../services';
 import { selectedText } from './decodeCommand';
+import type { DashboardCalls } from '../base/dashboardCalls';
+import type { RunPickDeps } from '../runs/pickRun';
+import type { ModelClient } from '../workers/modelClient';
+
+/** What Show Attention uses. */
+export interface AttentionDeps extends RunPickDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly models: Pick<ModelClient, 'attend'>;
+  readonly dashboard: Pick<DashboardCalls, 'showAttention'>;
+}
 
 /** Shows the attention of a trained run on the editor's selection, in the dashboard. */
-export async function showAttentionCommand(s: Services, arg: unknown, textArg?: string): Promise<boolean> {
+export async function showAttentionCommand(s: AttentionDeps, arg: unknown, textArg?: string): Promise<boolean> {
   const text = typeof textArg === 'string' ? textArg : selectedText();
   if (!text) {
     void vscode.window.showInformationMessage(

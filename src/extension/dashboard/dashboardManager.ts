@@ -11,6 +11,7 @@
 import * as vscode from 'vscode';
 import type { EvaluationRecord } from '../../protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
+import type { DashboardCalls } from '../base/dashboardCalls';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { messageOf } from '../base/errors';
@@ -23,7 +24,7 @@ import { DashboardSession } from './dashboardSession';
 export const DASHBOARD_VIEW_TYPE = 'attentionLab.dashboard';
 
 /** Opens, restores and tracks the dashboard panel. */
-export class DashboardManager implements DisposableLike {
+export class DashboardManager implements DisposableLike, DashboardCalls {
   private readonly store = new DisposableStore();
   private panel: vscode.WebviewPanel | null = null;
   private session: DashboardSession | null = null;
