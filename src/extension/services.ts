@@ -12,7 +12,7 @@ import type * as vscode from 'vscode';
 import type { ActiveRun } from './runs/activeRun';
 import type { ContextKeys } from './base/contextKeys';
 import type { DashboardManager } from './dashboard/dashboardManager';
-import type { LabHost } from './host/labHost';
+import type { ExtensionHost } from './host/extensionHost';
 import type { LabLoader } from './host/labLoader';
 import type { ModelClient } from './workers/modelClient';
 import type { RunRegistry, RunsRoot } from './runs/runStore';
@@ -25,7 +25,7 @@ export interface Services {
   readonly context: vscode.ExtensionContext;
   readonly log: vscode.LogOutputChannel;
   /** What differs between desktop and web: files, paths, workers. */
-  readonly host: LabHost;
+  readonly host: ExtensionHost;
   /** The engine-side module (`host.lab`). */
   readonly lab: LabLoader;
   readonly controller: TrainingController;

@@ -21,7 +21,7 @@ import type { RunItem } from '../runs/runsModel';
 import { withWorkerProgress } from './workerProgress';
 import type { DashboardCalls } from '../base/dashboardCalls';
 import type { Settings } from '../base/settings';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 import type { LabLoader } from '../host/labLoader';
 import type { RunPickDeps } from '../runs/pickRun';
 import type { ModelClient } from '../workers/modelClient';
@@ -29,7 +29,7 @@ import type { ModelClient } from '../workers/modelClient';
 /** What evaluating on files uses. */
 export interface EvaluateDeps extends RunPickDeps {
   readonly log: vscode.LogOutputChannel;
-  readonly host: Pick<LabHost, 'fs' | 'pathOf' | 'uriOf'>;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf'>;
   readonly lab: LabLoader;
   readonly models: Pick<ModelClient, 'evaluateFiles'>;
   readonly dashboard: Pick<DashboardCalls, 'open' | 'showEvaluation'>;

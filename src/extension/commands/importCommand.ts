@@ -17,7 +17,7 @@ import type { ImportOutput } from '../../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from '../base/errors';
 import { withWorkerProgress } from './workerProgress';
 import type { DashboardCalls } from '../base/dashboardCalls';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 import type { ActiveRun } from '../runs/activeRun';
 import type { RunsModel } from '../runs/runsModel';
 import type { RunsRoot } from '../runs/runStore';
@@ -26,7 +26,7 @@ import type { ModelClient } from '../workers/modelClient';
 /** What importing a PyTorch checkpoint uses. */
 export interface ImportDeps {
   readonly log: vscode.LogOutputChannel;
-  readonly host: Pick<LabHost, 'fs' | 'pathOf' | 'uriOf'>;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf'>;
   readonly models: Pick<ModelClient, 'importCheckpoint'>;
   readonly runs: RunsModel;
   readonly active: ActiveRun;

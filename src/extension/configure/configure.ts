@@ -44,7 +44,7 @@ import { BACK, inputStep, pickStep } from './quickInput';
 import { specFromSettings } from '../base/settings';
 import { engineRow, pickEngine, torchLine } from './engineChoice';
 import { documentsRoot, findDocumentFiles, findWorkspaceFiles } from '../training/trainData';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 import type { LabLoader } from '../host/labLoader';
 import type { RunsRoot } from '../runs/runStore';
 import type { ModelClient } from '../workers/modelClient';
@@ -52,7 +52,7 @@ import type { EngineChoiceDeps } from './engineChoice';
 
 /** What the Configure steps use: the host's files, the lab's estimates and previews, the model worker's timing. */
 export interface ConfigureDeps extends EngineChoiceDeps {
-  readonly host: LabHost;
+  readonly host: ExtensionHost;
   readonly lab: LabLoader;
   readonly models: Pick<ModelClient, 'calibrate'>;
   runsRoot(): RunsRoot;

@@ -14,12 +14,12 @@
 import * as vscode from 'vscode';
 import { runChoiceDescription } from './runLines';
 import type { RunItem, RunsModel } from './runsModel';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 import type { ActiveRun } from './activeRun';
 
 /** What picking a run uses: the host's paths, the runs, and the active run. */
 export interface RunPickDeps {
-  readonly host: Pick<LabHost, 'fs' | 'pathOf'>;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf'>;
   readonly runs: RunsModel;
   readonly active: ActiveRun;
 }

@@ -20,7 +20,7 @@ import { pickRun, pickRunToChange, runDirOf } from './pickRun';
 import { findStrayRuns } from './strayRuns';
 import type { RunItem } from './runsModel';
 import type { DashboardCalls } from '../base/dashboardCalls';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 import type { LabLoader } from '../host/labLoader';
 import type { ModelClient } from '../workers/modelClient';
 import type { RunPickDeps } from './pickRun';
@@ -30,7 +30,7 @@ import type { RunRegistry, RunsRoot } from './runStore';
 export interface RunActionDeps extends RunPickDeps {
   readonly context: Pick<vscode.ExtensionContext, 'storageUri'>;
   readonly log: vscode.LogOutputChannel;
-  readonly host: Pick<LabHost, 'fs' | 'pathOf' | 'uriOf' | 'lockIdentity'>;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf' | 'lockIdentity'>;
   readonly lab: LabLoader;
   readonly models: Pick<ModelClient, 'exportPytorch'>;
   readonly registry: RunRegistry;

@@ -15,12 +15,12 @@ import * as vscode from 'vscode';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { Settings } from '../base/settings';
 import { pytorchOptionsOf } from '../base/settings';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 
 /** What the PyTorch engine's checks read: where the extension is installed, and the host's PyTorch side. */
 export interface PytorchDeps {
   readonly context: Pick<vscode.ExtensionContext, 'extensionUri'>;
-  readonly host: Pick<LabHost, 'pytorch'>;
+  readonly host: Pick<ExtensionHost, 'pytorch'>;
 }
 
 /** Why the PyTorch engine is not offered on this host (VS Code in the browser), in one line. */

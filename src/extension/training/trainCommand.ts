@@ -30,7 +30,7 @@ import { DataError, FindCancelled, MAX_FILES, documentsRoot, findDocumentFiles, 
 import { fineTuneEstimate, fineTuneSources } from './fineTune';
 import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
 import type { DashboardCalls } from '../base/dashboardCalls';
-import type { LabHost } from '../host/labHost';
+import type { ExtensionHost } from '../host/extensionHost';
 import type { LabLoader } from '../host/labLoader';
 import type { RunPickDeps } from '../runs/pickRun';
 import type { RunsRoot } from '../runs/runStore';
@@ -41,7 +41,7 @@ import type { TrainingController } from './trainingController';
 /** What the training commands use. */
 export interface TrainDeps extends RunPickDeps, PytorchDeps {
   readonly log: vscode.LogOutputChannel;
-  readonly host: LabHost;
+  readonly host: ExtensionHost;
   readonly lab: LabLoader;
   readonly controller: TrainingController;
   readonly models: Pick<ModelClient, 'calibrate'>;
