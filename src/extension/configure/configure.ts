@@ -52,7 +52,7 @@ import type { EngineChoiceDeps } from './engineChoice';
 
 /** What the Configure steps use: the host's files, the lab's estimates and previews, the model worker's timing. */
 export interface ConfigureDeps extends EngineChoiceDeps {
-  readonly host: ExtensionHost;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'pytorch'>;
   readonly lab: LabLoader;
   readonly models: Pick<ModelClient, 'calibrate'>;
   runsRoot(): RunsRoot;

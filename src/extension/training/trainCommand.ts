@@ -41,7 +41,7 @@ import type { TrainingController } from './trainingController';
 /** What the training commands use. */
 export interface TrainDeps extends RunPickDeps, PytorchDeps {
   readonly log: vscode.LogOutputChannel;
-  readonly host: ExtensionHost;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'lockIdentity' | 'pytorch'>;
   readonly lab: LabLoader;
   readonly controller: TrainingController;
   readonly models: Pick<ModelClient, 'calibrate'>;
