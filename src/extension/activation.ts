@@ -1,9 +1,9 @@
 /**
  * Activation, the same on both extension hosts (the entries: extension.ts for desktop VS
- * Code, webExtension.ts for the web; host/labHost.ts says what differs). `activateLab` only
+ * Code, webExtension.ts for the web; host/extensionHost.ts says what differs). `activateLab` only
  * wires things up — log channel, context keys, training controller, status bar, views,
  * dashboard serializer, commands — and stays well under 100 ms: on desktop the engine and
- * lab load from a separate bundle on first use (host/nodeHost.ts), the training and model
+ * lab load from a separate bundle on first use (host/extensionHost.node.ts), the training and model
  * workers start when first needed, and the first read of the runs happens after activation
  * returns. Returns a small API the extension-host tests read.
  *
@@ -20,7 +20,7 @@ import { ContextKeys } from './base/contextKeys';
 import { DashboardManager } from './dashboard/dashboardManager';
 import { DisposableStore } from './base/disposables';
 import { announceInterrupted } from './runs/interrupted';
-import type { LabHost } from './host/labHost';
+import type { ExtensionHost } from './host/extensionHost';
 import { ModelClient } from './workers/modelClient';
 import { RunRegistry, resolveRunsRoot } from './runs/runStore';
 import type { RunItem } from './runs/runsModel';
@@ -28,8 +28,8 @@ import { RunsModel } from './runs/runsModel';
 import { RunsTree } from './runs/runsTree';
 import { ScoreDecorations } from './commands/scoreDecorations';
 import type { Services } from './services';
-import type { Settings } from './configure/settings';
-import { readSettings, trustedReader } from './configure/settings';
+import type { Settings } from './base/settings';
+import { readSettings, trustedReader } from './base/settings';
 import { TrainingStatusBar } from './training/statusBar';
 import type { TrainingState } from './training/trainingController';
 import { TrainingController } from './training/trainingController';
@@ -72,7 +72,7 @@ export interface AttentionLabApi {
 }
 
 /** Activates the extension on `host`. */
-export function activateLab(context: vscode.ExtensionContext, host: LabHost): AttentionLabApi {
+export function activateLab(context: vscode.ExtensionContext, host: ExtensionHost): AttentionLabApi {
   const t0 = performance.now();
   const store = new DisposableStore();
   context.subscriptions.push(store);

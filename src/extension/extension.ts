@@ -8,11 +8,11 @@
 import type * as vscode from 'vscode';
 import type { AttentionLabApi } from './activation';
 import { activateLab } from './activation';
-import { nodeHost } from './host/nodeHost';
+import { nodeExtensionHost } from './host/extensionHost.node';
 
 /** Activates the extension. */
 export function activate(context: vscode.ExtensionContext): AttentionLabApi {
-  return activateLab(context, nodeHost(context.extensionPath));
+  return activateLab(context, nodeExtensionHost(context.extensionPath));
 }
 
 /** Nothing to do: everything is owned by `context.subscriptions`. */

@@ -2,21 +2,22 @@
  * What every command and view shares, created once in `activate` and passed explicitly
  * (no module-level singletons: CONTRIBUTING.md, "No globals"): the log channel, the lazily loaded lab
  * module, the training controller, the runs, the model worker client, the dashboard, the
- * context keys, and the settings as read right now.
+ * context keys, and the settings as read right now. Only activation holds the whole object: each
+ * room declares the part it uses (`RunPickDeps`, `TrainDeps`, `CommandDeps`…), which this satisfies.
  *
- * Leaves out: creating them (extension.ts) and any command logic.
+ * Leaves out: creating them (activation.ts) and any command logic.
  */
 
 import type * as vscode from 'vscode';
 import type { ActiveRun } from './runs/activeRun';
 import type { ContextKeys } from './base/contextKeys';
 import type { DashboardManager } from './dashboard/dashboardManager';
-import type { LabHost } from './host/labHost';
+import type { ExtensionHost } from './host/extensionHost';
 import type { LabLoader } from './host/labLoader';
 import type { ModelClient } from './workers/modelClient';
 import type { RunRegistry, RunsRoot } from './runs/runStore';
 import type { RunsModel } from './runs/runsModel';
-import type { Settings } from './configure/settings';
+import type { Settings } from './base/settings';
 import type { TrainingController } from './training/trainingController';
 
 /** The extension's shared objects. */
@@ -24,7 +25,7 @@ export interface Services {
   readonly context: vscode.ExtensionContext;
   readonly log: vscode.LogOutputChannel;
   /** What differs between desktop and web: files, paths, workers. */
-  readonly host: LabHost;
+  readonly host: ExtensionHost;
   /** The engine-side module (`host.lab`). */
   readonly lab: LabLoader;
   readonly controller: TrainingController;

@@ -9,11 +9,11 @@
 import type * as vscode from 'vscode';
 import type { AttentionLabApi } from './activation';
 import { activateLab } from './activation';
-import { webHost } from './host/webHost';
+import { webExtensionHost } from './host/extensionHost.web';
 
 /** Activates the extension. */
 export function activate(context: vscode.ExtensionContext): AttentionLabApi {
-  return activateLab(context, webHost(context.extensionUri));
+  return activateLab(context, webExtensionHost(context.extensionUri));
 }
 
 /** Nothing to do: everything is owned by `context.subscriptions`. */

@@ -16,6 +16,10 @@
  *   protocol   nothing (src/protocol/: the message vocabulary, one file per channel)
  *   engine     nothing outside src/engine: no vscode, no node: modules, no packages
  *   webview    protocol, common, and uplot (the charts)
+ * Inside a layer, FLOORS orders its folders bottom to top: a file may import its own folder and
+ * lower floors only, files directly in the layer's root sit above every floor (a floor file may
+ * not import them), and every folder of such a layer needs a floor. A violation is reported as
+ * `file: imports X (folder a sits below folder b in layer L)`.
  * Node globals (`Buffer`, `process`) are the engine tsconfig's job (src/engine/tsconfig.json,
  * which has no Node types), not this test's.
  *
@@ -54,6 +58,11 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   common: [],
   engine: [],
   webview: ['uplot'],
+};
+
+/** Folders of a layer, bottom floor first: a file may import its own folder and lower floors only; files directly in the layer's root sit above every floor. */
+const FLOORS: Partial<Record<Layer, readonly string[]>> = {
+  extension: ['base', 'host', 'workers', 'runs', 'training', 'configure', 'commands', 'dashboard'],
 };
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
@@ -133,6 +142,52 @@ function layerViolations(files: readonly string[], read: (rel: string) => string
   return problems;
 }
 
+/** The folder of `layer` a repository-relative path is in, or null for a file directly in the layer's root. */
+function folderOf(layer: Layer, rel: string): string | null {
+  const parts = rel.slice(layerRoot(layer).length + 1).split('/');
+  return parts.length > 1 ? (parts[0] as string) : null;
+}
+
+/** The directory a layer's files live under. */
+function layerRoot(layer: Layer): string {
+  return layer === 'webview' ? 'webview' : `src/${layer}`;
+}
+
+/** Every import among `files` that goes up or sideways between the floors of a layer (`floors`), one line each. */
+function floorViolations(
+  files: readonly string[],
+  read: (rel: string) => string,
+  floors: Partial<Record<Layer, readonly string[]>> = FLOORS,
+): string[] {
+  const problems: string[] = [];
+  for (const file of files) {
+    const layer = layerOf(file);
+    const order = layer ? floors[layer] : undefined;
+    if (!layer || !order) continue;
+    const from = folderOf(layer, file);
+    if (from !== null && !order.includes(from)) {
+      problems.push(`${file}: is in folder ${from}, which has no floor in layer ${layer} (add it to FLOORS)`);
+      continue;
+    }
+    for (const spec of importSpecifiers(read(file))) {
+      if (!spec.startsWith('.')) continue;
+      const target = resolveRelative(file, spec);
+      if (layerOf(target) !== layer) continue;
+      const to = folderOf(layer, target);
+      if (from === null || to === from) continue;
+      if (to === null)
+        problems.push(
+          `${file}: imports ${spec} (${path.posix.basename(target)} sits above every floor in layer ${layer})`,
+        );
+      else if (!order.includes(to))
+        problems.push(`${file}: imports ${spec} (folder ${to} has no floor in layer ${layer}; add it to FLOORS)`);
+      else if (order.indexOf(from) < order.indexOf(to))
+        problems.push(`${file}: imports ${spec} (folder ${from} sits below folder ${to} in layer ${layer})`);
+    }
+  }
+  return problems;
+}
+
 /** Import cycles among `files` (relative imports only), each as `a → b → … → a`. */
 function importCycles(files: readonly string[], read: (rel: string) => string): string[] {
   const known = new Set(files);
@@ -176,6 +231,50 @@ describe('layers (imports point down only)', () => {
 
   it('has no import that goes up or sideways', () => {
     expect(layerViolations(files, read)).toEqual([]);
+  });
+
+  it('keeps every import inside a layer on its own floor or a lower one, and every folder on a floor', () => {
+    expect(floorViolations(files, read)).toEqual([]);
+    for (const [layer, order] of Object.entries(FLOORS) as [Layer, readonly string[]][]) {
+      const folders = fs
+        .readdirSync(path.join(ROOT, layerRoot(layer)), { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+      expect([...order].sort(), `the floors of ${layer} are its folders`).toEqual(folders.sort());
+    }
+  });
+
+  it('reports an extension folder that imports a higher or a sideways one, or the root files above every floor', () => {
+    const fake: Record<string, string> = {
+      'src/extension/runs/r.ts':
+        "import { decodeCommand } from '../commands/decodeCommand';\nimport type { Services } from '../services';\nimport { Emitter } from '../base/emitter';",
+      'src/extension/workers/w.ts':
+        "import type { ExtensionHost } from '../host/extensionHost';\nimport { x } from './x';",
+      'src/extension/host/h.ts': "import type { ModelClient } from '../workers/modelClient';",
+      'src/extension/activation.ts': "import { registerCommands } from './commands/commands';",
+      'src/extension/commands/c.ts': "import { openRunCommand } from '../runs/runActions';",
+    };
+    expect(floorViolations(Object.keys(fake), (f) => fake[f] as string)).toEqual([
+      'src/extension/runs/r.ts: imports ../commands/decodeCommand (folder runs sits below folder commands in layer extension)',
+      'src/extension/runs/r.ts: imports ../services (services.ts sits above every floor in layer extension)',
+      'src/extension/host/h.ts: imports ../workers/modelClient (folder host sits below folder workers in layer extension)',
+    ]);
+  });
+
+  it('reports a folder missing from the floors table, in any layer the table lists', () => {
+    const fake: Record<string, string> = {
+      'src/extension/panels/p.ts': "import { Emitter } from '../base/emitter';",
+      'src/extension/base/b.ts': "import { Panel } from '../panels/p';",
+      'src/lab/runs/q.ts': "import { readRun } from '../files/x';\nimport { w } from '../workers/w';",
+      'src/lab/files/x.ts': "import { openRun } from '../runs/openRun';",
+    };
+    const floors = { extension: FLOORS.extension ?? [], lab: ['runs', 'files'] };
+    expect(floorViolations(Object.keys(fake), (f) => fake[f] as string, floors)).toEqual([
+      'src/extension/panels/p.ts: is in folder panels, which has no floor in layer extension (add it to FLOORS)',
+      'src/extension/base/b.ts: imports ../panels/p (folder panels has no floor in layer extension; add it to FLOORS)',
+      'src/lab/runs/q.ts: imports ../files/x (folder runs sits below folder files in layer lab)',
+      'src/lab/runs/q.ts: imports ../workers/w (folder workers has no floor in layer lab; add it to FLOORS)',
+    ]);
   });
 
   it('has no import cycle', () => {

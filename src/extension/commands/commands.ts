@@ -25,15 +25,30 @@ import {
   openRunCommand,
   renameRunCommand,
   revealRunCommand,
-  showAttentionCommand,
 } from '../runs/runActions';
+import { showAttentionCommand } from './attentionCommand';
 import type { ScoreDecorations } from './scoreDecorations';
-import type { Services } from '../services';
 import { continueCommand, fineTuneCommand, resumeCommand, trainCommand } from '../training/trainCommand';
+import type { ConfigureDeps } from '../configure/configure';
+import type { RunActionDeps } from '../runs/runActions';
+import type { TrainDeps } from '../training/trainCommand';
+import type { AttentionDeps } from './attentionCommand';
+import type { DecodeDeps } from './decodeCommand';
+import type { EvaluateDeps } from './evaluateCommand';
+import type { ImportDeps } from './importCommand';
+
+/** What the commands use: each family's dependencies together (one table registers them all). */
+export type CommandDeps = ConfigureDeps &
+  TrainDeps &
+  RunActionDeps &
+  DecodeDeps &
+  AttentionDeps &
+  EvaluateDeps &
+  ImportDeps;
 
 type Handler = (...args: unknown[]) => unknown;
 
-function stopTraining(s: Services): boolean {
+function stopTraining(s: CommandDeps): boolean {
   if (s.controller.stop()) {
     s.log.info('Stopping after the current step (a checkpoint is saved)…');
     return true;
@@ -42,7 +57,7 @@ function stopTraining(s: Services): boolean {
   return false;
 }
 
-function togglePause(s: Services): boolean | null {
+function togglePause(s: CommandDeps): boolean | null {
   const paused = s.controller.togglePause();
   if (paused === null) void vscode.window.showInformationMessage('Nothing is training.');
   else s.log.info(paused ? 'Pausing after the current step…' : 'Resuming…');
@@ -50,7 +65,7 @@ function togglePause(s: Services): boolean | null {
 }
 
 /** The handlers, by command id. */
-export function commandTable(s: Services, scores: ScoreDecorations): { readonly [K in CommandId]: Handler } {
+export function commandTable(s: CommandDeps, scores: ScoreDecorations): { readonly [K in CommandId]: Handler } {
   return {
     'attentionLab.configure': () => configureModel(s),
     'attentionLab.train': () => trainCommand(s),
@@ -108,7 +123,7 @@ export function commandTable(s: Services, scores: ScoreDecorations): { readonly 
 }
 
 /** Registers every command; a handler that throws is reported with "Open Log". */
-export function registerCommands(s: Services, scores: ScoreDecorations): DisposableLike[] {
+export function registerCommands(s: CommandDeps, scores: ScoreDecorations): DisposableLike[] {
   const table = commandTable(s, scores);
   return COMMAND_IDS.map((id) =>
     vscode.commands.registerCommand(id, async (...args: unknown[]) => {

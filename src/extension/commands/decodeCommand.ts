@@ -16,7 +16,18 @@ import { messageOf, showError } from '../base/errors';
 import { formatDuration, formatExample } from '../../common/format';
 import { pickRun } from '../runs/pickRun';
 import { decodeMessage } from '../base/summaryLines';
-import type { Services } from '../services';
+import type { DashboardCalls } from '../base/dashboardCalls';
+import type { Settings } from '../base/settings';
+import type { RunPickDeps } from '../runs/pickRun';
+import type { ModelClient } from '../workers/modelClient';
+
+/** What Decode uses. */
+export interface DecodeDeps extends RunPickDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly models: Pick<ModelClient, 'decode'>;
+  readonly dashboard: Pick<DashboardCalls, 'showDecode'>;
+  settings(): Settings;
+}
 
 /** The editor's selected text (trimmed of a trailing newline), or ''. */
 export function selectedText(): string {
@@ -37,7 +48,7 @@ export interface DecodeSummary {
 }
 
 /** Decodes with a run; `arg` may name the run. Resolves to what it gave (undefined when cancelled or failed). */
-export async function decodeCommand(s: Services, arg: unknown, textArg?: string): Promise<DecodeSummary | undefined> {
+export async function decodeCommand(s: DecodeDeps, arg: unknown, textArg?: string): Promise<DecodeSummary | undefined> {
   const run = await pickRun(s, arg, { trained: true, purpose: 'decode' });
   if (!run) return undefined;
   const encdec = run.kind === 'encoder-decoder';

@@ -18,16 +18,32 @@ import { TRUST_ACTION, messageOf, showError } from '../base/errors';
 import { EVAL_MAX_PAIRS, evalLogLines, evalSummary, isPairsFile, otherSides, testDataOf } from './evalFiles';
 import { pickRun } from '../runs/pickRun';
 import type { RunItem } from '../runs/runsModel';
-import type { Services } from '../services';
 import { withWorkerProgress } from './workerProgress';
+import type { DashboardCalls } from '../base/dashboardCalls';
+import type { Settings } from '../base/settings';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { LabLoader } from '../host/labLoader';
+import type { RunPickDeps } from '../runs/pickRun';
+import type { ModelClient } from '../workers/modelClient';
 
-function defaultUri(s: Services): { defaultUri: vscode.Uri } | Record<string, never> {
+/** What evaluating on files uses. */
+export interface EvaluateDeps extends RunPickDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf'>;
+  readonly lab: LabLoader;
+  readonly models: Pick<ModelClient, 'evaluateFiles'>;
+  readonly dashboard: Pick<DashboardCalls, 'open' | 'showEvaluation'>;
+  settings(): Settings;
+  workspaceDir(): string | null;
+}
+
+function defaultUri(s: EvaluateDeps): { defaultUri: vscode.Uri } | Record<string, never> {
   const dir = s.workspaceDir();
   return dir ? { defaultUri: s.host.uriOf(dir) } : {};
 }
 
 /** Paths of chosen files on the host's file system (where the model worker reads), else undefined after saying so. */
-function localPaths(s: Services, uris: readonly vscode.Uri[] | undefined): string[] | undefined {
+function localPaths(s: EvaluateDeps, uris: readonly vscode.Uri[] | undefined): string[] | undefined {
   if (!uris?.length) return undefined;
   const paths = uris.map((u) => s.host.pathOf(u));
   if (paths.some((p) => p === null)) {
@@ -41,7 +57,7 @@ function localPaths(s: Services, uris: readonly vscode.Uri[] | undefined): strin
 }
 
 /** Asks for the test files of `run`; undefined when the user cancelled. */
-async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promise<string[] | undefined> {
+async function pickTestFiles(s: EvaluateDeps, run: RunItem, kind: ModelKind): Promise<string[] | undefined> {
   if (kind === 'decoder-only') {
     const picked = await vscode.window.showOpenDialog({
       title: `Attention Lab: text files to evaluate ${run.name} on (files it never trained on)`,
@@ -105,7 +121,11 @@ async function pickTestFiles(s: Services, run: RunItem, kind: ModelKind): Promis
 }
 
 /** Runs the evaluation in the model worker with a cancellable progress notification; undefined when cancelled. */
-function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): Thenable<EvalFilesOutput | undefined> {
+function evaluateWithProgress(
+  s: EvaluateDeps,
+  run: RunItem,
+  data: EvalFilesData,
+): Thenable<EvalFilesOutput | undefined> {
   return withWorkerProgress(
     `Attention Lab: evaluating ${run.name}`,
     (done, total) => `${done} of ${total} batches and decodes`,
@@ -124,7 +144,7 @@ function evaluateWithProgress(s: Services, run: RunItem, data: EvalFilesData): T
  * Resolves to the result, or undefined when cancelled or failed (failures are shown).
  */
 export async function evaluateFilesCommand(
-  s: Services,
+  s: EvaluateDeps,
   arg: unknown,
   files?: readonly string[],
 ): Promise<EvalFilesOutput | undefined> {

@@ -15,8 +15,25 @@ import type { LabFs } from '../../lab/files/labFs';
 import { exists } from '../../lab/files/labFs';
 import type { ImportOutput } from '../../protocol/modelWorker';
 import { TRUST_ACTION, messageOf, showError } from '../base/errors';
-import type { Services } from '../services';
 import { withWorkerProgress } from './workerProgress';
+import type { DashboardCalls } from '../base/dashboardCalls';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { ActiveRun } from '../runs/activeRun';
+import type { RunsModel } from '../runs/runsModel';
+import type { RunsRoot } from '../runs/runStore';
+import type { ModelClient } from '../workers/modelClient';
+
+/** What importing a PyTorch checkpoint uses. */
+export interface ImportDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf'>;
+  readonly models: Pick<ModelClient, 'importCheckpoint'>;
+  readonly runs: RunsModel;
+  readonly active: ActiveRun;
+  readonly dashboard: Pick<DashboardCalls, 'open'>;
+  runsRoot(): RunsRoot;
+  workspaceDir(): string | null;
+}
 
 /** A new folder under `root` named after the checkpoint: `<name>`, `<name>-2`, … */
 export async function importRunDir(fs: LabFs, root: string, from: string): Promise<string> {
@@ -27,7 +44,7 @@ export async function importRunDir(fs: LabFs, root: string, from: string): Promi
   return dir;
 }
 
-async function pickCheckpoint(s: Services): Promise<string | undefined> {
+async function pickCheckpoint(s: ImportDeps): Promise<string | undefined> {
   const dir = s.workspaceDir();
   const picked = await vscode.window.showOpenDialog({
     title:
@@ -52,7 +69,7 @@ async function pickCheckpoint(s: Services): Promise<string | undefined> {
   return p;
 }
 
-function importWithProgress(s: Services, from: string, outDir: string): Thenable<ImportOutput | undefined> {
+function importWithProgress(s: ImportDeps, from: string, outDir: string): Thenable<ImportOutput | undefined> {
   return withWorkerProgress(
     `Attention Lab: importing ${s.host.fs.basename(from)}`,
     (done, total) => `${formatBytes(done)} of ${formatBytes(total)}`,
@@ -65,7 +82,7 @@ function importWithProgress(s: Services, from: string, outDir: string): Thenable
  * dashboard. Resolves to what was imported, or undefined when cancelled or failed (failures
  * are shown with "Open Log"; nothing is written).
  */
-export async function openPytorchCheckpointCommand(s: Services, arg?: unknown): Promise<ImportOutput | undefined> {
+export async function openPytorchCheckpointCommand(s: ImportDeps, arg?: unknown): Promise<ImportOutput | undefined> {
   if (!vscode.workspace.isTrusted) {
     showError(
       s.log,

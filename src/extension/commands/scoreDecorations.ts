@@ -13,9 +13,18 @@ import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { messageOf, showError } from '../base/errors';
 import { askForRun, pickRun } from '../runs/pickRun';
-import type { Services } from '../services';
 import type { ScoredToken } from './surprise';
 import { SURPRISE_BUCKETS, hoverText, scoreSummary, scoredTokens, splitPair } from './surprise';
+import type { ContextKeys } from '../base/contextKeys';
+import type { RunPickDeps } from '../runs/pickRun';
+import type { ModelClient } from '../workers/modelClient';
+
+/** What the score decorations use: picking the run, the model worker's scores, the context keys, the log. */
+export interface ScoreDeps extends RunPickDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly models: Pick<ModelClient, 'score'>;
+  readonly keys: ContextKeys;
+}
 
 const ALPHAS = [0.0, 0.12, 0.24, 0.38, 0.55];
 
@@ -25,7 +34,7 @@ export class ScoreDecorations implements DisposableLike {
   private readonly types: vscode.TextEditorDecorationType[];
   private scored: { uri: string; ranges: vscode.DecorationOptions[][] } | null = null;
 
-  constructor(private readonly s: Services) {
+  constructor(private readonly s: ScoreDeps) {
     this.types = ALPHAS.map((a, i) =>
       this.store.add(
         vscode.window.createTextEditorDecorationType({

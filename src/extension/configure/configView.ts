@@ -13,9 +13,17 @@ import * as vscode from 'vscode';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { draftFromSettings, draftSize, estimateSpecOf, ownTokenizer } from './configureDraft';
-import type { Services } from '../services';
-import type { Settings } from './settings';
-import { mismatch } from './settings';
+import type { Settings } from '../base/settings';
+import { mismatch } from '../base/settings';
+import type { LabLoader } from '../host/labLoader';
+import type { RunsRoot } from '../runs/runStore';
+
+/** What the Configuration view reads: the settings now, the lab's size estimate, where runs go. */
+export interface ConfigViewDeps {
+  readonly lab: LabLoader;
+  settings(): Settings;
+  runsRoot(): RunsRoot;
+}
 
 /** One line of the view. */
 export interface ConfigLine {
@@ -85,7 +93,7 @@ export class ConfigView implements vscode.TreeDataProvider<ConfigLine>, Disposab
   private readonly changed = new vscode.EventEmitter<undefined>();
   readonly onDidChangeTreeData = this.changed.event;
 
-  constructor(private readonly s: Services) {
+  constructor(private readonly s: ConfigViewDeps) {
     this.store.add(this.changed);
     this.store.add(
       vscode.workspace.onDidChangeConfiguration(

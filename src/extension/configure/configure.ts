@@ -41,10 +41,23 @@ import { messageOf } from '../base/errors';
 import { formatCompact, formatCount, formatDuration } from '../../common/format';
 import type { Back, LiveResult, StepOptions, ValueItem } from './quickInput';
 import { BACK, inputStep, pickStep } from './quickInput';
-import type { Services } from '../services';
-import { specFromSettings } from './settings';
+import { specFromSettings } from '../base/settings';
 import { engineRow, pickEngine, torchLine } from './engineChoice';
 import { documentsRoot, findDocumentFiles, findWorkspaceFiles } from '../training/trainData';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { LabLoader } from '../host/labLoader';
+import type { RunsRoot } from '../runs/runStore';
+import type { ModelClient } from '../workers/modelClient';
+import type { EngineChoiceDeps } from './engineChoice';
+
+/** What the Configure steps use: the host's files, the lab's estimates and previews, the model worker's timing. */
+export interface ConfigureDeps extends EngineChoiceDeps {
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'pytorch'>;
+  readonly lab: LabLoader;
+  readonly models: Pick<ModelClient, 'calibrate'>;
+  runsRoot(): RunsRoot;
+  workspaceDir(): string | null;
+}
 
 const TITLE = 'Attention Lab: Configure Model';
 const TOTAL = STEP_ORDER.length + 1;
@@ -55,7 +68,7 @@ type Step = (d: Draft, back: boolean) => Promise<Draft | Back | undefined>;
 const PREVIEW_FILES = 1000;
 
 /** Runs the flow; returns true when settings were saved. */
-export async function configureModel(s: Services): Promise<boolean> {
+export async function configureModel(s: ConfigureDeps): Promise<boolean> {
   const trusted = vscode.workspace.isTrusted;
   const byName: Record<StepName, Step> = {
     kind: (d, b) => kindStep(d, b),
@@ -128,7 +141,7 @@ async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefin
   return r === undefined || r === BACK ? r : withKind(d, r, !trusted);
 }
 
-async function presetStep(s: Services, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+async function presetStep(s: ConfigureDeps, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
   const base = s.settings();
   const sizes = presetSizes(base, d, (spec, chars) => s.lab.get().estimateSpec(spec, chars));
   const items = sizes.map((c): ValueItem<Draft['preset']> => ({
@@ -166,7 +179,7 @@ function taskItems(kind: Draft['kind']): ValueItem<DataChoice>[] {
  * a truncated detail line would open a hover over the row below it.
  */
 async function decoderDataStep(
-  s: Services,
+  s: ConfigureDeps,
   d: Draft,
   back: boolean,
   trusted: boolean,
@@ -207,7 +220,12 @@ async function decoderDataStep(
   }
 }
 
-async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean): Promise<Draft | Back | undefined> {
+async function dataStep(
+  s: ConfigureDeps,
+  d: Draft,
+  back: boolean,
+  trusted: boolean,
+): Promise<Draft | Back | undefined> {
   if (d.kind === 'decoder-only') return decoderDataStep(s, d, back, trusted);
   const ws = s.workspaceDir();
   const tasks = taskItems('encoder-decoder');
@@ -234,7 +252,7 @@ async function dataStep(s: Services, d: Draft, back: boolean, trusted: boolean):
 }
 
 /** The documents glob, with the live count and the preview list. */
-async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+async function globStep(s: ConfigureDeps, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
   const seen = new Map<string, GlobPreview & { chars: number | null }>();
   const r = await inputStep({
     ...opts(stepNo('data'), back),
@@ -258,7 +276,7 @@ async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | B
 
 /** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
 async function previewGlob(
-  s: Services,
+  s: ConfigureDeps,
   glob: string,
   token: vscode.CancellationToken,
 ): Promise<GlobPreview & { chars: number | null }> {
@@ -307,7 +325,7 @@ async function previewGlob(
 }
 
 /** The "Preview files…" list: the files to train on with their sizes, then the skipped ones with why. */
-async function showPreview(s: Services, glob: string, seen: Map<string, GlobPreview>): Promise<void> {
+async function showPreview(s: ConfigureDeps, glob: string, seen: Map<string, GlobPreview>): Promise<void> {
   const qp = vscode.window.createQuickPick<vscode.QuickPickItem>();
   qp.title = `Files matching ${glob}`;
   qp.placeholder = 'Type to filter; Escape goes back to the glob';
@@ -357,7 +375,7 @@ function taskBlurb(task: Draft['task']): string {
   }[task];
 }
 
-async function findPairs(s: Services, ws: string): Promise<ValueItem<DataChoice>[]> {
+async function findPairs(s: ConfigureDeps, ws: string): Promise<ValueItem<DataChoice>[]> {
   const hits = await findWorkspaceFiles(
     s.host,
     '**/*.{tsv,jsonl,src,tgt,en,de,fr,es,it,pt,nl,ru,zh,ja}',
@@ -440,7 +458,7 @@ type ReviewValue = 'save' | 'train' | 'where' | 'engine';
  * configuration with its size and measured speed on the last row.
  */
 async function reviewStep(
-  s: Services,
+  s: ConfigureDeps,
   d: Draft,
   target: SettingsTarget,
   canSwitch: boolean,
@@ -517,7 +535,7 @@ async function reviewStep(
 }
 
 async function reviewBack(
-  s: Services,
+  s: ConfigureDeps,
   d: Draft,
   target: SettingsTarget,
   canSwitch: boolean,

@@ -10,8 +10,8 @@ import type { DataChoice } from '../../lab/runs/runSpec';
 import { dataDefaults } from '../../lab/runs/runSpec';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../../protocol/data';
 import { MODEL_PRESETS, PAIR_TASK_NAMES, TASK_MODEL_KINDS, TASK_NAMES } from '../../protocol/data';
-import type { Settings } from './settings';
-import { DEFAULT_SETTINGS, kindForData, specFromSettings } from './settings';
+import type { Settings } from '../base/settings';
+import { DEFAULT_SETTINGS, kindForData, specFromSettings } from '../base/settings';
 import { estimateLine } from '../base/summaryLines';
 
 /**

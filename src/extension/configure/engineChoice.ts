@@ -16,17 +16,27 @@
 import * as vscode from 'vscode';
 import type { Draft } from './configureDraft';
 import { applyDraft, engineText, estimateSpecOf } from './configureDraft';
-import type { Settings } from './settings';
+import type { Settings } from '../base/settings';
 import type { Back, StepOptions, ValueItem } from './quickInput';
 import { BACK, pickStep } from './quickInput';
-import type { Services } from '../services';
 import { choosePython, torchSummary } from '../training/pytorchEngine';
+import type { PytorchDeps } from '../training/pytorchEngine';
+
+/** What choosing the engine uses: the PyTorch checks, the settings now, and the log. */
+export interface EngineChoiceDeps extends PytorchDeps {
+  readonly log: vscode.LogOutputChannel;
+  settings(): Settings;
+}
 
 /** A PyTorch layout the list offers. */
 type Layout = Pick<Draft, 'engine' | 'processes' | 'device'>;
 
 /** What the chosen PyTorch offers, in one line, for the draft (null for our engine). */
-export function torchLine(s: Services, base: Settings, d: Draft): Promise<{ ok: boolean; line: string }> | null {
+export function torchLine(
+  s: EngineChoiceDeps,
+  base: Settings,
+  d: Draft,
+): Promise<{ ok: boolean; line: string }> | null {
   if (d.engine !== 'pytorch') return null;
   return torchSummary(s, applyDraft(base, d), estimateSpecOf(base, d));
 }
@@ -57,7 +67,7 @@ type EngineValue = Layout | 'python';
 
 /** The engine list; resolves to the draft with the engine chosen, BACK, or undefined (cancelled). */
 export async function pickEngine(
-  s: Services,
+  s: EngineChoiceDeps,
   base: Settings,
   d: Draft,
   step: StepOptions,
@@ -70,7 +80,7 @@ export async function pickEngine(
 }
 
 async function engineList(
-  s: Services,
+  s: EngineChoiceDeps,
   base: Settings,
   d: Draft,
   step: StepOptions,
@@ -129,7 +139,7 @@ const PYTHON_EXTENSION = 'ms-python.python';
  * attentionLab.pytorch.python cleared, since it would win over the pick), a file, or a typed
  * path or command, saved in attentionLab.pytorch.python. Resolves once chosen or cancelled.
  */
-export async function askForPython(s: Services): Promise<void> {
+export async function askForPython(s: EngineChoiceDeps): Promise<void> {
   const now = await choosePython(s.settings());
   const hasExtension = vscode.extensions.getExtension(PYTHON_EXTENSION) !== undefined;
   type Way = 'extension' | 'file' | 'type' | 'clear';

@@ -5,40 +5,41 @@
  * to the dashboard bundle and the extension's media. Closing the panel only ends its
  * messaging: training, the status bar and the runs go on.
  *
- * Leaves out: the messages (dashboardSession.ts) and the page itself (webview/).
+ * Leaves out: the messages (dashboardConnection.ts) and the page itself (webview/).
  */
 
 import * as vscode from 'vscode';
 import type { EvaluationRecord } from '../../protocol/evaluation';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../protocol/model';
+import type { DashboardCalls } from '../base/dashboardCalls';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { messageOf } from '../base/errors';
 import { dashboardHtml, makeNonce } from './dashboardHtml';
-import type { SessionDeps } from './dashboardSession';
+import type { ConnectionDeps } from './dashboardConnection';
 import { saveExportFile } from './exportSave';
-import { DashboardSession } from './dashboardSession';
+import { DashboardConnection } from './dashboardConnection';
 
 /** The panel's view type (package.json's `onWebviewPanel:` activation event names it). */
 export const DASHBOARD_VIEW_TYPE = 'attentionLab.dashboard';
 
 /** Opens, restores and tracks the dashboard panel. */
-export class DashboardManager implements DisposableLike {
+export class DashboardManager implements DisposableLike, DashboardCalls {
   private readonly store = new DisposableStore();
   private panel: vscode.WebviewPanel | null = null;
-  private session: DashboardSession | null = null;
-  private readonly deps: SessionDeps;
+  private connection: DashboardConnection | null = null;
+  private readonly deps: ConnectionDeps;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
-    deps: Omit<SessionDeps, 'saveExport' | 'resume'>,
+    deps: Omit<ConnectionDeps, 'saveExport' | 'resume'>,
   ) {
     this.deps = {
       ...deps,
       saveExport: (msg) => saveExportFile(msg, deps.log),
       resume: (runDir) => vscode.commands.executeCommand('attentionLab.run.resume', runDir),
     };
-    this.store.add(deps.active.onDidChange((id) => id !== null && this.session?.showActive(id)));
+    this.store.add(deps.active.onDidChange((id) => id !== null && this.connection?.showActive(id)));
     this.store.add(
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel: vscode.WebviewPanel, state: unknown) => {
@@ -60,9 +61,9 @@ export class DashboardManager implements DisposableLike {
 
   /** Opens the dashboard (or reveals it) showing `runId` (the live or newest run when null). */
   open(runId: string | null = null, preserveFocus = false): void {
-    if (this.panel && this.session) {
+    if (this.panel && this.connection) {
       this.panel.reveal(undefined, preserveFocus);
-      if (runId) this.session.select(runId);
+      if (runId) this.connection.select(runId);
       return;
     }
     const panel = vscode.window.createWebviewPanel(
@@ -84,7 +85,7 @@ export class DashboardManager implements DisposableLike {
     const listing = await this.deps.lab.get().readListing(this.deps.fs, runDir);
     const shown = listing.ok ? listing.summary.runDir : runDir;
     this.open(shown);
-    this.session?.afterLoad([
+    this.connection?.afterLoad([
       { type: 'dashboard/didAttend', runDir: shown, snapshot },
       { type: 'dashboard/show', runDir: shown, tab: 'attention' },
     ]);
@@ -100,17 +101,17 @@ export class DashboardManager implements DisposableLike {
       `Decode of ${JSON.stringify(params.input.slice(0, 40))}: ${JSON.stringify(output.text.slice(0, 200))}`,
     );
     this.open(runDir, true);
-    this.session?.afterLoad([{ type: 'playground/didDecode', runDir, params, output }]);
+    this.connection?.afterLoad([{ type: 'playground/didDecode', runDir, params, output }]);
   }
 
   /** Adds a run's new evaluation to an open dashboard (a closed one reads it from evaluations.jsonl when it opens). */
   showEvaluation(runDir: string, evaluation: EvaluationRecord): void {
-    this.session?.afterLoad([{ type: 'run/didEvaluate', runDir, evaluation }]);
+    this.connection?.afterLoad([{ type: 'run/didEvaluate', runDir, evaluation }]);
   }
 
   /** Resends every run to an open dashboard. */
   reload(): void {
-    this.session?.reload();
+    this.connection?.reload();
   }
 
   private options(): vscode.WebviewPanelOptions & vscode.WebviewOptions {
@@ -126,12 +127,12 @@ export class DashboardManager implements DisposableLike {
   }
 
   private attach(panel: vscode.WebviewPanel, runId: string | null): void {
-    this.session?.dispose();
+    this.connection?.dispose();
     this.panel = panel;
     panel.webview.options = this.options();
     panel.iconPath = vscode.Uri.joinPath(this.extensionUri, 'media', 'icon.png');
-    const session = new DashboardSession(panel, this.deps, runId);
-    this.session = session;
+    const connection = new DashboardConnection(panel, this.deps, runId);
+    this.connection = connection;
     const webviewDir = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
     try {
       panel.webview.html = dashboardHtml({
@@ -146,18 +147,18 @@ export class DashboardManager implements DisposableLike {
     }
     const sub = panel.onDidDispose(() => {
       sub.dispose();
-      session.dispose();
+      connection.dispose();
       if (this.panel === panel) {
         this.panel = null;
-        this.session = null;
+        this.connection = null;
       }
     });
   }
 
   /** Closes the panel (if open) and unregisters the serializer (idempotent). */
   dispose(): void {
-    this.session?.dispose();
-    this.session = null;
+    this.connection?.dispose();
+    this.connection = null;
     const p = this.panel;
     this.panel = null;
     p?.dispose();

@@ -2,8 +2,8 @@
  * Loading the engine-side module (src/lab/workers/hostLab.ts: reading run folders, size
  * estimates, corpus previews) that the extension host calls. In desktop VS Code it is a
  * separate bundle (dist/extensionLab.js) required on first use, so activating the
- * extension costs only its small bundle (nodeHost.ts); on the web it is part of the one
- * browser bundle (webHost.ts), which cannot load a second file.
+ * extension costs only its small bundle (extensionHost.node.ts); on the web it is part of the one
+ * browser bundle (extensionHost.web.ts), which cannot load a second file.
  *
  * Leaves out: retrying a failed load (a broken install stays broken; the error says so).
  */

@@ -13,14 +13,22 @@
 
 import * as vscode from 'vscode';
 import { runChoiceDescription } from './runLines';
-import type { RunItem } from './runsModel';
-import type { Services } from '../services';
+import type { RunItem, RunsModel } from './runsModel';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { ActiveRun } from './activeRun';
+
+/** What picking a run uses: the host's paths, the runs, and the active run. */
+export interface RunPickDeps {
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf'>;
+  readonly runs: RunsModel;
+  readonly active: ActiveRun;
+}
 
 /** A command argument naming a run: a tree item, a folder path or a URI. */
 export type RunArg = RunItem | string | vscode.Uri | undefined;
 
 /** The run folder an argument names (in `s.host`'s paths), or null. */
-export function runDirOf(s: Pick<Services, 'host'>, arg: unknown): string | null {
+export function runDirOf(s: Pick<RunPickDeps, 'host'>, arg: unknown): string | null {
   if (typeof arg === 'string') return s.host.fs.resolve(arg);
   if (arg instanceof vscode.Uri) return s.host.pathOf(arg);
   if (typeof arg === 'object' && arg !== null && typeof (arg as { runDir?: unknown }).runDir === 'string')
@@ -39,7 +47,7 @@ export interface RunFilter {
 
 /** Resolves the run for a command; undefined when the user cancelled or there is none (they were told). */
 export async function pickRun(
-  s: Services,
+  s: RunPickDeps,
   arg: unknown,
   opts: { readonly trained: boolean; readonly purpose: string; readonly only?: RunFilter },
 ): Promise<RunItem | undefined> {
@@ -99,7 +107,7 @@ export async function pickRun(
  * that lost its row on the way (or came from the palette) cannot change another run unasked.
  * The pick does not change the active run. Undefined: cancelled, or there is none (they were told).
  */
-export async function pickRunToChange(s: Services, arg: unknown, purpose: string): Promise<RunItem | undefined> {
+export async function pickRunToChange(s: RunPickDeps, arg: unknown, purpose: string): Promise<RunItem | undefined> {
   if (runDirOf(s, arg) !== null) return pickRun(s, arg, { trained: false, purpose });
   const items = s.runs.isLoaded ? s.runs.items() : await s.runs.refresh();
   if (items.length === 0) {
@@ -115,7 +123,7 @@ export async function pickRunToChange(s: Services, arg: unknown, purpose: string
 
 /** The "… with…" quick pick over `candidates`; the picked run becomes the active run. */
 export async function askForRun(
-  s: Services,
+  s: RunPickDeps,
   candidates: readonly RunItem[],
   purpose: string,
   placeHolder: string,

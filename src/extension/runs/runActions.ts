@@ -3,11 +3,11 @@
  * line trained), find the runs kept under another identity of this workspace, reveal its folder, rename it and note on
  * it, delete it or several (after one
  * modal confirmation; never while it trains) — the last three act on the row they were invoked
- * on, and given none they ask which run rather than take the active one — export it for PyTorch into a chosen folder,
- * and show the model's attention on
- * the editor's selection in the dashboard.
+ * on, and given none they ask which run rather than take the active one — and export it for PyTorch into a chosen
+ * folder.
  *
- * Leaves out: training and decoding (training/trainCommand.ts, commands/decodeCommand.ts).
+ * Leaves out: training, decoding and showing attention (training/trainCommand.ts, commands/decodeCommand.ts,
+ * commands/attentionCommand.ts).
  */
 
 import * as vscode from 'vscode';
@@ -19,11 +19,27 @@ import { messageOf, showError } from '../base/errors';
 import { pickRun, pickRunToChange, runDirOf } from './pickRun';
 import { findStrayRuns } from './strayRuns';
 import type { RunItem } from './runsModel';
-import type { Services } from '../services';
-import { selectedText } from '../commands/decodeCommand';
+import type { DashboardCalls } from '../base/dashboardCalls';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { LabLoader } from '../host/labLoader';
+import type { ModelClient } from '../workers/modelClient';
+import type { RunPickDeps } from './pickRun';
+import type { RunRegistry, RunsRoot } from './runStore';
+
+/** What the run commands use. */
+export interface RunActionDeps extends RunPickDeps {
+  readonly context: Pick<vscode.ExtensionContext, 'storageUri'>;
+  readonly log: vscode.LogOutputChannel;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf' | 'lockIdentity'>;
+  readonly lab: LabLoader;
+  readonly models: Pick<ModelClient, 'exportPytorch'>;
+  readonly registry: RunRegistry;
+  readonly dashboard: Pick<DashboardCalls, 'open' | 'reload'>;
+  runsRoot(): RunsRoot;
+}
 
 /** "Open Run…": adds a run folder chosen on disk to the runs and opens it in the dashboard. */
-export async function openRunCommand(s: Services, arg?: unknown): Promise<string | undefined> {
+export async function openRunCommand(s: RunActionDeps, arg?: unknown): Promise<string | undefined> {
   const { fs } = s.host;
   let dir = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? (s.host.pathOf(arg) ?? undefined) : undefined;
   if (!dir) {
@@ -74,7 +90,7 @@ export async function openRunCommand(s: Services, arg?: unknown): Promise<string
  * those of the same folder picked already, and adds the chosen ones as opened runs (they stay
  * where they are). Resolves to the run folders added.
  */
-export async function findStrayRunsCommand(s: Services): Promise<string[]> {
+export async function findStrayRunsCommand(s: RunActionDeps): Promise<string[]> {
   const { fs } = s.host;
   const storage = s.context.storageUri ? s.host.pathOf(s.context.storageUri) : null;
   const root = s.runsRoot();
@@ -136,7 +152,7 @@ export async function findStrayRunsCommand(s: Services): Promise<string[]> {
  * Reveals a run's folder: in the Explorer when it is inside the workspace, else in the OS (desktop) or by opening
  * run.json.
  */
-export async function revealRunCommand(s: Services, arg: unknown): Promise<void> {
+export async function revealRunCommand(s: RunActionDeps, arg: unknown): Promise<void> {
   const run = await pickRun(s, arg, { trained: false, purpose: 'reveal' });
   if (!run) return;
   const uri = s.host.uriOf(run.runDir);
@@ -153,7 +169,7 @@ export async function revealRunCommand(s: Services, arg: unknown): Promise<void>
 }
 
 /** The runs a Runs-view command was invoked on: the multi-selection when `arg` is part of it, else none. */
-export function selectedRuns(s: Services, arg: unknown, selection: unknown): RunItem[] {
+export function selectedRuns(s: RunActionDeps, arg: unknown, selection: unknown): RunItem[] {
   const named = runDirOf(s, arg);
   if (!named || !Array.isArray(selection) || selection.length < 2) return [];
   const dirs = selection.map((x) => runDirOf(s, x)).filter((d): d is string => d !== null);
@@ -165,7 +181,7 @@ export function selectedRuns(s: Services, arg: unknown, selection: unknown): Run
  * Deletes one run folder, or every run selected in the Runs view (`selection`), after one
  * modal confirmation that names how many. Runs that are training are left alone, and said so.
  */
-export async function deleteRunCommand(s: Services, arg: unknown, selection?: unknown): Promise<boolean> {
+export async function deleteRunCommand(s: RunActionDeps, arg: unknown, selection?: unknown): Promise<boolean> {
   let runs = selectedRuns(s, arg, selection);
   if (runs.length === 0) {
     const run = await pickRunToChange(s, arg, 'delete');
@@ -239,7 +255,7 @@ export async function deleteRunCommand(s: Services, arg: unknown, selection?: un
  * command line and for a worker that may be writing into it right now, so renaming it is
  * not safe while anything holds it. An empty name goes back to the folder's name.
  */
-export async function renameRunCommand(s: Services, arg: unknown, nameArg?: string): Promise<string | undefined> {
+export async function renameRunCommand(s: RunActionDeps, arg: unknown, nameArg?: string): Promise<string | undefined> {
   const run = await pickRunToChange(s, arg, 'rename');
   if (!run) return undefined;
   const lab = s.lab.get();
@@ -271,7 +287,11 @@ export async function renameRunCommand(s: Services, arg: unknown, nameArg?: stri
 }
 
 /** Adds, edits or (empty) removes a run's note, shown in the Runs view's tooltip and the dashboard header. */
-export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: string): Promise<string | undefined> {
+export async function editRunNoteCommand(
+  s: RunActionDeps,
+  arg: unknown,
+  noteArg?: string,
+): Promise<string | undefined> {
   const run = await pickRunToChange(s, arg, 'annotate');
   if (!run) return undefined;
   const note =
@@ -298,7 +318,7 @@ export async function editRunNoteCommand(s: Services, arg: unknown, noteArg?: st
 }
 
 /** Exports a run's model for PyTorch into a folder the user picks (or `outDir`). */
-export async function exportRunCommand(s: Services, arg: unknown, outDir?: string): Promise<string[] | undefined> {
+export async function exportRunCommand(s: RunActionDeps, arg: unknown, outDir?: string): Promise<string[] | undefined> {
   const run = await pickRun(s, arg, { trained: true, purpose: 'export' });
   if (!run) return undefined;
   const { fs } = s.host;
@@ -361,30 +381,4 @@ export async function exportRunCommand(s: Services, arg: unknown, outDir?: strin
       if (a) void vscode.window.showTextDocument(s.host.uriOf(fs.join(dir, 'README.md')));
     });
   return [...result.files];
-}
-
-/** Shows the attention of a trained run on the editor's selection, in the dashboard. */
-export async function showAttentionCommand(s: Services, arg: unknown, textArg?: string): Promise<boolean> {
-  const text = typeof textArg === 'string' ? textArg : selectedText();
-  if (!text) {
-    void vscode.window.showInformationMessage(
-      'Select some text first: Show Attention draws how every token of it attends to the others, per layer and head.',
-    );
-    return false;
-  }
-  const run = await pickRun(s, arg, { trained: true, purpose: 'show attention' });
-  if (!run) return false;
-  try {
-    const snapshot = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: `Attention Lab: attention of ${run.name}` },
-      () => s.models.request('attend', { runDir: run.runDir, text }),
-    );
-    await s.dashboard.showAttention(run.runDir, snapshot);
-    if (snapshot.truncation !== undefined)
-      void vscode.window.showInformationMessage(`Attention Lab: ${snapshot.truncation}`);
-    return true;
-  } catch (e) {
-    await showError(s.log, `Computing attention with ${run.name} failed: ${messageOf(e)}`, e);
-    return false;
-  }
 }

@@ -10,7 +10,7 @@
 import type { LabFs } from '../../lab/files/labFs';
 import { exists } from '../../lab/files/labFs';
 import { isInside } from '../base/folders';
-import type { Settings } from '../configure/settings';
+import type { Settings } from '../base/settings';
 
 /** Where new runs go, and why. */
 export interface RunsRoot {

@@ -11,7 +11,7 @@
 
 import type { LabFs } from '../../lab/files/labFs';
 import type { DataSummary } from '../../protocol/data';
-import type { ShownRunStatus } from '../../protocol/runStatus';
+import type { LiveProgress, ShownRunStatus } from '../../protocol/runStatus';
 import { shownRunState } from '../../protocol/runStatus';
 import type { RunSummary } from '../../protocol/webview';
 import type { DisposableLike } from '../base/disposables';
@@ -19,7 +19,31 @@ import { DisposableStore } from '../base/disposables';
 import { Emitter } from '../base/emitter';
 import type { Event } from '../base/emitter';
 import type { LabLoader } from '../host/labLoader';
-import type { TrainingController } from '../training/trainingController';
+
+/** What the runs show of the run training in this window. */
+export interface LiveRun extends LiveProgress {
+  /** Its folder (resolved). */
+  readonly runId: string;
+  readonly name: string;
+  readonly totalSteps: number;
+  readonly bestValLoss: number | null;
+  readonly backend: string | null;
+}
+
+/**
+ * The training in this window, as far as the runs overlay it (training/trainingController.ts gives it; passed in, so
+ * the runs sit below training).
+ */
+export interface LiveTraining {
+  /** The run training now, or null. */
+  readonly state: LiveRun | null;
+  /** The live run changed: its progress, or it started or ended. */
+  readonly onDidChange: Event<unknown>;
+  /** A notification of the live run's worker. */
+  readonly onEvent: Event<{ readonly event: { readonly type: string } }>;
+  /** The live run ended. */
+  readonly onDidEnd: Event<unknown>;
+}
 
 /** A run's status as the UI shows it (protocol/runStatus.ts decides it). */
 export type RunStatus = ShownRunStatus;
@@ -95,7 +119,7 @@ export class RunsModel implements DisposableLike {
   constructor(
     private readonly lab: LabLoader,
     private readonly fs: LabFs,
-    private readonly controller: TrainingController,
+    private readonly controller: LiveTraining,
     private readonly roots: () => Promise<{ root: string; opened: readonly string[] }>,
     private readonly onError: (message: string) => void,
   ) {

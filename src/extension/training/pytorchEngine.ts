@@ -13,9 +13,15 @@
 
 import * as vscode from 'vscode';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
-import type { Settings } from '../configure/settings';
-import { pytorchOptionsOf } from '../configure/settings';
-import type { Services } from '../services';
+import type { Settings } from '../base/settings';
+import { pytorchOptionsOf } from '../base/settings';
+import type { ExtensionHost } from '../host/extensionHost';
+
+/** What the PyTorch engine's checks read: where the extension is installed, and the host's PyTorch side. */
+export interface PytorchDeps {
+  readonly context: Pick<vscode.ExtensionContext, 'extensionUri'>;
+  readonly host: Pick<ExtensionHost, 'pytorch'>;
+}
 
 /** Why the PyTorch engine is not offered on this host (VS Code in the browser), in one line. */
 export const NO_PYTORCH_HERE =
@@ -65,13 +71,13 @@ export async function choosePython(settings: Settings): Promise<PythonChoice> {
 }
 
 /** The trainer that ships in the extension. */
-export function trainerDir(s: Services): string {
+export function trainerDir(s: Pick<PytorchDeps, 'context'>): string {
   return vscode.Uri.joinPath(s.context.extensionUri, 'dist', 'pytorch').fsPath;
 }
 
 /** The PyTorch session options of the settings (null: our engine trains), with the Python chosen. */
 export async function pytorchOptions(
-  s: Services,
+  s: PytorchDeps,
   settings: Settings,
 ): Promise<{ options: PytorchOptions; python: PythonChoice } | null> {
   if (settings.training.engine !== 'pytorch') return null;
@@ -86,7 +92,7 @@ export async function pytorchOptions(
  * no torch, an old torch, a device it lacks, a batch the processes cannot share).
  */
 export async function torchSummary(
-  s: Services,
+  s: PytorchDeps,
   settings: Settings,
   spec: TrainSpec,
 ): Promise<{ ok: boolean; line: string }> {

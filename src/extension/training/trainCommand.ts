@@ -24,13 +24,34 @@ import { dataLine, skippedReason } from '../base/summaryLines';
 import { EXTENDABLE, extendedTotal, moreStepsPrompt, moreStepsProblem } from './moreSteps';
 import { pickRun } from '../runs/pickRun';
 import { trainingProgressMessage } from '../runs/runLines';
-import type { Services } from '../services';
-import { mismatch, specFromSettings } from '../configure/settings';
+import type { Settings } from '../base/settings';
+import { mismatch, specFromSettings } from '../base/settings';
 import { DataError, FindCancelled, MAX_FILES, documentsRoot, findDocumentFiles, findTrainingData } from './trainData';
 import { fineTuneEstimate, fineTuneSources } from './fineTune';
 import { NO_PYTORCH_HERE, pytorchOptions } from './pytorchEngine';
+import type { DashboardCalls } from '../base/dashboardCalls';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { LabLoader } from '../host/labLoader';
+import type { RunPickDeps } from '../runs/pickRun';
+import type { RunsRoot } from '../runs/runStore';
+import type { ModelClient } from '../workers/modelClient';
+import type { PytorchDeps } from './pytorchEngine';
+import type { TrainingController } from './trainingController';
 
-function busy(s: Services): boolean {
+/** What the training commands use. */
+export interface TrainDeps extends RunPickDeps, PytorchDeps {
+  readonly log: vscode.LogOutputChannel;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'lockIdentity' | 'pytorch'>;
+  readonly lab: LabLoader;
+  readonly controller: TrainingController;
+  readonly models: Pick<ModelClient, 'calibrate'>;
+  readonly dashboard: Pick<DashboardCalls, 'open'>;
+  settings(): Settings;
+  runsRoot(): RunsRoot;
+  workspaceDir(): string | null;
+}
+
+function busy(s: TrainDeps): boolean {
   const live = s.controller.state;
   if (!live) return false;
   void vscode.window
@@ -47,7 +68,7 @@ function busy(s: Services): boolean {
 }
 
 /** Trains a new run as the settings describe. */
-export async function trainCommand(s: Services): Promise<void> {
+export async function trainCommand(s: TrainDeps): Promise<void> {
   if (busy(s)) return;
   const settings = s.settings();
   const wrong = mismatch(settings);
@@ -95,7 +116,7 @@ export async function trainCommand(s: Services): Promise<void> {
 }
 
 /** Continues a run from its last checkpoint: to its planned total, or on to `extendTo` (a new segment). */
-export async function resumeCommand(s: Services, runDir: string, extendTo: number | null = null): Promise<void> {
+export async function resumeCommand(s: TrainDeps, runDir: string, extendTo: number | null = null): Promise<void> {
   if (busy(s)) return;
   let spec: TrainSpec;
   try {
@@ -119,7 +140,7 @@ export async function resumeCommand(s: Services, runDir: string, extendTo: numbe
  * on — starting in the workspace — writes them into the run, then trains it as Resume does
  * (the fine-tuning schedule `import` planned: AdamW, a small peak learning rate, cosine).
  */
-export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> {
+export async function fineTuneCommand(s: TrainDeps, arg: unknown): Promise<void> {
   if (busy(s)) return;
   const run = await pickRun(s, arg, { trained: true, purpose: 'fine-tune' });
   if (!run) return;
@@ -159,7 +180,7 @@ export async function fineTuneCommand(s: Services, arg: unknown): Promise<void> 
  * The documents a fine-tuning trains on: the workspace's (as Train finds them) or files chosen by hand; undefined when
  * cancelled.
  */
-async function fineTuneDocuments(s: Services, name: string): Promise<{ files: string[]; root: string } | undefined> {
+async function fineTuneDocuments(s: TrainDeps, name: string): Promise<{ files: string[]; root: string } | undefined> {
   const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
   const ws = s.workspaceDir();
   const { include, exclude } = s.settings().data;
@@ -214,7 +235,7 @@ async function fineTuneDocuments(s: Services, name: string): Promise<{ files: st
  * "Continue Training…": asks how many more steps (unless `more` is given), then trains the
  * run on to its planned total plus that many, through the same path as Resume.
  */
-export async function continueCommand(s: Services, arg: unknown, more?: number): Promise<void> {
+export async function continueCommand(s: TrainDeps, arg: unknown, more?: number): Promise<void> {
   if (busy(s)) return;
   const run = await pickRun(s, arg, { trained: true, purpose: 'continue training', only: EXTENDABLE });
   if (!run) return;
@@ -236,7 +257,7 @@ export async function continueCommand(s: Services, arg: unknown, more?: number):
 }
 
 async function runWithUi(
-  s: Services,
+  s: TrainDeps,
   runDir: string,
   spec: TrainSpec,
   resume: boolean,
@@ -347,7 +368,7 @@ export function skippedNotice(skipped: readonly SkippedFile[]): string {
  * Says how the run ended, and which files it left out; never waits for the user (the Train command resolves when
  * training ends).
  */
-function announce(s: Services, runId: string, outcome: RunOutcome, skipped: readonly SkippedFile[]): void {
+function announce(s: TrainDeps, runId: string, outcome: RunOutcome, skipped: readonly SkippedFile[]): void {
   const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);

@@ -14,8 +14,8 @@ import * as vscode from 'vscode';
 import { exists } from '../../lab/files/labFs';
 import type { DataSpec } from '../../protocol/data';
 import { commonFolder, isInside } from '../base/folders';
-import type { LabHost } from '../host/labHost';
-import type { Settings } from '../configure/settings';
+import type { ExtensionHost } from '../host/extensionHost';
+import type { Settings } from '../base/settings';
 import { WalkCancelled, globMatcher, walkFiles } from './walkFiles';
 
 /** Most files one run takes from the workspace. */
@@ -43,7 +43,7 @@ export interface FoundData {
  * `runsRoot` (earlier runs) are never training data.
  */
 export async function findTrainingData(
-  host: LabHost,
+  host: Pick<ExtensionHost, 'fs' | 'pathOf'>,
   s: Settings,
   workspaceDir: string | null,
   runsRoot: string,
@@ -142,7 +142,7 @@ export const SETTINGS_FILE = '.vscode/settings.json';
  * see the same files.
  */
 export async function findDocumentFiles(
-  host: LabHost,
+  host: Pick<ExtensionHost, 'fs' | 'pathOf'>,
   include: string,
   exclude: string,
   runsRoot: string,
@@ -199,7 +199,7 @@ export interface FindOptions {
  * first. Cancelling `token` rejects with {@link FindCancelled} at once.
  */
 async function searchOrWalk(
-  host: LabHost,
+  host: Pick<ExtensionHost, 'fs' | 'pathOf'>,
   glob: string,
   max: number | undefined,
   runsRoot: string,
@@ -236,7 +236,7 @@ async function searchOrWalk(
  * The workspace files `glob` names (VS Code's search, else a walk of the folders), as `host`'s paths, at most `max`.
  */
 export function findWorkspaceFiles(
-  host: LabHost,
+  host: Pick<ExtensionHost, 'fs' | 'pathOf'>,
   glob: string,
   max: number,
   runsRoot: string,
@@ -247,7 +247,7 @@ export function findWorkspaceFiles(
 
 /** Walks every workspace folder the host reaches for `glob`, leaving out `files.exclude` and the runs folder. */
 async function walkWorkspace(
-  host: LabHost,
+  host: Pick<ExtensionHost, 'fs' | 'pathOf'>,
   glob: string,
   max: number,
   runsRoot: string,
@@ -277,7 +277,7 @@ async function walkWorkspace(
 }
 
 /** The folder document paths are relative to: the workspace folder when it holds them all, else their common folder. */
-export function documentsRoot(host: LabHost, files: readonly string[]): string {
+export function documentsRoot(host: Pick<ExtensionHost, 'fs' | 'pathOf'>, files: readonly string[]): string {
   const folders = (vscode.workspace.workspaceFolders ?? [])
     .map((f) => host.pathOf(f.uri))
     .filter((p): p is string => p !== null);

@@ -86,7 +86,7 @@ export class TrainingController implements DisposableLike {
     /** The host's file system: its path spelling (run ids are its `resolve`d paths) and the run folders' locks. */
     private readonly fs: LabFs,
     private readonly log: TrainingLog,
-    /** Who holds the locks this controller takes (the host's: labHost.ts `lockIdentity`). */
+    /** Who holds the locks this controller takes (the host's: extensionHost.ts `lockIdentity`). */
     private readonly identity: LockIdentity = uncheckedIdentity('VS Code'),
   ) {}
 

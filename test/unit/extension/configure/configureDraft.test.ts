@@ -21,8 +21,8 @@ import {
   withKind,
 } from '../../../../src/extension/configure/configureDraft';
 import { estimateSpec } from '../../../../src/lab/workers/hostLab';
-import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../../src/extension/configure/settings';
-import type { Settings } from '../../../../src/extension/configure/settings';
+import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../../src/extension/base/settings';
+import type { Settings } from '../../../../src/extension/base/settings';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 
 const draft = draftFromSettings(DEFAULT_SETTINGS);

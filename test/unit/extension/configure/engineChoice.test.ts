@@ -70,10 +70,10 @@ vi.mock('vscode', () => {
   };
 });
 
-const { DEFAULT_SETTINGS } = await import('../../../../src/extension/configure/settings');
+const { DEFAULT_SETTINGS } = await import('../../../../src/extension/base/settings');
 const { draftFromSettings } = await import('../../../../src/extension/configure/configureDraft');
 const { engineRow, pickEngine, shortTorchLine } = await import('../../../../src/extension/configure/engineChoice');
-type Services = import('../../../../src/extension/services').Services;
+type EngineChoiceDeps = import('../../../../src/extension/configure/engineChoice').EngineChoiceDeps;
 
 const NO_TORCH =
   "python3 cannot import torch: ModuleNotFoundError: No module named 'torch'; install torch 1.13 or newer into it, or choose another Python";
@@ -97,7 +97,7 @@ const s = {
       describeEnv: (e: { torch: string; python: string }) => `torch ${e.torch} (Python ${e.python}) · CPU only`,
     }),
   },
-} as unknown as Services;
+} as unknown as EngineChoiceDeps;
 const step = { title: 'Configure', step: 6, totalSteps: 6, back: true };
 
 describe('the engine choice', () => {

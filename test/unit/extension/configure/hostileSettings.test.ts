@@ -9,8 +9,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { draftFromSettings, draftSize } from '../../../../src/extension/configure/configureDraft';
-import { RESTRICTED_SETTINGS, readSettings, trustedReader } from '../../../../src/extension/configure/settings';
-import type { SettingLevels } from '../../../../src/extension/configure/settings';
+import { RESTRICTED_SETTINGS, readSettings, trustedReader } from '../../../../src/extension/base/settings';
+import type { SettingLevels } from '../../../../src/extension/base/settings';
 import { estimateSpec } from '../../../../src/lab/workers/hostLab';
 
 const HOSTILE = { dModel: 1e15, nHeads: 7 };

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { requireLab } from '../../../../src/extension/host/requireLab';
+import { requireLab } from '../../../../src/extension/host/requireLab.node';
 import { NODE_FS } from '../../../../src/lab/files/nodeFs';
 import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
 import type { RunItem } from '../../../../src/extension/runs/runsModel';

@@ -67,7 +67,7 @@ const { RunsTree } = await import('../../../../src/extension/runs/runsTree');
 const { deleteRunCommand, editRunNoteCommand, renameRunCommand } =
   await import('../../../../src/extension/runs/runActions');
 type RunItem = import('../../../../src/extension/runs/runsModel').RunItem;
-type Services = import('../../../../src/extension/services').Services;
+type RunActionDeps = import('../../../../src/extension/runs/runActions').RunActionDeps;
 
 const item = (runDir: string, over: Partial<RunItem> = {}): RunItem => ({
   runDir,
@@ -153,7 +153,7 @@ describe('RunsTree', () => {
 });
 
 describe('renaming, annotating and deleting a run', () => {
-  /** Services with two runs, the training one active, and a lab that records what it labels. */
+  /** The run commands' dependencies with two runs, the training one active, and a lab that records what it labels. */
   function services() {
     const runs = fakeRuns([item('/idle'), item('/training', { status: 'training', active: true })]);
     const labelled: { runDir: string; label: unknown }[] = [];
@@ -178,7 +178,7 @@ describe('renaming, annotating and deleting a run', () => {
       log: { info: () => undefined, warn: () => undefined, error: () => undefined },
       dashboard: { reload: () => undefined },
       registry: { removeOpened: async () => undefined },
-    } as unknown as Services;
+    } as unknown as RunActionDeps;
     return { s, labelled, removed };
   }
 

@@ -5,8 +5,8 @@ vi.mock('vscode', () => ({}));
 import { describe, expect, it } from 'vitest';
 import type { HostToWebview, RunState } from '../../../../src/protocol/webview';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
-import type { SessionDeps } from '../../../../src/extension/dashboard/dashboardSession';
-import { DashboardSession } from '../../../../src/extension/dashboard/dashboardSession';
+import type { ConnectionDeps } from '../../../../src/extension/dashboard/dashboardConnection';
+import { DashboardConnection } from '../../../../src/extension/dashboard/dashboardConnection';
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 import type { RunEvent } from '../../../../src/extension/training/trainingController';
 
@@ -131,7 +131,7 @@ function harness() {
     active: { id: () => null, set: async () => undefined },
     saveExport: async () => undefined,
     resume: (runDir: string) => resumed.push(runDir),
-  } as unknown as SessionDeps;
+  } as unknown as ConnectionDeps;
   const panel = {
     webview: {
       onDidReceiveMessage: fromPage.event,
@@ -141,7 +141,7 @@ function harness() {
       },
     },
   };
-  const session = new DashboardSession(panel as never, deps, null);
+  const session = new DashboardConnection(panel as never, deps, null);
   return {
     session,
     posted,
@@ -195,7 +195,7 @@ const step = (n: number): WorkerToHost =>
     elapsedMs: 1,
   }) as unknown as WorkerToHost;
 
-describe('DashboardSession', () => {
+describe('DashboardConnection', () => {
   it('lists a run the runs model reads after the page got its first, empty list', async () => {
     const h = harness();
     h.ready();

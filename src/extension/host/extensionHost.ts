@@ -1,9 +1,9 @@
 /**
  * What differs between the two extension hosts Attention Lab runs in, behind one
  * interface the rest of the extension uses: desktop VS Code's Node extension host
- * (nodeHost.ts: Node's file system with the platform's paths, `worker_threads` workers,
+ * (extensionHost.node.ts: Node's file system with the platform's paths, `worker_threads` workers,
  * the engine in a lazily required bundle) and the browser's web-worker extension host of
- * vscode.dev, github.dev and other web builds (webHost.ts: VS Code's `workspace.fs` with
+ * vscode.dev, github.dev and other web builds (extensionHost.web.ts: VS Code's `workspace.fs` with
  * URIs for paths, nested Web Workers started from `blob:` URLs, one bundle).
  *
  * Leaves out: the commands, views and dashboard (the same code on both hosts).
@@ -15,8 +15,8 @@ import type { LockIdentity } from '../../lab/runs/runLock';
 import type { StartWorker } from '../../lab/workers/hostedWorker';
 import type { LabLoader, PytorchLab } from './labLoader';
 
-/** The host-specific parts. */
-export interface LabHost {
+/** What the extension host the extension runs in gives it: files and their paths, the lab module, the workers. */
+export interface ExtensionHost {
   /** 'node': desktop (or remote) VS Code; 'web': VS Code in the browser. */
   readonly kind: 'node' | 'web';
   /** The file system runs, corpora, imports and exports go through. */

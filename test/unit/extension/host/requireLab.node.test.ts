@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { requireLab } from '../../../../src/extension/host/requireLab';
+import { requireLab } from '../../../../src/extension/host/requireLab.node';
 
 describe('requireLab', () => {
   it('loads dist/extensionLab.js once, on first use', () => {

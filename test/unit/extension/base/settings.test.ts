@@ -7,8 +7,8 @@ import {
   pytorchOptionsOf,
   readSettings,
   specFromSettings,
-} from '../../../../src/extension/configure/settings';
-import type { Settings } from '../../../../src/extension/configure/settings';
+} from '../../../../src/extension/base/settings';
+import type { Settings } from '../../../../src/extension/base/settings';
 import {
   BACKEND_KINDS,
   DECODE_STRATEGIES,

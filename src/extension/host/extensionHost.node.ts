@@ -5,7 +5,7 @@
  * helper threads on every core, and the engine-side module required from
  * dist/extensionLab.js on first use, so activation stays small.
  *
- * Leaves out: the web host (webHost.ts).
+ * Leaves out: the web host (extensionHost.web.ts).
  */
 
 import { availableParallelism } from 'node:os';
@@ -14,11 +14,11 @@ import * as vscode from 'vscode';
 import { NODE_FS } from '../../lab/files/nodeFs';
 import { nodeLockIdentity } from '../../lab/runs/nodeLockIdentity';
 import { startNodeWorker } from '../../lab/workers/nodeWorkers';
-import type { LabHost } from './labHost';
-import { requireLab } from './requireLab';
+import type { ExtensionHost } from './extensionHost';
+import { requireLab } from './requireLab.node';
 
-/** The Node host of the extension installed at `extensionPath`. */
-export function nodeHost(extensionPath: string): LabHost {
+/** Desktop VS Code's Node extension host, for the extension installed at `extensionPath`. */
+export function nodeExtensionHost(extensionPath: string): ExtensionHost {
   const dist = path.join(extensionPath, 'dist');
   const lab = requireLab(dist);
   return {

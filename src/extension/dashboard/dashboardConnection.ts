@@ -32,8 +32,8 @@ const SNAPSHOT_RUNS = 5;
 /** How soon a list is read again when the live run's folder could not be read into it. */
 const RETRY_MS = 1000;
 
-/** What a session needs. */
-export interface SessionDeps {
+/** What a connection needs. */
+export interface ConnectionDeps {
   readonly log: vscode.LogOutputChannel;
   readonly lab: LabLoader;
   /** The PyTorch engine's host side (a Node host only; null on the web, where no trainer runs). */
@@ -58,7 +58,7 @@ interface Watermark {
 }
 
 /** The messaging of one dashboard panel. */
-export class DashboardSession implements DisposableLike {
+export class DashboardConnection implements DisposableLike {
   private readonly store = new DisposableStore();
   private ready = false;
   private readonly sent = new Map<string, Watermark>();
@@ -77,7 +77,7 @@ export class DashboardSession implements DisposableLike {
 
   constructor(
     private readonly panel: vscode.WebviewPanel,
-    private readonly deps: SessionDeps,
+    private readonly deps: ConnectionDeps,
     private selectedId: string | null,
   ) {
     this.store.add(panel.webview.onDidReceiveMessage((raw: unknown) => this.onMessage(raw)));

@@ -2,7 +2,7 @@
  * Desktop VS Code's way to load the engine-side module: dist/extensionLab.js, required on
  * first use (never at activation), so activating the extension costs only its small bundle.
  *
- * Leaves out: the web, whose one bundle holds the module (webHost.ts).
+ * Leaves out: the web, whose one bundle holds the module (extensionHost.web.ts).
  */
 
 import * as path from 'node:path';

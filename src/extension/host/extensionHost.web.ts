@@ -8,7 +8,7 @@
  * threads only where the page is cross-origin isolated (vscode.dev with `?vscode-coi=on`, a
  * server that sends COOP/COEP); elsewhere it runs on one thread.
  *
- * Leaves out: the desktop host (nodeHost.ts).
+ * Leaves out: the desktop host (extensionHost.node.ts).
  */
 
 import * as vscode from 'vscode';
@@ -16,11 +16,11 @@ import { uncheckedIdentity } from '../../lab/runs/runLock';
 import * as hostLab from '../../lab/workers/hostLab';
 import { defaultWebHelpers, webThreadsAvailable } from '../../lab/workers/webThreads';
 import { startWebWorker } from '../../lab/workers/webWorkers';
-import type { LabHost } from './labHost';
+import type { ExtensionHost } from './extensionHost';
 import { WorkspaceFs, pathOfUri, uriOfPath } from './workspaceFs';
 
-/** The web host of the extension at `extensionUri`. */
-export function webHost(extensionUri: vscode.Uri): LabHost {
+/** The web-worker extension host of VS Code for the web, for the extension at `extensionUri`. */
+export function webExtensionHost(extensionUri: vscode.Uri): ExtensionHost {
   const fs = new WorkspaceFs();
   const bundles = new Map<string, Promise<string>>();
   // Each bundle is read once, when its worker is first needed.
