@@ -11,7 +11,7 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, posInt, refine, str } from './schema';
+import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, refine, str } from './schema';
 import { dataSummary, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
 import { workerToHost } from './trainingWorker';

@@ -24,7 +24,7 @@ import type { ModelClient } from '../workers/modelClient';
 /** What Decode uses. */
 export interface DecodeDeps extends RunPickDeps {
   readonly log: vscode.LogOutputChannel;
-  readonly models: Pick<ModelClient, 'decode'>;
+  readonly models: Pick<ModelClient, 'request'>;
   readonly dashboard: Pick<DashboardCalls, 'showDecode'>;
   settings(): Settings;
 }

@@ -31,7 +31,7 @@ export interface EvaluateDeps extends RunPickDeps {
   readonly log: vscode.LogOutputChannel;
   readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf'>;
   readonly lab: LabLoader;
-  readonly models: Pick<ModelClient, 'evaluateFiles'>;
+  readonly models: Pick<ModelClient, 'request'>;
   readonly dashboard: Pick<DashboardCalls, 'open' | 'showEvaluation'>;
   settings(): Settings;
   workspaceDir(): string | null;

@@ -27,7 +27,7 @@ import type { ModelClient } from '../workers/modelClient';
 export interface ImportDeps {
   readonly log: vscode.LogOutputChannel;
   readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf'>;
-  readonly models: Pick<ModelClient, 'importCheckpoint'>;
+  readonly models: Pick<ModelClient, 'request'>;
   readonly runs: RunsModel;
   readonly active: ActiveRun;
   readonly dashboard: Pick<DashboardCalls, 'open'>;

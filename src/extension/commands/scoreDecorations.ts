@@ -22,7 +22,7 @@ import type { ModelClient } from '../workers/modelClient';
 /** What the score decorations use: picking the run, the model worker's scores, the context keys, the log. */
 export interface ScoreDeps extends RunPickDeps {
   readonly log: vscode.LogOutputChannel;
-  readonly models: Pick<ModelClient, 'score'>;
+  readonly models: Pick<ModelClient, 'request'>;
   readonly keys: ContextKeys;
 }
 

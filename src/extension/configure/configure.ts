@@ -54,7 +54,7 @@ import type { EngineChoiceDeps } from './engineChoice';
 export interface ConfigureDeps extends EngineChoiceDeps {
   readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'pytorch'>;
   readonly lab: LabLoader;
-  readonly models: Pick<ModelClient, 'calibrate'>;
+  readonly models: Pick<ModelClient, 'request'>;
   runsRoot(): RunsRoot;
   workspaceDir(): string | null;
 }

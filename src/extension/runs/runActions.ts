@@ -32,7 +32,7 @@ export interface RunActionDeps extends RunPickDeps {
   readonly log: vscode.LogOutputChannel;
   readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'uriOf' | 'lockIdentity'>;
   readonly lab: LabLoader;
-  readonly models: Pick<ModelClient, 'exportPytorch'>;
+  readonly models: Pick<ModelClient, 'request'>;
   readonly registry: RunRegistry;
   readonly dashboard: Pick<DashboardCalls, 'open' | 'reload'>;
   runsRoot(): RunsRoot;

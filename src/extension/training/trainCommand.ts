@@ -44,7 +44,7 @@ export interface TrainDeps extends RunPickDeps, PytorchDeps {
   readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'lockIdentity' | 'pytorch'>;
   readonly lab: LabLoader;
   readonly controller: TrainingController;
-  readonly models: Pick<ModelClient, 'calibrate'>;
+  readonly models: Pick<ModelClient, 'request'>;
   readonly dashboard: Pick<DashboardCalls, 'open'>;
   settings(): Settings;
   runsRoot(): RunsRoot;
