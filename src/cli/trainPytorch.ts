@@ -4,7 +4,7 @@
  * training and prints the exact torchrun command of every node (--nnodes, --rdzv-endpoint)
  * for a cluster or a scheduler, with the run folder on storage every node reads.
  *
- * Leaves out: the training itself (the training worker runs src/lab/pytorch/pytorchSession.ts,
+ * Leaves out: the training itself (the training worker runs src/lab/pytorch/pytorchSession.node.ts,
  * and train.ts shows its progress as for our engine).
  */
 
@@ -12,9 +12,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PytorchOptions, TrainSpec } from '../protocol/data';
 import { ENGINE_KINDS, TORCH_DEVICES } from '../protocol/data';
-import { NODE_FS } from '../lab/files/nodeFs';
-import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch';
-import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession';
+import { NODE_FS } from '../lab/files/fs.node';
+import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch.node';
+import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession.node';
 import { SessionControl } from '../lab/training/sessionControl';
 import type { Ownership } from '../lab/training/sessionSetup';
 import { reportFailure } from '../lab/training/sessionSetup';

@@ -6,7 +6,7 @@
  * web page that is not cross-origin isolated — by ending the worker, which the next request
  * starts afresh), and fails every pending request with a clear error if the worker dies.
  *
- * Leaves out: the compute (src/lab/workers/modelWorker.ts) and any VS Code UI.
+ * Leaves out: the compute (src/lab/workers/modelWorker.node.ts) and any VS Code UI.
  */
 
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../../protocol/analysis';
@@ -30,7 +30,7 @@ import type {
 } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateModelWorkerToHost } from '../../protocol/modelWorker';
-import type { HostedWorker, StartWorker } from '../../lab/workers/hostedWorker';
+import type { HostedWorker, StartWorker } from '../../lab/workers/workerHandle';
 import type { DisposableLike } from '../base/disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
 

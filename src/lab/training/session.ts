@@ -9,8 +9,8 @@
 
 import type { TrainSpec } from '../../protocol/data';
 import { saveCheckpoint } from '../runs/checkpoint';
-import type { LabPlatform } from '../workers/platform';
-import { yieldToEvents } from '../workers/yieldToEvents';
+import type { LabPlatform } from '../platform/platform';
+import { yieldToEvents } from '../base/yieldToEvents';
 import { STREAMS, stepRng } from '../data/dataset';
 import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
@@ -19,7 +19,8 @@ import type { Emit, SessionControl, SessionOptions } from './sessionControl';
 import { emitSnapshot } from './sessionControl';
 import type { Ownership, PreparedSession } from './sessionSetup';
 import { prepareSession, reportFailure } from './sessionSetup';
-import { saveSnapshot, takeSnapshot } from './snapshots';
+import { saveSnapshot } from '../runs/snapshotFiles';
+import { takeSnapshot } from '../inference/takeSnapshot';
 
 /**
  * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or

@@ -18,28 +18,18 @@ import type { ModelInfo } from '../../protocol/model';
 import type { LabFs } from '../files/labFs';
 import { KEPT_FILE, TEMP_FILE, exists, listNames, removeStaleTemps } from '../files/labFs';
 import { DiskFullError, fileErrorData } from '../files/fileErrors';
-import type { LabPlatform } from '../workers/platform';
-import { yieldToEvents } from '../workers/yieldToEvents';
+import type { LabPlatform } from '../platform/platform';
+import { yieldToEvents } from '../base/yieldToEvents';
 import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
 import { skippedNote } from '../data/corpus';
-import type { ErrorCode } from '../workers/errorCodes';
+import type { ErrorCode } from '../base/errorCodes';
 import type { WorkHooks } from '../data/documentData';
-import { CancelledError } from '../data/documentData';
-import {
-  backendFor,
-  buildDataset,
-  buildModel,
-  buildOptimizer,
-  dataSummary,
-  loadRunData,
-  modelPadId,
-  optimizerConfig,
-  readTokenizer,
-  resolveConfig,
-  writeTokenizer,
-} from './prepare';
+import { CancelledError } from '../base/cancelled';
+import { backendFor, buildModel, buildOptimizer, modelPadId, optimizerConfig, resolveConfig } from '../runs/specModel';
+import { buildDataset, dataSummary, loadRunData } from '../data/runData';
+import { readTokenizer, writeTokenizer } from '../runs/tokenizerFile';
 import type { RunJson } from '../runs/runFolder';
 import {
   RUN_FILES,

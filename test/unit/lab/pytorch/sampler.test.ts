@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { learningRate } from '../../../../src/engine/optim/schedule';
 import type { ScheduleConfig } from '../../../../src/engine/optim/schedule';
-import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession';
+import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { TrainSpec } from '../../../../src/protocol/data';

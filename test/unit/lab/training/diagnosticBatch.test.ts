@@ -1,5 +1,5 @@
 /**
- * The diagnostic sequences that induction is measured on (src/lab/training/headScores.ts): drawn from
+ * The diagnostic sequences that induction is measured on (src/lab/inference/headScores.ts): drawn from
  * the tokens the run trained, never from byte ids whose embeddings are still random, with
  * periods and starts that differ, so a head attending a fixed offset or position cannot
  * score high on their mean.
@@ -9,13 +9,13 @@ import { inductionScore } from '../../../../src/engine/analysis/headScores';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import type { SpecialIds } from '../../../../src/engine/tokenizers/special';
 import { BASE_VOCAB, BOS, NUM_SPECIAL, OWN_SPECIAL_IDS } from '../../../../src/engine/tokenizers/special';
-import type { DiagnosticRow } from '../../../../src/lab/training/headScores';
+import type { DiagnosticRow } from '../../../../src/lab/inference/headScores';
 import {
   DIAGNOSTIC_MAX_LEN,
   diagnosticRows,
   measureInduction,
   scoreHeads,
-} from '../../../../src/lab/training/headScores';
+} from '../../../../src/lab/inference/headScores';
 import { tinyConfig } from '../../engine/models/fixtures';
 
 /** The special ids of a GPT-2 vocabulary of `V` ids: <|endoftext|> last, as both BOS and EOS; no PAD, no UNK. */
