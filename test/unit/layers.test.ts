@@ -16,6 +16,9 @@
  *   protocol   nothing (src/protocol/: the message vocabulary, one file per channel)
  *   engine     nothing outside src/engine: no vscode, no node: modules, no packages
  *   webview    protocol, common, and uplot (the charts)
+ * Inside a layer, its folders stand on floors (FLOORS): a file may import its own folder and the
+ * folders on lower floors only, so nothing inside src/lab runs upward or sideways; a violation
+ * is reported as `file: imports X (folder a sits below folder b in layer L)`.
  * Node globals (`Buffer`, `process`) are the engine tsconfig's job (src/engine/tsconfig.json,
  * which has no Node types), not this test's.
  *
@@ -55,6 +58,35 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   engine: [],
   webview: ['uplot'],
 };
+
+/** Folders of a layer, bottom floor first: a file may import its own folder and lower floors only; files directly in the layer's root sit above every floor. */
+const FLOORS: Partial<Record<Layer, readonly string[]>> = {
+  lab: [
+    'base',
+    'files',
+    'platform',
+    'runs',
+    'data',
+    'inference',
+    'evaluation',
+    'interop',
+    'training',
+    'pytorch',
+    'workers',
+    'editor',
+  ],
+};
+
+/** Where a layer's files live. */
+function layerRoot(layer: Layer): string {
+  return layer === 'webview' ? 'webview/' : `src/${layer}/`;
+}
+
+/** The folder of a file inside its layer (the first name under the layer's root), or null for a file at the root. */
+function folderOf(layer: Layer, rel: string): string | null {
+  const inner = rel.slice(layerRoot(layer).length).split('/');
+  return inner.length > 1 ? (inner[0] as string) : null;
+}
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
 function layerOf(rel: string): Layer | null {
@@ -133,6 +165,37 @@ function layerViolations(files: readonly string[], read: (rel: string) => string
   return problems;
 }
 
+/**
+ * Every import inside a layer of FLOORS that goes up or sideways between its folders, and every
+ * file in a folder the layer's table does not list, one line each.
+ */
+function floorViolations(files: readonly string[], read: (rel: string) => string): string[] {
+  const problems: string[] = [];
+  for (const file of files) {
+    const layer = layerOf(file);
+    const floors = layer ? FLOORS[layer] : undefined;
+    if (!layer || !floors) continue;
+    const from = folderOf(layer, file);
+    if (from !== null && !floors.includes(from)) {
+      problems.push(`${file}: sits in folder ${from}, which has no floor in layer ${layer} (add it to FLOORS)`);
+      continue;
+    }
+    // A file at the root sits above every floor: it may import any folder.
+    if (from === null) continue;
+    for (const spec of importSpecifiers(read(file))) {
+      if (!spec.startsWith('.')) continue;
+      const target = resolveRelative(file, spec);
+      if (layerOf(target) !== layer) continue;
+      const to = folderOf(layer, target);
+      if (to === from) continue;
+      if (to === null) problems.push(`${file}: imports ${spec} (folder ${from} sits below the root of layer ${layer})`);
+      else if (!floors.includes(to) || floors.indexOf(to) > floors.indexOf(from))
+        problems.push(`${file}: imports ${spec} (folder ${from} sits below folder ${to} in layer ${layer})`);
+    }
+  }
+  return problems;
+}
+
 /** Import cycles among `files` (relative imports only), each as `a → b → … → a`. */
 function importCycles(files: readonly string[], read: (rel: string) => string): string[] {
   const known = new Set(files);
@@ -176,6 +239,39 @@ describe('layers (imports point down only)', () => {
 
   it('has no import that goes up or sideways', () => {
     expect(layerViolations(files, read)).toEqual([]);
+  });
+
+  it('keeps the folders of each layer in FLOORS on their floors: imports go to the same folder or a lower one', () => {
+    expect(floorViolations(files, read)).toEqual([]);
+  });
+
+  it('lists in FLOORS only folders that exist, each once', () => {
+    for (const [layer, floors] of Object.entries(FLOORS) as [Layer, readonly string[]][]) {
+      expect(new Set(floors).size).toBe(floors.length);
+      const present = new Set(files.filter((f) => layerOf(f) === layer).map((f) => folderOf(layer, f)));
+      expect(floors.filter((f) => !present.has(f))).toEqual([]);
+    }
+  });
+
+  it('reports a lab folder that imports a higher floor, and a folder missing from the table', () => {
+    const fake: Record<string, string> = {
+      'src/lab/runs/a.ts':
+        "import { runSession } from '../training/session';\nimport { RUN_FILES } from './runFolder';",
+      'src/lab/files/b.ts':
+        "import type { LabPlatform } from '../platform/platform';\nimport { yieldToEvents } from '../base/yieldToEvents';",
+      'src/lab/training/c.ts':
+        "import { readRunJson } from '../runs/runFolder';\nimport { corpus } from '../data/corpus';",
+      'src/lab/gadgets/d.ts': "import { readRunJson } from '../runs/runFolder';",
+      'src/lab/runs/e.ts':
+        "export { openRun } from '../inference/openRun';\nconst w = require('../workers/trainingClient');",
+    };
+    expect(floorViolations(Object.keys(fake), (f) => fake[f] as string)).toEqual([
+      'src/lab/runs/a.ts: imports ../training/session (folder runs sits below folder training in layer lab)',
+      'src/lab/files/b.ts: imports ../platform/platform (folder files sits below folder platform in layer lab)',
+      'src/lab/gadgets/d.ts: sits in folder gadgets, which has no floor in layer lab (add it to FLOORS)',
+      'src/lab/runs/e.ts: imports ../inference/openRun (folder runs sits below folder inference in layer lab)',
+      'src/lab/runs/e.ts: imports ../workers/trainingClient (folder runs sits below folder workers in layer lab)',
+    ]);
   });
 
   it('has no import cycle', () => {
