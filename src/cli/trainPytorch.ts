@@ -16,8 +16,7 @@ import { NODE_FS } from '../lab/files/fs.node';
 import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch.node';
 import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession.node';
 import { SessionControl } from '../lab/training/sessionControl';
-import type { Ownership } from '../lab/training/sessionSetup';
-import { reportFailure } from '../lab/training/sessionSetup';
+import { NOT_OWNED, SetupFailure, reportFailure } from '../lab/training/sessionSetup';
 import type { Flags } from './args';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
@@ -113,29 +112,27 @@ export async function printLaunch(
   if (share)
     throw new UsageError(nnodes > 1 ? `${share} (--nnodes ${nnodes} × --nproc ${opts.nproc} processes in all)` : share);
   const preparing = json ? null : new PrepareLine(ctx.stderr);
-  const own: Ownership = { created: false, owned: false };
   try {
-    await preparePytorchRun(
+    await preparePytorchRun({
       runDir,
       spec,
       resume,
-      new SessionControl(),
-      (m) => {
+      stopAt,
+      extendTo,
+      control: new SessionControl(),
+      emit: (m) => {
         if (m.type === 'train/didProgress') preparing?.update(m);
         if (m.type === 'train/didLog' && !json) {
           preparing?.end();
           ctx.err(m.message);
         }
       },
-      own,
-      stopAt,
-      extendTo,
-      opts.trainerDir,
-    );
+      trainerDir: opts.trainerDir,
+    });
   } catch (e) {
     // As a training session would: a new folder with nothing worth keeping is removed.
-    await reportFailure(NODE_FS, runDir, own, e, 0, () => undefined);
-    throw e;
+    await reportFailure(NODE_FS, runDir, NOT_OWNED, e, 0, () => undefined);
+    throw SetupFailure.errorOf(e);
   } finally {
     preparing?.end();
   }

@@ -30,8 +30,8 @@ import { saveCheckpoint } from '../runs/checkpoint';
 import { readRunJson } from '../runs/runFolder';
 import type { Emit, SessionControl, SessionOptions } from '../training/sessionControl';
 import { emitSnapshot } from '../training/sessionControl';
-import type { Ownership, PreparedSession } from '../training/sessionSetup';
-import { RunnerError, prepareSession, reportFailure } from '../training/sessionSetup';
+import type { Ownership, PreparedSession, SessionRequest } from '../training/sessionSetup';
+import { NOT_OWNED, RunnerError, SetupFailure, prepareSession, reportFailure } from '../training/sessionSetup';
 import { saveSnapshot } from '../runs/snapshotFiles';
 import { takeSnapshot } from '../inference/takeSnapshot';
 import { RunFollower, SnapshotDrawer } from './follow.node';
@@ -81,40 +81,48 @@ export function engineLabel(device: 'cpu' | 'cuda', nproc: number, bf16: boolean
   return `pytorch ${device}${nproc > 1 ? ` ×${nproc}` : ''}${bf16 ? ' bf16' : ''}`;
 }
 
+/** Everything {@link preparePytorchRun} needs: the session's request, its control, and the trainer's side. */
+export interface PytorchSetup extends SessionRequest {
+  readonly control: SessionControl;
+  readonly emit: Emit;
+  /** The trainer package copied into the run folder (python/attention_lab_trainer's parent). */
+  readonly trainerDir: string;
+  /** The engine run.json names until the trainer, starting, names it exactly (default `pytorch`). */
+  readonly label?: string;
+  /** Node's file calls the lab's writes go through (default Node's own; tests pass a disk that fills up). */
+  readonly io?: FileIo;
+}
+
 /**
  * Prepares (or reopens) the run folder for the trainer: our engine's preparation, then the
  * seeded weights saved as the step-0 checkpoint of a new run, the trainer's inputs, and the
  * step-0 attention snapshot, every file written through `io` (Node's file calls: the trainer
- * runs on Node). Failures are thrown (the caller reports them with `own`). `label` is the engine run.json names until
- * the trainer,
- * starting, names it exactly.
+ * runs on Node). A failure is thrown as a {@link SetupFailure} that says what the session owned
+ * by then (reportFailure reads it).
  */
 export async function preparePytorchRun(
-  runDir: string,
-  spec: TrainSpec,
-  resume: boolean,
-  control: SessionControl,
-  emit: Emit,
-  own: Ownership,
-  stopAt: number | null,
-  extendTo: number | null,
-  trainerDir: string,
-  label = 'pytorch',
-  io: FileIo = NODE_IO,
+  setup: PytorchSetup,
 ): Promise<{ prepared: PreparedSession; manifest: TrainerManifest; snapshot: AttentionSnapshot | null }> {
-  const files = new NodeFs(io);
-  const prepared = await prepareSession(
-    torchPlatform(files),
-    runDir,
-    spec,
-    resume,
-    control,
-    emit,
-    own,
-    stopAt,
-    extendTo,
-    label,
-  );
+  const files = new NodeFs(setup.io ?? NODE_IO);
+  const prepared = await prepareSession({
+    ...setup,
+    platform: torchPlatform(files),
+    otherEngine: setup.label ?? 'pytorch',
+  });
+  try {
+    return await prepareTrainer(prepared, setup, files);
+  } catch (e) {
+    throw new SetupFailure(e, prepared.own);
+  }
+}
+
+/** The trainer's start in a prepared run folder: step-0 weights, its inputs, the step-0 snapshot. */
+async function prepareTrainer(
+  prepared: PreparedSession,
+  setup: PytorchSetup,
+  files: NodeFs,
+): Promise<{ prepared: PreparedSession; manifest: TrainerManifest; snapshot: AttentionSnapshot | null }> {
+  const { runDir, stopAt, trainerDir, io = NODE_IO } = setup;
   const { model, dataset, tok, run, trainer, startStep } = prepared;
   // A new run, or one stopped before its first checkpoint and started over: the seeded weights are the trainer's start.
   if (prepared.fresh) await saveCheckpoint(files, runDir, model, null, 0);
@@ -168,10 +176,10 @@ export async function runPytorchSession(
   opts: PytorchOptions,
   options: SessionOptions & { readonly io?: FileIo } = {},
 ): Promise<void> {
-  const own: Ownership = { created: false, owned: false };
   const io = options.io ?? NODE_IO;
   const files = new NodeFs(io);
   const at = { step: 0 };
+  let own: Readonly<Ownership> = NOT_OWNED;
   try {
     const env = await probeTorch(opts.python, opts.trainerDir, {
       signal: control.signal,
@@ -186,19 +194,19 @@ export async function runPytorchSession(
     if (share) throw new RunnerError('pytorch/launch', share);
     emit({ type: 'train/didLog', level: 'info', message: `PyTorch: ${describeEnv(env)}.` });
     const label = engineLabel(resolvedDevice(env, opts.device), opts.nproc, opts.bf16);
-    const { prepared, snapshot } = await preparePytorchRun(
+    const { prepared, snapshot } = await preparePytorchRun({
       runDir,
       spec,
       resume,
-      control,
-      emit,
-      own,
       stopAt,
       extendTo,
-      opts.trainerDir,
+      control,
+      emit,
+      trainerDir: opts.trainerDir,
       label,
       io,
-    );
+    });
+    own = prepared.own;
     at.step = prepared.startStep;
     const { run } = prepared;
     emit({
@@ -266,9 +274,7 @@ async function launchAndFollow(
   child.stdout.on('data', (d: Buffer) => tail.push(d));
   child.stderr.on('data', (d: Buffer) => tail.push(d));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve, reject) => {
-    child.on('error', (e) =>
-      reject(new RunnerError('pytorch/launch', `Could not start ${cmd.command}: ${e.message}`)),
-    );
+    child.on('error', (e) => reject(new RunnerError('pytorch/launch', `Could not start ${cmd.command}: ${e.message}`)));
     child.on('close', (code, signal) => resolve({ code, signal }));
   });
   const controlDir = path.join(runDir, PYTORCH_DIR);

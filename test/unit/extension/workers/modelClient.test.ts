@@ -69,17 +69,16 @@ describe('ModelClient with the model worker', () => {
   it('draws the snapshots a PyTorch run left as weights (a run no lab followed)', async () => {
     const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pending-')), 'run');
     const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 10, snapshotEvery: 5 });
-    await preparePytorchRun(
+    await preparePytorchRun({
       runDir,
       spec,
-      false,
-      new SessionControl(),
-      () => undefined,
-      { created: false, owned: false },
-      null,
-      null,
-      path.resolve(__dirname, '../../../../python'),
-    );
+      resume: false,
+      stopAt: null,
+      extendTo: null,
+      control: new SessionControl(),
+      emit: () => undefined,
+      trainerDir: path.resolve(__dirname, '../../../../python'),
+    });
     // What the trainer writes at a snapshot step: the model's weights in the checkpoint format.
     fs.copyFileSync(
       path.join(runDir, 'model.safetensors'),
