@@ -5,7 +5,7 @@
  * parallel.ts), then rethrows. Source text, since a helper is started from a string.
  *
  * Leaves out: how the helper receives `module`, `memory`, `control`, `tid` and how it says
- * ready (`ready()`), which the two hosts define around it.
+ * ready (`ready()`), which Node's and the browser's helpers define around it.
  */
 
 /** The helper's program after `module`, `memory`, `control`, `tid` and `ready` are in scope. */

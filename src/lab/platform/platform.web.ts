@@ -2,7 +2,7 @@
  * The lab in a browser's worker (the web extension host's nested training and model
  * workers, and the browser tests): files through the channel to the extension host
  * (remoteFs.ts), and WebAssembly helper threads as Web Workers where the page is
- * cross-origin isolated — one thread otherwise. Also the worker's message line to its host,
+ * cross-origin isolated — one thread otherwise. Also the worker's message line to the side that started it,
  * on which the file answers travel beside the worker's own protocol.
  *
  * Leaves out: the workers' jobs (trainingService.ts, modelService.ts).
@@ -27,7 +27,7 @@ export function oneThreadReason(): string | null {
         '(SharedArrayBuffer needs COOP/COEP)';
 }
 
-/** This worker's platform and its channel to the host that started it. */
+/** This worker's platform and its channel to the side that started it. */
 export function webWorkerPlatform<Out>(): { platform: LabPlatform; channel: WorkerChannel<Out> } {
   const self = globalThis as unknown as WorkerScope;
   const post = (msg: unknown, transfer: ArrayBuffer[] = []): void => self.postMessage(msg, transfer);

@@ -1,5 +1,5 @@
 /**
- * A Node worker thread's channel to its host (`parentPort`), for the worker entries that
+ * A Node worker thread's channel to the thread that started it (`parentPort`), for the worker entries that
  * run on Node (trainingWorker.node.ts, modelWorker.node.ts).
  *
  * Leaves out: the web's channel (the worker's global scope: webWorkerChannel.ts).

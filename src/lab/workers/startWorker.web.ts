@@ -1,5 +1,5 @@
 /**
- * Workers in a browser, as their host sees them (a {@link HostedWorker}): a Web Worker
+ * Workers in a browser, as the side that starts them sees them (a {@link HostedWorker}): a Web Worker
  * started from a `blob:` URL of a classic bundle (dist/web/*.js) — VS Code's web extension
  * host cannot start a worker from the extension's own URL, and wraps workers so that only
  * classic scripts load — whose file calls (protocol/files.ts) are answered from the host's

@@ -1,8 +1,8 @@
 /**
- * Hosting the training worker, for the CLI and the extension alike: start it, wait until
+ * The training worker's client, for the CLI and the extension alike: start it, wait until
  * it says ready before sending anything, validate every notification on arrival, and
  * settle one promise when the run finishes, fails, or the worker dies — or when the run
- * folder's lock (runs/runLock.ts), which the host holds, is taken over by another session.
+ * folder's lock (runs/runLock.ts), which the caller holds, is taken over by another writer.
  * `dispose` terminates the worker; it is idempotent.
  */
 
@@ -28,7 +28,7 @@ export class TrainingWorker {
   readonly outcome: Promise<RunOutcome>;
 
   /**
-   * `lock`: the run folder's lock its host holds; should another session take it over, the
+   * `lock`: the run folder's lock the caller holds; should another writer take it over, the
    * worker is terminated at once — without a last checkpoint into a folder it no longer owns —
    * and the run fails with the lock's line (code `run/locked`).
    */
@@ -80,8 +80,8 @@ export class TrainingWorker {
 
   /**
    * Starts (or resumes) the run; `extendTo` trains a resumed run on to a new total (a new
-   * segment); `pytorch` trains it with the PyTorch engine instead of ours (a Node host only);
-   * `helpers` sets the WebAssembly helper threads (default: as many as the host offers).
+   * segment); `pytorch` trains it with the PyTorch engine instead of ours (on Node only);
+   * `helpers` sets the WebAssembly helper threads (default: as many as the platform offers).
    */
   start(
     runDir: string,

@@ -2,7 +2,7 @@
  * A worker as the code that started it sees it, whichever kind it is: a Node
  * `worker_threads` worker (startWorker.node.ts: the CLI, desktop VS Code) or a Web Worker
  * started from a `blob:` URL (startWorker.web.ts: VS Code on the web), so the training and model
- * workers' hosts (trainingClient.ts, the extension's model client) are written once.
+ * workers' clients (trainingClient.ts, the extension's model client) are written once.
  *
  * Leaves out: what travels over it (the protocol of each worker).
  */
@@ -19,5 +19,5 @@ export interface HostedWorker {
   terminate(): Promise<void>;
 }
 
-/** Starts one worker of a kind (training or model) on the host's platform. */
+/** Starts one worker of a kind (training or model) on the starter's platform. */
 export type StartWorker = () => HostedWorker;
