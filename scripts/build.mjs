@@ -22,7 +22,7 @@ export async function buildCli() {
       outfile: 'dist/cli.js',
       banner: { js: `#!/usr/bin/env node\n${common.banner.js}` },
     }),
-    build({ ...common, entryPoints: ['src/lab/workers/trainingWorker.ts'], outfile: 'dist/worker.js' }),
+    build({ ...common, entryPoints: ['src/lab/workers/trainingWorker.node.ts'], outfile: 'dist/worker.js' }),
     build({ ...common, entryPoints: ['src/bench/benchWorker.ts'], outfile: 'dist/benchWorker.js' }),
     ...(tfjs ? [build({ ...common, entryPoints: ['src/bench/benchTfjsMain.ts'], outfile: 'dist/benchTfjs.js' })] : []),
   ]);
@@ -32,7 +32,7 @@ export async function buildCli() {
 
 /**
  * The PyTorch engine's trainer, the package python/attention_lab_trainer/ (its modules: the
- * pattern of src/lab/pytorch/trainerInputs.ts TRAINER_FILE), whole into
+ * pattern of src/lab/pytorch/trainerInputs.node.ts TRAINER_FILE), whole into
  * dist/pytorch/attention_lab_trainer/, beside the bundles that look for it there: the CLI, the
  * training worker and the extension (the .vsix ships it).
  */

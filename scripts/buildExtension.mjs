@@ -26,14 +26,14 @@ export async function buildExtension() {
     }),
     build({
       ...common,
-      entryPoints: ['src/lab/workers/nodeHostLab.ts'],
+      entryPoints: ['src/lab/editor/extensionLab.node.ts'],
       outfile: 'dist/extensionLab.js',
       banner: { js: metaUrl },
       minify: true,
     }),
     build({
       ...common,
-      entryPoints: ['src/lab/workers/modelWorker.ts'],
+      entryPoints: ['src/lab/workers/modelWorker.node.ts'],
       outfile: 'dist/modelWorker.js',
       banner: { js: metaUrl },
       minify: true,
@@ -46,16 +46,16 @@ export async function buildExtension() {
   // the run folders' locks, and paths as people read them.
   const light = new Set([
     'src/engine/errors.ts',
-    'src/lab/workers/trainingHost.ts',
-    'src/lab/workers/nodeWorkers.ts',
-    'src/lab/workers/errorCodes.ts',
+    'src/lab/workers/trainingClient.ts',
+    'src/lab/workers/startWorker.node.ts',
+    'src/lab/base/errorCodes.ts',
     'src/lab/runs/runSpec.ts',
     'src/lab/files/labFs.ts',
-    'src/lab/files/nodeFs.ts',
+    'src/lab/files/fs.node.ts',
     'src/lab/files/fileErrors.ts',
-    'src/lab/runs/atomicFile.ts',
+    'src/lab/files/atomicFile.node.ts',
     'src/lab/runs/runLock.ts',
-    'src/lab/runs/nodeLockIdentity.ts',
+    'src/lab/runs/lockIdentity.node.ts',
     'src/lab/files/slashPaths.ts',
   ]);
   const heavy = inputs.filter((f) => (f.startsWith('src/engine/') || f.startsWith('src/lab/')) && !light.has(f));

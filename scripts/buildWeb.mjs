@@ -35,13 +35,13 @@ export async function buildWeb() {
     }),
     build({
       ...browser,
-      entryPoints: ['src/lab/workers/webTrainingWorker.ts'],
+      entryPoints: ['src/lab/workers/trainingWorker.web.ts'],
       outfile: 'dist/web/trainingWorker.js',
       format: 'iife',
     }),
     build({
       ...browser,
-      entryPoints: ['src/lab/workers/webModelWorker.ts'],
+      entryPoints: ['src/lab/workers/modelWorker.web.ts'],
       outfile: 'dist/web/modelWorker.js',
       format: 'iife',
     }),

@@ -35,7 +35,7 @@ await build({
   stdin: {
     contents: [
       "export { loadRunState } from './src/lab/runs/runState';",
-      "export { openRun } from './src/lab/runs/openRun';",
+      "export { openRun } from './src/lab/inference/openRun';",
       "export { decodeText } from './src/lab/inference/decode';",
       "export { createBackend } from './src/engine/backends/select';",
       "export { encodeArrays } from './src/common/wireCodec';",

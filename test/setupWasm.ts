@@ -1,5 +1,5 @@
 // Every vitest worker turns on relaxed SIMD first, as the CLI and the workers do
-// (src/lab/workers/wasmFlags.ts), so the fused multiply-add build of the kernels is tested too.
-import { enableWasmRelaxedSimd } from '../src/lab/workers/wasmFlags';
+// (src/lab/platform/wasmFlags.node.ts), so the fused multiply-add build of the kernels is tested too.
+import { enableWasmRelaxedSimd } from '../src/lab/platform/wasmFlags.node';
 
 enableWasmRelaxedSimd();

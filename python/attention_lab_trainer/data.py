@@ -4,7 +4,7 @@ each a pure function of (seed, step), so a run trained here sees exactly the bat
 see in our engine, whichever engine resumes it. Also the fixed validation batches, which the
 lab writes out whole, and each process's share of a global batch.
 
-Inputs, written by the lab into the run folder's `pytorch/` (src/lab/pytorch/trainerInputs.ts
+Inputs, written by the lab into the run folder's `pytorch/` (src/lab/pytorch/trainerInputs.node.ts
 documents the layout): documents as one memory-mapped token stream (`train.u16`, read as
 int16 and masked back to 0..65535, or `train.i32`), pairs as three int32 arrays already in
 the sampler's length order, the induction task as its 26 letter ids. All little-endian.

@@ -1,5 +1,5 @@
 """What this Python offers the PyTorch engine, as one JSON line on stdout (read by
-src/lab/pytorch/probe.ts before anything is prepared or launched):
+src/lab/pytorch/probe.node.ts before anything is prepared or launched):
 
   {"python": "3.11.2", "executable": ..., "torch": "1.13.0a0" | null, "error": why torch did
    not import, "cuda": bool, "devices": [GPU names], "bf16": bool, "gloo": bool, "nccl": bool,

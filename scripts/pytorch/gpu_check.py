@@ -65,7 +65,7 @@ def train(src, dst, flags, until, torchrun=False):
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("snapshots", ".*.tmp"))
     launcher = ["-m", "torch.distributed.run", "--standalone", "--nnodes", "1", "--nproc_per_node", "1"]
     if torchrun and not torchrun_defaults_work():
-        launcher += ["--redirects", "1", "--tee", "2"]  # as the lab launches it (src/lab/pytorch/launch.ts)
+        launcher += ["--redirects", "1", "--tee", "2"]  # as the lab launches it (src/lab/pytorch/launch.node.ts)
     cmd = [
         sys.executable,
         *(launcher if torchrun else []),

@@ -12,7 +12,7 @@ The run must be a decoder-only run on one text file with the char tokenizer and 
     nanoGPT and our engine do (GPT-2's N(0, 0.02), residual projections scaled);
   - optimizer: nanoGPT's AdamW (β 0.9 / 0.99, ε 1e-8, weight decay 0.1 on tensors of dim ≥ 2),
     gradient clipping at 1, linear warm-up over steps/10 then cosine decay to lr/10 — what
-    src/lab/training/prepare.ts optimizerConfig gives for `--optimizer adamw`;
+    src/lab/runs/specModel.ts optimizerConfig gives for `--optimizer adamw`;
   - batches: `batch` random windows of `seq + 1` tokens per step;
   - validation: 8 batches of `batch` windows spread evenly over the held-out stream
     (src/lab/data/dataset.ts validationStarts), evaluated every `eval_every` steps and at the end.

@@ -33,7 +33,7 @@ import { TORCH_PYTHON, runTorchBench, torchUnavailableReason } from './benchTorc
 import type { EnginesResult } from './benchEngines';
 import { measureEngines } from './benchEngines';
 import type { BenchWorkerData, BenchWorkerMessage } from './benchWorker';
-import { createWasmThreads } from '../lab/workers/wasmThreads';
+import { createWasmThreads } from '../lab/platform/threads.node';
 import type { ScoresCost } from './benchScores';
 import { measureScoresCost } from './benchScores';
 

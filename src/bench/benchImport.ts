@@ -18,9 +18,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { NODE_PLATFORM } from '../lab/workers/nodePlatform';
+import { NODE_PLATFORM } from '../lab/platform/platform.node';
 import { serveModelRequests } from '../lab/workers/modelService';
-import type { WorkerChannel } from '../lab/workers/platform';
+import type { WorkerChannel } from '../lab/platform/platform';
 import type { HostToModelWorker, ModelWorkerToHost } from '../protocol/modelWorker';
 import type { RandomGpt2Sizes } from './randomGpt2';
 import { GPT2_SMALL, writeRandomGpt2 } from './randomGpt2';

@@ -24,7 +24,7 @@ import type { TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import { runSession } from '../lab/training/session';
 import { SessionControl } from '../lab/training/sessionControl';
-import { NODE_PLATFORM } from '../lab/workers/nodePlatform';
+import { NODE_PLATFORM } from '../lab/platform/platform.node';
 import { trainSpecOf } from '../lab/runs/runSpec';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';

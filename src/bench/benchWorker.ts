@@ -17,8 +17,8 @@ import { Rng } from '../engine/rng';
 import type { BenchConfigName } from './benchConfigs';
 import { benchConfig, randomBatch } from './benchConfigs';
 import { benchTrainer } from './benchRun';
-import { createWasmThreads } from '../lab/workers/wasmThreads';
-import { enableWasmRelaxedSimd } from '../lab/workers/wasmFlags';
+import { createWasmThreads } from '../lab/platform/threads.node';
+import { enableWasmRelaxedSimd } from '../lab/platform/wasmFlags.node';
 
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();

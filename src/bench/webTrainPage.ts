@@ -12,8 +12,8 @@
 
 import { MemoryFs } from '../lab/files/memoryFs';
 import { trainSpecOf } from '../lab/runs/runSpec';
-import { TrainingWorker } from '../lab/workers/trainingHost';
-import { startWebWorker } from '../lab/workers/webWorkers';
+import { TrainingWorker } from '../lab/workers/trainingClient';
+import { startWebWorker } from '../lab/workers/startWorker.web';
 import type { TaskName } from '../protocol/data';
 import type { WorkerTraining } from './workerTraining';
 import { trainInWorker } from './workerTraining';

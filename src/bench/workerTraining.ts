@@ -13,8 +13,8 @@
 import type { LabFs } from '../lab/files/labFs';
 import { listNames } from '../lab/files/labFs';
 import { readMetrics, readRunJson } from '../lab/runs/runFolder';
-import { TrainingWorker } from '../lab/workers/trainingHost';
-import type { RunOutcome } from '../lab/workers/trainingHost';
+import { TrainingWorker } from '../lab/workers/trainingClient';
+import type { RunOutcome } from '../lab/workers/trainingClient';
 import type { StepMetrics, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import type { Stats } from './benchRun';

@@ -4,7 +4,7 @@
 
 import * as path from 'node:path';
 import { main } from './main';
-import { enableWasmRelaxedSimd } from '../lab/workers/wasmFlags';
+import { enableWasmRelaxedSimd } from '../lab/platform/wasmFlags.node';
 
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();

@@ -18,7 +18,7 @@ import {
 } from '../common/format';
 import type { ValidationEvaluation } from '../lab/evaluation/evaluateValidation';
 import { evaluateValidation } from '../lab/evaluation/evaluateValidation';
-import { NODE_FS } from '../lab/files/nodeFs';
+import { NODE_FS } from '../lab/files/fs.node';
 import { RUN_FILES } from '../lab/runs/runFolder';
 import { BLEU_TOKENIZE } from '../protocol/evaluation';
 import { UsageError, parseFlags } from './args';

@@ -22,9 +22,9 @@ import {
   formatPerplexity,
 } from '../common/format';
 import { DEFAULT_MAX_PAIRS, evaluateFiles } from '../lab/evaluation/evaluateFiles';
-import { openRun } from '../lab/runs/openRun';
-import { collectDocuments } from '../lab/data/globFiles';
-import { NODE_FS } from '../lab/files/nodeFs';
+import { openRun } from '../lab/inference/openRun';
+import { collectDocuments } from '../lab/data/globFiles.node';
+import { NODE_FS } from '../lab/files/fs.node';
 import { RUN_FILES, readRunJson } from '../lab/runs/runFolder';
 import type { ModelKind } from '../protocol/data';
 import type { EvalDecoding } from '../protocol/evaluation';

@@ -11,8 +11,8 @@
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
 import { exportRun } from '../lab/interop/exportFolder';
-import { NODE_FS } from '../lab/files/nodeFs';
-import { openRun } from '../lab/runs/openRun';
+import { NODE_FS } from '../lab/files/fs.node';
+import { openRun } from '../lab/inference/openRun';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { RUN_FLAG, runDirOf } from './runFlags';

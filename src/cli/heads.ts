@@ -10,11 +10,11 @@
  */
 
 import { EngineError } from '../engine/errors';
-import { NODE_FS } from '../lab/files/nodeFs';
+import { NODE_FS } from '../lab/files/fs.node';
 import { headImportance, openRunWithValidation } from '../lab/inference/ablate';
 import type { HeadsAtStep, HeadsMeasuredOn } from '../lab/inference/heads';
 import { hasSnapshots, headsOfRun, headsOfText, headsOnDiagnostics } from '../lab/inference/heads';
-import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow';
+import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow.node';
 import { openForRequest } from '../lab/inference/requestPlan';
 import type { Backend } from '../engine/backend';
 import type { HeadScoreData } from '../protocol/model';

@@ -6,9 +6,9 @@
 
 import * as path from 'node:path';
 import { formatBytes, formatCompact } from '../common/format';
-import { listDocumentFiles } from '../lab/data/globFiles';
-import { NODE_FS } from '../lab/files/nodeFs';
-import { CancelledError } from '../lab/data/documentData';
+import { listDocumentFiles } from '../lab/data/globFiles.node';
+import { NODE_FS } from '../lab/files/fs.node';
+import { CancelledError } from '../lab/base/cancelled';
 import { FINE_TUNE_LR, FINE_TUNE_STEPS, importCheckpoint } from '../lab/interop/importCheckpoint';
 import type { ImportRequest } from '../lab/interop/importCheckpoint';
 import { IMPORT_LAYOUTS } from '../engine/models/importLayouts';

@@ -6,7 +6,7 @@
 
 import type { LensInput, LensOutput } from '../lab/inference/lens';
 import { MAX_TOP_K, logitLens } from '../lab/inference/lens';
-import { NODE_FS } from '../lab/files/nodeFs';
+import { NODE_FS } from '../lab/files/fs.node';
 import { openForRequest } from '../lab/inference/requestPlan';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { UsageError, parseFlags } from './args';

@@ -2,7 +2,7 @@
  * The `attention-lab` command: dispatches to a subcommand and turns errors into exit
  * codes — 2 with one line for anything the user can fix (bad flags, bad data, a damaged or
  * foreign file, a disk that is full or read-only, a file where a folder must be:
- * lab/workers/errorCodes.ts `isUserFixable`, lab/files/fileErrors.ts), 1 for anything else (one line for an engine
+ * lab/base/errorCodes.ts `isUserFixable`, lab/files/fileErrors.ts), 1 for anything else (one line for an engine
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  *
  * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts,
@@ -11,7 +11,7 @@
  */
 
 import { EngineError } from '../engine/errors';
-import { isUserFixable } from '../lab/workers/errorCodes';
+import { isUserFixable } from '../lab/base/errorCodes';
 import { RunLockedError } from '../lab/runs/runLock';
 import { fileErrorData } from '../lab/files/fileErrors';
 import { UsageError } from './args';

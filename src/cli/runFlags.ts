@@ -5,14 +5,14 @@
  * the model), and opening the run with them.
  *
  * Leaves out: the commands' own flags (each command's file) and opening a run folder
- * (lab/runs/openRun.ts).
+ * (lab/inference/openRun.ts).
  */
 
 import * as path from 'node:path';
 import type { Backend } from '../engine/backend';
 import { createBackend } from '../engine/backends/select';
-import { NODE_FS } from '../lab/files/nodeFs';
-import type { OpenRun } from '../lab/runs/openRun';
+import { NODE_FS } from '../lab/files/fs.node';
+import type { OpenRun } from '../lab/inference/openRun';
 import type { InferenceRequest } from '../lab/inference/requestPlan';
 import { openForRequest } from '../lab/inference/requestPlan';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';

@@ -9,9 +9,9 @@
  */
 
 import { decodeText, greedyTarget } from '../lab/inference/decode';
-import type { OpenRun } from '../lab/runs/openRun';
-import { NODE_FS } from '../lab/files/nodeFs';
-import { loadPairsText, loadRunData } from '../lab/training/prepare';
+import type { OpenRun } from '../lab/inference/openRun';
+import { NODE_FS } from '../lab/files/fs.node';
+import { loadPairsText, loadRunData } from '../lab/data/runData';
 
 /** One sample line. */
 export type Sample =

@@ -6,10 +6,10 @@
  * Leaves out: the tokenizers (src/engine/tokenizers).
  */
 
-import { NODE_FS } from '../lab/files/nodeFs';
+import { NODE_FS } from '../lab/files/fs.node';
 import { isPartialLabel } from '../common/tokenLabels';
 import { tokenLabels } from '../engine/tokenizers/tokenDisplay';
-import { readTokenizer } from '../lab/training/prepare';
+import { readTokenizer } from '../lab/runs/tokenizerFile';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { RUN_FLAG, runDirOf } from './runFlags';

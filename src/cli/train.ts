@@ -18,7 +18,7 @@ import {
   formatPercent,
   formatPerplexity,
 } from '../common/format';
-import { errorKind } from '../lab/workers/errorCodes';
+import { errorKind } from '../lab/base/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { WorkerToHost } from '../protocol/trainingWorker';
 import {
@@ -31,19 +31,19 @@ import {
   TOKENIZER_TYPES,
 } from '../protocol/data';
 import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_TOTAL_BYTES } from '../lab/data/corpus';
-import { listDocumentFiles } from '../lab/data/globFiles';
-import { NODE_FS } from '../lab/files/nodeFs';
-import type { RunOutcome } from '../lab/workers/trainingHost';
-import { startNodeWorker } from '../lab/workers/nodeWorkers';
-import { TrainingWorker } from '../lab/workers/trainingHost';
-import { openRun } from '../lab/runs/openRun';
-import { resolveConfig } from '../lab/training/prepare';
+import { listDocumentFiles } from '../lab/data/globFiles.node';
+import { NODE_FS } from '../lab/files/fs.node';
+import type { RunOutcome } from '../lab/workers/trainingClient';
+import { startNodeWorker } from '../lab/workers/startWorker.node';
+import { TrainingWorker } from '../lab/workers/trainingClient';
+import { openRun } from '../lab/inference/openRun';
+import { resolveConfig } from '../lab/runs/specModel';
 import { lastCheckpointStep } from '../lab/training/stopReasons';
 import { DEFAULT_VOCAB, dataDefaults, trainSpecOf } from '../lab/runs/runSpec';
 import { newRunDir, readRunJson } from '../lab/runs/runFolder';
 import type { RunLock } from '../lab/runs/runLock';
 import { LOCK_FILE, RunLockedError, takeRunLock } from '../lab/runs/runLock';
-import { nodeLockIdentity } from '../lab/runs/nodeLockIdentity';
+import { nodeLockIdentity } from '../lab/runs/lockIdentity.node';
 import { planResume } from '../lab/runs/segments';
 import { sampleRun } from './samples';
 import type { Flags } from './args';

@@ -4,7 +4,7 @@
  * training and prints the exact torchrun command of every node (--nnodes, --rdzv-endpoint)
  * for a cluster or a scheduler, with the run folder on storage every node reads.
  *
- * Leaves out: the training itself (the training worker runs src/lab/pytorch/pytorchSession.ts,
+ * Leaves out: the training itself (the training worker runs src/lab/pytorch/pytorchSession.node.ts,
  * and train.ts shows its progress as for our engine).
  */
 
@@ -12,12 +12,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { EngineKind, PytorchOptions, TrainSpec } from '../protocol/data';
 import { ENGINE_KINDS, engineNamed, oldEngineNotice, TORCH_DEVICES } from '../protocol/data';
-import { NODE_FS } from '../lab/files/nodeFs';
-import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch';
-import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession';
+import { NODE_FS } from '../lab/files/fs.node';
+import { clusterCommands, splitEndpoint } from '../lab/pytorch/launch.node';
+import { batchShareProblem, preparePytorchRun } from '../lab/pytorch/pytorchSession.node';
 import { SessionControl } from '../lab/training/sessionControl';
-import type { Ownership } from '../lab/training/sessionSetup';
-import { reportFailure } from '../lab/training/sessionSetup';
+import { NOT_OWNED, SetupFailure, reportFailure } from '../lab/training/sessionSetup';
 import type { Flags } from './args';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
@@ -127,29 +126,27 @@ export async function printLaunch(
   if (share)
     throw new UsageError(nnodes > 1 ? `${share} (--nnodes ${nnodes} × --nproc ${opts.nproc} processes in all)` : share);
   const preparing = json ? null : new PrepareLine(ctx.stderr);
-  const own: Ownership = { created: false, owned: false };
   try {
-    await preparePytorchRun(
+    await preparePytorchRun({
       runDir,
       spec,
       resume,
-      new SessionControl(),
-      (m) => {
+      stopAt,
+      extendTo,
+      control: new SessionControl(),
+      emit: (m) => {
         if (m.type === 'train/didProgress') preparing?.update(m);
         if (m.type === 'train/didLog' && !json) {
           preparing?.end();
           ctx.err(m.message);
         }
       },
-      own,
-      stopAt,
-      extendTo,
-      opts.trainerDir,
-    );
+      trainerDir: opts.trainerDir,
+    });
   } catch (e) {
     // As a training session would: a new folder with nothing worth keeping is removed.
-    await reportFailure(NODE_FS, runDir, own, e, 0, () => undefined);
-    throw e;
+    await reportFailure(NODE_FS, runDir, NOT_OWNED, e, 0, () => undefined);
+    throw SetupFailure.errorOf(e);
   } finally {
     preparing?.end();
   }

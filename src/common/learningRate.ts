@@ -1,6 +1,6 @@
 /**
  * The learning rate a run trains with when its settings say 0 ("the default"), declared
- * once for the lab that trains with it (lab/training/prepare.ts) and the pages that show it
+ * once for the lab that trains with it (lab/runs/specModel.ts) and the pages that show it
  * (the dashboard's compare table), so a table never shows "lr 0" for a rate of 1e-3.
  *
  * Leaves out: the schedules (engine/optim/schedule.ts) and the optimizer's other settings.

@@ -6,7 +6,7 @@
 
 /**
  * Machine-readable category of an engine error. What each means for the user (fix it, or a
- * failure) is decided once, in lab/workers/errorCodes.ts, which does not compile until a new code is
+ * failure) is decided once, in lab/base/errorCodes.ts, which does not compile until a new code is
  * classified.
  */
 export type EngineErrorCode =

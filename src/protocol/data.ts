@@ -73,7 +73,7 @@ export const TOKENIZER_TYPES = ['char', 'bpe'] as const;
 export type TokenizerType = (typeof TOKENIZER_TYPES)[number];
 
 /**
- * The optimizer presets (src/lab/training/prepare.ts builds them): `adamw` is AdamW with a
+ * The optimizer presets (src/lab/runs/specModel.ts builds them): `adamw` is AdamW with a
  * cosine decay; `paper` is the paper's Adam (0.9, 0.98, 1e-9) with its warm-up schedule.
  */
 export const OPTIMIZER_PRESETS = ['adamw', 'paper'] as const;

@@ -1,5 +1,5 @@
 /**
- * Extension host ⇄ model worker (src/lab/workers/modelWorker.ts): requests (decode,
+ * Extension host ⇄ model worker (src/lab/workers/modelWorker.node.ts, .web.ts): requests (decode,
  * score, attention and one layer of it, export, speed calibration, evaluation on test files,
  * logit lens, head ablation, drawing a PyTorch run's pending snapshots), each answered by
  * exactly one `model/did<Kind>` answer with the same id, or `model/didFail`; a decode streams
@@ -271,7 +271,7 @@ export const modelRequests = requests('model', {
   },
   /**
    * The snapshots a PyTorch run's trainer left as weights where no lab followed it (a cluster):
-   * drawn into snapshot files with the lab's model (lab/pytorch/follow.ts); answers how many.
+   * drawn into snapshot files with the lab's model (lab/pytorch/follow.node.ts); answers how many.
    */
   drawSnapshots: {
     params: { runDir: str },

@@ -1,5 +1,5 @@
 /**
- * Host ⇄ training worker (src/lab/workers/trainingWorker.ts; its hosts are the CLI and the extension):
+ * Host ⇄ training worker (src/lab/workers/trainingWorker.node.ts, .web.ts; its hosts are the CLI and the extension):
  * commands to start, pause, resume and stop a run, and the worker's notifications (past
  * tense; droppable ones carry snapshots, not deltas — docs/ARCHITECTURE.md, "The protocol").
  * Each message is one

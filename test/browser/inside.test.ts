@@ -12,8 +12,8 @@
 
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { NODE_FS } from '../../src/lab/files/nodeFs';
-import { startNodeWorker } from '../../src/lab/workers/nodeWorkers';
+import { NODE_FS } from '../../src/lab/files/fs.node';
+import { startNodeWorker } from '../../src/lab/workers/startWorker.node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../src/extension/workers/modelClient';
 import { loadRunState } from '../../src/lab/runs/runState';

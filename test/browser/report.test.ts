@@ -13,8 +13,8 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvaluation } from '../../src/lab/evaluation/evaluations';
-import { NODE_FS } from '../../src/lab/files/nodeFs';
+import { appendEvaluation } from '../../src/lab/runs/evaluations';
+import { NODE_FS } from '../../src/lab/files/fs.node';
 import { PAIRS_RECORD } from '../evalOutputs';
 import { FIXTURES, HAS_CHROMIUM, ROOT, SKIP_REASON, frames, launchBrowser, screenshot } from './harness';
 

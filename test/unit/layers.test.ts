@@ -63,6 +63,20 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
 /** Folders of a layer, bottom floor first: a file may import its own folder and lower floors only; files directly in the layer's root sit above every floor. */
 const FLOORS: Partial<Record<Layer, readonly string[]>> = {
   extension: ['base', 'host', 'workers', 'runs', 'training', 'configure', 'commands', 'dashboard'],
+  lab: [
+    'base',
+    'files',
+    'platform',
+    'runs',
+    'data',
+    'inference',
+    'evaluation',
+    'interop',
+    'training',
+    'pytorch',
+    'workers',
+    'editor',
+  ],
 };
 
 /** The layer of a repository-relative path, or null for a file outside every layer. */
@@ -274,6 +288,27 @@ describe('layers (imports point down only)', () => {
       'src/extension/base/b.ts: imports ../panels/p (folder panels has no floor in layer extension; add it to FLOORS)',
       'src/lab/runs/q.ts: imports ../files/x (folder runs sits below folder files in layer lab)',
       'src/lab/runs/q.ts: imports ../workers/w (folder workers has no floor in layer lab; add it to FLOORS)',
+    ]);
+  });
+
+  it('reports a lab folder that imports a higher floor, and a folder missing from the table', () => {
+    const fake: Record<string, string> = {
+      'src/lab/runs/a.ts':
+        "import { runSession } from '../training/session';\nimport { RUN_FILES } from './runFolder';",
+      'src/lab/files/b.ts':
+        "import type { LabPlatform } from '../platform/platform';\nimport { yieldToEvents } from '../base/yieldToEvents';",
+      'src/lab/training/c.ts':
+        "import { readRunJson } from '../runs/runFolder';\nimport { corpus } from '../data/corpus';",
+      'src/lab/gadgets/d.ts': "import { readRunJson } from '../runs/runFolder';",
+      'src/lab/runs/e.ts':
+        "export { openRun } from '../inference/openRun';\nconst w = require('../workers/trainingClient');",
+    };
+    expect(floorViolations(Object.keys(fake), (f) => fake[f] as string)).toEqual([
+      'src/lab/runs/a.ts: imports ../training/session (folder runs sits below folder training in layer lab)',
+      'src/lab/files/b.ts: imports ../platform/platform (folder files sits below folder platform in layer lab)',
+      'src/lab/gadgets/d.ts: is in folder gadgets, which has no floor in layer lab (add it to FLOORS)',
+      'src/lab/runs/e.ts: imports ../inference/openRun (folder runs sits below folder inference in layer lab)',
+      'src/lab/runs/e.ts: imports ../workers/trainingClient (folder runs sits below folder workers in layer lab)',
     ]);
   });
 

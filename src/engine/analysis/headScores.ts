@@ -24,7 +24,7 @@
  * - antiDiagonal  = mean over t ∈ [0, n) of A[t, cols − 1 − t]  (reversing aligns t with the mirror)
  * with n = min(rows, cols), plus entropy as above.
  *
- * Leaves out: which batch to score (src/lab/training/headScores.ts builds the diagnostic sequences).
+ * Leaves out: which batch to score (src/lab/inference/headScores.ts builds the diagnostic sequences).
  */
 
 /** Scores of one self-attention head. */

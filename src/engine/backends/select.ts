@@ -3,7 +3,7 @@
  * reference backend otherwise (or when asked for by name, e.g. to compare the two).
  *
  * Leaves out: threads — the engine cannot start them; pass a ParallelRunner (Node's is
- * src/lab/workers/wasmThreads.ts) to use more than one core.
+ * src/lab/platform/threads.node.ts) to use more than one core.
  */
 
 import type { Backend } from '../backend';

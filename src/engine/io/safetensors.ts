@@ -9,7 +9,7 @@
  * Int32Array, with an error if a value does not fit; F16 and BF16 are widened to float32
  * (halfFloat.ts), and written from numbers rounded to nearest. Header validation lives in
  * `safetensorsHeader.ts`. Leaves out: file I/O (`src/lab` owns files; it reads large files
- * tensor by tensor, `src/lab/interop/safetensorsReader.ts`), memory mapping, and dtypes other than
+ * tensor by tensor, `src/lab/runs/safetensorsReader.ts`), memory mapping, and dtypes other than
  * F32, F64, F16, BF16, I32, I64 and U8.
  */
 

@@ -10,7 +10,7 @@
  * As in the reference implementation, the tensors must tile the data section exactly:
  * no overlaps, no holes, nothing after the last tensor.
  * The header can be parsed from the whole file or, for files read piece by piece
- * (`src/lab/interop/safetensorsReader.ts`), from its first 8 + N bytes and the file's length.
+ * (`src/lab/runs/safetensorsReader.ts`), from its first 8 + N bytes and the file's length.
  * Leaves out: copying the tensor bytes into arrays (`safetensors.ts`) and dtypes this
  * project does not read (I8, F8, ...), which are reported as unsupported.
  */

@@ -181,7 +181,7 @@ export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
   return specFromSettings(applyDraft(s, d), data);
 }
 
-/** The size estimate the lab module makes of a spec (hostLab.ts `estimateSpec`). */
+/** The size estimate the lab module makes of a spec (extensionLab.ts `estimateSpec`). */
 export type Estimator = (
   spec: TrainSpec,
   charsSeen: number | null,

@@ -11,9 +11,9 @@
 import { availableParallelism } from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { NODE_FS } from '../../lab/files/nodeFs';
-import { nodeLockIdentity } from '../../lab/runs/nodeLockIdentity';
-import { startNodeWorker } from '../../lab/workers/nodeWorkers';
+import { NODE_FS } from '../../lab/files/fs.node';
+import { nodeLockIdentity } from '../../lab/runs/lockIdentity.node';
+import { startNodeWorker } from '../../lab/workers/startWorker.node';
 import type { ExtensionHost } from './extensionHost';
 import { requireLab } from './requireLab.node';
 

@@ -12,7 +12,7 @@
 import type * as vscode from 'vscode';
 import type { LabFs } from '../../lab/files/labFs';
 import type { LockIdentity } from '../../lab/runs/runLock';
-import type { StartWorker } from '../../lab/workers/hostedWorker';
+import type { StartWorker } from '../../lab/workers/workerHandle';
 import type { LabLoader, PytorchLab } from './labLoader';
 
 /** What the extension host the extension runs in gives it: files and their paths, the lab module, the workers. */

@@ -13,9 +13,9 @@
 
 import * as vscode from 'vscode';
 import { uncheckedIdentity } from '../../lab/runs/runLock';
-import * as hostLab from '../../lab/workers/hostLab';
-import { defaultWebHelpers, webThreadsAvailable } from '../../lab/workers/webThreads';
-import { startWebWorker } from '../../lab/workers/webWorkers';
+import * as hostLab from '../../lab/editor/extensionLab';
+import { defaultWebHelpers, webThreadsAvailable } from '../../lab/platform/threads.web';
+import { startWebWorker } from '../../lab/workers/startWorker.web';
 import type { ExtensionHost } from './extensionHost';
 import { WorkspaceFs, pathOfUri, uriOfPath } from './workspaceFs';
 

@@ -1,5 +1,5 @@
 /**
- * Loading the engine-side module (src/lab/workers/hostLab.ts: reading run folders, size
+ * Loading the engine-side module (src/lab/editor/extensionLab.ts: reading run folders, size
  * estimates, corpus previews) that the extension host calls. In desktop VS Code it is a
  * separate bundle (dist/extensionLab.js) required on first use, so activating the
  * extension costs only its small bundle (extensionHost.node.ts); on the web it is part of the one
@@ -9,10 +9,10 @@
  */
 
 /** The module's exports. */
-export type HostLab = typeof import('../../lab/workers/hostLab');
+export type HostLab = typeof import('../../lab/editor/extensionLab');
 
 /** Desktop's module (dist/extensionLab.js): the same, plus the PyTorch engine's host side. */
-export type NodeHostLab = typeof import('../../lab/workers/nodeHostLab');
+export type NodeHostLab = typeof import('../../lab/editor/extensionLab.node');
 
 /**
  * The PyTorch engine's host side: the torch probe and checks (Python in a child process), a run's pending snapshot

@@ -4,7 +4,7 @@
  * workspace is trusted) plus run folders opened from elsewhere ("Open Run…", e.g. made by
  * the command line), remembered in workspace state so they survive reloads.
  *
- * Leaves out: reading the folders (src/lab/workers/hostLab.ts) and showing them (runsTree.ts).
+ * Leaves out: reading the folders (src/lab/editor/extensionLab.ts) and showing them (runsTree.ts).
  */
 
 import type { LabFs } from '../../lab/files/labFs';

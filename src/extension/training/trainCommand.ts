@@ -13,9 +13,9 @@
  */
 
 import * as vscode from 'vscode';
-import { errorKind } from '../../lab/workers/errorCodes';
+import { errorKind } from '../../lab/base/errorCodes';
 import { RunLockedError, runLockProblem } from '../../lab/runs/runLock';
-import type { RunOutcome } from '../../lab/workers/trainingHost';
+import type { RunOutcome } from '../../lab/workers/trainingClient';
 import type { SkippedFile, TrainSpec } from '../../protocol/data';
 import { summarizeSkipped } from '../../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from '../base/errors';

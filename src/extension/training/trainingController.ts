@@ -14,9 +14,9 @@
 import type { LabFs } from '../../lab/files/labFs';
 import type { LockIdentity, RunLock } from '../../lab/runs/runLock';
 import { takeRunLock, uncheckedIdentity } from '../../lab/runs/runLock';
-import type { StartWorker } from '../../lab/workers/hostedWorker';
-import type { RunOutcome } from '../../lab/workers/trainingHost';
-import { TrainingWorker } from '../../lab/workers/trainingHost';
+import type { StartWorker } from '../../lab/workers/workerHandle';
+import type { RunOutcome } from '../../lab/workers/trainingClient';
+import { TrainingWorker } from '../../lab/workers/trainingClient';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import type { WorkerToHost } from '../../protocol/trainingWorker';
 import type { DisposableLike } from '../base/disposables';

@@ -9,13 +9,13 @@
  * web page that is not cross-origin isolated — by ending the worker, which the next request
  * starts afresh), and fails every pending request with a clear error if the worker dies.
  *
- * Leaves out: the compute (src/lab/workers/modelWorker.ts) and any VS Code UI.
+ * Leaves out: the compute (src/lab/workers/modelWorker.node.ts) and any VS Code UI.
  */
 
 import type { ModelAnswer, ModelParams, ModelRequestKind, ModelWorkerToHost } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { modelRequests, validateModelWorkerToHost } from '../../protocol/modelWorker';
-import type { HostedWorker, StartWorker } from '../../lab/workers/hostedWorker';
+import type { HostedWorker, StartWorker } from '../../lab/workers/workerHandle';
 import type { DisposableLike } from '../base/disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
 

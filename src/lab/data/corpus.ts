@@ -21,7 +21,8 @@ import { shownPath } from '../files/slashPaths';
 import { skipByContent, skipByPath } from './codeFiles';
 import { GitignoreFilter } from './gitignore';
 import { hashString, unitInterval } from './seededHash';
-import { BINARY_EXTENSIONS, extensionOf, readTextFile } from './textFile';
+import { BINARY_EXTENSIONS, readTextFile } from './textFile';
+import { extensionOf } from '../files/slashPaths';
 
 /** One text file of a corpus. */
 export interface CorpusDocument {

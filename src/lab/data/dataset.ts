@@ -36,7 +36,7 @@ export interface PairExample {
 
 /**
  * What a port of a dataset's training sampler needs besides the run's seed: the PyTorch
- * trainer draws the same batches from these (src/lab/pytorch/trainerInputs.ts writes them out).
+ * trainer draws the same batches from these (src/lab/pytorch/trainerInputs.node.ts writes them out).
  */
 export type SamplerInputs =
   | { readonly kind: 'documents'; readonly stream: TokenIds; readonly rows: number; readonly T: number }

@@ -23,6 +23,7 @@
  * Leaves out: windows and batches (dataset.ts), pairs (pairs.ts), which files (corpus.ts).
  */
 
+import { CancelledError } from '../base/cancelled';
 import { EngineError } from '../../engine/errors';
 import { ChunkCounts } from '../../engine/tokenizers/bpeTrain';
 import { trainBpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
@@ -65,14 +66,6 @@ export interface WorkHooks {
   readonly isCancelled?: () => boolean;
   /** Awaited between pieces so a worker can take in a stop command (e.g. `setImmediate`). */
   readonly yieldNow?: () => Promise<void>;
-}
-
-/** Thrown when {@link WorkHooks.isCancelled} says stop. */
-export class CancelledError extends Error {
-  constructor(what: string) {
-    super(`Cancelled while ${what}; nothing was saved.`);
-    this.name = 'CancelledError';
-  }
 }
 
 /** The token streams of a run's documents and what people are told about them. */

@@ -27,7 +27,7 @@
  * Training sequences are drawn afresh for every step from (seed, step), so a resumed run
  * sees the same batches; validation sequences come from their own stream.
  *
- * Leaves out: the head scores (lab/training/headScores.ts measures induction on the same repeat
+ * Leaves out: the head scores (lab/inference/headScores.ts measures induction on the same repeat
  * layout).
  */
 

@@ -13,7 +13,8 @@
 
 import { EngineError } from '../../engine/errors';
 import type { LabFs } from '../files/labFs';
-import { decodeUtf8, extensionOf, firstInvalidUtf8Line, looksBinary } from './textFile';
+import { decodeUtf8, firstInvalidUtf8Line, looksBinary } from './textFile';
+import { extensionOf } from '../files/slashPaths';
 import { readCapped } from '../files/fileCaps';
 
 /** One source → target example read from a file. */

@@ -10,6 +10,7 @@
 
 import type { SkippedFile } from '../../protocol/data';
 import type { LabFs } from '../files/labFs';
+import { extensionOf } from '../files/slashPaths';
 
 /** How many leading bytes are searched for a NUL byte. */
 export const BINARY_SNIFF_BYTES = 8192;
@@ -111,16 +112,6 @@ export const BINARY_EXTENSIONS: ReadonlySet<string> = new Set([
 export type TextFileResult =
   | { readonly ok: true; readonly text: string; readonly bytes: number }
   | { readonly ok: false; readonly reason: SkippedFile['reason'] };
-
-/**
- * Lower-case extension of a path's last name, without the dot ("" when there is none; `/` and `\\` both separate
- * names).
- */
-export function extensionOf(file: string): string {
-  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
-  const dot = name.lastIndexOf('.');
-  return dot <= 0 ? '' : name.slice(dot + 1).toLowerCase();
-}
 
 /** True when a NUL byte occurs in the first {@link BINARY_SNIFF_BYTES} bytes. */
 export function looksBinary(bytes: Uint8Array): boolean {

@@ -34,14 +34,14 @@ import { shownPath } from '../files/slashPaths';
 import { pairBatch, tokenStream, tokenizePairs } from '../data/dataset';
 import type { Pair } from '../data/pairs';
 import { readPairs } from '../data/pairs';
-import type { OpenRun } from '../runs/openRun';
+import type { OpenRun } from '../inference/openRun';
 import { ByteCounter, bitsPerByte } from './bitsPerByte';
 import { GREEDY, scorePairs } from './evaluate';
-import type { MeasuredEvaluation } from './evaluations';
-import { dataHashOf, describeFile, recordEvaluation } from './evaluations';
+import type { MeasuredEvaluation } from '../runs/evaluations';
+import { dataHashOf, describeFile, recordEvaluation } from '../runs/evaluations';
 import type { TextLoss } from './testLoss';
 import { Progress, meanLoss, scoringWindows, windowBatch } from './testLoss';
-import { countUnseenChars, refuseUnseenChars } from './unseenChars';
+import { countUnseenChars, refuseUnseenChars } from '../inference/unseenChars';
 
 export { EvaluationCancelled, scoringWindows } from './testLoss';
 export type { WindowGroup } from './testLoss';
@@ -67,7 +67,7 @@ export interface EvaluateFilesOptions {
   readonly cancelled?: () => boolean;
   /**
    * Reads the documents globs name (`data.glob`): the command line's globbing
-   * (lab/data/globFiles.ts `collectDocuments`). Without it only exact paths are taken.
+   * (lab/data/globFiles.node.ts `collectDocuments`). Without it only exact paths are taken.
    */
   readonly collectGlobs?: (
     patterns: readonly string[],

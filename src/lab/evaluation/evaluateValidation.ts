@@ -11,12 +11,13 @@
 import type { Backend } from '../../engine/backend';
 import type { BleuTokenize, EvalDecoding, EvaluationRecord, TranslationScores } from '../../protocol/evaluation';
 import type { LabFs } from '../files/labFs';
-import { openRun } from '../runs/openRun';
+import { openRun } from '../inference/openRun';
 import { readRunJson } from '../runs/runFolder';
-import { buildDataset, loadRunData, readTokenizer } from '../training/prepare';
+import { buildDataset, loadRunData } from '../data/runData';
+import { readTokenizer } from '../runs/tokenizerFile';
 import { bitsPerByte } from './bitsPerByte';
 import { scorePairs, validationLoss } from './evaluate';
-import { recordEvaluation, validationHashOf } from './evaluations';
+import { recordEvaluation, validationHashOf } from '../runs/evaluations';
 
 /** Options of {@link evaluateValidation}. */
 export interface ValidationOptions {

@@ -4,7 +4,7 @@
  * size before a byte is read (and again after, for a file that grew), so a damaged or
  * hostile file is refused in one line naming it and its kind instead of filling memory.
  * A file that is not a regular one (a FIFO, a device such as /dev/zero) is refused by the
- * file system itself (nodeFs.ts) before it is read.
+ * file system itself (fs.node.ts) before it is read.
  *
  * Leaves out: the training data's own limits (the corpus's maxFileBytes, lab/data/).
  */

@@ -13,7 +13,7 @@
  * It also makes the names of temporary files and folders fit the 255 bytes a file name may
  * have, however long the name they stand beside.
  *
- * Leaves out: the writes (nodeFs.ts with runs/atomicFile.ts, and each host's file system),
+ * Leaves out: the writes (fs.node.ts with files/atomicFile.node.ts, and each host's file system),
  * which call {@link diskError} where they know the file.
  */
 
@@ -105,7 +105,7 @@ function problemMessage(problem: FileProblem, file: string): string {
 
 /** A file or folder that could not be used as asked, for a reason the user can fix; the message names it. */
 export class FileError extends Error {
-  /** The code errors carry across threads (lab/workers/errorCodes.ts). */
+  /** The code errors carry across threads (lab/base/errorCodes.ts). */
   readonly code = 'file/unusable' as const;
 
   constructor(
@@ -127,7 +127,7 @@ export class FileError extends Error {
 
 /** A write that failed because the disk (or the user's quota) is full; nothing half-written was left. */
 export class DiskFullError extends Error {
-  /** The code errors carry across threads (lab/workers/errorCodes.ts). */
+  /** The code errors carry across threads (lab/base/errorCodes.ts). */
   readonly code = 'disk/full' as const;
 
   constructor(

@@ -1,6 +1,6 @@
 /**
  * The file system the lab reads and writes through: one small interface with an
- * implementation per host — Node's `fs` (nodeFs.ts: the CLI, desktop VS Code, Node
+ * implementation per host — Node's `fs` (fs.node.ts: the CLI, desktop VS Code, Node
  * workers), VS Code's `workspace.fs` (wholeFileFs.ts under the extension's web host, including
  * a github.dev repository's virtual files), a worker's channel to its host (remoteFs.ts: the web's
  * nested workers) and memory (memoryFs.ts: tests) — so run folders, checkpoints, metrics,

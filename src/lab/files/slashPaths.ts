@@ -7,7 +7,7 @@
  * percent-encoded, so a name with spaces reads as it is.
  *
  * Leaves out: queries and fragments (file URIs have none), Windows drive letters and
- * backslashes (Node's paths go through nodeFs.ts).
+ * backslashes (Node's paths go through fs.node.ts).
  */
 
 const ROOT = /^[a-zA-Z][\w+.-]*:\/\/[^/]*/;
@@ -136,4 +136,14 @@ export abstract class SlashPaths {
   resolve(p: string, from?: string): string {
     return resolvePath(p, from);
   }
+}
+
+/**
+ * Lower-case extension of a path's last name, without the dot ("" when there is none; `/` and `\\` both separate
+ * names).
+ */
+export function extensionOf(file: string): string {
+  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  const dot = name.lastIndexOf('.');
+  return dot <= 0 ? '' : name.slice(dot + 1).toLowerCase();
 }

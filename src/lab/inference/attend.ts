@@ -45,11 +45,11 @@ import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import { encodeSqrt8, poolFactor, poolMax } from '../../common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, HeadScoreData } from '../../protocol/model';
-import type { OpenRun } from '../runs/openRun';
-import type { InductionByLayer } from '../training/headScores';
-import { diagnosticRows, measureInduction, probeExtent, scoreLayer } from '../training/headScores';
+import type { OpenRun } from './openRun';
+import type { InductionByLayer } from './headScores';
+import { diagnosticRows, measureInduction, probeExtent, scoreLayer } from './headScores';
 import { greedyTarget } from './decode';
-import { unseenNote } from '../evaluation/unseenChars';
+import { unseenNote } from './unseenChars';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** The attention of one text. */

@@ -30,9 +30,9 @@ import { Rng } from '../../engine/rng';
 import type { SpecialIds } from '../../engine/tokenizers/special';
 import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
-import type { OpenRun } from '../runs/openRun';
+import type { OpenRun } from './openRun';
 import { EngineError } from '../../engine/errors';
-import { unseenNote } from '../evaluation/unseenChars';
+import { unseenNote } from './unseenChars';
 import { cutCharacterBytes, endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 

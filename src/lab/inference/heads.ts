@@ -12,8 +12,8 @@
 import { EngineError } from '../../engine/errors';
 import type { HeadScoreData } from '../../protocol/model';
 import type { LabFs } from '../files/labFs';
-import type { OpenRun } from '../runs/openRun';
-import { readSnapshot, snapshotSteps } from '../training/snapshots';
+import type { OpenRun } from './openRun';
+import { readSnapshot, snapshotSteps } from '../runs/snapshotFiles';
 import { attendDiagnostic, attendText } from './attend';
 
 /** What a set of scores was measured on: a training snapshot's probe, a text, or the diagnostic sequences. */

@@ -26,10 +26,10 @@ import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
-import type { OpenRun } from '../runs/openRun';
+import type { OpenRun } from './openRun';
 import { greedyTarget } from './decode';
 import { truncationNote } from './attend';
-import { unseenNote } from '../evaluation/unseenChars';
+import { unseenNote } from './unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /**

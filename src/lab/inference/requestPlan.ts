@@ -22,7 +22,7 @@
  * width — never a flag of another front door or a setting of the model.
  *
  * Leaves out: evaluation and training (their batches are their data's), and opening itself
- * (runs/openRun.ts).
+ * (inference/openRun.ts).
  */
 
 import type { ModelConfig } from '../../engine/config';
@@ -30,10 +30,10 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { Backend } from '../../engine/backend';
 import type { LabFs } from '../files/labFs';
 import { readCheckpointConfig } from '../runs/checkpoint';
-import type { OpenRun, RunPlan } from '../runs/openRun';
-import { openRun } from '../runs/openRun';
-import { readTokenizer } from '../training/prepare';
-import { DIAGNOSTIC_MAX_LEN } from '../training/headScores';
+import type { OpenRun, RunPlan } from './openRun';
+import { openRun } from './openRun';
+import { readTokenizer } from '../runs/tokenizerFile';
+import { DIAGNOSTIC_MAX_LEN } from './headScores';
 import { memoryProblem } from '../../engine/models/estimate';
 import type { LensInput } from './lens';
 

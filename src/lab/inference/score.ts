@@ -33,7 +33,7 @@ import { EngineError } from '../../engine/errors';
 import type { Batch } from '../../engine/models/inputs';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
-import type { OpenRun } from '../runs/openRun';
+import type { OpenRun } from './openRun';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** Most tokens one text is scored on (the rest is counted in `truncated`). */

@@ -40,7 +40,7 @@ import { exportReadme } from './exportReadme';
 import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
 import { scoreText } from '../inference/score';
-import type { OpenRun } from '../runs/openRun';
+import type { OpenRun } from '../inference/openRun';
 import { RUN_FILES } from '../runs/runFolder';
 import { folderNameOf } from '../../common/fileNames';
 import { EXPORT_PYTHON_FILES } from './exportPython.generated';

@@ -30,12 +30,12 @@ import { folderError } from '../files/fileErrors';
 import { readCappedText } from '../files/fileCaps';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
-import { CancelledError } from '../data/documentData';
+import { CancelledError } from '../base/cancelled';
 import { loadImportTokenizer } from './importTokenizer';
-import { writeTokenizer } from '../training/prepare';
+import { writeTokenizer } from '../runs/tokenizerFile';
 import { RUN_FORMAT, RUN_VERSION, writeRunJson } from '../runs/runFolder';
 import type { RunJson } from '../runs/runFolder';
-import { isPickleName, pickleMessage, SafetensorsReader } from './safetensorsReader';
+import { isPickleName, pickleMessage, SafetensorsReader } from '../runs/safetensorsReader';
 import { planSegments } from '../runs/segments';
 
 /** Peak learning rate of fine-tuning an imported model (AdamW, cosine): nanoGPT's finetune_shakespeare uses 3e-5. */

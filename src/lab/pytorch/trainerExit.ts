@@ -4,7 +4,7 @@
  * ("attention-lab trainer: …", a problem the user fixes, or a full disk when even run.json
  * had no room), or else the exception or last lines torchrun and Python printed.
  *
- * Leaves out: starting and following the trainer (pytorchSession.ts, follow.ts).
+ * Leaves out: starting and following the trainer (pytorchSession.node.ts, follow.node.ts).
  */
 
 import { EngineError } from '../../engine/errors';

@@ -13,7 +13,7 @@ import type { ModelConfig } from '../../engine/config';
 import { CONFIG_FIELDS, validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { encodeSafetensors } from '../../engine/io/safetensors';
-import { SafetensorsReader } from '../interop/safetensorsReader';
+import { SafetensorsReader } from './safetensorsReader';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
 import type { LabFs } from '../files/labFs';

@@ -2,7 +2,7 @@
  * A run folder on disk (docs/ARCHITECTURE.md, "Files on disk"): run.json (what the run is and
  * where it stands), metrics.jsonl (append-only, one JSON object per logged step or
  * validation), evaluations.jsonl (append-only, one line per evaluation on test data:
- * lab/evaluation/evaluations.ts), tokenizer.json, model.safetensors, optimizer.safetensors and
+ * lab/runs/evaluations.ts), tokenizer.json, model.safetensors, optimizer.safetensors and
  * snapshots/. Every file but the append-only logs is written atomically; a log line is
  * appended in one piece. Every reader validates what it reads and
  * says what to do when a file is from another version or damaged.

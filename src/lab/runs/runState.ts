@@ -6,8 +6,8 @@
 
 import type { RunState, RunSummary } from '../../protocol/webview';
 import { readMetrics, readRunJson } from './runFolder';
-import { readSnapshotsCounted } from '../training/snapshots';
-import { readEvaluations } from '../evaluation/evaluations';
+import { readSnapshotsCounted } from './snapshotFiles';
+import { readEvaluations } from './evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
 import type { LabFs } from '../files/labFs';

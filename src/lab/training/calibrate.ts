@@ -23,7 +23,7 @@ import { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { Trainer } from '../../engine/train';
 import type { TrainSpec } from '../../protocol/data';
-import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from './prepare';
+import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from '../runs/specModel';
 
 /** Largest model measured at its own size. */
 const MAX_MEASURED_PARAMS = 4_000_000;

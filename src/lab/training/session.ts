@@ -9,17 +9,18 @@
 
 import type { TrainSpec } from '../../protocol/data';
 import { saveCheckpoint } from '../runs/checkpoint';
-import type { LabPlatform } from '../workers/platform';
-import { yieldToEvents } from '../workers/yieldToEvents';
+import type { LabPlatform } from '../platform/platform';
+import { yieldToEvents } from '../base/yieldToEvents';
 import { STREAMS, stepRng } from '../data/dataset';
 import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { appendMetrics, updateRunJson } from '../runs/runFolder';
 import type { Emit, SessionControl, SessionOptions } from './sessionControl';
 import { emitSnapshot } from './sessionControl';
-import type { Ownership, PreparedSession } from './sessionSetup';
-import { prepareSession, reportFailure } from './sessionSetup';
-import { saveSnapshot, takeSnapshot } from './snapshots';
+import type { PreparedSession } from './sessionSetup';
+import { NOT_OWNED, prepareSession, reportFailure } from './sessionSetup';
+import { saveSnapshot } from '../runs/snapshotFiles';
+import { takeSnapshot } from '../inference/takeSnapshot';
 
 /**
  * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or
@@ -42,22 +43,19 @@ export async function runSession(
 ): Promise<void> {
   let step = 0;
   let prepared: PreparedSession | null = null;
-  const own: Ownership = { created: false, owned: false };
   const { fs } = platform;
   try {
-    prepared = await prepareSession(
+    prepared = await prepareSession({
       platform,
       runDir,
       spec,
       resume,
-      control,
-      emit,
-      own,
       stopAt,
       extendTo,
-      null,
-      options.helpers,
-    );
+      control,
+      emit,
+      ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
+    });
     const { model, trainer, dataset, tok, info } = prepared;
     spec = prepared.run.spec;
     const t = spec.training;
@@ -147,6 +145,6 @@ export async function runSession(
     await updateRunJson(fs, runDir, { status: reason, step, bestValLoss: bestVal });
     emit({ type: 'train/didFinish', step, reason });
   } catch (e) {
-    await reportFailure(fs, runDir, own, e, step, emit);
+    await reportFailure(fs, runDir, prepared?.own ?? NOT_OWNED, e, step, emit);
   }
 }

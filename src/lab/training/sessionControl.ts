@@ -2,7 +2,7 @@
  * What reaches a running training session from its host, and how it speaks back: stop, pause
  * and resume between steps (SessionControl), the options it runs with, and the notifications
  * it emits. Shared by both
- * engines' sessions (session.ts, ours; src/lab/pytorch/pytorchSession.ts, PyTorch's).
+ * engines' sessions (session.ts, ours; src/lab/pytorch/pytorchSession.node.ts, PyTorch's).
  */
 
 import type { AttentionSnapshot } from '../../protocol/model';

@@ -13,33 +13,24 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
-import type { RunSegment, TrainSpec } from '../../protocol/data';
+import type { RunSegment } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
+import type { HostToWorker } from '../../protocol/trainingWorker';
 import type { LabFs } from '../files/labFs';
 import { KEPT_FILE, TEMP_FILE, exists, listNames, removeStaleTemps } from '../files/labFs';
 import { DiskFullError, fileErrorData } from '../files/fileErrors';
-import type { LabPlatform } from '../workers/platform';
-import { yieldToEvents } from '../workers/yieldToEvents';
+import type { LabPlatform } from '../platform/platform';
+import { yieldToEvents } from '../base/yieldToEvents';
 import { loadModelCheckpoint, loadOptimizerCheckpoint } from '../runs/checkpoint';
 import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
 import { skippedNote } from '../data/corpus';
-import type { ErrorCode } from '../workers/errorCodes';
+import type { ErrorCode } from '../base/errorCodes';
 import type { WorkHooks } from '../data/documentData';
-import { CancelledError } from '../data/documentData';
-import {
-  backendFor,
-  buildDataset,
-  buildModel,
-  buildOptimizer,
-  dataSummary,
-  loadRunData,
-  modelPadId,
-  optimizerConfig,
-  readTokenizer,
-  resolveConfig,
-  writeTokenizer,
-} from './prepare';
+import { CancelledError } from '../base/cancelled';
+import { backendFor, buildModel, buildOptimizer, modelPadId, optimizerConfig, resolveConfig } from '../runs/specModel';
+import { buildDataset, dataSummary, loadRunData } from '../data/runData';
+import { readTokenizer, writeTokenizer } from '../runs/tokenizerFile';
 import type { RunJson } from '../runs/runFolder';
 import {
   RUN_FILES,
@@ -68,12 +59,51 @@ export interface PreparedSession {
   run: RunJson;
   /** True when the model was initialized from the seed (a new run, or one started over), not loaded. */
   fresh: boolean;
+  /** How much of the run folder the session owns now: all of it (a new run's folder it may remove, or a resumed one). */
+  own: Readonly<Ownership>;
 }
 
 /** Whether this session owns the run folder (created it, or resumed it), so may mark it failed. */
 export interface Ownership {
   created: boolean;
   owned: boolean;
+}
+
+/** A session that owns nothing yet: a failure leaves the run folder as it was. */
+export const NOT_OWNED: Readonly<Ownership> = { created: false, owned: false };
+
+/** The train/start command (src/protocol/trainingWorker.ts), as a training worker receives it. */
+type TrainStart = Extract<HostToWorker, { type: 'train/start' }>;
+
+/** What a session is asked to train: the train/start command's run folder, spec, limits and helper threads. */
+export type SessionRequest = Pick<TrainStart, 'runDir' | 'spec' | 'resume' | 'stopAt' | 'extendTo' | 'helpers'>;
+
+/** Everything {@link prepareSession} needs: the request, and where and under whose control it runs. */
+export interface SessionSetup extends SessionRequest {
+  readonly platform: LabPlatform;
+  readonly control: SessionControl;
+  readonly emit: Emit;
+  /** The engine that trains when it is not ours ("pytorch cpu ×2": run.json's backendUsed); absent = ours. */
+  readonly otherEngine?: string;
+}
+
+/**
+ * A failure while a session was set up, with how much of the run folder the session owned by
+ * then, so {@link reportFailure} marks or removes exactly what it should.
+ */
+export class SetupFailure extends Error {
+  constructor(
+    readonly failure: unknown,
+    readonly own: Readonly<Ownership>,
+  ) {
+    super(failure instanceof Error ? failure.message : String(failure));
+    this.name = 'SetupFailure';
+  }
+
+  /** The error itself, unwrapped from a SetupFailure (what a caller rethrows or shows). */
+  static errorOf(e: unknown): unknown {
+    return e instanceof SetupFailure ? e.failure : e;
+  }
 }
 
 /**
@@ -89,20 +119,22 @@ export interface Ownership {
  * too large for our engine's batch still prepares the run and draws its attention. Every file
  * is read and written through `platform`'s file system (a full disk: fileErrors.ts's
  * DiskFullError, nothing half-written); our engine's backend gets `helpers` of its threads.
+ * A failure is thrown as a {@link SetupFailure} that says what the session owned by then.
  */
-export async function prepareSession(
-  platform: LabPlatform,
-  runDir: string,
-  spec: TrainSpec,
-  resume: boolean,
-  control: SessionControl,
-  emit: Emit,
-  own: Ownership,
-  stopAt: number | null,
-  extendTo: number | null,
-  otherEngine: string | null = null,
-  helpers?: number,
-): Promise<PreparedSession> {
+export async function prepareSession(setup: SessionSetup): Promise<PreparedSession> {
+  const own: Ownership = { created: false, owned: false };
+  try {
+    return { ...(await prepareFolder(setup, own)), own };
+  } catch (e) {
+    throw new SetupFailure(e, { ...own });
+  }
+}
+
+/** {@link prepareSession}'s work, recording in `own` what the session takes over as it goes. */
+async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<PreparedSession, 'own'>> {
+  const { platform, runDir, resume, control, emit, stopAt, extendTo, helpers } = setup;
+  const otherEngine = setup.otherEngine ?? null;
+  let spec = setup.spec;
   const { fs } = platform;
   const log = (message: string, level: 'info' | 'warn' = 'info'): void =>
     emit({ type: 'train/didLog', level, message });
@@ -264,7 +296,8 @@ export async function prepareSession(
  * gets `train/didFail`. A non-finite loss also says which checkpoint is kept. A full disk
  * (a DiskFullError of the lab's writes, or a runner's `disk/full` with its own line) stops
  * the run instead: run.json says stopped, with the reason and the step of the checkpoint
- * kept, so it resumes once there is space.
+ * kept, so it resumes once there is space. A {@link SetupFailure} is reported with what the
+ * session owned when it failed.
  */
 export async function reportFailure(
   fs: LabFs,
@@ -274,6 +307,7 @@ export async function reportFailure(
   step: number,
   emit: Emit,
 ): Promise<void> {
+  if (e instanceof SetupFailure) return reportFailure(fs, runDir, e.own, e.failure, step, emit);
   const error: { readonly code: ErrorCode; readonly message: string } = EngineError.is(e)
     ? e.toData()
     : DiskFullError.is(e)

@@ -3,7 +3,7 @@
  * step in model.safetensors, where a resume starts), and the one line a full disk stops it
  * with — what was being written, at which step, in which folder, what is kept, what to do.
  *
- * Leaves out: the training loop (session.ts) and the writes themselves (runs/atomicFile.ts).
+ * Leaves out: the training loop (session.ts) and the writes themselves (files/atomicFile.node.ts).
  */
 
 import type { LabFs } from '../files/labFs';

@@ -1,6 +1,6 @@
 /**
- * The extension's model worker, on any host (its entries: modelWorker.ts on Node,
- * webModelWorker.ts on the web): answers decode, score, attention (and its layers one at a time), export, import,
+ * The extension's model worker, on any host (its entries: modelWorker.node.ts on Node,
+ * modelWorker.web.ts on the web): answers decode, score, attention (and its layers one at a time), export, import,
  * speed-calibration, evaluate-on-files,
  * logit-lens and head-ablation requests
  * so none of that compute runs on the extension host's thread. Each job is written once in
@@ -27,7 +27,7 @@ import { EngineError } from '../../engine/errors';
 import { fileErrorData } from '../files/fileErrors';
 import { calibrate } from '../training/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
-import { CancelledError } from '../data/documentData';
+import { CancelledError } from '../base/cancelled';
 import { exportRun } from '../interop/exportFolder';
 import { compareHeadsOff } from '../inference/ablate';
 import { importCheckpoint } from '../interop/importCheckpoint';
@@ -37,18 +37,18 @@ import { decodeText } from '../inference/decode';
 import type { LensInput } from '../inference/lens';
 import { logitLens } from '../inference/lens';
 import { scoreText } from '../inference/score';
-import type { OpenRun } from '../runs/openRun';
-import { openRun } from '../runs/openRun';
-import type { RunPlan } from '../runs/openRun';
+import type { OpenRun } from '../inference/openRun';
+import { openRun } from '../inference/openRun';
+import type { RunPlan } from '../inference/openRun';
 import type { InferenceRequest } from '../inference/requestPlan';
 import { covers, planRequest, widened } from '../inference/requestPlan';
 import { readCheckpointConfig } from '../runs/checkpoint';
-import { readTokenizer } from '../training/prepare';
+import { readTokenizer } from '../runs/tokenizerFile';
 import { memoryProblem } from '../../engine/models/estimate';
-import { backendFor } from '../training/prepare';
+import { backendFor } from '../runs/specModel';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
 import type { LabFs } from '../files/labFs';
-import type { LabPlatform, WorkerChannel } from './platform';
+import type { LabPlatform, WorkerChannel } from '../platform/platform';
 import type { LensInputData } from '../../protocol/analysis';
 import type { ErrorData } from '../../protocol/data';
 import type {
@@ -70,7 +70,7 @@ type RunCache = Map<
 >;
 
 /**
- * Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.ts); resolves to how
+ * Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.node.ts); resolves to how
  * many.
  */
 export type SnapshotDrawing = (fs: LabFs, runDir: string) => Promise<number>;

@@ -1,6 +1,6 @@
 /**
- * The training worker, on any host (its entries: trainingWorker.ts on Node,
- * webTrainingWorker.ts on the web): validates each command from its host, runs one
+ * The training worker, on any host (its entries: trainingWorker.node.ts on Node,
+ * trainingWorker.web.ts on the web): validates each command from its host, runs one
  * session, and posts protocol notifications back. Training never runs on the host's
  * thread, so an editor or a terminal stays responsive.
  *
@@ -15,10 +15,10 @@ import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import { runSession } from '../training/session';
 import type { Emit } from '../training/sessionControl';
 import { SessionControl } from '../training/sessionControl';
-import type { LabPlatform, WorkerChannel } from './platform';
+import type { LabPlatform, WorkerChannel } from '../platform/platform';
 
 /**
- * A PyTorch session runner (src/lab/pytorch/pytorchSession.ts's runPytorchSession), given by a host that can start
+ * A PyTorch session runner (src/lab/pytorch/pytorchSession.node.ts's runPytorchSession), given by a host that can start
  * processes.
  */
 export type PytorchRunner = (

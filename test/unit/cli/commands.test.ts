@@ -6,8 +6,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeSafetensors } from '../../../src/engine/io/safetensors';
 import { FAST, FAST_DEC, cli, tempDir } from './cliHarness';
-import { readEvaluations } from '../../../src/lab/evaluation/evaluations';
-import { NODE_FS } from '../../../src/lab/files/nodeFs';
+import { readEvaluations } from '../../../src/lab/runs/evaluations';
+import { NODE_FS } from '../../../src/lab/files/fs.node';
 
 const tmp = tempDir();
 const pairsRun = path.join(tmp.dir, 'pairs-run');

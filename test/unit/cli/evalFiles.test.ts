@@ -6,13 +6,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_FS } from '../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../src/lab/files/fs.node';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import { saveCheckpoint } from '../../../src/lab/runs/checkpoint';
-import { openRun } from '../../../src/lab/runs/openRun';
+import { openRun } from '../../../src/lab/inference/openRun';
 import { corpusBleu } from '../../../src/lab/evaluation/bleu';
 import { corpusChrf } from '../../../src/lab/evaluation/chrf';
-import { readEvaluations } from '../../../src/lab/evaluation/evaluations';
+import { readEvaluations } from '../../../src/lab/runs/evaluations';
 import type { BleuTokenize } from '../../../src/protocol/evaluation';
 import { FAST, FAST_DEC, cli, tempDir } from './cliHarness';
 

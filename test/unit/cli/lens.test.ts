@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LensOutput } from '../../../src/lab/inference/lens';
-import type { OpenRun } from '../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../src/lab/inference/openRun';
 import { tinyDocuments, tinySpec, trainTiny } from '../lab/tinyRuns';
 import { cli } from './cliHarness';
 

@@ -10,12 +10,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_FS } from '../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../src/lab/files/fs.node';
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import { importCheckpoint } from '../../../src/lab/interop/importCheckpoint';
 import { decodeText } from '../../../src/lab/inference/decode';
-import type { OpenRun } from '../../../src/lab/runs/openRun';
-import { openRun } from '../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../src/lab/inference/openRun';
+import { openRun } from '../../../src/lab/inference/openRun';
 import { sampleRun } from '../../../src/cli/samples';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-samples-'));

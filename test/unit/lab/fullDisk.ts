@@ -13,8 +13,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { FileIo } from '../../../src/lab/runs/atomicFile';
-import { NODE_IO } from '../../../src/lab/runs/atomicFile';
+import type { FileIo } from '../../../src/lab/files/atomicFile.node';
+import { NODE_IO } from '../../../src/lab/files/atomicFile.node';
 
 function noSpace(): Error {
   return Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 });

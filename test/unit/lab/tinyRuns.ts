@@ -8,11 +8,11 @@
 import { createReferenceBackend } from '../../../src/engine/backends/reference';
 import type { LabFs } from '../../../src/lab/files/labFs';
 import { writeFile } from '../../../src/lab/files/labFs';
-import type { OpenRun } from '../../../src/lab/runs/openRun';
-import { openRun } from '../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../src/lab/inference/openRun';
+import { openRun } from '../../../src/lab/inference/openRun';
 import { runSession } from '../../../src/lab/training/session';
 import { SessionControl } from '../../../src/lab/training/sessionControl';
-import type { LabPlatform } from '../../../src/lab/workers/platform';
+import type { LabPlatform } from '../../../src/lab/platform/platform';
 import type { TrainSpec } from '../../../src/protocol/data';
 import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
 import type { TestFs } from './files/fileSystems';

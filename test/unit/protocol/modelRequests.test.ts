@@ -7,7 +7,7 @@
  */
 
 import { describe, expect, it } from 'vitest';
-import type { HostedWorker } from '../../../src/lab/workers/hostedWorker';
+import type { HostedWorker } from '../../../src/lab/workers/workerHandle';
 import { ModelClient } from '../../../src/extension/workers/modelClient';
 import type { AttentionSnapshot, DecodeOutput, DecodeParams } from '../../../src/protocol/model';
 import type {

@@ -5,7 +5,7 @@ import type { ModelKind as EngineModelKind } from '../../../src/engine/config';
 import { presetConfig, presetNames } from '../../../src/engine/config';
 import { TRAIN_HELP } from '../../../src/cli/train';
 import type { Tokenizer } from '../../../src/engine/tokenizers/special';
-import { optimizerConfig } from '../../../src/lab/training/prepare';
+import { optimizerConfig } from '../../../src/lab/runs/specModel';
 import type { BackendKind, DecodeStrategy, ModelKind, TokenizerType, TrainSpec } from '../../../src/protocol/data';
 import {
   BACKEND_KINDS,

@@ -1,7 +1,7 @@
 /**
  * The seam between the WebAssembly backend and the threads that help it. The engine may
  * not create threads (no `worker_threads` in src/engine), so a host injects a
- * `ParallelRunner`; Node's implementation is src/lab/workers/wasmThreads.ts.
+ * `ParallelRunner`; Node's implementation is src/lab/platform/threads.node.ts.
  *
  * Protocol (assembly/threads.ts, assembly/kernels.ts): each helper instantiates the
  * backend's compiled module on the backend's shared memory with imports

@@ -29,7 +29,7 @@
  * be descheduled holding a chunk, and two threads may then be no faster than one.
  *
  * Leaves out: starting threads (the host injects a ParallelRunner), and turning on relaxed
- * SIMD where the runtime hides it behind a flag (Node 20: the host's job, src/lab/workers/wasmFlags.ts).
+ * SIMD where the runtime hides it behind a flag (Node 20: the host's job, src/lab/platform/wasmFlags.node.ts).
  */
 
 import type { Backend, FloatArray } from '../../backend';

@@ -12,7 +12,7 @@
  * The kernels come in two builds of the same sources: plain SIMD, and relaxed SIMD, whose
  * fused multiply-add halves the instructions of every matrix product. The relaxed build is
  * used where the runtime validates it (Chromium/Electron since V8 11.4; Node 20 only with
- * V8's --experimental-wasm-relaxed-simd, which the Node hosts turn on: src/lab/workers/wasmFlags.ts).
+ * V8's --experimental-wasm-relaxed-simd, which the Node hosts turn on: src/lab/platform/wasmFlags.node.ts).
  *
  * Leaves out: the memory allocator (wasmHeap.ts) and the kernels' TypeScript wrappers.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { commonFolder, isInside } from '../../../../src/extension/base/folders';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 
 const mem = new MemoryFs();
 

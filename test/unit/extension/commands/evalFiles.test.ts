@@ -9,7 +9,7 @@ import {
 import { detectPairsFiles } from '../../../../src/lab/data/pairs';
 import { writeFile } from '../../../../src/lab/files/labFs';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { DOCS_OUTPUT as docs, PAIRS_OUTPUT as pairs } from '../../../evalOutputs';
 
 describe('testDataOf', () => {

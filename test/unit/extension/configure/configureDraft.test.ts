@@ -20,7 +20,7 @@ import {
   withData,
   withKind,
 } from '../../../../src/extension/configure/configureDraft';
-import { estimateSpec } from '../../../../src/lab/workers/hostLab';
+import { estimateSpec } from '../../../../src/lab/editor/extensionLab';
 import { DEFAULT_SETTINGS, mismatch, specFromSettings } from '../../../../src/extension/base/settings';
 import type { Settings } from '../../../../src/extension/base/settings';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';

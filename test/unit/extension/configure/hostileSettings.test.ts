@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { draftFromSettings, draftSize } from '../../../../src/extension/configure/configureDraft';
 import { RESTRICTED_SETTINGS, readSettings, trustedReader } from '../../../../src/extension/base/settings';
 import type { SettingLevels } from '../../../../src/extension/base/settings';
-import { estimateSpec } from '../../../../src/lab/workers/hostLab';
+import { estimateSpec } from '../../../../src/lab/editor/extensionLab';
 
 const HOSTILE = { dModel: 1e15, nHeads: 7 };
 const KEY = 'attentionLab.model.overrides';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { RunRegistry, resolveRunsRoot as resolve } from '../../../../src/extension/runs/runStore';
 import type { RootInputs } from '../../../../src/extension/runs/runStore';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 
 const resolveRunsRoot = (i: RootInputs): ReturnType<typeof resolve> => resolve(NODE_FS, i);
 

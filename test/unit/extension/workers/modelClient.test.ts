@@ -3,20 +3,20 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
-import { startNodeWorker } from '../../../../src/lab/workers/nodeWorkers';
+import type { HostedWorker } from '../../../../src/lab/workers/workerHandle';
+import { startNodeWorker } from '../../../../src/lab/workers/startWorker.node';
 import type { RequestHooks } from '../../../../src/extension/workers/modelClient';
 import { ModelClient } from '../../../../src/extension/workers/modelClient';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import type { DecodeParams } from '../../../../src/protocol/model';
 import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
 import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker';
 import { tinyDocuments, tinySpec, trainTiny } from '../../lab/tinyRuns';
-import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession';
+import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
-import { readSnapshots } from '../../../../src/lab/training/snapshots';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { readSnapshots } from '../../../../src/lab/runs/snapshotFiles';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 
 // The real model worker bundle (npm test builds dist/ first).
 const SCRIPT = path.resolve(__dirname, '../../../../dist/modelWorker.js');
@@ -88,17 +88,16 @@ describe('ModelClient with the model worker', () => {
   it('draws the snapshots a PyTorch run left as weights (a run no lab followed)', async () => {
     const runDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'al-pending-')), 'run');
     const spec = trainSpecOf({ kind: 'task', task: 'induction' }, { steps: 10, snapshotEvery: 5 });
-    await preparePytorchRun(
+    await preparePytorchRun({
       runDir,
       spec,
-      false,
-      new SessionControl(),
-      () => undefined,
-      { created: false, owned: false },
-      null,
-      null,
-      path.resolve(__dirname, '../../../../python'),
-    );
+      resume: false,
+      stopAt: null,
+      extendTo: null,
+      control: new SessionControl(),
+      emit: () => undefined,
+      trainerDir: path.resolve(__dirname, '../../../../python'),
+    });
     // What the trainer writes at a snapshot step: the model's weights in the checkpoint format.
     fs.copyFileSync(
       path.join(runDir, 'model.safetensors'),

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import { collectFromPaths, splitDocuments } from '../../../../src/lab/data/corpus';
-import { collectDocuments } from '../../../../src/lab/data/globFiles';
+import { collectDocuments } from '../../../../src/lab/data/globFiles.node';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 import { shownPath } from '../../../../src/lab/files/slashPaths';
 

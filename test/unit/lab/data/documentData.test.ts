@@ -12,7 +12,8 @@ import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokeni
 import { bpeFromGpt2Files } from '../../../../src/engine/tokenizers/gpt2Files';
 import { BOS, EOS } from '../../../../src/engine/tokenizers/special';
 import type { DocumentsSpec, LoadOptions, TokenizerSource } from '../../../../src/lab/data/documentData';
-import { CancelledError, loadDocumentData as load, tailCut } from '../../../../src/lab/data/documentData';
+import { CancelledError } from '../../../../src/lab/base/cancelled';
+import { loadDocumentData as load, tailCut } from '../../../../src/lab/data/documentData';
 import type { PrepareProgress } from '../../../../src/protocol/data';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 import { shownPath } from '../../../../src/lab/files/slashPaths';

@@ -12,8 +12,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitDocuments } from '../../../../src/lab/data/corpus';
 import { STREAMS, stepRng } from '../../../../src/lab/data/dataset';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
-import { loadPairsText } from '../../../../src/lab/training/prepare';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
+import { loadPairsText } from '../../../../src/lab/data/runData';
 import { hashSeed, hashString, seededPermutation, stepSeed, unitInterval } from '../../../../src/lab/data/seededHash';
 import type { TrainSpec } from '../../../../src/protocol/data';
 

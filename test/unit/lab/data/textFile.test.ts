@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  decodeUtf8,
-  extensionOf,
-  firstInvalidUtf8Line,
-  looksBinary,
-  readTextFile,
-} from '../../../../src/lab/data/textFile';
+import { decodeUtf8, firstInvalidUtf8Line, looksBinary, readTextFile } from '../../../../src/lab/data/textFile';
+import { extensionOf } from '../../../../src/lab/files/slashPaths';
 import { FILE_SYSTEMS } from '../files/fileSystems';
 
 describe('byte checks', () => {

@@ -16,24 +16,24 @@ import { createHash } from 'node:crypto';
 import { evaluate } from '../../../../src/lab/evaluation/evaluate';
 import { corpusBleu } from '../../../../src/lab/evaluation/bleu';
 import { corpusChrf } from '../../../../src/lab/evaluation/chrf';
-import { readEvaluations } from '../../../../src/lab/evaluation/evaluations';
+import { readEvaluations } from '../../../../src/lab/runs/evaluations';
 import { decodeTarget } from '../../../../src/lab/inference/decode';
 import { failingIo } from '../fullDisk';
-import { collectDocuments } from '../../../../src/lab/data/globFiles';
+import { collectDocuments } from '../../../../src/lab/data/globFiles.node';
 import type { EvaluateFilesOptions } from '../../../../src/lab/evaluation/evaluateFiles';
 import {
   EvaluationCancelled,
   evaluateFiles as evaluateOn,
   scoringWindows,
 } from '../../../../src/lab/evaluation/evaluateFiles';
-import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS, NodeFs } from '../../../../src/lab/files/fs.node';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { writeFile } from '../../../../src/lab/files/labFs';
-import type { FileIo } from '../../../../src/lab/runs/atomicFile';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
-import { openRun } from '../../../../src/lab/runs/openRun';
+import type { FileIo } from '../../../../src/lab/files/atomicFile.node';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { openRun } from '../../../../src/lab/inference/openRun';
 import { windowLogprobs } from '../../../../src/lab/inference/score';
-import { countUnseenChars, refuseUnseenChars } from '../../../../src/lab/evaluation/unseenChars';
+import { countUnseenChars, refuseUnseenChars } from '../../../../src/lab/inference/unseenChars';
 import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
 import { tinySpec, trainTiny } from '../tinyRuns';
 

@@ -20,9 +20,9 @@ import {
   folderError,
 } from '../../../../src/lab/files/fileErrors';
 import { writeFile } from '../../../../src/lab/files/labFs';
-import { NodeFs } from '../../../../src/lab/files/nodeFs';
-import type { FileIo } from '../../../../src/lab/runs/atomicFile';
-import { NODE_IO } from '../../../../src/lab/runs/atomicFile';
+import { NodeFs } from '../../../../src/lab/files/fs.node';
+import type { FileIo } from '../../../../src/lab/files/atomicFile.node';
+import { NODE_IO } from '../../../../src/lab/files/atomicFile.node';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';

@@ -14,7 +14,7 @@ import { writeFile } from '../../../../src/lab/files/labFs';
 import { MessageChannel } from 'node:worker_threads';
 import { FileServer } from '../../../../src/lab/files/fileServer';
 import { MemoryFs, workspaceLikeFs } from '../../../../src/lab/files/memoryFs';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { RemoteFs } from '../../../../src/lab/files/remoteFs';
 
 /** A file system with a fresh folder to work in. */

@@ -7,8 +7,8 @@
  * failed write, which a killed process never gets to do.
  */
 
-import type { FileIo } from '../../../../src/lab/runs/atomicFile';
-import { NODE_IO } from '../../../../src/lab/runs/atomicFile';
+import type { FileIo } from '../../../../src/lab/files/atomicFile.node';
+import { NODE_IO } from '../../../../src/lab/files/atomicFile.node';
 import type { DirEntry, FileStat, FileWrite, LabFs } from '../../../../src/lab/files/labFs';
 
 /** What a killed process's file calls throw. */

@@ -16,14 +16,14 @@ import { encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import type { Optimizer } from '../../../../src/engine/optim/optimizer';
 import { readPairs } from '../../../../src/lab/data/pairs';
 import { FILE_CAPS, readCapped } from '../../../../src/lab/files/fileCaps';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { openCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { loadImportTokenizer } from '../../../../src/lab/interop/importTokenizer';
 import { loadOptimizerCheckpoint, readCheckpointConfig } from '../../../../src/lab/runs/checkpoint';
 import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
-import { readTokenizer } from '../../../../src/lab/training/prepare';
-import { readSnapshot } from '../../../../src/lab/training/snapshots';
-import { readEvaluations } from '../../../../src/lab/evaluation/evaluations';
+import { readTokenizer } from '../../../../src/lab/runs/tokenizerFile';
+import { readSnapshot } from '../../../../src/lab/runs/snapshotFiles';
+import { readEvaluations } from '../../../../src/lab/runs/evaluations';
 
 const root = nodeFs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-special-'));
 afterAll(() => nodeFs.rmSync(root, { recursive: true, force: true }));

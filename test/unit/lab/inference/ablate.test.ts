@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { allHeads } from '../../../../src/engine/models/heads';
 import type { Batch } from '../../../../src/engine/models/inputs';
@@ -9,7 +9,7 @@ import {
   openRunWithValidation,
   predictWithHeadsOff,
 } from '../../../../src/lab/inference/ablate';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { tinySpec, trainTiny } from '../tinyRuns';
 
 let mt: OpenRun;

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { attendText } from '../../../../src/lab/inference/attend';
 import { OVERVIEW_SIDE, probsOf } from '../../../../src/common/attentionCodec';
-import { scoredSnapshot } from '../../../../src/lab/training/snapshots';
+import { scoredSnapshot } from '../../../../src/lab/inference/takeSnapshot';
 import type { AttentionMapData, AttentionSnapshot } from '../../../../src/protocol/model';
 import { decodeText } from '../../../../src/lab/inference/decode';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';

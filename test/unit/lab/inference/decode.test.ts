@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EOS } from '../../../../src/engine/tokenizers/special';
 import { MAX_DECODE_TOKENS, decodeInput, decodeText, withoutEos } from '../../../../src/lab/inference/decode';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import type { DecodeOutput, DecodeParams } from '../../../../src/protocol/model';
 import { cli } from '../../cli/cliHarness';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';

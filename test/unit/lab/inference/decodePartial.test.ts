@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DecodeParams } from '../../../../src/protocol/model';
 import { decodeText, decodedText } from '../../../../src/lab/inference/decode';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { END, byteTokens, scriptedRun } from './scriptedGpt2';
 
 // Position 0 (BOS) predicts the prompt 'a'; generated token k is predicted at position 1 + k.

@@ -4,7 +4,7 @@ import type { LensInput } from '../../../../src/lab/inference/lens';
 import { inputBatch, logitLens, probsAt, topIds, topTokens } from '../../../../src/lab/inference/lens';
 import { attendText } from '../../../../src/lab/inference/attend';
 import { decodeText } from '../../../../src/lab/inference/decode';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { nextTokenLabel } from '../../../../src/engine/tokenizers/tokenDisplay';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 

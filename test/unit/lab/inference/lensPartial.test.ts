@@ -13,11 +13,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { tokenLabels } from '../../../../src/engine/tokenizers/tokenDisplay';
 import { writeRandomGpt2 } from '../../../../src/bench/randomGpt2';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { inputBatch, logitLens, topTokens } from '../../../../src/lab/inference/lens';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
-import { openRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { openRun } from '../../../../src/lab/inference/openRun';
 
 let root = '';
 let r: OpenRun;

@@ -18,7 +18,7 @@ import { memoryProblem } from '../../../../src/engine/models/estimate';
 import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
 import { planRequest } from '../../../../src/lab/inference/requestPlan';
 import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { writeRandomGpt2 } from '../../../../src/bench/randomGpt2';
 import type { LensOutputData } from '../../../../src/protocol/analysis';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
 import { BOS, EOS } from '../../../../src/engine/tokenizers/special';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { logSoftmaxAt, scoreText, tokenOffsets } from '../../../../src/lab/inference/score';
 import type { ScoreOutput } from '../../../../src/protocol/modelWorker';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';

@@ -19,10 +19,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeRandomGpt2 } from '../../../../src/bench/randomGpt2';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
-import { openRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { openRun } from '../../../../src/lab/inference/openRun';
 
 /** The end-of-text token: BOS and EOS of the scripted run. */
 export const END = 256;

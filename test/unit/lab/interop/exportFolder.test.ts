@@ -18,8 +18,8 @@ import { DEFAULT_EXAMPLE, EXPORT_FORMAT, exportRun as exportTo } from '../../../
 import type { ExportOptions } from '../../../../src/lab/interop/exportFolder';
 import { scoreText } from '../../../../src/lab/inference/score';
 import { collectFromPaths } from '../../../../src/lab/data/corpus';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
-import { NODE_FS, NodeFs } from '../../../../src/lab/files/nodeFs';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { NODE_FS, NodeFs } from '../../../../src/lab/files/fs.node';
 import { FILE_SYSTEMS, nodeTestFs } from '../files/fileSystems';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';

@@ -15,7 +15,7 @@ import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokeni
 import { writeFile } from '../../../../src/lab/files/labFs';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { pytorchConfig, pytorchTensors } from '../../../../src/lab/interop/exportPytorch';
-import { writeTokenizer } from '../../../../src/lab/training/prepare';
+import { writeTokenizer } from '../../../../src/lab/runs/tokenizerFile';
 import { nodeTestFs } from '../files/fileSystems';
 
 const tok = trainCharTokenizer(['the quick brown fox jumps over the lazy dog 0123456789']);

@@ -14,7 +14,7 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { Transformer } from '../../../../src/engine/models/transformer';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { openCheckpoint, readCheckpointWeights } from '../../../../src/lab/interop/importCheckpoint';
 
 const GOLDEN = path.resolve(__dirname, '../../../golden/import');

@@ -18,14 +18,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
-import { openRun } from '../../../../src/lab/runs/openRun';
+import { openRun } from '../../../../src/lab/inference/openRun';
 import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
-import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession';
+import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { PytorchOptions } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 import { PYTHON, lossGap, python, runPath, stepLines, torchOptions, trainSession, weightGap } from './torchRuns';
 

@@ -14,10 +14,10 @@ import {
   shellWord,
   splitEndpoint,
   trainerArgs,
-} from '../../../../src/lab/pytorch/launch';
-import type { TorchEnv } from '../../../../src/lab/pytorch/probe';
-import { checkOptions, describeEnv, resolvedDevice, torchVersion } from '../../../../src/lab/pytorch/probe';
-import { batchShareProblem, engineLabel } from '../../../../src/lab/pytorch/pytorchSession';
+} from '../../../../src/lab/pytorch/launch.node';
+import type { TorchEnv } from '../../../../src/lab/pytorch/probe.node';
+import { checkOptions, describeEnv, resolvedDevice, torchVersion } from '../../../../src/lab/pytorch/probe.node';
+import { batchShareProblem, engineLabel } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { PYTHON, torchOptions } from './torchRuns';
 

@@ -9,8 +9,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CancelledError } from '../../../../src/lab/data/documentData';
-import { probeTorch } from '../../../../src/lab/pytorch/probe';
+import { CancelledError } from '../../../../src/lab/base/cancelled';
+import { probeTorch } from '../../../../src/lab/pytorch/probe.node';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-probe-'));

@@ -11,9 +11,9 @@ import { describe, expect, it } from 'vitest';
 import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
-import { readSnapshots } from '../../../../src/lab/training/snapshots';
+import { readSnapshots } from '../../../../src/lab/runs/snapshotFiles';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { lossGap, runPath, stepLines, torchOptions, trainSession } from './torchRuns';
 
 const until = async (check: () => boolean, what: string, ms = 120_000): Promise<void> => {

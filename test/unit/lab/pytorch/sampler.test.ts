@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { learningRate } from '../../../../src/engine/optim/schedule';
 import type { ScheduleConfig } from '../../../../src/engine/optim/schedule';
-import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession';
+import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { TrainSpec } from '../../../../src/protocol/data';
@@ -33,17 +33,16 @@ print(json.dumps([{k: t.tolist() for k, t in s.batch(step).items()} for step in 
 
 async function samePython(spec: TrainSpec): Promise<number> {
   const runDir = runPath();
-  const { prepared } = await preparePytorchRun(
+  const { prepared } = await preparePytorchRun({
     runDir,
     spec,
-    false,
-    new SessionControl(),
-    () => undefined,
-    { created: false, owned: false },
-    null,
-    null,
-    TRAINER_DIR,
-  );
+    resume: false,
+    stopAt: null,
+    extendTo: null,
+    control: new SessionControl(),
+    emit: () => undefined,
+    trainerDir: TRAINER_DIR,
+  });
   const py = pythonBatches(runDir);
   let rows = 0;
   for (let step = 1; step <= STEPS; step++) {

@@ -10,10 +10,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
-import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession';
+import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
-import { NODE_PLATFORM } from '../../../../src/lab/workers/nodePlatform';
+import { NODE_PLATFORM } from '../../../../src/lab/platform/platform.node';
 import type { PytorchOptions, StepMetrics, TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 

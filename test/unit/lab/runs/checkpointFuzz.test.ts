@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { EngineError } from '../../../../src/engine/errors';
 import { Transformer } from '../../../../src/engine/models/transformer';

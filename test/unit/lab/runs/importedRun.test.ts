@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { readRunJson, setFineTuneData, writeRunJson } from '../../../../src/lab/runs/runFolder';
 import { runSummary } from '../../../../src/lab/runs/runState';

@@ -17,7 +17,7 @@ import { describe, expect, it } from 'vitest';
 import type { LabFs } from '../../../../src/lab/files/labFs';
 import { exists, listNames, readText, writeFile } from '../../../../src/lab/files/labFs';
 import { MemoryFs, workspaceLikeFs } from '../../../../src/lab/files/memoryFs';
-import { NodeFs } from '../../../../src/lab/files/nodeFs';
+import { NodeFs } from '../../../../src/lab/files/fs.node';
 import { readCheckpointConfig } from '../../../../src/lab/runs/checkpoint';
 import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
 import { recoverRunFolder } from '../../../../src/lab/runs/recovery';

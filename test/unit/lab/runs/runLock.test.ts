@@ -19,8 +19,8 @@ import {
   takeRunLock,
   uncheckedIdentity,
 } from '../../../../src/lab/runs/runLock';
-import { TrainingWorker } from '../../../../src/lab/workers/trainingHost';
-import type { HostedWorker } from '../../../../src/lab/workers/hostedWorker';
+import { TrainingWorker } from '../../../../src/lab/workers/trainingClient';
+import type { HostedWorker } from '../../../../src/lab/workers/workerHandle';
 import { FILE_SYSTEMS, memoryTestFs } from '../files/fileSystems';
 
 /** Processes of machine "box" that run. */

@@ -4,7 +4,7 @@ import { parseFlags } from '../../../../src/cli/args';
 import { TRAIN_FLAGS, specFromFlags } from '../../../../src/cli/train';
 import { DEFAULT_SETTINGS, readSettings, specFromSettings } from '../../../../src/extension/base/settings';
 import type { Settings } from '../../../../src/extension/base/settings';
-import { resolveConfig } from '../../../../src/lab/training/prepare';
+import { resolveConfig } from '../../../../src/lab/runs/specModel';
 import { TASK_RUNS, dataDefaults, trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { taskInfo } from '../../../../src/lab/data/tasks';
 import type { TaskName, TrainSpec } from '../../../../src/protocol/data';

@@ -7,12 +7,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NODE_FS } from '../../../../src/lab/files/nodeFs';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { EngineError } from '../../../../src/engine/errors';
 import { learningRate } from '../../../../src/engine/optim/schedule';
 import type { ModelConfig } from '../../../../src/engine/config';
 import type { RunSegment, TrainSpec } from '../../../../src/protocol/data';
-import { optimizerConfig } from '../../../../src/lab/training/prepare';
+import { optimizerConfig } from '../../../../src/lab/runs/specModel';
 import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import {
   extendSegments,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
 import { calibrate, timeStep } from '../../../../src/lab/training/calibrate';
-import { resolveConfig } from '../../../../src/lab/training/prepare';
-import { createWasmThreads } from '../../../../src/lab/workers/wasmThreads';
+import { resolveConfig } from '../../../../src/lab/runs/specModel';
+import { createWasmThreads } from '../../../../src/lab/platform/threads.node';
 import type { TrainSpec } from '../../../../src/protocol/data';
 import { tinySpec } from '../tinyRuns';
 

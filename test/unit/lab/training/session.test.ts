@@ -10,7 +10,7 @@ import type { TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { validateWorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { readText, writeFile } from '../../../../src/lab/files/labFs';
-import { openRun } from '../../../../src/lab/runs/openRun';
+import { openRun } from '../../../../src/lab/inference/openRun';
 import { loadRunState } from '../../../../src/lab/runs/runState';
 import { readRunJson, writeRunJson } from '../../../../src/lab/runs/runFolder';
 import type { Emit, SessionControl as Control } from '../../../../src/lab/training/sessionControl';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allHeads } from '../../../../src/engine/models/heads';
 import { compareHeadsOff } from '../../../../src/lab/inference/ablate';
-import type { OpenRun } from '../../../../src/lab/runs/openRun';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import type { AblationOutputData, LensInputData, LensOutputData } from '../../../../src/protocol/analysis';
 import type { WorkerDoor } from '../inference/frontDoors';
 import { cliJson, startModelWorker } from '../inference/frontDoors';

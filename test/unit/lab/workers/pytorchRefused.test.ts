@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { serveModelRequests } from '../../../../src/lab/workers/modelService';
-import type { WorkerChannel } from '../../../../src/lab/workers/platform';
+import type { WorkerChannel } from '../../../../src/lab/platform/platform';
 import type { PytorchRunner } from '../../../../src/lab/workers/trainingService';
 import { NO_PYTORCH, serveTraining } from '../../../../src/lab/workers/trainingService';
 import type { PytorchOptions } from '../../../../src/protocol/data';

@@ -1,0 +1,68 @@
+/**
+ * Reopening a run folder to use its model: run.json, tokenizer.json and model.safetensors,
+ * each validated (the checkpoint's config must be run.json's), into a model bound to a backend, planned for what it
+ * will be asked (a
+ * batch size, or a RunPlan: the shape of its forward passes and the decoding rows, which
+ * lab/inference/requestPlan.ts makes from a request), with the buffers its decodes share and
+ * what is measured once per model (its heads' induction on the diagnostic sequences).
+ */
+
+import type { Backend } from '../../engine/backend';
+import { StepperWorkspace } from '../../engine/models/stepper';
+import type { ModelShape } from '../../engine/models/inputs';
+import { Transformer } from '../../engine/models/transformer';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import type { LabFs } from '../files/labFs';
+import { checkCheckpointConfig, loadModelCheckpoint, readCheckpointConfig } from '../runs/checkpoint';
+import { checkMemory } from '../runs/memoryCheck';
+import type { InductionByLayer } from './headScores';
+import { modelPadId } from '../runs/specModel';
+import { readTokenizer } from '../runs/tokenizerFile';
+import type { RunJson } from '../runs/runFolder';
+import { RUN_FILES, readRunJson } from '../runs/runFolder';
+
+/** A run's trained model, ready to decode or score. */
+export interface OpenRun {
+  readonly runDir: string;
+  readonly run: RunJson;
+  readonly tok: Tokenizer;
+  readonly model: Transformer;
+  readonly step: number;
+  /** The buffers every decode stepper of this model reuses (the backend frees nothing). */
+  readonly workspace: StepperWorkspace;
+  /** Induction of every head on the run's diagnostic sequences: measured once, on first use (inference/attend.ts). */
+  readonly measured: { induction: InductionByLayer | null };
+}
+
+/**
+ * What a model is opened for: the largest forward pass (`shape`; lengths default to the
+ * context), the key/value-cache rows decodes and attention use, and what the person can
+ * lower when it does not fit (the memory check's advice).
+ */
+export interface RunPlan {
+  readonly shape: Omit<ModelShape, 'padId'>;
+  readonly decodeRows?: number;
+  readonly lower?: string;
+}
+
+/** Opens `runDir` with a model planned for `plan`: a RunPlan, or a number of sequences of up to the context length. */
+export async function openRun(
+  fs: LabFs,
+  runDir: string,
+  backend: Backend,
+  plan: number | RunPlan = 1,
+): Promise<OpenRun> {
+  const run = await readRunJson(fs, runDir);
+  const tok = await readTokenizer(fs, runDir);
+  const { config } = await readCheckpointConfig(fs, runDir);
+  checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config); // a model copied in from another run is refused here
+  const p: RunPlan = typeof plan === 'number' ? { shape: { maxBatch: plan } } : plan;
+  const shape = { ...p.shape, padId: modelPadId(tok) };
+  checkMemory(config, shape, backend, 'inference', {
+    ...(p.decodeRows === undefined ? {} : { decodeRows: p.decodeRows }),
+    ...(p.lower === undefined ? {} : { lower: p.lower }),
+  });
+  const model = new Transformer(config, shape).bind(backend);
+  const step = await loadModelCheckpoint(fs, runDir, model);
+  return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };
+}

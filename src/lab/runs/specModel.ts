@@ -1,0 +1,131 @@
+/**
+ * The model a TrainSpec describes: its config (preset, context, overrides), the bound model
+ * with its padding id, the backend it names and the optimizer with its schedule over the
+ * run's segments. Shared by training, calibration, reopening a run and the extension's
+ * size estimates.
+ *
+ * Leaves out: the data and tokenizer of a run (data/runData.ts) and its checkpoints
+ * (checkpoint.ts).
+ */
+
+import type { Backend } from '../../engine/backend';
+import { createBackend } from '../../engine/backends/select';
+import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
+import type { ModelConfig } from '../../engine/config';
+import { applyOverrides, presetConfig } from '../../engine/config';
+import { EngineError } from '../../engine/errors';
+import { Transformer } from '../../engine/models/transformer';
+import { Optimizer } from '../../engine/optim/optimizer';
+import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
+import type { SegmentSchedule } from '../../engine/optim/schedule';
+import type { Tokenizer } from '../../engine/tokenizers/special';
+import { learningRateUsed } from '../../common/learningRate';
+import type { RunSegment, TrainSpec } from '../../protocol/data';
+import { checkMemory } from './memoryCheck';
+import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
+
+/** The model config of a spec for a tokenizer of `vocab` ids: preset, then context, then overrides. */
+export function resolveConfig(spec: TrainSpec, vocab: number): ModelConfig {
+  const kind = spec.model.kind;
+  const preset = presetConfig(kind, spec.model.preset, vocab, kind === 'encoder-decoder' ? vocab : 0);
+  return applyOverrides({ ...preset, maxLen: spec.training.seqLen }, spec.model.overrides);
+}
+
+/**
+ * The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' =
+ * nanoGPT's AdamW + cosine. A run extended with more steps passes its `segments`: the first
+ * keeps the schedule it was planned with, each later one continues it (segments.ts).
+ */
+export function optimizerConfig(
+  spec: TrainSpec,
+  cfg: ModelConfig,
+  segments: readonly RunSegment[] = planSegments(spec),
+): OptimizerConfig {
+  const t = spec.training;
+  // Planned from the first segment, so extending a run never changes the rates it trained with.
+  const planned = (segments[0] as RunSegment).toStep;
+  const warmup = plannedWarmup(spec, planned);
+  if (t.optimizer === 'paper') {
+    const factor = learningRateUsed(t);
+    // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
+    const peak = factor * Math.pow(cfg.dModel, -0.5) * Math.pow(warmup, -0.5);
+    const noam = { type: 'noam', warmup, dModel: cfg.dModel, factor } as const;
+    return {
+      type: 'adam',
+      lr: peak,
+      beta1: 0.9,
+      beta2: 0.98,
+      eps: 1e-9,
+      weightDecay: 0,
+      clipGradNorm: 0,
+      schedule: segmentedSchedule(segments, () => noam),
+    };
+  }
+  const lr = learningRateUsed(t);
+  const minLr = lr / 10;
+  const scheduleOf = (s: RunSegment): SegmentSchedule => {
+    switch (s.schedule) {
+      case 'cosine':
+        return { type: 'cosine', warmup, maxSteps: s.toStep, minLr };
+      case 'constant':
+        return { type: 'constant', warmup: Math.min(warmup, planned - 1) };
+      case 'restart':
+        return { type: 'restart', start: s.fromStep, warmup: restartWarmup(warmup, s), maxSteps: s.toStep, minLr };
+      case 'noam':
+        throw new EngineError(
+          'config/invalid',
+          'A noam schedule segment needs the paper optimizer; this run uses adamw.',
+        );
+      default:
+        return s.schedule satisfies never;
+    }
+  };
+  return {
+    type: 'adamw',
+    lr,
+    beta1: 0.9,
+    beta2: 0.99,
+    eps: 1e-8,
+    weightDecay: 0.1,
+    clipGradNorm: 1,
+    schedule: segmentedSchedule(segments, scheduleOf),
+  };
+}
+
+/**
+ * The padding id a model of `tok`'s vocabulary masks: PAD (0) in ours; −1 (none) in a
+ * vocabulary without PAD, such as GPT-2's, where 0 is a real token.
+ */
+export function modelPadId(tok: Tokenizer): number {
+  return tok.specialIds.pad < 0 ? -1 : tok.specialIds.pad;
+}
+
+/** A bound model (and optimizer) for a config and dataset shape, padding with `padId` (see {@link modelPadId}). */
+export function buildModel(
+  cfg: ModelConfig,
+  dataset: { readonly maxBatch: number; readonly maxLen: number; readonly maxSrcLen: number },
+  backend: Backend,
+  padId?: number,
+): Transformer {
+  const shape = {
+    maxBatch: dataset.maxBatch,
+    maxLen: Math.min(dataset.maxLen, cfg.maxLen),
+    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
+    ...(padId === undefined ? {} : { padId }),
+  };
+  checkMemory(cfg, shape, backend, 'training');
+  return new Transformer(cfg, shape).bind(backend);
+}
+
+/**
+ * The backend the spec names. Training uses the cores the host offers: the wasm backend
+ * gets `threads()`'s helpers (results are bit-identical to one thread).
+ */
+export function backendFor(kind: TrainSpec['backend'], threads: () => ParallelRunner | null): Backend {
+  return kind === 'reference' ? createBackend(kind) : createBackend(kind, { runner: threads() });
+}
+
+/** Optimizer over a bound model. */
+export function buildOptimizer(model: Transformer, cfg: OptimizerConfig): Optimizer {
+  return new Optimizer(model.backendOrThrow(), model.params, model.grads, model.segments(), cfg);
+}
