@@ -72,9 +72,10 @@ async function trainOnce(task: TaskName, steps: number, pytorch: PytorchOptions 
   };
   try {
     const control = new SessionControl();
+    const request = { runDir, spec, resume: false, stopAt: null, extendTo: null };
     await (pytorch
-      ? runPytorchSession(runDir, spec, false, control, emit, null, null, pytorch)
-      : runSession(NODE_PLATFORM, runDir, spec, false, control, emit));
+      ? runPytorchSession({ request, pytorch, control, emit })
+      : runSession({ platform: NODE_PLATFORM, request, control, emit }));
     if (failure) throw new Error(failure);
     const rates = await blockRates(runDir);
     if (rates.length === 0) throw new Error(`${steps} steps are too few to time (at least ${2 * BLOCK})`);

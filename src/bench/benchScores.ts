@@ -90,7 +90,13 @@ class Side {
         cb?.();
       }
     };
-    this.done = runSession(NODE_PLATFORM, dir, spec, false, this.control, emit, stopAt, null, { headScores });
+    this.done = runSession({
+      platform: NODE_PLATFORM,
+      request: { runDir: dir, spec, resume: false, stopAt, extendTo: null },
+      control: this.control,
+      emit,
+      options: { headScores },
+    });
   }
 
   /** Trains up to step `end`; resolves with tokens/s of the block. */

@@ -28,9 +28,9 @@ import { NodeFs } from '../files/fs.node';
 import type { LabPlatform } from '../platform/platform';
 import { saveCheckpoint } from '../runs/checkpoint';
 import { readRunJson } from '../runs/runFolder';
-import type { Emit, SessionControl, SessionOptions } from '../training/sessionControl';
+import type { Emit, SessionControl } from '../training/sessionControl';
 import { emitSnapshot } from '../training/sessionControl';
-import type { Ownership, PreparedSession, SessionRequest } from '../training/sessionSetup';
+import type { Ownership, PreparedSession, PytorchStart, SessionRequest } from '../training/sessionSetup';
 import { NOT_OWNED, RunnerError, SetupFailure, prepareSession, reportFailure } from '../training/sessionSetup';
 import { saveSnapshot } from '../runs/snapshotFiles';
 import { takeSnapshot } from '../inference/takeSnapshot';
@@ -159,26 +159,22 @@ function freePort(): Promise<number> {
   });
 }
 
+/** A session's start on the PyTorch engine, and the file calls the lab's own writes go through. */
+export interface PytorchSessionStart extends PytorchStart {
+  /** Node's file calls (default Node's own; tests pass a disk that fills up). */
+  readonly io?: FileIo;
+}
+
 /**
- * Runs (or resumes, or extends) the run in `runDir` on the PyTorch engine, as `runSession`
- * runs it on ours: the same notifications, the same run folder. The lab's own writes (the
- * prepared folder, snapshots) go through `options.io` (Node's file calls; tests pass a disk
- * that fills up). Never throws.
+ * Runs (or resumes, or extends) the run in `request.runDir` on the PyTorch engine, as
+ * `runSession` runs it on ours: the same notifications, the same run folder. The lab's own
+ * writes (the prepared folder, snapshots) go through `io`. Never throws.
  */
-export async function runPytorchSession(
-  runDir: string,
-  spec: TrainSpec,
-  resume: boolean,
-  control: SessionControl,
-  emit: Emit,
-  stopAt: number | null,
-  extendTo: number | null,
-  opts: PytorchOptions,
-  options: SessionOptions & { readonly io?: FileIo } = {},
-): Promise<void> {
-  const io = options.io ?? NODE_IO;
+export async function runPytorchSession(start: PytorchSessionStart): Promise<void> {
+  const { request, control, emit, pytorch: opts, options = {}, io = NODE_IO } = start;
+  const { runDir, spec, resume, stopAt, extendTo } = request;
   const files = new NodeFs(io);
-  const at = { step: 0 };
+  let step = 0;
   let own: Readonly<Ownership> = NOT_OWNED;
   try {
     const env = await probeTorch(opts.python, opts.trainerDir, {
@@ -207,26 +203,33 @@ export async function runPytorchSession(
       io,
     });
     own = prepared.own;
-    at.step = prepared.startStep;
+    step = prepared.startStep;
     const { run } = prepared;
     emit({
       type: 'train/didStart',
       runDir,
-      startStep: at.step,
+      startStep: step,
       totalSteps: run.spec.training.steps,
       segments: run.segments,
       model: prepared.info,
       data: run.data,
     });
     if (snapshot) emitSnapshot(emit, snapshot);
-    const reason = await launchAndFollow(runDir, prepared, control, emit, opts, env, {
+    const end = await launchAndFollow({
+      runDir,
+      prepared,
+      control,
+      emit,
+      opts,
+      env,
       headScores: options.headScores ?? true,
       files,
-      at,
     });
-    emit({ type: 'train/didFinish', step: reason.step, reason: reason.reason });
+    step = end.step;
+    if ('failure' in end) throw end.failure;
+    emit({ type: 'train/didFinish', step: end.step, reason: end.reason });
   } catch (e) {
-    await reportFailure(files, runDir, own, e, at.step, emit);
+    await reportFailure(files, runDir, own, e, step, emit);
   }
 }
 
@@ -240,29 +243,38 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-/**
- * How the lab follows a trainer: head scores in snapshots, the file system, and `at.step`, kept at the last step the
- * trainer logged (or the snapshot the lab could not save).
- */
-interface FollowOptions {
+/** A trainer to start and follow: the prepared run, its control, the options, and the lab's file system. */
+interface TrainerLaunch {
+  readonly runDir: string;
+  readonly prepared: PreparedSession;
+  readonly control: SessionControl;
+  readonly emit: Emit;
+  readonly opts: PytorchOptions;
+  readonly env: TorchEnv;
+  /** Score every head in the snapshots the lab draws. */
   readonly headScores: boolean;
   readonly files: NodeFs;
-  readonly at: { step: number };
 }
 
-async function launchAndFollow(
-  runDir: string,
-  prepared: PreparedSession,
-  control: SessionControl,
-  emit: Emit,
-  opts: PytorchOptions,
-  env: TorchEnv,
-  follow: FollowOptions,
-): Promise<{ step: number; reason: 'completed' | 'stopped' }> {
+/**
+ * How a trainer's run ended: its reason, or the failure that ended it; `step` is the last step
+ * the trainer logged (or the snapshot the lab could not save).
+ */
+type TrainerEnd =
+  | { readonly step: number; readonly reason: 'completed' | 'stopped' }
+  | { readonly step: number; readonly failure: unknown };
+
+/**
+ * Starts the trainer and follows its files until it exits; says how the run ended. Throws only
+ * when the trainer could not be started (the run is then still at its start step).
+ */
+async function launchAndFollow(launch: TrainerLaunch): Promise<TrainerEnd> {
+  const { runDir, prepared, control, emit, opts, env, headScores, files } = launch;
+  let step = prepared.startStep;
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-torchrun-'));
   const cmd = localLaunch(runDir, opts, env, await freePort(), logDir);
-  const drawer = await SnapshotDrawer.open(follow.files, runDir, prepared.model.backendOrThrow(), follow.headScores);
-  const follower = new RunFollower(runDir, emit, drawer, prepared.startStep, follow.files);
+  const drawer = await SnapshotDrawer.open(files, runDir, prepared.model.backendOrThrow(), headScores);
+  const follower = new RunFollower(runDir, emit, drawer, prepared.startStep, files);
   const tail = new Tail();
   const child = spawn(cmd.command, [...cmd.args], {
     env: { ...process.env, ...cmd.env, PYTHONUNBUFFERED: '1' },
@@ -303,7 +315,7 @@ async function launchAndFollow(
         else fs.rmSync(path.join(controlDir, 'pause'), { force: true });
       }
       await follower.poll();
-      follow.at.step = follower.step;
+      step = follower.step;
       const status = follower.runStatus;
       if (status === 'completed' || status === 'stopped' || status === 'failed') finishedAt ??= Date.now();
       if (finishedAt !== null && Date.now() - finishedAt > EXIT_GRACE_MS && !ended) {
@@ -321,19 +333,21 @@ async function launchAndFollow(
     }
     const { code, signal } = await exited;
     await follower.poll();
-    follow.at.step = follower.step;
+    step = follower.step;
     const full = follower.diskFull;
     if (full) {
-      follow.at.step = full.step;
+      step = full.step;
       throw full.error;
     }
     const saved = ended && (follower.runStatus === 'completed' || follower.runStatus === 'stopped');
-    if (code !== 0 && !saved) throw await exitError(follow.files, runDir, code, signal, tail);
+    if (code !== 0 && !saved) throw await exitError(files, runDir, code, signal, tail);
     // A trainer ended after recording a full disk (it had stopped, then hung on its way out).
-    const recorded = await recordedDiskFull(follow.files, runDir);
+    const recorded = await recordedDiskFull(files, runDir);
     if (recorded) throw recorded;
-    const run = await readRunJson(follow.files, runDir);
+    const run = await readRunJson(files, runDir);
     return { step: run.step, reason: run.status === 'completed' ? 'completed' : 'stopped' };
+  } catch (failure) {
+    return { step, failure };
   } finally {
     fs.rmSync(path.join(controlDir, 'pause'), { force: true });
     fs.rmSync(logDir, { recursive: true, force: true });

@@ -7,7 +7,6 @@
  * creating or reopening the run folder, and reporting a failure, live in sessionSetup.ts.
  */
 
-import type { TrainSpec } from '../../protocol/data';
 import { saveCheckpoint } from '../runs/checkpoint';
 import type { LabPlatform } from '../platform/platform';
 import { yieldToEvents } from '../base/yieldToEvents';
@@ -15,32 +14,28 @@ import { STREAMS, stepRng } from '../data/dataset';
 import { ByteCounter } from '../evaluation/bitsPerByte';
 import { evaluate } from '../evaluation/evaluate';
 import { appendMetrics, updateRunJson } from '../runs/runFolder';
-import type { Emit, SessionControl, SessionOptions } from './sessionControl';
 import { emitSnapshot } from './sessionControl';
-import type { PreparedSession } from './sessionSetup';
+import type { PreparedSession, SessionStart } from './sessionSetup';
 import { NOT_OWNED, prepareSession, reportFailure } from './sessionSetup';
 import { saveSnapshot } from '../runs/snapshotFiles';
 import { takeSnapshot } from '../inference/takeSnapshot';
 
+/** A session on our engine: the start, on `platform`'s file system and threads. */
+export interface BuiltinStart extends SessionStart {
+  readonly platform: LabPlatform;
+}
+
 /**
- * Runs (or resumes) the run in `runDir` (on `platform`'s file system and threads) to `spec.training.steps` (or
- * `stopAt`, whichever
- * comes first; a run stopped early resumes exactly where it stopped). With `resume`,
- * `extendTo` trains a finished or stopped run on to that total as a new schedule segment
- * (segments.ts). Never throws: failures are reported as `train/didFail` (the last checkpoint
- * stays loadable; a refused resume leaves the run folder as it was).
+ * Runs (or resumes) the run in `request.runDir` (on `platform`'s file system and threads) to
+ * `spec.training.steps` (or `request.stopAt`, whichever comes first; a run stopped early resumes
+ * exactly where it stopped). With `resume`, `extendTo` trains a finished or stopped run on to
+ * that total as a new schedule segment (segments.ts). Never throws: failures are reported as
+ * `train/didFail` (the last checkpoint stays loadable; a refused resume leaves the run folder
+ * as it was).
  */
-export async function runSession(
-  platform: LabPlatform,
-  runDir: string,
-  spec: TrainSpec,
-  resume: boolean,
-  control: SessionControl,
-  emit: Emit,
-  stopAt: number | null = null,
-  extendTo: number | null = null,
-  options: SessionOptions = {},
-): Promise<void> {
+export async function runSession(start: BuiltinStart): Promise<void> {
+  const { platform, request, control, emit, options = {} } = start;
+  const { runDir, resume, stopAt, extendTo, helpers } = request;
   let step = 0;
   let prepared: PreparedSession | null = null;
   const { fs } = platform;
@@ -48,17 +43,16 @@ export async function runSession(
     prepared = await prepareSession({
       platform,
       runDir,
-      spec,
+      spec: request.spec,
       resume,
       stopAt,
       extendTo,
       control,
       emit,
-      ...(options.helpers === undefined ? {} : { helpers: options.helpers }),
+      ...(helpers === undefined ? {} : { helpers }),
     });
     const { model, trainer, dataset, tok, info } = prepared;
-    spec = prepared.run.spec;
-    const t = spec.training;
+    const t = prepared.run.spec.training;
     step = prepared.startStep;
     const segments = prepared.run.segments;
     emit({

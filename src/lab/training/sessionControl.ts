@@ -55,15 +55,13 @@ export class SessionControl {
   }
 }
 
-/** How a session of either engine runs beyond its spec. */
+/** How a session of either engine runs beyond its request (the train/start command's fields). */
 export interface SessionOptions {
   /**
    * Score every head at each snapshot (default true). Only the benchmark turns this off, to
    * measure what the scores cost (`attention-lab bench`): every run a user starts has them.
    */
   readonly headScores?: boolean;
-  /** Helper threads of the WebAssembly backend (default: as many as the platform offers). */
-  readonly helpers?: number;
 }
 
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */

@@ -13,7 +13,7 @@ import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
-import type { RunSegment } from '../../protocol/data';
+import type { PytorchOptions, RunSegment } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
 import type { HostToWorker } from '../../protocol/trainingWorker';
 import type { LabFs } from '../files/labFs';
@@ -45,7 +45,7 @@ import { isLockFile, lockMadeFolder } from '../runs/runLock';
 import { recoverRunFolder } from '../runs/recovery';
 import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
-import type { Emit, SessionControl } from './sessionControl';
+import type { Emit, SessionControl, SessionOptions } from './sessionControl';
 import { diskFullMessage, lastCheckpointStep } from './stopReasons';
 
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
@@ -77,6 +77,24 @@ type TrainStart = Extract<HostToWorker, { type: 'train/start' }>;
 
 /** What a session is asked to train: the train/start command's run folder, spec, limits and helper threads. */
 export type SessionRequest = Pick<TrainStart, 'runDir' | 'spec' | 'resume' | 'stopAt' | 'extendTo' | 'helpers'>;
+
+/**
+ * A session's start on either engine, as the training worker hands it on: what to train (the
+ * train/start command itself will do as the request), who pauses and stops it, and where its
+ * notifications go.
+ */
+export interface SessionStart {
+  readonly request: SessionRequest;
+  readonly control: SessionControl;
+  readonly emit: Emit;
+  /** How it runs beyond the request (default: as every run a user starts). */
+  readonly options?: SessionOptions;
+}
+
+/** A session's start on the PyTorch engine: the start, and the trainer's options (train/start's `pytorch`). */
+export interface PytorchStart extends SessionStart {
+  readonly pytorch: PytorchOptions;
+}
 
 /** Everything {@link prepareSession} needs: the request, and where and under whose control it runs. */
 export interface SessionSetup extends SessionRequest {

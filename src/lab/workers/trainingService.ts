@@ -11,9 +11,8 @@
 import type { WorkerToHost } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
 import { validateHostToWorker } from '../../protocol/trainingWorker';
-import type { PytorchOptions, TrainSpec } from '../../protocol/data';
 import { runSession } from '../training/session';
-import type { Emit } from '../training/sessionControl';
+import type { PytorchStart } from '../training/sessionSetup';
 import { SessionControl } from '../training/sessionControl';
 import type { LabPlatform, WorkerChannel } from '../platform/platform';
 
@@ -21,16 +20,7 @@ import type { LabPlatform, WorkerChannel } from '../platform/platform';
  * A PyTorch session runner (src/lab/pytorch/pytorchSession.node.ts's runPytorchSession), given by a host that can start
  * processes.
  */
-export type PytorchRunner = (
-  runDir: string,
-  spec: TrainSpec,
-  resume: boolean,
-  control: SessionControl,
-  emit: Emit,
-  stopAt: number | null,
-  extendTo: number | null,
-  opts: PytorchOptions,
-) => Promise<void>;
+export type PytorchRunner = (start: PytorchStart) => Promise<void>;
 
 /** What a host without processes (the web) says to a run asked to train on PyTorch. */
 export const NO_PYTORCH =
@@ -77,24 +67,13 @@ export function serveTraining(
         started = true;
         if (msg.pytorch) {
           // PyTorch trains in a child process this worker follows; ours trains here.
-          if (pytorch)
-            void pytorch(msg.runDir, msg.spec, msg.resume, control, post, msg.stopAt, msg.extendTo, msg.pytorch);
+          if (pytorch) void pytorch({ request: msg, pytorch: msg.pytorch, control, emit: post });
           else post({ type: 'train/didFail', step: 0, error: { code: 'input/invalid', message: NO_PYTORCH } });
           return;
         }
         if (oneThread !== null && msg.spec.backend !== 'reference')
           post({ type: 'train/didLog', level: 'info', message: `WebAssembly runs on 1 thread: ${oneThread}.` });
-        void runSession(
-          platform,
-          msg.runDir,
-          msg.spec,
-          msg.resume,
-          control,
-          post,
-          msg.stopAt,
-          msg.extendTo,
-          msg.helpers === undefined ? {} : { helpers: msg.helpers },
-        );
+        void runSession({ platform, request: msg, control, emit: post });
         return;
       case 'train/pause':
         control.pause();

@@ -12,6 +12,7 @@ import type { OpenRun } from '../../../src/lab/inference/openRun';
 import { openRun } from '../../../src/lab/inference/openRun';
 import { runSession } from '../../../src/lab/training/session';
 import { SessionControl } from '../../../src/lab/training/sessionControl';
+import type { SessionRequest } from '../../../src/lab/training/sessionSetup';
 import type { LabPlatform } from '../../../src/lab/platform/platform';
 import type { TrainSpec } from '../../../src/protocol/data';
 import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
@@ -49,10 +50,20 @@ export function platformOf(fs: LabFs): LabPlatform {
   return { fs, threads: () => null };
 }
 
+/** The train/start request of a session of `spec` in `runDir`: a new run unless `more` says otherwise. */
+export function sessionRequest(runDir: string, spec: TrainSpec, more: Partial<SessionRequest> = {}): SessionRequest {
+  return { runDir, spec, resume: false, stopAt: null, extendTo: null, ...more };
+}
+
 /** Runs a session of `spec` into `runDir` of `t`; returns its notifications, throwing on train/didFail. */
 export async function trainInto(t: TestFs, runDir: string, spec: TrainSpec): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runSession(platformOf(t.fs), runDir, spec, false, new SessionControl(), (m) => events.push(m));
+  await runSession({
+    platform: platformOf(t.fs),
+    request: sessionRequest(runDir, spec),
+    control: new SessionControl(),
+    emit: (m) => events.push(m),
+  });
   const fail = events.find((e) => e.type === 'train/didFail');
   if (fail) throw new Error(JSON.stringify(fail));
   return events;

@@ -26,7 +26,7 @@ import { NODE_IO } from '../../../../src/lab/files/atomicFile.node';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
-import { platformOf, tinySpec } from '../tinyRuns';
+import { platformOf, sessionRequest, tinySpec } from '../tinyRuns';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-file-errors-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -151,14 +151,12 @@ describe('a training session on a disk that refuses', () => {
     const runDir = path.join(tmp, 'run');
     const events: WorkerToHost[] = [];
     const nfs = new NodeFs(refusingIo('EROFS', (p) => p.endsWith('metrics.jsonl')));
-    await runSession(
-      platformOf(nfs),
-      runDir,
-      tinySpec({ kind: 'task', task: 'reverse' }, 2),
-      false,
-      new SessionControl(),
-      (m) => events.push(m),
-    );
+    await runSession({
+      platform: platformOf(nfs),
+      request: sessionRequest(runDir, tinySpec({ kind: 'task', task: 'reverse' }, 2)),
+      control: new SessionControl(),
+      emit: (m) => events.push(m),
+    });
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail).toMatchObject({
       type: 'train/didFail',

@@ -127,17 +127,13 @@ async function train(
   extra: { resume?: boolean; stopAt?: number | null; io?: ReturnType<typeof failingIo>; control?: SessionControl } = {},
 ): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runPytorchSession(
-    runDir,
-    SPEC,
-    extra.resume ?? false,
-    extra.control ?? new SessionControl(),
-    (m) => events.push(m),
-    extra.stopAt ?? null,
-    null,
-    opts,
-    extra.io ? { io: extra.io } : {},
-  );
+  await runPytorchSession({
+    request: { runDir, spec: SPEC, resume: extra.resume ?? false, stopAt: extra.stopAt ?? null, extendTo: null },
+    pytorch: opts,
+    control: extra.control ?? new SessionControl(),
+    emit: (m) => events.push(m),
+    ...(extra.io ? { io: extra.io } : {}),
+  });
   return events;
 }
 
@@ -239,17 +235,13 @@ describe('the lab on a full disk while it follows the trainer', () => {
       const io = failingIo((f) => path.basename(f).startsWith('.step-0000020.safetensors.'), 1);
       const spec = { ...SPEC, training: { ...SPEC.training, steps: 100_000 } };
       const events: WorkerToHost[] = [];
-      await runPytorchSession(
-        dir,
-        spec,
-        false,
-        new SessionControl(),
-        (m) => events.push(m),
-        null,
-        null,
-        torchOptions(),
-        { io },
-      );
+      await runPytorchSession({
+        request: { runDir: dir, spec, resume: false, stopAt: null, extendTo: null },
+        pytorch: torchOptions(),
+        control: new SessionControl(),
+        emit: (m) => events.push(m),
+        io,
+      });
       const f = failure(events);
       const kept = (await readRunJson(NODE_FS, dir)).step;
       expect(kept).toBeGreaterThanOrEqual(20);
@@ -264,16 +256,12 @@ describe('the lab on a full disk while it follows the trainer', () => {
       expect(fs.existsSync(path.join(dir, 'snapshots', 'step-0000020.weights.safetensors'))).toBe(true);
       // Resumed with room: the weights left waiting become the snapshot of step 20.
       const resumed: WorkerToHost[] = [];
-      await runPytorchSession(
-        dir,
-        spec,
-        true,
-        new SessionControl(),
-        (m) => resumed.push(m),
-        kept + 10,
-        null,
-        torchOptions(),
-      );
+      await runPytorchSession({
+        request: { runDir: dir, spec, resume: true, stopAt: kept + 10, extendTo: null },
+        pytorch: torchOptions(),
+        control: new SessionControl(),
+        emit: (m) => resumed.push(m),
+      });
       expect(resumed.at(-1)).toMatchObject({ type: 'train/didFinish', step: kept + 10, reason: 'stopped' });
       const snaps = fs.readdirSync(path.join(dir, 'snapshots')).sort();
       expect(snaps.filter((n) => n.includes('.weights.'))).toEqual([]);

@@ -50,8 +50,16 @@ export async function trainSession(runDir: string, spec: TrainSpec, plan: Sessio
     plan.onEvent?.(m);
   };
   const control = plan.control ?? new SessionControl();
-  const args = [runDir, spec, plan.resume ?? false, control, emit, plan.stopAt ?? null, plan.extendTo ?? null] as const;
-  await (plan.pytorch ? runPytorchSession(...args, plan.pytorch) : runSession(NODE_PLATFORM, ...args));
+  const request = {
+    runDir,
+    spec,
+    resume: plan.resume ?? false,
+    stopAt: plan.stopAt ?? null,
+    extendTo: plan.extendTo ?? null,
+  };
+  await (plan.pytorch
+    ? runPytorchSession({ request, pytorch: plan.pytorch, control, emit })
+    : runSession({ platform: NODE_PLATFORM, request, control, emit }));
   const fail = events.find((e) => e.type === 'train/didFail');
   if (fail) throw new Error(JSON.stringify(fail));
   return events;

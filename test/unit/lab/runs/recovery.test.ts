@@ -26,7 +26,7 @@ import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { KillSwitch, killableFs, killableIo } from '../files/killSwitch';
-import { platformOf } from '../tinyRuns';
+import { platformOf, sessionRequest } from '../tinyRuns';
 
 const STEPS = 3;
 
@@ -103,9 +103,12 @@ const DISKS: readonly DiskKind[] = [
 /** One process: trains (or resumes) the run until it finishes or `sw` kills it. */
 async function session(disk: Disk, sw: KillSwitch, resume: boolean): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runSession(platformOf(disk.process(sw)), disk.dir, disk.spec, resume, new SessionControl(), (m) =>
-    events.push(m),
-  );
+  await runSession({
+    platform: platformOf(disk.process(sw)),
+    request: sessionRequest(disk.dir, disk.spec, { resume }),
+    control: new SessionControl(),
+    emit: (m) => events.push(m),
+  });
   return events;
 }
 

@@ -23,7 +23,7 @@ import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { StepMetrics, TrainSpec } from '../../../../src/protocol/data';
 import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
 import { failingIo, limitedIo, smallMount, tempFilesUnder } from '../fullDisk';
-import { platformOf } from '../tinyRuns';
+import { platformOf, sessionRequest } from '../tinyRuns';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'al-disk-full-'));
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
@@ -50,9 +50,12 @@ const SPEC: TrainSpec = {
 
 async function train(dir: string, resume: boolean, io?: FileIo): Promise<WorkerToHost[]> {
   const events: WorkerToHost[] = [];
-  await runSession(platformOf(io ? new NodeFs(io) : NODE_FS), dir, SPEC, resume, new SessionControl(), (m) =>
-    events.push(m),
-  );
+  await runSession({
+    platform: platformOf(io ? new NodeFs(io) : NODE_FS),
+    request: sessionRequest(dir, SPEC, { resume }),
+    control: new SessionControl(),
+    emit: (m) => events.push(m),
+  });
   return events;
 }
 

@@ -13,11 +13,11 @@ import { readText, writeFile } from '../../../../src/lab/files/labFs';
 import { openRun } from '../../../../src/lab/inference/openRun';
 import { loadRunState } from '../../../../src/lab/runs/runState';
 import { readRunJson, writeRunJson } from '../../../../src/lab/runs/runFolder';
-import type { Emit, SessionControl as Control } from '../../../../src/lab/training/sessionControl';
+import type { BuiltinStart } from '../../../../src/lab/training/session';
 import { runSession as run } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import { FILE_SYSTEMS } from '../files/fileSystems';
-import { platformOf } from '../tinyRuns';
+import { platformOf, sessionRequest } from '../tinyRuns';
 
 function spec(over: Partial<TrainSpec['training']> = {}): TrainSpec {
   return {
@@ -51,23 +51,19 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   beforeAll(async () => {
     root = await fresh();
   });
-  const runSession = (
-    dir: string,
-    sp: TrainSpec,
-    resume: boolean,
-    control: Control,
-    emit: Emit,
-    stopAt: number | null = null,
-    extendTo: number | null = null,
-    options = {},
-  ): Promise<void> => run(platformOf(fs), dir, sp, resume, control, emit, stopAt, extendTo, options);
+  const runSession = (start: Omit<BuiltinStart, 'platform'>): Promise<void> =>
+    run({ ...start, platform: platformOf(fs) });
 
   it('a stop while the data is prepared ends the session there: cancelled, nothing trained, the new folder gone', async () => {
     const dir = fs.join(root, 'cancelled');
     const control = new SessionControl();
     const events: WorkerToHost[] = [];
     control.stop(); // as a cancel that arrives during "Encoding … 100%"
-    await runSession(dir, spec(), false, control, (m) => events.push(validateWorkerToHost(m)));
+    await runSession({
+      request: sessionRequest(dir, spec()),
+      control,
+      emit: (m) => events.push(validateWorkerToHost(m)),
+    });
     expect(events.some((e) => e.type === 'train/didStart' || e.type === 'train/didStep')).toBe(false);
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' ? fail.error.code : null).toBe('cancelled');
@@ -77,11 +73,15 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     const dir = fs.join(root, 'controlled');
     const control = new SessionControl();
     const events: WorkerToHost[] = [];
-    const done = runSession(dir, spec(), false, control, (m) => {
-      events.push(validateWorkerToHost(m));
-      if (m.type === 'train/didStep' && m.step === 3) control.pause();
-      if (m.type === 'train/didPause') setTimeout(() => control.resume(), 20);
-      if (m.type === 'train/didStep' && m.step === 6) control.stop();
+    const done = runSession({
+      request: sessionRequest(dir, spec()),
+      control,
+      emit: (m) => {
+        events.push(validateWorkerToHost(m));
+        if (m.type === 'train/didStep' && m.step === 3) control.pause();
+        if (m.type === 'train/didPause') setTimeout(() => control.resume(), 20);
+        if (m.type === 'train/didStep' && m.step === 6) control.stop();
+      },
     });
     await done;
     const types = events.map((e) => e.type).filter((t) => t !== 'train/didProgress' && t !== 'train/didLog');
@@ -109,16 +109,12 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('scores every head at each snapshot, unless the benchmark turns scores off', async () => {
     const run = async (name: string, headScores?: boolean): Promise<Awaited<ReturnType<typeof loadRunState>>> => {
       const dir = fs.join(root, name);
-      await runSession(
-        dir,
-        spec({ steps: 10, checkpointEvery: 0 }),
-        false,
-        new SessionControl(),
-        () => undefined,
-        null,
-        null,
-        headScores === undefined ? {} : { headScores },
-      );
+      await runSession({
+        request: sessionRequest(dir, spec({ steps: 10, checkpointEvery: 0 })),
+        control: new SessionControl(),
+        emit: () => undefined,
+        options: headScores === undefined ? {} : { headScores },
+      });
       return loadRunState(fs, dir);
     };
     const on = await run('scores-on');
@@ -141,13 +137,11 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('records the backend that ran, which the run summary shows instead of "auto"', async () => {
     const dir = fs.join(root, 'auto-backend');
     const events: WorkerToHost[] = [];
-    await runSession(
-      dir,
-      { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' },
-      false,
-      new SessionControl(),
-      (m) => events.push(m),
-    );
+    await runSession({
+      request: sessionRequest(dir, { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' }),
+      control: new SessionControl(),
+      emit: (m) => events.push(m),
+    });
     const start = events.find((e) => e.type === 'train/didStart');
     if (start?.type !== 'train/didStart') throw new Error('no train/didStart');
     expect(start.model.backend).not.toBe('auto');
@@ -167,13 +161,11 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {
     const dir = fs.join(root, 'diverged');
     const events: WorkerToHost[] = [];
-    await runSession(
-      dir,
-      spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 }),
-      false,
-      new SessionControl(),
-      (m) => events.push(m),
-    );
+    await runSession({
+      request: sessionRequest(dir, spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 })),
+      control: new SessionControl(),
+      emit: (m) => events.push(m),
+    });
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail, 'the run should diverge').toBeDefined();
     if (fail?.type !== 'train/didFail') return;
@@ -192,7 +184,11 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     const dir = fs.join(root, 'controlled');
     const before = await readText(fs, fs.join(dir, 'run.json'));
     const events: WorkerToHost[] = [];
-    await runSession(dir, spec(), false, new SessionControl(), (m) => events.push(m));
+    await runSession({
+      request: sessionRequest(dir, spec()),
+      control: new SessionControl(),
+      emit: (m) => events.push(m),
+    });
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' && fail.error.message).toMatch(/already holds a run; pass --resume/);
     expect(await readText(fs, fs.join(dir, 'run.json'))).toBe(before);
@@ -201,16 +197,22 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('continues the metrics from the last step, records both segments and restarts the schedule warm', async () => {
     const dir = fs.join(root, 'extended');
     const first: WorkerToHost[] = [];
-    await runSession(dir, spec({ steps: 20, checkpointEvery: 0 }), false, new SessionControl(), (m) =>
-      first.push(validateWorkerToHost(m)),
-    );
+    await runSession({
+      request: sessionRequest(dir, spec({ steps: 20, checkpointEvery: 0 })),
+      control: new SessionControl(),
+      emit: (m) => first.push(validateWorkerToHost(m)),
+    });
     expect(first.at(-1)).toEqual({ type: 'train/didFinish', step: 20, reason: 'completed' });
     // As a run.json from before segments existed: it reads as one segment and extends the same.
     const file = fs.join(dir, 'run.json');
     const { segments: _segments, ...old } = JSON.parse(await readText(fs, file)) as Record<string, unknown>;
     await writeFile(fs, file, JSON.stringify(old));
     const events: WorkerToHost[] = [];
-    await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(validateWorkerToHost(m)), null, 40);
+    await runSession({
+      request: sessionRequest(dir, spec(), { resume: true, extendTo: 40 }),
+      control: new SessionControl(),
+      emit: (m) => events.push(validateWorkerToHost(m)),
+    });
     const start = events.find((e) => e.type === 'train/didStart');
     const segments = [
       { fromStep: 0, toStep: 20, schedule: 'cosine' },
@@ -249,7 +251,11 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
     const dir = fs.join(root, 'extended');
     const before = await readText(fs, fs.join(dir, 'run.json'));
     const events: WorkerToHost[] = [];
-    await runSession(dir, spec(), true, new SessionControl(), (m) => events.push(m), null, 30);
+    await runSession({
+      request: sessionRequest(dir, spec(), { resume: true, extendTo: 30 }),
+      control: new SessionControl(),
+      emit: (m) => events.push(m),
+    });
     const fail = events.find((e) => e.type === 'train/didFail');
     expect(fail?.type === 'train/didFail' && fail.error).toEqual({
       code: 'input/invalid',

@@ -13,6 +13,8 @@ import type { WorkerChannel } from '../../../../src/lab/platform/platform';
 import type { PytorchRunner } from '../../../../src/lab/workers/trainingService';
 import { NO_PYTORCH, serveTraining } from '../../../../src/lab/workers/trainingService';
 import type { PytorchOptions } from '../../../../src/protocol/data';
+import { SessionControl } from '../../../../src/lab/training/sessionControl';
+import type { PytorchStart } from '../../../../src/lab/training/sessionSetup';
 import { platformOf } from '../tinyRuns';
 
 const OPTIONS: PytorchOptions = {
@@ -66,9 +68,9 @@ describe('the PyTorch engine on a host without processes', () => {
   });
 
   it('a Node host hands the PyTorch session in, and the service runs it with the options', async () => {
-    const calls: unknown[][] = [];
-    const runner: PytorchRunner = async (...args) => {
-      calls.push(args);
+    const calls: PytorchStart[] = [];
+    const runner: PytorchRunner = async (start) => {
+      calls.push(start);
     };
     const ch = channel();
     serveTraining(platformOf(new MemoryFs()), ch, null, runner);
@@ -83,8 +85,10 @@ describe('the PyTorch engine on a host without processes', () => {
     });
     await ch.settled();
     expect(calls).toHaveLength(1);
-    expect(calls[0]?.slice(0, 3)).toEqual(['/runs/b', SPEC, true]);
-    expect(calls[0]?.slice(5)).toEqual([5, null, OPTIONS]);
+    expect(calls[0]?.request).toMatchObject({ runDir: '/runs/b', spec: SPEC, resume: true, stopAt: 5, extendTo: null });
+    expect(calls[0]?.pytorch).toEqual(OPTIONS);
+    expect(calls[0]?.control).toBeInstanceOf(SessionControl);
+    expect(calls[0]?.options).toBeUndefined();
   });
 
   it("the model service refuses to draw a PyTorch run's snapshots without a drawer, and uses one it is given", async () => {
