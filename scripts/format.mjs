@@ -48,8 +48,10 @@ const show = (text) => text.replace(/^(\s*)\/\*@inline\*\/ /gm, '$1@inline ');
 let differ = 0;
 for (const file of files) {
   const assembly = file.startsWith(ASSEMBLY);
-  const info = await prettier.getFileInfo(file, { ignorePath: '.prettierignore' });
-  if ((info.ignored && !assembly) || info.inferredParser === null) continue;
+  // .prettierignore names the kernels so editors leave them alone, and Prettier infers no parser
+  // for an ignored file: ask about them without it.
+  const info = await prettier.getFileInfo(file, assembly ? {} : { ignorePath: '.prettierignore' });
+  if (info.ignored || info.inferredParser === null) continue;
   const text = readFileSync(file, 'utf8');
   const options = { ...(await prettier.resolveConfig(file)), filepath: file };
   const formatted = assembly ? show(await prettier.format(hide(text), options)) : await prettier.format(text, options);
