@@ -112,7 +112,8 @@ export class RunHeader {
     if (s.bestValLoss !== null) parts.push(`best validation loss ${formatLoss(s.bestValLoss)}`);
     if (s.model)
       parts.push(
-        `${formatBackend(s.model.backend)}${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`,
+        `${formatBackend(s.model.backend)}` +
+          `${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`,
       );
     if (s.imported && shown.step > 0) parts.push(`imported from ${s.imported.layout}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {

@@ -466,7 +466,10 @@ export class DashboardStore {
     return { events, problems: [] };
   }
 
-  /** A training notification of the run in `runDir`; a train/didStart adds a run it does not list (its id: `runDir`). */
+  /**
+   * A training notification of the run in `runDir`; a train/didStart adds a run it does not
+   * list (its id: `runDir`).
+   */
   private applyWorkerEvent(runDir: string, ev: WorkerToHost): ApplyResult {
     let r = this.runAt(runDir);
     const runId = r?.id ?? runDir;

@@ -222,7 +222,8 @@ export function formatImportBench(r: ImportBenchResult): string {
     `  attention of a ${r.textTokens}-token text (opening the model, its heads' induction once, ` +
       `${r.heads} heads scored): ${r.attendSeconds.toFixed(1)} s (${r.attendCpuSeconds.toFixed(1)} ` +
       `CPU-s); a layer [${r.attentionShape.join(', ')}] is sent in ` +
-      `${(r.layerBytes / 2 ** 20).toFixed(1)} MiB of 8-bit codes, the overviews in ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`,
+      (`${(r.layerBytes / 2 ** 20).toFixed(1)} MiB of 8-bit codes, the ` +
+        `overviews in ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`),
     `  logit lens of the text (${r.lensPositions} positions, top 5 per layer): ${r.lensSeconds.toFixed(1)} s`,
     `  decode: ${r.decodeTokens} tokens greedy with the KV cache, ${r.msPerToken.toFixed(1)} ms/token`,
     `  score the text (${r.scoredTokens} tokens): ${r.scoreSeconds.toFixed(1)} s`,

@@ -188,7 +188,12 @@ export function formatWebBench(r: WebBenchResult): string {
     const windows = w ? `${formatCount(w.median)} (${formatCount(w.min)}–${formatCount(w.max)})` : '—';
     const failed = x.run.outcome.kind === 'failed' ? `  failed: ${x.run.outcome.error.message}` : '';
     lines.push(
-      `${WHERE[x.where].padEnd(32)}${String(x.round).padStart(6)}${String(x.run.threads ?? '?').padStart(9)}${formatCount(x.run.tokensPerSec).padStart(11)}   ${windows.padEnd(24)}${ratio.padStart(8)}  ${x.run.exactMatch === null ? '—' : x.run.exactMatch.toFixed(3)}${failed}`,
+      `${WHERE[x.where].padEnd(32)}${String(x.round).padStart(6)}` +
+        `${String(x.run.threads ?? '?').padStart(9)}` +
+        `${formatCount(x.run.tokensPerSec).padStart(11)}   ` +
+        `${windows.padEnd(24)}${ratio.padStart(8)}  ` +
+        `${x.run.exactMatch === null ? '—' : x.run.exactMatch.toFixed(3)}` +
+        `${failed}`,
     );
   }
   return lines.join('\n');

@@ -81,7 +81,8 @@ export function writeRandomGpt2(
     const n = t.shape.reduce((a, b) => a * b, 1);
     if (t.init !== 'mask') params += n;
     entries.push(
-      `${JSON.stringify(t.name)}:{"dtype":"F32","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${offset + 4 * n}]}`,
+      `${JSON.stringify(t.name)}:{"dtype":"F32","shape":[${t.shape.join(',')}],` +
+        `"data_offsets":[${offset},${offset + 4 * n}]}`,
     );
     offset += 4 * n;
   }
@@ -122,7 +123,20 @@ export function writeRandomGpt2(
   }
   fs.writeFileSync(
     path.join(dir, 'config.json'),
-    `${JSON.stringify({ model_type: 'gpt2', vocab_size: V, n_positions: P, n_embd: C, n_layer: L, n_head: H, activation_function: 'gelu_new', layer_norm_epsilon: 1e-5 }, null, 2)}\n`,
+    `${JSON.stringify(
+      {
+        model_type: 'gpt2',
+        vocab_size: V,
+        n_positions: P,
+        n_embd: C,
+        n_layer: L,
+        n_head: H,
+        activation_function: 'gelu_new',
+        layer_norm_epsilon: 1e-5,
+      },
+      null,
+      2,
+    )}\n`,
   );
   writeTokenizerFiles(dir, sizes.merges);
   return { file, params, bytes: 8 + headerLength + offset };

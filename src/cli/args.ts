@@ -51,7 +51,9 @@ export class Flags {
     const n = Number(s);
     if (!Number.isInteger(n) || n < min || n > max) {
       throw new UsageError(
-        `--${name} must be a whole number${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ` ≥ ${min}`}, got "${s}".`,
+        `--${name} must be a whole number` +
+          `${max < Number.MAX_SAFE_INTEGER ? ` from ${min} to ${max}` : ` ≥ ${min}`}` +
+          `, got "${s}".`,
       );
     }
     return n;
@@ -64,7 +66,8 @@ export class Flags {
     const n = Number(s);
     if (s.trim() === '' || !Number.isFinite(n) || n < min || n > max)
       throw new UsageError(
-        `--${name} must be a number${Number.isFinite(min) ? ` ≥ ${min}` : ''}${Number.isFinite(max) ? ` and ≤ ${max}` : ''}, got "${s}".`,
+        `--${name} must be a number${Number.isFinite(min) ? ` ≥ ${min}` : ''}` +
+          `${Number.isFinite(max) ? ` and ≤ ${max}` : ''}, got "${s}".`,
       );
     return n;
   }

@@ -17,7 +17,9 @@ import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { trainerDirOf } from './trainPytorch';
 
-export const BENCH_HELP = `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] [--no-pytorch] [--no-scores] [--python PATH] [--import] [--json]
+export const BENCH_HELP =
+  `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] ` +
+  `[--no-pytorch] [--no-scores] [--python PATH] [--import] [--json]
   Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
   matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
   Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same

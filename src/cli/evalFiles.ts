@@ -143,7 +143,8 @@ function printTable(r: EvalFilesOutput, ctx: CommandContext): void {
     rows.push(['pairs', `${r.pairs}${r.pairsTooLong ? ` (${r.pairsTooLong} longer than the context, left out)` : ''}`]);
     rows.push([
       'decoding',
-      `${formatDecoding(t.decoding)}${t.decoding.strategy === 'greedy' ? ' (the default; --strategy beam for beam search)' : ''}`,
+      `${formatDecoding(t.decoding)}` +
+        `${t.decoding.strategy === 'greedy' ? ' (the default; --strategy beam for beam search)' : ''}`,
     ]);
     rows.push(['exact match', `${formatPercent(t.exactMatch)} of ${formatCount(t.decoded)} decoded`]);
     rows.push([
@@ -168,10 +169,13 @@ function printNotes(r: EvalFilesOutput, ctx: CommandContext, maxPairs: number): 
   }
   if (r.skipped.length)
     ctx.err(
-      `note: skipped ${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} (${summarizeSkipped(r.skipped)}): ${r.skipped
-        .slice(0, 5)
-        .map((s) => s.path)
-        .join(', ')}${r.skipped.length > 5 ? ', …' : ''}`,
+      `note: skipped ${r.skipped.length} ${r.skipped.length === 1 ? 'file' : 'files'} ` +
+        `(${summarizeSkipped(r.skipped)}): ` +
+        r.skipped
+          .slice(0, 5)
+          .map((s) => s.path)
+          .join(', ') +
+        (r.skipped.length > 5 ? ', …' : ''),
     );
   if (r.pairsTooLong)
     ctx.err(

@@ -17,7 +17,9 @@ import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { RUN_FLAG, runDirOf } from './runFlags';
 
-export const EXPORT_HELP = `attention-lab export --run DIR --out DIR [--format pytorch] [--force] [--text TEXT] [--src TEXT]
+export const EXPORT_HELP =
+  `attention-lab export --run DIR --out DIR [--format pytorch] [--force] ` +
+  `[--text TEXT] [--src TEXT]
   Writes DIR/<run's shown name>/: model.safetensors (nanoGPT's GPT or the notebook Transformer's
   state_dict names, fp32, Linear weights [out, in]), config.json, tokenizer.json, for a BPE
   run also vocab.json + merges.txt (GPT-2's format), and README.md with the PyTorch lines

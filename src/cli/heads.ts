@@ -189,7 +189,9 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   if (note) ctx.err(`No head scores: ${note}`);
   if (s?.truncation) ctx.err(s.truncation);
   ctx.out(
-    `${s ? `Head scores at step ${s.step} on ${MEASURED_ON[s.on]}` : 'Heads'} (layer and head from 1; entropy in nats)${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`,
+    `${s ? `Head scores at step ${s.step} on ${MEASURED_ON[s.on]}` : 'Heads'}` +
+      ` (layer and head from 1; entropy in nats)` +
+      `${baseLoss !== null ? ` · validation loss with every head on ${baseLoss.toFixed(4)}` : ''}`,
   );
   for (const line of table(heads)) ctx.out(line);
   return 0;

@@ -108,7 +108,11 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
     );
     const c = res.config;
     ctx.out(
-      `  ${c.kind}, ${c.kind === 'decoder-only' ? c.nDecoderLayers : `${c.nEncoderLayers}+${c.nDecoderLayers}`} layers, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ${c.vocabSize}, context ${c.maxLen}, ${c.activation}, ${c.tieEmbeddings ? 'tied' : 'untied'} output`,
+      `  ${c.kind}, ` +
+        `${c.kind === 'decoder-only' ? c.nDecoderLayers : `${c.nEncoderLayers}+${c.nDecoderLayers}`}` +
+        ` layers, d_model ${c.dModel}, ${c.nHeads} heads, d_ff ${c.dFF}, vocab ` +
+        `${c.vocabSize}, context ${c.maxLen}, ${c.activation}, ` +
+        `${c.tieEmbeddings ? 'tied' : 'untied'} output`,
     );
     ctx.out(`  tokenizer: ${res.tokenizer}`);
     if (res.ignored.length)

@@ -26,7 +26,10 @@ export class ProgressLine {
     const elapsed = (Date.now() - this.startedAt) / 1000;
     const eta = done > 0 ? (elapsed / done) * left : NaN;
     const frac = step / this.total;
-    const text = `step ${step}/${this.total}  loss ${formatLoss(loss)}  ${formatCompact(tokensPerSec)} tok/s  ETA ${formatDuration(eta)}${extra ? `  ${extra}` : ''}`;
+    const text =
+      `step ${step}/${this.total}  loss ${formatLoss(loss)}  ` +
+      `${formatCompact(tokensPerSec)} tok/s  ETA ${formatDuration(eta)}` +
+      `${extra ? `  ${extra}` : ''}`;
     if (this.out.isTTY) {
       const width = 24;
       const fill = Math.round(frac * width);

@@ -29,7 +29,9 @@ import type { CommandContext } from './context';
 import { RUN_FLAG, runDirsOf } from './runFlags';
 
 /** `attention-lab report --help`. */
-export const REPORT_HELP = `attention-lab report --run DIR [--run DIR2 …] [--out FILE] [--max-snapshots N] [--csv] [--json]
+export const REPORT_HELP =
+  `attention-lab report --run DIR [--run DIR2 …] [--out FILE] ` +
+  `[--max-snapshots N] [--csv] [--json]
   Writes the dashboard of one or more runs (curves overlaid) as a single HTML file that opens
   in any browser with no server and no network: loss curves, attention snapshots with the
   timeline, head scores over training, masks and the model. Default --out: DIR/report.html. --max-snapshots N keeps N

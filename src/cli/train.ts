@@ -342,7 +342,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
           m.loss,
           m.tokensPerSec,
           lastEval
-            ? `${valLabel} ${formatLoss(lastEval.loss)}${lastEval.exactMatch !== null ? ` · exact ${formatPercent(lastEval.exactMatch)}` : ''}`
+            ? `${valLabel} ${formatLoss(lastEval.loss)}` +
+                `${lastEval.exactMatch !== null ? ` · exact ${formatPercent(lastEval.exactMatch)}` : ''}`
             : '',
         );
         break;
@@ -415,13 +416,20 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   // BLEU needs 4-grams of words: on a generated task's single-token strings it says nothing.
   const showBleu = ev?.bleu !== null && spec.data.kind === 'pairs';
   ctx.err(
-    `${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}${ev ? ` · validation loss ${formatLoss(ev.loss)} (perplexity ${formatPerplexity(ev.ppl)})${ev.exactMatch !== null ? ` · exact match ${formatPercent(ev.exactMatch)}` : ''}${showBleu ? ` · BLEU ${formatBleu(ev.bleu)}` : ''}` : ''}`,
+    `${outcome.reason === 'stopped' ? 'Stopped' : 'Finished'} at step ${outcome.step}` +
+      (ev
+        ? ` · validation loss ${formatLoss(ev.loss)} (perplexity ${formatPerplexity(ev.ppl)})` +
+          (ev.exactMatch !== null ? ` · exact match ${formatPercent(ev.exactMatch)}` : '') +
+          (showBleu ? ` · BLEU ${formatBleu(ev.bleu)}` : '')
+        : ''),
   );
   ctx.out('\nSamples:');
   for (const s of samples)
     ctx.out(
       s.kind === 'pair'
-        ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}`
+        ? `  ${s.ok ? '✓' : '✗'} ${JSON.stringify(s.input)} → ` +
+            `${JSON.stringify(s.output)}` +
+            `${s.ok ? '' : `  (expected ${JSON.stringify(s.expected)})`}`
         : `  ${JSON.stringify(s.input)} → ${JSON.stringify(s.output)}`,
     );
   ctx.out(`\nRun folder: ${runDir}`);

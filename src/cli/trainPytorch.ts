@@ -85,7 +85,8 @@ export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | nu
   const launchOnly = ['nnodes', 'rdzv-endpoint'].filter((k) => f.has(k));
   if (launchOnly.length && !f.bool('print-launch'))
     throw new UsageError(
-      `${launchOnly.map((k) => `--${k}`).join(' and ')} go with --print-launch (the lab starts one machine's processes itself).`,
+      `${launchOnly.map((k) => `--${k}`).join(' and ')} go with ` +
+        `--print-launch (the lab starts one machine's processes itself).`,
     );
   const python = f.str('python') ?? 'python3';
   if (python.trim() === '')
@@ -173,7 +174,11 @@ export async function printLaunch(
   }
   const [host, port] = splitEndpoint(endpoint);
   ctx.err(
-    `Prepared ${runDir} for PyTorch (${nnodes * opts.nproc} ${nnodes * opts.nproc === 1 ? 'process' : 'processes'}${nnodes > 1 ? ` on ${nnodes} nodes; node 0 listens on ${host}:${port}` : ''}). It trains wherever this folder is readable and torch ≥ 1.13 is installed.`,
+    `Prepared ${runDir} for PyTorch (${nnodes * opts.nproc} ` +
+      `${nnodes * opts.nproc === 1 ? 'process' : 'processes'}` +
+      `${nnodes > 1 ? ` on ${nnodes} nodes; node 0 listens on ${host}:${port}` : ''}` +
+      `). It trains wherever this folder is readable and torch ≥ 1.13 is ` +
+      `installed.`,
   );
   commands.forEach((c, i) => ctx.out(nnodes > 1 ? `# node ${i}\n${c}` : c));
   ctx.err(

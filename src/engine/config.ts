@@ -282,7 +282,15 @@ export function configSizeProblem(c: ModelConfig): string | null {
     );
   const params = paramsUpperBound(c);
   if (params > MAX_PARAMS) {
-    return `This model would have about ${(params / 1e9).toFixed(1)} billion parameters, more than the ${(MAX_PARAMS / 1e9).toFixed(2)} billion (${(MAX_PARAMS * 4) / 2 ** 30} GiB of float32) Attention Lab holds; use fewer layers (nDecoderLayers ${c.nDecoderLayers}${c.nEncoderLayers ? `, nEncoderLayers ${c.nEncoderLayers}` : ''}), a smaller dModel (${c.dModel}) or dFF (${c.dFF}), or a smaller vocabulary or context.`;
+    return (
+      `This model would have about ${(params / 1e9).toFixed(1)} billion ` +
+      `parameters, more than the ${(MAX_PARAMS / 1e9).toFixed(2)} billion (` +
+      `${(MAX_PARAMS * 4) / 2 ** 30} GiB of float32) Attention Lab holds; ` +
+      `use fewer layers (nDecoderLayers ${c.nDecoderLayers}` +
+      `${c.nEncoderLayers ? `, nEncoderLayers ${c.nEncoderLayers}` : ''}), a ` +
+      `smaller dModel (${c.dModel}) or dFF (${c.dFF}), or a smaller ` +
+      `vocabulary or context.`
+    );
   }
   return null;
 }

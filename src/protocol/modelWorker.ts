@@ -245,7 +245,10 @@ export const modelRequests = requests('model', {
     streams: 'progress',
     page: false,
   },
-  /** The run evaluated on test files it never saw, recorded in its evaluations.jsonl; progress in batches and decodes. */
+  /**
+   * The run evaluated on test files it never saw, recorded in its evaluations.jsonl; progress
+   * in batches and decodes.
+   */
   evaluateFiles: {
     params: {
       runDir: str,

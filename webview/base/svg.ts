@@ -87,7 +87,9 @@ export function svgStyle(t: {
 export function openSvg(width: number, height: number, title: string, style: SvgStyle): string {
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
-    `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="${escapeXml(style.font)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" version="1.1" width="${width}` +
+      `" height="${height}" viewBox="0 0 ${width} ${height}" font-family="` +
+      `${escapeXml(style.font)}">`,
     `<title>${escapeXml(title)}</title>`,
     `<rect x="0" y="0" width="${width}" height="${height}" ${paint('fill', style.background)}/>`,
   ].join('\n');
@@ -272,7 +274,8 @@ export function lineChartSvg(c: SvgLineChart): SvgDoc {
     const dash = s.dash && s.dash.length > 0 ? ` stroke-dasharray="${s.dash.join(' ')}"` : '';
     if (!s.marksOnly)
       out.push(
-        `<path data-series="${escapeXml(s.label)}" d="${d || `M${left} ${top}`}" ${paint('stroke', s.color)} stroke-width="${s.width}"${dash}/>`,
+        `<path data-series="${escapeXml(s.label)}" d="${d || `M${left} ${top}`}` +
+          `" ${paint('stroke', s.color)} stroke-width="${s.width}"${dash}/>`,
       );
     out.push(...dots);
   }

@@ -69,5 +69,9 @@ export function fileSlug(s: string, max = 48): string {
  * 120.
  */
 export function exportFileName(runName: string, what: string, step: number | null, kind: ExportKind): string {
-  return `${fileSlug(runName)}-${fileSlug(what)}${step === null ? '' : `-step${Math.max(0, Math.floor(step))}`}.${kind}`;
+  return (
+    `${fileSlug(runName)}-${fileSlug(what)}` +
+    `${step === null ? '' : `-step${Math.max(0, Math.floor(step))}`}.` +
+    `${kind}`
+  );
 }

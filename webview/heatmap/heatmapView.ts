@@ -235,7 +235,9 @@ export class HeatmapView {
     this.labelNote.textContent =
       every === 1
         ? ''
-        : `Every ${every === 2 ? 'other' : `${every}th`} token is labelled: the cells are too small for all. Zoom in to read them all, or hover a cell to read its tokens.`;
+        : `Every ${every === 2 ? 'other' : `${every}th`} token is labelled: the ` +
+          `cells are too small for all. Zoom in to read them all, or hover a ` +
+          `cell to read its tokens.`;
     const spans: HTMLElement[] = [];
     for (let i = from; i < to; i += every) {
       const tok = labels[i] ?? '';

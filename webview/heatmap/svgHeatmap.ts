@@ -54,7 +54,10 @@ export function heatmapSvg(m: SvgHeatmap): SvgDoc {
   const height = Math.ceil(top + gh + 16 + legendH);
   const out: string[] = [openSvg(width, height, m.title, style)];
   out.push(
-    `<text x="8" y="0" font-size="13" font-weight="600" ${paint('fill', style.text)}>${titleLines.map((l, i) => `<tspan x="8" y="${22 + 18 * i}">${escapeXml(l)}</tspan>`).join('')}</text>`,
+    `<text x="8" y="0" font-size="13" font-weight="600" ` +
+      `${paint('fill', style.text)}>` +
+      `${titleLines.map((l, i) => `<tspan x="8" y="${22 + 18 * i}">${escapeXml(l)}</tspan>`).join('')}` +
+      `</text>`,
   );
   out.push(
     `<text class="col-title" x="${n2(left + gw / 2)}" y="${n2(10 + titleH + 12)}" ` +

@@ -362,7 +362,11 @@ export class AttentionPanel implements Panel {
     const f = m.pool ?? 1;
     const keys = f === 1 ? C : (keysAreSource(m.stack) ? snap.srcTokens : snap.tgtTokens).length;
     const at = snap.source === 'selection' ? `step ${snap.step}'s model on your text` : `step ${snap.step}`;
-    this.caption.textContent = `${stackLabel} · layer ${m.layer + 1} · head ${head + 1} · ${at} · mean entropy ${formatNumber(ent, 3)} nats (uniform over ${keys} keys: ${formatNumber(Math.log(keys), 3)})${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
+    this.caption.textContent =
+      `${stackLabel} · layer ${m.layer + 1} · head ${head + 1} · ${at} · ` +
+      `mean entropy ${formatNumber(ent, 3)} nats (uniform over ${keys} keys: ` +
+      `${formatNumber(Math.log(keys), 3)})` +
+      `${names.length ? ` · mask: ${names.join(', ')}` : ''}`;
     const offset = head * R * C;
     const rowName = m.stack === 'encoder.self' ? 'S' : 'T';
     const colName = keysAreSource(m.stack) ? 'S' : 'T';

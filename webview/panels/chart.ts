@@ -168,7 +168,9 @@ export class Chart {
         const el = h(
           'div',
           {
-            className: `segment-marker${m.kind === 'threshold' ? ' threshold-marker' : ''}${end ? ' segment-marker-end' : ''}`,
+            className:
+              `segment-marker${m.kind === 'threshold' ? ' threshold-marker' : ''}` +
+              `${end ? ' segment-marker-end' : ''}`,
             attrs: { 'data-step': m.step, title: m.label },
           },
           this.markerLabels ? h('span', { className: 'segment-label' }, m.label) : null,

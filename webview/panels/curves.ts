@@ -306,7 +306,9 @@ export class CurvesPanel implements Panel {
     ].filter((t) => t !== '');
     this.note.hidden = notes.length === 0;
     this.note.textContent = notes.join(' ');
-    const key = `${ui.x}|${ui.per}|${marked}|${canLog}|${ui.smoothing > 0}|${[run.id, ...others.map((o) => o.id)].join(',')}`;
+    const key =
+      `${ui.x}|${ui.per}|${marked}|${canLog}|${ui.smoothing > 0}|` +
+      `${[run.id, ...others.map((o) => o.id)].join(',')}`;
     const yLabel = ui.per === 'byte' ? 'bits per byte' : 'nats per token';
     this.loss.update(
       {
@@ -365,7 +367,9 @@ export class CurvesPanel implements Panel {
     const diffKey = compared
       .map(
         (r) =>
-          `${r.id}:${r.summary.name}:${r.summary.totalSteps}:${r.summary.model?.backend ?? ''}:${r.evaluations.length}:${r.evals.length}`,
+          `${r.id}:${r.summary.name}:${r.summary.totalSteps}:` +
+          `${r.summary.model?.backend ?? ''}:${r.evaluations.length}:` +
+          `${r.evals.length}`,
       )
       .join('|');
     if (diffKey !== this.diffKey) {
@@ -408,7 +412,9 @@ export class CurvesPanel implements Panel {
       );
     if (last) {
       parts.push(
-        `${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}, perplexity ${formatPerplexity(last.ppl)}${last.bpb != null ? `, ${formatBitsPerByte(last.bpb)} bits/byte` : ''}`,
+        `${evalLabel(run)} at step ${last.step}: loss ${formatLoss(last.loss)}` +
+          `, perplexity ${formatPerplexity(last.ppl)}` +
+          `${last.bpb != null ? `, ${formatBitsPerByte(last.bpb)} bits/byte` : ''}`,
       );
       if (last.exactMatch !== null) parts.push(`exact match ${formatPercent(last.exactMatch)}`);
       if (last.bleu !== null) parts.push(`BLEU ${formatBleu(last.bleu)}`);

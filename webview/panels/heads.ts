@@ -287,7 +287,9 @@ export class HeadsPanel implements Panel {
     }
     this.grids = keep;
     const above = this.stacksBox.querySelectorAll(`[data-stack="${ui.stack}"] .heads-cell.above`).length;
-    this.count.textContent = `${above} of ${total} ${STACK_LABELS[ui.stack].toLowerCase()} heads ≥ ${formatNumber(ui.threshold)}${ui.only ? ` (showing ${shown})` : ''}`;
+    this.count.textContent =
+      `${above} of ${total} ${STACK_LABELS[ui.stack].toLowerCase()} heads ≥ ` +
+      `${formatNumber(ui.threshold)}${ui.only ? ` (showing ${shown})` : ''}`;
     this.el.dataset.drawMs = (performance.now() - t0).toFixed(2);
   }
 
@@ -335,7 +337,10 @@ export class HeadsPanel implements Panel {
       }
       const v = s.column(hit.score, hit.layer, hit.head)[hit.row];
       const value = v === undefined || !Number.isFinite(v) ? 'not measured' : formatNumber(v, 4);
-      this.tip.textContent = `${headName(hit.layer, hit.head)} ${SCORE_LABELS[hit.score].full} ${value} ${inspectView(this.ctx, run) === 'text' ? 'on your text' : `at step ${hist.steps[hit.row]}`}`;
+      this.tip.textContent =
+        `${headName(hit.layer, hit.head)} ${SCORE_LABELS[hit.score].full} ` +
+        `${value} ` +
+        `${inspectView(this.ctx, run) === 'text' ? 'on your text' : `at step ${hist.steps[hit.row]}`}`;
       this.tip.hidden = false;
       // CSSOM, not a style attribute: the page's CSP allows none.
       this.tip.style.left = `${Math.min(hit.x + 12, window.innerWidth - this.tip.offsetWidth - 8)}px`;

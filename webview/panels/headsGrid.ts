@@ -124,7 +124,9 @@ export class HeadsGrid {
       cell.button.classList.toggle('above', v.chosen !== null && value >= v.threshold);
       cell.button.setAttribute(
         'aria-label',
-        `${STACK_LABELS[this.stack]}, layer ${cell.layer + 1}, head ${cell.head + 1}${step === undefined ? '' : `, step ${step}`}: ${parts.join(', ')}. Enter opens its attention map.`,
+        `${STACK_LABELS[this.stack]}, layer ${cell.layer + 1}, head ` +
+          `${cell.head + 1}${step === undefined ? '' : `, step ${step}`}: ` +
+          `${parts.join(', ')}. Enter opens its attention map.`,
       );
       ranked.push({ cell, value: Number.isFinite(value) ? value : -Infinity });
     }
@@ -134,7 +136,11 @@ export class HeadsGrid {
     this.order = ranked.map((r) => r.cell).filter((c) => c.visible);
     this.none.hidden = this.order.length > 0;
     if (v.chosen !== null)
-      this.none.textContent = `No head has ${SCORE_LABELS[v.chosen].full} ≥ ${formatNumber(v.threshold)}${step === undefined ? '' : ` at step ${step}`}; lower the threshold or show every head.`;
+      this.none.textContent =
+        `No head has ${SCORE_LABELS[v.chosen].full} ≥ ` +
+        `${formatNumber(v.threshold)}` +
+        `${step === undefined ? '' : ` at step ${step}`}; lower the threshold ` +
+        `or show every head.`;
     this.focusIndex = Math.min(this.focusIndex, Math.max(0, this.order.length - 1));
     this.cells.forEach((c) => (c.button.tabIndex = -1));
     this.heads = s.heads;

@@ -164,7 +164,9 @@ export class InspectBar {
     if (!interactive)
       this.status.textContent = 'This page is a saved report: open the run in VS Code to run its model on a text.';
     else if (!insp)
-      this.status.textContent = `Runs ${run ? `the model of ${run.summary.name}` : 'the model'} now on your text: every layer's and head's attention, and each head's scores.`;
+      this.status.textContent =
+        `Runs ${run ? `the model of ${run.summary.name}` : 'the model'} now on ` +
+        `your text: every layer's and head's attention, and each head's scores.`;
     else if (insp.error) this.status.textContent = `Could not compute the attention: ${insp.error.message}`;
     else if (!insp.snapshot) this.status.textContent = 'Computing the attention…';
     else {
@@ -173,7 +175,9 @@ export class InspectBar {
         s.srcTokens.length > 0
           ? `${s.srcTokens.length} source and ${s.tgtTokens.length} target tokens`
           : `${s.tgtTokens.length} tokens`;
-      this.status.textContent = `The model at step ${s.step} on your text (${n}), not a training snapshot.${s.truncation ? ` ${s.truncation}` : ''}`;
+      this.status.textContent =
+        `The model at step ${s.step} on your text (${n}), not a training ` +
+        `snapshot.${s.truncation ? ` ${s.truncation}` : ''}`;
     }
   }
 }

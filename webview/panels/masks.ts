@@ -89,7 +89,13 @@ export class MasksPanel implements Panel {
       T: tgt?.shape[3] ?? findMask(snap, 'decoder.causal')?.shape[3] ?? 0,
       S: src?.shape[3] ?? 0,
     };
-    this.intro.textContent = `Probe batch of step ${snap.step}: B = ${z.B}, H = ${z.H} heads${z.S ? `, S = ${z.S} source positions` : ''}${z.T ? `, T = ${z.T} target positions` : ''}. Convention: 1 = may attend, 0 = masked (left out of the softmax: probability 0, as if its score were −∞). Each mask is stored in its own shape and broadcast to the scores [B, H, T, S]: a dimension of size 1 repeats.`;
+    this.intro.textContent =
+      `Probe batch of step ${snap.step}: B = ${z.B}, H = ${z.H} heads` +
+      `${z.S ? `, S = ${z.S} source positions` : ''}` +
+      `${z.T ? `, T = ${z.T} target positions` : ''}. Convention: 1 = may ` +
+      `attend, 0 = masked (left out of the softmax: probability 0, as if its ` +
+      `score were −∞). Each mask is stored in its own shape and broadcast to ` +
+      `the scores [B, H, T, S]: a dimension of size 1 repeats.`;
     const cards = snap.masks.map((m) => this.card(snap, m, z, b));
     const causal = findMask(snap, 'decoder.causal');
     if (!findMask(snap, 'decoder.self') && tgt && causal) cards.push(this.computedCombination(snap, tgt, causal, b));

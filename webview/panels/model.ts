@@ -183,7 +183,9 @@ export class ModelPanel implements Panel {
               h(
                 'dd',
                 {},
-                `${data.description} — ${formatCompact(data.trainTokens)} training / ${formatCompact(data.valTokens)} validation tokens${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`,
+                `${data.description} — ${formatCompact(data.trainTokens)} training / ` +
+                  `${formatCompact(data.valTokens)} validation tokens` +
+                  `${data.skipped.length ? `, ${data.skipped.length} file(s) skipped` : ''}`,
               ),
               ...(data.validation ? [h('dt', {}, 'validation'), h('dd', {}, data.validation.text)] : []),
             ]

@@ -209,7 +209,13 @@ export class PlaygroundPanel implements Panel {
     if (s.error) this.status.textContent = `Decode failed: ${s.error.message}`;
     else if (!out) this.status.textContent = `Decoding… ${s.tokens.length} token(s)`;
     else
-      this.status.textContent = `Done: ${out.tokens.length} token(s) — ${stopReasonText(out.stopReason)}. Score ${formatNumber(out.score, 3)}${s.params.strategy === 'beam' ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})` : ' (sum of log-probabilities)'}.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
+      this.status.textContent =
+        `Done: ${out.tokens.length} token(s) — ` +
+        `${stopReasonText(out.stopReason)}. Score ${formatNumber(out.score, 3)}` +
+        (s.params.strategy === 'beam'
+          ? ` (log-probability / length penalty, α = ${s.params.lengthPenalty})`
+          : ' (sum of log-probabilities)') +
+        `.${out.contextNote !== undefined ? ` ${out.contextNote}` : ''}`;
     this.status.classList.toggle('error', s.error !== null);
     this.showText(s);
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
@@ -366,7 +372,8 @@ export class PlaygroundPanel implements Panel {
           colTitle: `keys (${cols})`,
           describe: (t, s) =>
             `${rowLabels[t]} → key ${s} “${showToken(colLabels[s] ?? '')}”: p = ` +
-            `${formatNumber(values[t * cols + s] as number, 4)}${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`,
+            (`${formatNumber(values[t * cols + s] as number, 4)}` +
+              `${mask && mask[t * cols + s] === 0 ? ' — masked (future)' : ''}`),
         },
         this.ctx.theme,
       );

@@ -102,7 +102,8 @@ export class PlaygroundCompare {
       input: this.ctx.ui.playgroundInputs[run.id] ?? this.ctx.ui.playground.input,
     };
     if (params.input === '') {
-      this.note.textContent = `Type ${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'} above first.`;
+      this.note.textContent =
+        `Type ` + `${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'}` + ` above first.`;
       return;
     }
     const ids = [
@@ -140,7 +141,10 @@ export class PlaygroundCompare {
       } satisfies WebviewToHost);
       return [{ runId: id, decode, lens }];
     });
-    this.note.textContent = `${params.strategy} decode of ${JSON.stringify(params.input.length > 40 ? `${params.input.slice(0, 40)}…` : params.input)} through ${this.columns.length} runs.`;
+    this.note.textContent =
+      `${params.strategy} decode of ` +
+      `${JSON.stringify(params.input.length > 40 ? `${params.input.slice(0, 40)}…` : params.input)}` +
+      ` through ${this.columns.length} runs.`;
     this.show();
   }
 
@@ -156,7 +160,9 @@ export class PlaygroundCompare {
     const status = s.error
       ? `Failed: ${s.error.message}`
       : out
-        ? `${out.tokens.length} token(s) — ${stopReasonText(out.stopReason)}; score ${formatNumber(out.score, 3)}${out.contextNote !== undefined ? `. ${out.contextNote}` : ''}`
+        ? `${out.tokens.length} token(s) — ${stopReasonText(out.stopReason)}; ` +
+          `score ${formatNumber(out.score, 3)}` +
+          `${out.contextNote !== undefined ? `. ${out.contextNote}` : ''}`
         : `Decoding… ${s.tokens.length} token(s)`;
     const tokens = out ? out.tokens.map((t, i) => ({ token: t, logprob: out.logprobs[i] ?? Number.NaN })) : s.tokens;
     const chips = tokens.map((t) => {

@@ -316,7 +316,8 @@ export class PlaygroundInside {
     if (!run) return;
     const input = this.inputOf(run);
     if (!input) {
-      this.lensStatus.textContent = `Type ${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'} above first.`;
+      this.lensStatus.textContent =
+        `Type ` + `${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'}` + ` above first.`;
       return;
     }
     const s = this.ctx.store.beginAnalysis(run.id, input);
@@ -335,7 +336,8 @@ export class PlaygroundInside {
     if (!run) return;
     const input = this.inputOf(run);
     if (!input) {
-      this.ablateStatus.textContent = `Type ${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'} above first.`;
+      this.ablateStatus.textContent =
+        `Type ` + `${run.summary.kind === 'encoder-decoder' ? 'a source sentence' : 'a prompt'}` + ` above first.`;
       return;
     }
     const off: HeadRefData[] = (this.ctx.ui.playgroundOff[run.id] ?? []).map(headOfKey);

@@ -82,7 +82,8 @@ export class AttentionTrace {
       const S = a.length / (rows * H);
       if (!Number.isInteger(S) || (this.S >= 0 && S !== this.S)) {
         mismatch(
-          `Cross-attention of layer ${l} has ${a.length} values; expected [rows ${rows}, H ${H}, S]${this.S >= 0 ? ` with S ${this.S}` : ''}.`,
+          `Cross-attention of layer ${l} has ${a.length} values; expected [rows ` +
+            `${rows}, H ${H}, S]${this.S >= 0 ? ` with S ${this.S}` : ''}.`,
         );
       }
       this.S = S;

@@ -81,7 +81,8 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: 
     checkTensorToWrite(t, names);
     const end = offset + t.data.length * DTYPE_SIZE[t.dtype];
     parts.push(
-      `${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`,
+      `${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[` +
+        `${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`,
     );
     offset = end;
   }

@@ -132,7 +132,12 @@ export function memoryProblem(
   const need = e.paramBytes + e.gradBytes + e.activationBytes + decode + optimizer + WASM_RESERVE_BYTES;
   if (need <= limit) return null;
   const gib = (b: number): string => `${(b / 2 ** 30).toFixed(2)} GiB`;
-  const parts = `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} positions${decode ? `, decoding ${gib(decode)} for ${opts.decodeRows} row${opts.decodeRows === 1 ? '' : 's'}` : ''}${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
+  const parts =
+    `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, ` +
+    `activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} ` +
+    `positions` +
+    `${decode ? `, decoding ${gib(decode)} for ${opts.decodeRows} row${opts.decodeRows === 1 ? '' : 's'}` : ''}` +
+    `${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
   const fixed = e.paramBytes + e.gradBytes + optimizer + WASM_RESERVE_BYTES;
   const lower =
     opts.lower ??

@@ -227,7 +227,10 @@ export function planImport(
     if (IGNORED.test(name) || tiedCopy) ignored.push(strip ? `_orig_mod.${name}` : name);
     else
       bad(
-        `Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`,
+        `Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} ` +
+          `has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; ` +
+          `the checkpoint holds a model with parts Attention Lab's Transformer ` +
+          `does not have.`,
       );
   }
   return { layout, config, model, tensors: sources, lmHead, ignored, notes };
@@ -240,7 +243,8 @@ function sized(configJson: Json | null, read: () => ModelConfig): ModelConfig {
   } catch (e) {
     if (!EngineError.is(e, 'config/invalid')) throw e;
     return bad(
-      `${configJson ? "config.json and the checkpoint's tensors give" : "The checkpoint's tensors give"} an invalid model: ${e.message}`,
+      `${configJson ? "config.json and the checkpoint's tensors give" : "The checkpoint's tensors give"}` +
+        ` an invalid model: ${e.message}`,
     );
   }
 }
@@ -414,7 +418,10 @@ function gptConfig(
     activation = HF_ACTIVATIONS[(name as string | undefined) ?? 'gelu_new'] as Activation;
   }
   notes.push(
-    `${nLayer} layers from ${p}h.{0…${nLayer - 1}}, vocab ${V} and d_model ${C} from ${p}wte.weight, d_ff ${dFF} from ${p}h.0.mlp.c_fc.weight${wpe ? `, context ${maxLen} from ${p}wpe.weight` : ''}, activation ${activation}`,
+    `${nLayer} layers from ${p}h.{0…${nLayer - 1}}, vocab ${V} and d_model ` +
+      `${C} from ${p}wte.weight, d_ff ${dFF} from ${p}h.0.mlp.c_fc.weight` +
+      `${wpe ? `, context ${maxLen} from ${p}wpe.weight` : ''}, activation ` +
+      `${activation}`,
   );
   return validateConfig({
     kind: 'decoder-only',

@@ -137,7 +137,9 @@ export function validateSchedule(schedule: ScheduleConfig, lr: number): Schedule
     if (g['fromStep'] !== from)
       bad(
         `${where}.fromStep must be ${from} ` +
-          `(${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}), got ${String(g['fromStep'])}.`,
+          (`(` +
+            `${i === 0 ? 'the first segment starts at step 0' : 'where the segment before it ends'}` +
+            `), got ${String(g['fromStep'])}.`),
       );
     const to = g['toStep'];
     if (typeof to !== 'number' || !Number.isInteger(to) || to <= from)

@@ -126,7 +126,12 @@ export function evalLogLines(r: EvalFilesOutput): string[] {
       `  ${r.pairs} pairs scored${r.pairsTooLong ? `, ${r.pairsTooLong} longer than the context left out` : ''}`,
     );
     lines.push(
-      `  exact match ${formatPercent(t.exactMatch)} · BLEU ${formatBleu(t.bleu)} · chrF ${formatBleu(t.chrf)} (${formatDecoding(t.decoding)} decodes of ${t.decoded === r.pairs + r.pairsTooLong ? 'every pair' : `the first ${t.decoded} of ${r.pairs + r.pairsTooLong} pairs`})`,
+      `  exact match ${formatPercent(t.exactMatch)} · BLEU ${formatBleu(t.bleu)} · chrF ${formatBleu(t.chrf)} ` +
+        `(${formatDecoding(t.decoding)} decodes of ` +
+        (t.decoded === r.pairs + r.pairsTooLong
+          ? 'every pair'
+          : `the first ${t.decoded} of ${r.pairs + r.pairsTooLong} pairs`) +
+        `)`,
     );
     lines.push(`  BLEU: ${t.bleuSignature}${r.bleuTokenizeReason ? ` — ${r.bleuTokenizeReason}` : ''}`);
     lines.push(`  chrF: ${t.chrfSignature}`);

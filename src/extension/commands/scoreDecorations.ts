@@ -76,8 +76,11 @@ export class ScoreDecorations implements DisposableLike {
         const msg =
           `${run.name} is an encoder-decoder run: select one "source<TAB>target" (or ` +
           `"source → target") line and its target is scored given the source — or score this text ` +
-          `with a decoder-only run ` +
-          `(${others.length === 0 ? 'none is trained yet' : 'pick one; it becomes the active run, which you can also set in the Runs view or the status bar'}).`;
+          `with a decoder-only run (` +
+          (others.length === 0
+            ? 'none is trained yet'
+            : 'pick one; it becomes the active run, which you can also set in the Runs view or the status bar') +
+          `).`;
         void vscode.window.showInformationMessage(msg, ...(others.length > 0 ? [choice] : [])).then(async (a) => {
           if (a !== choice) return;
           const other = await askForRun(

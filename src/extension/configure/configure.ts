@@ -466,7 +466,16 @@ async function reviewStep(
 ): Promise<ReviewChoice | undefined> {
   const spec = estimateSpecOf(s.settings(), d);
   const size = draftSize(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars));
-  const describe = `${d.engine === 'pytorch' ? 'PyTorch · ' : ''}${d.kind} · ${d.preset} · ${d.source === 'task' ? `task ${d.task}` : d.source === 'pairs' ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}` : `documents ${d.include}`} · ${ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`} · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
+  const describe =
+    `${d.engine === 'pytorch' ? 'PyTorch · ' : ''}${d.kind} · ${d.preset} · ` +
+    (d.source === 'task'
+      ? `task ${d.task}`
+      : d.source === 'pairs'
+        ? `pairs ${d.pairsSource}${d.pairsTarget ? ` → ${d.pairsTarget}` : ''}`
+        : `documents ${d.include}`) +
+    ' · ' +
+    (ownTokenizer(d) ? 'its own letters' : `${d.tokenizer}${d.tokenizer === 'bpe' ? ` ${d.vocabSize}` : ''}`) +
+    ` · ${formatCount(d.steps)} steps · context ${spec.training.seqLen}`;
   const where = targetText(target, workspaceFileName());
   const other: SettingsTarget = target === 'workspace' ? 'user' : 'workspace';
   const torch = torchLine(s, s.settings(), d);

@@ -156,7 +156,10 @@ export function applyDraft(s: Settings, d: Draft): Settings {
   };
 }
 
-/** The engine of a draft in a few words: "builtin (ours: WebAssembly, this machine's CPU)", "PyTorch · 2 processes · CPU". */
+/**
+ * The engine of a draft in a few words: "builtin (ours: WebAssembly, this machine's CPU)",
+ * "PyTorch · 2 processes · CPU".
+ */
 export function engineText(d: Pick<Draft, 'engine' | 'processes' | 'device'>): string {
   if (d.engine === 'builtin') return "builtin (ours: WebAssembly, this machine's CPU)";
   const where = {

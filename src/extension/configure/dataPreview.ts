@@ -71,7 +71,10 @@ export function previewLine(p: GlobPreview): { severity: PreviewSeverity; messag
     p.excluded ? `${formatCount(p.excluded)} excluded by attentionLab.data.exclude` : '',
     unread > 0 ? `contents of ${formatCount(unread)} checked when training reads them` : '',
   ].filter(Boolean);
-  const message = `${count}, ${formatBytes(p.bytes)}${skipped}${notes.length ? ` (${notes.join('; ')})` : ''} — Preview files… lists them.`;
+  const message =
+    `${count}, ${formatBytes(p.bytes)}${skipped}` +
+    `${notes.length ? ` (${notes.join('; ')})` : ''} — Preview files… ` +
+    `lists them.`;
   return { severity: p.skipped.length > 0 || p.capped ? 'warning' : 'info', message };
 }
 
@@ -88,7 +91,9 @@ export function previewRows(p: GlobPreview, maxRows = 500): PreviewRow[] {
   const files = p.files.slice(0, maxRows);
   rows.push({
     kind: 'separator',
-    label: `${plural(p.files.length, 'file')} to train on, ${formatBytes(p.bytes)}${p.capped ? ` (of ${formatCount(p.found)} looked at)` : ''}`,
+    label:
+      `${plural(p.files.length, 'file')} to train on, ${formatBytes(p.bytes)}` +
+      `${p.capped ? ` (of ${formatCount(p.found)} looked at)` : ''}`,
   });
   for (const f of files) rows.push({ kind: 'file', label: f.path, description: formatBytes(f.bytes) });
   if (p.files.length > files.length)

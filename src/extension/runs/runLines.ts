@@ -28,8 +28,11 @@ export function activeRunTooltip(r: RunItem | undefined): string {
   const lines = [
     `Active run: ${r.name}`,
     r.imported !== null
-      ? `${r.kind ?? 'model'} · imported (${r.imported}) · not trained here${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`
-      : `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`,
+      ? `${r.kind ?? 'model'} · imported (${r.imported}) · not trained here` +
+        `${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`
+      : `${r.kind ?? 'model'} · ${r.status} · step ${r.step} of ${r.totalSteps}` +
+        ` · best validation loss ${formatLoss(r.bestValLoss)}` +
+        `${r.backend ? ` · ${formatBackend(r.backend)}` : ''}`,
   ];
   if (r.note) lines.push(`Note: ${r.note}`);
   lines.push('Score Selection, Show Attention, Decode and Export use this run. Click to pick another.');

@@ -164,13 +164,19 @@ export class RunsTree implements vscode.TreeDataProvider<RunRow>, DisposableLike
     );
     const md = new vscode.MarkdownString(undefined, true);
     md.appendMarkdown(
-      `**${escapeMd(r.name)}** — ${r.imported !== null ? `imported (${escapeMd(r.imported)}), not trained here; Fine-tune… trains it` : r.status}${current ? ' · the active run (commands use it)' : ''}\n\n`,
+      `**${escapeMd(r.name)}** — ` +
+        (r.imported !== null
+          ? `imported (${escapeMd(r.imported)}), not trained here; Fine-tune… trains it`
+          : r.status) +
+        `${current ? ' · the active run (commands use it)' : ''}\n\n`,
     );
     if (r.note) md.appendText(`${r.note}\n\n`);
     if (r.error) md.appendText(r.error);
     else {
       md.appendMarkdown(
-        `${r.kind ?? 'model'}${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}${r.backend ? ` · ${r.backend} backend` : ''}\n\n`,
+        `${r.kind ?? 'model'}` +
+          `${r.params !== null ? ` · ${formatCompact(r.params)} parameters` : ''}` +
+          `${r.backend ? ` · ${r.backend} backend` : ''}\n\n`,
       );
       if (r.imported === null)
         md.appendMarkdown(`step ${r.step} of ${r.totalSteps} · best validation loss ${formatLoss(r.bestValLoss)}\n\n`);

@@ -21,7 +21,8 @@ export const EXTENDABLE: RunFilter = {
   why: (r) =>
     r.active
       ? `${r.name} is training; stop it first, then continue it.`
-      : `${r.name} ${r.status === 'failed' ? 'failed' : `is ${r.status}`}; only a finished or stopped run can continue training.`,
+      : `${r.name} ${r.status === 'failed' ? 'failed' : `is ${r.status}`}; ` +
+        `only a finished or stopped run can continue training.`,
   none:
     'No run can continue training now: only a finished or stopped run with a checkpoint can. ' +
     'Train one, or stop the one training.',
@@ -41,7 +42,10 @@ export function moreStepsPrompt(r: Pick<RunItem, 'name' | 'step' | 'totalSteps'>
 export function moreStepsProblem(text: string): string | undefined {
   const t = text.trim();
   if (/^[1-9]\d*$/.test(t) && Number(t) <= MAX_MORE_STEPS) return undefined;
-  return `Enter how many more steps as a whole number from 1 to ${formatCount(MAX_MORE_STEPS)}${t ? ` (not "${t.slice(0, 20)}")` : ''}.`;
+  return (
+    `Enter how many more steps as a whole number from 1 to ${formatCount(MAX_MORE_STEPS)}` +
+    `${t ? ` (not "${t.slice(0, 20)}")` : ''}.`
+  );
 }
 
 /** The total a run trains to when `more` steps are added to its plan. */

@@ -65,7 +65,12 @@ export class TrainingStatusBar implements DisposableLike {
     this.lastDraw = Date.now();
     this.ended = null;
     this.item.text = trainingStatusText(s);
-    this.item.tooltip = `${s.name}${s.paused ? ' (paused)' : ''}\n\nstep ${s.step} of ${s.totalSteps} · loss ${formatLoss(s.loss)} · best validation ${formatLoss(s.bestValLoss)}${s.backend ? ` · ${formatBackend(s.backend)}` : ''}\n\nClick to open the dashboard.`;
+    this.item.tooltip =
+      `${s.name}${s.paused ? ' (paused)' : ''}\n\nstep ${s.step} of ` +
+      `${s.totalSteps} · loss ${formatLoss(s.loss)} · best validation ` +
+      `${formatLoss(s.bestValLoss)}` +
+      `${s.backend ? ` · ${formatBackend(s.backend)}` : ''}\n\nClick to open ` +
+      `the dashboard.`;
     this.item.show();
   }
 

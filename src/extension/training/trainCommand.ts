@@ -314,7 +314,13 @@ async function runWithUi(
     outcome = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Attention Lab: ${extendTo !== null ? `training ${name} on to step ${extendTo}` : resume ? `training ${name} from its checkpoint at step ${known?.step ?? 0}` : `training ${name}`}`,
+        title:
+          'Attention Lab: ' +
+          (extendTo !== null
+            ? `training ${name} on to step ${extendTo}`
+            : resume
+              ? `training ${name} from its checkpoint at step ${known?.step ?? 0}`
+              : `training ${name}`),
         cancellable: true,
       },
       (progress, token) => {
@@ -394,7 +400,10 @@ function announce(s: TrainDeps, runId: string, outcome: RunOutcome, skipped: rea
   }
   const best = s.runs.find(runId)?.bestValLoss ?? null;
   const verb = outcome.reason === 'completed' ? 'finished' : 'stopped';
-  const text = `${name} ${verb} at step ${outcome.step}${best !== null ? ` · best validation loss ${formatLoss(best)}` : ''}.${skippedNotice(skipped)}`;
+  const text =
+    `${name} ${verb} at step ${outcome.step}` +
+    `${best !== null ? ` · best validation loss ${formatLoss(best)}` : ''}.` +
+    `${skippedNotice(skipped)}`;
   void vscode.window
     .showInformationMessage(text, 'Decode…', 'Open Dashboard', ...(skipped.length > 0 ? ['Open Log'] : []))
     .then((choice) => {

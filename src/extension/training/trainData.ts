@@ -98,7 +98,9 @@ export async function findTrainingData(
   );
   if (files.length === 0) {
     throw new DataError(
-      `No files in this workspace match "${d.include}"${excluded ? ` once "${d.exclude}" is left out` : ''} (files.exclude applies). Change attentionLab.data.include in "Configure Model…".`,
+      `No files in this workspace match "${d.include}"` +
+        `${excluded ? ` once "${d.exclude}" is left out` : ''} (files.exclude ` +
+        `applies). Change attentionLab.data.include in "Configure Model…".`,
       'configure',
     );
   }
@@ -112,7 +114,9 @@ export async function findTrainingData(
     .join(', ');
   return {
     data: { kind: 'documents', files, root },
-    found: `${files.length} ${files.length === 1 ? 'file' : 'files'} matching "${d.include}"${notes ? ` (${notes})` : ''}`,
+    found:
+      `${files.length} ${files.length === 1 ? 'file' : 'files'} matching "` +
+      `${d.include}"${notes ? ` (${notes})` : ''}`,
   };
 }
 

@@ -147,7 +147,9 @@ export class TrainingController implements DisposableLike {
     this.changes.fire(this.current);
     worker.onMessage((event) => this.onMessage(runId, event));
     this.log.info(
-      `${extendTo !== null ? `Extending ${this.current.name} to ${extendTo} steps` : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`} in ${runId}`,
+      (extendTo !== null
+        ? `Extending ${this.current.name} to ${extendTo} steps`
+        : `${resume ? 'Resuming' : 'Starting'} ${this.current.name}`) + ` in ${runId}`,
     );
     let outcome: RunOutcome = {
       kind: 'failed',

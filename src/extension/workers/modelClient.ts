@@ -74,7 +74,8 @@ export class ModelClient implements DisposableLike {
     if (this.disposed) throw new RequestError('disposed', `${what} was cancelled: Attention Lab is shutting down.`);
     const cancelled = (): RequestError => new RequestError('cancelled', `${what} was cancelled.`);
     if (hooks.signal?.aborted) throw cancelled();
-    // A request that reads a cancel flag gets one (null where there is no SharedArrayBuffer: ending the worker cancels).
+    // A request that reads a cancel flag gets one (null where there is no SharedArrayBuffer:
+    // ending the worker cancels).
     const flag = 'cancel' in modelRequests.table[kind].params ? cancelFlag() : undefined;
     const worker = this.start();
     await this.ready;

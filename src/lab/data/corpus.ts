@@ -203,7 +203,8 @@ export function noDocumentsError(skipped: readonly SkippedFile[], what: string, 
   const sized = skipped.some((f) => f.reason === 'too-large' || f.reason === 'over-total');
   return new EngineError(
     'input/invalid',
-    `${n === 1 ? `The only file ${what} was` : `All ${n} files ${what} were`} skipped (${skippedNote(skipped, limits)})` +
+    `${n === 1 ? `The only file ${what} was` : `All ${n} files ${what} were`}` +
+      ` skipped (${skippedNote(skipped, limits)})` +
       (sized ? '.' : '; point the data at UTF-8 text files that are not empty, generated or ignored by .gitignore.'),
   );
 }

@@ -324,7 +324,11 @@ function validationText(split: Split, e: Encoded, trainTokens: number): string {
   if (split.kind === 'documents')
     return `${count(e.heldOutDocs)} of ${docs(e.documents)} held out whole, ${count(e.val.length)} tokens`;
   if (split.kind === 'tail')
-    return `last 10% of ${e.documents === 1 ? '1 document' : `each of ${docs(e.documents)}`}, ${count(e.val.length)} tokens`;
+    return (
+      `last 10% of ` +
+      `${e.documents === 1 ? '1 document' : `each of ${docs(e.documents)}`}, ` +
+      `${count(e.val.length)} tokens`
+    );
   return (
     `none: too little text to hold any out (${count(trainTokens)} tokens; ` +
     `${MIN_VAL_TOKENS * 10} or more are needed) — the validation curve shows training loss`

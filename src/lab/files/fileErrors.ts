@@ -58,8 +58,10 @@ const PROBLEM_OF_CODE: Readonly<Record<string, FileProblem>> = {
 };
 
 /** The Node codes above, as they appear in a message that lost its code on the way. */
-const CODE_IN_MESSAGE =
-  /\b(EROFS|EACCES|EPERM|ENOTDIR|EISDIR|ENAMETOOLONG|EEXIST|ENOTEMPTY|ENOENT|ERR_FS_FILE_TOO_LARGE|EBUSY|ETXTBSY|EIO)\b/;
+const CODE_IN_MESSAGE = new RegExp(
+  '\\b(EROFS|EACCES|EPERM|ENOTDIR|EISDIR|ENAMETOOLONG|EEXIST|ENOTEMPTY|ENOENT|' +
+    'ERR_FS_FILE_TOO_LARGE|EBUSY|ETXTBSY|EIO)\\b',
+);
 
 /** The one line each problem is told in: what is wrong with `file`, and what to do. */
 function problemMessage(problem: FileProblem, file: string): string {

@@ -131,7 +131,8 @@ export class NodeFs implements LabFs {
   async rename(from: string, to: string): Promise<void> {
     try {
       const target = fs.statSync(to, { throwIfNoEntry: false });
-      if (target?.isDirectory() && fs.statSync(from).isDirectory()) fs.rmdirSync(to); // must be empty: rmdir refuses otherwise
+      // must be empty: rmdir refuses otherwise
+      if (target?.isDirectory() && fs.statSync(from).isDirectory()) fs.rmdirSync(to);
       this.io.renameSync(from, to);
     } catch (e) {
       throw diskError(e, to);

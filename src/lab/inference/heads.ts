@@ -46,7 +46,8 @@ export async function headsOfRun(fs: LabFs, runDir: string, step: number | null)
   if (!steps.includes(at)) {
     throw new EngineError(
       'input/invalid',
-      `${runDir} has no snapshot at step ${at}; pick --step from ${steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, …` : steps.join(', ')}.`,
+      `${runDir} has no snapshot at step ${at}; pick --step from ` +
+        `${steps.length > 12 ? `${steps.slice(0, 12).join(', ')}, …` : steps.join(', ')}.`,
     );
   }
   const snap = await readSnapshot(fs, runDir, at);

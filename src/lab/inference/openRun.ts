@@ -55,7 +55,8 @@ export async function openRun(
   const run = await readRunJson(fs, runDir);
   const tok = await readTokenizer(fs, runDir);
   const { config } = await readCheckpointConfig(fs, runDir);
-  checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config); // a model copied in from another run is refused here
+  // a model copied in from another run is refused here
+  checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config);
   const p: RunPlan = typeof plan === 'number' ? { shape: { maxBatch: plan } } : plan;
   const shape = { ...p.shape, padId: modelPadId(tok) };
   checkMemory(config, shape, backend, 'inference', {

@@ -257,7 +257,9 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
     from: opened.modelFile,
   });
   notes.push(
-    `train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} (AdamW, cosine)${req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'}`,
+    `train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} ` +
+      '(AdamW, cosine)' +
+      (req.data ? ` on ${req.data.files.length} file(s)` : '; it needs documents: import again with --data'),
   );
   return {
     runDir: out,

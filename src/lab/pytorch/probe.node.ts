@@ -206,5 +206,9 @@ export function checkOptions(env: TorchEnv, opts: Pick<PytorchOptions, 'nproc' |
 export function describeEnv(env: TorchEnv): string {
   if (!env.cuda) return `torch ${env.torch} (Python ${env.python}) · CPU only`;
   const names = [...new Set(env.devices)];
-  return `torch ${env.torch} (Python ${env.python}) · CUDA: ${names.map((n) => `${env.devices.filter((d) => d === n).length} × ${n}`).join(', ')}${env.bf16 ? ' (bf16)' : ''}`;
+  return (
+    `torch ${env.torch} (Python ${env.python}) · CUDA: ` +
+    `${names.map((n) => `${env.devices.filter((d) => d === n).length} × ${n}`).join(', ')}` +
+    `${env.bf16 ? ' (bf16)' : ''}`
+  );
 }

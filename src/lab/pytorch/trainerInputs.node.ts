@@ -234,7 +234,8 @@ export function readManifest(runDir: string): TrainerManifest {
   if (m.format !== MANIFEST_FORMAT || m.version !== MANIFEST_VERSION) {
     throw new EngineError(
       'checkpoint/invalid',
-      `${file} is ${m.format === MANIFEST_FORMAT ? `version ${String(m.version)}` : 'not a trainer manifest'}; this Attention Lab reads version ${MANIFEST_VERSION}: prepare the run again with it.`,
+      `${file} is ${m.format === MANIFEST_FORMAT ? `version ${String(m.version)}` : 'not a trainer manifest'}; ` +
+        `this Attention Lab reads version ${MANIFEST_VERSION}: prepare the run again with it.`,
     );
   }
   return m as TrainerManifest;

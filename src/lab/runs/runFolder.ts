@@ -292,7 +292,9 @@ export async function truncateMetrics(fs: LabFs, runDir: string, step: number): 
 /** A fresh, unused run folder name under `parent`: run-YYYYMMDD-HHMMSS[-n]. */
 export async function newRunDir(fs: LabFs, parent: string, now = new Date()): Promise<string> {
   const pad = (n: number): string => String(n).padStart(2, '0');
-  const stamp = `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
+  const stamp =
+    `${now.getFullYear()}${pad(now.getMonth() + 1)}${pad(now.getDate())}-` +
+    `${pad(now.getHours())}${pad(now.getMinutes())}${pad(now.getSeconds())}`;
   let dir = fs.join(parent, `run-${stamp}`);
   for (let i = 2; await exists(fs, dir); i++) dir = fs.join(parent, `run-${stamp}-${i}`);
   return dir;

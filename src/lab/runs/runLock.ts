@@ -266,7 +266,8 @@ async function removeStale(fs: LabFs, file: string, found: Found): Promise<boole
     throw e;
   }
   const moved = await readText(fs, aside);
-  if (moved !== found.text) await fs.createExclusive(file, moved); // someone's fresh lock: back it goes (unless a third came in between)
+  // someone's fresh lock: back it goes (unless a third came in between)
+  if (moved !== found.text) await fs.createExclusive(file, moved);
   await fs.remove(aside);
   return moved === found.text;
 }

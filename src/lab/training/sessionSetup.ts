@@ -59,7 +59,10 @@ export interface PreparedSession {
   run: RunJson;
   /** True when the model was initialized from the seed (a new run, or one started over), not loaded. */
   fresh: boolean;
-  /** How much of the run folder the session owns now: all of it (a new run's folder it may remove, or a resumed one). */
+  /**
+   * How much of the run folder the session owns now: all of it (a new run's folder it may
+   * remove, or a resumed one).
+   */
   own: Readonly<Ownership>;
 }
 
@@ -247,7 +250,11 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     if (plan?.extended)
       log(
         `Extended to ${spec.training.steps} steps. ` +
-          `${describeSegment(segments[segments.length - 1] as RunSegment, segments.length - 1, plannedWarmup(spec, (segments[0] as RunSegment).toStep))}`,
+          describeSegment(
+            segments[segments.length - 1] as RunSegment,
+            segments.length - 1,
+            plannedWarmup(spec, (segments[0] as RunSegment).toStep),
+          ),
       );
   } else {
     model.initialize(stepRng(spec.training.seed, STREAMS.init, 0));

@@ -1,21 +1,20 @@
 /**
  * The extension's model worker, on any host (its entries: modelWorker.node.ts on Node,
- * modelWorker.web.ts on the web): answers decode, score, attention (and its layers one at a time), export, import,
- * speed-calibration, evaluate-on-files,
- * logit-lens and head-ablation requests
- * so none of that compute runs on the extension host's thread. Each job is written once in
- * the lab (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
- * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too: this file
- * opens runs, and its one handler per request kind (`ModelHandlers`, typed from protocol/modelWorker.ts
- * `modelRequests`) calls the job and returns its answer, which is posted as the kind's `model/did<Kind>`. Requests are validated on arrival and answered one at a time, in
- * order
- * (an evaluation reads its files before it computes, and the next request waits for it),
- * each with exactly one `model/did*` or `model/didFail` carrying its id. Each request opens
- * its run planned for what it needs (lab/inference/requestPlan.ts, the rule the CLI's commands
- * open by: one sequence, the text's length, the beam width); opened runs are kept and reopened
- * when their checkpoint file changes or a request needs more than they were planned for (the
- * old model's memory is given back first). An evaluation polls its request's shared cancel
- * flag between batches.
+ * modelWorker.web.ts on the web): answers decode, score, attention (and its layers one at a time),
+ * export, import, speed-calibration, evaluate-on-files, logit-lens and head-ablation requests so
+ * none of that compute runs on the extension host's thread. Each job is written once in the lab
+ * (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
+ * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too:
+ * this file opens runs, and its one handler per request kind (`ModelHandlers`, typed from
+ * protocol/modelWorker.ts `modelRequests`) calls the job and returns its answer, which is posted as
+ * the kind's `model/did<Kind>`. Requests are validated on arrival and answered one at a time, in
+ * order (an evaluation reads its files before it computes, and the next request waits for it), each
+ * with exactly one `model/did*` or `model/didFail` carrying its id. Each request opens its run
+ * planned for what it needs (lab/inference/requestPlan.ts, the rule the CLI's commands open by: one
+ * sequence, the text's length, the beam width); opened runs are kept and reopened when their
+ * checkpoint file changes or a request needs more than they were planned for (the old model's
+ * memory is given back first). An evaluation polls its request's shared cancel flag between
+ * batches.
  *
  * Drawing a PyTorch run's pending snapshots is handed in by the Node entry (its weights are
  * listed with Node's `fs`); the web's answers that request with a one-line refusal.
@@ -70,8 +69,8 @@ type RunCache = Map<
 >;
 
 /**
- * Draws the snapshots a PyTorch run's trainer left as weights in `runDir` (src/lab/pytorch/follow.node.ts); resolves to how
- * many.
+ * Draws the snapshots a PyTorch run's trainer left as weights in `runDir`
+ * (src/lab/pytorch/follow.node.ts); resolves to how many.
  */
 export type SnapshotDrawing = (fs: LabFs, runDir: string) => Promise<number>;
 

@@ -17,7 +17,7 @@ import { rangeLo } from './vmath';
 const CHUNK: i32 = 4096;
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /**
@@ -25,21 +25,38 @@ const CHUNK: i32 = 4096;
  * 9 lr·weightDecay, 10 1 − beta1^t, 11 1 − beta2^t, 12 decayMask (0 = none).
  */
 export function adamPart(part: i32, parts: i32): void {
-  const params = argP(0), grads = argP(1), m = argP(2), v = argP(3);
+  const params = argP(0),
+    grads = argP(1),
+    m = argP(2),
+    v = argP(3);
   const n = argI(4);
-  const lr = <f32>argF(5), b1 = <f32>argF(6), b2 = <f32>argF(7), eps = <f32>argF(8);
-  const decay = <f32>argF(9), bc1 = <f32>argF(10), bc2 = <f32>argF(11);
+  const lr = <f32>argF(5),
+    b1 = <f32>argF(6),
+    b2 = <f32>argF(7),
+    eps = <f32>argF(8);
+  const decay = <f32>argF(9),
+    bc1 = <f32>argF(10),
+    bc2 = <f32>argF(11);
   const mask = argP(12);
   const useDecay = decay != 0 && mask != 0;
   let i = rangeLo(n, part, parts);
   const hi = rangeLo(n, part + 1, parts);
-  const vb1 = f32x4.splat(b1), vb2 = f32x4.splat(b2), va1 = f32x4.splat(1 - b1), va2 = f32x4.splat(1 - b2);
-  const vlr = f32x4.splat(lr), veps = f32x4.splat(eps), vbc1 = f32x4.splat(bc1), vbc2 = f32x4.splat(bc2);
+  const vb1 = f32x4.splat(b1),
+    vb2 = f32x4.splat(b2),
+    va1 = f32x4.splat(1 - b1),
+    va2 = f32x4.splat(1 - b2);
+  const vlr = f32x4.splat(lr),
+    veps = f32x4.splat(eps),
+    vbc1 = f32x4.splat(bc1),
+    vbc2 = f32x4.splat(bc2);
   const vdecay = f32x4.splat(decay);
   for (; i + 4 <= hi; i += 4) {
     let p = v128.load(params + off(i));
     if (useDecay) {
-      const lanes = i32x4.eq(i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(mask + <usize>i))), i32x4.splat(1));
+      const lanes = i32x4.eq(
+        i32x4.extend_low_i16x8_u(i16x8.extend_low_i8x16_u(v128.load32_zero(mask + <usize>i))),
+        i32x4.splat(1),
+      );
       p = v128.bitselect(f32x4.sub(p, f32x4.mul(vdecay, p)), p, lanes);
     }
     const g = v128.load(grads + off(i));
@@ -86,6 +103,6 @@ export function sumSquaresPart(part: i32, parts: i32, x: usize, n: i32, partials
       const e = <f64>load<f32>(x + off(i));
       r += e * e;
     }
-    store<f64>(partials + (<usize>c << 3), r);
+    store<f64>(partials + ((<usize>c) << 3), r);
   }
 }

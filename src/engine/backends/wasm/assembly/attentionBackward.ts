@@ -23,16 +23,53 @@
  */
 
 import {
-  findHoles, gB, gC, gD, gDk, gDout, gDv, gH, gHoles, gK, gKappa, gKeep, gKvbs, gMaxLim, gOut, gProbs, gQ, gQbs, gRows,
-  gRowStride, gS, gScale, gSp, gT, gV, layoutScratch, loadShapeArgs, packPanel, placeRows, sDz, sFirst,
-  sBits, sLim, sPanel, sPt, sRd, sRmask, sSc, sUsed, zeroFloats,
+  findHoles,
+  gB,
+  gC,
+  gD,
+  gDk,
+  gDout,
+  gDv,
+  gH,
+  gHoles,
+  gK,
+  gKappa,
+  gKeep,
+  gKvbs,
+  gMaxLim,
+  gOut,
+  gProbs,
+  gQ,
+  gQbs,
+  gRows,
+  gRowStride,
+  gS,
+  gScale,
+  gSp,
+  gT,
+  gV,
+  layoutScratch,
+  loadShapeArgs,
+  packPanel,
+  placeRows,
+  sDz,
+  sFirst,
+  sBits,
+  sLim,
+  sPanel,
+  sPt,
+  sRd,
+  sRmask,
+  sSc,
+  sUsed,
+  zeroFloats,
 } from './attentionShared';
 import { colsGemm, panelScores, rowsGemm } from './attentionKernels';
 import { myScratch, partStart } from './threads';
 import { fmadd, hsum, keepLanes } from './vmath';
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /**
@@ -46,7 +83,8 @@ function lastNonZero(p: usize, n: i32): i32 {
   for (; (l & 15) != 0; l -= 4) if (v128.any_true(v128.load(p + off(l - 4)))) return lastInVector(p, l);
   while (l > 0) {
     const q = p + off(l - 16);
-    if (v128.any_true(v128.or(v128.or(v128.load(q), v128.load(q, 16)), v128.or(v128.load(q, 32), v128.load(q, 48))))) break;
+    if (v128.any_true(v128.or(v128.or(v128.load(q), v128.load(q, 16)), v128.or(v128.load(q, 32), v128.load(q, 48)))))
+      break;
     l -= 16;
   }
   if (l == 0) return 0;
@@ -67,7 +105,9 @@ function lastNonZero(p: usize, n: i32): i32 {
  * every key below gMaxLim as used until they have told which are (see backwardTile).
  */
 function scanLims(pBase: usize): void {
-  const T = gT, S = gS, Sp = gSp;
+  const T = gT,
+    S = gS,
+    Sp = gSp;
   let maxLim = 0;
   let reach = 0;
   for (let t = 0; t < T; t++) {
@@ -148,15 +188,28 @@ function dzRow(dP: usize, prow: usize, keep: usize, dz: usize, pt: usize, lim: i
  * their lims). Rows are at dP + r·ds, probs + 4r·S, keep + r·S, dz + r·ds and pt + r·ds.
  */
 @inline function dzRows4(dP: usize, ds: usize, probs: usize, keep: usize, dz: usize, pt: usize, hi: i32): void {
-  const kv = f32x4.splat(gKappa), zero = f32x4.splat(0);
+  const kv = f32x4.splat(gKappa),
+    zero = f32x4.splat(0);
   const S = <usize>gS;
-  const k1 = keep == 0 ? <usize>0 : keep + S, k2 = keep == 0 ? <usize>0 : keep + 2 * S, k3 = keep == 0 ? <usize>0 : keep + 3 * S;
-  const p1 = probs + (S << 2), p2 = probs + (S << 3), p3 = probs + 3 * (S << 2);
-  const d1 = dP + ds, d2 = dP + 2 * ds, d3 = dP + 3 * ds;
-  let a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+  const k1 = keep == 0 ? <usize>0 : keep + S,
+    k2 = keep == 0 ? <usize>0 : keep + 2 * S,
+    k3 = keep == 0 ? <usize>0 : keep + 3 * S;
+  const p1 = probs + (S << 2),
+    p2 = probs + (S << 3),
+    p3 = probs + 3 * (S << 2);
+  const d1 = dP + ds,
+    d2 = dP + 2 * ds,
+    d3 = dP + 3 * ds;
+  let a0 = zero,
+    a1 = zero,
+    a2 = zero,
+    a3 = zero;
   for (let s = 0; s < hi; s += 4) {
     const o = off(s);
-    const q0 = v128.load(probs + o), q1 = v128.load(p1 + o), q2 = v128.load(p2 + o), q3 = v128.load(p3 + o);
+    const q0 = v128.load(probs + o),
+      q1 = v128.load(p1 + o),
+      q2 = v128.load(p2 + o),
+      q3 = v128.load(p3 + o);
     a0 = fmadd(q0, dpAt(dP, keep, s, kv), a0);
     a1 = fmadd(q1, dpAt(d1, k1, s, kv), a1);
     a2 = fmadd(q2, dpAt(d2, k2, s, kv), a2);
@@ -167,10 +220,15 @@ function dzRow(dP: usize, prow: usize, keep: usize, dz: usize, pt: usize, lim: i
   store<f32>(sRd, hsum(a1), 4);
   store<f32>(sRd, hsum(a2), 8);
   store<f32>(sRd, hsum(a3), 12);
-  const z1 = dz + ds, z2 = dz + 2 * ds, z3 = dz + 3 * ds;
+  const z1 = dz + ds,
+    z2 = dz + 2 * ds,
+    z3 = dz + 3 * ds;
   for (let s = 0; s < hi; s += 4) {
     const o = off(s);
-    const q0 = v128.load(probs + o), q1 = v128.load(p1 + o), q2 = v128.load(p2 + o), q3 = v128.load(p3 + o);
+    const q0 = v128.load(probs + o),
+      q1 = v128.load(p1 + o),
+      q2 = v128.load(p2 + o),
+      q3 = v128.load(p3 + o);
     v128.store(dz + o, f32x4.mul(q0, f32x4.sub(dpAt(dP, keep, s, kv), v128.load32_splat(sRd))));
     v128.store(z1 + o, f32x4.mul(q1, f32x4.sub(dpAt(d1, k1, s, kv), v128.load32_splat(sRd, 4))));
     v128.store(z2 + o, f32x4.mul(q2, f32x4.sub(dpAt(d2, k2, s, kv), v128.load32_splat(sRd, 8))));
@@ -188,7 +246,8 @@ function dzRow(dP: usize, prow: usize, keep: usize, dz: usize, pt: usize, lim: i
 function blockDz(pBase: usize, keepBase: usize, t0: i32, mr: i32, sl: i32): void {
   const S = gS;
   const ds = off(gSp);
-  const dz = sDz + <usize>t0 * ds, pt = sPt + <usize>t0 * ds;
+  const dz = sDz + <usize>t0 * ds,
+    pt = sPt + <usize>t0 * ds;
   const keep = keepBase == 0 ? <usize>0 : keepBase + <usize>(t0 * S);
   const hi = (sl + 3) & ~3;
   if (mr == 4 && hi <= S) {
@@ -234,8 +293,10 @@ function finishRow(t: i32, end: i32, dropout: bool): void {
 
 /** dP and dz (and with dropout p̃) for every block of the tile; bits[] collects the probs' bits. */
 function tileDz(pBase: usize, keepBase: usize, doutBase: usize): void {
-  const T = gT, D = gD;
-  const rowBytes = off(gC), scStride = off(gSp);
+  const T = gT,
+    D = gD;
+  const rowBytes = off(gC),
+    scStride = off(gSp);
   for (let t0 = 0; t0 < T; t0 += 4) {
     const mr = min(4, T - t0);
     const sl = blockLim(t0, mr);
@@ -249,7 +310,11 @@ function tileDz(pBase: usize, keepBase: usize, doutBase: usize): void {
 }
 
 function backwardTile(b: i32, h: i32): void {
-  const T = gT, S = gS, D = gD, C = gC, Sp = gSp;
+  const T = gT,
+    S = gS,
+    D = gD,
+    C = gC,
+    Sp = gSp;
   const rowBytes = off(C);
   const scStride = off(Sp);
   const pBase = gProbs + off((b * gH + h) * T * S);
@@ -273,7 +338,8 @@ function backwardTile(b: i32, h: i32): void {
     const mr = min(4, T - t0);
     const sl = blockLim(t0, mr);
     const qRow = qOff + <usize>t0 * rowBytes;
-    if (sl > 0) rowsGemm(sDz + <usize>t0 * scStride, scStride, gRows, gRowStride, sl, gOut + qRow, rowBytes, mr, D, true);
+    if (sl > 0)
+      rowsGemm(sDz + <usize>t0 * scStride, scStride, gRows, gRowStride, sl, gOut + qRow, rowBytes, mr, D, true);
   }
   // dv rows += p̃ᵀ · dout and dk rows += dzᵀ · q, each key from the first row attending it.
   // p̃ is the probs ([T][S]) without dropout, the scratch copy ([T][Sp]) with it.
@@ -285,8 +351,28 @@ function backwardTile(b: i32, h: i32): void {
     if (t1 >= T) continue;
     const kRows = T - t1;
     const kvRow = kvOff + <usize>s0 * rowBytes;
-    colsGemm(pt + <usize>t1 * ptStride + off(s0), ptStride, gDout + qOff + <usize>t1 * rowBytes, rowBytes, kRows, gDv + kvRow, rowBytes, mr, D);
-    colsGemm(sDz + <usize>t1 * scStride + off(s0), scStride, gQ + qOff + <usize>t1 * rowBytes, rowBytes, kRows, gDk + kvRow, rowBytes, mr, D);
+    colsGemm(
+      pt + <usize>t1 * ptStride + off(s0),
+      ptStride,
+      gDout + qOff + <usize>t1 * rowBytes,
+      rowBytes,
+      kRows,
+      gDv + kvRow,
+      rowBytes,
+      mr,
+      D,
+    );
+    colsGemm(
+      sDz + <usize>t1 * scStride + off(s0),
+      scStride,
+      gQ + qOff + <usize>t1 * rowBytes,
+      rowBytes,
+      kRows,
+      gDk + kvRow,
+      rowBytes,
+      mr,
+      D,
+    );
   }
 }
 

@@ -20,9 +20,41 @@
  */
 
 import {
-  findHoles, gB, gC, gD, gH, gK, gKappa, gKeep, gMask, gMaxLim, gMbs, gMrs, gOut, gProbs, gQ, gQbs, gRows, gRowStride,
-  gS, gScale, gSp, gT, gKvbs, gV, layoutScratch, loadShapeArgs, packPanel, placeRows, sLim, sPanel, sPt, sRmask, sSc,
-  sUsed, zeroFloats,
+  findHoles,
+  gB,
+  gC,
+  gD,
+  gH,
+  gK,
+  gKappa,
+  gKeep,
+  gMask,
+  gMaxLim,
+  gMbs,
+  gMrs,
+  gOut,
+  gProbs,
+  gQ,
+  gQbs,
+  gRows,
+  gRowStride,
+  gS,
+  gScale,
+  gSp,
+  gT,
+  gKvbs,
+  gV,
+  layoutScratch,
+  loadShapeArgs,
+  packPanel,
+  placeRows,
+  sLim,
+  sPanel,
+  sPt,
+  sRmask,
+  sSc,
+  sUsed,
+  zeroFloats,
 } from './attentionShared';
 import { panelScores, rowsGemm } from './attentionKernels';
 import { denseSoftmax4, denseSoftmaxRow, maskedSoftmaxRow } from './softmax';
@@ -32,7 +64,7 @@ import { keepLanes } from './vmath';
 export { attentionScratchBytes } from './attentionShared';
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /** Mask bytes of query row t of batch b (0 when there is no mask). */
@@ -87,7 +119,8 @@ function scanMask(b: i32): void {
     store<i32>(sRmask + off(t), allAllowed(m, l) ? 0 : <i32>m);
     maxLim = max(maxLim, l);
     let s = 0;
-    for (; s + 16 <= l; s += 16) v128.store(sUsed + <usize>s, v128.or(v128.load(sUsed + <usize>s), v128.load(m + <usize>s)));
+    for (; s + 16 <= l; s += 16)
+      v128.store(sUsed + <usize>s, v128.or(v128.load(sUsed + <usize>s), v128.load(m + <usize>s)));
     for (; s < l; s++) store<u8>(sUsed + <usize>s, load<u8>(sUsed + <usize>s) | load<u8>(m + <usize>s));
   }
   gMaxLim = maxLim;
@@ -107,13 +140,17 @@ function weightRow(probs: usize, keep: usize, pt: usize, lim: i32, end: i32): vo
 
 /** True when the 4 rows from t0 are dense (no mask byte to read below lim) and each allows some key. */
 @inline function denseBlock(t0: i32): bool {
-  const m = sRmask + off(t0), l = sLim + off(t0);
+  const m = sRmask + off(t0),
+    l = sLim + off(t0);
   const masked = load<i32>(m) | load<i32>(m, 4) | load<i32>(m, 8) | load<i32>(m, 12);
   return masked == 0 && load<i32>(l) > 0 && load<i32>(l, 4) > 0 && load<i32>(l, 8) > 0 && load<i32>(l, 12) > 0;
 }
 
 function forwardTile(b: i32, h: i32): void {
-  const T = gT, S = gS, D = gD, C = gC;
+  const T = gT,
+    S = gS,
+    D = gD,
+    C = gC;
   const rowBytes = off(C);
   scanMask(b);
   const kvBase = off(b * gKvbs + h * D);
@@ -141,7 +178,10 @@ function forwardTile(b: i32, h: i32): void {
     if (mr == 4 && denseBlock(t0)) {
       const pRow = pBase + off(t0 * S);
       const l = sLim + off(t0);
-      if (denseSoftmax4(sSc, scStride, pRow, off(S), S, load<i32>(l), load<i32>(l, 4), load<i32>(l, 8), load<i32>(l, 12))) r = 4;
+      if (
+        denseSoftmax4(sSc, scStride, pRow, off(S), S, load<i32>(l), load<i32>(l, 4), load<i32>(l, 8), load<i32>(l, 12))
+      )
+        r = 4;
     }
     for (; r < mr; r++) {
       const t = t0 + r;
@@ -156,7 +196,13 @@ function forwardTile(b: i32, h: i32): void {
     if (keepBase != 0) {
       for (r = 0; r < mr; r++) {
         const t = t0 + r;
-        weightRow(pBase + off(t * S), keepBase + <usize>(t * S), sPt + <usize>r * scStride, load<i32>(sLim + off(t)), np * 8);
+        weightRow(
+          pBase + off(t * S),
+          keepBase + <usize>(t * S),
+          sPt + <usize>r * scStride,
+          load<i32>(sLim + off(t)),
+          np * 8,
+        );
       }
     }
     // out rows = p̃ · V over the keys the block may attend. Without dropout p̃ is probs

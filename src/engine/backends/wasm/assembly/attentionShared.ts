@@ -114,7 +114,7 @@ export let gRowStride: usize = 0;
 }
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /** Bytes of one thread's attention scratch for these sizes. */
@@ -182,13 +182,17 @@ export function packPanel(src: usize, scale: f32): void {
   const sv = f32x4.splat(scale);
   const end = min(gSp, (gMaxLim + 7) & ~7);
   for (let s0 = 0; s0 < end; s0 += 4) {
-    const k0 = keyRow(src, s0, rowBytes), k1 = keyRow(src, s0 + 1, rowBytes);
-    const k2 = keyRow(src, s0 + 2, rowBytes), k3 = keyRow(src, s0 + 3, rowBytes);
+    const k0 = keyRow(src, s0, rowBytes),
+      k1 = keyRow(src, s0 + 1, rowBytes);
+    const k2 = keyRow(src, s0 + 2, rowBytes),
+      k3 = keyRow(src, s0 + 3, rowBytes);
     const dst = sPanel + off((s0 >> 3) * D * 8 + (s0 & 4));
     let d = 0;
     for (; d + 4 <= D; d += 4) {
-      const x0 = f32x4.mul(v128.load(k0 + off(d)), sv), x1 = f32x4.mul(v128.load(k1 + off(d)), sv);
-      const x2 = f32x4.mul(v128.load(k2 + off(d)), sv), x3 = f32x4.mul(v128.load(k3 + off(d)), sv);
+      const x0 = f32x4.mul(v128.load(k0 + off(d)), sv),
+        x1 = f32x4.mul(v128.load(k1 + off(d)), sv);
+      const x2 = f32x4.mul(v128.load(k2 + off(d)), sv),
+        x3 = f32x4.mul(v128.load(k3 + off(d)), sv);
       transpose4(x0, x1, x2, x3, dst + off(d * 8));
     }
     for (; d < D; d++) {

@@ -18,18 +18,57 @@ import { crossEntropyBackwardPart, crossEntropyForwardPart } from './loss';
 import { matmulPart } from './matmul';
 import { layernormBackwardDwPart, layernormBackwardDxPart, layernormForwardPart } from './norm';
 import {
-  addBiasPart, addPart, biasBackwardPart, dropoutBackwardPart, dropoutForwardPart, dropoutMaskPart, embeddingBackwardPart,
-  embeddingForwardPart, fillPart, geluBackwardPart, geluForwardPart, geluTanhBackwardPart, geluTanhForwardPart, positionalBackwardPart, positionalForwardPart,
-  reluBackwardPart, reluForwardPart, scalePart,
+  addBiasPart,
+  addPart,
+  biasBackwardPart,
+  dropoutBackwardPart,
+  dropoutForwardPart,
+  dropoutMaskPart,
+  embeddingBackwardPart,
+  embeddingForwardPart,
+  fillPart,
+  geluBackwardPart,
+  geluForwardPart,
+  geluTanhBackwardPart,
+  geluTanhForwardPart,
+  positionalBackwardPart,
+  positionalForwardPart,
+  reluBackwardPart,
+  reluForwardPart,
+  scalePart,
 } from './pointwise';
 import { softmaxBackwardPart, softmaxForwardPart } from './softmax';
-import { argF, argI, argP, chunkDone, chunksOf, claim, helperStart, jobKernel, post, setControl, waitDone, waitJob } from './threads';
+import {
+  argF,
+  argI,
+  argP,
+  chunkDone,
+  chunksOf,
+  claim,
+  helperStart,
+  jobKernel,
+  post,
+  setControl,
+  waitDone,
+  waitJob,
+} from './threads';
 
 export { attentionScratchBytes } from './attentionForward';
 export { matmulScratchBytes } from './matmul';
 export { sumSquaresChunks } from './adam';
 export { sumF64 } from './loss';
-export { CTL_BYTES, MAX_ARGS, MAX_THREADS, CTL_ARGS, CTL_SCRATCH, CTL_READY, CTL_FAILED, CTL_DONE, stopHelpers, setControl } from './threads';
+export {
+  CTL_BYTES,
+  MAX_ARGS,
+  MAX_THREADS,
+  CTL_ARGS,
+  CTL_SCRATCH,
+  CTL_READY,
+  CTL_FAILED,
+  CTL_DONE,
+  stopHelpers,
+  setControl,
+} from './threads';
 
 export const K_MATMUL: i32 = 0;
 export const K_FILL: i32 = 1;
@@ -66,7 +105,19 @@ export const K_GELU_TANH_BACKWARD: i32 = 29;
 function dispatch(kernel: i32, part: i32, parts: i32): void {
   switch (kernel) {
     case K_MATMUL:
-      matmulPart(part, parts, argP(0), argP(1), argP(2), argI(3), argI(4), argI(5), argI(6) != 0, argI(7) != 0, argI(8) != 0);
+      matmulPart(
+        part,
+        parts,
+        argP(0),
+        argP(1),
+        argP(2),
+        argI(3),
+        argI(4),
+        argI(5),
+        argI(6) != 0,
+        argI(7) != 0,
+        argI(8) != 0,
+      );
       break;
     case K_FILL:
       fillPart(part, parts, argP(0), argI(1), <f32>argF(2));
@@ -99,7 +150,19 @@ function dispatch(kernel: i32, part: i32, parts: i32): void {
       positionalBackwardPart(part, parts, argP(0), argP(1), argI(2), argI(3), argI(4), argI(5));
       break;
     case K_LAYERNORM_FORWARD:
-      layernormForwardPart(part, parts, argP(0), argP(1), argP(2), argP(3), argP(4), argP(5), argI(6), argI(7), argF(8));
+      layernormForwardPart(
+        part,
+        parts,
+        argP(0),
+        argP(1),
+        argP(2),
+        argP(3),
+        argP(4),
+        argP(5),
+        argI(6),
+        argI(7),
+        argF(8),
+      );
       break;
     case K_LAYERNORM_BACKWARD_DX:
       layernormBackwardDxPart(part, parts, argP(0), argP(3), argP(4), argP(5), argP(6), argP(7), argI(8), argI(9));
@@ -151,7 +214,19 @@ function dispatch(kernel: i32, part: i32, parts: i32): void {
       crossEntropyForwardPart(part, parts, argP(0), argP(1), argP(2), argI(3), argI(4), argI(5), <f32>argF(6), argP(7));
       break;
     case K_CROSS_ENTROPY_BACKWARD:
-      crossEntropyBackwardPart(part, parts, argP(0), argP(1), argP(2), argP(3), argI(4), argI(5), argI(6), <f32>argF(7), <f32>argF(8));
+      crossEntropyBackwardPart(
+        part,
+        parts,
+        argP(0),
+        argP(1),
+        argP(2),
+        argP(3),
+        argI(4),
+        argI(5),
+        argI(6),
+        <f32>argF(7),
+        <f32>argF(8),
+      );
       break;
     case K_ADAM:
       adamPart(part, parts);

@@ -15,12 +15,21 @@ import { partStart } from './threads';
 import { expv, exps, hmax, hsum } from './vmath';
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /** Per row: lse[n], and rowLoss[n] (f64, 0 for ignored rows). */
 export function crossEntropyForwardPart(
-  part: i32, parts: i32, lse: usize, logits: usize, targets: usize, N: i32, V: i32, ignoreIndex: i32, smoothing: f32, rowLoss: usize,
+  part: i32,
+  parts: i32,
+  lse: usize,
+  logits: usize,
+  targets: usize,
+  N: i32,
+  V: i32,
+  ignoreIndex: i32,
+  smoothing: f32,
+  rowLoss: usize,
 ): void {
   const n1 = partStart(N, part + 1, parts);
   for (let n = partStart(N, part, parts); n < n1; n++) {
@@ -55,14 +64,23 @@ export function crossEntropyForwardPart(
         loss += <f64>smoothing * (l - zSum / <f64>V);
       }
     }
-    store<f64>(rowLoss + (<usize>n << 3), loss);
+    store<f64>(rowLoss + ((<usize>n) << 3), loss);
   }
 }
 
 /** dlogits[n, :] += gradScale·(exp(z − lse) − q) for rows whose target is not ignored. */
 export function crossEntropyBackwardPart(
-  part: i32, parts: i32, dlogits: usize, logits: usize, lse: usize, targets: usize,
-  N: i32, V: i32, ignoreIndex: i32, smoothing: f32, gradScale: f32,
+  part: i32,
+  parts: i32,
+  dlogits: usize,
+  logits: usize,
+  lse: usize,
+  targets: usize,
+  N: i32,
+  V: i32,
+  ignoreIndex: i32,
+  smoothing: f32,
+  gradScale: f32,
 ): void {
   const n1 = partStart(N, part + 1, parts);
   const uniform = smoothing / <f32>V;
@@ -92,6 +110,6 @@ export function crossEntropyBackwardPart(
 /** Σ x[0..n) of f64 values, in order. */
 export function sumF64(x: usize, n: i32): f64 {
   let s: f64 = 0;
-  for (let i = 0; i < n; i++) s += load<f64>(x + (<usize>i << 3));
+  for (let i = 0; i < n; i++) s += load<f64>(x + ((<usize>i) << 3));
   return s;
 }

@@ -31,14 +31,32 @@
 import { fmadd } from './vmath';
 
 /** C[0..4, 0..8) (+)= Σ_k A[r,k]·B[k,0..8). */
-@inline export function mk4x8(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool): void {
-  let c00 = f32x4.splat(0), c01 = f32x4.splat(0);
-  let c10 = f32x4.splat(0), c11 = f32x4.splat(0);
-  let c20 = f32x4.splat(0), c21 = f32x4.splat(0);
-  let c30 = f32x4.splat(0), c31 = f32x4.splat(0);
-  let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
+@inline export function mk4x8(
+  a: usize,
+  rs: usize,
+  ks: usize,
+  b: usize,
+  bs: usize,
+  K: i32,
+  c: usize,
+  ldc: usize,
+  add: bool,
+): void {
+  let c00 = f32x4.splat(0),
+    c01 = f32x4.splat(0);
+  let c10 = f32x4.splat(0),
+    c11 = f32x4.splat(0);
+  let c20 = f32x4.splat(0),
+    c21 = f32x4.splat(0);
+  let c30 = f32x4.splat(0),
+    c31 = f32x4.splat(0);
+  let a0 = a,
+    a1 = a + rs,
+    a2 = a + 2 * rs,
+    a3 = a + 3 * rs;
   for (let k = 0; k < K; k++) {
-    const b0 = v128.load(b), b1 = v128.load(b, 16);
+    const b0 = v128.load(b),
+      b1 = v128.load(b, 16);
     let x = v128.load32_splat(a0);
     c00 = fmadd(x, b0, c00);
     c01 = fmadd(x, b1, c01);
@@ -62,7 +80,17 @@ import { fmadd } from './vmath';
 
 /** Writes (or, with add, adds to C) the 4 × 8 accumulators. */
 @inline export function store4x8(
-  c: usize, ldc: usize, add: bool, c00: v128, c01: v128, c10: v128, c11: v128, c20: v128, c21: v128, c30: v128, c31: v128,
+  c: usize,
+  ldc: usize,
+  add: bool,
+  c00: v128,
+  c01: v128,
+  c10: v128,
+  c11: v128,
+  c20: v128,
+  c21: v128,
+  c30: v128,
+  c31: v128,
 ): void {
   if (add) {
     c00 = f32x4.add(c00, v128.load(c));
@@ -86,7 +114,8 @@ import { fmadd } from './vmath';
 
 /** One row: C[0, 0..8) (+)= Σ_k A[k]·B[k,0..8) (edge rows only: two accumulators leave it add-latency bound). */
 @inline export function mk1x8(a: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, add: bool): void {
-  let c0 = f32x4.splat(0), c1 = f32x4.splat(0);
+  let c0 = f32x4.splat(0),
+    c1 = f32x4.splat(0);
   for (let k = 0; k < K; k++) {
     const x = v128.load32_splat(a);
     c0 = fmadd(x, v128.load(b), c0);
@@ -103,9 +132,25 @@ import { fmadd } from './vmath';
 }
 
 /** C[0..4, 0..4) (+)= Σ_k A[r,k]·B[k,0..4). */
-@inline export function mk4x4(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool): void {
-  let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0);
-  let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
+@inline export function mk4x4(
+  a: usize,
+  rs: usize,
+  ks: usize,
+  b: usize,
+  bs: usize,
+  K: i32,
+  c: usize,
+  ldc: usize,
+  add: bool,
+): void {
+  let c0 = f32x4.splat(0),
+    c1 = f32x4.splat(0),
+    c2 = f32x4.splat(0),
+    c3 = f32x4.splat(0);
+  let a0 = a,
+    a1 = a + rs,
+    a2 = a + 2 * rs,
+    a3 = a + 3 * rs;
   for (let k = 0; k < K; k++) {
     const b0 = v128.load(b);
     c0 = fmadd(v128.load32_splat(a0), b0, c0);
@@ -160,9 +205,26 @@ import { fmadd } from './vmath';
 }
 
 /** mk4x4 on the last w < 4 columns: C[0..4, 0..w) (+)= Σ_k A[r,k]·B[k,0..w), touching no column past w. */
-@inline function mk4xPart(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, add: bool, w: i32): void {
-  let c0 = f32x4.splat(0), c1 = f32x4.splat(0), c2 = f32x4.splat(0), c3 = f32x4.splat(0);
-  let a0 = a, a1 = a + rs, a2 = a + 2 * rs, a3 = a + 3 * rs;
+@inline function mk4xPart(
+  a: usize,
+  rs: usize,
+  ks: usize,
+  b: usize,
+  bs: usize,
+  K: i32,
+  c: usize,
+  ldc: usize,
+  add: bool,
+  w: i32,
+): void {
+  let c0 = f32x4.splat(0),
+    c1 = f32x4.splat(0),
+    c2 = f32x4.splat(0),
+    c3 = f32x4.splat(0);
+  let a0 = a,
+    a1 = a + rs,
+    a2 = a + 2 * rs,
+    a3 = a + 3 * rs;
   for (let k = 0; k < K; k++) {
     const b0 = loadPart(b, w);
     c0 = fmadd(v128.load32_splat(a0), b0, c0);
@@ -205,23 +267,35 @@ import { fmadd } from './vmath';
  * Used where B is already laid out row by row (attention's values, keys and queries, whose
  * head size need not be a multiple of 4).
  */
-export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K: i32, c: usize, ldc: usize, rows: i32, cols: i32, add: bool): void {
+export function gemmRows(
+  a: usize,
+  rs: usize,
+  ks: usize,
+  b: usize,
+  bs: usize,
+  K: i32,
+  c: usize,
+  ldc: usize,
+  rows: i32,
+  cols: i32,
+  add: bool,
+): void {
   let r = 0;
   for (; r + 4 <= rows; r += 4) {
     const ar = a + <usize>r * rs;
     const cr = c + <usize>r * ldc;
     let j = 0;
     if (add) {
-      for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
-      if (j + 4 <= cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true);
+      for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), ldc, true);
+      if (j + 4 <= cols) mk4x4(ar, rs, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), ldc, true);
     } else {
-      for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
-      if (j + 4 <= cols) mk4x4(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false);
+      for (; j + 8 <= cols; j += 8) mk4x8(ar, rs, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), ldc, false);
+      if (j + 4 <= cols) mk4x4(ar, rs, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), ldc, false);
     }
     j = cols & ~3;
     if (j < cols) {
-      if (add) mk4xPart(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, true, cols - j);
-      else mk4xPart(ar, rs, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), ldc, false, cols - j);
+      if (add) mk4xPart(ar, rs, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), ldc, true, cols - j);
+      else mk4xPart(ar, rs, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), ldc, false, cols - j);
     }
   }
   for (; r < rows; r++) {
@@ -229,16 +303,16 @@ export function gemmRows(a: usize, rs: usize, ks: usize, b: usize, bs: usize, K:
     const cr = c + <usize>r * ldc;
     let j = 0;
     if (add) {
-      for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
-      if (j + 4 <= cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true);
+      for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), true);
+      if (j + 4 <= cols) mk1x4(ar, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), true);
     } else {
-      for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
-      if (j + 4 <= cols) mk1x4(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false);
+      for (; j + 8 <= cols; j += 8) mk1x8(ar, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), false);
+      if (j + 4 <= cols) mk1x4(ar, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), false);
     }
     j = cols & ~3;
     if (j < cols) {
-      if (add) mk1xPart(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), true, cols - j);
-      else mk1xPart(ar, ks, b + (<usize>j << 2), bs, K, cr + (<usize>j << 2), false, cols - j);
+      if (add) mk1xPart(ar, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), true, cols - j);
+      else mk1xPart(ar, ks, b + ((<usize>j) << 2), bs, K, cr + ((<usize>j) << 2), false, cols - j);
     }
   }
 }

@@ -17,7 +17,7 @@ import { partStart } from './threads';
 import { hsum, rangeLo } from './vmath';
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /** Σ x[0..C) with f32x4 partials, in f64. */
@@ -32,7 +32,17 @@ import { hsum, rangeLo } from './vmath';
 
 /** y = (x − mean)·rstd·w + b per row; saves mean, rstd. b = 0 means no bias. */
 export function layernormForwardPart(
-  part: i32, parts: i32, y: usize, mean: usize, rstd: usize, x: usize, w: usize, b: usize, N: i32, C: i32, eps: f64,
+  part: i32,
+  parts: i32,
+  y: usize,
+  mean: usize,
+  rstd: usize,
+  x: usize,
+  w: usize,
+  b: usize,
+  N: i32,
+  C: i32,
+  eps: f64,
 ): void {
   const n1 = partStart(N, part + 1, parts);
   for (let n = partStart(N, part, parts); n < n1; n++) {
@@ -73,7 +83,16 @@ export function layernormForwardPart(
 
 /** dx += rstd·(g − mean(g) − x̂·mean(g ⊙ x̂)) per row, g = dy ⊙ w. */
 export function layernormBackwardDxPart(
-  part: i32, parts: i32, dx: usize, dy: usize, x: usize, mean: usize, rstd: usize, w: usize, N: i32, C: i32,
+  part: i32,
+  parts: i32,
+  dx: usize,
+  dy: usize,
+  x: usize,
+  mean: usize,
+  rstd: usize,
+  w: usize,
+  N: i32,
+  C: i32,
 ): void {
   const n1 = partStart(N, part + 1, parts);
   const invC: f64 = 1.0 / <f64>C;
@@ -120,19 +139,32 @@ export function layernormBackwardDxPart(
 
 /** dw[c] += Σ_n dy·x̂ and db[c] += Σ_n dy (db = 0: no bias) for this chunk's columns. */
 export function layernormBackwardDwPart(
-  part: i32, parts: i32, dw: usize, db: usize, dy: usize, x: usize, mean: usize, rstd: usize, N: i32, C: i32,
+  part: i32,
+  parts: i32,
+  dw: usize,
+  db: usize,
+  dy: usize,
+  x: usize,
+  mean: usize,
+  rstd: usize,
+  N: i32,
+  C: i32,
 ): void {
   let c = rangeLo(C, part, parts);
   const c1 = rangeLo(C, part + 1, parts);
   const ld = off(C);
   for (; c + 8 <= c1; c += 8) {
-    let w0 = f32x4.splat(0), w1 = f32x4.splat(0), b0 = f32x4.splat(0), b1 = f32x4.splat(0);
+    let w0 = f32x4.splat(0),
+      w1 = f32x4.splat(0),
+      b0 = f32x4.splat(0),
+      b1 = f32x4.splat(0);
     let py = dy + off(c);
     let px = x + off(c);
     for (let n = 0; n < N; n++) {
       const mv = v128.load32_splat(mean + off(n));
       const rv = v128.load32_splat(rstd + off(n));
-      const d0 = v128.load(py), d1 = v128.load(py, 16);
+      const d0 = v128.load(py),
+        d1 = v128.load(py, 16);
       w0 = f32x4.add(w0, f32x4.mul(d0, f32x4.mul(f32x4.sub(v128.load(px), mv), rv)));
       w1 = f32x4.add(w1, f32x4.mul(d1, f32x4.mul(f32x4.sub(v128.load(px, 16), mv), rv)));
       b0 = f32x4.add(b0, d0);
@@ -148,7 +180,8 @@ export function layernormBackwardDwPart(
     }
   }
   for (; c < c1; c++) {
-    let sw: f32 = 0, sb: f32 = 0;
+    let sw: f32 = 0,
+      sb: f32 = 0;
     let py = dy + off(c);
     let px = x + off(c);
     for (let n = 0; n < N; n++) {

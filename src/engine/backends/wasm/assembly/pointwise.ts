@@ -1,9 +1,10 @@
 /**
  * Element-wise and row-wise bookkeeping kernels: fill, scale, add, ReLU, exact GELU
- * (Hendrycks & Gimpel 2016; Φ from vmath.ts) and its tanh approximation (GPT-2's), inverted dropout (Srivastava et al. 2014)
- * and its counter-based keep-mask (the hash is explained in src/engine/ops/dropout.ts),
- * bias add and its backward, token embedding gather/scatter and positional encodings
- * (Vaswani et al. §3.4–3.5). Same contracts as the reference kernels in src/engine/ops/.
+ * (Hendrycks & Gimpel 2016; Φ from vmath.ts) and its tanh approximation (GPT-2's),
+ * inverted dropout (Srivastava et al. 2014) and its counter-based keep-mask (the hash is
+ * explained in src/engine/ops/dropout.ts), bias add and its backward, token embedding
+ * gather/scatter and positional encodings (Vaswani et al. §3.4–3.5). Same contracts as the
+ * reference kernels in src/engine/ops/.
  *
  * Chunks (run by any thread, see threads.ts): element ranges aligned to 16, or whole rows;
  * a backward that sums over rows (bias, embedding, positions) splits columns or output rows
@@ -14,14 +15,31 @@
  */
 
 import {
-  expv, fmadd, halfGauss, iota, K_GELU_TANH_2K, K_GELU_TANH_3A, K_GELU_TANH_A, K_GELU_TANH_M2K, K_GELU_TANH_XMAX, K_GELU_TANH_XMIN,
-  K_INV_SQRT_2PI, K_ONE, kc, kci, keepLanes, KI_FOUR, KI_LOWBIAS_M1, KI_LOWBIAS_M2, phiv, rangeLo,
+  expv,
+  fmadd,
+  halfGauss,
+  iota,
+  K_GELU_TANH_2K,
+  K_GELU_TANH_3A,
+  K_GELU_TANH_A,
+  K_GELU_TANH_M2K,
+  K_GELU_TANH_XMAX,
+  K_GELU_TANH_XMIN,
+  K_INV_SQRT_2PI,
+  K_ONE,
+  kc,
+  kci,
+  keepLanes,
+  KI_FOUR,
+  KI_LOWBIAS_M1,
+  KI_LOWBIAS_M2,
+  phiv,
+  rangeLo,
 } from './vmath';
 import { partStart } from './threads';
 
-
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /** x[i] = value over this chunk's part of [0, n); zeros via memory.fill (a memset). */
@@ -78,7 +96,8 @@ export function reluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x:
     const pass = f32x4.gt(v128.load(x + off(i)), zero);
     v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), v128.and(v128.load(dy + off(i)), pass)));
   }
-  for (; i < hi; i++) if (load<f32>(x + off(i)) > 0) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)));
+  for (; i < hi; i++)
+    if (load<f32>(x + off(i)) > 0) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)));
 }
 
 /** y = x · Φ(x), the exact (erf) GELU. */
@@ -196,7 +215,15 @@ export function geluTanhBackwardPart(part: i32, parts: i32, dx: usize, dy: usize
  * [0, n) (chunks are multiples of 16). Sixteen bytes per step: four i32x4 hashes, compared
  * (all-ones/zero lanes), narrowed with signed saturation to 16 bytes of −1/0, negated to 1/0.
  */
-export function dropoutMaskPart(part: i32, parts: i32, keep: usize, n: i32, threshold: u32, key0: u32, key1: u32): void {
+export function dropoutMaskPart(
+  part: i32,
+  parts: i32,
+  keep: usize,
+  n: i32,
+  threshold: u32,
+  key0: u32,
+  key1: u32,
+): void {
   let i = rangeLo(n, part, parts);
   const hi = rangeLo(n, part + 1, parts);
   // Loaded once per chunk, kept in registers (see vmath.ts KI).
@@ -219,7 +246,7 @@ export function dropoutMaskPart(part: i32, parts: i32, keep: usize, n: i32, thre
     const bytes = i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(c0, c1), i16x8.narrow_i32x4_s(c2, c3));
     v128.store(keep + <usize>i, i8x16.neg(bytes));
   }
-  for (; i < hi; i++) store<u8>(keep + <usize>i, lowbias32(lowbias32(<u32>i ^ key0) ^ key1) >= threshold ? 1 : 0);
+  for (; i < hi; i++) store<u8>(keep + <usize>i, lowbias32(lowbias32((<u32>i) ^ key0) ^ key1) >= threshold ? 1 : 0);
 }
 
 /** y = keep ? x·s : 0 with s = 1/(1−p); p = 0 copies x (keep is not read). */
@@ -252,14 +279,16 @@ export function dropoutBackwardPart(part: i32, parts: i32, dx: usize, dy: usize,
     const d = v128.and(f32x4.mul(v128.load(dy + off(i)), sv), keepLanes(keep + <usize>i));
     v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), d));
   }
-  for (; i < hi; i++) if (load<u8>(keep + <usize>i) == 1) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * s);
+  for (; i < hi; i++)
+    if (load<u8>(keep + <usize>i) == 1) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * s);
 }
 
 /** dst[0..n) += src[0..n) · s (a row). */
 @inline function axpyRow(dst: usize, src: usize, n: i32, s: f32): void {
   const sv = f32x4.splat(s);
   let c = 0;
-  for (; c + 4 <= n; c += 4) v128.store(dst + off(c), f32x4.add(v128.load(dst + off(c)), f32x4.mul(v128.load(src + off(c)), sv)));
+  for (; c + 4 <= n; c += 4)
+    v128.store(dst + off(c), f32x4.add(v128.load(dst + off(c)), f32x4.mul(v128.load(src + off(c)), sv)));
   for (; c < n; c++) store<f32>(dst + off(c), load<f32>(dst + off(c)) + load<f32>(src + off(c)) * s);
 }
 
@@ -282,7 +311,10 @@ export function biasBackwardPart(part: i32, parts: i32, dbias: usize, dy: usize,
   const c1 = rangeLo(cols, part + 1, parts);
   const ld = off(cols);
   for (; c + 16 <= c1; c += 16) {
-    let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+    let s0 = f32x4.splat(0),
+      s1 = f32x4.splat(0),
+      s2 = f32x4.splat(0),
+      s3 = f32x4.splat(0);
     let p = dy + off(c);
     for (let r = 0; r < rows; r++) {
       s0 = f32x4.add(s0, v128.load(p));
@@ -309,7 +341,16 @@ export function biasBackwardPart(part: i32, parts: i32, dbias: usize, dy: usize,
 }
 
 /** out[n, :] = table[ids[n], :] · scale for this chunk's rows (ids already validated). */
-export function embeddingForwardPart(part: i32, parts: i32, out: usize, ids: usize, table: usize, N: i32, C: i32, scale: f32): void {
+export function embeddingForwardPart(
+  part: i32,
+  parts: i32,
+  out: usize,
+  ids: usize,
+  table: usize,
+  N: i32,
+  C: i32,
+  scale: f32,
+): void {
   const n1 = partStart(N, part + 1, parts);
   const sv = f32x4.splat(scale);
   for (let n = partStart(N, part, parts); n < n1; n++) {
@@ -325,7 +366,17 @@ export function embeddingForwardPart(part: i32, parts: i32, out: usize, ids: usi
  * dtable[ids[n], :] += dout[n, :] · scale, skipping rows whose id is paddingIdx. Repeated ids
  * add into one row, so chunks split the columns (multiples of 16), never the rows.
  */
-export function embeddingBackwardPart(part: i32, parts: i32, dtable: usize, dout: usize, ids: usize, N: i32, C: i32, scale: f32, paddingIdx: i32): void {
+export function embeddingBackwardPart(
+  part: i32,
+  parts: i32,
+  dtable: usize,
+  dout: usize,
+  ids: usize,
+  N: i32,
+  C: i32,
+  scale: f32,
+  paddingIdx: i32,
+): void {
   const c0 = rangeLo(C, part, parts);
   const c1 = rangeLo(C, part + 1, parts);
   if (c0 >= c1) return;
@@ -337,14 +388,32 @@ export function embeddingBackwardPart(part: i32, parts: i32, dtable: usize, dout
 }
 
 /** x[b, t, :] += pe[start + t, :] for this chunk's (b, t) rows. */
-export function positionalForwardPart(part: i32, parts: i32, x: usize, pe: usize, B: i32, T: i32, C: i32, start: i32): void {
+export function positionalForwardPart(
+  part: i32,
+  parts: i32,
+  x: usize,
+  pe: usize,
+  B: i32,
+  T: i32,
+  C: i32,
+  start: i32,
+): void {
   const rows = B * T;
   const r1 = partStart(rows, part + 1, parts);
-  for (let r = partStart(rows, part, parts); r < r1; r++) addRow(x + off(r * C), pe + off((start + r % T) * C), C);
+  for (let r = partStart(rows, part, parts); r < r1; r++) addRow(x + off(r * C), pe + off((start + (r % T)) * C), C);
 }
 
 /** dpe[start + t, :] += Σ_b dx[b, t, :]: chunks split t, each sums b in order. */
-export function positionalBackwardPart(part: i32, parts: i32, dpe: usize, dx: usize, B: i32, T: i32, C: i32, start: i32): void {
+export function positionalBackwardPart(
+  part: i32,
+  parts: i32,
+  dpe: usize,
+  dx: usize,
+  B: i32,
+  T: i32,
+  C: i32,
+  start: i32,
+): void {
   const t1 = partStart(T, part + 1, parts);
   for (let t = partStart(T, part, parts); t < t1; t++) {
     for (let b = 0; b < B; b++) addRow(dpe + off((start + t) * C), dx + off((b * T + t) * C), C);

@@ -16,7 +16,7 @@ import { partStart } from './threads';
 import { byteLanes, exps, expv, hmax, hsum, iota, K_NEG_INF, kc } from './vmath';
 
 @inline function off(i: i32): usize {
-  return <usize>i << 2;
+  return (<usize>i) << 2;
 }
 
 /**
@@ -88,7 +88,8 @@ export function maskedSoftmaxRow(x: usize, y: usize, n: i32, lim: i32, m: usize,
  */
 export function denseSoftmaxRow(x: usize, y: usize, n: i32, lim: i32): void {
   const ninf = kc(K_NEG_INF);
-  const lo = lim & ~3, hi = (lim + 3) & ~3;
+  const lo = lim & ~3,
+    hi = (lim + 3) & ~3;
   const limv = i32x4.splat(lim);
   let mx = ninf;
   let s = 0;
@@ -109,12 +110,27 @@ export function denseSoftmaxRow(x: usize, y: usize, n: i32, lim: i32): void {
  * written nothing, when a row's scores are all −∞ (the caller then takes the rows one at
  * a time).
  */
-export function denseSoftmax4(x: usize, xs: usize, y: usize, ys: usize, n: i32, l0: i32, l1: i32, l2: i32, l3: i32): bool {
+export function denseSoftmax4(
+  x: usize,
+  xs: usize,
+  y: usize,
+  ys: usize,
+  n: i32,
+  l0: i32,
+  l1: i32,
+  l2: i32,
+  l3: i32,
+): bool {
   const ninf = kc(K_NEG_INF);
-  const x1 = x + xs, x2 = x + 2 * xs, x3 = x + 3 * xs;
+  const x1 = x + xs,
+    x2 = x + 2 * xs,
+    x3 = x + 3 * xs;
   const lo = min(min(l0, l1), min(l2, l3)) & ~3;
   const hi = (max(max(l0, l1), max(l2, l3)) + 3) & ~3;
-  let m0 = ninf, m1 = ninf, m2 = ninf, m3 = ninf;
+  let m0 = ninf,
+    m1 = ninf,
+    m2 = ninf,
+    m3 = ninf;
   let s = 0;
   for (; s < lo; s += 4) {
     const o = off(s);
@@ -123,7 +139,10 @@ export function denseSoftmax4(x: usize, xs: usize, y: usize, ys: usize, n: i32, 
     m2 = f32x4.pmax(m2, v128.load(x2 + o));
     m3 = f32x4.pmax(m3, v128.load(x3 + o));
   }
-  const v0 = i32x4.splat(l0), v1 = i32x4.splat(l1), v2 = i32x4.splat(l2), v3 = i32x4.splat(l3);
+  const v0 = i32x4.splat(l0),
+    v1 = i32x4.splat(l1),
+    v2 = i32x4.splat(l2),
+    v3 = i32x4.splat(l3);
   for (; s < hi; s += 4) {
     const o = off(s);
     const si = laneIndex(s);
@@ -132,7 +151,10 @@ export function denseSoftmax4(x: usize, xs: usize, y: usize, ys: usize, n: i32, 
     m2 = maskedMax(v128.load(x2 + o), si, v2, m2, ninf);
     m3 = maskedMax(v128.load(x3 + o), si, v3, m3, ninf);
   }
-  const b0 = vmax(m0), b1 = vmax(m1), b2 = vmax(m2), b3 = vmax(m3);
+  const b0 = vmax(m0),
+    b1 = vmax(m1),
+    b2 = vmax(m2),
+    b3 = vmax(m3);
   if (b0 == -Infinity || b1 == -Infinity || b2 == -Infinity || b3 == -Infinity) return false;
   scaleRow(x, y, n, l0, expRow(x, lo, hi, b0, v0));
   scaleRow(x1, y + ys, n, l1, expRow(x1, lo, hi, b1, v1));
@@ -195,7 +217,16 @@ export function denseSoftmax4(x: usize, xs: usize, y: usize, ys: usize, n: i32, 
 
 /** y = softmax(x) per row with mask row = data + ⌊r/rpb⌋·bs + (r mod rpb)·rs (mask 0 = none). */
 export function softmaxForwardPart(
-  part: i32, parts: i32, y: usize, x: usize, rows: i32, cols: i32, mask: usize, bs: i32, rs: i32, rpb: i32,
+  part: i32,
+  parts: i32,
+  y: usize,
+  x: usize,
+  rows: i32,
+  cols: i32,
+  mask: usize,
+  bs: i32,
+  rs: i32,
+  rpb: i32,
 ): void {
   const r1 = partStart(rows, part + 1, parts);
   for (let r = partStart(rows, part, parts); r < r1; r++) {
@@ -211,7 +242,8 @@ export function softmaxBackwardPart(part: i32, parts: i32, dx: usize, dy: usize,
     const base = off(r * cols);
     let d = f32x4.splat(0);
     let c = 0;
-    for (; c + 4 <= cols; c += 4) d = f32x4.add(d, f32x4.mul(v128.load(dy + base + off(c)), v128.load(y + base + off(c))));
+    for (; c + 4 <= cols; c += 4)
+      d = f32x4.add(d, f32x4.mul(v128.load(dy + base + off(c)), v128.load(y + base + off(c))));
     let dot = hsum(d);
     for (; c < cols; c++) dot += load<f32>(dy + base + off(c)) * load<f32>(y + base + off(c));
     const dv = f32x4.splat(dot);

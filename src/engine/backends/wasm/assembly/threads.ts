@@ -45,7 +45,11 @@ export const MAX_ARGS: i32 = 40;
 /** Total size of the control block in bytes. */
 export const CTL_BYTES: usize = 768;
 
-/** Spins before a helper sleeps waiting for a job (tens of µs): the caller never waits for a helper to wake, it just runs more chunks, so spinning longer would only take cores from other work. */
+/**
+ * Spins before a helper sleeps waiting for a job (tens of µs): the caller never waits for a
+ * helper to wake, it just runs more chunks, so spinning longer would only take cores from
+ * other work.
+ */
 const JOB_SPIN: i32 = 30000;
 /** Longest single sleep of an idle helper (50 ms), see waitJob. */
 const IDLE_WAIT_NS: i64 = 50000000;
@@ -63,20 +67,20 @@ export function setControl(control: usize, tid: i32): void {
 }
 
 @inline export function argF(i: i32): f64 {
-  return load<f64>(ctl + CTL_ARGS + (<usize>i << 3));
+  return load<f64>(ctl + CTL_ARGS + ((<usize>i) << 3));
 }
 
 @inline export function argI(i: i32): i32 {
-  return <i32>load<f64>(ctl + CTL_ARGS + (<usize>i << 3));
+  return <i32>load<f64>(ctl + CTL_ARGS + ((<usize>i) << 3));
 }
 
 @inline export function argP(i: i32): usize {
-  return <usize>load<f64>(ctl + CTL_ARGS + (<usize>i << 3));
+  return <usize>load<f64>(ctl + CTL_ARGS + ((<usize>i) << 3));
 }
 
 /** This thread's scratch area (sized by the caller before the job). */
 @inline export function myScratch(): usize {
-  return load<usize>(ctl + CTL_SCRATCH + (<usize>myTid << 2));
+  return load<usize>(ctl + CTL_SCRATCH + ((<usize>myTid) << 2));
 }
 
 /** Start of part `i` of `n` items split into `parts` near-equal contiguous parts. */
@@ -104,11 +108,11 @@ export function post(kernel: i32, nChunks: i32): i32 {
 /** Claims the next chunk of job `gen`; −1 when none is left or the job is no longer current. */
 export function claim(gen: i32): i32 {
   const limit = atomic.load<i32>(ctl + CTL_LIMIT);
-  if ((limit >>> 16) != gen) return -1;
+  if (limit >>> 16 != gen) return -1;
   const n = limit & 0xffff;
   while (true) {
     const t = atomic.load<i32>(ctl + CTL_TICKET);
-    if ((t >>> 16) != gen) return -1;
+    if (t >>> 16 != gen) return -1;
     const c = t & 0xffff;
     if (c >= n) return -1;
     if (atomic.cmpxchg<i32>(ctl + CTL_TICKET, t, t + 1) == t) return c;

@@ -30,7 +30,7 @@
 
 const LOG2E: f32 = 1.4426950408889634;
 const LN2_HI: f32 = 0.693359375;
-const LN2_LO: f32 = -2.12194440e-4;
+const LN2_LO: f32 = -2.1219444e-4;
 const EXP_LO: f32 = -87.33654; // ln(2^-126): below it e^x would be denormal; flushed to 0
 const EXP_HI: f32 = 88.0;
 const ROUND_MAGIC: f32 = 12582912.0; // 1.5 · 2^23
@@ -49,10 +49,34 @@ const AS_A5: f32 = 1.061405429;
  * twice as slow. A load from memory is opaque to both, and costs one load-port µop.
  */
 const KT: usize = memory.data<f32>([
-  EXP_LO, EXP_HI, LOG2E, ROUND_MAGIC, -LN2_HI, -LN2_LO,
-  1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0,
-  AS_P, AS_A5, AS_A4, AS_A3, AS_A2, AS_A1, -0.5, 0.3989422804014327, -Infinity,
-  -2.0 * 0.7978845608028654, 2.0 * 0.7978845608028654, 0.044715, 3.0 * 0.044715, 20.0, -20.0,
+  EXP_LO,
+  EXP_HI,
+  LOG2E,
+  ROUND_MAGIC,
+  -LN2_HI,
+  -LN2_LO,
+  1.0 / 5040.0,
+  1.0 / 720.0,
+  1.0 / 120.0,
+  1.0 / 24.0,
+  1.0 / 6.0,
+  0.5,
+  1.0,
+  AS_P,
+  AS_A5,
+  AS_A4,
+  AS_A3,
+  AS_A2,
+  AS_A1,
+  -0.5,
+  0.3989422804014327,
+  -Infinity,
+  -2.0 * 0.7978845608028654,
+  2.0 * 0.7978845608028654,
+  0.044715,
+  3.0 * 0.044715,
+  20.0,
+  -20.0,
 ]);
 export const K_EXP_LO = 0;
 const K_EXP_HI = 1;
@@ -89,7 +113,7 @@ export const K_GELU_TANH_XMIN = 27;
 
 /** Constant `i` of the table above in all four lanes (one broadcast load). */
 @inline export function kc(i: i32): v128 {
-  return v128.load32_splat(KT + (<usize>i << 2));
+  return v128.load32_splat(KT + ((<usize>i) << 2));
 }
 
 /**
@@ -103,7 +127,7 @@ export const KI_LOWBIAS_M2 = 6;
 
 /** Integer constant `i` of KI in all four lanes (one broadcast load). */
 @inline export function kci(i: i32): v128 {
-  return v128.load32_splat(KI + (<usize>i << 2));
+  return v128.load32_splat(KI + ((<usize>i) << 2));
 }
 
 /** Lanes 0, 1, 2, 3 as i32 (one load). */
@@ -184,11 +208,14 @@ export const KI_LOWBIAS_M2 = 6;
 
 /** Largest lane. */
 @inline export function hmax(v: v128): f32 {
-  return max(max(f32x4.extract_lane(v, 0), f32x4.extract_lane(v, 1)), max(f32x4.extract_lane(v, 2), f32x4.extract_lane(v, 3)));
+  return max(
+    max(f32x4.extract_lane(v, 0), f32x4.extract_lane(v, 1)),
+    max(f32x4.extract_lane(v, 2), f32x4.extract_lane(v, 3)),
+  );
 }
 
 /** First element of part `part` of `parts` of n elements, parts aligned to 16 elements. */
 @inline export function rangeLo(n: i32, part: i32, parts: i32): i32 {
   const units = (n + 15) >> 4;
-  return min(n, <i32>((<i64>units * <i64>part) / <i64>parts) << 4);
+  return min(n, (<i32>((<i64>units * <i64>part) / <i64>parts)) << 4);
 }
