@@ -9,8 +9,8 @@
  * Leaves out: the host detection (host.ts) and each panel's drawing (panels/).
  */
 
-import { validateHostToWebview } from '../src/protocol/webview';
-import type { HostToWebview } from '../src/protocol/webview';
+import { validateToWebview } from '../src/protocol/webview';
+import type { ToWebview } from '../src/protocol/webview';
 import { ErrorBanner } from './banner';
 import { h, replaceChildren } from './base/dom';
 import type { Host } from './host';
@@ -91,9 +91,9 @@ export class App {
 
   /** Handles one message from the host (typed arrays already revived, not yet validated). */
   receive(raw: unknown): void {
-    let msg: HostToWebview;
+    let msg: ToWebview;
     try {
-      msg = validateHostToWebview(raw);
+      msg = validateToWebview(raw);
     } catch (e) {
       this.problem(`Malformed message from the host: ${(e as Error).message}`);
       return;

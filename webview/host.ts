@@ -4,7 +4,7 @@
  *
  * - **Report** (standalone page from `attention-lab report`): the page embeds
  *   `<script type="application/json" id="attention-lab-data">` holding
- *   `{ "format": "attention-lab-report", "version": 1, "messages": HostToWebview[] }` with typed
+ *   `{ "format": "attention-lab-report", "version": 1, "messages": ToWebview[] }` with typed
  *   arrays in the tagged base64 form (src/common/wireCodec.ts). Those messages are replayed in order; there
  *   is nobody to answer requests, so decoding and training controls are off.
  * - **VS Code webview**: the host page provides `acquireVsCodeApi()`. Messages arrive as window
@@ -16,7 +16,7 @@
  * Leaves out: validation (app.ts validates every message on arrival) and the UI.
  */
 
-import type { WebviewToHost } from '../src/protocol/webview';
+import type { FromWebview } from '../src/protocol/webview';
 import { decodeArrays } from '../src/common/wireCodec';
 
 /** The API object VS Code gives a webview. */
@@ -31,7 +31,7 @@ export interface Host {
   readonly kind: 'vscode' | 'report' | 'none';
   /** Whether the model requests (model/decode, …) and train/control will be answered. */
   readonly interactive: boolean;
-  post(msg: WebviewToHost): void;
+  post(msg: FromWebview): void;
   getState(): unknown;
   setState(state: unknown): void;
   /**
@@ -67,7 +67,7 @@ function vscodeHost(api: VsCodeApi): Host {
         }
         onMessage(decoded);
       });
-      api.postMessage({ type: 'webview/ready' } satisfies WebviewToHost);
+      api.postMessage({ type: 'webview/ready' } satisfies FromWebview);
     },
   };
 }

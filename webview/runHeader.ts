@@ -10,7 +10,7 @@
  */
 
 import { shownRunState } from '../src/protocol/runStatus';
-import type { RunSummary, WebviewToHost } from '../src/protocol/webview';
+import type { RunSummary, FromWebview } from '../src/protocol/webview';
 import { h, replaceChildren } from './base/dom';
 import { formatBackend, formatCompact, formatLoss, formatPercent } from '../src/common/format';
 import type { PanelContext } from './panels/panel';
@@ -43,7 +43,7 @@ export class RunHeader {
       // In the editor the picked run becomes the active run that the commands use.
       const picked = ctx.store.run(this.picker.value);
       if (ctx.host.interactive && picked)
-        ctx.host.post({ type: 'dashboard/didSelectRun', runDir: picked.summary.runDir } satisfies WebviewToHost);
+        ctx.host.post({ type: 'dashboard/didSelectRun', runDir: picked.summary.runDir } satisfies FromWebview);
     });
     const theme = ctx.host.kind === 'vscode' ? null : this.themePicker();
     this.el = h(
@@ -138,7 +138,7 @@ export class RunHeader {
                   type: 'train/control',
                   runDir: run.summary.runDir,
                   action,
-                } satisfies WebviewToHost),
+                } satisfies FromWebview),
             },
           },
           label,
@@ -157,7 +157,7 @@ export class RunHeader {
                   type: 'train/control',
                   runDir: run.summary.runDir,
                   action: 'resume',
-                } satisfies WebviewToHost),
+                } satisfies FromWebview),
             },
           },
           'Resume',

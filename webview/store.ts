@@ -1,7 +1,7 @@
 /**
  * The dashboard's data: every run it knows (summary, step columns, evaluations, attention
  * snapshots, the attention of a text with its model) and the playground's decode, logit-lens
- * and ablation sessions, updated only by validated HostToWebview
+ * and ablation requests, updated only by validated ToWebview
  * messages. `apply` returns what changed (so panels redraw only that) and the problems a
  * message had — out-of-order steps, updates for unknown runs, answers to decodes never
  * requested — which the page shows in its error banner instead of drawing nonsense.
@@ -20,8 +20,8 @@ import type {
   DecodeOutput,
   DecodeParams,
 } from '../src/protocol/model';
-import type { WorkerToHost } from '../src/protocol/trainingWorker';
-import type { DashboardTab, HostToWebview, RunState, RunSummary } from '../src/protocol/webview';
+import type { FromTrainingWorker } from '../src/protocol/trainingWorker';
+import type { DashboardTab, ToWebview, RunState, RunSummary } from '../src/protocol/webview';
 import { HeadHistory } from './charts/headHistory';
 import { StepColumns } from './charts/stepColumns';
 
@@ -77,7 +77,7 @@ export function layerKey(stack: AttentionStack, layer: number): string {
 export type RunPart = 'steps' | 'evals' | 'evaluations' | 'snapshots' | 'status' | 'inspection';
 
 /** A playground decode as it streams in. */
-export interface DecodeSession {
+export interface PlaygroundDecode {
   readonly id: number;
   readonly runId: string;
   readonly params: DecodeParams;
@@ -87,7 +87,7 @@ export interface DecodeSession {
 }
 
 /** A playground logit lens or ablation, as asked and as answered. */
-export type AnalysisSession =
+export type PlaygroundAnalysis =
   | {
       readonly kind: 'lens';
       readonly id: number;
@@ -162,11 +162,11 @@ function baseName(dir: string): string {
   return parts[parts.length - 1] ?? dir;
 }
 
-/** All runs and decode sessions. */
+/** All runs and playground decodes. */
 export class DashboardStore {
   private readonly runMap = new Map<string, RunEntry>();
-  private readonly decodes = new Map<number, DecodeSession>();
-  private readonly analyses = new Map<number, AnalysisSession>();
+  private readonly decodes = new Map<number, PlaygroundDecode>();
+  private readonly analyses = new Map<number, PlaygroundAnalysis>();
   /**
    * Ids of the page's model requests — decodes, lenses, ablations, inspections and layers — from one counter, so a
    * `model/didFail` names one request.
@@ -195,27 +195,27 @@ export class DashboardStore {
     return undefined;
   }
 
-  /** A decode session, if known. */
-  decode(id: number): DecodeSession | undefined {
+  /** A playground decode, if known. */
+  decode(id: number): PlaygroundDecode | undefined {
     return this.decodes.get(id);
   }
 
-  /** Starts a decode session; returns it (its id goes in the model/decode). */
-  beginDecode(runId: string, params: DecodeParams): DecodeSession {
-    const s: DecodeSession = { id: this.nextRequestId++, runId, params, tokens: [], output: null, error: null };
+  /** Starts a playground decode; returns it (its id goes in the model/decode). */
+  beginDecode(runId: string, params: DecodeParams): PlaygroundDecode {
+    const s: PlaygroundDecode = { id: this.nextRequestId++, runId, params, tokens: [], output: null, error: null };
     this.decodes.set(s.id, s);
     return s;
   }
 
-  /** A lens or ablation session, if known. */
-  analysis(id: number): AnalysisSession | undefined {
+  /** A lens or ablation request, if known. */
+  analysis(id: number): PlaygroundAnalysis | undefined {
     return this.analyses.get(id);
   }
 
-  /** Starts a lens (no `off`) or ablation session; its id goes in the request. */
-  beginAnalysis(runId: string, input: LensInputData, off?: readonly HeadRefData[]): AnalysisSession {
+  /** Starts a lens (no `off`) or ablation request; its id goes in the request. */
+  beginAnalysis(runId: string, input: LensInputData, off?: readonly HeadRefData[]): PlaygroundAnalysis {
     const id = this.nextRequestId++;
-    const s: AnalysisSession =
+    const s: PlaygroundAnalysis =
       off === undefined
         ? { kind: 'lens', id, runId, input, output: null, error: null }
         : { kind: 'ablate', id, runId, input, off, output: null, error: null };
@@ -277,7 +277,7 @@ export class DashboardStore {
   }
 
   /** Applies one validated message. */
-  apply(msg: HostToWebview): ApplyResult {
+  apply(msg: ToWebview): ApplyResult {
     switch (msg.type) {
       case 'dashboard/didLoadRuns': {
         // A reload (a run renamed, deleted, added) keeps what each run's text showed: it is that run's.
@@ -470,7 +470,7 @@ export class DashboardStore {
    * A training notification of the run in `runDir`; a train/didStart adds a run it does not
    * list (its id: `runDir`).
    */
-  private applyWorkerEvent(runDir: string, ev: WorkerToHost): ApplyResult {
+  private applyWorkerEvent(runDir: string, ev: FromTrainingWorker): ApplyResult {
     let r = this.runAt(runDir);
     const runId = r?.id ?? runDir;
     if (!r) {

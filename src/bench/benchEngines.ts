@@ -25,7 +25,7 @@ import { trainSpecOf } from '../lab/runs/runSpec';
 import { runSession } from '../lab/training/session';
 import { SessionControl } from '../lab/training/sessionControl';
 import { NODE_PLATFORM } from '../lab/platform/platform.node';
-import type { WorkerToHost } from '../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../protocol/trainingWorker';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
 
@@ -66,7 +66,7 @@ async function trainOnce(task: TaskName, steps: number, pytorch: PytorchOptions 
   const runDir = path.join(root, 'run');
   let engine = '';
   let failure: string | null = null;
-  const emit = (m: WorkerToHost): void => {
+  const emit = (m: FromTrainingWorker): void => {
     if (m.type === 'train/didStart') engine = m.model.backend;
     if (m.type === 'train/didFail') failure = m.error.message;
   };

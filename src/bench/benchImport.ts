@@ -21,7 +21,7 @@ import * as path from 'node:path';
 import { NODE_PLATFORM } from '../lab/platform/platform.node';
 import { serveModelRequests } from '../lab/workers/modelService';
 import type { WorkerChannel } from '../lab/platform/platform';
-import type { HostToModelWorker, ModelWorkerToHost } from '../protocol/modelWorker';
+import type { ToModelWorker, FromModelWorker } from '../protocol/modelWorker';
 import type { RandomGpt2Sizes } from './randomGpt2';
 import { GPT2_SMALL, writeRandomGpt2 } from './randomGpt2';
 
@@ -68,16 +68,16 @@ export interface ImportBenchResult {
 const peakMiB = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
 
 /** A request without its id. */
-type Request = HostToModelWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+type Request = ToModelWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
 
 /**
  * The model worker's service in this process: requests in, each request's final answer out (a failure throws its
  * message).
  */
-function inProcessWorker(): (msg: Request) => Promise<ModelWorkerToHost> {
+function inProcessWorker(): (msg: Request) => Promise<FromModelWorker> {
   let listener: (msg: unknown) => void = () => undefined;
-  const waiting = new Map<number, { done: (m: ModelWorkerToHost) => void; fail: (e: Error) => void }>();
-  const channel: WorkerChannel<ModelWorkerToHost> = {
+  const waiting = new Map<number, { done: (m: FromModelWorker) => void; fail: (e: Error) => void }>();
+  const channel: WorkerChannel<FromModelWorker> = {
     post: (msg) => {
       if (msg.type === 'worker/ready' || msg.type === 'model/didToken' || msg.type === 'model/didProgress') return;
       const w = waiting.get(msg.id);
@@ -100,12 +100,9 @@ function inProcessWorker(): (msg: Request) => Promise<ModelWorkerToHost> {
 }
 
 /** The answer `reply` when it is of `type` (the service answers each request with one). */
-function as<T extends ModelWorkerToHost['type']>(
-  reply: ModelWorkerToHost,
-  type: T,
-): Extract<ModelWorkerToHost, { type: T }> {
+function as<T extends FromModelWorker['type']>(reply: FromModelWorker, type: T): Extract<FromModelWorker, { type: T }> {
   if (reply.type !== type) throw new Error(`expected ${type}, got ${reply.type}`);
-  return reply as Extract<ModelWorkerToHost, { type: T }>;
+  return reply as Extract<FromModelWorker, { type: T }>;
 }
 
 /**

@@ -21,7 +21,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { TaskName, TrainSpec } from '../protocol/data';
-import type { WorkerToHost } from '../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../protocol/trainingWorker';
 import { runSession } from '../lab/training/session';
 import { SessionControl } from '../lab/training/sessionControl';
 import { NODE_PLATFORM } from '../lab/platform/platform.node';
@@ -69,7 +69,7 @@ class Side {
 
   constructor(dir: string, spec: TrainSpec, stopAt: number, headScores: boolean, now: () => number) {
     this.control.pause();
-    const emit = (m: WorkerToHost): void => {
+    const emit = (m: FromTrainingWorker): void => {
       if (m.type === 'train/didStep') {
         this.tokens += m.tokens;
         // Pause after this step's snapshot: the loop checks at the top of the next step.

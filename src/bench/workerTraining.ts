@@ -16,7 +16,7 @@ import { readMetrics, readRunJson } from '../lab/runs/runFolder';
 import { TrainingWorker } from '../lab/workers/trainingClient';
 import type { RunOutcome } from '../lab/workers/trainingClient';
 import type { StepMetrics, TrainSpec } from '../protocol/data';
-import type { WorkerToHost } from '../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../protocol/trainingWorker';
 import type { Stats } from './benchRun';
 import { summarize } from './benchRun';
 
@@ -76,7 +76,7 @@ export async function trainInWorker(
   spec: TrainSpec,
   helpers?: number,
 ): Promise<WorkerTraining> {
-  const events: WorkerToHost[] = [];
+  const events: FromTrainingWorker[] = [];
   worker.onMessage((m) => events.push(m));
   await worker.start(runDir, spec, false, null, null, null, helpers);
   const outcome = await worker.outcome;

@@ -23,7 +23,7 @@ import { loadRunStateCounted, skippedNote } from '../lab/runs/runState';
 import { SnapshotDrawer, drawPendingSnapshots } from '../lab/pytorch/follow.node';
 import { createBackend } from '../engine/backends/select';
 import type { AttentionSnapshot } from '../protocol/model';
-import type { HostToWebview, RunState } from '../protocol/webview';
+import type { ToWebview, RunState } from '../protocol/webview';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { RUN_FLAG, runDirsOf } from './runFlags';
@@ -116,7 +116,7 @@ export function buildReportHtml(opts: {
   generatedAt: string;
 }): string {
   const { nonce } = opts;
-  const messages: HostToWebview[] = [
+  const messages: ToWebview[] = [
     { type: 'dashboard/didLoadRuns', runs: opts.states, selectedId: opts.states[0]?.run.id ?? null },
   ];
   const data = scriptSafeJson(

@@ -20,7 +20,7 @@ import {
 } from '../common/format';
 import { errorKind } from '../lab/base/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
-import type { WorkerToHost } from '../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../protocol/trainingWorker';
 import {
   BACKEND_KINDS,
   MODEL_KINDS,
@@ -51,7 +51,7 @@ import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { PrepareLine, ProgressLine } from './progress';
 import { backendKindOf } from './runFlags';
-import { PYTORCH_FLAGS, PYTORCH_HELP, SESSION_FLAGS, printLaunch, pytorchFlags } from './trainPytorch';
+import { PYTORCH_FLAGS, PYTORCH_HELP, ENGINE_FLAGS, printLaunch, pytorchFlags } from './trainPytorch';
 
 export const TRAIN_HELP = `attention-lab train [data] [options]
 
@@ -122,7 +122,7 @@ export const TRAIN_FLAGS = {
 /**
  * The flags `--resume` takes: the rest would change the model, the data or how the run trains (the engine may change).
  */
-const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', ...SESSION_FLAGS];
+const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', ...ENGINE_FLAGS];
 
 /** One line on why flags other than --steps and --until cannot come with --resume. */
 function resumeFlagsProblem(given: readonly string[], name: string, context: number): string {
@@ -313,7 +313,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   const preparing = json ? null : new PrepareLine(ctx.stderr);
   let valLabel = 'val';
   let lastLoss = NaN;
-  let lastEval: Extract<WorkerToHost, { type: 'train/didEval' }> | null = null;
+  let lastEval: Extract<FromTrainingWorker, { type: 'train/didEval' }> | null = null;
   worker.onMessage((m) => {
     if (json) {
       if (m.type === 'train/didEval') lastEval = m;
@@ -399,7 +399,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
   }
   const opened = await openRun(NODE_FS, runDir, createBackend(spec.backend));
   const samples = await sampleRun(opened, 3);
-  const ev = lastEval as Extract<WorkerToHost, { type: 'train/didEval' }> | null;
+  const ev = lastEval as Extract<FromTrainingWorker, { type: 'train/didEval' }> | null;
   if (json) {
     ctx.out(
       JSON.stringify({

@@ -51,7 +51,7 @@ export const PYTORCH_FLAGS = {
 } as const;
 
 /** These choose how a session trains, not what the run is: they go with --resume too. */
-export const SESSION_FLAGS: readonly string[] = Object.keys(PYTORCH_FLAGS);
+export const ENGINE_FLAGS: readonly string[] = Object.keys(PYTORCH_FLAGS);
 
 /** The shipped trainer beside the CLI's bundles (dist/pytorch/). */
 export function trainerDirOf(ctx: CommandContext): string {
@@ -75,7 +75,7 @@ function engineFlag(f: Flags, ctx: CommandContext): EngineKind {
 export function pytorchFlags(f: Flags, ctx: CommandContext): PytorchOptions | null {
   const engine = engineFlag(f, ctx);
   if (engine !== 'pytorch') {
-    const given = SESSION_FLAGS.filter((k) => k !== 'engine' && f.has(k));
+    const given = ENGINE_FLAGS.filter((k) => k !== 'engine' && f.has(k));
     if (given.length)
       throw new UsageError(
         `${given.map((k) => `--${k}`).join(', ')} ${given.length === 1 ? 'goes' : 'go'} with --engine pytorch.`,

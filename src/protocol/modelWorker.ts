@@ -321,29 +321,29 @@ export const modelStreams = {
 } as const;
 
 /** Requests from the extension host to its model worker. */
-export type HostToModelWorker = Infer<typeof hostToModelWorker>;
-export const hostToModelWorker = messages(modelRequests.requests);
+export type ToModelWorker = Infer<typeof toModelWorker>;
+export const toModelWorker = messages(modelRequests.requests);
 
 /** Answers (and streamed tokens and progress) from the model worker. */
-export type ModelWorkerToHost = Infer<typeof modelWorkerToHost>;
-export const modelWorkerToHost = messages({ 'worker/ready': {}, ...modelRequests.answers, ...modelStreams });
+export type FromModelWorker = Infer<typeof fromModelWorker>;
+export const fromModelWorker = messages({ 'worker/ready': {}, ...modelRequests.answers, ...modelStreams });
 
 /** The kind of a request type (`decode` for `model/decode`). */
 export type ModelKindOf<T extends string> = T extends `model/${infer K extends ModelRequestKind}` ? K : never;
 
 /** The kind of a request (`decode` for `model/decode`). */
-export function modelRequestKind<M extends HostToModelWorker>(msg: M): ModelKindOf<M['type']> {
+export function modelRequestKind<M extends ToModelWorker>(msg: M): ModelKindOf<M['type']> {
   const kind = modelRequests.kindOf(msg.type);
   if (kind === null) throw new ProtocolError(`${msg.type} is not a model worker request.`);
   return kind as ModelKindOf<M['type']>; // kindOf is `type` without its `model/`
 }
 
 /** Validates a request arriving at the model worker; throws ProtocolError. */
-export function validateHostToModelWorker(msg: unknown): HostToModelWorker {
-  return hostToModelWorker.check(msg, 'message');
+export function validateToModelWorker(msg: unknown): ToModelWorker {
+  return toModelWorker.check(msg, 'message');
 }
 
 /** Validates a response arriving from the model worker; throws ProtocolError. */
-export function validateModelWorkerToHost(msg: unknown): ModelWorkerToHost {
-  return modelWorkerToHost.check(msg, 'message');
+export function validateFromModelWorker(msg: unknown): FromModelWorker {
+  return fromModelWorker.check(msg, 'message');
 }

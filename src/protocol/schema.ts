@@ -9,12 +9,12 @@
  * Message tables give the discriminated union `{ readonly type: K } & fields` and its
  * validator from one object; adding a message is one entry:
  *
- *   export type WorkerToHost = Infer<typeof workerToHost>;
- *   export const workerToHost = messages({
+ *   export type FromTrainingWorker = Infer<typeof fromTrainingWorker>;
+ *   export const fromTrainingWorker = messages({
  *     'train/didPause': { step: nonNegInt },
  *     'train/didFail': { step: nonNegInt, error: errorData },   // errorData = obj({ code: str, message: str })
  *   });
- *   validateWorkerToHost = (msg: unknown): WorkerToHost => workerToHost.check(msg, 'message');
+ *   validateFromTrainingWorker = (msg: unknown): FromTrainingWorker => fromTrainingWorker.check(msg, 'message');
  *
  * Requests answered once are declared together with their answer (`requests('model', { decode:
  * { params, answer, what, timeoutMs, streams, page } })`): the request and answer message tables,

@@ -23,8 +23,8 @@ import {
 import { attentionSnapshot, modelInfo } from './model';
 
 /** Commands from the host to the training worker. */
-export type HostToWorker = Infer<typeof hostToWorker>;
-export const hostToWorker = messages({
+export type ToTrainingWorker = Infer<typeof toTrainingWorker>;
+export const toTrainingWorker = messages({
   'train/start': {
     runDir: str,
     spec: trainSpec,
@@ -44,8 +44,8 @@ export const hostToWorker = messages({
 });
 
 /** Notifications from the training worker. */
-export type WorkerToHost = Infer<typeof workerToHost>;
-export const workerToHost = messages({
+export type FromTrainingWorker = Infer<typeof fromTrainingWorker>;
+export const fromTrainingWorker = messages({
   'worker/ready': {},
   'train/didLog': { level: oneOf('info', 'warn'), message: str },
   'train/didProgress': prepareProgress.fields,
@@ -69,11 +69,11 @@ export const workerToHost = messages({
 });
 
 /** Validates a command arriving at the worker; throws ProtocolError. */
-export function validateHostToWorker(msg: unknown): HostToWorker {
-  return hostToWorker.check(msg, 'message');
+export function validateToTrainingWorker(msg: unknown): ToTrainingWorker {
+  return toTrainingWorker.check(msg, 'message');
 }
 
 /** Validates a notification arriving from the worker; throws ProtocolError. */
-export function validateWorkerToHost(msg: unknown): WorkerToHost {
-  return workerToHost.check(msg, 'message');
+export function validateFromTrainingWorker(msg: unknown): FromTrainingWorker {
+  return fromTrainingWorker.check(msg, 'message');
 }

@@ -14,7 +14,7 @@ import type { Infer } from './schema';
 import { arrayOf, fail, messages, nonNegInt, nullable, num, obj, oneOf, optional, refine, str } from './schema';
 import { dataSummary, modelKind, evalMetrics, runSegments, stepMetrics, trainSpec } from './data';
 import { attentionSnapshot, decodeOutput, decodeParams, headScoreData, modelInfo } from './model';
-import { workerToHost } from './trainingWorker';
+import { fromTrainingWorker } from './trainingWorker';
 import type { ModelRequestMessage, PageRequestKind } from './modelWorker';
 import { modelRequests, modelStreams } from './modelWorker';
 import { evaluationRecord } from './evaluation';
@@ -67,8 +67,8 @@ export type DashboardTab = Infer<typeof dashboardTab>;
 export const dashboardTab = oneOf('curves', 'attention', 'heads', 'masks', 'model', 'playground');
 
 /** Messages from the extension host (or the report page's loader) to the dashboard. */
-export type HostToWebview = Infer<typeof hostToWebview>;
-export const hostToWebview = messages({
+export type ToWebview = Infer<typeof toWebview>;
+export const toWebview = messages({
   /**
    * Answers to the model worker's requests the page sent (`model/didDecode`, `model/didLens`, …: modelRequests's
    * `page` entries), its decoded tokens and its failures, forwarded as the model worker sent them, with the page's id.
@@ -78,7 +78,7 @@ export const hostToWebview = messages({
   'model/didFail': modelStreams['model/didFail'],
   'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
   /** A training worker's notification about one run, forwarded as it came. */
-  'run/didUpdate': { runDir: str, event: workerToHost },
+  'run/didUpdate': { runDir: str, event: fromTrainingWorker },
   /** The run was just evaluated on test data (a new line of its evaluations.jsonl). */
   'run/didEvaluate': { runDir: str, evaluation: evaluationRecord },
   /** A decode the host ran itself (the Decode command): show it in the playground. */
@@ -111,8 +111,8 @@ export const exportFileName = refine(str, (v, p) => {
 });
 
 /** Messages from the dashboard to its host. */
-export type WebviewToHost = Infer<typeof webviewToHost>;
-export const webviewToHost = messages({
+export type FromWebview = Infer<typeof fromWebview>;
+export const fromWebview = messages({
   /**
    * The model worker's requests the page may send (`model/decode`, `model/attend`, `model/attendLayer`, `model/lens`,
    * `model/ablate`: modelRequests's `page` entries), with the page's own id; the host forwards them as they came,
@@ -142,16 +142,16 @@ export const webviewToHost = messages({
 export type PageModelRequest = ModelRequestMessage<PageRequestKind>;
 
 /** Whether `msg` is a model worker request the page sent. */
-export function isPageModelRequest(msg: WebviewToHost): msg is PageModelRequest {
+export function isPageModelRequest(msg: FromWebview): msg is PageModelRequest {
   return modelRequests.kindOf(msg.type) !== null;
 }
 
 /** Validates a message arriving in the dashboard; throws ProtocolError. */
-export function validateHostToWebview(msg: unknown): HostToWebview {
-  return hostToWebview.check(msg, 'message');
+export function validateToWebview(msg: unknown): ToWebview {
+  return toWebview.check(msg, 'message');
 }
 
 /** Validates a message arriving from the dashboard; throws ProtocolError. */
-export function validateWebviewToHost(msg: unknown): WebviewToHost {
-  return webviewToHost.check(msg, 'message');
+export function validateFromWebview(msg: unknown): FromWebview {
+  return fromWebview.check(msg, 'message');
 }

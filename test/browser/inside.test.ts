@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelClient } from '../../src/extension/workers/modelClient';
 import { loadRunState } from '../../src/lab/runs/runState';
 import type { AblationOutputData, LensOutputData } from '../../src/protocol/analysis';
-import type { RunState, WebviewToHost } from '../../src/protocol/webview';
+import type { RunState, FromWebview } from '../../src/protocol/webview';
 import { formatLossDelta, formatPercent, formatProbDelta } from '../../src/common/format';
 import { showToken } from '../../webview/base/format';
 import { tinyDocuments, tinySpec, trainTiny } from '../unit/lab/tinyRuns';
@@ -38,7 +38,7 @@ import {
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
-type Request = Extract<WebviewToHost, { type: 'model/lens' | 'model/ablate' }>;
+type Request = Extract<FromWebview, { type: 'model/lens' | 'model/ablate' }>;
 
 /** A host that answers lens and ablation requests through the real model worker, recording requests and answers. */
 function workerHost(client: ModelClient): {

@@ -46,12 +46,12 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens: a cell predicting part of a characte
     const answers: LensOutputData[] = [];
     const { page, log } = await openDashboard(browser, {
       onPost: async (msg, p) => {
-        if (msg.type !== 'lens/request') return;
+        if (msg.type !== 'model/lens') return;
         const req = msg as unknown as { id: number; input: LensInputData; topK: number; fit: boolean };
         expect(req.input).toEqual({ kind: 'decoder-only', prompt: 'ab' });
         const output = logitLens(r, { prompt: req.input.kind === 'decoder-only' ? req.input.prompt : '' }, req);
         answers.push(output);
-        await send(p, { type: 'lens/didFinish', id: req.id, output });
+        await send(p, { type: 'model/didLens', id: req.id, output });
       },
     });
     await send(page, { type: 'dashboard/didLoadRuns', runs: [state], selectedId: state.run.id });

@@ -22,15 +22,6 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * Files that import Node but do not carry the suffix yet: helper H2 renames these two in its
- * branch (issue 26); drop them from this list when that lands.
- */
-const UNSUFFIXED_NODE_FILES: ReadonlySet<string> = new Set([
-  'src/extension/host/nodeHost.ts',
-  'src/extension/host/requireLab.ts',
-]);
-
-/**
  * Import specifiers of a source text: import/export … from, side-effect imports, import(),
  * require(); with `values`, only those that survive compilation (no `import type`, `export
  * type … from` or `typeof import()`).
@@ -117,7 +108,7 @@ function nodeReachedFromWeb(
 /** Files under src/lab and src/extension that import a Node built-in but are not named `*.node.ts`. */
 function unsuffixedNodeFiles(files: readonly string[], read: (rel: string) => string): string[] {
   return files
-    .filter((f) => /^src\/(lab|extension)\//.test(f) && !f.endsWith('.node.ts') && !UNSUFFIXED_NODE_FILES.has(f))
+    .filter((f) => /^src\/(lab|extension)\//.test(f) && !f.endsWith('.node.ts'))
     .flatMap((f) => {
       const spec = importSpecifiers(read(f)).find(isNodeBuiltin);
       return spec === undefined ? [] : [`${f}: imports ${spec}, so its name must end in .node.ts`];
@@ -148,7 +139,6 @@ describe('environments (Node code stays out of the web, and says so in its name)
 
   it('names every lab and extension file that imports a Node built-in *.node.ts', () => {
     expect(unsuffixedNodeFiles(files, read)).toEqual([]);
-    for (const f of UNSUFFIXED_NODE_FILES) expect(files).toContain(f);
   });
 
   it('reports a .node.ts file and a Node import reached from a web entry, with the chain', () => {

@@ -18,7 +18,7 @@
  * Leaves out: what goes in each file (svg.ts, src/common/csv.ts, the panels).
  */
 
-import type { ExportKind, WebviewToHost } from '../../src/protocol/webview';
+import type { ExportKind, FromWebview } from '../../src/protocol/webview';
 import { h } from '../base/dom';
 import type { Host } from '../host';
 import type { SvgDoc } from '../base/svg';
@@ -95,7 +95,7 @@ const MIME: Readonly<Record<ExportKind, string>> = { png: 'image/png', svg: 'ima
 export function saveExport(host: Host, file: ExportFile): void {
   if (host.kind === 'vscode') {
     const content = typeof file.content === 'string' ? file.content : base64(file.content);
-    host.post({ type: 'export/save', fileName: file.fileName, kind: file.kind, content } satisfies WebviewToHost);
+    host.post({ type: 'export/save', fileName: file.fileName, kind: file.kind, content } satisfies FromWebview);
     return;
   }
   const part: BlobPart = typeof file.content === 'string' ? file.content : (file.content.slice().buffer as ArrayBuffer);

@@ -14,7 +14,7 @@
 import { probAt } from '../../src/common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack } from '../../src/protocol/model';
 import { ATTENTION_STACKS } from '../../src/protocol/model';
-import type { WebviewToHost } from '../../src/protocol/webview';
+import type { FromWebview } from '../../src/protocol/webview';
 import {
   STACK_LABELS,
   axisTokens,
@@ -308,7 +308,7 @@ export class AttentionPanel implements Panel {
         text: insp.text,
         stack: m.stack,
         layer: m.layer,
-      } satisfies WebviewToHost);
+      } satisfies FromWebview);
     this.overviewNote.textContent =
       failed !== undefined
         ? `Showing the overview (each cell the largest weight of ${m.pool} × ${m.pool} positions): ` +

@@ -11,7 +11,7 @@
  * Leaves out: drawing what came back (attention.ts, heads.ts).
  */
 
-import type { WebviewToHost } from '../../src/protocol/webview';
+import type { FromWebview } from '../../src/protocol/webview';
 import { h } from '../base/dom';
 import type { RunEntry } from '../store';
 import type { PanelContext } from './panel';
@@ -135,7 +135,7 @@ export class InspectBar {
       id: insp.id,
       runDir: run.summary.runDir,
       text,
-    } satisfies WebviewToHost);
+    } satisfies FromWebview);
   }
 
   /** Shows the bar for `run`. */

@@ -16,13 +16,13 @@
 
 import type { AttentionStack, DecodeOutput } from '../../src/protocol/model';
 import { stopReasonText } from '../../src/protocol/model';
-import type { WebviewToHost } from '../../src/protocol/webview';
-import { validateWebviewToHost } from '../../src/protocol/webview';
+import type { FromWebview } from '../../src/protocol/webview';
+import { validateFromWebview } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../base/dom';
 import { formatNumber, formatPercent } from '../../src/common/format';
 import { isPadToken, showToken, tokenTitle } from '../base/format';
 import { HeatmapView } from '../heatmap/heatmapView';
-import type { DecodeSession, StoreEvent } from '../store';
+import type { PlaygroundDecode, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 import { playgroundForm } from './playgroundForm';
 import { PlaygroundCompare } from './playgroundCompare';
@@ -46,9 +46,9 @@ export class PlaygroundPanel implements Panel {
   private readonly beams = h('div', { className: 'pg-beams' });
   private readonly attention = h('div', { className: 'pg-attention' });
   /** The last decode of each run (by run id): the playground state is per run. */
-  private readonly sessions = new Map<string, DecodeSession>();
-  /** The session whose tokens are on screen, so a run switch resets the picked token. */
-  private shown: DecodeSession | null = null;
+  private readonly decodes = new Map<string, PlaygroundDecode>();
+  /** The decode whose tokens are on screen, so a run switch resets the picked token. */
+  private shown: PlaygroundDecode | null = null;
   private picked = -1;
   private pendingFull = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -71,7 +71,7 @@ export class PlaygroundPanel implements Panel {
       // A decode the host ran (the Decode command): show it, with its input in the form.
       const s = this.ctx.store.decode(ev.id);
       if (s) {
-        this.sessions.set(s.runId, s);
+        this.decodes.set(s.runId, s);
         this.picked = -1;
         this.pendingFull = true;
         Object.assign(this.ctx.ui.playground, s.params);
@@ -80,14 +80,14 @@ export class PlaygroundPanel implements Panel {
       return true;
     }
     return (
-      ev.kind === 'runs' || (ev.kind === 'decode' && (ev.id === this.session?.id || this.compare.owns(ev.id, 'decode')))
+      ev.kind === 'runs' || (ev.kind === 'decode' && (ev.id === this.current?.id || this.compare.owns(ev.id, 'decode')))
     );
   }
 
   /** The selected run's last decode, if any. */
-  private get session(): DecodeSession | null {
+  private get current(): PlaygroundDecode | null {
     const run = this.ctx.run();
-    return (run && this.sessions.get(run.id)) ?? null;
+    return (run && this.decodes.get(run.id)) ?? null;
   }
 
   render(full: boolean): void {
@@ -137,7 +137,7 @@ export class PlaygroundPanel implements Panel {
       this.inside.show();
       this.compare.show();
     }
-    this.showSession();
+    this.showDecode();
   }
 
   hide(): void {
@@ -160,23 +160,23 @@ export class PlaygroundPanel implements Panel {
     const params = { ...this.ctx.ui.playground };
     const s = this.ctx.store.beginDecode(run.id, params);
     this.ctx.ui.playgroundInputs[run.id] = params.input;
-    const msg: WebviewToHost = { type: 'model/decode', id: s.id, runDir: run.summary.runDir, params };
+    const msg: FromWebview = { type: 'model/decode', id: s.id, runDir: run.summary.runDir, params };
     try {
-      validateWebviewToHost(msg);
+      validateFromWebview(msg);
     } catch (e) {
       this.ctx.problem(`The decode settings are invalid: ${(e as Error).message}`);
       return;
     }
-    this.sessions.set(run.id, s);
+    this.decodes.set(run.id, s);
     this.picked = -1;
     this.armTimeout();
     this.ctx.host.post(msg);
-    this.showSession();
+    this.showDecode();
   }
 
   private armTimeout(): void {
     if (this.timer !== null) clearTimeout(this.timer);
-    const s = this.session;
+    const s = this.current;
     this.timer = setTimeout(() => {
       if (s && !s.output && !s.error) {
         s.error = {
@@ -185,13 +185,13 @@ export class PlaygroundPanel implements Panel {
             `No answer from the host for ${TIMEOUT_MS / 1000} s; try again, or check the ` +
             `Attention Lab output channel.`,
         };
-        this.showSession();
+        this.showDecode();
       }
     }, TIMEOUT_MS);
   }
 
-  private showSession(): void {
-    const s = this.session;
+  private showDecode(): void {
+    const s = this.current;
     if (s !== this.shown) this.picked = -1;
     this.shown = s;
     if (!s) {
@@ -280,7 +280,7 @@ export class PlaygroundPanel implements Panel {
   }
 
   /** The decoded text, copyable: decoder-only shows the prompt (muted) and its continuation. */
-  private showText(s: DecodeSession): void {
+  private showText(s: PlaygroundDecode): void {
     const out = s.output;
     if (!out) {
       replaceChildren(this.text);
@@ -321,7 +321,7 @@ export class PlaygroundPanel implements Panel {
 
   private pick(i: number): void {
     this.picked = i;
-    this.showSession();
+    this.showDecode();
     this.output.querySelector<HTMLButtonElement>(`button[data-index="${i}"]`)?.focus();
   }
 
@@ -338,7 +338,7 @@ export class PlaygroundPanel implements Panel {
       );
       return;
     }
-    const run = this.ctx.store.run(this.session?.runId);
+    const run = this.ctx.store.run(this.current?.runId);
     const encdec = run?.summary.kind === 'encoder-decoder' || a.sourceLength > 0;
     const context = [...(encdec ? ['<bos>'] : out.promptTokens), ...out.tokens];
     const K = a.selfKeys;

@@ -15,17 +15,17 @@ import { formatNumber, formatPercent } from '../../src/common/format';
 import type { DecodeParams } from '../../src/protocol/model';
 import { stopReasonText } from '../../src/protocol/model';
 import type { LensInputData } from '../../src/protocol/analysis';
-import type { WebviewToHost } from '../../src/protocol/webview';
+import type { FromWebview } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../base/dom';
 import { showToken, tokenTitle } from '../base/format';
-import type { AnalysisSession, DecodeSession, RunEntry } from '../store';
+import type { PlaygroundAnalysis, PlaygroundDecode, RunEntry } from '../store';
 import type { PanelContext } from './panel';
 
 /** One column: a run's decode and its lens after the prompt. */
 interface Column {
   readonly runId: string;
-  readonly decode: DecodeSession;
-  readonly lens: AnalysisSession;
+  readonly decode: PlaygroundDecode;
+  readonly lens: PlaygroundAnalysis;
 }
 
 /** The side-by-side section of the playground. */
@@ -130,7 +130,7 @@ export class PlaygroundCompare {
         id: decode.id,
         runDir: r.summary.runDir,
         params,
-      } satisfies WebviewToHost);
+      } satisfies FromWebview);
       this.ctx.host.post({
         type: 'model/lens',
         id: lens.id,
@@ -138,7 +138,7 @@ export class PlaygroundCompare {
         input,
         topK: this.ctx.ui.lensTopK,
         fit: true,
-      } satisfies WebviewToHost);
+      } satisfies FromWebview);
       return [{ runId: id, decode, lens }];
     });
     this.note.textContent =
@@ -148,7 +148,7 @@ export class PlaygroundCompare {
     this.show();
   }
 
-  /** Redraws the columns from their sessions. */
+  /** Redraws the columns from their decodes. */
   show(): void {
     replaceChildren(this.columnsBox, ...this.columns.map((c) => this.column(c)));
   }

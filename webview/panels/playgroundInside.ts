@@ -16,11 +16,11 @@
  */
 
 import type { HeadRefData, LensInputData } from '../../src/protocol/analysis';
-import type { WebviewToHost } from '../../src/protocol/webview';
-import { validateWebviewToHost } from '../../src/protocol/webview';
+import type { FromWebview } from '../../src/protocol/webview';
+import { validateFromWebview } from '../../src/protocol/webview';
 import { h, replaceChildren } from '../base/dom';
 import { showToken } from '../base/format';
-import type { AnalysisSession, RunEntry, StoreEvent } from '../store';
+import type { PlaygroundAnalysis, RunEntry, StoreEvent } from '../store';
 import { ablationResult, headOfKey, headToggles, stacksOf } from './ablationView';
 import { lensGrid } from './lensGrid';
 import type { PanelContext } from './panel';
@@ -44,11 +44,11 @@ export class PlaygroundInside {
   /** The one floating top-k box of the lens grid (position: fixed, so the grid's scroller does not clip it). */
   private readonly tip = h('div', { className: 'lens-tip', attrs: { role: 'tooltip', hidden: true } });
   /** The last lens and ablation of each run (by run id). */
-  private readonly lens = new Map<string, AnalysisSession>();
-  private readonly ablation = new Map<string, AnalysisSession>();
+  private readonly lens = new Map<string, PlaygroundAnalysis>();
+  private readonly ablation = new Map<string, PlaygroundAnalysis>();
   private debounce: ReturnType<typeof setTimeout> | null = null;
   /**
-   * What the lens and ablation areas show now (session id and state), so unrelated redraws leave them (and the focus)
+   * What the lens and ablation areas show now (request id and state), so unrelated redraws leave them (and the focus)
    * alone.
    */
   private drawn = { lens: '', ablate: '' };
@@ -185,7 +185,7 @@ export class PlaygroundInside {
     if (!this.ctx.host.interactive) return;
     const lens = run ? this.lens.get(run.id) : undefined;
     const ab = run ? this.ablation.get(run.id) : undefined;
-    const state = (s: AnalysisSession | undefined): string =>
+    const state = (s: PlaygroundAnalysis | undefined): string =>
       s ? `${s.id}:${s.output ? 'done' : s.error ? 'failed' : 'waiting'}` : `none:${run?.id ?? ''}`;
     if (state(lens) !== this.drawn.lens) {
       this.drawn.lens = state(lens);
@@ -197,7 +197,7 @@ export class PlaygroundInside {
     }
   }
 
-  private showLens(lens: AnalysisSession | undefined): void {
+  private showLens(lens: PlaygroundAnalysis | undefined): void {
     this.tip.hidden = true;
     if (!lens) {
       this.lensStatus.textContent = '';
@@ -225,7 +225,7 @@ export class PlaygroundInside {
     }
   }
 
-  private showAblation(run: RunEntry | undefined, ab: AnalysisSession | undefined): void {
+  private showAblation(run: RunEntry | undefined, ab: PlaygroundAnalysis | undefined): void {
     if (!ab || ab.kind !== 'ablate') {
       this.ablateStatus.textContent =
         run && this.inputOf(run) === null ? 'Type a text above, then switch heads off or press Compare.' : '';
@@ -361,9 +361,9 @@ export class PlaygroundInside {
   }
 
   /** Validates and posts a request, with its 60 s timeout; false when it was invalid. */
-  private send(msg: WebviewToHost, s: AnalysisSession): boolean {
+  private send(msg: FromWebview, s: PlaygroundAnalysis): boolean {
     try {
-      validateWebviewToHost(msg);
+      validateFromWebview(msg);
     } catch (e) {
       this.ctx.problem(
         `The ${s.kind === 'lens' ? 'logit lens' : 'ablation'} request is invalid: ${(e as Error).message}`,

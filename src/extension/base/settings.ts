@@ -225,7 +225,7 @@ const ENGINE_KEY = 'attentionLab.training.engine';
 /**
  * Reads every setting; values of the wrong type or range fall back to the default and are
  * reported in `problems`. An old name of a value (the engine `wasm`) is read as its new name,
- * with a one-line `notices` entry (the caller shows each once per session).
+ * with a one-line `notices` entry (the caller shows each once per window).
  */
 export function readSettings(get: SettingsReader): {
   settings: Settings;

@@ -12,10 +12,10 @@
  */
 
 import type * as vscode from 'vscode';
-import type { HostToWebview, PageModelRequest, RunState, WebviewToHost } from '../../protocol/webview';
+import type { ToWebview, PageModelRequest, RunState, FromWebview } from '../../protocol/webview';
 import { ProtocolError } from '../../protocol/schema';
 import { modelRequestKind, modelRequests } from '../../protocol/modelWorker';
-import { isPageModelRequest, validateWebviewToHost } from '../../protocol/webview';
+import { isPageModelRequest, validateFromWebview } from '../../protocol/webview';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { encodeArrays } from '../../common/wireCodec';
@@ -46,7 +46,7 @@ export interface ConnectionDeps {
   /** The active run: the header's picker sets it, and shows it when it is set elsewhere. */
   readonly active: ActiveRun;
   /** Saves an exported chart, heatmap or table (exportSave.ts: a save dialog, then the file). */
-  readonly saveExport: (msg: Extract<WebviewToHost, { type: 'export/save' }>) => Promise<unknown>;
+  readonly saveExport: (msg: Extract<FromWebview, { type: 'export/save' }>) => Promise<unknown>;
   /** Resumes a stopped or interrupted run from its last checkpoint (the Resume command). */
   readonly resume: (runDir: string) => unknown;
 }
@@ -65,7 +65,7 @@ export class DashboardConnection implements DisposableLike {
   /** Runs whose pending snapshot weights the model worker is drawing (drawPending). */
   private readonly drawing = new Set<string>();
   /** Messages waiting for the page's first run list. */
-  private readonly pending: HostToWebview[] = [];
+  private readonly pending: ToWebview[] = [];
   /** Run lists being read (one after another), and the live notifications that arrived meanwhile. */
   private loads: Promise<void> = Promise.resolve();
   private loading = 0;
@@ -113,14 +113,14 @@ export class DashboardConnection implements DisposableLike {
   }
 
   /** Posts `msgs` once the page has its runs (at once when it already has). */
-  afterLoad(msgs: readonly HostToWebview[]): void {
+  afterLoad(msgs: readonly ToWebview[]): void {
     if (!this.ready) this.pending.push(...msgs);
     // After the run list being read: the page ignores a message about a run it does not list yet.
     else if (this.loading > 0) this.loads = this.loads.then(() => msgs.forEach((m) => this.post(m)));
     else for (const m of msgs) this.post(m);
   }
 
-  private post(msg: HostToWebview): void {
+  private post(msg: ToWebview): void {
     // Typed arrays go as base64 strings: VS Code transfers ArrayBuffers to the page, and a
     // message it delivers twice then arrives with empty arrays (see src/common/wireCodec.ts).
     void this.panel.webview
@@ -131,9 +131,9 @@ export class DashboardConnection implements DisposableLike {
   }
 
   private onMessage(raw: unknown): void {
-    let msg: WebviewToHost;
+    let msg: FromWebview;
     try {
-      msg = validateWebviewToHost(raw);
+      msg = validateFromWebview(raw);
     } catch (e) {
       this.deps.log.warn(
         `Ignored an invalid message from the dashboard: ${e instanceof ProtocolError ? e.message : messageOf(e)}`,
@@ -174,7 +174,7 @@ export class DashboardConnection implements DisposableLike {
    * or training controlled only for a run this window lists. A request for any other is
    * answered with a one-line refusal; anything else is logged and dropped.
    */
-  private namesKnownRun(msg: WebviewToHost): boolean {
+  private namesKnownRun(msg: FromWebview): boolean {
     const dir = 'runDir' in msg ? msg.runDir : null;
     if (dir === null || this.deps.runs.find(dir)) return true;
     this.deps.log.warn(`Refused a dashboard message about an unknown run (${msg.type}): ${dir}`);

@@ -18,7 +18,7 @@ import type { StartWorker } from '../../lab/workers/workerHandle';
 import type { RunOutcome } from '../../lab/workers/trainingClient';
 import { TrainingWorker } from '../../lab/workers/trainingClient';
 import type { PytorchOptions, TrainSpec } from '../../protocol/data';
-import type { WorkerToHost } from '../../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../protocol/trainingWorker';
 import type { DisposableLike } from '../base/disposables';
 import { Emitter } from '../base/emitter';
 import type { Event } from '../base/emitter';
@@ -45,7 +45,7 @@ export interface TrainingState {
 /** A worker notification of one run. */
 export interface RunEvent {
   readonly runId: string;
-  readonly event: WorkerToHost;
+  readonly event: FromTrainingWorker;
 }
 
 /** How a run ended, with its last state. */
@@ -189,7 +189,7 @@ export class TrainingController implements DisposableLike {
     }
   }
 
-  private onMessage(runId: string, event: WorkerToHost): void {
+  private onMessage(runId: string, event: FromTrainingWorker): void {
     const s = this.current;
     if (!s || s.runId !== runId) return;
     switch (event.type) {

@@ -12,9 +12,9 @@
  * Leaves out: the compute (src/lab/workers/modelWorker.node.ts) and any VS Code UI.
  */
 
-import type { ModelAnswer, ModelParams, ModelRequestKind, ModelWorkerToHost } from '../../protocol/modelWorker';
+import type { ModelAnswer, ModelParams, ModelRequestKind, FromModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
-import { modelRequests, validateModelWorkerToHost } from '../../protocol/modelWorker';
+import { modelRequests, validateFromModelWorker } from '../../protocol/modelWorker';
 import type { HostedWorker, StartWorker } from '../../lab/workers/workerHandle';
 import type { DisposableLike } from '../base/disposables';
 import { PendingRequests, RequestError } from './pendingRequests';
@@ -128,9 +128,9 @@ export class ModelClient implements DisposableLike {
     this.ready = new Promise<void>((resolve, reject) => {
       this.notReady = reject;
       worker.onMessage((raw: unknown) => {
-        let msg: ModelWorkerToHost;
+        let msg: FromModelWorker;
         try {
-          msg = validateModelWorkerToHost(raw);
+          msg = validateFromModelWorker(raw);
         } catch (e) {
           this.log(
             `Ignored an invalid message from the model worker: ${e instanceof ProtocolError ? e.message : String(e)}`,
@@ -146,7 +146,7 @@ export class ModelClient implements DisposableLike {
     return worker;
   }
 
-  private route(msg: Exclude<ModelWorkerToHost, { type: 'worker/ready' }>): void {
+  private route(msg: Exclude<FromModelWorker, { type: 'worker/ready' }>): void {
     switch (msg.type) {
       case 'model/didToken':
         this.tokenListeners.get(msg.id)?.(msg.token, msg.logprob);

@@ -6,7 +6,7 @@
  */
 
 import type { AttentionSnapshot } from '../../protocol/model';
-import type { WorkerToHost } from '../../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../protocol/trainingWorker';
 
 /** Commands that reach a running session between steps. */
 export class SessionControl {
@@ -65,7 +65,7 @@ export interface SessionOptions {
 }
 
 /** Sends one notification; `transfer` lists buffers that may be moved instead of copied. */
-export type Emit = (msg: WorkerToHost, transfer?: ArrayBuffer[]) => void;
+export type Emit = (msg: FromTrainingWorker, transfer?: ArrayBuffer[]) => void;
 
 /** Sends a snapshot as train/didSnapshot, its maps' and masks' buffers moved, not copied (the snapshot is spent). */
 export function emitSnapshot(emit: Emit, snap: AttentionSnapshot): void {

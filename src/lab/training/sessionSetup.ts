@@ -15,7 +15,7 @@ import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
 import type { PytorchOptions, RunSegment } from '../../protocol/data';
 import type { ModelInfo } from '../../protocol/model';
-import type { HostToWorker } from '../../protocol/trainingWorker';
+import type { ToTrainingWorker } from '../../protocol/trainingWorker';
 import type { LabFs } from '../files/labFs';
 import { KEPT_FILE, TEMP_FILE, exists, listNames, removeStaleTemps } from '../files/labFs';
 import { DiskFullError, fileErrorData } from '../files/fileErrors';
@@ -76,7 +76,7 @@ export interface Ownership {
 export const NOT_OWNED: Readonly<Ownership> = { created: false, owned: false };
 
 /** The train/start command (src/protocol/trainingWorker.ts), as a training worker receives it. */
-type TrainStart = Extract<HostToWorker, { type: 'train/start' }>;
+type TrainStart = Extract<ToTrainingWorker, { type: 'train/start' }>;
 
 /** What a session is asked to train: the train/start command's run folder, spec, limits and helper threads. */
 export type SessionRequest = Pick<TrainStart, 'runDir' | 'spec' | 'resume' | 'stopAt' | 'extendTo' | 'helpers'>;

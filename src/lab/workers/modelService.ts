@@ -51,13 +51,13 @@ import type { LabPlatform, WorkerChannel } from '../platform/platform';
 import type { LensInputData } from '../../protocol/analysis';
 import type { ErrorData } from '../../protocol/data';
 import type {
-  HostToModelWorker,
+  ToModelWorker,
   ModelHandlers,
   ModelRequestKind,
   ModelRequestMessage,
-  ModelWorkerToHost,
+  FromModelWorker,
 } from '../../protocol/modelWorker';
-import { modelRequestKind, modelRequests, validateHostToModelWorker } from '../../protocol/modelWorker';
+import { modelRequestKind, modelRequests, validateToModelWorker } from '../../protocol/modelWorker';
 import { ProtocolError } from '../../protocol/schema';
 
 /**
@@ -79,7 +79,7 @@ interface Context {
   readonly platform: LabPlatform;
   readonly drawSnapshots: SnapshotDrawing | null;
   readonly opened: RunCache;
-  readonly post: (msg: ModelWorkerToHost, transfer?: ArrayBuffer[]) => void;
+  readonly post: (msg: FromModelWorker, transfer?: ArrayBuffer[]) => void;
 }
 
 /** What a request needs: an inference request's plan (requestPlan.ts), or a plan made from the run's config. */
@@ -276,16 +276,16 @@ function errorOf(e: unknown): ErrorData {
  */
 export function serveModelRequests(
   platform: LabPlatform,
-  channel: WorkerChannel<ModelWorkerToHost>,
+  channel: WorkerChannel<FromModelWorker>,
   drawSnapshots: SnapshotDrawing | null = null,
 ): void {
   let queue: Promise<void> = Promise.resolve(); // requests run one after another
-  const post = (msg: ModelWorkerToHost, transfer: ArrayBuffer[] = []): void => channel.post(msg, transfer);
+  const post = (msg: FromModelWorker, transfer: ArrayBuffer[] = []): void => channel.post(msg, transfer);
   const ctx: Context = { platform, drawSnapshots, opened: new Map(), post };
   channel.onMessage((raw: unknown) => {
-    let msg: HostToModelWorker;
+    let msg: ToModelWorker;
     try {
-      msg = validateHostToModelWorker(raw);
+      msg = validateToModelWorker(raw);
     } catch (e) {
       const id = typeof (raw as { id?: unknown })?.id === 'number' ? (raw as { id: number }).id : 0;
       post({

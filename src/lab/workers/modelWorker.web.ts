@@ -7,9 +7,9 @@
  * Leaves out: the requests themselves (modelService.ts) and Node's entry (modelWorker.node.ts).
  */
 
-import type { ModelWorkerToHost } from '../../protocol/modelWorker';
+import type { FromModelWorker } from '../../protocol/modelWorker';
 import { serveModelRequests } from './modelService';
 import { webWorkerPlatform } from '../platform/platform.web';
 
-const { platform, channel } = webWorkerPlatform<ModelWorkerToHost>();
+const { platform, channel } = webWorkerPlatform<FromModelWorker>();
 serveModelRequests(platform, channel);

@@ -7,9 +7,9 @@
  */
 
 import type { ErrorData, PytorchOptions, TrainSpec } from '../../protocol/data';
-import type { HostToWorker, WorkerToHost } from '../../protocol/trainingWorker';
+import type { ToTrainingWorker, FromTrainingWorker } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
-import { validateWorkerToHost } from '../../protocol/trainingWorker';
+import { validateFromTrainingWorker } from '../../protocol/trainingWorker';
 import type { RunLock } from '../runs/runLock';
 import type { HostedWorker } from './workerHandle';
 
@@ -20,7 +20,7 @@ export type RunOutcome =
 
 /** A training run in its own worker (a Node thread, or a Web Worker). */
 export class TrainingWorker {
-  private readonly listeners: ((msg: WorkerToHost) => void)[] = [];
+  private readonly listeners: ((msg: FromTrainingWorker) => void)[] = [];
   private readonly ready: Promise<void>;
   private disposed = false;
   private lastStep = 0;
@@ -41,9 +41,9 @@ export class TrainingWorker {
     let settle!: (o: RunOutcome) => void;
     this.outcome = new Promise((resolve) => (settle = resolve));
     this.worker.onMessage((raw: unknown) => {
-      let msg: WorkerToHost;
+      let msg: FromTrainingWorker;
       try {
-        msg = validateWorkerToHost(raw);
+        msg = validateFromTrainingWorker(raw);
       } catch (e) {
         const message = e instanceof ProtocolError ? e.message : String(e);
         settle({
@@ -69,11 +69,11 @@ export class TrainingWorker {
   }
 
   /** Adds a listener for every (validated) notification. */
-  onMessage(listener: (msg: WorkerToHost) => void): void {
+  onMessage(listener: (msg: FromTrainingWorker) => void): void {
     this.listeners.push(listener);
   }
 
-  private async send(msg: HostToWorker): Promise<void> {
+  private async send(msg: ToTrainingWorker): Promise<void> {
     await this.ready;
     if (!this.disposed) this.worker.post(msg);
   }

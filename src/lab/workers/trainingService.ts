@@ -8,9 +8,9 @@
  * engine; the PyTorch engine's, which spawns processes, is handed in by the Node entry only).
  */
 
-import type { WorkerToHost } from '../../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../protocol/trainingWorker';
 import { ProtocolError } from '../../protocol/schema';
-import { validateHostToWorker } from '../../protocol/trainingWorker';
+import { validateToTrainingWorker } from '../../protocol/trainingWorker';
 import { runSession } from '../training/session';
 import type { PytorchStart } from '../training/sessionSetup';
 import { SessionControl } from '../training/sessionControl';
@@ -35,20 +35,20 @@ export const NO_PYTORCH =
  */
 export function serveTraining(
   platform: LabPlatform,
-  channel: WorkerChannel<WorkerToHost>,
+  channel: WorkerChannel<FromTrainingWorker>,
   oneThread: string | null = null,
   pytorch: PytorchRunner | null = null,
 ): void {
   const control = new SessionControl();
   let started = false;
-  const post = (msg: WorkerToHost, transfer?: ArrayBuffer[]): void => channel.post(msg, transfer ?? []);
+  const post = (msg: FromTrainingWorker, transfer?: ArrayBuffer[]): void => channel.post(msg, transfer ?? []);
   channel.onMessage((raw: unknown) => handle(raw));
   post({ type: 'worker/ready' });
 
   function handle(raw: unknown): void {
     let msg;
     try {
-      msg = validateHostToWorker(raw);
+      msg = validateToTrainingWorker(raw);
     } catch (e) {
       const message = e instanceof ProtocolError ? e.message : String(e);
       post({ type: 'train/didLog', level: 'warn', message: `Ignored an invalid command: ${message}` });

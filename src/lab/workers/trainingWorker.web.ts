@@ -7,9 +7,9 @@
  * Leaves out: the commands themselves (trainingService.ts) and Node's entry (trainingWorker.node.ts).
  */
 
-import type { WorkerToHost } from '../../protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../protocol/trainingWorker';
 import { serveTraining } from './trainingService';
 import { oneThreadReason, webWorkerPlatform } from '../platform/platform.web';
 
-const { platform, channel } = webWorkerPlatform<WorkerToHost>();
+const { platform, channel } = webWorkerPlatform<FromTrainingWorker>();
 serveTraining(platform, channel, oneThreadReason());

@@ -10,7 +10,7 @@ import {
   spread,
 } from '../../../src/cli/report';
 import type { RunState } from '../../../src/protocol/webview';
-import { validateHostToWebview } from '../../../src/protocol/webview';
+import { validateToWebview } from '../../../src/protocol/webview';
 import { decodeArrays, encodeArrays } from '../../../src/common/wireCodec';
 import { parseCsv } from '../../../src/common/csv';
 import { cli, tempDir } from './cliHarness';
@@ -79,7 +79,7 @@ describe('report', () => {
     expect(html).not.toMatch(/\b(src|href)=/);
     const data = embedded(html);
     expect(data).toMatchObject({ format: 'attention-lab-report', version: 1 });
-    expect(validateHostToWebview(decodeArrays(data.messages[0])).type).toBe('dashboard/didLoadRuns');
+    expect(validateToWebview(decodeArrays(data.messages[0])).type).toBe('dashboard/didLoadRuns');
   });
 
   it('reduces run paths to folder names and thins snapshots', () => {
@@ -159,7 +159,7 @@ describe('report', () => {
     expect(s.snapshots.map((x) => x.step)).toEqual([0, 30, 60, 90]);
     expect(s.headScores?.map((x) => x.step)).toEqual([10, 20, 40, 50, 70, 80]);
     expect(s.headScores?.[0]?.heads).toEqual(heads(0.1));
-    expect(validateHostToWebview({ type: 'dashboard/didLoadRuns', runs: [s], selectedId: null }).type).toBe(
+    expect(validateToWebview({ type: 'dashboard/didLoadRuns', runs: [s], selectedId: null }).type).toBe(
       'dashboard/didLoadRuns',
     );
   });
@@ -204,7 +204,7 @@ describe('report', () => {
       expect(res).toMatchObject({ out, runs: 1, snapshots: 2 });
       const html = fs.readFileSync(out, 'utf8');
       expect(html).not.toContain(path.dirname(RUN));
-      const msg = validateHostToWebview(decodeArrays(embedded(html).messages[0]));
+      const msg = validateToWebview(decodeArrays(embedded(html).messages[0]));
       if (msg.type !== 'dashboard/didLoadRuns') throw new Error(msg.type);
       const steps = fs
         .readFileSync(path.join(RUN, 'metrics.jsonl'), 'utf8')

@@ -15,7 +15,7 @@ import { SessionControl } from '../../../src/lab/training/sessionControl';
 import type { SessionRequest } from '../../../src/lab/training/sessionSetup';
 import type { LabPlatform } from '../../../src/lab/platform/platform';
 import type { TrainSpec } from '../../../src/protocol/data';
-import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../src/protocol/trainingWorker';
 import type { TestFs } from './files/fileSystems';
 import { nodeTestFs } from './files/fileSystems';
 
@@ -56,8 +56,8 @@ export function sessionRequest(runDir: string, spec: TrainSpec, more: Partial<Se
 }
 
 /** Runs a session of `spec` into `runDir` of `t`; returns its notifications, throwing on train/didFail. */
-export async function trainInto(t: TestFs, runDir: string, spec: TrainSpec): Promise<WorkerToHost[]> {
-  const events: WorkerToHost[] = [];
+export async function trainInto(t: TestFs, runDir: string, spec: TrainSpec): Promise<FromTrainingWorker[]> {
+  const events: FromTrainingWorker[] = [];
   await runSession({
     platform: platformOf(t.fs),
     request: sessionRequest(runDir, spec),

@@ -7,17 +7,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Table, UnionSchema } from '../../../src/protocol/schema';
-import { hostToModelWorker, modelWorkerToHost } from '../../../src/protocol/modelWorker';
-import { hostToWorker, workerToHost } from '../../../src/protocol/trainingWorker';
-import { hostToWebview, webviewToHost } from '../../../src/protocol/webview';
+import { toModelWorker, fromModelWorker } from '../../../src/protocol/modelWorker';
+import { toTrainingWorker, fromTrainingWorker } from '../../../src/protocol/trainingWorker';
+import { toWebview, fromWebview } from '../../../src/protocol/webview';
 
 const TABLES: { readonly [name: string]: UnionSchema<'type', Table> } = {
-  hostToWorker,
-  workerToHost,
-  hostToModelWorker,
-  modelWorkerToHost,
-  hostToWebview,
-  webviewToHost,
+  toTrainingWorker,
+  fromTrainingWorker,
+  toModelWorker,
+  fromModelWorker,
+  toWebview,
+  fromWebview,
 };
 
 /** The rows of the table under "## The protocol": the message table each names → the messages it lists. */

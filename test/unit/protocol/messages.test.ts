@@ -12,27 +12,22 @@ import type { AttentionSnapshot, DecodeOutput, DecodeParams, ModelInfo } from '.
 import type { DataSummary, TrainSpec } from '../../../src/protocol/data';
 import type { Fields, Schema, UnionSchema } from '../../../src/protocol/schema';
 import { ProtocolError } from '../../../src/protocol/schema';
-import type { HostToModelWorker, ModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import type { ToModelWorker, FromModelWorker } from '../../../src/protocol/modelWorker';
 import {
-  hostToModelWorker,
-  modelWorkerToHost,
-  validateHostToModelWorker,
-  validateModelWorkerToHost,
+  toModelWorker,
+  fromModelWorker,
+  validateToModelWorker,
+  validateFromModelWorker,
 } from '../../../src/protocol/modelWorker';
-import type { HostToWorker, WorkerToHost } from '../../../src/protocol/trainingWorker';
+import type { ToTrainingWorker, FromTrainingWorker } from '../../../src/protocol/trainingWorker';
 import {
-  hostToWorker,
-  validateHostToWorker,
-  validateWorkerToHost,
-  workerToHost,
+  toTrainingWorker,
+  validateToTrainingWorker,
+  validateFromTrainingWorker,
+  fromTrainingWorker,
 } from '../../../src/protocol/trainingWorker';
-import type { HostToWebview, WebviewToHost } from '../../../src/protocol/webview';
-import {
-  hostToWebview,
-  validateHostToWebview,
-  validateWebviewToHost,
-  webviewToHost,
-} from '../../../src/protocol/webview';
+import type { ToWebview, FromWebview } from '../../../src/protocol/webview';
+import { toWebview, validateToWebview, validateFromWebview, fromWebview } from '../../../src/protocol/webview';
 import { DOCS_OUTPUT, PAIRS_RECORD } from '../../evalOutputs';
 
 /** One sample of each message of a union. */
@@ -160,7 +155,7 @@ const step = {
 } as const;
 const segments = [{ fromStep: 0, toStep: 10, schedule: 'cosine' }] as const;
 
-const HOST_TO_WORKER: Fixtures<HostToWorker> = {
+const HOST_TO_WORKER: Fixtures<ToTrainingWorker> = {
   'train/start': {
     type: 'train/start',
     runDir: '/r',
@@ -175,7 +170,7 @@ const HOST_TO_WORKER: Fixtures<HostToWorker> = {
   'train/stop': { type: 'train/stop' },
 };
 
-const WORKER_TO_HOST: Fixtures<WorkerToHost> = {
+const WORKER_TO_HOST: Fixtures<FromTrainingWorker> = {
   'worker/ready': { type: 'worker/ready' },
   'train/didLog': { type: 'train/didLog', level: 'warn', message: 'skipped 1 file' },
   'train/didProgress': {
@@ -200,7 +195,7 @@ const WORKER_TO_HOST: Fixtures<WorkerToHost> = {
   },
 };
 
-const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
+const HOST_TO_MODEL_WORKER: Fixtures<ToModelWorker> = {
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
   'model/score': { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
   'model/attend': { type: 'model/attend', id: 3, runDir: '/r', text: 'abc' },
@@ -236,7 +231,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<HostToModelWorker> = {
   },
 };
 
-const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
+const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
   'worker/ready': { type: 'worker/ready' },
   'model/didToken': { type: 'model/didToken', id: 1, token: 'b', logprob: -0.1 },
   'model/didDecode': { type: 'model/didDecode', id: 1, output },
@@ -296,7 +291,7 @@ const MODEL_WORKER_TO_HOST: Fixtures<ModelWorkerToHost> = {
   },
 };
 
-const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
+const HOST_TO_WEBVIEW: Fixtures<ToWebview> = {
   'dashboard/didLoadRuns': {
     type: 'dashboard/didLoadRuns',
     selectedId: '/r',
@@ -346,7 +341,7 @@ const HOST_TO_WEBVIEW: Fixtures<HostToWebview> = {
   },
 };
 
-const WEBVIEW_TO_HOST: Fixtures<WebviewToHost> = {
+const WEBVIEW_TO_HOST: Fixtures<FromWebview> = {
   'webview/ready': { type: 'webview/ready' },
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
@@ -386,20 +381,24 @@ interface Channel {
 }
 
 const CHANNELS: { readonly [name: string]: Channel } = {
-  'host → training worker': { schema: hostToWorker, fixtures: HOST_TO_WORKER, validate: validateHostToWorker },
-  'training worker → host': { schema: workerToHost, fixtures: WORKER_TO_HOST, validate: validateWorkerToHost },
+  'host → training worker': { schema: toTrainingWorker, fixtures: HOST_TO_WORKER, validate: validateToTrainingWorker },
+  'training worker → host': {
+    schema: fromTrainingWorker,
+    fixtures: WORKER_TO_HOST,
+    validate: validateFromTrainingWorker,
+  },
   'host → model worker': {
-    schema: hostToModelWorker,
+    schema: toModelWorker,
     fixtures: HOST_TO_MODEL_WORKER,
-    validate: validateHostToModelWorker,
+    validate: validateToModelWorker,
   },
   'model worker → host': {
-    schema: modelWorkerToHost,
+    schema: fromModelWorker,
     fixtures: MODEL_WORKER_TO_HOST,
-    validate: validateModelWorkerToHost,
+    validate: validateFromModelWorker,
   },
-  'host → dashboard': { schema: hostToWebview, fixtures: HOST_TO_WEBVIEW, validate: validateHostToWebview },
-  'dashboard → host': { schema: webviewToHost, fixtures: WEBVIEW_TO_HOST, validate: validateWebviewToHost },
+  'host → dashboard': { schema: toWebview, fixtures: HOST_TO_WEBVIEW, validate: validateToWebview },
+  'dashboard → host': { schema: fromWebview, fixtures: WEBVIEW_TO_HOST, validate: validateFromWebview },
 };
 
 function isOptional(s: Schema<unknown>): boolean {

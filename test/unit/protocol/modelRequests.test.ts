@@ -14,11 +14,11 @@ import type {
   ModelAnswer,
   ModelHandlers,
   ModelRequestKind,
-  ModelWorkerToHost,
+  FromModelWorker,
   PageRequestKind,
 } from '../../../src/protocol/modelWorker';
-import { hostToModelWorker, modelRequests, modelWorkerToHost } from '../../../src/protocol/modelWorker';
-import { webviewToHost, hostToWebview } from '../../../src/protocol/webview';
+import { toModelWorker, modelRequests, fromModelWorker } from '../../../src/protocol/modelWorker';
+import { fromWebview, toWebview } from '../../../src/protocol/webview';
 
 const params: DecodeParams = {
   input: 'ab',
@@ -62,7 +62,7 @@ export function missingHandler(allButDecode: Omit<ModelHandlers<null>, 'decode'>
 }
 
 /** Answer messages: `output` is the answer of the kind the type names. */
-export function answers(output: DecodeOutput): ModelWorkerToHost[] {
+export function answers(output: DecodeOutput): FromModelWorker[] {
   return [
     modelRequests.answer('decode', 1, output),
     // @ts-expect-error a lens answer carries lens output, not a decode's
@@ -104,8 +104,8 @@ describe('model worker requests, declared once (modelRequests)', () => {
       const answer = `model/did${kind[0]?.toUpperCase()}${kind.slice(1)}`;
       expect(modelRequests.kindOf(type)).toBe(kind);
       expect(modelRequests.answeredKind(answer)).toBe(kind);
-      expect(Object.keys(hostToModelWorker.table)).toContain(type);
-      expect(Object.keys(modelWorkerToHost.table)).toContain(answer);
+      expect(Object.keys(toModelWorker.table)).toContain(type);
+      expect(Object.keys(fromModelWorker.table)).toContain(answer);
       expect(modelRequests.table[kind].timeoutMs).toBeGreaterThan(0);
     }
     expect(modelRequests.kindOf('model/didDecode')).toBeNull();
@@ -117,14 +117,14 @@ describe('model worker requests, declared once (modelRequests)', () => {
     const page: PageRequestKind[] = ['decode', 'attend', 'attendLayer', 'lens', 'ablate'];
     expect(kinds.filter((k) => modelRequests.table[k].page)).toEqual(expect.arrayContaining(page));
     expect(kinds.filter((k) => modelRequests.table[k].page)).toHaveLength(page.length);
-    const sent = Object.keys(webviewToHost.table).filter((t) => t.startsWith('model/'));
+    const sent = Object.keys(fromWebview.table).filter((t) => t.startsWith('model/'));
     expect(sent.sort()).toEqual(page.map((k) => `model/${k}`).sort());
-    const got = Object.keys(hostToWebview.table).filter((t) => t.startsWith('model/'));
+    const got = Object.keys(toWebview.table).filter((t) => t.startsWith('model/'));
     expect(got.sort()).toEqual(
       [...page.map((k) => `model/did${k[0]?.toUpperCase()}${k.slice(1)}`), 'model/didToken', 'model/didFail'].sort(),
     );
     // Each is the model worker's own entry: one declaration, one validator.
-    expect(webviewToHost.table['model/lens']).toBe(hostToModelWorker.table['model/lens']);
+    expect(fromWebview.table['model/lens']).toBe(toModelWorker.table['model/lens']);
   });
 
   it('a request message carries its declared fields only, under its type and id', () => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { TrainSpec } from '../../../src/protocol/data';
 import type { DecodeParams } from '../../../src/protocol/model';
-import type { EvalFilesOutput, HostToModelWorker, ModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import type { EvalFilesOutput, ToModelWorker, FromModelWorker } from '../../../src/protocol/modelWorker';
 import { ProtocolError } from '../../../src/protocol/schema';
-import { validateHostToModelWorker, validateModelWorkerToHost } from '../../../src/protocol/modelWorker';
+import { validateToModelWorker, validateFromModelWorker } from '../../../src/protocol/modelWorker';
 import { DOCS_OUTPUT, PAIRS_OUTPUT } from '../../evalOutputs';
 
 const params: DecodeParams = {
@@ -38,7 +38,7 @@ const spec: TrainSpec = {
 
 describe('model worker messages (src/protocol/modelWorker.ts)', () => {
   it('accepts every request kind as sent by the extension host', () => {
-    const requests: HostToModelWorker[] = [
+    const requests: ToModelWorker[] = [
       { type: 'model/decode', id: 1, runDir: '/r', params },
       { type: 'model/score', id: 2, runDir: '/r', source: null, text: 'abc' },
       { type: 'model/score', id: 3, runDir: '/r', source: 'abc', text: 'cba' },
@@ -46,25 +46,21 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       { type: 'model/export', id: 5, runDir: '/r', outDir: '/o', force: true },
       { type: 'model/calibrate', id: 6, spec, vocabSize: 300 },
     ];
-    for (const r of requests) expect(validateHostToModelWorker(r)).toBe(r);
+    for (const r of requests) expect(validateToModelWorker(r)).toBe(r);
   });
 
   it('rejects malformed requests, naming the field', () => {
-    expect(() => validateHostToModelWorker({ type: 'model/train', id: 1 })).toThrow(
-      /unknown message type "model\/train"/,
-    );
-    expect(() => validateHostToModelWorker({ type: 'model/score', id: 1, runDir: '/r', text: 'a' })).toThrow(
+    expect(() => validateToModelWorker({ type: 'model/train', id: 1 })).toThrow(/unknown message type "model\/train"/);
+    expect(() => validateToModelWorker({ type: 'model/score', id: 1, runDir: '/r', text: 'a' })).toThrow(
       /message\(model\/score\)\.source: expected a string, got undefined/,
     );
-    expect(() => validateHostToModelWorker({ type: 'model/decode', id: -1, runDir: '/r', params })).toThrow(
+    expect(() => validateToModelWorker({ type: 'model/decode', id: -1, runDir: '/r', params })).toThrow(
       /\.id: expected an integer ≥ 0/,
     );
     expect(() =>
-      validateHostToModelWorker({ type: 'model/decode', id: 1, runDir: '/r', params: { ...params, strategy: 'top' } }),
+      validateToModelWorker({ type: 'model/decode', id: 1, runDir: '/r', params: { ...params, strategy: 'top' } }),
     ).toThrow(/params\.strategy: expected one of greedy, beam, sample/);
-    expect(() => validateHostToModelWorker({ type: 'model/calibrate', id: 1, spec, vocabSize: 0 })).toThrow(
-      ProtocolError,
-    );
+    expect(() => validateToModelWorker({ type: 'model/calibrate', id: 1, spec, vocabSize: 0 })).toThrow(ProtocolError);
   });
 
   it('accepts the responses, typed arrays included, and rejects broken ones', () => {
@@ -82,7 +78,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       ],
       masks: [],
     };
-    const responses: ModelWorkerToHost[] = [
+    const responses: FromModelWorker[] = [
       { type: 'worker/ready' },
       { type: 'model/didToken', id: 1, token: 'a', logprob: -0.5 },
       {
@@ -103,9 +99,9 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       },
       { type: 'model/didFail', id: 7, error: { code: 'input/invalid', message: 'no' } },
     ];
-    for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);
+    for (const r of responses) expect(validateFromModelWorker(r)).toBe(r);
     expect(() =>
-      validateModelWorkerToHost({
+      validateFromModelWorker({
         ...snapshot,
         type: 'model/didAttend',
         id: 4,
@@ -113,7 +109,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
       }),
     ).toThrow(/3 values do not fill shape \[1, 2, 2\]/);
     expect(() =>
-      validateModelWorkerToHost({
+      validateFromModelWorker({
         type: 'model/didScore',
         id: 2,
         output: { tokens: ['a'], logprobs: [-1], starts: [-1], ends: [1], truncated: 0 },
@@ -126,7 +122,7 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
     const output: EvalFilesOutput = PAIRS_OUTPUT;
 
     it('accepts the request with either kind of test data and the responses', () => {
-      const requests: HostToModelWorker[] = [
+      const requests: ToModelWorker[] = [
         {
           type: 'model/evaluateFiles',
           id: 8,
@@ -158,14 +154,14 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
           cancel,
         },
       ];
-      for (const r of requests) expect(validateHostToModelWorker(r)).toBe(r);
-      const responses: ModelWorkerToHost[] = [
+      for (const r of requests) expect(validateToModelWorker(r)).toBe(r);
+      const responses: FromModelWorker[] = [
         { type: 'model/didProgress', id: 8, done: 3, total: 10 },
         { type: 'model/didEvaluateFiles', id: 8, output },
         { type: 'model/didEvaluateFiles', id: 9, output: DOCS_OUTPUT },
         { type: 'model/didFail', id: 10, error: { code: 'cancelled', message: 'The evaluation was cancelled.' } },
       ];
-      for (const r of responses) expect(validateModelWorkerToHost(r)).toBe(r);
+      for (const r of responses) expect(validateFromModelWorker(r)).toBe(r);
     });
 
     it('rejects a cancel flag that is not shared, and malformed test data, naming the field', () => {
@@ -178,42 +174,42 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
         decoding: { strategy: 'greedy' },
         tokenize: null,
       };
-      expect(() => validateHostToModelWorker({ ...base, cancel: new Int32Array(1) })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel: new Int32Array(1) })).toThrow(
         /message\(model\/evaluateFiles\)\.cancel: expected an Int32Array on a SharedArrayBuffer/,
       );
-      expect(() => validateHostToModelWorker({ ...base, cancel: new Int32Array(new SharedArrayBuffer(0)) })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel: new Int32Array(new SharedArrayBuffer(0)) })).toThrow(
         /\.cancel: expected an Int32Array on a SharedArrayBuffer/,
       );
-      expect(() => validateHostToModelWorker({ ...base, cancel: [0] })).toThrow(/\.cancel: expected an Int32Array/);
-      expect(() => validateHostToModelWorker({ ...base, cancel, maxPairs: 0 })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel: [0] })).toThrow(/\.cancel: expected an Int32Array/);
+      expect(() => validateToModelWorker({ ...base, cancel, maxPairs: 0 })).toThrow(
         /\.maxPairs: expected an integer ≥ 1/,
       );
-      expect(() => validateHostToModelWorker({ ...base, cancel, decoding: { strategy: 'sample' } })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel, decoding: { strategy: 'sample' } })).toThrow(
         /\.decoding\.strategy: expected one of greedy, beam/,
       );
       expect(() =>
-        validateHostToModelWorker({ ...base, cancel, decoding: { strategy: 'beam', beam: 0, lengthPenalty: 0.6 } }),
+        validateToModelWorker({ ...base, cancel, decoding: { strategy: 'beam', beam: 0, lengthPenalty: 0.6 } }),
       ).toThrow(/\.decoding\.beam: expected an integer ≥ 1/);
-      expect(() => validateHostToModelWorker({ ...base, cancel, tokenize: 'ja-mecab' })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel, tokenize: 'ja-mecab' })).toThrow(
         /\.tokenize: expected one of 13a, zh, char, intl/,
       );
-      expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'task', task: 'copy' } })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel, data: { kind: 'task', task: 'copy' } })).toThrow(
         /\.data\.kind: expected one of documents, pairs/,
       );
       expect(() =>
-        validateHostToModelWorker({ ...base, cancel, data: { kind: 'documents', paths: ['a'], cwd: '/w' } }),
+        validateToModelWorker({ ...base, cancel, data: { kind: 'documents', paths: ['a'], cwd: '/w' } }),
       ).toThrow(/\.data\.glob: expected true or false/);
-      expect(() => validateHostToModelWorker({ ...base, cancel, data: { kind: 'pairs', source: 's' } })).toThrow(
+      expect(() => validateToModelWorker({ ...base, cancel, data: { kind: 'pairs', source: 's' } })).toThrow(
         /\.data\.target: expected a string, got undefined/,
       );
     });
 
     it('rejects broken results and progress', () => {
       expect(() =>
-        validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, unseenChars: -1 } }),
+        validateFromModelWorker({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, unseenChars: -1 } }),
       ).toThrow(/output\.unseenChars: expected an integer ≥ 0/);
       expect(() =>
-        validateModelWorkerToHost({
+        validateFromModelWorker({
           type: 'model/didEvaluateFiles',
           id: 1,
           output: { ...output, skipped: [{ path: 'a', reason: 'huge' }] },
@@ -222,23 +218,23 @@ describe('model worker messages (src/protocol/modelWorker.ts)', () => {
         /skipped\[0\]\.reason: expected one of binary, not-utf8, too-large, over-total, empty, unreadable, ignored, lockfile, vendored, minified, generated,/,
       );
       expect(() =>
-        validateModelWorkerToHost({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, context: 0 } }),
+        validateFromModelWorker({ type: 'model/didEvaluateFiles', id: 1, output: { ...output, context: 0 } }),
       ).toThrow(/output\.context: expected an integer ≥ 1/);
       expect(() =>
-        validateModelWorkerToHost({
+        validateFromModelWorker({
           type: 'model/didEvaluateFiles',
           id: 1,
           output: { ...output, translation: { ...output.translation, bleu: undefined } },
         }),
       ).toThrow(/output\.translation\.bleu: expected a number/);
       expect(() =>
-        validateModelWorkerToHost({
+        validateFromModelWorker({
           type: 'model/didEvaluateFiles',
           id: 1,
           output: { ...output, record: { ...output.record, version: 2 } },
         }),
       ).toThrow(/output\.record\.version: expected 1/);
-      expect(() => validateModelWorkerToHost({ type: 'model/didProgress', id: 1, done: 1.5, total: 2 })).toThrow(
+      expect(() => validateFromModelWorker({ type: 'model/didProgress', id: 1, done: 1.5, total: 2 })).toThrow(
         /\.done: expected an integer ≥ 0/,
       );
     });

@@ -22,8 +22,8 @@ import { EVAL_STRATEGIES } from '../../../src/protocol/evaluation';
 import type { DecodeParams } from '../../../src/protocol/model';
 import { decodeParams } from '../../../src/protocol/model';
 import { ProtocolError } from '../../../src/protocol/schema';
-import { validateHostToWorker, validateWorkerToHost } from '../../../src/protocol/trainingWorker';
-import { validateHostToWebview, validateWebviewToHost } from '../../../src/protocol/webview';
+import { validateToTrainingWorker, validateFromTrainingWorker } from '../../../src/protocol/trainingWorker';
+import { validateToWebview, validateFromWebview } from '../../../src/protocol/webview';
 
 const spec: TrainSpec = {
   model: { kind: 'encoder-decoder', preset: 'tiny', overrides: { dModel: 32 } },
@@ -58,7 +58,7 @@ function rejects(f: () => unknown, pattern: RegExp): void {
 describe('protocol validation', () => {
   it('accepts well-formed commands and notifications', () => {
     expect(
-      validateHostToWorker({
+      validateToTrainingWorker({
         type: 'train/start',
         runDir: '/r',
         spec,
@@ -68,7 +68,7 @@ describe('protocol validation', () => {
         pytorch: null,
       }).type,
     ).toBe('train/start');
-    expect(validateHostToWorker({ type: 'train/stop' }).type).toBe('train/stop');
+    expect(validateToTrainingWorker({ type: 'train/stop' }).type).toBe('train/stop');
     const step = {
       type: 'train/didStep',
       step: 3,
@@ -79,7 +79,7 @@ describe('protocol validation', () => {
       tokensPerSec: 900,
       elapsedMs: 12,
     };
-    expect(validateWorkerToHost(step)).toBe(step);
+    expect(validateFromTrainingWorker(step)).toBe(step);
     const snap = {
       type: 'train/didSnapshot',
       step: 5,
@@ -88,9 +88,9 @@ describe('protocol validation', () => {
       maps: [{ stack: 'decoder.self', layer: 0, shape: [2, 2, 2], data: new Float32Array(8) }],
       masks: [{ name: 'decoder.causal', shape: [1, 1, 2, 2], data: Uint8Array.of(1, 0, 1, 1) }],
     };
-    expect(validateWorkerToHost(snap).type).toBe('train/didSnapshot');
-    expect(validateWebviewToHost({ type: 'train/control', runDir: 'r', action: 'pause' }).type).toBe('train/control');
-    expect(validateHostToWebview({ type: 'run/didUpdate', runDir: 'r', event: step }).type).toBe('run/didUpdate');
+    expect(validateFromTrainingWorker(snap).type).toBe('train/didSnapshot');
+    expect(validateFromWebview({ type: 'train/control', runDir: 'r', action: 'pause' }).type).toBe('train/control');
+    expect(validateToWebview({ type: 'run/didUpdate', runDir: 'r', event: step }).type).toBe('run/didUpdate');
   });
 
   it.each<[string, unknown, RegExp]>([
@@ -134,12 +134,12 @@ describe('protocol validation', () => {
       /steps: expected an integer ≥ 1/,
     ],
     ['prototype key', { type: 'constructor' }, /unknown message type/],
-  ])('rejects a command that is %s', (_n, msg, pattern) => rejects(() => validateHostToWorker(msg), pattern));
+  ])('rejects a command that is %s', (_n, msg, pattern) => rejects(() => validateToTrainingWorker(msg), pattern));
 
   it('rejects a snapshot whose data does not fill its shape', () => {
     rejects(
       () =>
-        validateWorkerToHost({
+        validateFromTrainingWorker({
           type: 'train/didSnapshot',
           step: 1,
           srcTokens: [],
@@ -153,7 +153,7 @@ describe('protocol validation', () => {
 
   it('rejects a forwarded worker event that is itself malformed', () => {
     rejects(
-      () => validateHostToWebview({ type: 'run/didUpdate', runDir: 'r', event: { type: 'train/didStep', step: 'x' } }),
+      () => validateToWebview({ type: 'run/didUpdate', runDir: 'r', event: { type: 'train/didStep', step: 'x' } }),
       /event\(train\/didStep\)\.step/,
     );
   });
@@ -169,17 +169,17 @@ describe('protocol validation', () => {
       tokensPerSec: 1,
       elapsedMs: 1,
     };
-    expect(validateWorkerToHost(base).type).toBe('train/didStep');
-    rejects(() => validateWorkerToHost({ ...base, lr: Number.NaN }), /lr: expected a number/);
+    expect(validateFromTrainingWorker(base).type).toBe('train/didStep');
+    rejects(() => validateFromTrainingWorker({ ...base, lr: Number.NaN }), /lr: expected a number/);
   });
 
   it('accepts a resume that extends a run to a new total, and rejects a bad total', () => {
     const start = { type: 'train/start', runDir: '/r', spec, resume: true, stopAt: 30, extendTo: 40, pytorch: null };
-    expect(validateHostToWorker(start)).toBe(start);
-    rejects(() => validateHostToWorker({ ...start, extendTo: 0 }), /extendTo: expected an integer ≥ 1/);
-    rejects(() => validateHostToWorker({ ...start, extendTo: 12.5 }), /extendTo: expected an integer ≥ 1/);
+    expect(validateToTrainingWorker(start)).toBe(start);
+    rejects(() => validateToTrainingWorker({ ...start, extendTo: 0 }), /extendTo: expected an integer ≥ 1/);
+    rejects(() => validateToTrainingWorker({ ...start, extendTo: 12.5 }), /extendTo: expected an integer ≥ 1/);
     rejects(
-      () => validateHostToWorker({ ...start, extendTo: undefined }),
+      () => validateToTrainingWorker({ ...start, extendTo: undefined }),
       /extendTo: expected an integer ≥ 1, got undefined/,
     );
   });
@@ -208,7 +208,7 @@ describe('protocol validation', () => {
       model,
       data,
     };
-    expect(validateWorkerToHost(didStart)).toBe(didStart);
+    expect(validateFromTrainingWorker(didStart)).toBe(didStart);
     const run = {
       id: 'r',
       name: 'r',
@@ -223,7 +223,7 @@ describe('protocol validation', () => {
       data: null,
     };
     expect(
-      validateHostToWebview({
+      validateToWebview({
         type: 'dashboard/didLoadRuns',
         runs: [{ run, steps: [], evals: [], snapshots: [] }],
         selectedId: null,
@@ -231,7 +231,7 @@ describe('protocol validation', () => {
     ).toBe('dashboard/didLoadRuns');
     rejects(
       () =>
-        validateHostToWebview({
+        validateToWebview({
           type: 'dashboard/didLoadRuns',
           runs: [{ run: { ...run, segments: undefined }, steps: [], evals: [], snapshots: [] }],
           selectedId: null,
@@ -265,7 +265,7 @@ describe('protocol validation', () => {
     rejects(() => validateRunSegments(segments), pattern);
     rejects(
       () =>
-        validateWorkerToHost({
+        validateFromTrainingWorker({
           type: 'train/didStart',
           runDir: '/r',
           startStep: 0,
@@ -321,7 +321,7 @@ describe('declared names (each list declared once)', () => {
   it('validates run specs against the lists', () => {
     rejects(
       () =>
-        validateHostToWorker({
+        validateToTrainingWorker({
           type: 'train/start',
           runDir: '/r',
           spec: { ...spec, model: { ...spec.model, preset: 'huge' } },
@@ -334,7 +334,7 @@ describe('declared names (each list declared once)', () => {
     );
     rejects(
       () =>
-        validateHostToWorker({
+        validateToTrainingWorker({
           type: 'train/start',
           runDir: '/r',
           spec: { ...spec, model: { ...spec.model, kind: 'rnn' } },

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { StepMetrics } from '../../../src/protocol/data';
 import type { ModelInfo } from '../../../src/protocol/model';
-import type { WorkerToHost } from '../../../src/protocol/trainingWorker';
-import type { HostToWebview, RunState } from '../../../src/protocol/webview';
+import type { FromTrainingWorker } from '../../../src/protocol/trainingWorker';
+import type { ToWebview, RunState } from '../../../src/protocol/webview';
 import { DashboardStore } from '../../../webview/store';
 import { PAIRS_RECORD } from '../../evalOutputs';
 
@@ -46,7 +46,7 @@ function state(id: string, n: number): RunState {
 }
 
 /** A notification of the run `id` (whose folder is `/r/<id>`, as `state` makes it). */
-const update = (id: string, event: WorkerToHost): HostToWebview => ({
+const update = (id: string, event: FromTrainingWorker): ToWebview => ({
   type: 'run/didUpdate',
   runDir: `/r/${id}`,
   event,

@@ -3,8 +3,8 @@ import { vi } from 'vitest';
 // Only errors.ts's notification helpers use vscode at run time; the session never calls them.
 vi.mock('vscode', () => ({}));
 import { describe, expect, it } from 'vitest';
-import type { HostToWebview, RunState } from '../../../../src/protocol/webview';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { ToWebview, RunState } from '../../../../src/protocol/webview';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import type { ConnectionDeps } from '../../../../src/extension/dashboard/dashboardConnection';
 import { DashboardConnection } from '../../../../src/extension/dashboard/dashboardConnection';
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
@@ -67,7 +67,7 @@ const tick = (ms = 0): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** A page, a runs model, a lab whose reads the test releases, and a controller it drives. */
 function harness() {
-  const posted: HostToWebview[] = [];
+  const posted: ToWebview[] = [];
   const resumed: string[] = [];
   const fromPage = new Emitter<unknown>();
   const events = new Emitter<RunEvent>();
@@ -135,7 +135,7 @@ function harness() {
   const panel = {
     webview: {
       onDidReceiveMessage: fromPage.event,
-      postMessage: async (m: HostToWebview) => {
+      postMessage: async (m: ToWebview) => {
         posted.push(m);
         return true;
       },
@@ -152,7 +152,7 @@ function harness() {
     opened,
     asked,
     failModel: (e: Error | null) => (modelFails = e),
-    emit: (runId: string, event: WorkerToHost) => events.fire({ runId, event }),
+    emit: (runId: string, event: FromTrainingWorker) => events.fire({ runId, event }),
     setDisk: (runs: RunItem[]) => {
       disk = runs;
       runsChanged.fire(runs);
@@ -166,14 +166,12 @@ function harness() {
     },
     lists: () =>
       posted
-        .filter(
-          (m): m is Extract<HostToWebview, { type: 'dashboard/didLoadRuns' }> => m.type === 'dashboard/didLoadRuns',
-        )
+        .filter((m): m is Extract<ToWebview, { type: 'dashboard/didLoadRuns' }> => m.type === 'dashboard/didLoadRuns')
         .map((m) => m.runs.map((r) => r.run.id)),
   };
 }
 
-const start = (runDir: string): WorkerToHost =>
+const start = (runDir: string): FromTrainingWorker =>
   ({
     type: 'train/didStart',
     runDir,
@@ -182,8 +180,8 @@ const start = (runDir: string): WorkerToHost =>
     segments: [],
     model: {},
     data: {},
-  }) as unknown as WorkerToHost;
-const step = (n: number): WorkerToHost =>
+  }) as unknown as FromTrainingWorker;
+const step = (n: number): FromTrainingWorker =>
   ({
     type: 'train/didStep',
     step: n,
@@ -193,7 +191,7 @@ const step = (n: number): WorkerToHost =>
     tokens: 8,
     tokensPerSec: 1,
     elapsedMs: 1,
-  }) as unknown as WorkerToHost;
+  }) as unknown as FromTrainingWorker;
 
 describe('DashboardConnection', () => {
   it('lists a run the runs model reads after the page got its first, empty list', async () => {
@@ -233,7 +231,10 @@ describe('DashboardConnection', () => {
     h.emit('/new', start('/new'));
     h.emit('/new', step(41));
     const updates = h.posted.filter((m) => m.type === 'run/didUpdate');
-    expect(updates.map((m) => (m as { event: WorkerToHost }).event.type)).toEqual(['train/didStart', 'train/didStep']);
+    expect(updates.map((m) => (m as { event: FromTrainingWorker }).event.type)).toEqual([
+      'train/didStart',
+      'train/didStep',
+    ]);
     h.session.dispose();
   });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { exportBytes } from '../../../../src/extension/dashboard/exportFile';
-import { MAX_EXPORT_CHARS, validateWebviewToHost } from '../../../../src/protocol/webview';
+import { MAX_EXPORT_CHARS, validateFromWebview } from '../../../../src/protocol/webview';
 
 const PNG = Buffer.from([
   0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 2, 0, 0, 0, 3, 8, 6, 0,
@@ -21,7 +21,7 @@ describe('export/save', () => {
   });
 
   it('accepts a plain name and refuses folders, hidden names, odd characters and other extensions', () => {
-    expect(validateWebviewToHost(msg('run-1-metrics.csv'))).toMatchObject({ fileName: 'run-1-metrics.csv' });
+    expect(validateFromWebview(msg('run-1-metrics.csv'))).toMatchObject({ fileName: 'run-1-metrics.csv' });
     for (const bad of [
       '../x.csv',
       'a/b.csv',
@@ -32,14 +32,14 @@ describe('export/save', () => {
       'c:x.csv',
       `${'a'.repeat(120)}.csv`,
     ]) {
-      expect(() => validateWebviewToHost(msg(bad)), bad).toThrow(
+      expect(() => validateFromWebview(msg(bad)), bad).toThrow(
         /message\(export\/save\)\.fileName: expected a plain file name/,
       );
     }
   });
 
   it('refuses content over the size limit', () => {
-    expect(() => validateWebviewToHost(msg('x.csv', 'a'.repeat(MAX_EXPORT_CHARS + 1)))).toThrow(
+    expect(() => validateFromWebview(msg('x.csv', 'a'.repeat(MAX_EXPORT_CHARS + 1)))).toThrow(
       /content: expected at most/,
     );
   });

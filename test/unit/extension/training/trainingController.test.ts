@@ -7,7 +7,7 @@ import type { HostedWorker } from '../../../../src/lab/workers/workerHandle';
 import { startNodeWorker } from '../../../../src/lab/workers/startWorker.node';
 import type { RunEnd, TrainingState } from '../../../../src/extension/training/trainingController';
 import { TrainingController } from '../../../../src/extension/training/trainingController';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { tinySpec } from '../../lab/tinyRuns';
 
 // The real training worker bundle (npm test builds dist/ first).
@@ -30,7 +30,7 @@ describe('TrainingController', () => {
   it('runs a run in the worker, publishing every step and the end', async () => {
     const log = quietLog();
     const c = new TrainingController(WORKER, NODE_FS, log);
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     const states: (TrainingState | null)[] = [];
     const ends: RunEnd[] = [];
     c.onEvent((e) => events.push(e.event));

@@ -10,7 +10,7 @@ import { ModelClient } from '../../../../src/extension/workers/modelClient';
 import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import type { DecodeParams } from '../../../../src/protocol/model';
 import type { EvalFilesData } from '../../../../src/protocol/modelWorker';
-import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker';
+import { validateFromModelWorker } from '../../../../src/protocol/modelWorker';
 import { tinyDocuments, tinySpec, trainTiny } from '../../lab/tinyRuns';
 import { preparePytorchRun } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
@@ -153,7 +153,7 @@ describe('ModelClient with the model worker', () => {
     const replies: unknown[] = [];
     await new Promise<void>((resolve) => {
       w.on('message', (m: unknown) => {
-        replies.push(validateModelWorkerToHost(m));
+        replies.push(validateFromModelWorker(m));
         if (replies.length === 2) resolve();
       });
       w.postMessage({ type: 'model/score', id: 7, runDir: lm.runDir, source: null });
@@ -237,7 +237,7 @@ describe('ModelClient with the model worker', () => {
       const replies: unknown[] = [];
       await new Promise<void>((resolve) => {
         w.on('message', (m: unknown) => {
-          replies.push(validateModelWorkerToHost(m));
+          replies.push(validateFromModelWorker(m));
           if (replies.length === 2) resolve();
         });
         w.postMessage({

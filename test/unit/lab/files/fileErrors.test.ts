@@ -25,7 +25,7 @@ import type { FileIo } from '../../../../src/lab/files/atomicFile.node';
 import { NODE_IO } from '../../../../src/lab/files/atomicFile.node';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { platformOf, sessionRequest, tinySpec } from '../tinyRuns';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'al-file-errors-'));
@@ -149,7 +149,7 @@ describe("Node's file system on a disk that refuses", () => {
 describe('a training session on a disk that refuses', () => {
   it('fails with file/unusable and the line naming the file, not "Internal error"', async () => {
     const runDir = path.join(tmp, 'run');
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     const nfs = new NodeFs(refusingIo('EROFS', (p) => p.endsWith('metrics.jsonl')));
     await runSession({
       platform: platformOf(nfs),

@@ -8,8 +8,8 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import * as path from 'node:path';
-import type { HostToModelWorker, ModelWorkerToHost } from '../../../../src/protocol/modelWorker';
-import { validateModelWorkerToHost } from '../../../../src/protocol/modelWorker';
+import type { ToModelWorker, FromModelWorker } from '../../../../src/protocol/modelWorker';
+import { validateFromModelWorker } from '../../../../src/protocol/modelWorker';
 import { cli } from '../../cli/cliHarness';
 
 const WORKER = path.resolve(__dirname, '../../../../dist/modelWorker.js');
@@ -22,22 +22,22 @@ export function cliJson<T>(args: readonly string[]): T {
 }
 
 /** A request without its id. */
-type Request = HostToModelWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
+type Request = ToModelWorker extends infer M ? (M extends { id: number } ? Omit<M, 'id'> : never) : never;
 
 /** The model worker, answering one request at a time: every reply to it, the final one last. */
 export interface WorkerDoor {
-  request(msg: Request): Promise<ModelWorkerToHost[]>;
+  request(msg: Request): Promise<FromModelWorker[]>;
   close(): Promise<void>;
 }
 
 /** Starts the built model worker and waits until it says ready. */
 export async function startModelWorker(): Promise<WorkerDoor> {
   const w = new Worker(WORKER);
-  const pending: { id: number; replies: ModelWorkerToHost[]; done: (r: ModelWorkerToHost[]) => void }[] = [];
+  const pending: { id: number; replies: FromModelWorker[]; done: (r: FromModelWorker[]) => void }[] = [];
   let ready: () => void = () => undefined;
   const isReady = new Promise<void>((resolve) => (ready = resolve));
   w.on('message', (raw: unknown) => {
-    const m = validateModelWorkerToHost(raw);
+    const m = validateFromModelWorker(raw);
     if (m.type === 'worker/ready') return ready();
     const p = pending.find((x) => x.id === m.id);
     if (!p) return;

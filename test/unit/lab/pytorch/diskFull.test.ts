@@ -24,7 +24,7 @@ import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { runPytorchSession } from '../../../../src/lab/pytorch/pytorchSession.node';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { PytorchOptions } from '../../../../src/protocol/data';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { failingIo, tempFilesUnder } from '../fullDisk';
 import { PYTHON, lossGap, python, runPath, stepLines, torchOptions, trainSession, weightGap } from './torchRuns';
@@ -125,8 +125,8 @@ async function train(
   runDir: string,
   opts: PytorchOptions,
   extra: { resume?: boolean; stopAt?: number | null; io?: ReturnType<typeof failingIo>; control?: SessionControl } = {},
-): Promise<WorkerToHost[]> {
-  const events: WorkerToHost[] = [];
+): Promise<FromTrainingWorker[]> {
+  const events: FromTrainingWorker[] = [];
   await runPytorchSession({
     request: { runDir, spec: SPEC, resume: extra.resume ?? false, stopAt: extra.stopAt ?? null, extendTo: null },
     pytorch: opts,
@@ -137,7 +137,7 @@ async function train(
   return events;
 }
 
-function failure(events: readonly WorkerToHost[]): { step: number; code: string; message: string } {
+function failure(events: readonly FromTrainingWorker[]): { step: number; code: string; message: string } {
   const f = events.find((e) => e.type === 'train/didFail');
   if (f?.type !== 'train/didFail') throw new Error(`the run did not fail: ${JSON.stringify(events.at(-1))}`);
   return { step: f.step, ...f.error };
@@ -150,7 +150,7 @@ const line = (dir: string, what: string, kept: number): string =>
 /** After a full disk: the reason, run.json, no temporary file, a loadable checkpoint, a log without a torn line. */
 async function expectStopped(
   dir: string,
-  events: readonly WorkerToHost[],
+  events: readonly FromTrainingWorker[],
   message: string,
   kept: number,
 ): Promise<void> {
@@ -234,7 +234,7 @@ describe('the lab on a full disk while it follows the trainer', () => {
       const dir = path.join(root, 'lab-snapshot');
       const io = failingIo((f) => path.basename(f).startsWith('.step-0000020.safetensors.'), 1);
       const spec = { ...SPEC, training: { ...SPEC.training, steps: 100_000 } };
-      const events: WorkerToHost[] = [];
+      const events: FromTrainingWorker[] = [];
       await runPytorchSession({
         request: { runDir: dir, spec, resume: false, stopAt: null, extendTo: null },
         pytorch: torchOptions(),
@@ -255,7 +255,7 @@ describe('the lab on a full disk while it follows the trainer', () => {
       expect((await openRun(NODE_FS, dir, createReferenceBackend())).step).toBe(kept);
       expect(fs.existsSync(path.join(dir, 'snapshots', 'step-0000020.weights.safetensors'))).toBe(true);
       // Resumed with room: the weights left waiting become the snapshot of step 20.
-      const resumed: WorkerToHost[] = [];
+      const resumed: FromTrainingWorker[] = [];
       await runPytorchSession({
         request: { runDir: dir, spec, resume: true, stopAt: kept + 10, extendTo: null },
         pytorch: torchOptions(),

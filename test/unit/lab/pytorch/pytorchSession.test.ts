@@ -12,7 +12,7 @@ import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import { readSnapshots } from '../../../../src/lab/runs/snapshotFiles';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { lossGap, runPath, stepLines, torchOptions, trainSession } from './torchRuns';
 
@@ -32,7 +32,7 @@ describe('a PyTorch session', () => {
       { steps: 100_000, snapshotEvery: 5, evalEvery: 0, checkpointEvery: 0, batchSize: 8 },
     );
     const control = new SessionControl();
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     const steps = (): number => events.filter((e) => e.type === 'train/didStep').length;
     const done = trainSession(runDir, spec, { pytorch: torchOptions(), control, onEvent: (e) => events.push(e) });
     await until(() => steps() >= 6, 'six steps');

@@ -15,7 +15,7 @@ import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import { NODE_PLATFORM } from '../../../../src/lab/platform/platform.node';
 import type { PytorchOptions, StepMetrics, TrainSpec } from '../../../../src/protocol/data';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 
 /** Debian's Python with torch. */
 export const PYTHON = '/usr/bin/python3';
@@ -39,13 +39,17 @@ export interface SessionPlan {
   readonly extendTo?: number | null;
   readonly pytorch?: PytorchOptions | null;
   readonly control?: SessionControl;
-  readonly onEvent?: (e: WorkerToHost) => void;
+  readonly onEvent?: (e: FromTrainingWorker) => void;
 }
 
 /** Trains one session of `spec` in `runDir`; returns every notification. Throws on train/didFail. */
-export async function trainSession(runDir: string, spec: TrainSpec, plan: SessionPlan = {}): Promise<WorkerToHost[]> {
-  const events: WorkerToHost[] = [];
-  const emit = (m: WorkerToHost): void => {
+export async function trainSession(
+  runDir: string,
+  spec: TrainSpec,
+  plan: SessionPlan = {},
+): Promise<FromTrainingWorker[]> {
+  const events: FromTrainingWorker[] = [];
+  const emit = (m: FromTrainingWorker): void => {
     events.push(m);
     plan.onEvent?.(m);
   };

@@ -24,7 +24,7 @@ import { recoverRunFolder } from '../../../../src/lab/runs/recovery';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { TrainSpec } from '../../../../src/protocol/data';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { KillSwitch, killableFs, killableIo } from '../files/killSwitch';
 import { platformOf, sessionRequest } from '../tinyRuns';
 
@@ -101,8 +101,8 @@ const DISKS: readonly DiskKind[] = [
 ];
 
 /** One process: trains (or resumes) the run until it finishes or `sw` kills it. */
-async function session(disk: Disk, sw: KillSwitch, resume: boolean): Promise<WorkerToHost[]> {
-  const events: WorkerToHost[] = [];
+async function session(disk: Disk, sw: KillSwitch, resume: boolean): Promise<FromTrainingWorker[]> {
+  const events: FromTrainingWorker[] = [];
   await runSession({
     platform: platformOf(disk.process(sw)),
     request: sessionRequest(disk.dir, disk.spec, { resume }),
@@ -116,7 +116,7 @@ async function session(disk: Disk, sw: KillSwitch, resume: boolean): Promise<Wor
  * The restart after a kill, as a person would: resume the run, or start it again where there
  * is none; a run whose run.json says completed is left alone (null).
  */
-async function restart(disk: Disk, sw = new KillSwitch()): Promise<WorkerToHost[] | null> {
+async function restart(disk: Disk, sw = new KillSwitch()): Promise<FromTrainingWorker[] | null> {
   const fs = disk.process(new KillSwitch());
   const resume = await exists(fs, fs.join(disk.dir, 'run.json'));
   if (resume && (await readRunJson(fs, disk.dir)).status === 'completed') return null;
@@ -165,7 +165,7 @@ async function reference(kind: DiskKind): Promise<Reference> {
 async function expectFinishedAsReference(
   disk: Disk,
   ref: Reference,
-  events: WorkerToHost[] | null,
+  events: FromTrainingWorker[] | null,
   where: string,
 ): Promise<void> {
   if (events) {

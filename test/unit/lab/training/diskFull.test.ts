@@ -21,7 +21,7 @@ import { readMetrics, readRunJson } from '../../../../src/lab/runs/runFolder';
 import { runSession } from '../../../../src/lab/training/session';
 import { SessionControl } from '../../../../src/lab/training/sessionControl';
 import type { StepMetrics, TrainSpec } from '../../../../src/protocol/data';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { failingIo, limitedIo, smallMount, tempFilesUnder } from '../fullDisk';
 import { platformOf, sessionRequest } from '../tinyRuns';
 
@@ -48,8 +48,8 @@ const SPEC: TrainSpec = {
   backend: 'reference',
 };
 
-async function train(dir: string, resume: boolean, io?: FileIo): Promise<WorkerToHost[]> {
-  const events: WorkerToHost[] = [];
+async function train(dir: string, resume: boolean, io?: FileIo): Promise<FromTrainingWorker[]> {
+  const events: FromTrainingWorker[] = [];
   await runSession({
     platform: platformOf(io ? new NodeFs(io) : NODE_FS),
     request: sessionRequest(dir, SPEC, { resume }),
@@ -59,7 +59,7 @@ async function train(dir: string, resume: boolean, io?: FileIo): Promise<WorkerT
   return events;
 }
 
-function failure(events: readonly WorkerToHost[]): { step: number; code: string; message: string } {
+function failure(events: readonly FromTrainingWorker[]): { step: number; code: string; message: string } {
   const f = events.find((e) => e.type === 'train/didFail');
   if (f?.type !== 'train/didFail') throw new Error(`the run did not fail: ${JSON.stringify(events.at(-1))}`);
   return { step: f.step, ...f.error };
@@ -82,7 +82,7 @@ beforeAll(async () => {
  */
 async function expectStoppedAndResumable(
   dir: string,
-  events: readonly WorkerToHost[],
+  events: readonly FromTrainingWorker[],
   what: string,
   step: number,
   kept: number,

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import type { TrainSpec } from '../../../../src/protocol/data';
-import type { WorkerToHost } from '../../../../src/protocol/trainingWorker';
-import { validateWorkerToHost } from '../../../../src/protocol/trainingWorker';
+import type { FromTrainingWorker } from '../../../../src/protocol/trainingWorker';
+import { validateFromTrainingWorker } from '../../../../src/protocol/trainingWorker';
 import { readText, writeFile } from '../../../../src/lab/files/labFs';
 import { openRun } from '../../../../src/lab/inference/openRun';
 import { loadRunState } from '../../../../src/lab/runs/runState';
@@ -57,12 +57,12 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('a stop while the data is prepared ends the session there: cancelled, nothing trained, the new folder gone', async () => {
     const dir = fs.join(root, 'cancelled');
     const control = new SessionControl();
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     control.stop(); // as a cancel that arrives during "Encoding … 100%"
     await runSession({
       request: sessionRequest(dir, spec()),
       control,
-      emit: (m) => events.push(validateWorkerToHost(m)),
+      emit: (m) => events.push(validateFromTrainingWorker(m)),
     });
     expect(events.some((e) => e.type === 'train/didStart' || e.type === 'train/didStep')).toBe(false);
     const fail = events.find((e) => e.type === 'train/didFail');
@@ -72,12 +72,12 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('pauses, resumes and stops between steps, saving a checkpoint on stop', async () => {
     const dir = fs.join(root, 'controlled');
     const control = new SessionControl();
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     const done = runSession({
       request: sessionRequest(dir, spec()),
       control,
       emit: (m) => {
-        events.push(validateWorkerToHost(m));
+        events.push(validateFromTrainingWorker(m));
         if (m.type === 'train/didStep' && m.step === 3) control.pause();
         if (m.type === 'train/didPause') setTimeout(() => control.resume(), 20);
         if (m.type === 'train/didStep' && m.step === 6) control.stop();
@@ -136,7 +136,7 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
 
   it('records the backend that ran, which the run summary shows instead of "auto"', async () => {
     const dir = fs.join(root, 'auto-backend');
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     await runSession({
       request: sessionRequest(dir, { ...spec({ steps: 2, checkpointEvery: 1 }), backend: 'auto' }),
       control: new SessionControl(),
@@ -160,7 +160,7 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
 
   it('stops on a non-finite loss naming the step, keeping the last good checkpoint loadable', async () => {
     const dir = fs.join(root, 'diverged');
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     await runSession({
       request: sessionRequest(dir, spec({ optimizer: 'paper', lr: 1e38, warmup: 1, checkpointEvery: 1, steps: 50 })),
       control: new SessionControl(),
@@ -183,7 +183,7 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('refuses to start a new run in a folder that holds one, without touching it', async () => {
     const dir = fs.join(root, 'controlled');
     const before = await readText(fs, fs.join(dir, 'run.json'));
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     await runSession({
       request: sessionRequest(dir, spec()),
       control: new SessionControl(),
@@ -196,22 +196,22 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
 
   it('continues the metrics from the last step, records both segments and restarts the schedule warm', async () => {
     const dir = fs.join(root, 'extended');
-    const first: WorkerToHost[] = [];
+    const first: FromTrainingWorker[] = [];
     await runSession({
       request: sessionRequest(dir, spec({ steps: 20, checkpointEvery: 0 })),
       control: new SessionControl(),
-      emit: (m) => first.push(validateWorkerToHost(m)),
+      emit: (m) => first.push(validateFromTrainingWorker(m)),
     });
     expect(first.at(-1)).toEqual({ type: 'train/didFinish', step: 20, reason: 'completed' });
     // As a run.json from before segments existed: it reads as one segment and extends the same.
     const file = fs.join(dir, 'run.json');
     const { segments: _segments, ...old } = JSON.parse(await readText(fs, file)) as Record<string, unknown>;
     await writeFile(fs, file, JSON.stringify(old));
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     await runSession({
       request: sessionRequest(dir, spec(), { resume: true, extendTo: 40 }),
       control: new SessionControl(),
-      emit: (m) => events.push(validateWorkerToHost(m)),
+      emit: (m) => events.push(validateFromTrainingWorker(m)),
     });
     const start = events.find((e) => e.type === 'train/didStart');
     const segments = [
@@ -250,7 +250,7 @@ describe.each(FILE_SYSTEMS)('training session on $name', ({ make }) => {
   it('refuses a total that would not extend the run, leaving it as it was', async () => {
     const dir = fs.join(root, 'extended');
     const before = await readText(fs, fs.join(dir, 'run.json'));
-    const events: WorkerToHost[] = [];
+    const events: FromTrainingWorker[] = [];
     await runSession({
       request: sessionRequest(dir, spec(), { resume: true, extendTo: 30 }),
       control: new SessionControl(),

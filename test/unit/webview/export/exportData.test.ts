@@ -7,7 +7,7 @@ import { headScoresCsv, metricsCsv, parseCsv } from '../../../../src/common/csv'
 import type { StepMetrics } from '../../../../src/protocol/data';
 import type { RunState } from '../../../../src/protocol/webview';
 import { exportFileName, runHeadScoresCsv, runsMetricsCsv } from '../../../../webview/export/exportData';
-import { validateWebviewToHost } from '../../../../src/protocol/webview';
+import { validateFromWebview } from '../../../../src/protocol/webview';
 import { DashboardStore } from '../../../../webview/store';
 
 const steps: StepMetrics[] = [1, 2, 3, 4].map((s) => ({
@@ -121,7 +121,7 @@ describe('export file names', () => {
       exportFileName('a/b\\c:d', '*?', 0, 'png'),
     ]) {
       expect(
-        validateWebviewToHost({ type: 'export/save', fileName, kind: fileName.slice(-3), content: '' }),
+        validateFromWebview({ type: 'export/save', fileName, kind: fileName.slice(-3), content: '' }),
       ).toMatchObject({ fileName });
     }
   });
