@@ -257,6 +257,17 @@ async function globStep(s: Services, d: Draft, back: boolean): Promise<Draft | B
 }
 
 /** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
+/**
+ * Largest file whose first bytes the preview checks on the web: `workspace.fs` reads only whole
+ * files, through the page, so checking a 60 MB file's start would move all of it there.
+ */
+const WEB_SNIFF_FILE_BYTES = 4 << 20;
+
+/** The preview's budget on this host (lab/data/corpusPreview.ts). */
+function sniffBudget(s: Services): { maxSniffFileBytes?: number } {
+  return s.host.kind === 'web' ? { maxSniffFileBytes: WEB_SNIFF_FILE_BYTES } : {};
+}
+
 async function previewGlob(
   s: Services,
   glob: string,
@@ -287,7 +298,14 @@ async function previewGlob(
   try {
     const p = await s.lab
       .get()
-      .previewDocuments(s.host.fs, found.files, documentsRoot(s.host, found.files), limits, {}, abort.signal);
+      .previewDocuments(
+        s.host.fs,
+        found.files,
+        documentsRoot(s.host, found.files),
+        limits,
+        sniffBudget(s),
+        abort.signal,
+      );
     const complete = !found.capped && p.read === p.planned;
     return {
       glob,
