@@ -2,7 +2,8 @@
 // folder e2emem:/ws of the test extension fixtures/memfs (files in memory, registered as a file
 // system provider in the web-worker extension host, with no search provider, so VS Code's
 // findFiles never answers), and Train finds the documents by walking the folder through the
-// file system, reads them through VS Code, and trains: the status bar counts steps and the
+// file system (Configure Model…'s glob box counts them the same way), reads them through VS
+// Code, and trains: the status bar counts steps and the
 // dashboard's run header names the three documents in e2emem:/ws/notes.
 import { sleep } from './lib/codeServer.mjs';
 import { Workbench } from './lib/workbench.mjs';
@@ -18,6 +19,23 @@ export async function runVirtual(page, { log }) {
   const root = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'notes' });
   await root.first().waitFor({ timeout: 60_000 });
   log('virtual: the explorer shows e2emem:/ws (notes/)');
+  // Configure Model…'s glob box counts the files (the walk answers where VS Code's search does not).
+  const widget = page.locator('.quick-input-widget');
+  const pick = async (needle) => {
+    const row = page.locator('.quick-input-list .monaco-list-row', { hasText: needle }).first();
+    await row.waitFor({ timeout: 30_000 });
+    await row.click();
+  };
+  await wb.runCommand('Attention Lab: Configure Model…');
+  await pick('decoder-only');
+  await pick('Documents in this workspace');
+  const message = widget.locator('.quick-input-message').filter({ hasText: /\d+ files?, [\d.]+ [KM]?B/ });
+  await message.first().waitFor({ timeout: 60_000 });
+  const count = ((await message.first().innerText()) ?? '').replace(/\s+/g, ' ').trim();
+  log(`virtual: Configure's glob box "${count}"`);
+  if (!/^3 files, 117 KB\b/.test(count))
+    throw new Error(`the glob box does not count the 3 files: ${JSON.stringify(count)}`);
+  await page.keyboard.press('Escape');
   const t0 = Date.now();
   await wb.runCommand('Attention Lab: Train');
   const status = await wb.waitForStatus('Attention Lab: step', (t) => Number(STEP.exec(t)?.[1] ?? 0) >= 10, 240_000);
