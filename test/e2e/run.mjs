@@ -23,6 +23,10 @@
 //      curves and the Heads tab filling in, Stop, then Resume in WebAssembly;
 //   3. trains on one generated 1.1 MB text file (bigFile.mjs): the run header states the held-out
 //      split and the curves report a validation loss that is not the training loss;
+//   3b. on the web host, a generated 62 MB file (hugeFile.mjs): trains while a probe prints the
+//      page's longest main-thread pause and where its time went;
+//   3c. on the web host, a virtual workspace with no file-search provider (virtual.mjs): Train
+//      walks the folder of a test extension's file system (fixtures/memfs) and trains;
 //   4. walks Configure Model in a trusted workspace (configure.mjs): the glob's file count and
 //      preview as it is typed, a glob matching nothing refused, the review, the settings file;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
@@ -33,7 +37,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -45,6 +49,8 @@ import { fileURLToPath } from 'node:url';
 import { CodeServerSession, E2E_HOME, HOSTS, checkToolchain, sleep } from './lib/codeServer.mjs';
 import { FAST_TRAINING, prepareWorkspace } from './lib/fixtures.mjs';
 import { runBigFile, writeBigFile } from './bigFile.mjs';
+import { HUGEFILE_SETTINGS, runHugeFile, writeHugeFile } from './hugeFile.mjs';
+import { VIRTUAL_FOLDER, runVirtual } from './virtual.mjs';
 import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { runUi } from './ui.mjs';
@@ -65,9 +71,12 @@ if (onlyHost !== null && !HOSTS.includes(onlyHost))
   throw new Error(`--host ${onlyHost}: use one of ${HOSTS.join(', ')}`);
 /** The hosts a scenario runs on: every host for the ones that run on the web too, else Node's. */
 const hostsOf = (name) =>
-  (['host', 'ui', 'active', 'configure', 'inspect'].includes(name) ? HOSTS : ['node']).filter(
-    (h) => onlyHost === null || h === onlyHost,
-  );
+  (['host', 'ui', 'active', 'configure', 'inspect'].includes(name)
+    ? HOSTS
+    : ['hugefile', 'virtual'].includes(name)
+      ? ['web']
+      : ['node']
+  ).filter((h) => onlyHost === null || h === onlyHost);
 const keep = argv.includes('--keep');
 const t0 = Date.now();
 const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s]`, ...a);
@@ -179,8 +188,10 @@ async function browserTests(name, vsix, scenario, settings, options = {}) {
   try {
     log(session.installVsix(vsix));
     await session.start();
-    const page = await session.open(workspace);
-    ok = await scenario(page, { shots, log, workspace, host });
+    // A scenario may open another folder (a URI) with VS Code's ?payload= (e.g. a test extension to develop).
+    const target = options.open?.(session) ?? { folder: workspace, payload: [] };
+    const page = await session.open(target.folder, { payload: target.payload });
+    ok = await scenario(page, { shots, log, workspace, host, dir });
   } catch (e) {
     console.error(`${name} test error:`, e?.stack ?? e);
     try {
@@ -238,6 +249,21 @@ const SCENARIOS = {
   bigmodel: [runBigModel, BIGMODEL_SETTINGS, { prepare: prepareBigModel }],
   pytorch: [runPytorch, { ...FAST_TRAINING, ...PYTORCH_SETTINGS }, {}],
   bigfile: [runBigFile, { ...FAST_TRAINING, ...bigFile }, { prepare: (ws) => writeBigFile(ws, 'books/input.txt') }],
+  hugefile: [
+    runHugeFile,
+    { ...FAST_TRAINING, ...HUGEFILE_SETTINGS },
+    { prepare: (ws) => writeHugeFile(ws, 'books/huge.txt') },
+  ],
+  virtual: [
+    runVirtual,
+    { ...FAST_TRAINING, 'attentionLab.training.steps': 3000 },
+    {
+      open: (session) => ({
+        folder: VIRTUAL_FOLDER,
+        payload: [['extensionDevelopmentPath', session.remote(path.join(HERE, 'fixtures/memfs'))]],
+      }),
+    },
+  ],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
 };

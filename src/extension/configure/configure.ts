@@ -52,7 +52,7 @@ import type { EngineChoiceDeps } from './engineChoice';
 
 /** What the Configure steps use: the host's files, the lab's estimates and previews, the model worker's timing. */
 export interface ConfigureDeps extends EngineChoiceDeps {
-  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'pytorch'>;
+  readonly host: Pick<ExtensionHost, 'fs' | 'pathOf' | 'pytorch' | 'kind'>;
   readonly lab: LabLoader;
   readonly models: Pick<ModelClient, 'request'>;
   runsRoot(): RunsRoot;
@@ -274,6 +274,17 @@ async function globStep(s: ConfigureDeps, d: Draft, back: boolean): Promise<Draf
   return withData(d, { source: 'documents', include, charsSeen: seen.get(include)?.chars ?? null });
 }
 
+/**
+ * Largest file whose first bytes the preview checks on the web: `workspace.fs` reads only whole
+ * files, through the page, so checking a 60 MB file's start would move all of it there.
+ */
+const WEB_SNIFF_FILE_BYTES = 4 << 20;
+
+/** The preview's budget on this host (lab/data/corpusPreview.ts). */
+function sniffBudget(s: Pick<ConfigureDeps, 'host'>): { maxSniffFileBytes?: number } {
+  return s.host.kind === 'web' ? { maxSniffFileBytes: WEB_SNIFF_FILE_BYTES } : {};
+}
+
 /** What the glob names: the files VS Code finds, planned (and the first ones read) as training would. */
 async function previewGlob(
   s: ConfigureDeps,
@@ -305,7 +316,14 @@ async function previewGlob(
   try {
     const p = await s.lab
       .get()
-      .previewDocuments(s.host.fs, found.files, documentsRoot(s.host, found.files), limits, {}, abort.signal);
+      .previewDocuments(
+        s.host.fs,
+        found.files,
+        documentsRoot(s.host, found.files),
+        limits,
+        sniffBudget(s),
+        abort.signal,
+      );
     const complete = !found.capped && p.read === p.planned;
     return {
       glob,

@@ -7,7 +7,8 @@
  * files within a reading budget (files over 256 KiB are not read here), and the result
  * says how many were read. The files not read are still tested for being binary on their first
  * 8 KiB ({@link isBinaryFile}, the test reading them applies), so no binary file is listed as
- * one to train on. The distinct
+ * one to train on (on a file system that reads only whole files, the caller may leave large ones
+ * unchecked: {@link PreviewBudget.maxSniffFileBytes}). The distinct
  * characters of the files read give the character tokenizer's vocabulary size.
  *
  * Bounded and cancellable: the caller caps the number of files it passes (and says so),
@@ -32,6 +33,13 @@ export interface PreviewBudget {
   readonly maxFileBytes?: number;
   /** Most files not read whose first 8 KiB are checked for binary bytes (default 1000). */
   readonly maxSniffFiles?: number;
+  /**
+   * Largest file not read whose first 8 KiB are checked (default: any size). Where a file
+   * system reads only whole files — VS Code's `workspace.fs` on the web, where the bytes travel
+   * through the page — checking the start of a large file reads all of it, so the caller bounds
+   * it; a larger file is kept unread, checked when training reads it.
+   */
+  readonly maxSniffFileBytes?: number;
 }
 
 /** What a preview found. */
@@ -88,9 +96,10 @@ export async function previewCorpus(
   let read = 0;
   let readBytes = 0;
   let sniffs = budget.maxSniffFiles ?? 1000;
+  const maxSniffFileBytes = budget.maxSniffFileBytes ?? Number.POSITIVE_INFINITY;
   /** Keeps a file not read, unless its first bytes show it binary. */
   const keepUnread = async (file: PlannedFile): Promise<void> => {
-    if (sniffs > 0) {
+    if (sniffs > 0 && file.bytes <= maxSniffFileBytes) {
       sniffs--;
       const binary = await isBinaryFile(fs, file.abs);
       check();

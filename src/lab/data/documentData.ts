@@ -106,6 +106,21 @@ export function tailCut(text: string): number {
   return c >= 0xdc00 && c <= 0xdfff ? at + 1 : at;
 }
 
+/** Reads one planned file as a document (readPlannedFile, or the text a one-file corpus already read). */
+type ReadDocument = (file: PlannedFile) => ReturnType<typeof readPlannedFile>;
+
+/**
+ * How the passes read the files: a corpus of one file keeps its text after the first read, so
+ * the passes over it (count, encode, encode again without a split) read it once — on the web
+ * each read of a large file travels through the page to the remote and back. Several files
+ * are read anew in each pass, so memory holds one file's text at a time.
+ */
+function documentReader(fs: LabFs, files: readonly PlannedFile[], skipGenerated: boolean | undefined): ReadDocument {
+  if (files.length !== 1) return (file) => readPlannedFile(fs, file, skipGenerated);
+  let kept: ReturnType<typeof readPlannedFile> | null = null;
+  return (file) => (kept ??= readPlannedFile(fs, file, skipGenerated));
+}
+
 /** Progress reports at most every {@link PROGRESS_MS}, plus cancellation and yielding between pieces. */
 class Pacer {
   private last = 0;
@@ -127,7 +142,7 @@ class Pacer {
 
 /** Pass 1: learns the tokenizer from the training text (BPE from a seeded sample past BPE_SAMPLE_BYTES). */
 async function learnTokenizer(
-  fs: LabFs,
+  read: ReadDocument,
   src: { train: TokenizerType; vocabSize: number },
   files: readonly PlannedFile[],
   split: Split,
@@ -145,7 +160,7 @@ async function learnTokenizer(
   const verb = src.train === 'bpe' ? 'Counting words for BPE in' : 'Counting characters in';
   for (const [fileIndex, file] of files.entries()) {
     if (split.kind === 'documents' && split.val.has(file.path)) continue;
-    const r = await readPlannedFile(fs, file, opts.skipGenerated);
+    const r = await read(file);
     if (r.ok) {
       const text = split.kind === 'tail' ? r.text.slice(0, tailCut(r.text)) : r.text;
       const scale = file.bytes / Math.max(1, r.text.length);
@@ -220,6 +235,7 @@ interface Encoded {
 /** Pass 2: reads and encodes every file into the training or validation stream as the split says. */
 async function encodeAll(
   fs: LabFs,
+  read: ReadDocument,
   tok: Tokenizer,
   files: readonly PlannedFile[],
   split: Split,
@@ -246,7 +262,7 @@ async function encodeAll(
       done += file.bytes;
       continue;
     }
-    const r = await readPlannedFile(fs, file, opts.skipGenerated);
+    const r = await read(file);
     if (!r.ok) {
       out.skipped.push({ path: file.path, reason: r.reason });
       done += file.bytes;
@@ -358,13 +374,14 @@ export async function loadDocumentData(
   let split = chooseSplit(plan.files, opts.seed);
   const notes: string[] = [];
   const pacer = new Pacer(opts, plan.bytes);
-  const tok = 'train' in source ? await learnTokenizer(fs, source, plan.files, split, o, pacer, notes) : source;
-  let e = await encodeAll(fs, tok, plan.files, split, o, pacer);
+  const read = documentReader(fs, plan.files, skipGenerated);
+  const tok = 'train' in source ? await learnTokenizer(read, source, plan.files, split, o, pacer, notes) : source;
+  let e = await encodeAll(fs, read, tok, plan.files, split, o, pacer);
   if (e.documents === 0)
     throw noDocumentsError([...plan.skipped, ...e.skipped], `given under ${shownPath(plan.root)}`, limits);
   if (e.val.length < MIN_VAL_TOKENS) {
     split = { kind: 'none' };
-    e = await encodeAll(fs, tok, plan.files, split, o, pacer);
+    e = await encodeAll(fs, read, tok, plan.files, split, o, pacer);
   }
   if (e.train.length + e.val.length < 3 && opts.need !== 'validation') {
     throw new EngineError(

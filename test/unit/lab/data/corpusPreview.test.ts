@@ -83,6 +83,30 @@ describe.each(FILE_SYSTEMS)('previewCorpus on $name', ({ make }) => {
     expect(late.skipped).toEqual([{ path: 'weights.dat', reason: 'binary' }]);
   });
 
+  it('leaves a file over maxSniffFileBytes unread and unchecked (a whole-file file system reads it all)', async () => {
+    const bin = await t.dir();
+    const data = new Uint8Array(300_000).fill(0x41);
+    data[100] = 0;
+    const found = await t.put(bin, { 'weights.dat': data, 'small.dat': data.subarray(0, 200), 'notes.txt': 'words\n' });
+    const reads: string[] = [];
+    const counting = new Proxy(t.fs, {
+      get(target, key) {
+        const v = Reflect.get(target, key, target) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          if (key === 'readFile' || key === 'readRange') reads.push(t.fs.basename(args[0] as string));
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const p = await preview(counting, found, bin, { maxFileBytes: 1 << 20 }, { maxFiles: 0, maxSniffFileBytes: 1000 });
+    expect(reads).not.toContain('weights.dat');
+    expect(reads).toContain('small.dat'); // under the bound: its start is still checked
+    expect(p.files.map((f) => f.path)).toEqual(['notes.txt', 'weights.dat']);
+    expect(p.skipped).toEqual([{ path: 'small.dat', reason: 'binary' }]);
+    expect(p.read).toBe(0);
+  });
+
   it('stops when cancelled', async () => {
     const abort = new AbortController();
     abort.abort();

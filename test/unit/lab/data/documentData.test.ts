@@ -182,6 +182,37 @@ describe.each(FILE_SYSTEMS)('documents on $name', ({ make }) => {
   });
 
   describe('streaming', () => {
+    it('reads a one-file corpus once for every pass (on the web each read crosses the page), several files once a pass', async () => {
+      const reads = new Map<string, number>();
+      const counting = new Proxy(t.fs, {
+        get(target, key) {
+          const v = Reflect.get(target, key, target) as unknown;
+          if (typeof v !== 'function') return v;
+          return (...args: unknown[]) => {
+            if (key === 'readFile' || key === 'readRange') {
+              const p = args[0] as string;
+              reads.set(p, (reads.get(p) ?? 0) + 1);
+            }
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const one = await put('once/input.txt', LINE.repeat(100));
+      const whole = await load(counting, spec([one]), CHAR, { seed: 1, pieceChars: 500 });
+      // Counting characters, encoding the training part, encoding the held-out tail: one read.
+      expect(reads.get(one)).toBe(1);
+      const again = await load(t.fs, spec([one]), CHAR, { seed: 1, pieceChars: 500 });
+      expect(Array.from(whole.train)).toEqual(Array.from(again.train));
+      expect(Array.from(whole.val)).toEqual(Array.from(again.val));
+      // Too little text to hold out: encoded a second time without a split, still from the one read.
+      const tiny = await put('once/tiny.txt', 'abcab');
+      await load(counting, spec([tiny]), CHAR, { seed: 1 });
+      expect(reads.get(tiny)).toBe(1);
+      const two = [await put('twice/a.txt', LINE), await put('twice/b.txt', LINE.repeat(2))];
+      await load(counting, spec(two), CHAR, { seed: 1 });
+      expect(two.map((f) => reads.get(f))).toEqual([2, 2]);
+    });
+
     it('BPE learns from a seeded sample past the sample size, and says so', async () => {
       const files = await Promise.all(
         Array.from({ length: 3 }, (_, i) => put(`bpe/f${i}.txt`, `${LINE}${i} `.repeat(300))),
