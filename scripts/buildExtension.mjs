@@ -43,7 +43,7 @@ export async function buildExtension() {
   // Small lab files are light enough: hosting the training worker (and starting Node workers), the error-code
   // classification, the defaults of a run (protocol only), the file system the extension reads runs through
   // (with the engine's error class, 50 lines and no imports, that its refusals of special files throw),
-  // the run folders' locks, and paths as people read them.
+  // the run folders' locks (which merge a web-written log's parts when a session ends), and paths as people read them.
   const light = new Set([
     'src/engine/errors.ts',
     'src/lab/workers/trainingClient.ts',
@@ -55,6 +55,7 @@ export async function buildExtension() {
     'src/lab/files/fileErrors.ts',
     'src/lab/files/atomicFile.node.ts',
     'src/lab/runs/runLock.ts',
+    'src/lab/files/logParts.ts',
     'src/lab/runs/lockIdentity.node.ts',
     'src/lab/files/slashPaths.ts',
   ]);

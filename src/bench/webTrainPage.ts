@@ -2,15 +2,16 @@
  * A page that plays VS Code's web extension host for the training worker, bundled for
  * Chromium by the browser test (test/browser/webTraining.test.ts) and the web benchmark
  * (benchWeb.ts): starts the web bundle dist/web/trainingWorker.js (its text is passed in)
- * from a `blob:` URL through the lab's own `startWebWorker`, answers its file calls from a
- * file system in memory, trains a built-in task's default run and returns what it gave.
+ * from a `blob:` URL through the lab's own `startWebWorker`, answers its file calls from
+ * memory playing `workspace.fs` (wholeFileFs.ts, as the web host's), trains a built-in
+ * task's default run and returns what it gave.
  * Whether the page is cross-origin isolated — so whether helper threads can run — is up to
  * the headers it was served with.
  *
  * Leaves out: assertions and reporting (the test, the benchmark).
  */
 
-import { MemoryFs } from '../lab/files/memoryFs';
+import { MemoryFs, workspaceLikeFs } from '../lab/files/memoryFs';
 import { trainSpecOf } from '../lab/runs/runSpec';
 import { TrainingWorker } from '../lab/workers/trainingClient';
 import { startWebWorker } from '../lab/workers/startWorker.web';
@@ -28,7 +29,8 @@ export interface PageRun extends WorkerTraining {
  * threads.
  */
 async function trainInPage(source: string, task: TaskName, helpers?: number, steps?: number): Promise<PageRun> {
-  const fs = new MemoryFs();
+  // Files as the web host has them: memory playing `workspace.fs` under the whole-file layer (log parts and all).
+  const fs = workspaceLikeFs(new MemoryFs());
   const runDir = 'vscode-userdata://test/User/globalStorage/attention-lab/runs/run-1';
   const worker = new TrainingWorker(startWebWorker(Promise.resolve(source), fs, 'training worker'));
   const spec = trainSpecOf({ kind: 'task', task }, steps === undefined ? {} : { steps });

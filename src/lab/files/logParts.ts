@@ -9,8 +9,11 @@
  * recovery (lab/runs/recovery.ts) merges the parts into the base on any file system, so a
  * folder a web session left is read whole on Node too.
  *
- * Leaves out: writing, merging and compacting the parts (wholeFileFs.ts), reading the files.
+ * Leaves out: writing, merging and compacting the parts as they are appended (wholeFileFs.ts).
  */
+
+import type { LabFs } from './labFs';
+import { listNames, writeFile } from './labFs';
 
 /** A part file of a log: `.NAME.at-START-END`; the groups are NAME, START and END. */
 export const LOG_PART = /^\.(.+)\.at-(\d{12})-(\d{12})$/;
@@ -98,4 +101,24 @@ export async function assembleLog(
     chunks.push(data);
   }
   return concatBytes(chunks);
+}
+
+/**
+ * Merges the part files beside every log in `dir` into the log, on any file system (Node's
+ * reads a log's file alone): the log is replaced by its whole contents, then its parts are
+ * removed; parts without their log are what a stopped remove left, and are removed. Run on
+ * reopen (lab/runs/recovery.ts) and when a session ends (runs/runLock.ts).
+ */
+export async function mergeLogParts(fs: LabFs, dir: string): Promise<void> {
+  const names = await listNames(fs, dir);
+  const logs = new Set(names.flatMap((n) => LOG_PART.exec(n)?.[1] ?? []));
+  for (const log of logs) {
+    const parts = partsOf(names, log);
+    const file = fs.join(dir, log);
+    if (names.includes(log)) {
+      const base = await fs.readFile(file);
+      await writeFile(fs, file, await assembleLog(log, base, parts, (p) => fs.readFile(fs.join(dir, p.name))));
+    }
+    for (const part of parts) await fs.remove(fs.join(dir, part.name));
+  }
 }

@@ -23,8 +23,8 @@
  */
 
 import type { LabFs } from '../files/labFs';
-import { KEPT_FILE, TEMP_FILE, completeLines, listNames, readText, writeFile } from '../files/labFs';
-import { assembleLog, partsOf } from '../files/logParts';
+import { KEPT_FILE, TEMP_FILE, completeLines, listNames, readText } from '../files/labFs';
+import { mergeLogParts } from '../files/logParts';
 import { checkpointFileStep } from './checkpoint';
 import { RUN_FILES } from './runFolder';
 
@@ -49,7 +49,7 @@ function tempTarget(name: string): string | null {
 export async function recoverRunFolder(fs: LabFs, runDir: string): Promise<Recovery> {
   const at = (name: string): string => fs.join(runDir, name);
   for (const dir of [runDir, at(RUN_FILES.snapshots)]) await restoreKeptCopies(fs, dir);
-  for (const log of [RUN_FILES.metrics, RUN_FILES.evaluations]) await mergeLogParts(fs, runDir, log);
+  await mergeLogParts(fs, runDir);
   const names = await listNames(fs, runDir);
   const tempsOf = (target: string): string[] => names.filter((n) => tempTarget(n) === target);
   for (const log of [RUN_FILES.metrics, RUN_FILES.evaluations])
@@ -72,23 +72,6 @@ async function restoreKeptCopies(fs: LabFs, dir: string): Promise<void> {
     if (names.includes(target)) await fs.remove(fs.join(dir, name));
     else await fs.rename(fs.join(dir, name), fs.join(dir, target));
   }
-}
-
-/**
- * Merges the part files a whole-file file system's appends left beside log `name`
- * (logParts.ts) into it, so every file system reads the log whole; parts without the log are
- * what a stopped remove left, and are removed.
- */
-async function mergeLogParts(fs: LabFs, runDir: string, name: string): Promise<void> {
-  const names = await listNames(fs, runDir);
-  const parts = partsOf(names, name);
-  if (parts.length === 0) return;
-  const file = fs.join(runDir, name);
-  if (names.includes(name)) {
-    const base = await fs.readFile(file);
-    await writeFile(fs, file, await assembleLog(name, base, parts, (p) => fs.readFile(fs.join(runDir, p.name))));
-  }
-  for (const part of parts) await fs.remove(fs.join(runDir, part.name));
 }
 
 /** Complete lines of a log copy (0 when it cannot be read). */

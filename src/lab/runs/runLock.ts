@@ -37,6 +37,7 @@
 import { FileError } from '../files/fileErrors';
 import type { LabFs } from '../files/labFs';
 import { exists, listNames, readText, writeFile } from '../files/labFs';
+import { mergeLogParts } from '../files/logParts';
 
 /** The lock's file in a run folder. */
 export const LOCK_FILE = 'lock.json';
@@ -439,7 +440,8 @@ export class RunLock {
   }
 
   /**
-   * Removes the lock (only while it is still this holder's), and the run folder when the lock
+   * Merges the logs' part files into them (files/logParts.ts), removes the lock (only while it is
+   * still this holder's), and the run folder when the lock
    * created it and nothing else is in it (a new run that failed before writing). Idempotent.
    */
   async release(): Promise<void> {
@@ -448,7 +450,12 @@ export class RunLock {
     this.stopBeating();
     await this.beating;
     const found = await readLock(this.fs, this.file);
-    if (found?.record?.token === this.record.token) await this.fs.remove(this.file);
+    if (found?.record?.token === this.record.token) {
+      // The session is over: its logs' parts (a whole-file file system's appends) go into them
+      // while this is still the only writer. Left there, they are still read and merged on reopen.
+      await mergeLogParts(this.fs, this.runDir).catch(() => undefined);
+      await this.fs.remove(this.file);
+    }
     if (
       this.record.newFolder &&
       (await exists(this.fs, this.runDir)) &&

@@ -18,6 +18,7 @@ import { MemoryFs, workspaceLikeFs } from '../../../../src/lab/files/memoryFs';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { WholeFileFs } from '../../../../src/lab/files/wholeFileFs';
 import { recoverRunFolder } from '../../../../src/lab/runs/recovery';
+import { takeRunLock } from '../../../../src/lab/runs/runLock';
 import { KillSwitch, killableFs } from './killSwitch';
 
 const DIR = 'vscode-remote://host/home/lab/run';
@@ -104,6 +105,21 @@ describe('appends on a whole-file file system', () => {
     // the whole log per append would write 64 * n / 2 bytes per append (8 KiB and 64 KiB here).
     expect(large).toBeLessThan(64 * (Math.log2(2048) + 2));
     expect(large - small).toBeLessThan(64 * 4);
+  });
+
+  it('are merged into their logs when the session ends (the run lock is released)', async () => {
+    const mem = new MemoryFs();
+    const lab = workspaceLikeFs(mem);
+    const me = { pid: 1, host: 'box', boot: 'b', by: 'test', alive: () => true };
+    const lock = await takeRunLock(lab, DIR, me, { heartbeatMs: 0, sleep: () => Promise.resolve() });
+    for (let i = 0; i < 50; i++) await lab.appendLine(LOG, line(i));
+    await lab.appendLine(`${DIR}/evaluations.jsonl`, line(0));
+    await lab.appendLine(`${DIR}/evaluations.jsonl`, line(1));
+    expect(partsOf(await listNames(mem, DIR), 'metrics.jsonl').length).toBeGreaterThan(0);
+    await lock.release();
+    expect((await listNames(mem, DIR)).sort()).toEqual(['evaluations.jsonl', 'metrics.jsonl']);
+    expect(await readText(mem, LOG)).toBe(lines(0, 50));
+    expect(await readText(mem, `${DIR}/evaluations.jsonl`)).toBe(lines(0, 2));
   });
 
   it('finds a gap between parts and says so', () => {
