@@ -76,6 +76,7 @@ vi.mock('vscode', () => {
 });
 
 const { WorkspaceFs } = await import('../../../../src/extension/host/workspaceFs');
+const { LOG_PART, mergeLogParts } = await import('../../../../src/lab/files/logParts');
 const { RunLockedError, readRunLock, takeRunLock, uncheckedIdentity } =
   await import('../../../../src/lab/runs/runLock');
 
@@ -91,8 +92,14 @@ describe('WorkspaceFs', () => {
     ]);
     expect(new TextDecoder().decode(await fs.readFile(file))).toBe(`${lines.join('\n')}\n`);
     expect(new TextDecoder().decode(await fs.readFile('/runs/a/log.txt'))).toBe('other file\n');
-    // The write-back goes through a temporary file, renamed over the log: none is left.
+    // Each write goes through a temporary file, renamed into place: none is left. The .jsonl
+    // log's appends are its part files (lab/files/logParts.ts) until a merge folds them in.
+    const names = (await fs.list('/runs/a')).map((e) => e.name);
+    expect(names.filter((n) => !LOG_PART.test(n)).sort()).toEqual(['log.txt', 'metrics.jsonl']);
+    expect(names.filter((n) => LOG_PART.test(n)).every((n) => n.startsWith('.metrics.jsonl.at-'))).toBe(true);
+    await mergeLogParts(fs, '/runs/a');
     expect((await fs.list('/runs/a')).map((e) => e.name).sort()).toEqual(['log.txt', 'metrics.jsonl']);
+    expect(new TextDecoder().decode(await fs.readFile(file))).toBe(`${lines.join('\n')}\n`);
   });
 
   it('reports a failed append to its caller and appends the next one', async () => {
