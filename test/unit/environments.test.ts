@@ -16,52 +16,14 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { builtinModules } from 'node:module';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-/**
- * Import specifiers of a source text: import/export … from, side-effect imports, import(),
- * require(); with `values`, only those that survive compilation (no `import type`, `export
- * type … from` or `typeof import()`).
- */
-function importSpecifiers(text: string, values = false): string[] {
-  const patterns = [
-    values
-      ? /^\s*(?:import|export)\b(?!\s+type\b)[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm
-      : /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm,
-    /^\s*import\s*['"]([^'"]+)['"]/gm,
-    values ? /(?<!\btypeof\s+)\bimport\(\s*['"]([^'"]+)['"]\s*\)/g : /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g,
-  ];
-  const found: string[] = [];
-  for (const re of patterns) for (const m of text.matchAll(re)) found.push(m[1] as string);
-  return found;
-}
-
-const NODE_BUILTINS = new Set(builtinModules);
-
-function isNodeBuiltin(spec: string): boolean {
-  return spec.startsWith('node:') || NODE_BUILTINS.has(spec.split('/')[0] as string);
-}
+import { ROOT, importSpecifiers, isNodeBuiltin, readSource, sourceFiles } from './importGraph';
 
 /** The known .ts file a relative specifier names, or null (a non-.ts asset, or nothing). */
 function resolveIn(known: ReadonlySet<string>, from: string, spec: string): string | null {
   const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
   for (const c of [base, `${base}.ts`, `${base}/index.ts`]) if (known.has(c)) return c;
   return null;
-}
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) {
-      if (e.name !== 'node_modules' && e.name !== 'assembly') out.push(...sourceFiles(rel));
-    } else if (e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
 }
 
 /**
@@ -123,7 +85,7 @@ function webEntries(): string[] {
 
 describe('environments (Node code stays out of the web, and says so in its name)', () => {
   const files = [...sourceFiles('src'), ...sourceFiles('webview')];
-  const read = (rel: string): string => fs.readFileSync(path.join(ROOT, rel), 'utf8');
+  const read = readSource;
 
   it('knows the web entries the web build bundles', () => {
     expect(webEntries().sort()).toEqual([

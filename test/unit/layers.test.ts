@@ -29,10 +29,8 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { builtinModules } from 'node:module';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = path.resolve(__dirname, '../..');
+import { ROOT, importSpecifiers, isNodeBuiltin, packageName, readSource, sourceFiles } from './importGraph';
 
 type Layer = 'extension' | 'cli' | 'bench' | 'lab' | 'common' | 'protocol' | 'engine' | 'webview';
 
@@ -86,42 +84,11 @@ function layerOf(rel: string): Layer | null {
   return m ? (m[1] as Layer) : null;
 }
 
-/** Import specifiers of a source text: import/export … from, side-effect imports, import(), require(). */
-function importSpecifiers(text: string): string[] {
-  const patterns = [
-    /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm,
-    /^\s*import\s*['"]([^'"]+)['"]/gm,
-    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
-    /\brequire\(\s*['"]([^'"]+)['"]\s*\)/g,
-  ];
-  const found: string[] = [];
-  for (const re of patterns) for (const m of text.matchAll(re)) found.push(m[1] as string);
-  return found;
-}
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) {
-      if (e.name !== 'node_modules' && e.name !== 'assembly') out.push(...sourceFiles(rel));
-    } else if (e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
-
 /** The repository-relative .ts file a relative specifier names (or the bare path when it is not .ts). */
 function resolveRelative(from: string, spec: string): string {
   const base = path.posix.normalize(path.posix.join(path.posix.dirname(from), spec));
   for (const c of [`${base}.ts`, `${base}/index.ts`]) if (fs.existsSync(path.join(ROOT, c))) return c;
   return base;
-}
-
-const NODE_BUILTINS = new Set(builtinModules);
-
-function packageName(spec: string): string {
-  const parts = spec.split('/');
-  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string);
 }
 
 /** Every layering violation among `files`, one line each. */
@@ -145,7 +112,7 @@ function layerViolations(files: readonly string[], read: (rel: string) => string
           problems.push(`${file}: imports ${spec} (layer ${from} may not import layer ${to})`);
         continue;
       }
-      const isNode = spec.startsWith('node:') || NODE_BUILTINS.has(packageName(spec));
+      const isNode = isNodeBuiltin(spec);
       const allowed = isNode ? MAY_USE[from].includes('node') : MAY_USE[from].includes(packageName(spec));
       if (!allowed)
         problems.push(
@@ -232,7 +199,7 @@ function importCycles(files: readonly string[], read: (rel: string) => string): 
 
 describe('layers (imports point down only)', () => {
   const files = [...sourceFiles('src'), ...sourceFiles('webview')];
-  const read = (rel: string): string => fs.readFileSync(path.join(ROOT, rel), 'utf8');
+  const read = readSource;
 
   it('finds the files and their imports', () => {
     expect(files.length).toBeGreaterThan(100);
