@@ -1,6 +1,6 @@
 import { vi } from 'vitest';
 
-// Only errors.ts's notification helpers use vscode at run time; the session never calls them.
+// Only errors.ts's notification helpers use vscode at run time; the connection never calls them.
 vi.mock('vscode', () => ({}));
 import { describe, expect, it } from 'vitest';
 import type { ToWebview, RunState } from '../../../../src/protocol/webview';
@@ -10,7 +10,7 @@ import { DashboardConnection } from '../../../../src/extension/dashboard/dashboa
 import type { RunItem } from '../../../../src/extension/runs/runsModel';
 import type { RunEvent } from '../../../../src/extension/training/trainingController';
 
-// The session's ordering with a page and a runs model that answer when the test says so, as
+// The connection's ordering with a page and a runs model that answer when the test says so, as
 // on the web, where reading the run folders takes long enough for training to start meanwhile.
 
 type Listener<T> = (v: T) => void;
@@ -141,9 +141,9 @@ function harness() {
       },
     },
   };
-  const session = new DashboardConnection(panel as never, deps, null);
+  const connection = new DashboardConnection(panel as never, deps, null);
   return {
-    session,
+    connection,
     posted,
     resumed,
     fromPage: (m: unknown) => fromPage.fire(m),
@@ -206,21 +206,21 @@ describe('DashboardConnection', () => {
     h.setDisk([item('/a')]);
     await tick();
     expect(h.lists()).toHaveLength(2);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it('posts a message about a run after the list that brings the run, not before', async () => {
     const h = harness();
     h.setDisk([item('/a')]);
     h.gate(true);
-    h.session.afterLoad([{ type: 'dashboard/show', runDir: '/a', tab: 'attention' }]);
+    h.connection.afterLoad([{ type: 'dashboard/show', runDir: '/a', tab: 'attention' }]);
     h.ready();
     await tick();
     expect(h.posted.map((m) => m.type)).toEqual([]);
     h.release();
     await tick();
     expect(h.posted.map((m) => m.type)).toEqual(['dashboard/didLoadRuns', 'dashboard/show']);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it('forwards the start of a run the page does not list, and the steps after it', async () => {
@@ -235,7 +235,7 @@ describe('DashboardConnection', () => {
       'train/didStart',
       'train/didStep',
     ]);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it('holds live notifications while a list is read and forwards only what it did not hold', async () => {
@@ -254,7 +254,7 @@ describe('DashboardConnection', () => {
       'train/didStart',
       'train/didStep',
     ]);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it('reads the list again when the live run it showed could not be read into a new one', async () => {
@@ -266,13 +266,13 @@ describe('DashboardConnection', () => {
     h.emit('/a', start('/a'));
     expect(h.lists()).toEqual([['/a']]);
     h.unreadable.add('/a');
-    h.session.reload();
+    h.connection.reload();
     await tick();
     expect(h.lists()).toEqual([['/a'], []]);
     h.unreadable.delete('/a');
     await tick(1300);
     expect(h.lists()).toEqual([['/a'], [], ['/a']]);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it('opens a model only for a run the runs model knows; a request naming another folder is refused in one line', async () => {
@@ -322,7 +322,7 @@ describe('DashboardConnection', () => {
     h.send({ type: 'model/attend', id: 7, runDir: '/a', text: 'x' });
     await tick();
     expect(h.opened).toEqual(['lens /a', 'attend /a']);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it("forwards the page's model requests as they came, answering with the page's id, tokens and failures", async () => {
@@ -377,7 +377,7 @@ describe('DashboardConnection', () => {
       },
     ]);
     expect(h.asked.map((a) => a.kind)).toEqual(['decode', 'attendLayer', 'lens']);
-    h.session.dispose();
+    h.connection.dispose();
   });
 
   it("runs a stopped run's Resume from the page as the Resume command; pause and stop of a run not training do nothing", async () => {
