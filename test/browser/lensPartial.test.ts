@@ -16,8 +16,8 @@ import { logitLens } from '../../src/lab/inference/lens';
 import { NODE_FS } from '../../src/lab/files/fs.node';
 import type { OpenRun } from '../../src/lab/inference/openRun';
 import { loadRunState } from '../../src/lab/runs/runState';
-import type { LensOutputData, LensInputData } from '../../src/protocol/analysis';
-import type { RunState } from '../../src/protocol/webview';
+import type { LensOutputData } from '../../src/protocol/analysis';
+import type { FromWebview, RunState } from '../../src/protocol/webview';
 import { scriptedRun } from '../unit/lab/inference/scriptedGpt2';
 import { clean } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, frames, launchBrowser, openDashboard, send, until } from './harness';
@@ -47,7 +47,7 @@ describe.skipIf(!HAS_CHROMIUM)('logit lens: a cell predicting part of a characte
     const { page, log } = await openDashboard(browser, {
       onPost: async (msg, p) => {
         if (msg.type !== 'model/lens') return;
-        const req = msg as unknown as { id: number; input: LensInputData; topK: number; fit: boolean };
+        const req = msg as Extract<FromWebview, { type: 'model/lens' }>;
         expect(req.input).toEqual({ kind: 'decoder-only', prompt: 'ab' });
         const output = logitLens(r, { prompt: req.input.kind === 'decoder-only' ? req.input.prompt : '' }, req);
         answers.push(output);
