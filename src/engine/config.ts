@@ -14,7 +14,26 @@ export type ModelKind = 'encoder-decoder' | 'decoder-only';
  * and nanoGPT's), 'geluTanh' (the tanh approximation GPT-2 was trained with, Hugging Face's
  * `gelu_new`, PyTorch's `gelu(approximate='tanh')`). See ops/activations.ts.
  */
-export const ACTIVATIONS = ['relu', 'gelu', 'geluTanh'] as const;
+export const ACTIVATIONS = ['relu', 'gelu', 'geluTanh', 'relu2', 'silu', 'swiglu', 'geglu'] as const;
+
+/**
+ * The gated feed-forward activations (Shazeer 2020, "GLU Variants Improve Transformer"): three
+ * matrices, down(act(gate(x)) ⊙ up(x)). 'swiglu' gates with SiLU (Llama, Qwen, Mistral), 'geglu'
+ * with the tanh GELU (Gemma's gelu_pytorch_tanh).
+ */
+export const GATED_ACTIVATIONS: readonly Activation[] = ['swiglu', 'geglu'];
+
+/** Position encodings: added to the embeddings ('sinusoidal', 'learned'), rotating queries and keys ('rope'), a bias on the attention scores ('alibi'), or none. */
+export const POSITIONALS = ['sinusoidal', 'learned', 'rope', 'alibi', 'none'] as const;
+
+/** One of {@link POSITIONALS}. */
+export type Positional = (typeof POSITIONALS)[number];
+
+/** Normalisation layers: LayerNorm (Ba et al. 2016) or RMSNorm (Zhang & Sennrich 2019, no mean, no bias). */
+export const NORM_TYPES = ['layernorm', 'rmsnorm'] as const;
+
+/** One of {@link NORM_TYPES}. */
+export type NormType = (typeof NORM_TYPES)[number];
 
 /** One of {@link ACTIVATIONS}. */
 export type Activation = (typeof ACTIVATIONS)[number];
@@ -38,49 +57,139 @@ export interface ModelConfig {
   readonly dropout: number;
   /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
   readonly norm: 'post' | 'pre';
-  readonly positional: 'sinusoidal' | 'learned';
+  readonly positional: Positional;
+  /** RoPE's base θ (10000 in the RoFormer paper and Llama 2; 500000 in Llama 3; 1e6 in Qwen2.5). */
+  readonly ropeTheta: number;
+  /**
+   * The fraction of each head's channels RoPE rotates (Pythia's `rotary_pct`, 0.25); the rest
+   * pass unrotated. dHead · rotaryFraction must be an even whole number.
+   */
+  readonly rotaryFraction: number;
   readonly activation: Activation;
   /** Output projection shares the (target) embedding matrix. */
   readonly tieEmbeddings: boolean;
-  /** Biases in linear layers and LayerNorms. */
+  /** Biases in the norms and the output projection, and the default of the three per-part switches below. */
   readonly bias: boolean;
+  /** Biases of the q, k, v projections (Qwen2 has these and no others). */
+  readonly qkvBias: boolean;
+  /** Bias of the attention's output projection W_o. */
+  readonly attnOutBias: boolean;
+  /** Biases of the feed-forward network's matrices. */
+  readonly mlpBias: boolean;
+  /** The eps of every norm, LayerNorm or RMSNorm (the name is kept for run.json files of every version). */
   readonly layerNormEps: number;
+  /** Which norm every norm of the model is. */
+  readonly normType: NormType;
+  /** Norms have a learned per-channel scale (false: nanochat's weightless RMSNorm; rmsnorm only). */
+  readonly normScale: boolean;
+  /** RMSNorm of each head's queries and keys before the scores (Qwen3, Gemma 3, OLMo 2, nanochat). */
+  readonly qkNorm: boolean;
+  /**
+   * Key/value heads: 0 = as many as nHeads (multi-head), fewer (grouped-query, Ainslie et al. 2023) or 1
+   * (multi-query). 0 keeps multi-head attention when nHeads is changed alone. See {@link kvHeads}.
+   */
+  readonly nKvHeads: number;
+  /** Soft-cap c of the attention scores, c · tanh(s / c) after scaling (Gemma 2); 0 = off. */
+  readonly attnSoftCap: number;
+  /** Soft-cap c of the output logits, c · tanh(z / c) (Gemma 2, nanochat's 15); 0 = off. */
+  readonly logitSoftCap: number;
+  /** Each position attends to at most this many positions, itself included (Mistral's window); 0 = the whole context. */
+  readonly slidingWindow: number;
+  /** x + attn(norm₁(x)) + mlp(norm₂(x)) in one residual step (GPT-NeoX, GPT-J); pre-norm only. */
+  readonly parallelResidual: boolean;
+  /** A norm right after the embeddings, before the first layer (nanochat). */
+  readonly embedNorm: boolean;
   /** Multiply embeddings by √d_model (the paper, §3.4). */
   readonly embedScale: boolean;
   /** Label smoothing ε of the training loss (the paper uses 0.1). */
   readonly labelSmoothing: number;
 }
 
-const PAPER: Omit<
-  ModelConfig,
-  'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'
-> = {
+/** The fields a preset's size sets. */
+type SizeField =
+  'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen';
+
+/**
+ * The options of today's transformers, all off: the models of 2017 and 2019 as they were. A
+ * run.json written before these fields existed reads as these values (`completeConfig`).
+ */
+const TODAY_OFF = {
+  ropeTheta: 10000,
+  rotaryFraction: 1,
+  normType: 'layernorm',
+  normScale: true,
+  qkNorm: false,
+  attnSoftCap: 0,
+  logitSoftCap: 0,
+  slidingWindow: 0,
+  parallelResidual: false,
+  embedNorm: false,
+} as const satisfies Partial<ModelConfig>;
+
+const PAPER: Omit<ModelConfig, SizeField | 'nKvHeads'> = {
   kind: 'encoder-decoder',
   dropout: 0.1,
   norm: 'post',
   positional: 'sinusoidal',
+  ...TODAY_OFF,
   activation: 'relu',
   tieEmbeddings: false,
   bias: true,
+  qkvBias: true,
+  attnOutBias: true,
+  mlpBias: true,
   layerNormEps: 1e-5,
   embedScale: true,
   labelSmoothing: 0.1,
 };
 
-const NANOGPT: Omit<
-  ModelConfig,
-  'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'
-> = {
+const NANOGPT: Omit<ModelConfig, SizeField | 'nKvHeads'> = {
   kind: 'decoder-only',
   dropout: 0.0,
   norm: 'pre',
   positional: 'learned',
+  ...TODAY_OFF,
   activation: 'gelu',
   tieEmbeddings: true,
   bias: true,
+  qkvBias: true,
+  attnOutBias: true,
+  mlpBias: true,
   layerNormEps: 1e-5,
   embedScale: false,
   labelSmoothing: 0,
+};
+
+/**
+ * Llama's decoder (Touvron et al. 2023; SmolLM2, TinyLlama, Mistral are the same shape): RoPE,
+ * RMSNorm with a scale, SwiGLU, grouped-query attention (nKvHeads in the sizes), no biases,
+ * untied output.
+ */
+const LLAMA: Omit<ModelConfig, SizeField | 'nKvHeads'> = {
+  ...NANOGPT,
+  positional: 'rope',
+  normType: 'rmsnorm',
+  activation: 'swiglu',
+  tieEmbeddings: false,
+  bias: false,
+  qkvBias: false,
+  attnOutBias: false,
+  mlpBias: false,
+  layerNormEps: 1e-5,
+};
+
+/**
+ * nanochat's decoder (Karpathy 2025, `nanochat/gpt.py`): RoPE, RMSNorm without weights (also
+ * right after the embeddings), QK-norm, ReLU², no biases, untied output, logits soft-capped at
+ * 15. Its optimizer (Muon for the matrices, AdamW for the rest) is the optimizer's choice.
+ */
+const NANOCHAT: Omit<ModelConfig, SizeField | 'nKvHeads'> = {
+  ...LLAMA,
+  activation: 'relu2',
+  normScale: false,
+  qkNorm: true,
+  logitSoftCap: 15,
+  embedNorm: true,
 };
 
 /** Sizes of the encoder-decoder presets; `base` is the paper's base model (N 6, d 512, h 8, d_ff 2048). */
@@ -92,13 +201,47 @@ const ENCODER_DECODER_SIZES: Readonly<
   base: { dModel: 512, nHeads: 8, dFF: 2048, nEncoderLayers: 6, nDecoderLayers: 6, maxLen: 256 },
 };
 
-/** Sizes of the decoder-only presets: `gpt` is nanoGPT's GPT-2 small shape, `small` its shakespeare_char CPU config. */
-const DECODER_ONLY_SIZES: Readonly<
-  Record<string, Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'>>
+type DecoderSize = Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'> &
+  Partial<Pick<ModelConfig, 'nKvHeads'>>;
+
+/**
+ * The decoder-only presets: `gpt` is nanoGPT's GPT-2 small shape, `small` its shakespeare_char
+ * CPU config; `llama-*` and `nanochat-*` are today's decoders at the sizes of `tiny` and
+ * `small`. A gated feed-forward has three matrices where the others have two, so its dFF is
+ * about 2/3 of theirs (rounded to a multiple of 8), keeping the parameter count (as Llama's
+ * 8/3·d).
+ */
+const DECODER_ONLY_PRESETS: Readonly<
+  Record<string, { arch: Omit<ModelConfig, SizeField | 'nKvHeads'>; size: DecoderSize }>
 > = {
-  tiny: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
-  small: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
-  gpt: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 },
+  tiny: { arch: NANOGPT, size: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 } },
+  small: { arch: NANOGPT, size: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 } },
+  gpt: { arch: NANOGPT, size: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 } },
+};
+
+/**
+ * Today's decoders at the sizes of `tiny` and `small`, joined to DECODER_ONLY_PRESETS when the
+ * models build every option they use.
+ */
+export const MODERN_PRESETS: Readonly<
+  Record<string, { arch: Omit<ModelConfig, SizeField | 'nKvHeads'>; size: DecoderSize }>
+> = {
+  'llama-tiny': {
+    arch: LLAMA,
+    size: { dModel: 64, nHeads: 4, nKvHeads: 2, dFF: 176, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
+  },
+  'llama-small': {
+    arch: LLAMA,
+    size: { dModel: 128, nHeads: 4, nKvHeads: 2, dFF: 344, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
+  },
+  'nanochat-tiny': {
+    arch: NANOCHAT,
+    size: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 },
+  },
+  'nanochat-small': {
+    arch: NANOCHAT,
+    size: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
+  },
 };
 
 /**
@@ -107,12 +250,13 @@ const DECODER_ONLY_SIZES: Readonly<
  * keeps the two equal.
  */
 export function presetNames(kind: ModelKind): readonly string[] {
-  return Object.keys(kind === 'encoder-decoder' ? ENCODER_DECODER_SIZES : DECODER_ONLY_SIZES);
+  return Object.keys(kind === 'encoder-decoder' ? ENCODER_DECODER_SIZES : DECODER_ONLY_PRESETS);
 }
 
 /**
  * A preset config. Vocabulary sizes come from the tokenizer, so they are arguments. Every
- * decoder-only preset is nanoGPT's architecture; every encoder-decoder preset the paper's.
+ * encoder-decoder preset is the paper's architecture; the decoder-only presets are nanoGPT's
+ * (`tiny`, `small`, `gpt`), Llama's (`llama-*`) and nanochat's (`nanochat-*`).
  */
 export function presetConfig(
   kind: ModelKind,
@@ -123,11 +267,19 @@ export function presetConfig(
   if (kind === 'encoder-decoder') {
     const s = Object.hasOwn(ENCODER_DECODER_SIZES, preset) ? ENCODER_DECODER_SIZES[preset] : undefined;
     if (!s) throw unknownPreset(kind, preset);
-    return validateConfig({ ...PAPER, ...s, kind, vocabSize, srcVocabSize });
+    return validateConfig({ ...PAPER, ...s, nKvHeads: 0, kind, vocabSize, srcVocabSize });
   }
-  const s = Object.hasOwn(DECODER_ONLY_SIZES, preset) ? DECODER_ONLY_SIZES[preset] : undefined;
-  if (!s) throw unknownPreset(kind, preset);
-  return validateConfig({ ...NANOGPT, ...s, kind, vocabSize, srcVocabSize: 0, nEncoderLayers: 0 });
+  const p = Object.hasOwn(DECODER_ONLY_PRESETS, preset) ? DECODER_ONLY_PRESETS[preset] : undefined;
+  if (!p) throw unknownPreset(kind, preset);
+  return validateConfig({
+    ...p.arch,
+    nKvHeads: 0,
+    ...p.size,
+    kind,
+    vocabSize,
+    srcVocabSize: 0,
+    nEncoderLayers: 0,
+  });
 }
 
 function unknownPreset(kind: ModelKind, preset: string): EngineError {
@@ -149,11 +301,25 @@ const FIELD_KINDS: Record<keyof ModelConfig, 'int' | 'number' | 'bool' | readonl
   maxLen: 'int',
   dropout: 'number',
   norm: ['post', 'pre'],
-  positional: ['sinusoidal', 'learned'],
+  positional: POSITIONALS,
+  ropeTheta: 'number',
+  rotaryFraction: 'number',
   activation: ACTIVATIONS,
   tieEmbeddings: 'bool',
   bias: 'bool',
+  qkvBias: 'bool',
+  attnOutBias: 'bool',
+  mlpBias: 'bool',
   layerNormEps: 'number',
+  normType: NORM_TYPES,
+  normScale: 'bool',
+  qkNorm: 'bool',
+  nKvHeads: 'int',
+  attnSoftCap: 'number',
+  logitSoftCap: 'number',
+  slidingWindow: 'int',
+  parallelResidual: 'bool',
+  embedNorm: 'bool',
   embedScale: 'bool',
   labelSmoothing: 'number',
 };
@@ -166,9 +332,11 @@ export const MIN_VOCAB = 5;
 
 /**
  * Checks every field and every relation between fields; throws EngineError
- * ('config/invalid') naming the field, the value and the fix. Returns the config.
+ * ('config/invalid') naming the field, the value and the fix. Returns the config, with the
+ * fields of today's transformers filled in where an older config lacks them (`completeConfig`).
  */
-export function validateConfig(c: ModelConfig): ModelConfig {
+export function validateConfig(given: ConfigInput): ModelConfig {
+  const c = completeConfig(given);
   const bad = (msg: string): never => {
     throw new EngineError('config/invalid', msg);
   };
@@ -222,7 +390,99 @@ export function validateConfig(c: ModelConfig): ModelConfig {
   if (c.layerNormEps <= 0) bad(`layerNormEps must be greater than 0, got ${c.layerNormEps}.`);
   if (c.positional === 'sinusoidal' && c.dModel % 2 !== 0)
     bad(`Sinusoidal positions pair sin/cos channels, so dModel must be even; got ${c.dModel}.`);
+  validateTodayOptions(c, bad);
   return c;
+}
+
+/** The relations of the options of today's transformers (`validateConfig` checks each field's type first). */
+function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void {
+  if (c.nKvHeads < 0) bad(`nKvHeads must be ≥ 0 (0 = as many as nHeads), got ${c.nKvHeads}.`);
+  if (c.nKvHeads > c.nHeads)
+    bad(`nKvHeads ${c.nKvHeads} is more than nHeads ${c.nHeads}; each key/value head serves one or more query heads.`);
+  if (c.nKvHeads > 0 && c.nHeads % c.nKvHeads !== 0) {
+    const ok = [];
+    for (let k = 1; k <= c.nHeads; k++) if (c.nHeads % k === 0) ok.push(k);
+    bad(
+      `nHeads ${c.nHeads} is not divisible by nKvHeads ${c.nKvHeads}; each key/value head serves nHeads / nKvHeads ` +
+        `query heads. Use nKvHeads ${ok.join(', ')}.`,
+    );
+  }
+  if (c.ropeTheta <= 0) bad(`ropeTheta must be greater than 0, got ${c.ropeTheta}; Llama 2 uses 10000.`);
+  if (c.rotaryFraction <= 0 || c.rotaryFraction > 1)
+    bad(`rotaryFraction must be in (0, 1], got ${c.rotaryFraction}; 1 rotates every channel, Pythia rotates 0.25.`);
+  if (c.positional === 'rope') {
+    const D = c.dModel / c.nHeads;
+    const R = D * c.rotaryFraction;
+    if (!Number.isInteger(R) || R % 2 !== 0 || R < 2)
+      bad(
+        `rotaryFraction ${c.rotaryFraction} rotates ${R} of each head's ${D} channels; RoPE rotates channels in ` +
+          `pairs, so dModel / nHeads × rotaryFraction must be an even whole number (try ${evenFraction(D, c.rotaryFraction)}).`,
+      );
+  }
+  if (c.positional === 'alibi' && c.kind === 'encoder-decoder')
+    bad(`ALiBi is a bias of causal self-attention here; the encoder-decoder takes rope, sinusoidal, learned or none.`);
+  if (c.normType === 'layernorm' && !c.normScale)
+    bad(
+      `normScale false (a norm without a learned scale) needs normType rmsnorm; set normType rmsnorm or normScale true.`,
+    );
+  if (c.attnSoftCap < 0) bad(`attnSoftCap must be ≥ 0 (0 = off), got ${c.attnSoftCap}; Gemma 2 uses 50.`);
+  if (c.logitSoftCap < 0) bad(`logitSoftCap must be ≥ 0 (0 = off), got ${c.logitSoftCap}; nanochat uses 15.`);
+  if (c.slidingWindow < 0) bad(`slidingWindow must be ≥ 0 (0 = the whole context), got ${c.slidingWindow}.`);
+  if (c.slidingWindow > c.maxLen)
+    bad(
+      `slidingWindow ${c.slidingWindow} is larger than the context maxLen ${c.maxLen}, so it would mask nothing; ` +
+        `set slidingWindow below ${c.maxLen}, or 0 for no window.`,
+    );
+  if (c.parallelResidual && c.norm !== 'pre')
+    bad(
+      `parallelResidual needs norm pre (attention and MLP both read norm(x)); set norm pre or parallelResidual false.`,
+    );
+}
+
+/** The number of key/value heads: nKvHeads, or nHeads when it is 0. */
+export function kvHeads(c: Pick<ModelConfig, 'nHeads' | 'nKvHeads'>): number {
+  return c.nKvHeads > 0 ? c.nKvHeads : c.nHeads;
+}
+
+/** The rotary fraction nearest `f` whose rotated channels of a head of D are an even whole number ≥ 2. */
+function evenFraction(D: number, f: number): number {
+  const pairs = Math.max(1, Math.min(Math.floor(D / 2), Math.round((D * f) / 2)));
+  return (2 * pairs) / D;
+}
+
+/** The fields added for today's transformers; a config of an older version lacks them. */
+export type TodayField =
+  | 'ropeTheta'
+  | 'rotaryFraction'
+  | 'qkvBias'
+  | 'attnOutBias'
+  | 'mlpBias'
+  | 'normType'
+  | 'normScale'
+  | 'qkNorm'
+  | 'nKvHeads'
+  | 'attnSoftCap'
+  | 'logitSoftCap'
+  | 'slidingWindow'
+  | 'parallelResidual'
+  | 'embedNorm';
+
+/** A config that may lack the fields of today's transformers (what `validateConfig` and `completeConfig` accept). */
+export type ConfigInput = Omit<ModelConfig, TodayField> & Partial<Pick<ModelConfig, TodayField>>;
+
+/**
+ * A config as a run.json, a checkpoint or a settings object of any version holds it: the
+ * fields added for today's transformers are filled with the values that keep the model what
+ * it was (nKvHeads 0 = as many as nHeads, the per-part biases = `bias`, every option off). Fields already
+ * present are kept as they are, for `validateConfig` to judge. Returns a new object.
+ */
+export function completeConfig(raw: ConfigInput): ModelConfig {
+  const r = raw as Record<string, unknown>;
+  if (typeof r !== 'object' || r === null) return raw as ModelConfig;
+  const out: Record<string, unknown> = { ...TODAY_OFF, ...r };
+  if (out['nKvHeads'] === undefined) out['nKvHeads'] = 0;
+  for (const k of ['qkvBias', 'attnOutBias', 'mlpBias']) if (out[k] === undefined) out[k] = r['bias'];
+  return out as unknown as ModelConfig;
 }
 
 /**
@@ -257,10 +517,12 @@ export function paramsUpperBound(
   c: Pick<
     ModelConfig,
     'vocabSize' | 'srcVocabSize' | 'dModel' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen'
-  >,
+  > &
+    Partial<Pick<ModelConfig, 'activation'>>,
 ): number {
   const d = c.dModel;
-  const ffn = 2 * d * c.dFF + c.dFF + d;
+  const gated = c.activation !== undefined && GATED_ACTIVATIONS.includes(c.activation);
+  const ffn = (gated ? 3 : 2) * d * c.dFF + 2 * c.dFF + d;
   const attn = 4 * d * d + 4 * d;
   const norms = 3 * 2 * d;
   const decoder = c.nDecoderLayers * (2 * attn + ffn + norms);

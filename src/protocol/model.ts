@@ -57,14 +57,41 @@ export const modelConfig = obj({
   dropout: optional(num),
   /** 'post' = the paper (x = LN(x + sublayer(x))); 'pre' = GPT-2 (x = x + sublayer(LN(x))), with a final LN. */
   norm: optional(oneOf('post', 'pre')),
-  positional: optional(oneOf('sinusoidal', 'learned')),
-  /** 'geluTanh' is GPT-2's tanh approximation (Hugging Face's gelu_new). */
-  activation: optional(oneOf('relu', 'gelu', 'geluTanh')),
+  positional: optional(oneOf('sinusoidal', 'learned', 'rope', 'alibi', 'none')),
+  /** RoPE's base θ. */
+  ropeTheta: optional(num),
+  /** The fraction of each head's channels RoPE rotates. */
+  rotaryFraction: optional(num),
+  /**
+   * 'geluTanh' is GPT-2's tanh approximation (Hugging Face's gelu_new); 'relu2' is ReLU²; 'swiglu' and 'geglu' are
+   * gated (three matrices).
+   */
+  activation: optional(oneOf('relu', 'gelu', 'geluTanh', 'relu2', 'silu', 'swiglu', 'geglu')),
   /** Output projection shares the (target) embedding matrix. */
   tieEmbeddings: optional(bool),
-  /** Biases in linear layers and LayerNorms. */
+  /** Biases in the norms and the output projection (and the default of the per-part switches). */
   bias: optional(bool),
+  qkvBias: optional(bool),
+  attnOutBias: optional(bool),
+  mlpBias: optional(bool),
+  /** The eps of every norm. */
   layerNormEps: optional(num),
+  normType: optional(oneOf('layernorm', 'rmsnorm')),
+  /** Norms have a learned per-channel scale. */
+  normScale: optional(bool),
+  /** RMSNorm of each head's queries and keys. */
+  qkNorm: optional(bool),
+  /** Key/value heads (grouped-query attention when fewer than nHeads); 0 = as many as nHeads. */
+  nKvHeads: optional(nonNegInt),
+  /** Soft-caps c · tanh(x / c) of the attention scores and of the output logits; 0 = off. */
+  attnSoftCap: optional(num),
+  logitSoftCap: optional(num),
+  /** Sliding-window attention: positions each position sees, itself included; 0 = all. */
+  slidingWindow: optional(nonNegInt),
+  /** Attention and MLP in one residual step. */
+  parallelResidual: optional(bool),
+  /** A norm right after the embeddings. */
+  embedNorm: optional(bool),
   /** Multiply embeddings by √d_model (the paper, §3.4). */
   embedScale: optional(bool),
   /** Label smoothing ε of the training loss. */

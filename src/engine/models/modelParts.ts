@@ -69,6 +69,12 @@ export abstract class ModelParts {
    */
   constructor(config: ModelConfig, shape: ModelShape) {
     const cfg = validateConfig(config);
+    const unbuilt = unbuiltOptions(cfg);
+    if (unbuilt.length > 0)
+      throw new EngineError(
+        'config/invalid',
+        `This version of Attention Lab does not build ${unbuilt.join(', ')} yet; leave ${unbuilt.length > 1 ? 'them' : 'it'} at the default.`,
+      );
     this.config = cfg;
     ({
       maxBatch: this.maxBatch,
@@ -186,4 +192,26 @@ export abstract class ModelParts {
     for (const e of [this.encEmbed, this.decEmbed])
       if (e && this.config.kind === 'encoder-decoder') e.table.data.fill(0, 0, this.config.dModel);
   }
+}
+
+/**
+ * The options of today's transformers that are declared in the config but not yet built by the
+ * models, as `field value` (each is removed from this list as it lands in every backend).
+ */
+export function unbuiltOptions(c: ModelConfig): string[] {
+  const out: string[] = [];
+  if (c.positional === 'rope' || c.positional === 'alibi' || c.positional === 'none')
+    out.push(`positional ${c.positional}`);
+  if (['relu2', 'silu', 'swiglu', 'geglu'].includes(c.activation)) out.push(`activation ${c.activation}`);
+  if (c.normType !== 'layernorm') out.push(`normType ${c.normType}`);
+  if (!c.normScale) out.push('normScale false');
+  if (c.qkNorm) out.push('qkNorm');
+  if (c.nKvHeads > 0 && c.nKvHeads !== c.nHeads) out.push(`nKvHeads ${c.nKvHeads}`);
+  if (c.qkvBias !== c.bias || c.attnOutBias !== c.bias || c.mlpBias !== c.bias) out.push('per-part biases');
+  if (c.attnSoftCap > 0) out.push('attnSoftCap');
+  if (c.logitSoftCap > 0) out.push('logitSoftCap');
+  if (c.slidingWindow > 0) out.push('slidingWindow');
+  if (c.parallelResidual) out.push('parallelResidual');
+  if (c.embedNorm) out.push('embedNorm');
+  return out;
 }

@@ -121,7 +121,7 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
     throw e;
   }
   try {
-    validateConfig(r.config as ModelConfig);
+    r.config = validateConfig(r.config as ModelConfig); // an older run.json gains today's fields, all off
   } catch (e) {
     throw invalid(file, `has an invalid model config: ${(e as Error).message}`);
   }

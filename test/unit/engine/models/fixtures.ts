@@ -2,14 +2,14 @@
  * Small configs and batches shared by the model tests.
  */
 
-import type { ModelConfig } from '../../../../src/engine/config';
+import type { ConfigInput, ModelConfig } from '../../../../src/engine/config';
 import { validateConfig } from '../../../../src/engine/config';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import { Rng } from '../../../../src/engine/rng';
 
 /** A tiny config of either kind, with overrides. */
 export function tinyConfig(kind: ModelConfig['kind'], over: Partial<ModelConfig> = {}): ModelConfig {
-  const base: ModelConfig =
+  const base: ConfigInput =
     kind === 'encoder-decoder'
       ? {
           kind,
