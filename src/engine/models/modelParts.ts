@@ -137,7 +137,7 @@ export abstract class ModelParts {
     this.arena.bind(backend);
     this.encEmbed?.bind();
     this.decEmbed.bind();
-    fillCausalMask(this.causal.data, this.maxLen);
+    fillCausalMask(this.causal.data, this.maxLen, this.config.slidingWindow);
     return this;
   }
 
@@ -200,17 +200,11 @@ export abstract class ModelParts {
  */
 export function unbuiltOptions(c: ModelConfig): string[] {
   const out: string[] = [];
-  if (c.positional === 'rope' || c.positional === 'alibi' || c.positional === 'none')
-    out.push(`positional ${c.positional}`);
   if (['relu2', 'silu', 'swiglu', 'geglu'].includes(c.activation)) out.push(`activation ${c.activation}`);
   if (c.normType !== 'layernorm') out.push(`normType ${c.normType}`);
   if (!c.normScale) out.push('normScale false');
-  if (c.qkNorm) out.push('qkNorm');
-  if (c.nKvHeads > 0 && c.nKvHeads !== c.nHeads) out.push(`nKvHeads ${c.nKvHeads}`);
-  if (c.qkvBias !== c.bias || c.attnOutBias !== c.bias || c.mlpBias !== c.bias) out.push('per-part biases');
-  if (c.attnSoftCap > 0) out.push('attnSoftCap');
+  if (c.mlpBias !== c.bias) out.push('mlpBias');
   if (c.logitSoftCap > 0) out.push('logitSoftCap');
-  if (c.slidingWindow > 0) out.push('slidingWindow');
   if (c.parallelResidual) out.push('parallelResidual');
   if (c.embedNorm) out.push('embedNorm');
   return out;

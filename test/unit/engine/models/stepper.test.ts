@@ -6,7 +6,7 @@ import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBack
 import { StepperWorkspace, createStepper } from '../../../../src/engine/models/stepper';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
-import { tinyConfig } from './fixtures';
+import { ATTENTION_VARIANTS, tinyConfig } from './fixtures';
 
 const VARIANTS: [string, ModelConfig][] = [
   ['encoder-decoder post-LN', tinyConfig('encoder-decoder')],
@@ -16,6 +16,7 @@ const VARIANTS: [string, ModelConfig][] = [
   ],
   ['decoder-only pre-LN', tinyConfig('decoder-only')],
   ['decoder-only post-LN sinusoidal', tinyConfig('decoder-only', { norm: 'post', positional: 'sinusoidal' })],
+  ...ATTENTION_VARIANTS,
 ];
 
 describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
