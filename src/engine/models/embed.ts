@@ -1,8 +1,9 @@
 /**
  * Input embedding of one stack: token embedding (optionally × √d_model, the paper §3.4),
  * plus positional encoding (the paper's fixed sinusoids, §3.5, or a learned table as in
- * GPT; nothing for rope, alibi and none, whose positions live in the attention), then dropout. The token table doubles as the output projection when embeddings
- * are tied. The padding token's row receives no gradient. `step` embeds the one new token
+ * GPT; nothing for rope, alibi and none, whose positions live in the attention), then
+ * dropout. The token table doubles as the output projection when embeddings are tied. The
+ * padding token's row receives no gradient. `step` embeds the one new token
  * per row of a decoding step with the same math, without dropout.
  *
  * Shape legend: B batch, T positions, C d_model, V vocabulary.
