@@ -83,7 +83,8 @@ export function attentionOptions(dims: AttentionDims): AttentionOptions {
 /**
  * For each b, h, t: p = softmax_mask(score(q[b,t,h], k[b,:,g])) over s < S, saved in
  * probs (post-softmax, pre-dropout); out[b,t,h] = Σ_s p[s] · keep[s] / (1 − dropP) · v[b,s,g]
- * (overwrites out), g the kv head of h and the score as in the file header. keep null = no dropout. A fully masked row gives p = 0 and out = 0.
+ * (overwrites out), g the kv head of h and the score as in the file header. keep null =
+ * no dropout. A fully masked row gives p = 0 and out = 0.
  */
 export function attentionForward(
   out: FloatArray,
