@@ -10,7 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import type { ModelConfig } from '../../../../src/engine/config';
-import { kvHeads } from '../../../../src/engine/config';
+import { MODERN_PRESETS, kvHeads, validateConfig } from '../../../../src/engine/config';
+import { createStepper } from '../../../../src/engine/models/stepper';
 import { stepperBytes } from '../../../../src/engine/models/estimate';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import {
@@ -207,5 +208,25 @@ describe('positions inside the attention', () => {
     ])
       expect(m.param(n).shape).toEqual([4]);
     expect(m.param('decoder_layers.0.cross_attn.W_k.weight').shape).toEqual([4, 8]);
+  });
+});
+
+describe.each(Object.keys(MODERN_PRESETS))('the %s preset', (name) => {
+  it('builds, and its key/value-cache decoding gives the logits of the full forward pass', () => {
+    const p = MODERN_PRESETS[name]!;
+    const cfg = validateConfig({ ...p.arch, ...p.size, vocabSize: 40, srcVocabSize: 0, nEncoderLayers: 0 });
+    const m = new Transformer(cfg, { maxBatch: 1, maxLen: 12 }).bind(createReferenceBackend());
+    m.initialize(new Rng(1));
+    const input = Int32Array.from({ length: 12 }, (_, i) => 4 + ((i * 7) % 36));
+    m.forward({ B: 1, T: 12, input, targets: new Int32Array(12) }, { train: false });
+    const full = Float32Array.from(m.logits());
+    const stepper = createStepper(m, m.backendOrThrow(), { maxRows: 1 });
+    let worst = 0;
+    for (let t = 0; t < 12; t++) {
+      const { logits } = stepper.step(input.subarray(t, t + 1), false);
+      for (let v = 0; v < 40; v++)
+        worst = Math.max(worst, Math.abs((logits[v] as number) - (full[t * 40 + v] as number)));
+    }
+    expect(worst).toBeLessThan(1e-4);
   });
 });
