@@ -12,6 +12,9 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import type { ModelConfig } from '../../../../src/engine/config';
 import { MODERN_PRESETS, kvHeads, validateConfig } from '../../../../src/engine/config';
 import { createStepper } from '../../../../src/engine/models/stepper';
+import { beamSearch } from '../../../../src/engine/decode/beam';
+import { sampleDecode } from '../../../../src/engine/decode/sample';
+import type { DecodeResult } from '../../../../src/engine/decode/stepperContract';
 import { stepperBytes } from '../../../../src/engine/models/estimate';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import {
@@ -24,7 +27,7 @@ import {
 import { gatherTorchTensor, setTorchTensor, torchTensors } from '../../../../src/engine/models/pytorchNames';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
-import { tinyConfig } from './fixtures';
+import { ATTENTION_VARIANTS, tinyConfig } from './fixtures';
 
 function build(cfg: ModelConfig, seed = 3): Transformer {
   const m = new Transformer(cfg, { maxBatch: 2 }).bind(createReferenceBackend({ dtype: 'f64' }));
@@ -230,3 +233,50 @@ describe.each(Object.keys(MODERN_PRESETS))('the %s preset', (name) => {
     expect(worst).toBeLessThan(1e-4);
   });
 });
+
+describe.each(ATTENTION_VARIANTS.filter(([n]) => n.startsWith('decoder-only') && /combined|like/.test(n)))(
+  'decoding %s',
+  (_n, cfg) => {
+    // padId −1: a sampled id 0 is a token here, as it is to the stepper (which masks no padding).
+    const m = new Transformer(cfg, { maxBatch: 1, padId: -1 }).bind(createReferenceBackend({ dtype: 'f64' }));
+    m.initialize(new Rng(21));
+    const V = cfg.vocabSize;
+    const prompt = Int32Array.from([1, 6, 9]);
+
+    /** Each generated token's log-probability under the uncached forward of prompt + tokens. */
+    function expectForwardLogprobs(r: DecodeResult): void {
+      const seq = Int32Array.from([...prompt, ...r.tokens]);
+      const logits = logitsOf(m, seq);
+      r.tokens.forEach((tok, i) => {
+        const row = logits.subarray((prompt.length - 1 + i) * V, (prompt.length + i) * V);
+        const max = Math.max(...row);
+        const lse = max + Math.log(row.reduce((a, x) => a + Math.exp(x - max), 0));
+        expect(r.logprobs[i]).toBeCloseTo((row[tok] as number) - lse, 5);
+      });
+    }
+
+    it('beam search: every hypothesis scores its tokens as the uncached forward does', () => {
+      const stepper = createStepper(m, m.backendOrThrow(), { maxRows: 3 });
+      const results = beamSearch(stepper, prompt, { maxTokens: 4, eos: -1, beamSize: 3, lengthPenalty: 0 });
+      expect(results.length).toBeGreaterThan(1);
+      for (const r of results) {
+        expect(r.tokens.length).toBe(4);
+        expectForwardLogprobs(r);
+      }
+    });
+
+    it('sampling: every drawn token has the log-probability of the uncached forward', () => {
+      const stepper = createStepper(m, m.backendOrThrow(), { maxRows: 1 });
+      const r = sampleDecode(stepper, prompt, {
+        maxTokens: 4,
+        eos: -1,
+        temperature: 1,
+        topK: 0,
+        topP: 1,
+        rng: new Rng(4),
+      });
+      expect(r.tokens.length).toBe(4);
+      expectForwardLogprobs(r);
+    });
+  },
+);
