@@ -282,8 +282,8 @@ export class Block {
   }
 
   /**
-   * out = sublayer s of x with its residual connection and LayerNorm — the one place the
-   * norm placement is written:
+   * out = sublayer s of x with its residual connection and norm — where the sequential norm
+   * placements are written (the parallel residual's is {@link parallelStep}):
    *   pre:  out = x + Dropout(f(LN(x)))   (GPT-2; mid = LN(x))
    *   post: out = LN(x + Dropout(f(x)))   (the paper §3.1; mid = x + Dropout(f(x)))
    * over N rows, y receiving f's output. A decoding step or prefill has no dropout, keeps

@@ -93,10 +93,13 @@ export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): num
   const scratch = (R: number): number => R * (8 * C + 3 * F + 2 + H);
   // Per layer: self-attention keys and values (Hkv heads) of every row and their probabilities; the
   // encoder's keys and values, shared by every row, and each row's cross-attention probabilities.
-  const caches = config.nDecoderLayers * (2 * rows * P * KV + rows * H * P + (S > 0 ? 2 * S * KV + rows * H * S : 0));
+  // With qk-norm, the encoder's keys before their norm and its statistics, once per layer.
+  const crossKeys = S > 0 ? 2 * S * KV + rows * H * S + (config.qkNorm ? S * KV + S * kvHeads(config) : 0) : 0;
+  const caches = config.nDecoderLayers * (2 * rows * P * KV + rows * H * P + crossKeys);
   const step = rows * C + scratch(rows) + rows * V + rows * P * KV;
   const prefill = P * C + scratch(P) + H * P * (P + S);
-  return 4 * (caches + step + prefill) + P * P;
+  const windowRow = config.slidingWindow > 0 ? P : 0; // bytes: a step's mask row
+  return 4 * (caches + step + prefill) + P * P + windowRow;
 }
 
 /** What the memory check weighs besides the model planned at its shape. */

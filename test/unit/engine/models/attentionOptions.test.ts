@@ -123,6 +123,38 @@ describe('grouped-query attention', () => {
   });
 });
 
+describe('stepperBytes with the attention options', () => {
+  it.each([
+    [
+      'decoder-only, GQA + qk-norm + window',
+      tinyConfig('decoder-only', { nHeads: 4, nKvHeads: 2, qkNorm: true, slidingWindow: 3 }),
+    ],
+    [
+      'encoder-decoder, MQA + qk-norm + rope',
+      tinyConfig('encoder-decoder', { nKvHeads: 1, qkNorm: true, positional: 'rope' }),
+    ],
+  ])('%s: is exactly what a stepper and its prefill allocate', (_n, cfg) => {
+    let floats = 0;
+    let bytes = 0;
+    const counting = createReferenceBackend();
+    const alloc = counting.alloc.bind(counting);
+    counting.alloc = (n: number) => {
+      floats += n;
+      return alloc(n);
+    };
+    counting.allocBytes = (n: number) => {
+      bytes += n;
+      return new Uint8Array(n);
+    };
+    const m = new Transformer(cfg, { maxBatch: 1 }).bind(createReferenceBackend());
+    m.initialize(new Rng(1));
+    const src = Int32Array.of(5, 6, 7);
+    const stepper = createStepper(m, counting, { maxRows: 2, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
+    stepper.prefill(Int32Array.of(1, 4), false);
+    expect(4 * floats + bytes).toBe(stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0));
+  });
+});
+
 describe('sliding window masks', () => {
   it('allow key s for query t iff s ≤ t and t − s < W', () => {
     const T = 5;

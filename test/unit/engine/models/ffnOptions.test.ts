@@ -11,7 +11,8 @@ import { createStepper } from '../../../../src/engine/models/stepper';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { tinyBatch, tinyConfig } from './fixtures';
-import { backendMismatch, buildModel, finiteDifferenceCheck } from './modelChecks';
+import { backendMismatch, buildModel, finiteDifferenceCheck, nonzeroGrads } from './modelChecks';
+import { naiveLogits } from './naiveModel';
 
 /**
  * The norm, feed-forward, residual, embedding-norm and logit soft-cap options of today's
@@ -103,9 +104,10 @@ describe.each(VARIANTS)('%s', (_name, cfg) => {
 
   it('backward matches finite differences for every parameter (float64)', () => {
     const m = buildModel(cfg, 'f64');
-    const { worst, worstAt, nonzero } = finiteDifferenceCheck(m, tinyBatch(cfg), cfg.dropout > 0);
-    expect(worst, worstAt).toBeLessThan(1e-5);
-    expect(nonzero).toBeGreaterThan(m.params.length * 0.5);
+    const r = finiteDifferenceCheck(m, tinyBatch(cfg), cfg.dropout > 0);
+    expect(r.ok, r.at).toBe(true);
+    expect(r.checked).toBe(m.params.length);
+    expect(nonzeroGrads(m)).toBeGreaterThan(m.params.length * 0.5);
   });
 
   it.runIf(wasm !== null)('wasm backend: loss and every gradient match the float64 reference', () => {
@@ -200,6 +202,54 @@ describe.each(VARIANTS)('%s', (_name, cfg) => {
         if (cfg.logitSoftCap > 0) expect(r.every((v) => Math.abs(v) < cfg.logitSoftCap)).toBe(true);
       }
     });
+  });
+});
+
+describe('forward against a naive float64 implementation of the shared semantics', () => {
+  const cases: [string, ModelConfig][] = [
+    ...VARIANTS.filter(([, c]) => c.activation !== 'gelu'),
+    [
+      'decoder-only rmsnorm, geluTanh, parallel',
+      D({ normType: 'rmsnorm', activation: 'geluTanh', parallelResidual: true }),
+    ],
+    [
+      'encoder-decoder pre-LN tied, rmsnorm, swiglu, embedNorm, parallel, soft-cap',
+      E({
+        norm: 'pre',
+        tieEmbeddings: true,
+        normType: 'rmsnorm',
+        activation: 'swiglu',
+        embedNorm: true,
+        parallelResidual: true,
+        logitSoftCap: 1,
+      }),
+    ],
+  ];
+  it.each(cases)('%s: the same logits', (_n, cfg) => {
+    const m = buildModel(cfg, 'f64', 5);
+    // Weights away from their initial constants, so a norm weight or bias that were read wrongly would show.
+    const rng = new Rng(8);
+    for (let i = 0; i < m.params.length; i++) m.params[i] = (m.params[i] as number) + 0.1 * rng.normal();
+    const batch = tinyBatch(cfg, 3, false);
+    m.forward(batch, { train: false });
+    const got = m.logits();
+    const source = { config: cfg, get: (n: string) => m.paramList.find((p) => p.name === n)?.data ?? null };
+    const { T, V } = { T: batch.T, V: cfg.vocabSize };
+    const S = batch.S ?? 0;
+    for (let b = 0; b < batch.B; b++) {
+      const want = naiveLogits(
+        source,
+        batch.input.subarray(b * T, (b + 1) * T),
+        batch.src?.subarray(b * S, (b + 1) * S),
+      );
+      want.forEach((row, t) =>
+        row.forEach((v, i) =>
+          expect(Math.abs((got[(b * T + t) * V + i] as number) - v), `item ${b} position ${t} logit ${i}`).toBeLessThan(
+            1e-10,
+          ),
+        ),
+      );
+    }
   });
 });
 
