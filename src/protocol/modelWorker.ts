@@ -132,7 +132,7 @@ export type ImportOutput = Infer<typeof importOutput>;
 export const importOutput = obj({
   runDir: str,
   /** The layout's name and, for people, its description. */
-  layout: oneOf('attention-lab', 'nanogpt', 'hf-gpt2', 'seed-transformer'),
+  layout: oneOf('attention-lab', 'nanogpt', 'hf-gpt2', 'seed-transformer', 'hf-llama'),
   layoutText: str,
   modelFile: str,
   params: nonNegInt,

@@ -27,7 +27,12 @@
  * export. A non-empty existing folder is replaced only with `force`, and never when it is a
  * run folder.
  *
- * Leaves out: the tensor layout (exportPytorch.ts) and reading exports back (import).
+ * `format: 'hf'` writes Hugging Face's LlamaForCausalLM layout instead (exportHf.ts): the same
+ * folder, with Llama's names and config fields, the same `attention_lab` block, lab_tokenizers.py
+ * as the only Python file, and a README with the transformers lines; a model Llama cannot
+ * express is refused before anything is written.
+ *
+ * Leaves out: the tensor layouts (exportPytorch.ts, exportHf.ts) and reading exports back (import).
  */
 
 import { EngineError } from '../../engine/errors';
@@ -39,6 +44,7 @@ import { folderError } from '../files/fileErrors';
 import { exportReadme } from './exportReadme';
 import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
+import { checkLlamaShaped, hfReadme, llamaConfig, llamaTensors } from './exportHf';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
 import { RUN_FILES } from '../runs/runFolder';
@@ -64,7 +70,14 @@ export interface ExportOptions {
   readonly text?: string;
   /** The example's source (encoder-decoder only). */
   readonly source?: string;
+  /** {@link EXPORT_FORMATS}: ours under nanoGPT's / the notebook's names (default), or Hugging Face's Llama. */
+  readonly format?: ExportFormat;
 }
+
+/** The layouts an export writes: `pytorch` (nanoGPT's or the notebook's names) or `hf` (LlamaForCausalLM). */
+export const EXPORT_FORMATS = ['pytorch', 'hf'] as const;
+/** One of {@link EXPORT_FORMATS}. */
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 export type { ExportExample } from './exportReadme';
 
@@ -103,7 +116,9 @@ function exportFiles(
   opts: ExportOptions,
 ): { files: Map<string, Uint8Array | string>; tensors: number; warnings: string[]; example: ExportExample | null } {
   const c = r.model.config;
-  const { bytes, tensors, warnings } = pytorchTensors(r.model);
+  const hf = opts.format === 'hf';
+  if (hf) checkLlamaShaped(r.model);
+  const { bytes, tensors, warnings } = hf ? { ...llamaTensors(r.model), warnings: [] } : pytorchTensors(r.model);
   const files = new Map<string, Uint8Array | string>();
   files.set('model.safetensors', bytes);
   const tok = r.tok;
@@ -122,7 +137,7 @@ function exportFiles(
   files.set('tokenizer.json', `${JSON.stringify(tok.toJSON())}\n`);
   const example = scoreExample(r, opts, warnings);
   const config = {
-    ...pytorchConfig(c),
+    ...(hf ? llamaConfig(r.model, tok.specialIds) : pytorchConfig(c)),
     attention_lab: {
       format: EXPORT_FORMAT,
       version: EXPORT_VERSION,
@@ -145,10 +160,11 @@ function exportFiles(
     },
   };
   files.set('config.json', `${JSON.stringify(config, null, 2)}\n`);
-  for (const [file, text] of Object.entries(EXPORT_PYTHON_FILES)) files.set(file, text);
+  for (const [file, text] of Object.entries(EXPORT_PYTHON_FILES))
+    if (!hf || file === 'lab_tokenizers.py') files.set(file, text);
   files.set(
     'README.md',
-    exportReadme({
+    (hf ? hfReadme : exportReadme)({
       name,
       step: r.step,
       config: c,
