@@ -215,9 +215,12 @@ export const modelRequests = requests('model', {
     streams: null,
     page: true,
   },
-  /** The run's export folder `<outDir>/<run name>`; force: replace a non-empty one. */
+  /**
+   * The run's export folder `<outDir>/<run name>`; force: replace a non-empty one; format: pytorch (default) or hf
+   * (Hugging Face's LlamaForCausalLM, lab/interop/exportHf.ts).
+   */
   export: {
-    params: { runDir: str, outDir: str, force: bool },
+    params: { runDir: str, outDir: str, force: bool, format: optional(oneOf('pytorch', 'hf')) },
     answer: exportOutput,
     what: 'Exporting',
     timeoutMs: 300_000,
