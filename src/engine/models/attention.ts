@@ -188,7 +188,7 @@ export class MultiHeadAttention {
     arena: Arena,
     names: AttentionNames,
     spec: AttentionSpec,
-    init: { qkv: ParamInit; o: ParamInit },
+    init: { qkv: ParamInit; kv: ParamInit; o: ParamInit },
     max: { B: number; T: number; S: number },
   ) {
     const { C, H, Hkv } = spec;
@@ -201,8 +201,8 @@ export class MultiHeadAttention {
     const D = (this.D = C / H);
     const KV = (this.KV = Hkv * D);
     this.q = new Linear(store, names.q, C, C, spec.qkvBias, init.qkv);
-    this.k = new Linear(store, names.k, C, KV, spec.qkvBias, init.qkv);
-    this.v = new Linear(store, names.v, C, KV, spec.qkvBias, init.qkv);
+    this.k = new Linear(store, names.k, C, KV, spec.qkvBias, init.kv);
+    this.v = new Linear(store, names.v, C, KV, spec.qkvBias, init.kv);
     this.o = new Linear(store, names.o, C, C, spec.outBias, init.o);
     const one: ParamInit = { kind: 'const', value: 1 };
     const scaled = spec.qkNorm?.scale === true;
