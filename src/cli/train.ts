@@ -241,7 +241,8 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
   });
   if (spec.training.optimizer === 'paper' && f.has('schedule'))
     throw new UsageError(
-      "--optimizer paper follows the paper's own schedule (noam); leave out --schedule, or use --optimizer adamw or muon.",
+      "--optimizer paper follows the paper's own schedule (noam); leave out --schedule, or use " +
+        '--optimizer adamw or muon.',
     );
   // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
   resolveConfig(spec, 1000);

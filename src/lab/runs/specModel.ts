@@ -53,7 +53,8 @@ export function optimizerConfig(
     if (t.schedule === 'wsd')
       throw new EngineError(
         'config/invalid',
-        'The paper optimizer follows its own schedule (noam), not wsd; leave the schedule at cosine or choose the adamw or muon optimizer.',
+        'The paper optimizer follows its own schedule (noam), not wsd; leave the schedule at cosine or ' +
+          'choose the adamw or muon optimizer.',
       );
     const factor = learningRateUsed(t);
     // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
