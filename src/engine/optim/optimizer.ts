@@ -19,7 +19,7 @@
  *   p ← p·(1 − lr_m·λ) (decoupled decay, λ = weightDecay);  p ← p − lr_m·max(1, rows/cols)^0.5·X,
  * with lr_m = muonLr · (the schedule's rate / lr). NS5 is five Newton–Schulz iterations that push
  * every singular value of u towards 1 (into roughly [0.7, 1.2]): X ← u/(‖u‖_F + 1e-7), transposed
- * to be wide when rows > cols; five times A = X·Xᵀ, B = b·A + c·A·A, X = a·X + B·X with
+ * to be wide when rows > cols; five times A = X·Xᵀ, B = b·A + c·A·A, X = a·X + B·X (as (a·I + B)·X) with
  * (a, b, c) = (3.4445, −4.7750, 2.0315); transposed back. It runs in the buffers' float type
  * (float32), not bf16 as modded-nanogpt's does, with the products on the backend's `matmul`; its
  * buffers are allocated once here. Muon's momentum buffer lives in `m` over the hidden segments
@@ -224,28 +224,29 @@ export class Optimizer {
     for (const mat of part.matrices) {
       const { rows, cols, p, g, buf } = mat;
       const n = rows * cols;
-      // Momentum, then the Nesterov blend u, written straight into x (transposed when tall).
+      // Momentum, then the Nesterov blend u, written straight into x (transposed when tall):
+      // element (i, j) sits at x[j·rows + i] when tall (Xᵀ), else at x[i·cols + j].
       const tall = rows > cols;
+      const si = tall ? 1 : cols;
+      const sj = tall ? rows : 1;
       const x = part.x;
       let sq = 0;
-      for (let i = 0; i < n; i++) {
-        const gi = g[i] as number;
-        buf[i] = beta * (buf[i] as number) + (1 - beta) * gi;
-        const at = tall ? (i % cols) * rows + Math.floor(i / cols) : i;
-        x[at] = (1 - beta) * gi + beta * (buf[i] as number);
-        const u = x[at] as number; // as stored (float32)
-        sq += u * u;
+      for (let i = 0, e = 0; i < rows; i++) {
+        for (let j = 0; j < cols; j++, e++) {
+          const gi = g[e] as number;
+          buf[e] = beta * (buf[e] as number) + (1 - beta) * gi;
+          const at = i * si + j * sj;
+          x[at] = (1 - beta) * gi + beta * (buf[e] as number);
+          const u = x[at] as number; // as stored (float32)
+          sq += u * u;
+        }
       }
-      const inv = 1 / (Math.sqrt(sq) + 1e-7);
-      k.scale(x, n, inv);
+      k.scale(x, n, 1 / (Math.sqrt(sq) + 1e-7));
       const out = newtonSchulz(k, part, tall ? cols : rows, tall ? rows : cols);
-      const shrink = 1 - lrM * wd;
-      if (mat.decay && wd > 0) k.scale(p, n, shrink);
+      if (mat.decay && wd > 0) k.scale(p, n, 1 - lrM * wd);
       const step = lrM * Math.sqrt(Math.max(1, rows / cols));
-      if (tall)
-        for (let i = 0; i < n; i++)
-          p[i] = (p[i] as number) - step * (out[(i % cols) * rows + Math.floor(i / cols)] as number);
-      else for (let i = 0; i < n; i++) p[i] = (p[i] as number) - step * (out[i] as number);
+      for (let i = 0, e = 0; i < rows; i++)
+        for (let j = 0; j < cols; j++, e++) p[e] = (p[e] as number) - step * (out[i * si + j * sj] as number);
     }
   }
 
@@ -373,14 +374,13 @@ function newtonSchulz(k: Backend, part: MuonPart, r: number, c: number): FloatAr
   let x = part.x;
   let y = part.y;
   const { a, bb } = part;
-  const n = r * c;
   const rr = r * r;
   for (let it = 0; it < NS_STEPS; it++) {
     k.matmul(a, x, x, r, r, c, false, true, false); // A = X·Xᵀ
     k.matmul(bb, a, a, r, r, r, false, false, false); // A·A
     for (let i = 0; i < rr; i++) bb[i] = qc * (bb[i] as number) + qb * (a[i] as number); // B = b·A + c·A·A
-    for (let i = 0; i < n; i++) y[i] = qa * (x[i] as number); // a·X
-    k.matmul(y, bb, x, r, c, r, false, false, true); // + B·X
+    for (let d = 0; d < r; d++) bb[d * r + d] = (bb[d * r + d] as number) + qa; // a·I + B
+    k.matmul(y, bb, x, r, c, r, false, false, false); // a·X + B·X, as (a·I + B)·X
     const t = x;
     x = y;
     y = t;
