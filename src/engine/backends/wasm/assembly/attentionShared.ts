@@ -27,16 +27,16 @@
  *                     memory so that V8 cannot recompute them inside the loop that uses them)
  *   panel f32[Sp·D]   keys (forward) or values (backward), times the scale, as 8-key panels
  *                     [Sp/8][D][8]
- *   panelK f32[Sp·D]  backward with a soft-cap: keys times the scale, as panels (to recompute
- *                     the scores whose tanh the gradient needs)
  *   rows  f32[Sp·D]   values (forward) or keys (backward) as rows [Sp][D], zero if unused —
  *                     only when some key below the tile's largest lim is unused; otherwise
  *                     the micro-kernels read those rows in place (gRows, gRowStride)
  *   sc    f32[4·Sp]   one block of 4 rows of scores / dP
- *   sc2   f32[4·Sp]   backward with a soft-cap: the block's recomputed scores
  *   pt    f32[Tp·Sp]  p̃ = p·keep/(1−p_drop), the weights applied to the values (dropout only:
  *                     without it p̃ is the saved probs, read in place)
  *   dz    f32[Tp·Sp]  gradient of the scores (backward)
+ *   panelK f32[Sp·D]  backward with a soft-cap: keys times the scale, as panels (to recompute
+ *                     the scores whose tanh the gradient needs)
+ *   sc2   f32[4·Sp]   backward with a soft-cap: the block's recomputed scores
  *
  * Leaves out: the loops over tiles and row blocks (attentionForward.ts, attentionBackward.ts)
  * and the micro-kernels (attentionKernels.ts).
@@ -171,11 +171,11 @@ export function layoutScratch(base: usize): void {
   sRd = sZero + align16(4 * <usize>gD);
   sPanel = sRd + 16;
   sRows = sPanel + 4 * Sp * <usize>gD;
-  sPanelK = sRows + 4 * Sp * <usize>gD;
-  sSc = sPanelK + 4 * Sp * <usize>gD;
-  sSc2 = sSc + 16 * Sp;
-  sPt = sSc2 + 16 * Sp;
+  sSc = sRows + 4 * Sp * <usize>gD;
+  sPt = sSc + 16 * Sp;
   sDz = sPt + 4 * Tp * Sp;
+  sPanelK = sDz + 4 * Tp * Sp; // last, so that the plain call's layout is the same as without them
+  sSc2 = sPanelK + 4 * Sp * <usize>gD;
   zeroFloats(sZero, 0, gD);
 }
 

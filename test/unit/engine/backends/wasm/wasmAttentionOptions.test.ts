@@ -141,6 +141,12 @@ for (const [label, fma] of WASM_BUILDS) {
       }
     });
 
+    it('reads k/v shared by every batch item (batch stride 0) with grouped-query heads', () => {
+      const [B, T, S, H, Hkv, D] = [3, 5, 7, 4, 2, 6];
+      const dims: AttentionDims = { ...dimsOf(B, T, S, H, D, { Hkv, softCap: 2, alibi: true }), kvBatchStride: 0 };
+      compare(dims, paddingMask([7, 4, 1], S), null, 0, 345, { kvLen: S * Hkv * D });
+    });
+
     it('a decoding step equals the matching row of the full causal call (GQA, soft-cap, ALiBi)', () => {
       const [H, Hkv, D, S] = [4, 1, 8, 11];
       const full = dimsOf(1, S, S, H, D, { Hkv, softCap: 3, alibi: true });
