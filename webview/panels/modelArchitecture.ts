@@ -113,7 +113,9 @@ function ffnBox(c: Config): HTMLElement {
 
 /** The line under the stacks: kind, norm placement and kind, residual, dropout, smoothing, eps. */
 function summaryLine(c: Config): string {
-  const place = c.norm === undefined ? 'norm ?' : c.norm === 'pre' ? 'pre-LN' : 'post-LN (Add & Norm)';
+  // "LN" is LayerNorm's: with RMSNorm the placement is said without it.
+  const ln = c.normType === 'rmsnorm' ? 'norm' : 'LN';
+  const place = c.norm === undefined ? 'norm ?' : c.norm === 'pre' ? `pre-${ln}` : `post-${ln} (Add & Norm)`;
   const kind = c.normType === undefined || c.normType === 'layernorm' ? '' : ` · ${normWord(c)}`;
   const residual = c.parallelResidual ? ' · parallel residual: x + attn(norm₁(x)) + mlp(norm₂(x))' : '';
   const eps = c.normType === 'rmsnorm' ? 'RMSNorm ε' : 'LayerNorm ε';
@@ -133,7 +135,7 @@ export function architecture(c: Config): HTMLElement {
       `${which} embedding`,
       `${field(vocab)} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`,
       positionsLine(c),
-      c.embedNorm ? `then a ${normWord(c)} (embedding norm)` : '',
+      c.embedNorm ? `then the embedding norm: ${normWord(c)}` : '',
     );
   const parts: HTMLElement[] = [];
   if (encdec) {
