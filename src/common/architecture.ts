@@ -4,7 +4,7 @@
  * as a readable name ("RoPE θ 10000", "RMSNorm (no scale)", "SwiGLU", "GQA 4 q / 2 kv heads"),
  * the architecture of a config as named rows (the Model tab, the compare table), and which
  * key/value head a query head reads under grouped-query attention ("head 5 · kv 2"). One
- * implementation for the dashboard, the extension and the CLI.
+ * implementation for the dashboard and the extension.
  *
  * Leaves out: the meaning of the fields in the engine (src/engine/config.ts, which also
  * validates every combination) and drawing.

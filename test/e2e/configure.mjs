@@ -99,6 +99,10 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
     throw new Error(`the preset size states no vocabulary from the files: ${tiny}`);
   await shot('c4-configure-presets.png');
   await pick('d_model 64');
+  // The architecture behind the preset: its options in words; Continue keeps the preset's.
+  await visible(rows.filter({ hasText: 'learned positions' }), 'the architecture step');
+  await shot('c4-configure-architecture.png');
+  await pick('Continue');
   // The steps box reuses the preset list's input element: wait for its prompt, or '30' lands in the list's filter.
   await visible(message.filter({ hasText: 'Training steps' }), 'the steps box');
   await input.fill('30');
@@ -236,6 +240,7 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await pick('repeated random letters');
   await visible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
   await pick('d_model 64');
+  await pick('Continue');
   await visible(widget.filter({ hasText: 'Training steps' }), 'the steps box');
   if ((await input.inputValue()) !== '3000')
     throw new Error(`the steps box shows ${await input.inputValue()}, not the induction task's own 3000`);

@@ -60,14 +60,57 @@ function archOverrides(d: Draft): Set<string> {
   return new Set(Object.keys(d.overrides).filter((k) => (ARCHITECTURE_OPTIONS as readonly string[]).includes(k)));
 }
 
+/**
+ * An option's value as its row shows it, beside its title: the option's name in words, but RoPE's
+ * θ and fraction as numbers (the title names them) and said to be unused without RoPE, and the
+ * norm scale as "learned scale" / "no scale".
+ */
+function rowValue(key: ArchitectureOption, c: ModelConfigData): string {
+  const ropeOnly = c.positional === 'rope' ? '' : ' (used with RoPE only)';
+  if (key === 'ropeTheta') return `${String(c.ropeTheta)}${ropeOnly}`;
+  if (key === 'rotaryFraction') return `${String(c.rotaryFraction)}${ropeOnly}`;
+  if (key === 'normScale') return c.normScale === false ? 'no scale' : 'learned scale';
+  return optionName(key, c);
+}
+
+/** An override's value as its option's type (settings may hold "true" or "10000", as `--set` gives them). */
+function typed(key: ArchitectureOption, v: FieldValue): FieldValue {
+  if (typeof v !== 'string') return v;
+  const type = OPTION_INFO[key].type;
+  if (type === 'bool') return v === 'true' ? true : v === 'false' ? false : v;
+  return type === 'int' || type === 'number' ? Number(v) : v;
+}
+
+/**
+ * The config the draft asks for when the engine refuses it: the preset's (with the other
+ * overrides) and the chosen architecture options over it, so each row still shows what was
+ * chosen beside the engine's message; null when even the preset's model cannot be made.
+ */
+function chosenConfig(s: Settings, d: Draft, estimate: Estimator): ModelConfigData | null {
+  const set = archOverrides(d);
+  const base = draftConfig(s, withPresetArchitecture(d), estimate);
+  if (!base.ok) return null;
+  const chosen = Object.entries(d.overrides)
+    .filter(([k]) => set.has(k))
+    .map(([k, v]) => [k, typed(k as ArchitectureOption, v)]);
+  return { ...base.config, ...Object.fromEntries(chosen) } as ModelConfigData;
+}
+
+/** The config whose values the step shows: the draft's, or when the engine refuses it, what was chosen (null: none). */
+export function shownConfig(s: Settings, d: Draft, estimate: Estimator): ModelConfigData | null {
+  const r = draftConfig(s, d, estimate);
+  return r.ok ? r.config : chosenConfig(s, d, estimate);
+}
+
 /** The rows and the verdict of the architecture step for a draft. */
 export function architectureView(s: Settings, d: Draft, estimate: Estimator): ArchitectureView {
   const r = draftConfig(s, d, estimate);
   const set = archOverrides(d);
+  const shown = r.ok ? r.config : chosenConfig(s, d, estimate);
   const rows = ARCHITECTURE_OPTIONS.map((key): OptionRow => ({
     key,
     title: OPTION_INFO[key].title,
-    value: r.ok ? optionName(key, r.config) : '?',
+    value: shown ? rowValue(key, shown) : '?',
     description: OPTION_INFO[key].description,
     changed: set.has(key),
   }));

@@ -57,6 +57,7 @@ import {
   changedOptions,
   draftConfig,
   optionChoices,
+  shownConfig,
   validateOptionNumber,
   withOption,
   withPresetArchitecture,
@@ -191,7 +192,8 @@ async function architectureStep(s: ConfigureDeps, d: Draft, back: boolean): Prom
     const items: ValueItem<ArchValue>[] = [
       view.problem === null
         ? { label: '$(arrow-right) Continue', value: 'continue', description: view.line ?? '' }
-        : { label: `$(error) ${view.problem}`, description: 'change an option below, or go back' },
+        : // No value: Enter does nothing until an option below (or Back to the preset) makes it fit.
+          { label: `$(error) ${view.problem}`, detail: 'Change an option below, or go Back to the preset.' },
       ...(changed
         ? [{ label: `$(discard) Back to the ${d.preset} preset's architecture`, value: 'reset' as const }]
         : []),
@@ -229,8 +231,7 @@ async function optionStep(
   estimate: Estimator,
 ): Promise<FieldValue | Back | undefined> {
   const info = OPTION_INFO[key];
-  const base = draftConfig(s.settings(), d, estimate);
-  const config = base.ok ? base.config : null;
+  const config = shownConfig(s.settings(), d, estimate);
   const current = config ? (config as Record<string, unknown>)[key] : undefined;
   const o = opts(stepNo('architecture'), true);
   if (info.type === 'choice' || info.type === 'bool') {

@@ -59,6 +59,13 @@ describe('architecture step', () => {
     expect(by['normType']?.value).toBe('LayerNorm');
     expect(by['nKvHeads']?.value).toBe('MHA 4 heads');
     expect(by['activation']?.value).toBe('GELU');
+    expect(by['ropeTheta']?.value).toBe('10000 (used with RoPE only)');
+    expect(by['normScale']?.value).toBe('learned scale');
+    const rope = Object.fromEntries(
+      architectureView(s, set(draft, 'positional', 'rope'), estimateSpec).rows.map((r) => [r.key, r.value]),
+    );
+    expect(rope['ropeTheta']).toBe('10000');
+    expect(rope['positional']).toBe('RoPE θ 10000');
     expect(by['slidingWindow']?.description).toMatch(/Mistral/);
     expect(v.rows.every((r) => !r.changed)).toBe(true);
     expect(v.line).toBe('learned positions · LayerNorm · GELU');
@@ -155,5 +162,10 @@ describe('architecture step', () => {
     const v = architectureView(s, bad, estimateSpec);
     expect(v.problem).toMatch(/not divisible by nHeads 5/);
     expect(v.rows.every((r) => r.value === '?')).toBe(true);
+    // A refused choice still shows what was chosen, beside the engine's message.
+    const kv = architectureView(s, set(draft, 'nKvHeads', '3'), estimateSpec);
+    expect(kv.problem).toMatch(/not divisible by nKvHeads 3/);
+    expect(kv.rows.find((r) => r.key === 'nKvHeads')?.value).toBe('GQA 4 q / 3 kv heads');
+    expect(kv.rows.find((r) => r.key === 'positional')?.value).toBe('learned positions');
   });
 });
