@@ -117,6 +117,18 @@ export function architectureView(s: Settings, d: Draft, estimate: Estimator): Ar
   return r.ok ? { rows, line: architectureLine(r.config), problem: null } : { rows, line: null, problem: r.error };
 }
 
+/**
+ * The engine's one-line message as a refusal row: what is wrong on the row's first line and what
+ * to do on its second (the engine writes "…problem…; …fix…"), so neither is cut off at the width
+ * of the list.
+ */
+export function refusalRow(message: string): { readonly label: string; readonly detail: string } {
+  const cut = message.indexOf('; ');
+  if (cut < 0) return { label: message, detail: 'Change an option below, or go Back to the preset.' };
+  const fix = message.slice(cut + 2);
+  return { label: `${message.slice(0, cut)}:`, detail: `${fix.charAt(0).toUpperCase()}${fix.slice(1)}` };
+}
+
 /** The values a choice or on/off option takes, each in words, for its pick list. */
 export function optionChoices(
   key: ArchitectureOption,

@@ -57,6 +57,7 @@ import {
   changedOptions,
   draftConfig,
   optionChoices,
+  refusalRow,
   shownConfig,
   validateOptionNumber,
   withOption,
@@ -193,7 +194,7 @@ async function architectureStep(s: ConfigureDeps, d: Draft, back: boolean): Prom
       view.problem === null
         ? { label: '$(arrow-right) Continue', value: 'continue', description: view.line ?? '' }
         : // No value: Enter does nothing until an option below (or Back to the preset) makes it fit.
-          { label: `$(error) ${view.problem}`, detail: 'Change an option below, or go Back to the preset.' },
+          { ...refusalRow(view.problem), label: `$(error) ${refusalRow(view.problem).label}` },
       ...(changed
         ? [{ label: `$(discard) Back to the ${d.preset} preset's architecture`, value: 'reset' as const }]
         : []),

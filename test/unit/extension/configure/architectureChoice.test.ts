@@ -10,6 +10,7 @@ import {
   changedOptions,
   draftConfig,
   optionChoices,
+  refusalRow,
   validateOptionNumber,
   withOption,
   withPresetArchitecture,
@@ -113,7 +114,17 @@ describe('architecture step', () => {
       expect(msg).toBe(engineMessage(over));
       expect(msg).not.toContain('\n');
       expect(architectureView(s, d, estimateSpec).line).toBeNull();
+      // Shown as a row: the problem, then the fix, all of the message's words.
+      const row = refusalRow(msg as string);
+      expect(`${row.label} ${row.detail}`.replace(/[:;]/g, '').toLowerCase()).toBe(
+        (msg as string).replace(/[:;]/g, '').toLowerCase(),
+      );
     }
+    expect(refusalRow('parallelResidual needs norm pre (x); set norm pre or parallelResidual false.')).toEqual({
+      label: 'parallelResidual needs norm pre (x):',
+      detail: 'Set norm pre or parallelResidual false.',
+    });
+    expect(refusalRow('Unknown preset "x".').detail).toMatch(/Back to the preset/);
   });
 
   it('accepts a combination the engine validates (refused by name only while the models do not build it)', () => {
