@@ -14,6 +14,8 @@
  * - Backward kernels ACCUMULATE (`+=`) into every gradient they produce, inputs and
  *   parameters alike: the caller zeroes gradients once per step, and two branches that
  *   read one tensor (a residual, q/k/v from one input) simply add into one buffer.
+ *   Two documented exceptions work in place on a gradient: `rope` (with inverse) and
+ *   `softcapBackward`.
  * - Shape legend: N rows (= B·T), B batch, T query positions, S key positions, C channels
  *   (d_model), H heads, D = C / H head size, V vocabulary, I/O linear in/out features.
  * - Masks: 1 = may attend, 0 = masked (docs/ARCHITECTURE.md, "Masks"). A fully masked row gives zeros.
@@ -43,10 +45,21 @@ export interface AttentionDims {
   readonly D: number; // head size; C = H * D
   /** Elements between batch items in q/out (normally T * C). */
   readonly qBatchStride: number;
-  /** Elements between batch items in k/v (S * C, or maxT * C for a key/value cache). */
+  /** Elements between batch items in k/v (S·Hkv·D, or maxT·Hkv·D for a key/value cache). */
   readonly kvBatchStride: number;
   /** Softmax scale, normally 1 / sqrt(D). */
   readonly scale: number;
+  /**
+   * Key/value heads (grouped-query attention; 1 = multi-query): query head h reads kv head
+   * floor(h / (H / Hkv)), and k/v rows are Hkv·D wide. Must divide H. Default H.
+   */
+  readonly Hkv?: number;
+  /** Soft-cap c of the scaled scores: s = c·tanh(s/c) before ALiBi and the mask; 0 or absent = off. */
+  readonly softCap?: number;
+  /** ALiBi slopes [H]: s += slope[h]·(j − (qStart + t)) for key j, query row t; null or absent = none. */
+  readonly alibi?: FloatArray | null;
+  /** Absolute position of query row t = 0 (keys are at 0..S−1); default 0. ALiBi's distances use it. */
+  readonly qStart?: number;
 }
 
 /** Hyper-parameters of one Adam/AdamW update over a contiguous parameter range. */
@@ -146,6 +159,47 @@ export interface Kernels {
     C: number,
   ): void;
 
+  /** RMSNorm: y = x · rstd · w per row of C (w null: no scale); rstd [N] = 1/sqrt(mean(x²)+eps), saved. */
+  rmsnormForward(
+    y: FloatArray,
+    rstd: FloatArray,
+    x: FloatArray,
+    w: FloatArray | null,
+    N: number,
+    C: number,
+    eps: number,
+  ): void;
+  /** Accumulates dx and (unless null) dw. */
+  rmsnormBackward(
+    dx: FloatArray,
+    dw: FloatArray | null,
+    dy: FloatArray,
+    x: FloatArray,
+    rstd: FloatArray,
+    w: FloatArray | null,
+    N: number,
+    C: number,
+  ): void;
+  /**
+   * RoPE in place on x; element (b, t, h, c) at b·batchStride + t·rowStride + h·D + c; position
+   * p = start + t; tables cos/sin [positions, R/2]. inverse = rotate by −angle (the backward, applied
+   * in place to a gradient). An exception to "backward accumulates": documented as in place.
+   */
+  rope(
+    x: FloatArray,
+    cos: FloatArray,
+    sin: FloatArray,
+    B: number,
+    T: number,
+    H: number,
+    D: number,
+    R: number,
+    start: number,
+    batchStride: number,
+    rowStride: number,
+    inverse: boolean,
+  ): void;
+
   /** y = max(x, 0). */
   reluForward(y: FloatArray, x: FloatArray, n: number): void;
   reluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
@@ -155,6 +209,19 @@ export interface Kernels {
   /** GPT-2's tanh GELU: y = 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))) (gelu_new). */
   geluTanhForward(y: FloatArray, x: FloatArray, n: number): void;
   geluTanhBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+
+  /** SiLU: y = x · σ(x). */
+  siluForward(y: FloatArray, x: FloatArray, n: number): void;
+  siluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+  /** Squared ReLU: y = max(x, 0)². */
+  relu2Forward(y: FloatArray, x: FloatArray, n: number): void;
+  relu2Backward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+  /** out = a ⊙ b (accumulate: out += a ⊙ b). out may alias a or b when not accumulating. */
+  mul(out: FloatArray, a: FloatArray, b: FloatArray, n: number, accumulate: boolean): void;
+  /** y = cap·tanh(x/cap) (y may alias x). */
+  softcapForward(y: FloatArray, x: FloatArray, n: number, cap: number): void;
+  /** In place: d[i] *= 1 − (y[i]/cap)², y the capped output (not accumulating; documented). */
+  softcapBackward(d: FloatArray, y: FloatArray, n: number, cap: number): void;
 
   /**
    * keep[i] = 1 with probability 1 − p, else 0, for i < n (overwrites keep[0..n)): the
@@ -190,8 +257,10 @@ export interface Kernels {
    * Fused multi-head scaled dot-product attention (Vaswani et al. §3.2.1–3.2.2):
    * for each b, h, t: p = softmax_mask(scale · q[b,t,h] · k[b,:,h]ᵀ) over s < S;
    * out[b,t,h·D:(h+1)·D] = Σ_s (p[s] · keep[s] / (1 − dropP)) · v[b,s,h].
-   * q/out are [B, T, C] with batch stride qBatchStride; k/v are [B, S, C] with batch
-   * stride kvBatchStride; probs [B,H,T,S] (contiguous) receives the post-softmax,
+   * q/out are [B, T, C] with batch stride qBatchStride; k/v are [B, S, Hkv·D] with batch
+   * stride kvBatchStride (Hkv = H unless dims.Hkv says otherwise: grouped-query attention);
+   * the optional dims.softCap and dims.alibi change the scores (see AttentionDims) in the
+   * order scale → soft-cap → ALiBi → mask; probs [B,H,T,S] (contiguous) receives the post-softmax,
    * pre-dropout probabilities (what the dashboard shows, and what backward needs).
    * `keep` [B,H,T,S] is null when dropout is off (dropP = 0).
    */
@@ -206,7 +275,11 @@ export interface Kernels {
     keep: Uint8Array | null,
     dropP: number,
   ): void;
-  /** Accumulates dq, dk, dv from dout, using the probs (and keep) saved by forward. */
+  /**
+   * Accumulates dq, dk, dv from dout, using the probs (and keep) saved by forward (with a
+   * soft-cap, the capped scores are recomputed from q and k). A kv head's dk/dv receive
+   * the sum over every query head of its group.
+   */
   attentionBackward(
     dq: FloatArray,
     dk: FloatArray,
