@@ -408,8 +408,8 @@ class Transformer(nn.Module):
             self.decoder_positions = nn.Embedding(cfg["maxLen"], d)
         self.positions = Positions(cfg)
         if cfg["embedNorm"]:
-            self.encoder_embed_norm = make_norm(cfg)
-            self.decoder_embed_norm = make_norm(cfg)
+            self.encoder_embedding_norm = make_norm(cfg)
+            self.decoder_embedding_norm = make_norm(cfg)
         self.encoder_layers = nn.ModuleList([EncoderLayer(cfg) for _ in range(cfg["nEncoderLayers"])])
         self.decoder_layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg["nDecoderLayers"])])
         if cfg["norm"] == "pre":
@@ -435,7 +435,7 @@ class Transformer(nn.Module):
 
     def encode(self, src, src_mask):
         learned = self.cfg["positional"] == "learned"
-        norm = self.encoder_embed_norm if self.cfg["embedNorm"] else None
+        norm = self.encoder_embedding_norm if self.cfg["embedNorm"] else None
         x = self.embed(src, self.encoder_embedding, self.encoder_positions if learned else None, norm)
         rope = self.positions.rope(src.shape[1])
         for layer in self.encoder_layers:
@@ -444,7 +444,7 @@ class Transformer(nn.Module):
 
     def decode(self, tgt_in, memory, src_mask, tgt_mask):
         learned = self.cfg["positional"] == "learned"
-        norm = self.decoder_embed_norm if self.cfg["embedNorm"] else None
+        norm = self.decoder_embedding_norm if self.cfg["embedNorm"] else None
         x = self.embed(tgt_in, self.decoder_embedding, self.decoder_positions if learned else None, norm)
         rope = self.positions.rope(tgt_in.shape[1])
         for layer in self.decoder_layers:
