@@ -14,6 +14,8 @@
  * - Backward kernels ACCUMULATE (`+=`) into every gradient they produce, inputs and
  *   parameters alike: the caller zeroes gradients once per step, and two branches that
  *   read one tensor (a residual, q/k/v from one input) simply add into one buffer.
+ *   Two documented exceptions work in place on a gradient: `rope` (with inverse) and
+ *   `softcapBackward`.
  * - Shape legend: N rows (= B·T), B batch, T query positions, S key positions, C channels
  *   (d_model), H heads, D = C / H head size, V vocabulary, I/O linear in/out features.
  * - Masks: 1 = may attend, 0 = masked (docs/ARCHITECTURE.md, "Masks"). A fully masked row gives zeros.
@@ -146,6 +148,47 @@ export interface Kernels {
     C: number,
   ): void;
 
+  /** RMSNorm: y = x · rstd · w per row of C (w null: no scale); rstd [N] = 1/sqrt(mean(x²)+eps), saved. */
+  rmsnormForward(
+    y: FloatArray,
+    rstd: FloatArray,
+    x: FloatArray,
+    w: FloatArray | null,
+    N: number,
+    C: number,
+    eps: number,
+  ): void;
+  /** Accumulates dx and (unless null) dw. */
+  rmsnormBackward(
+    dx: FloatArray,
+    dw: FloatArray | null,
+    dy: FloatArray,
+    x: FloatArray,
+    rstd: FloatArray,
+    w: FloatArray | null,
+    N: number,
+    C: number,
+  ): void;
+  /**
+   * RoPE in place on x; element (b, t, h, c) at b·batchStride + t·rowStride + h·D + c; position
+   * p = start + t; tables cos/sin [positions, R/2]. inverse = rotate by −angle (the backward, applied
+   * in place to a gradient). An exception to "backward accumulates": documented as in place.
+   */
+  rope(
+    x: FloatArray,
+    cos: FloatArray,
+    sin: FloatArray,
+    B: number,
+    T: number,
+    H: number,
+    D: number,
+    R: number,
+    start: number,
+    batchStride: number,
+    rowStride: number,
+    inverse: boolean,
+  ): void;
+
   /** y = max(x, 0). */
   reluForward(y: FloatArray, x: FloatArray, n: number): void;
   reluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
@@ -155,6 +198,19 @@ export interface Kernels {
   /** GPT-2's tanh GELU: y = 0.5 · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³))) (gelu_new). */
   geluTanhForward(y: FloatArray, x: FloatArray, n: number): void;
   geluTanhBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+
+  /** SiLU: y = x · σ(x). */
+  siluForward(y: FloatArray, x: FloatArray, n: number): void;
+  siluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+  /** Squared ReLU: y = max(x, 0)². */
+  relu2Forward(y: FloatArray, x: FloatArray, n: number): void;
+  relu2Backward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void;
+  /** out = a ⊙ b (accumulate: out += a ⊙ b). out may alias a or b when not accumulating. */
+  mul(out: FloatArray, a: FloatArray, b: FloatArray, n: number, accumulate: boolean): void;
+  /** y = cap·tanh(x/cap) (y may alias x). */
+  softcapForward(y: FloatArray, x: FloatArray, n: number, cap: number): void;
+  /** In place: d[i] *= 1 − (y[i]/cap)², y the capped output (not accumulating; documented). */
+  softcapBackward(d: FloatArray, y: FloatArray, n: number, cap: number): void;
 
   /**
    * keep[i] = 1 with probability 1 − p, else 0, for i < n (overwrites keep[0..n)): the

@@ -23,7 +23,10 @@ export const ACTIVATIONS = ['relu', 'gelu', 'geluTanh', 'relu2', 'silu', 'swiglu
  */
 export const GATED_ACTIVATIONS: readonly Activation[] = ['swiglu', 'geglu'];
 
-/** Position encodings: added to the embeddings ('sinusoidal', 'learned'), rotating queries and keys ('rope'), a bias on the attention scores ('alibi'), or none. */
+/**
+ * Position encodings: added to the embeddings ('sinusoidal', 'learned'), rotating queries and keys ('rope'), a bias
+ * on the attention scores ('alibi'), or none.
+ */
 export const POSITIONALS = ['sinusoidal', 'learned', 'rope', 'alibi', 'none'] as const;
 
 /** One of {@link POSITIONALS}. */
@@ -93,7 +96,7 @@ export interface ModelConfig {
   readonly attnSoftCap: number;
   /** Soft-cap c of the output logits, c · tanh(z / c) (Gemma 2, nanochat's 15); 0 = off. */
   readonly logitSoftCap: number;
-  /** Each position attends to at most this many positions, itself included (Mistral's window); 0 = the whole context. */
+  /** Each position attends to at most this many positions, itself included (Mistral's); 0 = the whole context. */
   readonly slidingWindow: number;
   /** x + attn(norm₁(x)) + mlp(norm₂(x)) in one residual step (GPT-NeoX, GPT-J); pre-norm only. */
   readonly parallelResidual: boolean;
@@ -416,14 +419,16 @@ function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void
     if (!Number.isInteger(R) || R % 2 !== 0 || R < 2)
       bad(
         `rotaryFraction ${c.rotaryFraction} rotates ${R} of each head's ${D} channels; RoPE rotates channels in ` +
-          `pairs, so dModel / nHeads × rotaryFraction must be an even whole number (try ${evenFraction(D, c.rotaryFraction)}).`,
+          `pairs, so dModel / nHeads × rotaryFraction must be an even whole number ` +
+          `(try ${evenFraction(D, c.rotaryFraction)}).`,
       );
   }
   if (c.positional === 'alibi' && c.kind === 'encoder-decoder')
     bad(`ALiBi is a bias of causal self-attention here; the encoder-decoder takes rope, sinusoidal, learned or none.`);
   if (c.normType === 'layernorm' && !c.normScale)
     bad(
-      `normScale false (a norm without a learned scale) needs normType rmsnorm; set normType rmsnorm or normScale true.`,
+      `normScale false (a norm without a learned scale) needs normType rmsnorm; ` +
+        `set normType rmsnorm or normScale true.`,
     );
   if (c.attnSoftCap < 0) bad(`attnSoftCap must be ≥ 0 (0 = off), got ${c.attnSoftCap}; Gemma 2 uses 50.`);
   if (c.logitSoftCap < 0) bad(`logitSoftCap must be ≥ 0 (0 = off), got ${c.logitSoftCap}; nanochat uses 15.`);

@@ -15,17 +15,24 @@ import {
   geluForward,
   geluTanhBackward,
   geluTanhForward,
+  relu2Backward,
+  relu2Forward,
   reluBackward,
   reluForward,
+  siluBackward,
+  siluForward,
 } from '../ops/activations';
 import { adamStep } from '../ops/adam';
 import { createAttentionKernels } from '../ops/attention';
 import { crossEntropyBackward, crossEntropyForward } from '../ops/crossEntropy';
 import { dropoutBackward, dropoutForward, dropoutMask } from '../ops/dropout';
-import { add, fill, scale, sumSquares } from '../ops/elementwise';
+import { add, fill, mul, scale, sumSquares } from '../ops/elementwise';
 import { embeddingBackward, embeddingForward, positionalBackward, positionalForward } from '../ops/embedding';
 import { layernormBackward, layernormForward } from '../ops/layernorm';
 import { addBias, biasBackward, matmul } from '../ops/matmul';
+import { rmsnormBackward, rmsnormForward } from '../ops/rmsnorm';
+import { rope } from '../ops/rope';
+import { softcapBackward, softcapForward } from '../ops/softcap';
 import { softmaxBackward, softmaxForward } from '../ops/softmax';
 
 /** Options of {@link createReferenceBackend}. */
@@ -58,12 +65,22 @@ export function createReferenceBackend(opts: ReferenceBackendOptions = {}): Back
     positionalBackward,
     layernormForward,
     layernormBackward,
+    rmsnormForward,
+    rmsnormBackward,
+    rope,
     reluForward,
     reluBackward,
     geluForward,
     geluBackward,
     geluTanhForward,
     geluTanhBackward,
+    siluForward,
+    siluBackward,
+    relu2Forward,
+    relu2Backward,
+    mul,
+    softcapForward,
+    softcapBackward,
     dropoutMask,
     dropoutForward,
     dropoutBackward,

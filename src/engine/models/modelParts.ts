@@ -73,7 +73,8 @@ export abstract class ModelParts {
     if (unbuilt.length > 0)
       throw new EngineError(
         'config/invalid',
-        `This version of Attention Lab does not build ${unbuilt.join(', ')} yet; leave ${unbuilt.length > 1 ? 'them' : 'it'} at the default.`,
+        `This version of Attention Lab does not build ${unbuilt.join(', ')} yet; ` +
+          `leave ${unbuilt.length > 1 ? 'them' : 'it'} at the default.`,
       );
     this.config = cfg;
     ({

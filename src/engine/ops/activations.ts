@@ -5,13 +5,17 @@
  * the same paper's tanh approximation x · ½(1 + tanh(√(2/π)(x + 0.044715 x³))), which
  * GPT-2 was trained with (OpenAI's `gelu`, Hugging Face's `gelu_new`, PyTorch's
  * `gelu(approximate='tanh')`): a checkpoint keeps the activation it was trained with.
+ * Also SiLU/swish x · σ(x) (Elfwing et al. 2018; Ramachandran et al. 2017), the activation
+ * of Llama's SwiGLU, and the squared ReLU max(x, 0)² of So et al., "Primer" (2021), which
+ * nanochat uses.
  *
  * JavaScript has no erf, so `erfc` below evaluates W. J. Cody's rational Chebyshev
  * approximations ("Rational Chebyshev Approximations for the Error Function", Math. Comp.
  * 23 (1969) 631–638), whose published coefficients give close to full double precision
  * (here ~1e-15 relative; the contract asks for 1e-7 absolute).
  *
- * Leaves out: fused bias+activation kernels.
+ * Leaves out: fused bias+activation kernels, and the gating product of GLU variants
+ * (`mul`, elementwise.ts).
  */
 
 import type { FloatArray } from '../backend';
@@ -161,5 +165,45 @@ export function geluTanhBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, 
     const t = Math.tanh(GELU_TANH_K * (v + GELU_TANH_A * v * v * v));
     const grad = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * GELU_TANH_K * (1 + 3 * GELU_TANH_A * v * v);
     dx[i] = (dx[i] as number) + (dy[i] as number) * grad;
+  }
+}
+
+/** The logistic sigmoid σ(x) = 1 / (1 + e^(−x)), evaluated without overflow for either sign. */
+export function sigmoid(x: number): number {
+  if (x >= 0) return 1 / (1 + Math.exp(-x));
+  const e = Math.exp(x);
+  return e / (1 + e);
+}
+
+/** SiLU (swish): y = x · σ(x) (overwrites y). */
+export function siluForward(y: FloatArray, x: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i] as number;
+    y[i] = v * sigmoid(v);
+  }
+}
+
+/** Differentiates y = x · σ(x): dx += dy · σ(x) · (1 + x · (1 − σ(x))) (accumulates). */
+export function siluBackward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i] as number;
+    const s = sigmoid(v);
+    dx[i] = (dx[i] as number) + (dy[i] as number) * s * (1 + v * (1 - s));
+  }
+}
+
+/** Squared ReLU: y = max(x, 0)² (overwrites y). */
+export function relu2Forward(y: FloatArray, x: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i] as number;
+    y[i] = v > 0 ? v * v : 0;
+  }
+}
+
+/** Differentiates y = max(x, 0)²: dx += dy · 2 · max(x, 0) (accumulates). */
+export function relu2Backward(dx: FloatArray, dy: FloatArray, x: FloatArray, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const v = x[i] as number;
+    if (v > 0) dx[i] = (dx[i] as number) + (dy[i] as number) * 2 * v;
   }
 }

@@ -1,9 +1,9 @@
 /**
- * Element-wise kernels over a flat prefix of n elements: fill, scale, add, and the sum of
- * squares used for the global gradient norm (gradient clipping).
+ * Element-wise kernels over a flat prefix of n elements: fill, scale, add, the sum of
+ * squares used for the global gradient norm (gradient clipping), and the product `mul`
+ * (the gate of SwiGLU/GeGLU; its backward is two more `mul`s with accumulate).
  *
- * Leaves out: broadcasting (every caller works on equally sized flat buffers) and
- * anything with a backward pass — these are bookkeeping kernels, not model ops.
+ * Leaves out: broadcasting (every caller works on equally sized flat buffers).
  */
 
 import type { FloatArray } from '../backend';
@@ -34,4 +34,17 @@ export function sumSquares(x: FloatArray, n: number): number {
     sum += xi * xi;
   }
   return sum;
+}
+
+/**
+ * out[0..n) = a ⊙ b, or with `accumulate` out += a ⊙ b. Without accumulate, `out` may alias
+ * `a` or `b` (each index is read before it is written); with it, out must be a third buffer.
+ * The backward of y = a ⊙ b is mul(da, dy, b, n, true) and mul(db, dy, a, n, true).
+ */
+export function mul(out: FloatArray, a: FloatArray, b: FloatArray, n: number, accumulate: boolean): void {
+  if (accumulate) {
+    for (let i = 0; i < n; i++) out[i] = (out[i] as number) + (a[i] as number) * (b[i] as number);
+  } else {
+    for (let i = 0; i < n; i++) out[i] = (a[i] as number) * (b[i] as number);
+  }
 }

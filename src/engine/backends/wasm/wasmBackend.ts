@@ -17,7 +17,8 @@
  *   run to run, so the engine's determinism promise holds on this backend.
  * - Numerics are float32 with SIMD lanes: sums group differently from the reference's
  *   float64 loops, exp is a degree-7 polynomial, GELU uses A&S 7.1.26 (|erf error| ≤
- *   1.5e-7); the tests hold it to the reference within float32 tolerances.
+ *   1.5e-7), tanh (the soft-cap) is built from exp with a Taylor series near 0; the tests
+ *   hold it to the reference within float32 tolerances.
  *
  * Weak spots: memory is never freed (the Backend interface has no `free`), so every new
  * decode stepper's cache adds to the heap until the backend is dropped, and V8 reserves

@@ -79,6 +79,17 @@ export const CONSTANT_NAMES = [
   'K_CROSS_ENTROPY_FORWARD',
   'K_CROSS_ENTROPY_BACKWARD',
   'K_ADAM',
+  'K_RMSNORM_FORWARD',
+  'K_RMSNORM_BACKWARD_DX',
+  'K_RMSNORM_BACKWARD_DW',
+  'K_ROPE',
+  'K_SILU_FORWARD',
+  'K_SILU_BACKWARD',
+  'K_RELU2_FORWARD',
+  'K_RELU2_BACKWARD',
+  'K_MUL',
+  'K_SOFTCAP_FORWARD',
+  'K_SOFTCAP_BACKWARD',
 ] as const;
 
 /** The exported constants by name. */

@@ -1,6 +1,7 @@
 /**
  * TypeScript wrappers of the row-wise and element-wise kernels of the WebAssembly backend:
- * embeddings and positions, layer norm, ReLU/GELU/tanh GELU, dropout and its keep-mask, softmax. Same
+ * embeddings and positions, layer norm and RMSNorm, RoPE, ReLU/GELU/tanh GELU/SiLU/squared ReLU, mul,
+ * soft-cap, dropout and its keep-mask, softmax. Same
  * pattern as wasmDense.ts: float arrays outside the heap run the reference kernel; byte and
  * int arrays outside it (token ids; masks from a caller that did not use `allocBytes`) are
  * copied into staging regions of the heap per call, and those inside are used in place.
@@ -25,12 +26,22 @@ export type PointwiseKernels = Pick<
   | 'positionalBackward'
   | 'layernormForward'
   | 'layernormBackward'
+  | 'rmsnormForward'
+  | 'rmsnormBackward'
+  | 'rope'
   | 'reluForward'
   | 'reluBackward'
   | 'geluForward'
   | 'geluBackward'
   | 'geluTanhForward'
   | 'geluTanhBackward'
+  | 'siluForward'
+  | 'siluBackward'
+  | 'relu2Forward'
+  | 'relu2Backward'
+  | 'mul'
+  | 'softcapForward'
+  | 'softcapBackward'
   | 'dropoutMask'
   | 'dropoutForward'
   | 'dropoutBackward'
@@ -59,6 +70,37 @@ export function maskExtent(mask: MaskView, rows: number, rowsPerBatch: number, c
   const lastRow = Math.min(rowsPerBatch, rows) - 1;
   const need = lastBatch * mask.batchStride + lastRow * mask.rowStride + cols;
   return mask.batchStride < 0 || mask.rowStride < 0 || need > mask.data.length ? -1 : need;
+}
+
+/** True for an integer ≥ 0. */
+function whole(v: number): boolean {
+  return Number.isInteger(v) && v >= 0;
+}
+
+/**
+ * True when every element a rope call reads or writes lies inside x and the tables (a wrong
+ * stride must not let the kernel write over another buffer of the heap), and no two head rows
+ * overlap (chunks on different threads would then write one element). Else the reference runs.
+ */
+function ropeInBounds(
+  x: FloatArray,
+  cos: FloatArray,
+  sin: FloatArray,
+  B: number,
+  T: number,
+  H: number,
+  D: number,
+  R: number,
+  start: number,
+  batchStride: number,
+  rowStride: number,
+): boolean {
+  if (!(whole(B) && whole(T) && whole(H) && whole(D) && whole(R) && whole(start) && whole(batchStride))) return false;
+  if (!whole(rowStride)) return false;
+  const last = (B - 1) * batchStride + (T - 1) * rowStride + (H - 1) * D + R - 1;
+  const table = (start + T) * (R >> 1);
+  const apart = (T === 1 || rowStride >= H * D) && (B === 1 || batchStride >= (T - 1) * rowStride + H * D);
+  return apart && R % 2 === 0 && R <= D && last < x.length && table <= cos.length && table <= sin.length;
 }
 
 /** Creates the row- and element-wise kernels over `rt` (the wrappers allocate nothing per call). */
@@ -144,6 +186,49 @@ export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
       rt.exec(c.K_LAYERNORM_BACKWARD_DX, N * C);
       rt.exec(c.K_LAYERNORM_BACKWARD_DW, N * C);
     },
+    rmsnormForward(y, rstd, x, w, N, C, eps): void {
+      const ok = at(y, 0) && at(rstd, 1) && at(x, 2) && (w === null || rt.ptr(w) >= 0);
+      if (!ok) return ref.rmsnormForward(y, rstd, x, w, N, C, eps);
+      if (N <= 0) return;
+      args[3] = w === null ? 0 : rt.ptr(w);
+      args[4] = N;
+      args[5] = C;
+      args[6] = eps;
+      rt.exec(c.K_RMSNORM_FORWARD, N * C);
+    },
+    rmsnormBackward(dx, dw, dy, x, rstd, w, N, C): void {
+      const ok =
+        at(dx, 0) &&
+        at(dy, 2) &&
+        at(x, 3) &&
+        at(rstd, 4) &&
+        (dw === null || rt.ptr(dw) >= 0) &&
+        (w === null || rt.ptr(w) >= 0);
+      if (!ok) return ref.rmsnormBackward(dx, dw, dy, x, rstd, w, N, C);
+      if (N <= 0) return;
+      args[1] = dw === null ? 0 : rt.ptr(dw);
+      args[5] = w === null ? 0 : rt.ptr(w);
+      args[6] = N;
+      args[7] = C;
+      rt.exec(c.K_RMSNORM_BACKWARD_DX, N * C);
+      if (dw !== null) rt.exec(c.K_RMSNORM_BACKWARD_DW, N * C);
+    },
+    rope(x, cos, sin, B, T, H, D, R, start, batchStride, rowStride, inverse): void {
+      if (B <= 0 || T <= 0 || H <= 0 || R <= 0) return;
+      const ok =
+        at(x, 0) && at(cos, 1) && at(sin, 2) && ropeInBounds(x, cos, sin, B, T, H, D, R, start, batchStride, rowStride);
+      if (!ok) return ref.rope(x, cos, sin, B, T, H, D, R, start, batchStride, rowStride, inverse);
+      args[3] = B;
+      args[4] = T;
+      args[5] = H;
+      args[6] = D;
+      args[7] = R;
+      args[8] = start;
+      args[9] = batchStride;
+      args[10] = rowStride;
+      args[11] = inverse ? 1 : 0;
+      rt.exec(c.K_ROPE, (B * T * H * R) >> 1);
+    },
     reluForward(y, x, n): void {
       if (!(at(y, 0) && at(x, 1))) return ref.reluForward(y, x, n);
       if (n <= 0) return;
@@ -179,6 +264,53 @@ export function createPointwiseKernels(rt: WasmRuntime): PointwiseKernels {
       if (n <= 0) return;
       args[3] = n;
       rt.exec(c.K_GELU_TANH_BACKWARD, n * 4);
+    },
+    siluForward(y, x, n): void {
+      if (!(at(y, 0) && at(x, 1))) return ref.siluForward(y, x, n);
+      if (n <= 0) return;
+      args[2] = n;
+      rt.exec(c.K_SILU_FORWARD, n * 4);
+    },
+    siluBackward(dx, dy, x, n): void {
+      if (!(at(dx, 0) && at(dy, 1) && at(x, 2))) return ref.siluBackward(dx, dy, x, n);
+      if (n <= 0) return;
+      args[3] = n;
+      rt.exec(c.K_SILU_BACKWARD, n * 4);
+    },
+    relu2Forward(y, x, n): void {
+      if (!(at(y, 0) && at(x, 1))) return ref.relu2Forward(y, x, n);
+      if (n <= 0) return;
+      args[2] = n;
+      rt.exec(c.K_RELU2_FORWARD, n >> 1);
+    },
+    relu2Backward(dx, dy, x, n): void {
+      if (!(at(dx, 0) && at(dy, 1) && at(x, 2))) return ref.relu2Backward(dx, dy, x, n);
+      if (n <= 0) return;
+      args[3] = n;
+      rt.exec(c.K_RELU2_BACKWARD, n >> 1);
+    },
+    mul(out, a, b, n, accumulate): void {
+      if (!(at(out, 0) && at(a, 1) && at(b, 2))) return ref.mul(out, a, b, n, accumulate);
+      if (n <= 0) return;
+      args[3] = n;
+      args[4] = accumulate ? 1 : 0;
+      rt.exec(c.K_MUL, n >> 1);
+    },
+    softcapForward(y, x, n, cap): void {
+      if (!(at(y, 0) && at(x, 1))) return ref.softcapForward(y, x, n, cap);
+      if (n <= 0) return;
+      args[2] = n;
+      args[3] = cap;
+      args[4] = 1 / cap;
+      rt.exec(c.K_SOFTCAP_FORWARD, n * 4);
+    },
+    softcapBackward(d, y, n, cap): void {
+      if (!(at(d, 0) && at(y, 1))) return ref.softcapBackward(d, y, n, cap);
+      if (n <= 0) return;
+      args[2] = n;
+      args[3] = cap;
+      args[4] = 1 / (cap * cap);
+      rt.exec(c.K_SOFTCAP_BACKWARD, n >> 1);
     },
     dropoutMask(keep, n, p, key0, key1): void {
       if (keep.length < n) return ref.dropoutMask(keep, n, p, key0, key1);

@@ -121,7 +121,59 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
     expect(yn[0]).toBeNaN();
   });
 
-  it.each(['relu', 'gelu', 'geluTanh'] as const)(
+  it('silu is x · σ(x): hand values, tails without overflow, and NaN stays NaN', () => {
+    const y = backend.alloc(7);
+    backend.siluForward(y, toBackend(backend, [1, -1, 0, 2, 1e4, -1e4, -100]), 7);
+    // σ(1) = 0.7310585786300049, σ(2) = 0.8807970779778823.
+    expectClose(
+      y,
+      [0.7310585786300049, -0.2689414213699951, 0, 1.7615941559557646, 1e4, 0, -100 / (1 + Math.exp(100))],
+      tol,
+    );
+    const dx = backend.alloc(4);
+    backend.siluBackward(dx, toBackend(backend, [1, 1, 1, 1]), toBackend(backend, [0, 1e4, -1e4, 1]), 4);
+    // d/dx x·σ(x) = σ(x)(1 + x(1 − σ(x))): ½ at 0; at 1: 0.7310585786 · (1 + 0.2689414214) = 0.9276705118.
+    expectClose(dx, [0.5, 1, 0, 0.9276705118714869], tol);
+    const yn = backend.alloc(1);
+    backend.siluForward(yn, toBackend(backend, [NaN]), 1);
+    expect(yn[0]).toBeNaN();
+  });
+
+  it('silu and relu2 forward match their formulas on lengths that are not multiples of 4', () => {
+    for (const n of [1, 3, 37, 203]) {
+      const rng = new Rng(64 + n);
+      const x = randn(rng, n, 4);
+      const y = toBackend(backend, new Float64Array(n + 2).fill(9));
+      backend.siluForward(y, toBackend(backend, x), n);
+      expectClose(
+        y,
+        x.map((v) => v / (1 + Math.exp(-v))),
+        tol,
+        `silu ${n}`,
+      );
+      expect(Array.from(y.subarray(n))).toEqual([9, 9]);
+      backend.relu2Forward(y, toBackend(backend, x), n);
+      expectClose(
+        y,
+        x.map((v) => (v > 0 ? v * v : 0)),
+        tol,
+        `relu2 ${n}`,
+      );
+      expect(Array.from(y.subarray(n))).toEqual([9, 9]);
+    }
+  });
+
+  it('relu2 is max(x, 0)²; its backward adds dy · 2x where x > 0', () => {
+    const x = toBackend(backend, [-2, -0.5, 0, 0.5, 3]);
+    const y = backend.alloc(5);
+    backend.relu2Forward(y, x, 5);
+    expect(Array.from(y)).toEqual([0, 0, 0, 0.25, 9]);
+    const dx = toBackend(backend, [1, 1, 1, 1, 1]);
+    backend.relu2Backward(dx, toBackend(backend, [10, 20, 30, 40, 50]), x, 5);
+    expect(Array.from(dx)).toEqual([1, 1, 1, 41, 301]);
+  });
+
+  it.each(['relu', 'gelu', 'geluTanh', 'silu', 'relu2'] as const)(
     '%s backward matches finite differences and accumulates (twice doubles)',
     (act) => {
       const rng = new Rng(62);
@@ -133,6 +185,8 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
       const back = (): void => {
         if (act === 'relu') backend.reluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
         else if (act === 'gelu') backend.geluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+        else if (act === 'silu') backend.siluBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
+        else if (act === 'relu2') backend.relu2Backward(dx, toBackend(backend, r), toBackend(backend, x), n);
         else backend.geluTanhBackward(dx, toBackend(backend, r), toBackend(backend, x), n);
       };
       back();
@@ -141,6 +195,8 @@ describe.each(backendCases())('activations ($label)', ({ backend, tol, grad }) =
       const f = (): number => {
         if (act === 'relu') ref.reluForward(y, x, n);
         else if (act === 'gelu') ref.geluForward(y, x, n);
+        else if (act === 'silu') ref.siluForward(y, x, n);
+        else if (act === 'relu2') ref.relu2Forward(y, x, n);
         else ref.geluTanhForward(y, x, n);
         return weightedSum(y, r);
       };

@@ -32,6 +32,45 @@ describe.each(backendCases())('elementwise kernels ($label)', ({ backend, tol })
     expectClose(aliasB, expected, tol);
   });
 
+  it('mul: a ⊙ b on the prefix, in place on a or b, and accumulating into a third buffer', () => {
+    for (const n of [1, 6, 37, 203]) {
+      const rng = new Rng(12 + n);
+      const a = randn(rng, n);
+      const b = randn(rng, n);
+      const c = randn(rng, n);
+      const product = a.map((v, i) => v * (b[i] as number));
+      const out = toBackend(backend, new Float64Array(n + 1).fill(4));
+      backend.mul(out, toBackend(backend, a), toBackend(backend, b), n, false);
+      expectClose(out, product, tol, `mul ${n}`);
+      expect(out[n]).toBe(4);
+      const aliasA = toBackend(backend, a);
+      backend.mul(aliasA, aliasA, toBackend(backend, b), n, false);
+      expectClose(aliasA, product, tol, `out = a, ${n}`);
+      const aliasB = toBackend(backend, b);
+      backend.mul(aliasB, toBackend(backend, a), aliasB, n, false);
+      expectClose(aliasB, product, tol, `out = b, ${n}`);
+      const square = toBackend(backend, a);
+      backend.mul(square, square, square, n, false);
+      expectClose(
+        square,
+        a.map((v) => v * v),
+        tol,
+        `out = a = b, ${n}`,
+      );
+      const acc = toBackend(backend, c);
+      backend.mul(acc, toBackend(backend, a), toBackend(backend, b), n, true);
+      expectClose(
+        acc,
+        product.map((v, i) => v + (c[i] as number)),
+        tol,
+        `accumulate ${n}`,
+      );
+    }
+    const hand = toBackend(backend, [1, 1, 1]);
+    backend.mul(hand, toBackend(backend, [2, -3, 4]), toBackend(backend, [0.5, 2, 0]), 3, true);
+    expect(Array.from(hand)).toEqual([2, -5, 1]);
+  });
+
   it('add leaves elements past n untouched', () => {
     const out = toBackend(backend, [9, 9, 9]);
     backend.add(out, toBackend(backend, [1, 1, 1]), toBackend(backend, [2, 2, 2]), 2);

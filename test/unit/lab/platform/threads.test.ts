@@ -11,6 +11,7 @@ import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AttentionDims, Backend, FloatArray } from '../../../../src/engine/backend';
 import { drawKeepMask } from '../../../../src/engine/ops/dropout';
+import { ropeTables } from '../../../../src/engine/ops/rope';
 import type { WasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import { Rng } from '../../../../src/engine/rng';
@@ -28,7 +29,7 @@ function workload(be: Backend): number[] {
   const rng = new Rng(3);
   const out: number[] = [];
   const keep = (x: FloatArray): void => {
-    out.push(...Array.from(x));
+    for (const v of x) out.push(v); // not push(...x): arrays this long overflow the call stack
   };
   const [M, N, K] = [130, 97, 75];
   for (const [tA, tB] of [
@@ -100,6 +101,39 @@ function workload(be: Backend): number[] {
     db = be.alloc(W);
   be.layernormBackward(lnDx, dw, db, filled(be, R * W, rng), lnX, mean, rstd, w, R, W);
   [lnY, lnDx, dw, db].forEach(keep);
+  // Issue 29's kernels: RMSNorm (rows; dw by columns), RoPE (head rows), the element-wise ones.
+  const rmsY = be.alloc(R * W),
+    rmsRstd = be.alloc(R),
+    rmsDx = filled(be, R * W, rng),
+    rmsDw = filled(be, W, rng);
+  be.rmsnormForward(rmsY, rmsRstd, lnX, w, R, W, 1e-6);
+  be.rmsnormBackward(rmsDx, rmsDw, filled(be, R * W, rng), lnX, rmsRstd, w, R, W);
+  be.rmsnormBackward(rmsDx, null, filled(be, R * W, rng), lnX, rmsRstd, null, R, W);
+  [rmsY, rmsRstd, rmsDx, rmsDw].forEach(keep);
+  const [rB, rT, rH, rD, rR] = [4, 91, 8, 64, 48];
+  const rq = filled(be, rB * rT * rH * rD, rng);
+  const { cos, sin } = ropeTables(10000, rR, rT + 2, (k) => be.alloc(k));
+  be.rope(rq, cos, sin, rB, rT, rH, rD, rR, 2, rT * rH * rD, rH * rD, false);
+  keep(rq);
+  be.rope(rq, cos, sin, rB, rT, rH, rD, rR, 2, rT * rH * rD, rH * rD, true);
+  keep(rq);
+  const n2 = 140001;
+  const a = filled(be, n2, rng, 3),
+    b2 = filled(be, n2, rng),
+    act = be.alloc(n2),
+    dAct = filled(be, n2, rng);
+  be.siluForward(act, a, n2);
+  be.siluBackward(dAct, b2, a, n2);
+  [act, dAct].forEach(keep);
+  be.relu2Forward(act, a, n2);
+  be.relu2Backward(dAct, b2, a, n2);
+  [act, dAct].forEach(keep);
+  be.mul(act, a, b2, n2, false);
+  be.mul(dAct, a, b2, n2, true);
+  [act, dAct].forEach(keep);
+  be.softcapForward(act, a, n2, 2.5);
+  be.softcapBackward(dAct, act, n2, 2.5);
+  [act, dAct].forEach(keep);
   const [Nr, V] = [300, 257];
   const logits = filled(be, Nr * V, rng, 3),
     lse = be.alloc(Nr);
@@ -145,7 +179,7 @@ describe('wasm helper threads', () => {
     const single = workload(alone);
     const multi = workload(parallel);
     expect(alone.jobStats().parallel).toBe(0);
-    expect(parallel.jobStats().parallel).toBeGreaterThanOrEqual(16); // the large kernels above were shared
+    expect(parallel.jobStats().parallel).toBeGreaterThanOrEqual(30); // the large kernels above were shared
     expect(multi.length).toBe(single.length);
     let firstDiff = -1;
     for (let i = 0; i < single.length && firstDiff < 0; i++) if (!Object.is(single[i], multi[i])) firstDiff = i;

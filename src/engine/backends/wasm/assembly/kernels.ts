@@ -16,7 +16,14 @@ import { attentionBackwardPart } from './attentionBackward';
 import { attentionForwardPart } from './attentionForward';
 import { crossEntropyBackwardPart, crossEntropyForwardPart } from './loss';
 import { matmulPart } from './matmul';
-import { layernormBackwardDwPart, layernormBackwardDxPart, layernormForwardPart } from './norm';
+import {
+  layernormBackwardDwPart,
+  layernormBackwardDxPart,
+  layernormForwardPart,
+  rmsnormBackwardDwPart,
+  rmsnormBackwardDxPart,
+  rmsnormForwardPart,
+} from './norm';
 import {
   addBiasPart,
   addPart,
@@ -31,12 +38,20 @@ import {
   geluForwardPart,
   geluTanhBackwardPart,
   geluTanhForwardPart,
+  mulPart,
   positionalBackwardPart,
   positionalForwardPart,
+  relu2BackwardPart,
+  relu2ForwardPart,
   reluBackwardPart,
   reluForwardPart,
   scalePart,
+  siluBackwardPart,
+  siluForwardPart,
+  softcapBackwardPart,
+  softcapForwardPart,
 } from './pointwise';
+import { ropePart } from './rope';
 import { softmaxBackwardPart, softmaxForwardPart } from './softmax';
 import {
   argF,
@@ -100,6 +115,17 @@ export const K_ADAM: i32 = 26;
 export const K_DROPOUT_MASK: i32 = 27;
 export const K_GELU_TANH_FORWARD: i32 = 28;
 export const K_GELU_TANH_BACKWARD: i32 = 29;
+export const K_RMSNORM_FORWARD: i32 = 30;
+export const K_RMSNORM_BACKWARD_DX: i32 = 31;
+export const K_RMSNORM_BACKWARD_DW: i32 = 32;
+export const K_ROPE: i32 = 33;
+export const K_SILU_FORWARD: i32 = 34;
+export const K_SILU_BACKWARD: i32 = 35;
+export const K_RELU2_FORWARD: i32 = 36;
+export const K_RELU2_BACKWARD: i32 = 37;
+export const K_MUL: i32 = 38;
+export const K_SOFTCAP_FORWARD: i32 = 39;
+export const K_SOFTCAP_BACKWARD: i32 = 40;
 
 /** Runs chunk `chunk` of `nChunks` of `kernel`, reading its arguments from the control block. */
 function dispatch(kernel: i32, part: i32, parts: i32): void {
@@ -230,6 +256,54 @@ function dispatch(kernel: i32, part: i32, parts: i32): void {
       break;
     case K_ADAM:
       adamPart(part, parts);
+      break;
+    case K_RMSNORM_FORWARD:
+      rmsnormForwardPart(part, parts, argP(0), argP(1), argP(2), argP(3), argI(4), argI(5), argF(6));
+      break;
+    case K_RMSNORM_BACKWARD_DX:
+      rmsnormBackwardDxPart(part, parts, argP(0), argP(2), argP(3), argP(4), argP(5), argI(6), argI(7));
+      break;
+    case K_RMSNORM_BACKWARD_DW:
+      rmsnormBackwardDwPart(part, parts, argP(1), argP(2), argP(3), argP(4), argI(6), argI(7));
+      break;
+    case K_ROPE:
+      ropePart(
+        part,
+        parts,
+        argP(0),
+        argP(1),
+        argP(2),
+        argI(3),
+        argI(4),
+        argI(5),
+        argI(6),
+        argI(7),
+        argI(8),
+        argI(9),
+        argI(10),
+        argI(11) != 0,
+      );
+      break;
+    case K_SILU_FORWARD:
+      siluForwardPart(part, parts, argP(0), argP(1), argI(2));
+      break;
+    case K_SILU_BACKWARD:
+      siluBackwardPart(part, parts, argP(0), argP(1), argP(2), argI(3));
+      break;
+    case K_RELU2_FORWARD:
+      relu2ForwardPart(part, parts, argP(0), argP(1), argI(2));
+      break;
+    case K_RELU2_BACKWARD:
+      relu2BackwardPart(part, parts, argP(0), argP(1), argP(2), argI(3));
+      break;
+    case K_MUL:
+      mulPart(part, parts, argP(0), argP(1), argP(2), argI(3), argI(4) != 0);
+      break;
+    case K_SOFTCAP_FORWARD:
+      softcapForwardPart(part, parts, argP(0), argP(1), argI(2), <f32>argF(3), <f32>argF(4));
+      break;
+    case K_SOFTCAP_BACKWARD:
+      softcapBackwardPart(part, parts, argP(0), argP(1), argI(2), <f32>argF(3), <f32>argF(4));
       break;
     default:
       unreachable();

@@ -1,7 +1,8 @@
 /**
  * Layer normalization (Ba, Kiros & Hinton 2016) over rows of C, as nn.LayerNorm computes
- * it (biased variance, eps inside the root), forward and backward; same contract as
- * src/engine/ops/layernorm.ts.
+ * it (biased variance, eps inside the root), and RMSNorm (Zhang & Sennrich 2019: no mean,
+ * optional weight, no bias), forward and backward; same contracts as
+ * src/engine/ops/layernorm.ts and src/engine/ops/rmsnorm.ts.
  *
  * Row statistics: f32x4 partial sums combined in f64, two passes (mean, then squared
  * deviations), since E[x²] − E[x]² cancels badly when |mean| ≫ std.
@@ -9,8 +10,9 @@
  * Backward runs as two kernels so no two chunks (threads) ever add into one element:
  *   dx (chunks split rows):     dx += rstd·(g − mean_c(g) − x̂·mean_c(g ⊙ x̂)),  g = dy ⊙ w
  *   dw, db (chunks split columns): dw += Σ_n dy ⊙ x̂,  db += Σ_n dy  (rows in order)
+ * and RMSNorm's likewise: dx += rstd·(g − x̂·mean_c(g ⊙ x̂)) by rows, dw += Σ_n dy ⊙ x̂ by columns.
  *
- * Leaves out: RMSNorm, and fusing the residual add.
+ * Leaves out: fusing the residual add.
  */
 
 import { partStart } from './threads';
@@ -193,5 +195,141 @@ export function layernormBackwardDwPart(
     }
     store<f32>(dw + off(c), load<f32>(dw + off(c)) + sw);
     if (db != 0) store<f32>(db + off(c), load<f32>(db + off(c)) + sb);
+  }
+}
+
+/** y = x · rstd · w per row (w = 0: no weight), rstd = 1/sqrt(mean(x²) + eps), saved. y may alias x. */
+export function rmsnormForwardPart(
+  part: i32,
+  parts: i32,
+  y: usize,
+  rstd: usize,
+  x: usize,
+  w: usize,
+  N: i32,
+  C: i32,
+  eps: f64,
+): void {
+  const n1 = partStart(N, part + 1, parts);
+  for (let n = partStart(N, part, parts); n < n1; n++) {
+    const xr = x + off(n * C);
+    const yr = y + off(n * C);
+    let sq = f32x4.splat(0);
+    let c = 0;
+    for (; c + 4 <= C; c += 4) {
+      const v = v128.load(xr + off(c));
+      sq = f32x4.add(sq, f32x4.mul(v, v));
+    }
+    let sq64 = <f64>hsum(sq);
+    for (; c < C; c++) {
+      const v = load<f32>(xr + off(c));
+      sq64 += <f64>(v * v);
+    }
+    const r32 = <f32>(1.0 / Math.sqrt(sq64 / <f64>C + eps));
+    const rv = f32x4.splat(r32);
+    c = 0;
+    if (w != 0) {
+      for (; c + 4 <= C; c += 4)
+        v128.store(yr + off(c), f32x4.mul(f32x4.mul(v128.load(xr + off(c)), rv), v128.load(w + off(c))));
+      for (; c < C; c++) store<f32>(yr + off(c), load<f32>(xr + off(c)) * r32 * load<f32>(w + off(c)));
+    } else {
+      for (; c + 4 <= C; c += 4) v128.store(yr + off(c), f32x4.mul(v128.load(xr + off(c)), rv));
+      for (; c < C; c++) store<f32>(yr + off(c), load<f32>(xr + off(c)) * r32);
+    }
+    store<f32>(rstd + off(n), r32);
+  }
+}
+
+/** g = dy ⊙ w (w = 0: g = dy) for 4 lanes at column offset `at` (bytes). */
+@inline function gradTimesWeight(dy: usize, w: usize, at: usize): v128 {
+  const d = v128.load(dy + at);
+  return w != 0 ? f32x4.mul(d, v128.load(w + at)) : d;
+}
+
+/** dx += rstd·(g − x̂·mean(g ⊙ x̂)) per row, g = dy ⊙ w (w = 0: g = dy), x̂ = x·rstd. */
+export function rmsnormBackwardDxPart(
+  part: i32,
+  parts: i32,
+  dx: usize,
+  dy: usize,
+  x: usize,
+  rstd: usize,
+  w: usize,
+  N: i32,
+  C: i32,
+): void {
+  const n1 = partStart(N, part + 1, parts);
+  const invC: f64 = 1.0 / <f64>C;
+  for (let n = partStart(N, part, parts); n < n1; n++) {
+    const base = off(n * C);
+    const r32 = load<f32>(rstd + off(n));
+    const rv = f32x4.splat(r32);
+    let gxs = f32x4.splat(0);
+    let c = 0;
+    for (; c + 4 <= C; c += 4) {
+      const g = gradTimesWeight(dy + base, w, off(c));
+      gxs = f32x4.add(gxs, f32x4.mul(g, f32x4.mul(v128.load(x + base + off(c)), rv)));
+    }
+    let gxSum = <f64>hsum(gxs);
+    for (; c < C; c++) {
+      const g = load<f32>(dy + base + off(c)) * (w != 0 ? load<f32>(w + off(c)) : 1);
+      gxSum += <f64>(g * (load<f32>(x + base + off(c)) * r32));
+    }
+    const gxMean = <f32>(gxSum * invC);
+    const gxm = f32x4.splat(gxMean);
+    c = 0;
+    for (; c + 4 <= C; c += 4) {
+      const g = gradTimesWeight(dy + base, w, off(c));
+      const xh = f32x4.mul(v128.load(x + base + off(c)), rv);
+      const d = f32x4.mul(rv, f32x4.sub(g, f32x4.mul(xh, gxm)));
+      v128.store(dx + base + off(c), f32x4.add(v128.load(dx + base + off(c)), d));
+    }
+    for (; c < C; c++) {
+      const g = load<f32>(dy + base + off(c)) * (w != 0 ? load<f32>(w + off(c)) : 1);
+      const xh = load<f32>(x + base + off(c)) * r32;
+      store<f32>(dx + base + off(c), load<f32>(dx + base + off(c)) + r32 * (g - xh * gxMean));
+    }
+  }
+}
+
+/** dw[c] += Σ_n dy · x · rstd[n] for this chunk's columns (rows in order). */
+export function rmsnormBackwardDwPart(
+  part: i32,
+  parts: i32,
+  dw: usize,
+  dy: usize,
+  x: usize,
+  rstd: usize,
+  N: i32,
+  C: i32,
+): void {
+  let c = rangeLo(C, part, parts);
+  const c1 = rangeLo(C, part + 1, parts);
+  const ld = off(C);
+  for (; c + 8 <= c1; c += 8) {
+    let w0 = f32x4.splat(0),
+      w1 = f32x4.splat(0);
+    let py = dy + off(c);
+    let px = x + off(c);
+    for (let n = 0; n < N; n++) {
+      const rv = v128.load32_splat(rstd + off(n));
+      w0 = f32x4.add(w0, f32x4.mul(v128.load(py), f32x4.mul(v128.load(px), rv)));
+      w1 = f32x4.add(w1, f32x4.mul(v128.load(py, 16), f32x4.mul(v128.load(px, 16), rv)));
+      py += ld;
+      px += ld;
+    }
+    v128.store(dw + off(c), f32x4.add(v128.load(dw + off(c)), w0));
+    v128.store(dw + off(c), f32x4.add(v128.load(dw + off(c), 16), w1), 16);
+  }
+  for (; c < c1; c++) {
+    let sw: f32 = 0;
+    let py = dy + off(c);
+    let px = x + off(c);
+    for (let n = 0; n < N; n++) {
+      sw += load<f32>(py) * (load<f32>(px) * load<f32>(rstd + off(n)));
+      py += ld;
+      px += ld;
+    }
+    store<f32>(dw + off(c), load<f32>(dw + off(c)) + sw);
   }
 }

@@ -1,6 +1,7 @@
 /**
- * Element-wise and row-wise bookkeeping kernels: fill, scale, add, ReLU, exact GELU
- * (Hendrycks & Gimpel 2016; Φ from vmath.ts) and its tanh approximation (GPT-2's),
+ * Element-wise and row-wise bookkeeping kernels: fill, scale, add, mul, ReLU, exact GELU
+ * (Hendrycks & Gimpel 2016; Φ from vmath.ts) and its tanh approximation (GPT-2's), SiLU,
+ * squared ReLU, the soft-cap cap · tanh(x / cap) (tanh from vmath.ts),
  * inverted dropout (Srivastava et al. 2014) and its counter-based keep-mask (the hash is
  * explained in src/engine/ops/dropout.ts), bias add and its backward, token embedding
  * gather/scatter and positional encodings (Vaswani et al. §3.4–3.5). Same contracts as the
@@ -35,6 +36,7 @@ import {
   KI_LOWBIAS_M2,
   phiv,
   rangeLo,
+  tanhv,
 } from './vmath';
 import { partStart } from './threads';
 
@@ -417,5 +419,127 @@ export function positionalBackwardPart(
   const t1 = partStart(T, part + 1, parts);
   for (let t = partStart(T, part, parts); t < t1; t++) {
     for (let b = 0; b < B; b++) addRow(dpe + off((start + t) * C), dx + off((b * T + t) * C), C);
+  }
+}
+
+/** out[i] = a[i] · b[i], or out[i] += a[i] · b[i] when accumulating (out may alias a or b when not). */
+export function mulPart(part: i32, parts: i32, out: usize, a: usize, b: usize, n: i32, accumulate: bool): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  if (accumulate) {
+    for (; i + 4 <= hi; i += 4)
+      v128.store(out + off(i), fmadd(v128.load(a + off(i)), v128.load(b + off(i)), v128.load(out + off(i))));
+    for (; i < hi; i++) {
+      const v = fmadd(
+        f32x4.splat(load<f32>(a + off(i))),
+        f32x4.splat(load<f32>(b + off(i))),
+        f32x4.splat(load<f32>(out + off(i))),
+      );
+      store<f32>(out + off(i), f32x4.extract_lane(v, 0));
+    }
+    return;
+  }
+  for (; i + 4 <= hi; i += 4) v128.store(out + off(i), f32x4.mul(v128.load(a + off(i)), v128.load(b + off(i))));
+  for (; i < hi; i++) store<f32>(out + off(i), load<f32>(a + off(i)) * load<f32>(b + off(i)));
+}
+
+/** SiLU x · σ(x) = x / (1 + e^(−x)); expv clamps, so e^(−x) is finite and x ≪ 0 gives ≈ −0. */
+@inline function siluv(x: v128): v128 {
+  return f32x4.div(x, f32x4.add(kc(K_ONE), expv(f32x4.neg(x))));
+}
+
+/**
+ * d/dx x·σ(x) = s + x · s(1 − s), s = σ(x) = 1/(1 + e), e = e^(−x), with s(1 − s) = (e·s)·s
+ * (no 1 − s, which rounds to 0 as s → 1; and e·s ≤ 1 first, so x · e never overflows).
+ */
+@inline function siluGradv(x: v128): v128 {
+  const e = expv(f32x4.neg(x));
+  const s = f32x4.div(kc(K_ONE), f32x4.add(kc(K_ONE), e));
+  return fmadd(x, f32x4.mul(f32x4.mul(e, s), s), s);
+}
+
+/** y = x · σ(x). */
+export function siluForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  for (; i + 4 <= hi; i += 4) v128.store(y + off(i), siluv(v128.load(x + off(i))));
+  for (; i < hi; i++) store<f32>(y + off(i), f32x4.extract_lane(siluv(f32x4.splat(load<f32>(x + off(i)))), 0));
+}
+
+/** dx += dy · σ(x) · (1 + x · (1 − σ(x))). */
+export function siluBackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  for (; i + 4 <= hi; i += 4) {
+    const g = siluGradv(v128.load(x + off(i)));
+    v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), f32x4.mul(v128.load(dy + off(i)), g)));
+  }
+  for (; i < hi; i++) {
+    const g = f32x4.extract_lane(siluGradv(f32x4.splat(load<f32>(x + off(i)))), 0);
+    store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * g);
+  }
+}
+
+/** y = x > 0 ? x² : 0 (squared ReLU; NaN gives 0, as the reference's comparison does). */
+export function relu2ForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const zero = f32x4.splat(0);
+  for (; i + 4 <= hi; i += 4) {
+    const v = v128.load(x + off(i));
+    v128.store(y + off(i), v128.and(f32x4.mul(v, v), f32x4.gt(v, zero)));
+  }
+  for (; i < hi; i++) {
+    const v = load<f32>(x + off(i));
+    store<f32>(y + off(i), v > 0 ? v * v : 0);
+  }
+}
+
+/** dx += x > 0 ? dy · 2x : 0. */
+export function relu2BackwardPart(part: i32, parts: i32, dx: usize, dy: usize, x: usize, n: i32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const zero = f32x4.splat(0);
+  for (; i + 4 <= hi; i += 4) {
+    const v = v128.load(x + off(i));
+    const g = v128.and(f32x4.mul(v128.load(dy + off(i)), f32x4.add(v, v)), f32x4.gt(v, zero));
+    v128.store(dx + off(i), f32x4.add(v128.load(dx + off(i)), g));
+  }
+  for (; i < hi; i++) {
+    const v = load<f32>(x + off(i));
+    if (v > 0) store<f32>(dx + off(i), load<f32>(dx + off(i)) + load<f32>(dy + off(i)) * (v + v));
+  }
+}
+
+/** y = cap · tanh(x · invCap) (y may alias x). */
+export function softcapForwardPart(part: i32, parts: i32, y: usize, x: usize, n: i32, cap: f32, invCap: f32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const cv = f32x4.splat(cap);
+  const iv = f32x4.splat(invCap);
+  for (; i + 4 <= hi; i += 4) v128.store(y + off(i), f32x4.mul(cv, tanhv(f32x4.mul(v128.load(x + off(i)), iv))));
+  for (; i < hi; i++) {
+    const v = f32x4.mul(cv, tanhv(f32x4.mul(f32x4.splat(load<f32>(x + off(i))), iv)));
+    store<f32>(y + off(i), f32x4.extract_lane(v, 0));
+  }
+}
+
+/**
+ * d *= 1 − (y/cap)², in place, as (cap − y)(cap + y) · invCap2: near saturation cap − y is
+ * exact (Sterbenz), where 1 − (y/cap)² would cancel to a few correct bits.
+ */
+export function softcapBackwardPart(part: i32, parts: i32, d: usize, y: usize, n: i32, cap: f32, invCap2: f32): void {
+  let i = rangeLo(n, part, parts);
+  const hi = rangeLo(n, part + 1, parts);
+  const cv = f32x4.splat(cap);
+  const iv = f32x4.splat(invCap2);
+  for (; i + 4 <= hi; i += 4) {
+    const v = v128.load(y + off(i));
+    const g = f32x4.mul(f32x4.mul(f32x4.sub(cv, v), f32x4.add(cv, v)), iv);
+    v128.store(d + off(i), f32x4.mul(v128.load(d + off(i)), g));
+  }
+  for (; i < hi; i++) {
+    const v = load<f32>(y + off(i));
+    store<f32>(d + off(i), load<f32>(d + off(i)) * ((cap - v) * (cap + v) * invCap2));
   }
 }

@@ -14,6 +14,11 @@
  * and backward share one exp. (The reference backend uses Cody's 1969 rational
  * approximations to ~1e-15; float32 cannot use more than ~1e-7.)
  *
+ * tanh (tanhv): for |z| ≥ 1/4, (1 − e)/(1 + e) with e = e^(−2|z|) ≤ e^(−1/2), where 1 − e
+ * keeps its digits; below, the odd Taylor series z − z³/3 + 2z⁵/15 − 17z⁷/315 + 62z⁹/2835
+ * (truncation < 1e-8 relative), so small arguments keep their relative accuracy; the sign
+ * is z's. Used by the soft-cap y = cap · tanh(x / cap).
+ *
  * Leaves out: log (called once per row, in f64, from the standard library).
  */
 
@@ -111,6 +116,20 @@ export const K_GELU_TANH_3A = 25;
 export const K_GELU_TANH_XMAX = 26;
 export const K_GELU_TANH_XMIN = 27;
 
+/** tanh's constants (a table of its own): the Taylor coefficients, the switch point, −2. */
+const KTANH: usize = memory.data<f32>([-1.0 / 3.0, 2.0 / 15.0, -17.0 / 315.0, 62.0 / 2835.0, 0.25, -2.0, 1.0]);
+const KT_C3 = 0;
+const KT_C5 = 1;
+const KT_C7 = 2;
+const KT_C9 = 3;
+const KT_SMALL = 4;
+const KT_M2 = 5;
+const KT_ONE = 6;
+
+@inline function ktanh(i: i32): v128 {
+  return v128.load32_splat(KTANH + ((<usize>i) << 2));
+}
+
 /** Constant `i` of the table above in all four lanes (one broadcast load). */
 @inline export function kc(i: i32): v128 {
   return v128.load32_splat(KT + ((<usize>i) << 2));
@@ -156,6 +175,21 @@ export const KI_LOWBIAS_M2 = 6;
   const two = i32x4.shl(i32x4.add(t, i32x4.splat(127 - 0x4b400000)), 23);
   const y = f32x4.mul(p, two);
   return v128.andnot(y, f32x4.lt(x, kc(K_EXP_LO))); // below LO: 0; NaN stays NaN
+}
+
+/** tanh(z) per lane (see file header); NaN stays NaN, ±0 stays ±0. */
+@inline export function tanhv(z: v128): v128 {
+  const a = f32x4.abs(z);
+  const one = ktanh(KT_ONE);
+  const e = expv(f32x4.mul(a, ktanh(KT_M2)));
+  const big = f32x4.div(f32x4.sub(one, e), f32x4.add(one, e));
+  const z2 = f32x4.mul(a, a);
+  let p = fmadd(ktanh(KT_C9), z2, ktanh(KT_C7));
+  p = fmadd(p, z2, ktanh(KT_C5));
+  p = fmadd(p, z2, ktanh(KT_C3));
+  const small = fmadd(f32x4.mul(a, z2), p, a);
+  const t = v128.bitselect(small, big, f32x4.lt(a, ktanh(KT_SMALL)));
+  return v128.or(t, v128.and(z, i32x4.splat(i32.MIN_VALUE)));
 }
 
 /** e^x for one value, through lane 0 of expv (so scalar tails round exactly like vector lanes). */
