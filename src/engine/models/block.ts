@@ -1,9 +1,12 @@
 /**
  * One transformer layer: self-attention, optional cross-attention, and the feed-forward
- * network, each wrapped in a residual connection with LayerNorm either after the sum
- * ('post', the paper §3.1: x = LN(x + Dropout(Sublayer(x)))) or before the sublayer
- * ('pre', GPT-2: x = x + Dropout(Sublayer(LN(x)))). An encoder layer has self + ffn, a
- * decoder layer self (causal) + cross + ffn, a GPT block self (causal) + ffn.
+ * network, each wrapped in a residual connection with a norm (LayerNorm or RMSNorm) either
+ * after the sum ('post', the paper §3.1: x = LN(x + Dropout(Sublayer(x)))) or before the
+ * sublayer ('pre', GPT-2: x = x + Dropout(Sublayer(LN(x)))); or, pre-norm with
+ * `parallelResidual` (GPT-NeoX), every sublayer reads the same x through its own norm and
+ * their outputs are summed into one residual step: x + Σ Dropout(Sublayer(LN_s(x))). An
+ * encoder layer has self + ffn, a decoder layer self (causal) + cross + ffn, a GPT block
+ * self (causal) + ffn.
  *
  * `forward` runs a whole batch and keeps what `backward` needs; `step` runs one new
  * position per row for key/value-cache decoding (models/stepper.ts) through the same
@@ -21,16 +24,18 @@ import type { Rng } from '../rng';
 import type { Alloc, AttentionNames, AttentionScratch, KVCache } from './attention';
 import { MultiHeadAttention } from './attention';
 import type { FfnScratch, NormScratch } from './layers';
-import { Dropout, FeedForward, LayerNorm } from './layers';
+import { Dropout, FeedForward, Norm } from './layers';
 import type { Arena, ParamInit, ParamStore, Slot } from './plan';
 
 /** Parameter names of one block, so each model keeps its PyTorch counterpart's names. */
 export interface BlockNames {
   readonly selfAttn: AttentionNames;
   readonly crossAttn: AttentionNames | null;
-  /** One LayerNorm per sublayer, in order (self, [cross,] ffn). */
+  /** One norm per sublayer, in order (self, [cross,] ffn). */
   readonly norms: readonly string[];
+  /** The feed-forward network's up projection, its gate (gated activations only) and its down projection. */
   readonly fc1: string;
+  readonly gate: string;
   readonly fc2: string;
 }
 
@@ -39,6 +44,7 @@ export interface BlockInit {
   readonly qkv: ParamInit;
   /** Projections that write into the residual stream (W_o, fc2). */
   readonly out: ParamInit;
+  /** The feed-forward network's up projection, and its gate when gated. */
   readonly fc1: ParamInit;
 }
 
@@ -64,12 +70,14 @@ export interface BlockCache {
   readonly cross: KVCache | null;
 }
 
-/** Buffers of one decoding step, shared by every layer: [R, C] except h, a [R, F] and mean, rstd [R]. */
+/** Buffers of one decoding step, shared by every layer: [R, C] except h, g, a [R, F] and mean, rstd [R]. */
 export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch {
   /** LN(x) (pre) or x + sublayer(x) before its LN (post). */
   readonly mid: FloatArray;
   /** A sublayer's output. */
   readonly y: FloatArray;
+  /** The sum of the sublayers so far (parallel residual). */
+  readonly acc: FloatArray;
 }
 
 /** Allocates the scratch of decoding steps (or a prefill) of up to R rows. */
@@ -82,7 +90,9 @@ export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number)
     kNew: rc(),
     vNew: rc(),
     att: rc(),
+    acc: rc(),
     h: alloc(R * F),
+    g: alloc(R * F),
     a: alloc(R * F),
     mean: alloc(R),
     rstd: alloc(R),
@@ -133,11 +143,11 @@ type SublayerKind = 'self' | 'cross' | 'ffn';
 
 interface Sublayer {
   readonly kind: SublayerKind;
-  readonly norm: LayerNorm;
+  readonly norm: Norm;
   readonly drop: Dropout;
   readonly y: Slot; // sublayer output before dropout
   readonly mid: Slot; // post: residual sum before LN; pre: LN output
-  readonly out: Slot; // stream after this sublayer
+  readonly out: Slot; // stream after this sublayer (parallel: the last sublayer's only, the block's output)
 }
 
 export class Block {
@@ -150,6 +160,7 @@ export class Block {
   private readonly dmid: Slot;
   private readonly dyScratch: Slot;
   private readonly pre: boolean;
+  private readonly parallel: boolean;
   private input: FloatArray | null = null;
   private inputs: BlockInputs | null = null;
 
@@ -162,6 +173,7 @@ export class Block {
     max: { B: number; T: number; S: number },
   ) {
     this.pre = cfg.norm === 'pre';
+    this.parallel = this.pre && cfg.parallelResidual;
     const C = cfg.dModel;
     const maxN = max.B * max.T;
     const n = maxN * C;
@@ -197,11 +209,11 @@ export class Block {
     this.ffn = new FeedForward(
       store,
       arena,
-      { fc1: names.fc1, fc2: names.fc2 },
+      { fc1: names.fc1, gate: names.gate, fc2: names.fc2 },
       C,
       cfg.dFF,
       cfg.activation,
-      cfg.bias,
+      cfg.mlpBias,
       { fc1: init.fc1, fc2: init.out },
       maxN,
     );
@@ -210,11 +222,11 @@ export class Block {
       if (normName === undefined) throw new Error(`block needs ${kinds.length} norm names`);
       this.subs.push({
         kind,
-        norm: new LayerNorm(store, arena, normName, C, cfg.bias, cfg.layerNormEps, maxN),
+        norm: new Norm(store, arena, normName, C, cfg, maxN),
         drop: new Dropout(arena, cfg.dropout, n),
         y: arena.buffer(n),
         mid: arena.buffer(n),
-        out: arena.buffer(n),
+        out: arena.buffer(this.parallel && i < kinds.length - 1 ? 0 : n),
       });
     });
     this.gA = arena.scratch('block.gA', n);
@@ -272,8 +284,8 @@ export class Block {
   }
 
   /**
-   * out = sublayer s of x with its residual connection and LayerNorm — the one place the
-   * norm placement is written:
+   * out = sublayer s of x with its residual connection and norm — where the sequential norm
+   * placements are written (the parallel residual's is {@link parallelStep}):
    *   pre:  out = x + Dropout(f(LN(x)))   (GPT-2; mid = LN(x))
    *   post: out = LN(x + Dropout(f(x)))   (the paper §3.1; mid = x + Dropout(f(x)))
    * over N rows, y receiving f's output. A decoding step or prefill has no dropout, keeps
@@ -315,11 +327,37 @@ export class Block {
     } else this.ffn.backward(k, dx, dy, x, io.B * io.T);
   }
 
+  /**
+   * The parallel residual step over N rows: out = x + Σ_s Dropout(f_s(LN_s(x))), each sublayer's
+   * norm output in its `mid` and its output in its `y` (a batch: the sublayer's own buffers; a
+   * decoding step or prefill: the shared scratch, with `acc` holding the sum so far, so out may be x).
+   */
+  private parallelStep(k: Backend, out: FloatArray, x: FloatArray, N: number, p: Pass): void {
+    const n = N * this.selfAttn.C;
+    const last = this.subs.length - 1;
+    this.subs.forEach((s, i) => {
+      if (isIncremental(p)) {
+        const { mid, y, acc } = p.scratch;
+        this.norm(k, s, mid, x, N, p);
+        this.apply(k, s, y, mid, p);
+        k.add(i === last ? out : acc, i === 0 ? x : acc, y, n);
+        return;
+      }
+      this.norm(k, s, s.mid.data, x, N, p);
+      this.apply(k, s, s.y.data, s.mid.data, p);
+      k.add(out, i === 0 ? x : out, s.drop.forward(k, s.y.data, n, p.train, p.rng), n);
+    });
+  }
+
   /** Runs the block on x [B, T, C]; the result is in {@link output}. */
   forward(k: Backend, x: FloatArray, io: BlockInputs): void {
     this.input = x;
     this.inputs = io;
     const N = io.B * io.T;
+    if (this.parallel) {
+      this.parallelStep(k, this.output, x, N, io);
+      return;
+    }
     let cur = x;
     for (const s of this.subs) {
       this.sublayer(k, s, s.out.data, cur, s.mid.data, s.y.data, N, io);
@@ -332,7 +370,8 @@ export class Block {
    * output in place. Reads and extends `st.cache`; leaves forward's activations alone.
    */
   step(k: Backend, x: FloatArray, st: BlockStep): void {
-    for (const s of this.subs) this.sublayer(k, s, x, x, st.scratch.mid, st.scratch.y, st.R, st);
+    if (this.parallel) this.parallelStep(k, x, x, st.R, st);
+    else for (const s of this.subs) this.sublayer(k, s, x, x, st.scratch.mid, st.scratch.y, st.R, st);
   }
 
   /**
@@ -341,7 +380,8 @@ export class Block {
    * `p.crossProbs`. Leaves forward's activations alone.
    */
   prefill(k: Backend, x: FloatArray, p: BlockPrefill): void {
-    for (const s of this.subs) this.sublayer(k, s, x, x, p.scratch.mid, p.scratch.y, p.T, p);
+    if (this.parallel) this.parallelStep(k, x, x, p.T, p);
+    else for (const s of this.subs) this.sublayer(k, s, x, x, p.scratch.mid, p.scratch.y, p.T, p);
   }
 
   /** Accumulates dIn (gradient of the block input) from dOut; dIn must not alias dOut. */
@@ -351,6 +391,18 @@ export class Block {
     if (!io || !input) throw new Error('Block.backward called before forward');
     const n = io.B * io.T * this.selfAttn.C;
     const N = io.B * io.T;
+    if (this.parallel) {
+      // x' = x + Σ_s Dropout(f_s(LN_s(x))): dx += dx'; dx += LN_s'(f_s'(Dropout_s'(dx'))) for each s
+      k.add(dIn, dIn, dOut, n);
+      const dmid = this.dmid.data;
+      for (const s of this.subs) {
+        const dy = s.drop.backward(k, dOut, n, this.dyScratch.data);
+        k.fill(dmid, n, 0);
+        this.backSublayer(k, s, dmid, dy, s.mid.data, io);
+        s.norm.backward(k, dIn, dmid, input, N);
+      }
+      return;
+    }
     let dCur = dOut;
     for (let i = this.subs.length - 1; i >= 0; i--) {
       const s = this.subs[i] as Sublayer;

@@ -28,7 +28,7 @@ export interface ModelEstimate {
 function moduleOf(name: string): string {
   const m = /^(encoder_layers|decoder_layers|transformer\.h)\.(\d+)\./.exec(name);
   if (m) return `${m[1] === 'encoder_layers' ? 'encoder' : 'decoder'}.${m[2]}`;
-  if (/embedding|wte|wpe|positions/.test(name)) return 'embeddings';
+  if (/embedding|wte|wpe|positions|ln_e\./.test(name)) return 'embeddings';
   if (/^(fc|lm_head)\./.test(name)) return 'output';
   return 'final norms';
 }
@@ -88,8 +88,10 @@ export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): num
   const { dModel: C, dFF: F, nHeads: H, vocabSize: V } = config;
   const P = config.maxLen;
   const S = config.kind === 'encoder-decoder' ? srcLen : 0;
-  const scratch = (R: number): number => R * (6 * C + 2 * F + 2);
-  const caches = config.nDecoderLayers * 2 * rows * (P + S) * C;
+  const scratch = (R: number): number => R * (7 * C + 3 * F + 2);
+  // Per layer: self-attention keys and values of every row and their probabilities; the encoder's
+  // keys and values, shared by every row, and each row's cross-attention probabilities.
+  const caches = config.nDecoderLayers * (2 * rows * P * C + rows * H * P + (S > 0 ? 2 * S * C + rows * H * S : 0));
   const step = rows * C + scratch(rows) + rows * V + rows * P * C;
   const prefill = P * C + scratch(P) + H * P * (P + S);
   return 4 * (caches + step + prefill) + P * P;

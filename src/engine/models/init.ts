@@ -3,7 +3,8 @@
  * (normal 0.02; residual projections scaled by 1/√(2·layers), Radford et al. 2019 §2.3) as
  * nanoGPT does it. Encoder-decoder: Xavier-uniform matrices (Glorot & Bengio 2010) and
  * normal(0, d^−½) embeddings — the scale that ×√d brings to unit variance (§3.4 of the
- * paper).
+ * paper). A gated feed-forward network's gate starts as its up projection (fc1) does; norm
+ * weights start at 1.
  *
  * Leaves out: the parameters themselves (plan.ts) and loading saved weights (src/lab).
  */

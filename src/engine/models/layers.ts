@@ -1,9 +1,10 @@
 /**
- * The small layers every transformer block is made of — Linear, LayerNorm, Dropout and
- * the position-wise feed-forward network — each with its forward beside its backward.
+ * The small layers every transformer block is made of — Linear, the norm (LayerNorm or
+ * RMSNorm), Dropout and the position-wise feed-forward network (plain or gated) — each with
+ * its forward beside its backward.
  * Layers own their parameters (in the flat store) and the activations backward needs (in
  * the arena); they never allocate after construction. Backward accumulates into input
- * gradients, as the kernels do (see backend.ts). LayerNorm and the feed-forward network
+ * gradients, as the kernels do (see backend.ts). The norm and the feed-forward network
  * also have a `step`: forward's math on the rows of one decoding step, in the caller's
  * scratch, so the activations a pending backward needs are never overwritten.
  *
@@ -11,7 +12,8 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
-import type { Activation } from '../config';
+import type { Activation, ModelConfig, NormType } from '../config';
+import { GATED_ACTIVATIONS } from '../config';
 import { drawKeepMask } from '../ops/dropout';
 import type { Rng } from '../rng';
 import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
@@ -79,22 +81,35 @@ export class Linear {
   }
 }
 
-/** Row statistics LayerNorm's forward writes: mean and rstd [N]. */
+/** Row statistics a norm's forward writes: mean (LayerNorm only) and rstd [N]. */
 export interface NormScratch {
   readonly mean: FloatArray;
   readonly rstd: FloatArray;
 }
 
-/** Activations of the feed-forward network: pre- and post-activation [N, F]. */
+/**
+ * Activations of the feed-forward network: up projection h, gate pre-activation g (gated
+ * activations only) and the input of the down projection a, each [N, F].
+ */
 export interface FfnScratch {
   readonly h: FloatArray;
+  readonly g: FloatArray;
   readonly a: FloatArray;
 }
 
-/** LayerNorm over the last dimension (Ba et al. 2016), bias optional. */
-export class LayerNorm {
-  readonly w: Param;
+/** What a norm's kind and parameters follow from. */
+export type NormConfig = Pick<ModelConfig, 'normType' | 'normScale' | 'bias' | 'layerNormEps'>;
+
+/**
+ * A norm over the last dimension of the model's `normType`: LayerNorm (Ba et al. 2016; weight,
+ * bias when `bias`) or RMSNorm (Zhang & Sennrich 2019: y = x / sqrt(mean(x²) + eps) · w, the
+ * weight only when `normScale`, never a bias).
+ */
+export class Norm {
+  readonly type: NormType;
+  readonly w: Param | null;
   readonly b: Param | null;
+  readonly eps: number;
   private readonly mean: Slot;
   private readonly rstd: Slot;
 
@@ -103,13 +118,16 @@ export class LayerNorm {
     arena: Arena,
     name: string,
     readonly C: number,
-    bias: boolean,
-    readonly eps: number,
+    cfg: NormConfig,
     maxN: number,
   ) {
-    this.w = store.add(`${name}.weight`, [C], { kind: 'const', value: 1 });
-    this.b = bias ? store.add(`${name}.bias`, [C], { kind: 'const', value: 0 }) : null;
-    this.mean = arena.buffer(maxN);
+    this.type = cfg.normType;
+    this.eps = cfg.layerNormEps;
+    const rms = this.type === 'rmsnorm';
+    if (!rms && !cfg.normScale) throw new Error('a LayerNorm always has a weight (normScale false needs rmsnorm)');
+    this.w = cfg.normScale ? store.add(`${name}.weight`, [C], { kind: 'const', value: 1 }) : null;
+    this.b = !rms && cfg.bias ? store.add(`${name}.bias`, [C], { kind: 'const', value: 0 }) : null;
+    this.mean = arena.buffer(rms ? 0 : maxN);
     this.rstd = arena.buffer(maxN);
   }
 
@@ -123,20 +141,28 @@ export class LayerNorm {
   }
 
   private apply(k: Backend, y: FloatArray, x: FloatArray, N: number, mean: FloatArray, rstd: FloatArray): void {
-    k.layernormForward(y, mean, rstd, x, this.w.data, this.b ? this.b.data : null, N, this.C, this.eps);
+    const w = this.w ? this.w.data : null;
+    if (this.type === 'rmsnorm') k.rmsnormForward(y, rstd, x, w, N, this.C, this.eps);
+    else k.layernormForward(y, mean, rstd, x, w as FloatArray, this.b ? this.b.data : null, N, this.C, this.eps);
   }
 
-  /** Backward of y = LN(x); accumulates dx, dw, db. */
+  /** Backward of y = norm(x); accumulates dx and the parameter gradients. */
   backward(k: Backend, dx: FloatArray, dy: FloatArray, x: FloatArray, N: number): void {
+    const w = this.w;
+    if (this.type === 'rmsnorm') {
+      k.rmsnormBackward(dx, w ? w.grad : null, dy, x, this.rstd.data, w ? w.data : null, N, this.C);
+      return;
+    }
+    if (!w) throw new Error('LayerNorm without a weight');
     k.layernormBackward(
       dx,
-      this.w.grad,
+      w.grad,
       this.b ? this.b.grad : null,
       dy,
       x,
       this.mean.data,
       this.rstd.data,
-      this.w.data,
+      w.data,
       N,
       this.C,
     );
@@ -180,19 +206,62 @@ export class Dropout {
   }
 }
 
-/** Position-wise feed-forward network: fc2(act(fc1(x))) (the paper §3.3). */
+/** The elementwise function of an activation: a gated one's function of its gate. */
+type Elementwise = 'relu' | 'gelu' | 'geluTanh' | 'relu2' | 'silu';
+
+function elementwiseOf(a: Activation): Elementwise {
+  return a === 'swiglu' ? 'silu' : a === 'geglu' ? 'geluTanh' : a;
+}
+
+/** y = f(x) over n elements. */
+function activationForward(k: Backend, f: Elementwise, y: FloatArray, x: FloatArray, n: number): void {
+  if (f === 'relu') k.reluForward(y, x, n);
+  else if (f === 'gelu') k.geluForward(y, x, n);
+  else if (f === 'geluTanh') k.geluTanhForward(y, x, n);
+  else if (f === 'relu2') k.relu2Forward(y, x, n);
+  else k.siluForward(y, x, n);
+}
+
+/** dx += f'(x) · dy over n elements. */
+function activationBackward(
+  k: Backend,
+  f: Elementwise,
+  dx: FloatArray,
+  dy: FloatArray,
+  x: FloatArray,
+  n: number,
+): void {
+  if (f === 'relu') k.reluBackward(dx, dy, x, n);
+  else if (f === 'gelu') k.geluBackward(dx, dy, x, n);
+  else if (f === 'geluTanh') k.geluTanhBackward(dx, dy, x, n);
+  else if (f === 'relu2') k.relu2Backward(dx, dy, x, n);
+  else k.siluBackward(dx, dy, x, n);
+}
+
+/**
+ * Position-wise feed-forward network: down(f(up(x))) (the paper §3.3, fc2(act(fc1(x)))), or
+ * with a gated activation (Shazeer 2020) down(f(gate(x)) ⊙ up(x)): SwiGLU gates with SiLU,
+ * GeGLU with the tanh GELU.
+ */
 export class FeedForward {
+  /** The up projection (fc1, `c_fc`). */
   readonly fc1: Linear;
+  /** The gate projection (gated activations only). */
+  readonly gate: Linear | null;
+  /** The down projection (fc2, `c_proj`). */
   readonly fc2: Linear;
-  private readonly h: Slot; // [N, F] pre-activation
-  private readonly a: Slot; // [N, F] post-activation
+  private readonly f: Elementwise;
+  private readonly h: Slot; // [N, F] up(x)
+  private readonly g: Slot; // [N, F] gate(x) (gated)
+  private readonly ag: Slot; // [N, F] f(gate(x)) (gated)
+  private readonly a: Slot; // [N, F] input of the down projection
   private readonly da: Slot; // scratch [N, F]
   private readonly dh: Slot; // scratch [N, F]
 
   constructor(
     store: ParamStore,
     arena: Arena,
-    names: { fc1: string; fc2: string },
+    names: { fc1: string; gate: string; fc2: string },
     readonly C: number,
     readonly F: number,
     readonly activation: Activation,
@@ -200,43 +269,71 @@ export class FeedForward {
     init: { fc1: ParamInit; fc2: ParamInit },
     maxN: number,
   ) {
+    const gated = GATED_ACTIVATIONS.includes(activation);
+    this.f = elementwiseOf(activation);
     this.fc1 = new Linear(store, names.fc1, C, F, bias, init.fc1);
+    this.gate = gated ? new Linear(store, names.gate, C, F, bias, init.fc1) : null;
     this.fc2 = new Linear(store, names.fc2, F, C, bias, init.fc2);
-    this.h = arena.buffer(maxN * F);
-    this.a = arena.buffer(maxN * F);
-    this.da = arena.scratch('ffn.da', maxN * F);
-    this.dh = arena.scratch('ffn.dh', maxN * F);
+    const nF = maxN * F;
+    this.h = arena.buffer(nF);
+    this.g = arena.buffer(gated ? nF : 0);
+    this.ag = arena.buffer(gated ? nF : 0);
+    this.a = arena.buffer(nF);
+    this.da = arena.scratch('ffn.da', nF);
+    this.dh = arena.scratch('ffn.dh', nF);
   }
 
   forward(k: Backend, y: FloatArray, x: FloatArray, N: number): void {
-    this.apply(k, y, x, N, this.h.data, this.a.data);
+    this.apply(k, y, x, N, this.h.data, this.g.data, this.ag.data, this.a.data);
   }
 
   /** forward() on R rows of a decoding step, its activations in `s` (backward's are kept). */
   step(k: Backend, y: FloatArray, x: FloatArray, R: number, s: FfnScratch): void {
-    this.apply(k, y, x, R, s.h, s.a);
+    this.apply(k, y, x, R, s.h, s.g, s.a, s.a);
   }
 
-  /** y = fc2(act(fc1(x))) with h = fc1(x) and a = act(h). */
-  private apply(k: Backend, y: FloatArray, x: FloatArray, N: number, h: FloatArray, a: FloatArray): void {
+  /**
+   * y = down(a): a = f(h) with h = up(x), or, gated, a = ag ⊙ h with ag = f(g), g = gate(x)
+   * (ag may be a: the product is written over it).
+   */
+  private apply(
+    k: Backend,
+    y: FloatArray,
+    x: FloatArray,
+    N: number,
+    h: FloatArray,
+    g: FloatArray,
+    ag: FloatArray,
+    a: FloatArray,
+  ): void {
     this.fc1.forward(k, h, x, N);
     const n = N * this.F;
-    if (this.activation === 'relu') k.reluForward(a, h, n);
-    else if (this.activation === 'gelu') k.geluForward(a, h, n);
-    else k.geluTanhForward(a, h, n);
+    if (this.gate) {
+      this.gate.forward(k, g, x, N);
+      activationForward(k, this.f, ag, g, n);
+      k.mul(a, ag, h, n, false);
+    } else activationForward(k, this.f, a, h, n);
     this.fc2.forward(k, y, a, N);
   }
 
-  /** Backward of y = fc2(act(fc1(x))); accumulates dx and parameter gradients. */
+  /** Backward of forward(); accumulates dx and parameter gradients. */
   backward(k: Backend, dx: FloatArray, dy: FloatArray, x: FloatArray, N: number): void {
     const n = N * this.F;
     const da = this.da.data;
     const dh = this.dh.data;
     this.fc2.backward(k, da, dy, this.a.data, N, true);
-    k.fill(dh, n, 0);
-    if (this.activation === 'relu') k.reluBackward(dh, da, this.h.data, n);
-    else if (this.activation === 'gelu') k.geluBackward(dh, da, this.h.data, n);
-    else k.geluTanhBackward(dh, da, this.h.data, n);
+    if (!this.gate) {
+      k.fill(dh, n, 0);
+      activationBackward(k, this.f, dh, da, this.h.data, n);
+      this.fc1.backward(k, dx, dh, x, N);
+      return;
+    }
+    // a = f(g) ⊙ h: dh = da ⊙ f(g); dg = f'(g) · (da ⊙ h)
+    k.mul(dh, da, this.ag.data, n, false);
     this.fc1.backward(k, dx, dh, x, N);
+    k.mul(da, da, this.h.data, n, false);
+    k.fill(dh, n, 0);
+    activationBackward(k, this.f, dh, da, this.g.data, n);
+    this.gate.backward(k, dx, dh, x, N);
   }
 }

@@ -23,7 +23,7 @@ import { Embedder } from './embed';
 import { drawParams, initFor } from './init';
 import type { ModelShape } from './inputs';
 import { planShape } from './inputs';
-import { LayerNorm } from './layers';
+import { Norm } from './layers';
 import { fillCausalMask } from './masks';
 import type { Param, Slot } from './plan';
 import { Arena, ParamStore } from './plan';
@@ -41,10 +41,10 @@ export abstract class ModelParts {
   readonly padId: number;
   readonly encEmbed: Embedder | null;
   readonly encoder: Block[] = [];
-  readonly encNorm: LayerNorm | null;
+  readonly encNorm: Norm | null;
   readonly decEmbed: Embedder;
   readonly decoder: Block[] = [];
-  readonly decNorm: LayerNorm | null;
+  readonly decNorm: Norm | null;
   /** Output projection weight [V, C] (the decoder embedding when tied) and bias. */
   readonly headW: Param;
   readonly headB: Param | null;
@@ -97,8 +97,7 @@ export abstract class ModelParts {
       this.encEmbed = new Embedder(store, arena, cfg, names.encEmbed, cfg.srcVocabSize, embedInit, B * S);
       for (let i = 0; i < cfg.nEncoderLayers; i++)
         this.encoder.push(new Block(store, arena, cfg, blockNames(cfg, 'encoder', i), init.block, { B, T: S, S }));
-      this.encNorm =
-        cfg.norm === 'pre' ? new LayerNorm(store, arena, names.encNorm, C, cfg.bias, cfg.layerNormEps, B * S) : null;
+      this.encNorm = cfg.norm === 'pre' ? new Norm(store, arena, names.encNorm, C, cfg, B * S) : null;
     } else {
       this.encEmbed = null;
       this.encNorm = null;
@@ -106,8 +105,7 @@ export abstract class ModelParts {
     this.decEmbed = new Embedder(store, arena, cfg, names.decEmbed, cfg.vocabSize, embedInit, B * T);
     for (let i = 0; i < cfg.nDecoderLayers; i++)
       this.decoder.push(new Block(store, arena, cfg, blockNames(cfg, 'decoder', i), init.block, { B, T, S }));
-    this.decNorm =
-      cfg.norm === 'pre' ? new LayerNorm(store, arena, names.decNorm, C, cfg.bias, cfg.layerNormEps, B * T) : null;
+    this.decNorm = cfg.norm === 'pre' ? new Norm(store, arena, names.decNorm, C, cfg, B * T) : null;
     this.headW = cfg.tieEmbeddings
       ? this.decEmbed.table
       : store.add(`${names.head}.weight`, [cfg.vocabSize, C], init.head);
@@ -203,16 +201,10 @@ export function unbuiltOptions(c: ModelConfig): string[] {
   const out: string[] = [];
   if (c.positional === 'rope' || c.positional === 'alibi' || c.positional === 'none')
     out.push(`positional ${c.positional}`);
-  if (['relu2', 'silu', 'swiglu', 'geglu'].includes(c.activation)) out.push(`activation ${c.activation}`);
-  if (c.normType !== 'layernorm') out.push(`normType ${c.normType}`);
-  if (!c.normScale) out.push('normScale false');
   if (c.qkNorm) out.push('qkNorm');
   if (c.nKvHeads > 0 && c.nKvHeads !== c.nHeads) out.push(`nKvHeads ${c.nKvHeads}`);
-  if (c.qkvBias !== c.bias || c.attnOutBias !== c.bias || c.mlpBias !== c.bias) out.push('per-part biases');
+  if (c.qkvBias !== c.bias || c.attnOutBias !== c.bias) out.push('per-part biases');
   if (c.attnSoftCap > 0) out.push('attnSoftCap');
-  if (c.logitSoftCap > 0) out.push('logitSoftCap');
   if (c.slidingWindow > 0) out.push('slidingWindow');
-  if (c.parallelResidual) out.push('parallelResidual');
-  if (c.embedNorm) out.push('embedNorm');
   return out;
 }

@@ -17,10 +17,11 @@ import { EngineError } from '../errors';
 import type { BlockNames } from './block';
 import type { Param } from './plan';
 
-/** Names of an embedding's token table and learned positions. */
+/** Names of an embedding's token table, learned positions and norm (embedNorm; `.weight` added). */
 export interface EmbedNames {
   readonly table: string;
   readonly positions: string;
+  readonly norm: string;
 }
 
 /** Names of the parameters outside the blocks. */
@@ -39,11 +40,15 @@ export interface ModelNames {
 export function modelNames(cfg: ModelConfig): ModelNames {
   const gpt = cfg.kind === 'decoder-only';
   return {
-    encEmbed: { table: 'encoder_embedding.weight', positions: 'encoder_positions.weight' },
+    encEmbed: {
+      table: 'encoder_embedding.weight',
+      positions: 'encoder_positions.weight',
+      norm: 'encoder_embedding_norm',
+    },
     encNorm: 'encoder_norm',
     decEmbed: gpt
-      ? { table: 'transformer.wte.weight', positions: 'transformer.wpe.weight' }
-      : { table: 'decoder_embedding.weight', positions: 'decoder_positions.weight' },
+      ? { table: 'transformer.wte.weight', positions: 'transformer.wpe.weight', norm: 'transformer.ln_e' }
+      : { table: 'decoder_embedding.weight', positions: 'decoder_positions.weight', norm: 'decoder_embedding_norm' },
     decNorm: gpt ? 'transformer.ln_f' : 'decoder_norm',
     head: gpt ? 'lm_head' : 'fc',
   };
@@ -60,6 +65,7 @@ export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: nu
       crossAttn: null,
       norms: [`${p}.ln_1`, `${p}.ln_2`],
       fc1: `${p}.mlp.c_fc`,
+      gate: `${p}.mlp.c_gate`,
       fc2: `${p}.mlp.c_proj`,
     };
   }
@@ -75,6 +81,7 @@ export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: nu
     crossAttn: stack === 'decoder' ? attn('cross_attn') : null,
     norms: stack === 'decoder' ? [`${p}.norm1`, `${p}.norm2`, `${p}.norm3`] : [`${p}.norm1`, `${p}.norm2`],
     fc1: `${p}.feed_forward.fc1`,
+    gate: `${p}.feed_forward.gate`,
     fc2: `${p}.feed_forward.fc2`,
   };
 }

@@ -14,7 +14,7 @@
 import type { Backend, FloatArray, MaskView } from '../backend';
 import type { Block } from './block';
 import type { AttentionStack } from './heads';
-import type { LayerNorm } from './layers';
+import type { Norm } from './layers';
 import type { MaskSnapshot } from './masks';
 import { causalView, paddingView, snapshotMask } from './masks';
 
@@ -96,7 +96,7 @@ export interface LensInputs {
   /** The decoder's blocks (block i's output is the stream after layer i + 1). */
   readonly decoder: readonly Block[];
   /** The final norm (pre-LN), else null. */
-  readonly decNorm: LayerNorm | null;
+  readonly decNorm: Norm | null;
   /** Rows of the last forward (B × T). */
   readonly N: number;
   /** The stream entering the first block (the embeddings) and leaving the last, [N, C]. */

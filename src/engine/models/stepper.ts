@@ -230,7 +230,7 @@ class KVCacheStepper implements ModelStepper {
       return out;
     };
     const x = b.x.subarray(0, T * C);
-    model.decEmbed.prefill(k, x, tokens, T);
+    model.decEmbed.prefill(k, x, tokens, T, b.scratch);
     model.decoder.forEach((blk, l) => {
       const cache = this.caches[l] as BlockCache;
       blk.prefill(k, x, {
@@ -283,7 +283,7 @@ class KVCacheStepper implements ModelStepper {
         throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
     }
     const P = this.pos + 1;
-    model.decEmbed.step(k, this.x, tokens, R, this.pos);
+    model.decEmbed.step(k, this.x, tokens, R, this.pos, this.scratch);
     model.decoder.forEach((blk, li) =>
       blk.step(k, this.x, {
         R,

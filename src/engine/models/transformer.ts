@@ -168,18 +168,15 @@ export class Transformer extends ModelParts {
     return { loss: count > 0 ? sum / count : 0, tokens: count };
   }
 
-  /** logits [N, V] = y [N, C] · W_headᵀ + b: the output projection (the embedding table when tied). */
+  /**
+   * logits [N, V] = y [N, C] · W_headᵀ + b: the output projection (the embedding table when tied),
+   * then, with a logit soft-cap c, c·tanh(logits / c). Every path that reads logits (the loss,
+   * decoding, scoring, the lens) goes through here.
+   */
   head(k: Backend, logits: FloatArray, y: FloatArray, N: number): void {
-    linearForward(
-      k,
-      this.headW.data,
-      this.headB ? this.headB.data : null,
-      logits,
-      y,
-      N,
-      this.config.dModel,
-      this.config.vocabSize,
-    );
+    const { dModel: C, vocabSize: V, logitSoftCap: cap } = this.config;
+    linearForward(k, this.headW.data, this.headB ? this.headB.data : null, logits, y, N, C, V);
+    if (cap > 0) k.softcapForward(logits, logits, N * V, cap);
   }
 
   /** Gradients of the last forward's mean loss, written (not accumulated) into {@link grads}. */
@@ -208,7 +205,8 @@ export class Transformer extends ModelParts {
         l.smoothing,
         1 / l.count,
       );
-    // logits = y Wᵀ + b
+    // logits = c·tanh(z / c) (soft-capped), z = y Wᵀ + b
+    if (cfg.logitSoftCap > 0) k.softcapBackward(dlogits, this.logitsSlot.data, N * V, cfg.logitSoftCap);
     let dTop = this.gA.data;
     linearBackward(k, this.headW, this.headB, dTop, dlogits, l.headInput, N, C, V, true);
     if (this.decNorm) {

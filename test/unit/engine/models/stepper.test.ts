@@ -16,6 +16,28 @@ const VARIANTS: [string, ModelConfig][] = [
   ],
   ['decoder-only pre-LN', tinyConfig('decoder-only')],
   ['decoder-only post-LN sinusoidal', tinyConfig('decoder-only', { norm: 'post', positional: 'sinusoidal' })],
+  [
+    'decoder-only rmsnorm swiglu parallel embedNorm soft-cap',
+    tinyConfig('decoder-only', {
+      normType: 'rmsnorm',
+      activation: 'swiglu',
+      parallelResidual: true,
+      embedNorm: true,
+      logitSoftCap: 2,
+    }),
+  ],
+  [
+    'encoder-decoder pre-LN rmsnorm without scale, geglu, parallel, embedNorm, soft-cap',
+    tinyConfig('encoder-decoder', {
+      norm: 'pre',
+      normType: 'rmsnorm',
+      normScale: false,
+      activation: 'geglu',
+      parallelResidual: true,
+      embedNorm: true,
+      logitSoftCap: 2,
+    }),
+  ],
 ];
 
 describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {

@@ -56,6 +56,30 @@ const VARIANTS: [string, ModelConfig][] = [
       dropout: 0.2,
     }),
   ],
+  [
+    'decoder-only, rmsnorm, swiglu, parallel residual, embedNorm, logit soft-cap, untied, mlp bias only',
+    tinyConfig('decoder-only', {
+      normType: 'rmsnorm',
+      activation: 'swiglu',
+      parallelResidual: true,
+      embedNorm: true,
+      logitSoftCap: 2,
+      tieEmbeddings: false,
+      bias: false,
+      mlpBias: true,
+    }),
+  ],
+  [
+    'encoder-decoder, post-LN, rmsnorm without scale, relu2, embedNorm, logit soft-cap, dropout',
+    tinyConfig('encoder-decoder', {
+      normType: 'rmsnorm',
+      normScale: false,
+      activation: 'relu2',
+      embedNorm: true,
+      logitSoftCap: 2,
+      dropout: 0.2,
+    }),
+  ],
 ];
 
 describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
