@@ -45,10 +45,21 @@ export interface AttentionDims {
   readonly D: number; // head size; C = H * D
   /** Elements between batch items in q/out (normally T * C). */
   readonly qBatchStride: number;
-  /** Elements between batch items in k/v (S * C, or maxT * C for a key/value cache). */
+  /** Elements between batch items in k/v (S·Hkv·D, or maxT·Hkv·D for a key/value cache). */
   readonly kvBatchStride: number;
   /** Softmax scale, normally 1 / sqrt(D). */
   readonly scale: number;
+  /**
+   * Key/value heads (grouped-query attention; 1 = multi-query): query head h reads kv head
+   * floor(h / (H / Hkv)), and k/v rows are Hkv·D wide. Must divide H. Default H.
+   */
+  readonly Hkv?: number;
+  /** Soft-cap c of the scaled scores: s = c·tanh(s/c) before ALiBi and the mask; 0 or absent = off. */
+  readonly softCap?: number;
+  /** ALiBi slopes [H]: s += slope[h]·(j − (qStart + t)) for key j, query row t; null or absent = none. */
+  readonly alibi?: FloatArray | null;
+  /** Absolute position of query row t = 0 (keys are at 0..S−1); default 0. ALiBi's distances use it. */
+  readonly qStart?: number;
 }
 
 /** Hyper-parameters of one Adam/AdamW update over a contiguous parameter range. */
@@ -246,8 +257,10 @@ export interface Kernels {
    * Fused multi-head scaled dot-product attention (Vaswani et al. §3.2.1–3.2.2):
    * for each b, h, t: p = softmax_mask(scale · q[b,t,h] · k[b,:,h]ᵀ) over s < S;
    * out[b,t,h·D:(h+1)·D] = Σ_s (p[s] · keep[s] / (1 − dropP)) · v[b,s,h].
-   * q/out are [B, T, C] with batch stride qBatchStride; k/v are [B, S, C] with batch
-   * stride kvBatchStride; probs [B,H,T,S] (contiguous) receives the post-softmax,
+   * q/out are [B, T, C] with batch stride qBatchStride; k/v are [B, S, Hkv·D] with batch
+   * stride kvBatchStride (Hkv = H unless dims.Hkv says otherwise: grouped-query attention);
+   * the optional dims.softCap and dims.alibi change the scores (see AttentionDims) in the
+   * order scale → soft-cap → ALiBi → mask; probs [B,H,T,S] (contiguous) receives the post-softmax,
    * pre-dropout probabilities (what the dashboard shows, and what backward needs).
    * `keep` [B,H,T,S] is null when dropout is off (dropP = 0).
    */
@@ -262,7 +275,11 @@ export interface Kernels {
     keep: Uint8Array | null,
     dropP: number,
   ): void;
-  /** Accumulates dq, dk, dv from dout, using the probs (and keep) saved by forward. */
+  /**
+   * Accumulates dq, dk, dv from dout, using the probs (and keep) saved by forward (with a
+   * soft-cap, the capped scores are recomputed from q and k). A kv head's dk/dv receive
+   * the sum over every query head of its group.
+   */
   attentionBackward(
     dq: FloatArray,
     dk: FloatArray,

@@ -68,7 +68,10 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
     rt.ensureScratch(rt.fns.attentionScratchBytes(T, S, D));
     return true;
   };
-  const usable = (d: AttentionDims): boolean => d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0;
+  /** Grouped-query heads, a soft-cap or ALiBi: the reference kernel runs them (until the SIMD kernels take them). */
+  const extended = (d: AttentionDims): boolean =>
+    (d.Hkv !== undefined && d.Hkv !== d.H) || (d.softCap ?? 0) !== 0 || (d.alibi ?? null) !== null;
+  const usable = (d: AttentionDims): boolean => d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0 && !extended(d);
   return {
     attentionForward(out, probs, q, k, v, dims, mask, keep, dropP): void {
       const ok =
