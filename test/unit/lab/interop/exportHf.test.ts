@@ -231,3 +231,51 @@ describe.skipIf(unbuilt.length > 0)(
     });
   },
 );
+
+const OTHERS: { name: string; arch: Partial<ModelConfig> }[] = [
+  {
+    name: 'nanochat-shaped',
+    arch: {
+      ...LLAMA_ARCH,
+      nKvHeads: 0,
+      activation: 'relu2',
+      normScale: false,
+      qkNorm: true,
+      logitSoftCap: 15,
+      embedNorm: true,
+    },
+  },
+  {
+    name: 'ALiBi, GQA, a window, soft-capped scores, a parallel residual, GeGLU',
+    arch: {
+      ...LLAMA_ARCH,
+      positional: 'alibi',
+      slidingWindow: 8,
+      attnSoftCap: 5,
+      parallelResidual: true,
+      activation: 'geglu',
+    },
+  },
+];
+
+describe.each(OTHERS)('a run Llama cannot express ($name)', ({ arch }) => {
+  const missing = unbuiltOptions(validateConfig({ ...LLAMA, ...arch }));
+  it.skipIf(missing.length > 0)(
+    'exports with --format pytorch, and the reference.py it carries scores the example as our engine did',
+    async () => {
+      const spec = tinySpec(await tinyDocuments());
+      const r = await trainTiny({ ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, ...arch } } });
+      expect(llamaDifferences(r.model.config).length).toBeGreaterThan(0);
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-hf-'));
+      await expect(exportRun(NODE_FS, r, out, { format: 'hf' })).rejects.toThrow(/--format pytorch/);
+      const res = await exportRun(NODE_FS, r, out, { text: 'the dog sat on the mat.' });
+      const got = execFileSync(PYTHON, ['score_export.py', '.'], {
+        cwd: res.dir,
+        encoding: 'utf8',
+        env: { PATH: process.env['PATH'] ?? '', PYTHONNOUSERSITE: '1' },
+      });
+      expect(got).toMatch(new RegExp(`^${res.example?.tokens} tokens, total log p`));
+      expect(Number(/difference ([\d.e+-]+)/.exec(got)?.[1])).toBeLessThan(1e-4);
+    },
+  );
+});
