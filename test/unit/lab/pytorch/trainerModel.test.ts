@@ -4,7 +4,8 @@
  * LlamaForCausalLM (minimal_llama.py, written from transformers' definition) for the same
  * weights; a sliding window reaches exactly W positions back; a run.json config without the
  * fields of today's transformers builds the model it always did; and ParamMap splits a
- * grouped-query model's fused c_attn into our q, k, v (and back, for Adam's moments).
+ * grouped-query model's fused c_attn into our q, k, v (and back, for Adam's moments); every
+ * option runs under bf16 autocast (`--bf16`; on the CPU here) with finite gradients.
  * modelOptions.test.ts compares every option with our engine.
  */
 
@@ -136,5 +137,30 @@ print(json.dumps({"rows": rows, "roundtrip": all(torch.equal(back[p], p.detach()
     expect(out.rows).toEqual([[0], [1], [2]]);
     expect(out.k).toEqual([1]);
     expect(out.roundtrip).toBe(true);
+  });
+
+  it('every option runs under bf16 autocast, near float32, with a finite gradient for every parameter', () => {
+    const out = run(`
+ALL = dict(LLAMA, activation="geglu", qkNorm=True, attnSoftCap=2, logitSoftCap=5, slidingWindow=5,
+    parallelResidual=True, embedNorm=True, rotaryFraction=0.5, qkvBias=True)
+rows = []
+for cfg in (ALL, dict(ALL, positional="alibi", normScale=False, activation="swiglu", nKvHeads=1)):
+    m = M.build_model(cfg)
+    randomize(m)
+    ref = m(ids)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = m(ids)
+        loss = M.loss_fn(y.float(), ids, 0.0)
+    loss.backward()
+    finite = all(p.grad is not None and bool(torch.isfinite(p.grad).all()) for p in m.parameters())
+    rows.append({"dtype": str(y.dtype), "gap": (y.float() - ref).abs().max().item(), "finite": finite})
+print(json.dumps(rows))
+`) as { dtype: string; gap: number; finite: boolean }[];
+    expect(out).toHaveLength(2);
+    for (const r of out) {
+      expect(r.dtype).toBe('torch.bfloat16');
+      expect(r.finite).toBe(true);
+      expect(r.gap).toBeLessThan(0.25);
+    }
   });
 });
