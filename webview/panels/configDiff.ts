@@ -35,9 +35,12 @@ export function runSettings(r: RunSummary): Map<string, string> {
     out.set('backend', r.model.backend);
   }
   // The rate used, not the 0 that stands for the default.
-  if (r.training)
+  if (r.training) {
     for (const [k, v] of Object.entries(r.training))
       if (k !== 'steps') out.set(`training.${k}`, k === 'lr' ? learningRateText(r.training) : show(v));
+    // The schedule trained with, where run.json leaves it out (cosine; the paper's optimizer has its own).
+    out.set('training.schedule', r.training.optimizer === 'paper' ? 'noam' : (r.training.schedule ?? 'cosine'));
+  }
   if (r.data) out.set('data', r.data.description);
   return out;
 }

@@ -75,7 +75,10 @@ export function configLines(s: Settings, runsWhere: string): ConfigLine[] {
       label: 'Training',
       value:
         `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ` +
-        `${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`,
+        (t.optimizer === 'paper'
+          ? "Adam + the paper's warm-up"
+          : `${t.optimizer === 'muon' ? 'Muon + AdamW' : 'AdamW'} + ` +
+            `${t.schedule === 'wsd' ? 'warmup–stable–decay' : 'cosine'}`),
       query: 'attentionLab.training',
       icon: 'pulse',
     },

@@ -315,7 +315,7 @@ describe('declared names (each list declared once)', () => {
     const types = OPTIMIZER_PRESETS.map(
       (optimizer) => optimizerConfig({ ...spec, training: { ...spec.training, optimizer } }, cfg).type,
     );
-    expect(types).toEqual(['adamw', 'adam']);
+    expect(types).toEqual(['adamw', 'adam', 'muon']);
   });
 
   it('validates run specs against the lists', () => {

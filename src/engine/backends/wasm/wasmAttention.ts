@@ -3,7 +3,9 @@
  * for the WebAssembly backend. Same pattern as wasmDense.ts; in addition:
  * - attention takes any head size D (the last D mod 4 dimensions take partial-vector
  *   paths; every preset's D is 16–64);
- * - attention backward splits (batch, head) tiles over threads only when no two batch
+ * - attention's optional fields (grouped-query heads, soft-cap, ALiBi) are checked by the
+ *   reference's attentionOptions (its EngineError); ALiBi slopes are staged as float32;
+ * - attention backward splits (batch, kv head) pairs over threads only when no two batch
  *   items share key/value rows (a batch stride of 0 is used by decoding, forward only);
  * - cross-entropy targets are validated here; a bad one sends the call to the reference
  *   kernel, which throws its EngineError.
@@ -12,7 +14,9 @@
  */
 
 import type { AttentionDims, FloatArray, Kernels, MaskView } from '../../backend';
+import { attentionOptions } from '../../ops/attention';
 import { keepScale } from '../../ops/dropout';
+import { Region } from './wasmHeap';
 import type { WasmRuntime } from './wasmRuntime';
 
 /** The kernels wrapped here. */
@@ -46,9 +50,24 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
     args[slot] = p;
     return p >= 0;
   };
-  /** Shape, mask and dropout slots 8..20; false if the mask view cannot be staged. */
+  const slopeRegion = new Region(rt.heap);
+  let slopeView: Float32Array<ArrayBufferLike> = new Float32Array(0);
+  /** Address of the ALiBi slopes as float32 in the heap (the array's own when it lives there). */
+  const stageSlopes = (alibi: FloatArray, H: number): number => {
+    const own = rt.ptr(alibi);
+    if (own >= 0) return own;
+    const at = slopeRegion.ensure(H * 4);
+    const buffer = rt.heap.bytes().buffer;
+    if (slopeView.buffer !== buffer || slopeView.byteOffset !== at || slopeView.length < H) {
+      slopeView = new Float32Array(buffer, at, H);
+    }
+    for (let h = 0; h < H; h++) slopeView[h] = alibi[h] as number;
+    return at;
+  };
+  /** Shape, mask, dropout and option slots 8..24; false if the mask view cannot be staged. */
   const putShape = (dims: AttentionDims, mask: MaskView | null, keep: Uint8Array | null, dropP: number): boolean => {
     const { B, T, S, H, D } = dims;
+    const opts = attentionOptions(dims);
     const extent = mask === null ? 0 : attentionMaskExtent(mask, dims);
     const nKeep = B * H * T * S;
     if (extent < 0 || (keep !== null && keep.length < nKeep)) return false;
@@ -65,13 +84,14 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
     args[18] = mask === null ? 0 : mask.rowStride;
     args[19] = keep === null ? 0 : rt.bytesB.stageBytes(keep, nKeep);
     args[20] = keep === null ? 1 : keepScale(dropP);
+    args[21] = opts.Hkv;
+    args[22] = opts.softCap;
+    args[23] = opts.alibi === null ? 0 : stageSlopes(opts.alibi, H);
+    args[24] = opts.qStart;
     rt.ensureScratch(rt.fns.attentionScratchBytes(T, S, D));
     return true;
   };
-  /** Grouped-query heads, a soft-cap or ALiBi: the reference kernel runs them (until the SIMD kernels take them). */
-  const extended = (d: AttentionDims): boolean =>
-    (d.Hkv !== undefined && d.Hkv !== d.H) || (d.softCap ?? 0) !== 0 || (d.alibi ?? null) !== null;
-  const usable = (d: AttentionDims): boolean => d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0 && !extended(d);
+  const usable = (d: AttentionDims): boolean => d.B > 0 && d.T > 0 && d.S > 0 && d.H > 0 && d.D > 0;
   return {
     attentionForward(out, probs, q, k, v, dims, mask, keep, dropP): void {
       const ok =
@@ -102,7 +122,8 @@ export function createAttentionLossKernels(rt: WasmRuntime): AttentionLossKernel
         putShape(dims, null, keep, dropP);
       if (!ok) return ref.attentionBackward(dq, dk, dv, dout, probs, q, k, v, dims, keep, dropP);
       const C = dims.H * dims.D;
-      const disjoint = dims.B === 1 || (dims.kvBatchStride >= dims.S * C && dims.qBatchStride >= dims.T * C);
+      const kvC = (dims.Hkv ?? dims.H) * dims.D;
+      const disjoint = dims.B === 1 || (dims.kvBatchStride >= dims.S * kvC && dims.qBatchStride >= dims.T * C);
       rt.exec(c.K_ATTENTION_BACKWARD, disjoint ? 2 * dims.B * dims.H * dims.T * dims.S * dims.D : 0);
     },
     crossEntropyForward(lse, logits, targets, N, V, ignoreIndex, smoothing): { sum: number; count: number } {

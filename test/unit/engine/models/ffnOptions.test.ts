@@ -11,7 +11,7 @@ import { createStepper } from '../../../../src/engine/models/stepper';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { tinyBatch, tinyConfig } from './fixtures';
-import { backendMismatch, buildModel, finiteDifferenceCheck } from './modelChecks';
+import { backendMismatch, buildModel, finiteDifferenceCheck, nonzeroGrads } from './modelChecks';
 import { naiveLogits } from './naiveModel';
 
 /**
@@ -104,9 +104,10 @@ describe.each(VARIANTS)('%s', (_name, cfg) => {
 
   it('backward matches finite differences for every parameter (float64)', () => {
     const m = buildModel(cfg, 'f64');
-    const { worst, worstAt, nonzero } = finiteDifferenceCheck(m, tinyBatch(cfg), cfg.dropout > 0);
-    expect(worst, worstAt).toBeLessThan(1e-5);
-    expect(nonzero).toBeGreaterThan(m.params.length * 0.5);
+    const r = finiteDifferenceCheck(m, tinyBatch(cfg), cfg.dropout > 0);
+    expect(r.ok, r.at).toBe(true);
+    expect(r.checked).toBe(m.params.length);
+    expect(nonzeroGrads(m)).toBeGreaterThan(m.params.length * 0.5);
   });
 
   it.runIf(wasm !== null)('wasm backend: loss and every gradient match the float64 reference', () => {

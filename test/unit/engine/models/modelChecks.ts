@@ -1,6 +1,7 @@
 /**
  * Checks the model tests run on a whole model: backward against central finite differences of
- * the loss (float64), and one backend's loss and gradients against the float64 reference.
+ * the loss (float64, through ../gradcheck.ts), and one backend's loss and gradients against
+ * the float64 reference.
  */
 
 import type { Backend } from '../../../../src/engine/backend';
@@ -9,6 +10,8 @@ import type { ModelConfig } from '../../../../src/engine/config';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
+import type { GradCheckResult } from '../gradcheck';
+import { gradCheck } from '../gradcheck';
 
 /** A model of `cfg` planned for batches of 2, bound and initialized from `seed`. */
 export function buildModel(cfg: ModelConfig, dtype: 'f32' | 'f64' = 'f32', seed = 7, backend?: Backend): Transformer {
@@ -22,42 +25,24 @@ export function lossOf(m: Transformer, batch: Batch, train: boolean): number {
   return m.forward(batch, { train, rng: new Rng(99) }).loss;
 }
 
-/** The worst relative error of backward against finite differences, where, and how many gradients are non-zero. */
-export interface GradCheck {
-  readonly worst: number;
-  readonly worstAt: string;
-  readonly nonzero: number;
-}
-
-/** Every parameter's gradient of `m` (float64) on `batch` against (L(p + ε) − L(p − ε)) / 2ε. */
-export function finiteDifferenceCheck(m: Transformer, batch: Batch, train: boolean, eps = 1e-5): GradCheck {
+/** Backward of `m` (float64) on `batch` against central differences of its loss, every parameter. */
+export function finiteDifferenceCheck(m: Transformer, batch: Batch, train: boolean): GradCheckResult & { at: string } {
   lossOf(m, batch, train);
   m.backward();
-  const analytic = Float64Array.from(m.grads);
-  const p = m.params;
-  let worst = 0;
-  let worstAt = '';
-  let nonzero = 0;
-  for (const seg of m.paramList) {
-    for (let i = 0; i < seg.size; i++) {
-      const j = seg.offset + i;
-      const old = p[j] as number;
-      p[j] = old + eps;
-      const up = lossOf(m, batch, train);
-      p[j] = old - eps;
-      const down = lossOf(m, batch, train);
-      p[j] = old;
-      const num = (up - down) / (2 * eps);
-      const a = analytic[j] as number;
-      if (Math.abs(a) > 1e-9) nonzero++;
-      const err = Math.abs(a - num) / Math.max(1e-4, Math.abs(a) + Math.abs(num));
-      if (err > worst) {
-        worst = err;
-        worstAt = `${seg.name}[${i}] analytic ${a} numeric ${num}`;
-      }
-    }
-  }
-  return { worst, worstAt, nonzero };
+  const r = gradCheck(() => lossOf(m, batch, train), m.params, Float64Array.from(m.grads), {
+    eps: 1e-5,
+    rtol: 1e-5,
+    atol: 1e-9,
+  });
+  const seg = m.paramList.find((p) => r.worstIndex >= p.offset && r.worstIndex < p.offset + p.size);
+  return { ...r, at: seg ? `${seg.name}[${r.worstIndex - seg.offset}]: ${r.message}` : r.message };
+}
+
+/** How many of the last backward's gradients are non-zero (a check that most parameters are reached). */
+export function nonzeroGrads(m: Transformer): number {
+  let n = 0;
+  for (const g of m.grads) if (Math.abs(g) > 1e-9) n++;
+  return n;
 }
 
 /**

@@ -43,6 +43,20 @@ describe('configDiff', () => {
     ]);
   });
 
+  it('names the schedule each run trains with: cosine where run.json has none, wsd, the paper’s noam', () => {
+    expect(
+      configDiff([
+        run('a', {}),
+        run('b', { training: { optimizer: 'muon', schedule: 'wsd' } }),
+        run('c', { training: { optimizer: 'paper' } }),
+      ]),
+    ).toEqual([
+      { key: 'training.lr', values: ['0.001', '0.001', 'noam factor 0.001'] },
+      { key: 'training.optimizer', values: ['adamw', 'muon', 'paper'] },
+      { key: 'training.schedule', values: ['cosine', 'wsd', 'noam'] },
+    ]);
+  });
+
   it('shows the learning rate a run trains with where its settings say 0 (the default), not "0"', () => {
     expect(configDiff([run('a', { training: { lr: 0 } }), run('b', { training: { lr: 0.0003 } })])).toEqual([
       { key: 'training.lr', values: ['0.001 (default)', '0.0003'] },

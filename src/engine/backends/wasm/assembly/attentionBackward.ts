@@ -16,13 +16,20 @@
  * the first row whose lim passes it (causal: its own position). Without dropout p̃ is the
  * saved probs, read in place; with it p̃ is written whole ([T][Sp]) too. Keys (for dq) are
  * read in place unless an unused key lies below the largest lim (then copied, zeros there).
- * Chunks split tiles, which needs tiles to own disjoint k/v rows: the TypeScript side runs
- * this in one chunk when k/v are shared between batch items (batch stride 0).
+ * With a soft-cap, each block's scores are recomputed from a second panel of the keys and
+ * dz is multiplied by 1 − tanh²(u/c) (ALiBi adds constants: nothing changes here).
+ *
+ * Chunks split the (batch, kv head) pairs; each runs the tiles of its group's query heads
+ * in order, so the heads that share a kv head add into its dk/dv rows on one thread, in a
+ * fixed order (results do not depend on the thread count). That needs pairs to own
+ * disjoint k/v rows: the TypeScript side runs this in one chunk when k/v are shared
+ * between batch items (batch stride 0).
  *
  * Leaves out: the projections' backward (matmuls).
  */
 
 import {
+  capGradient,
   findHoles,
   gB,
   gC,
@@ -30,10 +37,14 @@ import {
   gDk,
   gDout,
   gDv,
+  gCap,
+  gGroup,
   gH,
+  gHkv,
   gHoles,
   gK,
   gKappa,
+  gKC,
   gKeep,
   gKvbs,
   gMaxLim,
@@ -57,10 +68,12 @@ import {
   sBits,
   sLim,
   sPanel,
+  sPanelK,
   sPt,
   sRd,
   sRmask,
   sSc,
+  sSc2,
   sUsed,
   zeroFloats,
 } from './attentionShared';
@@ -291,8 +304,11 @@ function finishRow(t: i32, end: i32, dropout: bool): void {
   return sl;
 }
 
-/** dP and dz (and with dropout p̃) for every block of the tile; bits[] collects the probs' bits. */
-function tileDz(pBase: usize, keepBase: usize, doutBase: usize): void {
+/**
+ * dP and dz (and with dropout p̃) for every block of the tile; bits[] collects the probs' bits.
+ * With a soft-cap, dz times 1 − tanh² of the scores, recomputed from q (at qBase) and panelK.
+ */
+function tileDz(pBase: usize, keepBase: usize, doutBase: usize, qBase: usize): void {
   const T = gT,
     D = gD;
   const rowBytes = off(gC),
@@ -306,6 +322,10 @@ function tileDz(pBase: usize, keepBase: usize, doutBase: usize): void {
     }
     panelScores(doutBase + <usize>t0 * rowBytes, rowBytes, mr, sPanel, D, sl, sSc, scStride);
     blockDz(pBase, keepBase, t0, mr, sl);
+    if (gCap > 0) {
+      panelScores(qBase + <usize>t0 * rowBytes, rowBytes, mr, sPanelK, D, sl, sSc2, scStride);
+      capGradient(sDz + <usize>t0 * scStride, sSc2, scStride, mr, sl);
+    }
   }
 }
 
@@ -315,22 +335,25 @@ function backwardTile(b: i32, h: i32): void {
     D = gD,
     C = gC,
     Sp = gSp;
-  const rowBytes = off(C);
+  const rowBytes = off(C),
+    kvRowBytes = off(gKC);
   const scStride = off(Sp);
   const pBase = gProbs + off((b * gH + h) * T * S);
   const keepBase = gKeep == 0 ? <usize>0 : gKeep + <usize>((b * gH + h) * T * S);
-  const kvOff = off(b * gKvbs + h * D);
+  const kvOff = off(b * gKvbs + (h / gGroup) * D);
   const qOff = off(b * gQbs + h * D);
   scanLims(pBase);
   // Values times the scale as panels (dP comes out scaled), every key below gMaxLim taken as
   // used. If the dz passes then find one unused (a key no row attends, below another that
   // one does: an unusual mask), dz may have read a NaN there: pack again with zeros, redo.
-  packPanel(gV + kvOff, gScale);
-  tileDz(pBase, keepBase, gDout + qOff);
+  packPanel(gV + kvOff, gScale, sPanel);
+  if (gCap > 0) packPanel(gK + kvOff, gScale, sPanelK);
+  tileDz(pBase, keepBase, gDout + qOff, gQ + qOff);
   usedFromBits();
   if (gHoles) {
-    packPanel(gV + kvOff, gScale);
-    tileDz(pBase, keepBase, gDout + qOff);
+    packPanel(gV + kvOff, gScale, sPanel);
+    if (gCap > 0) packPanel(gK + kvOff, gScale, sPanelK);
+    tileDz(pBase, keepBase, gDout + qOff, gQ + qOff);
   }
   // dq rows += dz · K, keys no row attends read as zeros.
   placeRows(gK + kvOff);
@@ -350,7 +373,7 @@ function backwardTile(b: i32, h: i32): void {
     const t1 = load<i32>(sFirst + off(s0)); // first[] never decreases with s
     if (t1 >= T) continue;
     const kRows = T - t1;
-    const kvRow = kvOff + <usize>s0 * rowBytes;
+    const kvRow = kvOff + <usize>s0 * kvRowBytes;
     colsGemm(
       pt + <usize>t1 * ptStride + off(s0),
       ptStride,
@@ -358,7 +381,7 @@ function backwardTile(b: i32, h: i32): void {
       rowBytes,
       kRows,
       gDv + kvRow,
-      rowBytes,
+      kvRowBytes,
       mr,
       D,
     );
@@ -369,19 +392,26 @@ function backwardTile(b: i32, h: i32): void {
       rowBytes,
       kRows,
       gDk + kvRow,
-      rowBytes,
+      kvRowBytes,
       mr,
       D,
     );
   }
 }
 
-/** Part `part` of `parts` of the (batch, head) tiles of the backward call in the control block. */
+/**
+ * Part `part` of `parts` of the (batch, kv head) pairs of the backward call in the control
+ * block: the tiles of each pair's query heads, in order.
+ */
 export function attentionBackwardPart(part: i32, parts: i32): void {
   loadShapeArgs();
   layoutScratch(myScratch());
   for (let t = 0; t < gT; t++) store<i32>(sRmask + off(t), gSp); // dz/p̃ rows: contents unknown
-  const tiles = gB * gH;
-  const i1 = partStart(tiles, part + 1, parts);
-  for (let i = partStart(tiles, part, parts); i < i1; i++) backwardTile(i / gH, i % gH);
+  const pairs = gB * gHkv;
+  const i1 = partStart(pairs, part + 1, parts);
+  for (let i = partStart(pairs, part, parts); i < i1; i++) {
+    const b = i / gHkv,
+      h0 = (i % gHkv) * gGroup;
+    for (let h = h0; h < h0 + gGroup; h++) backwardTile(b, h);
+  }
 }

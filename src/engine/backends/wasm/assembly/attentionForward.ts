@@ -14,17 +14,25 @@
  * four rows at once when they are dense; and p̃ under dropout), and p̃·V lands in the
  * head's slice of out, reading probs in place when there is no dropout.
  *
+ * With a soft-cap or ALiBi (attentionShared.ts) the block's scores are transformed before
+ * the softmax. With grouped-query attention the tiles of one kv head follow each other and
+ * share its packed keys and values (packed once per batch item and kv head).
+ *
  * Chunks split the B·H tiles; each tile writes only its own slice of out and probs.
  *
  * Leaves out: the projections (matmuls) and the drawing of dropout masks (the caller's).
  */
 
 import {
+  adjustScores,
   findHoles,
+  gAdjust,
   gB,
   gC,
   gD,
+  gGroup,
   gH,
+  gHkv,
   gK,
   gKappa,
   gKeep,
@@ -146,6 +154,9 @@ function weightRow(probs: usize, keep: usize, pt: usize, lim: i32, end: i32): vo
   return masked == 0 && load<i32>(l) > 0 && load<i32>(l, 4) > 0 && load<i32>(l, 8) > 0 && load<i32>(l, 12) > 0;
 }
 
+/** The (batch, kv head) whose keys and values the scratch holds (−1: none). */
+let packedKv: i32 = -1;
+
 function forwardTile(b: i32, h: i32): void {
   const T = gT,
     S = gS,
@@ -153,9 +164,13 @@ function forwardTile(b: i32, h: i32): void {
     C = gC;
   const rowBytes = off(C);
   scanMask(b);
-  const kvBase = off(b * gKvbs + h * D);
-  packPanel(gK + kvBase, gScale); // scores come out scaled
-  placeRows(gV + kvBase);
+  const g = h / gGroup;
+  const kvBase = off(b * gKvbs + g * D);
+  if (packedKv != b * gHkv + g) {
+    packedKv = b * gHkv + g;
+    packPanel(gK + kvBase, gScale, sPanel); // scores come out scaled
+    placeRows(gV + kvBase);
+  }
   const qBase = gQ + off(b * gQbs + h * D);
   const oBase = gOut + off(b * gQbs + h * D);
   const pBase = gProbs + off((b * gH + h) * T * S);
@@ -174,6 +189,7 @@ function forwardTile(b: i32, h: i32): void {
     }
     const np = (sl + 7) >> 3;
     panelScores(qRow, rowBytes, mr, sPanel, D, sl, sSc, scStride);
+    if (gAdjust) adjustScores(sSc, scStride, mr, t0, sl, h);
     let r = 0;
     if (mr == 4 && denseBlock(t0)) {
       const pRow = pBase + off(t0 * S);
@@ -217,6 +233,7 @@ export function attentionForwardPart(part: i32, parts: i32): void {
   loadShapeArgs();
   layoutScratch(myScratch());
   scanned = false;
+  packedKv = -1;
   const tiles = gB * gH;
   const i1 = partStart(tiles, part + 1, parts);
   for (let i = partStart(tiles, part, parts); i < i1; i++) forwardTile(i / gH, i % gH);

@@ -1,7 +1,12 @@
 /**
  * What fused attention's forward and backward share: the arguments of the current call,
  * the per-thread scratch layout of one (batch, head) tile, the packing of keys and values
- * into the layouts the micro-kernels read, and small vector helpers.
+ * into the layouts the micro-kernels read, the optional score transforms (soft-cap, ALiBi),
+ * and small vector helpers.
+ *
+ * Grouped-query attention: k/v rows are gKC = Hkv·D floats wide, and query head h reads
+ * kv head h / gGroup. Soft-cap: s = c·tanh(s/c), tanh as Cephes' tanhf (an odd polynomial
+ * below 0.625, 1 − 2/(e^2x + 1) above; a few float32 ulps). ALiBi: s += slope[h]·(j − pos).
  *
  * Arguments live in module globals, loaded from the control block at the start of each
  * chunk: every thread runs its own instance of this module, so globals are per thread,
@@ -29,6 +34,9 @@
  *   pt    f32[Tp·Sp]  p̃ = p·keep/(1−p_drop), the weights applied to the values (dropout only:
  *                     without it p̃ is the saved probs, read in place)
  *   dz    f32[Tp·Sp]  gradient of the scores (backward)
+ *   panelK f32[Sp·D]  backward with a soft-cap: keys times the scale, as panels (to recompute
+ *                     the scores whose tanh the gradient needs)
+ *   sc2   f32[4·Sp]   backward with a soft-cap: the block's recomputed scores
  *
  * Leaves out: the loops over tiles and row blocks (attentionForward.ts, attentionBackward.ts)
  * and the micro-kernels (attentionKernels.ts).
@@ -36,6 +44,7 @@
 
 import { transpose4 } from './microKernels';
 import { argF, argI, argP } from './threads';
+import { expv, fmadd } from './vmath';
 
 export let gOut: usize = 0; // out (forward) or dq (backward)
 export let gProbs: usize = 0;
@@ -59,8 +68,20 @@ export let gMbs: i32 = 0;
 export let gMrs: i32 = 0;
 export let gKeep: usize = 0;
 export let gKappa: f32 = 0;
+/** Key/value heads, query heads per kv head, and the k/v row width Hkv·D. */
+export let gHkv: i32 = 0;
+export let gGroup: i32 = 1;
+export let gKC: i32 = 0;
+/** Soft-cap of the scores (0: off) and its inverse. */
+export let gCap: f32 = 0;
+export let gInvCap: f32 = 0;
+/** ALiBi slopes f32[H] (0: none), and the absolute position of query row 0. */
+export let gAlibi: usize = 0;
+export let gQstart: i32 = 0;
+/** Some score transform is on (soft-cap or ALiBi). */
+export let gAdjust: bool = false;
 
-/** Loads the shape arguments shared by both directions (slots 8..20). */
+/** Loads the shape arguments shared by both directions (slots 8..24). */
 export function loadShapeArgs(): void {
   gB = argI(8);
   gT = argI(9);
@@ -76,6 +97,14 @@ export function loadShapeArgs(): void {
   gMrs = argI(18);
   gKeep = argP(19);
   gKappa = <f32>argF(20);
+  gHkv = argI(21);
+  gGroup = gH / gHkv;
+  gKC = gHkv * gD;
+  gCap = <f32>argF(22);
+  gInvCap = gCap > 0 ? <f32>1 / gCap : 0;
+  gAlibi = argP(23);
+  gQstart = argI(24);
+  gAdjust = gCap > 0 || gAlibi != 0;
   gOut = argP(0);
   gProbs = argP(1);
   gQ = argP(2);
@@ -95,8 +124,10 @@ export let sUsed: usize = 0;
 export let sZero: usize = 0;
 export let sRd: usize = 0;
 export let sPanel: usize = 0;
+export let sPanelK: usize = 0;
 export let sRows: usize = 0;
 export let sSc: usize = 0;
+export let sSc2: usize = 0;
 export let sPt: usize = 0;
 export let sDz: usize = 0;
 export let gSp: i32 = 0;
@@ -122,7 +153,7 @@ export function attentionScratchBytes(T: i32, S: i32, D: i32): usize {
   const Sp = <usize>((S + 7) & ~7);
   const Tp = <usize>((T + 3) & ~3);
   const d = <usize>D;
-  return 8 * Tp + 8 * Sp + align16(Sp) + align16(4 * d) + 16 + 8 * Sp * d + 16 * Sp + 8 * Tp * Sp;
+  return 8 * Tp + 8 * Sp + align16(Sp) + align16(4 * d) + 16 + 12 * Sp * d + 32 * Sp + 8 * Tp * Sp;
 }
 
 /** Sets the scratch offsets for the current sizes, starting at `base`, and clears the zero row. */
@@ -143,6 +174,8 @@ export function layoutScratch(base: usize): void {
   sSc = sRows + 4 * Sp * <usize>gD;
   sPt = sSc + 16 * Sp;
   sDz = sPt + 4 * Tp * Sp;
+  sPanelK = sDz + 4 * Tp * Sp; // last, so that the plain call's layout is the same as without them
+  sSc2 = sPanelK + 4 * Sp * <usize>gD;
   zeroFloats(sZero, 0, gD);
 }
 
@@ -170,15 +203,15 @@ export function findHoles(): void {
 }
 
 /**
- * Packs the D-wide head slices of keys s < ⌈gMaxLim⌉₈ of `src`, times `scale`, into the
- * panel layout [Sp/8][D][8], four keys × four dimensions at a time (transposed in
+ * Packs the D-wide head slices of keys s < ⌈gMaxLim⌉₈ of `src` (rows gKC floats apart),
+ * times `scale`, into the panel layout [Sp/8][D][8] at `panel`, four keys × four dimensions at a time (transposed in
  * registers), the last D mod 4 dimensions one by one (nothing past the head slice is
  * read). Keys marked unused, and the padding, come from the zero row: nothing there is
  * read. Panels past gMaxLim are never read.
  */
-export function packPanel(src: usize, scale: f32): void {
+export function packPanel(src: usize, scale: f32, panel: usize): void {
   const D = gD;
-  const rowBytes = off(gC);
+  const rowBytes = off(gKC);
   const sv = f32x4.splat(scale);
   const end = min(gSp, (gMaxLim + 7) & ~7);
   for (let s0 = 0; s0 < end; s0 += 4) {
@@ -186,7 +219,7 @@ export function packPanel(src: usize, scale: f32): void {
       k1 = keyRow(src, s0 + 1, rowBytes);
     const k2 = keyRow(src, s0 + 2, rowBytes),
       k3 = keyRow(src, s0 + 3, rowBytes);
-    const dst = sPanel + off((s0 >> 3) * D * 8 + (s0 & 4));
+    const dst = panel + off((s0 >> 3) * D * 8 + (s0 & 4));
     let d = 0;
     for (; d + 4 <= D; d += 4) {
       const x0 = f32x4.mul(v128.load(k0 + off(d)), sv),
@@ -210,7 +243,7 @@ export function packPanel(src: usize, scale: f32): void {
  * is unused; otherwise packs keys s < gMaxLim into rows [Sp][D] (unused ones as zeros).
  */
 export function placeRows(src: usize): void {
-  const rowBytes = off(gC);
+  const rowBytes = off(gKC);
   if (!gHoles) {
     gRows = src;
     gRowStride = rowBytes;
@@ -226,4 +259,73 @@ export function placeRows(src: usize): void {
   }
   gRows = sRows;
   gRowStride = off(D);
+}
+
+/** Cephes tanhf: odd polynomial coefficients below 0.625 (highest first), then 0.625, 1, 2. */
+const TANH_K: usize = memory.data<f32>([
+  -5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1, 0.625, 1.0, 2.0,
+]);
+
+@inline function tk(i: i32): v128 {
+  return v128.load32_splat(TANH_K + ((<usize>i) << 2));
+}
+
+/** tanh per lane (see file header); NaN stays NaN, ±large gives ±1. */
+@inline export function tanhv(x: v128): v128 {
+  const a = f32x4.abs(x);
+  const z = f32x4.mul(x, x);
+  let p = fmadd(tk(0), z, tk(1));
+  p = fmadd(p, z, tk(2));
+  p = fmadd(p, z, tk(3));
+  p = fmadd(p, z, tk(4));
+  const small = fmadd(f32x4.mul(p, z), x, x);
+  const e = expv(f32x4.add(a, a));
+  const big = f32x4.sub(tk(6), f32x4.div(tk(7), f32x4.add(e, tk(6))));
+  const signed = v128.or(big, v128.and(x, i32x4.splat(0x80000000)));
+  return v128.bitselect(small, signed, f32x4.lt(a, tk(5)));
+}
+
+/**
+ * Applies the score transforms to `rows` rows of scores at sc (row stride scStride; query
+ * rows t0.. of head h), keys s < ⌈n⌉₄: s = c·tanh(s/c) with a soft-cap, then
+ * s += slope[h]·(s − (qStart + t)) with ALiBi. Rows hold Sp ≥ ⌈n⌉₄ floats.
+ */
+export function adjustScores(sc: usize, scStride: usize, rows: i32, t0: i32, n: i32, h: i32): void {
+  const end = (n + 3) & ~3;
+  const cap = f32x4.splat(gCap),
+    inv = f32x4.splat(gInvCap);
+  const slope = gAlibi == 0 ? f32x4.splat(0) : v128.load32_splat(gAlibi + off(h));
+  for (let r = 0; r < rows; r++) {
+    const row = sc + <usize>r * scStride;
+    let dist = i32x4.add(v128.load(TANH_I), i32x4.splat(-(gQstart + t0 + r))); // s − pos for lanes 0..3
+    const four = i32x4.splat(4);
+    for (let s = 0; s < end; s += 4) {
+      let z = v128.load(row + off(s));
+      if (gCap > 0) z = f32x4.mul(cap, tanhv(f32x4.mul(z, inv)));
+      if (gAlibi != 0) z = fmadd(slope, f32x4.convert_i32x4_s(dist), z);
+      v128.store(row + off(s), z);
+      dist = i32x4.add(dist, four);
+    }
+  }
+}
+
+/** Lanes 0..3 as i32. */
+const TANH_I: usize = memory.data<i32>([0, 1, 2, 3]);
+
+/**
+ * Backward with a soft-cap: dz rows (stride ds) of the block from t0 times 1 − tanh²(u/c),
+ * u the block's scores recomputed in sc2 (stride ds), keys s < ⌈n⌉₄.
+ */
+export function capGradient(dz: usize, sc2: usize, ds: usize, rows: i32, n: i32): void {
+  const end = (n + 3) & ~3;
+  const inv = f32x4.splat(gInvCap),
+    one = f32x4.splat(1);
+  for (let r = 0; r < rows; r++) {
+    const zr = dz + <usize>r * ds,
+      ur = sc2 + <usize>r * ds;
+    for (let s = 0; s < end; s += 4) {
+      const th = tanhv(f32x4.mul(v128.load(ur + off(s)), inv));
+      v128.store(zr + off(s), f32x4.mul(v128.load(zr + off(s)), f32x4.sub(one, f32x4.mul(th, th))));
+    }
+  }
 }
