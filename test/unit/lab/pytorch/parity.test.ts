@@ -211,3 +211,27 @@ describe.each(MODERN)("today's decoders: $name", ({ arch }) => {
     TIMEOUT,
   );
 });
+
+describe("today's decoders with Muon", () => {
+  // Muon steps each of q, k and v of PyTorch's fused c_attn on its own; with grouped-query
+  // attention they have different row counts (H·D, then Hkv·D twice).
+  const arch = { ...LLAMA, activation: 'relu2', qkNorm: true } as const;
+  const unbuilt = unbuiltOptions(validateConfig({ ...presetConfig('decoder-only', 'tiny', 100), ...arch }));
+  it.skipIf(unbuilt.length > 0)(
+    'a grouped-query run trained with Muon + WSD: per-step loss within 1e-3 over 30 steps',
+    async () => {
+      const spec = trainSpecOf(
+        { kind: 'documents', files: [path.join(DOCS, 'union.txt'), path.join(DOCS, 'greetings.txt')], root: DOCS },
+        { ...small, batchSize: 16, seqLen: 32, seed: 7, overrides: arch, optimizer: 'muon', schedule: 'wsd' },
+      );
+      const ours = runPath('ours');
+      const theirs = runPath('pytorch');
+      await trainSession(ours, spec);
+      await trainSession(theirs, spec, { pytorch: torchOptions() });
+      expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);
+      const losses = stepLines(theirs).map((s) => s.loss);
+      expect(losses.at(-1)).toBeLessThan((losses[0] as number) - 0.05);
+    },
+    TIMEOUT,
+  );
+});
