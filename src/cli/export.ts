@@ -10,7 +10,7 @@
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { exportRun } from '../lab/interop/exportFolder';
+import { EXPORT_FORMATS, exportRun } from '../lab/interop/exportFolder';
 import { NODE_FS } from '../lab/files/fs.node';
 import { openRun } from '../lab/inference/openRun';
 import { UsageError, parseFlags } from './args';
@@ -25,9 +25,9 @@ export const EXPORT_HELP =
   run also vocab.json + merges.txt (GPT-2's format), and README.md with the PyTorch lines
   that load it, the Python they run (reference.py, score_export.py, …), and the score of
   an example text (the run's held-out text, or --text; --src for an encoder-decoder).
-  --format hf (or huggingface): Hugging Face's LlamaForCausalLM layout instead (Llama's names
-  and config.json, which transformers' from_pretrained loads), for a Llama-shaped decoder
-  (RMSNorm, SwiGLU, RoPE, …); any other model is refused, naming what Llama cannot express.
+  --format hf: a Llama-shaped run (RoPE, RMSNorm, SwiGLU, pre-norm) in Hugging Face's
+  LlamaForCausalLM layout (config.json, model.safetensors), which transformers loads with
+  from_pretrained; other runs are refused (--format pytorch exports every option).
   An existing non-empty folder of that name is replaced only with --force.`;
 
 /** `export`: flags → the lab's export folder → the files written, or JSON. */
@@ -41,7 +41,7 @@ export async function exportCommand(argv: string[], ctx: CommandContext): Promis
     src: { type: 'string' },
   });
   if (f.bool('help')) return ctx.help(EXPORT_HELP);
-  const format = f.choice('format', ['pytorch', 'hf', 'huggingface'] as const, 'pytorch');
+  const format = f.choice('format', EXPORT_FORMATS, 'pytorch');
   const out = f.str('out');
   if (!f.str('run') || !out)
     throw new UsageError('`export` needs --run DIR and --out DIR (the export goes into DIR/<run name>).');
@@ -50,7 +50,7 @@ export async function exportCommand(argv: string[], ctx: CommandContext): Promis
   const source = f.str('src');
   const res = await exportRun(NODE_FS, r, path.resolve(ctx.cwd, out), {
     force: f.bool('force'),
-    format: format === 'huggingface' ? 'hf' : format,
+    format,
     ...(text !== undefined ? { text } : {}),
     ...(source !== undefined ? { source } : {}),
   });

@@ -1,9 +1,9 @@
 /**
- * Hugging Face's `LlamaForCausalLM` layout, both ways: which of our configs Llama can express
- * ({@link llamaRefusal}), its config.json ({@link llamaConfigJson}), the state_dict name of each
- * of our parameters ({@link llamaName}), and our config back from such a config.json
- * ({@link configFromLlamaJson}). Our RoPE is Hugging Face's rotate-half layout, so q_proj and
- * k_proj are stored as they are (no permutation, unlike Meta's original checkpoints).
+ * Hugging Face's `LlamaForCausalLM` layout, the pure half both directions share: the state_dict
+ * name of each of our parameters ({@link hfLlamaNames}), and our config back from a Llama
+ * config.json ({@link configFromLlamaJson}) for `import`. Our RoPE is Hugging Face's rotate-half
+ * layout, so q_proj and k_proj are stored as they are (no permutation, unlike Meta's original
+ * checkpoints). What Llama cannot express and the config.json written are exportHf.ts's.
  *
  * | ours (pytorchNames.ts) | Hugging Face |
  * |---|---|
@@ -14,96 +14,46 @@
  * | `transformer.ln_f.weight` | `model.norm.weight` |
  * | `lm_head.weight` (untied only) | `lm_head.weight` |
  *
- * Pure. Leaves out: files (src/lab/interop), tokenizers, and the Llama family's own checkpoints
- * with rope_scaling and the like (refused by name).
+ * Pure. Leaves out: files and the export's config.json (src/lab/interop/exportHf.ts), tokenizers,
+ * and the Llama family's own checkpoints with rope_scaling and the like (refused by name).
  */
 
 import type { ModelConfig } from '../config';
 import { kvHeads, validateConfig } from '../config';
 import { EngineError } from '../errors';
-import type { SpecialIds } from '../tokenizers/special';
 
 /** The `architectures` entry of a Llama config.json. */
 export const LLAMA_ARCHITECTURE = 'LlamaForCausalLM';
 
 /**
- * What Llama cannot express of `c`, as one line naming it (null when `c` is Llama-shaped):
- * decoder-only, pre-norm RMSNorm with a scale, SwiGLU, RoPE over whole heads, none of the
- * other options, and q/k/v/o biases all or none.
+ * [Hugging Face's name, our parameter's name] of every tensor of a Llama-shaped `c`, in Llama's
+ * order (no `lm_head.weight` when tied: transformers shares `model.embed_tokens.weight`). The one
+ * mapping of both directions: `export --format hf` (lab/interop/exportHf.ts) and its import.
  */
-export function llamaRefusal(c: ModelConfig): string | null {
-  const no: string[] = [];
-  if (c.kind !== 'decoder-only') no.push('an encoder-decoder');
-  if (c.norm !== 'pre') no.push('post-norm');
-  if (c.normType !== 'rmsnorm') no.push(`normType ${c.normType}`);
-  else if (!c.normScale) no.push('RMSNorm without a scale (normScale false)');
-  if (c.activation !== 'swiglu') no.push(`activation ${c.activation}`);
-  if (c.positional !== 'rope') no.push(`${c.positional} positions`);
-  else if (c.rotaryFraction !== 1) no.push(`rotaryFraction ${c.rotaryFraction}`);
-  if (c.embedScale) no.push('embedScale');
-  if (c.embedNorm) no.push('embedNorm');
-  if (c.qkNorm) no.push('qkNorm');
-  if (c.attnSoftCap > 0) no.push('attnSoftCap');
-  if (c.logitSoftCap > 0) no.push('logitSoftCap');
-  if (c.slidingWindow > 0) no.push('slidingWindow');
-  if (c.parallelResidual) no.push('parallelResidual');
-  if (c.qkvBias !== c.attnOutBias) no.push('qkvBias without attnOutBias (or the reverse)');
-  if (no.length === 0) return null;
-  return (
-    `Hugging Face's LlamaForCausalLM cannot express ${no.join(', ')}; export with --format pytorch ` +
-    "(Attention Lab's PyTorch model, the same logits) instead."
-  );
-}
-
-/** config.json of `c` as LlamaForCausalLM reads it (the caller checked {@link llamaRefusal}). */
-export function llamaConfigJson(c: ModelConfig, special: SpecialIds): Record<string, unknown> {
-  const id = (n: number): number | null => (n >= 0 ? n : null);
-  return {
-    architectures: [LLAMA_ARCHITECTURE],
-    model_type: 'llama',
-    vocab_size: c.vocabSize,
-    hidden_size: c.dModel,
-    intermediate_size: c.dFF,
-    num_hidden_layers: c.nDecoderLayers,
-    num_attention_heads: c.nHeads,
-    num_key_value_heads: kvHeads(c),
-    head_dim: c.dModel / c.nHeads,
-    hidden_act: 'silu',
-    max_position_embeddings: c.maxLen,
-    rms_norm_eps: c.layerNormEps,
-    rope_theta: c.ropeTheta,
-    rope_scaling: null,
-    attention_bias: c.qkvBias,
-    attention_dropout: 0,
-    mlp_bias: c.mlpBias,
-    pretraining_tp: 1,
-    tie_word_embeddings: c.tieEmbeddings,
-    bos_token_id: id(special.bos),
-    eos_token_id: id(special.eos),
-    pad_token_id: id(special.pad),
-    initializer_range: 0.02,
-    use_cache: true,
-    torch_dtype: 'float32',
-  };
-}
-
-const RENAMES: readonly [RegExp, string][] = [
-  [/^transformer\.wte\.weight$/, 'model.embed_tokens.weight'],
-  [/^transformer\.h\.(\d+)\.attn\.c_attn_([qkv])\.(weight|bias)$/, 'model.layers.$1.self_attn.$2_proj.$3'],
-  [/^transformer\.h\.(\d+)\.attn\.c_proj\.(weight|bias)$/, 'model.layers.$1.self_attn.o_proj.$2'],
-  [/^transformer\.h\.(\d+)\.ln_1\.weight$/, 'model.layers.$1.input_layernorm.weight'],
-  [/^transformer\.h\.(\d+)\.ln_2\.weight$/, 'model.layers.$1.post_attention_layernorm.weight'],
-  [/^transformer\.h\.(\d+)\.mlp\.c_gate\.(weight|bias)$/, 'model.layers.$1.mlp.gate_proj.$2'],
-  [/^transformer\.h\.(\d+)\.mlp\.c_fc\.(weight|bias)$/, 'model.layers.$1.mlp.up_proj.$2'],
-  [/^transformer\.h\.(\d+)\.mlp\.c_proj\.(weight|bias)$/, 'model.layers.$1.mlp.down_proj.$2'],
-  [/^transformer\.ln_f\.weight$/, 'model.norm.weight'],
-  [/^lm_head\.weight$/, 'lm_head.weight'],
-];
-
-/** Hugging Face Llama's name of our parameter `name`, or null when Llama has no such tensor. */
-export function llamaName(name: string): string | null {
-  for (const [re, to] of RENAMES) if (re.test(name)) return name.replace(re, to);
-  return null;
+export function hfLlamaNames(c: ModelConfig): [string, string][] {
+  const out: [string, string][] = [['model.embed_tokens.weight', 'transformer.wte.weight']];
+  const withBias = (hf: string, ours: string, bias: boolean): [string, string][] => [
+    [`${hf}.weight`, `${ours}.weight`],
+    ...(bias ? [[`${hf}.bias`, `${ours}.bias`] as [string, string]] : []),
+  ];
+  for (let i = 0; i < c.nDecoderLayers; i++) {
+    const hf = `model.layers.${i}`;
+    const p = `transformer.h.${i}`;
+    out.push(
+      ...withBias(`${hf}.self_attn.q_proj`, `${p}.attn.c_attn_q`, c.qkvBias),
+      ...withBias(`${hf}.self_attn.k_proj`, `${p}.attn.c_attn_k`, c.qkvBias),
+      ...withBias(`${hf}.self_attn.v_proj`, `${p}.attn.c_attn_v`, c.qkvBias),
+      ...withBias(`${hf}.self_attn.o_proj`, `${p}.attn.c_proj`, c.attnOutBias),
+      ...withBias(`${hf}.mlp.gate_proj`, `${p}.mlp.c_gate`, c.mlpBias),
+      ...withBias(`${hf}.mlp.up_proj`, `${p}.mlp.c_fc`, c.mlpBias),
+      ...withBias(`${hf}.mlp.down_proj`, `${p}.mlp.c_proj`, c.mlpBias),
+      [`${hf}.input_layernorm.weight`, `${p}.ln_1.weight`],
+      [`${hf}.post_attention_layernorm.weight`, `${p}.ln_2.weight`],
+    );
+  }
+  out.push(['model.norm.weight', 'transformer.ln_f.weight']);
+  if (!c.tieEmbeddings) out.push(['lm_head.weight', 'lm_head.weight']);
+  return out;
 }
 
 type Json = Readonly<Record<string, unknown>>;

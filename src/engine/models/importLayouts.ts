@@ -26,7 +26,7 @@
 import type { Activation, ModelConfig } from '../config';
 import { CONFIG_LIMITS, kvHeads, validateConfig } from '../config';
 import { EngineError } from '../errors';
-import { configFromLlamaJson, isLlamaJson, LLAMA_ARCHITECTURE, llamaName } from './hfLlama';
+import { configFromLlamaJson, hfLlamaNames, isLlamaJson, LLAMA_ARCHITECTURE } from './hfLlama';
 import type { TorchTensor } from './pytorchNames';
 import { torchTensors } from './pytorchNames';
 import { Transformer } from './transformer';
@@ -163,9 +163,15 @@ export function planImport(
         ? ''
         : unknownLayout(shapes);
     countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
-    const gpt = gptShapes(shapes, prefix);
-    layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
-    config = ours ?? sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
+    if (ours) {
+      // Our own export: its config says the shapes (c_attn is [(H + 2·Hkv)·D, C] under grouped-query attention).
+      layout = 'attention-lab';
+      config = ours;
+    } else {
+      const gpt = gptShapes(shapes, prefix);
+      layout = gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
+      config = sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
+    }
   }
   const fileVocab = config.vocabSize;
   const keepRows =
@@ -264,8 +270,8 @@ function planLlama(
   const model = new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 });
   const pre = strip ? '_orig_mod.' : '';
   const wanted = new Set<string>();
-  const tensors = model.paramList.map((p): TensorSource => {
-    const source = llamaName(p.name) ?? bad(`Attention Lab's ${p.name} has no Llama name; this is a bug.`);
+  const tensors = hfLlamaNames(config).map(([source, ours]): TensorSource => {
+    const p = model.param(ours);
     const found = shapes.get(source);
     if (!found)
       bad(

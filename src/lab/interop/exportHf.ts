@@ -1,128 +1,101 @@
 /**
- * The model half of `export --format hf`: a Llama-shaped decoder (engine/models/hfLlama.ts) as
- * Hugging Face's `LlamaForCausalLM` loads it with `from_pretrained` — model.safetensors (fp32,
- * Hugging Face's names, no `lm_head.weight` when tied, as `save_pretrained` writes it) and
- * config.json (LlamaConfig's fields plus our `attention_lab` block, which transformers ignores),
- * and the README that says how to load it and which tokenizer files to use. A config Llama
- * cannot express is refused in one line (llamaRefusal) before anything is written.
+ * The model half of `export --format hf`: a Llama-shaped decoder (RoPE, RMSNorm with a scale,
+ * SwiGLU, any nKvHeads, pre-norm) in Hugging Face's `LlamaForCausalLM` layout, so
+ * `LlamaForCausalLM.from_pretrained(folder)` gives our logits: config.json's Llama fields and
+ * the tensors under its names (`model.embed_tokens`, `model.layers.N.self_attn.q_proj` …,
+ * `mlp.gate_proj / up_proj / down_proj`, `input_layernorm`, `post_attention_layernorm`,
+ * `model.norm`, `lm_head`), fp32. Our RoPE is already Hugging Face's rotate-half layout, so
+ * q and k need no permutation. A config Llama cannot express is refused in one line that
+ * names what differs ({@link llamaDifferences}); `--format pytorch` exports those, with the
+ * trainer's model that builds every option.
  *
- * Leaves out: the folder and the tokenizer files (exportFolder.ts writes them).
+ * Leaves out: the folder, the tokenizer files and the README (exportFolder.ts, exportReadme.ts);
+ * the names (engine/models/hfLlama.ts, which `import` reads this layout back with).
  */
 
+import type { ModelConfig } from '../../engine/config';
+import { kvHeads } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { encodeSafetensors } from '../../engine/io/safetensors';
-import { llamaConfigJson, llamaName, llamaRefusal } from '../../engine/models/hfLlama';
-import type { Transformer } from '../../engine/models/transformer';
+import { hfLlamaNames } from '../../engine/models/hfLlama';
+import type { NamedParams } from '../../engine/models/pytorchNames';
 import type { SpecialIds } from '../../engine/tokenizers/special';
-import { formatLoss, formatNumber, formatPerplexity } from '../../common/format';
-import type { ExportExample, ReadmeFacts } from './exportReadme';
 
-/** Refuses (EngineError 'input/invalid') a model Llama cannot express. */
-export function checkLlamaShaped(model: Transformer): void {
-  const why = llamaRefusal(model.config);
-  if (why !== null) throw new EngineError('input/invalid', why);
+/** What in `c` LlamaForCausalLM has no field for (empty: it expresses the model exactly). */
+export function llamaDifferences(c: ModelConfig): string[] {
+  const d: string[] = [];
+  if (c.kind !== 'decoder-only') return ['an encoder-decoder (Llama is decoder-only)'];
+  if (c.norm !== 'pre') d.push('post-norm');
+  if (c.positional !== 'rope') d.push(`positional ${c.positional} (Llama uses rope)`);
+  if (c.rotaryFraction !== 1) d.push(`rotaryFraction ${c.rotaryFraction} (Llama rotates every channel)`);
+  if (c.normType !== 'rmsnorm') d.push(`normType ${c.normType} (Llama uses rmsnorm)`);
+  if (!c.normScale) d.push('normScale false');
+  if (c.activation !== 'swiglu') d.push(`activation ${c.activation} (Llama uses swiglu)`);
+  if (c.qkNorm) d.push('qkNorm');
+  if (c.qkvBias !== c.attnOutBias) d.push('qkvBias ≠ attnOutBias (Llama has one attention_bias)');
+  if (c.attnSoftCap > 0) d.push('attnSoftCap');
+  if (c.logitSoftCap > 0) d.push('logitSoftCap');
+  if (c.slidingWindow > 0) d.push('slidingWindow');
+  if (c.parallelResidual) d.push('parallelResidual');
+  if (c.embedNorm) d.push('embedNorm');
+  if (c.embedScale) d.push('embedScale');
+  return d;
 }
 
-/** model.safetensors of `model` under Hugging Face Llama's names (the caller checked {@link checkLlamaShaped}). */
-export function llamaTensors(model: Transformer): { readonly bytes: Uint8Array; readonly tensors: number } {
-  const tensors = model.paramList.map((p) => {
-    const name = llamaName(p.name);
-    if (name === null)
-      throw new EngineError('input/invalid', `Llama has no place for ${p.name}; export it with --format pytorch.`);
-    return { name, dtype: 'F32' as const, shape: p.shape, data: Float32Array.from(p.data) };
+/** Throws EngineError('input/invalid'), in one line, unless LlamaForCausalLM expresses `c`. */
+export function checkLlamaShaped(c: ModelConfig): void {
+  const d = llamaDifferences(c);
+  if (d.length > 0)
+    throw new EngineError(
+      'input/invalid',
+      `Hugging Face's LlamaForCausalLM cannot express this run (${d.join(', ')}); export it with --format ` +
+        `pytorch, whose reference.py (the PyTorch engine's model) loads every option.`,
+    );
+}
+
+/** config.json of the export: LlamaConfig's fields (transformers' names). */
+export function hfLlamaConfig(c: ModelConfig, ids: SpecialIds): Record<string, unknown> {
+  return {
+    architectures: ['LlamaForCausalLM'],
+    model_type: 'llama',
+    vocab_size: c.vocabSize,
+    hidden_size: c.dModel,
+    intermediate_size: c.dFF,
+    num_hidden_layers: c.nDecoderLayers,
+    num_attention_heads: c.nHeads,
+    num_key_value_heads: kvHeads(c),
+    head_dim: c.dModel / c.nHeads,
+    hidden_act: 'silu',
+    max_position_embeddings: c.maxLen,
+    rms_norm_eps: c.layerNormEps,
+    rope_theta: c.ropeTheta,
+    rope_scaling: null,
+    attention_bias: c.qkvBias,
+    mlp_bias: c.mlpBias,
+    attention_dropout: 0,
+    tie_word_embeddings: c.tieEmbeddings,
+    initializer_range: 0.02,
+    pretraining_tp: 1,
+    use_cache: true,
+    bos_token_id: ids.bos,
+    eos_token_id: ids.eos,
+    ...(ids.pad >= 0 ? { pad_token_id: ids.pad } : {}),
+    torch_dtype: 'float32',
+  };
+}
+
+export { hfLlamaNames };
+
+/**
+ * model.safetensors in LlamaForCausalLM's layout (fp32). A tied head is stored once, as
+ * `model.embed_tokens.weight` (`tie_word_embeddings` makes transformers share it). Throws
+ * EngineError('input/invalid') for a config Llama cannot express.
+ */
+export function hfLlamaTensors(model: NamedParams): { readonly bytes: Uint8Array; readonly tensors: number } {
+  checkLlamaShaped(model.config);
+  const tensors = hfLlamaNames(model.config).map(([hf, ours]) => {
+    const p = model.param(ours);
+    return { name: hf, dtype: 'F32' as const, shape: p.shape, data: p.data };
   });
-  // The metadata transformers' save_pretrained writes (it reads `format` to accept the file).
-  return { bytes: encodeSafetensors(tensors, { format: 'pt' }), tensors: tensors.length };
-}
-
-/** config.json's Llama fields (the attention_lab block is added by exportFolder.ts). */
-export function llamaConfig(model: Transformer, special: SpecialIds): Record<string, unknown> {
-  return llamaConfigJson(model.config, special);
-}
-
-function exampleLines(e: ExportExample | null, step: number, warnings: readonly string[]): string[] {
-  if (e === null) return ['No example was scored at export time:', ...warnings.map((w) => `- ${w}`)];
-  const mean = -e.logprobSum / Math.max(1, e.tokens);
-  return [
-    `At export (step ${step}), \`attention-lab score --run RUN_DIR --text ${JSON.stringify(e.text)}\` gave:`,
-    '',
-    `- ${e.tokens} scored tokens, total log-probability **${formatNumber(e.logprobSum, 4)} nats**`,
-    `- loss ${formatLoss(mean)} nats/token, perplexity ${formatPerplexity(Math.exp(mean))}`,
-    '',
-    'The lines above give the same total (within float32 rounding) when the text fits the context ' +
-      `(${'`max_position_embeddings`'}); a longer text is scored by \`attention-lab score\` in sliding windows.`,
-  ];
-}
-
-/** The README.md of a Hugging Face Llama export. */
-export function hfReadme(f: ReadmeFacts): string {
-  const c = f.config;
-  const bpe = f.gpt2Files;
-  const tokLines = bpe
-    ? [
-        "# vocab.json + merges.txt are the run's byte-level BPE in GPT-2's format (same ids):",
-        'from transformers import GPT2Tokenizer',
-        'tok = GPT2Tokenizer("vocab.json", "merges.txt")',
-        'token_ids = tok.encode(text)',
-      ]
-    : [
-        "# Attention Lab's character tokenizer: lab_tokenizers.py reads its tokenizer.json",
-        'from lab_tokenizers import load_export_tokenizer',
-        'info = json.load(open("config.json"))["attention_lab"]["tokenizer"]',
-        'token_ids = load_export_tokenizer(".", info).encode(text)',
-      ];
-  return [
-    "<!-- This file was generated by Attention Lab's export (training on a folder skips it). -->",
-    `# ${f.name}`,
-    '',
-    `A Llama-shaped decoder trained with Attention Lab (${c.nDecoderLayers} layers, d_model ${c.dModel}, ` +
-      `${c.nHeads} heads, ${c.nKvHeads > 0 ? `${c.nKvHeads} key/value heads, ` : ''}SwiGLU d_ff ${c.dFF}, ` +
-      `RoPE θ ${c.ropeTheta}, RMSNorm), exported at step ${f.step} in Hugging Face's \`LlamaForCausalLM\` layout.`,
-    '',
-    '| file | what it is |',
-    '|---|---|',
-    "| `model.safetensors` | the weights, fp32, under `LlamaForCausalLM`'s state_dict names " +
-      `(${c.tieEmbeddings ? 'output projection tied to `model.embed_tokens`' : 'with `lm_head.weight`'}) |`,
-    "| `config.json` | `LlamaConfig`'s fields, and `attention_lab`: Attention Lab's whole model config, " +
-      'the tokenizer and the example below (transformers ignores it) |',
-    `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} tokenizer ` +
-      "(its own format, not Hugging Face's `tokenizers` format) |",
-    ...(bpe
-      ? [
-          "| `vocab.json`, `merges.txt` | the same BPE in GPT-2's format, same ids, for `GPT2Tokenizer` " +
-            `(special tokens listed under their text: BOS ${f.specialIds.bos}, EOS ${f.specialIds.eos}) |`,
-        ]
-      : []),
-    '| `lab_tokenizers.py` | the tokenizer in plain Python (no dependencies) |',
-    '',
-    '## Load it with transformers',
-    '',
-    "Give `from_pretrained` this folder; `AutoTokenizer` cannot read Attention Lab's tokenizer.json, so " +
-      'tokenize as below. Scoring, as `attention-lab score` does: BOS first, then the text, no EOS.',
-    '',
-    '```python',
-    'import json, torch',
-    'from transformers import LlamaForCausalLM',
-    '',
-    'model = LlamaForCausalLM.from_pretrained(".", torch_dtype=torch.float32).eval()  # in this folder',
-    'text = "some text"',
-    ...tokLines,
-    `ids = torch.tensor([[${f.specialIds.bos}] + token_ids])   # BOS = config.json's bos_token_id`,
-    'with torch.no_grad():',
-    '    logp = torch.log_softmax(model(ids[:, :-1]).logits.double(), -1)',
-    'print(logp[0].gather(1, ids[0, 1:, None]).sum().item())  # total log-probability, nats',
-    '```',
-    '',
-    '`AutoModelForCausalLM.from_pretrained(".")` loads the same model. Attention Lab\'s `import` reads this ' +
-      'folder back as a run (`attention-lab import --from FOLDER --out RUN_DIR`).',
-    '',
-    '## The example',
-    '',
-    ...exampleLines(
-      f.example,
-      f.step,
-      f.warnings.filter((w) => w.startsWith('no example')),
-    ),
-    '',
-  ].join('\n');
+  return { bytes: encodeSafetensors(tensors, { format: 'pt', source: 'attention-lab' }), tensors: tensors.length };
 }

@@ -1,215 +1,281 @@
 /**
- * `export --format hf` (lab/interop/exportHf.ts, engine/models/hfLlama.ts) and its import:
- *
- * - the golden (test/golden/llama-export, scripts/makeLlamaExportFixture.mjs): a tiny Llama-shaped
- *   export that transformers' LlamaForCausalLM scored; our engine, importing that folder, scores
- *   the example to 1e-4 of transformers, and a minimal Llama forward on Debian's torch (no
- *   transformers) reproduces the golden file;
- * - our own export comes back exactly: the same config, and re-exporting gives the same bytes;
- * - a tied model has no lm_head.weight; what Llama cannot express is refused before anything
- *   is written; config.json fields Llama's import does not take are refused by name.
+ * `export --format hf` (lab/interop/exportHf.ts): a Llama-shaped run in Hugging Face's
+ * LlamaForCausalLM layout. Loaded by a LlamaForCausalLM forward written out for Debian's torch
+ * (test/unit/lab/pytorch/minimal_llama.py; transformers is not installed there), it must give
+ * the logits of the model it came from to 1e-4, and score the example config.json stores to
+ * 1e-4: once from the PyTorch engine's model (so the mapping is checked whatever our engine
+ * builds), once from a run our engine trained (skipped while our engine does not build the
+ * Llama options: `unbuiltOptions`). A run Llama cannot express is refused in one line,
+ * before anything is written.
  */
 
-import { spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { createReferenceBackend } from '../../../../src/engine/backends/reference';
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../../../../src/engine/config';
+import { MODERN_PRESETS, presetConfig, validateConfig } from '../../../../src/engine/config';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
+import { unbuiltOptions } from '../../../../src/engine/models/modelParts';
+import type { NamedParams } from '../../../../src/engine/models/pytorchNames';
+import type { Param } from '../../../../src/engine/models/plan';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
-import { listNames } from '../../../../src/lab/files/labFs';
-import { openRun } from '../../../../src/lab/inference/openRun';
-import type { OpenRun } from '../../../../src/lab/inference/openRun';
-import { scoreText } from '../../../../src/lab/inference/score';
 import { exportRun } from '../../../../src/lab/interop/exportFolder';
-import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
-import { nodeTestFs } from '../files/fileSystems';
+import {
+  checkLlamaShaped,
+  hfLlamaConfig,
+  hfLlamaTensors,
+  llamaDifferences,
+} from '../../../../src/lab/interop/exportHf';
+import { PYTHON, TRAINER_DIR, python } from '../pytorch/torchRuns';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
-const GOLDEN = path.resolve(__dirname, '../../../golden/llama-export');
-const SCRIPT = path.resolve(__dirname, '../../../../scripts/pytorch/make_llama_export_golden.py');
-const TOL = 1e-4;
+const MINIMAL_LLAMA = path.resolve(__dirname, '../pytorch/minimal_llama.py');
+const SPECIALS = { pad: 0, bos: 1, eos: 2, unk: 3 };
+const IDS = [1, 5, 9, 4, 12, 7, 7, 11, 6];
 
-interface Golden {
-  readonly text: string;
-  readonly ids: number[];
-  readonly logprobs: number[];
-}
-
-const golden = JSON.parse(fs.readFileSync(path.join(GOLDEN, 'expected.json'), 'utf8')) as Golden;
-const t = nodeTestFs();
-
-async function importInto(from: string): Promise<OpenRun> {
-  const out = path.join(await t.dir(), 'imported');
-  await importCheckpoint(NODE_FS, { from, out });
-  return openRun(NODE_FS, out, createReferenceBackend(), 2);
-}
-
-/** A copy of the golden export with config.json changed by `edit`. */
-async function editedCopy(edit: (cfg: Record<string, unknown>) => void): Promise<string> {
-  const dir = path.join(await t.dir(), 'edited');
-  fs.cpSync(path.join(GOLDEN, 'tiny'), dir, { recursive: true });
-  const file = path.join(dir, 'config.json');
-  const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-  edit(cfg);
-  fs.writeFileSync(file, JSON.stringify(cfg));
-  return dir;
-}
-
-const LLAMA = {
-  norm: 'pre',
+/** Llama's architecture fields (config.ts LLAMA), with a theta and an eps that are not the defaults. */
+const LLAMA_ARCH: Partial<ModelConfig> = {
   positional: 'rope',
   normType: 'rmsnorm',
   activation: 'swiglu',
-  embedScale: false,
-  dropout: 0,
+  nKvHeads: 2,
+  tieEmbeddings: false,
+  bias: false,
+  qkvBias: false,
+  attnOutBias: false,
+  mlpBias: false,
+  ropeTheta: 500,
+  layerNormEps: 1e-6,
+};
+const LLAMA = {
+  ...presetConfig('decoder-only', 'tiny', 13),
+  ...LLAMA_ARCH,
+  dModel: 16,
   nHeads: 4,
   nKvHeads: 2,
-} as const;
+  dFF: 24,
+  nDecoderLayers: 2,
+  maxLen: 12,
+};
 
-describe("Hugging Face Llama export: transformers' golden", () => {
-  it("imports the golden export and scores its example as transformers' LlamaForCausalLM did, to 1e-4", async () => {
-    const r = await importInto(path.join(GOLDEN, 'tiny'));
-    expect(r.run.imported?.layout).toBe('hf-llama');
-    const bos = r.tok.specialIds.bos;
-    expect([bos, ...r.tok.encode(golden.text)]).toEqual(golden.ids);
-    const { logprobs } = scoreText(r, null, golden.text).output;
-    expect(logprobs).toHaveLength(golden.logprobs.length);
-    const diff = Math.max(...logprobs.map((x, i) => Math.abs(x - (golden.logprobs[i] as number))));
-    expect(diff).toBeLessThan(TOL);
-    // Not a near-uniform model: the golden's tokens are far from log(1/V) apart.
-    expect(Math.max(...golden.logprobs) - Math.min(...golden.logprobs)).toBeGreaterThan(1);
+/** minimal_llama.py's logits [1, T, V] of `ids` for the export folder `dir`. */
+function llamaLogits(dir: string, ids: readonly number[]): number[][] {
+  const out = execFileSync(PYTHON, [MINIMAL_LLAMA, dir, TRAINER_DIR], {
+    input: JSON.stringify([ids]),
+    encoding: 'utf8',
   });
+  return (JSON.parse(out) as number[][][])[0] as number[][];
+}
 
-  const torch = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' }).status === 0;
-  it.skipIf(!torch)("a minimal Llama forward on Debian's torch (no transformers) reproduces the golden", () => {
-    const res = spawnSync(
-      '/usr/bin/python3',
-      [SCRIPT, path.join(GOLDEN, 'tiny'), '--check', path.join(GOLDEN, 'expected.json')],
-      { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', PYTHONNOUSERSITE: '1' } },
-    );
-    expect(res.stderr).toBe('');
-    expect(res.stdout).toMatch(new RegExp(`^${golden.logprobs.length} tokens, .* largest difference`));
-    expect(res.status).toBe(0);
-  });
-});
+function gap(a: readonly (readonly number[])[], b: readonly (readonly number[])[]): number {
+  let g = 0;
+  a.forEach((row, t) => row.forEach((x, v) => (g = Math.max(g, Math.abs(x - ((b[t] as number[])[v] as number))))));
+  return g;
+}
 
-describe('Hugging Face Llama export and import of our own runs', () => {
-  let untied: OpenRun;
-  let tied: OpenRun;
-  beforeAll(async () => {
-    const docs = await tinyDocuments(t);
-    const spec = (o: Record<string, unknown>): ReturnType<typeof tinySpec> => {
-      const s = tinySpec(docs, 4, 16);
-      return { ...s, model: { ...s.model, overrides: { ...s.model.overrides, ...LLAMA, ...o } } };
-    };
-    untied = await trainTiny(spec({ tieEmbeddings: false, qkvBias: true, attnOutBias: true, mlpBias: true }), t);
-    tied = await trainTiny(
-      spec({ tieEmbeddings: true, bias: false, qkvBias: false, attnOutBias: false, mlpBias: false, ropeTheta: 500000 }),
-      t,
-    );
-  });
+/** Σ log p(ids[t+1] | ids[..t]) from logits of ids[..-1]. */
+function logprobSum(logits: readonly (readonly number[])[], ids: readonly number[]): number {
+  let sum = 0;
+  for (let t = 0; t + 1 < ids.length; t++) {
+    const row = logits[t] as number[];
+    const m = Math.max(...row);
+    const lse = m + Math.log(row.reduce((s, x) => s + Math.exp(x - m), 0));
+    sum += (row[ids[t + 1] as number] as number) - lse;
+  }
+  return sum;
+}
 
-  it('round-trips exactly: the same config, the same score, and the same files when exported again', async () => {
-    for (const r of [untied, tied]) {
-      const first = await exportRun(NODE_FS, r, await t.dir(), { format: 'hf', text: 'the cat sat' });
-      const back = await importInto(first.dir);
-      expect(back.model.config).toEqual(r.model.config);
-      expect(scoreText(back, null, 'the dog sat on the log').output.logprobs).toEqual(
-        scoreText(r, null, 'the dog sat on the log').output.logprobs,
-      );
-      const again = await exportRun(NODE_FS, back, await t.dir(), { format: 'hf', text: 'the cat sat' });
-      const read = (d: string): Buffer => fs.readFileSync(path.join(d, 'model.safetensors'));
-      expect(read(again.dir).equals(read(first.dir))).toBe(true);
-      const cfg = (d: string): Record<string, unknown> => {
-        const { attention_lab: _lab, ...hf } = JSON.parse(fs.readFileSync(path.join(d, 'config.json'), 'utf8'));
-        return hf as Record<string, unknown>;
-      };
-      expect(cfg(again.dir)).toEqual(cfg(first.dir));
-    }
-  });
-
-  it("writes LlamaForCausalLM's names and config fields; a tied model has no lm_head.weight", async () => {
-    const res = await exportRun(NODE_FS, tied, await t.dir(), { format: 'hf' });
-    expect((await listNames(NODE_FS, res.dir)).sort()).toEqual([
-      'README.md',
-      'config.json',
-      'lab_tokenizers.py',
-      'model.safetensors',
-      'tokenizer.json',
+describe('which runs Llama expresses', () => {
+  it('Llama-shaped configs pass; every other option is named in one line', () => {
+    expect(llamaDifferences(validateConfig(LLAMA))).toEqual([]);
+    expect(llamaDifferences(validateConfig({ ...LLAMA, nKvHeads: 0, tieEmbeddings: true, mlpBias: true }))).toEqual([]);
+    const nanochat = validateConfig({ ...LLAMA, ...MODERN_PRESETS['nanochat-tiny']?.arch });
+    expect(llamaDifferences(nanochat)).toEqual([
+      'normScale false',
+      'activation relu2 (Llama uses swiglu)',
+      'qkNorm',
+      'logitSoftCap',
+      'embedNorm',
     ]);
-    const st = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(res.dir, 'model.safetensors'))));
-    const names = [...st.tensors.keys()];
-    expect(names).not.toContain('lm_head.weight');
-    expect(names).toContain('model.layers.1.mlp.gate_proj.weight');
-    expect(st.tensors.get('model.layers.0.self_attn.k_proj.weight')?.shape).toEqual([16, 32]); // 2 kv heads of 8
-    expect(names.filter((n) => n.endsWith('.bias'))).toEqual([]);
-    expect(st.metadata['format']).toBe('pt');
-    const cfg = JSON.parse(fs.readFileSync(path.join(res.dir, 'config.json'), 'utf8')) as Record<string, unknown>;
-    expect(cfg).toMatchObject({
-      architectures: ['LlamaForCausalLM'],
-      model_type: 'llama',
-      hidden_size: 32,
-      intermediate_size: 64,
-      num_attention_heads: 4,
-      num_key_value_heads: 2,
-      head_dim: 8,
-      hidden_act: 'silu',
-      rope_theta: 500000,
-      tie_word_embeddings: true,
-      attention_bias: false,
-      mlp_bias: false,
-      bos_token_id: 1,
-      eos_token_id: 2,
-      pad_token_id: 0,
-      torch_dtype: 'float32',
-    });
-    const readme = fs.readFileSync(path.join(res.dir, 'README.md'), 'utf8');
-    expect(readme).toContain('LlamaForCausalLM.from_pretrained(".", torch_dtype=torch.float32)');
-    expect(readme).toContain('load_export_tokenizer');
+    const gpt = presetConfig('decoder-only', 'tiny', 13);
+    expect(() => checkLlamaShaped(gpt)).toThrow(
+      /^Hugging Face's LlamaForCausalLM cannot express this run \(positional learned .*normType layernorm .*activation gelu .*\); export it with --format pytorch/,
+    );
+    expect(llamaDifferences(presetConfig('encoder-decoder', 'tiny', 13))).toEqual([
+      'an encoder-decoder (Llama is decoder-only)',
+    ]);
+    for (const o of [{ slidingWindow: 4 }, { rotaryFraction: 0.5 }, { qkvBias: true }, { parallelResidual: true }])
+      expect(llamaDifferences(validateConfig({ ...LLAMA, ...o })), JSON.stringify(o)).toHaveLength(1);
   });
 
-  it('refuses a model Llama cannot express in one line naming what, and writes nothing', async () => {
-    const gpt = await trainTiny(tinySpec(await tinyDocuments(t), 2, 16), t);
-    const parent = await t.dir();
-    await expect(exportRun(NODE_FS, gpt, parent, { format: 'hf' })).rejects.toThrow(
-      /^Hugging Face's LlamaForCausalLM cannot express normType layernorm, activation gelu, learned positions.*--format pytorch/,
-    );
-    expect(fs.readdirSync(parent)).toEqual([]);
+  it('refuses a GPT-2-style run before writing anything', async () => {
+    const r = await trainTiny(tinySpec(await tinyDocuments()));
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-hf-'));
+    await expect(exportRun(NODE_FS, r, out, { format: 'hf' })).rejects.toThrow(/cannot express this run/);
+    expect(fs.readdirSync(out)).toEqual([]);
   });
 });
 
-describe('Hugging Face Llama import refuses what it cannot take, by name', () => {
+describe('a Llama-shaped model in LlamaForCausalLM layout', () => {
   it.each([
-    [
-      'rope_scaling',
-      (c: Record<string, unknown>) => (c['rope_scaling'] = { rope_type: 'llama3', factor: 8 }),
-      /config\.json's rope_scaling is/,
-    ],
-    ['hidden_act', (c: Record<string, unknown>) => (c['hidden_act'] = 'gelu'), /config\.json's hidden_act is "gelu"/],
-    ['head_dim', (c: Record<string, unknown>) => (c['head_dim'] = 16), /config\.json's head_dim 16 is not/],
-    ['pretraining_tp', (c: Record<string, unknown>) => (c['pretraining_tp'] = 2), /pretraining_tp is 2/],
-    [
-      'a Llama field that disagrees with attention_lab.config',
-      (c: Record<string, unknown>) => (c['rope_theta'] = 10000),
-      /Llama fields give ropeTheta 10000 but its attention_lab\.config says 1000/,
-    ],
-    [
-      'a config.json without LlamaForCausalLM',
-      (c: Record<string, unknown>) => {
-        c['architectures'] = ['GPT2LMHeadModel'];
-        c['model_type'] = 'gpt2';
+    ['grouped-query, untied', {}],
+    ['tied, with biases', { tieEmbeddings: true, qkvBias: true, attnOutBias: true, mlpBias: true, nKvHeads: 1 }],
+  ])("gives the PyTorch engine's logits to 1e-4 (%s)", (_name, extra) => {
+    const cfg = validateConfig({ ...LLAMA, ...extra });
+    // The trainer's model with random weights: its tensors under our names, and its logits.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-hf-'));
+    const ours = path.join(dir, 'ours.safetensors');
+    const theirs = JSON.parse(
+      python(
+        `import json, torch
+from attention_lab_trainer.files import ParamMap, encode_safetensors
+from attention_lab_trainer.model import build_model
+cfg = json.loads(sys.stdin.read())
+m = build_model(cfg).eval()
+g = torch.Generator().manual_seed(7)
+with torch.no_grad():
+    for p in m.parameters():
+        p.copy_(p + 0.3 * torch.randn(p.shape, generator=g))
+C, KV = cfg["dModel"], (cfg["nKvHeads"] or cfg["nHeads"]) * cfg["dModel"] // cfg["nHeads"]
+params = []
+for n, p in m.named_parameters():
+    parts = [("q", C), ("k", KV), ("v", KV)] if ".c_attn." in n else [(None, p.shape[0])]
+    params += [{"name": n if x is None else n.replace(".c_attn.", f".c_attn_{x}."), "shape": [r, *p.shape[1:]]} for x, r in parts]
+pm = ParamMap(m, params)
+open(${JSON.stringify(ours)}, "wb").write(encode_safetensors(pm.ours({p: p for p in m.parameters()}), {}))
+with torch.no_grad():
+    print(json.dumps(m(torch.tensor([${JSON.stringify(IDS)}]))[0].tolist()))`,
+        JSON.stringify(cfg),
+      ),
+    ) as number[][];
+    const file = decodeSafetensors(new Uint8Array(fs.readFileSync(ours)), ours);
+    const model: NamedParams = {
+      config: cfg,
+      paramList: [],
+      headW: null as unknown as Param,
+      param(name: string): Param {
+        const t = file.tensors.get(name);
+        if (!t) throw new Error(`no ${name}`);
+        return { name, shape: t.shape, data: t.data } as unknown as Param;
       },
-      /Llama's tensor names .* no config\.json with architectures \["LlamaForCausalLM"\]/,
-    ],
-  ])('%s', async (_name, edit, message) => {
-    await expect(importInto(await editedCopy(edit))).rejects.toThrow(message);
+    };
+    const { bytes, tensors } = hfLlamaTensors(model);
+    fs.writeFileSync(path.join(dir, 'model.safetensors'), bytes);
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(hfLlamaConfig(cfg, SPECIALS)));
+    const names = [...decodeSafetensors(bytes, 'hf').tensors.keys()];
+    expect(names).toHaveLength(tensors);
+    expect(names).toContain('model.layers.1.mlp.gate_proj.weight');
+    expect(names.includes('lm_head.weight')).toBe(!cfg.tieEmbeddings);
+    expect(names.filter((n) => n.endsWith('.bias')).length).toBe(cfg.qkvBias ? 2 * 7 : 0);
+    const got = llamaLogits(dir, IDS);
+    expect(Math.max(...got.flat().map(Math.abs))).toBeGreaterThan(0.5);
+    expect(gap(got, theirs)).toBeLessThan(1e-4);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
+});
 
-  it("imports a Llama config.json without our block (a foreign Llama's) as the same model", async () => {
-    const dir = await editedCopy((c) => delete c['attention_lab']);
-    const r = await importInto(dir);
-    const { logprobs } = scoreText(r, null, golden.text).output;
-    expect(Math.max(...logprobs.map((x, i) => Math.abs(x - (golden.logprobs[i] as number))))).toBeLessThan(TOL);
-  });
+const llamaRun: ModelConfig = validateConfig({ ...LLAMA, vocabSize: 40, dModel: 32, dFF: 64, maxLen: 32 });
+const unbuilt = unbuiltOptions(llamaRun);
+
+describe.skipIf(unbuilt.length > 0)(
+  `a run our engine trained, exported with --format hf${unbuilt.length ? ` (our engine does not build ${unbuilt.join(', ')} yet)` : ''}`,
+  () => {
+    it('loads as LlamaForCausalLM with our logits and the example score to 1e-4', async () => {
+      const spec = tinySpec(await tinyDocuments());
+      const r = await trainTiny({
+        ...spec,
+        model: { ...spec.model, overrides: { ...spec.model.overrides, ...LLAMA_ARCH, dFF: 64, maxLen: 32 } },
+      });
+      expect(llamaDifferences(r.model.config)).toEqual([]);
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-hf-'));
+      const res = await exportRun(NODE_FS, r, out, { format: 'hf', text: 'the dog sat on the mat.' });
+      expect(fs.readdirSync(res.dir).sort()).toEqual([
+        'README.md',
+        'attention_lab_tokenizer.json',
+        'config.json',
+        'lab_tokenizers.py',
+        'model.safetensors',
+      ]);
+      const config = JSON.parse(fs.readFileSync(path.join(res.dir, 'config.json'), 'utf8')) as Record<
+        string,
+        unknown
+      > & { attention_lab: { example: { ids: number[]; logprob_sum: number; tokens: number } } };
+      expect(config).toMatchObject({
+        architectures: ['LlamaForCausalLM'],
+        hidden_size: 32,
+        num_key_value_heads: 2,
+        intermediate_size: 64,
+        rope_theta: 500,
+        rms_norm_eps: 1e-6,
+        tie_word_embeddings: false,
+      });
+      const ex = config.attention_lab.example;
+      expect(ex.ids.length - 1).toBe(ex.tokens);
+      const got = llamaLogits(res.dir, ex.ids.slice(0, -1));
+      expect(Math.abs(logprobSum(got, ex.ids) - ex.logprob_sum)).toBeLessThan(1e-4);
+      // Our logits of the same ids, from the run as our engine opened it.
+      const T = ex.ids.length - 1;
+      r.model.forward(
+        { B: 1, T, input: Int32Array.from(ex.ids.slice(0, -1)), targets: Int32Array.from(ex.ids.slice(1)) },
+        { train: false },
+      );
+      const flat = r.model.logits();
+      const V = r.model.config.vocabSize;
+      const mine = Array.from({ length: T }, (_, t) => Array.from(flat.subarray(t * V, (t + 1) * V)));
+      expect(gap(got, mine)).toBeLessThan(1e-4);
+      expect(fs.readFileSync(path.join(res.dir, 'README.md'), 'utf8')).toContain(
+        'LlamaForCausalLM.from_pretrained(".", torch_dtype=torch.float32)',
+      );
+    });
+  },
+);
+
+const OTHERS: { name: string; arch: Partial<ModelConfig> }[] = [
+  {
+    name: 'nanochat-shaped',
+    arch: {
+      ...LLAMA_ARCH,
+      nKvHeads: 0,
+      activation: 'relu2',
+      normScale: false,
+      qkNorm: true,
+      logitSoftCap: 15,
+      embedNorm: true,
+    },
+  },
+  {
+    name: 'ALiBi, GQA, a window, soft-capped scores, a parallel residual, GeGLU',
+    arch: {
+      ...LLAMA_ARCH,
+      positional: 'alibi',
+      slidingWindow: 8,
+      attnSoftCap: 5,
+      parallelResidual: true,
+      activation: 'geglu',
+    },
+  },
+];
+
+describe.each(OTHERS)('a run Llama cannot express ($name)', ({ arch }) => {
+  const missing = unbuiltOptions(validateConfig({ ...LLAMA, ...arch }));
+  it.skipIf(missing.length > 0)(
+    'exports with --format pytorch, and the reference.py it carries scores the example as our engine did',
+    async () => {
+      const spec = tinySpec(await tinyDocuments());
+      const r = await trainTiny({ ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, ...arch } } });
+      expect(llamaDifferences(r.model.config).length).toBeGreaterThan(0);
+      const out = fs.mkdtempSync(path.join(os.tmpdir(), 'al-hf-'));
+      await expect(exportRun(NODE_FS, r, out, { format: 'hf' })).rejects.toThrow(/--format pytorch/);
+      const res = await exportRun(NODE_FS, r, out, { text: 'the dog sat on the mat.' });
+      const got = execFileSync(PYTHON, ['score_export.py', '.'], {
+        cwd: res.dir,
+        encoding: 'utf8',
+        env: { PATH: process.env['PATH'] ?? '', PYTHONNOUSERSITE: '1' },
+      });
+      expect(got).toMatch(new RegExp(`^${res.example?.tokens} tokens, total log p`));
+      expect(Number(/difference ([\d.e+-]+)/.exec(got)?.[1])).toBeLessThan(1e-4);
+    },
+  );
 });
