@@ -6,8 +6,8 @@ checks a golden file with a minimal Llama forward written here (no transformers)
     python3 make_llama_export_golden.py FOLDER --check GOLDEN.json  # torch and numpy only
 
 FOLDER is the export: config.json (LlamaConfig's fields and Attention Lab's `attention_lab`
-block with the example text and tokenizer), model.safetensors, tokenizer.json. The text is
-scored as `attention-lab score` scores it: BOS, then the text's ids, no EOS, one window (the
+block with the example text and tokenizer), model.safetensors, attention_lab_tokenizer.json. The
+text is scored as `attention-lab score` scores it: BOS, then the text's ids, no EOS, one window (the
 text must fit max_position_embeddings). logprobs[i] = log p(ids[i + 1] | ids[..i]), computed
 as log_softmax in float64 of the float32 logits.
 
@@ -43,6 +43,8 @@ def read_folder(folder):
     lab = cfg["attention_lab"]
     tok = load_export_tokenizer(folder, lab["tokenizer"])
     ids = [cfg["bos_token_id"]] + tok.encode(lab["example"]["text"])
+    if "ids" in lab["example"] and lab["example"]["ids"] != ids:
+        raise SystemExit(f"the example tokenizes to {ids} here but to {lab['example']['ids']} at export")
     if len(ids) - 1 > cfg["max_position_embeddings"]:
         raise SystemExit(f"the example has {len(ids) - 1} tokens, more than the context; export a shorter --text")
     return cfg, ids
