@@ -8,6 +8,7 @@
  * Leaves out: computing the numbers (the engine's estimate, sent in ModelInfo).
  */
 
+import type { OptimizerPreset } from '../../src/protocol/data';
 import type { ModelConfigData, ModelInfo } from '../../src/protocol/model';
 import { h, replaceChildren } from '../base/dom';
 import { formatBytes, formatCompact, formatCount, formatPercent } from '../../src/common/format';
@@ -20,6 +21,12 @@ function field(v: string | number | boolean | undefined): string {
 }
 
 /** d_k = d_model / h (the paper, §3.2.2), or undefined while either is unknown. */
+/** What the training memory estimate holds, with the optimizer state the run's optimizer keeps. */
+function memoryParts(optimizer: OptimizerPreset | undefined): string {
+  const state = optimizer === 'muon' ? 'Muon momentum, Adam moments, Newton–Schulz buffers' : 'Adam moments';
+  return `weights, gradients, ${state} and activations`;
+}
+
 function headDim(c: ModelConfigData): number | undefined {
   return c.dModel !== undefined && c.nHeads !== undefined ? c.dModel / c.nHeads : undefined;
 }
@@ -172,7 +179,7 @@ export class ModelPanel implements Panel {
         h('dt', {}, 'parameters'),
         h('dd', {}, `${formatCompact(info.params)} (${formatCount(info.params)})`),
         h('dt', {}, 'memory (training, estimate)'),
-        h('dd', {}, `${formatBytes(info.memoryBytes)} — weights, gradients, Adam moments and activations`),
+        h('dd', {}, `${formatBytes(info.memoryBytes)} — ${memoryParts(run.summary.training?.optimizer)}`),
         h('dt', {}, 'FLOPs per token (training)'),
         h('dd', {}, `${formatCompact(info.flopsPerToken, 'FLOP')} — forward + backward ≈ 6 × parameters + attention`),
         h('dt', {}, 'backend'),
