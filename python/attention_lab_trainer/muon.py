@@ -1,7 +1,7 @@
 """Muon (Jordan et al. 2024, as modded-nanogpt and nanochat use it) for the hidden matrices of a run,
 written here so the trainer needs nothing but torch (>= 1.13): a port of our engine's
 (src/engine/optim/optimizer.ts), step for step. For each hidden matrix [rows, cols] (our parameter;
-a third of PyTorch's fused c_attn is one):
+each of q, k, v in PyTorch's fused c_attn is one):
 
     buf <- beta*buf + (1-beta)*g ; u = (1-beta)*g + beta*buf            (Nesterov momentum)
     X = NS5(u): X <- u/(|u|_F + 1e-7), transposed when rows > cols; 5 times

@@ -90,13 +90,13 @@ class RunState:
 
     def hidden_rows(self):
         """{model tensor: its hidden matrices as row ranges}, from the manifest's `hidden` marks (our
-        engine's, never re-derived): a fused c_attn holds three."""
+        engine's, never re-derived): a fused c_attn holds three, q's H·D rows then k's and v's Hkv·D
+        (ParamMap's row ranges)."""
         rows = {}
-        for (_, param, third, shape), entry in zip(self.pmap.entries, self.m["params"]):
+        for (_, param, part_rows, shape), entry in zip(self.pmap.entries, self.m["params"]):
             if not entry.get("hidden"):
                 continue
-            n = shape[0]
-            rows.setdefault(param, []).append((0, n) if third is None else (third * n, (third + 1) * n))
+            rows.setdefault(param, []).append((0, shape[0]) if part_rows is None else part_rows)
         return rows
 
     def moments(self, p):

@@ -52,7 +52,7 @@ export const errorData = obj({ code: str, message: str });
  * (the paper's, on source→target pairs).
  */
 export const MODEL_PRESETS = {
-  'decoder-only': ['tiny', 'small', 'gpt'],
+  'decoder-only': ['tiny', 'small', 'gpt', 'llama-tiny', 'llama-small', 'nanochat-tiny', 'nanochat-small'],
   'encoder-decoder': ['tiny', 'small', 'base'],
 } as const;
 

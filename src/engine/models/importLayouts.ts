@@ -158,9 +158,15 @@ export function planImport(
         ? ''
         : unknownLayout(shapes);
     countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
-    const gpt = gptShapes(shapes, prefix);
-    layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
-    config = ours ?? sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
+    if (ours) {
+      // Our own export: its config says the shapes (c_attn is [(H + 2·Hkv)·D, C] under grouped-query attention).
+      layout = 'attention-lab';
+      config = ours;
+    } else {
+      const gpt = gptShapes(shapes, prefix);
+      layout = gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
+      config = sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
+    }
   }
   const fileVocab = config.vocabSize;
   const keepRows =

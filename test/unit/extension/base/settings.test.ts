@@ -142,7 +142,7 @@ describe('readSettings', () => {
     expect(settings.data.task).toBe('dates');
     expect(problems.map((p) => p.key).sort()).toEqual(['attentionLab.model.preset', 'attentionLab.training.batchSize']);
     expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(
-      /tiny, small, gpt or base.*"huge"/,
+      /tiny, small, gpt, llama-tiny, llama-small, nanochat-tiny, nanochat-small or base.*"huge"/,
     );
   });
 
@@ -268,7 +268,9 @@ describe('mismatch', () => {
     expect(mismatch(induction)).toMatch(
       /built-in task "induction" trains a decoder-only model, but attentionLab.model.kind is encoder-decoder.*set the kind to decoder-only/,
     );
-    expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(/tiny, small or gpt/);
+    expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(
+      /tiny, small, gpt, llama-tiny, llama-small, nanochat-tiny or nanochat-small/,
+    );
     expect(mismatch(with_('encoder-decoder', 'pairs', 'gpt'))).toMatch(/tiny, small or base/);
   });
 });
