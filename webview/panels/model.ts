@@ -8,6 +8,7 @@
  * Leaves out: computing the numbers (the engine's estimate, sent in ModelInfo).
  */
 
+import type { OptimizerPreset } from '../../src/protocol/data';
 import type { ModelInfo } from '../../src/protocol/model';
 import { architectureLine } from '../../src/common/architecture';
 import { h, replaceChildren } from '../base/dom';
@@ -15,6 +16,12 @@ import { architecture } from './modelArchitecture';
 import { formatBytes, formatCompact, formatCount, formatPercent } from '../../src/common/format';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
+
+/** What the training memory estimate holds, with the optimizer state the run's optimizer keeps. */
+function memoryParts(optimizer: OptimizerPreset | undefined): string {
+  const state = optimizer === 'muon' ? 'Muon momentum, Adam moments, Newton–Schulz buffers' : 'Adam moments';
+  return `weights, gradients, ${state} and activations`;
+}
 
 function paramsTable(info: ModelInfo): HTMLElement {
   const entries = Object.entries(info.paramsByModule);
@@ -93,7 +100,7 @@ export class ModelPanel implements Panel {
         h('dt', {}, 'parameters'),
         h('dd', {}, `${formatCompact(info.params)} (${formatCount(info.params)})`),
         h('dt', {}, 'memory (training, estimate)'),
-        h('dd', {}, `${formatBytes(info.memoryBytes)} — weights, gradients, Adam moments and activations`),
+        h('dd', {}, `${formatBytes(info.memoryBytes)} — ${memoryParts(run.summary.training?.optimizer)}`),
         h('dt', {}, 'FLOPs per token (training)'),
         h('dd', {}, `${formatCompact(info.flopsPerToken, 'FLOP')} — forward + backward ≈ 6 × parameters + attention`),
         h('dt', {}, 'backend'),

@@ -21,10 +21,12 @@
  * every singular value of u towards 1 (into roughly [0.7, 1.2]): X ← u/(‖u‖_F + 1e-7), transposed
  * to be wide when rows > cols; five times A = X·Xᵀ, B = b·A + c·A·A, X = a·X + B·X (as (a·I + B)·X) with
  * (a, b, c) = (3.4445, −4.7750, 2.0315); transposed back. It runs in the buffers' float type
- * (float32), not bf16 as modded-nanogpt's does, with the products on the backend's `matmul`; its
- * buffers are allocated once here. Muon's momentum buffer lives in `m` over the hidden segments
- * (`v` stays 0 there), so checkpoints keep one layout; every other segment takes AdamW with the
- * config's rate, betas, ε and decay, one `adamStep` per contiguous run of such segments.
+ * (float32), not bf16 as modded-nanogpt's does, with the products on the backend's `matmul` (the
+ * symmetric X·Xᵀ and A·A computed above the diagonal only, the same numbers for ~5/8 of the work; the
+ * products are most of a step's time at lab sizes); its buffers are allocated once here. Muon's
+ * momentum buffer lives in `m` over the hidden segments (`v` stays 0 there), so checkpoints keep
+ * one layout; every other segment takes AdamW with the config's rate, betas, ε and decay, one
+ * `adamStep` per contiguous run of such segments.
  * Leaves out: the kernel loops (the backend's `adamStep`), the schedules (`schedule.ts`),
  * config presets and validation (`optimizerConfig.ts`), and writing state to disk (`src/lab`).
  */
@@ -161,15 +163,10 @@ export class Optimizer {
           mask: mask.subarray(at, to),
         });
     };
-    let most = 0;
-    let mostSquare = 0;
     const matrices: MuonMatrix[] = hidden.map((s) => {
       addRun(s.offset);
       at = s.offset + s.size;
       const [rows, cols] = s.shape as [number, number];
-      const small = Math.min(rows, cols);
-      most = Math.max(most, s.size);
-      mostSquare = Math.max(mostSquare, small * small);
       return {
         rows,
         cols,
@@ -180,8 +177,17 @@ export class Optimizer {
       };
     });
     addRun(this.n);
+    const { most, mostSquare } = muonSizes(hidden.map((s) => s.shape));
     const b = this.backend;
-    return { matrices, runs, x: b.alloc(most), y: b.alloc(most), a: b.alloc(mostSquare), bb: b.alloc(mostSquare) };
+    return {
+      matrices,
+      runs,
+      x: b.alloc(most),
+      y: b.alloc(most),
+      a: b.alloc(mostSquare),
+      bb: b.alloc(mostSquare),
+      t: b.alloc(mostSquare),
+    };
   }
 
   /** Steps taken so far (0 before the first). */
@@ -358,6 +364,29 @@ interface MuonPart {
   /** A = X·Xᵀ and B = b·A + c·A·A, [r·r] each. */
   readonly a: FloatArray;
   readonly bb: FloatArray;
+  /** The blocks of a symmetric product below its first rows, [< r·r]. */
+  readonly t: FloatArray;
+}
+
+/** The Newton–Schulz buffers' sizes for these matrix shapes: X and the next X ([r·c]), A, B and a block ([r·r]). */
+function muonSizes(shapes: readonly (readonly number[])[]): { most: number; mostSquare: number } {
+  let most = 0;
+  let mostSquare = 0;
+  for (const [rows = 0, cols = 0] of shapes) {
+    const small = Math.min(rows, cols);
+    most = Math.max(most, rows * cols);
+    mostSquare = Math.max(mostSquare, small * small);
+  }
+  return { most, mostSquare };
+}
+
+/**
+ * Floats Muon keeps beside the moments for hidden matrices of these shapes (its Newton–Schulz
+ * buffers), for memory estimates before a model is bound; 0 for none.
+ */
+export function muonBufferFloats(shapes: readonly (readonly number[])[]): number {
+  const { most, mostSquare } = muonSizes(shapes);
+  return 2 * most + 3 * mostSquare;
 }
 
 /** Newton–Schulz quintic coefficients (Jordan et al. 2024; modded-nanogpt's `zeropower_via_newtonschulz5`). */
@@ -367,25 +396,63 @@ export const NS_STEPS = 5;
 
 /**
  * Five Newton–Schulz iterations on the r × c matrix (r ≤ c) in `part.x`, already divided by its
- * Frobenius norm; returns the buffer holding the result (`part.x` or `part.y`).
+ * Frobenius norm; returns the buffer holding the result (`part.x` or `part.y`). A = X·Xᵀ and A·A
+ * (= A·Aᵀ, A being symmetric) are symmetric, so each is computed above its diagonal only
+ * (`symmetricProduct`), the same numbers as the full products for about 5/8 of their work.
  */
 function newtonSchulz(k: Backend, part: MuonPart, r: number, c: number): FloatArray {
   const [qa, qb, qc] = NS_COEFFS;
   let x = part.x;
   let y = part.y;
-  const { a, bb } = part;
+  const { a, bb, t } = part;
   const rr = r * r;
   for (let it = 0; it < NS_STEPS; it++) {
-    k.matmul(a, x, x, r, r, c, false, true, false); // A = X·Xᵀ
-    k.matmul(bb, a, a, r, r, r, false, false, false); // A·A
+    symmetricProduct(k, a, x, r, c, t); // A = X·Xᵀ
+    symmetricProduct(k, bb, a, r, r, t); // A·A
     for (let i = 0; i < rr; i++) bb[i] = qc * (bb[i] as number) + qb * (a[i] as number); // B = b·A + c·A·A
     for (let d = 0; d < r; d++) bb[d * r + d] = (bb[d * r + d] as number) + qa; // a·I + B
     k.matmul(y, bb, x, r, c, r, false, false, false); // a·X + B·X, as (a·I + B)·X
-    const t = x;
+    const swap = x;
     x = y;
-    y = t;
+    y = swap;
   }
   return x;
+}
+
+/** Rows per block of `symmetricProduct` for an r × r result: a quarter, a multiple of 8, at least 32. */
+export function symmetricBlockRows(r: number): number {
+  return Math.max(32, Math.ceil(r / 32) * 8);
+}
+
+/**
+ * out (r × r) = x·xᵀ for x of r rows × kk (row-major), computing only what lies on and above the
+ * diagonal: the first block of rows whole, straight into `out`, then each later block of rows
+ * [b0, b1) against rows [b0, r) into `tmp` (copied into out's rows), then the lower triangle
+ * mirrored from the upper. The kernels sum each element in k order however the product is cut,
+ * and x_i·x_j = x_j·x_i term by term, so this is exactly the full product.
+ */
+export function symmetricProduct(
+  k: Backend,
+  out: FloatArray,
+  x: FloatArray,
+  r: number,
+  kk: number,
+  tmp: FloatArray,
+): void {
+  const s = symmetricBlockRows(r);
+  k.matmul(out, x, x, Math.min(s, r), r, kk, false, true, false);
+  for (let b0 = s; b0 < r; b0 += s) {
+    const m = Math.min(s, r - b0);
+    const n = r - b0;
+    const rows = x.subarray(b0 * kk, r * kk);
+    k.matmul(tmp, rows, rows, m, n, kk, false, true, false);
+    for (let i = 0; i < m; i++) {
+      const from = i * n;
+      const to = (b0 + i) * r + b0;
+      for (let j = 0; j < n; j++) out[to + j] = tmp[from + j] as number;
+    }
+  }
+  for (let i = 1; i < r; i++) for (let j = 0; j < i; j++) out[i * r + j] = out[j * r + i] as number;
 }
 
 /**
@@ -402,6 +469,7 @@ export function orthogonalize(k: Backend, g: ArrayLike<number>, rows: number, co
     y: k.alloc(r * c),
     a: k.alloc(r * r),
     bb: k.alloc(r * r),
+    t: k.alloc(r * r),
   };
   let sq = 0;
   for (let i = 0; i < rows * cols; i++) sq += (g[i] as number) ** 2;

@@ -14,6 +14,7 @@ import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { ModelConfig } from '../../engine/config';
 import { applyOverrides, presetConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
+import type { EstimateOptimizer } from '../../engine/models/estimate';
 import { Transformer } from '../../engine/models/transformer';
 import { Optimizer } from '../../engine/optim/optimizer';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
@@ -22,7 +23,7 @@ import type { SegmentSchedule } from '../../engine/optim/schedule';
 import { WSD_DECAY_FRACTION } from '../../engine/optim/schedule';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { learningRateUsed } from '../../common/learningRate';
-import type { RunSegment, TrainSpec } from '../../protocol/data';
+import type { OptimizerPreset, RunSegment, TrainSpec } from '../../protocol/data';
 import { checkMemory } from './memoryCheck';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
 
@@ -122,12 +123,21 @@ export function modelPadId(tok: Tokenizer): number {
   return tok.specialIds.pad < 0 ? -1 : tok.specialIds.pad;
 }
 
-/** A bound model (and optimizer) for a config and dataset shape, padding with `padId` (see {@link modelPadId}). */
+/** The optimizer whose state a memory estimate counts for a preset (the paper's Adam keeps AdamW's). */
+export function stateOptimizer(preset: OptimizerPreset): EstimateOptimizer {
+  return preset === 'muon' ? 'muon' : 'adamw';
+}
+
+/**
+ * A bound model for a config and dataset shape, padding with `padId` (see {@link modelPadId}),
+ * after the memory check counts `optimizer`'s state (default AdamW's).
+ */
 export function buildModel(
   cfg: ModelConfig,
   dataset: { readonly maxBatch: number; readonly maxLen: number; readonly maxSrcLen: number },
   backend: Backend,
   padId?: number,
+  optimizer?: EstimateOptimizer,
 ): Transformer {
   const shape = {
     maxBatch: dataset.maxBatch,
@@ -135,7 +145,7 @@ export function buildModel(
     ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
     ...(padId === undefined ? {} : { padId }),
   };
-  checkMemory(cfg, shape, backend, 'training');
+  checkMemory(cfg, shape, backend, 'training', optimizer ? { optimizer } : {});
   return new Transformer(cfg, shape).bind(backend);
 }
 
