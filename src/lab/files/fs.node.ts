@@ -151,35 +151,66 @@ export class NodeFs implements LabFs {
   }
 
   /**
-   * `open(p, 'wx')`: the kernel creates the file only if nothing is there, in one step, for
-   * every process (NFS included since v3). The bytes follow and are flushed; a reader that
-   * comes between sees a short file (the lock reads one as being written). A failed write
-   * removes the file it created.
+   * Exclusive create with no partial file ever visible: the bytes go to a temporary file
+   * (`.NAME.N.tmp`, flushed), which is then hard-linked to `p` — `link` fails when anything is
+   * at `p`, in one step, for every process (NFS included) — and removed. A session killed while
+   * writing leaves only the temporary file (removed by the next session's recovery), never a short
+   * `p` that reads as "being written" to the next taker. Where the file system has no hard links,
+   * `open(p, 'wx')` and the bytes after it (a reader that comes between sees a short file). A failed
+   * write removes what it created.
    */
   async createExclusive(p: string, data: Uint8Array | string): Promise<boolean> {
-    let fd: number;
+    const bytes = bytesOf(data);
+    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.${process.pid}${Math.floor(Math.random() * 1e6)}.tmp`);
     try {
-      fd = fs.openSync(p, 'wx');
+      writeWhole(tmp, 'w', bytes);
     } catch (e) {
-      if ((e as { code?: unknown }).code === 'EEXIST') return false;
-      throw e;
-    }
-    try {
-      const bytes = bytesOf(data);
-      for (let off = 0; off < bytes.length;) {
-        const n = fs.writeSync(fd, bytes, off, bytes.length - off);
-        if (!(n > 0)) throw Object.assign(new Error(`no progress writing ${p}`), { code: 'ENOSPC' });
-        off += n;
-      }
-      fs.fsyncSync(fd);
-    } catch (e) {
-      fs.closeSync(fd);
-      fs.rmSync(p, { force: true });
+      fs.rmSync(tmp, { force: true });
       throw diskError(e, p);
     }
-    fs.closeSync(fd);
-    return true;
+    try {
+      fs.linkSync(tmp, p);
+      return true;
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (code === 'EEXIST') return false;
+      // The temporary file was removed by the holder's recovery: someone holds `p`.
+      if (code === 'ENOENT' && fs.existsSync(p)) return false;
+      if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw diskError(e, p);
+    } finally {
+      fs.rmSync(tmp, { force: true });
+    }
+    return createOpenExclusive(p, bytes);
   }
+}
+
+/** Writes `bytes` to a new file `p` opened with `flags` and flushes it; removes `p` when the write fails. */
+function writeWhole(p: string, flags: 'w' | 'wx', bytes: Uint8Array): void {
+  const fd = fs.openSync(p, flags);
+  try {
+    for (let off = 0; off < bytes.length;) {
+      const n = fs.writeSync(fd, bytes, off, bytes.length - off);
+      if (!(n > 0)) throw Object.assign(new Error(`no progress writing ${p}`), { code: 'ENOSPC' });
+      off += n;
+    }
+    fs.fsyncSync(fd);
+  } catch (e) {
+    fs.closeSync(fd);
+    fs.rmSync(p, { force: true });
+    throw e;
+  }
+  fs.closeSync(fd);
+}
+
+/** `open(p, 'wx')` and the bytes: the exclusive create of a file system without hard links. */
+function createOpenExclusive(p: string, bytes: Uint8Array): boolean {
+  try {
+    writeWhole(p, 'wx', bytes);
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'EEXIST') return false;
+    throw diskError(e, p);
+  }
+  return true;
 }
 
 /** What a path that is not a regular file or a folder is, for people. */

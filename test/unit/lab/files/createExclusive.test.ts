@@ -34,6 +34,15 @@ describe.each(FILE_SYSTEMS)('createExclusive on $name', ({ make }) => {
     expect(await readText(fs, p)).toBe(`caller ${got.indexOf(true)}\n`);
   });
 
+  it("takes the file beside a killed taker's temporary file, leaving that file alone", async () => {
+    const { fs, dir } = make();
+    const d = await dir();
+    await writeFile(fs, fs.join(d, '.lock.json.4242.tmp'), '{"by": "a session killed while writ');
+    expect(await fs.createExclusive(fs.join(d, 'lock.json'), 'whole\n')).toBe(true);
+    expect(await readText(fs, fs.join(d, 'lock.json'))).toBe('whole\n');
+    expect((await listNames(fs, d)).sort()).toEqual(['.lock.json.4242.tmp', 'lock.json']);
+  });
+
   it('fails where the folder is missing', async () => {
     const { fs, dir } = make();
     const d = await dir();
