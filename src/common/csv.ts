@@ -136,6 +136,8 @@ export interface HeadScoreRow {
   readonly stack: HeadScoreData['stack'];
   readonly layer: number;
   readonly head: number;
+  /** Under grouped-query attention, the key/value head (from 1) this query head reads. */
+  readonly kvGroup?: number;
   readonly scores?: Readonly<Partial<Record<HeadScoreName, number>>>;
   /** Validation loss with this head switched off, minus the loss with every head on. */
   readonly deltaLoss?: number;
@@ -153,13 +155,23 @@ export const HEAD_SCORE_NAMES = [
 export type HeadScoreName = (typeof HEAD_SCORE_NAMES)[number];
 
 /**
- * The head-score table: step, stack, layer, head (both from 1), then every score (empty where
- * a head's kind has none: cross-attention has no induction, self-attention no anti-diagonal)
- * and, when any row has it, delta loss.
+ * The head-score table: step, stack, layer, head (both from 1), kvGroup (from 1) when any row has
+ * it (grouped-query attention), then every score (empty where a head's kind has none:
+ * cross-attention has no induction, self-attention no anti-diagonal) and, when any row has it,
+ * delta loss.
  */
 export function headScoresCsv(rows: readonly HeadScoreRow[]): string {
   const ablated = rows.some((r) => r.deltaLoss !== undefined);
-  const header = ['step', 'stack', 'layer', 'head', ...HEAD_SCORE_NAMES, ...(ablated ? ['deltaLoss'] : [])];
+  const grouped = rows.some((r) => r.kvGroup !== undefined);
+  const header = [
+    'step',
+    'stack',
+    'layer',
+    'head',
+    ...(grouped ? ['kvGroup'] : []),
+    ...HEAD_SCORE_NAMES,
+    ...(ablated ? ['deltaLoss'] : []),
+  ];
   return toCsv(
     header,
     rows.map((r) => [
@@ -167,6 +179,7 @@ export function headScoresCsv(rows: readonly HeadScoreRow[]): string {
       r.stack,
       r.layer,
       r.head,
+      ...(grouped ? [r.kvGroup] : []),
       ...HEAD_SCORE_NAMES.map((n) => r.scores?.[n]),
       ...(ablated ? [r.deltaLoss] : []),
     ]),
@@ -183,6 +196,7 @@ export function headScoreRowsOf(
       stack: h.stack,
       layer: h.layer + 1,
       head: h.head + 1,
+      ...(h.kvGroup !== undefined ? { kvGroup: h.kvGroup + 1 } : {}),
       scores: h.scores,
     })),
   );

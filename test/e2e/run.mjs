@@ -29,6 +29,9 @@
 //      walks the folder of a test extension's file system (fixtures/memfs) and trains;
 //   4. walks Configure Model in a trusted workspace (configure.mjs): the glob's file count and
 //      preview as it is typed, a glob matching nothing refused, the review, the settings file;
+//   4b. the modern preset (modern.mjs): Configure Model… → llama-tiny → its architecture → Save and Train; the
+//      dashboard's curves, Model tab (RoPE, RMSNorm, SwiGLU, 2 kv heads), heads labelled with their kv
+//      group on the Attention and Heads tabs, then Decode… (the Node and web hosts);
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
@@ -37,7 +40,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -61,6 +64,7 @@ import { INSPECT_SETTINGS, prepareInspect, runInspect } from './inspect.mjs';
 import { BIGMODEL_SETTINGS, prepareBigModel, runBigModel } from './bigmodel.mjs';
 import { PYTORCH_SETTINGS, runPytorch } from './pytorch.mjs';
 import { ROWS_SETTINGS, prepareRows, runRowActions } from './rowActions.mjs';
+import { runModern } from './modern.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -73,9 +77,11 @@ if (onlyHost !== null && !HOSTS.includes(onlyHost))
 const hostsOf = (name) =>
   (['host', 'ui', 'active', 'configure', 'inspect'].includes(name)
     ? HOSTS
-    : ['hugefile', 'virtual'].includes(name)
-      ? ['web']
-      : ['node']
+    : name === 'modern'
+      ? ['node', 'web']
+      : ['hugefile', 'virtual'].includes(name)
+        ? ['web']
+        : ['node']
   ).filter((h) => onlyHost === null || h === onlyHost);
 const keep = argv.includes('--keep');
 const t0 = Date.now();
@@ -265,6 +271,7 @@ const SCENARIOS = {
     },
   ],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],
+  modern: [runModern, { ...FAST_TRAINING }, {}],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
 };
 const results = [];

@@ -10,6 +10,7 @@
  * Leaves out: the menu and saving (exportMenu.ts).
  */
 
+import { kvGroup, kvHeadCount } from '../../src/common/architecture';
 import { headScoresCsv, metricsCsv } from '../../src/common/csv';
 import type { HeadScoreRow } from '../../src/common/csv';
 import type { HeadHistory } from '../charts/headHistory';
@@ -23,9 +24,17 @@ export function runsMetricsCsv(runs: readonly RunEntry[]): string {
 
 /**
  * The rows of a head-score history: one per (step, head) that the snapshot of that step scored,
- * stacks in display order, layer and head from 1.
+ * stacks in display order, layer and head from 1; under grouped-query attention (`config` with
+ * fewer key/value heads than heads) each row also says its key/value head, from 1.
  */
-export function headHistoryRows(history: HeadHistory): HeadScoreRow[] {
+export function headHistoryRows(
+  history: HeadHistory,
+  config?: { readonly nHeads?: number; readonly nKvHeads?: number },
+): HeadScoreRow[] {
+  const H = config?.nHeads;
+  const grouped = H !== undefined && config?.nKvHeads !== undefined && kvHeadCount(H, config.nKvHeads) !== H;
+  const group = (head: number): { kvGroup?: number } =>
+    grouped ? { kvGroup: kvGroup(head, H, config?.nKvHeads ?? 0) + 1 } : {};
   const rows: HeadScoreRow[] = [];
   history.steps.forEach((step, row) => {
     for (const s of history.present()) {
@@ -35,7 +44,7 @@ export function headHistoryRows(history: HeadHistory): HeadScoreRow[] {
           for (const [name, cols] of s.values) scores[name] = cols[layer * s.heads + head]?.[row] ?? NaN;
           // A head this snapshot did not score has NaN everywhere: leave it out.
           if (Object.values(scores).every((v) => Number.isNaN(v))) continue;
-          rows.push({ step, stack: s.stack, layer: layer + 1, head: head + 1, scores });
+          rows.push({ step, stack: s.stack, layer: layer + 1, head: head + 1, ...group(head), scores });
         }
       }
     }
@@ -45,7 +54,7 @@ export function headHistoryRows(history: HeadHistory): HeadScoreRow[] {
 
 /** Every head's scores at every scored step of `run` (the report's thinned-out snapshots included), 1-based. */
 export function runHeadScoresCsv(run: RunEntry): string {
-  return headScoresCsv(headHistoryRows(run.heads));
+  return headScoresCsv(headHistoryRows(run.heads, run.summary.model?.config));
 }
 
 /**

@@ -84,6 +84,14 @@ describe('attention-lab heads', () => {
     const table = cli(['heads', '--run', out, '--text', 'abcabc'], tmp.dir);
     expect(table.stdout).toMatch(/layer {2}head {2}kv/);
     expect(table.stdout).toMatch(/decoder\.self\s+2\s+4\s+2\s/);
+    // The CSV has the same column, after head.
+    const csv = cli(['heads', '--run', out, '--csv'], tmp.dir);
+    expect(csv.code, csv.stderr).toBe(0);
+    const rows = parseCsv(csv.stdout);
+    expect(rows[0]?.slice(0, 6)).toEqual(['step', 'stack', 'layer', 'head', 'kvGroup', 'previousToken']);
+    expect(rows.slice(1).map((x) => `${x[2]}.${x[3]}:${x[4]}`)).toEqual(
+      [1, 2].flatMap((l) => [`${l}.1:1`, `${l}.2:1`, `${l}.3:2`, `${l}.4:2`]),
+    );
   });
 
   it("--ablate adds each head's Δ validation loss to its scores, and the loss with every head on", () => {

@@ -91,6 +91,35 @@ describe('metricsCsv', () => {
 });
 
 describe('headScoresCsv', () => {
+  it('adds a kvGroup column after head when the heads share key/value heads (grouped-query attention)', () => {
+    const scores = { previousToken: 0.5, firstToken: 0.1, diagonal: 0.2, induction: 0.3, entropy: 1 };
+    const rows = headScoreRowsOf([
+      {
+        step: 10,
+        headScores: [0, 1, 2, 3].map((head) => ({
+          stack: 'decoder.self' as const,
+          layer: 0,
+          head,
+          kvGroup: head < 2 ? 0 : 1,
+          scores,
+        })),
+      },
+    ]);
+    const t = parseCsv(headScoresCsv(rows));
+    expect(t[0]?.slice(0, 6)).toEqual(['step', 'stack', 'layer', 'head', 'kvGroup', 'previousToken']);
+    expect(t.slice(1).map((r) => [r[3], r[4]])).toEqual([
+      ['1', '1'],
+      ['2', '1'],
+      ['3', '2'],
+      ['4', '2'],
+    ]);
+    expect(t[1]?.length).toBe(t[0]?.length);
+    // Without grouped heads the table keeps its columns.
+    expect(parseCsv(headScoresCsv([{ step: 1, stack: 'decoder.self', layer: 1, head: 1, scores }]))[0]).not.toContain(
+      'kvGroup',
+    );
+  });
+
   it('lists every head 1-based with the scores its kind has, empty cells for the others', () => {
     const rows = headScoreRowsOf([
       { step: 0 },

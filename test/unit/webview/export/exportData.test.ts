@@ -9,6 +9,7 @@ import type { RunState } from '../../../../src/protocol/webview';
 import { exportFileName, runHeadScoresCsv, runsMetricsCsv } from '../../../../webview/export/exportData';
 import { validateFromWebview } from '../../../../src/protocol/webview';
 import { DashboardStore } from '../../../../webview/store';
+import { presetConfig } from '../../../../src/engine/config';
 
 const steps: StepMetrics[] = [1, 2, 3, 4].map((s) => ({
   step: s,
@@ -71,6 +72,20 @@ describe('dashboard CSV exports', () => {
     expect(csv).toBe(
       headScoresCsv([{ step: 4, stack: 'decoder.self', layer: 2, head: 1, scores: headScores[0]?.scores }]),
     );
+  });
+
+  it("head scores of a grouped-query run say each head's key/value head (kvGroup, from 1)", () => {
+    const config = presetConfig('decoder-only', 'llama-tiny', 40); // 4 heads, 2 key/value heads
+    const scores = { previousToken: 0.7, firstToken: 0.1, diagonal: 0.1, induction: 0.05, entropy: 0.9 };
+    const headScores = [0, 1, 2, 3].map((head) => ({ stack: 'decoder.self' as const, layer: 0, head, scores }));
+    const snap = { step: 6, srcTokens: [], tgtTokens: ['a'], maps: [], masks: [], headScores };
+    const base = state('g', [snap]);
+    const model = { config, params: 1, paramsByModule: {}, memoryBytes: 1, flopsPerToken: 1, backend: 'reference' };
+    const store = new DashboardStore();
+    store.apply({ type: 'dashboard/didLoadRuns', runs: [{ ...base, run: { ...base.run, model } }], selectedId: 'g' });
+    const rows = parseCsv(runHeadScoresCsv(store.run('g') as NonNullable<ReturnType<DashboardStore['run']>>));
+    expect(rows[0]?.slice(0, 6)).toEqual(['step', 'stack', 'layer', 'head', 'kvGroup', 'previousToken']);
+    expect(rows.slice(1).map((r) => `${r[3]}:${r[4]}`)).toEqual(['1:1', '2:1', '3:2', '4:2']);
   });
 
   it('head scores include the steps whose maps a report left out (RunState.headScores)', () => {
