@@ -151,6 +151,11 @@ export const attentionMapData = refine(
      * axes are the full map's. The full map is asked for when it is looked at.
      */
     pool: optional(posInt),
+    /**
+     * Key/value heads of the layer under grouped-query attention: query head h reads key/value
+     * head floor(h / (heads / kvHeads)). Absent (files from before it) means one per head.
+     */
+    kvHeads: optional(posInt),
   }),
   (m, p) => fills(m.data, m.shape, p),
 );
@@ -173,8 +178,11 @@ export const selfHeadScores = obj({ previousToken: num, firstToken: num, diagona
 export type CrossHeadScoresData = Infer<typeof crossHeadScores>;
 export const crossHeadScores = obj({ diagonal: num, antiDiagonal: num, entropy: num });
 
-/** Where a head sits: `layer` and `head` are 0-based like {@link AttentionMapData} (people see them 1-based). */
-const headAt = { layer: nonNegInt, head: nonNegInt } as const;
+/**
+ * Where a head sits: `layer` and `head` are 0-based like {@link AttentionMapData} (people see them 1-based);
+ * `kvGroup`, under grouped-query attention, the 0-based key/value head it reads (absent: its own).
+ */
+const headAt = { layer: nonNegInt, head: nonNegInt, kvGroup: optional(nonNegInt) } as const;
 
 /** The scores of one head, by the attention stack it belongs to (every stack has a variant). */
 export type HeadScoreData = Infer<typeof headScoreData>;

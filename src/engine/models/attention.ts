@@ -1,37 +1,92 @@
 /**
- * Multi-head attention as a layer (Vaswani et al. 2017, §3.2.2): full d_model × d_model
- * projections W_q, W_k, W_v (the per-head W_i stacked, not one d_k matrix shared by all
- * heads — a tutorial bug, see docs/ARCHITECTURE.md), the fused scaled-dot-product kernel, and W_o.
- * Self-attention passes the same input as queries and keys/values; cross-attention passes
- * the encoder output as keys/values. Decoding feeds one position per row at a time through
- * `stepSelf` / `stepCross`, which share forward's projections and attention call but read
- * earlier positions' keys and values from a cache (`KVCache`) instead of recomputing them;
+ * Multi-head attention as a layer (Vaswani et al. 2017, §3.2.2): full projections W_q, W_k,
+ * W_v (the per-head W_i stacked, not one d_k matrix shared by all heads — a tutorial bug, see
+ * docs/ARCHITECTURE.md), the fused scaled-dot-product kernel, and W_o. Self-attention passes
+ * the same input as queries and keys/values; cross-attention passes the encoder output as
+ * keys/values. Decoding feeds one position per row at a time through `stepSelf` /
+ * `stepCross`, which share forward's projections and attention call but read earlier
+ * positions' keys and values from a cache (`KVCache`) instead of recomputing them;
  * `prefillSelf` / `prefillCross` run a whole prompt in one call (filling that cache).
  * Ablation (inference only) switches heads off: their slices of the concatenated heads are
  * zeroed before W_o, so the layer's output is W_o applied to the other heads alone (+ bias).
  *
+ * The options of today's transformers, in the order they apply (one {@link AttentionSpec}):
+ * grouped-query attention (Hkv key/value heads, query head h reads kv head floor(h·Hkv/H);
+ * the cache holds Hkv heads), biases of q/k/v and of W_o apart, qk-norm (RMSNorm over each
+ * head's D channels of q and k, before RoPE), RoPE on the queries and keys of self-attention
+ * at their absolute positions (the cache keeps rotated keys), ALiBi on causal
+ * self-attention, and the soft-cap of the scores (the last two inside the kernel).
+ *
  * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H,
- * R rows of a decoding step (beams), P positions fed so far.
+ * Hkv key/value heads, KV = Hkv·D, R rows of a decoding step (beams), P positions fed so far.
  */
 
 import type { AttentionDims, Backend, FloatArray, MaskView } from '../backend';
+import type { ModelConfig } from '../config';
+import { kvHeads } from '../config';
+import { alibiSlopes } from '../ops/alibi';
 import { drawKeepMask } from '../ops/dropout';
+import { ropeTables } from '../ops/rope';
 import type { Rng } from '../rng';
 import { Linear } from './layers';
-import type { Arena, ByteSlot, ParamInit, ParamStore, Slot } from './plan';
+import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
 
-/** Parameter names of one attention layer's four projections. */
+/** Parameter names of one attention layer's four projections and its qk-norm weights (`.weight` added). */
 export interface AttentionNames {
   readonly q: string;
   readonly k: string;
   readonly v: string;
   readonly o: string;
+  readonly qNorm: string;
+  readonly kNorm: string;
+}
+
+/** Where an attention layer sits: encoder self-attention, causal (decoder) self-attention, or cross-attention. */
+export type AttentionRole = 'self' | 'causal' | 'cross';
+
+/** How one attention layer is built: its sizes and the options of the config that apply to it. */
+export interface AttentionSpec {
+  readonly C: number;
+  readonly H: number;
+  /** Key/value heads (divides H). */
+  readonly Hkv: number;
+  readonly dropP: number;
+  readonly qkvBias: boolean;
+  readonly outBias: boolean;
+  /** RMSNorm of each head's q and k (weight [D] when `scale`), or null. */
+  readonly qkNorm: { readonly eps: number; readonly scale: boolean } | null;
+  /** RoPE of q and k (self-attention only): R rotated channels, tables for `positions` positions; or null. */
+  readonly rope: { readonly theta: number; readonly R: number; readonly positions: number } | null;
+  /** ALiBi biases (causal self-attention only). */
+  readonly alibi: boolean;
+  /** Soft-cap of the scaled scores (0 = off). */
+  readonly softCap: number;
+}
+
+/** The spec of an attention layer of `cfg` in `role` (see the file comment for what applies where). */
+export function attentionSpec(cfg: ModelConfig, role: AttentionRole): AttentionSpec {
+  const D = cfg.dModel / cfg.nHeads;
+  return {
+    C: cfg.dModel,
+    H: cfg.nHeads,
+    Hkv: kvHeads(cfg),
+    dropP: cfg.dropout,
+    qkvBias: cfg.qkvBias,
+    outBias: cfg.attnOutBias,
+    qkNorm: cfg.qkNorm ? { eps: cfg.layerNormEps, scale: cfg.normScale } : null,
+    rope:
+      cfg.positional === 'rope' && role !== 'cross'
+        ? { theta: cfg.ropeTheta, R: Math.round(D * cfg.rotaryFraction), positions: cfg.maxLen }
+        : null,
+    alibi: cfg.positional === 'alibi' && role === 'causal',
+    softCap: cfg.attnSoftCap,
+  };
 }
 
 /**
  * One attention layer's keys and values while decoding. Self-attention: [maxRows,
- * positions, C], one position appended per step; cross-attention: the encoder's [S, C],
- * computed once and shared by every row (rowStride 0).
+ * positions, KV], one position appended per step (keys already normed and rotated);
+ * cross-attention: the encoder's [S, KV], computed once and shared by every row (rowStride 0).
  */
 export interface KVCache {
   readonly k: FloatArray;
@@ -40,19 +95,38 @@ export interface KVCache {
   readonly probs: FloatArray;
   /** Key positions it holds at most (self) or holds (cross: S). */
   readonly positions: number;
-  /** Elements between rows in k and v: positions · C, or 0 when every row shares them. */
+  /** Elements of one position's keys (or values): Hkv·D. */
+  readonly width: number;
+  /** Elements between rows in k and v: positions · width, or 0 when every row shares them. */
   readonly rowStride: number;
 }
 
 /** Where a decode's buffers come from: the backend's `alloc`, or a workspace that reuses them (stepper.ts). */
 export type Alloc = (n: number) => FloatArray;
 
-/** Buffers of one decoding step (the caller's, shared by every layer): [R, C] each. */
+/** Buffers of one decoding step or prefill of up to R rows (the caller's, shared by every layer). */
 export interface AttentionScratch {
+  /** [R, C] each (kNew and vNew use their first R·KV). */
   readonly qNew: FloatArray;
   readonly kNew: FloatArray;
   readonly vNew: FloatArray;
   readonly att: FloatArray;
+  /** [R, C]: a projection before its qk-norm. */
+  readonly qkRaw: FloatArray;
+  /** [R, H]: the qk-norm's statistics. */
+  readonly qkRstd: FloatArray;
+}
+
+/** Allocates the attention scratch of up to R rows of C channels and H heads. */
+export function allocAttentionScratch(alloc: Alloc, R: number, C: number, H: number): AttentionScratch {
+  return {
+    qNew: alloc(R * C),
+    kNew: alloc(R * C),
+    vNew: alloc(R * C),
+    att: alloc(R * C),
+    qkRaw: alloc(R * C),
+    qkRstd: alloc(R * H),
+  };
 }
 
 /** Shapes of one call, remembered by forward for backward. */
@@ -62,15 +136,34 @@ interface CallShape {
   S: number;
 }
 
+/** A qk-norm's buffers of one forward: the projection before the norm and the norm's statistics. */
+interface NormSaved {
+  readonly raw: Slot;
+  readonly rstd: Slot;
+  readonly dRaw: Slot;
+}
+
 export class MultiHeadAttention {
   readonly q: Linear;
   readonly k: Linear;
   readonly v: Linear;
   readonly o: Linear;
+  /** qk-norm weights [D] (qkNorm with normScale), else null. */
+  readonly qNorm: Param | null;
+  readonly kNorm: Param | null;
+  readonly C: number;
+  readonly H: number;
+  readonly Hkv: number;
   readonly D: number;
-  private readonly qb: Slot; // [B, T, C]
-  private readonly kb: Slot; // [B, S, C]
-  private readonly vb: Slot; // [B, S, C]
+  /** Hkv·D: the width of a position's keys or values. */
+  readonly KV: number;
+  readonly dropP: number;
+  private readonly spec: AttentionSpec;
+  private readonly qb: Slot; // [B, T, C] queries as attended (normed, rotated)
+  private readonly kb: Slot; // [B, S, KV]
+  private readonly vb: Slot; // [B, S, KV]
+  private readonly qSaved: NormSaved | null;
+  private readonly kSaved: NormSaved | null;
   private readonly att: Slot; // [B, T, C] heads concatenated
   /** [B, H, T, S] post-softmax probabilities of the last forward. */
   readonly probs: Slot;
@@ -79,6 +172,12 @@ export class MultiHeadAttention {
   private readonly dq: Slot;
   private readonly dk: Slot;
   private readonly dv: Slot;
+  /** RoPE tables [positions, R/2] (shared by every layer through the arena), filled at first use. */
+  private readonly ropeCos: Slot | null;
+  private readonly ropeSin: Slot | null;
+  /** ALiBi slopes [H], filled at first use. */
+  private readonly slopes: Slot | null;
+  private tablesReady = false;
   private readonly shape: CallShape = { B: 0, T: 0, S: 0 };
   private dropActive = false;
   /** Heads (0-based) whose output is zeroed; null, the usual case, costs one branch per call. */
@@ -88,41 +187,139 @@ export class MultiHeadAttention {
     store: ParamStore,
     arena: Arena,
     names: AttentionNames,
-    readonly C: number,
-    readonly H: number,
-    readonly dropP: number,
-    bias: boolean,
+    spec: AttentionSpec,
     init: { qkv: ParamInit; o: ParamInit },
     max: { B: number; T: number; S: number },
   ) {
-    this.D = C / H;
-    this.q = new Linear(store, names.q, C, C, bias, init.qkv);
-    this.k = new Linear(store, names.k, C, C, bias, init.qkv);
-    this.v = new Linear(store, names.v, C, C, bias, init.qkv);
-    this.o = new Linear(store, names.o, C, C, bias, init.o);
+    const { C, H, Hkv } = spec;
+    if (H % Hkv !== 0) throw new Error(`${H} heads cannot share ${Hkv} key/value heads`);
+    this.spec = spec;
+    this.C = C;
+    this.H = H;
+    this.Hkv = Hkv;
+    this.dropP = spec.dropP;
+    const D = (this.D = C / H);
+    const KV = (this.KV = Hkv * D);
+    this.q = new Linear(store, names.q, C, C, spec.qkvBias, init.qkv);
+    this.k = new Linear(store, names.k, C, KV, spec.qkvBias, init.qkv);
+    this.v = new Linear(store, names.v, C, KV, spec.qkvBias, init.qkv);
+    this.o = new Linear(store, names.o, C, C, spec.outBias, init.o);
+    const one: ParamInit = { kind: 'const', value: 1 };
+    const scaled = spec.qkNorm?.scale === true;
+    this.qNorm = scaled ? store.add(`${names.qNorm}.weight`, [D], one) : null;
+    this.kNorm = scaled ? store.add(`${names.kNorm}.weight`, [D], one) : null;
     const nq = max.B * max.T * C;
-    const nkv = max.B * max.S * C;
+    const nkv = max.B * max.S * KV;
     const np = max.B * H * max.T * max.S;
     this.qb = arena.buffer(nq);
     this.kb = arena.buffer(nkv);
     this.vb = arena.buffer(nkv);
+    const saved = (n: number, rows: number, key: string): NormSaved => ({
+      raw: arena.buffer(n),
+      rstd: arena.buffer(rows),
+      dRaw: arena.scratch(key, n),
+    });
+    this.qSaved = spec.qkNorm ? saved(nq, max.B * max.T * H, 'attn.dqRaw') : null;
+    this.kSaved = spec.qkNorm ? saved(nkv, max.B * max.S * Hkv, 'attn.dkRaw') : null;
     this.att = arena.buffer(nq);
     this.probs = arena.buffer(np);
-    this.keep = arena.bytes(dropP > 0 ? np : 0);
+    this.keep = arena.bytes(spec.dropP > 0 ? np : 0);
     this.datt = arena.scratch('attn.datt', nq);
     this.dq = arena.scratch('attn.dq', nq);
     this.dk = arena.scratch('attn.dk', nkv);
     this.dv = arena.scratch('attn.dv', nkv);
+    const rope = spec.rope;
+    const tableKey = rope ? `attn.rope.${rope.theta}.${rope.R}.${rope.positions}` : '';
+    this.ropeCos = rope ? arena.scratch(`${tableKey}.cos`, (rope.positions * rope.R) / 2) : null;
+    this.ropeSin = rope ? arena.scratch(`${tableKey}.sin`, (rope.positions * rope.R) / 2) : null;
+    this.slopes = spec.alibi ? arena.buffer(H) : null;
   }
 
-  private dims(B: number, T: number, S: number, kvBatchStride: number): AttentionDims {
-    return { B, T, S, H: this.H, D: this.D, qBatchStride: T * this.C, kvBatchStride, scale: 1 / Math.sqrt(this.D) };
+  /** Fills the RoPE tables and ALiBi slopes once the arena is bound (every layer writes the same numbers). */
+  private tables(): void {
+    if (this.tablesReady) return;
+    const rope = this.spec.rope;
+    if (rope && this.ropeCos && this.ropeSin) {
+      const t = ropeTables(rope.theta, rope.R, rope.positions, (n) => new Float64Array(n));
+      this.ropeCos.data.set(t.cos);
+      this.ropeSin.data.set(t.sin);
+    }
+    if (this.slopes) this.slopes.data.set(alibiSlopes(this.H));
+    this.tablesReady = true;
   }
 
-  /** kOut[N,C] = W_k x, vOut[N,C] = W_v x. */
-  private projectKV(k: Backend, kOut: FloatArray, vOut: FloatArray, x: FloatArray, N: number): void {
-    this.k.forward(k, kOut, x, N);
-    this.v.forward(k, vOut, x, N);
+  /** The kernel's dims; `qStart` is the absolute position of query row 0 (ALiBi's distances use it). */
+  private dims(B: number, T: number, S: number, kvBatchStride: number, qStart: number): AttentionDims {
+    return {
+      B,
+      T,
+      S,
+      H: this.H,
+      D: this.D,
+      qBatchStride: T * this.C,
+      kvBatchStride,
+      scale: 1 / Math.sqrt(this.D),
+      Hkv: this.Hkv,
+      softCap: this.spec.softCap,
+      alibi: this.slopes ? this.slopes.data : null,
+      qStart,
+    };
+  }
+
+  /**
+   * The heads of x [N, heads·D] made ready to attend, in place in `out`: RMSNorm over each head's D channels
+   * (from `raw`, the projection, into `out`, statistics in `rstd`) when qk-norm is on, then RoPE at positions
+   * start + t of B sequences of T rows.
+   */
+  private shapeHeads(
+    k: Backend,
+    out: FloatArray,
+    raw: FloatArray,
+    rstd: FloatArray,
+    w: Param | null,
+    heads: number,
+    B: number,
+    T: number,
+    start: number,
+  ): void {
+    const D = this.D;
+    const qk = this.spec.qkNorm;
+    if (qk) k.rmsnormForward(out, rstd, raw, w ? w.data : null, B * T * heads, D, qk.eps);
+    const rope = this.spec.rope;
+    if (rope && this.ropeCos && this.ropeSin)
+      k.rope(out, this.ropeCos.data, this.ropeSin.data, B, T, heads, D, rope.R, start, T * heads * D, heads * D, false);
+  }
+
+  /** q [B, T, C] of x: the projection, then qk-norm and RoPE (positions start..). */
+  private queries(
+    k: Backend,
+    out: FloatArray,
+    raw: FloatArray,
+    rstd: FloatArray,
+    x: FloatArray,
+    B: number,
+    T: number,
+    start: number,
+  ): void {
+    this.q.forward(k, this.spec.qkNorm ? raw : out, x, B * T);
+    this.shapeHeads(k, out, raw, rstd, this.qNorm, this.H, B, T, start);
+  }
+
+  /** k, v [B, S, KV] of x: the projections, then qk-norm and RoPE of the keys (positions start..). */
+  private keysValues(
+    k: Backend,
+    kOut: FloatArray,
+    vOut: FloatArray,
+    raw: FloatArray,
+    rstd: FloatArray,
+    x: FloatArray,
+    B: number,
+    S: number,
+    start: number,
+  ): void {
+    this.k.forward(k, this.spec.qkNorm ? raw : kOut, x, B * S);
+    this.v.forward(k, vOut, x, B * S);
+    this.shapeHeads(k, kOut, raw, rstd, this.kNorm, this.Hkv, B, S, start);
   }
 
   /** out[rows, C] = W_o · Attention(q, kb, vb) with the probabilities in probs. */
@@ -145,13 +342,19 @@ export class MultiHeadAttention {
   }
 
   /**
-   * Switches heads off (0-based; empty or null: all on) for every later forward and step:
-   * inference only, since backward does not mask the gradient of the heads it zeroed.
+   * Switches query heads off (0-based; empty or null: all on) for every later forward and step:
+   * inference only, since backward does not mask the gradient of the heads it zeroed. With
+   * grouped-query attention the other heads of the group still read the shared keys and values.
    */
   setHeadsOff(heads: readonly number[] | null): void {
     for (const h of heads ?? [])
       if (!Number.isInteger(h) || h < 0 || h >= this.H) throw new Error(`head ${h} outside 0..${this.H - 1}`);
     this.headsOff = heads && heads.length ? [...heads] : null;
+  }
+
+  /** The key/value head query head `h` reads: floor(h / (H / Hkv)). */
+  kvGroup(h: number): number {
+    return Math.floor(h / (this.H / this.Hkv));
   }
 
   /** att[rows, C]: each switched-off head's D channels of every row set to 0 (the fill kernel on slices). */
@@ -175,11 +378,24 @@ export class MultiHeadAttention {
     train: boolean,
     rng: Rng | null,
   ): void {
+    this.tables();
     this.shape.B = B;
     this.shape.T = T;
     this.shape.S = S;
-    this.q.forward(k, this.qb.data, xq, B * T);
-    this.projectKV(k, this.kb.data, this.vb.data, xkv, B * S);
+    const qs = this.qSaved;
+    const ks = this.kSaved;
+    this.queries(k, this.qb.data, qs ? qs.raw.data : this.qb.data, qs ? qs.rstd.data : this.qb.data, xq, B, T, 0);
+    this.keysValues(
+      k,
+      this.kb.data,
+      this.vb.data,
+      ks ? ks.raw.data : this.kb.data,
+      ks ? ks.rstd.data : this.kb.data,
+      xkv,
+      B,
+      S,
+      0,
+    );
     this.dropActive = train && this.dropP > 0;
     if (this.dropActive) {
       if (!rng) throw new Error('attention dropout in training mode needs an rng');
@@ -194,7 +410,7 @@ export class MultiHeadAttention {
       this.qb.data,
       this.kb.data,
       this.vb.data,
-      this.dims(B, T, S, S * this.C),
+      this.dims(B, T, S, S * this.KV, 0),
       mask,
       keep,
       this.dropActive ? this.dropP : 0,
@@ -203,33 +419,48 @@ export class MultiHeadAttention {
 
   /** An empty self-attention cache for up to maxRows rows × `positions` positions (buffers from `alloc`). */
   createCache(alloc: Alloc, maxRows: number, positions: number): KVCache {
-    const rowStride = positions * this.C;
+    const rowStride = positions * this.KV;
     return {
       k: alloc(maxRows * rowStride),
       v: alloc(maxRows * rowStride),
       probs: alloc(maxRows * this.H * positions),
       positions,
+      width: this.KV,
       rowStride,
     };
   }
 
   /** A cross-attention cache: the keys and values of the encoder output memory [S, C], once. */
   createMemoryCache(k: Backend, alloc: Alloc, maxRows: number, memory: FloatArray, S: number): KVCache {
+    this.tables();
     const cache = {
-      k: alloc(S * this.C),
-      v: alloc(S * this.C),
+      k: alloc(S * this.KV),
+      v: alloc(S * this.KV),
       probs: alloc(maxRows * this.H * S),
       positions: S,
+      width: this.KV,
       rowStride: 0,
     };
-    this.projectKV(k, cache.k, cache.v, memory, S);
+    const norm = this.spec.qkNorm !== null;
+    this.keysValues(
+      k,
+      cache.k,
+      cache.v,
+      norm ? alloc(S * this.KV) : cache.k,
+      norm ? alloc(S * this.Hkv) : cache.k,
+      memory,
+      1,
+      S,
+      0,
+    );
     return cache;
   }
 
   /**
    * Self-attention for the newest position P − 1 of each of R rows: forward() with T = 1,
-   * whose key and value are appended to the cache, attending to the rows' positions
-   * 0..P − 1 (causal by construction, so no mask). out [R, C].
+   * whose key and value (normed and rotated at P − 1) are appended to the cache, attending to
+   * the rows' positions 0..P − 1 (causal by construction) under `mask` (a sliding window's row
+   * [1, P], or null). out [R, C].
    */
   stepSelf(
     k: Backend,
@@ -238,15 +469,17 @@ export class MultiHeadAttention {
     R: number,
     P: number,
     cache: KVCache,
+    mask: MaskView | null,
     s: AttentionScratch,
   ): void {
-    const C = this.C;
-    this.q.forward(k, s.qNew, x, R);
-    this.projectKV(k, s.kNew, s.vNew, x, R);
+    this.tables();
+    const KV = this.KV;
+    this.queries(k, s.qNew, s.qkRaw, s.qkRstd, x, R, 1, P - 1);
+    this.keysValues(k, s.kNew, s.vNew, s.qkRaw, s.qkRstd, x, R, 1, P - 1);
     for (let r = 0; r < R; r++) {
-      const at = r * cache.rowStride + (P - 1) * C;
-      cache.k.set(s.kNew.subarray(r * C, (r + 1) * C), at);
-      cache.v.set(s.vNew.subarray(r * C, (r + 1) * C), at);
+      const at = r * cache.rowStride + (P - 1) * KV;
+      cache.k.set(s.kNew.subarray(r * KV, (r + 1) * KV), at);
+      cache.v.set(s.vNew.subarray(r * KV, (r + 1) * KV), at);
     }
     this.attend(
       k,
@@ -256,8 +489,8 @@ export class MultiHeadAttention {
       s.qNew,
       cache.k,
       cache.v,
-      this.dims(R, 1, P, cache.rowStride),
-      null,
+      this.dims(R, 1, P, cache.rowStride, P - 1),
+      mask,
       null,
       0,
     );
@@ -273,7 +506,8 @@ export class MultiHeadAttention {
     mask: MaskView | null,
     s: AttentionScratch,
   ): void {
-    this.q.forward(k, s.qNew, x, R);
+    this.tables();
+    this.queries(k, s.qNew, s.qkRaw, s.qkRstd, x, R, 1, 0);
     this.attend(
       k,
       out,
@@ -282,7 +516,7 @@ export class MultiHeadAttention {
       s.qNew,
       cache.k,
       cache.v,
-      this.dims(R, 1, cache.positions, cache.rowStride),
+      this.dims(R, 1, cache.positions, cache.rowStride, 0),
       mask,
       null,
       0,
@@ -293,7 +527,8 @@ export class MultiHeadAttention {
    * Self-attention of positions 0..T − 1 of one sequence at once (a prefill): forward() of a
    * batch of one, whose keys and values are written to row 0 of the cache (so decoding steps
    * can follow), every query attending to the positions up to its own under the causal
-   * `mask` [T, T]. out [T, C]; probabilities [H, T, T] in `probs`.
+   * `mask` [T, T] (windowed when the model has a sliding window). out [T, C]; probabilities
+   * [H, T, T] in `probs`.
    */
   prefillSelf(
     k: Backend,
@@ -305,10 +540,11 @@ export class MultiHeadAttention {
     s: AttentionScratch,
     probs: FloatArray,
   ): void {
-    const n = T * this.C;
-    this.q.forward(k, s.qNew, x, T);
-    this.projectKV(k, cache.k.subarray(0, n), cache.v.subarray(0, n), x, T);
-    this.attend(k, out, s.att, probs, s.qNew, cache.k, cache.v, this.dims(1, T, T, cache.rowStride), mask, null, 0);
+    this.tables();
+    const n = T * this.KV;
+    this.queries(k, s.qNew, s.qkRaw, s.qkRstd, x, 1, T, 0);
+    this.keysValues(k, cache.k.subarray(0, n), cache.v.subarray(0, n), s.qkRaw, s.qkRstd, x, 1, T, 0);
+    this.attend(k, out, s.att, probs, s.qNew, cache.k, cache.v, this.dims(1, T, T, cache.rowStride, 0), mask, null, 0);
   }
 
   /**
@@ -325,7 +561,8 @@ export class MultiHeadAttention {
     s: AttentionScratch,
     probs: FloatArray,
   ): void {
-    this.q.forward(k, s.qNew, x, T);
+    this.tables();
+    this.queries(k, s.qNew, s.qkRaw, s.qkRstd, x, 1, T, 0);
     this.attend(
       k,
       out,
@@ -334,11 +571,36 @@ export class MultiHeadAttention {
       s.qNew,
       cache.k,
       cache.v,
-      this.dims(1, T, cache.positions, cache.rowStride),
+      this.dims(1, T, cache.positions, cache.rowStride, 0),
       mask,
       null,
       0,
     );
+  }
+
+  /**
+   * Backward of the qk-norm and RoPE of `heads` heads of N = B·T rows: `d` (the gradient of the
+   * attended q or k) is rotated back in place, then, with qk-norm, taken through the norm into the
+   * gradient of the projection. Returns the gradient of the projection.
+   */
+  private unshapeHeads(
+    k: Backend,
+    d: FloatArray,
+    saved: NormSaved | null,
+    w: Param | null,
+    heads: number,
+    B: number,
+    T: number,
+  ): FloatArray {
+    const D = this.D;
+    const rope = this.spec.rope;
+    if (rope && this.ropeCos && this.ropeSin)
+      k.rope(d, this.ropeCos.data, this.ropeSin.data, B, T, heads, D, rope.R, 0, T * heads * D, heads * D, true);
+    if (!saved) return d;
+    const dRaw = saved.dRaw.data;
+    k.fill(dRaw, B * T * heads * D, 0);
+    k.rmsnormBackward(dRaw, w ? w.grad : null, d, saved.raw.data, saved.rstd.data, w ? w.data : null, B * T * heads, D);
+    return dRaw;
   }
 
   /**
@@ -347,12 +609,12 @@ export class MultiHeadAttention {
    */
   backward(k: Backend, dxq: FloatArray, dxkv: FloatArray, dout: FloatArray, xq: FloatArray, xkv: FloatArray): void {
     const { B, T, S } = this.shape;
-    const C = this.C;
+    const { C, KV } = this;
     const datt = this.datt.data;
     this.o.backward(k, datt, dout, this.att.data, B * T, true);
     k.fill(this.dq.data, B * T * C, 0);
-    k.fill(this.dk.data, B * S * C, 0);
-    k.fill(this.dv.data, B * S * C, 0);
+    k.fill(this.dk.data, B * S * KV, 0);
+    k.fill(this.dv.data, B * S * KV, 0);
     const keep = this.dropActive ? this.keep.data : null;
     k.attentionBackward(
       this.dq.data,
@@ -363,12 +625,14 @@ export class MultiHeadAttention {
       this.qb.data,
       this.kb.data,
       this.vb.data,
-      this.dims(B, T, S, S * C),
+      this.dims(B, T, S, S * KV, 0),
       keep,
       this.dropActive ? this.dropP : 0,
     );
-    this.q.backward(k, dxq, this.dq.data, xq, B * T);
-    this.k.backward(k, dxkv, this.dk.data, xkv, B * S);
+    const dq = this.unshapeHeads(k, this.dq.data, this.qSaved, this.qNorm, this.H, B, T);
+    const dk = this.unshapeHeads(k, this.dk.data, this.kSaved, this.kNorm, this.Hkv, B, S);
+    this.q.backward(k, dxq, dq, xq, B * T);
+    this.k.backward(k, dxkv, dk, xkv, B * S);
     this.v.backward(k, dxkv, this.dv.data, xkv, B * S);
   }
 }

@@ -22,7 +22,7 @@ import type { Backend, FloatArray, MaskView } from '../backend';
 import type { ModelConfig } from '../config';
 import type { Rng } from '../rng';
 import type { Alloc, AttentionNames, AttentionScratch, KVCache } from './attention';
-import { MultiHeadAttention } from './attention';
+import { MultiHeadAttention, allocAttentionScratch, attentionSpec } from './attention';
 import type { FfnScratch, NormScratch } from './layers';
 import { Dropout, FeedForward, Norm } from './layers';
 import type { Arena, ParamInit, ParamStore, Slot } from './plan';
@@ -80,16 +80,13 @@ export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch 
   readonly acc: FloatArray;
 }
 
-/** Allocates the scratch of decoding steps (or a prefill) of up to R rows. */
-export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number): BlockScratch {
+/** Allocates the scratch of decoding steps (or a prefill) of up to R rows (H heads). */
+export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number, H: number): BlockScratch {
   const rc = (): FloatArray => alloc(R * C);
   return {
     mid: rc(),
     y: rc(),
-    qNew: rc(),
-    kNew: rc(),
-    vNew: rc(),
-    att: rc(),
+    ...allocAttentionScratch(alloc, R, C, H),
     acc: rc(),
     h: alloc(R * F),
     g: alloc(R * F),
@@ -105,6 +102,8 @@ export interface BlockStep {
   /** Positions fed so far, this one included. */
   readonly P: number;
   readonly cache: BlockCache;
+  /** The sliding window's row [1, P] of the self-attention (null: no window, or P within it). */
+  readonly selfMask: MaskView | null;
   /** Padding mask of the source for cross-attention, shared by every row. */
   readonly crossMask: MaskView | null;
   readonly scratch: BlockScratch;
@@ -178,16 +177,18 @@ export class Block {
     const maxN = max.B * max.T;
     const n = maxN * C;
     const attnInit = { qkv: init.qkv, o: init.out };
+    const causal = cfg.kind === 'decoder-only' || names.crossAttn !== null;
     this.selfAttn = new MultiHeadAttention(
       store,
       arena,
       names.selfAttn,
-      C,
-      cfg.nHeads,
-      cfg.dropout,
-      cfg.bias,
+      attentionSpec(cfg, causal ? 'causal' : 'self'),
       attnInit,
-      { B: max.B, T: max.T, S: max.T },
+      {
+        B: max.B,
+        T: max.T,
+        S: max.T,
+      },
     );
     const kinds: SublayerKind[] = ['self'];
     this.crossAttn = null;
@@ -196,10 +197,7 @@ export class Block {
         store,
         arena,
         names.crossAttn,
-        C,
-        cfg.nHeads,
-        cfg.dropout,
-        cfg.bias,
+        attentionSpec(cfg, 'cross'),
         attnInit,
         max,
       );
@@ -265,7 +263,7 @@ export class Block {
       const rows = isPrefill(p) ? p.T : p.R;
       if (s.kind === 'self') {
         if (isPrefill(p)) this.selfAttn.prefillSelf(k, y, x, p.T, p.cache.self, p.selfMask, p.scratch, p.selfProbs);
-        else this.selfAttn.stepSelf(k, y, x, p.R, p.P, p.cache.self, p.scratch);
+        else this.selfAttn.stepSelf(k, y, x, p.R, p.P, p.cache.self, p.selfMask, p.scratch);
       } else if (s.kind === 'cross') {
         if (!this.crossAttn || !p.cache.cross) throw new Error('cross-attention needs the encoder output');
         if (isPrefill(p) && p.crossProbs)

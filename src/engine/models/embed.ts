@@ -1,10 +1,11 @@
 /**
  * Input embedding of one stack: token embedding (optionally × √d_model, the paper §3.4),
  * plus positional encoding (the paper's fixed sinusoids, §3.5, or a learned table as in
- * GPT), then, with `embedNorm`, a norm of the model's normType (nanochat), then dropout. The
- * token table doubles as the output projection when embeddings are tied. The padding token's
- * row receives no gradient. `step` embeds the one new token per row of a decoding step with
- * the same math, without dropout.
+ * GPT; nothing for rope, alibi and none, whose positions live in the attention), then, with
+ * `embedNorm`, a norm of the model's normType (nanochat), then dropout. The token table
+ * doubles as the output projection when embeddings are tied. The padding token's row
+ * receives no gradient. `step` embeds the one new token per row of a decoding step with the
+ * same math, without dropout.
  *
  * Shape legend: B batch, T positions, C d_model, V vocabulary.
  */
@@ -73,7 +74,7 @@ export class Embedder {
     return this.table.shape[1] as number;
   }
 
-  /** The positional table the kernels add (fixed or learned). */
+  /** The positional table the kernels add (fixed or learned); throws for rope, alibi and none, which add none. */
   get positionTable(): FloatArray {
     if (this.positions) return this.positions.data;
     if (this.pe) return this.pe.data;
@@ -135,7 +136,7 @@ export class Embedder {
 
   private embed(k: Backend, out: FloatArray, ids: Int32Array, B: number, T: number, start: number): void {
     k.embeddingForward(out, ids, this.table.data, B * T, this.C, this.scale);
-    k.positionalForward(out, this.positionTable, B, T, this.C, start);
+    if (this.positions || this.pe) k.positionalForward(out, this.positionTable, B, T, this.C, start);
   }
 
   /**

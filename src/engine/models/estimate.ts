@@ -5,6 +5,7 @@
  */
 
 import type { ModelConfig } from '../config';
+import { kvHeads } from '../config';
 import type { ModelShape } from './inputs';
 import { Transformer } from './transformer';
 
@@ -80,21 +81,25 @@ export const WASM_RESERVE_BYTES = 256 * 2 ** 20;
 /**
  * Bytes the key/value-cache path (stepper.ts) takes from a model's backend for `rows` rows
  * (the beam width) and a source of `srcLen` positions: every decoder layer's cached keys and
- * values over the whole context, the step buffers, and the buffers of one prefill (its
+ * values over the whole context (Hkv heads each), the step buffers, and the buffers of one prefill (its
  * attention probabilities [H, L, L]). Decoding and the attention of a text need these beside
  * the model's own buffers.
  */
 export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): number {
   const { dModel: C, dFF: F, nHeads: H, vocabSize: V } = config;
+  const KV = (C / H) * kvHeads(config); // a position's keys: Hkv heads of D
   const P = config.maxLen;
   const S = config.kind === 'encoder-decoder' ? srcLen : 0;
-  const scratch = (R: number): number => R * (7 * C + 3 * F + 2);
-  // Per layer: self-attention keys and values of every row and their probabilities; the encoder's
-  // keys and values, shared by every row, and each row's cross-attention probabilities.
-  const caches = config.nDecoderLayers * (2 * rows * P * C + rows * H * P + (S > 0 ? 2 * S * C + rows * H * S : 0));
-  const step = rows * C + scratch(rows) + rows * V + rows * P * C;
+  const scratch = (R: number): number => R * (8 * C + 3 * F + 2 + H);
+  // Per layer: self-attention keys and values (Hkv heads) of every row and their probabilities; the
+  // encoder's keys and values, shared by every row, and each row's cross-attention probabilities.
+  // With qk-norm, the encoder's keys before their norm and its statistics, once per layer.
+  const crossKeys = S > 0 ? 2 * S * KV + rows * H * S + (config.qkNorm ? S * KV + S * kvHeads(config) : 0) : 0;
+  const caches = config.nDecoderLayers * (2 * rows * P * KV + rows * H * P + crossKeys);
+  const step = rows * C + scratch(rows) + rows * V + rows * P * KV;
   const prefill = P * C + scratch(P) + H * P * (P + S);
-  return 4 * (caches + step + prefill) + P * P;
+  const windowRow = config.slidingWindow > 0 ? P : 0; // bytes: a step's mask row
+  return 4 * (caches + step + prefill) + P * P + windowRow;
 }
 
 /** What the memory check weighs besides the model planned at its shape. */

@@ -1,7 +1,10 @@
 /**
  * Attention masks, built the way docs/ARCHITECTURE.md ("Masks") states them (1 = may attend):
  * padding [B,1,1,S] = (ids ≠ PAD), causal [1,1,T,T] = (s ≤ t), and the decoder's
- * self-attention mask [B,1,T,T] = padding ∧ causal. Each is stored densely for its own
+ * self-attention mask [B,1,T,T] = padding ∧ causal. With a sliding window of W (Mistral,
+ * Gemma 2) the causal mask is windowed: query t may attend to key s iff s ≤ t and t − s < W,
+ * in training, in a prefill and in each decoding step (`fillWindowRow`, the row of the newest
+ * position). Each is stored densely for its own
  * shape and broadcast to the scores [B,H,T,S] through strides (a {@link MaskView}), never
  * materialized per head. `snapshot` copies one out with its exact shape for the mask view.
  */
@@ -36,19 +39,35 @@ export function fillPaddingMask(out: Uint8Array, ids: Int32Array, B: number, S: 
   return any;
 }
 
-/** out[t, s] = s ≤ t over a [T, T] square (row stride T). */
-export function fillCausalMask(out: Uint8Array, T: number): void {
-  for (let t = 0; t < T; t++) for (let s = 0; s < T; s++) out[t * T + s] = s <= t ? 1 : 0;
+/** Whether query position t may attend to key position s: s ≤ t, and t − s < window unless window is 0 (none). */
+export function causalAllows(t: number, s: number, window = 0): boolean {
+  return s <= t && (window === 0 || t - s < window);
 }
 
-/** out[b, t, s] = pad[b, s] ∧ (s ≤ t): the decoder self-attention mask [B,1,T,T]. */
-export function fillCombinedMask(out: Uint8Array, pad: Uint8Array, B: number, T: number): void {
+/** out[t, s] = s ≤ t (and t − s < window, when window > 0) over a [T, T] square (row stride T). */
+export function fillCausalMask(out: Uint8Array, T: number, window = 0): void {
+  for (let t = 0; t < T; t++) for (let s = 0; s < T; s++) out[t * T + s] = causalAllows(t, s, window) ? 1 : 0;
+}
+
+/** out[b, t, s] = pad[b, s] ∧ causal(t, s, window): the decoder self-attention mask [B,1,T,T]. */
+export function fillCombinedMask(out: Uint8Array, pad: Uint8Array, B: number, T: number, window = 0): void {
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {
       const row = (b * T + t) * T;
-      for (let s = 0; s < T; s++) out[row + s] = s <= t && pad[b * T + s] === 1 ? 1 : 0;
+      for (let s = 0; s < T; s++) out[row + s] = causalAllows(t, s, window) && pad[b * T + s] === 1 ? 1 : 0;
     }
   }
+}
+
+/**
+ * The row of the newest position P − 1 of a decoding step under a sliding window: out[s] = (P − 1 − s < window)
+ * for s < P. Returns its view [1, 1, 1, P] for every row of the step, or null when the window masks nothing
+ * (window 0, or P ≤ window).
+ */
+export function fillWindowRow(out: Uint8Array, P: number, window: number): MaskView | null {
+  if (window === 0 || P <= window) return null;
+  for (let s = 0; s < P; s++) out[s] = causalAllows(P - 1, s, window) ? 1 : 0;
+  return { data: out, batchStride: 0, rowStride: 0 };
 }
 
 /** View of a padding mask [B,1,1,S]. */

@@ -3,7 +3,8 @@
  * (docs/ARCHITECTURE.md, "PyTorch names"): nanoGPT's `GPT` for decoder-only and the seed
  * notebook's `Transformer` for the encoder-decoder. The model is built under these names (`modelNames`, `blockNames`),
  * except that nanoGPT stacks the q, k, v projections into one `c_attn` ([3C, C] weight,
- * [3C] bias), which we keep as three matrices (`c_attn_q/k/v`); and that PyTorch lists a
+ * [3C] bias; [(H + 2·Hkv)·D, C] under grouped-query attention), which we keep as three
+ * matrices (`c_attn_q/k/v`); and that PyTorch lists a
  * tied `lm_head.weight` under both names. `torchTensors` undoes both: it is used by
  * `export --format pytorch` and by the parity tests that load PyTorch's golden weights, so
  * one mapping is exercised in both directions.
@@ -61,7 +62,14 @@ export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: nu
   if (cfg.kind === 'decoder-only') {
     const p = `transformer.h.${i}`;
     return {
-      selfAttn: { q: `${p}.attn.c_attn_q`, k: `${p}.attn.c_attn_k`, v: `${p}.attn.c_attn_v`, o: `${p}.attn.c_proj` },
+      selfAttn: {
+        q: `${p}.attn.c_attn_q`,
+        k: `${p}.attn.c_attn_k`,
+        v: `${p}.attn.c_attn_v`,
+        o: `${p}.attn.c_proj`,
+        qNorm: `${p}.attn.q_norm`,
+        kNorm: `${p}.attn.k_norm`,
+      },
       crossAttn: null,
       norms: [`${p}.ln_1`, `${p}.ln_2`],
       fc1: `${p}.mlp.c_fc`,
@@ -75,6 +83,8 @@ export function blockNames(cfg: ModelConfig, stack: 'encoder' | 'decoder', i: nu
     k: `${p}.${n}.W_k`,
     v: `${p}.${n}.W_v`,
     o: `${p}.${n}.W_o`,
+    qNorm: `${p}.${n}.q_norm`,
+    kNorm: `${p}.${n}.k_norm`,
   });
   return {
     selfAttn: attn('self_attn'),
@@ -121,7 +131,9 @@ export function torchTensors(model: NamedParams): TorchTensor[] {
     if (m[2] !== 'q') continue; // k and v join q's tensor
     const [, prefix, , kind] = m;
     const parts = (['q', 'k', 'v'] as const).map((x) => model.param(`${prefix}.c_attn_${x}.${kind}`));
-    const shape = kind === 'weight' ? [3 * (p.shape[0] as number), p.shape[1] as number] : [3 * (p.shape[0] as number)];
+    // q is [H·D, C], k and v [Hkv·D, C] each: stacked along dim 0.
+    const rows = parts.reduce((n, x) => n + (x.shape[0] as number), 0);
+    const shape = kind === 'weight' ? [rows, p.shape[1] as number] : [rows];
     out.push({ name: `${prefix}.c_attn.${kind}`, shape, parts, alias: false });
   }
   if (model.config.kind === 'decoder-only' && model.config.tieEmbeddings) {

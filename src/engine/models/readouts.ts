@@ -12,6 +12,7 @@
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
+import type { MultiHeadAttention } from './attention';
 import type { Block } from './block';
 import type { AttentionStack } from './heads';
 import type { Norm } from './layers';
@@ -24,6 +25,11 @@ export interface AttentionMap {
   readonly layer: number;
   readonly shape: readonly [number, number, number];
   readonly data: Float32Array;
+  /**
+   * Key/value heads of the layer (grouped-query attention; H when every head has its own):
+   * query head h reads key/value head floor(h / (H / kvHeads)).
+   */
+  readonly kvHeads: number;
 }
 
 /** Which masks a forward used, and every attention map, for one batch item. */
@@ -51,14 +57,15 @@ export function attentionMaps(
   b: number,
 ): AttentionMap[] {
   const maps: AttentionMap[] = [];
-  const take = (stack: AttentionStack, layer: number, probs: FloatArray, Tq: number, Sk: number): void => {
+  const take = (stack: AttentionStack, layer: number, attn: MultiHeadAttention, Tq: number, Sk: number): void => {
     const n = H * Tq * Sk;
-    maps.push({ stack, layer, shape: [H, Tq, Sk], data: Float32Array.from(probs.subarray(b * n, (b + 1) * n)) });
+    const data = Float32Array.from(attn.probs.data.subarray(b * n, (b + 1) * n));
+    maps.push({ stack, layer, shape: [H, Tq, Sk], data, kvHeads: attn.Hkv });
   };
-  encoder.forEach((blk, i) => take('encoder.self', i, blk.selfAttn.probs.data, l.S, l.S));
+  encoder.forEach((blk, i) => take('encoder.self', i, blk.selfAttn, l.S, l.S));
   decoder.forEach((blk, i) => {
-    take('decoder.self', i, blk.selfAttn.probs.data, l.T, l.T);
-    if (blk.crossAttn) take('decoder.cross', i, blk.crossAttn.probs.data, l.T, l.S);
+    take('decoder.self', i, blk.selfAttn, l.T, l.T);
+    if (blk.crossAttn) take('decoder.cross', i, blk.crossAttn, l.T, l.S);
   });
   return maps;
 }

@@ -20,6 +20,10 @@
  * `head`, which sit beside their `forward` and share its math. Leaves out: any layer's math,
  * and batching several prompts (a row is a beam of one prompt).
  *
+ * The cache holds each layer's key/value heads (Hkv of them under grouped-query attention,
+ * so it shrinks by H / Hkv), keys already normed and rotated (RoPE at their absolute
+ * positions); a sliding window masks each step's row to the last W positions.
+ *
  * Shape legend: R rows (beams), P positions fed so far, S source positions, C d_model,
  * H heads, V vocabulary.
  */
@@ -30,7 +34,7 @@ import { EngineError } from '../errors';
 import type { BlockCache, BlockScratch } from './block';
 import { allocBlockScratch } from './block';
 import type { AttentionStack } from './heads';
-import { causalView, fillCausalMask, fillPaddingMask } from './masks';
+import { causalView, fillCausalMask, fillPaddingMask, fillWindowRow } from './masks';
 import type { Transformer } from './transformer';
 
 /**
@@ -132,6 +136,8 @@ class KVCacheStepper implements ModelStepper {
   private readonly scratch: BlockScratch;
   private readonly logits: FloatArray;
   private readonly tmp: FloatArray;
+  /** The sliding window's row of a step [P] (empty without a window). */
+  private readonly windowRow: Uint8Array;
   private readonly out32: Float32Array;
   private readonly ws: StepperWorkspace;
   private pre: PrefillBuffers | null = null;
@@ -178,9 +184,10 @@ class KVCacheStepper implements ModelStepper {
     const alloc = (n: number): FloatArray => ws.alloc(n);
     for (const blk of model.decoder) this.caches.push(blk.createCache(k, alloc, R, P, memory));
     this.x = alloc(R * C);
-    this.scratch = allocBlockScratch(alloc, R, C, cfg.dFF);
+    this.scratch = allocBlockScratch(alloc, R, C, cfg.dFF, cfg.nHeads);
     this.logits = alloc(R * cfg.vocabSize);
-    this.tmp = alloc(R * P * C);
+    this.tmp = alloc(R * (this.caches[0]?.self.rowStride ?? 0));
+    this.windowRow = ws.allocBytes(cfg.slidingWindow > 0 ? P : 0);
     this.out32 = new Float32Array(R * cfg.vocabSize);
   }
 
@@ -189,10 +196,10 @@ class KVCacheStepper implements ModelStepper {
     const { C, maxPositions: P, S, nHeads: H } = this;
     const alloc = (n: number): FloatArray => this.ws.alloc(n);
     const causal = this.ws.allocBytes(P * P);
-    fillCausalMask(causal, P);
+    fillCausalMask(causal, P, this.model.config.slidingWindow);
     this.pre = {
       x: alloc(P * C),
-      scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF),
+      scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF, H),
       selfProbs: alloc(H * P * P),
       crossProbs: S > 0 ? alloc(H * P * S) : null,
       causal: causalView(causal, P),
@@ -283,12 +290,14 @@ class KVCacheStepper implements ModelStepper {
         throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
     }
     const P = this.pos + 1;
+    const selfMask = fillWindowRow(this.windowRow, P, model.config.slidingWindow);
     model.decEmbed.step(k, this.x, tokens, R, this.pos, this.scratch);
     model.decoder.forEach((blk, li) =>
       blk.step(k, this.x, {
         R,
         P,
         cache: this.caches[li] as BlockCache,
+        selfMask,
         crossMask: this.crossMask,
         scratch: this.scratch,
       }),
@@ -331,9 +340,9 @@ class KVCacheStepper implements ModelStepper {
       if (!Number.isInteger(p) || p < 0 || p >= this.rows)
         throw new EngineError('input/invalid', `reorder() parent ${p} is not one of the ${this.rows} current rows.`);
     }
-    const row = this.maxPositions * this.C;
-    const used = this.pos * this.C;
     for (const c of this.caches) {
+      const row = c.self.rowStride;
+      const used = this.pos * c.self.width;
       for (const buf of [c.self.k, c.self.v]) {
         this.tmp.set(buf.subarray(0, this.rows * row));
         for (let i = 0; i < R; i++) {

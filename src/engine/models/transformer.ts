@@ -122,7 +122,7 @@ export class Transformer extends ModelParts {
     const anyPad = fillPaddingMask(this.tgtPad.data, batch.input, B, T, this.padId);
     let selfMask: MaskView;
     if (cfg.kind === 'encoder-decoder' || anyPad) {
-      fillCombinedMask(this.combined.data, this.tgtPad.data, B, T);
+      fillCombinedMask(this.combined.data, this.tgtPad.data, B, T, cfg.slidingWindow);
       selfMask = combinedView(this.combined.data, T);
     } else selfMask = causalView(this.causal.data, this.maxLen);
 

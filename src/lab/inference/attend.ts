@@ -27,6 +27,7 @@
  */
 
 import type { FloatArray } from '../../engine/backend';
+import { kvHeads } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import type { AttentionStack } from '../../engine/models/heads';
 import type { MaskSnapshot } from '../../engine/models/masks';
@@ -92,19 +93,27 @@ function attendBatch(r: OpenRun, batch: Batch): TextAttention {
   const full: AttentionMapData[] = [];
   const overview: AttentionMapData[] = [];
   const headScores: HeadScoreData[] = [];
+  const kv = kvHeads(r.model.config);
   runAttention(r, batch, (stack, layer, probs, shape) => {
     const [H, R, C] = shape;
     const data = asFloat32(probs, H * R * C);
-    headScores.push(...scoreLayer(stack, layer, data, shape, extent, induction));
+    headScores.push(...scoreLayer(stack, layer, data, shape, extent, induction, kv));
     const codes = new Uint8Array(H * R * C);
     encodeSqrt8(data, codes);
-    const map: AttentionMapData = { stack, layer, shape: [H, R, C], data: codes };
+    const map: AttentionMapData = { stack, layer, shape: [H, R, C], data: codes, kvHeads: kv };
     full.push(map);
     const f = poolFactor(R, C);
     overview.push(
       f === 1
         ? map
-        : { stack, layer, shape: [H, Math.ceil(R / f), Math.ceil(C / f)], data: poolMax(codes, H, R, C, f), pool: f },
+        : {
+            stack,
+            layer,
+            shape: [H, Math.ceil(R / f), Math.ceil(C / f)],
+            data: poolMax(codes, H, R, C, f),
+            pool: f,
+            kvHeads: kv,
+          },
     );
   });
   const tokens = (ids: Int32Array | undefined, n: number): string[] =>
@@ -183,11 +192,12 @@ function masksOf(r: OpenRun, batch: Batch): AttentionSnapshot['masks'] {
   fillPaddingMask(tgtPad, batch.input, 1, T, r.model.padId);
   out.push(snapshotMask('target.padding', paddingView(tgtPad, T), 1, 1, T));
   const causal = new Uint8Array(T * T);
-  fillCausalMask(causal, T);
+  const window = r.model.config.slidingWindow;
+  fillCausalMask(causal, T, window);
   out.push(snapshotMask('decoder.causal', causalView(causal, T), 1, T, T));
   if (batch.src) {
     const combined = new Uint8Array(T * T);
-    fillCombinedMask(combined, tgtPad, 1, T);
+    fillCombinedMask(combined, tgtPad, 1, T, window);
     out.push(snapshotMask('decoder.self', combinedView(combined, T), 1, T, T));
   }
   return out.map((m) => ({ name: m.name, shape: m.shape, data: m.data }));

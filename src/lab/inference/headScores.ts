@@ -182,7 +182,8 @@ export function probeExtent(batch: Batch, ids: SpecialIds): ProbeExtent {
 /**
  * Scores of every head of one layer of the probe (its attention `data` [H, rows, cols]):
  * positional scores or cross-attention alignment on the probe's real tokens, induction from
- * `induction` (0 when it is null).
+ * `induction` (0 when it is null). With `kvHeads` (the layer's key/value heads, grouped-query
+ * attention) each head also says the key/value head it reads (`kvGroup`).
  */
 export function scoreLayer(
   stack: AttentionStack,
@@ -191,13 +192,18 @@ export function scoreLayer(
   shape: readonly [number, number, number],
   e: ProbeExtent,
   induction: InductionByLayer | null,
+  kvHeads?: number,
 ): HeadScoreData[] {
   const m = { data, shape };
+  const H = shape[0];
+  const group = (head: number): { kvGroup?: number } =>
+    kvHeads !== undefined && kvHeads !== H ? { kvGroup: Math.floor(head / (H / kvHeads)) } : {};
   if (stack === 'decoder.cross')
     return crossHeadScores(headMap(m, e.alignRows, e.alignCols)).map((scores, head) => ({
       stack,
       layer,
       head,
+      ...group(head),
       scores,
     }));
   const n = stack === 'encoder.self' ? e.srcLen : e.tgtLen;
@@ -206,6 +212,7 @@ export function scoreLayer(
     stack,
     layer,
     head,
+    ...group(head),
     scores: { ...s, induction: ind?.[head] ?? 0 },
   }));
 }
@@ -221,5 +228,5 @@ export function scoreHeads(
   ids: SpecialIds,
 ): HeadScoreData[] {
   const e = probeExtent(probe.batch, ids);
-  return probe.maps.flatMap((m) => scoreLayer(m.stack, m.layer, probsOf(m.data), m.shape, e, induction));
+  return probe.maps.flatMap((m) => scoreLayer(m.stack, m.layer, probsOf(m.data), m.shape, e, induction, m.kvHeads));
 }

@@ -38,7 +38,7 @@ export type SameAttentionStacks = Holds<Same<EngineAttentionStack, AttentionStac
 
 /**
  * A captured attention map is a snapshot's map (the protocol adds only the optional `pool` of an overview), with the
- * same stacks.
+ * same stacks; `kvHeads` (grouped-query attention) is on both sides.
  */
 export type SameAttentionMapFields = Holds<Same<keyof AttentionMap | 'pool', keyof AttentionMapData>> &
   Holds<Same<AttentionMap['stack'], AttentionMapData['stack']>>;

@@ -79,3 +79,90 @@ export function tinyBatch(cfg: ModelConfig, seed = 1, padded = true): Batch {
   const src = paddedIds(rng, B, S, cfg.srcVocabSize, padded ? [6, 4] : [6, 6]);
   return { B, T, S, src, input, targets };
 }
+
+/**
+ * Models with the attention options of today's transformers (models/attention.ts), each alone and then
+ * combined, for the gradient checks, the backend comparisons and the stepper-vs-forward tests.
+ */
+export const ATTENTION_VARIANTS: [string, ModelConfig][] = [
+  ['decoder-only, rope', tinyConfig('decoder-only', { positional: 'rope' })],
+  [
+    'decoder-only, partial rope (rotaryFraction 0.5, theta 100)',
+    tinyConfig('decoder-only', { positional: 'rope', rotaryFraction: 0.5, ropeTheta: 100 }),
+  ],
+  [
+    'decoder-only, alibi (3 heads: slopes of a non-power of two)',
+    tinyConfig('decoder-only', { positional: 'alibi', dModel: 12, nHeads: 3 }),
+  ],
+  ['decoder-only, no positions', tinyConfig('decoder-only', { positional: 'none' })],
+  ['decoder-only, qkNorm', tinyConfig('decoder-only', { qkNorm: true })],
+  ['decoder-only, qkv bias without attention-output bias', tinyConfig('decoder-only', { bias: false, qkvBias: true })],
+  ['decoder-only, attention-output bias alone', tinyConfig('decoder-only', { qkvBias: false, attnOutBias: true })],
+  ['decoder-only, grouped-query (4 heads, 2 kv)', tinyConfig('decoder-only', { nHeads: 4, nKvHeads: 2 })],
+  ['decoder-only, multi-query (1 kv head)', tinyConfig('decoder-only', { nKvHeads: 1 })],
+  ['decoder-only, attention soft-cap', tinyConfig('decoder-only', { attnSoftCap: 0.05 })],
+  ['decoder-only, sliding window 2', tinyConfig('decoder-only', { slidingWindow: 2 })],
+  [
+    'decoder-only, combined: rope + qkNorm + GQA + soft-cap + window + split biases',
+    tinyConfig('decoder-only', {
+      positional: 'rope',
+      rotaryFraction: 0.5,
+      qkNorm: true,
+      nHeads: 4,
+      nKvHeads: 2,
+      dModel: 16,
+      attnSoftCap: 0.05,
+      slidingWindow: 3,
+      bias: false,
+      qkvBias: true,
+      dropout: 0.2,
+    }),
+  ],
+  [
+    'decoder-only, combined: alibi + MQA + soft-cap + window',
+    tinyConfig('decoder-only', { positional: 'alibi', nKvHeads: 1, attnSoftCap: 0.05, slidingWindow: 3 }),
+  ],
+  [
+    'decoder-only, Llama-like: rope + RMSNorm + SwiGLU + GQA + window, no biases',
+    tinyConfig('decoder-only', {
+      positional: 'rope',
+      normType: 'rmsnorm',
+      activation: 'swiglu',
+      nHeads: 4,
+      nKvHeads: 2,
+      slidingWindow: 3,
+      bias: false,
+      tieEmbeddings: false,
+    }),
+  ],
+  [
+    'decoder-only, nanochat-like: qk-norm without weights, rope, MQA, ReLU², embedNorm, logit soft-cap',
+    tinyConfig('decoder-only', {
+      positional: 'rope',
+      normType: 'rmsnorm',
+      normScale: false,
+      qkNorm: true,
+      activation: 'relu2',
+      nKvHeads: 1,
+      embedNorm: true,
+      logitSoftCap: 2,
+      bias: false,
+      tieEmbeddings: false,
+    }),
+  ],
+  [
+    'encoder-decoder, rope + qkNorm + MQA + split biases',
+    tinyConfig('encoder-decoder', { positional: 'rope', qkNorm: true, nKvHeads: 1, attnOutBias: false }),
+  ],
+  [
+    'encoder-decoder, pre-LN, no positions + GQA + soft-cap + window',
+    tinyConfig('encoder-decoder', {
+      norm: 'pre',
+      positional: 'none',
+      nHeads: 4,
+      nKvHeads: 2,
+      attnSoftCap: 0.05,
+      slidingWindow: 2,
+    }),
+  ],
+];

@@ -6,7 +6,7 @@ import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBack
 import { StepperWorkspace, createStepper } from '../../../../src/engine/models/stepper';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
-import { tinyConfig } from './fixtures';
+import { ATTENTION_VARIANTS, tinyConfig } from './fixtures';
 
 const VARIANTS: [string, ModelConfig][] = [
   ['encoder-decoder post-LN', tinyConfig('encoder-decoder')],
@@ -38,10 +38,17 @@ const VARIANTS: [string, ModelConfig][] = [
       logitSoftCap: 2,
     }),
   ],
+  ...ATTENTION_VARIANTS,
 ];
 
-describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
-  const backend = createReferenceBackend();
+/** The combined attention variants again on WebAssembly (its kernels, the step's window row in its memory). */
+const WASM_VARIANTS = ATTENTION_VARIANTS.filter(([n]) => n.includes('combined') || n.startsWith('encoder-decoder'));
+
+describe.each([
+  ...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'reference']),
+  ...WASM_VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'wasm']),
+])('key/value-cache stepper: %s on %s', (_n, cfg, backendName) => {
+  const backend = backendName === 'wasm' ? (createWasmBackend({ fma: false }) as Backend) : createReferenceBackend();
   const model = new Transformer(cfg, { maxBatch: 3 }).bind(backend);
   model.initialize(new Rng(11));
   const T = 6;
@@ -139,6 +146,7 @@ describe.each(VARIANTS)('key/value-cache stepper: %s', (_n, cfg) => {
 describe.each([
   ...VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'reference']),
   ['decoder-only pre-LN', tinyConfig('decoder-only'), 'wasm'] as [string, ModelConfig, string],
+  ...WASM_VARIANTS.map(([n, c]): [string, ModelConfig, string] => [n, c, 'wasm']),
 ])('prefill: %s on %s', (_n, cfg, backendName) => {
   const backend = backendName === 'wasm' ? (createWasmBackend({ fma: false }) as Backend) : createReferenceBackend();
   const model = new Transformer(cfg, { maxBatch: 1 }).bind(backend);
