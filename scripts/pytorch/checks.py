@@ -1,11 +1,13 @@
 """Self-checks of the PyTorch reference, run by make_golden.py before it writes a file: each one
 would catch a mistake in reference.py that the golden files would otherwise bake in.
 
-Checked: the sinusoidal table against its formula; causality (a later token never changes
-earlier logits); source padding (PAD tokens never change the encoder-decoder's logits);
-our attention against torch's own nn.MultiheadAttention; the loss against a hand-written
-label-smoothed cross-entropy; a fully masked attention row giving zeros with finite
-gradients; tied weights being one tensor; PAD embedding rows getting no gradient.
+Checked: the sinusoidal table against its formula; RoPE's tables and rotation, ALiBi's
+slopes (the paper's values for 8 and 6 heads) and the sliding window's mask by hand;
+causality (a later token never changes earlier logits); source padding (PAD tokens never
+change the encoder-decoder's logits); our attention against torch's own
+nn.MultiheadAttention; the loss against a hand-written label-smoothed cross-entropy; a fully
+masked attention row giving zeros with finite gradients; tied weights being one tensor; PAD
+embedding rows getting no gradient.
 Left out: speed, dropout (0 in the golden configs).
 """
 
@@ -14,7 +16,18 @@ import math
 import torch
 import torch.nn.functional as F
 
-from reference import PAD, attend, causal_mask, loss_fn, padding_mask, sinusoidal_table
+from reference import (
+    PAD,
+    alibi_slopes,
+    apply_rope,
+    attend,
+    causal_mask,
+    loss_fn,
+    padding_mask,
+    rope_tables,
+    sinusoidal_table,
+    window_mask,
+)
 
 
 def _logits(model, cfg, batch, **masks):
@@ -31,6 +44,27 @@ def check_sinusoidal():
     assert torch.allclose(pe[:, 1], torch.cos(pos), atol=1e-6), "pe channel 1 must be cos(pos)"
     assert torch.allclose(pe[:, 2], torch.sin(pos / 10000 ** (2 / 8)), atol=1e-6), "pe channel 2 uses 10000^(2i/d), i=1"
     assert torch.allclose(pe[:, 7], torch.cos(pos / 10000 ** (6 / 8)), atol=1e-6), "pe channel 7 uses 10000^(6/8)"
+
+
+def check_positions():
+    cos, sin = rope_tables(16, 4, 10000)
+    assert cos.shape == (16, 2) and cos.dtype == torch.float32
+    assert abs(cos[3, 1].item() - math.cos(3 * 10000 ** (-2 / 4))) < 1e-7, "rope angle p·θ^(−2i/R)"
+    assert abs(sin[5, 0].item() - math.sin(5)) < 1e-7, "rope's first pair turns by the position itself"
+    x = torch.randn(1, 1, 16, 6, generator=torch.Generator().manual_seed(3))
+    y = apply_rope(x, cos, sin)
+    assert torch.equal(y[..., 4:], x[..., 4:]), "channels R..D-1 pass unrotated"
+    assert torch.allclose(y[:, :, 0], x[:, :, 0]), "position 0 is not rotated"
+    pairs = lambda t: t[..., :2].square() + t[..., 2:4].square()  # the (c, c + R/2) pairs
+    assert torch.allclose(pairs(y), pairs(x), atol=1e-5), "rotation keeps each pair's length"
+    want = y[0, 0, 2, 0].item()
+    ref = x[0, 0, 2, 0].item() * math.cos(2) - x[0, 0, 2, 2].item() * math.sin(2)
+    assert abs(want - ref) < 1e-6, "x1' = x1·cos − x2·sin with x2 the channel R/2 further"
+    assert alibi_slopes(8) == [2.0**-k for k in range(1, 9)], "ALiBi slopes for 8 heads: 1/2 .. 1/256"
+    assert alibi_slopes(6) == [2.0**-k for k in (2, 4, 6, 8, 1, 3)], "ALiBi for 6 heads: 4 heads' slopes, then odd of 8"
+    want_mask = torch.tensor([[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 1]], dtype=torch.bool)
+    got = window_mask(4, 2)[0, 0] & torch.ones(4, 4, dtype=torch.bool)
+    assert torch.equal(got & causal_mask(4)[0, 0], want_mask & causal_mask(4)[0, 0]), "window: i − j < W"
 
 
 def check_causal(model, cfg, batch):
@@ -82,6 +116,16 @@ def check_against_torch_mha(model, cfg, batch):
     assert torch.allclose(got, want, atol=1e-5), f"attention differs from torch MHA by {(got - want).abs().max()}"
 
 
+def plain_attention(cfg):
+    """Whether the config's attention is what nn.MultiheadAttention computes (no option of issue 29 inside it)."""
+    return (
+        not cfg["qkNorm"]
+        and cfg["nKvHeads"] in (0, cfg["nHeads"])
+        and cfg["qkvBias"] == cfg["attnOutBias"]
+        and cfg["attnSoftCap"] == 0
+    )
+
+
 def check_loss(logits, targets, eps):
     """The loss equals the label-smoothed cross-entropy written out by hand."""
     V = logits.shape[-1]
@@ -125,11 +169,13 @@ def check_ties_and_pad_grad(model, cfg, batch):
 def run_self_checks(name, cfg, model, batch):
     """All checks for one golden config; raises AssertionError naming the broken property."""
     check_sinusoidal()
+    check_positions()
     check_fully_masked_row()
     check_causal(model, cfg, batch)
     if cfg["kind"] == "encoder-decoder":
         check_source_padding(model, cfg, batch)
-        check_against_torch_mha(model, cfg, batch)
+        if plain_attention(model.cfg):
+            check_against_torch_mha(model, cfg, batch)
         check_loss(_logits(model, cfg, batch), batch["tgt_out"], cfg["labelSmoothing"])
     else:
         check_loss(_logits(model, cfg, batch), batch["targets"], cfg["labelSmoothing"])

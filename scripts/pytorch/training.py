@@ -54,10 +54,10 @@ def noam_lr(step, d_model, warmup, factor):
     return factor * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
-def make_optimizer(model, cfg):
-    """(optimizer, metadata, lr_at(step)) for cfg's kind."""
+def make_optimizer(model, cfg, meta=None):
+    """(optimizer, metadata, lr_at(step)) for cfg's kind, or for `meta` (ADAM_META or ADAMW_META) when given."""
     params = list(model.parameters())
-    m = optimizer_meta(cfg)
+    m = meta or optimizer_meta(cfg)
     if m["type"] == "adam":
         opt = torch.optim.Adam(
             params, lr=0.0, betas=(m["beta1"], m["beta2"]), eps=m["eps"], weight_decay=0.0, foreach=False
@@ -72,10 +72,11 @@ def make_optimizer(model, cfg):
     return opt, m, lambda s: m["lr"]
 
 
-def train(model, cfg, batch, n_steps, grads_out=None):
+def train(model, cfg, batch, n_steps, grads_out=None, meta=None):
     """n_steps updates on one batch; returns the n_steps + 1 losses (before each update and
-    after the last). If grads_out is a list, appends each step's {name: gradient} before clipping."""
-    opt, meta, lr_at = make_optimizer(model, cfg)
+    after the last). If grads_out is a list, appends each step's {name: gradient} before clipping.
+    `meta` picks the recipe (default: the one of cfg's kind)."""
+    opt, meta, lr_at = make_optimizer(model, cfg, meta)
     losses = []
     for step in range(1, n_steps + 1):
         opt.zero_grad(set_to_none=True)

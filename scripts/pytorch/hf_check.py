@@ -1,0 +1,174 @@
+"""Cross-checks the reference's Llama-shaped configs against Hugging Face transformers' own
+modules: builds the HF model a golden config matches (`HF_CLASSES`), with the golden file's
+random weights moved over from our names, and returns its logits for the same tokens.
+
+make_golden.py uses it for the configs named in HF_CLASSES. Debian's torch 1.13 has no
+transformers that installs beside it, so make_golden.py runs this file as a subprocess in
+another Python (`HF_PYTHON`, e.g. a venv with torch 2.x and transformers 5.x):
+`$HF_PYTHON hf_check.py IN OUT` reads IN (param.*, input.idx and the config in the metadata,
+written by safetensors_io) and writes OUT (output.logits, and the HF class and versions in the
+metadata). transformers is never a test dependency: only the golden script uses it.
+
+Left out: the encoder-decoder (no HF class shares the seed notebook's layout), soft-caps (Gemma
+2 has them, but also norms after each sublayer and a (1 + w) norm scale, which our model lacks),
+nanochat's weightless RMSNorm, ReLU² and rope → norm order (no HF class).
+"""
+
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import read_safetensors, write_safetensors  # noqa: E402
+
+# Golden file name -> the HF causal LM class that computes the same function.
+HF_CLASSES = {
+    "preset-llama": "LlamaForCausalLM",
+    "hf-qwen2": "Qwen2ForCausalLM",
+    "hf-qwen3": "Qwen3ForCausalLM",
+    "hf-mistral": "MistralForCausalLM",
+    "hf-gptneox": "GPTNeoXForCausalLM",
+}
+
+
+def _split_qkv(w, cfg):
+    """Our fused c_attn rows [H·D | Hkv·D | Hkv·D] -> (q, k, v)."""
+    d = cfg["dModel"]
+    d_kv = d // cfg["nHeads"] * (cfg["nKvHeads"] or cfg["nHeads"])
+    return w[:d], w[d : d + d_kv], w[d + d_kv :]
+
+
+def _llama_family(cls_name, cfg, params):
+    """Llama, Qwen2, Qwen3, Mistral: one layout (model.layers.i.self_attn.q_proj, ...)."""
+    import transformers
+
+    H, C = cfg["nHeads"], cfg["dModel"]
+    kw = dict(
+        vocab_size=cfg["vocabSize"],
+        hidden_size=C,
+        intermediate_size=cfg["dFF"],
+        num_hidden_layers=cfg["nDecoderLayers"],
+        num_attention_heads=H,
+        num_key_value_heads=cfg["nKvHeads"] or H,
+        head_dim=C // H,
+        hidden_act="silu",
+        max_position_embeddings=cfg["maxLen"],
+        rms_norm_eps=cfg["layerNormEps"],
+        tie_word_embeddings=cfg["tieEmbeddings"],
+        rope_parameters={"rope_type": "default", "rope_theta": float(cfg["ropeTheta"])},
+        attention_dropout=0.0,
+    )
+    if cls_name == "LlamaForCausalLM":
+        kw.update(attention_bias=False, mlp_bias=False)
+    if cls_name == "MistralForCausalLM":
+        kw.update(sliding_window=cfg["slidingWindow"] or None)
+    config_cls = getattr(transformers, cls_name.replace("ForCausalLM", "Config"))
+    hf = getattr(transformers, cls_name)(config_cls(**kw, attn_implementation="eager"))
+    sd = {
+        "model.embed_tokens.weight": params["transformer.wte.weight"],
+        "model.norm.weight": params["transformer.ln_f.weight"],
+    }
+    sd["lm_head.weight"] = params["transformer.wte.weight" if cfg["tieEmbeddings"] else "lm_head.weight"]
+    for i in range(cfg["nDecoderLayers"]):
+        p, h = f"transformer.h.{i}", f"model.layers.{i}"
+        sd[f"{h}.input_layernorm.weight"] = params[f"{p}.ln_1.weight"]
+        sd[f"{h}.post_attention_layernorm.weight"] = params[f"{p}.ln_2.weight"]
+        for kind in ("weight", "bias"):
+            if f"{p}.attn.c_attn.{kind}" in params:
+                q, k, v = _split_qkv(params[f"{p}.attn.c_attn.{kind}"], cfg)
+                sd.update({f"{h}.self_attn.q_proj.{kind}": q, f"{h}.self_attn.k_proj.{kind}": k})
+                sd[f"{h}.self_attn.v_proj.{kind}"] = v
+        sd[f"{h}.self_attn.o_proj.weight"] = params[f"{p}.attn.c_proj.weight"]
+        if cfg["qkNorm"]:
+            sd[f"{h}.self_attn.q_norm.weight"] = params[f"{p}.attn.q_norm.weight"]
+            sd[f"{h}.self_attn.k_norm.weight"] = params[f"{p}.attn.k_norm.weight"]
+        sd[f"{h}.mlp.gate_proj.weight"] = params[f"{p}.mlp.c_gate.weight"]
+        sd[f"{h}.mlp.up_proj.weight"] = params[f"{p}.mlp.c_fc.weight"]
+        sd[f"{h}.mlp.down_proj.weight"] = params[f"{p}.mlp.c_proj.weight"]
+    return hf, sd
+
+
+def _gpt_neox(cfg, params):
+    """GPT-NeoX (Pythia): LayerNorms with biases, partial rotary, parallel residual, exact GELU;
+    its fused query_key_value interleaves the heads: rows [q_h, k_h, v_h] for each head h."""
+    import transformers
+
+    H, C = cfg["nHeads"], cfg["dModel"]
+    D = C // H
+    config = transformers.GPTNeoXConfig(
+        vocab_size=cfg["vocabSize"],
+        hidden_size=C,
+        intermediate_size=cfg["dFF"],
+        num_hidden_layers=cfg["nDecoderLayers"],
+        num_attention_heads=H,
+        hidden_act="gelu",
+        max_position_embeddings=cfg["maxLen"],
+        layer_norm_eps=cfg["layerNormEps"],
+        use_parallel_residual=cfg["parallelResidual"],
+        tie_word_embeddings=cfg["tieEmbeddings"],
+        attention_bias=True,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": float(cfg["ropeTheta"]),
+            "partial_rotary_factor": cfg["rotaryFraction"],
+        },
+        attention_dropout=0.0,
+        hidden_dropout=0.0,
+        attn_implementation="eager",
+    )
+    hf = transformers.GPTNeoXForCausalLM(config)
+    sd = {"gpt_neox.embed_in.weight": params["transformer.wte.weight"]}
+    head = "lm_head.weight" if "lm_head.weight" in hf.state_dict() else "embed_out.weight"  # renamed in transformers 5
+    sd[head] = params["transformer.wte.weight" if cfg["tieEmbeddings"] else "lm_head.weight"]
+    for kind in ("weight", "bias"):
+        sd[f"gpt_neox.final_layer_norm.{kind}"] = params[f"transformer.ln_f.{kind}"]
+    for i in range(cfg["nDecoderLayers"]):
+        p, h = f"transformer.h.{i}", f"gpt_neox.layers.{i}"
+        for kind in ("weight", "bias"):
+            sd[f"{h}.input_layernorm.{kind}"] = params[f"{p}.ln_1.{kind}"]
+            sd[f"{h}.post_attention_layernorm.{kind}"] = params[f"{p}.ln_2.{kind}"]
+            q, k, v = _split_qkv(params[f"{p}.attn.c_attn.{kind}"], cfg)
+            per_head = [t.reshape(H, D, *t.shape[1:]) for t in (q, k, v)]
+            sd[f"{h}.attention.query_key_value.{kind}"] = np.stack(per_head, axis=1).reshape(3 * C, *q.shape[1:])
+            sd[f"{h}.attention.dense.{kind}"] = params[f"{p}.attn.c_proj.{kind}"]
+            sd[f"{h}.mlp.dense_h_to_4h.{kind}"] = params[f"{p}.mlp.c_fc.{kind}"]
+            sd[f"{h}.mlp.dense_4h_to_h.{kind}"] = params[f"{p}.mlp.c_proj.{kind}"]
+    return hf, sd
+
+
+def hf_logits(name, cfg, params, idx):
+    """(HF class name, logits (B, T, V) as float32 numpy) of golden config `name`."""
+    cls_name = HF_CLASSES[name]
+    hf, sd = _gpt_neox(cfg, params) if cls_name == "GPTNeoXForCausalLM" else _llama_family(cls_name, cfg, params)
+    own = hf.state_dict()
+    missing = [k for k in own if k not in sd and not k.endswith(("inv_freq", "masked_bias", "attention.bias"))]
+    extra = [k for k in sd if k not in own]
+    assert not missing and not extra, f"{cls_name}: weights not mapped {missing}, names it lacks {extra}"
+    hf.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in sd.items()}, strict=False)
+    hf.eval()
+    with torch.no_grad():
+        out = hf(input_ids=torch.from_numpy(idx).long(), attention_mask=torch.ones(idx.shape, dtype=torch.long))
+    return cls_name, out.logits.float().numpy()
+
+
+def main():
+    torch.set_num_threads(1)
+    import transformers
+
+    src, dst = sys.argv[1], sys.argv[2]
+    tensors, meta = read_safetensors(src)
+    params = {k[len("param.") :]: v for k, v in tensors.items() if k.startswith("param.")}
+    cls_name, logits = hf_logits(meta["name"], json.loads(meta["config"]), params, tensors["input.idx"])
+    write_safetensors(
+        dst,
+        {"output.logits": logits.astype(np.float32)},
+        {"class": cls_name, "transformers": transformers.__version__, "torch": torch.__version__},
+    )
+
+
+if __name__ == "__main__":
+    main()
