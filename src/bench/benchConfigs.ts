@@ -1,22 +1,29 @@
 /**
- * The benchmark's four model configs, the same in our engine and in
+ * The benchmark's five model configs, the same in our engine and in
  * scripts/pytorch/bench.py: nanoGPT's architecture for the decoders (pre-LN, GELU, learned
  * positions, tied embeddings, no dropout; `small-decoder` is its shakespeare_char CPU
- * config) and the paper's for the encoder-decoders (post-LN, ReLU, sinusoids, dropout 0.1,
- * label smoothing 0.1), with random token batches (no padding).
+ * config), Llama's for `tiny-modern` (the `llama-tiny` preset: RoPE, RMSNorm, SwiGLU, 2
+ * key/value heads, no biases, untied) and the paper's for the encoder-decoders (post-LN,
+ * ReLU, sinusoids, dropout 0.1, label smoothing 0.1), with random token batches (no padding).
  *
  * Leaves out: measuring (benchRun.ts).
  */
 
 import type { ModelConfig } from '../engine/config';
-import { presetConfig } from '../engine/config';
+import { MODERN_PRESETS, presetConfig, validateConfig } from '../engine/config';
 import type { Batch } from '../engine/models/inputs';
 import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
 import { nanoGptOptimizer, paperOptimizer } from '../engine/optim/optimizerConfig';
 import type { Rng } from '../engine/rng';
 
 /** Names of the benchmark configs. */
-export const BENCH_CONFIG_NAMES = ['tiny-decoder', 'small-decoder', 'tiny-encdec', 'base-encdec'] as const;
+export const BENCH_CONFIG_NAMES = [
+  'tiny-decoder',
+  'small-decoder',
+  'tiny-modern',
+  'tiny-encdec',
+  'base-encdec',
+] as const;
 
 /** One benchmark config name. */
 export type BenchConfigName = (typeof BENCH_CONFIG_NAMES)[number];
@@ -50,6 +57,8 @@ export function benchConfig(name: BenchConfigName): BenchConfig {
         seq: 64,
         optimizer: nanoGptOptimizer(5000),
       };
+    case 'tiny-modern':
+      return { name, model: modernPreset('llama-tiny', 256), batch: 32, seq: 64, optimizer: nanoGptOptimizer(5000) };
     case 'tiny-encdec':
       return {
         name,
@@ -67,6 +76,21 @@ export function benchConfig(name: BenchConfigName): BenchConfig {
         optimizer: paperOptimizer(512),
       };
   }
+}
+
+/** A decoder of MODERN_PRESETS (which presetConfig also knows once they join its table). */
+function modernPreset(preset: string, vocabSize: number): ModelConfig {
+  const p = MODERN_PRESETS[preset];
+  if (!p) throw new Error(`no modern preset ${preset}`);
+  return validateConfig({
+    ...p.arch,
+    nKvHeads: 0,
+    ...p.size,
+    kind: 'decoder-only',
+    vocabSize,
+    srcVocabSize: 0,
+    nEncoderLayers: 0,
+  });
 }
 
 /** True when `s` names a benchmark config. */
