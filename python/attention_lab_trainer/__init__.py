@@ -12,6 +12,7 @@ One module per job:
 | `rng.py`      | the seeded random streams our engine draws from                            |
 | `schedule.py` | our learning-rate schedules                                                |
 | `state.py`    | the optimizer and the checkpoints                                          |
+| `muon.py`     | Muon for the hidden matrices, beside torch's AdamW                         |
 | `files.py`    | our run-folder formats (safetensors with torch alone, run.json, metrics)   |
 | `disk.py`     | what a full disk does                                                      |
 | `control.py`  | stop and pause requests                                                    |

@@ -158,12 +158,20 @@ def read_checkpoint(path, what):
 
 
 def torch_name(ours):
-    """Our parameter name -> (the reference model's parameter name, which third of a fused c_attn or None)."""
+    """Our parameter name -> (the reference model's parameter name, which part of a fused c_attn
+    — 0 q, 1 k, 2 v — or None)."""
     for i, x in enumerate("qkv"):
         key = f".attn.c_attn_{x}."
         if key in ours:
             return ours.replace(key, ".attn.c_attn."), i
     return ours, None
+
+
+def fused_rows(part, rows, total):
+    """The rows (start, stop) of part 0/1/2 (q/k/v) of `rows` rows in a fused c_attn of `total`
+    rows: q [H·D] first, then k and v [Hkv·D] each (grouped-query attention makes q the larger)."""
+    start = 0 if part == 0 else total - (3 - part) * rows
+    return start, start + rows
 
 
 class ParamMap:
@@ -174,14 +182,16 @@ class ParamMap:
         used = set()
         self.entries = []
         for p in params:
-            name, third = torch_name(p["name"])
+            name, part = torch_name(p["name"])
             if name not in named:
                 raise UserError(
                     f"the run's parameter {p['name']} has no counterpart {name} in the PyTorch model; the run "
                     "folder was prepared for another config."
                 )
             used.add(name)
-            self.entries.append((p["name"], named[name], third, tuple(p["shape"])))
+            shape = tuple(p["shape"])
+            rows = None if part is None else fused_rows(part, shape[0], named[name].shape[0])
+            self.entries.append((p["name"], named[name], rows, shape))
         extra = sorted(set(named) - used)
         if extra:
             raise UserError(
@@ -190,20 +200,17 @@ class ParamMap:
             )
 
     @staticmethod
-    def _view(t, third):
-        if third is None:
-            return t
-        rows = t.shape[0] // 3
-        return t[third * rows : (third + 1) * rows]
+    def _view(t, rows):
+        return t if rows is None else t[rows[0] : rows[1]]
 
     def ours(self, per_param):
         """[(our name, tensor)] from {model parameter: tensor}, e.g. the parameters or Adam's moments."""
-        return [(name, self._view(per_param[param], third)) for name, param, third, _ in self.entries]
+        return [(name, self._view(per_param[param], rows)) for name, param, rows, _ in self.entries]
 
     def load(self, tensors):
         """Copies our named tensors into the model's parameters (every shape checked)."""
         with torch.no_grad():
-            for name, param, third, shape in self.entries:
+            for name, param, rows, shape in self.entries:
                 if name not in tensors:
                     raise UserError(f"model.safetensors lacks {name}; it was written for another config.")
                 if tuple(tensors[name].shape) != shape:
@@ -211,7 +218,7 @@ class ParamMap:
                         f"model.safetensors has {name} of shape {list(tensors[name].shape)}, the run needs "
                         f"{list(shape)}."
                     )
-                self._view(param, third).copy_(tensors[name])
+                self._view(param, rows).copy_(tensors[name])
 
     def flat(self, per_param):
         return (
@@ -221,12 +228,12 @@ class ParamMap:
         )
 
     def unflat(self, flat, like):
-        """{model parameter: tensor} from a flat vector in our order (fused c_attn thirds reassembled)."""
+        """{model parameter: tensor} from a flat vector in our order (fused c_attn parts reassembled)."""
         out = {param: torch.zeros_like(param, device="cpu") for _, param, _, _ in self.entries}
         at = 0
-        for _, param, third, shape in self.entries:
+        for _, param, rows, shape in self.entries:
             n = math.prod(shape)
-            self._view(out[param], third).copy_(flat[at : at + n].view(shape))
+            self._view(out[param], rows).copy_(flat[at : at + n].view(shape))
             at += n
         if at != flat.numel():
             raise UserError(

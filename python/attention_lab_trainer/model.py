@@ -6,18 +6,28 @@ module names (Karpathy, github.com/karpathy/nanoGPT, `model.py`). Both are built
 config dict whose keys are the fields of `ModelConfig` (src/engine/config.ts), and the
 TypeScript engine implements exactly this math, so a checkpoint moves between the two.
 
+The options of today's transformers are built as docs/ARCHITECTURE.md and issue 29's decisions
+state them: RoPE (rotate-half, `ropeTheta`, `rotaryFraction`), ALiBi or no positions; RMSNorm
+with or without a scale (`normType`, `normScale`) for every norm, QK-norm; ReLU², SiLU, SwiGLU,
+GeGLU; grouped-query attention (`nKvHeads`); biases per part (`qkvBias`, `attnOutBias`,
+`mlpBias`); soft-capped attention scores and logits; a sliding window; the parallel residual;
+a norm after the embeddings. A config without those fields (an older run.json) reads with each
+off, as `completeConfig` does.
+
 Shape legend: B batch, S source length, T target length, C = dModel channels, H heads,
-D = C / H channels per head, V vocabulary.
+Hkv key/value heads, D = C / H channels per head, R rotated channels, F = dFF, V vocabulary.
 
 Special ids: PAD 0, BOS 1, EOS 2, UNK 3. Masks: True = may attend.
 
 This is the product's copy. The golden files the TypeScript tests compare against come from a
 separate file, scripts/pytorch/reference.py (the oracle), so an edit here never changes what
 the tests expect, and the PyTorch engine's tests (test/unit/lab/pytorch/) compare this model's
-training against our engine's. Both keep the same state-dict names (files.py's ParamMap).
+training and logits against our engine's. Both keep the same state-dict names (files.py's
+ParamMap).
 
-Left out: decoding (greedy / beam / sampling), key/value caches, weight init (the golden
-script sets its own), training loops and data. Written for torch 1.13, float32.
+Left out: decoding (greedy / beam / sampling), key/value caches, weight init (the lab writes
+the step-0 weights), training loops and data. Written for torch 1.13 (no fused attention
+kernel there: attention is written out), float32.
 """
 
 import math
@@ -27,6 +37,36 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
+
+# The fields of today's transformers with the values that keep a model what it was
+# (src/engine/config.ts TODAY_OFF; the per-part biases default to `bias`, nKvHeads 0 = nHeads).
+TODAY_OFF = dict(
+    ropeTheta=10000,
+    rotaryFraction=1,
+    normType="layernorm",
+    normScale=True,
+    qkNorm=False,
+    attnSoftCap=0,
+    logitSoftCap=0,
+    slidingWindow=0,
+    parallelResidual=False,
+    embedNorm=False,
+    nKvHeads=0,
+)
+
+
+def complete_config(cfg):
+    """A config of any version with every field: what config.ts `completeConfig` returns."""
+    out = {**TODAY_OFF, **cfg}
+    for k in ("qkvBias", "attnOutBias", "mlpBias"):
+        if k not in out:
+            out[k] = cfg["bias"]
+    return out
+
+
+def kv_heads(cfg):
+    """nKvHeads, or nHeads when it is 0."""
+    return cfg["nKvHeads"] if cfg["nKvHeads"] > 0 else cfg["nHeads"]
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -46,10 +86,56 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
 
 
+class RMSNorm(nn.Module):
+    """y = x / sqrt(mean(x²) + eps) · w over the last dim (Zhang & Sennrich, 2019); no weight
+    when `scale` is False (nanochat), never a bias. Computed in float32 under autocast."""
+
+    def __init__(self, d, scale, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d)) if scale else None
+
+    def forward(self, x):
+        x32 = x.float()
+        y = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
+        if self.weight is not None:
+            y = y * self.weight.float()
+        return y.to(x.dtype)
+
+
+def make_norm(cfg, d=None):
+    """A norm of the config's normType over `d` channels (dModel when None)."""
+    d = cfg["dModel"] if d is None else d
+    if cfg["normType"] == "rmsnorm":
+        return RMSNorm(d, cfg["normScale"], cfg["layerNormEps"])
+    return LayerNorm(d, cfg["bias"], cfg["layerNormEps"])
+
+
+def gelu_tanh(x):
+    return F.gelu(x, approximate="tanh")
+
+
 def activation_fn(name):
-    """'relu' (the paper), 'gelu' (exact erf form, as nanoGPT) or 'geluTanh' (the tanh
-    approximation GPT-2 was trained with: Hugging Face's gelu_new)."""
-    return {"relu": F.relu, "gelu": F.gelu, "geluTanh": lambda x: F.gelu(x, approximate="tanh")}[name]
+    """'relu' (the paper), 'gelu' (exact erf form, as nanoGPT), 'geluTanh' (the tanh
+    approximation GPT-2 was trained with: Hugging Face's gelu_new), 'relu2' (max(x, 0)², Primer,
+    nanochat), 'silu' (x·σ(x)); the gated 'swiglu' and 'geglu' apply silu and geluTanh to the gate."""
+    return {
+        "relu": F.relu,
+        "gelu": F.gelu,
+        "geluTanh": gelu_tanh,
+        "relu2": lambda x: F.relu(x).square(),
+        "silu": F.silu,
+        "swiglu": F.silu,
+        "geglu": gelu_tanh,
+    }[name]
+
+
+GATED_ACTIVATIONS = ("swiglu", "geglu")
+
+
+def softcap(x, cap):
+    """cap·tanh(x/cap) (Gemma 2); `cap` 0 leaves x."""
+    return cap * torch.tanh(x / cap) if cap > 0 else x
 
 
 def sinusoidal_table(max_len, d):
@@ -75,11 +161,79 @@ class PositionalEncoding(nn.Module):
         return x + self.pe[: x.shape[1]]
 
 
-def attend(q, k, v, mask, attn_dropout):
+def rope_tables(max_len, rotated, theta):
+    """RoPE's cos and sin [maxLen, R/2]: angle(p, i) = p · theta^(−2i/R), in float64, rounded once
+    to float32 (Su et al., 2021; the engine computes them with Math.pow, cos, sin)."""
+    i = torch.arange(rotated // 2, dtype=torch.float64)
+    inv = torch.pow(torch.tensor(float(theta), dtype=torch.float64), -2.0 * i / rotated)  # (R/2,)
+    angle = torch.arange(max_len, dtype=torch.float64)[:, None] * inv  # (maxLen, R/2)
+    return torch.cos(angle).float(), torch.sin(angle).float()
+
+
+def apply_rope(x, cos, sin):
+    """Hugging Face's rotate-half on the first R channels of each head of x (B, heads, T, D);
+    cos and sin (T, R/2); channels R..D−1 pass unchanged (Pythia's partial rotary)."""
+    half = cos.shape[-1]
+    cos, sin = cos.to(x.dtype), sin.to(x.dtype)
+    x1, x2, rest = x[..., :half], x[..., half : 2 * half], x[..., 2 * half :]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin, rest], dim=-1)
+
+
+def alibi_slopes(n_heads):
+    """ALiBi's head slopes (Press et al., 2022; BLOOM's get_slopes): 2^(−8(h+1)/H) for H a power of
+    two; otherwise those of the power of two n below H, then the odd-indexed slopes of 2n."""
+
+    def power_of_two(n):
+        return [2.0 ** (-8.0 * (h + 1) / n) for h in range(n)]
+
+    n = 2 ** int(math.floor(math.log2(n_heads)))
+    if n == n_heads:
+        return power_of_two(n)
+    return power_of_two(n) + [2.0 ** (-8.0 * (2 * k + 1) / (2 * n)) for k in range(n_heads - n)]
+
+
+class Positions(nn.Module):
+    """What the attention layers need of the positions: RoPE's tables (buffers `rope_cos`,
+    `rope_sin`, not saved) or ALiBi's bias. One per model, shared by every layer."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.kind = cfg["positional"]
+        if self.kind == "rope":
+            D = cfg["dModel"] // cfg["nHeads"]
+            R = int(round(D * cfg["rotaryFraction"]))
+            cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeTheta"])
+            self.register_buffer("rope_cos", cos, persistent=False)
+            self.register_buffer("rope_sin", sin, persistent=False)
+        if self.kind == "alibi":
+            self.register_buffer("slopes", torch.tensor(alibi_slopes(cfg["nHeads"])), persistent=False)
+
+    def rope(self, T):
+        """(cos, sin) of positions 0..T−1, or None without RoPE."""
+        return (self.rope_cos[:T], self.rope_sin[:T]) if self.kind == "rope" else None
+
+    def alibi(self, T, S):
+        """(1, H, T, S) bias slope_h·(j − i), or None without ALiBi."""
+        if self.kind != "alibi":
+            return None
+        i = torch.arange(T, device=self.slopes.device, dtype=torch.float32)[:, None]
+        j = torch.arange(S, device=self.slopes.device, dtype=torch.float32)[None, :]
+        return (self.slopes[:, None, None] * (j - i))[None]
+
+
+def attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None):
     """Scaled dot-product attention (paper §3.2.1) on split heads.
-    q (B, H, T, D), k and v (B, H, S, D), mask broadcastable to (B, H, T, S), True = may attend.
-    Masked scores become -inf before the softmax; a fully masked row gives zeros, not NaN."""
+    q (B, H, T, D), k and v (B, Hkv, S, D): query head h reads key/value head floor(h / (H/Hkv));
+    mask broadcastable to (B, H, T, S), True = may attend. The scaled scores are soft-capped
+    (`soft_cap` > 0), then `bias` (ALiBi, broadcastable to (B, H, T, S)) is added, then masked
+    scores become -inf before the softmax; a fully masked row gives zeros, not NaN."""
+    group = q.shape[1] // k.shape[1]
+    if group > 1:
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
     att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, H, T, S)
+    att = softcap(att, soft_cap)
+    if bias is not None:
+        att = att + bias
     if mask is not None:
         att = att.masked_fill(~mask, float("-inf"))
     att = F.softmax(att, dim=-1)
@@ -90,7 +244,7 @@ def attend(q, k, v, mask, attn_dropout):
 
 
 def split_heads(x, n_heads):
-    """(B, T, C) -> (B, H, T, D); head h takes channels h*D .. (h+1)*D."""
+    """(B, T, n·D) -> (B, n, T, D); head h takes channels h*D .. (h+1)*D."""
     B, T, C = x.shape
     return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
 
@@ -101,40 +255,66 @@ def merge_heads(y):
     return y.transpose(1, 2).contiguous().view(B, T, H * D)
 
 
+class AttentionCore(nn.Module):
+    """What every attention layer does after its projections: QK-norm (RMSNorm of each head's D
+    channels, weight [D] shared by the heads: `q_norm`, `k_norm`), RoPE on self-attention,
+    the scores with soft-cap, ALiBi and the mask, the weighted values."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.n_heads, self.n_kv = cfg["nHeads"], kv_heads(cfg)
+        self.soft_cap = cfg["attnSoftCap"]
+        D = cfg["dModel"] // cfg["nHeads"]
+        if cfg["qkNorm"]:
+            self.q_norm = RMSNorm(D, cfg["normScale"], cfg["layerNormEps"])
+            self.k_norm = RMSNorm(D, cfg["normScale"], cfg["layerNormEps"])
+        else:
+            self.q_norm = self.k_norm = None
+        self.attn_dropout = nn.Dropout(cfg["dropout"])
+
+    def attend(self, q, k, v, mask, rope=None, bias=None):
+        """q (B, T, H·D), k and v (B, S, Hkv·D) -> (B, T, H·D)."""
+        q, k, v = split_heads(q, self.n_heads), split_heads(k, self.n_kv), split_heads(v, self.n_kv)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        if rope is not None:
+            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        return merge_heads(attend(q, k, v, mask, self.attn_dropout, self.soft_cap, bias))
+
+
 # ----------------------------------------------------------------------------- encoder-decoder
 
 
-class MultiHeadAttention(nn.Module):
-    """Paper §3.2.2: per projection one full Linear(C, C) (the per-head W^Q_i etc. stacked)."""
+class MultiHeadAttention(AttentionCore):
+    """Paper §3.2.2: per projection one Linear (the per-head W^Q_i etc. stacked); W_k and W_v
+    have Hkv·D rows."""
 
     def __init__(self, cfg):
-        super().__init__()
-        d, bias = cfg["dModel"], cfg["bias"]
-        self.n_heads = cfg["nHeads"]
-        self.W_q = nn.Linear(d, d, bias=bias)
-        self.W_k = nn.Linear(d, d, bias=bias)
-        self.W_v = nn.Linear(d, d, bias=bias)
-        self.W_o = nn.Linear(d, d, bias=bias)
-        self.attn_dropout = nn.Dropout(cfg["dropout"])
+        super().__init__(cfg)
+        d, D = cfg["dModel"], cfg["dModel"] // cfg["nHeads"]
+        self.W_q = nn.Linear(d, d, bias=cfg["qkvBias"])
+        self.W_k = nn.Linear(d, self.n_kv * D, bias=cfg["qkvBias"])
+        self.W_v = nn.Linear(d, self.n_kv * D, bias=cfg["qkvBias"])
+        self.W_o = nn.Linear(d, d, bias=cfg["attnOutBias"])
 
-    def forward(self, x_q, x_kv, mask):  # x_q (B, T, C), x_kv (B, S, C)
-        q = split_heads(self.W_q(x_q), self.n_heads)
-        k = split_heads(self.W_k(x_kv), self.n_heads)
-        v = split_heads(self.W_v(x_kv), self.n_heads)
-        return self.W_o(merge_heads(attend(q, k, v, mask, self.attn_dropout)))
+    def forward(self, x_q, x_kv, mask, rope=None, bias=None):  # x_q (B, T, C), x_kv (B, S, C)
+        return self.W_o(self.attend(self.W_q(x_q), self.W_k(x_kv), self.W_v(x_kv), mask, rope, bias))
 
 
 class PositionWiseFeedForward(nn.Module):
-    """Paper §3.3: fc2(act(fc1(x))), C -> dFF -> C."""
+    """Paper §3.3: fc2(act(fc1(x))), C -> dFF -> C; gated (swiglu, geglu): fc2(act(gate(x)) ⊙ fc1(x))."""
 
     def __init__(self, cfg):
         super().__init__()
-        self.fc1 = nn.Linear(cfg["dModel"], cfg["dFF"], bias=cfg["bias"])
-        self.fc2 = nn.Linear(cfg["dFF"], cfg["dModel"], bias=cfg["bias"])
+        d, f, bias = cfg["dModel"], cfg["dFF"], cfg["mlpBias"]
+        self.fc1 = nn.Linear(d, f, bias=bias)
+        self.gate = nn.Linear(d, f, bias=bias) if cfg["activation"] in GATED_ACTIVATIONS else None
+        self.fc2 = nn.Linear(f, d, bias=bias)
         self.act = activation_fn(cfg["activation"])
 
     def forward(self, x):
-        return self.fc2(self.act(self.fc1(x)))
+        h = self.act(self.gate(x)) * self.fc1(x) if self.gate is not None else self.act(self.fc1(x))
+        return self.fc2(h)
 
 
 def sublayer(x, norm, fn, dropout, pre):
@@ -142,22 +322,29 @@ def sublayer(x, norm, fn, dropout, pre):
     return x + dropout(fn(norm(x))) if pre else norm(x + dropout(fn(x)))
 
 
-def make_norm(cfg):
-    return LayerNorm(cfg["dModel"], cfg["bias"], cfg["layerNormEps"])
+def parallel(x, parts, dropout):
+    """GPT-NeoX's parallel residual: x + Σ drop(fn(norm(x))), every part reading the same x."""
+    return x + sum(dropout(fn(norm(x))) for norm, fn in parts)
 
 
 class EncoderLayer(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.pre = cfg["norm"] == "pre"
+        self.parallel = cfg["parallelResidual"]
         self.self_attn = MultiHeadAttention(cfg)
         self.feed_forward = PositionWiseFeedForward(cfg)
         self.norm1 = make_norm(cfg)
         self.norm2 = make_norm(cfg)
         self.dropout = nn.Dropout(cfg["dropout"])
 
-    def forward(self, x, src_mask):
-        x = sublayer(x, self.norm1, lambda h: self.self_attn(h, h, src_mask), self.dropout, self.pre)
+    def forward(self, x, src_mask, rope=None):
+        def attn(h):
+            return self.self_attn(h, h, src_mask, rope)
+
+        if self.parallel:
+            return parallel(x, [(self.norm1, attn), (self.norm2, self.feed_forward)], self.dropout)
+        x = sublayer(x, self.norm1, attn, self.dropout, self.pre)
         return sublayer(x, self.norm2, self.feed_forward, self.dropout, self.pre)
 
 
@@ -165,6 +352,7 @@ class DecoderLayer(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.pre = cfg["norm"] == "pre"
+        self.parallel = cfg["parallelResidual"]
         self.self_attn = MultiHeadAttention(cfg)
         self.cross_attn = MultiHeadAttention(cfg)
         self.feed_forward = PositionWiseFeedForward(cfg)
@@ -173,10 +361,18 @@ class DecoderLayer(nn.Module):
         self.norm3 = make_norm(cfg)
         self.dropout = nn.Dropout(cfg["dropout"])
 
-    def forward(self, x, memory, src_mask, tgt_mask):
-        x = sublayer(x, self.norm1, lambda h: self.self_attn(h, h, tgt_mask), self.dropout, self.pre)
-        # Queries from the decoder, keys and values from the encoder output.
-        x = sublayer(x, self.norm2, lambda h: self.cross_attn(h, memory, src_mask), self.dropout, self.pre)
+    def forward(self, x, memory, src_mask, tgt_mask, rope=None):
+        def self_attn(h):
+            return self.self_attn(h, h, tgt_mask, rope)
+
+        def cross_attn(h):  # queries from the decoder, keys and values from the encoder output; no RoPE
+            return self.cross_attn(h, memory, src_mask)
+
+        if self.parallel:
+            parts = [(self.norm1, self_attn), (self.norm2, cross_attn), (self.norm3, self.feed_forward)]
+            return parallel(x, parts, self.dropout)
+        x = sublayer(x, self.norm1, self_attn, self.dropout, self.pre)
+        x = sublayer(x, self.norm2, cross_attn, self.dropout, self.pre)
         return sublayer(x, self.norm3, self.feed_forward, self.dropout, self.pre)
 
 
@@ -185,9 +381,13 @@ def padding_mask(tokens):
     return (tokens != PAD)[:, None, None, :]
 
 
-def causal_mask(t, device=None):
-    """(1, 1, T, T): True on and below the diagonal (query t sees keys 0..t)."""
-    return torch.tril(torch.ones(t, t, dtype=torch.bool, device=device))[None, None]
+def causal_mask(t, device=None, window=0):
+    """(1, 1, T, T): True on and below the diagonal (query t sees keys 0..t); with a sliding
+    `window` W > 0 only the last W of them (key j iff t − j < W, as Mistral)."""
+    m = torch.tril(torch.ones(t, t, dtype=torch.bool, device=device))
+    if window > 0:
+        m = m & ~torch.tril(torch.ones(t, t, dtype=torch.bool, device=device), diagonal=-window)
+    return m[None, None]
 
 
 class Transformer(nn.Module):
@@ -195,6 +395,7 @@ class Transformer(nn.Module):
 
     def __init__(self, cfg):
         super().__init__()
+        cfg = complete_config(cfg)
         assert cfg["kind"] == "encoder-decoder"
         self.cfg = cfg
         d = cfg["dModel"]
@@ -202,9 +403,13 @@ class Transformer(nn.Module):
         self.decoder_embedding = nn.Embedding(cfg["vocabSize"], d, padding_idx=PAD)
         if cfg["positional"] == "sinusoidal":
             self.positional_encoding = PositionalEncoding(cfg["maxLen"], d)  # shared by both stacks
-        else:
+        elif cfg["positional"] == "learned":
             self.encoder_positions = nn.Embedding(cfg["maxLen"], d)
             self.decoder_positions = nn.Embedding(cfg["maxLen"], d)
+        self.positions = Positions(cfg)
+        if cfg["embedNorm"]:
+            self.encoder_embedding_norm = make_norm(cfg)
+            self.decoder_embedding_norm = make_norm(cfg)
         self.encoder_layers = nn.ModuleList([EncoderLayer(cfg) for _ in range(cfg["nEncoderLayers"])])
         self.decoder_layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg["nDecoderLayers"])])
         if cfg["norm"] == "pre":
@@ -216,31 +421,37 @@ class Transformer(nn.Module):
             self.fc.weight = self.decoder_embedding.weight
         self.dropout = nn.Dropout(cfg["dropout"])
 
-    def embed(self, tokens, table, positions):
+    def embed(self, tokens, table, positions, norm):
         x = table(tokens)  # (B, T, C)
         if self.cfg["embedScale"]:
             x = x * math.sqrt(self.cfg["dModel"])  # paper §3.4
-        if positions is None:
+        if self.cfg["positional"] == "sinusoidal":
             x = self.positional_encoding(x)
-        else:
+        elif self.cfg["positional"] == "learned":
             x = x + positions(torch.arange(tokens.shape[1], device=tokens.device))
+        if norm is not None:
+            x = norm(x)
         return self.dropout(x)
 
     def encode(self, src, src_mask):
         learned = self.cfg["positional"] == "learned"
-        x = self.embed(src, self.encoder_embedding, self.encoder_positions if learned else None)
+        norm = self.encoder_embedding_norm if self.cfg["embedNorm"] else None
+        x = self.embed(src, self.encoder_embedding, self.encoder_positions if learned else None, norm)
+        rope = self.positions.rope(src.shape[1])
         for layer in self.encoder_layers:
-            x = layer(x, src_mask)
+            x = layer(x, src_mask, rope)
         return self.encoder_norm(x) if self.cfg["norm"] == "pre" else x  # memory (B, S, C)
 
     def decode(self, tgt_in, memory, src_mask, tgt_mask):
         learned = self.cfg["positional"] == "learned"
-        x = self.embed(tgt_in, self.decoder_embedding, self.decoder_positions if learned else None)
+        norm = self.decoder_embedding_norm if self.cfg["embedNorm"] else None
+        x = self.embed(tgt_in, self.decoder_embedding, self.decoder_positions if learned else None, norm)
+        rope = self.positions.rope(tgt_in.shape[1])
         for layer in self.decoder_layers:
-            x = layer(x, memory, src_mask, tgt_mask)
+            x = layer(x, memory, src_mask, tgt_mask, rope)
         if self.cfg["norm"] == "pre":
             x = self.decoder_norm(x)
-        return self.fc(x)  # (B, T, V)
+        return softcap(self.fc(x), self.cfg["logitSoftCap"])  # (B, T, V)
 
     def forward(self, src, tgt_in, src_mask=None, tgt_mask=None):
         S, T = src.shape[1], tgt_in.shape[1]
@@ -248,74 +459,90 @@ class Transformer(nn.Module):
         if src_mask is None:
             src_mask = padding_mask(src)  # (B, 1, 1, S): encoder self-attn and cross-attn
         if tgt_mask is None:
-            tgt_mask = padding_mask(tgt_in) & causal_mask(T, tgt_in.device)  # (B, 1, T, T)
+            causal = causal_mask(T, tgt_in.device, self.cfg["slidingWindow"])
+            tgt_mask = padding_mask(tgt_in) & causal  # (B, 1, T, T)
         return self.decode(tgt_in, self.encode(src, src_mask), src_mask, tgt_mask)
 
 
 # ----------------------------------------------------------------------------- decoder-only
 
 
-class CausalSelfAttention(nn.Module):
-    """nanoGPT's attention: one Linear(C, 3C) whose rows are W_q, W_k, W_v stacked."""
+class CausalSelfAttention(AttentionCore):
+    """nanoGPT's attention: one Linear(C, (H + 2·Hkv)·D) whose rows are W_q, W_k, W_v stacked
+    (files.py's ParamMap splits it into our c_attn_q/k/v)."""
 
     def __init__(self, cfg):
-        super().__init__()
-        d = cfg["dModel"]
-        self.n_heads = cfg["nHeads"]
-        self.c_attn = nn.Linear(d, 3 * d, bias=cfg["bias"])
-        self.c_proj = nn.Linear(d, d, bias=cfg["bias"])
-        self.attn_dropout = nn.Dropout(cfg["dropout"])
+        super().__init__(cfg)
+        d, D = cfg["dModel"], cfg["dModel"] // cfg["nHeads"]
+        self.split = (d, self.n_kv * D, self.n_kv * D)
+        self.c_attn = nn.Linear(d, sum(self.split), bias=cfg["qkvBias"])
+        self.c_proj = nn.Linear(d, d, bias=cfg["attnOutBias"])
 
-    def forward(self, x):  # x (B, T, C)
-        q, k, v = self.c_attn(x).split(x.shape[-1], dim=2)
-        q, k, v = (split_heads(t, self.n_heads) for t in (q, k, v))  # (B, H, T, D)
-        y = attend(q, k, v, causal_mask(x.shape[1], x.device), self.attn_dropout)
-        return self.c_proj(merge_heads(y))
+    def forward(self, x, mask, rope=None, bias=None):  # x (B, T, C)
+        q, k, v = self.c_attn(x).split(self.split, dim=2)
+        return self.c_proj(self.attend(q, k, v, mask, rope, bias))
 
 
 class MLP(nn.Module):
+    """c_proj(act(c_fc(x))); gated: c_proj(act(c_gate(x)) ⊙ c_fc(x)), c_fc the up projection."""
+
     def __init__(self, cfg):
         super().__init__()
-        self.c_fc = nn.Linear(cfg["dModel"], cfg["dFF"], bias=cfg["bias"])
-        self.c_proj = nn.Linear(cfg["dFF"], cfg["dModel"], bias=cfg["bias"])
+        d, f, bias = cfg["dModel"], cfg["dFF"], cfg["mlpBias"]
+        self.c_fc = nn.Linear(d, f, bias=bias)
+        self.c_gate = nn.Linear(d, f, bias=bias) if cfg["activation"] in GATED_ACTIVATIONS else None
+        self.c_proj = nn.Linear(f, d, bias=bias)
         self.act = activation_fn(cfg["activation"])
 
     def forward(self, x):
-        return self.c_proj(self.act(self.c_fc(x)))
+        h = self.act(self.c_gate(x)) * self.c_fc(x) if self.c_gate is not None else self.act(self.c_fc(x))
+        return self.c_proj(h)
 
 
 class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.pre = cfg["norm"] == "pre"
+        self.parallel = cfg["parallelResidual"]
         self.ln_1 = make_norm(cfg)
         self.attn = CausalSelfAttention(cfg)
         self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg)
         self.dropout = nn.Dropout(cfg["dropout"])
 
-    def forward(self, x):
-        x = sublayer(x, self.ln_1, self.attn, self.dropout, self.pre)
+    def forward(self, x, mask, rope=None, bias=None):
+        def attn(h):
+            return self.attn(h, mask, rope, bias)
+
+        if self.parallel:
+            return parallel(x, [(self.ln_1, attn), (self.ln_2, self.mlp)], self.dropout)
+        x = sublayer(x, self.ln_1, attn, self.dropout, self.pre)
         return sublayer(x, self.ln_2, self.mlp, self.dropout, self.pre)
 
 
 class GPT(nn.Module):
-    """Decoder-only language model. forward(idx (B, T)) -> logits (B, T, V). Causal mask only."""
+    """Decoder-only language model. forward(idx (B, T)) -> logits (B, T, V). Causal mask only
+    (with the sliding window when set)."""
 
     def __init__(self, cfg):
         super().__init__()
+        cfg = complete_config(cfg)
         assert cfg["kind"] == "decoder-only"
         self.cfg = cfg
         d = cfg["dModel"]
         parts = dict(wte=nn.Embedding(cfg["vocabSize"], d))
-        parts["wpe"] = (
-            nn.Embedding(cfg["maxLen"], d) if cfg["positional"] == "learned" else PositionalEncoding(cfg["maxLen"], d)
-        )
+        if cfg["positional"] == "learned":
+            parts["wpe"] = nn.Embedding(cfg["maxLen"], d)
+        elif cfg["positional"] == "sinusoidal":
+            parts["wpe"] = PositionalEncoding(cfg["maxLen"], d)
+        if cfg["embedNorm"]:
+            parts["ln_e"] = make_norm(cfg)
         parts["drop"] = nn.Dropout(cfg["dropout"])
         parts["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["nDecoderLayers"])])
         if cfg["norm"] == "pre":
             parts["ln_f"] = make_norm(cfg)
         self.transformer = nn.ModuleDict(parts)
+        self.positions = Positions(cfg)
         self.lm_head = nn.Linear(d, cfg["vocabSize"], bias=False)
         if cfg["tieEmbeddings"]:
             self.lm_head.weight = self.transformer.wte.weight  # listed once, as transformer.wte.weight
@@ -328,21 +555,25 @@ class GPT(nn.Module):
             x = x * math.sqrt(self.cfg["dModel"])
         if self.cfg["positional"] == "learned":
             x = x + self.transformer.wpe(torch.arange(T, device=idx.device))
-        else:
+        elif self.cfg["positional"] == "sinusoidal":
             x = self.transformer.wpe(x)
+        if self.cfg["embedNorm"]:
+            x = self.transformer.ln_e(x)
         x = self.transformer.drop(x)
+        mask = causal_mask(T, idx.device, self.cfg["slidingWindow"])
+        rope, bias = self.positions.rope(T), self.positions.alibi(T, T)
         for block in self.transformer.h:
-            x = block(x)
+            x = block(x, mask, rope, bias)
         if self.cfg["norm"] == "pre":
             x = self.transformer.ln_f(x)
-        return self.lm_head(x)  # (B, T, V)
+        return softcap(self.lm_head(x), self.cfg["logitSoftCap"])  # (B, T, V)
 
 
 # ----------------------------------------------------------------------------- shared
 
 
 def build_model(cfg):
-    """The model for `cfg['kind']`."""
+    """The model for `cfg['kind']` (a config of any version: see complete_config)."""
     return Transformer(cfg) if cfg["kind"] == "encoder-decoder" else GPT(cfg)
 
 

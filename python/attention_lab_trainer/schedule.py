@@ -7,6 +7,8 @@ rates our engine uses, segments of an extended run included.
   cosine    linear warm-up to lr, half a cosine to minLr at maxSteps, then minLr
   constant  linear warm-up to lr, then lr
   restart   from minLr back to lr over warmup steps after `start`, then a cosine to minLr
+  wsd       linear warm-up (from 0, or from minLr after `start` > 0), lr held, then a straight line
+            to minLr over the last decayFraction * (maxSteps - start) steps, then minLr
   segments  each segment's schedule over its steps; past the last, the last one
 
 Pinned against the TypeScript by test/unit/lab/pytorch/sampler.test.ts.
@@ -39,6 +41,20 @@ def _segment_rate(lr, s, step):
         if k <= s["warmup"]:
             return s["minLr"] + (lr - s["minLr"]) * k / s["warmup"]
         return _cosine(lr, s["minLr"], k - s["warmup"], s["maxSteps"] - s["start"] - s["warmup"])
+    if t == "wsd":
+        k = step - s["start"]
+        start_lr = s["minLr"] if s["start"] > 0 else 0.0
+        if k <= 0:
+            return s["minLr"]
+        if k <= s["warmup"]:
+            return start_lr + (lr - start_lr) * k / s["warmup"]
+        left = s["maxSteps"] - step
+        span = s["decayFraction"] * (s["maxSteps"] - s["start"])
+        if left <= 0:
+            return s["minLr"]
+        if left >= span:
+            return lr
+        return s["minLr"] + (lr - s["minLr"]) * left / span
     raise ValueError(f"unknown schedule type {t!r}")
 
 

@@ -13,7 +13,7 @@ import torch.distributed as dist
 
 from .files import DiskFull, UserError, update_run_json
 
-MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 2
+MANIFEST_FORMAT, MANIFEST_VERSION = "attention-lab-pytorch", 3
 
 
 def read_manifest(run_dir):

@@ -9,8 +9,9 @@ another Python (`HF_PYTHON`, e.g. a venv with torch 2.x and transformers 5.x):
 written by safetensors_io) and writes OUT (output.logits, and the HF class and versions in the
 metadata). transformers is never a test dependency: only the golden script uses it.
 
-Left out: the encoder-decoder (no HF class shares the seed notebook's layout), soft-caps (Gemma
-2 has them, but also norms after each sublayer and a (1 + w) norm scale, which our model lacks),
+Left out: the encoder-decoder (no HF class shares the seed notebook's layout), the logit
+soft-cap (Gemma 2 has it, but also norms after each sublayer and a (1 + w) norm scale, which our
+model lacks; its attention soft-cap is checked through Gemma 2's attention function alone),
 nanochat's weightless RMSNorm, ReLU² and rope → norm order (no HF class).
 """
 
@@ -32,6 +33,10 @@ HF_CLASSES = {
     "hf-qwen3": "Qwen3ForCausalLM",
     "hf-mistral": "MistralForCausalLM",
     "hf-gptneox": "GPTNeoXForCausalLM",
+    "hf-bloom": "BloomForCausalLM",
+    # No HF class has our soft-capped model (Gemma 2 adds norms after each sublayer and scales its
+    # norms by 1 + w), so the reference runs with Gemma 2's own attention function in place of ours.
+    "opt-attn-softcap": "gemma2.eager_attention_forward",
 }
 
 
@@ -98,7 +103,6 @@ def _gpt_neox(cfg, params):
     import transformers
 
     H, C = cfg["nHeads"], cfg["dModel"]
-    D = C // H
     config = transformers.GPTNeoXConfig(
         vocab_size=cfg["vocabSize"],
         hidden_size=C,
@@ -131,19 +135,103 @@ def _gpt_neox(cfg, params):
         for kind in ("weight", "bias"):
             sd[f"{h}.input_layernorm.{kind}"] = params[f"{p}.ln_1.{kind}"]
             sd[f"{h}.post_attention_layernorm.{kind}"] = params[f"{p}.ln_2.{kind}"]
-            q, k, v = _split_qkv(params[f"{p}.attn.c_attn.{kind}"], cfg)
-            per_head = [t.reshape(H, D, *t.shape[1:]) for t in (q, k, v)]
-            sd[f"{h}.attention.query_key_value.{kind}"] = np.stack(per_head, axis=1).reshape(3 * C, *q.shape[1:])
+            sd[f"{h}.attention.query_key_value.{kind}"] = _interleave_heads(params[f"{p}.attn.c_attn.{kind}"], cfg)
             sd[f"{h}.attention.dense.{kind}"] = params[f"{p}.attn.c_proj.{kind}"]
             sd[f"{h}.mlp.dense_h_to_4h.{kind}"] = params[f"{p}.mlp.c_fc.{kind}"]
             sd[f"{h}.mlp.dense_4h_to_h.{kind}"] = params[f"{p}.mlp.c_proj.{kind}"]
     return hf, sd
 
 
+def _interleave_heads(w, cfg):
+    """Our fused c_attn [q | k | v] (rows) -> GPT-NeoX's and BLOOM's per-head [q_h, k_h, v_h]."""
+    H = cfg["nHeads"]
+    D = cfg["dModel"] // H
+    q, k, v = _split_qkv(w, cfg)
+    per_head = [t.reshape(H, D, *t.shape[1:]) for t in (q, k, v)]
+    return np.stack(per_head, axis=1).reshape(3 * cfg["dModel"], *q.shape[1:])
+
+
+def _bloom(cfg, params):
+    """BLOOM: ALiBi, a LayerNorm after the embeddings, LayerNorms and biases everywhere, the tanh
+    GELU, an MLP of 4·C, tied embeddings; fused query_key_value per head as GPT-NeoX's."""
+    import transformers
+
+    assert cfg["dFF"] == 4 * cfg["dModel"], "BLOOM's MLP is 4·hidden wide"
+    config = transformers.BloomConfig(
+        vocab_size=cfg["vocabSize"],
+        hidden_size=cfg["dModel"],
+        n_layer=cfg["nDecoderLayers"],
+        n_head=cfg["nHeads"],
+        layer_norm_epsilon=cfg["layerNormEps"],
+        hidden_dropout=0.0,
+        attention_dropout=0.0,
+        apply_residual_connection_post_layernorm=False,
+        tie_word_embeddings=cfg["tieEmbeddings"],
+        pretraining_tp=1,
+        slow_but_exact=False,
+        attn_implementation="eager",
+    )
+    hf = transformers.BloomForCausalLM(config)
+    sd = {"transformer.word_embeddings.weight": params["transformer.wte.weight"]}
+    sd["lm_head.weight"] = params["transformer.wte.weight" if cfg["tieEmbeddings"] else "lm_head.weight"]
+    for kind in ("weight", "bias"):
+        sd[f"transformer.word_embeddings_layernorm.{kind}"] = params[f"transformer.ln_e.{kind}"]
+        sd[f"transformer.ln_f.{kind}"] = params[f"transformer.ln_f.{kind}"]
+    for i in range(cfg["nDecoderLayers"]):
+        p, h = f"transformer.h.{i}", f"transformer.h.{i}"
+        for kind in ("weight", "bias"):
+            sd[f"{h}.input_layernorm.{kind}"] = params[f"{p}.ln_1.{kind}"]
+            sd[f"{h}.post_attention_layernorm.{kind}"] = params[f"{p}.ln_2.{kind}"]
+            sd[f"{h}.self_attention.query_key_value.{kind}"] = _interleave_heads(params[f"{p}.attn.c_attn.{kind}"], cfg)
+            sd[f"{h}.self_attention.dense.{kind}"] = params[f"{p}.attn.c_proj.{kind}"]
+            sd[f"{h}.mlp.dense_h_to_4h.{kind}"] = params[f"{p}.mlp.c_fc.{kind}"]
+            sd[f"{h}.mlp.dense_4h_to_h.{kind}"] = params[f"{p}.mlp.c_proj.{kind}"]
+    return hf, sd
+
+
+def _with_gemma2_attention(cfg, params, idx):
+    """The reference model's logits with Gemma 2's eager_attention_forward (soft-cap, grouped heads,
+    additive mask) computing every attention in place of reference.attend."""
+    from types import SimpleNamespace
+
+    from transformers.models.gemma2 import modeling_gemma2
+
+    import reference
+
+    def gemma2_attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None):
+        module = SimpleNamespace(num_key_value_groups=q.shape[1] // k.shape[1], training=False, head_dim=q.shape[-1])
+        additive = torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+        if bias is not None:
+            additive = additive + bias
+        out, _ = modeling_gemma2.eager_attention_forward(
+            module, q, k, v, additive, dropout=0.0, scaling=q.shape[-1] ** -0.5, softcap=soft_cap or None
+        )
+        return out.transpose(1, 2)  # (B, T, H, D) -> (B, H, T, D)
+
+    model = reference.build_model(cfg)
+    named = dict(model.named_parameters())
+    assert set(named) == set(params), "the golden file's parameters are the reference model's"
+    with torch.no_grad():
+        for k, p in named.items():
+            p.copy_(torch.from_numpy(np.array(params[k])))
+        reference.attend, ours = gemma2_attend, reference.attend
+        try:
+            return model(torch.from_numpy(np.array(idx)).long()).numpy()
+        finally:
+            reference.attend = ours
+
+
 def hf_logits(name, cfg, params, idx):
     """(HF class name, logits (B, T, V) as float32 numpy) of golden config `name`."""
     cls_name = HF_CLASSES[name]
-    hf, sd = _gpt_neox(cfg, params) if cls_name == "GPTNeoXForCausalLM" else _llama_family(cls_name, cfg, params)
+    if cls_name == "gemma2.eager_attention_forward":
+        return cls_name, _with_gemma2_attention(cfg, params, idx)
+    if cls_name == "GPTNeoXForCausalLM":
+        hf, sd = _gpt_neox(cfg, params)
+    elif cls_name == "BloomForCausalLM":
+        hf, sd = _bloom(cfg, params)
+    else:
+        hf, sd = _llama_family(cls_name, cfg, params)
     own = hf.state_dict()
     missing = [k for k in own if k not in sd and not k.endswith(("inv_freq", "masked_bias", "attention.bias"))]
     extra = [k for k in sd if k not in own]
@@ -151,7 +239,9 @@ def hf_logits(name, cfg, params, idx):
     hf.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in sd.items()}, strict=False)
     hf.eval()
     with torch.no_grad():
-        out = hf(input_ids=torch.from_numpy(idx).long(), attention_mask=torch.ones(idx.shape, dtype=torch.long))
+        out = hf(
+            input_ids=torch.from_numpy(np.array(idx)).long(), attention_mask=torch.ones(idx.shape, dtype=torch.long)
+        )
     return cls_name, out.logits.float().numpy()
 
 

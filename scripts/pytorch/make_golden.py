@@ -244,6 +244,9 @@ HF_SHAPED = {
     "hf-mistral": dict(_LLAMA, slidingWindow=4),
     # Pythia: LayerNorm with biases, a quarter of each head rotated, parallel residual, exact GELU.
     "hf-gptneox": dict(_BASE, positional="rope", rotaryFraction=0.25, parallelResidual=True, tieEmbeddings=False),
+    # BLOOM: ALiBi (6 heads: slopes of a head count that is not a power of two), a LayerNorm after
+    # the embeddings, the tanh GELU, an MLP 4·C wide.
+    "hf-bloom": dict(_BASE, positional="alibi", embedNorm=True, activation="geluTanh", dModel=12, nHeads=6, dFF=48),
 }
 ENCDEC_MODERN = {
     "encdec-modern": dict(

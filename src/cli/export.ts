@@ -10,7 +10,7 @@
 
 import * as path from 'node:path';
 import { createBackend } from '../engine/backends/select';
-import { exportRun } from '../lab/interop/exportFolder';
+import { EXPORT_FORMATS, exportRun } from '../lab/interop/exportFolder';
 import { NODE_FS } from '../lab/files/fs.node';
 import { openRun } from '../lab/inference/openRun';
 import { UsageError, parseFlags } from './args';
@@ -18,13 +18,16 @@ import type { CommandContext } from './context';
 import { RUN_FLAG, runDirOf } from './runFlags';
 
 export const EXPORT_HELP =
-  `attention-lab export --run DIR --out DIR [--format pytorch] [--force] ` +
+  `attention-lab export --run DIR --out DIR [--format pytorch|hf] [--force] ` +
   `[--text TEXT] [--src TEXT]
   Writes DIR/<run's shown name>/: model.safetensors (nanoGPT's GPT or the notebook Transformer's
   state_dict names, fp32, Linear weights [out, in]), config.json, tokenizer.json, for a BPE
   run also vocab.json + merges.txt (GPT-2's format), and README.md with the PyTorch lines
   that load it, the Python they run (reference.py, score_export.py, …), and the score of
   an example text (the run's held-out text, or --text; --src for an encoder-decoder).
+  --format hf: a Llama-shaped run (RoPE, RMSNorm, SwiGLU, pre-norm) in Hugging Face's
+  LlamaForCausalLM layout (config.json, model.safetensors), which transformers loads with
+  from_pretrained; other runs are refused (--format pytorch exports every option).
   An existing non-empty folder of that name is replaced only with --force.`;
 
 /** `export`: flags → the lab's export folder → the files written, or JSON. */
@@ -38,7 +41,7 @@ export async function exportCommand(argv: string[], ctx: CommandContext): Promis
     src: { type: 'string' },
   });
   if (f.bool('help')) return ctx.help(EXPORT_HELP);
-  f.choice('format', ['pytorch'] as const, 'pytorch');
+  const format = f.choice('format', EXPORT_FORMATS, 'pytorch');
   const out = f.str('out');
   if (!f.str('run') || !out)
     throw new UsageError('`export` needs --run DIR and --out DIR (the export goes into DIR/<run name>).');
@@ -47,6 +50,7 @@ export async function exportCommand(argv: string[], ctx: CommandContext): Promis
   const source = f.str('src');
   const res = await exportRun(NODE_FS, r, path.resolve(ctx.cwd, out), {
     force: f.bool('force'),
+    format,
     ...(text !== undefined ? { text } : {}),
     ...(source !== undefined ? { source } : {}),
   });

@@ -37,8 +37,9 @@ export const HEADS_HELP = `attention-lab heads --run DIR [--step N | --text TEXT
              with every head on. Positive: the model relies on it. Runs without head scores
              (made before they existed) still get this column.
   --json     prints {"step": N, "measuredOn": "snapshot" | "text" | "diagnostic",
-             "heads": [{"stack", "layer", "head", "scores", "deltaLoss"?}, …]} (with --ablate
-             also "baseLoss"), layers and heads from 1.
+             "heads": [{"stack", "layer", "head", "kvGroup"?, "scores", "deltaLoss"?}, …]}
+             (with --ablate also "baseLoss"), layers and heads from 1; "kvGroup" (from 1)
+             is the key/value head a head reads under grouped-query attention.
   --csv      prints the table as CSV (step, stack, layer, head, previousToken, firstToken,
              diagonal, antiDiagonal, induction, entropy[, deltaLoss]) — the same columns as
              the dashboard's head-score export; a score a head's kind lacks is left empty.`;
@@ -48,6 +49,8 @@ interface HeadRow {
   readonly stack: HeadScoreData['stack'];
   readonly layer: number;
   readonly head: number;
+  /** The key/value head it reads (1-based), under grouped-query attention. */
+  readonly kvGroup?: number;
   readonly scores?: HeadScoreData['scores'];
   readonly deltaLoss?: number;
 }
@@ -63,12 +66,14 @@ function table(rows: readonly HeadRow[]): string[] {
     if (!first) continue;
     const names = first.scores ? Object.keys(first.scores) : [];
     const ablated = some.some((h) => h.deltaLoss !== undefined);
+    const grouped = some.some((h) => h.kvGroup !== undefined); // grouped-query attention: the kv head read
     const w = Math.max(...names.map((n) => n.length), 6);
     lines.push(
       [
         'stack'.padEnd(13),
         'layer',
         'head',
+        ...(grouped ? ['kv'] : []),
         ...names.map((n) => n.padStart(w)),
         ...(ablated ? ['Δloss'.padStart(9)] : []),
       ].join('  '),
@@ -78,7 +83,14 @@ function table(rows: readonly HeadRow[]): string[] {
       const delta =
         h.deltaLoss === undefined ? [] : [`${h.deltaLoss >= 0 ? '+' : ''}${h.deltaLoss.toFixed(4)}`.padStart(9)];
       lines.push(
-        [h.stack.padEnd(13), String(h.layer).padStart(5), String(h.head).padStart(4), ...vals, ...delta].join('  '),
+        [
+          h.stack.padEnd(13),
+          String(h.layer).padStart(5),
+          String(h.head).padStart(4),
+          ...(grouped ? [String(h.kvGroup ?? '').padStart(2)] : []),
+          ...vals,
+          ...delta,
+        ].join('  '),
       );
     }
     lines.push('');
@@ -153,7 +165,8 @@ export async function headsCommand(argv: string[], ctx: CommandContext): Promise
   const step = s?.step ?? null;
   const rows = new Map<string, HeadRow>();
   for (const h of s?.heads ?? []) {
-    const row: HeadRow = { stack: h.stack, layer: h.layer + 1, head: h.head + 1, scores: h.scores };
+    const group = h.kvGroup !== undefined ? { kvGroup: h.kvGroup + 1 } : {};
+    const row: HeadRow = { stack: h.stack, layer: h.layer + 1, head: h.head + 1, ...group, scores: h.scores };
     rows.set(key(row), row);
   }
   let baseLoss: number | null = null;

@@ -23,6 +23,7 @@ import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/dat
 import type { FromTrainingWorker } from '../protocol/trainingWorker';
 import {
   BACKEND_KINDS,
+  LR_SCHEDULES,
   MODEL_KINDS,
   MODEL_PRESETS,
   OPTIMIZER_PRESETS,
@@ -77,6 +78,10 @@ Model:
 Training:
   --steps N  --batch N  --seq N  --eval-every N  --checkpoint-every N  --snapshot-every N
   --seed N  --optimizer ${OPTIMIZER_PRESETS.join('|')}  --lr X  --warmup N  --backend ${BACKEND_KINDS.join('|')}
+  --schedule ${LR_SCHEDULES.join('|')}  learning-rate schedule of adamw and muon (default cosine; wsd: warm-up,
+                         the peak held, a linear decay to lr/10 over the last 20% of the steps)
+                         muon: Muon (lr 0.02, momentum 0.95) for attention and MLP matrices, AdamW
+                         (--lr) for embeddings, the output projection, norms and biases
   --out DIR              run folder (default: runs/run-<time>)
   --until N              stop after step N with a checkpoint (continue later with --resume)
   --json                 print one JSON object when done (no progress line)
@@ -110,6 +115,7 @@ export const TRAIN_FLAGS = {
   optimizer: { type: 'string' },
   lr: { type: 'string' },
   warmup: { type: 'string' },
+  schedule: { type: 'string' },
   backend: { type: 'string' },
   out: { type: 'string' },
   until: { type: 'string' },
@@ -230,8 +236,14 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     optimizer: given('optimizer', () => f.choice('optimizer', OPTIMIZER_PRESETS, 'adamw')),
     lr: given('lr', () => f.num('lr', 0, 0, 10)),
     warmup: given('warmup', () => f.int('warmup', 0, 0)),
+    schedule: given('schedule', () => f.choice('schedule', LR_SCHEDULES, 'cosine')),
     backend: given('backend', () => backendKindOf(f)),
   });
+  if (spec.training.optimizer === 'paper' && f.has('schedule'))
+    throw new UsageError(
+      "--optimizer paper follows the paper's own schedule (noam); leave out --schedule, or use " +
+        '--optimizer adamw or muon.',
+    );
   // Check the model config now (with a stand-in vocabulary) so a mistake fails before any work.
   resolveConfig(spec, 1000);
   return spec;

@@ -207,25 +207,7 @@ const ENCODER_DECODER_SIZES: Readonly<
 type DecoderSize = Pick<ModelConfig, 'dModel' | 'nHeads' | 'dFF' | 'nDecoderLayers' | 'maxLen' | 'dropout'> &
   Partial<Pick<ModelConfig, 'nKvHeads'>>;
 
-/**
- * The decoder-only presets: `gpt` is nanoGPT's GPT-2 small shape, `small` its shakespeare_char
- * CPU config; `llama-*` and `nanochat-*` are today's decoders at the sizes of `tiny` and
- * `small`. A gated feed-forward has three matrices where the others have two, so its dFF is
- * about 2/3 of theirs (rounded to a multiple of 8), keeping the parameter count (as Llama's
- * 8/3·d).
- */
-const DECODER_ONLY_PRESETS: Readonly<
-  Record<string, { arch: Omit<ModelConfig, SizeField | 'nKvHeads'>; size: DecoderSize }>
-> = {
-  tiny: { arch: NANOGPT, size: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 } },
-  small: { arch: NANOGPT, size: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 } },
-  gpt: { arch: NANOGPT, size: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 } },
-};
-
-/**
- * Today's decoders at the sizes of `tiny` and `small`, joined to DECODER_ONLY_PRESETS when the
- * models build every option they use.
- */
+/** Today's decoders at the sizes of `tiny` and `small` (in DECODER_ONLY_PRESETS after nanoGPT's). */
 export const MODERN_PRESETS: Readonly<
   Record<string, { arch: Omit<ModelConfig, SizeField | 'nKvHeads'>; size: DecoderSize }>
 > = {
@@ -245,6 +227,22 @@ export const MODERN_PRESETS: Readonly<
     arch: NANOCHAT,
     size: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 },
   },
+};
+
+/**
+ * The decoder-only presets: `gpt` is nanoGPT's GPT-2 small shape, `small` its shakespeare_char
+ * CPU config; `llama-*` and `nanochat-*` are today's decoders at the sizes of `tiny` and
+ * `small`. A gated feed-forward has three matrices where the others have two, so its dFF is
+ * about 2/3 of theirs (rounded to a multiple of 8), keeping the parameter count (as Llama's
+ * 8/3·d).
+ */
+const DECODER_ONLY_PRESETS: Readonly<
+  Record<string, { arch: Omit<ModelConfig, SizeField | 'nKvHeads'>; size: DecoderSize }>
+> = {
+  tiny: { arch: NANOGPT, size: { dModel: 64, nHeads: 4, dFF: 256, nDecoderLayers: 2, maxLen: 64, dropout: 0 } },
+  small: { arch: NANOGPT, size: { dModel: 128, nHeads: 4, dFF: 512, nDecoderLayers: 4, maxLen: 64, dropout: 0 } },
+  gpt: { arch: NANOGPT, size: { dModel: 768, nHeads: 12, dFF: 3072, nDecoderLayers: 12, maxLen: 1024, dropout: 0 } },
+  ...MODERN_PRESETS,
 };
 
 /**

@@ -52,7 +52,7 @@ export const errorData = obj({ code: str, message: str });
  * (the paper's, on source→target pairs).
  */
 export const MODEL_PRESETS = {
-  'decoder-only': ['tiny', 'small', 'gpt'],
+  'decoder-only': ['tiny', 'small', 'gpt', 'llama-tiny', 'llama-small', 'nanochat-tiny', 'nanochat-small'],
   'encoder-decoder': ['tiny', 'small', 'base'],
 } as const;
 
@@ -74,11 +74,22 @@ export type TokenizerType = (typeof TOKENIZER_TYPES)[number];
 
 /**
  * The optimizer presets (src/lab/runs/specModel.ts builds them): `adamw` is AdamW with a
- * cosine decay; `paper` is the paper's Adam (0.9, 0.98, 1e-9) with its warm-up schedule.
+ * cosine decay; `paper` is the paper's Adam (0.9, 0.98, 1e-9) with its warm-up schedule;
+ * `muon` is Muon (lr 0.02, momentum 0.95) for the hidden matrices with `adamw`'s AdamW for
+ * embeddings, the output projection, norms and biases (nanochat, modded-nanogpt).
  */
-export const OPTIMIZER_PRESETS = ['adamw', 'paper'] as const;
+export const OPTIMIZER_PRESETS = ['adamw', 'paper', 'muon'] as const;
 /** An optimizer preset. */
 export type OptimizerPreset = (typeof OPTIMIZER_PRESETS)[number];
+
+/**
+ * The learning-rate schedules a run of `adamw` or `muon` chooses among: `cosine` (warm-up, then
+ * cosine decay to lr/10) and `wsd` (warm-up, the peak held, then a linear decay to lr/10 over
+ * the last 20% of the steps). The `paper` optimizer has its own schedule.
+ */
+export const LR_SCHEDULES = ['cosine', 'wsd'] as const;
+/** A learning-rate schedule a run chooses. */
+export type LrSchedule = (typeof LR_SCHEDULES)[number];
 
 /** The decode strategies (src/engine/decode/): greedy, beam search, sampling. */
 export const DECODE_STRATEGIES = ['greedy', 'beam', 'sample'] as const;
@@ -211,9 +222,11 @@ export const trainSpec = obj({
     snapshotEvery: nonNegInt,
     seed: int,
     optimizer: oneOf(...OPTIMIZER_PRESETS),
-    /** Peak learning rate (adamw) or factor of the paper's schedule (paper); 0 = default. */
+    /** Peak learning rate (adamw, muon's AdamW part) or factor of the paper's schedule (paper); 0 = default. */
     lr: num,
     warmup: nonNegInt,
+    /** The schedule of adamw and muon; absent = cosine (run.json files written before it existed). */
+    schedule: optional(oneOf(...LR_SCHEDULES)),
   }),
   backend: oneOf(...BACKEND_KINDS),
 });
@@ -222,10 +235,12 @@ export const trainSpec = obj({
  * How the learning rate runs over one segment of a run (the formulas are in
  * src/engine/optim/schedule.ts): `cosine` (AdamW: warm-up, then cosine decay to lr/10),
  * `constant` (AdamW on runs too short to decay), `noam` (the paper's schedule), `restart`
- * (a warm restart: warm up from lr/10 back to lr, then cosine down to lr/10 again).
+ * (a warm restart: warm up from lr/10 back to lr, then cosine down to lr/10 again), `wsd`
+ * (warm-up, the peak held, a linear decay to lr/10 over the segment's last 20%; a later
+ * segment warms up again from lr/10).
  */
 export type SegmentSchedule = Infer<typeof segmentSchedule>;
-export const segmentSchedule = oneOf('cosine', 'constant', 'noam', 'restart');
+export const segmentSchedule = oneOf('cosine', 'constant', 'noam', 'restart', 'wsd');
 export const SEGMENT_SCHEDULES: readonly SegmentSchedule[] = segmentSchedule.values;
 
 /**

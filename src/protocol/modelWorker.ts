@@ -132,7 +132,7 @@ export type ImportOutput = Infer<typeof importOutput>;
 export const importOutput = obj({
   runDir: str,
   /** The layout's name and, for people, its description. */
-  layout: oneOf('attention-lab', 'nanogpt', 'hf-gpt2', 'seed-transformer'),
+  layout: oneOf('attention-lab', 'nanogpt', 'hf-gpt2', 'seed-transformer', 'hf-llama'),
   layoutText: str,
   modelFile: str,
   params: nonNegInt,
@@ -215,9 +215,12 @@ export const modelRequests = requests('model', {
     streams: null,
     page: true,
   },
-  /** The run's export folder `<outDir>/<run name>`; force: replace a non-empty one. */
+  /**
+   * The run's export folder `<outDir>/<run name>`; force: replace a non-empty one; format: pytorch (default) or hf
+   * (Hugging Face's LlamaForCausalLM, lab/interop/exportHf.ts).
+   */
   export: {
-    params: { runDir: str, outDir: str, force: bool },
+    params: { runDir: str, outDir: str, force: bool, format: optional(oneOf('pytorch', 'hf')) },
     answer: exportOutput,
     what: 'Exporting',
     timeoutMs: 300_000,

@@ -99,6 +99,48 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
     throw new Error(`the preset size states no vocabulary from the files: ${tiny}`);
   await shot('c4-configure-presets.png');
   await pick('d_model 64');
+  // The architecture behind the preset: its options in words; a combination that does not fit shows the engine's
+  // one-line message before anything trains; Continue keeps the preset's.
+  await visible(rows.filter({ hasText: 'learned positions' }), 'the architecture step');
+  await shot('c4-configure-architecture.png');
+  // The list is virtual (rows below the fold are not drawn): the filter brings an option up.
+  const archList = widget.locator('input[placeholder^="Architecture of the"]');
+  const pickOption = async (needle) => {
+    // The quick inputs share one input element: wait for the list's own, or the filter lands in the one closing.
+    await visible(archList, 'the architecture list');
+    await input.fill(needle);
+    await pick(needle);
+  };
+  await pickOption('key/value heads');
+  // Its prompt under the box (the list's row says the same words: wait for the box's own message).
+  await visible(message.filter({ hasText: 'Key/value heads each shared' }), 'the key/value heads box');
+  await input.fill('3');
+  await visible(
+    message.filter({ hasText: 'nHeads 4 is not divisible by nKvHeads 3' }),
+    "the engine's message for 3 kv heads",
+  );
+  await page.keyboard.press('Enter'); // refused: the box stays
+  await visible(message.filter({ hasText: 'Use nKvHeads 1, 2, 4' }), 'the refusal, still there after Enter');
+  await shot('c4-configure-kv-heads-refused.png');
+  await widget.locator('.codicon-quick-input-back, [aria-label="Back"]').first().click();
+  await pick('norm placement');
+  await pick('post-norm');
+  await pickOption('parallel residual');
+  await visible(rows.filter({ hasText: 'sequential residual' }), 'the parallel residual choices');
+  await pick('parallel residual');
+  // The list comes back scrolled to the option just changed: the filter brings the message row (the first) up.
+  await visible(archList, 'the architecture list');
+  await input.fill('parallelResidual needs');
+  await visible(
+    rows.filter({ hasText: 'parallelResidual needs norm pre' }),
+    "the engine's message for post-norm + parallel",
+  );
+  await shot('c4-configure-architecture-refused.png');
+  // The message row has no value: clicking it leaves the step where it is.
+  await rows.filter({ hasText: 'parallelResidual needs norm pre' }).first().click();
+  await visible(rows.filter({ hasText: 'parallelResidual needs norm pre' }), 'the architecture step, still');
+  await pickOption("tiny preset's architecture");
+  await pick('Continue');
   // The steps box reuses the preset list's input element: wait for its prompt, or '30' lands in the list's filter.
   await visible(message.filter({ hasText: 'Training steps' }), 'the steps box');
   await input.fill('30');
@@ -236,6 +278,7 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await pick('repeated random letters');
   await visible(rows.filter({ hasText: 'd_model 64' }), 'the presets again');
   await pick('d_model 64');
+  await pick('Continue');
   await visible(widget.filter({ hasText: 'Training steps' }), 'the steps box');
   if ((await input.inputValue()) !== '3000')
     throw new Error(`the steps box shows ${await input.inputValue()}, not the induction task's own 3000`);

@@ -67,6 +67,8 @@ export async function runPytorch(page, { shots, log, workspace }) {
     await page.keyboard.press('Enter');
     await expectVisible(rows.filter({ hasText: 'd_model 64' }), 'the presets');
     await page.keyboard.press('Enter');
+    await expectVisible(rows.filter({ hasText: 'Continue' }), 'the architecture step');
+    await page.keyboard.press('Enter');
     await expectVisible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');
     await page.keyboard.press('Enter');
   };

@@ -83,6 +83,7 @@ export async function runRestricted(page, { shots, log }) {
   await pick('char');
   await visible(rows.filter({ hasText: 'parameters' }), 'the preset sizes');
   await pick('tiny');
+  await pick('Continue');
   const input = page.locator('.quick-input-widget input');
   // The steps box reuses the preset list's input element: wait for its prompt, or the typing lands in the list's filter.
   await visible(page.locator('.quick-input-widget', { hasText: 'Training steps' }), 'the steps box');

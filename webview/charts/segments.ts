@@ -29,6 +29,7 @@ const CONTINUATION: { readonly [S in SegmentSchedule]: string } = {
   noam: "paper's schedule continues",
   constant: 'constant rate continues',
   cosine: 'cosine decay',
+  wsd: 'warmup–stable–decay',
 };
 
 /** "segment 2: +500 steps, warm restart" for the segment at `index` (0-based). */

@@ -14,6 +14,7 @@
 import { probAt } from '../../src/common/attentionCodec';
 import type { AttentionMapData, AttentionSnapshot, AttentionStack } from '../../src/protocol/model';
 import { ATTENTION_STACKS } from '../../src/protocol/model';
+import { headLabel } from '../../src/common/architecture';
 import type { FromWebview } from '../../src/protocol/webview';
 import {
   STACK_LABELS,
@@ -272,7 +273,10 @@ export class AttentionPanel implements Panel {
     const share = width < 700 ? width - 70 : Math.min(width, 1000) * 0.45;
     const thumb = Math.max(16, Math.min(110, Math.floor(share / heads) - 10));
     const stackLabel = STACK_LABELS[ui.stack];
-    this.grid.render(grid, this.ctx.theme, ui.scale, { layer: ui.layer, head: ui.head }, thumb, stackLabel);
+    const config = run?.summary.model?.config;
+    this.grid.render(grid, this.ctx.theme, ui.scale, { layer: ui.layer, head: ui.head }, thumb, stackLabel, (j) =>
+      headLabel(j, config),
+    );
     // The large view takes the room beside the grid, or the full width when it wraps below
     // (~110 px go to its row labels and title), as tall as the window allows.
     const beside = width - (heads * (thumb + 10) + 70) - 24;
@@ -363,7 +367,7 @@ export class AttentionPanel implements Panel {
     const keys = f === 1 ? C : (keysAreSource(m.stack) ? snap.srcTokens : snap.tgtTokens).length;
     const at = snap.source === 'selection' ? `step ${snap.step}'s model on your text` : `step ${snap.step}`;
     this.caption.textContent =
-      `${stackLabel} · layer ${m.layer + 1} · head ${head + 1} · ${at} · ` +
+      `${stackLabel} · layer ${m.layer + 1} · ${headLabel(head, this.ctx.run()?.summary.model?.config)} · ${at} · ` +
       `mean entropy ${formatNumber(ent, 3)} nats (uniform over ${keys} keys: ` +
       `${formatNumber(Math.log(keys), 3)})` +
       `${names.length ? ` · mask: ${names.join(', ')}` : ''}`;

@@ -6,6 +6,9 @@
  * painting is spread over animation frames. `data-pending` on the grid counts cells not yet
  * repainted (0 when the grid is up to date).
  *
+ * A head's name comes from the caller: under grouped-query attention it names the head's
+ * key/value head too ("head 5 · kv 3", src/common/architecture.ts).
+ *
  * Leaves out: the large view and the timeline (attention.ts).
  */
 
@@ -44,7 +47,13 @@ export class AttentionGrid {
   private heads = 0;
   private generation = 0;
   /** What the last render drew (for the export). */
-  private last: { maps: readonly GridMap[]; theme: Theme; scale: RampScale; stackLabel: string } | null = null;
+  private last: {
+    maps: readonly GridMap[];
+    theme: Theme;
+    scale: RampScale;
+    stackLabel: string;
+    names: readonly string[];
+  } | null = null;
   /** Called when the user selects a cell. */
   onSelect: (layer: number, head: number) => void = () => undefined;
 
@@ -61,11 +70,13 @@ export class AttentionGrid {
     selected: { layer: number; head: number },
     thumb: number,
     stackLabel: string,
+    headName: (head: number) => string = (j) => `head ${j + 1}`,
   ): void {
     const heads = maps[0]?.map.shape[0] ?? 0;
-    this.last = { maps, theme, scale, stackLabel };
-    const key = `${maps.length}x${heads}|${stackLabel}`;
-    if (key !== this.shapeKey) this.build(maps.length, heads, stackLabel);
+    const names = Array.from({ length: heads }, (_, j) => headName(j));
+    this.last = { maps, theme, scale, stackLabel, names };
+    const key = `${maps.length}x${heads}|${stackLabel}|${names.join('|')}`;
+    if (key !== this.shapeKey) this.build(maps.length, heads, stackLabel, names);
     const generation = ++this.generation;
     const jobs: [number, number][] = [];
     const order = [selected.layer, ...maps.map((_, l) => l).filter((l) => l !== selected.layer)];
@@ -107,7 +118,7 @@ export class AttentionGrid {
       cell.button.tabIndex = isSel ? 0 : -1;
       cell.button.setAttribute(
         'aria-label',
-        `${stackLabel}, layer ${layer + 1}, head ${head + 1}: mean entropy ${formatNumber(ent, 3)} ` +
+        `${stackLabel}, layer ${layer + 1}, ${names[head] ?? ''}: mean entropy ${formatNumber(ent, 3)} ` +
           `nats${isSel ? ' (selected)' : ''}`,
       );
     };
@@ -136,7 +147,7 @@ export class AttentionGrid {
     return heatmapGridSvg({
       title,
       rowHeads: last.maps.map((_, l) => `layer ${l + 1}`),
-      colHeads: Array.from({ length: heads }, (_, j) => `head ${j + 1}`),
+      colHeads: Array.from({ length: heads }, (_, j) => last.names[j] ?? `head ${j + 1}`),
       maps: last.maps.map((g) => {
         const [H, R, C] = g.map.shape;
         return Array.from({ length: H }, (_, head) => {
@@ -166,10 +177,10 @@ export class AttentionGrid {
     this.cells[layer]?.[head]?.button.focus();
   }
 
-  private build(layers: number, heads: number, stackLabel: string): void {
+  private build(layers: number, heads: number, stackLabel: string, names: readonly string[]): void {
     this.layers = layers;
     this.heads = heads;
-    this.shapeKey = `${layers}x${heads}|${stackLabel}`;
+    this.shapeKey = `${layers}x${heads}|${stackLabel}|${names.join('|')}`;
     this.cells = [];
     const header = h(
       'div',
@@ -178,7 +189,7 @@ export class AttentionGrid {
     );
     for (let j = 0; j < heads; j++)
       header.appendChild(
-        h('span', { className: 'attn-grid-colhead', attrs: { role: 'columnheader' } }, `head ${j + 1}`),
+        h('span', { className: 'attn-grid-colhead', attrs: { role: 'columnheader' } }, names[j] ?? `head ${j + 1}`),
       );
     const rows: HTMLElement[] = [header];
     for (let layer = 0; layer < layers; layer++) {
@@ -189,7 +200,7 @@ export class AttentionGrid {
       );
       const cells: Cell[] = [];
       for (let head = 0; head < heads; head++) {
-        const heat = new HeatmapCanvas(`layer ${layer + 1} head ${head + 1}`);
+        const heat = new HeatmapCanvas(`layer ${layer + 1} ${names[head] ?? `head ${head + 1}`}`);
         heat.canvas.setAttribute('aria-hidden', 'true');
         const caption = h('span', { className: 'attn-cell-caption' });
         const button = h(

@@ -25,6 +25,7 @@ import { SCORE_LABELS, STACK_SCORES, crossingLabel, firstCrossing, headName, isF
 import type { StoreEvent } from '../store';
 import { InspectBar, inspectView } from './inspectBar';
 import { HeadsGrid } from './headsGrid';
+import { headLabel } from '../../src/common/architecture';
 import type { Panel, PanelContext } from './panel';
 
 /**
@@ -269,6 +270,7 @@ export class HeadsPanel implements Panel {
           threshold: ui.threshold,
           only: ui.only,
           ranked: ui.order === 'ranked',
+          headName: (j) => headLabel(j, run.summary.model?.config),
         },
         theme,
       );

@@ -41,6 +41,8 @@ export interface GridView {
   readonly threshold: number;
   readonly only: boolean;
   readonly ranked: boolean;
+  /** A head for people: "head 5", or "head 5 · kv 3" under grouped-query attention (src/common/architecture.ts). */
+  readonly headName: (head: number) => string;
 }
 
 interface Cell {
@@ -87,8 +89,9 @@ export class HeadsGrid {
   render(v: GridView, theme: Theme): number {
     const s = v.series;
     const scores = STACK_SCORES[this.stack];
-    const key = `${s.layers}x${s.heads}`;
-    if (key !== this.shape) this.build(s.layers, s.heads, scores);
+    const names = Array.from({ length: s.heads }, (_, j) => v.headName(j));
+    const key = `${s.layers}x${s.heads}|${names.join('|')}`;
+    if (key !== this.shape) this.build(s.layers, s.heads, scores, names);
     this.title.textContent =
       `${STACK_LABELS[this.stack]} · ${s.layers} ` +
       `layer${s.layers === 1 ? '' : 's'} × ${s.heads} head${s.heads === 1 ? '' : 's'}`;
@@ -150,8 +153,8 @@ export class HeadsGrid {
     return this.order.length;
   }
 
-  private build(layers: number, heads: number, scores: readonly ScoreName[]): void {
-    this.shape = `${layers}x${heads}`;
+  private build(layers: number, heads: number, scores: readonly ScoreName[], names: readonly string[]): void {
+    this.shape = `${layers}x${heads}|${names.join('|')}`;
     this.cells = [];
     this.focusIndex = 0;
     const gridcells: HTMLElement[] = [];
@@ -172,7 +175,7 @@ export class HeadsGrid {
         const button = h(
           'button',
           { className: 'heads-cell', attrs: { type: 'button', 'data-layer': layer, 'data-head': head } },
-          h('span', { className: 'heads-name' }, `layer ${layer + 1} · head ${head + 1}`),
+          h('span', { className: 'heads-name' }, `layer ${layer + 1} · ${names[head] ?? `head ${head + 1}`}`),
           body,
         );
         const cell: Cell = { layer, head, button, canvas, values, visible: true };

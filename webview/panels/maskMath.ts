@@ -7,6 +7,9 @@
  * scores [B,H,T,S] (NumPy/PyTorch broadcasting: a size-1 dimension repeats along the other
  * operand's size). 1 = may attend.
  *
+ * A sliding window (slidingWindow W > 0) is a band of the causal square: key s is seen from
+ * query t when t − W < s ≤ t.
+ *
  * Leaves out: drawing (panels/masks.ts).
  */
 
@@ -16,7 +19,7 @@ import type { MaskData } from '../../src/protocol/model';
 export function maskDimNames(name: string): readonly [string, string, string, string] {
   if (name === 'source.padding') return ['B', '1', '1', 'S'];
   if (name === 'target.padding') return ['B', '1', '1', 'T'];
-  if (name === 'decoder.causal') return ['1', '1', 'T', 'T'];
+  if (name === 'decoder.causal' || name === 'decoder.window') return ['1', '1', 'T', 'T'];
   return ['B', '1', 'T', name === 'decoder.self' ? 'T' : 'S'];
 }
 
@@ -105,4 +108,30 @@ export function maskedCount(mask: Uint8Array): number {
   let n = 0;
   for (const v of mask) if (v === 0) n++;
   return n;
+}
+
+/**
+ * The sliding-window causal mask [T × T] (Mistral's window): query t may attend to key s when
+ * s ≤ t and t − s < W, the last W positions with itself (src/engine's window rule). W 0 = causal.
+ */
+export function windowMask(T: number, W: number): Uint8Array {
+  const out = new Uint8Array(T * T);
+  for (let t = 0; t < T; t++) for (let s = 0; s <= t; s++) out[t * T + s] = W <= 0 || t - s < W ? 1 : 0;
+  return out;
+}
+
+/**
+ * Whether a square mask [B or 1, 1, T, T] already hides every key W or more positions back
+ * (item 0): the engine then built the window into it, and the view shows it as a window.
+ */
+export function hidesBeyondWindow(m: Pick<MaskData, 'shape' | 'data'>, W: number): boolean {
+  const T = m.shape[3] ?? 0;
+  if (W <= 0 || m.shape[2] !== T || T <= W) return false;
+  for (let t = W; t < T; t++) for (let s = 0; s <= t - W; s++) if (m.data[t * T + s] !== 0) return false;
+  return true;
+}
+
+/** Whether cell (t, s) of a causal square is masked by the window W alone: behind the window, not ahead. */
+export function outsideWindow(t: number, s: number, W: number): boolean {
+  return W > 0 && s <= t && t - s >= W;
 }

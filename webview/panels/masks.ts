@@ -5,7 +5,9 @@
  * the tensor itself and the slice it masks in one batch item's scores. Masked cells and PAD
  * tokens are marked. This is where the broken `(src != 0).unsqueeze(...)` masks of the
  * tutorial notebooks (docs/ARCHITECTURE.md, "What the engine does not copy from the
- * tutorials") become visible.
+ * tutorials") become visible. A run with a sliding window (slidingWindow W > 0) shows the
+ * banded causal mask: the engine's own when its causal mask holds the band, else computed
+ * from the config beside the causal one (and said so).
  *
  * Leaves out: the shape bookkeeping (maskMath.ts) and drawing (heatmapView.ts).
  */
@@ -17,7 +19,17 @@ import { isPadToken, showToken } from '../base/format';
 import { HeatmapView } from '../heatmap/heatmapView';
 import { exportMenu, imageItems } from '../export/exportMenu';
 import { exportFileName } from '../export/exportData';
-import { broadcastPlan, broadcastSlice, combine, maskDimLabels, maskedCount, scoresUses } from './maskMath';
+import {
+  broadcastPlan,
+  broadcastSlice,
+  combine,
+  hidesBeyondWindow,
+  maskDimLabels,
+  maskedCount,
+  outsideWindow,
+  scoresUses,
+  windowMask,
+} from './maskMath';
 import type { Sizes } from './maskMath';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
@@ -30,7 +42,15 @@ const ABOUT: Record<string, string> = {
   'decoder.causal':
     'Causal mask: query t may attend to keys s ≤ t only, so the decoder cannot look ahead. Shared by the whole batch.',
   'decoder.self': 'Decoder self-attention mask: target padding ∧ causal, one square per batch item.',
+  'decoder.window': 'Sliding window: query t may attend to the last W keys only, itself included.',
 };
+
+/** What a mask that holds the sliding window W is, in place of its plain description. */
+function windowAbout(name: string, W: number): string {
+  const band = `query t may attend to keys t − ${W} < s ≤ t only: the last ${W} positions, itself included`;
+  if (name === 'decoder.self') return `Decoder self-attention mask: target padding ∧ sliding-window causal (${band}).`;
+  return `Sliding-window causal mask (slidingWindow ${W}): ${band}. Shared by the whole batch.`;
+}
 
 /** The masks tab. */
 export class MasksPanel implements Panel {
@@ -40,6 +60,8 @@ export class MasksPanel implements Panel {
   private readonly batchSel = h('select', { attrs: { id: 'mask-batch', 'aria-label': 'Batch item' } });
   private readonly cards = h('div', { className: 'mask-cards' });
   private readonly intro = h('p', { className: 'note' });
+  /** The run's sliding window (0: none), for the cells' descriptions. */
+  private window = 0;
 
   constructor(private readonly ctx: PanelContext) {
     this.batchSel.addEventListener('change', () => {
@@ -96,9 +118,17 @@ export class MasksPanel implements Panel {
       `attend, 0 = masked (left out of the softmax: probability 0, as if its ` +
       `score were −∞). Each mask is stored in its own shape and broadcast to ` +
       `the scores [B, H, T, S]: a dimension of size 1 repeats.`;
-    const cards = snap.masks.map((m) => this.card(snap, m, z, b));
+    this.window = run.summary.model?.config.slidingWindow ?? 0;
+    const W = this.window;
+    const windowed = W > 0 && snap.masks.some((m) => hidesBeyondWindow(m, W));
+    if (W > 0)
+      this.intro.textContent +=
+        ` This model attends through a sliding window of ${W} positions: every key more than ${W - 1} ` +
+        `back is masked too.`;
+    const cards = snap.masks.map((m) => this.card(snap, m, z, b, windowed && hidesBeyondWindow(m, W)));
     const causal = findMask(snap, 'decoder.causal');
     if (!findMask(snap, 'decoder.self') && tgt && causal) cards.push(this.computedCombination(snap, tgt, causal, b));
+    if (W > 0 && !windowed && causal) cards.push(this.computedWindow(snap, causal, b, W));
     replaceChildren(this.cards, ...cards);
   }
 
@@ -117,7 +147,7 @@ export class MasksPanel implements Panel {
     });
   }
 
-  private card(snap: AttentionSnapshot, m: MaskData, z: Sizes, b: number): HTMLElement {
+  private card(snap: AttentionSnapshot, m: MaskData, z: Sizes, b: number, windowed: boolean): HTMLElement {
     const dims = maskDimLabels(m);
     const which: 'S' | 'T' = m.name === 'source.padding' ? 'S' : 'T';
     const pad = findMask(snap, which === 'S' ? 'source.padding' : 'target.padding');
@@ -193,7 +223,7 @@ export class MasksPanel implements Panel {
       h(
         'p',
         {},
-        ABOUT[m.name] ?? 'A mask the engine used.',
+        windowed ? windowAbout(m.name, this.window) : (ABOUT[m.name] ?? 'A mask the engine used.'),
         ` Item b = ${b}: ${masked} masked ${isPadding ? 'key position(s)' : 'cell(s)'}.`,
       ),
       ...uses.map((u) => this.broadcastTable(m, u)),
@@ -271,6 +301,42 @@ export class MasksPanel implements Panel {
     );
   }
 
+  /**
+   * The sliding window's band [1,1,T,T], computed from the run's config when no mask of the
+   * snapshot holds it (a snapshot taken before the engine recorded the window in its masks).
+   */
+  private computedWindow(snap: AttentionSnapshot, causal: MaskData, b: number, W: number): HTMLElement {
+    const T = causal.shape[3] ?? 0;
+    const labels = this.labelsFor(snap, 'T', b, T, findMask(snap, 'target.padding'));
+    const band = windowMask(T, W);
+    return h(
+      'article',
+      { className: 'mask-card computed', attrs: { 'data-mask': 'decoder.window (computed)' } },
+      h('h3', {}, `decoder.causal ∧ window ${W} `, h('code', { className: 'shape' }, `[1, 1, T=${T}, T=${T}]`)),
+      h(
+        'p',
+        {},
+        `${windowAbout('decoder.causal', W)} Computed here from the run's config: this snapshot's masks do not ` +
+          `hold the window. ${maskedCount(band)} masked cell(s).`,
+      ),
+      h(
+        'div',
+        { className: 'mask-views' },
+        this.view(
+          `window ${W}`,
+          `every item, every head`,
+          band,
+          T,
+          T,
+          labels,
+          labels,
+          `queries t (T = ${T})`,
+          `keys s (T = ${T})`,
+        ),
+      ),
+    );
+  }
+
   private view(
     label: string,
     caption: string,
@@ -293,9 +359,14 @@ export class MasksPanel implements Panel {
         describe: (t, s) => {
           const on = mask[t * cols + s] === 1;
           const key = colLabels[s] ?? '';
+          const behind =
+            !label.includes('padding') && rows === cols && outsideWindow(t, s, this.window)
+              ? ` (outside the window of ${this.window})`
+              : '';
           return (
             `${rowTitle.split(' ')[0]} ${t} “${showToken(rowLabels[t] ?? '')}”, key ${s} ` +
-            `“${showToken(key)}”: ${on ? '1 — may attend' : '0 — masked'}${isPadToken(key) ? ' (PAD key)' : ''}`
+            `“${showToken(key)}”: ${on ? '1 — may attend' : `0 — masked${behind}`}` +
+            `${isPadToken(key) ? ' (PAD key)' : ''}`
           );
         },
       },

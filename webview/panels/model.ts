@@ -2,99 +2,25 @@
  * The model tab: the architecture drawn as the paper's stacks (Vaswani et al. 2017, Figure 1:
  * N× encoder layers of self-attention + feed-forward, N× decoder layers of masked
  * self-attention + cross-attention + feed-forward, each sublayer with residual and LayerNorm),
- * with this run's sizes, parameters per module, the memory estimate, training FLOPs per token
- * and what the run is trained on.
+ * with this run's sizes and architecture options (modelArchitecture.ts), parameters per module,
+ * the memory estimate, training FLOPs per token and what the run is trained on.
  *
  * Leaves out: computing the numbers (the engine's estimate, sent in ModelInfo).
  */
 
-import type { ModelConfigData, ModelInfo } from '../../src/protocol/model';
+import type { OptimizerPreset } from '../../src/protocol/data';
+import type { ModelInfo } from '../../src/protocol/model';
+import { architectureLine } from '../../src/common/architecture';
 import { h, replaceChildren } from '../base/dom';
+import { architecture } from './modelArchitecture';
 import { formatBytes, formatCompact, formatCount, formatPercent } from '../../src/common/format';
 import type { StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 
-/** A config field for people: "?" when the config does not have it. */
-function field(v: string | number | boolean | undefined): string {
-  return v === undefined ? '?' : String(v);
-}
-
-/** d_k = d_model / h (the paper, §3.2.2), or undefined while either is unknown. */
-function headDim(c: ModelConfigData): number | undefined {
-  return c.dModel !== undefined && c.nHeads !== undefined ? c.dModel / c.nHeads : undefined;
-}
-
-function box(title: string, ...lines: string[]): HTMLElement {
-  return h(
-    'div',
-    { className: 'arch-box' },
-    h('strong', {}, title),
-    ...lines.map((l) => h('span', { className: 'arch-line' }, l)),
-  );
-}
-
-function stack(label: string, n: string, boxes: HTMLElement[]): HTMLElement {
-  return h(
-    'div',
-    { className: 'arch-stack', attrs: { role: 'group', 'aria-label': `${label}, ${n} layers` } },
-    h('div', { className: 'arch-stack-head' }, `${label} × ${n}`),
-    ...boxes,
-  );
-}
-
-function architecture(info: ModelInfo): HTMLElement {
-  const c = info.config;
-  const encdec = c.kind === 'encoder-decoder';
-  const d = field(c.dModel);
-  const attn = (kind: string): HTMLElement =>
-    box(kind, `${field(c.nHeads)} heads × d_k = ${field(headDim(c))}`, `W_Q, W_K, W_V, W_O: ${d}×${d}`);
-  const ffn = (): HTMLElement =>
-    box('Feed-forward', `${d} → ${field(c.dFF)} → ${d}`, `activation ${field(c.activation)}`);
-  const embed = (which: string, vocab: number | undefined): HTMLElement =>
-    box(
-      `${which} embedding`,
-      `${field(vocab)} × ${d}${c.embedScale === true ? ', scaled by √d_model' : ''}`,
-      `${field(c.positional)} positions (max ${field(c.maxLen)})`,
-    );
-  const parts: HTMLElement[] = [];
-  if (encdec) {
-    parts.push(
-      h(
-        'div',
-        { className: 'arch-col' },
-        embed('Source', c.srcVocabSize),
-        stack('Encoder', field(c.nEncoderLayers), [attn('Self-attention'), ffn()]),
-      ),
-    );
-  }
-  const dec = [attn(encdec ? 'Masked self-attention' : 'Causal self-attention')];
-  if (encdec) dec.push(attn('Cross-attention (queries: decoder, keys/values: encoder)'));
-  dec.push(ffn());
-  parts.push(
-    h(
-      'div',
-      { className: 'arch-col' },
-      embed(encdec ? 'Target' : 'Token', c.vocabSize),
-      stack('Decoder', field(c.nDecoderLayers), dec),
-      box(
-        'Output',
-        `linear ${d} → ${field(c.vocabSize)}${c.tieEmbeddings === true ? ' (tied to the embedding)' : ''}`,
-        'softmax over the vocabulary',
-      ),
-    ),
-  );
-  const norm = c.norm === undefined ? 'norm ?' : c.norm === 'pre' ? 'pre-LN' : 'post-LN (Add & Norm)';
-  return h(
-    'div',
-    { className: 'arch' },
-    h(
-      'p',
-      { className: 'note' },
-      `${c.kind} · ${norm} · dropout ${field(c.dropout)} · label smoothing ` +
-        `${field(c.labelSmoothing)} · LayerNorm ε ${field(c.layerNormEps)}`,
-    ),
-    h('div', { className: 'arch-cols' }, ...parts),
-  );
+/** What the training memory estimate holds, with the optimizer state the run's optimizer keeps. */
+function memoryParts(optimizer: OptimizerPreset | undefined): string {
+  const state = optimizer === 'muon' ? 'Muon momentum, Adam moments, Newton–Schulz buffers' : 'Adam moments';
+  return `weights, gradients, ${state} and activations`;
 }
 
 function paramsTable(info: ModelInfo): HTMLElement {
@@ -165,14 +91,16 @@ export class ModelPanel implements Panel {
     replaceChildren(
       this.el,
       h('h3', {}, 'Architecture'),
-      architecture(info),
+      architecture(info.config),
       h(
         'dl',
         { className: 'facts' },
+        h('dt', {}, 'architecture'),
+        h('dd', {}, architectureLine(info.config)),
         h('dt', {}, 'parameters'),
         h('dd', {}, `${formatCompact(info.params)} (${formatCount(info.params)})`),
         h('dt', {}, 'memory (training, estimate)'),
-        h('dd', {}, `${formatBytes(info.memoryBytes)} — weights, gradients, Adam moments and activations`),
+        h('dd', {}, `${formatBytes(info.memoryBytes)} — ${memoryParts(run.summary.training?.optimizer)}`),
         h('dt', {}, 'FLOPs per token (training)'),
         h('dd', {}, `${formatCompact(info.flopsPerToken, 'FLOP')} — forward + backward ≈ 6 × parameters + attention`),
         h('dt', {}, 'backend'),

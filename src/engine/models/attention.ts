@@ -10,12 +10,13 @@
  * Ablation (inference only) switches heads off: their slices of the concatenated heads are
  * zeroed before W_o, so the layer's output is W_o applied to the other heads alone (+ bias).
  *
- * The options of today's transformers, in the order they apply (one {@link AttentionSpec}):
- * grouped-query attention (Hkv key/value heads, query head h reads kv head floor(h·Hkv/H);
- * the cache holds Hkv heads), biases of q/k/v and of W_o apart, qk-norm (RMSNorm over each
- * head's D channels of q and k, before RoPE), RoPE on the queries and keys of self-attention
- * at their absolute positions (the cache keeps rotated keys), ALiBi on causal
- * self-attention, and the soft-cap of the scores (the last two inside the kernel).
+ * The options of today's transformers (one {@link AttentionSpec} per layer), in the order
+ * they apply: the projections, with biases of q/k/v and of W_o apart and k/v only Hkv heads
+ * wide (grouped-query attention: query head h reads kv head floor(h / (H / Hkv)), and the
+ * cache holds Hkv heads); qk-norm (RMSNorm over each head's D channels of q and k); RoPE on
+ * the queries and keys of self-attention at their absolute positions (the cache keeps
+ * rotated keys); then, inside the kernel, the soft-cap of the scores and ALiBi (causal
+ * self-attention); a sliding window is a mask the caller passes (masks.ts).
  *
  * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H,
  * Hkv key/value heads, KV = Hkv·D, R rows of a decoding step (beams), P positions fed so far.
@@ -188,7 +189,7 @@ export class MultiHeadAttention {
     arena: Arena,
     names: AttentionNames,
     spec: AttentionSpec,
-    init: { qkv: ParamInit; o: ParamInit },
+    init: { qkv: ParamInit; kv: ParamInit; o: ParamInit },
     max: { B: number; T: number; S: number },
   ) {
     const { C, H, Hkv } = spec;
@@ -201,8 +202,8 @@ export class MultiHeadAttention {
     const D = (this.D = C / H);
     const KV = (this.KV = Hkv * D);
     this.q = new Linear(store, names.q, C, C, spec.qkvBias, init.qkv);
-    this.k = new Linear(store, names.k, C, KV, spec.qkvBias, init.qkv);
-    this.v = new Linear(store, names.v, C, KV, spec.qkvBias, init.qkv);
+    this.k = new Linear(store, names.k, C, KV, spec.qkvBias, init.kv);
+    this.v = new Linear(store, names.v, C, KV, spec.qkvBias, init.kv);
     this.o = new Linear(store, names.o, C, C, spec.outBias, init.o);
     const one: ParamInit = { kind: 'const', value: 1 };
     const scaled = spec.qkNorm?.scale === true;

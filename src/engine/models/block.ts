@@ -42,6 +42,8 @@ export interface BlockNames {
 /** Initialization of a block's matrices. */
 export interface BlockInit {
   readonly qkv: ParamInit;
+  /** W_k and W_v ([Hkv·D, C]; the encoder-decoder's Xavier bound follows the shape). */
+  readonly kv: ParamInit;
   /** Projections that write into the residual stream (W_o, fc2). */
   readonly out: ParamInit;
   /** The feed-forward network's up projection, and its gate when gated. */
@@ -176,7 +178,7 @@ export class Block {
     const C = cfg.dModel;
     const maxN = max.B * max.T;
     const n = maxN * C;
-    const attnInit = { qkv: init.qkv, o: init.out };
+    const attnInit = { qkv: init.qkv, kv: init.kv, o: init.out };
     const causal = cfg.kind === 'decoder-only' || names.crossAttn !== null;
     this.selfAttn = new MultiHeadAttention(
       store,

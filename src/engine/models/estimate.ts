@@ -6,8 +6,13 @@
 
 import type { ModelConfig } from '../config';
 import { kvHeads } from '../config';
+import { muonBufferFloats } from '../optim/optimizer';
+import type { OptimizerConfig } from '../optim/optimizerConfig';
 import type { ModelShape } from './inputs';
 import { Transformer } from './transformer';
+
+/** The optimizer whose state an estimate counts: Adam(W)'s two moments, or Muon's state. */
+export type EstimateOptimizer = OptimizerConfig['type'];
 
 /** Parameter count and memory of one model at one batch shape, in float32 bytes. */
 export interface ModelEstimate {
@@ -16,8 +21,13 @@ export interface ModelEstimate {
   readonly paramsByModule: Readonly<Record<string, number>>;
   readonly paramBytes: number;
   readonly gradBytes: number;
-  /** Adam's two moments. */
+  /**
+   * The optimizer's state: Adam(W)'s two moments per parameter; Muon's momentum and AdamW's
+   * moments (both buffers span every parameter) plus its Newton–Schulz buffers.
+   */
   readonly optimizerBytes: number;
+  /** What optimizerBytes holds, in words: "Adam moments" or "Muon momentum, Adam moments and Newton–Schulz buffers". */
+  readonly optimizerState: string;
   /** Activations kept for backward plus gradient scratch, at the planned batch shape. */
   readonly activationBytes: number;
   readonly totalBytes: number;
@@ -34,8 +44,15 @@ function moduleOf(name: string): string {
   return 'final norms';
 }
 
-/** Plans `config` at `shape` and reports its sizes, allocating nothing. */
-export function estimateModel(config: ModelConfig, shape: ModelShape): ModelEstimate {
+/**
+ * Plans `config` at `shape` and reports its sizes, allocating nothing; the optimizer state
+ * counted is `optimizer`'s (default AdamW).
+ */
+export function estimateModel(
+  config: ModelConfig,
+  shape: ModelShape,
+  optimizer: EstimateOptimizer = 'adamw',
+): ModelEstimate {
   const model = new Transformer(config, shape);
   const params = model.store.count;
   const byModule: Record<string, number> = {};
@@ -61,14 +78,19 @@ export function estimateModel(config: ModelConfig, shape: ModelShape): ModelEsti
     C *
     (config.nDecoderLayers * (T + (config.kind === 'encoder-decoder' ? S : 0)) + config.nEncoderLayers * S * encPerTgt);
   const trainFlopsPerToken = 3 * (2 * matmulParams + attn);
+  // The Optimizer's allocations (optim/optimizer.ts): m and v over every parameter, and Muon's buffers.
+  const muon = optimizer === 'muon';
+  const hidden = model.store.params.filter((p) => p.hidden).map((p) => p.shape);
+  const optimizerBytes = (2 * params + (muon ? muonBufferFloats(hidden) : 0)) * f;
   return {
     params,
     paramsByModule: byModule,
     paramBytes: params * f,
     gradBytes: params * f,
-    optimizerBytes: 2 * params * f,
+    optimizerBytes,
+    optimizerState: muon ? 'Muon momentum, Adam moments and Newton–Schulz buffers' : 'Adam moments',
     activationBytes,
-    totalBytes: 4 * params * f + activationBytes,
+    totalBytes: 2 * params * f + optimizerBytes + activationBytes,
     trainFlopsPerToken,
   };
 }
@@ -114,12 +136,14 @@ export interface MemoryOptions {
    * training, which the CLI's flags and Configure Model both set.
    */
   readonly lower?: string;
+  /** The optimizer whose state training counts (default AdamW). */
+  readonly optimizer?: EstimateOptimizer;
 }
 
 /**
  * Why `config` planned at `shape` cannot fit in WebAssembly memory, or null when it fits:
  * parameters and gradients (bind allocates both), activations at that shape, the decoding
- * path's buffers when asked, and for training Adam's two moments. Computed before anything
+ * path's buffers when asked, and for training the optimizer's state. Computed before anything
  * is allocated; the message names what takes the room and only what the person can lower
  * (`opts.lower`): an opened model is never retrained, so running it names no model setting.
  */
@@ -130,7 +154,7 @@ export function memoryProblem(
   opts: MemoryOptions = {},
 ): string | null {
   const limit = opts.limit ?? WASM_MEMORY_BYTES;
-  const e = estimateModel(config, shape);
+  const e = estimateModel(config, shape, opts.optimizer);
   const optimizer = use === 'training' ? e.optimizerBytes : 0;
   const T = shape.maxLen ?? config.maxLen;
   const decode = opts.decodeRows
@@ -144,7 +168,7 @@ export function memoryProblem(
     `activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} ` +
     `positions` +
     `${decode ? `, decoding ${gib(decode)} for ${opts.decodeRows} row${opts.decodeRows === 1 ? '' : 's'}` : ''}` +
-    `${optimizer ? `, Adam ${gib(optimizer)}` : ''}`;
+    `${optimizer ? `, ${e.optimizerState} ${gib(optimizer)}` : ''}`;
   const fixed = e.paramBytes + e.gradBytes + optimizer + WASM_RESERVE_BYTES;
   const lower =
     opts.lower ??

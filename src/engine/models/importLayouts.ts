@@ -10,6 +10,7 @@
  * | nanogpt | `transformer.h.{i}.attn.c_attn…`, optional `_orig_mod.` | nn.Linear [out, in] | exact GELU |
  * | hf-gpt2 | `h.{i}.attn.c_attn…` with or without `transformer.` | Conv1D [in, out] | `gelu_new` (tanh) |
  * | seed-transformer | `encoder_layers.{i}.self_attn.W_q…` | nn.Linear [out, in] | from config.json |
+ * | hf-llama | `model.layers.{i}.self_attn.q_proj…` (hfLlama.ts), config.json required | nn.Linear [out, in] | SwiGLU |
  *
  * Sizes come from shapes: vocabulary and width from the token embedding, layers from the
  * highest block index, the context from the position table, d_ff from the first MLP, bias
@@ -23,8 +24,9 @@
  */
 
 import type { Activation, ModelConfig } from '../config';
-import { CONFIG_LIMITS, validateConfig } from '../config';
+import { CONFIG_LIMITS, kvHeads, validateConfig } from '../config';
 import { EngineError } from '../errors';
+import { configFromLlamaJson, hfLlamaNames, isLlamaJson, LLAMA_ARCHITECTURE } from './hfLlama';
 import type { TorchTensor } from './pytorchNames';
 import { torchTensors } from './pytorchNames';
 import { Transformer } from './transformer';
@@ -35,6 +37,7 @@ export const IMPORT_LAYOUTS = {
   nanogpt: "nanoGPT's GPT (nn.Linear weights [out, in])",
   'hf-gpt2': 'Hugging Face GPT-2 (Conv1D weights [in, out], gelu_new)',
   'seed-transformer': "the seed notebook's encoder-decoder Transformer",
+  'hf-llama': "Hugging Face LlamaForCausalLM (model.layers.{i}.self_attn.q_proj…, config.json's Llama fields)",
 } as const;
 
 /** One of {@link IMPORT_LAYOUTS}. */
@@ -46,6 +49,7 @@ export const IMPORT_LAYOUT_NAMES: { readonly [L in ImportLayout]: string } = {
   nanogpt: 'nanoGPT',
   'hf-gpt2': 'Hugging Face GPT-2',
   'seed-transformer': 'seed-notebook Transformer',
+  'hf-llama': 'Hugging Face Llama',
 };
 
 /** A tensor as the file's header lists it. */
@@ -144,6 +148,7 @@ export function planImport(
   const strip = tensors.some((t) => t.name.startsWith('_orig_mod.'));
   const shapes = new Map(tensors.map((t) => [strip ? t.name.replace(/^_orig_mod\./, '') : t.name, t.shape]));
   const notes: string[] = strip ? ["names start with torch.compile's `_orig_mod.`, which is dropped"] : [];
+  if (shapes.has('model.embed_tokens.weight')) return planLlama(shapes, configJson, strip);
   const ours = parseOwnConfig(metadata);
   let layout: ImportLayout;
   let config: ModelConfig;
@@ -158,9 +163,15 @@ export function planImport(
         ? ''
         : unknownLayout(shapes);
     countBlocks(shapes, `${prefix}h`); // a missing block is named before the first block's shapes are read
-    const gpt = gptShapes(shapes, prefix);
-    layout = ours ? 'attention-lab' : gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
-    config = ours ?? sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
+    if (ours) {
+      // Our own export: its config says the shapes (c_attn is [(H + 2·Hkv)·D, C] under grouped-query attention).
+      layout = 'attention-lab';
+      config = ours;
+    } else {
+      const gpt = gptShapes(shapes, prefix);
+      layout = gpt.conv1d ? 'hf-gpt2' : 'nanogpt';
+      config = sized(configJson, () => gptConfig(shapes, prefix, gpt.conv1d, configJson, opts, notes));
+    }
   }
   const fileVocab = config.vocabSize;
   const keepRows =
@@ -234,6 +245,69 @@ export function planImport(
       );
   }
   return { layout, config, model, tensors: sources, lmHead, ignored, notes };
+}
+
+/**
+ * A Hugging Face Llama: the config from config.json's Llama fields (hfLlama.ts; shapes cannot
+ * give heads, RoPE θ or ε), every tensor checked by name and shape. A tied model's file has no
+ * `lm_head.weight` (save_pretrained drops it); one that is there anyway is ignored, as
+ * transformers ignores it.
+ */
+function planLlama(
+  shapes: ReadonlyMap<string, readonly number[]>,
+  configJson: Json | null,
+  strip: boolean,
+): ImportPlan {
+  const layout: ImportLayout = 'hf-llama';
+  if (!isLlamaJson(configJson))
+    bad(
+      "The checkpoint has Llama's tensor names (model.embed_tokens.weight …) but no config.json with " +
+        `architectures ["${LLAMA_ARCHITECTURE}"] beside it; put the config.json saved with it there.`,
+    );
+  const cfg = configJson as Json;
+  const own = (cfg['attention_lab'] as Json | undefined)?.['config'];
+  const config = sized(configJson, () => configFromLlamaJson(cfg, own));
+  const model = new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 });
+  const pre = strip ? '_orig_mod.' : '';
+  const wanted = new Set<string>();
+  const tensors = hfLlamaNames(config).map(([source, ours]): TensorSource => {
+    const p = model.param(ours);
+    const found = shapes.get(source);
+    if (!found)
+      bad(
+        `The checkpoint has no tensor ${pre}${source} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} ` +
+          `needs it, shape ${fmt(p.shape)}); it was saved from a different model, or with a different config.json.`,
+      );
+    if (!sameShape(found, p.shape))
+      bad(
+        `Tensor ${pre}${source}: expected shape ${fmt(p.shape)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), ` +
+          `found ${fmt(found)}; check config.json against the checkpoint.`,
+      );
+    wanted.add(source);
+    return {
+      target: { name: p.name, shape: p.shape, parts: [p], alias: false },
+      source: pre + source,
+      transpose: false,
+    };
+  });
+  const ignored: string[] = [];
+  for (const name of shapes.keys()) {
+    if (wanted.has(name)) continue;
+    const tiedCopy = name === 'lm_head.weight' && config.tieEmbeddings;
+    if (tiedCopy || /\.rotary_emb\.inv_freq$/.test(name)) ignored.push(pre + name);
+    else
+      bad(
+        `Tensor ${pre}${name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ` +
+          `${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`,
+      );
+  }
+  const notes = [
+    `${config.nDecoderLayers} layers, ${config.nHeads} heads (${kvHeads(config)} key/value), ` +
+      `d_model ${config.dModel}, d_ff ${config.dFF}, vocab ${config.vocabSize}, context ${config.maxLen}, ` +
+      `RoPE θ ${config.ropeTheta} ` +
+      `from config.json${own !== undefined ? " (and its attention_lab block: Attention Lab's own export)" : ''}`,
+  ];
+  return { layout, config, model, tensors, lmHead: null, ignored, notes };
 }
 
 /** A config read from the tensors and config.json; an invalid one is refused naming where its sizes came from. */

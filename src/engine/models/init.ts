@@ -10,6 +10,7 @@
  */
 
 import type { ModelConfig } from '../config';
+import { kvHeads } from '../config';
 import type { Rng } from '../rng';
 import type { BlockInit } from './block';
 import type { Param, ParamInit } from './plan';
@@ -28,15 +29,17 @@ export function initFor(cfg: ModelConfig): ModelInit {
   if (cfg.kind === 'decoder-only') {
     const n: ParamInit = { kind: 'normal', std: 0.02 };
     return {
-      block: { qkv: n, fc1: n, out: { kind: 'normal', std: 0.02 / Math.sqrt(2 * cfg.nDecoderLayers) } },
+      block: { qkv: n, kv: n, fc1: n, out: { kind: 'normal', std: 0.02 / Math.sqrt(2 * cfg.nDecoderLayers) } },
       embed: n,
       pos: n,
       head: n,
     };
   }
   const xavier = (i: number, o: number): ParamInit => ({ kind: 'uniform', bound: Math.sqrt(6 / (i + o)) });
+  // W_k and W_v are [Hkv·D, C]: fewer rows under grouped-query attention.
+  const kv = xavier(C, (C / cfg.nHeads) * kvHeads(cfg));
   return {
-    block: { qkv: xavier(C, C), out: xavier(C, C), fc1: xavier(C, cfg.dFF) },
+    block: { qkv: xavier(C, C), kv, out: xavier(C, C), fc1: xavier(C, cfg.dFF) },
     embed: { kind: 'normal', std: 1 / Math.sqrt(C) },
     pos: { kind: 'normal', std: 0.02 },
     head: xavier(C, cfg.vocabSize),

@@ -67,7 +67,7 @@ export class Linear {
     bias: boolean,
     init: ParamInit,
   ) {
-    this.w = store.add(`${name}.weight`, [outF, inF], init);
+    this.w = store.add(`${name}.weight`, [outF, inF], init, true); // a hidden matrix (Muon's)
     this.b = bias ? store.add(`${name}.bias`, [outF], { kind: 'const', value: 0 }) : null;
   }
 

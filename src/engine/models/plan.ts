@@ -25,6 +25,8 @@ export interface Param {
   readonly size: number;
   /** Weight decay applies (≥ 2-D, nanoGPT's rule). */
   readonly decay: boolean;
+  /** A hidden 2-D matrix [rows, cols] (a Linear layer's weight: attention and feed-forward), which Muon updates. */
+  readonly hidden: boolean;
   /** How to initialize: normal(0, std), a constant, or uniform(−a, a). */
   readonly init: ParamInit;
   data: FloatArray;
@@ -42,7 +44,8 @@ export class ParamStore {
   readonly params: Param[] = [];
   private total = 0;
 
-  add(name: string, shape: readonly number[], init: ParamInit): Param {
+  /** Registers a parameter; `hidden` marks a hidden 2-D matrix (see {@link Param.hidden}). */
+  add(name: string, shape: readonly number[], init: ParamInit, hidden = false): Param {
     const size = shape.reduce((a, b) => a * b, 1);
     const p: Param = {
       name,
@@ -50,6 +53,7 @@ export class ParamStore {
       offset: this.total,
       size,
       decay: shape.length >= 2,
+      hidden: hidden && shape.length === 2,
       init,
       data: EMPTY,
       grad: EMPTY,
@@ -75,7 +79,14 @@ export class ParamStore {
   }
 
   segments(): ParamSegment[] {
-    return this.params.map((p) => ({ name: p.name, offset: p.offset, size: p.size, shape: p.shape, decay: p.decay }));
+    return this.params.map((p) => ({
+      name: p.name,
+      offset: p.offset,
+      size: p.size,
+      shape: p.shape,
+      decay: p.decay,
+      hidden: p.hidden,
+    }));
   }
 }
 

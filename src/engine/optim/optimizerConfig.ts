@@ -1,7 +1,9 @@
 /**
  * Optimizer hyper-parameters: the config type, the two presets people learn from (the
  * paper's Adam + warm-up, nanoGPT's AdamW + cosine), and validation whose errors say what
- * to change.
+ * to change. Type `muon` is Muon (Jordan et al. 2024; as modded-nanogpt and nanochat use it)
+ * for the hidden 2-D matrices with AdamW, on these same fields, for every other parameter
+ * (optimizer.ts has the update).
  *
  * - Paper (Vaswani et al. 2017, §5.3): Adam with β1 0.9, β2 0.98, ε 1e-9 and the `noam`
  *   schedule, warm-up 4000 steps; no weight decay and no clipping.
@@ -19,8 +21,11 @@ import type { ScheduleConfig } from './schedule';
 
 /** Everything the optimizer needs besides the parameters. */
 export interface OptimizerConfig {
-  /** 'adam' never decays weights; 'adamw' decays segments marked `decay` (decoupled). */
-  readonly type: 'adam' | 'adamw';
+  /**
+   * 'adam' never decays weights; 'adamw' decays segments marked `decay` (decoupled); 'muon'
+   * updates the segments marked `hidden` with Muon and the rest with AdamW.
+   */
+  readonly type: 'adam' | 'adamw' | 'muon';
   /** Peak learning rate for `cosine` and `constant`; ignored by `noam` (see schedule.ts). */
   readonly lr: number;
   readonly beta1: number;
@@ -31,7 +36,19 @@ export interface OptimizerConfig {
   /** Largest global gradient L2 norm; larger gradients are scaled down to it. 0 = off. */
   readonly clipGradNorm: number;
   readonly schedule: ScheduleConfig;
+  /**
+   * Muon's peak learning rate (type 'muon' only; required there): the hidden matrices step with
+   * muonLr · (the schedule's rate / lr), so one schedule shapes both rates. 0.02 (nanochat).
+   */
+  readonly muonLr?: number;
+  /** Muon's momentum β (type 'muon' only; required there): 0.95 (Nesterov). */
+  readonly muonMomentum?: number;
 }
+
+/** Muon's peak learning rate by default (nanochat's matrix_lr). */
+export const DEFAULT_MUON_LR = 0.02;
+/** Muon's momentum by default (modded-nanogpt, nanochat). */
+export const DEFAULT_MUON_MOMENTUM = 0.95;
 
 /** Warm-up of the paper's schedule (§5.3). */
 export const PAPER_WARMUP = 4000;
@@ -96,8 +113,8 @@ export function validateOptimizerConfig(cfg: OptimizerConfig): OptimizerConfig {
   };
   const c = cfg as unknown as Record<string, unknown>;
   if (typeof c !== 'object' || c === null) return bad(`optimizer config must be an object, got ${String(c)}.`);
-  if (c['type'] !== 'adam' && c['type'] !== 'adamw')
-    bad(`optimizer type must be adam or adamw, got ${String(c['type'])}.`);
+  if (c['type'] !== 'adam' && c['type'] !== 'adamw' && c['type'] !== 'muon')
+    bad(`optimizer type must be adam, adamw or muon, got ${String(c['type'])}.`);
   const num = (key: string): number => {
     const v = c[key];
     if (typeof v !== 'number' || !Number.isFinite(v))
@@ -126,7 +143,16 @@ export function validateOptimizerConfig(cfg: OptimizerConfig): OptimizerConfig {
   const clip = num('clipGradNorm');
   if (clip < 0) bad(`optimizer clipGradNorm must be ≥ 0 (0 = no clipping), got ${clip}; nanoGPT uses 1.0.`);
   validateSchedule(cfg.schedule, lr);
-  const peak = peakLearningRate(cfg);
+  let peak = peakLearningRate(cfg);
+  if (c['type'] === 'muon') {
+    const muonLr = num('muonLr');
+    if (muonLr <= 0) bad(`optimizer muonLr must be greater than 0, got ${muonLr}; nanochat uses 0.02.`);
+    const mom = num('muonMomentum');
+    if (mom < 0 || mom >= 1) bad(`optimizer muonMomentum must be in [0, 1), got ${mom}; Muon uses 0.95.`);
+    peak = Math.max(peak, (peak / lr) * muonLr);
+  } else if (c['muonLr'] !== undefined || c['muonMomentum'] !== undefined) {
+    bad(`optimizer muonLr and muonMomentum apply only to type muon; leave them out for ${String(c['type'])}.`);
+  }
   if (wd * peak >= 1) {
     bad(
       `optimizer weightDecay ${wd} × peak learning rate ${peak} ≥ 1 would flip the sign of every ` +

@@ -14,6 +14,13 @@
  *   `minLr` back up to `lr` over `warmup` steps, then half a cosine down to `minLr` at
  *   `maxSteps`. It starts from the rate a cosine ends at, so the rate is continuous at the
  *   restart; this is how a cosine run extended with more steps continues.
+ * - `wsd`: warmup–stable–decay (Hu et al. 2024, MiniCPM; nanochat's "warmdown"): linear warm-up
+ *   to `lr` over `warmup` steps, `lr` held until the decay starts, then a straight line down to
+ *   `minLr` over the last `decayFraction` of the segment's steps (maxSteps − start), reaching
+ *   `minLr` at `maxSteps`, then flat. Its decay span is decayFraction · (maxSteps − start), not
+ *   rounded, so the decay starts between steps when that is not whole. With `start` > 0 (a run
+ *   extended with more steps) the steps count from `start` and the warm-up climbs from `minLr`,
+ *   where the segment before ended, as `restart` does.
  * - `segments`: a run trained in segments (a finished run extended with more steps): steps
  *   fromStep+1 … toStep of each segment follow that segment's schedule, written in the run's
  *   global steps, so the rate is a function of the step alone and resuming anywhere inside a
@@ -38,7 +45,19 @@ export type SegmentSchedule =
       readonly warmup: number;
       readonly maxSteps: number;
       readonly minLr: number;
+    }
+  | {
+      readonly type: 'wsd';
+      readonly start: number;
+      readonly warmup: number;
+      readonly maxSteps: number;
+      readonly minLr: number;
+      /** Share of the segment's steps the decay takes, in (0, 1]; 0.2 by default (WSD_DECAY_FRACTION). */
+      readonly decayFraction: number;
     };
+
+/** The share of a `wsd` segment's steps its linear decay takes by default (nanochat's warmdown 0.2). */
+export const WSD_DECAY_FRACTION = 0.2;
 
 /** Steps fromStep+1 … toStep of a run, and the schedule they follow. */
 export interface ScheduleSegment {
@@ -93,6 +112,17 @@ function segmentRate(lr: number, s: SegmentSchedule, step: number): number {
       if (k <= s.warmup) return s.minLr + ((lr - s.minLr) * k) / s.warmup;
       return cosineDecay(lr, s.minLr, k - s.warmup, s.maxSteps - s.start - s.warmup);
     }
+    case 'wsd': {
+      const k = step - s.start; // steps since the segment began
+      const from = s.start > 0 ? s.minLr : 0; // a continued run warms up from where it ended
+      if (k <= 0) return s.minLr;
+      if (k <= s.warmup) return from + ((lr - from) * k) / s.warmup;
+      const left = s.maxSteps - step; // steps to the end of the decay
+      const span = s.decayFraction * (s.maxSteps - s.start);
+      if (left <= 0) return s.minLr;
+      if (left >= span) return lr;
+      return s.minLr + ((lr - s.minLr) * left) / span;
+    }
     default:
       return s satisfies never;
   }
@@ -107,7 +137,7 @@ function cosineDecay(lr: number, minLr: number, k: number, span: number): number
 }
 
 /**
- * The largest rate the schedule reaches: `lr` for cosine, constant and restart, for noam its
+ * The largest rate the schedule reaches: `lr` for cosine, constant, restart and wsd, for noam its
  * value at step = warmup (step 1 when there is no warm-up), and for segments the largest of
  * theirs.
  */
@@ -153,6 +183,25 @@ export function validateSchedule(schedule: ScheduleConfig, lr: number): Schedule
   return schedule;
 }
 
+/** A `wsd` segment's decayFraction is in (0, 1] and its decay starts after the warm-up ends. */
+function validateDecay(
+  s: Record<string, unknown>,
+  where: string,
+  maxSteps: number,
+  least: number,
+  start: number,
+): void {
+  const f = s['decayFraction'];
+  if (typeof f !== 'number' || !Number.isFinite(f) || f <= 0 || f > 1)
+    bad(`${where}.decayFraction must be a number in (0, 1], got ${String(f)}; nanochat decays over the last 0.2.`);
+  const decayStart = maxSteps - (f as number) * (maxSteps - start);
+  if (decayStart < least)
+    bad(
+      `${where}: the warm-up ends at step ${least} but the decay starts at step ${decayStart}; shorten the ` +
+        `warm-up or the decayFraction (${String(f)}), or train more steps.`,
+    );
+}
+
 function bad(msg: string): never {
   throw new EngineError('config/invalid', msg);
 }
@@ -160,8 +209,8 @@ function bad(msg: string): never {
 function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, where: string): ScheduleConfig {
   if (typeof s !== 'object' || s === null) return bad(`${where} must be an object, got ${String(s)}.`);
   const type = s['type'];
-  if (type !== 'noam' && type !== 'cosine' && type !== 'constant' && type !== 'restart') {
-    return bad(`${where}.type must be one of noam, cosine, constant, restart, segments; got ${String(type)}.`);
+  if (type !== 'noam' && type !== 'cosine' && type !== 'constant' && type !== 'restart' && type !== 'wsd') {
+    return bad(`${where}.type must be one of noam, cosine, constant, restart, wsd, segments; got ${String(type)}.`);
   }
   const warmup = s['warmup'];
   if (typeof warmup !== 'number' || !Number.isInteger(warmup) || warmup < 0) {
@@ -176,8 +225,8 @@ function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, 
     if (typeof f !== 'number' || !Number.isFinite(f) || f <= 0) {
       bad(`${where}.factor must be a positive number, got ${String(f)}; the paper uses 1.`);
     }
-  } else if (type === 'cosine' || type === 'restart') {
-    const start = type === 'restart' ? s['start'] : 0;
+  } else if (type === 'cosine' || type === 'restart' || type === 'wsd') {
+    const start = type === 'cosine' ? 0 : s['start'];
     if (typeof start !== 'number' || !Number.isInteger(start) || start < 0) {
       bad(`${where}.start must be the step of the restart (a whole number ≥ 0), got ${String(start)}.`);
     }
@@ -186,7 +235,7 @@ function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, 
     if (typeof maxSteps !== 'number' || !Number.isInteger(maxSteps) || maxSteps <= least) {
       bad(
         `${where}.maxSteps must be an integer greater than ` +
-          `${type === 'restart' ? 'start + warmup' : 'warmup'} (${least}), got ${String(maxSteps)}; ` +
+          `${type === 'cosine' ? 'warmup' : 'start + warmup'} (${least}), got ${String(maxSteps)}; ` +
           `set it to the step where the decay ends.`,
       );
     }
@@ -194,6 +243,7 @@ function validateSegmentSchedule(s: Record<string, unknown> | null, lr: number, 
     if (typeof minLr !== 'number' || !Number.isFinite(minLr) || minLr < 0 || minLr > lr) {
       bad(`${where}.minLr must be between 0 and lr (${lr}), got ${String(minLr)}; nanoGPT uses lr / 10.`);
     }
+    if (type === 'wsd') validateDecay(s, where, maxSteps as number, least, start as number);
   }
   return s as unknown as ScheduleConfig;
 }

@@ -13,6 +13,7 @@ import type {
   DataSpec,
   DecodeStrategy,
   EngineKind,
+  LrSchedule,
   ModelKind,
   OptimizerPreset,
   PresetName,
@@ -27,6 +28,7 @@ import {
   DECODE_STRATEGIES,
   ENGINE_KINDS,
   engineNamed,
+  LR_SCHEDULES,
   MODEL_KINDS,
   MODEL_PRESETS,
   oldEngineNotice,
@@ -71,6 +73,8 @@ export interface Settings {
     readonly snapshotEvery: number;
     readonly checkpointEvery: number;
     readonly optimizer: OptimizerPreset;
+    /** The learning-rate schedule of adamw and muon (the paper's optimizer has its own). */
+    readonly schedule: LrSchedule;
     /** 0 = the data's default (3e-3 for built-in tasks, the optimizer's own otherwise). */
     readonly learningRate: number;
     readonly seed: number;
@@ -120,6 +124,7 @@ export const DEFAULT_SETTINGS: Settings = {
     snapshotEvery: 0,
     checkpointEvery: 0,
     optimizer: 'adamw',
+    schedule: 'cosine',
     learningRate: 0,
     seed: 1,
     backend: 'auto',
@@ -348,6 +353,7 @@ export function readSettings(get: SettingsReader): {
         oneOf(OPTIMIZER_PRESETS),
         orList(OPTIMIZER_PRESETS),
       ),
+      schedule: pick(get, p, 'training', 'schedule', d.training.schedule, oneOf(LR_SCHEDULES), orList(LR_SCHEDULES)),
       learningRate: pick(
         get,
         p,
@@ -489,6 +495,8 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
     snapshotEvery: auto(t.snapshotEvery),
     seed: t.seed,
     optimizer: t.optimizer,
+    // The paper's optimizer has its own schedule: the setting applies to adamw and muon.
+    ...(t.optimizer !== 'paper' && t.schedule !== 'cosine' ? { schedule: t.schedule } : {}),
     lr: auto(t.learningRate),
     warmup: 0,
     backend: t.backend,

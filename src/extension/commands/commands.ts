@@ -76,7 +76,13 @@ export function commandTable(s: CommandDeps, scores: ScoreDecorations): { readon
       s.dashboard.open(runDirOf(s, arg) ?? s.controller.state?.runId ?? s.active.id()),
     'attentionLab.openRun': (arg) => openRunCommand(s, arg),
     'attentionLab.findRuns': () => findStrayRunsCommand(s),
-    'attentionLab.export': (arg, out) => exportRunCommand(s, arg, typeof out === 'string' ? out : undefined),
+    'attentionLab.export': (arg, out, format) =>
+      exportRunCommand(
+        s,
+        arg,
+        typeof out === 'string' ? out : undefined,
+        format === 'hf' || format === 'pytorch' ? format : undefined,
+      ),
     // From the Runs view the second argument is the tree's selection, not a list of files.
     'attentionLab.evaluateFiles': (arg, files) =>
       evaluateFilesCommand(

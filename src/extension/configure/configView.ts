@@ -1,6 +1,6 @@
 /**
  * The sidebar's Configuration view: what the next Train will use — model kind and preset,
- * data source, tokenizer, training length and optimizer, where runs are kept — and the
+ * the architecture they make, data source, tokenizer, training length and optimizer, where runs are kept — and the
  * model's size (parameters, memory) planned from those settings. Each line opens the
  * matching settings; the view's title button runs "Configure Model…". Refreshes when an
  * `attentionLab.*` setting changes.
@@ -13,6 +13,7 @@ import * as vscode from 'vscode';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { draftFromSettings, draftSize, estimateSpecOf, ownTokenizer } from './configureDraft';
+import { architectureView } from './architectureChoice';
 import type { Settings } from '../base/settings';
 import { mismatch } from '../base/settings';
 import type { LabLoader } from '../host/labLoader';
@@ -75,7 +76,10 @@ export function configLines(s: Settings, runsWhere: string): ConfigLine[] {
       label: 'Training',
       value:
         `${t.steps} steps · batch ${t.batchSize} · context ${t.seqLen} · ` +
-        `${t.optimizer === 'paper' ? "Adam + the paper's warm-up" : 'AdamW + cosine'}`,
+        (t.optimizer === 'paper'
+          ? "Adam + the paper's warm-up"
+          : `${t.optimizer === 'muon' ? 'Muon + AdamW' : 'AdamW'} + ` +
+            `${t.schedule === 'wsd' ? 'warmup–stable–decay' : 'cosine'}`),
       query: 'attentionLab.training',
       icon: 'pulse',
     },
@@ -127,7 +131,14 @@ export class ConfigView implements vscode.TreeDataProvider<ConfigLine>, Disposab
     const size: ConfigLine = sized.ok
       ? { label: 'Size', value: sized.line, query: 'attentionLab.model', icon: 'dashboard' }
       : { label: 'Size', value: sized.error, query: 'attentionLab.model', icon: 'warning', problem: true };
-    return [...lines, size];
+    // The architecture the preset and the overrides make ("RoPE θ 10000 · RMSNorm · SwiGLU · …"), when it is valid.
+    const arch = architectureView(settings, draftFromSettings(settings), (spec, chars) =>
+      this.s.lab.get().estimateSpec(spec, chars),
+    ).line;
+    const archLine: ConfigLine[] = arch
+      ? [{ label: 'Architecture', value: arch, query: 'attentionLab.model', icon: 'symbol-structure' }]
+      : [];
+    return [...lines, ...archLine, size];
   }
 
   getTreeItem(line: ConfigLine): vscode.TreeItem {

@@ -1,9 +1,11 @@
 /**
  * "Attention Lab: Configure Model…": a multi-step quick pick — model kind, data source
  * (documents by glob, detected pairs files, or a built-in task), tokenizer and vocabulary
- * size, preset, steps — ending on a review that shows the parameter count, memory estimate
- * and measured time per step, and where the settings will be written, before anything is
- * saved. The glob box counts the files it matches as the user types (the corpus plan that
+ * size, preset, the architecture options behind it (positions, norms, feed-forward, key/value
+ * heads, biases, soft-caps, window, residual; refused with the engine's message while a
+ * combination is invalid), steps — ending on a review that shows the architecture, parameter
+ * count, memory estimate and measured time per step, and where the settings will be written,
+ * before anything is saved. The glob box counts the files it matches as the user types (the corpus plan that
  * training makes, bounded and cancelled by the next keystroke), lists them with the skipped
  * ones on request, and refuses a glob that matches nothing. The review also chooses the
  * engine (engineChoice.ts). Saves to workspace settings
@@ -16,7 +18,7 @@
  */
 
 import * as vscode from 'vscode';
-import type { Draft, SettingsTarget, StepName } from './configureDraft';
+import type { Draft, Estimator, SettingsTarget, StepName } from './configureDraft';
 import {
   STEP_ORDER,
   draftFromSettings,
@@ -49,6 +51,20 @@ import type { LabLoader } from '../host/labLoader';
 import type { RunsRoot } from '../runs/runStore';
 import type { ModelClient } from '../workers/modelClient';
 import type { EngineChoiceDeps } from './engineChoice';
+import type { FieldValue } from './architectureChoice';
+import {
+  architectureView,
+  changedOptions,
+  draftConfig,
+  optionChoices,
+  refusalRow,
+  shownConfig,
+  validateOptionNumber,
+  withOption,
+  withPresetArchitecture,
+} from './architectureChoice';
+import type { ArchitectureOption } from '../../common/architecture';
+import { OPTION_INFO } from '../../common/architecture';
 
 /** What the Configure steps use: the host's files, the lab's estimates and previews, the model worker's timing. */
 export interface ConfigureDeps extends EngineChoiceDeps {
@@ -75,6 +91,7 @@ export async function configureModel(s: ConfigureDeps): Promise<boolean> {
     data: (d, b) => dataStep(s, d, b, trusted),
     tokenizer: (d, b) => tokenizerStep(d, b),
     preset: (d, b) => presetStep(s, d, b),
+    architecture: (d, b) => architectureStep(s, d, b),
     steps: (d, b) => stepsStep(d, b),
   };
   let draft = draftFromSettings(s.settings());
@@ -156,7 +173,96 @@ async function presetStep(s: ConfigureDeps, d: Draft, back: boolean): Promise<Dr
     items,
     active: d.preset,
   });
-  return r === undefined || r === BACK ? r : { ...d, preset: r };
+  // Another preset is another architecture: the options changed over the old one go back to the new one's.
+  return r === undefined || r === BACK ? r : r === d.preset ? d : { ...withPresetArchitecture(d), preset: r };
+}
+
+type ArchValue = 'continue' | 'reset' | ArchitectureOption;
+
+/**
+ * The architecture behind the preset: Continue first (refused, with the engine's one-line
+ * message, while the combination is invalid), then each option with its value in words and
+ * what it does; choosing one asks for its value and comes back here.
+ */
+async function architectureStep(s: ConfigureDeps, d: Draft, back: boolean): Promise<Draft | Back | undefined> {
+  const estimate: Estimator = (spec, chars) => s.lab.get().estimateSpec(spec, chars);
+  let active: ArchValue = 'continue';
+  for (;;) {
+    const view = architectureView(s.settings(), d, estimate);
+    const changed = view.rows.some((r) => r.changed);
+    const items: ValueItem<ArchValue>[] = [
+      view.problem === null
+        ? { label: '$(arrow-right) Continue', value: 'continue', description: view.line ?? '' }
+        : // No value: Enter does nothing until an option below (or Back to the preset) makes it fit.
+          { ...refusalRow(view.problem), label: `$(error) ${refusalRow(view.problem).label}` },
+      ...(changed
+        ? [{ label: `$(discard) Back to the ${d.preset} preset's architecture`, value: 'reset' as const }]
+        : []),
+      { label: `Options behind the ${d.preset} preset`, kind: vscode.QuickPickItemKind.Separator },
+      ...view.rows.map((r): ValueItem<ArchValue> => ({
+        label: r.title,
+        value: r.key,
+        description: `${r.value}${r.changed ? ' (changed)' : ''}`,
+        detail: r.description,
+      })),
+    ];
+    const r: ArchValue | Back | undefined = await pickStep<ArchValue>({
+      ...opts(stepNo('architecture'), back),
+      placeholder: `Architecture of the ${d.kind} model: the ${d.preset} preset's, or change an option`,
+      items,
+      active,
+    });
+    if (r === undefined || r === BACK || r === 'continue') return r === 'continue' ? d : r;
+    active = r;
+    if (r === 'reset') {
+      d = withPresetArchitecture(d);
+      continue;
+    }
+    const v = await optionStep(s, d, r, estimate);
+    if (v === undefined) return undefined;
+    if (v !== BACK) d = withOption(s.settings(), d, r, v, estimate);
+  }
+}
+
+/** The value of one option: a pick for choices and on/off, a box (checked by the engine as typed) for numbers. */
+async function optionStep(
+  s: ConfigureDeps,
+  d: Draft,
+  key: ArchitectureOption,
+  estimate: Estimator,
+): Promise<FieldValue | Back | undefined> {
+  const info = OPTION_INFO[key];
+  const config = shownConfig(s.settings(), d, estimate);
+  const current = config ? (config as Record<string, unknown>)[key] : undefined;
+  const o = opts(stepNo('architecture'), true);
+  if (info.type === 'choice' || info.type === 'bool') {
+    const items = optionChoices(key, config).map((c): ValueItem<FieldValue> => ({
+      label: c.label,
+      value: c.value,
+      description: `${key} ${String(c.value)}${c.value === current ? ' (now)' : ''}`,
+    }));
+    return pickStep<FieldValue>({
+      ...o,
+      placeholder: `${info.title}: ${info.description}`,
+      items,
+      active: current as FieldValue,
+    });
+  }
+  // The engine's message for the value as typed: a window past the context, kv heads that do not divide the heads…
+  const validate = (v: string): string | null => {
+    const bad = validateOptionNumber(key, v);
+    if (bad) return bad;
+    const next = withOption(s.settings(), d, key, Number(v.trim()), estimate);
+    const r = draftConfig(s.settings(), next, estimate);
+    return r.ok ? null : r.error;
+  };
+  const r = await inputStep({
+    ...o,
+    prompt: `${info.title}: ${info.description}`,
+    value: String(current ?? ''),
+    validate,
+  });
+  return r === undefined || r === BACK ? r : Number(r.trim());
 }
 
 type DataChoice =
@@ -484,8 +590,11 @@ async function reviewStep(
 ): Promise<ReviewChoice | undefined> {
   const spec = estimateSpecOf(s.settings(), d);
   const size = draftSize(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars));
+  const changed = changedOptions(d);
+  const arch = architectureView(s.settings(), d, (sp, chars) => s.lab.get().estimateSpec(sp, chars)).line;
   const describe =
-    `${d.engine === 'pytorch' ? 'PyTorch · ' : ''}${d.kind} · ${d.preset} · ` +
+    `${d.engine === 'pytorch' ? 'PyTorch · ' : ''}${d.kind} · ${d.preset}` +
+    `${changed.length ? ` (${changed.join(', ')})` : ''} · ` +
     (d.source === 'task'
       ? `task ${d.task}`
       : d.source === 'pairs'
@@ -518,6 +627,8 @@ async function reviewStep(
           ...(s.host.pytorch || d.engine === 'pytorch'
             ? []
             : [{ label: `$(server-process) Engine: ${engineText(d)}`, description: 'PyTorch needs desktop VS Code' }]),
+          // The architecture the size was planned for (the preset's, with the options changed behind it).
+          ...(arch ? [{ label: `$(symbol-structure) ${arch}`, description: 'architecture' }] : []),
           // Timed on our engine; PyTorch reports its own tokens/s once it trains.
           {
             label: `$(info) ${size.line}`,

@@ -18,15 +18,18 @@ import { estimateLine } from '../base/summaryLines';
  * The steps of the flow, in order. The tokenizer comes before the preset because the
  * vocabulary is part of the model's size: the preset list is then sized with the vocabulary
  * the review will show. The data comes right after the kind so that a glob matching nothing
- * is refused before anything else.
+ * is refused before anything else. The architecture options come right after the preset they
+ * change (architectureChoice.ts).
  */
-export const STEP_ORDER = ['kind', 'data', 'tokenizer', 'preset', 'steps'] as const;
+export const STEP_ORDER = ['kind', 'data', 'tokenizer', 'preset', 'architecture', 'steps'] as const;
 export type StepName = (typeof STEP_ORDER)[number];
 
 /** What the configure steps edit. */
 export interface Draft {
   readonly kind: Settings['model']['kind'];
   readonly preset: Settings['model']['preset'];
+  /** Model config fields over the preset (`attentionLab.model.overrides`): the architecture step edits its options. */
+  readonly overrides: Settings['model']['overrides'];
   readonly source: Settings['data']['source'];
   readonly include: string;
   readonly pairsSource: string;
@@ -81,6 +84,7 @@ export function draftFromSettings(s: Settings): Draft {
   return {
     kind: s.model.kind,
     preset: s.model.preset,
+    overrides: s.model.overrides,
     source: s.data.source,
     include: s.data.include,
     pairsSource: s.data.pairsSource,
@@ -119,6 +123,8 @@ export function draftUpdates(d: Draft): [string, unknown][] {
   const out: [string, unknown][] = [
     ['attentionLab.model.kind', d.kind],
     ['attentionLab.model.preset', d.preset],
+    // No overrides removes the setting rather than writing {} to a settings file that never had it.
+    ['attentionLab.model.overrides', Object.keys(d.overrides).length ? d.overrides : undefined],
     ['attentionLab.data.source', d.source],
     // The data's own default is saved as 0 ("the data's default"), so other data later gets its own.
     ['attentionLab.training.steps', d.steps === dataDefaults(draftData(d)).steps ? 0 : d.steps],
@@ -141,7 +147,7 @@ export function draftUpdates(d: Draft): [string, unknown][] {
 export function applyDraft(s: Settings, d: Draft): Settings {
   return {
     ...s,
-    model: { ...s.model, kind: d.kind, preset: d.preset },
+    model: { ...s.model, kind: d.kind, preset: d.preset, overrides: d.overrides },
     data: {
       ...s.data,
       source: d.source,
@@ -184,11 +190,16 @@ export function estimateSpecOf(s: Settings, d: Draft): TrainSpec {
   return specFromSettings(applyDraft(s, d), data);
 }
 
-/** The size estimate the lab module makes of a spec (extensionLab.ts `estimateSpec`). */
+/** The size estimate the lab module makes of a spec (extensionLab.ts `estimateSpec`), with the config it planned. */
 export type Estimator = (
   spec: TrainSpec,
   charsSeen: number | null,
-) => { readonly params: number; readonly memoryBytes: number; readonly vocabNote: string };
+) => {
+  readonly params: number;
+  readonly memoryBytes: number;
+  readonly vocabNote: string;
+  readonly config: Readonly<Record<string, unknown>>;
+};
 
 /** A draft's model size in one line, or why the configuration is invalid. */
 export type DraftSize = { readonly ok: true; readonly line: string } | { readonly ok: false; readonly error: string };
@@ -230,6 +241,10 @@ const PRESET_LABELS: Readonly<Record<PresetName, (kind: ModelKind) => string>> =
   small: (kind) => (kind === 'encoder-decoder' ? 'd_model 128, 3+3 layers, 4 heads' : 'd_model 128, 4 layers, 4 heads'),
   base: () => "the paper's base model: d_model 512, 6+6 layers, 8 heads",
   gpt: () => "GPT-2 small's shape: d_model 768, 12 layers, 12 heads (slow on a CPU)",
+  'llama-tiny': () => 'Llama-style (RoPE, RMSNorm, SwiGLU, 2 key/value heads): d_model 64, 2 layers, 4 heads',
+  'llama-small': () => 'Llama-style (RoPE, RMSNorm, SwiGLU, 2 key/value heads): d_model 128, 4 layers, 4 heads',
+  'nanochat-tiny': () => 'nanochat-style (RoPE, QK-norm, ReLU², logit soft-cap): d_model 64, 2 layers, 4 heads',
+  'nanochat-small': () => 'nanochat-style (RoPE, QK-norm, ReLU², logit soft-cap): d_model 128, 4 layers, 4 heads',
 };
 
 /** Presets of a kind, with what they are. */

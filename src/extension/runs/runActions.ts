@@ -317,15 +317,48 @@ export async function editRunNoteCommand(
   return note.trim();
 }
 
-/** Exports a run's model for PyTorch into a folder the user picks (or `outDir`). */
-export async function exportRunCommand(s: RunActionDeps, arg: unknown, outDir?: string): Promise<string[] | undefined> {
+/** The layouts an export writes: ours under nanoGPT's / the notebook's names, or Hugging Face's Llama. */
+export type ExportFormatChoice = 'pytorch' | 'hf';
+
+/**
+ * Exports a run's model into a folder the user picks (or `outDir`): for PyTorch, or (decoder-only, asked when no
+ * `outDir` or `format` is given) in Hugging Face's LlamaForCausalLM layout, which the model worker refuses in one
+ * line for a model Llama cannot express.
+ */
+export async function exportRunCommand(
+  s: RunActionDeps,
+  arg: unknown,
+  outDir?: string,
+  formatGiven?: ExportFormatChoice,
+): Promise<string[] | undefined> {
   const run = await pickRun(s, arg, { trained: true, purpose: 'export' });
   if (!run) return undefined;
   const { fs } = s.host;
+  let format: ExportFormatChoice = formatGiven ?? 'pytorch';
+  if (!formatGiven && !outDir && run.kind === 'decoder-only') {
+    const choice = await vscode.window.showQuickPick(
+      [
+        {
+          label: 'PyTorch',
+          description: "nanoGPT's names, Attention Lab's model in reference.py",
+          format: 'pytorch' as const,
+        },
+        {
+          label: 'Hugging Face Llama',
+          description: "transformers' LlamaForCausalLM (RMSNorm, SwiGLU, RoPE models only)",
+          format: 'hf' as const,
+        },
+      ],
+      { title: `Attention Lab: export ${run.name} as…` },
+    );
+    if (!choice) return undefined;
+    format = choice.format;
+  }
+  const forWhom = format === 'hf' ? "Hugging Face's LlamaForCausalLM" : 'PyTorch';
   let out = outDir;
   if (!out) {
     const picked = await vscode.window.showOpenDialog({
-      title: `Attention Lab: export ${run.name} for PyTorch into…`,
+      title: `Attention Lab: export ${run.name} for ${forWhom} into…`,
       canSelectFolders: true,
       canSelectFiles: false,
       canSelectMany: false,
@@ -358,13 +391,18 @@ export async function exportRunCommand(s: RunActionDeps, arg: unknown, outDir?: 
   try {
     result = await vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: `Attention Lab: exporting ${run.name}` },
-      () => s.models.request('export', { runDir: run.runDir, outDir: out as string, force }),
+      () => s.models.request('export', { runDir: run.runDir, outDir: out as string, force, format }),
     );
   } catch (e) {
     await showError(s.log, `Export of ${run.name} failed: ${messageOf(e)}`, e);
     return undefined;
   }
-  const names = run.kind === 'decoder-only' ? "nanoGPT's GPT" : "the notebook Transformer's";
+  const names =
+    format === 'hf'
+      ? "LlamaForCausalLM's"
+      : run.kind === 'decoder-only'
+        ? "nanoGPT's GPT"
+        : "the notebook Transformer's";
   const dir = result.dir;
   s.log.info(
     `Exported ${run.name} (${result.tensors} tensors, ${names} names) to ${dir}: ` +
@@ -374,7 +412,7 @@ export async function exportRunCommand(s: RunActionDeps, arg: unknown, outDir?: 
   const warn = result.warnings.length ? ` Notes: ${result.warnings.join('; ')}.` : '';
   void vscode.window
     .showInformationMessage(
-      `Exported ${run.name} for PyTorch into ${shownPath(dir)} (weights, config, tokenizer, README).${warn}`,
+      `Exported ${run.name} for ${forWhom} into ${shownPath(dir)} (weights, config, tokenizer, README).${warn}`,
       'Open README',
     )
     .then((a) => {

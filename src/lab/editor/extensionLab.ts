@@ -21,7 +21,7 @@ import { previewCorpus } from '../data/corpusPreview';
 import { detectPairsFiles, trainingFirst } from '../data/pairs';
 import type { PairsCandidate } from '../data/pairs';
 import { INDUCTION_ALPHABET } from '../data/inductionTask';
-import { resolveConfig } from '../runs/specModel';
+import { resolveConfig, stateOptimizer } from '../runs/specModel';
 import { dataDefaults } from '../runs/runSpec';
 import { RUN_FILES, newRunDir, readRunJson } from '../runs/runFolder';
 export { runNameProblem, setFineTuneData, setRunLabel } from '../runs/runFolder';
@@ -126,11 +126,15 @@ export function estimateSpec(spec: TrainSpec, charsSeen: number | null = null): 
   const vocabSize = expectedVocab(spec, charsSeen);
   const config = resolveConfig(spec, vocabSize);
   const len = Math.min(spec.training.seqLen, config.maxLen);
-  const est = estimateModel(config, {
-    maxBatch: spec.training.batchSize,
-    maxLen: len,
-    ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}),
-  });
+  const est = estimateModel(
+    config,
+    {
+      maxBatch: spec.training.batchSize,
+      maxLen: len,
+      ...(config.kind === 'encoder-decoder' ? { maxSrcLen: len } : {}),
+    },
+    stateOptimizer(spec.training.optimizer),
+  );
   return {
     params: est.params,
     memoryBytes: est.totalBytes,

@@ -64,7 +64,7 @@ export function snapshotOf(model: Transformer, batch: Batch, tok: Tokenizer, ste
     step,
     srcTokens: text(batch.src, batch.S ?? 0),
     tgtTokens: text(batch.input, batch.T),
-    maps: cap.maps.map((m) => ({ stack: m.stack, layer: m.layer, shape: m.shape, data: m.data })),
+    maps: cap.maps.map((m) => ({ stack: m.stack, layer: m.layer, shape: m.shape, data: m.data, kvHeads: m.kvHeads })),
     masks: cap.masks.map((m) => ({ name: m.name, shape: m.shape, data: m.data })),
   };
 }

@@ -22,6 +22,12 @@
  * first of the prompts its data recorded), so it is in the language the model learned; a run
  * with none scores {@link DEFAULT_EXAMPLE}.
  *
+ * `format: 'hf'` writes a Llama-shaped run in Hugging Face's `LlamaForCausalLM` layout instead
+ * (exportHf.ts: config.json's Llama fields beside the same `attention_lab` block, whose example
+ * also lists its ids; the tokenizer as attention_lab_tokenizer.json, since transformers reads a
+ * tokenizer.json as its own format; lab_tokenizers.py; a README with the transformers lines),
+ * and refuses, in one line, a run Llama cannot express.
+ *
  * Everything is computed in memory first; the files go into a temporary folder beside the
  * target, which is renamed into place, so a failure or a kill never leaves a half-written
  * export. A non-empty existing folder is replaced only with `force`, and never when it is a
@@ -37,8 +43,10 @@ import type { LabFs } from '../files/labFs';
 import { exists, listNames, scratchFolder } from '../files/labFs';
 import { folderError } from '../files/fileErrors';
 import { exportReadme } from './exportReadme';
+import { HF_EXPORT_TOKENIZER } from './importTokenizer';
 import type { ExportExample } from './exportReadme';
 import { pytorchConfig, pytorchTensors } from './exportPytorch';
+import { checkLlamaShaped, hfLlamaConfig, hfLlamaTensors, llamaDifferences } from './exportHf';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
 import { RUN_FILES } from '../runs/runFolder';
@@ -56,8 +64,14 @@ export const DEFAULT_EXAMPLE = {
   source: 'the cat sat on the mat',
 } as const;
 
+/** The layouts of an export: ours under PyTorch names, or Hugging Face's LlamaForCausalLM. */
+export const EXPORT_FORMATS = ['pytorch', 'hf'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
 /** Options of {@link exportRun}. */
 export interface ExportOptions {
+  /** The layout (default 'pytorch'). */
+  readonly format?: ExportFormat;
   /** Replace a non-empty folder of the same name. */
   readonly force?: boolean;
   /** The example text (the target, for an encoder-decoder) scored into the README. */
@@ -87,8 +101,14 @@ function scoreExample(r: OpenRun, opts: ExportOptions, warnings: string[]): Expo
   const text = opts.text ?? own ?? DEFAULT_EXAMPLE.text;
   const source = encdec ? (opts.source ?? DEFAULT_EXAMPLE.source) : null;
   try {
-    const { output } = scoreText(r, source, text);
-    return { text, source, tokens: output.logprobs.length, logprobSum: output.logprobs.reduce((a, b) => a + b, 0) };
+    const { output, ids } = scoreText(r, source, text);
+    return {
+      text,
+      source,
+      tokens: output.logprobs.length,
+      logprobSum: output.logprobs.reduce((a, b) => a + b, 0),
+      ids: [...ids],
+    };
   } catch (e) {
     if (!EngineError.is(e)) throw e;
     warnings.push(`no example score in README.md: ${e.message}`);
@@ -103,9 +123,15 @@ function exportFiles(
   opts: ExportOptions,
 ): { files: Map<string, Uint8Array | string>; tensors: number; warnings: string[]; example: ExportExample | null } {
   const c = r.model.config;
-  const { bytes, tensors, warnings } = pytorchTensors(r.model);
+  const hf = opts.format === 'hf';
+  const { bytes, tensors, warnings } = hf
+    ? { ...hfLlamaTensors(r.model), warnings: [] as string[] }
+    : pytorchTensors(r.model);
+  if (!hf && c.kind === 'decoder-only' && llamaDifferences(c).length === 0)
+    warnings.push("this run is Llama-shaped: --format hf writes it in Hugging Face's LlamaForCausalLM layout");
   const files = new Map<string, Uint8Array | string>();
   files.set('model.safetensors', bytes);
+  const tokFile = hf ? HF_EXPORT_TOKENIZER : 'tokenizer.json';
   const tok = r.tok;
   let gpt2 = false;
   if (tok instanceof BpeTokenizer) {
@@ -119,10 +145,10 @@ function exportFiles(
       warnings.push(`no vocab.json / merges.txt: ${e.message}`);
     }
   }
-  files.set('tokenizer.json', `${JSON.stringify(tok.toJSON())}\n`);
+  files.set(tokFile, `${JSON.stringify(tok.toJSON())}\n`);
   const example = scoreExample(r, opts, warnings);
   const config = {
-    ...pytorchConfig(c),
+    ...(hf ? hfLlamaConfig(c, tok.specialIds) : pytorchConfig(c)),
     attention_lab: {
       format: EXPORT_FORMAT,
       version: EXPORT_VERSION,
@@ -131,7 +157,7 @@ function exportFiles(
       config: c,
       tokenizer: {
         type: tok.type,
-        file: 'tokenizer.json',
+        file: tokFile,
         vocab_size: tok.vocabSize,
         special_ids: tok.specialIds,
         ...(gpt2 ? { vocab: 'vocab.json', merges: 'merges.txt' } : {}),
@@ -141,14 +167,17 @@ function exportFiles(
         ...(example.source !== null ? { source: example.source } : {}),
         tokens: example.tokens,
         logprob_sum: example.logprobSum,
+        ...(hf ? { ids: example.ids } : {}),
       },
     },
   };
   files.set('config.json', `${JSON.stringify(config, null, 2)}\n`);
-  for (const [file, text] of Object.entries(EXPORT_PYTHON_FILES)) files.set(file, text);
+  for (const [file, text] of Object.entries(EXPORT_PYTHON_FILES))
+    if (!hf || file === 'lab_tokenizers.py') files.set(file, text);
   files.set(
     'README.md',
     exportReadme({
+      format: hf ? 'hf' : 'pytorch',
       name,
       step: r.step,
       config: c,
@@ -179,6 +208,7 @@ export async function exportRun(
   outParent: string,
   opts: ExportOptions = {},
 ): Promise<ExportResult> {
+  if (opts.format === 'hf') checkLlamaShaped(r.model.config); // before any file is touched
   const name = exportFolderName(fs, r);
   const dir = fs.join(fs.resolve(outParent), name);
   if (await exists(fs, fs.join(outParent, RUN_FILES.run))) {

@@ -4,7 +4,8 @@
  * fp32, Linear weights [out, in], and config.json with the constructor arguments
  * (docs/ARCHITECTURE.md, "PyTorch names") plus our whole ModelConfig. A decoder-only model
  * whose options differ from nanoGPT's architecture is still exported, with the differences
- * listed, since nanoGPT would not give the same logits.
+ * listed, since nanoGPT would not give the same logits (the folder's reference.py, the PyTorch
+ * engine's model, builds every option).
  *
  * Leaves out: the folder, the tokenizer files and the README (exportFolder.ts writes them).
  */
@@ -66,7 +67,22 @@ function nanoGptDifferences(c: ModelConfig): string[] {
   if (c.norm !== 'pre') w.push('post-LN (nanoGPT is pre-LN)');
   if (c.activation === 'relu') w.push('ReLU (nanoGPT uses GELU)');
   if (c.activation === 'geluTanh') w.push("tanh GELU (GPT-2's gelu_new; nanoGPT's model.py uses the exact nn.GELU())");
-  if (c.positional !== 'learned') w.push('sinusoidal positions (nanoGPT learns wpe; none is exported)');
+  if (c.positional === 'sinusoidal') w.push('sinusoidal positions (nanoGPT learns wpe; none is exported)');
+  else if (c.positional !== 'learned') w.push(`${c.positional} positions (nanoGPT learns wpe; none is exported)`);
+  // Today's options (issue 29): reference.py builds each; nanoGPT has none of them.
+  const today = [
+    c.normType === 'rmsnorm' ? `RMSNorm${c.normScale ? '' : ' without a scale'} (nanoGPT uses LayerNorm)` : '',
+    ['relu2', 'silu', 'swiglu', 'geglu'].includes(c.activation) ? `${c.activation} feed-forward` : '',
+    c.qkNorm ? 'QK-norm' : '',
+    c.nKvHeads > 0 && c.nKvHeads !== c.nHeads ? `${c.nKvHeads} key/value heads (c_attn has (H + 2·Hkv)·D rows)` : '',
+    c.qkvBias !== c.bias || c.attnOutBias !== c.bias || c.mlpBias !== c.bias ? 'per-part biases' : '',
+    c.attnSoftCap > 0 ? `attention scores soft-capped at ${c.attnSoftCap}` : '',
+    c.logitSoftCap > 0 ? `logits soft-capped at ${c.logitSoftCap}` : '',
+    c.slidingWindow > 0 ? `a sliding window of ${c.slidingWindow}` : '',
+    c.parallelResidual ? 'the parallel residual' : '',
+    c.embedNorm ? 'a norm after the embeddings (transformer.ln_e)' : '',
+  ];
+  w.push(...today.filter((x) => x !== ''));
   if (!c.tieEmbeddings) w.push('untied output projection (exported as lm_head.weight; nanoGPT ties it to wte)');
   if (c.embedScale) w.push('embeddings scaled by √d (nanoGPT does not scale)');
   if (c.dFF !== 4 * c.dModel) w.push(`d_ff ${c.dFF} (nanoGPT's MLP is 4·n_embd = ${4 * c.dModel})`);

@@ -1,7 +1,8 @@
 /**
  * The tokenizer of an imported checkpoint: `--tokenizer PATH` when given (a file, or a folder
  * such as the run folder the model came from), else the files beside the checkpoint —
- * `tokenizer.json` (ours, or Hugging Face's) or GPT-2's `vocab.json` + `merges.txt`. Each
+ * `attention_lab_tokenizer.json` (ours, in a Hugging Face Llama export), `tokenizer.json` (ours,
+ * or Hugging Face's) or GPT-2's `vocab.json` + `merges.txt`. Each
  * problem is one line saying which files were looked for and what to pass.
  */
 
@@ -19,6 +20,12 @@ export interface ImportTokenizer {
   readonly tokenizer: Tokenizer;
   readonly source: string;
 }
+
+/**
+ * Our tokenizer's name in an `export --format hf` folder (exportFolder.ts), where transformers
+ * would read a tokenizer.json as its own format; looked for first.
+ */
+export const HF_EXPORT_TOKENIZER = 'attention_lab_tokenizer.json';
 
 function bad(msg: string): never {
   throw new EngineError('tokenizer/invalid', msg);
@@ -68,8 +75,10 @@ async function fromVocab(fs: LabFs, vocab: string): Promise<ImportTokenizer> {
 
 /** The tokenizer in folder `dir`, or null when it has none. */
 async function inFolder(fs: LabFs, dir: string): Promise<ImportTokenizer | null> {
+  const hfExport = fs.join(dir, HF_EXPORT_TOKENIZER);
   const own = fs.join(dir, 'tokenizer.json');
   const vocab = fs.join(dir, 'vocab.json');
+  if (await exists(fs, hfExport)) return fromTokenizerJson(fs, hfExport);
   if (await exists(fs, own)) return fromTokenizerJson(fs, own);
   if (await exists(fs, vocab)) return fromVocab(fs, vocab);
   return null;
@@ -97,7 +106,8 @@ export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: 
   return (
     (await inFolder(fs, dir)) ??
     bad(
-      `No tokenizer beside ${fs.basename(modelFile)} (looked for tokenizer.json, or vocab.json + ` +
+      `No tokenizer beside ${fs.basename(modelFile)} (looked for ${HF_EXPORT_TOKENIZER}, tokenizer.json, ` +
+        'or vocab.json + ' +
         `merges.txt, in ${dir}); pass --tokenizer PATH (a tokenizer file, or the run folder the model came from).`,
     )
   );

@@ -2,15 +2,15 @@
  * What the lab writes into a run folder for the PyTorch trainer (python/attention_lab_trainer/),
  * beside the run's own files, under `pytorch/`:
  *
- *   manifest.json   {format: "attention-lab-pytorch", version: 2, config, padId, tokenBytes,
+ *   manifest.json   {format: "attention-lab-pytorch", version: 3, config, padId, tokenBytes,
  *                    params, optimizer, training, data, validation} — everything the trainer
  *                    needs, resolved here once so it never re-derives a rule of ours:
  *     tokenBytes    {file: token-bytes.i32, count}: the UTF-8 bytes each token id stands for
  *                   (Tokenizer.byteLength; 0 for special tokens), so the trainer logs the bytes
  *                   of each step's targets and the validation's bits per byte exactly as
  *                   bitsPerByte.ts counts them;
- *     params        our parameters in flat order [{name, shape}] (Adam's flat moments in
- *                   optimizer.safetensors follow it);
+ *     params        our parameters in flat order [{name, shape, hidden}] (Adam's flat moments in
+ *                   optimizer.safetensors follow it; hidden: a hidden matrix, which Muon updates);
  *     optimizer     the OptimizerConfig with its (segmented) schedule, as our engine steps it;
  *     training      steps (planned total), stopAt (--until, or null), seed, evalEvery,
  *                   checkpointEvery, snapshotEvery, segmentEnds (evaluated like ours);
@@ -57,7 +57,7 @@ import type { FileIo } from '../files/atomicFile.node';
 import { NODE_IO, makeDir, writeFileAtomic } from '../files/atomicFile.node';
 
 export const MANIFEST_FORMAT = 'attention-lab-pytorch';
-export const MANIFEST_VERSION = 2;
+export const MANIFEST_VERSION = 3;
 /** The trainer's folder inside a run folder. */
 export const PYTORCH_DIR = 'pytorch';
 /**
@@ -105,7 +105,7 @@ export interface TrainerManifest {
   readonly padId: number;
   /** UTF-8 bytes of each token id's text (0 for special tokens), one int32 per id, for bits per byte. */
   readonly tokenBytes: { readonly file: string; readonly count: number };
-  readonly params: readonly { readonly name: string; readonly shape: readonly number[] }[];
+  readonly params: readonly { readonly name: string; readonly shape: readonly number[]; readonly hidden: boolean }[];
   readonly optimizer: OptimizerConfig;
   readonly training: {
     readonly steps: number;
@@ -288,7 +288,7 @@ export function writeTrainerInputs(
     config: src.model.config,
     padId: src.model.padId,
     tokenBytes: writeTokenBytes(dir, src.tok, io),
-    params: src.model.paramList.map((p) => ({ name: p.name, shape: p.shape })),
+    params: src.model.paramList.map((p) => ({ name: p.name, shape: p.shape, hidden: p.hidden })),
     optimizer: src.optimizer,
     training: {
       steps: t.steps,

@@ -1,7 +1,8 @@
 /**
  * Checkpoints: model.safetensors (every parameter, fp32, under the model's own names, with
- * the config and step in the metadata) and optimizer.safetensors (Adam's moments and step)
- * for exact resume. Both are written in full as temporary files, then renamed into place,
+ * the config and step in the metadata) and optimizer.safetensors (Adam's moments and step;
+ * with Muon, its momentum in `adam.m` over the hidden matrices, the config saying which) for
+ * exact resume. Both are written in full as temporary files, then renamed into place,
  * optimizer first, model second, each atomically, so the model file is always complete; the
  * step recorded in both tells a reader whether they belong together. A writer killed between
  * the two renames leaves the other file of the new pair complete in its temporary file, and a
@@ -208,6 +209,39 @@ export async function loadModelFile(fs: LabFs, file: string, model: Transformer)
   return stepOf(f.header.metadata, source);
 }
 
+/** An optimizer type's name and the optimizer preset (run.json's training.optimizer) that trains with it. */
+const OPTIMIZER_NAMES: Readonly<Record<string, readonly [string, string]>> = {
+  adam: ['Adam', 'paper'],
+  adamw: ['AdamW', 'adamw'],
+  muon: ['Muon', 'muon'],
+};
+
+/**
+ * Throws unless optimizer.safetensors (its `optimizer` metadata: the config it was saved with;
+ * absent in files older than Muon, which were all Adam's) holds the kind of state `type` steps
+ * from: Muon keeps its momentum where Adam(W) keeps first moments, and no second moments, so
+ * resuming one from the other would not continue the run. Adam and AdamW share their state.
+ */
+export function checkOptimizerKind(source: string, savedConfig: string | undefined, type: string): void {
+  let saved: unknown = 'adamw';
+  try {
+    if (savedConfig !== undefined) saved = (JSON.parse(savedConfig) as { type?: unknown }).type;
+  } catch {
+    throw new EngineError(
+      'checkpoint/invalid',
+      `${source} has an unreadable optimizer config in its metadata; retrain.`,
+    );
+  }
+  if ((saved === 'muon') === (type === 'muon')) return;
+  const [was, wasPreset] = OPTIMIZER_NAMES[String(saved)] ?? [String(saved), String(saved)];
+  const [now, nowPreset] = OPTIMIZER_NAMES[type] ?? [type, type];
+  throw new EngineError(
+    'checkpoint/invalid',
+    `${source} holds ${was}'s optimizer state but this run now trains with ${now}; resume it with optimizer ` +
+      `${wasPreset} (training.optimizer in run.json), or start a new run to train with ${nowPreset}.`,
+  );
+}
+
 /** Loads optimizer.safetensors into `optimizer`; its step must equal the model's (at step 0 the file may be absent). */
 export async function loadOptimizerCheckpoint(
   fs: LabFs,
@@ -229,6 +263,7 @@ export async function loadOptimizerCheckpoint(
         `from this model or retrain.`,
     );
   }
+  checkOptimizerKind(source, f.header.metadata.optimizer, optimizer.config.type);
   const n = optimizer.state().m.length;
   const [m, v] = (await Promise.all(
     ['adam.m', 'adam.v'].map(async (name) => {

@@ -14,6 +14,7 @@
 import type {
   BackendKind,
   DataSpec,
+  LrSchedule,
   ModelKind,
   OptimizerPreset,
   PresetName,
@@ -155,6 +156,8 @@ export interface RunChoices {
   readonly snapshotEvery?: number | undefined;
   readonly seed?: number | undefined;
   readonly optimizer?: OptimizerPreset | undefined;
+  /** The schedule of adamw and muon; undefined = cosine. */
+  readonly schedule?: LrSchedule | undefined;
   /** Peak learning rate; undefined = the data's default. */
   readonly lr?: number | undefined;
   readonly warmup?: number | undefined;
@@ -190,6 +193,7 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
       optimizer: choices.optimizer ?? 'adamw',
       lr: choices.lr ?? d.lr,
       warmup: choices.warmup ?? 0,
+      ...(choices.schedule ? { schedule: choices.schedule } : {}),
     },
     backend: choices.backend ?? 'auto',
   };

@@ -10,13 +10,18 @@ import { readSnapshotsCounted } from './snapshotFiles';
 import { readEvaluations } from './evaluations';
 import type { RunJson } from './runFolder';
 import { estimateModel } from '../../engine/models/estimate';
+import { stateOptimizer } from './specModel';
 import type { LabFs } from '../files/labFs';
 import { IMPORT_LAYOUT_NAMES } from '../../engine/models/importLayouts';
 import { wasmSimdThreadsAvailable } from '../../engine/backends/wasm/wasmModule';
 
 /** The summary of a run from its run.json. */
 export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary {
-  const est = estimateModel(run.config, { maxBatch: Math.max(1, run.spec.training.batchSize) });
+  const est = estimateModel(
+    run.config,
+    { maxBatch: Math.max(1, run.spec.training.batchSize) },
+    stateOptimizer(run.spec.training.optimizer),
+  );
   return {
     id: fs.resolve(runDir),
     name: run.displayName ?? fs.basename(runDir),

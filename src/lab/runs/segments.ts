@@ -11,12 +11,15 @@
  *   then cosine down to lr/10 at the new total. The rate is continuous at the restart.
  * - the paper's noam schedule and the constant rate (AdamW runs too short to decay) simply
  *   continue their formula in the run's global step.
+ * - warmup–stable–decay (`wsd`): a new WSD segment — warm up from lr/10 back to the peak over
+ *   the restart's warm-up, hold it, decay linearly to lr/10 over the new steps' last 20%.
  *
  * Leaves out: the formulas (src/engine/optim/schedule.ts) and the training loop (lab/training/session.ts).
  */
 
 import { EngineError } from '../../engine/errors';
 import type { SegmentSchedule as EngineSchedule, ScheduleConfig } from '../../engine/optim/schedule';
+import { WSD_DECAY_FRACTION } from '../../engine/optim/schedule';
 import type { RunSegment, SegmentSchedule, TrainSpec } from '../../protocol/data';
 
 /** The warm-up of a run's first segment: `--warmup`, else 10% of the planned steps (1 … 4000). */
@@ -28,8 +31,11 @@ export function plannedWarmup(spec: TrainSpec, plannedSteps: number): number {
 /** The schedule of a new run's only segment. */
 function firstSchedule(spec: TrainSpec, steps: number): SegmentSchedule {
   if (spec.training.optimizer === 'paper') return 'noam';
+  const warmup = plannedWarmup(spec, steps);
+  // WSD's decay (its last 20%) must start after the warm-up; shorter runs hold the rate.
+  if (spec.training.schedule === 'wsd') return warmup <= steps * (1 - WSD_DECAY_FRACTION) ? 'wsd' : 'constant';
   // Cosine decay needs at least one step after the warm-up; shorter runs hold the rate.
-  return steps > plannedWarmup(spec, steps) ? 'cosine' : 'constant';
+  return steps > warmup ? 'cosine' : 'constant';
 }
 
 /** How a segment after one with schedule `prev` runs. */
@@ -40,6 +46,7 @@ function nextSchedule(prev: SegmentSchedule): SegmentSchedule {
       return 'restart';
     case 'noam':
     case 'constant':
+    case 'wsd':
       return prev;
     default:
       return prev satisfies never;
@@ -169,7 +176,10 @@ export function describeSegment(segment: RunSegment, index: number, runWarmup: n
         ? "the paper's schedule continues"
         : segment.schedule === 'constant'
           ? 'the learning rate stays constant'
-          : 'cosine decay';
+          : segment.schedule === 'wsd'
+            ? `warmup–stable–decay: the learning rate warms up again over ${restartWarmup(runWarmup, segment)} ` +
+              `steps to its peak, holds it, then decays linearly to a tenth of it at step ${segment.toStep}`
+            : 'cosine decay';
   return (
     `Segment ${index + 1}: steps ${segment.fromStep + 1}–${segment.toStep} ` +
     `(+${segment.toStep - segment.fromStep}), ${what}.`

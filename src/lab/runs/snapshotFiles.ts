@@ -1,7 +1,8 @@
 /**
  * Attention snapshots in a run folder: each is saved as
  * snapshots/step-NNNNNNN.safetensors (the step in seven digits; maps as F32, masks as U8,
- * tokens and head scores in the metadata), listed, and read back checked, so the dashboard's
+ * tokens, head scores and the maps' key/value heads in the metadata), listed, and read back
+ * checked, so the dashboard's
  * timeline can show a head learning.
  *
  * Leaves out: taking a snapshot from a model (inference/takeSnapshot.ts).
@@ -43,6 +44,10 @@ export async function saveSnapshot(fs: LabFs, runDir: string, s: AttentionSnapsh
     srcTokens: JSON.stringify(s.srcTokens),
     tgtTokens: JSON.stringify(s.tgtTokens),
     ...(s.headScores ? { headScores: JSON.stringify(s.headScores) } : {}),
+    // Grouped-query attention: the key/value heads of each map, by its tensor name (absent: one per head).
+    ...(s.maps.some((m) => m.kvHeads !== undefined)
+      ? { kvHeads: JSON.stringify(Object.fromEntries(s.maps.map((m) => [`map.${m.stack}.${m.layer}`, m.kvHeads]))) }
+      : {}),
   };
   await writeFile(fs, fileOf(fs, runDir, s.step), encodeSafetensors(tensors, meta));
 }
@@ -79,6 +84,11 @@ async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnaps
   const f = decodeSafetensors(await readCapped(fs, file, 'snapshot'), fs.basename(file));
   const maps: AttentionMapData[] = [];
   const masks: MaskData[] = [];
+  const kvHeads: unknown = f.metadata.kvHeads === undefined ? {} : JSON.parse(f.metadata.kvHeads);
+  const kvOf = (name: string): { kvHeads?: unknown } => {
+    const v = kvHeads !== null && typeof kvHeads === 'object' ? (kvHeads as Record<string, unknown>)[name] : undefined;
+    return v === undefined ? {} : { kvHeads: v };
+  };
   for (const [tname, t] of f.tensors) {
     const m = MAP_TENSOR.exec(tname);
     if (m && t.data instanceof Float32Array) {
@@ -87,6 +97,7 @@ async function readSnapshotFile(fs: LabFs, file: string): Promise<AttentionSnaps
         layer: Number(m[2]),
         shape: t.shape as unknown as [number, number, number],
         data: t.data,
+        ...(kvOf(tname) as { kvHeads?: number }), // checked with the rest by validateSnapshot
       });
     } else if (tname.startsWith('mask.') && t.data instanceof Uint8Array)
       masks.push({ name: tname.slice(5), shape: t.shape, data: t.data });

@@ -14,13 +14,16 @@ import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
 import type { ModelConfig } from '../../engine/config';
 import { applyOverrides, presetConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
+import type { EstimateOptimizer } from '../../engine/models/estimate';
 import { Transformer } from '../../engine/models/transformer';
 import { Optimizer } from '../../engine/optim/optimizer';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
+import { DEFAULT_MUON_LR, DEFAULT_MUON_MOMENTUM } from '../../engine/optim/optimizerConfig';
 import type { SegmentSchedule } from '../../engine/optim/schedule';
+import { WSD_DECAY_FRACTION } from '../../engine/optim/schedule';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { learningRateUsed } from '../../common/learningRate';
-import type { RunSegment, TrainSpec } from '../../protocol/data';
+import type { OptimizerPreset, RunSegment, TrainSpec } from '../../protocol/data';
 import { checkMemory } from './memoryCheck';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
 
@@ -33,8 +36,10 @@ export function resolveConfig(spec: TrainSpec, vocab: number): ModelConfig {
 
 /**
  * The optimizer a spec asks for. 'paper' = Adam (0.9, 0.98, 1e-9) with warm-up; 'adamw' =
- * nanoGPT's AdamW + cosine. A run extended with more steps passes its `segments`: the first
- * keeps the schedule it was planned with, each later one continues it (segments.ts).
+ * nanoGPT's AdamW + cosine (or WSD); 'muon' = Muon (lr 0.02, momentum 0.95) for the hidden
+ * matrices with that AdamW, at the spec's lr, for the rest. A run extended with more steps
+ * passes its `segments`: the first keeps the schedule it was planned with, each later one
+ * continues it (segments.ts).
  */
 export function optimizerConfig(
   spec: TrainSpec,
@@ -46,6 +51,12 @@ export function optimizerConfig(
   const planned = (segments[0] as RunSegment).toStep;
   const warmup = plannedWarmup(spec, planned);
   if (t.optimizer === 'paper') {
+    if (t.schedule === 'wsd')
+      throw new EngineError(
+        'config/invalid',
+        'The paper optimizer follows its own schedule (noam), not wsd; leave the schedule at cosine or ' +
+          'choose the adamw or muon optimizer.',
+      );
     const factor = learningRateUsed(t);
     // `lr` is not used by the noam schedule; it holds the schedule's peak for display.
     const peak = factor * Math.pow(cfg.dModel, -0.5) * Math.pow(warmup, -0.5);
@@ -71,16 +82,25 @@ export function optimizerConfig(
         return { type: 'constant', warmup: Math.min(warmup, planned - 1) };
       case 'restart':
         return { type: 'restart', start: s.fromStep, warmup: restartWarmup(warmup, s), maxSteps: s.toStep, minLr };
+      case 'wsd':
+        return {
+          type: 'wsd',
+          start: s.fromStep,
+          warmup: s.fromStep === 0 ? warmup : restartWarmup(warmup, s),
+          maxSteps: s.toStep,
+          minLr,
+          decayFraction: WSD_DECAY_FRACTION,
+        };
       case 'noam':
         throw new EngineError(
           'config/invalid',
-          'A noam schedule segment needs the paper optimizer; this run uses adamw.',
+          `A noam schedule segment needs the paper optimizer; this run uses ${t.optimizer}.`,
         );
       default:
         return s.schedule satisfies never;
     }
   };
-  return {
+  const adamw: OptimizerConfig = {
     type: 'adamw',
     lr,
     beta1: 0.9,
@@ -90,6 +110,9 @@ export function optimizerConfig(
     clipGradNorm: 1,
     schedule: segmentedSchedule(segments, scheduleOf),
   };
+  if (t.optimizer === 'muon')
+    return { ...adamw, type: 'muon', muonLr: DEFAULT_MUON_LR, muonMomentum: DEFAULT_MUON_MOMENTUM };
+  return adamw;
 }
 
 /**
@@ -100,12 +123,21 @@ export function modelPadId(tok: Tokenizer): number {
   return tok.specialIds.pad < 0 ? -1 : tok.specialIds.pad;
 }
 
-/** A bound model (and optimizer) for a config and dataset shape, padding with `padId` (see {@link modelPadId}). */
+/** The optimizer whose state a memory estimate counts for a preset (the paper's Adam keeps AdamW's). */
+export function stateOptimizer(preset: OptimizerPreset): EstimateOptimizer {
+  return preset === 'muon' ? 'muon' : 'adamw';
+}
+
+/**
+ * A bound model for a config and dataset shape, padding with `padId` (see {@link modelPadId}),
+ * after the memory check counts `optimizer`'s state (default AdamW's).
+ */
 export function buildModel(
   cfg: ModelConfig,
   dataset: { readonly maxBatch: number; readonly maxLen: number; readonly maxSrcLen: number },
   backend: Backend,
   padId?: number,
+  optimizer?: EstimateOptimizer,
 ): Transformer {
   const shape = {
     maxBatch: dataset.maxBatch,
@@ -113,7 +145,7 @@ export function buildModel(
     ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
     ...(padId === undefined ? {} : { padId }),
   };
-  checkMemory(cfg, shape, backend, 'training');
+  checkMemory(cfg, shape, backend, 'training', optimizer ? { optimizer } : {});
   return new Transformer(cfg, shape).bind(backend);
 }
 

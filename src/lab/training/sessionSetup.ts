@@ -28,7 +28,15 @@ import { skippedNote } from '../data/corpus';
 import type { ErrorCode } from '../base/errorCodes';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../base/cancelled';
-import { backendFor, buildModel, buildOptimizer, modelPadId, optimizerConfig, resolveConfig } from '../runs/specModel';
+import {
+  backendFor,
+  buildModel,
+  buildOptimizer,
+  modelPadId,
+  optimizerConfig,
+  resolveConfig,
+  stateOptimizer,
+} from '../runs/specModel';
 import { buildDataset, dataSummary, loadRunData } from '../data/runData';
 import { readTokenizer, writeTokenizer } from '../runs/tokenizerFile';
 import type { RunJson } from '../runs/runFolder';
@@ -226,6 +234,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     otherEngine === null ? dataset : { ...dataset, maxBatch: dataset.probe().B },
     backend,
     modelPadId(tok),
+    stateOptimizer(spec.training.optimizer),
   );
   const engine = otherEngine ?? backend.name;
   // Our kernels' threads; another engine's processes are in its label, not here.
@@ -289,11 +298,15 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
       await truncateMetrics(fs, runDir, 0);
     }
   }
-  const est = estimateModel(cfg, {
-    maxBatch: dataset.maxBatch,
-    maxLen: model.maxLen,
-    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}),
-  });
+  const est = estimateModel(
+    cfg,
+    {
+      maxBatch: dataset.maxBatch,
+      maxLen: model.maxLen,
+      ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: model.maxSrcLen } : {}),
+    },
+    stateOptimizer(spec.training.optimizer),
+  );
   const info: ModelInfo = {
     config: { ...cfg },
     params: est.params,

@@ -187,7 +187,7 @@ const HANDLERS: ModelHandlers<Context> = {
       ctx.platform.fs,
       await open(ctx, msg.runDir, { job: 'export' }),
       msg.outDir,
-      { force: msg.force },
+      { force: msg.force, ...(msg.format ? { format: msg.format } : {}) },
     );
     return { dir, files: [...files], tensors, warnings: [...warnings] };
   },

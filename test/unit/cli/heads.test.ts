@@ -53,6 +53,39 @@ describe('attention-lab heads', () => {
     expect(table.stdout).toMatch(/decoder\.self\s+2\s+4\s/);
   });
 
+  it('names the key/value head each head reads in a grouped-query run (kvGroup, kv column)', () => {
+    const out = path.join(tmp.dir, 'gqa');
+    const r = cli(
+      [
+        'train',
+        '--task',
+        'induction',
+        '--steps',
+        '2',
+        '--snapshot-every',
+        '2',
+        '--set',
+        'nKvHeads=2',
+        '--set',
+        'positional=rope',
+        '--backend',
+        'reference',
+        '--out',
+        out,
+        '--json',
+      ],
+      tmp.dir,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const h = cli(['heads', '--run', out, '--json'], tmp.dir);
+    expect(h.code, h.stderr).toBe(0);
+    const j = JSON.parse(h.stdout) as { heads: { layer: number; head: number; kvGroup?: number }[] };
+    expect(j.heads.filter((x) => x.layer === 1).map((x) => x.kvGroup)).toEqual([1, 1, 2, 2]);
+    const table = cli(['heads', '--run', out, '--text', 'abcabc'], tmp.dir);
+    expect(table.stdout).toMatch(/layer {2}head {2}kv/);
+    expect(table.stdout).toMatch(/decoder\.self\s+2\s+4\s+2\s/);
+  });
+
   it("--ablate adds each head's Δ validation loss to its scores, and the loss with every head on", () => {
     const out = path.join(tmp.dir, 'ind');
     const h = cli(['heads', '--run', out, '--ablate', '--json', '--backend', 'reference'], tmp.dir);

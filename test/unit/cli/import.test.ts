@@ -212,3 +212,31 @@ describe('attention-lab import refuses bad input with exit 2 and one line, writi
     nothingWritten(out);
   });
 });
+
+describe('attention-lab import and export --format hf (Hugging Face Llama)', () => {
+  const llama = path.resolve(__dirname, '../../golden/llama-export/tiny');
+  const run = path.join(dir, 'llama-run');
+  it('imports the Llama export as layout hf-llama and exports it back to the same weights', () => {
+    const imported = cli(['import', '--from', llama, '--out', run, '--json'], dir);
+    expect(imported.stderr).toBe('');
+    expect(imported.code).toBe(0);
+    expect((JSON.parse(imported.stdout) as { layout: string }).layout).toBe('hf-llama');
+    const out = path.join(dir, 'llama-out');
+    const exported = cli(['export', '--run', run, '--out', out, '--format', 'hf'], dir);
+    expect(exported.code).toBe(0);
+    const again = fs.readFileSync(path.join(out, 'llama-run', 'model.safetensors'));
+    expect(again.equals(fs.readFileSync(path.join(llama, 'model.safetensors')))).toBe(true);
+  });
+
+  it('refuses --format hf for a model Llama cannot express, in one line, writing nothing', () => {
+    const gpt = path.join(dir, 'gpt2-run'); // the Hugging Face GPT-2 import above
+    const out = path.join(dir, 'gpt2-hf');
+    const r = cli(['export', '--run', gpt, '--out', out, '--format', 'hf'], dir);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /LlamaForCausalLM cannot express this run \(.*normType layernorm.*activation geluTanh.*--format pytorch/,
+    );
+    expect(fs.existsSync(out) ? fs.readdirSync(out) : []).toEqual([]);
+  });
+});

@@ -94,7 +94,7 @@ describe('attention-lab train', () => {
     ]);
   });
 
-  it.each(['adamw', 'paper'])('trains a single step with the %s optimizer', (opt) => {
+  it.each(['adamw', 'paper', 'muon'])('trains a single step with the %s optimizer', (opt) => {
     const r = cli(
       [
         'train',
@@ -113,6 +113,44 @@ describe('attention-lab train', () => {
     );
     expect(r.stderr).toBe('');
     expect((JSON.parse(r.stdout) as { step: number }).step).toBe(1);
+  });
+});
+
+describe('--schedule', () => {
+  it('trains with wsd (run.json plans a wsd segment); --optimizer paper with --schedule is refused in one line', () => {
+    const out = path.join(tmp.dir, 'wsd');
+    const r = cli(
+      [
+        'train',
+        '--task',
+        'sort',
+        '--steps',
+        '10',
+        '--optimizer',
+        'muon',
+        '--schedule',
+        'wsd',
+        '--out',
+        out,
+        '--json',
+        ...FAST,
+      ],
+      tmp.dir,
+    );
+    expect(r.stderr).toBe('');
+    const run = JSON.parse(fs.readFileSync(path.join(out, 'run.json'), 'utf8')) as {
+      spec: { training: { optimizer: string; schedule: string } };
+      segments: unknown;
+    };
+    expect(run.spec.training).toMatchObject({ optimizer: 'muon', schedule: 'wsd' });
+    expect(run.segments).toEqual([{ fromStep: 0, toStep: 10, schedule: 'wsd' }]);
+    const bad = cli(['train', '--task', 'sort', '--optimizer', 'paper', '--schedule', 'wsd', ...FAST], tmp.dir);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toMatch(/--optimizer paper follows the paper's own schedule \(noam\); leave out --schedule/);
+    const unknown = cli(['train', '--task', 'sort', '--schedule', 'linear', ...FAST], tmp.dir);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/--schedule must be one of cosine, wsd/);
   });
 });
 

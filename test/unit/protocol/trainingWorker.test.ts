@@ -282,7 +282,16 @@ describe('protocol validation', () => {
 describe('declared names (each list declared once)', () => {
   it('lists each preset once, and the kinds as the keys of the presets', () => {
     expect(MODEL_KINDS).toEqual(['decoder-only', 'encoder-decoder']);
-    expect(PRESET_NAMES).toEqual(['tiny', 'small', 'gpt', 'base']);
+    expect(PRESET_NAMES).toEqual([
+      'tiny',
+      'small',
+      'gpt',
+      'llama-tiny',
+      'llama-small',
+      'nanochat-tiny',
+      'nanochat-small',
+      'base',
+    ]);
     expect(BACKEND_KINDS).toEqual(['auto', 'wasm', 'reference']);
   });
 
@@ -315,7 +324,7 @@ describe('declared names (each list declared once)', () => {
     const types = OPTIMIZER_PRESETS.map(
       (optimizer) => optimizerConfig({ ...spec, training: { ...spec.training, optimizer } }, cfg).type,
     );
-    expect(types).toEqual(['adamw', 'adam']);
+    expect(types).toEqual(['adamw', 'adam', 'muon']);
   });
 
   it('validates run specs against the lists', () => {
@@ -330,7 +339,7 @@ describe('declared names (each list declared once)', () => {
           extendTo: null,
           pytorch: null,
         }),
-      /preset: expected one of tiny, small, gpt, base/,
+      /preset: expected one of tiny, small, gpt, llama-tiny, llama-small, nanochat-tiny, nanochat-small, base/,
     );
     rejects(
       () =>
@@ -349,7 +358,10 @@ describe('declared names (each list declared once)', () => {
 
   it("puts every name in the CLI's train help", () => {
     expect(TRAIN_HELP).toContain(`--backend ${BACKEND_KINDS.join('|')}`);
-    expect(TRAIN_HELP).toContain('tiny | small | gpt (decoder-only); tiny | small | base (encoder-decoder)');
+    expect(TRAIN_HELP).toContain(
+      'tiny | small | gpt | llama-tiny | llama-small | nanochat-tiny | nanochat-small (decoder-only); ' +
+        'tiny | small | base (encoder-decoder)',
+    );
     expect(TRAIN_HELP).toContain('--model KIND           decoder-only | encoder-decoder');
   });
 });

@@ -77,6 +77,17 @@ describe('grouped-query attention', () => {
     expect(() => m.param('transformer.h.0.attn.c_proj.bias')).not.toThrow();
   });
 
+  it("draws an encoder-decoder's W_k and W_v from the Xavier bound of their own [Hkv·D, C] shape", () => {
+    const cfg = tinyConfig('encoder-decoder', { nKvHeads: 1, dModel: 16, nHeads: 4 });
+    const m = build(cfg, 9);
+    const bound = Math.sqrt(6 / (16 + 4)); // the square [C, C] one would be √(6/32)
+    for (const name of ['encoder_layers.0.self_attn.W_k.weight', 'decoder_layers.1.cross_attn.W_v.weight']) {
+      const w = Array.from(m.param(name).data, Math.abs);
+      expect(Math.max(...w)).toBeLessThanOrEqual(bound);
+      expect(Math.max(...w)).toBeGreaterThan(Math.sqrt(6 / 32));
+    }
+  });
+
   it("stacks PyTorch's fused c_attn as [(H + 2·Hkv)·D, C], q rows first, and loads it back", () => {
     const m = build(cfg);
     const fused = torchTensors(m).filter((t) => t.name.endsWith('.c_attn.weight'));

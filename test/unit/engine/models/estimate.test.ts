@@ -3,6 +3,7 @@ import { createReferenceBackend } from '../../../../src/engine/backends/referenc
 import { presetConfig } from '../../../../src/engine/config';
 import { estimateModel, memoryProblem, stepperBytes } from '../../../../src/engine/models/estimate';
 import { Transformer } from '../../../../src/engine/models/transformer';
+import { Optimizer } from '../../../../src/engine/optim/optimizer';
 import { tinyConfig } from './fixtures';
 
 /** Parameters of the paper's encoder-decoder, counted by hand from §3 (untied, with biases). */
@@ -42,6 +43,36 @@ describe('estimateModel', () => {
     );
   });
 
+  it("counts, names and sizes Muon's state exactly as the Optimizer allocates it", () => {
+    const cfg = presetConfig('decoder-only', 'small', 65);
+    const adamw = estimateModel(cfg, { maxBatch: 2 });
+    const muon = estimateModel(cfg, { maxBatch: 2 }, 'muon');
+    expect(adamw.optimizerState).toBe('Adam moments');
+    expect(adamw.optimizerBytes).toBe(2 * adamw.params * 4);
+    expect(muon.optimizerState).toBe('Muon momentum, Adam moments and Newton–Schulz buffers');
+    // The floats new Optimizer(…, muon) allocates: m, v and the Newton–Schulz buffers.
+    const ref = createReferenceBackend();
+    const model = new Transformer(cfg, { maxBatch: 2 }).bind(ref);
+    let allocated = 0;
+    const counting = { ...ref, alloc: (n: number) => ((allocated += n), ref.alloc(n)) };
+    new Optimizer(counting, model.params, model.grads, model.segments(), {
+      type: 'muon',
+      lr: 1e-3,
+      beta1: 0.9,
+      beta2: 0.95,
+      eps: 1e-8,
+      weightDecay: 0,
+      clipGradNorm: 1,
+      schedule: { type: 'constant', warmup: 0 },
+      muonLr: 0.02,
+      muonMomentum: 0.95,
+    });
+    expect(muon.optimizerBytes).toBe(allocated * 4);
+    // Two [512·128] and three [128·128] buffers beside the moments.
+    expect(muon.optimizerBytes - adamw.optimizerBytes).toBe((2 * 512 * 128 + 3 * 128 * 128) * 4);
+    expect(muon.totalBytes - adamw.totalBytes).toBe(muon.optimizerBytes - adamw.optimizerBytes);
+  });
+
   it('grows activation memory with the batch but not the parameter count', () => {
     const cfg = presetConfig('decoder-only', 'small', 65);
     const a = estimateModel(cfg, { maxBatch: 4 });
@@ -66,6 +97,13 @@ describe('memoryProblem: what fits in WebAssembly memory, before anything is all
     );
     expect(msg).not.toMatch(/--seq|maxLen/);
     expect(memoryProblem(gpt2, { maxBatch: 1, maxLen: 128 }, 'training')).toBeNull();
+  });
+
+  it("training names the optimizer's state: Adam's moments, or Muon's with its Newton–Schulz buffers", () => {
+    const adamw = memoryProblem(gpt2, { maxBatch: 8, maxLen: 1024 }, 'training');
+    expect(adamw).toMatch(/, Adam moments 0\.93 GiB\)/);
+    const muon = memoryProblem(gpt2, { maxBatch: 8, maxLen: 1024 }, 'training', { optimizer: 'muon' });
+    expect(muon).toMatch(/, Muon momentum, Adam moments and Newton–Schulz buffers 0\.95 GiB\)/);
   });
 
   it("GPT-2 XL (1.5B) cannot fit at all: training names the model's sizes, running it names none (an opened model is not retrained)", () => {

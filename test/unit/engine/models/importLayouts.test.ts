@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { SourceTensor } from '../../../../src/engine/models/importLayouts';
+import { validateConfig } from '../../../../src/engine/config';
 import { planImport } from '../../../../src/engine/models/importLayouts';
+import { torchTensors } from '../../../../src/engine/models/pytorchNames';
+import { Transformer } from '../../../../src/engine/models/transformer';
 import { engineErrorOf as errorOf } from '../../../engineErrorOf';
 
 const V = 50;
@@ -94,6 +97,39 @@ describe('planImport detects', () => {
       expect(qkv?.transpose).toBe(true);
       expect(plan.tensors.find((x) => x.source === `${prefix}h.0.ln_1.weight`)?.transpose).toBe(false);
     }
+  });
+});
+
+describe('planImport of our own export', () => {
+  it('reads a grouped-query model by its config: c_attn [(H + 2·Hkv)·D, C], qk-norm weights', () => {
+    const cfg = validateConfig({
+      kind: 'decoder-only',
+      vocabSize: V,
+      srcVocabSize: 0,
+      nEncoderLayers: 0,
+      nDecoderLayers: 2,
+      dModel: C,
+      nHeads: 4,
+      nKvHeads: 1,
+      dFF: F,
+      maxLen: P,
+      dropout: 0,
+      norm: 'pre',
+      positional: 'rope',
+      qkNorm: true,
+      activation: 'gelu',
+      tieEmbeddings: true,
+      bias: false,
+      layerNormEps: 1e-5,
+      embedScale: false,
+      labelSmoothing: 0,
+    });
+    const tensors = torchTensors(new Transformer(cfg, { maxBatch: 1 })).map((t) => ({ name: t.name, shape: t.shape }));
+    expect(tensors).toContainEqual({ name: 'transformer.h.0.attn.c_attn.weight', shape: [(4 + 2) * 4, C] });
+    const plan = planImport(tensors, { attention_lab_config: JSON.stringify(cfg) }, null);
+    expect(plan.layout).toBe('attention-lab');
+    expect(plan.config).toEqual(cfg);
+    expect(plan.tensors.map((t) => t.source)).toContain('transformer.h.1.attn.k_norm.weight');
   });
 });
 

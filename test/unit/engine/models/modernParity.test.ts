@@ -2,7 +2,7 @@
  * Parity with PyTorch for the options of today's transformers (issue 29): the golden files in
  * test/golden/modern/ (scripts/pytorch/make_golden.py, MODERN) hold PyTorch's weights, inputs,
  * logits, every gradient and the losses of 50 optimizer steps for each option alone on the tiny
- * decoder-only shape, the llama and nanochat presets' architectures, four Hugging Face-shaped
+ * decoder-only shape, the llama and nanochat presets' architectures, five Hugging Face-shaped
  * decoders (checked against transformers' own classes when the files were written: metadata
  * `hfCheck`) and one modern encoder-decoder. We load the same weights and must agree:
  * logits to 1e-5 relative (max |ours − PyTorch| / max(1, max |PyTorch|)), the loss to 1e-5,
@@ -125,9 +125,12 @@ describe('modern golden files', () => {
     expect(names).toEqual(expect.arrayContaining(['preset-llama', 'preset-nanochat', 'encdec-modern']));
     for (const g of GOLDENS) {
       expect(JSON.parse(g.f.metadata.losses as string), g.name).toHaveLength(51);
-      // The configs with a Hugging Face class say which one checked them.
-      if (g.name === 'preset-llama' || g.name.startsWith('hf-'))
-        expect(JSON.parse(g.f.metadata.hfCheck as string).class, g.name).toMatch(/ForCausalLM$/);
+      // The configs with a Hugging Face class say which one checked them, and that it agreed.
+      if (g.name === 'preset-llama' || g.name.startsWith('hf-')) {
+        const hf = JSON.parse(g.f.metadata.hfCheck as string) as { class: string; checked: boolean };
+        expect(hf.class, g.name).toMatch(/ForCausalLM$/);
+        expect(hf.checked, g.name).toBe(true);
+      }
     }
   });
 });

@@ -115,6 +115,59 @@ describe('restart schedule (SGDR warm restart)', () => {
   });
 });
 
+describe('wsd schedule (warmup–stable–decay)', () => {
+  const wsd = (
+    patch: Partial<{ start: number; warmup: number; minLr: number; decayFraction: number }> = {},
+  ): RateConfig => ({
+    lr: 1,
+    schedule: { type: 'wsd', start: 0, warmup: 10, maxSteps: 100, minLr: 0.1, decayFraction: 0.2, ...patch },
+  });
+
+  it('warms up linearly from 0 to lr over warmup steps', () => {
+    expect(learningRate(wsd(), 1)).toBeCloseTo(0.1, 15);
+    expect(learningRate(wsd(), 5)).toBeCloseTo(0.5, 15);
+    expect(learningRate(wsd(), 10)).toBe(1);
+  });
+
+  it('holds the peak on the plateau until the last decayFraction of maxSteps', () => {
+    for (const step of [11, 50, 79, 80]) expect(learningRate(wsd(), step)).toBe(1);
+    expect(peakLearningRate(wsd())).toBe(1);
+  });
+
+  it('decays linearly to minLr over the last 20% and stays there', () => {
+    // Decay from step 80 (rate 1) to step 100 (minLr 0.1): 0.045 less per step.
+    expect(learningRate(wsd(), 81)).toBeCloseTo(1 - 0.9 / 20, 14);
+    expect(learningRate(wsd(), 90)).toBeCloseTo(0.55, 14);
+    expect(learningRate(wsd(), 99)).toBeCloseTo(0.1 + 0.9 / 20, 14);
+    expect(learningRate(wsd(), 100)).toBe(0.1);
+    expect(learningRate(wsd(), 150)).toBe(0.1);
+    expect(learningRate(wsd({ decayFraction: 0.5 }), 75)).toBeCloseTo(0.55, 14);
+  });
+
+  it('continuing a run (start > 0) warms up from minLr and decays over the last 20% of its own steps', () => {
+    const cfg: RateConfig = {
+      lr: 1,
+      schedule: { type: 'wsd', start: 100, warmup: 10, maxSteps: 200, minLr: 0.1, decayFraction: 0.2 },
+    };
+    expect(learningRate(cfg, 100)).toBe(0.1);
+    expect(learningRate(cfg, 105)).toBeCloseTo(0.55, 14);
+    expect(learningRate(cfg, 180)).toBe(1);
+    expect(learningRate(cfg, 190)).toBeCloseTo(0.55, 14);
+    expect(learningRate(cfg, 200)).toBe(0.1);
+  });
+
+  it('refuses a decayFraction outside (0, 1] and a warm-up that runs into the decay', () => {
+    expect(() => validateSchedule(wsd({ decayFraction: 0 }).schedule, 1)).toThrow(
+      /decayFraction must be a number in \(0, 1\]/,
+    );
+    expect(() => validateSchedule(wsd({ decayFraction: 1.5 }).schedule, 1)).toThrow(/decayFraction/);
+    expect(() => validateSchedule(wsd({ warmup: 90 }).schedule, 1)).toThrow(
+      /warm-up ends at step 90 but the decay starts at step 80/,
+    );
+    expect(validateSchedule(wsd().schedule, 1)).toEqual(wsd().schedule);
+  });
+});
+
 describe('segments schedule', () => {
   const lr = 1e-3;
   const minLr = 1e-4;

@@ -9,11 +9,13 @@ import {
   specFromSettings,
 } from '../../../../src/extension/base/settings';
 import type { Settings } from '../../../../src/extension/base/settings';
+import type { TrainSpec } from '../../../../src/protocol/data';
 import {
   BACKEND_KINDS,
   DECODE_STRATEGIES,
   ENGINE_KINDS,
   MODEL_KINDS,
+  LR_SCHEDULES,
   OLD_ENGINE_NAMES,
   OPTIMIZER_PRESETS,
   PRESET_NAMES,
@@ -70,6 +72,7 @@ describe('settings against package.json', () => {
     expect(props['attentionLab.pytorch.device']?.enum).toEqual(TORCH_DEVICES);
     expect(props['attentionLab.tokenizer.type']?.enum).toEqual(TOKENIZER_TYPES);
     expect(props['attentionLab.training.optimizer']?.enum).toEqual(OPTIMIZER_PRESETS);
+    expect(props['attentionLab.training.schedule']?.enum).toEqual(LR_SCHEDULES);
     expect(props['attentionLab.decode.strategy']?.enum).toEqual(DECODE_STRATEGIES);
   });
 
@@ -139,7 +142,7 @@ describe('readSettings', () => {
     expect(settings.data.task).toBe('dates');
     expect(problems.map((p) => p.key).sort()).toEqual(['attentionLab.model.preset', 'attentionLab.training.batchSize']);
     expect(problems.find((p) => p.key === 'attentionLab.model.preset')?.message).toMatch(
-      /tiny, small, gpt or base.*"huge"/,
+      /tiny, small, gpt, llama-tiny, llama-small, nanochat-tiny, nanochat-small or base.*"huge"/,
     );
   });
 
@@ -172,6 +175,20 @@ describe('specFromSettings', () => {
     const spec = specFromSettings(s, { kind: 'task', task: 'sort' });
     expect(spec.training).toMatchObject({ steps: 400, evalEvery: 40, snapshotEvery: 20, checkpointEvery: 7 });
     expect(spec.data).toEqual({ kind: 'task', task: 'sort' });
+  });
+
+  it('passes the optimizer and the wsd schedule on; cosine (the default) and the paper optimizer leave it out', () => {
+    const withT = (t: Partial<Settings['training']>): TrainSpec['training'] =>
+      specFromSettings(
+        { ...DEFAULT_SETTINGS, training: { ...DEFAULT_SETTINGS.training, ...t } },
+        { kind: 'task', task: 'sort' },
+      ).training;
+    expect(withT({ optimizer: 'muon', schedule: 'wsd' })).toMatchObject({ optimizer: 'muon', schedule: 'wsd' });
+    expect(withT({ optimizer: 'adamw' }).schedule).toBeUndefined();
+    expect(withT({ optimizer: 'paper', schedule: 'wsd' }).schedule).toBeUndefined();
+    const bad = readSettings((k) => (k === 'attentionLab.training.schedule' ? 'linear' : undefined));
+    expect(bad.problems.map((q) => q.message).join()).toMatch(/training\.schedule must be cosine or wsd/);
+    expect(bad.settings.training.schedule).toBe('cosine');
   });
 
   it('never makes an interval of 0 for very short runs', () => {
@@ -251,7 +268,9 @@ describe('mismatch', () => {
     expect(mismatch(induction)).toMatch(
       /built-in task "induction" trains a decoder-only model, but attentionLab.model.kind is encoder-decoder.*set the kind to decoder-only/,
     );
-    expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(/tiny, small or gpt/);
+    expect(mismatch(with_('decoder-only', 'documents', 'base'))).toMatch(
+      /tiny, small, gpt, llama-tiny, llama-small, nanochat-tiny or nanochat-small/,
+    );
     expect(mismatch(with_('encoder-decoder', 'pairs', 'gpt'))).toMatch(/tiny, small or base/);
   });
 });

@@ -51,11 +51,15 @@ vi.mock('vscode', () => {
     ThemeColor: class {},
     MarkdownString,
     Uri,
+    ProgressLocation: { Notification: 15 },
+    workspace: { workspaceFolders: undefined },
     window: {
       showQuickPick: async (items: { run: { runDir: string } }[]) => {
         quickPicks.push({ items });
         return pickAnswer?.(items);
       },
+      showOpenDialog: async () => [new Uri()],
+      withProgress: async (_o: unknown, task: () => Promise<unknown>) => task(),
       showInformationMessage: async (m: string) => void infos.push(m),
       showWarningMessage: async (m: string) => void infos.push(m),
       showInputBox: async () => undefined,
@@ -64,7 +68,7 @@ vi.mock('vscode', () => {
 });
 
 const { RunsTree } = await import('../../../../src/extension/runs/runsTree');
-const { deleteRunCommand, editRunNoteCommand, renameRunCommand } =
+const { deleteRunCommand, editRunNoteCommand, exportRunCommand, renameRunCommand } =
   await import('../../../../src/extension/runs/runActions');
 type RunItem = import('../../../../src/extension/runs/runsModel').RunItem;
 type RunActionDeps = import('../../../../src/extension/runs/runActions').RunActionDeps;
@@ -217,5 +221,66 @@ describe('renaming, annotating and deleting a run', () => {
     expect(await deleteRunCommand(s, undefined)).toBe(false);
     expect(infos.filter((m) => /is training/.test(m))).toEqual([]);
     expect(removed).toEqual([]);
+  });
+});
+
+describe('exporting a run', () => {
+  function services() {
+    const requests: unknown[] = [];
+    const runs = fakeRuns([item('/gpt'), item('/pairs', { kind: 'encoder-decoder' })]);
+    const s = {
+      runs: runs.model,
+      active: { id: () => null, get: () => undefined, set: async () => undefined },
+      host: {
+        fs: {
+          resolve: (p: string) => p,
+          basename: (p: string) => p.slice(p.lastIndexOf('/') + 1),
+          join: (...p: string[]) => p.join('/'),
+          stat: async () => null,
+        },
+        pathOf: () => '/out',
+        uriOf: () => undefined,
+      },
+      models: {
+        request: async (_type: string, params: unknown) => {
+          requests.push(params);
+          return { dir: '/out/gpt', files: ['/out/gpt/model.safetensors'], tensors: 1, warnings: [] };
+        },
+      },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    } as unknown as RunActionDeps;
+    return { s, requests };
+  }
+
+  beforeEach(() => {
+    quickPicks.length = 0;
+    infos.length = 0;
+    pickAnswer = null;
+  });
+
+  it('asks a decoder-only run for PyTorch or Hugging Face Llama, and sends the choice to the model worker', async () => {
+    const { s, requests } = services();
+    pickAnswer = (items) => (items as unknown as { format: string }[]).find((i) => i.format === 'hf');
+    expect(await exportRunCommand(s, '/gpt')).toEqual(['/out/gpt/model.safetensors']);
+    expect(quickPicks).toHaveLength(1);
+    expect(requests).toEqual([{ runDir: '/gpt', outDir: '/out', force: false, format: 'hf' }]);
+    expect(infos[0]).toMatch(/^Exported gpt for Hugging Face's LlamaForCausalLM into/);
+    // Escape in the format pick exports nothing.
+    pickAnswer = () => undefined;
+    expect(await exportRunCommand(s, '/gpt')).toBeUndefined();
+    expect(requests).toHaveLength(1);
+  });
+
+  it('does not ask an encoder-decoder run, nor a call that names the folder (PyTorch unless it names hf)', async () => {
+    const { s, requests } = services();
+    await exportRunCommand(s, '/pairs');
+    await exportRunCommand(s, '/gpt', '/there');
+    await exportRunCommand(s, '/gpt', '/there', 'hf');
+    expect(quickPicks).toHaveLength(0);
+    expect(requests).toEqual([
+      { runDir: '/pairs', outDir: '/out', force: false, format: 'pytorch' },
+      { runDir: '/gpt', outDir: '/there', force: false, format: 'pytorch' },
+      { runDir: '/gpt', outDir: '/there', force: false, format: 'hf' },
+    ]);
   });
 });

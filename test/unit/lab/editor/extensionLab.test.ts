@@ -29,6 +29,15 @@ describe('hostLab', () => {
     );
   });
 
+  it("counts Muon's state when the spec trains with muon (Configure's size line)", () => {
+    const spec = tinySpec({ kind: 'task', task: 'reverse' }, 10, 24);
+    const muon = { ...spec, training: { ...spec.training, optimizer: 'muon' as const } };
+    const cfg = resolveConfig(muon, estimateSpec(muon).vocabSize);
+    const shape = { maxBatch: 4, maxLen: 24, maxSrcLen: 24 };
+    expect(estimateSpec(muon).memoryBytes).toBe(estimateModel(cfg, shape, 'muon').totalBytes);
+    expect(estimateSpec(muon).memoryBytes).toBeGreaterThan(estimateSpec(spec).memoryBytes);
+  });
+
   it('says what an error says', () => {
     expect(errorMessage(new Error('x'))).toBe('x');
     expect(errorMessage('y')).toBe('y');

@@ -11,6 +11,8 @@ import { validateConfig } from '../../../../src/engine/config';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { OWN_SPECIAL_IDS } from '../../../../src/engine/tokenizers/special';
+import { readSnapshot, saveSnapshot } from '../../../../src/lab/runs/snapshotFiles';
+import { memoryTestFs } from '../files/fileSystems';
 
 const n = 3;
 const extent: ProbeExtent = { srcLen: n, tgtLen: n, alignRows: n, alignCols: n };
@@ -37,7 +39,7 @@ describe('head scores under grouped-query attention', () => {
     }
   });
 
-  it("take kvHeads from a training forward's captured maps", () => {
+  it("take kvHeads from a training forward's captured maps, and keep both in a snapshot file", async () => {
     const cfg = validateConfig({
       kind: 'decoder-only',
       vocabSize: 11,
@@ -67,5 +69,20 @@ describe('head scores under grouped-query attention', () => {
     expect(maps.map((x) => x.kvHeads)).toEqual([2]);
     const scores = scoreHeads({ batch, maps }, null, OWN_SPECIAL_IDS);
     expect(scores.map((h) => h.kvGroup)).toEqual([0, 0, 1, 1]);
+    // A snapshot file keeps both: the maps' kvHeads in its metadata, kvGroup in the head scores.
+    const t = memoryTestFs();
+    const dir = await t.dir();
+    const masks = m.captureAttention(0).masks.map((x) => ({ name: x.name, shape: x.shape, data: x.data }));
+    await saveSnapshot(t.fs, dir, {
+      step: 3,
+      srcTokens: [],
+      tgtTokens: ['a', 'b', 'c', 'd'],
+      maps,
+      masks,
+      headScores: scores,
+    });
+    const back = await readSnapshot(t.fs, dir, 3);
+    expect(back.maps.map((x) => x.kvHeads)).toEqual([2]);
+    expect(back.headScores?.map((h) => h.kvGroup)).toEqual([0, 0, 1, 1]);
   });
 });

@@ -15,6 +15,10 @@
  * With the same shares the sums are the same (DDP's scale by N and average over N are
  * exact), so the weights agree exactly. Runs use the tasks' own batch of 32.
  *
+ * Today's decoders (Llama- and nanochat-shaped, each option alone is in modelOptions.test.ts) train
+ * the same 30 steps to 1e-3 and two processes as one to 1e-5 — each skipped while our engine
+ * does not build an option it uses (`unbuiltOptions`), since the lab initializes the run.
+ *
  * Bits per byte compare runs on one axis whichever engine trained them: each step's line
  * carries the same bytes of text as ours (the documents include multi-byte UTF-8 text) and
  * each validation the same bits per byte, which the session reports live as ours does.
@@ -24,6 +28,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { presetConfig, validateConfig } from '../../../../src/engine/config';
+import type { ModelConfig } from '../../../../src/engine/config';
+import { unbuiltOptions } from '../../../../src/engine/models/modelParts';
 import { trainSpecOf } from '../../../../src/lab/runs/runSpec';
 import type { TrainSpec } from '../../../../src/protocol/data';
 import { lossGap, runPath, stepLines, torchOptions, trainSession, weightGap } from './torchRuns';
@@ -128,6 +135,102 @@ describe('torchrun with two processes trains the run as one process does', () =>
       expect(weightGap(summed, two)).toBeLessThan(1e-5);
       expect(stepLines(two).map((s) => s.tokens)).toEqual(stepLines(one).map((s) => s.tokens));
       expect(stepLines(two).map((s) => s.bytes)).toEqual(stepLines(one).map((s) => s.bytes));
+    },
+    TIMEOUT,
+  );
+});
+
+/** Llama's and nanochat's architectures (config.ts LLAMA, NANOCHAT; nanochat here with AdamW). */
+const LLAMA: Partial<ModelConfig> = {
+  positional: 'rope',
+  normType: 'rmsnorm',
+  activation: 'swiglu',
+  nKvHeads: 2,
+  tieEmbeddings: false,
+  bias: false,
+  qkvBias: false,
+  attnOutBias: false,
+  mlpBias: false,
+};
+const MODERN = [
+  { name: 'llama-shaped', arch: LLAMA },
+  {
+    name: 'nanochat-shaped',
+    arch: {
+      ...LLAMA,
+      nKvHeads: 0,
+      activation: 'relu2',
+      normScale: false,
+      qkNorm: true,
+      logitSoftCap: 15,
+      embedNorm: true,
+    },
+  },
+  {
+    name: 'a window, soft-capped scores, a parallel residual, ALiBi',
+    arch: {
+      ...LLAMA,
+      positional: 'alibi',
+      slidingWindow: 8,
+      attnSoftCap: 5,
+      parallelResidual: true,
+      activation: 'geglu',
+    },
+  },
+] as const satisfies readonly { name: string; arch: Partial<ModelConfig> }[];
+
+describe.each(MODERN)("today's decoders: $name", ({ arch }) => {
+  const unbuilt = unbuiltOptions(validateConfig({ ...presetConfig('decoder-only', 'tiny', 100), ...arch }));
+  const spec = trainSpecOf(
+    { kind: 'documents', files: [path.join(DOCS, 'union.txt'), path.join(DOCS, 'greetings.txt')], root: DOCS },
+    { ...small, batchSize: 16, seqLen: 32, seed: 6, overrides: arch },
+  );
+  it.skipIf(unbuilt.length > 0)(
+    `one process: per-step loss within 1e-3 over 30 steps${unbuilt.length ? ` (our engine lacks ${unbuilt.join(', ')})` : ''}`,
+    async () => {
+      const ours = runPath('ours');
+      const theirs = runPath('pytorch');
+      await trainSession(ours, spec);
+      await trainSession(theirs, spec, { pytorch: torchOptions() });
+      expect(stepLines(theirs)).toHaveLength(STEPS);
+      expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);
+      evalLosses(theirs).forEach((x, i) => expect(Math.abs(x - (evalLosses(ours)[i] as number))).toBeLessThan(1e-3));
+    },
+    TIMEOUT,
+  );
+  it.skipIf(unbuilt.length > 0)(
+    'two processes: weights within 1e-5 of one process summing the same shares',
+    async () => {
+      const summed = runPath('one-accumulating');
+      const two = runPath('two');
+      await trainSession(summed, spec, { pytorch: torchOptions(1, { accumulate: 2 }) });
+      await trainSession(two, spec, { pytorch: torchOptions(2) });
+      expect(lossGap(stepLines(summed), stepLines(two))).toBeLessThan(1e-5);
+      expect(weightGap(summed, two)).toBeLessThan(1e-5);
+    },
+    TIMEOUT,
+  );
+});
+
+describe("today's decoders with Muon", () => {
+  // Muon steps each of q, k and v of PyTorch's fused c_attn on its own; with grouped-query
+  // attention they have different row counts (H·D, then Hkv·D twice).
+  const arch = { ...LLAMA, activation: 'relu2', qkNorm: true } as const;
+  const unbuilt = unbuiltOptions(validateConfig({ ...presetConfig('decoder-only', 'tiny', 100), ...arch }));
+  it.skipIf(unbuilt.length > 0)(
+    'a grouped-query run trained with Muon + WSD: per-step loss within 1e-3 over 30 steps',
+    async () => {
+      const spec = trainSpecOf(
+        { kind: 'documents', files: [path.join(DOCS, 'union.txt'), path.join(DOCS, 'greetings.txt')], root: DOCS },
+        { ...small, batchSize: 16, seqLen: 32, seed: 7, overrides: arch, optimizer: 'muon', schedule: 'wsd' },
+      );
+      const ours = runPath('ours');
+      const theirs = runPath('pytorch');
+      await trainSession(ours, spec);
+      await trainSession(theirs, spec, { pytorch: torchOptions() });
+      expect(lossGap(stepLines(ours), stepLines(theirs))).toBeLessThan(1e-3);
+      const losses = stepLines(theirs).map((s) => s.loss);
+      expect(losses.at(-1)).toBeLessThan((losses[0] as number) - 0.05);
     },
     TIMEOUT,
   );

@@ -87,6 +87,25 @@ describe('the PyTorch trainer steps with our learning rates', () => {
     { name: 'cosine', lr: 3e-3, schedule: { type: 'cosine', warmup: 20, maxSteps: 150, minLr: 3e-4 } },
     { name: 'constant', lr: 1e-3, schedule: { type: 'constant', warmup: 10 } },
     {
+      name: 'wsd: warm-up, plateau, linear decay; then a wsd extension',
+      lr: 2e-3,
+      schedule: {
+        type: 'segments',
+        segments: [
+          {
+            fromStep: 0,
+            toStep: 130,
+            schedule: { type: 'wsd', start: 0, warmup: 15, maxSteps: 130, minLr: 2e-4, decayFraction: 0.2 },
+          },
+          {
+            fromStep: 130,
+            toStep: 190,
+            schedule: { type: 'wsd', start: 130, warmup: 6, maxSteps: 190, minLr: 2e-4, decayFraction: 0.3 },
+          },
+        ],
+      },
+    },
+    {
       name: 'segments: cosine, then a warm restart',
       lr: 1e-3,
       schedule: {

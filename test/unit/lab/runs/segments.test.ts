@@ -78,6 +78,45 @@ describe('planned segments', () => {
   });
 });
 
+describe('warmup–stable–decay runs', () => {
+  const w = spec({ schedule: 'wsd' }); // lr 1e-3, minLr 1e-4, warm-up 100, decay over steps 800–1000
+
+  it('plan a wsd segment (constant when the warm-up reaches into the last 20%), and continue as wsd', () => {
+    expect(planSegments(w)).toEqual([{ fromStep: 0, toStep: 1000, schedule: 'wsd' }]);
+    expect(planSegments(spec({ schedule: 'wsd', steps: 100, warmup: 90 }))[0]?.schedule).toBe('constant');
+    expect(extendSegments(planSegments(w), 1500)[1]).toEqual({ fromStep: 1000, toStep: 1500, schedule: 'wsd' });
+    expect(segmentsProblem(planSegments(w), w)).toBeNull();
+    expect(segmentsProblem(planSegments(spec()), w)).toMatch(/segment 1 has schedule cosine.*plans wsd/);
+  });
+
+  it('warm up, hold the peak, decay linearly to lr/10 at the end; an extension warms up again from lr/10', () => {
+    const one = planSegments(w);
+    expect([50, 100, 500, 800].map((step) => lrAt(w, one, step))).toEqual([5e-4, 1e-3, 1e-3, 1e-3]);
+    expect(lrAt(w, one, 900)).toBeCloseTo(5.5e-4, 15);
+    expect(lrAt(w, one, 1000)).toBe(1e-4);
+    const two = extendSegments(one, 1500);
+    const ext: TrainSpec = { ...w, training: { ...w.training, steps: 1500 } };
+    for (const step of [1, 100, 850, 1000]) expect(lrAt(ext, two, step)).toBe(lrAt(w, one, step));
+    expect(lrAt(ext, two, 1025)).toBeCloseTo(5.5e-4, 15); // half-way up its 50-step warm-up
+    expect(lrAt(ext, two, 1400)).toBe(1e-3);
+    expect(lrAt(ext, two, 1450)).toBeCloseTo(5.5e-4, 15);
+    expect(lrAt(ext, two, 1500)).toBe(1e-4);
+  });
+
+  it('the muon preset: Muon at 0.02 with momentum 0.95 over the same AdamW and schedule', () => {
+    const m = spec({ optimizer: 'muon', schedule: 'wsd' });
+    const a = optimizerConfig(w, cfg);
+    expect(optimizerConfig(m, cfg)).toEqual({ ...a, type: 'muon', muonLr: 0.02, muonMomentum: 0.95 });
+    expect(planSegments(spec({ optimizer: 'muon' }))[0]?.schedule).toBe('cosine');
+  });
+
+  it('the paper optimizer refuses wsd', () => {
+    expect(() => optimizerConfig(spec({ optimizer: 'paper', schedule: 'wsd' }), cfg)).toThrow(
+      /paper optimizer follows its own schedule \(noam\), not wsd/,
+    );
+  });
+});
+
 describe('the learning rate of an extended run', () => {
   const s = spec(); // lr 1e-3, minLr 1e-4, warm-up 100 (10% of 1000)
   const one = planSegments(s);

@@ -43,6 +43,20 @@ describe('configDiff', () => {
     ]);
   });
 
+  it('names the schedule each run trains with: cosine where run.json has none, wsd, the paper’s noam', () => {
+    expect(
+      configDiff([
+        run('a', {}),
+        run('b', { training: { optimizer: 'muon', schedule: 'wsd' } }),
+        run('c', { training: { optimizer: 'paper' } }),
+      ]),
+    ).toEqual([
+      { key: 'training.lr', values: ['0.001', '0.001', 'noam factor 0.001'] },
+      { key: 'training.optimizer', values: ['adamw', 'muon', 'paper'] },
+      { key: 'training.schedule', values: ['cosine', 'wsd', 'noam'] },
+    ]);
+  });
+
   it('shows the learning rate a run trains with where its settings say 0 (the default), not "0"', () => {
     expect(configDiff([run('a', { training: { lr: 0 } }), run('b', { training: { lr: 0.0003 } })])).toEqual([
       { key: 'training.lr', values: ['0.001 (default)', '0.0003'] },
@@ -63,5 +77,65 @@ describe('configDiff', () => {
       { key: 'model.window', values: ['—', '16'] },
     ]);
     expect(configDiff([run('a', {}), run('b', {})])).toEqual([]);
+  });
+
+  it('names the architecture options that differ, in words, instead of their raw fields', () => {
+    const gpt = {
+      nHeads: 4,
+      norm: 'pre',
+      positional: 'learned',
+      ropeTheta: 10000,
+      rotaryFraction: 1,
+      normType: 'layernorm',
+      normScale: true,
+      qkNorm: false,
+      activation: 'gelu',
+      nKvHeads: 0,
+      qkvBias: true,
+      attnOutBias: true,
+      mlpBias: true,
+      attnSoftCap: 0,
+      logitSoftCap: 0,
+      slidingWindow: 0,
+      parallelResidual: false,
+      embedNorm: false,
+    };
+    const llama = {
+      ...gpt,
+      positional: 'rope',
+      normType: 'rmsnorm',
+      activation: 'swiglu',
+      nKvHeads: 2,
+      qkvBias: false,
+      attnOutBias: false,
+      mlpBias: false,
+    };
+    const nanochat = { ...llama, nKvHeads: 0, normScale: false, qkNorm: true, activation: 'relu2', logitSoftCap: 15 };
+    const rows = configDiff([run('a', { config: gpt }), run('b', { config: llama }), run('c', { config: nanochat })]);
+    expect(rows).toEqual([
+      { key: 'architecture.positions', values: ['learned positions', 'RoPE θ 10000', 'RoPE θ 10000'] },
+      {
+        key: 'architecture.norm',
+        values: ['pre-norm · LayerNorm', 'pre-norm · RMSNorm', 'pre-norm · RMSNorm (no scale)'],
+      },
+      { key: 'architecture.QK-norm', values: ['no QK-norm', 'no QK-norm', 'QK-norm'] },
+      { key: 'architecture.feed-forward', values: ['GELU', 'SwiGLU (gated: 3 matrices)', 'ReLU²'] },
+      { key: 'architecture.attention heads', values: ['MHA 4 heads', 'GQA 4 q / 2 kv heads', 'MHA 4 heads'] },
+      { key: 'architecture.biases', values: ['biases everywhere', 'no biases', 'no biases'] },
+      { key: 'architecture.soft-caps', values: ['none', 'none', 'logit soft-cap 15'] },
+    ]);
+    // RoPE's base alone differs: one row, in words.
+    expect(configDiff([run('a', { config: llama }), run('b', { config: { ...llama, ropeTheta: 500000 } })])).toEqual([
+      { key: 'architecture.positions', values: ['RoPE θ 10000', 'RoPE θ 500000'] },
+    ]);
+    expect(
+      configDiff([
+        run('a', { config: gpt }),
+        run('b', { config: { ...gpt, slidingWindow: 16, parallelResidual: true } }),
+      ]),
+    ).toEqual([
+      { key: 'architecture.attention window', values: ['the whole context', 'sliding window 16'] },
+      { key: 'architecture.residual', values: ['sequential residual', 'parallel residual'] },
+    ]);
   });
 });

@@ -3,9 +3,12 @@ import {
   broadcastPlan,
   broadcastSlice,
   combine,
+  hidesBeyondWindow,
   maskDimLabels,
   maskedCount,
+  outsideWindow,
   scoresUses,
+  windowMask,
 } from '../../../../webview/panels/maskMath';
 
 const u8 = (...v: number[]): Uint8Array => Uint8Array.from(v);
@@ -38,5 +41,36 @@ describe('maskMath', () => {
     expect(Array.from(broadcastSlice(causal, 1, 3))).toEqual(Array.from(causal.data));
     expect(Array.from(combine(pad, causal, 0))).toEqual([1, 0, 0, 1, 1, 0, 1, 1, 0]);
     expect(maskedCount(combine(pad, causal, 0))).toBe(4);
+  });
+
+  it('draws a sliding window as a band of the causal square: the last W keys, the query included', () => {
+    // T = 4, W = 2: row t sees keys t − 1 and t.
+    expect(Array.from(windowMask(4, 2))).toEqual([1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 1]);
+    // W = 1: the diagonal; W ≥ T and W = 0: plain causal.
+    expect(Array.from(windowMask(3, 1))).toEqual([1, 0, 0, 0, 1, 0, 0, 0, 1]);
+    const causal = [1, 0, 0, 1, 1, 0, 1, 1, 1];
+    expect(Array.from(windowMask(3, 3))).toEqual(causal);
+    expect(Array.from(windowMask(3, 0))).toEqual(causal);
+    expect(maskedCount(windowMask(8, 3))).toBe(64 - (1 + 2 + 3 * 6));
+    expect(outsideWindow(3, 1, 2)).toBe(true);
+    expect(outsideWindow(3, 2, 2)).toBe(false);
+    expect(outsideWindow(1, 3, 2)).toBe(false); // ahead of the query: causal, not the window
+    expect(outsideWindow(7, 0, 0)).toBe(false);
+  });
+
+  it("tells whether a snapshot's square mask already holds the window", () => {
+    const T = 5;
+    const banded = { shape: [1, 1, T, T], data: windowMask(T, 2) };
+    const plain = { shape: [1, 1, T, T], data: windowMask(T, 0) };
+    expect(hidesBeyondWindow(banded, 2)).toBe(true);
+    // A band of 3 lets key t − 2 through, which a window of 2 masks.
+    expect(hidesBeyondWindow({ shape: [1, 1, T, T], data: windowMask(T, 3) }, 2)).toBe(false);
+    expect(hidesBeyondWindow(plain, 2)).toBe(false);
+    expect(hidesBeyondWindow(plain, 0)).toBe(false);
+    // A window as long as the sequence masks nothing more: there is nothing to show as a window.
+    expect(hidesBeyondWindow({ shape: [1, 1, T, T], data: windowMask(T, T) }, T)).toBe(false);
+    // Padding masks are not squares.
+    expect(hidesBeyondWindow({ shape: [2, 1, 1, T], data: new Uint8Array(2 * T) }, 2)).toBe(false);
+    expect(maskDimLabels({ name: 'decoder.window', shape: [1, 1, 9, 9] })).toEqual(['1', '1', 'T=9', 'T=9']);
   });
 });
