@@ -62,8 +62,8 @@ const NANOCHAT_SMALL = [
 ];
 
 /**
- * The configs: a preset, and the --set overrides that build the same model from `small` while
- * the CLI does not know the preset yet (`fallback`).
+ * The configs: a preset, and the --set overrides that build the same model from `small` where
+ * a CLI from before the modern presets joined the preset table does not know it (`fallback`).
  */
 const CONFIGS = [
   { name: 'small', what: 'GPT-2-style (nanoGPT): learned positions, LayerNorm, GELU, biases, tied', preset: 'small' },

@@ -10,7 +10,7 @@
  */
 
 import type { ModelConfig } from '../engine/config';
-import { MODERN_PRESETS, presetConfig, validateConfig } from '../engine/config';
+import { presetConfig } from '../engine/config';
 import type { Batch } from '../engine/models/inputs';
 import type { OptimizerConfig } from '../engine/optim/optimizerConfig';
 import { nanoGptOptimizer, paperOptimizer } from '../engine/optim/optimizerConfig';
@@ -58,7 +58,13 @@ export function benchConfig(name: BenchConfigName): BenchConfig {
         optimizer: nanoGptOptimizer(5000),
       };
     case 'tiny-modern':
-      return { name, model: modernPreset('llama-tiny', 256), batch: 32, seq: 64, optimizer: nanoGptOptimizer(5000) };
+      return {
+        name,
+        model: presetConfig('decoder-only', 'llama-tiny', 256),
+        batch: 32,
+        seq: 64,
+        optimizer: nanoGptOptimizer(5000),
+      };
     case 'tiny-encdec':
       return {
         name,
@@ -76,21 +82,6 @@ export function benchConfig(name: BenchConfigName): BenchConfig {
         optimizer: paperOptimizer(512),
       };
   }
-}
-
-/** A decoder of MODERN_PRESETS (which presetConfig also knows once they join its table). */
-function modernPreset(preset: string, vocabSize: number): ModelConfig {
-  const p = MODERN_PRESETS[preset];
-  if (!p) throw new Error(`no modern preset ${preset}`);
-  return validateConfig({
-    ...p.arch,
-    nKvHeads: 0,
-    ...p.size,
-    kind: 'decoder-only',
-    vocabSize,
-    srcVocabSize: 0,
-    nEncoderLayers: 0,
-  });
 }
 
 /** True when `s` names a benchmark config. */
