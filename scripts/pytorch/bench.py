@@ -1,8 +1,9 @@
 """PyTorch side of `attention-lab bench` (src/bench/bench.ts runs it in the same invocation).
 
-The same four configs as our benchmark, built from reference.py (the PyTorch version of our
-two models), trained the way the tutorials and nanoGPT do on CPU: the paper's Adam for the
-encoder-decoders, AdamW for the decoders, dropout as configured, random token batches.
+The same five configs as our benchmark, built from reference.py (the PyTorch version of our
+two models, with the options of today's transformers), trained the way the tutorials and
+nanoGPT do on CPU: the paper's Adam for the encoder-decoders, AdamW for the decoders, dropout
+as configured, random token batches.
 Measured per thread count (torch.set_num_threads):
 
   train_tokens_per_s   target positions per optimizer step / seconds per step, per timed
@@ -30,15 +31,39 @@ from reference import build_model, loss_fn  # noqa: E402
 CONFIGS = {
     "tiny-decoder": dict(kind="decoder-only", vocab=256, d=64, heads=4, layers=(0, 2), dff=256, seq=64, batch=32),
     "small-decoder": dict(kind="decoder-only", vocab=65, d=128, heads=4, layers=(0, 4), dff=512, seq=64, batch=12),
+    # The llama-tiny preset (config.ts MODERN_PRESETS): RoPE, RMSNorm, SwiGLU, 2 key/value heads,
+    # no biases, untied.
+    "tiny-modern": dict(
+        kind="decoder-only",
+        vocab=256,
+        d=64,
+        heads=4,
+        layers=(0, 2),
+        dff=176,
+        seq=64,
+        batch=32,
+        arch=dict(
+            positional="rope",
+            normType="rmsnorm",
+            activation="swiglu",
+            nKvHeads=2,
+            tieEmbeddings=False,
+            bias=False,
+            qkvBias=False,
+            attnOutBias=False,
+            mlpBias=False,
+        ),
+    ),
     "tiny-encdec": dict(kind="encoder-decoder", vocab=256, d=64, heads=4, layers=(2, 2), dff=256, seq=64, batch=32),
     "base-encdec": dict(kind="encoder-decoder", vocab=5000, d=512, heads=8, layers=(6, 6), dff=2048, seq=100, batch=8),
 }
 
 
 def model_config(c):
-    """Our ModelConfig fields: nanoGPT's architecture for decoders, the paper's for encoder-decoders."""
+    """Our ModelConfig fields: nanoGPT's architecture for decoders, the paper's for
+    encoder-decoders, then the config's own `arch` fields over them."""
     dec = c["kind"] == "decoder-only"
-    return dict(
+    base = dict(
         kind=c["kind"],
         srcVocabSize=0 if dec else c["vocab"],
         vocabSize=c["vocab"],
@@ -58,6 +83,7 @@ def model_config(c):
         embedScale=not dec,
         labelSmoothing=0.0 if dec else 0.1,
     )
+    return {**base, **c.get("arch", {})}
 
 
 def blas_library():

@@ -1,9 +1,10 @@
 /**
- * The benchmark's four model configs, the same in our engine and in
+ * The benchmark's five model configs, the same in our engine and in
  * scripts/pytorch/bench.py: nanoGPT's architecture for the decoders (pre-LN, GELU, learned
  * positions, tied embeddings, no dropout; `small-decoder` is its shakespeare_char CPU
- * config) and the paper's for the encoder-decoders (post-LN, ReLU, sinusoids, dropout 0.1,
- * label smoothing 0.1), with random token batches (no padding).
+ * config), Llama's for `tiny-modern` (the `llama-tiny` preset: RoPE, RMSNorm, SwiGLU, 2
+ * key/value heads, no biases, untied) and the paper's for the encoder-decoders (post-LN,
+ * ReLU, sinusoids, dropout 0.1, label smoothing 0.1), with random token batches (no padding).
  *
  * Leaves out: measuring (benchRun.ts).
  */
@@ -16,7 +17,13 @@ import { nanoGptOptimizer, paperOptimizer } from '../engine/optim/optimizerConfi
 import type { Rng } from '../engine/rng';
 
 /** Names of the benchmark configs. */
-export const BENCH_CONFIG_NAMES = ['tiny-decoder', 'small-decoder', 'tiny-encdec', 'base-encdec'] as const;
+export const BENCH_CONFIG_NAMES = [
+  'tiny-decoder',
+  'small-decoder',
+  'tiny-modern',
+  'tiny-encdec',
+  'base-encdec',
+] as const;
 
 /** One benchmark config name. */
 export type BenchConfigName = (typeof BENCH_CONFIG_NAMES)[number];
@@ -47,6 +54,14 @@ export function benchConfig(name: BenchConfigName): BenchConfig {
         name,
         model: presetConfig('decoder-only', 'small', 65),
         batch: 12,
+        seq: 64,
+        optimizer: nanoGptOptimizer(5000),
+      };
+    case 'tiny-modern':
+      return {
+        name,
+        model: presetConfig('decoder-only', 'llama-tiny', 256),
+        batch: 32,
         seq: 64,
         optimizer: nanoGptOptimizer(5000),
       };

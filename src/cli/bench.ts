@@ -1,6 +1,6 @@
 /**
  * `attention-lab bench`: training tokens/s, decode ms/token and matmul GFLOP/s of the
- * engine on the benchmark's four configs (src/bench/benchConfigs.ts), with PyTorch (and TF.js) measured in the same run
+ * engine on the benchmark's five configs (src/bench/benchConfigs.ts), with PyTorch (and TF.js) measured in the same run
  * where
  * they are installed, and ratios against them. The measurements live in src/bench/.
  */

@@ -1,6 +1,6 @@
 /**
  * The benchmark's plumbing (no timings are asserted — numbers depend on the machine):
- * the four configs, statistics, the PyTorch output parser, the JSON shape
+ * the five configs, statistics, the PyTorch output parser, the JSON shape
  * and the tables, and one tiny real run end to end.
  */
 import { describe, expect, it } from 'vitest';
@@ -12,12 +12,13 @@ import type { Stats } from '../../../src/bench/benchRun';
 import { summarize } from '../../../src/bench/benchRun';
 import { parseTorchResult } from '../../../src/bench/benchTorch';
 import { benchTaskSpec, measureScoresCost } from '../../../src/bench/benchScores';
+import { Transformer } from '../../../src/engine/models/transformer';
 import { Rng } from '../../../src/engine/rng';
 
 const st = (median: number): Stats => ({ median, min: median * 0.9, max: median * 1.1, n: 5 });
 
 describe('bench configs', () => {
-  it('are the four configs: tiny and small decoder, tiny and base encoder-decoder', () => {
+  it('are the five configs: tiny and small decoder, tiny modern decoder, tiny and base encoder-decoder', () => {
     const dims = BENCH_CONFIG_NAMES.map((n) => {
       const c = benchConfig(n);
       const m = c.model;
@@ -26,11 +27,28 @@ describe('bench configs', () => {
     expect(dims).toEqual([
       ['tiny-decoder', 64, 4, 0, 2, 256, 64, 32, 256],
       ['small-decoder', 128, 4, 0, 4, 512, 64, 12, 65],
+      ['tiny-modern', 64, 4, 0, 2, 176, 64, 32, 256],
       ['tiny-encdec', 64, 4, 2, 2, 256, 64, 32, 256],
       ['base-encdec', 512, 8, 6, 6, 2048, 100, 8, 5000],
     ]);
     expect(benchConfig('tiny-encdec').model.dropout).toBe(0.1);
     expect(benchConfig('tiny-decoder').model.dropout).toBe(0);
+  });
+
+  it("tiny-modern is the llama-tiny architecture, the parameter count of bench.py's PyTorch model", () => {
+    const m = benchConfig('tiny-modern').model;
+    expect([m.positional, m.normType, m.activation, m.nKvHeads, m.tieEmbeddings]).toEqual([
+      'rope',
+      'rmsnorm',
+      'swiglu',
+      2,
+      false,
+    ]);
+    expect([m.bias, m.qkvBias, m.attnOutBias, m.mlpBias]).toEqual([false, false, false, false]);
+    expect(benchConfig('tiny-modern').optimizer).toEqual(benchConfig('tiny-decoder').optimizer);
+    // 2·256·64 (untied) + 2 layers · (2·64 norms + 64² q + 2·64·32 k/v + 64² o + 3·64·176) + 64
+    const model = new Transformer(m, { maxBatch: 1, maxLen: 64 });
+    expect(model.paramList.reduce((n, p) => n + p.size, 0)).toBe(125_248);
   });
 
   it('draw batches of real tokens (no PAD/BOS/EOS/UNK) of the right size', () => {
