@@ -126,15 +126,28 @@ export async function runConfigure(page, { shots, log, workspace, host }) {
   await pick('norm placement');
   await pick('post-norm');
   await pickOption('parallel residual');
-  await visible(rows.filter({ hasText: 'sequential residual' }), 'the parallel residual choices');
-  await pick('parallel residual');
+  // The filtered architecture list shows one row naming both ("parallel residual · sequential residual") until the
+  // choices replace it: wait for the two choices, then click the one that is only "parallel residual".
+  const residualRows = rows.filter({ hasText: 'residual' });
+  for (let waited = 0; (await residualRows.count()) < 2; waited += 100) {
+    if (waited > 30_000) throw new Error('the parallel residual choices did not appear within 30 s');
+    await sleep(100);
+  }
+  await residualRows.filter({ hasText: 'parallel residual' }).filter({ hasNotText: 'sequential' }).first().click();
   // The list comes back scrolled to the option just changed: the filter brings the message row (the first) up.
-  await visible(archList, 'the architecture list');
-  await input.fill('parallelResidual needs');
-  await visible(
-    rows.filter({ hasText: 'parallelResidual needs norm pre' }),
-    "the engine's message for post-norm + parallel",
-  );
+  // The step may draw its list again once the engine has judged the choice, and a new list starts with an empty
+  // filter: type until the message row is up.
+  const refused = rows.filter({ hasText: 'parallelResidual needs norm pre' });
+  for (let tries = 0; ; tries++) {
+    await visible(archList, 'the architecture list');
+    await input.fill('parallelResidual needs');
+    try {
+      await refused.first().waitFor({ state: 'visible', timeout: 3000 });
+      break;
+    } catch {
+      if (tries >= 4) throw new Error("the engine's message for post-norm + parallel did not appear after 5 filters");
+    }
+  }
   await shot('c4-configure-architecture-refused.png');
   // The message row has no value: clicking it leaves the step where it is.
   await rows.filter({ hasText: 'parallelResidual needs norm pre' }).first().click();
