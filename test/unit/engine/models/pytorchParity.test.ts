@@ -8,36 +8,22 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Backend } from '../../../../src/engine/backend';
-import { createReferenceBackend } from '../../../../src/engine/backends/reference';
-import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { validateConfig } from '../../../../src/engine/config';
 import type { SafetensorsFile } from '../../../../src/engine/io/safetensors';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
-import { gatherTorchTensor, loadTorchTensors, torchTensors } from '../../../../src/engine/models/pytorchNames';
+import { gatherTorchTensor, torchTensors } from '../../../../src/engine/models/pytorchNames';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Optimizer } from '../../../../src/engine/optim/optimizer';
 import type { OptimizerConfig } from '../../../../src/engine/optim/optimizerConfig';
+import { PARITY_BACKENDS, goldenModel, goldenTensor, inRanges, zeroGrad } from './goldenParity';
 
 const GOLDEN = join(__dirname, '../../../golden');
-const BACKENDS: [string, () => Backend][] = [
-  ['reference', () => createReferenceBackend()],
-  // WebAssembly SIMD (float32, fused kernels), where the runtime has it.
-  ...(createWasmBackend({ fma: false })
-    ? [['wasm', () => createWasmBackend({ fma: false }) as Backend] as [string, () => Backend]]
-    : []),
-  ...(createWasmBackend({ fma: true })
-    ? [['wasm+fma', () => createWasmBackend({ fma: true }) as Backend] as [string, () => Backend]]
-    : []),
-];
+const BACKENDS = PARITY_BACKENDS;
 const FILES = ['encdec-paper', 'encdec-pre', 'gpt', 'gpt-post', 'gpt2'];
 
-function tensor(f: SafetensorsFile, name: string): { shape: number[]; data: Float32Array | Int32Array } {
-  const t = f.tensors.get(name);
-  if (!t) throw new Error(`golden file lacks ${name}`);
-  return { shape: t.shape, data: t.data as Float32Array | Int32Array };
-}
+const tensor = goldenTensor;
 
 function setup(
   name: string,
@@ -45,45 +31,7 @@ function setup(
 ): { f: SafetensorsFile; cfg: ModelConfig; model: Transformer; batch: Batch } {
   const f = decodeSafetensors(new Uint8Array(readFileSync(join(GOLDEN, `${name}.safetensors`))), `${name}.safetensors`);
   const cfg = validateConfig(JSON.parse(f.metadata.config as string) as ModelConfig);
-  let batch: Batch;
-  if (cfg.kind === 'encoder-decoder') {
-    const src = tensor(f, 'input.src');
-    const tin = tensor(f, 'input.tgt_in');
-    const [B, T] = tin.shape as [number, number];
-    batch = {
-      B,
-      T,
-      S: src.shape[1] as number,
-      src: src.data as Int32Array,
-      input: tin.data as Int32Array,
-      targets: tensor(f, 'input.tgt_out').data as Int32Array,
-    };
-  } else {
-    const idx = tensor(f, 'input.idx');
-    const [B, T] = idx.shape as [number, number];
-    batch = { B, T, input: idx.data as Int32Array, targets: tensor(f, 'input.targets').data as Int32Array };
-  }
-  const model = new Transformer(cfg, {
-    maxBatch: batch.B,
-    maxLen: batch.T,
-    ...(batch.S ? { maxSrcLen: batch.S } : {}),
-  }).bind(backend);
-  loadTorchTensors(model, (n, shape) => {
-    const t = f.tensors.get(`param.${n}`);
-    if (!t) return null;
-    expect(t.shape, n).toEqual(shape);
-    return t.data;
-  });
-  return { f, cfg, model, batch };
-}
-
-/** Element ranges (per tensor) whose true gradient is exactly 0 (key biases): float32 noise only. */
-function zeroGrad(f: SafetensorsFile): Record<string, [number, number][]> {
-  return JSON.parse(f.metadata.zeroGrad ?? '{}') as Record<string, [number, number][]>;
-}
-
-function inRanges(i: number, ranges: [number, number][] | undefined): boolean {
-  return !!ranges?.some(([a, b]) => i >= a && i < b);
+  return { f, cfg, ...goldenModel(f, cfg, backend) };
 }
 
 describe.each(BACKENDS)('PyTorch parity (%s backend)', (_b, makeBackend) => {
