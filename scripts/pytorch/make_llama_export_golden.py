@@ -1,6 +1,6 @@
 """Scores the example of a Hugging Face Llama export (`attention-lab export --format hf`) with
 transformers' LlamaForCausalLM and writes the per-token log-probabilities as a golden file; or
-checks a golden file with a minimal Llama forward written here (no transformers).
+checks a golden file with the minimal Llama forward of minimal_llama.py (no transformers).
 
     python3 make_llama_export_golden.py FOLDER --out GOLDEN.json   # needs transformers
     python3 make_llama_export_golden.py FOLDER --check GOLDEN.json  # torch and numpy only
@@ -20,7 +20,6 @@ The fixture, test/golden/llama-export/: `node scripts/makeLlamaExportFixture.mjs
 
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -30,6 +29,7 @@ import torch.nn.functional as F
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lab_tokenizers import load_export_tokenizer  # noqa: E402
+from minimal_llama import llama_logits  # noqa: E402
 from safetensors_io import read_safetensors  # noqa: E402
 
 FORMAT = "attention-lab-llama-golden"
@@ -59,58 +59,12 @@ def token_logprobs(logits, ids):
 # ----------------------------------------------------------------------------- minimal Llama
 
 
-def rms_norm(x, w, eps):
-    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
-
-
-def rotate(x, theta):
-    """Hugging Face's rotate-half RoPE on x [H, T, D]: channel pairs (c, c + D/2)."""
-    D, T = x.shape[-1], x.shape[-2]
-    inv = 1.0 / theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D)
-    ang = torch.arange(T, dtype=torch.float64)[:, None] * inv[None, :]
-    cos = torch.cat([ang.cos(), ang.cos()], -1).float()
-    sin = torch.cat([ang.sin(), ang.sin()], -1).float()
-    x1, x2 = x[..., : D // 2], x[..., D // 2 :]
-    return x * cos + torch.cat([-x2, x1], -1) * sin
-
-
-def minimal_logits(cfg, t, ids):
-    """LlamaForCausalLM's forward on one sequence, from the state_dict `t`: logits [T, V]."""
-    C, H = cfg["hidden_size"], cfg["num_attention_heads"]
-    Hkv, D = cfg.get("num_key_value_heads", H), C // H
-    eps, theta = cfg["rms_norm_eps"], cfg.get("rope_theta", 10000.0)
-
-    def lin(x, name):
-        b = t.get(f"{name}.bias")
-        return F.linear(x, t[f"{name}.weight"], b)
-
-    x = t["model.embed_tokens.weight"][torch.tensor(ids)]
-    T = x.shape[0]
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
-    for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}"
-        h = rms_norm(x, t[f"{p}.input_layernorm.weight"], eps)
-        q = rotate(lin(h, f"{p}.self_attn.q_proj").view(T, H, D).transpose(0, 1), theta)
-        k = rotate(lin(h, f"{p}.self_attn.k_proj").view(T, Hkv, D).transpose(0, 1), theta)
-        v = lin(h, f"{p}.self_attn.v_proj").view(T, Hkv, D).transpose(0, 1)
-        k, v = k.repeat_interleave(H // Hkv, 0), v.repeat_interleave(H // Hkv, 0)  # head h reads kv h // (H/Hkv)
-        s = (q @ k.transpose(-1, -2)) / math.sqrt(D)
-        a = torch.softmax(s.masked_fill(~causal, float("-inf")), -1) @ v
-        x = x + lin(a.transpose(0, 1).reshape(T, H * D), f"{p}.self_attn.o_proj")
-        h = rms_norm(x, t[f"{p}.post_attention_layernorm.weight"], eps)
-        m = F.silu(lin(h, f"{p}.mlp.gate_proj")) * lin(h, f"{p}.mlp.up_proj")
-        x = x + lin(m, f"{p}.mlp.down_proj")
-    x = rms_norm(x, t["model.norm.weight"], eps)
-    head = t["model.embed_tokens.weight"] if cfg.get("tie_word_embeddings") else t["lm_head.weight"]
-    return x @ head.T
-
-
 def minimal_logprobs(folder):
     cfg, ids = read_folder(folder)
     tensors, _ = read_safetensors(os.path.join(folder, "model.safetensors"))
     t = {k: torch.from_numpy(v.copy()) for k, v in tensors.items()}
     with torch.no_grad():
-        return ids, token_logprobs(minimal_logits(cfg, t, ids), ids)
+        return ids, token_logprobs(llama_logits(cfg, t, torch.tensor([ids], dtype=torch.int64))[0], ids)
 
 
 # ----------------------------------------------------------------------------- transformers

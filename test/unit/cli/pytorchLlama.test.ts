@@ -3,7 +3,7 @@
  * built binary with the PyTorch engine and Debian's torch: it trains the steps our engine trains
  * (per-step loss within 1e-3), our engine opens its checkpoint (decode, and training on with
  * `--resume`), and `export --format hf` of it loads as LlamaForCausalLM (a forward written out
- * for a machine without transformers, test/unit/lab/pytorch/minimal_llama.py) scoring the
+ * for a machine without transformers, scripts/pytorch/minimal_llama.py) scoring the
  * example config.json stores to 1e-4. Skipped while our engine does not build an option it
  * uses (`unbuiltOptions`): the lab initializes and watches a PyTorch run with our model.
  */
@@ -20,7 +20,7 @@ const tmp = tempDir();
 afterAll(tmp.cleanup);
 const PY = '/usr/bin/python3';
 const TRAINER_DIR = path.resolve(__dirname, '../../../python');
-const MINIMAL_LLAMA = path.resolve(__dirname, '../lab/pytorch/minimal_llama.py');
+const MINIMAL_LLAMA = path.resolve(__dirname, '../../../scripts/pytorch/minimal_llama.py');
 
 const LLAMA = {
   positional: 'rope',

@@ -1,7 +1,7 @@
 /**
  * `export --format hf` (lab/interop/exportHf.ts): a Llama-shaped run in Hugging Face's
  * LlamaForCausalLM layout. Loaded by a LlamaForCausalLM forward written out for Debian's torch
- * (test/unit/lab/pytorch/minimal_llama.py; transformers is not installed there), it must give
+ * (scripts/pytorch/minimal_llama.py; transformers is not installed there), it must give
  * the logits of the model it came from to 1e-4, and score the example config.json stores to
  * 1e-4: once from the PyTorch engine's model (so the mapping is checked whatever our engine
  * builds), once from a run our engine trained (skipped while our engine does not build the
@@ -31,7 +31,7 @@ import {
 import { PYTHON, TRAINER_DIR, python } from '../pytorch/torchRuns';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
-const MINIMAL_LLAMA = path.resolve(__dirname, '../pytorch/minimal_llama.py');
+const MINIMAL_LLAMA = path.resolve(__dirname, '../../../../scripts/pytorch/minimal_llama.py');
 const SPECIALS = { pad: 0, bos: 1, eos: 2, unk: 3 };
 const IDS = [1, 5, 9, 4, 12, 7, 7, 11, 6];
 

@@ -1,7 +1,7 @@
 /**
  * The PyTorch engine's model (python/attention_lab_trainer/model.py) checked without our
  * engine, with Debian's torch: a Llama-shaped config gives the logits of Hugging Face's
- * LlamaForCausalLM (minimal_llama.py, written from transformers' definition) for the same
+ * LlamaForCausalLM (scripts/pytorch/minimal_llama.py, written from transformers' definition) for the same
  * weights; a sliding window reaches exactly W positions back; a run.json config without the
  * fields of today's transformers builds the model it always did; and ParamMap splits a
  * grouped-query model's fused c_attn into our q, k, v (and back, for Adam's moments); every
@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { python } from './torchRuns';
 
-const HERE = JSON.stringify(path.resolve(__dirname));
+const HERE = JSON.stringify(path.resolve(__dirname, '../../../../scripts/pytorch')); // minimal_llama.py
 
 /** A tiny config of each kind (our field names), as the manifest gives it. */
 const CONFIGS = `
