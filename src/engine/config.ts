@@ -104,6 +104,22 @@ export interface ModelConfig {
   readonly embedNorm: boolean;
   /** Multiply embeddings by √d_model (the paper, §3.4). */
   readonly embedScale: boolean;
+  /**
+   * Channels of each attention head: 0 = dModel / nHeads. Set apart from it, q is nHeads·headDim wide and W_o maps
+   * that back to dModel (Qwen3, Gemma 3: 4 heads of 256 over a 640-wide residual).
+   */
+  readonly headDim: number;
+  /** Softmax scale of the scores: 0 = 1 / √headDim (Gemma 3 sets query_pre_attn_scalar^−½). */
+  readonly attnScale: number;
+  /** A norm on each sublayer's output before it joins the residual ("sandwich" norms, Gemma 2 and 3); pre-norm only. */
+  readonly postNorms: boolean;
+  /**
+   * With slidingWindow: every globalEvery-th layer (layer i with (i + 1) % globalEvery == 0) attends to the whole
+   * context and the others are windowed (Gemma 3: 6, five local layers to one global); 0 = every layer windowed.
+   */
+  readonly globalEvery: number;
+  /** RoPE's θ in the windowed (local) layers when globalEvery > 0 (Gemma 3: 10000 local, 1e6 global); 0 = ropeTheta. */
+  readonly ropeLocalTheta: number;
   /** Label smoothing ε of the training loss (the paper uses 0.1). */
   readonly labelSmoothing: number;
 }
@@ -127,6 +143,11 @@ const TODAY_OFF = {
   slidingWindow: 0,
   parallelResidual: false,
   embedNorm: false,
+  headDim: 0,
+  attnScale: 0,
+  postNorms: false,
+  globalEvery: 0,
+  ropeLocalTheta: 0,
 } as const satisfies Partial<ModelConfig>;
 
 const PAPER: Omit<ModelConfig, SizeField | 'nKvHeads'> = {
@@ -322,6 +343,11 @@ const FIELD_KINDS: Record<keyof ModelConfig, 'int' | 'number' | 'bool' | readonl
   parallelResidual: 'bool',
   embedNorm: 'bool',
   embedScale: 'bool',
+  headDim: 'int',
+  attnScale: 'number',
+  postNorms: 'bool',
+  globalEvery: 'int',
+  ropeLocalTheta: 'number',
   labelSmoothing: 'number',
 };
 
@@ -363,7 +389,7 @@ export function validateConfig(given: ConfigInput): ModelConfig {
   // model's plan, the estimate): each field alone, then the parameter count in closed form.
   const sizeProblem = configSizeProblem(c);
   if (sizeProblem) bad(sizeProblem);
-  if (c.dModel % c.nHeads !== 0) {
+  if (c.headDim === 0 && c.dModel % c.nHeads !== 0) {
     const near = divisorsNear(c.dModel, c.nHeads);
     bad(
       `dModel ${c.dModel} is not divisible by nHeads ${c.nHeads}; each head needs dModel / nHeads ` +
@@ -412,7 +438,7 @@ function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void
   if (c.rotaryFraction <= 0 || c.rotaryFraction > 1)
     bad(`rotaryFraction must be in (0, 1], got ${c.rotaryFraction}; 1 rotates every channel, Pythia rotates 0.25.`);
   if (c.positional === 'rope') {
-    const D = c.dModel / c.nHeads;
+    const D = headSize(c);
     const R = D * c.rotaryFraction;
     if (!Number.isInteger(R) || R % 2 !== 0 || R < 2)
       bad(
@@ -440,6 +466,22 @@ function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void
     bad(
       `parallelResidual needs norm pre (attention and MLP both read norm(x)); set norm pre or parallelResidual false.`,
     );
+  if (c.headDim < 0) bad(`headDim must be ≥ 0 (0 = dModel / nHeads), got ${c.headDim}.`);
+  if (c.attnScale < 0) bad(`attnScale must be ≥ 0 (0 = 1 / √headDim), got ${c.attnScale}.`);
+  if (c.postNorms && c.norm !== 'pre')
+    bad(`postNorms (Gemma's sandwich norms) needs norm pre; set norm pre or postNorms false.`);
+  if (c.globalEvery < 0) bad(`globalEvery must be ≥ 0 (0 = every layer alike), got ${c.globalEvery}.`);
+  if (c.globalEvery > 0 && c.slidingWindow === 0)
+    bad(
+      `globalEvery ${c.globalEvery} alternates windowed and global layers, so it needs a slidingWindow; ` +
+        `set slidingWindow or globalEvery 0.`,
+    );
+  if (c.ropeLocalTheta < 0) bad(`ropeLocalTheta must be ≥ 0 (0 = ropeTheta), got ${c.ropeLocalTheta}.`);
+}
+
+/** Channels of each attention head: headDim, or dModel / nHeads when it is 0. */
+export function headSize(c: Pick<ModelConfig, 'dModel' | 'nHeads' | 'headDim'>): number {
+  return c.headDim > 0 ? c.headDim : c.dModel / c.nHeads;
 }
 
 /** The number of key/value heads: nKvHeads, or nHeads when it is 0. */
@@ -468,7 +510,12 @@ export type TodayField =
   | 'logitSoftCap'
   | 'slidingWindow'
   | 'parallelResidual'
-  | 'embedNorm';
+  | 'embedNorm'
+  | 'headDim'
+  | 'attnScale'
+  | 'postNorms'
+  | 'globalEvery'
+  | 'ropeLocalTheta';
 
 /** A config that may lack the fields of today's transformers (what `validateConfig` and `completeConfig` accept). */
 export type ConfigInput = Omit<ModelConfig, TodayField> & Partial<Pick<ModelConfig, TodayField>>;

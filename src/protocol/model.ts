@@ -94,6 +94,16 @@ export const modelConfig = obj({
   embedNorm: optional(bool),
   /** Multiply embeddings by √d_model (the paper, §3.4). */
   embedScale: optional(bool),
+  /** Channels of each head; 0 = dModel / nHeads. */
+  headDim: optional(nonNegInt),
+  /** Softmax scale of the scores; 0 = 1 / √headDim. */
+  attnScale: optional(num),
+  /** A norm on each sublayer's output before the residual (Gemma's sandwich norms). */
+  postNorms: optional(bool),
+  /** Every globalEvery-th layer global, the others windowed; 0 = all alike. */
+  globalEvery: optional(nonNegInt),
+  /** RoPE's θ in the windowed layers; 0 = ropeTheta. */
+  ropeLocalTheta: optional(num),
   /** Label smoothing ε of the training loss. */
   labelSmoothing: optional(num),
 });

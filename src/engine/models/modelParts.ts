@@ -197,6 +197,12 @@ export abstract class ModelParts {
  * The options of today's transformers that are declared in the config but not yet built by the
  * models, as `field value` (each is removed from this list as it lands in every backend).
  */
-export function unbuiltOptions(_c: ModelConfig): string[] {
-  return []; // every option of issue 29 is built (models/attention.ts, layers.ts, block.ts, embed.ts)
+export function unbuiltOptions(c: ModelConfig): string[] {
+  const out: string[] = [];
+  if (c.headDim > 0 && c.headDim !== c.dModel / c.nHeads) out.push(`headDim ${c.headDim}`);
+  if (c.attnScale > 0) out.push(`attnScale ${c.attnScale}`);
+  if (c.postNorms) out.push('postNorms true');
+  if (c.globalEvery > 0) out.push(`globalEvery ${c.globalEvery}`);
+  if (c.ropeLocalTheta > 0) out.push(`ropeLocalTheta ${c.ropeLocalTheta}`);
+  return out;
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../src/engine/config';
 import {
   CONFIG_LIMITS,
+  headSize,
   MAX_PARAMS,
   applyOverrides,
   paramsUpperBound,
@@ -117,5 +118,40 @@ describe('config', () => {
     });
     expect(paramsUpperBound(xl)).toBeLessThan(MAX_PARAMS);
     expect(CONFIG_LIMITS.nDecoderLayers).toBe(1024);
+  });
+});
+
+describe("config: the fields of today's small models (issue 30)", () => {
+  const gpt = presetConfig('decoder-only', 'tiny', 65);
+  const refuse = (over: Partial<ModelConfig>): string => {
+    try {
+      validateConfig({ ...gpt, ...over });
+    } catch (e) {
+      if (EngineError.is(e, 'config/invalid')) return e.message;
+      throw e;
+    }
+    return 'accepted';
+  };
+
+  it('fills the new fields of an older config with values that keep the model what it was', () => {
+    const old: Record<string, unknown> = { ...gpt };
+    for (const k of ['headDim', 'attnScale', 'postNorms', 'globalEvery', 'ropeLocalTheta']) delete old[k];
+    const c = validateConfig(old as unknown as ModelConfig);
+    expect([c.headDim, c.attnScale, c.postNorms, c.globalEvery, c.ropeLocalTheta]).toEqual([0, 0, false, 0, 0]);
+    expect(headSize(c)).toBe(c.dModel / c.nHeads);
+  });
+
+  it('lets headDim stand apart from dModel / nHeads, and sizes RoPE by it', () => {
+    expect(refuse({ dModel: 100, nHeads: 8, headDim: 16 })).toBe('accepted');
+    expect(headSize({ dModel: 640, nHeads: 4, headDim: 256 })).toBe(256);
+    expect(refuse({ headDim: -1 })).toMatch(/headDim must be ≥ 0/);
+    expect(refuse({ positional: 'rope', headDim: 6, rotaryFraction: 0.5 })).toMatch(/rotates 3 of each head's 6/);
+  });
+
+  it('refuses the Gemma options where they cannot act, saying what to set', () => {
+    expect(refuse({ norm: 'post', postNorms: true })).toMatch(/postNorms .* needs norm pre/);
+    expect(refuse({ globalEvery: 6 })).toMatch(/needs a slidingWindow/);
+    expect(refuse({ attnScale: -0.1 })).toMatch(/attnScale must be ≥ 0/);
+    expect(refuse({ ropeLocalTheta: -1 })).toMatch(/ropeLocalTheta must be ≥ 0/);
   });
 });
