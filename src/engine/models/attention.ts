@@ -183,6 +183,11 @@ export class MultiHeadAttention {
   private dropActive = false;
   /** Heads (0-based) whose output is zeroed; null, the usual case, costs one branch per call. */
   private headsOff: readonly number[] | null = null;
+  /**
+   * Receives the gradient of the concatenated heads z [B·T, H·D] (before W_o) during backward — attribution
+   * patching (analysis/attribution.ts); null, the usual case, costs one branch per backward.
+   */
+  dzTap: ((dz: FloatArray) => void) | null = null;
 
   constructor(
     store: ParamStore,
@@ -351,6 +356,11 @@ export class MultiHeadAttention {
     for (const h of heads ?? [])
       if (!Number.isInteger(h) || h < 0 || h >= this.H) throw new Error(`head ${h} outside 0..${this.H - 1}`);
     this.headsOff = heads && heads.length ? [...heads] : null;
+  }
+
+  /** The heads of the last forward, concatenated before W_o: z [B·T, H·D] (TransformerLens `z`; a view). */
+  get z(): FloatArray {
+    return this.att.data.subarray(0, this.shape.B * this.shape.T * this.o.inF);
   }
 
   /** The key/value head query head `h` reads: floor(h / (H / Hkv)). */
@@ -613,6 +623,7 @@ export class MultiHeadAttention {
     const { C, KV } = this;
     const datt = this.datt.data;
     this.o.backward(k, datt, dout, this.att.data, B * T, true);
+    if (this.dzTap) this.dzTap(datt.subarray(0, B * T * this.o.inF));
     k.fill(this.dq.data, B * T * C, 0);
     k.fill(this.dk.data, B * S * KV, 0);
     k.fill(this.dv.data, B * S * KV, 0);

@@ -140,7 +140,8 @@ function isPrefill(p: Pass): p is BlockPrefill {
   return 'selfProbs' in p;
 }
 
-type SublayerKind = 'self' | 'cross' | 'ffn';
+/** A block's sublayers: self-attention, cross-attention, the feed-forward network. */
+export type SublayerKind = 'self' | 'cross' | 'ffn';
 
 interface Sublayer {
   readonly kind: SublayerKind;
@@ -164,6 +165,11 @@ export class Block {
   private readonly parallel: boolean;
   private input: FloatArray | null = null;
   private inputs: BlockInputs | null = null;
+  /**
+   * Receives the gradient of each sublayer's output (before dropout; attn_out, mlp_out) during backward —
+   * attribution patching (analysis/attribution.ts); null, the usual case, costs one branch per sublayer.
+   */
+  dyTap: ((kind: SublayerKind, dy: FloatArray) => void) | null = null;
 
   constructor(
     store: ParamStore,
@@ -240,6 +246,13 @@ export class Block {
     const last = this.subs[this.subs.length - 1];
     if (!last) throw new Error('empty block');
     return last.out.data;
+  }
+
+  /** The output of sublayer `kind` in the last forward, before dropout [B·T, C] (a view): attn_out, mlp_out. */
+  sublayerOutput(kind: SublayerKind): FloatArray {
+    const s = this.subs.find((x) => x.kind === kind);
+    if (!s || !this.inputs) throw new Error(`no ${kind} sublayer output: the block has none or ran no forward`);
+    return s.y.data.subarray(0, this.inputs.B * this.inputs.T * this.selfAttn.C);
   }
 
   /**
@@ -397,6 +410,7 @@ export class Block {
       const dmid = this.dmid.data;
       for (const s of this.subs) {
         const dy = s.drop.backward(k, dOut, n, this.dyScratch.data);
+        if (this.dyTap) this.dyTap(s.kind, dy.subarray(0, n));
         k.fill(dmid, n, 0);
         this.backSublayer(k, s, dmid, dy, s.mid.data, io);
         s.norm.backward(k, dIn, dmid, input, N);
@@ -413,6 +427,7 @@ export class Block {
         // x' = x + Dropout(f(LN(x))): dx += dx'; dLN = f'(Dropout'(dx')); dx += LN'(dLN)
         k.add(dx, dx, dCur, n);
         const dy = s.drop.backward(k, dCur, n, this.dyScratch.data);
+        if (this.dyTap) this.dyTap(s.kind, dy.subarray(0, n));
         const dmid = this.dmid.data;
         k.fill(dmid, n, 0);
         this.backSublayer(k, s, dmid, dy, s.mid.data, io);
@@ -424,6 +439,7 @@ export class Block {
         s.norm.backward(k, dr, dCur, s.mid.data, N);
         k.add(dx, dx, dr, n);
         const dy = s.drop.backward(k, dr, n, this.dyScratch.data);
+        if (this.dyTap) this.dyTap(s.kind, dy.subarray(0, n));
         this.backSublayer(k, s, dx, dy, x, io);
       }
       dCur = dx;

@@ -29,6 +29,12 @@ import { ModelParts } from './modelParts';
 import type { AttentionCapture } from './readouts';
 import { attentionMaps, forwardMasks, lensLogits } from './readouts';
 
+/** A point of the decoder's forward that attribution reads, by TransformerLens's names (see `activation`). */
+export type ActivationPoint = 'resid_pre' | 'z' | 'attn_out' | 'mlp_out';
+
+/** Receives, during backward, the gradient at a point of decoder layer `layer` (a view of scratch: copy or use it). */
+export type GradientTap = (point: ActivationPoint, layer: number, grad: FloatArray) => void;
+
 /** What backward and the readouts need of the last forward. */
 interface LastForward {
   B: number;
@@ -51,6 +57,7 @@ interface LastForward {
 /** The model (see the file comment): its parts (ModelParts) run forward and backward. */
 export class Transformer extends ModelParts {
   private last: LastForward | null = null;
+  private gradTap: GradientTap | null = null;
 
   /** Logits [B, T, V] of the last forward. */
   logits(): FloatArray {
@@ -179,8 +186,11 @@ export class Transformer extends ModelParts {
     if (cap > 0) k.softcapForward(logits, logits, N * V, cap);
   }
 
-  /** Gradients of the last forward's mean loss, written (not accumulated) into {@link grads}. */
-  backward(): void {
+  /**
+   * Gradients of the last forward's mean loss, written (not accumulated) into {@link grads}; with `seed`
+   * [B, T, V], of Σ seed ⊙ logits instead (a metric's gradient at the logits: attribution patching).
+   */
+  backward(seed: FloatArray | null = null): void {
     const l = this.last;
     if (!l) throw new Error('backward() needs a forward() first');
     if (l.ablated) throw new Error('backward() after a forward with heads switched off: ablation is inference only');
@@ -193,7 +203,8 @@ export class Transformer extends ModelParts {
     k.fill(this.grads, this.store.count, 0);
     const dlogits = this.dlogits.data;
     k.fill(dlogits, N * V, 0);
-    if (l.count > 0)
+    if (seed) dlogits.set(seed.subarray(0, N * V));
+    else if (l.count > 0)
       k.crossEntropyBackward(
         dlogits,
         this.logitsSlot.data,
@@ -215,8 +226,10 @@ export class Transformer extends ModelParts {
       this.decNorm.backward(k, d, dTop, l.decTop, N);
       dTop = d;
     }
+    const tap = this.gradTap;
+    if (tap) tap('resid_pre', this.decoder.length, dTop.subarray(0, N * C));
     if (cfg.kind === 'encoder-decoder') k.fill(this.dMemory.data, B * S * C, 0);
-    const dEmb = this.stackBackward(this.decoder, dTop, N * C);
+    const dEmb = this.stackBackward(this.decoder, dTop, N * C, tap && ((i, d) => tap('resid_pre', i, d)));
     this.decEmbed.backward(k, dEmb, this.padId);
     if (this.encEmbed) {
       let dEnc = this.dMemory.data;
@@ -231,7 +244,12 @@ export class Transformer extends ModelParts {
     }
   }
 
-  private stackBackward(blocks: readonly Block[], dTop: FloatArray, n: number): FloatArray {
+  private stackBackward(
+    blocks: readonly Block[],
+    dTop: FloatArray,
+    n: number,
+    onInput: ((i: number, dIn: FloatArray) => void) | null = null,
+  ): FloatArray {
     const k = this.k;
     let cur = dTop;
     for (let i = blocks.length - 1; i >= 0; i--) {
@@ -239,8 +257,42 @@ export class Transformer extends ModelParts {
       k.fill(dIn, n, 0);
       (blocks[i] as Block).backward(k, dIn, cur);
       cur = dIn;
+      if (onInput) onInput(i, cur.subarray(0, n));
     }
     return cur;
+  }
+
+  /**
+   * Sets (or, with null, removes) the receiver of the decoder's activation gradients during later backward()s:
+   * resid_pre of layers 0..L (L: the final norm's input), z, attn_out and mlp_out of layers 0..L − 1.
+   */
+  setGradientTap(tap: GradientTap | null): void {
+    this.gradTap = tap;
+    this.decoder.forEach((blk, i) => {
+      blk.dyTap = tap && ((kind, dy) => kind !== 'cross' && tap(kind === 'self' ? 'attn_out' : 'mlp_out', i, dy));
+      blk.selfAttn.dzTap = tap && ((dz) => tap('z', i, dz));
+    });
+  }
+
+  /**
+   * A view of the last forward's decoder activation at `point` of layer `layer`: resid_pre [B·T, C] (layer 0 the
+   * embeddings, L the final norm's input), z [B·T, H·D], attn_out and mlp_out [B·T, C]. Valid until the next
+   * forward; copy what you keep.
+   */
+  activation(point: ActivationPoint, layer: number): FloatArray {
+    const l = this.lastOrThrow('activation');
+    const L = this.decoder.length;
+    const top = point === 'resid_pre' ? L : L - 1;
+    if (!Number.isInteger(layer) || layer < 0 || layer > top)
+      throw new EngineError('input/invalid', `Layer ${layer} has no ${point}; the decoder's layers are 0 to ${top}.`);
+    const n = l.B * l.T * this.config.dModel;
+    if (point === 'resid_pre')
+      return (layer === 0 ? l.decIn : layer === L ? l.decTop : (this.decoder[layer - 1] as Block).output).subarray(
+        0,
+        n,
+      );
+    const blk = this.decoder[layer] as Block;
+    return point === 'z' ? blk.selfAttn.z : blk.sublayerOutput(point === 'attn_out' ? 'self' : 'ffn');
   }
 
   /** Every attention layer, by stack (encoder self, decoder self, decoder cross) and layer. */

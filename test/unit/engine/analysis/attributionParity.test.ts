@@ -1,0 +1,92 @@
+/**
+ * Direct logit attribution, the accumulated residual stream and attribution patching against
+ * PyTorch (scripts/pytorch/make_attribution_golden.py: forward hooks and autograd on
+ * reference.py's model), on the random small GPT of test/golden/gpt.safetensors (LayerNorm with
+ * biases, tied embeddings) and the Llama-shaped model of test/golden/modern/preset-llama.safetensors
+ * (RMSNorm, RoPE, SwiGLU, grouped-query attention), on every backend: each number to 1e-5 of
+ * max(1, the largest |number| of its tensor). And the DLA identity: Σ components + the excluded
+ * biases = the model's logit difference.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { attributionPatching } from '../../../../src/engine/analysis/attributionPatching';
+import { directLogitAttribution } from '../../../../src/engine/analysis/directLogit';
+import type { LogitMetric } from '../../../../src/engine/analysis/logitMetric';
+import type { ModelConfig } from '../../../../src/engine/config';
+import { validateConfig } from '../../../../src/engine/config';
+import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
+import type { Batch } from '../../../../src/engine/models/inputs';
+import { PARITY_BACKENDS, goldenModel, goldenTensor } from '../models/goldenParity';
+
+const GOLDEN = join(__dirname, '../../../golden');
+const read = (file: string): ReturnType<typeof decodeSafetensors> =>
+  decodeSafetensors(new Uint8Array(readFileSync(join(GOLDEN, file))), file);
+
+const CASES = ['gpt', 'llama'].map((name) => {
+  const f = read(`attribution/${name}.safetensors`);
+  const source = read(f.metadata.model as string);
+  const cfg = validateConfig(JSON.parse(source.metadata.config as string) as ModelConfig);
+  return { name, f, source, cfg, answer: Number(f.metadata.answer), wrong: Number(f.metadata.wrong) };
+});
+
+function batchOf(ids: Int32Array): Batch {
+  return { B: 1, T: ids.length, input: ids, targets: new Int32Array(ids.length) };
+}
+
+/** Every element within 1e-5 of max(1, max |want|). */
+function expectClose(got: ArrayLike<number>, want: ArrayLike<number>, what: string): void {
+  expect(got.length, what).toBe(want.length);
+  let scale = 1;
+  for (let i = 0; i < want.length; i++) scale = Math.max(scale, Math.abs(want[i] as number));
+  for (let i = 0; i < want.length; i++)
+    expect(Math.abs((got[i] as number) - (want[i] as number)) / scale, `${what}[${i}]`).toBeLessThan(1e-5);
+}
+
+describe.each(CASES)('attribution of $name against PyTorch', (c) => {
+  const want = (name: string): Float64Array => goldenTensor(c.f, name).data as unknown as Float64Array;
+  const clean = batchOf(goldenTensor(c.f, 'input.clean').data as Int32Array);
+  const corrupted = batchOf(goldenTensor(c.f, 'input.corrupted').data as Int32Array);
+
+  it.each(PARITY_BACKENDS)('direct logit attribution and the accumulated residual on %s', (_, make) => {
+    const { model } = goldenModel(c.source, c.cfg, make());
+    const d = directLogitAttribution(model, clean, c.answer, c.wrong);
+    expectClose(d.embed, want('dla.embed'), 'embed');
+    expectClose(d.heads, want('dla.heads'), 'heads');
+    expectClose(d.mlp, want('dla.mlp'), 'mlp');
+    expectClose(d.excluded, want('dla.excluded'), 'excluded');
+    expectClose(d.accumulated, want('dla.accumulated'), 'accumulated');
+    expectClose(d.logitDiff, want('dla.logit_diff'), 'logit difference');
+    if (c.cfg.attnOutBias) expectClose(d.attnBias ?? [], want('dla.attn_bias'), 'attention bias');
+    else expect(d.attnBias).toBeNull();
+    // The identity: every component plus the excluded biases is the logit difference, at every position.
+    for (let p = 0; p < d.T; p++) {
+      let sum = (d.embed[p] as number) + (d.excluded[p] as number);
+      for (let l = 0; l < d.L; l++) {
+        sum += (d.mlp[l * d.T + p] as number) + (d.attnBias ? (d.attnBias[l * d.T + p] as number) : 0);
+        for (let h = 0; h < d.H; h++) sum += d.heads[(l * d.H + h) * d.T + p] as number;
+      }
+      expect(Math.abs(sum - (d.logitDiff[p] as number)), `position ${p}`).toBeLessThan(1e-4);
+    }
+  });
+
+  it.each(PARITY_BACKENDS)('attribution patching, logit-diff and logprob, on %s', (_, make) => {
+    const { model } = goldenModel(c.source, c.cfg, make());
+    for (const kind of ['logit-diff', 'logprob'] as const) {
+      const metric: LogitMetric = { kind, answer: c.answer, wrong: c.wrong };
+      const passes: string[] = [];
+      const a = attributionPatching(model, clean, corrupted, metric, (p) => passes.push(p));
+      expect(passes).toEqual(['clean', 'corrupted', 'backward']);
+      expectClose(
+        [a.clean, a.corrupted],
+        [want(`attr.${kind}.clean`)[0] as number, want(`attr.${kind}.corrupted`)[0] as number],
+        `${kind} metrics`,
+      );
+      expectClose(a.resid, want(`attr.${kind}.resid`), `${kind} resid`);
+      expectClose(a.attnOut, want(`attr.${kind}.attn_out`), `${kind} attn_out`);
+      expectClose(a.mlpOut, want(`attr.${kind}.mlp_out`), `${kind} mlp_out`);
+      expectClose(a.headPos, want(`attr.${kind}.head_pos`), `${kind} head per position`);
+      expectClose(a.head, want(`attr.${kind}.head`), `${kind} head`);
+    }
+  });
+});
