@@ -6,7 +6,7 @@
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  *
  * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts,
- * tokenize.ts, export.ts, importCmd.ts, bench.ts, heads.ts, report.ts), and the flags
+ * tokenize.ts, export.ts, importCmd.ts, bench.ts, heads.ts, report.ts, attribute.ts), and the flags
  * they share (args.ts; runFlags.ts for --run and --backend).
  */
 
@@ -16,6 +16,7 @@ import { RunLockedError } from '../lab/runs/runLock';
 import { fileErrorData } from '../lab/files/fileErrors';
 import { UsageError } from './args';
 import type { CommandContext } from './context';
+import { ATTRIBUTE_HELP, attributeCommand } from './attribute';
 import { BENCH_HELP, benchCommand } from './bench';
 import { DECODE_HELP, decodeCommand } from './decode';
 import { EVAL_HELP, evalCommand } from './eval';
@@ -43,6 +44,11 @@ const COMMANDS: Record<
   decode: { run: decodeCommand, summary: 'generate text: greedy, beam search or sampling', help: DECODE_HELP },
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   lens: { run: lensCommand, summary: 'logit lens: the top next tokens read out after every layer', help: LENS_HELP },
+  attribute: {
+    run: attributeCommand,
+    summary: 'direct logit attribution, accumulated residual, attribution patching of two prompts',
+    help: ATTRIBUTE_HELP,
+  },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
   export: {
     run: exportCommand,

@@ -33,6 +33,7 @@ import {
 import { errorData, skippedFile, trainSpec } from './data';
 import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams } from './model';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
+import { attributionOutputData, attributionParamsData } from './attribution';
 import { bleuTokenize, evalDecoding, evaluationRecord, translationScores } from './evaluation';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
@@ -214,6 +215,18 @@ export const modelRequests = requests('model', {
     timeoutMs: 600_000,
     streams: null,
     page: true,
+  },
+  /**
+   * Direct logit attribution, the accumulated residual or attribution patching of two prompts
+   * (lab/inference/attribute.ts); progress in passes; `cancel` as for evaluateFiles.
+   */
+  attribute: {
+    params: { runDir: str, params: attributionParamsData, cancel: optional(i32Shared) },
+    answer: attributionOutputData,
+    what: 'Attributing',
+    timeoutMs: 600_000,
+    streams: 'progress',
+    page: false, // no dashboard view yet: the Patching tab will show it
   },
   /**
    * The run's export folder `<outDir>/<run name>`; force: replace a non-empty one; format: pytorch (default) or hf

@@ -33,6 +33,7 @@ import { importCheckpoint } from '../interop/importCheckpoint';
 import type { TextAttention } from '../inference/attend';
 import { attendText } from '../inference/attend';
 import { decodeText } from '../inference/decode';
+import { attribute } from '../inference/attribute';
 import type { LensInput } from '../inference/lens';
 import { logitLens } from '../inference/lens';
 import { scoreText } from '../inference/score';
@@ -227,6 +228,14 @@ const HANDLERS: ModelHandlers<Context> = {
     return compareHeadsOff(await open(ctx, msg.runDir, { job: 'lens', input }), input, msg.off, {
       topK: msg.topK,
       fit: msg.fit,
+    });
+  },
+  async attribute(msg, ctx) {
+    const { id, cancel } = msg;
+    const run = await open(ctx, msg.runDir, { job: 'lens', input: { prompt: msg.params.clean } });
+    return attribute(run, msg.params, {
+      onProgress: (done, total) => ctx.post({ type: 'model/didProgress', id, done, total }),
+      isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
     });
   },
   async import(msg, ctx) {

@@ -222,6 +222,18 @@ const HOST_TO_MODEL_WORKER: Fixtures<ToModelWorker> = {
     fit: true,
   },
   'model/ablate': { type: 'model/ablate', id: 8, runDir: '/r', input: lensInput, off: [...off], topK: 5, fit: false },
+  'model/attribute': {
+    type: 'model/attribute',
+    id: 10,
+    runDir: '/r',
+    params: {
+      clean: 'When Mary and John went, John gave it to',
+      corrupted: 'When Mary and John went, Mary gave it to',
+      metric: { kind: 'logit-diff', answer: ' Mary', wrong: ' John' },
+      what: 'attribution',
+    },
+    cancel: new Int32Array(new SharedArrayBuffer(4)),
+  },
   'model/import': {
     type: 'model/import',
     id: 9,
@@ -270,6 +282,20 @@ const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
   },
   'model/didLens': { type: 'model/didLens', id: 7, output: lens },
   'model/didAblate': { type: 'model/didAblate', id: 8, output: ablation },
+  'model/didAttribute': {
+    type: 'model/didAttribute',
+    id: 10,
+    output: {
+      what: 'dla',
+      tokens: ['<bos>', 'a'],
+      answer: 'b',
+      wrong: 'c',
+      note: 'clean scale',
+      excluded: [0.1, 0.1],
+      logitDiff: [1, 2],
+      components: [{ kind: 'head', layer: 0, head: 1, values: [0.5, 1.5] }],
+    },
+  },
   'model/didImport': {
     type: 'model/didImport',
     id: 9,

@@ -1,0 +1,88 @@
+/**
+ * `attention-lab attribute` through the built binary on a tiny trained run: the text tables,
+ * --csv (one value a row, agreeing with --json), the run as a positional argument or --run,
+ * and bad input exiting 2 with one line. The numbers themselves are tested against PyTorch
+ * (test/unit/engine/analysis/attributionParity.test.ts) and the job's identities in
+ * test/unit/lab/inference/attribute.test.ts.
+ */
+import * as os from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { parseCsv } from '../../../src/common/csv';
+import type { OpenRun } from '../../../src/lab/inference/openRun';
+import type { AttributionOutputData } from '../../../src/protocol/attribution';
+import { tinyDocuments, tinySpec, trainTiny } from '../lab/tinyRuns';
+import { cli } from './cliHarness';
+
+let lm: OpenRun;
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(await tinyDocuments(), 4));
+}, 120_000);
+
+const cwd = os.tmpdir();
+const PROMPTS = ['--clean', 'the cat sat', '--corrupted', 'the dog sat', '--answer', ' ', '--wrong', 'e'];
+
+describe('attention-lab attribute', () => {
+  it('DLA as a table at the last position, each head named from L0H0, the clean-scale note last', () => {
+    const r = cli(['attribute', lm.runDir, ...PROMPTS], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(
+      /^Direct logit attribution of logit\[" "\] − logit\["e"\] after "t" \(layers and heads from 0\):/,
+    );
+    expect(lines.some((l) => /^L1H3\s+-?\d+\.\d{3}$/.test(l))).toBe(true);
+    expect(lines.some((l) => /^L0 mlp\s/.test(l))).toBe(true);
+    expect(lines.at(-1)).toMatch(/clean run's scale/);
+  });
+
+  it('--csv holds every number of --json, one a row; --run works as the positional does', () => {
+    const args = ['attribute', '--run', lm.runDir, ...PROMPTS, '--what', 'attribution'];
+    const json = JSON.parse(cli([...args, '--json'], cwd).stdout) as Extract<
+      AttributionOutputData,
+      { what: 'attribution' }
+    >;
+    const r = cli([...args, '--csv'], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    const [header, ...rows] = parseCsv(r.stdout);
+    expect(header).toEqual(['what', 'kind', 'layer', 'head', 'position', 'token', 'value']);
+    const { nDecoderLayers: L, nHeads: H } = lm.model.config;
+    const T = json.tokens.length;
+    expect(rows).toHaveLength(3 * L * T + L * H + L * H * T);
+    const cell = (kind: string, layer: number, head: string, pos: string): number =>
+      Number(rows.find((x) => x[1] === kind && x[2] === String(layer) && x[3] === head && x[4] === pos)?.[6]);
+    expect(cell('resid_pre', 1, '', String(T - 1))).toBe(json.resid[1]?.[T - 1]);
+    expect(cell('head', 1, '2', '')).toBe(json.head[1]?.[2]);
+    expect(cell('head_pos', 0, '1', '7')).toBe(json.headPos[0]?.[1]?.[7]);
+  });
+
+  it('attribution patching as grids of layer × position', () => {
+    const r = cli(['attribute', lm.runDir, ...PROMPTS, '--what', 'attribution'], cwd);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Attribution patching: metric logit-diff clean -?\d/);
+    expect(r.stdout).toMatch(/\nheads \(every position\)\nlayer\s+H0\s+H1\s+H2\s+H3\n/);
+    expect(r.stdout).toMatch(/\nresid_pre\nlayer\s+0:"<bos>"\s+1:"t"/);
+  });
+
+  it.each([
+    [['attribute', ...PROMPTS], /needs a run folder/],
+    [['attribute', 'RUN', '--answer', 'a', '--wrong', 'b'], /needs --clean TEXT and --answer TEXT/],
+    [['attribute', 'RUN', '--clean', 'ab', '--answer', 'a'], /needs --wrong TEXT/],
+    [['attribute', 'RUN', '--clean', 'ab', '--answer', 'a', '--what', 'attribution', '--wrong', 'b'], /--corrupted/],
+    [
+      ['attribute', 'RUN', '--clean', 'ab', '--answer', 'a', '--metric', 'logprob'],
+      /logprob is for --what attribution/,
+    ],
+    [['attribute', 'RUN', ...PROMPTS, '--what', 'attribution', '--corrupted', 'a dog sat'], /same token length/],
+    [['attribute', 'RUN', '--clean', 'ab', '--answer', 'xy', '--wrong', 'b'], /"xy" is 2 tokens/],
+    [['attribute', 'RUN', ...PROMPTS, '--what', 'paths'], /--what must be one of/],
+    [['attribute', 'RUN', ...PROMPTS, '--json', '--csv'], /either --json or --csv/],
+  ])('bad input %j exits 2 with one line', (args, message) => {
+    const r = cli(
+      args.map((a) => (a === 'RUN' ? lm.runDir : a)),
+      cwd,
+    );
+    expect(r.stderr).toMatch(message);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n').length).toBe(1);
+    expect(r.stdout).toBe('');
+  });
+});
