@@ -97,7 +97,8 @@ export function attributionText(out: AttributionOutputData): string[] {
         : out.layers.map((l) => [`resid_pre ${l.layer}`, at(l.values)]);
     return [
       `${out.what === 'dla' ? 'Direct logit attribution' : 'Accumulated residual'} of ` +
-        `logit[${JSON.stringify(out.answer)}] − logit[${JSON.stringify(out.wrong)}] after ${JSON.stringify(out.tokens[last])} ` +
+        `logit[${JSON.stringify(out.answer)}] − logit[${JSON.stringify(out.wrong)}] ` +
+        `after ${JSON.stringify(out.tokens[last])} ` +
         '(layers and heads from 0):',
       ...table(['component', 'value'], [...body, ['excluded', at(out.excluded)], ['logit diff', at(out.logitDiff)]]),
       out.note,

@@ -40,7 +40,8 @@ function oneToken(r: OpenRun, text: string, what: string): number {
   if (ids.length !== 1)
     throw new EngineError(
       'input/invalid',
-      `The ${what} ${JSON.stringify(text)} is ${ids.length} tokens of this run's tokenizer; give text that is one token.`,
+      `The ${what} ${JSON.stringify(text)} is ${ids.length} tokens of this run's tokenizer; ` +
+        'give text that is one token.',
     );
   return ids[0] as number;
 }
