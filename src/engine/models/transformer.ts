@@ -4,7 +4,9 @@
  * backward() → gradients in the flat `grads` buffer, over the parts and buffers planned at
  * construction (modelParts.ts), so neither allocates. Decoding uses a separate
  * key/value-cache stepper (`stepper.ts`), which runs each layer's `step`. Heads can be
- * switched off for one forward (`ForwardOptions.ablate`, heads.ts; inference only).
+ * switched off for one forward (`ForwardOptions.ablate`, heads.ts; inference only), and a hook
+ * can read or replace the decoder's activations mid-forward (`ForwardOptions.hook`, hooks.ts;
+ * inference only).
  *
  * Leaves out: planning the parts and buffers, their PyTorch names and initialization
  * (modelParts.ts, pytorchNames.ts, init.ts), batches and forward options (inputs.ts), and
@@ -20,6 +22,8 @@ import type { Rng } from '../rng';
 import type { Block } from './block';
 import type { AttentionLayer } from './heads';
 import { applyHeadsOff, attentionLayersOf } from './heads';
+import type { ForwardHook } from './hooks';
+import { layerHook } from './hooks';
 import type { Batch, ForwardOptions } from './inputs';
 import { checkBatch } from './inputs';
 import { linearBackward, linearForward } from './layers';
@@ -44,7 +48,7 @@ interface LastForward {
   srcMask: MaskView | null;
   /** The decoder's residual stream entering its first block (the embeddings) [B, T, C]. */
   decIn: FloatArray;
-  /** Heads were switched off: backward would be wrong. */
+  /** Heads were switched off or a hook ran: backward would be wrong. */
   ablated: boolean;
 }
 
@@ -89,22 +93,32 @@ export class Transformer extends ModelParts {
    */
   forward(batch: Batch, opts: ForwardOptions): { loss: number; tokens: number } {
     const ablate = opts.ablate ?? [];
-    if (!ablate.length) return this.run(batch, opts, false);
+    const hook = opts.hook ?? null;
+    if (!ablate.length && !hook) return this.run(batch, opts, false, null);
     if (opts.train)
       throw new EngineError(
         'input/invalid',
-        'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.',
+        ablate.length
+          ? 'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.'
+          : 'Hooks run only in evaluation (train: false); backward would not see what a hook replaced.',
       );
     const layers = this.attentionLayers();
-    applyHeadsOff(layers, ablate, this.config.nHeads);
+    if (ablate.length) applyHeadsOff(layers, ablate, this.config.nHeads);
+    if (hook) this.decoder.forEach((blk, i) => blk.setHook(layerHook(hook, i)));
     try {
-      return this.run(batch, opts, true);
+      return this.run(batch, opts, true, hook);
     } finally {
-      applyHeadsOff(layers, [], this.config.nHeads);
+      if (ablate.length) applyHeadsOff(layers, [], this.config.nHeads);
+      if (hook) for (const blk of this.decoder) blk.setHook(null);
     }
   }
 
-  private run(batch: Batch, opts: ForwardOptions, ablated: boolean): { loss: number; tokens: number } {
+  private run(
+    batch: Batch,
+    opts: ForwardOptions,
+    ablated: boolean,
+    hook: ForwardHook | null,
+  ): { loss: number; tokens: number } {
     checkBatch(batch, this.config, this);
     const k = this.k;
     const cfg = this.config;
@@ -128,10 +142,15 @@ export class Transformer extends ModelParts {
 
     let y = this.decEmbed.forward(k, batch.input, B, T, 0, train, rng);
     const decIn = y;
-    for (const blk of this.decoder) {
+    const C = cfg.dModel;
+    const tap = (layer: number, x: FloatArray): void =>
+      hook?.({ point: 'resid_pre', layer, B, T, heads: 1, width: C }, x.subarray(0, B * T * C));
+    this.decoder.forEach((blk, layer) => {
+      if (hook) tap(layer, y);
       blk.forward(k, y, { B, T, S, selfMask, crossMask: srcMask, memory, dMemory: this.dMemory.data, train, rng });
       y = blk.output;
-    }
+    });
+    if (hook) tap(this.decoder.length, y);
     const decTop = y;
     if (this.decNorm) {
       this.decNorm.forward(k, this.decOut.data, y, B * T);
@@ -183,7 +202,8 @@ export class Transformer extends ModelParts {
   backward(): void {
     const l = this.last;
     if (!l) throw new Error('backward() needs a forward() first');
-    if (l.ablated) throw new Error('backward() after a forward with heads switched off: ablation is inference only');
+    if (l.ablated)
+      throw new Error('backward() after a forward with heads switched off or a hook: both are inference only');
     const k = this.k;
     const cfg = this.config;
     const { B, T, S } = l;
