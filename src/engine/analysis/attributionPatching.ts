@@ -3,9 +3,10 @@
  * Scale"; Syed et al. 2023): the first-order estimate of every activation patch of the
  * denoising sweep at once. Patching activation A of the corrupted run with the clean run's
  * moves the metric by about (A_clean − A_corrupt) · ∂metric/∂A, the gradient taken on the
- * corrupted run. One forward of the clean prompt, one forward and one backward of the
- * corrupted prompt (the metric's gradient seeded at the logits, the activations' gradients
- * read by the model's gradient tap) give the estimate for: the residual stream (resid_pre)
+ * corrupted run. One forward of the clean prompt and one of the corrupted prompt, their
+ * activations captured through the hook points (models/hooks.ts), then one forward and one
+ * backward of the corrupted prompt without hooks (the metric's gradient seeded at the logits,
+ * the activations' gradients read by the model's gradient tap) give the estimate for: the residual stream (resid_pre)
  * per (layer, position), each head's z per (layer, head, position) and summed over positions
  * per (layer, head), attn_out and mlp_out per (layer, position).
  *
@@ -18,7 +19,9 @@
 import type { FloatArray } from '../backend';
 import { EngineError } from '../errors';
 import type { Batch } from '../models/inputs';
-import type { ActivationPoint, Transformer } from '../models/transformer';
+import type { HookPoint } from '../models/hooks';
+import type { Transformer } from '../models/transformer';
+import { captureForward, capturedAt } from './capture';
 import type { LogitMetric } from './logitMetric';
 import { metricOf, metricSeed } from './logitMetric';
 
@@ -42,7 +45,7 @@ export interface AttributionPatchingResult {
 /** The passes, in order, for progress and cancelling (`onPass` is called before each). */
 export type AttributionPass = 'clean' | 'corrupted' | 'backward';
 
-const POINTS: readonly ActivationPoint[] = ['resid_pre', 'z', 'attn_out', 'mlp_out'];
+const POINTS: readonly HookPoint[] = ['resid_pre', 'z', 'attn_out', 'mlp_out'];
 
 /**
  * Attribution patching of `corrupted` towards `clean` (one sequence each, the same length) under `metric` at the
@@ -72,20 +75,20 @@ export function attributionPatching(
   const L = model.decoder.length;
   const opts = { train: false, labelSmoothing: 0 };
   onPass('clean');
-  model.forward(clean, opts);
+  const diff = captureForward(model, clean, POINTS); // A_clean, then A_clean − A_corrupt
   const cleanMetric = metricOf(model.logits(), T - 1, V, metric);
-  const diff = new Map<string, FloatArray>(); // `${point}.${layer}` → A_clean, then A_clean − A_corrupt
-  for (let l = 0; l < L; l++) for (const pt of POINTS) diff.set(`${pt}.${l}`, model.activation(pt, l).slice());
   onPass('corrupted');
+  const corrupt = captureForward(model, corrupted, POINTS);
+  for (let l = 0; l < L; l++)
+    for (const pt of POINTS) {
+      const d = capturedAt(diff, pt, l);
+      const a = capturedAt(corrupt, pt, l);
+      for (let i = 0; i < d.length; i++) d[i] = (d[i] as number) - (a[i] as number);
+    }
+  // A forward with a hook refuses a backward (a hook may write), so the gradient's forward runs plain.
   model.forward(corrupted, opts);
   const logits = model.logits();
   const corruptMetric = metricOf(logits, T - 1, V, metric);
-  for (let l = 0; l < L; l++)
-    for (const pt of POINTS) {
-      const d = diff.get(`${pt}.${l}`) as FloatArray;
-      const a = model.activation(pt, l);
-      for (let i = 0; i < d.length; i++) d[i] = (d[i] as number) - (a[i] as number);
-    }
   const seed = new Float64Array(T * V);
   metricSeed(seed, logits, T - 1, V, metric);
   const out = {
@@ -105,7 +108,7 @@ export function attributionPatching(
   onPass('backward');
   model.setGradientTap((point, layer, grad) => {
     if (layer >= L) return; // resid_pre of the final norm's input: no patch of the sweep
-    const d = diff.get(`${point}.${layer}`) as FloatArray;
+    const d = capturedAt(diff, point, layer);
     const C = model.config.dModel;
     if (point === 'z') {
       const attn = model.decoder[layer]?.selfAttn;

@@ -22,6 +22,8 @@
 import type { FloatArray } from '../backend';
 import { EngineError } from '../errors';
 import type { Batch } from '../models/inputs';
+import type { Captured } from './capture';
+import { captureForward, capturedAt } from './capture';
 import type { Transformer } from '../models/transformer';
 
 /** Every component's contribution to logit[answer] − logit[wrong] at every position (float64, pre-cap). */
@@ -109,14 +111,21 @@ function project(pr: Projection, c: ArrayLike<number>, T: number, C: number, out
 }
 
 /** Each head's result of layer `layer` projected, into heads[layer, h, ·], without forming z_h·W_oᵀ. */
-function projectHeads(model: Transformer, pr: Projection, layer: number, T: number, heads: Float64Array): void {
+function projectHeads(
+  model: Transformer,
+  acts: Captured,
+  pr: Projection,
+  layer: number,
+  T: number,
+  heads: Float64Array,
+): void {
   const attn = model.decoder[layer]?.selfAttn;
   if (!attn) throw new Error(`no layer ${layer}`);
   const { H, D } = attn;
   const C = model.config.dModel;
   const HD = attn.o.inF;
   const Wo = attn.o.w.data; // [C, H·D]
-  const z = attn.z; // [T, H·D]
+  const z = capturedAt(acts, 'z', layer); // [T, H·D]
   // Per column j of W_o: g_j = Σ_i W_o[i, j] dw_i and its mean over the C rows (LayerNorm's centring).
   const g = new Float64Array(HD);
   const m = new Float64Array(HD);
@@ -141,7 +150,7 @@ function projectHeads(model: Transformer, pr: Projection, layer: number, T: numb
 
 /**
  * Direct logit attribution of `batch` (one sequence) for logit[answer] − logit[wrong] (see the file
- * comment): runs one forward and reads every component of it.
+ * comment): runs one forward, its activations captured through the hook points (models/hooks.ts).
  */
 export function directLogitAttribution(
   model: Transformer,
@@ -155,18 +164,18 @@ export function directLogitAttribution(
   const L = model.decoder.length;
   const T = batch.T;
   if (batch.B !== 1) throw new Error('direct logit attribution reads one sequence');
-  model.forward(batch, { train: false, labelSmoothing: 0 });
-  const pr = projection(model, model.activation('resid_pre', L), T, answer, wrong);
+  const acts = captureForward(model, batch, ['resid_pre', 'z', 'mlp_out']);
+  const pr = projection(model, capturedAt(acts, 'resid_pre', L), T, answer, wrong);
   const embed = new Float64Array(T);
-  project(pr, model.activation('resid_pre', 0), T, C, embed, 0);
+  project(pr, capturedAt(acts, 'resid_pre', 0), T, C, embed, 0);
   const heads = new Float64Array(L * H * T);
   const mlp = new Float64Array(L * T);
   const attnBias = cfg.attnOutBias ? new Float64Array(L * T) : null;
   const accumulated = new Float64Array((L + 1) * T);
-  for (let l = 0; l <= L; l++) project(pr, model.activation('resid_pre', l), T, C, accumulated, l * T);
+  for (let l = 0; l <= L; l++) project(pr, capturedAt(acts, 'resid_pre', l), T, C, accumulated, l * T);
   for (let l = 0; l < L; l++) {
-    projectHeads(model, pr, l, T, heads);
-    project(pr, model.activation('mlp_out', l), T, C, mlp, l * T);
+    projectHeads(model, acts, pr, l, T, heads);
+    project(pr, capturedAt(acts, 'mlp_out', l), T, C, mlp, l * T);
     const b = model.decoder[l]?.selfAttn.o.b;
     if (attnBias && b)
       project(

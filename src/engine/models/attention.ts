@@ -29,6 +29,7 @@ import { alibiSlopes } from '../ops/alibi';
 import { drawKeepMask } from '../ops/dropout';
 import { ropeTables } from '../ops/rope';
 import type { Rng } from '../rng';
+import type { HookPoint, LayerHook } from './hooks';
 import { Linear } from './layers';
 import type { Arena, ByteSlot, Param, ParamInit, ParamStore, Slot } from './plan';
 
@@ -188,6 +189,8 @@ export class MultiHeadAttention {
    * patching (analysis/attribution.ts); null, the usual case, costs one branch per backward.
    */
   dzTap: ((dz: FloatArray) => void) | null = null;
+  /** The forward's hook at q, k, v and z (hooks.ts; batch forwards only), or null, the usual case. */
+  hook: LayerHook | null = null;
 
   constructor(
     store: ParamStore,
@@ -306,8 +309,10 @@ export class MultiHeadAttention {
     B: number,
     T: number,
     start: number,
+    hook: LayerHook | null = null,
   ): void {
     this.q.forward(k, this.spec.qkNorm ? raw : out, x, B * T);
+    if (hook) this.tap(hook, 'q', this.spec.qkNorm ? raw : out, B, T, this.H);
     this.shapeHeads(k, out, raw, rstd, this.qNorm, this.H, B, T, start);
   }
 
@@ -322,13 +327,23 @@ export class MultiHeadAttention {
     B: number,
     S: number,
     start: number,
+    hook: LayerHook | null = null,
   ): void {
     this.k.forward(k, this.spec.qkNorm ? raw : kOut, x, B * S);
     this.v.forward(k, vOut, x, B * S);
+    if (hook) {
+      this.tap(hook, 'k', this.spec.qkNorm ? raw : kOut, B, S, this.Hkv);
+      this.tap(hook, 'v', vOut, B, S, this.Hkv);
+    }
     this.shapeHeads(k, kOut, raw, rstd, this.kNorm, this.Hkv, B, S, start);
   }
 
-  /** out[rows, C] = W_o · Attention(q, kb, vb) with the probabilities in probs. */
+  /** Calls `hook` at `point` with x [B, T, heads·D]. */
+  private tap(hook: LayerHook, point: HookPoint, x: FloatArray, B: number, T: number, heads: number): void {
+    hook({ point, B, T, heads, width: this.D }, x);
+  }
+
+  /** out[rows, C] = W_o · Attention(q, kb, vb) with the probabilities in probs; `hook` sees z. */
   private attend(
     k: Backend,
     out: FloatArray,
@@ -341,9 +356,11 @@ export class MultiHeadAttention {
     mask: MaskView | null,
     keep: Uint8Array | null,
     dropP: number,
+    hook: LayerHook | null = null,
   ): void {
     k.attentionForward(att, probs, q, kb, vb, dims, mask, keep, dropP);
     if (this.headsOff) this.zeroHeads(k, att, dims.B * dims.T);
+    if (hook) this.tap(hook, 'z', att, dims.B, dims.T, this.H);
     this.o.forward(k, out, att, dims.B * dims.T);
   }
 
@@ -356,11 +373,6 @@ export class MultiHeadAttention {
     for (const h of heads ?? [])
       if (!Number.isInteger(h) || h < 0 || h >= this.H) throw new Error(`head ${h} outside 0..${this.H - 1}`);
     this.headsOff = heads && heads.length ? [...heads] : null;
-  }
-
-  /** The heads of the last forward, concatenated before W_o: z [B·T, H·D] (TransformerLens `z`; a view). */
-  get z(): FloatArray {
-    return this.att.data.subarray(0, this.shape.B * this.shape.T * this.o.inF);
   }
 
   /** The key/value head query head `h` reads: floor(h / (H / Hkv)). */
@@ -395,7 +407,8 @@ export class MultiHeadAttention {
     this.shape.S = S;
     const qs = this.qSaved;
     const ks = this.kSaved;
-    this.queries(k, this.qb.data, qs ? qs.raw.data : this.qb.data, qs ? qs.rstd.data : this.qb.data, xq, B, T, 0);
+    const hook = this.hook;
+    this.queries(k, this.qb.data, qs ? qs.raw.data : this.qb.data, qs ? qs.rstd.data : this.qb.data, xq, B, T, 0, hook);
     this.keysValues(
       k,
       this.kb.data,
@@ -406,6 +419,7 @@ export class MultiHeadAttention {
       B,
       S,
       0,
+      hook,
     );
     this.dropActive = train && this.dropP > 0;
     if (this.dropActive) {
@@ -425,6 +439,7 @@ export class MultiHeadAttention {
       mask,
       keep,
       this.dropActive ? this.dropP : 0,
+      hook,
     );
   }
 

@@ -23,6 +23,7 @@ import type { ModelConfig } from '../config';
 import type { Rng } from '../rng';
 import type { Alloc, AttentionNames, AttentionScratch, KVCache } from './attention';
 import { MultiHeadAttention, allocAttentionScratch, attentionSpec } from './attention';
+import type { LayerHook } from './hooks';
 import type { FfnScratch, NormScratch } from './layers';
 import { Dropout, FeedForward, Norm } from './layers';
 import type { Arena, ParamInit, ParamStore, Slot } from './plan';
@@ -170,6 +171,8 @@ export class Block {
    * attribution patching (analysis/attribution.ts); null, the usual case, costs one branch per sublayer.
    */
   dyTap: ((kind: SublayerKind, dy: FloatArray) => void) | null = null;
+  /** The forward's hook (hooks.ts; batch forwards only), or null, the usual case. */
+  private hook: LayerHook | null = null;
 
   constructor(
     store: ParamStore,
@@ -241,18 +244,27 @@ export class Block {
     this.dyScratch = arena.scratch('block.dy', n);
   }
 
+  /**
+   * Sets the hook later batch forwards call at this layer's points (its self-attention's q, k,
+   * v, z; attn_out, mlp_out); null removes it. Inference only: backward ignores what it wrote.
+   */
+  setHook(hook: LayerHook | null): void {
+    this.hook = hook;
+    this.selfAttn.hook = hook;
+  }
+
+  /** Calls the hook, if any, with sublayer s's output y [B, T, C] of a batch forward. */
+  private tapOutput(s: Sublayer, y: FloatArray, p: BlockInputs): void {
+    const hook = this.hook;
+    if (!hook || s.kind === 'cross') return;
+    hook({ point: s.kind === 'self' ? 'attn_out' : 'mlp_out', B: p.B, T: p.T, heads: 1, width: this.selfAttn.C }, y);
+  }
+
   /** The block's output stream [B, T, C] (valid after forward). */
   get output(): FloatArray {
     const last = this.subs[this.subs.length - 1];
     if (!last) throw new Error('empty block');
     return last.out.data;
-  }
-
-  /** The output of sublayer `kind` in the last forward, before dropout [B·T, C] (a view): attn_out, mlp_out. */
-  sublayerOutput(kind: SublayerKind): FloatArray {
-    const s = this.subs.find((x) => x.kind === kind);
-    if (!s || !this.inputs) throw new Error(`no ${kind} sublayer output: the block has none or ran no forward`);
-    return s.y.data.subarray(0, this.inputs.B * this.inputs.T * this.selfAttn.C);
   }
 
   /**
@@ -318,9 +330,11 @@ export class Block {
     if (this.pre) {
       this.norm(k, s, mid, x, N, p);
       this.apply(k, s, y, mid, p);
+      if (this.hook && !isIncremental(p)) this.tapOutput(s, y, p);
       k.add(out, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
     } else {
       this.apply(k, s, y, x, p);
+      if (this.hook && !isIncremental(p)) this.tapOutput(s, y, p);
       k.add(mid, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
       this.norm(k, s, out, mid, N, p);
     }
@@ -358,6 +372,7 @@ export class Block {
       }
       this.norm(k, s, s.mid.data, x, N, p);
       this.apply(k, s, s.y.data, s.mid.data, p);
+      if (this.hook) this.tapOutput(s, s.y.data, p);
       k.add(out, i === 0 ? x : out, s.drop.forward(k, s.y.data, n, p.train, p.rng), n);
     });
   }

@@ -14,6 +14,7 @@ import { EngineError } from '../errors';
 import type { Rng } from '../rng';
 import { PAD } from '../tokenizers/special';
 import type { HeadRef } from './heads';
+import type { ForwardHook } from './hooks';
 
 /** Largest shapes the model's buffers are planned for. */
 export interface ModelShape {
@@ -57,6 +58,11 @@ export interface ForwardOptions {
    * `train`). Absent or empty: every head on, at the cost of one check per forward.
    */
   readonly ablate?: readonly HeadRef[];
+  /**
+   * Called at every hook point of the decoder (hooks.ts) to read or replace its activation;
+   * inference only (not with `train`). Absent: no extra work.
+   */
+  readonly hook?: ForwardHook;
 }
 
 /** A model's plan: its ModelShape with every default filled in. */

@@ -4,7 +4,9 @@
  * backward() → gradients in the flat `grads` buffer, over the parts and buffers planned at
  * construction (modelParts.ts), so neither allocates. Decoding uses a separate
  * key/value-cache stepper (`stepper.ts`), which runs each layer's `step`. Heads can be
- * switched off for one forward (`ForwardOptions.ablate`, heads.ts; inference only).
+ * switched off for one forward (`ForwardOptions.ablate`, heads.ts; inference only), and a hook
+ * can read or replace the decoder's activations mid-forward (`ForwardOptions.hook`, hooks.ts;
+ * inference only).
  *
  * Leaves out: planning the parts and buffers, their PyTorch names and initialization
  * (modelParts.ts, pytorchNames.ts, init.ts), batches and forward options (inputs.ts), and
@@ -20,6 +22,8 @@ import type { Rng } from '../rng';
 import type { Block } from './block';
 import type { AttentionLayer } from './heads';
 import { applyHeadsOff, attentionLayersOf } from './heads';
+import type { ForwardHook } from './hooks';
+import { layerHook } from './hooks';
 import type { Batch, ForwardOptions } from './inputs';
 import { checkBatch } from './inputs';
 import { linearBackward, linearForward } from './layers';
@@ -29,11 +33,11 @@ import { ModelParts } from './modelParts';
 import type { AttentionCapture } from './readouts';
 import { attentionMaps, forwardMasks, lensLogits } from './readouts';
 
-/** A point of the decoder's forward that attribution reads, by TransformerLens's names (see `activation`). */
-export type ActivationPoint = 'resid_pre' | 'z' | 'attn_out' | 'mlp_out';
-
-/** Receives, during backward, the gradient at a point of decoder layer `layer` (a view of scratch: copy or use it). */
-export type GradientTap = (point: ActivationPoint, layer: number, grad: FloatArray) => void;
+/**
+ * Receives, during backward, the gradient at a hook point (hooks.ts) of decoder layer `layer`: resid_pre, z,
+ * attn_out or mlp_out, a view [B·T, heads·width] of scratch (use or copy it during the call).
+ */
+export type GradientTap = (point: 'resid_pre' | 'z' | 'attn_out' | 'mlp_out', layer: number, grad: FloatArray) => void;
 
 /** What backward and the readouts need of the last forward. */
 interface LastForward {
@@ -50,7 +54,7 @@ interface LastForward {
   srcMask: MaskView | null;
   /** The decoder's residual stream entering its first block (the embeddings) [B, T, C]. */
   decIn: FloatArray;
-  /** Heads were switched off: backward would be wrong. */
+  /** Heads were switched off or a hook ran: backward would be wrong. */
   ablated: boolean;
 }
 
@@ -96,22 +100,32 @@ export class Transformer extends ModelParts {
    */
   forward(batch: Batch, opts: ForwardOptions): { loss: number; tokens: number } {
     const ablate = opts.ablate ?? [];
-    if (!ablate.length) return this.run(batch, opts, false);
+    const hook = opts.hook ?? null;
+    if (!ablate.length && !hook) return this.run(batch, opts, false, null);
     if (opts.train)
       throw new EngineError(
         'input/invalid',
-        'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.',
+        ablate.length
+          ? 'Heads can be switched off only in evaluation (train: false); ablation is not a training method here.'
+          : 'Hooks run only in evaluation (train: false); backward would not see what a hook replaced.',
       );
     const layers = this.attentionLayers();
-    applyHeadsOff(layers, ablate, this.config.nHeads);
+    if (ablate.length) applyHeadsOff(layers, ablate, this.config.nHeads);
+    if (hook) this.decoder.forEach((blk, i) => blk.setHook(layerHook(hook, i)));
     try {
-      return this.run(batch, opts, true);
+      return this.run(batch, opts, true, hook);
     } finally {
-      applyHeadsOff(layers, [], this.config.nHeads);
+      if (ablate.length) applyHeadsOff(layers, [], this.config.nHeads);
+      if (hook) for (const blk of this.decoder) blk.setHook(null);
     }
   }
 
-  private run(batch: Batch, opts: ForwardOptions, ablated: boolean): { loss: number; tokens: number } {
+  private run(
+    batch: Batch,
+    opts: ForwardOptions,
+    ablated: boolean,
+    hook: ForwardHook | null,
+  ): { loss: number; tokens: number } {
     checkBatch(batch, this.config, this);
     const k = this.k;
     const cfg = this.config;
@@ -135,10 +149,15 @@ export class Transformer extends ModelParts {
 
     let y = this.decEmbed.forward(k, batch.input, B, T, 0, train, rng);
     const decIn = y;
-    for (const blk of this.decoder) {
+    const C = cfg.dModel;
+    const tap = (layer: number, x: FloatArray): void =>
+      hook?.({ point: 'resid_pre', layer, B, T, heads: 1, width: C }, x.subarray(0, B * T * C));
+    this.decoder.forEach((blk, layer) => {
+      if (hook) tap(layer, y);
       blk.forward(k, y, { B, T, S, selfMask, crossMask: srcMask, memory, dMemory: this.dMemory.data, train, rng });
       y = blk.output;
-    }
+    });
+    if (hook) tap(this.decoder.length, y);
     const decTop = y;
     if (this.decNorm) {
       this.decNorm.forward(k, this.decOut.data, y, B * T);
@@ -193,7 +212,8 @@ export class Transformer extends ModelParts {
   backward(seed: FloatArray | null = null): void {
     const l = this.last;
     if (!l) throw new Error('backward() needs a forward() first');
-    if (l.ablated) throw new Error('backward() after a forward with heads switched off: ablation is inference only');
+    if (l.ablated)
+      throw new Error('backward() after a forward with heads switched off or a hook: both are inference only');
     const k = this.k;
     const cfg = this.config;
     const { B, T, S } = l;
@@ -272,27 +292,6 @@ export class Transformer extends ModelParts {
       blk.dyTap = tap && ((kind, dy) => kind !== 'cross' && tap(kind === 'self' ? 'attn_out' : 'mlp_out', i, dy));
       blk.selfAttn.dzTap = tap && ((dz) => tap('z', i, dz));
     });
-  }
-
-  /**
-   * A view of the last forward's decoder activation at `point` of layer `layer`: resid_pre [B·T, C] (layer 0 the
-   * embeddings, L the final norm's input), z [B·T, H·D], attn_out and mlp_out [B·T, C]. Valid until the next
-   * forward; copy what you keep.
-   */
-  activation(point: ActivationPoint, layer: number): FloatArray {
-    const l = this.lastOrThrow('activation');
-    const L = this.decoder.length;
-    const top = point === 'resid_pre' ? L : L - 1;
-    if (!Number.isInteger(layer) || layer < 0 || layer > top)
-      throw new EngineError('input/invalid', `Layer ${layer} has no ${point}; the decoder's layers are 0 to ${top}.`);
-    const n = l.B * l.T * this.config.dModel;
-    if (point === 'resid_pre')
-      return (layer === 0 ? l.decIn : layer === L ? l.decTop : (this.decoder[layer - 1] as Block).output).subarray(
-        0,
-        n,
-      );
-    const blk = this.decoder[layer] as Block;
-    return point === 'z' ? blk.selfAttn.z : blk.sublayerOutput(point === 'attn_out' ? 'self' : 'ffn');
   }
 
   /** Every attention layer, by stack (encoder self, decoder self, decoder cross) and layer. */

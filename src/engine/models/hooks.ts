@@ -1,0 +1,64 @@
+/**
+ * Hook points of the forward pass, for reading and replacing what flows through a decoder
+ * layer (TransformerLens's names): activation and path patching (lab/inference/patch.ts),
+ * and any later reader that needs an activation mid-forward. A hook is one function,
+ * `ForwardOptions.hook`, called at every hook point of a forward in order with a view of
+ * that point's activation for the whole batch; it may read it (capture: copy what it keeps,
+ * the buffer is reused) or write it in place (patch), and the rest of the forward reads what
+ * it wrote. Without a hook the forward does no extra work (one null check per sublayer).
+ *
+ * Points, per decoder layer ℓ (0-based), each a view [B, rows, heads·width] (row-major,
+ * head h's channels at h·width .. (h+1)·width of a row):
+ *   resid_pre  [B, T, C]      the input of block ℓ; ℓ = L (the number of decoder layers) is the
+ *                             stream entering the final norm (pre-LN) or the output projection
+ *   q          [B, T, H·D]    the query projection x·W_qᵀ (+ b) of the self-attention, before
+ *                             qk-norm and RoPE (TransformerLens's hook_q)
+ *   k, v       [B, T, Hkv·D]  the key and value projections, likewise (hook_k, hook_v); under
+ *                             grouped-query attention Hkv heads, each read by H / Hkv query heads
+ *   z          [B, T, H·D]    the attention output per head, before W_o (hook_z); a head's
+ *                             result is z_h·W_o[:, h·D:(h+1)·D]ᵀ
+ *   attn_out   [B, T, C]      the self-attention's output after W_o and its bias (before dropout)
+ *   mlp_out    [B, T, C]      the feed-forward network's output (before dropout)
+ * in the order resid_pre, q, k, v, z, attn_out, mlp_out of each layer (a parallel-residual
+ * block: the same, both sublayers reading resid_pre), then resid_pre of layer L.
+ *
+ * Leaves out: hooks in training (refused: backward would not see a replaced activation),
+ * in key/value-cache decoding (stepper.ts), in the encoder and in cross-attention of an
+ * encoder-decoder (its decoder's self-attention, feed-forward and stream have every point).
+ */
+
+import type { FloatArray } from '../backend';
+
+/** A hook point's name (see the file comment). */
+export type HookPoint = 'resid_pre' | 'q' | 'k' | 'v' | 'z' | 'attn_out' | 'mlp_out';
+
+/** Every hook point, in the order a layer reaches them. */
+export const HOOK_POINTS: readonly HookPoint[] = ['resid_pre', 'q', 'k', 'v', 'z', 'attn_out', 'mlp_out'];
+
+/** Where a hook is called and the shape of the view it gets: [B, T, heads·width]. */
+export interface HookSite {
+  readonly point: HookPoint;
+  /** 0-based decoder layer; resid_pre also L (the final norm's input). */
+  readonly layer: number;
+  readonly B: number;
+  /** Rows per batch item (positions). */
+  readonly T: number;
+  /** Heads in a row: H (q, z), Hkv (k, v) or 1 (resid_pre, attn_out, mlp_out). */
+  readonly heads: number;
+  /** Channels per head: D, or C for the one-head points. */
+  readonly width: number;
+}
+
+/**
+ * Called at every hook point of a forward with the activation of the whole batch, a view
+ * of [B, T, heads·width] valid during the call only: read it, or write it in place.
+ */
+export type ForwardHook = (site: HookSite, data: FloatArray) => void;
+
+/** A hook bound to one layer, as a block and its attention call it (the site without its layer). */
+export type LayerHook = (site: Omit<HookSite, 'layer'>, data: FloatArray) => void;
+
+/** The layer hook of `hook` at `layer`: passes the view of [B, T, heads·width] only. */
+export function layerHook(hook: ForwardHook, layer: number): LayerHook {
+  return (site, data) => hook({ ...site, layer }, data.subarray(0, site.B * site.T * site.heads * site.width));
+}

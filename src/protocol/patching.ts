@@ -1,0 +1,72 @@
+/**
+ * Activation and path patching (src/lab/inference/patch.ts): what a request asks and what it
+ * answers, as heatmaps (rows × columns with their labels, values row-major). Shared by the
+ * host ⇄ model worker channel (modelWorker.ts), and by the CLI's `patch --json`.
+ *
+ * Leaves out: computing any of it (src/lab) and the messages that carry it.
+ */
+
+import type { Infer } from './schema';
+import { arrayOf, nonNegInt, nullable, num, obj, oneOf, optional, str } from './schema';
+
+/** The metric at the last position: logit[answer] − logit[wrong], or log-softmax[answer]. */
+export type PatchMetric = Infer<typeof patchMetric>;
+export const patchMetric = oneOf('logit-diff', 'logprob');
+
+/**
+ * A sweep: resid_pre, attn_out or mlp_out per (layer, position); each head's output per (layer,
+ * head) or per (layer, head, position); or path patching through receivers' inputs.
+ */
+export type PatchWhat = Infer<typeof patchWhat>;
+export const patchWhat = oneOf('resid', 'heads', 'heads-pos', 'mlp', 'attn', 'path');
+
+/** The receivers' input path patching replaces: their queries, keys or values. */
+export type PathInput = Infer<typeof pathInput>;
+export const pathInput = oneOf('q', 'k', 'v');
+
+/** A decoder self-attention head: 0-based layer and head (people see them 1-based). */
+export const patchHead = obj({ layer: nonNegInt, head: nonNegInt });
+
+/** What a patching request gives: prompts and answers as text. */
+export type PatchRequestData = Infer<typeof patchRequestData>;
+export const patchRequestData = obj({
+  clean: str,
+  corrupted: str,
+  answer: str,
+  /** The wrong answer (needed with logit-diff). */
+  wrong: nullable(str),
+  metric: patchMetric,
+  what: arrayOf(patchWhat),
+  /** Path patching's receivers and their input. */
+  receivers: optional(arrayOf(patchHead)),
+  input: optional(pathInput),
+});
+
+/** One sweep's heatmap: rows × cols, `values` the patched metric and `normalised` its recovery, both row-major. */
+export type PatchMapData = Infer<typeof patchMapData>;
+export const patchMapData = obj({
+  what: patchWhat,
+  /** Row labels: layers L1.., or heads L1H1.. (heads-pos). */
+  rows: arrayOf(str),
+  /** Column labels: positions ("0 <bos>", "1 a", …) or heads H1... */
+  cols: arrayOf(str),
+  values: arrayOf(num),
+  /** (patched − corrupted) / (clean − corrupted): 0 = as corrupted, 1 = as clean. */
+  normalised: arrayOf(num),
+  /** Path patching: its receivers and their input (rows are the senders' layers). */
+  path: optional(obj({ receivers: arrayOf(patchHead), input: pathInput })),
+});
+
+/** A patching experiment's results. */
+export type PatchOutputData = Infer<typeof patchOutputData>;
+export const patchOutputData = obj({
+  /** The prompts' tokens (BOS first); position p of a map is token p. */
+  tokens: obj({ clean: arrayOf(str), corrupted: arrayOf(str) }),
+  answer: str,
+  wrong: nullable(str),
+  metric: patchMetric,
+  /** The metric on the clean and the corrupted prompt. */
+  clean: num,
+  corrupted: num,
+  maps: arrayOf(patchMapData),
+});

@@ -1,0 +1,94 @@
+/**
+ * Activation and path patching against PyTorch forward hooks: test/golden/patching/ (written by
+ * scripts/pytorch/make_patching_golden.py, in float64, one patched forward at a time) holds the
+ * metric of every patched run of every sweep — residual stream, attn_out and mlp_out per (layer,
+ * position), each head's output per (layer, head) and per (layer, head, position), and path
+ * patching through receivers' queries (GPT, logit-diff) or keys (Llama-shaped: RoPE, RMSNorm,
+ * SwiGLU, grouped-query attention; logprob) — for the weights of the `gpt` and `preset-llama`
+ * golden models. Our batched sweeps (3 runs per forward, so batches are cut mid-row) must agree
+ * to 1e-5 relative (|ours − PyTorch| / max(1, |PyTorch|)) on every backend, raw and normalised.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../../../../src/engine/config';
+import { validateConfig } from '../../../../src/engine/config';
+import type { SafetensorsFile } from '../../../../src/engine/io/safetensors';
+import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
+import { loadTorchTensors } from '../../../../src/engine/models/pytorchNames';
+import { Transformer } from '../../../../src/engine/models/transformer';
+import type { PatchMetric, PathInput } from '../../../../src/lab/inference/patch';
+import { patchModel } from '../../../../src/lab/inference/patch';
+import { PARITY_BACKENDS, goldenTensor } from '../../engine/models/goldenParity';
+
+const GOLDEN = join(__dirname, '../../../golden');
+
+const read = (rel: string): SafetensorsFile => decodeSafetensors(new Uint8Array(readFileSync(join(GOLDEN, rel))), rel);
+
+const CASES = ['gpt', 'llama'].map((name) => {
+  const f = read(`patching/${name}.safetensors`);
+  const src = read(f.metadata.source as string);
+  return { name, f, src, cfg: validateConfig(JSON.parse(src.metadata.config as string) as ModelConfig) };
+});
+
+describe.each(PARITY_BACKENDS)('patching agrees with PyTorch hooks on %s', (_, backend) => {
+  it.each(CASES)('$name: resid, attn, mlp, heads, heads-pos and path', ({ f, src, cfg }) => {
+    const clean = goldenTensor(f, 'input.clean').data as Int32Array;
+    const corrupted = goldenTensor(f, 'input.corrupted').data as Int32Array;
+    const model = new Transformer(cfg, { maxBatch: 3, maxLen: clean.length }).bind(backend());
+    loadTorchTensors(model, (n) => src.tensors.get(`param.${n}`)?.data ?? null);
+    const m = f.metadata;
+    const receivers = (JSON.parse(m.receivers as string) as [number, number][]).map(([layer, head]) => ({
+      layer,
+      head,
+    }));
+    let last = 0;
+    const res = patchModel(
+      model,
+      {
+        clean,
+        corrupted,
+        answer: Number(m.answer),
+        wrong: Number(m.wrong),
+        metric: m.metric as PatchMetric,
+      },
+      {
+        what: ['resid', 'attn', 'mlp', 'heads', 'heads-pos', 'path'],
+        path: { receivers, input: m.input as PathInput },
+        onProgress: (done, total) => {
+          expect(done).toBeGreaterThan(last);
+          expect(done).toBeLessThanOrEqual(total);
+          last = done;
+        },
+      },
+    );
+    const wantClean = Number(m.clean);
+    const wantCorrupt = Number(m.corrupted);
+    expect(Math.abs(res.clean - wantClean)).toBeLessThan(1e-5 * Math.max(1, Math.abs(wantClean)));
+    expect(Math.abs(res.corrupted - wantCorrupt)).toBeLessThan(1e-5 * Math.max(1, Math.abs(wantCorrupt)));
+    const names: Record<string, string> = {
+      resid: 'resid',
+      attn: 'attn',
+      mlp: 'mlp',
+      heads: 'heads',
+      'heads-pos': 'heads_pos',
+      path: 'path',
+    };
+    expect(res.maps.map((x) => x.what)).toEqual(['resid', 'attn', 'mlp', 'heads', 'heads-pos', 'path']);
+    for (const map of res.maps) {
+      const want = goldenTensor(f, names[map.what] as string);
+      expect([map.rows.length, map.cols.length], map.what).toEqual(want.shape);
+      let worst = 0;
+      let worstNorm = 0;
+      want.data.forEach((w, i) => {
+        worst = Math.max(worst, Math.abs((map.values[i] as number) - w) / Math.max(1, Math.abs(w)));
+        const wn = (w - wantCorrupt) / (wantClean - wantCorrupt);
+        worstNorm = Math.max(worstNorm, Math.abs((map.normalised[i] as number) - wn) / Math.max(1, Math.abs(wn)));
+      });
+      expect(worst, map.what).toBeLessThan(1e-5);
+      expect(worstNorm, map.what).toBeLessThan(1e-5);
+    }
+    // the sweeps are not trivially the corrupted run: some cell of each moves the metric
+    for (const map of res.maps) expect(Math.max(...map.normalised.map(Math.abs)), map.what).toBeGreaterThan(0.01);
+  });
+});
