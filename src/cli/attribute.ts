@@ -12,6 +12,12 @@ import type { CsvCell } from '../common/csv';
 import { attribute } from '../lab/inference/attribute';
 import { NODE_FS } from '../lab/files/fs.node';
 import { openForRequest } from '../lab/inference/requestPlan';
+import type { Backend } from '../engine/backend';
+import type { OpenRun } from '../lab/inference/openRun';
+import { openRun } from '../lab/inference/openRun';
+import { patchPlan } from '../lab/inference/patch';
+import { readCheckpointConfig } from '../lab/runs/checkpoint';
+import { readTokenizer } from '../lab/runs/tokenizerFile';
 import type { AttributionOutputData, AttributionParamsData } from '../protocol/attribution';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
@@ -19,7 +25,7 @@ import { BACKEND_FLAG, RUN_FLAG, backendOf } from './runFlags';
 import * as path from 'node:path';
 
 export const ATTRIBUTE_HELP = `attention-lab attribute <run> --clean TEXT --corrupted TEXT --answer TEXT [--wrong TEXT]
-    [--metric logit-diff|logprob] [--what dla|resid-accum|attribution] [--json | --csv]
+    [--metric logit-diff|logprob] [--what dla|resid-accum|attribution [--with-patching]] [--json | --csv]
   What in a decoder-only model makes it predict --answer after the clean prompt (BOS + TEXT),
   read at the last position. The run is <run> or --run DIR.
   --what dla           (default) each head's, MLP's, attention bias's and the embeddings'
@@ -32,20 +38,36 @@ export const ATTRIBUTE_HELP = `attention-lab attribute <run> --clean TEXT --corr
                        and mlp_out per layer and position; each head), as recovery
                        (patched − corrupted) / (clean − corrupted); --metric logit-diff (default,
                        needs --wrong) or logprob (log p(answer))
+  --with-patching      with --what attribution: run full activation patching of the same
+                       prompts too (as \`attention-lab patch\`) and show it beside each estimate
   --answer, --wrong    each must be one token of the run's tokenizer (mind a leading space)
   --corrupted          the same number of tokens as --clean (needed by --what attribution)
   --json               the whole result as one object; --csv one value a row:
-                       what,kind,layer,head,position,token,value`;
+                       what,kind,layer,head,position,token,value,patched (layers, heads and
+                       positions from 0 in both; the tables name layers and heads from 1)`;
 
-/** "L1H0": the people-facing 0-based names TransformerLens uses. */
-const headName = (layer: number, head: number): string => `L${layer}H${head}`;
+/** "L1H1": layers and heads as people see them (from 1, as `heads` and `patch` print them). */
+const headName = (layer: number, head: number): string => `L${layer + 1}H${head + 1}`;
 
-/** The result as CSV rows (what, kind, layer, head, position, token, value). */
+/** Full patching's normalised map `what`, or null (not run). */
+function fullMap(out: AttributionOutputData, what: string): readonly number[] | null {
+  if (out.what !== 'attribution' || !out.patching) return null;
+  return out.patching.maps.find((m) => m.what === what)?.normalised ?? null;
+}
+
+/** The result as CSV rows (what, kind, layer, head, position, token, value, patched: full patching's, when run). */
 export function attributionCsv(out: AttributionOutputData): string {
   const rows: CsvCell[][] = [];
   const tok = (p: number): string => out.tokens[p] ?? '';
-  const perPos = (kind: string, layer: number | null, head: number | null, values: readonly number[]): void =>
-    values.forEach((v, p) => rows.push([out.what, kind, layer, head, p, tok(p), v]));
+  const T = out.tokens.length;
+  const perPos = (
+    kind: string,
+    layer: number | null,
+    head: number | null,
+    values: readonly number[],
+    full: readonly number[] | null = null,
+    row = 0,
+  ): void => values.forEach((v, p) => rows.push([out.what, kind, layer, head, p, tok(p), v, full?.[row * T + p]]));
   if (out.what === 'dla') {
     for (const c of out.components) perPos(c.kind, c.layer, c.head, c.values);
     perPos('excluded', null, null, out.excluded);
@@ -55,15 +77,20 @@ export function attributionCsv(out: AttributionOutputData): string {
     perPos('excluded', null, null, out.excluded);
     perPos('logit-diff', null, null, out.logitDiff);
   } else {
-    const grid = (kind: string, g: readonly (readonly number[])[]): void =>
-      g.forEach((v, l) => perPos(kind, l, null, v));
-    grid('resid_pre', out.resid);
-    grid('attn_out', out.attnOut);
-    grid('mlp_out', out.mlpOut);
-    out.head.forEach((hs, l) => hs.forEach((v, h) => rows.push([out.what, 'head', l, h, null, null, v])));
-    out.headPos.forEach((hs, l) => hs.forEach((v, h) => perPos('head_pos', l, h, v)));
+    const grid = (kind: string, what: string, g: readonly (readonly number[])[]): void =>
+      g.forEach((v, l) => perPos(kind, l, null, v, fullMap(out, what), l));
+    grid('resid_pre', 'resid', out.resid);
+    grid('attn_out', 'attn', out.attnOut);
+    grid('mlp_out', 'mlp', out.mlpOut);
+    const heads = fullMap(out, 'heads');
+    const H = out.head[0]?.length ?? 0;
+    out.head.forEach((hs, l) =>
+      hs.forEach((v, h) => rows.push([out.what, 'head', l, h, null, null, v, heads?.[l * H + h]])),
+    );
+    const headPos = fullMap(out, 'heads-pos');
+    out.headPos.forEach((hs, l) => hs.forEach((v, h) => perPos('head_pos', l, h, v, headPos, l * H + h)));
   }
-  return toCsv(['what', 'kind', 'layer', 'head', 'position', 'token', 'value'], rows);
+  return toCsv(['what', 'kind', 'layer', 'head', 'position', 'token', 'value', 'patched'], rows);
 }
 
 const f3 = (x: number): string => (Object.is(Math.round(x * 1000), -0) ? 0 : x).toFixed(3);
@@ -90,44 +117,57 @@ export function attributionText(out: AttributionOutputData): string[] {
         ? 'embed'
         : c.kind === 'head'
           ? headName(c.layer ?? 0, c.head ?? 0)
-          : `L${c.layer} ${c.kind === 'mlp' ? 'mlp' : 'attn bias'}`;
+          : `L${(c.layer ?? 0) + 1} ${c.kind === 'mlp' ? 'mlp' : 'attn bias'}`;
     const body =
       out.what === 'dla'
         ? out.components.map((c) => [name(c), at(c.values)])
-        : out.layers.map((l) => [`resid_pre ${l.layer}`, at(l.values)]);
+        : out.layers.map((l) => [l.layer === out.layers.length - 1 ? 'final' : `L${l.layer + 1} in`, at(l.values)]);
     return [
       `${out.what === 'dla' ? 'Direct logit attribution' : 'Accumulated residual'} of ` +
         `logit[${JSON.stringify(out.answer)}] − logit[${JSON.stringify(out.wrong)}] ` +
         `after ${JSON.stringify(out.tokens[last])} ` +
-        '(layers and heads from 0):',
+        '(layers and heads from 1):',
       ...table(['component', 'value'], [...body, ['excluded', at(out.excluded)], ['logit diff', at(out.logitDiff)]]),
       out.note,
     ];
   }
   const cols = out.tokens.map((t, p) => `${p}:${JSON.stringify(t)}`);
-  const grid = (title: string, g: readonly (readonly number[])[]): string[] => [
-    '',
-    title,
-    ...table(
-      ['layer', ...cols],
-      g.map((v, l) => [String(l), ...v.map(f3)]),
-    ),
-  ];
+  const both = (v: number, full: number | undefined): string => (full === undefined ? f3(v) : `${f3(v)}/${f3(full)}`);
+  const grid = (title: string, what: string, g: readonly (readonly number[])[]): string[] => {
+    const full = fullMap(out, what);
+    return [
+      '',
+      title,
+      ...table(
+        ['layer', ...cols],
+        g.map((v, l) => [`L${l + 1}`, ...v.map((x, p) => both(x, full?.[l * v.length + p]))]),
+      ),
+    ];
+  };
   const H = out.head[0]?.length ?? 0;
+  const heads = fullMap(out, 'heads');
   return [
     `Attribution patching: metric ${out.metric.kind} clean ${f3(out.clean)}, corrupted ${f3(out.corrupted)} ` +
-      '(layers, heads and positions from 0).',
+      '(layers and heads from 1, positions from 0).',
     out.note,
+    ...(out.patching ? ['Each cell: estimate/full patching (both normalised).'] : []),
     '',
     'heads (every position)',
     ...table(
-      ['layer', ...Array.from({ length: H }, (_, h) => `H${h}`)],
-      out.head.map((hs, l) => [String(l), ...hs.map(f3)]),
+      ['layer', ...Array.from({ length: H }, (_, h) => `H${h + 1}`)],
+      out.head.map((hs, l) => [`L${l + 1}`, ...hs.map((v, h) => both(v, heads?.[l * H + h]))]),
     ),
-    ...grid('resid_pre', out.resid),
-    ...grid('attn_out', out.attnOut),
-    ...grid('mlp_out', out.mlpOut),
+    ...grid('resid_pre', 'resid', out.resid),
+    ...grid('attn_out', 'attn', out.attnOut),
+    ...grid('mlp_out', 'mlp', out.mlpOut),
   ];
+}
+
+/** The run opened as `patch` opens it: many patched runs per forward (patchPlan), for prompts of `clean`'s length. */
+async function openPatching(runDir: string, backend: Backend, clean: string): Promise<OpenRun> {
+  const tok = await readTokenizer(NODE_FS, runDir);
+  const { config } = await readCheckpointConfig(NODE_FS, runDir);
+  return openRun(NODE_FS, runDir, backend, patchPlan(config, Math.min(config.maxLen, 1 + tok.encode(clean).length)));
 }
 
 /** `attribute`: flags → the lab's attribution → tables, JSON or CSV. */
@@ -144,6 +184,7 @@ export async function attributeCommand(argv: string[], ctx: CommandContext): Pro
       metric: { type: 'string' },
       what: { type: 'string' },
       csv: { type: 'boolean' },
+      'with-patching': { type: 'boolean' },
       ...BACKEND_FLAG,
     },
     1,
@@ -165,15 +206,22 @@ export async function attributeCommand(argv: string[], ctx: CommandContext): Pro
   const wrong = f.str('wrong');
   if (kind === 'logit-diff' && wrong === undefined)
     throw new UsageError('The logit difference needs --wrong TEXT (or use --what attribution --metric logprob).');
+  const withPatching = f.bool('with-patching');
+  if (withPatching && what !== 'attribution')
+    throw new UsageError('--with-patching compares attribution patching with full patching: add --what attribution.');
   if (f.bool('json') && f.bool('csv')) throw new UsageError('`attribute` prints either --json or --csv, not both.');
   const params: AttributionParamsData = {
     clean,
     corrupted: corrupted ?? clean,
     metric: { kind, answer, ...(wrong === undefined ? {} : { wrong }) },
     what,
+    ...(withPatching ? { withPatching } : {}),
   };
   const runDir = path.resolve(ctx.cwd, run);
-  const r = await openForRequest(NODE_FS, runDir, backendOf(f), { job: 'lens', input: { prompt: clean } });
+  const backend = backendOf(f);
+  const r = withPatching
+    ? await openPatching(runDir, backend, clean)
+    : await openForRequest(NODE_FS, runDir, backend, { job: 'lens', input: { prompt: clean } });
   const out = attribute(r, params);
   if (f.bool('json')) ctx.out(JSON.stringify(out));
   else if (f.bool('csv')) ctx.out(attributionCsv(out).replace(/\r\n$/, ''));

@@ -8,7 +8,8 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, nonNegInt, nullable, num, obj, oneOf, optional, str, variants } from './schema';
+import { arrayOf, bool, nonNegInt, nullable, num, obj, oneOf, optional, str, variants } from './schema';
+import { patchOutputData } from './patching';
 
 /** What is measured at the last position: logit[answer] − logit[wrong], or log p(answer). */
 export type AttributionMetricData = Infer<typeof attributionMetricData>;
@@ -32,6 +33,8 @@ export const attributionParamsData = obj({
   corrupted: str,
   metric: attributionMetricData,
   what: attributionWhat,
+  /** Attribution patching only: run the full patching sweeps too (lab/inference/patch.ts), to show beside it. */
+  withPatching: optional(bool),
 });
 
 /** One component of DLA: the embeddings, a head, an attention output bias or an MLP, per position. */
@@ -76,5 +79,7 @@ export const attributionOutputData = variants('what', {
     /** [layer][head] (every position at once) and [layer][head][position]. */
     head: arrayOf(arrayOf(num)),
     headPos: arrayOf(arrayOf(arrayOf(num))),
+    /** With `withPatching`: full activation patching of the same prompts (resid, attn, mlp, heads, heads-pos). */
+    patching: optional(patchOutputData),
   },
 });

@@ -9,8 +9,10 @@
  * (patched − corrupted) / (clean − corrupted), so 1 means the patch alone restores the clean
  * metric.
  *
- * Leaves out: the math (engine/analysis/directLogit.ts, attributionPatching.ts) and full
- * activation patching (the `patch` job).
+ * With `withPatching`, the full activation patching sweeps of the same prompts (the `patch`
+ * job's one implementation, lab/inference/patch.ts) come back beside the estimates.
+ *
+ * Leaves out: the math (engine/analysis/directLogit.ts, attributionPatching.ts).
  */
 
 import { EngineError } from '../../engine/errors';
@@ -26,6 +28,7 @@ import type {
 } from '../../protocol/attribution';
 import { CancelledError } from '../base/cancelled';
 import { inputBatch } from './lens';
+import { patchRun } from './patch';
 import type { OpenRun } from './openRun';
 
 /** Progress (passes done of total) and cancelling, checked between passes. */
@@ -103,6 +106,20 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
         `The clean and corrupted prompts give the same metric (${res.clean}); pick prompts the model tells apart.`,
       );
     const n = 1 / range;
+    const patching = p.withPatching
+      ? patchRun(
+          r,
+          {
+            clean: p.clean,
+            corrupted: p.corrupted,
+            answer: p.metric.answer,
+            wrong: p.metric.wrong ?? null,
+            metric: p.metric.kind,
+            what: ['resid', 'attn', 'mlp', 'heads', 'heads-pos'],
+          },
+          hooks,
+        )
+      : null;
     return {
       what: 'attribution',
       tokens,
@@ -120,6 +137,7 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
       headPos: rows(res.headPos, res.H * res.T, n).map((layer) =>
         Array.from({ length: res.H }, (_, h) => layer.slice(h * res.T, (h + 1) * res.T)),
       ),
+      ...(patching ? { patching } : {}),
     };
   }
   const metric = metricOf(r, p.metric, true);

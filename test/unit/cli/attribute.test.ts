@@ -22,15 +22,15 @@ const cwd = os.tmpdir();
 const PROMPTS = ['--clean', 'the cat sat', '--corrupted', 'the dog sat', '--answer', ' ', '--wrong', 'e'];
 
 describe('attention-lab attribute', () => {
-  it('DLA as a table at the last position, each head named from L0H0, the clean-scale note last', () => {
+  it('DLA as a table at the last position, each head named from L1H1, the clean-scale note last', () => {
     const r = cli(['attribute', lm.runDir, ...PROMPTS], cwd);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toMatch(
-      /^Direct logit attribution of logit\[" "\] − logit\["e"\] after "t" \(layers and heads from 0\):/,
+      /^Direct logit attribution of logit\[" "\] − logit\["e"\] after "t" \(layers and heads from 1\):/,
     );
-    expect(lines.some((l) => /^L1H3\s+-?\d+\.\d{3}$/.test(l))).toBe(true);
-    expect(lines.some((l) => /^L0 mlp\s/.test(l))).toBe(true);
+    expect(lines.some((l) => /^L2H4\s+-?\d+\.\d{3}$/.test(l))).toBe(true);
+    expect(lines.some((l) => /^L1 mlp\s/.test(l))).toBe(true);
     expect(lines.at(-1)).toMatch(/clean run's scale/);
   });
 
@@ -43,7 +43,7 @@ describe('attention-lab attribute', () => {
     const r = cli([...args, '--csv'], cwd);
     expect(r.code, r.stderr).toBe(0);
     const [header, ...rows] = parseCsv(r.stdout);
-    expect(header).toEqual(['what', 'kind', 'layer', 'head', 'position', 'token', 'value']);
+    expect(header).toEqual(['what', 'kind', 'layer', 'head', 'position', 'token', 'value', 'patched']);
     const { nDecoderLayers: L, nHeads: H } = lm.model.config;
     const T = json.tokens.length;
     expect(rows).toHaveLength(3 * L * T + L * H + L * H * T);
@@ -58,8 +58,30 @@ describe('attention-lab attribute', () => {
     const r = cli(['attribute', lm.runDir, ...PROMPTS, '--what', 'attribution'], cwd);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^Attribution patching: metric logit-diff clean -?\d/);
-    expect(r.stdout).toMatch(/\nheads \(every position\)\nlayer\s+H0\s+H1\s+H2\s+H3\n/);
+    expect(r.stdout).toMatch(/\nheads \(every position\)\nlayer\s+H1\s+H2\s+H3\s+H4\n/);
     expect(r.stdout).toMatch(/\nresid_pre\nlayer\s+0:"<bos>"\s+1:"t"/);
+  });
+
+  it('--with-patching: full patching beside each estimate, the same sweeps as `patch` computes', () => {
+    const args = ['attribute', lm.runDir, ...PROMPTS, '--what', 'attribution', '--with-patching'];
+    const json = JSON.parse(cli([...args, '--json'], cwd).stdout) as Extract<
+      AttributionOutputData,
+      { what: 'attribution' }
+    >;
+    expect(json.patching?.maps.map((m) => m.what)).toEqual(['resid', 'attn', 'mlp', 'heads', 'heads-pos']);
+    expect(json.patching?.clean).toBeCloseTo(json.clean, 5);
+    // Patching resid_pre of layer 1 at every changed position at once is the clean run: recovery 1; per position it
+    // is what the estimate approximates, and both are 0 where the prompts agree.
+    const resid = json.patching?.maps[0]?.normalised ?? [];
+    const T = json.tokens.length;
+    for (let p = 0; p < 5; p++) expect(resid[T + p]).toBeCloseTo(0, 9);
+    const text = cli(args, cwd);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/Each cell: estimate\/full patching/);
+    expect(text.stdout).toMatch(/\nL1\s+-?\d\.\d{3}\/-?\d\.\d{3}\s/);
+    const csv = parseCsv(cli([...args, '--csv'], cwd).stdout);
+    const head = csv.find((x) => x[1] === 'head' && x[2] === '1' && x[3] === '0');
+    expect(Number(head?.[7])).toBe(json.patching?.maps[3]?.normalised[lm.model.config.nHeads]);
   });
 
   it.each([
@@ -75,6 +97,7 @@ describe('attention-lab attribute', () => {
     [['attribute', 'RUN', '--clean', 'ab', '--answer', 'xy', '--wrong', 'b'], /"xy" is 2 tokens/],
     [['attribute', 'RUN', ...PROMPTS, '--what', 'paths'], /--what must be one of/],
     [['attribute', 'RUN', ...PROMPTS, '--json', '--csv'], /either --json or --csv/],
+    [['attribute', 'RUN', ...PROMPTS, '--with-patching'], /add --what attribution/],
   ])('bad input %j exits 2 with one line', (args, message) => {
     const r = cli(
       args.map((a) => (a === 'RUN' ? lm.runDir : a)),
