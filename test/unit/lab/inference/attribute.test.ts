@@ -17,6 +17,7 @@ import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 
 let lm: OpenRun;
 let post: OpenRun;
+let capped: OpenRun;
 let mt: OpenRun;
 let worker: WorkerDoor;
 
@@ -25,6 +26,8 @@ beforeAll(async () => {
   lm = await trainTiny(tinySpec(docs, 4));
   const spec = tinySpec(docs, 2);
   post = await trainTiny({ ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, norm: 'post' } } });
+  const cap = { ...spec.model.overrides, logitSoftCap: 2, normType: 'rmsnorm' as const };
+  capped = await trainTiny({ ...spec, model: { ...spec.model, overrides: cap } });
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
   worker = await startModelWorker();
 }, 180_000);
@@ -76,8 +79,21 @@ describe('attribute: direct logit attribution and the accumulated residual', () 
     );
   });
 
+  it('with a logit soft-cap and RMSNorm: the identity holds before the cap, and the note says so', () => {
+    const d = only(attribute(capped, params('dla')), 'dla');
+    expect(d.note).toMatch(/before the logit soft-cap \(2\)/);
+    expect(d.note).toMatch(/RMS/);
+    d.logitDiff.forEach((want, p) => {
+      const sum = d.components.reduce((s, c) => s + (c.values[p] as number), d.excluded[p] as number);
+      expect(Math.abs(sum - want), `position ${p}`).toBeLessThan(1e-3);
+    });
+  });
+
   it('refuses a post-norm model and an encoder-decoder in one line that says why', () => {
     expect(() => attribute(post, params('dla'))).toThrow(/pre-norm model.*--what attribution/);
+    // Attribution patching needs no decomposition: a post-norm model has it.
+    const a = only(attribute(post, params('attribution')), 'attribution');
+    expect(a.resid.flat().every(Number.isFinite)).toBe(true);
     expect(() => attribute(mt, params('dla'))).toThrow(/decoder-only model: give a prompt|encoder-decoder/);
   });
 });
