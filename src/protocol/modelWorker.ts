@@ -33,6 +33,7 @@ import {
 import { errorData, skippedFile, trainSpec } from './data';
 import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams } from './model';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
+import { patchOutputData, patchRequestData } from './patching';
 import { bleuTokenize, evalDecoding, evaluationRecord, translationScores } from './evaluation';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
@@ -216,6 +217,18 @@ export const modelRequests = requests('model', {
     page: true,
   },
   /**
+   * Activation and path patching of a clean and a corrupted prompt (lab/inference/patch.ts);
+   * progress in patched runs; `cancel` as for evaluateFiles (checked between forwards).
+   */
+  patch: {
+    params: { runDir: str, request: patchRequestData, cancel: optional(i32Shared) },
+    answer: patchOutputData,
+    what: 'Patching',
+    timeoutMs: 1_800_000,
+    streams: 'progress',
+    page: false,
+  },
+  /**
    * The run's export folder `<outDir>/<run name>`; force: replace a non-empty one; format: pytorch (default) or hf
    * (Hugging Face's LlamaForCausalLM, lab/interop/exportHf.ts).
    */
@@ -316,8 +329,8 @@ export const modelStreams = {
   /** A decoded token (`streams: 'token'`). */
   'model/didToken': { id: nonNegInt, token: str, logprob: num },
   /**
-   * Progress of a long request (`streams: 'progress'`): `done` of `total` batches and decodes (`model/evaluateFiles`)
-   * or bytes (`model/import`).
+   * Progress of a long request (`streams: 'progress'`): `done` of `total` batches and decodes (`model/evaluateFiles`),
+   * bytes (`model/import`) or patched runs (`model/patch`).
    */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didFail': { id: nonNegInt, error: errorData },
