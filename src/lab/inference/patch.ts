@@ -206,7 +206,7 @@ function runJobs(
   return out;
 }
 
-/** Layer labels (1-based, as people see them) and position labels ("3 ␣a"). */
+/** `n` labels numbered from 1, as people see layers and heads: L1, L2, … */
 function labels(n: number, prefix: string): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 }
