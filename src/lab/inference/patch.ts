@@ -463,7 +463,7 @@ export function patchIds(tok: Tokenizer, config: ModelConfig, req: PatchRequest)
 export function patchPlan(config: ModelConfig, T: number): RunPlan {
   let rows = MAX_PATCH_BATCH;
   while (rows > 1 && memoryProblem(config, { maxBatch: rows, maxLen: T }, 'inference') !== null) rows = rows >> 1;
-  return { shape: { maxBatch: rows, maxLen: T }, lower: 'the prompts' };
+  return { shape: { maxBatch: rows, maxLen: T }, lower: `shorten the prompts (${T} tokens with BOS)` };
 }
 
 /** The request's patching on an opened run (the CLI's and the model worker's one entry). */
