@@ -5,7 +5,7 @@
  * lab/base/errorCodes.ts `isUserFixable`, lab/files/fileErrors.ts), 1 for anything else (one line for an engine
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  *
- * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts,
+ * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts, patch.ts,
  * tokenize.ts, export.ts, importCmd.ts, bench.ts, heads.ts, report.ts, attribute.ts), and the flags
  * they share (args.ts; runFlags.ts for --run and --backend).
  */
@@ -22,6 +22,7 @@ import { DECODE_HELP, decodeCommand } from './decode';
 import { EVAL_HELP, evalCommand } from './eval';
 import { EXPORT_HELP, exportCommand } from './export';
 import { LENS_HELP, lensCommand } from './lens';
+import { PATCH_HELP, patchCommand } from './patch';
 import { HEADS_HELP, headsCommand } from './heads';
 import { IMPORT_HELP, importCommand } from './importCmd';
 import { REPORT_HELP, reportCommand } from './report';
@@ -44,6 +45,11 @@ const COMMANDS: Record<
   decode: { run: decodeCommand, summary: 'generate text: greedy, beam search or sampling', help: DECODE_HELP },
   score: { run: scoreCommand, summary: 'per-token log-probabilities of a text', help: SCORE_HELP },
   lens: { run: lensCommand, summary: 'logit lens: the top next tokens read out after every layer', help: LENS_HELP },
+  patch: {
+    run: patchCommand,
+    summary: 'activation and path patching: which layers, heads and positions carry a clean answer',
+    help: PATCH_HELP,
+  },
   attribute: {
     run: attributeCommand,
     summary: 'direct logit attribution, accumulated residual, attribution patching of two prompts',

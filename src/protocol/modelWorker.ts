@@ -34,6 +34,7 @@ import { errorData, skippedFile, trainSpec } from './data';
 import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, decodeParams } from './model';
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { attributionOutputData, attributionParamsData } from './attribution';
+import { patchOutputData, patchRequestData } from './patching';
 import { bleuTokenize, evalDecoding, evaluationRecord, translationScores } from './evaluation';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
@@ -217,6 +218,18 @@ export const modelRequests = requests('model', {
     page: true,
   },
   /**
+   * Activation and path patching of a clean and a corrupted prompt (lab/inference/patch.ts);
+   * progress in patched runs; `cancel` as for evaluateFiles (checked between forwards).
+   */
+  patch: {
+    params: { runDir: str, request: patchRequestData, cancel: optional(i32Shared) },
+    answer: patchOutputData,
+    what: 'Patching',
+    timeoutMs: 1_800_000,
+    streams: 'progress',
+    page: false,
+  },
+  /**
    * Direct logit attribution, the accumulated residual or attribution patching of two prompts
    * (lab/inference/attribute.ts); progress in passes; `cancel` as for evaluateFiles.
    */
@@ -224,7 +237,7 @@ export const modelRequests = requests('model', {
     params: { runDir: str, params: attributionParamsData, cancel: optional(i32Shared) },
     answer: attributionOutputData,
     what: 'Attributing',
-    timeoutMs: 600_000,
+    timeoutMs: 1_800_000, // with full patching beside it, as long as `patch`
     streams: 'progress',
     page: false, // no dashboard view yet: the Patching tab will show it
   },
@@ -329,8 +342,8 @@ export const modelStreams = {
   /** A decoded token (`streams: 'token'`). */
   'model/didToken': { id: nonNegInt, token: str, logprob: num },
   /**
-   * Progress of a long request (`streams: 'progress'`): `done` of `total` batches and decodes (`model/evaluateFiles`)
-   * or bytes (`model/import`).
+   * Progress of a long request (`streams: 'progress'`): `done` of `total` batches and decodes (`model/evaluateFiles`),
+   * bytes (`model/import`) or patched runs (`model/patch`).
    */
   'model/didProgress': { id: nonNegInt, done: nonNegInt, total: nonNegInt },
   'model/didFail': { id: nonNegInt, error: errorData },

@@ -206,7 +206,7 @@ function runJobs(
   return out;
 }
 
-/** Layer labels (1-based, as people see them) and position labels ("3 ␣a"). */
+/** `n` labels numbered from 1, as people see layers and heads: L1, L2, … */
 function labels(n: number, prefix: string): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 }
@@ -463,7 +463,7 @@ export function patchIds(tok: Tokenizer, config: ModelConfig, req: PatchRequest)
 export function patchPlan(config: ModelConfig, T: number): RunPlan {
   let rows = MAX_PATCH_BATCH;
   while (rows > 1 && memoryProblem(config, { maxBatch: rows, maxLen: T }, 'inference') !== null) rows = rows >> 1;
-  return { shape: { maxBatch: rows, maxLen: T }, lower: 'the prompts' };
+  return { shape: { maxBatch: rows, maxLen: T }, lower: `shorten the prompts (${T} tokens with BOS)` };
 }
 
 /** The request's patching on an opened run (the CLI's and the model worker's one entry). */

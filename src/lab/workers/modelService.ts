@@ -1,9 +1,9 @@
 /**
  * The extension's model worker, on any host (its entries: modelWorker.node.ts on Node,
  * modelWorker.web.ts on the web): answers decode, score, attention (and its layers one at a time),
- * export, import, speed-calibration, evaluate-on-files, logit-lens and head-ablation requests so
+ * export, import, speed-calibration, evaluate-on-files, logit-lens, head-ablation and patching requests so
  * none of that compute runs on the extension host's thread. Each job is written once in the lab
- * (lab/inference/ for decode, score, attention, lens and ablation; lab/evaluation/evaluateFiles.ts,
+ * (lab/inference/ for decode, score, attention, lens, ablation and patching; lab/evaluation/evaluateFiles.ts,
  * lab/interop/exportPytorch.ts, lab/training/calibrate.ts), where the CLI's commands call it too:
  * this file opens runs, and its one handler per request kind (`ModelHandlers`, typed from
  * protocol/modelWorker.ts `modelRequests`) calls the job and returns its answer, which is posted as
@@ -36,6 +36,7 @@ import { decodeText } from '../inference/decode';
 import { attribute } from '../inference/attribute';
 import type { LensInput } from '../inference/lens';
 import { logitLens } from '../inference/lens';
+import { patchIds, patchPlan, patchRun } from '../inference/patch';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
 import { openRun } from '../inference/openRun';
@@ -230,10 +231,32 @@ const HANDLERS: ModelHandlers<Context> = {
       fit: msg.fit,
     });
   },
+  async patch(msg, ctx) {
+    const { id, cancel } = msg;
+    const { fs } = ctx.platform;
+    // the prompts' length plans the model: refused here, before it is opened, when they differ
+    const { config } = await readCheckpointConfig(fs, msg.runDir);
+    const T = patchIds(await readTokenizer(fs, msg.runDir), config, msg.request).clean.length;
+    let posted = -Infinity;
+    return patchRun(await open(ctx, msg.runDir, (c) => patchPlan(c, T)), msg.request, {
+      onProgress: (done, total) => {
+        if (done < total && performance.now() - posted < 100) return; // at most ten a second
+        posted = performance.now();
+        ctx.post({ type: 'model/didProgress', id, done, total });
+      },
+      isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
+    });
+  },
   async attribute(msg, ctx) {
     const { id, cancel } = msg;
-    const run = await open(ctx, msg.runDir, { job: 'lens', input: { prompt: msg.params.clean } });
-    return attribute(run, msg.params, {
+    const p = msg.params;
+    const { fs } = ctx.platform;
+    // beside full patching, the model is planned as `patch` plans it (many patched runs per forward)
+    const T = p.withPatching ? 1 + (await readTokenizer(fs, msg.runDir)).encode(p.clean).length : 0;
+    const run = p.withPatching
+      ? await open(ctx, msg.runDir, (c) => patchPlan(c, Math.min(T, c.maxLen)))
+      : await open(ctx, msg.runDir, { job: 'lens', input: { prompt: p.clean } });
+    return attribute(run, p, {
       onProgress: (done, total) => ctx.post({ type: 'model/didProgress', id, done, total }),
       isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
     });

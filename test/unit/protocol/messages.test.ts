@@ -241,6 +241,21 @@ const HOST_TO_MODEL_WORKER: Fixtures<ToModelWorker> = {
     outDir: '/w/runs/gpt2',
     cancel: new Int32Array(new SharedArrayBuffer(4)),
   },
+  'model/patch': {
+    type: 'model/patch',
+    id: 10,
+    runDir: '/r',
+    request: {
+      clean: 'ab ab',
+      corrupted: 'ab cd',
+      answer: 'a',
+      wrong: 'c',
+      metric: 'logit-diff',
+      what: ['heads', 'path'],
+      receivers: [{ layer: 1, head: 0 }],
+      input: 'q',
+    },
+  },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
@@ -308,6 +323,19 @@ const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
       tensors: 148,
       tokenizer: '/w/gpt2/vocab.json + merges.txt',
       notes: [],
+    },
+  },
+  'model/didPatch': {
+    type: 'model/didPatch',
+    id: 10,
+    output: {
+      tokens: { clean: ['<bos>', 'a'], corrupted: ['<bos>', 'c'] },
+      answer: 'a',
+      wrong: 'c',
+      metric: 'logit-diff',
+      clean: 2,
+      corrupted: -1,
+      maps: [{ what: 'heads', rows: ['L1'], cols: ['H1', 'H2'], values: [2, -1], normalised: [1, 0] }],
     },
   },
   'model/didFail': {

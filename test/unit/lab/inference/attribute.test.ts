@@ -164,4 +164,25 @@ describe('attribute: the model worker and the CLI', () => {
     ]);
     expect(last.output).toEqual(fromCli);
   });
+
+  it('with full patching beside it, the worker plans the model as `patch` does and answers as the CLI', async () => {
+    const p = params('attribution', { withPatching: true });
+    const last = (await worker.request({ type: 'model/attribute', runDir: lm.runDir, params: p })).at(-1);
+    if (last?.type !== 'model/didAttribute' || last.output.what !== 'attribution')
+      throw new Error(JSON.stringify(last));
+    expect(last.output.patching?.maps).toHaveLength(5);
+    const args = ['--clean', p.clean, '--corrupted', p.corrupted, '--answer', ' ', '--wrong', 'e'];
+    const fromCli = cliJson<AttributionOutputData>([
+      'attribute',
+      lm.runDir,
+      ...args,
+      '--what',
+      'attribution',
+      '--with-patching',
+      '--backend',
+      'reference',
+    ]);
+    // patching's maps may hold −0 where JSON (the CLI) has 0
+    expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli);
+  });
 });

@@ -1,0 +1,96 @@
+/**
+ * The model worker's patching (`model/patch`) on tiny real models: the same numbers as `attention-lab
+ * patch --json` (one implementation, lab/inference/patch.ts), progress streamed in patched runs up
+ * to the total, a cancel flag set before the work answered as cancelled, and one-line refusals for
+ * prompts of different lengths and for an encoder-decoder run.
+ */
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import type { PatchOutputData, PatchRequestData } from '../../../../src/protocol/patching';
+import type { FromModelWorker } from '../../../../src/protocol/modelWorker';
+import type { WorkerDoor } from '../inference/frontDoors';
+import { cliJson, startModelWorker } from '../inference/frontDoors';
+import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+
+let lm: OpenRun;
+let mt: OpenRun;
+let worker: WorkerDoor;
+
+beforeAll(async () => {
+  lm = await trainTiny(tinySpec(await tinyDocuments()));
+  mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
+  worker = await startModelWorker();
+}, 120_000);
+afterAll(() => worker?.close());
+
+const REQUEST: PatchRequestData = {
+  clean: 'the cat',
+  corrupted: 'the mat',
+  answer: ' ',
+  wrong: 's',
+  metric: 'logit-diff',
+  what: ['resid', 'heads', 'path'],
+  receivers: [{ layer: 1, head: 0 }],
+  input: 'v',
+};
+
+async function patchOf(r: OpenRun, request: PatchRequestData, cancel?: Int32Array): Promise<FromModelWorker[]> {
+  return worker.request({ type: 'model/patch', runDir: r.runDir, request, ...(cancel ? { cancel } : {}) });
+}
+
+describe('model worker: patching', () => {
+  it('answers `attention-lab patch --json` number for number, with progress up to the total', async () => {
+    const fromCli = cliJson<PatchOutputData>([
+      'patch',
+      lm.runDir,
+      '--clean',
+      REQUEST.clean,
+      '--corrupted',
+      REQUEST.corrupted,
+      '--answer',
+      REQUEST.answer,
+      '--wrong',
+      's',
+      '--what',
+      'resid,heads,path',
+      '--receivers',
+      'L2H1',
+      '--input',
+      'v',
+      '--backend',
+      'reference',
+    ]);
+    const replies = await patchOf(lm, REQUEST);
+    const last = replies.at(-1);
+    if (last?.type !== 'model/didPatch') throw new Error(JSON.stringify(last));
+    expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli); // JSON writes −0 as 0
+    const L = lm.model.config.nDecoderLayers;
+    const H = lm.model.config.nHeads;
+    const T = fromCli.tokens.clean.length;
+    const progress = replies.filter((m) => m.type === 'model/didProgress');
+    expect(progress.length).toBeGreaterThan(0);
+    const total = L * T + L * H + 2 * H; // resid, heads, path's two passes over the layer-1 senders
+    expect(progress.at(-1)).toMatchObject({ done: total, total });
+  });
+
+  it('stops when its cancel flag is set, saying so', async () => {
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    Atomics.store(cancel, 0, 1);
+    const last = (await patchOf(lm, REQUEST, cancel)).at(-1);
+    expect(last).toMatchObject({ type: 'model/didFail', error: { code: 'cancelled' } });
+  });
+
+  it('refuses prompts of different lengths and an encoder-decoder run in one line', async () => {
+    const diff = (await patchOf(lm, { ...REQUEST, corrupted: 'the mats' })).at(-1);
+    expect(diff).toMatchObject({ type: 'model/didFail', error: { code: 'input/invalid' } });
+    if (diff?.type !== 'model/didFail') throw new Error('expected a failure');
+    expect(diff.error.message).toMatch(
+      /clean prompt is 7 tokens and the corrupted 8; they differ at 5: "c" vs "m", 8: "" vs "s"/,
+    );
+    const encdec = (await patchOf(mt, REQUEST)).at(-1);
+    if (encdec?.type !== 'model/didFail') throw new Error(JSON.stringify(encdec));
+    expect(encdec.error.message).toMatch(/decoder-only runs/);
+    expect(encdec.error.message).not.toContain('\n');
+  });
+});
