@@ -28,7 +28,7 @@ const PAIRS = [
 ];
 
 describe('attribution patching on the induction model', () => {
-  it('both it and full patching single out the induction head of layer 2', () => {
+  it('both it and full patching single out a layer-2 induction head the Heads tab names', () => {
     const run = path.join(tmp.dir, 'induction');
     const t = cli(['train', '--task', 'induction', '--out', run, '--json'], tmp.dir, 600_000);
     expect(t.code, t.stderr).toBe(0);
