@@ -30,6 +30,7 @@ import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import { runSummary } from '../../../../src/lab/runs/runState';
 import { ShardedReader } from '../../../../src/lab/interop/shardedCheckpoint';
+import { cli } from '../../cli/cliHarness';
 import { nodeTestFs } from '../files/fileSystems';
 
 const GOLDEN = path.resolve(__dirname, '../../../golden/hf-families');
@@ -316,5 +317,23 @@ describe('Hugging Face families: shards and run.json', () => {
     expect(run['source']).toEqual({ name: 'mistral', architecture: 'MistralForCausalLM', family: 'mistral' });
     fs.writeFileSync(file, JSON.stringify({ ...run, source: { name: 'x', architecture: 'y', family: 'gpt9' } }));
     await expect(readRunJson(NODE_FS, out)).rejects.toThrow(/run\.json: has a "source" entry that is not \{name/);
+  });
+});
+
+describe('Hugging Face families: the CLI', () => {
+  it('import says the model by its name and architecture; decode runs on the imported Mistral', async () => {
+    const from = await folder('mistral', 'Mistral-7B-cut');
+    const out = path.join(await t.dir(), 'run');
+    const imp = cli(['import', '--from', from, '--out', out], path.dirname(out));
+    expect(imp.code, imp.stderr).toBe(0); // stderr holds the progress line
+    expect(imp.stdout).toMatch(/^Imported Mistral-7B-cut \(MistralForCausalLM\): /);
+    expect(imp.stdout).toContain('Mistral: 2 layers, 8 heads (2 key/value), d_model 512');
+    expect(imp.stdout).toContain('sliding window 8 from config.json');
+    const dec = cli(
+      ['decode', '--run', out, '--max-tokens', '12', '--json', '--prompt', 'the station'],
+      path.dirname(out),
+    );
+    expect(dec.code, dec.stderr).toBe(0);
+    expect((JSON.parse(dec.stdout) as { tokens: string[] }).tokens.length).toBeGreaterThan(0);
   });
 });
