@@ -12,18 +12,22 @@
  *
  * Built: fill, scale, add, mul, matmul, addBias, biasBackward, embedding and positions forward and
  * backward, LayerNorm and RMSNorm forward and backward, the five activations forward and backward,
- * soft-cap, softmax forward and backward, cross-entropy forward and backward, sumSquares, adamStep.
- * Leaves out (the next session's): rope, dropout, the fused attention forward and backward, Muon's
- * steps, and with them the `Backend` object the models bind to.
+ * soft-cap, softmax forward and backward, cross-entropy forward and backward, sumSquares, adamStep,
+ * and the fused attention forward and backward (GQA, masks, soft-cap, ALiBi, a dropout keep-mask).
+ * Leaves out (the next session's): rope, the dropout mask and dropout itself, Muon's steps, and with
+ * them the `Backend` object the models bind to.
  *
  * Shape legend as in backend.ts.
  */
 
 /// <reference types="@webgpu/types" />
 
-import type { AdamParams, MaskView } from '../../backend';
+import type { AdamParams, AttentionDims, MaskView } from '../../backend';
+import { attentionOptions } from '../../ops/attention';
+import { keepScale } from '../../ops/dropout';
 import type { HostView, UniformField } from './webgpuMemory';
 import { WebGpuMemory } from './webgpuMemory';
+import { ATTENTION_BACKWARD_KV, ATTENTION_BACKWARD_Q, ATTENTION_FORWARD } from './wgslAttention';
 import { ADD_BIAS, BIAS_BACKWARD, MATMUL, MM_TILE, WG } from './wgslDense';
 import {
   ACTIVATION,
@@ -67,6 +71,8 @@ const i = (v: number): UniformField => ['i', v];
 /** The WebGPU kernels on one device (see the file comment). */
 export class WebGpuKernels {
   readonly mem: WebGpuMemory;
+  /** Attention backward's dz [B,H,T,S], grown to the largest call (GPU-only in use). */
+  private dz: Float32Array | null = null;
 
   constructor(device: GPUDevice) {
     this.mem = new WebGpuMemory(device);
@@ -439,5 +445,116 @@ export class WebGpuKernels {
     const fields = [u(n), u(op), u(og), u(om), u(ov), u(ok), u(+(decayMask !== null)), f(lr), f(beta1), f(beta2)];
     fields.push(f(eps), f(lr * weightDecay), f(1 - Math.pow(beta1, step)), f(1 - Math.pow(beta2, step)));
     this.mem.dispatch(ADAM, fields, [bp, bg, bm, bv, bk], grid(Math.ceil(n / WG)));
+  }
+
+  /** A host byte array the models filled (a mask, a keep-mask): uploaded when it lives here, resolved. */
+  private bytes(data: Uint8Array | null): [GPUBuffer, number] {
+    if (data === null) return [this.mem.spare, 0];
+    if (this.mem.owns(data)) this.mem.upload(data);
+    return this.at(data);
+  }
+
+  private attentionFields(dims: AttentionDims, keep: Uint8Array | null, dropP: number, okeep: number): UniformField[] {
+    const { B, T, S, H, D, qBatchStride, kvBatchStride, scale } = dims;
+    const { Hkv, softCap } = attentionOptions(dims);
+    const kappa = keep === null ? 1 : keepScale(dropP);
+    return [
+      u(B),
+      u(T),
+      u(S),
+      u(H),
+      u(D),
+      u(Hkv),
+      u(qBatchStride),
+      u(kvBatchStride),
+      f(scale),
+      f(softCap),
+      f(kappa),
+    ].concat([u(+(keep !== null)), u(okeep)]);
+  }
+
+  /**
+   * Fused multi-head attention forward (backend.ts `attentionForward`): probs [B,H,T,S] receives
+   * the post-softmax, pre-dropout probabilities; `keep` (null without dropout) is read as bytes.
+   */
+  attentionForward(
+    out: Float32Array,
+    probs: Float32Array,
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    dims: AttentionDims,
+    mask: MaskView | null,
+    keep: Uint8Array | null,
+    dropP: number,
+  ): void {
+    const { B, T, H } = dims;
+    if (B * H * T <= 0) return;
+    const opts = attentionOptions(dims);
+    const [bk, okeep] = this.bytes(keep);
+    const [bm, omask] = this.bytes(mask ? mask.data : null);
+    const [bo, oo] = this.at(out);
+    const [bp, op] = this.at(probs);
+    const [bq, oq] = this.at(q);
+    const [bkk, ok] = this.at(k);
+    const [bv, ov] = this.at(v);
+    const alibi =
+      opts.alibi === null || opts.alibi instanceof Float32Array ? opts.alibi : Float32Array.from(opts.alibi);
+    const [ba, oa] = alibi ? this.at(alibi) : [bq, 0];
+    const fields = this.attentionFields(dims, keep, dropP, okeep).concat([
+      u(opts.qStart),
+      u(+(opts.alibi !== null)),
+      u(+(mask !== null)),
+      u(omask),
+      u(mask?.batchStride ?? 0),
+      u(mask?.rowStride ?? 0),
+      u(oo),
+      u(op),
+      u(oq),
+      u(ok),
+      u(ov),
+      u(oa),
+    ]);
+    this.mem.dispatch(ATTENTION_FORWARD, fields, [bo, bp, bq, bkk, bv, ba, bm, bk], grid(B * H * T));
+  }
+
+  /**
+   * Accumulates dq, dk, dv (backend.ts `attentionBackward`) in two passes: per query row (dz into
+   * a scratch of probs' shape, and dq), then per key/value element (dk, dv).
+   */
+  attentionBackward(
+    dq: Float32Array,
+    dk: Float32Array,
+    dv: Float32Array,
+    dout: Float32Array,
+    probs: Float32Array,
+    q: Float32Array,
+    k: Float32Array,
+    v: Float32Array,
+    dims: AttentionDims,
+    keep: Uint8Array | null,
+    dropP: number,
+  ): void {
+    const { B, T, S, H, D } = dims;
+    const { Hkv } = attentionOptions(dims);
+    const rows = B * H * T;
+    if (rows <= 0) return;
+    if (!this.dz || this.dz.length < rows * S) this.dz = this.mem.alloc(rows * S);
+    const [bz] = this.at(this.dz);
+    const [bk, okeep] = this.bytes(keep);
+    const [bdq, odq] = this.at(dq);
+    const [bdk, odk] = this.at(dk);
+    const [bdv, odv] = this.at(dv);
+    const [bdo, odo] = this.at(dout);
+    const [bp, op] = this.at(probs);
+    const [bq, oq] = this.at(q);
+    const [bkk, ok] = this.at(k);
+    const [bv, ov] = this.at(v);
+    const base = this.attentionFields(dims, keep, dropP, okeep);
+    const qFields = base.concat([u(odq), u(odo), u(op), u(oq), u(ok), u(ov)]);
+    this.mem.dispatch(ATTENTION_BACKWARD_Q, qFields, [bdq, bdo, bp, bq, bkk, bv, bz, bk], grid(rows));
+    const n = B * S * Hkv * D;
+    const kvFields = base.concat([u(n), u(odk), u(odv), u(odo), u(op), u(oq)]);
+    this.mem.dispatch(ATTENTION_BACKWARD_KV, kvFields, [bdk, bdv, bdo, bp, bq, bz, bk], grid(Math.ceil(n / WG)));
   }
 }

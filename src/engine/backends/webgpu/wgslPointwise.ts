@@ -8,7 +8,7 @@
  * in float64); tanh's argument is clamped to ±15, where float32 tanh is already ±1, because some
  * drivers form tanh from exp and overflow beyond ~44.
  *
- * Leaves out: dropout (its counter hash), RoPE — to come with attention.
+ * Leaves out: dropout (its counter hash) and RoPE, the next kernels to write.
  */
 
 import { IDX, WG } from './wgslDense';
