@@ -50,7 +50,7 @@ export function runDirsOf(f: Flags, ctx: CommandContext, command: string): strin
 /** What `--backend webgpu` answers while the WebGPU kernels (src/engine/backends/webgpu/) train nothing yet. */
 export const WEBGPU_NOT_BUILT =
   '--backend webgpu: its kernels are built and tested, but training and inference on them ' +
-  '(RoPE, dropout, the GPU-resident model and step) are not yet; use --backend auto or wasm.';
+  '(the GPU-resident model and its step) are not yet; use --backend auto or wasm.';
 
 /** The backend kind `--backend` names (default auto: WebAssembly where it loads; never WebGPU yet). */
 export function backendKindOf(f: Flags): BackendKind {

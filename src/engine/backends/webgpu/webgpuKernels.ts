@@ -13,9 +13,9 @@
  * Built: fill, scale, add, mul, matmul, addBias, biasBackward, embedding and positions forward and
  * backward, LayerNorm and RMSNorm forward and backward, the five activations forward and backward,
  * soft-cap, softmax forward and backward, cross-entropy forward and backward, sumSquares, adamStep,
- * and the fused attention forward and backward (GQA, masks, soft-cap, ALiBi, a dropout keep-mask).
- * Leaves out (the next session's): rope, the dropout mask and dropout itself, Muon's steps, and with
- * them the `Backend` object the models bind to.
+ * the fused attention forward and backward (GQA, masks, soft-cap, ALiBi, a dropout keep-mask), RoPE,
+ * and dropout (its mask bit-identical to the reference's). Leaves out (the next session's): Muon's
+ * steps, and the `Backend` object the models bind to.
  *
  * Shape legend as in backend.ts.
  */
@@ -24,7 +24,7 @@
 
 import type { AdamParams, AttentionDims, MaskView } from '../../backend';
 import { attentionOptions } from '../../ops/attention';
-import { keepScale } from '../../ops/dropout';
+import { keepScale, keepThreshold } from '../../ops/dropout';
 import type { HostView, UniformField } from './webgpuMemory';
 import { WebGpuMemory } from './webgpuMemory';
 import { ATTENTION_BACKWARD_KV, ATTENTION_BACKWARD_Q, ATTENTION_FORWARD } from './wgslAttention';
@@ -34,10 +34,13 @@ import {
   ACTIVATIONS,
   ADAM,
   BINARY,
+  DROPOUT,
+  DROPOUT_MASK,
   EMBEDDING_BACKWARD,
   EMBEDDING_FORWARD,
   FILL,
   POSITIONAL,
+  ROPE,
   SCALE,
   SOFTCAP,
 } from './wgslPointwise';
@@ -447,11 +450,16 @@ export class WebGpuKernels {
     this.mem.dispatch(ADAM, fields, [bp, bg, bm, bv, bk], grid(Math.ceil(n / WG)));
   }
 
-  /** A host byte array the models filled (a mask, a keep-mask): uploaded when it lives here, resolved. */
+  /** An attention mask's bytes, which the models fill on the host per batch: uploaded when they live here. */
   private bytes(data: Uint8Array | null): [GPUBuffer, number] {
     if (data === null) return [this.mem.spare, 0];
     if (this.mem.owns(data)) this.mem.upload(data);
     return this.at(data);
+  }
+
+  /** A dropout keep-mask, which lives on the device (`dropoutMask` writes it there): never uploaded. */
+  private keepMask(keep: Uint8Array | null): [GPUBuffer, number] {
+    return keep === null ? [this.mem.spare, 0] : this.at(keep);
   }
 
   private attentionFields(dims: AttentionDims, keep: Uint8Array | null, dropP: number, okeep: number): UniformField[] {
@@ -491,7 +499,7 @@ export class WebGpuKernels {
     const { B, T, H } = dims;
     if (B * H * T <= 0) return;
     const opts = attentionOptions(dims);
-    const [bk, okeep] = this.bytes(keep);
+    const [bk, okeep] = this.keepMask(keep);
     const [bm, omask] = this.bytes(mask ? mask.data : null);
     const [bo, oo] = this.at(out);
     const [bp, op] = this.at(probs);
@@ -541,7 +549,7 @@ export class WebGpuKernels {
     if (rows <= 0) return;
     if (!this.dz || this.dz.length < rows * S) this.dz = this.mem.alloc(rows * S);
     const [bz] = this.at(this.dz);
-    const [bk, okeep] = this.bytes(keep);
+    const [bk, okeep] = this.keepMask(keep);
     const [bdq, odq] = this.at(dq);
     const [bdk, odk] = this.at(dk);
     const [bdv, odv] = this.at(dv);
@@ -556,5 +564,65 @@ export class WebGpuKernels {
     const n = B * S * Hkv * D;
     const kvFields = base.concat([u(n), u(odk), u(odv), u(odo), u(op), u(oq)]);
     this.mem.dispatch(ATTENTION_BACKWARD_KV, kvFields, [bdk, bdv, bdo, bp, bq, bz, bk], grid(Math.ceil(n / WG)));
+  }
+
+  /** RoPE in place (backend.ts `rope`); inverse rotates by −angle (the backward, on a gradient). */
+  rope(
+    x: Float32Array,
+    cos: Float32Array,
+    sin: Float32Array,
+    B: number,
+    T: number,
+    H: number,
+    D: number,
+    R: number,
+    start: number,
+    batchStride: number,
+    rowStride: number,
+    inverse: boolean,
+  ): void {
+    const half = R >> 1;
+    const n = B * T * H * half;
+    if (n <= 0) return;
+    const [bx, ox] = this.at(x);
+    const [bc, oc] = this.at(cos);
+    const [bs, os] = this.at(sin);
+    const fields = [u(n), u(T), u(H), u(D), u(half), u(start), u(batchStride), u(rowStride), u(ox), u(oc), u(os)];
+    fields.push(f(inverse ? -1 : 1));
+    this.mem.dispatch(ROPE, fields, [bx, bc, bs], grid(Math.ceil(n / WG)));
+  }
+
+  /**
+   * keep[0..n) = the counter-hash dropout mask (backend.ts `dropoutMask`), written on the device:
+   * `keep` must be allocated here (its host mirror is stale until downloaded).
+   */
+  dropoutMask(keep: Uint8Array, n: number, p: number, key0: number, key1: number): void {
+    if (n <= 0) return;
+    const r = this.mem.resolve(keep, false);
+    const threshold = keepThreshold(p);
+    const words = Math.ceil((r.offset + n) / 4) - Math.floor(r.offset / 4);
+    const fields = [u(n), u(r.offset), u(key0 >>> 0), u(key1 >>> 0), u(threshold >= 2 ** 32 ? 0 : threshold)];
+    fields.push(u(+(threshold >= 2 ** 32)), u(words));
+    this.mem.dispatch(DROPOUT_MASK, fields, [r.buffer], grid(Math.ceil(words / WG)));
+  }
+
+  /** y = x · keep / (1 − p) (p = 0: a copy; keep ignored). */
+  dropoutForward(y: Float32Array, x: Float32Array, keep: Uint8Array, n: number, p: number): void {
+    this.dropout(0, y, x, keep, n, p);
+  }
+
+  /** dx += dy · keep / (1 − p) (p = 0: dx += dy). */
+  dropoutBackward(dx: Float32Array, dy: Float32Array, keep: Uint8Array, n: number, p: number): void {
+    this.dropout(1, dx, dy, keep, n, p);
+  }
+
+  private dropout(mode: number, o: Float32Array, a: Float32Array, keep: Uint8Array, n: number, p: number): void {
+    if (n <= 0) return;
+    const [bo, oo] = this.at(o);
+    const [ba, oa] = this.at(a);
+    // The mask is the device's (dropoutMask wrote it there): resolve it, never upload the stale mirror.
+    const [bk, ok] = p === 0 ? [this.mem.spare, 0] : this.at(keep);
+    const fields = [u(n), u(mode), u(+(p === 0)), u(oo), u(oa), u(ok), f(keepScale(p))];
+    this.mem.dispatch(DROPOUT, fields, [bo, ba, bk], grid(Math.ceil(n / WG)));
   }
 }

@@ -8,7 +8,8 @@
  * in float64); tanh's argument is clamped to ±15, where float32 tanh is already ±1, because some
  * drivers form tanh from exp and overflow beyond ~44.
  *
- * Leaves out: dropout (its counter hash) and RoPE, the next kernels to write.
+ * Dropout's mask is the counter hash of ops/dropout.ts (lowbias32 twice), bit-identical on the
+ * GPU, so a run's dropout pattern is the same on every backend.
  */
 
 import { IDX, WG } from './wgslDense';
@@ -241,4 +242,82 @@ ${MAIN}
   m[u.om + i] = mi;
   v[u.ov + i] = vi;
   p[u.op + i] = pi - (u.lr * (mi / u.bc1)) / (sqrt(vi / u.bc2) + u.eps);
+}`;
+
+/**
+ * RoPE in place (backend.ts `rope`): one thread per rotated pair (b, t, h, i < R/2); inverse
+ * (sign −1) is the backward, on a gradient.
+ */
+const ROPE_FIELDS =
+  'T: u32, H: u32, D: u32, half: u32, start: u32, bs: u32, rs: u32, ox: u32, oc: u32, os: u32, sign: f32';
+export const ROPE = `${HEAD(ROPE_FIELDS)}
+@group(0) @binding(1) var<storage, read_write> x: array<f32>;
+@group(0) @binding(2) var<storage, read_write> cosT: array<f32>;
+@group(0) @binding(3) var<storage, read_write> sinT: array<f32>;
+${IDX}
+${MAIN}
+  let j = i % u.half;
+  let h = (i / u.half) % u.H;
+  let t = (i / (u.half * u.H)) % u.T;
+  let b = i / (u.half * u.H * u.T);
+  let base = u.ox + b * u.bs + t * u.rs + h * u.D;
+  let table = (u.start + t) * u.half + j;
+  let co = cosT[u.oc + table];
+  let si = u.sign * sinT[u.os + table];
+  let x1 = x[base + j];
+  let x2 = x[base + u.half + j];
+  x[base + j] = x1 * co - x2 * si;
+  x[base + u.half + j] = x2 * co + x1 * si;
+}`;
+
+/**
+ * keep[i] = 1 where lowbias32(lowbias32(i ⊕ key0) ⊕ key1) ≥ threshold, else 0, for i < n
+ * (ops/dropout.ts; keepNone: the threshold is 2³², nothing kept). One thread per 32-bit word of
+ * the byte buffer, so no two threads write one word; bytes outside [okeep, okeep + n) keep their
+ * value (a view may start or end inside a word).
+ */
+export const DROPOUT_MASK = `${HEAD('okeep: u32, key0: u32, key1: u32, threshold: u32, keepNone: u32, words: u32')}
+@group(0) @binding(1) var<storage, read_write> keep: array<u32>;
+fn lowbias32(v: u32) -> u32 {
+  var x = v;
+  x ^= x >> 16u;
+  x *= 0x7feb352du;
+  x ^= x >> 15u;
+  x *= 0x846ca68bu;
+  x ^= x >> 16u;
+  return x;
+}
+${IDX}
+@compute @workgroup_size(${WG})
+fn main(
+  @builtin(workgroup_id) wid: vec3u,
+  @builtin(local_invocation_id) lid: vec3u,
+  @builtin(num_workgroups) nwg: vec3u,
+) {
+  let w = idx(wid, lid, nwg) + u.okeep / 4u; // a word of the buffer
+  if (w >= u.okeep / 4u + u.words) { return; }
+  var word = keep[w];
+  for (var k = 0u; k < 4u; k++) {
+    let byteAt = w * 4u + k;
+    if (byteAt < u.okeep || byteAt >= u.okeep + u.n) { continue; }
+    let e = byteAt - u.okeep;
+    let kept = u.keepNone == 0u && lowbias32(lowbias32(e ^ u.key0) ^ u.key1) >= u.threshold;
+    word = (word & ~(0xffu << (k * 8u))) | (select(0u, 1u, kept) << (k * 8u));
+  }
+  keep[w] = word;
+}`;
+
+/** Dropout: mode 0 y = x·keep·s (s = 1/(1−p); p = 0: a copy), mode 1 dx += dy·keep·s. */
+export const DROPOUT = `${HEAD('mode: u32, off: u32, oo: u32, oa: u32, okeep: u32, s: f32')}
+@group(0) @binding(1) var<storage, read_write> o: array<f32>;
+@group(0) @binding(2) var<storage, read_write> a: array<f32>;
+@group(0) @binding(3) var<storage, read_write> keep: array<u32>;
+${IDX}
+${MAIN}
+  var w = 1.0;
+  if (u.off == 0u) {
+    let byteAt = u.okeep + i;
+    w = select(0.0, u.s, ((keep[byteAt / 4u] >> ((byteAt % 4u) * 8u)) & 0xffu) == 1u);
+  }
+  if (u.mode == 0u) { o[u.oo + i] = a[u.oa + i] * w; } else { o[u.oo + i] = o[u.oo + i] + a[u.oa + i] * w; }
 }`;

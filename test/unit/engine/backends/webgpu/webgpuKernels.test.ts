@@ -384,5 +384,61 @@ describe.skipIf(!gpu.ok)(
         expectClose(await back(gv), wv, 'adam v');
       }
     });
+
+    it('rope forward and inverse on strided rows (partial rotation R < D)', async () => {
+      const [B, T, H, D, R, start] = [2, 3, 2, 8, 6, 2];
+      const rowStride = H * D + 4; // q inside a wider fused row
+      const batchStride = T * rowStride + 3;
+      const x = rand(B * batchStride, 50);
+      const half = R / 2;
+      const cos = rand((start + T) * half, 51);
+      const sin = rand((start + T) * half, 52);
+      for (const inverse of [false, true]) {
+        const want = x.slice();
+        ref.rope(want, cos, sin, B, T, H, D, R, start, batchStride, rowStride, inverse);
+        const gx = dev(x);
+        k.rope(gx, dev(cos), dev(sin), B, T, H, D, R, start, batchStride, rowStride, inverse);
+        expectClose(await back(gx), want, `rope inverse ${inverse}`);
+      }
+    });
+
+    it("dropout's mask is bit-identical to the reference's, at an unaligned view; forward and backward", async () => {
+      const n = 1001;
+      const keys: [number, number][] = [
+        [0x12345678, 0x9abcdef0],
+        [-5, 2 ** 32 + 7],
+      ];
+      for (const p of [0.1, 0.5, 1]) {
+        for (const [key0, key1] of keys) {
+          const want = new Uint8Array(n);
+          ref.dropoutMask(want, n, p, key0, key1);
+          const flat = k.mem.allocBytes(n + 6);
+          flat.fill(9);
+          k.mem.upload(flat);
+          const keep = flat.subarray(3, 3 + n);
+          k.dropoutMask(keep, n, p, key0, key1);
+          await k.mem.download(flat);
+          expect(Array.from(flat.subarray(0, 3)), 'bytes before the view untouched').toEqual([9, 9, 9]);
+          expect(Array.from(flat.subarray(3 + n)), 'bytes after the view untouched').toEqual([9, 9, 9]);
+          expect(keep.every((b, i) => b === want[i])).toBe(true);
+        }
+      }
+      const keep = k.mem.allocBytes(n);
+      ref.dropoutMask(keep, n, 0.3, 11, 12);
+      k.dropoutMask(keep, n, 0.3, 11, 12);
+      const x = rand(n, 53);
+      for (const p of [0.3, 0]) {
+        const y = new Float32Array(n);
+        ref.dropoutForward(y, x, keep, n, p);
+        const gy = dev(new Float32Array(n));
+        k.dropoutForward(gy, dev(x), keep, n, p);
+        expectClose(await back(gy), y, `dropout forward p ${p}`);
+        const dx = rand(n, 54);
+        const gdx = dev(dx);
+        ref.dropoutBackward(dx, x, keep, n, p);
+        k.dropoutBackward(gdx, dev(x), keep, n, p);
+        expectClose(await back(gdx), dx, `dropout backward p ${p}`);
+      }
+    });
   },
 );
