@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     setupFiles: ['test/setupWasm.ts'],
+    // SwiftShader's Vulkan driver for the WebGPU tests, found before the forks start.
+    globalSetup: ['test/setupWebGpu.ts'],
   },
 });

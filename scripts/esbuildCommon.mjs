@@ -17,6 +17,8 @@ export const nodeBundle = {
   format: 'cjs',
   sourcemap: true,
   logLevel: 'warning',
+  // Dawn's native binding (optional): loaded from node_modules at run time, never bundled.
+  external: ['webgpu'],
   define: { VERSION: JSON.stringify(pkg.version), 'import.meta.url': '__importMetaUrl' },
 };
 

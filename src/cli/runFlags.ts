@@ -1,8 +1,9 @@
 /**
  * The flags of the commands that use a trained run, declared and read once: `--run DIR`
  * (the run folder, resolved against the working directory; a missing one is a one-line
- * usage error naming the command) and `--backend auto|wasm|reference` (which kernels run
- * the model), and opening the run with them.
+ * usage error naming the command) and `--backend auto|wasm|reference|webgpu` (which kernels
+ * run the model; webgpu is refused in one line until the GPU path trains), and opening the run
+ * with them.
  *
  * Leaves out: the commands' own flags (each command's file) and opening a run folder
  * (lab/inference/openRun.ts).
@@ -46,9 +47,16 @@ export function runDirsOf(f: Flags, ctx: CommandContext, command: string): strin
   return runs;
 }
 
-/** The backend kind `--backend` names (default auto: WebAssembly where it loads). */
+/** What `--backend webgpu` answers while the WebGPU kernels (src/engine/backends/webgpu/) train nothing yet. */
+export const WEBGPU_NOT_BUILT =
+  '--backend webgpu: its kernels are built and tested, but training and inference on them ' +
+  '(the GPU-resident model and its step) are not yet; use --backend auto or wasm.';
+
+/** The backend kind `--backend` names (default auto: WebAssembly where it loads; never WebGPU yet). */
 export function backendKindOf(f: Flags): BackendKind {
-  return f.choice('backend', BACKEND_KINDS, 'auto');
+  const kind = f.choice('backend', [...BACKEND_KINDS, 'webgpu'] as const, 'auto');
+  if (kind === 'webgpu') throw new UsageError(WEBGPU_NOT_BUILT);
+  return kind;
 }
 
 /** The backend `--backend` names, created. */

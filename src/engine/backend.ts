@@ -3,7 +3,8 @@
  *
  * Two implementations share these exact signatures: the `reference` backend
  * (`backends/reference.ts`, plain TypeScript, readable — the spec and the test oracle)
- * and the fast WebAssembly backend (`backends/wasm/`). Models never loop over numbers
+ * and the fast WebAssembly backend (`backends/wasm/`); the WebGPU kernels (`backends/webgpu/`)
+ * follow the same contracts on a GPU (docs/ARCHITECTURE.md, "WebGPU"). Models never loop over numbers
  * themselves; they call kernels on preallocated arrays, so a training step allocates
  * nothing.
  *

@@ -31,7 +31,8 @@ started=$(date +%s)
 step() { printf '[e2e setup %4ss] %s\n' "$(( $(date +%s) - started ))" "$*"; }
 
 # 1. Debian packages (root needed only when something is missing); fonts-noto-cjk so the
-#    screenshots of Japanese text show its characters, not empty boxes.
+#    screenshots of Japanese text show its characters, not empty boxes. chromium also brings
+#    SwiftShader's Vulkan driver, the WebGPU tests' adapter (test/setupWebGpu.ts finds it).
 missing=()
 for pkg in chromium libkrb5-dev python3-torch libopenblas0-openmp fonts-noto-cjk; do dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
 if ((${#missing[@]})); then

@@ -9,7 +9,15 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseFlags } from '../../../src/cli/args';
 import type { CommandContext } from '../../../src/cli/context';
-import { BACKEND_FLAG, RUN_FLAG, backendKindOf, backendOf, runDirOf, runDirsOf } from '../../../src/cli/runFlags';
+import {
+  BACKEND_FLAG,
+  RUN_FLAG,
+  WEBGPU_NOT_BUILT,
+  backendKindOf,
+  backendOf,
+  runDirOf,
+  runDirsOf,
+} from '../../../src/cli/runFlags';
 import { cli } from './cliHarness';
 
 const cwd = path.join(os.tmpdir(), 'project');
@@ -38,8 +46,16 @@ describe('--run and --backend', () => {
     expect(backendKindOf(parseFlags('lens', ['--backend', 'reference'], { ...BACKEND_FLAG }))).toBe('reference');
     expect(backendOf(parseFlags('lens', ['--backend', 'reference'], { ...BACKEND_FLAG })).name).toBe('reference');
     expect(() => backendKindOf(parseFlags('lens', ['--backend', 'gpu'], { ...BACKEND_FLAG }))).toThrow(
-      '--backend must be one of auto, wasm, reference, got "gpu".',
+      '--backend must be one of auto, wasm, reference, webgpu, got "gpu".',
     );
+  });
+
+  it('refuse --backend webgpu in one line saying what is not built and what to use', () => {
+    expect(() => backendKindOf(parseFlags('train', ['--backend', 'webgpu'], { ...BACKEND_FLAG }))).toThrow(
+      WEBGPU_NOT_BUILT,
+    );
+    expect(WEBGPU_NOT_BUILT).not.toMatch(/\n/);
+    expect(WEBGPU_NOT_BUILT).toMatch(/use --backend auto or wasm/);
   });
 
   it.each(['eval', 'decode', 'score', 'lens', 'tokenize', 'heads', 'report'])(

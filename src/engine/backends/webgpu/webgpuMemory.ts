@@ -1,0 +1,264 @@
+/**
+ * GPU residency for the WebGPU backend: every buffer the backend allocates is a host array
+ * (its "mirror", the exact type the models already hold: Float32Array, Uint8Array, Int32Array)
+ * paired with a GPUBuffer of the same bytes. Models keep passing views (`subarray`s of one
+ * flat allocation, as plan.ts's ParamStore and Arena hand out); a kernel resolves a view to
+ * (its root's GPUBuffer, element offset) through the view's ArrayBuffer, so the models' kernel
+ * calls stay as they are while the numbers live on the GPU.
+ *
+ * The mirror is not kept in step: the GPU copy is the truth between `upload` (after the host
+ * wrote it: initial weights, a loaded checkpoint, masks) and `download` (before the host reads
+ * it: the loss, a snapshot, a checkpoint). A large mirror that is never written costs address
+ * space, not memory (the runtime's zeroed pages are not touched).
+ *
+ * Work is recorded into one command encoder and submitted by `flush` (before any upload or
+ * download, so the queue's order is the program's order). Each dispatch's small parameter
+ * block takes a 256-byte slot of a uniform ring; a full ring flushes first.
+ *
+ * Leaves out: the kernels (webgpuKernels.ts), buffers larger than the adapter's binding limit
+ * (refused here, naming the limit; splitting them is future work), and recording a whole step
+ * once to replay it.
+ */
+
+/// <reference types="@webgpu/types" />
+
+import { EngineError } from '../../errors';
+
+/** A host view the backend can resolve to GPU memory. */
+export type HostView = Float32Array | Uint8Array | Int32Array | Uint32Array;
+
+/** A view resolved: the GPUBuffer of its root allocation and the view's offset in it. */
+export interface Resolved {
+  readonly buffer: GPUBuffer;
+  /** Offset of the view's first element in the buffer, in elements of the view's own type. */
+  readonly offset: number;
+}
+
+const SLOT = 256; // minUniformBufferOffsetAlignment's largest allowed value
+const RING_SLOTS = 1024;
+const USAGE_STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST
+const USAGE_UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
+const USAGE_READBACK = 0x01 | 0x08; // MAP_READ | COPY_DST
+const MAP_READ = 0x01;
+
+/** Scalars of one dispatch's uniform block, in WGSL struct order: 'u' u32, 'i' i32, 'f' f32. */
+export type UniformField = readonly ['u' | 'i' | 'f', number];
+
+/** The GPU memory and command recording of one device (see the file comment). */
+export class WebGpuMemory {
+  private readonly roots = new WeakMap<ArrayBufferLike, GPUBuffer>();
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly variants = new Map<string, Map<string, string>>();
+  /** A 16-byte buffer bound where an optional operand is absent (a mask, a decay mask). */
+  readonly spare: GPUBuffer;
+  private readonly ring: GPUBuffer;
+  private readonly ringHost = new ArrayBuffer(SLOT * RING_SLOTS);
+  private ringUsed = 0;
+  private encoder: GPUCommandEncoder | null = null;
+  private transients: GPUBuffer[] = [];
+  /** The first error the device reported (validation, out of memory), raised at the next wait. */
+  private error: string | null = null;
+
+  constructor(readonly device: GPUDevice) {
+    this.ring = device.createBuffer({ size: SLOT * RING_SLOTS, usage: USAGE_UNIFORM });
+    this.spare = device.createBuffer({ size: 16, usage: USAGE_STORAGE });
+    device.onuncapturederror = (e: GPUUncapturedErrorEvent) => {
+      this.error ??= e.error.message.split('\n')[0] ?? 'unknown';
+    };
+  }
+
+  /** A zeroed float buffer of n elements, resident on the GPU (the mirror is zero too). */
+  alloc(n: number): Float32Array {
+    const host = new Float32Array(n);
+    this.register(host.buffer, host.byteLength);
+    return host;
+  }
+
+  /** A zeroed byte buffer (masks, keep-masks), resident on the GPU; its size rounds up to 4 bytes there. */
+  allocBytes(n: number): Uint8Array {
+    const host = new Uint8Array(new ArrayBuffer(Math.ceil(n / 4) * 4), 0, n);
+    this.register(host.buffer, host.buffer.byteLength);
+    return host;
+  }
+
+  /** A zeroed int32 buffer (token ids, targets), resident on the GPU. */
+  allocInts(n: number): Int32Array {
+    const host = new Int32Array(n);
+    this.register(host.buffer, host.byteLength);
+    return host;
+  }
+
+  private register(root: ArrayBufferLike, bytes: number): void {
+    const max = this.device.limits.maxStorageBufferBindingSize;
+    if (bytes > max)
+      throw new EngineError(
+        'config/invalid',
+        `A ${(bytes / 2 ** 20).toFixed(0)} MiB buffer exceeds this GPU adapter's ${(max / 2 ** 20).toFixed(0)} MiB ` +
+          'binding limit; use a smaller batch or model, or --backend wasm.',
+      );
+    const buffer = this.device.createBuffer({ size: Math.max(4, Math.ceil(bytes / 4) * 4), usage: USAGE_STORAGE });
+    this.roots.set(root, buffer);
+  }
+
+  /** True when `view` was allocated here. */
+  owns(view: HostView): boolean {
+    return this.roots.has(view.buffer);
+  }
+
+  /**
+   * The GPU buffer and element offset of `view`. A view not allocated here (a batch's token ids)
+   * is copied into a buffer that lives until the next flush; pass `transient` = false to refuse it.
+   */
+  resolve(view: HostView, transient = true): Resolved {
+    const buffer = this.roots.get(view.buffer);
+    if (buffer) return { buffer, offset: view.byteOffset / view.BYTES_PER_ELEMENT };
+    if (!transient) throw new Error('buffer not allocated by this WebGPU backend');
+    const bytes = Math.max(4, Math.ceil(view.byteLength / 4) * 4);
+    const tmp = this.device.createBuffer({ size: bytes, usage: USAGE_STORAGE, mappedAtCreation: true });
+    new Uint8Array(tmp.getMappedRange()).set(new Uint8Array(view.buffer, view.byteOffset, view.byteLength));
+    tmp.unmap();
+    this.transients.push(tmp);
+    return { buffer: tmp, offset: 0 };
+  }
+
+  /** Copies the host's values of `view` to the GPU (after the host wrote them). */
+  upload(view: HostView): void {
+    const buffer = this.roots.get(view.buffer);
+    if (!buffer) throw new Error('upload: buffer not allocated by this WebGPU backend');
+    this.flush();
+    // writeBuffer needs 4-byte offsets and sizes: widen a byte view to whole words of its root.
+    const start = Math.floor(view.byteOffset / 4) * 4;
+    const end = Math.min(Math.ceil((view.byteOffset + view.byteLength) / 4) * 4, view.buffer.byteLength);
+    if (end > start) this.device.queue.writeBuffer(buffer, start, view.buffer as ArrayBuffer, start, end - start);
+  }
+
+  /** Runs everything recorded so far, then copies the GPU's values of `view` into it. */
+  async download(view: HostView): Promise<void> {
+    const buffer = this.roots.get(view.buffer);
+    if (!buffer) throw new Error('download: buffer not allocated by this WebGPU backend');
+    const start = Math.floor(view.byteOffset / 4) * 4;
+    const end = Math.min(Math.ceil((view.byteOffset + view.byteLength) / 4) * 4, buffer.size);
+    if (end <= start) return;
+    const staging = this.device.createBuffer({ size: end - start, usage: USAGE_READBACK });
+    const enc = this.takeEncoder();
+    enc.copyBufferToBuffer(buffer, start, staging, 0, end - start);
+    this.flush();
+    await staging.mapAsync(MAP_READ);
+    this.throwIfFailed();
+    const got = new Uint8Array(staging.getMappedRange());
+    const into = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    into.set(got.subarray(view.byteOffset - start, view.byteOffset - start + view.byteLength));
+    staging.unmap();
+    staging.destroy();
+  }
+
+  /** The compute pipeline of a WGSL module (entry point `main`), compiled once. */
+  pipeline(code: string): GPUComputePipeline {
+    let p = this.pipelines.get(code);
+    if (!p) {
+      const module = this.device.createShaderModule({ code });
+      p = this.device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+      this.pipelines.set(code, p);
+    }
+    return p;
+  }
+
+  /**
+   * Records one dispatch: binding 0 is the uniform block `uniforms`, bindings 1.. the storage
+   * buffers `buffers` in order (whole buffers; offsets travel in the uniforms). Operands that
+   * share a buffer (views of one flat allocation) share one binding: WebGPU forbids binding
+   * one buffer twice as writable storage, so the shader is specialized (see {@link mergeAliases}).
+   */
+  dispatch(
+    code: string,
+    uniforms: readonly UniformField[],
+    buffers: readonly GPUBuffer[],
+    groups: readonly [number, number?, number?],
+  ): void {
+    if (this.ringUsed === RING_SLOTS) this.flush();
+    const slot = this.ringUsed++;
+    const dv = new DataView(this.ringHost, slot * SLOT, SLOT);
+    uniforms.forEach(([t, v], i) => {
+      if (t === 'f') dv.setFloat32(i * 4, v, true);
+      else if (t === 'i') dv.setInt32(i * 4, v, true);
+      else dv.setUint32(i * 4, v, true);
+    });
+    const group = buffers.map((b) => buffers.indexOf(b));
+    const unique = buffers.filter((_, i) => group[i] === i);
+    const pipeline = this.pipeline(unique.length === buffers.length ? code : this.variant(code, group));
+    const entries: GPUBindGroupEntry[] = [
+      { binding: 0, resource: { buffer: this.ring, offset: slot * SLOT, size: SLOT } },
+    ];
+    unique.forEach((buffer, i) => entries.push({ binding: i + 1, resource: { buffer } }));
+    const bind = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const pass = this.takeEncoder().beginComputePass();
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bind);
+    pass.dispatchWorkgroups(groups[0], groups[1] ?? 1, groups[2] ?? 1);
+    pass.end();
+  }
+
+  private variant(code: string, group: readonly number[]): string {
+    let byGroup = this.variants.get(code);
+    if (!byGroup) this.variants.set(code, (byGroup = new Map()));
+    const key = group.join(',');
+    let v = byGroup.get(key);
+    if (v === undefined) byGroup.set(key, (v = mergeAliases(code, group)));
+    return v;
+  }
+
+  private takeEncoder(): GPUCommandEncoder {
+    return (this.encoder ??= this.device.createCommandEncoder());
+  }
+
+  /** Submits what was recorded (with the uniform slots it used); later work sees its results. */
+  flush(): void {
+    if (this.ringUsed > 0) this.device.queue.writeBuffer(this.ring, 0, this.ringHost, 0, this.ringUsed * SLOT);
+    if (this.encoder) this.device.queue.submit([this.encoder.finish()]);
+    this.encoder = null;
+    this.ringUsed = 0;
+    for (const t of this.transients) t.destroy();
+    this.transients = [];
+  }
+
+  /** Waits until the GPU has finished everything submitted (and flushes first). */
+  async finish(): Promise<void> {
+    this.flush();
+    await this.device.queue.onSubmittedWorkDone();
+    this.throwIfFailed();
+  }
+
+  private throwIfFailed(): void {
+    if (this.error === null) return;
+    // A refused dispatch is a bug here, not the user's input: a plain Error, not an EngineError.
+    throw new Error(`The GPU refused the WebGPU backend's work (${this.error}); use --backend wasm.`);
+  }
+}
+
+const BINDING = /@group\(0\) @binding\((\d+)\) var<storage, read_write> (\w+): array<(\w+)>;\n?/g;
+
+/**
+ * A shader's variant where storage operand i (binding i + 1) reads and writes through the binding
+ * of operand group[i] (the first operand on the same buffer): the later operands' declarations go,
+ * their names become the first's, and the remaining bindings are numbered 1.. in order. Operands
+ * on one buffer must have one element type (views of one allocation do).
+ */
+export function mergeAliases(code: string, group: readonly number[]): string {
+  const decls = [...code.matchAll(BINDING)].filter((m) => m[1] !== '0');
+  if (decls.length !== group.length)
+    throw new Error(`shader has ${decls.length} storage bindings, given ${group.length}`);
+  let out = code;
+  const names = decls.map((m) => m[2] as string);
+  decls.forEach((m, i) => {
+    const first = decls[group[i] as number] as RegExpMatchArray;
+    if (first === m) return;
+    if (first[3] !== m[3]) throw new Error(`operands ${first[2]} and ${m[2]} share a buffer but not a type`);
+    out = out.replace(m[0], '').replace(new RegExp(`(?<![.\\w])${m[2]}(?!\\w)`, 'g'), first[2] as string);
+  });
+  let next = 1;
+  return out.replace(BINDING, (all, b: string, name: string, type: string) =>
+    b === '0' || !names.includes(name)
+      ? all
+      : `@group(0) @binding(${next++}) var<storage, read_write> ${name}: array<${type}>;\n`,
+  );
+}

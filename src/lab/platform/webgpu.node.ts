@@ -1,0 +1,71 @@
+/**
+ * Opening a WebGPU device in Node through Dawn's binding (the optional npm package `webgpu`,
+ * "WebGPU for node": a native dawn.node per platform, ~21 MB for linux-x64). The engine never
+ * opens devices itself; the training and model workers call this and hand the GPUDevice to the
+ * WebGPU kernels (src/engine/backends/webgpu/). The web worker's counterpart is `navigator.gpu`.
+ *
+ * Dawn picks the platform's API: Vulkan on Linux (the Vulkan loader libvulkan.so.1 and a driver
+ * must be installed), Metal on macOS, D3D12 on Windows. On a machine without a GPU, a software
+ * Vulkan driver gives a (slow) adapter: the tests point `VK_ICD_FILENAMES` at SwiftShader's
+ * (test/setupWebGpu.ts); this file never does, so a user's real GPU is never hidden.
+ *
+ * Leaves out: choosing between backends (src/engine/backends/webgpu/adapter.ts) and the browser.
+ */
+
+/// <reference types="@webgpu/types" />
+
+import type { AdapterDescription } from '../../engine/backends/webgpu/adapter';
+import { dawnApiFor, describeAdapter } from '../../engine/backends/webgpu/adapter';
+
+/** An open device and its adapter's name, or why there is none (one line, saying what to do). */
+export type NodeGpu =
+  | { readonly ok: true; readonly device: GPUDevice; readonly adapter: AdapterDescription }
+  | { readonly ok: false; readonly reason: string };
+
+interface DawnModule {
+  create(flags: string[]): GPU;
+}
+
+/**
+ * Dawn's instance, kept for the life of the process: a device outlives nothing it came from
+ * (its instance collected while the device works crashes the process).
+ */
+let instance: GPU | null = null;
+
+/**
+ * Opens the highest-performance adapter Dawn finds and a device on it with the adapter's own
+ * limits for buffer sizes and workgroup memory (the defaults are lower than most GPUs allow).
+ */
+export async function openNodeGpu(): Promise<NodeGpu> {
+  let dawn: DawnModule;
+  try {
+    dawn = (await import('webgpu')) as DawnModule;
+  } catch (e) {
+    return {
+      ok: false,
+      reason:
+        `WebGPU for Node (the optional package "webgpu") did not load (${(e as Error).message.split('\n')[0]}); ` +
+        'reinstall with optional dependencies, or use --backend wasm.',
+    };
+  }
+  const gpu = (instance ??= dawn.create([]));
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter)
+    return {
+      ok: false,
+      reason:
+        'No WebGPU adapter: Dawn found no GPU driver (on Linux it needs the Vulkan loader libvulkan.so.1 and a ' +
+        'Vulkan driver); use --backend wasm.',
+    };
+  const l = adapter.limits;
+  const device = await adapter.requestDevice({
+    requiredLimits: {
+      maxStorageBufferBindingSize: l.maxStorageBufferBindingSize,
+      maxBufferSize: l.maxBufferSize,
+      maxComputeWorkgroupStorageSize: l.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: l.maxComputeInvocationsPerWorkgroup,
+      maxStorageBuffersPerShaderStage: l.maxStorageBuffersPerShaderStage,
+    },
+  });
+  return { ok: true, device, adapter: describeAdapter(adapter.info, dawnApiFor(process.platform)) };
+}
