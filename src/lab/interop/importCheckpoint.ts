@@ -1,6 +1,7 @@
 /**
- * `import`: a PyTorch checkpoint in safetensors form (ours, nanoGPT's, Hugging Face GPT-2's
- * or the seed notebook's — engine/models/importLayouts.ts) becomes an ordinary run folder
+ * `import`: a PyTorch checkpoint — safetensors, or torch.save's own `.bin`/`.pt`/`.pth` read
+ * without running it (weightFile.ts) — in a layout we know (ours, nanoGPT's, Hugging Face
+ * GPT-2's or the seed notebook's — engine/models/importLayouts.ts) becomes an ordinary run folder
  * (run.json, model.safetensors, tokenizer.json) that every other job opens: decode, score,
  * attend, heads, lens, export, and `train --resume`, which fine-tunes it on the documents
  * named at import with a low learning rate the run states ({@link FINE_TUNE_LR}).
@@ -13,7 +14,7 @@
  * that is renamed into place at the end: nothing is left behind on failure.
  *
  * The CLI (`src/cli/importCmd.ts`) and the model worker both call {@link importCheckpoint}.
- * Leaves out: pickles (refused, safetensorsReader.ts), sharded checkpoints, GGUF.
+ * Leaves out: sharded checkpoints, GGUF.
  */
 
 import type { ModelConfig } from '../../engine/config';
@@ -35,7 +36,8 @@ import { loadImportTokenizer } from './importTokenizer';
 import { writeTokenizer } from '../runs/tokenizerFile';
 import { RUN_FORMAT, RUN_VERSION, writeRunJson } from '../runs/runFolder';
 import type { RunJson } from '../runs/runFolder';
-import { isPickleName, pickleMessage, SafetensorsReader } from '../runs/safetensorsReader';
+import type { WeightFile } from './weightFile';
+import { isTorchName, openWeightFile } from './weightFile';
 import { planSegments } from '../runs/segments';
 
 /** Peak learning rate of fine-tuning an imported model (AdamW, cosine): nanoGPT's finetune_shakespeare uses 3e-5. */
@@ -45,7 +47,10 @@ export const FINE_TUNE_STEPS = 200;
 
 /** What to import, and where. */
 export interface ImportRequest {
-  /** A .safetensors file, or a folder holding one (model.safetensors, or the only .safetensors). */
+  /**
+   * A .safetensors or torch.save (.bin/.pt/.pth) file, or a folder holding one (model.safetensors, the only
+   * .safetensors, pytorch_model.bin, or the only torch file).
+   */
   readonly from: string;
   /** The run folder to create; must not exist, or be empty. */
   readonly out: string;
@@ -85,11 +90,9 @@ function badInput(msg: string): never {
 /** The checkpoint file `from` names: itself, or the one in the folder. */
 export async function locateCheckpoint(fs: LabFs, from: string): Promise<string> {
   const kind = (await fs.stat(from))?.kind;
-  if (kind === undefined) badInput(`${from} does not exist; pass a .safetensors file or the folder holding one.`);
-  if (kind === 'file') {
-    if (isPickleName(from)) throw new EngineError('checkpoint/invalid', pickleMessage(from));
-    return from;
-  }
+  if (kind === undefined)
+    badInput(`${from} does not exist; pass a .safetensors or .bin/.pt checkpoint, or the folder holding one.`);
+  if (kind === 'file') return from;
   const names = await listNames(fs, from);
   if (names.includes('run.json'))
     badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
@@ -101,9 +104,15 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
       `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one ` +
         `to import (sharded checkpoints must be merged into one file first).`,
     );
-  const pickle = names.find((n) => isPickleName(n));
-  if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(fs.join(from, pickle)));
-  return badInput(`${from} holds no .safetensors file; pass the checkpoint file, or the folder it is in.`);
+  if (names.includes('pytorch_model.bin')) return fs.join(from, 'pytorch_model.bin');
+  const torch = names.filter((n) => isTorchName(n)).sort();
+  if (torch.length === 1) return fs.join(from, torch[0] as string);
+  if (torch.length > 1)
+    badInput(
+      `${from} holds ${torch.length} PyTorch checkpoint files (${torch.slice(0, 3).join(', ')}…); pass the one ` +
+        `to import (sharded checkpoints must be merged into one file first).`,
+    );
+  return badInput(`${from} holds no .safetensors or .bin/.pt file; pass the checkpoint file, or the folder it is in.`);
 }
 
 async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, unknown> | null> {
@@ -140,9 +149,11 @@ export interface OpenedCheckpoint {
   readonly modelFile: string;
   /** The file's name, for people. */
   readonly name: string;
-  readonly reader: SafetensorsReader;
+  readonly reader: WeightFile;
   readonly configJson: Record<string, unknown> | null;
   readonly plan: ImportPlan;
+  /** For people: how the file was read (before the plan's notes). */
+  readonly notes: readonly string[];
 }
 
 /** What the caller may tell the planner: heads (when config.json does not say), and the vocabulary rows to keep. */
@@ -151,11 +162,17 @@ export type PlanOptions = Pick<ImportOptions, 'heads' | 'vocabRows'>;
 /** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. */
 export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions = {}): Promise<OpenedCheckpoint> {
   const modelFile = await locateCheckpoint(fs, fs.resolve(from));
-  const reader = await SafetensorsReader.open(fs, modelFile);
-  const configJson = await readConfigJson(fs, fs.dirname(modelFile));
+  const reader = await openWeightFile(fs, modelFile);
+  const notes = [...reader.notes];
+  let configJson = await readConfigJson(fs, fs.dirname(modelFile));
+  if (!configJson && reader.config) {
+    // nanoGPT's ckpt.pt keeps its GPTConfig (n_head …) beside the weights: it serves as config.json would.
+    configJson = reader.config.values;
+    notes.push(`no config.json: the checkpoint's "${reader.config.key}" serves as one`);
+  }
   const name = fs.basename(modelFile);
   const plan = planNamed(name, reader, configJson, opts);
-  return { modelFile, name, reader, configJson, plan };
+  return { modelFile, name, reader, configJson, plan, notes };
 }
 
 /**
@@ -164,12 +181,12 @@ export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions 
  */
 function planNamed(
   name: string,
-  reader: SafetensorsReader,
+  reader: WeightFile,
   configJson: Record<string, unknown> | null,
   opts: ImportOptions,
 ): ImportPlan {
   try {
-    return planImport(reader.header.entries, reader.header.metadata, configJson, opts);
+    return planImport(reader.tensors, reader.metadata, configJson, opts);
   } catch (e) {
     if (EngineError.is(e) && !e.message.includes(name) && !e.message.startsWith('config.json'))
       throw new EngineError(e.code, `${name}: ${e.message}`, { cause: e });
@@ -189,14 +206,11 @@ export async function readCheckpointWeights(
 ): Promise<{ plan: ImportPlan; notes: string[] }> {
   const { reader, name } = opened;
   let plan = opened.plan;
-  const notes = [...plan.notes];
+  const notes = [...opened.notes, ...plan.notes];
   // Progress counts the bytes of the tensors the model takes (not mask buffers it ignores).
   const sources = new Set([...plan.tensors.map((t) => t.source), ...(plan.lmHead ? [plan.lmHead] : [])]);
   let total = 0;
-  for (const name of sources) {
-    const e = reader.entry(name);
-    total += e ? e.end - e.begin : 0;
-  }
+  for (const name of sources) total += reader.bytesOf(name);
   const progress = (done: number): void =>
     hooks.onProgress?.({
       phase: 'read',

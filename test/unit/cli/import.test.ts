@@ -120,13 +120,13 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
 describe('attention-lab import refuses bad input with exit 2 and one line, writing nothing', () => {
   const cases: [string, () => string | string[], RegExp][] = [
     [
-      'a pickle',
+      'a cut-off pickle',
       () => {
         const f = path.join(dir, 'ckpt.pt');
         fs.writeFileSync(f, Uint8Array.of(0x80, 2, 0x7d));
         return ['--from', f];
       },
-      /ckpt\.pt is a PyTorch pickle checkpoint.*safetensors/,
+      /ckpt\.pt ends inside its pickle \(byte 3\); the file was cut off/,
     ],
     [
       'a truncated safetensors file',
