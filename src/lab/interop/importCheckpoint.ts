@@ -207,8 +207,11 @@ export async function readCheckpointWeights(
   const { reader, name } = opened;
   let plan = opened.plan;
   const notes = [...opened.notes, ...plan.notes];
+  // A torch.save file of a tied model stores lm_head as the embedding's own storage: tied without reading it.
+  const sharedHead = plan.lmHead !== null && reader.sameTensor(embeddingOf(plan).source, plan.lmHead);
   // Progress counts the bytes of the tensors the model takes (not mask buffers it ignores).
-  const sources = new Set([...plan.tensors.map((t) => t.source), ...(plan.lmHead ? [plan.lmHead] : [])]);
+  const head = plan.lmHead && !sharedHead ? [plan.lmHead] : [];
+  const sources = new Set([...plan.tensors.map((t) => t.source), ...head]);
   let total = 0;
   for (const name of sources) total += reader.bytesOf(name);
   const progress = (done: number): void =>
@@ -224,7 +227,10 @@ export async function readCheckpointWeights(
     ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}),
   };
   let wte: Float32Array | null = null;
-  if (plan.lmHead) {
+  if (sharedHead) {
+    plan = planNamed(name, reader, opened.configJson, { ...opts, tiedHead: true });
+    notes.push('lm_head.weight is the token embedding (one storage in the file): tied');
+  } else if (plan.lmHead) {
     // A tied output projection is saved twice by tools that refuse shared tensors: same values, same model.
     wte = await reader.readF32(embeddingOf(plan).source, readHooks);
     const head = await reader.readF32(plan.lmHead, readHooks);

@@ -130,6 +130,22 @@ export class TorchCheckpointReader {
     return config && configKey ? { key: configKey, values: config } : null;
   }
 
+  /** Whether tensors `a` and `b` are the same view (offset, shape, strides) of the same storage. */
+  sameTensor(a: string, b: string): boolean {
+    const x = this.byName.get(a);
+    const y = this.byName.get(b);
+    const same = (p: readonly number[], q: readonly number[]): boolean =>
+      p.length === q.length && p.every((d, i) => d === q[i]);
+    return (
+      !!x &&
+      !!y &&
+      x.storage.key === y.storage.key &&
+      x.offset === y.offset &&
+      same(x.shape, y.shape) &&
+      same(x.stride, y.stride)
+    );
+  }
+
   /** Bytes tensor `name`'s values take in the file (0 for an unknown name). */
   bytesOf(name: string): number {
     const t = this.byName.get(name);

@@ -38,6 +38,8 @@ export interface WeightFile {
   readonly dataBytes: number;
   /** Bytes tensor `name` takes in the file (progress). */
   bytesOf(name: string): number;
+  /** Whether tensors `a` and `b` are one view of one storage (so hold the same values); false when unknown. */
+  sameTensor(a: string, b: string): boolean;
   /** Tensor `name` as float32, row-major; integer tensors and non-finite values refused. */
   readF32(name: string, hooks?: ReadHooks): Promise<Float32Array>;
 }
@@ -63,6 +65,7 @@ function safetensorsWeights(r: SafetensorsReader): WeightFile {
       const e = r.entry(name);
       return e ? e.end - e.begin : 0;
     },
+    sameTensor: () => false, // safetensors refuses shared tensors: a copy is compared by its values
     readF32: (name, hooks) => r.readF32(name, hooks),
   };
 }
@@ -78,6 +81,7 @@ function torchWeights(r: TorchCheckpointReader): WeightFile {
     notes,
     dataBytes: r.dataBytes,
     bytesOf: (name) => r.bytesOf(name),
+    sameTensor: (a, b) => r.sameTensor(a, b),
     readF32: (name, hooks) => r.readF32(name, hooks),
   };
 }

@@ -57,7 +57,7 @@ describe('a GPT-2 pytorch_model.bin imports as its .safetensors does', () => {
     expect(bin.plan.config).toEqual(st.plan.config);
     expect(bin.plan.config.tieEmbeddings).toBe(true);
     expect(bin.notes[0]).toBe('read a torch.save zip: the file is the state dict');
-    expect(bin.notes).toContain('lm_head.weight equals the token embedding: tied');
+    expect(bin.notes).toContain('lm_head.weight is the token embedding (one storage in the file): tied');
     for (const p of st.plan.model.paramList)
       expect(Array.from(bin.plan.model.param(p.name).data), p.name).toEqual(Array.from(p.data));
   });

@@ -84,6 +84,8 @@ describe('a real torch.save state dict loads to its exact values', () => {
     const s = await r.readF32('slice'); // base[1:3, 2:5]
     // base[i][j] = t[j][i]; slice[a][b] = base[1 + a][2 + b]
     for (let a = 0; a < 2; a++) for (let b = 0; b < 3; b++) expect(s[a * 3 + b]).toBe(t[(2 + b) * 4 + (1 + a)]);
+    expect(r.sameTensor('transposed', 'transposed')).toBe(true);
+    expect(r.sameTensor('transposed', 'slice')).toBe(false); // one storage, different views
     const e = await r.readF32('expanded'); // stride 0 over its rows
     expect(Array.from(e.subarray(0, 3))).toEqual(Array.from(e.subarray(3, 6)));
   });
