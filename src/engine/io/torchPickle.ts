@@ -283,7 +283,8 @@ export function unpickle(bytes: Uint8Array, source: string, start = 0): Unpickle
       case 0x65: {
         // APPENDS
         const items = popMark();
-        asList(top(), fail).push(...items);
+        const list = asList(top(), fail);
+        for (const x of items) list.push(x); // not push(...items): a list may have more items than a call has arguments
         break;
       }
       case 0x7d: // EMPTY_DICT

@@ -89,16 +89,23 @@ function describe(v: PickleValue): string {
   return v === null ? 'None' : typeof v;
 }
 
+/** How deep {@link toJson} follows nested containers; deeper ones (and cycles a memo can make) become null. */
+const MAX_JSON_DEPTH = 32;
+
 /** A plain value as JSON (tuples as arrays, torch names as strings); undefined for tensors and bytes. */
-export function toJson(v: PickleValue | undefined): unknown {
+export function toJson(v: PickleValue | undefined, depth = 0): unknown {
   if (v === undefined || v === null || typeof v === 'string' || typeof v === 'boolean') return v ?? null;
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (typeof v === 'bigint') return v.toString();
-  if (Array.isArray(v) || v instanceof PickleTuple) return (Array.isArray(v) ? v : v.items).map(toJson);
   if (v instanceof PickleGlobal) return v.key.replace(' ', '.');
+  const isContainer = Array.isArray(v) || v instanceof PickleTuple || v instanceof PickleDict;
+  if (isContainer && depth >= MAX_JSON_DEPTH) return null;
+  if (Array.isArray(v) || v instanceof PickleTuple)
+    return (Array.isArray(v) ? v : v.items).map((x) => toJson(x, depth + 1));
   if (v instanceof PickleDict) {
     const out: Record<string, unknown> = {};
-    for (const [k, x] of v.map) if (typeof k === 'string' || typeof k === 'number') out[String(k)] = toJson(x);
+    for (const [k, x] of v.map)
+      if (typeof k === 'string' || typeof k === 'number') out[String(k)] = toJson(x, depth + 1);
     return out;
   }
   return undefined;

@@ -209,15 +209,16 @@ function storagesOf(found: FoundStateDict): Map<string, TorchStorageRef> {
 function everyStorage(root: PickleValue): Map<string, TorchStorageRef> {
   const out = new Map<string, TorchStorageRef>();
   const seen = new Set<object>();
-  const walk = (v: PickleValue | undefined): void => {
-    if (typeof v !== 'object' || v === null || seen.has(v)) return; // a pickle's memo can make cycles
+  // An explicit stack, not recursion: a hostile pickle may nest a million lists.
+  const todo: (PickleValue | undefined)[] = [root];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (typeof v !== 'object' || v === null || seen.has(v)) continue; // a pickle's memo can make cycles
     seen.add(v);
     if (isTensorRef(v)) out.set(v.storage.key, v.storage);
-    else if (Array.isArray(v)) v.forEach(walk);
-    else if (v instanceof PickleTuple) v.items.forEach(walk);
-    else if (v instanceof PickleDict) v.map.forEach(walk);
-  };
-  walk(root);
+    else if (Array.isArray(v) || v instanceof PickleTuple) for (const x of Array.isArray(v) ? v : v.items) todo.push(x);
+    else if (v instanceof PickleDict) for (const x of v.map.values()) todo.push(x);
+  }
   return out;
 }
 

@@ -219,3 +219,29 @@ describe('finding the state dict', () => {
     expect(() => findStateDict([t], 'f')).toThrow(/^f: it holds a list, not a state dict/);
   });
 });
+
+describe('hostile shapes of plain values', () => {
+  it('a list that holds itself, as model_args, becomes JSON with the cycle cut', () => {
+    // {'model': {'w': tensor}, 'model_args': l} where l = []; l.append(l)
+    const bytes = pk(
+      `}(${str('model')}}(${str('w')}${tensor('0', 1, 0, [], [])}u`,
+      `${str('model_args')}]q\x05h\x05au.`,
+    );
+    const found = findStateDict(unpickle(bytes, 'f.bin').value, 'f.bin');
+    expect(found.key).toBe('model');
+    expect(found.config).toBeNull(); // a list is not a config object
+    const nested = toJson((unpickle(bytes, 'f.bin').value as PickleDict).map.get('model_args'));
+    let depth = 0;
+    for (let x = nested; Array.isArray(x); x = x[0] as unknown) depth++;
+    expect(depth).toBe(32);
+  });
+});
+
+describe('large plain values', () => {
+  it('APPENDS of 300,000 items (more than a call takes as arguments)', () => {
+    const n = 300_000;
+    const body = new Array<string>(n).fill('N').join('');
+    const { value } = unpickle(pk(`](${body}e.`), 'f.bin');
+    expect((value as unknown[]).length).toBe(n);
+  });
+});
