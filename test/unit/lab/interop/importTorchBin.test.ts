@@ -101,6 +101,16 @@ describe('importCheckpoint of torch files', () => {
     expect(fs.readdirSync(out).sort()).toEqual(['model.safetensors', 'run.json', 'tokenizer.json']);
   });
 
+  it('a folder of sharded .bin files is refused in one line, naming them', async () => {
+    const dir = path.join(tmp, 'sharded');
+    fs.mkdirSync(dir);
+    for (const n of ['pytorch_model-00001-of-00002.bin', 'pytorch_model-00002-of-00002.bin'])
+      fs.copyFileSync(path.join(TORCH, 'hf-gpt2-bin', 'pytorch_model.bin'), path.join(dir, n));
+    await expect(importCheckpoint(NODE_FS, { from: dir, out: path.join(tmp, 'sharded-run') })).rejects.toThrow(
+      /holds 2 PyTorch checkpoint files \(pytorch_model-00001-of-00002\.bin, .*sharded checkpoints must be merged/,
+    );
+  });
+
   it('a hostile .bin is refused naming its global, and no run folder is written', async () => {
     const dir = path.join(tmp, 'hostile');
     fs.mkdirSync(dir);
