@@ -18,13 +18,15 @@
  * rotated keys); then, inside the kernel, the soft-cap of the scores and ALiBi (causal
  * self-attention); a sliding window is a mask the caller passes (masks.ts).
  *
- * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D = C/H,
+ * Shape legend: B batch, T query positions, S key positions, C d_model, H heads, D head size
+ * (headDim, or C/H when 0), A = H·D the width of the queries and of the heads concatenated,
  * Hkv key/value heads, KV = Hkv·D, R rows of a decoding step (beams), P positions fed so far.
+ * W_q is [A, C], W_k and W_v [KV, C], W_o [C, A]; the scores are scaled by attnScale, or 1/√D.
  */
 
 import type { AttentionDims, Backend, FloatArray, MaskView } from '../backend';
 import type { ModelConfig } from '../config';
-import { kvHeads } from '../config';
+import { headSize, kvHeads } from '../config';
 import { alibiSlopes } from '../ops/alibi';
 import { drawKeepMask } from '../ops/dropout';
 import { ropeTables } from '../ops/rope';
@@ -49,6 +51,10 @@ export type AttentionRole = 'self' | 'causal' | 'cross';
 export interface AttentionSpec {
   readonly C: number;
   readonly H: number;
+  /** Channels of each head (C/H unless the config's headDim sets it). */
+  readonly D: number;
+  /** Softmax scale of the scores (1/√D unless the config's attnScale sets it). */
+  readonly scale: number;
   /** Key/value heads (divides H). */
   readonly Hkv: number;
   readonly dropP: number;
@@ -66,10 +72,12 @@ export interface AttentionSpec {
 
 /** The spec of an attention layer of `cfg` in `role` (see the file comment for what applies where). */
 export function attentionSpec(cfg: ModelConfig, role: AttentionRole): AttentionSpec {
-  const D = cfg.dModel / cfg.nHeads;
+  const D = headSize(cfg);
   return {
     C: cfg.dModel,
     H: cfg.nHeads,
+    D,
+    scale: cfg.attnScale > 0 ? cfg.attnScale : 1 / Math.sqrt(D),
     Hkv: kvHeads(cfg),
     dropP: cfg.dropout,
     qkvBias: cfg.qkvBias,
@@ -107,25 +115,26 @@ export type Alloc = (n: number) => FloatArray;
 
 /** Buffers of one decoding step or prefill of up to R rows (the caller's, shared by every layer). */
 export interface AttentionScratch {
-  /** [R, C] each (kNew and vNew use their first R·KV). */
+  /** [R, A] each (kNew and vNew use their first R·KV). */
   readonly qNew: FloatArray;
   readonly kNew: FloatArray;
   readonly vNew: FloatArray;
   readonly att: FloatArray;
-  /** [R, C]: a projection before its qk-norm. */
+  /** [R, A]: a projection before its qk-norm. */
   readonly qkRaw: FloatArray;
   /** [R, H]: the qk-norm's statistics. */
   readonly qkRstd: FloatArray;
 }
 
-/** Allocates the attention scratch of up to R rows of C channels and H heads. */
-export function allocAttentionScratch(alloc: Alloc, R: number, C: number, H: number): AttentionScratch {
+/** Allocates the attention scratch of up to R rows of H heads of D channels (A = H·D; k and v fit, Hkv ≤ H). */
+export function allocAttentionScratch(alloc: Alloc, R: number, H: number, D: number): AttentionScratch {
+  const A = H * D;
   return {
-    qNew: alloc(R * C),
-    kNew: alloc(R * C),
-    vNew: alloc(R * C),
-    att: alloc(R * C),
-    qkRaw: alloc(R * C),
+    qNew: alloc(R * A),
+    kNew: alloc(R * A),
+    vNew: alloc(R * A),
+    att: alloc(R * A),
+    qkRaw: alloc(R * A),
     qkRstd: alloc(R * H),
   };
 }
@@ -155,17 +164,20 @@ export class MultiHeadAttention {
   readonly C: number;
   readonly H: number;
   readonly Hkv: number;
+  /** Channels of each head. */
   readonly D: number;
+  /** H·D: the width of a position's queries and of its heads concatenated. */
+  readonly A: number;
   /** Hkv·D: the width of a position's keys or values. */
   readonly KV: number;
   readonly dropP: number;
   private readonly spec: AttentionSpec;
-  private readonly qb: Slot; // [B, T, C] queries as attended (normed, rotated)
+  private readonly qb: Slot; // [B, T, A] queries as attended (normed, rotated)
   private readonly kb: Slot; // [B, S, KV]
   private readonly vb: Slot; // [B, S, KV]
   private readonly qSaved: NormSaved | null;
   private readonly kSaved: NormSaved | null;
-  private readonly att: Slot; // [B, T, C] heads concatenated
+  private readonly att: Slot; // [B, T, A] heads concatenated
   /** [B, H, T, S] post-softmax probabilities of the last forward. */
   readonly probs: Slot;
   private readonly keep: ByteSlot; // [B, H, T, S] dropout keep-mask
@@ -199,17 +211,18 @@ export class MultiHeadAttention {
     this.H = H;
     this.Hkv = Hkv;
     this.dropP = spec.dropP;
-    const D = (this.D = C / H);
+    const D = (this.D = spec.D);
+    const A = (this.A = H * D);
     const KV = (this.KV = Hkv * D);
-    this.q = new Linear(store, names.q, C, C, spec.qkvBias, init.qkv);
+    this.q = new Linear(store, names.q, C, A, spec.qkvBias, init.qkv);
     this.k = new Linear(store, names.k, C, KV, spec.qkvBias, init.kv);
     this.v = new Linear(store, names.v, C, KV, spec.qkvBias, init.kv);
-    this.o = new Linear(store, names.o, C, C, spec.outBias, init.o);
+    this.o = new Linear(store, names.o, A, C, spec.outBias, init.o);
     const one: ParamInit = { kind: 'const', value: 1 };
     const scaled = spec.qkNorm?.scale === true;
     this.qNorm = scaled ? store.add(`${names.qNorm}.weight`, [D], one) : null;
     this.kNorm = scaled ? store.add(`${names.kNorm}.weight`, [D], one) : null;
-    const nq = max.B * max.T * C;
+    const nq = max.B * max.T * A;
     const nkv = max.B * max.S * KV;
     const np = max.B * H * max.T * max.S;
     this.qb = arena.buffer(nq);
@@ -257,9 +270,9 @@ export class MultiHeadAttention {
       S,
       H: this.H,
       D: this.D,
-      qBatchStride: T * this.C,
+      qBatchStride: T * this.A,
       kvBatchStride,
-      scale: 1 / Math.sqrt(this.D),
+      scale: this.spec.scale,
       Hkv: this.Hkv,
       softCap: this.spec.softCap,
       alibi: this.slopes ? this.slopes.data : null,
@@ -291,7 +304,7 @@ export class MultiHeadAttention {
       k.rope(out, this.ropeCos.data, this.ropeSin.data, B, T, heads, D, rope.R, start, T * heads * D, heads * D, false);
   }
 
-  /** q [B, T, C] of x: the projection, then qk-norm and RoPE (positions start..). */
+  /** q [B, T, A] of x: the projection, then qk-norm and RoPE (positions start..). */
   private queries(
     k: Backend,
     out: FloatArray,
@@ -358,11 +371,11 @@ export class MultiHeadAttention {
     return Math.floor(h / (this.H / this.Hkv));
   }
 
-  /** att[rows, C]: each switched-off head's D channels of every row set to 0 (the fill kernel on slices). */
+  /** att[rows, A]: each switched-off head's D channels of every row set to 0 (the fill kernel on slices). */
   private zeroHeads(k: Backend, att: FloatArray, rows: number): void {
-    const { C, D } = this;
+    const { A, D } = this;
     for (const h of this.headsOff ?? []) {
-      for (let r = 0; r < rows; r++) k.fill(att.subarray(r * C + h * D, r * C + (h + 1) * D), D, 0);
+      for (let r = 0; r < rows; r++) k.fill(att.subarray(r * A + h * D, r * A + (h + 1) * D), D, 0);
     }
   }
 
@@ -610,10 +623,10 @@ export class MultiHeadAttention {
    */
   backward(k: Backend, dxq: FloatArray, dxkv: FloatArray, dout: FloatArray, xq: FloatArray, xkv: FloatArray): void {
     const { B, T, S } = this.shape;
-    const { C, KV } = this;
+    const { A, KV } = this;
     const datt = this.datt.data;
     this.o.backward(k, datt, dout, this.att.data, B * T, true);
-    k.fill(this.dq.data, B * T * C, 0);
+    k.fill(this.dq.data, B * T * A, 0);
     k.fill(this.dk.data, B * S * KV, 0);
     k.fill(this.dv.data, B * S * KV, 0);
     const keep = this.dropActive ? this.keep.data : null;

@@ -46,6 +46,8 @@ export interface BlockInit {
   readonly kv: ParamInit;
   /** Projections that write into the residual stream (W_o, fc2). */
   readonly out: ParamInit;
+  /** W_o ([C, H·D]) when its init differs from `out`'s (the encoder-decoder's Xavier bound follows the shape). */
+  readonly o?: ParamInit;
   /** The feed-forward network's up projection, and its gate when gated. */
   readonly fc1: ParamInit;
 }
@@ -72,7 +74,8 @@ export interface BlockCache {
   readonly cross: KVCache | null;
 }
 
-/** Buffers of one decoding step, shared by every layer: [R, C] except h, g, a [R, F] and mean, rstd [R]. */
+/** Buffers of one decoding step, shared by every layer: [R, C] except the attention's [R, H·D], h, g, a [R, F] and
+ * mean, rstd [R]. */
 export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch {
   /** LN(x) (pre) or x + sublayer(x) before its LN (post). */
   readonly mid: FloatArray;
@@ -82,13 +85,13 @@ export interface BlockScratch extends AttentionScratch, FfnScratch, NormScratch 
   readonly acc: FloatArray;
 }
 
-/** Allocates the scratch of decoding steps (or a prefill) of up to R rows (H heads). */
-export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number, H: number): BlockScratch {
+/** Allocates the scratch of decoding steps (or a prefill) of up to R rows (H heads of D channels). */
+export function allocBlockScratch(alloc: Alloc, R: number, C: number, F: number, H: number, D: number): BlockScratch {
   const rc = (): FloatArray => alloc(R * C);
   return {
     mid: rc(),
     y: rc(),
-    ...allocAttentionScratch(alloc, R, C, H),
+    ...allocAttentionScratch(alloc, R, H, D),
     acc: rc(),
     h: alloc(R * F),
     g: alloc(R * F),
@@ -178,7 +181,7 @@ export class Block {
     const C = cfg.dModel;
     const maxN = max.B * max.T;
     const n = maxN * C;
-    const attnInit = { qkv: init.qkv, kv: init.kv, o: init.out };
+    const attnInit = { qkv: init.qkv, kv: init.kv, o: init.o ?? init.out };
     const causal = cfg.kind === 'decoder-only' || names.crossAttn !== null;
     this.selfAttn = new MultiHeadAttention(
       store,

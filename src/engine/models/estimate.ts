@@ -5,7 +5,7 @@
  */
 
 import type { ModelConfig } from '../config';
-import { kvHeads } from '../config';
+import { headSize, kvHeads } from '../config';
 import { muonBufferFloats } from '../optim/optimizer';
 import type { OptimizerConfig } from '../optim/optimizerConfig';
 import type { ModelShape } from './inputs';
@@ -63,8 +63,9 @@ export function estimateModel(
   const f = 4;
   const activationBytes = model.arena.floats * f + model.arena.otherBytes;
   // Matmul FLOPs: 2 per multiply-add forward, 4 backward, on every weight touched per token
-  // (embedding lookups are not matmuls); attention adds QKᵀ and PV: 2·2·T·C per layer forward.
+  // (embedding lookups are not matmuls); attention adds QKᵀ and PV: 2·2·T·H·D per layer forward.
   const C = config.dModel;
+  const A = config.nHeads * headSize(config);
   const T = model.maxLen;
   const S = model.maxSrcLen || T;
   let matmulParams = 0;
@@ -75,7 +76,7 @@ export function estimateModel(
   const attn =
     2 *
     2 *
-    C *
+    A *
     (config.nDecoderLayers * (T + (config.kind === 'encoder-decoder' ? S : 0)) + config.nEncoderLayers * S * encPerTgt);
   const trainFlopsPerToken = 3 * (2 * matmulParams + attn);
   // The Optimizer's allocations (optim/optimizer.ts): m and v over every parameter, and Muon's buffers.
@@ -109,10 +110,13 @@ export const WASM_RESERVE_BYTES = 256 * 2 ** 20;
  */
 export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): number {
   const { dModel: C, dFF: F, nHeads: H, vocabSize: V } = config;
-  const KV = (C / H) * kvHeads(config); // a position's keys: Hkv heads of D
+  const A = H * headSize(config); // a position's queries: H heads of D
+  const KV = headSize(config) * kvHeads(config); // a position's keys: Hkv heads of D
   const P = config.maxLen;
   const S = config.kind === 'encoder-decoder' ? srcLen : 0;
-  const scratch = (R: number): number => R * (8 * C + 3 * F + 2 + H);
+  // A row of the step buffers: mid, y, acc [C]; the attention's q, k, v, heads and pre-norm projection [A];
+  // the feed-forward network's three [F]; the norm's mean and rstd; the qk-norm's statistics [H].
+  const scratch = (R: number): number => R * (3 * C + 5 * A + 3 * F + 2 + H);
   // Per layer: self-attention keys and values (Hkv heads) of every row and their probabilities; the
   // encoder's keys and values, shared by every row, and each row's cross-attention probabilities.
   // With qk-norm, the encoder's keys before their norm and its statistics, once per layer.

@@ -19,7 +19,7 @@
  */
 
 import type { ModelConfig } from '../config';
-import { kvHeads, validateConfig } from '../config';
+import { headSize, kvHeads, validateConfig } from '../config';
 import { EngineError } from '../errors';
 
 /** The `architectures` entry of a Llama config.json. */
@@ -114,12 +114,8 @@ export function configFromLlamaJson(cfg: Json, ownConfig: unknown): ModelConfig 
   const C = num('hidden_size');
   const H = num('num_attention_heads');
   const Hkv = num('num_key_value_heads', H);
-  const headDim = cfg['head_dim'] ?? null;
-  if (headDim !== null && headDim !== C / H)
-    bad(
-      `config.json's head_dim ${JSON.stringify(headDim)} is not hidden_size / num_attention_heads = ${C / H}; ` +
-        "Attention Lab's heads are d_model / heads wide.",
-    );
+  // head_dim (transformers' default hidden_size / num_attention_heads) is our headDim, 0 when it is that default.
+  const headDim = cfg['head_dim'] === undefined || cfg['head_dim'] === null ? C / H : num('head_dim');
   const qkvBias = bool('attention_bias');
   let config = validateConfig({
     kind: 'decoder-only',
@@ -128,6 +124,7 @@ export function configFromLlamaJson(cfg: Json, ownConfig: unknown): ModelConfig 
     dModel: C,
     nHeads: H,
     nKvHeads: Hkv === H ? 0 : Hkv,
+    headDim: headDim === C / H ? 0 : headDim,
     dFF: num('intermediate_size'),
     nEncoderLayers: 0,
     nDecoderLayers: num('num_hidden_layers'),
@@ -164,7 +161,7 @@ export function configFromLlamaJson(cfg: Json, ownConfig: unknown): ModelConfig 
     }
     // Llama's fields decide; ours adds only what Llama has no field for, and must agree on the rest.
     const merged = { ...config, dropout: own.dropout, labelSmoothing: own.labelSmoothing, bias: own.bias };
-    const inert = (c: ModelConfig): ModelConfig => ({ ...c, nKvHeads: kvHeads(c) });
+    const inert = (c: ModelConfig): ModelConfig => ({ ...c, nKvHeads: kvHeads(c), headDim: headSize(c) });
     const a = inert(own) as unknown as Record<string, unknown>;
     const b = inert(merged) as unknown as Record<string, unknown>;
     const differ = Object.keys(a).find((k) => a[k] !== b[k]);

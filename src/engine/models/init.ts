@@ -10,7 +10,7 @@
  */
 
 import type { ModelConfig } from '../config';
-import { kvHeads } from '../config';
+import { headSize, kvHeads } from '../config';
 import type { Rng } from '../rng';
 import type { BlockInit } from './block';
 import type { Param, ParamInit } from './plan';
@@ -36,10 +36,12 @@ export function initFor(cfg: ModelConfig): ModelInit {
     };
   }
   const xavier = (i: number, o: number): ParamInit => ({ kind: 'uniform', bound: Math.sqrt(6 / (i + o)) });
-  // W_k and W_v are [Hkv·D, C]: fewer rows under grouped-query attention.
-  const kv = xavier(C, (C / cfg.nHeads) * kvHeads(cfg));
+  // W_q is [H·D, C], W_o [C, H·D], W_k and W_v [Hkv·D, C]: fewer rows under grouped-query attention.
+  const D = headSize(cfg);
+  const A = cfg.nHeads * D;
+  const kv = xavier(C, D * kvHeads(cfg));
   return {
-    block: { qkv: xavier(C, C), kv, out: xavier(C, C), fc1: xavier(C, cfg.dFF) },
+    block: { qkv: xavier(C, A), kv, out: xavier(C, C), o: xavier(A, C), fc1: xavier(C, cfg.dFF) },
     embed: { kind: 'normal', std: 1 / Math.sqrt(C) },
     pos: { kind: 'normal', std: 0.02 },
     head: xavier(C, cfg.vocabSize),

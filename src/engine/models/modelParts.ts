@@ -199,8 +199,6 @@ export abstract class ModelParts {
  */
 export function unbuiltOptions(c: ModelConfig): string[] {
   const out: string[] = [];
-  if (c.headDim > 0 && c.headDim !== c.dModel / c.nHeads) out.push(`headDim ${c.headDim}`);
-  if (c.attnScale > 0) out.push(`attnScale ${c.attnScale}`);
   if (c.postNorms) out.push('postNorms true');
   if (c.globalEvery > 0) out.push(`globalEvery ${c.globalEvery}`);
   if (c.ropeLocalTheta > 0) out.push(`ropeLocalTheta ${c.ropeLocalTheta}`);

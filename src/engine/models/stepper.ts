@@ -31,6 +31,7 @@
 import type { Backend, FloatArray, MaskView } from '../backend';
 import type { DecodeStepper, StepAttention, StepOutput } from '../decode/stepperContract';
 import { EngineError } from '../errors';
+import { headSize } from '../config';
 import type { BlockCache, BlockScratch } from './block';
 import { allocBlockScratch } from './block';
 import type { AttentionStack } from './heads';
@@ -184,7 +185,7 @@ class KVCacheStepper implements ModelStepper {
     const alloc = (n: number): FloatArray => ws.alloc(n);
     for (const blk of model.decoder) this.caches.push(blk.createCache(k, alloc, R, P, memory));
     this.x = alloc(R * C);
-    this.scratch = allocBlockScratch(alloc, R, C, cfg.dFF, cfg.nHeads);
+    this.scratch = allocBlockScratch(alloc, R, C, cfg.dFF, cfg.nHeads, headSize(cfg));
     this.logits = alloc(R * cfg.vocabSize);
     this.tmp = alloc(R * (this.caches[0]?.self.rowStride ?? 0));
     this.windowRow = ws.allocBytes(cfg.slidingWindow > 0 ? P : 0);
@@ -199,7 +200,7 @@ class KVCacheStepper implements ModelStepper {
     fillCausalMask(causal, P, this.model.config.slidingWindow);
     this.pre = {
       x: alloc(P * C),
-      scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF, H),
+      scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF, H, headSize(this.model.config)),
       selfProbs: alloc(H * P * P),
       crossProbs: S > 0 ? alloc(H * P * S) : null,
       causal: causalView(causal, P),

@@ -14,7 +14,7 @@
  */
 
 import type { ModelConfig } from '../../engine/config';
-import { kvHeads } from '../../engine/config';
+import { headSize, kvHeads } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { encodeSafetensors } from '../../engine/io/safetensors';
 import { hfLlamaNames } from '../../engine/models/hfLlama';
@@ -39,6 +39,9 @@ export function llamaDifferences(c: ModelConfig): string[] {
   if (c.parallelResidual) d.push('parallelResidual');
   if (c.embedNorm) d.push('embedNorm');
   if (c.embedScale) d.push('embedScale');
+  const D = headSize(c);
+  if (c.attnScale > 0 && Math.abs(c.attnScale * Math.sqrt(D) - 1) > 1e-12)
+    d.push(`attnScale ${c.attnScale} (Llama scales the scores by 1/√head_dim)`);
   return d;
 }
 
@@ -64,7 +67,7 @@ export function hfLlamaConfig(c: ModelConfig, ids: SpecialIds): Record<string, u
     num_hidden_layers: c.nDecoderLayers,
     num_attention_heads: c.nHeads,
     num_key_value_heads: kvHeads(c),
-    head_dim: c.dModel / c.nHeads,
+    head_dim: headSize(c),
     hidden_act: 'silu',
     max_position_embeddings: c.maxLen,
     rms_norm_eps: c.layerNormEps,

@@ -51,11 +51,14 @@ export const MAX_PICKLE_BYTES = 256 << 20;
 /** The magic number the legacy format's first pickle holds. */
 const LEGACY_MAGIC = 0x1950a86a20f9469cfc6cn;
 
-/** Whether the first bytes of a file are a zip's ("PK\x03\x04") or a pickle's (PROTO 2–5). */
+/**
+ * Whether the first 9 bytes of a file are a zip's ("PK\x03\x04") or a pickle's (PROTO 2–5). A safetensors
+ * file whose header is 0x0280–0x0580 bytes long starts with the same two bytes; its header then opens with "{".
+ */
 export function looksLikeTorchSave(first: Uint8Array): boolean {
   return (
     (first[0] === 0x50 && first[1] === 0x4b && first[2] === 0x03 && first[3] === 0x04) ||
-    (first[0] === 0x80 && (first[1] ?? 0) >= 2 && (first[1] ?? 0) <= 5)
+    (first[0] === 0x80 && (first[1] ?? 0) >= 2 && (first[1] ?? 0) <= 5 && first[8] !== 0x7b)
   );
 }
 
@@ -98,7 +101,7 @@ export class TorchCheckpointReader {
     const name = fs.basename(file);
     const st = await fs.stat(file);
     if (st?.kind !== 'file') throw new EngineError('input/invalid', `${file} is not a file; pass a checkpoint file.`);
-    const first = await fs.readRange(file, 0, Math.min(8, st.size));
+    const first = await fs.readRange(file, 0, Math.min(9, st.size));
     if (!looksLikeTorchSave(first))
       throw new EngineError(
         'checkpoint/invalid',
@@ -144,6 +147,13 @@ export class TorchCheckpointReader {
       same(x.shape, y.shape) &&
       same(x.stride, y.stride)
     );
+  }
+
+  /** The byte of the file where tensor `name`'s first element lies (0 for an unknown name). */
+  offsetOf(name: string): number {
+    const t = this.byName.get(name);
+    const where = t ? this.storages.get(t.storage.key) : undefined;
+    return t && where ? where.offset + t.offset * TORCH_DTYPE_SIZE[t.storage.dtype] : 0;
   }
 
   /** Bytes tensor `name`'s values take in the file (0 for an unknown name). */

@@ -1,11 +1,12 @@
 /**
  * One view of the checkpoint files `import` opens, whatever their format: a `.safetensors`
- * file (runs/safetensorsReader.ts) or a `torch.save` file — `pytorch_model.bin`, `.pt`,
+ * file (runs/safetensorsReader.ts), a sharded one through its index (shardedCheckpoint.ts), or a
+ * `torch.save` file — `pytorch_model.bin`, `.pt`,
  * `.pth` — read without running it (torchCheckpoint.ts). The format is told by the file's
  * first bytes, not its name. The import plans from the tensors' names and shapes and reads
  * each tensor as float32 on request.
  *
- * Leaves out: sharded checkpoints (several files), GGUF.
+ * Leaves out: sharded torch.save sets, GGUF.
  */
 
 import { EngineError } from '../../engine/errors';
@@ -13,6 +14,8 @@ import type { SourceTensor } from '../../engine/models/importLayouts';
 import type { LabFs } from '../files/labFs';
 import type { ReadHooks } from '../runs/safetensorsReader';
 import { SafetensorsReader } from '../runs/safetensorsReader';
+import type { CheckpointReader } from './shardedCheckpoint';
+import { SHARD_INDEX, ShardedReader } from './shardedCheckpoint';
 import { looksLikeTorchSave, TorchCheckpointReader } from './torchCheckpoint';
 
 /** File names PyTorch checkpoints are saved under. */
@@ -40,20 +43,23 @@ export interface WeightFile {
   bytesOf(name: string): number;
   /** Whether tensors `a` and `b` are one view of one storage (so hold the same values); false when unknown. */
   sameTensor(a: string, b: string): boolean;
+  /** Where tensor `name` lies (file, then byte): reading in this order reads each file front to back once. */
+  orderOf(name: string): readonly [number, number];
   /** Tensor `name` as float32, row-major; integer tensors and non-finite values refused. */
   readF32(name: string, hooks?: ReadHooks): Promise<Float32Array>;
 }
 
-/** Opens `file` as safetensors or as a torch.save checkpoint, by its first bytes. */
+/** Opens `file` as a shard index (by its name), safetensors or a torch.save checkpoint (by its first bytes). */
 export async function openWeightFile(fs: LabFs, file: string): Promise<WeightFile> {
+  if (file.endsWith(SHARD_INDEX)) return safetensorsWeights(await ShardedReader.open(fs, file));
   const st = await fs.stat(file);
   if (st?.kind !== 'file') throw new EngineError('input/invalid', `${file} is not a file; pass a checkpoint file.`);
-  const first = await fs.readRange(file, 0, Math.min(8, st.size));
+  const first = await fs.readRange(file, 0, Math.min(9, st.size));
   if (looksLikeTorchSave(first)) return torchWeights(await TorchCheckpointReader.open(fs, file));
   return safetensorsWeights(await SafetensorsReader.open(fs, file));
 }
 
-function safetensorsWeights(r: SafetensorsReader): WeightFile {
+function safetensorsWeights(r: CheckpointReader & { readonly file: string }): WeightFile {
   return {
     file: r.file,
     tensors: r.header.entries,
@@ -66,6 +72,7 @@ function safetensorsWeights(r: SafetensorsReader): WeightFile {
       return e ? e.end - e.begin : 0;
     },
     sameTensor: () => false, // safetensors refuses shared tensors: a copy is compared by its values
+    orderOf: (name) => [r.shardOf?.(name) ?? 0, r.entry(name)?.begin ?? 0],
     readF32: (name, hooks) => r.readF32(name, hooks),
   };
 }
@@ -82,6 +89,7 @@ function torchWeights(r: TorchCheckpointReader): WeightFile {
     dataBytes: r.dataBytes,
     bytesOf: (name) => r.bytesOf(name),
     sameTensor: (a, b) => r.sameTensor(a, b),
+    orderOf: (name) => [0, r.offsetOf(name)],
     readF32: (name, hooks) => r.readF32(name, hooks),
   };
 }

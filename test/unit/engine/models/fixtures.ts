@@ -150,6 +150,26 @@ export const ATTENTION_VARIANTS: [string, ModelConfig][] = [
       tieEmbeddings: false,
     }),
   ],
+  ['decoder-only, headDim 2 (narrower than dModel / nHeads = 4)', tinyConfig('decoder-only', { headDim: 2 })],
+  [
+    'decoder-only, combined: headDim 8 over dModel 12 (3 heads, 1 kv) + attnScale + rope + qkNorm',
+    tinyConfig('decoder-only', {
+      dModel: 12,
+      nHeads: 3,
+      nKvHeads: 1,
+      headDim: 8,
+      attnScale: 0.2,
+      positional: 'rope',
+      rotaryFraction: 0.5,
+      qkNorm: true,
+      bias: false,
+      qkvBias: true,
+    }),
+  ],
+  [
+    'encoder-decoder, headDim 6 over dModel 8 (4 heads, 2 kv) + attnScale + rope',
+    tinyConfig('encoder-decoder', { nHeads: 4, nKvHeads: 2, headDim: 6, attnScale: 0.5, positional: 'rope' }),
+  ],
   [
     'encoder-decoder, rope + qkNorm + MQA + split biases',
     tinyConfig('encoder-decoder', { positional: 'rope', qkNorm: true, nKvHeads: 1, attnOutBias: false }),

@@ -5,6 +5,8 @@
  * so the model's logits can be checked against something that shares none of its code. Causal
  * and source masks only: the batches it is given have no padding.
  *
+ * Attention takes grouped-query heads, headDim and attnScale (issue 30).
+ *
  * Leaves out: dropout, the exact GELU (no erf in JavaScript) and the positions of m-attn's options.
  */
 
@@ -102,26 +104,30 @@ function attention(
   const c = src.config;
   const C = c.dModel;
   const H = c.nHeads;
-  const D = C / H;
-  const q = linear(src, p.q, xq, C);
-  const k = linear(src, p.k, xkv, C);
-  const v = linear(src, p.v, xkv, C);
-  const att: Mat = xq.map(() => new Array<number>(C).fill(0));
+  // Head size and scale written out from ROUND30's decisions, not read from the engine's headSize.
+  const D = c.headDim > 0 ? c.headDim : C / H;
+  const Hkv = c.nKvHeads > 0 ? c.nKvHeads : H;
+  const scale = c.attnScale > 0 ? c.attnScale : 1 / Math.sqrt(D);
+  const q = linear(src, p.q, xq, H * D);
+  const k = linear(src, p.k, xkv, Hkv * D);
+  const v = linear(src, p.v, xkv, Hkv * D);
+  const att: Mat = xq.map(() => new Array<number>(H * D).fill(0));
   for (let h = 0; h < H; h++) {
+    const g = Math.floor(h / (H / Hkv)); // the key/value head query head h reads
     for (let t = 0; t < xq.length; t++) {
       const S = causal ? t + 1 : xkv.length;
       const s: Vec = [];
       for (let j = 0; j < S; j++) {
         let d = 0;
-        for (let e = 0; e < D; e++) d += (q[t]?.[h * D + e] as number) * (k[j]?.[h * D + e] as number);
-        s.push(d / Math.sqrt(D));
+        for (let e = 0; e < D; e++) d += (q[t]?.[h * D + e] as number) * (k[j]?.[g * D + e] as number);
+        s.push(d * scale);
       }
       const m = Math.max(...s);
       const ex = s.map((x) => Math.exp(x - m));
       const z = ex.reduce((a, b) => a + b, 0);
       for (let j = 0; j < S; j++)
         for (let e = 0; e < D; e++)
-          (att[t] as Vec)[h * D + e] += ((ex[j] as number) / z) * (v[j]?.[h * D + e] as number);
+          (att[t] as Vec)[h * D + e] += ((ex[j] as number) / z) * (v[j]?.[g * D + e] as number);
     }
   }
   return linear(src, p.o, att, C);

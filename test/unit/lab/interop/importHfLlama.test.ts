@@ -98,6 +98,7 @@ describe("Hugging Face Llama export: transformers' golden", () => {
 describe('Hugging Face Llama export and import of our own runs', () => {
   let untied: OpenRun;
   let tied: OpenRun;
+  let wide: OpenRun;
   beforeAll(async () => {
     const docs = await tinyDocuments(t);
     const spec = (o: Record<string, unknown>): ReturnType<typeof tinySpec> => {
@@ -109,10 +110,11 @@ describe('Hugging Face Llama export and import of our own runs', () => {
       spec({ tieEmbeddings: true, bias: false, qkvBias: false, attnOutBias: false, mlpBias: false, ropeTheta: 500000 }),
       t,
     );
+    wide = await trainTiny(spec({ headDim: 12, bias: false, qkvBias: false, attnOutBias: false }), t);
   });
 
   it('round-trips exactly: the same config, the same score, and the same files when exported again', async () => {
-    for (const r of [untied, tied]) {
+    for (const r of [untied, tied, wide]) {
       const first = await exportRun(NODE_FS, r, await t.dir(), { format: 'hf', text: 'the cat sat' });
       const back = await importInto(first.dir);
       expect(back.model.config).toEqual(r.model.config);
@@ -170,6 +172,32 @@ describe('Hugging Face Llama export and import of our own runs', () => {
     expect(readme).toContain('load_export_tokenizer');
   });
 
+  it('writes headDim as head_dim (q_proj [H·D, C]); a foreign config.json with that head_dim imports the same model', async () => {
+    const res = await exportRun(NODE_FS, wide, await t.dir(), { format: 'hf' });
+    const file = path.join(res.dir, 'config.json');
+    const cfg = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+    expect(cfg).toMatchObject({ hidden_size: 32, num_attention_heads: 4, num_key_value_heads: 2, head_dim: 12 });
+    const st = decodeSafetensors(new Uint8Array(fs.readFileSync(path.join(res.dir, 'model.safetensors'))));
+    expect(st.tensors.get('model.layers.0.self_attn.q_proj.weight')?.shape).toEqual([48, 32]);
+    expect(st.tensors.get('model.layers.0.self_attn.o_proj.weight')?.shape).toEqual([32, 48]);
+    delete cfg['attention_lab'];
+    fs.writeFileSync(file, JSON.stringify(cfg));
+    const back = await importInto(res.dir);
+    expect(back.model.config.headDim).toBe(12);
+    expect(scoreText(back, null, 'the dog sat').output.logprobs).toEqual(
+      scoreText(wide, null, 'the dog sat').output.logprobs,
+    );
+  });
+
+  it('refuses attnScale other than 1/√head_dim (Llama has no field for it), naming it', async () => {
+    const spec = tinySpec(await tinyDocuments(t), 1, 16);
+    const overrides = { ...spec.model.overrides, ...LLAMA, attnScale: 0.5 };
+    const r = await trainTiny({ ...spec, model: { ...spec.model, overrides } }, t);
+    await expect(exportRun(NODE_FS, r, await t.dir(), { format: 'hf' })).rejects.toThrow(
+      /cannot express this run \(attnScale 0\.5 \(Llama scales the scores by 1\/√head_dim\)\)/,
+    );
+  });
+
   it('refuses a model Llama cannot express in one line naming what, and writes nothing', async () => {
     const gpt = await trainTiny(tinySpec(await tinyDocuments(t), 2, 16), t);
     const parent = await t.dir();
@@ -188,7 +216,11 @@ describe('Hugging Face Llama import refuses what it cannot take, by name', () =>
       /config\.json's rope_scaling is/,
     ],
     ['hidden_act', (c: Record<string, unknown>) => (c['hidden_act'] = 'gelu'), /config\.json's hidden_act is "gelu"/],
-    ['head_dim', (c: Record<string, unknown>) => (c['head_dim'] = 16), /config\.json's head_dim 16 is not/],
+    [
+      'a head_dim that disagrees with attention_lab.config',
+      (c: Record<string, unknown>) => (c['head_dim'] = 16),
+      /Llama fields give headDim 16 but its attention_lab\.config says/,
+    ],
     ['pretraining_tp', (c: Record<string, unknown>) => (c['pretraining_tp'] = 2), /pretraining_tp is 2/],
     [
       'a Llama field that disagrees with attention_lab.config',

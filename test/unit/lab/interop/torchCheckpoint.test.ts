@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EngineError } from '../../../../src/engine/errors';
-import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
+import { decodeSafetensors, encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { TorchCheckpointReader } from '../../../../src/lab/interop/torchCheckpoint';
 import { openWeightFile } from '../../../../src/lab/interop/weightFile';
@@ -185,5 +185,24 @@ describe('cut-off and damaged files give one line', () => {
       return c;
     });
     expect((await refusal(f)).message).toMatch(/the zip has no state-torch1\/data\/0, a storage its tensors use/);
+  });
+});
+
+describe('telling the formats apart', () => {
+  it('a safetensors file whose 896-byte header length starts like pickle protocol 3 opens as safetensors', async () => {
+    // Pad the metadata until the header is 896 = 0x380 bytes: the file starts 0x80 0x03, as a pickle does.
+    let bytes: Uint8Array = new Uint8Array();
+    for (let pad = 0; pad < 1000; pad++) {
+      bytes = encodeSafetensors([{ name: 'w', dtype: 'F32', shape: [2], data: Float32Array.of(1.5, -2) }], {
+        pad: 'x'.repeat(pad),
+      });
+      if (bytes[0] === 0x80 && bytes[1] === 0x03) break;
+    }
+    expect(Array.from(bytes.subarray(0, 2))).toEqual([0x80, 0x03]);
+    const f = path.join(tmp, 'pickle-lookalike.safetensors');
+    fs.writeFileSync(f, bytes);
+    const w = await openWeightFile(NODE_FS, f);
+    expect(w.tensors.map((t) => t.name)).toEqual(['w']);
+    expect(Array.from(await w.readF32('w'))).toEqual([1.5, -2]);
   });
 });
