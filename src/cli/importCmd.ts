@@ -17,8 +17,9 @@ import type { CommandContext } from './context';
 import { PrepareLine } from './progress';
 
 export const IMPORT_HELP = `attention-lab import --from DIR_OR_FILE --out RUN_DIR [options]
-  Opens a PyTorch checkpoint saved as .safetensors (never a pickle: .pt/.bin files are
-  refused with the Python lines that convert them) as an ordinary run folder, for
+  Opens a PyTorch checkpoint — .safetensors, or torch.save's .bin/.pt/.pth (its pickle read
+  by a restricted reader that runs nothing and refuses any global but tensors'; a state dict
+  under "model" is found, nanoGPT's model_args size it) — as an ordinary run folder, for
   decode, score, lens, heads, report, export and train --resume. A Hugging Face folder
   (config.json + model.safetensors, or model.safetensors.index.json and its shards;
   F32, BF16 or F16) of a Llama, Qwen2/2.5, Qwen3, Mistral or GPT-NeoX/Pythia model keeps
@@ -53,7 +54,7 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
   const out = f.str('out');
   if (!from || !out)
     throw new UsageError(
-      '`import` needs --from DIR_OR_FILE (a .safetensors checkpoint or its folder) and --out RUN_DIR.',
+      '`import` needs --from DIR_OR_FILE (a .safetensors or .bin/.pt checkpoint, or its folder) and --out RUN_DIR.',
     );
   const req: { -readonly [K in keyof ImportRequest]: ImportRequest[K] } = {
     from: path.resolve(ctx.cwd, from),

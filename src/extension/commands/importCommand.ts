@@ -1,5 +1,5 @@
 /**
- * "Attention Lab: Open PyTorch Checkpoint…": a .safetensors checkpoint (ours, nanoGPT's,
+ * "Attention Lab: Open PyTorch Checkpoint…": a .safetensors or torch.save (.bin/.pt/.pth) checkpoint (ours, nanoGPT's,
  * Hugging Face GPT-2's or the seed notebook's), or the folder holding it, becomes a run
  * folder under the runs folder — imported in the model worker (lab/interop/importCheckpoint.ts, the
  * job `attention-lab import` runs) behind a cancellable progress notification in megabytes
@@ -37,8 +37,8 @@ export interface ImportDeps {
 
 /** A new folder under `root` named after the checkpoint: `<name>`, `<name>-2`, … */
 export async function importRunDir(fs: LabFs, root: string, from: string): Promise<string> {
-  const base = fs.basename(from).replace(/\.safetensors$/i, '') || 'checkpoint';
-  const name = base === 'model' ? fs.basename(fs.dirname(from)) || 'checkpoint' : base;
+  const base = fs.basename(from).replace(/\.(safetensors|bin|pt|pth|ckpt)$/i, '') || 'checkpoint';
+  const name = base === 'model' || base === 'pytorch_model' ? fs.basename(fs.dirname(from)) || 'checkpoint' : base;
   let dir = fs.join(root, `${name}-imported`);
   for (let i = 2; await exists(fs, dir); i++) dir = fs.join(root, `${name}-imported-${i}`);
   return dir;
@@ -48,12 +48,13 @@ async function pickCheckpoint(s: ImportDeps): Promise<string | undefined> {
   const dir = s.workspaceDir();
   const picked = await vscode.window.showOpenDialog({
     title:
-      'Attention Lab: a PyTorch checkpoint (.safetensors) or the folder holding it with config.json and the tokenizer',
+      'Attention Lab: a PyTorch checkpoint (.safetensors, .bin, .pt) or the folder holding it with config.json and ' +
+      'the tokenizer',
     canSelectFiles: true,
     canSelectFolders: true,
     canSelectMany: false,
     openLabel: 'Import',
-    filters: { 'safetensors checkpoints': ['safetensors'] },
+    filters: { 'PyTorch checkpoints': ['safetensors', 'bin', 'pt', 'pth', 'ckpt'] },
     ...(dir ? { defaultUri: s.host.uriOf(dir) } : {}),
   });
   const uri = picked?.[0];

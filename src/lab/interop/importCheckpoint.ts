@@ -1,6 +1,7 @@
 /**
- * `import`: a PyTorch checkpoint in safetensors form (ours, nanoGPT's, Hugging Face GPT-2's
- * or the seed notebook's — engine/models/importLayouts.ts) becomes an ordinary run folder
+ * `import`: a PyTorch checkpoint — safetensors, or torch.save's own `.bin`/`.pt`/`.pth` read
+ * without running it (weightFile.ts) — in a layout we know (ours, nanoGPT's, Hugging Face
+ * GPT-2's or the seed notebook's — engine/models/importLayouts.ts) becomes an ordinary run folder
  * (run.json, model.safetensors, tokenizer.json) that every other job opens: decode, score,
  * attend, heads, lens, export, and `train --resume`, which fine-tunes it on the documents
  * named at import with a low learning rate the run states ({@link FINE_TUNE_LR}).
@@ -17,7 +18,7 @@
  * name, its architecture and family. Sharded checkpoints are read through their index
  * (shardedCheckpoint.ts), shard by shard.
  *
- * Leaves out: pickles (refused, safetensorsReader.ts), GGUF.
+ * Leaves out: sharded .bin sets, GGUF.
  */
 
 import type { ModelConfig } from '../../engine/config';
@@ -41,10 +42,10 @@ import { loadImportTokenizer } from './importTokenizer';
 import { writeTokenizer } from '../runs/tokenizerFile';
 import { RUN_FORMAT, RUN_VERSION, writeRunJson } from '../runs/runFolder';
 import type { RunJson } from '../runs/runFolder';
-import { isPickleName, pickleMessage, SafetensorsReader } from '../runs/safetensorsReader';
+import type { WeightFile } from './weightFile';
+import { isTorchName, openWeightFile } from './weightFile';
 import { planSegments } from '../runs/segments';
-import type { CheckpointReader } from './shardedCheckpoint';
-import { SHARD_INDEX, ShardedReader } from './shardedCheckpoint';
+import { SHARD_INDEX } from './shardedCheckpoint';
 
 /** Peak learning rate of fine-tuning an imported model (AdamW, cosine): nanoGPT's finetune_shakespeare uses 3e-5. */
 export const FINE_TUNE_LR = 3e-5;
@@ -54,8 +55,8 @@ export const FINE_TUNE_STEPS = 200;
 /** What to import, and where. */
 export interface ImportRequest {
   /**
-   * A .safetensors file, or a folder holding one (model.safetensors, the shards of model.safetensors.index.json, or
-   * the only .safetensors).
+   * A .safetensors or torch.save (.bin/.pt/.pth) file, or a folder holding one (model.safetensors, the shards of
+   * model.safetensors.index.json, the only .safetensors, pytorch_model.bin, or the only torch file).
    */
   readonly from: string;
   /** The run folder to create; must not exist, or be empty. */
@@ -98,11 +99,9 @@ function badInput(msg: string): never {
 /** The checkpoint file `from` names: itself, or the one in the folder. */
 export async function locateCheckpoint(fs: LabFs, from: string): Promise<string> {
   const kind = (await fs.stat(from))?.kind;
-  if (kind === undefined) badInput(`${from} does not exist; pass a .safetensors file or the folder holding one.`);
-  if (kind === 'file') {
-    if (isPickleName(from)) throw new EngineError('checkpoint/invalid', pickleMessage(from));
-    return from;
-  }
+  if (kind === undefined)
+    badInput(`${from} does not exist; pass a .safetensors or .bin/.pt checkpoint, or the folder holding one.`);
+  if (kind === 'file') return from;
   const names = await listNames(fs, from);
   if (names.includes('run.json'))
     badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
@@ -115,9 +114,15 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
       `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…) and no ${SHARD_INDEX}; ` +
         `pass the one to import, or put the index saved with the shards beside them.`,
     );
-  const pickle = names.find((n) => isPickleName(n));
-  if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(fs.join(from, pickle)));
-  return badInput(`${from} holds no .safetensors file; pass the checkpoint file, or the folder it is in.`);
+  if (names.includes('pytorch_model.bin')) return fs.join(from, 'pytorch_model.bin');
+  const torch = names.filter((n) => isTorchName(n)).sort();
+  if (torch.length === 1) return fs.join(from, torch[0] as string);
+  if (torch.length > 1)
+    badInput(
+      `${from} holds ${torch.length} PyTorch checkpoint files (${torch.slice(0, 3).join(', ')}…); pass the one ` +
+        `to import (sharded checkpoints must be merged into one file first).`,
+    );
+  return badInput(`${from} holds no .safetensors or .bin/.pt file; pass the checkpoint file, or the folder it is in.`);
 }
 
 async function readConfigJson(fs: LabFs, dir: string): Promise<Record<string, unknown> | null> {
@@ -154,9 +159,11 @@ export interface OpenedCheckpoint {
   readonly modelFile: string;
   /** The file's name, for people. */
   readonly name: string;
-  readonly reader: CheckpointReader;
+  readonly reader: WeightFile;
   readonly configJson: Record<string, unknown> | null;
   readonly plan: ImportPlan;
+  /** For people: how the file was read (before the plan's notes). */
+  readonly notes: readonly string[];
 }
 
 /** What the caller may tell the planner: heads (when config.json does not say), and the vocabulary rows to keep. */
@@ -165,13 +172,17 @@ export type PlanOptions = Pick<ImportOptions, 'heads' | 'vocabRows'>;
 /** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. */
 export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions = {}): Promise<OpenedCheckpoint> {
   const modelFile = await locateCheckpoint(fs, fs.resolve(from));
-  const reader: CheckpointReader = modelFile.endsWith(SHARD_INDEX)
-    ? await ShardedReader.open(fs, modelFile)
-    : await SafetensorsReader.open(fs, modelFile);
-  const configJson = await readConfigJson(fs, fs.dirname(modelFile));
+  const reader = await openWeightFile(fs, modelFile);
+  const notes = [...reader.notes];
+  let configJson = await readConfigJson(fs, fs.dirname(modelFile));
+  if (!configJson && reader.config) {
+    // nanoGPT's ckpt.pt keeps its GPTConfig (n_head …) beside the weights: it serves as config.json would.
+    configJson = reader.config.values;
+    notes.push(`no config.json: the checkpoint's "${reader.config.key}" serves as one`);
+  }
   const name = fs.basename(modelFile);
   const plan = planNamed(name, reader, configJson, opts);
-  return { modelFile, name, reader, configJson, plan };
+  return { modelFile, name, reader, configJson, plan, notes };
 }
 
 /**
@@ -180,12 +191,12 @@ export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions 
  */
 function planNamed(
   name: string,
-  reader: CheckpointReader,
+  reader: WeightFile,
   configJson: Record<string, unknown> | null,
   opts: ImportOptions,
 ): ImportPlan {
   try {
-    return planImport(reader.header.entries, reader.header.metadata, configJson, opts);
+    return planImport(reader.tensors, reader.metadata, configJson, opts);
   } catch (e) {
     if (EngineError.is(e) && !e.message.includes(name) && !e.message.startsWith('config.json'))
       throw new EngineError(e.code, `${name}: ${e.message}`, { cause: e });
@@ -205,14 +216,14 @@ export async function readCheckpointWeights(
 ): Promise<{ plan: ImportPlan; notes: string[] }> {
   const { reader, name } = opened;
   let plan = opened.plan;
-  const notes = [...plan.notes];
+  const notes = [...opened.notes, ...plan.notes];
+  // A torch.save file of a tied model stores lm_head as the embedding's own storage: tied without reading it.
+  const sharedHead = plan.lmHead !== null && reader.sameTensor(embeddingOf(plan).source, plan.lmHead);
   // Progress counts the bytes of the tensors the model takes (not mask buffers it ignores).
-  const sources = new Set([...plan.tensors.map((t) => t.source), ...(plan.lmHead ? [plan.lmHead] : [])]);
+  const head = plan.lmHead && !sharedHead ? [plan.lmHead] : [];
+  const sources = new Set([...plan.tensors.map((t) => t.source), ...head]);
   let total = 0;
-  for (const name of sources) {
-    const e = reader.entry(name);
-    total += e ? e.end - e.begin : 0;
-  }
+  for (const name of sources) total += reader.bytesOf(name);
   const progress = (done: number): void =>
     hooks.onProgress?.({
       phase: 'read',
@@ -226,7 +237,10 @@ export async function readCheckpointWeights(
     ...(hooks.yieldNow ? { yieldNow: hooks.yieldNow } : {}),
   };
   let wte: Float32Array | null = null;
-  if (plan.lmHead) {
+  if (sharedHead) {
+    plan = planNamed(name, reader, opened.configJson, { ...opts, tiedHead: true });
+    notes.push('lm_head.weight is the token embedding (one storage in the file): tied');
+  } else if (plan.lmHead) {
     // A tied output projection is saved twice by tools that refuse shared tensors: same values, same model.
     wte = await reader.readF32(embeddingOf(plan).source, readHooks);
     const head = await reader.readF32(plan.lmHead, readHooks);
@@ -238,7 +252,7 @@ export async function readCheckpointWeights(
   for (const p of plan.model.paramList) p.data = new Float32Array(p.size);
   const embedding = wte ? embeddingOf(plan).source : null;
   // Shard by shard, each in file order: every file is read front to back once.
-  const at = (s: string): [number, number] => [reader.shardOf?.(s) ?? 0, reader.entry(s)?.begin ?? 0];
+  const at = (s: string): readonly [number, number] => reader.orderOf(s);
   const ordered = [...plan.tensors].sort((a, b) => {
     const [sa, oa] = at(a.source);
     const [sb, ob] = at(b.source);

@@ -7,9 +7,10 @@
  *
  * A weight that is NaN or infinite is refused as it arrives, naming its tensor.
  *
- * Pickle checkpoints (`.pt`, `.bin`, `.pth`, `.ckpt`) are refused before a byte of them is
- * interpreted: unpickling runs code. The message gives the three lines of Python that
- * convert one with the `safetensors` package.
+ * Pickle checkpoints (`.pt`, `.bin`, `.pth`, `.ckpt`) are not safetensors: they are refused
+ * here before a byte of them is interpreted, with the way in — `import`, whose restricted
+ * reader (lab/interop/torchCheckpoint.ts) opens them without running anything — or the three
+ * lines of Python that convert one with the `safetensors` package.
  *
  * The file is read through the lab's file system in ranges, so the same reader serves a
  * file on disk and one in the web host's workspace.
@@ -46,12 +47,12 @@ function nameOf(file: string): string {
   return file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
 }
 
-/** The one-line refusal of a pickle checkpoint, with the conversion in three lines of Python. */
+/** The one-line refusal of a pickle checkpoint where safetensors is needed: import it, or convert it in Python. */
 export function pickleMessage(file: string): string {
   const name = nameOf(file);
   return (
-    `${name} is a PyTorch pickle checkpoint, which Attention Lab never opens (unpickling can run ` +
-    `code); convert it to safetensors with the safetensors package (pip install safetensors) and import that: ` +
+    `${name} is a PyTorch pickle checkpoint, not safetensors; import it as a run (attention-lab import --from ` +
+    `${JSON.stringify(name)}, or Open PyTorch Checkpoint…), or convert it with the safetensors package: ` +
     `import torch, safetensors.torch as st ⏎ sd = torch.load(${JSON.stringify(name)}, ` +
     `map_location="cpu"); sd = sd.get("model", sd) ⏎ ` +
     `st.save_file({k: v.detach().clone().contiguous() for k, v in sd.items()}, "model.safetensors")`
@@ -177,7 +178,7 @@ export class SafetensorsReader {
 }
 
 /** Throws at the first NaN or infinity among `count` values of `out` from `at` (a weight no trained model holds). */
-function checkFinite(out: Float32Array, at: number, count: number, file: string, name: string): void {
+export function checkFinite(out: Float32Array, at: number, count: number, file: string, name: string): void {
   for (let i = at; i < at + count; i++) {
     const x = out[i] as number;
     if (x - x !== 0) {
@@ -200,7 +201,7 @@ function widen(dtype: 'F16' | 'BF16' | 'F64', src: Uint8Array, dst: Float32Array
 }
 
 /** Reads exactly `length` bytes at `position`; a short read means the file shrank. */
-async function readFully(fs: LabFs, file: string, position: number, length: number): Promise<Uint8Array> {
+export async function readFully(fs: LabFs, file: string, position: number, length: number): Promise<Uint8Array> {
   const got = await fs.readRange(file, position, length);
   if (got.length < length) {
     throw new EngineError(

@@ -5,6 +5,7 @@ import { encodeSafetensors } from '../../../src/engine/io/safetensors';
 import { cli, tempDir } from './cliHarness';
 
 const GOLDEN = path.resolve(__dirname, '../../golden/import');
+const TORCH = path.resolve(__dirname, '../../golden/torch-pickle');
 const { dir, cleanup } = tempDir('al-import-cli-');
 afterAll(cleanup);
 
@@ -120,13 +121,23 @@ describe('attention-lab import (Hugging Face GPT-2 with its vocab.json + merges.
 describe('attention-lab import refuses bad input with exit 2 and one line, writing nothing', () => {
   const cases: [string, () => string | string[], RegExp][] = [
     [
-      'a pickle',
+      'a cut-off pickle',
       () => {
         const f = path.join(dir, 'ckpt.pt');
         fs.writeFileSync(f, Uint8Array.of(0x80, 2, 0x7d));
         return ['--from', f];
       },
-      /ckpt\.pt is a PyTorch pickle checkpoint.*safetensors/,
+      /ckpt\.pt ends inside its pickle \(byte 3\); the file was cut off/,
+    ],
+    [
+      'a hostile pytorch_model.bin (its pickle calls os.system)',
+      () => {
+        const f = path.join(dir, 'hostile');
+        fs.mkdirSync(f);
+        fs.copyFileSync(path.join(TORCH, 'hostile.bin'), path.join(f, 'pytorch_model.bin'));
+        return f;
+      },
+      /^attention-lab: pytorch_model\.bin: its pickle refers to (posix|os)\.system, which is not a tensor.*runs nothing in it/,
     ],
     [
       'a truncated safetensors file',
@@ -210,6 +221,29 @@ describe('attention-lab import refuses bad input with exit 2 and one line, writi
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(pattern);
     nothingWritten(out);
+    expect(fs.existsSync(path.join(dir, 'hostile-bin-ran.marker'))).toBe(false); // the CLI's cwd: nothing ran
+  });
+});
+
+describe("attention-lab import of nanoGPT's ckpt.pt (a torch.save pickle, sized by its model_args)", () => {
+  it('writes a run whose weights decode, and says where the state dict and the sizes came from', () => {
+    const run = path.join(dir, 'ckpt-run');
+    const tokenizer = path.join(GOLDEN, 'hf-gpt2');
+    const r = cli(
+      ['import', '--from', path.join(TORCH, 'nanogpt-ckpt'), '--out', run, '--tokenizer', tokenizer, '--json'],
+      dir,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const res = JSON.parse(r.stdout) as { layout: string; modelFile: string; notes: string[] };
+    expect(res.layout).toBe('nanogpt');
+    expect(path.basename(res.modelFile)).toBe('ckpt.pt');
+    expect(res.notes.slice(0, 2)).toEqual([
+      'read a torch.save zip: the state dict under "model"',
+      'no config.json: the checkpoint\'s "model_args" serves as one',
+    ]);
+    const decoded = cli(['decode', '--run', run, '--prompt', 'the', '--max-tokens', '4'], dir);
+    expect(decoded.code, decoded.stderr).toBe(0);
   });
 });
 
