@@ -17,6 +17,7 @@ import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { openRun } from '../../../../src/lab/inference/openRun';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { HfTokenizer } from '../../../../src/lab/runs/hfTokenizer';
+import { loadRunState } from '../../../../src/lab/runs/runState';
 import type { DecodeParams } from '../../../../src/protocol/model';
 import { cli } from '../../cli/cliHarness';
 import { END, byteTokens, scriptedRun } from './scriptedGpt2';
@@ -74,9 +75,11 @@ const params = (input: string, withChat: boolean): DecodeParams => ({
 });
 
 describe('decode with the chat template', () => {
-  it('the imported run keeps the Hugging Face tokenizer and its template', () => {
+  it('the imported run keeps the Hugging Face tokenizer and its template, and the dashboard is told', async () => {
     expect(chat.tok).toBeInstanceOf(HfTokenizer);
     expect((chat.tok as HfTokenizer).chatTemplate).toBe(TEMPLATE);
+    expect((await loadRunState(NODE_FS, chat.runDir)).run.tokenizer?.chatTemplate).toBe(true);
+    expect((await loadRunState(NODE_FS, plain.runDir)).run.tokenizer?.chatTemplate).toBeUndefined();
   });
 
   it('the prompt is the template around the input, BOS written by the template only', () => {
