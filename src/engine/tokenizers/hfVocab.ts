@@ -131,7 +131,15 @@ function checkModel(model: unknown): Obj {
     if (v !== null && v !== undefined && v !== '') refuse(`model.${k} is ${show(v)}; only null or "" is supported`);
   }
   if (!isObj(model['vocab'])) refuse('model.vocab must be an object {token: id}');
-  if (!Array.isArray(model['merges'])) refuse('model.merges must be an array');
+  const merges = model['merges'];
+  if (!Array.isArray(merges)) refuse('model.merges must be an array');
+  merges.forEach((m: unknown, i) => {
+    const ok =
+      typeof m === 'string'
+        ? /^[^ ]+ [^ ]+$/u.test(m)
+        : Array.isArray(m) && m.length === 2 && m.every((x) => typeof x === 'string' && x !== '');
+    if (!ok) refuse(`model.merges[${i}] must be "a b" or ["a", "b"], found ${show(m)}`);
+  });
   return model;
 }
 

@@ -164,6 +164,11 @@ describe('what a file uses that this build does not support is refused, naming i
       /Split behavior "MergedWithPrevious"/,
     ],
     ['truncation', () => ({ ...gpt2(), truncation: { max_length: 512 } }), /"truncation" is set/],
+    [
+      'a merge of three',
+      () => ({ ...gpt2(), model: { ...model(), merges: [['a', 'b', 'c']] } }),
+      /model\.merges\[0\] must be "a b" or \["a", "b"\], found \["a","b","c"\]/,
+    ],
     ['a WordPiece decoder', () => ({ ...gpt2(), decoder: { type: 'WordPiece' } }), /decoder\.type "WordPiece"/],
     ['no byte scheme', () => ({ ...gpt2(), decoder: { type: 'Fuse' } }), /does not say how tokens stand for bytes/],
     [
