@@ -239,6 +239,22 @@ export function hfTokenizerConfig(config: unknown, chatTemplateFile: string | nu
   };
 }
 
+/** `config` as a tokenizer_config.json again (for an export): the fields it came from, nulls left out. */
+export function hfTokenizerConfigJson(config: HfTokenizerConfig): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  const put = (key: string, v: string | boolean | null): void => {
+    if (v !== null) out[key] = v;
+  };
+  put('bos_token', config.bosToken);
+  put('eos_token', config.eosToken);
+  put('pad_token', config.padToken);
+  put('unk_token', config.unkToken);
+  put('add_bos_token', config.addBosToken);
+  put('add_eos_token', config.addEosToken);
+  put('chat_template', config.chatTemplate);
+  return out;
+}
+
 /**
  * A checked Hugging Face tokenizer.json and its config, as a vocabulary (see the file comment).
  * Throws EngineError('tokenizer/invalid') naming what is not supported.

@@ -15,6 +15,7 @@ import { chatIds } from '../../../../src/lab/inference/chatTemplate';
 import { decodeInput, decodeText } from '../../../../src/lab/inference/decode';
 import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { openRun } from '../../../../src/lab/inference/openRun';
+import { exportRun } from '../../../../src/lab/interop/exportFolder';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { HfTokenizer } from '../../../../src/lab/runs/hfTokenizer';
 import { loadRunState } from '../../../../src/lab/runs/runState';
@@ -98,6 +99,25 @@ describe('decode with the chat template', () => {
 
   it('a run without a template refuses the chat option in one line', () => {
     expect(() => decodeText(plain, params('hi', true))).toThrow(/has no chat template/);
+  });
+
+  it('an export writes the Hugging Face files as they came, and importing it back keeps them', async () => {
+    const res = await exportRun(NODE_FS, chat, path.join(root, 'exported'));
+    const dir = res.dir;
+    const read = (f: string): unknown => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
+    expect(read('tokenizer.json')).toEqual(tokenizerJson(path.join(root, 'scripted')));
+    expect(read('tokenizer_config.json')).toEqual({
+      bos_token: '<|endoftext|>',
+      eos_token: '<|endoftext|>',
+      chat_template: TEMPLATE,
+    });
+    const lab = (read('config.json') as { attention_lab: { tokenizer: Record<string, unknown> } }).attention_lab;
+    expect(lab.tokenizer).toMatchObject({ file: 'tokenizer.json', huggingface: true });
+    const again = path.join(root, 'reimported');
+    await importCheckpoint(NODE_FS, { from: dir, out: again });
+    const r = await openRun(NODE_FS, again, createReferenceBackend());
+    expect((r.tok as HfTokenizer).chatTemplate).toBe(TEMPLATE);
+    expect(Array.from(r.tok.encode('hi <|endoftext|>'))).toEqual(Array.from(chat.tok.encode('hi <|endoftext|>')));
   });
 
   it('the CLI: decode --chat prints the reply only (dist/cli.js)', () => {
