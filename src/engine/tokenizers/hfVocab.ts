@@ -264,8 +264,10 @@ export class HfVocab {
   readonly vocabSize: number;
   readonly specialIds: SpecialIds;
   readonly scheme: HfByteScheme;
-  /** The files as given (saved in the run folder as they came). */
+  /** tokenizer.json as given (less added tokens past `rows`); saved in the run folder so. */
   readonly json: Obj;
+  /** The model's embedding rows when given (see the constructor), else null. */
+  readonly rows: number | null;
   readonly config: HfTokenizerConfig;
   /** Bytes of every id in one buffer: id's are bytes[start[id] .. start[id + 1]). */
   private readonly bytes: Uint8Array;
@@ -273,27 +275,49 @@ export class HfVocab {
   /** The name of a special token, by id. */
   private readonly specialText: (string | undefined)[];
 
-  constructor(tokenizerJson: unknown, config: HfTokenizerConfig) {
+  /**
+   * `rows`: the model's embedding rows, when they differ from the file's ids. Ids the file does
+   * not reach (Qwen2's 151,936 rows for 151,669 tokens) become unnamed special ids written
+   * `<unused N>`, never made by encode; special added tokens past the rows (Gemma 3's
+   * `<image_soft_token>` = 262144 beside a text model's 262,144 rows) are left out, so their
+   * text encodes as text. A model token past the rows is refused.
+   */
+  constructor(tokenizerJson: unknown, config: HfTokenizerConfig, rows?: number) {
     if (!isObj(tokenizerJson)) refuse(`expected an object, found ${show(tokenizerJson)}`);
-    this.json = tokenizerJson;
     this.config = config;
     const { decoders, preTokenizers } = checkComponents(tokenizerJson);
     const model = checkModel(tokenizerJson['model']);
     this.scheme = byteScheme(decoders, preTokenizers);
-    const added = addedTokens(tokenizerJson);
+    let added = addedTokens(tokenizerJson);
     const vocab = model['vocab'] as Obj;
     let n = 0;
     for (const k in vocab) n = Math.max(n, (vocab[k] as number) + 1);
+    if (rows !== undefined) {
+      if (n > rows) refuse(`model.vocab has ids up to ${n - 1}, but the model's embedding has ${rows} rows`);
+      const beyond = added.filter((t) => t.id >= rows);
+      const text = beyond.find((t) => !t.special);
+      if (text) refuse(`added token ${show(text.content)} has id ${text.id}, past the model's ${rows} rows`);
+      if (beyond.length > 0) {
+        added = added.filter((t) => t.id < rows);
+        const keep = new Set(added.map((t) => t.id));
+        const list = tokenizerJson['added_tokens'] as Obj[];
+        tokenizerJson = { ...tokenizerJson, added_tokens: list.filter((t) => keep.has(t['id'] as number)) };
+      }
+    }
+    this.json = tokenizerJson as Obj;
+    this.rows = rows ?? null;
     for (const t of added) n = Math.max(n, t.id + 1);
     if (n > 1 << 22) refuse(`ids reach ${n}, past the ${1 << 22} this build accepts`);
     const tokens = vocabById(vocab, n);
     for (const t of added) tokens[t.id] = t.content;
     const missing = tokens.findIndex((t) => t === undefined);
     if (missing >= 0) refuse(`no token has id ${missing} (ids must run 0..${n - 1} without gaps)`);
-    this.vocabSize = n;
+    const V = Math.max(n, rows ?? 0);
+    this.vocabSize = V;
     const table = bytesToUnicode();
     const unicodeToByte = new Map(table.map((ch, b) => [ch, b]));
-    const specialText = new Array<string | undefined>(n);
+    const specialText = new Array<string | undefined>(V);
+    for (let id = n; id < V; id++) specialText[id] = `<unused ${id}>`;
     const isAdded = new Map(added.map((t) => [t.id, t]));
     const pieces: number[][] = [];
     for (let id = 0; id < n; id++) {
@@ -303,9 +327,10 @@ export class HfVocab {
       // (Gemma 3's "▁▁▁" is three spaces): Hugging Face's decoder reads both alike.
       pieces.push(a?.special ? [] : tokenStringBytes(tokens[id] as string, this.scheme, unicodeToByte));
     }
-    const start = new Int32Array(n + 1);
-    for (let id = 0; id < n; id++) start[id + 1] = (start[id] as number) + (pieces[id] as number[]).length;
-    const bytes = new Uint8Array(start[n] as number);
+    for (let id = n; id < V; id++) pieces.push([]);
+    const start = new Int32Array(V + 1);
+    for (let id = 0; id < V; id++) start[id + 1] = (start[id] as number) + (pieces[id] as number[]).length;
+    const bytes = new Uint8Array(start[V] as number);
     for (let id = 0; id < n; id++) bytes.set(pieces[id] as number[], start[id] as number);
     this.bytes = bytes;
     this.start = start;
@@ -395,7 +420,7 @@ export class HfVocab {
       version: TOKENIZER_VERSION,
       type: 'bpe',
       vocabSize: this.vocabSize,
-      huggingface: { tokenizer: this.json, config: this.config },
+      huggingface: { tokenizer: this.json, config: this.config, ...(this.rows !== null ? { rows: this.rows } : {}) },
     };
   }
 }

@@ -145,7 +145,12 @@ export interface HfTokenizerJSON {
   readonly version: typeof TOKENIZER_VERSION;
   readonly type: 'bpe';
   readonly vocabSize: number;
-  readonly huggingface: { readonly tokenizer: unknown; readonly config: HfTokenizerConfig };
+  readonly huggingface: {
+    readonly tokenizer: unknown;
+    readonly config: HfTokenizerConfig;
+    /** The model's embedding rows, when they differ from the file's ids (hfVocab.ts). */
+    readonly rows?: number;
+  };
 }
 
 /** Each saved form, discriminated on `type` (and a BPE one on `huggingface`). */

@@ -56,7 +56,7 @@ async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokeniz
 }
 
 /** Hugging Face's tokenizer.json (parsed) at `file`, with the config and template beside it. */
-async function hfFromParsed(fs: LabFs, file: string, json: unknown): Promise<ImportTokenizer> {
+async function hfFromParsed(fs: LabFs, file: string, json: unknown, rows?: number): Promise<ImportTokenizer> {
   const dir = fs.dirname(file);
   const configFile = fs.join(dir, 'tokenizer_config.json');
   const templateFile = fs.join(dir, 'chat_template.jinja');
@@ -65,7 +65,7 @@ async function hfFromParsed(fs: LabFs, file: string, json: unknown): Promise<Imp
     : null;
   const template = (await exists(fs, templateFile)) ? await readCappedText(fs, templateFile, 'tokenizer.json') : null;
   try {
-    const tokenizer = hfTokenizerFromFiles(json, config, template);
+    const tokenizer = hfTokenizerFromFiles(json, config, template, rows);
     const withConfig = config !== null ? ' + tokenizer_config.json' : '';
     const chat = tokenizer.chatTemplate !== null ? ', with a chat template' : '';
     return { tokenizer, source: `${file}${withConfig} (Hugging Face${chat})` };
@@ -77,14 +77,21 @@ async function hfFromParsed(fs: LabFs, file: string, json: unknown): Promise<Imp
 /**
  * The tokenizer of a Hugging Face model folder `dir`: its `tokenizer.json`, read with the
  * `tokenizer_config.json` (roles, BOS/EOS, chat template) and `chat_template.jinja` beside it
- * when they are there. The one entry point for importing a model folder's tokenizer; throws
- * EngineError('tokenizer/invalid') in one line naming the file and what is not supported.
+ * when they are there. The one entry point for importing a model folder's tokenizer.
+ * `vocabRows`: the model's embedding rows (config.json's vocab_size) when they differ from the
+ * tokenizer's ids — padded rows become unused ids, special tokens past the rows are left out
+ * (HfVocab). Throws EngineError('tokenizer/invalid') in one line naming the file and what is
+ * not supported.
  */
-export async function importHfTokenizer(fs: LabFs, dir: string): Promise<ImportTokenizer> {
+export async function importHfTokenizer(
+  fs: LabFs,
+  dir: string,
+  opts: { readonly vocabRows?: number } = {},
+): Promise<ImportTokenizer> {
   const file = fs.join(dir, 'tokenizer.json');
   if (!(await exists(fs, file)))
     bad(`${dir} has no tokenizer.json; pass --tokenizer PATH (a tokenizer file or folder).`);
-  return hfFromParsed(fs, file, parseJson(await readCappedText(fs, file, 'tokenizer.json'), file));
+  return hfFromParsed(fs, file, parseJson(await readCappedText(fs, file, 'tokenizer.json'), file), opts.vocabRows);
 }
 
 async function fromVocab(fs: LabFs, vocab: string): Promise<ImportTokenizer> {

@@ -138,15 +138,17 @@ export class HfTokenizer implements Tokenizer {
 
 /**
  * The tokenizer of Hugging Face's files, parsed: tokenizer.json, tokenizer_config.json (null
- * when absent) and chat_template.jinja's text (null when absent). Throws
+ * when absent) and chat_template.jinja's text (null when absent); `rows`, the model's
+ * embedding rows where they differ from the file's ids (see HfVocab). Throws
  * EngineError('tokenizer/invalid') naming what is not supported.
  */
 export function hfTokenizerFromFiles(
   tokenizerJson: unknown,
   tokenizerConfig: unknown,
   chatTemplateFile: string | null = null,
+  rows?: number,
 ): HfTokenizer {
-  return new HfTokenizer(new HfVocab(tokenizerJson, hfTokenizerConfig(tokenizerConfig, chatTemplateFile)));
+  return new HfTokenizer(new HfVocab(tokenizerJson, hfTokenizerConfig(tokenizerConfig, chatTemplateFile), rows));
 }
 
 /** True when a parsed tokenizer file is our saved form of a Hugging Face tokenizer. */
@@ -184,7 +186,15 @@ export function hfTokenizerFromJSON(json: HfTokenizerJSON): HfTokenizer {
       'tokenizer/invalid',
       'Invalid tokenizer JSON: "huggingface" must be an object; restore the tokenizer.json saved with the run.',
     );
-  const tok = new HfTokenizer(new HfVocab((hf as Obj)['tokenizer'], checkConfig((hf as Obj)['config'])));
+  const rows = (hf as Obj)['rows'];
+  if (rows !== undefined && !(Number.isInteger(rows) && (rows as number) > 0))
+    throw new EngineError(
+      'tokenizer/invalid',
+      'Invalid tokenizer JSON: "huggingface.rows" must be a positive integer; restore the tokenizer.json saved with ' +
+        'the run.',
+    );
+  const vocab = new HfVocab((hf as Obj)['tokenizer'], checkConfig((hf as Obj)['config']), rows as number | undefined);
+  const tok = new HfTokenizer(vocab);
   if (json.vocabSize !== tok.vocabSize)
     throw new EngineError(
       'tokenizer/invalid',

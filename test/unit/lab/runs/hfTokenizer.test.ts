@@ -97,6 +97,30 @@ describe('Hugging Face tokenizers match Python tokenizers', () => {
     expect(tok('llama3').vocabSize).toBe(128256);
   });
 
+  it("fits the model's embedding rows: Qwen's padded rows unused, Gemma 3's image token left out", async () => {
+    const q = hfFiles('qwen');
+    const qwen = hfTokenizerFromFiles(q.tokenizer, q.config, null, 151936);
+    expect(qwen.vocabSize).toBe(151936);
+    expect(qwen.tokenText(151700)).toBe('<unused 151700>');
+    expect(qwen.tokenBytes(151700)).toBeNull();
+    expect(qwen.decode([151700, 9707], { skipSpecial: true })).toBe(tok('qwen').decode([9707]));
+    expect(Array.from(qwen.encode(TEXTS[0] as string))).toEqual((IDS.tokenizers['qwen'] as Row[])[0]?.ids);
+    const g = hfFiles('gemma3');
+    const gemma = hfTokenizerFromFiles(g.tokenizer, g.config, null, 262144);
+    expect(gemma.vocabSize).toBe(262144);
+    const ids = Array.from(gemma.encode('a <image_soft_token> b'));
+    expect(ids.every((id) => id < 262144)).toBe(true);
+    expect(gemma.decode(ids)).toBe('a <image_soft_token> b');
+    expect(() => hfTokenizerFromFiles(g.tokenizer, g.config, null, 1000)).toThrow(
+      /model\.vocab has ids up to 262143, but the model's embedding has 1000 rows/,
+    );
+    // The rows are saved with the run.
+    const fs = new MemoryFs();
+    await fs.mkdir('/run');
+    await writeTokenizer(fs, '/run', qwen);
+    expect((await readTokenizer(fs, '/run')).vocabSize).toBe(151936);
+  });
+
   it('saves in the run folder and reads back to the same ids, config and template', async () => {
     const fs = new MemoryFs();
     await fs.mkdir('/run');
