@@ -41,7 +41,7 @@ function parseJson(text: string, file: string): unknown {
   }
 }
 
-async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokenizer> {
+async function fromTokenizerJson(fs: LabFs, file: string, rows?: number): Promise<ImportTokenizer> {
   const text = await readCappedText(fs, file, 'tokenizer.json');
   const json = parseJson(text, file);
   const format = (json as { format?: unknown } | null)?.format;
@@ -52,7 +52,7 @@ async function fromTokenizerJson(fs: LabFs, file: string): Promise<ImportTokeniz
       return bad(`${file}: ${(e as Error).message}`);
     }
   }
-  return hfFromParsed(fs, file, json);
+  return hfFromParsed(fs, file, json, rows);
 }
 
 /** Hugging Face's tokenizer.json (parsed) at `file`, with the config and template beside it. */
@@ -111,18 +111,26 @@ async function fromVocab(fs: LabFs, vocab: string): Promise<ImportTokenizer> {
 }
 
 /** The tokenizer in folder `dir`, or null when it has none. */
-async function inFolder(fs: LabFs, dir: string): Promise<ImportTokenizer | null> {
+async function inFolder(fs: LabFs, dir: string, rows?: number): Promise<ImportTokenizer | null> {
   const hfExport = fs.join(dir, HF_EXPORT_TOKENIZER);
   const own = fs.join(dir, 'tokenizer.json');
   const vocab = fs.join(dir, 'vocab.json');
   if (await exists(fs, hfExport)) return fromTokenizerJson(fs, hfExport);
-  if (await exists(fs, own)) return fromTokenizerJson(fs, own);
+  if (await exists(fs, own)) return fromTokenizerJson(fs, own, rows);
   if (await exists(fs, vocab)) return fromVocab(fs, vocab);
   return null;
 }
 
-/** The tokenizer for the checkpoint `modelFile`; see the file comment. */
-export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: string): Promise<ImportTokenizer> {
+/**
+ * The tokenizer for the checkpoint `modelFile`; see the file comment. `vocabRows` fits a Hugging
+ * Face tokenizer.json to the model's embedding rows, as {@link importHfTokenizer} does.
+ */
+export async function loadImportTokenizer(
+  fs: LabFs,
+  modelFile: string,
+  given?: string,
+  vocabRows?: number,
+): Promise<ImportTokenizer> {
   if (given !== undefined) {
     const p = fs.resolve(given);
     const st = await fs.stat(p);
@@ -133,15 +141,17 @@ export async function loadImportTokenizer(fs: LabFs, modelFile: string, given?: 
       );
     if (st.kind === 'directory') {
       return (
-        (await inFolder(fs, p)) ??
+        (await inFolder(fs, p, vocabRows)) ??
         bad(`${p} holds no tokenizer.json and no vocab.json + merges.txt; pass the tokenizer file itself.`)
       );
     }
-    return fs.basename(p) === 'vocab.json' || p.endsWith('.vocab.json') ? fromVocab(fs, p) : fromTokenizerJson(fs, p);
+    return fs.basename(p) === 'vocab.json' || p.endsWith('.vocab.json')
+      ? fromVocab(fs, p)
+      : fromTokenizerJson(fs, p, vocabRows);
   }
   const dir = fs.dirname(modelFile);
   return (
-    (await inFolder(fs, dir)) ??
+    (await inFolder(fs, dir, vocabRows)) ??
     bad(
       `No tokenizer beside ${fs.basename(modelFile)} (looked for ${HF_EXPORT_TOKENIZER}, tokenizer.json, ` +
         'or vocab.json + ' +

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { tokenLabels } from '../../../../src/engine/tokenizers/tokenDisplay';
 import { MemoryFs } from '../../../../src/lab/files/memoryFs';
 import { writeFile } from '../../../../src/lab/files/labFs';
-import { importHfTokenizer } from '../../../../src/lab/interop/importTokenizer';
+import { importHfTokenizer, loadImportTokenizer } from '../../../../src/lab/interop/importTokenizer';
 import type { HfTokenizer } from '../../../../src/lab/runs/hfTokenizer';
 import { hfTokenizerFromFiles } from '../../../../src/lab/runs/hfTokenizer';
 import { readTokenizer, writeTokenizer } from '../../../../src/lab/runs/tokenizerFile';
@@ -155,6 +155,10 @@ describe('Hugging Face tokenizers match Python tokenizers', () => {
     expect(got.source).toBe('/m/tokenizer.json + tokenizer_config.json (Hugging Face, with a chat template)');
     expect((got.tokenizer as HfTokenizer).chatTemplate).toBe('{{ messages[0].content }}');
     await expect(importHfTokenizer(fs, '/none')).rejects.toThrow(/\/none has no tokenizer\.json/);
+    // Beside a checkpoint, fitted to its embedding rows (nanoGPT's 50304 for GPT-2's 50257 ids).
+    const beside = await loadImportTokenizer(fs, '/m/model.safetensors', undefined, 50304);
+    expect(beside.tokenizer.vocabSize).toBe(50304);
+    expect((await importHfTokenizer(fs, '/m', { vocabRows: 50304 })).tokenizer.tokenText(50300)).toBe('<unused 50300>');
   });
 });
 
