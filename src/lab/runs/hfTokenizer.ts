@@ -16,11 +16,12 @@
  * reproduce is refused by hfVocab.ts before it runs. The engine stays free of packages: it
  * keeps the vocabulary; only this file imports the library.
  *
- * Speed: a SentencePiece-style file without a pre-tokenizer (Llama 2) hands Tokenizers.js the
- * whole text as one word, whose BPE takes minutes for a megabyte. When no multi-character
- * token of the vocabulary holds a newline, no merge can cross one, so splitting the text at
- * newlines (an Isolated Split added as the pre-tokenizer, after the normalizers as in
- * `tokenizers`) gives the same ids; it is added only then.
+ * Speed: a SentencePiece-style file without a pre-tokenizer (Llama 2), or with a Metaspace one
+ * that does not split (legacy=false conversions), hands Tokenizers.js the whole text as one
+ * word, whose BPE takes minutes for a megabyte. When no multi-character token of the
+ * vocabulary holds a newline, no merge can cross one, so splitting the text at newlines (an
+ * Isolated Split after the file's own pre-tokenizer, after the normalizers as in `tokenizers`)
+ * gives the same ids; it is added only then.
  *
  * Leaves out: the chat template's rendering (src/lab/inference/chatTemplate.ts) and reading
  * the files (src/lab/interop/importTokenizer.ts, src/lab/runs/tokenizerFile.ts).
@@ -29,6 +30,7 @@
 import { Tokenizer as HfJsTokenizer } from '@huggingface/tokenizers';
 import { EngineError } from '../../engine/errors';
 import { HfVocab, hfTokenizerConfig } from '../../engine/tokenizers/hfVocab';
+import type { HfByteScheme } from '../../engine/tokenizers/hfVocab';
 import type {
   DecodeOptions,
   EncodeOptions,
@@ -42,20 +44,19 @@ import { wrapSpecials } from '../../engine/tokenizers/special';
 type Obj = Record<string, unknown>;
 
 /** tokenizer.json as handed to Tokenizers.js: with the newline split of the file comment where it is exact. */
-function forLibrary(file: Obj): Obj {
+function forLibrary(file: Obj, scheme: HfByteScheme): Obj {
   // Tokenizers.js wants every component's key; a file may leave out those it has none of.
   const json: Obj = { normalizer: null, pre_tokenizer: null, post_processor: null, decoder: null, added_tokens: [] };
   for (const key in file) if (file[key] !== undefined) json[key] = file[key];
-  const model = json['model'] as Obj;
-  if (json['pre_tokenizer'] !== null) return json;
-  const vocab = model['vocab'] as Obj;
+  // A byte-level file's pre-tokenizer already cuts its text into words.
+  if (scheme !== 'metaspace') return json;
+  const vocab = (json['model'] as Obj)['vocab'] as Obj;
   for (const token in vocab) {
     if (token.length > 1 && token.includes('\n')) return json;
   }
-  return {
-    ...json,
-    pre_tokenizer: { type: 'Split', pattern: { String: '\n' }, behavior: 'Isolated', invert: false },
-  };
+  const split = { type: 'Split', pattern: { String: '\n' }, behavior: 'Isolated', invert: false };
+  const pre = json['pre_tokenizer'];
+  return { ...json, pre_tokenizer: pre === null ? split : { type: 'Sequence', pretokenizers: [pre, split] } };
 }
 
 /** A run's tokenizer from Hugging Face's files (see the file comment). */
@@ -71,7 +72,7 @@ export class HfTokenizer implements Tokenizer {
     this.specialIds = vocab.specialIds;
     try {
       // No config: it would only bring decode's clean-up of spaces, which decode here never does.
-      this.lib = new HfJsTokenizer(forLibrary(vocab.json), {});
+      this.lib = new HfJsTokenizer(forLibrary(vocab.json, vocab.scheme), {});
     } catch (e) {
       throw new EngineError(
         'tokenizer/invalid',
