@@ -148,6 +148,9 @@ type SublayerKind = 'self' | 'cross' | 'ffn';
 interface Sublayer {
   readonly kind: SublayerKind;
   readonly norm: Norm;
+  /** The norm of the sublayer's output before it joins the residual (postNorms, Gemma's sandwich); null = none. */
+  readonly post: Norm | null;
+  readonly yn: Slot; // post(y): the sublayer's output after its post norm (empty without one)
   readonly drop: Dropout;
   readonly y: Slot; // sublayer output before dropout
   readonly mid: Slot; // post: residual sum before LN; pre: LN output
@@ -163,6 +166,7 @@ export class Block {
   private readonly gB: Slot;
   private readonly dmid: Slot;
   private readonly dyScratch: Slot;
+  private readonly dPost: Slot;
   private readonly pre: boolean;
   private readonly parallel: boolean;
   private input: FloatArray | null = null;
@@ -226,6 +230,8 @@ export class Block {
       this.subs.push({
         kind,
         norm: new Norm(store, arena, normName, C, cfg, maxN),
+        post: this.pre && cfg.postNorms ? new Norm(store, arena, `${normName}_post`, C, cfg, maxN) : null,
+        yn: arena.buffer(this.pre && cfg.postNorms ? n : 0),
         drop: new Dropout(arena, cfg.dropout, n),
         y: arena.buffer(n),
         mid: arena.buffer(n),
@@ -236,6 +242,7 @@ export class Block {
     this.gB = arena.scratch('block.gB', n);
     this.dmid = arena.scratch('block.dmid', n);
     this.dyScratch = arena.scratch('block.dy', n);
+    this.dPost = arena.scratch('block.dPost', this.pre && cfg.postNorms ? n : 0);
   }
 
   /** The block's output stream [B, T, C] (valid after forward). */
@@ -290,6 +297,7 @@ export class Block {
    * out = sublayer s of x with its residual connection and norm — where the sequential norm
    * placements are written (the parallel residual's is {@link parallelStep}):
    *   pre:  out = x + Dropout(f(LN(x)))   (GPT-2; mid = LN(x))
+   *         out = x + Dropout(LN'(f(LN(x))))   with postNorms (Gemma 2 and 3's sandwich; yn = LN'(f(..)))
    *   post: out = LN(x + Dropout(f(x)))   (the paper §3.1; mid = x + Dropout(f(x)))
    * over N rows, y receiving f's output. A decoding step or prefill has no dropout, keeps
    * its norm statistics in its scratch, and may pass out = x.
@@ -308,7 +316,15 @@ export class Block {
     if (this.pre) {
       this.norm(k, s, mid, x, N, p);
       this.apply(k, s, y, mid, p);
-      k.add(out, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
+      let f = y;
+      if (s.post) {
+        // A step or prefill: its own norm statistics are spent, so the post norm reuses them; `acc` is free
+        // outside the parallel residual.
+        f = isIncremental(p) ? p.scratch.acc : s.yn.data;
+        if (isIncremental(p)) s.post.step(k, f, y, N, p.scratch);
+        else s.post.forward(k, f, y, N);
+      }
+      k.add(out, x, isIncremental(p) ? f : s.drop.forward(k, f, n, p.train, p.rng), n);
     } else {
       this.apply(k, s, y, x, p);
       k.add(mid, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
@@ -414,8 +430,14 @@ export class Block {
       if (i !== 0) k.fill(dx, n, 0);
       if (this.pre) {
         // x' = x + Dropout(f(LN(x))): dx += dx'; dLN = f'(Dropout'(dx')); dx += LN'(dLN)
+        // (postNorms: x' = x + Dropout(LN'(f(LN(x)))), so Dropout'(dx') first goes back through LN')
         k.add(dx, dx, dCur, n);
-        const dy = s.drop.backward(k, dCur, n, this.dyScratch.data);
+        let dy = s.drop.backward(k, dCur, n, this.dyScratch.data);
+        if (s.post) {
+          k.fill(this.dPost.data, n, 0);
+          s.post.backward(k, this.dPost.data, dy, s.y.data, N);
+          dy = this.dPost.data;
+        }
         const dmid = this.dmid.data;
         k.fill(dmid, n, 0);
         this.backSublayer(k, s, dmid, dy, s.mid.data, io);

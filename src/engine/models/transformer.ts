@@ -15,6 +15,7 @@
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
+import { layerWindow } from '../config';
 import { EngineError } from '../errors';
 import type { Rng } from '../rng';
 import type { Block } from './block';
@@ -121,15 +122,36 @@ export class Transformer extends ModelParts {
     }
     const anyPad = fillPaddingMask(this.tgtPad.data, batch.input, B, T, this.padId);
     let selfMask: MaskView;
+    // The global layers of a model with globalEvery see the whole context (no window).
+    let fullMask: MaskView | null = null;
+    const mixed = this.causalFull.data.length > 0;
     if (cfg.kind === 'encoder-decoder' || anyPad) {
       fillCombinedMask(this.combined.data, this.tgtPad.data, B, T, cfg.slidingWindow);
       selfMask = combinedView(this.combined.data, T);
-    } else selfMask = causalView(this.causal.data, this.maxLen);
+      if (mixed) {
+        fillCombinedMask(this.combinedFull.data, this.tgtPad.data, B, T, 0);
+        fullMask = combinedView(this.combinedFull.data, T);
+      }
+    } else {
+      selfMask = causalView(this.causal.data, this.maxLen);
+      if (mixed) fullMask = causalView(this.causalFull.data, this.maxLen);
+    }
 
     let y = this.decEmbed.forward(k, batch.input, B, T, 0, train, rng);
     const decIn = y;
-    for (const blk of this.decoder) {
-      blk.forward(k, y, { B, T, S, selfMask, crossMask: srcMask, memory, dMemory: this.dMemory.data, train, rng });
+    for (const [i, blk] of this.decoder.entries()) {
+      const mask = fullMask && layerWindow(cfg, i) === 0 ? fullMask : selfMask;
+      blk.forward(k, y, {
+        B,
+        T,
+        S,
+        selfMask: mask,
+        crossMask: srcMask,
+        memory,
+        dMemory: this.dMemory.data,
+        train,
+        rng,
+      });
       y = blk.output;
     }
     const decTop = y;
