@@ -52,6 +52,8 @@ TODAY_OFF = dict(
     parallelResidual=False,
     embedNorm=False,
     nKvHeads=0,
+    headDim=0,
+    attnScale=0,
 )
 
 
@@ -67,6 +69,11 @@ def complete_config(cfg):
 def kv_heads(cfg):
     """nKvHeads, or nHeads when it is 0."""
     return cfg["nKvHeads"] if cfg["nKvHeads"] > 0 else cfg["nHeads"]
+
+
+def head_size(cfg):
+    """Channels of each head D: headDim, or dModel / nHeads when it is 0 (config.ts `headSize`)."""
+    return cfg["headDim"] if cfg["headDim"] > 0 else cfg["dModel"] // cfg["nHeads"]
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -200,8 +207,7 @@ class Positions(nn.Module):
         super().__init__()
         self.kind = cfg["positional"]
         if self.kind == "rope":
-            D = cfg["dModel"] // cfg["nHeads"]
-            R = int(round(D * cfg["rotaryFraction"]))
+            R = int(round(head_size(cfg) * cfg["rotaryFraction"]))
             cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeTheta"])
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
@@ -221,16 +227,19 @@ class Positions(nn.Module):
         return (self.slopes[:, None, None] * (j - i))[None]
 
 
-def attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None):
+def attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None, scale=None):
     """Scaled dot-product attention (paper §3.2.1) on split heads.
     q (B, H, T, D), k and v (B, Hkv, S, D): query head h reads key/value head floor(h / (H/Hkv));
-    mask broadcastable to (B, H, T, S), True = may attend. The scaled scores are soft-capped
+    mask broadcastable to (B, H, T, S), True = may attend. The scores, scaled by `scale` (1/√D
+    when None), are soft-capped
     (`soft_cap` > 0), then `bias` (ALiBi, broadcastable to (B, H, T, S)) is added, then masked
     scores become -inf before the softmax; a fully masked row gives zeros, not NaN."""
     group = q.shape[1] // k.shape[1]
     if group > 1:
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-    att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, H, T, S)
+    if scale is None:
+        scale = 1 / math.sqrt(q.shape[-1])
+    att = (q @ k.transpose(-2, -1)) * scale  # (B, H, T, S)
     att = softcap(att, soft_cap)
     if bias is not None:
         att = att + bias
@@ -264,7 +273,8 @@ class AttentionCore(nn.Module):
         super().__init__()
         self.n_heads, self.n_kv = cfg["nHeads"], kv_heads(cfg)
         self.soft_cap = cfg["attnSoftCap"]
-        D = cfg["dModel"] // cfg["nHeads"]
+        D = head_size(cfg)
+        self.scale = cfg["attnScale"] if cfg["attnScale"] > 0 else 1 / math.sqrt(D)
         if cfg["qkNorm"]:
             self.q_norm = RMSNorm(D, cfg["normScale"], cfg["layerNormEps"])
             self.k_norm = RMSNorm(D, cfg["normScale"], cfg["layerNormEps"])
@@ -279,23 +289,23 @@ class AttentionCore(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         if rope is not None:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
-        return merge_heads(attend(q, k, v, mask, self.attn_dropout, self.soft_cap, bias))
+        return merge_heads(attend(q, k, v, mask, self.attn_dropout, self.soft_cap, bias, self.scale))
 
 
 # ----------------------------------------------------------------------------- encoder-decoder
 
 
 class MultiHeadAttention(AttentionCore):
-    """Paper §3.2.2: per projection one Linear (the per-head W^Q_i etc. stacked); W_k and W_v
-    have Hkv·D rows."""
+    """Paper §3.2.2: per projection one Linear (the per-head W^Q_i etc. stacked); W_q has H·D
+    rows, W_k and W_v Hkv·D, W_o maps H·D back to C."""
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        d, D = cfg["dModel"], cfg["dModel"] // cfg["nHeads"]
-        self.W_q = nn.Linear(d, d, bias=cfg["qkvBias"])
+        d, D = cfg["dModel"], head_size(cfg)
+        self.W_q = nn.Linear(d, self.n_heads * D, bias=cfg["qkvBias"])
         self.W_k = nn.Linear(d, self.n_kv * D, bias=cfg["qkvBias"])
         self.W_v = nn.Linear(d, self.n_kv * D, bias=cfg["qkvBias"])
-        self.W_o = nn.Linear(d, d, bias=cfg["attnOutBias"])
+        self.W_o = nn.Linear(self.n_heads * D, d, bias=cfg["attnOutBias"])
 
     def forward(self, x_q, x_kv, mask, rope=None, bias=None):  # x_q (B, T, C), x_kv (B, S, C)
         return self.W_o(self.attend(self.W_q(x_q), self.W_k(x_kv), self.W_v(x_kv), mask, rope, bias))
@@ -473,10 +483,10 @@ class CausalSelfAttention(AttentionCore):
 
     def __init__(self, cfg):
         super().__init__(cfg)
-        d, D = cfg["dModel"], cfg["dModel"] // cfg["nHeads"]
-        self.split = (d, self.n_kv * D, self.n_kv * D)
+        d, D = cfg["dModel"], head_size(cfg)
+        self.split = (self.n_heads * D, self.n_kv * D, self.n_kv * D)
         self.c_attn = nn.Linear(d, sum(self.split), bias=cfg["qkvBias"])
-        self.c_proj = nn.Linear(d, d, bias=cfg["attnOutBias"])
+        self.c_proj = nn.Linear(self.n_heads * D, d, bias=cfg["attnOutBias"])
 
     def forward(self, x, mask, rope=None, bias=None):  # x (B, T, C)
         q, k, v = self.c_attn(x).split(self.split, dim=2)

@@ -31,19 +31,27 @@ HF_CLASSES = {
     "preset-llama": "LlamaForCausalLM",
     "hf-qwen2": "Qwen2ForCausalLM",
     "hf-qwen3": "Qwen3ForCausalLM",
+    "hf-qwen3-head-dim": "Qwen3ForCausalLM",
     "hf-mistral": "MistralForCausalLM",
     "hf-gptneox": "GPTNeoXForCausalLM",
     "hf-bloom": "BloomForCausalLM",
     # No HF class has our soft-capped model (Gemma 2 adds norms after each sublayer and scales its
     # norms by 1 + w), so the reference runs with Gemma 2's own attention function in place of ours.
     "opt-attn-softcap": "gemma2.eager_attention_forward",
+    # attnScale is Gemma's `scaling` (query_pre_attn_scalar^−½), so the same stand-in checks it.
+    "opt-head-dim-scale": "gemma2.eager_attention_forward",
 }
+
+
+def _head_size(cfg):
+    """D: headDim, or dModel / nHeads when it is 0 (or absent)."""
+    return cfg.get("headDim") or cfg["dModel"] // cfg["nHeads"]
 
 
 def _split_qkv(w, cfg):
     """Our fused c_attn rows [H·D | Hkv·D | Hkv·D] -> (q, k, v)."""
-    d = cfg["dModel"]
-    d_kv = d // cfg["nHeads"] * (cfg["nKvHeads"] or cfg["nHeads"])
+    d = _head_size(cfg) * cfg["nHeads"]
+    d_kv = _head_size(cfg) * (cfg["nKvHeads"] or cfg["nHeads"])
     return w[:d], w[d : d + d_kv], w[d + d_kv :]
 
 
@@ -59,7 +67,7 @@ def _llama_family(cls_name, cfg, params):
         num_hidden_layers=cfg["nDecoderLayers"],
         num_attention_heads=H,
         num_key_value_heads=cfg["nKvHeads"] or H,
-        head_dim=C // H,
+        head_dim=_head_size(cfg),
         hidden_act="silu",
         max_position_embeddings=cfg["maxLen"],
         rms_norm_eps=cfg["layerNormEps"],
@@ -198,13 +206,13 @@ def _with_gemma2_attention(cfg, params, idx):
 
     import reference
 
-    def gemma2_attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None):
+    def gemma2_attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None, scale=None):
         module = SimpleNamespace(num_key_value_groups=q.shape[1] // k.shape[1], training=False, head_dim=q.shape[-1])
         additive = torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
         if bias is not None:
             additive = additive + bias
         out, _ = modeling_gemma2.eager_attention_forward(
-            module, q, k, v, additive, dropout=0.0, scaling=q.shape[-1] ** -0.5, softcap=soft_cap or None
+            module, q, k, v, additive, dropout=0.0, scaling=scale or q.shape[-1] ** -0.5, softcap=soft_cap or None
         )
         return out.transpose(1, 2)  # (B, T, H, D) -> (B, H, T, D)
 

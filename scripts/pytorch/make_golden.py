@@ -177,6 +177,8 @@ MODERN_FIELD_ORDER = [
     "slidingWindow",
     "parallelResidual",
     "embedNorm",
+    "headDim",
+    "attnScale",
     "embedScale",
     "labelSmoothing",
 ]
@@ -260,7 +262,23 @@ ENCDEC_MODERN = {
         embedScale=False,
     ),
 }
-MODERN = {**{k: dict(_BASE, **v) for k, v in OPTIONS.items()}, **PRESETS, **HF_SHAPED, **ENCDEC_MODERN}
+# Issue 30: heads set apart from dModel / nHeads (headDim) and a softmax scale apart from 1/√D
+# (attnScale). Last in MODERN, so the seeds of the files before them stay what they were.
+HEAD_DIM = {
+    # 2 heads of 6 (not 8), scale 0.3: checked through Gemma 2's attention function with its `scaling`.
+    "opt-head-dim-scale": dict(_BASE, headDim=6, attnScale=0.3, positional="rope"),
+    # Qwen3's shape: 4 heads of 12 over hidden 16 (q 48 wide, o_proj [16, 48]), 2 kv heads, QK-norm.
+    "hf-qwen3-head-dim": dict(_LLAMA, qkNorm=True, headDim=12),
+    # Heads of 6 over dModel 16 / 4 heads in both attentions; one encoder layer keeps the file under 120 kB.
+    "encdec-head-dim": dict(ENCDEC_MODERN["encdec-modern"], headDim=6, attnScale=0.2, nEncoderLayers=1),
+}
+MODERN = {
+    **{k: dict(_BASE, **v) for k, v in OPTIONS.items()},
+    **PRESETS,
+    **HF_SHAPED,
+    **ENCDEC_MODERN,
+    **HEAD_DIM,
+}
 # Seeds of parameters (seed) and inputs (seed + 1), as SEEDS.
 MODERN_SEEDS = {name: 2000 + 10 * i for i, name in enumerate(MODERN)}
 MODERN_SEEDS["encdec-modern"] = 2266  # 2260: gradients' float32 floor 2.5e-6, 2266: 5.6e-7

@@ -9,11 +9,12 @@ TypeScript engine implements exactly this math, so a checkpoint moves between th
 The options of today's transformers (RoPE, ALiBi, RMSNorm, QK-norm, gated and new
 feed-forward activations, grouped-query attention, per-part biases, soft-caps, sliding
 windows, parallel residuals, a norm after the embeddings) are built as issue 29 fixes them,
-the order inside attention written at `project_and_attend`. A config
+the order inside attention written at `project_and_attend`; a head size apart from C / H
+(headDim) and a softmax scale apart from 1 / √D (attnScale) as issue 30 does. A config
 that lacks their fields reads them as off (`complete_config`, as `completeConfig` in config.ts).
 
 Shape legend: B batch, S source length, T target length, C = dModel channels, H heads,
-D = C / H channels per head, Hkv key/value heads, R = D · rotaryFraction rotated channels,
+D channels per head (headDim, or C / H), Hkv key/value heads, R = D · rotaryFraction rotated channels,
 V vocabulary.
 
 Special ids: PAD 0, BOS 1, EOS 2, UNK 3. Masks: True = may attend.
@@ -43,6 +44,8 @@ TODAY_OFF = dict(
     slidingWindow=0,
     parallelResidual=False,
     embedNorm=False,
+    headDim=0,
+    attnScale=0,
 )
 
 
@@ -58,6 +61,16 @@ def complete_config(cfg):
 def kv_heads(cfg):
     """Key/value heads: nKvHeads, or nHeads when it is 0."""
     return cfg["nKvHeads"] or cfg["nHeads"]
+
+
+def head_size(cfg):
+    """Channels of each head D: headDim, or dModel / nHeads when it is 0 (q is nHeads·D wide)."""
+    return cfg["headDim"] or cfg["dModel"] // cfg["nHeads"]
+
+
+def attn_scale(cfg):
+    """The softmax scale of the scores: attnScale, or 1 / √D when it is 0."""
+    return cfg["attnScale"] or 1 / math.sqrt(head_size(cfg))
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -182,16 +195,18 @@ def alibi_bias(slopes, t):
     return torch.tensor(slopes, dtype=torch.float32)[None, :, None, None] * dist[None, None]
 
 
-def attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None):
+def attend(q, k, v, mask, attn_dropout, soft_cap=0.0, bias=None, scale=None):
     """Scaled dot-product attention (paper §3.2.1) on split heads.
     q (B, H, T, D), k and v (B, Hkv, S, D): query head h reads key/value head h // (H / Hkv).
-    Scores s = q·k / √D, then c·tanh(s/c) when soft_cap c > 0, then + bias (ALiBi), then the
-    mask (broadcastable to (B, H, T, S), True = may attend): masked scores become -inf before
-    the softmax; a fully masked row gives zeros, not NaN."""
+    Scores s = scale · q·k (scale 1 / √D unless given), then c·tanh(s/c) when soft_cap c > 0,
+    then + bias (ALiBi), then the mask (broadcastable to (B, H, T, S), True = may attend): masked
+    scores become -inf before the softmax; a fully masked row gives zeros, not NaN."""
     group = q.shape[1] // k.shape[1]
     if group > 1:
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-    att = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, H, T, S)
+    if scale is None:
+        scale = 1 / math.sqrt(q.shape[-1])
+    att = (q @ k.transpose(-2, -1)) * scale  # (B, H, T, S)
     if soft_cap > 0:
         att = soft_cap * torch.tanh(att / soft_cap)
     if bias is not None:
@@ -226,7 +241,7 @@ class Positions(nn.Module):
         self.rope = cfg["positional"] == "rope"
         self.slopes = alibi_slopes(cfg["nHeads"]) if cfg["positional"] == "alibi" else None
         if self.rope:
-            rotated = round(cfg["dModel"] // cfg["nHeads"] * cfg["rotaryFraction"])
+            rotated = round(head_size(cfg) * cfg["rotaryFraction"])
             cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeTheta"])
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
@@ -237,7 +252,7 @@ def add_qk_norms(module, cfg):
     heads; present when normScale) on the attention module itself, and its probability dropout."""
     module.cfg = cfg
     if cfg["qkNorm"]:
-        d_head = cfg["dModel"] // cfg["nHeads"]
+        d_head = head_size(cfg)
         module.q_norm = RMSNorm(d_head, cfg["normScale"], cfg["layerNormEps"])
         module.k_norm = RMSNorm(d_head, cfg["normScale"], cfg["layerNormEps"])
     module.attn_dropout = nn.Dropout(cfg["dropout"])
@@ -260,7 +275,7 @@ def project_and_attend(module, q, k, v, mask, positions, self_attn, causal):
         bias = alibi_bias(positions.slopes, q.shape[2])
     if self_attn and causal and cfg["slidingWindow"] > 0:
         mask = mask & window_mask(q.shape[2], cfg["slidingWindow"], q.device)
-    return attend(q, k, v, mask, module.attn_dropout, cfg["attnSoftCap"], bias)
+    return attend(q, k, v, mask, module.attn_dropout, cfg["attnSoftCap"], bias, attn_scale(cfg))
 
 
 def padding_mask(tokens):
@@ -296,18 +311,18 @@ def parallel_sublayers(x, pairs, dropout):
 
 
 class MultiHeadAttention(nn.Module):
-    """Paper §3.2.2: per projection one full Linear (the per-head W^Q_i etc. stacked); W_k and
-    W_v have Hkv·D rows under grouped-query attention."""
+    """Paper §3.2.2: per projection one full Linear (the per-head W^Q_i etc. stacked): W_q has
+    H·D rows, W_k and W_v Hkv·D (grouped-query attention), W_o maps H·D back to C."""
 
     def __init__(self, cfg):
         super().__init__()
         d = cfg["dModel"]
         self.n_heads, self.n_kv = cfg["nHeads"], kv_heads(cfg)
-        d_kv = d // self.n_heads * self.n_kv
-        self.W_q = nn.Linear(d, d, bias=cfg["qkvBias"])
+        d_q, d_kv = self.n_heads * head_size(cfg), self.n_kv * head_size(cfg)
+        self.W_q = nn.Linear(d, d_q, bias=cfg["qkvBias"])
         self.W_k = nn.Linear(d, d_kv, bias=cfg["qkvBias"])
         self.W_v = nn.Linear(d, d_kv, bias=cfg["qkvBias"])
-        self.W_o = nn.Linear(d, d, bias=cfg["attnOutBias"])
+        self.W_o = nn.Linear(d_q, d, bias=cfg["attnOutBias"])
         add_qk_norms(self, cfg)
 
     def forward(self, x_q, x_kv, mask, positions=None, self_attn=False, causal=False):
@@ -465,19 +480,20 @@ class Transformer(nn.Module):
 
 class CausalSelfAttention(nn.Module):
     """nanoGPT's attention: one Linear(C, (H + 2·Hkv)·D) whose rows are W_q [H·D], W_k and
-    W_v [Hkv·D each] stacked (3C rows without grouped-query attention)."""
+    W_v [Hkv·D each] stacked (3C rows without grouped-query attention or headDim); c_proj maps
+    H·D back to C."""
 
     def __init__(self, cfg):
         super().__init__()
         d = cfg["dModel"]
         self.n_heads, self.n_kv = cfg["nHeads"], kv_heads(cfg)
-        self.d_kv = d // self.n_heads * self.n_kv
-        self.c_attn = nn.Linear(d, d + 2 * self.d_kv, bias=cfg["qkvBias"])
-        self.c_proj = nn.Linear(d, d, bias=cfg["attnOutBias"])
+        self.d_q, self.d_kv = self.n_heads * head_size(cfg), self.n_kv * head_size(cfg)
+        self.c_attn = nn.Linear(d, self.d_q + 2 * self.d_kv, bias=cfg["qkvBias"])
+        self.c_proj = nn.Linear(self.d_q, d, bias=cfg["attnOutBias"])
         add_qk_norms(self, cfg)
 
     def forward(self, x, positions):  # x (B, T, C)
-        q, k, v = self.c_attn(x).split([x.shape[-1], self.d_kv, self.d_kv], dim=2)
+        q, k, v = self.c_attn(x).split([self.d_q, self.d_kv, self.d_kv], dim=2)
         q = split_heads(q, self.n_heads)  # (B, H, T, D)
         k, v = split_heads(k, self.n_kv), split_heads(v, self.n_kv)  # (B, Hkv, T, D)
         y = project_and_attend(self, q, k, v, causal_mask(x.shape[1], x.device), positions, True, True)

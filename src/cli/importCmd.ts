@@ -19,7 +19,10 @@ import { PrepareLine } from './progress';
 export const IMPORT_HELP = `attention-lab import --from DIR_OR_FILE --out RUN_DIR [options]
   Opens a PyTorch checkpoint saved as .safetensors (never a pickle: .pt/.bin files are
   refused with the Python lines that convert them) as an ordinary run folder, for
-  decode, score, lens, heads, report, export and train --resume. Layouts, detected from
+  decode, score, lens, heads, report, export and train --resume. A Hugging Face folder
+  (config.json + model.safetensors, or model.safetensors.index.json and its shards;
+  F32, BF16 or F16) of a Llama, Qwen2/2.5, Qwen3, Mistral or GPT-NeoX/Pythia model keeps
+  the model's own name in the run. Layouts, detected from config.json's model_type or
   the tensor names and shapes:
     ${Object.values(IMPORT_LAYOUTS).join('\n    ')}
   The config comes from a config.json beside the checkpoint, else from the shapes.
@@ -97,13 +100,15 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
           tokenizer: res.tokenizer,
           notes: res.notes,
           bytesRead: res.bytesRead,
+          ...(res.source ? { source: res.source } : {}),
           seconds,
         }),
       );
       return 0;
     }
+    const what = res.source ? `${res.source.name} (${res.source.architecture})` : res.layoutText;
     ctx.out(
-      `Imported ${res.layoutText}: ${formatCompact(res.params)} parameters, ${res.tensors} tensors ` +
+      `Imported ${what}: ${formatCompact(res.params)} parameters, ${res.tensors} tensors ` +
         `(${formatBytes(res.bytesRead)} in ${seconds.toFixed(1)} s) → ${res.runDir}`,
     );
     const c = res.config;

@@ -132,7 +132,17 @@ export type ImportOutput = Infer<typeof importOutput>;
 export const importOutput = obj({
   runDir: str,
   /** The layout's name and, for people, its description. */
-  layout: oneOf('attention-lab', 'nanogpt', 'hf-gpt2', 'seed-transformer', 'hf-llama'),
+  layout: oneOf(
+    'attention-lab',
+    'nanogpt',
+    'hf-gpt2',
+    'seed-transformer',
+    'hf-llama',
+    'hf-qwen2',
+    'hf-qwen3',
+    'hf-mistral',
+    'hf-gpt-neox',
+  ),
   layoutText: str,
   modelFile: str,
   params: nonNegInt,

@@ -22,9 +22,8 @@ export function f16ToF32(h: number): number {
 
 /** float32 of the BF16 bit pattern `h` (0..0xFFFF): the high half of a float32. */
 export function bf16ToF32(h: number): number {
-  const u = new Uint32Array(1);
-  u[0] = (h & 0xffff) << 16;
-  return new Float32Array(u.buffer)[0] as number;
+  U32[0] = (h & 0xffff) << 16;
+  return F32[0] as number;
 }
 
 /** The F16 bit pattern nearest to `x` (ties to even); ±∞ past 65504, NaN as 0x7E00. */
@@ -62,10 +61,13 @@ function roundShift(m: number, shift: number): number {
   return rem > half || (rem === half && (q & 1) === 1) ? q + 1 : q;
 }
 
+/** One float32 and its bits, shared by every call (no allocation per value: checkpoints hold millions). */
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
 function f32Bits(x: number): number {
-  const f = new Float32Array(1);
-  f[0] = x;
-  return new Uint32Array(f.buffer)[0] as number;
+  F32[0] = x;
+  return U32[0] as number;
 }
 
 /**

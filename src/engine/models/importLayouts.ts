@@ -11,6 +11,7 @@
  * | hf-gpt2 | `h.{i}.attn.c_attn…` with or without `transformer.` | Conv1D [in, out] | `gelu_new` (tanh) |
  * | seed-transformer | `encoder_layers.{i}.self_attn.W_q…` | nn.Linear [out, in] | from config.json |
  * | hf-llama | `model.layers.{i}.self_attn.q_proj…` (hfLlama.ts), config.json required | nn.Linear [out, in] | SwiGLU |
+ * | hf-qwen2, -qwen3, -mistral, -gpt-neox | the family's (hfFamilies.ts), config.json required | nn.Linear | its own |
  *
  * Sizes come from shapes: vocabulary and width from the token embedding, layers from the
  * highest block index, the context from the position table, d_ff from the first MLP, bias
@@ -26,6 +27,8 @@
 import type { Activation, ModelConfig } from '../config';
 import { CONFIG_LIMITS, kvHeads, validateConfig } from '../config';
 import { EngineError } from '../errors';
+import type { HfFamily, RowSplit } from './hfFamilies';
+import { configFromHfJson, familyLabel, HF_IGNORED, hfFamilyOf, hfFamilyTensors, sourceShape } from './hfFamilies';
 import { configFromLlamaJson, hfLlamaNames, isLlamaJson, LLAMA_ARCHITECTURE } from './hfLlama';
 import type { TorchTensor } from './pytorchNames';
 import { torchTensors } from './pytorchNames';
@@ -38,7 +41,20 @@ export const IMPORT_LAYOUTS = {
   'hf-gpt2': 'Hugging Face GPT-2 (Conv1D weights [in, out], gelu_new)',
   'seed-transformer': "the seed notebook's encoder-decoder Transformer",
   'hf-llama': "Hugging Face LlamaForCausalLM (model.layers.{i}.self_attn.q_proj…, config.json's Llama fields)",
+  'hf-qwen2': 'Hugging Face Qwen2ForCausalLM (Qwen2, Qwen2.5: q/k/v biases)',
+  'hf-qwen3': 'Hugging Face Qwen3ForCausalLM (QK-norm)',
+  'hf-mistral': 'Hugging Face MistralForCausalLM (sliding window)',
+  'hf-gpt-neox': 'Hugging Face GPTNeoXForCausalLM (Pythia: fused query_key_value, partial rotary, parallel residual)',
 } as const;
+
+/** The layout of each Hugging Face family (hfFamilies.ts). */
+export const HF_FAMILY_LAYOUTS: { readonly [F in HfFamily]: ImportLayout } = {
+  llama: 'hf-llama',
+  qwen2: 'hf-qwen2',
+  qwen3: 'hf-qwen3',
+  mistral: 'hf-mistral',
+  gpt_neox: 'hf-gpt-neox',
+};
 
 /** One of {@link IMPORT_LAYOUTS}. */
 export type ImportLayout = keyof typeof IMPORT_LAYOUTS;
@@ -50,6 +66,10 @@ export const IMPORT_LAYOUT_NAMES: { readonly [L in ImportLayout]: string } = {
   'hf-gpt2': 'Hugging Face GPT-2',
   'seed-transformer': 'seed-notebook Transformer',
   'hf-llama': 'Hugging Face Llama',
+  'hf-qwen2': 'Hugging Face Qwen2',
+  'hf-qwen3': 'Hugging Face Qwen3',
+  'hf-mistral': 'Hugging Face Mistral',
+  'hf-gpt-neox': 'Hugging Face GPT-NeoX',
 };
 
 /** A tensor as the file's header lists it. */
@@ -70,6 +90,8 @@ export interface TensorSource {
    * The file's tensor has more rows (vocabulary padding, {@link ImportOptions.vocabRows}): keep this many, the first.
    */
   readonly keepRows?: number;
+  /** Some rows of a fused tensor (GPT-NeoX's query_key_value): read it whole, keep these (hfFamilies.ts). */
+  readonly split?: RowSplit;
 }
 
 /** What a checkpoint is and how to load it. */
@@ -90,6 +112,8 @@ export interface ImportPlan {
   readonly ignored: readonly string[];
   /** For people: where each size came from. */
   readonly notes: readonly string[];
+  /** A Hugging Face family's file: which family (hfFamilies.ts). */
+  readonly family?: HfFamily;
 }
 
 /** Options the caller may give. */
@@ -148,6 +172,9 @@ export function planImport(
   const strip = tensors.some((t) => t.name.startsWith('_orig_mod.'));
   const shapes = new Map(tensors.map((t) => [strip ? t.name.replace(/^_orig_mod\./, '') : t.name, t.shape]));
   const notes: string[] = strip ? ["names start with torch.compile's `_orig_mod.`, which is dropped"] : [];
+  const ownLlama = configJson !== null && configJson['attention_lab'] !== undefined && isLlamaJson(configJson);
+  const family = ownLlama || parseOwnConfig(metadata) ? null : hfFamilyOf(configJson);
+  if (family !== null) return planHfFamily(family, shapes, configJson as Json, strip);
   if (shapes.has('model.embed_tokens.weight')) return planLlama(shapes, configJson, strip);
   const ours = parseOwnConfig(metadata);
   let layout: ImportLayout;
@@ -310,8 +337,68 @@ function planLlama(
   return { layout, config, model, tensors, lmHead: null, ignored, notes };
 }
 
+/**
+ * A Hugging Face family's file (hfFamilies.ts): the config from config.json, every tensor checked by name and
+ * shape (a fused tensor by its whole shape). As in {@link planLlama}, a tied model's lm_head.weight is ignored.
+ */
+function planHfFamily(
+  family: HfFamily,
+  shapes: ReadonlyMap<string, readonly number[]>,
+  cfg: Json,
+  strip: boolean,
+): ImportPlan {
+  const layout = HF_FAMILY_LAYOUTS[family];
+  const read = sized(cfg, () => configFromHfJson(cfg, family));
+  const config = read.config;
+  const model = sized(cfg, () => new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 }));
+  const pre = strip ? '_orig_mod.' : '';
+  const wanted = new Set<string>();
+  const tensors = hfFamilyTensors(family, config).map((t): TensorSource => {
+    const p = model.param(t.target);
+    const expected = sourceShape(t, p.shape);
+    const found = shapes.get(t.source);
+    if (!found)
+      bad(
+        `The checkpoint has no tensor ${pre}${t.source} (${IMPORT_LAYOUTS[layout]} with ${describe(config)} ` +
+          `needs it, shape ${fmt(expected)}); it was saved from a different model, or with a different config.json.`,
+      );
+    if (!sameShape(found, expected))
+      bad(
+        `Tensor ${pre}${t.source}: expected shape ${fmt(expected)} (${IMPORT_LAYOUTS[layout]}, ${describe(config)}), ` +
+          `found ${fmt(found)}; check config.json against the checkpoint.`,
+      );
+    wanted.add(t.source);
+    return {
+      target: { name: p.name, shape: p.shape, parts: [p], alias: false },
+      source: pre + t.source,
+      transpose: false,
+      ...(t.split ? { split: t.split } : {}),
+    };
+  });
+  const head = family === 'gpt_neox' ? 'embed_out.weight' : 'lm_head.weight';
+  const ignored: string[] = [];
+  for (const name of shapes.keys()) {
+    if (wanted.has(name)) continue;
+    if ((name === head && config.tieEmbeddings) || HF_IGNORED.test(name)) ignored.push(pre + name);
+    else
+      bad(
+        `Tensor ${pre}${name} ${fmt(shapes.get(name))} has no place in ${IMPORT_LAYOUTS[layout]} with ` +
+          `${describe(config)}; the checkpoint holds a model with parts Attention Lab's Transformer does not have.`,
+      );
+  }
+  const notes = [
+    `${familyLabel(family)}: ${config.nDecoderLayers} layers, ${config.nHeads} heads (${kvHeads(config)} key/value` +
+      `${config.headDim > 0 ? `, ${config.headDim} wide` : ''}), d_model ${config.dModel}, d_ff ${config.dFF}, ` +
+      `vocab ${config.vocabSize}, context ${config.maxLen}, RoPE θ ${config.ropeTheta}` +
+      `${config.rotaryFraction < 1 ? ` on ${config.rotaryFraction} of each head` : ''}` +
+      `${config.slidingWindow > 0 ? `, sliding window ${config.slidingWindow}` : ''} from config.json`,
+    ...read.notes,
+  ];
+  return { layout, config, model, tensors, lmHead: null, ignored, notes, family };
+}
+
 /** A config read from the tensors and config.json; an invalid one is refused naming where its sizes came from. */
-function sized(configJson: Json | null, read: () => ModelConfig): ModelConfig {
+function sized<T>(configJson: Json | null, read: () => T): T {
   try {
     return read();
   } catch (e) {

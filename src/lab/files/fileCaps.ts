@@ -24,6 +24,7 @@ export const FILE_CAPS = {
   'vocab.json': { bytes: 64 * MiB, fix: 'pass the vocab.json the model was trained with' },
   'merges.txt': { bytes: 64 * MiB, fix: 'pass the merges.txt the model was trained with' },
   'config.json': { bytes: 4 * MiB, fix: 'fix it, or remove it to size the model from its tensors' },
+  'shard index': { bytes: 16 * MiB, fix: "restore it from the model's folder" },
   checkpoint: { bytes: 2 ** 31 - 1, fix: 'the file is damaged, or the model is larger than Attention Lab holds' },
   'optimizer state': {
     bytes: 2 ** 31 - 1,

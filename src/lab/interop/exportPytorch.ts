@@ -81,6 +81,10 @@ function nanoGptDifferences(c: ModelConfig): string[] {
     c.slidingWindow > 0 ? `a sliding window of ${c.slidingWindow}` : '',
     c.parallelResidual ? 'the parallel residual' : '',
     c.embedNorm ? 'a norm after the embeddings (transformer.ln_e)' : '',
+    c.headDim > 0 && c.headDim !== c.dModel / c.nHeads
+      ? `heads of ${c.headDim} channels (c_attn has (H + 2·Hkv)·D rows, c_proj H·D columns)`
+      : '',
+    c.attnScale > 0 ? `scores scaled by ${c.attnScale} (nanoGPT scales by 1/√D)` : '',
   ];
   w.push(...today.filter((x) => x !== ''));
   if (!c.tieEmbeddings) w.push('untied output projection (exported as lm_head.weight; nanoGPT ties it to wte)');

@@ -13,13 +13,19 @@
  * that is renamed into place at the end: nothing is left behind on failure.
  *
  * The CLI (`src/cli/importCmd.ts`) and the model worker both call {@link importCheckpoint}.
- * Leaves out: pickles (refused, safetensorsReader.ts), sharded checkpoints, GGUF.
+ * A Hugging Face folder's family (hfFamilies.ts) is kept in run.json's `source`: the model's own
+ * name, its architecture and family. Sharded checkpoints are read through their index
+ * (shardedCheckpoint.ts), shard by shard.
+ *
+ * Leaves out: pickles (refused, safetensorsReader.ts), GGUF.
  */
 
 import type { ModelConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import type { ImportLayout, ImportOptions, ImportPlan } from '../../engine/models/importLayouts';
 import { IMPORT_LAYOUTS, isPaddedVocab, planImport } from '../../engine/models/importLayouts';
+import type { HfSource } from '../../engine/models/hfFamilies';
+import { HF_FAMILIES, hfModelName, splitRows } from '../../engine/models/hfFamilies';
 import { setTorchTensor } from '../../engine/models/pytorchNames';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
@@ -37,6 +43,8 @@ import { RUN_FORMAT, RUN_VERSION, writeRunJson } from '../runs/runFolder';
 import type { RunJson } from '../runs/runFolder';
 import { isPickleName, pickleMessage, SafetensorsReader } from '../runs/safetensorsReader';
 import { planSegments } from '../runs/segments';
+import type { CheckpointReader } from './shardedCheckpoint';
+import { SHARD_INDEX, ShardedReader } from './shardedCheckpoint';
 
 /** Peak learning rate of fine-tuning an imported model (AdamW, cosine): nanoGPT's finetune_shakespeare uses 3e-5. */
 export const FINE_TUNE_LR = 3e-5;
@@ -45,7 +53,10 @@ export const FINE_TUNE_STEPS = 200;
 
 /** What to import, and where. */
 export interface ImportRequest {
-  /** A .safetensors file, or a folder holding one (model.safetensors, or the only .safetensors). */
+  /**
+   * A .safetensors file, or a folder holding one (model.safetensors, the shards of model.safetensors.index.json, or
+   * the only .safetensors).
+   */
   readonly from: string;
   /** The run folder to create; must not exist, or be empty. */
   readonly out: string;
@@ -76,6 +87,8 @@ export interface ImportResult {
   /** Where sizes came from, how the output projection was found, and the fine-tuning plan. */
   readonly notes: readonly string[];
   readonly bytesRead: number;
+  /** A Hugging Face family's model: its own name, architecture and family (run.json's `source`). */
+  readonly source?: HfSource;
 }
 
 function badInput(msg: string): never {
@@ -94,12 +107,13 @@ export async function locateCheckpoint(fs: LabFs, from: string): Promise<string>
   if (names.includes('run.json'))
     badInput(`${from} is already an Attention Lab run folder; open it directly (no import needed).`);
   if (names.includes('model.safetensors')) return fs.join(from, 'model.safetensors');
+  if (names.includes(SHARD_INDEX)) return fs.join(from, SHARD_INDEX);
   const st = names.filter((n) => n.endsWith('.safetensors')).sort();
   if (st.length === 1) return fs.join(from, st[0] as string);
   if (st.length > 1)
     badInput(
-      `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…); pass the one ` +
-        `to import (sharded checkpoints must be merged into one file first).`,
+      `${from} holds ${st.length} .safetensors files (${st.slice(0, 3).join(', ')}…) and no ${SHARD_INDEX}; ` +
+        `pass the one to import, or put the index saved with the shards beside them.`,
     );
   const pickle = names.find((n) => isPickleName(n));
   if (pickle) throw new EngineError('checkpoint/invalid', pickleMessage(fs.join(from, pickle)));
@@ -140,7 +154,7 @@ export interface OpenedCheckpoint {
   readonly modelFile: string;
   /** The file's name, for people. */
   readonly name: string;
-  readonly reader: SafetensorsReader;
+  readonly reader: CheckpointReader;
   readonly configJson: Record<string, unknown> | null;
   readonly plan: ImportPlan;
 }
@@ -151,7 +165,9 @@ export type PlanOptions = Pick<ImportOptions, 'heads' | 'vocabRows'>;
 /** Opens the checkpoint `from` names and plans it (layout, config, every shape); reads no weight. */
 export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions = {}): Promise<OpenedCheckpoint> {
   const modelFile = await locateCheckpoint(fs, fs.resolve(from));
-  const reader = await SafetensorsReader.open(fs, modelFile);
+  const reader: CheckpointReader = modelFile.endsWith(SHARD_INDEX)
+    ? await ShardedReader.open(fs, modelFile)
+    : await SafetensorsReader.open(fs, modelFile);
   const configJson = await readConfigJson(fs, fs.dirname(modelFile));
   const name = fs.basename(modelFile);
   const plan = planNamed(name, reader, configJson, opts);
@@ -164,7 +180,7 @@ export async function openCheckpoint(fs: LabFs, from: string, opts: PlanOptions 
  */
 function planNamed(
   name: string,
-  reader: SafetensorsReader,
+  reader: CheckpointReader,
   configJson: Record<string, unknown> | null,
   opts: ImportOptions,
 ): ImportPlan {
@@ -221,11 +237,26 @@ export async function readCheckpointWeights(
   }
   for (const p of plan.model.paramList) p.data = new Float32Array(p.size);
   const embedding = wte ? embeddingOf(plan).source : null;
-  for (const t of plan.tensors) {
-    const data = wte && t.source === embedding ? wte : await reader.readF32(t.source, readHooks);
+  // Shard by shard, each in file order: every file is read front to back once.
+  const at = (s: string): [number, number] => [reader.shardOf?.(s) ?? 0, reader.entry(s)?.begin ?? 0];
+  const ordered = [...plan.tensors].sort((a, b) => {
+    const [sa, oa] = at(a.source);
+    const [sb, ob] = at(b.source);
+    return sa - sb || oa - ob;
+  });
+  let last: { source: string; data: Float32Array } | null = null; // a fused tensor feeds several of ours
+  for (const t of ordered) {
+    const data: Float32Array =
+      wte && t.source === embedding
+        ? wte
+        : last?.source === t.source
+          ? last.data
+          : await reader.readF32(t.source, readHooks);
+    last = { source: t.source, data };
     // Vocabulary padding: the rows past the tokenizer's ids are dropped (rows are contiguous).
     const kept = t.keepRows === undefined ? data : data.subarray(0, t.keepRows * (t.target.shape[1] ?? 0));
-    setTorchTensor(t.target, t.transpose ? transpose(kept, t.target.shape) : kept);
+    const rows = t.split ? splitRows(kept, t.split, t.target.shape[1] ?? 1) : kept;
+    setTorchTensor(t.target, t.transpose ? transpose(rows, t.target.shape) : rows);
   }
   return { plan, notes };
 }
@@ -249,13 +280,20 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
   const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);
+  const source = plan.family ? sourceOf(fs, opened, plan.family) : undefined;
   const description =
-    `Imported from ${opened.modelFile} (${IMPORT_LAYOUTS[plan.layout]}); not ` +
+    `Imported from ${opened.modelFile} (${source ? `${source.name}, ` : ''}${IMPORT_LAYOUTS[plan.layout]}); not ` +
     `trained here. Tokenizer: ${tok.source}.`;
-  await writeRunFolder(fs, out, plan.model, tok.tokenizer, spec, description, {
-    layout: plan.layout,
-    from: opened.modelFile,
-  });
+  await writeRunFolder(
+    fs,
+    out,
+    plan.model,
+    tok.tokenizer,
+    spec,
+    description,
+    { layout: plan.layout, from: opened.modelFile },
+    source,
+  );
   notes.push(
     `train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} ` +
       '(AdamW, cosine)' +
@@ -273,6 +311,19 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
     tokenizer: tok.source,
     notes,
     bytesRead: opened.reader.dataBytes,
+    ...(source ? { source } : {}),
+  };
+}
+
+/** run.json's `source` of a Hugging Face family's checkpoint: the model's own name, architecture, family. */
+function sourceOf(fs: LabFs, opened: OpenedCheckpoint, family: NonNullable<ImportPlan['family']>): HfSource {
+  const cfg = opened.configJson ?? {};
+  const arch = Array.isArray(cfg['architectures']) ? cfg['architectures'][0] : undefined;
+  const folder = fs.dirname(opened.modelFile).split(/[\\/]/);
+  return {
+    name: hfModelName(folder, cfg, family),
+    architecture: typeof arch === 'string' ? arch : HF_FAMILIES[family].architecture,
+    family,
   };
 }
 
@@ -355,6 +406,7 @@ async function writeRunFolder(
   spec: TrainSpec,
   description: string,
   imported: NonNullable<RunJson['imported']>,
+  source?: HfSource,
 ): Promise<void> {
   const tmp = await scratchFolder(fs, out, 'importing');
   try {
@@ -377,6 +429,7 @@ async function writeRunFolder(
       data,
       error: null,
       imported,
+      ...(source ? { source } : {}),
     };
     await writeRunJson(fs, tmp, run);
     await fs.rename(tmp, out); // `out` is missing or empty (checked before)

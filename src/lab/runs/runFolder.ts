@@ -13,6 +13,8 @@ import { validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import type { ImportLayout } from '../../engine/models/importLayouts';
 import { IMPORT_LAYOUTS } from '../../engine/models/importLayouts';
+import type { HfSource } from '../../engine/models/hfFamilies';
+import { HF_FAMILIES } from '../../engine/models/hfFamilies';
 import type { DataSummary, ErrorData, EvalMetrics, RunSegment, StepMetrics, TrainSpec } from '../../protocol/data';
 import { ProtocolError } from '../../protocol/schema';
 import { dataSummary, validateRunSegments, validateStepMetrics, validateTrainSpec } from '../../protocol/data';
@@ -70,6 +72,8 @@ export interface RunJson {
   readonly threadsUsed?: number;
   /** Set on a run made by `import`: the checkpoint's layout and file (the model was not trained here). */
   readonly imported?: { readonly layout: ImportLayout; readonly from: string };
+  /** Set on a run imported from a Hugging Face family's folder: the model's own name, architecture and family. */
+  readonly source?: HfSource;
 }
 
 function invalid(file: string, what: string): EngineError {
@@ -149,6 +153,20 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
     throw invalid(
       file,
       `has an "imported" entry that is not {layout, from} (${JSON.stringify(imp)}); fix or remove it.`,
+    );
+  }
+  const src = r.source as Partial<Record<keyof HfSource, unknown>> | undefined;
+  if (
+    src !== undefined &&
+    (typeof src !== 'object' ||
+      src === null ||
+      typeof src.name !== 'string' ||
+      typeof src.architecture !== 'string' ||
+      !Object.hasOwn(HF_FAMILIES, String(src.family)))
+  ) {
+    throw invalid(
+      file,
+      `has a "source" entry that is not {name, architecture, family} (${JSON.stringify(src)}); fix or remove it.`,
     );
   }
   const spec = r.spec as TrainSpec;

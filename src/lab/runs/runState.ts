@@ -13,6 +13,7 @@ import { estimateModel } from '../../engine/models/estimate';
 import { stateOptimizer } from './specModel';
 import type { LabFs } from '../files/labFs';
 import { IMPORT_LAYOUT_NAMES } from '../../engine/models/importLayouts';
+import { familyLabel } from '../../engine/models/hfFamilies';
 import { wasmSimdThreadsAvailable } from '../../engine/backends/wasm/wasmModule';
 
 /** The summary of a run from its run.json. */
@@ -45,10 +46,17 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
     tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
-    ...(run.imported
-      ? { imported: { layout: IMPORT_LAYOUT_NAMES[run.imported.layout], from: run.imported.from } }
-      : {}),
+    ...(run.imported ? { imported: { layout: importedName(run), from: run.imported.from } } : {}),
   };
+}
+
+/**
+ * How an imported run's model is named for people: its own name and family ("SmolLM2-135M, Llama architecture") when
+ * run.json keeps its source, else the layout's name ("Hugging Face GPT-2").
+ */
+export function importedName(run: Pick<RunJson, 'imported' | 'source'>): string {
+  if (run.source) return `${run.source.name}, ${familyLabel(run.source.family)} architecture`;
+  return run.imported ? IMPORT_LAYOUT_NAMES[run.imported.layout] : '';
 }
 
 /** The backend a run that has not trained yet will run on: "auto" is WebAssembly where this runtime has it. */

@@ -100,8 +100,10 @@ export class SafetensorsReader {
     const st = await fs.stat(file);
     if (st?.kind !== 'file') throw new EngineError('input/invalid', `${file} is not a file; pass a .safetensors file.`);
     const size = st.size;
-    const first = await fs.readRange(file, 0, Math.min(8, size));
-    if (size >= 4 && looksLikePickle(first)) throw new EngineError('checkpoint/invalid', pickleMessage(file));
+    const first = await fs.readRange(file, 0, Math.min(9, size));
+    // A header length of 0x…0380 (896) starts like pickle protocol 3; a safetensors header then opens with "{".
+    if (size >= 4 && looksLikePickle(first) && first[8] !== 0x7b)
+      throw new EngineError('checkpoint/invalid', pickleMessage(file));
     const n = safetensorsHeaderLength(first, size, name);
     const prefix = await readFully(fs, file, 0, 8 + n);
     const header = parseSafetensorsHeaderPrefix(prefix, size, name);

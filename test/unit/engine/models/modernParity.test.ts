@@ -2,9 +2,10 @@
  * Parity with PyTorch for the options of today's transformers (issue 29): the golden files in
  * test/golden/modern/ (scripts/pytorch/make_golden.py, MODERN) hold PyTorch's weights, inputs,
  * logits, every gradient and the losses of 50 optimizer steps for each option alone on the tiny
- * decoder-only shape, the llama and nanochat presets' architectures, five Hugging Face-shaped
+ * decoder-only shape, the llama and nanochat presets' architectures, six Hugging Face-shaped
  * decoders (checked against transformers' own classes when the files were written: metadata
- * `hfCheck`) and one modern encoder-decoder. We load the same weights and must agree:
+ * `hfCheck`), one modern encoder-decoder, and issue 30's heads apart from dModel / nHeads (headDim,
+ * attnScale: opt-head-dim-scale, hf-qwen3-head-dim, encdec-head-dim). We load the same weights and must agree:
  * logits to 1e-5 relative (max |ours − PyTorch| / max(1, max |PyTorch|)), the loss to 1e-5,
  * gradients to 1e-3 relative (plus 1e-6 of the tensor's largest), and each of the 51 losses of
  * 50 steps to 1e-4 absolute. A file whose config uses an option the models do not build yet
@@ -70,8 +71,15 @@ function relativeError(got: ArrayLike<number>, want: ArrayLike<number>): number 
 describe('modern golden files', () => {
   it('cover every option alone, both presets, the Hugging Face shapes and the encoder-decoder', () => {
     const names = GOLDENS.map((g) => g.name);
-    expect(names.filter((n) => n.startsWith('opt-')).length).toBe(20);
-    expect(names).toEqual(expect.arrayContaining(['preset-llama', 'preset-nanochat', 'encdec-modern']));
+    expect(names.filter((n) => n.startsWith('opt-')).length).toBe(21);
+    expect(names).toEqual(
+      expect.arrayContaining(['preset-llama', 'preset-nanochat', 'encdec-modern', 'encdec-head-dim']),
+    );
+    // headDim and attnScale (issue 30): heads apart from dModel / nHeads in both model kinds.
+    for (const n of ['opt-head-dim-scale', 'hf-qwen3-head-dim', 'encdec-head-dim']) {
+      const cfg = GOLDENS.find((g) => g.name === n)?.cfg;
+      expect(cfg && cfg.headDim > 0 && cfg.headDim !== cfg.dModel / cfg.nHeads, n).toBe(true);
+    }
     for (const g of GOLDENS) {
       expect(JSON.parse(g.f.metadata.losses as string), g.name).toHaveLength(51);
       // The configs with a Hugging Face class say which one checked them, and that it agreed.

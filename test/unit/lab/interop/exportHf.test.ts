@@ -234,6 +234,10 @@ describe.skipIf(unbuilt.length > 0)(
 
 const OTHERS: { name: string; arch: Partial<ModelConfig> }[] = [
   {
+    name: 'heads of 12 over dModel / nHeads = 8, scores scaled by 0.5',
+    arch: { ...LLAMA_ARCH, headDim: 12, attnScale: 0.5 },
+  },
+  {
     name: 'nanochat-shaped',
     arch: {
       ...LLAMA_ARCH,

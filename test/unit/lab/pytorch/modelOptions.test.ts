@@ -55,6 +55,9 @@ const OPTIONS: Partial<ModelConfig>[] = [
   { slidingWindow: 3 },
   { parallelResidual: true },
   { embedNorm: true },
+  // Issue 30: heads wider than dModel / nHeads, and a scale large enough to bend the scores.
+  { headDim: 6 },
+  { attnScale: 3 },
 ];
 
 /** Llama's and nanochat's decoders (config.ts LLAMA, NANOCHAT) at this file's size. */
@@ -108,6 +111,10 @@ const CASES: Case[] = [
     cfg: validateConfig({ ...GPT, ...LLAMA, rotaryFraction: 0.5, slidingWindow: 4 }),
   },
   { name: 'nanochat-shaped', cfg: validateConfig({ ...GPT, ...NANOCHAT }) },
+  {
+    name: 'qwen3-shaped (4 heads of 8 over dModel 16)',
+    cfg: validateConfig({ ...GPT, ...LLAMA, qkNorm: true, headDim: 8 }),
+  },
   {
     name: 'every option at once',
     cfg: validateConfig({

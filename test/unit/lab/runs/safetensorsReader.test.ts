@@ -113,6 +113,19 @@ describe.each(FILE_SYSTEMS)('SafetensorsReader on $name', ({ make }) => {
     ).toBe(pickleMessage('zip.safetensors'));
   });
 
+  it('opens a safetensors file whose header length starts like a pickle (0x80 0x03: 896 bytes)', async () => {
+    const names = (n: number): string => 'w'.repeat(n);
+    // Grow one tensor name until the padded header is 896 bytes long.
+    let f: Uint8Array = new Uint8Array(0);
+    for (let n = 1; n < 1000; n++) {
+      f = encodeSafetensors([{ name: names(n), dtype: 'F32', shape: [2], data: [1, 2] }]);
+      if (f[0] === 0x80 && f[1] === 3) break;
+    }
+    expect([f[0], f[1]]).toEqual([0x80, 3]);
+    const r = await open(await write('header896.safetensors', f));
+    expect([...(await r.readF32(r.names[0] as string))]).toEqual([1, 2]);
+  });
+
   it('refuses truncated files, headers past the end, overlaps and unknown dtypes, one line each', async () => {
     const good = bytes;
     const header = (json: string, data: number): Uint8Array => {
