@@ -490,7 +490,10 @@ export function layerWindow(c: Pick<ModelConfig, 'slidingWindow' | 'globalEvery'
   return c.globalEvery > 0 && (i + 1) % c.globalEvery === 0 ? 0 : c.slidingWindow;
 }
 
-/** RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery (when set), else ropeTheta. */
+/**
+ * RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery (when set), else
+ * ropeTheta.
+ */
 export function layerRopeTheta(
   c: Pick<ModelConfig, 'ropeTheta' | 'ropeLocalTheta' | 'slidingWindow' | 'globalEvery'>,
   i: number,
