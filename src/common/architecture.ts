@@ -23,6 +23,8 @@ export const ARCHITECTURE_OPTIONS = [
   'qkNorm',
   'activation',
   'nKvHeads',
+  'headDim',
+  'attnScale',
   'qkvBias',
   'attnOutBias',
   'mlpBias',
@@ -113,6 +115,20 @@ export const OPTION_INFO: Readonly<Record<ArchitectureOption, OptionInfo>> = {
       'Key/value heads each shared by a group of query heads: grouped-query (Llama 3, Mistral, Qwen), 1 for ' +
       'multi-query (PaLM, Falcon); 0 = one per query head.',
     type: 'int',
+  },
+  headDim: {
+    title: 'head size',
+    description:
+      'Channels of each attention head apart from dModel / nHeads: q is nHeads·headDim wide (Qwen3: 128, Gemma 3: ' +
+      '256); 0 = dModel / nHeads.',
+    type: 'int',
+  },
+  attnScale: {
+    title: 'score scale',
+    description:
+      'The factor of the attention scores before the softmax (Gemma 3: query_pre_attn_scalar^−½); 0 = 1 / √headDim, ' +
+      "the paper's.",
+    type: 'number',
   },
   qkvBias: {
     title: 'q/k/v bias',
@@ -236,6 +252,19 @@ export function headsName(c: Cfg): string {
   return `${kv === 1 ? 'MQA' : 'GQA'} ${c.nHeads} q / ${kv} kv ${kv === 1 ? 'head' : 'heads'}`;
 }
 
+/** The heads' size of a config: "heads of 128", "heads of 64 (dModel / nHeads)". */
+function headSizeName(c: Cfg): string {
+  if (c.headDim === undefined) return '?';
+  if (c.headDim > 0) return `heads of ${c.headDim}`;
+  return c.dModel === undefined || c.nHeads === undefined ? '?' : `heads of ${c.dModel / c.nHeads} (dModel / nHeads)`;
+}
+
+/** The scale of the scores of a config: "scores × 1/√D", "scores × 0.0625". */
+function scaleName(c: Cfg): string {
+  if (c.attnScale === undefined) return '?';
+  return c.attnScale > 0 ? `scores × ${num(c.attnScale)}` : 'scores × 1/√D';
+}
+
 /** The biases of a config: "biases everywhere", "no biases", "q/k/v bias only", "biases: q/k/v, feed-forward". */
 function biasesName(c: Cfg): string {
   const parts: [boolean | undefined, string][] = [
@@ -278,6 +307,10 @@ export function optionName(key: ArchitectureOption, c: Cfg): string {
       return onOff('QK-norm', 'no QK-norm');
     case 'nKvHeads':
       return headsName(c);
+    case 'headDim':
+      return headSizeName(c);
+    case 'attnScale':
+      return scaleName(c);
     case 'qkvBias':
       return onOff('q/k/v bias', 'no q/k/v bias');
     case 'attnOutBias':
@@ -351,6 +384,8 @@ export function architectureRows(c: Cfg): ArchitectureRow[] {
     { label: 'QK-norm', value: optionName('qkNorm', c), fields: ['qkNorm'] },
     { label: 'feed-forward', value: ffn, fields: ['activation'] },
     { label: 'attention heads', value: headsName(c), fields: ['nHeads', 'nKvHeads'] },
+    { label: 'head size', value: headSizeName(c), fields: ['headDim'] },
+    { label: 'score scale', value: scaleName(c), fields: ['attnScale'] },
     { label: 'biases', value: biasesName(c), fields: ['qkvBias', 'attnOutBias', 'mlpBias'] },
     { label: 'soft-caps', value: caps, fields: ['attnSoftCap', 'logitSoftCap'] },
     { label: 'attention window', value: windowName(c), fields: ['slidingWindow', 'globalEvery', 'ropeLocalTheta'] },
@@ -369,6 +404,8 @@ export function architectureLine(c: Cfg): string {
   if (c.activation !== undefined) parts.push(optionName('activation', c));
   if (c.nHeads !== undefined && c.nKvHeads !== undefined && kvHeadCount(c.nHeads, c.nKvHeads) !== c.nHeads)
     parts.push(headsName(c));
+  if (c.headDim) parts.push(headSizeName(c));
+  if (c.attnScale) parts.push(scaleName(c));
   const biases = biasesName(c);
   if (biases !== 'biases everywhere') parts.push(biases);
   if (c.attnSoftCap) parts.push(optionName('attnSoftCap', c));

@@ -17,7 +17,7 @@
  *   Two documented exceptions work in place on a gradient: `rope` (with inverse) and
  *   `softcapBackward`.
  * - Shape legend: N rows (= B·T), B batch, T query positions, S key positions, C channels
- *   (d_model), H heads, D = C / H head size, V vocabulary, I/O linear in/out features.
+ *   (d_model), H heads, D head size (C / H unless headDim sets it), V vocabulary, I/O linear in/out features.
  * - Masks: 1 = may attend, 0 = masked (docs/ARCHITECTURE.md, "Masks"). A fully masked row gives zeros.
  */
 

@@ -97,6 +97,8 @@ const NANOCHAT: Partial<ModelConfigData> = {
   mlpBias: false,
 };
 const llama = variant('llama-window', LLAMA);
+/** Qwen3's attention (issue 30): 4 heads of 32 over d_model 64, 2 key/value heads; Gemma 3's score scale. */
+const qwen3 = variant('qwen3-heads', { ...LLAMA, slidingWindow: 0, qkNorm: true, headDim: 32, attnScale: 0.0625 });
 const nanochat = variant('nanochat', NANOCHAT);
 /** The same window, already in the snapshot's causal mask (as the engine records it once it builds windows). */
 const banded = variant('llama-banded', LLAMA, windowMask(32, 8));
@@ -116,6 +118,18 @@ describe.skipIf(!HAS_CHROMIUM)("today's transformers in Chromium", () => {
   });
   afterAll(async () => {
     await browser?.close();
+  });
+
+  it('the Model tab draws heads apart from d_model / h (headDim) and their score scale', async () => {
+    const { page, log } = await openDashboard(browser);
+    await show(page, [qwen3], qwen3.run.id, 'model');
+    const l = await text(page, '.panel.model');
+    expect(l).toContain('4 heads × d_k = 32 (headDim, not d_model / h)');
+    expect(l).toContain('W_Q: 64×128; W_K, W_V: 64×64; W_O: 128×64');
+    expect(l).toContain('scores scaled by 0.0625, not 1/√d_k');
+    expect(l).toContain('GQA 4 q / 2 kv heads · heads of 32 · scores × 0.0625');
+    clean(log);
+    await page.close();
   });
 
   it('the Model tab says where each option acts', async () => {

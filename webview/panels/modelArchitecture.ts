@@ -22,8 +22,9 @@ function field(v: string | number | boolean | undefined): string {
   return v === undefined ? '?' : String(v);
 }
 
-/** d_k = d_model / h (the paper, §3.2.2), or undefined while either is unknown. */
+/** d_k: headDim when set, else d_model / h (the paper, §3.2.2); undefined while unknown. */
 function headDim(c: Config): number | undefined {
+  if (c.headDim !== undefined && c.headDim > 0) return c.headDim;
   return c.dModel !== undefined && c.nHeads !== undefined ? c.dModel / c.nHeads : undefined;
 }
 
@@ -75,17 +76,25 @@ function attentionLines(c: Config, self: boolean): string[] {
   const kv = c.nHeads !== undefined && c.nKvHeads !== undefined ? kvHeadCount(c.nHeads, c.nKvHeads) : undefined;
   const grouped = kv !== undefined && kv !== c.nHeads;
   const kvWidth = grouped && dk !== undefined ? String(kv * dk) : d;
+  // headDim apart from d_model / h: the queries and the concatenated heads are h·d_k wide, not d_model.
+  const apart = c.headDim !== undefined && c.headDim > 0 && c.nHeads !== undefined && c.headDim * c.nHeads !== c.dModel;
+  const qWidth = apart ? String((c.nHeads as number) * (c.headDim as number)) : d;
+  const kvW = apart && !grouped ? qWidth : kvWidth;
   const bias = (on: boolean | undefined, what: string): string => (on === true ? ` + ${what} bias` : '');
+  const biases = `${bias(c.qkvBias, 'q/k/v')}${bias(c.attnOutBias, 'output')}`;
   const lines = [
-    `${field(c.nHeads)} heads × d_k = ${field(dk)}`,
+    `${field(c.nHeads)} heads × d_k = ${field(dk)}${apart ? ' (headDim, not d_model / h)' : ''}`,
     grouped ? `${headsName(c)}: each kv head serves ${(c.nHeads as number) / (kv as number)} query heads` : '',
-    grouped
-      ? `W_Q, W_O: ${d}×${d}; W_K, W_V: ${d}×${kvWidth}${bias(c.qkvBias, 'q/k/v')}${bias(c.attnOutBias, 'output')}`
-      : `W_Q, W_K, W_V, W_O: ${d}×${d}${bias(c.qkvBias, 'q/k/v')}${bias(c.attnOutBias, 'output')}`,
+    apart
+      ? `W_Q: ${d}×${qWidth}; W_K, W_V: ${d}×${kvW}; W_O: ${qWidth}×${d}${biases}`
+      : grouped
+        ? `W_Q, W_O: ${d}×${d}; W_K, W_V: ${d}×${kvWidth}${biases}`
+        : `W_Q, W_K, W_V, W_O: ${d}×${d}${biases}`,
   ];
   if (c.qkNorm) lines.push('QK-norm: RMSNorm of each head’s q and k before the scores');
   if (self && c.positional === 'rope') lines.push(`${optionName('positional', c)} on q and k`);
   if (self && c.positional === 'alibi') lines.push('ALiBi: score += slope_h · (key − query position)');
+  if (c.attnScale) lines.push(`scores scaled by ${c.attnScale}, not 1/√d_k`);
   if (c.attnSoftCap) lines.push(`scores soft-capped: ${c.attnSoftCap} · tanh(s / ${c.attnSoftCap})`);
   if (self && c.slidingWindow) lines.push(`sliding window: each position sees the last ${c.slidingWindow}`);
   return lines;

@@ -5,8 +5,9 @@
  * d_model × d_model projection).
  *
  * Shape legend: B batch, T query positions, S key/value positions, H heads, D head size,
- * C = H·D, Hkv key/value heads (dims.Hkv, default H; query head h reads kv head
- * g = floor(h / (H/Hkv)): grouped-query attention, Ainslie et al. 2023). q/out are
+ * C = H·D (the queries' width: d_model only when headDim is unset), Hkv key/value heads
+ * (dims.Hkv, default H; query head h reads kv head g = floor(h / (H/Hkv)): grouped-query
+ * attention, Ainslie et al. 2023). q/out are
  * [B, T, C] with batch stride qBatchStride; k/v are [B, S, Hkv·D] with batch stride
  * kvBatchStride (larger than S·Hkv·D for a key/value cache of maxT rows); probs and keep
  * are [B, H, T, S], contiguous. The mask (1 = may attend) is a broadcast view read at

@@ -93,6 +93,13 @@ describe('option names', () => {
     expect(optionName('nKvHeads', gpt)).toBe('MHA 4 heads');
     expect(optionName('nKvHeads', { ...gpt, nKvHeads: 1 })).toBe('MQA 4 q / 1 kv head');
     expect(optionName('nKvHeads', { ...gpt, nKvHeads: 4 })).toBe('MHA 4 heads');
+    expect(optionName('headDim', { ...llama, headDim: 128 })).toBe('heads of 128');
+    expect(optionName('headDim', gpt)).toBe(`heads of ${gpt.dModel / gpt.nHeads} (dModel / nHeads)`);
+    expect(optionName('attnScale', { ...gpt, attnScale: 0.0625 })).toBe('scores × 0.0625');
+    expect(optionName('attnScale', gpt)).toBe('scores × 1/√D');
+    expect(architectureLine({ ...llama, headDim: 128, attnScale: 0.0625 })).toContain(
+      'GQA 4 q / 2 kv heads · heads of 128 · scores × 0.0625',
+    );
     expect(optionName('logitSoftCap', nanochat)).toBe('logit soft-cap 15');
     expect(optionName('attnSoftCap', nanochat)).toBe('no attention soft-cap');
     expect(optionName('slidingWindow', { ...gpt, slidingWindow: 32 })).toBe('sliding window 32');
