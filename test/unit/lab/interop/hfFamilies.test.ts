@@ -20,12 +20,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
-import { validateConfig } from '../../../../src/engine/config';
 import { decodeSafetensors, encodeSafetensors } from '../../../../src/engine/io/safetensors';
 import type { SafetensorsDtype } from '../../../../src/engine/io/safetensors';
 import { hfModelName, splitRows } from '../../../../src/engine/models/hfFamilies';
 import { planImport } from '../../../../src/engine/models/importLayouts';
-import { unbuiltOptions } from '../../../../src/engine/models/modelParts';
 import { createStepper } from '../../../../src/engine/models/stepper';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { openRun } from '../../../../src/lab/inference/openRun';
@@ -33,6 +31,7 @@ import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
 import { readRunJson } from '../../../../src/lab/runs/runFolder';
 import { runSummary } from '../../../../src/lab/runs/runState';
 import { ShardedReader } from '../../../../src/lab/interop/shardedCheckpoint';
+import { cli } from '../../cli/cliHarness';
 import { nodeTestFs } from '../files/fileSystems';
 
 const GOLDEN = path.resolve(__dirname, '../../../golden/hf-families');
@@ -151,31 +150,6 @@ async function checkCase(name: string, from: string): Promise<{ run: Awaited<Ret
   return { run: r };
 }
 
-const headDimBuilt =
-  unbuiltOptions(
-    validateConfig({
-      kind: 'decoder-only',
-      srcVocabSize: 0,
-      vocabSize: 16,
-      dModel: 16,
-      nHeads: 2,
-      dFF: 16,
-      nEncoderLayers: 0,
-      nDecoderLayers: 1,
-      maxLen: 8,
-      dropout: 0,
-      norm: 'pre',
-      positional: 'rope',
-      activation: 'swiglu',
-      tieEmbeddings: true,
-      bias: false,
-      layerNormEps: 1e-6,
-      embedScale: false,
-      labelSmoothing: 0,
-      headDim: 16,
-    }),
-  ).length === 0;
-
 describe("Hugging Face families: transformers' logits and greedy decodes", () => {
   it('SmolLM2-135M shapes (Llama, GQA 9/3, tied), sharded in 3 files with an index: 1e-4, same greedy', async () => {
     const dir = await folder('smollm2', 'SmolLM2-135M');
@@ -213,7 +187,7 @@ describe("Hugging Face families: transformers' logits and greedy decodes", () =>
     expect(run.model.config.slidingWindow).toBe(8);
   });
 
-  it.skipIf(!headDimBuilt)('Qwen3-0.6B shapes (QK-norm, 16 heads of 128 over d 1024): 1e-4, same greedy', async () => {
+  it('Qwen3-0.6B shapes (QK-norm, 16 heads of 128 over d 1024): 1e-4, same greedy', async () => {
     const { run } = await checkCase('qwen3', await folder('qwen3', 'Qwen3-0.6B'));
     expect(run.model.config).toMatchObject({ qkNorm: true, headDim: 128 });
   });
@@ -416,5 +390,23 @@ describe('Hugging Face families: shards and run.json', () => {
     expect(run['source']).toEqual({ name: 'mistral', architecture: 'MistralForCausalLM', family: 'mistral' });
     fs.writeFileSync(file, JSON.stringify({ ...run, source: { name: 'x', architecture: 'y', family: 'gpt9' } }));
     await expect(readRunJson(NODE_FS, out)).rejects.toThrow(/run\.json: has a "source" entry that is not \{name/);
+  });
+});
+
+describe('Hugging Face families: the CLI', () => {
+  it('import says the model by its name and architecture; decode runs on the imported Mistral', async () => {
+    const from = await folder('mistral', 'Mistral-7B-cut');
+    const out = path.join(await t.dir(), 'run');
+    const imp = cli(['import', '--from', from, '--out', out], path.dirname(out));
+    expect(imp.code, imp.stderr).toBe(0); // stderr holds the progress line
+    expect(imp.stdout).toMatch(/^Imported Mistral-7B-cut \(MistralForCausalLM\): /);
+    expect(imp.stdout).toContain('Mistral: 2 layers, 8 heads (2 key/value), d_model 512');
+    expect(imp.stdout).toContain('sliding window 8 from config.json');
+    const dec = cli(
+      ['decode', '--run', out, '--max-tokens', '12', '--json', '--prompt', 'the station'],
+      path.dirname(out),
+    );
+    expect(dec.code, dec.stderr).toBe(0);
+    expect((JSON.parse(dec.stdout) as { tokens: string[] }).tokens.length).toBeGreaterThan(0);
   });
 });
