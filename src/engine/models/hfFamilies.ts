@@ -57,7 +57,6 @@ export type HfFamily = keyof typeof HF_FAMILIES;
 
 /** Families that are known but not built yet, with what to say. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  gemma3: "Gemma 3's image-and-text model (Gemma3ForConditionalGeneration, with a vision_config)",
   gemma2: 'Gemma 2',
   gemma: 'Gemma',
 };
