@@ -54,6 +54,9 @@ TODAY_OFF = dict(
     nKvHeads=0,
     headDim=0,
     attnScale=0,
+    postNorms=False,
+    globalEvery=0,
+    ropeLocalTheta=0,
 )
 
 
@@ -69,6 +72,21 @@ def complete_config(cfg):
 def kv_heads(cfg):
     """nKvHeads, or nHeads when it is 0."""
     return cfg["nKvHeads"] if cfg["nKvHeads"] > 0 else cfg["nHeads"]
+
+
+def layer_window(cfg, i):
+    """The sliding window of decoder layer i (0-based): slidingWindow, except every globalEvery-th
+    layer (Gemma 3's global layers), which sees the whole context (0) — config.ts `layerWindow`."""
+    if cfg["slidingWindow"] == 0:
+        return 0
+    return 0 if cfg["globalEvery"] > 0 and (i + 1) % cfg["globalEvery"] == 0 else cfg["slidingWindow"]
+
+
+def layer_rope_theta(cfg, i):
+    """RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery
+    (when set), else ropeTheta — config.ts `layerRopeTheta`."""
+    local = cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0 and layer_window(cfg, i) > 0
+    return cfg["ropeLocalTheta"] if local else cfg["ropeTheta"]
 
 
 def head_size(cfg):
@@ -201,22 +219,32 @@ def alibi_slopes(n_heads):
 
 class Positions(nn.Module):
     """What the attention layers need of the positions: RoPE's tables (buffers `rope_cos`,
-    `rope_sin`, not saved) or ALiBi's bias. One per model, shared by every layer."""
+    `rope_sin`, not saved; with globalEvery and ropeLocalTheta also the windowed layers'
+    `rope_local_cos`, `rope_local_sin`) or ALiBi's bias. One per model, shared by every layer."""
 
     def __init__(self, cfg):
         super().__init__()
         self.kind = cfg["positional"]
+        self.theta = cfg["ropeTheta"]
         if self.kind == "rope":
             R = int(round(head_size(cfg) * cfg["rotaryFraction"]))
             cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeTheta"])
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
+            if cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0:
+                cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeLocalTheta"])
+                self.register_buffer("rope_local_cos", cos, persistent=False)
+                self.register_buffer("rope_local_sin", sin, persistent=False)
         if self.kind == "alibi":
             self.register_buffer("slopes", torch.tensor(alibi_slopes(cfg["nHeads"])), persistent=False)
 
-    def rope(self, T):
-        """(cos, sin) of positions 0..T−1, or None without RoPE."""
-        return (self.rope_cos[:T], self.rope_sin[:T]) if self.kind == "rope" else None
+    def rope(self, T, theta=None):
+        """(cos, sin) of positions 0..T−1 with θ = theta (default ropeTheta), or None without RoPE."""
+        if self.kind != "rope":
+            return None
+        if theta is not None and theta != self.theta:
+            return (self.rope_local_cos[:T], self.rope_local_sin[:T])
+        return (self.rope_cos[:T], self.rope_sin[:T])
 
     def alibi(self, T, S):
         """(1, H, T, S) bias slope_h·(j − i), or None without ALiBi."""
@@ -327,9 +355,26 @@ class PositionWiseFeedForward(nn.Module):
         return self.fc2(h)
 
 
-def sublayer(x, norm, fn, dropout, pre):
-    """'post' (paper §3.1, §5.4): LN(x + drop(fn(x))); 'pre' (GPT-2): x + drop(fn(LN(x)))."""
-    return x + dropout(fn(norm(x))) if pre else norm(x + dropout(fn(x)))
+def sublayer(x, norm, fn, dropout, pre, post=None):
+    """'post' (paper §3.1, §5.4): LN(x + drop(fn(x))); 'pre' (GPT-2): x + drop(fn(LN(x))); 'pre'
+    with postNorms (Gemma 2 and 3's sandwich): x + drop(LN'(fn(LN(x)))), LN' the `<norm>_post`."""
+    if not pre:
+        return norm(x + dropout(fn(x)))
+    y = fn(norm(x))
+    return x + dropout(post(y) if post is not None else y)
+
+
+def add_post_norms(module, cfg, names):
+    """postNorms: a norm `<name>_post` after each sublayer (pre-norm only), beside its `<name>`."""
+    module.post_norms = cfg["postNorms"] and cfg["norm"] == "pre"
+    for name in names:
+        if module.post_norms:
+            setattr(module, f"{name}_post", make_norm(cfg))
+
+
+def post_norm(module, name):
+    """The sublayer's post norm `<name>_post`, or None without postNorms."""
+    return getattr(module, f"{name}_post") if module.post_norms else None
 
 
 def parallel(x, parts, dropout):
@@ -346,6 +391,7 @@ class EncoderLayer(nn.Module):
         self.feed_forward = PositionWiseFeedForward(cfg)
         self.norm1 = make_norm(cfg)
         self.norm2 = make_norm(cfg)
+        add_post_norms(self, cfg, ["norm1", "norm2"])
         self.dropout = nn.Dropout(cfg["dropout"])
 
     def forward(self, x, src_mask, rope=None):
@@ -354,8 +400,8 @@ class EncoderLayer(nn.Module):
 
         if self.parallel:
             return parallel(x, [(self.norm1, attn), (self.norm2, self.feed_forward)], self.dropout)
-        x = sublayer(x, self.norm1, attn, self.dropout, self.pre)
-        return sublayer(x, self.norm2, self.feed_forward, self.dropout, self.pre)
+        x = sublayer(x, self.norm1, attn, self.dropout, self.pre, post_norm(self, "norm1"))
+        return sublayer(x, self.norm2, self.feed_forward, self.dropout, self.pre, post_norm(self, "norm2"))
 
 
 class DecoderLayer(nn.Module):
@@ -369,6 +415,7 @@ class DecoderLayer(nn.Module):
         self.norm1 = make_norm(cfg)
         self.norm2 = make_norm(cfg)
         self.norm3 = make_norm(cfg)
+        add_post_norms(self, cfg, ["norm1", "norm2", "norm3"])
         self.dropout = nn.Dropout(cfg["dropout"])
 
     def forward(self, x, memory, src_mask, tgt_mask, rope=None):
@@ -381,9 +428,9 @@ class DecoderLayer(nn.Module):
         if self.parallel:
             parts = [(self.norm1, self_attn), (self.norm2, cross_attn), (self.norm3, self.feed_forward)]
             return parallel(x, parts, self.dropout)
-        x = sublayer(x, self.norm1, self_attn, self.dropout, self.pre)
-        x = sublayer(x, self.norm2, cross_attn, self.dropout, self.pre)
-        return sublayer(x, self.norm3, self.feed_forward, self.dropout, self.pre)
+        x = sublayer(x, self.norm1, self_attn, self.dropout, self.pre, post_norm(self, "norm1"))
+        x = sublayer(x, self.norm2, cross_attn, self.dropout, self.pre, post_norm(self, "norm2"))
+        return sublayer(x, self.norm3, self.feed_forward, self.dropout, self.pre, post_norm(self, "norm3"))
 
 
 def padding_mask(tokens):
@@ -456,9 +503,12 @@ class Transformer(nn.Module):
         learned = self.cfg["positional"] == "learned"
         norm = self.decoder_embedding_norm if self.cfg["embedNorm"] else None
         x = self.embed(tgt_in, self.decoder_embedding, self.decoder_positions if learned else None, norm)
-        rope = self.positions.rope(tgt_in.shape[1])
-        for layer in self.decoder_layers:
-            x = layer(x, memory, src_mask, tgt_mask, rope)
+        T = tgt_in.shape[1]
+        for i, layer in enumerate(self.decoder_layers):
+            # Each decoder layer's window (globalEvery: the global layers have none) and RoPE θ.
+            window = layer_window(self.cfg, i)
+            mask = tgt_mask & causal_mask(T, tgt_in.device, window) if window > 0 else tgt_mask
+            x = layer(x, memory, src_mask, mask, self.positions.rope(T, layer_rope_theta(self.cfg, i)))
         if self.cfg["norm"] == "pre":
             x = self.decoder_norm(x)
         return softcap(self.fc(x), self.cfg["logitSoftCap"])  # (B, T, V)
@@ -469,8 +519,8 @@ class Transformer(nn.Module):
         if src_mask is None:
             src_mask = padding_mask(src)  # (B, 1, 1, S): encoder self-attn and cross-attn
         if tgt_mask is None:
-            causal = causal_mask(T, tgt_in.device, self.cfg["slidingWindow"])
-            tgt_mask = padding_mask(tgt_in) & causal  # (B, 1, T, T)
+            # (B, 1, T, T); decode() adds each layer's sliding window
+            tgt_mask = padding_mask(tgt_in) & causal_mask(T, tgt_in.device)
         return self.decode(tgt_in, self.encode(src, src_mask), src_mask, tgt_mask)
 
 
@@ -518,6 +568,7 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(cfg)
         self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg)
+        add_post_norms(self, cfg, ["ln_1", "ln_2"])
         self.dropout = nn.Dropout(cfg["dropout"])
 
     def forward(self, x, mask, rope=None, bias=None):
@@ -526,8 +577,8 @@ class Block(nn.Module):
 
         if self.parallel:
             return parallel(x, [(self.ln_1, attn), (self.ln_2, self.mlp)], self.dropout)
-        x = sublayer(x, self.ln_1, attn, self.dropout, self.pre)
-        return sublayer(x, self.ln_2, self.mlp, self.dropout, self.pre)
+        x = sublayer(x, self.ln_1, attn, self.dropout, self.pre, post_norm(self, "ln_1"))
+        return sublayer(x, self.ln_2, self.mlp, self.dropout, self.pre, post_norm(self, "ln_2"))
 
 
 class GPT(nn.Module):
@@ -570,10 +621,13 @@ class GPT(nn.Module):
         if self.cfg["embedNorm"]:
             x = self.transformer.ln_e(x)
         x = self.transformer.drop(x)
-        mask = causal_mask(T, idx.device, self.cfg["slidingWindow"])
-        rope, bias = self.positions.rope(T), self.positions.alibi(T, T)
-        for block in self.transformer.h:
-            x = block(x, mask, rope, bias)
+        bias = self.positions.alibi(T, T)
+        masks = {}  # by window: each layer's (globalEvery: the global layers have none)
+        for i, block in enumerate(self.transformer.h):
+            window = layer_window(self.cfg, i)
+            if window not in masks:
+                masks[window] = causal_mask(T, idx.device, window)
+            x = block(x, masks[window], self.positions.rope(T, layer_rope_theta(self.cfg, i)), bias)
         if self.cfg["norm"] == "pre":
             x = self.transformer.ln_f(x)
         return softcap(self.lm_head(x), self.cfg["logitSoftCap"])  # (B, T, V)

@@ -179,6 +179,9 @@ MODERN_FIELD_ORDER = [
     "embedNorm",
     "headDim",
     "attnScale",
+    "postNorms",
+    "globalEvery",
+    "ropeLocalTheta",
     "embedScale",
     "labelSmoothing",
 ]
@@ -272,12 +275,37 @@ HEAD_DIM = {
     # Heads of 6 over dModel 16 / 4 heads in both attentions; one encoder layer keeps the file under 120 kB.
     "encdec-head-dim": dict(ENCDEC_MODERN["encdec-modern"], headDim=6, attnScale=0.2, nEncoderLayers=1),
 }
+# Issue 30: Gemma 3's layers — sandwich norms (postNorms), local and global layers (globalEvery) with
+# their own RoPE θ (ropeLocalTheta). Last in MODERN, after HEAD_DIM, for the same reason.
+GEMMA_LAYERS = {
+    # Gemma 3's architecture on the llama golden shape: GeGLU, QK-norm, heads of 6 scaled by 0.25, √C
+    # embeddings, a window of 3 (active on the 8 tokens) in layer 0 (θ 100) and layer 1 global (θ 10000).
+    "gemma3-layers": dict(
+        _LLAMA,
+        activation="geglu",
+        qkNorm=True,
+        headDim=6,
+        attnScale=0.25,
+        embedScale=True,
+        tieEmbeddings=True,
+        postNorms=True,
+        slidingWindow=3,
+        globalEvery=2,
+        ropeLocalTheta=100,
+    ),
+    # postNorms on every sublayer of the encoder-decoder (three per decoder layer), with one global
+    # decoder layer of two.
+    "encdec-post-norms": dict(
+        ENCDEC_MODERN["encdec-modern"], postNorms=True, slidingWindow=2, globalEvery=2, nEncoderLayers=1
+    ),
+}
 MODERN = {
     **{k: dict(_BASE, **v) for k, v in OPTIONS.items()},
     **PRESETS,
     **HF_SHAPED,
     **ENCDEC_MODERN,
     **HEAD_DIM,
+    **GEMMA_LAYERS,
 }
 # Seeds of parameters (seed) and inputs (seed + 1), as SEEDS.
 MODERN_SEEDS = {name: 2000 + 10 * i for i, name in enumerate(MODERN)}
@@ -349,6 +377,9 @@ def golden_run(name, cfg, seed, n_steps=N_STEPS, fields=FIELD_ORDER):
     if cfg["positional"] == "rope":
         tensors["buffer.rope_cos"] = model.positions.rope_cos.numpy().copy()
         tensors["buffer.rope_sin"] = model.positions.rope_sin.numpy().copy()
+        if hasattr(model.positions, "rope_local_cos"):
+            tensors["buffer.rope_local_cos"] = model.positions.rope_local_cos.numpy().copy()
+            tensors["buffer.rope_local_sin"] = model.positions.rope_local_sin.numpy().copy()
     tensors.update({f"input.{k}": v.numpy() for k, v in batch.items()})
     logits, loss = forward_loss(model, cfg, batch)
     loss.backward()

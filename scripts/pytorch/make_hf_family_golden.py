@@ -129,6 +129,33 @@ CASES = {
             tie_word_embeddings=False,
         ),
     ),
+    # Gemma-3-270M: Gemma3ForCausalLM, 18 layers (5 local, then 1 global), d 640, 4/1 heads of 256, d_ff 2048,
+    # query_pre_attn_scalar 256, θ 1e6 global / 1e4 local, tied, ε 1e-6, bf16; its vocabulary is 262,144 (cut to
+    # 1024 as every case's). Cut to 2 layers, one local and one global (layer_types), and the window cut from 512 to
+    # 8 so that it is active over the 16-token input. Norm weights near 1 make Gemma's 1 + w near 2: an import that
+    # forgot the 1 would be far off. Embeddings 0.05 (not 0.5): scaled by √640 they would drown both layers' outputs
+    # and the greedy decode would only repeat its last token.
+    "gemma3": dict(
+        cls=T.Gemma3TextConfig,
+        dtype="bfloat16",
+        embed=0.05,
+        cfg=dict(
+            hidden_size=640,
+            intermediate_size=2048,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=256,
+            query_pre_attn_scalar=256,
+            rms_norm_eps=1e-6,
+            rope_theta=1000000.0,
+            rope_local_base_freq=10000.0,
+            max_position_embeddings=32768,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+            hidden_activation="gelu_pytorch_tanh",
+            tie_word_embeddings=True,
+        ),
+    ),
 }
 
 
@@ -152,12 +179,12 @@ def weights(name, n, scale, offset):
     return u * np.float32(scale) + np.float32(offset)
 
 
-def scale_of(name, shape):
-    """(scale, offset) of a tensor: norms near 1, biases small, matrices ~ 1/√fan-in, embeddings 0.5."""
+def scale_of(name, shape, embed=0.5):
+    """(scale, offset) of a tensor: norms near 1, biases small, matrices ~ 1/√fan-in, embeddings `embed`."""
     if len(shape) == 1:
         return (0.2, 1.0) if name.endswith("norm.weight") or "layernorm.weight" in name else (0.1, 0.0)
     if "embed" in name:
-        return (0.5, 0.0)
+        return (embed, 0.0)
     return (float(np.float32(2.0 / np.sqrt(shape[1]))), 0.0)
 
 
@@ -182,7 +209,7 @@ def build(case):
             if id(p) in filled:  # a tied head: the embedding's values, under its name
                 scales[name] = scales[filled[id(p)]]
                 continue
-            s, o = scale_of(name, list(p.shape))
+            s, o = scale_of(name, list(p.shape), spec.get("embed", 0.5))
             scales[name] = (s, o)
             filled[id(p)] = name
             p.copy_(torch.from_numpy(weights(name, p.numel(), s, o).reshape(p.shape)))

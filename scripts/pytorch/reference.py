@@ -46,6 +46,9 @@ TODAY_OFF = dict(
     embedNorm=False,
     headDim=0,
     attnScale=0,
+    postNorms=False,
+    globalEvery=0,
+    ropeLocalTheta=0,
 )
 
 
@@ -66,6 +69,21 @@ def kv_heads(cfg):
 def head_size(cfg):
     """Channels of each head D: headDim, or dModel / nHeads when it is 0 (q is nHeads·D wide)."""
     return cfg["headDim"] or cfg["dModel"] // cfg["nHeads"]
+
+
+def layer_window(cfg, i):
+    """The sliding window of decoder layer i (0-based): slidingWindow, except every globalEvery-th
+    layer (Gemma 3's global layers), which sees the whole context (0) — config.ts `layerWindow`."""
+    if cfg["slidingWindow"] == 0:
+        return 0
+    return 0 if cfg["globalEvery"] > 0 and (i + 1) % cfg["globalEvery"] == 0 else cfg["slidingWindow"]
+
+
+def layer_rope_theta(cfg, i):
+    """RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery
+    (when set), else ropeTheta — config.ts `layerRopeTheta`."""
+    local = cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0 and layer_window(cfg, i) > 0
+    return cfg["ropeLocalTheta"] if local else cfg["ropeTheta"]
 
 
 def attn_scale(cfg):
@@ -234,23 +252,38 @@ def merge_heads(y):
 
 class Positions(nn.Module):
     """What attention needs of the positions: RoPE's tables (non-persistent buffers `rope_cos`,
-    `rope_sin` [maxLen, R/2]) and ALiBi's slopes; empty for the other positionals."""
+    `rope_sin` [maxLen, R/2]; with globalEvery and ropeLocalTheta also the windowed layers'
+    `rope_local_cos`, `rope_local_sin`) and ALiBi's slopes; empty for the other positionals."""
 
     def __init__(self, cfg):
         super().__init__()
         self.rope = cfg["positional"] == "rope"
         self.slopes = alibi_slopes(cfg["nHeads"]) if cfg["positional"] == "alibi" else None
+        self.theta = cfg["ropeTheta"]
         if self.rope:
             rotated = round(head_size(cfg) * cfg["rotaryFraction"])
             cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeTheta"])
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
+            if cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0:
+                cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeLocalTheta"])
+                self.register_buffer("rope_local_cos", cos, persistent=False)
+                self.register_buffer("rope_local_sin", sin, persistent=False)
+
+    def tables(self, theta):
+        """(cos, sin) of RoPE with θ = theta (ropeTheta's or the local layers' tables)."""
+        if theta == self.theta:
+            return self.rope_cos, self.rope_sin
+        return self.rope_local_cos, self.rope_local_sin
 
 
-def add_qk_norms(module, cfg):
+def add_qk_norms(module, cfg, layer=0):
     """qkNorm's RMSNorms over a head's D channels, weights `q_norm`, `k_norm` [D] (shared by the
-    heads; present when normScale) on the attention module itself, and its probability dropout."""
+    heads; present when normScale) on the attention module itself, and its probability dropout.
+    Also the causal self-attention's window and RoPE θ in decoder layer `layer` (globalEvery)."""
     module.cfg = cfg
+    module.window = layer_window(cfg, layer)
+    module.theta = layer_rope_theta(cfg, layer)
     if cfg["qkNorm"]:
         d_head = head_size(cfg)
         module.q_norm = RMSNorm(d_head, cfg["normScale"], cfg["layerNormEps"])
@@ -268,13 +301,14 @@ def project_and_attend(module, q, k, v, mask, positions, self_attn, causal):
     if cfg["qkNorm"]:
         q, k = module.q_norm(q), module.k_norm(k)
     if self_attn and positions.rope:
-        q = apply_rope(q, positions.rope_cos[: q.shape[2]], positions.rope_sin[: q.shape[2]])
-        k = apply_rope(k, positions.rope_cos[: k.shape[2]], positions.rope_sin[: k.shape[2]])
+        cos, sin = positions.tables(module.theta if causal else cfg["ropeTheta"])
+        q = apply_rope(q, cos[: q.shape[2]], sin[: q.shape[2]])
+        k = apply_rope(k, cos[: k.shape[2]], sin[: k.shape[2]])
     bias = None
     if self_attn and causal and positions.slopes is not None:
         bias = alibi_bias(positions.slopes, q.shape[2])
-    if self_attn and causal and cfg["slidingWindow"] > 0:
-        mask = mask & window_mask(q.shape[2], cfg["slidingWindow"], q.device)
+    if self_attn and causal and module.window > 0:
+        mask = mask & window_mask(q.shape[2], module.window, q.device)
     return attend(q, k, v, mask, module.attn_dropout, cfg["attnSoftCap"], bias, attn_scale(cfg))
 
 
@@ -294,9 +328,26 @@ def window_mask(t, window, device=None):
     return ((pos[:, None] - pos[None, :]) < window)[None, None]
 
 
-def sublayer(x, norm, fn, dropout, pre):
-    """'post' (paper §3.1, §5.4): LN(x + drop(fn(x))); 'pre' (GPT-2): x + drop(fn(LN(x)))."""
-    return x + dropout(fn(norm(x))) if pre else norm(x + dropout(fn(x)))
+def sublayer(x, norm, fn, dropout, pre, post=None):
+    """'post' (paper §3.1, §5.4): LN(x + drop(fn(x))); 'pre' (GPT-2): x + drop(fn(LN(x))); 'pre'
+    with postNorms (Gemma 2 and 3's sandwich): x + drop(LN'(fn(LN(x)))), LN' the `<norm>_post`."""
+    if not pre:
+        return norm(x + dropout(fn(x)))
+    y = fn(norm(x))
+    return x + dropout(post(y) if post is not None else y)
+
+
+def add_post_norms(module, cfg, names):
+    """postNorms: a norm `<name>_post` after each sublayer (pre-norm only), beside its `<name>`."""
+    module.post_norms = cfg["postNorms"] and cfg["norm"] == "pre"
+    for name in names:
+        if module.post_norms:
+            setattr(module, f"{name}_post", make_norm(cfg))
+
+
+def post_norm(module, name):
+    """The sublayer's post norm `<name>_post`, or None without postNorms."""
+    return getattr(module, f"{name}_post") if module.post_norms else None
 
 
 def parallel_sublayers(x, pairs, dropout):
@@ -314,7 +365,7 @@ class MultiHeadAttention(nn.Module):
     """Paper §3.2.2: per projection one full Linear (the per-head W^Q_i etc. stacked): W_q has
     H·D rows, W_k and W_v Hkv·D (grouped-query attention), W_o maps H·D back to C."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, layer=0):
         super().__init__()
         d = cfg["dModel"]
         self.n_heads, self.n_kv = cfg["nHeads"], kv_heads(cfg)
@@ -323,7 +374,7 @@ class MultiHeadAttention(nn.Module):
         self.W_k = nn.Linear(d, d_kv, bias=cfg["qkvBias"])
         self.W_v = nn.Linear(d, d_kv, bias=cfg["qkvBias"])
         self.W_o = nn.Linear(d_q, d, bias=cfg["attnOutBias"])
-        add_qk_norms(self, cfg)
+        add_qk_norms(self, cfg, layer)
 
     def forward(self, x_q, x_kv, mask, positions=None, self_attn=False, causal=False):
         # x_q (B, T, C), x_kv (B, S, C)
@@ -359,27 +410,29 @@ class EncoderLayer(nn.Module):
         self.feed_forward = PositionWiseFeedForward(cfg)
         self.norm1 = make_norm(cfg)
         self.norm2 = make_norm(cfg)
+        add_post_norms(self, cfg, ["norm1", "norm2"])
         self.dropout = nn.Dropout(cfg["dropout"])
 
     def forward(self, x, src_mask, positions):
         attn = lambda h: self.self_attn(h, h, src_mask, positions, self_attn=True)
         if self.parallel:
             return parallel_sublayers(x, [(self.norm1, attn), (self.norm2, self.feed_forward)], self.dropout)
-        x = sublayer(x, self.norm1, attn, self.dropout, self.pre)
-        return sublayer(x, self.norm2, self.feed_forward, self.dropout, self.pre)
+        x = sublayer(x, self.norm1, attn, self.dropout, self.pre, post_norm(self, "norm1"))
+        return sublayer(x, self.norm2, self.feed_forward, self.dropout, self.pre, post_norm(self, "norm2"))
 
 
 class DecoderLayer(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, layer=0):
         super().__init__()
         self.pre = cfg["norm"] == "pre"
         self.parallel = cfg["parallelResidual"]
-        self.self_attn = MultiHeadAttention(cfg)
+        self.self_attn = MultiHeadAttention(cfg, layer)
         self.cross_attn = MultiHeadAttention(cfg)
         self.feed_forward = PositionWiseFeedForward(cfg)
         self.norm1 = make_norm(cfg)
         self.norm2 = make_norm(cfg)
         self.norm3 = make_norm(cfg)
+        add_post_norms(self, cfg, ["norm1", "norm2", "norm3"])
         self.dropout = nn.Dropout(cfg["dropout"])
 
     def forward(self, x, memory, src_mask, tgt_mask, positions):
@@ -389,9 +442,9 @@ class DecoderLayer(nn.Module):
         if self.parallel:
             pairs = [(self.norm1, self_fn), (self.norm2, cross_fn), (self.norm3, self.feed_forward)]
             return parallel_sublayers(x, pairs, self.dropout)
-        x = sublayer(x, self.norm1, self_fn, self.dropout, self.pre)
-        x = sublayer(x, self.norm2, cross_fn, self.dropout, self.pre)
-        return sublayer(x, self.norm3, self.feed_forward, self.dropout, self.pre)
+        x = sublayer(x, self.norm1, self_fn, self.dropout, self.pre, post_norm(self, "norm1"))
+        x = sublayer(x, self.norm2, cross_fn, self.dropout, self.pre, post_norm(self, "norm2"))
+        return sublayer(x, self.norm3, self.feed_forward, self.dropout, self.pre, post_norm(self, "norm3"))
 
 
 def adds_positions(cfg):
@@ -425,7 +478,7 @@ class Transformer(nn.Module):
             self.decoder_embedding_norm = make_norm(cfg)
         self.positions = Positions(cfg)
         self.encoder_layers = nn.ModuleList([EncoderLayer(cfg) for _ in range(cfg["nEncoderLayers"])])
-        self.decoder_layers = nn.ModuleList([DecoderLayer(cfg) for _ in range(cfg["nDecoderLayers"])])
+        self.decoder_layers = nn.ModuleList([DecoderLayer(cfg, i) for i in range(cfg["nDecoderLayers"])])
         if cfg["norm"] == "pre":
             self.encoder_norm = make_norm(cfg)
             self.decoder_norm = make_norm(cfg)
@@ -483,14 +536,14 @@ class CausalSelfAttention(nn.Module):
     W_v [Hkv·D each] stacked (3C rows without grouped-query attention or headDim); c_proj maps
     H·D back to C."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, layer=0):
         super().__init__()
         d = cfg["dModel"]
         self.n_heads, self.n_kv = cfg["nHeads"], kv_heads(cfg)
         self.d_q, self.d_kv = self.n_heads * head_size(cfg), self.n_kv * head_size(cfg)
         self.c_attn = nn.Linear(d, self.d_q + 2 * self.d_kv, bias=cfg["qkvBias"])
         self.c_proj = nn.Linear(self.d_q, d, bias=cfg["attnOutBias"])
-        add_qk_norms(self, cfg)
+        add_qk_norms(self, cfg, layer)
 
     def forward(self, x, positions):  # x (B, T, C)
         q, k, v = self.c_attn(x).split([self.d_q, self.d_kv, self.d_kv], dim=2)
@@ -518,22 +571,23 @@ class MLP(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, cfg):
+    def __init__(self, cfg, layer=0):
         super().__init__()
         self.pre = cfg["norm"] == "pre"
         self.parallel = cfg["parallelResidual"]
         self.ln_1 = make_norm(cfg)
-        self.attn = CausalSelfAttention(cfg)
+        self.attn = CausalSelfAttention(cfg, layer)
         self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg)
+        add_post_norms(self, cfg, ["ln_1", "ln_2"])
         self.dropout = nn.Dropout(cfg["dropout"])
 
     def forward(self, x, positions):
         attn = lambda h: self.attn(h, positions)
         if self.parallel:
             return parallel_sublayers(x, [(self.ln_1, attn), (self.ln_2, self.mlp)], self.dropout)
-        x = sublayer(x, self.ln_1, attn, self.dropout, self.pre)
-        return sublayer(x, self.ln_2, self.mlp, self.dropout, self.pre)
+        x = sublayer(x, self.ln_1, attn, self.dropout, self.pre, post_norm(self, "ln_1"))
+        return sublayer(x, self.ln_2, self.mlp, self.dropout, self.pre, post_norm(self, "ln_2"))
 
 
 class GPT(nn.Module):
@@ -553,7 +607,7 @@ class GPT(nn.Module):
         if cfg["embedNorm"]:
             parts["ln_e"] = make_norm(cfg)
         parts["drop"] = nn.Dropout(cfg["dropout"])
-        parts["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["nDecoderLayers"])])
+        parts["h"] = nn.ModuleList([Block(cfg, i) for i in range(cfg["nDecoderLayers"])])
         if cfg["norm"] == "pre":
             parts["ln_f"] = make_norm(cfg)
         self.transformer = nn.ModuleDict(parts)

@@ -31,7 +31,10 @@ export const ARCHITECTURE_OPTIONS = [
   'attnSoftCap',
   'logitSoftCap',
   'slidingWindow',
+  'globalEvery',
+  'ropeLocalTheta',
   'parallelResidual',
+  'postNorms',
   'embedNorm',
 ] as const satisfies readonly (keyof ModelConfigData)[];
 
@@ -159,11 +162,30 @@ export const OPTION_INFO: Readonly<Record<ArchitectureOption, OptionInfo>> = {
       'whole context.',
     type: 'int',
   },
+  globalEvery: {
+    title: 'global layers',
+    description:
+      'With a sliding window, every n-th layer attends to the whole context and the others through the window ' +
+      '(Gemma 3: 6); 0 = every layer alike.',
+    type: 'int',
+  },
+  ropeLocalTheta: {
+    title: 'local RoPE θ',
+    description:
+      "RoPE's base in the windowed layers of a model with global layers (Gemma 3: 10000, its global layers " +
+      '1000000); 0 = ropeTheta.',
+    type: 'number',
+  },
   parallelResidual: {
     title: 'parallel residual',
     description:
       'Attention and feed-forward read the same input and add to the residual in one step (GPT-J, GPT-NeoX, ' +
       'PaLM); pre-norm only.',
+    type: 'bool',
+  },
+  postNorms: {
+    title: 'sandwich norms',
+    description: "A second norm on each sublayer's output before it joins the residual (Gemma 2 and 3); pre-norm only.",
     type: 'bool',
   },
   embedNorm: {
@@ -301,13 +323,26 @@ export function optionName(key: ArchitectureOption, c: Cfg): string {
       return cap('logit soft-cap');
     case 'slidingWindow':
       return v === 0 ? 'the whole context' : `sliding window ${num(v as number)}`;
+    case 'globalEvery':
+      return v === 0 ? 'no global layers' : `every ${ordinal(v as number)} layer global`;
+    case 'ropeLocalTheta':
+      return v === 0 ? 'local RoPE θ = RoPE θ' : `local RoPE θ ${num(v as number)}`;
     case 'parallelResidual':
       return onOff('parallel residual', 'sequential residual');
+    case 'postNorms':
+      return onOff('sandwich norms', 'no sandwich norms');
     case 'embedNorm':
       return onOff('embedding norm', 'no embedding norm');
     default:
       return key satisfies never;
   }
+}
+
+/** 2 → "2nd", 6 → "6th", 1 → "1st" (every layer). */
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
 /** A choice's value for people, as the option list shows it ("rope" → "RoPE", "relu2" → "ReLU²"). */
@@ -353,8 +388,8 @@ export function architectureRows(c: Cfg): ArchitectureRow[] {
     { label: 'score scale', value: scaleName(c), fields: ['attnScale'] },
     { label: 'biases', value: biasesName(c), fields: ['qkvBias', 'attnOutBias', 'mlpBias'] },
     { label: 'soft-caps', value: caps, fields: ['attnSoftCap', 'logitSoftCap'] },
-    { label: 'attention window', value: optionName('slidingWindow', c), fields: ['slidingWindow'] },
-    { label: 'residual', value: optionName('parallelResidual', c), fields: ['parallelResidual'] },
+    { label: 'attention window', value: windowName(c), fields: ['slidingWindow', 'globalEvery', 'ropeLocalTheta'] },
+    { label: 'residual', value: residualName(c), fields: ['parallelResidual', 'postNorms'] },
     { label: 'embedding norm', value: optionName('embedNorm', c), fields: ['embedNorm'] },
   ];
 }
@@ -375,10 +410,28 @@ export function architectureLine(c: Cfg): string {
   if (biases !== 'biases everywhere') parts.push(biases);
   if (c.attnSoftCap) parts.push(optionName('attnSoftCap', c));
   if (c.logitSoftCap) parts.push(optionName('logitSoftCap', c));
-  if (c.slidingWindow) parts.push(optionName('slidingWindow', c));
+  if (c.slidingWindow) parts.push(windowName(c));
   if (c.parallelResidual) parts.push('parallel residual');
+  if (c.postNorms) parts.push('sandwich norms');
   if (c.embedNorm) parts.push('embedding norm');
   return parts.join(' · ');
+}
+
+/**
+ * The attention window with its global layers: "sliding window 512, every 6th layer global (local RoPE θ 10000)";
+ * "sliding window 32" without them, "the whole context" without a window.
+ */
+export function windowName(c: Cfg): string {
+  const w = optionName('slidingWindow', c);
+  if (!c.slidingWindow || !c.globalEvery) return w;
+  const local = c.ropeLocalTheta ? ` (${optionName('ropeLocalTheta', c)})` : '';
+  return `${w}, ${optionName('globalEvery', c)}${local}`;
+}
+
+/** The residual stream's shape: "sequential residual", "parallel residual", "sequential residual, sandwich norms". */
+function residualName(c: Cfg): string {
+  const r = optionName('parallelResidual', c);
+  return c.postNorms ? `${r}, sandwich norms` : r;
 }
 
 /** Key/value heads of a model: nKvHeads, or nHeads when it is 0 (the engine's `kvHeads`). */

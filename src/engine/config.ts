@@ -470,6 +470,8 @@ function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void
   if (c.attnScale < 0) bad(`attnScale must be ≥ 0 (0 = 1 / √headDim), got ${c.attnScale}.`);
   if (c.postNorms && c.norm !== 'pre')
     bad(`postNorms (Gemma's sandwich norms) needs norm pre; set norm pre or postNorms false.`);
+  if (c.postNorms && c.parallelResidual)
+    bad(`postNorms with parallelResidual is not built (no model uses both); set one of them false.`);
   if (c.globalEvery < 0) bad(`globalEvery must be ≥ 0 (0 = every layer alike), got ${c.globalEvery}.`);
   if (c.globalEvery > 0 && c.slidingWindow === 0)
     bad(
@@ -477,6 +479,26 @@ function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void
         `set slidingWindow or globalEvery 0.`,
     );
   if (c.ropeLocalTheta < 0) bad(`ropeLocalTheta must be ≥ 0 (0 = ropeTheta), got ${c.ropeLocalTheta}.`);
+}
+
+/**
+ * The sliding window of decoder layer i (0-based): slidingWindow, except the global layers of a model with
+ * globalEvery (every globalEvery-th layer, Gemma 3's one in six), which see the whole context (0).
+ */
+export function layerWindow(c: Pick<ModelConfig, 'slidingWindow' | 'globalEvery'>, i: number): number {
+  if (c.slidingWindow === 0) return 0;
+  return c.globalEvery > 0 && (i + 1) % c.globalEvery === 0 ? 0 : c.slidingWindow;
+}
+
+/**
+ * RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery (when set), else
+ * ropeTheta.
+ */
+export function layerRopeTheta(
+  c: Pick<ModelConfig, 'ropeTheta' | 'ropeLocalTheta' | 'slidingWindow' | 'globalEvery'>,
+  i: number,
+): number {
+  return c.globalEvery > 0 && c.ropeLocalTheta > 0 && layerWindow(c, i) > 0 ? c.ropeLocalTheta : c.ropeTheta;
 }
 
 /** Channels of each attention head: headDim, or dModel / nHeads when it is 0. */

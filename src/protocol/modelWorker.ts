@@ -144,6 +144,7 @@ export const importOutput = obj({
     'hf-qwen3',
     'hf-mistral',
     'hf-gpt-neox',
+    'hf-gemma3',
   ),
   layoutText: str,
   modelFile: str,

@@ -8,7 +8,8 @@
  * operand's size). 1 = may attend.
  *
  * A sliding window (slidingWindow W > 0) is a band of the causal square: key s is seen from
- * query t when t − W < s ≤ t.
+ * query t when t − W < s ≤ t. With globalEvery n > 0 (Gemma 3) decoder layer i (0-based) is global,
+ * the whole causal square, when (i + 1) % n == 0; the others use the band (engine config.ts `layerWindow`).
  *
  * Leaves out: drawing (panels/masks.ts).
  */
@@ -134,4 +135,38 @@ export function hidesBeyondWindow(m: Pick<MaskData, 'shape' | 'data'>, W: number
 /** Whether cell (t, s) of a causal square is masked by the window W alone: behind the window, not ahead. */
 export function outsideWindow(t: number, s: number, W: number): boolean {
   return W > 0 && s <= t && t - s >= W;
+}
+
+/**
+ * The global decoder layers of a model whose window skips every globalEvery-th layer, numbered from 1 as people
+ * count them ([6, 12, 18] for Gemma 3's 18 layers); empty without a window or without global layers.
+ */
+export function globalLayers(c: {
+  readonly nDecoderLayers?: number;
+  readonly slidingWindow?: number;
+  readonly globalEvery?: number;
+}): number[] {
+  const n = c.globalEvery ?? 0;
+  if (!c.slidingWindow || n <= 0) return [];
+  const out: number[] = [];
+  for (let i = n; i <= (c.nDecoderLayers ?? 0); i += n) out.push(i);
+  return out;
+}
+
+/** What the Masks view says of the global layers: "Layers 6, 12 and 18 (every 6th) are global: …"; '' when none. */
+export function globalLayersText(c: Parameters<typeof globalLayers>[0]): string {
+  const g = globalLayers(c);
+  if (g.length === 0) return '';
+  const list = g.length === 1 ? `Layer ${g[0]}` : `Layers ${g.slice(0, -1).join(', ')} and ${g[g.length - 1]}`;
+  const verb = g.length === 1 ? 'is' : 'are';
+  return (
+    `${list} (every ${c.globalEvery}${ordinalSuffix(c.globalEvery ?? 0)} of ${c.nDecoderLayers}) ${verb} global: ` +
+    `${g.length === 1 ? 'it sees' : 'they see'} the whole causal context, without the window; the window's mask ` +
+    "is the other layers'."
+  );
+}
+
+function ordinalSuffix(n: number): string {
+  const tens = n % 100;
+  return tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
 }

@@ -7,7 +7,8 @@
  * tutorial notebooks (docs/ARCHITECTURE.md, "What the engine does not copy from the
  * tutorials") become visible. A run with a sliding window (slidingWindow W > 0) shows the
  * banded causal mask: the engine's own when its causal mask holds the band, else computed
- * from the config beside the causal one (and said so).
+ * from the config beside the causal one (and said so). With globalEvery, the intro names the global layers,
+ * which see the whole context.
  *
  * Leaves out: the shape bookkeeping (maskMath.ts) and drawing (heatmapView.ts).
  */
@@ -23,6 +24,7 @@ import {
   broadcastPlan,
   broadcastSlice,
   combine,
+  globalLayersText,
   hidesBeyondWindow,
   maskDimLabels,
   maskedCount,
@@ -125,6 +127,8 @@ export class MasksPanel implements Panel {
       this.intro.textContent +=
         ` This model attends through a sliding window of ${W} positions: every key more than ${W - 1} ` +
         `back is masked too.`;
+    const global = run.summary.model ? globalLayersText(run.summary.model.config) : '';
+    if (global) this.intro.textContent += ` ${global}`;
     const cards = snap.masks.map((m) => this.card(snap, m, z, b, windowed && hidesBeyondWindow(m, W)));
     const causal = findMask(snap, 'decoder.causal');
     if (!findMask(snap, 'decoder.self') && tgt && causal) cards.push(this.computedCombination(snap, tgt, causal, b));

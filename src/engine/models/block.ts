@@ -150,6 +150,9 @@ export type SublayerKind = 'self' | 'cross' | 'ffn';
 interface Sublayer {
   readonly kind: SublayerKind;
   readonly norm: Norm;
+  /** The norm of the sublayer's output before it joins the residual (postNorms, Gemma's sandwich); null = none. */
+  readonly post: Norm | null;
+  readonly yn: Slot; // post(y): the sublayer's output after its post norm (empty without one)
   readonly drop: Dropout;
   readonly y: Slot; // sublayer output before dropout
   readonly mid: Slot; // post: residual sum before LN; pre: LN output
@@ -165,6 +168,7 @@ export class Block {
   private readonly gB: Slot;
   private readonly dmid: Slot;
   private readonly dyScratch: Slot;
+  private readonly dPost: Slot;
   private readonly pre: boolean;
   private readonly parallel: boolean;
   private input: FloatArray | null = null;
@@ -235,6 +239,8 @@ export class Block {
       this.subs.push({
         kind,
         norm: new Norm(store, arena, normName, C, cfg, maxN),
+        post: this.pre && cfg.postNorms ? new Norm(store, arena, `${normName}_post`, C, cfg, maxN) : null,
+        yn: arena.buffer(this.pre && cfg.postNorms ? n : 0),
         drop: new Dropout(arena, cfg.dropout, n),
         y: arena.buffer(n),
         mid: arena.buffer(n),
@@ -245,6 +251,7 @@ export class Block {
     this.gB = arena.scratch('block.gB', n);
     this.dmid = arena.scratch('block.dmid', n);
     this.dyScratch = arena.scratch('block.dy', n);
+    this.dPost = arena.scratch('block.dPost', this.pre && cfg.postNorms ? n : 0);
   }
 
   /**
@@ -315,6 +322,7 @@ export class Block {
    * out = sublayer s of x with its residual connection and norm — where the sequential norm
    * placements are written (the parallel residual's is {@link parallelStep}):
    *   pre:  out = x + Dropout(f(LN(x)))   (GPT-2; mid = LN(x))
+   *         out = x + Dropout(LN'(f(LN(x))))   with postNorms (Gemma 2 and 3's sandwich; yn = LN'(f(..)))
    *   post: out = LN(x + Dropout(f(x)))   (the paper §3.1; mid = x + Dropout(f(x)))
    * over N rows, y receiving f's output. A decoding step or prefill has no dropout, keeps
    * its norm statistics in its scratch, and may pass out = x.
@@ -333,8 +341,17 @@ export class Block {
     if (this.pre) {
       this.norm(k, s, mid, x, N, p);
       this.apply(k, s, y, mid, p);
-      if (this.hook && !isIncremental(p)) this.tapOutput(s, y, p);
-      k.add(out, x, isIncremental(p) ? y : s.drop.forward(k, y, n, p.train, p.rng), n);
+      let f = y;
+      if (s.post) {
+        // A step or prefill: its own norm statistics are spent, so the post norm reuses them; `acc` is free
+        // outside the parallel residual.
+        f = isIncremental(p) ? p.scratch.acc : s.yn.data;
+        if (isIncremental(p)) s.post.step(k, f, y, N, p.scratch);
+        else s.post.forward(k, f, y, N);
+      }
+      // attn_out / mlp_out are what joins the residual: after the post norm when there is one (TransformerLens's Gemma).
+      if (this.hook && !isIncremental(p)) this.tapOutput(s, f, p);
+      k.add(out, x, isIncremental(p) ? f : s.drop.forward(k, f, n, p.train, p.rng), n);
     } else {
       this.apply(k, s, y, x, p);
       if (this.hook && !isIncremental(p)) this.tapOutput(s, y, p);
@@ -443,9 +460,15 @@ export class Block {
       if (i !== 0) k.fill(dx, n, 0);
       if (this.pre) {
         // x' = x + Dropout(f(LN(x))): dx += dx'; dLN = f'(Dropout'(dx')); dx += LN'(dLN)
+        // (postNorms: x' = x + Dropout(LN'(f(LN(x)))), so Dropout'(dx') first goes back through LN')
         k.add(dx, dx, dCur, n);
-        const dy = s.drop.backward(k, dCur, n, this.dyScratch.data);
-        if (this.dyTap) this.dyTap(s.kind, dy.subarray(0, n));
+        let dy = s.drop.backward(k, dCur, n, this.dyScratch.data);
+        if (this.dyTap) this.dyTap(s.kind, dy.subarray(0, n)); // the gradient of what joins the residual
+        if (s.post) {
+          k.fill(this.dPost.data, n, 0);
+          s.post.backward(k, this.dPost.data, dy, s.y.data, N);
+          dy = this.dPost.data;
+        }
         const dmid = this.dmid.data;
         k.fill(dmid, n, 0);
         this.backSublayer(k, s, dmid, dy, s.mid.data, io);

@@ -12,6 +12,7 @@
  * | `qwen3` | Qwen3 | q_norm/k_norm RMSNorm over each head (weights [head_dim]), head_dim set apart |
  * | `mistral` | Mistral | sliding_window → slidingWindow (the same rule, see below) |
  * | `gpt_neox` | Pythia, GPT-NeoX | LayerNorm with bias, exact GELU, partial rotary, parallel residual, fused qkv |
+ * | `gemma3_text` | Gemma 3 (270M, 1B) | see below |
  *
  * GPT-NeoX fuses q, k and v in one `query_key_value` whose rows are laid out per head,
  * [H, 3, D] (transformers views its output as [.., H, 3·D] and chunks the last axis in
@@ -24,8 +25,17 @@
  * RoPE: `rope_parameters` (transformers 5) or `rope_theta` + `rope_scaling` (the files on the
  * Hub) — only the default rope type is built; any other is refused naming the key and value.
  *
- * Leaves out: files, Gemma 3 (refused by name until it is built), Meta's original
- * (permuted q/k) checkpoints, tokenizers.
+ * Gemma 3 (Gemma3ForCausalLM): embeddings scaled by √hidden (embedScale), GeGLU with the tanh GELU, QK-norm,
+ * head_dim apart from hidden / heads, scores scaled by query_pre_attn_scalar^−½ (attnScale), a norm before and
+ * after each sublayer (input_layernorm, post_attention_layernorm, pre_feedforward_layernorm,
+ * post_feedforward_layernorm → ln_1, ln_1_post, ln_2, ln_2_post: postNorms), local layers with a window and
+ * rope_local_base_freq, every n-th layer global with rope_theta (layer_types or sliding_window_pattern →
+ * globalEvery; transformers' window is i − j < sliding_window, ours). Gemma's RMSNorm multiplies by 1 + w where
+ * ours multiplies by w, so every norm weight (q_norm and k_norm too) is read with 1 added ({@link HfTensor.add};
+ * exact in float32, as transformers computes 1 + w there). Linear rope scaling (4B and up) is refused by name.
+ *
+ * Leaves out: files, Gemma 3's image-and-text models (model_type gemma3: refused), Gemma 1 and 2, Meta's
+ * original (permuted q/k) checkpoints, tokenizers.
  */
 
 import type { Activation, ModelConfig } from '../config';
@@ -39,6 +49,7 @@ export const HF_FAMILIES = {
   qwen3: { architecture: 'Qwen3ForCausalLM', label: 'Qwen3' },
   mistral: { architecture: 'MistralForCausalLM', label: 'Mistral' },
   gpt_neox: { architecture: 'GPTNeoXForCausalLM', label: 'GPT-NeoX' },
+  gemma3_text: { architecture: 'Gemma3ForCausalLM', label: 'Gemma 3' },
 } as const;
 
 /** One of {@link HF_FAMILIES}. */
@@ -46,8 +57,6 @@ export type HfFamily = keyof typeof HF_FAMILIES;
 
 /** Families that are known but not built yet, with what to say. */
 const NOT_YET: Readonly<Record<string, string>> = {
-  gemma3: 'Gemma 3',
-  gemma3_text: 'Gemma 3',
   gemma2: 'Gemma 2',
   gemma: 'Gemma',
 };
@@ -90,6 +99,11 @@ export function hfFamilyOf(cfg: Json | null): HfFamily | null {
   }
   if (typeof type === 'string' && Object.hasOwn(HF_FAMILIES, type)) return type as HfFamily;
   if (type === 'gpt2') return null;
+  if (type === 'gemma3')
+    bad(
+      `config.json's model_type is "gemma3": Gemma 3's image-and-text model (its vision_config's SigLIP encoder ` +
+        'and projector are not built); import a text-only Gemma3ForCausalLM folder (model_type gemma3_text).',
+    );
   if (typeof type === 'string' && Object.hasOwn(NOT_YET, type))
     bad(
       `config.json's model_type is ${show(type)}: ${NOT_YET[type]} is not one of the families this version imports ` +
@@ -174,6 +188,7 @@ const ACTIVATIONS: Readonly<Record<string, Activation>> = {
  * file says). Throws EngineError('checkpoint/invalid') naming the key and value it cannot take.
  */
 export function configFromHfJson(cfg: Json, family: HfFamily): { config: ModelConfig; notes: string[] } {
+  if (family === 'gemma3_text') return gemma3Config(cfg);
   const { num, bool } = reader(cfg);
   const notes: string[] = [];
   const C = num('hidden_size');
@@ -258,6 +273,130 @@ export function configFromHfJson(cfg: Json, family: HfFamily): { config: ModelCo
   return { config, notes };
 }
 
+/** Gemma 3's RoPE: θ of the global and of the local layers, from rope_parameters per layer type or the Hub's keys. */
+function gemma3Rope(cfg: Json): { global: number; local: number } {
+  const { num } = reader(cfg);
+  const params = cfg['rope_parameters'];
+  const scaling = cfg['rope_scaling'];
+  const check = (key: string, o: unknown): Json => {
+    if (o === undefined || o === null) return {};
+    if (typeof o !== 'object' || Array.isArray(o))
+      return bad(`config.json's ${key} is ${show(o)}; it must be an object.`);
+    const type = (o as Json)['rope_type'] ?? (o as Json)['type'] ?? 'default';
+    if (type !== 'default')
+      bad(
+        `config.json's ${key}.rope_type is ${show(type)}; Attention Lab builds only the default RoPE (no scaling, ` +
+          'as Gemma 3 270M and 1B have), so this model cannot be imported.',
+      );
+    return o as Json;
+  };
+  if (scaling !== undefined && scaling !== null) check('rope_scaling', { type: 'linear', ...(scaling as Json) });
+  const per = (typeof params === 'object' && params !== null ? params : {}) as Json;
+  const full = check('rope_parameters.full_attention', per['full_attention']);
+  const sliding = check('rope_parameters.sliding_attention', per['sliding_attention']);
+  const theta = (o: Json, key: string, dflt: number): number =>
+    typeof o['rope_theta'] === 'number' ? (o['rope_theta'] as number) : num(key, dflt);
+  return { global: theta(full, 'rope_theta', 1e6), local: theta(sliding, 'rope_local_base_freq', 1e4) };
+}
+
+/**
+ * Gemma 3's layer pattern as our globalEvery: layer_types (or sliding_window_pattern, 6 by default) must make
+ * layer i global iff (i + 1) % n == 0; 0 when no layer is global; -1 when every layer is.
+ */
+function gemma3GlobalEvery(cfg: Json, layers: number): number {
+  const types = cfg['layer_types'];
+  let global: boolean[];
+  if (types === undefined || types === null) {
+    const n = reader(cfg).num('sliding_window_pattern', 6);
+    global = Array.from({ length: layers }, (_, i) => (i + 1) % n === 0);
+  } else {
+    if (!Array.isArray(types) || types.length !== layers)
+      bad(`config.json's layer_types is ${show(types)}; it must list ${layers} layers' attention.`);
+    const other = types.find((t) => t !== 'full_attention' && t !== 'sliding_attention');
+    if (other !== undefined)
+      bad(`config.json's layer_types holds ${show(other)}; Gemma 3 takes full_attention and sliding_attention.`);
+    global = types.map((t) => t === 'full_attention');
+  }
+  if (global.every((g) => g)) return -1;
+  const first = global.indexOf(true);
+  if (first < 0) return 0;
+  const n = first + 1;
+  if (global.some((g, i) => g !== ((i + 1) % n === 0)))
+    bad(
+      `config.json's layer_types is ${show(types)}; Attention Lab builds one pattern (globalEvery): every n-th ` +
+        'layer full_attention, the others sliding_attention.',
+    );
+  return n;
+}
+
+/** Gemma 3's config.json (Gemma3ForCausalLM, model_type gemma3_text) as ours; see the file comment. */
+function gemma3Config(cfg: Json): { config: ModelConfig; notes: string[] } {
+  const { num, bool } = reader(cfg);
+  const notes: string[] = [];
+  const C = num('hidden_size');
+  const H = num('num_attention_heads');
+  const Hkv = num('num_key_value_heads', H);
+  const D = num('head_dim', 256);
+  const layers = num('num_hidden_layers');
+  const maxLen = num('max_position_embeddings');
+  const act = cfg['hidden_activation'] ?? cfg['hidden_act'] ?? 'gelu_pytorch_tanh';
+  if (act !== 'gelu_pytorch_tanh' && act !== 'gelu_new' && act !== 'gelu_fast')
+    bad(`config.json's hidden_activation is ${show(act)}; Gemma 3 takes gelu_pytorch_tanh (GeGLU).`);
+  if (bool('use_bidirectional_attention', false))
+    bad("config.json's use_bidirectional_attention is true (EmbeddingGemma); Attention Lab builds causal models.");
+  const scalar = num('query_pre_attn_scalar', 256);
+  if (scalar <= 0) bad(`config.json's query_pre_attn_scalar is ${scalar}; it must be positive.`);
+  const rope = gemma3Rope(cfg);
+  const every = gemma3GlobalEvery(cfg, layers);
+  const window = every < 0 ? 0 : num('sliding_window', 4096);
+  // A window at or past the context masks nothing; it still marks the local layers (their θ), so it is kept at maxLen.
+  const slidingWindow = every < 0 ? 0 : Math.min(window, maxLen);
+  if (window > maxLen) notes.push(`sliding_window ${window} is past the context ${maxLen}: it masks nothing`);
+  // No global layer among these (a model cut below the pattern): every layer is local, θ the local one.
+  const allLocal = every === 0;
+  const softcap = (k: string): number => (cfg[k] === undefined || cfg[k] === null ? 0 : num(k));
+  const attnBias = bool('attention_bias', false);
+  const config = validateConfig({
+    kind: 'decoder-only',
+    srcVocabSize: 0,
+    vocabSize: num('vocab_size'),
+    dModel: C,
+    nHeads: H,
+    nKvHeads: Hkv === H ? 0 : Hkv,
+    headDim: D === C / H ? 0 : D,
+    attnScale: scalar === D ? 0 : scalar ** -0.5,
+    dFF: num('intermediate_size'),
+    nEncoderLayers: 0,
+    nDecoderLayers: layers,
+    maxLen,
+    dropout: 0,
+    norm: 'pre',
+    positional: 'rope',
+    ropeTheta: allLocal ? rope.local : rope.global,
+    ropeLocalTheta: every > 0 && rope.local !== rope.global ? rope.local : 0,
+    rotaryFraction: 1,
+    activation: 'geglu',
+    tieEmbeddings: bool('tie_word_embeddings', true),
+    bias: false,
+    qkvBias: attnBias,
+    attnOutBias: attnBias,
+    mlpBias: false,
+    layerNormEps: num('rms_norm_eps', 1e-6),
+    normType: 'rmsnorm',
+    normScale: true,
+    qkNorm: true,
+    postNorms: true,
+    slidingWindow,
+    globalEvery: every > 0 ? every : 0,
+    attnSoftCap: softcap('attn_logit_softcapping'),
+    logitSoftCap: softcap('final_logit_softcapping'),
+    parallelResidual: false,
+    embedScale: true,
+    labelSmoothing: 0,
+  });
+  return { config, notes };
+}
+
 /**
  * Rows of a fused tensor that one of our tensors takes: the file's rows seen as [groups, parts,
  * rows / (groups · parts)], part `part` of each group (GPT-NeoX's query_key_value: groups H, parts 3).
@@ -276,6 +415,8 @@ export interface HfTensor {
   readonly target: string;
   /** Only some of its rows (a fused tensor). */
   readonly split?: RowSplit;
+  /** Added to every value as it is read (Gemma's norms multiply by 1 + w, ours by w). */
+  readonly add?: number;
 }
 
 /**
@@ -284,7 +425,38 @@ export interface HfTensor {
  * `lm_head.weight` (GPT-NeoX: `embed_out.weight`); a tied one is not in the list.
  */
 export function hfFamilyTensors(family: HfFamily, c: ModelConfig): HfTensor[] {
-  return family === 'gpt_neox' ? neoxTensors(c) : llamaTensors(c);
+  return family === 'gpt_neox' ? neoxTensors(c) : family === 'gemma3_text' ? gemma3Tensors(c) : llamaTensors(c);
+}
+
+function gemma3Tensors(c: ModelConfig): HfTensor[] {
+  const out: HfTensor[] = [{ source: 'model.embed_tokens.weight', target: 'transformer.wte.weight' }];
+  const add = (hf: string, ours: string, bias: boolean): void => {
+    out.push({ source: `${hf}.weight`, target: `${ours}.weight` });
+    if (bias) out.push({ source: `${hf}.bias`, target: `${ours}.bias` });
+  };
+  const norm = (hf: string, ours: string): void => {
+    out.push({ source: `${hf}.weight`, target: `${ours}.weight`, add: 1 });
+  };
+  for (let i = 0; i < c.nDecoderLayers; i++) {
+    const hf = `model.layers.${i}`;
+    const p = `transformer.h.${i}`;
+    add(`${hf}.self_attn.q_proj`, `${p}.attn.c_attn_q`, c.qkvBias);
+    add(`${hf}.self_attn.k_proj`, `${p}.attn.c_attn_k`, c.qkvBias);
+    add(`${hf}.self_attn.v_proj`, `${p}.attn.c_attn_v`, c.qkvBias);
+    add(`${hf}.self_attn.o_proj`, `${p}.attn.c_proj`, c.attnOutBias);
+    norm(`${hf}.self_attn.q_norm`, `${p}.attn.q_norm`);
+    norm(`${hf}.self_attn.k_norm`, `${p}.attn.k_norm`);
+    add(`${hf}.mlp.gate_proj`, `${p}.mlp.c_gate`, false);
+    add(`${hf}.mlp.up_proj`, `${p}.mlp.c_fc`, false);
+    add(`${hf}.mlp.down_proj`, `${p}.mlp.c_proj`, false);
+    norm(`${hf}.input_layernorm`, `${p}.ln_1`);
+    norm(`${hf}.post_attention_layernorm`, `${p}.ln_1_post`);
+    norm(`${hf}.pre_feedforward_layernorm`, `${p}.ln_2`);
+    norm(`${hf}.post_feedforward_layernorm`, `${p}.ln_2_post`);
+  }
+  norm('model.norm', 'transformer.ln_f');
+  if (!c.tieEmbeddings) out.push({ source: 'lm_head.weight', target: 'lm_head.weight' });
+  return out;
 }
 
 function llamaTensors(c: ModelConfig): HfTensor[] {

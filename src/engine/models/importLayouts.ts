@@ -45,6 +45,7 @@ export const IMPORT_LAYOUTS = {
   'hf-qwen3': 'Hugging Face Qwen3ForCausalLM (QK-norm)',
   'hf-mistral': 'Hugging Face MistralForCausalLM (sliding window)',
   'hf-gpt-neox': 'Hugging Face GPTNeoXForCausalLM (Pythia: fused query_key_value, partial rotary, parallel residual)',
+  'hf-gemma3': 'Hugging Face Gemma3ForCausalLM (sandwich norms, local and global layers, norms as 1 + w)',
 } as const;
 
 /** The layout of each Hugging Face family (hfFamilies.ts). */
@@ -54,6 +55,7 @@ export const HF_FAMILY_LAYOUTS: { readonly [F in HfFamily]: ImportLayout } = {
   qwen3: 'hf-qwen3',
   mistral: 'hf-mistral',
   gpt_neox: 'hf-gpt-neox',
+  gemma3_text: 'hf-gemma3',
 };
 
 /** One of {@link IMPORT_LAYOUTS}. */
@@ -70,6 +72,7 @@ export const IMPORT_LAYOUT_NAMES: { readonly [L in ImportLayout]: string } = {
   'hf-qwen3': 'Hugging Face Qwen3',
   'hf-mistral': 'Hugging Face Mistral',
   'hf-gpt-neox': 'Hugging Face GPT-NeoX',
+  'hf-gemma3': 'Hugging Face Gemma 3',
 };
 
 /** A tensor as the file's header lists it. */
@@ -92,6 +95,8 @@ export interface TensorSource {
   readonly keepRows?: number;
   /** Some rows of a fused tensor (GPT-NeoX's query_key_value): read it whole, keep these (hfFamilies.ts). */
   readonly split?: RowSplit;
+  /** Added to every value as it is read (Gemma's norms, 1 + w; hfFamilies.ts). */
+  readonly add?: number;
 }
 
 /** What a checkpoint is and how to load it. */
@@ -373,6 +378,7 @@ function planHfFamily(
       source: pre + t.source,
       transpose: false,
       ...(t.split ? { split: t.split } : {}),
+      ...(t.add ? { add: t.add } : {}),
     };
   });
   const head = family === 'gpt_neox' ? 'embed_out.weight' : 'lm_head.weight';

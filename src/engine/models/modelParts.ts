@@ -14,7 +14,7 @@
 
 import type { Backend, FloatArray } from '../backend';
 import type { ModelConfig } from '../config';
-import { validateConfig } from '../config';
+import { layerRopeTheta, validateConfig } from '../config';
 import { EngineError } from '../errors';
 import type { ParamSegment } from '../optim/optimizer';
 import type { Rng } from '../rng';
@@ -60,6 +60,9 @@ export abstract class ModelParts {
   protected readonly tgtPad: ReturnType<Arena['bytes']>;
   protected readonly combined: ReturnType<Arena['bytes']>;
   protected readonly causal: ReturnType<Arena['bytes']>;
+  /** The global layers' masks of a model with globalEvery (no window; empty otherwise). */
+  protected readonly causalFull: ReturnType<Arena['bytes']>;
+  protected readonly combinedFull: ReturnType<Arena['bytes']>;
   private backend: Backend | null = null;
   private flat: { params: FloatArray; grads: FloatArray } | null = null;
 
@@ -104,7 +107,9 @@ export abstract class ModelParts {
     }
     this.decEmbed = new Embedder(store, arena, cfg, names.decEmbed, cfg.vocabSize, embedInit, B * T);
     for (let i = 0; i < cfg.nDecoderLayers; i++)
-      this.decoder.push(new Block(store, arena, cfg, blockNames(cfg, 'decoder', i), init.block, { B, T, S }));
+      this.decoder.push(
+        new Block(store, arena, layerConfig(cfg, i), blockNames(cfg, 'decoder', i), init.block, { B, T, S }),
+      );
     this.decNorm = cfg.norm === 'pre' ? new Norm(store, arena, names.decNorm, C, cfg, B * T) : null;
     this.headW = cfg.tieEmbeddings
       ? this.decEmbed.table
@@ -126,6 +131,9 @@ export abstract class ModelParts {
     this.tgtPad = arena.bytes(B * T);
     this.combined = arena.bytes(B * T * T);
     this.causal = arena.bytes(T * T);
+    const mixed = cfg.slidingWindow > 0 && cfg.globalEvery > 0;
+    this.causalFull = arena.bytes(mixed ? T * T : 0);
+    this.combinedFull = arena.bytes(mixed ? B * T * T : 0);
   }
 
   /** Allocates every buffer on `backend`. Weights start at zero: call {@link initialize} or load them. */
@@ -137,6 +145,7 @@ export abstract class ModelParts {
     this.encEmbed?.bind();
     this.decEmbed.bind();
     fillCausalMask(this.causal.data, this.maxLen, this.config.slidingWindow);
+    if (this.causalFull.data.length > 0) fillCausalMask(this.causalFull.data, this.maxLen, 0);
     return this;
   }
 
@@ -197,10 +206,12 @@ export abstract class ModelParts {
  * The options of today's transformers that are declared in the config but not yet built by the
  * models, as `field value` (each is removed from this list as it lands in every backend).
  */
-export function unbuiltOptions(c: ModelConfig): string[] {
-  const out: string[] = [];
-  if (c.postNorms) out.push('postNorms true');
-  if (c.globalEvery > 0) out.push(`globalEvery ${c.globalEvery}`);
-  if (c.ropeLocalTheta > 0) out.push(`ropeLocalTheta ${c.ropeLocalTheta}`);
-  return out;
+export function unbuiltOptions(_c: ModelConfig): string[] {
+  return []; // every option of issues 29 and 30 is built (models/attention.ts, layers.ts, block.ts, embed.ts)
+}
+
+/** The config decoder layer i is built from: the model's, with that layer's RoPE θ (globalEvery, ropeLocalTheta). */
+export function layerConfig(cfg: ModelConfig, i: number): ModelConfig {
+  const theta = layerRopeTheta(cfg, i);
+  return theta === cfg.ropeTheta ? cfg : { ...cfg, ropeTheta: theta };
 }

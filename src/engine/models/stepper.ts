@@ -31,7 +31,7 @@
 import type { Backend, FloatArray, MaskView } from '../backend';
 import type { DecodeStepper, StepAttention, StepOutput } from '../decode/stepperContract';
 import { EngineError } from '../errors';
-import { headSize } from '../config';
+import { headSize, layerWindow } from '../config';
 import type { BlockCache, BlockScratch } from './block';
 import { allocBlockScratch } from './block';
 import type { AttentionStack } from './heads';
@@ -122,6 +122,8 @@ interface PrefillBuffers {
   readonly selfProbs: FloatArray; // [H, P, P]
   readonly crossProbs: FloatArray | null; // [H, P, S]
   readonly causal: MaskView; // [P, P]
+  /** The global layers' causal mask without the window (globalEvery), else null. */
+  readonly causalFull: MaskView | null;
 }
 
 class KVCacheStepper implements ModelStepper {
@@ -196,14 +198,20 @@ class KVCacheStepper implements ModelStepper {
     if (this.pre) return this.pre;
     const { C, maxPositions: P, S, nHeads: H } = this;
     const alloc = (n: number): FloatArray => this.ws.alloc(n);
+    const cfg = this.model.config;
     const causal = this.ws.allocBytes(P * P);
-    fillCausalMask(causal, P, this.model.config.slidingWindow);
+    fillCausalMask(causal, P, cfg.slidingWindow);
+    // The global layers of a model with globalEvery see the whole prompt.
+    const mixed = cfg.slidingWindow > 0 && cfg.globalEvery > 0;
+    const full = mixed ? this.ws.allocBytes(P * P) : null;
+    if (full) fillCausalMask(full, P, 0);
     this.pre = {
       x: alloc(P * C),
       scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF, H, headSize(this.model.config)),
       selfProbs: alloc(H * P * P),
       crossProbs: S > 0 ? alloc(H * P * S) : null,
       causal: causalView(causal, P),
+      causalFull: full ? causalView(full, P) : null,
     };
     return this.pre;
   }
@@ -244,7 +252,7 @@ class KVCacheStepper implements ModelStepper {
       blk.prefill(k, x, {
         T,
         cache,
-        selfMask: b.causal,
+        selfMask: b.causalFull && layerWindow(model.config, l) === 0 ? b.causalFull : b.causal,
         crossMask: this.crossMask,
         scratch: b.scratch,
         selfProbs: b.selfProbs,
@@ -298,7 +306,7 @@ class KVCacheStepper implements ModelStepper {
         R,
         P,
         cache: this.caches[li] as BlockCache,
-        selfMask,
+        selfMask: layerWindow(model.config, li) === 0 ? null : selfMask,
         crossMask: this.crossMask,
         scratch: this.scratch,
       }),

@@ -17,6 +17,7 @@
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
+import { layerWindow } from '../config';
 import { EngineError } from '../errors';
 import type { Rng } from '../rng';
 import type { Block } from './block';
@@ -142,10 +143,20 @@ export class Transformer extends ModelParts {
     }
     const anyPad = fillPaddingMask(this.tgtPad.data, batch.input, B, T, this.padId);
     let selfMask: MaskView;
+    // The global layers of a model with globalEvery see the whole context (no window).
+    let fullMask: MaskView | null = null;
+    const mixed = this.causalFull.data.length > 0;
     if (cfg.kind === 'encoder-decoder' || anyPad) {
       fillCombinedMask(this.combined.data, this.tgtPad.data, B, T, cfg.slidingWindow);
       selfMask = combinedView(this.combined.data, T);
-    } else selfMask = causalView(this.causal.data, this.maxLen);
+      if (mixed) {
+        fillCombinedMask(this.combinedFull.data, this.tgtPad.data, B, T, 0);
+        fullMask = combinedView(this.combinedFull.data, T);
+      }
+    } else {
+      selfMask = causalView(this.causal.data, this.maxLen);
+      if (mixed) fullMask = causalView(this.causalFull.data, this.maxLen);
+    }
 
     let y = this.decEmbed.forward(k, batch.input, B, T, 0, train, rng);
     const decIn = y;
@@ -154,7 +165,18 @@ export class Transformer extends ModelParts {
       hook?.({ point: 'resid_pre', layer, B, T, heads: 1, width: C }, x.subarray(0, B * T * C));
     this.decoder.forEach((blk, layer) => {
       if (hook) tap(layer, y);
-      blk.forward(k, y, { B, T, S, selfMask, crossMask: srcMask, memory, dMemory: this.dMemory.data, train, rng });
+      const mask = fullMask && layerWindow(cfg, layer) === 0 ? fullMask : selfMask;
+      blk.forward(k, y, {
+        B,
+        T,
+        S,
+        selfMask: mask,
+        crossMask: srcMask,
+        memory,
+        dMemory: this.dMemory.data,
+        train,
+        rng,
+      });
       y = blk.output;
     });
     if (hook) tap(this.decoder.length, y);

@@ -37,6 +37,9 @@ export function llamaDifferences(c: ModelConfig): string[] {
   if (c.logitSoftCap > 0) d.push('logitSoftCap');
   if (c.slidingWindow > 0) d.push('slidingWindow');
   if (c.parallelResidual) d.push('parallelResidual');
+  if (c.postNorms) d.push('postNorms');
+  if (c.globalEvery > 0) d.push('globalEvery');
+  if (c.ropeLocalTheta > 0) d.push('ropeLocalTheta');
   if (c.embedNorm) d.push('embedNorm');
   if (c.embedScale) d.push('embedScale');
   const D = headSize(c);

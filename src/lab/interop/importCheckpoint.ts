@@ -270,7 +270,8 @@ export async function readCheckpointWeights(
     last = { source: t.source, data };
     // Vocabulary padding: the rows past the tokenizer's ids are dropped (rows are contiguous).
     const kept = t.keepRows === undefined ? data : data.subarray(0, t.keepRows * (t.target.shape[1] ?? 0));
-    const rows = t.split ? splitRows(kept, t.split, t.target.shape[1] ?? 1) : kept;
+    const split = t.split ? splitRows(kept, t.split, t.target.shape[1] ?? 1) : kept;
+    const rows = t.add ? split.map((v) => v + (t.add as number)) : split; // Gemma's norms: 1 + w (a copy)
     setTorchTensor(t.target, t.transpose ? transpose(rows, t.target.shape) : rows);
   }
   return { plan, notes };

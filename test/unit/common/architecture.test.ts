@@ -140,6 +140,26 @@ describe('option names', () => {
       'biases: q/k/v only',
     );
   });
+
+  it("name Gemma 3's layers: sandwich norms, every n-th layer global, the local RoPE θ", () => {
+    const gemma = { ...llama, postNorms: true, slidingWindow: 512, globalEvery: 6, ropeLocalTheta: 10000 };
+    expect(optionName('postNorms', gemma)).toBe('sandwich norms');
+    expect(optionName('postNorms', llama)).toBe('no sandwich norms');
+    expect(optionName('globalEvery', gemma)).toBe('every 6th layer global');
+    expect(optionName('globalEvery', { ...gemma, globalEvery: 2 })).toBe('every 2nd layer global');
+    expect(optionName('globalEvery', { ...gemma, globalEvery: 0 })).toBe('no global layers');
+    expect(optionName('ropeLocalTheta', gemma)).toBe('local RoPE θ 10000');
+    const rows = Object.fromEntries(architectureRows(gemma).map((r) => [r.label, r.value]));
+    expect(rows).toMatchObject({
+      'attention window': 'sliding window 512, every 6th layer global (local RoPE θ 10000)',
+      residual: 'sequential residual, sandwich norms',
+    });
+    expect(architectureLine(gemma)).toContain(
+      'sliding window 512, every 6th layer global (local RoPE θ 10000) · sandwich norms',
+    );
+    // Without a window the global layers say nothing (every layer sees the whole context).
+    expect(architectureLine({ ...llama, globalEvery: 6 })).not.toContain('global');
+  });
 });
 
 describe('key/value groups of query heads', () => {

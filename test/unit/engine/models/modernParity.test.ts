@@ -5,7 +5,8 @@
  * decoder-only shape, the llama and nanochat presets' architectures, six Hugging Face-shaped
  * decoders (checked against transformers' own classes when the files were written: metadata
  * `hfCheck`), one modern encoder-decoder, and issue 30's heads apart from dModel / nHeads (headDim,
- * attnScale: opt-head-dim-scale, hf-qwen3-head-dim, encdec-head-dim). We load the same weights and must agree:
+ * attnScale: opt-head-dim-scale, hf-qwen3-head-dim, encdec-head-dim) and Gemma 3's layers (postNorms, globalEvery,
+ * ropeLocalTheta: gemma3-layers, encdec-post-norms). We load the same weights and must agree:
  * logits to 1e-5 relative (max |ours − PyTorch| / max(1, max |PyTorch|)), the loss to 1e-5,
  * gradients to 1e-3 relative (plus 1e-6 of the tensor's largest), and each of the 51 losses of
  * 50 steps to 1e-4 absolute. A file whose config uses an option the models do not build yet
@@ -80,6 +81,12 @@ describe('modern golden files', () => {
       const cfg = GOLDENS.find((g) => g.name === n)?.cfg;
       expect(cfg && cfg.headDim > 0 && cfg.headDim !== cfg.dModel / cfg.nHeads, n).toBe(true);
     }
+    // Gemma 3's layers (issue 30): sandwich norms, one global layer of two, a local RoPE θ; the encoder-decoder's
+    // post norms on all three sublayers.
+    const gemma = GOLDENS.find((g) => g.name === 'gemma3-layers')?.cfg;
+    expect(gemma && gemma.postNorms && gemma.globalEvery === 2 && gemma.ropeLocalTheta > 0).toBe(true);
+    const encdec = GOLDENS.find((g) => g.name === 'encdec-post-norms')?.cfg;
+    expect(encdec && encdec.postNorms && encdec.globalEvery === 2 && encdec.kind === 'encoder-decoder').toBe(true);
     for (const g of GOLDENS) {
       expect(JSON.parse(g.f.metadata.losses as string), g.name).toHaveLength(51);
       // The configs with a Hugging Face class say which one checked them, and that it agreed.

@@ -143,7 +143,10 @@ function layer(src: NaiveSource, norms: readonly string[], subs: readonly ((x: M
   let y = x;
   subs.forEach((f, i) => {
     const n = norms[i] as string;
-    y = c.norm === 'pre' ? add(y, f(norm(src, n, y))) : norm(src, n, add(y, f(y)));
+    if (c.norm === 'pre') {
+      const out = f(norm(src, n, y));
+      y = add(y, c.postNorms ? norm(src, `${n}_post`, out) : out); // Gemma's sandwich: a norm on the output too
+    } else y = norm(src, n, add(y, f(y)));
   });
   return y;
 }

@@ -7,7 +7,7 @@ import { EngineError } from '../../../../src/engine/errors';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
-import { kvHeads } from '../../../../src/engine/config';
+import { kvHeads, layerWindow } from '../../../../src/engine/config';
 import { ATTENTION_VARIANTS, tinyBatch, tinyConfig } from './fixtures';
 
 /** float32 backends the behavioural tests run on: the reference and (where available) WebAssembly SIMD. */
@@ -105,12 +105,13 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
           p[j] = old + d;
           return lossOf(m, batch, train);
         };
-        // qk-norm of small projections is curved enough that the central difference's truncation error
+        // qk-norm and post norms (a norm of a sublayer's small output) are curved enough that the central difference's truncation error
         // shows at 1e-5: those models take the fourth-order one (the others keep the narrower stencil,
         // which crosses fewer ReLU kinks).
-        const num = cfg.qkNorm
-          ? (8 * (at(eps) - at(-eps)) - (at(2 * eps) - at(-2 * eps))) / (12 * eps)
-          : (at(eps) - at(-eps)) / (2 * eps);
+        const num =
+          cfg.qkNorm || cfg.postNorms
+            ? (8 * (at(eps) - at(-eps)) - (at(2 * eps) - at(-2 * eps))) / (12 * eps)
+            : (at(eps) - at(-eps)) / (2 * eps);
         p[j] = old;
         const a = analytic[j] as number;
         if (Math.abs(a) > 1e-9) nonzero++;
@@ -218,7 +219,7 @@ describe.each(VARIANTS)('Transformer: %s', (_name, cfg) => {
           for (let s = 0; s < Sk; s++) {
             const v = map.data[r * Sk + s] as number;
             sum += v;
-            const W = cfg.slidingWindow;
+            const W = map.stack === 'decoder.self' ? layerWindow(cfg, map.layer) : 0; // global layers: none
             const causalMasked = map.stack === 'decoder.self' && (s > t || (W > 0 && t - s >= W));
             const padded =
               map.stack === 'decoder.self'

@@ -108,6 +108,11 @@ describe('which runs Llama expresses', () => {
     ]);
     for (const o of [{ slidingWindow: 4 }, { rotaryFraction: 0.5 }, { qkvBias: true }, { parallelResidual: true }])
       expect(llamaDifferences(validateConfig({ ...LLAMA, ...o })), JSON.stringify(o)).toHaveLength(1);
+    // Gemma 3's layers (issue 30): each named in the one-line list.
+    expect(llamaDifferences(validateConfig({ ...LLAMA, postNorms: true }))).toEqual(['postNorms']);
+    expect(
+      llamaDifferences(validateConfig({ ...LLAMA, slidingWindow: 4, globalEvery: 2, ropeLocalTheta: 100 })),
+    ).toEqual(['slidingWindow', 'globalEvery', 'ropeLocalTheta']);
   });
 
   it('refuses a GPT-2-style run before writing anything', async () => {
@@ -258,6 +263,19 @@ const OTHERS: { name: string; arch: Partial<ModelConfig> }[] = [
       attnSoftCap: 5,
       parallelResidual: true,
       activation: 'geglu',
+    },
+  },
+  {
+    name: "Gemma 3's layers: sandwich norms, one global layer of two, a local RoPE θ",
+    arch: {
+      ...LLAMA_ARCH,
+      activation: 'geglu',
+      qkNorm: true,
+      embedScale: true,
+      postNorms: true,
+      slidingWindow: 4,
+      globalEvery: 2,
+      ropeLocalTheta: 100,
     },
   },
 ];

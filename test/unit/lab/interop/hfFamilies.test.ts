@@ -11,6 +11,7 @@
  *   which the import widens exactly), the greedy decode identical, through the decode cache;
  * - SmolLM2 sharded (3 shards and an index), Qwen2.5 in bf16, Pythia in fp16, Mistral with its
  *   window active, imported from its .safetensors file with config.json beside it;
+ *   Gemma 3 in bf16 (one local, one global layer; norms read as 1 + w);
  * - run.json keeps the model's own name, architecture and family; the header shows them;
  * - config.json values not built are refused in one line naming the key and value.
  */
@@ -190,6 +191,26 @@ describe("Hugging Face families: transformers' logits and greedy decodes", () =>
     const { run } = await checkCase('qwen3', await folder('qwen3', 'Qwen3-0.6B'));
     expect(run.model.config).toMatchObject({ qkNorm: true, headDim: 128 });
   });
+
+  it('Gemma-3-270M shapes (sandwich norms as 1 + w, a local and a global layer, window 8) in bf16', async () => {
+    const { run } = await checkCase('gemma3', await folder('gemma3', 'gemma-3-270m'));
+    expect(run.model.config).toMatchObject({
+      activation: 'geglu',
+      qkNorm: true,
+      postNorms: true,
+      headDim: 256,
+      attnScale: 0, // query_pre_attn_scalar 256 = head_dim: 1/√256
+      embedScale: true,
+      slidingWindow: 8,
+      globalEvery: 2,
+      ropeTheta: 1e6,
+      ropeLocalTheta: 1e4,
+      nKvHeads: 1,
+      tieEmbeddings: true,
+    });
+    expect(run.run.source).toEqual({ name: 'gemma-3-270m', architecture: 'Gemma3ForCausalLM', family: 'gemma3_text' });
+    expect(run.run.imported?.layout).toBe('hf-gemma3');
+  });
 });
 
 /** The tensors (names and shapes) of a case, for planning without weights. */
@@ -238,10 +259,62 @@ describe('Hugging Face families: config.json read as the Hub writes it, and refu
     expect(neox.tensors.filter((x) => x.split)).toHaveLength(2 * 2 * 3); // q/k/v weight and bias of 2 layers
   });
 
+  it("reads Gemma 3's Hub keys (rope_theta, rope_local_base_freq, sliding_window_pattern) and adds 1 to its norms", () => {
+    const hub = (pattern: number): ReturnType<typeof planImport> =>
+      planImport(
+        shapesOf('gemma3'),
+        {},
+        configOf('gemma3', (c) => {
+          delete c['rope_parameters'];
+          delete c['layer_types'];
+          c['rope_theta'] = 1e6;
+          c['rope_local_base_freq'] = 1e4;
+          c['rope_scaling'] = null;
+          c['sliding_window_pattern'] = pattern;
+          c['query_pre_attn_scalar'] = 144;
+          c['final_logit_softcapping'] = 30;
+        }),
+      );
+    expect(hub(2).config).toMatchObject({ globalEvery: 2, ropeTheta: 1e6, ropeLocalTheta: 1e4, slidingWindow: 8 });
+    expect(hub(2).config.attnScale).toBeCloseTo(1 / 12, 12);
+    expect(hub(2).config.logitSoftCap).toBe(30);
+    // Two layers of the real pattern (6): both local, so every layer is windowed with the local θ.
+    expect(hub(6).config).toMatchObject({ globalEvery: 0, ropeTheta: 1e4, slidingWindow: 8 });
+    const plan = hub(2);
+    const norms = plan.tensors.filter((x) => /norm\.weight$/.test(x.source));
+    expect(norms).toHaveLength(2 * 6 + 1); // q/k norms and four sandwich norms per layer, the final norm
+    expect(norms.every((x) => x.add === 1)).toBe(true);
+    expect(plan.tensors.filter((x) => x.add !== undefined)).toHaveLength(norms.length);
+    expect(plan.tensors.find((x) => x.source === 'model.layers.1.post_feedforward_layernorm.weight')?.target.name).toBe(
+      'transformer.h.1.ln_2_post.weight',
+    );
+  });
+
   it('refuses what is not built, naming the key and value', () => {
     const cases: [string, (c: Record<string, unknown>) => void, RegExp][] = [
       ['smollm2', (c) => (c['model_type'] = 'phi3'), /model_type is "phi3", not a family Attention Lab imports/],
-      ['smollm2', (c) => (c['model_type'] = 'gemma3'), /model_type is "gemma3": Gemma 3 is not one of the families/],
+      ['smollm2', (c) => (c['model_type'] = 'gemma3'), /model_type is "gemma3": Gemma 3's image-and-text model/],
+      ['smollm2', (c) => (c['model_type'] = 'gemma2'), /model_type is "gemma2": Gemma 2 is not one of the families/],
+      [
+        'gemma3',
+        (c) => (c['layer_types'] = ['full_attention', 'sliding_attention']),
+        /layer_types is \["full_attention","sliding_attention"\]; .*every n-th layer full_attention/,
+      ],
+      ['gemma3', (c) => (c['hidden_activation'] = 'gelu'), /hidden_activation is "gelu"; Gemma 3 takes/],
+      [
+        'gemma3',
+        (c) => (c['rope_parameters'] = { full_attention: { rope_type: 'linear', factor: 8 } }),
+        /rope_parameters\.full_attention\.rope_type is "linear"/,
+      ],
+      [
+        'gemma3',
+        (c) => {
+          delete c['rope_parameters'];
+          c['rope_scaling'] = { rope_type: 'linear', factor: 8 };
+        },
+        /rope_scaling\.rope_type is "linear"/,
+      ],
+      ['gemma3', (c) => (c['use_bidirectional_attention'] = true), /use_bidirectional_attention is true/],
       [
         'smollm2',
         (c) => (c['rope_parameters'] = { rope_type: 'llama3', rope_theta: 500000, factor: 32 }),

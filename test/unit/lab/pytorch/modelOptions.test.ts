@@ -115,6 +115,35 @@ const CASES: Case[] = [
     name: 'qwen3-shaped (4 heads of 8 over dModel 16)',
     cfg: validateConfig({ ...GPT, ...LLAMA, qkNorm: true, headDim: 8 }),
   },
+  // Issue 30: Gemma 3's layers (sandwich norms, one global layer of two with its own RoPE θ).
+  {
+    name: 'gemma3-shaped (postNorms, globalEvery 2, ropeLocalTheta)',
+    cfg: validateConfig({
+      ...GPT,
+      ...LLAMA,
+      activation: 'geglu',
+      qkNorm: true,
+      headDim: 6,
+      attnScale: 0.25,
+      embedScale: true,
+      postNorms: true,
+      slidingWindow: 3,
+      globalEvery: 2,
+      ropeLocalTheta: 50,
+    }),
+  },
+  {
+    name: 'encoder-decoder pre-norm postNorms, globalEvery 2, ropeLocalTheta',
+    cfg: validateConfig({
+      ...ENCDEC,
+      positional: 'rope',
+      norm: 'pre',
+      postNorms: true,
+      slidingWindow: 2,
+      globalEvery: 2,
+      ropeLocalTheta: 50,
+    }),
+  },
   {
     name: 'every option at once',
     cfg: validateConfig({

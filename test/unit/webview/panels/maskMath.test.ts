@@ -3,6 +3,8 @@ import {
   broadcastPlan,
   broadcastSlice,
   combine,
+  globalLayers,
+  globalLayersText,
   hidesBeyondWindow,
   maskDimLabels,
   maskedCount,
@@ -72,5 +74,18 @@ describe('maskMath', () => {
     // Padding masks are not squares.
     expect(hidesBeyondWindow({ shape: [2, 1, 1, T], data: new Uint8Array(2 * T) }, 2)).toBe(false);
     expect(maskDimLabels({ name: 'decoder.window', shape: [1, 1, 9, 9] })).toEqual(['1', '1', 'T=9', 'T=9']);
+  });
+
+  it("names Gemma 3's global layers (every n-th, counted from 1), and none without a window", () => {
+    const gemma = { nDecoderLayers: 18, slidingWindow: 512, globalEvery: 6 };
+    expect(globalLayers(gemma)).toEqual([6, 12, 18]);
+    expect(globalLayers({ ...gemma, nDecoderLayers: 17 })).toEqual([6, 12]);
+    expect(globalLayers({ ...gemma, slidingWindow: 0 })).toEqual([]);
+    expect(globalLayers({ ...gemma, globalEvery: 0 })).toEqual([]);
+    expect(globalLayersText(gemma)).toMatch(/^Layers 6, 12 and 18 \(every 6th of 18\) are global: /);
+    expect(globalLayersText({ nDecoderLayers: 2, slidingWindow: 8, globalEvery: 2 })).toMatch(
+      /^Layer 2 \(every 2nd of 2\) is global: it sees the whole causal context/,
+    );
+    expect(globalLayersText({ ...gemma, globalEvery: 0 })).toBe('');
   });
 });
