@@ -349,7 +349,7 @@ export class Block {
         if (isIncremental(p)) s.post.step(k, f, y, N, p.scratch);
         else s.post.forward(k, f, y, N);
       }
-      // attn_out / mlp_out are what joins the residual: after the post norm when there is one (TransformerLens's Gemma).
+      // attn_out / mlp_out are what joins the residual: after the post norm if any (as TransformerLens's Gemma).
       if (this.hook && !isIncremental(p)) this.tapOutput(s, f, p);
       k.add(out, x, isIncremental(p) ? f : s.drop.forward(k, f, n, p.train, p.rng), n);
     } else {
