@@ -283,7 +283,10 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   await checkOut(fs, out);
   const heads = req.heads === undefined ? {} : { heads: req.heads };
   let opened = await openCheckpoint(fs, req.from, heads);
-  const tok = await loadImportTokenizer(fs, opened.modelFile, req.tokenizer);
+  // A Hugging Face family's embedding may have more rows than its tokenizer has ids (Qwen2: 151,936 for 151,669)
+  // or one fewer (Gemma 3 leaves out <image_soft_token>): the tokenizer is fitted to the model's rows.
+  const rows = opened.plan.family ? opened.plan.config.vocabSize : undefined;
+  const tok = await loadImportTokenizer(fs, opened.modelFile, req.tokenizer, rows);
   const c = opened.plan.config;
   // nanoGPT's padded vocabulary (50304 rows for GPT-2's 50257 ids): keep the tokenizer's rows.
   const padded =
