@@ -138,10 +138,24 @@ class CharTokenizer:
         return ids
 
 
+class HfTokenizer:
+    """An imported model's Hugging Face tokenizer.json, through Python's `tokenizers` (pip)."""
+
+    def __init__(self, path):
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(path)
+
+    def encode(self, text):
+        return self.tokenizer.encode(text, add_special_tokens=False).ids
+
+
 def load_export_tokenizer(folder, info):
     """The tokenizer of an export folder, from config.json's attention_lab.tokenizer block `info`."""
     import os
 
+    if info.get("huggingface"):
+        return HfTokenizer(os.path.join(folder, info["file"]))
     if info["type"] == "char":
         with open(os.path.join(folder, info["file"]), encoding="utf-8") as f:
             return CharTokenizer(json.load(f))

@@ -16,6 +16,8 @@ import { BACKEND_FLAG, RUN_FLAG, openRunFor } from './runFlags';
 export const DECODE_HELP = `attention-lab decode --run DIR (--prompt TEXT | --src TEXT) [options]
   --strategy ${DECODE_STRATEGIES.join('|')} (default greedy)   --beam N (4)   --length-penalty A (0.6)
   --temperature T (1)   --top-k K (0 = off)   --top-p P (1 = off)   --max-tokens N (100)   --seed N
+  --chat   wrap the prompt in the run's chat template as one user message (a model imported with a
+           tokenizer_config.json that has one); prints only the reply
   --json   one object: {"text", "tokens", "logprobs", "score", ...}
   Greedy and sampling go past the model's context with a sliding window (the model sees the
   last half to whole context); beam search stops at the context. Either way a note on stderr
@@ -36,6 +38,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
     'top-p': { type: 'string' },
     'max-tokens': { type: 'string' },
     seed: { type: 'string' },
+    chat: { type: 'boolean' },
     ...BACKEND_FLAG,
   });
   if (f.bool('help')) return ctx.help(DECODE_HELP);
@@ -67,6 +70,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
     topP: f.num('top-p', 1, 0, 1),
     maxTokens,
     seed: f.int('seed', 1, -2147483648, 2147483647),
+    ...(f.bool('chat') ? { chat: true } : {}),
   };
   const { output: d } = decodeText(r, params);
   if (f.bool('json')) {
@@ -83,7 +87,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
         ...(d.contextNote !== undefined ? { context_note: d.contextNote } : {}),
       }),
     );
-  } else ctx.out(encdec ? d.text : input + d.text);
+  } else ctx.out(encdec || params.chat === true ? d.text : input + d.text);
   if (d.contextNote !== undefined) ctx.err(d.contextNote); // stderr, so the text on stdout stays clean
   return 0;
 }

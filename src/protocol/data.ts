@@ -208,7 +208,12 @@ export const trainSpec = obj({
     /** Config fields to override (`--set key=value`). */
     overrides: record(primitive),
   }),
-  tokenizer: obj({ type: oneOf(...TOKENIZER_TYPES), vocabSize: posInt }),
+  tokenizer: obj({
+    type: oneOf(...TOKENIZER_TYPES),
+    vocabSize: posInt,
+    /** The tokenizer has a chat template (a model imported with one): decodes may wrap the prompt in it. */
+    chatTemplate: optional(bool),
+  }),
   data: dataSpec,
   training: obj({
     steps: posInt,

@@ -241,6 +241,8 @@ export const decodeParams = obj({
   topP: num,
   maxTokens: posInt,
   seed: int,
+  /** Wrap the input in the run's chat template as one user message (a run whose tokenizer has one). */
+  chat: optional(bool),
 });
 
 /** Attention of a decode's generated tokens, per decoder layer ([H, T, K] self, [H, T, S] cross). */

@@ -9,8 +9,9 @@
  *   cli        bench, lab, engine, protocol, common, Node built-ins
  *   bench      lab, engine, protocol, common, Node built-ins, the dev-only TF.js packages and
  *              playwright-core (the web benchmark drives Chromium)
- *   lab        engine, protocol, common, Node built-ins, its runtime packages (ignore, tinyglobby, and
- *              webgpu: Dawn's optional native binding, opened only by lab/platform/webgpu.node.ts)
+ *   lab        engine, protocol, common, Node built-ins, its runtime packages (ignore, tinyglobby,
+ *              @huggingface/tokenizers, @huggingface/jinja, and webgpu: Dawn's optional native binding,
+ *              opened only by lab/platform/webgpu.node.ts)
  *   common     protocol (src/common/: the helpers every side of the wire shares — the
  *              typed-array codec of the wire, the one way numbers are printed, the one CSV
  *              writer — so the dashboard, the extension and the CLI agree)
@@ -52,7 +53,7 @@ const MAY_USE: Readonly<Record<Layer, readonly string[]>> = {
   extension: ['node', 'vscode'],
   cli: ['node'],
   bench: ['node', '@tensorflow/tfjs-core', '@tensorflow/tfjs-backend-wasm', 'playwright-core'],
-  lab: ['node', 'ignore', 'tinyglobby', 'webgpu'],
+  lab: ['node', 'ignore', 'tinyglobby', 'webgpu', '@huggingface/tokenizers', '@huggingface/jinja'],
   protocol: [],
   common: [],
   engine: [],

@@ -108,6 +108,7 @@ export class PlaygroundPanel implements Panel {
         encdec,
         examples,
         enabled: host.interactive && run !== undefined,
+        chat: run?.summary.tokenizer?.chatTemplate === true,
         onChange,
         submit: () => this.decode(),
       });
@@ -157,7 +158,9 @@ export class PlaygroundPanel implements Panel {
   private decode(): void {
     const run = this.ctx.run();
     if (!run || !this.ctx.host.interactive) return;
-    const params = { ...this.ctx.ui.playground };
+    const { chat, ...rest } = this.ctx.ui.playground;
+    // The box is a setting of the form; only a run with a chat template is asked to use it.
+    const params = chat === true && run.summary.tokenizer?.chatTemplate === true ? { ...rest, chat } : rest;
     const s = this.ctx.store.beginDecode(run.id, params);
     this.ctx.ui.playgroundInputs[run.id] = params.input;
     const msg: FromWebview = { type: 'model/decode', id: s.id, runDir: run.summary.runDir, params };

@@ -2,7 +2,8 @@
  * The playground's form: the prompt (or source sentence), the decoding strategy and its
  * knobs — beam size and length penalty (GNMT, as the paper's beam 4 / α 0.6), temperature,
  * top-k, top-p and seed for sampling, and the token budget. Only the knobs of the chosen
- * strategy are shown. Every change writes the persisted UI state.
+ * strategy are shown; the chat-template box only for a run whose tokenizer has one. Every
+ * change writes the persisted UI state.
  *
  * Leaves out: sending the request and showing the result (playground.ts).
  */
@@ -34,7 +35,15 @@ const KNOBS: readonly {
 /** Builds the form; `submit` is called with Enter (Ctrl+Enter in the text box) or the button. */
 export function playgroundForm(
   p: DecodeParams,
-  opts: { encdec: boolean; examples: readonly string[]; enabled: boolean; onChange(): void; submit(): void },
+  opts: {
+    encdec: boolean;
+    examples: readonly string[];
+    enabled: boolean;
+    /** The run's tokenizer has a chat template: offer to wrap the prompt in it. */
+    chat: boolean;
+    onChange(): void;
+    submit(): void;
+  },
 ): { el: HTMLElement; button: HTMLButtonElement } {
   const params = p as { -readonly [K in keyof DecodeParams]: DecodeParams[K] };
   const input = h('textarea', {
@@ -104,6 +113,22 @@ export function playgroundForm(
     ),
   );
   showKnobs();
+  const chat = opts.chat
+    ? h(
+        'label',
+        { className: 'pg-chat', attrs: { title: "Wrap the prompt in the model's chat template as one user message" } },
+        h('input', {
+          attrs: { id: 'pg-chat', type: 'checkbox', checked: params.chat === true },
+          on: {
+            change: (e) => {
+              params.chat = (e.target as HTMLInputElement).checked;
+              opts.onChange();
+            },
+          },
+        }),
+        ' chat template',
+      )
+    : null;
   const button = h('button', { className: 'primary', attrs: { type: 'submit', disabled: !opts.enabled } }, 'Decode');
   const el = h(
     'form',
@@ -119,6 +144,7 @@ export function playgroundForm(
     },
     h('label', { attrs: { for: 'pg-input' } }, opts.encdec ? 'Source sentence' : 'Prompt'),
     input,
+    chat,
     strategies,
     knobs,
     button,

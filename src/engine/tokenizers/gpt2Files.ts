@@ -16,9 +16,8 @@
  * - our own files written by {@link gpt2FilesOf} list `<pad> <bos> <eos> <unk>` at 0..3, and
  *   read back as exactly our layout (no `layout` in the tokenizer's JSON).
  *
- * Hugging Face's `tokenizer.json` of a ByteLevel BPE model (GPT-2's) holds the same vocab and
- * merges plus `added_tokens` (the specials); other models (a normalizer, a different
- * pre-tokenizer, `ignore_merges`, dropout) are refused by name rather than approximated.
+ * Hugging Face's `tokenizer.json` (GPT-2's and every other model's) is read by hfVocab.ts and
+ * the lab's HfTokenizer, which encodes with Hugging Face's own Tokenizers.js.
  *
  * Every problem is one EngineError('tokenizer/invalid') line naming the file, the entry and
  * the fix. Pure: callers pass the parsed JSON and the text.
@@ -265,98 +264,4 @@ export function gpt2FilesOf(tok: BpeTokenizer): Gpt2Files {
   const lines = [MERGES_VERSION_LINE];
   for (const [a, b] of tok.mergeList().pairs) lines.push(`${text(a)} ${text(b)}`);
   return { vocabJson: `${JSON.stringify(vocab)}\n`, mergesText: `${lines.join('\n')}\n` };
-}
-
-/** Checks one field of a Hugging Face tokenizer.json; throws naming it and what is supported. */
-function expectField(ok: boolean, field: string, found: unknown, supported: string): void {
-  if (!ok) {
-    throw new EngineError(
-      'tokenizer/invalid',
-      `tokenizer.json: ${field} is ${JSON.stringify(found) ?? 'missing'}, but only ${supported} is ` +
-        `supported (a GPT-2-style ByteLevel BPE); use the model's vocab.json and merges.txt, or a ` +
-        `GPT-2-style tokenizer.`,
-    );
-  }
-}
-
-function field(o: unknown, key: string): unknown {
-  return typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>)[key] : undefined;
-}
-
-/**
- * Our BPE tokenizer from a Hugging Face `tokenizer.json` (parsed) of a ByteLevel BPE model
- * such as GPT-2's: model.vocab, model.merges ("a b" strings or [a, b] pairs) and the
- * added_tokens as special tokens. Anything that would change the ids is refused by name.
- */
-export function bpeFromHfTokenizerJson(json: unknown): BpeTokenizer {
-  const model = field(json, 'model');
-  expectField(typeof model === 'object' && model !== null, 'model', model, 'a BPE model object');
-  expectField(
-    field(model, 'type') === 'BPE' || field(model, 'type') === undefined,
-    'model.type',
-    field(model, 'type'),
-    '"BPE"',
-  );
-  for (const k of ['dropout', 'continuing_subword_prefix', 'end_of_word_suffix'] as const) {
-    const v = field(model, k);
-    expectField(v === undefined || v === null || v === '', `model.${k}`, v, 'null');
-  }
-  expectField(field(model, 'ignore_merges') !== true, 'model.ignore_merges', true, 'false');
-  expectField(field(model, 'byte_fallback') !== true, 'model.byte_fallback', true, 'false');
-  const norm = field(json, 'normalizer');
-  expectField(norm === undefined || norm === null, 'normalizer', norm, 'null');
-  const pre = field(json, 'pre_tokenizer');
-  expectField(field(pre, 'type') === 'ByteLevel', 'pre_tokenizer.type', field(pre, 'type'), '"ByteLevel"');
-  expectField(field(pre, 'add_prefix_space') !== true, 'pre_tokenizer.add_prefix_space', true, 'false');
-  expectField(field(pre, 'use_regex') !== false, 'pre_tokenizer.use_regex', false, 'true');
-  const post = field(json, 'post_processor');
-  expectField(
-    post === undefined || post === null || field(post, 'type') === 'ByteLevel',
-    'post_processor.type',
-    field(post, 'type'),
-    'null or "ByteLevel"',
-  );
-  const rawMerges = field(model, 'merges');
-  expectField(Array.isArray(rawMerges), 'model.merges', typeof rawMerges, 'an array');
-  const pairs: MergeLines = { left: [], right: [], lines: [] };
-  (rawMerges as unknown[]).forEach((m, i) => {
-    if (typeof m === 'string') {
-      const parts = m.split(' ');
-      if (parts.length === 2 && parts[0] !== '' && parts[1] !== '') {
-        pairs.left.push(parts[0] as string);
-        pairs.right.push(parts[1] as string);
-        return;
-      }
-    } else if (Array.isArray(m) && m.length === 2 && typeof m[0] === 'string' && typeof m[1] === 'string') {
-      pairs.left.push(m[0]);
-      pairs.right.push(m[1]);
-      return;
-    }
-    throw bad(
-      `tokenizer.json model.merges[${i}] must be "a b" or ["a", "b"], found ${quote(JSON.stringify(m) ?? String(m))}`,
-    );
-  });
-  const added = field(json, 'added_tokens');
-  const extra: BpeSpecialToken[] = [];
-  if (Array.isArray(added)) {
-    for (const t of added) {
-      const id = field(t, 'id'),
-        content = field(t, 'content');
-      if (typeof id !== 'number' || typeof content !== 'string')
-        throw bad(
-          `tokenizer.json added_tokens entries need a numeric "id" and a string "content", found ` +
-            `${quote(JSON.stringify(t) ?? '')}`,
-        );
-      extra.push({ id, text: content });
-    }
-  }
-  const vocab = vocabMap(field(model, 'vocab'), 'tokenizer.json model.vocab');
-  for (const sp of extra) if (!vocab.has(sp.text) && sp.id === vocab.size) vocab.set(sp.text, sp.id);
-  return buildTokenizer(
-    vocab,
-    pairs,
-    { vocab: 'tokenizer.json model.vocab', merges: 'model.merges' },
-    (i) => `tokenizer.json model.merges[${i}]`,
-    extra,
-  );
 }

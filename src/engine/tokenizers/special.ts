@@ -120,8 +120,41 @@ export interface BpeTokenizerJSON {
   readonly layout?: BpeLayoutJSON;
 }
 
-/** Either saved form, discriminated on `type`. */
-export type TokenizerJSON = CharTokenizerJSON | BpeTokenizerJSON;
+/**
+ * What a run keeps of a Hugging Face `tokenizer_config.json` (hfVocab.ts reads it): the role
+ * tokens by text (null where the config names none), whether the model's files add BOS/EOS
+ * (null when the config does not say), and the chat template (Jinja source) or null.
+ */
+export interface HfTokenizerConfig {
+  readonly bosToken: string | null;
+  readonly eosToken: string | null;
+  readonly padToken: string | null;
+  readonly unkToken: string | null;
+  readonly addBosToken: boolean | null;
+  readonly addEosToken: boolean | null;
+  readonly chatTemplate: string | null;
+}
+
+/**
+ * Saved form of a Hugging Face tokenizer: its tokenizer.json as it came, and what the run
+ * keeps of its config. Read back by the lab (src/lab/runs/tokenizerFile.ts), which encodes
+ * with Hugging Face's Tokenizers.js.
+ */
+export interface HfTokenizerJSON {
+  readonly format: typeof TOKENIZER_FORMAT;
+  readonly version: typeof TOKENIZER_VERSION;
+  readonly type: 'bpe';
+  readonly vocabSize: number;
+  readonly huggingface: {
+    readonly tokenizer: unknown;
+    readonly config: HfTokenizerConfig;
+    /** The model's embedding rows, when they differ from the file's ids (hfVocab.ts). */
+    readonly rows?: number;
+  };
+}
+
+/** Each saved form, discriminated on `type` (and a BPE one on `huggingface`). */
+export type TokenizerJSON = CharTokenizerJSON | BpeTokenizerJSON | HfTokenizerJSON;
 
 /** A trained tokenizer: text ⇄ ids, exact for every JavaScript string. */
 export interface Tokenizer {

@@ -108,6 +108,8 @@ function bpeWithLayout(obj: Record<string, unknown>, merges: unknown[]): BpeToke
 }
 
 function bpeFromJSON(obj: Record<string, unknown>): BpeTokenizer {
+  if ('huggingface' in obj)
+    throw invalid('a Hugging Face tokenizer is read by the lab (src/lab/runs/tokenizerFile.ts), not by the engine');
   const withLayout = 'layout' in obj;
   checkKeys(obj, [
     'format',

@@ -33,6 +33,7 @@ import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from './openRun';
 import { EngineError } from '../../engine/errors';
 import { unseenNote } from './unseenChars';
+import { chatIds } from './chatTemplate';
 import { cutCharacterBytes, endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 
@@ -63,12 +64,25 @@ export interface DecodeInput {
  * starts the target at BOS; a decoder-only model continues BOS + the tokens of `input`, of
  * which a prompt longer than the context keeps the last `keep` tokens (the model could not
  * see the rest: nanoGPT crops its input the same way). `keep` is the context for decodes that
- * slide past it, less room to generate for beam search, which stops at it.
+ * slide past it, less room to generate for beam search, which stops at it. With `chat`, a
+ * decoder-only model continues the run's chat template around `input` as one user message
+ * (chatTemplate.ts) instead of BOS + `input`.
  */
-export function decodeInput(r: OpenRun, input: string, keep: number = r.model.config.maxLen): DecodeInput {
+export function decodeInput(
+  r: OpenRun,
+  input: string,
+  keep: number = r.model.config.maxLen,
+  chat = false,
+): DecodeInput {
   const { model, tok } = r;
   const { bos, eos } = tok.specialIds;
   if (model.config.kind === 'encoder-decoder') {
+    if (chat)
+      throw new EngineError(
+        'input/invalid',
+        'A chat template wraps the prompt of a decoder-only model; this run is an encoder-decoder, so decode ' +
+          'without the chat option.',
+      );
     const full = tok.encode(input, { eos: true });
     const L = model.config.maxLen;
     if (full.length <= L) return { prompt: Int32Array.of(bos), src: full, cut: null };
@@ -81,7 +95,8 @@ export function decodeInput(r: OpenRun, input: string, keep: number = r.model.co
         `translated its first ${L - 1} (and EOS).`,
     };
   }
-  const prompt = tok.encode(input, { bos: true });
+  // A chat prompt is the template's text, which writes BOS where its model wants it.
+  const prompt = chat ? chatIds(tok, [{ role: 'user', content: input }]) : tok.encode(input, { bos: true });
   if (prompt.length <= keep) return { prompt, src: null, cut: null };
   return {
     prompt: prompt.slice(prompt.length - keep),
@@ -130,7 +145,7 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   const L = r.model.config.maxLen;
   // Beam search stops at the context, so a cut prompt leaves it room to generate.
   const keep = params.strategy === 'beam' ? L - Math.min(params.maxTokens, Math.ceil(L / 2)) : L;
-  const { prompt, src, cut } = decodeInput(r, params.input, keep);
+  const { prompt, src, cut } = decodeInput(r, params.input, keep, params.chat === true);
   const results = runStrategy(r, prompt, src, params, opts);
   const textOf = (d: DecodeResult): string => decodedText(r.tok, d.tokens);
   const best = results[0] as DecodeResult;

@@ -86,13 +86,25 @@ export function slidingLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): 
  * UTF-16 ranges [start, end) of each token of `body` (the ids of `text`, no specials) in
  * `text`. A token whose bytes end inside a character (a byte token of a multi-byte
  * character) shares that whole character's range with the tokens that complete it.
- * Linear: only the tokens since the last character boundary are decoded at each step.
+ * Linear: only the tokens since the last character boundary are decoded at each step. The
+ * space a SentencePiece tokenizer puts before the text (Llama 2's "▁" dummy prefix: the
+ * tokens decode to ' ' + text) belongs to no character.
  */
 export function tokenOffsets(
   tok: Tokenizer,
   body: ArrayLike<number>,
   text: string,
 ): { starts: number[]; ends: number[] } {
+  // The dummy prefix: ranges are found in ' ' + text, then moved back by one (the space to none).
+  const dummy = body.length > 0 && tok.decode(body) === ` ${text}`;
+  if (dummy) {
+    const { starts, ends } = offsetsIn(tok, body, ` ${text}`);
+    return { starts: starts.map((x) => Math.max(0, x - 1)), ends: ends.map((x) => Math.max(0, x - 1)) };
+  }
+  return offsetsIn(tok, body, text);
+}
+
+function offsetsIn(tok: Tokenizer, body: ArrayLike<number>, text: string): { starts: number[]; ends: number[] } {
   const starts: number[] = [];
   const ends: number[] = [];
   const ids = Array.from(body);

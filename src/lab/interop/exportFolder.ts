@@ -39,6 +39,7 @@
 import { EngineError } from '../../engine/errors';
 import { BpeTokenizer } from '../../engine/tokenizers/bpeTokenizer';
 import { gpt2FilesOf } from '../../engine/tokenizers/gpt2Files';
+import { hfTokenizerConfigJson } from '../../engine/tokenizers/hfVocab';
 import type { LabFs } from '../files/labFs';
 import { exists, listNames, scratchFolder } from '../files/labFs';
 import { folderError } from '../files/fileErrors';
@@ -50,6 +51,7 @@ import { checkLlamaShaped, hfLlamaConfig, hfLlamaTensors, llamaDifferences } fro
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
 import { RUN_FILES } from '../runs/runFolder';
+import { HfTokenizer } from '../runs/hfTokenizer';
 import { folderNameOf } from '../../common/fileNames';
 import { EXPORT_PYTHON_FILES } from './exportPython.generated';
 
@@ -131,8 +133,10 @@ function exportFiles(
     warnings.push("this run is Llama-shaped: --format hf writes it in Hugging Face's LlamaForCausalLM layout");
   const files = new Map<string, Uint8Array | string>();
   files.set('model.safetensors', bytes);
-  const tokFile = hf ? HF_EXPORT_TOKENIZER : 'tokenizer.json';
   const tok = r.tok;
+  // An imported model's Hugging Face tokenizer leaves as it came, which transformers reads as its own.
+  const hfTok = tok instanceof HfTokenizer ? tok : null;
+  const tokFile = hf && !hfTok ? HF_EXPORT_TOKENIZER : 'tokenizer.json';
   let gpt2 = false;
   if (tok instanceof BpeTokenizer) {
     try {
@@ -145,7 +149,10 @@ function exportFiles(
       warnings.push(`no vocab.json / merges.txt: ${e.message}`);
     }
   }
-  files.set(tokFile, `${JSON.stringify(tok.toJSON())}\n`);
+  if (hfTok) {
+    files.set(tokFile, `${JSON.stringify(hfTok.vocab.json)}\n`);
+    files.set('tokenizer_config.json', `${JSON.stringify(hfTokenizerConfigJson(hfTok.config), null, 2)}\n`);
+  } else files.set(tokFile, `${JSON.stringify(tok.toJSON())}\n`);
   const example = scoreExample(r, opts, warnings);
   const config = {
     ...(hf ? hfLlamaConfig(c, tok.specialIds) : pytorchConfig(c)),
@@ -161,6 +168,7 @@ function exportFiles(
         vocab_size: tok.vocabSize,
         special_ids: tok.specialIds,
         ...(gpt2 ? { vocab: 'vocab.json', merges: 'merges.txt' } : {}),
+        ...(hfTok ? { huggingface: true } : {}),
       },
       example: example && {
         text: example.text,
@@ -183,6 +191,7 @@ function exportFiles(
       config: c,
       tokType: tok.type,
       gpt2Files: gpt2,
+      hfTokenizer: hfTok !== null,
       specialIds: tok.specialIds,
       example,
       warnings,

@@ -39,11 +39,18 @@ export interface ReadmeFacts {
   readonly tokType: TokenizerType;
   /** vocab.json + merges.txt were written. */
   readonly gpt2Files: boolean;
+  /** The run's tokenizer is an imported model's Hugging Face one, written as tokenizer.json + tokenizer_config.json. */
+  readonly hfTokenizer?: boolean;
   /** The tokenizer's ids of the special roles (ours 0..3; GPT-2's 50256 for BOS and EOS). */
   readonly specialIds: SpecialIds;
   readonly example: ExportExample | null;
   readonly warnings: readonly string[];
 }
+
+/** The README's row for an imported model's own tokenizer files. */
+const HF_TOKENIZER_ROW =
+  "| `tokenizer.json`, `tokenizer_config.json` | the model's Hugging Face tokenizer as it was imported " +
+  "(Python's `tokenizers` and transformers read them; `lab_tokenizers.py` uses `tokenizers`) |";
 
 const NANOGPT_FIELDS = "('block_size', 'vocab_size', 'n_layer', 'n_head', 'n_embd', 'dropout', 'bias')";
 
@@ -62,8 +69,10 @@ function fileTable(f: ReadmeFacts): string[] {
     `| \`model.safetensors\` | the weights, fp32, under ${names} state_dict names (Linear weights \`[out, in]\`) |`,
     "| `config.json` | the PyTorch class's constructor fields, and `attention_lab`: Attention Lab's " +
       "whole model config, the tokenizer's special ids, and the example below |",
-    `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} ` +
-      `tokenizer, as the run saved it |`,
+    f.hfTokenizer === true
+      ? HF_TOKENIZER_ROW
+      : `| \`tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} ` +
+        `tokenizer, as the run saved it |`,
     ...(f.gpt2Files
       ? [
           `| \`vocab.json\`, \`merges.txt\` | the same BPE in GPT-2's format (what Hugging Face's ` +
@@ -163,8 +172,11 @@ function hfReadme(f: ReadmeFacts): string {
       '`model.layers.N.self_attn.q_proj` …, `mlp.gate_proj`, `model.norm`, `lm_head`) |',
     "| `config.json` | `LlamaConfig`'s fields, and `attention_lab`: Attention Lab's whole model config, the " +
       "tokenizer's special ids, and the example below with its ids |",
-    `| \`attention_lab_tokenizer.json\` | Attention Lab's ${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} ` +
-      "tokenizer, as the run saved it (not the format of Hugging Face's `tokenizers`) |",
+    f.hfTokenizer === true
+      ? HF_TOKENIZER_ROW
+      : "| `attention_lab_tokenizer.json` | Attention Lab's " +
+        `${f.tokType === 'bpe' ? 'byte-level BPE' : 'character'} tokenizer, as the run saved it (not the ` +
+        "format of Hugging Face's `tokenizers`) |",
     ...(f.gpt2Files
       ? [
           "| `vocab.json`, `merges.txt` | the same BPE in GPT-2's format (`GPT2Tokenizer.from_pretrained('.')`), " +

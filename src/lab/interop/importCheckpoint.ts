@@ -39,6 +39,7 @@ import { saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../base/cancelled';
 import { loadImportTokenizer } from './importTokenizer';
+import { HfTokenizer } from '../runs/hfTokenizer';
 import { writeTokenizer } from '../runs/tokenizerFile';
 import { RUN_FORMAT, RUN_VERSION, writeRunJson } from '../runs/runFolder';
 import type { RunJson } from '../runs/runFolder';
@@ -393,7 +394,11 @@ function fineTuneSpec(fs: LabFs, c: ModelConfig, tok: Tokenizer, req: ImportRequ
         };
   return {
     model: { kind, preset: 'tiny', overrides: { ...fields } },
-    tokenizer: { type: tok.type, vocabSize: tok.vocabSize },
+    tokenizer: {
+      type: tok.type,
+      vocabSize: tok.vocabSize,
+      ...(tok instanceof HfTokenizer && tok.chatTemplate !== null ? { chatTemplate: true } : {}),
+    },
     data,
     training: {
       steps: req.steps ?? FINE_TUNE_STEPS,

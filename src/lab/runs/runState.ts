@@ -45,7 +45,11 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
     data: run.data,
     ...(run.note !== undefined ? { note: run.note } : {}),
     training: run.spec.training,
-    tokenizer: { type: run.spec.tokenizer.type, vocabSize: run.config.vocabSize },
+    tokenizer: {
+      type: run.spec.tokenizer.type,
+      vocabSize: run.config.vocabSize,
+      ...(run.spec.tokenizer.chatTemplate === true ? { chatTemplate: true } : {}),
+    },
     ...(run.imported ? { imported: { layout: importedName(run), from: run.imported.from } } : {}),
   };
 }

@@ -3,12 +3,13 @@
  * resume, decode, score or evaluate it.
  *
  * Leaves out: training a tokenizer (data/runData.ts) and the tokenizer JSON format itself
- * (src/engine/tokenizers/tokenizerJson.ts).
+ * (src/engine/tokenizers/tokenizerJson.ts; a Hugging Face tokenizer's: hfTokenizer.ts).
  */
 
 import { EngineError } from '../../engine/errors';
 import type { Tokenizer } from '../../engine/tokenizers/special';
-import { parseTokenizerJSON } from '../../engine/tokenizers/tokenizerJson';
+import { parseTokenizerJSON, tokenizerFromJSON } from '../../engine/tokenizers/tokenizerJson';
+import { hfTokenizerFromJSON, isHfTokenizerJSON } from './hfTokenizer';
 import type { LabFs } from '../files/labFs';
 import { exists, writeFile } from '../files/labFs';
 import { readCappedText } from '../files/fileCaps';
@@ -21,7 +22,14 @@ export async function readTokenizer(fs: LabFs, runDir: string): Promise<Tokenize
     throw new EngineError('checkpoint/invalid', `${file} is missing; the run folder is incomplete — start a new run.`);
   const text = await readCappedText(fs, file, 'tokenizer.json');
   try {
-    return parseTokenizerJSON(text);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return parseTokenizerJSON(text); // says what is wrong with the JSON
+    }
+    // A Hugging Face tokenizer (an imported model's) encodes with its own library, which the engine does not import.
+    return isHfTokenizerJSON(json) ? hfTokenizerFromJSON(json) : tokenizerFromJSON(json);
   } catch (e) {
     if (EngineError.is(e)) throw new EngineError('checkpoint/invalid', `${file}: ${e.message}`, { cause: e });
     throw e;

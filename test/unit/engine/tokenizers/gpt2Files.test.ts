@@ -16,7 +16,6 @@ import type { BpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenize
 import { trainBpeTokenizer } from '../../../../src/engine/tokenizers/bpeTokenizer';
 import {
   bpeFromGpt2Files,
-  bpeFromHfTokenizerJson,
   bytesToUnicode,
   gpt2FilesOf,
   parseMergesText,
@@ -137,73 +136,6 @@ describe('GPT-2 vocab.json + merges.txt into our BPE', () => {
     const got = parseMergesText(files.mergesText);
     expect(got.left).toEqual(want.left);
     expect(got.right).toEqual(want.right);
-  });
-});
-
-describe('a Hugging Face tokenizer.json of GPT-2', () => {
-  function hfJson(patch: Record<string, unknown> = {}, modelPatch: Record<string, unknown> = {}): unknown {
-    const m = parseMergesText(mergesText);
-    return {
-      version: '1.0',
-      truncation: null,
-      padding: null,
-      added_tokens: [
-        {
-          id: 50256,
-          content: '<|endoftext|>',
-          single_word: false,
-          lstrip: false,
-          rstrip: false,
-          normalized: true,
-          special: true,
-        },
-      ],
-      normalizer: null,
-      pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
-      post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
-      decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-      model: {
-        type: 'BPE',
-        dropout: null,
-        unk_token: null,
-        continuing_subword_prefix: '',
-        end_of_word_suffix: '',
-        fuse_unk: false,
-        byte_fallback: false,
-        vocab: JSON.parse(vocabText) as unknown,
-        merges: m.left.map((l, i) => `${l} ${m.right[i] as string}`),
-        ...modelPatch,
-      },
-      ...patch,
-    };
-  }
-
-  it('gives the same ids as vocab.json + merges.txt (merges as "a b" strings or as pairs)', () => {
-    const tok = bpeFromHfTokenizerJson(hfJson());
-    expect(Array.from(tok.encode(MIXED))).toEqual(gpt3.encode(MIXED));
-    expect(tok.specialIds.eos).toBe(50256);
-    const m = parseMergesText(mergesText);
-    const pairs = bpeFromHfTokenizerJson(hfJson({}, { merges: m.left.map((l, i) => [l, m.right[i]]) }));
-    expect(Array.from(pairs.encode(ALL_LOW))).toEqual(gpt3.encode(ALL_LOW));
-  });
-
-  it('refuses what would change the ids, naming the field', () => {
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ normalizer: { type: 'NFC' } })))).toMatch(
-      /tokenizer\.json: normalizer is \{"type":"NFC"\}, but only null is supported/,
-    );
-    expect(
-      oneLine(() => bpeFromHfTokenizerJson(hfJson({ pre_tokenizer: { type: 'ByteLevel', add_prefix_space: true } }))),
-    ).toMatch(/pre_tokenizer\.add_prefix_space/);
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({ pre_tokenizer: { type: 'Metaspace' } })))).toMatch(
-      /pre_tokenizer\.type is "Metaspace"/,
-    );
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { type: 'WordPiece' })))).toMatch(
-      /model\.type is "WordPiece", but only "BPE"/,
-    );
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { ignore_merges: true })))).toMatch(/model\.ignore_merges/);
-    expect(oneLine(() => bpeFromHfTokenizerJson(hfJson({}, { merges: [['a', 'b', 'c']] })))).toMatch(
-      /model\.merges\[0\] must be "a b"/,
-    );
   });
 });
 
