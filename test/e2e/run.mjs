@@ -32,6 +32,9 @@
 //   4b. the modern preset (modern.mjs): Configure Model… → llama-tiny → its architecture → Save and Train; the
 //      dashboard's curves, Model tab (RoPE, RMSNorm, SwiGLU, 2 kv heads), heads labelled with their kv
 //      group on the Attention and Heads tabs, then Decode… (the Node and web hosts);
+//   4c. a Hugging Face folder (hfimport.mjs): a random SmolLM2-135M-shaped folder (2 layers, bf16, a real
+//      byte-level BPE tokenizer.json with a chat template) opened from the workspace; the header names it,
+//      the Attention tab shows its 9 query heads by key/value group, the playground decodes in the template;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
@@ -40,7 +43,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -65,6 +68,7 @@ import { BIGMODEL_SETTINGS, prepareBigModel, runBigModel } from './bigmodel.mjs'
 import { PYTORCH_SETTINGS, runPytorch } from './pytorch.mjs';
 import { ROWS_SETTINGS, prepareRows, runRowActions } from './rowActions.mjs';
 import { runModern } from './modern.mjs';
+import { HFIMPORT_SETTINGS, prepareHfImport, runHfImport } from './hfimport.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '../..');
@@ -77,7 +81,7 @@ if (onlyHost !== null && !HOSTS.includes(onlyHost))
 const hostsOf = (name) =>
   (['host', 'ui', 'active', 'configure', 'inspect'].includes(name)
     ? HOSTS
-    : name === 'modern'
+    : ['modern', 'hfimport'].includes(name)
       ? ['node', 'web']
       : ['hugefile', 'virtual'].includes(name)
         ? ['web']
@@ -272,6 +276,7 @@ const SCENARIOS = {
   ],
   configure: [runConfigure, { ...FAST_TRAINING }, {}],
   modern: [runModern, { ...FAST_TRAINING }, {}],
+  hfimport: [runHfImport, HFIMPORT_SETTINGS, { prepare: prepareHfImport }],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
 };
 const results = [];

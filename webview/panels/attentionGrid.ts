@@ -182,6 +182,7 @@ export class AttentionGrid {
     this.heads = heads;
     this.shapeKey = `${layers}x${heads}|${stackLabel}|${names.join('|')}`;
     this.cells = [];
+    this.el.style.setProperty('--heads', String(heads));
     const header = h(
       'div',
       { className: 'attn-grid-row', attrs: { role: 'row' } },

@@ -21,6 +21,7 @@ import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
 import { DEFAULT_MUON_LR, DEFAULT_MUON_MOMENTUM } from '../../engine/optim/optimizerConfig';
 import type { SegmentSchedule } from '../../engine/optim/schedule';
 import { WSD_DECAY_FRACTION } from '../../engine/optim/schedule';
+import { HfVocab } from '../../engine/tokenizers/hfVocab';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { learningRateUsed } from '../../common/learningRate';
 import type { OptimizerPreset, RunSegment, TrainSpec } from '../../protocol/data';
@@ -117,9 +118,13 @@ export function optimizerConfig(
 
 /**
  * The padding id a model of `tok`'s vocabulary masks: PAD (0) in ours; −1 (none) in a
- * vocabulary without PAD, such as GPT-2's, where 0 is a real token.
+ * vocabulary without PAD, such as GPT-2's, where 0 is a real token, and in a Hugging Face
+ * tokenizer.json's: its pad_token is a real token the model reads (Qwen's <|endoftext|>,
+ * SmolLM2-Instruct's <|im_end|>, which its chat template writes), never masked by id, as
+ * transformers masks by an attention mask (and the engine pads only with 0).
  */
 export function modelPadId(tok: Tokenizer): number {
+  if ((tok as { readonly vocab?: unknown }).vocab instanceof HfVocab) return -1;
   return tok.specialIds.pad < 0 ? -1 : tok.specialIds.pad;
 }
 
