@@ -47,7 +47,45 @@ export interface TaskRun {
    */
   readonly evals?: number;
   readonly snapshots?: number;
+  /** Sequences per step where the general 32 does not fit (modular addition: every training pair). */
+  readonly batchSize?: number;
+  /** Peak learning rate, schedule and warm-up where they differ from the tasks' 3e-3, cosine and none. */
+  readonly lr?: number;
+  readonly schedule?: LrSchedule;
+  readonly warmup?: number;
+  /** AdamW's β2, weight decay and gradient clipping where they differ from the general 0.99, 0.1 and 1. */
+  readonly adamw?: AdamwSettings;
 }
+
+/** AdamW settings a task's run sets over the general ones (runs/specModel.ts `optimizerConfig`). */
+export interface AdamwSettings {
+  readonly beta2: number;
+  readonly weightDecay: number;
+  /** 0 = no clipping. */
+  readonly clipGradNorm: number;
+}
+
+/** The modulus of the modular-addition task (Nanda et al. 2023: p = 113, a prime). */
+export const MODULAR_P = 113;
+/** The share of the p² pairs the modular-addition task trains on (seeded); the rest are the test set. */
+export const MODULAR_TRAIN_FRACTION = 0.3;
+/** Training pairs of the modular-addition task: round(0.3 · 113²) = 3831, all in every step (full batch). */
+export const MODULAR_TRAIN_PAIRS = Math.round(MODULAR_TRAIN_FRACTION * MODULAR_P * MODULAR_P);
+
+/**
+ * The grokking model of Nanda et al. (2023): one layer, d_model 128, four heads of 32, ReLU MLP of 512, learned
+ * positions, untied unembedding, no dropout. What differs: the engine always has norms, so a pre-norm LayerNorm
+ * stands before the block and the unembedding (theirs has none), and the linear layers keep their biases.
+ */
+const MODULAR_MODEL = {
+  nDecoderLayers: 1,
+  dModel: 128,
+  nHeads: 4,
+  dFF: 512,
+  activation: 'relu',
+  positional: 'learned',
+  tieEmbeddings: false,
+} as const;
 
 /** Longest sequence kept in the source→target tasks' runs. */
 const PAIR_TASK_SEQ = 24;
@@ -76,6 +114,18 @@ export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
     evals: 30,
     snapshots: 60,
   },
+  'modular-addition': {
+    steps: 20000,
+    seqLen: 3,
+    model: MODULAR_MODEL,
+    evals: 400,
+    snapshots: 20,
+    batchSize: MODULAR_TRAIN_PAIRS,
+    lr: 1e-3,
+    schedule: 'constant',
+    warmup: 10,
+    adamw: { beta2: 0.98, weightDecay: 1, clipGradNorm: 0 },
+  },
 };
 
 /** What a run's data brings by default. */
@@ -96,6 +146,11 @@ export interface DataDefaults {
   /** Validations and attention snapshots per run (their cadence is the steps divided by these). */
   readonly evals: number;
   readonly snapshots: number;
+  /** Sequences per step; absent = the general 32. */
+  readonly batchSize?: number;
+  /** The schedule and warm-up the data asks for; absent = cosine, none. */
+  readonly schedule?: LrSchedule;
+  readonly warmup?: number;
 }
 
 /** The data part that decides the defaults. */
@@ -121,11 +176,14 @@ export function dataDefaults(data: DataChoice): DataDefaults {
     kind,
     steps: run.steps,
     seqLen: run.seqLen,
-    lr: 3e-3,
+    lr: run.lr ?? 3e-3,
     overrides: { dropout: 0, labelSmoothing: 0, ...run.model },
     ownTokenizer: kind === 'decoder-only',
     evals: run.evals ?? EVALS,
     snapshots: run.snapshots ?? SNAPSHOTS,
+    ...(run.batchSize === undefined ? {} : { batchSize: run.batchSize }),
+    ...(run.schedule === undefined ? {} : { schedule: run.schedule }),
+    ...(run.warmup === undefined ? {} : { warmup: run.warmup }),
   };
 }
 
@@ -184,7 +242,7 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
     data,
     training: {
       steps,
-      batchSize: choices.batchSize ?? 32,
+      batchSize: choices.batchSize ?? d.batchSize ?? 32,
       seqLen: choices.seqLen ?? d.seqLen,
       evalEvery: every(choices.evalEvery, 1 / d.evals),
       checkpointEvery: every(choices.checkpointEvery, 1 / 5),
@@ -192,8 +250,8 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
       seed: choices.seed ?? 1,
       optimizer: choices.optimizer ?? 'adamw',
       lr: choices.lr ?? d.lr,
-      warmup: choices.warmup ?? 0,
-      ...(choices.schedule ? { schedule: choices.schedule } : {}),
+      warmup: choices.warmup ?? d.warmup ?? 0,
+      ...((choices.schedule ?? d.schedule) ? { schedule: choices.schedule ?? d.schedule } : {}),
     },
     backend: choices.backend ?? 'auto',
   };
