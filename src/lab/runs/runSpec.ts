@@ -100,6 +100,14 @@ const PAIR_TASK_SEQ = 24;
  * with one layer the best induction score stays ≈ 0.08 (loss ≈ 2.6). In a context of 12 the
  * model solved the repeat with position-routing heads instead (induction ≈ 0.14), and with
  * learned positions, tied embeddings or a full MLP the heads came out less clean.
+ *
+ * Modular addition (grokking): the published setup (Nanda et al. 2023: p = 113, 30% of the pairs,
+ * full batch, AdamW with weight decay 1 and betas (0.9, 0.98), a 10-step warm-up then a constant
+ * rate) but at lr 3e-3 instead of 1e-3: decoupled decay shrinks the weights by lr·λ per step,
+ * and the memorising solution gives way to the Fourier one about three times sooner. Measured
+ * (seed 1, PyTorch on this model): test accuracy ≥ 99% at step 1000 with 3e-3; with 1e-3 the
+ * paper's runs jump after ~10k steps, too many for 30 minutes on two CPU cores. Validation
+ * (every pair once, with the progress measures) every 20 steps.
  */
 export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
   copy: { steps: 1500, seqLen: PAIR_TASK_SEQ, model: {} },
@@ -115,13 +123,13 @@ export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
     snapshots: 60,
   },
   'modular-addition': {
-    steps: 20000,
+    steps: 3000,
     seqLen: 3,
     model: MODULAR_MODEL,
-    evals: 400,
+    evals: 150,
     snapshots: 20,
     batchSize: MODULAR_TRAIN_PAIRS,
-    lr: 1e-3,
+    lr: 3e-3,
     schedule: 'constant',
     warmup: 10,
     adamw: { beta2: 0.98, weightDecay: 1, clipGradNorm: 0 },

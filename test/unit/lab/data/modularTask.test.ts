@@ -76,11 +76,11 @@ describe('modular-addition batches', () => {
 });
 
 describe('the task run', () => {
-  it('defaults to the published setup: one layer of 128, 4 heads, MLP 512, AdamW 1e-3, decay 1, betas (0.9, 0.98), full batch', () => {
+  it('defaults to the published setup: one layer of 128, 4 heads, MLP 512, AdamW 3e-3, decay 1, betas (0.9, 0.98), full batch', () => {
     const spec = trainSpecOf({ kind: 'task', task: 'modular-addition' });
     expect(spec.model.kind).toBe('decoder-only');
     expect(spec.training.batchSize).toBe(3831);
-    expect(spec.training.lr).toBe(1e-3);
+    expect(spec.training.lr).toBe(3e-3);
     expect(spec.training.schedule).toBe('constant');
     const cfg = resolveConfig(spec, 374);
     expect([cfg.nDecoderLayers, cfg.dModel, cfg.nHeads, cfg.dFF, cfg.maxLen]).toEqual([1, 128, 4, 512, 3]);
