@@ -12,6 +12,7 @@ import type { BenchConfigName } from '../bench/benchConfigs';
 import { BENCH_CONFIG_NAMES, isBenchConfigName } from '../bench/benchConfigs';
 import { benchJson, formatBench } from '../bench/benchReport';
 import { formatImportBench, runImportBench } from '../bench/benchImport';
+import { formatGrokkingBench, runGrokkingBench } from '../bench/benchGrokking';
 import { GPT2_SMALL } from '../bench/randomGpt2';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
@@ -19,7 +20,7 @@ import { trainerDirOf } from './trainPytorch';
 
 export const BENCH_HELP =
   `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] ` +
-  `[--no-pytorch] [--no-scores] [--python PATH] [--import] [--json]
+  `[--no-pytorch] [--no-scores] [--python PATH] [--import] [--grokking [--seeds 1,2,3]] [--json]
   Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
   matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
   Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same
@@ -31,7 +32,9 @@ export const BENCH_HELP =
   /usr/bin/python3), tokens/s side by side.
   --import: instead, a random 124M-parameter GPT-2-layout checkpoint (498 MB) is written,
   imported, opened on wasm, decoded for 20 tokens and asked for 64 tokens' attention: load
-  seconds, peak memory and ms/token.`;
+  seconds, peak memory and ms/token.
+  --grokking: instead, --task modular-addition's default run once per seed (--seeds, default
+  1,2,3), each stopped when its test accuracy first reaches 99%: the wall-clock time to it.`;
 
 /** `bench`. */
 export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
@@ -43,11 +46,21 @@ export async function benchCommand(argv: string[], ctx: CommandContext): Promise
     'no-scores': { type: 'boolean' },
     import: { type: 'boolean' },
     python: { type: 'string' },
+    grokking: { type: 'boolean' },
+    seeds: { type: 'string' },
   });
   if (f.bool('help')) return ctx.help(BENCH_HELP);
   if (f.bool('import')) {
     const r = await runImportBench(GPT2_SMALL, (line) => ctx.err(line));
     ctx.out(f.bool('json') ? JSON.stringify(r) : formatImportBench(r));
+    return 0;
+  }
+  if (f.bool('grokking')) {
+    const seeds = (f.str('seeds') ?? '1,2,3').split(',').map(Number);
+    if (seeds.some((s) => !Number.isInteger(s)))
+      throw new UsageError('--seeds takes whole numbers separated by commas, e.g. 1,2,3.');
+    const r = await runGrokkingBench(seeds, (line) => ctx.err(line));
+    ctx.out(f.bool('json') ? JSON.stringify(r) : formatGrokkingBench(r));
     return 0;
   }
   const configs: BenchConfigName[] = [];

@@ -59,7 +59,9 @@ export const TRAIN_HELP = `attention-lab train [data] [options]
 Data (one of; default: --task reverse):
   --task NAME            generated task: ${TASK_NAMES.join(', ')} (no dropout or label smoothing unless --set);
                          induction trains a decoder-only model (random letters, repeated; loss on the repeat)
-                         whose layer-2 induction head forms within its 3000 steps (about a minute)
+                         whose layer-2 induction head forms within its 3000 steps (about a minute);
+                         modular-addition trains one layer on a + b mod 113 (30% of the pairs, full
+                         batch, weight decay 1) until it groks: see the Curves tab's Grokking view
   --data GLOB…           documents (text files) → a decoder-only language model; validation is the
                          last 10% of each file's text (few files) or whole held-out files (10 or more)
   --max-file-mb N        largest file read, in MB (default ${DEFAULT_MAX_FILE_BYTES / 2 ** 20})

@@ -84,10 +84,11 @@ export type OptimizerPreset = (typeof OPTIMIZER_PRESETS)[number];
 
 /**
  * The learning-rate schedules a run of `adamw` or `muon` chooses among: `cosine` (warm-up, then
- * cosine decay to lr/10) and `wsd` (warm-up, the peak held, then a linear decay to lr/10 over
- * the last 20% of the steps). The `paper` optimizer has its own schedule.
+ * cosine decay to lr/10), `wsd` (warm-up, the peak held, then a linear decay to lr/10 over
+ * the last 20% of the steps) and `constant` (warm-up, then the peak held). The `paper` optimizer has
+ * its own schedule.
  */
-export const LR_SCHEDULES = ['cosine', 'wsd'] as const;
+export const LR_SCHEDULES = ['cosine', 'wsd', 'constant'] as const;
 /** A learning-rate schedule a run chooses. */
 export type LrSchedule = (typeof LR_SCHEDULES)[number];
 
@@ -158,7 +159,8 @@ export const pytorchOptions = obj({
 /**
  * The built-in generated tasks, each with the model kind it trains: source→target tasks
  * for the encoder-decoder; `induction` (random tokens, a repeated segment) for the
- * decoder-only model, which grows induction heads on it.
+ * decoder-only model, which grows induction heads on it; `modular-addition` (a + b mod p, the
+ * grokking task of Power et al. 2022 and Nanda et al. 2023) for the decoder-only model.
  */
 export const TASK_MODEL_KINDS = {
   copy: 'encoder-decoder',
@@ -167,6 +169,7 @@ export const TASK_MODEL_KINDS = {
   addition: 'encoder-decoder',
   dates: 'encoder-decoder',
   induction: 'decoder-only',
+  'modular-addition': 'decoder-only',
 } as const satisfies Record<string, ModelKind>;
 /** A built-in generated task. */
 export type TaskName = keyof typeof TASK_MODEL_KINDS;
@@ -372,6 +375,23 @@ export const stepMetrics = obj({
   bytes: optional(nonNegInt),
 });
 
+/** The modular-addition task's progress measures at one validation (lab/evaluation/grokking.ts). */
+export type GrokkingMetrics = Infer<typeof grokkingMetrics>;
+export const grokkingMetrics = obj({
+  trainLoss: num,
+  trainAcc: num,
+  testLoss: num,
+  testAcc: num,
+  /** ‖W_E projected on frequency k‖ for k = 1 … (p − 1) / 2 (the number tokens' embedding rows). */
+  spectrum: arrayOf(num),
+  /** The key frequencies (1-based k) the spectrum singles out at this step, largest first. */
+  keyFreqs: arrayOf(nonNegInt),
+  /** Loss on every pair with the logits kept only along the key frequencies (Nanda et al. 2023). */
+  restrictedLoss: num,
+  /** Loss on the training pairs with the key frequencies' directions removed from the logits. */
+  excludedLoss: num,
+});
+
 /** Validation results at one step. */
 export type EvalMetrics = Infer<typeof evalMetrics>;
 export const evalMetrics = obj({
@@ -382,6 +402,8 @@ export const evalMetrics = obj({
   bleu: nullable(num),
   /** Bits per UTF-8 byte of the validation text (absent in older runs; null when it has no bytes). */
   bpb: optional(nullable(num)),
+  /** The modular-addition task's progress measures (absent for every other data). */
+  grokking: optional(grokkingMetrics),
 });
 
 /** Validates a TrainSpec (e.g. read back from run.json); throws ProtocolError. */

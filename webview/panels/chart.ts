@@ -49,6 +49,8 @@ export interface ChartSpec {
   readonly yLabel?: string;
   readonly height: number;
   readonly log: boolean;
+  /** A log x axis (every x must be positive); default linear. */
+  readonly logX?: boolean;
   readonly series: uPlot.Series[];
   readonly data: Table;
   /** Segment starts to mark, and whether to write their labels. */
@@ -121,7 +123,7 @@ export class Chart {
     const t = ctx.theme;
     this.spec = spec;
     this.mode = mode;
-    const structure = `${spec.key}|${width}|${t.text}|${t.grid}|${t.series.join()}`;
+    const structure = `${spec.key}|${spec.logX === true}|${width}|${t.text}|${t.grid}|${t.series.join()}`;
     this.markers = spec.markers ?? [];
     this.markerLabels = spec.markerLabels ?? false;
     if (this.plot && this.key === structure) {
@@ -144,7 +146,10 @@ export class Chart {
       title: spec.title,
       width,
       height: spec.height,
-      scales: { x: { time: false }, y: spec.log ? { distr: 3, log: 10 } : { distr: 1 } },
+      scales: {
+        x: spec.logX ? { time: false, distr: 3, log: 10 } : { time: false },
+        y: spec.log ? { distr: 3, log: 10 } : { distr: 1 },
+      },
       series: [{ label: xLabel(mode), value: (_u, v) => (v == null ? MISSING : HOVER_X[mode](v)) }, ...spec.series],
       axes: [axis(xLabel(mode)), axis(spec.yLabel ?? '')],
       cursor: { sync: { key: 'al-curves' }, drag: { x: true, y: false } },

@@ -11,7 +11,8 @@
  * begins, labelled on the loss chart ("segment 2: +500 steps, warm restart") and drawn on the
  * learning-rate chart; markers are elements over the plot, placed after every redraw. The same
  * mechanism marks, on the loss chart, the first step where any head's score reached the Heads
- * tab's threshold ("induction ≥ 0.5 · L2H3 · step 840"; headHistory.ts finds it).
+ * tab's threshold ("induction ≥ 0.5 · L2H3 · step 840"; headHistory.ts finds it). A run of the
+ * modular-addition task also gets the Grokking view below the small charts (grokking.ts).
  *
  * Leaves out: one chart's drawing and export menu (chart.ts), the columns and smoothing math
  * (series.ts, stepColumns.ts), where markers go (segments.ts).
@@ -53,6 +54,7 @@ import { evaluationsTable } from './evaluationsTable';
 import { segmentMarkers, stepMarker } from '../charts/segments';
 import { crossingLabel, firstCrossing } from '../charts/headHistory';
 import type { SegmentMarker } from '../charts/segments';
+import { GrokkingView } from './grokking';
 
 type Table = uPlot.AlignedData;
 
@@ -114,6 +116,8 @@ export class CurvesPanel implements Panel {
   private diffKey = '';
   private readonly loss: Chart;
   private readonly small: { readonly lr: Chart; readonly grad: Chart; readonly tps: Chart };
+  /** The modular-addition task's progress measures (hidden for other runs). */
+  private readonly grokking: GrokkingView;
   private smoothBuf = new Float64Array(0);
   private lastCost = 0;
   private lastDraw = 0;
@@ -133,6 +137,7 @@ export class CurvesPanel implements Panel {
       grad: new Chart('Gradient norm', 'chart-small', ctx, csv),
       tps: new Chart('Tokens per second', 'chart-small', ctx, csv),
     };
+    this.grokking = new GrokkingView(ctx);
     this.toolbar = h('div', { className: 'toolbar', attrs: { role: 'toolbar', 'aria-label': 'Chart options' } });
     this.el = h(
       'section',
@@ -141,6 +146,7 @@ export class CurvesPanel implements Panel {
       this.note,
       this.loss.box,
       h('div', { className: 'chart-row' }, this.small.lr.box, this.small.grad.box, this.small.tps.box),
+      this.grokking.el,
       this.summary,
       this.diff,
     );
@@ -176,6 +182,7 @@ export class CurvesPanel implements Panel {
     if (full) replaceChildren(this.toolbar, ...curvesToolbar(this.ctx, () => this.render(true)));
     if (!run) {
       this.summary.textContent = 'No run selected.';
+      this.grokking.clear();
       return;
     }
     // Adaptive throttle for live updates: after a redraw that cost c ms (script plus the
@@ -362,6 +369,7 @@ export class CurvesPanel implements Panel {
     metric(this.small.lr, 'lr', 'Learning rate', false, markers);
     metric(this.small.grad, 'gradNorm', 'Gradient norm', ui.log);
     metric(this.small.tps, 'tokensPerSec', 'Tokens / s', false);
+    this.grokking.update(run, width);
     this.summarize(run);
     const compared = [run, ...others];
     const diffKey = compared

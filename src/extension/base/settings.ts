@@ -102,6 +102,9 @@ export interface Settings {
 }
 
 /** The defaults; package.json declares the same ones (a unit test compares them). */
+/** The batch-size setting's default: at it, the data's own batch applies (the general 32; a task may set more). */
+const DEFAULT_BATCH = 32;
+
 export const DEFAULT_SETTINGS: Settings = {
   model: { kind: 'decoder-only', preset: 'tiny', overrides: {} },
   data: {
@@ -118,7 +121,7 @@ export const DEFAULT_SETTINGS: Settings = {
   tokenizer: { type: 'char', vocabSize: 1000 },
   training: {
     steps: 0,
-    batchSize: 32,
+    batchSize: DEFAULT_BATCH,
     seqLen: 0,
     evalEvery: 0,
     snapshotEvery: 0,
@@ -488,7 +491,8 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
     tokenizer: s.tokenizer.type,
     vocabSize: s.tokenizer.vocabSize,
     steps: auto(t.steps),
-    batchSize: t.batchSize,
+    // The setting's default (32) lets the data choose: the grokking task trains on its whole training set per step.
+    batchSize: t.batchSize === DEFAULT_BATCH ? undefined : t.batchSize,
     seqLen: auto(t.seqLen),
     evalEvery: auto(t.evalEvery),
     checkpointEvery: auto(t.checkpointEvery),
@@ -498,7 +502,8 @@ export function specFromSettings(s: Settings, found: DataSpec): TrainSpec {
     // The paper's optimizer has its own schedule: the setting applies to adamw and muon.
     ...(t.optimizer !== 'paper' && t.schedule !== 'cosine' ? { schedule: t.schedule } : {}),
     lr: auto(t.learningRate),
-    warmup: 0,
+    // No warm-up setting: the data's (none, or the grokking task's 10 steps).
+    warmup: undefined,
     backend: t.backend,
   });
 }

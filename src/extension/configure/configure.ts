@@ -496,6 +496,7 @@ function taskBlurb(task: Draft['task']): string {
     addition: "'12+345' → '357'",
     dates: "'Wed, 3 Mar 2021' → '2021-03-03'",
     induction: "'qxfb…qxfb…' repeated random letters: watch an induction head form",
+    'modular-addition': 'a + b mod 113 on 30% of the pairs: watch it grok (Curves → Grokking)',
   }[task];
 }
 

@@ -55,7 +55,28 @@ export type SamplerInputs =
       readonly rows: number;
       readonly Lmax: number;
       readonly bos: number;
+    }
+  | {
+      readonly kind: 'modular-addition';
+      readonly p: number;
+      readonly rows: number;
+      /** The training pairs, a·p + b. */
+      readonly train: Int32Array;
     };
+
+/** The token ids of the modular-addition task: numbers[x] for x in Z_p, and '='. */
+export interface ModularIds {
+  readonly numbers: readonly number[];
+  readonly equals: number;
+}
+
+/** The modular-addition task of a run (modularTask.ts): the modulus, its ids and its split (pairs a·p + b). */
+export interface ModularTask {
+  readonly p: number;
+  readonly ids: ModularIds;
+  readonly train: Int32Array;
+  readonly test: Int32Array;
+}
 
 /** What the training loop needs from the data. */
 export interface Dataset {
@@ -74,6 +95,8 @@ export interface Dataset {
   readonly valPairs: readonly PairExample[];
   /** What `trainBatch` draws from, for a port of it. */
   readonly sampler: SamplerInputs;
+  /** The modular-addition task, whose progress measures each validation adds (absent for other data). */
+  readonly modular?: ModularTask;
 }
 
 /** Tokenizes pairs; drops the ones longer than `maxLen` positions and says how many. */

@@ -25,6 +25,7 @@ import { loadDocumentData } from './documentData';
 import { readPairs } from './pairs';
 import { seededPermutation } from './seededHash';
 import { INDUCTION_ALPHABET, inductionDataset, inductionPrompts } from './inductionTask';
+import { EQUALS, modularAlphabet, modularDataset, modularTask, numberText } from './modularTask';
 import { splitTaskData, taskInfo } from './tasks';
 
 /** Source→target text of a run (pairs files or a generated task), before tokenization. */
@@ -37,7 +38,10 @@ export interface PairsText {
   readonly validation: { readonly kind: 'pairs' | 'task'; readonly text: string };
 }
 
-/** A decoder-only generated task (`induction`): sequences are drawn per step, so only its description is held. */
+/**
+ * A decoder-only generated task (`induction`, `modular-addition`): sequences are drawn per step or fixed by the seed,
+ * so only its description is held.
+ */
 export interface SequenceTask {
   readonly task: TaskName;
   readonly description: string;
@@ -114,6 +118,7 @@ export async function loadRunData(
     );
     return { kind: 'documents', tok: docs.tok, docs };
   }
+  if (spec.data.kind === 'task' && spec.data.task === 'modular-addition') return modularData(spec, tok);
   if (spec.data.kind === 'task' && TASK_MODEL_KINDS[spec.data.task] === 'decoder-only') {
     const t = tok ?? trainCharTokenizer([INDUCTION_ALPHABET], {});
     const info = taskInfo(spec.data.task);
@@ -142,6 +147,31 @@ export async function loadRunData(
     message: tok ? 'Tokenizing pairs' : `Training the ${spec.tokenizer.type} tokenizer`,
   });
   return { kind: 'pairs', tok: tok ?? trainTokenizer(spec, text), text };
+}
+
+/** The modular-addition task's data: its own character tokenizer (the numbers and '='), the split by the seed. */
+function modularData(spec: TrainSpec, tok: Tokenizer | null): RunData {
+  const t = tok ?? trainCharTokenizer([modularAlphabet()], {});
+  const task = modularTask(t, spec.training.seed);
+  const info = taskInfo('modular-addition');
+  return {
+    kind: 'sequences',
+    tok: t,
+    seq: {
+      task: 'modular-addition',
+      description: `task ${info.description}`,
+      prompts: Array.from(task.test.subarray(0, 3), (pair) => {
+        const { p } = task;
+        return `${numberText(Math.floor(pair / p))}${numberText(pair % p)}${EQUALS}`;
+      }),
+      validation: {
+        kind: 'task',
+        text:
+          `the ${count(task.test.length)} pairs the training never sees (every pair not among the ` +
+          `${count(task.train.length)} trained)`,
+      },
+    },
+  };
 }
 
 /** A deterministic 90/10 split of pairs (at least one of each when there are two or more). */
@@ -180,6 +210,8 @@ export function buildDataset(spec: TrainSpec, data: RunData, maxLen: number): { 
       dropped: tr.dropped + va.dropped,
     };
   }
+  if (data.kind === 'sequences' && data.seq.task === 'modular-addition')
+    return { dataset: modularDataset(modularTask(data.tok, seed), seed, rows), dropped: 0 };
   if (data.kind === 'sequences') return { dataset: inductionDataset(data.tok, seed, rows, maxLen), dropped: 0 };
   const { train, val } = data.docs;
   if (train.length < 3 && val.length < 3)

@@ -17,7 +17,7 @@ import { Rng } from '../../engine/rng';
 import type { TaskName } from '../../protocol/data';
 import { TASK_NAMES } from '../../protocol/data';
 import type { TaskRun } from '../runs/runSpec';
-import { TASK_RUNS } from '../runs/runSpec';
+import { MODULAR_P, MODULAR_TRAIN_FRACTION, MODULAR_TRAIN_PAIRS, TASK_RUNS } from '../runs/runSpec';
 
 /** One source → target example. */
 export interface TaskPair {
@@ -194,9 +194,11 @@ function onePair(task: TaskName, rng: Rng, o: { minLen: number; maxLen: number; 
     case 'dates':
       return randomDate(rng);
     case 'induction':
+    case 'modular-addition':
       throw new EngineError(
         'input/invalid',
-        'Task "induction" trains a decoder-only model on sequences (inductionTask.ts), not source→target pairs.',
+        `Task "${task}" trains a decoder-only model on sequences (inductionTask.ts, modularTask.ts), ` +
+          'not source→target pairs.',
       );
     default:
       return task satisfies never;
@@ -283,6 +285,17 @@ function describeTask(task: TaskName): Omit<TaskInfo, keyof TaskRun> {
         maxTgtLength: 0,
         trainPairs: 0,
         valPairs: 256,
+      };
+    case 'modular-addition':
+      // Decoder-only (modularTask.ts): every pair (a, b) of Z_113 once, 30% of them trained on.
+      return {
+        task,
+        description:
+          `modular addition: 'a b =' → a + b mod ${MODULAR_P}, ` + `${MODULAR_TRAIN_FRACTION * 100}% of pairs trained`,
+        srcLength: { min: 0, max: 0 },
+        maxTgtLength: 0,
+        trainPairs: MODULAR_TRAIN_PAIRS,
+        valPairs: MODULAR_P * MODULAR_P - MODULAR_TRAIN_PAIRS,
       };
     default:
       return task satisfies never;

@@ -22,7 +22,7 @@ import { detectPairsFiles, trainingFirst } from '../data/pairs';
 import type { PairsCandidate } from '../data/pairs';
 import { INDUCTION_ALPHABET } from '../data/inductionTask';
 import { resolveConfig, stateOptimizer } from '../runs/specModel';
-import { dataDefaults } from '../runs/runSpec';
+import { MODULAR_P, dataDefaults } from '../runs/runSpec';
 import { RUN_FILES, newRunDir, readRunJson } from '../runs/runFolder';
 export { runNameProblem, setFineTuneData, setRunLabel } from '../runs/runFolder';
 import { loadRunState, loadRunStateCounted, runSummary, skippedNote } from '../runs/runState';
@@ -90,9 +90,13 @@ export async function readSpec(fs: LabFs, runDir: string): Promise<TrainSpec> {
 /** Characters a character tokenizer is assumed to learn when the data has not been looked at. */
 export const ASSUMED_CHARS = 100;
 
-/** Letters of a task that brings its own character tokenizer (induction), else null. */
+/**
+ * Letters of a task that brings its own character tokenizer (induction's; modular addition's p numbers and '='),
+ * else null.
+ */
 function taskLetters(spec: TrainSpec): number | null {
-  return spec.data.kind === 'task' && dataDefaults(spec.data).ownTokenizer ? INDUCTION_ALPHABET.length : null;
+  if (spec.data.kind !== 'task' || !dataDefaults(spec.data).ownTokenizer) return null;
+  return spec.data.task === 'modular-addition' ? MODULAR_P + 1 : INDUCTION_ALPHABET.length;
 }
 
 /**

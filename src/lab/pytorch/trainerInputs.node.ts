@@ -176,6 +176,12 @@ function writeData(dir: string, d: Dataset['sampler'], io: FileIo): ManifestData
     }
     case 'induction':
       return { kind: 'induction', rows: d.rows, Lmax: d.Lmax, ids: d.ids, bos: d.bos };
+    case 'modular-addition':
+      // The trainer has no port of this sampler (nor of the progress measures each validation adds).
+      throw new EngineError(
+        'input/invalid',
+        'The PyTorch engine does not train the modular-addition task; train it with --engine builtin.',
+      );
     default:
       return d satisfies never;
   }

@@ -47,7 +47,45 @@ export interface TaskRun {
    */
   readonly evals?: number;
   readonly snapshots?: number;
+  /** Sequences per step where the general 32 does not fit (modular addition: every training pair). */
+  readonly batchSize?: number;
+  /** Peak learning rate, schedule and warm-up where they differ from the tasks' 3e-3, cosine and none. */
+  readonly lr?: number;
+  readonly schedule?: LrSchedule;
+  readonly warmup?: number;
+  /** AdamW's β2, weight decay and gradient clipping where they differ from the general 0.99, 0.1 and 1. */
+  readonly adamw?: AdamwSettings;
 }
+
+/** AdamW settings a task's run sets over the general ones (runs/specModel.ts `optimizerConfig`). */
+export interface AdamwSettings {
+  readonly beta2: number;
+  readonly weightDecay: number;
+  /** 0 = no clipping. */
+  readonly clipGradNorm: number;
+}
+
+/** The modulus of the modular-addition task (Nanda et al. 2023: p = 113, a prime). */
+export const MODULAR_P = 113;
+/** The share of the p² pairs the modular-addition task trains on (seeded); the rest are the test set. */
+export const MODULAR_TRAIN_FRACTION = 0.3;
+/** Training pairs of the modular-addition task: round(0.3 · 113²) = 3831, all in every step (full batch). */
+export const MODULAR_TRAIN_PAIRS = Math.round(MODULAR_TRAIN_FRACTION * MODULAR_P * MODULAR_P);
+
+/**
+ * The grokking model of Nanda et al. (2023): one layer, d_model 128, four heads of 32, ReLU MLP of 512, learned
+ * positions, untied unembedding, no dropout. What differs: the engine always has norms, so a pre-norm LayerNorm
+ * stands before the block and the unembedding (theirs has none), and the linear layers keep their biases.
+ */
+const MODULAR_MODEL = {
+  nDecoderLayers: 1,
+  dModel: 128,
+  nHeads: 4,
+  dFF: 512,
+  activation: 'relu',
+  positional: 'learned',
+  tieEmbeddings: false,
+} as const;
 
 /** Longest sequence kept in the source→target tasks' runs. */
 const PAIR_TASK_SEQ = 24;
@@ -62,6 +100,15 @@ const PAIR_TASK_SEQ = 24;
  * with one layer the best induction score stays ≈ 0.08 (loss ≈ 2.6). In a context of 12 the
  * model solved the repeat with position-routing heads instead (induction ≈ 0.14), and with
  * learned positions, tied embeddings or a full MLP the heads came out less clean.
+ *
+ * Modular addition (grokking): the published setup (Nanda et al. 2023: p = 113, 30% of the pairs,
+ * full batch, AdamW with weight decay 1 and betas (0.9, 0.98), a 10-step warm-up then a constant
+ * rate) but at lr 3e-3 instead of 1e-3: decoupled decay shrinks the weights by lr·λ per step,
+ * and the memorising solution gives way to the Fourier one about three times sooner. Measured
+ * (PyTorch on this model, seed 1): test accuracy ≥ 99% at step 1000 with 3e-3; ours, seeds 1–3: steps
+ * 660, 700, 980 (15–20 minutes on two busy CPU cores; `bench --grokking`); with 1e-3 the
+ * paper's runs jump after ~10k steps, too many for 30 minutes on two CPU cores. Validation
+ * (every pair once, with the progress measures) every 20 steps.
  */
 export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
   copy: { steps: 1500, seqLen: PAIR_TASK_SEQ, model: {} },
@@ -75,6 +122,18 @@ export const TASK_RUNS: Readonly<Record<TaskName, TaskRun>> = {
     model: { dFF: 4, tieEmbeddings: false, positional: 'sinusoidal' },
     evals: 30,
     snapshots: 60,
+  },
+  'modular-addition': {
+    steps: 3000,
+    seqLen: 3,
+    model: MODULAR_MODEL,
+    evals: 150,
+    snapshots: 20,
+    batchSize: MODULAR_TRAIN_PAIRS,
+    lr: 3e-3,
+    schedule: 'constant',
+    warmup: 10,
+    adamw: { beta2: 0.98, weightDecay: 1, clipGradNorm: 0 },
   },
 };
 
@@ -96,6 +155,11 @@ export interface DataDefaults {
   /** Validations and attention snapshots per run (their cadence is the steps divided by these). */
   readonly evals: number;
   readonly snapshots: number;
+  /** Sequences per step; absent = the general 32. */
+  readonly batchSize?: number;
+  /** The schedule and warm-up the data asks for; absent = cosine, none. */
+  readonly schedule?: LrSchedule;
+  readonly warmup?: number;
 }
 
 /** The data part that decides the defaults. */
@@ -121,11 +185,14 @@ export function dataDefaults(data: DataChoice): DataDefaults {
     kind,
     steps: run.steps,
     seqLen: run.seqLen,
-    lr: 3e-3,
+    lr: run.lr ?? 3e-3,
     overrides: { dropout: 0, labelSmoothing: 0, ...run.model },
     ownTokenizer: kind === 'decoder-only',
     evals: run.evals ?? EVALS,
     snapshots: run.snapshots ?? SNAPSHOTS,
+    ...(run.batchSize === undefined ? {} : { batchSize: run.batchSize }),
+    ...(run.schedule === undefined ? {} : { schedule: run.schedule }),
+    ...(run.warmup === undefined ? {} : { warmup: run.warmup }),
   };
 }
 
@@ -184,7 +251,7 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
     data,
     training: {
       steps,
-      batchSize: choices.batchSize ?? 32,
+      batchSize: choices.batchSize ?? d.batchSize ?? 32,
       seqLen: choices.seqLen ?? d.seqLen,
       evalEvery: every(choices.evalEvery, 1 / d.evals),
       checkpointEvery: every(choices.checkpointEvery, 1 / 5),
@@ -192,8 +259,8 @@ export function trainSpecOf(data: DataSpec, choices: RunChoices = {}): TrainSpec
       seed: choices.seed ?? 1,
       optimizer: choices.optimizer ?? 'adamw',
       lr: choices.lr ?? d.lr,
-      warmup: choices.warmup ?? 0,
-      ...(choices.schedule ? { schedule: choices.schedule } : {}),
+      warmup: choices.warmup ?? d.warmup ?? 0,
+      ...((choices.schedule ?? d.schedule) ? { schedule: choices.schedule ?? d.schedule } : {}),
     },
     backend: choices.backend ?? 'auto',
   };

@@ -33,6 +33,7 @@ function firstSchedule(spec: TrainSpec, steps: number): SegmentSchedule {
   if (spec.training.optimizer === 'paper') return 'noam';
   const warmup = plannedWarmup(spec, steps);
   // WSD's decay (its last 20%) must start after the warm-up; shorter runs hold the rate.
+  if (spec.training.schedule === 'constant') return 'constant';
   if (spec.training.schedule === 'wsd') return warmup <= steps * (1 - WSD_DECAY_FRACTION) ? 'wsd' : 'constant';
   // Cosine decay needs at least one step after the warm-up; shorter runs hold the rate.
   return steps > warmup ? 'cosine' : 'constant';

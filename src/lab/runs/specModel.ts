@@ -26,6 +26,7 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import { learningRateUsed } from '../../common/learningRate';
 import type { OptimizerPreset, RunSegment, TrainSpec } from '../../protocol/data';
 import { checkMemory } from './memoryCheck';
+import { TASK_RUNS } from './runSpec';
 import { planSegments, plannedWarmup, restartWarmup, segmentedSchedule } from './segments';
 
 /** The model config of a spec for a tokenizer of `vocab` ids: preset, then context, then overrides. */
@@ -101,14 +102,16 @@ export function optimizerConfig(
         return s.schedule satisfies never;
     }
   };
+  // A task may set AdamW's β2, decay and clipping (the grokking task: 0.98, 1 and none, as published).
+  const own = spec.data.kind === 'task' ? TASK_RUNS[spec.data.task].adamw : undefined;
   const adamw: OptimizerConfig = {
     type: 'adamw',
     lr,
     beta1: 0.9,
-    beta2: 0.99,
+    beta2: own?.beta2 ?? 0.99,
     eps: 1e-8,
-    weightDecay: 0.1,
-    clipGradNorm: 1,
+    weightDecay: own?.weightDecay ?? 0.1,
+    clipGradNorm: own?.clipGradNorm ?? 1,
     schedule: segmentedSchedule(segments, scheduleOf),
   };
   if (t.optimizer === 'muon')

@@ -12,7 +12,10 @@ import type { LabPlatform } from '../platform/platform';
 import { yieldToEvents } from '../base/yieldToEvents';
 import { STREAMS, stepRng } from '../data/dataset';
 import { ByteCounter } from '../evaluation/bitsPerByte';
+import type { EvalResult } from '../evaluation/evaluate';
 import { evaluate } from '../evaluation/evaluate';
+import { grokkingMetrics } from '../evaluation/grokking';
+import type { GrokkingMetrics } from '../../protocol/data';
 import { appendMetrics, updateRunJson } from '../runs/runFolder';
 import { emitSnapshot } from './sessionControl';
 import type { PreparedSession, SessionStart } from './sessionSetup';
@@ -126,7 +129,9 @@ export async function runSession(start: BuiltinStart): Promise<void> {
         tokensSince = 0;
       }
       if ((t.evalEvery > 0 && step % t.evalEvery === 0) || segmentEnds.has(step)) {
-        const ev = evaluate(model, dataset, tok, { maxPairs: 100 });
+        const ev = dataset.modular
+          ? modularEval(grokkingMetrics(model, dataset.modular))
+          : evaluate(model, dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };
         await appendMetrics(fs, runDir, { type: 'eval', ...e });
@@ -141,4 +146,12 @@ export async function runSession(start: BuiltinStart): Promise<void> {
   } catch (e) {
     await reportFailure(fs, runDir, prepared?.own ?? NOT_OWNED, e, step, emit);
   }
+}
+
+/**
+ * The modular-addition task's validation: its one pass over every pair gives the test loss (the
+ * validation loss), the test accuracy (the exact match of the answer) and the progress measures.
+ */
+function modularEval(g: GrokkingMetrics): EvalResult & { grokking: GrokkingMetrics } {
+  return { loss: g.testLoss, ppl: Math.exp(g.testLoss), bpb: null, exactMatch: g.testAcc, bleu: null, grokking: g };
 }

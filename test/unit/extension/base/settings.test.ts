@@ -157,7 +157,9 @@ describe('readSettings', () => {
       k === 'attentionLab.training.seqLen' ? 1 : k === 'attentionLab.data.task' ? 'induct' : undefined,
     );
     expect(one.problems.map((p) => p.key).sort()).toEqual(['attentionLab.data.task', 'attentionLab.training.seqLen']);
-    expect(one.problems.find((p) => p.key === 'attentionLab.data.task')?.message).toMatch(/dates or induction/);
+    expect(one.problems.find((p) => p.key === 'attentionLab.data.task')?.message).toMatch(
+      /induction or modular-addition/,
+    );
   });
 
   it('rejects overrides that are not a flat object of primitives', () => {
@@ -187,7 +189,7 @@ describe('specFromSettings', () => {
     expect(withT({ optimizer: 'adamw' }).schedule).toBeUndefined();
     expect(withT({ optimizer: 'paper', schedule: 'wsd' }).schedule).toBeUndefined();
     const bad = readSettings((k) => (k === 'attentionLab.training.schedule' ? 'linear' : undefined));
-    expect(bad.problems.map((q) => q.message).join()).toMatch(/training\.schedule must be cosine or wsd/);
+    expect(bad.problems.map((q) => q.message).join()).toMatch(/training\.schedule must be cosine, wsd or constant/);
     expect(bad.settings.training.schedule).toBe('cosine');
   });
 

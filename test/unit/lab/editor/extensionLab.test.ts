@@ -1,3 +1,5 @@
+import { trainCharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
+import { modularAlphabet } from '../../../../src/lab/data/modularTask';
 import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
 import {
@@ -24,6 +26,10 @@ describe('hostLab', () => {
     expect(e.params).toBe(plan.params);
     expect(e.memoryBytes).toBe(plan.totalBytes);
     expect(expectedVocab(tinySpec({ kind: 'task', task: 'copy' }))).toBe(360);
+    // The grokking task's own tokenizer: its 113 numbers and '=' over the 260 byte and special ids, exactly.
+    expect(expectedVocab(tinySpec({ kind: 'task', task: 'modular-addition' }))).toBe(
+      trainCharTokenizer([modularAlphabet()], {}).vocabSize,
+    );
     expect(() => estimateSpec({ ...spec, model: { ...spec.model, overrides: { nHeads: 5 } } })).toThrow(
       /not divisible by nHeads 5/,
     );
