@@ -13,6 +13,11 @@
  *
  * Peak memory is the process's (resourceUsage().maxRSS): it only grows, so each figure is
  * the most held up to the end of that phase — the last is the model worker's peak.
+ *
+ * With a Hugging Face family's random folder (randomHf.ts: SmolLM2-135M or Qwen2.5-0.5B
+ * shaped, bf16, sharded as the Hub ships it) the same requests run, but for the attention and
+ * the decode only: the logit lens and the scores of a long text still take [T, V] logits whole
+ * (the lens and score phases report 0 and are left out of the lines).
  */
 
 import * as fs from 'node:fs';
@@ -24,9 +29,13 @@ import type { WorkerChannel } from '../lab/platform/platform';
 import type { ToModelWorker, FromModelWorker } from '../protocol/modelWorker';
 import type { RandomGpt2Sizes } from './randomGpt2';
 import { GPT2_SMALL, writeRandomGpt2 } from './randomGpt2';
+import type { RandomHfSpec } from './randomHf';
+import { writeRandomHf } from './randomHf';
 
 /** What the import bench measured. */
 export interface ImportBenchResult {
+  /** What was imported, in words. */
+  readonly model: string;
   readonly params: number;
   readonly fileBytes: number;
   readonly generateSeconds: number;
@@ -110,7 +119,7 @@ function as<T extends FromModelWorker['type']>(reply: FromModelWorker, type: T):
  * about.
  */
 export async function runImportBench(
-  sizes: RandomGpt2Sizes = GPT2_SMALL,
+  sizes: RandomGpt2Sizes | RandomHfSpec = GPT2_SMALL,
   onProgress: (line: string) => void = () => undefined,
   textTokens = 1000,
 ): Promise<ImportBenchResult> {
@@ -123,12 +132,16 @@ export async function runImportBench(
       t = now;
       return s;
     };
-    onProgress(
-      `import bench: writing a random GPT-2 layout model (${sizes.nLayer} layers, d ${sizes.nEmbd}, ` +
-        `vocab ${256 + sizes.merges + 1}) …`,
-    );
-    const src = path.join(root, 'gpt2');
-    const gen = writeRandomGpt2(src, sizes);
+    const hf = 'modelType' in sizes ? sizes : null;
+    const model = hf
+      ? `a random ${hf.name} (${hf.layers} layers, d ${hf.hidden}, ${hf.heads}/${hf.kvHeads} heads, vocab ` +
+        `${hf.vocab}, bf16${hf.shardBytes > 0 ? ', sharded' : ''})`
+      : `a random GPT-2-layout model (${(sizes as RandomGpt2Sizes).nLayer} layers, d ` +
+        `${(sizes as RandomGpt2Sizes).nEmbd}, vocab ${256 + (sizes as RandomGpt2Sizes).merges + 1}, F32)`;
+    onProgress(`import bench: writing ${model} …`);
+    const src = path.join(root, hf ? hf.name : 'gpt2');
+    const gen = hf ? writeRandomHf(src, hf) : writeRandomGpt2(src, sizes as RandomGpt2Sizes);
+    const context = hf ? hf.context : (sizes as RandomGpt2Sizes).nPositions;
     const generateSeconds = lap();
     const p0 = peakMiB();
     const ask = inProcessWorker();
@@ -137,7 +150,7 @@ export async function runImportBench(
     await ask({ type: 'model/import', from: src, outDir: runDir });
     const importSeconds = lap();
     const p1 = peakMiB();
-    const n = Math.min(textTokens, sizes.nPositions - 1);
+    const n = Math.min(textTokens, context - 1);
     const text = 'ab'.repeat(n); // one token per "ab" (its first merge)
     onProgress(`import bench: Attention and Heads on a ${n}-token text (opens the model, measures its heads once) …`);
     const cpu0 = process.cpuUsage();
@@ -151,11 +164,13 @@ export async function runImportBench(
     const used = process.cpuUsage(cpu0);
     const attendCpuSeconds = (used.user + used.system) / 1e6;
     const p2 = peakMiB();
-    onProgress('import bench: the logit lens of the text …');
-    const lens = as(
-      await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }),
-      'model/didLens',
-    );
+    if (!hf) onProgress('import bench: the logit lens of the text …');
+    const lens = hf
+      ? null
+      : as(
+          await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }),
+          'model/didLens',
+        );
     const lensSeconds = lap();
     const p3 = peakMiB();
     onProgress('import bench: decoding 20 tokens …');
@@ -179,12 +194,13 @@ export async function runImportBench(
     );
     const decodeSeconds = lap();
     const p4 = peakMiB();
-    onProgress('import bench: scoring the text …');
-    const scored = as(await ask({ type: 'model/score', runDir, source: null, text }), 'model/didScore');
+    if (!hf) onProgress('import bench: scoring the text …');
+    const scored = hf ? null : as(await ask({ type: 'model/score', runDir, source: null, text }), 'model/didScore');
     const scoreSeconds = lap();
     const bytes = (maps: readonly { data: { byteLength: number } }[]): number =>
       maps.reduce((a, m) => a + m.data.byteLength, 0);
     return {
+      model,
       params: gen.params,
       fileBytes: gen.bytes,
       generateSeconds,
@@ -198,11 +214,11 @@ export async function runImportBench(
       overviewBytes: bytes(snapshot.maps),
       heads: snapshot.headScores?.length ?? 0,
       lensSeconds,
-      lensPositions: lens.output.tokens.length,
+      lensPositions: lens?.output.tokens.length ?? 0,
       decodeTokens: decoded.output.ids.length,
       msPerToken: (1000 * decodeSeconds) / Math.max(1, decoded.output.ids.length),
       scoreSeconds,
-      scoredTokens: scored.output.logprobs.length,
+      scoredTokens: scored?.output.logprobs.length ?? 0,
       peakMiB: { generate: p0, import: p1, attend: p2, lens: p3, decode: p4, score: peakMiB() },
     };
   } finally {
@@ -213,17 +229,19 @@ export async function runImportBench(
 /** The result as lines for people. */
 export function formatImportBench(r: ImportBenchResult): string {
   return [
-    `Import of a random GPT-2-layout model: ${(r.params / 1e6).toFixed(1)}M parameters, ` +
-      `${(r.fileBytes / 2 ** 20).toFixed(0)} MiB of F32, through the model worker's requests`,
+    `Import of ${r.model}: ${(r.params / 1e6).toFixed(1)}M parameters, ` +
+      `${(r.fileBytes / 2 ** 20).toFixed(0)} MiB, through the model worker's requests`,
     `  import: ${r.importSeconds.toFixed(1)} s (stream, convert, write the run folder)`,
     `  attention of a ${r.textTokens}-token text (opening the model, its heads' induction once, ` +
       `${r.heads} heads scored): ${r.attendSeconds.toFixed(1)} s (${r.attendCpuSeconds.toFixed(1)} ` +
       `CPU-s); a layer [${r.attentionShape.join(', ')}] is sent in ` +
       (`${(r.layerBytes / 2 ** 20).toFixed(1)} MiB of 8-bit codes, the ` +
         `overviews in ${(r.overviewBytes / 2 ** 20).toFixed(1)} MiB`),
-    `  logit lens of the text (${r.lensPositions} positions, top 5 per layer): ${r.lensSeconds.toFixed(1)} s`,
+    ...(r.lensPositions > 0
+      ? [`  logit lens of the text (${r.lensPositions} positions, top 5 per layer): ${r.lensSeconds.toFixed(1)} s`]
+      : []),
     `  decode: ${r.decodeTokens} tokens greedy with the KV cache, ${r.msPerToken.toFixed(1)} ms/token`,
-    `  score the text (${r.scoredTokens} tokens): ${r.scoreSeconds.toFixed(1)} s`,
+    ...(r.scoredTokens > 0 ? [`  score the text (${r.scoredTokens} tokens): ${r.scoreSeconds.toFixed(1)} s`] : []),
     `  peak memory (process RSS, MiB): after generating ${r.peakMiB.generate}, import ` +
       `${r.peakMiB.import}, attention ${r.peakMiB.attend}, lens ${r.peakMiB.lens}, decode ` +
       `${r.peakMiB.decode}, score ${r.peakMiB.score}`,

@@ -89,7 +89,11 @@ export function measureDecode(
         ? Int32Array.from({ length: cfg.seq }, () => 4 + rng.int(cfg.model.srcVocabSize - 4))
         : null;
     const t0 = now();
-    const stepper = createStepper(model, backend, { maxRows: 1, ...(src ? { src } : {}) });
+    const stepper = createStepper(model, backend, {
+      maxRows: 1,
+      positions: Math.min(cfg.model.maxLen, 1 + tokens),
+      ...(src ? { src } : {}),
+    });
     const out = greedyDecode(stepper, Int32Array.of(1), { maxTokens: tokens, eos: -1 });
     const ms = (now() - t0) / out.tokens.length;
     if (r > 1) perToken.push(ms); // two runs warm up

@@ -14,13 +14,14 @@ import { benchJson, formatBench } from '../bench/benchReport';
 import { formatImportBench, runImportBench } from '../bench/benchImport';
 import { formatGrokkingBench, runGrokkingBench } from '../bench/benchGrokking';
 import { GPT2_SMALL } from '../bench/randomGpt2';
+import { RANDOM_HF } from '../bench/randomHf';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { trainerDirOf } from './trainPytorch';
 
 export const BENCH_HELP =
   `attention-lab bench [--configs ${BENCH_CONFIG_NAMES.join(',')}] [--threads 1,2] [--quick] ` +
-  `[--no-pytorch] [--no-scores] [--python PATH] [--import] [--grokking [--seeds 1,2,3]] [--json]
+  `[--no-pytorch] [--no-scores] [--python PATH] [--import [gpt2|smollm2|qwen2.5]] [--grokking [--seeds 1,2,3]] [--json]
   Training tokens/s (median after warm-up, min–max), decode ms/token with the key/value cache,
   matmul GFLOP/s at 64–1024, and the event-loop delay while a run trains in a worker.
   Where \`/usr/bin/python3 -c 'import torch'\` works, PyTorch runs the same configs in the same
@@ -32,26 +33,43 @@ export const BENCH_HELP =
   /usr/bin/python3), tokens/s side by side.
   --import: instead, a random 124M-parameter GPT-2-layout checkpoint (498 MB) is written,
   imported, opened on wasm, decoded for 20 tokens and asked for 64 tokens' attention: load
-  seconds, peak memory and ms/token.
+  seconds, peak memory and ms/token. --import smollm2 / qwen2.5: a random SmolLM2-135M- or
+  Qwen2.5-0.5B-shaped Hugging Face folder (bf16, Qwen sharded), imported, its attention over 1024
+  tokens (all layers and heads) and a decode of 20 tokens.
   --grokking: instead, --task modular-addition's default run once per seed (--seeds, default
   1,2,3), each stopped when its test accuracy first reaches 99%: the wall-clock time to it.`;
 
 /** `bench`. */
 export async function benchCommand(argv: string[], ctx: CommandContext): Promise<number> {
-  const f = parseFlags('bench', argv, {
-    configs: { type: 'string' },
-    threads: { type: 'string' },
-    quick: { type: 'boolean' },
-    'no-pytorch': { type: 'boolean' },
-    'no-scores': { type: 'boolean' },
-    import: { type: 'boolean' },
-    python: { type: 'string' },
-    grokking: { type: 'boolean' },
-    seeds: { type: 'string' },
-  });
+  const f = parseFlags(
+    'bench',
+    argv,
+    {
+      configs: { type: 'string' },
+      threads: { type: 'string' },
+      quick: { type: 'boolean' },
+      'no-pytorch': { type: 'boolean' },
+      'no-scores': { type: 'boolean' },
+      import: { type: 'boolean' },
+      python: { type: 'string' },
+      grokking: { type: 'boolean' },
+      seeds: { type: 'string' },
+    },
+    1,
+  );
   if (f.bool('help')) return ctx.help(BENCH_HELP);
+  const family = f.positionals[0];
+  if (family !== undefined && !f.bool('import'))
+    throw new UsageError(`unexpected argument "${family}" for \`bench\`; a model name goes after --import.`);
   if (f.bool('import')) {
-    const r = await runImportBench(GPT2_SMALL, (line) => ctx.err(line));
+    if (family !== undefined && family !== 'gpt2' && !(family in RANDOM_HF))
+      throw new UsageError(`--import: unknown model "${family}"; choose gpt2, ${Object.keys(RANDOM_HF).join(', ')}.`);
+    const source = family === undefined || family === 'gpt2' ? GPT2_SMALL : RANDOM_HF[family as keyof typeof RANDOM_HF];
+    const r = await runImportBench(
+      source,
+      (line) => ctx.err(line),
+      family === undefined || family === 'gpt2' ? 1000 : 1024,
+    );
     ctx.out(f.bool('json') ? JSON.stringify(r) : formatImportBench(r));
     return 0;
   }

@@ -103,16 +103,23 @@ export const WASM_RESERVE_BYTES = 256 * 2 ** 20;
 
 /**
  * Bytes the key/value-cache path (stepper.ts) takes from a model's backend for `rows` rows
- * (the beam width) and a source of `srcLen` positions: every decoder layer's cached keys and
- * values over the whole context (Hkv heads each), the step buffers, and the buffers of one prefill (its
- * attention probabilities [H, L, L]). Decoding and the attention of a text need these beside
- * the model's own buffers.
+ * (the beam width), a source of `srcLen` positions and a job of `positions` positions (default
+ * the context): every decoder layer's cached keys and values over those positions (Hkv heads
+ * each), the step buffers, and the buffers of one prefill of a prompt of `prompt` positions
+ * (default all of them; its attention probabilities [H, T, T]). Decoding and the attention of a
+ * text need these beside the model's own buffers.
  */
-export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): number {
+export function stepperBytes(
+  config: ModelConfig,
+  rows: number,
+  srcLen = 0,
+  positions = config.maxLen,
+  prompt = positions,
+): number {
   const { dModel: C, dFF: F, nHeads: H, vocabSize: V } = config;
   const A = H * headSize(config); // a position's queries: H heads of D
   const KV = headSize(config) * kvHeads(config); // a position's keys: Hkv heads of D
-  const P = config.maxLen;
+  const P = Math.min(positions, config.maxLen);
   const S = config.kind === 'encoder-decoder' ? srcLen : 0;
   // A row of the step buffers: mid, y, acc [C]; the attention's q, k, v, heads and pre-norm projection [A];
   // the feed-forward network's three [F]; the norm's mean and rstd; the qk-norm's statistics [H].
@@ -123,9 +130,10 @@ export function stepperBytes(config: ModelConfig, rows: number, srcLen = 0): num
   const crossKeys = S > 0 ? 2 * S * KV + rows * H * S + (config.qkNorm ? S * KV + S * kvHeads(config) : 0) : 0;
   const caches = config.nDecoderLayers * (2 * rows * P * KV + rows * H * P + crossKeys);
   const step = rows * C + scratch(rows) + rows * V + rows * P * KV;
-  const prefill = P * C + scratch(P) + H * P * (P + S);
+  const T = Math.min(prompt, P);
+  const prefill = T * C + scratch(T) + H * T * (T + S);
   const windowRow = config.slidingWindow > 0 ? P : 0; // bytes: a step's mask row
-  return 4 * (caches + step + prefill) + P * P + windowRow;
+  return 4 * (caches + step + prefill) + T * T + windowRow;
 }
 
 /** What the memory check weighs besides the model planned at its shape. */
@@ -134,6 +142,15 @@ export interface MemoryOptions {
   readonly limit?: number;
   /** Rows of the key/value-cache path to count (stepperBytes): the beam width; none when absent. */
   readonly decodeRows?: number;
+  /** Positions the key/value-cache path is sized for (stepperBytes; default the context). */
+  readonly decodePositions?: number;
+  /** The longest prompt it prefills (stepperBytes; default decodePositions). */
+  readonly decodePrompt?: number;
+  /**
+   * Whether gradients are counted (default: for training only — a model that only runs allocates none until a
+   * backward, see ModelParts.grads).
+   */
+  readonly gradients?: boolean;
   /**
    * What the person can lower from where they asked, when the activations are what does not
    * fit ("shorten the text (1000 tokens)"); default: the batch size and sequence length of
@@ -146,7 +163,7 @@ export interface MemoryOptions {
 
 /**
  * Why `config` planned at `shape` cannot fit in WebAssembly memory, or null when it fits:
- * parameters and gradients (bind allocates both), activations at that shape, the decoding
+ * parameters, gradients when it trains (or `opts.gradients`), activations at that shape, the decoding
  * path's buffers when asked, and for training the optimizer's state. Computed before anything
  * is allocated; the message names what takes the room and only what the person can lower
  * (`opts.lower`): an opened model is never retrained, so running it names no model setting.
@@ -160,20 +177,22 @@ export function memoryProblem(
   const limit = opts.limit ?? WASM_MEMORY_BYTES;
   const e = estimateModel(config, shape, opts.optimizer);
   const optimizer = use === 'training' ? e.optimizerBytes : 0;
+  const grads = (opts.gradients ?? use === 'training') ? e.gradBytes : 0;
   const T = shape.maxLen ?? config.maxLen;
-  const decode = opts.decodeRows
-    ? stepperBytes(config, opts.decodeRows, shape.maxSrcLen ?? (config.kind === 'encoder-decoder' ? config.maxLen : 0))
-    : 0;
-  const need = e.paramBytes + e.gradBytes + e.activationBytes + decode + optimizer + WASM_RESERVE_BYTES;
+  const src = shape.maxSrcLen ?? (config.kind === 'encoder-decoder' ? config.maxLen : 0);
+  const P = Math.min(opts.decodePositions ?? config.maxLen, config.maxLen);
+  const decode = opts.decodeRows ? stepperBytes(config, opts.decodeRows, src, P, opts.decodePrompt ?? P) : 0;
+  const need = e.paramBytes + grads + e.activationBytes + decode + optimizer + WASM_RESERVE_BYTES;
   if (need <= limit) return null;
   const gib = (b: number): string => `${(b / 2 ** 30).toFixed(2)} GiB`;
   const parts =
-    `parameters ${gib(e.paramBytes)}, gradients ${gib(e.gradBytes)}, ` +
+    `parameters ${gib(e.paramBytes)}${grads ? `, gradients ${gib(grads)}` : ''}, ` +
     `activations ${gib(e.activationBytes)} for ${shape.maxBatch} × ${T} ` +
     `positions` +
     `${decode ? `, decoding ${gib(decode)} for ${opts.decodeRows} row${opts.decodeRows === 1 ? '' : 's'}` : ''}` +
+    `${decode ? ` × ${P} positions` : ''}` +
     `${optimizer ? `, ${e.optimizerState} ${gib(optimizer)}` : ''}`;
-  const fixed = e.paramBytes + e.gradBytes + optimizer + WASM_RESERVE_BYTES;
+  const fixed = e.paramBytes + grads + optimizer + WASM_RESERVE_BYTES;
   const lower =
     opts.lower ??
     (use === 'training' ? `lower the batch size (${shape.maxBatch}) or the sequence length (${T})` : null);

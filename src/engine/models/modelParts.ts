@@ -64,7 +64,7 @@ export abstract class ModelParts {
   protected readonly causalFull: ReturnType<Arena['bytes']>;
   protected readonly combinedFull: ReturnType<Arena['bytes']>;
   private backend: Backend | null = null;
-  private flat: { params: FloatArray; grads: FloatArray } | null = null;
+  private flat: { params: FloatArray; grads: FloatArray | null } | null = null;
 
   /**
    * Plans the model. Nothing is allocated until {@link bind}: a model that is never bound
@@ -140,7 +140,7 @@ export abstract class ModelParts {
   bind(backend: Backend): this {
     if (this.backend) throw new Error('model already bound');
     this.backend = backend;
-    this.flat = this.store.bind(backend);
+    this.flat = { params: this.store.bind(backend), grads: null };
     this.arena.bind(backend);
     this.encEmbed?.bind();
     this.decEmbed.bind();
@@ -166,9 +166,13 @@ export abstract class ModelParts {
     return this.flat.params;
   }
 
-  /** All gradients, flat, aligned with {@link params}. */
+  /**
+   * All gradients, flat, aligned with {@link params}: allocated on first use (backward, an optimizer), so a
+   * model that only runs holds none.
+   */
   get grads(): FloatArray {
-    if (!this.flat) throw new Error('model not bound');
+    if (!this.flat || !this.backend) throw new Error('model not bound');
+    this.flat.grads ??= this.store.bindGrads(this.backend);
     return this.flat.grads;
   }
 

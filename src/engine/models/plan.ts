@@ -1,8 +1,9 @@
 /**
  * Up-front memory planning (as llm.c does): layers request every parameter and activation
  * buffer they will ever use while the model is constructed, for the largest batch and
- * sequence; the model then allocates one flat parameter buffer, one flat gradient buffer
- * and one activation arena. A training step therefore allocates nothing, and the same
+ * sequence; the model then allocates one flat parameter buffer and one activation arena,
+ * and one flat gradient buffer at the first backward (a model that only runs — decode,
+ * attention, lens — never holds gradients). A training step therefore allocates nothing, and the same
  * construction code, run without allocating, gives exact parameter counts and memory
  * estimates before a single float exists.
  */
@@ -67,15 +68,18 @@ export class ParamStore {
     return this.total;
   }
 
-  /** Allocates the flat buffers and points every parameter at its slice. */
-  bind(backend: Backend): { params: FloatArray; grads: FloatArray } {
+  /** Allocates the flat parameter buffer and points every parameter at its slice. */
+  bind(backend: Backend): FloatArray {
     const params = backend.alloc(this.total);
+    for (const p of this.params) p.data = params.subarray(p.offset, p.offset + p.size);
+    return params;
+  }
+
+  /** Allocates the flat gradient buffer (zeros) and points every parameter's `grad` at its slice. */
+  bindGrads(backend: Backend): FloatArray {
     const grads = backend.alloc(this.total);
-    for (const p of this.params) {
-      p.data = params.subarray(p.offset, p.offset + p.size);
-      p.grad = grads.subarray(p.offset, p.offset + p.size);
-    }
-    return { params, grads };
+    for (const p of this.params) p.grad = grads.subarray(p.offset, p.offset + p.size);
+    return grads;
   }
 
   segments(): ParamSegment[] {

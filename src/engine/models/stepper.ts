@@ -4,7 +4,10 @@
  * re-running the whole prefix as the tutorials' greedy loops do. For the encoder-decoder
  * the source is encoded once and each layer's cross-attention keys/values are computed once
  * and shared by every beam (batch stride 0). Implements the `DecodeStepper` contract of
- * `decode/stepperContract.ts`; allocates its buffers once, when created.
+ * `decode/stepperContract.ts`. Its buffers are sized by the job, never by the model's context
+ * alone: the key/value cache by the positions the job feeds (`StepperOptions.positions`: the
+ * prompt and the tokens asked), a prefill's buffers by the longest prompt fed so far (grown on
+ * demand) — a model with a context of 32768 decodes a short prompt in a few megabytes.
  *
  * A prompt can be fed in one `prefill` instead of one step per token: every layer runs its
  * T positions together (matrix products instead of matrix-vector ones) and fills the same
@@ -53,6 +56,17 @@ export class StepperWorkspace {
 
   constructor(private readonly k: Backend) {}
 
+  /** Where the next buffers would come from: {@link rewind} hands them out again (a stepper's grown prefill). */
+  mark(): { readonly floats: number; readonly bytes: number } {
+    return { floats: this.nextFloat, bytes: this.nextBytes };
+  }
+
+  /** Hands out the buffers from `m` on again, the same ones or larger; those handed out since `m` must be dropped. */
+  rewind(m: { readonly floats: number; readonly bytes: number }): void {
+    this.nextFloat = m.floats;
+    this.nextBytes = m.bytes;
+  }
+
   /** Starts over from the first buffer (a new stepper). */
   restart(): void {
     this.nextFloat = 0;
@@ -80,6 +94,11 @@ export class StepperWorkspace {
 export interface StepperOptions {
   /** Most rows (the beam width). */
   readonly maxRows: number;
+  /**
+   * Most positions the job feeds (the prompt and the tokens asked, 1 to the context; default the
+   * context): sizes the key/value cache, and is the stepper's `maxPositions`.
+   */
+  readonly positions?: number;
   /** Source tokens (encoder-decoder only), one sequence. */
   readonly src?: Int32Array;
   /** Where the stepper's buffers come from (default: a workspace of its own). */
@@ -115,8 +134,9 @@ export function createStepper(model: Transformer, backend: Backend, opts: Steppe
   return new KVCacheStepper(model, backend, opts);
 }
 
-/** What a prefill needs besides the caches, allocated at the first prefill for the whole context. */
+/** What a prefill needs besides the caches, for prompts of up to `T` positions (grown by a longer one). */
 interface PrefillBuffers {
+  readonly T: number;
   readonly x: FloatArray; // [P, C]
   readonly scratch: BlockScratch; // P rows
   readonly selfProbs: FloatArray; // [H, P, P]
@@ -144,6 +164,8 @@ class KVCacheStepper implements ModelStepper {
   private readonly out32: Float32Array;
   private readonly ws: StepperWorkspace;
   private pre: PrefillBuffers | null = null;
+  /** Where the prefill buffers start in the workspace (they are its last, so they can grow in place). */
+  private preMark: { readonly floats: number; readonly bytes: number } | null = null;
   private rows = 1;
   private pos = 0;
 
@@ -157,7 +179,13 @@ class KVCacheStepper implements ModelStepper {
       throw new EngineError('input/invalid', `maxRows must be a positive integer, got ${opts.maxRows}.`);
     this.vocabSize = cfg.vocabSize;
     this.nHeads = cfg.nHeads;
-    this.maxPositions = cfg.maxLen;
+    const positions = opts.positions ?? cfg.maxLen;
+    if (!Number.isInteger(positions) || positions < 1 || positions > cfg.maxLen)
+      throw new EngineError(
+        'input/invalid',
+        `positions must be an integer from 1 to the context of ${cfg.maxLen}, got ${positions}.`,
+      );
+    this.maxPositions = positions;
     this.maxRows = opts.maxRows;
     const C = (this.C = cfg.dModel);
     const R = this.maxRows;
@@ -194,9 +222,13 @@ class KVCacheStepper implements ModelStepper {
     this.out32 = new Float32Array(R * cfg.vocabSize);
   }
 
-  private prefillBuffers(): PrefillBuffers {
-    if (this.pre) return this.pre;
-    const { C, maxPositions: P, S, nHeads: H } = this;
+  /** The prefill's buffers for a prompt of `T` positions: the ones of an earlier prefill when they are long enough. */
+  private prefillBuffers(T: number): PrefillBuffers {
+    if (this.pre && this.pre.T >= T) return this.pre;
+    if (this.preMark) this.ws.rewind(this.preMark);
+    else this.preMark = this.ws.mark();
+    const { C, S, nHeads: H } = this;
+    const P = T;
     const alloc = (n: number): FloatArray => this.ws.alloc(n);
     const cfg = this.model.config;
     const causal = this.ws.allocBytes(P * P);
@@ -206,6 +238,7 @@ class KVCacheStepper implements ModelStepper {
     const full = mixed ? this.ws.allocBytes(P * P) : null;
     if (full) fillCausalMask(full, P, 0);
     this.pre = {
+      T: P,
       x: alloc(P * C),
       scratch: allocBlockScratch(alloc, P, C, this.model.config.dFF, H, headSize(this.model.config)),
       selfProbs: alloc(H * P * P),
@@ -234,7 +267,7 @@ class KVCacheStepper implements ModelStepper {
     for (const id of tokens)
       if (id < 0 || id >= V)
         throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
-    const b = this.prefillBuffers();
+    const b = this.prefillBuffers(T);
     if (onAttention)
       model.encoder.forEach((blk, l) => onAttention('encoder.self', l, blk.selfAttn.probs.data, [H, this.S, this.S]));
     // With `capture`, the last position's row of every layer, as a step there would return it.

@@ -155,6 +155,7 @@ function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void 
   const src = batch.src?.subarray(0, batch.S ?? 0);
   const stepper = createStepper(r.model, r.model.backendOrThrow(), {
     maxRows: 1,
+    positions: batch.T,
     workspace: r.workspace,
     ...(src ? { src } : {}),
   });

@@ -23,6 +23,7 @@ import { beamSearch } from '../../engine/decode/beam';
 import { greedyDecode } from '../../engine/decode/greedy';
 import { sampleDecode } from '../../engine/decode/sample';
 import type { DecodeResult } from '../../engine/decode/stepperContract';
+import { MAX_FINISHING_TOKENS } from '../../engine/decode/stepperContract';
 import type { StepperWorkspace } from '../../engine/models/stepper';
 import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
@@ -215,6 +216,9 @@ function runStrategy(
   const rows = params.strategy === 'beam' ? params.beam : 1;
   const stepper = createStepper(r.model, r.model.backendOrThrow(), {
     maxRows: rows,
+    // The cache holds what this decode feeds, a split character's last tokens included (past the
+    // context, greedy and sampling slide in it).
+    positions: Math.min(r.model.config.maxLen, prompt.length + params.maxTokens + MAX_FINISHING_TOKENS),
     workspace: r.workspace,
     ...(src ? { src } : {}),
   });

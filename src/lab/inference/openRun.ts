@@ -42,6 +42,10 @@ export interface OpenRun {
 export interface RunPlan {
   readonly shape: Omit<ModelShape, 'padId'>;
   readonly decodeRows?: number;
+  /** The most positions those decodes and attention feed (default the context): what the memory check counts. */
+  readonly decodePositions?: number;
+  /** The longest prompt they prefill (default decodePositions). */
+  readonly decodePrompt?: number;
   readonly lower?: string;
 }
 
@@ -61,6 +65,8 @@ export async function openRun(
   const shape = { ...p.shape, padId: modelPadId(tok) };
   checkMemory(config, shape, backend, 'inference', {
     ...(p.decodeRows === undefined ? {} : { decodeRows: p.decodeRows }),
+    ...(p.decodePositions === undefined ? {} : { decodePositions: p.decodePositions }),
+    ...(p.decodePrompt === undefined ? {} : { decodePrompt: p.decodePrompt }),
     ...(p.lower === undefined ? {} : { lower: p.lower }),
   });
   const model = new Transformer(config, shape).bind(backend);

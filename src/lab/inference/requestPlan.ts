@@ -35,6 +35,8 @@ import { openRun } from './openRun';
 import { readTokenizer } from '../runs/tokenizerFile';
 import { DIAGNOSTIC_MAX_LEN } from './headScores';
 import { memoryProblem } from '../../engine/models/estimate';
+import { MAX_FINISHING_TOKENS } from '../../engine/decode/stepperContract';
+import { MAX_DECODE_TOKENS } from './decode';
 import type { LensInput } from './lens';
 
 /** A request on a trained model, as far as planning its model goes. */
@@ -73,23 +75,38 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       // The cache path; an encoder-decoder's source (and the diagnostic sequences) go through the forward's encoder.
       const n = tok.encode(req.text).length;
       const src = encDec ? { maxSrcLen: rounded(Math.max(srcOf(req.text), DIAGNOSTIC_MAX_LEN), L) } : {};
-      const plan = { shape: { maxBatch: 1, maxLen: 1, ...src }, decodeRows: 1, lower: shorten(n) };
+      const plan = {
+        shape: { maxBatch: 1, maxLen: 1, ...src },
+        decodeRows: 1,
+        decodePositions: rounded(1 + n, L),
+        lower: shorten(n),
+      };
       // The lens and scores of the same text usually follow: planning their forward now spares
       // a reopening (planned memory no request touches costs address space, not RAM), when it fits.
       const ahead = { ...plan, shape: { ...plan.shape, maxLen: rounded(1 + n, L) } };
-      return memoryProblem(config, ahead.shape, 'inference', { decodeRows: 1 }) === null ? ahead : plan;
+      return memoryProblem(config, ahead.shape, 'inference', {
+        decodeRows: 1,
+        decodePositions: plan.decodePositions,
+      }) === null
+        ? ahead
+        : plan;
     }
     case 'diagnostic':
       return {
         shape: { maxBatch: 1, maxLen: 1, ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}) },
         decodeRows: 1,
+        decodePositions: rounded(DIAGNOSTIC_MAX_LEN, L),
       };
     case 'decode': {
       const rows = Math.max(1, req.beam);
+      const n = 1 + tok.encode(req.input).length;
       const src = encDec ? { maxSrcLen: rounded(srcOf(req.input), L) } : {};
       return {
         shape: { maxBatch: 1, maxLen: 1, ...src },
         decodeRows: rows,
+        // the prompt and the most tokens a decode generates (decode.ts), at most the context
+        decodePositions: rounded(n + MAX_DECODE_TOKENS + MAX_FINISHING_TOKENS, L),
+        decodePrompt: rounded(n, L),
         ...(rows > 1 ? { lower: `lower the beam width (${rows})` } : {}),
       };
     }
@@ -146,7 +163,12 @@ export function widened(r: OpenRun, plan: RunPlan): RunPlan {
       ...src,
     },
   };
-  return memoryProblem(m.config, wide.shape, 'inference', { decodeRows: plan.decodeRows ?? 1 }) === null ? wide : plan;
+  const decode = {
+    decodeRows: plan.decodeRows ?? 1,
+    decodePositions: plan.decodePositions ?? m.config.maxLen,
+    ...(plan.decodePrompt === undefined ? {} : { decodePrompt: plan.decodePrompt }),
+  };
+  return memoryProblem(m.config, wide.shape, 'inference', decode) === null ? wide : plan;
 }
 
 /**

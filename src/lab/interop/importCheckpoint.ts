@@ -28,6 +28,7 @@ import { IMPORT_LAYOUTS, isPaddedVocab, planImport } from '../../engine/models/i
 import type { HfSource } from '../../engine/models/hfFamilies';
 import { HF_FAMILIES, hfModelName, splitRows } from '../../engine/models/hfFamilies';
 import { setTorchTensor } from '../../engine/models/pytorchNames';
+import { memoryProblem } from '../../engine/models/estimate';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { DataSummary, PrepareProgress, TrainSpec } from '../../protocol/data';
@@ -296,6 +297,10 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   const planOpts: PlanOptions = padded ? { ...heads, vocabRows: tok.tokenizer.vocabSize } : heads;
   if (padded) opened = { ...opened, plan: planNamed(opened.name, opened.reader, opened.configJson, planOpts) };
   checkVocab(opened.plan.config, tok.tokenizer, tok.source);
+  // Where it runs (WebAssembly's 4 GiB): its weights and the attention of a short text, before a weight is read.
+  const fit = { decodeRows: 1, decodePositions: Math.min(c.maxLen, 64) };
+  const tooLarge = memoryProblem(opened.plan.config, { maxBatch: 1, maxLen: 1 }, 'inference', fit);
+  if (tooLarge) throw new EngineError('config/invalid', tooLarge);
   const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
   const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);

@@ -42,3 +42,14 @@ describe('attention-lab bench', () => {
     expect(r.stderr).toMatch(/unknown config "huge-model"; choose from tiny-decoder/);
   });
 });
+
+describe('bench --import names its model', () => {
+  it('refuses an unknown model and a model name without --import, naming the choices', () => {
+    const bad = cli(['bench', '--import', 'gpt5'], process.cwd());
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/unknown model "gpt5"; choose gpt2, smollm2, qwen2\.5/);
+    const stray = cli(['bench', 'smollm2'], process.cwd());
+    expect(stray.code).not.toBe(0);
+    expect(stray.stderr).toMatch(/a model name goes after --import/);
+  });
+});

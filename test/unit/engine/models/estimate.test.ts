@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { presetConfig } from '../../../../src/engine/config';
 import { estimateModel, memoryProblem, stepperBytes } from '../../../../src/engine/models/estimate';
+import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Optimizer } from '../../../../src/engine/optim/optimizer';
+import { Rng } from '../../../../src/engine/rng';
 import { tinyConfig } from './fixtures';
 
 /** Parameters of the paper's encoder-decoder, counted by hand from §3 (untied, with biases). */
@@ -34,6 +36,8 @@ describe('estimateModel', () => {
     let allocated = 0;
     const ref = createReferenceBackend();
     m.bind({ ...ref, alloc: (n: number) => ((allocated += n), ref.alloc(n)) });
+    expect(allocated * 4).toBe(est.paramBytes + est.activationBytes - m.arena.otherBytes);
+    expect(m.grads.length).toBe(est.params); // gradients are allocated at their first use
     expect(allocated * 4).toBe(est.paramBytes + est.gradBytes + est.activationBytes - m.arena.otherBytes);
     expect(est.totalBytes).toBe(est.paramBytes * 4 + est.activationBytes);
     const sum = Object.values(est.paramsByModule).reduce((a, b) => a + b, 0);
@@ -129,5 +133,68 @@ describe('memoryProblem: what fits in WebAssembly memory, before anything is all
     });
     expect(beam).toMatch(/decoding [\d.]+ GiB for 64 rows.*lower the beam width \(64\)/);
     expect(stepperBytes(gpt2, 2)).toBeGreaterThan(stepperBytes(gpt2, 1));
+  });
+});
+
+describe('memory of a model that only runs: real-size imports', () => {
+  // Qwen2.5-0.5B's shape (config.json of the Hub's checkpoint): 494M parameters, a context of 32768.
+  const qwen = configFromHfJson(
+    {
+      model_type: 'qwen2',
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      num_hidden_layers: 24,
+      max_position_embeddings: 32768,
+      rms_norm_eps: 1e-6,
+      rope_theta: 1000000,
+      tie_word_embeddings: true,
+      vocab_size: 151936,
+      hidden_act: 'silu',
+    },
+    'qwen2',
+  ).config;
+
+  it('counts no gradients for inference (bind allocates none), so Qwen2.5-0.5B runs; training still counts them', () => {
+    expect(estimateModel(qwen, { maxBatch: 1, maxLen: 1 }).params).toBe(494032768);
+    const opts = { decodeRows: 1, decodePositions: 1024 };
+    expect(memoryProblem(qwen, { maxBatch: 1, maxLen: 1 }, 'inference', opts)).toBeNull();
+    expect(memoryProblem(qwen, { maxBatch: 1, maxLen: 1 }, 'inference', { ...opts, gradients: true })).toMatch(
+      /parameters 1\.84 GiB, gradients 1\.84 GiB/,
+    );
+    expect(memoryProblem(qwen, { maxBatch: 1, maxLen: 1 }, 'training')).toMatch(/gradients 1\.84 GiB/);
+  });
+
+  it("sizes the decoding buffers by the job's positions: a 1024-token text fits, the whole 32768 context does not", () => {
+    const whole = memoryProblem(qwen, { maxBatch: 1, maxLen: 1 }, 'inference', {
+      decodeRows: 1,
+      lower: 'shorten the text (32767 tokens)',
+    });
+    expect(whole).toMatch(/decoding [\d.]+ GiB for 1 row × 32768 positions.*shorten the text \(32767 tokens\)/);
+    // The prefill's [H, T, T] probabilities dominate: a long decode of a short prompt is small.
+    expect(stepperBytes(qwen, 1, 0, 8192, 64)).toBeLessThan(stepperBytes(qwen, 1, 0, 1024) * 2);
+    expect(stepperBytes(qwen, 1, 0, 1024)).toBeLessThan(200 * 2 ** 20);
+  });
+
+  it('a bound model allocates its gradients at the first backward, once', () => {
+    const inner = createReferenceBackend();
+    let floats = 0;
+    const backend = { ...inner, alloc: (n: number) => ((floats += n), inner.alloc(n)) };
+    const cfg = tinyConfig('decoder-only');
+    const model = new Transformer(cfg, { maxBatch: 1, maxLen: 4 }).bind(backend);
+    model.initialize(new Rng(2));
+    const bound = floats;
+    const n = model.store.count;
+    model.forward(
+      { B: 1, T: 4, input: Int32Array.of(1, 4, 5, 6), targets: Int32Array.of(4, 5, 6, 7) },
+      { train: true },
+    );
+    expect(floats).toBe(bound);
+    model.backward();
+    expect(floats).toBe(bound + n);
+    expect(Array.from(model.grads.subarray(0, n)).some((g) => g !== 0)).toBe(true);
+    model.backward();
+    expect(floats).toBe(bound + n);
   });
 });

@@ -69,7 +69,15 @@ describe('planRequest: each request planned for what it runs', () => {
     expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({
       shape: { maxBatch: 1, maxLen: 1 },
       decodeRows: 1,
+      decodePositions: 1024, // the prompt and 4096 tokens, at most the context
+      decodePrompt: 1024,
     });
+    // The key/value cache is counted for what the job feeds: a short prompt prefills little.
+    expect(planRequest(wide, tok, { job: 'decode', input: 'ab', beam: 1 })).toMatchObject({
+      decodePositions: 8192,
+      decodePrompt: 64,
+    });
+    expect(planRequest(wide, tok, { job: 'attend', text: 'ab' })).toMatchObject({ decodePositions: 64 });
     expect(planRequest(gpt2, tok, { job: 'decode', input: 'ab', beam: 8 })).toMatchObject({
       decodeRows: 8,
       lower: 'lower the beam width (8)',
