@@ -256,6 +256,12 @@ const HOST_TO_MODEL_WORKER: Fixtures<ToModelWorker> = {
       input: 'q',
     },
   },
+  'model/steer': {
+    type: 'model/steer',
+    id: 11,
+    runDir: '/r',
+    request: { vector: { plus: 'Love', minus: 'Hate', layer: 2, alpha: 4 }, decode: params },
+  },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
@@ -337,6 +343,11 @@ const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
       corrupted: -1,
       maps: [{ what: 'heads', rows: ['L1'], cols: ['H1', 'H2'], values: [2, -1], normalised: [1, 0] }],
     },
+  },
+  'model/didSteer': {
+    type: 'model/didSteer',
+    id: 11,
+    output: { layer: 2, alpha: 4, norm: 3.5, streamNorm: 20, steered: output, unsteered: output },
   },
   'model/didFail': {
     type: 'model/didFail',
