@@ -261,7 +261,7 @@ export const modelRequests = requests('model', {
     what: 'Steering',
     timeoutMs: 300_000,
     streams: null,
-    page: false, // the playground's steering switches it on
+    page: true,
   },
   /**
    * The run's export folder `<outDir>/<run name>`; force: replace a non-empty one; format: pytorch (default) or hf
