@@ -11,6 +11,7 @@
  */
 
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../src/protocol/analysis';
+import type { SteerOutputData, SteerRequestData } from '../src/protocol/steering';
 import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
 import type { EvaluationRecord } from '../src/protocol/evaluation';
 import type {
@@ -104,7 +105,22 @@ export type PlaygroundAnalysis =
       readonly off: readonly HeadRefData[];
       output: AblationOutputData | null;
       error: ErrorData | null;
+    }
+  | {
+      readonly kind: 'steer';
+      readonly id: number;
+      readonly runId: string;
+      readonly request: SteerRequestData;
+      output: SteerOutputData | null;
+      error: ErrorData | null;
     };
+
+/** How a problem message names each kind of analysis. */
+const ANALYSIS_NAMES: Record<PlaygroundAnalysis['kind'], string> = {
+  lens: 'logit lens',
+  ablate: 'ablation',
+  steer: 'steering',
+};
 
 /** What one message changed. */
 export type StoreEvent =
@@ -220,6 +236,20 @@ export class DashboardStore {
         ? { kind: 'lens', id, runId, input, output: null, error: null }
         : { kind: 'ablate', id, runId, input, off, output: null, error: null };
     this.analyses.set(id, s);
+    return s;
+  }
+
+  /** Starts a steering request (the playground's steered decode beside the unsteered); its id goes in the request. */
+  beginSteer(runId: string, request: SteerRequestData): PlaygroundAnalysis {
+    const s: PlaygroundAnalysis = {
+      kind: 'steer',
+      id: this.nextRequestId++,
+      runId,
+      request,
+      output: null,
+      error: null,
+    };
+    this.analyses.set(s.id, s);
     return s;
   }
 
@@ -352,6 +382,8 @@ export class DashboardStore {
         return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'lens' });
       case 'model/didAblate':
         return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'ablate' });
+      case 'model/didSteer':
+        return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'steer' });
       case 'dashboard/show': {
         const r = msg.runDir === null ? null : this.runAt(msg.runDir);
         if (r === undefined)
@@ -422,6 +454,7 @@ export class DashboardStore {
     end:
       | { readonly kind: 'lens'; readonly output: LensOutputData }
       | { readonly kind: 'ablate'; readonly output: AblationOutputData }
+      | { readonly kind: 'steer'; readonly output: SteerOutputData }
       | { readonly error: ErrorData },
   ): ApplyResult {
     const s = this.analyses.get(id);
@@ -429,7 +462,7 @@ export class DashboardStore {
       return {
         events: [],
         problems: [
-          `${type} for ${'kind' in end && end.kind === 'ablate' ? 'ablation' : 'logit lens'} ${id}, which this ` +
+          `${type} for ${'kind' in end ? ANALYSIS_NAMES[end.kind] : 'request'} ${id}, which this ` +
             `page never requested; ignored.`,
         ],
       };
@@ -438,6 +471,7 @@ export class DashboardStore {
     if (!('kind' in end)) s.error = end.error;
     else if (end.kind === 'lens' && s.kind === 'lens') s.output = end.output;
     else if (end.kind === 'ablate' && s.kind === 'ablate') s.output = end.output;
+    else if (end.kind === 'steer' && s.kind === 'steer') s.output = end.output;
     return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
   }
 

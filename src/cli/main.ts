@@ -6,7 +6,8 @@
  * error such as a non-finite loss, details for a bug). Never a stack trace for a user error.
  *
  * Leaves out: the commands, one file each (train.ts, eval.ts, decode.ts, score.ts, lens.ts, patch.ts,
- * tokenize.ts, export.ts, importCmd.ts, bench.ts, heads.ts, report.ts, attribute.ts), and the flags
+ * tokenize.ts, export.ts, importCmd.ts, bench.ts, heads.ts, report.ts, attribute.ts,
+ * steer.ts), and the flags
  * they share (args.ts; runFlags.ts for --run and --backend).
  */
 
@@ -27,6 +28,7 @@ import { HEADS_HELP, headsCommand } from './heads';
 import { IMPORT_HELP, importCommand } from './importCmd';
 import { REPORT_HELP, reportCommand } from './report';
 import { SCORE_HELP, scoreCommand } from './score';
+import { STEER_HELP, steerCommand } from './steer';
 import { TOKENIZE_HELP, tokenizeCommand } from './tokenize';
 import { TRAIN_HELP, trainCommand } from './train';
 
@@ -54,6 +56,11 @@ const COMMANDS: Record<
     run: attributeCommand,
     summary: 'direct logit attribution, accumulated residual, attribution patching of two prompts',
     help: ATTRIBUTE_HELP,
+  },
+  steer: {
+    run: steerCommand,
+    summary: 'steering: add α × the difference of two prompts at a layer while decoding, beside unsteered',
+    help: STEER_HELP,
   },
   tokenize: { run: tokenizeCommand, summary: "show a run's tokenization of a text", help: TOKENIZE_HELP },
   export: {

@@ -35,6 +35,7 @@ import { attentionMapData, attentionSnapshot, attentionStack, decodeOutput, deco
 import { ablationOutputData, headRefData, lensInputData, lensOutputData } from './analysis';
 import { attributionOutputData, attributionParamsData } from './attribution';
 import { patchOutputData, patchRequestData } from './patching';
+import { steerOutputData, steerRequestData } from './steering';
 import { bleuTokenize, evalDecoding, evaluationRecord, translationScores } from './evaluation';
 
 /** Per-token surprise of a text under a run's model (`model/score`). */
@@ -251,6 +252,17 @@ export const modelRequests = requests('model', {
     timeoutMs: 1_800_000, // with full patching beside it, as long as `patch`
     streams: 'progress',
     page: false, // no dashboard view yet: the Patching tab will show it
+  },
+  /**
+   * A decode steered by activation addition beside the same decode unsteered (lab/inference/steer.ts).
+   */
+  steer: {
+    params: { runDir: str, request: steerRequestData },
+    answer: steerOutputData,
+    what: 'Steering',
+    timeoutMs: 300_000,
+    streams: null,
+    page: true,
   },
   /**
    * The run's export folder `<outDir>/<run name>`; force: replace a non-empty one; format: pytorch (default) or hf

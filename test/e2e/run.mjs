@@ -43,7 +43,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -59,6 +59,7 @@ import { HUGEFILE_SETTINGS, runHugeFile, writeHugeFile } from './hugeFile.mjs';
 import { VIRTUAL_FOLDER, runVirtual } from './virtual.mjs';
 import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
+import { prepareSteer, runSteer } from './steer.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
@@ -278,6 +279,7 @@ const SCENARIOS = {
   modern: [runModern, { ...FAST_TRAINING }, {}],
   hfimport: [runHfImport, HFIMPORT_SETTINGS, { prepare: prepareHfImport }],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
+  steer: [runSteer, { ...FAST_TRAINING }, { prepare: prepareSteer }],
 };
 const results = [];
 if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));

@@ -8,7 +8,8 @@
  * per run: switching runs shows that run's own last decode and prompt, never another's.
  * A request with no answer for 60 s fails with a visible error (requests time out: docs/ARCHITECTURE.md, "The
  * protocol").
- * Below the decode, the same text through other runs side by side (playgroundCompare.ts), and
+ * Below the decode, the prompt steered beside unsteered (playgroundSteer.ts), the same text
+ * through other runs side by side (playgroundCompare.ts), and
  * the logit lens and head ablation of the same text (playgroundInside.ts).
  *
  * Leaves out: the form (playgroundForm.ts) and decoding itself (the host's job).
@@ -27,6 +28,7 @@ import type { Panel, PanelContext } from './panel';
 import { playgroundForm } from './playgroundForm';
 import { PlaygroundCompare } from './playgroundCompare';
 import { PlaygroundInside } from './playgroundInside';
+import { PlaygroundSteer } from './playgroundSteer';
 
 const TIMEOUT_MS = 60_000;
 
@@ -56,15 +58,18 @@ export class PlaygroundPanel implements Panel {
   private readonly inside: PlaygroundInside;
   /** The same text through other runs, side by side. */
   private readonly compare: PlaygroundCompare;
+  /** The prompt decoded with and without a steering vector. */
+  private readonly steer: PlaygroundSteer;
 
   constructor(private readonly ctx: PanelContext) {
     this.inside = new PlaygroundInside(ctx);
     this.compare = new PlaygroundCompare(ctx);
+    this.steer = new PlaygroundSteer(ctx, () => ({ ...ctx.ui.playground }));
   }
 
   wants(ev: StoreEvent): boolean {
     if (ev.kind === 'analysis') {
-      if (!this.compare.owns(ev.id, 'analysis')) this.inside.answered(ev.id);
+      if (!this.compare.owns(ev.id, 'analysis') && !this.steer.owns(ev.id)) this.inside.answered(ev.id);
       return true;
     }
     if (ev.kind === 'decode' && ev.fromHost) {
@@ -129,13 +134,16 @@ export class PlaygroundPanel implements Panel {
         this.output,
         this.beams,
         this.attention,
+        this.steer.el,
         this.compare.el,
         this.inside.el,
       );
       this.inside.render();
+      this.steer.render();
       this.compare.render(run);
     } else {
       this.inside.show();
+      this.steer.show();
       this.compare.show();
     }
     this.showDecode();

@@ -23,7 +23,8 @@
  * block: the same, both sublayers reading resid_pre), then resid_pre of layer L.
  *
  * Leaves out: hooks in training (refused: backward would not see a replaced activation),
- * in key/value-cache decoding (stepper.ts), in the encoder and in cross-attention of an
+ * in key/value-cache decoding (stepper.ts; its one write, steering's addition to resid_pre, is
+ * the stepper's `residAdd` option, steering.ts), in the encoder and in cross-attention of an
  * encoder-decoder (its decoder's self-attention, feed-forward and stream have every point).
  */
 

@@ -40,6 +40,8 @@ import { allocBlockScratch } from './block';
 import type { AttentionStack } from './heads';
 import { causalView, fillCausalMask, fillPaddingMask, fillWindowRow } from './masks';
 import type { Transformer } from './transformer';
+import type { ResidAdd } from './steering';
+import { addToRows, checkResidAdd } from './steering';
 
 /**
  * Buffers for decode steppers, kept for the next stepper: handed out in the order a stepper
@@ -103,6 +105,11 @@ export interface StepperOptions {
   readonly src?: Int32Array;
   /** Where the stepper's buffers come from (default: a workspace of its own). */
   readonly workspace?: StepperWorkspace;
+  /**
+   * Activation addition (steering.ts): a vector added to the decoder's stream entering layer
+   * `layer` at every position fed, in prefill and in every step, on every row.
+   */
+  readonly residAdd?: ResidAdd;
 }
 
 /**
@@ -163,6 +170,7 @@ class KVCacheStepper implements ModelStepper {
   private readonly windowRow: Uint8Array;
   private readonly out32: Float32Array;
   private readonly ws: StepperWorkspace;
+  private readonly add: ResidAdd | null;
   private pre: PrefillBuffers | null = null;
   /** Where the prefill buffers start in the workspace (they are its last, so they can grow in place). */
   private preMark: { readonly floats: number; readonly bytes: number } | null = null;
@@ -210,6 +218,8 @@ class KVCacheStepper implements ModelStepper {
       this.S = 0;
       this.crossMask = null;
     }
+    if (opts.residAdd) checkResidAdd(opts.residAdd, model.decoder.length, C);
+    this.add = opts.residAdd ?? null;
     const ws = (this.ws = opts.workspace ?? new StepperWorkspace(k));
     ws.restart();
     const alloc = (n: number): FloatArray => ws.alloc(n);
@@ -280,8 +290,10 @@ class KVCacheStepper implements ModelStepper {
     };
     const x = b.x.subarray(0, T * C);
     model.decEmbed.prefill(k, x, tokens, T, b.scratch);
+    const add = this.add;
     model.decoder.forEach((blk, l) => {
       const cache = this.caches[l] as BlockCache;
+      if (add?.layer === l) addToRows(x, T, add.vector);
       blk.prefill(k, x, {
         T,
         cache,
@@ -298,6 +310,7 @@ class KVCacheStepper implements ModelStepper {
         if (capture) cross.push(lastRow(b.crossProbs, this.S));
       }
     });
+    if (add?.layer === model.decoder.length) addToRows(x, T, add.vector);
     // Only the last position's logits are asked for: the output projection runs on one row.
     let top = x.subarray((T - 1) * C, T * C);
     if (model.decNorm) {
@@ -334,7 +347,9 @@ class KVCacheStepper implements ModelStepper {
     const P = this.pos + 1;
     const selfMask = fillWindowRow(this.windowRow, P, model.config.slidingWindow);
     model.decEmbed.step(k, this.x, tokens, R, this.pos, this.scratch);
-    model.decoder.forEach((blk, li) =>
+    const add = this.add;
+    model.decoder.forEach((blk, li) => {
+      if (add?.layer === li) addToRows(this.x, R, add.vector);
       blk.step(k, this.x, {
         R,
         P,
@@ -342,8 +357,9 @@ class KVCacheStepper implements ModelStepper {
         selfMask: layerWindow(model.config, li) === 0 ? null : selfMask,
         crossMask: this.crossMask,
         scratch: this.scratch,
-      }),
-    );
+      });
+    });
+    if (add?.layer === model.decoder.length) addToRows(this.x, R, add.vector);
     let top = this.x;
     if (model.decNorm) {
       model.decNorm.step(k, this.scratch.mid, this.x, R, this.scratch);

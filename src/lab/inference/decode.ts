@@ -24,6 +24,7 @@ import { greedyDecode } from '../../engine/decode/greedy';
 import { sampleDecode } from '../../engine/decode/sample';
 import type { DecodeResult } from '../../engine/decode/stepperContract';
 import { MAX_FINISHING_TOKENS } from '../../engine/decode/stepperContract';
+import type { ResidAdd } from '../../engine/models/steering';
 import type { StepperWorkspace } from '../../engine/models/stepper';
 import { createStepper } from '../../engine/models/stepper';
 import type { Transformer } from '../../engine/models/transformer';
@@ -44,6 +45,8 @@ export interface DecodeTextOptions {
   readonly attention?: boolean;
   /** Streams each greedy or sampled token as it is chosen (beam search chooses at the end). */
   readonly onToken?: (token: string, logprob: number) => void;
+  /** Steering: a vector added to the decoder's stream at one layer, every position (lab/inference/steer.ts). */
+  readonly residAdd?: ResidAdd;
 }
 
 /** A finished decode: the protocol's output (which says why the best hypothesis stopped). */
@@ -221,6 +224,7 @@ function runStrategy(
     positions: Math.min(r.model.config.maxLen, prompt.length + params.maxTokens + MAX_FINISHING_TOKENS),
     workspace: r.workspace,
     ...(src ? { src } : {}),
+    ...(opts.residAdd ? { residAdd: opts.residAdd } : {}),
   });
   const common = { maxTokens: params.maxTokens, eos: r.tok.specialIds.eos, captureAttention: opts.attention === true };
   // No strategy stops in the middle of a character (a byte-level BPE splits many across tokens).

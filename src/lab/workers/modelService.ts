@@ -37,6 +37,7 @@ import { attribute } from '../inference/attribute';
 import type { LensInput } from '../inference/lens';
 import { logitLens } from '../inference/lens';
 import { patchIds, patchPlan, patchRun } from '../inference/patch';
+import { steerPlan, steerRun } from '../inference/steer';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
 import { openRun } from '../inference/openRun';
@@ -246,6 +247,10 @@ const HANDLERS: ModelHandlers<Context> = {
       },
       isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
     });
+  },
+  async steer(msg, ctx) {
+    const tok = await readTokenizer(ctx.platform.fs, msg.runDir);
+    return steerRun(await open(ctx, msg.runDir, (c) => steerPlan(c, tok, msg.request)), msg.request);
   },
   async attribute(msg, ctx) {
     const { id, cancel } = msg;

@@ -256,6 +256,12 @@ const HOST_TO_MODEL_WORKER: Fixtures<ToModelWorker> = {
       input: 'q',
     },
   },
+  'model/steer': {
+    type: 'model/steer',
+    id: 11,
+    runDir: '/r',
+    request: { vector: { plus: 'Love', minus: 'Hate', layer: 2, alpha: 4 }, decode: params },
+  },
 };
 
 const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
@@ -338,6 +344,11 @@ const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
       maps: [{ what: 'heads', rows: ['L1'], cols: ['H1', 'H2'], values: [2, -1], normalised: [1, 0] }],
     },
   },
+  'model/didSteer': {
+    type: 'model/didSteer',
+    id: 11,
+    output: { layer: 2, alpha: 4, norm: 3.5, streamNorm: 20, steered: output, unsteered: output },
+  },
   'model/didFail': {
     type: 'model/didFail',
     id: 6,
@@ -381,6 +392,11 @@ const HOST_TO_WEBVIEW: Fixtures<ToWebview> = {
   'dashboard/show': { type: 'dashboard/show', runDir: null, tab: 'attention' },
   'model/didLens': { type: 'model/didLens', id: 2, output: lens },
   'model/didAblate': { type: 'model/didAblate', id: 3, output: ablation },
+  'model/didSteer': {
+    type: 'model/didSteer',
+    id: 6,
+    output: { layer: 1, alpha: -2, norm: 1, streamNorm: 4, steered: output, unsteered: output },
+  },
   'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runDir: '/r' },
   'model/didAttend': { type: 'model/didAttend', id: 4, output: { ...snapshot, source: 'selection', text: 'ab' } },
   'model/didAttendLayer': {
@@ -399,6 +415,12 @@ const WEBVIEW_TO_HOST: Fixtures<FromWebview> = {
   'webview/ready': { type: 'webview/ready' },
   'webview/didError': { type: 'webview/didError', message: 'boom' },
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
+  'model/steer': {
+    type: 'model/steer',
+    id: 6,
+    runDir: '/r',
+    request: { vector: { plus: 'a', minus: 'b', layer: 0, alpha: 1.5 }, decode: params },
+  },
   'train/control': { type: 'train/control', runDir: '/r', action: 'stop' },
   'export/save': {
     type: 'export/save',

@@ -98,7 +98,7 @@ describe('model worker requests, declared once (modelRequests)', () => {
   const kinds = Object.keys(modelRequests.table) as ModelRequestKind[];
 
   it('derives one request and one answer message per kind, and the channels hold them', () => {
-    expect(kinds).toHaveLength(13);
+    expect(kinds).toHaveLength(14);
     for (const kind of kinds) {
       const type = `model/${kind}`;
       const answer = `model/did${kind[0]?.toUpperCase()}${kind.slice(1)}`;
@@ -114,7 +114,7 @@ describe('model worker requests, declared once (modelRequests)', () => {
   });
 
   it("gives the dashboard exactly the `page` kinds, with the model worker's messages", () => {
-    const page: PageRequestKind[] = ['decode', 'attend', 'attendLayer', 'lens', 'ablate'];
+    const page: PageRequestKind[] = ['decode', 'attend', 'attendLayer', 'lens', 'ablate', 'steer'];
     expect(kinds.filter((k) => modelRequests.table[k].page)).toEqual(expect.arrayContaining(page));
     expect(kinds.filter((k) => modelRequests.table[k].page)).toHaveLength(page.length);
     const sent = Object.keys(fromWebview.table).filter((t) => t.startsWith('model/'));

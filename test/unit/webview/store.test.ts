@@ -264,6 +264,43 @@ describe('DashboardStore', () => {
     );
   });
 
+  it('answers a steering request it started with both decodes, and refuses a lens answer for it', () => {
+    const s = new DashboardStore();
+    const decode = {
+      input: 'x',
+      strategy: 'greedy' as const,
+      beam: 1,
+      lengthPenalty: 0,
+      temperature: 1,
+      topK: 0,
+      topP: 1,
+      maxTokens: 5,
+      seed: 1,
+    };
+    const st = s.beginSteer('a', { vector: { plus: 'a', minus: 'b', layer: 1, alpha: 2 }, decode });
+    expect(st.kind).toBe('steer');
+    const d = {
+      text: 'yz',
+      promptTokens: ['<bos>', 'x'],
+      tokens: ['y', 'z'],
+      ids: [3, 4],
+      logprobs: [-1, -2],
+      score: -3,
+      attention: null,
+      beams: [],
+      stopReason: 'maxTokens' as const,
+    };
+    const output = { layer: 1, alpha: 2, norm: 1.5, streamNorm: 3, steered: d, unsteered: { ...d, text: 'ww' } };
+    expect(s.apply({ type: 'model/didLens', id: st.id, output: { tokens: [], layers: [] } }).problems[0]).toMatch(
+      /logit lens \d+, which this page never requested/,
+    );
+    expect(s.apply({ type: 'model/didSteer', id: st.id, output }).events).toEqual([{ kind: 'analysis', id: st.id }]);
+    expect(s.analysis(st.id)?.output).toEqual(output);
+    expect(s.apply({ type: 'model/didSteer', id: 77, output }).problems[0]).toMatch(
+      /steering 77, which this page never requested/,
+    );
+  });
+
   it('numbers every model request of the page from one counter, so a model/didFail fails the one it names', () => {
     const s = new DashboardStore();
     s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1)], selectedId: null });
