@@ -11,7 +11,9 @@
  *
  * The host arrays are mirrors, synced explicitly: {@link WebGpuBackend.uploadAll} after the
  * host wrote weights (initialise, a loaded checkpoint, the optimizer's state and decay mask),
- * {@link WebGpuBackend.downloadAll} before the host reads them (checkpoints, snapshots).
+ * {@link WebGpuBackend.downloadAll} before the host reads them (checkpoints, snapshots). The tables
+ * the models fill on the host at their first forward (RoPE's cos/sin, ALiBi's slopes), written once
+ * and never again, are uploaded the first time a kernel reads them.
  *
  * Leaves out: Muon (its Newton–Schulz loop runs on the host); opening the device (the platform layer).
  */
@@ -50,6 +52,25 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
   let ceRows = mem.alloc(2);
 
   const track = <T extends HostView>(v: T): T => (allocated.push(v), v);
+  /** Each table already uploaded, as (GPU buffer → element offsets). */
+  const tablesUp = new WeakMap<GPUBuffer, Set<number>>();
+  /** Uploads a host-filled table (see the file comment) the first time a kernel reads it. */
+  const table = (x: FloatArray): Float32Array => {
+    const v = f32(x);
+    if (!mem.owns(v)) return v;
+    const { buffer, offset } = mem.resolve(v, false);
+    let seen = tablesUp.get(buffer);
+    if (!seen) tablesUp.set(buffer, (seen = new Set()));
+    if (!seen.has(offset)) {
+      mem.upload(v);
+      seen.add(offset);
+    }
+    return v;
+  };
+  const withSlopes = (d: AttentionDims): AttentionDims => {
+    if (d.alibi) table(d.alibi);
+    return d;
+  };
 
   return {
     name: 'webgpu',
@@ -92,7 +113,7 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
     rmsnormBackward: (dx, dw, dy, x, r, w, N, C) =>
       k.rmsnormBackward(f32(dx), dw ? f32(dw) : null, f32(dy), f32(x), f32(r), w ? f32(w) : null, N, C),
     rope: (x, cos, sin, B, T, H, D, R, start, bs, rs, inv) =>
-      k.rope(f32(x), f32(cos), f32(sin), B, T, H, D, R, start, bs, rs, inv),
+      k.rope(f32(x), table(cos), table(sin), B, T, H, D, R, start, bs, rs, inv),
     reluForward: (y, x, n) => k.activationForward('relu', f32(y), f32(x), n),
     reluBackward: (dx, dy, x, n) => k.activationBackward('relu', f32(dx), f32(dy), f32(x), n),
     geluForward: (y, x, n) => k.activationForward('gelu', f32(y), f32(x), n),
@@ -113,9 +134,21 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
       k.softmaxForward(f32(y), f32(x), rows, cols, mask, rpb),
     softmaxBackward: (dx, dy, y, rows, cols) => k.softmaxBackward(f32(dx), f32(dy), f32(y), rows, cols),
     attentionForward: (out, probs, q, kk, v, dims: AttentionDims, mask, keep, p) =>
-      k.attentionForward(f32(out), f32(probs), f32(q), f32(kk), f32(v), dims, mask, keep, p),
+      k.attentionForward(f32(out), f32(probs), f32(q), f32(kk), f32(v), withSlopes(dims), mask, keep, p),
     attentionBackward: (dq, dk, dv, dout, probs, q, kk, v, dims: AttentionDims, keep, p) =>
-      k.attentionBackward(f32(dq), f32(dk), f32(dv), f32(dout), f32(probs), f32(q), f32(kk), f32(v), dims, keep, p),
+      k.attentionBackward(
+        f32(dq),
+        f32(dk),
+        f32(dv),
+        f32(dout),
+        f32(probs),
+        f32(q),
+        f32(kk),
+        f32(v),
+        withSlopes(dims),
+        keep,
+        p,
+      ),
     crossEntropyForward(lse, logits, targets, N, V, ignoreIndex, smoothing): { sum: number; count: number } {
       if (ceRows.length < 2 * N) ceRows = mem.alloc(2 * N);
       k.crossEntropyForward(stats, ceRows, f32(lse), f32(logits), targets, N, V, ignoreIndex, smoothing);
