@@ -2,8 +2,8 @@
  * The flags of the commands that use a trained run, declared and read once: `--run DIR`
  * (the run folder, resolved against the working directory; a missing one is a one-line
  * usage error naming the command) and `--backend auto|wasm|reference|webgpu` (which kernels
- * run the model; webgpu is refused in one line until the GPU path trains), and opening the run
- * with them.
+ * run the model; `train` takes webgpu, the commands on a trained run refuse it in one line until
+ * inference on the GPU is built), and opening the run with them.
  *
  * Leaves out: the commands' own flags (each command's file) and opening a run folder
  * (lab/inference/openRun.ts).
@@ -47,14 +47,19 @@ export function runDirsOf(f: Flags, ctx: CommandContext, command: string): strin
   return runs;
 }
 
-/** What `--backend webgpu` answers while the WebGPU kernels (src/engine/backends/webgpu/) train nothing yet. */
+/** What `--backend webgpu` answers on a command that uses a trained run (inference on the GPU is not built). */
 export const WEBGPU_NOT_BUILT =
-  '--backend webgpu: its kernels are built and tested, but training and inference on them ' +
-  '(the GPU-resident model and its step) are not yet; use --backend auto or wasm.';
+  '--backend webgpu trains (attention-lab train), but inference on it (the key/value-cache decoder, ' +
+  'scoring, attention maps, lens, heads) is not built yet; use --backend auto or wasm.';
 
-/** The backend kind `--backend` names (default auto: WebAssembly where it loads; never WebGPU yet). */
-export function backendKindOf(f: Flags): BackendKind {
-  const kind = f.choice('backend', [...BACKEND_KINDS, 'webgpu'] as const, 'auto');
+/** The backend kind `--backend` names for `train` (default auto: WebAssembly where it loads; WebGPU only by name). */
+export function trainBackendKindOf(f: Flags): BackendKind {
+  return f.choice('backend', BACKEND_KINDS, 'auto');
+}
+
+/** The backend kind `--backend` names on a trained run (default auto); webgpu is refused in one line. */
+export function backendKindOf(f: Flags): Exclude<BackendKind, 'webgpu'> {
+  const kind = trainBackendKindOf(f);
   if (kind === 'webgpu') throw new UsageError(WEBGPU_NOT_BUILT);
   return kind;
 }

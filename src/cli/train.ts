@@ -51,7 +51,7 @@ import type { Flags } from './args';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { PrepareLine, ProgressLine } from './progress';
-import { backendKindOf } from './runFlags';
+import { trainBackendKindOf } from './runFlags';
 import { PYTORCH_FLAGS, PYTORCH_HELP, ENGINE_FLAGS, printLaunch, pytorchFlags } from './trainPytorch';
 
 export const TRAIN_HELP = `attention-lab train [data] [options]
@@ -239,7 +239,7 @@ export async function specFromFlags(f: Flags, cwd: string): Promise<TrainSpec> {
     lr: given('lr', () => f.num('lr', 0, 0, 10)),
     warmup: given('warmup', () => f.int('warmup', 0, 0)),
     schedule: given('schedule', () => f.choice('schedule', LR_SCHEDULES, 'cosine')),
-    backend: given('backend', () => backendKindOf(f)),
+    backend: given('backend', () => trainBackendKindOf(f)),
   });
   if (spec.training.optimizer === 'paper' && f.has('schedule'))
     throw new UsageError(
@@ -411,7 +411,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', ...kept, error: outcome.error }));
     return kind === 'fixable' ? 2 : 1;
   }
-  const opened = await openRun(NODE_FS, runDir, createBackend(spec.backend));
+  // Samples on the CPU: a WebGPU run's checkpoint opens there (inference on WebGPU is not built).
+  const opened = await openRun(NODE_FS, runDir, createBackend(spec.backend === 'webgpu' ? 'auto' : spec.backend));
   const samples = await sampleRun(opened, 3);
   const ev = lastEval as Extract<FromTrainingWorker, { type: 'train/didEval' }> | null;
   if (json) {

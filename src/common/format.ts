@@ -221,8 +221,10 @@ export function formatProbDelta(d: number): string {
 
 /**
  * What trained a run, for people: our engine's kernel backend as "wasm backend", the PyTorch
- * engine as "PyTorch cpu ×2" (run.json's backendUsed and ModelInfo.backend say "pytorch …").
+ * engine as "PyTorch cpu ×2" (run.json's backendUsed and ModelInfo.backend say "pytorch …"), the
+ * WebGPU backend with its adapter: "WebGPU (google swiftshader · Vulkan)" (from "webgpu (…)").
  */
 export function formatBackend(backend: string): string {
+  if (backend.startsWith('webgpu')) return `WebGPU${backend.slice('webgpu'.length)}`;
   return backend.startsWith('pytorch') ? `PyTorch${backend.slice('pytorch'.length)}` : `${backend} backend`;
 }

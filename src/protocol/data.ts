@@ -97,8 +97,11 @@ export const DECODE_STRATEGIES = ['greedy', 'beam', 'sample'] as const;
 /** A decode strategy. */
 export type DecodeStrategy = (typeof DECODE_STRATEGIES)[number];
 
-/** The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else reference. */
-export const BACKEND_KINDS = ['auto', 'wasm', 'reference'] as const;
+/**
+ * The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else
+ * reference; `webgpu` trains on a GPU (only by name; its run opens on the CPU for inference).
+ */
+export const BACKEND_KINDS = ['auto', 'wasm', 'reference', 'webgpu'] as const;
 /** A kernel backend a run can ask for. */
 export type BackendKind = (typeof BACKEND_KINDS)[number];
 

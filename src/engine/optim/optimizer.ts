@@ -201,11 +201,12 @@ export class Optimizer {
    * segment with a bad gradient, leaving params, moments and the step count unchanged.
    * Otherwise clips `grads` IN PLACE when the norm exceeds `clipGradNorm`, then applies one
    * `adamStep` over the whole buffer. Gradients are not zeroed here (the model does that).
+   * `normSq`: Σ g² already read from a device (Trainer.stepAsync); absent, `sumSquares` computes it.
    */
-  step(): StepInfo {
+  step(normSq?: number): StepInfo {
     const step = this.t + 1;
     const lr = learningRate(this.config, step);
-    const gradNorm = Math.sqrt(this.backend.sumSquares(this.grads, this.n));
+    const gradNorm = Math.sqrt(normSq ?? this.backend.sumSquares(this.grads, this.n));
     if (!Number.isFinite(gradNorm)) throw this.nonFiniteGradient(step, gradNorm);
     // As PyTorch's clip_grad_norm_: g ← g · min(1, clip / (‖g‖ + 1e-6)).
     const clip = this.config.clipGradNorm;

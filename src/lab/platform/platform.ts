@@ -11,8 +11,16 @@
  * Leaves out: how either is made (platform.node.ts, platform.web.ts).
  */
 
+/// <reference types="@webgpu/types" />
+
 import type { ParallelRunner } from '../../engine/backends/wasm/parallel';
+import type { AdapterDescription } from '../../engine/backends/webgpu/adapter';
 import type { LabFs } from '../files/labFs';
+
+/** An open WebGPU device and its adapter's name, or why there is none (one line, saying what to do). */
+export type OpenedGpu =
+  | { readonly ok: true; readonly device: GPUDevice; readonly adapter: AdapterDescription }
+  | { readonly ok: false; readonly reason: string };
 
 /** The file system and threads of the place a lab job runs. */
 export interface LabPlatform {
@@ -23,6 +31,8 @@ export interface LabPlatform {
    * that is not cross-origin isolated): the backend then runs on one thread.
    */
   readonly threads: (helpers?: number) => ParallelRunner | null;
+  /** Opens a WebGPU device (Node: Dawn's binding); absent where the platform has none to give yet. */
+  readonly gpu?: () => Promise<OpenedGpu>;
 }
 
 /** A worker's line to the side that started it: what it posts, and the messages that arrive (not yet validated). */

@@ -14,13 +14,11 @@
 
 /// <reference types="@webgpu/types" />
 
-import type { AdapterDescription } from '../../engine/backends/webgpu/adapter';
 import { dawnApiFor, describeAdapter } from '../../engine/backends/webgpu/adapter';
+import type { OpenedGpu } from './platform';
 
 /** An open device and its adapter's name, or why there is none (one line, saying what to do). */
-export type NodeGpu =
-  | { readonly ok: true; readonly device: GPUDevice; readonly adapter: AdapterDescription }
-  | { readonly ok: false; readonly reason: string };
+export type NodeGpu = OpenedGpu;
 
 interface DawnModule {
   create(flags: string[]): GPU;

@@ -159,9 +159,12 @@ export function buildModel(
 
 /**
  * The backend the spec names. Training uses the cores the host offers: the wasm backend
- * gets `threads()`'s helpers (results are bit-identical to one thread).
+ * gets `threads()`'s helpers (results are bit-identical to one thread). A run trained on WebGPU
+ * opens on the CPU (auto): inference, snapshots and calibration on WebGPU are not built; only the
+ * training session opens a GPU (sessionSetup.ts).
  */
 export function backendFor(kind: TrainSpec['backend'], threads: () => ParallelRunner | null): Backend {
+  if (kind === 'webgpu') kind = 'auto';
   return kind === 'reference' ? createBackend(kind) : createBackend(kind, { runner: threads() });
 }
 

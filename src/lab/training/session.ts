@@ -5,6 +5,10 @@
  * never touches a thread or a terminal, so the CLI, the extension and the tests host the
  * same code. Pause, resume and stop arrive through {@link SessionControl} between steps;
  * creating or reopening the run folder, and reporting a failure, live in sessionSetup.ts.
+ *
+ * On WebGPU the step is `Trainer.stepAsync` (the loss and norm read back once per step); evaluation
+ * and snapshots run on a CPU copy of the model whose weights are downloaded first, and a
+ * checkpoint downloads the weights and the optimizer's state before it is written.
  */
 
 import { saveCheckpoint } from '../runs/checkpoint';
@@ -54,7 +58,14 @@ export async function runSession(start: BuiltinStart): Promise<void> {
       emit,
       ...(helpers === undefined ? {} : { helpers }),
     });
-    const { model, trainer, dataset, tok, info } = prepared;
+    const { model, trainer, dataset, tok, info, gpu } = prepared;
+    /** The model evaluation and snapshots read: on WebGPU, the CPU copy with the weights downloaded now. */
+    const readable = async (): Promise<typeof model> => {
+      if (!gpu) return model;
+      await gpu.backend.download(model.params);
+      gpu.host.params.set(model.params);
+      return gpu.host;
+    };
     const t = prepared.run.spec.training;
     step = prepared.startStep;
     const segments = prepared.run.segments;
@@ -72,11 +83,12 @@ export async function runSession(start: BuiltinStart): Promise<void> {
     let bestVal = prepared.run.bestValLoss;
     const byteCounter = new ByteCounter(tok, model.padId);
     const snapshot = async (): Promise<void> => {
-      const snap = takeSnapshot(model, dataset, tok, step, t.seed, options.headScores ?? true);
+      const snap = takeSnapshot(await readable(), dataset, tok, step, t.seed, options.headScores ?? true);
       await saveSnapshot(fs, runDir, snap);
       emitSnapshot(emit, snap);
     };
     const checkpoint = async (): Promise<void> => {
+      await gpu?.backend.downloadAll();
       const file = await saveCheckpoint(fs, runDir, model, trainer.optimizer, step);
       await updateRunJson(fs, runDir, { step, bestValLoss: bestVal });
       emit({ type: 'train/didSaveCheckpoint', step, path: file });
@@ -107,7 +119,8 @@ export async function runSession(start: BuiltinStart): Promise<void> {
       }
       const next = step + 1;
       const batch = dataset.trainBatch(next);
-      const r = trainer.step(batch, stepRng(t.seed, STREAMS.dropout, next));
+      const rng = stepRng(t.seed, STREAMS.dropout, next);
+      const r = gpu ? await trainer.stepAsync(batch, gpu.backend, rng) : trainer.step(batch, rng);
       step = next;
       tokensSince += r.tokens;
       const now = Date.now();
@@ -130,8 +143,8 @@ export async function runSession(start: BuiltinStart): Promise<void> {
       }
       if ((t.evalEvery > 0 && step % t.evalEvery === 0) || segmentEnds.has(step)) {
         const ev = dataset.modular
-          ? modularEval(grokkingMetrics(model, dataset.modular))
-          : evaluate(model, dataset, tok, { maxPairs: 100 });
+          ? modularEval(grokkingMetrics(await readable(), dataset.modular))
+          : evaluate(await readable(), dataset, tok, { maxPairs: 100 });
         if (bestVal === null || ev.loss < bestVal) bestVal = ev.loss;
         const e = { step, ...ev };
         await appendMetrics(fs, runDir, { type: 'eval', ...e });

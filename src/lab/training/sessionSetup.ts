@@ -8,6 +8,8 @@
  */
 
 import type { Backend } from '../../engine/backend';
+import type { WebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
+import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import { EngineError } from '../../engine/errors';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
@@ -72,6 +74,11 @@ export interface PreparedSession {
    * remove, or a resumed one).
    */
   own: Readonly<Ownership>;
+  /**
+   * Training on WebGPU: the backend (the step reads the loss back through it) and a copy of the model
+   * on the CPU that evaluation and snapshots run on, its weights downloaded at their cadence; null otherwise.
+   */
+  gpu: { readonly backend: WebGpuBackend; readonly host: Transformer } | null;
 }
 
 /** Whether this session owns the run folder (created it, or resumed it), so may mark it failed. */
@@ -227,7 +234,9 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   const cfg = fresh ? resolveConfig(spec, tok.vocabSize) : (await readRunJson(fs, runDir)).config;
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
-  const backend = backendFor(spec.backend, () => platform.threads(helpers));
+  const onGpu = spec.backend === 'webgpu' && otherEngine === null;
+  const gpu = onGpu ? await openTrainingGpu(platform, spec.training.optimizer) : null;
+  const backend = gpu ? gpu.backend : backendFor(spec.backend, () => platform.threads(helpers));
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
   const model = buildModel(
     cfg,
@@ -236,7 +245,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     modelPadId(tok),
     stateOptimizer(spec.training.optimizer),
   );
-  const engine = otherEngine ?? backend.name;
+  const engine = otherEngine ?? (gpu ? `webgpu (${gpu.adapter})` : backend.name);
   // Our kernels' threads; another engine's processes are in its label, not here.
   const threads = otherEngine === null ? threadsOf(backend) : undefined;
   const segments = plan ? plan.segments : planSegments(spec);
@@ -298,6 +307,16 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
       await truncateMetrics(fs, runDir, 0);
     }
   }
+  // The host wrote the weights (initialized or loaded) and the optimizer's state: the GPU gets them once.
+  gpu?.backend.uploadAll();
+  const host = gpu
+    ? buildModel(
+        cfg,
+        dataset,
+        backendFor('auto', () => platform.threads(helpers)),
+        modelPadId(tok),
+      )
+    : null;
   const est = estimateModel(
     cfg,
     {
@@ -325,7 +344,28 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     info,
     run,
     fresh,
+    gpu: gpu && host ? { backend: gpu.backend, host } : null,
   };
+}
+
+/**
+ * The WebGPU backend on the platform's device, and its adapter's name; refused in one line where
+ * the platform opens none, or for Muon (whose Newton–Schulz loop runs on the host).
+ */
+async function openTrainingGpu(
+  platform: LabPlatform,
+  optimizer: string,
+): Promise<{ backend: WebGpuBackend; adapter: string }> {
+  if (optimizer === 'muon')
+    throw new EngineError(
+      'config/invalid',
+      'Muon does not train on WebGPU yet; use --optimizer adamw, or --backend wasm for Muon.',
+    );
+  if (!platform.gpu)
+    throw new EngineError('config/invalid', 'WebGPU is not offered where this runs yet; use backend wasm or auto.');
+  const opened = await platform.gpu();
+  if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
+  return { backend: createWebGpuBackend(opened.device), adapter: opened.adapter.name };
 }
 
 /**

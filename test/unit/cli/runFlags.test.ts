@@ -14,6 +14,7 @@ import {
   RUN_FLAG,
   WEBGPU_NOT_BUILT,
   backendKindOf,
+  trainBackendKindOf,
   backendOf,
   runDirOf,
   runDirsOf,
@@ -50,8 +51,9 @@ describe('--run and --backend', () => {
     );
   });
 
-  it('refuse --backend webgpu in one line saying what is not built and what to use', () => {
-    expect(() => backendKindOf(parseFlags('train', ['--backend', 'webgpu'], { ...BACKEND_FLAG }))).toThrow(
+  it('take --backend webgpu for train; refuse it on a trained run in one line saying what is not built', () => {
+    expect(trainBackendKindOf(parseFlags('train', ['--backend', 'webgpu'], { ...BACKEND_FLAG }))).toBe('webgpu');
+    expect(() => backendKindOf(parseFlags('lens', ['--backend', 'webgpu'], { ...BACKEND_FLAG }))).toThrow(
       WEBGPU_NOT_BUILT,
     );
     expect(WEBGPU_NOT_BUILT).not.toMatch(/\n/);

@@ -14,8 +14,8 @@
  * backward, LayerNorm and RMSNorm forward and backward, the five activations forward and backward,
  * soft-cap, softmax forward and backward, cross-entropy forward and backward, sumSquares, adamStep,
  * the fused attention forward and backward (GQA, masks, soft-cap, ALiBi, a dropout keep-mask), RoPE,
- * and dropout (its mask bit-identical to the reference's). Leaves out (the next session's): Muon's
- * steps, and the `Backend` object the models bind to.
+ * and dropout (its mask bit-identical to the reference's). Leaves out: Muon's steps; the `Backend`
+ * object the models bind to is webgpuBackend.ts.
  *
  * Shape legend as in backend.ts.
  */
