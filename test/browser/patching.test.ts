@@ -2,11 +2,11 @@
  * The Patching tab in headless Chromium (webview/panels/patching.ts), fed recorded answers:
  * fixtures/patching.json holds `attention-lab patch RUN --clean "a b c a b" --corrupted
  * "a b d a b" --answer c --wrong d --what resid,attn,mlp,heads,heads-pos --json` and
- * `attention-lab attribute … --what attribution --json` of a tiny decoder-only run (2 layers,
+ * `attention-lab attribute … --what attribution` and `--what dla` (`--json`) of a tiny decoder-only run (2 layers,
  * 4 heads; numbers to 4 digits). Run posts model/patch and model/attribute with the form's
  * settings; each sweep is a labelled map with one cell per value coloured by its recovery
  * (blue towards clean, red past corrupted), the estimate beside it, a line on what a cell
- * means; a failure is one line in the panel.
+ * means; DLA's components are bars; a failure is one line in the panel.
  */
 
 import type { Browser, Page } from 'playwright-core';
@@ -28,7 +28,9 @@ import {
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
-const recorded = fixture<{ patch: PatchOutputData; attribution: AttributionOutputData }>('patching.json');
+const recorded = fixture<{ patch: PatchOutputData; attribution: AttributionOutputData; dla: AttributionOutputData }>(
+  'patching.json',
+);
 
 describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
   let browser: Browser;
@@ -128,6 +130,22 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
       expect(await page.locator(`${est} .ptc-rowlabel`).allTextContents()).toEqual(m.rows);
       expect(await cellValues(page, `${est} .ptc-cell`)).toEqual(expected[m.what]);
     }
+    // DLA: the third request, one bar per component at the last position.
+    const dlaAsk = log.posted.filter((m) => m.type === 'model/attribute')[1];
+    expect(dlaAsk).toMatchObject({ params: { what: 'dla', metric: { kind: 'logit-diff', answer: 'c', wrong: 'd' } } });
+    const d = recorded.dla;
+    if (d.what !== 'dla') throw new Error('fixture is not DLA');
+    await send(page, { type: 'model/didAttribute', id: dlaAsk?.id, output: d });
+    await until(page, `document.querySelectorAll('${panel} .ptc-bar-row').length === ${d.components.length}`);
+    const lastPos = d.tokens.length - 1;
+    const vs = (await page.evaluate(
+      `[...document.querySelectorAll('${panel} .ptc-bar-row')].map((r) => Number(r.dataset.v))`,
+    )) as number[];
+    expect(vs).toEqual(d.components.map((c) => c.values[lastPos]));
+    const labels = await page.locator(`${panel} .ptc-bar-label`).allTextContents();
+    expect(labels.slice(0, 3)).toEqual(['embeddings', 'L1H1', 'L1H2']);
+    expect(labels).toContain('L2 MLP');
+    expect(await page.locator(`${panel} .ptc-bar.neg`).count()).toBe(vs.filter((v) => v < 0).length);
     await screenshot(page, 'patching', true);
 
     // A failure is one line in the panel, and the old maps go.

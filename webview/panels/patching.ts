@@ -8,10 +8,12 @@
  * (clean − corrupted), diverging around 0 in the theme's blue (towards clean) and red (past
  * corrupted), with its row and column labels (positions carry their tokens) and one line
  * saying what a cell means. A failure (prompts of different token lengths, an answer that is
- * not one token) is one line in the panel. The settings and the last results are per run.
+ * not one token) is one line in the panel. With logit-diff, direct logit attribution of the
+ * clean prompt at its last position (model/attribute with what dla, a third request) follows as
+ * bars. The settings and the last results are per run.
  *
  * Leaves out: computing any of it (lab/inference/patch.ts, attribute.ts, in the model worker),
- * path patching and direct logit attribution (the CLI's `patch --what path`, `attribute`).
+ * path patching and the accumulated residual (the CLI's `patch --what path`, `attribute`).
  */
 
 import type { AttributionOutputData, AttributionParamsData } from '../../src/protocol/attribution';
@@ -45,6 +47,8 @@ interface PatchingSettings {
   what: PatchWhat[];
   /** Also ask for attribution patching's estimate of the same sweeps. */
   estimate: boolean;
+  /** Also ask for direct logit attribution of the clean prompt (logit-diff only). */
+  dla: boolean;
 }
 
 /** One line under a sweep's map: what one cell is. */
@@ -94,7 +98,10 @@ export class PatchingPanel implements Panel {
   private readonly box = h('div', { className: 'ptc-maps' });
   private readonly settings = new Map<string, PatchingSettings>();
   /** The last patching and estimate requests of each run (by run id). */
-  private readonly last = new Map<string, { patch: PlaygroundAnalysis; estimate: PlaygroundAnalysis | null }>();
+  private readonly last = new Map<
+    string,
+    { patch: PlaygroundAnalysis; estimate: PlaygroundAnalysis | null; dla: PlaygroundAnalysis | null }
+  >();
   private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
   private drawn = '';
 
@@ -145,6 +152,7 @@ export class PatchingPanel implements Panel {
       metric: 'logit-diff',
       what: ['resid', 'attn', 'mlp', 'heads'],
       estimate: true,
+      dla: true,
     };
     this.settings.set(run.id, s);
     const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'answer' | 'wrong'): HTMLElement =>
@@ -215,12 +223,13 @@ export class PatchingPanel implements Panel {
         h('span', {}, 'sweeps'),
         ...sweeps,
         check('ptc-estimate', 'attribution patching beside', s.estimate, (v) => (s.estimate = v)),
+        check('ptc-dla', 'direct logit attribution', s.dla, (v) => (s.dla = v)),
         button,
       ),
       h(
         'p',
         { className: 'note ptc-key' },
-        'Blue: towards the clean metric (1); white: as corrupted (0); red: below corrupted. ' +
+        'Blue: towards the clean metric (1); no colour: as corrupted (0); red: below corrupted. ' +
           'Hover a cell for its numbers.',
       ),
       this.status,
@@ -236,7 +245,7 @@ export class PatchingPanel implements Panel {
     const last = this.last.get(run.id);
     const state = (a: PlaygroundAnalysis | null | undefined): string =>
       a ? `${a.id}:${a.output ? 'done' : a.error ? 'failed' : 'waiting'}` : 'none';
-    const key = `${run.id}/${state(last?.patch)}/${state(last?.estimate)}`;
+    const key = `${run.id}/${state(last?.patch)}/${state(last?.estimate)}/${state(last?.dla)}`;
     if (key === this.drawn) return;
     this.drawn = key;
     this.status.classList.remove('error');
@@ -245,11 +254,12 @@ export class PatchingPanel implements Panel {
       replaceChildren(this.box);
       return;
     }
-    const { patch, estimate } = last;
-    const failed = patch.error ?? estimate?.error ?? null;
+    const { patch, estimate, dla } = last;
+    const failed = patch.error ?? estimate?.error ?? dla?.error ?? null;
     if (failed) {
       this.status.classList.add('error');
-      this.status.textContent = `${patch.error ? 'Patching' : 'Attribution patching'} failed: ${failed.message}`;
+      const what = patch.error ? 'Patching' : estimate?.error ? 'Attribution patching' : 'Direct logit attribution';
+      this.status.textContent = `${what} failed: ${failed.message}`;
     }
     const out = patch.kind === 'patch' ? patch.output : null;
     if (!out) {
@@ -263,7 +273,8 @@ export class PatchingPanel implements Panel {
         `${metricName(out)}: ` +
         `clean ${formatNumber(out.clean)}, corrupted ${formatNumber(out.corrupted)}` +
         (estimate && !est ? '; estimating…' : '.');
-    replaceChildren(this.box, ...out.maps.map((m) => this.sweep(out, m, est)));
+    const d = dla?.kind === 'attribute' && dla.output?.what === 'dla' ? dla.output : null;
+    replaceChildren(this.box, ...out.maps.map((m) => this.sweep(out, m, est)), d ? dlaBars(d) : null);
   }
 
   /** One sweep: its map, the estimate beside it where asked, and what a cell means. */
@@ -322,13 +333,24 @@ export class PatchingPanel implements Panel {
       estimate = this.ctx.store.beginPatching(run.id, { kind: 'attribute', request: params });
       msgs.push({ a: estimate, msg: { type: 'model/attribute', id: estimate.id, runDir: run.summary.runDir, params } });
     }
+    let dla: PlaygroundAnalysis | null = null;
+    if (s.dla && s.metric === 'logit-diff') {
+      const params: AttributionParamsData = {
+        clean: s.clean,
+        corrupted: s.corrupted,
+        metric: { kind: 'logit-diff', answer: s.answer, wrong: s.wrong },
+        what: 'dla',
+      };
+      dla = this.ctx.store.beginPatching(run.id, { kind: 'attribute', request: params });
+      msgs.push({ a: dla, msg: { type: 'model/attribute', id: dla.id, runDir: run.summary.runDir, params } });
+    }
     try {
       for (const { msg } of msgs) validateFromWebview(msg);
     } catch (e) {
       this.ctx.problem(`The patching request is invalid: ${(e as Error).message}`);
       return;
     }
-    this.last.set(run.id, { patch, estimate });
+    this.last.set(run.id, { patch, estimate, dla });
     for (const { a, msg } of msgs) {
       this.timers.set(
         a.id,
@@ -418,4 +440,54 @@ function patchMap(
     grid.append(row);
   }
   return h('div', { className: `ptc-map ${cls}` }, h('h4', {}, title), grid);
+}
+
+/** A DLA component's name as people read it (layers and heads 1-based). */
+export function componentName(c: { kind: string; layer: number | null; head: number | null }): string {
+  const l = c.layer === null ? '' : `L${c.layer + 1}`;
+  if (c.kind === 'head') return `${l}H${(c.head ?? 0) + 1}`;
+  if (c.kind === 'attn-bias') return `${l} attn bias`;
+  if (c.kind === 'mlp') return `${l} MLP`;
+  return 'embeddings';
+}
+
+/**
+ * Direct logit attribution at the last position as bars: each component's share of
+ * logit[answer] − logit[wrong] read straight through the unembedding, blue above 0, red below.
+ */
+function dlaBars(d: Extract<AttributionOutputData, { what: 'dla' }>): HTMLElement {
+  const last = d.tokens.length - 1;
+  const values = d.components.map((c) => c.values[last] ?? 0);
+  const top = Math.max(1e-9, ...values.map((v) => Math.abs(v)));
+  const bars = h('div', {
+    className: 'ptc-bars',
+    attrs: { role: 'list', 'aria-label': 'Direct logit attribution' },
+  });
+  for (const [i, c] of d.components.entries()) {
+    const v = values[i] ?? 0;
+    const bar = h('span', { className: `ptc-bar${v < 0 ? ' neg' : ''}` });
+    bar.style.setProperty('--w', String(Math.abs(v) / top));
+    bars.append(
+      h(
+        'div',
+        { className: 'ptc-bar-row', attrs: { role: 'listitem', 'data-v': v } },
+        h('span', { className: 'ptc-bar-label' }, componentName(c)),
+        h('span', { className: 'ptc-bar-track' }, bar),
+        h('span', { className: 'ptc-bar-value' }, formatNumber(v)),
+      ),
+    );
+  }
+  return h(
+    'figure',
+    { className: 'ptc-sweep ptc-dla', attrs: { 'data-what': 'dla' } },
+    h('h3', {}, `Direct logit attribution (clean prompt, last token ${JSON.stringify(d.tokens[last] ?? '')})`),
+    bars,
+    h(
+      'figcaption',
+      { className: 'ptc-meaning' },
+      `A bar: that component's output at the last position read straight through the unembedding onto ` +
+        `logit[${d.answer}] − logit[${d.wrong}] (the model's is ${formatNumber(d.logitDiff[last] ?? 0)}; ` +
+        `biases no component owns ${formatNumber(d.excluded[last] ?? 0)}).`,
+    ),
+  );
 }
