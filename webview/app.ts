@@ -21,6 +21,7 @@ import { MasksPanel } from './panels/masks';
 import { ModelPanel } from './panels/model';
 import type { Panel, PanelContext } from './panels/panel';
 import { PlaygroundPanel } from './panels/playground';
+import { PatchingPanel } from './panels/patching';
 import { RunHeader } from './runHeader';
 import { DashboardStore } from './store';
 import type { StoreEvent } from './store';
@@ -79,6 +80,7 @@ export class App {
       new MasksPanel(ctx),
       new ModelPanel(ctx),
       new PlaygroundPanel(ctx),
+      new PatchingPanel(ctx),
     ];
     this.header = new RunHeader(ctx, () => this.selectRun());
     this.layout();

@@ -12,6 +12,8 @@
 
 import type { AblationOutputData, HeadRefData, LensInputData, LensOutputData } from '../src/protocol/analysis';
 import type { SteerOutputData, SteerRequestData } from '../src/protocol/steering';
+import type { PatchOutputData, PatchRequestData } from '../src/protocol/patching';
+import type { AttributionOutputData, AttributionParamsData } from '../src/protocol/attribution';
 import type { ErrorData, EvalMetrics, PrepareProgress } from '../src/protocol/data';
 import type { EvaluationRecord } from '../src/protocol/evaluation';
 import type {
@@ -113,6 +115,22 @@ export type PlaygroundAnalysis =
       readonly request: SteerRequestData;
       output: SteerOutputData | null;
       error: ErrorData | null;
+    }
+  | {
+      readonly kind: 'patch';
+      readonly id: number;
+      readonly runId: string;
+      readonly request: PatchRequestData;
+      output: PatchOutputData | null;
+      error: ErrorData | null;
+    }
+  | {
+      readonly kind: 'attribute';
+      readonly id: number;
+      readonly runId: string;
+      readonly request: AttributionParamsData;
+      output: AttributionOutputData | null;
+      error: ErrorData | null;
     };
 
 /** How a problem message names each kind of analysis. */
@@ -120,6 +138,8 @@ const ANALYSIS_NAMES: Record<PlaygroundAnalysis['kind'], string> = {
   lens: 'logit lens',
   ablate: 'ablation',
   steer: 'steering',
+  patch: 'patching',
+  attribute: 'attribution',
 };
 
 /** What one message changed. */
@@ -250,6 +270,22 @@ export class DashboardStore {
       error: null,
     };
     this.analyses.set(s.id, s);
+    return s;
+  }
+
+  /** Starts a Patching tab request (model/patch or model/attribute); its id goes in the request. */
+  beginPatching(
+    runId: string,
+    ask:
+      | { readonly kind: 'patch'; readonly request: PatchRequestData }
+      | { readonly kind: 'attribute'; readonly request: AttributionParamsData },
+  ): PlaygroundAnalysis {
+    const id = this.nextRequestId++;
+    const s: PlaygroundAnalysis =
+      ask.kind === 'patch'
+        ? { kind: 'patch', id, runId, request: ask.request, output: null, error: null }
+        : { kind: 'attribute', id, runId, request: ask.request, output: null, error: null };
+    this.analyses.set(id, s);
     return s;
   }
 
@@ -384,6 +420,10 @@ export class DashboardStore {
         return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'ablate' });
       case 'model/didSteer':
         return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'steer' });
+      case 'model/didPatch':
+        return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'patch' });
+      case 'model/didAttribute':
+        return this.analysisDone(msg.type, msg.id, { output: msg.output, kind: 'attribute' });
       case 'dashboard/show': {
         const r = msg.runDir === null ? null : this.runAt(msg.runDir);
         if (r === undefined)
@@ -455,6 +495,8 @@ export class DashboardStore {
       | { readonly kind: 'lens'; readonly output: LensOutputData }
       | { readonly kind: 'ablate'; readonly output: AblationOutputData }
       | { readonly kind: 'steer'; readonly output: SteerOutputData }
+      | { readonly kind: 'patch'; readonly output: PatchOutputData }
+      | { readonly kind: 'attribute'; readonly output: AttributionOutputData }
       | { readonly error: ErrorData },
   ): ApplyResult {
     const s = this.analyses.get(id);
@@ -472,6 +514,8 @@ export class DashboardStore {
     else if (end.kind === 'lens' && s.kind === 'lens') s.output = end.output;
     else if (end.kind === 'ablate' && s.kind === 'ablate') s.output = end.output;
     else if (end.kind === 'steer' && s.kind === 'steer') s.output = end.output;
+    else if (end.kind === 'patch' && s.kind === 'patch') s.output = end.output;
+    else if (end.kind === 'attribute' && s.kind === 'attribute') s.output = end.output;
     return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
   }
 

@@ -239,7 +239,7 @@ export const modelRequests = requests('model', {
     what: 'Patching',
     timeoutMs: 1_800_000,
     streams: 'progress',
-    page: false,
+    page: true,
   },
   /**
    * Direct logit attribution, the accumulated residual or attribution patching of two prompts
@@ -251,7 +251,7 @@ export const modelRequests = requests('model', {
     what: 'Attributing',
     timeoutMs: 1_800_000, // with full patching beside it, as long as `patch`
     streams: 'progress',
-    page: false, // no dashboard view yet: the Patching tab will show it
+    page: true,
   },
   /**
    * A decode steered by activation addition beside the same decode unsteered (lab/inference/steer.ts).

@@ -64,7 +64,7 @@ export const runState = obj({
 
 /** The dashboard's tabs. */
 export type DashboardTab = Infer<typeof dashboardTab>;
-export const dashboardTab = oneOf('curves', 'attention', 'heads', 'masks', 'model', 'playground');
+export const dashboardTab = oneOf('curves', 'attention', 'heads', 'masks', 'model', 'playground', 'patching');
 
 /** Messages from the extension host (or the report page's loader) to the dashboard. */
 export type ToWebview = Infer<typeof toWebview>;

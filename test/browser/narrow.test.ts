@@ -9,7 +9,7 @@ import { clean, load, tab } from './data';
 import { HAS_CHROMIUM, SKIP_REASON, frames, launchBrowser, openDashboard, screenshot, send } from './harness';
 import { scoredRun } from './synthetic';
 
-const TABS = ['curves', 'attention', 'heads', 'masks', 'model', 'playground'] as const;
+const TABS = ['curves', 'attention', 'heads', 'masks', 'model', 'playground', 'patching'] as const;
 const overflow = 'document.documentElement.scrollWidth - document.documentElement.clientWidth';
 
 describe.skipIf(!HAS_CHROMIUM)('the dashboard at 500 px', () => {

@@ -24,7 +24,7 @@ describe.skipIf(!HAS_CHROMIUM)('screenshots in Chromium', () => {
     it(`renders every tab in the ${theme} theme without network or CSP violations (screenshots)`, async () => {
       const { page, log } = await openDashboard(browser, { theme });
       await send(page, load);
-      for (const t of ['curves', 'attention', 'heads', 'masks', 'model', 'playground']) {
+      for (const t of ['curves', 'attention', 'heads', 'masks', 'model', 'playground', 'patching']) {
         await tab(page, t);
         await screenshot(page, `${theme}-${t}`, t === 'masks');
       }

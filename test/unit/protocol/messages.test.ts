@@ -397,6 +397,33 @@ const HOST_TO_WEBVIEW: Fixtures<ToWebview> = {
     id: 6,
     output: { layer: 1, alpha: -2, norm: 1, streamNorm: 4, steered: output, unsteered: output },
   },
+  'model/didPatch': {
+    type: 'model/didPatch',
+    id: 7,
+    output: {
+      tokens: { clean: ['<bos>', 'a'], corrupted: ['<bos>', 'c'] },
+      answer: 'a',
+      wrong: 'c',
+      metric: 'logit-diff',
+      clean: 2,
+      corrupted: -1,
+      maps: [{ what: 'resid', rows: ['L1'], cols: ['0 <bos>', '1 a'], values: [-1, 2], normalised: [0, 1] }],
+    },
+  },
+  'model/didAttribute': {
+    type: 'model/didAttribute',
+    id: 8,
+    output: {
+      what: 'resid-accum',
+      tokens: ['<bos>', 'a'],
+      answer: 'b',
+      wrong: 'c',
+      note: 'clean scale',
+      excluded: [0.1, 0.1],
+      logitDiff: [0.5, 1],
+      layers: [{ layer: 0, values: [0.2, 0.4] }],
+    },
+  },
   'dashboard/didSetActiveRun': { type: 'dashboard/didSetActiveRun', runDir: '/r' },
   'model/didAttend': { type: 'model/didAttend', id: 4, output: { ...snapshot, source: 'selection', text: 'ab' } },
   'model/didAttendLayer': {
@@ -420,6 +447,18 @@ const WEBVIEW_TO_HOST: Fixtures<FromWebview> = {
     id: 6,
     runDir: '/r',
     request: { vector: { plus: 'a', minus: 'b', layer: 0, alpha: 1.5 }, decode: params },
+  },
+  'model/patch': {
+    type: 'model/patch',
+    id: 7,
+    runDir: '/r',
+    request: { clean: 'ab', corrupted: 'cd', answer: 'a', wrong: null, metric: 'logprob', what: ['resid', 'mlp'] },
+  },
+  'model/attribute': {
+    type: 'model/attribute',
+    id: 8,
+    runDir: '/r',
+    params: { clean: 'ab', corrupted: 'cd', metric: { kind: 'logprob', answer: 'a' }, what: 'attribution' },
   },
   'train/control': { type: 'train/control', runDir: '/r', action: 'stop' },
   'export/save': {

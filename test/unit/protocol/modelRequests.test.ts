@@ -114,7 +114,16 @@ describe('model worker requests, declared once (modelRequests)', () => {
   });
 
   it("gives the dashboard exactly the `page` kinds, with the model worker's messages", () => {
-    const page: PageRequestKind[] = ['decode', 'attend', 'attendLayer', 'lens', 'ablate', 'steer'];
+    const page: PageRequestKind[] = [
+      'decode',
+      'attend',
+      'attendLayer',
+      'lens',
+      'ablate',
+      'steer',
+      'patch',
+      'attribute',
+    ];
     expect(kinds.filter((k) => modelRequests.table[k].page)).toEqual(expect.arrayContaining(page));
     expect(kinds.filter((k) => modelRequests.table[k].page)).toHaveLength(page.length);
     const sent = Object.keys(fromWebview.table).filter((t) => t.startsWith('model/'));

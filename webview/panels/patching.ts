@@ -1,0 +1,493 @@
+/**
+ * The Patching tab: activation patching of a clean and a corrupted prompt with the selected
+ * run's model (model/patch, answered by model/didPatch or model/didFail), and beside each
+ * sweep its first-order estimate by attribution patching (model/attribute with what
+ * attribution, a second request). The person gives the two prompts, the answer and wrong
+ * tokens, the metric (logit-diff or logprob) and the sweeps (resid, attn, mlp, heads,
+ * heads-pos); each sweep is drawn as a heatmap of its recovery (patched − corrupted) /
+ * (clean − corrupted), diverging around 0 in the theme's blue (towards clean) and red (past
+ * corrupted), with its row and column labels (positions carry their tokens) and one line
+ * saying what a cell means. A failure (prompts of different token lengths, an answer that is
+ * not one token) is one line in the panel. With logit-diff, direct logit attribution of the
+ * clean prompt at its last position (model/attribute with what dla, a third request) follows as
+ * bars. The settings and the last results are per run.
+ *
+ * Leaves out: computing any of it (lab/inference/patch.ts, attribute.ts, in the model worker),
+ * path patching and the accumulated residual (the CLI's `patch --what path`, `attribute`).
+ */
+
+import type { AttributionOutputData, AttributionParamsData } from '../../src/protocol/attribution';
+import type {
+  PatchMapData,
+  PatchMetric,
+  PatchOutputData,
+  PatchRequestData,
+  PatchWhat,
+} from '../../src/protocol/patching';
+import type { FromWebview } from '../../src/protocol/webview';
+import { validateFromWebview } from '../../src/protocol/webview';
+import { formatNumber } from '../../src/common/format';
+import { h, replaceChildren } from '../base/dom';
+import type { PlaygroundAnalysis, StoreEvent } from '../store';
+import type { Panel, PanelContext } from './panel';
+
+/** Past the host's own limit for a patching request (30 minutes, which it answers with its error): the host is gone. */
+const TIMEOUT_MS = 1_830_000;
+
+/** The sweeps the tab offers, in the order they are drawn. */
+const SWEEPS: readonly PatchWhat[] = ['resid', 'attn', 'mlp', 'heads', 'heads-pos'];
+
+/** What the person set for one run. */
+interface PatchingSettings {
+  clean: string;
+  corrupted: string;
+  answer: string;
+  wrong: string;
+  metric: PatchMetric;
+  what: PatchWhat[];
+  /** Also ask for attribution patching's estimate of the same sweeps. */
+  estimate: boolean;
+  /** Also ask for direct logit attribution of the clean prompt (logit-diff only). */
+  dla: boolean;
+}
+
+/** One line under a sweep's map: what one cell is. */
+export function cellMeaning(what: PatchWhat): string {
+  const tail = 'patched into the corrupted run; 1 = the clean metric recovered, 0 = as corrupted.';
+  switch (what) {
+    case 'resid':
+      return `A cell (layer L, position p): the clean residual stream entering layer L at position p, ${tail}`;
+    case 'attn':
+      return `A cell (layer L, position p): layer L's clean attention output at position p, ${tail}`;
+    case 'mlp':
+      return `A cell (layer L, position p): layer L's clean MLP output at position p, ${tail}`;
+    case 'heads':
+      return `A cell (layer L, head H): head H of layer L, its clean output at every position, ${tail}`;
+    case 'heads-pos':
+      return `A cell (head, position p): that head's clean output at position p only, ${tail}`;
+    case 'path':
+      return `A cell (sender head): its clean output reaching only the receivers' input, ${tail}`;
+  }
+}
+
+/** The estimate of `what` in an attribution patching answer, row-major in the patch map's shape (null: none). */
+export function estimateOf(a: AttributionOutputData, what: PatchWhat): number[] | null {
+  if (a.what !== 'attribution') return null;
+  switch (what) {
+    case 'resid':
+      return a.resid.flat();
+    case 'attn':
+      return a.attnOut.flat();
+    case 'mlp':
+      return a.mlpOut.flat();
+    case 'heads':
+      return a.head.flat();
+    case 'heads-pos':
+      return a.headPos.flat(2);
+    case 'path':
+      return null;
+  }
+}
+
+/** The Patching tab. */
+export class PatchingPanel implements Panel {
+  readonly id = 'patching' as const;
+  readonly label = 'Patching';
+  readonly el = h('section', { className: 'panel patching' });
+  private readonly status = h('p', { className: 'ptc-status', attrs: { 'aria-live': 'polite' } });
+  private readonly box = h('div', { className: 'ptc-maps' });
+  private readonly settings = new Map<string, PatchingSettings>();
+  /** The last patching and estimate requests of each run (by run id). */
+  private readonly last = new Map<
+    string,
+    { patch: PlaygroundAnalysis; estimate: PlaygroundAnalysis | null; dla: PlaygroundAnalysis | null }
+  >();
+  private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
+  private drawn = '';
+
+  constructor(private readonly ctx: PanelContext) {}
+
+  wants(ev: StoreEvent): boolean {
+    if (ev.kind !== 'analysis') return false;
+    const s = this.ctx.store.analysis(ev.id);
+    if (s?.kind !== 'patch' && s?.kind !== 'attribute') return false;
+    const t = this.timers.get(ev.id);
+    if (t !== undefined) clearTimeout(t);
+    this.timers.delete(ev.id);
+    return true;
+  }
+
+  render(full: boolean): void {
+    if (full) this.build();
+    else this.show();
+  }
+
+  /** Rebuilds the form for the selected run. */
+  private build(): void {
+    const run = this.ctx.run();
+    const cfg = run?.summary.model?.config;
+    this.drawn = '';
+    if (!this.ctx.host.interactive || !run || cfg?.kind !== 'decoder-only') {
+      replaceChildren(
+        this.el,
+        h('h2', {}, 'Patching'),
+        h(
+          'p',
+          { className: 'note', attrs: { role: 'note' } },
+          !run
+            ? 'Pick a run to patch its model.'
+            : cfg?.kind !== 'decoder-only'
+              ? 'Patching needs a decoder-only run: it compares two prompts at the last position.'
+              : 'Patching is off: this page has no host to run the model. Open the run in VS Code, or run ' +
+                '`attention-lab patch RUN --clean TEXT --corrupted TEXT --answer TOKEN --wrong TOKEN`.',
+        ),
+      );
+      return;
+    }
+    const s: PatchingSettings = this.settings.get(run.id) ?? {
+      clean: '',
+      corrupted: '',
+      answer: '',
+      wrong: '',
+      metric: 'logit-diff',
+      what: ['resid', 'attn', 'mlp', 'heads'],
+      estimate: true,
+      dla: true,
+    };
+    this.settings.set(run.id, s);
+    const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'answer' | 'wrong'): HTMLElement =>
+      h(
+        'span',
+        { className: `pg-knob ptc-${key}` },
+        h('label', { attrs: { for: id } }, label),
+        h('input', {
+          attrs: { id, type: 'text', spellcheck: false, value: s[key] },
+          on: { input: (e) => (s[key] = (e.target as HTMLInputElement).value) },
+        }),
+      );
+    const metric = h(
+      'select',
+      {
+        attrs: { id: 'ptc-metric' },
+        on: { change: (e) => (s.metric = (e.target as HTMLSelectElement).value as PatchMetric) },
+      },
+      h(
+        'option',
+        { attrs: { value: 'logit-diff', selected: s.metric === 'logit-diff' } },
+        'logit[answer] − logit[wrong]',
+      ),
+      h('option', { attrs: { value: 'logprob', selected: s.metric === 'logprob' } }, 'log p(answer)'),
+    );
+    const check = (id: string, label: string, on: boolean, set: (v: boolean) => void): HTMLElement =>
+      h(
+        'label',
+        { className: 'ptc-check', attrs: { for: id } },
+        h('input', {
+          attrs: { id, type: 'checkbox', checked: on },
+          on: { change: (e) => set((e.target as HTMLInputElement).checked) },
+        }),
+        label,
+      );
+    const sweeps = SWEEPS.map((w) =>
+      check(`ptc-what-${w}`, w, s.what.includes(w), (v) => {
+        s.what = SWEEPS.filter((x) => (x === w ? v : s.what.includes(x)));
+      }),
+    );
+    const button = h('button', { className: 'primary', attrs: { type: 'button', id: 'ptc-run' } }, 'Run');
+    button.addEventListener('click', () => this.request());
+    replaceChildren(
+      this.el,
+      h(
+        'h2',
+        {},
+        'Patching ',
+        h(
+          'span',
+          { className: 'hint' },
+          '(runs the corrupted prompt with one activation of the clean prompt patched in, for every activation ' +
+            'of each sweep, and reads the metric at the last position)',
+        ),
+      ),
+      h(
+        'div',
+        { className: 'pg-knobs' },
+        text('ptc-clean', 'clean', 'clean'),
+        text('ptc-corrupted', 'corrupted', 'corrupted'),
+        text('ptc-answer', 'answer', 'answer'),
+        text('ptc-wrong', 'wrong', 'wrong'),
+        h('span', { className: 'pg-knob' }, h('label', { attrs: { for: 'ptc-metric' } }, 'metric'), metric),
+      ),
+      h(
+        'div',
+        { className: 'pg-knobs', attrs: { role: 'group', 'aria-label': 'Sweeps' } },
+        h('span', {}, 'sweeps'),
+        ...sweeps,
+        check('ptc-estimate', 'attribution patching beside', s.estimate, (v) => (s.estimate = v)),
+        check('ptc-dla', 'direct logit attribution', s.dla, (v) => (s.dla = v)),
+        button,
+      ),
+      h(
+        'p',
+        { className: 'note ptc-key' },
+        'Blue: towards the clean metric (1); no colour: as corrupted (0); red: below corrupted. ' +
+          'Hover a cell for its numbers.',
+      ),
+      this.status,
+      this.box,
+    );
+    this.show();
+  }
+
+  /** Redraws the selected run's results where they changed. */
+  private show(): void {
+    const run = this.ctx.run();
+    if (!run || !this.ctx.host.interactive) return;
+    const last = this.last.get(run.id);
+    const state = (a: PlaygroundAnalysis | null | undefined): string =>
+      a ? `${a.id}:${a.output ? 'done' : a.error ? 'failed' : 'waiting'}` : 'none';
+    const key = `${run.id}/${state(last?.patch)}/${state(last?.estimate)}/${state(last?.dla)}`;
+    if (key === this.drawn) return;
+    this.drawn = key;
+    this.status.classList.remove('error');
+    if (!last) {
+      this.status.textContent = '';
+      replaceChildren(this.box);
+      return;
+    }
+    const { patch, estimate, dla } = last;
+    const failed = patch.error ?? estimate?.error ?? dla?.error ?? null;
+    if (failed) {
+      this.status.classList.add('error');
+      const what = patch.error ? 'Patching' : estimate?.error ? 'Attribution patching' : 'Direct logit attribution';
+      this.status.textContent = `${what} failed: ${failed.message}`;
+    }
+    const out = patch.kind === 'patch' ? patch.output : null;
+    if (!out) {
+      if (!failed) this.status.textContent = 'Patching…';
+      replaceChildren(this.box);
+      return;
+    }
+    const est = estimate?.kind === 'attribute' ? estimate.output : null;
+    if (!failed)
+      this.status.textContent =
+        `${metricName(out)}: ` +
+        `clean ${formatNumber(out.clean)}, corrupted ${formatNumber(out.corrupted)}` +
+        (estimate && !est ? '; estimating…' : '.');
+    const d = dla?.kind === 'attribute' && dla.output?.what === 'dla' ? dla.output : null;
+    replaceChildren(this.box, ...out.maps.map((m) => this.sweep(out, m, est)), d ? dlaBars(d) : null);
+  }
+
+  /** One sweep: its map, the estimate beside it where asked, and what a cell means. */
+  private sweep(out: PatchOutputData, m: PatchMapData, est: AttributionOutputData | null): HTMLElement {
+    const e = est ? estimateOf(est, m.what) : null;
+    return h(
+      'figure',
+      { className: 'ptc-sweep', attrs: { 'data-what': m.what } },
+      h('h3', {}, sweepTitle(m.what)),
+      h(
+        'div',
+        { className: 'ptc-pair' },
+        patchMap('Activation patching', m, m.normalised, m.values, out),
+        e && e.length === m.normalised.length
+          ? patchMap('Attribution patching (estimate)', m, e, null, out, 'estimate')
+          : null,
+      ),
+      h('figcaption', { className: 'ptc-meaning' }, cellMeaning(m.what)),
+    );
+  }
+
+  private request(): void {
+    const run = this.ctx.run();
+    const s = run ? this.settings.get(run.id) : undefined;
+    if (!run || !s) return;
+    const fail = (text: string): void => {
+      this.status.classList.add('error');
+      this.status.textContent = text;
+      this.drawn = '';
+    };
+    if (s.clean === '' || s.corrupted === '') return fail('Type the clean and the corrupted prompt first.');
+    if (s.answer === '') return fail('Type the answer token first.');
+    if (s.metric === 'logit-diff' && s.wrong === '')
+      return fail('Type the wrong token too: logit-diff is logit[answer] − logit[wrong].');
+    if (s.what.length === 0) return fail('Tick at least one sweep.');
+    const request: PatchRequestData = {
+      clean: s.clean,
+      corrupted: s.corrupted,
+      answer: s.answer,
+      wrong: s.metric === 'logit-diff' ? s.wrong : null,
+      metric: s.metric,
+      what: [...s.what],
+    };
+    const patch = this.ctx.store.beginPatching(run.id, { kind: 'patch', request });
+    const msgs: { a: PlaygroundAnalysis; msg: FromWebview }[] = [
+      { a: patch, msg: { type: 'model/patch', id: patch.id, runDir: run.summary.runDir, request } },
+    ];
+    let estimate: PlaygroundAnalysis | null = null;
+    if (s.estimate) {
+      const params: AttributionParamsData = {
+        clean: s.clean,
+        corrupted: s.corrupted,
+        metric: { kind: s.metric, answer: s.answer, ...(s.metric === 'logit-diff' ? { wrong: s.wrong } : {}) },
+        what: 'attribution',
+      };
+      estimate = this.ctx.store.beginPatching(run.id, { kind: 'attribute', request: params });
+      msgs.push({ a: estimate, msg: { type: 'model/attribute', id: estimate.id, runDir: run.summary.runDir, params } });
+    }
+    let dla: PlaygroundAnalysis | null = null;
+    if (s.dla && s.metric === 'logit-diff') {
+      const params: AttributionParamsData = {
+        clean: s.clean,
+        corrupted: s.corrupted,
+        metric: { kind: 'logit-diff', answer: s.answer, wrong: s.wrong },
+        what: 'dla',
+      };
+      dla = this.ctx.store.beginPatching(run.id, { kind: 'attribute', request: params });
+      msgs.push({ a: dla, msg: { type: 'model/attribute', id: dla.id, runDir: run.summary.runDir, params } });
+    }
+    try {
+      for (const { msg } of msgs) validateFromWebview(msg);
+    } catch (e) {
+      this.ctx.problem(`The patching request is invalid: ${(e as Error).message}`);
+      return;
+    }
+    this.last.set(run.id, { patch, estimate, dla });
+    for (const { a, msg } of msgs) {
+      this.timers.set(
+        a.id,
+        setTimeout(() => {
+          this.timers.delete(a.id);
+          if (a.output || a.error) return;
+          a.error = {
+            code: 'patch/timeout',
+            message:
+              `No answer from the host for ${TIMEOUT_MS / 60_000} min; try again, or check the ` +
+              'Attention Lab output channel.',
+          };
+          this.show();
+        }, TIMEOUT_MS),
+      );
+      this.ctx.host.post(msg);
+    }
+    this.show();
+  }
+}
+
+/** The metric as people read it: logit[c] − logit[d], or log p(c). */
+function metricName(out: PatchOutputData): string {
+  return out.metric === 'logit-diff' ? `logit[${out.answer}] − logit[${out.wrong ?? ''}]` : `log p(${out.answer})`;
+}
+
+function sweepTitle(what: PatchWhat): string {
+  const titles: Record<PatchWhat, string> = {
+    resid: 'Residual stream (entering each layer) × position',
+    attn: 'Attention output × position',
+    mlp: 'MLP output × position',
+    heads: 'Heads (every position)',
+    'heads-pos': 'Heads × position',
+    path: 'Path patching',
+  };
+  return titles[what];
+}
+
+/**
+ * A labelled map of recoveries: a grid with the column labels above (positions with their
+ * tokens, or heads), the row labels on the left, one cell per value coloured from red (−1)
+ * through the background (0) to blue (1 and above), and the exact numbers in each cell's title.
+ */
+function patchMap(
+  title: string,
+  m: PatchMapData,
+  normalised: readonly number[],
+  values: readonly number[] | null,
+  out: PatchOutputData,
+  cls = 'full',
+): HTMLElement {
+  const grid = h('div', {
+    className: 'ptc-grid',
+    attrs: { role: 'table', 'aria-label': `${title}: ${sweepTitle(m.what)}` },
+  });
+  grid.style.setProperty('--cols', String(m.cols.length));
+  const head = h('div', { className: 'ptc-row', attrs: { role: 'row' } }, h('span', { className: 'ptc-corner' }));
+  for (const c of m.cols)
+    head.append(h('span', { className: 'ptc-col', attrs: { role: 'columnheader', title: c } }, c));
+  grid.append(head);
+  for (const [r, label] of m.rows.entries()) {
+    const row = h(
+      'div',
+      { className: 'ptc-row', attrs: { role: 'row' } },
+      h('span', { className: 'ptc-rowlabel', attrs: { role: 'rowheader' } }, label),
+    );
+    for (const [c, col] of m.cols.entries()) {
+      const i = r * m.cols.length + c;
+      const n = normalised[i] ?? 0;
+      const raw = values?.[i];
+      const cell = h('span', {
+        className: `ptc-cell${n < 0 ? ' neg' : ''}`,
+        attrs: {
+          role: 'cell',
+          'data-n': n,
+          title:
+            `${label}, ${col}: recovery ${formatNumber(n)}` +
+            (raw !== undefined
+              ? ` (metric ${formatNumber(raw)}; clean ${formatNumber(out.clean)}, ` +
+                `corrupted ${formatNumber(out.corrupted)})`
+              : ''),
+        },
+      });
+      cell.style.setProperty('--p', String(Math.min(1, Math.abs(Number.isFinite(n) ? n : 0))));
+      row.append(cell);
+    }
+    grid.append(row);
+  }
+  return h('div', { className: `ptc-map ${cls}` }, h('h4', {}, title), grid);
+}
+
+/** A DLA component's name as people read it (layers and heads 1-based). */
+export function componentName(c: { kind: string; layer: number | null; head: number | null }): string {
+  const l = c.layer === null ? '' : `L${c.layer + 1}`;
+  if (c.kind === 'head') return `${l}H${(c.head ?? 0) + 1}`;
+  if (c.kind === 'attn-bias') return `${l} attn bias`;
+  if (c.kind === 'mlp') return `${l} MLP`;
+  return 'embeddings';
+}
+
+/**
+ * Direct logit attribution at the last position as bars: each component's share of
+ * logit[answer] − logit[wrong] read straight through the unembedding, blue above 0, red below.
+ */
+function dlaBars(d: Extract<AttributionOutputData, { what: 'dla' }>): HTMLElement {
+  const last = d.tokens.length - 1;
+  const values = d.components.map((c) => c.values[last] ?? 0);
+  const top = Math.max(1e-9, ...values.map((v) => Math.abs(v)));
+  const bars = h('div', {
+    className: 'ptc-bars',
+    attrs: { role: 'list', 'aria-label': 'Direct logit attribution' },
+  });
+  for (const [i, c] of d.components.entries()) {
+    const v = values[i] ?? 0;
+    const bar = h('span', { className: `ptc-bar${v < 0 ? ' neg' : ''}` });
+    bar.style.setProperty('--w', String(Math.abs(v) / top));
+    bars.append(
+      h(
+        'div',
+        { className: 'ptc-bar-row', attrs: { role: 'listitem', 'data-v': v } },
+        h('span', { className: 'ptc-bar-label' }, componentName(c)),
+        h('span', { className: 'ptc-bar-track' }, bar),
+        h('span', { className: 'ptc-bar-value' }, formatNumber(v)),
+      ),
+    );
+  }
+  return h(
+    'figure',
+    { className: 'ptc-sweep ptc-dla', attrs: { 'data-what': 'dla' } },
+    h('h3', {}, `Direct logit attribution (clean prompt, last token ${JSON.stringify(d.tokens[last] ?? '')})`),
+    bars,
+    h(
+      'figcaption',
+      { className: 'ptc-meaning' },
+      `A bar: that component's output at the last position read straight through the unembedding onto ` +
+        `logit[${d.answer}] − logit[${d.wrong}] (the model's is ${formatNumber(d.logitDiff[last] ?? 0)}; ` +
+        `biases no component owns ${formatNumber(d.excluded[last] ?? 0)}).`,
+    ),
+  );
+}
