@@ -33,7 +33,7 @@ if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 const THEMES = Object.keys(THEME_VARS) as TestTheme[];
 
 /** Each chart's series labels and stroke colours, as its legend shows them (the x series left out). */
-const LEGENDS = `[...document.querySelectorAll('.panel.curves figure.chart')].map((fig) => ({
+const LEGENDS = `[...document.querySelectorAll('.panel.curves figure.chart')].filter((fig) => !fig.closest('[hidden]')).map((fig) => ({
   chart: fig.getAttribute('aria-label'),
   series: [...fig.querySelectorAll('.u-legend .u-series')].slice(1).map((s) => ({
     label: s.querySelector('.u-label').textContent,

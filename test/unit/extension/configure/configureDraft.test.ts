@@ -85,7 +85,7 @@ describe('configure draft', () => {
     expect(withKind(draft, 'encoder-decoder', true)).toMatchObject({ source: 'task', task: 'reverse' });
     for (const d of [induction, withKind(induction, 'encoder-decoder'), withKind(ed, 'decoder-only', true)])
       expect(mismatch(applyDraft(DEFAULT_SETTINGS, d))).toBeNull();
-    expect(tasksOf('decoder-only')).toEqual(['induction']);
+    expect(tasksOf('decoder-only')).toEqual(['induction', 'modular-addition']);
     expect(tasksOf('encoder-decoder')).toEqual(['copy', 'reverse', 'sort', 'addition', 'dates']);
     expect(fitPreset('encoder-decoder', 'base')).toBe('base');
   });
