@@ -50,11 +50,6 @@ describe('attention-lab: bad input', () => {
       /--preset must be one of tiny, small, base for encoder-decoder models, got "gpt"/,
     ],
     ['unknown backend', ['train', '--backend', 'gpu'], /--backend must be one of auto, wasm, reference, webgpu/],
-    [
-      'webgpu not built yet',
-      ['train', '--backend', 'webgpu'],
-      /^attention-lab: --backend webgpu: .* use --backend auto or wasm\.$/,
-    ],
     ['bad --set', ['train', '--set', 'dModel'], /--set needs KEY=VALUE/],
     [
       'unknown config field',

@@ -162,7 +162,9 @@ describe('stepperBytes with the attention options', () => {
     const src = Int32Array.of(5, 6, 7);
     const stepper = createStepper(m, counting, { maxRows: 2, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
     stepper.prefill(Int32Array.of(1, 4), false);
-    expect(4 * floats + bytes).toBe(stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0));
+    expect(4 * floats + bytes).toBe(
+      stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0, cfg.maxLen, 2),
+    );
   });
 });
 

@@ -376,7 +376,9 @@ describe('parameters of each option (names as PyTorch has them, counts, estimate
     const src = Int32Array.of(5, 6, 7);
     const stepper = createStepper(m, counting, { maxRows: 2, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
     stepper.prefill(Int32Array.of(1, 4), false);
-    const P = cfg.maxLen;
-    expect(4 * floats + P * P).toBe(stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0));
+    const T = 2; // the prefill is sized by its prompt (its causal mask T × T bytes), the cache by the context
+    expect(4 * floats + T * T).toBe(
+      stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0, cfg.maxLen, T),
+    );
   });
 });

@@ -180,7 +180,9 @@ describe('the decoding path with headDim', () => {
     const src = Int32Array.of(5, 6, 7);
     const stepper = createStepper(m, counting, { maxRows: 2, ...(cfg.kind === 'encoder-decoder' ? { src } : {}) });
     stepper.prefill(Int32Array.of(1, 4, 6, 5), false);
-    expect(4 * floats + bytes).toBe(stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0));
+    expect(4 * floats + bytes).toBe(
+      stepperBytes(cfg, 2, cfg.kind === 'encoder-decoder' ? src.length : 0, cfg.maxLen, 4),
+    );
   });
 });
 
