@@ -59,7 +59,7 @@ export async function runRestricted(page, { shots, log }) {
   await wb.runCommand('Attention Lab: Configure Model…');
   await visible(rows.filter({ hasText: 'encoder-decoder' }), 'the model-kind step');
   await visible(
-    rows.filter({ hasText: 'Restricted Mode: the built-in induction task only' }),
+    rows.filter({ hasText: /Restricted Mode: built-in tasks only \(induction[^)]*\)/ }),
     'the decoder-only choice, limited to its task',
   );
   await pick('GPT-style language model');

@@ -136,16 +136,15 @@ const stepNo = (name: StepName): number => STEP_ORDER.indexOf(name) + 1;
 
 async function kindStep(d: Draft, back: boolean): Promise<Draft | Back | undefined> {
   const trusted = vscode.workspace.isTrusted;
+  const decoderTasks = tasksOf('decoder-only').join(', ');
   const items: ValueItem<Draft['kind']>[] = [
     {
       label: 'decoder-only',
       value: 'decoder-only',
       description: 'GPT-style language model',
       detail: trusted
-        ? `Trains on documents (workspace files) or the built-in ` +
-          `${tasksOf('decoder-only').join(', ')} task. nanoGPT's architecture.`
-        : `Restricted Mode: the built-in ${tasksOf('decoder-only').join(', ')} task only (workspace ` +
-          `files are not read).`,
+        ? `Trains on documents (workspace files) or a built-in task (${decoderTasks}). nanoGPT's architecture.`
+        : `Restricted Mode: built-in tasks only (${decoderTasks}); workspace files are not read.`,
     },
     {
       label: 'encoder-decoder',
