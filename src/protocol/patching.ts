@@ -40,6 +40,8 @@ export const patchRequestData = obj({
   /** Path patching's receivers and their input. */
   receivers: optional(arrayOf(patchHead)),
   input: optional(pathInput),
+  /** An encoder-decoder's shared target prefix (clean and corrupted are then sources). */
+  target: optional(str),
 });
 
 /** One sweep's heatmap: rows × cols, `values` the patched metric and `normalised` its recovery, both row-major. */
@@ -55,13 +57,20 @@ export const patchMapData = obj({
   normalised: arrayOf(num),
   /** Path patching: its receivers and their input (rows are the senders' layers). */
   path: optional(obj({ receivers: arrayOf(patchHead), input: pathInput })),
+  /** An encoder-decoder's map of one stack: columns are source (encoder) or target (decoder) positions. */
+  stack: optional(oneOf('encoder', 'decoder')),
 });
 
 /** A patching experiment's results. */
 export type PatchOutputData = Infer<typeof patchOutputData>;
 export const patchOutputData = obj({
   /** The prompts' tokens (BOS first); position p of a map is token p. */
-  tokens: obj({ clean: arrayOf(str), corrupted: arrayOf(str) }),
+  tokens: obj({
+    clean: arrayOf(str),
+    corrupted: arrayOf(str),
+    /** An encoder-decoder's target prefix (BOS first; clean and corrupted are its sources, EOS last). */
+    target: optional(arrayOf(str)),
+  }),
   answer: str,
   wrong: nullable(str),
   metric: patchMetric,
