@@ -446,7 +446,9 @@ function patchMap(
 export function componentName(c: { kind: string; layer: number | null; head: number | null }): string {
   const l = c.layer === null ? '' : `L${c.layer + 1}`;
   if (c.kind === 'head') return `${l}H${(c.head ?? 0) + 1}`;
+  if (c.kind === 'cross-head') return `${l} cross H${(c.head ?? 0) + 1}`;
   if (c.kind === 'attn-bias') return `${l} attn bias`;
+  if (c.kind === 'cross-bias') return `${l} cross bias`;
   if (c.kind === 'mlp') return `${l} MLP`;
   return 'embeddings';
 }
