@@ -161,3 +161,22 @@ describe('attribution of an encoder-decoder against PyTorch', () => {
     );
   });
 });
+
+describe('direct logit attribution of a postNorms model', () => {
+  it("is refused: each sublayer's own norm keeps the heads' results from adding up to the stream", () => {
+    const file = read('modern/gemma3-layers.safetensors');
+    const cfg = validateConfig(JSON.parse(file.metadata.config as string) as ModelConfig);
+    const { model, batch } = goldenModel(file, cfg, PARITY_BACKENDS[0]?.[1]() as Backend);
+    const one = {
+      ...batch,
+      B: 1,
+      input: batch.input.subarray(0, batch.T),
+      targets: batch.targets.subarray(0, batch.T),
+    };
+    expect(() => directLogitAttribution(model, one, 5, 6)).toThrow(/postNorms passes every sublayer's output/);
+    // attribution patching needs no decomposition, so it still reads such a model
+    const other = Int32Array.from(one.input, (x, i) => (i === 2 ? (x % 15) + 1 : x));
+    const a = attributionPatching(model, one, { ...one, input: other }, { kind: 'logprob', answer: 5, wrong: 6 });
+    expect(Array.from(a.resid).every(Number.isFinite)).toBe(true);
+  });
+});
