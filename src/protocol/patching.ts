@@ -24,8 +24,15 @@ export const patchWhat = oneOf('resid', 'heads', 'heads-pos', 'mlp', 'attn', 'pa
 export type PathInput = Infer<typeof pathInput>;
 export const pathInput = oneOf('q', 'k', 'v');
 
-/** A decoder self-attention head: 0-based layer and head (people see them 1-based). */
-export const patchHead = obj({ layer: nonNegInt, head: nonNegInt });
+/**
+ * A head: 0-based layer and head (people see them 1-based) of a decoder self-attention, or of an encoder-decoder's
+ * `attention`: its encoder's, a decoder layer's self- or cross-attention (absent: self).
+ */
+export const patchHead = obj({
+  layer: nonNegInt,
+  head: nonNegInt,
+  attention: optional(oneOf('encoder', 'self', 'cross')),
+});
 
 /** What a patching request gives: prompts and answers as text. */
 export type PatchRequestData = Infer<typeof patchRequestData>;
