@@ -24,8 +24,15 @@ export const patchWhat = oneOf('resid', 'heads', 'heads-pos', 'mlp', 'attn', 'pa
 export type PathInput = Infer<typeof pathInput>;
 export const pathInput = oneOf('q', 'k', 'v');
 
-/** A decoder self-attention head: 0-based layer and head (people see them 1-based). */
-export const patchHead = obj({ layer: nonNegInt, head: nonNegInt });
+/**
+ * A head: 0-based layer and head (people see them 1-based) of a decoder self-attention, or of an encoder-decoder's
+ * `attention`: its encoder's, a decoder layer's self- or cross-attention (absent: self).
+ */
+export const patchHead = obj({
+  layer: nonNegInt,
+  head: nonNegInt,
+  attention: optional(oneOf('encoder', 'self', 'cross')),
+});
 
 /** What a patching request gives: prompts and answers as text. */
 export type PatchRequestData = Infer<typeof patchRequestData>;
@@ -40,6 +47,8 @@ export const patchRequestData = obj({
   /** Path patching's receivers and their input. */
   receivers: optional(arrayOf(patchHead)),
   input: optional(pathInput),
+  /** An encoder-decoder's shared target prefix (clean and corrupted are then sources). */
+  target: optional(str),
 });
 
 /** One sweep's heatmap: rows × cols, `values` the patched metric and `normalised` its recovery, both row-major. */
@@ -55,13 +64,20 @@ export const patchMapData = obj({
   normalised: arrayOf(num),
   /** Path patching: its receivers and their input (rows are the senders' layers). */
   path: optional(obj({ receivers: arrayOf(patchHead), input: pathInput })),
+  /** An encoder-decoder's map of one stack: columns are source (encoder) or target (decoder) positions. */
+  stack: optional(oneOf('encoder', 'decoder')),
 });
 
 /** A patching experiment's results. */
 export type PatchOutputData = Infer<typeof patchOutputData>;
 export const patchOutputData = obj({
   /** The prompts' tokens (BOS first); position p of a map is token p. */
-  tokens: obj({ clean: arrayOf(str), corrupted: arrayOf(str) }),
+  tokens: obj({
+    clean: arrayOf(str),
+    corrupted: arrayOf(str),
+    /** An encoder-decoder's target prefix (BOS first; clean and corrupted are its sources, EOS last). */
+    target: optional(arrayOf(str)),
+  }),
   answer: str,
   wrong: nullable(str),
   metric: patchMetric,

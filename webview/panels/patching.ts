@@ -30,6 +30,7 @@ import { formatNumber } from '../../src/common/format';
 import { h, replaceChildren } from '../base/dom';
 import type { PlaygroundAnalysis, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
+import { estimateOf } from './patchingEstimate';
 
 /** Past the host's own limit for a patching request (30 minutes, which it answers with its error): the host is gone. */
 const TIMEOUT_MS = 1_830_000;
@@ -41,6 +42,8 @@ const SWEEPS: readonly PatchWhat[] = ['resid', 'attn', 'mlp', 'heads', 'heads-po
 interface PatchingSettings {
   clean: string;
   corrupted: string;
+  /** An encoder-decoder's shared target prefix (clean and corrupted are then sources). */
+  target: string;
   answer: string;
   wrong: string;
   metric: PatchMetric;
@@ -67,25 +70,6 @@ export function cellMeaning(what: PatchWhat): string {
       return `A cell (head, position p): that head's clean output at position p only, ${tail}`;
     case 'path':
       return `A cell (sender head): its clean output reaching only the receivers' input, ${tail}`;
-  }
-}
-
-/** The estimate of `what` in an attribution patching answer, row-major in the patch map's shape (null: none). */
-export function estimateOf(a: AttributionOutputData, what: PatchWhat): number[] | null {
-  if (a.what !== 'attribution') return null;
-  switch (what) {
-    case 'resid':
-      return a.resid.flat();
-    case 'attn':
-      return a.attnOut.flat();
-    case 'mlp':
-      return a.mlpOut.flat();
-    case 'heads':
-      return a.head.flat();
-    case 'heads-pos':
-      return a.headPos.flat(2);
-    case 'path':
-      return null;
   }
 }
 
@@ -127,7 +111,8 @@ export class PatchingPanel implements Panel {
     const run = this.ctx.run();
     const cfg = run?.summary.model?.config;
     this.drawn = '';
-    if (!this.ctx.host.interactive || !run || cfg?.kind !== 'decoder-only') {
+    const encdec = cfg?.kind === 'encoder-decoder';
+    if (!this.ctx.host.interactive || !run) {
       replaceChildren(
         this.el,
         h('h2', {}, 'Patching'),
@@ -136,9 +121,7 @@ export class PatchingPanel implements Panel {
           { className: 'note', attrs: { role: 'note' } },
           !run
             ? 'Pick a run to patch its model.'
-            : cfg?.kind !== 'decoder-only'
-              ? 'Patching needs a decoder-only run: it compares two prompts at the last position.'
-              : 'Patching is off: this page has no host to run the model. Open the run in VS Code, or run ' +
+            : 'Patching is off: this page has no host to run the model. Open the run in VS Code, or run ' +
                 '`attention-lab patch RUN --clean TEXT --corrupted TEXT --answer TOKEN --wrong TOKEN`.',
         ),
       );
@@ -147,6 +130,7 @@ export class PatchingPanel implements Panel {
     const s: PatchingSettings = this.settings.get(run.id) ?? {
       clean: '',
       corrupted: '',
+      target: '',
       answer: '',
       wrong: '',
       metric: 'logit-diff',
@@ -155,7 +139,7 @@ export class PatchingPanel implements Panel {
       dla: true,
     };
     this.settings.set(run.id, s);
-    const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'answer' | 'wrong'): HTMLElement =>
+    const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'target' | 'answer' | 'wrong'): HTMLElement =>
       h(
         'span',
         { className: `pg-knob ptc-${key}` },
@@ -211,8 +195,9 @@ export class PatchingPanel implements Panel {
       h(
         'div',
         { className: 'pg-knobs' },
-        text('ptc-clean', 'clean', 'clean'),
-        text('ptc-corrupted', 'corrupted', 'corrupted'),
+        text('ptc-clean', encdec ? 'clean source' : 'clean', 'clean'),
+        text('ptc-corrupted', encdec ? 'corrupted source' : 'corrupted', 'corrupted'),
+        encdec ? text('ptc-target', 'target prefix', 'target') : null,
         text('ptc-answer', 'answer', 'answer'),
         text('ptc-wrong', 'wrong', 'wrong'),
         h('span', { className: 'pg-knob' }, h('label', { attrs: { for: 'ptc-metric' } }, 'metric'), metric),
@@ -279,11 +264,12 @@ export class PatchingPanel implements Panel {
 
   /** One sweep: its map, the estimate beside it where asked, and what a cell means. */
   private sweep(out: PatchOutputData, m: PatchMapData, est: AttributionOutputData | null): HTMLElement {
-    const e = est ? estimateOf(est, m.what) : null;
+    const e = est ? estimateOf(est, m.what, m) : null;
+    const stack = m.stack ? ` — ${m.stack} (${m.stack === 'encoder' ? 'source' : 'target'} positions)` : '';
     return h(
       'figure',
-      { className: 'ptc-sweep', attrs: { 'data-what': m.what } },
-      h('h3', {}, sweepTitle(m.what)),
+      { className: 'ptc-sweep', attrs: { 'data-what': m.what, ...(m.stack ? { 'data-stack': m.stack } : {}) } },
+      h('h3', {}, sweepTitle(m.what) + stack),
       h(
         'div',
         { className: 'ptc-pair' },
@@ -310,9 +296,12 @@ export class PatchingPanel implements Panel {
     if (s.metric === 'logit-diff' && s.wrong === '')
       return fail('Type the wrong token too: logit-diff is logit[answer] − logit[wrong].');
     if (s.what.length === 0) return fail('Tick at least one sweep.');
+    // An encoder-decoder's two sources share one target prefix, the decoder's input (lab/inference/patch.ts).
+    const target = run.summary.model?.config.kind === 'encoder-decoder' ? { target: s.target } : {};
     const request: PatchRequestData = {
       clean: s.clean,
       corrupted: s.corrupted,
+      ...target,
       answer: s.answer,
       wrong: s.metric === 'logit-diff' ? s.wrong : null,
       metric: s.metric,
@@ -327,6 +316,7 @@ export class PatchingPanel implements Panel {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
+        ...target,
         metric: { kind: s.metric, answer: s.answer, ...(s.metric === 'logit-diff' ? { wrong: s.wrong } : {}) },
         what: 'attribution',
       };
@@ -338,6 +328,7 @@ export class PatchingPanel implements Panel {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
+        ...target,
         metric: { kind: 'logit-diff', answer: s.answer, wrong: s.wrong },
         what: 'dla',
       };
@@ -446,7 +437,9 @@ function patchMap(
 export function componentName(c: { kind: string; layer: number | null; head: number | null }): string {
   const l = c.layer === null ? '' : `L${c.layer + 1}`;
   if (c.kind === 'head') return `${l}H${(c.head ?? 0) + 1}`;
+  if (c.kind === 'cross-head') return `${l} cross H${(c.head ?? 0) + 1}`;
   if (c.kind === 'attn-bias') return `${l} attn bias`;
+  if (c.kind === 'cross-bias') return `${l} cross bias`;
   if (c.kind === 'mlp') return `${l} MLP`;
   return 'embeddings';
 }
