@@ -357,4 +357,20 @@ export interface Backend extends Kernels {
    * Uint8Array, which every kernel accepts (a backend with its own memory copies it in).
    */
   allocBytes?(n: number): Uint8Array;
+  /**
+   * A backend whose memory lives on a device (WebGPU): dst[0..n) = src[0..n), recorded on the
+   * device (two views of one buffer must not overlap). Absent: the host copies (`dst.set`).
+   */
+  copy?(dst: FloatArray, src: FloatArray, n: number): void;
+  /**
+   * A backend whose memory lives on a device: runs what was recorded, then copies `view` from the
+   * device into its host array. Absent: the host arrays are the memory (nothing to wait for).
+   */
+  download?(view: FloatArray): Promise<void>;
+}
+
+/** dst[0..n) = src[0..n) on `k`'s memory: on the device where it has one, else on the host. */
+export function copyOn(k: Backend, dst: FloatArray, src: FloatArray, n: number): void {
+  if (k.copy) k.copy(dst, src, n);
+  else (dst as Float32Array).set(src.subarray(0, n));
 }

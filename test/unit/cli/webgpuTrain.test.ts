@@ -79,6 +79,34 @@ describe.skipIf(!gpu.ok)(
       }
     });
 
+    it('decode and score --backend webgpu give --backend wasm’s tokens and log-probabilities; lens refuses it', () => {
+      const dir = path.join(tmp.dir, 'infer');
+      const trained = cli(['train', '--task', 'induction', ...SMALL, '--backend', 'wasm', '--out', dir], tmp.dir);
+      expect(trained.code, trained.stderr).toBe(0);
+      const json = (args: string[], backend: string): Record<string, unknown> => {
+        const r = cli([...args, '--run', dir, '--json', '--backend', backend], tmp.dir, 300_000);
+        expect(r.code, r.stderr).toBe(0);
+        return JSON.parse(r.stdout) as Record<string, unknown>;
+      };
+      // 40 tokens past the context of 16: the sliding window re-primes the stepper on the device too.
+      const decode = ['decode', '--prompt', 'ab', '--max-tokens', '40'];
+      expect(json(decode, 'webgpu').tokens).toEqual(json(decode, 'wasm').tokens);
+      const beam = ['decode', '--prompt', 'ab', '--max-tokens', '6', '--strategy', 'beam', '--beam', '3'];
+      const beams = (backend: string): { text: string; score: number }[] =>
+        json(beam, backend).beams as { text: string; score: number }[];
+      const [gotBeams, wantBeams] = [beams('webgpu'), beams('wasm')];
+      expect(gotBeams.map((b) => b.text)).toEqual(wantBeams.map((b) => b.text));
+      gotBeams.forEach((b, i) => expect(Math.abs(b.score - (wantBeams[i]?.score as number))).toBeLessThan(1e-5));
+      const score = ['score', '--text', 'abcabc'];
+      const got = json(score, 'webgpu').logprobs as number[];
+      const want = json(score, 'wasm').logprobs as number[];
+      expect(got.length).toBe(want.length);
+      got.forEach((x, i) => expect(Math.abs(x - (want[i] as number))).toBeLessThan(1e-5));
+      const lens = cli(['lens', '--run', dir, '--prompt', 'ab', '--backend', 'webgpu'], tmp.dir);
+      expect(lens.code).toBe(2);
+      expect(lens.stderr).toMatch(/--backend webgpu runs train, decode and score; .*use --backend auto or wasm\.\n$/);
+    });
+
     it('refuses Muon on WebGPU in one line', () => {
       const dir = path.join(tmp.dir, 'muon');
       const r = cli(

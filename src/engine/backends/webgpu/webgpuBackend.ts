@@ -35,6 +35,8 @@ export interface WebGpuBackend extends Backend, DeviceStats {
   downloadAll(): Promise<void>;
   /** Runs what was recorded, then copies one view from the GPU to its host mirror. */
   download(view: HostView | FloatArray): Promise<void>;
+  /** Gives back the GPU memory of every buffer allocated here (the model worker, reopening a run). */
+  dispose(): void;
 }
 
 /** What a float view is on this backend (the models only ever pass what `alloc` gave, or a subarray). */
@@ -84,6 +86,11 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
       for (const v of allocated) await mem.download(v);
     },
     download: (view) => mem.download(view as HostView),
+    dispose(): void {
+      mem.flush();
+      for (const v of allocated) mem.resolve(v, false).buffer.destroy();
+      allocated.length = 0;
+    },
     async readStats(grads: FloatArray, n: number): Promise<{ lossSum: number; normSq: number }> {
       k.sumSquares(stats.subarray(2, 3), f32(grads), n);
       await mem.download(stats);
@@ -93,6 +100,7 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
     fill: (x, n, v) => k.fill(f32(x), n, v),
     scale: (x, n, s) => k.scale(f32(x), n, s),
     add: (o, a, b, n) => k.add(f32(o), f32(a), f32(b), n),
+    copy: (dst, src, n) => k.copy(f32(dst), f32(src), n),
     sumSquares(): number {
       throw new Error(
         'The WebGPU backend reads the gradient norm asynchronously: train with Trainer.stepAsync, not step.',

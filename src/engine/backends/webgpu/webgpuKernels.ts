@@ -110,6 +110,11 @@ export class WebGpuKernels {
     this.binary(out, a, b, n, 0);
   }
 
+  /** out[0..n) = a[0..n) (the two must not overlap). */
+  copy(out: Float32Array, a: Float32Array, n: number): void {
+    this.binary(out, a, a, n, 3);
+  }
+
   /** out = a ⊙ b (accumulate: out += a ⊙ b). */
   mul(out: Float32Array, a: Float32Array, b: Float32Array, n: number, accumulate: boolean): void {
     this.binary(out, a, b, n, accumulate ? 2 : 1);

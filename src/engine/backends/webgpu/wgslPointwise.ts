@@ -41,7 +41,7 @@ ${MAIN}
   x[u.ox + i] = x[u.ox + i] * u.s;
 }`;
 
-/** out = a + b, or with mode 1 out = a ⊙ b, mode 2 out += a ⊙ b. */
+/** out = a + b, or with mode 1 out = a ⊙ b, mode 2 out += a ⊙ b, mode 3 out = a (a copy). */
 export const BINARY = `${HEAD('oo: u32, oa: u32, ob: u32, mode: u32')}
 @group(0) @binding(1) var<storage, read_write> o: array<f32>;
 @group(0) @binding(2) var<storage, read_write> a: array<f32>;
@@ -52,6 +52,7 @@ ${MAIN}
   let y = b[u.ob + i];
   if (u.mode == 0u) { o[u.oo + i] = x + y; }
   else if (u.mode == 1u) { o[u.oo + i] = x * y; }
+  else if (u.mode == 3u) { o[u.oo + i] = x; }
   else { o[u.oo + i] = o[u.oo + i] + x * y; }
 }`;
 

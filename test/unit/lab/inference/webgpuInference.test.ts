@@ -1,0 +1,214 @@
+/**
+ * Inference on the WebGPU backend against the WebAssembly backend, on tiny trained runs opened
+ * on each (the weights uploaded once by openRun): the key/value-cache decoder gives the same
+ * tokens (greedy with its attention maps, beam search, whose rows move on the device) and
+ * scoring the same log-probabilities, for a decoder-only run, an encoder-decoder run and a
+ * llama-tiny run (RMSNorm, RoPE, SwiGLU, grouped-query attention); a prefill hands out every
+ * layer's attention within 1e-5 of WebAssembly's, read back once at the end; the model worker
+ * runs decode and score of a run trained on WebGPU on the platform's GPU. Runs on whatever
+ * adapter Dawn opens — here SwiftShader — and skips, naming why, only when none opens.
+ */
+
+import { readFile, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Backend, FloatArray } from '../../../../src/engine/backend';
+import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
+import { createWebGpuBackend } from '../../../../src/engine/backends/webgpu/webgpuBackend';
+import { greedyDecode } from '../../../../src/engine/decode/greedy';
+import type { AttentionStack } from '../../../../src/engine/models/heads';
+import { createStepper } from '../../../../src/engine/models/stepper';
+import { NODE_FS } from '../../../../src/lab/files/fs.node';
+import { decodeText, decodeTextAsync } from '../../../../src/lab/inference/decode';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { openRun } from '../../../../src/lab/inference/openRun';
+import { scoreText, scoreTextAsync } from '../../../../src/lab/inference/score';
+import type { LabPlatform } from '../../../../src/lab/platform/platform';
+import { openNodeGpu } from '../../../../src/lab/platform/webgpu.node';
+import { serveModelRequests } from '../../../../src/lab/workers/modelService';
+import type { DecodeParams } from '../../../../src/protocol/model';
+import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+
+const gpu = await openNodeGpu();
+
+/** The largest |a − b| / max(1, |b|) over two arrays of one length. */
+function worstRelative(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  expect(a.length).toBe(b.length);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++)
+    worst = Math.max(worst, Math.abs((a[i] as number) - (b[i] as number)) / Math.max(1, Math.abs(b[i] as number)));
+  return worst;
+}
+
+const greedy = (input: string, maxTokens: number): DecodeParams => ({
+  input,
+  strategy: 'greedy',
+  beam: 1,
+  lengthPenalty: 0.6,
+  temperature: 1,
+  topK: 0,
+  topP: 1,
+  maxTokens,
+  seed: 1,
+});
+
+describe.skipIf(!gpu.ok)(
+  gpu.ok ? `WebGPU inference on ${gpu.adapter.name}` : `WebGPU inference (skipped: ${gpu.reason})`,
+  () => {
+    /** Each run opened on WebAssembly and on WebGPU. */
+    const runs = new Map<string, { wasm: OpenRun; webgpu: OpenRun }>();
+
+    beforeAll(async () => {
+      if (!gpu.ok) return;
+      const docs = await tinyDocuments();
+      const llama = tinySpec(docs, 3, 24);
+      const specs = {
+        'decoder-only': tinySpec(docs, 3, 24),
+        'encoder-decoder': tinySpec({ kind: 'task', task: 'reverse' }, 3, 24),
+        'llama-tiny': { ...llama, model: { kind: 'decoder-only', preset: 'llama-tiny', overrides: {} } } as const,
+      };
+      for (const [name, spec] of Object.entries(specs)) {
+        const trained = await trainTiny(spec);
+        const wasm = createWasmBackend({ fma: false });
+        expect(wasm, 'the WebAssembly backend loads').not.toBeNull();
+        runs.set(name, {
+          wasm: await openRun(NODE_FS, trained.runDir, wasm as Backend, 2),
+          webgpu: await openRun(NODE_FS, trained.runDir, createWebGpuBackend(gpu.device), 2),
+        });
+      }
+    });
+    afterAll(() => {
+      if (gpu.ok) gpu.device.destroy();
+    });
+
+    const names = ['decoder-only', 'encoder-decoder', 'llama-tiny'] as const;
+    const inputOf = (name: string): string => (name === 'encoder-decoder' ? 'abcde' : 'the cat');
+
+    it.each(names)('%s: greedy decode gives WebAssembly’s tokens, log-probabilities and attention', async (name) => {
+      const { wasm, webgpu } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+      const params = greedy(inputOf(name), 16);
+      const want = decodeText(wasm, params, { attention: true }).output;
+      const got = (await decodeTextAsync(webgpu, params, { attention: true })).output;
+      expect(got.ids).toEqual(want.ids);
+      expect(got.ids.length).toBeGreaterThan(0);
+      expect(worstRelative(got.logprobs, want.logprobs)).toBeLessThan(1e-5);
+      const a = got.attention;
+      const b = want.attention;
+      expect(a && b).toBeTruthy();
+      if (!a || !b) return;
+      expect(a.self.length).toBe(b.self.length);
+      a.self.forEach((m, l) => expect(worstRelative(m, b.self[l] as Float32Array)).toBeLessThan(1e-5));
+      expect(a.cross.length).toBe(name === 'encoder-decoder' ? b.self.length : 0);
+      a.cross.forEach((m, l) => expect(worstRelative(m, b.cross[l] as Float32Array)).toBeLessThan(1e-5));
+    });
+
+    it.each(names)('%s: beam search (its rows reordered on the device) gives WebAssembly’s beams', async (name) => {
+      const { wasm, webgpu } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+      const params: DecodeParams = { ...greedy(inputOf(name), 8), strategy: 'beam', beam: 3 };
+      const want = decodeText(wasm, params).output;
+      const got = (await decodeTextAsync(webgpu, params)).output;
+      expect(got.ids).toEqual(want.ids);
+      expect(got.beams.map((x) => x.text)).toEqual(want.beams.map((x) => x.text));
+      expect(
+        worstRelative(
+          got.beams.map((x) => x.score),
+          want.beams.map((x) => x.score),
+        ),
+      ).toBeLessThan(1e-5);
+    });
+
+    it.each(names)('%s: scoring gives WebAssembly’s log-probabilities within 1e-5', async (name) => {
+      const { wasm, webgpu } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+      const source = name === 'encoder-decoder' ? 'abcde' : null;
+      const text = name === 'encoder-decoder' ? 'edcba' : 'the dog sat on the mat';
+      const want = scoreText(wasm, source, text).output;
+      const got = (await scoreTextAsync(webgpu, source, text)).output;
+      expect(got.tokens).toEqual(want.tokens);
+      expect(worstRelative(got.logprobs, want.logprobs)).toBeLessThan(1e-5);
+    });
+
+    it.each(names)('%s: a prefill hands out every layer’s attention within 1e-5, after settle', async (name) => {
+      const { wasm, webgpu } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+      const src = name === 'encoder-decoder' ? wasm.tok.encode('abcdef', { eos: true }) : undefined;
+      const tokens = Int32Array.from(wasm.tok.encode(name === 'encoder-decoder' ? 'fedc' : 'the cat sat'));
+      const maps = async (r: OpenRun): Promise<Map<string, Float32Array>> => {
+        const out = new Map<string, Float32Array>();
+        const stepper = createStepper(r.model, r.model.backendOrThrow(), {
+          maxRows: 1,
+          positions: tokens.length,
+          ...(src ? { src } : {}),
+        });
+        const sink = (stack: AttentionStack, layer: number, probs: FloatArray, shape: readonly number[]): void => {
+          out.set(`${stack}.${layer}`, Float32Array.from(probs.subarray(0, shape[0]! * shape[1]! * shape[2]!)));
+        };
+        stepper.prefill(tokens, false, sink);
+        // On the device nothing is handed out before settle: the maps are read back then, together.
+        if (stepper.deferred) expect(out.size).toBe(0);
+        await stepper.settle();
+        return out;
+      };
+      const want = await maps(wasm);
+      const got = await maps(webgpu);
+      expect([...got.keys()]).toEqual([...want.keys()]);
+      expect(want.size).toBe(
+        name === 'encoder-decoder' ? 3 * wasm.model.config.nDecoderLayers : wasm.model.config.nDecoderLayers,
+      );
+      for (const [key, map] of want) expect(worstRelative(got.get(key) as Float32Array, map)).toBeLessThan(1e-5);
+    });
+
+    it('the model worker decodes and scores a run trained on WebGPU on the platform’s GPU', async () => {
+      if (!gpu.ok) return;
+      const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
+      const file = NODE_FS.join(trained.runDir, 'run.json');
+      const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string } };
+      json.spec.backend = 'webgpu';
+      await writeFile(file, JSON.stringify(json));
+      let opened = 0;
+      const posted: { type: string; id?: number; output?: unknown }[] = [];
+      let listener: ((msg: unknown) => void) | null = null;
+      const platform: LabPlatform = {
+        fs: NODE_FS,
+        threads: () => null,
+        gpu: async () => (opened++, gpu),
+      };
+      serveModelRequests(platform, {
+        post: (msg) => posted.push(msg as (typeof posted)[number]),
+        onMessage: (l) => (listener = l),
+      });
+      const answer = async (msg: Record<string, unknown>, type: string): Promise<unknown> => {
+        (listener as unknown as (m: unknown) => void)(msg);
+        for (let i = 0; i < 600; i++) {
+          const got = posted.find((m) => m.id === msg.id && (m.type === type || m.type === 'model/didFail'));
+          if (got) {
+            expect(got.type, JSON.stringify(got)).toBe(type);
+            return got.output;
+          }
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        throw new Error(`no ${type}`);
+      };
+      const params = greedy('the cat', 12);
+      const decoded = (await answer(
+        { type: 'model/decode', id: 1, runDir: trained.runDir, params },
+        'model/didDecode',
+      )) as {
+        ids: number[];
+      };
+      const scored = (await answer(
+        { type: 'model/score', id: 2, runDir: trained.runDir, source: null, text: 'the dog' },
+        'model/didScore',
+      )) as { logprobs: number[] };
+      expect(opened).toBe(1); // one device for the worker's life, both jobs on it
+      const wasm = await openRun(NODE_FS, trained.runDir, createWasmBackend({ fma: false }) as Backend, 2);
+      expect(decoded.ids).toEqual(decodeText(wasm, params).output.ids);
+      expect(worstRelative(scored.logprobs, scoreText(wasm, null, 'the dog').output.logprobs)).toBeLessThan(1e-5);
+    });
+
+    it('a decode written for the host refuses a stepper on the device instead of reading stale logits', () => {
+      const { webgpu } = runs.get('decoder-only') as { webgpu: OpenRun };
+      const stepper = createStepper(webgpu.model, webgpu.model.backendOrThrow(), { maxRows: 1, positions: 8 });
+      expect(() => greedyDecode(stepper, Int32Array.of(1, 2), { maxTokens: 2, eos: -1 })).toThrow(/runStepsAsync/);
+      expect(() => decodeText(webgpu, greedy('the', 2))).toThrow(/runStepsAsync/);
+      expect(() => scoreText(webgpu, null, 'the')).toThrow(/runReadsAsync/);
+    });
+  },
+);
