@@ -2,7 +2,7 @@
  * The flags of the commands that use a trained run, declared and read once: `--run DIR`
  * (the run folder, resolved against the working directory; a missing one is a one-line
  * usage error naming the command) and `--backend auto|wasm|reference|webgpu` (which kernels
- * run the model; `train`, `decode` and `score` take webgpu, the other commands on a trained run
+ * run the model; `train`, `decode`, `score` and `lens` take webgpu, the other commands on a trained run
  * refuse it in one line until they are built on the GPU), and opening the run with them.
  *
  * Leaves out: the commands' own flags (each command's file) and opening a run folder
@@ -52,7 +52,7 @@ export function runDirsOf(f: Flags, ctx: CommandContext, command: string): strin
 
 /** What `--backend webgpu` answers on a command that uses a trained run and is not built on the GPU. */
 export const WEBGPU_NOT_BUILT =
-  '--backend webgpu runs train, decode and score; this command does not run on the GPU yet; ' +
+  '--backend webgpu runs train, decode, score and lens; this command does not run on the GPU yet; ' +
   'use --backend auto or wasm.';
 
 /** The backend kind `--backend` names for `train` (default auto: WebAssembly where it loads; WebGPU only by name). */
@@ -73,7 +73,7 @@ export function backendOf(f: Flags): Backend {
 }
 
 /**
- * The backend `--backend` names for a command built on the GPU too (decode, score): `webgpu`
+ * The backend `--backend` names for a command built on the GPU too (decode, score, lens): `webgpu`
  * opens the platform's device (refused in one line, saying why, when none opens).
  */
 export async function deviceBackendOf(f: Flags): Promise<Backend> {

@@ -40,6 +40,8 @@ import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from './openRun';
 import { EngineError } from '../../engine/errors';
+import type { ReadSteps } from '../../engine/hostReads';
+import { settling } from '../../engine/hostReads';
 import { unseenNote } from './unseenChars';
 import { chatIds } from './chatTemplate';
 import { cutCharacterBytes, endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
@@ -379,6 +381,17 @@ export function greedyTarget(
   workspace?: StepperWorkspace,
 ): number[] {
   return decodeTarget(model, ids, src, { strategy: 'greedy' }, workspace);
+}
+
+/** {@link greedyTarget} as a job's steps (engine/hostReads.ts): what the attention and lens of a source decode. */
+export function* greedyTargetSteps(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  workspace?: StepperWorkspace,
+): ReadSteps<number[]> {
+  const job = targetJob(model, ids, src, { strategy: 'greedy' }, workspace);
+  return withoutEos((yield* settling(job.stepper, job.steps)).tokens, ids.eos);
 }
 
 /** {@link greedyTarget} on any backend. */

@@ -16,7 +16,8 @@
  * memory is given back first). An evaluation polls its request's shared cancel flag between
  * batches.
  *
- * A run trained on WebGPU decodes and scores on the platform's GPU (its device opened once per
+ * A run trained on WebGPU decodes, scores, takes attention maps, the logit lens and the ablation
+ * comparison on the platform's GPU (its device opened once per
  * worker; the model's weights uploaded once per opened run, the logits read back as each job
  * needs them); its other jobs, and every job where the platform offers no GPU (the web worker),
  * run on the CPU.
@@ -33,14 +34,14 @@ import { calibrate } from '../training/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
 import { CancelledError } from '../base/cancelled';
 import { exportRun } from '../interop/exportFolder';
-import { compareHeadsOff } from '../inference/ablate';
+import { compareHeadsOffAsync } from '../inference/ablate';
 import { importCheckpoint } from '../interop/importCheckpoint';
 import type { TextAttention } from '../inference/attend';
-import { attendText } from '../inference/attend';
+import { attendTextAsync } from '../inference/attend';
 import { decodeTextAsync } from '../inference/decode';
 import { attribute } from '../inference/attribute';
 import type { LensInput } from '../inference/lens';
-import { logitLens } from '../inference/lens';
+import { logitLensAsync } from '../inference/lens';
 import { patchIds, patchPlan, patchRun } from '../inference/patch';
 import { steerPlan, steerRun } from '../inference/steer';
 import { scoreTextAsync } from '../inference/score';
@@ -161,11 +162,11 @@ async function open(ctx: Context, runDir: string, need: Need, onDevice = false):
  * transferred), so what is kept stays whole.
  */
 async function attention(ctx: Context, runDir: string, text: string): Promise<TextAttention> {
-  const r = await open(ctx, runDir, { job: 'attend', text });
-  const entry = ctx.opened.get(runDir);
+  const r = await open(ctx, runDir, { job: 'attend', text }, true);
+  const entry = [...ctx.opened.values()].find((e) => e.run === r);
   const kept = entry?.attention;
   if (kept && kept.text === text && kept.run === r) return kept.result;
-  const result = attendText(r, text);
+  const result = await attendTextAsync(r, text);
   if (entry) entry.attention = { text, run: r, result };
   return result;
 }
@@ -231,7 +232,8 @@ const HANDLERS: ModelHandlers<Context> = {
   },
   async lens(msg, ctx) {
     const input = lensInput(msg.input);
-    return logitLens(await open(ctx, msg.runDir, { job: 'lens', input }), input, { topK: msg.topK, fit: msg.fit });
+    const run = await open(ctx, msg.runDir, { job: 'lens', input }, true);
+    return logitLensAsync(run, input, { topK: msg.topK, fit: msg.fit });
   },
   async drawSnapshots(msg, ctx) {
     if (!ctx.drawSnapshots)
@@ -243,7 +245,7 @@ const HANDLERS: ModelHandlers<Context> = {
   },
   async ablate(msg, ctx) {
     const input = lensInput(msg.input);
-    return compareHeadsOff(await open(ctx, msg.runDir, { job: 'lens', input }), input, msg.off, {
+    return compareHeadsOffAsync(await open(ctx, msg.runDir, { job: 'lens', input }, true), input, msg.off, {
       topK: msg.topK,
       fit: msg.fit,
     });

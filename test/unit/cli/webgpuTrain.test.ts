@@ -79,7 +79,7 @@ describe.skipIf(!gpu.ok)(
       }
     });
 
-    it('decode and score --backend webgpu give --backend wasm’s tokens and log-probabilities; lens refuses it', () => {
+    it('decode, score and lens --backend webgpu give --backend wasm’s tokens and numbers; eval refuses it', () => {
       const dir = path.join(tmp.dir, 'infer');
       const trained = cli(['train', '--task', 'induction', ...SMALL, '--backend', 'wasm', '--out', dir], tmp.dir);
       expect(trained.code, trained.stderr).toBe(0);
@@ -102,9 +102,15 @@ describe.skipIf(!gpu.ok)(
       const want = json(score, 'wasm').logprobs as number[];
       expect(got.length).toBe(want.length);
       got.forEach((x, i) => expect(Math.abs(x - (want[i] as number))).toBeLessThan(1e-5));
-      const lens = cli(['lens', '--run', dir, '--prompt', 'ab', '--backend', 'webgpu'], tmp.dir);
-      expect(lens.code).toBe(2);
-      expect(lens.stderr).toMatch(/--backend webgpu runs train, decode and score; .*use --backend auto or wasm\.\n$/);
+      const lens = ['lens', '--prompt', 'abcab', '--top-k', '3'];
+      expect(JSON.stringify(json(lens, 'webgpu').layers).replace(/[\d.e-]+/g, '#')).toBe(
+        JSON.stringify(json(lens, 'wasm').layers).replace(/[\d.e-]+/g, '#'),
+      );
+      const evaluated = cli(['eval', '--run', dir, '--backend', 'webgpu'], tmp.dir);
+      expect(evaluated.code).toBe(2);
+      expect(evaluated.stderr).toMatch(
+        /--backend webgpu runs train, decode, score and lens; .*use --backend auto or wasm\.\n$/,
+      );
     });
 
     it('refuses Muon on WebGPU in one line', () => {

@@ -4,8 +4,9 @@
  * tokens (greedy with its attention maps, beam search, whose rows move on the device) and
  * scoring the same log-probabilities, for a decoder-only run, an encoder-decoder run and a
  * llama-tiny run (RMSNorm, RoPE, SwiGLU, grouped-query attention); a prefill hands out every
- * layer's attention within 1e-5 of WebAssembly's, read back once at the end; the model worker
- * runs decode and score of a run trained on WebGPU on the platform's GPU. Runs on whatever
+ * layer's attention within 1e-5 of WebAssembly's, read back once at the end; the attention of a
+ * text, the logit lens and the ablation comparison give WebAssembly's numbers; the model worker
+ * runs decode, score and attention of a run trained on WebGPU on the platform's GPU. Runs on whatever
  * adapter Dawn opens — here SwiftShader — and skips, naming why, only when none opens.
  */
 
@@ -18,6 +19,10 @@ import { greedyDecode } from '../../../../src/engine/decode/greedy';
 import type { AttentionStack } from '../../../../src/engine/models/heads';
 import { createStepper } from '../../../../src/engine/models/stepper';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
+import { attendText, attendTextAsync } from '../../../../src/lab/inference/attend';
+import { compareHeadsOff, compareHeadsOffAsync } from '../../../../src/lab/inference/ablate';
+import type { LensInput } from '../../../../src/lab/inference/lens';
+import { logitLens, logitLensAsync } from '../../../../src/lab/inference/lens';
 import { decodeText, decodeTextAsync } from '../../../../src/lab/inference/decode';
 import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import { openRun } from '../../../../src/lab/inference/openRun';
@@ -37,6 +42,14 @@ function worstRelative(a: ArrayLike<number>, b: ArrayLike<number>): number {
   for (let i = 0; i < a.length; i++)
     worst = Math.max(worst, Math.abs((a[i] as number) - (b[i] as number)) / Math.max(1, Math.abs(b[i] as number)));
   return worst;
+}
+
+/** Every finite number in a JSON-like value, in order (NaN and ±∞ are compared by their count). */
+function numbersOf(x: unknown): number[] {
+  if (typeof x === 'number') return Number.isFinite(x) ? [x] : [];
+  if (Array.isArray(x)) return x.flatMap(numbersOf);
+  if (x && typeof x === 'object') return Object.values(x).flatMap(numbersOf);
+  return [];
 }
 
 const greedy = (input: string, maxTokens: number): DecodeParams => ({
@@ -155,7 +168,45 @@ describe.skipIf(!gpu.ok)(
       for (const [key, map] of want) expect(worstRelative(got.get(key) as Float32Array, map)).toBeLessThan(1e-5);
     });
 
-    it('the model worker decodes and scores a run trained on WebGPU on the platform’s GPU', async () => {
+    it.each(names)('%s: the attention of a text: WebAssembly’s head scores within 1e-5 and its maps', async (name) => {
+      const { wasm, webgpu } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+      const text = name === 'encoder-decoder' ? 'abcdef' : 'the cat sat on the mat';
+      const want = attendText(wasm, text);
+      const got = await attendTextAsync(webgpu, text);
+      expect(got.snapshot.tgtTokens).toEqual(want.snapshot.tgtTokens); // an encoder-decoder's greedy target too
+      expect((got.snapshot.headScores ?? []).map((h) => `${h.stack}.${h.layer}.${h.head}`)).toEqual(
+        (want.snapshot.headScores ?? []).map((h) => `${h.stack}.${h.layer}.${h.head}`),
+      );
+      const scores = numbersOf(got.snapshot.headScores);
+      expect(scores.length).toBeGreaterThan(0);
+      expect(worstRelative(scores, numbersOf(want.snapshot.headScores))).toBeLessThan(1e-5);
+      expect(got.full.map((m) => m.shape)).toEqual(want.full.map((m) => m.shape));
+      // The maps are kept as 8-bit codes: a probability within 1e-5 may round to the next code, never further.
+      got.full.forEach((m, i) => expect(worstRelative(m.data, (want.full[i] as typeof m).data)).toBeLessThanOrEqual(1));
+    });
+
+    it.each(names)('%s: the logit lens and the ablation comparison give WebAssembly’s numbers', async (name) => {
+      const { wasm, webgpu } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+      // An encoder-decoder without a target decodes its own first (on the device too).
+      const input: LensInput = name === 'encoder-decoder' ? { src: 'abcdef' } : { prompt: 'the cat sat' };
+      const want = logitLens(wasm, input, { topK: 3 });
+      const got = await logitLensAsync(webgpu, input, { topK: 3 });
+      expect(got.tokens).toEqual(want.tokens);
+      expect(got.layers.length).toBe(wasm.model.config.nDecoderLayers + 1);
+      const tops = (l: typeof got): string[][] =>
+        l.layers.flatMap((x) => x.positions.map((p) => p.top.map((t) => t.token)));
+      expect(tops(got)).toEqual(tops(want));
+      expect(worstRelative(numbersOf(got.layers), numbersOf(want.layers))).toBeLessThan(1e-5);
+      const off = [{ stack: 'decoder.self', layer: 0, head: 1 }] as const;
+      const wantOff = compareHeadsOff(wasm, input, off, { topK: 3 });
+      const gotOff = await compareHeadsOffAsync(webgpu, input, off, { topK: 3 });
+      expect(gotOff.compare.map((c) => c.token)).toEqual(wantOff.compare.map((c) => c.token));
+      // The loss: the device's from its logits on the host, WebAssembly's from its kernel.
+      expect(gotOff.ablated.loss).not.toBe(gotOff.base.loss);
+      expect(worstRelative(numbersOf(gotOff), numbersOf(wantOff))).toBeLessThan(1e-5);
+    });
+
+    it('the model worker decodes, scores and attends with a run trained on WebGPU on the platform’s GPU', async () => {
       if (!gpu.ok) return;
       const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
       const file = NODE_FS.join(trained.runDir, 'run.json');
@@ -197,10 +248,16 @@ describe.skipIf(!gpu.ok)(
         { type: 'model/score', id: 2, runDir: trained.runDir, source: null, text: 'the dog' },
         'model/didScore',
       )) as { logprobs: number[] };
-      expect(opened).toBe(1); // one device for the worker's life, both jobs on it
+      const attended = (await answer(
+        { type: 'model/attend', id: 3, runDir: trained.runDir, text: 'the cat' },
+        'model/didAttend',
+      )) as { headScores: unknown[] };
+      expect(opened).toBe(1); // one device for the worker's life, every job on it
       const wasm = await openRun(NODE_FS, trained.runDir, createWasmBackend({ fma: false }) as Backend, 2);
       expect(decoded.ids).toEqual(decodeText(wasm, params).output.ids);
       expect(worstRelative(scored.logprobs, scoreText(wasm, null, 'the dog').output.logprobs)).toBeLessThan(1e-5);
+      const wantScores = numbersOf(attendText(wasm, 'the cat').snapshot.headScores);
+      expect(worstRelative(numbersOf(attended.headScores), wantScores)).toBeLessThan(1e-5);
     });
 
     it('a decode written for the host refuses a stepper on the device instead of reading stale logits', () => {
