@@ -231,6 +231,14 @@ export class Optimizer {
     for (const mat of part.matrices) {
       const { rows, cols, p, g, buf } = mat;
       const n = rows * cols;
+      if (k.muonMatrix) {
+        // A device (WebGPU) runs the same steps in its own memory: no host loop may read these buffers.
+        const { x, y, a, bb } = part;
+        const keep = mat.decay && wd > 0 ? 1 - lrM * wd : null;
+        const step = lrM * Math.sqrt(Math.max(1, rows / cols));
+        k.muonMatrix({ rows, cols, p, g, buf, x, y, a, bb, beta, keep, step, coeffs: NS_COEFFS, iterations: NS_STEPS });
+        continue;
+      }
       // Momentum, then the Nesterov blend u, written straight into x (transposed when tall):
       // element (i, j) sits at x[j·rows + i] when tall (Xᵀ), else at x[i·cols + j].
       const tall = rows > cols;

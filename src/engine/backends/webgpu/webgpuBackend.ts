@@ -15,7 +15,9 @@
  * the models fill on the host at their first forward (RoPE's cos/sin, ALiBi's slopes), written once
  * and never again, are uploaded the first time a kernel reads them.
  *
- * Leaves out: Muon (its Newton–Schulz loop runs on the host); opening the device (the platform layer).
+ * Muon's hidden matrices update on the device (`muonMatrix`), as AdamW does.
+ *
+ * Leaves out: opening the device (the platform layer).
  */
 
 /// <reference types="@webgpu/types" />
@@ -101,6 +103,7 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
     scale: (x, n, s) => k.scale(f32(x), n, s),
     add: (o, a, b, n) => k.add(f32(o), f32(a), f32(b), n),
     copy: (dst, src, n) => k.copy(f32(dst), f32(src), n),
+    muonMatrix: (m) => k.muonMatrix(m),
     sumSquares(): number {
       throw new Error(
         'The WebGPU backend reads the gradient norm asynchronously: train with Trainer.stepAsync, not step.',
