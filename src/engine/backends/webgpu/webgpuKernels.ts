@@ -41,6 +41,7 @@ import {
   EMBEDDING_BACKWARD,
   EMBEDDING_FORWARD,
   FILL,
+  GATE,
   POSITIONAL,
   ROPE,
   SCALE,
@@ -437,7 +438,10 @@ export class WebGpuKernels {
     this.mem.dispatch(SUM_SQUARES, [u(n), u(oo), u(ox)], [bo, bx], [1]);
   }
 
-  /** One Adam(W) update of params[0..n) in place (backend.ts `adamStep`). */
+  /**
+   * One Adam(W) update of params[0..n) in place (backend.ts `adamStep`); with `gate` (GATE's
+   * output), the gradients scaled by it, and nothing changed where it is 0.
+   */
   adamStep(
     params: Float32Array,
     grads: Float32Array,
@@ -446,6 +450,7 @@ export class WebGpuKernels {
     n: number,
     opts: AdamParams,
     decayMask: Uint8Array | null,
+    gate: Float32Array | null = null,
   ): void {
     if (n <= 0) return;
     const [bp, op] = this.at(params);
@@ -453,10 +458,19 @@ export class WebGpuKernels {
     const [bm, om] = this.at(m);
     const [bv, ov] = this.at(v);
     const [bk, ok] = decayMask ? this.at(decayMask) : [this.mem.spare, 0];
+    // Without a gate the gradients' buffer stands in (a float operand: the spare is the mask's).
+    const [bq, oq] = gate ? this.at(gate) : [bg, 0];
     const { lr, beta1, beta2, eps, weightDecay, step } = opts;
-    const fields = [u(n), u(op), u(og), u(om), u(ov), u(ok), u(+(decayMask !== null)), f(lr), f(beta1), f(beta2)];
-    fields.push(f(eps), f(lr * weightDecay), f(1 - Math.pow(beta1, step)), f(1 - Math.pow(beta2, step)));
-    this.mem.dispatch(ADAM, fields, [bp, bg, bm, bv, bk], grid(Math.ceil(n / WG)));
+    const fields = [u(n), u(op), u(og), u(om), u(ov), u(ok), u(+(decayMask !== null)), u(+(gate !== null)), u(oq)];
+    fields.push(f(lr), f(beta1), f(beta2), f(eps), f(lr * weightDecay));
+    fields.push(f(1 - Math.pow(beta1, step)), f(1 - Math.pow(beta2, step)));
+    this.mem.dispatch(ADAM, fields, [bp, bg, bm, bv, bk, bq], grid(Math.ceil(n / WG)));
+  }
+
+  /** stats[3] = the gate of a step's update from stats[0] (loss sum) and stats[2] (Σ g²): see wgslPointwise.ts GATE. */
+  gate(stats: Float32Array, clip: number): void {
+    const [bs, os] = this.at(stats);
+    this.mem.dispatch(GATE, [u(os), f(clip)], [bs], [1]);
   }
 
   /**
@@ -465,7 +479,7 @@ export class WebGpuKernels {
    * as full products: the tiled matmul sums every element in k order, so both are exactly
    * symmetric, the numbers of the host's half products), decay and the step.
    */
-  muonMatrix(m: MuonMatrixUpdate): void {
+  muonMatrix(m: MuonMatrixUpdate, gate: Float32Array | null = null): void {
     const { rows, cols } = m;
     const n = rows * cols;
     if (n <= 0) return;
@@ -478,7 +492,10 @@ export class WebGpuKernels {
     const [bx, ox] = this.at(f32(m.x));
     const groups = grid(Math.ceil(n / WG));
     const shape = [u(n), u(rows), u(cols), u(+tall)];
-    this.mem.dispatch(MUON_MOMENTUM, [...shape, u(og), u(ob), u(ox), f(m.beta)], [bg, bb, bx], groups);
+    const [bk, ok] = gate ? this.at(gate) : [bg, 0];
+    const gated = [u(+(gate !== null)), u(ok)];
+    const momentum = [...shape, u(og), u(ob), u(ox), ...gated, f(m.beta)];
+    this.mem.dispatch(MUON_MOMENTUM, momentum, [bg, bb, bx, bk], groups);
     this.muonNorm ??= this.mem.alloc(1);
     this.sumSquares(this.muonNorm, f32(m.x), n);
     const [bs, os] = this.at(this.muonNorm);
@@ -501,8 +518,8 @@ export class WebGpuKernels {
     }
     const [bp, op] = this.at(f32(m.p));
     const [bo, oo] = this.at(x);
-    const apply = [...shape, u(op), u(oo), u(+(m.keep !== null)), f(m.keep ?? 1), f(m.step)];
-    this.mem.dispatch(MUON_APPLY, apply, [bp, bo], groups);
+    const apply = [...shape, u(op), u(oo), u(+(m.keep !== null)), ...gated, f(m.keep ?? 1), f(m.step)];
+    this.mem.dispatch(MUON_APPLY, apply, [bp, bo, bk], groups);
   }
 
   /** An attention mask's bytes, which the models fill on the host per batch: uploaded when they live here. */
