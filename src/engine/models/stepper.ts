@@ -457,7 +457,8 @@ class KVCacheStepper implements ModelStepper {
     const reads = this.reads;
     this.reads = [];
     const download = this.k.download?.bind(this.k);
-    if (download) for (const r of reads) await download(r.view);
+    // Every copy is submitted before the first is awaited: one round trip to the device, not one per view.
+    if (download) await Promise.all(reads.map((r) => download(r.view)));
     for (const r of reads) r.use();
   }
 

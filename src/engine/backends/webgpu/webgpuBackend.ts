@@ -94,7 +94,7 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
       for (const v of allocated) mem.upload(v);
     },
     async downloadAll(): Promise<void> {
-      for (const v of allocated) await mem.download(v);
+      await Promise.all(allocated.map((v) => mem.download(v)));
     },
     download: (view) => mem.download(view as HostView),
     dispose(): void {
