@@ -257,9 +257,13 @@ class KVCacheStepper implements ModelStepper {
     this.out32 = new Float32Array(R * cfg.vocabSize);
   }
 
-  /** The prefill's buffers for a prompt of `T` positions: the ones of an earlier prefill when they are long enough. */
-  private prefillBuffers(T: number): PrefillBuffers {
-    if (this.pre && this.pre.T >= T) return this.pre;
+  /**
+   * The prefill's buffers for a prompt of `T` positions: the ones of an earlier prefill when they are long enough;
+   * with `keep`, on a device, with a buffer of every layer's probabilities (only a prefill that hands them out).
+   */
+  private prefillBuffers(T: number, keep: boolean): PrefillBuffers {
+    const kept = keep && this.k.download !== undefined;
+    if (this.pre && this.pre.T >= T && (!kept || this.pre.kept.length > 0)) return this.pre;
     if (this.preMark) this.ws.rewind(this.preMark);
     else this.preMark = this.ws.mark();
     const { C, S, nHeads: H } = this;
@@ -280,7 +284,7 @@ class KVCacheStepper implements ModelStepper {
       crossProbs: S > 0 ? alloc(H * P * S) : null,
       causal: causalView(causal, P),
       causalFull: full ? causalView(full, P) : null,
-      kept: this.k.download
+      kept: kept
         ? this.model.decoder.map(() => ({ self: alloc(H * P * P), cross: S > 0 ? alloc(H * P * S) : null }))
         : [],
     };
@@ -305,7 +309,7 @@ class KVCacheStepper implements ModelStepper {
     for (const id of tokens)
       if (id < 0 || id >= V)
         throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
-    const b = this.prefillBuffers(T);
+    const b = this.prefillBuffers(T, capture || onAttention !== undefined);
     const S = this.S;
     if (onAttention)
       model.encoder.forEach((blk, l) => {
