@@ -32,6 +32,7 @@ import { openNodeGpu } from '../../../../src/lab/platform/webgpu.node';
 import { serveModelRequests } from '../../../../src/lab/workers/modelService';
 import type { DecodeParams } from '../../../../src/protocol/model';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+import { startModelWorker } from './frontDoors';
 
 const gpu = await openNodeGpu();
 
@@ -258,6 +259,27 @@ describe.skipIf(!gpu.ok)(
       expect(worstRelative(scored.logprobs, scoreText(wasm, null, 'the dog').output.logprobs)).toBeLessThan(1e-5);
       const wantScores = numbersOf(attendText(wasm, 'the cat').snapshot.headScores);
       expect(worstRelative(numbersOf(attended.headScores), wantScores)).toBeLessThan(1e-5);
+    });
+
+    it('the built model worker (a worker thread of its own) decodes a run trained on WebGPU on the GPU', async () => {
+      if (!gpu.ok) return;
+      const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
+      const file = NODE_FS.join(trained.runDir, 'run.json');
+      const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string } };
+      json.spec.backend = 'webgpu';
+      await writeFile(file, JSON.stringify(json));
+      const door = await startModelWorker();
+      try {
+        const params = greedy('the cat', 10);
+        const replies = await door.request({ type: 'model/decode', runDir: trained.runDir, params });
+        const last = replies[replies.length - 1] as { type: string; output?: { ids: number[] } };
+        expect(last.type, JSON.stringify(last)).toBe('model/didDecode');
+        const wasm = await openRun(NODE_FS, trained.runDir, createWasmBackend({ fma: false }) as Backend, 2);
+        expect(last.output?.ids).toEqual(decodeText(wasm, params).output.ids);
+        expect(replies.filter((m) => m.type === 'model/didToken')).toHaveLength(10); // streamed as it went
+      } finally {
+        await door.close();
+      }
     });
 
     it('a decode written for the host refuses a stepper on the device instead of reading stale logits', () => {
