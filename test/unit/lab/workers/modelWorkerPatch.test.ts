@@ -1,7 +1,7 @@
 /**
  * The model worker's patching (`model/patch`) on tiny real models: the same numbers as `attention-lab
- * patch --json` (one implementation, lab/inference/patch.ts), progress streamed in patched runs up
- * to the total, a cancel flag set before the work answered as cancelled, and one-line refusals for
+ * patch --json` (one implementation, lab/inference/patch.ts; each run's top tokens included), progress
+ * streamed in patched runs up to the total, a cancel flag set before the work answered as cancelled, and one-line refusals for
  * prompts of different lengths and for an encoder-decoder run.
  */
 
@@ -33,6 +33,7 @@ const REQUEST: PatchRequestData = {
   what: ['resid', 'heads', 'path'],
   receivers: [{ layer: 1, head: 0 }],
   input: 'v',
+  top: 3,
 };
 
 async function patchOf(r: OpenRun, request: PatchRequestData, cancel?: Int32Array): Promise<FromModelWorker[]> {
@@ -58,6 +59,8 @@ describe('model worker: patching', () => {
       'L2H1',
       '--input',
       'v',
+      '--top',
+      '3',
       '--backend',
       'reference',
     ]);
@@ -65,6 +68,8 @@ describe('model worker: patching', () => {
     const last = replies.at(-1);
     if (last?.type !== 'model/didPatch') throw new Error(JSON.stringify(last));
     expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli); // JSON writes −0 as 0
+    expect(last.output.top?.clean).toHaveLength(3); // each run's top tokens, as the CLI's --top
+    expect(last.output.maps.every((m) => m.top?.length === m.values.length)).toBe(true);
     const L = lm.model.config.nDecoderLayers;
     const H = lm.model.config.nHeads;
     const T = fromCli.tokens.clean.length;
