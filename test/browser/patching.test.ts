@@ -1,12 +1,16 @@
 /**
  * The Patching tab in headless Chromium (webview/panels/patching.ts), fed recorded answers:
- * fixtures/patching.json holds `attention-lab patch RUN --clean "a b c a b" --corrupted
- * "a b d a b" --answer c --wrong d --what resid,attn,mlp,heads,heads-pos --json` and
- * `attention-lab attribute … --what attribution` and `--what dla` (`--json`) of a tiny decoder-only run (2 layers,
- * 4 heads; numbers to 4 digits). Run posts model/patch and model/attribute with the form's
- * settings; each sweep is a labelled map with one cell per value coloured by its recovery
- * (blue towards clean, red past corrupted), the estimate beside it, a line on what a cell
- * means; DLA's components are bars; a failure is one line in the panel.
+ * fixtures/patching.json holds `attention-lab patch RUN --clean xqabcdefab --corrupted xqabzdefab
+ * --answer c --wrong z --what resid,attn,mlp,heads,heads-pos,path --receivers L2H1,L2H2 --input k
+ * --top 5 --json` and `attention-lab attribute … --what attribution`, `--what dla` and `--what
+ * resid-accum` (`--json`) of `train --task induction --steps 2000` (2 layers, 4 heads; numbers to
+ * 4 digits). Run posts model/patch (with top 5 and the path receivers) and model/attribute with
+ * the form's settings; each sweep is a labelled map with one cell per value coloured by its
+ * recovery (blue towards clean, red past corrupted), the estimate beside it with Pearson's r and a
+ * scatter, a line on what a cell means; clicking a cell (or a dot) shows the patched run's top
+ * tokens beside the clean and corrupted runs'; DLA's components and the accumulated residual are
+ * bars; progress shows "n of N patches" and Cancel sends model/cancel for each request in flight;
+ * a failure is one line in the panel.
  */
 
 import type { Browser, Page } from 'playwright-core';
@@ -28,9 +32,24 @@ import {
 
 if (!HAS_CHROMIUM) console.warn(SKIP_REASON);
 
-const recorded = fixture<{ patch: PatchOutputData; attribution: AttributionOutputData; dla: AttributionOutputData }>(
-  'patching.json',
-);
+const recorded = fixture<{
+  patch: PatchOutputData;
+  attribution: AttributionOutputData;
+  dla: AttributionOutputData;
+  accum: AttributionOutputData;
+}>('patching.json');
+
+/** Fills the form with the recorded prompts and ticks every sweep, path patching through L2H1 and L2H2's keys. */
+async function fillForm(page: Page): Promise<void> {
+  await page.fill('#ptc-clean', 'xqabcdefab');
+  await page.fill('#ptc-corrupted', 'xqabzdefab');
+  await page.fill('#ptc-answer', 'c');
+  await page.fill('#ptc-wrong', 'z');
+  await page.check('#ptc-what-heads-pos');
+  await page.check('#ptc-what-path');
+  await page.fill('#ptc-receivers', 'L2H1 L2H2');
+  await page.selectOption('#ptc-input', 'k');
+}
 
 describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
   let browser: Browser;
@@ -47,36 +66,38 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     await selectRun(page, dec.run.id);
     await tab(page, 'patching');
     const panel = '.panel.patching';
-    await page.fill('#ptc-clean', 'a b c a b');
-    await page.fill('#ptc-corrupted', 'a b d a b');
-    await page.fill('#ptc-answer', 'c');
-    await page.fill('#ptc-wrong', 'd');
-    await page.check('#ptc-what-heads-pos');
+    await fillForm(page);
     await page.click('#ptc-run');
     const patch = log.posted.find((m) => m.type === 'model/patch');
     const attribute = log.posted.find((m) => m.type === 'model/attribute');
     expect(patch).toMatchObject({
       runDir: dec.run.runDir,
       request: {
-        clean: 'a b c a b',
-        corrupted: 'a b d a b',
+        clean: 'xqabcdefab',
+        corrupted: 'xqabzdefab',
         answer: 'c',
-        wrong: 'd',
+        wrong: 'z',
         metric: 'logit-diff',
-        what: ['resid', 'attn', 'mlp', 'heads', 'heads-pos'],
+        what: ['resid', 'attn', 'mlp', 'heads', 'heads-pos', 'path'],
+        receivers: [
+          { layer: 1, head: 0 },
+          { layer: 1, head: 1 },
+        ],
+        input: 'k',
+        top: 5,
       },
     });
     expect(attribute).toMatchObject({
       runDir: dec.run.runDir,
-      params: { clean: 'a b c a b', corrupted: 'a b d a b', what: 'attribution', metric: { kind: 'logit-diff' } },
+      params: { clean: 'xqabcdefab', corrupted: 'xqabzdefab', what: 'attribution', metric: { kind: 'logit-diff' } },
     });
     expect(await page.locator(`${panel} .ptc-status`).textContent()).toBe('Patching…');
 
     await send(page, { type: 'model/didPatch', id: patch?.id, output: recorded.patch });
-    await until(page, `document.querySelectorAll('${panel} .ptc-sweep').length === 5`);
+    await until(page, `document.querySelectorAll('${panel} .ptc-sweep').length === 6`);
     const out = recorded.patch;
     expect(await page.locator(`${panel} .ptc-status`).textContent()).toContain(
-      `logit[c] − logit[d]: clean ${out.clean.toFixed(3)}`,
+      `logit[c] − logit[z]: clean ${out.clean.toFixed(3)}`,
     );
     for (const m of out.maps) {
       const map = `${panel} .ptc-sweep[data-what="${m.what}"] .ptc-map.full`;
@@ -112,9 +133,14 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     const negatives = await page.locator(`${panel} .ptc-map.full .ptc-cell.neg`).count();
     expect(negatives).toBe(out.maps.reduce((s, m) => s + m.normalised.filter((n) => n < 0).length, 0));
 
-    // The estimate arrives: beside each sweep, the same shape, attribution patching's numbers.
+    // Path patching names its receivers and their input; it has no estimate.
+    expect(await page.locator(`${panel} .ptc-sweep[data-what="path"] h3`).textContent()).toBe(
+      'Path patching → L2H1, L2H2 (k)',
+    );
+    // The estimate arrives: beside each sweep but path's, the same shape, attribution patching's numbers.
     await send(page, { type: 'model/didAttribute', id: attribute?.id, output: recorded.attribution });
     await until(page, `document.querySelectorAll('${panel} .ptc-map.estimate').length === 5`);
+    expect(await page.locator(`${panel} .ptc-sweep[data-what="path"] .ptc-map.estimate`).count()).toBe(0);
     const a = recorded.attribution;
     if (a.what !== 'attribution') throw new Error('fixture is not attribution patching');
     const expected: Record<string, number[]> = {
@@ -124,15 +150,25 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
       heads: a.head.flat(),
       'heads-pos': a.headPos.flat(2),
     };
-    for (const m of out.maps) {
+    for (const m of out.maps.filter((x) => x.what !== 'path')) {
       const est = `${panel} .ptc-sweep[data-what="${m.what}"] .ptc-map.estimate`;
       expect(await page.locator(`${est} h4`).textContent()).toBe('Attribution patching (estimate)');
       expect(await page.locator(`${est} .ptc-rowlabel`).allTextContents()).toEqual(m.rows);
       expect(await cellValues(page, `${est} .ptc-cell`)).toEqual(expected[m.what]);
+      // Their agreement: Pearson's r over the cells, and one dot per cell.
+      const agree = `${panel} .ptc-sweep[data-what="${m.what}"] .ptc-agree`;
+      const want = pearsonR(m.normalised, expected[m.what] ?? []);
+      const r = await page.locator(`${agree} .ptc-r`).getAttribute('data-r');
+      if (want === null) expect(r).toBe('');
+      else expect(Number(r)).toBeCloseTo(want, 9);
+      expect(await page.locator(`${agree} .ptc-dot`).count()).toBe(m.normalised.length);
     }
+    expect(await page.locator(`${panel} .ptc-sweep[data-what="heads"] .ptc-r`).textContent()).toMatch(
+      /^r = -?\d\.\d{3} over 8 cells$/,
+    );
     // DLA: the third request, one bar per component at the last position.
     const dlaAsk = log.posted.filter((m) => m.type === 'model/attribute')[1];
-    expect(dlaAsk).toMatchObject({ params: { what: 'dla', metric: { kind: 'logit-diff', answer: 'c', wrong: 'd' } } });
+    expect(dlaAsk).toMatchObject({ params: { what: 'dla', metric: { kind: 'logit-diff', answer: 'c', wrong: 'z' } } });
     const d = recorded.dla;
     if (d.what !== 'dla') throw new Error('fixture is not DLA');
     await send(page, { type: 'model/didAttribute', id: dlaAsk?.id, output: d });
@@ -145,7 +181,54 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     const labels = await page.locator(`${panel} .ptc-bar-label`).allTextContents();
     expect(labels.slice(0, 3)).toEqual(['embeddings', 'L1H1', 'L1H2']);
     expect(labels).toContain('L2 MLP');
-    expect(await page.locator(`${panel} .ptc-bar.neg`).count()).toBe(vs.filter((v) => v < 0).length);
+    expect(await page.locator(`${panel} .ptc-dla .ptc-bar.neg`).count()).toBe(vs.filter((v) => v < 0).length);
+
+    // The accumulated residual: the fourth request, one bar per layer's stream at the last position.
+    const accumAsk = log.posted.filter((m) => m.type === 'model/attribute')[2];
+    expect(accumAsk).toMatchObject({ params: { what: 'resid-accum', metric: { kind: 'logit-diff', wrong: 'z' } } });
+    const acc = recorded.accum;
+    if (acc.what !== 'resid-accum') throw new Error('fixture is not the accumulated residual');
+    await send(page, { type: 'model/didAttribute', id: accumAsk?.id, output: acc });
+    await until(page, `document.querySelectorAll('${panel} .ptc-accum .ptc-bar-row').length === 3`);
+    expect(await page.locator(`${panel} .ptc-accum .ptc-bar-label`).allTextContents()).toEqual([
+      'embeddings',
+      'after L1',
+      'final',
+    ]);
+    const accVs = (await page.evaluate(
+      `[...document.querySelectorAll('${panel} .ptc-accum .ptc-bar-row')].map((r) => Number(r.dataset.v))`,
+    )) as number[];
+    expect(accVs).toEqual(acc.layers.map((l) => l.values[lastPos]));
+    expect(await page.locator('#ptc-progress').count()).toBe(0);
+
+    // Clicking a cell: its detail under the sweep, the patched run's top tokens beside the clean and corrupted runs'.
+    const top = recorded.patch.top;
+    if (!top) throw new Error('fixture without top tokens');
+    const tokensIn = async (sel: string): Promise<string[]> => page.locator(`${sel} .ptc-token`).allTextContents();
+    await page.click(row(5)); // L1, position 5: the clean stream where the prompts differ
+    await until(page, `!!document.querySelector('${panel} .ptc-sweep[data-what="resid"] #ptc-cell')`);
+    expect(await tokensIn('#ptc-cell .ptc-top-clean')).toEqual(top.clean.map((t) => t.token));
+    expect(await tokensIn('#ptc-cell .ptc-top-corrupted')).toEqual(top.corrupted.map((t) => t.token));
+    expect(await tokensIn('#ptc-cell .ptc-top-patched')).toEqual(resid.top?.[5]?.map((t) => t.token));
+    expect(await page.locator('#ptc-cell .ptc-top-patched .ptc-p').allTextContents()).toEqual(
+      resid.top?.[5]?.map((t) => `${Number((t.p * 100).toFixed(1))}%`),
+    );
+    expect(await page.locator('#ptc-cell .ptc-cell-head').textContent()).toBe(
+      `L1, 5 c: patched metric ${Number(resid.values[5]?.toFixed(3))}, recovery 1, ` +
+        `estimate ${Number((a.resid[0]?.[5] ?? NaN).toFixed(3))} ` +
+        `(clean ${Number(out.clean.toFixed(3))}, corrupted ${Number(out.corrupted.toFixed(3))})`,
+    );
+    expect(await page.locator(`${panel} .ptc-sweep[data-what="resid"] .selected`).count()).toBe(3); // both maps, the dot
+    await screenshot(page, 'patching-cell');
+    // Another sweep's cell moves the one detail there; a dot of the scatter selects its cell.
+    const heads = out.maps.find((m) => m.what === 'heads');
+    await page.click(`${panel} .ptc-sweep[data-what="heads"] .ptc-map.estimate .ptc-cell[data-i="5"]`);
+    await until(page, `!!document.querySelector('${panel} .ptc-sweep[data-what="heads"] #ptc-cell')`);
+    expect(await page.locator('#ptc-cell').count()).toBe(1);
+    expect(await page.locator('#ptc-cell .ptc-cell-head strong').textContent()).toBe('L2, H2');
+    expect(await tokensIn('#ptc-cell .ptc-top-patched')).toEqual(heads?.top?.[5]?.map((t) => t.token));
+    await page.dispatchEvent(`${panel} .ptc-sweep[data-what="heads"] .ptc-dot[data-i="2"]`, 'click');
+    await until(page, `document.querySelector('#ptc-cell strong')?.textContent === 'L1, H3'`);
     await screenshot(page, 'patching', true);
 
     // A failure is one line in the panel, and the old maps go.
@@ -162,7 +245,79 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     clean(log);
     await page.close();
   });
+
+  it('shows "n of N patches" while the sweep runs, and Cancel sends model/cancel for every request in flight', async () => {
+    const { page, log } = await openDashboard(browser, { width: 1300 });
+    await send(page, load);
+    await selectRun(page, dec.run.id);
+    await tab(page, 'patching');
+    await fillForm(page);
+    await page.click('#ptc-run');
+    const asks = log.posted.filter((m) => m.type === 'model/patch' || m.type === 'model/attribute');
+    expect(asks.map((m) => m.type)).toEqual(['model/patch', 'model/attribute', 'model/attribute', 'model/attribute']);
+    const [patch] = asks;
+    await until(page, `!!document.querySelector('#ptc-progress')`);
+    expect(await page.locator('#ptc-progress .ptc-progress-text').textContent()).toBe('Starting…');
+    await send(page, { type: 'model/didProgress', id: patch?.id, done: 128, total: 1234 });
+    await until(
+      page,
+      `document.querySelector('#ptc-progress .ptc-progress-text').textContent === '128 of 1,234 patches'`,
+    );
+    const bar = page.locator('#ptc-progress [role="progressbar"]');
+    expect(await bar.getAttribute('aria-valuenow')).toBe('128');
+    expect(await bar.getAttribute('aria-valuemax')).toBe('1234');
+    const fill = await page.evaluate(
+      `getComputedStyle(document.querySelector('#ptc-progress .ptc-progress-fill')).getPropertyValue('--w')`,
+    );
+    expect(Number(fill)).toBeCloseTo(128 / 1234, 9);
+    await screenshot(page, 'patching-progress');
+    // An answer that arrives before Cancel (DLA here) is done: Cancel leaves it alone.
+    const dla = recorded.dla;
+    await send(page, { type: 'model/didAttribute', id: asks[2]?.id, output: dla });
+    await page.click('#ptc-cancel');
+    const cancels = log.posted.filter((m) => m.type === 'model/cancel').map((m) => m.id);
+    expect(cancels).toEqual([asks[0]?.id, asks[1]?.id, asks[3]?.id]);
+    expect(await page.locator('#ptc-cancel').isDisabled()).toBe(true);
+    // The host fails each cancelled request with code 'cancelled': the bar goes, the panel says so, no error.
+    for (const id of cancels)
+      await send(page, {
+        type: 'model/didFail',
+        id,
+        error: { code: 'cancelled', message: 'Patching was cancelled.' },
+      });
+    await until(page, `!document.querySelector('#ptc-progress')`);
+    const status = page.locator('.panel.patching .ptc-status');
+    expect(await status.textContent()).toBe('Cancelled; Run starts again.');
+    expect(await status.getAttribute('class')).not.toContain('error');
+    // A late progress message of a cancelled request changes nothing and is no problem.
+    await send(page, { type: 'model/didProgress', id: patch?.id, done: 200, total: 1234 });
+    await frames(page);
+    expect(await page.locator('#ptc-progress').count()).toBe(0);
+    // Run again while that one runs: the new Run cancels what of the last still runs.
+    await page.click('#ptc-run');
+    const again = log.posted.filter((m) => m.type === 'model/patch')[1];
+    await page.click('#ptc-run');
+    expect(log.posted.filter((m) => m.type === 'model/cancel').map((m) => m.id)).toContain(again?.id);
+    clean(log);
+    await page.close();
+  });
 });
+
+/** Pearson's r, as the page computes it (null: a constant series). */
+function pearsonR(x: readonly number[], y: readonly number[]): number | null {
+  const n = x.length;
+  const mx = x.reduce((s, v) => s + v, 0) / n;
+  const my = y.reduce((s, v) => s + v, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  let syy = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += ((x[i] ?? 0) - mx) * ((y[i] ?? 0) - my);
+    sxx += ((x[i] ?? 0) - mx) ** 2;
+    syy += ((y[i] ?? 0) - my) ** 2;
+  }
+  return sxx === 0 || syy === 0 ? null : sxy / Math.sqrt(sxx * syy);
+}
 
 /** The recoveries the cells matching `sel` show (data-n), in order. */
 async function cellValues(page: Page, sel: string): Promise<number[]> {

@@ -9,11 +9,20 @@
  * corrupted), with its row and column labels (positions carry their tokens) and one line
  * saying what a cell means. A failure (prompts of different token lengths, an answer that is
  * not one token) is one line in the panel. With logit-diff, direct logit attribution of the
- * clean prompt at its last position (model/attribute with what dla, a third request) follows as
- * bars. The settings and the last results are per run.
+ * clean prompt at its last position (model/attribute with what dla, a third request) and the
+ * accumulated residual stream (what resid-accum, a fourth) follow as bars. Path patching (the
+ * `path` sweep) sends each earlier head's clean output only through the receivers' q, k or v
+ * typed beside it (L2H1 L2H2).
  *
- * Leaves out: computing any of it (lab/inference/patch.ts, attribute.ts, in the model worker),
- * path patching and the accumulated residual (the CLI's `patch --what path`, `attribute`).
+ * Beside each estimate, how well it agrees with full patching: Pearson's r over the sweep's cells
+ * and a scatter around the diagonal. Clicking a cell (of either map, or a dot) shows its detail
+ * (#ptc-cell): the patched run's top 5 next tokens beside the clean and corrupted runs', which
+ * model/patch keeps (`top`). While the requests run, a progress bar counts "n of N patches"
+ * (model/didProgress) and Cancel (#ptc-cancel) sends model/cancel for each, which stops the
+ * worker's sweep between forwards. The settings and the last results are per run.
+ *
+ * Leaves out: computing any of it (lab/inference/patch.ts, attribute.ts, in the model worker), and
+ * the smaller views (patchingViews.ts).
  */
 
 import type { AttributionOutputData, AttributionParamsData } from '../../src/protocol/attribution';
@@ -24,18 +33,24 @@ import type {
   PatchRequestData,
   PatchWhat,
 } from '../../src/protocol/patching';
+import type { PathInput } from '../../src/protocol/patching';
 import type { FromWebview } from '../../src/protocol/webview';
 import { validateFromWebview } from '../../src/protocol/webview';
 import { formatNumber } from '../../src/common/format';
 import { h, replaceChildren } from '../base/dom';
 import type { PlaygroundAnalysis, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
+import { parseReceivers } from './patchingMath';
+import { agreement, cellDetail, progressBar, residBars } from './patchingViews';
 
 /** Past the host's own limit for a patching request (30 minutes, which it answers with its error): the host is gone. */
 const TIMEOUT_MS = 1_830_000;
 
 /** The sweeps the tab offers, in the order they are drawn. */
-const SWEEPS: readonly PatchWhat[] = ['resid', 'attn', 'mlp', 'heads', 'heads-pos'];
+const SWEEPS: readonly PatchWhat[] = ['resid', 'attn', 'mlp', 'heads', 'heads-pos', 'path'];
+
+/** Top tokens each patched run keeps for a clicked cell's detail. */
+const TOP = 5;
 
 /** What the person set for one run. */
 interface PatchingSettings {
@@ -49,6 +64,20 @@ interface PatchingSettings {
   estimate: boolean;
   /** Also ask for direct logit attribution of the clean prompt (logit-diff only). */
   dla: boolean;
+  /** Also ask for the accumulated residual stream of the clean prompt (logit-diff only). */
+  accum: boolean;
+  /** Path patching's receivers as typed ("L2H1 L2H2") and their input. */
+  receivers: string;
+  input: PathInput;
+}
+
+/** The requests of one Run, and the cell the person clicked. */
+interface LastRun {
+  readonly patch: PlaygroundAnalysis;
+  readonly estimate: PlaygroundAnalysis | null;
+  readonly dla: PlaygroundAnalysis | null;
+  readonly accum: PlaygroundAnalysis | null;
+  selected: { readonly what: PatchWhat; readonly i: number } | null;
 }
 
 /** One line under a sweep's map: what one cell is. */
@@ -97,11 +126,11 @@ export class PatchingPanel implements Panel {
   private readonly status = h('p', { className: 'ptc-status', attrs: { 'aria-live': 'polite' } });
   private readonly box = h('div', { className: 'ptc-maps' });
   private readonly settings = new Map<string, PatchingSettings>();
-  /** The last patching and estimate requests of each run (by run id). */
-  private readonly last = new Map<
-    string,
-    { patch: PlaygroundAnalysis; estimate: PlaygroundAnalysis | null; dla: PlaygroundAnalysis | null }
-  >();
+  /** The last requests of each run (by run id). */
+  private readonly last = new Map<string, LastRun>();
+  /** The progress bar of the requests in flight (a fresh one per Run). */
+  private bar: ReturnType<typeof progressBar> | null = null;
+  private readonly barBox = h('div', { className: 'ptc-progress-box' });
   private readonly timers = new Map<number, ReturnType<typeof setTimeout>>();
   private drawn = '';
 
@@ -127,6 +156,7 @@ export class PatchingPanel implements Panel {
     const run = this.ctx.run();
     const cfg = run?.summary.model?.config;
     this.drawn = '';
+    this.bar = null;
     if (!this.ctx.host.interactive || !run || cfg?.kind !== 'decoder-only') {
       replaceChildren(
         this.el,
@@ -153,6 +183,9 @@ export class PatchingPanel implements Panel {
       what: ['resid', 'attn', 'mlp', 'heads'],
       estimate: true,
       dla: true,
+      accum: true,
+      receivers: '',
+      input: 'q',
     };
     this.settings.set(run.id, s);
     const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'answer' | 'wrong'): HTMLElement =>
@@ -195,6 +228,26 @@ export class PatchingPanel implements Panel {
     );
     const button = h('button', { className: 'primary', attrs: { type: 'button', id: 'ptc-run' } }, 'Run');
     button.addEventListener('click', () => this.request());
+    const input = h(
+      'select',
+      {
+        attrs: { id: 'ptc-input' },
+        on: { change: (e) => (s.input = (e.target as HTMLSelectElement).value as PathInput) },
+      },
+      ...(['q', 'k', 'v'] as const).map((x) =>
+        h('option', { attrs: { value: x, selected: s.input === x } }, { q: 'queries', k: 'keys', v: 'values' }[x]),
+      ),
+    );
+    const receivers = h('input', {
+      attrs: {
+        id: 'ptc-receivers',
+        type: 'text',
+        spellcheck: false,
+        value: s.receivers,
+        placeholder: 'L2H1 L2H2',
+      },
+      on: { input: (e) => (s.receivers = (e.target as HTMLInputElement).value) },
+    });
     replaceChildren(
       this.el,
       h(
@@ -224,15 +277,34 @@ export class PatchingPanel implements Panel {
         ...sweeps,
         check('ptc-estimate', 'attribution patching beside', s.estimate, (v) => (s.estimate = v)),
         check('ptc-dla', 'direct logit attribution', s.dla, (v) => (s.dla = v)),
+        check('ptc-accum', 'accumulated residual', s.accum, (v) => (s.accum = v)),
         button,
+      ),
+      h(
+        'div',
+        { className: 'pg-knobs ptc-path', attrs: { role: 'group', 'aria-label': 'Path patching' } },
+        h('span', {}, 'path: receivers'),
+        h(
+          'span',
+          { className: 'pg-knob' },
+          h('label', { className: 'visually-hidden', attrs: { for: 'ptc-receivers' } }, 'receivers'),
+          receivers,
+        ),
+        h(
+          'span',
+          { className: 'pg-knob' },
+          h('label', { attrs: { for: 'ptc-input' } }, 'reading the sender through their'),
+          input,
+        ),
       ),
       h(
         'p',
         { className: 'note ptc-key' },
         'Blue: towards the clean metric (1); no colour: as corrupted (0); red: below corrupted. ' +
-          'Hover a cell for its numbers.',
+          'Click a cell for what the patched model predicts.',
       ),
       this.status,
+      this.barBox,
       this.box,
     );
     this.show();
@@ -243,9 +315,10 @@ export class PatchingPanel implements Panel {
     const run = this.ctx.run();
     if (!run || !this.ctx.host.interactive) return;
     const last = this.last.get(run.id);
+    this.showProgress(last);
     const state = (a: PlaygroundAnalysis | null | undefined): string =>
       a ? `${a.id}:${a.output ? 'done' : a.error ? 'failed' : 'waiting'}` : 'none';
-    const key = `${run.id}/${state(last?.patch)}/${state(last?.estimate)}/${state(last?.dla)}`;
+    const key = [run.id, ...[last?.patch, last?.estimate, last?.dla, last?.accum].map(state)].join('/');
     if (key === this.drawn) return;
     this.drawn = key;
     this.status.classList.remove('error');
@@ -254,11 +327,18 @@ export class PatchingPanel implements Panel {
       replaceChildren(this.box);
       return;
     }
-    const { patch, estimate, dla } = last;
-    const failed = patch.error ?? estimate?.error ?? dla?.error ?? null;
-    if (failed) {
+    const { patch, estimate, dla, accum } = last;
+    const named: [string, PlaygroundAnalysis | null][] = [
+      ['Patching', patch],
+      ['Attribution patching', estimate],
+      ['Direct logit attribution', dla],
+      ['The accumulated residual', accum],
+    ];
+    const [what, failedAt] = named.find(([, a]) => a?.error) ?? ['', null];
+    const failed = failedAt?.error ?? null;
+    if (failed?.code === 'cancelled') this.status.textContent = 'Cancelled; Run starts again.';
+    else if (failed) {
       this.status.classList.add('error');
-      const what = patch.error ? 'Patching' : estimate?.error ? 'Attribution patching' : 'Direct logit attribution';
       this.status.textContent = `${what} failed: ${failed.message}`;
     }
     const out = patch.kind === 'patch' ? patch.output : null;
@@ -274,24 +354,86 @@ export class PatchingPanel implements Panel {
         `clean ${formatNumber(out.clean)}, corrupted ${formatNumber(out.corrupted)}` +
         (estimate && !est ? '; estimating…' : '.');
     const d = dla?.kind === 'attribute' && dla.output?.what === 'dla' ? dla.output : null;
-    replaceChildren(this.box, ...out.maps.map((m) => this.sweep(out, m, est)), d ? dlaBars(d) : null);
+    const r = accum?.kind === 'attribute' && accum.output?.what === 'resid-accum' ? accum.output : null;
+    replaceChildren(
+      this.box,
+      ...out.maps.map((m) => this.sweep(last, out, m, est)),
+      d ? dlaBars(d) : null,
+      r ? residBars(r) : null,
+    );
+    this.showCell(last);
   }
 
-  /** One sweep: its map, the estimate beside it where asked, and what a cell means. */
-  private sweep(out: PatchOutputData, m: PatchMapData, est: AttributionOutputData | null): HTMLElement {
+  /** The progress bar while any of `last`'s requests runs: the patches done, then the other requests' passes. */
+  private showProgress(last: LastRun | undefined): void {
+    const running = [last?.patch, last?.estimate, last?.dla, last?.accum].filter(
+      (a): a is PlaygroundAnalysis => !!a && !a.output && !a.error,
+    );
+    const first = running[0];
+    if (!first || (first.kind !== 'patch' && first.kind !== 'attribute')) {
+      this.bar = null;
+      replaceChildren(this.barBox);
+      return;
+    }
+    if (!this.bar) {
+      this.bar = progressBar(() => this.cancel(running.map((a) => a.id)));
+      replaceChildren(this.barBox, this.bar.el);
+    }
+    this.bar.update(first.progress, first.kind === 'patch' ? 'patches' : 'passes');
+  }
+
+  /** Cancels the requests `ids` still in flight: the host fails each with 'cancelled'. */
+  private cancel(ids: readonly number[]): void {
+    for (const id of ids) {
+      const a = this.ctx.store.analysis(id);
+      if (!a || a.output || a.error) continue;
+      const msg: FromWebview = { type: 'model/cancel', id };
+      validateFromWebview(msg);
+      this.ctx.host.post(msg);
+    }
+  }
+
+  /** Marks the selected cell in its sweep's maps and shows its detail under them. */
+  private showCell(last: LastRun): void {
+    this.box.querySelector('#ptc-cell')?.remove();
+    for (const c of this.box.querySelectorAll('.ptc-cell.selected, .ptc-dot.selected')) c.classList.remove('selected');
+    const out = last.patch.kind === 'patch' ? last.patch.output : null;
+    const sel = last.selected;
+    const m = sel ? out?.maps.find((x) => x.what === sel.what) : undefined;
+    const fig = sel ? this.box.querySelector(`.ptc-sweep[data-what="${sel.what}"]`) : null;
+    if (!out || !sel || !m || !fig || sel.i >= m.values.length) return;
+    for (const c of fig.querySelectorAll(`[data-i="${sel.i}"]`)) c.classList.add('selected');
+    const est = last.estimate?.kind === 'attribute' ? last.estimate.output : null;
     const e = est ? estimateOf(est, m.what) : null;
+    const detail = cellDetail(out, m, sel.i, e && e.length === m.values.length ? (e[sel.i] ?? null) : null);
+    fig.querySelector('.ptc-pair')?.after(detail);
+  }
+
+  /** One sweep: its map, the estimate and their agreement beside it where asked, and what a cell means. */
+  private sweep(last: LastRun, out: PatchOutputData, m: PatchMapData, est: AttributionOutputData | null): HTMLElement {
+    const e = est ? estimateOf(est, m.what) : null;
+    const both = e && e.length === m.normalised.length ? e : null;
+    const pair = h(
+      'div',
+      { className: 'ptc-pair' },
+      patchMap('Activation patching', m, m.normalised, m.values, out),
+      both ? patchMap('Attribution patching (estimate)', m, both, null, out, 'estimate') : null,
+      both ? agreement(m.normalised, both, m.rows, m.cols) : null,
+    );
+    pair.addEventListener('click', (ev) => {
+      const cell = (ev.target as Element).closest('[data-i]');
+      if (!cell) return;
+      last.selected = { what: m.what, i: Number(cell.getAttribute('data-i')) };
+      this.showCell(last);
+    });
+    const via = m.path
+      ? ` → ${m.path.receivers.map((r) => `L${r.layer + 1}H${r.head + 1}`).join(', ')} (${m.path.input})`
+      : '';
     return h(
       'figure',
       { className: 'ptc-sweep', attrs: { 'data-what': m.what } },
-      h('h3', {}, sweepTitle(m.what)),
-      h(
-        'div',
-        { className: 'ptc-pair' },
-        patchMap('Activation patching', m, m.normalised, m.values, out),
-        e && e.length === m.normalised.length
-          ? patchMap('Attribution patching (estimate)', m, e, null, out, 'estimate')
-          : null,
-      ),
+      h('h3', {}, sweepTitle(m.what) + via),
+      pair,
       h('figcaption', { className: 'ptc-meaning' }, cellMeaning(m.what)),
     );
   }
@@ -310,6 +452,13 @@ export class PatchingPanel implements Panel {
     if (s.metric === 'logit-diff' && s.wrong === '')
       return fail('Type the wrong token too: logit-diff is logit[answer] − logit[wrong].');
     if (s.what.length === 0) return fail('Tick at least one sweep.');
+    let path: Pick<PatchRequestData, 'receivers' | 'input'> = {};
+    if (s.what.includes('path')) {
+      const cfg = run.summary.model?.config;
+      const receivers = parseReceivers(s.receivers, cfg?.nDecoderLayers ?? 0, cfg?.nHeads ?? 0);
+      if (typeof receivers === 'string') return fail(receivers);
+      path = { receivers, input: s.input };
+    }
     const request: PatchRequestData = {
       clean: s.clean,
       corrupted: s.corrupted,
@@ -317,13 +466,15 @@ export class PatchingPanel implements Panel {
       wrong: s.metric === 'logit-diff' ? s.wrong : null,
       metric: s.metric,
       what: [...s.what],
+      ...path,
+      top: TOP,
     };
     const patch = this.ctx.store.beginPatching(run.id, { kind: 'patch', request });
     const msgs: { a: PlaygroundAnalysis; msg: FromWebview }[] = [
       { a: patch, msg: { type: 'model/patch', id: patch.id, runDir: run.summary.runDir, request } },
     ];
     let estimate: PlaygroundAnalysis | null = null;
-    if (s.estimate) {
+    if (s.estimate && s.what.some((w) => w !== 'path')) {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
@@ -344,13 +495,29 @@ export class PatchingPanel implements Panel {
       dla = this.ctx.store.beginPatching(run.id, { kind: 'attribute', request: params });
       msgs.push({ a: dla, msg: { type: 'model/attribute', id: dla.id, runDir: run.summary.runDir, params } });
     }
+    let accum: PlaygroundAnalysis | null = null;
+    if (s.accum && s.metric === 'logit-diff') {
+      const params: AttributionParamsData = {
+        clean: s.clean,
+        corrupted: s.corrupted,
+        metric: { kind: 'logit-diff', answer: s.answer, wrong: s.wrong },
+        what: 'resid-accum',
+      };
+      accum = this.ctx.store.beginPatching(run.id, { kind: 'attribute', request: params });
+      msgs.push({ a: accum, msg: { type: 'model/attribute', id: accum.id, runDir: run.summary.runDir, params } });
+    }
     try {
       for (const { msg } of msgs) validateFromWebview(msg);
     } catch (e) {
       this.ctx.problem(`The patching request is invalid: ${(e as Error).message}`);
       return;
     }
-    this.last.set(run.id, { patch, estimate, dla });
+    // A new Run replaces the last: what of it still runs is cancelled, so the worker turns to this one.
+    const before = this.last.get(run.id);
+    if (before)
+      this.cancel([before.patch, before.estimate, before.dla, before.accum].flatMap((a) => (a ? [a.id] : [])));
+    this.last.set(run.id, { patch, estimate, dla, accum, selected: null });
+    this.bar = null;
     for (const { a, msg } of msgs) {
       this.timers.set(
         a.id,
@@ -426,6 +593,7 @@ function patchMap(
         attrs: {
           role: 'cell',
           'data-n': n,
+          'data-i': i,
           title:
             `${label}, ${col}: recovery ${formatNumber(n)}` +
             (raw !== undefined
