@@ -246,6 +246,46 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     await page.close();
   });
 
+  it('says why a large sweep has no top tokens for its cells, and shows the numbers alone where none were kept', async () => {
+    const { page, log } = await openDashboard(browser, { width: 1300 });
+    await send(page, load);
+    await selectRun(page, dec.run.id);
+    await tab(page, 'patching');
+    await fillForm(page);
+    await page.uncheck('#ptc-estimate');
+    await page.click('#ptc-run');
+    const ask = (): unknown => log.posted.filter((m) => m.type === 'model/patch').at(-1)?.id;
+    // The host kept top tokens for every sweep but heads × position (as past MAX_TOP_CELLS cells).
+    const out = recorded.patch;
+    const capped = { ...out, maps: out.maps.map((m) => (m.what === 'heads-pos' ? { ...m, top: undefined } : m)) };
+    await send(page, { type: 'model/didPatch', id: ask(), output: JSON.parse(JSON.stringify(capped)) });
+    await until(page, `document.querySelectorAll('.panel.patching .ptc-sweep').length >= 6`);
+    await page.click('.ptc-sweep[data-what="heads-pos"] .ptc-map.full .ptc-cell[data-i="7"]');
+    await until(page, `!!document.querySelector('#ptc-cell')`);
+    expect(await page.locator('#ptc-cell .ptc-top-patched').count()).toBe(0);
+    expect(await page.locator('#ptc-cell .ptc-top-clean .ptc-token').count()).toBe(5);
+    expect(await page.locator('#ptc-cell .ptc-cell-why').textContent()).toBe(
+      "This sweep has 88 cells; the patched run's top tokens are kept for sweeps of up to 8,192. " +
+        'Tick fewer sweeps or shorten the prompts to see them.',
+    );
+    expect(await page.locator('#ptc-cell .ptc-cell-head').textContent()).toMatch(/^L1H1, 7 e: patched metric /);
+    // A host that kept none (an older one): the cell's numbers, no tables, no excuse.
+    await page.click('#ptc-run');
+    const { top: _, ...bare } = out;
+    const none = { ...bare, maps: out.maps.map(({ top: __, ...m }) => m) };
+    await send(page, { type: 'model/didPatch', id: ask(), output: none });
+    await until(page, `document.querySelectorAll('.panel.patching .ptc-sweep').length >= 6`);
+    await page.click('.ptc-sweep[data-what="resid"] .ptc-map.full .ptc-cell[data-i="5"]');
+    await until(page, `!!document.querySelector('#ptc-cell')`);
+    expect(await page.locator('#ptc-cell .ptc-top').count()).toBe(0);
+    expect(await page.locator('#ptc-cell .ptc-cell-why').count()).toBe(0);
+    expect(await page.locator('#ptc-cell .ptc-cell-head').textContent()).toMatch(
+      /^L1, 5 c: patched metric 8\.452, recovery 1 /,
+    );
+    clean(log);
+    await page.close();
+  });
+
   it('shows "n of N patches" while the sweep runs, and Cancel sends model/cancel for every request in flight', async () => {
     const { page, log } = await openDashboard(browser, { width: 1300 });
     await send(page, load);
