@@ -229,6 +229,19 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     expect(await tokensIn('#ptc-cell .ptc-top-patched')).toEqual(heads?.top?.[5]?.map((t) => t.token));
     await page.dispatchEvent(`${panel} .ptc-sweep[data-what="heads"] .ptc-dot[data-i="2"]`, 'click');
     await until(page, `document.querySelector('#ptc-cell strong')?.textContent === 'L1, H3'`);
+    // From the keyboard: the map takes focus and the arrow keys move the selection, stopping at the edges.
+    await page.focus(`${panel} .ptc-sweep[data-what="heads"] .ptc-map.full .ptc-grid`);
+    for (const [key, want] of [
+      ['ArrowRight', 'L1, H4'],
+      ['ArrowRight', 'L1, H4'],
+      ['ArrowDown', 'L2, H4'],
+      ['ArrowDown', 'L2, H4'],
+      ['ArrowLeft', 'L2, H3'],
+      ['ArrowUp', 'L1, H3'],
+    ] as const) {
+      await page.keyboard.press(key);
+      await until(page, `document.querySelector('#ptc-cell strong')?.textContent === '${want}'`);
+    }
     await screenshot(page, 'patching', true);
 
     // A failure is one line in the panel, and the old maps go.

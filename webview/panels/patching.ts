@@ -426,6 +426,21 @@ export class PatchingPanel implements Panel {
       last.selected = { what: m.what, i: Number(cell.getAttribute('data-i')) };
       this.showCell(last);
     });
+    // From the keyboard: a map takes focus, and the arrow keys move the selected cell (the first, to begin).
+    pair.addEventListener('keydown', (ev) => {
+      const cols = m.cols.length;
+      const n = m.values.length;
+      const at = last.selected?.what === m.what ? last.selected.i : -1;
+      const step: Record<string, number> = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols };
+      const d = step[ev.key];
+      if (d === undefined || n === 0) return;
+      ev.preventDefault();
+      let i = at < 0 ? 0 : at + d;
+      if (Math.abs(d) === 1 && Math.floor(i / cols) !== Math.floor(at / cols)) i = at; // not past a row's end
+      if (i < 0 || i >= n) i = at;
+      last.selected = { what: m.what, i };
+      this.showCell(last);
+    });
     const via = m.path
       ? ` → ${m.path.receivers.map((r) => `L${r.layer + 1}H${r.head + 1}`).join(', ')} (${m.path.input})`
       : '';
@@ -571,7 +586,11 @@ function patchMap(
 ): HTMLElement {
   const grid = h('div', {
     className: 'ptc-grid',
-    attrs: { role: 'table', 'aria-label': `${title}: ${sweepTitle(m.what)}` },
+    attrs: {
+      role: 'table',
+      tabindex: 0,
+      'aria-label': `${title}: ${sweepTitle(m.what)}; the arrow keys choose a cell`,
+    },
   });
   grid.style.setProperty('--cols', String(m.cols.length));
   const head = h('div', { className: 'ptc-row', attrs: { role: 'row' } }, h('span', { className: 'ptc-corner' }));
