@@ -77,7 +77,8 @@ interface LastRun {
   readonly estimate: PlaygroundAnalysis | null;
   readonly dla: PlaygroundAnalysis | null;
   readonly accum: PlaygroundAnalysis | null;
-  selected: { readonly what: PatchWhat; readonly i: number } | null;
+  /** The clicked cell: map `map` of the patch answer (its index: two stacks may share a sweep), cell `i`. */
+  selected: { readonly map: number; readonly i: number } | null;
 }
 
 /** One line under a sweep's map: what one cell is. */
@@ -357,7 +358,7 @@ export class PatchingPanel implements Panel {
     const r = accum?.kind === 'attribute' && accum.output?.what === 'resid-accum' ? accum.output : null;
     replaceChildren(
       this.box,
-      ...out.maps.map((m) => this.sweep(last, out, m, est)),
+      ...out.maps.map((m, mi) => this.sweep(last, out, m, mi, est)),
       d ? dlaBars(d) : null,
       r ? residBars(r) : null,
     );
@@ -399,8 +400,8 @@ export class PatchingPanel implements Panel {
     for (const c of this.box.querySelectorAll('.ptc-cell.selected, .ptc-dot.selected')) c.classList.remove('selected');
     const out = last.patch.kind === 'patch' ? last.patch.output : null;
     const sel = last.selected;
-    const m = sel ? out?.maps.find((x) => x.what === sel.what) : undefined;
-    const fig = sel ? this.box.querySelector(`.ptc-sweep[data-what="${sel.what}"]`) : null;
+    const m = sel ? out?.maps[sel.map] : undefined;
+    const fig = sel ? this.box.querySelector(`.ptc-sweep[data-map="${sel.map}"]`) : null;
     if (!out || !sel || !m || !fig || sel.i >= m.values.length) return;
     for (const c of fig.querySelectorAll(`[data-i="${sel.i}"]`)) c.classList.add('selected');
     const est = last.estimate?.kind === 'attribute' ? last.estimate.output : null;
@@ -410,7 +411,13 @@ export class PatchingPanel implements Panel {
   }
 
   /** One sweep: its map, the estimate and their agreement beside it where asked, and what a cell means. */
-  private sweep(last: LastRun, out: PatchOutputData, m: PatchMapData, est: AttributionOutputData | null): HTMLElement {
+  private sweep(
+    last: LastRun,
+    out: PatchOutputData,
+    m: PatchMapData,
+    mi: number,
+    est: AttributionOutputData | null,
+  ): HTMLElement {
     const e = est ? estimateOf(est, m.what) : null;
     const both = e && e.length === m.normalised.length ? e : null;
     const pair = h(
@@ -423,14 +430,14 @@ export class PatchingPanel implements Panel {
     pair.addEventListener('click', (ev) => {
       const cell = (ev.target as Element).closest('[data-i]');
       if (!cell) return;
-      last.selected = { what: m.what, i: Number(cell.getAttribute('data-i')) };
+      last.selected = { map: mi, i: Number(cell.getAttribute('data-i')) };
       this.showCell(last);
     });
     // From the keyboard: a map takes focus, and the arrow keys move the selected cell (the first, to begin).
     pair.addEventListener('keydown', (ev) => {
       const cols = m.cols.length;
       const n = m.values.length;
-      const at = last.selected?.what === m.what ? last.selected.i : -1;
+      const at = last.selected?.map === mi ? last.selected.i : -1;
       const step: Record<string, number> = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols };
       const d = step[ev.key];
       if (d === undefined || n === 0) return;
@@ -438,7 +445,7 @@ export class PatchingPanel implements Panel {
       let i = at < 0 ? 0 : at + d;
       if (Math.abs(d) === 1 && Math.floor(i / cols) !== Math.floor(at / cols)) i = at; // not past a row's end
       if (i < 0 || i >= n) i = at;
-      last.selected = { what: m.what, i };
+      last.selected = { map: mi, i };
       this.showCell(last);
     });
     const via = m.path
@@ -446,7 +453,7 @@ export class PatchingPanel implements Panel {
       : '';
     return h(
       'figure',
-      { className: 'ptc-sweep', attrs: { 'data-what': m.what } },
+      { className: 'ptc-sweep', attrs: { 'data-what': m.what, 'data-map': mi } },
       h('h3', {}, sweepTitle(m.what) + via),
       pair,
       h('figcaption', { className: 'ptc-meaning' }, cellMeaning(m.what)),
