@@ -10,7 +10,7 @@ import { toCsv } from '../common/csv';
 import { NODE_FS } from '../lab/files/fs.node';
 import { openRun } from '../lab/inference/openRun';
 import type { HeadAt, PatchMetric, PatchRequest, PatchWhat, PathInput } from '../lab/inference/patch';
-import { patchIds, patchPlan, patchRun } from '../lab/inference/patch';
+import { patchIds, patchLength, patchPlan, patchRun } from '../lab/inference/patch';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { readTokenizer } from '../lab/runs/tokenizerFile';
 import type { PatchOutputData, PatchTopTokenData } from '../protocol/patching';
@@ -25,7 +25,7 @@ const DEFAULT_WHAT: readonly PatchWhat[] = ['resid', 'attn', 'mlp', 'heads'];
 
 export const PATCH_HELP = `attention-lab patch RUN --clean TEXT --corrupted TEXT --answer TOKEN [--wrong TOKEN]
         [--metric logit-diff|logprob] [--what resid,attn,mlp,heads,heads-pos,path]
-        [--receivers L2H1,… --input q|k|v] [--top K] [--json | --csv]
+        [--receivers L2H1,… --input q|k|v] [--target TEXT] [--top K] [--json | --csv]
   Activation patching (denoising): run the corrupted prompt and patch in one activation of the
   clean prompt; the metric at the last position is logit[answer] − logit[wrong] (logit-diff,
   the default; needs --wrong) or the answer's log-probability (logprob). The prompts must have
@@ -38,11 +38,17 @@ export const PATCH_HELP = `attention-lab patch RUN --clean TEXT --corrupted TEXT
              path       path patching: each head of an earlier layer, its clean output reaching
                         only --receivers' --input (queries, keys or values; default q), every
                         other head frozen at the corrupted run
-  RUN (or --run DIR) a decoder-only run folder. Layers and heads are numbered from 1 (L2H1).
+  RUN (or --run DIR) a run folder. Layers and heads are numbered from 1 (L2H1).
+  An encoder-decoder run: --clean and --corrupted are sources (the same token length, EOS
+  added), both read under one target prefix --target (BOS added; default BOS alone), and the
+  metric is at the target's last position. Each sweep covers the encoder (rows enc L1, columns
+  source positions) and the decoder (rows dec L1, with self and cross rows for attn and the
+  heads: dec L1 cross H2; columns target positions); path patching is not built there.
   Prints a table per sweep of the recovery (patched − corrupted) / (clean − corrupted):
   0 = as corrupted, 1 = as clean.
   --json   one object: {"tokens", "answer", "wrong", "metric", "clean", "corrupted",
-           "maps": [{"what", "rows", "cols", "values", "normalised", "path"?}]} (values row-major)
+           "maps": [{"what", "rows", "cols", "values", "normalised", "path"?, "stack"?}]}
+           (values row-major; stack: an encoder-decoder map's encoder or decoder)
   --csv    what,row,col,value,normalised, one line per cell
   --top K  also each run's K most likely next tokens with their probabilities (K ≤ ${MAX_PATCH_TOP}): the
            clean and corrupted runs' (printed, and "top" in --json) and each patched run's ("top" of
@@ -94,6 +100,7 @@ function requestOf(f: ReturnType<typeof parseFlags>): PatchRequest {
     what,
     ...(receivers.length ? { receivers, input } : {}),
     ...(top ? { top } : {}),
+    ...(f.str('target') !== undefined ? { target: f.str('target') as string } : {}),
   };
 }
 
@@ -123,7 +130,8 @@ export function patchTables(out: PatchOutputData): string[] {
     const via = m.path
       ? ` → ${m.path.receivers.map((r) => `L${r.layer + 1}H${r.head + 1}`).join(', ')} (${m.path.input})`
       : '';
-    lines.push(`${m.what}: ${TITLES[m.what]}${via}; recovery, 0 = corrupted, 1 = clean`);
+    const stack = m.stack ? ` [${m.stack}; columns: ${m.stack === 'encoder' ? 'source' : 'target'} positions]` : '';
+    lines.push(`${m.what}: ${TITLES[m.what]}${via}${stack}; recovery, 0 = corrupted, 1 = clean`);
     const rows: string[][] = [['', ...m.cols]];
     m.rows.forEach((r, i) =>
       rows.push([r, ...m.cols.map((_, j) => (m.normalised[i * m.cols.length + j] as number).toFixed(2))]),
@@ -168,6 +176,7 @@ export async function patchCommand(argv: string[], ctx: CommandContext): Promise
       receivers: { type: 'string', multiple: true },
       input: { type: 'string' },
       top: { type: 'string' },
+      target: { type: 'string' },
       csv: { type: 'boolean' },
       ...BACKEND_FLAG,
     },
@@ -184,7 +193,7 @@ export async function patchCommand(argv: string[], ctx: CommandContext): Promise
   const req = requestOf(f);
   const runDir = path.resolve(ctx.cwd, run);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
-  const T = patchIds(await readTokenizer(NODE_FS, runDir), config, req).clean.length;
+  const T = patchLength(patchIds(await readTokenizer(NODE_FS, runDir), config, req));
   const r = await openRun(NODE_FS, runDir, backendOf(f), patchPlan(config, T));
   const tty = ctx.stderr.isTTY === true;
   const out = patchRun(r, req, {

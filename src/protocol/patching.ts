@@ -62,6 +62,8 @@ export const patchRequestData = obj({
       if (v > MAX_PATCH_TOP) fail(p, `at most ${MAX_PATCH_TOP} top tokens`, v);
     }),
   ),
+  /** An encoder-decoder's shared target prefix (clean and corrupted are then sources). */
+  target: optional(str),
 });
 
 /** One sweep's heatmap: rows × cols, `values` the patched metric and `normalised` its recovery, both row-major. */
@@ -79,13 +81,20 @@ export const patchMapData = obj({
   path: optional(obj({ receivers: arrayOf(patchHead), input: pathInput })),
   /** With the request's `top`: each cell's patched run's top tokens, most likely first, row-major as `values`. */
   top: optional(arrayOf(arrayOf(patchTopTokenData))),
+  /** An encoder-decoder's map of one stack: columns are source (encoder) or target (decoder) positions. */
+  stack: optional(oneOf('encoder', 'decoder')),
 });
 
 /** A patching experiment's results. */
 export type PatchOutputData = Infer<typeof patchOutputData>;
 export const patchOutputData = obj({
   /** The prompts' tokens (BOS first); position p of a map is token p. */
-  tokens: obj({ clean: arrayOf(str), corrupted: arrayOf(str) }),
+  tokens: obj({
+    clean: arrayOf(str),
+    corrupted: arrayOf(str),
+    /** An encoder-decoder's target prefix (BOS first; clean and corrupted are its sources, EOS last). */
+    target: optional(arrayOf(str)),
+  }),
   answer: str,
   wrong: nullable(str),
   metric: patchMetric,

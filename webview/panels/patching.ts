@@ -12,7 +12,8 @@
  * clean prompt at its last position (model/attribute with what dla, a third request) and the
  * accumulated residual stream (what resid-accum, a fourth) follow as bars. Path patching (the
  * `path` sweep) sends each earlier head's clean output only through the receivers' q, k or v
- * typed beside it (L2H1 L2H2).
+ * typed beside it (L2H1 L2H2). On an encoder-decoder run the prompts are two sources under one
+ * target prefix, each stack's map drawn apart (encoder, decoder); path patching is not offered.
  *
  * Beside each estimate, how well it agrees with full patching: Pearson's r over the sweep's cells
  * and a scatter around the diagonal. Clicking a cell (of either map, or a dot) shows its detail
@@ -42,6 +43,7 @@ import type { PlaygroundAnalysis, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 import { parseReceivers } from './patchingMath';
 import { agreement, cellDetail, progressBar, residBars } from './patchingViews';
+import { estimateOf } from './patchingEstimate';
 
 /** Past the host's own limit for a patching request (30 minutes, which it answers with its error): the host is gone. */
 const TIMEOUT_MS = 1_830_000;
@@ -56,6 +58,8 @@ const TOP = 5;
 interface PatchingSettings {
   clean: string;
   corrupted: string;
+  /** An encoder-decoder's shared target prefix (clean and corrupted are then sources). */
+  target: string;
   answer: string;
   wrong: string;
   metric: PatchMetric;
@@ -100,25 +104,6 @@ export function cellMeaning(what: PatchWhat): string {
   }
 }
 
-/** The estimate of `what` in an attribution patching answer, row-major in the patch map's shape (null: none). */
-export function estimateOf(a: AttributionOutputData, what: PatchWhat): number[] | null {
-  if (a.what !== 'attribution') return null;
-  switch (what) {
-    case 'resid':
-      return a.resid.flat();
-    case 'attn':
-      return a.attnOut.flat();
-    case 'mlp':
-      return a.mlpOut.flat();
-    case 'heads':
-      return a.head.flat();
-    case 'heads-pos':
-      return a.headPos.flat(2);
-    case 'path':
-      return null;
-  }
-}
-
 /** The Patching tab. */
 export class PatchingPanel implements Panel {
   readonly id = 'patching' as const;
@@ -158,7 +143,8 @@ export class PatchingPanel implements Panel {
     const cfg = run?.summary.model?.config;
     this.drawn = '';
     this.bar = null;
-    if (!this.ctx.host.interactive || !run || cfg?.kind !== 'decoder-only') {
+    const encdec = cfg?.kind === 'encoder-decoder';
+    if (!this.ctx.host.interactive || !run) {
       replaceChildren(
         this.el,
         h('h2', {}, 'Patching'),
@@ -167,9 +153,7 @@ export class PatchingPanel implements Panel {
           { className: 'note', attrs: { role: 'note' } },
           !run
             ? 'Pick a run to patch its model.'
-            : cfg?.kind !== 'decoder-only'
-              ? 'Patching needs a decoder-only run: it compares two prompts at the last position.'
-              : 'Patching is off: this page has no host to run the model. Open the run in VS Code, or run ' +
+            : 'Patching is off: this page has no host to run the model. Open the run in VS Code, or run ' +
                 '`attention-lab patch RUN --clean TEXT --corrupted TEXT --answer TOKEN --wrong TOKEN`.',
         ),
       );
@@ -178,6 +162,7 @@ export class PatchingPanel implements Panel {
     const s: PatchingSettings = this.settings.get(run.id) ?? {
       clean: '',
       corrupted: '',
+      target: '',
       answer: '',
       wrong: '',
       metric: 'logit-diff',
@@ -189,7 +174,7 @@ export class PatchingPanel implements Panel {
       input: 'q',
     };
     this.settings.set(run.id, s);
-    const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'answer' | 'wrong'): HTMLElement =>
+    const text = (id: string, label: string, key: 'clean' | 'corrupted' | 'target' | 'answer' | 'wrong'): HTMLElement =>
       h(
         'span',
         { className: `pg-knob ptc-${key}` },
@@ -222,7 +207,9 @@ export class PatchingPanel implements Panel {
         }),
         label,
       );
-    const sweeps = SWEEPS.map((w) =>
+    // Path patching is not built for encoder-decoders (lab/inference/patch.ts refuses it): not offered there.
+    const offered = SWEEPS.filter((w) => !(encdec && w === 'path'));
+    const sweeps = offered.map((w) =>
       check(`ptc-what-${w}`, w, s.what.includes(w), (v) => {
         s.what = SWEEPS.filter((x) => (x === w ? v : s.what.includes(x)));
       }),
@@ -265,8 +252,9 @@ export class PatchingPanel implements Panel {
       h(
         'div',
         { className: 'pg-knobs' },
-        text('ptc-clean', 'clean', 'clean'),
-        text('ptc-corrupted', 'corrupted', 'corrupted'),
+        text('ptc-clean', encdec ? 'clean source' : 'clean', 'clean'),
+        text('ptc-corrupted', encdec ? 'corrupted source' : 'corrupted', 'corrupted'),
+        encdec ? text('ptc-target', 'target prefix', 'target') : null,
         text('ptc-answer', 'answer', 'answer'),
         text('ptc-wrong', 'wrong', 'wrong'),
         h('span', { className: 'pg-knob' }, h('label', { attrs: { for: 'ptc-metric' } }, 'metric'), metric),
@@ -281,23 +269,25 @@ export class PatchingPanel implements Panel {
         check('ptc-accum', 'accumulated residual', s.accum, (v) => (s.accum = v)),
         button,
       ),
-      h(
-        'div',
-        { className: 'pg-knobs ptc-path', attrs: { role: 'group', 'aria-label': 'Path patching' } },
-        h('span', {}, 'path: receivers'),
-        h(
-          'span',
-          { className: 'pg-knob' },
-          h('label', { className: 'visually-hidden', attrs: { for: 'ptc-receivers' } }, 'receivers'),
-          receivers,
-        ),
-        h(
-          'span',
-          { className: 'pg-knob' },
-          h('label', { attrs: { for: 'ptc-input' } }, 'reading the sender through their'),
-          input,
-        ),
-      ),
+      encdec
+        ? null
+        : h(
+            'div',
+            { className: 'pg-knobs ptc-path', attrs: { role: 'group', 'aria-label': 'Path patching' } },
+            h('span', {}, 'path: receivers'),
+            h(
+              'span',
+              { className: 'pg-knob' },
+              h('label', { className: 'visually-hidden', attrs: { for: 'ptc-receivers' } }, 'receivers'),
+              receivers,
+            ),
+            h(
+              'span',
+              { className: 'pg-knob' },
+              h('label', { attrs: { for: 'ptc-input' } }, 'reading the sender through their'),
+              input,
+            ),
+          ),
       h(
         'p',
         { className: 'note ptc-key' },
@@ -405,7 +395,7 @@ export class PatchingPanel implements Panel {
     if (!out || !sel || !m || !fig || sel.i >= m.values.length) return;
     for (const c of fig.querySelectorAll(`[data-i="${sel.i}"]`)) c.classList.add('selected');
     const est = last.estimate?.kind === 'attribute' ? last.estimate.output : null;
-    const e = est ? estimateOf(est, m.what) : null;
+    const e = est ? estimateOf(est, m.what, m) : null;
     const detail = cellDetail(out, m, sel.i, e && e.length === m.values.length ? (e[sel.i] ?? null) : null);
     fig.querySelector('.ptc-pair')?.after(detail);
   }
@@ -418,7 +408,7 @@ export class PatchingPanel implements Panel {
     mi: number,
     est: AttributionOutputData | null,
   ): HTMLElement {
-    const e = est ? estimateOf(est, m.what) : null;
+    const e = est ? estimateOf(est, m.what, m) : null;
     const both = e && e.length === m.normalised.length ? e : null;
     const pair = h(
       'div',
@@ -451,10 +441,14 @@ export class PatchingPanel implements Panel {
     const via = m.path
       ? ` → ${m.path.receivers.map((r) => `L${r.layer + 1}H${r.head + 1}`).join(', ')} (${m.path.input})`
       : '';
+    const stack = m.stack ? ` — ${m.stack} (${m.stack === 'encoder' ? 'source' : 'target'} positions)` : '';
     return h(
       'figure',
-      { className: 'ptc-sweep', attrs: { 'data-what': m.what, 'data-map': mi } },
-      h('h3', {}, sweepTitle(m.what) + via),
+      {
+        className: 'ptc-sweep',
+        attrs: { 'data-what': m.what, 'data-map': mi, ...(m.stack ? { 'data-stack': m.stack } : {}) },
+      },
+      h('h3', {}, sweepTitle(m.what) + via + stack),
       pair,
       h('figcaption', { className: 'ptc-meaning' }, cellMeaning(m.what)),
     );
@@ -473,21 +467,26 @@ export class PatchingPanel implements Panel {
     if (s.answer === '') return fail('Type the answer token first.');
     if (s.metric === 'logit-diff' && s.wrong === '')
       return fail('Type the wrong token too: logit-diff is logit[answer] − logit[wrong].');
-    if (s.what.length === 0) return fail('Tick at least one sweep.');
+    const encdec = run.summary.model?.config.kind === 'encoder-decoder';
+    const what = s.what.filter((w) => !(encdec && w === 'path')); // not offered for an encoder-decoder
+    if (what.length === 0) return fail('Tick at least one sweep.');
     let path: Pick<PatchRequestData, 'receivers' | 'input'> = {};
-    if (s.what.includes('path')) {
+    if (what.includes('path')) {
       const cfg = run.summary.model?.config;
       const receivers = parseReceivers(s.receivers, cfg?.nDecoderLayers ?? 0, cfg?.nHeads ?? 0);
       if (typeof receivers === 'string') return fail(receivers);
       path = { receivers, input: s.input };
     }
+    // An encoder-decoder's two sources share one target prefix, the decoder's input (lab/inference/patch.ts).
+    const target = run.summary.model?.config.kind === 'encoder-decoder' ? { target: s.target } : {};
     const request: PatchRequestData = {
       clean: s.clean,
       corrupted: s.corrupted,
+      ...target,
       answer: s.answer,
       wrong: s.metric === 'logit-diff' ? s.wrong : null,
       metric: s.metric,
-      what: [...s.what],
+      what,
       ...path,
       top: TOP,
     };
@@ -496,10 +495,11 @@ export class PatchingPanel implements Panel {
       { a: patch, msg: { type: 'model/patch', id: patch.id, runDir: run.summary.runDir, request } },
     ];
     let estimate: PlaygroundAnalysis | null = null;
-    if (s.estimate && s.what.some((w) => w !== 'path')) {
+    if (s.estimate && what.some((w) => w !== 'path')) {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
+        ...target,
         metric: { kind: s.metric, answer: s.answer, ...(s.metric === 'logit-diff' ? { wrong: s.wrong } : {}) },
         what: 'attribution',
       };
@@ -511,6 +511,7 @@ export class PatchingPanel implements Panel {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
+        ...target,
         metric: { kind: 'logit-diff', answer: s.answer, wrong: s.wrong },
         what: 'dla',
       };
@@ -522,6 +523,7 @@ export class PatchingPanel implements Panel {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
+        ...target,
         metric: { kind: 'logit-diff', answer: s.answer, wrong: s.wrong },
         what: 'resid-accum',
       };
@@ -640,7 +642,9 @@ function patchMap(
 export function componentName(c: { kind: string; layer: number | null; head: number | null }): string {
   const l = c.layer === null ? '' : `L${c.layer + 1}`;
   if (c.kind === 'head') return `${l}H${(c.head ?? 0) + 1}`;
+  if (c.kind === 'cross-head') return `${l} cross H${(c.head ?? 0) + 1}`;
   if (c.kind === 'attn-bias') return `${l} attn bias`;
+  if (c.kind === 'cross-bias') return `${l} cross bias`;
   if (c.kind === 'mlp') return `${l} MLP`;
   return 'embeddings';
 }

@@ -12,10 +12,19 @@
  * With `withPatching`, the full activation patching sweeps of the same prompts (the `patch`
  * job's one implementation, lab/inference/patch.ts) come back beside the estimates.
  *
+ * An encoder-decoder: clean and corrupted are sources (the same token length), read under one
+ * target prefix (`target`; absent: BOS alone), the metric at its last position. DLA and the
+ * accumulated residual read the decoder's stream (its self- and cross-attention heads, MLPs and
+ * embeddings; the encoder has no direct path to the logits); attribution patching estimates the
+ * decoder's, each cross-attention's and the encoder's activations (patch.ts's semantics).
+ *
  * Leaves out: the math (engine/analysis/directLogit.ts, attributionPatching.ts).
  */
 
 import { EngineError } from '../../engine/errors';
+import type { ModelConfig } from '../../engine/config';
+import type { Batch } from '../../engine/models/inputs';
+import type { Tokenizer } from '../../engine/tokenizers/special';
 import { attributionPatching } from '../../engine/analysis/attributionPatching';
 import { directLogitAttribution } from '../../engine/analysis/directLogit';
 import type { LogitMetric } from '../../engine/analysis/logitMetric';
@@ -27,6 +36,7 @@ import type {
   DlaComponentData,
 } from '../../protocol/attribution';
 import { CancelledError } from '../base/cancelled';
+import type { LensInput } from './lens';
 import { inputBatch } from './lens';
 import { patchRun } from './patch';
 import type { OpenRun } from './openRun';
@@ -80,19 +90,49 @@ function dlaNote(r: OpenRun): string {
       ? 'divided by the clean run’s RMS and multiplied by the final norm’s weight'
       : 'centred, divided by the clean run’s standard deviation and multiplied by the final norm’s weight';
   const cap = cfg.logitSoftCap > 0 ? ` Logits before the logit soft-cap (${cfg.logitSoftCap}).` : '';
+  const encdec =
+    cfg.kind === 'encoder-decoder'
+      ? " The decoder's stream at each target position; the encoder reaches the logits only through the " +
+        'cross-attention heads, so it has no component of its own.'
+      : '';
   return (
     `Each component is read at each position through the final norm with the clean run's scale (${scale}) ` +
-    `onto W_U[answer] − W_U[wrong]; the norm's and the unembedding's biases are excluded (the excluded row).${cap}`
+    `onto W_U[answer] − W_U[wrong]; the norm's and the unembedding's biases are excluded (the excluded row).${cap}` +
+    encdec
   );
+}
+
+/** The lens input of one prompt of `p` (an encoder-decoder's: a source under the request's target prefix). */
+export function attributeInput(config: ModelConfig, p: AttributionParamsData, text: string = p.clean): LensInput {
+  if (config.kind === 'encoder-decoder') return { src: text, tgt: p.target ?? '' };
+  if (p.target !== undefined)
+    throw new EngineError(
+      'input/invalid',
+      'A target prefix is for an encoder-decoder run; this run is decoder-only: give prompts only.',
+    );
+  return { prompt: text };
+}
+
+/**
+ * The longest sequence of `p`'s full patching (withPatching), which plans the model as `patch` does: the prompt
+ * with BOS, or an encoder-decoder's source with EOS or target with BOS.
+ */
+export function attributePatchLength(config: ModelConfig, tok: Tokenizer, p: AttributionParamsData): number {
+  const target = config.kind === 'encoder-decoder' ? tok.encode(p.target ?? '').length : 0;
+  return Math.min(config.maxLen, 1 + Math.max(tok.encode(p.clean).length, target));
+}
+
+function batchOf(r: OpenRun, p: AttributionParamsData, text: string): Batch {
+  return inputBatch(r, attributeInput(r.model.config, p, text));
 }
 
 /** Runs the attribution `p` asks for on `r`'s model (see the file comment). */
 export function attribute(r: OpenRun, p: AttributionParamsData, hooks: AttributeHooks = {}): AttributionOutputData {
-  const clean = inputBatch(r, { prompt: p.clean });
+  const clean = batchOf(r, p, p.clean);
   const tokens = tokenLabels(r.tok, clean.input);
   if (p.what === 'attribution') {
     const metric = metricOf(r, p.metric, false);
-    const corrupted = inputBatch(r, { prompt: p.corrupted });
+    const corrupted = batchOf(r, p, p.corrupted);
     let done = 0;
     const res = attributionPatching(r.model, clean, corrupted, metric, () => {
       if (hooks.isCancelled?.()) throw new CancelledError('attributing');
@@ -116,10 +156,32 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
             wrong: p.metric.wrong ?? null,
             metric: p.metric.kind,
             what: ['resid', 'attn', 'mlp', 'heads', 'heads-pos'],
+            ...(p.target !== undefined ? { target: p.target } : {}),
           },
           hooks,
         )
       : null;
+    const heads = (a: Float64Array, T: number): number[][][] =>
+      rows(a, res.H * T, n).map((layer) => Array.from({ length: res.H }, (_, h) => layer.slice(h * T, (h + 1) * T)));
+    const enc = res.encoder;
+    const encdec =
+      enc && res.cross && clean.src && corrupted.src
+        ? {
+            source: { clean: tokenLabels(r.tok, clean.src), corrupted: tokenLabels(r.tok, corrupted.src) },
+            cross: {
+              out: rows(res.cross.out, res.T, n),
+              head: rows(res.cross.head, res.H, n),
+              headPos: heads(res.cross.headPos, res.T),
+            },
+            encoder: {
+              resid: rows(enc.resid, enc.T, n),
+              attnOut: rows(enc.attnOut, enc.T, n),
+              mlpOut: rows(enc.mlpOut, enc.T, n),
+              head: rows(enc.head, res.H, n),
+              headPos: heads(enc.headPos, enc.T),
+            },
+          }
+        : {};
     return {
       what: 'attribution',
       tokens,
@@ -134,9 +196,8 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
       attnOut: rows(res.attnOut, res.T, n),
       mlpOut: rows(res.mlpOut, res.T, n),
       head: rows(res.head, res.H, n),
-      headPos: rows(res.headPos, res.H * res.T, n).map((layer) =>
-        Array.from({ length: res.H }, (_, h) => layer.slice(h * res.T, (h + 1) * res.T)),
-      ),
+      headPos: heads(res.headPos, res.T),
+      ...encdec,
       ...(patching ? { patching } : {}),
     };
   }
@@ -173,6 +234,21 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
         layer: l,
         head: null,
         values: plain(d.attnBias.subarray(l * d.T, (l + 1) * d.T)),
+      });
+    if (d.crossHeads)
+      for (let h = 0; h < d.H; h++)
+        components.push({
+          kind: 'cross-head',
+          layer: l,
+          head: h,
+          values: plain(d.crossHeads.subarray((l * d.H + h) * d.T, (l * d.H + h + 1) * d.T)),
+        });
+    if (d.crossBias)
+      components.push({
+        kind: 'cross-bias',
+        layer: l,
+        head: null,
+        values: plain(d.crossBias.subarray(l * d.T, (l + 1) * d.T)),
       });
     components.push({ kind: 'mlp', layer: l, head: null, values: plain(d.mlp.subarray(l * d.T, (l + 1) * d.T)) });
   }

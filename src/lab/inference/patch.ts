@@ -45,9 +45,28 @@
  * corrupted runs' and every patched run's of a sweep of at most MAX_TOP_CELLS cells — so a cell
  * shows what the patched model predicts without running it again.
  *
- * Leaves out: noising (patching corrupted into clean), encoder-decoder runs (refused: their
- * decoder reads a source the prompts do not give), patching the encoder and cross-attention,
- * and drawing the results (the maps are rows × columns of numbers with their labels).
+ * An encoder-decoder run: the clean and corrupted inputs are two SOURCE sentences of the same
+ * token length (each with EOS, as the model reads a source), and both runs share one target
+ * prefix (BOS + its tokens; empty: BOS alone, the metric then on the first target token), the
+ * decoder's input; the metric is at the decoder's last position. Every sweep covers both stacks,
+ * in maps that name them (`stack`; row labels "enc L1", "dec L1", "dec L1 cross H2"):
+ *   resid      enc_resid_pre per (encoder layer, source position); resid_pre per (decoder layer,
+ *              target position)
+ *   attn       enc_attn_out per (encoder layer, source position); each decoder layer's self-
+ *              attention (attn_out) and cross-attention (cross_out) per target position
+ *   mlp        enc_mlp_out and mlp_out likewise
+ *   heads      one map: encoder heads (enc_z), decoder self-attention (z) and cross-attention heads
+ *              (cross_z), each at every position of its stack, per (layer, head)
+ *   heads-pos  the encoder's heads per source position; the decoder's self and cross heads per
+ *              target position
+ * With a shared target, the decoder's embeddings (resid_pre of decoder layer 1) are the same in
+ * both runs, so that row is 0: the source reaches the decoder only through cross-attention.
+ * Path patching is refused there: its senders and receivers would span two stacks joined by
+ * cross-attention's keys and values, and which paths to cut through the encoder's output is a
+ * choice this sweep does not make.
+ *
+ * Leaves out: noising (patching corrupted into clean), path patching of an encoder-decoder, and
+ * drawing the results (the maps are rows × columns of numbers with their labels).
  */
 
 import type { ModelConfig } from '../../engine/config';
@@ -80,9 +99,14 @@ export interface HeadAt {
 
 /** The token ids of a patching experiment. */
 export interface PatchIds {
-  /** BOS + the clean prompt's tokens; the corrupted prompt's, the same length. */
+  /**
+   * BOS + the clean prompt's tokens; the corrupted prompt's, the same length. An encoder-decoder's: the clean and
+   * corrupted sources (their tokens + EOS).
+   */
   readonly clean: Int32Array;
   readonly corrupted: Int32Array;
+  /** An encoder-decoder's target prefix (BOS + its tokens), the decoder's input of every run; else absent. */
+  readonly target?: Int32Array;
   readonly answer: number;
   /** The wrong answer (logit-diff), else null. */
   readonly wrong: number | null;
@@ -192,7 +216,10 @@ interface Runs {
   readonly top: Prediction[][];
 }
 
-/** Runs `B` copies of `input` with `hook`; the metric of each and its `k` top tokens (none when k = 0). */
+/**
+ * Runs `B` copies of `input` (an encoder-decoder's: the source, the decoder reading `ids.target`) with `hook`;
+ * the metric of each and its `k` top tokens (none when k = 0).
+ */
 function forwardCopies(
   model: Transformer,
   input: Int32Array,
@@ -201,15 +228,19 @@ function forwardCopies(
   hook: ForwardHook,
   k = 0,
 ): Runs {
-  const T = input.length;
+  const dec = ids.target ?? input;
+  const T = dec.length;
   const inp = new Int32Array(B * T);
   const targets = new Int32Array(B * T);
   for (let b = 0; b < B; b++) {
-    inp.set(input, b * T);
-    targets.set(input.subarray(1), b * T);
-    targets[b * T + T - 1] = input[0] as number;
+    inp.set(dec, b * T);
+    targets.set(dec.subarray(1), b * T);
+    targets[b * T + T - 1] = dec[0] as number;
   }
-  model.forward({ B, T, input: inp, targets }, { train: false, labelSmoothing: 0, hook });
+  const S = input.length;
+  const src = ids.target ? new Int32Array(B * S) : null;
+  if (src) for (let b = 0; b < B; b++) src.set(input, b * S);
+  model.forward({ B, T, input: inp, targets, ...(src ? { S, src } : {}) }, { train: false, labelSmoothing: 0, hook });
   const logits = model.logits();
   const V = model.config.vocabSize;
   const rows = Array.from({ length: B }, (_, b) => b * T + T - 1);
@@ -253,7 +284,6 @@ function runJobs(
   k = 0,
 ): Runs {
   const out: Runs = { metric: [], top: [] };
-  const T = ids.corrupted.length;
   for (let start = 0; start < jobs.length; start += model.maxBatch) {
     if (opts.isCancelled?.()) throw new CancelledError('patching');
     const batch = jobs.slice(start, start + model.maxBatch);
@@ -269,6 +299,7 @@ function runJobs(
     const hook: ForwardHook = (site, data) => {
       const k = actKey(site.point, site.layer);
       const row = site.heads * site.width;
+      const T = site.T; // positions of the point's stack
       for (const { b, p } of byKey.get(k) ?? []) {
         const c0 = p.head === null ? 0 : p.head * site.width;
         const c1 = p.head === null ? row : c0 + site.width;
@@ -322,24 +353,34 @@ function named(top: readonly Prediction[], label: (id: number) => string): Patch
   return top.map(({ id, p }) => ({ token: label(id), p }));
 }
 
+/** 0 .. n − 1. */
+const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
+
+/** Position labels "0", "1", … */
+const numbered = (n: number): string[] => range(n).map(String);
+
 /**
- * The patching sweeps of `opts.what` on `model` (decoder-only, planned for at least one
- * sequence of the prompts' length): see the file comment. Column labels of positions are
- * `posLabels` (one per token).
+ * The patching sweeps of `opts.what` on `model` (planned for at least one sequence of the
+ * prompts' length): see the file comment. Column labels of positions are `posLabels` (one per
+ * token of the prompts; an encoder-decoder's: of the sources) and, for an encoder-decoder's
+ * decoder, `targetLabels` (one per token of the target).
  */
 export function patchModel(
   model: Transformer,
   ids: PatchIds,
   opts: PatchOptions,
-  posLabels: readonly string[] = Array.from({ length: ids.clean.length }, (_, i) => String(i)),
+  posLabels: readonly string[] = numbered(ids.clean.length),
+  targetLabels: readonly string[] = numbered(ids.target?.length ?? 0),
 ): PatchResult {
   const cfg = model.config;
-  if (cfg.kind !== 'decoder-only')
+  const encdec = cfg.kind === 'encoder-decoder';
+  checkIds(ids, cfg);
+  if (encdec && opts.what.includes('path'))
     throw new EngineError(
       'input/invalid',
-      "Patching reads decoder-only runs; an encoder-decoder's decoder also reads a source the prompts do not give.",
+      "Path patching reads a decoder-only run's heads; on an encoder-decoder use resid, attn, mlp, heads or " +
+        'heads-pos (its senders would span both stacks and the encoder output that joins them).',
     );
-  checkIds(ids, cfg.vocabSize);
   const T = ids.clean.length;
   const L = cfg.nDecoderLayers;
   const attn = (model.decoder[0] as Transformer['decoder'][number]).selfAttn;
@@ -360,6 +401,12 @@ export function patchModel(
     );
   const src = (point: HookPoint, layer: number): Float64Array => clean.acts.get(actKey(point, layer)) as Float64Array;
   const what = [...new Set(opts.what)];
+  const top = k > 0 ? { top: { clean: named(clean.top, label), corrupted: named(corrupt.top, label) } } : {};
+  if (encdec) {
+    const tops = { kOf, label };
+    const maps = encDecMaps(model, ids, opts, what, clean.metric, corrupt.metric, src, posLabels, targetLabels, tops);
+    return { clean: clean.metric, corrupted: corrupt.metric, maps, ...top };
+  }
   const path = what.includes('path') ? pathPlan(opts, L, H) : null;
   const count: Record<PatchWhat, number> = {
     resid: L * T,
@@ -415,8 +462,120 @@ export function patchModel(
     clean: clean.metric,
     corrupted: corrupt.metric,
     maps,
-    ...(k > 0 ? { top: { clean: named(clean.top, label), corrupted: named(corrupt.top, label) } } : {}),
+    ...top,
   };
+}
+
+/** A row of an encoder-decoder's map: its label and the point and layer it patches. */
+interface PointRow {
+  readonly label: string;
+  readonly point: HookPoint;
+  readonly layer: number;
+}
+
+/** An encoder-decoder's sweeps (see the file comment): the maps of `what`, in its order, each stack's apart. */
+function encDecMaps(
+  model: Transformer,
+  ids: PatchIds,
+  opts: PatchOptions,
+  what: readonly PatchWhat[],
+  clean: number,
+  corrupted: number,
+  src: (point: HookPoint, layer: number) => Float64Array,
+  srcLabels: readonly string[],
+  tgtLabels: readonly string[],
+  tops: { readonly kOf: (cells: number) => number; readonly label: (id: number) => string },
+): PatchMap[] {
+  const Le = model.encoder.length;
+  const L = model.decoder.length;
+  const H = model.config.nHeads;
+  const S = ids.clean.length;
+  const T = (ids.target as Int32Array).length;
+  const count: Record<PatchWhat, number> = {
+    resid: Le * S + L * T,
+    attn: Le * S + 2 * L * T,
+    mlp: Le * S + L * T,
+    heads: (Le + 2 * L) * H,
+    'heads-pos': H * (Le * S + 2 * L * T),
+    path: 0,
+  };
+  const progress = { done: 0, total: what.reduce((s, w) => s + count[w], 0) };
+  const maps: PatchMap[] = [];
+  const push = (w: PatchWhat, stack: 'encoder' | 'decoder' | null, rows: string[], cols: string[], jobs: Job[]) => {
+    const runs = runJobs(model, ids, jobs, progress, opts, tops.kOf(jobs.length));
+    const m = map(w, rows, cols, runs, clean, corrupted, tops.label);
+    maps.push(stack ? { ...m, stack } : m);
+  };
+  const enc = (point: HookPoint): PointRow[] =>
+    range(Le).map((layer) => ({ label: `enc L${layer + 1}`, point, layer }));
+  const dec = (points: readonly (readonly [HookPoint, string])[]): PointRow[] =>
+    range(L).flatMap((layer) => points.map(([point, name]) => ({ label: `dec L${layer + 1}${name}`, point, layer })));
+  const selfCross = [
+    ['z', ' self'],
+    ['cross_z', ' cross'],
+  ] as const;
+  /** Each row's point at each of `n` positions. */
+  const perPos = (w: PatchWhat, stack: 'encoder' | 'decoder', rows: PointRow[], n: number, cols: readonly string[]) =>
+    push(
+      w,
+      stack,
+      rows.map((r) => r.label),
+      [...cols],
+      rows.flatMap((r) =>
+        range(n).map((pos) => ({
+          patches: [{ point: r.point, layer: r.layer, head: null, pos, src: src(r.point, r.layer) }],
+        })),
+      ),
+    );
+  /** Each head of each row's z at each of `n` positions. */
+  const headsPos = (stack: 'encoder' | 'decoder', rows: PointRow[], n: number, cols: readonly string[]) => {
+    const heads = rows.flatMap((r) => range(H).map((head) => ({ ...r, head, label: `${r.label} H${head + 1}` })));
+    push(
+      'heads-pos',
+      stack,
+      heads.map((r) => r.label),
+      [...cols],
+      heads.flatMap((r) =>
+        range(n).map((pos) => ({
+          patches: [{ point: r.point, layer: r.layer, head: r.head, pos, src: src(r.point, r.layer) }],
+        })),
+      ),
+    );
+  };
+  for (const w of what) {
+    if (w === 'resid') {
+      perPos(w, 'encoder', enc('enc_resid_pre'), S, srcLabels);
+      perPos(w, 'decoder', dec([['resid_pre', '']]), T, tgtLabels);
+    } else if (w === 'attn') {
+      perPos(w, 'encoder', enc('enc_attn_out'), S, srcLabels);
+      const rows = dec([
+        ['attn_out', ' self'],
+        ['cross_out', ' cross'],
+      ]);
+      perPos(w, 'decoder', rows, T, tgtLabels);
+    } else if (w === 'mlp') {
+      perPos(w, 'encoder', enc('enc_mlp_out'), S, srcLabels);
+      perPos(w, 'decoder', dec([['mlp_out', '']]), T, tgtLabels);
+    } else if (w === 'heads') {
+      const rows = [...enc('enc_z'), ...dec(selfCross)];
+      const jobs = rows.flatMap((r) =>
+        range(H).map((head) => ({
+          patches: [{ point: r.point, layer: r.layer, head, pos: null, src: src(r.point, r.layer) }],
+        })),
+      );
+      push(
+        w,
+        null,
+        rows.map((r) => r.label),
+        labels(H, 'H'),
+        jobs,
+      );
+    } else if (w === 'heads-pos') {
+      headsPos('encoder', enc('enc_z'), S, srcLabels);
+      headsPos('decoder', dec(selfCross), T, tgtLabels);
+    }
+  }
+  return maps;
 }
 
 /** Path patching's receivers and input, checked, and its senders: each head of the layers before the last receiver. */
@@ -493,16 +652,29 @@ function pathPatch(
   return runJobs(model, ids, second, progress, opts, k);
 }
 
-function checkIds(ids: PatchIds, V: number): void {
+function checkIds(ids: PatchIds, cfg: ModelConfig): void {
+  const encdec = cfg.kind === 'encoder-decoder';
+  const what = encdec ? 'sources' : 'prompts';
   if (ids.clean.length !== ids.corrupted.length || ids.clean.length === 0)
     throw new EngineError(
       'input/invalid',
-      'The clean and corrupted prompts must have the same number of tokens; ' +
+      `The clean and corrupted ${what} must have the same number of tokens; ` +
         `they have ${ids.clean.length} and ${ids.corrupted.length}.`,
     );
-  const bad = [ids.answer, ids.wrong ?? 0, ...ids.clean, ...ids.corrupted].find(
-    (t) => !Number.isInteger(t) || t < 0 || t >= V,
-  );
+  if (encdec !== (ids.target !== undefined) || ids.target?.length === 0)
+    throw new EngineError(
+      'input/invalid',
+      encdec
+        ? 'An encoder-decoder is patched on two sources and one target prefix (BOS at least); give the target.'
+        : 'A decoder-only run reads prompts, not a target prefix; leave the target out.',
+    );
+  const V = cfg.vocabSize;
+  const outside = (xs: Iterable<number>, n: number): number | undefined =>
+    [...xs].find((t) => !Number.isInteger(t) || t < 0 || t >= n);
+  const bad = encdec
+    ? (outside([ids.answer, ids.wrong ?? 0, ...(ids.target ?? [])], V) ??
+      outside([...ids.clean, ...ids.corrupted], cfg.srcVocabSize))
+    : outside([ids.answer, ids.wrong ?? 0, ...ids.clean, ...ids.corrupted], V);
   if (bad !== undefined)
     throw new EngineError('input/invalid', `Token id ${bad} is outside this model's vocabulary of ${V}.`);
   if (ids.metric === 'logit-diff' && ids.wrong === null)
@@ -525,6 +697,8 @@ export interface PatchRequest {
   readonly input?: PathInput;
   /** Each run's top tokens to keep (see PatchOptions.top). */
   readonly top?: number;
+  /** An encoder-decoder's shared target prefix (without BOS; absent: BOS alone); clean and corrupted are sources. */
+  readonly target?: string;
 }
 
 /** The one token of `text` (an answer), or a refusal that says what it became. */
@@ -546,29 +720,50 @@ function oneToken(tok: Tokenizer, text: string, what: string): number {
  */
 export function patchIds(tok: Tokenizer, config: ModelConfig, req: PatchRequest): PatchIds {
   const { bos } = tok.specialIds;
-  const clean = Int32Array.of(bos, ...tok.encode(req.clean));
-  const corrupted = Int32Array.of(bos, ...tok.encode(req.corrupted));
+  const encdec = config.kind === 'encoder-decoder';
+  if (!encdec && req.target !== undefined)
+    throw new EngineError(
+      'input/invalid',
+      'A target prefix is for an encoder-decoder run; this run is decoder-only: give prompts only.',
+    );
+  // A decoder-only prompt: BOS + its tokens; an encoder-decoder source: its tokens + EOS (as the model reads one).
+  const read = (text: string): Int32Array =>
+    encdec ? tok.encode(text, { eos: true }) : Int32Array.of(bos, ...tok.encode(text));
+  const clean = read(req.clean);
+  const corrupted = read(req.corrupted);
   if (clean.length !== corrupted.length) {
-    const a = tokenLabels(tok, clean).slice(1);
-    const b = tokenLabels(tok, corrupted).slice(1);
+    const a = encdec ? tokenLabels(tok, clean) : tokenLabels(tok, clean).slice(1);
+    const b = encdec ? tokenLabels(tok, corrupted) : tokenLabels(tok, corrupted).slice(1);
     const n = Math.max(a.length, b.length);
     const diff: string[] = [];
     for (let i = 0; i < n && diff.length < 6; i++)
       if (a[i] !== b[i]) diff.push(`${i + 1}: ${JSON.stringify(a[i] ?? '')} vs ${JSON.stringify(b[i] ?? '')}`);
     throw new EngineError(
       'input/invalid',
-      `The clean prompt is ${a.length} tokens and the corrupted ${b.length}; they differ at ${diff.join(', ')}. ` +
-        'Give prompts of the same token length.',
+      `The clean ${encdec ? 'source' : 'prompt'} is ${a.length} tokens and the corrupted ${b.length}; they ` +
+        `differ at ${diff.join(', ')}. Give ${encdec ? 'sources' : 'prompts'} of the same token length.`,
     );
   }
   if (clean.length > config.maxLen)
     throw new EngineError(
       'input/invalid',
-      `The prompts (with BOS) are ${clean.length} tokens, over the context of ${config.maxLen}; shorten them.`,
+      `The ${encdec ? 'sources (with EOS)' : 'prompts (with BOS)'} are ${clean.length} tokens, over the context ` +
+        `of ${config.maxLen}; shorten them.`,
+    );
+  const target = encdec ? Int32Array.of(bos, ...tok.encode(req.target ?? '')) : undefined;
+  if (target && target.length > config.maxLen)
+    throw new EngineError(
+      'input/invalid',
+      `The target (with BOS) is ${target.length} tokens, over the context of ${config.maxLen}; shorten it.`,
     );
   const answer = oneToken(tok, req.answer, 'answer');
   const wrong = req.wrong === null ? null : oneToken(tok, req.wrong, 'wrong answer');
-  return { clean, corrupted, answer, wrong, metric: req.metric };
+  return { clean, corrupted, ...(target ? { target } : {}), answer, wrong, metric: req.metric };
+}
+
+/** The longest sequence a patching experiment feeds the model: the prompts, or a source and the target. */
+export function patchLength(ids: PatchIds): number {
+  return Math.max(ids.clean.length, ids.target?.length ?? 0);
 }
 
 /** How a run is opened for patching prompts of T tokens: as many sequences per forward (≤ 64) as fit. */
@@ -586,19 +781,24 @@ export function patchRun(
 ): PatchOutputData {
   const ids = patchIds(r.tok, r.model.config, req);
   const tokens = tokenLabels(r.tok, ids.clean);
+  const target = ids.target ? tokenLabels(r.tok, ids.target) : null;
+  const numberedLabels = (ts: string[]): string[] => ts.map((t, i) => `${i} ${t}`);
   const res = patchModel(
     r.model,
     ids,
     {
       what: req.what,
       ...(req.receivers ? { path: { receivers: req.receivers, input: req.input ?? 'q' } } : {}),
-      ...(req.top ? { top: req.top, tokenLabel: (id: number) => nextTokenLabel(r.tok, ids.corrupted, id) } : {}),
+      ...(req.top
+        ? { top: req.top, tokenLabel: (id: number) => nextTokenLabel(r.tok, ids.target ?? ids.corrupted, id) }
+        : {}),
       ...hooks,
     },
-    tokens.map((t, i) => `${i} ${t}`),
+    numberedLabels(tokens),
+    target ? numberedLabels(target) : [],
   );
   return {
-    tokens: { clean: tokens, corrupted: tokenLabels(r.tok, ids.corrupted) },
+    tokens: { clean: tokens, corrupted: tokenLabels(r.tok, ids.corrupted), ...(target ? { target } : {}) },
     answer: req.answer,
     wrong: req.wrong,
     metric: req.metric,

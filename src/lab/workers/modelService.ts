@@ -33,10 +33,10 @@ import { importCheckpoint } from '../interop/importCheckpoint';
 import type { TextAttention } from '../inference/attend';
 import { attendText } from '../inference/attend';
 import { decodeText } from '../inference/decode';
-import { attribute } from '../inference/attribute';
+import { attribute, attributeInput, attributePatchLength } from '../inference/attribute';
 import type { LensInput } from '../inference/lens';
 import { logitLens } from '../inference/lens';
-import { patchIds, patchPlan, patchRun } from '../inference/patch';
+import { patchIds, patchLength, patchPlan, patchRun } from '../inference/patch';
 import { steerPlan, steerRun } from '../inference/steer';
 import { scoreText } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
@@ -237,7 +237,7 @@ const HANDLERS: ModelHandlers<Context> = {
     const { fs } = ctx.platform;
     // the prompts' length plans the model: refused here, before it is opened, when they differ
     const { config } = await readCheckpointConfig(fs, msg.runDir);
-    const T = patchIds(await readTokenizer(fs, msg.runDir), config, msg.request).clean.length;
+    const T = patchLength(patchIds(await readTokenizer(fs, msg.runDir), config, msg.request));
     let posted = -Infinity;
     return patchRun(await open(ctx, msg.runDir, (c) => patchPlan(c, T)), msg.request, {
       onProgress: (done, total) => {
@@ -257,10 +257,13 @@ const HANDLERS: ModelHandlers<Context> = {
     const p = msg.params;
     const { fs } = ctx.platform;
     // beside full patching, the model is planned as `patch` plans it (many patched runs per forward)
-    const T = p.withPatching ? 1 + (await readTokenizer(fs, msg.runDir)).encode(p.clean).length : 0;
+    const tok = await readTokenizer(fs, msg.runDir);
     const run = p.withPatching
-      ? await open(ctx, msg.runDir, (c) => patchPlan(c, Math.min(T, c.maxLen)))
-      : await open(ctx, msg.runDir, { job: 'lens', input: { prompt: p.clean } });
+      ? await open(ctx, msg.runDir, (c) => patchPlan(c, attributePatchLength(c, tok, p)))
+      : await open(ctx, msg.runDir, {
+          job: 'lens',
+          input: attributeInput((await readCheckpointConfig(fs, msg.runDir)).config, p),
+        });
     return attribute(run, p, {
       onProgress: (done, total) => ctx.post({ type: 'model/didProgress', id, done, total }),
       isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,

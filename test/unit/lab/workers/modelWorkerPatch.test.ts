@@ -2,8 +2,8 @@
  * The model worker's patching (`model/patch`) on tiny real models: the same numbers as `attention-lab
  * patch --json` (one implementation, lab/inference/patch.ts; each run's top tokens included), progress
  * streamed in patched runs up to the total, a cancel flag set before the work or mid-sweep (in process)
- * answered as cancelled with the work stopped, and one-line refusals for
- * prompts of different lengths and for an encoder-decoder run.
+ * answered as cancelled with the work stopped, one-line refusals for prompts of different lengths and
+ * for path patching of an encoder-decoder, whose other sweeps answer as the CLI's `patch --target`.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,9 +133,49 @@ describe('model worker: patching', () => {
     expect(diff.error.message).toMatch(
       /clean prompt is 7 tokens and the corrupted 8; they differ at 5: "c" vs "m", 8: "" vs "s"/,
     );
-    const encdec = (await patchOf(mt, REQUEST)).at(-1);
+    const encdec = (await patchOf(mt, { ...REQUEST, clean: 'abcd', corrupted: 'abxd' })).at(-1);
     if (encdec?.type !== 'model/didFail') throw new Error(JSON.stringify(encdec));
-    expect(encdec.error.message).toMatch(/decoder-only runs/);
+    expect(encdec.error.message).toMatch(/Path patching reads a decoder-only run's heads/);
     expect(encdec.error.message).not.toContain('\n');
+  });
+
+  it("patches an encoder-decoder's sources under a target prefix as `patch --target --json` does", async () => {
+    const request: PatchRequestData = {
+      clean: 'abcd',
+      corrupted: 'abxd',
+      target: 'd',
+      answer: 'c',
+      wrong: 'x',
+      metric: 'logit-diff',
+      what: ['resid', 'attn', 'heads-pos'],
+    };
+    const replies = await patchOf(mt, request);
+    const last = replies.at(-1);
+    if (last?.type !== 'model/didPatch') throw new Error(JSON.stringify(last));
+    const fromCli = cliJson<PatchOutputData>([
+      'patch',
+      mt.runDir,
+      ...['--clean', 'abcd', '--corrupted', 'abxd', '--target', 'd', '--answer', 'c', '--wrong', 'x'],
+      ...['--what', 'resid,attn,heads-pos', '--backend', 'reference'],
+    ]);
+    expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli);
+    const out = last.output;
+    expect(out.tokens.clean).toHaveLength(5); // the source + EOS
+    expect(out.tokens.target).toHaveLength(2); // BOS + "d"
+    expect(out.maps.map((m) => [m.what, m.stack, m.rows[0], m.cols.length])).toEqual([
+      ['resid', 'encoder', 'enc L1', 5],
+      ['resid', 'decoder', 'dec L1', 2],
+      ['attn', 'encoder', 'enc L1', 5],
+      ['attn', 'decoder', 'dec L1 self', 2],
+      ['heads-pos', 'encoder', 'enc L1 H1', 5],
+      ['heads-pos', 'decoder', 'dec L1 self H1', 2],
+    ]);
+    const { nEncoderLayers: Le, nDecoderLayers: L, nHeads: H } = mt.model.config;
+    const total = Le * 5 + L * 2 + Le * 5 + 2 * L * 2 + H * (Le * 5 + 2 * L * 2);
+    expect(replies.filter((m) => m.type === 'model/didProgress').at(-1)).toMatchObject({ done: total, total });
+    // patching the encoder's stream before the changed letter changes nothing; at it, something
+    const enc = out.maps[0];
+    expect(enc?.normalised.slice(0, 2).map((x) => Math.abs(x) < 1e-6)).toEqual([true, true]);
+    expect(Math.abs(enc?.normalised[2] as number)).toBeGreaterThan(1e-3);
   });
 });
