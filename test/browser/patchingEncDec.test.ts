@@ -84,6 +84,11 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab on an encoder-decoder in Chromi
     expect(await estimate(attnDec as PatchOutputData['maps'][number])).toEqual(selfCross.flat());
     const residEnc = out.maps.find((m) => m.what === 'resid' && m.stack === 'encoder');
     expect(await estimate(residEnc as PatchOutputData['maps'][number])).toEqual(a.encoder.resid.flat());
+    // A clicked cell's detail opens under its own stack's map: the two attn maps share a sweep.
+    await page.click(`${figure(attnDec as PatchOutputData['maps'][number])} .ptc-map.full .ptc-cell[data-i="1"]`);
+    await until(page, `!!document.querySelector('#ptc-cell')`);
+    expect(await page.locator(`${panel} .ptc-sweep[data-what="attn"][data-stack="decoder"] #ptc-cell`).count()).toBe(1);
+    expect(await page.locator('#ptc-cell strong').textContent()).toBe(`dec L1 self, ${attnDec?.cols[1]}`);
 
     const d = recorded.dla;
     if (d.what !== 'dla') throw new Error('fixture is not DLA');
