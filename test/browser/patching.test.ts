@@ -299,6 +299,26 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     await page.close();
   });
 
+  it('gives up on a host that sent progress but no answer, after the same 30.5 minutes', async () => {
+    const { page, log } = await openDashboard(browser, { width: 1300 });
+    await send(page, load);
+    await selectRun(page, dec.run.id);
+    await tab(page, 'patching');
+    await page.clock.install();
+    await fillForm(page);
+    await page.click('#ptc-run');
+    const patch = log.posted.find((m) => m.type === 'model/patch');
+    await send(page, { type: 'model/didProgress', id: patch?.id, done: 1, total: 100 });
+    await until(page, `document.querySelector('#ptc-progress .ptc-progress-text')?.textContent === '1 of 100 patches'`);
+    await page.clock.runFor(1_830_001);
+    await until(page, `!document.querySelector('#ptc-progress')`);
+    expect(await page.locator('.panel.patching .ptc-status').textContent()).toBe(
+      'Patching failed: No answer from the host for 30.5 min; try again, or check the Attention Lab output channel.',
+    );
+    clean(log);
+    await page.close();
+  });
+
   it('shows "n of N patches" while the sweep runs, and Cancel sends model/cancel for every request in flight', async () => {
     const { page, log } = await openDashboard(browser, { width: 1300 });
     await send(page, load);

@@ -126,6 +126,7 @@ export class PatchingPanel implements Panel {
     if (ev.kind !== 'analysis') return false;
     const s = this.ctx.store.analysis(ev.id);
     if (s?.kind !== 'patch' && s?.kind !== 'attribute') return false;
+    if (!s.output && !s.error) return true; // progress: the time-out runs on until the answer
     const t = this.timers.get(ev.id);
     if (t !== undefined) clearTimeout(t);
     this.timers.delete(ev.id);
