@@ -326,9 +326,15 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     await tab(page, 'patching');
     await fillForm(page);
     await page.click('#ptc-run');
+    // The quick requests go first (the worker answers in order): the estimate, DLA, the accumulated residual.
     const asks = log.posted.filter((m) => m.type === 'model/patch' || m.type === 'model/attribute');
-    expect(asks.map((m) => m.type)).toEqual(['model/patch', 'model/attribute', 'model/attribute', 'model/attribute']);
-    const [patch] = asks;
+    expect(asks.map((m) => (m.type === 'model/patch' ? 'patch' : (m.params as { what: string }).what))).toEqual([
+      'attribution',
+      'dla',
+      'resid-accum',
+      'patch',
+    ]);
+    const [estimate, dlaAsk, accumAsk, patch] = asks;
     await until(page, `!!document.querySelector('#ptc-progress')`);
     expect(await page.locator('#ptc-progress .ptc-progress-text').textContent()).toBe('Starting…');
     await send(page, { type: 'model/didProgress', id: patch?.id, done: 128, total: 1234 });
@@ -344,12 +350,24 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     );
     expect(Number(fill)).toBeCloseTo(128 / 1234, 9);
     await screenshot(page, 'patching-progress');
+    // The estimate arrives first: drawn alone, in full patching's rows and columns, while the sweep runs.
+    const a = recorded.attribution;
+    if (a.what !== 'attribution') throw new Error('fixture is not attribution patching');
+    await send(page, { type: 'model/didAttribute', id: estimate?.id, output: a });
+    await until(page, `document.querySelectorAll('.panel.patching .ptc-sweep.ptc-early').length === 5`);
+    expect(await page.locator('.panel.patching .ptc-map.full').count()).toBe(0);
+    const early = '.panel.patching .ptc-early[data-what="heads-pos"]';
+    const headsPos = recorded.patch.maps.find((m) => m.what === 'heads-pos');
+    expect(await page.locator(`${early} .ptc-rowlabel`).allTextContents()).toEqual(headsPos?.rows);
+    expect(await page.locator(`${early} .ptc-col`).allTextContents()).toEqual(headsPos?.cols);
+    expect(await cellValues(page, `${early} .ptc-cell`)).toEqual(a.headPos.flat(2));
+    expect(await page.locator('#ptc-progress .ptc-progress-text').textContent()).toBe('128 of 1,234 patches');
+    await screenshot(page, 'patching-early');
     // An answer that arrives before Cancel (DLA here) is done: Cancel leaves it alone.
-    const dla = recorded.dla;
-    await send(page, { type: 'model/didAttribute', id: asks[2]?.id, output: dla });
+    await send(page, { type: 'model/didAttribute', id: dlaAsk?.id, output: recorded.dla });
     await page.click('#ptc-cancel');
     const cancels = log.posted.filter((m) => m.type === 'model/cancel').map((m) => m.id);
-    expect(cancels).toEqual([asks[0]?.id, asks[1]?.id, asks[3]?.id]);
+    expect(cancels).toEqual([patch?.id, accumAsk?.id]);
     expect(await page.locator('#ptc-cancel').isDisabled()).toBe(true);
     // The host fails each cancelled request with code 'cancelled': the bar goes, the panel says so, no error.
     for (const id of cancels)
@@ -362,6 +380,7 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     const status = page.locator('.panel.patching .ptc-status');
     expect(await status.textContent()).toBe('Cancelled; Run starts again.');
     expect(await status.getAttribute('class')).not.toContain('error');
+    expect(await page.locator('.panel.patching .ptc-sweep.ptc-early').count()).toBe(5); // the estimate stays
     // A late progress message of a cancelled request changes nothing and is no problem.
     await send(page, { type: 'model/didProgress', id: patch?.id, done: 200, total: 1234 });
     await frames(page);

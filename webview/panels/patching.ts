@@ -15,6 +15,8 @@
  * typed beside it (L2H1 L2H2). On an encoder-decoder run the prompts are two sources under one
  * target prefix, each stack's map drawn apart (encoder, decoder); path patching is not offered.
  *
+ * The quick requests (estimate, DLA, accumulated residual) are posted before the sweep, and the
+ * estimate is drawn alone until full patching's maps arrive (decoder-only runs).
  * Beside each estimate, how well it agrees with full patching: Pearson's r over the sweep's cells
  * and a scatter around the diagonal. Clicking a cell (of either map, or a dot) shows its detail
  * (#ptc-cell): the patched run's top 5 next tokens beside the clean and corrupted runs', which
@@ -41,7 +43,7 @@ import { formatNumber } from '../../src/common/format';
 import { h, replaceChildren } from '../base/dom';
 import type { PlaygroundAnalysis, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
-import { parseReceivers } from './patchingMath';
+import { estimateMaps, parseReceivers } from './patchingMath';
 import { agreement, cellDetail, progressBar, residBars } from './patchingViews';
 import { estimateOf } from './patchingEstimate';
 
@@ -334,12 +336,14 @@ export class PatchingPanel implements Panel {
       this.status.textContent = `${what} failed: ${failed.message}`;
     }
     const out = patch.kind === 'patch' ? patch.output : null;
+    const est = estimate?.kind === 'attribute' ? estimate.output : null;
     if (!out) {
       if (!failed) this.status.textContent = 'Patching…';
-      replaceChildren(this.box);
+      // The estimate (seconds) is drawn while the full sweep (minutes on a large model) still runs.
+      const early = est && patch.kind === 'patch' ? estimateMaps(est, patch.request.what) : null;
+      replaceChildren(this.box, ...(early ?? []).map(earlySweep));
       return;
     }
-    const est = estimate?.kind === 'attribute' ? estimate.output : null;
     if (!failed)
       this.status.textContent =
         `${metricName(out)}: ` +
@@ -543,7 +547,8 @@ export class PatchingPanel implements Panel {
       this.cancel([before.patch, before.estimate, before.dla, before.accum].flatMap((a) => (a ? [a.id] : [])));
     this.last.set(run.id, { patch, estimate, dla, accum, selected: null });
     this.bar = null;
-    for (const { a, msg } of msgs) {
+    // The estimate, DLA and the accumulated residual first: the worker answers in order, and they take seconds.
+    for (const { a, msg } of [...msgs.slice(1), ...msgs.slice(0, 1)]) {
       this.timers.set(
         a.id,
         setTimeout(() => {
@@ -562,6 +567,25 @@ export class PatchingPanel implements Panel {
     }
     this.show();
   }
+}
+
+/** A sweep's estimate alone, drawn until full patching's map arrives beside it. */
+function earlySweep(m: PatchMapData): HTMLElement {
+  const map = patchMap('Attribution patching (estimate)', m, m.normalised, null, null, 'estimate');
+  const grid = map.querySelector('.ptc-grid');
+  grid?.removeAttribute('tabindex'); // no cell to choose until full patching's answer
+  grid?.setAttribute('aria-label', `Attribution patching (estimate): ${sweepTitle(m.what)}`);
+  return h(
+    'figure',
+    { className: 'ptc-sweep ptc-early', attrs: { 'data-what': m.what } },
+    h('h3', {}, sweepTitle(m.what)),
+    h('div', { className: 'ptc-pair' }, map),
+    h(
+      'figcaption',
+      { className: 'ptc-meaning' },
+      "The first-order estimate of each patch's recovery; full activation patching follows beside it.",
+    ),
+  );
 }
 
 /** The metric as people read it: logit[c] − logit[d], or log p(c). */
@@ -591,7 +615,7 @@ function patchMap(
   m: PatchMapData,
   normalised: readonly number[],
   values: readonly number[] | null,
-  out: PatchOutputData,
+  out: PatchOutputData | null,
   cls = 'full',
 ): HTMLElement {
   const grid = h('div', {
@@ -625,7 +649,7 @@ function patchMap(
           'data-i': i,
           title:
             `${label}, ${col}: recovery ${formatNumber(n)}` +
-            (raw !== undefined
+            (raw !== undefined && out
               ? ` (metric ${formatNumber(raw)}; clean ${formatNumber(out.clean)}, ` +
                 `corrupted ${formatNumber(out.corrupted)})`
               : ''),

@@ -1,10 +1,14 @@
 /**
  * The Patching tab's arithmetic and parsing, free of the DOM (panels/patching.ts and
  * patchingViews.ts draw with them): path patching's receivers as the person types them, Pearson's r
- * of the estimate against full patching, and the accumulated residual's layer labels.
+ * of the estimate against full patching, the accumulated residual's layer labels, and the estimate's
+ * maps before full patching's arrive.
  *
  * Leaves out: drawing, and the lab's own checks (lab/inference/patch.ts refuses what slips past).
  */
+
+import type { AttributionOutputData } from '../../src/protocol/attribution';
+import type { PatchMapData, PatchWhat } from '../../src/protocol/patching';
 
 /**
  * Receiver heads typed as "L2H1 L2H3" (or "2.1, 2.3"; 1-based) → 0-based, or the one line that says
@@ -61,4 +65,36 @@ export function pearson(x: readonly number[], y: readonly number[]): number | nu
 /** The label of resid_pre ℓ (of `count`: layers + 1) in the accumulated residual: embeddings, after L1, …, final. */
 export function residLabel(layer: number, count: number): string {
   return layer === count - 1 ? 'final' : layer === 0 ? 'embeddings' : `after L${layer}`;
+}
+
+/**
+ * A decoder-only attribution patching answer's estimates as the maps full patching will draw for
+ * `what` (its rows and columns: layers × positions "0 <bos>", layers × heads, heads × positions), so
+ * the estimate shows while the full sweep still runs; null for an encoder-decoder's answer (its
+ * maps' layout comes with full patching's). Path patching has no estimate.
+ */
+export function estimateMaps(a: AttributionOutputData, what: readonly PatchWhat[]): PatchMapData[] | null {
+  if (a.what !== 'attribution' || a.encoder || a.cross) return null;
+  const L = a.resid.length;
+  const H = a.head[0]?.length ?? 0;
+  const layers = Array.from({ length: L }, (_, l) => `L${l + 1}`);
+  const heads = Array.from({ length: H }, (_, h) => `H${h + 1}`);
+  const positions = a.tokens.map((t, i) => `${i} ${t}`);
+  const map = (w: PatchWhat, rows: string[], cols: string[], est: number[]): PatchMapData => ({
+    what: w,
+    rows,
+    cols,
+    values: [],
+    normalised: est,
+  });
+  const maps: PatchMapData[] = [];
+  for (const w of what) {
+    if (w === 'resid') maps.push(map(w, layers, positions, a.resid.flat()));
+    else if (w === 'attn') maps.push(map(w, layers, positions, a.attnOut.flat()));
+    else if (w === 'mlp') maps.push(map(w, layers, positions, a.mlpOut.flat()));
+    else if (w === 'heads') maps.push(map(w, layers, heads, a.head.flat()));
+    else if (w === 'heads-pos')
+      maps.push(map(w, layers.flatMap((l) => heads.map((h) => `${l}${h}`)), positions, a.headPos.flat(2)));
+  }
+  return maps;
 }

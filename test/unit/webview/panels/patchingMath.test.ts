@@ -4,7 +4,8 @@
  * patching, and the accumulated residual's layer labels.
  */
 import { describe, expect, it } from 'vitest';
-import { parseReceivers, pearson, residLabel } from '../../../../webview/panels/patchingMath';
+import type { AttributionOutputData } from '../../../../src/protocol/attribution';
+import { estimateMaps, parseReceivers, pearson, residLabel } from '../../../../webview/panels/patchingMath';
 
 describe('path patching receivers as typed', () => {
   it('reads L2H1 and 2.3, spaces or commas between, into 0-based heads', () => {
@@ -51,5 +52,66 @@ describe("the estimate's agreement with full patching", () => {
 describe('the accumulated residual', () => {
   it('labels the stream entering each layer, then the final stream', () => {
     expect([0, 1, 2].map((l) => residLabel(l, 3))).toEqual(['embeddings', 'after L1', 'final']);
+  });
+});
+
+describe('the estimate before full patching arrives', () => {
+  const a: AttributionOutputData = {
+    what: 'attribution',
+    tokens: ['<bos>', 'a', 'b'],
+    corruptedTokens: ['<bos>', 'a', 'c'],
+    metric: { kind: 'logit-diff', answer: 'b', wrong: 'c' },
+    note: '',
+    clean: 2,
+    corrupted: -1,
+    resid: [
+      [0, 1, 0.5],
+      [0, 0.25, 1],
+    ],
+    attnOut: [
+      [0, 0, 0.1],
+      [0, 0, 0.2],
+    ],
+    mlpOut: [
+      [0, 0, 0.3],
+      [0, 0, 0.4],
+    ],
+    head: [
+      [0.1, 0.2],
+      [0.3, 0.4],
+    ],
+    headPos: [
+      [
+        [1, 2, 3],
+        [4, 5, 6],
+      ],
+      [
+        [7, 8, 9],
+        [10, 11, 12],
+      ],
+    ],
+  };
+
+  it('lays each sweep out as full patching will: rows, columns and values', () => {
+    const maps = estimateMaps(a, ['resid', 'heads', 'heads-pos', 'path']) ?? [];
+    expect(maps.map((m) => [m.what, m.rows, m.cols])).toEqual([
+      ['resid', ['L1', 'L2'], ['0 <bos>', '1 a', '2 b']],
+      ['heads', ['L1', 'L2'], ['H1', 'H2']],
+      ['heads-pos', ['L1H1', 'L1H2', 'L2H1', 'L2H2'], ['0 <bos>', '1 a', '2 b']],
+    ]);
+    expect(maps.map((m) => m.normalised)).toEqual([
+      [0, 1, 0.5, 0, 0.25, 1],
+      [0.1, 0.2, 0.3, 0.4],
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+    ]);
+  });
+
+  it('leaves an encoder-decoder and other answers to full patching', () => {
+    expect(
+      estimateMaps({ ...a, encoder: { resid: [], attnOut: [], mlpOut: [], head: [], headPos: [] } } as never, [
+        'resid',
+      ]),
+    ).toBeNull();
+    expect(estimateMaps({ ...a, what: 'dla' } as never, ['resid'])).toBeNull();
   });
 });
