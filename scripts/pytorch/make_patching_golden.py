@@ -33,7 +33,11 @@ with hooks on reference.py's Transformer:
 and writes, as patch.ts lays out its maps: `resid_enc` [L_enc, S], `resid_dec` [L, T], `attn_enc`
 [L_enc, S], `attn_dec` [2L, T] (rows: layer 1 self, layer 1 cross, …), `mlp_enc`, `mlp_dec`,
 `heads` [L_enc + 2L, H] (encoder layers, then each decoder layer's self and cross), `heads_pos_enc`
-[L_enc·H, S] and `heads_pos_dec` [2L·H, T]. Inputs `input.clean`, `input.corrupted` (sources),
+[L_enc·H, S], `heads_pos_dec` [2L·H, T], and `path` [attentions before the last receiver's, H]:
+path patching over every attention in the forward's order (encoder layers, then each decoder
+layer's self and cross), every head's z (enc_z, z, cross_z) frozen at the corrupted run but the
+sender's, through the receivers' input (hooks on W_q, W_k, W_v: enc_q.., q.., cross_q..; a cross-
+attention's k and v read the encoder output). Inputs `input.clean`, `input.corrupted` (sources),
 `input.target`.
 
 Run: /tmp/hf/bin/python scripts/pytorch/make_patching_golden.py [NAME …]  (or /usr/bin/python3; torch ≥ 1.13);
@@ -89,6 +93,8 @@ ENCDEC_CASES = [
         answer=5,
         wrong=6,
         metric="logit-diff",
+        receivers=[["self", 1, 0], ["self", 1, 1]],
+        input="v",
     ),
     dict(
         name="encdec-modern",
@@ -99,6 +105,8 @@ ENCDEC_CASES = [
         answer=11,
         wrong=4,
         metric="logprob",
+        receivers=[["cross", 1, 1], ["cross", 1, 2]],
+        input="k",
     ),
 ]
 
@@ -262,6 +270,13 @@ class EncDecHooks:
 
     def __init__(self, model):
         self.model, self.patches, self.keep = model, {}, {}
+        D = head_size(model.cfg)
+        self.d_q, self.d_kv = model.cfg["nHeads"] * D, kv_heads(model.cfg) * D
+        for i, lay in enumerate(model.encoder_layers):
+            self.qkv(lay.self_attn, "enc_", i)
+        for i, lay in enumerate(model.decoder_layers):
+            self.qkv(lay.self_attn, "", i)
+            self.qkv(lay.cross_attn, "cross_", i)
         for i, lay in enumerate(model.encoder_layers):
             lay.register_forward_pre_hook(self.pre("enc_resid_pre", i))
             lay.self_attn.W_o.register_forward_pre_hook(self.pre("enc_z", i))
@@ -278,6 +293,10 @@ class EncDecHooks:
         model.decoder_norm.register_forward_pre_hook(self.pre("resid_pre", len(model.decoder_layers)))
 
     apply, pre, post = Hooks.apply, Hooks.pre, Hooks.post
+
+    def qkv(self, attn, prefix, layer):
+        for name, lin in (("q", attn.W_q), ("k", attn.W_k), ("v", attn.W_v)):
+            lin.register_forward_hook(self.post(prefix + name, layer))
 
     def run(self, src, tgt, patches=None):
         self.patches, self.keep = patches or {}, {}
@@ -334,6 +353,39 @@ def make_encdec(case):
         out[name] = np.array(
             [[patched(point, layer, h, p) for p in range(n)] for point, layer in rows for h in range(H)]
         )
+    # path patching over every attention in the forward's order
+    attentions = [("encoder", i) for i in range(Le)] + [(a, i) for i in range(L) for a in ("self", "cross")]
+    order = lambda a, i: i if a == "encoder" else Le + 2 * i + (1 if a == "cross" else 0)  # noqa: E731
+    z_of = {"encoder": "enc_z", "self": "z", "cross": "cross_z"}
+    in_of = lambda a, X: ("enc_" if a == "encoder" else "cross_" if a == "cross" else "") + X  # noqa: E731
+    receivers, inp = case["receivers"], case["input"]
+    last = max(order(a, i) for a, i, _ in receivers)
+    group = H // kv_heads(cfg)
+    path = []
+    for sa, sl in [x for x in attentions if order(*x) < last]:
+        row = []
+        for sh in range(H):
+            patches = {}
+            for a, i in attentions:
+
+                def frozen(t, a=a, i=i, sa=sa, sl=sl, sh=sh):
+                    t = corrupt[(z_of[a], i)].clone()
+                    if (a, i) == (sa, sl):
+                        t[:, :, sh * D : (sh + 1) * D] = clean[(z_of[a], i)][:, :, sh * D : (sh + 1) * D]
+                    return t
+
+                patches[(z_of[a], i)] = frozen
+            _, kept = hooks.run(src_corrupt, tgt, patches)
+            patches = {}
+            for a, i, h in receivers:
+                key = (in_of(a, inp), i)
+                head = h if inp == "q" else h // group
+                prev = patches.get(key)
+                fn = slice_patch(kept[key], head, D)
+                patches[key] = fn if prev is None else (lambda t, f=fn, g=prev: f(g(t)))
+            row.append(metric_of(hooks.run(src_corrupt, tgt, patches)[0], case))
+        path.append(row)
+    out["path"] = np.array(path)
     for k in list(out):
         if not k.startswith("input."):
             out[k] = out[k].astype(np.float64)
@@ -342,6 +394,8 @@ def make_encdec(case):
         "answer": str(case["answer"]),
         "wrong": str(case["wrong"]),
         "metric": case["metric"],
+        "receivers": json.dumps(receivers),
+        "input": inp,
         "clean": repr(m_clean),
         "corrupted": repr(m_corrupt),
         "torch": torch.__version__,

@@ -43,7 +43,10 @@ export const PATCH_HELP = `attention-lab patch RUN --clean TEXT --corrupted TEXT
   added), both read under one target prefix --target (BOS added; default BOS alone), and the
   metric is at the target's last position. Each sweep covers the encoder (rows enc L1, columns
   source positions) and the decoder (rows dec L1, with self and cross rows for attn and the
-  heads: dec L1 cross H2; columns target positions); path patching is not built there.
+  heads: dec L1 cross H2; columns target positions). Path patching runs over every attention
+  in the forward's order (encoder layers, then each decoder layer's self and cross); name a
+  receiver's attention as enc:L1H2, self:L2H1 (the default) or cross:L2H1 (whose k and v read
+  the encoder's output).
   Prints a table per sweep of the recovery (patched − corrupted) / (clean − corrupted):
   0 = as corrupted, 1 = as clean.
   --json   one object: {"tokens", "answer", "wrong", "metric", "clean", "corrupted",
@@ -54,14 +57,25 @@ export const PATCH_HELP = `attention-lab patch RUN --clean TEXT --corrupted TEXT
            clean and corrupted runs' (printed, and "top" in --json) and each patched run's ("top" of
            each map in --json, row-major; a sweep of more than ${MAX_TOP_CELLS} cells keeps none)`;
 
-/** "L2H1" or "2.1" (1-based) → 0-based. */
+/** "L2H1" or "2.1" (1-based), an encoder-decoder's optionally after "enc:", "self:" or "cross:" → 0-based. */
 function parseHead(s: string): HeadAt {
-  const m = /^\s*(?:[lL](\d+)[hH](\d+)|(\d+)\.(\d+))\s*$/.exec(s);
-  if (!m) throw new UsageError(`--receivers takes heads as L2H1 (layer 2, head 1) or 2.1, got "${s}".`);
-  const layer = Number(m[1] ?? m[3]);
-  const head = Number(m[2] ?? m[4]);
+  const m = /^\s*(?:(enc|self|cross):)?(?:[lL](\d+)[hH](\d+)|(\d+)\.(\d+))\s*$/.exec(s);
+  if (!m)
+    throw new UsageError(
+      `--receivers takes heads as L2H1 (layer 2, head 1) or 2.1, an encoder-decoder's as enc:L1H2 or ` +
+        `cross:L2H1; got "${s}".`,
+    );
+  const layer = Number(m[2] ?? m[4]);
+  const head = Number(m[3] ?? m[5]);
   if (layer < 1 || head < 1) throw new UsageError(`Layers and heads are numbered from 1; got "${s}".`);
-  return { layer: layer - 1, head: head - 1 };
+  const attention = m[1] === 'enc' ? 'encoder' : (m[1] as 'self' | 'cross' | undefined);
+  return { layer: layer - 1, head: head - 1, ...(attention ? { attention } : {}) };
+}
+
+/** A receiver as --receivers takes it: L2H1, or cross:L2H1 / enc:L1H2 (an encoder-decoder's). */
+function headName(r: HeadAt): string {
+  const at = r.attention === 'encoder' ? 'enc:' : r.attention === 'cross' ? 'cross:' : '';
+  return `${at}L${r.layer + 1}H${r.head + 1}`;
 }
 
 /** The request of the flags. */
@@ -127,9 +141,7 @@ export function patchTables(out: PatchOutputData): string[] {
   if (out.top) lines.push(`clean predicts ${tops(out.top.clean)}`, `corrupted predicts ${tops(out.top.corrupted)}`);
   for (const m of out.maps) {
     lines.push('');
-    const via = m.path
-      ? ` → ${m.path.receivers.map((r) => `L${r.layer + 1}H${r.head + 1}`).join(', ')} (${m.path.input})`
-      : '';
+    const via = m.path ? ` → ${m.path.receivers.map(headName).join(', ')} (${m.path.input})` : '';
     const stack = m.stack ? ` [${m.stack}; columns: ${m.stack === 'encoder' ? 'source' : 'target'} positions]` : '';
     lines.push(`${m.what}: ${TITLES[m.what]}${via}${stack}; recovery, 0 = corrupted, 1 = clean`);
     const rows: string[][] = [['', ...m.cols]];

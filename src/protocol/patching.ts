@@ -37,8 +37,15 @@ export const MAX_TOP_CELLS = 8192;
 export type PatchTopTokenData = Infer<typeof patchTopTokenData>;
 export const patchTopTokenData = obj({ token: str, p: num });
 
-/** A decoder self-attention head: 0-based layer and head (people see them 1-based). */
-export const patchHead = obj({ layer: nonNegInt, head: nonNegInt });
+/**
+ * A head: 0-based layer and head (people see them 1-based) of a decoder self-attention, or of an encoder-decoder's
+ * `attention`: its encoder's, a decoder layer's self- or cross-attention (absent: self).
+ */
+export const patchHead = obj({
+  layer: nonNegInt,
+  head: nonNegInt,
+  attention: optional(oneOf('encoder', 'self', 'cross')),
+});
 
 /** What a patching request gives: prompts and answers as text. */
 export type PatchRequestData = Infer<typeof patchRequestData>;

@@ -55,8 +55,8 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab on an encoder-decoder in Chromi
       { target: 'd', what: 'dla' },
       { target: 'd', what: 'resid-accum' },
     ]);
-    expect(await page.locator('#ptc-what-path').count()).toBe(0); // path patching is not built for encoder-decoders
-    expect(await page.locator('#ptc-receivers').count()).toBe(0);
+    // Path patching's receivers name their attention, as the CLI's --receivers: cross:L2H1.
+    expect(await page.locator('#ptc-receivers').getAttribute('placeholder')).toBe('cross:L2H1 self:L2H2');
 
     const out = recorded.patch;
     await send(page, { type: 'model/didPatch', id: patch?.id, output: out });

@@ -13,7 +13,8 @@
  * accumulated residual stream (what resid-accum, a fourth) follow as bars. Path patching (the
  * `path` sweep) sends each earlier head's clean output only through the receivers' q, k or v
  * typed beside it (L2H1 L2H2). On an encoder-decoder run the prompts are two sources under one
- * target prefix, each stack's map drawn apart (encoder, decoder); path patching is not offered.
+ * target prefix, each stack's map drawn apart (encoder, decoder), and receivers name their
+ * attention as the CLI's do (enc:L1H2, self:L2H1, cross:L2H1).
  *
  * The quick requests (estimate, DLA, accumulated residual) are posted before the sweep, and the
  * estimate is drawn alone until full patching's maps arrive (decoder-only runs).
@@ -210,9 +211,7 @@ export class PatchingPanel implements Panel {
         }),
         label,
       );
-    // Path patching is not built for encoder-decoders (lab/inference/patch.ts refuses it): not offered there.
-    const offered = SWEEPS.filter((w) => !(encdec && w === 'path'));
-    const sweeps = offered.map((w) =>
+    const sweeps = SWEEPS.map((w) =>
       check(`ptc-what-${w}`, w, s.what.includes(w), (v) => {
         s.what = SWEEPS.filter((x) => (x === w ? v : s.what.includes(x)));
       }),
@@ -235,7 +234,7 @@ export class PatchingPanel implements Panel {
         type: 'text',
         spellcheck: false,
         value: s.receivers,
-        placeholder: 'L2H1 L2H2',
+        placeholder: encdec ? 'cross:L2H1 self:L2H2' : 'L2H1 L2H2',
       },
       on: { input: (e) => (s.receivers = (e.target as HTMLInputElement).value) },
     });
@@ -272,25 +271,23 @@ export class PatchingPanel implements Panel {
         check('ptc-accum', 'accumulated residual', s.accum, (v) => (s.accum = v)),
         button,
       ),
-      encdec
-        ? null
-        : h(
-            'div',
-            { className: 'pg-knobs ptc-path', attrs: { role: 'group', 'aria-label': 'Path patching' } },
-            h('span', {}, 'path: receivers'),
-            h(
-              'span',
-              { className: 'pg-knob' },
-              h('label', { className: 'visually-hidden', attrs: { for: 'ptc-receivers' } }, 'receivers'),
-              receivers,
-            ),
-            h(
-              'span',
-              { className: 'pg-knob' },
-              h('label', { attrs: { for: 'ptc-input' } }, 'reading the sender through their'),
-              input,
-            ),
-          ),
+      h(
+        'div',
+        { className: 'pg-knobs ptc-path', attrs: { role: 'group', 'aria-label': 'Path patching' } },
+        h('span', {}, 'path: receivers'),
+        h(
+          'span',
+          { className: 'pg-knob' },
+          h('label', { className: 'visually-hidden', attrs: { for: 'ptc-receivers' } }, 'receivers'),
+          receivers,
+        ),
+        h(
+          'span',
+          { className: 'pg-knob' },
+          h('label', { attrs: { for: 'ptc-input' } }, 'reading the sender through their'),
+          input,
+        ),
+      ),
       h(
         'p',
         { className: 'note ptc-key' },
@@ -443,9 +440,7 @@ export class PatchingPanel implements Panel {
       last.selected = { map: mi, i };
       this.showCell(last);
     });
-    const via = m.path
-      ? ` → ${m.path.receivers.map((r) => `L${r.layer + 1}H${r.head + 1}`).join(', ')} (${m.path.input})`
-      : '';
+    const via = m.path ? ` → ${m.path.receivers.map(receiverName).join(', ')} (${m.path.input})` : '';
     const stack = m.stack ? ` — ${m.stack} (${m.stack === 'encoder' ? 'source' : 'target'} positions)` : '';
     return h(
       'figure',
@@ -472,13 +467,13 @@ export class PatchingPanel implements Panel {
     if (s.answer === '') return fail('Type the answer token first.');
     if (s.metric === 'logit-diff' && s.wrong === '')
       return fail('Type the wrong token too: logit-diff is logit[answer] − logit[wrong].');
-    const encdec = run.summary.model?.config.kind === 'encoder-decoder';
-    const what = s.what.filter((w) => !(encdec && w === 'path')); // not offered for an encoder-decoder
+    const what = [...s.what];
     if (what.length === 0) return fail('Tick at least one sweep.');
     let path: Pick<PatchRequestData, 'receivers' | 'input'> = {};
     if (what.includes('path')) {
       const cfg = run.summary.model?.config;
-      const receivers = parseReceivers(s.receivers, cfg?.nDecoderLayers ?? 0, cfg?.nHeads ?? 0);
+      const encoder = cfg?.kind === 'encoder-decoder' ? cfg.nEncoderLayers : null;
+      const receivers = parseReceivers(s.receivers, cfg?.nDecoderLayers ?? 0, cfg?.nHeads ?? 0, encoder);
       if (typeof receivers === 'string') return fail(receivers);
       path = { receivers, input: s.input };
     }
@@ -567,6 +562,12 @@ export class PatchingPanel implements Panel {
     }
     this.show();
   }
+}
+
+/** A receiver as people type it: L2H1, or an encoder-decoder's enc:L1H2 / cross:L2H1. */
+function receiverName(r: { layer: number; head: number; attention?: 'encoder' | 'self' | 'cross' }): string {
+  const at = r.attention === 'encoder' ? 'enc:' : r.attention === 'cross' ? 'cross:' : '';
+  return `${at}L${r.layer + 1}H${r.head + 1}`;
 }
 
 /** A sweep's estimate alone, drawn until full patching's map arrives beside it. */

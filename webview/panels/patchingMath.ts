@@ -10,28 +10,44 @@
 import type { AttributionOutputData } from '../../src/protocol/attribution';
 import type { PatchMapData, PatchWhat } from '../../src/protocol/patching';
 
+/** A receiver of path patching (protocol/patching.ts patchHead): 0-based, an encoder-decoder's with its attention. */
+export interface Receiver {
+  readonly layer: number;
+  readonly head: number;
+  readonly attention?: 'encoder' | 'self' | 'cross';
+}
+
 /**
  * Receiver heads typed as "L2H1 L2H3" (or "2.1, 2.3"; 1-based) → 0-based, or the one line that says
- * what is wrong with them for a model of `layers` × `heads`.
+ * what is wrong with them for a model of `layers` × `heads`. An encoder-decoder (`encoderLayers`
+ * given) also takes the attention as the CLI does: enc:L1H2, self:L2H1, cross:L2H1 (no prefix: self);
+ * which receivers have senders before them is then the lab's to say.
  */
 export function parseReceivers(
   text: string,
   layers: number,
   heads: number,
-): { layer: number; head: number }[] | string {
+  encoderLayers: number | null = null,
+): Receiver[] | string {
   const parts = text.split(/[\s,]+/).filter((p) => p !== '');
-  if (parts.length === 0) return 'Type the receiver heads of path patching, e.g. L2H1 L2H2.';
-  const out: { layer: number; head: number }[] = [];
+  const encdec = encoderLayers !== null;
+  const example = encdec ? 'cross:L2H1 self:L2H2' : 'L2H1 L2H2';
+  if (parts.length === 0) return `Type the receiver heads of path patching, e.g. ${example}.`;
+  const out: Receiver[] = [];
   for (const p of parts) {
-    const m = /^(?:[lL](\d+)[hH](\d+)|(\d+)\.(\d+))$/.exec(p);
-    if (!m) return `Receivers are heads such as L2H1 (layer 2, head 1); "${p}" is not one.`;
-    const layer = Number(m[1] ?? m[3]);
-    const head = Number(m[2] ?? m[4]);
-    if (layer < 1 || layer > layers || head < 1 || head > heads)
-      return `No head ${p}: this model has layers 1 to ${layers} and heads 1 to ${heads}.`;
-    out.push({ layer: layer - 1, head: head - 1 });
+    const m = /^(?:(enc|self|cross):)?(?:[lL](\d+)[hH](\d+)|(\d+)\.(\d+))$/.exec(p);
+    if (!m) return `Receivers are heads such as ${example.split(' ')[0]} (layer 2, head 1); "${p}" is not one.`;
+    if (m[1] && !encdec) return `"${p}": enc:, self: and cross: name an encoder-decoder's attentions; type L2H1.`;
+    const attention = m[1] === 'enc' ? 'encoder' : (m[1] as 'self' | 'cross' | undefined);
+    const n = attention === 'encoder' ? (encoderLayers ?? 0) : layers;
+    const layer = Number(m[2] ?? m[4]);
+    const head = Number(m[3] ?? m[5]);
+    const where = encdec ? `this model's ${attention === 'encoder' ? 'encoder' : 'decoder'}` : 'this model';
+    if (layer < 1 || layer > n || head < 1 || head > heads)
+      return `No head ${p}: ${where} has layers 1 to ${n} and heads 1 to ${heads}.`;
+    out.push({ layer: layer - 1, head: head - 1, ...(attention ? { attention } : {}) });
   }
-  if (out.every((r) => r.layer === 0))
+  if (!encdec && out.every((r) => r.layer === 0))
     return 'Every receiver is in layer 1, so no head sends to them; choose a later layer.';
   return out;
 }
@@ -94,7 +110,14 @@ export function estimateMaps(a: AttributionOutputData, what: readonly PatchWhat[
     else if (w === 'mlp') maps.push(map(w, layers, positions, a.mlpOut.flat()));
     else if (w === 'heads') maps.push(map(w, layers, heads, a.head.flat()));
     else if (w === 'heads-pos')
-      maps.push(map(w, layers.flatMap((l) => heads.map((h) => `${l}${h}`)), positions, a.headPos.flat(2)));
+      maps.push(
+        map(
+          w,
+          layers.flatMap((l) => heads.map((h) => `${l}${h}`)),
+          positions,
+          a.headPos.flat(2),
+        ),
+      );
   }
   return maps;
 }

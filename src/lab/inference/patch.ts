@@ -59,14 +59,21 @@
  *              (cross_z), each at every position of its stack, per (layer, head)
  *   heads-pos  the encoder's heads per source position; the decoder's self and cross heads per
  *              target position
+ *   path       as above over every attention in the order the forward runs them: the encoder's
+ *              layers, then each decoder layer's self- and cross-attention. Receivers name their
+ *              attention (`attention`: encoder, self, cross) and input X: enc_X, X or cross_X (a
+ *              cross-attention's k and v are its projections of the encoder output, S rows). Step 1
+ *              freezes every head of every attention (enc_z, z, cross_z) at the corrupted run but the
+ *              sender; senders are every head of the attentions before the last receiver's (rows
+ *              "enc L1", "dec L1 self", "dec L1 cross", …; columns heads).
  * With a shared target, the decoder's embeddings (resid_pre of decoder layer 1) are the same in
- * both runs, so that row is 0: the source reaches the decoder only through cross-attention.
- * Path patching is refused there: its senders and receivers would span two stacks joined by
- * cross-attention's keys and values, and which paths to cut through the encoder's output is a
- * choice this sweep does not make.
+ * both runs, so that row is 0: the source reaches the decoder only through cross-attention. For
+ * the same reason, in path patching an encoder head reaches a decoder receiver only through a
+ * cross-attention's keys or values (every cross-attention head is frozen), and a decoder head
+ * reaches no cross-attention key or value: those cells are 0.
  *
- * Leaves out: noising (patching corrupted into clean), path patching of an encoder-decoder, and
- * drawing the results (the maps are rows × columns of numbers with their labels).
+ * Leaves out: noising (patching corrupted into clean), and drawing the results (the maps are rows
+ * × columns of numbers with their labels).
  */
 
 import type { ModelConfig } from '../../engine/config';
@@ -91,10 +98,11 @@ import type { OpenRun, RunPlan } from './openRun';
 
 export type { PatchMetric, PatchWhat, PathInput };
 
-/** A head by 0-based layer and head. */
+/** A head by 0-based layer and head (an encoder-decoder's: of `attention`, absent = the decoder's self-attention). */
 export interface HeadAt {
   readonly layer: number;
   readonly head: number;
+  readonly attention?: 'encoder' | 'self' | 'cross';
 }
 
 /** The token ids of a patching experiment. */
@@ -375,11 +383,10 @@ export function patchModel(
   const cfg = model.config;
   const encdec = cfg.kind === 'encoder-decoder';
   checkIds(ids, cfg);
-  if (encdec && opts.what.includes('path'))
+  if (!encdec && opts.path?.receivers.some((r) => r.attention !== undefined && r.attention !== 'self'))
     throw new EngineError(
       'input/invalid',
-      "Path patching reads a decoder-only run's heads; on an encoder-decoder use resid, attn, mlp, heads or " +
-        'heads-pos (its senders would span both stacks and the encoder output that joins them).',
+      'Encoder and cross-attention receivers are for an encoder-decoder run; this run is decoder-only.',
     );
   const T = ids.clean.length;
   const L = cfg.nDecoderLayers;
@@ -404,7 +411,7 @@ export function patchModel(
   const top = k > 0 ? { top: { clean: named(clean.top, label), corrupted: named(corrupt.top, label) } } : {};
   if (encdec) {
     const tops = { kOf, label };
-    const maps = encDecMaps(model, ids, opts, what, clean.metric, corrupt.metric, src, posLabels, targetLabels, tops);
+    const maps = encDecMaps(model, ids, opts, what, clean, corrupt, posLabels, targetLabels, tops);
     return { clean: clean.metric, corrupted: corrupt.metric, maps, ...top };
   }
   const path = what.includes('path') ? pathPlan(opts, L, H) : null;
@@ -479,9 +486,8 @@ function encDecMaps(
   ids: PatchIds,
   opts: PatchOptions,
   what: readonly PatchWhat[],
-  clean: number,
-  corrupted: number,
-  src: (point: HookPoint, layer: number) => Float64Array,
+  cleanRun: { metric: number; acts: Acts },
+  corruptRun: { metric: number; acts: Acts },
   srcLabels: readonly string[],
   tgtLabels: readonly string[],
   tops: { readonly kOf: (cells: number) => number; readonly label: (id: number) => string },
@@ -491,13 +497,18 @@ function encDecMaps(
   const H = model.config.nHeads;
   const S = ids.clean.length;
   const T = (ids.target as Int32Array).length;
+  const clean = cleanRun.metric;
+  const corrupted = corruptRun.metric;
+  const src = (point: HookPoint, layer: number): Float64Array =>
+    cleanRun.acts.get(actKey(point, layer)) as Float64Array;
+  const path = what.includes('path') ? encDecPathPlan(opts, Le, L, H) : null;
   const count: Record<PatchWhat, number> = {
     resid: Le * S + L * T,
     attn: Le * S + 2 * L * T,
     mlp: Le * S + L * T,
     heads: (Le + 2 * L) * H,
     'heads-pos': H * (Le * S + 2 * L * T),
-    path: 0,
+    path: path ? 2 * path.senders.length : 0,
   };
   const progress = { done: 0, total: what.reduce((s, w) => s + count[w], 0) };
   const maps: PatchMap[] = [];
@@ -573,9 +584,139 @@ function encDecMaps(
     } else if (w === 'heads-pos') {
       headsPos('encoder', enc('enc_z'), S, srcLabels);
       headsPos('decoder', dec(selfCross), T, tgtLabels);
+    } else if (w === 'path' && path) {
+      const attentions = allAttentions(Le, L);
+      const z = (acts: Acts, a: AttentionAt): Float64Array =>
+        acts.get(actKey(Z_POINT[a.attention], a.layer)) as Float64Array;
+      const inputOf = (a: AttentionAt): HookPoint => inputPoint(a.attention, path.input);
+      const kvGroup = (model.decoder[0] as Transformer['decoder'][number]).selfAttn;
+      // 1: the sender's z clean, every other head of every attention frozen at the corrupted run; keep the receivers'
+      // input
+      const first: Job[] = path.senders.map((s) => ({
+        patches: [
+          ...attentions.map((a) => ({
+            point: Z_POINT[a.attention],
+            layer: a.layer,
+            head: null,
+            pos: null,
+            src: z(corruptRun.acts, a),
+          })),
+          { point: Z_POINT[s.attention], layer: s.layer, head: s.head, pos: null, src: z(cleanRun.acts, s) },
+        ],
+        keep: new Map(path.receivers.map((r) => [actKey(inputOf(r), r.layer), null])),
+      }));
+      runJobs(model, ids, first, progress, opts);
+      // 2: the corrupted run with the receivers' input replaced by what 1 kept
+      const second: Job[] = first.map((job) => ({
+        patches: path.receivers.map((r) => ({
+          point: inputOf(r),
+          layer: r.layer,
+          head: path.input === 'q' ? r.head : kvGroup.kvGroup(r.head),
+          pos: null,
+          src: job.keep?.get(actKey(inputOf(r), r.layer)) as Float64Array,
+        })),
+      }));
+      const m = map(
+        w,
+        path.senderRows.map(attentionLabel),
+        labels(H, 'H'),
+        runJobs(model, ids, second, progress, opts, tops.kOf(path.senders.length)),
+        clean,
+        corrupted,
+        tops.label,
+      );
+      maps.push({
+        ...m,
+        path: {
+          receivers: path.receivers.map((r) => ({ layer: r.layer, head: r.head, attention: r.attention })),
+          input: path.input,
+        },
+      });
     }
   }
   return maps;
+}
+
+/** An attention of an encoder-decoder: the encoder's (self-attention) or a decoder layer's self- or cross-attention. */
+interface AttentionAt {
+  readonly attention: 'encoder' | 'self' | 'cross';
+  readonly layer: number;
+}
+
+const Z_POINT = { encoder: 'enc_z', self: 'z', cross: 'cross_z' } as const;
+
+/** The hook point of input X (q, k, v) of an attention. */
+function inputPoint(attention: AttentionAt['attention'], X: PathInput): HookPoint {
+  return attention === 'encoder' ? `enc_${X}` : attention === 'cross' ? `cross_${X}` : X;
+}
+
+/** Its place in the forward: the encoder's layers first, then each decoder layer's self-, then cross-attention. */
+function attentionOrder(a: AttentionAt, Le: number): number {
+  return a.attention === 'encoder' ? a.layer : Le + 2 * a.layer + (a.attention === 'cross' ? 1 : 0);
+}
+
+/** "enc L1", "dec L1 self", "dec L1 cross" (a map's row). */
+function attentionLabel(a: AttentionAt): string {
+  return a.attention === 'encoder' ? `enc L${a.layer + 1}` : `dec L${a.layer + 1} ${a.attention}`;
+}
+
+/** Every attention of an encoder-decoder of Le encoder and L decoder layers, in the forward's order. */
+function allAttentions(Le: number, L: number): AttentionAt[] {
+  return [
+    ...range(Le).map((layer) => ({ attention: 'encoder' as const, layer })),
+    ...range(L).flatMap((layer) => [
+      { attention: 'self' as const, layer },
+      { attention: 'cross' as const, layer },
+    ]),
+  ];
+}
+
+/** An encoder-decoder's path patching: its receivers (attention filled in), input, senders and their rows. */
+interface EncDecPathPlan {
+  readonly receivers: readonly (AttentionAt & { readonly head: number })[];
+  readonly input: PathInput;
+  readonly senderRows: readonly AttentionAt[];
+  readonly senders: readonly (AttentionAt & { readonly head: number })[];
+}
+
+function encDecPathPlan(opts: PatchOptions, Le: number, L: number, H: number): EncDecPathPlan {
+  const p = opts.path;
+  if (!p || p.receivers.length === 0)
+    throw new EngineError(
+      'input/invalid',
+      'Path patching needs receiver heads and their input (q, k or v); name them, e.g. receivers cross:L2H1 with ' +
+        'input k.',
+    );
+  const receivers = p.receivers.map((r) => ({ ...r, attention: r.attention ?? ('self' as const) }));
+  for (const r of receivers) {
+    const layers = r.attention === 'encoder' ? Le : L;
+    if (
+      !Number.isInteger(r.layer) ||
+      r.layer < 0 ||
+      r.layer >= layers ||
+      !Number.isInteger(r.head) ||
+      r.head < 0 ||
+      r.head >= H
+    )
+      throw new EngineError(
+        'input/invalid',
+        `No receiver head ${attentionLabel(r)} H${r.head + 1}; this model's ` +
+          `${r.attention === 'encoder' ? 'encoder' : 'decoder'} has layers 1..${layers} and heads 1..${H}.`,
+      );
+  }
+  const last = Math.max(...receivers.map((r) => attentionOrder(r, Le)));
+  if (last === 0)
+    throw new EngineError(
+      'input/invalid',
+      "Every receiver is in the encoder's layer 1, so no head sends to them; choose receivers in a later attention.",
+    );
+  const senderRows = allAttentions(Le, L).filter((a) => attentionOrder(a, Le) < last);
+  return {
+    receivers,
+    input: p.input,
+    senderRows,
+    senders: senderRows.flatMap((a) => range(H).map((head) => ({ ...a, head }))),
+  };
 }
 
 /** Path patching's receivers and input, checked, and its senders: each head of the layers before the last receiver. */

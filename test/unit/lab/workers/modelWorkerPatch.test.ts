@@ -2,8 +2,9 @@
  * The model worker's patching (`model/patch`) on tiny real models: the same numbers as `attention-lab
  * patch --json` (one implementation, lab/inference/patch.ts; each run's top tokens included), progress
  * streamed in patched runs up to the total, a cancel flag set before the work or mid-sweep (in process)
- * answered as cancelled with the work stopped, one-line refusals for prompts of different lengths and
- * for path patching of an encoder-decoder, whose other sweeps answer as the CLI's `patch --target`.
+ * answered as cancelled with the work stopped, one-line refusals for prompts of different lengths and a
+ * cross-attention receiver of a decoder-only run, and an encoder-decoder's sweeps (path patching through
+ * a cross-attention's keys too) answered as the CLI's `patch --target`.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,17 +127,19 @@ describe('model worker: patching', () => {
     expect(posted.at(-1)).toMatchObject({ type: 'model/didPatch', id: 2 });
   });
 
-  it('refuses prompts of different lengths and an encoder-decoder run in one line', async () => {
+  it('refuses prompts of different lengths and a cross-attention receiver of a decoder-only run in one line', async () => {
     const diff = (await patchOf(lm, { ...REQUEST, corrupted: 'the mats' })).at(-1);
     expect(diff).toMatchObject({ type: 'model/didFail', error: { code: 'input/invalid' } });
     if (diff?.type !== 'model/didFail') throw new Error('expected a failure');
     expect(diff.error.message).toMatch(
       /clean prompt is 7 tokens and the corrupted 8; they differ at 5: "c" vs "m", 8: "" vs "s"/,
     );
-    const encdec = (await patchOf(mt, { ...REQUEST, clean: 'abcd', corrupted: 'abxd' })).at(-1);
-    if (encdec?.type !== 'model/didFail') throw new Error(JSON.stringify(encdec));
-    expect(encdec.error.message).toMatch(/Path patching reads a decoder-only run's heads/);
-    expect(encdec.error.message).not.toContain('\n');
+    const receivers = [{ layer: 1, head: 0, attention: 'cross' as const }];
+    const cross = (await patchOf(lm, { ...REQUEST, receivers })).at(-1);
+    if (cross?.type !== 'model/didFail') throw new Error(JSON.stringify(cross));
+    expect(cross.error.message).toBe(
+      'Encoder and cross-attention receivers are for an encoder-decoder run; this run is decoder-only.',
+    );
   });
 
   it("patches an encoder-decoder's sources under a target prefix as `patch --target --json` does", async () => {
@@ -147,7 +150,9 @@ describe('model worker: patching', () => {
       answer: 'c',
       wrong: 'x',
       metric: 'logit-diff',
-      what: ['resid', 'attn', 'heads-pos'],
+      what: ['resid', 'attn', 'heads-pos', 'path'],
+      receivers: [{ layer: 1, head: 0, attention: 'cross' }],
+      input: 'k',
     };
     const replies = await patchOf(mt, request);
     const last = replies.at(-1);
@@ -156,10 +161,11 @@ describe('model worker: patching', () => {
       'patch',
       mt.runDir,
       ...['--clean', 'abcd', '--corrupted', 'abxd', '--target', 'd', '--answer', 'c', '--wrong', 'x'],
-      ...['--what', 'resid,attn,heads-pos', '--backend', 'reference'],
+      ...['--what', 'resid,attn,heads-pos,path', '--receivers', 'cross:L2H1', '--input', 'k', '--backend', 'reference'],
     ]);
     expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli);
     const out = last.output;
+    const H = mt.model.config.nHeads;
     expect(out.tokens.clean).toHaveLength(5); // the source + EOS
     expect(out.tokens.target).toHaveLength(2); // BOS + "d"
     expect(out.maps.map((m) => [m.what, m.stack, m.rows[0], m.cols.length])).toEqual([
@@ -169,9 +175,12 @@ describe('model worker: patching', () => {
       ['attn', 'decoder', 'dec L1 self', 2],
       ['heads-pos', 'encoder', 'enc L1 H1', 5],
       ['heads-pos', 'decoder', 'dec L1 self H1', 2],
+      ['path', undefined, 'enc L1', H],
     ]);
-    const { nEncoderLayers: Le, nDecoderLayers: L, nHeads: H } = mt.model.config;
-    const total = Le * 5 + L * 2 + Le * 5 + 2 * L * 2 + H * (Le * 5 + 2 * L * 2);
+    const { nEncoderLayers: Le, nDecoderLayers: L } = mt.model.config;
+    const senders = (Le + 3) * H; // the encoder's layers, dec L1 self and cross, dec L2 self: before dec L2 cross
+    expect(out.maps.at(-1)?.rows).toHaveLength(Le + 3);
+    const total = Le * 5 + L * 2 + Le * 5 + 2 * L * 2 + H * (Le * 5 + 2 * L * 2) + 2 * senders;
     expect(replies.filter((m) => m.type === 'model/didProgress').at(-1)).toMatchObject({ done: total, total });
     // patching the encoder's stream before the changed letter changes nothing; at it, something
     const enc = out.maps[0];

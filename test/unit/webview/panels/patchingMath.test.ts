@@ -38,6 +38,31 @@ describe('path patching receivers as typed', () => {
   });
 });
 
+describe("an encoder-decoder's receivers", () => {
+  it('name their attention as the CLI does, each checked against its stack', () => {
+    expect(parseReceivers('cross:L2H1 enc:L1H2 self:2.3 L1H1', 2, 4, 3)).toEqual([
+      { layer: 1, head: 0, attention: 'cross' },
+      { layer: 0, head: 1, attention: 'encoder' },
+      { layer: 1, head: 2, attention: 'self' },
+      { layer: 0, head: 0 },
+    ]);
+    expect(parseReceivers('enc:L3H1', 2, 4, 3)).toEqual([{ layer: 2, head: 0, attention: 'encoder' }]);
+    expect(parseReceivers('cross:L3H1', 2, 4, 3)).toBe(
+      "No head cross:L3H1: this model's decoder has layers 1 to 2 and heads 1 to 4.",
+    );
+    expect(parseReceivers('enc:L4H1', 2, 4, 3)).toBe(
+      "No head enc:L4H1: this model's encoder has layers 1 to 3 and heads 1 to 4.",
+    );
+    expect(parseReceivers('', 2, 4, 3)).toBe('Type the receiver heads of path patching, e.g. cross:L2H1 self:L2H2.');
+  });
+
+  it('are refused on a decoder-only run', () => {
+    expect(parseReceivers('cross:L2H1', 2, 4)).toBe(
+      '"cross:L2H1": enc:, self: and cross: name an encoder-decoder\'s attentions; type L2H1.',
+    );
+  });
+});
+
 describe("the estimate's agreement with full patching", () => {
   it("is Pearson's r", () => {
     expect(pearson([0, 1, 2], [0, 2, 4])).toBeCloseTo(1, 12);
