@@ -17,7 +17,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AttributionOutputData } from '../../src/protocol/attribution';
 import type { PatchOutputData } from '../../src/protocol/patching';
-import { clean, dec, load, selectRun, tab } from './data';
+import { clean, dec, enc, load, selectRun, tab } from './data';
 import {
   HAS_CHROMIUM,
   SKIP_REASON,
@@ -295,6 +295,32 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     expect(await page.locator('#ptc-cell .ptc-cell-head').textContent()).toMatch(
       /^L1, 5 c: patched metric 8\.452, recovery 1 /,
     );
+    clean(log);
+    await page.close();
+  });
+
+  it('offers no DLA or accumulated residual on a post-norm run, and asks for neither', async () => {
+    const { page, log } = await openDashboard(browser, { width: 1300 });
+    await send(page, load);
+    await selectRun(page, enc.run.id); // the encoder-decoder fixture run is post-norm
+    await tab(page, 'patching');
+    for (const id of ['#ptc-dla', '#ptc-accum']) {
+      expect(await page.locator(id).isDisabled()).toBe(true);
+      expect(await page.locator(id).isChecked()).toBe(false);
+      expect(await page.locator(`label[for="${id.slice(1)}"]`).getAttribute('title')).toBe(
+        'Needs a pre-norm model: a post-norm layer ends in its own norm.',
+      );
+    }
+    await page.fill('#ptc-clean', 'abcd');
+    await page.fill('#ptc-corrupted', 'abxd');
+    await page.fill('#ptc-answer', 'c');
+    await page.fill('#ptc-wrong', 'x');
+    await page.click('#ptc-run');
+    const asks = log.posted.filter((m) => m.type === 'model/attribute' || m.type === 'model/patch');
+    expect(asks.map((m) => (m.type === 'model/patch' ? 'patch' : (m.params as { what: string }).what))).toEqual([
+      'attribution',
+      'patch',
+    ]);
     clean(log);
     await page.close();
   });

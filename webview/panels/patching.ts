@@ -201,16 +201,24 @@ export class PatchingPanel implements Panel {
       ),
       h('option', { attrs: { value: 'logprob', selected: s.metric === 'logprob' } }, 'log p(answer)'),
     );
-    const check = (id: string, label: string, on: boolean, set: (v: boolean) => void): HTMLElement =>
+    const check = (
+      id: string,
+      label: string,
+      on: boolean,
+      set: (v: boolean) => void,
+      off: string | null = null,
+    ): HTMLElement =>
       h(
         'label',
-        { className: 'ptc-check', attrs: { for: id } },
+        { className: 'ptc-check', attrs: { for: id, title: off } },
         h('input', {
-          attrs: { id, type: 'checkbox', checked: on },
+          attrs: { id, type: 'checkbox', checked: on && off === null, disabled: off !== null },
           on: { change: (e) => set((e.target as HTMLInputElement).checked) },
         }),
         label,
       );
+    // DLA and the accumulated residual read the stream as a sum through one final norm (analysis/directLogit.ts).
+    const postNorm = cfg?.norm === 'post' ? 'Needs a pre-norm model: a post-norm layer ends in its own norm.' : null;
     const sweeps = SWEEPS.map((w) =>
       check(`ptc-what-${w}`, w, s.what.includes(w), (v) => {
         s.what = SWEEPS.filter((x) => (x === w ? v : s.what.includes(x)));
@@ -267,8 +275,8 @@ export class PatchingPanel implements Panel {
         h('span', {}, 'sweeps'),
         ...sweeps,
         check('ptc-estimate', 'attribution patching beside', s.estimate, (v) => (s.estimate = v)),
-        check('ptc-dla', 'direct logit attribution', s.dla, (v) => (s.dla = v)),
-        check('ptc-accum', 'accumulated residual', s.accum, (v) => (s.accum = v)),
+        check('ptc-dla', 'direct logit attribution', s.dla, (v) => (s.dla = v), postNorm),
+        check('ptc-accum', 'accumulated residual', s.accum, (v) => (s.accum = v), postNorm),
         button,
       ),
       h(
@@ -507,7 +515,8 @@ export class PatchingPanel implements Panel {
       msgs.push({ a: estimate, msg: { type: 'model/attribute', id: estimate.id, runDir: run.summary.runDir, params } });
     }
     let dla: PlaygroundAnalysis | null = null;
-    if (s.dla && s.metric === 'logit-diff') {
+    const preNorm = run.summary.model?.config.norm !== 'post';
+    if (s.dla && s.metric === 'logit-diff' && preNorm) {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
@@ -519,7 +528,7 @@ export class PatchingPanel implements Panel {
       msgs.push({ a: dla, msg: { type: 'model/attribute', id: dla.id, runDir: run.summary.runDir, params } });
     }
     let accum: PlaygroundAnalysis | null = null;
-    if (s.accum && s.metric === 'logit-diff') {
+    if (s.accum && s.metric === 'logit-diff' && preNorm) {
       const params: AttributionParamsData = {
         clean: s.clean,
         corrupted: s.corrupted,
