@@ -295,6 +295,17 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab in Chromium', () => {
     expect(await page.locator('#ptc-cell .ptc-cell-head').textContent()).toMatch(
       /^L1, 5 c: patched metric 8\.452, recovery 1 /,
     );
+    // Another request failing after full patching answered: the metric line stays, the failure follows it.
+    const dlaAsk = log.posted.filter((m) => m.type === 'model/attribute').at(-2);
+    expect(dlaAsk).toMatchObject({ params: { what: 'dla' } });
+    const why = 'Direct logit attribution needs a pre-norm model.';
+    await send(page, { type: 'model/didFail', id: dlaAsk?.id, error: { code: 'input/invalid', message: why } });
+    await until(page, `document.querySelector('.panel.patching .ptc-status').classList.contains('error')`);
+    expect(await page.locator('.panel.patching .ptc-status').textContent()).toBe(
+      `logit[c] − logit[z]: clean ${Number(out.clean.toFixed(3))}, corrupted ${Number(out.corrupted.toFixed(3))}. ` +
+        `Direct logit attribution failed: ${why}`,
+    );
+    expect(await page.locator('.panel.patching .ptc-map.full').count()).toBeGreaterThan(0);
     clean(log);
     await page.close();
   });

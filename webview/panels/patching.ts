@@ -349,11 +349,10 @@ export class PatchingPanel implements Panel {
       replaceChildren(this.box, ...(early ?? []).map(earlySweep));
       return;
     }
-    if (!failed)
-      this.status.textContent =
-        `${metricName(out)}: ` +
-        `clean ${formatNumber(out.clean)}, corrupted ${formatNumber(out.corrupted)}` +
-        (estimate && !est ? '; estimating…' : '.');
+    const metric = `${metricName(out)}: clean ${formatNumber(out.clean)}, corrupted ${formatNumber(out.corrupted)}`;
+    if (!failed) this.status.textContent = metric + (estimate && !est ? '; estimating…' : '.');
+    // Full patching answered and another request failed: the metric stays, the failure follows it.
+    else this.status.textContent = `${metric}. ${this.status.textContent ?? ''}`;
     const d = dla?.kind === 'attribute' && dla.output?.what === 'dla' ? dla.output : null;
     const r = accum?.kind === 'attribute' && accum.output?.what === 'resid-accum' ? accum.output : null;
     replaceChildren(
