@@ -402,7 +402,10 @@ export class PatchingPanel implements Panel {
     const m = sel ? out?.maps[sel.map] : undefined;
     const fig = sel ? this.box.querySelector(`.ptc-sweep[data-map="${sel.map}"]`) : null;
     if (!out || !sel || !m || !fig || sel.i >= m.values.length) return;
-    for (const c of fig.querySelectorAll(`[data-i="${sel.i}"]`)) c.classList.add('selected');
+    for (const c of fig.querySelectorAll(`[data-i="${sel.i}"]`)) {
+      c.classList.add('selected');
+      if (c.classList.contains('ptc-dot')) c.parentNode?.appendChild(c); // drawn last: above the dots it covers
+    }
     const est = last.estimate?.kind === 'attribute' ? last.estimate.output : null;
     const e = est ? estimateOf(est, m.what, m) : null;
     const detail = cellDetail(out, m, sel.i, e && e.length === m.values.length ? (e[sel.i] ?? null) : null);
