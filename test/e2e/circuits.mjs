@@ -7,7 +7,8 @@
 //      sits beside each with as many cells, direct logit attribution draws its bars, and the head that
 //      recovers most is one the Heads tab marks as an induction head (induction ≥ 0.5; which layer-2 head
 //      recovers most depends on the prompt — every layer-2 head of this model is an induction head, 0.6–0.9 —
-//      so the check is that the best one is among the Heads tab's induction heads, not that it is its top one);
+//      so the check is that the best one is among the Heads tab's induction heads, not that it is its top one),
+//      and clicking its cell shows the cell's detail with the clean, corrupted and patched runs' top letters;
 //   2. Configure Model… → decoder-only → the modular-addition task → Save and Train; the Curves tab's
 //      Grokking view shows the train/test accuracy and the embedding's Fourier spectrum at one validation
 //      and more validations later (screenshots at both moments), its spectrum drawn as bars beside the key

@@ -35,7 +35,7 @@
 //   4c. a Hugging Face folder (hfimport.mjs): a random SmolLM2-135M-shaped folder (2 layers, bf16, a real
 //      byte-level BPE tokenizer.json with a chat template) opened from the workspace; the header names it,
 //      the Attention tab shows its 9 query heads by key/value group, the playground decodes in the template;
-//   4d. circuits (circuits.mjs): the induction task's Patching tab heatmaps (the best head an induction head
+//   4d. circuits (circuits.mjs; Node and web hosts): the induction task's Patching tab heatmaps (the best head an induction head
 //      of the Heads tab), then the modular-addition task's Grokking view filling in, then Stop;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
@@ -85,7 +85,7 @@ if (onlyHost !== null && !HOSTS.includes(onlyHost))
 const hostsOf = (name) =>
   (['host', 'ui', 'active', 'configure', 'inspect'].includes(name)
     ? HOSTS
-    : ['modern', 'hfimport'].includes(name)
+    : ['modern', 'hfimport', 'circuits'].includes(name)
       ? ['node', 'web']
       : ['hugefile', 'virtual'].includes(name)
         ? ['web']
