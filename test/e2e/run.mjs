@@ -35,6 +35,8 @@
 //   4c. a Hugging Face folder (hfimport.mjs): a random SmolLM2-135M-shaped folder (2 layers, bf16, a real
 //      byte-level BPE tokenizer.json with a chat template) opened from the workspace; the header names it,
 //      the Attention tab shows its 9 query heads by key/value group, the playground decodes in the template;
+//   4d. circuits (circuits.mjs; Node and web hosts): the induction task's Patching tab heatmaps (the best head an induction head
+//      of the Heads tab), then the modular-addition task's Grokking view filling in, then Stop;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
@@ -43,7 +45,7 @@
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer|circuits] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -60,6 +62,7 @@ import { VIRTUAL_FOLDER, runVirtual } from './virtual.mjs';
 import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { prepareSteer, runSteer } from './steer.mjs';
+import { CIRCUITS_SETTINGS, runCircuits } from './circuits.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
@@ -82,7 +85,7 @@ if (onlyHost !== null && !HOSTS.includes(onlyHost))
 const hostsOf = (name) =>
   (['host', 'ui', 'active', 'configure', 'inspect'].includes(name)
     ? HOSTS
-    : ['modern', 'hfimport'].includes(name)
+    : ['modern', 'hfimport', 'circuits'].includes(name)
       ? ['node', 'web']
       : ['hugefile', 'virtual'].includes(name)
         ? ['web']
@@ -280,6 +283,7 @@ const SCENARIOS = {
   hfimport: [runHfImport, HFIMPORT_SETTINGS, { prepare: prepareHfImport }],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
   steer: [runSteer, { ...FAST_TRAINING }, { prepare: prepareSteer }],
+  circuits: [runCircuits, { ...FAST_TRAINING, ...CIRCUITS_SETTINGS }, {}],
 };
 const results = [];
 if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));
