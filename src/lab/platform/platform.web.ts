@@ -3,7 +3,8 @@
  * workers, and the browser tests): files through the channel to the extension host
  * (remoteFs.ts), and WebAssembly helper threads as Web Workers where the page is
  * cross-origin isolated — one thread otherwise — and WebGPU through `navigator.gpu`
- * (webgpu.web.ts). Also the worker's message line to the side that started it, on which the file answers travel beside the worker's own protocol.
+ * (webgpu.web.ts). Also the worker's message line to the side that started it, on which
+ * the file answers travel beside the worker's own protocol.
  *
  * Leaves out: the workers' jobs (trainingService.ts, modelService.ts).
  */
