@@ -26,7 +26,7 @@ const WINDOWS = 10;
 /** What one training run in a worker gave. */
 export interface WorkerTraining {
   readonly outcome: RunOutcome;
-  /** WebAssembly threads the session trained on (null: it never started). */
+  /** WebAssembly threads the session trained on (null: it never started, or it trained on WebGPU). */
   readonly threads: number | null;
   readonly backend: string | null;
   /** The exact match of the last evaluation (null: none, or a decoder-only model). */

@@ -94,6 +94,8 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker on WebGPU in Chromium', 
     expect(cpu.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
     expect(gpu.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
     expect(gpu.backend).toBe('webgpu (google swiftshader · WebGPU (software))');
+    expect(gpu.threads).toBeNull(); // no "on 1 thread" beside the adapter
+    expect(cpu.threads).toBe(1);
     expect(gpu.status).toBe('completed');
     expect(gpu.losses.length).toBe(STEPS);
     expect(cpu.losses.length).toBe(STEPS);

@@ -36,14 +36,16 @@
 //      byte-level BPE tokenizer.json with a chat template) opened from the workspace; the header names it,
 //      the Attention tab shows its 9 query heads by key/value group, the playground decodes in the template;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
-//      step by step ending in Save and Train.
+//      step by step ending in Save and Train;
+//   6. WebGPU in the browser (webgpuWeb.mjs, web host only, Chromium with --enable-unsafe-webgpu): the
+//      training worker trains on navigator.gpu and the dashboard's header names the adapter.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
 // UI, the active run, looking inside and Configure also run in the browser's web-worker extension host (as on vscode.dev),
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer|webgpuweb] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -60,6 +62,7 @@ import { VIRTUAL_FOLDER, runVirtual } from './virtual.mjs';
 import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { prepareSteer, runSteer } from './steer.mjs';
+import { WEBGPU_WEB_SETTINGS, runWebGpuWeb } from './webgpuWeb.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
@@ -84,7 +87,7 @@ const hostsOf = (name) =>
     ? HOSTS
     : ['modern', 'hfimport'].includes(name)
       ? ['node', 'web']
-      : ['hugefile', 'virtual'].includes(name)
+      : ['hugefile', 'virtual', 'webgpuweb'].includes(name)
         ? ['web']
         : ['node']
   ).filter((h) => onlyHost === null || h === onlyHost);
@@ -280,6 +283,7 @@ const SCENARIOS = {
   hfimport: [runHfImport, HFIMPORT_SETTINGS, { prepare: prepareHfImport }],
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
   steer: [runSteer, { ...FAST_TRAINING }, { prepare: prepareSteer }],
+  webgpuweb: [runWebGpuWeb, { ...FAST_TRAINING, ...WEBGPU_WEB_SETTINGS }, { webgpu: true }],
 };
 const results = [];
 if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));
