@@ -11,7 +11,7 @@
  */
 
 import type { LabFs } from '../lab/files/labFs';
-import { listNames } from '../lab/files/labFs';
+import { exists, listNames } from '../lab/files/labFs';
 import { readMetrics, readRunJson } from '../lab/runs/runFolder';
 import { TrainingWorker } from '../lab/workers/trainingClient';
 import type { RunOutcome } from '../lab/workers/trainingClient';
@@ -26,18 +26,20 @@ const WINDOWS = 10;
 /** What one training run in a worker gave. */
 export interface WorkerTraining {
   readonly outcome: RunOutcome;
-  /** WebAssembly threads the session trained on (null: it never started). */
+  /** WebAssembly threads the session trained on (null: it never started, or it trained on WebGPU). */
   readonly threads: number | null;
   readonly backend: string | null;
   /** The exact match of the last evaluation (null: none, or a decoder-only model). */
   readonly exactMatch: number | null;
   readonly logs: readonly string[];
-  /** run.json's status at the end. */
+  /** run.json's status at the end ('none': a run refused before its folder was written has none). */
   readonly status: string;
   /** The run folder's entries, sorted. */
   readonly files: readonly string[];
   /** Steps in metrics.jsonl. */
   readonly steps: number;
+  /** The training loss of each logged step, in order. */
+  readonly losses: readonly number[];
   /** Training tokens/s over the warm steps (0 when there are too few). */
   readonly tokensPerSec: number;
   /** Tokens/s in each of ten windows of the warm steps (null when there are too few). */
@@ -84,16 +86,19 @@ export async function trainInWorker(
   const start = events.find((e) => e.type === 'train/didStart');
   const evals = events.filter((e) => e.type === 'train/didEval');
   const last = evals[evals.length - 1];
-  const { steps } = await readMetrics(fs, runDir);
+  // A run refused before it started leaves no folder: nothing to read back.
+  const started = await exists(fs, fs.join(runDir, 'run.json'));
+  const { steps } = started ? await readMetrics(fs, runDir) : { steps: [] };
   return {
     outcome,
     threads: start?.type === 'train/didStart' ? (start.model.threads ?? null) : null,
     backend: start?.type === 'train/didStart' ? start.model.backend : null,
     exactMatch: last?.type === 'train/didEval' ? (last.exactMatch ?? null) : null,
     logs: events.flatMap((e) => (e.type === 'train/didLog' ? [e.message] : [])),
-    status: (await readRunJson(fs, runDir)).status,
-    files: (await listNames(fs, runDir)).sort(),
+    status: started ? (await readRunJson(fs, runDir)).status : 'none',
+    files: started ? (await listNames(fs, runDir)).sort() : [],
     steps: steps.length,
+    losses: steps.map((m) => m.loss),
     ...warmThroughput(steps),
   };
 }

@@ -29,8 +29,11 @@ export const SCREENSHOTS = path.join(ROOT, 'test/browser/screenshots');
 const BUNDLE = path.join(ROOT, 'dist/webview');
 const ORIGIN = 'https://dashboard.test';
 
-/** Launches headless Chromium with the flags that keep it offline and quiet. */
-export async function launchBrowser(): Promise<Browser> {
+/**
+ * Launches headless Chromium with the flags that keep it offline and quiet; `extraArgs` adds more
+ * (`--enable-unsafe-webgpu`: headless Linux Chromium offers a WebGPU adapter, SwiftShader's, only with it).
+ */
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -43,6 +46,7 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   });
 }

@@ -38,14 +38,16 @@
 //   4d. circuits (circuits.mjs; Node and web hosts): the induction task's Patching tab heatmaps (the best head an induction head
 //      of the Heads tab), then the modular-addition task's Grokking view filling in, then Stop;
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
-//      step by step ending in Save and Train.
+//      step by step ending in Save and Train;
+//   6. WebGPU in the browser (webgpuWeb.mjs, web host only, Chromium with --enable-unsafe-webgpu): the
+//      training worker trains on navigator.gpu and the dashboard's header names the adapter.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
 // UI, the active run, looking inside and Configure also run in the browser's web-worker extension host (as on vscode.dev),
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer|circuits] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer|circuits|webgpuweb] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -63,6 +65,7 @@ import { runConfigure } from './configure.mjs';
 import { runRestricted } from './restricted.mjs';
 import { prepareSteer, runSteer } from './steer.mjs';
 import { CIRCUITS_SETTINGS, runCircuits } from './circuits.mjs';
+import { WEBGPU_WEB_SETTINGS, runWebGpuWeb } from './webgpuWeb.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
@@ -87,7 +90,7 @@ const hostsOf = (name) =>
     ? HOSTS
     : ['modern', 'hfimport', 'circuits'].includes(name)
       ? ['node', 'web']
-      : ['hugefile', 'virtual'].includes(name)
+      : ['hugefile', 'virtual', 'webgpuweb'].includes(name)
         ? ['web']
         : ['node']
   ).filter((h) => onlyHost === null || h === onlyHost);
@@ -284,6 +287,7 @@ const SCENARIOS = {
   restricted: [runRestricted, { ...FAST_TRAINING, ...trust }, { workspaceTrust: true }],
   steer: [runSteer, { ...FAST_TRAINING }, { prepare: prepareSteer }],
   circuits: [runCircuits, { ...FAST_TRAINING, ...CIRCUITS_SETTINGS }, {}],
+  webgpuweb: [runWebGpuWeb, { ...FAST_TRAINING, ...WEBGPU_WEB_SETTINGS }, { webgpu: true }],
 };
 const results = [];
 if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));

@@ -40,7 +40,7 @@ import {
 import type { GlobPreview } from './dataPreview';
 import { previewLine, previewRows } from './dataPreview';
 import { messageOf } from '../base/errors';
-import { formatCompact, formatCount, formatDuration } from '../../common/format';
+import { formatBackend, formatCompact, formatCount, formatDuration } from '../../common/format';
 import type { Back, LiveResult, StepOptions, ValueItem } from './quickInput';
 import { BACK, inputStep, pickStep } from './quickInput';
 import { specFromSettings } from '../base/settings';
@@ -647,9 +647,13 @@ async function reviewStep(
           })
           .then(
             (c) =>
-              `≈ ${formatDuration(c.secondsPerStep)} per step on ${c.threads} ` +
-              `${c.threads === 1 ? 'thread' : 'threads'} (${formatCompact(c.flopsPerSec, 'FLOP/s')} ` +
-              `measured, ${c.backend} backend) · ${formatCount(d.steps)} steps ≈ ` +
+              `≈ ${formatDuration(c.secondsPerStep)} per step on ` +
+              // On WebGPU the adapter is the place ("WebGPU (apple m2 · Metal)"); on the CPU, the threads.
+              (c.backend.startsWith('webgpu')
+                ? `${formatBackend(c.backend)} (${formatCompact(c.flopsPerSec, 'FLOP/s')} measured)`
+                : `${c.threads} ${c.threads === 1 ? 'thread' : 'threads'} ` +
+                  `(${formatCompact(c.flopsPerSec, 'FLOP/s')} measured, ${c.backend} backend)`) +
+              ` · ${formatCount(d.steps)} steps ≈ ` +
               `${formatDuration(c.secondsPerStep * d.steps)}`,
             (err) => `Time per step unknown: ${messageOf(err)}`,
           )

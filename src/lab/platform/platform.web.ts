@@ -2,8 +2,9 @@
  * The lab in a browser's worker (the web extension host's nested training and model
  * workers, and the browser tests): files through the channel to the extension host
  * (remoteFs.ts), and WebAssembly helper threads as Web Workers where the page is
- * cross-origin isolated — one thread otherwise. Also the worker's message line to the side that started it,
- * on which the file answers travel beside the worker's own protocol.
+ * cross-origin isolated — one thread otherwise — and WebGPU through `navigator.gpu`
+ * (webgpu.web.ts). Also the worker's message line to the side that started it, on which
+ * the file answers travel beside the worker's own protocol.
  *
  * Leaves out: the workers' jobs (trainingService.ts, modelService.ts).
  */
@@ -12,6 +13,7 @@ import { isFileMessage } from '../../protocol/files';
 import { RemoteFs } from '../files/remoteFs';
 import type { LabPlatform, WorkerChannel } from './platform';
 import { createWebThreads, webThreadsAvailable } from './threads.web';
+import { openWebGpu } from './webgpu.web';
 
 /** The browser worker scope's messaging (the lab compiles against Node's types). */
 interface WorkerScope {
@@ -38,7 +40,11 @@ export function webWorkerPlatform<Out>(): { platform: LabPlatform; channel: Work
     else listener?.(e.data);
   };
   return {
-    platform: { fs, threads: (helpers) => (webThreadsAvailable() ? createWebThreads(helpers) : null) },
+    platform: {
+      fs,
+      threads: (helpers) => (webThreadsAvailable() ? createWebThreads(helpers) : null),
+      gpu: openWebGpu,
+    },
     channel: {
       post,
       onMessage: (l) => {

@@ -20,6 +20,18 @@ import type { OpenedGpu } from './platform';
 /** An open device and its adapter's name, or why there is none (one line, saying what to do). */
 export type NodeGpu = OpenedGpu;
 
+/**
+ * Why `--backend webgpu` cannot train without Dawn's binding: one line naming the platform, the
+ * load error's first line, and what trains instead.
+ */
+export function bindingMissing(error: string, platform = `${process.platform}-${process.arch}`): string {
+  return (
+    `No WebGPU binding for ${platform} here (the optional package "webgpu" did not load: ${error.split('\n')[0]}); ` +
+    'this package trains on WebAssembly: use backend wasm or auto, or install the .vsix for your platform ' +
+    '(or the CLI with optional dependencies) for WebGPU.'
+  );
+}
+
 interface DawnModule {
   create(flags: string[]): GPU;
 }
@@ -33,18 +45,16 @@ let instance: GPU | null = null;
 /**
  * Opens the highest-performance adapter Dawn finds and a device on it with the adapter's own
  * limits for buffer sizes and workgroup memory (the defaults are lower than most GPUs allow).
+ * `load` imports the binding (a parameter for the tests). Where it does not load — the universal
+ * .vsix ships no binary, an install without optional dependencies has none — the reason says so
+ * in one line; `auto` trains on WebAssembly there without asking.
  */
-export async function openNodeGpu(): Promise<NodeGpu> {
+export async function openNodeGpu(load: () => Promise<unknown> = () => import('webgpu')): Promise<NodeGpu> {
   let dawn: DawnModule;
   try {
-    dawn = (await import('webgpu')) as DawnModule;
+    dawn = (await load()) as DawnModule;
   } catch (e) {
-    return {
-      ok: false,
-      reason:
-        `WebGPU for Node (the optional package "webgpu") did not load (${(e as Error).message.split('\n')[0]}); ` +
-        'reinstall with optional dependencies, or use --backend wasm.',
-    };
+    return { ok: false, reason: bindingMissing((e as Error).message) };
   }
   const gpu = (instance ??= dawn.create([]));
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });

@@ -12,6 +12,9 @@
  * attention, Kaplan et al. 2020 §2.1) then scales to the full batch. Models too large to
  * allocate casually are measured at their kind's small preset and scaled by FLOPs.
  *
+ * With the WebGPU backend the steps run on the platform's device (`LabPlatform.gpu`), each awaiting
+ * its loss readback as training does, and the result names the adapter.
+ *
  * Leaves out: memory pressure of the real size.
  */
 
@@ -22,7 +25,10 @@ import type { Batch } from '../../engine/models/inputs';
 import { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { Trainer } from '../../engine/train';
+import { EngineError } from '../../engine/errors';
+import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import type { TrainSpec } from '../../protocol/data';
+import type { OpenedGpu } from '../platform/platform';
 import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from '../runs/specModel';
 
 /** Largest model measured at its own size. */
@@ -109,10 +115,54 @@ export function timeStep(step: () => void, now: () => number, budgetMs: number):
   return Math.max(median, 1e-6) / 1000;
 }
 
+/** {@link timeStep} for a step that ends when its promise does (a WebGPU step awaits its loss readback). */
+export async function timeStepAsync(
+  step: () => Promise<unknown>,
+  now: () => number,
+  budgetMs: number,
+): Promise<number> {
+  const timed = async (): Promise<number> => {
+    const t = now();
+    await step();
+    return now() - t;
+  };
+  const warmStart = now();
+  let last = await timed();
+  for (let i = 1; i < MAX_WARMUP_STEPS && now() - warmStart < MAX_WARMUP_MS; i++) {
+    const t = await timed();
+    const steady = Math.max(t, last) <= STEADY_RATIO * Math.min(t, last);
+    last = t;
+    if (steady) break;
+  }
+  const times: number[] = [];
+  const t0 = now();
+  do times.push(await timed());
+  while (times.length < MIN_TIMED_STEPS || (now() - t0 < budgetMs && times.length < MAX_TIMED_STEPS));
+  times.sort((a, b) => a - b);
+  const mid = times.length >> 1;
+  const median = times.length % 2 ? (times[mid] as number) : ((times[mid - 1] as number) + (times[mid] as number)) / 2;
+  return Math.max(median, 1e-6) / 1000;
+}
+
+/** The device `spec` trains on when its backend is webgpu, opened from `gpu`; refused in one line where none opens. */
+async function calibrationGpu(spec: TrainSpec, gpu: (() => Promise<OpenedGpu>) | undefined): Promise<OpenedGpu | null> {
+  if (spec.backend !== 'webgpu') return null;
+  if (spec.training.optimizer === 'muon')
+    throw new EngineError(
+      'config/invalid',
+      'Muon does not train on WebGPU yet; use --optimizer adamw, or --backend wasm for Muon.',
+    );
+  if (!gpu)
+    throw new EngineError('config/invalid', 'WebGPU is not offered where this runs yet; use backend wasm or auto.');
+  const opened = await gpu();
+  if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
+  return opened;
+}
+
 /**
  * Seconds per step of `spec` with a tokenizer of `vocabSize` ids, on the helper threads
- * `threads()` gives (the ones training would get). `now` is a millisecond clock (the worker
- * passes `performance.now`).
+ * `threads()` gives (the ones training would get), or on the device `gpu()` opens when the spec's
+ * backend is webgpu. `now` is a millisecond clock (the worker passes `performance.now`).
  */
 export async function calibrate(
   spec: TrainSpec,
@@ -120,6 +170,7 @@ export async function calibrate(
   now: () => number,
   threads: () => ParallelRunner | null,
   budgetMs = 250,
+  gpu?: () => Promise<OpenedGpu>,
 ): Promise<Calibration> {
   const full = resolveConfig(spec, vocabSize);
   const rows = spec.training.batchSize;
@@ -130,8 +181,10 @@ export async function calibrate(
   const cfg = big ? resolveConfig(probeSpec, Math.min(vocabSize, 2000)) : full;
   const T = Math.min(len, PROBE_LEN);
   const B = Math.min(rows, PROBE_ROWS);
-  const backend = backendFor(spec.backend, threads);
-  const ran = await helpersStarted(backend as Threaded, () => Date.now());
+  const opened = await calibrationGpu(spec, gpu);
+  const onGpu = opened?.ok ? createWebGpuBackend(opened.device) : null;
+  const backend = onGpu ?? backendFor(spec.backend, threads);
+  const ran = onGpu ? 1 : await helpersStarted(backend as Threaded, () => Date.now());
   const model = new Transformer(cfg, {
     maxBatch: B,
     maxLen: T,
@@ -141,9 +194,18 @@ export async function calibrate(
   model.initialize(rng);
   const trainer = new Trainer(model, buildOptimizer(model, optimizerConfig(probeSpec, cfg)), rng);
   const batch = randomBatch(cfg, B, T, rng);
-  const seconds = timeStep(() => trainer.step(batch), now, budgetMs);
+  let seconds: number;
+  if (onGpu && opened?.ok) {
+    onGpu.uploadAll();
+    try {
+      seconds = await timeStepAsync(() => trainer.stepAsync(batch, onGpu), now, budgetMs);
+    } finally {
+      opened.device.destroy();
+    }
+  } else seconds = timeStep(() => trainer.step(batch), now, budgetMs);
   const probeFlops = estimateModel(cfg, { maxBatch: B, maxLen: T }).trainFlopsPerToken * B * T;
   const flopsPerSec = probeFlops / seconds;
   (backend as Threaded).dispose?.(); // its helper threads end with it
-  return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: backend.name, threads: ran };
+  const name = opened?.ok ? `webgpu (${opened.adapter.name})` : backend.name;
+  return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: name, threads: ran };
 }

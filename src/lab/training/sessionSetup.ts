@@ -246,8 +246,8 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     stateOptimizer(spec.training.optimizer),
   );
   const engine = otherEngine ?? (gpu ? `webgpu (${gpu.adapter})` : backend.name);
-  // Our kernels' threads; another engine's processes are in its label, not here.
-  const threads = otherEngine === null ? threadsOf(backend) : undefined;
+  // Our CPU kernels' threads; another engine's processes are in its label, the GPU's adapter in its own.
+  const threads = otherEngine === null && !gpu ? threadsOf(backend) : undefined;
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
   let startStep = 0;

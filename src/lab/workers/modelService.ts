@@ -212,7 +212,7 @@ const HANDLERS: ModelHandlers<Context> = {
     return { dir, files: [...files], tensors, warnings: [...warnings] };
   },
   async calibrate(msg, ctx) {
-    return calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads);
+    return calibrate(msg.spec, msg.vocabSize, () => performance.now(), ctx.platform.threads, 250, ctx.platform.gpu);
   },
   async evaluateFiles(msg, ctx) {
     const { id, cancel } = msg;

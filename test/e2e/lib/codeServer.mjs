@@ -95,10 +95,11 @@ const WEB_KIND = { 'remote.extensionKind': { 'attention-lab.attention-lab': ['we
  * `settings` are merged over QUIET_SETTINGS into the user settings; `host` is one of HOSTS.
  */
 export class CodeServerSession {
-  constructor(dir, settings = {}, { workspaceTrust = false, host = 'node' } = {}) {
+  constructor(dir, settings = {}, { workspaceTrust = false, host = 'node', webgpu = false } = {}) {
     if (!HOSTS.includes(host)) throw new Error(`unknown extension host ${host}; use one of ${HOSTS.join(', ')}`);
     this.dir = dir;
     this.host = host;
+    this.webgpu = webgpu;
     this.proxy = null;
     this.workspaceTrust = workspaceTrust;
     this.userData = path.join(dir, 'user-data');
@@ -218,6 +219,8 @@ export class CodeServerSession {
         '--disable-component-update',
         '--disable-sync',
         '--disable-dev-shm-usage',
+        // WebGPU on Chromium's SwiftShader (headless Linux Chromium offers no adapter without it).
+        ...(this.webgpu ? ['--enable-unsafe-webgpu'] : []),
       ],
       viewport: { width: 1400, height: 900 },
     });

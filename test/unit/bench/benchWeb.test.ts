@@ -58,6 +58,7 @@ function training(tokensPerSec: number, threads: number, failed = false): Worker
     status: failed ? 'failed' : 'completed',
     files: [],
     steps: 500,
+    losses: [],
     tokensPerSec,
     windows: { median: tokensPerSec, min: tokensPerSec / 2, max: tokensPerSec * 2, n: 10 },
   };

@@ -26,7 +26,7 @@ export type GpuApi = 'Vulkan' | 'Metal' | 'D3D12' | 'WebGPU';
 
 /** An adapter, as the progress line, the dashboard header and Configure's review name it. */
 export interface AdapterDescription {
-  /** "google swiftshader · Vulkan", "apple m2 · Metal", "nvidia … · Vulkan". */
+  /** "google swiftshader · Vulkan (software)", "apple m2 · Metal", "nvidia … · Vulkan". */
   readonly name: string;
   /** True for a CPU (software) implementation: see {@link isSoftwareAdapter}. */
   readonly software: boolean;
@@ -52,12 +52,14 @@ export function isSoftwareAdapter(info: AdapterInfoLike): boolean {
 
 /**
  * The adapter's short name: vendor and architecture (else the description, else the device id),
- * then the API, e.g. "google swiftshader · Vulkan".
+ * then the API, and "(software)" after a software adapter: "google swiftshader · WebGPU (software)",
+ * "apple metal-3 · Metal".
  */
 export function describeAdapter(info: AdapterInfoLike, api: GpuApi): AdapterDescription {
   const vendorArch = [info.vendor, info.architecture].filter((s) => s.length > 0).join(' ');
   const base = vendorArch || info.description || info.device || 'unnamed adapter';
-  return { name: `${base} · ${api}`, software: isSoftwareAdapter(info) };
+  const software = isSoftwareAdapter(info);
+  return { name: `${base} · ${api}${software ? ' (software)' : ''}`, software };
 }
 
 /**

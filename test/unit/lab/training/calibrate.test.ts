@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { estimateModel } from '../../../../src/engine/models/estimate';
-import { calibrate, timeStep } from '../../../../src/lab/training/calibrate';
+import { calibrate, timeStep, timeStepAsync } from '../../../../src/lab/training/calibrate';
+import { openNodeGpu } from '../../../../src/lab/platform/webgpu.node';
 import { resolveConfig } from '../../../../src/lab/runs/specModel';
 import { createWasmThreads } from '../../../../src/lab/platform/threads.node';
 import type { TrainSpec } from '../../../../src/protocol/data';
@@ -92,5 +93,57 @@ describe('calibrate', () => {
     const full = estimateModel(resolveConfig(spec, 1000), { maxBatch: 4, maxLen: 64 }).trainFlopsPerToken * 4 * 64;
     expect(c.secondsPerStep).toBeCloseTo(full / c.flopsPerSec, 9);
     expect(c.secondsPerStep).toBeGreaterThan(0);
+  });
+});
+
+describe('calibrate on WebGPU', () => {
+  const spec: TrainSpec = { ...tinySpec({ kind: 'task', task: 'reverse' }, 100, 24), backend: 'webgpu' };
+
+  it('times awaited steps as the synchronous timing does', async () => {
+    let t = 0;
+    const now = (): number => t;
+    const seconds = await timeStepAsync(
+      async () => {
+        await Promise.resolve();
+        t += 40;
+      },
+      now,
+      100,
+    );
+    expect(seconds).toBeCloseTo(0.04, 9);
+  });
+
+  it('times the steps on the device the platform opens, and names its adapter', async () => {
+    const opened = await openNodeGpu();
+    if (!opened.ok) return; // no adapter here: the refusal below still runs
+    opened.device.destroy();
+    const c = await calibrate(
+      spec,
+      300,
+      () => performance.now(),
+      () => null,
+      50,
+      openNodeGpu,
+    );
+    expect(c.backend).toBe(`webgpu (${opened.adapter.name})`);
+    expect(c.threads).toBe(1);
+    expect(c.secondsPerStep).toBeGreaterThan(0);
+    expect(Number.isFinite(c.flopsPerSec)).toBe(true);
+  });
+
+  it('refuses in one line where no device opens, or the platform offers none', async () => {
+    await expect(
+      calibrate(
+        spec,
+        300,
+        clock(100),
+        () => null,
+        50,
+        () => Promise.resolve({ ok: false, reason: 'No adapter; use wasm.' }),
+      ),
+    ).rejects.toThrow('No adapter; use wasm.');
+    await expect(calibrate(spec, 300, clock(100), () => null, 50)).rejects.toThrow(
+      'WebGPU is not offered where this runs yet; use backend wasm or auto.',
+    );
   });
 });

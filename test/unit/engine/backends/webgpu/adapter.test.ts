@@ -20,7 +20,11 @@ describe('WebGPU adapters', () => {
   it('names an adapter by vendor, architecture and API', () => {
     // What Dawn reports for Chromium's SwiftShader on this machine.
     const swift = info('google', 'swiftshader', 'SwiftShader driver 5.0.0', 'swiftshader-device-subzero-', true);
-    expect(describeAdapter(swift, 'Vulkan')).toEqual({ name: 'google swiftshader · Vulkan', software: true });
+    expect(describeAdapter(swift, 'Vulkan')).toEqual({
+      name: 'google swiftshader · Vulkan (software)',
+      software: true,
+    });
+    expect(describeAdapter(swift, 'WebGPU').name).toBe('google swiftshader · WebGPU (software)');
     expect(describeAdapter(info('apple', 'metal-3'), 'Metal').name).toBe('apple metal-3 · Metal');
     expect(describeAdapter(info('', '', 'NVIDIA H100 80GB HBM3'), 'Vulkan').name).toBe(
       'NVIDIA H100 80GB HBM3 · Vulkan',
