@@ -13,7 +13,8 @@ import type { HeadAt, PatchMetric, PatchRequest, PatchWhat, PathInput } from '..
 import { patchIds, patchLength, patchPlan, patchRun } from '../lab/inference/patch';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { readTokenizer } from '../lab/runs/tokenizerFile';
-import type { PatchOutputData } from '../protocol/patching';
+import type { PatchOutputData, PatchTopTokenData } from '../protocol/patching';
+import { MAX_PATCH_TOP, MAX_TOP_CELLS } from '../protocol/patching';
 import * as path from 'node:path';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
@@ -24,7 +25,7 @@ const DEFAULT_WHAT: readonly PatchWhat[] = ['resid', 'attn', 'mlp', 'heads'];
 
 export const PATCH_HELP = `attention-lab patch RUN --clean TEXT --corrupted TEXT --answer TOKEN [--wrong TOKEN]
         [--metric logit-diff|logprob] [--what resid,attn,mlp,heads,heads-pos,path]
-        [--receivers L2H1,… --input q|k|v] [--target TEXT] [--json | --csv]
+        [--receivers L2H1,… --input q|k|v] [--target TEXT] [--top K] [--json | --csv]
   Activation patching (denoising): run the corrupted prompt and patch in one activation of the
   clean prompt; the metric at the last position is logit[answer] − logit[wrong] (logit-diff,
   the default; needs --wrong) or the answer's log-probability (logprob). The prompts must have
@@ -51,7 +52,10 @@ export const PATCH_HELP = `attention-lab patch RUN --clean TEXT --corrupted TEXT
   --json   one object: {"tokens", "answer", "wrong", "metric", "clean", "corrupted",
            "maps": [{"what", "rows", "cols", "values", "normalised", "path"?, "stack"?}]}
            (values row-major; stack: an encoder-decoder map's encoder or decoder)
-  --csv    what,row,col,value,normalised, one line per cell`;
+  --csv    what,row,col,value,normalised, one line per cell
+  --top K  also each run's K most likely next tokens with their probabilities (K ≤ ${MAX_PATCH_TOP}): the
+           clean and corrupted runs' (printed, and "top" in --json) and each patched run's ("top" of
+           each map in --json, row-major; a sweep of more than ${MAX_TOP_CELLS} cells keeps none)`;
 
 /** "L2H1" or "2.1" (1-based), an encoder-decoder's optionally after "enc:", "self:" or "cross:" → 0-based. */
 function parseHead(s: string): HeadAt {
@@ -96,6 +100,7 @@ function requestOf(f: ReturnType<typeof parseFlags>): PatchRequest {
     .filter((r) => r.trim() !== '')
     .map(parseHead);
   const input = f.choice<PathInput>('input', ['q', 'k', 'v'], 'q');
+  const top = f.int('top', 0, 0, MAX_PATCH_TOP);
   if (what.includes('path') && receivers.length === 0)
     throw new UsageError('--what path needs --receivers, e.g. --receivers L2H1 --input q.');
   if (!what.includes('path') && (receivers.length || f.has('input')))
@@ -108,6 +113,7 @@ function requestOf(f: ReturnType<typeof parseFlags>): PatchRequest {
     metric,
     what,
     ...(receivers.length ? { receivers, input } : {}),
+    ...(top ? { top } : {}),
     ...(f.str('target') !== undefined ? { target: f.str('target') as string } : {}),
   };
 }
@@ -130,6 +136,9 @@ export function patchTables(out: PatchOutputData): string[] {
   const lines = [
     `${metric} at the last position: clean ${out.clean.toFixed(4)}, corrupted ${out.corrupted.toFixed(4)}`,
   ];
+  const tops = (t: readonly PatchTopTokenData[]): string =>
+    t.map((x) => `${JSON.stringify(x.token)} ${(x.p * 100).toFixed(1)}%`).join(', ');
+  if (out.top) lines.push(`clean predicts ${tops(out.top.clean)}`, `corrupted predicts ${tops(out.top.corrupted)}`);
   for (const m of out.maps) {
     lines.push('');
     const via = m.path ? ` → ${m.path.receivers.map(headName).join(', ')} (${m.path.input})` : '';
@@ -178,6 +187,7 @@ export async function patchCommand(argv: string[], ctx: CommandContext): Promise
       what: { type: 'string', multiple: true },
       receivers: { type: 'string', multiple: true },
       input: { type: 'string' },
+      top: { type: 'string' },
       target: { type: 'string' },
       csv: { type: 'boolean' },
       ...BACKEND_FLAG,

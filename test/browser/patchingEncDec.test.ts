@@ -33,7 +33,10 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab on an encoder-decoder in Chromi
 
   it('posts two sources and a target prefix, and draws each stack with its estimate', async () => {
     const { page, log } = await openDashboard(browser, { width: 1300 });
-    await send(page, load);
+    // DLA reads a pre-norm model (the tab asks for it only there): the listed run as one, as the recorded DLA's was.
+    const model = enc.run.model as NonNullable<typeof enc.run.model>;
+    const preNorm = { ...enc, run: { ...enc.run, model: { ...model, config: { ...model.config, norm: 'pre' } } } };
+    await send(page, { ...load, runs: load.runs.map((r) => (r === enc ? preNorm : r)) });
     await selectRun(page, enc.run.id);
     await tab(page, 'patching');
     const panel = '.panel.patching';
@@ -53,7 +56,10 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab on an encoder-decoder in Chromi
     expect(asks.map((m) => (m as unknown as { params: { target?: string; what: string } }).params)).toMatchObject([
       { target: 'd', what: 'attribution' },
       { target: 'd', what: 'dla' },
+      { target: 'd', what: 'resid-accum' },
     ]);
+    // Path patching's receivers name their attention, as the CLI's --receivers: cross:L2H1.
+    expect(await page.locator('#ptc-receivers').getAttribute('placeholder')).toBe('cross:L2H1 self:L2H2');
 
     const out = recorded.patch;
     await send(page, { type: 'model/didPatch', id: patch?.id, output: out });
@@ -81,6 +87,11 @@ describe.skipIf(!HAS_CHROMIUM)('the Patching tab on an encoder-decoder in Chromi
     expect(await estimate(attnDec as PatchOutputData['maps'][number])).toEqual(selfCross.flat());
     const residEnc = out.maps.find((m) => m.what === 'resid' && m.stack === 'encoder');
     expect(await estimate(residEnc as PatchOutputData['maps'][number])).toEqual(a.encoder.resid.flat());
+    // A clicked cell's detail opens under its own stack's map: the two attn maps share a sweep.
+    await page.click(`${figure(attnDec as PatchOutputData['maps'][number])} .ptc-map.full .ptc-cell[data-i="1"]`);
+    await until(page, `!!document.querySelector('#ptc-cell')`);
+    expect(await page.locator(`${panel} .ptc-sweep[data-what="attn"][data-stack="decoder"] #ptc-cell`).count()).toBe(1);
+    expect(await page.locator('#ptc-cell strong').textContent()).toBe(`dec L1 self, ${attnDec?.cols[1]}`);
 
     const d = recorded.dla;
     if (d.what !== 'dla') throw new Error('fixture is not DLA');

@@ -18,6 +18,8 @@
  * source its first L − 1 tokens and EOS, and `truncation` says what is shown in the same
  * words.
  *
+ * On a device (WebGPU: `logitLensAsync`) each layer's logits are read back as it is read out.
+ *
  * Leaves out: the encoder's stream (it never meets the unembedding) and tuned lenses (a
  * learned map per layer).
  */
@@ -27,7 +29,9 @@ import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from './openRun';
-import { greedyTarget } from './decode';
+import { greedyTargetSteps } from './decode';
+import type { ReadSteps } from '../../engine/hostReads';
+import { runReads, runReadsAsync } from '../../engine/hostReads';
 import { truncationNote } from './attend';
 import { unseenNote } from './unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
@@ -60,6 +64,15 @@ export function inputBatch(r: OpenRun, input: LensInput): Batch {
  * it (see the file comment) and `truncation` says so, else it is refused.
  */
 export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch: Batch; truncation: string | null } {
+  return runReads(r.model.backendOrThrow(), fittedBatchSteps(r, input, fit));
+}
+
+/** {@link fittedBatch} as a job's steps (an encoder-decoder without a target decodes one first). */
+export function* fittedBatchSteps(
+  r: OpenRun,
+  input: LensInput,
+  fit: boolean,
+): ReadSteps<{ batch: Batch; truncation: string | null }> {
   const { model, tok } = r;
   const { bos, eos } = tok.specialIds;
   const tooLong = (what: string, n: number, L: number): never => {
@@ -92,7 +105,7 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     const body =
       input.tgt !== undefined
         ? Array.from(tok.encode(input.tgt))
-        : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
+        : (yield* greedyTargetSteps(model, tok.specialIds, src, r.workspace)).slice(0, L - 1);
     const ids = firstOf(Int32Array.of(bos, ...body), 'Target');
     for (const [text, what] of [
       [input.src, 'source'],
@@ -200,12 +213,30 @@ export function logitLens(
   input: LensInput,
   opts: { readonly topK: number; readonly fit?: boolean },
 ): LensOutput {
+  return runReads(r.model.backendOrThrow(), lensSteps(r, input, opts));
+}
+
+/** {@link logitLens} on any backend (a model on a device reads each layer's logits back). */
+export function logitLensAsync(
+  r: OpenRun,
+  input: LensInput,
+  opts: { readonly topK: number; readonly fit?: boolean },
+): Promise<LensOutput> {
+  return runReadsAsync(r.model.backendOrThrow(), lensSteps(r, input, opts));
+}
+
+function* lensSteps(
+  r: OpenRun,
+  input: LensInput,
+  opts: { readonly topK: number; readonly fit?: boolean },
+): ReadSteps<LensOutput> {
   checkTopK(opts.topK);
-  const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
+  const { batch, truncation } = yield* fittedBatchSteps(r, input, opts.fit === true);
   r.model.forward(batch, { train: false, labelSmoothing: 0 });
   const layers: LensOutput['layers'][number][] = [];
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
     const logits = r.model.residualLogits(layer, 'logits'); // nothing reads the forward's logits after it
+    yield logits;
     layers.push({
       layer,
       positions: Array.from({ length: batch.T }, (_, t) => ({

@@ -71,5 +71,7 @@ export async function openRun(
   });
   const model = new Transformer(config, shape).bind(backend);
   const step = await loadModelCheckpoint(fs, runDir, model);
+  // A backend on a device (WebGPU) holds the weights there: copied up once, now that they are loaded.
+  (backend as { uploadAll?: () => void }).uploadAll?.();
   return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };
 }

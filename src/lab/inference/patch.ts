@@ -40,7 +40,10 @@
  *
  * The patched runs of a sweep are batched, one run per batch item, as many per forward as the
  * model was planned for; progress is reported after each forward, and the work stops between
- * forwards when asked (CancelledError).
+ * forwards when asked (CancelledError). Asked for `top`, each run also keeps its most likely next
+ * tokens with their probabilities (softmax of the same logits the metric reads) — the clean and
+ * corrupted runs' and every patched run's of a sweep of at most MAX_TOP_CELLS cells — so a cell
+ * shows what the patched model predicts without running it again.
  *
  * An encoder-decoder run: the clean and corrupted inputs are two SOURCE sentences of the same
  * token length (each with EOS, as the model reads a source), and both runs share one target
@@ -80,8 +83,16 @@ import { memoryProblem } from '../../engine/models/estimate';
 import type { ForwardHook, HookPoint } from '../../engine/models/hooks';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
-import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
-import type { PatchMapData, PatchMetric, PatchOutputData, PatchWhat, PathInput } from '../../protocol/patching';
+import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import type {
+  PatchMapData,
+  PatchMetric,
+  PatchOutputData,
+  PatchTopTokenData,
+  PatchWhat,
+  PathInput,
+} from '../../protocol/patching';
+import { MAX_PATCH_TOP, MAX_TOP_CELLS } from '../../protocol/patching';
 import { CancelledError } from '../base/cancelled';
 import type { OpenRun, RunPlan } from './openRun';
 
@@ -119,6 +130,15 @@ export interface PatchOptions {
   readonly onProgress?: (done: number, total: number) => void;
   /** Polled between forwards: true stops the work with CancelledError. */
   readonly isCancelled?: () => boolean;
+  /**
+   * Keep each run's `top` most likely next tokens (0 or absent: none): the clean and corrupted
+   * runs' and, in sweeps of at most MAX_TOP_CELLS cells, every patched run's.
+   */
+  readonly top?: number;
+  /** The most cells a sweep keeps top tokens for (default MAX_TOP_CELLS). */
+  readonly maxTopCells?: number;
+  /** How a predicted token id reads (default: the id as text). */
+  readonly tokenLabel?: (id: number) => string;
 }
 
 /** One sweep's results: a heatmap of rows × cols, row-major. */
@@ -129,6 +149,8 @@ export interface PatchResult {
   readonly clean: number;
   readonly corrupted: number;
   readonly maps: readonly PatchMap[];
+  /** With `top`: the clean and the corrupted run's top tokens. */
+  readonly top?: { readonly clean: PatchTopTokenData[]; readonly corrupted: PatchTopTokenData[] };
 }
 
 /** Most patched runs batched in one forward. */
@@ -157,6 +179,33 @@ interface Job {
   readonly keep?: Map<string, Float64Array | null>;
 }
 
+/** A predicted token id and its probability. */
+interface Prediction {
+  readonly id: number;
+  readonly p: number;
+}
+
+/** The `k` most likely tokens of the logits row `row` ([V] at row·V), most likely first (ties: the lower id). */
+function topOf(logits: FloatArray, row: number, V: number, k: number): Prediction[] {
+  const at = row * V;
+  let max = -Infinity;
+  for (let v = 0; v < V; v++) max = Math.max(max, logits[at + v] as number);
+  let sum = 0;
+  for (let v = 0; v < V; v++) sum += Math.exp((logits[at + v] as number) - max);
+  const ids: number[] = [];
+  for (let v = 0; v < V; v++) {
+    const x = logits[at + v] as number;
+    if (ids.length === k) {
+      if (x <= (logits[at + (ids[k - 1] as number)] as number)) continue;
+      ids.pop();
+    }
+    let i = ids.length;
+    while (i > 0 && x > (logits[at + (ids[i - 1] as number)] as number)) i--;
+    ids.splice(i, 0, v);
+  }
+  return ids.map((id) => ({ id, p: Math.exp((logits[at + id] as number) - max) / sum }));
+}
+
 /** The metric of the logits row `row` ([V] at row·V). */
 function metricAt(logits: FloatArray, row: number, V: number, ids: PatchIds): number {
   const at = row * V;
@@ -169,11 +218,24 @@ function metricAt(logits: FloatArray, row: number, V: number, ids: PatchIds): nu
   return a - max - Math.log(sum);
 }
 
+/** What a batch of runs gives: each run's metric and, where asked, its top tokens. */
+interface Runs {
+  readonly metric: number[];
+  readonly top: Prediction[][];
+}
+
 /**
  * Runs `B` copies of `input` (an encoder-decoder's: the source, the decoder reading `ids.target`) with `hook`;
- * the metric of each.
+ * the metric of each and its `k` top tokens (none when k = 0).
  */
-function forwardCopies(model: Transformer, input: Int32Array, B: number, ids: PatchIds, hook: ForwardHook): number[] {
+function forwardCopies(
+  model: Transformer,
+  input: Int32Array,
+  B: number,
+  ids: PatchIds,
+  hook: ForwardHook,
+  k = 0,
+): Runs {
   const dec = ids.target ?? input;
   const T = dec.length;
   const inp = new Int32Array(B * T);
@@ -189,27 +251,47 @@ function forwardCopies(model: Transformer, input: Int32Array, B: number, ids: Pa
   model.forward({ B, T, input: inp, targets, ...(src ? { S, src } : {}) }, { train: false, labelSmoothing: 0, hook });
   const logits = model.logits();
   const V = model.config.vocabSize;
-  return Array.from({ length: B }, (_, b) => metricAt(logits, b * T + T - 1, V, ids));
+  const rows = Array.from({ length: B }, (_, b) => b * T + T - 1);
+  return {
+    metric: rows.map((row) => metricAt(logits, row, V, ids)),
+    top: k > 0 ? rows.map((row) => topOf(logits, row, V, k)) : [],
+  };
 }
 
-/** The metric of `input` alone and every activation of its forward. */
-function capture(model: Transformer, input: Int32Array, ids: PatchIds): { metric: number; acts: Acts } {
+/** The metric of `input` alone, its `k` top tokens and every activation of its forward. */
+function capture(
+  model: Transformer,
+  input: Int32Array,
+  ids: PatchIds,
+  k: number,
+): { metric: number; top: Prediction[]; acts: Acts } {
   const acts: Acts = new Map();
-  const [metric] = forwardCopies(model, input, 1, ids, (site, data) => {
-    acts.set(actKey(site.point, site.layer), Float64Array.from(data));
-  });
-  return { metric: metric as number, acts };
+  const runs = forwardCopies(
+    model,
+    input,
+    1,
+    ids,
+    (site, data) => {
+      acts.set(actKey(site.point, site.layer), Float64Array.from(data));
+    },
+    k,
+  );
+  return { metric: runs.metric[0] as number, top: runs.top[0] ?? [], acts };
 }
 
-/** Runs `jobs` on the corrupted prompt, batched; each one's metric. `done` counts every run finished. */
+/**
+ * Runs `jobs` on the corrupted prompt, batched; each one's metric and its `k` top tokens (none when
+ * k = 0). `done` counts every run finished.
+ */
 function runJobs(
   model: Transformer,
   ids: PatchIds,
   jobs: readonly Job[],
   progress: { done: number; readonly total: number },
   opts: PatchOptions,
-): number[] {
-  const out: number[] = [];
+  k = 0,
+): Runs {
+  const out: Runs = { metric: [], top: [] };
   for (let start = 0; start < jobs.length; start += model.maxBatch) {
     if (opts.isCancelled?.()) throw new CancelledError('patching');
     const batch = jobs.slice(start, start + model.maxBatch);
@@ -238,7 +320,9 @@ function runJobs(
         if (job.keep?.has(k)) job.keep.set(k, Float64Array.from(data.subarray(b * T * row, (b + 1) * T * row)));
       });
     };
-    out.push(...forwardCopies(model, ids.corrupted, batch.length, ids, hook));
+    const runs = forwardCopies(model, ids.corrupted, batch.length, ids, hook, k);
+    out.metric.push(...runs.metric);
+    out.top.push(...runs.top);
     progress.done += batch.length;
     opts.onProgress?.(progress.done, progress.total);
   }
@@ -250,17 +334,31 @@ function labels(n: number, prefix: string): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 }
 
-/** The map of `values` ([rows × cols]) normalised by the clean and corrupted metrics. */
+/** The map of `runs` ([rows × cols]) normalised by the clean and corrupted metrics; its top tokens named by `label`. */
 function map(
   what: PatchWhat,
   rows: string[],
   cols: string[],
-  values: number[],
+  runs: Runs,
   clean: number,
   corrupted: number,
+  label: (id: number) => string,
 ): PatchMap {
   const d = clean - corrupted;
-  return { what, rows, cols, values, normalised: values.map((v) => (v - corrupted) / d) };
+  const values = runs.metric;
+  return {
+    what,
+    rows,
+    cols,
+    values,
+    normalised: values.map((v) => (v - corrupted) / d),
+    ...(runs.top.length ? { top: runs.top.map((t) => named(t, label)) } : {}),
+  };
+}
+
+/** Predictions with their tokens' labels. */
+function named(top: readonly Prediction[], label: (id: number) => string): PatchTopTokenData[] {
+  return top.map(({ id, p }) => ({ token: label(id), p }));
 }
 
 /** 0 .. n − 1. */
@@ -294,8 +392,14 @@ export function patchModel(
   const L = cfg.nDecoderLayers;
   const attn = (model.decoder[0] as Transformer['decoder'][number]).selfAttn;
   const H = attn.H;
-  const clean = capture(model, ids.clean, ids);
-  const corrupt = capture(model, ids.corrupted, ids);
+  const k = opts.top ?? 0;
+  if (!Number.isInteger(k) || k < 0 || k > MAX_PATCH_TOP)
+    throw new EngineError('input/invalid', `Ask for 0 to ${MAX_PATCH_TOP} top tokens per run, not ${k}.`);
+  const label = opts.tokenLabel ?? String;
+  /** The top tokens a sweep of `cells` runs keeps: none past maxTopCells. */
+  const kOf = (cells: number): number => (cells <= (opts.maxTopCells ?? MAX_TOP_CELLS) ? k : 0);
+  const clean = capture(model, ids.clean, ids, k);
+  const corrupt = capture(model, ids.corrupted, ids, k);
   if (clean.metric === corrupt.metric)
     throw new EngineError(
       'input/invalid',
@@ -304,12 +408,12 @@ export function patchModel(
     );
   const src = (point: HookPoint, layer: number): Float64Array => clean.acts.get(actKey(point, layer)) as Float64Array;
   const what = [...new Set(opts.what)];
-  if (encdec)
-    return {
-      clean: clean.metric,
-      corrupted: corrupt.metric,
-      maps: encDecMaps(model, ids, opts, what, clean, corrupt, posLabels, targetLabels),
-    };
+  const top = k > 0 ? { top: { clean: named(clean.top, label), corrupted: named(corrupt.top, label) } } : {};
+  if (encdec) {
+    const tops = { kOf, label };
+    const maps = encDecMaps(model, ids, opts, what, clean, corrupt, posLabels, targetLabels, tops);
+    return { clean: clean.metric, corrupted: corrupt.metric, maps, ...top };
+  }
   const path = what.includes('path') ? pathPlan(opts, L, H) : null;
   const count: Record<PatchWhat, number> = {
     resid: L * T,
@@ -327,8 +431,8 @@ export function patchModel(
     for (let layer = 0; layer < L; layer++)
       for (let pos = 0; pos < T; pos++)
         jobs.push({ patches: [{ point, layer, head: null, pos, src: src(point, layer) }] });
-    const v = runJobs(model, ids, jobs, progress, opts);
-    maps.push(map(w, layerRows, [...posLabels], v, clean.metric, corrupt.metric));
+    const v = runJobs(model, ids, jobs, progress, opts, kOf(jobs.length));
+    maps.push(map(w, layerRows, [...posLabels], v, clean.metric, corrupt.metric, label));
   };
   for (const w of what) {
     if (w === 'resid') perLayerPos(w, 'resid_pre');
@@ -339,8 +443,8 @@ export function patchModel(
       for (let layer = 0; layer < L; layer++)
         for (let head = 0; head < H; head++)
           jobs.push({ patches: [{ point: 'z', layer, head, pos: null, src: src('z', layer) }] });
-      const v = runJobs(model, ids, jobs, progress, opts);
-      maps.push(map(w, layerRows, labels(H, 'H'), v, clean.metric, corrupt.metric));
+      const v = runJobs(model, ids, jobs, progress, opts, kOf(jobs.length));
+      maps.push(map(w, layerRows, labels(H, 'H'), v, clean.metric, corrupt.metric, label));
     } else if (w === 'heads-pos') {
       const jobs: Job[] = [];
       const rows: string[] = [];
@@ -350,18 +454,23 @@ export function patchModel(
           for (let pos = 0; pos < T; pos++)
             jobs.push({ patches: [{ point: 'z', layer, head, pos, src: src('z', layer) }] });
         }
-      const v = runJobs(model, ids, jobs, progress, opts);
-      maps.push(map(w, rows, [...posLabels], v, clean.metric, corrupt.metric));
+      const v = runJobs(model, ids, jobs, progress, opts, kOf(jobs.length));
+      maps.push(map(w, rows, [...posLabels], v, clean.metric, corrupt.metric, label));
     } else if (w === 'path' && path) {
-      const v = pathPatch(model, ids, path, clean.acts, corrupt.acts, progress, opts);
-      const m = map(w, labels(path.senderLayers, 'L'), labels(H, 'H'), v, clean.metric, corrupt.metric);
+      const v = pathPatch(model, ids, path, clean.acts, corrupt.acts, progress, opts, kOf(path.senders.length));
+      const m = map(w, labels(path.senderLayers, 'L'), labels(H, 'H'), v, clean.metric, corrupt.metric, label);
       maps.push({
         ...m,
         path: { receivers: path.receivers.map((r) => ({ layer: r.layer, head: r.head })), input: path.input },
       });
     }
   }
-  return { clean: clean.metric, corrupted: corrupt.metric, maps };
+  return {
+    clean: clean.metric,
+    corrupted: corrupt.metric,
+    maps,
+    ...top,
+  };
 }
 
 /** A row of an encoder-decoder's map: its label and the point and layer it patches. */
@@ -381,6 +490,7 @@ function encDecMaps(
   corruptRun: { metric: number; acts: Acts },
   srcLabels: readonly string[],
   tgtLabels: readonly string[],
+  tops: { readonly kOf: (cells: number) => number; readonly label: (id: number) => string },
 ): PatchMap[] {
   const Le = model.encoder.length;
   const L = model.decoder.length;
@@ -403,7 +513,8 @@ function encDecMaps(
   const progress = { done: 0, total: what.reduce((s, w) => s + count[w], 0) };
   const maps: PatchMap[] = [];
   const push = (w: PatchWhat, stack: 'encoder' | 'decoder' | null, rows: string[], cols: string[], jobs: Job[]) => {
-    const m = map(w, rows, cols, runJobs(model, ids, jobs, progress, opts), clean, corrupted);
+    const runs = runJobs(model, ids, jobs, progress, opts, tops.kOf(jobs.length));
+    const m = map(w, rows, cols, runs, clean, corrupted, tops.label);
     maps.push(stack ? { ...m, stack } : m);
   };
   const enc = (point: HookPoint): PointRow[] =>
@@ -509,9 +620,10 @@ function encDecMaps(
         w,
         path.senderRows.map(attentionLabel),
         labels(H, 'H'),
-        runJobs(model, ids, second, progress, opts),
+        runJobs(model, ids, second, progress, opts, tops.kOf(path.senders.length)),
         clean,
         corrupted,
+        tops.label,
       );
       maps.push({
         ...m,
@@ -655,7 +767,8 @@ function pathPatch(
   corrupt: Acts,
   progress: { done: number; readonly total: number },
   opts: PatchOptions,
-): number[] {
+  k: number,
+): Runs {
   const L = model.config.nDecoderLayers;
   const attn = (model.decoder[0] as Transformer['decoder'][number]).selfAttn;
   const recvLayers = [...new Set(plan.receivers.map((r) => r.layer))];
@@ -677,7 +790,7 @@ function pathPatch(
       src: job.keep?.get(actKey(plan.input, r.layer)) as Float64Array,
     })),
   }));
-  return runJobs(model, ids, second, progress, opts);
+  return runJobs(model, ids, second, progress, opts, k);
 }
 
 function checkIds(ids: PatchIds, cfg: ModelConfig): void {
@@ -723,6 +836,8 @@ export interface PatchRequest {
   readonly what: readonly PatchWhat[];
   readonly receivers?: readonly HeadAt[];
   readonly input?: PathInput;
+  /** Each run's top tokens to keep (see PatchOptions.top). */
+  readonly top?: number;
   /** An encoder-decoder's shared target prefix (without BOS; absent: BOS alone); clean and corrupted are sources. */
   readonly target?: string;
 }
@@ -815,6 +930,9 @@ export function patchRun(
     {
       what: req.what,
       ...(req.receivers ? { path: { receivers: req.receivers, input: req.input ?? 'q' } } : {}),
+      ...(req.top
+        ? { top: req.top, tokenLabel: (id: number) => nextTokenLabel(r.tok, ids.target ?? ids.corrupted, id) }
+        : {}),
       ...hooks,
     },
     numberedLabels(tokens),
@@ -828,5 +946,6 @@ export function patchRun(
     clean: res.clean,
     corrupted: res.corrupted,
     maps: [...res.maps],
+    ...(res.top ? { top: res.top } : {}),
   };
 }

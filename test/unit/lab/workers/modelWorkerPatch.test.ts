@@ -1,16 +1,19 @@
 /**
  * The model worker's patching (`model/patch`) on tiny real models: the same numbers as `attention-lab
- * patch --json` (one implementation, lab/inference/patch.ts), progress streamed in patched runs up
- * to the total, a cancel flag set before the work answered as cancelled, one-line refusals for
- * prompts of different lengths and a cross-attention receiver of a decoder-only run, and an
- * encoder-decoder's sweeps (path patching through a cross-attention's keys too) answered as the
- * CLI's `patch --target`.
+ * patch --json` (one implementation, lab/inference/patch.ts; each run's top tokens included), progress
+ * streamed in patched runs up to the total, a cancel flag set before the work or mid-sweep (in process)
+ * answered as cancelled with the work stopped, one-line refusals for prompts of different lengths and a
+ * cross-attention receiver of a decoder-only run, and an encoder-decoder's sweeps (path patching through
+ * a cross-attention's keys too) answered as the CLI's `patch --target`.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenRun } from '../../../../src/lab/inference/openRun';
 import type { PatchOutputData, PatchRequestData } from '../../../../src/protocol/patching';
 import type { FromModelWorker } from '../../../../src/protocol/modelWorker';
+import type { WorkerChannel } from '../../../../src/lab/platform/platform';
+import { NODE_PLATFORM } from '../../../../src/lab/platform/platform.node';
+import { serveModelRequests } from '../../../../src/lab/workers/modelService';
 import type { WorkerDoor } from '../inference/frontDoors';
 import { cliJson, startModelWorker } from '../inference/frontDoors';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
@@ -35,6 +38,7 @@ const REQUEST: PatchRequestData = {
   what: ['resid', 'heads', 'path'],
   receivers: [{ layer: 1, head: 0 }],
   input: 'v',
+  top: 3,
 };
 
 async function patchOf(r: OpenRun, request: PatchRequestData, cancel?: Int32Array): Promise<FromModelWorker[]> {
@@ -60,6 +64,8 @@ describe('model worker: patching', () => {
       'L2H1',
       '--input',
       'v',
+      '--top',
+      '3',
       '--backend',
       'reference',
     ]);
@@ -67,6 +73,8 @@ describe('model worker: patching', () => {
     const last = replies.at(-1);
     if (last?.type !== 'model/didPatch') throw new Error(JSON.stringify(last));
     expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli); // JSON writes −0 as 0
+    expect(last.output.top?.clean).toHaveLength(3); // each run's top tokens, as the CLI's --top
+    expect(last.output.maps.every((m) => m.top?.length === m.values.length)).toBe(true);
     const L = lm.model.config.nDecoderLayers;
     const H = lm.model.config.nHeads;
     const T = fromCli.tokens.clean.length;
@@ -81,6 +89,42 @@ describe('model worker: patching', () => {
     Atomics.store(cancel, 0, 1);
     const last = (await patchOf(lm, REQUEST, cancel)).at(-1);
     expect(last).toMatchObject({ type: 'model/didFail', error: { code: 'cancelled' } });
+  });
+
+  it("stops mid-sweep when its flag is set between forwards (the Patching tab's Cancel), then serves the next", async () => {
+    // In process, so the flag is set while the sweep runs: the service posts progress synchronously.
+    const posted: FromModelWorker[] = [];
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    let listener: (msg: unknown) => void = () => undefined;
+    let answered: (() => void) | null = null;
+    const channel: WorkerChannel<FromModelWorker> = {
+      post: (msg) => {
+        posted.push(msg);
+        if (msg.type === 'model/didProgress') Atomics.store(cancel, 0, 1);
+        if (msg.type === 'model/didFail' || msg.type === 'model/didPatch') answered?.();
+      },
+      onMessage: (l) => {
+        listener = l;
+      },
+    };
+    serveModelRequests(NODE_PLATFORM, channel);
+    const ask = (id: number, flag?: Int32Array): Promise<void> =>
+      new Promise((resolve) => {
+        answered = resolve;
+        const request = { ...REQUEST, what: ['resid', 'heads-pos'], receivers: undefined, input: undefined };
+        listener({ type: 'model/patch', id, runDir: lm.runDir, request, ...(flag ? { cancel: flag } : {}) });
+      });
+    await ask(1, cancel);
+    const mine = posted.filter((m) => m.type !== 'worker/ready' && m.id === 1);
+    const L = lm.model.config.nDecoderLayers;
+    const T = 8; // BOS + "the cat"
+    const total = L * T + L * lm.model.config.nHeads * T;
+    // One forward (the resid sweep's L·T runs) reported, then the flag stopped the heads × position sweep.
+    expect(mine.map((m) => m.type)).toEqual(['model/didProgress', 'model/didFail']);
+    expect(mine[0]).toMatchObject({ done: L * T, total });
+    expect(mine[1]).toMatchObject({ error: { code: 'cancelled' } });
+    await ask(2);
+    expect(posted.at(-1)).toMatchObject({ type: 'model/didPatch', id: 2 });
   });
 
   it('refuses prompts of different lengths and a cross-attention receiver of a decoder-only run in one line', async () => {
