@@ -82,18 +82,49 @@ export class Flags {
   }
 }
 
+/** A value that starts with a dash but is no flag: a negative number ("-3", "-.5", "-1e-3") or "- text". */
+const DASH_VALUE = /^-(?:[\d.]|Infinity$|\s|$)/;
+
+/**
+ * `--alpha -3` as `--alpha=-3`: Node's parser refuses a string flag's value that starts with a
+ * dash (it could be a forgotten value followed by a flag); a negative number or "- text" cannot
+ * be a flag, so it is joined to the string flag before it.
+ */
+function joinDashValues(argv: string[], spec: FlagSpec): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : undefined;
+    const next = argv[i + 1];
+    if (name !== undefined && spec[name]?.type === 'string' && next !== undefined && DASH_VALUE.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** Parses `argv` against `spec`; unknown flags and stray positionals become UsageErrors. */
 export function parseFlags(command: string, argv: string[], spec: FlagSpec, maxPositionals = 0): Flags {
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: joinDashValues(argv, spec),
       options: { ...spec, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
       strict: true,
       allowPositionals: true,
     });
   } catch (e) {
-    const m = (e as Error).message.replace(/\. To specify a positional argument.*$/s, '');
+    const msg = (e as Error).message;
+    const ambiguous = /^Option '(-[^']*)' argument is ambiguous/.exec(msg);
+    if (ambiguous) {
+      const flag = ambiguous[1];
+      throw new UsageError(
+        `${flag} needs a value; to give one that starts with a dash, write ${flag}=-VALUE ` +
+          `(see \`attention-lab ${command} --help\`).`,
+      );
+    }
+    const m = msg.replace(/\. To specify a positional argument.*$/s, '');
     throw new UsageError(`${m.replace(/^Unknown option/, 'unknown flag')} (see \`attention-lab ${command} --help\`).`);
   }
   if (parsed.positionals.length > maxPositionals) {

@@ -9,6 +9,13 @@ import { enableWasmRelaxedSimd } from '../lab/platform/wasmFlags.node';
 // Before any kernel module is compiled (Node 20 keeps relaxed SIMD behind a flag).
 enableWasmRelaxedSimd();
 
+// The reader of stdout has gone (`attention-lab tokenize … | head -1`): stop quietly, as Unix tools
+// do, instead of a stack trace of the unhandled EPIPE.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code !== 'EPIPE') throw e;
+  process.exit(process.exitCode ?? 0);
+});
+
 const ctx = {
   cwd: process.cwd(),
   out: (line: string): void => void process.stdout.write(`${line}\n`),

@@ -127,7 +127,10 @@ export async function importCommand(argv: string[], ctx: CommandContext): Promis
           `(${res.ignored.slice(0, 2).join(', ')}${res.ignored.length > 2 ? ', …' : ''})`,
       );
     for (const n of res.notes) ctx.out(`  ${n}`);
-    ctx.out(`Next: attention-lab decode --run ${out} "…", score, lens, heads, report, or train --resume ${out}`);
+    const input = c.kind === 'encoder-decoder' ? '--src' : '--prompt';
+    ctx.out(
+      `Next: attention-lab decode --run ${out} ${input} "…", score, lens, heads, report, or train --resume ${out}`,
+    );
     return 0;
   } catch (e) {
     line.end();

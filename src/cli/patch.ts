@@ -208,9 +208,16 @@ export async function patchCommand(argv: string[], ctx: CommandContext): Promise
   const T = patchLength(patchIds(await readTokenizer(NODE_FS, runDir), config, req));
   const r = await openRun(NODE_FS, runDir, backendOf(f), patchPlan(config, T));
   const tty = ctx.stderr.isTTY === true;
+  let decile = 0;
   const out = patchRun(r, req, {
+    // A terminal redraws one line; a log (not a terminal) gets a line every tenth of the sweep, so
+    // a sweep of minutes written to a file is not silent.
     onProgress: (done, total) => {
       if (tty) ctx.stderr.write(`\rpatching: ${done}/${total} runs${done === total ? '\n' : ''}`);
+      else if (Math.floor((done / total) * 10) > decile || done === total) {
+        decile = Math.floor((done / total) * 10);
+        ctx.stderr.write(`patching: ${done}/${total} runs\n`);
+      }
     },
   });
   if (json) ctx.out(JSON.stringify(out));

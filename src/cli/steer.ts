@@ -63,13 +63,19 @@ function requestOf(f: ReturnType<typeof parseFlags>): SteerRequestData {
   };
 }
 
-/** The results as text: the vector, then both continuations. */
-export function steerLines(out: SteerOutputData, prompt: string): string[] {
+/**
+ * The results as text: the vector, then both continuations — after the prompt (decoder-only), or
+ * under the source as translations of it (encoder-decoder: the prompt is the source, not the
+ * start of the output).
+ */
+export function steerLines(out: SteerOutputData, prompt: string, encoderDecoder = false): string[] {
+  const head = encoderDecoder ? '' : prompt;
   return [
     `v at the stream entering layer ${out.layer}: ‖v‖ ${out.norm.toFixed(4)} (the stream's mean norm there ` +
       `${out.streamNorm.toFixed(4)}); α ${out.alpha}, so ‖α·v‖ ${(Math.abs(out.alpha) * out.norm).toFixed(4)}`,
-    `steered:   ${JSON.stringify(prompt + out.steered.text)}`,
-    `unsteered: ${JSON.stringify(prompt + out.unsteered.text)}`,
+    ...(encoderDecoder ? [`source:    ${JSON.stringify(prompt)}`] : []),
+    `steered:   ${JSON.stringify(head + out.steered.text)}`,
+    `unsteered: ${JSON.stringify(head + out.unsteered.text)}`,
   ];
 }
 
@@ -122,6 +128,6 @@ export async function steerCommand(argv: string[], ctx: CommandContext): Promise
   const out = steerRun(r, req);
   if (json) ctx.out(JSON.stringify(out));
   else if (csv) ctx.out(steerCsv(out).replace(/\r\n$/, ''));
-  else for (const line of steerLines(out, req.decode.input)) ctx.out(line);
+  else for (const line of steerLines(out, req.decode.input, config.kind === 'encoder-decoder')) ctx.out(line);
   return 0;
 }

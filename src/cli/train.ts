@@ -388,12 +388,16 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     } else process.exit(130);
   };
   process.on('SIGINT', onSigint);
+  // `kill PID`, `timeout`, a CI job's cancel: stop as at Ctrl-C (a checkpoint of the last step, status
+  // stopped) rather than die between checkpoints with run.json still saying "training".
+  process.on('SIGTERM', onSigint);
   let outcome: RunOutcome;
   try {
     await worker.start(runDir, spec, !!resumeDir, stopAt, extendTo, pytorch);
     outcome = await worker.outcome;
   } finally {
     process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigint);
     await worker.dispose();
     await releaseLock(ctx, lock);
     (progress as ProgressLine | null)?.end();

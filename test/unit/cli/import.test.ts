@@ -247,6 +247,20 @@ describe("attention-lab import of nanoGPT's ckpt.pt (a torch.save pickle, sized 
   });
 });
 
+describe('attention-lab import: the next command it prints', () => {
+  it('runs as printed (decode takes its text through --prompt, not as an argument)', () => {
+    const run = path.join(dir, 'ckpt-next');
+    const tokenizer = path.join(GOLDEN, 'hf-gpt2');
+    const r = cli(['import', '--from', path.join(TORCH, 'nanogpt-ckpt'), '--out', run, '--tokenizer', tokenizer], dir);
+    expect(r.code, r.stderr).toBe(0);
+    const next = /^Next: attention-lab (decode --run \S+ --prompt) "…", /m.exec(r.stdout);
+    expect(next, r.stdout).not.toBeNull();
+    const args = [...(next?.[1] ?? '').split(' '), 'the', '--max-tokens', '2'];
+    const decoded = cli(args, dir);
+    expect(decoded.code, decoded.stderr).toBe(0);
+  });
+});
+
 describe('attention-lab import and export --format hf (Hugging Face Llama)', () => {
   const llama = path.resolve(__dirname, '../../golden/llama-export/tiny');
   const run = path.join(dir, 'llama-run');
