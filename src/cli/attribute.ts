@@ -9,13 +9,11 @@
 
 import { toCsv } from '../common/csv';
 import type { CsvCell } from '../common/csv';
-import { attribute } from '../lab/inference/attribute';
+import { attribute, attributePlan } from '../lab/inference/attribute';
 import { NODE_FS } from '../lab/files/fs.node';
-import { openForRequest } from '../lab/inference/requestPlan';
 import type { Backend } from '../engine/backend';
 import type { OpenRun } from '../lab/inference/openRun';
 import { openRun } from '../lab/inference/openRun';
-import { patchPlan } from '../lab/inference/patch';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { readTokenizer } from '../lab/runs/tokenizerFile';
 import type { AttributionOutputData, AttributionParamsData } from '../protocol/attribution';
@@ -163,11 +161,12 @@ export function attributionText(out: AttributionOutputData): string[] {
   ];
 }
 
-/** The run opened as `patch` opens it: many patched runs per forward (patchPlan), for prompts of `clean`'s length. */
-async function openPatching(runDir: string, backend: Backend, clean: string): Promise<OpenRun> {
+/** The run opened for `attribute` (attributePlan) on prompts of `clean`'s length. */
+async function openAttribute(runDir: string, backend: Backend, p: AttributionParamsData): Promise<OpenRun> {
   const tok = await readTokenizer(NODE_FS, runDir);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
-  return openRun(NODE_FS, runDir, backend, patchPlan(config, Math.min(config.maxLen, 1 + tok.encode(clean).length)));
+  const T = 1 + tok.encode(p.clean).length;
+  return openRun(NODE_FS, runDir, backend, attributePlan(config, T, p.what, p.withPatching === true));
 }
 
 /** `attribute`: flags → the lab's attribution → tables, JSON or CSV. */
@@ -219,9 +218,7 @@ export async function attributeCommand(argv: string[], ctx: CommandContext): Pro
   };
   const runDir = path.resolve(ctx.cwd, run);
   const backend = backendOf(f);
-  const r = withPatching
-    ? await openPatching(runDir, backend, clean)
-    : await openForRequest(NODE_FS, runDir, backend, { job: 'lens', input: { prompt: clean } });
+  const r = await openAttribute(runDir, backend, params);
   const out = attribute(r, params);
   if (f.bool('json')) ctx.out(JSON.stringify(out));
   else if (f.bool('csv')) ctx.out(attributionCsv(out).replace(/\r\n$/, ''));

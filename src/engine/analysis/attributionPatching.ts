@@ -76,7 +76,7 @@ export function attributionPatching(
   const opts = { train: false, labelSmoothing: 0 };
   onPass('clean');
   const diff = captureForward(model, clean, POINTS); // A_clean, then A_clean − A_corrupt
-  const cleanMetric = metricOf(model.logits(), T - 1, V, metric);
+  const cleanMetric = metricOf(model.logitsAt([T - 1]), 0, V, metric);
   onPass('corrupted');
   const corrupt = captureForward(model, corrupted, POINTS);
   for (let l = 0; l < L; l++)

@@ -100,7 +100,7 @@ export function predictWithHeadsOff(
   const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(topK)));
   const batch = inputBatch(r, input);
   const { loss } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
-  return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k, batch.input.subarray(0, batch.T)) };
+  return { loss, next: topTokens(r, r.model.logitsAt([batch.T - 1]), 0, k, batch.input.subarray(0, batch.T)) };
 }
 
 /**
@@ -113,7 +113,7 @@ function predictBatch(
   k: number,
 ): { prediction: PredictionData; probs: Float64Array; top: number[] } {
   const { loss, tokens } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
-  const probs = probsAt(r, r.model.logits(), batch.T - 1);
+  const probs = probsAt(r, r.model.logitsAt([batch.T - 1]), 0);
   const top = topIds(probs, k);
   return {
     prediction: {

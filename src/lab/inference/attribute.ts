@@ -28,8 +28,29 @@ import type {
 } from '../../protocol/attribution';
 import { CancelledError } from '../base/cancelled';
 import { inputBatch } from './lens';
-import { patchRun } from './patch';
-import type { OpenRun } from './openRun';
+import { patchPlan, patchRun } from './patch';
+import type { OpenRun, RunPlan } from './openRun';
+import type { ModelConfig } from '../../engine/config';
+import { logitChunkRows } from '../../engine/models/inputs';
+
+/**
+ * How a run is opened for `attribute` on a clean prompt of T tokens (with BOS): as `patch` opens it with
+ * `withPatching`; for attribution patching, one sequence with its whole logits [T, V] and the gradients its backward
+ * needs, counted by the memory check; for DLA and the accumulated residual, one sequence whose logits are read in
+ * chunks.
+ */
+export function attributePlan(
+  config: ModelConfig,
+  T: number,
+  what: AttributionParamsData['what'],
+  withPatching: boolean,
+): RunPlan {
+  const L = Math.min(T, config.maxLen);
+  const lower = `shorten the prompts (${L} tokens with BOS)`;
+  if (withPatching) return patchPlan(config, L, what === 'attribution');
+  if (what === 'attribution') return { shape: { maxBatch: 1, maxLen: L, logitRows: L }, gradients: true, lower };
+  return { shape: { maxBatch: 1, maxLen: L, logitRows: logitChunkRows(config, L) }, lower };
+}
 
 /** Progress (passes done of total) and cancelling, checked between passes. */
 export interface AttributeHooks {

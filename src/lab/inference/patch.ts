@@ -147,10 +147,16 @@ function forwardCopies(model: Transformer, input: Int32Array, B: number, ids: Pa
     targets.set(input.subarray(1), b * T);
     targets[b * T + T - 1] = input[0] as number;
   }
-  model.forward({ B, T, input: inp, targets }, { train: false, labelSmoothing: 0, hook });
-  const logits = model.logits();
+  // Only each copy's last position is read: no loss, and the output projection runs on those rows alone.
+  model.forward({ B, T, input: inp, targets }, { train: false, labelSmoothing: 0, hook, loss: false });
   const V = model.config.vocabSize;
-  return Array.from({ length: B }, (_, b) => metricAt(logits, b * T + T - 1, V, ids));
+  const out: number[] = [];
+  for (let b0 = 0; b0 < B; b0 += model.logitRows) {
+    const rows = Array.from({ length: Math.min(model.logitRows, B - b0) }, (_, i) => (b0 + i) * T + T - 1);
+    const logits = model.logitsAt(rows);
+    rows.forEach((_, i) => out.push(metricAt(logits, i, V, ids)));
+  }
+  return out;
 }
 
 /** The metric of `input` alone and every activation of its forward. */
@@ -459,11 +465,24 @@ export function patchIds(tok: Tokenizer, config: ModelConfig, req: PatchRequest)
   return { clean, corrupted, answer, wrong, metric: req.metric };
 }
 
-/** How a run is opened for patching prompts of T tokens: as many sequences per forward (≤ 64) as fit. */
-export function patchPlan(config: ModelConfig, T: number): RunPlan {
+/**
+ * How a run is opened for patching prompts of T tokens: as many sequences per forward (≤ 64) as fit, with logits for
+ * each one's last position (the metric's). With `gradients` (attribution patching beside it), the gradients and
+ * one whole sequence's logits [T, V] (its backward) are counted too.
+ */
+export function patchPlan(config: ModelConfig, T: number, gradients = false): RunPlan {
+  const shape = (rows: number): RunPlan['shape'] => ({
+    maxBatch: rows,
+    maxLen: T,
+    logitRows: gradients ? Math.max(rows, T) : rows,
+  });
   let rows = MAX_PATCH_BATCH;
-  while (rows > 1 && memoryProblem(config, { maxBatch: rows, maxLen: T }, 'inference') !== null) rows = rows >> 1;
-  return { shape: { maxBatch: rows, maxLen: T }, lower: `shorten the prompts (${T} tokens with BOS)` };
+  while (rows > 1 && memoryProblem(config, shape(rows), 'inference', { gradients }) !== null) rows = rows >> 1;
+  return {
+    shape: shape(rows),
+    lower: `shorten the prompts (${T} tokens with BOS)`,
+    ...(gradients ? { gradients } : {}),
+  };
 }
 
 /** The request's patching on an opened run (the CLI's and the model worker's one entry). */

@@ -33,7 +33,8 @@ import { importCheckpoint } from '../interop/importCheckpoint';
 import type { TextAttention } from '../inference/attend';
 import { attendText } from '../inference/attend';
 import { decodeText } from '../inference/decode';
-import { attribute } from '../inference/attribute';
+import { attribute, attributePlan } from '../inference/attribute';
+import { logitChunkRows } from '../../engine/models/inputs';
 import type { LensInput } from '../inference/lens';
 import { logitLens } from '../inference/lens';
 import { patchIds, patchPlan, patchRun } from '../inference/patch';
@@ -94,8 +95,13 @@ const EVAL_ROWS = 4;
 /** An evaluation's plan: the most sequences of a whole context, up to EVAL_ROWS, that fit. */
 function evaluationPlan(config: OpenRun['model']['config']): RunPlan {
   let rows = EVAL_ROWS;
-  while (rows > 1 && memoryProblem(config, { maxBatch: rows }, 'inference', { decodeRows: 1 }) !== null) rows--;
-  return { shape: { maxBatch: rows }, decodeRows: 1 };
+  // its loss only: the logits are taken in chunks (ModelShape.logitRows), never [rows · context, V] whole
+  const shape = (n: number): RunPlan['shape'] => ({
+    maxBatch: n,
+    logitRows: logitChunkRows(config, n * config.maxLen),
+  });
+  while (rows > 1 && memoryProblem(config, shape(rows), 'inference', { decodeRows: 1 }) !== null) rows--;
+  return { shape: shape(rows), decodeRows: 1 };
 }
 
 /** `runDir`'s model, opened (or kept open) planned for `need`. */
@@ -257,10 +263,8 @@ const HANDLERS: ModelHandlers<Context> = {
     const p = msg.params;
     const { fs } = ctx.platform;
     // beside full patching, the model is planned as `patch` plans it (many patched runs per forward)
-    const T = p.withPatching ? 1 + (await readTokenizer(fs, msg.runDir)).encode(p.clean).length : 0;
-    const run = p.withPatching
-      ? await open(ctx, msg.runDir, (c) => patchPlan(c, Math.min(T, c.maxLen)))
-      : await open(ctx, msg.runDir, { job: 'lens', input: { prompt: p.clean } });
+    const T = 1 + (await readTokenizer(fs, msg.runDir)).encode(p.clean).length;
+    const run = await open(ctx, msg.runDir, (c) => attributePlan(c, T, p.what, p.withPatching === true));
     return attribute(run, p, {
       onProgress: (done, total) => ctx.post({ type: 'model/didProgress', id, done, total }),
       isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,

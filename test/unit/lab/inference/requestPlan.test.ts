@@ -47,13 +47,22 @@ describe('planRequest: each request planned for what it runs', () => {
   it('GPT-2 small: the lens, score and ablation of a 1,000-token text plan one sequence of its length and fit; 4 × the context did not', () => {
     expect(tok.encode(text)).toHaveLength(1000);
     const lens = planRequest(gpt2, tok, { job: 'lens', input: { prompt: text } });
-    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024 });
+    // logits in chunks of 166 rows (32 MiB of 50,257 floats each), never [1024, V] whole
+    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166 });
     expect(refusal(gpt2, lens)).toBe('');
-    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({ maxBatch: 1, maxLen: 1024 });
+    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166 });
     expect(memoryProblem(gpt2, { maxBatch: 4 }, 'inference')).toMatch(/needs 7\.\d\d GiB/);
     // A short text plans a short forward.
-    expect(planRequest(gpt2, tok, { job: 'lens', input: { prompt: 'ab' } }).shape).toEqual({ maxBatch: 1, maxLen: 64 });
-    expect(planRequest(gpt2, tok, { job: 'score', text: 'ab'.repeat(50) }).shape).toEqual({ maxBatch: 1, maxLen: 128 });
+    expect(planRequest(gpt2, tok, { job: 'lens', input: { prompt: 'ab' } }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 64,
+      logitRows: 64,
+    });
+    expect(planRequest(gpt2, tok, { job: 'score', text: 'ab'.repeat(50) }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 128,
+      logitRows: 128,
+    });
   });
 
   it('attention and decoding run the key/value-cache path: one forward position, the beam width as decoding rows', () => {
@@ -104,11 +113,13 @@ describe('planRequest: each request planned for what it runs', () => {
       maxBatch: 1,
       maxLen: 64,
       maxSrcLen: 64,
+      logitRows: 64,
     });
     expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({
       maxBatch: 1,
       maxLen: 64,
       maxSrcLen: 64,
+      logitRows: 64,
     });
   });
 });
