@@ -128,10 +128,11 @@ export function planShape(cfg: ModelConfig, shape: ModelShape): PlannedShape {
       bad(`${what} must be a positive integer, got ${v}.`);
   }
   const all = shape.maxBatch * maxLen;
-  const given = shape.logitRows ?? all;
-  if (!Number.isInteger(given) || given < 1) bad(`Logit rows must be a positive integer, got ${shape.logitRows}.`);
+  const given = shape.logitRows;
+  if (given !== undefined && (!Number.isInteger(given) || given < 1))
+    bad(`Logit rows must be a positive integer, got ${given}.`);
   // at least 4: fewer rows take another order of sums in WebAssembly's matmul (Transformer's SAME_SUM_ROWS)
-  const logitRows = Math.min(all, Math.max(4, given));
+  const logitRows = Math.min(all, Math.max(4, given ?? all));
   return { maxBatch: shape.maxBatch, maxLen, maxSrcLen, padId, logitRows };
 }
 
