@@ -61,9 +61,14 @@ export interface SafetensorsFile {
  * Encodes tensors (in the given order) and optional string metadata into safetensors
  * bytes. Deterministic: the same input gives the same bytes. Throws EngineError
  * ('input/invalid') for duplicate or reserved names, bad shapes, a data length that is not
- * product(shape), or integer values the dtype cannot hold.
+ * product(shape), or integer values the dtype cannot hold. `written(i)` is called once tensor i
+ * is in the bytes: a caller that drops its own copy there holds the tensors once, not twice.
  */
-export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
+export function encodeSafetensors(
+  tensors: readonly TensorToWrite[],
+  metadata?: Record<string, string>,
+  written?: (i: number) => void,
+): Uint8Array {
   const parts: string[] = [];
   if (metadata !== undefined) {
     const fields = Object.entries(metadata).map(([k, v]) => {
@@ -94,10 +99,11 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: 
   out.set(json, 8);
   out.fill(0x20, 8 + json.length, 8 + headerLength); // pad with spaces
   let pos = 8 + headerLength;
-  for (const t of tensors) {
+  tensors.forEach((t, i) => {
     writeElements(view, pos, t.dtype, t.data);
     pos += t.data.length * DTYPE_SIZE[t.dtype];
-  }
+    written?.(i);
+  });
   return out;
 }
 

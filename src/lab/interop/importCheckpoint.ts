@@ -440,7 +440,7 @@ async function writeRunFolder(
   try {
     await fs.mkdir(tmp);
     await writeTokenizer(fs, tmp, tok);
-    await saveCheckpoint(fs, tmp, model, null, 0);
+    await saveCheckpoint(fs, tmp, model, null, 0, { releaseWeights: true }); // the import's copy is not used again
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
     const run: RunJson = {
