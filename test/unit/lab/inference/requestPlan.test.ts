@@ -13,8 +13,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../../../src/engine/config';
+import type { ModelConfig } from '../../../../src/engine/config';
 import type { Backend } from '../../../../src/engine/backend';
 import { memoryProblem } from '../../../../src/engine/models/estimate';
+import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
 import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
 import { planRequest } from '../../../../src/lab/inference/requestPlan';
 import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
@@ -31,7 +33,7 @@ const text = 'ab'.repeat(500); // 1,000 tokens of this tokenizer
 const WASM = { name: 'wasm' } as Backend;
 
 /** The message checkMemory refuses `plan` with on the WebAssembly backend ('' when it fits). */
-function refusal(config: typeof gpt2, plan: ReturnType<typeof planRequest>): string {
+function refusal(config: ModelConfig, plan: ReturnType<typeof planRequest>): string {
   try {
     checkMemory(config, plan.shape, WASM, 'inference', {
       ...(plan.decodeRows ? { decodeRows: plan.decodeRows } : {}),
@@ -105,6 +107,36 @@ describe('planRequest: each request planned for what it runs', () => {
     const beam = refusal(wide, planRequest(wide, tok, { job: 'decode', input: 'ab', beam: 64 }));
     expect(beam).toMatch(/lower the beam width \(64\)/);
     expect(beam).not.toMatch(/batch|--\w|shorten/);
+  });
+
+  it('Qwen2.5-0.5B: the lens and scores of a 300-token text fit with logits in chunks (refused whole before)', () => {
+    const qwen = configFromHfJson(
+      {
+        model_type: 'qwen2',
+        hidden_size: 896,
+        intermediate_size: 4864,
+        num_attention_heads: 14,
+        num_key_value_heads: 2,
+        num_hidden_layers: 24,
+        max_position_embeddings: 32768,
+        rms_norm_eps: 1e-6,
+        rope_theta: 1000000,
+        tie_word_embeddings: true,
+        vocab_size: 151936,
+        hidden_act: 'silu',
+      },
+      'qwen2',
+    ).config;
+    const prompt = 'ab'.repeat(150); // 300 tokens: planned for 512 positions
+    for (const plan of [
+      planRequest(qwen, tok, { job: 'lens', input: { prompt } }),
+      planRequest(qwen, tok, { job: 'score', text: prompt }),
+    ]) {
+      expect(plan.shape).toEqual({ maxBatch: 1, maxLen: 512, logitRows: 55 });
+      expect(refusal(qwen, plan)).toBe('');
+      const { logitRows: _whole, ...whole } = plan.shape;
+      expect(refusal(qwen, { ...plan, shape: whole })).toMatch(/shorten the text \(300 tokens\)/);
+    }
   });
 
   it('an encoder-decoder plans its source for its encoder', () => {
