@@ -1,7 +1,9 @@
 /**
- * Writing an import's checkpoint holds its weights once: saveCheckpoint with `releaseWeights` writes the same bytes
- * as without and leaves the model's arrays empty (each dropped once encoded); and a tensor given as a typed array is
- * copied into the parameters it is made of (the fused q/k/v split) as an element loop copies it.
+ * Writing an import's checkpoint holds its weights once: a model laid out in its model.safetensors' bytes
+ * (layOutModelCheckpoint: every parameter a view into them), filled and saved with `laidOut`, writes the very bytes
+ * saveCheckpoint encodes for a model with its own arrays; a parameter that left the bytes is refused. And a tensor
+ * given as a typed array is copied into the parameters it is made of (the fused q/k/v split) as an element loop
+ * copies it.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -12,7 +14,7 @@ import { setTorchTensor, torchTensors } from '../../../../src/engine/models/pyto
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
-import { saveCheckpoint } from '../../../../src/lab/runs/checkpoint';
+import { layOutModelCheckpoint, saveCheckpoint } from '../../../../src/lab/runs/checkpoint';
 import { RUN_FILES } from '../../../../src/lab/runs/runFolder';
 import { tinyConfig } from '../../engine/models/fixtures';
 
@@ -25,18 +27,29 @@ function model(): Transformer {
   return m;
 }
 
-describe('saveCheckpoint releaseWeights', () => {
-  it('writes the same file and drops every parameter’s array once it is encoded', async () => {
+describe('layOutModelCheckpoint', () => {
+  it('the weights filled in place are saved as the bytes saveCheckpoint encodes', async () => {
     const a = path.join(dir, 'a');
     const b = path.join(dir, 'b');
     fs.mkdirSync(a);
     fs.mkdirSync(b);
-    await saveCheckpoint(NODE_FS, a, model(), null, 0);
-    const m = model();
-    await saveCheckpoint(NODE_FS, b, m, null, 0, { releaseWeights: true });
-    expect(fs.readFileSync(path.join(b, RUN_FILES.model))).toEqual(fs.readFileSync(path.join(a, RUN_FILES.model)));
-    expect(m.paramList.length).toBeGreaterThan(5);
-    for (const p of m.paramList) expect(p.data).toHaveLength(0);
+    const own = model();
+    await saveCheckpoint(NODE_FS, a, own, null, 0);
+    const laid = new Transformer(tinyConfig('decoder-only'), { maxBatch: 1 }); // unbound, as an import plans it
+    const bytes = layOutModelCheckpoint(laid, 0);
+    expect(bytes).not.toBeNull();
+    laid.paramList.forEach((p, i) => {
+      expect(p.data.buffer).toBe((bytes as Uint8Array).buffer);
+      p.data.set((own.paramList[i] as (typeof own.paramList)[number]).data);
+    });
+    await saveCheckpoint(NODE_FS, b, laid, null, 0, { laidOut: bytes as Uint8Array });
+    const written = fs.readFileSync(path.join(b, RUN_FILES.model));
+    expect(written).toEqual(fs.readFileSync(path.join(a, RUN_FILES.model)));
+    expect(written.length).toBe((bytes as Uint8Array).length);
+    (laid.paramList[0] as (typeof laid.paramList)[number]).data = new Float32Array(1);
+    await expect(saveCheckpoint(NODE_FS, b, laid, null, 0, { laidOut: bytes as Uint8Array })).rejects.toThrow(
+      /view into it/,
+    );
   });
 });
 
