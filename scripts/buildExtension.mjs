@@ -8,7 +8,8 @@ import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { metaUrlBanner as metaUrl, nodeBundle } from './esbuildCommon.mjs';
 
-const common = { ...nodeBundle, external: ['vscode'] };
+// Dawn's binding stays external here too: bundled, it looks for its dawn.node beside dist/modelWorker.js.
+const common = { ...nodeBundle, external: [...nodeBundle.external, 'vscode'] };
 
 /** Builds the three extension bundles; returns the activation bundle's inputs. */
 export async function buildExtension() {

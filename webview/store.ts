@@ -123,6 +123,8 @@ export type PlaygroundAnalysis =
       readonly request: PatchRequestData;
       output: PatchOutputData | null;
       error: ErrorData | null;
+      /** The last model/didProgress: patched runs done of their total. */
+      progress: Progress | null;
     }
   | {
       readonly kind: 'attribute';
@@ -131,7 +133,15 @@ export type PlaygroundAnalysis =
       readonly request: AttributionParamsData;
       output: AttributionOutputData | null;
       error: ErrorData | null;
+      /** The last model/didProgress: passes (or, beside full patching, patched runs) done of their total. */
+      progress: Progress | null;
     };
+
+/** How far a long request is. */
+export interface Progress {
+  readonly done: number;
+  readonly total: number;
+}
 
 /** How a problem message names each kind of analysis. */
 const ANALYSIS_NAMES: Record<PlaygroundAnalysis['kind'], string> = {
@@ -283,8 +293,8 @@ export class DashboardStore {
     const id = this.nextRequestId++;
     const s: PlaygroundAnalysis =
       ask.kind === 'patch'
-        ? { kind: 'patch', id, runId, request: ask.request, output: null, error: null }
-        : { kind: 'attribute', id, runId, request: ask.request, output: null, error: null };
+        ? { kind: 'patch', id, runId, request: ask.request, output: null, error: null, progress: null }
+        : { kind: 'attribute', id, runId, request: ask.request, output: null, error: null, progress: null };
     this.analyses.set(id, s);
     return s;
   }
@@ -390,6 +400,18 @@ export class DashboardStore {
           return { events: [], problems: [`model/didToken for decode ${msg.id} after it finished; ignored.`] };
         s.tokens.push({ token: msg.token, logprob: msg.logprob });
         return { events: [{ kind: 'decode', id: s.id }], problems: [] };
+      }
+      case 'model/didProgress': {
+        // Progress of a request that already finished (its answer overtook it, or it was cancelled) changes nothing.
+        const s = this.analyses.get(msg.id);
+        if (s?.kind !== 'patch' && s?.kind !== 'attribute')
+          return {
+            events: [],
+            problems: [`model/didProgress for ${msg.id}, which is no patching this page requested; ignored.`],
+          };
+        if (s.output || s.error) return { events: [], problems: [] };
+        s.progress = { done: msg.done, total: msg.total };
+        return { events: [{ kind: 'analysis', id: s.id }], problems: [] };
       }
       case 'model/didDecode':
         return this.decodeDone(msg.type, msg.id, { output: msg.output });

@@ -8,7 +8,7 @@
 
 import { DECODE_STRATEGIES } from '../protocol/data';
 import type { DecodeParams } from '../protocol/model';
-import { MAX_DECODE_TOKENS, decodeText } from '../lab/inference/decode';
+import { MAX_DECODE_TOKENS, decodeTextAsync } from '../lab/inference/decode';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { BACKEND_FLAG, RUN_FLAG, openRunFor } from './runFlags';
@@ -45,11 +45,17 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
   const maxTokens = f.int('max-tokens', 100, 1, MAX_DECODE_TOKENS); // before the model is loaded
   const strategy = f.choice('strategy', DECODE_STRATEGIES, 'greedy');
   const beam = f.int('beam', 4, 1, 64);
-  const r = await openRunFor(f, ctx, 'decode', (kind) => ({
-    job: 'decode',
-    input: (kind === 'encoder-decoder' ? (f.str('src') ?? f.str('prompt')) : f.str('prompt')) ?? '',
-    beam: strategy === 'beam' ? beam : 1,
-  }));
+  const r = await openRunFor(
+    f,
+    ctx,
+    'decode',
+    (kind) => ({
+      job: 'decode',
+      input: (kind === 'encoder-decoder' ? (f.str('src') ?? f.str('prompt')) : f.str('prompt')) ?? '',
+      beam: strategy === 'beam' ? beam : 1,
+    }),
+    true,
+  );
   const encdec = r.model.config.kind === 'encoder-decoder';
   const input = encdec ? (f.str('src') ?? f.str('prompt')) : f.str('prompt');
   if (input === undefined)
@@ -72,7 +78,7 @@ export async function decodeCommand(argv: string[], ctx: CommandContext): Promis
     seed: f.int('seed', 1, -2147483648, 2147483647),
     ...(f.bool('chat') ? { chat: true } : {}),
   };
-  const { output: d } = decodeText(r, params);
+  const { output: d } = await decodeTextAsync(r, params);
   if (f.bool('json')) {
     ctx.out(
       JSON.stringify({

@@ -5,13 +5,13 @@
  */
 
 import type { LensInput, LensOutput } from '../lab/inference/lens';
-import { MAX_TOP_K, logitLens } from '../lab/inference/lens';
+import { MAX_TOP_K, logitLensAsync } from '../lab/inference/lens';
 import { NODE_FS } from '../lab/files/fs.node';
 import { openForRequest } from '../lab/inference/requestPlan';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
-import { BACKEND_FLAG, RUN_FLAG, backendOf, runDirOf } from './runFlags';
+import { BACKEND_FLAG, RUN_FLAG, deviceBackendOf, runDirOf } from './runFlags';
 
 export const LENS_HELP = `attention-lab lens --run DIR (--prompt TEXT | --src TEXT [--tgt TEXT]) [--top-k K] [--json]
   The logit lens: for each decoder position, the top-K (default 5, at most ${MAX_TOP_K}) next
@@ -79,8 +79,8 @@ export async function lensCommand(argv: string[], ctx: CommandContext): Promise<
   const topK = f.int('top-k', 5, 1, MAX_TOP_K);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
   const input = lensInput(f, config.kind);
-  const r = await openForRequest(NODE_FS, runDir, backendOf(f), { job: 'lens', input });
-  const lens = logitLens(r, input, { topK });
+  const r = await openForRequest(NODE_FS, runDir, await deviceBackendOf(f), { job: 'lens', input });
+  const lens = await logitLensAsync(r, input, { topK });
   if (f.bool('json')) ctx.out(JSON.stringify(lens));
   else for (const line of lensTable(lens)) ctx.out(line);
   return 0;

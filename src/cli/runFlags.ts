@@ -2,8 +2,8 @@
  * The flags of the commands that use a trained run, declared and read once: `--run DIR`
  * (the run folder, resolved against the working directory; a missing one is a one-line
  * usage error naming the command) and `--backend auto|wasm|reference|webgpu` (which kernels
- * run the model; `train` takes webgpu, the commands on a trained run refuse it in one line until
- * inference on the GPU is built), and opening the run with them.
+ * run the model; `train`, `decode`, `score` and `lens` take webgpu, the other commands on a trained run
+ * refuse it in one line until they are built on the GPU), and opening the run with them.
  *
  * Leaves out: the commands' own flags (each command's file) and opening a run folder
  * (lab/inference/openRun.ts).
@@ -12,6 +12,9 @@
 import * as path from 'node:path';
 import type { Backend } from '../engine/backend';
 import { createBackend } from '../engine/backends/select';
+import { createWebGpuBackend } from '../engine/backends/webgpu/webgpuBackend';
+import { EngineError } from '../engine/errors';
+import { openNodeGpu } from '../lab/platform/webgpu.node';
 import { NODE_FS } from '../lab/files/fs.node';
 import type { OpenRun } from '../lab/inference/openRun';
 import type { InferenceRequest } from '../lab/inference/requestPlan';
@@ -47,10 +50,10 @@ export function runDirsOf(f: Flags, ctx: CommandContext, command: string): strin
   return runs;
 }
 
-/** What `--backend webgpu` answers on a command that uses a trained run (inference on the GPU is not built). */
+/** What `--backend webgpu` answers on a command that uses a trained run and is not built on the GPU. */
 export const WEBGPU_NOT_BUILT =
-  '--backend webgpu trains (attention-lab train), but inference on it (the key/value-cache decoder, ' +
-  'scoring, attention maps, lens, heads) is not built yet; use --backend auto or wasm.';
+  '--backend webgpu runs train, decode, score and lens; this command does not run on the GPU yet; ' +
+  'use --backend auto or wasm.';
 
 /** The backend kind `--backend` names for `train` (default auto: WebAssembly where it loads; WebGPU only by name). */
 export function trainBackendKindOf(f: Flags): BackendKind {
@@ -70,6 +73,17 @@ export function backendOf(f: Flags): Backend {
 }
 
 /**
+ * The backend `--backend` names for a command built on the GPU too (decode, score, lens): `webgpu`
+ * opens the platform's device (refused in one line, saying why, when none opens).
+ */
+export async function deviceBackendOf(f: Flags): Promise<Backend> {
+  if (trainBackendKindOf(f) !== 'webgpu') return backendOf(f);
+  const opened = await openNodeGpu();
+  if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
+  return createWebGpuBackend(opened.device);
+}
+
+/**
  * Opens the run of `--run` on the backend of `--backend`, its model planned for the request
  * `request` makes of its model's kind (lab/inference/requestPlan.ts: the rule the editor's
  * model worker plans by too).
@@ -79,8 +93,9 @@ export async function openRunFor(
   ctx: CommandContext,
   command: string,
   request: (kind: ModelKind) => InferenceRequest,
+  onDevice = false,
 ): Promise<OpenRun> {
   const runDir = runDirOf(f, ctx, command);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
-  return openForRequest(NODE_FS, runDir, backendOf(f), request(config.kind));
+  return openForRequest(NODE_FS, runDir, onDevice ? await deviceBackendOf(f) : backendOf(f), request(config.kind));
 }

@@ -8,7 +8,7 @@
 
 import { formatPerplexity } from '../common/format';
 import type { ScoredText } from '../lab/inference/score';
-import { MAX_SCORED_TOKENS, scoreText } from '../lab/inference/score';
+import { MAX_SCORED_TOKENS, scoreTextAsync } from '../lab/inference/score';
 import { UsageError, parseFlags } from './args';
 import type { CommandContext } from './context';
 import { BACKEND_FLAG, RUN_FLAG, openRunFor } from './runFlags';
@@ -35,10 +35,15 @@ export async function scoreCommand(argv: string[], ctx: CommandContext): Promise
     ...BACKEND_FLAG,
   });
   if (f.bool('help')) return ctx.help(SCORE_HELP);
-  const r = await openRunFor(f, ctx, 'score', (kind) =>
-    kind === 'encoder-decoder'
-      ? { job: 'score', text: f.str('tgt') ?? '', source: f.str('src') ?? '' }
-      : { job: 'score', text: f.str('text') ?? '' },
+  const r = await openRunFor(
+    f,
+    ctx,
+    'score',
+    (kind) =>
+      kind === 'encoder-decoder'
+        ? { job: 'score', text: f.str('tgt') ?? '', source: f.str('src') ?? '' }
+        : { job: 'score', text: f.str('text') ?? '' },
+    true,
   );
   let scored: ScoredText;
   if (r.model.config.kind === 'encoder-decoder') {
@@ -46,11 +51,11 @@ export async function scoreCommand(argv: string[], ctx: CommandContext): Promise
     const t = f.str('tgt');
     if (s === undefined || t === undefined)
       throw new UsageError('This run is an encoder-decoder: pass --src TEXT and --tgt TEXT.');
-    scored = scoreText(r, s, t);
+    scored = await scoreTextAsync(r, s, t);
   } else {
     const text = f.str('text');
     if (text === undefined) throw new UsageError('This run is a decoder-only model: pass --text TEXT.');
-    scored = scoreText(r, null, text);
+    scored = await scoreTextAsync(r, null, text);
   }
   const { output, ids, src } = scored;
   const { logprobs, truncated } = output;

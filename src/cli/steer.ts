@@ -29,7 +29,10 @@ export const STEER_HELP = `attention-lab steer RUN --layer L --plus TEXT --minus
   --layer   0 to the number of layers: the stream entering that layer (0: after the embedding;
             the number of layers: the final norm's input), TransformerLens's blocks.L.hook_resid_pre
   --tokens  tokens to generate (default 20); decoding settings as for \`decode\` (default greedy)
-  RUN (or --run DIR) a decoder-only run folder.
+  RUN (or --run DIR) a run folder. An encoder-decoder run: --plus, --minus and --prompt are
+            sources; v is the difference of the decoder's stream at layer L, averaged over the
+            model's own greedy translation of each, and is added to the decoder's stream while
+            --prompt's translation is decoded.
   --json   one object: {"layer", "alpha", "norm", "streamNorm", "steered", "unsteered"}; norm is ‖v‖,
            streamNorm the mean norm of the stream at the layer; steered/unsteered as \`decode\`'s output
   --csv    which,text,tokens,score: one line per decode`;

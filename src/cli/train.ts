@@ -411,7 +411,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', ...kept, error: outcome.error }));
     return kind === 'fixable' ? 2 : 1;
   }
-  // Samples on the CPU: a WebGPU run's checkpoint opens there (inference on WebGPU is not built).
+  // Samples on the CPU (a few short decodes: not worth opening a second GPU model for).
   const opened = await openRun(NODE_FS, runDir, createBackend(spec.backend === 'webgpu' ? 'auto' : spec.backend));
   const samples = await sampleRun(opened, 3);
   const ev = lastEval as Extract<FromTrainingWorker, { type: 'train/didEval' }> | null;

@@ -357,4 +357,48 @@ export interface Backend extends Kernels {
    * Uint8Array, which every kernel accepts (a backend with its own memory copies it in).
    */
   allocBytes?(n: number): Uint8Array;
+  /**
+   * A backend whose memory lives on a device (WebGPU): Muon's update of one hidden matrix there
+   * (optim/optimizer.ts: momentum, Newton–Schulz, decay and step), so no host loop reads its
+   * buffers. Absent: the optimizer runs those loops on the host arrays.
+   */
+  muonMatrix?(m: MuonMatrixUpdate): void;
+  /**
+   * A backend whose memory lives on a device (WebGPU): dst[0..n) = src[0..n), recorded on the
+   * device (two views of one buffer must not overlap). Absent: the host copies (`dst.set`).
+   */
+  copy?(dst: FloatArray, src: FloatArray, n: number): void;
+  /**
+   * A backend whose memory lives on a device: runs what was recorded, then copies `view` from the
+   * device into its host array. Absent: the host arrays are the memory (nothing to wait for).
+   */
+  download?(view: FloatArray): Promise<void>;
+}
+
+/** One hidden matrix's Muon update (`Backend.muonMatrix`; the math is optim/optimizer.ts's file comment). */
+export interface MuonMatrixUpdate {
+  readonly rows: number;
+  readonly cols: number;
+  /** The parameters, gradients and momentum buffer [rows·cols]. */
+  readonly p: FloatArray;
+  readonly g: FloatArray;
+  readonly buf: FloatArray;
+  /** Newton–Schulz scratch: X and the next X [rows·cols], A and B [min(rows, cols)²]. */
+  readonly x: FloatArray;
+  readonly y: FloatArray;
+  readonly a: FloatArray;
+  readonly bb: FloatArray;
+  /** Momentum β; the factor the parameters keep under decay (null: no decay); the step's scale. */
+  readonly beta: number;
+  readonly keep: number | null;
+  readonly step: number;
+  /** Newton–Schulz coefficients (a, b, c) and iterations. */
+  readonly coeffs: readonly [number, number, number];
+  readonly iterations: number;
+}
+
+/** dst[0..n) = src[0..n) on `k`'s memory: on the device where it has one, else on the host. */
+export function copyOn(k: Backend, dst: FloatArray, src: FloatArray, n: number): void {
+  if (k.copy) k.copy(dst, src, n);
+  else (dst as Float32Array).set(src.subarray(0, n));
 }

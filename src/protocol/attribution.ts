@@ -28,9 +28,12 @@ export const attributionWhat = oneOf('dla', 'resid-accum', 'attribution');
 /** What an attribution request reads. */
 export type AttributionParamsData = Infer<typeof attributionParamsData>;
 export const attributionParamsData = obj({
+  /** The clean prompt; an encoder-decoder's clean source. */
   clean: str,
   /** The corrupted prompt (attribution patching; DLA and the accumulated residual read the clean one only). */
   corrupted: str,
+  /** An encoder-decoder's target prefix, shared by both sources (absent: BOS alone); the metric at its last token. */
+  target: optional(str),
   metric: attributionMetricData,
   what: attributionWhat,
   /** Attribution patching only: run the full patching sweeps too (lab/inference/patch.ts), to show beside it. */
@@ -40,7 +43,8 @@ export const attributionParamsData = obj({
 /** One component of DLA: the embeddings, a head, an attention output bias or an MLP, per position. */
 export type DlaComponentData = Infer<typeof dlaComponentData>;
 export const dlaComponentData = obj({
-  kind: oneOf('embed', 'head', 'attn-bias', 'mlp'),
+  /** cross-head, cross-bias: an encoder-decoder's decoder cross-attention heads and output bias. */
+  kind: oneOf('embed', 'head', 'attn-bias', 'cross-head', 'cross-bias', 'mlp'),
   layer: nullable(nonNegInt),
   head: nullable(nonNegInt),
   values: arrayOf(num),
@@ -79,6 +83,22 @@ export const attributionOutputData = variants('what', {
     /** [layer][head] (every position at once) and [layer][head][position]. */
     head: arrayOf(arrayOf(num)),
     headPos: arrayOf(arrayOf(arrayOf(num))),
+    /** An encoder-decoder's sources (tokens and corruptedTokens are then the shared target's). */
+    source: optional(obj({ clean: arrayOf(str), corrupted: arrayOf(str) })),
+    /** An encoder-decoder's decoder cross-attention: cross_out [layer][position], heads as head and headPos. */
+    cross: optional(
+      obj({ out: arrayOf(arrayOf(num)), head: arrayOf(arrayOf(num)), headPos: arrayOf(arrayOf(arrayOf(num))) }),
+    ),
+    /** An encoder-decoder's encoder, per source position: [encoder layer][position], heads as above. */
+    encoder: optional(
+      obj({
+        resid: arrayOf(arrayOf(num)),
+        attnOut: arrayOf(arrayOf(num)),
+        mlpOut: arrayOf(arrayOf(num)),
+        head: arrayOf(arrayOf(num)),
+        headPos: arrayOf(arrayOf(arrayOf(num))),
+      }),
+    ),
     /** With `withPatching`: full activation patching of the same prompts (resid, attn, mlp, heads, heads-pos). */
     patching: optional(patchOutputData),
   },

@@ -99,7 +99,7 @@ export type DecodeStrategy = (typeof DECODE_STRATEGIES)[number];
 
 /**
  * The kernel backends a run can ask for: `auto` is wasm where the runtime has WebAssembly SIMD, else
- * reference; `webgpu` trains on a GPU (only by name; its run opens on the CPU for inference).
+ * reference; `webgpu` trains on a GPU (only by name), where the model worker also decodes and reads its run.
  */
 export const BACKEND_KINDS = ['auto', 'wasm', 'reference', 'webgpu'] as const;
 /** A kernel backend a run can ask for. */

@@ -7,7 +7,7 @@
  */
 
 import type { Infer } from './schema';
-import { arrayOf, nonNegInt, nullable, num, obj, oneOf, optional, str } from './schema';
+import { arrayOf, fail, nonNegInt, nullable, num, obj, oneOf, optional, refine, str } from './schema';
 
 /** The metric at the last position: logit[answer] − logit[wrong], or log-softmax[answer]. */
 export type PatchMetric = Infer<typeof patchMetric>;
@@ -24,8 +24,28 @@ export const patchWhat = oneOf('resid', 'heads', 'heads-pos', 'mlp', 'attn', 'pa
 export type PathInput = Infer<typeof pathInput>;
 export const pathInput = oneOf('q', 'k', 'v');
 
-/** A decoder self-attention head: 0-based layer and head (people see them 1-based). */
-export const patchHead = obj({ layer: nonNegInt, head: nonNegInt });
+/** Most top tokens a request may ask for per patched run. */
+export const MAX_PATCH_TOP = 10;
+
+/**
+ * Most cells a sweep keeps top tokens for: 8,192 cells × 5 tokens is about 1 MB of JSON (GPT-2 small's
+ * heads × positions of a 56-token prompt); a larger sweep keeps its metric only.
+ */
+export const MAX_TOP_CELLS = 8192;
+
+/** A predicted next token (as the tokenizer shows it) and its probability at the last position. */
+export type PatchTopTokenData = Infer<typeof patchTopTokenData>;
+export const patchTopTokenData = obj({ token: str, p: num });
+
+/**
+ * A head: 0-based layer and head (people see them 1-based) of a decoder self-attention, or of an encoder-decoder's
+ * `attention`: its encoder's, a decoder layer's self- or cross-attention (absent: self).
+ */
+export const patchHead = obj({
+  layer: nonNegInt,
+  head: nonNegInt,
+  attention: optional(oneOf('encoder', 'self', 'cross')),
+});
 
 /** What a patching request gives: prompts and answers as text. */
 export type PatchRequestData = Infer<typeof patchRequestData>;
@@ -40,6 +60,17 @@ export const patchRequestData = obj({
   /** Path patching's receivers and their input. */
   receivers: optional(arrayOf(patchHead)),
   input: optional(pathInput),
+  /**
+   * Keep each run's `top` most likely next tokens (at most MAX_PATCH_TOP; absent or 0: none): the
+   * clean, the corrupted and every patched run's (a sweep of more than MAX_TOP_CELLS cells keeps none).
+   */
+  top: optional(
+    refine(nonNegInt, (v, p) => {
+      if (v > MAX_PATCH_TOP) fail(p, `at most ${MAX_PATCH_TOP} top tokens`, v);
+    }),
+  ),
+  /** An encoder-decoder's shared target prefix (clean and corrupted are then sources). */
+  target: optional(str),
 });
 
 /** One sweep's heatmap: rows × cols, `values` the patched metric and `normalised` its recovery, both row-major. */
@@ -55,13 +86,22 @@ export const patchMapData = obj({
   normalised: arrayOf(num),
   /** Path patching: its receivers and their input (rows are the senders' layers). */
   path: optional(obj({ receivers: arrayOf(patchHead), input: pathInput })),
+  /** With the request's `top`: each cell's patched run's top tokens, most likely first, row-major as `values`. */
+  top: optional(arrayOf(arrayOf(patchTopTokenData))),
+  /** An encoder-decoder's map of one stack: columns are source (encoder) or target (decoder) positions. */
+  stack: optional(oneOf('encoder', 'decoder')),
 });
 
 /** A patching experiment's results. */
 export type PatchOutputData = Infer<typeof patchOutputData>;
 export const patchOutputData = obj({
   /** The prompts' tokens (BOS first); position p of a map is token p. */
-  tokens: obj({ clean: arrayOf(str), corrupted: arrayOf(str) }),
+  tokens: obj({
+    clean: arrayOf(str),
+    corrupted: arrayOf(str),
+    /** An encoder-decoder's target prefix (BOS first; clean and corrupted are its sources, EOS last). */
+    target: optional(arrayOf(str)),
+  }),
   answer: str,
   wrong: nullable(str),
   metric: patchMetric,
@@ -69,4 +109,6 @@ export const patchOutputData = obj({
   clean: num,
   corrupted: num,
   maps: arrayOf(patchMapData),
+  /** With the request's `top`: the clean and the corrupted run's top tokens, most likely first. */
+  top: optional(obj({ clean: arrayOf(patchTopTokenData), corrupted: arrayOf(patchTopTokenData) })),
 });

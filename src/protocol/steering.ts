@@ -14,7 +14,11 @@ import { decodeOutput, decodeParams } from './model';
 /** The vector's prompts, where it is added and how strongly. */
 export type SteerVectorData = Infer<typeof steerVectorData>;
 export const steerVectorData = obj({
-  /** v = mean resid_pre[layer](plus) − mean resid_pre[layer](minus), over each prompt's positions (BOS included). */
+  /**
+   * v = mean resid_pre[layer](plus) − mean resid_pre[layer](minus), over each prompt's positions (BOS included);
+   * an encoder-decoder's: plus and minus are sources, the means over the decoder's positions of each one's greedy
+   * target (lab/inference/steer.ts).
+   */
   plus: str,
   minus: str,
   /** 0-based: the stream entering decoder layer `layer` (L: the final norm's input). */

@@ -75,6 +75,8 @@ export const toWebview = messages({
    */
   ...modelRequests.pageAnswers,
   'model/didToken': modelStreams['model/didToken'],
+  /** How far a long request of the page (patching, attribution) is: `done` of `total`, at most ten a second. */
+  'model/didProgress': modelStreams['model/didProgress'],
   'model/didFail': modelStreams['model/didFail'],
   'dashboard/didLoadRuns': { runs: arrayOf(runState), selectedId: nullable(str) },
   /** A training worker's notification about one run, forwarded as it came. */
@@ -121,6 +123,11 @@ export const fromWebview = messages({
   ...modelRequests.pageRequests,
   'webview/ready': {},
   'webview/didError': { message: str },
+  /**
+   * Stop the page's model worker request `id` (a patching sweep, say): it fails at once with code
+   * 'cancelled', and the worker stops at its next check. An id not in flight is ignored.
+   */
+  'model/cancel': { id: nonNegInt },
   'train/control': { runDir: str, action: oneOf('pause', 'resume', 'stop') },
   /**
    * Save an exported chart, heatmap or table: the host asks where (a save dialog proposing

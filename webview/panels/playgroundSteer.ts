@@ -4,7 +4,9 @@
  * whose difference is the vector (plus − minus: the mean residual stream entering a layer),
  * the layer and α; the playground's prompt and decode settings are decoded twice, with α·v
  * added at that layer at every position and without, and the two continuations are shown
- * side by side with the vector's norm. The settings and the last result are per run.
+ * side by side with the vector's norm. The settings and the last result are per run. On an
+ * encoder-decoder run, plus, minus and the playground's input are sources, and the vector is the
+ * decoder's stream (lab/inference/steer.ts).
  *
  * Leaves out: computing any of it (lab/inference/steer.ts, in the model worker).
  */
@@ -58,7 +60,8 @@ export class PlaygroundSteer {
     const host = this.ctx.host;
     const cfg = run?.summary.model?.config;
     const layers = cfg?.nDecoderLayers ?? 0;
-    if (!host.interactive || !run || cfg?.kind !== 'decoder-only') {
+    const encdec = cfg?.kind === 'encoder-decoder';
+    if (!host.interactive || !run) {
       replaceChildren(
         this.el,
         h('h3', {}, 'Steering'),
@@ -67,9 +70,7 @@ export class PlaygroundSteer {
           { className: 'note', attrs: { role: 'note' } },
           !run
             ? 'Pick a run to steer its model.'
-            : cfg?.kind !== 'decoder-only'
-              ? 'Steering needs a decoder-only run: an encoder-decoder’s decoder reads a source, not two prompts.'
-              : 'Steering is off: this page has no host to run the model. Open the run in VS Code, or run ' +
+            : 'Steering is off: this page has no host to run the model. Open the run in VS Code, or run ' +
                 '`attention-lab steer RUN --layer L --plus TEXT --minus TEXT --alpha A --prompt TEXT`.',
         ),
       );
@@ -117,15 +118,19 @@ export class PlaygroundSteer {
         h(
           'span',
           { className: 'hint' },
-          '(adds α × (mean stream of “plus” − mean stream of “minus”) entering a layer, at every position, ' +
-            'while the prompt above is decoded; the unsteered decode beside it)',
+          encdec
+            ? '(adds α × (the decoder’s mean stream translating source “plus” − translating “minus”) entering a ' +
+                'decoder layer, at every target position, while the source above is translated; the unsteered ' +
+                'decode beside it)'
+            : '(adds α × (mean stream of “plus” − mean stream of “minus”) entering a layer, at every position, ' +
+                'while the prompt above is decoded; the unsteered decode beside it)',
         ),
       ),
       h(
         'div',
         { className: 'pg-knobs' },
-        text('steer-plus', 'plus', s.plus, (plus) => set({ plus })),
-        text('steer-minus', 'minus', s.minus, (minus) => set({ minus })),
+        text('steer-plus', encdec ? 'plus source' : 'plus', s.plus, (plus) => set({ plus })),
+        text('steer-minus', encdec ? 'minus source' : 'minus', s.minus, (minus) => set({ minus })),
         num('steer-layer', `layer (0–${layers})`, s.layer, { min: 0, max: layers, step: 1 }, (v) =>
           set({ layer: Math.min(layers, Math.max(0, Math.round(v))) }),
         ),

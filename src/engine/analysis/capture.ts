@@ -21,12 +21,21 @@ export function capturedKey(point: HookPoint, layer: number): string {
   return `${point}.${layer}`;
 }
 
-/** One evaluation forward of `batch` keeping a copy of every activation at `points` (every layer that has them). */
-export function captureForward(model: Transformer, batch: Batch, points: readonly HookPoint[]): Captured {
+/**
+ * One evaluation forward of `batch` keeping a copy of every activation at `points` (every layer that has them);
+ * with `thenBackward`, the forward is marked read-only so that a backward() may follow it.
+ */
+export function captureForward(
+  model: Transformer,
+  batch: Batch,
+  points: readonly HookPoint[],
+  thenBackward = false,
+): Captured {
   const out: Captured = new Map();
   model.forward(batch, {
     train: false,
     labelSmoothing: 0,
+    hookReadsOnly: thenBackward,
     hook: (site, data) => {
       if (points.includes(site.point)) out.set(capturedKey(site.point, site.layer), data.slice());
     },

@@ -13,8 +13,12 @@
  * The accumulated residual is the same projection of resid_pre of every layer 0..L (the
  * logit lens of the metric; layer L + excluded is the model's own logit difference).
  *
- * Leaves out: post-norm models (every layer ends in its own norm, so the outputs do not add
- * up: refused) and encoder-decoders (refused; patching covers them where natural).
+ * An encoder-decoder's decoder stream is the same sum with each layer's cross-attention heads
+ * (z_h of cross_z through the cross-attention's W_o) and its output bias added; the encoder has
+ * no direct path to the logits (it reaches them only through those heads), so it has no term.
+ *
+ * Leaves out: post-norm models and postNorms (every layer's output passes through its own norm,
+ * so the heads' results do not add up to the final stream: refused).
  *
  * Shape legend: T positions, C d_model, L decoder layers, H heads, D head size, V vocabulary.
  */
@@ -37,6 +41,10 @@ export interface DirectLogitResult {
   readonly heads: Float64Array;
   /** Each attention's output bias [L, T], or null when the attention has none. */
   readonly attnBias: Float64Array | null;
+  /** An encoder-decoder's cross-attention heads' results [L, H, T], else null. */
+  readonly crossHeads: Float64Array | null;
+  /** An encoder-decoder's cross-attention output biases [L, T], else null (or none). */
+  readonly crossBias: Float64Array | null;
   /** Each MLP's output [L, T]. */
   readonly mlp: Float64Array;
   /** The final norm's bias and the unembedding's bias, which no component owns [T]. */
@@ -49,10 +57,11 @@ export interface DirectLogitResult {
 
 /** Refuses a model whose final stream is not a sum of its components read through one final norm. */
 export function checkDecomposable(model: Transformer, what: string): void {
-  if (model.config.kind !== 'decoder-only')
+  if (model.config.postNorms)
     throw new EngineError(
       'input/invalid',
-      `${what} reads a decoder-only model's residual stream; this run is an encoder-decoder.`,
+      `${what} needs the heads' results to add up to the final stream, and postNorms passes every sublayer's ` +
+        'output through its own norm. Use attribution patching (--what attribution) instead.',
     );
   if (!model.decNorm)
     throw new EngineError(
@@ -110,7 +119,10 @@ function project(pr: Projection, c: ArrayLike<number>, T: number, C: number, out
   }
 }
 
-/** Each head's result of layer `layer` projected, into heads[layer, h, ·], without forming z_h·W_oᵀ. */
+/**
+ * Each head's result of layer `layer`'s self-attention (or, `cross`, cross-attention) projected, into
+ * heads[layer, h, ·], without forming z_h·W_oᵀ.
+ */
 function projectHeads(
   model: Transformer,
   acts: Captured,
@@ -118,14 +130,16 @@ function projectHeads(
   layer: number,
   T: number,
   heads: Float64Array,
+  cross = false,
 ): void {
-  const attn = model.decoder[layer]?.selfAttn;
+  const blk = model.decoder[layer];
+  const attn = cross ? blk?.crossAttn : blk?.selfAttn;
   if (!attn) throw new Error(`no layer ${layer}`);
   const { H, D } = attn;
   const C = model.config.dModel;
   const HD = attn.o.inF;
   const Wo = attn.o.w.data; // [C, H·D]
-  const z = capturedAt(acts, 'z', layer); // [T, H·D]
+  const z = capturedAt(acts, cross ? 'cross_z' : 'z', layer); // [T, H·D]
   // Per column j of W_o: g_j = Σ_i W_o[i, j] dw_i and its mean over the C rows (LayerNorm's centring).
   const g = new Float64Array(HD);
   const m = new Float64Array(HD);
@@ -164,28 +178,35 @@ export function directLogitAttribution(
   const L = model.decoder.length;
   const T = batch.T;
   if (batch.B !== 1) throw new Error('direct logit attribution reads one sequence');
-  const acts = captureForward(model, batch, ['resid_pre', 'z', 'mlp_out']);
+  const encdec = cfg.kind === 'encoder-decoder';
+  const acts = captureForward(model, batch, ['resid_pre', 'z', 'mlp_out', ...(encdec ? (['cross_z'] as const) : [])]);
   const pr = projection(model, capturedAt(acts, 'resid_pre', L), T, answer, wrong);
   const embed = new Float64Array(T);
   project(pr, capturedAt(acts, 'resid_pre', 0), T, C, embed, 0);
   const heads = new Float64Array(L * H * T);
   const mlp = new Float64Array(L * T);
   const attnBias = cfg.attnOutBias ? new Float64Array(L * T) : null;
+  const crossHeads = encdec ? new Float64Array(L * H * T) : null;
+  const crossBias = encdec && cfg.attnOutBias ? new Float64Array(L * T) : null;
+  const projectBias = (b: { data: FloatArray }, out: Float64Array, l: number): void =>
+    project(
+      pr,
+      Array.from({ length: T * C }, (_, i) => b.data[i % C] as number),
+      T,
+      C,
+      out,
+      l * T,
+    );
   const accumulated = new Float64Array((L + 1) * T);
   for (let l = 0; l <= L; l++) project(pr, capturedAt(acts, 'resid_pre', l), T, C, accumulated, l * T);
   for (let l = 0; l < L; l++) {
     projectHeads(model, acts, pr, l, T, heads);
     project(pr, capturedAt(acts, 'mlp_out', l), T, C, mlp, l * T);
     const b = model.decoder[l]?.selfAttn.o.b;
-    if (attnBias && b)
-      project(
-        pr,
-        Array.from({ length: T * C }, (_, i) => b.data[i % C] as number),
-        T,
-        C,
-        attnBias,
-        l * T,
-      );
+    if (attnBias && b) projectBias(b, attnBias, l);
+    if (crossHeads) projectHeads(model, acts, pr, l, T, crossHeads, true);
+    const cb = model.decoder[l]?.crossAttn?.o.b;
+    if (crossBias && cb) projectBias(cb, crossBias, l);
   }
   const excluded = new Float64Array(T);
   const norm = model.decNorm;
@@ -205,5 +226,5 @@ export function directLogitAttribution(
     for (let i = 0; i < rows.length; i++)
       logitDiff[p0 + i] = preCap(logits[i * V + answer] as number) - preCap(logits[i * V + wrong] as number);
   }
-  return { T, L, H, embed, heads, attnBias, mlp, excluded, accumulated, logitDiff };
+  return { T, L, H, embed, heads, attnBias, crossHeads, crossBias, mlp, excluded, accumulated, logitDiff };
 }

@@ -37,8 +37,8 @@ import { EngineError } from '../errors';
 import type { AttentionTrace } from './attentionTrace';
 import { checkLogitsLength, rowLogSumExp } from './logits';
 import { feedPrompt, makeTrace } from './singleRow';
-import { MAX_FINISHING_TOKENS } from './stepperContract';
-import type { DecodeOptions, DecodeResult, DecodeStepper, StopReason } from './stepperContract';
+import { MAX_FINISHING_TOKENS, runSteps } from './stepperContract';
+import type { DecodeOptions, DecodeResult, DecodeStepper, DecodeSteps, StopReason } from './stepperContract';
 import { TopK } from './topK';
 import { checkNumber, validateCommon } from './validate';
 import type { GenerationBudget } from './validate';
@@ -268,16 +268,22 @@ class BeamState {
  * Throws EngineError('input/invalid') for a bad prompt or option.
  */
 export function beamSearch(stepper: DecodeStepper, prompt: Int32Array, opts: BeamOptions): DecodeResult[] {
+  return runSteps(stepper, beamSteps(stepper, prompt, opts));
+}
+
+/** {@link beamSearch} as steps (stepperContract.ts `DecodeSteps`), for a stepper on a device. */
+export function* beamSteps(stepper: DecodeStepper, prompt: Int32Array, opts: BeamOptions): DecodeSteps<DecodeResult[]> {
   const budget = validateCommon(stepper, prompt, opts);
   validateBeam(stepper, opts);
   const search = new BeamState(stepper.vocabSize, opts, budget, stepper.maxPositions - prompt.length + 1);
   const trace = makeTrace(stepper, prompt, opts);
-  let out = feedPrompt(stepper, prompt, trace);
+  let out = yield* feedPrompt(stepper, prompt, trace);
   for (let k = 0; ; k++) {
     const next = search.advance(out.logits, k);
     if (next === null) break;
     if (!isIdentity(next.parents, search.rows(k))) stepper.reorder(next.parents);
     out = stepper.step(next.tokens, trace !== null);
+    yield;
     if (trace !== null) trace.record(out.attention, next.tokens.length);
   }
   return search.nBest().map((f) => toResult(f, trace, prompt.length));

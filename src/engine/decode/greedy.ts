@@ -8,7 +8,8 @@
 
 import { argmaxRow } from './logits';
 import { decodeSingleRow } from './singleRow';
-import type { DecodeResult, DecodeStepper, GreedyOptions } from './stepperContract';
+import { runSteps } from './stepperContract';
+import type { DecodeResult, DecodeStepper, DecodeSteps, GreedyOptions } from './stepperContract';
 import { validateCommon } from './validate';
 
 /**
@@ -18,7 +19,16 @@ import { validateCommon } from './validate';
  * cache, rows = 1). Throws EngineError('input/invalid') for a bad prompt or option.
  */
 export function greedyDecode(stepper: DecodeStepper, prompt: Int32Array, opts: GreedyOptions): DecodeResult {
+  return runSteps(stepper, greedySteps(stepper, prompt, opts));
+}
+
+/** {@link greedyDecode} as steps (stepperContract.ts `DecodeSteps`), for a stepper on a device. */
+export function* greedySteps(
+  stepper: DecodeStepper,
+  prompt: Int32Array,
+  opts: GreedyOptions,
+): DecodeSteps<DecodeResult> {
   const budget = validateCommon(stepper, prompt, opts, opts.slide === true);
   const V = stepper.vocabSize;
-  return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
+  return yield* decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
 }

@@ -18,7 +18,8 @@
 import type { Rng } from '../rng';
 import { argmaxRow } from './logits';
 import { decodeSingleRow } from './singleRow';
-import type { DecodeResult, DecodeStepper, StreamingOptions } from './stepperContract';
+import { runSteps } from './stepperContract';
+import type { DecodeResult, DecodeStepper, DecodeSteps, StreamingOptions } from './stepperContract';
 import { TopK } from './topK';
 import { checkInt, checkNumber, validateCommon } from './validate';
 
@@ -169,11 +170,20 @@ export function samplingDistribution(logits: Float32Array, filter: SamplingFilte
  * Throws EngineError('input/invalid') for a bad prompt or option.
  */
 export function sampleDecode(stepper: DecodeStepper, prompt: Int32Array, opts: SampleOptions): DecodeResult {
+  return runSteps(stepper, sampleSteps(stepper, prompt, opts));
+}
+
+/** {@link sampleDecode} as steps (stepperContract.ts `DecodeSteps`), for a stepper on a device. */
+export function* sampleSteps(
+  stepper: DecodeStepper,
+  prompt: Int32Array,
+  opts: SampleOptions,
+): DecodeSteps<DecodeResult> {
   const budget = validateCommon(stepper, prompt, opts, opts.slide === true);
   validateSamplingFilter(opts);
   const V = stepper.vocabSize;
   if (opts.temperature === 0)
-    return decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
+    return yield* decodeSingleRow(stepper, prompt, opts, budget, (logits) => argmaxRow(logits, 0, V));
   const sampler = new Sampler(V, opts);
-  return decodeSingleRow(stepper, prompt, opts, budget, (logits) => sampler.draw(logits, opts.rng));
+  return yield* decodeSingleRow(stepper, prompt, opts, budget, (logits) => sampler.draw(logits, opts.rng));
 }

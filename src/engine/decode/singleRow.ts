@@ -5,7 +5,8 @@
  * or, with `slide`, past
  * the context over a sliding window (the stepper is reset and re-primed with the last
  * `slideKeep(context)` tokens whenever its cache is full). Also `feedPrompt`, which beam
- * search uses too.
+ * search uses too. Written as steps (stepperContract.ts `DecodeSteps`): each yields after a
+ * stepper call, before it reads the call's output.
  *
  * Leaves out: how a token is picked (greedy.ts, sample.ts) and several rows (beam.ts).
  */
@@ -16,6 +17,7 @@ import { MAX_FINISHING_TOKENS, slideKeep } from './stepperContract';
 import type {
   DecodeOptions,
   DecodeResult,
+  DecodeSteps,
   DecodeStepper,
   SlideInfo,
   StepOutput,
@@ -37,9 +39,14 @@ export function makeTrace(stepper: DecodeStepper, prompt: Int32Array, opts: Deco
  * per step otherwise. Captures attention for every prompt step when the trace starts at
  * position 0, otherwise only for the last one.
  */
-export function feedPrompt(stepper: DecodeStepper, prompt: Int32Array, trace: AttentionTrace | null): StepOutput {
+export function* feedPrompt(
+  stepper: DecodeStepper,
+  prompt: Int32Array,
+  trace: AttentionTrace | null,
+): DecodeSteps<StepOutput> {
   if (stepper.prefill && (trace === null || trace.queryStart >= prompt.length - 1)) {
     const out = stepper.prefill(prompt, trace !== null);
+    yield;
     if (trace !== null) trace.record(out.attention, 1);
     return out;
   }
@@ -49,6 +56,7 @@ export function feedPrompt(stepper: DecodeStepper, prompt: Int32Array, trace: At
     token[0] = prompt[i] as number;
     const capture = trace !== null && i >= trace.queryStart;
     out = stepper.step(token, capture);
+    yield;
     if (capture) trace.record(out.attention, 1);
   }
   return out as StepOutput; // the prompt is validated non-empty
@@ -60,17 +68,17 @@ export function feedPrompt(stepper: DecodeStepper, prompt: Int32Array, trace: At
  */
 export type PickToken = (logits: Float32Array, lse: number) => number;
 
-/** Runs the one-row decode loop (see the file header); `budget` comes from validateCommon. */
-export function decodeSingleRow(
+/** The one-row decode loop (see the file header) as steps; `budget` comes from validateCommon. */
+export function* decodeSingleRow(
   stepper: DecodeStepper,
   prompt: Int32Array,
   opts: StreamingOptions,
   budget: GenerationBudget,
   pick: PickToken,
-): DecodeResult {
+): DecodeSteps<DecodeResult> {
   const V = stepper.vocabSize;
   const trace = makeTrace(stepper, prompt, opts);
-  let out = feedPrompt(stepper, prompt, trace);
+  let out = yield* feedPrompt(stepper, prompt, trace);
   const context = Array.from(prompt); // prompt, then every generated token
   let fed = prompt.length; // positions in the stepper's cache
   let slides = 0;
@@ -103,13 +111,14 @@ export function decodeSingleRow(
     if (k + 1 >= budget.maxGenerated && !finishing) break;
     if (fed >= stepper.maxPositions) {
       // The cache is full (only reachable with `slide`: the budget stops a plain decode first).
-      out = reprime(stepper, context, slideKeep(stepper.maxPositions), trace);
+      out = yield* reprime(stepper, context, slideKeep(stepper.maxPositions), trace);
       fed = slideKeep(stepper.maxPositions);
       slides++;
       continue;
     }
     token[0] = t;
     out = stepper.step(token, trace !== null);
+    yield;
     fed++;
     if (trace !== null) trace.record(out.attention, 1, context.length - fed);
   }
@@ -123,16 +132,17 @@ export function decodeSingleRow(
  * model sees them as nanoGPT's cropped `idx[:, -block_size:]`; returns the logits after the
  * newest. Records the newest token's attention at its place in the whole context.
  */
-function reprime(
+function* reprime(
   stepper: DecodeStepper,
   context: readonly number[],
   keep: number,
   trace: AttentionTrace | null,
-): StepOutput {
+): DecodeSteps<StepOutput> {
   stepper.reset();
   const start = context.length - keep;
   if (stepper.prefill) {
     const out = stepper.prefill(Int32Array.from(context.slice(start)), trace !== null);
+    yield;
     if (trace !== null) trace.record(out.attention, 1, start);
     return out;
   }
@@ -142,6 +152,7 @@ function reprime(
     token[0] = context[i] as number;
     const capture = trace !== null && i === context.length - 1;
     out = stepper.step(token, capture);
+    yield;
     if (capture) trace.record(out.attention, 1, start);
   }
   return out as StepOutput; // keep ≥ 1

@@ -45,6 +45,13 @@ export interface DecodeStepper {
    * when `capture`). A stepper without it is fed one token per step.
    */
   prefill?(tokens: Int32Array, capture: boolean): StepOutput;
+  /**
+   * True when the model's memory lives on a device (WebGPU): what `step` and `prefill` return is
+   * filled only by `settle`, so only a decode run by {@link runStepsAsync} can read it.
+   */
+  readonly deferred?: boolean;
+  /** Reads back what the last `step` or `prefill` returned (a device's); absent or at once on a host. */
+  settle?(): Promise<void>;
   /** Rearrange cache rows: new row i continues old row parents[i] (duplicates allowed); rows = parents.length. */
   reorder(parents: Int32Array): void;
   /**
@@ -161,6 +168,32 @@ export const MAX_FINISHING_TOKENS = 3;
  */
 export function slideKeep(maxPositions: number): number {
   return Math.max(1, Math.ceil(maxPositions / 2));
+}
+
+/**
+ * A decode written as steps: it yields after each stepper call, before it reads what the call
+ * returned, so the same loop runs on a host stepper (nothing to wait for) and on a device's
+ * (whose outputs are read back in between).
+ */
+export type DecodeSteps<T> = Generator<void, T, void>;
+
+/** Runs `steps` on a host stepper; a deferred (device) stepper is refused: use {@link runStepsAsync}. */
+export function runSteps<T>(stepper: DecodeStepper, steps: DecodeSteps<T>): T {
+  if (stepper.deferred === true)
+    throw new Error('This stepper reads its outputs back from a device: decode with runStepsAsync.');
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+  }
+}
+
+/** Runs `steps`, letting `stepper` settle (read its outputs back) after each call it makes. */
+export async function runStepsAsync<T>(stepper: DecodeStepper, steps: DecodeSteps<T>): Promise<T> {
+  for (;;) {
+    const r = steps.next();
+    if (r.done === true) return r.value;
+    await stepper.settle?.();
+  }
 }
 
 /** Options of `greedyDecode`. */

@@ -25,6 +25,7 @@
  */
 
 import type { AttentionDims, Backend, FloatArray, MaskView } from '../backend';
+import { copyOn } from '../backend';
 import type { ModelConfig } from '../config';
 import { headSize, kvHeads } from '../config';
 import { alibiSlopes } from '../ops/alibi';
@@ -517,8 +518,8 @@ export class MultiHeadAttention {
     this.keysValues(k, s.kNew, s.vNew, s.qkRaw, s.qkRstd, x, R, 1, P - 1);
     for (let r = 0; r < R; r++) {
       const at = r * cache.rowStride + (P - 1) * KV;
-      cache.k.set(s.kNew.subarray(r * KV, (r + 1) * KV), at);
-      cache.v.set(s.vNew.subarray(r * KV, (r + 1) * KV), at);
+      copyOn(k, cache.k.subarray(at), s.kNew.subarray(r * KV), KV);
+      copyOn(k, cache.v.subarray(at), s.vNew.subarray(r * KV), KV);
     }
     this.attend(
       k,

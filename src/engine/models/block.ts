@@ -24,6 +24,7 @@ import type { Rng } from '../rng';
 import type { Alloc, AttentionNames, AttentionScratch, KVCache } from './attention';
 import { MultiHeadAttention, allocAttentionScratch, attentionSpec } from './attention';
 import type { LayerHook } from './hooks';
+import { crossPoint, renamedHook } from './hooks';
 import type { FfnScratch, NormScratch } from './layers';
 import { Dropout, FeedForward, Norm } from './layers';
 import type { Arena, ParamInit, ParamStore, Slot } from './plan';
@@ -256,18 +257,21 @@ export class Block {
 
   /**
    * Sets the hook later batch forwards call at this layer's points (its self-attention's q, k,
-   * v, z; attn_out, mlp_out); null removes it. Inference only: backward ignores what it wrote.
+   * v, z; attn_out; the cross-attention's cross_q, cross_k, cross_v, cross_z, cross_out; mlp_out);
+   * null removes it. Inference only: backward ignores what it wrote.
    */
   setHook(hook: LayerHook | null): void {
     this.hook = hook;
     this.selfAttn.hook = hook;
+    if (this.crossAttn) this.crossAttn.hook = hook && renamedHook(hook, crossPoint);
   }
 
   /** Calls the hook, if any, with sublayer s's output y [B, T, C] of a batch forward. */
   private tapOutput(s: Sublayer, y: FloatArray, p: BlockInputs): void {
     const hook = this.hook;
-    if (!hook || s.kind === 'cross') return;
-    hook({ point: s.kind === 'self' ? 'attn_out' : 'mlp_out', B: p.B, T: p.T, heads: 1, width: this.selfAttn.C }, y);
+    if (!hook) return;
+    const point = s.kind === 'self' ? 'attn_out' : s.kind === 'cross' ? 'cross_out' : 'mlp_out';
+    hook({ point, B: p.B, T: p.T, heads: 1, width: this.selfAttn.C }, y);
   }
 
   /** The block's output stream [B, T, C] (valid after forward). */

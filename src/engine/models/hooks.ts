@@ -22,27 +22,64 @@
  * in the order resid_pre, q, k, v, z, attn_out, mlp_out of each layer (a parallel-residual
  * block: the same, both sublayers reading resid_pre), then resid_pre of layer L.
  *
- * Leaves out: hooks in training (refused: backward would not see a replaced activation),
- * in key/value-cache decoding (stepper.ts; its one write, steering's addition to resid_pre, is
- * the stepper's `residAdd` option, steering.ts), in the encoder and in cross-attention of an
- * encoder-decoder (its decoder's self-attention, feed-forward and stream have every point).
+ * An encoder-decoder has the same points in its decoder (T target positions), and more:
+ *   cross_q    [B, T, H·D]    the decoder layer's cross-attention query projection
+ *   cross_k, cross_v [B, S, Hkv·D]  its key and value projections of the encoder output (S source
+ *                             positions)
+ *   cross_z    [B, T, H·D]    the cross-attention's heads before its W_o
+ *   cross_out  [B, T, C]      the cross-attention's output after W_o and its bias
+ * between a decoder layer's attn_out and mlp_out (q, k, v, z, then out); and, first, the
+ * encoder's points, the decoder-only names with `enc_` (enc_resid_pre, enc_q, enc_k, enc_v,
+ * enc_z, enc_attn_out, enc_mlp_out) over [B, S, ·] per encoder layer, and enc_resid_pre of layer
+ * L_enc, the stream entering the encoder's final norm (pre-LN) or the cross-attentions (post-LN).
+ * A decoder-only forward reaches none of these: its hooks see what they always saw.
+ *
+ * Leaves out: hooks in training (refused: backward would not see a replaced activation;
+ * a hook that only reads may say so, `ForwardOptions.hookReadsOnly`, and a backward may follow),
+ * and in key/value-cache decoding (stepper.ts; its one write, steering's addition to resid_pre,
+ * is the stepper's `residAdd` option, steering.ts).
  */
 
 import type { FloatArray } from '../backend';
 
-/** A hook point's name (see the file comment). */
-export type HookPoint = 'resid_pre' | 'q' | 'k' | 'v' | 'z' | 'attn_out' | 'mlp_out';
+/** A decoder-only layer's hook point, and an encoder-decoder decoder layer's self-attention, stream and MLP points. */
+export type LayerPoint = 'resid_pre' | 'q' | 'k' | 'v' | 'z' | 'attn_out' | 'mlp_out';
 
-/** Every hook point, in the order a layer reaches them. */
-export const HOOK_POINTS: readonly HookPoint[] = ['resid_pre', 'q', 'k', 'v', 'z', 'attn_out', 'mlp_out'];
+/** An encoder-decoder's decoder cross-attention points. */
+export type CrossPoint = 'cross_q' | 'cross_k' | 'cross_v' | 'cross_z' | 'cross_out';
+
+/** An encoder layer's points: a layer's points with `enc_`. */
+export type EncoderPoint = `enc_${LayerPoint}`;
+
+/** A hook point's name (see the file comment). */
+export type HookPoint = LayerPoint | CrossPoint | EncoderPoint;
+
+/** Every hook point of a decoder-only layer, in the order a layer reaches them. */
+export const HOOK_POINTS: readonly LayerPoint[] = ['resid_pre', 'q', 'k', 'v', 'z', 'attn_out', 'mlp_out'];
+
+/** The cross-attention's name of an attention point q, k, v, z or the sublayer output attn_out. */
+export function crossPoint(p: HookPoint): HookPoint {
+  if (p === 'q' || p === 'k' || p === 'v' || p === 'z') return `cross_${p}`;
+  return p === 'attn_out' ? 'cross_out' : p;
+}
+
+/** The encoder's name of a layer point. */
+export function encoderPoint(p: HookPoint): HookPoint {
+  return (HOOK_POINTS as readonly string[]).includes(p) ? (`enc_${p}` as EncoderPoint) : p;
+}
+
+/** Whether `p` is an encoder point. */
+export function isEncoderPoint(p: HookPoint): p is EncoderPoint {
+  return p.startsWith('enc_');
+}
 
 /** Where a hook is called and the shape of the view it gets: [B, T, heads·width]. */
 export interface HookSite {
   readonly point: HookPoint;
-  /** 0-based decoder layer; resid_pre also L (the final norm's input). */
+  /** 0-based layer of the point's stack (enc_*: the encoder's); resid_pre also L (the final norm's input). */
   readonly layer: number;
   readonly B: number;
-  /** Rows per batch item (positions). */
+  /** Rows per batch item (positions: target T, or source S at enc_* and cross_k, cross_v). */
   readonly T: number;
   /** Heads in a row: H (q, z), Hkv (k, v) or 1 (resid_pre, attn_out, mlp_out). */
   readonly heads: number;
@@ -62,4 +99,9 @@ export type LayerHook = (site: Omit<HookSite, 'layer'>, data: FloatArray) => voi
 /** The layer hook of `hook` at `layer`: passes the view of [B, T, heads·width] only. */
 export function layerHook(hook: ForwardHook, layer: number): LayerHook {
   return (site, data) => hook({ ...site, layer }, data.subarray(0, site.B * site.T * site.heads * site.width));
+}
+
+/** `hook` with each site's point renamed by `rename` (the encoder's and the cross-attention's points). */
+export function renamedHook(hook: LayerHook, rename: (p: HookPoint) => HookPoint): LayerHook {
+  return (site, data) => hook({ ...site, point: rename(site.point) }, data);
 }

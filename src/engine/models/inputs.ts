@@ -78,8 +78,8 @@ export interface ForwardOptions {
    */
   readonly ablate?: readonly HeadRef[];
   /**
-   * Called at every hook point of the decoder (hooks.ts) to read or replace its activation;
-   * inference only (not with `train`). Absent: no extra work.
+   * Called at every hook point (hooks.ts) to read or replace its activation; inference only (not
+   * with `train`). Absent: no extra work.
    */
   readonly hook?: ForwardHook;
   /**
@@ -87,6 +87,11 @@ export interface ForwardOptions {
    * attention or activations, or the logits of a few rows afterwards (Transformer.logitsAt). Default true.
    */
   readonly loss?: boolean;
+  /**
+   * The hook only reads (captures) and writes nothing: a backward() may follow this forward (attribution
+   * patching's one corrupted pass). A hook that writes anyway makes that backward wrong.
+   */
+  readonly hookReadsOnly?: boolean;
 }
 
 /** A model's plan: its ModelShape with every default filled in. */

@@ -23,6 +23,13 @@
  * `head`, which sit beside their `forward` and share its math. Leaves out: any layer's math,
  * and batching several prompts (a row is a beam of one prompt).
  *
+ * On a backend whose memory lives on a device (WebGPU: `Backend.download`), a step or prefill
+ * only records work: the arrays it returns (logits, captured attention) and what it hands a
+ * prefill's `onAttention` are filled by {@link ModelStepper.settle}, which reads them back in one
+ * go after the call; each layer's probabilities are kept in a buffer of their own on the device
+ * until then. The cache's rows move on the device too (`Backend.copy`). Steering (`residAdd`),
+ * which adds on the host, is refused there.
+ *
  * The cache holds each layer's key/value heads (Hkv of them under grouped-query attention,
  * so it shrinks by H / Hkv), keys already normed and rotated (RoPE at their absolute
  * positions); a sliding window masks each step's row to the last W positions.
@@ -32,6 +39,7 @@
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
+import { copyOn } from '../backend';
 import type { DecodeStepper, StepAttention, StepOutput } from '../decode/stepperContract';
 import { EngineError } from '../errors';
 import { headSize, layerWindow } from '../config';
@@ -134,6 +142,12 @@ export interface ModelStepper extends DecodeStepper {
    * and cross [H, T, S].
    */
   prefill(tokens: Int32Array, capture: boolean, onAttention?: LayerAttentionSink): StepOutput;
+  /**
+   * Reads back what the last step or prefill returned, and calls its `onAttention`, on a
+   * device backend (see the file comment); resolves at once on a host backend, whose outputs
+   * are whole when the call returns.
+   */
+  settle(): Promise<void>;
 }
 
 /** Creates a key/value-cache stepper over a bound model. */
@@ -151,9 +165,12 @@ interface PrefillBuffers {
   readonly causal: MaskView; // [P, P]
   /** The global layers' causal mask without the window (globalEvery), else null. */
   readonly causalFull: MaskView | null;
+  /** On a device: each decoder layer's self [H, P, P] and cross [H, P, S] probabilities, kept until settle. */
+  readonly kept: { readonly self: FloatArray; readonly cross: FloatArray | null }[];
 }
 
 class KVCacheStepper implements ModelStepper {
+  readonly deferred: boolean;
   readonly vocabSize: number;
   readonly nHeads: number;
   readonly maxPositions: number;
@@ -176,6 +193,8 @@ class KVCacheStepper implements ModelStepper {
   private preMark: { readonly floats: number; readonly bytes: number } | null = null;
   private rows = 1;
   private pos = 0;
+  /** Host reads waiting for the device: each view is read back, then its `use` runs (see settle). */
+  private reads: { readonly view: FloatArray; readonly use: () => void }[] = [];
 
   constructor(
     private readonly model: Transformer,
@@ -183,6 +202,7 @@ class KVCacheStepper implements ModelStepper {
     opts: StepperOptions,
   ) {
     const cfg = model.config;
+    this.deferred = k.download !== undefined;
     if (!Number.isInteger(opts.maxRows) || opts.maxRows < 1)
       throw new EngineError('input/invalid', `maxRows must be a positive integer, got ${opts.maxRows}.`);
     this.vocabSize = cfg.vocabSize;
@@ -219,6 +239,11 @@ class KVCacheStepper implements ModelStepper {
       this.crossMask = null;
     }
     if (opts.residAdd) checkResidAdd(opts.residAdd, model.decoder.length, C);
+    if (opts.residAdd && k.download)
+      throw new EngineError(
+        'input/invalid',
+        `Steering is not built on the ${k.name} backend yet; open the run with backend wasm or auto to steer.`,
+      );
     this.add = opts.residAdd ?? null;
     const ws = (this.ws = opts.workspace ?? new StepperWorkspace(k));
     ws.restart();
@@ -232,9 +257,13 @@ class KVCacheStepper implements ModelStepper {
     this.out32 = new Float32Array(R * cfg.vocabSize);
   }
 
-  /** The prefill's buffers for a prompt of `T` positions: the ones of an earlier prefill when they are long enough. */
-  private prefillBuffers(T: number): PrefillBuffers {
-    if (this.pre && this.pre.T >= T) return this.pre;
+  /**
+   * The prefill's buffers for a prompt of `T` positions: the ones of an earlier prefill when they are long enough;
+   * with `keep`, on a device, with a buffer of every layer's probabilities (only a prefill that hands them out).
+   */
+  private prefillBuffers(T: number, keep: boolean): PrefillBuffers {
+    const kept = keep && this.k.download !== undefined;
+    if (this.pre && this.pre.T >= T && (!kept || this.pre.kept.length > 0)) return this.pre;
     if (this.preMark) this.ws.rewind(this.preMark);
     else this.preMark = this.ws.mark();
     const { C, S, nHeads: H } = this;
@@ -255,6 +284,9 @@ class KVCacheStepper implements ModelStepper {
       crossProbs: S > 0 ? alloc(H * P * S) : null,
       causal: causalView(causal, P),
       causalFull: full ? causalView(full, P) : null,
+      kept: kept
+        ? this.model.decoder.map(() => ({ self: alloc(H * P * P), cross: S > 0 ? alloc(H * P * S) : null }))
+        : [],
     };
     return this.pre;
   }
@@ -277,9 +309,13 @@ class KVCacheStepper implements ModelStepper {
     for (const id of tokens)
       if (id < 0 || id >= V)
         throw new EngineError('input/invalid', `Token id ${id} is outside the vocabulary of ${V}.`);
-    const b = this.prefillBuffers(T);
+    const b = this.prefillBuffers(T, capture || onAttention !== undefined);
+    const S = this.S;
     if (onAttention)
-      model.encoder.forEach((blk, l) => onAttention('encoder.self', l, blk.selfAttn.probs.data, [H, this.S, this.S]));
+      model.encoder.forEach((blk, l) => {
+        const probs = blk.selfAttn.probs.data.subarray(0, H * S * S);
+        this.later(probs, () => onAttention('encoder.self', l, probs, [H, S, S]));
+      });
     // With `capture`, the last position's row of every layer, as a step there would return it.
     const self: Float32Array[] = [];
     const cross: Float32Array[] = [];
@@ -287,6 +323,14 @@ class KVCacheStepper implements ModelStepper {
       const out = new Float32Array(H * cols);
       for (let h = 0; h < H; h++) out.set(probs.subarray((h * T + T - 1) * cols, (h * T + T) * cols), h * cols);
       return out;
+    };
+    /** Hands layer l's probabilities [H, T, cols] on: now, or (on a device) from a copy of their own at settle. */
+    const handOut = (probs: FloatArray, keep: FloatArray | null, cols: number, use: (p: FloatArray) => void): void => {
+      const n = H * T * cols;
+      if (keep === null) return use(probs.subarray(0, n));
+      copyOn(k, keep, probs, n);
+      const view = keep.subarray(0, n);
+      this.later(view, () => use(view));
     };
     const x = b.x.subarray(0, T * C);
     model.decEmbed.prefill(k, x, tokens, T, b.scratch);
@@ -303,11 +347,23 @@ class KVCacheStepper implements ModelStepper {
         selfProbs: b.selfProbs,
         crossProbs: b.crossProbs,
       });
-      onAttention?.('decoder.self', l, b.selfProbs, [H, T, T]);
-      if (capture) self.push(lastRow(b.selfProbs, T));
-      if (cache.cross && b.crossProbs) {
-        onAttention?.('decoder.cross', l, b.crossProbs, [H, T, this.S]);
-        if (capture) cross.push(lastRow(b.crossProbs, this.S));
+      const kept = b.kept[l];
+      if (onAttention || capture) {
+        // A step's arrays are whole when it returns: the captured rows are placed as the layers come.
+        const at = self.length;
+        if (capture) self.push(new Float32Array(0));
+        handOut(b.selfProbs, kept?.self ?? null, T, (p) => {
+          onAttention?.('decoder.self', l, p, [H, T, T]);
+          if (capture) self[at] = lastRow(p, T);
+        });
+      }
+      if (cache.cross && b.crossProbs && (onAttention || capture)) {
+        const at = cross.length;
+        if (capture) cross.push(new Float32Array(0));
+        handOut(b.crossProbs, kept?.cross ?? null, S, (p) => {
+          onAttention?.('decoder.cross', l, p, [H, T, S]);
+          if (capture) cross[at] = lastRow(p, S);
+        });
       }
     });
     if (add?.layer === model.decoder.length) addToRows(x, T, add.vector);
@@ -319,9 +375,7 @@ class KVCacheStepper implements ModelStepper {
     }
     model.head(k, this.logits, top, 1);
     this.pos = T;
-    const logits =
-      this.logits instanceof Float32Array ? this.logits.subarray(0, V) : copyInto(this.out32, this.logits, V);
-    return { logits, attention: capture ? { self, cross } : null };
+    return { logits: this.logitsOut(V), attention: capture ? { self, cross } : null };
   }
 
   step(tokens: Int32Array, capture: boolean): StepOutput {
@@ -367,20 +421,49 @@ class KVCacheStepper implements ModelStepper {
     }
     model.head(k, this.logits, top, R);
     this.pos = P;
-    const nl = R * V;
-    const logits =
-      this.logits instanceof Float32Array ? this.logits.subarray(0, nl) : copyInto(this.out32, this.logits, nl);
+    const logits = this.logitsOut(R * V);
     let attention: StepAttention | null = null;
     if (capture) {
       const H = this.nHeads;
+      const copied = (probs: FloatArray, n: number): Float32Array => {
+        const out = new Float32Array(n);
+        const view = probs.subarray(0, n);
+        this.later(view, () => out.set(view));
+        return out;
+      };
       attention = {
-        self: this.caches.map((c) => Float32Array.from(c.self.probs.subarray(0, R * H * P))),
-        cross: this.caches.flatMap((c) =>
-          c.cross ? [Float32Array.from(c.cross.probs.subarray(0, R * H * this.S))] : [],
-        ),
+        self: this.caches.map((c) => copied(c.self.probs, R * H * P)),
+        cross: this.caches.flatMap((c) => (c.cross ? [copied(c.cross.probs, R * H * this.S)] : [])),
       };
     }
     return { logits, attention };
+  }
+
+  /** The first n logits as float32: the buffer itself when it is one (read back at settle on a device). */
+  private logitsOut(n: number): Float32Array {
+    if (this.logits instanceof Float32Array) {
+      const view = this.logits.subarray(0, n);
+      this.later(view, () => undefined);
+      return view;
+    }
+    const out = this.out32.subarray(0, n);
+    this.later(this.logits.subarray(0, n), () => copyInto(this.out32, this.logits, n));
+    return out;
+  }
+
+  /** Runs `use` once `view` holds the model's values: now on a host backend, at settle on a device. */
+  private later(view: FloatArray, use: () => void): void {
+    if (this.k.download) this.reads.push({ view, use });
+    else use();
+  }
+
+  async settle(): Promise<void> {
+    const reads = this.reads;
+    this.reads = [];
+    const download = this.k.download?.bind(this.k);
+    // Every copy is submitted before the first is awaited: one round trip to the device, not one per view.
+    if (download) await Promise.all(reads.map((r) => download(r.view)));
+    for (const r of reads) r.use();
   }
 
   reset(): void {
@@ -402,10 +485,10 @@ class KVCacheStepper implements ModelStepper {
       const row = c.self.rowStride;
       const used = this.pos * c.self.width;
       for (const buf of [c.self.k, c.self.v]) {
-        this.tmp.set(buf.subarray(0, this.rows * row));
+        copyOn(this.k, this.tmp, buf, this.rows * row);
         for (let i = 0; i < R; i++) {
           const from = (parents[i] as number) * row;
-          buf.set(this.tmp.subarray(from, from + used), i * row);
+          copyOn(this.k, buf.subarray(i * row), this.tmp.subarray(from), used);
         }
       }
     }

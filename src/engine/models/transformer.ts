@@ -24,7 +24,7 @@ import type { Block } from './block';
 import type { AttentionLayer } from './heads';
 import { applyHeadsOff, attentionLayersOf } from './heads';
 import type { ForwardHook } from './hooks';
-import { layerHook } from './hooks';
+import { encoderPoint, layerHook, renamedHook } from './hooks';
 import type { Batch, ForwardOptions } from './inputs';
 import { checkBatch } from './inputs';
 import { linearBackward, linearForward } from './layers';
@@ -34,11 +34,25 @@ import { ModelParts } from './modelParts';
 import type { AttentionCapture } from './readouts';
 import { attentionMaps, forwardMasks, lensLogits } from './readouts';
 
+/** The hook points whose gradients a {@link GradientTap} receives. */
+export type TappedPoint =
+  | 'resid_pre'
+  | 'z'
+  | 'attn_out'
+  | 'mlp_out'
+  | 'cross_z'
+  | 'cross_out'
+  | 'enc_resid_pre'
+  | 'enc_z'
+  | 'enc_attn_out'
+  | 'enc_mlp_out';
+
 /**
- * Receives, during backward, the gradient at a hook point (hooks.ts) of decoder layer `layer`: resid_pre, z,
- * attn_out or mlp_out, a view [B·T, heads·width] of scratch (use or copy it during the call).
+ * Receives, during backward, the gradient at a hook point (hooks.ts) of layer `layer` of its stack: resid_pre,
+ * z, attn_out, mlp_out (and an encoder-decoder's cross_z, cross_out and enc_* points), a view
+ * [B·rows, heads·width] of scratch (use or copy it during the call).
  */
-export type GradientTap = (point: 'resid_pre' | 'z' | 'attn_out' | 'mlp_out', layer: number, grad: FloatArray) => void;
+export type GradientTap = (point: TappedPoint, layer: number, grad: FloatArray) => void;
 
 /** What backward and the readouts need of the last forward. */
 interface LastForward {
@@ -127,23 +141,32 @@ export class Transformer extends ModelParts {
     return { y: into, n };
   }
 
-  /** Runs the encoder on src [B, S]; returns the memory [B, S, C] and its padding mask view. */
+  /**
+   * Runs the encoder on src [B, S]; returns the memory [B, S, C] and its padding mask view. `hook` (a forward's,
+   * its encoder blocks' hooks already set) sees enc_resid_pre of every encoder layer and of the encoder's top.
+   */
   encode(
     src: Int32Array,
     B: number,
     S: number,
     train: boolean,
     rng: Rng | null,
+    hook: ForwardHook | null = null,
   ): { memory: FloatArray; mask: MaskView } {
     const k = this.k;
     if (!this.encEmbed) throw new Error('decoder-only model has no encoder');
     fillPaddingMask(this.srcPad.data, src, B, S);
     const mask = paddingView(this.srcPad.data, S);
     let x = this.encEmbed.forward(k, src, B, S, 0, train, rng);
-    for (const blk of this.encoder) {
+    const C = this.config.dModel;
+    const tap = (layer: number): void =>
+      hook?.({ point: 'enc_resid_pre', layer, B, T: S, heads: 1, width: C }, x.subarray(0, B * S * C));
+    this.encoder.forEach((blk, layer) => {
+      if (hook) tap(layer);
       blk.forward(k, x, { B, T: S, S, selfMask: mask, crossMask: null, memory: null, dMemory: null, train, rng });
       x = blk.output;
-    }
+    });
+    if (hook) tap(this.encoder.length);
     if (this.encNorm) {
       this.encNorm.forward(k, this.encOut.data, x, B * S);
       x = this.encOut.data;
@@ -169,12 +192,15 @@ export class Transformer extends ModelParts {
       );
     const layers = this.attentionLayers();
     if (ablate.length) applyHeadsOff(layers, ablate, this.config.nHeads);
-    if (hook) this.decoder.forEach((blk, i) => blk.setHook(layerHook(hook, i)));
+    if (hook) {
+      this.decoder.forEach((blk, i) => blk.setHook(layerHook(hook, i)));
+      this.encoder.forEach((blk, i) => blk.setHook(renamedHook(layerHook(hook, i), encoderPoint)));
+    }
     try {
-      return this.run(batch, opts, true, hook);
+      return this.run(batch, opts, ablate.length > 0 || !opts.hookReadsOnly, hook);
     } finally {
       if (ablate.length) applyHeadsOff(layers, [], this.config.nHeads);
-      if (hook) for (const blk of this.decoder) blk.setHook(null);
+      if (hook) for (const blk of [...this.decoder, ...this.encoder]) blk.setHook(null);
     }
   }
 
@@ -194,7 +220,7 @@ export class Transformer extends ModelParts {
     let memory: FloatArray | null = null;
     let srcMask: MaskView | null = null;
     if (cfg.kind === 'encoder-decoder') {
-      const enc = this.encode(batch.src as Int32Array, B, S, train, rng);
+      const enc = this.encode(batch.src as Int32Array, B, S, train, rng, hook);
       memory = enc.memory;
       srcMask = enc.mask;
     }
@@ -367,7 +393,12 @@ export class Transformer extends ModelParts {
         this.encNorm.backward(k, d, dEnc, encTop, B * S);
         dEnc = d;
       }
-      this.encEmbed.backward(k, this.stackBackward(this.encoder, dEnc, B * S * C));
+      const n = B * S * C;
+      if (tap) tap('enc_resid_pre', this.encoder.length, dEnc.subarray(0, n));
+      this.encEmbed.backward(
+        k,
+        this.stackBackward(this.encoder, dEnc, n, tap && ((i, d) => tap('enc_resid_pre', i, d))),
+      );
     }
   }
 
@@ -390,14 +421,22 @@ export class Transformer extends ModelParts {
   }
 
   /**
-   * Sets (or, with null, removes) the receiver of the decoder's activation gradients during later backward()s:
-   * resid_pre of layers 0..L (L: the final norm's input), z, attn_out and mlp_out of layers 0..L − 1.
+   * Sets (or, with null, removes) the receiver of the activation gradients during later backward()s: the
+   * decoder's resid_pre of layers 0..L (L: the final norm's input), z, attn_out and mlp_out of layers 0..L − 1;
+   * an encoder-decoder's also cross_z and cross_out per decoder layer, and the encoder's enc_resid_pre (layers
+   * 0..L_enc), enc_z, enc_attn_out and enc_mlp_out.
    */
   setGradientTap(tap: GradientTap | null): void {
     this.gradTap = tap;
     this.decoder.forEach((blk, i) => {
-      blk.dyTap = tap && ((kind, dy) => kind !== 'cross' && tap(kind === 'self' ? 'attn_out' : 'mlp_out', i, dy));
+      blk.dyTap =
+        tap && ((kind, dy) => tap(kind === 'self' ? 'attn_out' : kind === 'cross' ? 'cross_out' : 'mlp_out', i, dy));
       blk.selfAttn.dzTap = tap && ((dz) => tap('z', i, dz));
+      if (blk.crossAttn) blk.crossAttn.dzTap = tap && ((dz) => tap('cross_z', i, dz));
+    });
+    this.encoder.forEach((blk, i) => {
+      blk.dyTap = tap && ((kind, dy) => tap(kind === 'self' ? 'enc_attn_out' : 'enc_mlp_out', i, dy));
+      blk.selfAttn.dzTap = tap && ((dz) => tap('enc_z', i, dz));
     });
   }
 

@@ -213,12 +213,45 @@ export class Optimizer {
     const coef = clip / (gradNorm + 1e-6);
     const clipped = clip > 0 && coef < 1;
     if (clipped) this.backend.scale(this.grads, this.n, coef);
+    this.update(step, lr);
+    return { step, lr, gradNorm, clipped };
+  }
+
+  /** The clip norm of the config (0: no clipping). */
+  get clipGradNorm(): number {
+    return this.config.clipGradNorm;
+  }
+
+  /**
+   * `step` on a device that gates the update itself (train.ts `DeviceStats.gateUpdate`: the clip
+   * factor and the non-finite guard are on the device): records the update without the norm and
+   * returns the step and its rate; {@link revokeStep} takes it back when the device skipped it.
+   */
+  stepOnDevice(): { step: number; lr: number } {
+    const step = this.t + 1;
+    const lr = learningRate(this.config, step);
+    this.update(step, lr);
+    return { step, lr };
+  }
+
+  /** Takes back the last {@link stepOnDevice}, which the device skipped (a non-finite loss or norm). */
+  revokeStep(): void {
+    if (this.t > 0) this.t--;
+  }
+
+  /** Throws EngineError('train/nonFinite'), naming the first bad gradient, when Σ g² of `step` is not finite. */
+  checkNorm(normSq: number, step: number): void {
+    const gradNorm = Math.sqrt(normSq);
+    if (!Number.isFinite(gradNorm)) throw this.nonFiniteGradient(step, gradNorm);
+  }
+
+  /** One update of every parameter at `step` with rate `lr` (Muon's matrices and AdamW's runs, or AdamW). */
+  private update(step: number, lr: number): void {
     this.adam.lr = lr;
     this.adam.step = step;
     if (this.muon) this.muonStep(this.muon, lr);
     else this.backend.adamStep(this.params, this.grads, this.m, this.v, this.n, this.adam, this.decayMask);
     this.t = step;
-    return { step, lr, gradNorm, clipped };
   }
 
   /** Muon on every hidden matrix, AdamW on the runs between them (see the file header). */
@@ -231,6 +264,14 @@ export class Optimizer {
     for (const mat of part.matrices) {
       const { rows, cols, p, g, buf } = mat;
       const n = rows * cols;
+      if (k.muonMatrix) {
+        // A device (WebGPU) runs the same steps in its own memory: no host loop may read these buffers.
+        const { x, y, a, bb } = part;
+        const keep = mat.decay && wd > 0 ? 1 - lrM * wd : null;
+        const step = lrM * Math.sqrt(Math.max(1, rows / cols));
+        k.muonMatrix({ rows, cols, p, g, buf, x, y, a, bb, beta, keep, step, coeffs: NS_COEFFS, iterations: NS_STEPS });
+        continue;
+      }
       // Momentum, then the Nesterov blend u, written straight into x (transposed when tall):
       // element (i, j) sits at x[j·rows + i] when tall (Xᵀ), else at x[i·cols + j].
       const tall = rows > cols;

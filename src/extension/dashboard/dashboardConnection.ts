@@ -74,6 +74,8 @@ export class DashboardConnection implements DisposableLike {
   private listed = new Set<string>();
   /** A list read again soon: the live run could not be read into the last one. */
   private retry: ReturnType<typeof setTimeout> | null = null;
+  /** The page's model worker requests in flight, by the page's id: aborting one cancels it (model/cancel). */
+  private readonly inFlight = new Map<number, AbortController>();
 
   constructor(
     private readonly panel: vscode.WebviewPanel,
@@ -154,6 +156,9 @@ export class DashboardConnection implements DisposableLike {
       case 'webview/didError':
         this.deps.log.warn(`Dashboard: ${msg.message}`);
         return;
+      case 'model/cancel':
+        this.inFlight.get(msg.id)?.abort();
+        return;
       case 'train/control':
         this.control(msg.runDir, msg.action);
         return;
@@ -198,13 +203,19 @@ export class DashboardConnection implements DisposableLike {
   private async forwardRequest(msg: PageModelRequest): Promise<void> {
     const { id } = msg;
     const kind = modelRequestKind(msg);
+    const abort = new AbortController(); // the page's model/cancel
+    this.inFlight.set(id, abort);
     try {
       const output = await this.deps.models.request(kind, msg, {
         onToken: (token, logprob) => this.post({ type: 'model/didToken', id, token, logprob }),
+        onProgress: (done, total) => this.post({ type: 'model/didProgress', id, done, total }),
+        signal: abort.signal,
       });
       this.post(modelRequests.answer(kind, id, output));
     } catch (e) {
       this.post({ type: 'model/didFail', id, error: { code: codeOf(e), message: messageOf(e) } });
+    } finally {
+      this.inFlight.delete(id);
     }
   }
 
@@ -347,6 +358,7 @@ export class DashboardConnection implements DisposableLike {
   dispose(): void {
     this.ready = false;
     if (this.retry !== null) clearTimeout(this.retry);
+    for (const abort of this.inFlight.values()) abort.abort(); // nobody is left to see a sweep's answer
     this.store.dispose();
   }
 }

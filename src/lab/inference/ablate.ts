@@ -5,13 +5,17 @@
  * validation loss (mean over the run's validation batches, without label smoothing, as
  * `attention-lab eval` computes it) when that one head is off: positive = the model needs it.
  *
+ * The playground's comparison (`compareHeadsOff`) runs on a device too (`compareHeadsOffAsync`):
+ * the logits are read back once per forward, and the loss, which a device's cross-entropy keeps
+ * there, is computed from them on the host (the same mean of −log p over the counted targets).
+ *
  * Leaves out: ablating several heads at once in the importance table (each head is measured
  * alone; `predictWithHeadsOff` takes any set), gradient-based importance estimates, and
  * masks between 0 and 1.
  */
 
 import type { LabFs } from '../files/labFs';
-import type { Backend } from '../../engine/backend';
+import type { Backend, FloatArray } from '../../engine/backend';
 import type { HeadRef, AttentionStack } from '../../engine/models/heads';
 import { allHeads } from '../../engine/models/heads';
 import type { Batch } from '../../engine/models/inputs';
@@ -23,7 +27,10 @@ import { readTokenizer } from '../runs/tokenizerFile';
 import { readRunJson } from '../runs/runFolder';
 import type { AblationOutputData, PredictionData } from '../../protocol/analysis';
 import type { LensInput, TopToken } from './lens';
-import { MAX_TOP_K, fittedBatch, inputBatch, probsAt, topIds, topTokens } from './lens';
+import { MAX_TOP_K, fittedBatchSteps, inputBatch, probsAt, topIds, topTokens } from './lens';
+import { logSoftmaxAt } from './score';
+import type { ReadSteps } from '../../engine/hostReads';
+import { runReads, runReadsAsync } from '../../engine/hostReads';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
 /** One head's importance: loss with it off − loss with every head on. */
@@ -106,14 +113,37 @@ export function predictWithHeadsOff(
 /**
  * The prediction of `batch` (one sequence) with the heads of `off` switched off, and the full next-token distribution.
  */
-function predictBatch(
+function* predictBatch(
   r: OpenRun,
   batch: Batch,
   off: readonly HeadRef[],
   k: number,
-): { prediction: PredictionData; probs: Float64Array; top: number[] } {
-  const { loss, tokens } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
-  const probs = probsAt(r, r.model.logitsAt([batch.T - 1]), 0);
+): ReadSteps<{ prediction: PredictionData; probs: Float64Array; top: number[] }> {
+  const model = r.model;
+  // A device keeps the forward's loss there: it is taken on the host instead, from the logits read back a chunk of
+  // positions at a time (ModelShape.logitRows), so [T, V] is never read back whole either.
+  const onDevice = model.backendOrThrow().download !== undefined;
+  const forward = model.forward(batch, { train: false, labelSmoothing: 0, ablate: off, loss: !onDevice });
+  let { loss, tokens } = forward;
+  let last: FloatArray; // the last position's logits
+  if (onDevice) {
+    const V = model.config.vocabSize;
+    let sum = 0;
+    tokens = 0;
+    let logits: FloatArray | null = null;
+    let n = 0;
+    for (let t0 = 0; t0 < batch.T; t0 += model.logitRows) {
+      n = Math.min(model.logitRows, batch.T - t0);
+      logits = model.logitsAt(Array.from({ length: n }, (_, i) => t0 + i));
+      yield logits;
+      const part = hostLoss(r, logits, batch.targets.subarray(t0, t0 + n));
+      sum += part.sum;
+      tokens += part.count;
+    }
+    loss = tokens ? sum / tokens : 0;
+    last = (logits as FloatArray).subarray((n - 1) * V, n * V);
+  } else last = model.logitsAt([batch.T - 1]);
+  const probs = probsAt(r, last, 0);
   const top = topIds(probs, k);
   return {
     prediction: {
@@ -141,10 +171,43 @@ export function compareHeadsOff(
   off: readonly HeadRef[],
   opts: { readonly topK: number; readonly fit?: boolean },
 ): AblationOutputData {
+  return runReads(r.model.backendOrThrow(), compareSteps(r, input, off, opts));
+}
+
+/** {@link compareHeadsOff} on any backend (see the file comment). */
+export function compareHeadsOffAsync(
+  r: OpenRun,
+  input: LensInput,
+  off: readonly HeadRef[],
+  opts: { readonly topK: number; readonly fit?: boolean },
+): Promise<AblationOutputData> {
+  return runReadsAsync(r.model.backendOrThrow(), compareSteps(r, input, off, opts));
+}
+
+/** The summed −log p of `targets`' counted ids (not the padding id) from their rows of logits, and their count. */
+function hostLoss(r: OpenRun, logits: ArrayLike<number>, targets: Int32Array): { sum: number; count: number } {
+  const V = r.model.config.vocabSize;
+  let sum = 0;
+  let count = 0;
+  for (let t = 0; t < targets.length; t++) {
+    const target = targets[t] as number;
+    if (target === r.model.padId) continue;
+    sum -= logSoftmaxAt(logits, t, V, target);
+    count++;
+  }
+  return { sum, count };
+}
+
+function* compareSteps(
+  r: OpenRun,
+  input: LensInput,
+  off: readonly HeadRef[],
+  opts: { readonly topK: number; readonly fit?: boolean },
+): ReadSteps<AblationOutputData> {
   const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(opts.topK)));
-  const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
-  const ablated = predictBatch(r, batch, off, k); // first: a head that does not exist is refused before any work
-  const base = predictBatch(r, batch, [], k);
+  const { batch, truncation } = yield* fittedBatchSteps(r, input, opts.fit === true);
+  const ablated = yield* predictBatch(r, batch, off, k); // first: a head that does not exist is refused before any work
+  const base = yield* predictBatch(r, batch, [], k);
   const ids = [...new Set([...base.top, ...ablated.top])];
   ids.sort(
     (a, b) =>

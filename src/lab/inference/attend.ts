@@ -22,6 +22,9 @@
  * tokens repeated twice — a text has no known repeat to measure it on), measured once per
  * opened model and kept with it (`OpenRun.measured`).
  *
+ * On a device (WebGPU) each prefill's maps are read back once, after it, and handed out then
+ * (`attendTextAsync`; engine/hostReads.ts).
+ *
  * Leaves out: beam or sampled targets, and keeping results between requests (the model
  * worker keeps the last text's full maps per run).
  */
@@ -49,7 +52,9 @@ import type { AttentionMapData, AttentionSnapshot, HeadScoreData } from '../../p
 import type { OpenRun } from './openRun';
 import type { InductionByLayer } from './headScores';
 import { diagnosticRows, measureInduction, probeExtent, scoreLayer } from './headScores';
-import { greedyTarget } from './decode';
+import { greedyTargetSteps } from './decode';
+import type { ReadSteps } from '../../engine/hostReads';
+import { runReads, runReadsAsync } from '../../engine/hostReads';
 import { unseenNote } from './unseenChars';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 
@@ -64,12 +69,21 @@ export interface TextAttention {
   readonly full: readonly AttentionMapData[];
 }
 
-/** The attention of `text` (see the file comment for what each model kind shows). */
+/** The attention of `text` (see the file comment for what each model kind shows); on a device, use attendTextAsync. */
 export function attendText(r: OpenRun, text: string): TextAttention {
+  return runReads(r.model.backendOrThrow(), attendSteps(r, text));
+}
+
+/** {@link attendText} on any backend (a model on a device reads each prefill's maps back once). */
+export function attendTextAsync(r: OpenRun, text: string): Promise<TextAttention> {
+  return runReadsAsync(r.model.backendOrThrow(), attendSteps(r, text));
+}
+
+function* attendSteps(r: OpenRun, text: string): ReadSteps<TextAttention> {
   if (text.length === 0)
     throw new EngineError('input/invalid', 'The text is empty; type or select some text to see its attention.');
-  const { batch, truncation: cut } = attentionBatch(r, text);
-  const { snapshot, full } = attendBatch(r, batch);
+  const { batch, truncation: cut } = yield* attentionBatch(r, text);
+  const { snapshot, full } = yield* attendBatch(r, batch);
   const truncation = [cut, unseenNote(text, r.tok)].filter((n) => n !== null).join(' ') || null;
   return { snapshot: { ...snapshot, text, ...(truncation === null ? {} : { truncation }) }, full };
 }
@@ -83,18 +97,18 @@ export function attendText(r: OpenRun, text: string): TextAttention {
 export function attendDiagnostic(r: OpenRun): TextAttention | null {
   const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed, diagnosticRoom(r));
   const longest = rows?.reduce((a, b) => (b.batch.T > a.batch.T ? b : a));
-  return longest ? attendBatch(r, longest.batch) : null;
+  return longest ? runReads(r.model.backendOrThrow(), attendBatch(r, longest.batch)) : null;
 }
 
 /** The attention of item 0 of `batch` (the snapshot says source 'selection'; the caller adds its text). */
-function attendBatch(r: OpenRun, batch: Batch): TextAttention {
+function* attendBatch(r: OpenRun, batch: Batch): ReadSteps<TextAttention> {
   const extent = probeExtent(batch, r.tok.specialIds);
-  const induction = inductionOf(r);
+  const induction = yield* inductionOf(r);
   const full: AttentionMapData[] = [];
   const overview: AttentionMapData[] = [];
   const headScores: HeadScoreData[] = [];
   const kv = kvHeads(r.model.config);
-  runAttention(r, batch, (stack, layer, probs, shape) => {
+  yield* runAttention(r, batch, (stack, layer, probs, shape) => {
     const [H, R, C] = shape;
     const data = asFloat32(probs, H * R * C);
     headScores.push(...scoreLayer(stack, layer, data, shape, extent, induction, kv));
@@ -150,8 +164,11 @@ function diagnosticRoom(r: OpenRun): number {
   return m.config.kind === 'encoder-decoder' ? Math.min(m.config.maxLen, m.maxSrcLen) : m.config.maxLen;
 }
 
-/** Feeds `batch` (item 0) through the model's decoding path in one prefill, handing out every layer's attention. */
-function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void {
+/**
+ * Feeds `batch` (item 0) through the model's decoding path in one prefill, handing out every layer's attention
+ * (on a device, when the stepper it yields has settled).
+ */
+function* runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): ReadSteps<void> {
   const src = batch.src?.subarray(0, batch.S ?? 0);
   const stepper = createStepper(r.model, r.model.backendOrThrow(), {
     maxRows: 1,
@@ -160,18 +177,31 @@ function runAttention(r: OpenRun, batch: Batch, sink: LayerAttentionSink): void 
     ...(src ? { src } : {}),
   });
   stepper.prefill(batch.input.subarray(0, batch.T), false, sink);
+  yield stepper;
 }
 
-/** Induction of every head on the run's diagnostic sequences, measured on first use and kept with the opened run. */
-function inductionOf(r: OpenRun): InductionByLayer | null {
+/** One layer's attention as a sink receives it. */
+type LayerMap = [AttentionStack, number, Float32Array, readonly [number, number, number]];
+
+/**
+ * Induction of every head on the run's diagnostic sequences, measured on first use and kept with the opened run.
+ * Each row's maps are taken first (on a device, read back once per row), then measured.
+ */
+function* inductionOf(r: OpenRun): ReadSteps<InductionByLayer | null> {
   if (r.measured.induction) return r.measured.induction;
   const rows = diagnosticRows(r.model, r.tok.specialIds, r.run.spec.training.seed, diagnosticRoom(r));
   if (!rows) return null;
-  r.measured.induction = measureInduction(rows, (batch, sink) =>
-    runAttention(r, batch, (stack, layer, probs, shape) =>
-      sink(stack, layer, asFloat32(probs, shape[0] * shape[1] * shape[2]), shape),
-    ),
-  );
+  const maps = new Map<Batch, LayerMap[]>();
+  for (const { batch } of rows) {
+    const got: LayerMap[] = [];
+    yield* runAttention(r, batch, (stack, layer, probs, shape) =>
+      got.push([stack, layer, Float32Array.from(probs.subarray(0, shape[0] * shape[1] * shape[2])), shape]),
+    );
+    maps.set(batch, got);
+  }
+  r.measured.induction = measureInduction(rows, (batch, sink) => {
+    for (const m of maps.get(batch) ?? []) sink(...m);
+  });
   return r.measured.induction;
 }
 
@@ -213,7 +243,7 @@ export function truncationNote(shown: number, total: number, L: number, what: st
 }
 
 /** The one-sequence batch whose attention is shown for `text`, and the note when the text was cut. */
-function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: string | null } {
+function* attentionBatch(r: OpenRun, text: string): ReadSteps<{ batch: Batch; truncation: string | null }> {
   const { model, tok } = r;
   const { bos, eos } = tok.specialIds; // GPT-2's <|endoftext|> in its vocabulary
   const L = model.config.maxLen; // the context: the text goes through the key/value-cache path, not the planned forward
@@ -221,7 +251,10 @@ function attentionBatch(r: OpenRun, text: string): { batch: Batch; truncation: s
     const full = tok.encode(text, { eos: true });
     const cut = full.length > L;
     const src = cut ? Int32Array.of(...full.subarray(0, L - 1), eos) : full;
-    const input = Int32Array.of(bos, ...greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1));
+    const input = Int32Array.of(
+      bos,
+      ...(yield* greedyTargetSteps(model, tok.specialIds, src, r.workspace)).slice(0, L - 1),
+    );
     const targets = Int32Array.of(...input.subarray(1), eos);
     const truncation = cut ? truncationNote(L - 1, full.length - 1, L, 'source') : null;
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };

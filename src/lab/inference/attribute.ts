@@ -12,10 +12,19 @@
  * With `withPatching`, the full activation patching sweeps of the same prompts (the `patch`
  * job's one implementation, lab/inference/patch.ts) come back beside the estimates.
  *
+ * An encoder-decoder: clean and corrupted are sources (the same token length), read under one
+ * target prefix (`target`; absent: BOS alone), the metric at its last position. DLA and the
+ * accumulated residual read the decoder's stream (its self- and cross-attention heads, MLPs and
+ * embeddings; the encoder has no direct path to the logits); attribution patching estimates the
+ * decoder's, each cross-attention's and the encoder's activations (patch.ts's semantics).
+ *
  * Leaves out: the math (engine/analysis/directLogit.ts, attributionPatching.ts).
  */
 
 import { EngineError } from '../../engine/errors';
+import type { ModelConfig } from '../../engine/config';
+import type { Batch } from '../../engine/models/inputs';
+import type { Tokenizer } from '../../engine/tokenizers/special';
 import { attributionPatching } from '../../engine/analysis/attributionPatching';
 import { directLogitAttribution } from '../../engine/analysis/directLogit';
 import type { LogitMetric } from '../../engine/analysis/logitMetric';
@@ -27,29 +36,44 @@ import type {
   DlaComponentData,
 } from '../../protocol/attribution';
 import { CancelledError } from '../base/cancelled';
+import type { LensInput } from './lens';
 import { inputBatch } from './lens';
 import { patchPlan, patchRun } from './patch';
 import type { OpenRun, RunPlan } from './openRun';
-import type { ModelConfig } from '../../engine/config';
 import { logitChunkRows } from '../../engine/models/inputs';
 
 /**
- * How a run is opened for `attribute` on a clean prompt of T tokens (with BOS): as `patch` opens it with
- * `withPatching`; for attribution patching, one sequence with its whole logits [T, V] and the gradients its backward
- * needs, counted by the memory check; for DLA and the accumulated residual, one sequence whose logits are read in
- * chunks.
+ * How a run is opened for `attribute` on a clean prompt of T tokens (with BOS) — an encoder-decoder's: a target
+ * prefix of T tokens (with BOS) over a source of S (with EOS): as `patch` opens it with `withPatching`; for
+ * attribution patching, one sequence with its whole logits [T, V] and the gradients its backward needs, counted by
+ * the memory check; for DLA and the accumulated residual, one sequence whose logits are read in chunks.
  */
 export function attributePlan(
   config: ModelConfig,
   T: number,
   what: AttributionParamsData['what'],
   withPatching: boolean,
+  S = 0,
 ): RunPlan {
   const L = Math.min(T, config.maxLen);
-  const lower = `shorten the prompts (${L} tokens with BOS)`;
-  if (withPatching) return patchPlan(config, L, what === 'attribution');
-  if (what === 'attribution') return { shape: { maxBatch: 1, maxLen: L, logitRows: L }, gradients: true, lower };
-  return { shape: { maxBatch: 1, maxLen: L, logitRows: logitChunkRows(config, L) }, lower };
+  const src = config.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(Math.max(S, 1), config.maxLen) } : {};
+  const lower = `shorten the prompts (${Math.max(L, src.maxSrcLen ?? 0)} tokens with BOS)`;
+  if (withPatching) return patchPlan(config, Math.max(L, src.maxSrcLen ?? 0), what === 'attribution');
+  if (what === 'attribution')
+    return { shape: { maxBatch: 1, maxLen: L, logitRows: L, ...src }, gradients: true, lower };
+  return { shape: { maxBatch: 1, maxLen: L, logitRows: logitChunkRows(config, L), ...src }, lower };
+}
+
+/**
+ * {@link attributePlan} for the request `p` on a model of `config` with tokenizer `tok` (the CLI's and the model
+ * worker's): the clean prompt with BOS, or an encoder-decoder's target prefix with BOS over the clean source.
+ */
+export function attributeRequestPlan(config: ModelConfig, tok: Tokenizer, p: AttributionParamsData): RunPlan {
+  const withPatching = p.withPatching === true;
+  if (config.kind !== 'encoder-decoder')
+    return attributePlan(config, 1 + tok.encode(p.clean).length, p.what, withPatching);
+  const T = 1 + tok.encode(p.target ?? '').length;
+  return attributePlan(config, T, p.what, withPatching, tok.encode(p.clean, { eos: true }).length);
 }
 
 /** Progress (passes done of total) and cancelling, checked between passes. */
@@ -101,19 +125,40 @@ function dlaNote(r: OpenRun): string {
       ? 'divided by the clean run’s RMS and multiplied by the final norm’s weight'
       : 'centred, divided by the clean run’s standard deviation and multiplied by the final norm’s weight';
   const cap = cfg.logitSoftCap > 0 ? ` Logits before the logit soft-cap (${cfg.logitSoftCap}).` : '';
+  const encdec =
+    cfg.kind === 'encoder-decoder'
+      ? " The decoder's stream at each target position; the encoder reaches the logits only through the " +
+        'cross-attention heads, so it has no component of its own.'
+      : '';
   return (
     `Each component is read at each position through the final norm with the clean run's scale (${scale}) ` +
-    `onto W_U[answer] − W_U[wrong]; the norm's and the unembedding's biases are excluded (the excluded row).${cap}`
+    `onto W_U[answer] − W_U[wrong]; the norm's and the unembedding's biases are excluded (the excluded row).${cap}` +
+    encdec
   );
+}
+
+/** The lens input of one prompt of `p` (an encoder-decoder's: a source under the request's target prefix). */
+export function attributeInput(config: ModelConfig, p: AttributionParamsData, text: string = p.clean): LensInput {
+  if (config.kind === 'encoder-decoder') return { src: text, tgt: p.target ?? '' };
+  if (p.target !== undefined)
+    throw new EngineError(
+      'input/invalid',
+      'A target prefix is for an encoder-decoder run; this run is decoder-only: give prompts only.',
+    );
+  return { prompt: text };
+}
+
+function batchOf(r: OpenRun, p: AttributionParamsData, text: string): Batch {
+  return inputBatch(r, attributeInput(r.model.config, p, text));
 }
 
 /** Runs the attribution `p` asks for on `r`'s model (see the file comment). */
 export function attribute(r: OpenRun, p: AttributionParamsData, hooks: AttributeHooks = {}): AttributionOutputData {
-  const clean = inputBatch(r, { prompt: p.clean });
+  const clean = batchOf(r, p, p.clean);
   const tokens = tokenLabels(r.tok, clean.input);
   if (p.what === 'attribution') {
     const metric = metricOf(r, p.metric, false);
-    const corrupted = inputBatch(r, { prompt: p.corrupted });
+    const corrupted = batchOf(r, p, p.corrupted);
     let done = 0;
     const res = attributionPatching(r.model, clean, corrupted, metric, () => {
       if (hooks.isCancelled?.()) throw new CancelledError('attributing');
@@ -137,10 +182,32 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
             wrong: p.metric.wrong ?? null,
             metric: p.metric.kind,
             what: ['resid', 'attn', 'mlp', 'heads', 'heads-pos'],
+            ...(p.target !== undefined ? { target: p.target } : {}),
           },
           hooks,
         )
       : null;
+    const heads = (a: Float64Array, T: number): number[][][] =>
+      rows(a, res.H * T, n).map((layer) => Array.from({ length: res.H }, (_, h) => layer.slice(h * T, (h + 1) * T)));
+    const enc = res.encoder;
+    const encdec =
+      enc && res.cross && clean.src && corrupted.src
+        ? {
+            source: { clean: tokenLabels(r.tok, clean.src), corrupted: tokenLabels(r.tok, corrupted.src) },
+            cross: {
+              out: rows(res.cross.out, res.T, n),
+              head: rows(res.cross.head, res.H, n),
+              headPos: heads(res.cross.headPos, res.T),
+            },
+            encoder: {
+              resid: rows(enc.resid, enc.T, n),
+              attnOut: rows(enc.attnOut, enc.T, n),
+              mlpOut: rows(enc.mlpOut, enc.T, n),
+              head: rows(enc.head, res.H, n),
+              headPos: heads(enc.headPos, enc.T),
+            },
+          }
+        : {};
     return {
       what: 'attribution',
       tokens,
@@ -155,9 +222,8 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
       attnOut: rows(res.attnOut, res.T, n),
       mlpOut: rows(res.mlpOut, res.T, n),
       head: rows(res.head, res.H, n),
-      headPos: rows(res.headPos, res.H * res.T, n).map((layer) =>
-        Array.from({ length: res.H }, (_, h) => layer.slice(h * res.T, (h + 1) * res.T)),
-      ),
+      headPos: heads(res.headPos, res.T),
+      ...encdec,
       ...(patching ? { patching } : {}),
     };
   }
@@ -194,6 +260,21 @@ export function attribute(r: OpenRun, p: AttributionParamsData, hooks: Attribute
         layer: l,
         head: null,
         values: plain(d.attnBias.subarray(l * d.T, (l + 1) * d.T)),
+      });
+    if (d.crossHeads)
+      for (let h = 0; h < d.H; h++)
+        components.push({
+          kind: 'cross-head',
+          layer: l,
+          head: h,
+          values: plain(d.crossHeads.subarray((l * d.H + h) * d.T, (l * d.H + h + 1) * d.T)),
+        });
+    if (d.crossBias)
+      components.push({
+        kind: 'cross-bias',
+        layer: l,
+        head: null,
+        values: plain(d.crossBias.subarray(l * d.T, (l + 1) * d.T)),
       });
     components.push({ kind: 'mlp', layer: l, head: null, values: plain(d.mlp.subarray(l * d.T, (l + 1) * d.T)) });
   }

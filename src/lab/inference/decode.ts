@@ -19,11 +19,17 @@
  * the algorithms themselves (engine/decode/).
  */
 
-import { beamSearch } from '../../engine/decode/beam';
-import { greedyDecode } from '../../engine/decode/greedy';
-import { sampleDecode } from '../../engine/decode/sample';
-import type { DecodeResult } from '../../engine/decode/stepperContract';
-import { MAX_FINISHING_TOKENS } from '../../engine/decode/stepperContract';
+import { beamSteps } from '../../engine/decode/beam';
+import { greedySteps } from '../../engine/decode/greedy';
+import { sampleSteps } from '../../engine/decode/sample';
+import type {
+  DecodeOptions,
+  DecodeResult,
+  DecodeStepper,
+  DecodeSteps,
+  StreamingOptions,
+} from '../../engine/decode/stepperContract';
+import { MAX_FINISHING_TOKENS, runSteps, runStepsAsync } from '../../engine/decode/stepperContract';
 import type { ResidAdd } from '../../engine/models/steering';
 import type { StepperWorkspace } from '../../engine/models/stepper';
 import { createStepper } from '../../engine/models/stepper';
@@ -34,6 +40,8 @@ import type { EvalDecoding } from '../../protocol/evaluation';
 import type { DecodeOutput, DecodeParams } from '../../protocol/model';
 import type { OpenRun } from './openRun';
 import { EngineError } from '../../engine/errors';
+import type { ReadSteps } from '../../engine/hostReads';
+import { settling } from '../../engine/hostReads';
 import { unseenNote } from './unseenChars';
 import { chatIds } from './chatTemplate';
 import { cutCharacterBytes, endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
@@ -137,8 +145,28 @@ export function decodedText(tok: Tokenizer, tokens: readonly number[]): string {
  */
 export const MAX_DECODE_TOKENS = 4096;
 
-/** Decodes `params.input` with the run's model (see the file comment). */
+/** Decodes `params.input` with the run's model (see the file comment); on a device, use {@link decodeTextAsync}. */
 export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOptions = {}): Decoded {
+  const job = decodeJob(r, params, opts);
+  return job.finish(runSteps(job.stepper, job.steps));
+}
+
+/** {@link decodeText} on any backend: a model on a device (WebGPU) reads each step's logits back between steps. */
+export async function decodeTextAsync(
+  r: OpenRun,
+  params: DecodeParams,
+  opts: DecodeTextOptions = {},
+): Promise<Decoded> {
+  const job = decodeJob(r, params, opts);
+  return job.finish(await runStepsAsync(job.stepper, job.steps));
+}
+
+/** A decode set up: its stepper, its steps, and what makes the answer of their hypotheses. */
+function decodeJob(
+  r: OpenRun,
+  params: DecodeParams,
+  opts: DecodeTextOptions,
+): { stepper: DecodeStepper; steps: DecodeSteps<DecodeResult[]>; finish: (results: DecodeResult[]) => Decoded } {
   if (!(params.maxTokens <= MAX_DECODE_TOKENS)) {
     throw new EngineError(
       'input/invalid',
@@ -150,7 +178,20 @@ export function decodeText(r: OpenRun, params: DecodeParams, opts: DecodeTextOpt
   // Beam search stops at the context, so a cut prompt leaves it room to generate.
   const keep = params.strategy === 'beam' ? L - Math.min(params.maxTokens, Math.ceil(L / 2)) : L;
   const { prompt, src, cut } = decodeInput(r, params.input, keep, params.chat === true);
-  const results = runStrategy(r, prompt, src, params, opts);
+  const { stepper, steps } = strategySteps(r, prompt, src, params, opts);
+  return { stepper, steps, finish: (results) => decodedOutput(r, params, prompt, src, cut, results) };
+}
+
+/** The answer of a decode's hypotheses (best first). */
+function decodedOutput(
+  r: OpenRun,
+  params: DecodeParams,
+  prompt: Int32Array,
+  src: Int32Array | null,
+  cut: string | null,
+  results: DecodeResult[],
+): Decoded {
+  const L = r.model.config.maxLen;
   const textOf = (d: DecodeResult): string => decodedText(r.tok, d.tokens);
   const best = results[0] as DecodeResult;
   const a = best.attention;
@@ -208,14 +249,14 @@ export function contextNote(L: number, params: DecodeParams, best: DecodeResult)
   return null;
 }
 
-/** Hypotheses of one decode, best first (one for greedy and sampling). */
-function runStrategy(
+/** One decode's stepper and steps, whose result is its hypotheses, best first (one for greedy and sampling). */
+function strategySteps(
   r: OpenRun,
   prompt: Int32Array,
   src: Int32Array | null,
   params: DecodeParams,
   opts: DecodeTextOptions,
-): DecodeResult[] {
+): { stepper: DecodeStepper; steps: DecodeSteps<DecodeResult[]> } {
   const rows = params.strategy === 'beam' ? params.beam : 1;
   const stepper = createStepper(r.model, r.model.backendOrThrow(), {
     maxRows: rows,
@@ -242,23 +283,30 @@ function runStrategy(
         },
       }
     : {};
+  return { stepper, steps: strategyOf(stepper, prompt, params, { ...common, complete }, { ...stream, ...slide }) };
+}
+
+function* strategyOf(
+  stepper: DecodeStepper,
+  prompt: Int32Array,
+  params: DecodeParams,
+  common: DecodeOptions,
+  streaming: Omit<StreamingOptions, keyof DecodeOptions>,
+): DecodeSteps<DecodeResult[]> {
   switch (params.strategy) {
     case 'greedy':
-      return [greedyDecode(stepper, prompt, { ...common, ...stream, ...slide, complete })];
+      return [yield* greedySteps(stepper, prompt, { ...common, ...streaming })];
     case 'beam':
-      return beamSearch(stepper, prompt, {
+      return yield* beamSteps(stepper, prompt, {
         ...common,
-        complete,
         beamSize: params.beam,
         lengthPenalty: params.lengthPenalty,
       });
     case 'sample':
       return [
-        sampleDecode(stepper, prompt, {
+        yield* sampleSteps(stepper, prompt, {
           ...common,
-          ...stream,
-          ...slide,
-          complete,
+          ...streaming,
           temperature: params.temperature,
           topK: params.topK,
           topP: params.topP,
@@ -283,6 +331,29 @@ export function decodeTarget(
   decoding: EvalDecoding,
   workspace?: StepperWorkspace,
 ): number[] {
+  const job = targetJob(model, ids, src, decoding, workspace);
+  return withoutEos(runSteps(job.stepper, job.steps).tokens, ids.eos);
+}
+
+/** {@link decodeTarget} on any backend (a model on a device reads each step's logits back between steps). */
+export async function decodeTargetAsync(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  decoding: EvalDecoding,
+  workspace?: StepperWorkspace,
+): Promise<number[]> {
+  const job = targetJob(model, ids, src, decoding, workspace);
+  return withoutEos((await runStepsAsync(job.stepper, job.steps)).tokens, ids.eos);
+}
+
+function targetJob(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  decoding: EvalDecoding,
+  workspace?: StepperWorkspace,
+): { stepper: DecodeStepper; steps: DecodeSteps<DecodeResult> } {
   const rows = decoding.strategy === 'beam' ? decoding.beam : 1;
   const stepper = createStepper(model, model.backendOrThrow(), {
     maxRows: rows,
@@ -291,15 +362,12 @@ export function decodeTarget(
   });
   const common = { maxTokens: Math.max(1, model.config.maxLen - 1), eos: ids.eos };
   const start = Int32Array.of(ids.bos);
-  const best =
-    decoding.strategy === 'beam'
-      ? (beamSearch(stepper, start, {
-          ...common,
-          beamSize: decoding.beam,
-          lengthPenalty: decoding.lengthPenalty,
-        })[0] as DecodeResult)
-      : greedyDecode(stepper, start, common);
-  return withoutEos(best.tokens, ids.eos);
+  function* best(): DecodeSteps<DecodeResult> {
+    if (decoding.strategy !== 'beam') return yield* greedySteps(stepper, start, common);
+    const beam = { ...common, beamSize: decoding.beam, lengthPenalty: decoding.lengthPenalty };
+    return (yield* beamSteps(stepper, start, beam))[0] as DecodeResult;
+  }
+  return { stepper, steps: best() };
 }
 
 /**
@@ -313,4 +381,25 @@ export function greedyTarget(
   workspace?: StepperWorkspace,
 ): number[] {
   return decodeTarget(model, ids, src, { strategy: 'greedy' }, workspace);
+}
+
+/** {@link greedyTarget} as a job's steps (engine/hostReads.ts): what the attention and lens of a source decode. */
+export function* greedyTargetSteps(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  workspace?: StepperWorkspace,
+): ReadSteps<number[]> {
+  const job = targetJob(model, ids, src, { strategy: 'greedy' }, workspace);
+  return withoutEos((yield* settling(job.stepper, job.steps)).tokens, ids.eos);
+}
+
+/** {@link greedyTarget} on any backend. */
+export function greedyTargetAsync(
+  model: Transformer,
+  ids: SpecialIds,
+  src: Int32Array,
+  workspace?: StepperWorkspace,
+): Promise<number[]> {
+  return decodeTargetAsync(model, ids, src, { strategy: 'greedy' }, workspace);
 }

@@ -18,6 +18,8 @@
  * source its first L − 1 tokens and EOS, and `truncation` says what is shown in the same
  * words.
  *
+ * On a device (WebGPU: `logitLensAsync`) each layer's logits are read back as it is read out.
+ *
  * Leaves out: the encoder's stream (it never meets the unembedding) and tuned lenses (a
  * learned map per layer).
  */
@@ -27,7 +29,9 @@ import type { Batch } from '../../engine/models/inputs';
 import { PAD } from '../../engine/tokenizers/special';
 import type { LensOutputData, TopTokenData } from '../../protocol/analysis';
 import type { OpenRun } from './openRun';
-import { greedyTarget } from './decode';
+import { greedyTargetSteps } from './decode';
+import type { ReadSteps } from '../../engine/hostReads';
+import { runReads, runReadsAsync } from '../../engine/hostReads';
 import { truncationNote } from './attend';
 import { unseenNote } from './unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
@@ -60,6 +64,15 @@ export function inputBatch(r: OpenRun, input: LensInput): Batch {
  * it (see the file comment) and `truncation` says so, else it is refused.
  */
 export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch: Batch; truncation: string | null } {
+  return runReads(r.model.backendOrThrow(), fittedBatchSteps(r, input, fit));
+}
+
+/** {@link fittedBatch} as a job's steps (an encoder-decoder without a target decodes one first). */
+export function* fittedBatchSteps(
+  r: OpenRun,
+  input: LensInput,
+  fit: boolean,
+): ReadSteps<{ batch: Batch; truncation: string | null }> {
   const { model, tok } = r;
   const { bos, eos } = tok.specialIds;
   const tooLong = (what: string, n: number, L: number): never => {
@@ -92,7 +105,7 @@ export function fittedBatch(r: OpenRun, input: LensInput, fit: boolean): { batch
     const body =
       input.tgt !== undefined
         ? Array.from(tok.encode(input.tgt))
-        : greedyTarget(model, tok.specialIds, src, r.workspace).slice(0, L - 1);
+        : (yield* greedyTargetSteps(model, tok.specialIds, src, r.workspace)).slice(0, L - 1);
     const ids = firstOf(Int32Array.of(bos, ...body), 'Target');
     for (const [text, what] of [
       [input.src, 'source'],
@@ -200,8 +213,25 @@ export function logitLens(
   input: LensInput,
   opts: { readonly topK: number; readonly fit?: boolean },
 ): LensOutput {
+  return runReads(r.model.backendOrThrow(), lensSteps(r, input, opts));
+}
+
+/** {@link logitLens} on any backend (a model on a device reads each layer's logits back). */
+export function logitLensAsync(
+  r: OpenRun,
+  input: LensInput,
+  opts: { readonly topK: number; readonly fit?: boolean },
+): Promise<LensOutput> {
+  return runReadsAsync(r.model.backendOrThrow(), lensSteps(r, input, opts));
+}
+
+function* lensSteps(
+  r: OpenRun,
+  input: LensInput,
+  opts: { readonly topK: number; readonly fit?: boolean },
+): ReadSteps<LensOutput> {
   checkTopK(opts.topK);
-  const { batch, truncation } = fittedBatch(r, input, opts.fit === true);
+  const { batch, truncation } = yield* fittedBatchSteps(r, input, opts.fit === true);
   r.model.forward(batch, { train: false, labelSmoothing: 0, loss: false });
   const layers: LensOutput['layers'][number][] = [];
   const R = r.model.logitRows; // each layer is read in chunks of positions: [T, V] is never held whole
@@ -210,6 +240,7 @@ export function logitLens(
     for (let t0 = 0; t0 < batch.T; t0 += R) {
       const rows = Array.from({ length: Math.min(R, batch.T - t0) }, (_, i) => t0 + i);
       const logits = r.model.residualLogits(layer, 'logits', rows); // nothing reads the forward's logits after it
+      yield logits;
       for (const t of rows)
         positions.push({
           top: topTokens(r, logits, t - t0, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)),

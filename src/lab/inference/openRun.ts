@@ -84,6 +84,8 @@ export async function openRun(
   });
   const model = new Transformer(config, shape).bind(backend);
   const step = await loadModelCheckpoint(fs, runDir, model);
+  // A backend on a device (WebGPU) holds the weights there: copied up once, now that they are loaded.
+  (backend as { uploadAll?: () => void }).uploadAll?.();
   const workspace = new StepperWorkspace(backend);
   return { runDir, run, tok, model, step, workspace, gradients: p.gradients === true, measured: { induction: null } };
 }

@@ -30,6 +30,8 @@
  */
 
 import { EngineError } from '../../engine/errors';
+import type { ReadSteps } from '../../engine/hostReads';
+import { runReads, runReadsAsync } from '../../engine/hostReads';
 import type { Batch } from '../../engine/models/inputs';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
@@ -50,6 +52,11 @@ export function logSoftmaxAt(logits: ArrayLike<number>, row: number, V: number, 
 
 /** log p of each target of one window, from one forward pass: inputs ids[s..e), targets ids[s+1..e+1). */
 export function windowLogprobs(r: OpenRun, ids: Int32Array, s: number, e: number, src?: Int32Array): number[] {
+  return runReads(r.model.backendOrThrow(), windowSteps(r, ids, s, e, src));
+}
+
+/** {@link windowLogprobs} as a job that yields the logits before it reads them (engine/hostReads.ts). */
+function* windowSteps(r: OpenRun, ids: Int32Array, s: number, e: number, src?: Int32Array): ReadSteps<number[]> {
   const T = e - s;
   if (T < 1) return [];
   const batch: Batch = {
@@ -60,13 +67,14 @@ export function windowLogprobs(r: OpenRun, ids: Int32Array, s: number, e: number
     ...(src ? { S: src.length, src } : {}),
   };
   // No loss: the log-probabilities are read in chunks of the model's logit rows, so a long text with a large
-  // vocabulary never holds its [T, V] logits whole.
+  // vocabulary never holds its [T, V] logits whole; each chunk is read back before it is read (a device's).
   r.model.forward(batch, { train: false, labelSmoothing: 0, loss: false });
   const V = r.model.config.vocabSize;
   const out: number[] = [];
   for (let t0 = 0; t0 < T; t0 += r.model.logitRows) {
     const n = Math.min(r.model.logitRows, T - t0);
     const logits = r.model.logitsAt(Array.from({ length: n }, (_, i) => t0 + i));
+    yield logits;
     for (let i = 0; i < n; i++) out.push(logSoftmaxAt(logits, i, V, ids[s + t0 + i + 1] as number));
   }
   return out;
@@ -77,6 +85,10 @@ export function windowLogprobs(r: OpenRun, ids: Int32Array, s: number, e: number
  * file comment (one pass when ids.length − 1 ≤ the context).
  */
 export function slidingLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): number[] {
+  return runReads(r.model.backendOrThrow(), slidingSteps(r, ids, src));
+}
+
+function* slidingSteps(r: OpenRun, ids: Int32Array, src?: Int32Array): ReadSteps<number[]> {
   const n = ids.length - 1; // targets
   const L = r.model.config.maxLen;
   const stride = Math.max(1, Math.floor(L / 2));
@@ -84,7 +96,7 @@ export function slidingLogprobs(r: OpenRun, ids: Int32Array, src?: Int32Array): 
   while (logprobs.length < n) {
     const end = Math.min(n, logprobs.length === 0 ? L : logprobs.length + stride);
     const start = Math.max(0, end - L);
-    logprobs.push(...windowLogprobs(r, ids, start, end, src).slice(logprobs.length - start));
+    logprobs.push(...(yield* windowSteps(r, ids, start, end, src)).slice(logprobs.length - start));
   }
   return logprobs;
 }
@@ -149,6 +161,15 @@ export interface ScoredText {
  * the empty range at the end of `text`.
  */
 export function scoreText(r: OpenRun, source: string | null, text: string): ScoredText {
+  return runReads(r.model.backendOrThrow(), scoreSteps(r, source, text));
+}
+
+/** {@link scoreText} on any backend: a model on a device (WebGPU) reads each window's logits back once. */
+export function scoreTextAsync(r: OpenRun, source: string | null, text: string): Promise<ScoredText> {
+  return runReadsAsync(r.model.backendOrThrow(), scoreSteps(r, source, text));
+}
+
+function* scoreSteps(r: OpenRun, source: string | null, text: string): ReadSteps<ScoredText> {
   const { model, tok } = r;
   if (text.length === 0)
     throw new EngineError('input/invalid', 'The text to score is empty; give it at least one character.');
@@ -160,7 +181,7 @@ export function scoreText(r: OpenRun, source: string | null, text: string): Scor
   ids[0] = tok.specialIds.bos; // 1, or GPT-2's <|endoftext|> in a vocabulary loaded from its files
   ids.set(body.subarray(0, keep), 1);
   if (withEos) ids[keep + 1] = tok.specialIds.eos;
-  const logprobs = slidingLogprobs(r, ids, src ?? undefined);
+  const logprobs = yield* slidingSteps(r, ids, src ?? undefined);
   const { starts, ends } = tokenOffsets(tok, body.subarray(0, keep), text);
   if (withEos) {
     starts.push(text.length);

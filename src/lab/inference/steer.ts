@@ -10,8 +10,17 @@
  * sampling): unsteered, and with α·v added to resid_pre[ℓ] at every position, the prompt's and
  * each generated token's (the stepper's `residAdd`, engine/models/steering.ts).
  *
- * Leaves out: encoder-decoder runs (refused: the prompts would be the decoder's targets, not
- * text the model reads), and flag parsing and posting (cli/steer.ts, the model worker).
+ * An encoder-decoder run: the plus and minus prompts are sources, each read as the lens reads a
+ * source without a target (its decoder reading the model's own greedy translation, BOS first),
+ * and v is the difference of the means of the DECODER's resid_pre[ℓ] over those target positions:
+ * what the decoder's stream carries while it writes out one source rather than the other. The
+ * decode's input is a source too; α·v is added to the decoder's resid_pre[ℓ] at every target
+ * position (BOS, each generated token). The decoder, not the encoder: what it adds to is the
+ * stream that writes the output, step by step as in a decoder-only run, and the same vector
+ * reaches every generated token; a vector added to the encoder's output would reach the decoder
+ * only through cross-attention's keys and values, computed once before decoding.
+ *
+ * Leaves out: flag parsing and posting (cli/steer.ts, the model worker).
  */
 
 import { EngineError } from '../../engine/errors';
@@ -20,17 +29,18 @@ import type { ResidAdd } from '../../engine/models/steering';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { SteerOutputData, SteerRequestData, SteerVectorData } from '../../protocol/steering';
 import { decodeText } from './decode';
+import type { LensInput } from './lens';
 import { inputBatch } from './lens';
 import type { OpenRun, RunPlan } from './openRun';
 import { planRequest } from './requestPlan';
 
+/** The lens input of a steering prompt: an encoder-decoder's source (its decoder reading its greedy target). */
+function promptInput(config: ModelConfig, text: string): LensInput {
+  return config.kind === 'encoder-decoder' ? { src: text } : { prompt: text };
+}
+
 /** Refuses what steering cannot do with a model of `config` (see the file comment). */
 function checkSteer(config: ModelConfig, v: SteerVectorData): void {
-  if (config.kind === 'encoder-decoder')
-    throw new EngineError(
-      'input/invalid',
-      "Steering needs a decoder-only run: an encoder-decoder's decoder reads a source, not the prompts.",
-    );
   const L = config.nDecoderLayers;
   if (!Number.isInteger(v.layer) || v.layer < 0 || v.layer > L)
     throw new EngineError(
@@ -47,7 +57,7 @@ export function steeringVector(r: OpenRun, v: SteerVectorData): { vector: Float3
   checkSteer(r.model.config, v);
   const C = r.model.config.dModel;
   const mean = (prompt: string): { m: Float64Array; norm: number } => {
-    const batch = inputBatch(r, { prompt });
+    const batch = inputBatch(r, promptInput(r.model.config, prompt));
     const m = new Float64Array(C);
     let norm = 0;
     r.model.forward(batch, {
@@ -78,7 +88,7 @@ export function steeringVector(r: OpenRun, v: SteerVectorData): { vector: Float3
 export function steerPlan(config: ModelConfig, tok: Tokenizer, req: SteerRequestData): RunPlan {
   const { plus, minus } = req.vector;
   const longer = tok.encode(plus).length >= tok.encode(minus).length ? plus : minus;
-  const lens = planRequest(config, tok, { job: 'lens', input: { prompt: longer } });
+  const lens = planRequest(config, tok, { job: 'lens', input: promptInput(config, longer) });
   const decode = planRequest(config, tok, { job: 'decode', input: req.decode.input, beam: req.decode.beam });
   return { ...lens, decodeRows: decode.decodeRows ?? 1 };
 }

@@ -160,8 +160,9 @@ export function buildModel(
 /**
  * The backend the spec names. Training uses the cores the host offers: the wasm backend
  * gets `threads()`'s helpers (results are bit-identical to one thread). A run trained on WebGPU
- * opens on the CPU (auto): inference, snapshots and calibration on WebGPU are not built; only the
- * training session opens a GPU (sessionSetup.ts).
+ * opens on the CPU (auto) here: snapshots, calibration and the jobs not built on the GPU run there;
+ * the training session (sessionSetup.ts) and the model worker's GPU jobs (modelService.ts) open the
+ * GPU themselves.
  */
 export function backendFor(kind: TrainSpec['backend'], threads: () => ParallelRunner | null): Backend {
   if (kind === 'webgpu') kind = 'auto';

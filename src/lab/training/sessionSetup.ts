@@ -235,7 +235,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const onGpu = spec.backend === 'webgpu' && otherEngine === null;
-  const gpu = onGpu ? await openTrainingGpu(platform, spec.training.optimizer) : null;
+  const gpu = onGpu ? await openTrainingGpu(platform) : null;
   const backend = gpu ? gpu.backend : backendFor(spec.backend, () => platform.threads(helpers));
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
   const model = buildModel(
@@ -350,17 +350,9 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
 
 /**
  * The WebGPU backend on the platform's device, and its adapter's name; refused in one line where
- * the platform opens none, or for Muon (whose Newton–Schulz loop runs on the host).
+ * the platform opens none.
  */
-async function openTrainingGpu(
-  platform: LabPlatform,
-  optimizer: string,
-): Promise<{ backend: WebGpuBackend; adapter: string }> {
-  if (optimizer === 'muon')
-    throw new EngineError(
-      'config/invalid',
-      'Muon does not train on WebGPU yet; use --optimizer adamw, or --backend wasm for Muon.',
-    );
+async function openTrainingGpu(platform: LabPlatform): Promise<{ backend: WebGpuBackend; adapter: string }> {
   if (!platform.gpu)
     throw new EngineError('config/invalid', 'WebGPU is not offered where this runs yet; use backend wasm or auto.');
   const opened = await platform.gpu();

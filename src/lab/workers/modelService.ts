@@ -16,6 +16,12 @@
  * memory is given back first). An evaluation polls its request's shared cancel flag between
  * batches.
  *
+ * A run trained on WebGPU decodes, scores, takes attention maps, the logit lens and the ablation
+ * comparison on the platform's GPU (its device opened once per
+ * worker; the model's weights uploaded once per opened run, the logits read back as each job
+ * needs them); its other jobs, and every job where the platform offers no GPU (the web worker),
+ * run on the CPU.
+ *
  * Drawing a PyTorch run's pending snapshots is handed in by the Node entry (its weights are
  * listed with Node's `fs`); the web's answers that request with a one-line refusal.
  *
@@ -28,18 +34,18 @@ import { calibrate } from '../training/calibrate';
 import { EvaluationCancelled, evaluateFiles } from '../evaluation/evaluateFiles';
 import { CancelledError } from '../base/cancelled';
 import { exportRun } from '../interop/exportFolder';
-import { compareHeadsOff } from '../inference/ablate';
+import { compareHeadsOffAsync } from '../inference/ablate';
 import { importCheckpoint } from '../interop/importCheckpoint';
 import type { TextAttention } from '../inference/attend';
-import { attendText } from '../inference/attend';
-import { decodeText } from '../inference/decode';
-import { attribute, attributePlan } from '../inference/attribute';
+import { attendTextAsync } from '../inference/attend';
+import { decodeTextAsync } from '../inference/decode';
+import { attribute, attributeRequestPlan } from '../inference/attribute';
 import { logitChunkRows } from '../../engine/models/inputs';
 import type { LensInput } from '../inference/lens';
-import { logitLens } from '../inference/lens';
-import { patchIds, patchPlan, patchRun } from '../inference/patch';
+import { logitLensAsync } from '../inference/lens';
+import { patchIds, patchLength, patchPlan, patchRun } from '../inference/patch';
 import { steerPlan, steerRun } from '../inference/steer';
-import { scoreText } from '../inference/score';
+import { scoreTextAsync } from '../inference/score';
 import type { OpenRun } from '../inference/openRun';
 import { openRun } from '../inference/openRun';
 import type { RunPlan } from '../inference/openRun';
@@ -51,7 +57,9 @@ import { memoryProblem } from '../../engine/models/estimate';
 import { backendFor } from '../runs/specModel';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
 import type { LabFs } from '../files/labFs';
-import type { LabPlatform, WorkerChannel } from '../platform/platform';
+import type { LabPlatform, OpenedGpu, WorkerChannel } from '../platform/platform';
+import type { Backend } from '../../engine/backend';
+import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import type { LensInputData } from '../../protocol/analysis';
 import type { ErrorData } from '../../protocol/data';
 import type {
@@ -84,6 +92,8 @@ interface Context {
   readonly drawSnapshots: SnapshotDrawing | null;
   readonly opened: RunCache;
   readonly post: (msg: FromModelWorker, transfer?: ArrayBuffer[]) => void;
+  /** The platform's GPU, opened on the first job that runs on it (kept for the worker's life). */
+  gpu: Promise<OpenedGpu> | null;
 }
 
 /** What a request needs: an inference request's plan (requestPlan.ts), or a plan made from the run's config. */
@@ -104,9 +114,24 @@ function evaluationPlan(config: OpenRun['model']['config']): RunPlan {
   return { shape: shape(rows), decodeRows: 1 };
 }
 
-/** `runDir`'s model, opened (or kept open) planned for `need`. */
-async function open({ platform, opened }: Context, runDir: string, need: Need): Promise<OpenRun> {
+/**
+ * `runDir`'s model, opened (or kept open) planned for `need`; with `onDevice`, on the GPU when
+ * the run trained on WebGPU and the platform offers one (see the file comment).
+ */
+async function open(ctx: Context, runDir: string, need: Need, onDevice = false): Promise<OpenRun> {
+  const { platform } = ctx;
   const { fs } = platform;
+  const kind = (await readRunJson(fs, runDir)).spec.backend;
+  const gpu = onDevice && kind === 'webgpu' && platform.gpu ? platform.gpu : null;
+  // A run's GPU model is kept beside its CPU one (the jobs not built on the GPU use that).
+  const key = gpu ? `${runDir}\u0000webgpu` : runDir;
+  const backend = async (): Promise<Backend> => {
+    if (!gpu) return backendFor(kind, platform.threads);
+    const opened = await (ctx.gpu ??= gpu());
+    if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
+    return createWebGpuBackend(opened.device);
+  };
+  const { opened } = ctx;
   const stat = await fs.stat(fs.join(runDir, RUN_FILES.model));
   if (stat === null) {
     await readRunJson(fs, runDir); // says clearly when the folder is not a run at all
@@ -115,7 +140,7 @@ async function open({ platform, opened }: Context, runDir: string, need: Need): 
       `${fs.basename(runDir)} has no trained model yet (no ${RUN_FILES.model}); train it for a few steps first.`,
     );
   }
-  const hit = opened.get(runDir);
+  const hit = opened.get(key);
   const current = hit && hit.mtimeMs === stat.mtimeMs ? hit.run : null;
   const plan =
     typeof need === 'function'
@@ -128,16 +153,11 @@ async function open({ platform, opened }: Context, runDir: string, need: Need): 
   if (current && covers(current, plan)) return current;
   // Give the old model's memory back before the new one takes its own (WebAssembly frees nothing else).
   if (hit) {
-    opened.delete(runDir);
+    opened.delete(key);
     (hit.run.model.backendOrThrow() as { dispose?: () => void }).dispose?.();
   }
-  const run = await openRun(
-    fs,
-    runDir,
-    backendFor((await readRunJson(fs, runDir)).spec.backend, platform.threads),
-    current ? widened(current, plan) : plan,
-  );
-  opened.set(runDir, { mtimeMs: stat.mtimeMs, run });
+  const run = await openRun(fs, runDir, await backend(), current ? widened(current, plan) : plan);
+  opened.set(key, { mtimeMs: stat.mtimeMs, run });
   return run;
 }
 
@@ -148,11 +168,11 @@ async function open({ platform, opened }: Context, runDir: string, need: Need): 
  * transferred), so what is kept stays whole.
  */
 async function attention(ctx: Context, runDir: string, text: string): Promise<TextAttention> {
-  const r = await open(ctx, runDir, { job: 'attend', text });
-  const entry = ctx.opened.get(runDir);
+  const r = await open(ctx, runDir, { job: 'attend', text }, true);
+  const entry = [...ctx.opened.values()].find((e) => e.run === r);
   const kept = entry?.attention;
   if (kept && kept.text === text && kept.run === r) return kept.result;
-  const result = attendText(r, text);
+  const result = await attendTextAsync(r, text);
   if (entry) entry.attention = { text, run: r, result };
   return result;
 }
@@ -162,24 +182,21 @@ const HANDLERS: ModelHandlers<Context> = {
   async decode(msg, ctx) {
     const id = msg.id;
     const onToken = (token: string, logprob: number): void => ctx.post({ type: 'model/didToken', id, token, logprob });
-    const { output } = decodeText(
-      await open(ctx, msg.runDir, {
-        job: 'decode',
-        input: msg.params.input,
-        beam: msg.params.strategy === 'beam' ? msg.params.beam : 1,
-      }),
+    const { output } = await decodeTextAsync(
+      await open(
+        ctx,
+        msg.runDir,
+        { job: 'decode', input: msg.params.input, beam: msg.params.strategy === 'beam' ? msg.params.beam : 1 },
+        true,
+      ),
       msg.params,
       { attention: true, onToken },
     );
     return output;
   },
   async score(msg, ctx) {
-    const run = await open(ctx, msg.runDir, {
-      job: 'score',
-      text: msg.text,
-      ...(msg.source === null ? {} : { source: msg.source }),
-    });
-    return scoreText(run, msg.source, msg.text).output;
+    const need = { job: 'score', text: msg.text, ...(msg.source === null ? {} : { source: msg.source }) } as const;
+    return (await scoreTextAsync(await open(ctx, msg.runDir, need, true), msg.source, msg.text)).output;
   },
   async attend(msg, ctx) {
     return (await attention(ctx, msg.runDir, msg.text)).snapshot;
@@ -221,7 +238,8 @@ const HANDLERS: ModelHandlers<Context> = {
   },
   async lens(msg, ctx) {
     const input = lensInput(msg.input);
-    return logitLens(await open(ctx, msg.runDir, { job: 'lens', input }), input, { topK: msg.topK, fit: msg.fit });
+    const run = await open(ctx, msg.runDir, { job: 'lens', input }, true);
+    return logitLensAsync(run, input, { topK: msg.topK, fit: msg.fit });
   },
   async drawSnapshots(msg, ctx) {
     if (!ctx.drawSnapshots)
@@ -233,7 +251,7 @@ const HANDLERS: ModelHandlers<Context> = {
   },
   async ablate(msg, ctx) {
     const input = lensInput(msg.input);
-    return compareHeadsOff(await open(ctx, msg.runDir, { job: 'lens', input }), input, msg.off, {
+    return compareHeadsOffAsync(await open(ctx, msg.runDir, { job: 'lens', input }, true), input, msg.off, {
       topK: msg.topK,
       fit: msg.fit,
     });
@@ -243,7 +261,7 @@ const HANDLERS: ModelHandlers<Context> = {
     const { fs } = ctx.platform;
     // the prompts' length plans the model: refused here, before it is opened, when they differ
     const { config } = await readCheckpointConfig(fs, msg.runDir);
-    const T = patchIds(await readTokenizer(fs, msg.runDir), config, msg.request).clean.length;
+    const T = patchLength(patchIds(await readTokenizer(fs, msg.runDir), config, msg.request));
     let posted = -Infinity;
     return patchRun(await open(ctx, msg.runDir, (c) => patchPlan(c, T)), msg.request, {
       onProgress: (done, total) => {
@@ -263,8 +281,8 @@ const HANDLERS: ModelHandlers<Context> = {
     const p = msg.params;
     const { fs } = ctx.platform;
     // beside full patching, the model is planned as `patch` plans it (many patched runs per forward)
-    const T = 1 + (await readTokenizer(fs, msg.runDir)).encode(p.clean).length;
-    const run = await open(ctx, msg.runDir, (c) => attributePlan(c, T, p.what, p.withPatching === true));
+    const tok = await readTokenizer(fs, msg.runDir);
+    const run = await open(ctx, msg.runDir, (c) => attributeRequestPlan(c, tok, p));
     return attribute(run, p, {
       onProgress: (done, total) => ctx.post({ type: 'model/didProgress', id, done, total }),
       isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,
@@ -322,7 +340,7 @@ export function serveModelRequests(
 ): void {
   let queue: Promise<void> = Promise.resolve(); // requests run one after another
   const post = (msg: FromModelWorker, transfer: ArrayBuffer[] = []): void => channel.post(msg, transfer);
-  const ctx: Context = { platform, drawSnapshots, opened: new Map(), post };
+  const ctx: Context = { platform, drawSnapshots, opened: new Map(), post, gpu: null };
   channel.onMessage((raw: unknown) => {
     let msg: ToModelWorker;
     try {

@@ -1,7 +1,8 @@
 /**
  * `attention-lab attribute` through the built binary on a tiny trained run: the text tables,
  * --csv (one value a row, agreeing with --json), the run as a positional argument or --run,
- * and bad input exiting 2 with one line. The numbers themselves are tested against PyTorch
+ * bad input exiting 2 with one line, and an encoder-decoder's sources under --target (its
+ * cross-attention and encoder grids, full patching's cells found by their rows). The numbers themselves are tested against PyTorch
  * (test/unit/engine/analysis/attributionParity.test.ts) and the job's identities in
  * test/unit/lab/inference/attribute.test.ts.
  */
@@ -14,8 +15,11 @@ import { tinyDocuments, tinySpec, trainTiny } from '../lab/tinyRuns';
 import { cli } from './cliHarness';
 
 let lm: OpenRun;
+let mt: OpenRun;
 beforeAll(async () => {
   lm = await trainTiny(tinySpec(await tinyDocuments(), 4));
+  const spec = tinySpec({ kind: 'task', task: 'reverse' }, 2, 24);
+  mt = await trainTiny({ ...spec, model: { ...spec.model, overrides: { ...spec.model.overrides, norm: 'pre' } } });
 }, 120_000);
 
 const cwd = os.tmpdir();
@@ -82,6 +86,46 @@ describe('attention-lab attribute', () => {
     const csv = parseCsv(cli([...args, '--csv'], cwd).stdout);
     const head = csv.find((x) => x[1] === 'head' && x[2] === '1' && x[3] === '0');
     expect(Number(head?.[7])).toBe(json.patching?.maps[3]?.normalised[lm.model.config.nHeads]);
+  });
+
+  it('an encoder-decoder: DLA names cross heads; attribution adds the cross and encoder grids, beside full patching', () => {
+    const src = ['--clean', 'abcd', '--corrupted', 'abxd', '--target', 'd', '--answer', 'c', '--wrong', 'x'];
+    const dla = cli(['attribute', mt.runDir, ...src], cwd);
+    expect(dla.code, dla.stderr).toBe(0);
+    expect(dla.stdout).toMatch(/after "d"/);
+    expect(dla.stdout).toMatch(/\nL2H1 cross\s+-?\d+\.\d{3}\n/);
+    const args = ['attribute', mt.runDir, ...src, '--what', 'attribution', '--with-patching'];
+    const text = cli(args, cwd);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(/\ncross-attention heads \(every position\)\nlayer\s+H1/);
+    expect(text.stdout).toMatch(
+      /\nenc_resid_pre \(source positions\)\nlayer\s+0:"a"\s+1:"b"\s+2:"c"\s+3:"d"\s+4:"<eos>"\n/,
+    );
+    expect(text.stdout).toMatch(/\ndec L1 cross\s+-?\d\.\d{3}\/-?\d\.\d{3}\s/);
+    const json = JSON.parse(cli([...args, '--json'], cwd).stdout) as Extract<
+      AttributionOutputData,
+      { what: 'attribution' }
+    >;
+    const rows = parseCsv(cli([...args, '--csv'], cwd).stdout).slice(1);
+    const { nEncoderLayers: Le, nDecoderLayers: L, nHeads: H } = mt.model.config;
+    const S = 5;
+    const T = 2;
+    expect(rows).toHaveLength(4 * L * T + 3 * Le * S + (2 * L + Le) * H + (2 * L * T + Le * S) * H);
+    const at = (kind: string, layer: number, head: string, pos: string): string[] | undefined =>
+      rows.find((x) => x[1] === kind && x[2] === String(layer) && x[3] === head && x[4] === pos);
+    // an encoder cell: its source token, its estimate, and full patching's "enc L1" row at that position
+    const enc = at('enc_resid_pre', 0, '', '2');
+    expect(enc?.[5]).toBe('c');
+    expect(Number(enc?.[6])).toBe(json.encoder?.resid[0]?.[2]);
+    const encMap = json.patching?.maps.find((m) => m.what === 'resid' && m.stack === 'encoder');
+    expect(Number(enc?.[7])).toBe(encMap?.normalised[2]);
+    // a cross-attention head: full patching's "dec L2 cross" row of the one heads map
+    const cross = at('cross_head', 1, '1', '');
+    const heads = json.patching?.maps.find((m) => m.what === 'heads');
+    const row = heads?.rows.indexOf('dec L2 cross') ?? -1;
+    expect(row).toBe(Le + 3);
+    expect(Number(cross?.[6])).toBe(json.cross?.head[1]?.[1]);
+    expect(Number(cross?.[7])).toBe(heads?.normalised[row * H + 1]);
   });
 
   it.each([

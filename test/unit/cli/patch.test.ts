@@ -146,6 +146,16 @@ describe('attention-lab patch', () => {
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toContain(`logit["${p.answer}"] − logit["${p.wrong}"] at the last position: clean`);
     expect(table.stdout).toMatch(/\nL2 +-?\d\.\d\d +-?\d\.\d\d +-?\d\.\d\d +-?\d\.\d\d\n/);
+    // --top: each run's most likely next tokens, the clean run's led by the answer, the corrupted run's by the wrong.
+    const top = patch([...base, '--wrong', p.wrong, '--what', 'heads', '--top', '3']);
+    expect(top.top?.clean.map((t) => t.token)[0]).toBe(p.answer);
+    expect(top.top?.corrupted.map((t) => t.token)[0]).toBe(p.wrong);
+    expect(top.maps[0]?.top).toHaveLength(8);
+    for (const cell of top.maps[0]?.top ?? [])
+      expect(cell.map((t) => t.p).every((x, i, a) => i === 0 || x <= (a[i - 1] ?? 1))).toBe(true);
+    expect(out.top).toBeUndefined();
+    const topTable = cli(['patch', run, ...base, '--wrong', p.wrong, '--what', 'heads', '--top', '2'], tmp.dir);
+    expect(topTable.stdout).toMatch(new RegExp(`\\nclean predicts "${p.answer}" \\d+\\.\\d%, "."`));
   }, 120_000);
 
   it('refuses in one line what it cannot do', () => {
@@ -166,5 +176,9 @@ describe('attention-lab patch', () => {
     refuse(['--clean', 'abcab', '--corrupted', 'abdab', ...ok, '--what', 'path', '--receivers', 'L1H1'], /layer 1/);
     refuse(['--clean', 'abcab', '--corrupted', 'abdab', ...ok, '--what', 'nope'], /--what must be among/);
     refuse(['--clean', 'abcab', '--corrupted', 'abcab', ...ok], /give the same logit-diff/);
+    refuse(
+      ['--clean', 'abcab', '--corrupted', 'abdab', ...ok, '--top', '11'],
+      /--top must be a whole number from 0 to 10/,
+    );
   }, 120_000);
 });

@@ -254,6 +254,7 @@ const HOST_TO_MODEL_WORKER: Fixtures<ToModelWorker> = {
       what: ['heads', 'path'],
       receivers: [{ layer: 1, head: 0 }],
       input: 'q',
+      top: 5,
     },
   },
   'model/steer': {
@@ -341,7 +342,17 @@ const MODEL_WORKER_TO_HOST: Fixtures<FromModelWorker> = {
       metric: 'logit-diff',
       clean: 2,
       corrupted: -1,
-      maps: [{ what: 'heads', rows: ['L1'], cols: ['H1', 'H2'], values: [2, -1], normalised: [1, 0] }],
+      maps: [
+        {
+          what: 'heads',
+          rows: ['L1'],
+          cols: ['H1', 'H2'],
+          values: [2, -1],
+          normalised: [1, 0],
+          top: [[{ token: 'a', p: 0.5 }], [{ token: 'c', p: 0.25 }]],
+        },
+      ],
+      top: { clean: [{ token: 'a', p: 0.5 }], corrupted: [{ token: 'c', p: 0.75 }] },
     },
   },
   'model/didSteer': {
@@ -386,6 +397,7 @@ const HOST_TO_WEBVIEW: Fixtures<ToWebview> = {
   'run/didUpdate': { type: 'run/didUpdate', runDir: '/r', event: step },
   'run/didEvaluate': { type: 'run/didEvaluate', runDir: '/r', evaluation: PAIRS_RECORD },
   'model/didToken': { type: 'model/didToken', id: 1, token: 'b', logprob: -0.1 },
+  'model/didProgress': { type: 'model/didProgress', id: 4, done: 10, total: 40 },
   'model/didDecode': { type: 'model/didDecode', id: 1, output },
   'model/didFail': { type: 'model/didFail', id: 1, error: { code: 'input/invalid', message: 'Type a prompt.' } },
   'playground/didDecode': { type: 'playground/didDecode', runDir: '/r', params, output },
@@ -441,6 +453,7 @@ const HOST_TO_WEBVIEW: Fixtures<ToWebview> = {
 const WEBVIEW_TO_HOST: Fixtures<FromWebview> = {
   'webview/ready': { type: 'webview/ready' },
   'webview/didError': { type: 'webview/didError', message: 'boom' },
+  'model/cancel': { type: 'model/cancel', id: 4 },
   'model/decode': { type: 'model/decode', id: 1, runDir: '/r', params },
   'model/steer': {
     type: 'model/steer',

@@ -127,10 +127,16 @@ describe('model worker requests, declared once (modelRequests)', () => {
     expect(kinds.filter((k) => modelRequests.table[k].page)).toEqual(expect.arrayContaining(page));
     expect(kinds.filter((k) => modelRequests.table[k].page)).toHaveLength(page.length);
     const sent = Object.keys(fromWebview.table).filter((t) => t.startsWith('model/'));
-    expect(sent.sort()).toEqual(page.map((k) => `model/${k}`).sort());
+    // and model/cancel, which stops one of them (the host aborts it; it is no request of its own)
+    expect(sent.sort()).toEqual([...page.map((k) => `model/${k}`), 'model/cancel'].sort());
     const got = Object.keys(toWebview.table).filter((t) => t.startsWith('model/'));
     expect(got.sort()).toEqual(
-      [...page.map((k) => `model/did${k[0]?.toUpperCase()}${k.slice(1)}`), 'model/didToken', 'model/didFail'].sort(),
+      [
+        ...page.map((k) => `model/did${k[0]?.toUpperCase()}${k.slice(1)}`),
+        'model/didToken',
+        'model/didProgress',
+        'model/didFail',
+      ].sort(),
     );
     // Each is the model worker's own entry: one declaration, one validator.
     expect(fromWebview.table['model/lens']).toBe(toModelWorker.table['model/lens']);

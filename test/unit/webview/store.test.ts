@@ -301,6 +301,33 @@ describe('DashboardStore', () => {
     );
   });
 
+  it("keeps a patching request's progress until it finishes; progress of another request is a problem", () => {
+    const s = new DashboardStore();
+    const request = {
+      clean: 'a b',
+      corrupted: 'a c',
+      answer: 'b',
+      wrong: 'c',
+      metric: 'logit-diff' as const,
+      what: ['resid' as const],
+    };
+    const p = s.beginPatching('a', { kind: 'patch', request });
+    expect(p.kind === 'patch' && p.progress).toBeNull();
+    expect(s.apply({ type: 'model/didProgress', id: p.id, done: 3, total: 8 })).toEqual({
+      events: [{ kind: 'analysis', id: p.id }],
+      problems: [],
+    });
+    expect(s.analysis(p.id)).toMatchObject({ progress: { done: 3, total: 8 } });
+    s.apply({ type: 'model/didFail', id: p.id, error: { code: 'cancelled', message: 'Patching was cancelled.' } });
+    // A late progress of a request that ended changes nothing and is no problem.
+    expect(s.apply({ type: 'model/didProgress', id: p.id, done: 4, total: 8 })).toEqual({ events: [], problems: [] });
+    expect(s.analysis(p.id)).toMatchObject({ progress: { done: 3, total: 8 } });
+    const lens = s.beginAnalysis('a', { kind: 'decoder-only', prompt: 'x' });
+    expect(s.apply({ type: 'model/didProgress', id: lens.id, done: 1, total: 2 }).problems).toEqual([
+      `model/didProgress for ${lens.id}, which is no patching this page requested; ignored.`,
+    ]);
+  });
+
   it('numbers every model request of the page from one counter, so a model/didFail fails the one it names', () => {
     const s = new DashboardStore();
     s.apply({ type: 'dashboard/didLoadRuns', runs: [state('a', 1)], selectedId: null });

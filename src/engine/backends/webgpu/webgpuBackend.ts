@@ -9,13 +9,20 @@
  *   on this backend stops at its non-finite check instead of training on a guess;
  * - `sumSquares` refuses: the optimizer's norm is read with the loss, by `Trainer.stepAsync`.
  *
+ * A step's clip factor and non-finite guard are on the device too (`gateUpdate`): Σ g² and the
+ * gate are recorded after the backward, the update kernels read the gate (the gradients scaled
+ * by it; nothing changed where the loss or the norm is not finite), and the step reads the loss
+ * and norm back once, after its update.
+ *
  * The host arrays are mirrors, synced explicitly: {@link WebGpuBackend.uploadAll} after the
  * host wrote weights (initialise, a loaded checkpoint, the optimizer's state and decay mask),
  * {@link WebGpuBackend.downloadAll} before the host reads them (checkpoints, snapshots). The tables
  * the models fill on the host at their first forward (RoPE's cos/sin, ALiBi's slopes), written once
  * and never again, are uploaded the first time a kernel reads them.
  *
- * Leaves out: Muon (its Newton–Schulz loop runs on the host); opening the device (the platform layer).
+ * Muon's hidden matrices update on the device (`muonMatrix`), as AdamW does.
+ *
+ * Leaves out: opening the device (the platform layer).
  */
 
 /// <reference types="@webgpu/types" />
@@ -35,6 +42,8 @@ export interface WebGpuBackend extends Backend, DeviceStats {
   downloadAll(): Promise<void>;
   /** Runs what was recorded, then copies one view from the GPU to its host mirror. */
   download(view: HostView | FloatArray): Promise<void>;
+  /** Gives back the GPU memory of every buffer allocated here (the model worker, reopening a run). */
+  dispose(): void;
 }
 
 /** What a float view is on this backend (the models only ever pass what `alloc` gave, or a subarray). */
@@ -46,8 +55,12 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
   const mem = k.mem;
   /** Every root allocated here, for uploadAll / downloadAll. */
   const allocated: HostView[] = [];
-  /** [loss sum, counted rows, Σ g², unused]: what a step reads back, in one copy. */
+  /** [loss sum, counted rows, Σ g², the update's gate]: what a step reads back, in one copy. */
   const stats = mem.alloc(4);
+  /** The gate (wgslPointwise.ts GATE), which the update kernels read while `gated`. */
+  const gateView = stats.subarray(3, 4);
+  /** True from gateUpdate until the step's stats are read: the updates recorded meanwhile go through the gate. */
+  let gated = false;
   /** crossEntropyForward's per-row scratch (2·N floats), grown to the largest N. */
   let ceRows = mem.alloc(2);
 
@@ -81,11 +94,22 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
       for (const v of allocated) mem.upload(v);
     },
     async downloadAll(): Promise<void> {
-      for (const v of allocated) await mem.download(v);
+      await Promise.all(allocated.map((v) => mem.download(v)));
     },
     download: (view) => mem.download(view as HostView),
-    async readStats(grads: FloatArray, n: number): Promise<{ lossSum: number; normSq: number }> {
+    dispose(): void {
+      mem.flush();
+      for (const v of allocated) mem.resolve(v, false).buffer.destroy();
+      allocated.length = 0;
+    },
+    gateUpdate(grads: FloatArray, n: number, clip: number): void {
       k.sumSquares(stats.subarray(2, 3), f32(grads), n);
+      k.gate(stats, clip);
+      gated = true;
+    },
+    async readStats(grads: FloatArray, n: number): Promise<{ lossSum: number; normSq: number }> {
+      if (!gated) k.sumSquares(stats.subarray(2, 3), f32(grads), n);
+      gated = false;
       await mem.download(stats);
       return { lossSum: stats[0] as number, normSq: stats[2] as number };
     },
@@ -93,6 +117,8 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
     fill: (x, n, v) => k.fill(f32(x), n, v),
     scale: (x, n, s) => k.scale(f32(x), n, s),
     add: (o, a, b, n) => k.add(f32(o), f32(a), f32(b), n),
+    copy: (dst, src, n) => k.copy(f32(dst), f32(src), n),
+    muonMatrix: (m) => k.muonMatrix(m, gated ? gateView : null),
     sumSquares(): number {
       throw new Error(
         'The WebGPU backend reads the gradient norm asynchronously: train with Trainer.stepAsync, not step.',
@@ -158,6 +184,7 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
     },
     crossEntropyBackward: (dl, logits, lse, targets, N, V, ign, sm, gs) =>
       k.crossEntropyBackward(f32(dl), f32(logits), f32(lse), targets, N, V, ign, sm, gs),
-    adamStep: (p, g, m, v, n, opts: AdamParams, mask) => k.adamStep(f32(p), f32(g), f32(m), f32(v), n, opts, mask),
+    adamStep: (p, g, m, v, n, opts: AdamParams, mask) =>
+      k.adamStep(f32(p), f32(g), f32(m), f32(v), n, opts, mask, gated ? gateView : null),
   };
 }

@@ -14,20 +14,22 @@
  * backward, LayerNorm and RMSNorm forward and backward, the five activations forward and backward,
  * soft-cap, softmax forward and backward, cross-entropy forward and backward, sumSquares, adamStep,
  * the fused attention forward and backward (GQA, masks, soft-cap, ALiBi, a dropout keep-mask), RoPE,
- * and dropout (its mask bit-identical to the reference's). Leaves out: Muon's steps; the `Backend`
- * object the models bind to is webgpuBackend.ts.
+ * dropout (its mask bit-identical to the reference's), and Muon's update of a hidden matrix
+ * (Newton–Schulz on the tiled matmul). Leaves out: the `Backend` object the models bind to
+ * (webgpuBackend.ts).
  *
  * Shape legend as in backend.ts.
  */
 
 /// <reference types="@webgpu/types" />
 
-import type { AdamParams, AttentionDims, MaskView } from '../../backend';
+import type { AdamParams, AttentionDims, MaskView, MuonMatrixUpdate } from '../../backend';
 import { attentionOptions } from '../../ops/attention';
 import { keepScale, keepThreshold } from '../../ops/dropout';
 import type { HostView, UniformField } from './webgpuMemory';
 import { WebGpuMemory } from './webgpuMemory';
 import { ATTENTION_BACKWARD_KV, ATTENTION_BACKWARD_Q, ATTENTION_FORWARD } from './wgslAttention';
+import { MUON_APPLY, MUON_COMBINE, MUON_MOMENTUM, MUON_NORMALIZE } from './wgslMuon';
 import { ADD_BIAS, BIAS_BACKWARD, MATMUL, MM_TILE, WG } from './wgslDense';
 import {
   ACTIVATION,
@@ -39,6 +41,7 @@ import {
   EMBEDDING_BACKWARD,
   EMBEDDING_FORWARD,
   FILL,
+  GATE,
   POSITIONAL,
   ROPE,
   SCALE,
@@ -76,6 +79,8 @@ export class WebGpuKernels {
   readonly mem: WebGpuMemory;
   /** Attention backward's dz [B,H,T,S], grown to the largest call (GPU-only in use). */
   private dz: Float32Array | null = null;
+  /** Muon's Σ X² (one float, on the device). */
+  private muonNorm: Float32Array | null = null;
 
   constructor(device: GPUDevice) {
     this.mem = new WebGpuMemory(device);
@@ -108,6 +113,11 @@ export class WebGpuKernels {
   /** out = a + b. */
   add(out: Float32Array, a: Float32Array, b: Float32Array, n: number): void {
     this.binary(out, a, b, n, 0);
+  }
+
+  /** out[0..n) = a[0..n) (the two must not overlap). */
+  copy(out: Float32Array, a: Float32Array, n: number): void {
+    this.binary(out, a, a, n, 3);
   }
 
   /** out = a ⊙ b (accumulate: out += a ⊙ b). */
@@ -428,7 +438,10 @@ export class WebGpuKernels {
     this.mem.dispatch(SUM_SQUARES, [u(n), u(oo), u(ox)], [bo, bx], [1]);
   }
 
-  /** One Adam(W) update of params[0..n) in place (backend.ts `adamStep`). */
+  /**
+   * One Adam(W) update of params[0..n) in place (backend.ts `adamStep`); with `gate` (GATE's
+   * output), the gradients scaled by it, and nothing changed where it is 0.
+   */
   adamStep(
     params: Float32Array,
     grads: Float32Array,
@@ -437,6 +450,7 @@ export class WebGpuKernels {
     n: number,
     opts: AdamParams,
     decayMask: Uint8Array | null,
+    gate: Float32Array | null = null,
   ): void {
     if (n <= 0) return;
     const [bp, op] = this.at(params);
@@ -444,10 +458,68 @@ export class WebGpuKernels {
     const [bm, om] = this.at(m);
     const [bv, ov] = this.at(v);
     const [bk, ok] = decayMask ? this.at(decayMask) : [this.mem.spare, 0];
+    // Without a gate the gradients' buffer stands in (a float operand: the spare is the mask's).
+    const [bq, oq] = gate ? this.at(gate) : [bg, 0];
     const { lr, beta1, beta2, eps, weightDecay, step } = opts;
-    const fields = [u(n), u(op), u(og), u(om), u(ov), u(ok), u(+(decayMask !== null)), f(lr), f(beta1), f(beta2)];
-    fields.push(f(eps), f(lr * weightDecay), f(1 - Math.pow(beta1, step)), f(1 - Math.pow(beta2, step)));
-    this.mem.dispatch(ADAM, fields, [bp, bg, bm, bv, bk], grid(Math.ceil(n / WG)));
+    const fields = [u(n), u(op), u(og), u(om), u(ov), u(ok), u(+(decayMask !== null)), u(+(gate !== null)), u(oq)];
+    fields.push(f(lr), f(beta1), f(beta2), f(eps), f(lr * weightDecay));
+    fields.push(f(1 - Math.pow(beta1, step)), f(1 - Math.pow(beta2, step)));
+    this.mem.dispatch(ADAM, fields, [bp, bg, bm, bv, bk, bq], grid(Math.ceil(n / WG)));
+  }
+
+  /** stats[3] = the gate of a step's update from stats[0] (loss sum) and stats[2] (Σ g²): see wgslPointwise.ts GATE. */
+  gate(stats: Float32Array, clip: number): void {
+    const [bs, os] = this.at(stats);
+    this.mem.dispatch(GATE, [u(os), f(clip)], [bs], [1]);
+  }
+
+  /**
+   * Muon's update of one hidden matrix (backend.ts `muonMatrix`), all on the device: momentum and
+   * Nesterov blend into X (Xᵀ when tall), X/‖X‖_F, the Newton–Schulz iterations (A = X·Xᵀ and A·A
+   * as full products: the tiled matmul sums every element in k order, so both are exactly
+   * symmetric, the numbers of the host's half products), decay and the step.
+   */
+  muonMatrix(m: MuonMatrixUpdate, gate: Float32Array | null = null): void {
+    const { rows, cols } = m;
+    const n = rows * cols;
+    if (n <= 0) return;
+    const tall = rows > cols;
+    const r = tall ? cols : rows;
+    const c = tall ? rows : cols;
+    const f32 = (x: unknown): Float32Array => x as Float32Array;
+    const [bg, og] = this.at(f32(m.g));
+    const [bb, ob] = this.at(f32(m.buf));
+    const [bx, ox] = this.at(f32(m.x));
+    const groups = grid(Math.ceil(n / WG));
+    const shape = [u(n), u(rows), u(cols), u(+tall)];
+    const [bk, ok] = gate ? this.at(gate) : [bg, 0];
+    const gated = [u(+(gate !== null)), u(ok)];
+    const momentum = [...shape, u(og), u(ob), u(ox), ...gated, f(m.beta)];
+    this.mem.dispatch(MUON_MOMENTUM, momentum, [bg, bb, bx, bk], groups);
+    this.muonNorm ??= this.mem.alloc(1);
+    this.sumSquares(this.muonNorm, f32(m.x), n);
+    const [bs, os] = this.at(this.muonNorm);
+    this.mem.dispatch(MUON_NORMALIZE, [u(n), u(ox), u(os)], [bx, bs], groups);
+    const [qa, qb, qc] = m.coeffs;
+    let x = f32(m.x).subarray(0, n);
+    let y = f32(m.y).subarray(0, n);
+    const a = f32(m.a);
+    const bbv = f32(m.bb);
+    const [ba, oa] = this.at(a);
+    const [bB, oB] = this.at(bbv);
+    for (let it = 0; it < m.iterations; it++) {
+      this.matmul(a, x, x, r, r, c, false, true, false); // A = X·Xᵀ
+      this.matmul(bbv, a, a, r, r, r, false, true, false); // A·Aᵀ = A·A
+      const rr = r * r;
+      const fields = [u(rr), u(r), u(oa), u(oB), f(qa), f(qb), f(qc)];
+      this.mem.dispatch(MUON_COMBINE, fields, [ba, bB], grid(Math.ceil(rr / WG)));
+      this.matmul(y, bbv, x, r, c, r, false, false, false); // (a·I + B)·X
+      [x, y] = [y, x];
+    }
+    const [bp, op] = this.at(f32(m.p));
+    const [bo, oo] = this.at(x);
+    const apply = [...shape, u(op), u(oo), u(+(m.keep !== null)), ...gated, f(m.keep ?? 1), f(m.step)];
+    this.mem.dispatch(MUON_APPLY, apply, [bp, bo, bk], groups);
   }
 
   /** An attention mask's bytes, which the models fill on the host per batch: uploaded when they live here. */

@@ -41,7 +41,7 @@ ${MAIN}
   x[u.ox + i] = x[u.ox + i] * u.s;
 }`;
 
-/** out = a + b, or with mode 1 out = a ⊙ b, mode 2 out += a ⊙ b. */
+/** out = a + b, or with mode 1 out = a ⊙ b, mode 2 out += a ⊙ b, mode 3 out = a (a copy). */
 export const BINARY = `${HEAD('oo: u32, oa: u32, ob: u32, mode: u32')}
 @group(0) @binding(1) var<storage, read_write> o: array<f32>;
 @group(0) @binding(2) var<storage, read_write> a: array<f32>;
@@ -52,6 +52,7 @@ ${MAIN}
   let y = b[u.ob + i];
   if (u.mode == 0u) { o[u.oo + i] = x + y; }
   else if (u.mode == 1u) { o[u.oo + i] = x * y; }
+  else if (u.mode == 3u) { o[u.oo + i] = x; }
   else { o[u.oo + i] = o[u.oo + i] + x * y; }
 }`;
 
@@ -221,7 +222,7 @@ ${MAIN}
 
 /** One Adam(W) update (ops/adam.ts); decay where the byte decayMask[i] = 1 (hasMask 0: nowhere). */
 export const ADAM = `${HEAD(
-  'op: u32, og: u32, om: u32, ov: u32, omask: u32, hasMask: u32, ' +
+  'op: u32, og: u32, om: u32, ov: u32, omask: u32, hasMask: u32, hasGate: u32, ogate: u32, ' +
     'lr: f32, b1: f32, b2: f32, eps: f32, decay: f32, bc1: f32, bc2: f32',
 )}
 @group(0) @binding(1) var<storage, read_write> p: array<f32>;
@@ -229,19 +230,44 @@ export const ADAM = `${HEAD(
 @group(0) @binding(3) var<storage, read_write> m: array<f32>;
 @group(0) @binding(4) var<storage, read_write> v: array<f32>;
 @group(0) @binding(5) var<storage, read_write> mask: array<u32>;
+@group(0) @binding(6) var<storage, read_write> gate: array<f32>;
 ${IDX}
 ${MAIN}
+  // The update's gate (GATE): the clip factor, 0 to leave everything untouched.
+  var gs = 1.0;
+  if (u.hasGate != 0u) {
+    gs = gate[u.ogate];
+    if (gs == 0.0) { return; }
+  }
   var pi = p[u.op + i];
   if (u.hasMask != 0u && u.decay != 0.0) {
     let byteAt = u.omask + i;
     if (((mask[byteAt / 4u] >> ((byteAt % 4u) * 8u)) & 0xffu) == 1u) { pi -= u.decay * pi; }
   }
-  let gi = g[u.og + i];
+  let gi = g[u.og + i] * gs;
   let mi = u.b1 * m[u.om + i] + (1.0 - u.b1) * gi;
   let vi = u.b2 * v[u.ov + i] + (1.0 - u.b2) * gi * gi;
   m[u.om + i] = mi;
   v[u.ov + i] = vi;
   p[u.op + i] = pi - (u.lr * (mi / u.bc1)) / (sqrt(vi / u.bc2) + u.eps);
+}`;
+
+/**
+ * The gate of a training step's update on the device: stats[o + 3] = the clip factor
+ * min(1, clip / (‖g‖ + 1e-6)) (1 when clip is 0; PyTorch's clip_grad_norm_), or 0 when the loss sum
+ * stats[o] or Σ g² stats[o + 2] is not finite (the update kernels then change nothing).
+ */
+export const GATE = `struct U { o: u32, clip: f32 }
+@group(0) @binding(0) var<uniform> u: U;
+@group(0) @binding(1) var<storage, read_write> stats: array<f32>;
+fn finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+@compute @workgroup_size(1)
+fn main() {
+  let s = stats[u.o + 2u];
+  var coef = 1.0;
+  if (u.clip > 0.0) { coef = min(1.0, u.clip / (sqrt(s) + 1e-6)); }
+  if (!finite(stats[u.o]) || !finite(s)) { coef = 0.0; }
+  stats[u.o + 3u] = coef;
 }`;
 
 /**

@@ -2,7 +2,8 @@
  * Activation addition (src/engine/models/steering.ts): the stepper's `residAdd` (prefill and
  * step) gives the logits of the batch forward with the same addition through a hook, at every
  * layer a vector can enter; at the final norm's input of a model without a final norm the
- * logits move by exactly W_U·v; and bad vectors are refused.
+ * logits move by exactly W_U·v; and bad vectors are refused. An encoder-decoder's decoder is
+ * steered the same way, its stepper reading the source.
  */
 import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
@@ -119,4 +120,36 @@ describe('steering at the final norm input of a post-LN model (no final norm)', 
       'A steering vector must be finite numbers.',
     );
   });
+});
+
+describe("steering an encoder-decoder's decoder", () => {
+  const cfg = tinyConfig('encoder-decoder');
+  const model = bound(cfg);
+  const V = cfg.vocabSize;
+  const src = Int32Array.from([5, 7, 4, 8, 2]);
+  const vector = vectorOf(cfg.dModel, 4);
+  const logitsOf = (add: { layer: number; vector: Float32Array } | null): Float32Array => {
+    model.forward(
+      { B: 1, T, input: seq, targets: new Int32Array(T), S: src.length, src },
+      { train: false, ...(add ? { hook: residAddHook(add) } : {}) },
+    );
+    return Float32Array.from(model.logits());
+  };
+
+  it.each(Array.from({ length: cfg.nDecoderLayers + 1 }, (_, l) => l))(
+    'at decoder layer %i: the stepper gives the steered batch forward, which differs from the plain one',
+    (layer) => {
+      const add = { layer, vector };
+      const full = logitsOf(add);
+      const plain = logitsOf(null);
+      let moved = 0;
+      for (let i = 0; i < T * V; i++) moved = Math.max(moved, Math.abs((full[i] as number) - (plain[i] as number)));
+      expect(moved).toBeGreaterThan(1e-3);
+      const stepper = createStepper(model, model.backendOrThrow(), { maxRows: 1, src, residAdd: add });
+      const pre = stepper.prefill(seq.subarray(0, T - 1), false).logits;
+      for (let v = 0; v < V; v++) expect(pre[v]).toBeCloseTo(full[(T - 2) * V + v] as number, 5);
+      const last = stepper.step(seq.subarray(T - 1), false).logits;
+      for (let v = 0; v < V; v++) expect(last[v]).toBeCloseTo(full[(T - 1) * V + v] as number, 5);
+    },
+  );
 });

@@ -112,12 +112,22 @@ function harness() {
       request: async (
         kind: string,
         params: { runDir: string },
-        hooks: { onToken?: (t: string, p: number) => void },
+        hooks: {
+          onToken?: (t: string, p: number) => void;
+          onProgress?: (done: number, total: number) => void;
+          signal?: AbortSignal;
+        },
       ): Promise<object> => {
         opened.push(`${kind} ${params.runDir}`);
         asked.push({ kind, params });
         if (modelFails) throw modelFails;
         if (kind === 'decode') hooks.onToken?.('a', -0.5);
+        if (kind === 'patch') {
+          // A long sweep: progress, then it runs until cancelled (as ModelClient fails an aborted request).
+          hooks.onProgress?.(1, 4);
+          await new Promise((resolve) => hooks.signal?.addEventListener('abort', resolve));
+          throw Object.assign(new Error('Patching was cancelled.'), { code: 'cancelled' });
+        }
         return { kind };
       },
     },
@@ -378,6 +388,33 @@ describe('DashboardConnection', () => {
     ]);
     expect(h.asked.map((a) => a.kind)).toEqual(['decode', 'attendLayer', 'lens']);
     h.connection.dispose();
+  });
+
+  it("forwards a page request's progress, and the page's model/cancel stops it; closing the page stops the rest", async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.ready();
+    await tick();
+    const request = { clean: 'a b', corrupted: 'a c', answer: 'b', wrong: 'c', metric: 'logit-diff', what: ['resid'] };
+    h.send({ type: 'model/patch', id: 51, runDir: '/a', request });
+    h.send({ type: 'model/patch', id: 52, runDir: '/a', request });
+    await tick();
+    const model = (): unknown[] => h.posted.filter((m) => m.type.startsWith('model/'));
+    expect(model()).toEqual([
+      { type: 'model/didProgress', id: 51, done: 1, total: 4 },
+      { type: 'model/didProgress', id: 52, done: 1, total: 4 },
+    ]);
+    h.send({ type: 'model/cancel', id: 51 });
+    h.send({ type: 'model/cancel', id: 99 }); // not in flight: ignored
+    await tick();
+    expect(model().slice(2)).toEqual([
+      { type: 'model/didFail', id: 51, error: { code: 'cancelled', message: 'Patching was cancelled.' } },
+    ]);
+    h.connection.dispose();
+    await tick();
+    expect(model().slice(3)).toEqual([
+      { type: 'model/didFail', id: 52, error: { code: 'cancelled', message: 'Patching was cancelled.' } },
+    ]);
   });
 
   it("runs a stopped run's Resume from the page as the Resume command; pause and stop of a run not training do nothing", async () => {

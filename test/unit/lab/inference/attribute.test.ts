@@ -3,7 +3,8 @@
  * up to the logit difference at every position, the accumulated residual ends there, attribution
  * patching's per-head total is the sum of its positions, progress and cancel between passes,
  * the refusals in one line each, and the model worker's answer equals `attention-lab attribute
- * --json` number for number.
+ * --json` number for number; and an encoder-decoder's DLA (cross-attention heads) and attribution
+ * patching (decoder, cross-attention, encoder), with full patching beside it.
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +20,7 @@ let lm: OpenRun;
 let post: OpenRun;
 let capped: OpenRun;
 let mt: OpenRun;
+let mtPre: OpenRun;
 let worker: WorkerDoor;
 
 beforeAll(async () => {
@@ -29,6 +31,11 @@ beforeAll(async () => {
   const cap = { ...spec.model.overrides, logitSoftCap: 2, normType: 'rmsnorm' as const };
   capped = await trainTiny({ ...spec, model: { ...spec.model, overrides: cap } });
   mt = await trainTiny(tinySpec({ kind: 'task', task: 'reverse' }, 2, 24));
+  const mtSpec = tinySpec({ kind: 'task', task: 'reverse' }, 2, 24);
+  mtPre = await trainTiny({
+    ...mtSpec,
+    model: { ...mtSpec.model, overrides: { ...mtSpec.model.overrides, norm: 'pre' } },
+  });
   worker = await startModelWorker();
 }, 180_000);
 afterAll(() => worker?.close());
@@ -89,12 +96,85 @@ describe('attribute: direct logit attribution and the accumulated residual', () 
     });
   });
 
-  it('refuses a post-norm model and an encoder-decoder in one line that says why', () => {
+  it('refuses a post-norm model in one line that says why', () => {
     expect(() => attribute(post, params('dla'))).toThrow(/pre-norm model.*--what attribution/);
     // Attribution patching needs no decomposition: a post-norm model has it.
     const a = only(attribute(post, params('attribution')), 'attribution');
     expect(a.resid.flat().every(Number.isFinite)).toBe(true);
-    expect(() => attribute(mt, params('dla'))).toThrow(/decoder-only model: give a prompt|encoder-decoder/);
+  });
+});
+
+describe('attribute: an encoder-decoder (two sources, one target prefix)', () => {
+  const mtParams = (what: AttributionParamsData['what'], more: Partial<AttributionParamsData> = {}) =>
+    params(what, {
+      clean: 'abcd',
+      corrupted: 'abxd',
+      target: 'd',
+      metric: { kind: 'logit-diff', answer: 'c', wrong: 'x' },
+      ...more,
+    });
+
+  it("DLA has each decoder layer's cross-attention heads, and the components add up", () => {
+    expect(() => attribute(mt, mtParams('dla'))).toThrow(/needs a pre-norm model/);
+    const d = only(attribute(mtPre, mtParams('dla')), 'dla');
+    const { nDecoderLayers: L, nHeads: H, attnOutBias } = mtPre.model.config;
+    const bias = attnOutBias ? 2 : 0;
+    expect(d.components).toHaveLength(1 + L * (2 * H + bias + 1));
+    expect(d.components.filter((c) => c.kind === 'cross-head')).toHaveLength(L * H);
+    expect(d.tokens).toHaveLength(2); // the target: BOS + "d"
+    expect(d.note).toMatch(/encoder reaches the logits only through the cross-attention heads/);
+    d.logitDiff.forEach((want, p) => {
+      const sum = d.components.reduce((s, c) => s + (c.values[p] as number), d.excluded[p] as number);
+      expect(Math.abs(sum - want), `position ${p}`).toBeLessThan(1e-4);
+    });
+  });
+
+  it('attribution patching estimates the decoder, the cross-attention and the encoder per source position', () => {
+    const a = only(attribute(mt, mtParams('attribution')), 'attribution');
+    const { nEncoderLayers: Le, nDecoderLayers: L, nHeads: H } = mt.model.config;
+    expect(a.source?.clean).toHaveLength(5); // "abcd" + EOS
+    expect(a.tokens).toHaveLength(2);
+    expect(a.encoder?.resid).toHaveLength(Le);
+    expect(a.encoder?.resid[0]).toHaveLength(5);
+    expect(a.encoder?.headPos[0]).toHaveLength(H);
+    expect(a.cross?.out).toHaveLength(L);
+    expect(a.cross?.headPos[0]?.[0]).toHaveLength(2);
+    // The sources differ at position 2 only: the encoder's embeddings differ there alone.
+    expect(a.encoder?.resid[0]?.map((x, p) => (p === 2 ? x !== 0 : x === 0))).toEqual([true, true, true, true, true]);
+    // The decoder's embeddings are the same target in both runs: nothing to patch there.
+    expect(a.resid[0]).toEqual([0, 0]);
+    a.cross?.head.forEach((hs, l) =>
+      hs.forEach((v, h) => expect(v).toBeCloseTo(a.cross?.headPos[l]?.[h]?.reduce((s, x) => s + x, 0) as number, 9)),
+    );
+  });
+
+  it('refuses a target prefix on a decoder-only run', () => {
+    expect(() => attribute(lm, params('dla', { target: 'x' }))).toThrow(/target prefix is for an encoder-decoder run/);
+  });
+
+  it('the worker with full patching answers what `attribute --json --target` prints', async () => {
+    const p = mtParams('attribution', { withPatching: true });
+    const last = (await worker.request({ type: 'model/attribute', runDir: mt.runDir, params: p })).at(-1);
+    if (last?.type !== 'model/didAttribute' || last.output.what !== 'attribution')
+      throw new Error(JSON.stringify(last));
+    expect(last.output.patching?.maps.map((m) => `${m.what}.${m.stack ?? ''}`)).toEqual([
+      'resid.encoder',
+      'resid.decoder',
+      'attn.encoder',
+      'attn.decoder',
+      'mlp.encoder',
+      'mlp.decoder',
+      'heads.',
+      'heads-pos.encoder',
+      'heads-pos.decoder',
+    ]);
+    const fromCli = cliJson<AttributionOutputData>([
+      'attribute',
+      mt.runDir,
+      ...['--clean', 'abcd', '--corrupted', 'abxd', '--target', 'd', '--answer', 'c', '--wrong', 'x'],
+      ...['--what', 'attribution', '--with-patching', '--backend', 'reference'],
+    ]);
+    expect(JSON.parse(JSON.stringify(last.output))).toEqual(fromCli);
   });
 });
 

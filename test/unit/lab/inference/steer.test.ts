@@ -1,7 +1,8 @@
 /**
  * Steering (src/lab/inference/steer.ts): α 0 is plain decoding exactly, the vector is the
  * difference of the two prompts' means (swapping them negates it), a strong α changes the
- * decode, refusals, and the CLI's `steer --json` and the model worker's `model/steer` agree.
+ * decode, an encoder-decoder's decoder steered, refusals, and the CLI's `steer --json` and the
+ * model worker's `model/steer` agree.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeText } from '../../../../src/lab/inference/decode';
@@ -70,11 +71,25 @@ describe('steerRun', () => {
     }
   });
 
-  it('refuses encoder-decoder runs, a layer past the final norm and a non-finite α', () => {
+  it("steers an encoder-decoder's decoder: α 0 is plain decoding, a strong α moves it, swapping negates v", () => {
+    const d = { ...decode, input: 'abcd' };
+    const plain = decodeText(mt, d).output;
+    const still = steerRun(mt, { vector: { ...vector, plus: 'abcd', minus: 'dcba' }, decode: d });
+    expect(still.steered).toEqual(plain);
+    expect(still.unsteered).toEqual(plain);
+    expect(still.norm).toBeGreaterThan(0);
+    const v = steeringVector(mt, { ...vector, plus: 'abcd', minus: 'dcba' }).vector;
+    const w = steeringVector(mt, { ...vector, plus: 'dcba', minus: 'abcd' }).vector;
+    expect(Array.from(w)).toEqual(Array.from(v, (x) => -x + 0));
+    const L = mt.model.config.nDecoderLayers;
+    for (let layer = 0; layer <= L; layer++) {
+      const out = steerRun(mt, { vector: { plus: 'abcd', minus: 'dcba', layer, alpha: 40 }, decode: d });
+      expect(out.steered.logprobs, `layer ${layer}`).not.toEqual(out.unsteered.logprobs);
+    }
+  });
+
+  it('refuses a layer past the final norm and a non-finite α', () => {
     const L = lm.model.config.nDecoderLayers;
-    expect(() => steerRun(mt, { vector, decode })).toThrow(
-      "Steering needs a decoder-only run: an encoder-decoder's decoder reads a source, not the prompts.",
-    );
     expect(() => steerRun(lm, { vector: { ...vector, layer: L + 1 }, decode })).toThrow(
       `The layer is 0 to ${L} (the stream entering that layer; ${L}: the final norm's input); got ${L + 1}.`,
     );
