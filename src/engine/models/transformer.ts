@@ -17,6 +17,7 @@
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
+import { copyOn } from '../backend';
 import { layerWindow } from '../config';
 import { EngineError } from '../errors';
 import type { Rng } from '../rng';
@@ -124,9 +125,10 @@ export class Transformer extends ModelParts {
   }
 
   /**
-   * `x`'s rows `rows` as y [n, C]: a view when they are consecutive, else copied into `into` — padded with copies of
-   * the first to at least SAME_SUM_ROWS rows (as many as the logits buffer holds), so the output projection sums
-   * each row as the whole projection does. Read the first rows.length rows of the result.
+   * `x`'s rows `rows` as y [n, C]: a view when they are consecutive, else copied into `into` (copyOn, on a device
+   * where the backend has one) — padded with copies of the first to at least SAME_SUM_ROWS rows (as many as the
+   * logits buffer holds), so the output projection sums each row as the whole projection does. Read the first
+   * rows.length rows of the result.
    */
   private gatherRows(x: FloatArray, rows: readonly number[], into: FloatArray): { y: FloatArray; n: number } {
     const C = this.config.dModel;
@@ -136,7 +138,7 @@ export class Transformer extends ModelParts {
       return { y: x.subarray(first * C, (first + n) * C), n };
     for (let i = 0; i < n; i++) {
       const r = rows[i] ?? first;
-      into.set(x.subarray(r * C, (r + 1) * C), i * C);
+      copyOn(this.k, into.subarray(i * C), x.subarray(r * C), C); // on the device, where it has one
     }
     return { y: into, n };
   }
