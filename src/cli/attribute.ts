@@ -9,13 +9,11 @@
 
 import { toCsv } from '../common/csv';
 import type { CsvCell } from '../common/csv';
-import { attribute, attributeInput, attributePatchLength } from '../lab/inference/attribute';
+import { attribute, attributeRequestPlan } from '../lab/inference/attribute';
 import { NODE_FS } from '../lab/files/fs.node';
-import { openForRequest } from '../lab/inference/requestPlan';
 import type { Backend } from '../engine/backend';
 import type { OpenRun } from '../lab/inference/openRun';
 import { openRun } from '../lab/inference/openRun';
-import { patchPlan } from '../lab/inference/patch';
 import { readCheckpointConfig } from '../lab/runs/checkpoint';
 import { readTokenizer } from '../lab/runs/tokenizerFile';
 import type { AttributionOutputData, AttributionParamsData } from '../protocol/attribution';
@@ -288,11 +286,11 @@ export function attributionText(out: AttributionOutputData): string[] {
   ];
 }
 
-/** The run opened as `patch` opens it: many patched runs per forward (patchPlan), for `p`'s prompts. */
-async function openPatching(runDir: string, backend: Backend, p: AttributionParamsData): Promise<OpenRun> {
+/** The run opened for `attribute` (attributeRequestPlan): `p`'s prompts, as `patch` opens it with --with-patching. */
+async function openAttribute(runDir: string, backend: Backend, p: AttributionParamsData): Promise<OpenRun> {
   const tok = await readTokenizer(NODE_FS, runDir);
   const { config } = await readCheckpointConfig(NODE_FS, runDir);
-  return openRun(NODE_FS, runDir, backend, patchPlan(config, attributePatchLength(config, tok, p)));
+  return openRun(NODE_FS, runDir, backend, attributeRequestPlan(config, tok, p));
 }
 
 /** `attribute`: flags → the lab's attribution → tables, JSON or CSV. */
@@ -347,10 +345,7 @@ export async function attributeCommand(argv: string[], ctx: CommandContext): Pro
   };
   const runDir = path.resolve(ctx.cwd, run);
   const backend = backendOf(f);
-  const { config } = await readCheckpointConfig(NODE_FS, runDir);
-  const r = withPatching
-    ? await openPatching(runDir, backend, params)
-    : await openForRequest(NODE_FS, runDir, backend, { job: 'lens', input: attributeInput(config, params) });
+  const r = await openAttribute(runDir, backend, params);
   const out = attribute(r, params);
   if (f.bool('json')) ctx.out(JSON.stringify(out));
   else if (f.bool('csv')) ctx.out(attributionCsv(out).replace(/\r\n$/, ''));

@@ -140,7 +140,7 @@ export function attributionPatching(
   const points = encdec ? ENCDEC_POINTS : DECODER_POINTS;
   onPass('clean');
   const diff = captureForward(model, clean, points); // A_clean, then A_clean − A_corrupt
-  const cleanMetric = metricOf(model.logits(), T - 1, V, metric);
+  const cleanMetric = metricOf(model.logitsAt([T - 1]), 0, V, metric);
   onPass('corrupted');
   // One corrupted forward serves both: its read-only hook captures A_corrupt, and the backward follows it.
   const corrupt = captureForward(model, corrupted, points, true);

@@ -217,11 +217,14 @@ export function directLogitAttribution(
       bias += (norm.b.data[i] as number) * ((W[answer * C + i] as number) - (W[wrong * C + i] as number));
     }
   excluded.fill(bias);
-  const logits = model.logits();
   const cap = cfg.logitSoftCap;
   const logitDiff = new Float64Array(T);
   const preCap = (x: number): number => (cap > 0 ? cap * Math.atanh(x / cap) : x);
-  for (let p = 0; p < T; p++)
-    logitDiff[p] = preCap(logits[p * V + answer] as number) - preCap(logits[p * V + wrong] as number);
+  for (let p0 = 0; p0 < T; p0 += model.logitRows) {
+    const rows = Array.from({ length: Math.min(model.logitRows, T - p0) }, (_, i) => p0 + i);
+    const logits = model.logitsAt(rows); // in chunks: [T, V] is never needed whole
+    for (let i = 0; i < rows.length; i++)
+      logitDiff[p0 + i] = preCap(logits[i * V + answer] as number) - preCap(logits[i * V + wrong] as number);
+  }
   return { T, L, H, embed, heads, attnBias, crossHeads, crossBias, mlp, excluded, accumulated, logitDiff };
 }

@@ -64,6 +64,39 @@ export interface SafetensorsFile {
  * product(shape), or integer values the dtype cannot hold.
  */
 export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: Record<string, string>): Uint8Array {
+  const names = new Set<string>();
+  for (const t of tensors) checkTensorToWrite(t, names);
+  const { out, starts } = layout(tensors, metadata);
+  const view = new DataView(out.buffer);
+  tensors.forEach((t, i) => writeElements(view, starts[i] as number, t.dtype, t.data));
+  return out;
+}
+
+/**
+ * The bytes of a safetensors file of F32 `tensors` (name and shape) before their values exist: the header written,
+ * and each tensor's values as a Float32Array view into the bytes, to be filled in place — so a caller that computes
+ * or reads the values there holds them once, not once in its arrays and again in the file. Null on a big-endian host
+ * (the file is little-endian). Throws as encodeSafetensors does for names and shapes.
+ */
+export function layoutF32Safetensors(
+  tensors: readonly { readonly name: string; readonly shape: readonly number[] }[],
+  metadata?: Record<string, string>,
+): { bytes: Uint8Array; views: Float32Array[] } | null {
+  if (!LITTLE_ENDIAN) return null;
+  const names = new Set<string>();
+  const specs = tensors.map((t) => ({ ...t, dtype: 'F32' as const, length: t.shape.reduce((a, d) => a * d, 1) }));
+  const sized = specs.map((t) => ({ ...t, data: { length: t.length } as ArrayLike<number> }));
+  for (const t of sized) checkTensorToWrite(t, names);
+  const { out, starts } = layout(sized, metadata);
+  // data starts at 8 + a multiple of 8 and every F32 tensor's offset is a multiple of 4: aligned views
+  return { bytes: out, views: specs.map((t, i) => new Float32Array(out.buffer, starts[i] as number, t.length)) };
+}
+
+/** The file's bytes with its header written (values still zero) and where each tensor's values start. */
+function layout(
+  tensors: readonly { name: string; dtype: SafetensorsDtype; shape: readonly number[]; data: { length: number } }[],
+  metadata?: Record<string, string>,
+): { out: Uint8Array; starts: number[] } {
   const parts: string[] = [];
   if (metadata !== undefined) {
     const fields = Object.entries(metadata).map(([k, v]) => {
@@ -75,30 +108,25 @@ export function encodeSafetensors(tensors: readonly TensorToWrite[], metadata?: 
     });
     parts.push(`"__metadata__":{${fields.join(',')}}`);
   }
-  const names = new Set<string>();
   let offset = 0;
+  const ends: number[] = [];
   for (const t of tensors) {
-    checkTensorToWrite(t, names);
     const end = offset + t.data.length * DTYPE_SIZE[t.dtype];
     parts.push(
       `${JSON.stringify(t.name)}:{"dtype":"${t.dtype}","shape":[` +
         `${t.shape.join(',')}],"data_offsets":[${offset},${end}]}`,
     );
+    ends.push(end);
     offset = end;
   }
   const json = encodeUtf8(`{${parts.join(',')}}`);
   const headerLength = Math.ceil(json.length / 8) * 8;
   const out = new Uint8Array(8 + headerLength + offset);
-  const view = new DataView(out.buffer);
-  view.setUint32(0, headerLength, true); // high word stays 0: headers are far below 4 GB
+  new DataView(out.buffer).setUint32(0, headerLength, true); // high word stays 0: headers are far below 4 GB
   out.set(json, 8);
   out.fill(0x20, 8 + json.length, 8 + headerLength); // pad with spaces
-  let pos = 8 + headerLength;
-  for (const t of tensors) {
-    writeElements(view, pos, t.dtype, t.data);
-    pos += t.data.length * DTYPE_SIZE[t.dtype];
-  }
-  return out;
+  const base = 8 + headerLength;
+  return { out, starts: tensors.map((t, i) => base + (ends[i] as number) - t.data.length * DTYPE_SIZE[t.dtype]) };
 }
 
 /**

@@ -29,6 +29,25 @@ export interface ModelShape {
    * vocabulary has no PAD (GPT-2's, where 0 is "!") passes −1, so no real token is hidden.
    */
   readonly padId?: number;
+  /**
+   * Rows (positions of the batch) the output projection's buffers hold: the logits [R, V] and their gradient.
+   * Default maxBatch·maxLen, every position at once, as training's backward needs. Fewer (an inference job over a
+   * long text with a large vocabulary, see logitChunkRows): a forward whose B·T exceeds them computes its loss over
+   * chunks of R rows, and the logits are read only at the rows a job asks for (Transformer.logitsAt). At least 4.
+   */
+  readonly logitRows?: number;
+}
+
+/** Bytes one chunk of the output projection takes at most when a job reads logits in chunks (logitChunkRows). */
+export const LOGIT_CHUNK_BYTES = 32 * 2 ** 20;
+
+/**
+ * Rows of logits an inference job over `rows` positions plans (ModelShape.logitRows): all of them when they fit in
+ * LOGIT_CHUNK_BYTES, else as many as fit (at least one) — 55 rows of Qwen2.5's 151,936-token vocabulary, where the
+ * whole of a 1,024-token text would be 622 MB.
+ */
+export function logitChunkRows(cfg: Pick<ModelConfig, 'vocabSize'>, rows: number): number {
+  return Math.max(1, Math.min(rows, Math.floor(LOGIT_CHUNK_BYTES / (4 * cfg.vocabSize))));
 }
 
 /** One training or evaluation batch, already padded (with the model's `padId`, PAD = 0 by default). */
@@ -64,6 +83,11 @@ export interface ForwardOptions {
    */
   readonly hook?: ForwardHook;
   /**
+   * false: no output projection and no loss (the forward returns loss 0 over 0 tokens) — for a job that reads
+   * attention or activations, or the logits of a few rows afterwards (Transformer.logitsAt). Default true.
+   */
+  readonly loss?: boolean;
+  /**
    * The hook only reads (captures) and writes nothing: a backward() may follow this forward (attribution
    * patching's one corrupted pass). A hook that writes anyway makes that backward wrong.
    */
@@ -79,6 +103,8 @@ export interface PlannedShape {
   readonly maxSrcLen: number;
   /** PAD, or −1 for a vocabulary without one. */
   readonly padId: number;
+  /** Rows the output projection's buffers hold (ModelShape.logitRows; at most maxBatch·maxLen). */
+  readonly logitRows: number;
 }
 
 /** `shape` with its defaults, checked against `cfg`; throws EngineError('config/invalid') saying what to change. */
@@ -106,7 +132,13 @@ export function planShape(cfg: ModelConfig, shape: ModelShape): PlannedShape {
     if (!Number.isInteger(v) || v < 0 || (what === 'Sequence length' && v === 0))
       bad(`${what} must be a positive integer, got ${v}.`);
   }
-  return { maxBatch: shape.maxBatch, maxLen, maxSrcLen, padId };
+  const all = shape.maxBatch * maxLen;
+  const given = shape.logitRows;
+  if (given !== undefined && (!Number.isInteger(given) || given < 1))
+    bad(`Logit rows must be a positive integer, got ${given}.`);
+  // at least 4: fewer rows take another order of sums in WebAssembly's matmul (Transformer's SAME_SUM_ROWS)
+  const logitRows = Math.min(all, Math.max(4, given ?? all));
+  return { maxBatch: shape.maxBatch, maxLen, maxSrcLen, padId, logitRows };
 }
 
 /** Throws EngineError('input/invalid') unless `b` fits the plan `limits` and holds only ids of `cfg`'s vocabularies. */

@@ -39,6 +39,8 @@ export abstract class ModelParts {
   readonly maxSrcLen: number;
   /** The padding id (ModelShape.padId): PAD, or −1 for a vocabulary without one. */
   readonly padId: number;
+  /** Rows the logits and their gradient are planned for (ModelShape.logitRows). */
+  readonly logitRows: number;
   readonly encEmbed: Embedder | null;
   readonly encoder: Block[] = [];
   readonly encNorm: Norm | null;
@@ -85,6 +87,7 @@ export abstract class ModelParts {
       maxLen: this.maxLen,
       maxSrcLen: this.maxSrcLen,
       padId: this.padId,
+      logitRows: this.logitRows,
     } = planShape(cfg, shape));
     const { store, arena } = this;
     const B = this.maxBatch;
@@ -122,8 +125,8 @@ export abstract class ModelParts {
     this.encOut = arena.buffer(gpt ? 0 : nS);
     this.decOut = arena.buffer(nT);
     this.dMemory = arena.buffer(gpt ? 0 : nS);
-    this.logitsSlot = arena.buffer(B * T * cfg.vocabSize);
-    this.dlogits = arena.scratch('model.dlogits', B * T * cfg.vocabSize);
+    this.logitsSlot = arena.buffer(this.logitRows * cfg.vocabSize);
+    this.dlogits = arena.scratch('model.dlogits', this.logitRows * cfg.vocabSize);
     this.lse = arena.buffer(B * T);
     this.gA = arena.scratch('model.gA', Math.max(nT, nS));
     this.gB = arena.scratch('model.gB', Math.max(nT, nS));

@@ -126,16 +126,24 @@ export interface LensInputs {
  * output of its last LayerNorm, the stream the next block reads, so it goes through the
  * output projection alone (the embeddings, layer 0, unnormalized). A view of `f.logits`,
  * valid until the next call or a backward (not a copy: GPT-2's are 200 MB for 1,000
- * positions, and a lens reads 13 of them); it reruns the final norm on the top so its
- * statistics are those backward reads.
+ * positions, and a lens reads 13 of them); with `pick`, the logits [pick.n, V] of those rows
+ * only. It reruns the final norm on the top so its statistics are those backward reads.
  */
-export function lensLogits(k: Backend, f: LensInputs, layer: number): FloatArray {
+export function lensLogits(k: Backend, f: LensInputs, layer: number, pick: LensRows | null = null): FloatArray {
   let h = layer === 0 ? f.decIn : (f.decoder[layer - 1] as Block).output;
+  const n = pick ? pick.n : f.N;
+  if (pick) h = pick.of(h);
   if (f.decNorm) {
-    f.decNorm.forward(k, f.normed, h, f.N);
+    f.decNorm.forward(k, f.normed, h, n);
     f.decNorm.forward(k, f.normOut, f.decTop, f.N); // restores backward's statistics (same numbers)
     h = f.normed;
   }
-  f.head(k, f.logits, h, f.N);
-  return f.logits.subarray(0, f.N * f.V);
+  f.head(k, f.logits, h, n);
+  return f.logits.subarray(0, n * f.V);
+}
+
+/** Some rows of the stream for the lens (lensLogits): `n` of them, `of` picks them from a stream [N, C]. */
+export interface LensRows {
+  readonly n: number;
+  readonly of: (stream: FloatArray) => FloatArray;
 }

@@ -17,6 +17,7 @@
  */
 
 import type { Backend, FloatArray, MaskView } from '../backend';
+import { copyOn } from '../backend';
 import { layerWindow } from '../config';
 import { EngineError } from '../errors';
 import type { Rng } from '../rng';
@@ -71,6 +72,12 @@ interface LastForward {
   decIn: FloatArray;
   /** Heads were switched off or a hook ran: backward would be wrong. */
   ablated: boolean;
+  /**
+   * Whether the logits buffer holds the logits of every row [B·T, V] of this forward: false after a forward
+   * without loss, one over more rows than ModelShape.logitRows (its loss computed in chunks), or once logitsAt or
+   * residualLogits wrote over them.
+   */
+  whole: boolean;
 }
 
 /** The model (see the file comment): its parts (ModelParts) run forward and backward. */
@@ -78,10 +85,62 @@ export class Transformer extends ModelParts {
   private last: LastForward | null = null;
   private gradTap: GradientTap | null = null;
 
-  /** Logits [B, T, V] of the last forward. */
+  /**
+   * Logits [B, T, V] of the last forward; throws when that forward did not keep them whole (see ModelShape.logitRows
+   * and ForwardOptions.loss): read rows with {@link logitsAt} instead.
+   */
   logits(): FloatArray {
     const l = this.last;
+    if (l && !l.whole)
+      throw new Error(
+        `logits() needs the last forward's logits whole: its ${l.B * l.T} rows were not kept (the model holds ` +
+          `${this.logitRows} rows of logits, or the forward ran without loss); read rows with logitsAt()`,
+      );
     return this.logitsSlot.data.subarray(0, l ? l.B * l.T * this.config.vocabSize : 0);
+  }
+
+  /**
+   * Logits [rows.length, V] of the last forward at `rows` (flat positions b·T + t): a view of the forward's own
+   * logits when it kept them whole and the rows are consecutive (the same numbers as logits()), else the output
+   * projection run on those rows alone into the logits buffer (valid until the next forward, logitsAt or
+   * residualLogits; logits() and backward() are then refused until the next forward). At most logitRows rows.
+   */
+  logitsAt(rows: readonly number[]): FloatArray {
+    const l = this.lastOrThrow('logitsAt');
+    const N = l.B * l.T;
+    const V = this.config.vocabSize;
+    checkRows(rows, N, this.logitRows);
+    const first = rows[0] ?? 0;
+    if (l.whole && rows.every((r, i) => r === first + i))
+      return this.logitsSlot.data.subarray(first * V, (first + rows.length) * V);
+    const { y, n } = this.gatherRows(l.headInput, rows, this.gB.data);
+    l.whole = false;
+    this.head(this.k, this.logitsSlot.data, y, n);
+    return this.logitsSlot.data.subarray(0, rows.length * V);
+  }
+
+  /** Rows the output projection runs on to read `n` (SAME_SUM_ROWS). */
+  private paddedRows(n: number): number {
+    return Math.max(n, Math.min(SAME_SUM_ROWS, this.logitRows));
+  }
+
+  /**
+   * `x`'s rows `rows` as y [n, C]: a view when they are consecutive, else copied into `into` (copyOn, on a device
+   * where the backend has one) — padded with copies of the first to at least SAME_SUM_ROWS rows (as many as the
+   * logits buffer holds), so the output projection sums each row as the whole projection does. Read the first
+   * rows.length rows of the result.
+   */
+  private gatherRows(x: FloatArray, rows: readonly number[], into: FloatArray): { y: FloatArray; n: number } {
+    const C = this.config.dModel;
+    const first = rows[0] ?? 0;
+    const n = this.paddedRows(rows.length);
+    if (n === rows.length && rows.every((r, i) => r === first + i))
+      return { y: x.subarray(first * C, (first + n) * C), n };
+    for (let i = 0; i < n; i++) {
+      const r = rows[i] ?? first;
+      copyOn(this.k, into.subarray(i * C), x.subarray(r * C), C); // on the device, where it has one
+    }
+    return { y: into, n };
   }
 
   /**
@@ -212,18 +271,9 @@ export class Transformer extends ModelParts {
       y = this.decOut.data;
     }
     const N = B * T;
-    const V = cfg.vocabSize;
-    this.head(k, this.logitsSlot.data, y, N);
     const smoothing = opts.labelSmoothing ?? (train ? cfg.labelSmoothing : 0);
-    const { sum, count } = k.crossEntropyForward(
-      this.lse.data,
-      this.logitsSlot.data,
-      batch.targets,
-      N,
-      V,
-      this.padId,
-      smoothing,
-    );
+    const withLoss = opts.loss ?? true;
+    const { sum, count } = withLoss ? this.projectAndLoss(y, batch.targets, N, smoothing) : { sum: 0, count: 0 };
     this.last = {
       B,
       T,
@@ -238,8 +288,40 @@ export class Transformer extends ModelParts {
       srcMask,
       decIn,
       ablated,
+      whole: withLoss && N <= this.logitRows,
     };
     return { loss: count > 0 ? sum / count : 0, tokens: count };
+  }
+
+  /**
+   * The output projection of y [N, C] and the summed loss against `targets`: in one pass when the logits buffer
+   * holds N rows, else in chunks of logitRows rows (each chunk's log-sum-exp lands in lse, its loss is added).
+   */
+  private projectAndLoss(
+    y: FloatArray,
+    targets: Int32Array,
+    N: number,
+    smoothing: number,
+  ): { sum: number; count: number } {
+    const k = this.k;
+    const V = this.config.vocabSize;
+    const C = this.config.dModel;
+    const R = this.logitRows;
+    let sum = 0;
+    let count = 0;
+    for (let s = 0; s < N; s += R) {
+      const n = Math.min(R, N - s);
+      // A short last chunk is projected as the window of SAME_SUM_ROWS rows that ends it (the same sums as whole).
+      const m = Math.min(Math.max(n, SAME_SUM_ROWS), R, N);
+      const w = Math.min(s, N - m);
+      this.head(k, this.logitsSlot.data, m === N ? y : y.subarray(w * C, (w + m) * C), m);
+      const logits = w === s ? this.logitsSlot.data : this.logitsSlot.data.subarray((s - w) * V);
+      const lse = s === 0 ? this.lse.data : this.lse.data.subarray(s);
+      const part = k.crossEntropyForward(lse, logits, targets.subarray(s, s + n), n, V, this.padId, smoothing);
+      sum += part.sum;
+      count += part.count;
+    }
+    return { sum, count };
   }
 
   /**
@@ -262,6 +344,11 @@ export class Transformer extends ModelParts {
     if (!l) throw new Error('backward() needs a forward() first');
     if (l.ablated)
       throw new Error('backward() after a forward with heads switched off or a hook: both are inference only');
+    if (!l.whole)
+      throw new Error(
+        `backward() needs the last forward's logits whole (${l.B * l.T} rows; the model holds ${this.logitRows}, ` +
+          'or the forward ran without loss, or logitsAt/residualLogits wrote over them): plan logitRows ≥ B·T',
+      );
     const k = this.k;
     const cfg = this.config;
     const { B, T, S } = l;
@@ -367,9 +454,14 @@ export class Transformer extends ModelParts {
    * keep); restores the final norm's statistics, so a backward() may still follow. With
    * `into` 'logits' it is written over the forward's own logits instead, so the backward
    * scratch ([B, T, V]: 200 MB for GPT-2 on 1,000 positions) is never touched — for a reader
-   * that runs no backward and reads logits() no more (the logit lens).
+   * that runs no backward and reads logits() no more (the logit lens). With `rows` (flat positions b·T + t, at most
+   * logitRows), only those rows' logits [rows.length, V] (a model planned for fewer logit rows than B·T is read so).
    */
-  residualLogits(layer: number, into: 'scratch' | 'logits' = 'scratch'): FloatArray {
+  residualLogits(
+    layer: number,
+    into: 'scratch' | 'logits' = 'scratch',
+    rows: readonly number[] | null = null,
+  ): FloatArray {
     const l = this.lastOrThrow('residualLogits');
     const n = this.decoder.length;
     if (!Number.isInteger(layer) || layer < 0 || layer > n)
@@ -377,17 +469,26 @@ export class Transformer extends ModelParts {
         'input/invalid',
         `Layer ${layer} does not exist; the decoder's stream is read after layers 0 (embeddings) to ${n}.`,
       );
+    const N = l.B * l.T;
+    if (rows) checkRows(rows, N, this.logitRows);
+    else if (N > this.logitRows)
+      throw new Error(`residualLogits() of all ${N} rows needs logitRows ≥ ${N} (${this.logitRows}): pass rows`);
+    const pick = rows && {
+      n: this.paddedRows(rows.length),
+      of: (stream: FloatArray): FloatArray => this.gatherRows(stream, rows, this.gB.data).y,
+    };
+    if (into === 'logits') l.whole = false;
     const head = (k: Backend, logits: FloatArray, y: FloatArray, N: number): void => this.head(k, logits, y, N);
     const lens = {
       decoder: this.decoder,
       decNorm: this.decNorm,
-      N: l.B * l.T,
+      N,
       decIn: l.decIn,
       decTop: l.decTop,
       head,
       V: this.config.vocabSize,
     };
-    return lensLogits(
+    const out = lensLogits(
       this.k,
       {
         ...lens,
@@ -396,7 +497,9 @@ export class Transformer extends ModelParts {
         logits: into === 'logits' ? this.logitsSlot.data : this.dlogits.data,
       },
       layer,
+      pick,
     );
+    return rows ? out.subarray(0, rows.length * this.config.vocabSize) : out;
   }
 
   /**
@@ -423,4 +526,24 @@ export class Transformer extends ModelParts {
     if (!this.last) throw new Error(`${what}() needs a forward() first`);
     return this.last;
   }
+}
+
+/**
+ * The fewest rows the output projection is run on when a job reads fewer (padded with copies): WebAssembly's matmul
+ * sums every element of a product of 4 rows or more in one order whatever the number of rows (backends/wasm/
+ * assembly/matmul.ts), but 1–3 rows in another (matmulSmall.ts) — so a row read alone has the digits it has in the
+ * whole projection (patching compares one run's metric with a batch's to the last bit).
+ */
+const SAME_SUM_ROWS = 4;
+
+/** Throws unless `rows` are 1..`most` distinct-or-not rows within [0, N) (logitsAt, residualLogits). */
+function checkRows(rows: readonly number[], N: number, most: number): void {
+  if (rows.length < 1 || rows.length > most)
+    throw new EngineError(
+      'input/invalid',
+      `Logits are read at 1 to ${most} rows at a time (the model's logitRows), got ${rows.length}.`,
+    );
+  for (const r of rows)
+    if (!Number.isInteger(r) || r < 0 || r >= N)
+      throw new EngineError('input/invalid', `Row ${r} does not exist; the last forward had ${N} rows.`);
 }

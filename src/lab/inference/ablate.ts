@@ -15,7 +15,7 @@
  */
 
 import type { LabFs } from '../files/labFs';
-import type { Backend } from '../../engine/backend';
+import type { Backend, FloatArray } from '../../engine/backend';
 import type { HeadRef, AttentionStack } from '../../engine/models/heads';
 import { allHeads } from '../../engine/models/heads';
 import type { Batch } from '../../engine/models/inputs';
@@ -107,7 +107,7 @@ export function predictWithHeadsOff(
   const k = Math.max(1, Math.min(MAX_TOP_K, Math.floor(topK)));
   const batch = inputBatch(r, input);
   const { loss } = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
-  return { loss, next: topTokens(r, r.model.logits(), batch.T - 1, k, batch.input.subarray(0, batch.T)) };
+  return { loss, next: topTokens(r, r.model.logitsAt([batch.T - 1]), 0, k, batch.input.subarray(0, batch.T)) };
 }
 
 /**
@@ -119,12 +119,31 @@ function* predictBatch(
   off: readonly HeadRef[],
   k: number,
 ): ReadSteps<{ prediction: PredictionData; probs: Float64Array; top: number[] }> {
-  const forward = r.model.forward(batch, { train: false, labelSmoothing: 0, ablate: off });
-  const tokens = forward.tokens;
-  const logits = r.model.logits();
-  yield logits;
-  const loss = r.model.backendOrThrow().download ? hostLoss(r, logits, batch) : forward.loss;
-  const probs = probsAt(r, logits, batch.T - 1);
+  const model = r.model;
+  // A device keeps the forward's loss there: it is taken on the host instead, from the logits read back a chunk of
+  // positions at a time (ModelShape.logitRows), so [T, V] is never read back whole either.
+  const onDevice = model.backendOrThrow().download !== undefined;
+  const forward = model.forward(batch, { train: false, labelSmoothing: 0, ablate: off, loss: !onDevice });
+  let { loss, tokens } = forward;
+  let last: FloatArray; // the last position's logits
+  if (onDevice) {
+    const V = model.config.vocabSize;
+    let sum = 0;
+    tokens = 0;
+    let logits: FloatArray | null = null;
+    let n = 0;
+    for (let t0 = 0; t0 < batch.T; t0 += model.logitRows) {
+      n = Math.min(model.logitRows, batch.T - t0);
+      logits = model.logitsAt(Array.from({ length: n }, (_, i) => t0 + i));
+      yield logits;
+      const part = hostLoss(r, logits, batch.targets.subarray(t0, t0 + n));
+      sum += part.sum;
+      tokens += part.count;
+    }
+    loss = tokens ? sum / tokens : 0;
+    last = (logits as FloatArray).subarray((n - 1) * V, n * V);
+  } else last = model.logitsAt([batch.T - 1]);
+  const probs = probsAt(r, last, 0);
   const top = topIds(probs, k);
   return {
     prediction: {
@@ -165,18 +184,18 @@ export function compareHeadsOffAsync(
   return runReadsAsync(r.model.backendOrThrow(), compareSteps(r, input, off, opts));
 }
 
-/** The mean −log p of `batch`'s counted targets (item 0; not the padding id) from its logits [T, V]. */
-function hostLoss(r: OpenRun, logits: ArrayLike<number>, batch: Batch): number {
+/** The summed −log p of `targets`' counted ids (not the padding id) from their rows of logits, and their count. */
+function hostLoss(r: OpenRun, logits: ArrayLike<number>, targets: Int32Array): { sum: number; count: number } {
   const V = r.model.config.vocabSize;
   let sum = 0;
   let count = 0;
-  for (let t = 0; t < batch.T; t++) {
-    const target = batch.targets[t] as number;
+  for (let t = 0; t < targets.length; t++) {
+    const target = targets[t] as number;
     if (target === r.model.padId) continue;
     sum -= logSoftmaxAt(logits, t, V, target);
     count++;
   }
-  return count ? sum / count : 0;
+  return { sum, count };
 }
 
 function* compareSteps(

@@ -38,8 +38,43 @@ import type {
 import { CancelledError } from '../base/cancelled';
 import type { LensInput } from './lens';
 import { inputBatch } from './lens';
-import { patchRun } from './patch';
-import type { OpenRun } from './openRun';
+import { patchPlan, patchRun } from './patch';
+import type { OpenRun, RunPlan } from './openRun';
+import { logitChunkRows } from '../../engine/models/inputs';
+
+/**
+ * How a run is opened for `attribute` on a clean prompt of T tokens (with BOS) — an encoder-decoder's: a target
+ * prefix of T tokens (with BOS) over a source of S (with EOS): as `patch` opens it with `withPatching`; for
+ * attribution patching, one sequence with its whole logits [T, V] and the gradients its backward needs, counted by
+ * the memory check; for DLA and the accumulated residual, one sequence whose logits are read in chunks.
+ */
+export function attributePlan(
+  config: ModelConfig,
+  T: number,
+  what: AttributionParamsData['what'],
+  withPatching: boolean,
+  S = 0,
+): RunPlan {
+  const L = Math.min(T, config.maxLen);
+  const src = config.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(Math.max(S, 1), config.maxLen) } : {};
+  const lower = `shorten the prompts (${Math.max(L, src.maxSrcLen ?? 0)} tokens with BOS)`;
+  if (withPatching) return patchPlan(config, Math.max(L, src.maxSrcLen ?? 0), what === 'attribution');
+  if (what === 'attribution')
+    return { shape: { maxBatch: 1, maxLen: L, logitRows: L, ...src }, gradients: true, lower };
+  return { shape: { maxBatch: 1, maxLen: L, logitRows: logitChunkRows(config, L), ...src }, lower };
+}
+
+/**
+ * {@link attributePlan} for the request `p` on a model of `config` with tokenizer `tok` (the CLI's and the model
+ * worker's): the clean prompt with BOS, or an encoder-decoder's target prefix with BOS over the clean source.
+ */
+export function attributeRequestPlan(config: ModelConfig, tok: Tokenizer, p: AttributionParamsData): RunPlan {
+  const withPatching = p.withPatching === true;
+  if (config.kind !== 'encoder-decoder')
+    return attributePlan(config, 1 + tok.encode(p.clean).length, p.what, withPatching);
+  const T = 1 + tok.encode(p.target ?? '').length;
+  return attributePlan(config, T, p.what, withPatching, tok.encode(p.clean, { eos: true }).length);
+}
 
 /** Progress (passes done of total) and cancelling, checked between passes. */
 export interface AttributeHooks {
@@ -111,15 +146,6 @@ export function attributeInput(config: ModelConfig, p: AttributionParamsData, te
       'A target prefix is for an encoder-decoder run; this run is decoder-only: give prompts only.',
     );
   return { prompt: text };
-}
-
-/**
- * The longest sequence of `p`'s full patching (withPatching), which plans the model as `patch` does: the prompt
- * with BOS, or an encoder-decoder's source with EOS or target with BOS.
- */
-export function attributePatchLength(config: ModelConfig, tok: Tokenizer, p: AttributionParamsData): number {
-  const target = config.kind === 'encoder-decoder' ? tok.encode(p.target ?? '').length : 0;
-  return Math.min(config.maxLen, 1 + Math.max(tok.encode(p.clean).length, target));
 }
 
 function batchOf(r: OpenRun, p: AttributionParamsData, text: string): Batch {

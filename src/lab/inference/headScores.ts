@@ -153,7 +153,7 @@ export function measureInduction(rows: readonly DiagnosticRow[], attend: AttendB
 /** The attention of a batch through a training model's forward pass (no dropout). */
 export function forwardAttend(model: Transformer): AttendBatch {
   return (batch, sink) => {
-    model.forward(batch, { train: false, labelSmoothing: 0 });
+    model.forward(batch, { train: false, labelSmoothing: 0, loss: false }); // the maps need no logits
     for (const m of model.captureAttention(0).maps) sink(m.stack, m.layer, m.data, m.shape);
   };
 }

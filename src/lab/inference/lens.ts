@@ -232,17 +232,21 @@ function* lensSteps(
 ): ReadSteps<LensOutput> {
   checkTopK(opts.topK);
   const { batch, truncation } = yield* fittedBatchSteps(r, input, opts.fit === true);
-  r.model.forward(batch, { train: false, labelSmoothing: 0 });
+  r.model.forward(batch, { train: false, labelSmoothing: 0, loss: false });
   const layers: LensOutput['layers'][number][] = [];
+  const R = r.model.logitRows; // each layer is read in chunks of positions: [T, V] is never held whole
   for (let layer = 0; layer <= r.model.config.nDecoderLayers; layer++) {
-    const logits = r.model.residualLogits(layer, 'logits'); // nothing reads the forward's logits after it
-    yield logits;
-    layers.push({
-      layer,
-      positions: Array.from({ length: batch.T }, (_, t) => ({
-        top: topTokens(r, logits, t, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)),
-      })),
-    });
+    const positions: LensOutput['layers'][number]['positions'][number][] = [];
+    for (let t0 = 0; t0 < batch.T; t0 += R) {
+      const rows = Array.from({ length: Math.min(R, batch.T - t0) }, (_, i) => t0 + i);
+      const logits = r.model.residualLogits(layer, 'logits', rows); // nothing reads the forward's logits after it
+      yield logits;
+      for (const t of rows)
+        positions.push({
+          top: topTokens(r, logits, t - t0, opts.topK, batch.input.subarray(0, t + 1), batch.input.subarray(t + 1)),
+        });
+    }
+    layers.push({ layer, positions });
   }
   const tokens = tokenLabels(r.tok, batch.input);
   return {

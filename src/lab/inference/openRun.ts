@@ -10,6 +10,7 @@
 import type { Backend } from '../../engine/backend';
 import { StepperWorkspace } from '../../engine/models/stepper';
 import type { ModelShape } from '../../engine/models/inputs';
+import { logitChunkRows } from '../../engine/models/inputs';
 import { Transformer } from '../../engine/models/transformer';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { LabFs } from '../files/labFs';
@@ -30,6 +31,8 @@ export interface OpenRun {
   readonly step: number;
   /** The buffers every decode stepper of this model reuses (the backend frees nothing). */
   readonly workspace: StepperWorkspace;
+  /** Whether the memory check counted gradients (RunPlan.gradients): a job that runs backward needs it. */
+  readonly gradients: boolean;
   /** Induction of every head on the run's diagnostic sequences: measured once, on first use (inference/attend.ts). */
   readonly measured: { induction: InductionByLayer | null };
 }
@@ -47,9 +50,14 @@ export interface RunPlan {
   /** The longest prompt they prefill (default decodePositions). */
   readonly decodePrompt?: number;
   readonly lower?: string;
+  /** Whether the job runs backward (attribution patching): the memory check counts the gradients. */
+  readonly gradients?: boolean;
 }
 
-/** Opens `runDir` with a model planned for `plan`: a RunPlan, or a number of sequences of up to the context length. */
+/**
+ * Opens `runDir` with a model planned for `plan`: a RunPlan, or a number of sequences of up to the context length
+ * (their loss computed over chunks of logits, ModelShape.logitRows).
+ */
 export async function openRun(
   fs: LabFs,
   runDir: string,
@@ -61,17 +69,23 @@ export async function openRun(
   const { config } = await readCheckpointConfig(fs, runDir);
   // a model copied in from another run is refused here
   checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config);
-  const p: RunPlan = typeof plan === 'number' ? { shape: { maxBatch: plan } } : plan;
+  // A number of sequences: a loss over the whole context (evaluation), whose logits are taken in chunks.
+  const p: RunPlan =
+    typeof plan === 'number'
+      ? { shape: { maxBatch: plan, logitRows: logitChunkRows(config, plan * config.maxLen) } }
+      : plan;
   const shape = { ...p.shape, padId: modelPadId(tok) };
   checkMemory(config, shape, backend, 'inference', {
     ...(p.decodeRows === undefined ? {} : { decodeRows: p.decodeRows }),
     ...(p.decodePositions === undefined ? {} : { decodePositions: p.decodePositions }),
     ...(p.decodePrompt === undefined ? {} : { decodePrompt: p.decodePrompt }),
     ...(p.lower === undefined ? {} : { lower: p.lower }),
+    ...(p.gradients ? { gradients: true } : {}),
   });
   const model = new Transformer(config, shape).bind(backend);
   const step = await loadModelCheckpoint(fs, runDir, model);
   // A backend on a device (WebGPU) holds the weights there: copied up once, now that they are loaded.
   (backend as { uploadAll?: () => void }).uploadAll?.();
-  return { runDir, run, tok, model, step, workspace: new StepperWorkspace(backend), measured: { induction: null } };
+  const workspace = new StepperWorkspace(backend);
+  return { runDir, run, tok, model, step, workspace, gradients: p.gradients === true, measured: { induction: null } };
 }

@@ -248,14 +248,22 @@ function forwardCopies(
   const S = input.length;
   const src = ids.target ? new Int32Array(B * S) : null;
   if (src) for (let b = 0; b < B; b++) src.set(input, b * S);
-  model.forward({ B, T, input: inp, targets, ...(src ? { S, src } : {}) }, { train: false, labelSmoothing: 0, hook });
-  const logits = model.logits();
+  // Only each copy's last position is read: no loss, and the output projection runs on those rows alone.
+  model.forward(
+    { B, T, input: inp, targets, ...(src ? { S, src } : {}) },
+    { train: false, labelSmoothing: 0, hook, loss: false },
+  );
   const V = model.config.vocabSize;
-  const rows = Array.from({ length: B }, (_, b) => b * T + T - 1);
-  return {
-    metric: rows.map((row) => metricAt(logits, row, V, ids)),
-    top: k > 0 ? rows.map((row) => topOf(logits, row, V, k)) : [],
-  };
+  const runs: Runs = { metric: [], top: [] };
+  for (let b0 = 0; b0 < B; b0 += model.logitRows) {
+    const rows = Array.from({ length: Math.min(model.logitRows, B - b0) }, (_, i) => (b0 + i) * T + T - 1);
+    const logits = model.logitsAt(rows);
+    rows.forEach((_, i) => {
+      runs.metric.push(metricAt(logits, i, V, ids));
+      if (k > 0) runs.top.push(topOf(logits, i, V, k));
+    });
+  }
+  return runs;
 }
 
 /** The metric of `input` alone, its `k` top tokens and every activation of its forward. */
@@ -907,11 +915,24 @@ export function patchLength(ids: PatchIds): number {
   return Math.max(ids.clean.length, ids.target?.length ?? 0);
 }
 
-/** How a run is opened for patching prompts of T tokens: as many sequences per forward (≤ 64) as fit. */
-export function patchPlan(config: ModelConfig, T: number): RunPlan {
+/**
+ * How a run is opened for patching prompts of T tokens: as many sequences per forward (≤ 64) as fit, with logits for
+ * each one's last position (the metric's). With `gradients` (attribution patching beside it), the gradients and
+ * one whole sequence's logits [T, V] (its backward) are counted too.
+ */
+export function patchPlan(config: ModelConfig, T: number, gradients = false): RunPlan {
+  const shape = (rows: number): RunPlan['shape'] => ({
+    maxBatch: rows,
+    maxLen: T,
+    logitRows: gradients ? Math.max(rows, T) : rows,
+  });
   let rows = MAX_PATCH_BATCH;
-  while (rows > 1 && memoryProblem(config, { maxBatch: rows, maxLen: T }, 'inference') !== null) rows = rows >> 1;
-  return { shape: { maxBatch: rows, maxLen: T }, lower: `shorten the prompts (${T} tokens with BOS)` };
+  while (rows > 1 && memoryProblem(config, shape(rows), 'inference', { gradients }) !== null) rows = rows >> 1;
+  return {
+    shape: shape(rows),
+    lower: `shorten the prompts (${T} tokens with BOS)`,
+    ...(gradients ? { gradients } : {}),
+  };
 }
 
 /** The request's patching on an opened run (the CLI's and the model worker's one entry). */

@@ -12,7 +12,9 @@
  *   over the context): the forward pass is planned for one position, an encoder-decoder's
  *   encoder for the source;
  * - the logit lens, ablation and scoring run one forward pass of one sequence: planned for
- *   the text's tokens (at most the context);
+ *   the text's tokens (at most the context), its logits held for a chunk of positions at a time
+ *   (logitChunkRows: 55 of Qwen2.5's 151,936-token vocabulary, where a 1,024-token text's
+ *   whole [T, V] would take 622 MB, twice);
  * - an export scores its short example text (64 positions).
  *
  * Lengths are rounded up to a power of two (at least 64, at most the context), so the model
@@ -35,6 +37,7 @@ import { openRun } from './openRun';
 import { readTokenizer } from '../runs/tokenizerFile';
 import { DIAGNOSTIC_MAX_LEN } from './headScores';
 import { memoryProblem } from '../../engine/models/estimate';
+import { logitChunkRows } from '../../engine/models/inputs';
 import { MAX_FINISHING_TOKENS } from '../../engine/decode/stepperContract';
 import { MAX_DECODE_TOKENS } from './decode';
 import type { LensInput } from './lens';
@@ -83,7 +86,8 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       };
       // The lens and scores of the same text usually follow: planning their forward now spares
       // a reopening (planned memory no request touches costs address space, not RAM), when it fits.
-      const ahead = { ...plan, shape: { ...plan.shape, maxLen: rounded(1 + n, L) } };
+      const rows = rounded(1 + n, L);
+      const ahead = { ...plan, shape: { ...plan.shape, maxLen: rows, logitRows: logitChunkRows(config, rows) } };
       return memoryProblem(config, ahead.shape, 'inference', {
         decodeRows: 1,
         decodePositions: plan.decodePositions,
@@ -113,12 +117,18 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
     case 'lens': {
       if ('prompt' in req.input) {
         const n = tok.encode(req.input.prompt).length;
-        return { shape: { maxBatch: 1, maxLen: rounded(1 + n, L) }, lower: shorten(n) };
+        const rows = rounded(1 + n, L);
+        return { shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows) }, lower: shorten(n) };
       }
       // Without a target the decoder reads the model's own translation, up to the context.
       const t = req.input.tgt === undefined ? L : 1 + tok.encode(req.input.tgt).length;
       return {
-        shape: { maxBatch: 1, maxLen: rounded(t, L), maxSrcLen: rounded(srcOf(req.input.src), L) },
+        shape: {
+          maxBatch: 1,
+          maxLen: rounded(t, L),
+          maxSrcLen: rounded(srcOf(req.input.src), L),
+          logitRows: logitChunkRows(config, rounded(t, L)),
+        },
         decodeRows: 1,
         lower: shorten(tok.encode(req.input.src).length),
       };
@@ -126,10 +136,15 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
     case 'score': {
       const n = tok.encode(req.text).length;
       const src = encDec ? { maxSrcLen: rounded(srcOf(req.source ?? ''), L) } : {};
-      return { shape: { maxBatch: 1, maxLen: rounded(n + (encDec ? 2 : 1), L), ...src }, lower: shorten(n) };
+      const rows = rounded(n + (encDec ? 2 : 1), L);
+      const shape = { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), ...src };
+      return { shape, lower: shorten(n) };
     }
-    case 'export':
-      return { shape: { maxBatch: 1, maxLen: rounded(1, L), ...(encDec ? { maxSrcLen: rounded(1, L) } : {}) } };
+    case 'export': {
+      const rows = rounded(1, L);
+      const src = encDec ? { maxSrcLen: rounded(1, L) } : {};
+      return { shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), ...src } };
+    }
     default:
       return req satisfies never;
   }
@@ -139,9 +154,12 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
 export function covers(r: OpenRun, plan: RunPlan): boolean {
   const m = r.model;
   const s = plan.shape;
+  const len = s.maxLen ?? m.config.maxLen;
   return (
     m.maxBatch >= s.maxBatch &&
-    m.maxLen >= (s.maxLen ?? m.config.maxLen) &&
+    m.maxLen >= len &&
+    m.logitRows >= (s.logitRows ?? s.maxBatch * len) &&
+    (!plan.gradients || r.gradients) &&
     (m.config.kind !== 'encoder-decoder' || m.maxSrcLen >= (s.maxSrcLen ?? m.config.maxLen))
   );
 }
@@ -155,18 +173,23 @@ export function widened(r: OpenRun, plan: RunPlan): RunPlan {
   const s = plan.shape;
   const src =
     m.config.kind === 'encoder-decoder' ? { maxSrcLen: Math.max(m.maxSrcLen, s.maxSrcLen ?? m.config.maxLen) } : {};
+  const maxLen = Math.max(m.maxLen, s.maxLen ?? m.config.maxLen);
+  const gradients = r.gradients || plan.gradients === true;
   const wide = {
     ...plan,
     shape: {
       maxBatch: Math.max(m.maxBatch, s.maxBatch),
-      maxLen: Math.max(m.maxLen, s.maxLen ?? m.config.maxLen),
+      maxLen,
+      logitRows: Math.max(m.logitRows, s.logitRows ?? s.maxBatch * (s.maxLen ?? m.config.maxLen)),
       ...src,
     },
+    ...(gradients ? { gradients } : {}),
   };
   const decode = {
     decodeRows: plan.decodeRows ?? 1,
     decodePositions: plan.decodePositions ?? m.config.maxLen,
     ...(plan.decodePrompt === undefined ? {} : { decodePrompt: plan.decodePrompt }),
+    gradients,
   };
   return memoryProblem(m.config, wide.shape, 'inference', decode) === null ? wide : plan;
 }

@@ -66,11 +66,18 @@ function* windowSteps(r: OpenRun, ids: Int32Array, s: number, e: number, src?: I
     targets: ids.slice(s + 1, e + 1),
     ...(src ? { S: src.length, src } : {}),
   };
-  r.model.forward(batch, { train: false, labelSmoothing: 0 });
-  const logits = r.model.logits();
-  yield logits;
+  // No loss: the log-probabilities are read in chunks of the model's logit rows, so a long text with a large
+  // vocabulary never holds its [T, V] logits whole; each chunk is read back before it is read (a device's).
+  r.model.forward(batch, { train: false, labelSmoothing: 0, loss: false });
   const V = r.model.config.vocabSize;
-  return Array.from({ length: T }, (_, t) => logSoftmaxAt(logits, t, V, ids[s + t + 1] as number));
+  const out: number[] = [];
+  for (let t0 = 0; t0 < T; t0 += r.model.logitRows) {
+    const n = Math.min(r.model.logitRows, T - t0);
+    const logits = r.model.logitsAt(Array.from({ length: n }, (_, i) => t0 + i));
+    yield logits;
+    for (let i = 0; i < n; i++) out.push(logSoftmaxAt(logits, i, V, ids[s + t0 + i + 1] as number));
+  }
+  return out;
 }
 
 /**

@@ -63,6 +63,7 @@ export function steeringVector(r: OpenRun, v: SteerVectorData): { vector: Float3
     r.model.forward(batch, {
       train: false,
       labelSmoothing: 0,
+      loss: false, // only the stream is read
       hook: (site, data) => {
         if (site.point !== 'resid_pre' || site.layer !== v.layer) return;
         for (let t = 0; t < site.T; t++) {

@@ -57,7 +57,7 @@ export function scoredSnapshot(
  * the user picked (inference/attend.ts).
  */
 export function snapshotOf(model: Transformer, batch: Batch, tok: Tokenizer, step: number): AttentionSnapshot {
-  model.forward(batch, { train: false, labelSmoothing: 0 });
+  model.forward(batch, { train: false, labelSmoothing: 0, loss: false }); // the maps need no logits
   const cap = model.captureAttention(0);
   const text = (ids: Int32Array | undefined, n: number): string[] => (ids ? tokenLabels(tok, ids.subarray(0, n)) : []);
   return {

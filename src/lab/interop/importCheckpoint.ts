@@ -36,7 +36,7 @@ import type { LabFs } from '../files/labFs';
 import { listNames, scratchFolder } from '../files/labFs';
 import { folderError } from '../files/fileErrors';
 import { readCappedText } from '../files/fileCaps';
-import { saveCheckpoint } from '../runs/checkpoint';
+import { layOutModelCheckpoint, saveCheckpoint } from '../runs/checkpoint';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../base/cancelled';
 import { loadImportTokenizer } from './importTokenizer';
@@ -209,13 +209,15 @@ function planNamed(
 /**
  * Reads the weights of an opened checkpoint, one tensor at a time, into its planned model
  * (unbound: each parameter gets its own array; no gradients or activations). Returns the
- * final plan (a separate lm_head equal to the embedding makes it tied) and notes.
+ * final plan (a separate lm_head equal to the embedding makes it tied), notes, and the bytes of
+ * the run's model.safetensors at step 0 the weights were read into (layOutModelCheckpoint; null on
+ * a big-endian host, where each parameter has its own array).
  */
 export async function readCheckpointWeights(
   opened: OpenedCheckpoint,
   opts: PlanOptions = {},
   hooks: WorkHooks = {},
-): Promise<{ plan: ImportPlan; notes: string[] }> {
+): Promise<{ plan: ImportPlan; notes: string[]; laidOut: Uint8Array | null }> {
   const { reader, name } = opened;
   let plan = opened.plan;
   const notes = [...opened.notes, ...plan.notes];
@@ -251,7 +253,9 @@ export async function readCheckpointWeights(
       notes.push('lm_head.weight equals the token embedding: tied');
     } else notes.push('lm_head.weight differs from the token embedding: an untied output projection');
   }
-  for (const p of plan.model.paramList) p.data = new Float32Array(p.size);
+  // The weights are read straight into the bytes of the run's model.safetensors (held once, written as they are).
+  const laidOut = layOutModelCheckpoint(plan.model, 0);
+  if (!laidOut) for (const p of plan.model.paramList) p.data = new Float32Array(p.size);
   const embedding = wte ? embeddingOf(plan).source : null;
   // Shard by shard, each in file order: every file is read front to back once.
   const at = (s: string): readonly [number, number] => reader.orderOf(s);
@@ -275,7 +279,7 @@ export async function readCheckpointWeights(
     const rows = t.add ? split.map((v) => v + (t.add as number)) : split; // Gemma's norms: 1 + w (a copy)
     setTorchTensor(t.target, t.transpose ? transpose(rows, t.target.shape) : rows);
   }
-  return { plan, notes };
+  return { plan, notes, laidOut };
 }
 
 /** Plans, checks, reads and writes; see the file comment. Progress arrives as 'read' phases in bytes. */
@@ -301,7 +305,7 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
   const fit = { decodeRows: 1, decodePositions: Math.min(c.maxLen, 64) };
   const tooLarge = memoryProblem(opened.plan.config, { maxBatch: 1, maxLen: 1 }, 'inference', fit);
   if (tooLarge) throw new EngineError('config/invalid', tooLarge);
-  const { plan, notes } = await readCheckpointWeights(opened, planOpts, hooks);
+  const { plan, notes, laidOut } = await readCheckpointWeights(opened, planOpts, hooks);
   if (hooks.isCancelled?.()) throw new CancelledError(`importing ${fs.basename(opened.modelFile)}`);
   const spec = fineTuneSpec(fs, plan.config, tok.tokenizer, req);
   const source = plan.family ? sourceOf(fs, opened, plan.family) : undefined;
@@ -317,6 +321,7 @@ export async function importCheckpoint(fs: LabFs, req: ImportRequest, hooks: Wor
     description,
     { layout: plan.layout, from: opened.modelFile },
     source,
+    laidOut,
   );
   notes.push(
     `train --resume fine-tunes for ${spec.training.steps} steps at a peak learning rate of ${spec.training.lr} ` +
@@ -434,13 +439,14 @@ async function writeRunFolder(
   spec: TrainSpec,
   description: string,
   imported: NonNullable<RunJson['imported']>,
-  source?: HfSource,
+  source: HfSource | undefined,
+  laidOut: Uint8Array | null,
 ): Promise<void> {
   const tmp = await scratchFolder(fs, out, 'importing');
   try {
     await fs.mkdir(tmp);
     await writeTokenizer(fs, tmp, tok);
-    await saveCheckpoint(fs, tmp, model, null, 0);
+    await saveCheckpoint(fs, tmp, model, null, 0, laidOut ? { laidOut } : {});
     const now = new Date().toISOString();
     const data: DataSummary = { description, documents: 0, bytes: 0, trainTokens: 0, valTokens: 0, skipped: [] };
     const run: RunJson = {

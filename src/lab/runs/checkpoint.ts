@@ -13,7 +13,7 @@
 import type { ModelConfig } from '../../engine/config';
 import { CONFIG_FIELDS, validateConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
-import { encodeSafetensors } from '../../engine/io/safetensors';
+import { encodeSafetensors, layoutF32Safetensors } from '../../engine/io/safetensors';
 import { SafetensorsReader } from './safetensorsReader';
 import type { Transformer } from '../../engine/models/transformer';
 import type { Optimizer } from '../../engine/optim/optimizer';
@@ -28,7 +28,9 @@ export const CHECKPOINT_VERSION = '1';
  * Writes optimizer.safetensors and model.safetensors as one pair: both are written and flushed
  * before either replaces the old one, so a window reload (which ends the worker at any moment)
  * or a full disk while a checkpoint is being written leaves the previous pair, from one step,
- * to resume from (a full disk throws lab/files/fileErrors.ts's DiskFullError).
+ * to resume from (a full disk throws lab/files/fileErrors.ts's DiskFullError). With
+ * `laidOut` (layOutModelCheckpoint's bytes, the parameters views into them) model.safetensors is
+ * those bytes, written without encoding a copy.
  */
 export async function saveCheckpoint(
   fs: LabFs,
@@ -36,8 +38,9 @@ export async function saveCheckpoint(
   model: Transformer,
   optimizer: Optimizer | null,
   step: number,
+  opts: { readonly laidOut?: Uint8Array } = {},
 ): Promise<string> {
-  const meta = { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
+  const meta = checkpointMetadata(step);
   const files: { path: string; data: Uint8Array }[] = [];
   if (optimizer) {
     const st = optimizer.state();
@@ -50,14 +53,37 @@ export async function saveCheckpoint(
     );
     files.push({ path: fs.join(runDir, RUN_FILES.optimizer), data: bytes });
   }
-  const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
   const file = fs.join(runDir, RUN_FILES.model);
-  files.push({
-    path: file,
-    data: encodeSafetensors(tensors, { ...meta, kind: 'model', config: JSON.stringify(model.config) }),
-  });
+  const laidOut = opts.laidOut;
+  if (laidOut && model.paramList.some((p) => p.data.buffer !== laidOut.buffer))
+    throw new Error('saveCheckpoint: laidOut needs every parameter to be a view into it (layOutModelCheckpoint)');
+  const tensors = model.paramList.map((p) => ({ name: p.name, dtype: 'F32' as const, shape: p.shape, data: p.data }));
+  files.push({ path: file, data: laidOut ?? encodeSafetensors(tensors, modelMetadata(model, step)) });
   await fs.writeFiles(files);
   return file;
+}
+
+/** The metadata every checkpoint file of `step` carries. */
+function checkpointMetadata(step: number): Record<string, string> {
+  return { format: CHECKPOINT_FORMAT, version: CHECKPOINT_VERSION, step: String(step) };
+}
+
+/** model.safetensors' metadata of `model` at `step`. */
+function modelMetadata(model: Transformer, step: number): Record<string, string> {
+  return { ...checkpointMetadata(step), kind: 'model', config: JSON.stringify(model.config) };
+}
+
+/**
+ * model.safetensors of an unbound `model` at `step`, laid out before a weight exists: every parameter's array
+ * becomes a view into the file's bytes, so the weights read into them fill the file, and saveCheckpoint(…,
+ * { laidOut }) writes those bytes as they are — an import holds Qwen2.5-0.5B's 2 GB of weights once, not once in
+ * the model and again in the file. Null on a big-endian host (the parameters keep their own arrays).
+ */
+export function layOutModelCheckpoint(model: Transformer, step: number): Uint8Array | null {
+  const laid = layoutF32Safetensors(model.paramList, modelMetadata(model, step));
+  if (!laid) return null;
+  model.paramList.forEach((p, i) => (p.data = laid.views[i] as Float32Array));
+  return laid.bytes;
 }
 
 /** Throws unless `metadata` is an Attention Lab checkpoint's of this version. */

@@ -39,7 +39,8 @@ import { importCheckpoint } from '../interop/importCheckpoint';
 import type { TextAttention } from '../inference/attend';
 import { attendTextAsync } from '../inference/attend';
 import { decodeTextAsync } from '../inference/decode';
-import { attribute, attributeInput, attributePatchLength } from '../inference/attribute';
+import { attribute, attributeRequestPlan } from '../inference/attribute';
+import { logitChunkRows } from '../../engine/models/inputs';
 import type { LensInput } from '../inference/lens';
 import { logitLensAsync } from '../inference/lens';
 import { patchIds, patchLength, patchPlan, patchRun } from '../inference/patch';
@@ -104,8 +105,13 @@ const EVAL_ROWS = 4;
 /** An evaluation's plan: the most sequences of a whole context, up to EVAL_ROWS, that fit. */
 function evaluationPlan(config: OpenRun['model']['config']): RunPlan {
   let rows = EVAL_ROWS;
-  while (rows > 1 && memoryProblem(config, { maxBatch: rows }, 'inference', { decodeRows: 1 }) !== null) rows--;
-  return { shape: { maxBatch: rows }, decodeRows: 1 };
+  // its loss only: the logits are taken in chunks (ModelShape.logitRows), never [rows · context, V] whole
+  const shape = (n: number): RunPlan['shape'] => ({
+    maxBatch: n,
+    logitRows: logitChunkRows(config, n * config.maxLen),
+  });
+  while (rows > 1 && memoryProblem(config, shape(rows), 'inference', { decodeRows: 1 }) !== null) rows--;
+  return { shape: shape(rows), decodeRows: 1 };
 }
 
 /**
@@ -276,12 +282,7 @@ const HANDLERS: ModelHandlers<Context> = {
     const { fs } = ctx.platform;
     // beside full patching, the model is planned as `patch` plans it (many patched runs per forward)
     const tok = await readTokenizer(fs, msg.runDir);
-    const run = p.withPatching
-      ? await open(ctx, msg.runDir, (c) => patchPlan(c, attributePatchLength(c, tok, p)))
-      : await open(ctx, msg.runDir, {
-          job: 'lens',
-          input: attributeInput((await readCheckpointConfig(fs, msg.runDir)).config, p),
-        });
+    const run = await open(ctx, msg.runDir, (c) => attributeRequestPlan(c, tok, p));
     return attribute(run, p, {
       onProgress: (done, total) => ctx.post({ type: 'model/didProgress', id, done, total }),
       isCancelled: () => cancel !== undefined && Atomics.load(cancel, 0) !== 0,

@@ -86,10 +86,14 @@ describe.each(CASES)('head ablation and logit lens: %s', (_name, cfg, backend) =
   it("into the forward's logits: the same numbers, layer by layer, with the backward scratch left alone", () => {
     const m = build(cfg, backend());
     logitsOf(m, cfg);
+    const own = Float32Array.from(m.logits());
     const n = cfg.nDecoderLayers;
     const copies = Array.from({ length: n + 1 }, (_, l) => Float32Array.from(m.residualLogits(l)));
     for (let l = 0; l <= n; l++) expect(Float32Array.from(m.residualLogits(l, 'logits'))).toEqual(copies[l]);
-    expect(Float32Array.from(m.logits())).toEqual(copies[n]); // the top layer is the model's own
+    expect(copies[n]).toEqual(own); // the top layer is the model's own
+    // the forward's logits were written over: logits() and backward() refuse instead of reading a lens
+    expect(() => m.logits()).toThrow(/logitsAt/);
+    expect(() => m.backward()).toThrow(/whole/);
   });
 
   it('a backward after reading the lens gives the same gradients', () => {

@@ -13,8 +13,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../../../src/engine/config';
+import type { ModelConfig } from '../../../../src/engine/config';
 import type { Backend } from '../../../../src/engine/backend';
 import { memoryProblem } from '../../../../src/engine/models/estimate';
+import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
 import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
 import { planRequest } from '../../../../src/lab/inference/requestPlan';
 import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
@@ -31,7 +33,7 @@ const text = 'ab'.repeat(500); // 1,000 tokens of this tokenizer
 const WASM = { name: 'wasm' } as Backend;
 
 /** The message checkMemory refuses `plan` with on the WebAssembly backend ('' when it fits). */
-function refusal(config: typeof gpt2, plan: ReturnType<typeof planRequest>): string {
+function refusal(config: ModelConfig, plan: ReturnType<typeof planRequest>): string {
   try {
     checkMemory(config, plan.shape, WASM, 'inference', {
       ...(plan.decodeRows ? { decodeRows: plan.decodeRows } : {}),
@@ -47,13 +49,22 @@ describe('planRequest: each request planned for what it runs', () => {
   it('GPT-2 small: the lens, score and ablation of a 1,000-token text plan one sequence of its length and fit; 4 × the context did not', () => {
     expect(tok.encode(text)).toHaveLength(1000);
     const lens = planRequest(gpt2, tok, { job: 'lens', input: { prompt: text } });
-    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024 });
+    // logits in chunks of 166 rows (32 MiB of 50,257 floats each), never [1024, V] whole
+    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166 });
     expect(refusal(gpt2, lens)).toBe('');
-    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({ maxBatch: 1, maxLen: 1024 });
+    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166 });
     expect(memoryProblem(gpt2, { maxBatch: 4 }, 'inference')).toMatch(/needs 7\.\d\d GiB/);
     // A short text plans a short forward.
-    expect(planRequest(gpt2, tok, { job: 'lens', input: { prompt: 'ab' } }).shape).toEqual({ maxBatch: 1, maxLen: 64 });
-    expect(planRequest(gpt2, tok, { job: 'score', text: 'ab'.repeat(50) }).shape).toEqual({ maxBatch: 1, maxLen: 128 });
+    expect(planRequest(gpt2, tok, { job: 'lens', input: { prompt: 'ab' } }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 64,
+      logitRows: 64,
+    });
+    expect(planRequest(gpt2, tok, { job: 'score', text: 'ab'.repeat(50) }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 128,
+      logitRows: 128,
+    });
   });
 
   it('attention and decoding run the key/value-cache path: one forward position, the beam width as decoding rows', () => {
@@ -98,17 +109,49 @@ describe('planRequest: each request planned for what it runs', () => {
     expect(beam).not.toMatch(/batch|--\w|shorten/);
   });
 
+  it('Qwen2.5-0.5B: the lens and scores of a 300-token text fit with logits in chunks (refused whole before)', () => {
+    const qwen = configFromHfJson(
+      {
+        model_type: 'qwen2',
+        hidden_size: 896,
+        intermediate_size: 4864,
+        num_attention_heads: 14,
+        num_key_value_heads: 2,
+        num_hidden_layers: 24,
+        max_position_embeddings: 32768,
+        rms_norm_eps: 1e-6,
+        rope_theta: 1000000,
+        tie_word_embeddings: true,
+        vocab_size: 151936,
+        hidden_act: 'silu',
+      },
+      'qwen2',
+    ).config;
+    const prompt = 'ab'.repeat(150); // 300 tokens: planned for 512 positions
+    for (const plan of [
+      planRequest(qwen, tok, { job: 'lens', input: { prompt } }),
+      planRequest(qwen, tok, { job: 'score', text: prompt }),
+    ]) {
+      expect(plan.shape).toEqual({ maxBatch: 1, maxLen: 512, logitRows: 55 });
+      expect(refusal(qwen, plan)).toBe('');
+      const { logitRows: _whole, ...whole } = plan.shape;
+      expect(refusal(qwen, { ...plan, shape: whole })).toMatch(/shorten the text \(300 tokens\)/);
+    }
+  });
+
   it('an encoder-decoder plans its source for its encoder', () => {
     const mt = { ...presetConfig('encoder-decoder', 'tiny', 40, 40) };
     expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({
       maxBatch: 1,
       maxLen: 64,
       maxSrcLen: 64,
+      logitRows: 64,
     });
     expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({
       maxBatch: 1,
       maxLen: 64,
       maxSrcLen: 64,
+      logitRows: 64,
     });
   });
 });

@@ -5,7 +5,8 @@
  * scoring the same log-probabilities, for a decoder-only run, an encoder-decoder run and a
  * llama-tiny run (RMSNorm, RoPE, SwiGLU, grouped-query attention); a prefill hands out every
  * layer's attention within 1e-5 of WebAssembly's, read back once at the end; the attention of a
- * text, the logit lens and the ablation comparison give WebAssembly's numbers; the model worker
+ * text, the logit lens and the ablation comparison give WebAssembly's numbers, also with their logits read 4
+ * positions at a time (ModelShape.logitRows; a short last chunk gathered on the device); the model worker
  * runs decode, score and attention of a run trained on WebGPU on the platform's GPU. Runs on whatever
  * adapter Dawn opens — here SwiftShader — and skips, naming why, only when none opens.
  */
@@ -206,6 +207,41 @@ describe.skipIf(!gpu.ok)(
       expect(gotOff.ablated.loss).not.toBe(gotOff.base.loss);
       expect(worstRelative(numbersOf(gotOff), numbersOf(wantOff))).toBeLessThan(1e-5);
     });
+
+    it.each(['decoder-only', 'encoder-decoder'] as const)(
+      '%s: logits read 4 positions at a time (a short last chunk padded on the device) give WebAssembly’s numbers',
+      async (name) => {
+        const { wasm: w } = runs.get(name) as { wasm: OpenRun; webgpu: OpenRun };
+        // logitRows 4: the lens, scoring and the ablation read their logits in chunks; a last chunk of fewer than 4
+        // positions is gathered (copied row by row) into the model's scratch, on the device on WebGPU.
+        const plan = { shape: { maxBatch: 1, logitRows: 4 } };
+        const wasm = await openRun(NODE_FS, w.runDir, createWasmBackend({ fma: false }) as Backend, plan);
+        const webgpu = await openRun(
+          NODE_FS,
+          w.runDir,
+          createWebGpuBackend(gpu.ok ? gpu.device : (null as never)),
+          plan,
+        );
+        expect(webgpu.model.logitRows).toBe(4);
+        const input: LensInput = name === 'encoder-decoder' ? { src: 'abcdef', tgt: 'fedcb' } : { prompt: 'the cat s' };
+        const want = logitLens(wasm, input, { topK: 3 });
+        const got = await logitLensAsync(webgpu, input, { topK: 3 });
+        expect(got.tokens.length % 4, 'the last chunk is short').not.toBe(0);
+        expect(got.tokens).toEqual(want.tokens);
+        expect(worstRelative(numbersOf(got.layers), numbersOf(want.layers))).toBeLessThan(1e-5);
+        const off = [{ stack: 'decoder.self', layer: 0, head: 1 }] as const;
+        const wantOff = compareHeadsOff(wasm, input, off, { topK: 3 });
+        const gotOff = await compareHeadsOffAsync(webgpu, input, off, { topK: 3 });
+        expect(gotOff.compare.map((c) => c.token)).toEqual(wantOff.compare.map((c) => c.token));
+        expect(worstRelative(numbersOf(gotOff), numbersOf(wantOff))).toBeLessThan(1e-5);
+        const source = name === 'encoder-decoder' ? 'abcde' : null;
+        const text = name === 'encoder-decoder' ? 'edcb' : 'the dog sat on';
+        const wantScore = scoreText(wasm, source, text).output;
+        const gotScore = (await scoreTextAsync(webgpu, source, text)).output;
+        expect(gotScore.logprobs.length % 4, 'the last chunk is short').not.toBe(0);
+        expect(worstRelative(gotScore.logprobs, wantScore.logprobs)).toBeLessThan(1e-5);
+      },
+    );
 
     it('the model worker decodes, scores and attends with a run trained on WebGPU on the platform’s GPU', async () => {
       if (!gpu.ok) return;

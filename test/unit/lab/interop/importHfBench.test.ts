@@ -33,5 +33,7 @@ describe('import bench of a random Hugging Face family folder, through the model
     expect(r.heads).toBe(2 * 4);
     expect(r.decodeTokens).toBe(20);
     expect(r.lensPositions).toBe(0);
+    expect(r.openSeconds).toBeGreaterThan(0); // the run opened once more, as the attention opens it
+    expect(r.openCpuSeconds).toBeGreaterThan(0);
   }, 120_000);
 });
