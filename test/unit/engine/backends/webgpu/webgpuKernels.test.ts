@@ -67,7 +67,7 @@ describe.skipIf(!gpu.ok)(
 
     it('names the adapter with its API', () => {
       if (!gpu.ok) return;
-      expect(gpu.adapter.name).toMatch(/ · (Vulkan|Metal|D3D12)$/);
+      expect(gpu.adapter.name).toMatch(/ · (Vulkan|Metal|D3D12)( \(software\))?$/);
     });
 
     for (const [transA, transB] of [
