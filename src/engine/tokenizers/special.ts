@@ -163,6 +163,13 @@ export interface Tokenizer {
   readonly vocabSize: number;
   /** Ids of PAD, BOS, EOS, UNK: 0..3, except in a loaded GPT-2 vocabulary (see SpecialIds). */
   readonly specialIds: SpecialIds;
+  /**
+   * Whether a prompt the lab's jobs read (decode, score, attention, lens, patching) starts with
+   * BOS. Absent means true: our runs train every document from BOS. False for a model whose own
+   * tokenizer adds no BOS (SmolLM2, Qwen, Pythia: Hugging Face's post-processor adds nothing) and
+   * for a task that trains without it (modular addition), so the model reads what it was trained on.
+   */
+  readonly promptBos?: boolean;
   /** Ids of `text`; `decode(encode(text)) === text` for every string, lone surrogates included. */
   encode(text: string, opts?: EncodeOptions): Int32Array;
   /**

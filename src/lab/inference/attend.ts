@@ -57,6 +57,7 @@ import type { ReadSteps } from '../../engine/hostReads';
 import { runReads, runReadsAsync } from '../../engine/hostReads';
 import { unseenNote } from './unseenChars';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { promptBos, promptIds } from './promptIds';
 
 /** The attention of one text. */
 export interface TextAttention {
@@ -259,9 +260,10 @@ function* attentionBatch(r: OpenRun, text: string): ReadSteps<{ batch: Batch; tr
     const truncation = cut ? truncationNote(L - 1, full.length - 1, L, 'source') : null;
     return { batch: { B: 1, T: input.length, input, targets, S: src.length, src }, truncation };
   }
-  const body = tok.encode(text);
-  const input = Int32Array.of(bos, ...body.subarray(0, L - 1));
+  const body = promptIds(tok, text); // BOS first where the run's prompts start with it
+  const input = body.slice(0, L);
   const targets = Int32Array.of(...input.subarray(1), PAD);
-  const truncation = body.length > L - 1 ? truncationNote(L - 1, body.length, L, 'text') : null;
+  const typed = promptBos(tok) ? 1 : 0; // BOS is not one of the text's tokens
+  const truncation = body.length > L ? truncationNote(L - typed, body.length - typed, L, 'text') : null;
   return { batch: { B: 1, T: input.length, input, targets }, truncation };
 }

@@ -46,6 +46,7 @@ import { unseenNote } from './unseenChars';
 import { chatIds } from './chatTemplate';
 import { cutCharacterBytes, endsMidCharacter, nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
 import type { Tokenizer } from '../../engine/tokenizers/special';
+import { promptBos, promptIds } from './promptIds';
 
 /** How a decode reports back, beyond its result. */
 export interface DecodeTextOptions {
@@ -108,13 +109,13 @@ export function decodeInput(
     };
   }
   // A chat prompt is the template's text, which writes BOS where its model wants it.
-  const prompt = chat ? chatIds(tok, [{ role: 'user', content: input }]) : tok.encode(input, { bos: true });
+  const prompt = chat ? chatIds(tok, [{ role: 'user', content: input }]) : promptIds(tok, input);
   if (prompt.length <= keep) return { prompt, src: null, cut: null };
   return {
     prompt: prompt.slice(prompt.length - keep),
     src: null,
     cut:
-      `The prompt of ${prompt.length - 1} tokens is longer than the model's context of ` +
+      `The prompt of ${prompt.length - (promptBos(tok) ? 1 : 0)} tokens is longer than the model's context of ` +
       `${model.config.maxLen}: continued from its last ${keep}.`,
   };
 }

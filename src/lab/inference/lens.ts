@@ -35,6 +35,7 @@ import { runReads, runReadsAsync } from '../../engine/hostReads';
 import { truncationNote } from './attend';
 import { unseenNote } from './unseenChars';
 import { nextTokenLabel, tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { promptIds, withBosNote } from './promptIds';
 
 /**
  * What the lens (or an ablated prediction) reads: a prompt (decoder-only) or a source and optional target
@@ -86,7 +87,7 @@ export function* fittedBatchSteps(
   /** BOS and the first L − 1 of `ids` (a decoder's input), noted. */
   const firstOf = (ids: Int32Array, what: 'Prompt' | 'Target'): Int32Array => {
     if (ids.length <= L) return ids;
-    if (!fit) tooLong(`${what} (with BOS)`, ids.length, L);
+    if (!fit) tooLong(`${what}${what === 'Prompt' ? withBosNote(tok) : ' (with BOS)'}`, ids.length, L);
     notes.push(truncationNote(L - 1, ids.length - 1, L, what === 'Prompt' ? 'text' : 'target'));
     return ids.slice(0, L);
   };
@@ -121,7 +122,7 @@ export function* fittedBatchSteps(
   }
   if (!('prompt' in input))
     throw new EngineError('input/invalid', 'This run is a decoder-only model: give a prompt, not a source.');
-  const ids = firstOf(Int32Array.of(bos, ...tok.encode(input.prompt)), 'Prompt');
+  const ids = firstOf(promptIds(tok, input.prompt), 'Prompt');
   const unseen = unseenNote(input.prompt, tok, 'prompt');
   if (unseen !== null) notes.push(unseen);
   return {

@@ -21,6 +21,7 @@ import { modelPadId } from '../runs/specModel';
 import { readTokenizer } from '../runs/tokenizerFile';
 import type { RunJson } from '../runs/runFolder';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
+import { withoutPromptBos } from './promptIds';
 
 /** A run's trained model, ready to decode or score. */
 export interface OpenRun {
@@ -65,7 +66,10 @@ export async function openRun(
   plan: number | RunPlan = 1,
 ): Promise<OpenRun> {
   const run = await readRunJson(fs, runDir);
-  const tok = await readTokenizer(fs, runDir);
+  const read = await readTokenizer(fs, runDir);
+  // The modular-addition task trains "a b =" without BOS; its jobs read prompts the same way.
+  const data = run.spec.data;
+  const tok = data.kind === 'task' && data.task === 'modular-addition' ? withoutPromptBos(read) : read;
   const { config } = await readCheckpointConfig(fs, runDir);
   // a model copied in from another run is refused here
   checkCheckpointConfig(fs.join(runDir, RUN_FILES.model), config, run.config);

@@ -95,6 +95,7 @@ import type {
 import { MAX_PATCH_TOP, MAX_TOP_CELLS } from '../../protocol/patching';
 import { CancelledError } from '../base/cancelled';
 import type { OpenRun, RunPlan } from './openRun';
+import { promptBos, promptIds, withBosNote } from './promptIds';
 
 export type { PatchMetric, PatchWhat, PathInput };
 
@@ -876,13 +877,13 @@ export function patchIds(tok: Tokenizer, config: ModelConfig, req: PatchRequest)
       'A target prefix is for an encoder-decoder run; this run is decoder-only: give prompts only.',
     );
   // A decoder-only prompt: BOS + its tokens; an encoder-decoder source: its tokens + EOS (as the model reads one).
-  const read = (text: string): Int32Array =>
-    encdec ? tok.encode(text, { eos: true }) : Int32Array.of(bos, ...tok.encode(text));
+  const read = (text: string): Int32Array => (encdec ? tok.encode(text, { eos: true }) : promptIds(tok, text));
   const clean = read(req.clean);
   const corrupted = read(req.corrupted);
   if (clean.length !== corrupted.length) {
-    const a = encdec ? tokenLabels(tok, clean) : tokenLabels(tok, clean).slice(1);
-    const b = encdec ? tokenLabels(tok, corrupted) : tokenLabels(tok, corrupted).slice(1);
+    const skip = encdec || !promptBos(tok) ? 0 : 1; // BOS is not a token the user typed
+    const a = tokenLabels(tok, clean).slice(skip);
+    const b = tokenLabels(tok, corrupted).slice(skip);
     const n = Math.max(a.length, b.length);
     const diff: string[] = [];
     for (let i = 0; i < n && diff.length < 6; i++)
@@ -896,8 +897,8 @@ export function patchIds(tok: Tokenizer, config: ModelConfig, req: PatchRequest)
   if (clean.length > config.maxLen)
     throw new EngineError(
       'input/invalid',
-      `The ${encdec ? 'sources (with EOS)' : 'prompts (with BOS)'} are ${clean.length} tokens, over the context ` +
-        `of ${config.maxLen}; shorten them.`,
+      `The ${encdec ? 'sources (with EOS)' : `prompts${withBosNote(tok)}`} are ${clean.length} tokens, ` +
+        `over the context of ${config.maxLen}; shorten them.`,
     );
   const target = encdec ? Int32Array.of(bos, ...tok.encode(req.target ?? '')) : undefined;
   if (target && target.length > config.maxLen)

@@ -37,6 +37,7 @@ import type { Tokenizer } from '../../engine/tokenizers/special';
 import type { ScoreOutput } from '../../protocol/modelWorker';
 import type { OpenRun } from './openRun';
 import { tokenLabels } from '../../engine/tokenizers/tokenDisplay';
+import { promptBos } from './promptIds';
 
 /** Most tokens one text is scored on (the rest is counted in `truncated`). */
 export const MAX_SCORED_TOKENS = 20_000;
@@ -177,12 +178,23 @@ function* scoreSteps(r: OpenRun, source: string | null, text: string): ReadSteps
   const body = tok.encode(text);
   const keep = Math.min(body.length, MAX_SCORED_TOKENS);
   const withEos = src !== null && keep === body.length; // a cut target has not reached its end
-  const ids = new Int32Array(1 + keep + (withEos ? 1 : 0));
-  ids[0] = tok.specialIds.bos; // 1, or GPT-2's <|endoftext|> in a vocabulary loaded from its files
-  ids.set(body.subarray(0, keep), 1);
-  if (withEos) ids[keep + 1] = tok.specialIds.eos;
+  // A target, and a prompt of a run that reads from BOS, starts at BOS (1, or GPT-2's <|endoftext|> in a vocabulary
+  // loaded from its files), so every token is scored. A run whose prompts start without BOS (an imported SmolLM2,
+  // Qwen, Pythia) reads the text as transformers does: its first token has nothing before it and is not scored.
+  const bos = src !== null || promptBos(tok) ? 1 : 0;
+  if (bos === 0 && keep < 2)
+    throw new EngineError(
+      'input/invalid',
+      "This model's prompts start without BOS, so the first token is not scored; give a text of at least two tokens.",
+    );
+  const ids = new Int32Array(bos + keep + (withEos ? 1 : 0));
+  if (bos === 1) ids[0] = tok.specialIds.bos;
+  ids.set(body.subarray(0, keep), bos);
+  if (withEos) ids[keep + bos] = tok.specialIds.eos;
   const logprobs = yield* slidingSteps(r, ids, src ?? undefined);
-  const { starts, ends } = tokenOffsets(tok, body.subarray(0, keep), text);
+  const offsets = tokenOffsets(tok, body.subarray(0, keep), text);
+  const starts = offsets.starts.slice(1 - bos);
+  const ends = offsets.ends.slice(1 - bos);
   if (withEos) {
     starts.push(text.length);
     ends.push(text.length);

@@ -64,6 +64,11 @@ export class HfTokenizer implements Tokenizer {
   readonly type = 'bpe' as const;
   readonly vocabSize: number;
   readonly specialIds: SpecialIds;
+  /**
+   * Whether prompts start with BOS, as `tokenizer(text)` does in transformers: tokenizer_config.json's
+   * `add_bos_token` where it says, else whether tokenizer.json's post-processor puts BOS first.
+   */
+  readonly promptBos: boolean;
   private readonly lib: HfJsTokenizer;
 
   /** Throws EngineError('tokenizer/invalid') for a file this build does not support, naming what. */
@@ -80,6 +85,8 @@ export class HfTokenizer implements Tokenizer {
         { cause: e },
       );
     }
+    const asked = vocab.config.addBosToken;
+    this.promptBos = asked ?? this.lib.encode('a', { add_special_tokens: true }).ids[0] === this.specialIds.bos;
   }
 
   /** The chat template of tokenizer_config.json (or chat_template.jinja), or null. */

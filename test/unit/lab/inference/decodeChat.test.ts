@@ -88,7 +88,10 @@ describe('decode with the chat template', () => {
     expect(ids).toEqual(Array.from(chatIds(chat.tok, [{ role: 'user', content: 'hi' }])));
     expect(chat.tok.decode(ids)).toBe('<|endoftext|>user: hi\nassistant:');
     expect(ids.filter((id) => id === END)).toHaveLength(1);
-    expect(Array.from(decodeInput(chat, 'hi', 32, false).prompt)).toEqual([END, ...byteTokens('hi')]);
+    // Without the template the prompt is the input as transformers tokenizes it: this tokenizer's post-processor
+    // (ByteLevel) adds no BOS, so neither does the lab.
+    expect(chat.tok.promptBos).toBe(false);
+    expect(Array.from(decodeInput(chat, 'hi', 32, false).prompt)).toEqual(byteTokens('hi'));
   });
 
   it('decodes the reply after the templated prompt', () => {
