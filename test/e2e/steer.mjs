@@ -2,7 +2,7 @@
 // by Chromium: the repository's small golden GPT-2 checkpoint is opened with "Open PyTorch
 // Checkpoint…", and the playground steers a prompt with it — plus/minus prompts, layer and α —
 // and shows the steered continuation beside the unsteered one, with the vector's norm.
-// Screenshots go to `shots`. (The Patching tab's heatmap is not here yet.)
+// Screenshots go to `shots`. (The Patching tab's heatmaps are the circuits scenario's, circuits.mjs.)
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
