@@ -80,7 +80,12 @@ export function benchJson(r: BenchResult): Record<string, unknown> {
     engines: isSkipped(r.engines)
       ? null
       : Object.fromEntries(
-          r.engines.map((e) => [e.task, Object.fromEntries(e.engines.map((x) => [x.engine, x.tokensPerS.median]))]),
+          r.engines.map((e) => [
+            e.task,
+            Object.fromEntries(
+              [...e.engines, ...(isSkipped(e.webgpu) ? [] : [e.webgpu])].map((x) => [x.engine, x.tokensPerS.median]),
+            ),
+          ]),
         ),
     head_scores: isSkipped(r.headScores)
       ? null
@@ -206,17 +211,38 @@ export function formatBench(r: BenchResult): string {
   return out.join('\n');
 }
 
-/** Our engine and the PyTorch engine on the same run: tokens/s and ours ÷ theirs. */
-function formatEngines(engines: BenchResult['engines']): string[] {
+/**
+ * Our engine and the PyTorch engine on the same run: tokens/s and ours ÷ theirs. A WebGPU row
+ * on a real GPU gets its own column of WebGPU ÷ each engine; one on a software adapter is
+ * reported with its steps and not compared; without one, a line says why.
+ */
+export function formatEngines(engines: BenchResult['engines']): string[] {
   if (isSkipped(engines)) return [`Engines on the same run: not measured — ${engines.skipped}`];
   return engines.flatMap((e, i) => {
     const ours = e.engines[0]?.tokensPerS.median;
-    const rows = e.engines.map((x) => [x.engine, cell(x.tokensPerS, 0), ratio(ours, x.tokensPerS.median)]);
+    const gpu = isSkipped(e.webgpu) ? null : e.webgpu;
+    const compared = gpu !== null && !gpu.software;
+    const rows = e.engines.map((x) => [
+      x.engine,
+      cell(x.tokensPerS, 0),
+      ratio(ours, x.tokensPerS.median),
+      ...(compared ? [ratio(gpu.tokensPerS.median, x.tokensPerS.median)] : []),
+    ]);
+    if (gpu) {
+      const row = [gpu.engine, cell(gpu.tokensPerS, 0)];
+      if (compared) rows.splice(1, 0, [...row, ratio(ours, gpu.tokensPerS.median), '—']);
+      else
+        rows.splice(1, 0, [
+          ...row,
+          `software adapter: reported, not compared (${gpu.steps} steps, each timed after the first)`,
+        ]);
+    }
     return [
       ...(i > 0 ? [''] : []),
       `Engines on the same run: train --task ${e.task}, ${e.steps} steps, no evaluation or ` +
         `snapshots (tokens/s per block of 10 steps after the first; ${e.torch})`,
-      table(['engine', 'tokens/s', 'ours/engine'], rows),
+      table(['engine', 'tokens/s', 'ours/engine', ...(compared ? ['WebGPU/engine'] : [])], rows),
+      ...(isSkipped(e.webgpu) ? [`WebGPU: not measured — ${e.webgpu.skipped}`] : []),
     ];
   });
 }

@@ -30,7 +30,8 @@ export const BENCH_HELP =
   turns, at the default snapshot cadence (--no-scores skips it). Then the engines on the same
   run: --task induction and --task reverse trained by ours and by the PyTorch engine (the CPU,
   and CUDA in fp32 and bf16 where torch sees a GPU; --python PATH picks the Python, default
-  /usr/bin/python3), tokens/s side by side.
+  /usr/bin/python3), tokens/s side by side, and by ours on WebGPU where Dawn opens an adapter (on a
+  GPU compared with both; a software one such as SwiftShader trains 3 steps once, reported, not compared).
   --import: instead, a random 124M-parameter GPT-2-layout checkpoint (498 MB) is written,
   imported, opened on wasm, decoded for 20 tokens and asked for 64 tokens' attention: load
   seconds, peak memory and ms/token. --import smollm2 / qwen2.5: a random SmolLM2-135M- or

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { BenchResult } from '../../../src/bench/bench';
 import { runBench } from '../../../src/bench/bench';
 import { BENCH_CONFIG_NAMES, benchConfig, randomBatch } from '../../../src/bench/benchConfigs';
-import { benchJson, formatBench } from '../../../src/bench/benchReport';
+import type { EnginesResult } from '../../../src/bench/benchEngines';
+import { benchJson, formatBench, formatEngines } from '../../../src/bench/benchReport';
 import type { Stats } from '../../../src/bench/benchRun';
 import { summarize } from '../../../src/bench/benchRun';
 import { parseTorchResult } from '../../../src/bench/benchTorch';
@@ -118,6 +119,7 @@ function fakeResult(): BenchResult {
           { engine: 'pytorch cpu', tokensPerS: st(10000) },
           { engine: 'pytorch cuda', tokensPerS: st(400000) },
         ],
+        webgpu: { skipped: 'No WebGPU adapter: Dawn found no GPU driver; use --backend wasm.' },
       },
     ],
   };
@@ -164,6 +166,70 @@ describe('bench report', () => {
         snapshot_ms_on: 30,
         snapshot_ms_off: 20,
         share_of_training: 0.004,
+      },
+    });
+  });
+});
+
+describe('the WebGPU row of the engines table', () => {
+  const run = (webgpu: EnginesResult['webgpu']): EnginesResult => ({
+    task: 'induction',
+    steps: 120,
+    torch: 'torch 2.3.1 (Python 3.12.1) · CUDA: 1 × H100',
+    engines: [
+      { engine: 'ours (wasm)', tokensPerS: st(20000) },
+      { engine: 'pytorch cpu', tokensPerS: st(10000) },
+      { engine: 'pytorch cuda', tokensPerS: st(400000) },
+    ],
+    webgpu,
+  });
+  const gpu = (adapter: string, software: boolean, median: number): EnginesResult['webgpu'] => ({
+    engine: `ours (webgpu) on ${adapter}`,
+    tokensPerS: st(median),
+    adapter,
+    software,
+    steps: software ? 3 : 120,
+    block: software ? 1 : 10,
+  });
+
+  it('on a software adapter: the row names the adapter, with no ratio and no WebGPU column', () => {
+    const text = formatEngines([run(gpu('google swiftshader (software) · Vulkan', true, 150))]).join('\n');
+    const row = text.split('\n').find((l) => l.startsWith('ours (webgpu)'));
+    expect(row).toMatch(
+      /^ours \(webgpu\) on google swiftshader \(software\) · Vulkan\s+150 \[135–165\]\s+software adapter: reported, not compared \(3 steps/,
+    );
+    expect(row).not.toContain('×');
+    expect(text).not.toContain('WebGPU/engine');
+    expect(text).not.toContain('WebGPU: not measured');
+    expect(text).toMatch(/pytorch cpu\s+10,000 \[9,000–11,000\]\s+2\.00×\s*$/m); // the others as before
+  });
+
+  it('on a real GPU: the row is compared with WebAssembly and each PyTorch device', () => {
+    const text = formatEngines([run(gpu('NVIDIA H100 · Vulkan', false, 200000))]).join('\n');
+    expect(text).toMatch(/engine\s+tokens\/s\s+ours\/engine\s+WebGPU\/engine/);
+    expect(text).toMatch(/ours \(wasm\)\s+20,000 \[18,000–22,000\]\s+1\.00×\s+10\.00×/);
+    expect(text).toMatch(/ours \(webgpu\) on NVIDIA H100 · Vulkan\s+200,000 \[180,000–220,000\]\s+0\.10×\s+—/);
+    expect(text).toMatch(/pytorch cpu\s+10,000 \[9,000–11,000\]\s+2\.00×\s+20\.00×/);
+    expect(text).toMatch(/pytorch cuda\s+400,000 \[360,000–440,000\]\s+0\.05×\s+0\.50×/);
+    expect(text).not.toContain('not compared');
+  });
+
+  it('without an adapter: one line says why, and the table is as before', () => {
+    const lines = formatEngines([run({ skipped: 'No WebGPU adapter: Dawn found no GPU driver.' })]);
+    expect(lines.filter((l) => l.includes('WebGPU'))).toEqual([
+      'WebGPU: not measured — No WebGPU adapter: Dawn found no GPU driver.',
+    ]);
+    expect(lines.join('\n')).not.toContain('ours (webgpu)');
+  });
+
+  it('puts the WebGPU row into the JSON beside the others', () => {
+    const r = { ...fakeResult(), engines: [run(gpu('NVIDIA H100 · Vulkan', false, 200000))] };
+    expect(benchJson(r).engines).toEqual({
+      induction: {
+        'ours (wasm)': 20000,
+        'ours (webgpu) on NVIDIA H100 · Vulkan': 200000,
+        'pytorch cpu': 10000,
+        'pytorch cuda': 400000,
       },
     });
   });
