@@ -45,7 +45,7 @@ import { h, replaceChildren } from '../base/dom';
 import type { PlaygroundAnalysis, StoreEvent } from '../store';
 import type { Panel, PanelContext } from './panel';
 import { estimateMaps, parseReceivers } from './patchingMath';
-import { agreement, cellDetail, progressBar, residBars } from './patchingViews';
+import { agreement, cellDetail, progressBar, residBars, signedBars } from './patchingViews';
 import { estimateOf } from './patchingEstimate';
 
 /** Past the host's own limit for a patching request (30 minutes, which it answers with its error): the host is gone. */
@@ -692,26 +692,10 @@ export function componentName(c: { kind: string; layer: number | null; head: num
  */
 function dlaBars(d: Extract<AttributionOutputData, { what: 'dla' }>): HTMLElement {
   const last = d.tokens.length - 1;
-  const values = d.components.map((c) => c.values[last] ?? 0);
-  const top = Math.max(1e-9, ...values.map((v) => Math.abs(v)));
-  const bars = h('div', {
-    className: 'ptc-bars',
-    attrs: { role: 'list', 'aria-label': 'Direct logit attribution' },
-  });
-  for (const [i, c] of d.components.entries()) {
-    const v = values[i] ?? 0;
-    const bar = h('span', { className: `ptc-bar${v < 0 ? ' neg' : ''}` });
-    bar.style.setProperty('--w', String(Math.abs(v) / top));
-    bars.append(
-      h(
-        'div',
-        { className: 'ptc-bar-row', attrs: { role: 'listitem', 'data-v': v } },
-        h('span', { className: 'ptc-bar-label' }, componentName(c)),
-        h('span', { className: 'ptc-bar-track' }, bar),
-        h('span', { className: 'ptc-bar-value' }, formatNumber(v)),
-      ),
-    );
-  }
+  const bars = signedBars(
+    'Direct logit attribution',
+    d.components.map((c) => ({ label: componentName(c), value: c.values[last] ?? 0 })),
+  );
   return h(
     'figure',
     { className: 'ptc-sweep ptc-dla', attrs: { 'data-what': 'dla' } },

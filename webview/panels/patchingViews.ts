@@ -168,32 +168,39 @@ export function cellDetail(out: PatchOutputData, m: PatchMapData, i: number, est
 }
 
 /**
+ * Labelled values as a list of bars diverging around 0 (blue above, red below), each as long as
+ * its share of the largest magnitude: direct logit attribution and the accumulated residual.
+ */
+export function signedBars(ariaLabel: string, rows: readonly { label: string; value: number }[]): HTMLElement {
+  const top = Math.max(1e-9, ...rows.map((r) => Math.abs(r.value)));
+  const bars = h('div', { className: 'ptc-bars', attrs: { role: 'list', 'aria-label': ariaLabel } });
+  for (const { label, value } of rows) {
+    const bar = h('span', { className: `ptc-bar${value < 0 ? ' neg' : ''}` });
+    bar.style.setProperty('--w', String(Math.abs(value) / top));
+    bars.append(
+      h(
+        'div',
+        { className: 'ptc-bar-row', attrs: { role: 'listitem', 'data-v': value } },
+        h('span', { className: 'ptc-bar-label' }, label),
+        h('span', { className: 'ptc-bar-track' }, bar),
+        h('span', { className: 'ptc-bar-value' }, formatNumber(value)),
+      ),
+    );
+  }
+  return bars;
+}
+
+/**
  * The accumulated residual stream at the last position as bars: the stream entering each layer
  * (the embeddings first, the final stream last) read through the final norm onto logit[answer] −
  * logit[wrong], so the bar where it grows is the layer that writes the answer.
  */
 export function residBars(d: Extract<AttributionOutputData, { what: 'resid-accum' }>): HTMLElement {
   const last = d.tokens.length - 1;
-  const values = d.layers.map((l) => l.values[last] ?? 0);
-  const top = Math.max(1e-9, ...values.map((v) => Math.abs(v)));
-  const bars = h('div', {
-    className: 'ptc-bars',
-    attrs: { role: 'list', 'aria-label': 'Accumulated residual stream' },
-  });
-  for (const [i, l] of d.layers.entries()) {
-    const v = values[i] ?? 0;
-    const bar = h('span', { className: `ptc-bar${v < 0 ? ' neg' : ''}` });
-    bar.style.setProperty('--w', String(Math.abs(v) / top));
-    bars.append(
-      h(
-        'div',
-        { className: 'ptc-bar-row', attrs: { role: 'listitem', 'data-v': v } },
-        h('span', { className: 'ptc-bar-label' }, residLabel(l.layer, d.layers.length)),
-        h('span', { className: 'ptc-bar-track' }, bar),
-        h('span', { className: 'ptc-bar-value' }, formatNumber(v)),
-      ),
-    );
-  }
+  const bars = signedBars(
+    'Accumulated residual stream',
+    d.layers.map((l) => ({ label: residLabel(l.layer, d.layers.length), value: l.values[last] ?? 0 })),
+  );
   return h(
     'figure',
     { className: 'ptc-sweep ptc-accum', attrs: { 'data-what': 'resid-accum' } },

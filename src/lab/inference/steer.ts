@@ -4,8 +4,9 @@
  *
  * The vector, at the stream entering decoder layer ℓ (resid_pre[ℓ], 0-based; ℓ = L is the final
  * norm's input): v = mean over positions of resid_pre[ℓ](plus) − mean over positions of
- * resid_pre[ℓ](minus), each prompt read as the lens reads one (BOS + its tokens, so the means
- * include BOS, whose stream is the same for both; the prompts may differ in length). The prompt
+ * resid_pre[ℓ](minus), each prompt read as the lens reads one (promptIds.ts: BOS + its tokens where
+ * the run's prompts start with BOS, whose stream is the same for both; the prompts may differ in
+ * length). The prompt
  * is then decoded twice with the same settings (lab/inference/decode.ts: greedy, beam or seeded
  * sampling): unsteered, and with α·v added to resid_pre[ℓ] at every position, the prompt's and
  * each generated token's (the stepper's `residAdd`, engine/models/steering.ts).

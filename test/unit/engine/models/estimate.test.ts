@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { presetConfig } from '../../../../src/engine/config';
 import { estimateModel, memoryProblem, stepperBytes } from '../../../../src/engine/models/estimate';
-import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
+import { qwen25Config } from './hubShapes';
 import { Transformer } from '../../../../src/engine/models/transformer';
 import { Optimizer } from '../../../../src/engine/optim/optimizer';
 import { Rng } from '../../../../src/engine/rng';
@@ -138,23 +138,7 @@ describe('memoryProblem: what fits in WebAssembly memory, before anything is all
 
 describe('memory of a model that only runs: real-size imports', () => {
   // Qwen2.5-0.5B's shape (config.json of the Hub's checkpoint): 494M parameters, a context of 32768.
-  const qwen = configFromHfJson(
-    {
-      model_type: 'qwen2',
-      hidden_size: 896,
-      intermediate_size: 4864,
-      num_attention_heads: 14,
-      num_key_value_heads: 2,
-      num_hidden_layers: 24,
-      max_position_embeddings: 32768,
-      rms_norm_eps: 1e-6,
-      rope_theta: 1000000,
-      tie_word_embeddings: true,
-      vocab_size: 151936,
-      hidden_act: 'silu',
-    },
-    'qwen2',
-  ).config;
+  const qwen = qwen25Config();
 
   it('counts no gradients for inference (bind allocates none), so Qwen2.5-0.5B runs; training still counts them', () => {
     expect(estimateModel(qwen, { maxBatch: 1, maxLen: 1 }).params).toBe(494032768);

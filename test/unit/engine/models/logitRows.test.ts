@@ -5,7 +5,7 @@ import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBack
 import type { ModelConfig } from '../../../../src/engine/config';
 import { EngineError } from '../../../../src/engine/errors';
 import { estimateModel, memoryProblem } from '../../../../src/engine/models/estimate';
-import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
+import { qwen25Config } from './hubShapes';
 import type { Batch } from '../../../../src/engine/models/inputs';
 import { LOGIT_CHUNK_BYTES, logitChunkRows } from '../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../src/engine/models/transformer';
@@ -116,23 +116,7 @@ describe('what the plan holds', () => {
   });
 
   it('Qwen2.5-0.5B: logits in chunks of 55 rows (2 × 33 MB), not 2 × 622 MB for 1,024 positions', () => {
-    const qwen = configFromHfJson(
-      {
-        model_type: 'qwen2',
-        hidden_size: 896,
-        intermediate_size: 4864,
-        num_attention_heads: 14,
-        num_key_value_heads: 2,
-        num_hidden_layers: 24,
-        max_position_embeddings: 32768,
-        rms_norm_eps: 1e-6,
-        rope_theta: 1000000,
-        tie_word_embeddings: true,
-        vocab_size: 151936,
-        hidden_act: 'silu',
-      },
-      'qwen2',
-    ).config;
+    const qwen = qwen25Config();
     const rows = logitChunkRows(qwen, 1024);
     expect(rows).toBe(Math.floor(LOGIT_CHUNK_BYTES / (4 * 151_936)));
     expect(rows).toBe(55);

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
 import type { Backend } from '../../../../src/engine/backend';
-import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
+import { qwen25Config } from '../../engine/models/hubShapes';
 import { memoryProblem } from '../../../../src/engine/models/estimate';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { compareHeadsOff } from '../../../../src/lab/inference/ablate';
@@ -115,23 +115,7 @@ describe.each(BACKENDS)('jobs with logits in chunks of 4 rows equal the whole pr
 
 describe('attribute plans the memory its job needs', () => {
   // Qwen2.5-0.5B: 1.84 GiB of parameters; a backward needs as much again for the gradients
-  const qwen = configFromHfJson(
-    {
-      model_type: 'qwen2',
-      hidden_size: 896,
-      intermediate_size: 4864,
-      num_attention_heads: 14,
-      num_key_value_heads: 2,
-      num_hidden_layers: 24,
-      max_position_embeddings: 32768,
-      rms_norm_eps: 1e-6,
-      rope_theta: 1000000,
-      tie_word_embeddings: true,
-      vocab_size: 151936,
-      hidden_act: 'silu',
-    },
-    'qwen2',
-  ).config;
+  const qwen = qwen25Config();
   // in 3 GiB (of WebAssembly's 4): the parameters fit, the parameters and their gradients do not
   const problem = (plan: RunPlan): string | null =>
     memoryProblem(qwen, plan.shape, 'inference', {

@@ -16,7 +16,7 @@ import { presetConfig } from '../../../../src/engine/config';
 import type { ModelConfig } from '../../../../src/engine/config';
 import type { Backend } from '../../../../src/engine/backend';
 import { memoryProblem } from '../../../../src/engine/models/estimate';
-import { configFromHfJson } from '../../../../src/engine/models/hfFamilies';
+import { qwen25Config } from '../../engine/models/hubShapes';
 import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
 import { planRequest } from '../../../../src/lab/inference/requestPlan';
 import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
@@ -110,23 +110,7 @@ describe('planRequest: each request planned for what it runs', () => {
   });
 
   it('Qwen2.5-0.5B: the lens and scores of a 300-token text fit with logits in chunks (refused whole before)', () => {
-    const qwen = configFromHfJson(
-      {
-        model_type: 'qwen2',
-        hidden_size: 896,
-        intermediate_size: 4864,
-        num_attention_heads: 14,
-        num_key_value_heads: 2,
-        num_hidden_layers: 24,
-        max_position_embeddings: 32768,
-        rms_norm_eps: 1e-6,
-        rope_theta: 1000000,
-        tie_word_embeddings: true,
-        vocab_size: 151936,
-        hidden_act: 'silu',
-      },
-      'qwen2',
-    ).config;
+    const qwen = qwen25Config();
     const prompt = 'ab'.repeat(150); // 300 tokens: planned for 512 positions
     for (const plan of [
       planRequest(qwen, tok, { job: 'lens', input: { prompt } }),
