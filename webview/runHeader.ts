@@ -113,7 +113,8 @@ export class RunHeader {
     if (s.model)
       parts.push(
         `${formatBackend(s.model.backend)}` +
-          `${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`,
+          `${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}` +
+          `${s.model.backendChoice ? ` (${s.model.backendChoice})` : ''}`,
       );
     if (s.imported && shown.step > 0) parts.push(`imported from ${s.imported.layout}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {

@@ -6,8 +6,8 @@
  * summary (files, bytes, what was skipped and why) in the log, and an end notification
  * that offers the next step.
  *
- * The engine is the settings' (attentionLab.training.engine): a run created by one engine
- * resumes with whichever is chosen now, from its checkpoint files.
+ * The engine and the kernel backend are the settings' (attentionLab.training.engine, .backend):
+ * a run created by one resumes with whichever is chosen now, from its checkpoint files.
  *
  * Leaves out: the status bar (statusBar.ts) and the training loop (the worker).
  */
@@ -132,7 +132,8 @@ export async function resumeCommand(s: TrainDeps, runDir: string, extendTo: numb
       TRUST_ACTION,
     );
   }
-  await runWithUi(s, runDir, spec, true, extendTo);
+  // The kernel backend is the settings' now, as the engine is: a run trained on WebGPU continues on wasm.
+  await runWithUi(s, runDir, { ...spec, backend: s.settings().training.backend }, true, extendTo);
 }
 
 /**

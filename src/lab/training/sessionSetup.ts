@@ -57,6 +57,7 @@ import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
 import type { Emit, SessionControl, SessionOptions } from './sessionControl';
 import { diskFullMessage, lastCheckpointStep } from './stopReasons';
+import { openTrainingDevice } from './trainingDevice';
 
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
 export interface PreparedSession {
@@ -181,7 +182,8 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     // folder is taken over, so a refused resume leaves the run otherwise as it was.
     const recovered = await recoverRunFolder(fs, runDir);
     plan = planResume(await readRunJson(fs, runDir), fs.basename(runDir), extendTo, stopAt);
-    spec = plan.spec;
+    // The backend is the one asked for now (the setting, or --backend): a run moves between them at a checkpoint.
+    spec = plan.spec.backend === setup.spec.backend ? plan.spec : { ...plan.spec, backend: setup.spec.backend };
     own.owned = true;
     startOver = recovered.checkpointStep === null && !recovered.hasModel;
     if (startOver) log('The run stopped before its first checkpoint was saved; starting it over from step 0.', 'warn');
@@ -234,9 +236,14 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   const cfg = fresh ? resolveConfig(spec, tok.vocabSize) : (await readRunJson(fs, runDir)).config;
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
-  const onGpu = spec.backend === 'webgpu' && otherEngine === null;
-  const gpu = onGpu ? await openTrainingGpu(platform) : null;
+  // Another engine trains on its own device; ours on the GPU where the backend (or auto's probe) says so.
+  const device = otherEngine === null ? await openTrainingDevice(spec.backend, platform.gpu) : null;
+  if (device?.detail) log(device.detail);
+  const gpu = device?.gpu
+    ? { backend: createWebGpuBackend(device.gpu.device), adapter: device.gpu.adapter.name }
+    : null;
   const backend = gpu ? gpu.backend : backendFor(spec.backend, () => platform.threads(helpers));
+  const choice = device?.choice ?? null;
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
   const model = buildModel(
     cfg,
@@ -261,8 +268,9 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
       step: startStep,
       error: null,
       backendUsed: engine,
+      backendChoice: choice ?? undefined,
       threadsUsed: threads,
-      ...(plan?.extended ? { spec, segments } : {}),
+      ...(plan?.extended ? { spec, segments } : spec.backend !== plan?.spec.backend ? { spec } : {}),
     });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended)
@@ -294,6 +302,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
       data: dataSummary(data, dataset),
       error: null,
       backendUsed: engine,
+      ...(choice === null ? {} : { backendChoice: choice }),
       ...(threads === undefined ? {} : { threadsUsed: threads }),
       ...(displayName === undefined ? {} : { displayName }),
       ...(note === undefined ? {} : { note }),
@@ -333,6 +342,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     memoryBytes: est.totalBytes,
     flopsPerToken: est.trainFlopsPerToken,
     backend: engine,
+    ...(choice === null ? {} : { backendChoice: choice }),
     ...(threads === undefined ? {} : { threads }),
   };
   return {
@@ -346,18 +356,6 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     fresh,
     gpu: gpu && host ? { backend: gpu.backend, host } : null,
   };
-}
-
-/**
- * The WebGPU backend on the platform's device, and its adapter's name; refused in one line where
- * the platform opens none.
- */
-async function openTrainingGpu(platform: LabPlatform): Promise<{ backend: WebGpuBackend; adapter: string }> {
-  if (!platform.gpu)
-    throw new EngineError('config/invalid', 'WebGPU is not offered where this runs yet; use backend wasm or auto.');
-  const opened = await platform.gpu();
-  if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
-  return { backend: createWebGpuBackend(opened.device), adapter: opened.adapter.name };
 }
 
 /**
