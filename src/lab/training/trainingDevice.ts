@@ -23,7 +23,7 @@ export interface TrainingDevice {
   readonly gpu: { readonly device: GPUDevice; readonly adapter: AdapterDescription } | null;
   /** What `auto` chose and why ("auto: … (software) is a software adapter, …"); null for a backend named outright. */
   readonly choice: string | null;
-  /** Why no adapter opened (the platform's line), for the log; null otherwise. */
+  /** Why `auto` found no adapter (the platform's reason, without its advice), for the log; null otherwise. */
   readonly detail: string | null;
 }
 
@@ -50,7 +50,13 @@ export async function openTrainingDevice(
   if (kind !== 'auto') return CPU;
   if (!open) return { gpu: null, choice: autoChoice(null, 'no WebGPU where this runs').reason, detail: null };
   const opened = await open();
-  if (!opened.ok) return { gpu: null, choice: autoChoice(null).reason, detail: opened.reason };
+  // The platform's line ends with advice for a run that named webgpu; auto needs only the why.
+  if (!opened.ok)
+    return {
+      gpu: null,
+      choice: autoChoice(null).reason,
+      detail: `auto trains on WebAssembly: ${opened.reason.split(';')[0]}.`,
+    };
   const choice = autoChoice(opened.adapter);
   if (!choice.webgpu) opened.device.destroy();
   return { gpu: choice.webgpu ? opened : null, choice: choice.reason, detail: null };

@@ -51,9 +51,13 @@ describe('the device a run trains on', () => {
   });
 
   it('auto without an adapter, or without WebGPU at all, trains on WebAssembly and keeps the reason for the log', async () => {
-    const reason = 'No WebGPU adapter: Dawn found no GPU driver; use --backend wasm.';
+    const reason = 'No WebGPU adapter: Dawn found no GPU driver (it needs libvulkan.so.1); use --backend wasm.';
     const none = await openTrainingDevice('auto', async () => ({ ok: false, reason }));
-    expect(none).toEqual({ gpu: null, choice: 'auto: no WebGPU adapter', detail: reason });
+    expect(none).toEqual({
+      gpu: null,
+      choice: 'auto: no WebGPU adapter',
+      detail: 'auto trains on WebAssembly: No WebGPU adapter: Dawn found no GPU driver (it needs libvulkan.so.1).',
+    });
     expect(await openTrainingDevice('auto', undefined)).toEqual({
       gpu: null,
       choice: 'auto: no WebGPU where this runs',
