@@ -4,7 +4,8 @@
  * host starts it), and the worker opens `navigator.gpu` (SwiftShader's software adapter: headless
  * Linux Chromium gives one with `--enable-unsafe-webgpu`) and trains on the WebGPU kernels. Its
  * per-step losses match the same run on WebAssembly within 1e-4, and the run names the adapter.
- * Without the switch the browser offers no adapter, and the run is refused in one line.
+ * Without the switch the browser offers no adapter, and the run is refused in one line. `auto` trains
+ * on WebAssembly in both browsers (a software adapter, or none) and says why.
  *
  * Leaves out: the extension around the worker (the e2e suite) and speed.
  */
@@ -106,6 +107,19 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker on WebGPU in Chromium', 
     expect(kept(gpu.files)).toEqual(kept(cpu.files));
     expect(kept(gpu.files)).toContain('optimizer.safetensors');
   }, 600_000);
+
+  it('auto trains on WebAssembly on the software adapter, and where there is none, saying why', async () => {
+    const soft = await train(gpuBrowser, { ...SMALL, backend: 'auto' });
+    expect(soft.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
+    expect(soft.backend).toBe('wasm');
+    expect(soft.backendChoice).toBe(
+      'auto: google swiftshader · WebGPU (software) is a software adapter, slower than WebAssembly on the same cores',
+    );
+    const none = await train(plainBrowser, { ...SMALL, backend: 'auto' });
+    expect(none.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
+    expect(none.backend).toBe('wasm');
+    expect(none.backendChoice).toBe('auto: no WebGPU adapter');
+  }, 300_000);
 
   it('refuses backend webgpu in one line where the browser gives no adapter', async () => {
     const r = await train(plainBrowser, { ...SMALL, backend: 'webgpu' });
