@@ -16,7 +16,7 @@ import * as vscode from 'vscode';
 import { errorKind } from '../../lab/base/errorCodes';
 import { RunLockedError, runLockProblem } from '../../lab/runs/runLock';
 import type { RunOutcome } from '../../lab/workers/trainingClient';
-import type { SkippedFile, TrainSpec } from '../../protocol/data';
+import type { BackendKind, SkippedFile, TrainSpec } from '../../protocol/data';
 import { summarizeSkipped } from '../../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from '../base/errors';
 import { formatBytes, formatCount, formatLoss, formatPercent } from '../../common/format';
@@ -116,11 +116,18 @@ export async function trainCommand(s: TrainDeps): Promise<void> {
 }
 
 /** Continues a run from its last checkpoint: to its planned total, or on to `extendTo` (a new segment). */
-export async function resumeCommand(s: TrainDeps, runDir: string, extendTo: number | null = null): Promise<void> {
+export async function resumeCommand(
+  s: TrainDeps,
+  runDir: string,
+  extendTo: number | null = null,
+  backend: BackendKind | null = null,
+): Promise<void> {
   if (busy(s)) return;
   let spec: TrainSpec;
   try {
     spec = await s.lab.get().readSpec(s.host.fs, runDir);
+    // "Resume on WebAssembly" after a lost GPU: the session takes the request's backend and run.json keeps it.
+    if (backend !== null) spec = { ...spec, backend };
   } catch (e) {
     return showError(s.log, `Cannot resume ${s.host.fs.basename(runDir)}: ${messageOf(e)}`, e);
   }
@@ -387,6 +394,12 @@ function announce(s: TrainDeps, runId: string, outcome: RunOutcome, skipped: rea
       void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, {
         title: 'Resume',
         run: () => resumeCommand(s, runId),
+      });
+    // A lost GPU stopped the run with its last good checkpoint kept: it resumes on WebAssembly at a click.
+    else if (outcome.error.code === 'gpu/lost')
+      void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, {
+        title: 'Resume on WebAssembly',
+        run: () => resumeCommand(s, runId, null, 'wasm'),
       });
     // A file in the way or a read-only disk is fixed on the disk (the message says how), not in the model's settings.
     else
