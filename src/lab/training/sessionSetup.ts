@@ -240,6 +240,18 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
   const onGpu = spec.backend === 'webgpu' && otherEngine === null;
   const gpu = onGpu ? await openTrainingGpu(platform) : null;
+  // Evaluation and snapshots of a WebGPU run read a CPU copy of the model; built first, so a copy too large for
+  // WebAssembly's memory refuses before anything is allocated on the GPU or written to the run folder.
+  const host = gpu
+    ? buildHostCopy(dataset, () =>
+        buildModel(
+          cfg,
+          dataset,
+          backendFor('auto', () => platform.threads(helpers)),
+          modelPadId(tok),
+        ),
+      )
+    : null;
   const backend = gpu ? gpu.backend : backendFor(spec.backend, () => platform.threads(helpers));
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
   const model = buildModel(
@@ -315,14 +327,6 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   }
   // The host wrote the weights (initialized or loaded) and the optimizer's state: the GPU gets them once.
   gpu?.backend.uploadAll();
-  const host = gpu
-    ? buildModel(
-        cfg,
-        dataset,
-        backendFor('auto', () => platform.threads(helpers)),
-        modelPadId(tok),
-      )
-    : null;
   const est = estimateModel(
     cfg,
     {
@@ -352,6 +356,20 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     fresh,
     gpu: gpu && host ? { backend: gpu.backend, host } : null,
   };
+}
+
+/** The CPU copy of a WebGPU run's model (`build`), a refusal of it saying what the copy is for. */
+function buildHostCopy(dataset: Dataset, build: () => Transformer): Transformer {
+  try {
+    return build();
+  } catch (e) {
+    if (!EngineError.is(e)) throw e;
+    throw new EngineError(
+      e.code,
+      `On WebGPU, evaluation and attention snapshots run on a CPU copy of the model at batch ${dataset.maxBatch}: ` +
+        `${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`,
+    );
+  }
 }
 
 /**

@@ -1,16 +1,23 @@
 /**
- * `--backend webgpu` where Vulkan has no driver: the CLI's stderr is exactly our one line — none of
- * the warnings Dawn's native code prints when its Vulkan backend finds no loader or no driver
- * ("Couldn't load Vulkan …", "vkCreateInstance: Found no drivers!"), which Node cannot silence, so
- * the lab checks for the loader and a driver before Dawn loads (src/lab/platform/webgpu.node.ts).
- * Linux only (elsewhere Dawn uses Metal or D3D12).
+ * `--backend webgpu` refused before anything trains, in exactly one line of ours on stderr:
+ * - where Vulkan has no driver: none of the warnings Dawn's native code prints when its Vulkan
+ *   backend finds no loader or no driver ("Couldn't load Vulkan …", "vkCreateInstance: Found no
+ *   drivers!"), which Node cannot silence, so the lab checks for the loader and a driver before
+ *   Dawn loads (src/lab/platform/webgpu.node.ts); Linux only (elsewhere Dawn uses Metal or D3D12);
+ * - nanoGPT's shakespeare-char shape at batch 64 × 256 on an adapter (here SwiftShader): its GPU
+ *   buffers fit (the activations split), but the CPU copy that evaluates it does not fit WebAssembly's
+ *   4 GiB, which is said — naming the copy — before anything is allocated on the GPU, leaving no folder.
  */
 
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openNodeGpu } from '../../../src/lab/platform/webgpu.node';
 import { CLI, tempDir } from './cliHarness';
+
+const gpu = await openNodeGpu();
+if (gpu.ok) gpu.device.destroy();
 
 const tmp = tempDir();
 afterAll(tmp.cleanup);
@@ -55,3 +62,20 @@ describe.skipIf(process.platform !== 'linux')('--backend webgpu without a Vulkan
     ]);
   });
 });
+
+describe.skipIf(!gpu.ok)(
+  gpu.ok ? `--backend webgpu on ${gpu.adapter.name}` : '--backend webgpu (skipped: no adapter)',
+  () => {
+    it("a run whose CPU copy exceeds WebAssembly's memory is refused in one line naming that copy", () => {
+      const out = path.join(tmp.dir, 'shakespeare-shape');
+      const shape = ['--batch', '64', '--seq', '256', '--set', 'dModel=384', '--set', 'nHeads=6', '--set', 'dFF=1536'];
+      const args = ['train', '--task', 'induction', '--steps', '1', ...shape, '--set', 'nDecoderLayers=6'];
+      const r = run([...args, '--backend', 'webgpu', '--out', out], {});
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        /^attention-lab: On WebGPU, evaluation and attention snapshots run on a CPU copy of the model at batch 64: decoder-only model of [\d,]+ parameters needs [\d.]+ GiB of WebAssembly memory .*lower the batch size \(64\) or the sequence length \(256\)[^\n]*\n$/,
+      );
+      expect(fs.existsSync(out)).toBe(false);
+    });
+  },
+);
