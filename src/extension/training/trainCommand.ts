@@ -14,6 +14,7 @@
 
 import * as vscode from 'vscode';
 import { errorKind } from '../../lab/base/errorCodes';
+import { resumeActionFor } from './stopActions';
 import { RunLockedError, runLockProblem } from '../../lab/runs/runLock';
 import type { RunOutcome } from '../../lab/workers/trainingClient';
 import type { BackendKind, SkippedFile, TrainSpec } from '../../protocol/data';
@@ -385,21 +386,16 @@ function announce(s: TrainDeps, runId: string, outcome: RunOutcome, skipped: rea
   const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
+    const resume = resumeActionFor(outcome.error.code);
     if (kind === 'cancelled')
       void vscode.window.showInformationMessage(
         `${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`,
       );
-    // A full disk stopped the run with its checkpoint kept: once there is space, it resumes.
-    else if (outcome.error.code === 'disk/full')
+    // A full disk or a lost GPU stopped the run with its checkpoint kept: it resumes (a lost GPU's on WebAssembly).
+    else if (resume)
       void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, {
-        title: 'Resume',
-        run: () => resumeCommand(s, runId),
-      });
-    // A lost GPU stopped the run with its last good checkpoint kept: it resumes on WebAssembly at a click.
-    else if (outcome.error.code === 'gpu/lost')
-      void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, {
-        title: 'Resume on WebAssembly',
-        run: () => resumeCommand(s, runId, null, 'wasm'),
+        title: resume.title,
+        run: () => resumeCommand(s, runId, null, resume.backend),
       });
     // A file in the way or a read-only disk is fixed on the disk (the message says how), not in the model's settings.
     else
