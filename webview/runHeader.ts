@@ -122,7 +122,11 @@ export class RunHeader {
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
     }
     if (run.failure && !cancelled)
-      parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
+      parts.push(
+        run.failure.code === 'disk/full' || run.failure.code === 'gpu/lost'
+          ? run.failure.message
+          : `failed: ${run.failure.message}`,
+      );
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
     this.status.textContent = parts.join(' · ');
     this.status.classList.toggle('error', run.failure !== null && !cancelled);

@@ -305,7 +305,7 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     extendTo = f.has('steps') ? f.int('steps', 1) : null;
     // Checked here too (the worker checks again) so a mistake costs no worker start.
     spec = planResume(run, path.basename(runDir), extendTo, stopAt).spec;
-    // Another backend continues from the same checkpoint (run.json records it); without --backend, the run's own.
+    // Another backend continues from the same checkpoint (a run a lost GPU stopped, on wasm); run.json records it.
     if (f.has('backend')) spec = { ...spec, backend: trainBackendKindOf(f) };
   } else {
     spec = await specFromFlags(f, ctx.cwd);
