@@ -67,6 +67,23 @@ export function unstage(root) {
   if (fs.existsSync(parent) && fs.readdirSync(parent).length === 0) fs.rmdirSync(parent);
 }
 
+/**
+ * Packs the .vsix of one `target` (a key of TARGETS) with its binding into `out` (the end-to-end
+ * suite installs linux-x64's to train on WebGPU in VS Code); the staging is removed after.
+ */
+export function packageTarget(root, target, out) {
+  const vsce = path.join(root, 'node_modules/.bin/vsce');
+  const args = ['package', '--no-dependencies', '--no-rewrite-relative-links', '--allow-missing-repository'];
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  try {
+    stageWebGpu(root, target, path.join(root, 'node_modules/webgpu'));
+    execFileSync(vsce, [...args, '--target', target, '-o', out], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  } finally {
+    unstage(root);
+  }
+  return out;
+}
+
 /** Packs every target and the universal package into `root`/vsix/; returns [name, bytes] of each. */
 export function packageAll(root) {
   const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));

@@ -113,7 +113,8 @@ export class RunHeader {
     if (s.model)
       parts.push(
         `${formatBackend(s.model.backend)}` +
-          `${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}`,
+          `${s.model.threads ? ` on ${s.model.threads} ${s.model.threads === 1 ? 'thread' : 'threads'}` : ''}` +
+          `${s.model.backendChoice ? ` (${s.model.backendChoice})` : ''}`,
       );
     if (s.imported && shown.step > 0) parts.push(`imported from ${s.imported.layout}`);
     if (run.preparing && run.failure === null && s.status !== 'completed') {
@@ -121,7 +122,11 @@ export class RunHeader {
       parts.push(p.total > 0 ? `${p.message} · ${formatPercent(p.done / p.total)}` : p.message);
     }
     if (run.failure && !cancelled)
-      parts.push(run.failure.code === 'disk/full' ? run.failure.message : `failed: ${run.failure.message}`);
+      parts.push(
+        run.failure.code === 'disk/full' || run.failure.code === 'gpu/lost'
+          ? run.failure.message
+          : `failed: ${run.failure.message}`,
+      );
     else if (run.lastLog?.level === 'warn') parts.push(`warning: ${run.lastLog.message}`);
     this.status.textContent = parts.join(' · ');
     this.status.classList.toggle('error', run.failure !== null && !cancelled);

@@ -688,8 +688,9 @@ export class DashboardStore {
         setStatus(ev.reason, ev.step);
         return done(['status']);
       case 'train/didFail':
-        // A full disk stops the run with its last checkpoint kept (it resumes); anything else failed it.
-        setStatus(ev.error.code === 'disk/full' ? 'stopped' : 'failed', ev.step);
+        // A full disk or a lost GPU stops the run with its last checkpoint kept (it resumes: lab/base/errorCodes.ts's
+        // stopsRun); anything else failed it.
+        setStatus(ev.error.code === 'disk/full' || ev.error.code === 'gpu/lost' ? 'stopped' : 'failed', ev.step);
         r.failure = ev.error;
         return done(['status']);
       default:

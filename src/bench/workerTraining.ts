@@ -29,6 +29,8 @@ export interface WorkerTraining {
   /** WebAssembly threads the session trained on (null: it never started, or it trained on WebGPU). */
   readonly threads: number | null;
   readonly backend: string | null;
+  /** Why `auto` chose that backend (null: a backend named outright, or it never started). */
+  readonly backendChoice: string | null;
   /** The exact match of the last evaluation (null: none, or a decoder-only model). */
   readonly exactMatch: number | null;
   readonly logs: readonly string[];
@@ -93,6 +95,7 @@ export async function trainInWorker(
     outcome,
     threads: start?.type === 'train/didStart' ? (start.model.threads ?? null) : null,
     backend: start?.type === 'train/didStart' ? start.model.backend : null,
+    backendChoice: start?.type === 'train/didStart' ? (start.model.backendChoice ?? null) : null,
     exactMatch: last?.type === 'train/didEval' ? (last.exactMatch ?? null) : null,
     logs: events.flatMap((e) => (e.type === 'train/didLog' ? [e.message] : [])),
     status: started ? (await readRunJson(fs, runDir)).status : 'none',

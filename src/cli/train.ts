@@ -71,7 +71,8 @@ Data (one of; default: --task reverse):
   --pairs SRC TGT        parallel line files → an encoder-decoder
   --pairs FILE           a .tsv (src<TAB>tgt) or .jsonl ({"src","tgt"}) file
   --resume DIR           continue a run folder where its last checkpoint left off; with
-                         --steps N, train a finished or stopped run on to step N (below)
+                         --steps N, train a finished or stopped run on to step N (below);
+                         with --backend, on that backend (a WebGPU run continues on wasm)
 Model:
   --model KIND           ${MODEL_KINDS.join(' | ')} (default: from the data)
   --preset NAME          ${MODEL_KINDS.map((k) => `${MODEL_PRESETS[k].join(' | ')} (${k})`).join('; ')}
@@ -130,7 +131,7 @@ export const TRAIN_FLAGS = {
 /**
  * The flags `--resume` takes: the rest would change the model, the data or how the run trains (the engine may change).
  */
-const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', ...ENGINE_FLAGS];
+const RESUME_FLAGS: readonly string[] = ['resume', 'steps', 'until', 'backend', ...ENGINE_FLAGS];
 
 /** One line on why flags other than --steps and --until cannot come with --resume. */
 function resumeFlagsProblem(given: readonly string[], name: string, context: number): string {
@@ -140,7 +141,7 @@ function resumeFlagsProblem(given: readonly string[], name: string, context: num
     : '';
   return (
     `--resume continues ${name} as it was configured: ${seq}drop ${flags}. Only --steps N ` +
-    `(train on to step N) and --until N go with --resume; start a new run to change the model or data.`
+    `(train on to step N), --until N and --backend go with --resume; start a new run to change the model or data.`
   );
 }
 
@@ -304,6 +305,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
     extendTo = f.has('steps') ? f.int('steps', 1) : null;
     // Checked here too (the worker checks again) so a mistake costs no worker start.
     spec = planResume(run, path.basename(runDir), extendTo, stopAt).spec;
+    // Another backend continues from the same checkpoint (a run a lost GPU stopped, on wasm); run.json records it.
+    if (f.has('backend')) spec = { ...spec, backend: trainBackendKindOf(f) };
   } else {
     spec = await specFromFlags(f, ctx.cwd);
     runDir = f.str('out')
@@ -344,7 +347,8 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
         valLabel = m.data.validation?.kind === 'none' ? 'train-eval' : 'val';
         ctx.err(
           `Training ${m.model.config.kind as string} · ${formatCompact(m.model.params)} parameters ` +
-            `· ${formatBackend(m.model.backend)} · ${m.data.description}`,
+            `· ${formatBackend(m.model.backend)}${m.model.backendChoice ? ` (${m.model.backendChoice})` : ''} ` +
+            `· ${m.data.description}`,
         );
         ctx.err(`Run folder: ${runDir}`);
         progress = new ProgressLine(ctx.stderr, m.totalSteps, m.startStep);

@@ -358,6 +358,11 @@ export interface Backend extends Kernels {
    */
   allocBytes?(n: number): Uint8Array;
   /**
+   * The most floats one `alloc` may hold (a GPU's largest storage buffer), absent where memory is the
+   * only limit: plan.ts's Arena then splits the activations into allocations of at most this many.
+   */
+  readonly maxAllocFloats?: number;
+  /**
    * A backend whose memory lives on a device (WebGPU): Muon's update of one hidden matrix there
    * (optim/optimizer.ts: momentum, Newton–Schulz, decay and step), so no host loop reads its
    * buffers. Absent: the optimizer runs those loops on the host arrays.

@@ -15,7 +15,9 @@ export type EngineErrorCode =
   | 'input/invalid'
   | 'tokenizer/invalid'
   | 'checkpoint/invalid'
-  | 'train/nonFinite';
+  | 'train/nonFinite'
+  /** The WebGPU backend's device was lost (a driver reset, a GPU unplugged, destroyed): nothing on it is readable. */
+  | 'gpu/lost';
 
 /** Plain-data form of an {@link EngineError}, safe to post between threads. */
 export interface EngineErrorData {

@@ -127,6 +127,8 @@ export const modelInfo = obj({
   memoryBytes: nonNegInt,
   flopsPerToken: num,
   backend: str,
+  /** Why `auto` chose that backend, in a few words ("auto: … is a GPU"); absent for a backend named outright. */
+  backendChoice: optional(str),
   /**
    * Threads the kernels run on: 1, or 1 + the helper threads (absent before it was recorded, and for a run not
    * training).

@@ -7,7 +7,8 @@
  * Without the switch the browser offers no adapter, and the run is refused in one line. The web model
  * worker (dist/web/modelWorker.js) then decodes, scores and draws the attention of the run on the
  * GPU — it asks `navigator.gpu` for an adapter — with the tokens of the CPU's decode, log-probabilities
- * and head scores within 1e-4 of the CPU's and the same 8-bit attention codes but for rounding.
+ * and head scores within 1e-4 of the CPU's and the same 8-bit attention codes but for rounding. `auto`
+ * trains on WebAssembly in both browsers (a software adapter, or none) and says why.
  *
  * Leaves out: the extension around the worker (the e2e suite) and speed.
  */
@@ -111,6 +112,19 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker on WebGPU in Chromium', 
     expect(kept(gpu.files)).toEqual(kept(cpu.files));
     expect(kept(gpu.files)).toContain('optimizer.safetensors');
   }, 600_000);
+
+  it('auto trains on WebAssembly on the software adapter, and where there is none, saying why', async () => {
+    const soft = await train(gpuBrowser, { ...SMALL, backend: 'auto' });
+    expect(soft.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
+    expect(soft.backend).toBe('wasm');
+    expect(soft.backendChoice).toBe(
+      'auto: google swiftshader · WebGPU (software) is a software adapter, slower than WebAssembly on the same cores',
+    );
+    const none = await train(plainBrowser, { ...SMALL, backend: 'auto' });
+    expect(none.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
+    expect(none.backend).toBe('wasm');
+    expect(none.backendChoice).toBe('auto: no WebGPU adapter');
+  }, 300_000);
 
   it('the web model worker decodes, scores and draws attention of a WebGPU run on the GPU, as the CPU does', async () => {
     const page = await openPage(gpuBrowser);

@@ -40,14 +40,17 @@
 //   5. opens the workspace untrusted (restricted.mjs): the limited mode, and Configure Model
 //      step by step ending in Save and Train;
 //   6. WebGPU in the browser (webgpuWeb.mjs, web host only, Chromium with --enable-unsafe-webgpu): the
-//      training worker trains on navigator.gpu and the dashboard's header names the adapter.
+//      training worker trains on navigator.gpu and the dashboard's header names the adapter;
+//   6b. WebGPU on the desktop (webgpu.mjs, Node host, the linux-x64 .vsix with Dawn's binding, SwiftShader's
+//      Vulkan driver): trains the induction task, the header names the adapter, Stop, then Resume on
+//      WebAssembly after the setting changes, its losses within 1e-4 of the run continued on WebGPU.
 // Each scenario runs in desktop VS Code's Node extension host; the extension-host tests, the
 // UI, the active run, looking inside and Configure also run in the browser's web-worker extension host (as on vscode.dev),
 // once in plain code-server (one WebAssembly thread) and once behind a COOP/COEP proxy
 // (cross-origin isolated: helper threads) — lib/codeServer.mjs `host`. The PyTorch engine runs in the Node host only
 // (the web host starts no processes; the web hosts' Configure checks it is not offered).
 // Screenshots go to test/e2e/screenshots/ (a web host's with its name in front: web-…, web-isolated-…).
-// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer|circuits|webgpuweb] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
+// Usage: node test/e2e/run.mjs [--only host|ui|active|rows|diskfull|tokens|inspect|bigmodel|pytorch|bigfile|hugefile|virtual|configure|modern|hfimport|restricted|steer|circuits|webgpuweb|webgpu] [--host node|web|web-isolated] [--no-package] [--keep] [--readme-screenshots]
 //   --host                only that extension host (default: each scenario on every host it runs on)
 //   --readme-screenshots  also copy the screenshots the README shows into media/screenshots/ (from ui and active)
 // Runs test/e2e/setup.sh first (idempotent and quick once done). ATTENTION_LAB_SKIP_E2E=1 skips
@@ -66,6 +69,8 @@ import { runRestricted } from './restricted.mjs';
 import { prepareSteer, runSteer } from './steer.mjs';
 import { CIRCUITS_SETTINGS, runCircuits } from './circuits.mjs';
 import { WEBGPU_WEB_SETTINGS, runWebGpuWeb } from './webgpuWeb.mjs';
+import { WEBGPU_SETTINGS, runWebGpu, swiftShaderEnv } from './webgpu.mjs';
+import { packageTarget } from '../../scripts/packageTargets.mjs';
 import { runUi } from './ui.mjs';
 import { runActive } from './active.mjs';
 import { DISK_FULL_SETTINGS, mountSmallDisk, runDiskFull } from './diskFull.mjs';
@@ -203,7 +208,8 @@ async function browserTests(name, vsix, scenario, settings, options = {}) {
   log(`${name} tests (${host} extension host) in ${dir}`);
   let ok = false;
   try {
-    log(session.installVsix(vsix));
+    // A scenario may need a platform's .vsix (webgpu: Dawn's binding for this machine) instead of the universal one.
+    log(session.installVsix(options.target ? targetVsix(options.target) : vsix));
     await session.start();
     // A scenario may open another folder (a URI) with VS Code's ?payload= (e.g. a test extension to develop).
     const target = options.open?.(session) ?? { folder: workspace, payload: [] };
@@ -249,6 +255,17 @@ if (!argv.includes('--no-package')) {
 const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const vsix = path.join(ROOT, `${pkg.name}-${pkg.version}.vsix`);
 log(`${path.basename(vsix)}: ${(fs.statSync(vsix).size / 1024).toFixed(0)} KB`);
+/** The .vsix of `target` (packaged once per suite run; with --no-package, the one already in vsix/ if any). */
+function targetVsix(target) {
+  const out = path.join(ROOT, 'vsix', `${pkg.name}-${target}-${pkg.version}.vsix`);
+  if (packaged.has(target) || (argv.includes('--no-package') && fs.existsSync(out))) return out;
+  log(`packaging ${path.basename(out)}`);
+  packageTarget(ROOT, target, out);
+  packaged.add(target);
+  log(`${path.basename(out)}: ${(fs.statSync(out).size / 2 ** 20).toFixed(1)} MiB`);
+  return out;
+}
+const packaged = new Set();
 const bigFile = {
   'attentionLab.data.include': 'books/input.txt',
   'attentionLab.training.steps': 2000,
@@ -288,6 +305,17 @@ const SCENARIOS = {
   steer: [runSteer, { ...FAST_TRAINING }, { prepare: prepareSteer }],
   circuits: [runCircuits, { ...FAST_TRAINING, ...CIRCUITS_SETTINGS }, {}],
   webgpuweb: [runWebGpuWeb, { ...FAST_TRAINING, ...WEBGPU_WEB_SETTINGS }, { webgpu: true }],
+  webgpu: [
+    runWebGpu,
+    { ...FAST_TRAINING, ...WEBGPU_SETTINGS },
+    {
+      target: `${process.platform}-${process.arch}`,
+      // Read when the scenario runs (it throws where Chromium's SwiftShader is missing).
+      get env() {
+        return swiftShaderEnv();
+      },
+    },
+  ],
 };
 const results = [];
 if (!only || only === 'host') for (const host of hostsOf('host')) results.push(await hostTests(vsix, host));

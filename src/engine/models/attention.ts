@@ -255,7 +255,10 @@ export class MultiHeadAttention {
     this.qSaved = spec.qkNorm ? saved(nq, max.B * max.T * H, 'attn.dqRaw') : null;
     this.kSaved = spec.qkNorm ? saved(nkv, max.B * max.S * Hkv, 'attn.dkRaw') : null;
     this.att = arena.buffer(nq);
-    this.probs = arena.buffer(np);
+    this.probs = arena.buffer(
+      np,
+      `the attention probabilities of ${names.q.replace(/\.[^.]+$/, '')} (batch·heads·context²)`,
+    );
     this.keep = arena.bytes(spec.dropP > 0 ? np : 0);
     this.datt = arena.scratch('attn.datt', nq);
     this.dq = arena.scratch('attn.dq', nq);

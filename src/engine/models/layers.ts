@@ -275,7 +275,7 @@ export class FeedForward {
     this.gate = gated ? new Linear(store, names.gate, C, F, bias, init.fc1) : null;
     this.fc2 = new Linear(store, names.fc2, F, C, bias, init.fc2);
     const nF = maxN * F;
-    this.h = arena.buffer(nF);
+    this.h = arena.buffer(nF, `the feed-forward activations of ${names.fc1.replace(/\.[^.]+$/, '')}`);
     this.g = arena.buffer(gated ? nF : 0);
     this.ag = arena.buffer(gated ? nF : 0);
     this.a = arena.buffer(nF);

@@ -125,7 +125,7 @@ export abstract class ModelParts {
     this.encOut = arena.buffer(gpt ? 0 : nS);
     this.decOut = arena.buffer(nT);
     this.dMemory = arena.buffer(gpt ? 0 : nS);
-    this.logitsSlot = arena.buffer(this.logitRows * cfg.vocabSize);
+    this.logitsSlot = arena.buffer(this.logitRows * cfg.vocabSize, 'the logits (batch·context·vocabulary)');
     this.dlogits = arena.scratch('model.dlogits', this.logitRows * cfg.vocabSize);
     this.lse = arena.buffer(B * T);
     this.gA = arena.scratch('model.gA', Math.max(nT, nS));

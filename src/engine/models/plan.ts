@@ -9,9 +9,30 @@
  */
 
 import type { Backend, FloatArray } from '../backend';
+import { EngineError } from '../errors';
 import type { ParamSegment } from '../optim/optimizer';
 
 const EMPTY = new Float32Array(0);
+
+/** Bytes as a refusal says them: "3.7 GB", "134 MB" (decimal units). */
+function gb(bytes: number): string {
+  const [v, unit] = bytes >= 1e9 ? [bytes / 1e9, 'GB'] : [bytes / 1e6, 'MB'];
+  return `${v < 10 ? v.toFixed(1) : v.toFixed(0)} ${unit}`;
+}
+
+/**
+ * Refuses, in one line naming `what`, its size, the limit and `lower` (what to change), a buffer of `floats`
+ * over the backend's largest allocation (a GPU's largest storage buffer).
+ */
+function refuseOverLimit(backend: Backend, floats: number, what: string, lower: string): void {
+  const max = backend.maxAllocFloats ?? Infinity;
+  if (floats <= max) return;
+  throw new EngineError(
+    'config/invalid',
+    `${what.charAt(0).toUpperCase()}${what.slice(1)}: ${gb(floats * 4)} > this GPU adapter's largest storage ` +
+      `buffer (${gb(max * 4)}); ${lower}, or use --backend wasm.`,
+  );
+}
 
 /** n rounded up to a multiple of 64 (a cache line). */
 function alignBytes(n: number): number {
@@ -70,6 +91,7 @@ export class ParamStore {
 
   /** Allocates the flat parameter buffer and points every parameter at its slice. */
   bind(backend: Backend): FloatArray {
+    refuseOverLimit(backend, this.total, "the model's parameters", 'use a smaller model');
     const params = backend.alloc(this.total);
     for (const p of this.params) p.data = params.subarray(p.offset, p.offset + p.size);
     return params;
@@ -77,6 +99,7 @@ export class ParamStore {
 
   /** Allocates the flat gradient buffer (zeros) and points every parameter's `grad` at its slice. */
   bindGrads(backend: Backend): FloatArray {
+    refuseOverLimit(backend, this.total, "the model's gradients", 'use a smaller model');
     const grads = backend.alloc(this.total);
     for (const p of this.params) p.grad = grads.subarray(p.offset, p.offset + p.size);
     return grads;
@@ -97,6 +120,8 @@ export class ParamStore {
 /** A float buffer requested at construction and filled in by {@link Arena.bind}. */
 export interface Slot {
   readonly size: number;
+  /** What it holds, as a refusal names it ("attention probabilities"); absent for the small ones. */
+  readonly name?: string;
   data: FloatArray;
 }
 
@@ -116,8 +141,9 @@ export class Arena {
   private readonly shared = new Map<string, { size: number; users: Slot[] }>();
   private readonly byteSlots: ByteSlot[] = [];
 
-  buffer(size: number): Slot {
-    const s: Slot = { size, data: EMPTY };
+  /** A buffer of `size` floats private to one layer; `name` says what it holds where a refusal names it. */
+  buffer(size: number, name?: string): Slot {
+    const s: Slot = { size, data: EMPTY, ...(name === undefined ? {} : { name }) };
     this.slots.push(s);
     return s;
   }
@@ -156,18 +182,35 @@ export class Arena {
     return n;
   }
 
-  /** Allocates one buffer and hands each slot its view. */
+  /**
+   * Allocates one buffer and hands each slot its view. On a backend with `maxAllocFloats` (a GPU's
+   * largest buffer), the slots are packed in order into as few allocations of at most that many as
+   * it takes; a single slot larger than that is refused in one line naming it, its size and the limit.
+   */
   bind(backend: Backend): void {
-    const all = backend.alloc(this.floats);
-    let off = 0;
-    for (const s of this.slots) {
-      s.data = all.subarray(off, off + s.size);
-      off += s.size;
-    }
-    for (const e of this.shared.values()) {
-      const view = all.subarray(off, off + e.size);
-      for (const u of e.users) u.data = view;
-      off += e.size;
+    const max = backend.maxAllocFloats ?? Infinity;
+    // Every float slot, the shared ones once each (their users share the view).
+    const parts: { size: number; name: string | undefined; take: (v: FloatArray) => void }[] = [
+      ...this.slots.map((s) => ({ size: s.size, name: s.name, take: (v: FloatArray) => (s.data = v) })),
+      ...[...this.shared].map(([key, e]) => ({
+        size: e.size,
+        name: `the scratch buffer ${key}`,
+        take: (v: FloatArray) => e.users.forEach((u) => (u.data = v)),
+      })),
+    ];
+    for (const p of parts) refuseOverLimit(backend, p.size, p.name ?? 'an activation buffer', 'lower batch or context');
+    let next = 0;
+    while (next < parts.length) {
+      let end = next;
+      let n = 0;
+      while (end < parts.length && n + (parts[end]?.size ?? 0) <= max) n += parts[end++]?.size ?? 0;
+      const all = backend.alloc(n);
+      let off = 0;
+      for (const p of parts.slice(next, end)) {
+        p.take(all.subarray(off, off + p.size));
+        off += p.size;
+      }
+      next = end;
     }
     // Byte slots live in the backend's memory where it has its own (allocBytes), so its
     // kernels read and write masks in place; each starts on a 64-byte boundary.

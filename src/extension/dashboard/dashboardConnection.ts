@@ -83,6 +83,13 @@ export class DashboardConnection implements DisposableLike {
     private selectedId: string | null,
   ) {
     this.store.add(panel.webview.onDidReceiveMessage((raw: unknown) => this.onMessage(raw)));
+    // A hidden panel's page is gone (not retained): nothing is posted until the next one says webview/ready,
+    // which gets every run again; what was posted meanwhile would reach it before its run list.
+    this.store.add(
+      panel.onDidChangeViewState(() => {
+        if (!panel.visible) this.ready = false;
+      }),
+    );
     this.store.add(deps.controller.onEvent((e) => this.forward(e)));
     // A run the last list did not have (read before its folder was, or while its run.json
     // could not be read, as on the web where reading takes longer) is listed once the runs

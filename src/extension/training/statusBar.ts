@@ -12,6 +12,7 @@ import * as vscode from 'vscode';
 import type { DisposableLike } from '../base/disposables';
 import { DisposableStore } from '../base/disposables';
 import { formatBackend, formatLoss } from '../../common/format';
+import { stopsRun } from '../../lab/base/errorCodes';
 import type { Event } from '../base/emitter';
 import { endedRunStays, trainingStatusText } from '../runs/runLines';
 import type { RunEnd, TrainingController, TrainingState } from './trainingController';
@@ -78,20 +79,22 @@ export class TrainingStatusBar implements DisposableLike {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.pending = null;
-    // A full disk stops a run with its last checkpoint kept (it resumes): stopped, not failed.
-    const diskFull = outcome.kind === 'failed' && outcome.error.code === 'disk/full';
-    const failed = outcome.kind === 'failed' && !diskFull;
+    // A full disk or a lost GPU stops a run with its last checkpoint kept (it resumes): stopped, not failed.
+    const stopped = outcome.kind === 'failed' && stopsRun(outcome.error.code);
+    const failed = outcome.kind === 'failed' && !stopped;
     const how =
       outcome.kind === 'failed'
-        ? diskFull
-          ? 'stopped (disk full)'
+        ? stopped
+          ? outcome.error.code === 'gpu/lost'
+            ? 'stopped (GPU lost)'
+            : 'stopped (disk full)'
           : 'failed'
         : outcome.reason === 'completed'
           ? 'finished'
           : 'stopped';
     const icon = failed
       ? '$(error)'
-      : diskFull || (outcome.kind === 'finished' && outcome.reason === 'stopped')
+      : stopped || (outcome.kind === 'finished' && outcome.reason === 'stopped')
         ? '$(debug-stop)'
         : '$(check)';
     this.ended = s.runDir;

@@ -6,17 +6,18 @@
  * summary (files, bytes, what was skipped and why) in the log, and an end notification
  * that offers the next step.
  *
- * The engine is the settings' (attentionLab.training.engine): a run created by one engine
- * resumes with whichever is chosen now, from its checkpoint files.
+ * The engine and the kernel backend are the settings' (attentionLab.training.engine, .backend):
+ * a run created by one resumes with whichever is chosen now, from its checkpoint files.
  *
  * Leaves out: the status bar (statusBar.ts) and the training loop (the worker).
  */
 
 import * as vscode from 'vscode';
 import { errorKind } from '../../lab/base/errorCodes';
+import { resumeActionFor } from './stopActions';
 import { RunLockedError, runLockProblem } from '../../lab/runs/runLock';
 import type { RunOutcome } from '../../lab/workers/trainingClient';
-import type { SkippedFile, TrainSpec } from '../../protocol/data';
+import type { BackendKind, SkippedFile, TrainSpec } from '../../protocol/data';
 import { summarizeSkipped } from '../../protocol/data';
 import { CONFIGURE_ACTION, TRUST_ACTION, messageOf, showError } from '../base/errors';
 import { formatBytes, formatCount, formatLoss, formatPercent } from '../../common/format';
@@ -116,11 +117,19 @@ export async function trainCommand(s: TrainDeps): Promise<void> {
 }
 
 /** Continues a run from its last checkpoint: to its planned total, or on to `extendTo` (a new segment). */
-export async function resumeCommand(s: TrainDeps, runDir: string, extendTo: number | null = null): Promise<void> {
+export async function resumeCommand(
+  s: TrainDeps,
+  runDir: string,
+  extendTo: number | null = null,
+  backend: BackendKind | null = null,
+): Promise<void> {
   if (busy(s)) return;
   let spec: TrainSpec;
   try {
     spec = await s.lab.get().readSpec(s.host.fs, runDir);
+    // The kernel backend is the settings' now, as the engine is (a run trained on WebGPU continues on wasm), or
+    // the one asked for ("Resume on WebAssembly" after a lost GPU); the session takes it and run.json keeps it.
+    spec = { ...spec, backend: backend ?? s.settings().training.backend };
   } catch (e) {
     return showError(s.log, `Cannot resume ${s.host.fs.basename(runDir)}: ${messageOf(e)}`, e);
   }
@@ -378,15 +387,16 @@ function announce(s: TrainDeps, runId: string, outcome: RunOutcome, skipped: rea
   const name = s.runs.find(runId)?.name ?? s.host.fs.basename(runId);
   if (outcome.kind === 'failed') {
     const kind = errorKind(outcome.error.code);
+    const resume = resumeActionFor(outcome.error.code);
     if (kind === 'cancelled')
       void vscode.window.showInformationMessage(
         `${name}: cancelled before training started (${outcome.error.message}); nothing was trained.`,
       );
-    // A full disk stopped the run with its checkpoint kept: once there is space, it resumes.
-    else if (outcome.error.code === 'disk/full')
+    // A full disk or a lost GPU stopped the run with its checkpoint kept: it resumes (a lost GPU's on WebAssembly).
+    else if (resume)
       void showError(s.log, `${name} stopped: ${outcome.error.message}`, undefined, {
-        title: 'Resume',
-        run: () => resumeCommand(s, runId),
+        title: resume.title,
+        run: () => resumeCommand(s, runId, null, resume.backend),
       });
     // A file in the way or a read-only disk is fixed on the disk (the message says how), not in the model's settings.
     else

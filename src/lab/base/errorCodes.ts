@@ -27,7 +27,8 @@ export type ErrorKind = 'fixable' | 'cancelled' | 'failed';
  * The engine's codes plus those a runner adds: `cancelled` (the user cancelled, e.g. while the
  * data was still being read), `internal` (anything thrown that was not an EngineError),
  * `protocol` (a worker message that failed validation), `disk/full` (a write found no room:
- * nothing half-written was left, and the message says what was kept), `file/unusable` (a file
+ * nothing half-written was left, and the message says what was kept; the engine's `gpu/lost` stops a run
+ * the same way), `file/unusable` (a file
  * or folder could not be used: a read-only disk, a file where a folder must be, a name too
  * long …; the message names it) and `pytorch/launch`
  * (the PyTorch engine could not run: no Python, no or too old a torch, no GPU for
@@ -45,6 +46,7 @@ const ERROR_KINDS = {
   // The message suggests lowering the learning rate, but no setting is invalid as such.
   'train/nonFinite': 'failed',
   'disk/full': 'fixable', // free space, then resume or run the command again
+  'gpu/lost': 'fixable', // the run stopped at its last checkpoint: resume it (on WebAssembly, or once the GPU is back)
   'file/unusable': 'fixable', // move, rename or free the file named, or pick another path
   cancelled: 'cancelled',
   internal: 'failed',
@@ -55,6 +57,14 @@ const ERROR_KINDS = {
 /** The {@link ErrorKind} of an error code; a code this version does not know (a request's `timeout`) is a failure. */
 export function errorKind(code: string): ErrorKind {
   return Object.hasOwn(ERROR_KINDS, code) ? ERROR_KINDS[code as ErrorCode] : 'failed';
+}
+
+/**
+ * Whether an error with `code` stops a run rather than failing it: a full disk or a lost GPU device
+ * leaves the last checkpoint intact and run.json saying stopped, so the run resumes (the message says how).
+ */
+export function stopsRun(code: string): boolean {
+  return code === 'disk/full' || code === 'gpu/lost';
 }
 
 /** Whether the user can fix what caused an error with `code`: bad input, settings or run folder. */

@@ -68,6 +68,8 @@ export interface RunJson {
   readonly note?: string;
   /** The kernel backend the last training session ran on (`spec.backend` may say "auto"). */
   readonly backendUsed?: string;
+  /** Why `auto` chose that backend ("auto: … is a software adapter, …"); absent for a backend named outright. */
+  readonly backendChoice?: string;
   /** Threads the last training session's kernels ran on (absent in runs from before it was recorded). */
   readonly threadsUsed?: number;
   /** Set on a run made by `import`: the checkpoint's layout and file (the model was not trained here). */
@@ -138,7 +140,7 @@ export async function readRunJson(fs: LabFs, runDir: string): Promise<RunJson> {
       file,
       `has threadsUsed that is not a whole number ≥ 1 (${JSON.stringify(r.threadsUsed)}); fix or remove it.`,
     );
-  for (const k of ['displayName', 'note', 'backendUsed'] as const) {
+  for (const k of ['displayName', 'note', 'backendUsed', 'backendChoice'] as const) {
     if (r[k] !== undefined && typeof r[k] !== 'string')
       throw invalid(file, `has a ${k} that is not a string (${JSON.stringify(r[k])}); fix or remove it.`);
   }
@@ -194,7 +196,18 @@ export async function updateRunJson(
   fs: LabFs,
   runDir: string,
   patch: Partial<
-    Pick<RunJson, 'status' | 'step' | 'bestValLoss' | 'error' | 'spec' | 'segments' | 'backendUsed' | 'threadsUsed'>
+    Pick<
+      RunJson,
+      | 'status'
+      | 'step'
+      | 'bestValLoss'
+      | 'error'
+      | 'spec'
+      | 'segments'
+      | 'backendUsed'
+      | 'backendChoice'
+      | 'threadsUsed'
+    >
   >,
 ): Promise<RunJson> {
   const run = { ...(await readRunJson(fs, runDir)), ...patch, updatedAt: new Date().toISOString() };

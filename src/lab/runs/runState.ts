@@ -40,6 +40,7 @@ export function runSummary(fs: LabFs, runDir: string, run: RunJson): RunSummary 
       memoryBytes: est.totalBytes,
       flopsPerToken: est.trainFlopsPerToken,
       backend: run.backendUsed ?? backendThatWillRun(run.spec.backend),
+      ...(run.backendChoice !== undefined ? { backendChoice: run.backendChoice } : {}),
       ...(run.threadsUsed !== undefined ? { threads: run.threadsUsed } : {}),
     },
     data: run.data,

@@ -29,6 +29,8 @@ import { EngineError } from '../../engine/errors';
 import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import type { TrainSpec } from '../../protocol/data';
 import type { OpenedGpu } from '../platform/platform';
+import type { TrainingDevice } from './trainingDevice';
+import { openTrainingDevice } from './trainingDevice';
 import { backendFor, buildOptimizer, optimizerConfig, resolveConfig } from '../runs/specModel';
 
 /** Largest model measured at its own size. */
@@ -144,25 +146,27 @@ export async function timeStepAsync(
   return Math.max(median, 1e-6) / 1000;
 }
 
-/** The device `spec` trains on when its backend is webgpu, opened from `gpu`; refused in one line where none opens. */
-async function calibrationGpu(spec: TrainSpec, gpu: (() => Promise<OpenedGpu>) | undefined): Promise<OpenedGpu | null> {
-  if (spec.backend !== 'webgpu') return null;
-  if (spec.training.optimizer === 'muon')
+/**
+ * The device `spec` trains on (webgpu, or auto on a real GPU), opened from `gpu`; refused in one line
+ * where none opens.
+ */
+async function calibrationGpu(
+  spec: TrainSpec,
+  gpu: (() => Promise<OpenedGpu>) | undefined,
+): Promise<TrainingDevice['gpu']> {
+  if (spec.backend === 'webgpu' && spec.training.optimizer === 'muon')
     throw new EngineError(
       'config/invalid',
       'Muon does not train on WebGPU yet; use --optimizer adamw, or --backend wasm for Muon.',
     );
-  if (!gpu)
-    throw new EngineError('config/invalid', 'WebGPU is not offered where this runs yet; use backend wasm or auto.');
-  const opened = await gpu();
-  if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
-  return opened;
+  return (await openTrainingDevice(spec.backend, gpu)).gpu;
 }
 
 /**
  * Seconds per step of `spec` with a tokenizer of `vocabSize` ids, on the helper threads
  * `threads()` gives (the ones training would get), or on the device `gpu()` opens when the spec's
- * backend is webgpu. `now` is a millisecond clock (the worker passes `performance.now`).
+ * backend is webgpu (or auto on a real GPU: trainingDevice.ts). `now` is a millisecond clock (the
+ * worker passes `performance.now`).
  */
 export async function calibrate(
   spec: TrainSpec,
@@ -182,7 +186,7 @@ export async function calibrate(
   const T = Math.min(len, PROBE_LEN);
   const B = Math.min(rows, PROBE_ROWS);
   const opened = await calibrationGpu(spec, gpu);
-  const onGpu = opened?.ok ? createWebGpuBackend(opened.device) : null;
+  const onGpu = opened ? createWebGpuBackend(opened.device) : null;
   const backend = onGpu ?? backendFor(spec.backend, threads);
   const ran = onGpu ? 1 : await helpersStarted(backend as Threaded, () => Date.now());
   const model = new Transformer(cfg, {
@@ -195,7 +199,7 @@ export async function calibrate(
   const trainer = new Trainer(model, buildOptimizer(model, optimizerConfig(probeSpec, cfg)), rng);
   const batch = randomBatch(cfg, B, T, rng);
   let seconds: number;
-  if (onGpu && opened?.ok) {
+  if (onGpu && opened) {
     onGpu.uploadAll();
     try {
       seconds = await timeStepAsync(() => trainer.stepAsync(batch, onGpu), now, budgetMs);
@@ -206,6 +210,6 @@ export async function calibrate(
   const probeFlops = estimateModel(cfg, { maxBatch: B, maxLen: T }).trainFlopsPerToken * B * T;
   const flopsPerSec = probeFlops / seconds;
   (backend as Threaded).dispose?.(); // its helper threads end with it
-  const name = opened?.ok ? `webgpu (${opened.adapter.name})` : backend.name;
+  const name = opened ? `webgpu (${opened.adapter.name})` : backend.name;
   return { secondsPerStep: fullFlops / flopsPerSec, flopsPerSec, backend: name, threads: ran };
 }

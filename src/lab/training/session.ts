@@ -88,6 +88,7 @@ export async function runSession(start: BuiltinStart): Promise<void> {
       emitSnapshot(emit, snap);
     };
     const checkpoint = async (): Promise<void> => {
+      // From a lost device nothing is written: a download then throws gpu/lost, and the last checkpoint stays.
       await gpu?.backend.downloadAll();
       const file = await saveCheckpoint(fs, runDir, model, trainer.optimizer, step);
       await updateRunJson(fs, runDir, { step, bestValLoss: bestVal });

@@ -28,6 +28,7 @@ import type { Dataset } from '../data/dataset';
 import { STREAMS, stepRng } from '../data/dataset';
 import { skippedNote } from '../data/corpus';
 import type { ErrorCode } from '../base/errorCodes';
+import { stopsRun } from '../base/errorCodes';
 import type { WorkHooks } from '../data/documentData';
 import { CancelledError } from '../base/cancelled';
 import {
@@ -56,7 +57,8 @@ import { recoverRunFolder } from '../runs/recovery';
 import type { ResumePlan } from '../runs/segments';
 import { describeSegment, planResume, planSegments, plannedWarmup } from '../runs/segments';
 import type { Emit, SessionControl, SessionOptions } from './sessionControl';
-import { diskFullMessage, lastCheckpointStep } from './stopReasons';
+import { diskFullMessage, gpuLostMessage, lastCheckpointStep } from './stopReasons';
+import { openTrainingDevice } from './trainingDevice';
 
 /** A run folder ready to train: its model, optimizer, data and where it starts. */
 export interface PreparedSession {
@@ -176,12 +178,15 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     emit({ type: 'train/didLog', level, message });
   let plan: ResumePlan | null = null;
   let startOver = false;
+  let backendChanged = false;
   if (resume) {
     // Only puts back what a stopped writer left half-moved; the plan is checked before the
     // folder is taken over, so a refused resume leaves the run otherwise as it was.
     const recovered = await recoverRunFolder(fs, runDir);
     plan = planResume(await readRunJson(fs, runDir), fs.basename(runDir), extendTo, stopAt);
-    spec = plan.spec;
+    // The backend is the request's: a run stopped by a lost GPU resumes on WebAssembly when asked to.
+    backendChanged = plan.spec.backend !== setup.spec.backend;
+    spec = { ...plan.spec, backend: setup.spec.backend };
     own.owned = true;
     startOver = recovered.checkpointStep === null && !recovered.hasModel;
     if (startOver) log('The run stopped before its first checkpoint was saved; starting it over from step 0.', 'warn');
@@ -234,9 +239,26 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   const cfg = fresh ? resolveConfig(spec, tok.vocabSize) : (await readRunJson(fs, runDir)).config;
   const { dataset, dropped } = buildDataset(spec, data, cfg.maxLen);
   if (dropped) log(`Left out ${dropped} pair(s) longer than the context of ${cfg.maxLen} tokens.`, 'warn');
-  const onGpu = spec.backend === 'webgpu' && otherEngine === null;
-  const gpu = onGpu ? await openTrainingGpu(platform) : null;
+  // Another engine trains on its own device; ours on the GPU where the backend (or auto's probe) says so.
+  const device = otherEngine === null ? await openTrainingDevice(spec.backend, platform.gpu) : null;
+  if (device?.detail) log(device.detail);
+  const gpu = device?.gpu
+    ? { backend: createWebGpuBackend(device.gpu.device), adapter: device.gpu.adapter.name }
+    : null;
+  // Evaluation and snapshots of a WebGPU run read a CPU copy of the model; built first, so a copy too large for
+  // WebAssembly's memory refuses before anything is allocated on the GPU or written to the run folder.
+  const host = gpu
+    ? buildHostCopy(dataset, () =>
+        buildModel(
+          cfg,
+          dataset,
+          backendFor('auto', () => platform.threads(helpers)),
+          modelPadId(tok),
+        ),
+      )
+    : null;
   const backend = gpu ? gpu.backend : backendFor(spec.backend, () => platform.threads(helpers));
+  const choice = device?.choice ?? null;
   // Another engine trains: our model only initializes the weights and draws snapshots of the probe.
   const model = buildModel(
     cfg,
@@ -250,6 +272,8 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   const threads = otherEngine === null && !gpu ? threadsOf(backend) : undefined;
   const segments = plan ? plan.segments : planSegments(spec);
   const optimizer = buildOptimizer(model, optimizerConfig(spec, cfg, segments));
+  // Every GPU buffer is allocated by now but the gradients (at the first backward): one that did not fit refuses here.
+  await gpu?.backend.checkAllocations();
   let startStep = 0;
   let run: RunJson;
   if (!fresh) {
@@ -261,8 +285,9 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
       step: startStep,
       error: null,
       backendUsed: engine,
+      backendChoice: choice ?? undefined,
       threadsUsed: threads,
-      ...(plan?.extended ? { spec, segments } : {}),
+      ...(plan?.extended ? { spec, segments } : backendChanged ? { spec } : {}),
     });
     log(`Resumed at step ${startStep}.`);
     if (plan?.extended)
@@ -294,6 +319,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
       data: dataSummary(data, dataset),
       error: null,
       backendUsed: engine,
+      ...(choice === null ? {} : { backendChoice: choice }),
       ...(threads === undefined ? {} : { threadsUsed: threads }),
       ...(displayName === undefined ? {} : { displayName }),
       ...(note === undefined ? {} : { note }),
@@ -309,14 +335,6 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   }
   // The host wrote the weights (initialized or loaded) and the optimizer's state: the GPU gets them once.
   gpu?.backend.uploadAll();
-  const host = gpu
-    ? buildModel(
-        cfg,
-        dataset,
-        backendFor('auto', () => platform.threads(helpers)),
-        modelPadId(tok),
-      )
-    : null;
   const est = estimateModel(
     cfg,
     {
@@ -333,6 +351,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
     memoryBytes: est.totalBytes,
     flopsPerToken: est.trainFlopsPerToken,
     backend: engine,
+    ...(choice === null ? {} : { backendChoice: choice }),
     ...(threads === undefined ? {} : { threads }),
   };
   return {
@@ -348,16 +367,18 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   };
 }
 
-/**
- * The WebGPU backend on the platform's device, and its adapter's name; refused in one line where
- * the platform opens none.
- */
-async function openTrainingGpu(platform: LabPlatform): Promise<{ backend: WebGpuBackend; adapter: string }> {
-  if (!platform.gpu)
-    throw new EngineError('config/invalid', 'WebGPU is not offered where this runs yet; use backend wasm or auto.');
-  const opened = await platform.gpu();
-  if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
-  return { backend: createWebGpuBackend(opened.device), adapter: opened.adapter.name };
+/** The CPU copy of a WebGPU run's model (`build`), a refusal of it saying what the copy is for. */
+function buildHostCopy(dataset: Dataset, build: () => Transformer): Transformer {
+  try {
+    return build();
+  } catch (e) {
+    if (!EngineError.is(e)) throw e;
+    throw new EngineError(
+      e.code,
+      `On WebGPU, evaluation and attention snapshots run on a CPU copy of the model at batch ${dataset.maxBatch}: ` +
+        `${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`,
+    );
+  }
 }
 
 /**
@@ -366,8 +387,9 @@ async function openTrainingGpu(platform: LabPlatform): Promise<{ backend: WebGpu
  * gets `train/didFail`. A non-finite loss also says which checkpoint is kept. A full disk
  * (a DiskFullError of the lab's writes, or a runner's `disk/full` with its own line) stops
  * the run instead: run.json says stopped, with the reason and the step of the checkpoint
- * kept, so it resumes once there is space. A {@link SetupFailure} is reported with what the
- * session owned when it failed.
+ * kept, so it resumes once there is space. A lost GPU device (`gpu/lost`) stops it the same
+ * way, its line saying how to resume on WebAssembly (a new run with no checkpoint yet is
+ * removed). A {@link SetupFailure} is reported with what the session owned when it failed.
  */
 export async function reportFailure(
   fs: LabFs,
@@ -393,12 +415,14 @@ export async function reportFailure(
   const message =
     error.code === 'train/nonFinite'
       ? `${error.message} The last good checkpoint (step ${(await lastCheckpointStep(fs, runDir)) ?? 0}) is kept.`
-      : error.message;
+      : error.code === 'gpu/lost'
+        ? gpuLostMessage(error.message, runDir, step, own.owned ? await lastCheckpointStep(fs, runDir) : null)
+        : error.message;
   try {
     // Cancelled while reading the data: a resumed run stays as it was; a new one had nothing to keep.
     // A full disk stops the run (status stopped, the reason kept): it resumes once there is space.
     // A full disk before the first checkpoint of a new run leaves nothing to resume from.
-    const full = error.code === 'disk/full';
+    const full = stopsRun(error.code);
     const kept = full ? await lastCheckpointStep(fs, runDir) : null;
     const keep = own.owned && error.code !== 'cancelled' && !(full && own.created && kept === null);
     // A full disk's run.json says the step of the checkpoint kept (the one a resume starts from).

@@ -1,7 +1,8 @@
 /**
  * What a training run says when it stops without finishing: which checkpoint is kept (the
  * step in model.safetensors, where a resume starts), and the one line a full disk stops it
- * with — what was being written, at which step, in which folder, what is kept, what to do.
+ * with — what was being written, at which step, in which folder, what is kept, what to do — or
+ * a lost GPU device (what was lost, after which step, what is kept, the command that resumes on WebAssembly).
  *
  * Leaves out: the training loop (session.ts) and the writes themselves (files/atomicFile.node.ts).
  */
@@ -39,4 +40,18 @@ export function diskFullMessage(fs: LabFs, runDir: string, file: string, step: n
   const what = `Disk full while ${writingWhat(fs, runDir, file, step)} in ${runDir}`;
   if (kept === null) return `${what}; nothing was kept — free space and train again.`;
   return `${what}; the checkpoint of step ${kept} is kept — free space and \`train --resume ${runDir}\`.`;
+}
+
+/**
+ * The one line a lost GPU device stops a run with: `lost` (the backend's "The GPU device was lost (…)"),
+ * after which step, the checkpoint kept (`kept`; null: none yet) and the command that resumes it on WebAssembly.
+ */
+export function gpuLostMessage(lost: string, runDir: string, step: number, kept: number | null): string {
+  const what = `${lost} after step ${step}; training stopped`;
+  if (kept === null)
+    return `${what} before its first checkpoint, so nothing was kept — train again with --backend wasm.`;
+  return (
+    `${what} and the checkpoint of step ${kept} is kept — resume on WebAssembly: ` +
+    `attention-lab train --resume ${runDir} --backend wasm`
+  );
 }

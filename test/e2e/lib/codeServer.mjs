@@ -95,7 +95,7 @@ const WEB_KIND = { 'remote.extensionKind': { 'attention-lab.attention-lab': ['we
  * `settings` are merged over QUIET_SETTINGS into the user settings; `host` is one of HOSTS.
  */
 export class CodeServerSession {
-  constructor(dir, settings = {}, { workspaceTrust = false, host = 'node', webgpu = false } = {}) {
+  constructor(dir, settings = {}, { workspaceTrust = false, host = 'node', webgpu = false, env = {} } = {}) {
     if (!HOSTS.includes(host)) throw new Error(`unknown extension host ${host}; use one of ${HOSTS.join(', ')}`);
     this.dir = dir;
     this.host = host;
@@ -119,6 +119,7 @@ export class CodeServerSession {
       XDG_DATA_HOME: path.join(dir, 'xdg/data'),
       XDG_CACHE_HOME: path.join(dir, 'xdg/cache'),
       TMPDIR: path.join(dir, 't'), // VS Code's and Chromium's sockets and caches (a short name: a socket's path has at most 107 bytes)
+      ...env, // a scenario's own (webgpu.mjs: SwiftShader's Vulkan driver for Dawn in the extension's workers)
     };
     this.pgids = [];
     this.context = null;

@@ -53,6 +53,7 @@ function training(tokensPerSec: number, threads: number, failed = false): Worker
       : { kind: 'finished', step: 500, reason: 'completed' },
     threads,
     backend: 'wasm',
+    backendChoice: null,
     exactMatch: failed ? null : 0.5,
     logs: [],
     status: failed ? 'failed' : 'completed',

@@ -157,6 +157,18 @@ describe('DashboardStore', () => {
     );
     expect(s.run('a')?.summary.status).toBe('stopped');
     expect(s.run('a')?.failure?.code).toBe('disk/full');
+    // So does a lost GPU device (it resumes on WebAssembly).
+    s.apply(update('a', { type: 'train/didFail', step: 1, error: { code: 'internal', message: 'x' } }));
+    expect(s.run('a')?.summary.status).toBe('failed');
+    s.apply(
+      update('a', {
+        type: 'train/didFail',
+        step: 2,
+        error: { code: 'gpu/lost', message: 'The GPU device was lost (unknown) after step 2; training stopped …' },
+      }),
+    );
+    expect(s.run('a')?.summary.status).toBe('stopped');
+    expect(s.run('a')?.failure?.code).toBe('gpu/lost');
   });
 
   it("keeps a run's evaluations and adds one that arrives, for runs it lists", () => {

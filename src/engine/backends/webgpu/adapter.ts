@@ -64,9 +64,29 @@ export function describeAdapter(info: AdapterInfoLike, api: GpuApi): AdapterDesc
 
 /**
  * What `--backend auto` trains on, given the adapter (null: none): WebGPU for a real GPU, never
- * a software one; otherwise WebAssembly. Today this also needs `webgpuTrains` (the GPU training
- * path being complete); until it is, auto keeps WebAssembly.
+ * a software one; otherwise WebAssembly. Every operation of both kinds of model and of every
+ * optimizer trains on WebGPU (test/unit/cli/webgpuTrain.test.ts), so the adapter alone decides.
  */
-export function autoPicksWebGpu(adapter: AdapterDescription | null, webgpuTrains: boolean): boolean {
-  return webgpuTrains && adapter !== null && !adapter.software;
+export function autoPicksWebGpu(adapter: AdapterDescription | null): boolean {
+  return adapter !== null && !adapter.software;
+}
+
+/** What `auto` chose and why, in a few words for the progress line and the dashboard header. */
+export interface AutoChoice {
+  readonly webgpu: boolean;
+  /** "auto: google swiftshader · Vulkan (software) is a software adapter", "auto: nvidia hopper · Vulkan is a GPU". */
+  readonly reason: string;
+}
+
+/**
+ * `auto`'s choice for `adapter` (null: none opened, `missing` says why in a few words): WebGPU on a
+ * real GPU; WebAssembly on a software adapter (faster on the same cores) or without one.
+ */
+export function autoChoice(adapter: AdapterDescription | null, missing = 'no WebGPU adapter'): AutoChoice {
+  if (autoPicksWebGpu(adapter)) return { webgpu: true, reason: `auto: ${adapter?.name} is a GPU` };
+  if (adapter === null) return { webgpu: false, reason: `auto: ${missing}` };
+  return {
+    webgpu: false,
+    reason: `auto: ${adapter.name} is a software adapter, slower than WebAssembly on the same cores`,
+  };
 }

@@ -44,6 +44,10 @@ export interface WebGpuBackend extends Backend, DeviceStats {
   download(view: HostView | FloatArray): Promise<void>;
   /** Gives back the GPU memory of every buffer allocated here (the model worker, reopening a run). */
   dispose(): void;
+  /** Raises, as one line, an allocation that ran out of GPU memory, or the device's loss (webgpuMemory.ts). */
+  checkAllocations(): Promise<void>;
+  /** True once the device is lost (GPUDevice.lost): nothing on it can be read any more. */
+  readonly lost: boolean;
 }
 
 /** What a float view is on this backend (the models only ever pass what `alloc` gave, or a subarray). */
@@ -88,6 +92,7 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
   return {
     name: 'webgpu',
     kernels: k,
+    maxAllocFloats: mem.maxAllocFloats,
     alloc: (n) => track(mem.alloc(n)),
     allocBytes: (n) => track(mem.allocBytes(n)),
     uploadAll(): void {
@@ -97,6 +102,10 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
       await Promise.all(allocated.map((v) => mem.download(v)));
     },
     download: (view) => mem.download(view as HostView),
+    checkAllocations: () => mem.checkAllocations(),
+    get lost(): boolean {
+      return mem.lost;
+    },
     dispose(): void {
       mem.flush();
       for (const v of allocated) mem.resolve(v, false).buffer.destroy();

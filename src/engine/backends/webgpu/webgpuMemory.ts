@@ -19,9 +19,14 @@
  * (pipeline, slot, buffers) is made once and replayed from a cache (never one holding a
  * transient buffer, which the next flush destroys).
  *
- * Leaves out: the kernels (webgpuKernels.ts), buffers larger than the adapter's binding limit
- * (refused here, naming the limit; splitting them is future work), and recording a whole step's
- * command buffer once to replay it (WebGPU submits a command buffer only once).
+ * Failure is never silent: a buffer larger than the device's binding limit is refused before it
+ * is created, naming the limit (plan.ts's Arena splits the activations below {@link WebGpuMemory.maxAllocFloats});
+ * each allocation runs in an 'out-of-memory' error scope, whose error the next wait raises as one line;
+ * a lost device (`GPUDevice.lost`: a driver reset, a GPU unplugged, `destroy()`) turns every later wait,
+ * download included, into an EngineError `gpu/lost`, so no value read from a lost device is ever used.
+ *
+ * Leaves out: the kernels (webgpuKernels.ts) and recording a whole step's command buffer once to
+ * replay it (WebGPU submits a command buffer only once).
  */
 
 /// <reference types="@webgpu/types" />
@@ -71,13 +76,34 @@ export class WebGpuMemory {
   private nextId = 0;
   /** The first error the device reported (validation, out of memory), raised at the next wait. */
   private error: string | null = null;
+  /** Why the device was lost (GPUDeviceLostInfo's message or reason); null while it lives. */
+  private lostReason: string | null = null;
+  /** The 'out-of-memory' scopes of the allocations not yet checked, with each allocation's size in bytes. */
+  private allocScopes: { readonly bytes: number; readonly error: Promise<GPUError | null> }[] = [];
+  /** Bytes of the storage buffers allocated so far (said when one does not fit). */
+  private allocatedBytes = 0;
 
   constructor(readonly device: GPUDevice) {
     this.ring = device.createBuffer({ size: SLOT * RING_SLOTS, usage: USAGE_UNIFORM });
     this.spare = device.createBuffer({ size: 16, usage: USAGE_STORAGE });
     device.onuncapturederror = (e: GPUUncapturedErrorEvent) => {
-      this.error ??= e.error.message.split('\n')[0] ?? 'unknown';
+      const first = e.error.message.split('\n')[0] ?? 'unknown';
+      this.error ??= e.error.constructor.name === 'GPUOutOfMemoryError' ? `out of memory: ${first}` : first;
     };
+    void device.lost.then((info) => {
+      this.lostReason = info.message || info.reason || 'unknown';
+    });
+  }
+
+  /** The largest buffer this device binds, in floats: the smaller of its binding and buffer size limits. */
+  get maxAllocFloats(): number {
+    const l = this.device.limits;
+    return Math.floor(Math.min(l.maxStorageBufferBindingSize, l.maxBufferSize) / 4);
+  }
+
+  /** True once the device is lost: nothing on it can be read any more. */
+  get lost(): boolean {
+    return this.lostReason !== null;
   }
 
   /** A zeroed float buffer of n elements, resident on the GPU (the mirror is zero too). */
@@ -102,15 +128,39 @@ export class WebGpuMemory {
   }
 
   private register(root: ArrayBufferLike, bytes: number): void {
-    const max = this.device.limits.maxStorageBufferBindingSize;
+    const max = this.maxAllocFloats * 4;
     if (bytes > max)
       throw new EngineError(
         'config/invalid',
-        `A ${(bytes / 2 ** 20).toFixed(0)} MiB buffer exceeds this GPU adapter's ${(max / 2 ** 20).toFixed(0)} MiB ` +
-          'binding limit; use a smaller batch or model, or --backend wasm.',
+        `A ${bytesText(bytes)} buffer exceeds this GPU adapter's largest storage buffer of ${bytesText(max)}; ` +
+          'lower batch or context (or the model), or use --backend wasm.',
       );
+    this.device.pushErrorScope('out-of-memory');
     const buffer = this.device.createBuffer({ size: Math.max(4, Math.ceil(bytes / 4) * 4), usage: USAGE_STORAGE });
+    this.allocScopes.push({ bytes, error: this.device.popErrorScope() });
+    this.allocatedBytes += bytes;
     this.roots.set(root, buffer);
+  }
+
+  /**
+   * Waits for the allocations' out-of-memory scopes; one that ran out of GPU memory is raised as one
+   * line naming its size and what was allocated in all (a training session checks right after the
+   * model is built, so it refuses before its first step).
+   */
+  async checkAllocations(): Promise<void> {
+    const scopes = this.allocScopes;
+    this.allocScopes = [];
+    for (const s of scopes) {
+      const e = await s.error.catch(() => null);
+      if (e !== null && !this.lost)
+        throw new EngineError(
+          'config/invalid',
+          `The GPU ran out of memory allocating a ${bytesText(s.bytes)} buffer ` +
+            `(${bytesText(this.allocatedBytes)} in all on this device); lower batch or context (or the model), ` +
+            'or use --backend wasm.',
+        );
+    }
+    this.throwIfLost();
   }
 
   /** True when `view` was allocated here. */
@@ -157,7 +207,16 @@ export class WebGpuMemory {
     const enc = this.takeEncoder();
     enc.copyBufferToBuffer(buffer, start, staging, 0, end - start);
     this.flush();
-    await staging.mapAsync(MAP_READ);
+    try {
+      await staging.mapAsync(MAP_READ);
+    } catch (e) {
+      // A lost device aborts every mapping; its lost promise may settle a moment after (by the queue's next
+      // callback, which a lost device answers at once).
+      await Promise.race([this.device.lost, this.device.queue.onSubmittedWorkDone().catch(() => undefined)]);
+      this.throwIfLost();
+      throw e;
+    }
+    await this.checkAllocations();
     this.throwIfFailed();
     const got = new Uint8Array(staging.getMappedRange());
     const into = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
@@ -266,14 +325,28 @@ export class WebGpuMemory {
   async finish(): Promise<void> {
     this.flush();
     await this.device.queue.onSubmittedWorkDone();
+    await this.checkAllocations();
     this.throwIfFailed();
   }
 
+  /** Throws the `gpu/lost` EngineError once the device is lost (the session turns it into its stop line). */
+  throwIfLost(): void {
+    if (this.lostReason !== null)
+      throw new EngineError('gpu/lost', `The GPU device was lost (${this.lostReason.split('\n')[0]})`);
+  }
+
   private throwIfFailed(): void {
+    this.throwIfLost();
     if (this.error === null) return;
     // A refused dispatch is a bug here, not the user's input: a plain Error, not an EngineError.
     throw new Error(`The GPU refused the WebGPU backend's work (${this.error}); use --backend wasm.`);
   }
+}
+
+/** Bytes as people read them: "3.7 GB", "96 MB" (decimal units, one decimal below 10). */
+export function bytesText(bytes: number): string {
+  const [v, unit] = bytes >= 1e9 ? [bytes / 1e9, 'GB'] : bytes >= 1e6 ? [bytes / 1e6, 'MB'] : [bytes / 1e3, 'kB'];
+  return `${v < 10 ? v.toFixed(1) : v.toFixed(0)} ${unit}`;
 }
 
 const BINDING = /@group\(0\) @binding\((\d+)\) var<storage, read_write> (\w+): array<(\w+)>;\n?/g;

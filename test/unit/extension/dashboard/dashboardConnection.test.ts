@@ -142,7 +142,10 @@ function harness() {
     saveExport: async () => undefined,
     resume: (runDir: string) => resumed.push(runDir),
   } as unknown as ConnectionDeps;
+  const viewState = new Emitter<unknown>();
   const panel = {
+    visible: true,
+    onDidChangeViewState: viewState.event,
     webview: {
       onDidReceiveMessage: fromPage.event,
       postMessage: async (m: ToWebview) => {
@@ -161,6 +164,11 @@ function harness() {
     send: (msg: unknown) => fromPage.fire(msg),
     opened,
     asked,
+    /** The panel hidden (its page discarded, as VS Code does without retainContextWhenHidden) or shown. */
+    setVisible: (visible: boolean) => {
+      panel.visible = visible;
+      viewState.fire({ webviewPanel: panel });
+    },
     failModel: (e: Error | null) => (modelFails = e),
     emit: (runId: string, event: FromTrainingWorker) => events.fire({ runId, event }),
     setDisk: (runs: RunItem[]) => {
@@ -262,6 +270,31 @@ describe('DashboardConnection', () => {
     expect(h.posted.map((m) => (m.type === 'run/didUpdate' ? m.event.type : m.type))).toEqual([
       'dashboard/didLoadRuns',
       'train/didStart',
+      'train/didStep',
+    ]);
+    h.connection.dispose();
+  });
+
+  it('posts nothing while the panel is hidden; the next page gets the runs first, then the live steps', async () => {
+    const h = harness();
+    h.setDisk([item('/a')]);
+    h.ready();
+    await tick();
+    h.setVisible(false);
+    h.posted.length = 0;
+    // A resume while the dashboard is behind another editor: it starts, is revealed (a new page loads), steps on.
+    h.setLive('/a');
+    h.emit('/a', start('/a'));
+    h.connection.select('/a');
+    h.setVisible(true);
+    h.emit('/a', step(41));
+    await tick();
+    expect(h.posted).toEqual([]);
+    h.ready();
+    await tick();
+    h.emit('/a', step(42));
+    expect(h.posted.map((m) => (m.type === 'run/didUpdate' ? m.event.type : m.type))).toEqual([
+      'dashboard/didLoadRuns',
       'train/didStep',
     ]);
     h.connection.dispose();

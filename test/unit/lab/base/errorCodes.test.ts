@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EngineErrorCode } from '../../../../src/engine/errors';
 import type { ErrorCode } from '../../../../src/lab/base/errorCodes';
 import { EngineError } from '../../../../src/engine/errors';
-import { errorKind, isUserFixable } from '../../../../src/lab/base/errorCodes';
+import { errorKind, isUserFixable, stopsRun } from '../../../../src/lab/base/errorCodes';
 
 describe('error codes', () => {
   it('classifies every code once: what the user can fix, a cancellation, or a failure', () => {
@@ -19,8 +19,19 @@ describe('error codes', () => {
       'pytorch/launch': 'fixable',
       'disk/full': 'fixable',
       'file/unusable': 'fixable',
+      'gpu/lost': 'fixable',
     };
     for (const [code, kind] of Object.entries(kinds)) expect([code, errorKind(code)]).toEqual([code, kind]);
+  });
+
+  it('says which errors stop a run at its last checkpoint (it resumes) instead of failing it', () => {
+    expect(['disk/full', 'gpu/lost'].map(stopsRun)).toEqual([true, true]);
+    expect(['train/nonFinite', 'config/invalid', 'internal', 'cancelled'].map(stopsRun)).toEqual([
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 
   it('says a cancellation and an internal error are not for the user to fix', () => {

@@ -2,6 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
+  autoChoice,
   autoPicksWebGpu,
   dawnApiFor,
   describeAdapter,
@@ -43,15 +44,33 @@ describe('WebGPU adapters', () => {
     expect(isSoftwareAdapter(info('intel', 'gen-12lp', 'Intel(R) Iris(R) Xe Graphics'))).toBe(false);
   });
 
-  it('auto never picks a software adapter, nor one before the GPU training path is complete', () => {
+  it('auto never picks a software adapter', () => {
     const gpuReal = describeAdapter(info('nvidia', 'hopper'), 'Vulkan');
     const soft = describeAdapter(info('google', 'swiftshader'), 'Vulkan');
     const llvm = describeAdapter(info('mesa', 'llvmpipe'), 'Vulkan');
-    expect(autoPicksWebGpu(gpuReal, true)).toBe(true);
-    expect(autoPicksWebGpu(soft, true)).toBe(false);
-    expect(autoPicksWebGpu(llvm, true)).toBe(false);
-    expect(autoPicksWebGpu(null, true)).toBe(false);
-    expect(autoPicksWebGpu(gpuReal, false)).toBe(false);
+    expect(autoPicksWebGpu(gpuReal)).toBe(true);
+    expect(autoPicksWebGpu(soft)).toBe(false);
+    expect(autoPicksWebGpu(llvm)).toBe(false);
+    expect(autoPicksWebGpu(null)).toBe(false);
+  });
+
+  it('auto says what it chose and why', () => {
+    const swift = describeAdapter(info('google', 'swiftshader', 'SwiftShader driver 5.0.0', '', true), 'Vulkan');
+    expect(autoChoice(swift)).toEqual({
+      webgpu: false,
+      reason:
+        'auto: google swiftshader · Vulkan (software) is a software adapter, slower than WebAssembly on the same cores',
+    });
+    const basic = describeAdapter(info('microsoft', '', 'Microsoft Basic Render Driver'), 'D3D12');
+    expect(autoChoice(basic).webgpu).toBe(false);
+    expect(autoChoice(describeAdapter(info('nvidia', 'hopper', 'NVIDIA H100'), 'Vulkan'))).toEqual({
+      webgpu: true,
+      reason: 'auto: nvidia hopper · Vulkan is a GPU',
+    });
+    expect(autoChoice(null, 'no WebGPU binding here')).toEqual({
+      webgpu: false,
+      reason: 'auto: no WebGPU binding here',
+    });
   });
 
   it("names Dawn's API per platform", () => {
