@@ -25,7 +25,6 @@ import type { Batch } from '../../engine/models/inputs';
 import { Transformer } from '../../engine/models/transformer';
 import { Rng } from '../../engine/rng';
 import { Trainer } from '../../engine/train';
-import { EngineError } from '../../engine/errors';
 import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import type { TrainSpec } from '../../protocol/data';
 import type { OpenedGpu } from '../platform/platform';
@@ -154,11 +153,6 @@ async function calibrationGpu(
   spec: TrainSpec,
   gpu: (() => Promise<OpenedGpu>) | undefined,
 ): Promise<TrainingDevice['gpu']> {
-  if (spec.backend === 'webgpu' && spec.training.optimizer === 'muon')
-    throw new EngineError(
-      'config/invalid',
-      'Muon does not train on WebGPU yet; use --optimizer adamw, or --backend wasm for Muon.',
-    );
   return (await openTrainingDevice(spec.backend, gpu)).gpu;
 }
 

@@ -121,8 +121,11 @@ function evaluationPlan(config: OpenRun['model']['config']): RunPlan {
 async function open(ctx: Context, runDir: string, need: Need, onDevice = false): Promise<OpenRun> {
   const { platform } = ctx;
   const { fs } = platform;
-  const kind = (await readRunJson(fs, runDir)).spec.backend;
-  const gpu = onDevice && kind === 'webgpu' && platform.gpu ? platform.gpu : null;
+  const json = await readRunJson(fs, runDir);
+  const kind = json.spec.backend;
+  // A run on the GPU: named webgpu, or `auto` that chose it when it last trained (run.json's backendUsed).
+  const trainedOnGpu = kind === 'webgpu' || (kind === 'auto' && (json.backendUsed ?? '').startsWith('webgpu'));
+  const gpu = onDevice && trainedOnGpu && platform.gpu ? platform.gpu : null;
   // A run's GPU model is kept beside its CPU one (the jobs not built on the GPU use that).
   const key = gpu ? `${runDir}\u0000webgpu` : runDir;
   // Where the platform offers no adapter after all (a GPU blocked, a browser without WebGPU), the run's CPU

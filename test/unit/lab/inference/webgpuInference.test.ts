@@ -360,3 +360,39 @@ describe('the model worker where the platform gives no adapter', () => {
     expect((got?.output as { ids: number[] } | undefined)?.ids).toEqual(decodeText(wasm, params).output.ids);
   });
 });
+
+describe('the model worker and a run that `auto` trained on the GPU', () => {
+  it('opens it on the platform’s GPU, as a run named webgpu', async () => {
+    const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
+    const file = NODE_FS.join(trained.runDir, 'run.json');
+    const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string }; backendUsed?: string };
+    json.spec.backend = 'auto';
+    const asked: string[] = [];
+    for (const used of ['wasm', 'webgpu (NVIDIA H100 · Vulkan)']) {
+      json.backendUsed = used;
+      await writeFile(file, JSON.stringify(json));
+      const posted: { type: string; id?: number }[] = [];
+      let listener: ((msg: unknown) => void) | null = null;
+      serveModelRequests(
+        {
+          fs: NODE_FS,
+          threads: () => null,
+          gpu: async () => (asked.push(used), { ok: false, reason: 'none in this test' }),
+        },
+        { post: (msg) => posted.push(msg as (typeof posted)[number]), onMessage: (l) => (listener = l) },
+      );
+      const text = 'the dog';
+      (listener as unknown as (m: unknown) => void)({
+        type: 'model/score',
+        id: 1,
+        runDir: trained.runDir,
+        source: null,
+        text,
+      });
+      for (let i = 0; i < 600 && !posted.some((m) => m.id === 1); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(posted.find((m) => m.id === 1)?.type).toBe('model/didScore');
+    }
+    // Asked for a device only for the run whose last session trained on WebGPU.
+    expect(asked).toEqual(['webgpu (NVIDIA H100 · Vulkan)']);
+  });
+});

@@ -131,6 +131,23 @@ describe('calibrate on WebGPU', () => {
     expect(Number.isFinite(c.flopsPerSec)).toBe(true);
   });
 
+  it('times Muon on the device too (its Newton–Schulz steps run there)', async () => {
+    const opened = await openNodeGpu();
+    if (!opened.ok) return;
+    opened.device.destroy();
+    const muon: TrainSpec = { ...spec, training: { ...spec.training, optimizer: 'muon' } };
+    const c = await calibrate(
+      muon,
+      300,
+      () => performance.now(),
+      () => null,
+      50,
+      openNodeGpu,
+    );
+    expect(c.backend).toBe(`webgpu (${opened.adapter.name})`);
+    expect(c.secondsPerStep).toBeGreaterThan(0);
+  });
+
   it('refuses in one line where no device opens, or the platform offers none', async () => {
     await expect(
       calibrate(
