@@ -57,6 +57,11 @@ TODAY_OFF = dict(
     postNorms=False,
     globalEvery=0,
     ropeLocalTheta=0,
+    ropeScaling="none",
+    ropeScalingFactor=1,
+    ropeLowFreqFactor=1,
+    ropeHighFreqFactor=4,
+    ropeOriginalMaxLen=8192,
 )
 
 
@@ -82,11 +87,11 @@ def layer_window(cfg, i):
     return 0 if cfg["globalEvery"] > 0 and (i + 1) % cfg["globalEvery"] == 0 else cfg["slidingWindow"]
 
 
-def layer_rope_theta(cfg, i):
-    """RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery
-    (when set), else ropeTheta — config.ts `layerRopeTheta`."""
-    local = cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0 and layer_window(cfg, i) > 0
-    return cfg["ropeLocalTheta"] if local else cfg["ropeTheta"]
+def layer_rope_local(cfg, i):
+    """Whether decoder layer i reads the local RoPE tables: a windowed layer of a model with globalEvery whose
+    local layers differ from the global ones (ropeLocalTheta, or ropeScaling that only the global layers have)."""
+    differ = cfg["ropeLocalTheta"] > 0 or cfg["ropeScaling"] != "none"
+    return cfg["globalEvery"] > 0 and differ and layer_window(cfg, i) > 0
 
 
 def head_size(cfg):
@@ -186,11 +191,34 @@ class PositionalEncoding(nn.Module):
         return x + self.pe[: x.shape[1]]
 
 
-def rope_tables(max_len, rotated, theta):
-    """RoPE's cos and sin [maxLen, R/2]: angle(p, i) = p · theta^(−2i/R), in float64, rounded once
-    to float32 (Su et al., 2021; the engine computes them with Math.pow, cos, sin)."""
+def rope_inv_freq(rotated, theta, cfg=None):
+    """RoPE's R/2 frequencies theta^(−2i/R) in float64, scaled as cfg's ropeScaling states ('linear': all divided
+    by ropeScalingFactor; 'llama3': Hugging Face's _compute_llama3_parameters, the low frequencies divided, the
+    high kept, the band between blended) — ops/rope.ts `ropeInvFreq`."""
     i = torch.arange(rotated // 2, dtype=torch.float64)
     inv = torch.pow(torch.tensor(float(theta), dtype=torch.float64), -2.0 * i / rotated)  # (R/2,)
+    kind = "none" if cfg is None else cfg["ropeScaling"]
+    if kind == "linear":
+        return inv / cfg["ropeScalingFactor"]
+    if kind == "llama3":
+        factor, lo, hi, old = (
+            cfg["ropeScalingFactor"],
+            cfg["ropeLowFreqFactor"],
+            cfg["ropeHighFreqFactor"],
+            cfg["ropeOriginalMaxLen"],
+        )
+        wavelen = 2 * math.pi / inv
+        s = (old / wavelen - lo) / (hi - lo)
+        blended = (1 - s) * inv / factor + s * inv
+        return torch.where(wavelen < old / hi, inv, torch.where(wavelen > old / lo, inv / factor, blended))
+    return inv
+
+
+def rope_tables(max_len, rotated, theta, cfg=None):
+    """RoPE's cos and sin [maxLen, R/2]: angle(p, i) = p · θ_i, θ_i from rope_inv_freq (theta^(−2i/R), scaled
+    when cfg is given and has ropeScaling), in float64, rounded once to float32 (Su et al., 2021; the engine
+    computes them with Math.pow, cos, sin)."""
+    inv = rope_inv_freq(rotated, theta, cfg)  # (R/2,)
     angle = torch.arange(max_len, dtype=torch.float64)[:, None] * inv  # (maxLen, R/2)
     return torch.cos(angle).float(), torch.sin(angle).float()
 
@@ -219,30 +247,29 @@ def alibi_slopes(n_heads):
 
 class Positions(nn.Module):
     """What the attention layers need of the positions: RoPE's tables (buffers `rope_cos`,
-    `rope_sin`, not saved; with globalEvery and ropeLocalTheta also the windowed layers'
-    `rope_local_cos`, `rope_local_sin`) or ALiBi's bias. One per model, shared by every layer."""
+    `rope_sin`, not saved, with ropeScaling; with globalEvery and ropeLocalTheta or ropeScaling also the windowed
+    layers' `rope_local_cos`, `rope_local_sin`, unscaled) or ALiBi's bias. One per model, shared by every layer."""
 
     def __init__(self, cfg):
         super().__init__()
         self.kind = cfg["positional"]
-        self.theta = cfg["ropeTheta"]
         if self.kind == "rope":
             R = int(round(head_size(cfg) * cfg["rotaryFraction"]))
-            cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeTheta"])
+            cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeTheta"], cfg)
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
-            if cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0:
-                cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeLocalTheta"])
+            if cfg["globalEvery"] > 0 and (cfg["ropeLocalTheta"] > 0 or cfg["ropeScaling"] != "none"):
+                cos, sin = rope_tables(cfg["maxLen"], R, cfg["ropeLocalTheta"] or cfg["ropeTheta"])
                 self.register_buffer("rope_local_cos", cos, persistent=False)
                 self.register_buffer("rope_local_sin", sin, persistent=False)
         if self.kind == "alibi":
             self.register_buffer("slopes", torch.tensor(alibi_slopes(cfg["nHeads"])), persistent=False)
 
-    def rope(self, T, theta=None):
-        """(cos, sin) of positions 0..T−1 with θ = theta (default ropeTheta), or None without RoPE."""
+    def rope(self, T, local=False):
+        """(cos, sin) of positions 0..T−1, the local layers' when `local` (layer_rope_local), or None without RoPE."""
         if self.kind != "rope":
             return None
-        if theta is not None and theta != self.theta:
+        if local:
             return (self.rope_local_cos[:T], self.rope_local_sin[:T])
         return (self.rope_cos[:T], self.rope_sin[:T])
 
@@ -508,7 +535,7 @@ class Transformer(nn.Module):
             # Each decoder layer's window (globalEvery: the global layers have none) and RoPE θ.
             window = layer_window(self.cfg, i)
             mask = tgt_mask & causal_mask(T, tgt_in.device, window) if window > 0 else tgt_mask
-            x = layer(x, memory, src_mask, mask, self.positions.rope(T, layer_rope_theta(self.cfg, i)))
+            x = layer(x, memory, src_mask, mask, self.positions.rope(T, layer_rope_local(self.cfg, i)))
         if self.cfg["norm"] == "pre":
             x = self.decoder_norm(x)
         return softcap(self.fc(x), self.cfg["logitSoftCap"])  # (B, T, V)
@@ -627,7 +654,7 @@ class GPT(nn.Module):
             window = layer_window(self.cfg, i)
             if window not in masks:
                 masks[window] = causal_mask(T, idx.device, window)
-            x = block(x, masks[window], self.positions.rope(T, layer_rope_theta(self.cfg, i)), bias)
+            x = block(x, masks[window], self.positions.rope(T, layer_rope_local(self.cfg, i)), bias)
         if self.cfg["norm"] == "pre":
             x = self.transformer.ln_f(x)
         return softcap(self.lm_head(x), self.cfg["logitSoftCap"])  # (B, T, V)

@@ -129,6 +129,46 @@ CASES = {
             tie_word_embeddings=False,
         ),
     ),
+    # Llama-3.2-1B: LlamaForCausalLM, 16 layers, d 2048, 32/8 heads of 64, d_ff 8192, θ 500000 with llama3 rope
+    # scaling (factor 32, low 1, high 4, original context 8192: the low frequencies divided by 32), tied, ε 1e-5.
+    "llama3.2": dict(
+        cls=T.LlamaConfig,
+        dtype="bfloat16",
+        embed=0.05,
+        cfg=dict(
+            hidden_size=2048,
+            intermediate_size=8192,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=64,
+            rms_norm_eps=1e-5,
+            max_position_embeddings=131072,
+            tie_word_embeddings=True,
+            rope_parameters=dict(
+                rope_type="llama3",
+                rope_theta=500000.0,
+                factor=32.0,
+                low_freq_factor=1.0,
+                high_freq_factor=4.0,
+                original_max_position_embeddings=8192,
+            ),
+        ),
+    ),
+    # TinyLlama-1.1B: LlamaForCausalLM, 22 layers, d 2048, 32/4 heads (groups of 8), d_ff 5632, θ 10000, untied.
+    "tinyllama": dict(
+        cls=T.LlamaConfig,
+        dtype="bfloat16",
+        cfg=dict(
+            hidden_size=2048,
+            intermediate_size=5632,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+            rms_norm_eps=1e-5,
+            rope_theta=10000.0,
+            max_position_embeddings=2048,
+            tie_word_embeddings=False,
+        ),
+    ),
     # Gemma-3-270M: Gemma3ForCausalLM, 18 layers (5 local, then 1 global), d 640, 4/1 heads of 256, d_ff 2048,
     # query_pre_attn_scalar 256, θ 1e6 global / 1e4 local, tied, ε 1e-6, bf16; its vocabulary is 262,144 (cut to
     # 1024 as every case's). Cut to 2 layers, one local and one global (layer_types), and the window cut from 512 to
@@ -154,6 +194,31 @@ CASES = {
             layer_types=["sliding_attention", "full_attention"],
             hidden_activation="gelu_pytorch_tanh",
             tie_word_embeddings=True,
+        ),
+    ),
+    # Gemma 3 4B and up scale their global layers' RoPE linearly (factor 8); here on the 270M case's shapes (the 4B's
+    # d 2560 and d_ff 10240 would make the golden's recomputed weights 190 M numbers for what is a RoPE table).
+    "gemma3-linear": dict(
+        cls=T.Gemma3TextConfig,
+        dtype="bfloat16",
+        embed=0.02,
+        cfg=dict(
+            hidden_size=640,
+            intermediate_size=2048,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=256,
+            query_pre_attn_scalar=256,
+            rms_norm_eps=1e-6,
+            max_position_embeddings=131072,
+            sliding_window=8,
+            layer_types=["sliding_attention", "full_attention"],
+            hidden_activation="gelu_pytorch_tanh",
+            tie_word_embeddings=True,
+            rope_parameters=dict(
+                sliding_attention=dict(rope_type="default", rope_theta=10000.0),
+                full_attention=dict(rope_type="linear", factor=8.0, rope_theta=1000000.0),
+            ),
         ),
     ),
 }

@@ -49,6 +49,11 @@ TODAY_OFF = dict(
     postNorms=False,
     globalEvery=0,
     ropeLocalTheta=0,
+    ropeScaling="none",
+    ropeScalingFactor=1,
+    ropeLowFreqFactor=1,
+    ropeHighFreqFactor=4,
+    ropeOriginalMaxLen=8192,
 )
 
 
@@ -79,11 +84,11 @@ def layer_window(cfg, i):
     return 0 if cfg["globalEvery"] > 0 and (i + 1) % cfg["globalEvery"] == 0 else cfg["slidingWindow"]
 
 
-def layer_rope_theta(cfg, i):
-    """RoPE's θ in decoder layer i: ropeLocalTheta in a windowed layer of a model with globalEvery
-    (when set), else ropeTheta — config.ts `layerRopeTheta`."""
-    local = cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0 and layer_window(cfg, i) > 0
-    return cfg["ropeLocalTheta"] if local else cfg["ropeTheta"]
+def layer_rope_local(cfg, i):
+    """Whether decoder layer i reads the local RoPE tables: a windowed layer of a model with globalEvery whose
+    local layers differ from the global ones (ropeLocalTheta, or ropeScaling that only the global layers have)."""
+    differ = cfg["ropeLocalTheta"] > 0 or cfg["ropeScaling"] != "none"
+    return cfg["globalEvery"] > 0 and differ and layer_window(cfg, i) > 0
 
 
 def attn_scale(cfg):
@@ -174,12 +179,35 @@ class PositionalEncoding(nn.Module):
         return x + self.pe[: x.shape[1]]
 
 
-def rope_tables(max_len, rotated, theta):
-    """RoPE's cos and sin [maxLen, R/2]: angle[p, i] = p · theta^(-2i/R), computed in float64
-    (as Math.pow, Math.cos, Math.sin) and rounded once to float32."""
-    pos = torch.arange(max_len, dtype=torch.float64)[:, None]
+def rope_inv_freq(rotated, theta, cfg=None):
+    """RoPE's R/2 frequencies theta^(−2i/R) in float64, scaled as cfg's ropeScaling states ('linear': all divided
+    by ropeScalingFactor; 'llama3': Hugging Face's _compute_llama3_parameters, the low frequencies divided, the
+    high kept, the band between blended) — ops/rope.ts `ropeInvFreq`."""
     i = torch.arange(rotated // 2, dtype=torch.float64)
-    angle = pos * torch.pow(torch.tensor(float(theta), dtype=torch.float64), -2.0 * i / rotated)
+    inv = torch.pow(torch.tensor(float(theta), dtype=torch.float64), -2.0 * i / rotated)  # (R/2,)
+    kind = "none" if cfg is None else cfg["ropeScaling"]
+    if kind == "linear":
+        return inv / cfg["ropeScalingFactor"]
+    if kind == "llama3":
+        factor, lo, hi, old = (
+            cfg["ropeScalingFactor"],
+            cfg["ropeLowFreqFactor"],
+            cfg["ropeHighFreqFactor"],
+            cfg["ropeOriginalMaxLen"],
+        )
+        wavelen = 2 * math.pi / inv
+        s = (old / wavelen - lo) / (hi - lo)
+        blended = (1 - s) * inv / factor + s * inv
+        return torch.where(wavelen < old / hi, inv, torch.where(wavelen > old / lo, inv / factor, blended))
+    return inv
+
+
+def rope_tables(max_len, rotated, theta, cfg=None):
+    """RoPE's cos and sin [maxLen, R/2]: angle(p, i) = p · θ_i, θ_i from rope_inv_freq (theta^(−2i/R), scaled
+    when cfg is given and has ropeScaling), in float64, rounded once to float32 (Su et al., 2021; the engine
+    computes them with Math.pow, cos, sin)."""
+    inv = rope_inv_freq(rotated, theta, cfg)  # (R/2,)
+    angle = torch.arange(max_len, dtype=torch.float64)[:, None] * inv  # (maxLen, R/2)
     return torch.cos(angle).float(), torch.sin(angle).float()
 
 
@@ -252,38 +280,37 @@ def merge_heads(y):
 
 class Positions(nn.Module):
     """What attention needs of the positions: RoPE's tables (non-persistent buffers `rope_cos`,
-    `rope_sin` [maxLen, R/2]; with globalEvery and ropeLocalTheta also the windowed layers'
-    `rope_local_cos`, `rope_local_sin`) and ALiBi's slopes; empty for the other positionals."""
+    `rope_sin` [maxLen, R/2], with ropeScaling; with globalEvery and ropeLocalTheta or ropeScaling also the windowed
+    layers' `rope_local_cos`, `rope_local_sin`, unscaled) and ALiBi's slopes; empty for the other positionals."""
 
     def __init__(self, cfg):
         super().__init__()
         self.rope = cfg["positional"] == "rope"
         self.slopes = alibi_slopes(cfg["nHeads"]) if cfg["positional"] == "alibi" else None
-        self.theta = cfg["ropeTheta"]
         if self.rope:
             rotated = round(head_size(cfg) * cfg["rotaryFraction"])
-            cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeTheta"])
+            cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeTheta"], cfg)
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
-            if cfg["globalEvery"] > 0 and cfg["ropeLocalTheta"] > 0:
-                cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeLocalTheta"])
+            if cfg["globalEvery"] > 0 and (cfg["ropeLocalTheta"] > 0 or cfg["ropeScaling"] != "none"):
+                cos, sin = rope_tables(cfg["maxLen"], rotated, cfg["ropeLocalTheta"] or cfg["ropeTheta"])
                 self.register_buffer("rope_local_cos", cos, persistent=False)
                 self.register_buffer("rope_local_sin", sin, persistent=False)
 
-    def tables(self, theta):
-        """(cos, sin) of RoPE with θ = theta (ropeTheta's or the local layers' tables)."""
-        if theta == self.theta:
-            return self.rope_cos, self.rope_sin
-        return self.rope_local_cos, self.rope_local_sin
+    def tables(self, local):
+        """(cos, sin) of RoPE: the local layers' tables when `local` (layer_rope_local), else ropeTheta's."""
+        if local:
+            return self.rope_local_cos, self.rope_local_sin
+        return self.rope_cos, self.rope_sin
 
 
 def add_qk_norms(module, cfg, layer=0):
     """qkNorm's RMSNorms over a head's D channels, weights `q_norm`, `k_norm` [D] (shared by the
     heads; present when normScale) on the attention module itself, and its probability dropout.
-    Also the causal self-attention's window and RoPE θ in decoder layer `layer` (globalEvery)."""
+    Also the causal self-attention's window and RoPE tables in decoder layer `layer` (globalEvery)."""
     module.cfg = cfg
     module.window = layer_window(cfg, layer)
-    module.theta = layer_rope_theta(cfg, layer)
+    module.local_rope = layer_rope_local(cfg, layer)
     if cfg["qkNorm"]:
         d_head = head_size(cfg)
         module.q_norm = RMSNorm(d_head, cfg["normScale"], cfg["layerNormEps"])
@@ -301,7 +328,7 @@ def project_and_attend(module, q, k, v, mask, positions, self_attn, causal):
     if cfg["qkNorm"]:
         q, k = module.q_norm(q), module.k_norm(k)
     if self_attn and positions.rope:
-        cos, sin = positions.tables(module.theta if causal else cfg["ropeTheta"])
+        cos, sin = positions.tables(module.local_rope and causal)
         q = apply_rope(q, cos[: q.shape[2]], sin[: q.shape[2]])
         k = apply_rope(k, cos[: k.shape[2]], sin[: k.shape[2]])
     bias = None

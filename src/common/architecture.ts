@@ -227,7 +227,10 @@ function num(v: number | undefined): string {
   return v === undefined ? '?' : String(v);
 }
 
-/** The positions of a config: "RoPE θ 10000", "RoPE θ 10000 on 25 % of each head", "ALiBi", "learned positions". */
+/**
+ * The positions of a config: "RoPE θ 10000", "RoPE θ 10000 on 25 % of each head", "RoPE θ 500000 (llama3 scaling
+ * ×32)", "ALiBi", "learned positions".
+ */
 function positionsName(c: Cfg): string {
   if (!known(c.positional)) return '?';
   if (c.positional !== 'rope') return CHOICE_NAMES[c.positional as string] ?? String(c.positional);
@@ -235,7 +238,13 @@ function positionsName(c: Cfg): string {
     c.rotaryFraction !== undefined && c.rotaryFraction !== 1
       ? ` on ${Math.round(c.rotaryFraction * 1000) / 10} % of each head`
       : '';
-  return `RoPE θ ${num(c.ropeTheta)}${part}`;
+  return `RoPE θ ${num(c.ropeTheta)}${part}${ropeScalingName(c)}`;
+}
+
+/** RoPE's frequency scaling: "", " (linear scaling ×8)", " (llama3 scaling ×32)". */
+function ropeScalingName(c: Cfg): string {
+  if (c.ropeScaling === undefined || c.ropeScaling === 'none') return '';
+  return ` (${c.ropeScaling} scaling ×${num(c.ropeScalingFactor)})`;
 }
 
 /** The norm of a config: "LayerNorm", "RMSNorm", "RMSNorm (no scale)". */

@@ -32,6 +32,12 @@ export const POSITIONALS = ['sinusoidal', 'learned', 'rope', 'alibi', 'none'] as
 /** One of {@link POSITIONALS}. */
 export type Positional = (typeof POSITIONALS)[number];
 
+/** RoPE frequency scalings the engine builds (config.json's rope_scaling types; ops/rope.ts). */
+export const ROPE_SCALINGS = ['none', 'linear', 'llama3'] as const;
+
+/** One of {@link ROPE_SCALINGS}. */
+export type RopeScalingType = (typeof ROPE_SCALINGS)[number];
+
 /** Normalisation layers: LayerNorm (Ba et al. 2016) or RMSNorm (Zhang & Sennrich 2019, no mean, no bias). */
 export const NORM_TYPES = ['layernorm', 'rmsnorm'] as const;
 
@@ -120,6 +126,20 @@ export interface ModelConfig {
   readonly globalEvery: number;
   /** RoPE's θ in the windowed (local) layers when globalEvery > 0 (Gemma 3: 10000 local, 1e6 global); 0 = ropeTheta. */
   readonly ropeLocalTheta: number;
+  /**
+   * RoPE frequency scaling (config.json's rope_scaling): 'linear' divides every frequency by ropeScalingFactor
+   * (Gemma 3 4B and up, factor 8); 'llama3' divides the low ones and blends the band between (Llama 3.1 and 3.2,
+   * ops/rope.ts `ropeInvFreq`). It applies to the layers of ropeTheta: with globalEvery, the global layers only.
+   */
+  readonly ropeScaling: RopeScalingType;
+  /** The factor of ropeScaling (Llama 3.1: 8, Llama 3.2: 32; Gemma 3: 8); 1 with none. */
+  readonly ropeScalingFactor: number;
+  /** llama3 scaling: wavelengths above ropeOriginalMaxLen / ropeLowFreqFactor are divided by the factor (1). */
+  readonly ropeLowFreqFactor: number;
+  /** llama3 scaling: wavelengths below ropeOriginalMaxLen / ropeHighFreqFactor are kept (4). */
+  readonly ropeHighFreqFactor: number;
+  /** llama3 scaling: the context the model was first trained at (original_max_position_embeddings, 8192). */
+  readonly ropeOriginalMaxLen: number;
   /** Label smoothing ε of the training loss (the paper uses 0.1). */
   readonly labelSmoothing: number;
 }
@@ -148,6 +168,11 @@ const TODAY_OFF = {
   postNorms: false,
   globalEvery: 0,
   ropeLocalTheta: 0,
+  ropeScaling: 'none',
+  ropeScalingFactor: 1,
+  ropeLowFreqFactor: 1,
+  ropeHighFreqFactor: 4,
+  ropeOriginalMaxLen: 8192,
 } as const satisfies Partial<ModelConfig>;
 
 const PAPER: Omit<ModelConfig, SizeField | 'nKvHeads'> = {
@@ -348,6 +373,11 @@ const FIELD_KINDS: Record<keyof ModelConfig, 'int' | 'number' | 'bool' | readonl
   postNorms: 'bool',
   globalEvery: 'int',
   ropeLocalTheta: 'number',
+  ropeScaling: ROPE_SCALINGS,
+  ropeScalingFactor: 'number',
+  ropeLowFreqFactor: 'number',
+  ropeHighFreqFactor: 'number',
+  ropeOriginalMaxLen: 'int',
   labelSmoothing: 'number',
 };
 
@@ -479,6 +509,19 @@ function validateTodayOptions(c: ModelConfig, bad: (msg: string) => never): void
         `set slidingWindow or globalEvery 0.`,
     );
   if (c.ropeLocalTheta < 0) bad(`ropeLocalTheta must be ≥ 0 (0 = ropeTheta), got ${c.ropeLocalTheta}.`);
+  if (c.ropeScaling !== 'none' && c.positional !== 'rope')
+    bad(`ropeScaling ${c.ropeScaling} scales RoPE's frequencies; set positional rope or ropeScaling none.`);
+  if (!(c.ropeScalingFactor >= 1))
+    bad(`ropeScalingFactor must be ≥ 1 (1 = no scaling), got ${c.ropeScalingFactor}; Llama 3.1 uses 8.`);
+  if (c.ropeScaling === 'llama3') {
+    if (!(c.ropeLowFreqFactor > 0) || !(c.ropeHighFreqFactor > c.ropeLowFreqFactor))
+      bad(
+        `llama3 RoPE scaling needs 0 < ropeLowFreqFactor < ropeHighFreqFactor, got ${c.ropeLowFreqFactor} and ` +
+          `${c.ropeHighFreqFactor}; Llama 3.1 uses 1 and 4.`,
+      );
+    if (c.ropeOriginalMaxLen < 1)
+      bad(`llama3 RoPE scaling needs ropeOriginalMaxLen ≥ 1, got ${c.ropeOriginalMaxLen}; Llama 3.1 uses 8192.`);
+  }
 }
 
 /**
@@ -499,6 +542,14 @@ export function layerRopeTheta(
   i: number,
 ): number {
   return c.globalEvery > 0 && c.ropeLocalTheta > 0 && layerWindow(c, i) > 0 ? c.ropeLocalTheta : c.ropeTheta;
+}
+
+/**
+ * Whether ropeScaling applies in decoder layer i: in every layer, except the windowed (local) layers of a model
+ * with globalEvery, which keep the plain frequencies (Gemma 3 scales its global layers only).
+ */
+export function layerRopeScaled(c: Pick<ModelConfig, 'slidingWindow' | 'globalEvery'>, i: number): boolean {
+  return !(c.globalEvery > 0 && layerWindow(c, i) > 0);
 }
 
 /** Channels of each attention head: headDim, or dModel / nHeads when it is 0. */
@@ -537,7 +588,12 @@ export type TodayField =
   | 'attnScale'
   | 'postNorms'
   | 'globalEvery'
-  | 'ropeLocalTheta';
+  | 'ropeLocalTheta'
+  | 'ropeScaling'
+  | 'ropeScalingFactor'
+  | 'ropeLowFreqFactor'
+  | 'ropeHighFreqFactor'
+  | 'ropeOriginalMaxLen';
 
 /** A config that may lack the fields of today's transformers (what `validateConfig` and `completeConfig` accept). */
 export type ConfigInput = Omit<ModelConfig, TodayField> & Partial<Pick<ModelConfig, TodayField>>;

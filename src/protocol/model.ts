@@ -104,6 +104,16 @@ export const modelConfig = obj({
   globalEvery: optional(nonNegInt),
   /** RoPE's θ in the windowed layers; 0 = ropeTheta. */
   ropeLocalTheta: optional(num),
+  /** RoPE frequency scaling (rope_scaling): none, linear or llama3. */
+  ropeScaling: optional(oneOf('none', 'linear', 'llama3')),
+  /** The factor of ropeScaling; 1 with none. */
+  ropeScalingFactor: optional(num),
+  /** llama3 scaling's low_freq_factor. */
+  ropeLowFreqFactor: optional(num),
+  /** llama3 scaling's high_freq_factor. */
+  ropeHighFreqFactor: optional(num),
+  /** llama3 scaling's original_max_position_embeddings. */
+  ropeOriginalMaxLen: optional(nonNegInt),
   /** Label smoothing ε of the training loss. */
   labelSmoothing: optional(num),
 });

@@ -4,7 +4,10 @@
  * host starts it), and the worker opens `navigator.gpu` (SwiftShader's software adapter: headless
  * Linux Chromium gives one with `--enable-unsafe-webgpu`) and trains on the WebGPU kernels. Its
  * per-step losses match the same run on WebAssembly within 1e-4, and the run names the adapter.
- * Without the switch the browser offers no adapter, and the run is refused in one line.
+ * Without the switch the browser offers no adapter, and the run is refused in one line. The web model
+ * worker (dist/web/modelWorker.js) then decodes, scores and draws the attention of the run on the
+ * GPU — it asks `navigator.gpu` for an adapter — with the tokens of the CPU's decode, log-probabilities
+ * and head scores within 1e-4 of the CPU's and the same 8-bit attention codes but for rounding.
  *
  * Leaves out: the extension around the worker (the e2e suite) and speed.
  */
@@ -15,7 +18,7 @@ import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, ROOT, SKIP_REASON, launchBrowser } from './harness';
-import type { PageRun } from '../../src/bench/webTrainPage';
+import type { PageInference, PageRun } from '../../src/bench/webTrainPage';
 import { LOG_PART } from '../../src/lab/files/logParts';
 import type { RunChoices } from '../../src/lab/runs/runSpec';
 
@@ -34,6 +37,7 @@ const STEPS = 6;
 
 let pageScript = '';
 let workerSource = '';
+let modelWorkerSource = '';
 
 async function openPage(browser: Browser): Promise<Page> {
   const page = await browser.newPage();
@@ -70,6 +74,7 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker on WebGPU in Chromium', 
     const bundle = path.join(ROOT, 'dist/web/trainingWorker.js');
     if (!fs.existsSync(bundle)) throw new Error(`${bundle} is missing; run \`npm run build\` first.`);
     workerSource = fs.readFileSync(bundle, 'utf8');
+    modelWorkerSource = fs.readFileSync(path.join(ROOT, 'dist/web/modelWorker.js'), 'utf8');
     const out = await build({
       entryPoints: [path.join(ROOT, 'src/bench/webTrainPage.ts')],
       bundle: true,
@@ -105,6 +110,43 @@ describe.skipIf(!HAS_CHROMIUM)('the web training worker on WebGPU in Chromium', 
     const kept = (files: readonly string[]): string[] => files.filter((n) => !LOG_PART.test(n));
     expect(kept(gpu.files)).toEqual(kept(cpu.files));
     expect(kept(gpu.files)).toContain('optimizer.safetensors');
+  }, 600_000);
+
+  it('the web model worker decodes, scores and draws attention of a WebGPU run on the GPU, as the CPU does', async () => {
+    const page = await openPage(gpuBrowser);
+    const r = await page.evaluate(
+      ([train, model, steps, c]) =>
+        (
+          globalThis as unknown as {
+            inferInPage: (
+              t: string,
+              m: string,
+              task: string,
+              n: number,
+              c: RunChoices,
+              prompt: string,
+              text: string,
+            ) => Promise<{ trained: PageRun; asTrained: PageInference; onCpu: PageInference }>;
+          }
+        ).inferInPage(train, model, 'induction', steps, c, 'kpqmrbwkpq', 'kpqmrbwkpqmrbw'),
+      [workerSource, modelWorkerSource, STEPS, { ...SMALL, backend: 'webgpu' }] as const,
+    );
+    await page.close();
+    expect(r.trained.outcome).toEqual({ kind: 'finished', step: STEPS, reason: 'completed' });
+    // On the GPU: the worker asked navigator.gpu for an adapter; on the CPU it did not.
+    expect(r.asTrained.adapterRequests).toBeGreaterThan(0);
+    expect(r.onCpu.adapterRequests).toBe(0);
+    expect(r.asTrained.decodeIds).toHaveLength(12);
+    expect(r.asTrained.decodeIds).toEqual(r.onCpu.decodeIds);
+    const close = (a: readonly number[], b: readonly number[], tol: number): void => {
+      expect(a.length).toBe(b.length);
+      expect(a.length).toBeGreaterThan(0);
+      a.forEach((x, i) => expect(Math.abs(x - (b[i] as number)), `element ${i}`).toBeLessThan(tol));
+    };
+    close(r.asTrained.scoreLogprobs, r.onCpu.scoreLogprobs, 1e-4);
+    // The maps travel as 8-bit codes round(255·√p): a probability within 1e-4 may round to the next code.
+    close(r.asTrained.attention, r.onCpu.attention, 1.5);
+    close(r.asTrained.headScores, r.onCpu.headScores, 1e-4);
   }, 600_000);
 
   it('refuses backend webgpu in one line where the browser gives no adapter', async () => {

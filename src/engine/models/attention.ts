@@ -30,7 +30,7 @@ import type { ModelConfig } from '../config';
 import { headSize, kvHeads } from '../config';
 import { alibiSlopes } from '../ops/alibi';
 import { drawKeepMask } from '../ops/dropout';
-import { ropeTables } from '../ops/rope';
+import { type RopeScaling, ropeScalingKey, ropeScalingOf, ropeTables } from '../ops/rope';
 import type { Rng } from '../rng';
 import type { HookPoint, LayerHook } from './hooks';
 import { Linear } from './layers';
@@ -65,7 +65,12 @@ export interface AttentionSpec {
   /** RMSNorm of each head's q and k (weight [D] when `scale`), or null. */
   readonly qkNorm: { readonly eps: number; readonly scale: boolean } | null;
   /** RoPE of q and k (self-attention only): R rotated channels, tables for `positions` positions; or null. */
-  readonly rope: { readonly theta: number; readonly R: number; readonly positions: number } | null;
+  readonly rope: {
+    readonly theta: number;
+    readonly R: number;
+    readonly positions: number;
+    readonly scaling: RopeScaling | null;
+  } | null;
   /** ALiBi biases (causal self-attention only). */
   readonly alibi: boolean;
   /** Soft-cap of the scaled scores (0 = off). */
@@ -87,7 +92,12 @@ export function attentionSpec(cfg: ModelConfig, role: AttentionRole): AttentionS
     qkNorm: cfg.qkNorm ? { eps: cfg.layerNormEps, scale: cfg.normScale } : null,
     rope:
       cfg.positional === 'rope' && role !== 'cross'
-        ? { theta: cfg.ropeTheta, R: Math.round(D * cfg.rotaryFraction), positions: cfg.maxLen }
+        ? {
+            theta: cfg.ropeTheta,
+            R: Math.round(D * cfg.rotaryFraction),
+            positions: cfg.maxLen,
+            scaling: ropeScalingOf(cfg),
+          }
         : null,
     alibi: cfg.positional === 'alibi' && role === 'causal',
     softCap: cfg.attnSoftCap,
@@ -255,7 +265,7 @@ export class MultiHeadAttention {
     this.dk = arena.scratch('attn.dk', nkv);
     this.dv = arena.scratch('attn.dv', nkv);
     const rope = spec.rope;
-    const tableKey = rope ? `attn.rope.${rope.theta}.${rope.R}.${rope.positions}` : '';
+    const tableKey = rope ? `attn.rope.${rope.theta}.${rope.R}.${rope.positions}.${ropeScalingKey(rope.scaling)}` : '';
     this.ropeCos = rope ? arena.scratch(`${tableKey}.cos`, (rope.positions * rope.R) / 2) : null;
     this.ropeSin = rope ? arena.scratch(`${tableKey}.sin`, (rope.positions * rope.R) / 2) : null;
     this.slopes = spec.alibi ? arena.buffer(H) : null;
@@ -266,7 +276,7 @@ export class MultiHeadAttention {
     if (this.tablesReady) return;
     const rope = this.spec.rope;
     if (rope && this.ropeCos && this.ropeSin) {
-      const t = ropeTables(rope.theta, rope.R, rope.positions, (n) => new Float64Array(n));
+      const t = ropeTables(rope.theta, rope.R, rope.positions, (n) => new Float64Array(n), rope.scaling);
       this.ropeCos.data.set(t.cos);
       this.ropeSin.data.set(t.sin);
     }

@@ -7,12 +7,12 @@
  *
  * | family (`model_type`) | checkpoints | what differs from Llama |
  * |---|---|---|
- * | `llama` | SmolLM2, TinyLlama, Llama 2/3.x | — (rope_scaling refused by type) |
+ * | `llama` | SmolLM2, TinyLlama, Llama 2/3.x | — (Llama 3.1/3.2: llama3 rope scaling) |
  * | `qwen2` | Qwen2, Qwen2.5 | q/k/v biases; use_sliding_window must be false |
  * | `qwen3` | Qwen3 | q_norm/k_norm RMSNorm over each head (weights [head_dim]), head_dim set apart |
  * | `mistral` | Mistral | sliding_window → slidingWindow (the same rule, see below) |
  * | `gpt_neox` | Pythia, GPT-NeoX | LayerNorm with bias, exact GELU, partial rotary, parallel residual, fused qkv |
- * | `gemma3_text` | Gemma 3 (270M, 1B) | see below |
+ * | `gemma3_text` | Gemma 3 (270M, 1B; 4B and up: their text model) | see below |
  *
  * GPT-NeoX fuses q, k and v in one `query_key_value` whose rows are laid out per head,
  * [H, 3, D] (transformers views its output as [.., H, 3·D] and chunks the last axis in
@@ -23,7 +23,8 @@
  * value is taken as it is. A window at or past the context masks nothing and is dropped.
  *
  * RoPE: `rope_parameters` (transformers 5) or `rope_theta` + `rope_scaling` (the files on the
- * Hub) — only the default rope type is built; any other is refused naming the key and value.
+ * Hub). The rope types default, linear and llama3 are built (config ropeScaling; Llama 3.1 and 3.2 are llama3);
+ * dynamic, yarn, longrope and any other are refused naming the key and value.
  *
  * Gemma 3 (Gemma3ForCausalLM): embeddings scaled by √hidden (embedScale), GeGLU with the tanh GELU, QK-norm,
  * head_dim apart from hidden / heads, scores scaled by query_pre_attn_scalar^−½ (attnScale), a norm before and
@@ -32,7 +33,7 @@
  * rope_local_base_freq, every n-th layer global with rope_theta (layer_types or sliding_window_pattern →
  * globalEvery; transformers' window is i − j < sliding_window, ours). Gemma's RMSNorm multiplies by 1 + w where
  * ours multiplies by w, so every norm weight (q_norm and k_norm too) is read with 1 added ({@link HfTensor.add};
- * exact in float32, as transformers computes 1 + w there). Linear rope scaling (4B and up) is refused by name.
+ * exact in float32, as transformers computes 1 + w there). Linear rope scaling (4B and up) scales the global layers.
  *
  * Leaves out: files, Gemma 3's image-and-text models (model_type gemma3: refused), Gemma 1 and 2, Meta's
  * original (permuted q/k) checkpoints, tokenizers.
@@ -139,26 +140,98 @@ function reader(cfg: Json): {
   };
 }
 
-/** RoPE's θ and rotary fraction from `rope_parameters` or the older keys; other rope types refused by name. */
-function ropeOf(cfg: Json, family: HfFamily): { theta: number; fraction: number } {
+/** The config fields of a RoPE scaling ({@link ROPE_NONE} for none). */
+type RopeScalingConfig = Pick<
+  ModelConfig,
+  'ropeScaling' | 'ropeScalingFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalMaxLen'
+>;
+
+/** No RoPE scaling. */
+const ROPE_NONE: RopeScalingConfig = {
+  ropeScaling: 'none',
+  ropeScalingFactor: 1,
+  ropeLowFreqFactor: 1,
+  ropeHighFreqFactor: 4,
+  ropeOriginalMaxLen: 8192,
+};
+
+/**
+ * The scaling that a `rope_parameters` or `rope_scaling` object `o` (at `key`) states: default (none), linear or
+ * llama3, with their numbers as modeling_rope_utils reads them; dynamic, yarn, longrope and any other type are
+ * refused naming the key and the value.
+ */
+function ropeScalingOf(key: string, o: Json, dflt: string | undefined): RopeScalingConfig {
+  const typeKey = o['rope_type'] !== undefined ? 'rope_type' : 'type';
+  const type = o['rope_type'] ?? o['type'] ?? dflt;
+  const num = (k: string): number => {
+    const v = o[k];
+    if (typeof v !== 'number' || !Number.isFinite(v))
+      return bad(
+        `config.json's ${key}.${k} is ${v === undefined ? 'missing' : show(v)}; ${show(type)} RoPE scaling needs it ` +
+          'as a number.',
+      );
+    return v;
+  };
+  if (type === 'default') return ROPE_NONE;
+  if (type === 'linear') return { ...ROPE_NONE, ropeScaling: 'linear', ropeScalingFactor: num('factor') };
+  if (type === 'llama3')
+    return {
+      ropeScaling: 'llama3',
+      ropeScalingFactor: num('factor'),
+      ropeLowFreqFactor: num('low_freq_factor'),
+      ropeHighFreqFactor: num('high_freq_factor'),
+      ropeOriginalMaxLen: num('original_max_position_embeddings'),
+    };
+  return bad(
+    `config.json's ${key}.${typeKey} is ${show(type)}; Attention Lab builds default, linear and llama3 RoPE ` +
+      '(dynamic, yarn and longrope change with the length or rescale cos and sin), so this model cannot be imported.',
+  );
+}
+
+/**
+ * The RoPE scaling of a config.json with one kind of layer: `rope_parameters` (transformers 5) or `rope_scaling`
+ * (the Hub's files), as our config's fields; types other than default, linear and llama3 refused by name.
+ */
+export function hfRopeScaling(cfg: Json): RopeScalingConfig {
   const params = cfg['rope_parameters'];
-  const scaling = cfg['rope_scaling'];
-  const p = (typeof params === 'object' && params !== null ? params : {}) as Json;
-  if (params !== undefined && params !== null && (typeof params !== 'object' || Array.isArray(params)))
-    bad(`config.json's rope_parameters is ${show(params)}; it must be an object or null.`);
+  const scalingJson = cfg['rope_scaling'];
   for (const [key, v] of [
     ['rope_parameters', params],
-    ['rope_scaling', scaling],
-  ] as const) {
-    if (v === undefined || v === null) continue;
-    const o = v as Json;
-    const type = o['rope_type'] ?? o['type'] ?? (key === 'rope_parameters' ? 'default' : undefined);
-    if (type !== 'default')
-      bad(
-        `config.json's ${key}.${o['rope_type'] !== undefined ? 'rope_type' : 'type'} is ${show(type)}; ` +
-          `Attention Lab builds only the default RoPE (no scaling), so this model cannot be imported.`,
-      );
+    ['rope_scaling', scalingJson],
+  ] as const)
+    if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v)))
+      bad(`config.json's ${key} is ${show(v)}; it must be an object or null.`);
+  let scaling = ROPE_NONE;
+  if (params !== undefined && params !== null) scaling = ropeScalingOf('rope_parameters', params as Json, 'default');
+  if (scalingJson !== undefined && scalingJson !== null) {
+    const s = ropeScalingOf('rope_scaling', scalingJson as Json, undefined);
+    if (s.ropeScaling !== 'none') scaling = s;
   }
+  return scaling;
+}
+
+/** config.json's `rope_scaling` for our config's scaling, as the Hub's files write it; null for none. */
+export function hfRopeScalingJson(c: RopeScalingConfig): Json | null {
+  if (c.ropeScaling === 'linear') return { rope_type: 'linear', factor: c.ropeScalingFactor };
+  if (c.ropeScaling === 'llama3')
+    return {
+      rope_type: 'llama3',
+      factor: c.ropeScalingFactor,
+      low_freq_factor: c.ropeLowFreqFactor,
+      high_freq_factor: c.ropeHighFreqFactor,
+      original_max_position_embeddings: c.ropeOriginalMaxLen,
+    };
+  return null;
+}
+
+/**
+ * RoPE's θ, rotary fraction and scaling from `rope_parameters` (transformers 5) or the Hub's `rope_theta` and
+ * `rope_scaling`; rope types other than default, linear and llama3 refused by name.
+ */
+function ropeOf(cfg: Json, family: HfFamily): { theta: number; fraction: number; scaling: RopeScalingConfig } {
+  const params = cfg['rope_parameters'];
+  const p = (typeof params === 'object' && params !== null ? params : {}) as Json;
+  const scaling = hfRopeScaling(cfg);
   const r = reader(cfg);
   const theta =
     typeof p['rope_theta'] === 'number'
@@ -172,7 +245,7 @@ function ropeOf(cfg: Json, family: HfFamily): { theta: number; fraction: number 
       : family === 'gpt_neox'
         ? r.num(cfg['rotary_pct'] !== undefined ? 'rotary_pct' : 'partial_rotary_factor', 1)
         : r.num('partial_rotary_factor', 1);
-  return { theta, fraction };
+  return { theta, fraction, scaling };
 }
 
 const ACTIVATIONS: Readonly<Record<string, Activation>> = {
@@ -255,6 +328,7 @@ export function configFromHfJson(cfg: Json, family: HfFamily): { config: ModelCo
     positional: 'rope',
     ropeTheta: rope.theta,
     rotaryFraction: rope.fraction,
+    ...rope.scaling,
     activation,
     tieEmbeddings: bool('tie_word_embeddings', false),
     bias: neox,
@@ -273,30 +347,38 @@ export function configFromHfJson(cfg: Json, family: HfFamily): { config: ModelCo
   return { config, notes };
 }
 
-/** Gemma 3's RoPE: θ of the global and of the local layers, from rope_parameters per layer type or the Hub's keys. */
-function gemma3Rope(cfg: Json): { global: number; local: number } {
+/**
+ * Gemma 3's RoPE: θ of the global and of the local layers and the global layers' scaling (linear ×8 from 4B up),
+ * from rope_parameters per layer type (transformers 5) or the Hub's keys (rope_theta, rope_local_base_freq and a
+ * rope_scaling that concerns the global layers). The local layers' RoPE is never scaled.
+ */
+function gemma3Rope(cfg: Json): { global: number; local: number; scaling: RopeScalingConfig } {
   const { num } = reader(cfg);
   const params = cfg['rope_parameters'];
-  const scaling = cfg['rope_scaling'];
-  const check = (key: string, o: unknown): Json => {
+  const scalingJson = cfg['rope_scaling'];
+  const object = (key: string, o: unknown): Json => {
     if (o === undefined || o === null) return {};
     if (typeof o !== 'object' || Array.isArray(o))
       return bad(`config.json's ${key} is ${show(o)}; it must be an object.`);
-    const type = (o as Json)['rope_type'] ?? (o as Json)['type'] ?? 'default';
-    if (type !== 'default')
-      bad(
-        `config.json's ${key}.rope_type is ${show(type)}; Attention Lab builds only the default RoPE (no scaling, ` +
-          'as Gemma 3 270M and 1B have), so this model cannot be imported.',
-      );
     return o as Json;
   };
-  if (scaling !== undefined && scaling !== null) check('rope_scaling', { type: 'linear', ...(scaling as Json) });
-  const per = (typeof params === 'object' && params !== null ? params : {}) as Json;
-  const full = check('rope_parameters.full_attention', per['full_attention']);
-  const sliding = check('rope_parameters.sliding_attention', per['sliding_attention']);
+  const per = object('rope_parameters', params);
+  const full = object('rope_parameters.full_attention', per['full_attention']);
+  const sliding = object('rope_parameters.sliding_attention', per['sliding_attention']);
+  let scaling = ropeScalingOf('rope_parameters.full_attention', full, 'default');
+  const local = ropeScalingOf('rope_parameters.sliding_attention', sliding, 'default');
+  if (local.ropeScaling !== 'none')
+    bad(
+      `config.json's rope_parameters.sliding_attention scales RoPE (${local.ropeScaling}); Attention Lab scales ` +
+        "Gemma 3's global layers only, as every Gemma 3 checkpoint does.",
+    );
+  if (scalingJson !== undefined && scalingJson !== null) {
+    const s = ropeScalingOf('rope_scaling', object('rope_scaling', scalingJson), undefined);
+    if (s.ropeScaling !== 'none') scaling = s;
+  }
   const theta = (o: Json, key: string, dflt: number): number =>
     typeof o['rope_theta'] === 'number' ? (o['rope_theta'] as number) : num(key, dflt);
-  return { global: theta(full, 'rope_theta', 1e6), local: theta(sliding, 'rope_local_base_freq', 1e4) };
+  return { global: theta(full, 'rope_theta', 1e6), local: theta(sliding, 'rope_local_base_freq', 1e4), scaling };
 }
 
 /**
@@ -374,6 +456,8 @@ function gemma3Config(cfg: Json): { config: ModelConfig; notes: string[] } {
     positional: 'rope',
     ropeTheta: allLocal ? rope.local : rope.global,
     ropeLocalTheta: every > 0 && rope.local !== rope.global ? rope.local : 0,
+    // The global layers' scaling (ropeScaling applies to ropeTheta's layers; none when every layer is local).
+    ...(allLocal ? ROPE_NONE : rope.scaling),
     rotaryFraction: 1,
     activation: 'geglu',
     tieEmbeddings: bool('tie_word_embeddings', true),

@@ -15,12 +15,14 @@
  * | `lm_head.weight` (untied only) | `lm_head.weight` |
  *
  * Pure. Leaves out: files and the export's config.json (src/lab/interop/exportHf.ts), tokenizers,
- * and the Llama family's own checkpoints with rope_scaling and the like (refused by name).
+ * and the Llama family's own checkpoints with rope_parameters and the like (refused by name); rope_scaling
+ * is read as hfFamilies.ts reads it.
  */
 
 import type { ModelConfig } from '../config';
 import { headSize, kvHeads, validateConfig } from '../config';
 import { EngineError } from '../errors';
+import { hfRopeScaling } from './hfFamilies';
 
 /** The `architectures` entry of a Llama config.json. */
 export const LLAMA_ARCHITECTURE = 'LlamaForCausalLM';
@@ -74,7 +76,6 @@ export function isLlamaJson(cfg: Json | null): boolean {
  * that means "off" (null: absent or null).
  */
 const UNSUPPORTED: Readonly<Record<string, unknown>> = {
-  rope_scaling: null,
   pretraining_tp: 1,
   sliding_window: null,
   partial_rotary_factor: 1,
@@ -133,6 +134,7 @@ export function configFromLlamaJson(cfg: Json, ownConfig: unknown): ModelConfig 
     norm: 'pre',
     positional: 'rope',
     ropeTheta: num('rope_theta', 10000),
+    ...hfRopeScaling(cfg),
     rotaryFraction: 1,
     activation: 'swiglu',
     tieEmbeddings: bool('tie_word_embeddings'),
@@ -161,7 +163,14 @@ export function configFromLlamaJson(cfg: Json, ownConfig: unknown): ModelConfig 
     }
     // Llama's fields decide; ours adds only what Llama has no field for, and must agree on the rest.
     const merged = { ...config, dropout: own.dropout, labelSmoothing: own.labelSmoothing, bias: own.bias };
-    const inert = (c: ModelConfig): ModelConfig => ({ ...c, nKvHeads: kvHeads(c), headDim: headSize(c) });
+    // Fields that change nothing: the llama3 numbers of another scaling, the factor of none.
+    const inert = (c: ModelConfig): ModelConfig => ({
+      ...c,
+      nKvHeads: kvHeads(c),
+      headDim: headSize(c),
+      ...(c.ropeScaling === 'llama3' ? {} : { ropeLowFreqFactor: 1, ropeHighFreqFactor: 4, ropeOriginalMaxLen: 8192 }),
+      ...(c.ropeScaling === 'none' ? { ropeScalingFactor: 1 } : {}),
+    });
     const a = inert(own) as unknown as Record<string, unknown>;
     const b = inert(merged) as unknown as Record<string, unknown>;
     const differ = Object.keys(a).find((k) => a[k] !== b[k]);

@@ -14,7 +14,7 @@
 
 import type { Backend, FloatArray } from '../backend';
 import type { ModelConfig } from '../config';
-import { layerRopeTheta, validateConfig } from '../config';
+import { layerRopeScaled, layerRopeTheta, validateConfig } from '../config';
 import { EngineError } from '../errors';
 import type { ParamSegment } from '../optim/optimizer';
 import type { Rng } from '../rng';
@@ -217,8 +217,14 @@ export function unbuiltOptions(_c: ModelConfig): string[] {
   return []; // every option of issues 29 and 30 is built (models/attention.ts, layers.ts, block.ts, embed.ts)
 }
 
-/** The config decoder layer i is built from: the model's, with that layer's RoPE θ (globalEvery, ropeLocalTheta). */
+/**
+ * The config decoder layer i is built from: the model's, with that layer's RoPE θ (globalEvery, ropeLocalTheta)
+ * and without ropeScaling in the local layers of a globalEvery model (Gemma 3 scales its global layers only).
+ */
 export function layerConfig(cfg: ModelConfig, i: number): ModelConfig {
   const theta = layerRopeTheta(cfg, i);
-  return theta === cfg.ropeTheta ? cfg : { ...cfg, ropeTheta: theta };
+  const scaling = layerRopeScaled(cfg, i) ? cfg.ropeScaling : 'none';
+  return theta === cfg.ropeTheta && scaling === cfg.ropeScaling
+    ? cfg
+    : { ...cfg, ropeTheta: theta, ropeScaling: scaling };
 }

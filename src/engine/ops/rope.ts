@@ -10,8 +10,14 @@
  * A rotation is linear and orthogonal, so its backward is the rotation by −angle applied to
  * the gradient: the kernel works in place and takes an `inverse` flag.
  *
- * Leaves out: other layouts (GPT-J's interleaved pairs), frequency scaling (NTK, YaRN), and
- * ALiBi (alibi.ts), which adds to the attention scores instead.
+ * Frequency scaling (`ropeInvFreq`) changes only the θ_i, exactly as Hugging Face's
+ * modeling_rope_utils computes them: `linear` (position interpolation, Chen et al. 2023: every θ_i
+ * divided by the factor; Gemma 3's global layers from 4B up) and `llama3` (Llama 3.1 and 3.2: the
+ * low frequencies divided by the factor, the high ones kept, the band between blended smoothly).
+ *
+ * Leaves out: other layouts (GPT-J's interleaved pairs), the other scalings (dynamic NTK, YaRN,
+ * LongRoPE: their tables depend on the sequence length or rescale cos/sin), and ALiBi (alibi.ts),
+ * which adds to the attention scores instead.
  */
 
 import type { FloatArray } from '../backend';
@@ -23,17 +29,96 @@ export interface RopeTables {
 }
 
 /**
- * Builds the cos/sin tables [positions, R/2]: entry (p, i) = cos/sin(p · theta^(−2i/R)),
- * computed in float64 (Math.pow, Math.cos, Math.sin) and then stored in the buffers that
- * `alloc` returns (rounded to float32 if they are). Use the backend's `alloc` so its kernels
- * read the tables in place.
+ * A RoPE frequency scaling, as config.json's `rope_scaling` (or `rope_parameters`) states it.
+ * `linear`: θ_i / factor. `llama3`: with wavelength λ_i = 2π / θ_i, λ_i above
+ * originalMaxLen / lowFreqFactor gives θ_i / factor, λ_i below originalMaxLen / highFreqFactor keeps
+ * θ_i, and between them s = (originalMaxLen / λ_i − lowFreqFactor) / (highFreqFactor − lowFreqFactor)
+ * blends (1 − s) · θ_i / factor + s · θ_i.
  */
-export function ropeTables(theta: number, R: number, positions: number, alloc: (n: number) => FloatArray): RopeTables {
+export type RopeScaling =
+  | { readonly type: 'linear'; readonly factor: number }
+  | {
+      readonly type: 'llama3';
+      readonly factor: number;
+      readonly lowFreqFactor: number;
+      readonly highFreqFactor: number;
+      readonly originalMaxLen: number;
+    };
+
+/** The fields of a model config that state its RoPE scaling (engine/config.ts `ModelConfig`). */
+export interface RopeScalingFields {
+  readonly ropeScaling: 'none' | 'linear' | 'llama3';
+  readonly ropeScalingFactor: number;
+  readonly ropeLowFreqFactor: number;
+  readonly ropeHighFreqFactor: number;
+  readonly ropeOriginalMaxLen: number;
+}
+
+/** The scaling a config's fields state, or null for none. */
+export function ropeScalingOf(c: RopeScalingFields): RopeScaling | null {
+  if (c.ropeScaling === 'linear') return { type: 'linear', factor: c.ropeScalingFactor };
+  if (c.ropeScaling === 'llama3')
+    return {
+      type: 'llama3',
+      factor: c.ropeScalingFactor,
+      lowFreqFactor: c.ropeLowFreqFactor,
+      highFreqFactor: c.ropeHighFreqFactor,
+      originalMaxLen: c.ropeOriginalMaxLen,
+    };
+  return null;
+}
+
+/** A short key that tells scalings apart (the attention layers share tables by θ, R, positions and this). */
+export function ropeScalingKey(s: RopeScaling | null): string {
+  if (s === null) return 'none';
+  if (s.type === 'linear') return `linear.${s.factor}`;
+  return `llama3.${s.factor}.${s.lowFreqFactor}.${s.highFreqFactor}.${s.originalMaxLen}`;
+}
+
+/**
+ * RoPE's R/2 frequencies θ_i = theta^(−2i/R), in float64, with `scaling` applied as Hugging Face's
+ * `_compute_linear_scaling_rope_parameters` and `_compute_llama3_parameters` do.
+ */
+export function ropeInvFreq(theta: number, R: number, scaling: RopeScaling | null = null): Float64Array {
+  const half = R >> 1;
+  const out = new Float64Array(half);
+  for (let i = 0; i < half; i++) {
+    const f = Math.pow(theta, (-2 * i) / R);
+    if (scaling === null) out[i] = f;
+    else if (scaling.type === 'linear') out[i] = f / scaling.factor;
+    else {
+      const { factor, lowFreqFactor: lo, highFreqFactor: hi, originalMaxLen: old } = scaling;
+      const wavelen = (2 * Math.PI) / f;
+      if (wavelen < old / hi) out[i] = f;
+      else if (wavelen > old / lo) out[i] = f / factor;
+      else {
+        const s = (old / wavelen - lo) / (hi - lo);
+        out[i] = ((1 - s) * f) / factor + s * f;
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Builds the cos/sin tables [positions, R/2]: entry (p, i) = cos/sin(p · θ_i), θ_i from
+ * {@link ropeInvFreq} (theta^(−2i/R), scaled when `scaling` is given), computed in float64
+ * (Math.pow, Math.cos, Math.sin) and then stored in the buffers that `alloc` returns (rounded to
+ * float32 if they are). Use the backend's `alloc` so its kernels read the tables in place.
+ */
+export function ropeTables(
+  theta: number,
+  R: number,
+  positions: number,
+  alloc: (n: number) => FloatArray,
+  scaling: RopeScaling | null = null,
+): RopeTables {
   const half = R >> 1;
   const cos = alloc(positions * half);
   const sin = alloc(positions * half);
+  const inv = ropeInvFreq(theta, R, scaling);
   for (let i = 0; i < half; i++) {
-    const freq = Math.pow(theta, (-2 * i) / R);
+    const freq = inv[i] as number;
     for (let p = 0; p < positions; p++) {
       const angle = p * freq;
       cos[p * half + i] = Math.cos(angle);

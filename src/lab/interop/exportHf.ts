@@ -17,6 +17,7 @@ import type { ModelConfig } from '../../engine/config';
 import { headSize, kvHeads } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import { encodeSafetensors } from '../../engine/io/safetensors';
+import { hfRopeScalingJson } from '../../engine/models/hfFamilies';
 import { hfLlamaNames } from '../../engine/models/hfLlama';
 import type { NamedParams } from '../../engine/models/pytorchNames';
 import type { SpecialIds } from '../../engine/tokenizers/special';
@@ -75,7 +76,7 @@ export function hfLlamaConfig(c: ModelConfig, ids: SpecialIds): Record<string, u
     max_position_embeddings: c.maxLen,
     rms_norm_eps: c.layerNormEps,
     rope_theta: c.ropeTheta,
-    rope_scaling: null,
+    rope_scaling: hfRopeScalingJson(c),
     attention_bias: c.qkvBias,
     mlp_bias: c.mlpBias,
     attention_dropout: 0,

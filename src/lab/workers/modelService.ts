@@ -19,8 +19,8 @@
  * A run trained on WebGPU decodes, scores, takes attention maps, the logit lens and the ablation
  * comparison on the platform's GPU (its device opened once per
  * worker; the model's weights uploaded once per opened run, the logits read back as each job
- * needs them); its other jobs, and every job where the platform offers no GPU (the web worker),
- * run on the CPU.
+ * needs them) — Dawn's in Node, `navigator.gpu` in a browser's web worker; its other jobs, and every
+ * job where the platform gives no adapter (a GPU blocked, a browser without WebGPU), run on the CPU.
  *
  * Drawing a PyTorch run's pending snapshots is handed in by the Node entry (its weights are
  * listed with Node's `fs`); the web's answers that request with a one-line refusal.
@@ -125,11 +125,14 @@ async function open(ctx: Context, runDir: string, need: Need, onDevice = false):
   const gpu = onDevice && kind === 'webgpu' && platform.gpu ? platform.gpu : null;
   // A run's GPU model is kept beside its CPU one (the jobs not built on the GPU use that).
   const key = gpu ? `${runDir}\u0000webgpu` : runDir;
+  // Where the platform offers no adapter after all (a GPU blocked, a browser without WebGPU), the run's CPU
+  // backend answers: the same numbers within float32 rounding, never a refusal of a run that trained elsewhere.
   const backend = async (): Promise<Backend> => {
-    if (!gpu) return backendFor(kind, platform.threads);
-    const opened = await (ctx.gpu ??= gpu());
-    if (!opened.ok) throw new EngineError('config/invalid', opened.reason);
-    return createWebGpuBackend(opened.device);
+    if (gpu) {
+      const opened = await (ctx.gpu ??= gpu());
+      if (opened.ok) return createWebGpuBackend(opened.device);
+    }
+    return backendFor(kind, platform.threads);
   };
   const { opened } = ctx;
   const stat = await fs.stat(fs.join(runDir, RUN_FILES.model));

@@ -82,6 +82,9 @@ describe('option names', () => {
     expect(optionName('positional', { ...llama, ropeTheta: 500000, rotaryFraction: 0.25 })).toBe(
       'RoPE θ 500000 on 25 % of each head',
     );
+    expect(
+      optionName('positional', { ...llama, ropeTheta: 500000, ropeScaling: 'llama3', ropeScalingFactor: 32 }),
+    ).toBe('RoPE θ 500000 (llama3 scaling ×32)');
     expect(optionName('positional', { ...gpt, positional: 'alibi' })).toBe('ALiBi');
     expect(optionName('normType', gpt)).toBe('LayerNorm');
     expect(optionName('normType', llama)).toBe('RMSNorm');

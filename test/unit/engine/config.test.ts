@@ -8,6 +8,7 @@ import {
   paramsUpperBound,
   presetConfig,
   validateConfig,
+  layerRopeScaled,
 } from '../../../src/engine/config';
 import { estimateModel } from '../../../src/engine/models/estimate';
 import { EngineError } from '../../../src/engine/errors';
@@ -153,5 +154,22 @@ describe("config: the fields of today's small models (issue 30)", () => {
     expect(refuse({ globalEvery: 6 })).toMatch(/needs a slidingWindow/);
     expect(refuse({ attnScale: -0.1 })).toMatch(/attnScale must be ≥ 0/);
     expect(refuse({ ropeLocalTheta: -1 })).toMatch(/ropeLocalTheta must be ≥ 0/);
+  });
+
+  it('takes RoPE scaling (linear, llama3) on a RoPE model only, with factors that make sense', () => {
+    const rope = { positional: 'rope' } as const;
+    expect(validateConfig(gpt).ropeScaling).toBe('none');
+    expect(refuse({ ...rope, ropeScaling: 'llama3', ropeScalingFactor: 32 })).toBe('accepted');
+    expect(refuse({ ropeScaling: 'linear', ropeScalingFactor: 8 })).toMatch(/set positional rope or ropeScaling none/);
+    expect(refuse({ ...rope, ropeScaling: 'linear', ropeScalingFactor: 0.5 })).toMatch(/ropeScalingFactor must be ≥ 1/);
+    expect(refuse({ ...rope, ropeScaling: 'llama3', ropeLowFreqFactor: 4, ropeHighFreqFactor: 4 })).toMatch(
+      /0 < ropeLowFreqFactor < ropeHighFreqFactor/,
+    );
+    expect(refuse({ ...rope, ropeScaling: 'llama3', ropeOriginalMaxLen: 0 })).toMatch(/ropeOriginalMaxLen ≥ 1/);
+    expect(refuse({ ...rope, ropeScaling: 'yarn' as never })).toMatch(/ropeScaling/);
+    // Gemma 3: the global layers are scaled, the local ones not; without globalEvery every layer is.
+    const gemma = { slidingWindow: 4, globalEvery: 2 };
+    expect([0, 1, 2, 3].map((i) => layerRopeScaled(gemma, i))).toEqual([false, true, false, true]);
+    expect([0, 1].map((i) => layerRopeScaled({ slidingWindow: 4, globalEvery: 0 }, i))).toEqual([true, true]);
   });
 });

@@ -11,9 +11,13 @@
  * it: the loss, a snapshot, a checkpoint). A large mirror that is never written costs address
  * space, not memory (the runtime's zeroed pages are not touched).
  *
- * Work is recorded into one command encoder and submitted by `flush` (before any upload or
- * download, so the queue's order is the program's order). Each dispatch's small parameter
- * block takes a 256-byte slot of a uniform ring; a full ring flushes first.
+ * Work is recorded into one command encoder, in one compute pass, and submitted by `flush` (before
+ * any upload or download, so the queue's order is the program's order; WebGPU orders the
+ * dispatches of a pass, each seeing the writes of those before it). Each dispatch's small
+ * parameter block takes a 256-byte slot of a uniform ring; a full ring flushes first. A step
+ * records the same dispatches into the same slots each time, so the bind group of each
+ * (pipeline, slot, buffers) is made once and replayed from a cache (never one holding a
+ * transient buffer, which the next flush destroys).
  *
  * Failure is never silent: a buffer larger than the device's binding limit is refused before it
  * is created, naming the limit (plan.ts's Arena splits the activations below {@link WebGpuMemory.maxAllocFloats});
@@ -21,7 +25,8 @@
  * a lost device (`GPUDevice.lost`: a driver reset, a GPU unplugged, `destroy()`) turns every later wait,
  * download included, into an EngineError `gpu/lost`, so no value read from a lost device is ever used.
  *
- * Leaves out: the kernels (webgpuKernels.ts) and recording a whole step once to replay it.
+ * Leaves out: the kernels (webgpuKernels.ts) and recording a whole step's command buffer once to
+ * replay it (WebGPU submits a command buffer only once).
  */
 
 /// <reference types="@webgpu/types" />
@@ -40,6 +45,8 @@ export interface Resolved {
 
 const SLOT = 256; // minUniformBufferOffsetAlignment's largest allowed value
 const RING_SLOTS = 1024;
+/** Cached bind groups at most (a step of a 12-layer model makes about 700). */
+const MAX_BIND_GROUPS = 16384;
 const USAGE_STORAGE = 0x80 | 0x04 | 0x08; // STORAGE | COPY_SRC | COPY_DST
 const USAGE_UNIFORM = 0x40 | 0x08; // UNIFORM | COPY_DST
 const USAGE_READBACK = 0x01 | 0x08; // MAP_READ | COPY_DST
@@ -59,7 +66,14 @@ export class WebGpuMemory {
   private readonly ringHost = new ArrayBuffer(SLOT * RING_SLOTS);
   private ringUsed = 0;
   private encoder: GPUCommandEncoder | null = null;
+  /** The compute pass dispatches are recorded into until the next flush or copy. */
+  private pass: GPUComputePassEncoder | null = null;
   private transients: GPUBuffer[] = [];
+  /** Bind groups by (pipeline, ring slot, buffers), made once and reused step after step. */
+  private readonly bindGroups = new Map<string, GPUBindGroup>();
+  /** Small ids of pipelines and buffers for {@link bindGroups}' keys. */
+  private readonly ids = new WeakMap<object, number>();
+  private nextId = 0;
   /** The first error the device reported (validation, out of memory), raised at the next wait. */
   private error: string | null = null;
   /** Why the device was lost (GPUDeviceLostInfo's message or reason); null while it lives. */
@@ -197,6 +211,7 @@ export class WebGpuMemory {
     const end = Math.min(Math.ceil((view.byteOffset + view.byteLength) / 4) * 4, buffer.size);
     if (end <= start) return;
     const staging = this.device.createBuffer({ size: end - start, usage: USAGE_READBACK });
+    this.endPass();
     const enc = this.takeEncoder();
     enc.copyBufferToBuffer(buffer, start, staging, 0, end - start);
     this.flush();
@@ -253,16 +268,42 @@ export class WebGpuMemory {
     const group = buffers.map((b) => buffers.indexOf(b));
     const unique = buffers.filter((_, i) => group[i] === i);
     const pipeline = this.pipeline(unique.length === buffers.length ? code : this.variant(code, group));
-    const entries: GPUBindGroupEntry[] = [
-      { binding: 0, resource: { buffer: this.ring, offset: slot * SLOT, size: SLOT } },
-    ];
-    unique.forEach((buffer, i) => entries.push({ binding: i + 1, resource: { buffer } }));
-    const bind = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-    const pass = this.takeEncoder().beginComputePass();
+    const transient = this.transients.length > 0 && unique.some((b) => this.transients.includes(b));
+    const key = transient ? '' : `${this.idOf(pipeline)}:${slot}:${unique.map((b) => this.idOf(b)).join(',')}`;
+    let bind = transient ? undefined : this.bindGroups.get(key);
+    if (bind === undefined) {
+      const entries: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: this.ring, offset: slot * SLOT, size: SLOT } },
+      ];
+      unique.forEach((buffer, i) => entries.push({ binding: i + 1, resource: { buffer } }));
+      bind = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+      if (!transient) {
+        // Bounded: a model closed leaves its groups behind (their buffers are never bound again).
+        if (this.bindGroups.size >= MAX_BIND_GROUPS) this.bindGroups.clear();
+        this.bindGroups.set(key, bind);
+      }
+    }
+    const pass = (this.pass ??= this.takeEncoder().beginComputePass());
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bind);
     pass.dispatchWorkgroups(groups[0], groups[1] ?? 1, groups[2] ?? 1);
-    pass.end();
+  }
+
+  /** How many dispatches' bind groups are cached (for tests). */
+  get cachedBindGroups(): number {
+    return this.bindGroups.size;
+  }
+
+  private idOf(o: object): number {
+    let id = this.ids.get(o);
+    if (id === undefined) this.ids.set(o, (id = this.nextId++));
+    return id;
+  }
+
+  /** Ends the open compute pass, so that the encoder can record a copy (or be finished). */
+  private endPass(): void {
+    this.pass?.end();
+    this.pass = null;
   }
 
   private variant(code: string, group: readonly number[]): string {
@@ -280,6 +321,7 @@ export class WebGpuMemory {
 
   /** Submits what was recorded (with the uniform slots it used); later work sees its results. */
   flush(): void {
+    this.endPass();
     if (this.ringUsed > 0) this.device.queue.writeBuffer(this.ring, 0, this.ringHost, 0, this.ringUsed * SLOT);
     if (this.encoder) this.device.queue.submit([this.encoder.finish()]);
     this.encoder = null;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Backend, FloatArray } from '../../../../src/engine/backend';
-import { ropeTables } from '../../../../src/engine/ops/rope';
+import { ropeInvFreq, ropeTables } from '../../../../src/engine/ops/rope';
 import { Rng } from '../../../../src/engine/rng';
 import { gradCheck } from '../gradcheck';
 import { backendCases, expectClose, expectGradOk, oracle, randn, toBackend, weightedSum } from './opTestUtils';
@@ -38,6 +38,49 @@ function naiveRope(
 function tables(backend: Backend, theta: number, R: number, positions: number): { cos: FloatArray; sin: FloatArray } {
   return ropeTables(theta, R, positions, (n) => backend.alloc(n));
 }
+
+describe('ropeInvFreq: the frequency scalings of transformers (modeling_rope_utils)', () => {
+  it('linear divides every frequency by the factor, and the tables turn by the scaled angles', () => {
+    const plain = ropeInvFreq(10000, 8);
+    const lin = ropeInvFreq(10000, 8, { type: 'linear', factor: 8 });
+    for (let i = 0; i < 4; i++) {
+      expect(plain[i]).toBe(Math.pow(10000, -i / 4));
+      expect(lin[i]).toBe((plain[i] as number) / 8);
+    }
+    const t = ropeTables(10000, 8, 3, (n) => new Float64Array(n), { type: 'linear', factor: 8 });
+    expect(t.sin[4 + 0]).toBe(Math.sin(1 / 8)); // position 1, pair 0
+  });
+
+  it("llama3 keeps the high frequencies, divides the low ones and blends the band between (Llama 3.2's numbers)", () => {
+    const s = { type: 'llama3', factor: 32, lowFreqFactor: 1, highFreqFactor: 4, originalMaxLen: 8192 } as const;
+    const plain = ropeInvFreq(500000, 64);
+    const scaled = ropeInvFreq(500000, 64, s);
+    let kept = 0;
+    let divided = 0;
+    let blended = 0;
+    for (let i = 0; i < 32; i++) {
+      const f = plain[i] as number;
+      const g = scaled[i] as number;
+      const wavelen = (2 * Math.PI) / f;
+      if (wavelen < 8192 / 4) {
+        expect(g).toBe(f);
+        kept++;
+      } else if (wavelen > 8192) {
+        expect(g).toBe(f / 32);
+        divided++;
+      } else {
+        // The blend by hand: s = (8192 / λ − 1) / (4 − 1), (1 − s)·f/32 + s·f; strictly between f/32 and f.
+        const sm = (8192 / wavelen - 1) / 3;
+        expect(g).toBeCloseTo((1 - sm) * (f / 32) + sm * f, 15);
+        expect(g).toBeGreaterThan(f / 32);
+        expect(g).toBeLessThan(f);
+        blended++;
+      }
+    }
+    // Head 64 at θ 500000: pairs 0–14 kept, 15–17 blended, 18–31 divided (as transformers computes them).
+    expect([kept, blended, divided]).toEqual([15, 3, 14]);
+  });
+});
 
 describe('ropeTables', () => {
   it('fills [positions, R/2] with cos/sin(p · theta^(−2i/R)) in float64, rounded to the buffer type', () => {

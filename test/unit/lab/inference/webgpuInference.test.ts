@@ -327,3 +327,36 @@ describe.skipIf(!gpu.ok)(
     });
   },
 );
+
+describe('the model worker where the platform gives no adapter', () => {
+  it('answers a run trained on WebGPU on its CPU backend instead of refusing it', async () => {
+    const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
+    const file = NODE_FS.join(trained.runDir, 'run.json');
+    const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string } };
+    json.spec.backend = 'webgpu';
+    await writeFile(file, JSON.stringify(json));
+    let asked = 0;
+    const posted: { type: string; id?: number; output?: unknown }[] = [];
+    let listener: ((msg: unknown) => void) | null = null;
+    const platform: LabPlatform = {
+      fs: NODE_FS,
+      threads: () => null,
+      gpu: async () => (asked++, { ok: false, reason: 'This browser gave no WebGPU adapter.' }),
+    };
+    serveModelRequests(platform, {
+      post: (msg) => posted.push(msg as (typeof posted)[number]),
+      onMessage: (l) => (listener = l),
+    });
+    const params = greedy('the cat', 8);
+    (listener as unknown as (m: unknown) => void)({ type: 'model/decode', id: 1, runDir: trained.runDir, params });
+    let got: (typeof posted)[number] | undefined;
+    for (let i = 0; i < 600 && !got; i++) {
+      got = posted.find((m) => m.id === 1 && (m.type === 'model/didDecode' || m.type === 'model/didFail'));
+      if (!got) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(got?.type, JSON.stringify(got)).toBe('model/didDecode');
+    expect(asked).toBe(1);
+    const wasm = await openRun(NODE_FS, trained.runDir, createWasmBackend({ fma: false }) as Backend, 2);
+    expect((got?.output as { ids: number[] } | undefined)?.ids).toEqual(decodeText(wasm, params).output.ids);
+  });
+});

@@ -17,6 +17,7 @@ import { describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../../../src/engine/config';
 import { MODERN_PRESETS, presetConfig, validateConfig } from '../../../../src/engine/config';
 import { decodeSafetensors } from '../../../../src/engine/io/safetensors';
+import { configFromLlamaJson } from '../../../../src/engine/models/hfLlama';
 import { unbuiltOptions } from '../../../../src/engine/models/modelParts';
 import type { NamedParams } from '../../../../src/engine/models/pytorchNames';
 import type { Param } from '../../../../src/engine/models/plan';
@@ -113,6 +114,21 @@ describe('which runs Llama expresses', () => {
     expect(
       llamaDifferences(validateConfig({ ...LLAMA, slidingWindow: 4, globalEvery: 2, ropeLocalTheta: 100 })),
     ).toEqual(['slidingWindow', 'globalEvery', 'ropeLocalTheta']);
+  });
+
+  it("writes RoPE scaling as the Hub's rope_scaling and reads it back as it was", () => {
+    for (const o of [
+      { ropeScaling: 'llama3', ropeScalingFactor: 32, ropeLowFreqFactor: 1, ropeHighFreqFactor: 4 },
+      { ropeScaling: 'linear', ropeScalingFactor: 4 },
+    ] as const) {
+      const cfg = validateConfig({ ...LLAMA, ...o, ropeOriginalMaxLen: 8 });
+      expect(llamaDifferences(cfg)).toEqual([]);
+      const json = hfLlamaConfig(cfg, SPECIALS);
+      expect((json['rope_scaling'] as Record<string, unknown>)['rope_type']).toBe(o.ropeScaling);
+      const back = configFromLlamaJson(JSON.parse(JSON.stringify(json)) as Record<string, unknown>, cfg);
+      expect(back).toEqual(cfg);
+    }
+    expect(hfLlamaConfig(validateConfig(LLAMA), SPECIALS)['rope_scaling']).toBeNull();
   });
 
   it('refuses a GPT-2-style run before writing anything', async () => {

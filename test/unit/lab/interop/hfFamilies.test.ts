@@ -11,7 +11,9 @@
  *   which the import widens exactly), the greedy decode identical, through the decode cache;
  * - SmolLM2 sharded (3 shards and an index), Qwen2.5 in bf16, Pythia in fp16, Mistral with its
  *   window active, imported from its .safetensors file with config.json beside it;
- *   Gemma 3 in bf16 (one local, one global layer; norms read as 1 + w);
+ *   Gemma 3 in bf16 (one local, one global layer; norms read as 1 + w); Llama 3.2 (llama3 rope scaling),
+ *   TinyLlama, and Gemma 3's linear scaling of its global layers (4B and up), each also shown to be far off with
+ *   the scaling left out;
  * - run.json keeps the model's own name, architecture and family; the header shows them;
  * - config.json values not built are refused in one line naming the key and value.
  */
@@ -25,6 +27,7 @@ import type { SafetensorsDtype } from '../../../../src/engine/io/safetensors';
 import { hfModelName, splitRows } from '../../../../src/engine/models/hfFamilies';
 import { planImport } from '../../../../src/engine/models/importLayouts';
 import { createStepper } from '../../../../src/engine/models/stepper';
+import { Transformer } from '../../../../src/engine/models/transformer';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { openRun } from '../../../../src/lab/inference/openRun';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
@@ -211,7 +214,54 @@ describe("Hugging Face families: transformers' logits and greedy decodes", () =>
     expect(run.run.source).toEqual({ name: 'gemma-3-270m', architecture: 'Gemma3ForCausalLM', family: 'gemma3_text' });
     expect(run.run.imported?.layout).toBe('hf-gemma3');
   });
+
+  it('Llama-3.2-1B shapes (32/8 heads of 64, d_ff 8192, θ 500000, llama3 rope scaling ×32) in bf16', async () => {
+    const { run } = await checkCase('llama3.2', await folder('llama3.2', 'Llama-3.2-1B'));
+    expect(run.model.config).toMatchObject({
+      ropeTheta: 500000,
+      ropeScaling: 'llama3',
+      ropeScalingFactor: 32,
+      ropeLowFreqFactor: 1,
+      ropeHighFreqFactor: 4,
+      ropeOriginalMaxLen: 8192,
+      nKvHeads: 8,
+    });
+    // The scaling matters at these 16 positions: without it the logits are far outside the tolerance.
+    expect(await offWithout(run.runDir, 'llama3.2')).toBeGreaterThan(100 * TOL);
+  });
+
+  it('TinyLlama-1.1B shapes (32/4 heads, groups of 8, d_ff 5632, untied) in bf16: 1e-4, same greedy', async () => {
+    const { run } = await checkCase('tinyllama', await folder('tinyllama', 'TinyLlama-1.1B'));
+    expect(run.model.config).toMatchObject({ nHeads: 32, nKvHeads: 4, ropeScaling: 'none', tieEmbeddings: false });
+  });
+
+  it("Gemma 3's linear RoPE scaling ×8 of its global layers (4B and up), on 270M's shapes, in bf16", async () => {
+    const { run } = await checkCase('gemma3-linear', await folder('gemma3-linear', 'gemma-3-linear'));
+    expect(run.model.config).toMatchObject({
+      globalEvery: 2,
+      ropeTheta: 1e6,
+      ropeLocalTheta: 1e4,
+      ropeScaling: 'linear',
+      ropeScalingFactor: 8,
+    });
+    expect(await offWithout(run.runDir, 'gemma3-linear')).toBeGreaterThan(100 * TOL);
+  });
 });
+
+/** How far the golden's logits are from those of the imported model's weights with its RoPE scaling turned off. */
+async function offWithout(runDir: string, name: string): Promise<number> {
+  const { exp, logits, V } = expected(name);
+  const T = exp.ids.length;
+  const backend = createReferenceBackend();
+  const r = await openRun(NODE_FS, runDir, backend, { shape: { maxBatch: 1, maxLen: T } });
+  const off = new Transformer({ ...r.model.config, ropeScaling: 'none' }, { maxBatch: 1, maxLen: T }).bind(backend);
+  off.params.set(r.model.params);
+  off.forward({ B: 1, T, input: Int32Array.from(exp.ids), targets: new Int32Array(T) }, { train: false });
+  const ours = off.logits();
+  let diff = 0;
+  for (let i = 0; i < T * V; i++) diff = Math.max(diff, Math.abs((ours[i] as number) - (logits[i] as number)));
+  return diff;
+}
 
 /** The tensors (names and shapes) of a case, for planning without weights. */
 function shapesOf(name: string): { name: string; shape: number[] }[] {
@@ -259,6 +309,48 @@ describe('Hugging Face families: config.json read as the Hub writes it, and refu
     expect(neox.tensors.filter((x) => x.split)).toHaveLength(2 * 2 * 3); // q/k/v weight and bias of 2 layers
   });
 
+  it('reads rope_scaling as the Hub writes it (Llama 3.2, Gemma 3 4B) as rope_parameters', () => {
+    const golden = planImport(shapesOf('llama3.2'), {}, configOf('llama3.2')).config;
+    const hub = planImport(
+      shapesOf('llama3.2'),
+      {},
+      configOf('llama3.2', (c) => {
+        delete c['rope_parameters'];
+        c['rope_theta'] = 500000;
+        c['rope_scaling'] = {
+          factor: 32,
+          high_freq_factor: 4,
+          low_freq_factor: 1,
+          original_max_position_embeddings: 8192,
+          rope_type: 'llama3',
+        };
+      }),
+    ).config;
+    expect(hub).toEqual(golden);
+    const gemma = planImport(shapesOf('gemma3-linear'), {}, configOf('gemma3-linear')).config;
+    const gemmaHub = planImport(
+      shapesOf('gemma3-linear'),
+      {},
+      configOf('gemma3-linear', (c) => {
+        delete c['rope_parameters'];
+        c['rope_theta'] = 1e6;
+        c['rope_local_base_freq'] = 1e4;
+        c['rope_scaling'] = { factor: 8, rope_type: 'linear' };
+      }),
+    ).config;
+    expect(gemmaHub).toEqual(gemma);
+    // Two layers of the real pattern (6) are both local: the global layers' scaling is nowhere.
+    const local = planImport(
+      shapesOf('gemma3-linear'),
+      {},
+      configOf('gemma3-linear', (c) => {
+        delete c['layer_types'];
+        c['sliding_window_pattern'] = 6;
+      }),
+    ).config;
+    expect(local).toMatchObject({ globalEvery: 0, ropeScaling: 'none', ropeTheta: 1e4 });
+  });
+
   it("reads Gemma 3's Hub keys (rope_theta, rope_local_base_freq, sliding_window_pattern) and adds 1 to its norms", () => {
     const hub = (pattern: number): ReturnType<typeof planImport> =>
       planImport(
@@ -303,30 +395,32 @@ describe('Hugging Face families: config.json read as the Hub writes it, and refu
       ['gemma3', (c) => (c['hidden_activation'] = 'gelu'), /hidden_activation is "gelu"; Gemma 3 takes/],
       [
         'gemma3',
-        (c) => (c['rope_parameters'] = { full_attention: { rope_type: 'linear', factor: 8 } }),
-        /rope_parameters\.full_attention\.rope_type is "linear"/,
+        (c) => (c['rope_parameters'] = { full_attention: { rope_type: 'yarn', factor: 8 } }),
+        /rope_parameters\.full_attention\.rope_type is "yarn"; .*default, linear and llama3/,
       ],
       [
         'gemma3',
-        (c) => {
-          delete c['rope_parameters'];
-          c['rope_scaling'] = { rope_type: 'linear', factor: 8 };
-        },
-        /rope_scaling\.rope_type is "linear"/,
+        (c) => (c['rope_parameters'] = { sliding_attention: { rope_type: 'linear', factor: 8 } }),
+        /rope_parameters\.sliding_attention scales RoPE \(linear\); .*global layers only/,
       ],
       ['gemma3', (c) => (c['use_bidirectional_attention'] = true), /use_bidirectional_attention is true/],
       [
         'smollm2',
         (c) => (c['rope_parameters'] = { rope_type: 'llama3', rope_theta: 500000, factor: 32 }),
-        /rope_parameters\.rope_type is "llama3"; .*only the default RoPE/,
+        /rope_parameters\.low_freq_factor is missing; "llama3" RoPE scaling needs it as a number/,
       ],
       [
         'smollm2',
         (c) => {
           delete c['rope_parameters'];
-          c['rope_scaling'] = { type: 'linear', factor: 2 };
+          c['rope_scaling'] = { type: 'dynamic', factor: 2 };
         },
-        /rope_scaling\.type is "linear"/,
+        /rope_scaling\.type is "dynamic"; Attention Lab builds default, linear and llama3 RoPE/,
+      ],
+      [
+        'smollm2',
+        (c) => (c['rope_parameters'] = { rope_type: 'linear', rope_theta: 10000, factor: 0.5 }),
+        /ropeScalingFactor must be ≥ 1/,
       ],
       ['qwen2.5', (c) => (c['use_sliding_window'] = true), /use_sliding_window is true/],
       ['smollm2', (c) => (c['hidden_act'] = 'gelu'), /hidden_act is "gelu"; a Llama takes silu/],

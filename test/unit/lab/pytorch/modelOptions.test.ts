@@ -144,6 +144,30 @@ const CASES: Case[] = [
       ropeLocalTheta: 50,
     }),
   },
+  // Issue 30: RoPE scaling, strong enough to matter over 10 positions of a head of 4 (θ 10000).
+  {
+    name: 'llama3 rope scaling',
+    cfg: validateConfig({
+      ...GPT,
+      ...LLAMA,
+      ropeScaling: 'llama3',
+      ropeScalingFactor: 8,
+      ropeLowFreqFactor: 1,
+      ropeHighFreqFactor: 4,
+      ropeOriginalMaxLen: 64,
+    }),
+  },
+  {
+    name: 'gemma3-shaped, linear rope scaling of the global layers',
+    cfg: validateConfig({
+      ...GPT,
+      ...LLAMA,
+      slidingWindow: 3,
+      globalEvery: 2,
+      ropeScaling: 'linear',
+      ropeScalingFactor: 4,
+    }),
+  },
   {
     name: 'every option at once',
     cfg: validateConfig({

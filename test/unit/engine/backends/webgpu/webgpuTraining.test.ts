@@ -84,11 +84,17 @@ describe.skipIf(!gpu.ok)(
       webgpu.uploadAll();
       const want: number[] = [];
       const got: number[] = [];
+      const bindGroups: number[] = [];
       for (let i = 0; i < STEPS; i++) {
         const batch = batchAt(cfg, i, 2, T);
         want.push(onWasm.step(batch, new Rng(50 + i)).loss);
         got.push((await onGpu.stepAsync(batch, webgpu, new Rng(50 + i))).loss);
+        bindGroups.push(webgpu.kernels.mem.cachedBindGroups);
       }
+      // Every step records the same dispatches into the same uniform slots: the bind groups made by the first
+      // steps are replayed by the rest, none made anew (a step makes hundreds).
+      expect(bindGroups[2] as number).toBeGreaterThan(50);
+      expect(bindGroups[STEPS - 1]).toBe(bindGroups[2]);
       const worstLoss = Math.max(...want.map((w, i) => Math.abs(w - (got[i] as number))));
       expect(worstLoss, `per-step losses: wasm ${want.join(', ')}; webgpu ${got.join(', ')}`).toBeLessThan(1e-4);
       // It learned: the loss falls toward the entropy of the random ids.
