@@ -30,7 +30,7 @@ function run(args: readonly string[], env: Record<string, string>): { code: numb
     timeout: 120_000,
     env: { ...process.env, NO_COLOR: '1', ...env },
   });
-  return { code: r.status, stderr: r.stderr };
+  return { code: r.status, stderr: `${r.stderr}${r.signal ? ` [${r.signal}] ${r.stdout}` : ''}` };
 }
 
 describe.skipIf(process.platform !== 'linux')('--backend webgpu without a Vulkan driver', () => {
@@ -71,7 +71,7 @@ describe.skipIf(!gpu.ok)(
       const shape = ['--batch', '64', '--seq', '256', '--set', 'dModel=384', '--set', 'nHeads=6', '--set', 'dFF=1536'];
       const args = ['train', '--task', 'induction', '--steps', '1', ...shape, '--set', 'nDecoderLayers=6'];
       const r = run([...args, '--backend', 'webgpu', '--out', out], {});
-      expect(r.code).toBe(2);
+      expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(
         /^attention-lab: On WebGPU, evaluation and attention snapshots run on a CPU copy of the model at batch 64: decoder-only model of [\d,]+ parameters needs [\d.]+ GiB of WebAssembly memory .*lower the batch size \(64\) or the sequence length \(256\)[^\n]*\n$/,
       );

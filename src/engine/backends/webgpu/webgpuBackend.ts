@@ -99,7 +99,11 @@ export function createWebGpuBackend(device: GPUDevice): WebGpuBackend {
       for (const v of allocated) mem.upload(v);
     },
     async downloadAll(): Promise<void> {
-      await Promise.all(allocated.map((v) => mem.download(v)));
+      // Every read settles before the first failure is raised: none is left pending on a lost device.
+      const failed = (await Promise.allSettled(allocated.map((v) => mem.download(v)))).find(
+        (r) => r.status === 'rejected',
+      );
+      if (failed) throw failed.reason;
     },
     download: (view) => mem.download(view as HostView),
     checkAllocations: () => mem.checkAllocations(),

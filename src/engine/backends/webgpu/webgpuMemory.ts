@@ -21,7 +21,7 @@
  *
  * Failure is never silent: a buffer larger than the device's binding limit is refused before it
  * is created, naming the limit (plan.ts's Arena splits the activations below {@link WebGpuMemory.maxAllocFloats});
- * each allocation runs in an 'out-of-memory' error scope, whose error the next wait raises as one line;
+ * allocations run in an 'out-of-memory' error scope, popped and raised as one line at the next wait;
  * a lost device (`GPUDevice.lost`: a driver reset, a GPU unplugged, `destroy()`) turns every later wait,
  * download included, into an EngineError `gpu/lost`, so no value read from a lost device is ever used.
  *
@@ -78,10 +78,15 @@ export class WebGpuMemory {
   private error: string | null = null;
   /** Why the device was lost (GPUDeviceLostInfo's message or reason); null while it lives. */
   private lostReason: string | null = null;
-  /** The 'out-of-memory' scopes of the allocations not yet checked, with each allocation's size in bytes. */
-  private allocScopes: { readonly bytes: number; readonly error: Promise<GPUError | null> }[] = [];
-  /** Bytes of the storage buffers allocated so far (said when one does not fit). */
+  /**
+   * True while an 'out-of-memory' error scope is open around the allocations since the last check. It is
+   * popped only by {@link checkAllocations}, which awaits it at once: a popErrorScope promise of Dawn's still
+   * pending when the worker ends aborts the process (a refusal right after allocating would end it so).
+   */
+  private scopeOpen = false;
+  /** Bytes of the storage buffers allocated so far, and of the largest since the last check (said when short). */
   private allocatedBytes = 0;
+  private largestSinceCheck = 0;
 
   constructor(readonly device: GPUDevice) {
     this.ring = device.createBuffer({ size: SLOT * RING_SLOTS, usage: USAGE_UNIFORM });
@@ -135,32 +140,34 @@ export class WebGpuMemory {
         `A ${bytesText(bytes)} buffer exceeds this GPU adapter's largest storage buffer of ${bytesText(max)}; ` +
           'lower batch or context (or the model), or use --backend wasm.',
       );
-    this.device.pushErrorScope('out-of-memory');
+    if (!this.scopeOpen) this.device.pushErrorScope('out-of-memory');
+    this.scopeOpen = true;
     const buffer = this.device.createBuffer({ size: Math.max(4, Math.ceil(bytes / 4) * 4), usage: USAGE_STORAGE });
-    this.allocScopes.push({ bytes, error: this.device.popErrorScope() });
     this.allocatedBytes += bytes;
+    this.largestSinceCheck = Math.max(this.largestSinceCheck, bytes);
     this.roots.set(root, buffer);
   }
 
   /**
-   * Waits for the allocations' out-of-memory scopes; one that ran out of GPU memory is raised as one
-   * line naming its size and what was allocated in all (a training session checks right after the
-   * model is built, so it refuses before its first step).
+   * Pops the out-of-memory scope of the allocations since the last check; when one ran out of GPU
+   * memory, says so in one line with the largest buffer among them and what was allocated in all (a
+   * training session checks right after the model is built, so it refuses before its first step).
    */
   async checkAllocations(): Promise<void> {
-    const scopes = this.allocScopes;
-    this.allocScopes = [];
-    for (const s of scopes) {
-      const e = await s.error.catch(() => null);
-      if (e !== null && !this.lost)
-        throw new EngineError(
-          'config/invalid',
-          `The GPU ran out of memory allocating a ${bytesText(s.bytes)} buffer ` +
-            `(${bytesText(this.allocatedBytes)} in all on this device); lower batch or context (or the model), ` +
-            'or use --backend wasm.',
-        );
-    }
     this.throwIfLost();
+    if (!this.scopeOpen) return;
+    this.scopeOpen = false;
+    const largest = this.largestSinceCheck;
+    this.largestSinceCheck = 0;
+    const e = await this.device.popErrorScope().catch(() => null);
+    this.throwIfLost();
+    if (e !== null)
+      throw new EngineError(
+        'config/invalid',
+        `The GPU ran out of memory allocating its buffers (the largest ${bytesText(largest)}, ` +
+          `${bytesText(this.allocatedBytes)} in all on this device); lower batch or context (or the model), ` +
+          'or use --backend wasm.',
+      );
   }
 
   /** True when `view` was allocated here. */
@@ -197,6 +204,7 @@ export class WebGpuMemory {
 
   /** Runs everything recorded so far, then copies the GPU's values of `view` into it. */
   async download(view: HostView): Promise<void> {
+    this.throwIfLost();
     const buffer = this.roots.get(view.buffer);
     if (!buffer) throw new Error('download: buffer not allocated by this WebGPU backend');
     const start = Math.floor(view.byteOffset / 4) * 4;
@@ -210,9 +218,10 @@ export class WebGpuMemory {
     try {
       await staging.mapAsync(MAP_READ);
     } catch (e) {
-      // A lost device aborts every mapping; its lost promise may settle a moment after (by the queue's next
-      // callback, which a lost device answers at once).
-      await Promise.race([this.device.lost, this.device.queue.onSubmittedWorkDone().catch(() => undefined)]);
+      // A lost device aborts every mapping (AbortError; nothing here unmaps or destroys a staging buffer
+      // while it maps), and its lost promise settles with it. No other promise is started on the lost
+      // device: one of Dawn's still pending when the worker ends aborts the process.
+      if ((e as Error).name === 'AbortError') await this.device.lost;
       this.throwIfLost();
       throw e;
     }
@@ -323,6 +332,7 @@ export class WebGpuMemory {
 
   /** Waits until the GPU has finished everything submitted (and flushes first). */
   async finish(): Promise<void> {
+    this.throwIfLost();
     this.flush();
     await this.device.queue.onSubmittedWorkDone();
     await this.checkAllocations();

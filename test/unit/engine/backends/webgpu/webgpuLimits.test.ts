@@ -89,7 +89,7 @@ describe.skipIf(!gpu.ok)(gpu.ok ? `GPU buffer limits on ${gpu.adapter.name}` : '
     })().catch((e: unknown) => e);
     expect(EngineError.is(err, 'config/invalid')).toBe(true);
     expect((err as Error).message).toMatch(
-      /^The GPU ran out of memory allocating a 1\.1 GB buffer \([\d.]+ GB in all on this device\); lower batch or context \(or the model\), or use --backend wasm\.$/,
+      /^The GPU ran out of memory allocating its buffers \(the largest 1\.1 GB, [\d.]+ GB in all on this device\); lower batch or context \(or the model\), or use --backend wasm\.$/,
     );
   });
 });
