@@ -54,8 +54,10 @@ export type InferenceRequest =
   | { readonly job: 'export' };
 
 /**
- * What the lens and scoring keep of a forward (ModelShape.activations): their layers reuse buffers, so Qwen2.5-0.5B's
- * lens and scores over 1,024 tokens fit where every layer's own activations (3.9 GiB) would not.
+ * What a request's forward keeps (ModelShape.activations): the lens each layer's stream, scoring and ablation only the
+ * top, and the key/value-cache path (attention, decoding) none of it — their layers reuse buffers, so Qwen2.5-0.5B's
+ * lens and scores over 1,024 tokens fit where every layer's own activations (3.9 GiB) would not, and a model opened
+ * for one serves the others. Only jobs that plan for themselves (patching, attribution: backward) keep every layer's.
  */
 const STREAMS: KeptActivations = 'streams';
 const TOP: KeptActivations = 'top';
@@ -90,7 +92,7 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       const n = tok.encode(req.text).length;
       const src = encDec ? { maxSrcLen: rounded(Math.max(srcOf(req.text), DIAGNOSTIC_MAX_LEN), L) } : {};
       const plan = {
-        shape: { maxBatch: 1, maxLen: 1, ...src },
+        shape: { maxBatch: 1, maxLen: 1, activations: TOP, ...src },
         decodeRows: 1,
         decodePositions: rounded(1 + n, L),
         lower: shorten(n),
@@ -116,7 +118,12 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
     }
     case 'diagnostic':
       return {
-        shape: { maxBatch: 1, maxLen: 1, ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}) },
+        shape: {
+          maxBatch: 1,
+          maxLen: 1,
+          activations: TOP,
+          ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}),
+        },
         decodeRows: 1,
         decodePositions: rounded(DIAGNOSTIC_MAX_LEN, L),
       };
@@ -125,7 +132,7 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       const n = 1 + tok.encode(req.input).length;
       const src = encDec ? { maxSrcLen: rounded(srcOf(req.input), L) } : {};
       return {
-        shape: { maxBatch: 1, maxLen: 1, ...src },
+        shape: { maxBatch: 1, maxLen: 1, activations: TOP, ...src },
         decodeRows: rows,
         // the prompt and the most tokens a decode generates (decode.ts), at most the context
         decodePositions: rounded(n + MAX_DECODE_TOKENS + MAX_FINISHING_TOKENS, L),
@@ -164,7 +171,9 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
     case 'export': {
       const rows = rounded(1, L);
       const src = encDec ? { maxSrcLen: rounded(1, L) } : {};
-      return { shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), ...src } };
+      return {
+        shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), activations: TOP, ...src },
+      };
     }
     default:
       return req satisfies never;

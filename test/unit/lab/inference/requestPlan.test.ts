@@ -18,7 +18,9 @@ import type { Backend } from '../../../../src/engine/backend';
 import { estimateModel, memoryProblem } from '../../../../src/engine/models/estimate';
 import { qwen25Config } from '../../engine/models/hubShapes';
 import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
-import { planRequest } from '../../../../src/lab/inference/requestPlan';
+import { Transformer } from '../../../../src/engine/models/transformer';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { covers, planRequest } from '../../../../src/lab/inference/requestPlan';
 import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
@@ -83,9 +85,10 @@ describe('planRequest: each request planned for what it runs', () => {
     expect(planRequest(wide, tok, { job: 'attend', text: 'ab'.repeat(4000) }).shape).toEqual({
       maxBatch: 1,
       maxLen: 1,
+      activations: 'top',
     });
     expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({
-      shape: { maxBatch: 1, maxLen: 1 },
+      shape: { maxBatch: 1, maxLen: 1, activations: 'top' },
       decodeRows: 1,
       decodePositions: 1024, // the prompt and 4096 tokens, at most the context
       decodePrompt: 1024,
@@ -162,6 +165,24 @@ describe('planRequest: each request planned for what it runs', () => {
         4e9,
       );
     }
+  });
+
+  it("Qwen2.5-0.5B: the model opened for a 1,000-token text's attention serves its lens, decode and score", () => {
+    // The model worker reopens a model that does not cover a request (each reopening held two models at once).
+    const qwen = qwen25Config();
+    const prompt = 'ab'.repeat(500);
+    const attend = planRequest(qwen, tok, { job: 'attend', text: prompt });
+    expect(attend.shape).toMatchObject({ maxLen: 1024, activations: 'streams' });
+    const opened = { model: new Transformer(qwen, attend.shape), gradients: false } as unknown as OpenRun; // unbound
+    for (const req of [
+      { job: 'lens', input: { prompt } },
+      { job: 'decode', input: prompt, beam: 1 },
+      { job: 'score', text: prompt },
+      { job: 'export' },
+    ] as const)
+      expect(covers(opened, planRequest(qwen, tok, req)), req.job).toBe(true);
+    // patching and attribution plan for themselves, every layer's activations: a reopening
+    expect(covers(opened, { shape: { maxBatch: 1, maxLen: 64 } })).toBe(false);
   });
 
   it('an encoder-decoder plans its source for its encoder', () => {
