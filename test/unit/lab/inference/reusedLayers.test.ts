@@ -6,7 +6,7 @@
  * model worker's reuse rule (covers, widened) never hands such a model to a job that needs every layer's activations.
  */
 
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Backend } from '../../../../src/engine/backend';
 import { createReferenceBackend } from '../../../../src/engine/backends/reference';
 import { createWasmBackend } from '../../../../src/engine/backends/wasm/wasmBackend';
@@ -17,12 +17,16 @@ import { Transformer } from '../../../../src/engine/models/transformer';
 import { Rng } from '../../../../src/engine/rng';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { compareHeadsOff } from '../../../../src/lab/inference/ablate';
-import { logitLens } from '../../../../src/lab/inference/lens';
+import { createWebGpuBackend } from '../../../../src/engine/backends/webgpu/webgpuBackend';
+import { logitLens, logitLensAsync } from '../../../../src/lab/inference/lens';
 import type { OpenRun, RunPlan } from '../../../../src/lab/inference/openRun';
 import { openRun } from '../../../../src/lab/inference/openRun';
 import { covers, widened } from '../../../../src/lab/inference/requestPlan';
-import { scoreText } from '../../../../src/lab/inference/score';
+import { scoreText, scoreTextAsync } from '../../../../src/lab/inference/score';
+import { openNodeGpu } from '../../../../src/lab/platform/webgpu.node';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+
+const gpu = await openNodeGpu();
 
 const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
@@ -186,5 +190,37 @@ describe('a trained run opened with reused layers: score, lens and ablation as b
     expect(widened(run('top'), plan('streams', 8)).shape.activations).toBe('streams');
     expect(widened(run('streams'), plan(undefined, 8)).shape.activations).toBe('backward');
     expect(widened(run('backward'), plan('top', 8)).shape.activations).toBe('backward');
+  });
+});
+
+describe.skipIf(!gpu.ok)('on WebGPU: the stream copies are made on the device', () => {
+  const TEXT = 'the cat sat on the mat.';
+  let own: OpenRun;
+  let reused: OpenRun;
+  beforeAll(async () => {
+    if (!gpu.ok) return;
+    const spec = tinySpec(await tinyDocuments(), 3, 32);
+    const { runDir } = await trainTiny({
+      ...spec,
+      model: { ...spec.model, overrides: { dModel: 32, dFF: 64, nDecoderLayers: 3 } },
+    });
+    const shape = { maxBatch: 1, maxLen: 32, logitRows: 8 };
+    own = await openRun(NODE_FS, runDir, createWebGpuBackend(gpu.device), { shape });
+    reused = await openRun(NODE_FS, runDir, createWebGpuBackend(gpu.device), {
+      shape: { ...shape, activations: 'streams' },
+    });
+  }, 120_000);
+  afterAll(() => {
+    if (gpu.ok) gpu.device.destroy();
+  });
+
+  it('lens and score equal the same device keeping every layer', async () => {
+    const a = await logitLensAsync(own, { prompt: TEXT }, { topK: 3 });
+    const b = await logitLensAsync(reused, { prompt: TEXT }, { topK: 3 });
+    expect(strings(b)).toEqual(strings(a));
+    expect(worst(numbers(b), numbers(a))).toBeLessThanOrEqual(1e-6);
+    const sa = (await scoreTextAsync(own, null, TEXT)).output.logprobs;
+    const sb = (await scoreTextAsync(reused, null, TEXT)).output.logprobs;
+    expect(worst(sb, sa)).toBeLessThanOrEqual(1e-6);
   });
 });
