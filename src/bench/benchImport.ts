@@ -15,10 +15,10 @@
  * the most held up to the end of that phase — the last is the model worker's peak.
  *
  * With a Hugging Face family's random folder (randomHf.ts: SmolLM2-135M or Qwen2.5-0.5B
- * shaped, bf16, sharded as the Hub ships it) the same requests run, but for the attention and
- * the decode only: the logit lens and the scores of a 1,024-token text run one forward pass that
- * keeps every layer's activations (Qwen2.5: 3.9 GiB over 1,024 positions, more than WebAssembly
- * has beside its weights), so those phases report 0 and are left out of the lines.
+ * shaped, bf16, sharded as the Hub ships it) the same requests run: the logit lens and the
+ * scores of the text run one forward whose layers reuse two sets of buffers
+ * (ModelShape.activations; Qwen2.5 over 1,024 positions: 554 and 473 MiB of activations, where
+ * every layer keeping its own would take 3.9 GiB, more than WebAssembly has beside its weights).
  *
  * Last, the run is opened once more as the attention request opens it (openForRequest: run.json,
  * the tokenizer, the checkpoint read into a bound model): the seconds of "open" alone, which the
@@ -175,13 +175,11 @@ export async function runImportBench(
     const used = process.cpuUsage(cpu0);
     const attendCpuSeconds = (used.user + used.system) / 1e6;
     const p2 = peakMiB();
-    if (!hf) onProgress('import bench: the logit lens of the text …');
-    const lens = hf
-      ? null
-      : as(
-          await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }),
-          'model/didLens',
-        );
+    onProgress('import bench: the logit lens of the text …');
+    const lens = as(
+      await ask({ type: 'model/lens', runDir, input: { kind: 'decoder-only', prompt: text }, topK: 5, fit: true }),
+      'model/didLens',
+    );
     const lensSeconds = lap();
     const p3 = peakMiB();
     onProgress('import bench: decoding 20 tokens …');
@@ -205,8 +203,8 @@ export async function runImportBench(
     );
     const decodeSeconds = lap();
     const p4 = peakMiB();
-    if (!hf) onProgress('import bench: scoring the text …');
-    const scored = hf ? null : as(await ask({ type: 'model/score', runDir, source: null, text }), 'model/didScore');
+    onProgress('import bench: scoring the text …');
+    const scored = as(await ask({ type: 'model/score', runDir, source: null, text }), 'model/didScore');
     const scoreSeconds = lap();
     const peakScore = peakMiB();
     onProgress('import bench: opening the run once more, as the attention request opens it …');
@@ -228,11 +226,11 @@ export async function runImportBench(
       overviewBytes: bytes(snapshot.maps),
       heads: snapshot.headScores?.length ?? 0,
       lensSeconds,
-      lensPositions: lens?.output.tokens.length ?? 0,
+      lensPositions: lens.output.tokens.length,
       decodeTokens: decoded.output.ids.length,
       msPerToken: (1000 * decodeSeconds) / Math.max(1, decoded.output.ids.length),
       scoreSeconds,
-      scoredTokens: scored?.output.logprobs.length ?? 0,
+      scoredTokens: scored.output.logprobs.length,
       openSeconds: open.seconds,
       openCpuSeconds: open.cpuSeconds,
       peakMiB: { generate: p0, import: p1, attend: p2, lens: p3, decode: p4, score: peakScore },

@@ -36,7 +36,7 @@ export const BENCH_HELP =
   imported, opened on wasm, decoded for 20 tokens and asked for 64 tokens' attention: load
   seconds, peak memory and ms/token. --import smollm2 / qwen2.5: a random SmolLM2-135M- or
   Qwen2.5-0.5B-shaped Hugging Face folder (bf16, Qwen sharded), imported, its attention over 1024
-  tokens (all layers and heads) and a decode of 20 tokens.
+  tokens (all layers and heads), the logit lens and scores of that text, and a decode of 20 tokens.
   --grokking: instead, --task modular-addition's default run once per seed (--seeds, default
   1,2,3), each stopped when its test accuracy first reaches 99%: the wall-clock time to it.`;
 

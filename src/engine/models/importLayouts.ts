@@ -7,11 +7,15 @@
  * | layout | names | weights | activation |
  * |---|---|---|---|
  * | attention-lab | ours (export --format pytorch), our config in the metadata | as ours | as saved |
- * | nanogpt | `transformer.h.{i}.attn.c_attn…`, optional `_orig_mod.` | nn.Linear [out, in] | exact GELU |
+ * | nanogpt | `transformer.h.{i}.attn.c_attn…` | nn.Linear [out, in] | exact GELU |
  * | hf-gpt2 | `h.{i}.attn.c_attn…` with or without `transformer.` | Conv1D [in, out] | `gelu_new` (tanh) |
  * | seed-transformer | `encoder_layers.{i}.self_attn.W_q…` | nn.Linear [out, in] | from config.json |
  * | hf-llama | `model.layers.{i}.self_attn.q_proj…` (hfLlama.ts), config.json required | nn.Linear [out, in] | SwiGLU |
  * | hf-qwen2, -qwen3, -mistral, -gpt-neox | the family's (hfFamilies.ts), config.json required | nn.Linear | its own |
+ *
+ * A prefix that every name carries because of a wrapper around the saved model (nn.DataParallel's
+ * and DistributedDataParallel's `module.`, torch.compile's `_orig_mod.`, or both) is dropped
+ * before the layout is detected ({@link wrapperPrefix}); one on only some names is kept.
  *
  * Sizes come from shapes: vocabulary and width from the token embedding, layers from the
  * highest block index, the context from the position table, d_ff from the first MLP, bias
@@ -85,7 +89,7 @@ export interface SourceTensor {
 export interface TensorSource {
   /** Our tensor (pytorchNames.ts), with the shape our model needs. */
   readonly target: TorchTensor;
-  /** Its name in the file (with any `_orig_mod.` prefix). */
+  /** Its name in the file (with any wrapper prefix, {@link wrapperPrefix}). */
   readonly source: string;
   /** Stored [in, out] (Conv1D): transpose on reading. */
   readonly transpose: boolean;
@@ -149,6 +153,33 @@ export function isPaddedVocab(rows: number, ids: number): boolean {
   return ids > 0 && rows > ids && rows === Math.ceil(ids / VOCAB_PAD_MULTIPLE) * VOCAB_PAD_MULTIPLE;
 }
 
+/** Wrappers whose prefix PyTorch puts on every state_dict name: DataParallel/DDP's `module.`, torch.compile's. */
+const WRAPPERS: ReadonlyMap<string, string> = new Map([
+  ['module.', 'nn.DataParallel or DistributedDataParallel'],
+  ['_orig_mod.', 'torch.compile'],
+]);
+
+/**
+ * The wrapper prefix every one of `names` starts with: `module.`, `_orig_mod.`, or several of them in a row
+ * (`module._orig_mod.` …), each on ALL names; '' when none is (a prefix on only some names is not a wrapper's).
+ */
+export function wrapperPrefix(names: readonly string[]): string {
+  let pre = '';
+  for (;;) {
+    const next = [...WRAPPERS.keys()].find(
+      (w) => names.length > 0 && names.every((n) => n.startsWith(pre + w) && n.length > pre.length + w.length),
+    );
+    if (next === undefined) return pre;
+    pre += next;
+  }
+}
+
+/** For people: which wrapper(s) the dropped prefix `pre` comes from. */
+function wrapperNote(pre: string): string {
+  const by = [...WRAPPERS].filter(([w]) => pre.includes(w)).map(([, who]) => who);
+  return `every tensor name starts with \`${pre}\` (saved through ${by.join(' and ')}), which is dropped`;
+}
+
 /** Buffers a PyTorch model saves that are not parameters (HF GPT-2's causal masks; the notebook's sinusoidal table). */
 const IGNORED = /(^|\.)attn\.(bias|masked_bias)$|^positional_encoding\.pe$/;
 const CONV1D = /\.(attn\.c_attn|attn\.c_proj|mlp\.c_fc|mlp\.c_proj)\.weight$/;
@@ -174,13 +205,13 @@ export function planImport(
   configJson: Json | null,
   opts: ImportOptions = {},
 ): ImportPlan {
-  const strip = tensors.some((t) => t.name.startsWith('_orig_mod.'));
-  const shapes = new Map(tensors.map((t) => [strip ? t.name.replace(/^_orig_mod\./, '') : t.name, t.shape]));
-  const notes: string[] = strip ? ["names start with torch.compile's `_orig_mod.`, which is dropped"] : [];
+  const pre = wrapperPrefix(tensors.map((t) => t.name));
+  const shapes = new Map(tensors.map((t) => [t.name.slice(pre.length), t.shape]));
+  const notes: string[] = pre ? [wrapperNote(pre)] : [];
   const ownLlama = configJson !== null && configJson['attention_lab'] !== undefined && isLlamaJson(configJson);
   const family = ownLlama || parseOwnConfig(metadata) ? null : hfFamilyOf(configJson);
-  if (family !== null) return planHfFamily(family, shapes, configJson as Json, strip);
-  if (shapes.has('model.embed_tokens.weight')) return planLlama(shapes, configJson, strip);
+  if (family !== null) return planHfFamily(family, shapes, configJson as Json, pre);
+  if (shapes.has('model.embed_tokens.weight')) return planLlama(shapes, configJson, pre);
   const ours = parseOwnConfig(metadata);
   let layout: ImportLayout;
   let config: ModelConfig;
@@ -219,7 +250,7 @@ export function planImport(
     );
   }
   const hasHead = config.kind === 'decoder-only' && shapes.has('lm_head.weight');
-  const lmHead = hasHead && !ours && !opts.tiedHead ? `${strip ? '_orig_mod.' : ''}lm_head.weight` : null;
+  const lmHead = hasHead && !ours && !opts.tiedHead ? `${pre}lm_head.weight` : null;
   if (config.kind === 'decoder-only' && !ours) config = validateConfig({ ...config, tieEmbeddings: lmHead === null });
   const conv1d = layout === 'hf-gpt2';
   const model = new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 });
@@ -232,7 +263,7 @@ export function planImport(
     const transpose = conv1d && CONV1D.test(source);
     const expected = transpose ? [...target.shape].reverse() : [...target.shape];
     const found = shapes.get(source);
-    const shown = strip ? `_orig_mod.${source}` : source;
+    const shown = pre + source;
     // A padded vocabulary: the file's rows are fileVocab, the model keeps the first keepRows.
     const padded =
       keepRows !== null &&
@@ -267,10 +298,10 @@ export function planImport(
       name === 'lm_head.weight' &&
       config.tieEmbeddings &&
       sameShape(shapes.get(name), shapes.get(`${prefix}wte.weight`));
-    if (IGNORED.test(name) || tiedCopy) ignored.push(strip ? `_orig_mod.${name}` : name);
+    if (IGNORED.test(name) || tiedCopy) ignored.push(pre + name);
     else
       bad(
-        `Tensor ${strip ? `_orig_mod.${name}` : name} ${fmt(shapes.get(name))} ` +
+        `Tensor ${pre}${name} ${fmt(shapes.get(name))} ` +
           `has no place in ${IMPORT_LAYOUTS[layout]} with ${describe(config)}; ` +
           `the checkpoint holds a model with parts Attention Lab's Transformer ` +
           `does not have.`,
@@ -285,11 +316,7 @@ export function planImport(
  * `lm_head.weight` (save_pretrained drops it); one that is there anyway is ignored, as
  * transformers ignores it.
  */
-function planLlama(
-  shapes: ReadonlyMap<string, readonly number[]>,
-  configJson: Json | null,
-  strip: boolean,
-): ImportPlan {
+function planLlama(shapes: ReadonlyMap<string, readonly number[]>, configJson: Json | null, pre: string): ImportPlan {
   const layout: ImportLayout = 'hf-llama';
   if (!isLlamaJson(configJson))
     bad(
@@ -300,7 +327,6 @@ function planLlama(
   const own = (cfg['attention_lab'] as Json | undefined)?.['config'];
   const config = sized(configJson, () => configFromLlamaJson(cfg, own));
   const model = new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 });
-  const pre = strip ? '_orig_mod.' : '';
   const wanted = new Set<string>();
   const tensors = hfLlamaNames(config).map(([source, ours]): TensorSource => {
     const p = model.param(ours);
@@ -350,13 +376,12 @@ function planHfFamily(
   family: HfFamily,
   shapes: ReadonlyMap<string, readonly number[]>,
   cfg: Json,
-  strip: boolean,
+  pre: string,
 ): ImportPlan {
   const layout = HF_FAMILY_LAYOUTS[family];
   const read = sized(cfg, () => configFromHfJson(cfg, family));
   const config = read.config;
   const model = sized(cfg, () => new Transformer(config, { maxBatch: 1, maxLen: 1, maxSrcLen: 1 }));
-  const pre = strip ? '_orig_mod.' : '';
   const wanted = new Set<string>();
   const tensors = hfFamilyTensors(family, config).map((t): TensorSource => {
     const p = model.param(t.target);

@@ -36,7 +36,19 @@ export interface ModelShape {
    * chunks of R rows, and the logits are read only at the rows a job asks for (Transformer.logitsAt). At least 4.
    */
   readonly logitRows?: number;
+  /** What the decoder's layers keep of a forward (default 'backward'; see {@link KeptActivations}). */
+  readonly activations?: KeptActivations;
 }
+
+/**
+ * What the decoder's layers keep of a forward. 'backward': every layer its own activations, as backward and a
+ * forward's attention maps (captureAttention) need. An inference job over a long text needs less: its layers reuse
+ * two sets of buffers in turn (a layer's are free once the next has read its output; Qwen2.5-0.5B over 1,024
+ * tokens keeps 2 of its 24 layers' 150 MB), and the model keeps 'streams' — the residual stream after every layer
+ * [B·T, C], for the logit lens — or only the 'top' (scoring, ablation, steering: logitsAt reads the final hidden
+ * state). Such a model runs no backward and captures no attention from its forward.
+ */
+export type KeptActivations = 'backward' | 'streams' | 'top';
 
 /** Bytes one chunk of the output projection takes at most when a job reads logits in chunks (logitChunkRows). */
 export const LOGIT_CHUNK_BYTES = 32 * 2 ** 20;
@@ -105,6 +117,7 @@ export interface PlannedShape {
   readonly padId: number;
   /** Rows the output projection's buffers hold (ModelShape.logitRows; at most maxBatch·maxLen). */
   readonly logitRows: number;
+  readonly activations: KeptActivations;
 }
 
 /** `shape` with its defaults, checked against `cfg`; throws EngineError('config/invalid') saying what to change. */
@@ -138,7 +151,10 @@ export function planShape(cfg: ModelConfig, shape: ModelShape): PlannedShape {
     bad(`Logit rows must be a positive integer, got ${given}.`);
   // at least 4: fewer rows take another order of sums in WebAssembly's matmul (Transformer's SAME_SUM_ROWS)
   const logitRows = Math.min(all, Math.max(4, given ?? all));
-  return { maxBatch: shape.maxBatch, maxLen, maxSrcLen, padId, logitRows };
+  const activations = shape.activations ?? 'backward';
+  if (!['backward', 'streams', 'top'].includes(activations))
+    bad(`Kept activations must be backward, streams or top, got ${String(activations)}.`);
+  return { maxBatch: shape.maxBatch, maxLen, maxSrcLen, padId, logitRows, activations };
 }
 
 /** Throws EngineError('input/invalid') unless `b` fits the plan `limits` and holds only ids of `cfg`'s vocabularies. */

@@ -21,7 +21,7 @@ import type { Rng } from '../rng';
 import { Block } from './block';
 import { Embedder } from './embed';
 import { drawParams, initFor } from './init';
-import type { ModelShape } from './inputs';
+import type { KeptActivations, ModelShape } from './inputs';
 import { planShape } from './inputs';
 import { Norm } from './layers';
 import { fillCausalMask } from './masks';
@@ -41,6 +41,8 @@ export abstract class ModelParts {
   readonly padId: number;
   /** Rows the logits and their gradient are planned for (ModelShape.logitRows). */
   readonly logitRows: number;
+  /** What the decoder's layers keep of a forward (ModelShape.activations). */
+  readonly activations: KeptActivations;
   readonly encEmbed: Embedder | null;
   readonly encoder: Block[] = [];
   readonly encNorm: Norm | null;
@@ -52,6 +54,8 @@ export abstract class ModelParts {
   readonly headB: Param | null;
   protected readonly encOut: Slot;
   protected readonly decOut: Slot;
+  /** With activations 'streams': the stream after layers 1..L − 1, [L − 1, B·T, C] (empty otherwise). */
+  protected readonly streams: Slot;
   protected readonly dMemory: Slot;
   protected readonly logitsSlot: Slot;
   protected readonly dlogits: Slot;
@@ -88,6 +92,7 @@ export abstract class ModelParts {
       maxSrcLen: this.maxSrcLen,
       padId: this.padId,
       logitRows: this.logitRows,
+      activations: this.activations,
     } = planShape(cfg, shape));
     const { store, arena } = this;
     const B = this.maxBatch;
@@ -109,10 +114,14 @@ export abstract class ModelParts {
       this.encNorm = null;
     }
     this.decEmbed = new Embedder(store, arena, cfg, names.decEmbed, cfg.vocabSize, embedInit, B * T);
-    for (let i = 0; i < cfg.nDecoderLayers; i++)
+    const reuse = this.activations !== 'backward'; // two sets of buffers, in turn (ModelShape.activations)
+    for (let i = 0; i < cfg.nDecoderLayers; i++) {
+      arena.reuseAs(reuse ? `decoder.${i % 2}` : null);
       this.decoder.push(
         new Block(store, arena, layerConfig(cfg, i), blockNames(cfg, 'decoder', i), init.block, { B, T, S }),
       );
+    }
+    arena.reuseAs(null);
     this.decNorm = cfg.norm === 'pre' ? new Norm(store, arena, names.decNorm, C, cfg, B * T) : null;
     this.headW = cfg.tieEmbeddings
       ? this.decEmbed.table
@@ -124,6 +133,7 @@ export abstract class ModelParts {
     const nS = B * S * C;
     this.encOut = arena.buffer(gpt ? 0 : nS);
     this.decOut = arena.buffer(nT);
+    this.streams = arena.buffer(this.activations === 'streams' ? Math.max(0, cfg.nDecoderLayers - 1) * nT : 0);
     this.dMemory = arena.buffer(gpt ? 0 : nS);
     this.logitsSlot = arena.buffer(this.logitRows * cfg.vocabSize, 'the logits (batch·context·vocabulary)');
     this.dlogits = arena.scratch('model.dlogits', this.logitRows * cfg.vocabSize);

@@ -131,20 +131,44 @@ export interface ByteSlot {
   data: Uint8Array;
 }
 
+/** The n-th request of every layer of one reuse group (all of one size): one buffer, a view for each. */
+interface GroupSlot<S> {
+  readonly size: number;
+  readonly users: S[];
+}
+
 /**
  * Activation memory. `buffer` slots are private to one layer (kept for backward);
  * `shared` slots with the same key are one buffer sized for the largest request: layers
  * use them only for values that do not outlive their own backward (gradient scratch).
+ * Between {@link reuseAs}(key) and reuseAs(null), the n-th `buffer` (and `bytes`) request is
+ * the n-th of every earlier layer planned under the same key when it is of the same size:
+ * layers that run only forward, one after the other, reuse each other's buffers
+ * (ModelShape.activations).
  */
 export class Arena {
   private readonly slots: Slot[] = [];
   private readonly shared = new Map<string, { size: number; users: Slot[] }>();
   private readonly byteSlots: ByteSlot[] = [];
+  private readonly groups = new Map<string, { floats: GroupSlot<Slot>[]; bytes: GroupSlot<ByteSlot>[] }>();
+  private reuse: { floats: GroupSlot<Slot>[]; bytes: GroupSlot<ByteSlot>[]; nf: number; nb: number } | null = null;
+
+  /** Plans the next layer's `buffer` and `bytes` requests in reuse group `key` (null: its own again). */
+  reuseAs(key: string | null): void {
+    if (key === null) {
+      this.reuse = null;
+      return;
+    }
+    let g = this.groups.get(key);
+    if (!g) this.groups.set(key, (g = { floats: [], bytes: [] }));
+    this.reuse = { ...g, nf: 0, nb: 0 };
+  }
 
   /** A buffer of `size` floats private to one layer; `name` says what it holds where a refusal names it. */
   buffer(size: number, name?: string): Slot {
     const s: Slot = { size, data: EMPTY, ...(name === undefined ? {} : { name }) };
-    this.slots.push(s);
+    const r = this.reuse;
+    if (!r || !join(r.floats, r.nf++, s)) this.slots.push(s);
     return s;
   }
 
@@ -163,7 +187,8 @@ export class Arena {
   /** A byte buffer (masks, dropout keep-masks). */
   bytes(size: number): ByteSlot {
     const s: ByteSlot = { size, data: new Uint8Array(0) };
-    this.byteSlots.push(s);
+    const r = this.reuse;
+    if (!r || !join(r.bytes, r.nb++, s)) this.byteSlots.push(s);
     return s;
   }
 
@@ -172,6 +197,7 @@ export class Arena {
     let n = 0;
     for (const s of this.slots) n += s.size;
     for (const e of this.shared.values()) n += e.size;
+    for (const g of this.groups.values()) for (const e of g.floats) n += e.size;
     return n;
   }
 
@@ -179,6 +205,7 @@ export class Arena {
   get otherBytes(): number {
     let n = 0;
     for (const s of this.byteSlots) n += s.size;
+    for (const g of this.groups.values()) for (const e of g.bytes) n += e.size;
     return n;
   }
 
@@ -197,6 +224,14 @@ export class Arena {
         name: `the scratch buffer ${key}`,
         take: (v: FloatArray) => e.users.forEach((u) => (u.data = v)),
       })),
+      // A reuse group's slot: one buffer that the same request of each layer shares (layers run forward only).
+      ...[...this.groups.values()].flatMap((g) =>
+        g.floats.map((e) => ({
+          size: e.size,
+          name: e.users[0]?.name,
+          take: (v: FloatArray) => e.users.forEach((u) => (u.data = v)),
+        })),
+      ),
     ];
     for (const p of parts) refuseOverLimit(backend, p.size, p.name ?? 'an activation buffer', 'lower batch or context');
     let next = 0;
@@ -214,13 +249,30 @@ export class Arena {
     }
     // Byte slots live in the backend's memory where it has its own (allocBytes), so its
     // kernels read and write masks in place; each starts on a 64-byte boundary.
+    const byteGroups: GroupSlot<ByteSlot>[] = [
+      ...this.byteSlots.map((b) => ({ size: b.size, users: [b] })),
+      ...[...this.groups.values()].flatMap((g) => g.bytes),
+    ];
     let bytes = 0;
-    for (const b of this.byteSlots) bytes += alignBytes(b.size);
+    for (const b of byteGroups) bytes += alignBytes(b.size);
     const flat = backend.allocBytes ? backend.allocBytes(bytes) : new Uint8Array(bytes);
     let at = 0;
-    for (const b of this.byteSlots) {
-      b.data = flat.subarray(at, at + b.size);
+    for (const b of byteGroups) {
+      const view = flat.subarray(at, at + b.size);
+      for (const u of b.users) u.data = view;
       at += alignBytes(b.size);
     }
   }
+}
+
+/**
+ * Adds `s` to the n-th slot of a reuse group; false when that slot is another size (a layer planned otherwise: the
+ * request keeps a buffer of its own, so a buffer a layer fills once, ALiBi's slopes, never meets another's values).
+ */
+function join<S extends { readonly size: number }>(slots: GroupSlot<S>[], n: number, s: S): boolean {
+  const e = slots[n];
+  if (e && e.size !== s.size) return false;
+  if (e) e.users.push(s);
+  else slots[n] = { size: s.size, users: [s] };
+  return true;
 }

@@ -100,8 +100,8 @@ export function forwardMasks(f: ForwardMasks): MaskSnapshot[] {
 
 /** What the logit lens reads: the decoder's residual stream of the last forward, and where to compute. */
 export interface LensInputs {
-  /** The decoder's blocks (block i's output is the stream after layer i + 1). */
-  readonly decoder: readonly Block[];
+  /** The stream after `layer` blocks (1..nDecoderLayers), [N, C]: block layer − 1's output, or a copy kept of it. */
+  readonly stream: (layer: number) => FloatArray;
   /** The final norm (pre-LN), else null. */
   readonly decNorm: Norm | null;
   /** Rows of the last forward (B × T). */
@@ -130,7 +130,7 @@ export interface LensInputs {
  * only. It reruns the final norm on the top so its statistics are those backward reads.
  */
 export function lensLogits(k: Backend, f: LensInputs, layer: number, pick: LensRows | null = null): FloatArray {
-  let h = layer === 0 ? f.decIn : (f.decoder[layer - 1] as Block).output;
+  let h = layer === 0 ? f.decIn : f.stream(layer);
   const n = pick ? pick.n : f.N;
   if (pick) h = pick.of(h);
   if (f.decNorm) {

@@ -263,6 +263,9 @@ export class Transformer extends ModelParts {
         rng,
       });
       y = blk.output;
+      // Layers reuse buffers (ModelShape.activations): the lens's stream is copied before a later layer writes there.
+      if (this.streams.data.length > 0 && layer < this.decoder.length - 1)
+        copyOn(k, this.streams.data.subarray(layer * B * T * C), y, B * T * C);
     });
     if (hook) tap(this.decoder.length, y);
     const decTop = y;
@@ -342,6 +345,7 @@ export class Transformer extends ModelParts {
   backward(seed: FloatArray | null = null): void {
     const l = this.last;
     if (!l) throw new Error('backward() needs a forward() first');
+    this.needActivations('backward');
     if (l.ablated)
       throw new Error('backward() after a forward with heads switched off or a hook: both are inference only');
     if (!l.whole)
@@ -479,8 +483,18 @@ export class Transformer extends ModelParts {
     };
     if (into === 'logits') l.whole = false;
     const head = (k: Backend, logits: FloatArray, y: FloatArray, N: number): void => this.head(k, logits, y, N);
+    const NC = N * this.config.dModel;
+    const stream = (at: number): FloatArray => {
+      if (at === n || this.activations === 'backward') return (this.decoder[at - 1] as Block).output;
+      if (this.activations === 'top')
+        throw new Error(
+          `residualLogits(${at}) reads the stream inside the model, but it keeps only the top's (activations ` +
+            "'top'): plan it with activations 'streams' for the lens",
+        );
+      return this.streams.data.subarray((at - 1) * NC, at * NC);
+    };
     const lens = {
-      decoder: this.decoder,
+      stream,
       decNorm: this.decNorm,
       N,
       decIn: l.decIn,
@@ -508,6 +522,7 @@ export class Transformer extends ModelParts {
    */
   captureAttention(b = 0): AttentionCapture {
     const l = this.lastOrThrow('captureAttention');
+    this.needActivations('captureAttention');
     if (b < 0 || b >= l.B)
       throw new EngineError('input/invalid', `Batch item ${b} does not exist; the last batch had ${l.B} items.`);
     return { maps: attentionMaps(this.encoder, this.decoder, this.config.nHeads, l, b), masks: this.captureMasks() };
@@ -520,6 +535,15 @@ export class Transformer extends ModelParts {
   captureMasks(): MaskSnapshot[] {
     const l = this.lastOrThrow('captureMasks');
     return forwardMasks({ ...l, tgtPad: this.tgtPad.data, causal: this.causal.data, maxT: this.maxLen });
+  }
+
+  /** Throws unless every decoder layer kept its own activations (ModelShape.activations 'backward'). */
+  private needActivations(what: string): void {
+    if (this.activations !== 'backward')
+      throw new Error(
+        `${what}() needs every layer's activations, but this model's layers reuse their buffers (planned with ` +
+          `activations '${this.activations}' for inference): plan it with activations 'backward'`,
+      );
   }
 
   private lastOrThrow(what: string): LastForward {

@@ -14,7 +14,8 @@
  * - the logit lens, ablation and scoring run one forward pass of one sequence: planned for
  *   the text's tokens (at most the context), its logits held for a chunk of positions at a time
  *   (logitChunkRows: 55 of Qwen2.5's 151,936-token vocabulary, where a 1,024-token text's
- *   whole [T, V] would take 622 MB, twice);
+ *   whole [T, V] would take 622 MB, twice), and its layers reusing two sets of buffers
+ *   (ModelShape.activations): the lens keeps each layer's stream, scoring only the top;
  * - an export scores its short example text (64 positions).
  *
  * Lengths are rounded up to a power of two (at least 64, at most the context), so the model
@@ -37,6 +38,7 @@ import { openRun } from './openRun';
 import { readTokenizer } from '../runs/tokenizerFile';
 import { DIAGNOSTIC_MAX_LEN } from './headScores';
 import { memoryProblem } from '../../engine/models/estimate';
+import type { KeptActivations } from '../../engine/models/inputs';
 import { logitChunkRows } from '../../engine/models/inputs';
 import { MAX_FINISHING_TOKENS } from '../../engine/decode/stepperContract';
 import { MAX_DECODE_TOKENS } from './decode';
@@ -50,6 +52,17 @@ export type InferenceRequest =
   | { readonly job: 'lens'; readonly input: LensInput }
   | { readonly job: 'score'; readonly text: string; readonly source?: string }
   | { readonly job: 'export' };
+
+/**
+ * What a request's forward keeps (ModelShape.activations): the lens each layer's stream, scoring and ablation only the
+ * top, and the key/value-cache path (attention, decoding) none of it — their layers reuse buffers, so Qwen2.5-0.5B's
+ * lens and scores over 1,024 tokens fit where every layer's own activations (3.9 GiB) would not, and a model opened
+ * for one serves the others. Only jobs that plan for themselves (patching, attribution: backward) keep every layer's.
+ */
+const STREAMS: KeptActivations = 'streams';
+const TOP: KeptActivations = 'top';
+/** Which kept activations serve which: a model that keeps more serves a job that needs less. */
+const KEPT_RANK: Readonly<Record<KeptActivations, number>> = { top: 0, streams: 1, backward: 2 };
 
 /** Smallest length planned: short texts share one plan. */
 const MIN_PLANNED = 64;
@@ -79,7 +92,7 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       const n = tok.encode(req.text).length;
       const src = encDec ? { maxSrcLen: rounded(Math.max(srcOf(req.text), DIAGNOSTIC_MAX_LEN), L) } : {};
       const plan = {
-        shape: { maxBatch: 1, maxLen: 1, ...src },
+        shape: { maxBatch: 1, maxLen: 1, activations: TOP, ...src },
         decodeRows: 1,
         decodePositions: rounded(1 + n, L),
         lower: shorten(n),
@@ -87,7 +100,15 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       // The lens and scores of the same text usually follow: planning their forward now spares
       // a reopening (planned memory no request touches costs address space, not RAM), when it fits.
       const rows = rounded(1 + n, L);
-      const ahead = { ...plan, shape: { ...plan.shape, maxLen: rows, logitRows: logitChunkRows(config, rows) } };
+      const ahead = {
+        ...plan,
+        shape: {
+          ...plan.shape,
+          maxLen: rows,
+          logitRows: logitChunkRows(config, rows),
+          activations: STREAMS,
+        },
+      };
       return memoryProblem(config, ahead.shape, 'inference', {
         decodeRows: 1,
         decodePositions: plan.decodePositions,
@@ -97,7 +118,12 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
     }
     case 'diagnostic':
       return {
-        shape: { maxBatch: 1, maxLen: 1, ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}) },
+        shape: {
+          maxBatch: 1,
+          maxLen: 1,
+          activations: TOP,
+          ...(encDec ? { maxSrcLen: rounded(DIAGNOSTIC_MAX_LEN, L) } : {}),
+        },
         decodeRows: 1,
         decodePositions: rounded(DIAGNOSTIC_MAX_LEN, L),
       };
@@ -106,7 +132,7 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       const n = 1 + tok.encode(req.input).length;
       const src = encDec ? { maxSrcLen: rounded(srcOf(req.input), L) } : {};
       return {
-        shape: { maxBatch: 1, maxLen: 1, ...src },
+        shape: { maxBatch: 1, maxLen: 1, activations: TOP, ...src },
         decodeRows: rows,
         // the prompt and the most tokens a decode generates (decode.ts), at most the context
         decodePositions: rounded(n + MAX_DECODE_TOKENS + MAX_FINISHING_TOKENS, L),
@@ -118,7 +144,8 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       if ('prompt' in req.input) {
         const n = tok.encode(req.input.prompt).length;
         const rows = rounded(1 + n, L);
-        return { shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows) }, lower: shorten(n) };
+        const shape = { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), activations: STREAMS };
+        return { shape, lower: shorten(n) };
       }
       // Without a target the decoder reads the model's own translation, up to the context.
       const t = req.input.tgt === undefined ? L : 1 + tok.encode(req.input.tgt).length;
@@ -128,6 +155,7 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
           maxLen: rounded(t, L),
           maxSrcLen: rounded(srcOf(req.input.src), L),
           logitRows: logitChunkRows(config, rounded(t, L)),
+          activations: STREAMS,
         },
         decodeRows: 1,
         lower: shorten(tok.encode(req.input.src).length),
@@ -137,13 +165,15 @@ export function planRequest(config: ModelConfig, tok: Tokenizer, req: InferenceR
       const n = tok.encode(req.text).length;
       const src = encDec ? { maxSrcLen: rounded(srcOf(req.source ?? ''), L) } : {};
       const rows = rounded(n + (encDec ? 2 : 1), L);
-      const shape = { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), ...src };
+      const shape = { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), activations: TOP, ...src };
       return { shape, lower: shorten(n) };
     }
     case 'export': {
       const rows = rounded(1, L);
       const src = encDec ? { maxSrcLen: rounded(1, L) } : {};
-      return { shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), ...src } };
+      return {
+        shape: { maxBatch: 1, maxLen: rows, logitRows: logitChunkRows(config, rows), activations: TOP, ...src },
+      };
     }
     default:
       return req satisfies never;
@@ -159,6 +189,7 @@ export function covers(r: OpenRun, plan: RunPlan): boolean {
     m.maxBatch >= s.maxBatch &&
     m.maxLen >= len &&
     m.logitRows >= (s.logitRows ?? s.maxBatch * len) &&
+    KEPT_RANK[m.activations] >= KEPT_RANK[s.activations ?? 'backward'] &&
     (!plan.gradients || r.gradients) &&
     (m.config.kind !== 'encoder-decoder' || m.maxSrcLen >= (s.maxSrcLen ?? m.config.maxLen))
   );
@@ -181,6 +212,10 @@ export function widened(r: OpenRun, plan: RunPlan): RunPlan {
       maxBatch: Math.max(m.maxBatch, s.maxBatch),
       maxLen,
       logitRows: Math.max(m.logitRows, s.logitRows ?? s.maxBatch * (s.maxLen ?? m.config.maxLen)),
+      activations:
+        KEPT_RANK[m.activations] >= KEPT_RANK[s.activations ?? 'backward']
+          ? m.activations
+          : (s.activations ?? 'backward'),
       ...src,
     },
     ...(gradients ? { gradients } : {}),

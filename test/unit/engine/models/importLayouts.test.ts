@@ -83,6 +83,38 @@ describe('planImport detects', () => {
     expect(tied.ignored).toEqual(['_orig_mod.lm_head.weight']);
   });
 
+  it.each(['module.', 'module._orig_mod.', '_orig_mod.module.'])(
+    'a wrapper prefix on every name (%s, DataParallel/DDP and torch.compile) is dropped and said',
+    (pre) => {
+      const bare = planImport(gpt({ lmHead: true }), {}, null, { heads: 2 });
+      const t = gpt({ lmHead: true }).map((x) => ({ ...x, name: `${pre}${x.name}` }));
+      const plan = planImport(t, {}, null, { heads: 2 });
+      expect(plan.layout).toBe('nanogpt');
+      expect(plan.config).toEqual(bare.config);
+      expect(plan.tensors.map((x) => x.source)).toEqual(bare.tensors.map((x) => `${pre}${x.source}`));
+      expect(plan.lmHead).toBe(`${pre}lm_head.weight`);
+      expect(plan.notes[0]).toContain(`every tensor name starts with \`${pre}\``);
+      expect(plan.notes[0]).toMatch(pre.includes('module.') ? /DataParallel/ : /torch\.compile/);
+      const hf = gpt({ conv1d: true, prefix: '', buffers: true }).map((x) => ({ ...x, name: `${pre}${x.name}` }));
+      const gpt2 = planImport(hf, {}, { n_head: 4, activation_function: 'gelu_new' });
+      expect(gpt2.layout).toBe('hf-gpt2');
+      expect(gpt2.ignored).toHaveLength(4);
+      expect(gpt2.ignored.every((n) => n.startsWith(pre))).toBe(true);
+    },
+  );
+
+  it('a prefix on only some names is not a wrapper: kept, and the file refused as before', () => {
+    for (const pre of ['module.', '_orig_mod.']) {
+      const t = gpt().map((x, i) => (i % 2 === 0 ? { ...x, name: `${pre}${x.name}` } : x));
+      const e = errorOf(() => planImport(t, {}, null, { heads: 2 }));
+      expect(e.code).toBe('checkpoint/invalid');
+      expect(e.message).not.toMatch(/is dropped/);
+      // one unprefixed name among prefixed ones: the same
+      const one = gpt().map((x, i) => (i === 0 ? x : { ...x, name: `${pre}${x.name}` }));
+      expect(errorOf(() => planImport(one, {}, null, { heads: 2 })).code).toBe('checkpoint/invalid');
+    }
+  });
+
   it('Hugging Face GPT-2 with and without the transformer. prefix: Conv1D transposed, gelu_new, mask buffers ignored', () => {
     for (const prefix of ['', 'transformer.']) {
       const plan = planImport(

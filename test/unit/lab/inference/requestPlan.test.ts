@@ -12,13 +12,15 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { presetConfig } from '../../../../src/engine/config';
+import { headSize, presetConfig } from '../../../../src/engine/config';
 import type { ModelConfig } from '../../../../src/engine/config';
 import type { Backend } from '../../../../src/engine/backend';
-import { memoryProblem } from '../../../../src/engine/models/estimate';
+import { estimateModel, memoryProblem } from '../../../../src/engine/models/estimate';
 import { qwen25Config } from '../../engine/models/hubShapes';
 import { CharTokenizer } from '../../../../src/engine/tokenizers/charTokenizer';
-import { planRequest } from '../../../../src/lab/inference/requestPlan';
+import { Transformer } from '../../../../src/engine/models/transformer';
+import type { OpenRun } from '../../../../src/lab/inference/openRun';
+import { covers, planRequest } from '../../../../src/lab/inference/requestPlan';
 import { checkMemory } from '../../../../src/lab/runs/memoryCheck';
 import { NODE_FS } from '../../../../src/lab/files/fs.node';
 import { importCheckpoint } from '../../../../src/lab/interop/importCheckpoint';
@@ -50,20 +52,27 @@ describe('planRequest: each request planned for what it runs', () => {
     expect(tok.encode(text)).toHaveLength(1000);
     const lens = planRequest(gpt2, tok, { job: 'lens', input: { prompt: text } });
     // logits in chunks of 166 rows (32 MiB of 50,257 floats each), never [1024, V] whole
-    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166 });
+    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166, activations: 'streams' });
     expect(refusal(gpt2, lens)).toBe('');
-    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({ maxBatch: 1, maxLen: 1024, logitRows: 166 });
+    expect(planRequest(gpt2, tok, { job: 'score', text }).shape).toEqual({
+      maxBatch: 1,
+      maxLen: 1024,
+      logitRows: 166,
+      activations: 'top',
+    });
     expect(memoryProblem(gpt2, { maxBatch: 4 }, 'inference')).toMatch(/needs 7\.\d\d GiB/);
     // A short text plans a short forward.
     expect(planRequest(gpt2, tok, { job: 'lens', input: { prompt: 'ab' } }).shape).toEqual({
       maxBatch: 1,
       maxLen: 64,
       logitRows: 64,
+      activations: 'streams',
     });
     expect(planRequest(gpt2, tok, { job: 'score', text: 'ab'.repeat(50) }).shape).toEqual({
       maxBatch: 1,
       maxLen: 128,
       logitRows: 128,
+      activations: 'top',
     });
   });
 
@@ -76,9 +85,10 @@ describe('planRequest: each request planned for what it runs', () => {
     expect(planRequest(wide, tok, { job: 'attend', text: 'ab'.repeat(4000) }).shape).toEqual({
       maxBatch: 1,
       maxLen: 1,
+      activations: 'top',
     });
     expect(planRequest(gpt2, tok, { job: 'decode', input: text, beam: 1 })).toEqual({
-      shape: { maxBatch: 1, maxLen: 1 },
+      shape: { maxBatch: 1, maxLen: 1, activations: 'top' },
       decodeRows: 1,
       decodePositions: 1024, // the prompt and 4096 tokens, at most the context
       decodePrompt: 1024,
@@ -116,27 +126,78 @@ describe('planRequest: each request planned for what it runs', () => {
       planRequest(qwen, tok, { job: 'lens', input: { prompt } }),
       planRequest(qwen, tok, { job: 'score', text: prompt }),
     ]) {
-      expect(plan.shape).toEqual({ maxBatch: 1, maxLen: 512, logitRows: 55 });
+      expect(plan.shape).toMatchObject({ maxBatch: 1, maxLen: 512, logitRows: 55 });
       expect(refusal(qwen, plan)).toBe('');
-      const { logitRows: _whole, ...whole } = plan.shape;
+      const { logitRows: _whole, activations: _kept, ...whole } = plan.shape;
       expect(refusal(qwen, { ...plan, shape: whole })).toMatch(/shorten the text \(300 tokens\)/);
     }
   });
 
+  it('Qwen2.5-0.5B: the lens and scores of a 1,000-token text fit, their layers reusing buffers (refused before)', () => {
+    const qwen = qwen25Config();
+    const { nDecoderLayers: L, dModel: C, dFF: F, nHeads: H, vocabSize: V } = qwen;
+    const D = headSize(qwen);
+    const T = 1024;
+    const prompt = 'ab'.repeat(500); // 1,000 tokens: planned for 1,024 positions
+    const lens = planRequest(qwen, tok, { job: 'lens', input: { prompt } });
+    const score = planRequest(qwen, tok, { job: 'score', text: prompt });
+    expect(lens.shape).toEqual({ maxBatch: 1, maxLen: T, logitRows: 55, activations: 'streams' });
+    expect(score.shape).toEqual({ maxBatch: 1, maxLen: T, logitRows: 55, activations: 'top' });
+    // A bound from the shape alone: two layers' activations at most (probabilities H·T², the feed-forward's 3·T·F,
+    // 24 [T, C]-sized and 4 [T, H·D]-sized buffers and their gradient scratch, generously), the lens's L + 1 streams,
+    // the logits chunk and its gradient, the masks and the model's own [T, C] buffers.
+    const layer = 4 * T * (H * T + 3 * F + 24 * C + 4 * H * D);
+    const bound = 3 * layer + 4 * (L + 1) * T * C + 2 * 4 * 55 * V + 3 * T * T + 4 * 8 * T * C;
+    const lensBytes = estimateModel(qwen, lens.shape).activationBytes;
+    const scoreBytes = estimateModel(qwen, score.shape).activationBytes;
+    expect(lensBytes).toBeLessThan(bound);
+    expect(scoreBytes).toBeLessThan(lensBytes); // no streams kept
+    expect(lensBytes - scoreBytes).toBe(4 * (L - 1) * T * C); // the streams inside the model, exactly
+    // Every layer keeping its own (what both planned before) needs more than 3.5 GB of activations alone.
+    const { activations: _kept, ...before } = lens.shape;
+    expect(estimateModel(qwen, before).activationBytes).toBeGreaterThan(3.5e9);
+    expect(lensBytes).toBeLessThan(estimateModel(qwen, before).activationBytes / 5);
+    for (const plan of [lens, score]) {
+      expect(refusal(qwen, plan)).toBe('');
+      expect(refusal(qwen, { ...plan, shape: before })).toMatch(/shorten the text \(1,000 tokens\)/);
+      // parameters and activations within 4 GB (not GiB)
+      expect(4 * estimateModel(qwen, plan.shape).params + estimateModel(qwen, plan.shape).activationBytes).toBeLessThan(
+        4e9,
+      );
+    }
+  });
+
+  it("Qwen2.5-0.5B: the model opened for a 1,000-token text's attention serves its lens, decode and score", () => {
+    // The model worker reopens a model that does not cover a request (each reopening held two models at once).
+    const qwen = qwen25Config();
+    const prompt = 'ab'.repeat(500);
+    const attend = planRequest(qwen, tok, { job: 'attend', text: prompt });
+    expect(attend.shape).toMatchObject({ maxLen: 1024, activations: 'streams' });
+    const opened = { model: new Transformer(qwen, attend.shape), gradients: false } as unknown as OpenRun; // unbound
+    for (const req of [
+      { job: 'lens', input: { prompt } },
+      { job: 'decode', input: prompt, beam: 1 },
+      { job: 'score', text: prompt },
+      { job: 'export' },
+    ] as const)
+      expect(covers(opened, planRequest(qwen, tok, req)), req.job).toBe(true);
+    // patching and attribution plan for themselves, every layer's activations: a reopening
+    expect(covers(opened, { shape: { maxBatch: 1, maxLen: 64 } })).toBe(false);
+  });
+
   it('an encoder-decoder plans its source for its encoder', () => {
     const mt = { ...presetConfig('encoder-decoder', 'tiny', 40, 40) };
-    expect(planRequest(mt, tok, { job: 'attend', text: 'ab' }).shape).toEqual({
-      maxBatch: 1,
-      maxLen: 64,
-      maxSrcLen: 64,
-      logitRows: 64,
-    });
-    expect(planRequest(mt, tok, { job: 'lens', input: { src: 'ab', tgt: 'ba' } }).shape).toEqual({
-      maxBatch: 1,
-      maxLen: 64,
-      maxSrcLen: 64,
-      logitRows: 64,
-    });
+    for (const job of [
+      { job: 'attend', text: 'ab' } as const,
+      { job: 'lens', input: { src: 'ab', tgt: 'ba' } } as const,
+    ])
+      expect(planRequest(mt, tok, job).shape).toEqual({
+        maxBatch: 1,
+        maxLen: 64,
+        maxSrcLen: 64,
+        logitRows: 64,
+        activations: 'streams',
+      });
   });
 });
 
