@@ -93,7 +93,9 @@ export function scorePairs(
 
 /** Token-weighted loss over the validation batches, with the bytes of text their targets stand for. */
 export function validationLoss(model: Transformer, dataset: Dataset, tok: Tokenizer): TextLoss {
-  const batches = dataset.valBatches();
+  // A model planned for fewer rows than the batches (a WebGPU run's CPU copy) takes each in parts: the loss is
+  // token-weighted, so the parts give the batch's loss.
+  const batches = dataset.valBatches().flatMap((b) => rowsOf(b, model.maxBatch));
   return meanLoss(
     model,
     batches.length,
@@ -101,6 +103,24 @@ export function validationLoss(model: Transformer, dataset: Dataset, tok: Tokeni
     new ByteCounter(tok, model.padId),
     new Progress(batches.length, {}),
   );
+}
+
+/** `b` cut into batches of at most `rows` rows (itself when it has no more). */
+export function rowsOf(b: Batch, rows: number): Batch[] {
+  if (b.B <= rows) return [b];
+  const out: Batch[] = [];
+  for (let r = 0; r < b.B; r += rows) {
+    const n = Math.min(rows, b.B - r);
+    const part = (x: Int32Array, width: number): Int32Array => x.subarray(r * width, (r + n) * width);
+    out.push({
+      B: n,
+      T: b.T,
+      input: part(b.input, b.T),
+      targets: part(b.targets, b.T),
+      ...(b.src !== undefined && b.S !== undefined ? { S: b.S, src: part(b.src, b.S) } : {}),
+    });
+  }
+  return out;
 }
 
 /** Loss over the validation batches (token-weighted) with bits per byte, and greedy decode metrics for pairs. */

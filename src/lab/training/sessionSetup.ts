@@ -11,7 +11,11 @@ import type { Backend } from '../../engine/backend';
 import type { WebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import { EngineError } from '../../engine/errors';
-import type { Transformer } from '../../engine/models/transformer';
+import type { ModelConfig } from '../../engine/config';
+import { memoryProblem } from '../../engine/models/estimate';
+import type { ModelShape } from '../../engine/models/inputs';
+import { Transformer } from '../../engine/models/transformer';
+import { checkMemory } from '../runs/memoryCheck';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
@@ -248,13 +252,11 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   // Evaluation and snapshots of a WebGPU run read a CPU copy of the model; built first, so a copy too large for
   // WebAssembly's memory refuses before anything is allocated on the GPU or written to the run folder.
   const host = gpu
-    ? buildHostCopy(dataset, () =>
-        buildModel(
-          cfg,
-          dataset,
-          backendFor('auto', () => platform.threads(helpers)),
-          modelPadId(tok),
-        ),
+    ? buildHostCopy(
+        cfg,
+        dataset,
+        backendFor('auto', () => platform.threads(helpers)),
+        modelPadId(tok),
       )
     : null;
   const backend = gpu ? gpu.backend : backendFor(spec.backend, () => platform.threads(helpers));
@@ -367,15 +369,42 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
   };
 }
 
-/** The CPU copy of a WebGPU run's model (`build`), a refusal of it saying what the copy is for. */
-function buildHostCopy(dataset: Dataset, build: () => Transformer): Transformer {
+/**
+ * Rows of a batch the CPU copy of a WebGPU run's model is planned for: the dataset's, or the most below them whose
+ * inference fits WebAssembly's memory (at least 1; evaluation splits its batches to them: evaluate.ts
+ * validationLoss). nanoGPT's shakespeare-char shape at 64 × 256 needed 4.6 GiB planned as a training model; as an
+ * inference model it keeps all 64 rows.
+ */
+export function hostCopyRows(cfg: ModelConfig, dataset: Dataset, padId?: number): number {
+  let rows = dataset.maxBatch;
+  while (rows > 1 && memoryProblem(cfg, hostShape(cfg, dataset, rows, padId), 'inference') !== null) rows--;
+  return rows;
+}
+
+function hostShape(cfg: ModelConfig, dataset: Dataset, rows: number, padId?: number): ModelShape {
+  return {
+    maxBatch: rows,
+    maxLen: Math.min(dataset.maxLen, cfg.maxLen),
+    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
+    ...(padId === undefined ? {} : { padId }),
+  };
+}
+
+/**
+ * The CPU copy of a WebGPU run's model that evaluation and attention snapshots read: an inference model (no
+ * gradients, no optimizer state) of {@link hostCopyRows} rows; refused in one line, saying what the copy is for,
+ * when not even one row fits.
+ */
+function buildHostCopy(cfg: ModelConfig, dataset: Dataset, backend: Backend, padId: number): Transformer {
+  const shape = hostShape(cfg, dataset, hostCopyRows(cfg, dataset, padId), padId);
   try {
-    return build();
+    checkMemory(cfg, shape, backend, 'inference', { lower: `lower the sequence length (${shape.maxLen})` });
+    return new Transformer(cfg, shape).bind(backend);
   } catch (e) {
     if (!EngineError.is(e)) throw e;
     throw new EngineError(
       e.code,
-      `On WebGPU, evaluation and attention snapshots run on a CPU copy of the model at batch ${dataset.maxBatch}: ` +
+      `On WebGPU, evaluation and attention snapshots run on a CPU copy of the model: ` +
         `${e.message.charAt(0).toLowerCase()}${e.message.slice(1)}`,
     );
   }

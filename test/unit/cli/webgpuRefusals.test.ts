@@ -4,9 +4,10 @@
  *   backend finds no loader or no driver ("Couldn't load Vulkan …", "vkCreateInstance: Found no
  *   drivers!"), which Node cannot silence, so the lab checks for the loader and a driver before
  *   Dawn loads (src/lab/platform/webgpu.node.ts); Linux only (elsewhere Dawn uses Metal or D3D12);
- * - nanoGPT's shakespeare-char shape at batch 64 × 256 on an adapter (here SwiftShader): its GPU
- *   buffers fit (the activations split), but the CPU copy that evaluates it does not fit WebAssembly's
- *   4 GiB, which is said — naming the copy — before anything is allocated on the GPU, leaving no folder.
+ * - nanoGPT's shakespeare-char model at a context of 8192 on an adapter (here SwiftShader): the CPU copy
+ *   that evaluates it does not fit WebAssembly's 4 GiB even at one row, which is said — naming the copy
+ *   and the context to lower — before anything is allocated on the GPU, leaving no folder. (At batch
+ *   64 × 256 the copy takes the rows that fit: test/unit/lab/training/hostCopy.test.ts.)
  */
 
 import { spawnSync } from 'node:child_process';
@@ -66,14 +67,37 @@ describe.skipIf(process.platform !== 'linux')('--backend webgpu without a Vulkan
 describe.skipIf(!gpu.ok)(
   gpu.ok ? `--backend webgpu on ${gpu.adapter.name}` : '--backend webgpu (skipped: no adapter)',
   () => {
-    it("a run whose CPU copy exceeds WebAssembly's memory is refused in one line naming that copy", () => {
-      const out = path.join(tmp.dir, 'shakespeare-shape');
-      const shape = ['--batch', '64', '--seq', '256', '--set', 'dModel=384', '--set', 'nHeads=6', '--set', 'dFF=1536'];
-      const args = ['train', '--task', 'induction', '--steps', '1', ...shape, '--set', 'nDecoderLayers=6'];
+    it("a run whose CPU copy exceeds WebAssembly's memory even at one row is refused in one line naming that copy", () => {
+      // nanoGPT's shakespeare-char model at a context of 8192: one row's activations alone are 10.7 GiB on the CPU.
+      const out = path.join(tmp.dir, 'long-context');
+      const shape = [
+        '--batch',
+        '4',
+        '--seq',
+        '8192',
+        '--set',
+        'maxLen=8192',
+        '--set',
+        'dModel=384',
+        '--set',
+        'nHeads=6',
+      ];
+      const args = [
+        'train',
+        '--task',
+        'induction',
+        '--steps',
+        '1',
+        ...shape,
+        '--set',
+        'dFF=1536',
+        '--set',
+        'nDecoderLayers=6',
+      ];
       const r = run([...args, '--backend', 'webgpu', '--out', out], {});
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(
-        /^attention-lab: On WebGPU, evaluation and attention snapshots run on a CPU copy of the model at batch 64: decoder-only model of [\d,]+ parameters needs [\d.]+ GiB of WebAssembly memory .*lower the batch size \(64\) or the sequence length \(256\)[^\n]*\n$/,
+        /^attention-lab: On WebGPU, evaluation and attention snapshots run on a CPU copy of the model: decoder-only model of [\d,]+ parameters needs [\d.]+ GiB of WebAssembly memory \(.*for 1 × 8192 positions\).*lower the sequence length \(8192\)[^\n]*\n$/,
       );
       expect(fs.existsSync(out)).toBe(false);
     });
