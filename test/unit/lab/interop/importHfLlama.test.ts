@@ -211,9 +211,14 @@ describe('Hugging Face Llama export and import of our own runs', () => {
 describe('Hugging Face Llama import refuses what it cannot take, by name', () => {
   it.each([
     [
-      'rope_scaling',
-      (c: Record<string, unknown>) => (c['rope_scaling'] = { rope_type: 'llama3', factor: 8 }),
-      /config\.json's rope_scaling is/,
+      'rope_scaling of a type not built',
+      (c: Record<string, unknown>) => (c['rope_scaling'] = { rope_type: 'yarn', factor: 8 }),
+      /config\.json's rope_scaling\.rope_type is "yarn"; Attention Lab builds default, linear and llama3 RoPE/,
+    ],
+    [
+      'rope_scaling that disagrees with attention_lab.config',
+      (c: Record<string, unknown>) => (c['rope_scaling'] = { rope_type: 'linear', factor: 8 }),
+      /Llama fields give ropeScaling "linear" but its attention_lab\.config says "none"/,
     ],
     ['hidden_act', (c: Record<string, unknown>) => (c['hidden_act'] = 'gelu'), /config\.json's hidden_act is "gelu"/],
     [
