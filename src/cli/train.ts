@@ -18,7 +18,7 @@ import {
   formatPercent,
   formatPerplexity,
 } from '../common/format';
-import { errorKind } from '../lab/base/errorCodes';
+import { errorKind, stopsRun } from '../lab/base/errorCodes';
 import type { ModelKind, PresetName, TaskName, TrainSpec } from '../protocol/data';
 import type { FromTrainingWorker } from '../protocol/trainingWorker';
 import {
@@ -416,7 +416,9 @@ export async function trainCommand(argv: string[], ctx: CommandContext): Promise
       if (json) ctx.out(JSON.stringify({ runDir, status: 'cancelled', ...kept }));
       return 130;
     }
-    if (json) ctx.out(JSON.stringify({ runDir, status: 'failed', ...kept, error: outcome.error }));
+    // A full disk or a lost GPU stops the run (run.json says stopped; it resumes), as the JSON says too.
+    const status = stopsRun(outcome.error.code) ? 'stopped' : 'failed';
+    if (json) ctx.out(JSON.stringify({ runDir, status, ...kept, error: outcome.error }));
     return kind === 'fixable' ? 2 : 1;
   }
   // Samples on the CPU (a few short decodes: not worth opening a second GPU model for).

@@ -58,4 +58,26 @@ describe.skipIf(!gpu.ok)(gpu.ok ? `a GPU lost during train on ${gpu.adapter.name
     expect(await readRunJson(NODE_FS, dir)).toMatchObject({ status: 'completed', step: 10, error: null });
     expect((await readMetrics(NODE_FS, dir)).steps.map((m) => m.step)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   }, 600_000);
+
+  it('says stopped in --json too, with the kept checkpoint and the step reached', () => {
+    const dir = path.join(tmp.dir, 'run-json');
+    const args = ['train', '--task', 'induction', '--preset', 'tiny', '--steps', '10', '--batch', '4', '--seq', '16'];
+    const r = spawnSync(
+      process.execPath,
+      [CLI, ...args, '--checkpoint-every', '4', '--backend', 'webgpu', '--json', '--out', dir],
+      {
+        cwd: tmp.dir,
+        encoding: 'utf8',
+        timeout: 300_000,
+        env: { ...process.env, NO_COLOR: '1', ATTENTION_LAB_TEST_LOSE_GPU_AFTER_STEP: '6' },
+      },
+    );
+    expect(r.status, r.stderr + r.stdout).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      status: 'stopped',
+      step: 4,
+      step_reached: 6,
+      error: { code: 'gpu/lost' },
+    });
+  }, 600_000);
 });
