@@ -12,6 +12,7 @@
  * Leaves out: assertions and reporting (the test, the benchmark).
  */
 
+import type { LabFs } from '../lab/files/labFs';
 import { MemoryFs, workspaceLikeFs } from '../lab/files/memoryFs';
 import { readRunJson, writeRunJson } from '../lab/runs/runFolder';
 import type { RunChoices } from '../lab/runs/runSpec';
@@ -38,16 +39,27 @@ async function trainInPage(
   steps?: number,
   choices: RunChoices = {},
 ): Promise<PageRun> {
+  return (await trainOnPageFs(source, task, helpers, steps, choices)).run;
+}
+
+/** The run folder of the page's one run. */
+const RUN_DIR = 'vscode-userdata://test/User/globalStorage/attention-lab/runs/run-1';
+
+/** {@link trainInPage}'s training, with the memory file system that holds the run folder ({@link RUN_DIR}). */
+async function trainOnPageFs(
+  source: string,
+  task: TaskName,
+  helpers: number | undefined,
+  steps: number | undefined,
+  choices: RunChoices,
+): Promise<{ run: PageRun; fs: LabFs }> {
   // Files as the web host has them: memory playing `workspace.fs` under the whole-file layer (log parts and all).
   const fs = workspaceLikeFs(new MemoryFs());
-  const runDir = 'vscode-userdata://test/User/globalStorage/attention-lab/runs/run-1';
   const worker = new TrainingWorker(startWebWorker(Promise.resolve(source), fs, 'training worker'));
   const spec = trainSpecOf({ kind: 'task', task }, steps === undefined ? choices : { ...choices, steps });
-  const run = await trainInWorker(worker, fs, runDir, spec, helpers);
-  return {
-    ...run,
-    crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true,
-  };
+  const run = await trainInWorker(worker, fs, RUN_DIR, spec, helpers);
+  const crossOriginIsolated = (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true;
+  return { run: { ...run, crossOriginIsolated }, fs };
 }
 
 (globalThis as unknown as { trainInPage: typeof trainInPage }).trainInPage = trainInPage;
@@ -96,14 +108,8 @@ async function inferInPage(
   prompt: string,
   text: string,
 ): Promise<{ trained: PageRun; asTrained: PageInference; onCpu: PageInference }> {
-  const fs = workspaceLikeFs(new MemoryFs());
-  const runDir = 'vscode-userdata://test/User/globalStorage/attention-lab/runs/run-1';
-  const trainer = new TrainingWorker(startWebWorker(Promise.resolve(trainSource), fs, 'training worker'));
-  const run = await trainInWorker(trainer, fs, runDir, trainSpecOf({ kind: 'task', task }, { ...choices, steps }));
-  const trained = {
-    ...run,
-    crossOriginIsolated: (globalThis as { crossOriginIsolated?: boolean }).crossOriginIsolated === true,
-  };
+  const { run: trained, fs } = await trainOnPageFs(trainSource, task, undefined, steps, choices);
+  const runDir = RUN_DIR;
   const counter =
     'if (self.navigator && self.navigator.gpu) { const gpu = self.navigator.gpu; ' +
     'const request = gpu.requestAdapter.bind(gpu); ' +

@@ -149,6 +149,18 @@ type SizeField =
   'srcVocabSize' | 'vocabSize' | 'dModel' | 'nHeads' | 'dFF' | 'nEncoderLayers' | 'nDecoderLayers' | 'maxLen';
 
 /**
+ * No RoPE scaling: the fields a config without one holds (the llama3 numbers at Llama 3.1's, unused). A config read
+ * from elsewhere with no scaling takes these, so two such configs compare equal.
+ */
+export const ROPE_SCALING_OFF = {
+  ropeScaling: 'none',
+  ropeScalingFactor: 1,
+  ropeLowFreqFactor: 1,
+  ropeHighFreqFactor: 4,
+  ropeOriginalMaxLen: 8192,
+} as const satisfies Partial<ModelConfig>;
+
+/**
  * The options of today's transformers, all off: the models of 2017 and 2019 as they were. A
  * run.json written before these fields existed reads as these values (`completeConfig`).
  */
@@ -168,11 +180,7 @@ const TODAY_OFF = {
   postNorms: false,
   globalEvery: 0,
   ropeLocalTheta: 0,
-  ropeScaling: 'none',
-  ropeScalingFactor: 1,
-  ropeLowFreqFactor: 1,
-  ropeHighFreqFactor: 4,
-  ropeOriginalMaxLen: 8192,
+  ...ROPE_SCALING_OFF,
 } as const satisfies Partial<ModelConfig>;
 
 const PAPER: Omit<ModelConfig, SizeField | 'nKvHeads'> = {

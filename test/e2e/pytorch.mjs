@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sleep } from './lib/codeServer.mjs';
+import { onlyRun } from './lib/fixtures.mjs';
 import { Workbench, expectVisible } from './lib/workbench.mjs';
 import { contextMenu } from './active.mjs';
 
@@ -36,14 +37,6 @@ export const PYTORCH_SETTINGS = {
 async function headRows(dash) {
   const canvas = dash.locator('.heads-cell canvas').first();
   return Number((await canvas.getAttribute('data-rows').catch(() => '0')) ?? 0);
-}
-
-/** The run.json of the only run in the workspace's runs folder. */
-function runJson(workspace) {
-  const root = path.join(workspace, '.attention-lab/runs');
-  const [name] = fs.readdirSync(root).filter((n) => fs.existsSync(path.join(root, n, 'run.json')));
-  if (!name) throw new Error(`no run under ${root}`);
-  return { name, run: JSON.parse(fs.readFileSync(path.join(root, name, 'run.json'), 'utf8')) };
 }
 
 /** Runs the scenario; resolves true when every check passed. */
@@ -159,7 +152,7 @@ export async function runPytorch(page, { shots, log, workspace }) {
   await wb.runCommand('Attention Lab: Stop Training');
   const stopped = await wb.waitForStatus('Attention Lab:', (t) => /stopped at step/.test(t), 90_000);
   const stopStep = Number(STEP.exec(stopped)?.[1] ?? NaN);
-  const before = runJson(workspace);
+  const before = onlyRun(workspace);
   log(`after Stop: "${stopped}"; run.json ${before.run.status} at step ${before.run.step} (${before.run.backendUsed})`);
   if (before.run.status !== 'stopped' || before.run.step !== stopStep || before.run.backendUsed !== 'pytorch cpu ×2')
     throw new Error(
@@ -204,7 +197,7 @@ export async function runPytorch(page, { shots, log, workspace }) {
     'the dashboard header naming our engine after Resume',
     60_000,
   );
-  const after = runJson(workspace);
+  const after = onlyRun(workspace);
   if (after.run.backendUsed !== 'wasm')
     throw new Error(`run.json after Resume says ${after.run.backendUsed}, expected wasm`);
   await shot('p3-resumed-in-wasm.png');

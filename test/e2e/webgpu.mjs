@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './lib/codeServer.mjs';
+import { onlyRun } from './lib/fixtures.mjs';
 import { Workbench, expectVisible } from './lib/workbench.mjs';
 import { contextMenu } from './active.mjs';
 
@@ -43,15 +44,6 @@ export function swiftShaderEnv() {
     VK_ICD_FILENAMES: path.join(dir, 'vk_swiftshader_icd.json'),
     LD_LIBRARY_PATH: prev ? `${dir}${path.delimiter}${prev}` : dir,
   };
-}
-
-/** The folder and run.json of the only run in the workspace's runs folder. */
-function theRun(workspace) {
-  const root = path.join(workspace, '.attention-lab/runs');
-  const [name] = fs.readdirSync(root).filter((n) => fs.existsSync(path.join(root, n, 'run.json')));
-  if (!name) throw new Error(`no run under ${root}`);
-  const dir = path.join(root, name);
-  return { dir, run: JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')) };
 }
 
 /** Step → loss of a run folder's metrics.jsonl. */
@@ -88,7 +80,7 @@ export async function runWebGpu(page, { shots, log, workspace, dir }) {
   await wb.runCommand('Attention Lab: Stop Training');
   const stopped = await wb.waitForStatus('Attention Lab:', (t) => /stopped at step/.test(t), 120_000);
   const stopStep = Number(STEP.exec(stopped)?.[1] ?? NaN);
-  const before = theRun(workspace);
+  const before = onlyRun(workspace);
   log(`after Stop: "${stopped}"; run.json ${before.run.status} at step ${before.run.step} (${before.run.backendUsed})`);
   const onGpu = 'webgpu (google swiftshader · Vulkan (software))';
   if (before.run.status !== 'stopped' || before.run.step !== stopStep || before.run.backendUsed !== onGpu)
@@ -160,7 +152,7 @@ export async function runWebGpu(page, { shots, log, workspace, dir }) {
   await wb.waitForStatus('Attention Lab:', (t) => /stopped at step/.test(t), 120_000);
 
   // 6. The steps after the stop: WebAssembly's in the editor against WebGPU's on the command line.
-  const after = theRun(workspace);
+  const after = onlyRun(workspace);
   if (after.run.backendUsed !== 'wasm' || after.run.spec.backend !== 'wasm')
     throw new Error(
       `run.json after Resume: backendUsed ${after.run.backendUsed}, spec.backend ${after.run.spec.backend}`,

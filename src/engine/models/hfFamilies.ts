@@ -40,7 +40,7 @@
  */
 
 import type { Activation, ModelConfig } from '../config';
-import { validateConfig } from '../config';
+import { ROPE_SCALING_OFF, validateConfig } from '../config';
 import { EngineError } from '../errors';
 
 /** The families {@link configFromHfJson} maps, by their config.json `model_type`. */
@@ -140,27 +140,18 @@ function reader(cfg: Json): {
   };
 }
 
-/** The config fields of a RoPE scaling ({@link ROPE_NONE} for none). */
+/** The config fields of a RoPE scaling (ROPE_SCALING_OFF for none). */
 type RopeScalingConfig = Pick<
   ModelConfig,
   'ropeScaling' | 'ropeScalingFactor' | 'ropeLowFreqFactor' | 'ropeHighFreqFactor' | 'ropeOriginalMaxLen'
 >;
-
-/** No RoPE scaling. */
-const ROPE_NONE: RopeScalingConfig = {
-  ropeScaling: 'none',
-  ropeScalingFactor: 1,
-  ropeLowFreqFactor: 1,
-  ropeHighFreqFactor: 4,
-  ropeOriginalMaxLen: 8192,
-};
 
 /**
  * The scaling that a `rope_parameters` or `rope_scaling` object `o` (at `key`) states: default (none), linear or
  * llama3, with their numbers as modeling_rope_utils reads them; dynamic, yarn, longrope and any other type are
  * refused naming the key and the value.
  */
-function ropeScalingOf(key: string, o: Json, dflt: string | undefined): RopeScalingConfig {
+function scalingFromJson(key: string, o: Json, dflt: string | undefined): RopeScalingConfig {
   const typeKey = o['rope_type'] !== undefined ? 'rope_type' : 'type';
   const type = o['rope_type'] ?? o['type'] ?? dflt;
   const num = (k: string): number => {
@@ -172,8 +163,8 @@ function ropeScalingOf(key: string, o: Json, dflt: string | undefined): RopeScal
       );
     return v;
   };
-  if (type === 'default') return ROPE_NONE;
-  if (type === 'linear') return { ...ROPE_NONE, ropeScaling: 'linear', ropeScalingFactor: num('factor') };
+  if (type === 'default') return ROPE_SCALING_OFF;
+  if (type === 'linear') return { ...ROPE_SCALING_OFF, ropeScaling: 'linear', ropeScalingFactor: num('factor') };
   if (type === 'llama3')
     return {
       ropeScaling: 'llama3',
@@ -201,10 +192,10 @@ export function hfRopeScaling(cfg: Json): RopeScalingConfig {
   ] as const)
     if (v !== undefined && v !== null && (typeof v !== 'object' || Array.isArray(v)))
       bad(`config.json's ${key} is ${show(v)}; it must be an object or null.`);
-  let scaling = ROPE_NONE;
-  if (params !== undefined && params !== null) scaling = ropeScalingOf('rope_parameters', params as Json, 'default');
+  let scaling: RopeScalingConfig = ROPE_SCALING_OFF;
+  if (params !== undefined && params !== null) scaling = scalingFromJson('rope_parameters', params as Json, 'default');
   if (scalingJson !== undefined && scalingJson !== null) {
-    const s = ropeScalingOf('rope_scaling', scalingJson as Json, undefined);
+    const s = scalingFromJson('rope_scaling', scalingJson as Json, undefined);
     if (s.ropeScaling !== 'none') scaling = s;
   }
   return scaling;
@@ -365,15 +356,15 @@ function gemma3Rope(cfg: Json): { global: number; local: number; scaling: RopeSc
   const per = object('rope_parameters', params);
   const full = object('rope_parameters.full_attention', per['full_attention']);
   const sliding = object('rope_parameters.sliding_attention', per['sliding_attention']);
-  let scaling = ropeScalingOf('rope_parameters.full_attention', full, 'default');
-  const local = ropeScalingOf('rope_parameters.sliding_attention', sliding, 'default');
+  let scaling = scalingFromJson('rope_parameters.full_attention', full, 'default');
+  const local = scalingFromJson('rope_parameters.sliding_attention', sliding, 'default');
   if (local.ropeScaling !== 'none')
     bad(
       `config.json's rope_parameters.sliding_attention scales RoPE (${local.ropeScaling}); Attention Lab scales ` +
         "Gemma 3's global layers only, as every Gemma 3 checkpoint does.",
     );
   if (scalingJson !== undefined && scalingJson !== null) {
-    const s = ropeScalingOf('rope_scaling', object('rope_scaling', scalingJson), undefined);
+    const s = scalingFromJson('rope_scaling', object('rope_scaling', scalingJson), undefined);
     if (s.ropeScaling !== 'none') scaling = s;
   }
   const theta = (o: Json, key: string, dflt: number): number =>
@@ -457,7 +448,7 @@ function gemma3Config(cfg: Json): { config: ModelConfig; notes: string[] } {
     ropeTheta: allLocal ? rope.local : rope.global,
     ropeLocalTheta: every > 0 && rope.local !== rope.global ? rope.local : 0,
     // The global layers' scaling (ropeScaling applies to ropeTheta's layers; none when every layer is local).
-    ...(allLocal ? ROPE_NONE : rope.scaling),
+    ...(allLocal ? ROPE_SCALING_OFF : rope.scaling),
     rotaryFraction: 1,
     activation: 'geglu',
     tieEmbeddings: bool('tie_word_embeddings', true),

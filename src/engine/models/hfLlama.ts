@@ -20,7 +20,7 @@
  */
 
 import type { ModelConfig } from '../config';
-import { headSize, kvHeads, validateConfig } from '../config';
+import { headSize, kvHeads, ROPE_SCALING_OFF, validateConfig } from '../config';
 import { EngineError } from '../errors';
 import { hfRopeScaling } from './hfFamilies';
 
@@ -168,8 +168,10 @@ export function configFromLlamaJson(cfg: Json, ownConfig: unknown): ModelConfig 
       ...c,
       nKvHeads: kvHeads(c),
       headDim: headSize(c),
-      ...(c.ropeScaling === 'llama3' ? {} : { ropeLowFreqFactor: 1, ropeHighFreqFactor: 4, ropeOriginalMaxLen: 8192 }),
-      ...(c.ropeScaling === 'none' ? { ropeScalingFactor: 1 } : {}),
+      ...(c.ropeScaling === 'none' ? ROPE_SCALING_OFF : {}),
+      ...(c.ropeScaling === 'linear'
+        ? { ...ROPE_SCALING_OFF, ropeScaling: 'linear', ropeScalingFactor: c.ropeScalingFactor }
+        : {}),
     });
     const a = inert(own) as unknown as Record<string, unknown>;
     const b = inert(merged) as unknown as Record<string, unknown>;

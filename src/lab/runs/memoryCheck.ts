@@ -27,3 +27,18 @@ export function checkMemory(
   const problem = memoryProblem(config, shape, use, opts);
   if (problem) throw new EngineError('config/invalid', problem);
 }
+
+/**
+ * The most rows, from `most` down to 1, whose inference model `shapeOf(rows)` fits WebAssembly's memory (1 when
+ * none does: the caller's check then refuses it, naming what to lower).
+ */
+export function mostRowsThatFit(
+  config: ModelConfig,
+  most: number,
+  shapeOf: (rows: number) => ModelShape,
+  opts: MemoryOptions = {},
+): number {
+  let rows = most;
+  while (rows > 1 && memoryProblem(config, shapeOf(rows), 'inference', opts) !== null) rows--;
+  return rows;
+}

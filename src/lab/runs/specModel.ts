@@ -15,6 +15,7 @@ import type { ModelConfig } from '../../engine/config';
 import { applyOverrides, presetConfig } from '../../engine/config';
 import { EngineError } from '../../engine/errors';
 import type { EstimateOptimizer } from '../../engine/models/estimate';
+import type { ModelShape } from '../../engine/models/inputs';
 import { Transformer } from '../../engine/models/transformer';
 import { Optimizer } from '../../engine/optim/optimizer';
 import type { OptimizerConfig } from '../../engine/optim/optimizerConfig';
@@ -136,23 +137,31 @@ export function stateOptimizer(preset: OptimizerPreset): EstimateOptimizer {
   return preset === 'muon' ? 'muon' : 'adamw';
 }
 
+/** The sizes a dataset asks of a model of `cfg`: its rows, and its lengths within the context. */
+type DatasetSizes = { readonly maxBatch: number; readonly maxLen: number; readonly maxSrcLen: number };
+
+/** The shape of a model of `cfg` for `dataset`'s batches, padding with `padId` (see {@link modelPadId}). */
+export function datasetShape(cfg: ModelConfig, dataset: DatasetSizes, padId?: number): ModelShape {
+  return {
+    maxBatch: dataset.maxBatch,
+    maxLen: Math.min(dataset.maxLen, cfg.maxLen),
+    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
+    ...(padId === undefined ? {} : { padId }),
+  };
+}
+
 /**
  * A bound model for a config and dataset shape, padding with `padId` (see {@link modelPadId}),
  * after the memory check counts `optimizer`'s state (default AdamW's).
  */
 export function buildModel(
   cfg: ModelConfig,
-  dataset: { readonly maxBatch: number; readonly maxLen: number; readonly maxSrcLen: number },
+  dataset: DatasetSizes,
   backend: Backend,
   padId?: number,
   optimizer?: EstimateOptimizer,
 ): Transformer {
-  const shape = {
-    maxBatch: dataset.maxBatch,
-    maxLen: Math.min(dataset.maxLen, cfg.maxLen),
-    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
-    ...(padId === undefined ? {} : { padId }),
-  };
+  const shape = datasetShape(cfg, dataset, padId);
   checkMemory(cfg, shape, backend, 'training', optimizer ? { optimizer } : {});
   return new Transformer(cfg, shape).bind(backend);
 }

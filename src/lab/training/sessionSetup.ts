@@ -12,10 +12,8 @@ import type { WebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import { createWebGpuBackend } from '../../engine/backends/webgpu/webgpuBackend';
 import { EngineError } from '../../engine/errors';
 import type { ModelConfig } from '../../engine/config';
-import { memoryProblem } from '../../engine/models/estimate';
-import type { ModelShape } from '../../engine/models/inputs';
 import { Transformer } from '../../engine/models/transformer';
-import { checkMemory } from '../runs/memoryCheck';
+import { checkMemory, mostRowsThatFit } from '../runs/memoryCheck';
 import type { Tokenizer } from '../../engine/tokenizers/special';
 import { Trainer } from '../../engine/train';
 import { estimateModel } from '../../engine/models/estimate';
@@ -39,6 +37,7 @@ import {
   backendFor,
   buildModel,
   buildOptimizer,
+  datasetShape,
   modelPadId,
   optimizerConfig,
   resolveConfig,
@@ -376,18 +375,7 @@ async function prepareFolder(setup: SessionSetup, own: Ownership): Promise<Omit<
  * inference model it keeps all 64 rows.
  */
 export function hostCopyRows(cfg: ModelConfig, dataset: Dataset, padId?: number): number {
-  let rows = dataset.maxBatch;
-  while (rows > 1 && memoryProblem(cfg, hostShape(cfg, dataset, rows, padId), 'inference') !== null) rows--;
-  return rows;
-}
-
-function hostShape(cfg: ModelConfig, dataset: Dataset, rows: number, padId?: number): ModelShape {
-  return {
-    maxBatch: rows,
-    maxLen: Math.min(dataset.maxLen, cfg.maxLen),
-    ...(cfg.kind === 'encoder-decoder' ? { maxSrcLen: Math.min(dataset.maxSrcLen, cfg.maxLen) } : {}),
-    ...(padId === undefined ? {} : { padId }),
-  };
+  return mostRowsThatFit(cfg, dataset.maxBatch, (rows) => ({ ...datasetShape(cfg, dataset, padId), maxBatch: rows }));
 }
 
 /**
@@ -396,7 +384,7 @@ function hostShape(cfg: ModelConfig, dataset: Dataset, rows: number, padId?: num
  * when not even one row fits.
  */
 function buildHostCopy(cfg: ModelConfig, dataset: Dataset, backend: Backend, padId: number): Transformer {
-  const shape = hostShape(cfg, dataset, hostCopyRows(cfg, dataset, padId), padId);
+  const shape = { ...datasetShape(cfg, dataset, padId), maxBatch: hostCopyRows(cfg, dataset, padId) };
   try {
     checkMemory(cfg, shape, backend, 'inference', { lower: `lower the sequence length (${shape.maxLen})` });
     return new Transformer(cfg, shape).bind(backend);

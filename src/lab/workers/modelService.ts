@@ -53,7 +53,7 @@ import type { InferenceRequest } from '../inference/requestPlan';
 import { covers, planRequest, widened } from '../inference/requestPlan';
 import { readCheckpointConfig } from '../runs/checkpoint';
 import { readTokenizer } from '../runs/tokenizerFile';
-import { memoryProblem } from '../../engine/models/estimate';
+import { mostRowsThatFit } from '../runs/memoryCheck';
 import { backendFor } from '../runs/specModel';
 import { RUN_FILES, readRunJson } from '../runs/runFolder';
 import type { LabFs } from '../files/labFs';
@@ -104,14 +104,12 @@ const EVAL_ROWS = 4;
 
 /** An evaluation's plan: the most sequences of a whole context, up to EVAL_ROWS, that fit. */
 function evaluationPlan(config: OpenRun['model']['config']): RunPlan {
-  let rows = EVAL_ROWS;
   // its loss only: the logits are taken in chunks (ModelShape.logitRows), never [rows · context, V] whole
   const shape = (n: number): RunPlan['shape'] => ({
     maxBatch: n,
     logitRows: logitChunkRows(config, n * config.maxLen),
   });
-  while (rows > 1 && memoryProblem(config, shape(rows), 'inference', { decodeRows: 1 }) !== null) rows--;
-  return { shape: shape(rows), decodeRows: 1 };
+  return { shape: shape(mostRowsThatFit(config, EVAL_ROWS, shape, { decodeRows: 1 })), decodeRows: 1 };
 }
 
 /**

@@ -29,3 +29,12 @@ export function prepareWorkspace(dir) {
   fs.writeFileSync(path.join(dir, 'build/generated.txt'), 'generated output that .gitignore excludes\n');
   return dir;
 }
+
+/** The folder, name and run.json of the only run in the workspace's runs folder. */
+export function onlyRun(workspace) {
+  const root = path.join(workspace, '.attention-lab/runs');
+  const [name] = fs.readdirSync(root).filter((n) => fs.existsSync(path.join(root, n, 'run.json')));
+  if (!name) throw new Error(`no run under ${root}`);
+  const dir = path.join(root, name);
+  return { dir, name, run: JSON.parse(fs.readFileSync(path.join(dir, 'run.json'), 'utf8')) };
+}

@@ -20,6 +20,7 @@ import { openRun } from '../../../../src/lab/inference/openRun';
 import { patchRun } from '../../../../src/lab/inference/patch';
 import { scoreText } from '../../../../src/lab/inference/score';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+import { numbersIn, stringsIn, worst } from './outputValues';
 
 const TEXT = 'the cat sat on the mat. the dog sat on the log.';
 const BACKENDS: [string, () => Backend][] = [
@@ -31,28 +32,6 @@ let runDir = '';
 beforeAll(async () => {
   runDir = (await trainTiny(tinySpec(await tinyDocuments(), 3, 64))).runDir;
 }, 120_000);
-
-/** The largest |a − b| over two equally long lists. */
-function worst(a: readonly number[], b: readonly number[]): number {
-  expect(a.length).toBe(b.length);
-  return a.reduce((m, x, i) => Math.max(m, Math.abs(x - (b[i] as number))), 0);
-}
-
-/** Every number in `x` (a job's output), in order. */
-function numbers(x: unknown): number[] {
-  if (typeof x === 'number') return [x];
-  if (Array.isArray(x)) return x.flatMap(numbers);
-  if (x && typeof x === 'object') return Object.values(x).flatMap(numbers);
-  return [];
-}
-
-/** Every string in `x`, in order (token labels: the same tokens must come out). */
-function strings(x: unknown): string[] {
-  if (typeof x === 'string') return [x];
-  if (Array.isArray(x)) return x.flatMap(strings);
-  if (x && typeof x === 'object') return Object.values(x).flatMap(strings);
-  return [];
-}
 
 describe.each(BACKENDS)('jobs with logits in chunks of 4 rows equal the whole projection (%s)', (_b, backend) => {
   let whole: OpenRun;
@@ -77,16 +56,16 @@ describe.each(BACKENDS)('jobs with logits in chunks of 4 rows equal the whole pr
   it('lens: the top tokens of every layer and position', () => {
     const a = logitLens(whole, { prompt: TEXT }, { topK: 3 });
     const b = logitLens(sliced, { prompt: TEXT }, { topK: 3 });
-    expect(strings(b)).toEqual(strings(a));
-    expect(worst(numbers(b), numbers(a))).toBeLessThanOrEqual(1e-6);
+    expect(stringsIn(b)).toEqual(stringsIn(a));
+    expect(worst(numbersIn(b), numbersIn(a))).toBeLessThanOrEqual(1e-6);
   });
 
   it('ablation: the loss and the next tokens with a head off', () => {
     const off = [{ stack: 'decoder.self' as const, layer: 0, head: 1 }];
     const a = compareHeadsOff(whole, { prompt: TEXT }, off, { topK: 5 });
     const b = compareHeadsOff(sliced, { prompt: TEXT }, off, { topK: 5 });
-    expect(strings(b)).toEqual(strings(a));
-    expect(worst(numbers(b), numbers(a))).toBeLessThanOrEqual(1e-6);
+    expect(stringsIn(b)).toEqual(stringsIn(a));
+    expect(worst(numbersIn(b), numbersIn(a))).toBeLessThanOrEqual(1e-6);
   });
 
   it('patching and direct logit attribution: the metric at the last position', () => {
@@ -100,7 +79,7 @@ describe.each(BACKENDS)('jobs with logits in chunks of 4 rows equal the whole pr
     const a = patchRun(whole, { ...req, what: ['resid', 'heads'] });
     const b = patchRun(sliced, { ...req, what: ['resid', 'heads'] });
     // the metrics and the patched metrics (the normalised recovery divides float32 rounding by clean − corrupted)
-    const raw = (o: typeof a): number[] => [o.clean, o.corrupted, ...numbers(o.maps.map((m) => m.values))];
+    const raw = (o: typeof a): number[] => [o.clean, o.corrupted, ...numbersIn(o.maps.map((m) => m.values))];
     expect(worst(raw(b), raw(a))).toBeLessThanOrEqual(1e-6);
     const dla = {
       clean: 'the cat sat',
@@ -109,7 +88,7 @@ describe.each(BACKENDS)('jobs with logits in chunks of 4 rows equal the whole pr
     };
     const da = attribute(whole, { ...dla, what: 'dla' });
     const db = attribute(sliced, { ...dla, what: 'dla' });
-    expect(worst(numbers(db), numbers(da))).toBeLessThanOrEqual(1e-5);
+    expect(worst(numbersIn(db), numbersIn(da))).toBeLessThanOrEqual(1e-5);
   });
 });
 

@@ -25,6 +25,7 @@ import { covers, widened } from '../../../../src/lab/inference/requestPlan';
 import { scoreText, scoreTextAsync } from '../../../../src/lab/inference/score';
 import { openNodeGpu } from '../../../../src/lab/platform/webgpu.node';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
+import { numbersIn, stringsIn, worst } from './outputValues';
 
 const gpu = await openNodeGpu();
 
@@ -32,28 +33,6 @@ const BACKENDS: [string, () => Backend][] = [
   ['reference', () => createReferenceBackend()],
   ...(createWasmBackend() ? [['wasm', () => createWasmBackend() as Backend] as [string, () => Backend]] : []),
 ];
-
-/** The largest |a − b|. */
-function worst(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  expect(a.length).toBe(b.length);
-  let m = 0;
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs((a[i] as number) - (b[i] as number)));
-  return m;
-}
-
-function numbers(x: unknown): number[] {
-  if (typeof x === 'number') return [x];
-  if (Array.isArray(x)) return x.flatMap(numbers);
-  if (x && typeof x === 'object') return Object.values(x).flatMap(numbers);
-  return [];
-}
-
-function strings(x: unknown): string[] {
-  if (typeof x === 'string') return [x];
-  if (Array.isArray(x)) return x.flatMap(strings);
-  if (x && typeof x === 'object') return Object.values(x).flatMap(strings);
-  return [];
-}
 
 const V = 40;
 /** Four decoder layers (layers 0 and 2, 1 and 3 share buffers) of today's and of the paper's kinds. */
@@ -168,8 +147,8 @@ describe('a trained run opened with reused layers: score, lens and ablation as b
     const a = logitLens(run('backward'), { prompt: TEXT }, { topK: 3 });
     const b = logitLens(run('streams'), { prompt: TEXT }, { topK: 3 });
     expect(a.layers).toHaveLength(4);
-    expect(strings(b)).toEqual(strings(a));
-    expect(worst(numbers(b), numbers(a))).toBeLessThanOrEqual(1e-6);
+    expect(stringsIn(b)).toEqual(stringsIn(a));
+    expect(worst(numbersIn(b), numbersIn(a))).toBeLessThanOrEqual(1e-6);
     expect(() => logitLens(run('top'), { prompt: TEXT }, { topK: 3 })).toThrow(/keeps only the top's/);
   });
 
@@ -177,8 +156,8 @@ describe('a trained run opened with reused layers: score, lens and ablation as b
     const off = [{ stack: 'decoder.self' as const, layer: 1, head: 1 }];
     const a = compareHeadsOff(run('backward'), { prompt: TEXT }, off, { topK: 5 });
     const b = compareHeadsOff(run('top'), { prompt: TEXT }, off, { topK: 5 });
-    expect(strings(b)).toEqual(strings(a));
-    expect(worst(numbers(b), numbers(a))).toBeLessThanOrEqual(1e-6);
+    expect(stringsIn(b)).toEqual(stringsIn(a));
+    expect(worst(numbersIn(b), numbersIn(a))).toBeLessThanOrEqual(1e-6);
   });
 
   it("the worker's reuse rule: a model keeping less never serves a job needing more; widening keeps the most", () => {
@@ -217,8 +196,8 @@ describe.skipIf(!gpu.ok)('on WebGPU: the stream copies are made on the device', 
   it('lens and score equal the same device keeping every layer', async () => {
     const a = await logitLensAsync(own, { prompt: TEXT }, { topK: 3 });
     const b = await logitLensAsync(reused, { prompt: TEXT }, { topK: 3 });
-    expect(strings(b)).toEqual(strings(a));
-    expect(worst(numbers(b), numbers(a))).toBeLessThanOrEqual(1e-6);
+    expect(stringsIn(b)).toEqual(stringsIn(a));
+    expect(worst(numbersIn(b), numbersIn(a))).toBeLessThanOrEqual(1e-6);
     const sa = (await scoreTextAsync(own, null, TEXT)).output.logprobs;
     const sb = (await scoreTextAsync(reused, null, TEXT)).output.logprobs;
     expect(worst(sb, sa)).toBeLessThanOrEqual(1e-6);

@@ -34,6 +34,7 @@ import { serveModelRequests } from '../../../../src/lab/workers/modelService';
 import type { DecodeParams } from '../../../../src/protocol/model';
 import { tinyDocuments, tinySpec, trainTiny } from '../tinyRuns';
 import { startModelWorker } from './frontDoors';
+import { finiteIn } from './outputValues';
 
 const gpu = await openNodeGpu();
 
@@ -47,11 +48,36 @@ function worstRelative(a: ArrayLike<number>, b: ArrayLike<number>): number {
 }
 
 /** Every finite number in a JSON-like value, in order (NaN and ±∞ are compared by their count). */
-function numbersOf(x: unknown): number[] {
-  if (typeof x === 'number') return Number.isFinite(x) ? [x] : [];
-  if (Array.isArray(x)) return x.flatMap(numbersOf);
-  if (x && typeof x === 'object') return Object.values(x).flatMap(numbersOf);
-  return [];
+/** A tiny trained run whose run.json says it trained on `backend` (and, with `backendUsed`, on what it last ran). */
+async function runTrainedAs(backend: string, backendUsed?: string): Promise<{ runDir: string }> {
+  const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
+  const file = NODE_FS.join(trained.runDir, 'run.json');
+  const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string }; backendUsed?: string };
+  json.spec.backend = backend;
+  if (backendUsed !== undefined) json.backendUsed = backendUsed;
+  await writeFile(file, JSON.stringify(json));
+  return trained;
+}
+
+/** A model worker's handlers serving on `platform` in this process; each request resolves to its answer or failure. */
+function servedOn(
+  platform: LabPlatform,
+): (msg: Record<string, unknown> & { id: number }) => Promise<{ type: string; output?: unknown }> {
+  const posted: { type: string; id?: number; output?: unknown }[] = [];
+  let listener: ((msg: unknown) => void) | null = null;
+  serveModelRequests(platform, {
+    post: (msg) => posted.push(msg as (typeof posted)[number]),
+    onMessage: (l) => (listener = l),
+  });
+  return async (msg) => {
+    (listener as unknown as (m: unknown) => void)(msg);
+    for (let i = 0; i < 600; i++) {
+      const got = posted.find((m) => m.id === msg.id && m.type !== 'model/didToken' && m.type !== 'model/didProgress');
+      if (got) return got;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no answer to ${String(msg.type)}`);
+  };
 }
 
 const greedy = (input: string, maxTokens: number): DecodeParams => ({
@@ -179,9 +205,9 @@ describe.skipIf(!gpu.ok)(
       expect((got.snapshot.headScores ?? []).map((h) => `${h.stack}.${h.layer}.${h.head}`)).toEqual(
         (want.snapshot.headScores ?? []).map((h) => `${h.stack}.${h.layer}.${h.head}`),
       );
-      const scores = numbersOf(got.snapshot.headScores);
+      const scores = finiteIn(got.snapshot.headScores);
       expect(scores.length).toBeGreaterThan(0);
-      expect(worstRelative(scores, numbersOf(want.snapshot.headScores))).toBeLessThan(1e-5);
+      expect(worstRelative(scores, finiteIn(want.snapshot.headScores))).toBeLessThan(1e-5);
       expect(got.full.map((m) => m.shape)).toEqual(want.full.map((m) => m.shape));
       // The maps are kept as 8-bit codes: a probability within 1e-5 may round to the next code, never further.
       got.full.forEach((m, i) => expect(worstRelative(m.data, (want.full[i] as typeof m).data)).toBeLessThanOrEqual(1));
@@ -198,14 +224,14 @@ describe.skipIf(!gpu.ok)(
       const tops = (l: typeof got): string[][] =>
         l.layers.flatMap((x) => x.positions.map((p) => p.top.map((t) => t.token)));
       expect(tops(got)).toEqual(tops(want));
-      expect(worstRelative(numbersOf(got.layers), numbersOf(want.layers))).toBeLessThan(1e-5);
+      expect(worstRelative(finiteIn(got.layers), finiteIn(want.layers))).toBeLessThan(1e-5);
       const off = [{ stack: 'decoder.self', layer: 0, head: 1 }] as const;
       const wantOff = compareHeadsOff(wasm, input, off, { topK: 3 });
       const gotOff = await compareHeadsOffAsync(webgpu, input, off, { topK: 3 });
       expect(gotOff.compare.map((c) => c.token)).toEqual(wantOff.compare.map((c) => c.token));
       // The loss: the device's from its logits on the host, WebAssembly's from its kernel.
       expect(gotOff.ablated.loss).not.toBe(gotOff.base.loss);
-      expect(worstRelative(numbersOf(gotOff), numbersOf(wantOff))).toBeLessThan(1e-5);
+      expect(worstRelative(finiteIn(gotOff), finiteIn(wantOff))).toBeLessThan(1e-5);
     });
 
     it.each(['decoder-only', 'encoder-decoder'] as const)(
@@ -228,12 +254,12 @@ describe.skipIf(!gpu.ok)(
         const got = await logitLensAsync(webgpu, input, { topK: 3 });
         expect(got.tokens.length % 4, 'the last chunk is short').not.toBe(0);
         expect(got.tokens).toEqual(want.tokens);
-        expect(worstRelative(numbersOf(got.layers), numbersOf(want.layers))).toBeLessThan(1e-5);
+        expect(worstRelative(finiteIn(got.layers), finiteIn(want.layers))).toBeLessThan(1e-5);
         const off = [{ stack: 'decoder.self', layer: 0, head: 1 }] as const;
         const wantOff = compareHeadsOff(wasm, input, off, { topK: 3 });
         const gotOff = await compareHeadsOffAsync(webgpu, input, off, { topK: 3 });
         expect(gotOff.compare.map((c) => c.token)).toEqual(wantOff.compare.map((c) => c.token));
-        expect(worstRelative(numbersOf(gotOff), numbersOf(wantOff))).toBeLessThan(1e-5);
+        expect(worstRelative(finiteIn(gotOff), finiteIn(wantOff))).toBeLessThan(1e-5);
         const source = name === 'encoder-decoder' ? 'abcde' : null;
         const text = name === 'encoder-decoder' ? 'edcb' : 'the dog sat on';
         const wantScore = scoreText(wasm, source, text).output;
@@ -245,34 +271,13 @@ describe.skipIf(!gpu.ok)(
 
     it('the model worker decodes, scores and attends with a run trained on WebGPU on the platform’s GPU', async () => {
       if (!gpu.ok) return;
-      const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
-      const file = NODE_FS.join(trained.runDir, 'run.json');
-      const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string } };
-      json.spec.backend = 'webgpu';
-      await writeFile(file, JSON.stringify(json));
+      const trained = await runTrainedAs('webgpu');
       let opened = 0;
-      const posted: { type: string; id?: number; output?: unknown }[] = [];
-      let listener: ((msg: unknown) => void) | null = null;
-      const platform: LabPlatform = {
-        fs: NODE_FS,
-        threads: () => null,
-        gpu: async () => (opened++, gpu),
-      };
-      serveModelRequests(platform, {
-        post: (msg) => posted.push(msg as (typeof posted)[number]),
-        onMessage: (l) => (listener = l),
-      });
-      const answer = async (msg: Record<string, unknown>, type: string): Promise<unknown> => {
-        (listener as unknown as (m: unknown) => void)(msg);
-        for (let i = 0; i < 600; i++) {
-          const got = posted.find((m) => m.id === msg.id && (m.type === type || m.type === 'model/didFail'));
-          if (got) {
-            expect(got.type, JSON.stringify(got)).toBe(type);
-            return got.output;
-          }
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        throw new Error(`no ${type}`);
+      const ask = servedOn({ fs: NODE_FS, threads: () => null, gpu: async () => (opened++, gpu) });
+      const answer = async (msg: Record<string, unknown> & { id: number }, type: string): Promise<unknown> => {
+        const got = await ask(msg);
+        expect(got.type, JSON.stringify(got)).toBe(type);
+        return got.output;
       };
       const params = greedy('the cat', 12);
       const decoded = (await answer(
@@ -293,17 +298,13 @@ describe.skipIf(!gpu.ok)(
       const wasm = await openRun(NODE_FS, trained.runDir, createWasmBackend({ fma: false }) as Backend, 2);
       expect(decoded.ids).toEqual(decodeText(wasm, params).output.ids);
       expect(worstRelative(scored.logprobs, scoreText(wasm, null, 'the dog').output.logprobs)).toBeLessThan(1e-5);
-      const wantScores = numbersOf(attendText(wasm, 'the cat').snapshot.headScores);
-      expect(worstRelative(numbersOf(attended.headScores), wantScores)).toBeLessThan(1e-5);
+      const wantScores = finiteIn(attendText(wasm, 'the cat').snapshot.headScores);
+      expect(worstRelative(finiteIn(attended.headScores), wantScores)).toBeLessThan(1e-5);
     });
 
     it('the built model worker (a worker thread of its own) decodes a run trained on WebGPU on the GPU', async () => {
       if (!gpu.ok) return;
-      const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
-      const file = NODE_FS.join(trained.runDir, 'run.json');
-      const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string } };
-      json.spec.backend = 'webgpu';
-      await writeFile(file, JSON.stringify(json));
+      const trained = await runTrainedAs('webgpu');
       const door = await startModelWorker();
       try {
         const params = greedy('the cat', 10);
@@ -330,67 +331,34 @@ describe.skipIf(!gpu.ok)(
 
 describe('the model worker where the platform gives no adapter', () => {
   it('answers a run trained on WebGPU on its CPU backend instead of refusing it', async () => {
-    const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
-    const file = NODE_FS.join(trained.runDir, 'run.json');
-    const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string } };
-    json.spec.backend = 'webgpu';
-    await writeFile(file, JSON.stringify(json));
+    const trained = await runTrainedAs('webgpu');
     let asked = 0;
-    const posted: { type: string; id?: number; output?: unknown }[] = [];
-    let listener: ((msg: unknown) => void) | null = null;
-    const platform: LabPlatform = {
+    const ask = servedOn({
       fs: NODE_FS,
       threads: () => null,
       gpu: async () => (asked++, { ok: false, reason: 'This browser gave no WebGPU adapter.' }),
-    };
-    serveModelRequests(platform, {
-      post: (msg) => posted.push(msg as (typeof posted)[number]),
-      onMessage: (l) => (listener = l),
     });
     const params = greedy('the cat', 8);
-    (listener as unknown as (m: unknown) => void)({ type: 'model/decode', id: 1, runDir: trained.runDir, params });
-    let got: (typeof posted)[number] | undefined;
-    for (let i = 0; i < 600 && !got; i++) {
-      got = posted.find((m) => m.id === 1 && (m.type === 'model/didDecode' || m.type === 'model/didFail'));
-      if (!got) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(got?.type, JSON.stringify(got)).toBe('model/didDecode');
+    const got = await ask({ type: 'model/decode', id: 1, runDir: trained.runDir, params });
+    expect(got.type, JSON.stringify(got)).toBe('model/didDecode');
     expect(asked).toBe(1);
     const wasm = await openRun(NODE_FS, trained.runDir, createWasmBackend({ fma: false }) as Backend, 2);
-    expect((got?.output as { ids: number[] } | undefined)?.ids).toEqual(decodeText(wasm, params).output.ids);
+    expect((got.output as { ids: number[] }).ids).toEqual(decodeText(wasm, params).output.ids);
   });
 });
 
 describe('the model worker and a run that `auto` trained on the GPU', () => {
   it('opens it on the platform’s GPU, as a run named webgpu', async () => {
-    const trained = await trainTiny(tinySpec(await tinyDocuments(), 3, 24));
-    const file = NODE_FS.join(trained.runDir, 'run.json');
-    const json = JSON.parse(await readFile(file, 'utf8')) as { spec: { backend: string }; backendUsed?: string };
-    json.spec.backend = 'auto';
     const asked: string[] = [];
     for (const used of ['wasm', 'webgpu (NVIDIA H100 · Vulkan)']) {
-      json.backendUsed = used;
-      await writeFile(file, JSON.stringify(json));
-      const posted: { type: string; id?: number }[] = [];
-      let listener: ((msg: unknown) => void) | null = null;
-      serveModelRequests(
-        {
-          fs: NODE_FS,
-          threads: () => null,
-          gpu: async () => (asked.push(used), { ok: false, reason: 'none in this test' }),
-        },
-        { post: (msg) => posted.push(msg as (typeof posted)[number]), onMessage: (l) => (listener = l) },
-      );
-      const text = 'the dog';
-      (listener as unknown as (m: unknown) => void)({
-        type: 'model/score',
-        id: 1,
-        runDir: trained.runDir,
-        source: null,
-        text,
+      const trained = await runTrainedAs('auto', used);
+      const ask = servedOn({
+        fs: NODE_FS,
+        threads: () => null,
+        gpu: async () => (asked.push(used), { ok: false, reason: 'none in this test' }),
       });
-      for (let i = 0; i < 600 && !posted.some((m) => m.id === 1); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(posted.find((m) => m.id === 1)?.type).toBe('model/didScore');
+      const got = await ask({ type: 'model/score', id: 1, runDir: trained.runDir, source: null, text: 'the dog' });
+      expect(got.type, JSON.stringify(got)).toBe('model/didScore');
     }
     // Asked for a device only for the run whose last session trained on WebGPU.
     expect(asked).toEqual(['webgpu (NVIDIA H100 · Vulkan)']);

@@ -16,12 +16,9 @@ import type { ModelConfig } from '../../../../../src/engine/config';
 import { presetConfig } from '../../../../../src/engine/config';
 import { EngineError } from '../../../../../src/engine/errors';
 import type { Batch } from '../../../../../src/engine/models/inputs';
-import { Transformer } from '../../../../../src/engine/models/transformer';
-import type { OptimizerConfig } from '../../../../../src/engine/optim/optimizerConfig';
-import { Optimizer } from '../../../../../src/engine/optim/optimizer';
 import { Rng } from '../../../../../src/engine/rng';
-import { Trainer } from '../../../../../src/engine/train';
 import { openNodeGpu } from '../../../../../src/lab/platform/webgpu.node';
+import { testTrainer } from './trainers';
 
 const gpu = await openNodeGpu();
 const cfg: ModelConfig = presetConfig('decoder-only', 'tiny', 24);
@@ -30,23 +27,6 @@ function batchAt(i: number): Batch {
   const rng = new Rng(700 + i);
   const ids = (): Int32Array => Int32Array.from({ length: 2 * 12 }, () => 1 + rng.int(cfg.vocabSize - 1));
   return { B: 2, T: 12, input: ids(), targets: ids() };
-}
-
-function trainer(backend: Backend, opt: Partial<OptimizerConfig>): Trainer {
-  const model = new Transformer(cfg, { maxBatch: 2 }).bind(backend);
-  model.initialize(new Rng(1));
-  const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), {
-    type: 'adamw',
-    lr: 3e-3,
-    beta1: 0.9,
-    beta2: 0.99,
-    eps: 1e-8,
-    weightDecay: 0.1,
-    clipGradNorm: 1,
-    schedule: { type: 'constant', warmup: 0 },
-    ...opt,
-  } as OptimizerConfig);
-  return new Trainer(model, optimizer, new Rng(2));
 }
 
 describe.skipIf(!gpu.ok)(gpu.ok ? `the update's gate on ${gpu.adapter.name}` : `the update's gate (skipped)`, () => {
@@ -60,9 +40,9 @@ describe.skipIf(!gpu.ok)(gpu.ok ? `the update's gate on ${gpu.adapter.name}` : `
   ] as const)('%s: a clip that engages every step follows WebAssembly’s host clipping', async (_name, opt) => {
     if (!gpu.ok) return;
     const clip = { ...opt, clipGradNorm: 0.05 };
-    const onWasm = trainer(createWasmBackend({ fma: false }) as Backend, clip);
+    const onWasm = testTrainer(cfg, createWasmBackend({ fma: false }) as Backend, { opt: clip });
     const webgpu: WebGpuBackend = createWebGpuBackend(gpu.device);
-    const onGpu = trainer(webgpu, clip);
+    const onGpu = testTrainer(cfg, webgpu, { opt: clip });
     webgpu.uploadAll();
     for (let i = 0; i < 8; i++) {
       const want = onWasm.step(batchAt(i));
@@ -76,7 +56,7 @@ describe.skipIf(!gpu.ok)(gpu.ok ? `the update's gate on ${gpu.adapter.name}` : `
   it('a non-finite loss stops the step; the device left everything as it was, though the update was recorded', async () => {
     if (!gpu.ok) return;
     const webgpu: WebGpuBackend = createWebGpuBackend(gpu.device);
-    const t = trainer(webgpu, {});
+    const t = testTrainer(cfg, webgpu);
     webgpu.uploadAll();
     await t.stepAsync(batchAt(0), webgpu); // moments and parameters are no longer their initial ones
     await webgpu.downloadAll();

@@ -20,11 +20,9 @@ import { presetConfig } from '../../../../../src/engine/config';
 import { EngineError } from '../../../../../src/engine/errors';
 import type { Batch } from '../../../../../src/engine/models/inputs';
 import { Transformer } from '../../../../../src/engine/models/transformer';
-import { Optimizer } from '../../../../../src/engine/optim/optimizer';
-import type { OptimizerConfig } from '../../../../../src/engine/optim/optimizerConfig';
 import { Rng } from '../../../../../src/engine/rng';
-import { Trainer } from '../../../../../src/engine/train';
 import { openNodeGpu } from '../../../../../src/lab/platform/webgpu.node';
+import { testTrainer } from './trainers';
 
 const gpu = await openNodeGpu();
 afterAll(() => {
@@ -32,22 +30,6 @@ afterAll(() => {
 });
 
 const cfg: ModelConfig = presetConfig('decoder-only', 'tiny', 24);
-
-function trainer(backend: Backend, maxBatch: number): Trainer {
-  const model = new Transformer(cfg, { maxBatch }).bind(backend);
-  model.initialize(new Rng(1));
-  const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), {
-    type: 'adamw',
-    lr: 3e-3,
-    beta1: 0.9,
-    beta2: 0.99,
-    eps: 1e-8,
-    weightDecay: 0.1,
-    clipGradNorm: 1,
-    schedule: { type: 'constant', warmup: 0 },
-  } as OptimizerConfig);
-  return new Trainer(model, optimizer, new Rng(2));
-}
 
 function batchAt(i: number): Batch {
   const rng = new Rng(900 + i);
@@ -58,7 +40,7 @@ function batchAt(i: number): Batch {
 describe.skipIf(!gpu.ok)(gpu.ok ? `GPU buffer limits on ${gpu.adapter.name}` : 'GPU buffer limits (skipped)', () => {
   it('activations split over many GPU buffers train step for step as WebAssembly does', async () => {
     if (!gpu.ok) return;
-    const onWasm = trainer(createWasmBackend({ fma: false }) as Backend, 2);
+    const onWasm = testTrainer(cfg, createWasmBackend({ fma: false }) as Backend);
     const webgpu = createWebGpuBackend(gpu.device);
     const params = new Transformer(cfg, { maxBatch: 2 }).store.count;
     // The largest allocation lowered to the parameters' size: the activations take several buffers.
@@ -66,7 +48,7 @@ describe.skipIf(!gpu.ok)(gpu.ok ? `GPU buffer limits on ${gpu.adapter.name}` : '
     let allocations = 0;
     const alloc = split.alloc.bind(split);
     split.alloc = (n) => (allocations++, alloc(n));
-    const onGpu = trainer(split, 2);
+    const onGpu = testTrainer(cfg, split);
     split.uploadAll();
     await split.checkAllocations();
     expect(allocations).toBeGreaterThan(4);

@@ -8,18 +8,18 @@
  */
 
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Backend } from '../../../../../src/engine/backend';
 import { createReferenceBackend } from '../../../../../src/engine/backends/reference';
 import type { WebGpuBackend } from '../../../../../src/engine/backends/webgpu/webgpuBackend';
 import { createWebGpuBackend } from '../../../../../src/engine/backends/webgpu/webgpuBackend';
 import type { ModelConfig } from '../../../../../src/engine/config';
 import { presetConfig } from '../../../../../src/engine/config';
 import type { Batch } from '../../../../../src/engine/models/inputs';
-import { Transformer } from '../../../../../src/engine/models/transformer';
-import { Optimizer } from '../../../../../src/engine/optim/optimizer';
 import { Rng } from '../../../../../src/engine/rng';
-import { Trainer } from '../../../../../src/engine/train';
 import { openNodeGpu } from '../../../../../src/lab/platform/webgpu.node';
+import { testTrainer } from './trainers';
+
+/** Muon for the matrices (nanochat's rates), AdamW for the rest. */
+const MUON = { type: 'muon', beta2: 0.95, muonLr: 0.02, muonMomentum: 0.95 } as const;
 
 const gpu = await openNodeGpu();
 const STEPS = 4;
@@ -29,25 +29,6 @@ function batchAt(cfg: ModelConfig, i: number, B: number, T: number): Batch {
   const rng = new Rng(500 + i);
   const ids = (n: number): Int32Array => Int32Array.from({ length: n }, () => 1 + rng.int(cfg.vocabSize - 1));
   return { B, T, input: ids(B * T), targets: ids(B * T) };
-}
-
-/** A model of `cfg` on `backend` from seed 1, with Muon (and AdamW for the rest), clipping at 1. */
-function trainer(cfg: ModelConfig, backend: Backend): Trainer {
-  const model = new Transformer(cfg, { maxBatch: 2 }).bind(backend);
-  model.initialize(new Rng(1));
-  const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), {
-    type: 'muon',
-    lr: 3e-3,
-    beta1: 0.9,
-    beta2: 0.95,
-    eps: 1e-8,
-    weightDecay: 0.1,
-    clipGradNorm: 1,
-    muonLr: 0.02,
-    muonMomentum: 0.95,
-    schedule: { type: 'constant', warmup: 0 },
-  });
-  return new Trainer(model, optimizer, new Rng(2));
 }
 
 describe.skipIf(!gpu.ok)(gpu.ok ? `Muon on ${gpu.adapter.name}` : `Muon on WebGPU (skipped: ${gpu.reason})`, () => {
@@ -61,9 +42,9 @@ describe.skipIf(!gpu.ok)(gpu.ok ? `Muon on ${gpu.adapter.name}` : `Muon on WebGP
   ];
   it.each(cases)('%s: 4 steps match the reference backend’s Muon within 1e-5', async (_name, cfg) => {
     if (!gpu.ok) return;
-    const reference = trainer(cfg, createReferenceBackend());
+    const reference = testTrainer(cfg, createReferenceBackend(), { opt: MUON });
     const webgpu: WebGpuBackend = createWebGpuBackend(gpu.device);
-    const onGpu = trainer(cfg, webgpu);
+    const onGpu = testTrainer(cfg, webgpu, { opt: MUON });
     webgpu.uploadAll();
     const start = Float32Array.from(onGpu.model.params);
     for (let i = 0; i < STEPS; i++) {

@@ -14,11 +14,9 @@ import { createWebGpuBackend } from '../../../../../src/engine/backends/webgpu/w
 import type { ModelConfig } from '../../../../../src/engine/config';
 import { presetConfig } from '../../../../../src/engine/config';
 import type { Batch } from '../../../../../src/engine/models/inputs';
-import { Transformer } from '../../../../../src/engine/models/transformer';
-import { Optimizer } from '../../../../../src/engine/optim/optimizer';
 import { Rng } from '../../../../../src/engine/rng';
-import { Trainer } from '../../../../../src/engine/train';
 import { openNodeGpu } from '../../../../../src/lab/platform/webgpu.node';
+import { testTrainer } from './trainers';
 
 const gpu = await openNodeGpu();
 const STEPS = 50;
@@ -37,23 +35,6 @@ function batchAt(cfg: ModelConfig, i: number, B: number, T: number): Batch {
   const S = T + 2;
   const src = ids(B * S, cfg.srcVocabSize);
   return { B, T, S, src, input, targets };
-}
-
-/** A model of `cfg` on `backend`, initialised from seed 1, with AdamW (clipping at 1) and seed-2 dropout. */
-function trainer(cfg: ModelConfig, backend: Backend): Trainer {
-  const model = new Transformer(cfg, { maxBatch: 2 }).bind(backend);
-  model.initialize(new Rng(1));
-  const optimizer = new Optimizer(backend, model.params, model.grads, model.segments(), {
-    type: 'adamw',
-    lr: 3e-3,
-    beta1: 0.9,
-    beta2: 0.99,
-    eps: 1e-8,
-    weightDecay: 0.1,
-    clipGradNorm: 1,
-    schedule: { type: 'constant', warmup: 0 },
-  });
-  return new Trainer(model, optimizer, new Rng(2));
 }
 
 describe.skipIf(!gpu.ok)(
@@ -78,9 +59,9 @@ describe.skipIf(!gpu.ok)(
       if (!gpu.ok) return;
       const wasmBackend = createWasmBackend({ fma: false });
       expect(wasmBackend, 'the WebAssembly backend loads').not.toBeNull();
-      const onWasm = trainer(cfg, wasmBackend as Backend);
+      const onWasm = testTrainer(cfg, wasmBackend as Backend);
       const webgpu: WebGpuBackend = createWebGpuBackend(gpu.device);
-      const onGpu = trainer(cfg, webgpu);
+      const onGpu = testTrainer(cfg, webgpu);
       webgpu.uploadAll();
       const want: number[] = [];
       const got: number[] = [];
